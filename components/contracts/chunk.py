@@ -1,0 +1,209 @@
+"""`ContextChunk`: the one shape of evidence every source returns, and its one conversion to and from `Document`.
+
+A chunk travels through Haystack pipelines as a `Document` whose `meta` holds the chunk's fields flat (so that
+Haystack filters and joiners see them) plus the source-specific metadata. `chunk_to_document` and
+`document_to_chunk` are the only places that know that layout.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from enum import Enum
+from typing import Any
+
+from haystack import Document
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class SourceType(str, Enum):
+    """Where a chunk came from."""
+
+    KB = "kb"
+    GRAPH = "graph"
+    WEB = "web"
+    ARXIV = "arxiv"
+    MEMORY = "memory"
+
+
+class ScoreKind(str, Enum):
+    """What a raw score measures; only `semantic_relevance` is comparable across sources."""
+
+    COSINE = "cosine"
+    L2 = "l2"
+    BM25 = "bm25"
+    TS_RANK = "ts_rank"
+    RRF = "rrf"
+    NONE = "none"
+
+
+class _SourceMetadata(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class KnowledgeBaseMetadata(_SourceMetadata):
+    """Metadata every knowledge-base chunk carries."""
+
+    document_id: str
+    document_title: str
+    collection_name: str
+    chunk_index: int = Field(ge=0)
+    document_total_chunks: int = Field(ge=1)
+    embedding_model: str
+    similarity_score: float | None = None
+
+
+class WebMetadata(_SourceMetadata):
+    """Metadata of a chunk from a fetched web page."""
+
+    domain: str
+    page_url: str
+    page_title: str = ""
+    fetch_timestamp: str
+    language: str | None = None
+    content_type: str | None = None
+
+
+class ArxivMetadata(_SourceMetadata):
+    """Metadata of a chunk from an arXiv paper."""
+
+    paper_id: str
+    paper_title: str
+    authors: list[str]
+    publication_date: str | None = None
+    arxiv_categories: list[str] = Field(default_factory=list)
+    arxiv_url: str
+    pdf_url: str | None = None
+    abstract: str = ""
+    doi: str | None = None
+
+
+class MemoryMetadata(_SourceMetadata):
+    """Metadata of a remembered interaction."""
+
+    prior_query: str
+    prior_response_summary: str = ""
+    session_id: str
+    interaction_timestamp: str
+    entity_references: list[str] = Field(default_factory=list)
+
+
+class GraphMetadata(_SourceMetadata):
+    """Metadata of a fact from the knowledge graph."""
+
+    fact_uuid: str
+    valid_at: str | None = None
+    invalid_at: str | None = None
+    entities: list[str] = Field(default_factory=list)
+    document_id: str | None = None
+
+
+_METADATA_MODELS: dict[SourceType, type[_SourceMetadata]] = {
+    SourceType.KB: KnowledgeBaseMetadata,
+    SourceType.WEB: WebMetadata,
+    SourceType.ARXIV: ArxivMetadata,
+    SourceType.MEMORY: MemoryMetadata,
+    SourceType.GRAPH: GraphMetadata,
+}
+
+# Fields of ContextChunk that are stored flat in Document.meta; everything else in meta is source metadata.
+_CORE_META_KEYS = (
+    "source_type",
+    "source_id",
+    "source_title",
+    "source_url",
+    "source_date",
+    "semantic_relevance",
+    "raw_score",
+    "score_kind",
+    "ranks",
+)
+
+
+class ContextChunk(BaseModel):
+    """A piece of evidence with full source attribution.
+
+    `semantic_relevance` is the one score comparable across sources (0-1, from the same embedding model);
+    `raw_score` keeps what the backend returned, with its `score_kind`. `ranks` records the chunk's rank in each
+    pipeline stage (`kb_dense`, `kb_keyword`, `fused`, `ranked`, ...), so a reader can see why it is where it is.
+    """
+
+    model_config = ConfigDict(use_enum_values=False)
+
+    id: str = Field(min_length=1)
+    source_type: SourceType
+    text: str = Field(min_length=1)
+    semantic_relevance: float = Field(ge=0.0, le=1.0)
+    source_id: str = Field(min_length=1)
+    source_title: str = ""
+    source_url: str | None = None
+    source_date: dt.date | None = None
+    raw_score: float | None = None
+    score_kind: ScoreKind = ScoreKind.NONE
+    ranks: dict[str, int] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("semantic_relevance", mode="before")
+    @classmethod
+    def _clamp_relevance(cls, value: Any) -> Any:
+        # Floating-point noise (1.0000001) must not reject a chunk; the contract is "0-1".
+        if isinstance(value, (int, float)):
+            return min(1.0, max(0.0, float(value)))
+        return value
+
+    @field_validator("source_date", mode="before")
+    @classmethod
+    def _parse_date(cls, value: Any) -> Any:
+        if isinstance(value, dt.datetime):
+            return value.date()
+        if isinstance(value, str):
+            text = value.strip()
+            if not text:
+                return None
+            return dt.date.fromisoformat(text[:10])
+        return value
+
+    @model_validator(mode="after")
+    def _validate_source_metadata(self) -> ContextChunk:
+        model = _METADATA_MODELS.get(self.source_type)
+        if model is not None:
+            self.metadata = model.model_validate(self.metadata).model_dump(exclude_none=False)
+        return self
+
+
+def chunk_to_document(chunk: ContextChunk, embedding: list[float] | None = None) -> Document:
+    """The Haystack `Document` that carries `chunk` through a pipeline."""
+    meta: dict[str, Any] = dict(chunk.metadata)
+    meta.update(
+        source_type=chunk.source_type.value,
+        source_id=chunk.source_id,
+        source_title=chunk.source_title,
+        source_url=chunk.source_url,
+        source_date=chunk.source_date.isoformat() if chunk.source_date else None,
+        semantic_relevance=chunk.semantic_relevance,
+        raw_score=chunk.raw_score,
+        score_kind=chunk.score_kind.value,
+        ranks=dict(chunk.ranks),
+    )
+    return Document(id=chunk.id, content=chunk.text, meta=meta, score=chunk.semantic_relevance, embedding=embedding)
+
+
+def document_to_chunk(document: Document) -> ContextChunk:
+    """The `ContextChunk` a pipeline `Document` carries; raises `pydantic.ValidationError` if it is not one."""
+    meta = dict(document.meta or {})
+    core = {key: meta.pop(key) for key in _CORE_META_KEYS if key in meta}
+    core.setdefault("semantic_relevance", document.score if document.score is not None else 0.0)
+    if core.get("ranks") is None:
+        core.pop("ranks", None)
+    if core.get("score_kind") is None:
+        core.pop("score_kind", None)
+    return ContextChunk(id=document.id, text=document.content or "", metadata=meta, **core)
+
+
+def chunks_to_documents(chunks: list[ContextChunk]) -> list[Document]:
+    """`chunk_to_document` over a list."""
+    return [chunk_to_document(chunk) for chunk in chunks]
+
+
+def documents_to_chunks(documents: list[Document]) -> list[ContextChunk]:
+    """`document_to_chunk` over a list."""
+    return [document_to_chunk(document) for document in documents]

@@ -1,0 +1,44 @@
+"""`SourceStatus`: what every source reports about one run, whatever happened."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class StatusKind(str, Enum):
+    """How a source's run ended."""
+
+    SUCCESS = "success"
+    PARTIAL = "partial"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+    SKIPPED = "skipped"
+
+
+class SourceStatus(BaseModel):
+    """One source's report for one run: never absent, even when the source failed or did not run."""
+
+    source: str
+    status: StatusKind
+    execution_time_ms: float = Field(ge=0.0)
+    total_found: int = Field(default=0, ge=0)
+    message: str = ""
+    from_cache: bool = False
+    attempts: int = Field(default=1, ge=0)
+
+    @property
+    def ok(self) -> bool:
+        """True when the source returned what it had (success or partial)."""
+        return self.status in (StatusKind.SUCCESS, StatusKind.PARTIAL)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (enum values as strings)."""
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def skipped(cls, source: str, message: str) -> SourceStatus:
+        """The status of a source that was not asked."""
+        return cls(source=source, status=StatusKind.SKIPPED, execution_time_ms=0.0, message=message, attempts=0)

@@ -1,0 +1,122 @@
+"""The PostgreSQL every embedded store shares: the knowledge base, the graph and memory.
+
+With `DATABASE_URL` unset, an embedded PostgreSQL 16 with pgvector is started from the `pgserver` package in
+`RESEARCH_DATA_DIR/pg`. pgserver counts the processes that use a data folder, so the app, the CLI and the HTTP
+server share one running server, which stops when the last of them exits.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from haystack import logging
+
+from components.settings import Settings, get_settings
+
+logger = logging.getLogger(__name__)
+
+_LOCK = threading.Lock()
+_SERVERS: dict[Path, object] = {}
+_POOLS: dict[str, object] = {}
+
+
+class DatabaseUnavailable(RuntimeError):
+    """The knowledge base's PostgreSQL cannot be started or reached; the message says what to do."""
+
+
+def _start_embedded(folder: Path) -> str:
+    import pgserver
+
+    if not os.environ.get("XDG_RUNTIME_DIR"):
+        # pgserver keeps its cross-process lock there; a private folder avoids the shared /tmp fallback.
+        runtime = folder.parent / "run"
+        runtime.mkdir(parents=True, exist_ok=True, mode=0o700)
+        runtime.chmod(0o700)
+        os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        server = pgserver.get_server(folder, cleanup_mode="stop")
+    except Exception as exc:  # noqa: BLE001 - pgserver raises bare assertions and subprocess errors
+        log = folder / "log"
+        hint = f" See {log} for PostgreSQL's own log." if log.exists() else ""
+        raise DatabaseUnavailable(f"The embedded PostgreSQL in {folder} could not start: {exc}.{hint}") from exc
+    _SERVERS[folder] = server
+    return server.get_uri()
+
+
+def database_url(settings: Settings | None = None) -> str:
+    """The connection string of the knowledge base's PostgreSQL, starting the embedded one if needed."""
+    settings = settings or get_settings()
+    if settings.database_url is not None:
+        return settings.database_url.get_secret_value()
+    folder = settings.data_dir / "pg"
+    with _LOCK:
+        server = _SERVERS.get(folder)
+        if server is not None:
+            return server.get_uri()  # type: ignore[attr-defined]
+        return _start_embedded(folder)
+
+
+def describe_database(settings: Settings | None = None) -> str:
+    """Where the database is, for status pages: never the password."""
+    settings = settings or get_settings()
+    if settings.database_url is None:
+        return f"embedded PostgreSQL in {settings.data_dir / 'pg'}"
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(settings.database_url.get_secret_value())
+    host = parts.hostname or "local socket"
+    return f"PostgreSQL at {host}{':' + str(parts.port) if parts.port else ''}{parts.path or ''}"
+
+
+def connection_pool(settings: Settings | None = None):  # noqa: ANN201 - psycopg_pool is imported lazily
+    """The process-wide connection pool for the settings' database, with pgvector types registered."""
+    from pgvector.psycopg import register_vector
+    from psycopg_pool import ConnectionPool
+
+    url = database_url(settings)
+    with _LOCK:
+        pool = _POOLS.get(url)
+        if pool is not None:
+            return pool
+        _ensure_extension(url)
+
+        def configure(conn) -> None:  # noqa: ANN001
+            register_vector(conn)
+
+        try:
+            pool = ConnectionPool(
+                url, min_size=1, max_size=8, kwargs={"autocommit": True}, configure=configure, open=True, timeout=10
+            )
+            pool.wait(timeout=10)
+        except Exception as exc:  # noqa: BLE001
+            raise DatabaseUnavailable(f"Cannot connect to the knowledge base's PostgreSQL: {exc}") from exc
+        _POOLS[url] = pool
+        return pool
+
+
+def _ensure_extension(url: str) -> None:
+    import psycopg
+
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+            # Two processes creating the extension at once race; an advisory lock serialises them.
+            conn.execute("SELECT pg_advisory_lock(726354)")
+            try:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(726354)")
+    except psycopg.errors.FeatureNotSupported as exc:
+        raise DatabaseUnavailable("The PostgreSQL server has no pgvector extension; install pgvector there.") from exc
+    except psycopg.OperationalError as exc:
+        raise DatabaseUnavailable(f"Cannot connect to the knowledge base's PostgreSQL: {exc}") from exc
+
+
+def close_pools() -> None:
+    """Close every pool of this process (tests, and before a forked worker starts)."""
+    with _LOCK:
+        for pool in _POOLS.values():
+            pool.close()  # type: ignore[attr-defined]
+        _POOLS.clear()

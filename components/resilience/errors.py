@@ -1,0 +1,101 @@
+"""Errors a source raises inside its guarded call, and how any exception is classified."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import email.utils
+from dataclasses import dataclass
+from typing import Any
+
+
+class SourceError(Exception):
+    """A fault that retrying will not mend (bad input, missing key, not found); its text reaches the analyst."""
+
+
+class RetryableError(Exception):
+    """A passing fault (rate limit, 5xx, dropped connection); `retry_after` is the server's wish in seconds."""
+
+    def __init__(self, message: str, retry_after: float | None = None, kind: str = "unavailable") -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class Fault:
+    """What an exception means for the policy."""
+
+    kind: str  # timeout | rate_limited | unavailable | connection | invalid | error
+    retryable: bool
+    message: str
+    retry_after: float | None = None
+
+
+def parse_retry_after(value: Any) -> float | None:
+    """Seconds from a Retry-After header value (delta-seconds or HTTP date)."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
+
+
+def _status_code_and_headers(exc: BaseException) -> tuple[int | None, Any]:
+    for holder in (exc, getattr(exc, "response", None)):
+        if holder is None:
+            continue
+        code = getattr(holder, "status_code", None)
+        if code is None:
+            code = getattr(holder, "status", None)
+        if isinstance(code, int):
+            headers = getattr(holder, "headers", None)
+            if headers is None and getattr(exc, "response", None) is not None:
+                headers = getattr(exc.response, "headers", None)
+            return code, headers
+    return None, None
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:300]
+
+
+def classify_exception(exc: BaseException) -> Fault:
+    """Map any exception to a `Fault`: retryable or not, and a one-line message without a stack trace."""
+    if isinstance(exc, SourceError):
+        return Fault("invalid", False, _short(exc))
+    if isinstance(exc, RetryableError):
+        kind = exc.kind if exc.kind else "unavailable"
+        return Fault(kind, True, _short(exc), exc.retry_after)
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)) or "timeout" in type(exc).__name__.lower():
+        return Fault("timeout", True, "timed out")
+    code, headers = _status_code_and_headers(exc)
+    if code is not None:
+        retry_after = None
+        if headers is not None:
+            try:
+                retry_after = parse_retry_after(headers.get("Retry-After") or headers.get("retry-after"))
+            except AttributeError:
+                retry_after = None
+        if code == 429:
+            return Fault("rate_limited", True, f"rate limited (HTTP 429): {_short(exc)}", retry_after)
+        if code >= 500:
+            return Fault("unavailable", True, f"server error (HTTP {code}): {_short(exc)}", retry_after)
+        if code in (401, 403):
+            return Fault("auth", False, f"not authorised (HTTP {code}): check the API key")
+        return Fault("invalid", False, f"request refused (HTTP {code}): {_short(exc)}")
+    if isinstance(exc, (ConnectionError, OSError)) or "connect" in type(exc).__name__.lower():
+        return Fault("connection", True, f"cannot reach the service: {_short(exc)}")
+    if isinstance(exc, ValueError):
+        return Fault("invalid", False, _short(exc))
+    return Fault("error", False, f"{type(exc).__name__}: {_short(exc)}")

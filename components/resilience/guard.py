@@ -1,0 +1,437 @@
+"""`SourceGuard`: runs one source's work under the tool contract.
+
+Every source component hands its work to a guard and gets back chunks and a `SourceStatus`, never an exception:
+a per-call timeout (which also bounds retries), a whole-question deadline, retries with exponential backoff for
+retryable faults (honouring Retry-After), a circuit breaker shared by every instance of the same source in the
+process, a minimum interval between calls (rate limit), and an optional TTL cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import hashlib
+import json
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from haystack import logging
+
+from components.contracts import ContextChunk, SourceStatus, StatusKind
+from components.resilience.errors import Fault, RetryableError, classify_exception
+from components.resilience.telemetry import telemetry
+
+logger = logging.getLogger(__name__)
+
+# Sync work runs here so that a timeout can abandon it; threads are daemonic, so a hung call cannot block exit.
+_EXECUTOR = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="source")
+
+
+@dataclass(frozen=True)
+class ResiliencePolicy:
+    """The knobs of the tool contract for one source."""
+
+    timeout_s: float = 7.0
+    retries: int = 2
+    backoff_base_s: float = 0.2
+    backoff_max_s: float = 4.0
+    breaker_failures: int = 5
+    breaker_cooldown_s: float = 30.0
+    cache_ttl_s: float = 0.0
+    cache_size: int = 256
+    min_interval_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.timeout_s <= 0:
+            raise ValueError("timeout_s must be positive")
+        if not 0 <= self.retries <= 3:
+            raise ValueError("retries must be between 0 and 3")
+        if self.breaker_failures < 1:
+            raise ValueError("breaker_failures must be at least 1")
+        if min(self.backoff_base_s, self.backoff_max_s, self.breaker_cooldown_s, self.cache_ttl_s) < 0:
+            raise ValueError("backoff, cool-down and cache times cannot be negative")
+        if self.min_interval_s < 0 or self.cache_size < 1:
+            raise ValueError("min_interval_s cannot be negative and cache_size must be at least 1")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values for serialisation."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> ResiliencePolicy:
+        """The policy `to_dict` wrote; missing keys take their defaults."""
+        return cls(**(data or {}))
+
+    @classmethod
+    def from_settings(cls, **overrides: Any) -> ResiliencePolicy:
+        """The policy the settings describe, with per-source overrides."""
+        from components.settings import get_settings
+
+        settings = get_settings()
+        values: dict[str, Any] = {
+            "timeout_s": settings.tool_timeout_s,
+            "retries": settings.tool_retries,
+            "breaker_failures": settings.breaker_failures,
+            "breaker_cooldown_s": settings.breaker_cooldown_s,
+            "cache_ttl_s": settings.cache_ttl_s,
+        }
+        values.update({key: value for key, value in overrides.items() if value is not None})
+        return cls(**values)
+
+
+@dataclass
+class SourceResult:
+    """What a source's work returns: its chunks, how many it found in all, and a note if the result is partial."""
+
+    chunks: list[ContextChunk] = field(default_factory=list)
+    total_found: int | None = None
+    partial: str | None = None
+
+
+class CircuitBreaker:
+    """Opens after `failures` consecutive faults and skips the source for `cooldown_s`, then lets one call try."""
+
+    _registry: dict[str, CircuitBreaker] = {}
+    _registry_lock = threading.Lock()
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._lock = threading.Lock()
+        self._consecutive = 0
+        self._opened_at: float | None = None
+
+    @classmethod
+    def for_source(cls, name: str) -> CircuitBreaker:
+        """The process-wide breaker of the source called `name`."""
+        with cls._registry_lock:
+            breaker = cls._registry.get(name)
+            if breaker is None:
+                breaker = cls._registry[name] = CircuitBreaker(name)
+            return breaker
+
+    def seconds_open(self, cooldown_s: float) -> float:
+        """Seconds the breaker stays open; 0 when a call may go through."""
+        with self._lock:
+            if self._opened_at is None:
+                return 0.0
+            remaining = self._opened_at + cooldown_s - time.monotonic()
+            if remaining <= 0:
+                # Half-open: let this call try; one more failure re-opens at once.
+                self._opened_at = None
+                return 0.0
+            return remaining
+
+    def record_success(self) -> None:
+        with self._lock:
+            self._consecutive = 0
+            self._opened_at = None
+
+    def record_failure(self, threshold: int) -> None:
+        with self._lock:
+            self._consecutive += 1
+            if self._consecutive >= threshold:
+                self._opened_at = time.monotonic()
+
+    @property
+    def is_open(self) -> bool:
+        with self._lock:
+            return self._opened_at is not None
+
+    def reset(self) -> None:
+        with self._lock:
+            self._consecutive = 0
+            self._opened_at = None
+
+
+class TTLCache:
+    """A small thread-safe LRU cache whose entries expire after `ttl_s`."""
+
+    def __init__(self, ttl_s: float, size: int) -> None:
+        self.ttl_s = ttl_s
+        self.size = size
+        self._lock = threading.Lock()
+        self._items: OrderedDict[str, tuple[float, Any]] = OrderedDict()
+
+    def get(self, key: str) -> Any | None:
+        with self._lock:
+            item = self._items.get(key)
+            if item is None:
+                return None
+            stored_at, value = item
+            if time.monotonic() - stored_at > self.ttl_s:
+                del self._items[key]
+                return None
+            self._items.move_to_end(key)
+            return value
+
+    def put(self, key: str, value: Any) -> None:
+        with self._lock:
+            self._items[key] = (time.monotonic(), value)
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+class _RateGate:
+    """Spaces calls to one source at least `min_interval_s` apart, across threads."""
+
+    _gates: dict[str, _RateGate] = {}
+    _gates_lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._next_free = 0.0
+
+    @classmethod
+    def for_source(cls, name: str) -> _RateGate:
+        with cls._gates_lock:
+            gate = cls._gates.get(name)
+            if gate is None:
+                gate = cls._gates[name] = _RateGate()
+            return gate
+
+    def reserve(self, min_interval_s: float) -> float:
+        """Seconds to wait before this call may start (the slot is taken)."""
+        with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next_free)
+            self._next_free = start + min_interval_s
+            return start - now
+
+
+_CACHES: dict[str, TTLCache] = {}
+_CACHES_LOCK = threading.Lock()
+
+
+def reset_resilience_state() -> None:
+    """Close every breaker and clear every cache and rate gate (tests, and the app's 'reset' button)."""
+    with CircuitBreaker._registry_lock:
+        for breaker in CircuitBreaker._registry.values():
+            breaker.reset()
+    with _CACHES_LOCK:
+        for cache in _CACHES.values():
+            cache.clear()
+    with _RateGate._gates_lock:
+        _RateGate._gates.clear()
+
+
+def _timeouts_as_faults(work: Callable[[], Any]) -> Callable[[], Any]:
+    """Wrap `work` so a timeout it raises (a client's own) is a retryable fault, not our budget running out."""
+
+    def run() -> Any:
+        try:
+            return work()
+        except TimeoutError as exc:
+            raise RetryableError(f"the service timed out: {exc}" if str(exc) else "the service timed out", kind="timeout") from exc
+
+    return run
+
+
+def _atimeouts_as_faults(work: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[Any]]:
+    async def run() -> Any:
+        try:
+            return await work()
+        except TimeoutError as exc:
+            raise RetryableError("the service timed out", kind="timeout") from exc
+
+    return run
+
+
+def cache_key(*parts: Any) -> str:
+    """A stable cache key for JSON-able call arguments."""
+    blob = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class SourceGuard:
+    """Runs a source's work under a `ResiliencePolicy` and turns every outcome into chunks and a status.
+
+    Usage:
+    ```python
+    guard = SourceGuard("web", ResiliencePolicy(timeout_s=7))
+    result, status = guard.call(lambda: SourceResult(chunks=fetch(query)), key=("web", query))
+    ```
+    """
+
+    def __init__(self, source: str, policy: ResiliencePolicy | None = None) -> None:
+        self.source = source
+        self.policy = policy or ResiliencePolicy()
+        self.breaker = CircuitBreaker.for_source(source)
+        self._gate = _RateGate.for_source(source)
+        self._cache: TTLCache | None = None
+        if self.policy.cache_ttl_s > 0:
+            with _CACHES_LOCK:
+                cache = _CACHES.get(source)
+                if cache is None or cache.ttl_s != self.policy.cache_ttl_s:
+                    cache = _CACHES[source] = TTLCache(self.policy.cache_ttl_s, self.policy.cache_size)
+                self._cache = cache
+
+    # -- shared steps -------------------------------------------------------------------------------------------
+
+    def _budget(self, deadline: float | None) -> float:
+        budget = self.policy.timeout_s
+        if deadline is not None:
+            budget = min(budget, deadline - time.monotonic())
+        return budget
+
+    def _precheck(self, started: float, key: str | None, deadline: float | None) -> tuple[SourceResult, SourceStatus] | None:
+        open_for = self.breaker.seconds_open(self.policy.breaker_cooldown_s)
+        if open_for > 0:
+            message = f"{self.source} is paused after repeated failures; retrying in {open_for:.0f} s"
+            return self._finish(started, SourceResult(), StatusKind.SKIPPED, message, attempts=0)
+        if self._budget(deadline) <= 0:
+            return self._finish(started, SourceResult(), StatusKind.SKIPPED, "the question's time budget was spent", 0)
+        if key is not None and self._cache is not None:
+            cached = self._cache.get(key)
+            if cached is not None:
+                kind = StatusKind.PARTIAL if cached.partial else StatusKind.SUCCESS
+                return self._finish(started, cached, kind, cached.partial or "", attempts=0, from_cache=True)
+        return None
+
+    def _finish(
+        self,
+        started: float,
+        result: SourceResult,
+        kind: StatusKind,
+        message: str,
+        attempts: int,
+        *,
+        from_cache: bool = False,
+        fault: str | None = None,
+    ) -> tuple[SourceResult, SourceStatus]:
+        elapsed_ms = (time.monotonic() - started) * 1000.0
+        total = result.total_found if result.total_found is not None else len(result.chunks)
+        status = SourceStatus(
+            source=self.source,
+            status=kind,
+            execution_time_ms=round(elapsed_ms, 3),
+            total_found=max(total, 0),
+            message=message,
+            from_cache=from_cache,
+            attempts=attempts,
+        )
+        telemetry.record(self.source, kind.value, elapsed_ms, fault=fault, cached=from_cache)
+        return result, status
+
+    def _on_success(
+        self, started: float, result: Any, key: str | None, attempts: int
+    ) -> tuple[SourceResult, SourceStatus]:
+        if not isinstance(result, SourceResult):
+            result = SourceResult(chunks=list(result or []))
+        self.breaker.record_success()
+        if key is not None and self._cache is not None:
+            self._cache.put(key, result)
+        kind = StatusKind.PARTIAL if result.partial else StatusKind.SUCCESS
+        return self._finish(started, result, kind, result.partial or "", attempts)
+
+    def _on_fault(self, started: float, fault: Fault, attempts: int) -> tuple[SourceResult, SourceStatus]:
+        if fault.kind != "invalid":
+            # Bad input says nothing about the source's health; everything else counts toward the breaker.
+            self.breaker.record_failure(self.policy.breaker_failures)
+        kind = StatusKind.TIMEOUT if fault.kind == "timeout" else StatusKind.ERROR
+        message = fault.message
+        if kind is StatusKind.TIMEOUT:
+            message = f"{self.source} did not answer within {self.policy.timeout_s:g} s"
+        logger.warning("Source {source} failed ({kind}): {message}", source=self.source, kind=fault.kind, message=message)
+        return self._finish(started, SourceResult(), kind, message, attempts, fault=fault.kind)
+
+    def _backoff(self, attempt: int, fault: Fault, deadline_at: float) -> float | None:
+        """Seconds to wait before the next attempt, or None when no attempt fits in the budget."""
+        if not fault.retryable or attempt > self.policy.retries:
+            return None
+        wait = min(self.policy.backoff_max_s, self.policy.backoff_base_s * (2 ** (attempt - 1)))
+        if fault.retry_after is not None:
+            wait = max(wait, fault.retry_after)
+        if time.monotonic() + wait >= deadline_at:
+            return None
+        return wait
+
+    # -- sync ---------------------------------------------------------------------------------------------------
+
+    def call(
+        self,
+        work: Callable[[], SourceResult | list[ContextChunk]],
+        *,
+        key: str | None = None,
+        deadline: float | None = None,
+    ) -> tuple[SourceResult, SourceStatus]:
+        """Run `work` (a no-argument callable) under the policy; never raises."""
+        started = time.monotonic()
+        early = self._precheck(started, key, deadline)
+        if early is not None:
+            return early
+        deadline_at = started + self._budget(deadline)
+        attempt = 0
+        while True:
+            attempt += 1
+            wait = self._gate.reserve(self.policy.min_interval_s) if self.policy.min_interval_s else 0.0
+            if wait:
+                if time.monotonic() + wait >= deadline_at:
+                    return self._on_fault(started, Fault("timeout", False, "rate limit"), attempt)
+                time.sleep(wait)
+            remaining = deadline_at - time.monotonic()
+            future = _EXECUTOR.submit(_timeouts_as_faults(work))
+            try:
+                result = future.result(timeout=max(remaining, 0.001))
+                return self._on_success(started, result, key, attempt)
+            except concurrent.futures.TimeoutError:
+                # The work itself never raises TimeoutError (wrapped above): this is our own budget running out.
+                future.cancel()
+                return self._on_fault(started, Fault("timeout", False, "timed out"), attempt)
+            except Exception as exc:  # noqa: BLE001 - the contract: a source never raises into the pipeline
+                fault = classify_exception(exc)
+                logger.debug("Source {source} attempt {attempt} failed", source=self.source, attempt=attempt, exc_info=True)
+                pause = self._backoff(attempt, fault, deadline_at)
+                if pause is None:
+                    return self._on_fault(started, fault, attempt)
+                time.sleep(pause)
+
+    # -- async --------------------------------------------------------------------------------------------------
+
+    async def acall(
+        self,
+        work: Callable[[], Awaitable[SourceResult | list[ContextChunk]]] | Callable[[], SourceResult | list[ContextChunk]],
+        *,
+        key: str | None = None,
+        deadline: float | None = None,
+    ) -> tuple[SourceResult, SourceStatus]:
+        """`call` for the event loop: `work` may be a coroutine function or a plain one (run in a thread)."""
+        started = time.monotonic()
+        early = self._precheck(started, key, deadline)
+        if early is not None:
+            return early
+        deadline_at = started + self._budget(deadline)
+        loop = asyncio.get_running_loop()
+        attempt = 0
+        while True:
+            attempt += 1
+            wait = self._gate.reserve(self.policy.min_interval_s) if self.policy.min_interval_s else 0.0
+            if wait:
+                if time.monotonic() + wait >= deadline_at:
+                    return self._on_fault(started, Fault("timeout", False, "rate limit"), attempt)
+                await asyncio.sleep(wait)
+            remaining = max(deadline_at - time.monotonic(), 0.001)
+            try:
+                if asyncio.iscoroutinefunction(work):
+                    result = await asyncio.wait_for(_atimeouts_as_faults(work)(), timeout=remaining)
+                else:
+                    result = await asyncio.wait_for(
+                        loop.run_in_executor(_EXECUTOR, _timeouts_as_faults(work)), timeout=remaining
+                    )
+                return self._on_success(started, result, key, attempt)
+            except (asyncio.TimeoutError, TimeoutError):
+                return self._on_fault(started, Fault("timeout", False, "timed out"), attempt)
+            except Exception as exc:  # noqa: BLE001 - the contract: a source never raises into the pipeline
+                fault = classify_exception(exc)
+                pause = self._backoff(attempt, fault, deadline_at)
+                if pause is None:
+                    return self._on_fault(started, fault, attempt)
+                await asyncio.sleep(pause)

@@ -1,0 +1,1 @@
+"""Loading, validating and running the pipeline catalog; the CLI; serving and evaluation."""
