@@ -340,7 +340,7 @@ class SourceGuard:
         message = fault.message
         if kind is StatusKind.TIMEOUT:
             message = f"{self.source} did not answer within {self.policy.timeout_s:g} s"
-        logger.warning("Source {source} failed ({kind}): {message}", source=self.source, kind=fault.kind, message=message)
+        logger.warning("Source {source} failed ({kind}): {reason}", source=self.source, kind=fault.kind, reason=message)
         return self._finish(started, SourceResult(), kind, message, attempts, fault=fault.kind)
 
     def _backoff(self, attempt: int, fault: Fault, deadline_at: float) -> float | None:
