@@ -1,0 +1,98 @@
+"""Shared fixtures: an isolated data folder, one embedded PostgreSQL per test session, the local model."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+# Settings read from the environment and a `.env`; tests must not see a developer's own settings.
+for _name in list(os.environ):
+    if _name.upper() in {
+        "DATABASE_URL", "KB_BACKEND", "KB_COLLECTION", "MILVUS_URI", "QDRANT_URL", "QDRANT_PATH",
+        "GENERATOR", "OPENAI_BASE_URL", "OPENAI_API_KEY", "API_TOKEN",
+    }:
+        del os.environ[_name]
+
+# One short, private data folder for the whole session (unix socket paths have a length limit).
+_SESSION_DIR = Path(tempfile.mkdtemp(prefix="ra-test-"))
+os.environ["RESEARCH_DATA_DIR"] = str(_SESSION_DIR / "data")
+os.environ["XDG_RUNTIME_DIR"] = str(_SESSION_DIR / "run")
+(_SESSION_DIR / "run").mkdir(mode=0o700)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    from components.database import close_pools
+
+    close_pools()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # pgserver stops its server at interpreter exit; the folder goes after that in atexit order is not
+    # guaranteed, so only the parts that are ours and not in use are removed here.
+    shutil.rmtree(_SESSION_DIR / "work", ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def session_dir() -> Path:
+    """The session's private folder."""
+    return _SESSION_DIR
+
+
+@pytest.fixture(scope="session")
+def settings():
+    """The settings as the tests' environment defines them."""
+    from components.settings import reload_settings
+
+    return reload_settings()
+
+
+@pytest.fixture(scope="session")
+def database_url(settings) -> str:
+    """The session's embedded PostgreSQL (pgvector), started once."""
+    from components.database import database_url
+
+    return database_url(settings)
+
+
+@pytest.fixture(scope="session")
+def embedding_model(settings):
+    """The bundled all-MiniLM-L6-v2, loaded once."""
+    from components.embedding import get_embedding_model
+
+    return get_embedding_model()
+
+
+@pytest.fixture()
+def collection_name() -> str:
+    """A fresh collection (table) name per test, so tests never see each other's data."""
+    return f"t_{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture()
+def work_dir(session_dir: Path) -> Iterator[Path]:
+    """A fresh folder for files a test writes."""
+    path = session_dir / "work" / uuid.uuid4().hex[:8]
+    path.mkdir(parents=True)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_resilience_state() -> Iterator[None]:
+    """Breakers, caches and telemetry never leak from one test into another."""
+    from components.resilience import reset_resilience_state, telemetry
+
+    reset_resilience_state()
+    telemetry.reset()
+    yield
