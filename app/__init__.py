@@ -1,0 +1,1 @@
+"""The Streamlit app: the analyst's window onto questions, answers and their evidence."""

@@ -1,0 +1,26 @@
+"""Entry point of the Streamlit app: `streamlit run app/main.py` (or `research app`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import streamlit as st
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+
+PAGES = Path(__file__).parent / "pages"
+
+st.set_page_config(page_title="Research assistant", page_icon=":material/travel_explore:", layout="wide")
+
+available = [
+    ("ask.py", "Ask", ":material/question_answer:"),
+    ("evidence.py", "Evidence board", ":material/push_pin:"),
+    ("documents.py", "Documents", ":material/description:"),
+    ("entities.py", "Entities", ":material/hub:"),
+    ("ingest.py", "Ingest", ":material/upload_file:"),
+    ("status.py", "Status", ":material/monitor_heart:"),
+]
+pages = [st.Page(PAGES / file, title=title, icon=icon) for file, title, icon in available if (PAGES / file).exists()]
+st.navigation(pages).run()

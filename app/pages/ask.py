@@ -1,0 +1,158 @@
+"""Ask: a question, the answer with its citations, and the evidence behind every claim."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import re
+
+import streamlit as st
+
+from app import services
+
+SOURCE_LABELS = {
+    "kb": "Knowledge base",
+    "graph": "Knowledge graph",
+    "web": "Web",
+    "arxiv": "arXiv",
+    "memory": "Memory",
+    "auto": "Auto (decide from the question)",
+}
+STATUS_ICONS = {"success": "🟢", "partial": "🟡", "timeout": "🟠", "error": "🔴", "skipped": "⚪"}
+
+state = services.session_state()
+st.title("Ask")
+
+try:
+    demo_note = services.ensure_demo()
+except Exception as exc:  # noqa: BLE001 - shown as a sentence, the page still works
+    demo_note = None
+    st.warning(f"The demo corpus could not be prepared: {services.friendly_error(exc)}")
+if demo_note:
+    st.info(f"Demo corpus ready: {demo_note}")
+
+with st.form("ask", clear_on_submit=False):
+    question = st.text_area("Question", placeholder="What happened to pgvector, and when?", height=80)
+    left, middle, right = st.columns([3, 1, 1])
+    sources = left.multiselect(
+        "Sources", options=list(SOURCE_LABELS), default=["kb"], format_func=lambda key: SOURCE_LABELS[key]
+    )
+    as_of = middle.date_input("As of", value=None, max_value=dt.date.today() + dt.timedelta(days=1))
+    top_k = right.number_input("Chunks", min_value=1, max_value=20, value=5)
+    asked = st.form_submit_button("Ask", type="primary")
+
+if asked:
+    if not question.strip():
+        st.error("Type a question first.")
+    elif not sources:
+        st.error("Pick at least one source.")
+    else:
+        with st.spinner("Searching the selected sources…"):
+            try:
+                result = services.catalog().research(
+                    question.strip(),
+                    sources=sources,
+                    as_of=as_of.isoformat() if as_of else None,
+                    top_k=int(top_k),
+                    session_id=state[services.SESSION_ID],
+                )
+            except Exception as exc:  # noqa: BLE001 - the analyst sees a sentence, never a trace
+                st.error(f"The question could not be answered: {services.friendly_error(exc)}")
+                result = None
+        if result is not None:
+            state[services.HISTORY].append({"question": question.strip(), "result": result})
+
+history = state[services.HISTORY]
+if not history:
+    st.caption("Ask a question of the knowledge base; every claim in the answer cites the chunk it comes from.")
+    st.stop()
+
+entry = history[-1]
+result = entry["result"]
+
+st.subheader(entry["question"])
+chips = "  ".join(
+    f"{STATUS_ICONS.get(status.status.value, '')} **{status.source}** {status.status.value} "
+    f"· {status.execution_time_ms:.0f} ms" + (f" · {status.total_found} found" if status.total_found else "")
+    for status in result.statuses
+)
+st.markdown(chips)
+for status in result.statuses:
+    if status.status.value in ("error", "timeout", "partial") and status.message:
+        st.caption(f"{status.source}: {status.message}")
+
+
+def _cited_answer_markdown() -> str:
+    """The answer with each unsupported sentence flagged."""
+    if not result.sentences:
+        return result.answer
+    parts = []
+    for sentence in result.sentences:
+        text = sentence.text
+        if sentence.citations and not sentence.supported:
+            text = f"{text} :orange-badge[unsupported by its citation]"
+        parts.append(text)
+    return " ".join(parts)
+
+
+st.markdown(_cited_answer_markdown())
+if not result.chunks:
+    st.info("No evidence was found. Try other sources, or ingest documents on the Ingest page.")
+    st.stop()
+
+st.markdown("#### Evidence")
+cited_sentences: dict[int, list[str]] = {}
+for sentence in result.sentences:
+    for number in sentence.citations:
+        cited_sentences.setdefault(number, []).append(sentence.text)
+
+
+def _highlight(text: str, sentences: list[str]) -> str:
+    """The chunk text (escaped) with the sentences the answer cites highlighted."""
+    body = html.escape(text)
+    for sentence in sentences:
+        core = re.sub(r"\s*\[\d+\]", "", sentence).strip()
+        if len(core) > 12 and html.escape(core) in body:
+            body = body.replace(html.escape(core), f"<mark>{html.escape(core)}</mark>")
+    return body
+
+
+for number, chunk in enumerate(result.chunks, start=1):
+    title = chunk.source_title or chunk.source_id
+    label = f"[{number}] {title} · {chunk.source_type.value} · relevance {chunk.semantic_relevance:.2f}"
+    with st.expander(label, expanded=number == 1):
+        st.markdown(
+            f"<div style='white-space: pre-wrap'>{_highlight(chunk.text, cited_sentences.get(number, []))}</div>",
+            unsafe_allow_html=True,
+        )
+        info, ranks = st.columns(2)
+        with info:
+            st.markdown("**Source**")
+            rows = {
+                "title": title,
+                "type": chunk.source_type.value,
+                "link": chunk.source_url or "—",
+                "date": chunk.source_date.isoformat() if chunk.source_date else "—",
+            }
+            for key in ("authors", "domain", "document_id", "chunk_index", "document_total_chunks", "page_number",
+                        "section_title", "collection_name"):
+                if chunk.metadata.get(key) not in (None, "", []):
+                    value = chunk.metadata[key]
+                    rows[key] = ", ".join(value) if isinstance(value, list) else value
+            st.table({"field": list(rows), "value": [str(value) for value in rows.values()]})
+        with ranks:
+            st.markdown("**Why it is here**")
+            st.metric("Semantic relevance", f"{chunk.semantic_relevance:.3f}")
+            if chunk.raw_score is not None:
+                st.caption(f"raw score {chunk.raw_score:.4f} ({chunk.score_kind.value})")
+            if chunk.ranks:
+                st.table({"stage": list(chunk.ranks), "rank": [str(rank) for rank in chunk.ranks.values()]})
+        pin_key = f"pin-{len(history)}-{number}"
+        if st.button("Pin to the evidence board", key=pin_key):
+            state[services.PINNED][chunk.id] = {"chunk": chunk, "question": entry["question"], "note": ""}
+            st.toast("Pinned.")
+
+if len(history) > 1:
+    with st.expander(f"Earlier questions in this session ({len(history) - 1})"):
+        for earlier in reversed(history[:-1]):
+            st.markdown(f"- {earlier['question']}")

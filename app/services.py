@@ -1,0 +1,57 @@
+"""What the pages share: the pipelines, the knowledge base and the session state, behind `st.cache_resource`.
+
+Pages hold layout only; every question, lookup and ingestion goes through the same services the CLI and the HTTP
+server use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+# The few named keys the app keeps in st.session_state.
+HISTORY = "history"  # list of {"question", "result"} for this browser session, newest last
+PINNED = "pinned"  # chunk id -> {"chunk", "question", "note"}
+SESSION_ID = "session_id"
+
+
+@st.cache_resource(show_spinner="Loading the research pipelines…")
+def catalog():  # noqa: ANN201
+    """The pipeline catalog, loaded and warmed once per server process."""
+    from pipelines.catalog import get_catalog
+
+    return get_catalog()
+
+
+@st.cache_resource(show_spinner=False)
+def knowledge_base():  # noqa: ANN201
+    """The configured knowledge-base store."""
+    from components.knowledge_base.factory import open_knowledge_base
+
+    return open_knowledge_base()
+
+
+@st.cache_resource(show_spinner="Preparing the demo corpus (first start only)…")
+def ensure_demo() -> str | None:
+    """Ingest the demo corpus when the knowledge base is empty; a one-line report, or None."""
+    from ingest.demo import ensure_demo_corpus
+
+    report = ensure_demo_corpus()
+    return report.summary() if report is not None else None
+
+
+def session_state() -> Any:
+    """The session state with the app's keys present."""
+    import uuid
+
+    st.session_state.setdefault(HISTORY, [])
+    st.session_state.setdefault(PINNED, {})
+    st.session_state.setdefault(SESSION_ID, uuid.uuid4().hex)
+    return st.session_state
+
+
+def friendly_error(exc: BaseException) -> str:
+    """One sentence for an error the analyst can act on."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:400]

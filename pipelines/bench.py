@@ -1,0 +1,245 @@
+"""`research bench`: speed targets measured as ratios against a floor in the same run.
+
+- Ingestion: chunks/s of the whole ingestion path (convert, split, embed, write) against the embedder alone on the
+  same chunks. Target: at least 0.8.
+- Research query: p50/p95 of the full research pipeline against the floor (query embedding plus the raw store
+  searches for the same queries) at a knowledge base of N chunks. Target: p50 at most 1.5x.
+
+Embedding 10,000 chunks for real takes over ten minutes on two cores, so the large base is built from a few hundred
+really embedded chunks: every further chunk recombines real sentences and takes a real embedding with a little
+noise. Search cost depends on the index and the row count, not on what the vectors mean; the report says so.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import random
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+Out = Callable[[str], None]
+
+
+def _demo_dir() -> Path:
+    import ingest
+
+    return Path(ingest.__file__).parent / "demo_corpus"
+
+
+def _percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(np.array(values, dtype=float), q)) if values else float("nan")
+
+
+def _demo_texts() -> list[tuple[str, str]]:
+    """(title, text) of every demo document, as plain text."""
+    texts = []
+    for path in sorted(_demo_dir().iterdir()):
+        if path.is_file() and path.suffix in {".md", ".txt", ".html"}:
+            texts.append((path.stem.replace("-", " ").replace("_", " "), path.read_text(encoding="utf-8")))
+    return texts
+
+
+def bench_ingestion(out: Out, repeat_docs: int = 2) -> dict[str, Any]:
+    """Ingestion throughput against the embedder alone on the same chunks."""
+    from components.embedding import get_embedding_model
+    from components.knowledge_base.factory import open_knowledge_base
+    from components.settings import get_settings
+    from ingest.ingestor import Ingestor
+
+    settings = get_settings()
+    model = get_embedding_model()
+    model.embed(["warm up the model"])  # the first call pays for lazy initialisation
+    collection = f"bench_ingest_{int(time.time())}"
+    store = open_knowledge_base(settings, collection=collection)
+    with tempfile.TemporaryDirectory(prefix="ra-bench-") as folder:
+        files = []
+        for copy in range(repeat_docs):
+            for path in sorted(_demo_dir().iterdir()):
+                if path.is_file():
+                    target = Path(folder) / f"{copy}-{path.name}"
+                    # A marker line keeps each copy distinct, so none is skipped as unchanged.
+                    target.write_text(path.read_text(encoding="utf-8") + f"\n\nCopy {copy}.\n", encoding="utf-8")
+                    files.append(target)
+        ingestor = Ingestor(store=store)
+        started = time.perf_counter()
+        report = ingestor.ingest_paths(files)
+        ingest_s = time.perf_counter() - started
+        chunk_texts = []
+        for summary in store.list_documents(limit=100, offset=0)[0]:
+            found = store.get_document(summary.document.document_id)
+            if found:
+                chunk_texts.extend(chunk.text for chunk in found[1])
+        offset = 100
+        while True:
+            page, total = store.list_documents(limit=100, offset=offset)
+            if not page:
+                break
+            for summary in page:
+                found = store.get_document(summary.document.document_id)
+                if found:
+                    chunk_texts.extend(chunk.text for chunk in found[1])
+            offset += 100
+    started = time.perf_counter()
+    model.embed(chunk_texts, batch_size=settings.embedding_batch_size)
+    embed_s = time.perf_counter() - started
+    _drop_collection(store)
+    chunks = report.chunks_written
+    ingest_rate = chunks / ingest_s if ingest_s else 0.0
+    embed_rate = len(chunk_texts) / embed_s if embed_s else 0.0
+    ratio = ingest_rate / embed_rate if embed_rate else 0.0
+    out(f"ingestion: {chunks} chunks from {len(files)} files in {ingest_s:.1f} s = {ingest_rate:.1f} chunks/s")
+    out(f"embedder alone, same {len(chunk_texts)} chunks: {embed_s:.1f} s = {embed_rate:.1f} chunks/s")
+    out(f"ingestion / embedder-only: {ratio:.2f} (target >= 0.80) {'PASS' if ratio >= 0.8 else 'FAIL'}")
+    return {
+        "chunks": chunks,
+        "files": len(files),
+        "ingest_chunks_per_s": round(ingest_rate, 2),
+        "embedder_chunks_per_s": round(embed_rate, 2),
+        "ratio": round(ratio, 3),
+        "target": 0.8,
+        "pass": ratio >= 0.8,
+    }
+
+
+def _drop_collection(store: Any) -> None:
+    drop = getattr(store, "drop", None)
+    if callable(drop):
+        drop()
+
+
+def _synthetic_base(store: Any, n_chunks: int, out: Out, seed: int = 7) -> None:
+    """Fill `store` with `n_chunks` chunks built from real sentences and real embeddings (see the module doc)."""
+    from components.embedding import get_embedding_model
+    from components.knowledge_base.store import ChunkRecord, DocumentRecord
+    from ingest.splitting import split_sentences
+
+    rng = random.Random(seed)
+    model = get_embedding_model()
+    sentences = [s for _, text in _demo_texts() for s in split_sentences(text) if len(s.split()) >= 6]
+    base_size = min(400, n_chunks)
+    base_texts = [" ".join(rng.sample(sentences, k=min(6, len(sentences)))) for _ in range(base_size)]
+    out(f"embedding {base_size} real base chunks…")
+    base_vectors = model.embed(base_texts, batch_size=64)
+    np_rng = np.random.default_rng(seed)
+    chunks_per_doc = 10
+    written = 0
+    doc_index = 0
+    started = time.perf_counter()
+    while written < n_chunks:
+        doc_id = f"bench-{doc_index:06d}"
+        count = min(chunks_per_doc, n_chunks - written)
+        records = []
+        for index in range(count):
+            base = (written + index) % base_size
+            if written + index < base_size:
+                text, vector = base_texts[base], base_vectors[base]
+            else:
+                text = " ".join(rng.sample(sentences, k=min(6, len(sentences))))
+                vector = base_vectors[base] + np_rng.normal(0, 0.03, size=base_vectors.shape[1]).astype(np.float32)
+                vector = vector / np.linalg.norm(vector)
+            records.append(ChunkRecord(chunk_id=f"{doc_id}:{index}", document_id=doc_id, chunk_index=index, text=text,
+                                       embedding=vector, metadata={}))
+        document = DocumentRecord(
+            document_id=doc_id, title=f"Bench document {doc_index}", source=f"bench://{doc_id}", doc_type="txt",
+            content_hash=hashlib.sha256(doc_id.encode()).hexdigest(), text="",
+            date=dt.date(2000, 1, 1) + dt.timedelta(days=doc_index % 9000),
+        )
+        store.upsert_document(document, records)
+        written += count
+        doc_index += 1
+        if doc_index % 200 == 0:
+            out(f"  {written}/{n_chunks} chunks written ({written / (time.perf_counter() - started):.0f}/s)")
+    finish = getattr(store, "ensure_vector_index", None)
+    if callable(finish):
+        out("building the vector index…")
+        finish()
+
+
+def bench_queries(out: Out, n_chunks: int = 10_000, n_queries: int = 60) -> dict[str, Any]:
+    """Full research-pipeline latency against query embedding + raw store searches at `n_chunks`."""
+    from components.embedding import get_embedding_model
+    from components.knowledge_base.factory import open_knowledge_base
+    from components.settings import get_settings
+    from ingest.splitting import split_sentences
+
+    settings = get_settings()
+    collection = f"bench_{n_chunks}"
+    store = open_knowledge_base(settings, collection=collection)
+    have = store.count_chunks()
+    if have != n_chunks:
+        if have:
+            _drop_collection(store)
+            store = open_knowledge_base(settings, collection=collection)
+        out(f"building a knowledge base of {n_chunks} chunks in collection {collection!r}…")
+        _synthetic_base(store, n_chunks, out)
+    else:
+        out(f"reusing the knowledge base of {n_chunks} chunks in collection {collection!r}")
+
+    rng = random.Random(11)
+    sentences = [s for _, text in _demo_texts() for s in split_sentences(text) if 6 <= len(s.split()) <= 30]
+    queries = []
+    for sentence in rng.sample(sentences, k=min(n_queries, len(sentences))):
+        words = sentence.rstrip(".").split()
+        start = rng.randint(0, max(0, len(words) - 6))
+        queries.append("What about " + " ".join(words[start:start + 6]) + "?")
+
+    model = get_embedding_model()
+    catalog = _catalog_for(collection)
+    limit = 10
+    # Warm both paths so neither pays for first-call set-up.
+    for query in queries[:3]:
+        catalog.research(query, sources=["kb"])
+        store.dense_search(model.embed_one(query), limit)
+
+    floor_ms: list[float] = []
+    full_ms: list[float] = []
+    for query in queries:
+        started = time.perf_counter()
+        vector = model.embed_one(query)
+        store.dense_search(vector, limit)
+        store.keyword_search(query, limit, query_embedding=vector)
+        floor_ms.append((time.perf_counter() - started) * 1000)
+
+        started = time.perf_counter()
+        catalog.research(query, sources=["kb"])
+        full_ms.append((time.perf_counter() - started) * 1000)
+
+    floor_p50, floor_p95 = _percentile(floor_ms, 50), _percentile(floor_ms, 95)
+    full_p50, full_p95 = _percentile(full_ms, 50), _percentile(full_ms, 95)
+    ratio = full_p50 / floor_p50 if floor_p50 else float("inf")
+    out(f"floor (query embedding + dense + keyword search), {len(queries)} queries: p50 {floor_p50:.1f} ms, p95 {floor_p95:.1f} ms")
+    out(f"research pipeline (kb dense + keyword, fusion, ranking, answer): p50 {full_p50:.1f} ms, p95 {full_p95:.1f} ms")
+    out(f"research p50 / floor p50: {ratio:.2f} (target <= 1.50) {'PASS' if ratio <= 1.5 else 'FAIL'}")
+    return {
+        "chunks": n_chunks,
+        "queries": len(queries),
+        "floor_p50_ms": round(floor_p50, 2),
+        "floor_p95_ms": round(floor_p95, 2),
+        "research_p50_ms": round(full_p50, 2),
+        "research_p95_ms": round(full_p95, 2),
+        "ratio_p50": round(ratio, 3),
+        "ratio_p95": round(full_p95 / floor_p95, 3) if floor_p95 else None,
+        "target": 1.5,
+        "pass": ratio <= 1.5,
+        "note": "large base built from real embedded chunks plus noise (see `research bench --help`)",
+        "spread_ms": round(statistics.pstdev(full_ms), 2),
+    }
+
+
+def _catalog_for(collection: str) -> Any:
+    """A fresh catalog whose knowledge-base components read `collection` (the settings name it)."""
+    import os
+
+    from components.settings import reload_settings
+    from pipelines.catalog import PipelineCatalog
+
+    os.environ["KB_COLLECTION"] = collection
+    reload_settings()
+    return PipelineCatalog()

@@ -1,0 +1,96 @@
+"""One health report for the CLI, the app's Status page and the HTTP server: configuration, reachability, counts.
+
+Each part is probed on its own, so one unreachable backend never hides the others; secrets are never included.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+from components.settings import Settings, get_settings
+
+
+def _probe(name: str, optional: bool, fn: Callable[[Settings], tuple[str, dict[str, Any]]], settings: Settings) -> dict:
+    started = time.monotonic()
+    try:
+        detail, counts = fn(settings)
+        reachable = True
+    except Exception as exc:  # noqa: BLE001 - a status page reports every failure as a sentence
+        detail, counts, reachable = f"unreachable: {str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}", {}, False
+    return {
+        "name": name,
+        "reachable": reachable,
+        "optional": optional,
+        "detail": detail,
+        "counts": counts,
+        "probe_ms": round((time.monotonic() - started) * 1000, 1),
+    }
+
+
+def _knowledge_base(settings: Settings) -> tuple[str, dict[str, Any]]:
+    from components.database import describe_database
+    from components.knowledge_base.factory import open_knowledge_base
+
+    store = open_knowledge_base(settings)
+    where = describe_database(settings) if settings.kb_backend == "pgvector" else settings.kb_backend
+    detail = f"{settings.kb_backend}, collection {settings.kb_collection!r} ({where})"
+    return detail, {"documents": store.count_documents(), "chunks": store.count_chunks()}
+
+
+def _embedder(settings: Settings) -> tuple[str, dict[str, Any]]:
+    from components.embedding import resolve_model_path
+
+    resolve_model_path(settings.embedding_model)
+    return f"{settings.embedding_model} (local, offline)", {}
+
+
+def _generator(settings: Settings) -> tuple[str, dict[str, Any]]:
+    if settings.generator == "extractive":
+        return "extractive answers from the evidence (offline)", {}
+    if not settings.openai_base_url and not settings.openai_api_key:
+        raise RuntimeError("GENERATOR=openai needs OPENAI_BASE_URL or OPENAI_API_KEY")
+    return f"OpenAI-compatible chat model {settings.openai_model} at {settings.openai_base_url or 'api.openai.com'}", {}
+
+
+def _optional_probe(module: str, function: str) -> Callable[[Settings], tuple[str, dict[str, Any]]]:
+    """A probe that a concern provides as `module.function(settings) -> (detail, counts)`."""
+
+    def probe(settings: Settings) -> tuple[str, dict[str, Any]]:
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            raise RuntimeError("not installed in this build") from exc
+        return getattr(mod, function)(settings)
+
+    return probe
+
+
+PARTS: list[tuple[str, bool, Callable[[Settings], tuple[str, dict[str, Any]]]]] = [
+    ("knowledge base", False, _knowledge_base),
+    ("embedder", False, _embedder),
+    ("generator", False, _generator),
+    ("knowledge graph", True, _optional_probe("components.graph.status", "graph_status")),
+    ("memory", True, _optional_probe("components.memory.status", "memory_status")),
+    ("web", True, _optional_probe("components.web.status", "web_status")),
+    ("arXiv", True, _optional_probe("components.arxiv.status", "arxiv_status")),
+]
+
+
+def collect_status(settings: Settings | None = None) -> dict[str, Any]:
+    """The health report: `parts` (name, reachable, detail, counts), `tools` (with telemetry), `healthy`."""
+    settings = settings or get_settings()
+    parts = [_probe(name, optional, fn, settings) for name, optional, fn in PARTS]
+    tools: list[dict[str, Any]] = []
+    try:
+        from components.tools.registry import tool_status
+
+        tools = tool_status()
+    except ModuleNotFoundError:
+        from components.resilience import telemetry
+
+        tools = [{"name": name, "enabled": True, "telemetry": stats} for name, stats in telemetry.snapshot().items()]
+    healthy = all(part["reachable"] for part in parts if not part["optional"])
+    return {"healthy": healthy, "parts": parts, "tools": tools, "data_dir": str(settings.data_dir)}

@@ -1,0 +1,340 @@
+import asyncio
+import threading
+import time
+
+import pytest
+
+from components.contracts import ContextChunk, StatusKind
+from components.resilience import (
+    CircuitBreaker,
+    ResiliencePolicy,
+    RetryableError,
+    SourceError,
+    SourceGuard,
+    SourceResult,
+    telemetry,
+)
+from components.resilience.errors import classify_exception, parse_retry_after
+
+
+def web_chunk(text: str = "a page") -> ContextChunk:
+    return ContextChunk(
+        id=text,
+        source_type="web",
+        text=text,
+        semantic_relevance=0.5,
+        source_id="https://example.org",
+        metadata={"domain": "example.org", "page_url": "https://example.org", "fetch_timestamp": "2026-01-01T00:00:00"},
+    )
+
+
+class HTTPError(Exception):
+    """Shaped like the errors of requests/httpx: a response with a status code and headers."""
+
+    class _Response:
+        def __init__(self, status_code: int, headers: dict):
+            self.status_code = status_code
+            self.headers = headers
+
+    def __init__(self, status_code: int, headers: dict | None = None):
+        super().__init__(f"HTTP {status_code}")
+        self.response = self._Response(status_code, headers or {})
+
+
+def fast_policy(**overrides) -> ResiliencePolicy:
+    values = {"timeout_s": 2.0, "retries": 2, "backoff_base_s": 0.01, "backoff_max_s": 0.05}
+    values.update(overrides)
+    return ResiliencePolicy(**values)
+
+
+class TestResiliencePolicy:
+    def test_defaults_follow_the_contract(self):
+        policy = ResiliencePolicy()
+        assert policy.timeout_s == 7.0
+        assert 0 <= policy.retries <= 3
+
+    @pytest.mark.parametrize("field,value", [("timeout_s", 0), ("retries", 4), ("breaker_failures", 0), ("cache_ttl_s", -1)])
+    def test_invalid_values_are_refused(self, field, value):
+        with pytest.raises(ValueError):
+            ResiliencePolicy(**{field: value})
+
+    def test_round_trip(self):
+        policy = ResiliencePolicy(timeout_s=3, retries=1, cache_ttl_s=60)
+        assert ResiliencePolicy.from_dict(policy.to_dict()) == policy
+
+
+class TestSourceGuard:
+    def test_success_returns_chunks_and_status(self):
+        result, status = SourceGuard("t-ok", fast_policy()).call(lambda: [web_chunk()])
+        assert status.status is StatusKind.SUCCESS
+        assert status.total_found == 1
+        assert result.chunks[0].text == "a page"
+
+    def test_partial_result_is_reported(self):
+        guard = SourceGuard("t-partial", fast_policy())
+        _, status = guard.call(lambda: SourceResult(chunks=[web_chunk()], total_found=5, partial="2 pages skipped"))
+        assert status.status is StatusKind.PARTIAL
+        assert status.total_found == 5
+        assert status.message == "2 pages skipped"
+
+    def test_timeout_returns_within_budget(self):
+        guard = SourceGuard("t-slow", fast_policy(timeout_s=0.3))
+        started = time.monotonic()
+        result, status = guard.call(lambda: time.sleep(3))
+        assert time.monotonic() - started < 1.0
+        assert status.status is StatusKind.TIMEOUT
+        assert "0.3" in status.message
+        assert result.chunks == []
+
+    def test_deadline_shorter_than_timeout_wins(self):
+        guard = SourceGuard("t-deadline", fast_policy(timeout_s=5))
+        started = time.monotonic()
+        _, status = guard.call(lambda: time.sleep(3), deadline=time.monotonic() + 0.2)
+        assert time.monotonic() - started < 1.0
+        assert status.status is StatusKind.TIMEOUT
+
+    def test_spent_budget_skips_the_call(self):
+        calls = []
+        _, status = SourceGuard("t-spent", fast_policy()).call(lambda: calls.append(1), deadline=time.monotonic() - 1)
+        assert status.status is StatusKind.SKIPPED
+        assert calls == []
+
+    def test_retryable_faults_are_retried_then_succeed(self):
+        attempts = []
+
+        def flaky():
+            attempts.append(1)
+            if len(attempts) < 3:
+                raise ConnectionError("connection reset")
+            return [web_chunk()]
+
+        _, status = SourceGuard("t-flaky", fast_policy(retries=2)).call(flaky)
+        assert status.status is StatusKind.SUCCESS
+        assert status.attempts == 3
+
+    def test_retries_stop_at_the_limit(self):
+        attempts = []
+
+        def down():
+            attempts.append(1)
+            raise HTTPError(503)
+
+        _, status = SourceGuard("t-down", fast_policy(retries=2)).call(down)
+        assert status.status is StatusKind.ERROR
+        assert len(attempts) == 3
+        assert "503" in status.message
+
+    def test_non_retryable_fault_is_not_retried(self):
+        attempts = []
+
+        def bad():
+            attempts.append(1)
+            raise SourceError("the API key is missing: set FIRECRAWL_API_KEY")
+
+        _, status = SourceGuard("t-bad", fast_policy()).call(bad)
+        assert len(attempts) == 1
+        assert status.status is StatusKind.ERROR
+        assert status.message == "the API key is missing: set FIRECRAWL_API_KEY"
+
+    def test_backoff_grows_exponentially(self):
+        stamps = []
+
+        def down():
+            stamps.append(time.monotonic())
+            raise ConnectionError("down")
+
+        SourceGuard("t-backoff", fast_policy(retries=3, backoff_base_s=0.05, backoff_max_s=1)).call(down)
+        gaps = [b - a for a, b in zip(stamps, stamps[1:])]
+        assert len(gaps) == 3
+        assert gaps[0] >= 0.04 and gaps[1] >= 0.09 and gaps[2] >= 0.19
+
+    def test_retry_after_is_honoured(self):
+        stamps = []
+
+        def limited():
+            stamps.append(time.monotonic())
+            if len(stamps) == 1:
+                raise HTTPError(429, {"Retry-After": "0.3"})
+            return [web_chunk()]
+
+        _, status = SourceGuard("t-429", fast_policy()).call(limited)
+        assert status.status is StatusKind.SUCCESS
+        assert stamps[1] - stamps[0] >= 0.29
+
+    def test_retry_after_beyond_the_budget_gives_up_at_once(self):
+        def limited():
+            raise HTTPError(429, {"Retry-After": "60"})
+
+        started = time.monotonic()
+        _, status = SourceGuard("t-429-long", fast_policy(timeout_s=1)).call(limited)
+        assert time.monotonic() - started < 0.5
+        assert status.status is StatusKind.ERROR
+        assert "429" in status.message
+
+    def test_a_clients_own_timeout_is_retried(self):
+        attempts = []
+
+        def client_timeout():
+            attempts.append(1)
+            if len(attempts) == 1:
+                raise TimeoutError("read timed out")
+            return [web_chunk()]
+
+        _, status = SourceGuard("t-client-timeout", fast_policy()).call(client_timeout)
+        assert status.status is StatusKind.SUCCESS
+        assert len(attempts) == 2
+
+    def test_unexpected_exception_never_escapes(self):
+        def broken():
+            raise KeyError("boom")
+
+        result, status = SourceGuard("t-broken", fast_policy()).call(broken)
+        assert status.status is StatusKind.ERROR
+        assert "KeyError" in status.message
+        assert result.chunks == []
+
+
+class TestCircuitBreaker:
+    def test_opens_after_failures_and_skips_then_half_opens(self):
+        policy = fast_policy(retries=0, breaker_failures=2, breaker_cooldown_s=0.3)
+        guard = SourceGuard("t-breaker", policy)
+        calls = []
+
+        def down():
+            calls.append(1)
+            raise ConnectionError("down")
+
+        guard.call(down)
+        guard.call(down)
+        _, status = guard.call(down)
+        assert status.status is StatusKind.SKIPPED
+        assert "paused" in status.message
+        assert len(calls) == 2  # the third call never reached the source
+        time.sleep(0.35)
+        _, status = guard.call(lambda: [web_chunk()])
+        assert status.status is StatusKind.SUCCESS
+        assert not guard.breaker.is_open
+
+    def test_breaker_is_shared_by_instances_of_the_same_source(self):
+        assert CircuitBreaker.for_source("t-shared") is SourceGuard("t-shared").breaker
+
+    def test_bad_input_does_not_trip_the_breaker(self):
+        guard = SourceGuard("t-input", fast_policy(breaker_failures=1))
+
+        def invalid():
+            raise SourceError("the question is empty")
+
+        guard.call(invalid)
+        assert not guard.breaker.is_open
+
+
+class TestCacheAndRateLimit:
+    def test_ttl_cache_serves_repeats_until_expiry(self):
+        calls = []
+
+        def work():
+            calls.append(1)
+            return [web_chunk()]
+
+        guard = SourceGuard("t-cache", fast_policy(cache_ttl_s=0.3))
+        guard.call(work, key="q1")
+        _, status = guard.call(work, key="q1")
+        assert status.from_cache and len(calls) == 1
+        guard.call(work, key="q2")
+        assert len(calls) == 2
+        time.sleep(0.35)
+        _, status = guard.call(work, key="q1")
+        assert not status.from_cache and len(calls) == 3
+
+    def test_failures_are_not_cached(self):
+        guard = SourceGuard("t-cache-fail", fast_policy(cache_ttl_s=60, retries=0))
+        guard.call(lambda: (_ for _ in ()).throw(ConnectionError("down")), key="q")
+        _, status = guard.call(lambda: [web_chunk()], key="q")
+        assert status.status is StatusKind.SUCCESS and not status.from_cache
+
+    def test_min_interval_spaces_calls_across_threads(self):
+        stamps = []
+        lock = threading.Lock()
+
+        def work():
+            with lock:
+                stamps.append(time.monotonic())
+            return []
+
+        guard = SourceGuard("t-rate", fast_policy(min_interval_s=0.15))
+        threads = [threading.Thread(target=guard.call, args=(work,)) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        stamps.sort()
+        assert stamps[1] - stamps[0] >= 0.14 and stamps[2] - stamps[1] >= 0.14
+
+
+class TestAsync:
+    async def test_coroutine_work_times_out(self):
+        async def slow():
+            await asyncio.sleep(3)
+
+        started = time.monotonic()
+        _, status = await SourceGuard("t-async-slow", fast_policy(timeout_s=0.2)).acall(slow)
+        assert time.monotonic() - started < 1.0
+        assert status.status is StatusKind.TIMEOUT
+
+    async def test_sync_work_runs_in_a_thread_concurrently(self):
+        def block():
+            time.sleep(0.3)
+            return [web_chunk()]
+
+        started = time.monotonic()
+        results = await asyncio.gather(
+            SourceGuard("t-async-a", fast_policy()).acall(block), SourceGuard("t-async-b", fast_policy()).acall(block)
+        )
+        assert time.monotonic() - started < 0.55
+        assert all(status.status is StatusKind.SUCCESS for _, status in results)
+
+    async def test_async_retry_then_success(self):
+        attempts = []
+
+        async def flaky():
+            attempts.append(1)
+            if len(attempts) == 1:
+                raise RetryableError("busy", retry_after=0.05)
+            return [web_chunk()]
+
+        _, status = await SourceGuard("t-async-flaky", fast_policy()).acall(flaky)
+        assert status.status is StatusKind.SUCCESS and status.attempts == 2
+
+
+class TestClassification:
+    def test_retry_after_forms(self):
+        assert parse_retry_after("2") == 2.0
+        assert parse_retry_after(None) is None
+        assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # a date in the past
+        assert parse_retry_after("soon") is None
+
+    @pytest.mark.parametrize(
+        "exc,kind,retryable",
+        [
+            (HTTPError(429), "rate_limited", True),
+            (HTTPError(500), "unavailable", True),
+            (HTTPError(401), "auth", False),
+            (HTTPError(404), "invalid", False),
+            (ConnectionRefusedError("refused"), "connection", True),
+            (ValueError("bad date"), "invalid", False),
+        ],
+    )
+    def test_kinds(self, exc, kind, retryable):
+        fault = classify_exception(exc)
+        assert (fault.kind, fault.retryable) == (kind, retryable)
+
+
+class TestTelemetry:
+    def test_calls_are_counted_with_latency(self):
+        guard = SourceGuard("t-telemetry", fast_policy(retries=0))
+        guard.call(lambda: [web_chunk()])
+        guard.call(lambda: (_ for _ in ()).throw(ConnectionError("x")))
+        stats = telemetry.snapshot()["t-telemetry"]
+        assert stats["calls"] == 2 and stats["successes"] == 1
+        assert stats["failures"] == {"connection": 1}
+        assert stats["p50_ms"] is not None and stats["p95_ms"] >= stats["p50_ms"]
