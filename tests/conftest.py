@@ -24,6 +24,15 @@ for _name in list(os.environ):
     }:
         del os.environ[_name]
 
+# Hosted services are never reached from tests: sources that are not pointed at a contract server fail fast here.
+os.environ["ARXIV_API_URL"] = "http://127.0.0.1:9/api/query"
+os.environ["ARXIV_MIN_INTERVAL_S"] = "0"
+os.environ["WIKIPEDIA_API_URL"] = "http://127.0.0.1:9/w/api.php"
+os.environ.pop("FIRECRAWL_API_KEY", None)
+os.environ.pop("FIRECRAWL_API_URL", None)
+os.environ.pop("ZEP_API_URL", None)
+os.environ.pop("NEO4J_URI", None)
+
 # One short, private data folder for the whole session (unix socket paths have a length limit).
 _SESSION_DIR = Path(tempfile.mkdtemp(prefix="ra-test-"))
 os.environ["RESEARCH_DATA_DIR"] = str(_SESSION_DIR / "data")

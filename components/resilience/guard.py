@@ -27,8 +27,25 @@ from components.resilience.telemetry import telemetry
 
 logger = logging.getLogger(__name__)
 
-# Sync work runs here so that a timeout can abandon it; threads are daemonic, so a hung call cannot block exit.
-_EXECUTOR = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="source")
+
+
+def _submit(work: Callable[[], Any]) -> concurrent.futures.Future:
+    """Run `work` in a daemon thread so a timeout can abandon it and a hung call never delays the process's exit.
+
+    (ThreadPoolExecutor workers are joined at interpreter exit, so an abandoned request would hold the CLI open.)
+    """
+    future: concurrent.futures.Future = concurrent.futures.Future()
+
+    def run() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(work())
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="source-call", daemon=True).start()
+    return future
 
 
 @dataclass(frozen=True)
@@ -378,7 +395,7 @@ class SourceGuard:
                     return self._on_fault(started, Fault("timeout", False, "rate limit"), attempt)
                 time.sleep(wait)
             remaining = deadline_at - time.monotonic()
-            future = _EXECUTOR.submit(_timeouts_as_faults(work))
+            future = _submit(_timeouts_as_faults(work))
             try:
                 result = future.result(timeout=max(remaining, 0.001))
                 return self._on_success(started, result, key, attempt)
@@ -424,7 +441,7 @@ class SourceGuard:
                     result = await asyncio.wait_for(_atimeouts_as_faults(work)(), timeout=remaining)
                 else:
                     result = await asyncio.wait_for(
-                        loop.run_in_executor(_EXECUTOR, _timeouts_as_faults(work)), timeout=remaining
+                        asyncio.wrap_future(_submit(_timeouts_as_faults(work)), loop=loop), timeout=remaining
                     )
                 return self._on_success(started, result, key, attempt)
             except (asyncio.TimeoutError, TimeoutError):
