@@ -7,8 +7,8 @@ server share one running server, which stops when the last of them exits.
 
 from __future__ import annotations
 
-import os
 import threading
+import warnings
 from pathlib import Path
 
 from haystack import logging
@@ -27,14 +27,11 @@ class DatabaseUnavailable(RuntimeError):
 
 
 def _start_embedded(folder: Path) -> str:
-    import pgserver
-
-    if not os.environ.get("XDG_RUNTIME_DIR"):
-        # pgserver keeps its cross-process lock there; a private folder avoids the shared /tmp fallback.
-        runtime = folder.parent / "run"
-        runtime.mkdir(parents=True, exist_ok=True, mode=0o700)
-        runtime.chmod(0o700)
-        os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+    # pgserver's cross-process lock lives in the user's runtime folder, so every process of the user (app, CLI,
+    # server) agrees on it; without XDG_RUNTIME_DIR platformdirs falls back to /tmp/runtime-<uid> and says so.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+        import pgserver
     folder.mkdir(parents=True, exist_ok=True)
     try:
         server = pgserver.get_server(folder, cleanup_mode="stop")

@@ -2,12 +2,17 @@
 
 One instance per (model, threads) per process, so the ingestion run, the research pipeline and the app do not load
 it twice. Vectors are L2-normalised, so a dot product is the cosine similarity.
+
+`embed_with_sentences` also returns in-context sentence vectors: the mean of the chunk's own token embeddings over
+each sentence's character span, from the same forward pass as the chunk vector. A sentence read inside its chunk
+knows what "it" and "the team" refer to, which a sentence embedded alone does not, and it costs no extra pass.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +56,8 @@ class EmbeddingModel:
         torch.set_num_threads(threads)
         self._model = SentenceTransformer(resolve_model_path(name), device="cpu", local_files_only=True)
         self._lock = threading.Lock()
+        self._query_lock = threading.Lock()
+        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self.dimension = int(self._model.get_embedding_dimension())
         self.max_tokens = int(self._model.max_seq_length)
         self.tokenizer = self._model.tokenizer
@@ -65,13 +72,113 @@ class EmbeddingModel:
             )
         return np.asarray(vectors, dtype=np.float32)
 
+    def embed_with_sentences(
+        self, texts: list[str], spans: list[list[tuple[int, int]]], batch_size: int = 32
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Chunk embeddings and in-context sentence embeddings of `texts`, from one forward pass per batch.
+
+        The chunk vector is the model's own mean pooling over all tokens, normalised (what `embed` returns, up to
+        float noise). For each `(start, end)` character span of `spans[i]`, the sentence vector is the normalised
+        mean of the tokens of `texts[i]` that lie inside the span. A span with no token inside the model's window
+        (the first `max_tokens` word pieces; the rest of a longer text is truncated, as in `embed`) gets no vector:
+        its row is dropped. `embed_with_sentence_spans` also says which spans were kept.
+
+        Usage:
+        ```python
+        model = get_embedding_model()
+        text = "The Eagles won. They scored late."
+        chunk_vectors, sentence_vectors = model.embed_with_sentences([text], [[(0, 15), (16, 33)]])
+        chunk_vectors.shape, sentence_vectors[0].shape  # (1, 384), (2, 384)
+        ```
+
+        :param texts: the chunk texts.
+        :param spans: per text, the character spans of its sentences (offsets into `texts[i]`).
+        :param batch_size: texts per forward pass.
+        :returns: `(chunk_vectors (len(texts), dimension), [sentence_vectors (kept spans, dimension) per text])`.
+        """
+        chunk_vectors, sentence_vectors, _ = self.embed_with_sentence_spans(texts, spans, batch_size)
+        return chunk_vectors, sentence_vectors
+
+    def embed_with_sentence_spans(
+        self, texts: list[str], spans: list[list[tuple[int, int]]], batch_size: int = 32
+    ) -> tuple[np.ndarray, list[np.ndarray], list[list[tuple[int, int]]]]:
+        """`embed_with_sentences` plus, per text, the spans that got a vector (row k of its vectors is span k)."""
+        import torch
+
+        if len(spans) != len(texts):
+            raise ValueError(f"{len(texts)} texts but {len(spans)} span lists; give one (possibly empty) per text")
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32), [], []
+        batch_size = max(1, int(batch_size))
+        transformer = self._model[0].auto_model
+        chunk_vectors: list[np.ndarray | None] = [None] * len(texts)
+        sentence_vectors: list[np.ndarray] = [np.zeros((0, self.dimension), dtype=np.float32)] * len(texts)
+        kept_spans: list[list[tuple[int, int]]] = [[] for _ in texts]
+        # Longest first, as sentence-transformers does: texts of similar length share a batch, so little padding.
+        order = sorted(range(len(texts)), key=lambda index: -len(texts[index]))
+        for first in range(0, len(order), batch_size):
+            members = order[first : first + batch_size]
+            batch = [texts[index] for index in members]
+            encoded = self.tokenizer(
+                batch,
+                padding=True,
+                truncation=True,
+                max_length=self.max_tokens,
+                return_offsets_mapping=True,
+                return_tensors="pt",
+            )
+            offsets = encoded.pop("offset_mapping").numpy()
+            with self._lock, torch.inference_mode():
+                hidden = transformer(**encoded).last_hidden_state.float().numpy()
+            live_tokens = encoded["attention_mask"].numpy().astype(bool)
+            for position, index in enumerate(members):
+                live = live_tokens[position]
+                starts, ends = offsets[position, :, 0], offsets[position, :, 1]
+                # Special and padding tokens have empty (0, 0) offsets: they belong to no sentence.
+                real = live & (ends > starts)
+                tokens = hidden[position]
+                chunk_vectors[index] = _normalised(tokens[live].mean(axis=0))
+                vectors: list[np.ndarray] = []
+                for start, end in spans[index]:
+                    inside = real & (starts >= int(start)) & (ends <= int(end))
+                    if inside.any():
+                        vectors.append(_normalised(tokens[inside].mean(axis=0)))
+                        kept_spans[index].append((int(start), int(end)))
+                if vectors:
+                    sentence_vectors[index] = np.stack(vectors)
+        return np.asarray(chunk_vectors, dtype=np.float32), sentence_vectors, kept_spans
+
     def embed_one(self, text: str) -> np.ndarray:
-        """The embedding of one text."""
-        return self.embed([text])[0]
+        """The embedding of one text (read-only), cached per text.
+
+        Every branch of a question embeds the same question: the cache makes that one forward pass, and spares
+        the pipeline from passing a 384-float list between components (Haystack deep-copies lists per element).
+        """
+        with self._query_lock:
+            vector = self._query_cache.get(text)
+            if vector is not None:
+                self._query_cache.move_to_end(text)
+                return vector
+            vector = self.embed([text])[0]
+            vector.setflags(write=False)
+            self._query_cache[text] = vector
+            while len(self._query_cache) > 2048:
+                self._query_cache.popitem(last=False)
+            return vector
+
+    def clear_query_cache(self) -> None:
+        """Forget cached query embeddings (benchmarks, so every question pays for its own forward pass)."""
+        with self._query_lock:
+            self._query_cache.clear()
 
     def count_tokens(self, text: str) -> int:
         """Word pieces in `text` (without the special tokens)."""
         return len(self.tokenizer.encode(text, add_special_tokens=False))
+
+
+def _normalised(vector: np.ndarray) -> np.ndarray:
+    norm = float(np.linalg.norm(vector))
+    return (vector / norm if norm > 0 else vector).astype(np.float32)
 
 
 def get_embedding_model(name: str | None = None, threads: int | None = None) -> EmbeddingModel:
@@ -84,6 +191,6 @@ def get_embedding_model(name: str | None = None, threads: int | None = None) -> 
     with _LOCK:
         model = _MODELS.get((name, threads))
         if model is None:
-            logger.info("Loading embedding model {name}", name=name)
+            logger.info("Loading embedding model {model}", model=name)
             model = _MODELS[(name, threads)] = EmbeddingModel(name, threads)
         return model

@@ -44,6 +44,21 @@ class ChunkRecord:
     text: str
     embedding: np.ndarray | None = None
     metadata: dict[str, Any] = field(default_factory=dict)  # page_number, section_title, char offsets, ...
+    # Evidence for ranking, optional (a backend may ignore them): sentence spans (offsets in `text`) with their
+    # in-context embeddings (row k belongs to span k), and the analyzer's term counts of the title and text.
+    sentence_spans: list[tuple[int, int]] = field(default_factory=list)
+    sentence_embeddings: np.ndarray | None = None
+    term_counts: dict[str, int] | None = None
+
+
+@dataclass(frozen=True)
+class TermStatistics:
+    """Collection statistics for BM25: how many chunks, their average length in terms, and each term's document
+    frequency (chunks holding it; terms the collection never saw are 0)."""
+
+    n_chunks: int
+    avg_terms: float
+    df: dict[str, int]
 
 
 @dataclass
@@ -87,6 +102,10 @@ class SearchFilters:
 
 class KnowledgeBaseUnavailable(RuntimeError):
     """The backend cannot be opened or reached; the message is one sentence saying what to do."""
+
+
+class KnowledgeBaseMismatch(KnowledgeBaseUnavailable):
+    """The collection exists with another embedding model or dimension; retrying will not help."""
 
 
 class KnowledgeBaseStore(ABC):
@@ -156,6 +175,30 @@ class KnowledgeBaseStore(ABC):
     def iter_chunks(self, batch_size: int = 1000):  # noqa: ANN201
         """Every (document, chunks-with-embeddings) pair, for copying between backends."""
         raise NotImplementedError(f"{self.backend} cannot list its chunks for copying yet")
+
+    def ensure_vector_index(self) -> bool:
+        """Build the vector index if the backend defers it until after bulk loads; True when it exists.
+
+        Ingestion calls this once after a run. Backends that index as they write have nothing to do.
+        """
+        return True
+
+    def sentence_similarities(
+        self, chunk_ids: list[str], query_embedding: np.ndarray
+    ) -> dict[str, list[tuple[int, int, float]]]:
+        """Per chunk id, `(start, end, cosine)` of each stored sentence (offsets in the chunk text) to the query.
+
+        One round trip for all candidates. Backends that store no sentence vectors return `{}`; the ranker then
+        falls back to the signals it can compute itself.
+        """
+        return {}
+
+    def term_statistics(self, terms: list[str]) -> TermStatistics | None:
+        """Chunk count, average chunk length in terms and the document frequency of `terms` (analyzer terms).
+
+        None when the backend keeps no term statistics; the ranker then uses the candidates' own statistics.
+        """
+        return None
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections and file locks."""

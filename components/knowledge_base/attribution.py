@@ -1,0 +1,201 @@
+"""What the knowledge-base components share: filter parsing, hit -> ContextChunk attribution, store access.
+
+Kept in one place so that search, document lookup and listing translate filters, errors and attribution the
+same way for every backend.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from components.contracts import ContextChunk, ScoreKind, SourceType
+from components.knowledge_base.store import (
+    ChunkHit,
+    ChunkRecord,
+    DocumentRecord,
+    KnowledgeBaseMismatch,
+    KnowledgeBaseStore,
+    KnowledgeBaseUnavailable,
+    SearchFilters,
+    cosine_to_relevance,
+)
+from components.resilience import RetryableError, SourceError
+
+FILTER_KEYS = ("doc_types", "date_from", "date_to", "document_ids")
+
+
+def clamp_int(value: Any, low: int, high: int, name: str) -> int:
+    """`value` as an int within [low, high]; a value that is not a number is a ValueError."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number, not {value!r}")
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, not {value!r}") from None
+    return min(high, max(low, number))
+
+
+def clamp_float(value: Any, low: float, high: float, name: str) -> float:
+    """`value` as a float within [low, high]; a value that is not a number is a ValueError."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number, not {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, not {value!r}") from None
+    if number != number:  # NaN
+        raise ValueError(f"{name} must be a number, not NaN")
+    return min(high, max(low, number))
+
+
+def _parse_date(value: Any, name: str) -> dt.date | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return dt.date.fromisoformat(text)
+        except ValueError:
+            pass
+        try:
+            return dt.datetime.fromisoformat(text).date()
+        except ValueError:
+            pass
+    raise SourceError(f"{name} must be a date as YYYY-MM-DD, not {value!r}")
+
+
+def _string_list(value: Any, name: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple, set)) or not all(isinstance(item, str) for item in value):
+        raise SourceError(f"{name} must be a list of strings")
+    return tuple(item.strip() for item in value if item.strip())
+
+
+def parse_filters(filters: dict | None, as_of: str | None = None) -> SearchFilters:
+    """The `SearchFilters` of a filters dict and an `as_of` date (which caps `date_to`).
+
+    Raises `SourceError` (a clear status, never a stack trace) for unknown keys, malformed dates and a
+    `date_from` after `date_to`.
+    """
+    if filters is None:
+        filters = {}
+    if not isinstance(filters, dict):
+        raise SourceError("filters must be a mapping with doc_types, date_from, date_to and document_ids")
+    unknown = sorted(str(key) for key in filters if key not in FILTER_KEYS)
+    if unknown:
+        raise SourceError(f"unknown filter {', '.join(unknown)}; use {', '.join(FILTER_KEYS)}")
+    date_from = _parse_date(filters.get("date_from"), "date_from")
+    date_to = _parse_date(filters.get("date_to"), "date_to")
+    if date_from and date_to and date_from > date_to:
+        raise SourceError(f"date_from {date_from.isoformat()} is after date_to {date_to.isoformat()}")
+    cap = _parse_date(as_of, "as_of")
+    if cap is not None and (date_to is None or cap < date_to):
+        date_to = cap
+    return SearchFilters(
+        doc_types=_string_list(filters.get("doc_types"), "doc_types"),
+        date_from=date_from,
+        date_to=date_to,
+        document_ids=_string_list(filters.get("document_ids"), "document_ids"),
+    )
+
+
+def open_store(collection: str | None) -> KnowledgeBaseStore:
+    """The process's store for `collection`, with failures turned into faults the guard understands."""
+    from components.knowledge_base.factory import open_knowledge_base
+
+    try:
+        return open_knowledge_base(None, collection)
+    except KnowledgeBaseMismatch as exc:
+        raise SourceError(str(exc)) from exc
+    except KnowledgeBaseUnavailable as exc:
+        raise RetryableError(str(exc), kind="connection") from exc
+
+
+def chunk_metadata(
+    document: DocumentRecord, chunk: ChunkRecord, total_chunks: int, store: KnowledgeBaseStore, score: float | None
+) -> dict[str, Any]:
+    """The knowledge-base metadata of one chunk (`KnowledgeBaseMetadata` plus what the chunk knows)."""
+    metadata: dict[str, Any] = {
+        "document_id": document.document_id,
+        "document_title": document.title,
+        "collection_name": store.collection,
+        "chunk_index": chunk.chunk_index,
+        "document_total_chunks": max(int(total_chunks), chunk.chunk_index + 1, 1),
+        "embedding_model": store.embedding_model,
+        "similarity_score": score,
+        "doc_type": document.doc_type,
+    }
+    for key in ("page_number", "section_title"):
+        if chunk.metadata.get(key) is not None:
+            metadata[key] = chunk.metadata[key]
+    return metadata
+
+
+def hit_to_chunk(
+    hit: ChunkHit,
+    store: KnowledgeBaseStore,
+    ranks: dict[str, int],
+    raw_score: float | None = None,
+    score_kind: ScoreKind | None = None,
+) -> ContextChunk:
+    """The `ContextChunk` of a search hit: full attribution, relevance from the cosine, the raw score kept."""
+    raw = hit.raw_score if raw_score is None else raw_score
+    document = hit.document
+    return ContextChunk(
+        id=hit.chunk.chunk_id,
+        source_type=SourceType.KB,
+        text=hit.chunk.text or " ",
+        semantic_relevance=cosine_to_relevance(hit.cosine),
+        source_id=document.document_id,
+        source_title=document.title,
+        source_url=document.url,
+        source_date=document.date,
+        raw_score=raw,
+        score_kind=score_kind or hit.score_kind,
+        ranks=dict(ranks),
+        metadata=chunk_metadata(document, hit.chunk, hit.total_chunks, store, raw),
+    )
+
+
+def record_to_chunk(
+    document: DocumentRecord, chunk: ChunkRecord, total: int, store: KnowledgeBaseStore
+) -> ContextChunk:
+    """A stored chunk shown outside a search (no relevance to any question)."""
+    return ContextChunk(
+        id=chunk.chunk_id,
+        source_type=SourceType.KB,
+        text=chunk.text or " ",
+        semantic_relevance=0.0,
+        source_id=document.document_id,
+        source_title=document.title,
+        source_url=document.url,
+        source_date=document.date,
+        metadata=chunk_metadata(document, chunk, total, store, None),
+    )
+
+
+def document_to_dict(document: DocumentRecord, chunk_count: int, include_text: bool = False) -> dict[str, Any]:
+    """A JSON-ready view of a document for lists and detail pages."""
+    data: dict[str, Any] = {
+        "document_id": document.document_id,
+        "title": document.title,
+        "source": document.source,
+        "doc_type": document.doc_type,
+        "content_hash": document.content_hash,
+        "url": document.url,
+        "date": document.date.isoformat() if document.date else None,
+        "ingested_at": document.ingested_at.isoformat() if document.ingested_at else None,
+        "metadata": dict(document.metadata or {}),
+        "chunk_count": int(chunk_count),
+    }
+    if include_text:
+        data["text"] = document.text
+    return data

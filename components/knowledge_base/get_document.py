@@ -1,0 +1,77 @@
+"""`GetDocument`: one knowledge-base document with its chunks, under the tool contract."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack import Document, component, default_from_dict, default_to_dict
+
+from components.contracts import SourceStatus, chunk_to_document
+from components.knowledge_base.attribution import clamp_float, document_to_dict, open_store, record_to_chunk
+from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
+
+
+@component
+class GetDocument:
+    """Fetches a document of the knowledge base by id: its fields and text, and its chunks in order.
+
+    Usage:
+    ```python
+    get = GetDocument()
+    result = get.run(document_id="3f2a...")
+    result["document"]["title"], len(result["chunks"]), result["status"].status
+    ```
+    """
+
+    def __init__(
+        self, collection: str | None = None, source_name: str = "kb_document", timeout_s: float | None = None
+    ) -> None:
+        if collection is not None and (not isinstance(collection, str) or not collection.strip()):
+            raise ValueError("collection must be a non-empty name, or None for the settings' collection")
+        if not isinstance(source_name, str) or not source_name.strip():
+            raise ValueError("source_name must be a non-empty name")
+        if timeout_s is not None:
+            timeout_s = clamp_float(timeout_s, 0.0, 120.0, "timeout_s")
+            if timeout_s <= 0:
+                raise ValueError("timeout_s must be positive, or None for the settings' tool timeout")
+        self.collection = collection
+        self.source_name = source_name
+        self.timeout_s = timeout_s
+
+    @component.output_types(document=dict | None, chunks=list[Document], status=SourceStatus)
+    def run(self, document_id: str) -> dict[str, Any]:
+        """Fetch `document_id`.
+
+        :returns: `document`: the document's fields, text and `chunk_count` (None when absent);
+            `chunks`: its chunks as Documents in order; `status`: the `SourceStatus` (error when not found).
+        """
+        found: dict[str, Any] = {}
+
+        def work() -> SourceResult:
+            key = document_id.strip() if isinstance(document_id, str) else ""
+            if not key:
+                raise SourceError("the document id is empty")
+            store = open_store(self.collection)
+            stored = store.get_document(key)
+            if stored is None:
+                raise SourceError(f"no document with id {key!r} in the knowledge base {store.collection!r}")
+            document, chunks = stored
+            found["document"] = document_to_dict(document, len(chunks), include_text=True)
+            return SourceResult(chunks=[record_to_chunk(document, chunk, len(chunks), store) for chunk in chunks])
+
+        policy = ResiliencePolicy.from_settings(timeout_s=self.timeout_s)
+        result, status = SourceGuard(self.source_name, policy).call(work)
+        return {
+            "document": found.get("document") if status.ok else None,
+            "chunks": [chunk_to_document(chunk) for chunk in result.chunks],
+            "status": status,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """Serialise to a dict."""
+        return default_to_dict(self, collection=self.collection, source_name=self.source_name, timeout_s=self.timeout_s)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GetDocument:
+        """Deserialise from a dict."""
+        return default_from_dict(cls, data)

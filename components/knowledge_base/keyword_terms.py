@@ -1,0 +1,65 @@
+"""Keyword terms for the vector engines: one tokeniser, one stop-word list, and BM25-style sparse vectors.
+
+Milvus tokenises with its built-in BM25 function (the same stop words are passed to its analyzer). Qdrant has no
+BM25 of its own, and the usual sparse models (SPLADE, fastembed's BM25) download files, so chunks are turned into
+sparse vectors here, offline: each term's index is a stable 31-bit hash and its value is BM25's saturated term
+frequency with length normalisation; the collection is created with Qdrant's IDF modifier, so Qdrant multiplies
+in the inverse document frequency from its own statistics at query time. A query vector holds each of its
+distinct terms with weight 1, so the score is the classic BM25 sum over the query terms.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections import Counter
+
+# A short English stop-word list: frequent function words that carry no topic (kept in sync with Milvus's analyzer).
+# fmt: off
+ENGLISH_STOP_WORDS: tuple[str, ...] = (
+    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be",
+    "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do",
+    "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he",
+    "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its",
+    "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once",
+    "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some",
+    "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this",
+    "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where",
+    "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves",
+)
+# fmt: on
+_STOP = frozenset(ENGLISH_STOP_WORDS)
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+# BM25's usual constants; the average chunk length is fixed because chunks are cut to a similar size.
+BM25_K1 = 1.2
+BM25_B = 0.75
+AVERAGE_TERMS = 100.0
+
+
+def terms(text: str) -> list[str]:
+    """The keyword terms of `text`: lower-cased words without stop words (the same rule as Milvus's analyzer)."""
+    return [word for word in _WORD.findall((text or "").lower()) if word not in _STOP]
+
+
+def term_index(term: str) -> int:
+    """The sparse-vector index of a term: a stable hash, the same in every process and on every machine."""
+    return zlib.crc32(term.encode("utf-8")) & 0x7FFFFFFF
+
+
+def document_sparse_vector(text: str) -> tuple[list[int], list[float]]:
+    """Indices and BM25 term-frequency weights of a chunk's text (IDF is applied by Qdrant)."""
+    counts = Counter(term_index(term) for term in terms(text))
+    if not counts:
+        return [], []
+    length = sum(counts.values())
+    norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / AVERAGE_TERMS)
+    indices = sorted(counts)
+    values = [counts[index] * (BM25_K1 + 1.0) / (counts[index] + norm) for index in indices]
+    return indices, values
+
+
+def query_sparse_vector(text: str) -> tuple[list[int], list[float]]:
+    """Indices and weights of a query: each distinct term once, weight 1."""
+    indices = sorted({term_index(term) for term in terms(text)})
+    return indices, [1.0] * len(indices)

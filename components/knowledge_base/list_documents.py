@@ -1,0 +1,95 @@
+"""`ListDocuments`: a page of the knowledge base's documents with chunk counts, under the tool contract."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack import component, default_from_dict, default_to_dict
+
+from components.contracts import SourceStatus
+from components.knowledge_base.attribution import (
+    clamp_float,
+    clamp_int,
+    document_to_dict,
+    open_store,
+    parse_filters,
+)
+from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
+
+
+@component
+class ListDocuments:
+    """Lists the knowledge base's documents, newest first, with how many chunks each has.
+
+    `search` matches a substring of the title or source; `filters` are those of `KnowledgeBaseSearch`
+    (`doc_types`, `date_from`, `date_to`, `document_ids`).
+
+    Usage:
+    ```python
+    listing = ListDocuments()
+    page = listing.run(limit=20, offset=0, search="annual report")
+    page["total"], [d["title"] for d in page["documents"]]
+    ```
+    """
+
+    def __init__(
+        self, collection: str | None = None, source_name: str = "kb_documents", timeout_s: float | None = None
+    ) -> None:
+        if collection is not None and (not isinstance(collection, str) or not collection.strip()):
+            raise ValueError("collection must be a non-empty name, or None for the settings' collection")
+        if not isinstance(source_name, str) or not source_name.strip():
+            raise ValueError("source_name must be a non-empty name")
+        if timeout_s is not None:
+            timeout_s = clamp_float(timeout_s, 0.0, 120.0, "timeout_s")
+            if timeout_s <= 0:
+                raise ValueError("timeout_s must be positive, or None for the settings' tool timeout")
+        self.collection = collection
+        self.source_name = source_name
+        self.timeout_s = timeout_s
+
+    @component.output_types(documents=list[dict], total=int, status=SourceStatus)
+    def run(
+        self, limit: int = 20, offset: int = 0, search: str | None = None, filters: dict | None = None
+    ) -> dict[str, Any]:
+        """List one page of documents.
+
+        :param limit: documents per page (clamped 1-100).
+        :param offset: documents to skip (at least 0).
+        :param search: a substring of the title or source, or None for all.
+        :param filters: `doc_types`, `date_from`, `date_to` (YYYY-MM-DD, inclusive), `document_ids`.
+        :returns: `documents`: the page (each with `chunk_count`); `total`: how many match in all;
+            `status`: the `SourceStatus`.
+        """
+        page: dict[str, Any] = {"documents": [], "total": 0}
+
+        def work() -> SourceResult:
+            try:
+                size = clamp_int(limit, 1, 100, "limit")
+                skip = clamp_int(offset, 0, 2**31 - 1, "offset")
+            except ValueError as exc:
+                raise SourceError(str(exc)) from exc
+            if search is not None and not isinstance(search, str):
+                raise SourceError("search must be text")
+            if search is not None and len(search) > 2000:
+                raise SourceError("the search text is longer than 2,000 characters")
+            search_filters = parse_filters(filters)
+            store = open_store(self.collection)
+            summaries, total = store.list_documents(size, skip, search, search_filters)
+            page["documents"] = [document_to_dict(item.document, item.chunk_count) for item in summaries]
+            page["total"] = total
+            return SourceResult(total_found=total)
+
+        policy = ResiliencePolicy.from_settings(timeout_s=self.timeout_s)
+        _, status = SourceGuard(self.source_name, policy).call(work)
+        if not status.ok:
+            return {"documents": [], "total": 0, "status": status}
+        return {"documents": page["documents"], "total": page["total"], "status": status}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Serialise to a dict."""
+        return default_to_dict(self, collection=self.collection, source_name=self.source_name, timeout_s=self.timeout_s)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ListDocuments:
+        """Deserialise from a dict."""
+        return default_from_dict(cls, data)

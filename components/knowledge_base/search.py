@@ -1,0 +1,269 @@
+"""`KnowledgeBaseSearch`: dense, keyword or hybrid search of the knowledge base, under the tool contract."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from haystack import Document, component, default_from_dict, default_to_dict, logging
+
+from components.contracts import ContextChunk, ScoreKind, SourceStatus, chunk_to_document
+from components.embedding import EmbeddingModel, get_embedding_model
+from components.knowledge_base.attribution import clamp_float, clamp_int, hit_to_chunk, open_store, parse_filters
+from components.knowledge_base.store import ChunkHit, SearchFilters, cosine_to_relevance
+from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
+from components.resilience.guard import cache_key
+
+logger = logging.getLogger(__name__)
+
+MODES = ("dense", "keyword", "hybrid")
+MAX_QUERY_CHARS = 2000
+RRF_K = 60
+_SELECTING_SOURCES = {"kb", "auto"}
+
+
+@component
+class KnowledgeBaseSearch:
+    """Finds the knowledge-base chunks that answer a question, with full attribution and uniform relevance.
+
+    `dense` orders by cosine similarity to the query embedding, `keyword` by full-text rank over the question's
+    terms (any of them), `hybrid` fuses both by weighted reciprocal rank fusion (k=60; keyword weight
+    `text_weight`). Every chunk's `semantic_relevance` is its cosine similarity to the query, whatever the mode.
+    The search never raises: problems come back in `status`.
+
+    Usage:
+    ```python
+    search = KnowledgeBaseSearch(mode="hybrid", limit=5)
+    search.warm_up()
+    result = search.run(query="How does HNSW indexing work?", filters={"doc_types": ["pdf"]})
+    result["documents"], result["status"].status
+    ```
+    """
+
+    def __init__(
+        self,
+        mode: str = "dense",
+        collection: str | None = None,
+        limit: int = 10,
+        min_relevance: float = 0.0,
+        text_weight: float = 0.5,
+        source_name: str | None = None,
+        timeout_s: float | None = None,
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        if collection is not None and (not isinstance(collection, str) or not collection.strip()):
+            raise ValueError("collection must be a non-empty name, or None for the settings' collection")
+        if source_name is not None and (not isinstance(source_name, str) or not source_name.strip()):
+            raise ValueError("source_name must be a non-empty name, or None for kb_<mode>")
+        if timeout_s is not None:
+            timeout_s = clamp_float(timeout_s, 0.0, 120.0, "timeout_s")
+            if timeout_s <= 0:
+                raise ValueError("timeout_s must be positive, or None for the settings' tool timeout")
+        self.mode = mode
+        self.collection = collection
+        # The tool contract clamps silently.
+        self.limit = clamp_int(limit, 1, 50, "limit")
+        self.min_relevance = clamp_float(min_relevance, 0.0, 1.0, "min_relevance")
+        self.text_weight = clamp_float(text_weight, 0.0, 1.0, "text_weight")
+        self.source_name = source_name or f"kb_{mode}"
+        self.timeout_s = timeout_s
+        self._model: EmbeddingModel | None = None
+
+    def warm_up(self) -> None:
+        """Load the embedding model (shared per process) for questions that arrive without an embedding."""
+        if self._model is None:
+            self._model = get_embedding_model()
+
+    # -- the work -----------------------------------------------------------------------------------------------
+
+    def _plan(
+        self,
+        query: str,
+        query_embedding: list[float] | None,
+        limit: int | None,
+        min_relevance: float | None,
+        text_weight: float | None,
+        filters: dict | None,
+        as_of: str | None,
+    ) -> tuple[Any, str | None]:
+        """The guarded work for one question and its cache key; input problems surface inside the work."""
+        try:
+            limit_n = self.limit if limit is None else clamp_int(limit, 1, 50, "limit")
+            floor = (
+                self.min_relevance if min_relevance is None else clamp_float(min_relevance, 0.0, 1.0, "min_relevance")
+            )
+            weight = self.text_weight if text_weight is None else clamp_float(text_weight, 0.0, 1.0, "text_weight")
+        except ValueError as exc:
+            message = str(exc)
+
+            def refuse() -> SourceResult:
+                raise SourceError(message)
+
+            return refuse, None
+        text = query.strip() if isinstance(query, str) else ""
+        key = cache_key(self.source_name, self.mode, self.collection, text, limit_n, floor, weight, filters, as_of)
+
+        def work() -> SourceResult:
+            if not text:
+                raise SourceError("the question is empty")
+            if len(text) > MAX_QUERY_CHARS:
+                raise SourceError(f"the question is longer than {MAX_QUERY_CHARS:,} characters")
+            search_filters = parse_filters(filters, as_of)
+            store = open_store(self.collection)
+            embedding = self._embedding(text, query_embedding)
+            chunks = self._search(store, text, embedding, limit_n, floor, weight, search_filters)
+            return SourceResult(chunks=chunks, total_found=len(chunks))
+
+        return work, key
+
+    def _embedding(self, text: str, query_embedding: list[float] | None) -> np.ndarray:
+        if query_embedding is not None and len(query_embedding) > 0:
+            return np.asarray(query_embedding, dtype=np.float32)
+        self.warm_up()
+        assert self._model is not None
+        return self._model.embed_one(text)
+
+    def _search(
+        self,
+        store: Any,
+        text: str,
+        embedding: np.ndarray,
+        limit: int,
+        floor: float,
+        weight: float,
+        filters: SearchFilters,
+    ) -> list[ContextChunk]:
+        if self.mode == "dense":
+            hits = store.dense_search(embedding, limit, filters)
+            return self._ranked(store, hits, floor)
+        if self.mode == "keyword":
+            hits = store.keyword_search(text, limit, filters, query_embedding=embedding)
+            return self._ranked(store, hits, floor)
+        # Hybrid: fuse deeper lists than asked for, so a chunk second-best in both can still win.
+        depth = min(100, max(2 * limit, 20))
+        dense = store.dense_search(embedding, depth, filters)
+        keyword = store.keyword_search(text, depth, filters, query_embedding=embedding)
+        return self._fused(store, dense, keyword, limit, floor, weight)
+
+    def _ranked(self, store: Any, hits: list[ChunkHit], floor: float) -> list[ContextChunk]:
+        chunks = []
+        for hit in hits:
+            if cosine_to_relevance(hit.cosine) < floor:
+                continue
+            chunks.append(hit_to_chunk(hit, store, {self.source_name: len(chunks) + 1}))
+        return chunks
+
+    def _fused(
+        self, store: Any, dense: list[ChunkHit], keyword: list[ChunkHit], limit: int, floor: float, weight: float
+    ) -> list[ContextChunk]:
+        scores: dict[str, float] = {}
+        best: dict[str, ChunkHit] = {}
+        ranks: dict[str, dict[str, int]] = {}
+        for name, hits, list_weight in (("dense", dense, 1.0 - weight), ("keyword", keyword, weight)):
+            for rank, hit in enumerate(hits, start=1):
+                chunk_id = hit.chunk.chunk_id
+                scores[chunk_id] = scores.get(chunk_id, 0.0) + list_weight / (RRF_K + rank)
+                best.setdefault(chunk_id, hit)
+                ranks.setdefault(chunk_id, {})[f"{self.source_name}_{name}"] = rank
+        order = sorted(scores, key=lambda chunk_id: (-scores[chunk_id], chunk_id))
+        chunks: list[ContextChunk] = []
+        for chunk_id in order:
+            hit = best[chunk_id]
+            if cosine_to_relevance(hit.cosine) < floor:
+                continue
+            chunk_ranks = {self.source_name: len(chunks) + 1, **ranks[chunk_id]}
+            chunks.append(hit_to_chunk(hit, store, chunk_ranks, raw_score=scores[chunk_id], score_kind=ScoreKind.RRF))
+            if len(chunks) == limit:
+                break
+        return chunks
+
+    # -- the sockets --------------------------------------------------------------------------------------------
+
+    def _skip(self, sources: list[str] | None) -> dict[str, Any] | None:
+        if sources is None:
+            return None
+        chosen = {str(source).strip().lower() for source in sources}
+        if chosen & _SELECTING_SOURCES:
+            return None
+        return {
+            "documents": [],
+            "status": SourceStatus.skipped(self.source_name, "the knowledge base was not selected"),
+        }
+
+    def _guard(self) -> SourceGuard:
+        return SourceGuard(self.source_name, ResiliencePolicy.from_settings(timeout_s=self.timeout_s))
+
+    @staticmethod
+    def _output(result: SourceResult, status: SourceStatus) -> dict[str, Any]:
+        return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
+
+    @component.output_types(documents=list[Document], status=SourceStatus)
+    def run(
+        self,
+        query: str,
+        query_embedding: list[float] | None = None,
+        limit: int | None = None,
+        min_relevance: float | None = None,
+        text_weight: float | None = None,
+        filters: dict | None = None,
+        as_of: str | None = None,
+        sources: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """Search the knowledge base for `query`.
+
+        :param query: the analyst's question (1-2,000 characters).
+        :param query_embedding: the question's embedding; computed here when absent.
+        :param limit: chunks to return (clamped 1-50); default the component's.
+        :param min_relevance: drop chunks whose semantic relevance is below this (clamped 0-1).
+        :param text_weight: keyword weight in hybrid fusion (clamped 0-1); dense gets the rest.
+        :param filters: `doc_types`, `date_from`, `date_to` (YYYY-MM-DD, inclusive), `document_ids`.
+        :param as_of: a YYYY-MM-DD date; only documents dated on or before it are searched.
+        :param sources: the sources selected for this question; without "kb" or "auto" nothing runs.
+        :returns: `documents`: the chunks as Documents (meta per `ContextChunk`), best first;
+            `status`: this source's `SourceStatus`.
+        """
+        skipped = self._skip(sources)
+        if skipped is not None:
+            return skipped
+        work, key = self._plan(query, query_embedding, limit, min_relevance, text_weight, filters, as_of)
+        result, status = self._guard().call(work, key=key)
+        return self._output(result, status)
+
+    @component.output_types(documents=list[Document], status=SourceStatus)
+    async def run_async(
+        self,
+        query: str,
+        query_embedding: list[float] | None = None,
+        limit: int | None = None,
+        min_relevance: float | None = None,
+        text_weight: float | None = None,
+        filters: dict | None = None,
+        as_of: str | None = None,
+        sources: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """`run` for `Pipeline.run_async`: same parameters and outputs; the search runs in a worker thread."""
+        skipped = self._skip(sources)
+        if skipped is not None:
+            return skipped
+        work, key = self._plan(query, query_embedding, limit, min_relevance, text_weight, filters, as_of)
+        result, status = await self._guard().acall(work, key=key)
+        return self._output(result, status)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Serialise to a dict."""
+        return default_to_dict(
+            self,
+            mode=self.mode,
+            collection=self.collection,
+            limit=self.limit,
+            min_relevance=self.min_relevance,
+            text_weight=self.text_weight,
+            source_name=self.source_name,
+            timeout_s=self.timeout_s,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> KnowledgeBaseSearch:
+        """Deserialise from a dict."""
+        return default_from_dict(cls, data)

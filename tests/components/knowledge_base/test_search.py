@@ -1,0 +1,123 @@
+"""`KnowledgeBaseSearch`: construction, serialisation, the tool contract's clamps and statuses, and a real pipeline."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from haystack import Pipeline
+
+from components.contracts import StatusKind
+from components.knowledge_base.search import KnowledgeBaseSearch
+from tests.components.knowledge_base.conftest import closed_port, environment
+from tests.components.knowledge_base.test_conformance import build_corpus
+
+
+class TestKnowledgeBaseSearch:
+    def test_init_defaults(self):
+        search = KnowledgeBaseSearch()
+        assert (search.mode, search.collection, search.limit) == ("dense", None, 10)
+        assert (search.min_relevance, search.text_weight, search.source_name, search.timeout_s) == (
+            0.0,
+            0.5,
+            "kb_dense",
+            None,
+        )
+        assert KnowledgeBaseSearch(mode="hybrid").source_name == "kb_hybrid"
+        assert KnowledgeBaseSearch(mode="keyword", source_name="kb_text").source_name == "kb_text"
+
+    def test_init_refuses_what_it_cannot_use(self):
+        with pytest.raises(ValueError, match="mode must be one of dense, keyword, hybrid"):
+            KnowledgeBaseSearch(mode="sparse")
+        with pytest.raises(ValueError, match="collection"):
+            KnowledgeBaseSearch(collection="  ")
+        with pytest.raises(ValueError, match="timeout_s must be positive"):
+            KnowledgeBaseSearch(timeout_s=0)
+        with pytest.raises(ValueError, match="limit must be a number"):
+            KnowledgeBaseSearch(limit="ten")  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="source_name"):
+            KnowledgeBaseSearch(source_name="")
+
+    def test_init_clamps_silently(self):
+        search = KnowledgeBaseSearch(limit=0, min_relevance=3, text_weight=-1)
+        assert (search.limit, search.min_relevance, search.text_weight) == (1, 1.0, 0.0)
+        search = KnowledgeBaseSearch(limit=99, min_relevance=-0.5, text_weight=2)
+        assert (search.limit, search.min_relevance, search.text_weight) == (50, 0.0, 1.0)
+
+    def test_to_dict(self):
+        search = KnowledgeBaseSearch(
+            mode="hybrid", collection="papers", limit=7, min_relevance=0.2, text_weight=0.3, timeout_s=3
+        )
+        assert search.to_dict() == {
+            "type": "components.knowledge_base.search.KnowledgeBaseSearch",
+            "init_parameters": {
+                "mode": "hybrid",
+                "collection": "papers",
+                "limit": 7,
+                "min_relevance": 0.2,
+                "text_weight": 0.3,
+                "source_name": "kb_hybrid",
+                "timeout_s": 3.0,
+            },
+        }
+
+    def test_from_dict_round_trip(self):
+        search = KnowledgeBaseSearch(mode="keyword", collection="papers", limit=3, source_name="kb_text")
+        again = KnowledgeBaseSearch.from_dict(search.to_dict())
+        assert again.to_dict() == search.to_dict() and again.source_name == "kb_text"
+
+    def test_not_selected_is_skipped_without_touching_the_store(self):
+        result = KnowledgeBaseSearch(collection="never_opened").run(query="anything", sources=["web"])
+        assert result["documents"] == []
+        assert result["status"].status is StatusKind.SKIPPED and result["status"].source == "kb_dense"
+        assert KnowledgeBaseSearch().run(query="anything", sources=[])["status"].status is StatusKind.SKIPPED
+
+    @pytest.mark.parametrize(
+        ("kwargs", "message"),
+        [
+            ({"query": ""}, "the question is empty"),
+            ({"query": " \n "}, "the question is empty"),
+            ({"query": "q" * 2001}, "longer than 2,000 characters"),
+            ({"query": "q", "filters": {"date_to": "31/12/2024"}}, "date_to must be a date as YYYY-MM-DD"),
+            ({"query": "q", "filters": {"authors": ["x"]}}, "unknown filter authors"),
+            ({"query": "q", "filters": {"doc_types": [1, 2]}}, "doc_types must be a list of strings"),
+            ({"query": "q", "filters": "pdf only"}, "filters must be a mapping"),
+            ({"query": "q", "as_of": "soon"}, "as_of must be a date"),
+            ({"query": "q", "text_weight": "heavy"}, "text_weight must be a number"),
+        ],
+    )
+    def test_bad_input_is_an_error_status(self, kwargs, message):
+        result = KnowledgeBaseSearch(mode="hybrid", collection="never_opened").run(**kwargs)
+        assert result["documents"] == []
+        status = result["status"]
+        assert status.status is StatusKind.ERROR and message in status.message and "Traceback" not in status.message
+
+    @pytest.mark.integration
+    def test_unreachable_database_is_an_error_status(self):
+        url = f"postgresql://kb@127.0.0.1:{closed_port()}/kb?connect_timeout=2"
+        with environment({"KB_BACKEND": "pgvector", "DATABASE_URL": url, "TOOL_RETRIES": "0"}):
+            result = KnowledgeBaseSearch(collection="kb_down").run(query="tea", query_embedding=[0.1] * 384)
+        assert result["documents"] == []
+        assert result["status"].status is StatusKind.ERROR and "Cannot connect" in result["status"].message
+
+    @pytest.mark.integration
+    async def test_branches_run_concurrently_in_a_pipeline(self, database_url, embedding_model):
+        from components.knowledge_base.factory import open_knowledge_base
+
+        collection = f"t_{uuid.uuid4().hex[:10]}"
+        store = open_knowledge_base(collection=collection)
+        for document, chunks in build_corpus(embedding_model):
+            store.upsert_document(document, chunks)
+        pipeline = Pipeline()
+        pipeline.add_component("dense", KnowledgeBaseSearch(mode="dense", collection=collection, limit=3))
+        pipeline.add_component("keyword", KnowledgeBaseSearch(mode="keyword", collection=collection, limit=3))
+        query = "How is a sourdough starter made?"
+        embedding = embedding_model.embed_one(query).tolist()
+        inputs = {"query": query, "query_embedding": embedding, "sources": ["kb", "web"]}
+        result = await pipeline.run_async({"dense": inputs, "keyword": inputs})
+        assert result["dense"]["documents"][0].id == "sourdough-0"
+        assert result["keyword"]["documents"][0].meta["document_id"] == "sourdough"
+        assert {result[name]["status"].source for name in ("dense", "keyword")} == {"kb_dense", "kb_keyword"}
+        # The pipeline serialises and loads back with the same components.
+        again = Pipeline.loads(pipeline.dumps(), allowed_modules=["components.knowledge_base.search"])
+        assert again.get_component("keyword").to_dict() == pipeline.get_component("keyword").to_dict()
