@@ -1,0 +1,68 @@
+"""Turning the bytes of a file into a `ConvertedDocument`, one module per format.
+
+`convert_bytes(data, filename)` picks the format by suffix (or `doc_type`); every failure is a `ConversionError`
+whose message is one sentence an analyst can act on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ingest.formats.common import ConversionError
+from ingest.structure import ConvertedDocument
+
+SUFFIX_TYPES = {
+    ".txt": "txt",
+    ".text": "txt",
+    ".md": "md",
+    ".markdown": "md",
+    ".html": "html",
+    ".htm": "html",
+    ".pdf": "pdf",
+    ".docx": "docx",
+}
+SUPPORTED_SUFFIXES = frozenset(SUFFIX_TYPES)
+
+
+def doc_type_for(filename: str) -> str | None:
+    """The document type of a file name by its suffix, or None when the format is not supported."""
+    return SUFFIX_TYPES.get(Path(filename).suffix.lower())
+
+
+def convert_bytes(data: bytes, filename: str, doc_type: str | None = None) -> ConvertedDocument:
+    """Convert one file's bytes; `doc_type` overrides the suffix (txt, md, html, pdf, docx, web, arxiv)."""
+    doc_type = doc_type or doc_type_for(filename)
+    if doc_type is None:
+        supported = ", ".join(sorted(SUPPORTED_SUFFIXES))
+        raise ConversionError(f"{Path(filename).suffix or 'files without a suffix'} is not supported ({supported}).")
+    if not data.strip():
+        raise ConversionError("the file is empty.")
+    if doc_type in ("txt", "arxiv"):
+        from ingest.formats.text import convert_text
+
+        converted = convert_text(data, filename)
+    elif doc_type in ("md", "web"):
+        from ingest.formats.markdown import convert_markdown
+
+        converted = convert_markdown(data, filename)
+    elif doc_type == "html":
+        from ingest.formats.html import convert_html
+
+        converted = convert_html(data, filename)
+    elif doc_type == "pdf":
+        from ingest.formats.pdf import convert_pdf
+
+        converted = convert_pdf(data, filename)
+    elif doc_type == "docx":
+        from ingest.formats.docx import convert_docx
+
+        converted = convert_docx(data, filename)
+    else:
+        raise ConversionError(f"document type {doc_type!r} is not one of txt, md, html, pdf, docx, web, arxiv.")
+    if converted.empty:
+        raise ConversionError("no text could be extracted from it.")
+    converted.doc_type = doc_type
+    return converted
+
+
+__all__ = ["SUPPORTED_SUFFIXES", "ConversionError", "convert_bytes", "doc_type_for"]

@@ -1,0 +1,38 @@
+"""Plain text: paragraphs separated by blank lines; a short first line is the title, and `Date:` / `Source:`
+lines at the top give the date and URL, as in most plain-text notes."""
+
+from __future__ import annotations
+
+import re
+
+from ingest.formats.common import decode_text, parse_date, title_from_filename
+from ingest.structure import ConvertedDocument, TextBuilder, paragraphs
+
+_FIELD = re.compile(r"^(date|published|updated|source|url)\s*:\s*(\S.*)$", re.IGNORECASE)
+
+
+def convert_text(data: bytes, filename: str) -> ConvertedDocument:
+    """Convert a .txt file; pages separated by form feeds keep their page numbers."""
+    text = decode_text(data)
+    pages = text.split("\f")
+    builder = TextBuilder()
+    fields: dict[str, str] = {}
+    for page_number, page in enumerate(pages, start=1):
+        for position, paragraph in enumerate(paragraphs(page)):
+            lines = [_FIELD.match(line.strip()) for line in paragraph.split("\n")]
+            if page_number == 1 and position < 4 and all(lines):
+                for match in lines:
+                    fields.setdefault(match.group(1).lower(), match.group(2).strip())  # type: ignore[union-attr]
+                continue
+            builder.paragraph(paragraph, page_number if len(pages) > 1 else None)
+    first = builder.blocks[0] if builder.blocks else None
+    first_text = builder.text[first.start : first.end] if first else ""
+    title = first_text if first and len(first_text) <= 120 and not first_text.endswith((".", "?", "!")) else ""
+    date = parse_date(fields.get("date") or fields.get("published") or fields.get("updated"))
+    url = fields.get("source") or fields.get("url")
+    return builder.build(
+        "txt",
+        title=title or title_from_filename(filename),
+        date=date,
+        url=url if url and url.startswith(("http://", "https://")) else None,
+    )

@@ -1,0 +1,31 @@
+"""What else happens when a document is written or deleted, inside the knowledge base's own transaction.
+
+The knowledge-graph extraction plugs in here: a hook sees each document with its chunks as they are written,
+and each deletion, on the same database connection (pgvector), so a document, its chunks and its graph facts
+change together or not at all. Backends without a shared database call the hooks afterwards with `None`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from components.knowledge_base.store import ChunkRecord, DocumentRecord
+
+
+@runtime_checkable
+class IngestHook(Protocol):
+    """Something that runs with every document written and every document deleted."""
+
+    def on_document(self, connection: Any, document: DocumentRecord, chunks: list[ChunkRecord]) -> None:
+        """`document` (with its full text) and its embedded chunks are being written on `connection`."""
+
+    def on_delete(self, connection: Any, document_id: str) -> None:
+        """The document `document_id` is being deleted on `connection`."""
+
+
+def default_hooks(collection: str | None = None) -> list[IngestHook]:
+    """The hooks every ingestion runs unless told otherwise: the knowledge graph's extraction (for `collection`,
+    default the settings' collection)."""
+    from components.graph.ingest_hook import GraphIngestHook
+
+    return [GraphIngestHook(collection=collection)]

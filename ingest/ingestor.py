@@ -1,0 +1,482 @@
+"""`Ingestor`: the one ingestion service. The CLI, the app and the HTTP server all call it.
+
+Files, uploads and texts become documents with token-sized chunks, embedded in full batches and written to the
+knowledge base together with whatever the hooks add (the knowledge graph). Three stages overlap: a reader thread
+hashes, converts and splits; the calling thread embeds (the slow part, kept busy); a writer thread writes each
+document in its own transaction. The content hash decides what happens: unchanged -> skipped, changed ->
+replaced, new -> added.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from haystack import logging
+
+from components.knowledge_base.store import ChunkRecord, DocumentRecord, KnowledgeBaseStore
+from ingest.formats import SUPPORTED_SUFFIXES, ConversionError, convert_bytes, doc_type_for
+from ingest.formats.common import json_safe
+from ingest.hooks import IngestHook, default_hooks
+from ingest.report import IngestProgress, IngestReport
+from ingest.splitter import TextChunk, TokenSplitter
+
+logger = logging.getLogger(__name__)
+
+_DONE = object()
+
+
+@dataclass
+class IngestItem:
+    """One thing to ingest: where it came from (`source`, which decides the document id) and its content.
+
+    Files are read lazily from `path`; uploads, texts, web pages and papers carry `data`. `title`, `date` and `url`
+    override what the converter finds; `metadata` is stored with the document (arXiv authors, web domain, ...).
+    """
+
+    source: str
+    filename: str
+    data: bytes | None = None
+    path: Path | None = None
+    doc_type: str | None = None
+    title: str | None = None
+    date: dt.date | None = None
+    url: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def read(self) -> bytes:
+        if self.data is not None:
+            return self.data
+        if self.path is None:
+            raise ConversionError("it has neither data nor a path.")
+        try:
+            return self.path.read_bytes()
+        except OSError as exc:
+            raise ConversionError(f"it cannot be read ({exc.strerror or exc}).") from exc
+
+
+@dataclass
+class _Prepared:
+    item: IngestItem
+    document: DocumentRecord
+    chunks: list[TextChunk]
+    replaced: bool
+    embeddings: list[np.ndarray | None] = field(default_factory=list)
+
+
+def document_id_for(source: str) -> str:
+    """The deterministic document id of a source (resolved path, URL, `upload:<name>`, `arxiv:<id>`)."""
+    return "doc_" + hashlib.sha256(source.encode("utf-8")).hexdigest()[:20]
+
+
+def chunk_id_for(document_id: str, chunk_index: int, text: str) -> str:
+    """The deterministic id of a chunk: the same document, position and text give the same id."""
+    digest = hashlib.sha256(f"{document_id}\x00{chunk_index}\x00{text}".encode()).hexdigest()[:24]
+    return f"{document_id}_{chunk_index:05d}_{digest[:12]}"
+
+
+class Ingestor:
+    """Ingests files, folders, uploads and texts into the knowledge base, incrementally.
+
+    Usage:
+    ```python
+    ingestor = Ingestor()  # the settings' knowledge base, the default hooks
+    report = ingestor.ingest_paths(["notes/", "paper.pdf"], progress=lambda p: print(p.files_done, p.rate))
+    print(report.summary())  # "2 added, 0 replaced, 0 unchanged, 0 failed; 31 chunks in 2.4 s (12.9 chunks/s)"
+    ```
+    """
+
+    def __init__(
+        self,
+        store: KnowledgeBaseStore | None = None,
+        hooks: list[IngestHook] | None = None,
+        batch_size: int | None = None,
+    ) -> None:
+        from components.settings import get_settings
+
+        settings = get_settings()
+        if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
+            raise ValueError(f"batch_size must be a positive integer, not {batch_size!r}")
+        if store is None:
+            from components.knowledge_base.factory import open_knowledge_base
+
+            store = open_knowledge_base()
+        self.store = store
+        # The default hooks (the graph) follow the store's collection, so a scratch collection gets a scratch graph.
+        self.hooks = list(default_hooks(collection=store.collection) if hooks is None else hooks)
+        self.batch_size = batch_size or settings.embedding_batch_size
+        self.model_name = settings.embedding_model
+        overlap = min(settings.chunk_overlap_tokens, settings.chunk_tokens // 2)
+        self.splitter = TokenSplitter(settings.chunk_tokens, overlap, self.model_name)
+        self._model: Any = None
+
+    def warm_up(self) -> None:
+        """Load the embedding model and its tokenizer (once per process)."""
+        if self._model is None:
+            from components.embedding import get_embedding_model
+
+            self._model = get_embedding_model(self.model_name)
+            self.splitter.warm_up()
+
+    @property
+    def chunking(self) -> str:
+        """What decides the chunks; a document chunked differently is re-ingested even if its content is unchanged."""
+        return f"{self.splitter.chunk_tokens}/{self.splitter.overlap_tokens}/{self.model_name}"
+
+    # -- public entry points ----------------------------------------------------------------------------------------
+
+    def ingest_paths(
+        self,
+        paths: list[Path | str],
+        progress: Callable[[IngestProgress], None] | None = None,
+        force: bool = False,
+    ) -> IngestReport:
+        """Ingest files and folders (walked recursively: supported suffixes only, hidden files skipped)."""
+        items, missing = collect_files(paths)
+        report = self.ingest_items(items, progress=progress, force=force)
+        report.failed[:0] = missing
+        return report
+
+    def ingest_bytes(
+        self,
+        data: bytes,
+        filename: str,
+        source: str | None = None,
+        doc_type: str | None = None,
+        title: str | None = None,
+        url: str | None = None,
+        date: dt.date | None = None,
+        metadata: dict[str, Any] | None = None,
+        force: bool = False,
+    ) -> IngestReport:
+        """Ingest an uploaded file; the same `filename` uploaded again replaces the earlier upload."""
+        item = IngestItem(
+            source=source or f"upload:{Path(filename).name}",
+            filename=filename,
+            data=data,
+            doc_type=doc_type,
+            title=title,
+            date=date,
+            url=url,
+            metadata=dict(metadata or {}),
+        )
+        return self.ingest_items([item], force=force)
+
+    def ingest_text(
+        self,
+        text: str,
+        title: str,
+        source: str,
+        doc_type: str = "txt",
+        url: str | None = None,
+        date: dt.date | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> IngestReport:
+        """Ingest a text that did not come from a file: "txt"/"arxiv" as plain text, "md"/"web" as Markdown
+        (scrapers return Markdown, whose headings become sections), "html" as a page."""
+        if not source or not source.strip():
+            raise ValueError("source must say where the text came from (a URL, an id or a name)")
+        item = IngestItem(
+            source=source.strip(),
+            filename=f"{title or source}.{doc_type}",
+            data=(text or "").encode("utf-8"),
+            doc_type=doc_type,
+            title=title,
+            date=date,
+            url=url,
+            metadata=dict(metadata or {}),
+        )
+        return self.ingest_items([item])
+
+    def delete(self, document_id: str) -> bool:
+        """Delete a document, its chunks and (through the hooks) what was derived from it; False if unknown."""
+
+        def also(connection: Any) -> None:
+            for hook in self.hooks:
+                hook.on_delete(connection, document_id)
+
+        return self.store.delete_document(document_id, also=also)
+
+    def ingest_items(
+        self,
+        items: Iterable[IngestItem],
+        progress: Callable[[IngestProgress], None] | None = None,
+        force: bool = False,
+    ) -> IngestReport:
+        """Ingest prepared items: the shared path of files, uploads, texts, web pages and papers."""
+        items = _unique(items)
+        self.warm_up()
+        run = _Run(self, items, progress, force)
+        return run.execute()
+
+    # -- stages (called by _Run) -------------------------------------------------------------------------------
+
+    def _prepare(self, item: IngestItem, force: bool) -> _Prepared | str:
+        """The converted, split document for `item`, or "skipped" when its content is unchanged."""
+        data = item.read()
+        identity = json.dumps(
+            json_safe(
+                {
+                    "doc_type": item.doc_type,
+                    "title": item.title,
+                    "date": item.date,
+                    "url": item.url,
+                    "metadata": item.metadata,
+                }
+            ),
+            sort_keys=True,
+        ).encode("utf-8")
+        content_hash = hashlib.sha256(data + b"\x00" + identity).hexdigest()
+        existing = self.store.find_by_source(item.source)
+        if (
+            existing is not None
+            and not force
+            and existing.content_hash == content_hash
+            and (existing.metadata or {}).get("chunking") == self.chunking
+        ):
+            return "skipped"
+        converted = convert_bytes(data, item.filename, item.doc_type)
+        chunks = self.splitter.split(converted)
+        if not chunks:
+            raise ConversionError("no text could be extracted from it.")
+        document_id = document_id_for(item.source)
+        metadata = {
+            **converted.metadata,
+            **json_safe(item.metadata),
+            "file_name": Path(item.filename).name,
+            "size_bytes": len(data),
+            "chunking": self.chunking,
+        }
+        document = DocumentRecord(
+            document_id=document_id,
+            title=(item.title or "").strip() or converted.title,
+            source=item.source,
+            doc_type=converted.doc_type,
+            content_hash=content_hash,
+            text=converted.text,
+            url=item.url or converted.url,
+            date=item.date or converted.date,
+            metadata=json_safe(metadata),
+        )
+        return _Prepared(item, document, chunks, replaced=existing is not None, embeddings=[None] * len(chunks))
+
+    def _write(self, prepared: _Prepared) -> int:
+        document = prepared.document
+        records = []
+        for chunk, embedding in zip(prepared.chunks, prepared.embeddings, strict=True):
+            metadata = {
+                "page_number": chunk.page_number,
+                "page_end": chunk.page_end,
+                "section_title": chunk.section_title,
+                "char_start": chunk.char_start,
+                "char_end": chunk.char_end,
+                "token_count": chunk.token_count,
+                "document_total_chunks": len(prepared.chunks),
+            }
+            records.append(
+                ChunkRecord(
+                    chunk_id=chunk_id_for(document.document_id, chunk.chunk_index, chunk.text),
+                    document_id=document.document_id,
+                    chunk_index=chunk.chunk_index,
+                    text=chunk.text,
+                    embedding=embedding,
+                    metadata={k: v for k, v in metadata.items() if v is not None},
+                )
+            )
+
+        def also(connection: Any) -> None:
+            for hook in self.hooks:
+                hook.on_document(connection, document, records)
+
+        self.store.upsert_document(document, records, also=also)
+        return len(records)
+
+
+class _Run:
+    """One ingestion run: the reader thread, the embedding loop in the caller's thread, the writer thread."""
+
+    def __init__(
+        self,
+        ingestor: Ingestor,
+        items: list[IngestItem],
+        progress: Callable[[IngestProgress], None] | None,
+        force: bool,
+    ) -> None:
+        self.ingestor = ingestor
+        self.items = items
+        self.progress = progress
+        self.force = force
+        self.report = IngestReport()
+        self.lock = threading.Lock()
+        self.files_done = 0
+        self.chunks_done = 0
+        self.started = time.perf_counter()
+        # Bounded: the reader stays a few documents ahead of the embedder without holding the whole corpus.
+        self.prepared: queue.Queue[Any] = queue.Queue(maxsize=16)
+        self.written: queue.Queue[Any] = queue.Queue()
+
+    def execute(self) -> IngestReport:
+        reader = threading.Thread(target=self._read, name="ingest-reader", daemon=True)
+        writer = threading.Thread(target=self._write, name="ingest-writer", daemon=True)
+        reader.start()
+        writer.start()
+        try:
+            self._embed()
+        finally:
+            self.written.put(_DONE)
+            writer.join()
+            reader.join(timeout=5)
+        self.report.seconds = time.perf_counter() - self.started
+        logger.info("Ingestion finished: {summary}", summary=self.report.summary())
+        return self.report
+
+    def _finish(self, source: str, outcome: str | None = None, reason: str | None = None, chunks: int = 0) -> None:
+        with self.lock:
+            if reason is not None:
+                self.report.failed.append((source, reason))
+            elif outcome == "skipped":
+                self.report.skipped.append(source)
+            elif outcome in ("added", "replaced"):
+                getattr(self.report, outcome).append(source)
+                self.report.chunks_written += chunks
+            self.files_done += 1
+        self._notify(source)
+
+    def _notify(self, current: str) -> None:
+        if self.progress is None:
+            return
+        with self.lock:
+            elapsed = max(time.perf_counter() - self.started, 1e-6)
+            snapshot = IngestProgress(
+                self.files_done, len(self.items), self.chunks_done, current, self.chunks_done / elapsed
+            )
+        try:
+            self.progress(snapshot)
+        except Exception as exc:  # noqa: BLE001 - a broken progress bar must not stop the ingestion
+            logger.warning("Progress callback failed: {error}", error=str(exc))
+
+    def _read(self) -> None:
+        try:
+            for item in self.items:
+                try:
+                    prepared = self.ingestor._prepare(item, self.force)
+                except ConversionError as exc:
+                    self._finish(item.source, reason=_sentence(str(exc)))
+                    continue
+                except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
+                    logger.warning("Could not prepare {source}: {error}", source=item.source, error=repr(exc))
+                    self._finish(item.source, reason=f"It could not be converted ({exc}).")
+                    continue
+                if prepared == "skipped":
+                    self._finish(item.source, "skipped")
+                else:
+                    self.prepared.put(prepared)
+        finally:
+            self.prepared.put(_DONE)
+
+    def _embed(self) -> None:
+        model = self.ingestor._model
+        batch_size = self.ingestor.batch_size
+        waiting: list[_Prepared] = []  # documents with chunks not embedded yet, in order
+        refs: list[tuple[_Prepared, int]] = []  # (document, chunk position) not embedded yet
+        reading = True
+        # Several batches per call: the model sorts a call's texts by length, so less padding is computed.
+        window = batch_size * 4
+        while reading or refs:
+            while reading and len(refs) < window:
+                got = self.prepared.get()
+                if got is _DONE:
+                    reading = False
+                    break
+                waiting.append(got)
+                refs.extend((got, i) for i in range(len(got.chunks)))
+            if not refs:
+                continue
+            batch, refs = refs[:window], refs[window:]
+            started = time.perf_counter()
+            try:
+                vectors = model.embed([p.chunks[i].text for p, i in batch], batch_size=batch_size)
+            except Exception as exc:  # noqa: BLE001 - fail the documents of this batch, keep the run going
+                logger.warning("Embedding failed: {error}", error=repr(exc))
+                broken = {id(p) for p, _ in batch}
+                for prepared in [p for p in waiting if id(p) in broken]:
+                    waiting.remove(prepared)
+                    self._finish(prepared.item.source, reason=f"Embedding failed ({exc}).")
+                refs = [(p, i) for p, i in refs if id(p) not in broken]
+                continue
+            self.report.embedding_seconds += time.perf_counter() - started
+            for (prepared, i), vector in zip(batch, vectors, strict=True):
+                prepared.embeddings[i] = vector
+            with self.lock:
+                self.chunks_done += len(batch)
+            while waiting and all(v is not None for v in waiting[0].embeddings):
+                self.written.put(waiting.pop(0))
+            self._notify(batch[-1][0].item.source)
+
+    def _write(self) -> None:
+        while True:
+            prepared = self.written.get()
+            if prepared is _DONE:
+                return
+            source = prepared.item.source
+            try:
+                count = self.ingestor._write(prepared)
+            except Exception as exc:  # noqa: BLE001 - report the document, keep writing the others
+                logger.warning("Could not write {source}: {error}", source=source, error=repr(exc))
+                self._finish(source, reason=f"The knowledge base refused it ({exc}).")
+                continue
+            with self.lock:
+                self.report.document_ids[source] = prepared.document.document_id
+            self._finish(source, "replaced" if prepared.replaced else "added", chunks=count)
+
+
+def _sentence(text: str) -> str:
+    text = text.strip() or "It could not be converted."
+    return text[:1].upper() + text[1:]
+
+
+def _unique(items: Iterable[IngestItem]) -> list[IngestItem]:
+    seen: set[str] = set()
+    unique = []
+    for item in items:
+        if item.source not in seen:
+            seen.add(item.source)
+            unique.append(item)
+    return unique
+
+
+def collect_files(paths: Iterable[Path | str]) -> tuple[list[IngestItem], list[tuple[str, str]]]:
+    """Items for the files under `paths` (folders recursively, supported suffixes, no hidden files), and the
+    paths that do not exist, as (path, reason)."""
+    items: list[IngestItem] = []
+    missing: list[tuple[str, str]] = []
+    for given in paths:
+        path = Path(given).expanduser()
+        if path.is_dir():
+            root = path.resolve()
+            for file in sorted(root.rglob("*")):
+                relative = file.relative_to(root).parts
+                if (
+                    file.is_file()
+                    and file.suffix.lower() in SUPPORTED_SUFFIXES
+                    and not any(part.startswith(".") for part in relative)
+                ):
+                    items.append(_file_item(file))
+        elif path.is_file():
+            items.append(_file_item(path.resolve()))
+        else:
+            missing.append((str(given), "No such file or folder."))
+    return items, missing
+
+
+def _file_item(path: Path) -> IngestItem:
+    return IngestItem(source=str(path), filename=path.name, path=path, doc_type=doc_type_for(path.name))
