@@ -1,0 +1,319 @@
+"""`ArxivSearch`: the research pipeline's arXiv branch (papers' abstracts, or full text from the PDF when asked)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import time
+from typing import Any
+
+import numpy as np
+from haystack import Document, component, default_from_dict, default_to_dict, logging
+
+from components.arxiv.access import ArxivAccess, ArxivPaper, build_query, date_range, normalise_id, pdf_text
+from components.contracts import ContextChunk, ScoreKind, SourceStatus, SourceType, StatusKind, chunk_to_document
+from components.knowledge_base.store import cosine_to_relevance
+from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult, telemetry
+from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
+from components.web.chunking import pick_chunks, query_terms, split_text
+from components.web.pages import wants_source
+
+logger = logging.getLogger(__name__)
+
+SOURCE = "arxiv"
+MAX_RESULTS = 50
+MAX_QUERY_CHARS = 1000
+SORT_OPTIONS = ("relevance", "date")
+
+
+@component
+class ArxivSearch:
+    """Searches arXiv and returns one chunk per paper (its abstract), or chunks of the PDF's text when asked.
+
+    Filters: `categories` (any of), `date_from` / `date_to` (submission dates, inclusive) and `as_of` (papers
+    submitted on or before it). Requests to the API are spaced `ARXIV_MIN_INTERVAL_S` apart across the process.
+    When full text is asked and a PDF cannot be read in time, the paper's abstract stands in (status `partial`).
+    Chunk relevance is the cosine to the question from the local model. The run never raises.
+
+    Usage:
+    ```python
+    arxiv = ArxivSearch(num_results=5, categories=["cs.CL"])
+    arxiv.warm_up()
+    result = arxiv.run(query="retrieval-augmented generation", date_from="2020-01-01")
+    [doc.meta["paper_id"] for doc in result["documents"]], result["status"].status
+    ```
+    """
+
+    def __init__(
+        self,
+        num_results: int = 5,
+        sort_by: str = "relevance",
+        categories: list[str] | None = None,
+        date_from: str | None = None,
+        date_to: str | None = None,
+        full_text: bool = False,
+        max_chunks_per_paper: int = 4,
+        timeout_s: float | None = None,
+        retries: int | None = None,
+        min_interval_s: float | None = None,
+        api_url: str | None = None,
+        model: str = DEFAULT_EMBEDDING_MODEL,
+    ) -> None:
+        if not isinstance(num_results, int) or num_results < 1:
+            raise ValueError("num_results must be a positive integer")
+        if sort_by not in SORT_OPTIONS:
+            raise ValueError(f"sort_by must be one of {', '.join(SORT_OPTIONS)}")
+        valid_categories = isinstance(categories, list) and all(isinstance(c, str) for c in categories)
+        if categories is not None and not valid_categories:
+            raise ValueError("categories must be a list of strings")
+        try:
+            date_range(date_from, date_to)
+        except SourceError as exc:
+            raise ValueError(str(exc)) from None
+        if not isinstance(max_chunks_per_paper, int) or max_chunks_per_paper < 1:
+            raise ValueError("max_chunks_per_paper must be a positive integer")
+        if timeout_s is not None and timeout_s <= 0:
+            raise ValueError("timeout_s must be positive")
+        if min_interval_s is not None and min_interval_s < 0:
+            raise ValueError("min_interval_s cannot be negative")
+        self.num_results = num_results
+        self.sort_by = sort_by
+        self.categories = categories
+        self.date_from = date_from
+        self.date_to = date_to
+        self.full_text = full_text
+        self.max_chunks_per_paper = max_chunks_per_paper
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.min_interval_s = min_interval_s
+        self.api_url = api_url
+        self.model = model
+        self._model: Any = None
+        interval = min_interval_s if min_interval_s is not None else get_settings().arxiv_min_interval_s
+        self._guard = SourceGuard(
+            SOURCE, ResiliencePolicy.from_settings(timeout_s=timeout_s, retries=retries, min_interval_s=interval)
+        )
+
+    def warm_up(self) -> None:
+        """Load the embedding model and the arXiv and PDF libraries (once per process)."""
+        if self._model is None:
+            import arxiv  # noqa: F401 - imported here so a search's time budget is spent on the search
+            import pypdf  # noqa: F401
+
+            from components.embedding import get_embedding_model
+
+            self._model = get_embedding_model(self.model)
+
+    @component.output_types(documents=list[Document], status=SourceStatus)
+    def run(
+        self,
+        query: str,
+        query_embedding: list[float] | None = None,
+        filters: dict[str, Any] | None = None,
+        as_of: str | None = None,
+        sources: list[str] | None = None,
+        num_results: int | None = None,
+        sort_by: str | None = None,
+        categories: list[str] | None = None,
+        date_from: str | None = None,
+        date_to: str | None = None,
+        full_text: bool | None = None,
+    ) -> dict[str, Any]:
+        """Search arXiv for `query` (plain words, or arXiv's field syntax such as `ti:transformer AND au:vaswani`).
+
+        `filters` (knowledge-base filters) do not apply to arXiv and are ignored.
+
+        :returns: `documents`: chunks as Documents (meta per `ContextChunk`/`ArxivMetadata`), best first;
+            `status`: the `SourceStatus` of this run.
+        """
+        if not wants_source(sources, SOURCE):
+            return {"documents": [], "status": SourceStatus.skipped(SOURCE, "arXiv not selected for this question")}
+        try:
+            work = self._work(query, query_embedding, as_of, num_results, sort_by, categories, date_from, date_to,
+                              full_text)
+        except SourceError as exc:
+            return {"documents": [], "status": self._invalid(exc)}
+        self.warm_up()  # loading the model is set-up, not the source's latency
+        result, status = self._guard.call(work)
+        return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
+
+    @component.output_types(documents=list[Document], status=SourceStatus)
+    async def run_async(
+        self,
+        query: str,
+        query_embedding: list[float] | None = None,
+        filters: dict[str, Any] | None = None,
+        as_of: str | None = None,
+        sources: list[str] | None = None,
+        num_results: int | None = None,
+        sort_by: str | None = None,
+        categories: list[str] | None = None,
+        date_from: str | None = None,
+        date_to: str | None = None,
+        full_text: bool | None = None,
+    ) -> dict[str, Any]:
+        """`run` for `Pipeline.run_async`: the same inputs and outputs; the request runs in a worker thread."""
+        if not wants_source(sources, SOURCE):
+            return {"documents": [], "status": SourceStatus.skipped(SOURCE, "arXiv not selected for this question")}
+        try:
+            work = self._work(query, query_embedding, as_of, num_results, sort_by, categories, date_from, date_to,
+                              full_text)
+        except SourceError as exc:
+            return {"documents": [], "status": self._invalid(exc)}
+        self.warm_up()
+        result, status = await self._guard.acall(work)
+        return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
+
+    # -- internals --------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _invalid(exc: SourceError) -> SourceStatus:
+        # Checked before the guard: bad input must not take one of arXiv's rate-limited request slots.
+        logger.warning("Source {source} refused the input: {reason}", source=SOURCE, reason=str(exc))
+        telemetry.record(SOURCE, StatusKind.ERROR.value, 0.0, fault="invalid")
+        return SourceStatus(source=SOURCE, status=StatusKind.ERROR, execution_time_ms=0.0, message=str(exc), attempts=0)
+
+    def _work(self, query, query_embedding, as_of, num_results, sort_by, categories, date_from, date_to,  # noqa: ANN001
+              full_text):  # noqa: ANN001, ANN202 - a closure for the guard
+        settings = get_settings()
+        api_url = self.api_url or settings.arxiv_api_url
+        budget = self._guard.policy.timeout_s
+        if num_results is not None and (isinstance(num_results, bool) or not isinstance(num_results, int)):
+            raise SourceError(f"num_results must be a whole number, not {num_results!r}")
+        wanted = min(max(num_results or self.num_results, 1), MAX_RESULTS)
+        order = sort_by or self.sort_by
+        cats = categories if categories is not None else self.categories
+        if cats is not None and not (isinstance(cats, list) and all(isinstance(c, str) for c in cats)):
+            raise SourceError("categories must be a list of arXiv categories such as ['cs.CL']")
+        want_full_text = self.full_text if full_text is None else bool(full_text)
+
+        text = query.strip() if isinstance(query, str) else ""
+        if not text:
+            raise SourceError("the question is empty")
+        if len(text) > MAX_QUERY_CHARS:
+            raise SourceError(f"the question is too long for arXiv ({len(text)} characters, at most {MAX_QUERY_CHARS})")
+        if order not in SORT_OPTIONS:
+            raise SourceError(f"sort_by must be one of {', '.join(SORT_OPTIONS)}, not {order!r}")
+        start, end = date_range(date_from if date_from is not None else self.date_from,
+                                date_to if date_to is not None else self.date_to, as_of)
+        try:
+            paper_id: str | None = normalise_id(text)  # a bare identifier is looked up, not searched for
+        except SourceError:
+            paper_id = None
+        search_query = None if paper_id else build_query(text, cats, start, end)
+
+        def work() -> SourceResult:
+            started = time.monotonic()
+            access = ArxivAccess(api_url, request_timeout_s=max(1.0, budget - 0.5))
+            if paper_id:
+                papers = access.fetch([paper_id])
+            else:
+                papers = access.search(search_query, max_results=wanted, sort_by=order)
+            # The API filters already; checking again keeps a mirror's looser filtering from leaking through.
+            papers = [paper for paper in papers
+                      if (start is None or paper.published is None or paper.published >= start)
+                      and (end is None or (paper.published is not None and paper.published <= end))
+                      and (not cats or set(cats) & set(paper.categories))]
+            if not papers:
+                return SourceResult(chunks=[], total_found=0)
+            self.warm_up()
+            deadline = started + max(budget - 1.0, budget * 0.7)
+            texts, note = self._texts(papers, text, want_full_text, deadline)
+            chunks = self._chunks(papers, texts, text, query_embedding)
+            return SourceResult(chunks=chunks, total_found=len(papers), partial=note)
+
+        return work
+
+    def _texts(
+        self, papers: list[ArxivPaper], query: str, full_text: bool, deadline: float
+    ) -> tuple[dict[str, list[tuple[int, int, str, str]]], str | None]:
+        """Per paper: (chunk index, total chunks, text, "abstract" | "full_text") pieces, and a note on fallbacks."""
+        pieces: dict[str, list[tuple[int, int, str, str]]] = {
+            paper.paper_id: [(0, 1, paper.abstract, "abstract")] for paper in papers if paper.abstract
+        }
+        if not full_text:
+            return pieces, None
+        settings = get_settings()
+        fallbacks: list[str] = []
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=3, thread_name_prefix="arxiv-pdf")
+        futures = {
+            pool.submit(pdf_text, paper.pdf_url, max(0.5, deadline - time.monotonic())): paper
+            for paper in papers if paper.pdf_url
+        }
+        done, not_done = concurrent.futures.wait(futures, timeout=max(0.0, deadline - time.monotonic()))
+        pool.shutdown(wait=False, cancel_futures=True)
+        terms = query_terms(query)
+        for future in done:
+            paper = futures[future]
+            try:
+                body = future.result()
+            except Exception as exc:  # noqa: BLE001 - any PDF problem means: use the abstract
+                fallbacks.append(f"{paper.paper_id} ({exc})")
+                continue
+            parts = split_text(body, settings.chunk_tokens, self._model.count_tokens)
+            keep = pick_chunks(parts, terms, self.max_chunks_per_paper)
+            if keep:
+                pieces[paper.paper_id] = [(index, len(parts), parts[index], "full_text") for index in keep]
+        fallbacks += [f"{futures[future].paper_id} (PDF not read in time)" for future in not_done]
+        fallbacks += [f"{paper.paper_id} (no PDF link)" for paper in papers if not paper.pdf_url]
+        note = f"full text unavailable for {', '.join(fallbacks)}; used the abstract" if fallbacks else None
+        return pieces, note
+
+    def _chunks(
+        self,
+        papers: list[ArxivPaper],
+        texts: dict[str, list[tuple[int, int, str, str]]],
+        query: str,
+        query_embedding: list[float] | None,
+    ) -> list[ContextChunk]:
+        rows = [(paper, *piece) for paper in papers for piece in texts.get(paper.paper_id, [])]
+        if not rows:
+            return []
+        vector = np.asarray(query_embedding, dtype=np.float32) if query_embedding else self._model.embed_one(query)
+        vectors = self._model.embed([f"{paper.title}\n{body}" for paper, _, _, body, _ in rows])
+        cosines = [float(value) for value in vectors @ vector]
+        chunks = []
+        for (paper, index, total, body, kind), cosine in zip(rows, cosines, strict=True):
+            chunk_id = hashlib.sha256(
+                f"arxiv\n{paper.paper_id}{paper.version or ''}\n{kind}\n{index}".encode()
+            ).hexdigest()[:32]
+            chunks.append(
+                ContextChunk(
+                    id=chunk_id,
+                    source_type=SourceType.ARXIV,
+                    text=body,
+                    semantic_relevance=cosine_to_relevance(cosine),
+                    source_id=paper.paper_id,
+                    source_title=paper.title,
+                    source_url=paper.arxiv_url,
+                    source_date=paper.published,
+                    raw_score=cosine,
+                    score_kind=ScoreKind.COSINE,
+                    metadata={
+                        **paper.metadata(), "chunk_index": index, "paper_total_chunks": total, "text_source": kind
+                    },
+                )
+            )
+        chunks.sort(key=lambda chunk: chunk.semantic_relevance, reverse=True)
+        return chunks
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(
+            self,
+            num_results=self.num_results,
+            sort_by=self.sort_by,
+            categories=self.categories,
+            date_from=self.date_from,
+            date_to=self.date_to,
+            full_text=self.full_text,
+            max_chunks_per_paper=self.max_chunks_per_paper,
+            timeout_s=self.timeout_s,
+            retries=self.retries,
+            min_interval_s=self.min_interval_s,
+            api_url=self.api_url,
+            model=self.model,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ArxivSearch:
+        return default_from_dict(cls, data)

@@ -1,0 +1,219 @@
+"""Talking to Firecrawl (v2 API, through `firecrawl-py`): search, scrape, and what each failure means.
+
+Every failure leaves here as one of the tool contract's errors: `RetryableError` (429 with its Retry-After,
+5xx, dropped connections, timeouts, malformed bodies) or `SourceError` (missing or refused key, bad request,
+unreachable page) with a one-sentence message. The client's own retries are off: the guard retries, within budget.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import inspect
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+
+from components.resilience import RetryableError, SourceError
+from components.resilience.errors import parse_retry_after
+from components.web.faults import connection_fault
+
+HOSTED_API_URL = "https://api.firecrawl.dev"
+_SCRAPE_RESUMES: bool | None = None  # whether this firecrawl-py's scrape() takes auto_resume (newer 4.x)
+
+
+@dataclass
+class SearchHit:
+    """One search result before its page is fetched."""
+
+    url: str
+    title: str = ""
+    description: str = ""
+    position: int | None = None
+
+
+@dataclass
+class FetchedPage:
+    """A page Firecrawl fetched, as Markdown with what it said about the page."""
+
+    url: str
+    markdown: str
+    title: str
+    fetched_at: str
+    language: str | None = None
+    content_type: str | None = None
+    published: dt.date | None = None
+    status_code: int | None = None
+    description: str = ""
+
+    @property
+    def domain(self) -> str:
+        return domain_of(self.url)
+
+
+def domain_of(url: str) -> str:
+    """The host of `url`, lower case, without a leading `www.`."""
+    host = (urlsplit(url).hostname or "").lower()
+    return host[4:] if host.startswith("www.") else host
+
+
+def matches_pattern(url: str, pattern: str) -> bool:
+    """True when `url` falls under `pattern`: a domain (its subdomains too) or a glob over the whole URL."""
+    pattern = pattern.strip().lower()
+    if not pattern:
+        return False
+    if any(char in pattern for char in "*?[/:"):
+        return fnmatch.fnmatch(url.lower(), pattern)
+    host = (urlsplit(url).hostname or "").lower()
+    pattern = pattern.lstrip(".")
+    return host == pattern or host.endswith("." + pattern)
+
+
+def _date_from(metadata: dict[str, Any]) -> dt.date | None:
+    for key in ("published_time", "publishedTime", "dc_date", "dc_terms_created", "dc_date_created",
+                "article:published_time", "modified_time"):
+        value = metadata.get(key)
+        if isinstance(value, list):
+            value = value[0] if value else None
+        if not isinstance(value, str) or len(value) < 10:
+            continue
+        try:
+            return dt.date.fromisoformat(value.strip()[:10])
+        except ValueError:
+            continue
+    return None
+
+
+def _raise_for(exc: Exception, action: str) -> None:
+    """Re-raise a client exception as the contract's error; returns only if `exc` is not one it knows."""
+    from firecrawl.v2.utils.error_handler import FirecrawlError
+
+    if isinstance(exc, requests.exceptions.JSONDecodeError):
+        raise RetryableError(f"Firecrawl answered the {action} with a malformed body (not JSON)") from exc
+    if isinstance(exc, requests.exceptions.Timeout):
+        raise RetryableError(f"Firecrawl did not answer the {action} in time", kind="timeout") from exc
+    if isinstance(exc, requests.exceptions.ConnectionError):
+        raise connection_fault(exc, "Firecrawl") from exc
+    if isinstance(exc, FirecrawlError):
+        code = exc.status_code
+        response = exc.response
+        retry_after = parse_retry_after(response.headers.get("Retry-After")) if response is not None else None
+        if code == 429:
+            message = f"Firecrawl rate-limited the {action} (HTTP 429)"
+            raise RetryableError(message, retry_after, "rate_limited") from exc
+        if code is not None and code >= 500:
+            raise RetryableError(f"Firecrawl failed the {action} (HTTP {code})", retry_after) from exc
+        if code in (401, 403) and type(exc).__name__ in ("UnauthorizedError", "FirecrawlError"):
+            raise SourceError(f"Firecrawl refused the API key (HTTP {code}): check FIRECRAWL_API_KEY") from exc
+        if code == 402:
+            raise SourceError("Firecrawl says the account is out of credits (HTTP 402)") from exc
+        reason = str(exc).split(" - ")[0][:200]
+        raise SourceError(f"Firecrawl could not {action}: {reason}") from exc
+
+
+class FirecrawlAccess:
+    """Firecrawl v2 search and scrape with the contract's errors.
+
+    Usage:
+    ```python
+    access = FirecrawlAccess(api_key="fc-...", api_url=None, request_timeout_s=5)
+    hits = access.search("retrieval augmented generation", limit=5)
+    page = access.scrape(hits[0].url, timeout_s=5)
+    ```
+    """
+
+    def __init__(self, api_key: str | None, api_url: str | None, request_timeout_s: float) -> None:
+        self.api_url = (api_url or HOSTED_API_URL).rstrip("/")
+        if not api_key and self.api_url == HOSTED_API_URL:
+            raise SourceError(
+                "web search is not configured: set FIRECRAWL_API_KEY (or FIRECRAWL_API_URL for a self-hosted Firecrawl)"
+            )
+        global _SCRAPE_RESUMES
+        from firecrawl import Firecrawl
+
+        # max_retries=1: one attempt per call; the guard owns retries so they respect the time budget.
+        self._client = Firecrawl(api_key=api_key or None, api_url=self.api_url, timeout=request_timeout_s,
+                                 max_retries=1, backoff_factor=0.0)
+        self.request_timeout_s = request_timeout_s
+        if _SCRAPE_RESUMES is None:
+            _SCRAPE_RESUMES = "auto_resume" in inspect.signature(self._client.scrape).parameters
+
+    def search(
+        self,
+        query: str,
+        limit: int,
+        include_domains: list[str] | None = None,
+        exclude_domains: list[str] | None = None,
+    ) -> list[SearchHit]:
+        """Web results for `query` (URLs, titles, snippets), best first."""
+        try:
+            data = self._client.search(
+                query,
+                limit=limit,
+                include_domains=include_domains or None,
+                exclude_domains=None if include_domains else (exclude_domains or None),
+                timeout=int(self.request_timeout_s * 1000),
+            )
+        except ValueError as exc:
+            if isinstance(exc, requests.exceptions.JSONDecodeError):
+                _raise_for(exc, "search")
+            raise SourceError(f"the web search request is invalid: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - translated into the contract's errors
+            _raise_for(exc, "search")
+            raise
+        hits = []
+        for item in data.web or []:
+            url = getattr(item, "url", None)
+            metadata = getattr(item, "metadata", None)
+            if url is None and metadata is not None:
+                url = metadata.url or metadata.source_url
+            if not url:
+                continue
+            hits.append(
+                SearchHit(
+                    url=url,
+                    title=getattr(item, "title", None) or (metadata.title if metadata is not None else "") or "",
+                    description=getattr(item, "description", None) or "",
+                    position=getattr(item, "position", None),
+                )
+            )
+        return hits
+
+    def scrape(self, url: str, timeout_s: float, languages: list[str] | None = None) -> FetchedPage:
+        """The page at `url` as Markdown (main content only)."""
+        from components.web.snapshots import utc_now
+
+        kwargs: dict[str, Any] = {"formats": ["markdown"], "only_main_content": True, "timeout": int(timeout_s * 1000)}
+        if languages:
+            from firecrawl.v2.types import Location
+
+            kwargs["location"] = Location(languages=list(languages))
+        try:
+            if _SCRAPE_RESUMES:
+                # Resuming a still-processing page sleeps 5 s or more: longer than a page's whole budget.
+                kwargs["auto_resume"] = False
+            document = self._client.scrape(url, **kwargs)
+        except ValueError as exc:
+            if isinstance(exc, requests.exceptions.JSONDecodeError):
+                _raise_for(exc, "scrape")
+            raise SourceError(f"cannot scrape {url!r}: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - translated into the contract's errors
+            _raise_for(exc, "scrape")
+            raise
+        fetched_at = utc_now()
+        metadata = document.metadata_typed
+        raw = metadata.model_dump()
+        status = metadata.status_code
+        return FetchedPage(
+            url=metadata.url or metadata.source_url or url,
+            markdown=document.markdown or "",
+            title=(metadata.title or metadata.og_title or "").strip(),
+            fetched_at=fetched_at,
+            language=metadata.language if isinstance(metadata.language, str) else None,
+            content_type=metadata.content_type,
+            published=_date_from(raw),
+            status_code=status,
+            description=(metadata.description or "").strip(),
+        )

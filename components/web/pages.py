@@ -1,0 +1,203 @@
+"""Fetching a set of pages under a per-page timeout, and turning pages into attributed, scored chunks.
+
+Shared by `WebSearch` (pages found by a search) and `WebScrape` (a page asked for by URL). A page that is slow,
+rate-limited, failing or unreadable is skipped with a reason; the others are kept.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from haystack import logging
+
+from components.contracts import ContextChunk, ScoreKind, SourceType
+from components.knowledge_base.store import cosine_to_relevance
+from components.resilience import RetryableError, SourceError
+from components.web.chunking import clean_markdown, pick_chunks, query_terms, split_sections, split_text
+from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit
+from components.web.snapshots import PageSnapshot, SnapshotStore
+
+logger = logging.getLogger(__name__)
+
+# Pages are fetched in parallel, but a handful at a time: Firecrawl's plans limit concurrent requests.
+_PAGE_WORKERS = 5
+
+
+@dataclass
+class PageFetch:
+    """The outcome of fetching several pages: the pages read (with their snapshots) and the ones skipped."""
+
+    pages: list[tuple[SearchHit, FetchedPage, PageSnapshot | None]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (url, reason)
+    rate_limited: list[float | None] = field(default_factory=list)  # Retry-After of each page refused with 429
+    filtered: list[tuple[str, str]] = field(default_factory=list)  # (url, reason): read, but not what was asked
+
+    def note(self, total: int) -> str | None:
+        """The status message when some pages were skipped, else None."""
+        if not self.skipped:
+            return None
+        reasons = "; ".join(f"{url} ({reason})" for url, reason in self.skipped[:5])
+        more = f" and {len(self.skipped) - 5} more" if len(self.skipped) > 5 else ""
+        return f"read {len(self.pages)} of {total} pages; skipped {reasons}{more}"
+
+
+def _fetch_one(access: FirecrawlAccess, url: str, page_timeout_s: float, until: float,
+               languages: list[str] | None) -> FetchedPage:
+    left = until - time.monotonic()
+    try:
+        return access.scrape(url, timeout_s=max(0.5, min(page_timeout_s, left)), languages=languages)
+    except RetryableError as exc:
+        # One polite retry when the server says when, and that moment still fits this page's time.
+        if exc.kind != "rate_limited" or exc.retry_after is None or exc.retry_after + 0.5 >= left:
+            raise
+        time.sleep(exc.retry_after)
+    return access.scrape(url, timeout_s=max(0.5, until - time.monotonic()), languages=languages)
+
+
+def fetch_pages(
+    access: FirecrawlAccess,
+    hits: list[SearchHit],
+    *,
+    page_timeout_s: float,
+    deadline: float,
+    languages: list[str] | None = None,
+    snapshots: SnapshotStore | None = None,
+) -> PageFetch:
+    """Scrape each hit's page in parallel; a page not read within `page_timeout_s` (or by `deadline`) is skipped."""
+    outcome = PageFetch()
+    if not hits:
+        return outcome
+    until = min(time.monotonic() + page_timeout_s, deadline)
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=min(_PAGE_WORKERS, len(hits)),
+                                                 thread_name_prefix="web-page")
+    futures = {pool.submit(_fetch_one, access, hit.url, page_timeout_s, until, languages): hit for hit in hits}
+    done, not_done = concurrent.futures.wait(futures, timeout=max(0.0, until - time.monotonic()))
+    # Unfinished pages are abandoned: their HTTP timeouts end the threads soon after.
+    pool.shutdown(wait=False, cancel_futures=True)
+    by_hit: dict[int, tuple[SearchHit, FetchedPage]] = {}
+    for future in done:
+        hit = futures[future]
+        try:
+            page = future.result()
+        except RetryableError as exc:
+            if exc.kind == "rate_limited":
+                outcome.rate_limited.append(exc.retry_after)
+                reason = "rate limited" + (f", retry after {exc.retry_after:g} s" if exc.retry_after else "")
+            else:
+                reason = str(exc)
+            outcome.skipped.append((hit.url, reason))
+            continue
+        except SourceError as exc:
+            outcome.skipped.append((hit.url, str(exc)))
+            continue
+        except Exception as exc:  # noqa: BLE001 - one bad page must not lose the others
+            logger.warning("Page {url} failed: {error}", url=hit.url, error=str(exc)[:200])
+            outcome.skipped.append((hit.url, f"{type(exc).__name__}"))
+            continue
+        if page.status_code is not None and page.status_code >= 400:
+            outcome.skipped.append((hit.url, f"the page answered HTTP {page.status_code}"))
+            continue
+        if languages and page.language and not any(
+            page.language.lower().split("-")[0] == wanted.lower().split("-")[0] for wanted in languages
+        ):
+            outcome.filtered.append((hit.url, f"language {page.language} not asked for"))
+            continue
+        if not clean_markdown(page.markdown):
+            outcome.skipped.append((hit.url, "no readable text"))
+            continue
+        by_hit[id(hit)] = (hit, page)
+    for future in not_done:
+        outcome.skipped.append((futures[future].url, f"not read within {page_timeout_s:g} s"))
+    for hit in hits:  # search order, not completion order
+        if id(hit) not in by_hit:
+            continue
+        hit, page = by_hit[id(hit)]
+        snapshot = None
+        if snapshots is not None:
+            try:
+                snapshot = snapshots.save(
+                    page.url, page.markdown, title=page.title or hit.title, fetched_at=page.fetched_at,
+                    metadata={"language": page.language, "content_type": page.content_type,
+                              "status_code": page.status_code},
+                )
+            except OSError as exc:
+                logger.warning("Cannot keep a snapshot of {url}: {error}", url=page.url, error=str(exc))
+        outcome.pages.append((hit, page, snapshot))
+    return outcome
+
+
+
+def page_chunks(
+    fetched: list[tuple[SearchHit, FetchedPage, PageSnapshot | None]],
+    query: str,
+    query_embedding: list[float] | None,
+    model,  # noqa: ANN001 - components.embedding.EmbeddingModel
+    *,
+    chunk_tokens: int,
+    max_chunks_per_page: int | None,
+) -> list[ContextChunk]:
+    """Chunks of each page with attribution; relevance is the cosine to the query (all chunks embedded at once)."""
+    terms = query_terms(query) if query else []
+    prepared: list[tuple[SearchHit, FetchedPage, PageSnapshot | None, int, int, str, str | None]] = []
+    for hit, page, snapshot in fetched:
+        # Chunks never straddle a heading; the heading goes to metadata, the text stays what the page says.
+        pieces = [(title, piece) for title, body in split_sections(clean_markdown(page.markdown))
+                  for piece in split_text(body, chunk_tokens, model.count_tokens)]
+        texts = [piece for _, piece in pieces]
+        keep = range(len(texts)) if max_chunks_per_page is None else pick_chunks(texts, terms, max_chunks_per_page)
+        for index in keep:
+            prepared.append((hit, page, snapshot, index, len(pieces), pieces[index][1], pieces[index][0]))
+    if not prepared:
+        return []
+    relevance: list[float | None] = [None] * len(prepared)
+    if query or query_embedding:
+        vector = np.asarray(query_embedding, dtype=np.float32) if query_embedding else model.embed_one(query)
+        vectors = model.embed(["\n".join(part for part in (item[1].title, item[6], item[5]) if part)
+                               for item in prepared])
+        relevance = [float(value) for value in vectors @ vector]
+    chunks = []
+    for (hit, page, snapshot, index, total, text, section), cosine in zip(prepared, relevance, strict=True):
+        digest = snapshot.content_hash if snapshot else hashlib.sha256(page.markdown.encode("utf-8")).hexdigest()
+        chunk_id = hashlib.sha256(f"web\n{page.url}\n{digest}\n{index}".encode()).hexdigest()[:32]
+        chunks.append(
+            ContextChunk(
+                id=chunk_id,
+                source_type=SourceType.WEB,
+                text=text,
+                semantic_relevance=cosine_to_relevance(cosine),
+                source_id=page.url,
+                source_title=page.title or hit.title or page.domain,
+                source_url=page.url,
+                source_date=page.published,
+                raw_score=cosine,
+                score_kind=ScoreKind.COSINE if cosine is not None else ScoreKind.NONE,
+                metadata={
+                    "domain": page.domain,
+                    "page_url": page.url,
+                    "page_title": page.title or hit.title,
+                    "fetch_timestamp": page.fetched_at,
+                    "language": page.language,
+                    "content_type": page.content_type,
+                    "chunk_index": index,
+                    "page_total_chunks": total,
+                    "section_title": section,
+                    "snapshot_id": snapshot.snapshot_id if snapshot else None,
+                    "content_hash": digest,
+                    "search_position": hit.position,
+                },
+            )
+        )
+    chunks.sort(key=lambda chunk: chunk.semantic_relevance, reverse=True)
+    return chunks
+
+
+def wants_source(sources: list[str] | None, name: str) -> bool:
+    """True when the caller's source selection includes `name` (None, "auto" and "all" select every source)."""
+    if sources is None:
+        return True
+    chosen = {str(source).strip().lower() for source in sources}
+    return bool(chosen & {name, "auto", "all"})

@@ -1,0 +1,182 @@
+"""`WebScrape`: one page by URL through Firecrawl, as attributed chunks (the `scrape(url)` tool beside search)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack.utils import Secret, deserialize_secrets_inplace
+
+from components.contracts import SourceStatus, chunk_to_document
+from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
+from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
+from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, matches_pattern
+from components.web.pages import fetch_pages, page_chunks
+from components.web.snapshots import PageSnapshot, SnapshotStore
+
+logger = logging.getLogger(__name__)
+
+SOURCE = "web_scrape"
+
+
+def check_url(url: str) -> str:
+    """`url` stripped, or a `SourceError` saying why it cannot be scraped."""
+    text = (url or "").strip()
+    if not text:
+        raise SourceError("no URL given")
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise SourceError(f"{text[:200]!r} is not an http(s) URL")
+    return text
+
+
+@component
+class WebScrape:
+    """Fetches one web page with Firecrawl and returns its chunks, keeping a timestamped snapshot of the page.
+
+    With a `query`, chunks carry their cosine relevance to it (the `max_chunks` most on-topic ones are kept);
+    without one, every chunk is returned with relevance 0. The run never raises: a slow, missing or refused page
+    gives an empty list and a status that says why.
+
+    Usage:
+    ```python
+    scrape = WebScrape()
+    result = scrape.run(url="https://en.wikipedia.org/wiki/Haystack", query="What is Haystack?")
+    result["documents"][0].meta["snapshot_id"]
+    ```
+    """
+
+    def __init__(
+        self,
+        page_timeout_s: float | None = None,
+        timeout_s: float | None = None,
+        retries: int | None = None,
+        max_chunks: int = 20,
+        exclude_patterns: list[str] | None = None,
+        api_url: str | None = None,
+        api_key: Secret | None = None,
+        snapshot_dir: str | None = None,
+        model: str = DEFAULT_EMBEDDING_MODEL,
+    ) -> None:
+        if page_timeout_s is not None and page_timeout_s <= 0:
+            raise ValueError("page_timeout_s must be positive")
+        if timeout_s is not None and timeout_s <= 0:
+            raise ValueError("timeout_s must be positive")
+        if not isinstance(max_chunks, int) or max_chunks < 1:
+            raise ValueError("max_chunks must be a positive integer")
+        if exclude_patterns is not None and not all(isinstance(p, str) for p in exclude_patterns):
+            raise ValueError("exclude_patterns must be a list of strings")
+        self.page_timeout_s = page_timeout_s
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.max_chunks = max_chunks
+        self.exclude_patterns = exclude_patterns
+        self.api_url = api_url
+        self.api_key = api_key or Secret.from_env_var("FIRECRAWL_API_KEY", strict=False)
+        self.snapshot_dir = snapshot_dir
+        self.model = model
+        self._model: Any = None
+        self._guard = SourceGuard(SOURCE, ResiliencePolicy.from_settings(timeout_s=timeout_s, retries=retries))
+
+    def warm_up(self) -> None:
+        """Load the embedding model and the Firecrawl client library (once per process)."""
+        if self._model is None:
+            import firecrawl  # noqa: F401 - its import takes seconds on a busy machine; not a search's latency
+
+            from components.embedding import get_embedding_model
+
+            self._model = get_embedding_model(self.model)
+
+    @component.output_types(documents=list[Document], status=SourceStatus)
+    def run(self, url: str, query: str | None = None, query_embedding: list[float] | None = None) -> dict[str, Any]:
+        """Fetch `url` and chunk it.
+
+        :returns: `documents`: the page's chunks as Documents (meta per `WebMetadata`, plus `snapshot_id`);
+            `status`: the `SourceStatus` of this run.
+        """
+        self.warm_up()  # the tokenizer sizes the chunks; loading it is set-up, not the page's latency
+        result, status = self._guard.call(self._work(url, query, query_embedding, chunked=True))
+        return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
+
+    @component.output_types(documents=list[Document], status=SourceStatus)
+    async def run_async(
+        self, url: str, query: str | None = None, query_embedding: list[float] | None = None
+    ) -> dict[str, Any]:
+        """`run` for `Pipeline.run_async`."""
+        self.warm_up()
+        result, status = await self._guard.acall(self._work(url, query, query_embedding, chunked=True))
+        return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
+
+    def fetch(self, url: str) -> tuple[FetchedPage | None, PageSnapshot | None, SourceStatus]:
+        """The whole page (Markdown and metadata) and its snapshot, for ingestion; never raises."""
+        import firecrawl  # noqa: F401 - a slow first import must not eat the page's time budget
+
+        holder: dict[str, Any] = {}
+        result, status = self._guard.call(self._work(url, None, None, chunked=False, holder=holder))
+        return holder.get("page"), holder.get("snapshot"), status
+
+    def _work(self, url: str, query: str | None, query_embedding: list[float] | None, *, chunked: bool,
+              holder: dict[str, Any] | None = None):  # noqa: ANN202 - a closure for the guard
+        settings = get_settings()
+        page_timeout = self.page_timeout_s or settings.web_page_timeout_s
+        budget = self._guard.policy.timeout_s
+        patterns = list(self.exclude_patterns if self.exclude_patterns is not None else settings.web_exclude_patterns)
+        snapshots = SnapshotStore(Path(self.snapshot_dir) if self.snapshot_dir else settings.data_dir / "snapshots")
+
+        def work() -> SourceResult:
+            import time
+
+            target = check_url(url)
+            blocked = next((pattern for pattern in patterns if matches_pattern(target, pattern)), None)
+            if blocked:
+                raise SourceError(f"{target} is excluded by the web exclusion pattern {blocked!r}")
+            key = self.api_key.resolve_value() if self.api_key else None
+            if not key and settings.firecrawl_api_key is not None:
+                key = settings.firecrawl_api_key.get_secret_value()
+            access = FirecrawlAccess(key, self.api_url or settings.firecrawl_api_url, min(page_timeout, budget))
+            deadline = time.monotonic() + max(budget - 1.0, budget * 0.7)
+            fetched = fetch_pages(access, [SearchHit(url=target)], page_timeout_s=min(page_timeout, budget),
+                                  deadline=deadline, snapshots=snapshots)
+            if not fetched.pages:
+                _, reason = fetched.skipped[0]
+                if fetched.rate_limited:
+                    from components.resilience import RetryableError
+
+                    raise RetryableError(f"Firecrawl rate-limited {target} (HTTP 429)", fetched.rate_limited[0],
+                                         "rate_limited")
+                raise SourceError(f"cannot read {target}: {reason}")
+            hit, page, snapshot = fetched.pages[0]
+            if holder is not None:
+                holder["page"], holder["snapshot"] = page, snapshot
+            if not chunked:
+                return SourceResult(chunks=[], total_found=1)
+            self.warm_up()
+            chunks = page_chunks(fetched.pages, query or "", query_embedding, self._model,
+                                 chunk_tokens=settings.chunk_tokens,
+                                 max_chunks_per_page=self.max_chunks if (query or query_embedding) else None)
+            if not (query or query_embedding):
+                chunks.sort(key=lambda chunk: chunk.metadata["chunk_index"])
+            return SourceResult(chunks=chunks, total_found=len(chunks))
+
+        return work
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(
+            self,
+            page_timeout_s=self.page_timeout_s,
+            timeout_s=self.timeout_s,
+            retries=self.retries,
+            max_chunks=self.max_chunks,
+            exclude_patterns=self.exclude_patterns,
+            api_url=self.api_url,
+            api_key=self.api_key.to_dict() if self.api_key else None,
+            snapshot_dir=self.snapshot_dir,
+            model=self.model,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WebScrape:
+        deserialize_secrets_inplace(data.get("init_parameters", {}), keys=["api_key"])
+        return default_from_dict(cls, data)

@@ -1,0 +1,286 @@
+"""`WebSearch`: the research pipeline's web branch (Firecrawl search, then each page fetched and chunked)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack.utils import Secret, deserialize_secrets_inplace
+
+from components.contracts import SourceStatus, StatusKind, chunk_to_document
+from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
+from components.resilience.errors import RetryableError
+from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
+from components.web.firecrawl_access import FirecrawlAccess, matches_pattern
+from components.web.pages import fetch_pages, page_chunks, wants_source
+from components.web.snapshots import SnapshotStore
+
+logger = logging.getLogger(__name__)
+
+SOURCE = "web"
+MAX_RESULTS = 20
+MAX_QUERY_CHARS = 1000
+
+
+def _count(value: Any, default: int) -> int:
+    """`num_results` clamped to 1..MAX_RESULTS, or a `SourceError` saying it is not a number."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SourceError(f"num_results must be a whole number, not {value!r}")
+    return min(max(value, 1), MAX_RESULTS)
+
+
+def _strings(name: str, value: Any, default: list[str] | None) -> list[str] | None:
+    """A list-of-strings run parameter (or the component's default), or a `SourceError`."""
+    if value is None:
+        return default
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise SourceError(f"{name} must be a list of strings")
+    return value
+
+
+@component
+class WebSearch:
+    """Searches the web with Firecrawl, reads each result page as Markdown and returns its relevant chunks.
+
+    Every page is kept as a timestamped snapshot (`SnapshotStore`) so a citation can be checked later. Pages
+    that are slow (over `page_timeout_s`), rate-limited or broken are skipped and the rest kept (status
+    `partial`). Chunk relevance is the cosine to the question from the local model. The run never raises.
+
+    Usage:
+    ```python
+    web = WebSearch(num_results=5)  # FIRECRAWL_API_KEY / FIRECRAWL_API_URL from the environment
+    web.warm_up()
+    result = web.run(query="What is retrieval-augmented generation?")
+    result["documents"], result["status"].status
+    ```
+    """
+
+    def __init__(
+        self,
+        num_results: int = 5,
+        languages: list[str] | None = None,
+        include_domains: list[str] | None = None,
+        exclude_domains: list[str] | None = None,
+        exclude_patterns: list[str] | None = None,
+        page_timeout_s: float | None = None,
+        timeout_s: float | None = None,
+        retries: int | None = None,
+        max_chunks_per_page: int = 6,
+        api_url: str | None = None,
+        api_key: Secret | None = None,
+        snapshot_dir: str | None = None,
+        model: str = DEFAULT_EMBEDDING_MODEL,
+    ) -> None:
+        if not isinstance(num_results, int) or num_results < 1:
+            raise ValueError("num_results must be a positive integer")
+        if page_timeout_s is not None and page_timeout_s <= 0:
+            raise ValueError("page_timeout_s must be positive")
+        if timeout_s is not None and timeout_s <= 0:
+            raise ValueError("timeout_s must be positive")
+        if not isinstance(max_chunks_per_page, int) or max_chunks_per_page < 1:
+            raise ValueError("max_chunks_per_page must be a positive integer")
+        for name, value in (("languages", languages), ("include_domains", include_domains),
+                            ("exclude_domains", exclude_domains), ("exclude_patterns", exclude_patterns)):
+            if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+                raise ValueError(f"{name} must be a list of strings")
+        self.num_results = num_results
+        self.languages = languages
+        self.include_domains = include_domains
+        self.exclude_domains = exclude_domains
+        self.exclude_patterns = exclude_patterns
+        self.page_timeout_s = page_timeout_s
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.max_chunks_per_page = max_chunks_per_page
+        self.api_url = api_url
+        self.api_key = api_key or Secret.from_env_var("FIRECRAWL_API_KEY", strict=False)
+        self.snapshot_dir = snapshot_dir
+        self.model = model
+        self._model: Any = None
+        self._guard = SourceGuard(SOURCE, ResiliencePolicy.from_settings(timeout_s=timeout_s, retries=retries))
+
+    def warm_up(self) -> None:
+        """Load the embedding model and the Firecrawl client library (once per process)."""
+        if self._model is None:
+            import firecrawl  # noqa: F401 - its import takes seconds on a busy machine; not a search's latency
+
+            from components.embedding import get_embedding_model
+
+            self._model = get_embedding_model(self.model)
+
+    # -- the branch -----------------------------------------------------------------------------------------
+
+    @component.output_types(documents=list[Document], status=SourceStatus)
+    def run(
+        self,
+        query: str,
+        query_embedding: list[float] | None = None,
+        filters: dict[str, Any] | None = None,
+        as_of: str | None = None,
+        sources: list[str] | None = None,
+        num_results: int | None = None,
+        languages: list[str] | None = None,
+        include_domains: list[str] | None = None,
+        exclude_domains: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """Search the web for `query`.
+
+        `filters` (knowledge-base filters) do not apply to the web and are ignored. With `as_of` the web is
+        skipped: a page fetched today says what it says today, not what was known then.
+
+        :returns: `documents`: chunks as Documents (meta per `ContextChunk`/`WebMetadata`), best first;
+            `status`: the `SourceStatus` of this run.
+        """
+        early = self._early_status(sources, as_of)
+        if early is not None:
+            return {"documents": [], "status": early}
+        work = self._work(query, query_embedding, num_results, languages, include_domains, exclude_domains)
+        self.warm_up()  # loading the model is set-up, not the source's latency
+        result, status = self._guard.call(work)
+        return self._output(result, status)
+
+    @component.output_types(documents=list[Document], status=SourceStatus)
+    async def run_async(
+        self,
+        query: str,
+        query_embedding: list[float] | None = None,
+        filters: dict[str, Any] | None = None,
+        as_of: str | None = None,
+        sources: list[str] | None = None,
+        num_results: int | None = None,
+        languages: list[str] | None = None,
+        include_domains: list[str] | None = None,
+        exclude_domains: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """`run` for `Pipeline.run_async`: the same inputs and outputs; the fetching runs in a worker thread."""
+        early = self._early_status(sources, as_of)
+        if early is not None:
+            return {"documents": [], "status": early}
+        work = self._work(query, query_embedding, num_results, languages, include_domains, exclude_domains)
+        self.warm_up()
+        result, status = await self._guard.acall(work)
+        return self._output(result, status)
+
+    # -- internals --------------------------------------------------------------------------------------------
+
+    def _early_status(self, sources: list[str] | None, as_of: str | None) -> SourceStatus | None:
+        if not wants_source(sources, SOURCE):
+            return SourceStatus.skipped(SOURCE, "web not selected for this question")
+        if as_of:
+            return SourceStatus.skipped(
+                SOURCE, f"web pages cannot be dated reliably, so the web is not searched for a question as of {as_of}"
+            )
+        if not self._configured():
+            message = "web search is not configured: set FIRECRAWL_API_KEY (or FIRECRAWL_API_URL for a self-hosted one)"
+            if sources is not None and SOURCE in {str(source).strip().lower() for source in sources}:
+                # Asked for by name: say it failed; as part of "every source" it just does not take part.
+                logger.warning("Web search asked for but not configured")
+                return SourceStatus(source=SOURCE, status=StatusKind.ERROR, execution_time_ms=0.0, message=message,
+                                    attempts=0)
+            return SourceStatus.skipped(SOURCE, message)
+        return None
+
+    def _configured(self) -> bool:
+        settings = get_settings()
+        key = self.api_key.resolve_value() if self.api_key else None
+        return bool(key or settings.firecrawl_api_key is not None or self.api_url or settings.firecrawl_api_url)
+
+    @staticmethod
+    def _output(result: SourceResult, status: SourceStatus) -> dict[str, Any]:
+        return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
+
+    def _access(self, request_timeout_s: float) -> FirecrawlAccess:
+        settings = get_settings()
+        key = self.api_key.resolve_value() if self.api_key else None
+        if not key and settings.firecrawl_api_key is not None:
+            key = settings.firecrawl_api_key.get_secret_value()
+        return FirecrawlAccess(key, self.api_url or settings.firecrawl_api_url, request_timeout_s)
+
+    def _excluded(self, url: str, patterns: list[str]) -> bool:
+        return any(matches_pattern(url, pattern) for pattern in patterns)
+
+    def _work(
+        self,
+        query: str,
+        query_embedding: list[float] | None,
+        num_results: int | None,
+        languages: list[str] | None,
+        include_domains: list[str] | None,
+        exclude_domains: list[str] | None,
+    ):  # noqa: ANN202 - a closure for the guard
+        settings = get_settings()
+        page_timeout = self.page_timeout_s or settings.web_page_timeout_s
+        budget = self._guard.policy.timeout_s
+        snapshots = SnapshotStore(Path(self.snapshot_dir) if self.snapshot_dir else settings.data_dir / "snapshots")
+
+        def work() -> SourceResult:
+            started = time.monotonic()
+            text = (query or "").strip() if isinstance(query, str) else ""
+            if not text:
+                raise SourceError("the question is empty")
+            if len(text) > MAX_QUERY_CHARS:
+                raise SourceError(f"the question is too long for a web search ({len(text)} characters, at most "
+                                  f"{MAX_QUERY_CHARS})")
+            wanted = _count(num_results, self.num_results)
+            langs = _strings("languages", languages, self.languages)
+            include = _strings("include_domains", include_domains, self.include_domains)
+            exclude = _strings("exclude_domains", exclude_domains, self.exclude_domains) or []
+            patterns = list(self.exclude_patterns if self.exclude_patterns is not None
+                            else settings.web_exclude_patterns)
+            # Leave room in the budget for chunking and embedding after the pages arrive.
+            deadline = started + max(budget - 1.0, budget * 0.7)
+            access = self._access(request_timeout_s=max(1.0, min(page_timeout, budget)))
+            # Domains go to Firecrawl too, but only as a hint: a self-hosted one may ignore them.
+            domain_patterns = [p for p in patterns if not any(c in p for c in "*?[/:")]
+            hits = access.search(text, limit=min(wanted + len(patterns) + len(exclude), MAX_RESULTS),
+                                 include_domains=include, exclude_domains=exclude + domain_patterns)
+            blocked = patterns + exclude
+            kept = [hit for hit in hits if not self._excluded(hit.url, blocked)]
+            if include:
+                kept = [hit for hit in kept if any(matches_pattern(hit.url, domain) for domain in include)]
+            kept = kept[:wanted]
+            if not kept:
+                return SourceResult(chunks=[], total_found=0)
+            self.warm_up()
+            fetched = fetch_pages(access, kept, page_timeout_s=page_timeout, deadline=deadline, languages=langs,
+                                  snapshots=snapshots)
+            if not fetched.pages and fetched.rate_limited and len(fetched.rate_limited) == len(fetched.skipped):
+                waits = [wait for wait in fetched.rate_limited if wait is not None]
+                raise RetryableError("Firecrawl rate-limited every page (HTTP 429)", max(waits) if waits else None,
+                                     "rate_limited")
+            fetched.pages = [(hit, page, snap) for hit, page, snap in fetched.pages
+                             if not self._excluded(page.url, blocked)]
+            chunks = page_chunks(fetched.pages, text, query_embedding, self._model,
+                                 chunk_tokens=settings.chunk_tokens, max_chunks_per_page=self.max_chunks_per_page)
+            logger.info("Web search read {pages} of {total} pages into {count} chunks", pages=len(fetched.pages),
+                        total=len(kept), count=len(chunks))
+            return SourceResult(chunks=chunks, total_found=len(kept), partial=fetched.note(len(kept)))
+
+        return work
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(
+            self,
+            num_results=self.num_results,
+            languages=self.languages,
+            include_domains=self.include_domains,
+            exclude_domains=self.exclude_domains,
+            exclude_patterns=self.exclude_patterns,
+            page_timeout_s=self.page_timeout_s,
+            timeout_s=self.timeout_s,
+            retries=self.retries,
+            max_chunks_per_page=self.max_chunks_per_page,
+            api_url=self.api_url,
+            api_key=self.api_key.to_dict() if self.api_key else None,
+            snapshot_dir=self.snapshot_dir,
+            model=self.model,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WebSearch:
+        deserialize_secrets_inplace(data.get("init_parameters", {}), keys=["api_key"])
+        return default_from_dict(cls, data)

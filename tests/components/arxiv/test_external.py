@@ -1,0 +1,22 @@
+"""The arXiv source against the real arXiv API: runs only when ARXIV_API_URL is set in the environment."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from components.arxiv import ArxivSearch
+from components.contracts import StatusKind
+
+pytestmark = [
+    pytest.mark.external,
+    pytest.mark.skipif(not os.environ.get("ARXIV_API_URL"), reason="ARXIV_API_URL is not set"),
+]
+
+
+class TestArxivSearchExternal:
+    def test_a_real_search(self):
+        result = ArxivSearch(num_results=3, timeout_s=20).run(query='ti:"attention is all you need"')
+        assert result["status"].status is StatusKind.SUCCESS, result["status"].message
+        assert "1706.03762" in {doc.meta["paper_id"] for doc in result["documents"]}

@@ -1,0 +1,234 @@
+"""Contract servers: small HTTP services on 127.0.0.1 that answer like hosted APIs, failures included.
+
+Each module (`firecrawl`, `arxiv`, ...) holds one service: its documented response shapes, a small corpus, a pytest
+fixture, and a `__main__` that serves it for manual runs (`python -m tests.contract_servers.firecrawl`). The
+shared machinery here lets a test make the next requests slow, rate limited (429 + Retry-After), failing (500),
+malformed, hanging or dropped, for one path or for all: in-process with `server.fail(...)`, or from another
+process with `POST /_contract/fail` (JSON body: the same arguments) and `POST /_contract/reset`.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+FAULT_MODES = ("slow", "429", "500", "malformed", "hang", "drop")
+
+
+@dataclass
+class Fault:
+    """One injected misbehaviour: `mode` for requests whose path starts with `path`, `times` times (None: always)."""
+
+    mode: str
+    path: str = ""
+    times: int | None = None
+    delay_s: float = 0.0
+    retry_after: float | None = None
+    match: str = ""  # a substring the request body or query must contain (e.g. one page's URL)
+
+
+@dataclass
+class Reply:
+    """What a handler answers: a status, a body (bytes or JSON-able) and headers."""
+
+    status: int = 200
+    body: Any = b""
+    content_type: str = "application/json"
+    headers: dict[str, str] | None = None
+
+
+class ContractServer:
+    """A threaded HTTP server on 127.0.0.1 with injectable faults; subclasses implement `handle`."""
+
+    name = "contract"
+    malformed_body = b"<html><body>Bad gateway: upstream returned garbage"
+
+    def __init__(self, port: int = 0) -> None:
+        self._lock = threading.Lock()
+        self._faults: list[Fault] = []
+        self._released = threading.Event()
+        self.requests: list[dict[str, Any]] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # quiet: tests read `requests` instead
+                return
+
+            def do_GET(self) -> None:  # noqa: N802
+                server._dispatch(self, "GET")
+
+            def do_POST(self) -> None:  # noqa: N802
+                server._dispatch(self, "POST")
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> ContractServer:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name=f"{self.name}-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._released.set()  # hanging handlers return at once
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> ContractServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- behaviour ----------------------------------------------------------------------------------------------
+
+    def fail(
+        self,
+        mode: str,
+        *,
+        path: str = "",
+        times: int | None = None,
+        delay_s: float = 0.0,
+        retry_after: float | None = None,
+        match: str = "",
+    ) -> None:
+        """Misbehave on matching requests: slow (answer after `delay_s`), 429, 500, malformed, hang, drop."""
+        if mode not in FAULT_MODES:
+            raise ValueError(f"mode must be one of {', '.join(FAULT_MODES)}")
+        with self._lock:
+            self._faults.append(Fault(mode, path, times, delay_s, retry_after, match))
+
+    def reset(self) -> None:
+        """Behave again, forget the request log, release hanging requests."""
+        with self._lock:
+            self._faults.clear()
+            self.requests.clear()
+        self._released.set()
+        self._released = threading.Event()
+
+    def handle(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str]) -> Reply:
+        raise NotImplementedError
+
+    # -- internals ----------------------------------------------------------------------------------------------
+
+    def _take_fault(self, path: str, payload: str) -> Fault | None:
+        with self._lock:
+            for fault in self._faults:
+                if not path.startswith(fault.path) or (fault.match and fault.match not in payload):
+                    continue
+                if fault.times is not None:
+                    if fault.times <= 0:
+                        continue
+                    fault.times -= 1
+                return fault
+        return None
+
+    def _dispatch(self, handler: BaseHTTPRequestHandler, method: str) -> None:
+        parts = urlsplit(handler.path)
+        length = int(handler.headers.get("Content-Length") or 0)
+        body = handler.rfile.read(length) if length else b""
+        headers = {key.lower(): value for key, value in handler.headers.items()}
+        with self._lock:
+            self.requests.append(
+                {"method": method, "path": parts.path, "query": parts.query, "body": body, "at": time.time()}
+            )
+        if parts.path.startswith("/_contract/"):
+            self._send(handler, self._control(parts.path, body))
+            return
+        fault = self._take_fault(parts.path, parts.query + body.decode("utf-8", "replace"))
+        if fault is not None:
+            if fault.mode == "hang":
+                self._released.wait(timeout=120)
+                self._close(handler)
+                return
+            if fault.mode == "drop":
+                self._close(handler)
+                return
+            if fault.mode == "slow":
+                self._released.wait(timeout=fault.delay_s)
+            elif fault.mode == "429":
+                extra = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
+                self._send(handler, self.rate_limited_reply(extra))
+                return
+            elif fault.mode == "500":
+                self._send(handler, self.server_error_reply())
+                return
+            elif fault.mode == "malformed":
+                self._send(handler, Reply(200, self.malformed_body, self.malformed_content_type))
+                return
+        try:
+            reply = self.handle(method, parts.path, parts.query, body, headers)
+        except Exception as exc:  # noqa: BLE001 - a bug in a contract server must show as a 500, not a hang
+            reply = Reply(500, {"success": False, "error": f"contract server bug: {exc}"})
+        self._send(handler, reply)
+
+    malformed_content_type = "application/json"
+
+    def _control(self, path: str, body: bytes) -> Reply:
+        """`POST /_contract/fail` (JSON: the arguments of `fail`) and `POST /_contract/reset`, for other processes."""
+        if path == "/_contract/reset":
+            self.reset()
+            return Reply(200, {"ok": True})
+        if path == "/_contract/fail":
+            try:
+                arguments = json.loads(body or b"{}")
+                self.fail(arguments.pop("mode"), **arguments)
+            except (ValueError, KeyError, TypeError) as exc:
+                return Reply(400, {"ok": False, "error": str(exc)})
+            return Reply(200, {"ok": True})
+        return Reply(404, {"ok": False, "error": f"no control {path}"})
+
+    def rate_limited_reply(self, headers: dict[str, str]) -> Reply:
+        return Reply(429, {"error": "Rate limit exceeded"}, headers=headers)
+
+    def server_error_reply(self) -> Reply:
+        return Reply(500, {"error": "Internal server error"})
+
+    @staticmethod
+    def _close(handler: BaseHTTPRequestHandler) -> None:
+        handler.close_connection = True
+        try:
+            handler.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    @staticmethod
+    def _send(handler: BaseHTTPRequestHandler, reply: Reply) -> None:
+        body = reply.body
+        if not isinstance(body, (bytes, bytearray)):
+            body = json.dumps(body).encode("utf-8")
+        try:
+            handler.send_response(reply.status)
+            handler.send_header("Content-Type", reply.content_type)
+            handler.send_header("Content-Length", str(len(body)))
+            for key, value in (reply.headers or {}).items():
+                handler.send_header(key, value)
+            handler.end_headers()
+            handler.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 nothing listens on right now (for 'service is down' tests)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
