@@ -1,0 +1,114 @@
+"""`ComprehensiveSearch`: vector and graph search for one question in parallel, surviving either's failure."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from haystack import Document, component, default_from_dict, default_to_dict
+
+from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_to_document, document_to_chunk
+from components.graph.tools import GraphTools, fact_to_chunk
+from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
+
+
+def knowledge_base_vector_search(collection: str | None, mode: str) -> Callable[[str, int], list[ContextChunk]]:
+    """A `(query, limit) -> chunks` function over the knowledge base's own search component."""
+    from components.knowledge_base.search import KnowledgeBaseSearch
+
+    kwargs: dict[str, Any] = {"mode": mode}
+    if collection:
+        kwargs["collection"] = collection
+    kwargs["limit"] = 50
+    search = KnowledgeBaseSearch(**kwargs)
+    if hasattr(search, "warm_up"):
+        search.warm_up()
+
+    def run(query: str, limit: int) -> list[ContextChunk]:
+        output = search.run(query=query, limit=limit)
+        status = output.get("status")
+        if status is not None and not status.ok:
+            raise RuntimeError(status.message or f"the knowledge base search ended with {status.status.value}")
+        return [document_to_chunk(document) for document in output["documents"][:limit]]
+
+    return run
+
+
+@component
+class ComprehensiveSearch:
+    """`perform_comprehensive_search`: the knowledge base (vector) and the graph searched at the same time.
+
+    If one side fails, the other's results still come back, the failure is named in `result["errors"]` and the
+    status is `partial`.
+
+    Usage:
+    ```python
+    search = ComprehensiveSearch(limit=10)
+    result = search.run(query="Airbus A380 production", use_vector=True, use_graph=True)
+    result["result"]["vector_results"], result["result"]["graph_results"]
+    ```
+    """
+
+    def __init__(self, collection: str | None = None, limit: int = 10, vector_mode: str = "hybrid") -> None:
+        if not isinstance(limit, int) or not 1 <= limit <= 50:
+            raise ValueError(f"limit must be an integer between 1 and 50, not {limit!r}")
+        if vector_mode not in ("dense", "keyword", "hybrid"):
+            raise ValueError("vector_mode must be dense, keyword or hybrid")
+        self.collection = collection
+        self.limit = limit
+        self.vector_mode = vector_mode
+        self._guard = SourceGuard("comprehensive_search", ResiliencePolicy.from_settings(retries=0))
+        self._tools: GraphTools | None = None
+
+    def warm_up(self) -> None:
+        """Open the graph store and the knowledge-base search once (a missing side is reported per call)."""
+        if self._tools is None:
+            from components.graph.factory import open_graph_store
+
+            try:
+                vector = knowledge_base_vector_search(self.collection, self.vector_mode)
+            except Exception as exc:  # noqa: BLE001 - the graph side must still work
+                message = (str(exc).splitlines() or [type(exc).__name__])[0]
+
+                def vector(query: str, limit: int, _message: str = message) -> list[ContextChunk]:
+                    raise RuntimeError(f"the knowledge base cannot be searched: {_message}")
+
+            self._tools = GraphTools(open_graph_store(self.collection), vector_search=vector)
+
+    @component.output_types(documents=list[Document], result=dict, status=SourceStatus)
+    def run(
+        self, query: str, use_vector: bool = True, use_graph: bool = True, limit: int | None = None
+    ) -> dict[str, Any]:
+        """Search both sides for `query`.
+
+        :returns: `result`: `{vector_results, graph_results, total_results, errors}`; `documents`: the graph facts
+            as Documents; `status`: partial when one side failed.
+        """
+        found: dict[str, Any] = {}
+
+        self.warm_up()
+        # Each side gets most of the budget, so a slow side is reported while the other's results survive.
+        side_timeout = self._guard.policy.timeout_s * 0.8
+
+        def work() -> SourceResult:
+            assert self._tools is not None
+            result, hits = self._tools.comprehensive(query, use_vector, use_graph, limit or self.limit, side_timeout)
+            found.update(result)
+            found["hits"] = hits
+            errors = found.get("errors") or {}
+            partial = "; ".join(f"{side} search failed: {reason}" for side, reason in errors.items()) or None
+            return SourceResult(chunks=[], total_found=found["total_results"], partial=partial)
+
+        _, status = self._guard.call(work)
+        result = found or {"vector_results": [], "graph_results": [], "total_results": 0, "errors": {}}
+        if status.ok and not result["vector_results"] and not result["graph_results"] and result["errors"]:
+            status = status.model_copy(update={"status": StatusKind.ERROR})
+        documents = [chunk_to_document(fact_to_chunk(hit)) for hit in result.pop("hits", [])]
+        return {"documents": documents, "result": result, "status": status}
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(self, collection=self.collection, limit=self.limit, vector_mode=self.vector_mode)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ComprehensiveSearch:
+        return default_from_dict(cls, data)

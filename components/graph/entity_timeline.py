@@ -1,0 +1,83 @@
+"""`EntityTimeline`: what happened to an entity, and when — its dated facts in order, within a date range."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack import Document, component, default_from_dict, default_to_dict
+
+from components.contracts import SourceStatus, chunk_to_document
+from components.graph.tools import GraphTools, fact_to_chunk
+from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
+
+
+@component
+class EntityTimeline:
+    """The dated timeline of one entity (its aliases and more specific names included), oldest first.
+
+    `start_date`/`end_date` are ISO dates of any precision ("2019", "2019-06", "2019-06-30") and really filter:
+    a fact is kept when the period its date names overlaps the range. A malformed date gives an error status
+    that says so; the `timeline` output holds the tool-contract dicts.
+
+    Usage:
+    ```python
+    timeline = EntityTimeline()
+    result = timeline.run(entity_name="Airbus", start_date="2019", end_date="2020")
+    [(item["valid_at"], item["fact"]) for item in result["timeline"]]
+    ```
+    """
+
+    def __init__(self, collection: str | None = None, limit: int = 200) -> None:
+        if not isinstance(limit, int) or not 1 <= limit <= 1000:
+            raise ValueError(f"limit must be an integer between 1 and 1000, not {limit!r}")
+        self.collection = collection
+        self.limit = limit
+        self._guard = SourceGuard("graph_timeline", ResiliencePolicy.from_settings())
+        self._tools: GraphTools | None = None
+
+    def warm_up(self) -> None:
+        """Open the graph store once."""
+        if self._tools is None:
+            from components.graph.factory import open_graph_store
+
+            self._tools = GraphTools(open_graph_store(self.collection))
+
+    @component.output_types(documents=list[Document], timeline=list[dict], entities=list[str], status=SourceStatus)
+    def run(
+        self,
+        entity_name: str,
+        start_date: str | None = None,
+        end_date: str | None = None,
+        as_of: str | None = None,
+    ) -> dict[str, Any]:
+        """The timeline of `entity_name`.
+
+        :returns: `documents`: the facts as graph Documents in date order; `timeline`: the tool-contract dicts
+            (`fact`, `uuid`, `valid_at`, `invalid_at`, `source_node_uuid`, attribution); `entities`: the entity
+            names the name matched; `status`: the run's `SourceStatus`.
+        """
+        found: dict[str, Any] = {"entities": [], "hits": []}
+
+        def work() -> SourceResult:
+            self.warm_up()
+            assert self._tools is not None
+            found["entities"], found["hits"] = self._tools.timeline_hits(
+                entity_name, start_date, end_date, self.limit, as_of
+            )
+            return SourceResult(chunks=[fact_to_chunk(hit) for hit in found["hits"]])
+
+        result, status = self._guard.call(work)
+        timeline = [hit.fact.contract() for hit in found["hits"]] if status.ok else []
+        return {
+            "documents": [chunk_to_document(chunk) for chunk in result.chunks],
+            "timeline": timeline,
+            "entities": list(found["entities"]) if status.ok else [],
+            "status": status,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(self, collection=self.collection, limit=self.limit)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EntityTimeline:
+        return default_from_dict(cls, data)

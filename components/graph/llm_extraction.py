@@ -1,0 +1,207 @@
+"""`LLMGraphExtractor`: entities and dated facts read by an OpenAI-compatible chat model, behind the same
+`GraphExtractor` interface as the offline rules.
+
+The document's sentences (split by the same splitter, so facts keep their sentence and chunk) are sent in
+numbered batches; the model answers JSON naming each sentence's entities and dates. Names are normalised and
+merged exactly like the rules' names; a sentence the model gives no date is dated by the rules' date reader.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from haystack import logging
+
+from components.graph.dates import FuzzyDate, find_dates, sentence_validity
+from components.graph.extraction import ENTITY_KINDS_TEXT, GraphExtractor, RuleBasedExtractor, _ChunkLocator
+from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, fact_uuid, normalise_name
+
+logger = logging.getLogger(__name__)
+
+_INSTRUCTIONS = (
+    "You extract a knowledge graph from numbered sentences of one document dated {date}. Answer with JSON only: "
+    '{{"entities": [{{"name": str, "kind": one of ' + ENTITY_KINDS_TEXT + ', "aliases": [str]}}], '
+    '"facts": [{{"sentence": int, "entities": [entity names], "valid_at": "YYYY" | "YYYY-MM" | "YYYY-MM-DD" | null, '
+    '"invalid_at": same or null}}]}}. '
+    "Give a fact for every sentence that states something about a named entity; resolve pronouns and relative "
+    'dates ("last March", "on Tuesday") against the document date; invalid_at only when the text says the '
+    "fact ended."
+)
+
+
+class LLMGraphExtractor(GraphExtractor):
+    """Extraction by a chat model on an OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp).
+
+    Usage:
+    ```python
+    extractor = LLMGraphExtractor(model="llama3.1", api_base_url="http://127.0.0.1:11434/v1")
+    graph = extractor.extract(document_record, chunk_records)
+    ```
+    """
+
+    name = "llm"
+
+    def __init__(
+        self,
+        model: str,
+        api_base_url: str | None = None,
+        batch_sentences: int = 40,
+        timeout_s: float = 60.0,
+        api_key_env: str = "OPENAI_API_KEY",
+    ) -> None:
+        if not model:
+            raise ValueError("model must name the chat model")
+        if not 1 <= batch_sentences <= 200:
+            raise ValueError("batch_sentences must be between 1 and 200")
+        if timeout_s <= 0:
+            raise ValueError("timeout_s must be positive")
+        self.model = model
+        self.api_base_url = api_base_url
+        self.batch_sentences = batch_sentences
+        self.timeout_s = timeout_s
+        self.api_key_env = api_key_env
+        self._generator: Any = None
+        self._rules = RuleBasedExtractor()
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> LLMGraphExtractor:
+        if not settings.openai_base_url and settings.openai_api_key is None:
+            raise ValueError(
+                "GRAPH_EXTRACTOR is llm but no chat model is configured (OPENAI_BASE_URL / OPENAI_API_KEY)"
+            )
+        return cls(model=settings.openai_model, api_base_url=settings.openai_base_url)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.name,
+            "model": self.model,
+            "api_base_url": self.api_base_url,
+            "batch_sentences": self.batch_sentences,
+            "timeout_s": self.timeout_s,
+            "api_key_env": self.api_key_env,
+        }
+
+    def _chat(self, prompt: str, sentences: str) -> str:
+        if self._generator is None:
+            import os
+
+            from haystack.components.generators.chat import OpenAIChatGenerator
+            from haystack.utils import Secret
+
+            # Local servers need no key; the client still wants one, so a placeholder stands in.
+            os.environ.setdefault(self.api_key_env, "not-needed")
+            self._generator = OpenAIChatGenerator(
+                api_key=Secret.from_env_var(self.api_key_env),
+                model=self.model,
+                api_base_url=self.api_base_url,
+                timeout=self.timeout_s,
+                max_retries=1,
+                generation_kwargs={"temperature": 0},
+            )
+        from haystack.dataclasses import ChatMessage
+
+        reply = self._generator.run(messages=[ChatMessage.from_system(prompt), ChatMessage.from_user(sentences)])
+        return reply["replies"][0].text or ""
+
+    @staticmethod
+    def _parse(text: str) -> dict[str, Any]:
+        match = re.search(r"\{.*\}", text, re.S)
+        if not match:
+            raise ValueError("the chat model did not answer with JSON")
+        data = json.loads(match.group())
+        if not isinstance(data, dict):
+            raise ValueError("the chat model's JSON is not an object")
+        return data
+
+    @staticmethod
+    def _date(value: Any) -> FuzzyDate | None:
+        if not value or not isinstance(value, str):
+            return None
+        try:
+            return FuzzyDate.parse(value)
+        except ValueError:
+            return None
+
+    def extract(
+        self, document: Any, chunks: list[Any], known_names: Callable[[set[str]], set[str]] | None = None
+    ) -> DocumentGraph:
+        document_id = str(document.document_id)
+        text = getattr(document, "text", "") or "\n".join(c.text for c in sorted(chunks, key=lambda c: c.chunk_index))
+        title = getattr(document, "title", "") or ""
+        anchor = getattr(document, "date", None)
+        if isinstance(anchor, dt.datetime):
+            anchor = anchor.date()
+        sentences = self._rules._sentences(text, title)
+        # The last date stated before each sentence, for "two years later" when the model gives no date.
+        previous: list[FuzzyDate | None] = []
+        last: FuzzyDate | None = None
+        for _, sentence in sentences:
+            previous.append(last)
+            stated = [m.date for m in find_dates(sentence, anchor, last) if not m.relative]
+            last = stated[-1] if stated else last
+        prompt = _INSTRUCTIONS.format(date=anchor.isoformat() if anchor else "unknown")
+        mentions: dict[str, EntityMention] = {}
+        facts: list[Fact] = []
+        locate = _ChunkLocator(chunks)
+        for begin in range(0, len(sentences), self.batch_sentences):
+            batch = sentences[begin : begin + self.batch_sentences]
+            numbered = "\n".join(f"{begin + i}: {sentence}" for i, (_, sentence) in enumerate(batch))
+            data = self._parse(self._chat(prompt, numbered))
+            for item in data.get("entities") or []:
+                if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+                    continue
+                key = normalise_name(item["name"])
+                if not key:
+                    continue
+                kind = item.get("kind") if item.get("kind") in ENTITY_KINDS else "other"
+                mention = mentions.setdefault(key, EntityMention(key=key, name=item["name"].strip(), kind=kind))
+                for alias in item.get("aliases") or []:
+                    if isinstance(alias, str) and normalise_name(alias) and normalise_name(alias) != key:
+                        mention.aliases.add(normalise_name(alias))
+            alias_to_key = {alias: m.key for m in mentions.values() for alias in m.aliases}
+            for item in data.get("facts") or []:
+                if not isinstance(item, dict) or not isinstance(item.get("sentence"), int):
+                    continue
+                index = item["sentence"]
+                if not begin <= index < begin + len(batch):
+                    continue
+                keys = []
+                for name in item.get("entities") or []:
+                    key = normalise_name(str(name))
+                    key = alias_to_key.get(key, key)
+                    if key and key not in keys:
+                        keys.append(key)
+                        mentions.setdefault(key, EntityMention(key=key, name=str(name).strip()))
+                if not keys:
+                    continue
+                offset, sentence = sentences[index]
+                valid, invalid = self._date(item.get("valid_at")), self._date(item.get("invalid_at"))
+                method = "llm"
+                if valid is None:
+                    valid, rule_invalid, method, _ = sentence_validity(sentence, anchor, previous[index])
+                    invalid = invalid or rule_invalid
+                chunk = locate.find(offset, sentence)
+                facts.append(
+                    Fact(
+                        uuid=fact_uuid(document_id, index, sentence),
+                        text=sentence,
+                        document_id=document_id,
+                        sentence_index=index,
+                        entity_keys=keys,
+                        valid_at=valid,
+                        invalid_at=invalid,
+                        date_method=method,
+                        chunk_id=getattr(chunk, "chunk_id", None),
+                        chunk_index=getattr(chunk, "chunk_index", None),
+                        document_title=title,
+                        document_url=getattr(document, "url", None),
+                        document_date=anchor,
+                        entity_names=[mentions[k].name for k in keys],
+                    )
+                )
+        used = {key for fact in facts for key in fact.entity_keys}
+        return DocumentGraph(document_id, [m for k, m in mentions.items() if k in used], facts)

@@ -1,0 +1,186 @@
+"""The graph's data: entities, dated facts with their attribution, and what one document contributes.
+
+Plain dataclasses shared by the extractors, both stores and the components; the stores translate them to rows or
+nodes, the components to `ContextChunk`s (source_type `graph`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+import unicodedata
+import uuid
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from components.graph.dates import FuzzyDate
+
+ENTITY_KINDS = ("person", "organization", "place", "product", "event", "other")
+
+_NAMESPACE = uuid.UUID("6f1d0c52-4f3e-4c1b-9a57-3f0e2b7d9c11")
+
+# Legal and generic company designators: "Apple Inc.", "Apple Computer, Inc." and "Apple" are one organisation.
+DESIGNATORS = {
+    "inc",
+    "incorporated",
+    "corp",
+    "corporation",
+    "co",
+    "company",
+    "ltd",
+    "limited",
+    "llc",
+    "llp",
+    "plc",
+    "gmbh",
+    "ag",
+    "sa",
+    "se",
+    "nv",
+    "bv",
+    "spa",
+    "srl",
+    "oy",
+    "ab",
+    "pty",
+    "holdings",
+    "group",
+    "computer",
+    "computers",
+}
+
+
+@lru_cache(maxsize=65536)
+def normalise_name(name: str) -> str:
+    """The key two mentions of one entity share: case, accents, punctuation, possessives and "Inc."-style
+    suffixes removed ("Apple Inc." -> "apple", "The Boeing Company" -> "boeing", "AT&T" -> "at&t")."""
+    text = unicodedata.normalize("NFKD", name)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
+    text = re.sub(r"['’]s\b", "", text)
+    text = re.sub(r"(?<=\w)\.(?=\w)|\.$", "", text)  # "S.A." -> "sa", "Inc." -> "inc"
+    text = re.sub(r"[^\w&+ ]+", " ", text)
+    words = text.split()
+    if words and words[0] == "the" and len(words) > 1:
+        words = words[1:]
+    while len(words) > 1 and words[-1] in DESIGNATORS:
+        words.pop()
+    return " ".join(words)
+
+
+def entity_uuid(key: str) -> str:
+    """The stable id of the entity whose normalised name is `key` (the same in every backend and process)."""
+    return str(uuid.uuid5(_NAMESPACE, "entity:" + key))
+
+
+def fact_uuid(document_id: str, sentence_index: int, text: str) -> str:
+    """The stable id of a fact: its document, its place there and its text."""
+    digest = hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+    return str(uuid.uuid5(_NAMESPACE, f"fact:{document_id}:{sentence_index}:{digest}"))
+
+
+@dataclass
+class Entity:
+    """A named entity: a person, organisation, place, product or event."""
+
+    uuid: str
+    name: str
+    kind: str = "other"
+    aliases: list[str] = field(default_factory=list)
+    fact_count: int = 0
+
+    @property
+    def key(self) -> str:
+        return normalise_name(self.name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "uuid": self.uuid,
+            "name": self.name,
+            "kind": self.kind,
+            "aliases": list(self.aliases),
+            "fact_count": self.fact_count,
+        }
+
+
+@dataclass
+class EntityMention:
+    """An entity as one document names it: the surface name, its key, kind, and the other names it goes by."""
+
+    key: str
+    name: str
+    kind: str = "other"
+    aliases: set[str] = field(default_factory=set)  # normalised keys
+
+    @property
+    def uuid(self) -> str:
+        return entity_uuid(self.key)
+
+
+@dataclass
+class Fact:
+    """A sentence-level statement about one or more entities, with when it held and where it was read."""
+
+    uuid: str
+    text: str
+    document_id: str
+    sentence_index: int
+    entity_keys: list[str]
+    valid_at: FuzzyDate | None = None
+    invalid_at: FuzzyDate | None = None
+    date_method: str = "document"  # stated | relative | document | none | llm
+    chunk_id: str | None = None
+    chunk_index: int | None = None
+    document_title: str = ""
+    document_url: str | None = None
+    document_date: dt.date | None = None
+    entity_names: list[str] = field(default_factory=list)
+    entity_uuids: list[str] = field(default_factory=list)
+
+    @property
+    def source_node_uuid(self) -> str | None:
+        """The entity the fact is first about (the edge's source node)."""
+        if self.entity_uuids:
+            return self.entity_uuids[0]
+        return entity_uuid(self.entity_keys[0]) if self.entity_keys else None
+
+    def is_valid_at(self, when: dt.date) -> bool:
+        """True when the fact had begun by `when` and had not ended by then."""
+        if self.valid_at is not None and self.valid_at.value > when:
+            return False
+        return self.invalid_at is None or self.invalid_at.value > when
+
+    def contract(self) -> dict[str, Any]:
+        """The tool-contract shape: fact, uuid, valid_at, invalid_at, source_node_uuid (plus attribution)."""
+        return {
+            "fact": self.text,
+            "uuid": self.uuid,
+            "valid_at": self.valid_at.iso() if self.valid_at else None,
+            "invalid_at": self.invalid_at.iso() if self.invalid_at else None,
+            "source_node_uuid": self.source_node_uuid,
+            "entities": list(self.entity_names),
+            "document_id": self.document_id,
+            "document_title": self.document_title,
+            "chunk_id": self.chunk_id,
+            "sentence_index": self.sentence_index,
+            "date_method": self.date_method,
+        }
+
+
+@dataclass
+class DocumentGraph:
+    """Everything one document contributes to the graph; replacing a document replaces exactly this."""
+
+    document_id: str
+    entities: list[EntityMention] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)
+
+
+@dataclass
+class FactHit:
+    """A fact found by a search, with a 0-1 score (`hop` for traversals: 1 = a direct relationship)."""
+
+    fact: Fact
+    score: float = 0.0
+    hop: int = 0

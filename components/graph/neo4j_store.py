@@ -1,0 +1,442 @@
+"""`Neo4jGraphStore`: the same graph in Neo4j, through the official driver (Bolt, Cypher with parameters).
+
+Nodes `Entity`, `Fact` and `Alias` carry a `collection` property, so one database holds several knowledge
+bases' graphs; `(:Fact)-[:MENTIONS {position}]->(:Entity)` links facts to entities and
+`(:Alias)-[:NAMES {document_id}]->(:Entity)` records the names a document taught. Dates are ISO text, which
+orders like the dates themselves. The password comes from `NEO4J_PASSWORD` and is never serialised or logged.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import threading
+from typing import Any
+
+from haystack import logging
+
+from components.graph.dates import FuzzyDate
+from components.graph.model import DocumentGraph, Entity, Fact, FactHit, normalise_name
+from components.graph.store import FactScope, GraphStore, GraphUnavailable, rank_entity_matches
+
+logger = logging.getLogger(__name__)
+
+_SCHEMA = (
+    "CREATE CONSTRAINT graph_entity_uuid IF NOT EXISTS FOR (e:Entity) REQUIRE (e.collection, e.uuid) IS UNIQUE",
+    "CREATE CONSTRAINT graph_fact_uuid IF NOT EXISTS FOR (f:Fact) REQUIRE (f.collection, f.uuid) IS UNIQUE",
+    "CREATE INDEX graph_fact_document IF NOT EXISTS FOR (f:Fact) ON (f.collection, f.document_id)",
+    "CREATE INDEX graph_alias_key IF NOT EXISTS FOR (a:Alias) ON (a.collection, a.key)",
+    "CREATE FULLTEXT INDEX graph_fact_text IF NOT EXISTS FOR (f:Fact) ON EACH [f.text]",
+)
+
+_FACT_RETURN = (
+    "f AS fact, [(f)-[m:MENTIONS]->(x:Entity) | {uuid: x.uuid, name: x.name, key: x.key, position: m.position}] "
+    "AS entities"
+)
+_AS_OF = " AND (f.valid_from IS NULL OR f.valid_from <= $as_of) AND (f.invalid_from IS NULL OR f.invalid_from > $as_of)"
+_LUCENE_SPECIAL = re.compile(r"[^A-Za-z0-9 ]+")
+
+
+def _iso(value: dt.date | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _fuzzy(value: str | None, precision: str | None) -> FuzzyDate | None:
+    return FuzzyDate(dt.date.fromisoformat(value), precision or "day") if value else None
+
+
+def record_to_fact(record: Any) -> Fact:
+    """A `Fact` from a record holding `fact` (node properties) and `entities` (uuid, name, key, position)."""
+    props = dict(record["fact"])
+    linked = sorted(record["entities"] or [], key=lambda item: item["position"])
+    return Fact(
+        uuid=props["uuid"],
+        text=props["text"],
+        document_id=props["document_id"],
+        sentence_index=int(props.get("sentence_index") or 0),
+        entity_keys=[item["key"] for item in linked],
+        valid_at=_fuzzy(props.get("valid_from"), props.get("valid_precision")),
+        invalid_at=_fuzzy(props.get("invalid_from"), props.get("invalid_precision")),
+        date_method=props.get("date_method") or "document",
+        chunk_id=props.get("chunk_id"),
+        chunk_index=props.get("chunk_index"),
+        document_title=props.get("document_title") or "",
+        document_url=props.get("document_url"),
+        document_date=dt.date.fromisoformat(props["document_date"]) if props.get("document_date") else None,
+        entity_names=[item["name"] for item in linked],
+        entity_uuids=[item["uuid"] for item in linked],
+    )
+
+
+class Neo4jGraphStore(GraphStore):
+    """The graph in Neo4j (a server or cluster), behind the same interface as the embedded store.
+
+    Usage:
+    ```python
+    store = Neo4jGraphStore.from_settings("research")  # NEO4J_URI, NEO4J_USERNAME, NEO4J_PASSWORD, NEO4J_DATABASE
+    store.entity_facts([e.uuid for e in store.find_entities("Airbus")])
+    ```
+    """
+
+    backend = "neo4j"
+
+    def __init__(
+        self,
+        uri: str,
+        username: str,
+        password: str | None,
+        database: str = "neo4j",
+        collection: str = "research",
+        driver: Any = None,
+    ) -> None:
+        if not uri or not uri.strip():
+            raise ValueError("uri must be a Neo4j Bolt URI such as neo4j://localhost:7687")
+        if not collection or not collection.strip():
+            raise ValueError("collection must be a non-empty name")
+        self.uri = uri
+        self.username = username
+        self.database = database
+        self.collection = collection
+        self._password = password  # kept only in memory; never part of to_dict, logs or errors
+        self._driver = driver
+        self._ready = False
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_settings(cls, collection: str, settings: Any) -> Neo4jGraphStore:
+        if not settings.neo4j_uri:
+            raise GraphUnavailable("GRAPH_BACKEND is neo4j but NEO4J_URI is not set.")
+        password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else None
+        return cls(settings.neo4j_uri, settings.neo4j_username, password, settings.neo4j_database, collection)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Where the store is, without the password (it is read from NEO4J_PASSWORD again)."""
+        return {"uri": self.uri, "username": self.username, "database": self.database, "collection": self.collection}
+
+    # -- plumbing -----------------------------------------------------------------------------------------------
+
+    def _get_driver(self) -> Any:
+        if self._driver is None:
+            from neo4j import GraphDatabase
+
+            auth = (self.username, self._password) if self._password is not None else None
+            # Short retry budget: a missing server should be one clear error in seconds, not a minute of retries.
+            self._driver = GraphDatabase.driver(
+                self.uri, auth=auth, connection_timeout=10.0, max_transaction_retry_time=5.0
+            )
+        return self._driver
+
+    def ensure_schema(self) -> None:
+        if self._ready:
+            return
+        with self._lock:
+            if self._ready:
+                return
+            try:
+                self._get_driver().verify_connectivity()
+                for statement in _SCHEMA:
+                    self._get_driver().execute_query(statement, database_=self.database)
+            except Exception as exc:  # noqa: BLE001 - the driver raises many kinds; the message must stay short
+                raise GraphUnavailable(f"Neo4j at {self.uri} cannot be used: {type(exc).__name__}") from exc
+            self._ready = True
+
+    def _read(self, query: str, **params: Any) -> list[Any]:
+        from neo4j import RoutingControl
+
+        self.ensure_schema()
+        result = self._get_driver().execute_query(
+            query, parameters_={"c": self.collection, **params}, database_=self.database, routing_=RoutingControl.READ
+        )
+        return list(result.records)
+
+    # -- writes -------------------------------------------------------------------------------------------------
+
+    def _delete(self, tx: Any, document_id: str) -> int:
+        c = self.collection
+        tx.run("MATCH (:Alias {collection: $c})-[r:NAMES {document_id: $d}]->() DELETE r", c=c, d=document_id)
+        record = tx.run(
+            "MATCH (f:Fact {collection: $c, document_id: $d}) "
+            "OPTIONAL MATCH (f)-[:MENTIONS]->(e:Entity) "
+            "WITH f, collect(e.uuid) AS es DETACH DELETE f "
+            "RETURN count(f) AS n, reduce(acc = [], x IN collect(es) | acc + x) AS touched",
+            c=c,
+            d=document_id,
+        ).single()
+        removed = int(record["n"]) if record else 0
+        touched = sorted(set(record["touched"] or [])) if record else []
+        if touched:
+            tx.run(
+                "MATCH (e:Entity {collection: $c}) WHERE e.uuid IN $touched AND NOT (e)<-[:MENTIONS]-(:Fact) "
+                "DETACH DELETE e",
+                c=c,
+                touched=touched,
+            )
+        tx.run("MATCH (a:Alias {collection: $c}) WHERE NOT (a)-[:NAMES]->() DELETE a", c=c)
+        return removed
+
+    def _write(self, tx: Any, graph: DocumentGraph) -> None:
+        c = self.collection
+        self._delete(tx, graph.document_id)
+        if not graph.facts:
+            return
+        keys = sorted({mention.key for mention in graph.entities})
+        by_alias: dict[str, str] = {}
+        for record in tx.run(
+            "MATCH (a:Alias {collection: $c})-[:NAMES]->(e:Entity) WHERE a.key IN $keys "
+            "AND NOT EXISTS { MATCH (x:Entity {collection: $c, key: a.key}) } "
+            "RETURN a.key AS key, collect(DISTINCT e.uuid) AS uuids",
+            c=c,
+            keys=keys,
+        ):
+            if len(record["uuids"]) == 1:
+                by_alias[record["key"]] = record["uuids"][0]
+        uuid_of = {m.key: by_alias.get(m.key, m.uuid) for m in graph.entities}
+        entities = [
+            {"uuid": m.uuid, "key": m.key, "name": m.name, "kind": m.kind}
+            for m in graph.entities
+            if m.key not in by_alias
+        ]
+        tx.run(
+            "UNWIND $rows AS row MERGE (e:Entity {collection: $c, uuid: row.uuid}) "
+            "ON CREATE SET e.key = row.key, e.name = row.name, e.kind = row.kind "
+            "ON MATCH SET e.name = CASE WHEN size(row.name) < size(e.name) THEN row.name ELSE e.name END",
+            c=c,
+            rows=entities,
+        )
+        aliases = sorted(
+            {
+                (alias, uuid_of[m.key])
+                for m in graph.entities
+                for alias in (m.aliases | ({m.key} if m.key in by_alias else set()))
+                if alias
+            }
+        )
+        if aliases:
+            tx.run(
+                "UNWIND $rows AS row MERGE (a:Alias {collection: $c, key: row.key}) WITH a, row "
+                "MATCH (e:Entity {collection: $c, uuid: row.uuid}) MERGE (a)-[:NAMES {document_id: $d}]->(e)",
+                c=c,
+                d=graph.document_id,
+                rows=[{"key": k, "uuid": u} for k, u in aliases],
+            )
+        facts, links = [], []
+        for fact in graph.facts:
+            valid, invalid = fact.valid_at, fact.invalid_at
+            facts.append(
+                {
+                    "uuid": fact.uuid,
+                    "document_id": fact.document_id,
+                    "chunk_id": fact.chunk_id,
+                    "chunk_index": fact.chunk_index,
+                    "sentence_index": fact.sentence_index,
+                    "text": fact.text,
+                    "valid_from": _iso(valid.value) if valid else None,
+                    "valid_to": _iso(valid.end) if valid else None,
+                    "valid_precision": valid.precision if valid else None,
+                    "invalid_from": _iso(invalid.value) if invalid else None,
+                    "invalid_precision": invalid.precision if invalid else None,
+                    "date_method": fact.date_method,
+                    "document_title": fact.document_title,
+                    "document_url": fact.document_url,
+                    "document_date": _iso(fact.document_date),
+                }
+            )
+            seen: set[str] = set()
+            for position, key in enumerate(fact.entity_keys):
+                uuid = uuid_of.get(key)
+                if uuid and uuid not in seen:
+                    seen.add(uuid)
+                    links.append({"fact": fact.uuid, "entity": uuid, "position": position})
+        tx.run("UNWIND $rows AS row MERGE (f:Fact {collection: $c, uuid: row.uuid}) SET f += row", c=c, rows=facts)
+        tx.run(
+            "UNWIND $rows AS row MATCH (f:Fact {collection: $c, uuid: row.fact}) "
+            "MATCH (e:Entity {collection: $c, uuid: row.entity}) "
+            "MERGE (f)-[m:MENTIONS]->(e) SET m.position = row.position",
+            c=c,
+            rows=links,
+        )
+
+    def replace_document(self, graph: DocumentGraph, *, connection: Any = None) -> None:
+        self.ensure_schema()
+        with self._get_driver().session(database=self.database) as session:
+            session.execute_write(self._write, graph)
+
+    def delete_document(self, document_id: str, *, connection: Any = None) -> int:
+        self.ensure_schema()
+        with self._get_driver().session(database=self.database) as session:
+            return int(session.execute_write(self._delete, document_id))
+
+    # -- reads --------------------------------------------------------------------------------------------------
+
+    def find_entities(self, name: str, limit: int = 5) -> list[Entity]:
+        key = normalise_name(name)
+        if not key:
+            return []
+        records = self._read(
+            "MATCH (e:Entity {collection: $c}) "
+            "WHERE any(w IN split(e.key, ' ') WHERE w IN $words) "
+            "OR EXISTS { MATCH (a:Alias {collection: $c, key: $key})-[:NAMES]->(e) } "
+            "RETURN e.uuid AS uuid, e.name AS name, e.kind AS kind, COUNT { (e)<-[:MENTIONS]-(:Fact) } AS n, "
+            "[(a:Alias)-[:NAMES]->(e) | a.key] AS aliases LIMIT 500",
+            words=key.split(),
+            key=key,
+        )
+        candidates = [Entity(r["uuid"], r["name"], r["kind"], sorted(set(r["aliases"])), int(r["n"])) for r in records]
+        return rank_entity_matches(name, candidates, {e.uuid: set(e.aliases) for e in candidates})[:limit]
+
+    def get_entity(self, entity_uuid: str) -> Entity | None:
+        records = self._read(
+            "MATCH (e:Entity {collection: $c, uuid: $u}) RETURN e.uuid AS uuid, e.name AS name, e.kind AS kind, "
+            "COUNT { (e)<-[:MENTIONS]-(:Fact) } AS n, [(a:Alias)-[:NAMES]->(e) | a.key] AS aliases",
+            u=entity_uuid,
+        )
+        if not records:
+            return None
+        r = records[0]
+        return Entity(r["uuid"], r["name"], r["kind"], sorted(set(r["aliases"])), int(r["n"]))
+
+    def search_facts(
+        self, query: str, limit: int = 10, as_of: dt.date | None = None, scope: FactScope | None = None
+    ) -> list[FactHit]:
+        words = normalise_name(query).split()
+        grams = sorted(
+            {" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, min(len(words), i + 4) + 1)}
+        )
+        as_of_clause = _AS_OF if as_of is not None else ""
+        scope = scope or FactScope()
+        if scope.document_ids:
+            as_of_clause += " AND f.document_id IN $document_ids"
+        if scope.date_from:
+            as_of_clause += " AND f.document_date >= $date_from"
+        if scope.date_to:
+            as_of_clause += " AND f.document_date <= $date_to"
+        scoped = {
+            "document_ids": list(scope.document_ids),
+            "date_from": _iso(scope.date_from),
+            "date_to": _iso(scope.date_to),
+        }
+        hits: dict[str, FactHit] = {}
+        if grams:
+            for record in self._read(
+                "MATCH (f:Fact {collection: $c})-[:MENTIONS]->(e:Entity {collection: $c}) "
+                "WHERE (e.key IN $grams "
+                "OR EXISTS { MATCH (a:Alias {collection: $c})-[:NAMES]->(e) WHERE a.key IN $grams })"
+                f"{as_of_clause} WITH DISTINCT f RETURN {_FACT_RETURN} ORDER BY f.valid_from DESC LIMIT $limit",
+                grams=grams,
+                limit=limit,
+                as_of=_iso(as_of),
+                **scoped,
+            ):
+                fact = record_to_fact(record)
+                hits[fact.uuid] = FactHit(fact, 0.5)
+        text = " ".join(_LUCENE_SPECIAL.sub(" ", query).split())
+        if text:
+            for record in self._read(
+                "CALL db.index.fulltext.queryNodes('graph_fact_text', $text) YIELD node AS f, score "
+                f"WHERE f.collection = $c{as_of_clause} RETURN {_FACT_RETURN}, score ORDER BY score DESC LIMIT $limit",
+                text=text,
+                limit=limit,
+                as_of=_iso(as_of),
+                **scoped,
+            ):
+                fact = record_to_fact(record)
+                rank = float(record["score"] or 0.0)
+                base = hits[fact.uuid].score if fact.uuid in hits else 0.0
+                hits[fact.uuid] = FactHit(fact, round(min(1.0, base + 0.5 * rank / (rank + 1.0)), 6))
+        return sorted(hits.values(), key=lambda hit: -hit.score)[:limit]
+
+    def entity_facts(
+        self,
+        entity_uuids: list[str],
+        start: dt.date | None = None,
+        end: dt.date | None = None,
+        as_of: dt.date | None = None,
+        limit: int = 200,
+    ) -> list[FactHit]:
+        if not entity_uuids:
+            return []
+        where = ""
+        if start is not None:
+            where += " AND f.valid_to >= $start"
+        if end is not None:
+            where += " AND f.valid_from <= $end"
+        if as_of is not None:
+            where += _AS_OF
+        records = self._read(
+            "MATCH (f:Fact {collection: $c})-[:MENTIONS]->(e:Entity {collection: $c}) WHERE e.uuid IN $uuids"
+            f"{where} WITH DISTINCT f RETURN {_FACT_RETURN} "
+            "ORDER BY f.valid_from IS NULL, f.valid_from, f.document_date, f.document_id, f.sentence_index "
+            "LIMIT $limit",
+            uuids=list(entity_uuids),
+            start=_iso(start),
+            end=_iso(end),
+            as_of=_iso(as_of),
+            limit=limit,
+        )
+        return [FactHit(record_to_fact(record), 1.0) for record in records]
+
+    def related_facts(
+        self, entity_uuid: str, depth: int = 2, limit: int = 50, as_of: dt.date | None = None
+    ) -> list[FactHit]:
+        # Breadth first, one query per hop: the same walk as the embedded store's recursive query.
+        seen_entities = {entity_uuid}
+        frontier = [entity_uuid]
+        found: dict[str, FactHit] = {}
+        as_of_clause = _AS_OF if as_of is not None else ""
+        for hop in range(1, depth + 1):
+            if not frontier or len(found) >= limit:
+                break
+            records = self._read(
+                "MATCH (e:Entity {collection: $c})<-[:MENTIONS]-(f:Fact {collection: $c})-[:MENTIONS]->(o:Entity) "
+                f"WHERE e.uuid IN $frontier AND o.uuid <> e.uuid{as_of_clause} "
+                f"WITH DISTINCT f RETURN {_FACT_RETURN} ORDER BY f.valid_from LIMIT $cap",
+                frontier=frontier,
+                as_of=_iso(as_of),
+                cap=limit * 4,
+            )
+            next_frontier: list[str] = []
+            for record in records:
+                fact = record_to_fact(record)
+                if fact.uuid not in found:
+                    found[fact.uuid] = FactHit(fact, round(1.0 / hop, 6), hop=hop)
+                for uuid in fact.entity_uuids:
+                    if uuid not in seen_entities:
+                        seen_entities.add(uuid)
+                        next_frontier.append(uuid)
+            frontier = next_frontier
+        hits = sorted(found.values(), key=lambda h: (h.hop, h.fact.valid_at.value if h.fact.valid_at else dt.date.max))
+        return hits[:limit]
+
+    def known_names(self, keys: set[str]) -> set[str]:
+        if not keys:
+            return set()
+        records = self._read(
+            "MATCH (e:Entity {collection: $c}) WHERE e.key IN $keys RETURN e.key AS key "
+            "UNION MATCH (a:Alias {collection: $c}) WHERE a.key IN $keys RETURN a.key AS key",
+            keys=sorted(keys),
+        )
+        return {record["key"] for record in records}
+
+    def document_fact_count(self, document_id: str) -> int:
+        records = self._read("MATCH (f:Fact {collection: $c, document_id: $d}) RETURN count(f) AS n", d=document_id)
+        return int(records[0]["n"]) if records else 0
+
+    def counts(self) -> dict[str, int]:
+        records = self._read(
+            "RETURN COUNT { (:Entity {collection: $c}) } AS entities, COUNT { (:Fact {collection: $c}) } AS facts, "
+            "COUNT { (:Alias {collection: $c})-[:NAMES]->() } AS aliases"
+        )
+        return {key: int(records[0][key]) for key in ("entities", "facts", "aliases")}
+
+    def drop(self) -> None:
+        self.ensure_schema()
+        self._get_driver().execute_query(
+            "MATCH (n) WHERE n.collection = $c AND (n:Entity OR n:Fact OR n:Alias) DETACH DELETE n",
+            parameters_={"c": self.collection},
+            database_=self.database,
+        )
+
+    def close(self) -> None:
+        if self._driver is not None:
+            self._driver.close()
+            self._driver = None

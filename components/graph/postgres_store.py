@@ -1,0 +1,533 @@
+"""`PostgresGraphStore`: the embedded default graph, as tables in the knowledge base's PostgreSQL.
+
+Four tables per collection (`<collection>_graph_entities`, `_aliases`, `_facts`, `_fact_entities`); relationships
+are walked with a recursive query; fact text has a generated full-text column. A document's facts are written in
+the caller's transaction when one is given, so a document, its chunks and its facts change together.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import threading
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+from haystack import logging
+from psycopg import sql
+from psycopg.rows import dict_row
+
+from components.graph.dates import FuzzyDate
+from components.graph.model import DocumentGraph, Entity, Fact, FactHit, normalise_name
+from components.graph.store import FactScope, GraphStore, GraphUnavailable, rank_entity_matches, table_prefix
+
+logger = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS {entities} (
+    uuid text PRIMARY KEY,
+    key text NOT NULL UNIQUE,
+    name text NOT NULL,
+    kind text NOT NULL DEFAULT 'other'
+);
+CREATE TABLE IF NOT EXISTS {aliases} (
+    alias_key text NOT NULL,
+    entity_uuid text NOT NULL REFERENCES {entities}(uuid) ON DELETE CASCADE,
+    document_id text NOT NULL,
+    PRIMARY KEY (alias_key, entity_uuid, document_id)
+);
+CREATE TABLE IF NOT EXISTS {facts} (
+    uuid text PRIMARY KEY,
+    document_id text NOT NULL,
+    chunk_id text,
+    chunk_index integer,
+    sentence_index integer NOT NULL,
+    text text NOT NULL,
+    valid_from date,
+    valid_to date,
+    valid_precision text,
+    invalid_from date,
+    invalid_precision text,
+    date_method text NOT NULL DEFAULT 'document',
+    document_title text NOT NULL DEFAULT '',
+    document_url text,
+    document_date date,
+    tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED
+);
+CREATE TABLE IF NOT EXISTS {fact_entities} (
+    fact_uuid text NOT NULL REFERENCES {facts}(uuid) ON DELETE CASCADE,
+    entity_uuid text NOT NULL REFERENCES {entities}(uuid) ON DELETE CASCADE,
+    position integer NOT NULL,
+    PRIMARY KEY (fact_uuid, entity_uuid)
+);
+CREATE INDEX IF NOT EXISTS {facts_doc_idx} ON {facts} (document_id);
+CREATE INDEX IF NOT EXISTS {facts_date_idx} ON {facts} (valid_from);
+CREATE INDEX IF NOT EXISTS {facts_tsv_idx} ON {facts} USING gin (tsv);
+CREATE INDEX IF NOT EXISTS {fe_entity_idx} ON {fact_entities} (entity_uuid);
+CREATE INDEX IF NOT EXISTS {aliases_doc_idx} ON {aliases} (document_id);
+CREATE INDEX IF NOT EXISTS {aliases_entity_idx} ON {aliases} (entity_uuid);
+ALTER TABLE {facts} ADD COLUMN IF NOT EXISTS embedding vector, ADD COLUMN IF NOT EXISTS embedding_model text;
+"""
+
+_FACT_COLUMNS = """
+    f.uuid, f.document_id, f.chunk_id, f.chunk_index, f.sentence_index, f.text, f.valid_from, f.valid_precision,
+    f.invalid_from, f.invalid_precision, f.date_method, f.document_title, f.document_url, f.document_date,
+    ARRAY(SELECT e.name FROM {fact_entities} x JOIN {entities} e ON e.uuid = x.entity_uuid
+          WHERE x.fact_uuid = f.uuid ORDER BY x.position) AS entity_names,
+    ARRAY(SELECT x.entity_uuid FROM {fact_entities} x WHERE x.fact_uuid = f.uuid ORDER BY x.position) AS entity_uuids,
+    ARRAY(SELECT e.key FROM {fact_entities} x JOIN {entities} e ON e.uuid = x.entity_uuid
+          WHERE x.fact_uuid = f.uuid ORDER BY x.position) AS entity_keys
+"""
+
+_AS_OF = (
+    " AND (f.valid_from IS NULL OR f.valid_from <= %(as_of)s)"
+    " AND (f.invalid_from IS NULL OR f.invalid_from > %(as_of)s)"
+)
+_WORD_RE = re.compile(r"[A-Za-z0-9]+")
+
+
+def _fuzzy(value: dt.date | None, precision: str | None) -> FuzzyDate | None:
+    return FuzzyDate(value, precision or "day") if value is not None else None
+
+
+def _as_array(value: Any) -> np.ndarray:
+    # pgvector's psycopg adapter returns a numpy array or, for some versions and untyped columns, a Vector.
+    if hasattr(value, "to_numpy"):
+        value = value.to_numpy()
+    elif isinstance(value, str):
+        value = [float(part) for part in value.strip("[]").split(",")]
+    return np.asarray(value, dtype=np.float32)
+
+
+def row_to_fact(row: dict[str, Any]) -> Fact:
+    """A `Fact` from a facts row with its entity arrays."""
+    return Fact(
+        uuid=row["uuid"],
+        text=row["text"],
+        document_id=row["document_id"],
+        sentence_index=row["sentence_index"],
+        entity_keys=list(row.get("entity_keys") or []),
+        valid_at=_fuzzy(row["valid_from"], row["valid_precision"]),
+        invalid_at=_fuzzy(row["invalid_from"], row["invalid_precision"]),
+        date_method=row["date_method"],
+        chunk_id=row["chunk_id"],
+        chunk_index=row["chunk_index"],
+        document_title=row["document_title"] or "",
+        document_url=row["document_url"],
+        document_date=row["document_date"],
+        entity_names=list(row.get("entity_names") or []),
+        entity_uuids=list(row.get("entity_uuids") or []),
+    )
+
+
+class PostgresGraphStore(GraphStore):
+    """The graph in PostgreSQL tables named for the knowledge-base collection.
+
+    Usage:
+    ```python
+    store = PostgresGraphStore(collection="research")
+    store.replace_document(RuleBasedExtractor().extract(document, chunks))
+    store.entity_facts([e.uuid for e in store.find_entities("Airbus")])
+    ```
+    """
+
+    backend = "postgres"
+
+    def __init__(self, collection: str = "research", pool: Any = None) -> None:
+        self.collection = collection
+        prefix = table_prefix(collection)
+        names = {
+            "entities": prefix + "entities",
+            "aliases": prefix + "aliases",
+            "facts": prefix + "facts",
+            "fact_entities": prefix + "fact_entities",
+            "facts_doc_idx": prefix + "facts_doc_idx",
+            "facts_date_idx": prefix + "facts_date_idx",
+            "facts_tsv_idx": prefix + "facts_tsv_idx",
+            "fe_entity_idx": prefix + "fe_entity_idx",
+            "aliases_doc_idx": prefix + "aliases_doc_idx",
+            "aliases_entity_idx": prefix + "aliases_entity_idx",
+        }
+        self._names = {key: sql.Identifier(value) for key, value in names.items()}
+        self._pool = pool
+        self._ready = False
+        self._lock = threading.Lock()
+
+    # -- plumbing -----------------------------------------------------------------------------------------------
+
+    def _q(self, template: str) -> sql.Composed:
+        return sql.SQL(template).format(**self._names)
+
+    def _get_pool(self) -> Any:
+        if self._pool is None:
+            from components.database import connection_pool
+
+            self._pool = connection_pool()
+        return self._pool
+
+    def ensure_schema(self) -> None:
+        """Create the tables once (idempotent; concurrent processes are serialised by an advisory lock)."""
+        if self._ready:
+            return
+        with self._lock:
+            if self._ready:
+                return
+            try:
+                with self._get_pool().connection() as conn, conn.transaction():
+                    # The last column added; when it exists the schema is complete and no lock is needed.
+                    facts = self._q("{facts}").as_string(conn)
+                    found = conn.execute(
+                        "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'embedding_model'",
+                        (facts,),
+                    ).fetchone()
+                    if found is None:
+                        conn.execute("SELECT pg_advisory_xact_lock(726355)")
+                        conn.execute(self._q(_SCHEMA))
+            except Exception as exc:  # noqa: BLE001 - any driver failure means the graph cannot be used
+                raise GraphUnavailable(f"The graph tables cannot be created: {exc}") from exc
+            self._ready = True
+
+    @contextmanager
+    def _connection(self, connection: Any = None, write: bool = False):  # noqa: ANN202
+        self.ensure_schema()
+        if connection is not None:
+            yield connection
+            return
+        with self._get_pool().connection() as conn:
+            if write:
+                with conn.transaction():
+                    yield conn
+            else:
+                yield conn
+
+    def _fetch(self, template: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        query = sql.SQL(template.replace("{fact_columns}", _FACT_COLUMNS)).format(**self._names)
+        with self._connection() as conn, conn.cursor(row_factory=dict_row) as cursor:
+            cursor.execute(query, params)
+            return list(cursor.fetchall())
+
+    # -- writes -------------------------------------------------------------------------------------------------
+
+    def _delete(self, cursor: Any, document_id: str) -> int:
+        cursor.execute(self._q("DELETE FROM {aliases} WHERE document_id = %s"), (document_id,))
+        cursor.execute(
+            self._q(
+                "DELETE FROM {facts} WHERE document_id = %s RETURNING (SELECT array_agg(DISTINCT x.entity_uuid) "
+                "FROM {fact_entities} x WHERE x.fact_uuid = {facts}.uuid)"
+            ),
+            (document_id,),
+        )
+        rows = cursor.fetchall()
+        touched = sorted({uuid for (uuids,) in rows for uuid in (uuids or [])})
+        if touched:
+            # Entities the document leaves without any fact go with it.
+            cursor.execute(
+                self._q(
+                    "DELETE FROM {entities} e WHERE e.uuid = ANY(%s) "
+                    "AND NOT EXISTS (SELECT 1 FROM {fact_entities} x WHERE x.entity_uuid = e.uuid)"
+                ),
+                (touched,),
+            )
+        return len(rows)
+
+    def replace_document(self, graph: DocumentGraph, *, connection: Any = None) -> None:
+        with self._connection(connection, write=True) as conn, conn.cursor() as cursor:
+            self._delete(cursor, graph.document_id)
+            if not graph.facts:
+                return
+            keys = sorted({mention.key for mention in graph.entities})
+            # A key another document taught as an alias ("jobs" -> Steve Jobs) goes to that entity.
+            cursor.execute(
+                self._q(
+                    "SELECT a.alias_key, min(a.entity_uuid), count(DISTINCT a.entity_uuid) FROM {aliases} a "
+                    "WHERE a.alias_key = ANY(%s) AND NOT EXISTS (SELECT 1 FROM {entities} e WHERE e.key = a.alias_key) "
+                    "GROUP BY a.alias_key"
+                ),
+                (keys,),
+            )
+            by_alias = {key: uuid for key, uuid, count in cursor.fetchall() if count == 1}
+            uuid_of: dict[str, str] = {}
+            entity_rows = []
+            for mention in sorted(graph.entities, key=lambda m: m.key):
+                uuid_of[mention.key] = by_alias.get(mention.key, mention.uuid)
+                if mention.key not in by_alias:
+                    entity_rows.append((mention.uuid, mention.key, mention.name, mention.kind))
+            cursor.executemany(
+                self._q(
+                    "INSERT INTO {entities} (uuid, key, name, kind) VALUES (%s, %s, %s, %s) "
+                    "ON CONFLICT (uuid) DO UPDATE SET "
+                    "name = CASE WHEN length(EXCLUDED.name) < length({entities}.name) THEN EXCLUDED.name "
+                    "ELSE {entities}.name END, "
+                    "kind = CASE WHEN {entities}.kind = 'other' THEN EXCLUDED.kind ELSE {entities}.kind END"
+                ),
+                entity_rows,
+            )
+            alias_rows = sorted(
+                {
+                    (alias, uuid_of[m.key], graph.document_id)
+                    for m in graph.entities
+                    for alias in (m.aliases | ({m.key} if m.key in by_alias else set()))
+                    if alias
+                }
+            )
+            if alias_rows:
+                cursor.executemany(
+                    self._q(
+                        "INSERT INTO {aliases} (alias_key, entity_uuid, document_id) VALUES (%s, %s, %s) "
+                        "ON CONFLICT DO NOTHING"
+                    ),
+                    alias_rows,
+                )
+            fact_rows = []
+            link_rows = []
+            for fact in graph.facts:
+                valid, invalid = fact.valid_at, fact.invalid_at
+                fact_rows.append(
+                    (
+                        fact.uuid,
+                        fact.document_id,
+                        fact.chunk_id,
+                        fact.chunk_index,
+                        fact.sentence_index,
+                        fact.text,
+                        valid.value if valid else None,
+                        valid.end if valid else None,
+                        valid.precision if valid else None,
+                        invalid.value if invalid else None,
+                        invalid.precision if invalid else None,
+                        fact.date_method,
+                        fact.document_title,
+                        fact.document_url,
+                        fact.document_date,
+                    )
+                )
+                seen: set[str] = set()
+                for position, key in enumerate(fact.entity_keys):
+                    uuid = uuid_of.get(key)
+                    if uuid and uuid not in seen:
+                        seen.add(uuid)
+                        link_rows.append((fact.uuid, uuid, position))
+            cursor.executemany(
+                self._q(
+                    "INSERT INTO {facts} (uuid, document_id, chunk_id, chunk_index, sentence_index, text, "
+                    "valid_from, valid_to, valid_precision, invalid_from, invalid_precision, date_method, "
+                    "document_title, document_url, document_date) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                    "ON CONFLICT (uuid) DO NOTHING"
+                ),
+                fact_rows,
+            )
+            cursor.executemany(
+                self._q(
+                    "INSERT INTO {fact_entities} (fact_uuid, entity_uuid, position) VALUES (%s, %s, %s) "
+                    "ON CONFLICT DO NOTHING"
+                ),
+                link_rows,
+            )
+            # Entities of this document that ended up without a fact (all facts deduplicated away) are not kept.
+            cursor.execute(
+                self._q(
+                    "DELETE FROM {entities} e WHERE e.uuid = ANY(%s) "
+                    "AND NOT EXISTS (SELECT 1 FROM {fact_entities} x WHERE x.entity_uuid = e.uuid)"
+                ),
+                ([row[0] for row in entity_rows],),
+            )
+
+    def delete_document(self, document_id: str, *, connection: Any = None) -> int:
+        with self._connection(connection, write=True) as conn, conn.cursor() as cursor:
+            return self._delete(cursor, document_id)
+
+    # -- reads --------------------------------------------------------------------------------------------------
+
+    def _entities_by_keys(self, keys: list[str]) -> tuple[list[Entity], dict[str, set[str]]]:
+        rows = self._fetch(
+            """
+            SELECT e.uuid, e.key, e.name, e.kind,
+                   (SELECT count(*) FROM {fact_entities} x WHERE x.entity_uuid = e.uuid) AS fact_count,
+                   ARRAY(SELECT DISTINCT a.alias_key FROM {aliases} a WHERE a.entity_uuid = e.uuid) AS aliases
+            FROM {entities} e
+            WHERE string_to_array(e.key, ' ') && %(words)s
+               OR e.uuid IN (SELECT a.entity_uuid FROM {aliases} a WHERE a.alias_key = ANY(%(keys)s))
+            LIMIT 500
+            """,
+            {"words": sorted({w for k in keys for w in k.split()}), "keys": keys},
+        )
+        entities = [Entity(r["uuid"], r["name"], r["kind"], sorted(r["aliases"]), r["fact_count"]) for r in rows]
+        return entities, {e.uuid: set(e.aliases) for e in entities}
+
+    def find_entities(self, name: str, limit: int = 5) -> list[Entity]:
+        key = normalise_name(name)
+        if not key:
+            return []
+        candidates, alias_map = self._entities_by_keys([key])
+        return rank_entity_matches(name, candidates, alias_map)[:limit]
+
+    def get_entity(self, entity_uuid: str) -> Entity | None:
+        rows = self._fetch(
+            "SELECT e.uuid, e.name, e.kind, "
+            "(SELECT count(*) FROM {fact_entities} x WHERE x.entity_uuid = e.uuid) AS n, "
+            "ARRAY(SELECT DISTINCT a.alias_key FROM {aliases} a WHERE a.entity_uuid = e.uuid) AS aliases "
+            "FROM {entities} e WHERE e.uuid = %(uuid)s",
+            {"uuid": entity_uuid},
+        )
+        if not rows:
+            return None
+        row = rows[0]
+        return Entity(row["uuid"], row["name"], row["kind"], sorted(row["aliases"]), row["n"])
+
+    def _named_entities(self, query: str) -> list[str]:
+        words = normalise_name(query).split()
+        grams = sorted(
+            {" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, min(len(words), i + 4) + 1)}
+        )
+        if not grams:
+            return []
+        rows = self._fetch(
+            "SELECT uuid FROM {entities} WHERE key = ANY(%(grams)s) "
+            "UNION SELECT entity_uuid FROM {aliases} WHERE alias_key = ANY(%(grams)s)",
+            {"grams": grams},
+        )
+        return [row["uuid"] for row in rows]
+
+    def search_facts(
+        self, query: str, limit: int = 10, as_of: dt.date | None = None, scope: FactScope | None = None
+    ) -> list[FactHit]:
+        words = _WORD_RE.findall(query.lower())
+        named = self._named_entities(query)
+        if not words and not named:
+            return []
+        tsquery = " | ".join(words) if words else "zzzznothing"
+        template = """
+            SELECT {fact_columns}, ts_rank(f.tsv, q.q) AS rank,
+                   EXISTS (SELECT 1 FROM {fact_entities} x WHERE x.fact_uuid = f.uuid
+                           AND x.entity_uuid = ANY(%(named)s)) AS named
+            FROM {facts} f, (SELECT to_tsquery('english', %(tsquery)s) AS q) q
+            WHERE (f.tsv @@ q.q OR f.uuid IN (SELECT x.fact_uuid FROM {fact_entities} x
+                                              WHERE x.entity_uuid = ANY(%(named)s)))
+        """
+        if as_of is not None:
+            template += _AS_OF
+        params: dict[str, Any] = {"named": named, "tsquery": tsquery, "limit": limit, "as_of": as_of}
+        if scope is not None and scope.document_ids:
+            template += " AND f.document_id = ANY(%(document_ids)s)"
+            params["document_ids"] = list(scope.document_ids)
+        if scope is not None and scope.date_from:
+            template += " AND f.document_date >= %(date_from)s"
+            params["date_from"] = scope.date_from
+        if scope is not None and scope.date_to:
+            template += " AND f.document_date <= %(date_to)s"
+            params["date_to"] = scope.date_to
+        template += " ORDER BY named DESC, rank DESC, f.valid_from DESC NULLS LAST, f.uuid LIMIT %(limit)s"
+        rows = self._fetch(template, params)
+        hits = []
+        for row in rows:
+            rank = float(row["rank"] or 0.0)
+            score = 0.5 * bool(row["named"]) + 0.5 * (rank / (rank + 0.1))
+            hits.append(FactHit(row_to_fact(row), round(min(1.0, score), 6)))
+        return hits
+
+    def entity_facts(
+        self,
+        entity_uuids: list[str],
+        start: dt.date | None = None,
+        end: dt.date | None = None,
+        as_of: dt.date | None = None,
+        limit: int = 200,
+    ) -> list[FactHit]:
+        if not entity_uuids:
+            return []
+        template = """
+            SELECT {fact_columns} FROM {facts} f
+            WHERE f.uuid IN (SELECT x.fact_uuid FROM {fact_entities} x WHERE x.entity_uuid = ANY(%(uuids)s))
+        """
+        if start is not None:
+            template += " AND f.valid_to >= %(start)s"
+        if end is not None:
+            template += " AND f.valid_from <= %(end)s"
+        if as_of is not None:
+            template += _AS_OF
+        template += (
+            " ORDER BY f.valid_from NULLS LAST, f.document_date NULLS LAST, f.document_id, f.sentence_index"
+            " LIMIT %(limit)s"
+        )
+        rows = self._fetch(
+            template, {"uuids": entity_uuids, "start": start, "end": end, "as_of": as_of, "limit": limit}
+        )
+        return [FactHit(row_to_fact(row), 1.0) for row in rows]
+
+    def related_facts(
+        self, entity_uuid: str, depth: int = 2, limit: int = 50, as_of: dt.date | None = None
+    ) -> list[FactHit]:
+        template = """
+            WITH RECURSIVE walk(entity_uuid, hop) AS (
+                SELECT %(start)s::text, 0
+                UNION
+                SELECT b.entity_uuid, w.hop + 1
+                FROM walk w
+                JOIN {fact_entities} a ON a.entity_uuid = w.entity_uuid
+                JOIN {fact_entities} b ON b.fact_uuid = a.fact_uuid AND b.entity_uuid <> w.entity_uuid
+                WHERE w.hop + 1 < %(depth)s
+            ),
+            reach AS (SELECT entity_uuid, min(hop) AS hop FROM walk GROUP BY entity_uuid),
+            edges AS (
+                SELECT x.fact_uuid, min(r.hop) + 1 AS hop
+                FROM reach r JOIN {fact_entities} x ON x.entity_uuid = r.entity_uuid
+                WHERE EXISTS (SELECT 1 FROM {fact_entities} y WHERE y.fact_uuid = x.fact_uuid
+                              AND y.entity_uuid <> x.entity_uuid)
+                GROUP BY x.fact_uuid
+            )
+            SELECT {fact_columns}, edges.hop FROM edges JOIN {facts} f ON f.uuid = edges.fact_uuid
+            WHERE true
+        """
+        if as_of is not None:
+            template += _AS_OF
+        template += " ORDER BY edges.hop, f.valid_from NULLS LAST, f.uuid LIMIT %(limit)s"
+        rows = self._fetch(template, {"start": entity_uuid, "depth": depth, "limit": limit, "as_of": as_of})
+        return [FactHit(row_to_fact(row), round(1.0 / row["hop"], 6), hop=row["hop"]) for row in rows]
+
+    def known_names(self, keys: set[str]) -> set[str]:
+        if not keys:
+            return set()
+        rows = self._fetch(
+            "SELECT key FROM {entities} WHERE key = ANY(%(keys)s) "
+            "UNION SELECT alias_key FROM {aliases} WHERE alias_key = ANY(%(keys)s)",
+            {"keys": sorted(keys)},
+        )
+        return {row["key"] for row in rows}
+
+    def fact_embeddings(self, fact_uuids: list[str], model: str) -> dict[str, Any]:
+        if not fact_uuids:
+            return {}
+        rows = self._fetch(
+            "SELECT uuid, embedding FROM {facts} WHERE uuid = ANY(%(uuids)s) AND embedding_model = %(model)s "
+            "AND embedding IS NOT NULL",
+            {"uuids": list(fact_uuids), "model": model},
+        )
+        return {row["uuid"]: _as_array(row["embedding"]) for row in rows}
+
+    def store_fact_embeddings(self, embeddings: dict[str, Any], model: str) -> None:
+        if not embeddings:
+            return
+        with self._connection() as conn, conn.cursor() as cursor:
+            cursor.executemany(
+                self._q("UPDATE {facts} SET embedding = %s, embedding_model = %s WHERE uuid = %s"),
+                [(np.asarray(vector, dtype=np.float32), model, uuid) for uuid, vector in embeddings.items()],
+            )
+
+    def document_fact_count(self, document_id: str) -> int:
+        rows = self._fetch("SELECT count(*) AS n FROM {facts} WHERE document_id = %(d)s", {"d": document_id})
+        return int(rows[0]["n"])
+
+    def counts(self) -> dict[str, int]:
+        rows = self._fetch(
+            "SELECT (SELECT count(*) FROM {entities}) AS entities, (SELECT count(*) FROM {facts}) AS facts, "
+            "(SELECT count(*) FROM {aliases}) AS aliases",
+            {},
+        )
+        return {key: int(value) for key, value in rows[0].items()}
+
+    def drop(self) -> None:
+        with self._get_pool().connection() as conn:
+            conn.execute(self._q("DROP TABLE IF EXISTS {fact_entities}, {aliases}, {facts}, {entities}"))
+        self._ready = False

@@ -1,0 +1,260 @@
+"""The graph's tool contracts, shared by the components, the CLI and the HTTP tools.
+
+`graph_search(query)` -> facts `{fact, uuid, valid_at, invalid_at, source_node_uuid}`;
+`get_entity_relationships(entity_name, depth)` -> `{central_entity, related_facts, search_method}` with depth
+clamped to 1-5; `get_entity_timeline(entity_name, start_date, end_date)` -> facts in date order, really filtered;
+`perform_comprehensive_search(query, use_vector, use_graph, limit)` -> vector and graph results fetched in
+parallel, either side surviving the other's failure. Bad input raises `ValueError` with one clear sentence.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import datetime as dt
+import time
+from collections.abc import Callable
+from typing import Any
+
+from components.contracts import ContextChunk, ScoreKind, SourceType
+from components.graph.dates import FuzzyDate
+from components.graph.model import Fact, FactHit
+from components.graph.store import MAX_DEPTH, FactScope, GraphStore
+
+MAX_QUERY_CHARS = 1000
+MAX_LIMIT = 50
+_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="graph-tools")
+
+
+def clamp(value: Any, low: int, high: int, default: int) -> int:
+    """`value` as an int within [low, high]; None or junk gives `default`."""
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = default
+    return max(low, min(high, number))
+
+
+def check_text(value: Any, what: str) -> str:
+    """`value` stripped, or ValueError when it is empty or too long."""
+    text = (value or "").strip() if isinstance(value, str) or value is None else str(value).strip()
+    if not text:
+        raise ValueError(f"{what} must not be empty")
+    if len(text) > MAX_QUERY_CHARS:
+        raise ValueError(f"{what} is {len(text)} characters long; the limit is {MAX_QUERY_CHARS}")
+    return text
+
+
+def parse_bound(value: str | None, what: str, *, end: bool = False) -> dt.date | None:
+    """The first (or, with `end`, the last) day of an ISO date of any precision; ValueError when malformed."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, dt.date):
+        return value
+    try:
+        date = FuzzyDate.parse(str(value))
+    except ValueError:
+        raise ValueError(f"{what} {value!r} is not an ISO date (YYYY, YYYY-MM or YYYY-MM-DD)") from None
+    return date.end if end else date.value
+
+
+def scope_from_filters(filters: dict[str, Any] | None) -> FactScope | None:
+    """The knowledge base's `filters` (`document_ids`, `date_from`, `date_to`) as a scope for facts; ValueError
+    names a malformed date."""
+    if not filters:
+        return None
+    ids = filters.get("document_ids") or ()
+    if isinstance(ids, str):
+        ids = (ids,)
+    scope = FactScope(
+        document_ids=tuple(str(i) for i in ids),
+        date_from=parse_bound(filters.get("date_from"), "date_from"),
+        date_to=parse_bound(filters.get("date_to"), "date_to", end=True),
+    )
+    return None if scope.empty else scope
+
+
+def fact_to_chunk(hit: FactHit) -> ContextChunk:
+    """A graph fact as evidence: source_type `graph`, attributed to its document, chunk and sentence."""
+    fact: Fact = hit.fact
+    return ContextChunk(
+        id=fact.uuid,
+        source_type=SourceType.GRAPH,
+        text=fact.text,
+        semantic_relevance=hit.score,
+        source_id=fact.document_id,
+        source_title=fact.document_title,
+        source_url=fact.document_url,
+        source_date=fact.document_date,
+        raw_score=hit.score,
+        score_kind=ScoreKind.NONE,
+        metadata={
+            "fact_uuid": fact.uuid,
+            "valid_at": fact.valid_at.iso() if fact.valid_at else None,
+            "invalid_at": fact.invalid_at.iso() if fact.invalid_at else None,
+            "entities": list(fact.entity_names),
+            "document_id": fact.document_id,
+            "chunk_id": fact.chunk_id,
+            "chunk_index": fact.chunk_index,
+            "sentence_index": fact.sentence_index,
+            "source_node_uuid": fact.source_node_uuid,
+            "date_method": fact.date_method,
+            "hop": hit.hop or None,
+        },
+    )
+
+
+class GraphTools:
+    """The tool contracts over one graph store (and, for the comprehensive search, a vector search).
+
+    Usage:
+    ```python
+    tools = GraphTools(open_graph_store())
+    tools.get_entity_timeline("Airbus", start_date="2019", end_date="2020-06")
+    ```
+    """
+
+    def __init__(
+        self,
+        store: GraphStore,
+        vector_search: Callable[[str, int], list[ContextChunk]] | None = None,
+    ) -> None:
+        self.store = store
+        self.vector_search = vector_search
+
+    # -- graph_search ---------------------------------------------------------------------------------------------
+
+    def search_hits(
+        self, query: str, limit: int = 10, as_of: str | dt.date | None = None, filters: dict[str, Any] | None = None
+    ) -> list[FactHit]:
+        query = check_text(query, "query")
+        limit = clamp(limit, 1, MAX_LIMIT, 10)
+        scope = scope_from_filters(filters)
+        return self.store.search_facts(query, limit, parse_bound(as_of, "as_of", end=True), scope)
+
+    def graph_search(self, query: str, limit: int = 10, as_of: str | None = None) -> list[dict[str, Any]]:
+        """Facts that match `query`: `{fact, uuid, valid_at, invalid_at, source_node_uuid}` plus attribution."""
+        return [hit.fact.contract() for hit in self.search_hits(query, limit, as_of)]
+
+    # -- relationships --------------------------------------------------------------------------------------------
+
+    def relationship_hits(
+        self, entity_name: str, depth: int = 2, limit: int = 50, as_of: str | None = None
+    ) -> tuple[str | None, str, list[FactHit]]:
+        name = check_text(entity_name, "entity_name")
+        depth = clamp(depth, 1, MAX_DEPTH, 2)
+        limit = clamp(limit, 1, 200, 50)
+        when = parse_bound(as_of, "as_of", end=True)
+        entities = self.store.find_entities(name, limit=1)
+        if entities:
+            return entities[0].name, "graph_traversal", self.store.related_facts(entities[0].uuid, depth, limit, when)
+        # No entity of that name: the facts that mention it, like a search would.
+        return None, "text_search", self.store.search_facts(name, min(limit, MAX_LIMIT), when)
+
+    def get_entity_relationships(self, entity_name: str, depth: int = 2) -> dict[str, Any]:
+        """How `entity_name` is connected: the facts on paths up to `depth` hops (clamped to 1-5)."""
+        central, method, hits = self.relationship_hits(entity_name, depth)
+        related = []
+        for hit in hits:
+            item = hit.fact.contract()
+            item["hop"] = hit.hop
+            related.append(item)
+        return {
+            "central_entity": central or entity_name.strip(),
+            "related_facts": related,
+            "search_method": method,
+            "depth": clamp(depth, 1, MAX_DEPTH, 2),
+        }
+
+    # -- timeline -------------------------------------------------------------------------------------------------
+
+    def timeline_hits(
+        self,
+        entity_name: str,
+        start_date: str | None = None,
+        end_date: str | None = None,
+        limit: int = 200,
+        as_of: str | None = None,
+    ) -> tuple[list[str], list[FactHit]]:
+        name = check_text(entity_name, "entity_name")
+        start = parse_bound(start_date, "start_date")
+        end = parse_bound(end_date, "end_date", end=True)
+        if start and end and start > end:
+            raise ValueError(f"start_date {start_date} is after end_date {end_date}")
+        limit = clamp(limit, 1, 1000, 200)
+        entities = self.store.find_entities(name, limit=5)
+        if not entities:
+            return [], []
+        hits = self.store.entity_facts(
+            [e.uuid for e in entities], start, end, parse_bound(as_of, "as_of", end=True), limit
+        )
+        return [e.name for e in entities], hits
+
+    def get_entity_timeline(
+        self, entity_name: str, start_date: str | None = None, end_date: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The entity's facts whose dates fall in [start_date, end_date] (ISO, any precision), oldest first."""
+        _, hits = self.timeline_hits(entity_name, start_date, end_date)
+        return [hit.fact.contract() for hit in hits]
+
+    # -- comprehensive --------------------------------------------------------------------------------------------
+
+    def perform_comprehensive_search(
+        self, query: str, use_vector: bool = True, use_graph: bool = True, limit: int = 10
+    ) -> dict[str, Any]:
+        """Vector and graph search in parallel; a failing side is reported in `errors`, the other still answers."""
+        return self.comprehensive(query, use_vector, use_graph, limit)[0]
+
+    def comprehensive(
+        self,
+        query: str,
+        use_vector: bool = True,
+        use_graph: bool = True,
+        limit: int = 10,
+        timeout_s: float | None = None,
+    ) -> tuple[dict[str, Any], list[FactHit]]:
+        """`perform_comprehensive_search`'s result and the graph hits behind its `graph_results`; a side that
+        takes longer than `timeout_s` is reported in `errors` while the other side's results are kept."""
+        query = check_text(query, "query")
+        limit = clamp(limit, 1, MAX_LIMIT, 10)
+        futures: dict[str, concurrent.futures.Future] = {}
+        if use_vector and self.vector_search is not None:
+            futures["vector"] = _POOL.submit(self.vector_search, query, limit)
+        if use_graph:
+            futures["graph"] = _POOL.submit(self.search_hits, query, limit)
+        results: dict[str, list[Any]] = {"vector": [], "graph": []}
+        graph_hits: list[FactHit] = []
+        errors: dict[str, str] = {}
+        if use_vector and self.vector_search is None:
+            errors["vector"] = "no vector search is configured"
+        deadline = time.monotonic() + timeout_s if timeout_s else None
+        for side, future in futures.items():
+            try:
+                value = future.result(timeout=max(0.0, deadline - time.monotonic()) if deadline else None)
+            except concurrent.futures.TimeoutError:
+                errors[side] = f"{side} search did not answer within {timeout_s:g} s"
+                continue
+            except Exception as exc:  # noqa: BLE001 - one side failing must not sink the other
+                errors[side] = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+                continue
+            if side == "vector":
+                value = [
+                    {
+                        "content": chunk.text,
+                        "score": chunk.semantic_relevance,
+                        "document_id": chunk.source_id,
+                        "document_title": chunk.source_title,
+                        "chunk_id": chunk.id,
+                        "chunk_index": chunk.metadata.get("chunk_index"),
+                    }
+                    for chunk in value
+                ]
+            else:
+                graph_hits = value
+                value = [hit.fact.contract() for hit in value]
+            results[side] = value
+        return {
+            "vector_results": results["vector"],
+            "graph_results": results["graph"],
+            "total_results": len(results["vector"]) + len(results["graph"]),
+            "errors": errors,
+        }, graph_hits

@@ -1,0 +1,40 @@
+"""`research eval`: evaluations. `research eval timelines --corpus C --gold G` scores entity timelines;
+`research eval QUESTIONS.jsonl ...` runs a question set when that evaluation is installed."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "eval",
+        help="evaluate: entity timelines (eval timelines ...) or a question set (eval QUESTIONS.jsonl ...)",
+        description="`research eval timelines --corpus CORPUS.jsonl --gold TIMELINES.jsonl [--collection NAME]` "
+        "scores the graph's entity timelines (event recall, precision, date accuracy) against a gold file, next to "
+        "a semantic-search baseline. `research eval QUESTIONS.jsonl ...` evaluates a question set.",
+    )
+    parser.add_argument("target", help="'timelines', or a question set ending in .jsonl")
+    parser.add_argument("rest", nargs=argparse.REMAINDER, help="the options of that evaluation")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pipelines.cli import UserError
+
+    if args.target == "timelines":
+        from pipelines.evaluation import timelines
+
+        parser = argparse.ArgumentParser(prog="research eval timelines")
+        timelines.add_arguments(parser)
+        return timelines.main(parser.parse_args(args.rest))
+    if args.target.endswith(".jsonl"):
+        try:
+            questions = importlib.import_module("pipelines.evaluation.questions")
+        except ModuleNotFoundError as exc:
+            if exc.name == "pipelines.evaluation.questions":
+                raise UserError("question-set evaluation is not installed") from None
+            raise
+        return int(questions.main([args.target, *args.rest]) or 0)
+    raise UserError(f"unknown evaluation {args.target!r}: use 'timelines' or a question set ending in .jsonl")

@@ -1,0 +1,1 @@
+"""Offline evaluation: question sets through pipeline variants (questions.py), entity timelines (timelines.py)."""

@@ -1,0 +1,98 @@
+"""Dates a sentence states, resolved against the document's date, with their precision."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from components.graph.dates import FuzzyDate, find_dates, sentence_validity
+
+ANCHOR = dt.date(2019, 2, 14)  # a Thursday
+
+
+def iso(sentence: str, anchor: dt.date | None = ANCHOR, previous: FuzzyDate | None = None) -> str | None:
+    valid, _, _, _ = sentence_validity(sentence, anchor, previous)
+    return valid.iso() if valid else None
+
+
+class TestFuzzyDate:
+    def test_parse_keeps_precision(self):
+        assert FuzzyDate.parse("2008").precision == "year"
+        assert FuzzyDate.parse("2008-06").iso() == "2008-06"
+        assert FuzzyDate.parse("2008-06-09").value == dt.date(2008, 6, 9)
+        assert FuzzyDate.parse("2008-06-09T10:00:00").iso() == "2008-06-09"
+
+    @pytest.mark.parametrize("text", ["", "June 2008", "2008-13", "2008-02-30", "08-06-09", "yesterday"])
+    def test_parse_rejects_malformed(self, text):
+        with pytest.raises(ValueError, match="not an ISO date"):
+            FuzzyDate.parse(text)
+
+    def test_end_of_period(self):
+        assert FuzzyDate.parse("2008").end == dt.date(2008, 12, 31)
+        assert FuzzyDate.parse("2008-02").end == dt.date(2008, 2, 29)
+
+    def test_agreement_to_the_gold_precision(self):
+        gold_month = FuzzyDate.parse("2006-03")
+        assert FuzzyDate.parse("2006-03-28").agrees_with(gold_month)
+        assert not FuzzyDate.parse("2006").agrees_with(gold_month)  # less precise than the gold
+        assert not FuzzyDate.parse("2006-04-01").agrees_with(gold_month)
+
+
+class TestStatedDates:
+    @pytest.mark.parametrize(
+        ("sentence", "expected"),
+        [
+            ("Jobs was born on February 24, 1955, in San Francisco.", "1955-02-24"),
+            ("The plant opened on 3 March 2011.", "2011-03-03"),
+            ("The suit was filed in September 2003.", "2003-09"),
+            ("He started the company in 1976.", "1976"),
+            ("The report is dated 2010-06-24.", "2010-06-24"),
+        ],
+    )
+    def test_absolute(self, sentence, expected):
+        assert iso(sentence) == expected
+
+    @pytest.mark.parametrize(
+        ("sentence", "expected"),
+        [
+            ("Airbus announced on Thursday that it will end production.", "2019-02-14"),
+            ("Pre-orders began Tuesday.", "2019-02-12"),
+            ("The order was cut last month.", "2019-01"),
+            ("Sales fell last March.", "2018-03"),
+            ("Sales rose in January.", "2019-01"),
+            ("The board met yesterday.", "2019-02-13"),
+            ("It will ship next March.", "2019-03"),
+            ("The results were published this morning.", "2019-02-14"),
+            ("It was announced on June 24.", "2019-06-24"),
+            ("He took leave in January of this year.", "2019-01"),
+            ("The firm was sold two years ago.", "2017"),
+        ],
+    )
+    def test_relative_to_the_document_date(self, sentence, expected):
+        assert iso(sentence) == expected
+
+    def test_relative_to_the_previous_date_in_the_text(self):
+        previous = FuzzyDate.parse("1984")
+        assert iso("One year later he was fired.", previous=previous) == "1985"
+        assert iso("Two years later, it opened a plant.", previous=previous) == "1986"
+        assert iso("The following year the system was released.", previous=previous) == "1985"
+
+    def test_without_a_date_the_document_date(self):
+        valid, invalid, method, _ = sentence_validity("Airbus makes aircraft.", ANCHOR)
+        assert (valid.iso(), invalid, method) == ("2019-02-14", None, "document")
+        assert sentence_validity("Airbus makes aircraft.", None)[0] is None
+
+    def test_a_stated_period_ends(self):
+        valid, invalid, method, _ = sentence_validity("Enders led the company from 2012 until 2019.", ANCHOR)
+        assert (valid.iso(), invalid.iso(), method) == ("2012", "2019", "stated")
+        valid, invalid, _, _ = sentence_validity("He served between 2001 and 2004.", ANCHOR)
+        assert (valid.iso(), invalid.iso()) == ("2001", "2004")
+
+    def test_decades_are_not_years(self):
+        assert iso("In the late 1980's it added audio, prompting a suit in 1989.") == "1989"
+
+    def test_numbers_that_are_not_years(self):
+        assert iso("The company sold 1999 units and 2,005 parts.") == "2019-02-14"
+        assert iso("Revenue reached 2010 million dollars.") == "2019-02-14"
+        assert [m.date.iso() for m in find_dates("It may rain.", ANCHOR)] == []

@@ -1,0 +1,78 @@
+"""The graph kept in step with the knowledge base by ingestion: same transaction, replace and delete propagate."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from components.graph.ingest_hook import GraphIngestHook, extraction_timer
+from components.graph.postgres_store import PostgresGraphStore
+from ingest.hooks import default_hooks
+from ingest.ingestor import Ingestor, document_id_for
+from tests.components.graph.conftest import AIRBUS_2019, AIRBUS_2020
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture()
+def stores(database_url, collection_name):
+    from components.knowledge_base.pgvector_store import PgvectorKnowledgeBase
+
+    kb = PgvectorKnowledgeBase(collection_name, url=database_url)
+    graph = PostgresGraphStore(collection_name)
+    yield kb, graph
+    graph.drop()
+    kb.drop()
+
+
+class TestGraphIngestHook:
+    def test_default_hooks_include_the_graph(self):
+        hooks = default_hooks("some_collection")
+        assert any(isinstance(hook, GraphIngestHook) and hook.collection == "some_collection" for hook in hooks)
+
+    def test_ingest_replace_delete(self, stores, embedding_model):
+        kb, graph = stores
+        ingestor = Ingestor(store=kb, hooks=[GraphIngestHook(store=graph)])
+        extraction_timer.reset()
+        ingestor.ingest_text(AIRBUS_2019, "Airbus to end A380", "news:airbus-a380", date=dt.date(2019, 2, 14))
+        ingestor.ingest_text(AIRBUS_2020, "Airbus settles", "news:airbus-bribery", date=dt.date(2020, 1, 28))
+        first, second = document_id_for("news:airbus-a380"), document_id_for("news:airbus-bribery")
+        assert graph.document_fact_count(first) >= 4 and graph.document_fact_count(second) >= 4
+        assert extraction_timer.chunks >= 2 and extraction_timer.ms_per_chunk > 0
+        # Facts point at real chunks of the knowledge base.
+        _, chunks = kb.get_document(first)
+        chunk_ids = {chunk.chunk_id for chunk in chunks}
+        facts = graph.entity_facts([e.uuid for e in graph.find_entities("Airbus")])
+        assert {hit.fact.chunk_id for hit in facts if hit.fact.document_id == first} <= chunk_ids
+
+        # Re-ingesting a changed document replaces its facts.
+        ingestor.ingest_text("Airbus SE delivered the last A380 to Emirates on Thursday.", "Airbus to end A380",
+                             "news:airbus-a380", date=dt.date(2021, 12, 16))
+        texts = [hit.fact.text for hit in graph.entity_facts([e.uuid for e in graph.find_entities("Airbus")])]
+        assert "Airbus SE delivered the last A380 to Emirates on Thursday." in texts
+        assert not any("superjumbo" in text for text in texts)
+        assert graph.document_fact_count(first) == 1
+
+        # Deleting a document removes its facts and the entities only it named.
+        assert graph.find_entities("Guillaume Faury")
+        assert ingestor.delete(second)
+        assert graph.document_fact_count(second) == 0 and graph.find_entities("Guillaume Faury") == []
+        assert graph.find_entities("Airbus")
+
+    def test_facts_roll_back_with_the_knowledge_base(self, stores, embedding_model):
+        kb, graph = stores
+
+        class FailingAfterGraph:
+            def on_document(self, connection, document, chunks):
+                raise RuntimeError("a later hook failed")
+
+            def on_delete(self, connection, document_id):
+                pass
+
+        ingestor = Ingestor(store=kb, hooks=[GraphIngestHook(store=graph), FailingAfterGraph()])
+        report = ingestor.ingest_text(AIRBUS_2020, "Airbus settles", "news:rollback", date=dt.date(2020, 1, 28))
+        document_id = document_id_for("news:rollback")
+        assert kb.get_document(document_id) is None
+        assert graph.document_fact_count(document_id) == 0  # written in the same transaction, rolled back with it
+        assert report is not None

@@ -1,0 +1,135 @@
+"""The Neo4j store's translation to Cypher, with the official driver mocked (the real server runs the conformance
+suite when NEO4J_URI is set)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from unittest.mock import MagicMock, Mock
+
+import pytest
+from neo4j import Driver, EagerResult, ManagedTransaction, Session
+
+from components.graph.extraction import RuleBasedExtractor
+from components.graph.neo4j_store import Neo4jGraphStore
+from components.graph.store import GraphUnavailable
+from components.settings import Settings
+from tests.components.graph.conftest import airbus_documents
+
+
+def eager(records: list[dict]) -> Mock:
+    result = Mock(spec=EagerResult)
+    result.records = records
+    return result
+
+
+def fact_record(uuid: str, text: str, valid: str | None, entities: list[tuple[str, str]]) -> dict:
+    return {
+        "fact": {"uuid": uuid, "text": text, "document_id": "d1", "sentence_index": 0, "valid_from": valid,
+                 "valid_precision": "day" if valid else None, "document_date": "2020-01-28",
+                 "date_method": "stated"},
+        "entities": [{"uuid": u, "name": n, "key": n.lower(), "position": i} for i, (u, n) in enumerate(entities)],
+    }
+
+
+@pytest.fixture()
+def driver():
+    mock = Mock(spec=Driver)
+    mock.execute_query.return_value = eager([])
+    return mock
+
+
+class TestNeo4jGraphStore:
+    def test_init_validates_and_never_serialises_the_password(self, driver):
+        with pytest.raises(ValueError, match="Bolt URI"):
+            Neo4jGraphStore("", "neo4j", "secret")
+        store = Neo4jGraphStore("neo4j://127.0.0.1:7687", "neo4j", "s3cret-pass", "graphs", "research", driver=driver)
+        assert store.to_dict() == {"uri": "neo4j://127.0.0.1:7687", "username": "neo4j", "database": "graphs",
+                                   "collection": "research"}
+        assert "s3cret-pass" not in repr(store.to_dict())
+
+    def test_from_settings_reads_the_environment(self, monkeypatch):
+        with pytest.raises(GraphUnavailable, match="NEO4J_URI"):
+            Neo4jGraphStore.from_settings("research", Settings(graph_backend="neo4j"))
+        monkeypatch.setenv("NEO4J_URI", "bolt://127.0.0.1:7687")
+        monkeypatch.setenv("NEO4J_PASSWORD", "from-env")
+        monkeypatch.setenv("NEO4J_DATABASE", "kg")
+        store = Neo4jGraphStore.from_settings("research", Settings())
+        assert (store.uri, store.database, store._password) == ("bolt://127.0.0.1:7687", "kg", "from-env")
+
+    def test_schema_is_created_once(self, driver):
+        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "p", driver=driver)
+        store.ensure_schema()
+        store.ensure_schema()
+        statements = [call.args[0] for call in driver.execute_query.call_args_list]
+        assert len(statements) == 5 and any("FULLTEXT INDEX" in s for s in statements)
+
+    def test_unreachable_server_is_one_sentence(self, driver):
+        driver.execute_query.side_effect = ConnectionRefusedError("no route")
+        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "secret-pw", driver=driver)
+        with pytest.raises(GraphUnavailable) as excinfo:
+            store.find_entities("Airbus")
+        assert "neo4j://h:7687 cannot be used" in str(excinfo.value) and "secret-pw" not in str(excinfo.value)
+
+    def test_replace_document_writes_in_one_transaction(self, driver):
+        session = MagicMock(spec=Session)
+        session.__enter__.return_value = session
+        driver.session.return_value = session
+        tx = Mock(spec=ManagedTransaction)
+        tx.run.return_value = MagicMock()
+        tx.run.return_value.single.return_value = {"n": 0, "touched": []}
+        tx.run.return_value.__iter__.return_value = iter([])
+        session.execute_write.side_effect = lambda work, *args: work(tx, *args)
+        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "p", collection="kb1", driver=driver)
+        document, chunks = airbus_documents()[0]
+        graph = RuleBasedExtractor().extract(document, chunks)
+        store.replace_document(graph)
+        session.execute_write.assert_called_once()
+        queries = [call.args[0] for call in tx.run.call_args_list]
+        assert queries[0].startswith("MATCH (:Alias {collection: $c})-[r:NAMES {document_id: $d}]")
+        assert any("DETACH DELETE f" in q for q in queries)  # the old facts go first
+        fact_call = next(call for call in tx.run.call_args_list if "MERGE (f:Fact" in call.args[0])
+        rows = fact_call.kwargs["rows"]
+        assert fact_call.kwargs["c"] == "kb1" and len(rows) == len(graph.facts)
+        launched = next(row for row in rows if row["text"].startswith("The company had launched"))
+        assert (launched["valid_from"], launched["valid_to"], launched["valid_precision"]) == (
+            "2000-12-01", "2000-12-31", "month")
+        link_call = next(call for call in tx.run.call_args_list if "MERGE (f)-[m:MENTIONS]" in call.args[0])
+        assert {row["fact"] for row in link_call.kwargs["rows"]} == {fact.uuid for fact in graph.facts}
+
+    def test_timeline_query_and_translation(self, driver):
+        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "p", collection="kb1", driver=driver)
+        store._ready = True
+        driver.execute_query.return_value = eager([
+            fact_record("f1", "Airbus was founded.", "1970-12-18", [("e1", "Airbus")]),
+            fact_record("f2", "Airbus and Boeing competed.", None, [("e2", "Boeing"), ("e1", "Airbus")]),
+        ])
+        hits = store.entity_facts(["e1"], start=dt.date(1970, 1, 1), end=dt.date(2020, 12, 31))
+        query, kwargs = driver.execute_query.call_args.args[0], driver.execute_query.call_args.kwargs
+        assert "f.valid_to >= $start" in query and "f.valid_from <= $end" in query
+        assert kwargs["parameters_"]["start"] == "1970-01-01" and kwargs["parameters_"]["c"] == "kb1"
+        assert kwargs["database_"] == "neo4j"
+        assert hits[0].fact.valid_at.iso() == "1970-12-18" and hits[1].fact.valid_at is None
+        assert hits[1].fact.entity_names == ["Boeing", "Airbus"] and hits[1].fact.source_node_uuid == "e2"
+
+    def test_relationships_walk_hop_by_hop(self, driver):
+        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "p", driver=driver)
+        store._ready = True
+        driver.execute_query.side_effect = [
+            eager([fact_record("f1", "A met B.", "2020-01-01", [("a", "A"), ("b", "B")])]),
+            eager([fact_record("f1", "A met B.", "2020-01-01", [("a", "A"), ("b", "B")]),
+                   fact_record("f2", "B met C.", "2020-02-01", [("b", "B"), ("c", "C")])]),
+        ]
+        hits = store.related_facts("a", depth=2)
+        assert [(hit.fact.uuid, hit.hop) for hit in hits] == [("f1", 1), ("f2", 2)]
+        frontiers = [call.kwargs["parameters_"]["frontier"] for call in driver.execute_query.call_args_list]
+        assert frontiers == [["a"], ["b"]]
+
+    def test_find_entities_ranks_like_the_embedded_store(self, driver):
+        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "p", driver=driver)
+        store._ready = True
+        driver.execute_query.return_value = eager([
+            {"uuid": "1", "name": "Apple", "kind": "organization", "n": 9, "aliases": []},
+            {"uuid": "2", "name": "Apple Corps", "kind": "organization", "n": 3, "aliases": []},
+        ])
+        assert [e.name for e in store.find_entities("Beatles Apple Corps")] == ["Apple Corps"]
+        assert driver.execute_query.call_args.kwargs["parameters_"]["words"] == ["beatles", "apple", "corps"]

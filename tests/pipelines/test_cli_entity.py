@@ -1,0 +1,54 @@
+"""`research entity timeline|relations|search` against the real embedded graph."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from components.graph.extraction import RuleBasedExtractor
+from components.graph.postgres_store import PostgresGraphStore
+from pipelines.cli import main as cli_main
+from tests.components.graph.conftest import airbus_documents
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def collection(database_url):
+    name = f"t_{uuid.uuid4().hex[:8]}"
+    store = PostgresGraphStore(name)
+    for document, chunks in airbus_documents():
+        store.replace_document(RuleBasedExtractor().extract(document, chunks))
+    yield name
+    store.drop()
+
+
+class TestEntityCommand:
+    def test_timeline_with_range(self, collection, capsys):
+        assert cli_main(["entity", "timeline", "Airbus", "--from", "2019", "--to", "2019-12", "--collection",
+                         collection]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("Airbus: ") and "2019-02-14  Airbus SE announced on Thursday" in out
+        assert "2000-12" not in out and "Airbus to end A380 production" in out
+
+    def test_timeline_json_and_errors(self, collection, capsys):
+        assert cli_main(["entity", "timeline", "Enders", "--json", "--collection", collection]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert data["entities"] == ["Tom Enders"]
+        assert [item["valid_at"] for item in data["timeline"]] == sorted(item["valid_at"] for item in data["timeline"])
+        assert cli_main(["entity", "timeline", "Airbus", "--from", "2019-02-30", "--collection", collection]) == 1
+        assert "start_date '2019-02-30' is not an ISO date" in capsys.readouterr().err
+        assert cli_main(["entity", "timeline", "Nobody", "--collection", collection]) == 1
+        assert "no entity called 'Nobody'" in capsys.readouterr().err
+
+    def test_relations_and_search(self, collection, capsys):
+        assert cli_main(["entity", "relations", "Faury", "--depth", "9", "--collection", collection]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("Guillaume Faury (graph_traversal, depth 5)") and "links: Tom Enders" in out
+        assert cli_main(["entity", "search", "bribery", "--json", "--collection", collection]) == 0
+        facts = json.loads(capsys.readouterr().out)
+        assert facts[0]["fact"].startswith("Airbus agreed to pay") and facts[0]["source_node_uuid"]
+        assert cli_main(["entity", "search", "  ", "--collection", collection]) == 1
+        assert "query must not be empty" in capsys.readouterr().err

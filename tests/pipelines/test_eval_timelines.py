@@ -1,0 +1,146 @@
+"""`research eval timelines`: the scoring, an end-to-end run on a small written corpus, and the CLI dispatch."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from components.graph.dates import FuzzyDate
+from pipelines.cli import main as cli_main
+from pipelines.evaluation.timelines import (
+    TimelineEntry,
+    evaluate_timelines,
+    normalise_sentence,
+    parse_gold_date,
+    score_timeline,
+)
+from tests.components.graph.conftest import AIRBUS_2019, AIRBUS_2020
+
+GOLD = {
+    "entity": "Tom Enders",
+    "events": [
+        {"date": "2019-02-14", "mentions": [{"doc_id": "n1", "sentence_id": 1, "sentence":
+                                            "Chief executive Tom Enders said the decision was painful."}]},
+        {"date": "2021", "mentions": [{"doc_id": "n1", "sentence_id": 2, "sentence":
+                                      "He said deliveries would stop in 2021."}]},
+        {"date": "2012", "mentions": [{"doc_id": "n2", "sentence_id": 3, "sentence":
+                                      "Enders led the company from 2012 until 2019."}]},
+        {"date": "XXXX-XX-XX", "mentions": [{"doc_id": "n2", "sentence_id": 2, "sentence":
+                                            "Mr Faury replaced Tom Enders as CEO."}]},
+    ],
+}
+
+
+class TestScoring:
+    def test_gold_dates_keep_their_precision(self):
+        assert parse_gold_date("2008-06-09") == FuzzyDate.parse("2008-06-09")
+        assert parse_gold_date("2008-03-XX").iso() == "2008-03"
+        assert parse_gold_date("2008").precision == "year"
+        assert parse_gold_date("XXXX-XX-XX") is None and parse_gold_date("XXX-XX-XX") is None
+
+    def test_sentence_matching_ignores_spacing_and_case(self):
+        spaced, plain = "Apple Corps ' latest suit , filed", "apple corps' latest suit, filed"
+        assert normalise_sentence(spaced) == normalise_sentence(plain)
+
+    def test_recall_precision_and_date_accuracy(self):
+        entries = [
+            TimelineEntry(
+                "n1", "Chief executive Tom Enders said the decision was painful.", FuzzyDate.parse("2019-02-14")
+            ),
+            TimelineEntry("n1", "He said deliveries would stop in 2021.", FuzzyDate.parse("2019")),  # wrong date
+            TimelineEntry("n2", "Mr Faury replaced Tom Enders as CEO.", FuzzyDate.parse("2020-01-28")),
+            TimelineEntry("n2", "Airbus agreed to pay 3.6 billion euros.", FuzzyDate.parse("2020-01-28")),  # not gold
+        ]
+        score = score_timeline("Tom Enders", entries, GOLD, {})
+        assert (score.gold_mentions, score.recalled, score.entries, score.correct_entries) == (4, 3, 4, 3)
+        assert score.recall == 0.75 and score.precision == 0.75
+        assert (score.dated_gold, score.dated_correct) == (2, 1)  # the undated gold event is not scored for dates
+        assert score.date_accuracy == 0.5
+        # Document ids are mapped from the gold's to the ingested ones; another document never matches.
+        moved = [TimelineEntry("X", e.sentence, e.date) for e in entries]
+        assert score_timeline("Tom Enders", moved, GOLD, {"n1": "X"}).recalled == 2
+        assert score_timeline("Tom Enders", [], GOLD, {}).precision == 0.0
+
+
+@pytest.mark.integration
+class TestEvaluateTimelines:
+    def test_end_to_end_with_baseline(self, work_dir: Path, embedding_model, capsys):
+        corpus = work_dir / "corpus.jsonl"
+        corpus.write_text("\n".join(json.dumps(record) for record in [
+            {"id": "n1", "title": "Airbus to end A380", "text": AIRBUS_2019, "date": "2019-02-14", "corpus": "t"},
+            {"id": "n2", "title": "Airbus settles", "text": AIRBUS_2020, "date": "2020-01-28", "corpus": "t"},
+        ]))
+        gold = work_dir / "gold.jsonl"
+        gold.write_text(json.dumps(GOLD) + "\n")
+        collection = f"t_{uuid.uuid4().hex[:8]}"
+        report = evaluate_timelines(corpus, gold, collection=collection, baseline_k=3)
+        graph, baseline = report.total("graph"), report.total("baseline")
+        assert graph.recall == 1.0 and graph.date_accuracy == 1.0
+        assert graph.precision > baseline.precision
+        assert set(report.systems) == {"graph", "baseline"} and report.seconds["ingest"] > 0
+        # The CLI prints the same three numbers for both systems, in one run.
+        out_json = work_dir / "scores.json"
+        code = cli_main(["eval", "timelines", "--corpus", str(corpus), "--gold", str(gold), "--collection",
+                         collection, "--baseline-k", "3", "--json", str(out_json)])
+        printed = capsys.readouterr().out
+        assert code == 0 and "graph: event recall 1.000" in printed and "baseline: event recall" in printed
+        assert json.loads(out_json.read_text())["graph"]["ALL"]["recall"] == 1.0
+
+
+SEMEVAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "semeval2015_timeline_trial"
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+@pytest.mark.skipif(not SEMEVAL.is_dir(), reason="the SemEval-2015 TimeLine trial data is not next to the repository")
+class TestSemEvalTrial:
+    def test_graph_timelines_beat_semantic_search(self, embedding_model):
+        collection = f"t_{uuid.uuid4().hex[:8]}"
+        report = evaluate_timelines(SEMEVAL / "corpus.jsonl", SEMEVAL / "entity_timelines.jsonl", collection)
+        graph, baseline = report.total("graph"), report.total("baseline")
+        assert graph.recall > baseline.recall and graph.precision > 2 * baseline.precision
+        assert graph.date_accuracy > baseline.date_accuracy
+
+
+class TestEvalCommand:
+    def test_unknown_evaluation(self, capsys):
+        assert cli_main(["eval", "nonsense"]) == 1
+        assert "unknown evaluation 'nonsense'" in capsys.readouterr().err
+
+    def test_bad_input_is_one_sentence(self, work_dir: Path, capsys):
+        missing = work_dir / "missing.jsonl"
+        assert cli_main(["eval", "timelines", "--corpus", str(missing), "--gold", str(missing)]) == 1
+        assert "does not exist" in capsys.readouterr().err
+        broken = work_dir / "broken.jsonl"
+        broken.write_text('{"id": 1}\nnot json\n')
+        assert cli_main(["eval", "timelines", "--corpus", str(broken), "--gold", str(broken)]) == 1
+        assert "broken.jsonl:2 is not valid JSON" in capsys.readouterr().err
+
+    def test_question_sets_go_to_the_question_evaluation(self, monkeypatch):
+        import pipelines.evaluation.questions as questions
+
+        seen = []
+        monkeypatch.setattr(questions, "main", lambda argv: seen.append(argv) or 0)
+        assert cli_main(["eval", "set.jsonl", "--variants", "dense"]) == 0
+        assert seen == [["set.jsonl", "--variants", "dense"]]
+
+    def test_question_evaluation_not_installed(self, monkeypatch, capsys):
+        import importlib
+
+        real = importlib.import_module
+
+        def without_questions(name, *args, **kwargs):
+            if name == "pipelines.evaluation.questions":
+                raise ModuleNotFoundError(name=name)
+            return real(name, *args, **kwargs)
+
+        monkeypatch.setattr(importlib, "import_module", without_questions)
+        from pipelines.cli import eval as eval_cli
+
+        monkeypatch.setattr(eval_cli.importlib, "import_module", without_questions)
+        args = type("Args", (), {"target": "set.jsonl", "rest": []})()
+        with pytest.raises(Exception, match="question-set evaluation is not installed"):
+            eval_cli.run(args)
