@@ -1,0 +1,82 @@
+"""`CitationChecker`: flags each answer sentence whose cited chunks do not support it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack import Document, component, default_from_dict, default_to_dict
+
+from components.generation.cited_answer_builder import CITATION_MARK, cited_numbers
+from components.ranking.evidence import idf_weights, split_sentences, terms
+
+
+@component
+class CitationChecker:
+    """Scores how well each answer sentence is supported by the chunks it cites, lexically and cheaply.
+
+    A sentence's support is the share of its content terms (weighted by how rare they are among the listed
+    chunks) found in the union of its cited chunks. It is `supported` at `min_support` or above; a sentence that
+    cites nothing is never supported. Sentences without content terms (e.g. "Yes.") are left out.
+
+    Usage:
+    ```python
+    checker = CitationChecker(min_support=0.5)
+    checker.run(answer="Paris is the capital of France [1].", documents=numbered)["sentences"]
+    # [{"text": "Paris is the capital of France [1].", "citations": [1], "supported": True, "support_score": 1.0}]
+    ```
+    """
+
+    def __init__(self, min_support: float = 0.5) -> None:
+        """:param min_support: the support score (0-1) at which a sentence counts as supported."""
+        if not 0.0 <= min_support <= 1.0:
+            raise ValueError("min_support must be between 0 and 1")
+        self.min_support = float(min_support)
+
+    @component.output_types(sentences=list[dict], unsupported=int)
+    def run(self, answer: str, documents: list[Document]) -> dict[str, Any]:
+        """Check the answer's sentences.
+
+        :param answer: the answer text with [n] citations.
+        :param documents: the numbered chunks ([1] is the first).
+        :returns: `sentences`: one dict per sentence (text, citations, supported, support_score);
+            `unsupported`: how many sentences are not supported.
+        """
+        chunk_terms = [set(terms(document.content or "")) for document in documents]
+        results: list[dict[str, Any]] = []
+        carried: list[int] = []
+        sentences = split_sentences(answer or "")
+        for index, sentence in enumerate(sentences):
+            citations = [number for number in cited_numbers(sentence) if 1 <= number <= len(documents)]
+            bare = CITATION_MARK.sub(" ", sentence)
+            sentence_terms = terms(bare)
+            if not sentence_terms:
+                carried = citations or carried
+                continue
+            if not citations and index + 1 < len(sentences):
+                # "Claim. [1]" splits the marker off into its own sentence; it belongs to the claim before it.
+                following = sentences[index + 1]
+                if not terms(CITATION_MARK.sub(" ", following)):
+                    citations = [n for n in cited_numbers(following) if 1 <= n <= len(documents)]
+            score = 0.0
+            if citations:
+                support = set().union(*(chunk_terms[number - 1] for number in citations))
+                weights = idf_weights(sentence_terms, chunk_terms or [support])
+                total = sum(weights[term] for term in set(sentence_terms))
+                found = sum(weights[term] for term in set(sentence_terms) if term in support)
+                score = found / total if total > 0 else 0.0
+            results.append(
+                {
+                    "text": sentence,
+                    "citations": citations,
+                    "supported": bool(citations) and score >= self.min_support,
+                    "support_score": round(score, 3),
+                }
+            )
+        return {"sentences": results, "unsupported": sum(1 for item in results if not item["supported"])}
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(self, min_support=self.min_support)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CitationChecker:
+        return default_from_dict(cls, data)

@@ -1,0 +1,97 @@
+"""`CitedAnswerBuilder`: resolves an answer's [n] markers to the numbered chunks they cite."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from haystack import Document, component, default_from_dict, default_to_dict, logging
+
+logger = logging.getLogger(__name__)
+
+# [3], [1, 2], [1][2], [2-4] and [2–4]
+CITATION_MARK = re.compile(r"\[(\d+(?:\s*(?:,|-|–)\s*\d+)*)\]")
+
+
+def cited_numbers(text: str) -> list[int]:
+    """The source numbers a text cites, in order of first mention, ranges expanded."""
+    numbers: list[int] = []
+    for match in CITATION_MARK.finditer(text or ""):
+        for part in match.group(1).split(","):
+            bounds = [int(value) for value in re.split(r"\s*[-–]\s*", part.strip()) if value]
+            span = range(bounds[0], bounds[-1] + 1) if len(bounds) == 2 and bounds[1] - bounds[0] <= 20 else bounds
+            for number in span:
+                if number not in numbers:
+                    numbers.append(number)
+    return numbers
+
+
+@component
+class CitedAnswerBuilder:
+    """Maps every [n] in the answer to the n-th chunk (1-based) of the numbered list the prompt showed.
+
+    Numbers outside 1..len(documents) are reported in `invalid_citations` and kept out of `citations`.
+
+    Usage:
+    ```python
+    builder = CitedAnswerBuilder()
+    out = builder.run(replies=["Paris is the capital [1]."], documents=ranked)
+    out["citations"]  # [{"number": 1, "chunk_id": ..., "source_title": ..., ...}]
+    ```
+    """
+
+    def __init__(self, strip_invalid: bool = True) -> None:
+        """:param strip_invalid: remove markers that cite no listed chunk from the answer text."""
+        if not isinstance(strip_invalid, bool):
+            raise ValueError("strip_invalid must be true or false")
+        self.strip_invalid = strip_invalid
+
+    @component.output_types(answer=str, citations=list[dict], documents=list[Document], invalid_citations=list[int])
+    def run(self, replies: list[str], documents: list[Document]) -> dict[str, Any]:
+        """Resolve the citations of the first reply.
+
+        :param replies: the generator's replies; the first is the answer.
+        :param documents: the chunks in prompt order ([1] is the first).
+        :returns: `answer` (text), `citations` (one dict per cited chunk: number, chunk_id, source_type,
+            source_id, source_title, source_url), `documents` (the numbered chunks, unchanged order, meta
+            `citation_number` set), `invalid_citations` (numbers that name no chunk).
+        """
+        answer = (replies[0] if replies else "").strip()
+        numbered = []
+        for number, document in enumerate(documents, start=1):
+            meta = dict(document.meta or {})
+            meta["citation_number"] = number
+            numbered.append(Document(id=document.id, content=document.content, meta=meta, score=document.score))
+        invalid = [number for number in cited_numbers(answer) if not 1 <= number <= len(numbered)]
+        if invalid:
+            logger.info("The answer cites sources that were not listed: {numbers}", numbers=invalid)
+            if self.strip_invalid:
+                answer = CITATION_MARK.sub(lambda match: _keep_valid(match, len(numbered)), answer)
+                answer = re.sub(r"\s+([.,;:!?])", r"\1", re.sub(r"[ \t]{2,}", " ", answer)).strip()
+        citations = []
+        for number in cited_numbers(answer):
+            if 1 <= number <= len(numbered):
+                meta = numbered[number - 1].meta
+                citations.append(
+                    {
+                        "number": number,
+                        "chunk_id": numbered[number - 1].id,
+                        "source_type": meta.get("source_type"),
+                        "source_id": meta.get("source_id"),
+                        "source_title": meta.get("source_title", ""),
+                        "source_url": meta.get("source_url"),
+                    }
+                )
+        return {"answer": answer, "citations": citations, "documents": numbered, "invalid_citations": invalid}
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(self, strip_invalid=self.strip_invalid)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CitedAnswerBuilder:
+        return default_from_dict(cls, data)
+
+
+def _keep_valid(match: re.Match, count: int) -> str:
+    valid = [number for number in cited_numbers(match.group(0)) if 1 <= number <= count]
+    return f"[{', '.join(str(number) for number in valid)}]" if valid else ""

@@ -1,0 +1,206 @@
+"""`ResearchGenerator`: the pipeline's one generator slot, extractive offline or any OpenAI-compatible chat server."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack.dataclasses import ChatMessage, StreamingChunk
+from haystack.utils import Secret
+
+from components.contracts import SourceStatus, StatusKind
+from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
+from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
+
+logger = logging.getLogger(__name__)
+
+GENERATORS = ("extractive", "openai")
+STATUS_SOURCE = "generator"
+
+
+@component
+class ResearchGenerator:
+    """Turns the numbered-sources prompt into an answer, with the generator the settings choose.
+
+    `generator="extractive"` (the offline default) composes the answer from the chunks' best sentences;
+    `generator="openai"` sends the prompt to an OpenAI-compatible chat server (OpenAI, Ollama, vLLM, llama.cpp)
+    through Haystack's `OpenAIChatGenerator`, with the key read from the `OPENAI_API_KEY` environment variable.
+    Left empty, `generator`, `model` and `api_base_url` come from the settings (`GENERATOR`, `OPENAI_MODEL`,
+    `OPENAI_BASE_URL`) at `warm_up`. The chat call runs under the tool contract (timeout, retries honouring
+    Retry-After, circuit breaker); when it fails the answer falls back to the extractive one and `status` says
+    why, so a question always gets an answer. A `streaming_callback` receives the answer as it is produced.
+
+    Usage:
+    ```python
+    generator = ResearchGenerator()  # GENERATOR=extractive|openai decides
+    generator.warm_up()
+    result = generator.run(messages=prompt, documents=ranked, query="Who won?")
+    result["replies"][0], result["status"].status
+    ```
+    """
+
+    def __init__(
+        self,
+        generator: str | None = None,
+        model: str | None = None,
+        api_base_url: str | None = None,
+        timeout_s: float = 60.0,
+        retries: int = 1,
+        generation_kwargs: dict[str, Any] | None = None,
+        max_sentences: int = 3,
+    ) -> None:
+        """
+        :param generator: `extractive` or `openai`; empty takes the `GENERATOR` setting.
+        :param model: the chat model; empty takes `OPENAI_MODEL`.
+        :param api_base_url: the chat server's URL (ending in /v1); empty takes `OPENAI_BASE_URL` (or OpenAI's).
+        :param timeout_s: how long one chat call may take (0-600 s).
+        :param retries: retries of retryable faults (429, 5xx, timeouts), 0-3.
+        :param generation_kwargs: extra chat parameters (temperature, max_tokens, ...).
+        :param max_sentences: the extractive answer's length in sentences.
+        """
+        if generator is not None and generator not in GENERATORS:
+            raise ValueError(f"generator must be one of {', '.join(GENERATORS)}, not {generator!r}")
+        if not 0 < timeout_s <= 600:
+            raise ValueError("timeout_s must be between 0 and 600 seconds")
+        if not 0 <= retries <= 3:
+            raise ValueError("retries must be between 0 and 3")
+        self.generator = generator
+        self.model = model
+        self.api_base_url = api_base_url
+        self.timeout_s = float(timeout_s)
+        self.retries = int(retries)
+        self.generation_kwargs = dict(generation_kwargs or {})
+        self.max_sentences = max_sentences
+        self._extractive = ExtractiveAnswerGenerator(max_sentences=max_sentences)
+        self._chat: Any = None
+        self._chat_problem: str | None = None
+        self._kind: str | None = None
+        self._guard: SourceGuard | None = None
+
+    @property
+    def kind(self) -> str:
+        """The generator in use (`extractive` or `openai`), known after `warm_up`."""
+        self.warm_up()
+        assert self._kind is not None
+        return self._kind
+
+    def warm_up(self) -> None:
+        """Choose the generator from the settings and build the chat client (no network call); idempotent."""
+        if self._kind is not None:
+            return
+        from components.settings import get_settings
+
+        settings = get_settings()
+        kind = self.generator or settings.generator
+        if kind == "openai":
+            from haystack.components.generators.chat import OpenAIChatGenerator
+
+            base_url = self.api_base_url or settings.openai_base_url
+            api_key = Secret.from_env_var("OPENAI_API_KEY", strict=False)
+            if api_key.resolve_value() is None:
+                self._chat_problem = "OPENAI_API_KEY is not set, so the chat generator cannot run"
+            else:
+                # Our guard retries (honouring Retry-After); the client must not retry underneath it.
+                self._chat = OpenAIChatGenerator(
+                    api_key=api_key,
+                    model=self.model or settings.openai_model,
+                    api_base_url=base_url,
+                    generation_kwargs=self.generation_kwargs or None,
+                    timeout=self.timeout_s,
+                    max_retries=0,
+                )
+            self._guard = SourceGuard(
+                STATUS_SOURCE,
+                ResiliencePolicy.from_settings(timeout_s=self.timeout_s, retries=self.retries, cache_ttl_s=0.0),
+            )
+        self._kind = kind
+
+    @component.output_types(replies=list[str], status=SourceStatus)
+    def run(
+        self,
+        messages: list[ChatMessage],
+        documents: list[Document],
+        query: str,
+        streaming_callback: Callable[[StreamingChunk], None] | None = None,
+    ) -> dict[str, Any]:
+        """Answer the question.
+
+        :param messages: the prompt (numbered sources and the question) for a chat model.
+        :param documents: the numbered chunks, for the extractive answer and the fallback.
+        :param query: the question.
+        :param streaming_callback: called with each piece of the answer as it arrives.
+        :returns: `replies`: the answer text (one string); `status`: how generation went (source `generator`).
+        """
+        self.warm_up()
+        started = time.monotonic()
+        if self._kind == "openai":
+            if self._chat is None:
+                return self._fallback(query, documents, streaming_callback, started, self._chat_problem or "")
+            replies: list[str] = []
+
+            def work() -> SourceResult:
+                result = self._chat.run(messages=messages, streaming_callback=streaming_callback)
+                texts = [message.text for message in result.get("replies", []) if message.text]
+                if not texts:
+                    raise ValueError("the chat server returned no answer text")
+                replies[:] = texts
+                return SourceResult(total_found=len(texts))
+
+            assert self._guard is not None
+            _, status = self._guard.call(work)
+            if status.ok and replies:
+                return {"replies": replies[:1], "status": status}
+            return self._fallback(query, documents, streaming_callback, started, status.message, status.status)
+
+        answer = self._extractive.run(query=query, documents=documents)["replies"]
+        _stream(streaming_callback, answer[0])
+        return {"replies": answer, "status": _status(started, StatusKind.SUCCESS, "extractive answer", 1)}
+
+    def _fallback(
+        self,
+        query: str,
+        documents: list[Document],
+        streaming_callback: Callable[[StreamingChunk], None] | None,
+        started: float,
+        reason: str,
+        kind: StatusKind = StatusKind.ERROR,
+    ) -> dict[str, Any]:
+        logger.warning("Chat generation failed, answering extractively: {reason}", reason=reason)
+        answer = self._extractive.run(query=query, documents=documents)["replies"]
+        _stream(streaming_callback, answer[0])
+        note = f"the chat model failed ({reason}); this is an extractive answer instead"
+        return {"replies": answer, "status": _status(started, kind, note, 0)}
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(
+            self,
+            generator=self.generator,
+            model=self.model,
+            api_base_url=self.api_base_url,
+            timeout_s=self.timeout_s,
+            retries=self.retries,
+            generation_kwargs=self.generation_kwargs,
+            max_sentences=self.max_sentences,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ResearchGenerator:
+        return default_from_dict(cls, data)
+
+
+def _stream(callback: Callable[[StreamingChunk], None] | None, text: str) -> None:
+    """Hand an answer produced at once to a streaming callback, as one final chunk."""
+    if callback is not None:
+        callback(StreamingChunk(content=text, finish_reason="stop"))
+
+
+def _status(started: float, kind: StatusKind, message: str, found: int) -> SourceStatus:
+    return SourceStatus(
+        source=STATUS_SOURCE,
+        status=kind,
+        execution_time_ms=round((time.monotonic() - started) * 1000.0, 3),
+        total_found=found,
+        message=message,
+    )

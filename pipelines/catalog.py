@@ -1,0 +1,412 @@
+"""The pipeline catalog: loads `pipelines.yaml`, validates it, and runs its named pipelines (sync and async).
+
+`pipelines.yaml` holds a top-level mapping `pipelines:` of named pipelines, each with a `description`, `inputs`
+(input name -> the "component.socket"s it feeds), `outputs` (output name -> "component.socket") and `pipeline`
+(Haystack's `Pipeline.to_dict()` shape). The CLI, the Streamlit app and the HTTP server all call
+`get_catalog().research(...)` or `run(name, inputs)`, so they answer the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from haystack import Pipeline, logging
+
+from components.contracts import SourceType
+from pipelines.research_result import ResearchResult
+from pipelines.timing import record_timings
+
+logger = logging.getLogger(__name__)
+
+# Our own packages may be deserialised from the catalog (Haystack's own are allowed by default).
+ALLOWED_MODULES = ["components", "pipelines", "ingest", "haystack", "haystack_integrations"]
+RESEARCH_PIPELINE = "research"
+MAX_QUESTION_CHARS = 2000
+SOURCE_NAMES = tuple(source.value for source in SourceType)
+
+
+class CatalogError(ValueError):
+    """The catalog file or one of its pipelines is unusable; the message names the pipeline and the problem."""
+
+
+@dataclass(frozen=True)
+class PipelineSpec:
+    """One named pipeline of the catalog as written in the YAML."""
+
+    name: str
+    description: str
+    inputs: dict[str, list[str]]
+    outputs: dict[str, str]
+    pipeline: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "description": self.description,
+            "inputs": {key: list(value) for key, value in self.inputs.items()},
+            "outputs": dict(self.outputs),
+            "pipeline": self.pipeline,
+        }
+
+
+@dataclass
+class _Entry:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    pipeline: Pipeline | None = None
+
+
+def allow_our_modules() -> None:
+    """Put our packages on Haystack's process-wide deserialisation allowlist (idempotent).
+
+    The catalog passes `allowed_modules` on every load anyway; this also lets anything else in the process (a
+    Hayhooks YAML deployment, `Pipeline.loads` in a notebook) load what `dumps` wrote.
+    """
+    from haystack.core.serialization import allow_deserialization_module
+
+    for module in ALLOWED_MODULES:
+        allow_deserialization_module(module)
+
+
+def default_pipelines_file() -> Path:
+    """`PIPELINES_FILE` when set, else ./pipelines.yaml when present, else the one next to the package."""
+    from components.settings import get_settings
+
+    configured = get_settings().pipelines_file
+    if configured is not None:
+        return Path(configured).expanduser()
+    local = Path.cwd() / "pipelines.yaml"
+    if local.is_file():
+        return local
+    import pipelines
+
+    return Path(pipelines.__file__).resolve().parent.parent / "pipelines.yaml"
+
+
+def _socket(value: Any, where: str) -> tuple[str, str]:
+    if not isinstance(value, str) or value.count(".") != 1 or not all(value.split(".")):
+        raise CatalogError(f"{where} must be written 'component.socket', not {value!r}.")
+    component, socket = value.split(".")
+    return component, socket
+
+
+def parse_catalog(data: Any, origin: str = "the catalog") -> dict[str, PipelineSpec]:
+    """Check the catalog's shape (not yet its components) and return its specs by name."""
+    if not isinstance(data, dict) or not isinstance(data.get("pipelines"), dict) or not data["pipelines"]:
+        raise CatalogError(f"{origin} must hold a top-level mapping 'pipelines:' of named pipelines.")
+    specs: dict[str, PipelineSpec] = {}
+    for name, entry in data["pipelines"].items():
+        if not isinstance(entry, dict):
+            raise CatalogError(f"Pipeline '{name}' must be a mapping with description, inputs, outputs and pipeline.")
+        pipeline = entry.get("pipeline")
+        if not isinstance(pipeline, dict) or not isinstance(pipeline.get("components"), dict):
+            raise CatalogError(f"Pipeline '{name}' has no 'pipeline:' mapping with its components.")
+        inputs_raw = entry.get("inputs") or {}
+        outputs_raw = entry.get("outputs") or {}
+        if not isinstance(inputs_raw, dict) or not isinstance(outputs_raw, dict):
+            raise CatalogError(f"Pipeline '{name}' must write 'inputs' and 'outputs' as mappings.")
+        inputs: dict[str, list[str]] = {}
+        for input_name, targets in inputs_raw.items():
+            targets = [targets] if isinstance(targets, str) else list(targets or [])
+            for target in targets:
+                _socket(target, f"Pipeline '{name}' input '{input_name}'")
+            inputs[str(input_name)] = targets
+        outputs: dict[str, str] = {}
+        for output_name, source in outputs_raw.items():
+            _socket(source, f"Pipeline '{name}' output '{output_name}'")
+            outputs[str(output_name)] = source
+        specs[str(name)] = PipelineSpec(str(name), str(entry.get("description") or ""), inputs, outputs, pipeline)
+    return specs
+
+
+def build_pipeline(spec: PipelineSpec) -> Pipeline:
+    """A fresh (not warmed) pipeline from its spec, with its inputs and outputs checked against real sockets."""
+    try:
+        pipeline = Pipeline.from_dict(spec.pipeline, allowed_modules=ALLOWED_MODULES)
+    except Exception as exc:  # noqa: BLE001 - Haystack raises many kinds; the analyst needs one sentence
+        raise CatalogError(f"Pipeline '{spec.name}' cannot be built: {_first_line(exc)}") from exc
+    check_sockets(spec, pipeline)
+    return pipeline
+
+
+def check_sockets(spec: PipelineSpec, pipeline: Pipeline) -> None:
+    """Every named input feeds an open input socket, every named output is a real output socket, and every
+    mandatory open input is fed by some named input."""
+    open_inputs = pipeline.inputs()
+    names = {name for name, _ in pipeline.walk()}
+    fed: set[tuple[str, str]] = set()
+    for input_name, targets in spec.inputs.items():
+        for target in targets:
+            component, socket = _socket(target, f"Pipeline '{spec.name}' input '{input_name}'")
+            if component not in names:
+                raise CatalogError(
+                    f"Pipeline '{spec.name}' input '{input_name}' feeds unknown component '{component}'."
+                )
+            sockets = pipeline.get_component(component).__haystack_input__._sockets_dict  # type: ignore[attr-defined]
+            if socket not in sockets:
+                raise CatalogError(
+                    f"Pipeline '{spec.name}' input '{input_name}' feeds '{target}', but '{component}' has no input "
+                    f"'{socket}' (it has: {', '.join(sorted(sockets))})."
+                )
+            if socket not in open_inputs.get(component, {}):
+                raise CatalogError(
+                    f"Pipeline '{spec.name}' input '{input_name}' feeds '{target}', "
+                    "which another component already feeds."
+                )
+            fed.add((component, socket))
+    for output_name, source in spec.outputs.items():
+        component, socket = _socket(source, f"Pipeline '{spec.name}' output '{output_name}'")
+        if component not in names:
+            raise CatalogError(f"Pipeline '{spec.name}' output '{output_name}' names unknown component '{component}'.")
+        sockets = pipeline.get_component(component).__haystack_output__._sockets_dict  # type: ignore[attr-defined]
+        if socket not in sockets:
+            raise CatalogError(
+                f"Pipeline '{spec.name}' output '{output_name}' names '{source}', but '{component}' has no output "
+                f"'{socket}' (it has: {', '.join(sorted(sockets))})."
+            )
+    for component, sockets in open_inputs.items():
+        for socket, info in sockets.items():
+            if info.get("is_mandatory") and (component, socket) not in fed:
+                raise CatalogError(f"Pipeline '{spec.name}' needs '{component}.{socket}', but no named input feeds it.")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:400]
+
+
+class PipelineCatalog:
+    """The named pipelines of one catalog file: built on first use, warmed once, shared by every thread.
+
+    Usage:
+    ```python
+    catalog = PipelineCatalog()  # PIPELINES_FILE, ./pipelines.yaml or the package's
+    catalog.names()  # ['research', 'documents', ...]
+    result = catalog.research("Who won Super Bowl 50?", sources=["kb"], top_k=5)
+    result.answer, result.citations, result.chunks, result.statuses
+    ```
+    """
+
+    def __init__(self, path: str | Path | None = None, *, specs: dict[str, PipelineSpec] | None = None) -> None:
+        allow_our_modules()
+        if specs is None:
+            self.path = Path(path) if path is not None else default_pipelines_file()
+            specs = self._read(self.path)
+        else:
+            self.path = Path(path) if path is not None else None  # type: ignore[assignment]
+        self._specs = specs
+        self._entries = {name: _Entry() for name in specs}
+
+    @staticmethod
+    def _read(path: Path) -> dict[str, PipelineSpec]:
+        if not path.is_file():
+            raise CatalogError(f"The pipeline catalog {path} does not exist; set PIPELINES_FILE to a pipelines.yaml.")
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise CatalogError(f"The pipeline catalog {path} is not valid YAML: {_first_line(exc)}") from exc
+        return parse_catalog(data, origin=f"The pipeline catalog {path}")
+
+    @classmethod
+    def loads(cls, text: str) -> PipelineCatalog:
+        """A catalog from YAML text (what `dumps` wrote, or a test's)."""
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise CatalogError(f"The pipeline catalog is not valid YAML: {_first_line(exc)}") from exc
+        return cls(specs=parse_catalog(data))
+
+    # -- what is in it ------------------------------------------------------------------------------------------
+
+    def names(self) -> list[str]:
+        """The pipelines' names, in file order."""
+        return list(self._specs)
+
+    def spec(self, name: str) -> PipelineSpec:
+        """The YAML spec of one pipeline."""
+        try:
+            return self._specs[name]
+        except KeyError:
+            raise CatalogError(
+                f"There is no pipeline '{name}' in the catalog; it has: {', '.join(self._specs) or 'none'}."
+            ) from None
+
+    def validate(self) -> None:
+        """Build every pipeline (without warming it) and check its inputs and outputs; raises `CatalogError`."""
+        for name in self._specs:
+            build_pipeline(self._specs[name])
+
+    def get(self, name: str) -> Pipeline:
+        """The warmed pipeline `name`, built once per catalog (thread-safe)."""
+        spec = self.spec(name)
+        entry = self._entries[name]
+        if entry.pipeline is not None:
+            return entry.pipeline
+        with entry.lock:
+            if entry.pipeline is None:
+                pipeline = build_pipeline(spec)
+                pipeline.warm_up()
+                entry.pipeline = pipeline
+        return entry.pipeline
+
+    def dumps(self) -> str:
+        """The catalog as YAML, each pipeline as it is now (`Pipeline.to_dict()` of the built pipeline)."""
+        data = {"pipelines": {}}
+        for name, spec in self._specs.items():
+            entry = self._entries[name]
+            pipeline = entry.pipeline if entry.pipeline is not None else build_pipeline(spec)
+            data["pipelines"][name] = {**spec.to_dict(), "pipeline": pipeline.to_dict()}
+        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+    # -- running ------------------------------------------------------------------------------------------------
+
+    def _pipeline_inputs(self, spec: PipelineSpec, inputs: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        unknown = sorted(set(inputs) - set(spec.inputs))
+        if unknown:
+            raise CatalogError(
+                f"Pipeline '{spec.name}' has no input {', '.join(repr(u) for u in unknown)}; "
+                f"it takes: {', '.join(spec.inputs)}."
+            )
+        data: dict[str, dict[str, Any]] = {}
+        for input_name, value in inputs.items():
+            if value is None:
+                continue  # the socket's own default applies
+            for target in spec.inputs[input_name]:
+                component, socket = target.split(".")
+                data.setdefault(component, {})[socket] = value
+        return data
+
+    @staticmethod
+    def _named_outputs(
+        spec: PipelineSpec, raw: dict[str, Any], timings: dict[str, float], started: float
+    ) -> dict[str, Any]:
+        outputs: dict[str, Any] = {}
+        for output_name, source in spec.outputs.items():
+            component, socket = source.split(".")
+            outputs[output_name] = (raw.get(component) or {}).get(socket)
+        outputs["timings"] = {**timings, "total_ms": round((time.perf_counter() - started) * 1000.0, 3)}
+        return outputs
+
+    def run(self, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Run pipeline `name` with named `inputs`; returns its named outputs plus `timings` (ms per component
+        and `total_ms`)."""
+        spec = self.spec(name)
+        pipeline = self.get(name)
+        data = self._pipeline_inputs(spec, inputs)
+        include = {source.split(".")[0] for source in spec.outputs.values()}
+        started = time.perf_counter()
+        with record_timings() as timings:
+            raw = pipeline.run(data, include_outputs_from=include)
+        return self._named_outputs(spec, raw, timings, started)
+
+    async def run_async(self, name: str, inputs: dict[str, Any], concurrency_limit: int = 8) -> dict[str, Any]:
+        """`run` on the event loop: independent branches run concurrently."""
+        spec = self.spec(name)
+        pipeline = (
+            self.get(name) if self._entries[name].pipeline is not None else await asyncio.to_thread(self.get, name)
+        )
+        data = self._pipeline_inputs(spec, inputs)
+        include = {source.split(".")[0] for source in spec.outputs.values()}
+        started = time.perf_counter()
+        with record_timings() as timings:
+            raw = await pipeline.run_async(data, include_outputs_from=include, concurrency_limit=concurrency_limit)
+        return self._named_outputs(spec, raw, timings, started)
+
+    # -- the research question ----------------------------------------------------------------------------------
+
+    def _research_inputs(
+        self,
+        question: str,
+        sources: list[str] | None,
+        as_of: str | None,
+        filters: dict | None,
+        top_k: int | None,
+        session_id: str | None,
+        streaming_callback: Any,
+    ) -> dict[str, Any]:
+        text = (question or "").strip()
+        if not text:
+            raise ValueError('The question is empty; ask something, e.g. research ask "What is RAG?".')
+        if len(text) > MAX_QUESTION_CHARS:
+            raise ValueError(f"The question is {len(text)} characters long; keep it under {MAX_QUESTION_CHARS}.")
+        if sources is not None:
+            sources = [source.strip().lower() for source in sources if source and source.strip()]
+            unknown = [source for source in sources if source not in SOURCE_NAMES and source != "auto"]
+            if unknown:
+                raise ValueError(f"Unknown source {', '.join(unknown)}; choose from {', '.join(SOURCE_NAMES)}.")
+            if not sources:
+                raise ValueError(f"No source selected; choose from {', '.join(SOURCE_NAMES)}.")
+        if as_of is not None:
+            try:
+                as_of = dt.date.fromisoformat(str(as_of).strip()[:10]).isoformat()
+            except ValueError:
+                raise ValueError(f"as_of must be a date like 2024-05-31, not {as_of!r}.") from None
+        if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 50):
+            raise ValueError("top_k must be a whole number between 1 and 50.")
+        if filters is not None and not isinstance(filters, dict):
+            raise ValueError("filters must be a mapping of field to condition.")
+        spec = self.spec(RESEARCH_PIPELINE)
+        inputs = {
+            "question": text,
+            "sources": sources,
+            "as_of": as_of,
+            "filters": filters,
+            "top_k": top_k,
+            "session_id": session_id,
+            "streaming_callback": streaming_callback,
+        }
+        # Inputs a catalog's research pipeline does not take (e.g. session_id before memory exists) are dropped.
+        return {key: value for key, value in inputs.items() if key in spec.inputs and value is not None}
+
+    def research(
+        self,
+        question: str,
+        sources: list[str] | None = None,
+        as_of: str | None = None,
+        filters: dict | None = None,
+        top_k: int | None = None,
+        session_id: str | None = None,
+        streaming_callback: Any = None,
+    ) -> ResearchResult:
+        """Answer `question` with the `research` pipeline; bad input raises `ValueError` with one sentence."""
+        inputs = self._research_inputs(question, sources, as_of, filters, top_k, session_id, streaming_callback)
+        return ResearchResult.from_outputs(inputs["question"], self.run(RESEARCH_PIPELINE, inputs))
+
+    async def research_async(
+        self,
+        question: str,
+        sources: list[str] | None = None,
+        as_of: str | None = None,
+        filters: dict | None = None,
+        top_k: int | None = None,
+        session_id: str | None = None,
+        streaming_callback: Any = None,
+    ) -> ResearchResult:
+        """`research` on the event loop, its branches concurrent."""
+        inputs = self._research_inputs(question, sources, as_of, filters, top_k, session_id, streaming_callback)
+        return ResearchResult.from_outputs(inputs["question"], await self.run_async(RESEARCH_PIPELINE, inputs))
+
+
+_CATALOG: PipelineCatalog | None = None
+_CATALOG_LOCK = threading.Lock()
+
+
+def get_catalog() -> PipelineCatalog:
+    """The process-wide catalog (the settings' file), loaded once."""
+    global _CATALOG
+    with _CATALOG_LOCK:
+        if _CATALOG is None:
+            _CATALOG = PipelineCatalog()
+        return _CATALOG
+
+
+def reset_catalog() -> None:
+    """Forget the process-wide catalog (after the settings or the file changed)."""
+    global _CATALOG
+    with _CATALOG_LOCK:
+        _CATALOG = None

@@ -1,0 +1,90 @@
+"""`ResearchResult`: what one research question returns, to the CLI, the Streamlit app and the HTTP server alike."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack import Document, logging
+from pydantic import BaseModel, Field, ValidationError
+
+from components.contracts import ContextChunk, SourceStatus, StatusKind, document_to_chunk
+
+logger = logging.getLogger(__name__)
+
+
+class Citation(BaseModel):
+    """One [n] of the answer and the chunk it names."""
+
+    number: int = Field(ge=1)
+    chunk_id: str
+    source_type: str | None = None
+    source_id: str | None = None
+    source_title: str = ""
+    source_url: str | None = None
+
+
+class SentenceCheck(BaseModel):
+    """Whether one answer sentence is supported by the chunks it cites."""
+
+    text: str
+    citations: list[int] = Field(default_factory=list)
+    supported: bool
+    support_score: float = Field(ge=0.0, le=1.0)
+
+
+class ResearchResult(BaseModel):
+    """The cited answer to a question with its evidence, every source's status and where the time went.
+
+    `chunks` are numbered in order: `chunks[0]` is source [1]. Each chunk's `ranks` holds its rank in every
+    branch that found it, after fusion (`fused`) and after ranking (`ranked`).
+    """
+
+    question: str
+    answer: str
+    citations: list[Citation] = Field(default_factory=list)
+    chunks: list[ContextChunk] = Field(default_factory=list)
+    statuses: list[SourceStatus] = Field(default_factory=list)
+    sentences: list[SentenceCheck] = Field(default_factory=list)
+    invalid_citations: list[int] = Field(default_factory=list)
+    timings: dict[str, float] = Field(default_factory=dict)
+
+    @property
+    def failed_sources(self) -> list[SourceStatus]:
+        """Sources that timed out or failed (skipped ones are not failures)."""
+        return [status for status in self.statuses if status.status in (StatusKind.TIMEOUT, StatusKind.ERROR)]
+
+    def status_of(self, source: str) -> SourceStatus | None:
+        """The status of one source, if it reported."""
+        return next((status for status in self.statuses if status.source == source), None)
+
+    @classmethod
+    def from_outputs(cls, question: str, outputs: dict[str, Any]) -> ResearchResult:
+        """Build the result from the `research` pipeline's named outputs."""
+        chunks: list[ContextChunk] = []
+        for document in outputs.get("chunks") or []:
+            chunk = _chunk(document)
+            if chunk is not None:
+                chunks.append(chunk)
+        return cls(
+            question=question,
+            answer=outputs.get("answer") or "",
+            citations=[Citation.model_validate(item) for item in outputs.get("citations") or []],
+            chunks=chunks,
+            statuses=list(outputs.get("statuses") or []),
+            sentences=[SentenceCheck.model_validate(item) for item in outputs.get("sentences") or []],
+            invalid_citations=list(outputs.get("invalid_citations") or []),
+            timings=dict(outputs.get("timings") or {}),
+        )
+
+
+def _chunk(document: Document) -> ContextChunk | None:
+    try:
+        return document_to_chunk(document)
+    except ValidationError as exc:
+        # One malformed chunk from one source must not cost the analyst the whole answer.
+        logger.warning(
+            "Dropping a chunk that is not a valid ContextChunk: {chunk_id}: {problem}",
+            chunk_id=document.id,
+            problem=str(exc).splitlines()[0],
+        )
+        return None

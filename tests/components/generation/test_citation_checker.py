@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import pytest
+
+from components.generation import CitationChecker
+from tests.components.ranking.chunks import kb_document
+
+DOCUMENTS = [
+    kb_document("sb", "The Denver Broncos defeated the Carolina Panthers 24-10 to win Super Bowl 50."),
+    kb_document("wa", "Warsaw is the capital and largest city of Poland, on the Vistula River."),
+]
+
+
+class TestCitationChecker:
+    def test_init_validates_and_serialises(self):
+        with pytest.raises(ValueError):
+            CitationChecker(min_support=2)
+        checker = CitationChecker(min_support=0.6)
+        assert CitationChecker.from_dict(checker.to_dict()).min_support == 0.6
+
+    def test_supported_and_unsupported_sentences(self):
+        answer = (
+            "The Denver Broncos won Super Bowl 50 against the Carolina Panthers [1]. "
+            "Warsaw lies on the Vistula River [1]. "
+            "Warsaw is the capital of Poland [2]. "
+            "It was a cold day."
+        )
+        out = CitationChecker().run(answer=answer, documents=DOCUMENTS)
+        sentences = out["sentences"]
+        assert [s["citations"] for s in sentences] == [[1], [1], [2], []]
+        assert [s["supported"] for s in sentences] == [True, False, True, False]
+        assert sentences[0]["support_score"] >= 0.7
+        assert sentences[1]["support_score"] < 0.5
+        assert sentences[3]["support_score"] == 0.0
+        assert out["unsupported"] == 2
+
+    def test_a_marker_split_off_belongs_to_the_claim_before_it(self):
+        out = CitationChecker().run(answer="Warsaw is the capital of Poland. [2]", documents=DOCUMENTS)
+        assert out["sentences"] == [
+            {"text": "Warsaw is the capital of Poland.", "citations": [2], "supported": True, "support_score": 1.0}
+        ]
+
+    def test_citations_outside_the_list_support_nothing(self):
+        out = CitationChecker().run(answer="Warsaw is the capital of Poland [5].", documents=DOCUMENTS)
+        assert out["sentences"][0]["citations"] == [] and out["sentences"][0]["supported"] is False

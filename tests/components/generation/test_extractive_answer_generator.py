@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from components.generation import ExtractiveAnswerGenerator
+from components.generation.extractive_answer_generator import NO_EVIDENCE_ANSWER, NO_SOURCES_ANSWER
+from tests.components.ranking.chunks import kb_document
+
+SUPER_BOWL = kb_document(
+    "sb",
+    "Super Bowl 50 was an American football game to determine the champion of the NFL for the 2015 season. "
+    "The American Football Conference (AFC) champion Denver Broncos defeated the National Football Conference "
+    "(NFC) champion Carolina Panthers 24-10 to earn their third Super Bowl title. The game was played on "
+    "February 7, 2016, at Levi's Stadium in the San Francisco Bay Area at Santa Clara, California.",
+)
+WARSAW = kb_document(
+    "wa",
+    "Warsaw is the capital and largest city of Poland. It stands on the Vistula River in east-central Poland. "
+    "Its population is officially estimated at 1.740 million residents.",
+)
+
+
+class TestExtractiveAnswerGenerator:
+    def test_init_validates(self):
+        for kwargs in ({"max_sentences": 0}, {"max_chunks": 50}, {"min_support": 1.5}):
+            with pytest.raises(ValueError):
+                ExtractiveAnswerGenerator(**kwargs)
+
+    def test_to_dict_from_dict(self):
+        generator = ExtractiveAnswerGenerator(max_sentences=2, max_chunks=4, min_support=0.5)
+        assert ExtractiveAnswerGenerator.from_dict(generator.to_dict()).to_dict() == generator.to_dict()
+
+    def test_answers_with_the_best_sentence_citing_its_chunk(self):
+        answer = ExtractiveAnswerGenerator(max_sentences=1).run(
+            query="In which stadium was the game played?", documents=[WARSAW, SUPER_BOWL]
+        )["replies"][0]
+        assert answer == (
+            "The game was played on February 7, 2016, at Levi's Stadium in the San Francisco Bay Area at "
+            "Santa Clara, California [2]."
+        )
+
+    def test_several_sentences_each_cite_their_own_chunk(self):
+        answer = ExtractiveAnswerGenerator(max_sentences=2).run(
+            query="Which river does Warsaw stand on, and whom did the Denver Broncos defeat?",
+            documents=[SUPER_BOWL, WARSAW],
+        )["replies"][0]
+        assert "Vistula River in east-central Poland [2]." in answer
+        assert "Denver Broncos defeated" in answer and "[1]." in answer
+
+    def test_says_plainly_when_evidence_does_not_answer(self):
+        generator = ExtractiveAnswerGenerator()
+        assert generator.run(query="How do tides form?", documents=[WARSAW])["replies"] == [NO_EVIDENCE_ANSWER]
+        assert generator.run(query="How do tides form?", documents=[])["replies"] == [NO_SOURCES_ANSWER]
+
+    def test_deterministic_and_fast(self):
+        generator = ExtractiveAnswerGenerator()
+        documents = [SUPER_BOWL, WARSAW] * 3
+        first = generator.run(query="Who did the Broncos defeat?", documents=documents)
+        started = time.perf_counter()
+        for _ in range(20):
+            assert generator.run(query="Who did the Broncos defeat?", documents=documents) == first
+        assert (time.perf_counter() - started) / 20 < 0.01

@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import pytest
+from haystack.dataclasses import ChatMessage, StreamingChunk
+
+from components.contracts import StatusKind
+from components.generation import ResearchGenerator
+from components.generation.extractive_answer_generator import NO_SOURCES_ANSWER
+from tests.components.generation.chat_server import chat_server
+from tests.components.ranking.chunks import kb_document
+
+DOCUMENTS = [
+    kb_document("sb", "The Denver Broncos defeated the Carolina Panthers 24-10 to win Super Bowl 50.", 0.7),
+    kb_document("pa", "Paris is the capital of France.", 0.1),
+]
+QUESTION = "Who won Super Bowl 50?"
+PROMPT = [ChatMessage.from_system("Answer with citations."), ChatMessage.from_user("[1] ... Question: Who won?")]
+
+
+@pytest.fixture()
+def server(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-contract-test")
+    with chat_server() as (url, state):
+        yield url, state
+
+
+def _chat(url: str, **kwargs) -> ResearchGenerator:
+    generator = ResearchGenerator(generator="openai", model="contract-model", api_base_url=url, **kwargs)
+    generator.warm_up()
+    return generator
+
+
+class TestResearchGenerator:
+    def test_init_validates(self):
+        with pytest.raises(ValueError, match="generator must be one of"):
+            ResearchGenerator(generator="gpt")
+        with pytest.raises(ValueError, match="timeout_s"):
+            ResearchGenerator(timeout_s=0)
+        with pytest.raises(ValueError, match="retries"):
+            ResearchGenerator(retries=7)
+
+    def test_to_dict_from_dict_never_holds_the_key(self, monkeypatch):
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value")
+        generator = ResearchGenerator(generator="openai", model="m", api_base_url="http://127.0.0.1:9/v1")
+        generator.warm_up()
+        data = generator.to_dict()
+        assert "sk-secret-value" not in repr(data)
+        assert data["init_parameters"]["generator"] == "openai"
+        assert ResearchGenerator.from_dict(data).to_dict() == data
+
+    def test_extractive_by_default_streams_its_answer(self, settings):
+        generator = ResearchGenerator()
+        generator.warm_up()
+        assert generator.kind == "extractive"
+        chunks: list[StreamingChunk] = []
+        result = generator.run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION, streaming_callback=chunks.append)
+        assert result["replies"] == [
+            "The Denver Broncos defeated the Carolina Panthers 24-10 to win Super Bowl 50 [1]."
+        ]
+        assert result["status"].status is StatusKind.SUCCESS and result["status"].source == "generator"
+        assert "".join(chunk.content for chunk in chunks) == result["replies"][0]
+
+    def test_chat_answer_through_the_real_client(self, server):
+        url, state = server
+        result = _chat(url).run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION)
+        assert result["replies"] == [state.reply]
+        assert result["status"].status is StatusKind.SUCCESS
+        assert state.requests[0]["model"] == "contract-model"
+        assert state.requests[0]["messages"][0] == {"role": "system", "content": "Answer with citations."}
+        assert state.headers[0]["authorization"] == "Bearer sk-contract-test"
+
+    def test_chat_streaming_delivers_every_piece(self, server):
+        url, state = server
+        pieces: list[str] = []
+        result = _chat(url).run(
+            messages=PROMPT, documents=DOCUMENTS, query=QUESTION, streaming_callback=lambda c: pieces.append(c.content)
+        )
+        assert state.requests[0]["stream"] is True
+        assert "".join(pieces) == state.reply
+        assert result["replies"] == [state.reply]
+
+    def test_rate_limit_is_retried_after_the_servers_wait(self, server):
+        url, state = server
+        state.failures = ["429"]
+        result = _chat(url, retries=1).run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION)
+        assert result["replies"] == [state.reply]
+        assert result["status"].status is StatusKind.SUCCESS and result["status"].attempts == 2
+        assert len(state.requests) == 2
+
+    @pytest.mark.parametrize(
+        ("failures", "kind", "words"),
+        [
+            (["500", "500"], StatusKind.ERROR, "server error (HTTP 500)"),
+            (["429", "429"], StatusKind.ERROR, "rate limited (HTTP 429)"),
+            (["malformed"], StatusKind.ERROR, "the chat model failed"),
+        ],
+    )
+    def test_failures_give_a_status_and_an_extractive_answer(self, server, failures, kind, words):
+        url, state = server
+        state.failures = list(failures)
+        result = _chat(url, retries=1).run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION)
+        assert result["status"].status is kind
+        assert words in result["status"].message
+        assert "extractive answer instead" in result["status"].message
+        assert result["replies"][0].endswith("[1].")
+
+    def test_slow_server_times_out(self, server):
+        url, state = server
+        state.failures = ["slow"]
+        state.slow_s = 3.0
+        result = _chat(url, timeout_s=0.5, retries=0).run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION)
+        assert result["status"].status is StatusKind.TIMEOUT
+        assert "did not answer within 0.5 s" in result["status"].message
+        assert result["replies"][0].startswith("The Denver Broncos")
+
+    def test_missing_key_is_a_clear_status(self, monkeypatch):
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        generator = ResearchGenerator(generator="openai", api_base_url="http://127.0.0.1:9/v1")
+        result = generator.run(messages=PROMPT, documents=[], query=QUESTION)
+        assert result["status"].status is StatusKind.ERROR
+        assert "OPENAI_API_KEY is not set" in result["status"].message
+        assert result["replies"] == [NO_SOURCES_ANSWER]

@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+import time
+
+import pytest
+from haystack.components.joiners import DocumentJoiner
+
+from components.ranking import ResearchRanker
+from components.ranking.evidence import split_sentences, stem, terms
+from tests.components.ranking.chunks import kb_document
+
+SUPER_BOWL = kb_document(
+    "sb",
+    "Super Bowl 50 was an American football game. The Denver Broncos defeated the Carolina Panthers 24-10 "
+    "to earn their third Super Bowl title. The game was played at Levi's Stadium in Santa Clara.",
+    0.55,
+    ranks={"kb_dense": 2},
+)
+PANTHERS = kb_document(
+    "cp",
+    "The Carolina Panthers are a professional football team based in Charlotte, North Carolina.",
+    0.6,
+    ranks={"kb_dense": 1},
+)
+PARIS = kb_document("pa", "Paris is the capital and most populous city of France.", 0.1, ranks={"kb_dense": 3})
+
+
+class TestEvidence:
+    def test_stem_folds_plurals_and_verb_forms(self):
+        assert stem("defeated") == stem("defeat")
+        assert stem("stadiums") == "stadium"
+        assert stem("cities") == "city"
+        assert terms("Who won the games?") == ["won", "game"]
+
+    def test_split_sentences_keeps_abbreviations_and_initials(self):
+        text = "Dr. Smith met J. Doe in the U.S. on Monday. They talked e.g. about RAG! Then they left."
+        assert split_sentences(text) == [
+            "Dr. Smith met J. Doe in the U.S. on Monday.",
+            "They talked e.g. about RAG!",
+            "Then they left.",
+        ]
+
+
+class TestResearchRanker:
+    def test_init_validates(self):
+        with pytest.raises(ValueError, match="top_k"):
+            ResearchRanker(top_k=0)
+        with pytest.raises(ValueError, match="weights"):
+            ResearchRanker(semantic_weight=-1)
+        with pytest.raises(ValueError, match="weights"):
+            ResearchRanker(semantic_weight=0, lexical_weight=0, fusion_weight=0)
+
+    def test_to_dict_from_dict_round_trip(self):
+        ranker = ResearchRanker(top_k=4, recency_weight=0.2, recency_half_life_days=30)
+        data = ranker.to_dict()
+        assert data["type"] == "components.ranking.research_ranker.ResearchRanker"
+        assert data["init_parameters"]["top_k"] == 4
+        restored = ResearchRanker.from_dict(data)
+        assert restored.to_dict() == data
+
+    def test_sentence_evidence_lifts_the_answering_chunk_over_a_closer_embedding(self):
+        ranker = ResearchRanker(top_k=3)
+        documents = DocumentJoiner(join_mode="reciprocal_rank_fusion").run([[PANTHERS, SUPER_BOWL, PARIS]])["documents"]
+        ranked = ranker.run(query="Which team defeated the Carolina Panthers in Super Bowl 50?", documents=documents)
+        ids = [document.id for document in ranked["documents"]]
+        assert ids == ["sb", "cp", "pa"]
+        assert ranked["documents"][0].meta["ranks"] == {"kb_dense": 2, "fused": 2, "ranked": 1}
+        assert ranked["documents"][0].score > ranked["documents"][1].score
+
+    def test_branch_ranks_survive_fusion(self):
+        dense = [PANTHERS, SUPER_BOWL]
+        keyword = [
+            kb_document("sb", SUPER_BOWL.content, 0.55, ranks={"kb_keyword": 1}),
+            kb_document("pa", PARIS.content, 0.1, ranks={"kb_keyword": 2}),
+        ]
+        fused = DocumentJoiner(join_mode="reciprocal_rank_fusion").run([dense, keyword])["documents"]
+        ranked = ResearchRanker().run(query="Super Bowl 50 winner", documents=fused, branch_documents=[dense, keyword])
+        by_id = {document.id: document.meta["ranks"] for document in ranked["documents"]}
+        assert by_id["sb"]["kb_dense"] == 2 and by_id["sb"]["kb_keyword"] == 1
+        assert by_id["sb"]["fused"] == 1
+        assert by_id["cp"] == {"kb_dense": 1, "fused": by_id["cp"]["fused"], "ranked": by_id["cp"]["ranked"]}
+        assert sorted(ranks["ranked"] for ranks in by_id.values()) == [1, 2, 3]
+
+    def test_top_k_limits_and_is_clamped(self):
+        documents = [PANTHERS, SUPER_BOWL, PARIS]
+        assert len(ResearchRanker(top_k=2).run(query="football", documents=documents)["documents"]) == 2
+        assert len(ResearchRanker(top_k=2).run(query="football", documents=documents, top_k=500)["documents"]) == 3
+
+    def test_empty_input_gives_no_documents(self):
+        assert ResearchRanker().run(query="anything", documents=[])["documents"] == []
+
+    def test_recency_prefers_the_newer_of_equal_chunks(self):
+        old = kb_document("old", "The central bank raised interest rates.", 0.5, date="2015-01-01")
+        new = kb_document("new", "The central bank raised interest rates.", 0.5, date="2024-01-01")
+        ranker = ResearchRanker(recency_weight=0.3, recency_half_life_days=365)
+        ranked = ranker.run(query="interest rates", documents=[old, new], as_of="2024-06-01")["documents"]
+        assert [document.id for document in ranked] == ["new", "old"]
+
+    def test_missing_relevance_is_computed_with_the_local_model(self, embedding_model):
+        no_relevance = kb_document("x", "The Denver Broncos won Super Bowl 50.", None)
+        unrelated = kb_document("y", "Photosynthesis turns light into chemical energy.", None)
+        ranked = ResearchRanker().run(query="Who won Super Bowl 50?", documents=[unrelated, no_relevance])["documents"]
+        assert ranked[0].id == "x"
+        assert ranked[0].meta["semantic_relevance"] > 0.4 > ranked[1].meta["semantic_relevance"]
+
+    def test_ranking_forty_chunks_takes_milliseconds(self):
+        documents = [
+            kb_document(f"c{i}", f"{SUPER_BOWL.content} Paragraph {i} adds a few more words about season {i}.", 0.5)
+            for i in range(40)
+        ]
+        ranker = ResearchRanker()
+        ranker.run(query="Who won Super Bowl 50?", documents=documents)
+        started = time.perf_counter()
+        ranker.run(query="Who won Super Bowl 50?", documents=documents)
+        assert (time.perf_counter() - started) < 0.05

@@ -1,0 +1,196 @@
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import yaml
+
+from components.contracts import StatusKind
+from pipelines.catalog import CatalogError, PipelineCatalog, default_pipelines_file, reset_catalog
+from tests.components.ranking.chunks import kb_document
+from tests.pipelines.knowledge import REPO_CATALOG
+
+DOCUMENTS = [
+    kb_document("sb", "The Denver Broncos defeated the Carolina Panthers 24-10 to win Super Bowl 50.", 0.7),
+    kb_document("wa", "Warsaw is the capital and largest city of Poland, on the Vistula River.", 0.2),
+]
+
+
+def answer_catalog() -> dict:
+    """The research pipeline's stages after retrieval, fed documents directly: no knowledge base needed."""
+    research = yaml.safe_load(REPO_CATALOG.read_text())["pipelines"]["research"]
+    after_retrieval = (
+        "joiner",
+        "statuses",
+        "ranker",
+        "prompt_builder",
+        "generator",
+        "answer_builder",
+        "citation_check",
+    )
+    components = {k: v for k, v in research["pipeline"]["components"].items() if k in after_retrieval}
+    connections = [
+        c
+        for c in research["pipeline"]["connections"]
+        if c["sender"].split(".")[0] in after_retrieval and c["receiver"].split(".")[0] in after_retrieval
+    ]
+    return {
+        "pipelines": {
+            "answer": {
+                "description": "Rank, answer and cite given chunks.",
+                "inputs": {
+                    "question": ["ranker.query", "prompt_builder.query", "generator.query"],
+                    "documents": ["joiner.documents"],
+                    "top_k": ["ranker.top_k"],
+                },
+                "outputs": research["outputs"],
+                "pipeline": {**research["pipeline"], "components": components, "connections": connections},
+            }
+        }
+    }
+
+
+def write(work_dir, data) -> str:
+    path = work_dir / "pipelines.yaml"
+    path.write_text(data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+class TestPipelineCatalog:
+    def test_repository_catalog_loads_and_validates(self):
+        catalog = PipelineCatalog(REPO_CATALOG)
+        assert {"research", "documents", "document"} <= set(catalog.names())
+        catalog.validate()
+        research = catalog.spec("research")
+        assert {"question", "sources", "as_of", "filters", "top_k"} <= set(research.inputs)
+        assert {"answer", "citations", "chunks", "statuses", "sentences"} <= set(research.outputs)
+
+    def test_default_file_follows_the_setting(self, work_dir, monkeypatch):
+        from components.settings import reload_settings
+
+        path = write(work_dir, answer_catalog())
+        monkeypatch.setenv("PIPELINES_FILE", str(path))
+        reload_settings()
+        try:
+            assert default_pipelines_file() == path
+        finally:
+            monkeypatch.delenv("PIPELINES_FILE")
+            reload_settings()
+            reset_catalog()
+        assert default_pipelines_file().name == "pipelines.yaml"
+
+    def test_run_sync_and_async_give_the_same_outputs(self):
+        catalog = PipelineCatalog.loads(yaml.safe_dump(answer_catalog()))
+        sync = catalog.run("answer", {"question": "Who won Super Bowl 50?", "documents": DOCUMENTS})
+        concurrent = asyncio.run(
+            catalog.run_async("answer", {"question": "Who won Super Bowl 50?", "documents": DOCUMENTS})
+        )
+        assert sync["answer"] == "The Denver Broncos defeated the Carolina Panthers 24-10 to win Super Bowl 50 [1]."
+        assert sync["citations"][0]["chunk_id"] == "sb"
+        assert [d.id for d in sync["chunks"]] == ["sb", "wa"]
+        assert sync["sentences"][0]["supported"] is True
+        assert [s.source for s in sync["statuses"]] == ["generator"] and sync["statuses"][
+            0
+        ].status is StatusKind.SUCCESS
+        assert {"ranker", "generator", "citation_check", "total_ms"} <= set(sync["timings"])
+        for key in ("answer", "citations", "sentences", "invalid_citations"):
+            assert concurrent[key] == sync[key]
+        assert [d.id for d in concurrent["chunks"]] == [d.id for d in sync["chunks"]]
+
+    def test_a_loaded_catalog_lets_plain_haystack_load_its_dump(self):
+        from haystack import Pipeline
+
+        catalog = PipelineCatalog.loads(yaml.safe_dump(answer_catalog()))
+        dumped = yaml.safe_load(catalog.dumps())["pipelines"]["answer"]["pipeline"]
+        pipeline = Pipeline.loads(yaml.safe_dump(dumped))
+        assert type(pipeline.get_component("ranker")).__name__ == "ResearchRanker"
+
+    def test_get_builds_once_for_every_thread(self):
+        catalog = PipelineCatalog.loads(yaml.safe_dump(answer_catalog()))
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            pipelines = list(pool.map(lambda _: catalog.get("answer"), range(8)))
+        assert all(pipeline is pipelines[0] for pipeline in pipelines)
+
+    def test_named_input_top_k_reaches_the_ranker(self):
+        catalog = PipelineCatalog.loads(yaml.safe_dump(answer_catalog()))
+        out = catalog.run("answer", {"question": "Warsaw", "documents": DOCUMENTS, "top_k": 1})
+        assert [d.id for d in out["chunks"]] == ["wa"]
+
+    def test_round_trip_dump_and_load_gives_the_same_outputs(self):
+        first = PipelineCatalog.loads(yaml.safe_dump(answer_catalog()))
+        second = PipelineCatalog.loads(first.dumps())
+        assert second.names() == first.names()
+        inputs = {"question": "Which river is Warsaw on?", "documents": DOCUMENTS}
+        a, b = first.run("answer", inputs), second.run("answer", inputs)
+        assert a["answer"] == b["answer"] and a["citations"] == b["citations"] and a["sentences"] == b["sentences"]
+        assert [d.meta["ranks"] for d in a["chunks"]] == [d.meta["ranks"] for d in b["chunks"]]
+
+    def test_unknown_pipeline_and_input_are_one_sentence(self):
+        catalog = PipelineCatalog.loads(yaml.safe_dump(answer_catalog()))
+        with pytest.raises(CatalogError, match="There is no pipeline 'nope' in the catalog; it has: answer."):
+            catalog.get("nope")
+        with pytest.raises(CatalogError, match="Pipeline 'answer' has no input 'colour'"):
+            catalog.run("answer", {"question": "q", "documents": DOCUMENTS, "colour": "red"})
+
+    @pytest.mark.parametrize(
+        ("mutate", "message"),
+        [
+            (lambda d: d.pop("pipelines"), "must hold a top-level mapping 'pipelines:'"),
+            (lambda d: d["pipelines"]["answer"].pop("pipeline"), "Pipeline 'answer' has no 'pipeline:' mapping"),
+            (
+                lambda d: d["pipelines"]["answer"]["pipeline"]["components"]["ranker"].update(
+                    type="components.nowhere.Ranker"
+                ),
+                "Pipeline 'answer' cannot be built",
+            ),
+            (
+                lambda d: d["pipelines"]["answer"]["pipeline"]["components"]["ranker"]["init_parameters"].update(
+                    top_k=0
+                ),
+                "Pipeline 'answer' cannot be built",
+            ),
+            (
+                lambda d: d["pipelines"]["answer"]["pipeline"]["components"]["ranker"].update(type="os.system"),
+                "Pipeline 'answer' cannot be built",
+            ),
+            (
+                lambda d: d["pipelines"]["answer"]["inputs"].update(question=["ranker.question"]),
+                "input 'question' feeds 'ranker.question', but 'ranker' has no input 'question'",
+            ),
+            (
+                lambda d: d["pipelines"]["answer"]["inputs"].update(extra=["rankr.query"]),
+                "input 'extra' feeds unknown component 'rankr'",
+            ),
+            (
+                lambda d: d["pipelines"]["answer"]["inputs"].update(extra=["ranker.documents"]),
+                "feeds 'ranker.documents', which another component already feeds",
+            ),
+            (
+                lambda d: d["pipelines"]["answer"]["inputs"].update(
+                    question=["prompt_builder.query", "generator.query"]
+                ),
+                "Pipeline 'answer' needs 'ranker.query', but no named input feeds it",
+            ),
+            (
+                lambda d: d["pipelines"]["answer"]["outputs"].update(answer="answer_builder.text"),
+                "output 'answer' names 'answer_builder.text', but 'answer_builder' has no output 'text'",
+            ),
+            (
+                lambda d: d["pipelines"]["answer"]["outputs"].update(answer="answer_builder"),
+                "output 'answer' must be written 'component.socket'",
+            ),
+        ],
+    )
+    def test_broken_catalogs_fail_validation_with_one_sentence(self, work_dir, mutate, message):
+        data = answer_catalog()
+        mutate(data)
+        with pytest.raises(CatalogError, match=message.replace("(", r"\(").replace(")", r"\)")) as error:
+            PipelineCatalog(write(work_dir, data)).validate()
+        assert "\n" not in str(error.value)
+
+    def test_unreadable_files_are_one_sentence(self, work_dir):
+        with pytest.raises(CatalogError, match="does not exist; set PIPELINES_FILE"):
+            PipelineCatalog(work_dir / "missing.yaml")
+        with pytest.raises(CatalogError, match="is not valid YAML"):
+            PipelineCatalog(write(work_dir, "pipelines: [unclosed"))

@@ -1,0 +1,141 @@
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from components.contracts import StatusKind
+from components.generation.extractive_answer_generator import NO_SOURCES_ANSWER
+from pipelines.catalog import PipelineCatalog, build_pipeline
+from pipelines.research_result import ResearchResult
+from tests.pipelines.knowledge import catalog_yaml_for, fill_collection, fresh_collection_name
+
+pytestmark = pytest.mark.integration
+
+# The knowledge base only: other branches (web, arXiv) would try their hosted services.
+KB = ["kb"]
+
+
+@pytest.fixture(scope="module")
+def catalog(settings, database_url, embedding_model) -> PipelineCatalog:
+    collection = fresh_collection_name()
+    fill_collection(collection, settings, embedding_model)
+    return PipelineCatalog.loads(catalog_yaml_for(collection))
+
+
+class TestResearchPipeline:
+    def test_answers_with_citations_ranks_statuses_and_timings(self, catalog):
+        result = catalog.research("Which river does Warsaw stand on?", sources=KB)
+        assert isinstance(result, ResearchResult)
+        assert "Vistula River" in result.answer and "[1]" in result.answer
+        assert result.citations[0].number == 1 and result.citations[0].chunk_id == "warsaw-0"
+        assert result.chunks[0].id == "warsaw-0" and result.chunks[0].source_title == "Warsaw"
+        ranks = result.chunks[0].ranks
+        assert ranks["ranked"] == 1 and {"kb_dense", "kb_keyword", "fused"} <= set(ranks)
+        assert [chunk.ranks["ranked"] for chunk in result.chunks] == list(range(1, len(result.chunks) + 1))
+        statuses = {s.source: s.status for s in result.statuses}
+        assert [s.source for s in result.statuses] == sorted(statuses)
+        assert statuses["generator"] == statuses["kb_dense"] == statuses["kb_keyword"] == StatusKind.SUCCESS
+        assert result.sentences and all(sentence.supported for sentence in result.sentences)
+        assert {"embedder", "kb_dense", "kb_keyword", "ranker", "generator", "total_ms"} <= set(result.timings)
+
+    def test_async_gives_the_same_result(self, catalog):
+        sync = catalog.research("Who did the Denver Broncos defeat?", sources=KB, top_k=3)
+        concurrent = asyncio.run(catalog.research_async("Who did the Denver Broncos defeat?", sources=KB, top_k=3))
+        assert concurrent.answer == sync.answer
+        assert [c.id for c in concurrent.chunks] == [c.id for c in sync.chunks]
+        assert len(sync.chunks) == 3
+
+    def test_unselected_sources_report_skipped(self, catalog):
+        result = catalog.research("Which river does Warsaw stand on?", sources=["graph"])
+        assert result.chunks == [] and result.answer == NO_SOURCES_ANSWER
+        kb = [s for s in result.statuses if s.source.startswith("kb_")]
+        assert len(kb) == 2 and all(s.status is StatusKind.SKIPPED for s in kb)
+
+    def test_as_of_hides_later_documents(self, catalog):
+        later = catalog.research("How do HNSW graphs index vectors?", sources=KB, as_of="2022-01-01")
+        assert "hnsw-0" not in [chunk.id for chunk in later.chunks]
+        now = catalog.research("How do HNSW graphs index vectors?", sources=KB)
+        assert now.chunks[0].id == "hnsw-0"
+
+    def test_streaming_callback_receives_the_answer(self, catalog):
+        pieces: list[str] = []
+        result = catalog.research(
+            "Who won two Nobel Prizes?", sources=KB, streaming_callback=lambda chunk: pieces.append(chunk.content)
+        )
+        assert "".join(pieces) == result.answer and "Nobel Prizes in two scientific fields [1]" in result.answer
+
+    @pytest.mark.parametrize(
+        ("kwargs", "message"),
+        [
+            ({"question": "   "}, "The question is empty"),
+            ({"question": "x" * 3000}, "keep it under 2000"),
+            ({"question": "q", "as_of": "31/12/2020"}, "as_of must be a date like 2024-05-31"),
+            ({"question": "q", "top_k": 0}, "top_k must be a whole number between 1 and 50"),
+            (
+                {"question": "q", "sources": ["kb", "tv"]},
+                "Unknown source tv; choose from kb, graph, web, arxiv, memory",
+            ),
+        ],
+    )
+    def test_bad_input_is_one_sentence(self, catalog, kwargs, message):
+        with pytest.raises(ValueError, match=message):
+            catalog.research(**kwargs)
+
+    def test_bad_filters_become_a_status_not_a_crash(self, catalog):
+        result = catalog.research("Warsaw", sources=KB, filters={"colour": "red"})
+        assert {s.source: s.status for s in result.statuses}["kb_dense"] is StatusKind.ERROR
+        assert "unknown filter colour" in result.status_of("kb_dense").message
+
+    def test_documents_pipeline_lists_and_gets(self, catalog):
+        page = catalog.run("documents", {"search": "Warsaw"})
+        assert page["total"] == 1 and page["documents"][0]["title"] == "Warsaw"
+        one = catalog.run("document", {"document_id": "curie"})
+        assert one["document"]["title"] == "Marie Curie" and [c.id for c in one["chunks"]] == ["curie-0"]
+
+    def test_every_pipeline_round_trips_through_yaml(self, catalog):
+        reloaded = PipelineCatalog.loads(catalog.dumps())
+        assert reloaded.names() == catalog.names()
+        for name in catalog.names():
+            original, again = build_pipeline(catalog.spec(name)), build_pipeline(reloaded.spec(name))
+            assert again.to_dict() == original.to_dict(), name
+        before = catalog.research("What does photosynthesis release?", sources=KB)
+        after = reloaded.research("What does photosynthesis release?", sources=KB)
+        assert after.answer == before.answer and after.citations == before.citations
+        assert [c.id for c in after.chunks] == [c.id for c in before.chunks]
+        assert [c.ranks for c in after.chunks] == [c.ranks for c in before.chunks]
+        assert [(s.source, s.status) for s in after.statuses] == [(s.source, s.status) for s in before.statuses]
+        first, second = catalog.run("documents", {"search": "Super"}), reloaded.run("documents", {"search": "Super"})
+        assert first["documents"] == second["documents"] and first["total"] == second["total"] == 1
+        first, second = (
+            catalog.run("document", {"document_id": "hnsw"}),
+            reloaded.run("document", {"document_id": "hnsw"}),
+        )
+        assert first["document"] == second["document"] and first["document"]["title"] == "HNSW indexes"
+
+
+class TestResearchPipelineWithChatModel:
+    def test_same_pipeline_with_an_openai_compatible_server(self, catalog, monkeypatch):
+        import yaml
+
+        from tests.components.generation.chat_server import chat_server
+
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-contract-test")
+        data = yaml.safe_load(catalog.dumps())
+        with chat_server() as (url, state):
+            generator = data["pipelines"]["research"]["pipeline"]["components"]["generator"]["init_parameters"]
+            generator.update(generator="openai", api_base_url=url, model="contract-model")
+            chat_catalog = PipelineCatalog.loads(yaml.safe_dump(data))
+            state.reply = "Warsaw stands on the Vistula River [1]. It is the largest city of Poland [1]."
+            result = chat_catalog.research("Which river does Warsaw stand on?", sources=KB)
+            prompt = state.requests[0]["messages"][-1]["content"]
+            assert "[1] Warsaw (kb, 2021-03-01)" in prompt and "Question: Which river does Warsaw stand on?" in prompt
+            assert result.answer == state.reply
+            assert [c.chunk_id for c in result.citations] == ["warsaw-0"]
+            assert [s.supported for s in result.sentences] == [True, True]
+            assert result.status_of("generator").status is StatusKind.SUCCESS
+
+            state.failures = ["500", "500", "500"]
+            fallback = chat_catalog.research("Which river does Warsaw stand on?", sources=KB)
+            assert fallback.status_of("generator").status is StatusKind.ERROR
+            assert "Vistula River" in fallback.answer and fallback.citations[0].chunk_id == "warsaw-0"
