@@ -1,0 +1,531 @@
+"""`research eval QUESTIONS.jsonl`: runs a question set through each variant and reports how well each does.
+
+Inputs are the JSON Lines shapes of the public sets (`{"id", "question", "answers", "gold_doc_ids"}` per question,
+`{"id", "title", "text", "url"?, "date"?}` per corpus document). With `--corpus`, the corpus is ingested into a
+knowledge-base collection of its own (named after the corpus content, so a rerun reuses it and a different corpus
+never mixes in), and every variant searches that collection. Results are appended per question to
+`OUT/results/<variant>.jsonl`, so `--resume` continues an interrupted run where it stopped.
+
+Per variant the report has recall@1/5/10 (any gold / all gold), MRR@10, nDCG@10, answer exact match, token F1,
+"answer contains a gold answer", semantic answer similarity (local model), citation precision, latency p50/p95,
+and each source's contribution; as `report.md`, `report.json` and PNG charts in OUT.
+
+Usage:
+```python
+from pipelines.evaluation.questions import EvaluationConfig, EvaluationRun
+
+config = EvaluationConfig(questions=Path("questions.jsonl"), corpus=Path("corpus.jsonl"), sample=200)
+summary = EvaluationRun(config).run()
+summary["variants"]["hybrid"]["retrieval"]["mrr@10"]
+```
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import re
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from haystack import logging
+
+from pipelines.evaluation import metrics
+from pipelines.evaluation.variants import DEFAULT_VARIANTS, SOURCE_NAMES, VariantAnswer, build_variant, parse_variant
+
+logger = logging.getLogger(__name__)
+
+# A cited chunk supports its sentence when it holds most of the sentence's content words, or says the same thing.
+LEXICAL_SUPPORT = 0.6
+SEMANTIC_SUPPORT = 0.6
+_ID_PREFIX = "eval:"
+
+
+class EvaluationInputError(ValueError):
+    """A question or corpus file cannot be used; the message names the file and line."""
+
+
+@dataclass
+class EvaluationConfig:
+    """What one evaluation run does; see `research eval --help`."""
+
+    questions: Path
+    corpus: Path | None = None
+    variants: list[str] = field(default_factory=lambda: list(DEFAULT_VARIANTS))
+    sources: list[str] | None = None
+    sample: int | None = None
+    seed: int = 13
+    out: Path | None = None
+    resume: bool = False
+    top_k: int = 10
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        self.questions = Path(self.questions)
+        self.corpus = Path(self.corpus) if self.corpus else None
+        if not 1 <= self.top_k <= 50:
+            raise EvaluationInputError("-k must be between 1 and 50")
+        if self.sample is not None and self.sample < 1:
+            raise EvaluationInputError("--sample must be a positive number of questions")
+        if self.sources:
+            unknown = [source for source in self.sources if source not in SOURCE_NAMES]
+            if unknown:
+                raise EvaluationInputError(f"unknown source(s) {', '.join(unknown)}; use {', '.join(SOURCE_NAMES)}")
+        if not self.variants:
+            raise EvaluationInputError("name at least one variant")
+        for variant in self.variants:
+            try:
+                parse_variant(variant, self.sources)
+            except ValueError as exc:
+                raise EvaluationInputError(str(exc)) from exc
+        if self.out is None:
+            from components.settings import get_settings
+
+            self.out = get_settings().data_dir / "eval" / self.questions.stem
+        self.out = Path(self.out)
+
+
+def load_jsonl(path: Path, required: Sequence[str]) -> list[dict[str, Any]]:
+    """The records of a JSON Lines file, each checked for the `required` keys."""
+    if not path.is_file():
+        raise EvaluationInputError(f"{path} does not exist or is not a file")
+    records: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise EvaluationInputError(f"{path.name} line {number} is not JSON: {exc.msg}") from exc
+            if not isinstance(record, dict):
+                raise EvaluationInputError(f"{path.name} line {number} is not a JSON object")
+            missing = [key for key in required if key not in record]
+            if missing:
+                raise EvaluationInputError(f"{path.name} line {number} lacks {', '.join(missing)}")
+            records.append(record)
+    if not records:
+        raise EvaluationInputError(f"{path.name} holds no records")
+    return records
+
+
+def load_questions(path: Path) -> list[dict[str, Any]]:
+    """Questions with `id`, `question`, `answers` (list) and `gold_doc_ids` (list)."""
+    questions = load_jsonl(path, ("id", "question"))
+    for record in questions:
+        record["id"] = str(record["id"])
+        record["answers"] = [str(answer) for answer in record.get("answers") or []]
+        record["gold_doc_ids"] = [str(doc_id) for doc_id in record.get("gold_doc_ids") or []]
+        if not str(record["question"]).strip():
+            raise EvaluationInputError(f"{path.name}: question {record['id']} is empty")
+    return questions
+
+
+def sample_questions(questions: list[dict[str, Any]], size: int | None, seed: int) -> list[dict[str, Any]]:
+    """A reproducible random sample (the whole set when `size` is None or not smaller)."""
+    if size is None or size >= len(questions):
+        return list(questions)
+    chosen = sorted(random.Random(seed).sample(range(len(questions)), size))
+    return [questions[index] for index in chosen]
+
+
+def variant_slug(variant: str) -> str:
+    """A file-name-safe form of a variant name (`research:kb+graph` -> `research-kb-graph`)."""
+    return re.sub(r"[^a-z0-9]+", "-", variant.lower()).strip("-")
+
+
+def collection_for_corpus(corpus: Path) -> str:
+    """The knowledge-base collection of a corpus: named after its content, so reruns reuse it."""
+    digest = hashlib.sha256(corpus.read_bytes()).hexdigest()[:10]
+    return f"eval_{digest}"
+
+
+class EvaluationRun:
+    """One evaluation: prepares the knowledge base, runs each variant over the questions, scores and reports."""
+
+    def __init__(self, config: EvaluationConfig) -> None:
+        self.config = config
+        self.out: Path = config.out  # type: ignore[assignment]
+        self.doc_id_map: dict[str, str] = {}  # knowledge-base document id -> corpus id
+        self.collection: str | None = None  # None: the settings' collection
+        self._catalog: Any = None
+        self._model: Any = None
+
+    # -- knowledge base ---------------------------------------------------------------------------------------------
+
+    def prepare_knowledge_base(self) -> None:
+        """Ingest the corpus (when given) into its own collection and point the settings at it."""
+        from components.settings import reload_settings
+
+        if self.config.corpus is None:
+            return
+        corpus = load_jsonl(self.config.corpus, ("id", "text"))
+        collection = self.collection = collection_for_corpus(self.config.corpus)
+        # The research pipeline reads the collection from the settings; the baselines are given it.
+        os.environ["KB_COLLECTION"] = collection
+        reload_settings()
+        from pipelines.catalog import reset_catalog
+
+        reset_catalog()
+        from components.knowledge_base.factory import open_knowledge_base
+        from ingest.ingestor import IngestItem, Ingestor, document_id_for
+
+        store = open_knowledge_base(collection=collection)
+        items = []
+        for record in corpus:
+            source = f"{_ID_PREFIX}{record['id']}"
+            self.doc_id_map[document_id_for(source)] = str(record["id"])
+            items.append(
+                IngestItem(
+                    source=source,
+                    filename=f"{record['id']}.txt",
+                    data=str(record["text"]).encode("utf-8"),
+                    doc_type="txt",
+                    title=str(record.get("title") or record["id"]),
+                    url=record.get("url") or None,
+                    date=_parse_date(record.get("date")),
+                    metadata={"corpus_id": str(record["id"]), "corpus_source": record.get("source") or ""},
+                )
+            )
+        bar = self._bar(total=len(items), desc="ingest corpus", unit="doc")
+        done = {"files": 0}
+
+        def progress(snapshot: Any) -> None:
+            if bar is not None and snapshot.files_done > done["files"]:
+                bar.update(snapshot.files_done - done["files"])
+                done["files"] = snapshot.files_done
+
+        report = Ingestor(store=store).ingest_items(items, progress=progress)
+        if bar is not None:
+            bar.update(len(items) - done["files"])
+            bar.close()
+        logger.info("Evaluation corpus ingested: {summary}", summary=report.summary())
+        if report.failed:
+            first_source, first_reason = report.failed[0]
+            raise EvaluationInputError(
+                f"{len(report.failed)} corpus documents failed to ingest, e.g. {first_source}: {first_reason}"
+            )
+
+    def _corpus_id(self, document_id: str | None) -> str | None:
+        if document_id is None:
+            return None
+        return self.doc_id_map.get(document_id, document_id)
+
+    def _research_catalog(self) -> Any:
+        if self._catalog is None:
+            from pipelines.catalog import get_catalog
+
+            self._catalog = get_catalog()
+        return self._catalog
+
+    def _embedding_model(self) -> Any:
+        if self._model is None:
+            from components.embedding import get_embedding_model
+
+            self._model = get_embedding_model()
+        return self._model
+
+    def _bar(self, total: int, desc: str, unit: str) -> Any:
+        if not self.config.progress:
+            return None
+        from tqdm import tqdm
+
+        return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True)
+
+    # -- running ----------------------------------------------------------------------------------------------------
+
+    def run(self) -> dict[str, Any]:
+        """Run every variant over the (sampled) questions and write the reports; the summary as a dict."""
+        questions = sample_questions(load_questions(self.config.questions), self.config.sample, self.config.seed)
+        self.out.mkdir(parents=True, exist_ok=True)
+        (self.out / "results").mkdir(exist_ok=True)
+        previous_collection = os.environ.get("KB_COLLECTION")
+        try:
+            self.prepare_knowledge_base()
+            records_by_variant: dict[str, list[dict[str, Any]]] = {}
+            for variant in self.config.variants:
+                records_by_variant[variant] = self._run_variant(variant, questions)
+        finally:
+            if self.collection is not None:
+                self._restore_collection(previous_collection)
+        summary = self.summarise(records_by_variant, questions)
+        from pipelines.evaluation.report import write_reports
+
+        write_reports(summary, self.out)
+        return summary
+
+    def _restore_collection(self, previous: str | None) -> None:
+        """Point the settings and the catalog back at the collection they had before the run."""
+        from components.settings import reload_settings
+        from pipelines.catalog import reset_catalog
+
+        if previous is None:
+            os.environ.pop("KB_COLLECTION", None)
+        else:
+            os.environ["KB_COLLECTION"] = previous
+        reload_settings()
+        reset_catalog()
+        self._catalog = None
+
+    def _run_variant(self, variant: str, questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        kind, _ = parse_variant(variant, self.config.sources)
+        runner = build_variant(
+            variant,
+            collection=self.collection,
+            catalog=self._research_catalog() if kind == "research" else None,
+            default_sources=self.config.sources,
+        )
+        path = self.out / "results" / f"{variant_slug(variant)}.jsonl"
+        wanted = {question["id"] for question in questions}
+        done: dict[str, dict[str, Any]] = {}
+        if self.config.resume and path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line cut short by an interruption: that question runs again
+                if record.get("id") in wanted:
+                    done[record["id"]] = record
+        todo = [question for question in questions if question["id"] not in done]
+        bar = self._bar(total=len(questions), desc=variant, unit="q")
+        if bar is not None:
+            bar.update(len(questions) - len(todo))
+        with path.open("w", encoding="utf-8") as handle:
+            # The kept records first (without any line an interruption cut short), then the new ones as they come.
+            for record in done.values():
+                handle.write(json.dumps(record) + "\n")
+            for question in todo:
+                record = self._ask(runner, question)
+                done[question["id"]] = record
+                handle.write(json.dumps(record) + "\n")
+                handle.flush()
+                if bar is not None:
+                    bar.update(1)
+        if bar is not None:
+            bar.close()
+        return [done[question["id"]] for question in questions if question["id"] in done]
+
+    def _ask(self, runner: Any, question: dict[str, Any]) -> dict[str, Any]:
+        started = time.perf_counter()
+        error = None
+        try:
+            answer: VariantAnswer = runner.ask(str(question["question"]), top_k=self.config.top_k)
+        except Exception as exc:  # noqa: BLE001 - one failing question must not end a long run; it is counted
+            logger.warning("Question {qid} failed: {reason}", qid=question["id"], reason=str(exc))
+            answer = VariantAnswer(chunks=[])
+            error = f"{type(exc).__name__}: {exc}"
+        latency_ms = (time.perf_counter() - started) * 1000.0
+        chunk_by_id = {chunk.chunk_id: chunk for chunk in answer.chunks}
+        ranked_doc_ids = [self._corpus_id(chunk.document_id) or f"chunk:{chunk.chunk_id}" for chunk in answer.chunks]
+        citations = []
+        for sentence in answer.sentences:
+            for chunk_id in sentence.chunk_ids:
+                chunk = chunk_by_id.get(chunk_id)
+                citations.append(
+                    {
+                        "sentence": sentence.text,
+                        "chunk_id": chunk_id,
+                        "source_type": chunk.source_type if chunk else None,
+                        "supported": self._supports(sentence.text, chunk.text) if chunk else False,
+                        "pipeline_supported": sentence.supported_by_pipeline,
+                    }
+                )
+        return {
+            "id": question["id"],
+            "question": question["question"],
+            "gold_doc_ids": question["gold_doc_ids"],
+            "answers": question["answers"],
+            "ranked_doc_ids": ranked_doc_ids,
+            "ranked_sources": [chunk.source_type for chunk in answer.chunks],
+            "answer": answer.answer,
+            "citations": citations,
+            "statuses": answer.statuses,
+            "latency_ms": round(latency_ms, 3),
+            "error": error,
+        }
+
+    def _supports(self, sentence: str, chunk_text: str) -> bool:
+        if metrics.lexical_support(sentence, chunk_text) >= LEXICAL_SUPPORT:
+            return True
+        model = self._embedding_model()
+        vectors = model.embed([sentence, chunk_text])
+        return float(vectors[0] @ vectors[1]) >= SEMANTIC_SUPPORT
+
+    # -- scoring ----------------------------------------------------------------------------------------------------
+
+    def summarise(
+        self, records_by_variant: dict[str, list[dict[str, Any]]], questions: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """Aggregate per-question records into per-variant numbers."""
+        sas = None
+        variants: dict[str, Any] = {}
+        for variant, records in records_by_variant.items():
+            retrieval_rows = [
+                metrics.retrieval_scores(r["ranked_doc_ids"], r["gold_doc_ids"]) for r in records if r["gold_doc_ids"]
+            ]
+            retrieval = {
+                key: metrics.mean(row[key] for row in retrieval_rows)
+                for key in (retrieval_rows[0] if retrieval_rows else {})
+            }
+            retrieval.update(metrics.aggregate_with_haystack(records))
+            answered = [r for r in records if r.get("answer") is not None and r["answers"]]
+            answers: dict[str, Any] = {"questions_with_answers": len(answered)}
+            if answered:
+                if sas is None:
+                    sas = metrics.SemanticAnswerSimilarity()
+                answers["exact_match"] = metrics.mean(metrics.exact_match(r["answer"], r["answers"]) for r in answered)
+                answers["token_f1"] = metrics.mean(metrics.token_f1(r["answer"], r["answers"]) for r in answered)
+                answers["contains_gold"] = metrics.mean(
+                    metrics.answer_contains_gold(r["answer"], r["answers"]) for r in answered
+                )
+                answers["semantic_similarity"] = metrics.mean(
+                    sas.score([r["answer"] for r in answered], [r["answers"] for r in answered])
+                )
+            citations = [c for r in records for c in r.get("citations") or []]
+            answers["citations"] = len(citations)
+            answers["citation_precision"] = metrics.mean(float(c["supported"]) for c in citations)
+            flagged = [c["pipeline_supported"] for c in citations if c.get("pipeline_supported") is not None]
+            answers["pipeline_supported_share"] = metrics.mean(float(flag) for flag in flagged)
+            latencies = [r["latency_ms"] for r in records]
+            variants[variant] = {
+                "questions": len(records),
+                "errors": sum(1 for r in records if r.get("error")),
+                "retrieval": retrieval,
+                "answers": answers,
+                "latency_ms": {
+                    "p50": metrics.percentile(latencies, 50),
+                    "p95": metrics.percentile(latencies, 95),
+                    "mean": metrics.mean(latencies) or 0.0,
+                },
+                "sources": source_contribution(records),
+            }
+        return {
+            "questions_file": self.config.questions.name,
+            "corpus_file": self.config.corpus.name if self.config.corpus else None,
+            "questions": len(questions),
+            "sample": self.config.sample,
+            "seed": self.config.seed,
+            "top_k": self.config.top_k,
+            "variants": variants,
+        }
+
+
+def source_contribution(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per source: its share of returned chunks and of citations, how often it gave the first gold hit, and its
+    statuses (share of questions per status)."""
+    chunk_counts: Counter[str] = Counter()
+    cited_counts: Counter[str] = Counter()
+    first_gold: Counter[str] = Counter()
+    statuses: dict[str, Counter[str]] = defaultdict(Counter)
+    for record in records:
+        chunk_counts.update(record.get("ranked_sources") or [])
+        cited_counts.update(c["source_type"] for c in record.get("citations") or [] if c.get("source_type"))
+        gold = set(record.get("gold_doc_ids") or [])
+        for doc_id, source in zip(record["ranked_doc_ids"], record.get("ranked_sources") or [], strict=False):
+            if doc_id in gold:
+                first_gold[source] += 1
+                break
+        for source, status in (record.get("statuses") or {}).items():
+            statuses[source][status] += 1
+    total_chunks = sum(chunk_counts.values()) or 1
+    total_cited = sum(cited_counts.values()) or 1
+    count = len(records) or 1
+    names = sorted(set(chunk_counts) | set(cited_counts) | set(statuses))
+    return {
+        name: {
+            "chunk_share": chunk_counts[name] / total_chunks,
+            "citation_share": cited_counts[name] / total_cited,
+            "first_gold_hit": first_gold[name] / count,
+            **{f"status_{status}": statuses[name][status] / count for status in sorted(statuses[name])},
+        }
+        for name in names
+    }
+
+
+def _parse_date(value: Any) -> Any:
+    import datetime as dt
+
+    if not value:
+        return None
+    try:
+        return dt.date.fromisoformat(str(value)[:10])
+    except ValueError:
+        return None
+
+
+# -- command line ---------------------------------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `research eval QUESTIONS.jsonl` (shared with pipelines/cli/eval.py)."""
+    parser.add_argument("--corpus", type=Path, default=None, help="corpus JSONL to ingest into a fresh collection")
+    parser.add_argument(
+        "--variants",
+        default=",".join(DEFAULT_VARIANTS),
+        help="comma-separated: dense, keyword, hybrid, research, research:kb+graph, ... (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--sources", default=None, help="comma-separated sources of the research variants (kb,graph,...)"
+    )
+    parser.add_argument("--sample", type=int, default=None, help="evaluate a reproducible random sample of N questions")
+    parser.add_argument("--seed", type=int, default=13, help="seed of the sample (default: %(default)s)")
+    parser.add_argument("--out", type=Path, default=None, help="output folder (default: the data folder's eval/NAME)")
+    parser.add_argument("--resume", action="store_true", help="continue an interrupted run in the same --out")
+    parser.add_argument("-k", "--top-k", dest="top_k", type=int, default=10, help="chunks per question (default: 10)")
+    parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars")
+
+
+def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
+    """The run configuration the parsed arguments describe."""
+    questions = getattr(args, "questions", None) or getattr(args, "target", None) or getattr(args, "path", None)
+    if questions is None:
+        raise EvaluationInputError("name the questions file (QUESTIONS.jsonl)")
+
+    def split(value: Any) -> list[str] | None:
+        if value is None:
+            return None
+        if isinstance(value, (list, tuple)):
+            value = ",".join(value)
+        return [part.strip() for part in str(value).split(",") if part.strip()] or None
+
+    return EvaluationConfig(
+        questions=Path(questions),
+        corpus=getattr(args, "corpus", None),
+        variants=split(getattr(args, "variants", None)) or list(DEFAULT_VARIANTS),
+        sources=split(getattr(args, "sources", None)),
+        sample=getattr(args, "sample", None),
+        seed=getattr(args, "seed", 13),
+        out=getattr(args, "out", None),
+        resume=bool(getattr(args, "resume", False)),
+        top_k=getattr(args, "top_k", 10) or 10,
+        progress=getattr(args, "progress", True),
+    )
+
+
+def main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
+    """Entry point of `research eval QUESTIONS.jsonl ...`: parsed arguments or an argv list."""
+    if args is None or not isinstance(args, argparse.Namespace):
+        parser = argparse.ArgumentParser(prog="research eval", description="Evaluate variants over a question set.")
+        parser.add_argument("questions", type=Path, help="questions JSONL")
+        add_arguments(parser)
+        args = parser.parse_args(list(args) if args is not None else None)
+    try:
+        config = config_from_args(args)
+        summary = EvaluationRun(config).run()
+    except EvaluationInputError as exc:
+        from pipelines.cli import UserError
+
+        raise UserError(str(exc)) from exc
+    from pipelines.evaluation.report import summary_table
+
+    print(summary_table(summary))
+    print(f"\nReports: {config.out / 'report.md'}, {config.out / 'report.json'}, charts in {config.out}")
+    return 0

@@ -1,0 +1,135 @@
+"""Hayhooks wrapper of the `research` pipeline: `POST /research/run`, the OpenAI-compatible chat endpoint
+(model `research`, with streaming) and the MCP tool `research`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from haystack import logging
+from haystack.dataclasses import StreamingChunk
+
+from pipelines.research_result import ResearchResult
+from pipelines.serving.catalog_wrapper import (
+    CatalogPipelineWrapper,
+    InvalidRequest,
+    as_payload,
+    parse_day,
+    user_error_message,
+)
+from pipelines.serving.models import ResearchFilters, format_chat_answer, last_user_message
+
+logger = logging.getLogger(__name__)
+
+_SOURCES = ("kb", "graph", "web", "arxiv", "memory")
+
+
+class PipelineWrapper(CatalogPipelineWrapper):
+    """The research pipeline over HTTP, chat and MCP."""
+
+    pipeline_name = "research"
+
+    def _validate(self, question: str, sources: list[str] | None, as_of: str | None, top_k: int | None) -> dict:
+        text = (question or "").strip()
+        if not text:
+            raise InvalidRequest("question must not be empty")
+        if len(text) > 2000:
+            raise InvalidRequest("question is longer than 2000 characters")
+        if sources is not None:
+            unknown = [source for source in sources if source not in _SOURCES]
+            if unknown:
+                raise InvalidRequest(f"unknown source(s) {', '.join(unknown)}; use {', '.join(_SOURCES)}")
+        if top_k is not None and not 1 <= top_k <= 50:
+            raise InvalidRequest("top_k must be between 1 and 50")
+        day = parse_day(as_of, "as_of")
+        return {"question": text, "sources": sources, "as_of": day.isoformat() if day else None, "top_k": top_k}
+
+    async def _research(self, request: dict[str, Any], streaming_callback: Any = None) -> ResearchResult:
+        kwargs = {key: value for key, value in request.items() if value is not None}
+        if streaming_callback is not None:
+            kwargs["streaming_callback"] = streaming_callback
+        try:
+            return await self.catalog.research_async(**kwargs)
+        except (ValueError, TypeError) as exc:
+            raise InvalidRequest(user_error_message(exc)) from exc
+
+    async def run_api_async(
+        self,
+        question: str,
+        sources: list[str] | None = None,
+        as_of: str | None = None,
+        filters: ResearchFilters | None = None,
+        top_k: int | None = None,
+        session_id: str | None = None,
+    ) -> ResearchResult:
+        """Answer an analyst's question with cited evidence from the knowledge base, graph, web, arXiv and memory.
+
+        :param question: The question, in plain language.
+        :param sources: Sources to ask (kb, graph, web, arxiv, memory); omitted: the default sources.
+        :param as_of: Only use what was known on this date (YYYY-MM-DD); omitted: today.
+        :param filters: Restrict knowledge-base documents by type, date range or id.
+        :param top_k: How many ranked chunks to keep as evidence (1-50).
+        :param session_id: Conversation id; the memory source recalls earlier questions of the same session.
+        :returns: The answer, its citations, the numbered chunks, every source's status and the citation check.
+        """
+        request = self._validate(question, sources, as_of, top_k)
+        # Hayhooks hands over the request model dumped to plain values: filters arrive as a dict.
+        request["filters"] = ResearchFilters.model_validate(filters).to_catalog() if filters is not None else None
+        request["session_id"] = session_id.strip() if session_id and session_id.strip() else None
+        return as_payload(await self._research(request))
+
+    async def run_chat_completion_async(self, model: str, messages: list[dict], body: dict) -> str | AsyncGenerator:
+        """Answer the last user message of an OpenAI-style chat with a cited answer and its sources."""
+        question = last_user_message(messages)
+        if not question:
+            raise InvalidRequest("the chat has no user message to answer")
+        request = self._validate(question, None, None, None)
+        request["session_id"] = str(body.get("user") or "") or None
+        if not body.get("stream"):
+            return format_chat_answer(await self._research(request))
+        return self._stream(request)
+
+    async def _stream(self, request: dict[str, Any]) -> AsyncGenerator[StreamingChunk, None]:
+        """Tokens as the generator produces them when it streams; else the answer in pieces once it is ready."""
+        queue: asyncio.Queue[str] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+
+        def on_chunk(chunk: StreamingChunk) -> None:
+            if chunk.content:
+                loop.call_soon_threadsafe(queue.put_nowait, chunk.content)
+
+        task = asyncio.create_task(self._research(request, streaming_callback=on_chunk))
+        streamed = False
+        while True:
+            getter = asyncio.create_task(queue.get())
+            done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+            if getter in done:
+                streamed = True
+                yield StreamingChunk(content=getter.result())
+                continue
+            getter.cancel()
+            break
+        while not queue.empty():
+            streamed = True
+            yield StreamingChunk(content=queue.get_nowait())
+        result = task.result()
+        text = format_chat_answer(result, include_answer=not streamed)
+        for piece in _pieces(text):
+            yield StreamingChunk(content=piece)
+
+
+def _pieces(text: str, size: int = 48) -> list[str]:
+    """The text cut at word boundaries into pieces of about `size` characters (a readable stream)."""
+    pieces: list[str] = []
+    current = ""
+    for word in text.split(" "):
+        candidate = f"{current} {word}" if current else word
+        if len(candidate) > size and current:
+            pieces.append(current + " ")
+            current = word
+        else:
+            current = candidate
+    if current:
+        pieces.append(current)
+    return pieces

@@ -1,0 +1,144 @@
+"""One real server per test session: `research serve` on 127.0.0.1 (a free port), with a token and its own
+collection, started as a process and stopped through its own handle."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+# Small, real texts; each test module finds them through the server's own endpoints.
+CORPUS = [
+    {
+        "title": "Super Bowl 50",
+        "source": "test:super-bowl-50",
+        "date": "2016-02-08",
+        "text": (
+            "Super Bowl 50 was an American football game to determine the champion of the National Football League "
+            "for the 2015 season. The Denver Broncos defeated the Carolina Panthers 24 to 10 to earn their third "
+            "Super Bowl title. The game was played on February 7, 2016, at Levi's Stadium in Santa Clara, California."
+        ),
+    },
+    {
+        "title": "HNSW indexes",
+        "source": "test:hnsw",
+        "date": "2023-05-10",
+        "text": (
+            "Hierarchical navigable small world graphs (HNSW) are an index for approximate nearest neighbour search. "
+            "pgvector builds an HNSW index over embeddings; building it after bulk inserts is much faster than "
+            "before. The ef_search parameter trades recall for speed at query time."
+        ),
+    },
+    {
+        "title": "Reciprocal rank fusion",
+        "source": "test:rrf",
+        "date": "2021-11-02",
+        "text": (
+            "Reciprocal rank fusion combines several ranked lists by summing one over sixty plus the rank of each "
+            "item. It needs no score calibration, which is why hybrid search uses it to merge keyword (BM25) and "
+            "dense vector results."
+        ),
+    },
+]
+
+
+@dataclass
+class RunningServer:
+    """A started server: where it listens and how to authenticate."""
+
+    base_url: str
+    token: str
+    collection: str
+    process: subprocess.Popen
+    log_path: Path
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def client(self, timeout: float = 60.0) -> httpx.Client:
+        return httpx.Client(base_url=self.base_url, headers=self.headers, timeout=timeout)
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def research_command() -> list[str]:
+    """The installed `research` console script of this interpreter."""
+    script = Path(sys.executable).parent / "research"
+    if not script.exists():
+        pytest.skip("the `research` console script is not installed (pip install -e .)")
+    return [str(script)]
+
+
+def wait_until_up(server: RunningServer, expected: set[str], timeout_s: float = 240.0) -> dict:
+    deadline = time.monotonic() + timeout_s
+    last = ""
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            pytest.fail(f"the server exited with {server.process.returncode}:\n{server.log_tail()}")
+        try:
+            response = httpx.get(f"{server.base_url}/status", headers=server.headers, timeout=5)
+            if response.status_code == 200 and expected <= set(response.json().get("pipelines", [])):
+                return response.json()
+            last = response.text[:300]
+        except httpx.HTTPError as exc:
+            last = str(exc)
+        time.sleep(0.5)
+    pytest.fail(f"the server did not deploy {sorted(expected)} within {timeout_s:.0f} s ({last}):\n{server.log_tail()}")
+
+
+@pytest.fixture(scope="session")
+def server(session_dir: Path, database_url: str) -> Iterator[RunningServer]:
+    """`research serve` with API_TOKEN and a fresh collection, the small corpus ingested over HTTP."""
+    from pipelines.serving.server import served_pipeline_names
+
+    port = free_port()
+    token = secrets.token_urlsafe(24)
+    log_path = session_dir / f"serve-{port}.log"
+    collection = f"t_serve_{uuid.uuid4().hex[:8]}"
+    env = dict(os.environ)
+    env.update(API_TOKEN=token, KB_COLLECTION=collection, HF_HUB_OFFLINE="1")
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [*research_command(), "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=session_dir,
+        )
+    running = RunningServer(f"http://127.0.0.1:{port}", token, collection, process, log_path)
+    try:
+        wait_until_up(running, set(served_pipeline_names()))
+        with running.client(timeout=120) as client:
+            for document in CORPUS:
+                response = client.post("/ingestion/run", json=document)
+                assert response.status_code == 200, response.text
+                assert response.json()["result"]["outcome"] in ("added", "unchanged", "replaced")
+        yield running
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)

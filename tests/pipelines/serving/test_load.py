@@ -1,0 +1,80 @@
+"""A bounded load test of the real server: 200 research questions from 8 concurrent clients, no errors.
+
+Throughput and latency percentiles are printed and written to `test-artifacts/serving-load.json`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from tests.pipelines.serving.conftest import RunningServer
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+QUESTIONS = 200
+CLIENTS = 8
+_TEMPLATES = [
+    "Who won Super Bowl 50?",
+    "Where was Super Bowl 50 played?",
+    "What is an HNSW index?",
+    "What does ef_search trade off?",
+    "How does reciprocal rank fusion combine ranked lists?",
+    "Why does hybrid search use reciprocal rank fusion?",
+    "When should the HNSW index be built?",
+    "What was the final score of Super Bowl 50?",
+    "Which team lost Super Bowl 50?",
+    "What is approximate nearest neighbour search?",
+]
+
+
+async def _load(server: RunningServer) -> tuple[list[float], list[str], float]:
+    questions = [f"{_TEMPLATES[i % len(_TEMPLATES)]} (variant {i // len(_TEMPLATES)})" for i in range(QUESTIONS)]
+    queue: asyncio.Queue[str] = asyncio.Queue()
+    for question in questions:
+        queue.put_nowait(question)
+    latencies: list[float] = []
+    failures: list[str] = []
+
+    async def client_loop() -> None:
+        async with httpx.AsyncClient(base_url=server.base_url, headers=server.headers, timeout=120) as client:
+            while True:
+                try:
+                    question = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                started = time.perf_counter()
+                response = await client.post("/research/run", json={"question": question, "sources": ["kb"]})
+                latencies.append((time.perf_counter() - started) * 1000.0)
+                if response.status_code != 200 or not response.json()["result"]["chunks"]:
+                    failures.append(f"{response.status_code}: {response.text[:200]}")
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client_loop() for _ in range(CLIENTS)))
+    return latencies, failures, time.perf_counter() - started
+
+
+def test_200_questions_from_8_clients_without_errors(server: RunningServer) -> None:
+    latencies, failures, seconds = asyncio.run(_load(server))
+    assert not failures, failures[:3]
+    assert len(latencies) == QUESTIONS
+    report = {
+        "questions": QUESTIONS,
+        "clients": CLIENTS,
+        "seconds": round(seconds, 2),
+        "throughput_qps": round(QUESTIONS / seconds, 2),
+        "p50_ms": round(float(np.percentile(latencies, 50)), 1),
+        "p95_ms": round(float(np.percentile(latencies, 95)), 1),
+        "max_ms": round(max(latencies), 1),
+    }
+    out = Path(__file__).resolve().parents[3] / "test-artifacts"
+    out.mkdir(exist_ok=True)
+    (out / "serving-load.json").write_text(json.dumps(report, indent=2))
+    print(f"\nserving load: {json.dumps(report)}")
+    assert report["throughput_qps"] > 0
