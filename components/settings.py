@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -54,6 +54,11 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr | None = Field(default=None, description="Key for the chat server.")
     openai_model: str = Field(default="gpt-4o-mini", description="Chat model name.")
 
+    # The pipeline catalog.
+    pipelines_file: Path | None = Field(
+        default=None, description="The pipeline catalog YAML; empty uses ./pipelines.yaml, else the package's own."
+    )
+
     # The tool contract.
     tool_timeout_s: float = Field(default=7.0, gt=0, le=120, description="Per-source timeout in seconds.")
     question_budget_s: float = Field(default=30.0, gt=0, le=600, description="Whole-question budget in seconds.")
@@ -61,6 +66,72 @@ class Settings(BaseSettings):
     breaker_failures: int = Field(default=5, ge=1, le=100, description="Failures that open a source's breaker.")
     breaker_cooldown_s: float = Field(default=30.0, ge=0, le=3600, description="Seconds a tripped source is skipped.")
     cache_ttl_s: float = Field(default=0.0, ge=0, le=86400, description="Result cache lifetime; 0 turns it off.")
+
+    # Conversation memory.
+    memory_backend: Literal["embedded", "zep"] = Field(
+        default="embedded", description="Where remembered interactions live: PostgreSQL tables or Zep."
+    )
+    zep_api_url: str | None = Field(default=None, description="Zep server URL (without /api/v2).")
+    zep_api_key: SecretStr | None = Field(default=None, description="Zep API key.")
+
+    # The knowledge graph.
+    graph_backend: Literal["postgres", "neo4j"] = Field(
+        default="postgres", description="Graph store: tables in the knowledge base's PostgreSQL, or Neo4j."
+    )
+    graph_extractor: Literal["rules", "llm"] = Field(
+        default="rules", description="Entity and fact extraction: offline rules, or the configured chat model."
+    )
+    neo4j_uri: str | None = Field(default=None, description="Neo4j Bolt URI (neo4j://host:7687).")
+    neo4j_username: str = Field(default="neo4j", description="Neo4j user.")
+    neo4j_password: SecretStr | None = Field(default=None, description="Neo4j password.")
+    neo4j_database: str = Field(default="neo4j", description="Neo4j database name.")
+
+    # The tool system.
+    tool_profile: str = Field(default="analyst", description="Tool profile whose grants apply.")
+    tool_profiles_file: Path | None = Field(
+        default=None, description="JSON or YAML file declaring tool profiles and per-tool policy; empty: built-ins."
+    )
+    workspace_dir: Path | None = Field(
+        default=None, description="Folder the file tools are confined to; empty: the data folder's workspace."
+    )
+    allow_private_addresses: bool = Field(
+        default=False, description="Let the page fetcher reach private, loopback and link-local addresses."
+    )
+    wikipedia_api_url: str = Field(
+        default="https://en.wikipedia.org/w/api.php", description="MediaWiki API endpoint for Wikipedia summaries."
+    )
+
+    # The web source (Firecrawl) and the arXiv source.
+    firecrawl_api_key: SecretStr | None = Field(default=None, description="Firecrawl API key.")
+    firecrawl_api_url: str | None = Field(
+        default=None, description="Firecrawl API URL for a self-hosted Firecrawl; empty: the hosted service."
+    )
+    web_exclude_patterns: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["reddit.com", "twitter.com", "x.com"],
+        description="Comma-separated domains (with their subdomains) or URL globs the web source never returns.",
+    )
+    web_page_timeout_s: float = Field(default=5.0, gt=0, le=60, description="Seconds to fetch and parse one page.")
+    arxiv_api_url: str = Field(default="https://export.arxiv.org/api/query", description="arXiv API query endpoint.")
+    arxiv_min_interval_s: float = Field(
+        default=3.0, ge=0, le=60, description="Seconds between arXiv API requests (arXiv asks for 3)."
+    )
+
+    @field_validator("web_exclude_patterns", mode="before")
+    @classmethod
+    def _split_patterns(cls, value: object) -> object:
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                import json
+
+                return json.loads(text)
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return value
+
+    @field_validator("firecrawl_api_key", "firecrawl_api_url", mode="before")
+    @classmethod
+    def _empty_web_setting_is_none(cls, value: object) -> object:
+        return None if value in ("", None) else value
 
     # Serving.
     hayhooks_host: str = Field(default="127.0.0.1", description="Host Hayhooks binds to.")
@@ -70,6 +141,11 @@ class Settings(BaseSettings):
     @field_validator("database_url", "milvus_token", "qdrant_api_key", "openai_api_key", "api_token", mode="before")
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
+        return None if value in ("", None) else value
+
+    @field_validator("zep_api_url", "zep_api_key", "tool_profiles_file", "workspace_dir", mode="before")
+    @classmethod
+    def _empty_tool_setting_is_none(cls, value: object) -> object:
         return None if value in ("", None) else value
 
     @property

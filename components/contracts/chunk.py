@@ -95,6 +95,10 @@ class GraphMetadata(_SourceMetadata):
     invalid_at: str | None = None
     entities: list[str] = Field(default_factory=list)
     document_id: str | None = None
+    chunk_id: str | None = None
+    chunk_index: int | None = None
+    sentence_index: int | None = None
+    source_node_uuid: str | None = None
 
 
 _METADATA_MODELS: dict[SourceType, type[_SourceMetadata]] = {

@@ -17,8 +17,16 @@ COMMAND_MODULES = (
     "pipelines.cli.ask",
     "ingest.cli",
     "pipelines.cli.docs",
+    "pipelines.cli.kb",
     "pipelines.cli.status",
     "pipelines.cli.bench",
+    "pipelines.cli.app",
+    "pipelines.cli.settings",
+    "pipelines.cli.serve",
+    "pipelines.cli.tools",
+    "pipelines.cli.entity",
+    "pipelines.cli.eval",
+    "pipelines.cli.arxiv",
 )
 
 

@@ -1,0 +1,115 @@
+"""Documents: a searchable, paginated list of what the knowledge base holds; one document with its chunks."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import services
+
+PAGE_SIZE = 20
+services.session_state()
+st.title("Documents")
+
+try:
+    store = services.knowledge_base()
+except Exception as exc:  # noqa: BLE001
+    st.error(f"The knowledge base cannot be opened: {services.friendly_error(exc)}")
+    st.stop()
+
+search = st.text_input("Search titles and sources", placeholder="e.g. PostgreSQL")
+st.session_state.setdefault("documents_page", 0)
+page_number = st.session_state["documents_page"]
+summaries, total = store.list_documents(limit=PAGE_SIZE, offset=page_number * PAGE_SIZE, search=search or None)
+
+if total == 0:
+    if search:
+        st.info(f"No document matches “{search}”.")
+    else:
+        st.info("The knowledge base is empty. Add files, URLs or arXiv papers on the Ingest page, "
+                "or run `research ingest PATH` (or `research ingest --demo`).")
+    st.stop()
+
+pages = max(1, -(-total // PAGE_SIZE))
+st.caption(f"{total} documents · page {page_number + 1} of {pages}")
+rows = [
+    {
+        "title": summary.document.title,
+        "type": summary.document.doc_type,
+        "date": summary.document.date.isoformat() if summary.document.date else "",
+        "chunks": summary.chunk_count,
+        "source": summary.document.url or summary.document.source,
+        "id": summary.document.document_id,
+    }
+    for summary in summaries
+]
+selection = st.dataframe(rows, hide_index=True, use_container_width=True, on_select="rerun", selection_mode="single-row")
+previous, _, following = st.columns([1, 4, 1])
+if previous.button("Previous", disabled=page_number == 0):
+    st.session_state["documents_page"] = page_number - 1
+    st.rerun()
+if following.button("Next", disabled=page_number + 1 >= pages):
+    st.session_state["documents_page"] = page_number + 1
+    st.rerun()
+
+chosen = selection.selection.rows if selection and selection.selection else []
+if not chosen:
+    st.caption("Select a row to open the document.")
+    st.stop()
+
+document_id = rows[chosen[0]]["id"]
+found = store.get_document(document_id)
+if found is None:
+    st.warning("That document is no longer in the knowledge base.")
+    st.stop()
+document, chunks = found
+st.subheader(document.title)
+st.caption(" · ".join(part for part in [document.doc_type, document.date.isoformat() if document.date else "",
+                                        document.url or document.source] if part))
+
+entities = []
+try:
+    from components.graph.api import entities_for_document
+
+    entities = entities_for_document(document_id)
+except ModuleNotFoundError:
+    pass
+except Exception as exc:  # noqa: BLE001
+    st.caption(f"Entities unavailable: {services.friendly_error(exc)}")
+if entities:
+    st.markdown("**Entities:** " + ", ".join(f"`{name}`" for name in entities[:40]))
+
+for chunk in chunks:
+    where = []
+    if chunk.metadata.get("page_number"):
+        where.append(f"page {chunk.metadata['page_number']}")
+    if chunk.metadata.get("section_title"):
+        where.append(chunk.metadata["section_title"])
+    with st.expander(f"Chunk {chunk.chunk_index + 1} of {len(chunks)}" + (f" · {' · '.join(where)}" if where else "")):
+        st.write(chunk.text)
+
+reingest, delete = st.columns(2)
+with reingest:
+    if st.button("Re-ingest", help="Read the source again and replace this document's chunks"):
+        from ingest.ingestor import Ingestor
+
+        from pathlib import Path
+
+        if not Path(document.source).is_file():
+            st.warning("Only documents ingested from a file on this machine can be re-read here; ingest a "
+                       "web page, upload or arXiv paper again from the Ingest page.")
+        else:
+            try:
+                report = Ingestor(store=store).ingest_paths([document.source], force=True)
+                st.success(report.summary())
+            except Exception as exc:  # noqa: BLE001
+                st.error(f"Re-ingesting failed: {services.friendly_error(exc)}")
+with delete:
+    confirm = st.checkbox("I want to delete this document, its chunks and its facts")
+    if st.button("Delete", type="primary", disabled=not confirm):
+        from ingest.ingestor import Ingestor
+
+        if Ingestor(store=store).delete(document_id):
+            st.success(f"Deleted “{document.title}”.")
+            st.rerun()
+        else:
+            st.warning("It was already gone.")
