@@ -1,0 +1,230 @@
+"""`BookContentRetriever`: the seed's `retrieve_book_content` tool over the Qdrant knowledge base."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from haystack import Document, component, default_from_dict, default_to_dict
+
+from components.contracts import SourceStatus, StatusKind, chunk_to_document
+from components.embedding import EmbeddingModel, get_embedding_model
+from components.knowledge_base.attribution import clamp_float, clamp_int, hit_to_chunk
+from components.knowledge_base.store import (
+    KnowledgeBaseMismatch,
+    KnowledgeBaseStore,
+    KnowledgeBaseUnavailable,
+    cosine_to_relevance,
+)
+from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard, SourceResult
+
+MAX_QUERY_CHARS = 1000
+NO_RESULTS = "No relevant content found"
+CONNECTION_ERROR = "CONNECTION_ERROR"
+AUTH_ERROR = "AUTH_ERROR"
+INVALID_QUERY = "INVALID_QUERY"
+
+
+class _Refused(SourceError):
+    """Bad input or credentials: not retried, and its code is kept for the tool's error."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@component
+class BookContentRetriever:
+    """Finds passages of the books and documents in the Qdrant knowledge base: the `retrieve_book_content` tool.
+
+    `query` (1-1,000 characters) is embedded with the local model; the `top_k` (clamped 1-10, default 5) nearest
+    chunks whose score (cosine similarity, 0-1) is at least `min_score` (clamped 0-1, default 0.5) come back with
+    `id`, `content`, `score`, `source_url`, `page_number`, `section_title` and `metadata`, plus the
+    `query_embedding_used`. Errors are `{"error": ..., "code": "CONNECTION_ERROR" | "AUTH_ERROR" | "INVALID_QUERY"}`;
+    nothing above the floor is `{"results": [], "message": "No relevant content found"}`. Thread-safe: one
+    instance serves concurrent calls (the store, the model and the guard are shared and locked).
+
+    Usage:
+    ```python
+    books = BookContentRetriever()
+    books.run(query="What is a sourdough starter?", top_k=3)["result"]["results"][0]["page_number"]
+    ```
+    """
+
+    def __init__(
+        self,
+        collection: str | None = None,
+        top_k: int = 5,
+        min_score: float = 0.5,
+        source_name: str = "kb_books",
+        timeout_s: float | None = None,
+    ) -> None:
+        if collection is not None and (not isinstance(collection, str) or not collection.strip()):
+            raise ValueError("collection must be a non-empty name, or None for the settings' collection")
+        if not isinstance(source_name, str) or not source_name.strip():
+            raise ValueError("source_name must be a non-empty name")
+        if timeout_s is not None:
+            timeout_s = clamp_float(timeout_s, 0.0, 120.0, "timeout_s")
+            if timeout_s <= 0:
+                raise ValueError("timeout_s must be positive, or None for the settings' tool timeout")
+        self.collection = collection
+        self.top_k = clamp_int(top_k, 1, 10, "top_k")
+        self.min_score = clamp_float(min_score, 0.0, 1.0, "min_score")
+        self.source_name = source_name
+        self.timeout_s = timeout_s
+        self._model: EmbeddingModel | None = None
+        self._lock = threading.Lock()
+
+    def warm_up(self) -> None:
+        """Load the embedding model (once per process; safe from several threads)."""
+        with self._lock:
+            if self._model is None:
+                self._model = get_embedding_model()
+
+    def _store(self) -> KnowledgeBaseStore:
+        from components.knowledge_base.factory import open_knowledge_base
+        from components.knowledge_base.qdrant_store import QdrantAuthError
+        from components.settings import get_settings
+
+        # The book tool reads Qdrant whatever KB_BACKEND says; the factory shares the instance.
+        settings = get_settings().model_copy(update={"kb_backend": "qdrant"})
+        try:
+            return open_knowledge_base(settings, self.collection)
+        except QdrantAuthError as exc:
+            raise _Refused(str(exc), AUTH_ERROR) from exc
+        except KnowledgeBaseMismatch as exc:
+            raise _Refused(str(exc), INVALID_QUERY) from exc
+        except KnowledgeBaseUnavailable as exc:
+            raise RetryableError(str(exc), kind="connection") from exc
+
+    def _retrieve(self, query: Any, top_k: Any, min_score: Any, used: dict[str, Any]) -> SourceResult:
+        text = query.strip() if isinstance(query, str) else ""
+        if not text:
+            raise _Refused("query is required and must not be empty", INVALID_QUERY)
+        if len(text) > MAX_QUERY_CHARS:
+            raise _Refused(f"query is longer than {MAX_QUERY_CHARS:,} characters", INVALID_QUERY)
+        try:
+            limit = clamp_int(self.top_k if top_k is None else top_k, 1, 10, "top_k")
+            floor = clamp_float(self.min_score if min_score is None else min_score, 0.0, 1.0, "min_score")
+        except ValueError as exc:
+            raise _Refused(str(exc), INVALID_QUERY) from None
+        store = self._store()
+        self.warm_up()
+        assert self._model is not None
+        embedding = self._model.embed_one(text)
+        used["embedding"] = embedding.tolist()
+        try:
+            hits = store.dense_search(embedding, limit)
+        except Exception as exc:  # noqa: BLE001 - classified below, so the tool can name the fault
+            code = getattr(exc, "status_code", None)
+            if code in (401, 403):
+                raise _Refused(f"Qdrant refused the API key (HTTP {code}); check QDRANT_API_KEY", AUTH_ERROR) from exc
+            raise
+        kept = [hit for hit in hits if cosine_to_relevance(hit.cosine) >= floor]
+        chunks = [hit_to_chunk(hit, store, {self.source_name: rank}) for rank, hit in enumerate(kept, start=1)]
+        return SourceResult(chunks=chunks, total_found=len(chunks))
+
+    @staticmethod
+    def _result(result: SourceResult, status: SourceStatus, used: dict[str, Any], fault: dict[str, str]) -> dict:
+        if status.status not in (StatusKind.SUCCESS, StatusKind.PARTIAL):
+            code = fault.get("code") or CONNECTION_ERROR  # timeouts, unreachable servers, a paused source
+            return {"error": status.message or "the knowledge base could not be searched", "code": code}
+        if not result.chunks:
+            return {"results": [], "message": NO_RESULTS, "query_embedding_used": used.get("embedding", [])}
+        results = []
+        for chunk in result.chunks:
+            metadata = dict(chunk.metadata)
+            results.append(
+                {
+                    "id": chunk.id,
+                    "content": chunk.text,
+                    "score": round(chunk.semantic_relevance, 6),
+                    "source_url": chunk.source_url or metadata.get("source") or None,
+                    "page_number": metadata.get("page_number"),
+                    "section_title": metadata.get("section_title"),
+                    "metadata": {
+                        key: metadata[key]
+                        for key in (
+                            "document_id",
+                            "document_title",
+                            "chunk_index",
+                            "document_total_chunks",
+                            "collection_name",
+                            "embedding_model",
+                            "doc_type",
+                        )
+                        if key in metadata
+                    }
+                    | {
+                        "source_title": chunk.source_title,
+                        "source_date": chunk.source_date.isoformat() if chunk.source_date else None,
+                    },
+                }
+            )
+        return {"results": results, "query_embedding_used": used.get("embedding", [])}
+
+    @component.output_types(result=dict, documents=list[Document], status=SourceStatus)
+    def run(self, query: str, top_k: int | None = None, min_score: float | None = None) -> dict[str, Any]:
+        """Retrieve book content for `query`.
+
+        :param query: what to look for (required, 1-1,000 characters).
+        :param top_k: passages to return (clamped 1-10); default 5.
+        :param min_score: lowest score kept (clamped 0-1); default 0.5.
+        :returns: `result`: the tool's JSON answer (results, an empty-result message, or an error with its code);
+            `documents`: the passages as Documents (meta per `ContextChunk`); `status`: the `SourceStatus`.
+        """
+        used: dict[str, Any] = {}
+        fault: dict[str, str] = {}
+
+        def work() -> SourceResult:
+            try:
+                return self._retrieve(query, top_k, min_score, used)
+            except _Refused as exc:
+                fault["code"] = exc.code
+                raise
+
+        guard = SourceGuard(self.source_name, ResiliencePolicy.from_settings(timeout_s=self.timeout_s))
+        result, status = guard.call(work)
+        return {
+            "result": self._result(result, status, used, fault),
+            "documents": [chunk_to_document(chunk) for chunk in result.chunks],
+            "status": status,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """Serialise to a dict."""
+        return default_to_dict(
+            self,
+            collection=self.collection,
+            top_k=self.top_k,
+            min_score=self.min_score,
+            source_name=self.source_name,
+            timeout_s=self.timeout_s,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BookContentRetriever:
+        """Deserialise from a dict."""
+        return default_from_dict(cls, data)
+
+
+_DEFAULT: BookContentRetriever | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def retrieve_book_content(query: str, top_k: int = 5, min_score: float = 0.5) -> dict[str, Any]:
+    """Search the books and documents of the knowledge base for passages about `query`.
+
+    :param query: what to look for (required, up to 1,000 characters).
+    :param top_k: how many passages (1-10, default 5).
+    :param min_score: the lowest similarity score to keep (0-1, default 0.5).
+    :returns: `{"results": [{id, content, score, source_url, page_number, section_title, metadata}],
+        "query_embedding_used": [...]}`, `{"results": [], "message": "No relevant content found"}`, or
+        `{"error": ..., "code": "CONNECTION_ERROR" | "AUTH_ERROR" | "INVALID_QUERY"}`.
+    """
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None:
+            _DEFAULT = BookContentRetriever()
+        retriever = _DEFAULT
+    return retriever.run(query=query, top_k=top_k, min_score=min_score)["result"]

@@ -1,0 +1,305 @@
+"""`research bench --backend ...`: the knowledge-base backends side by side, each against numpy in the same run.
+
+For each size N a synthetic knowledge base is built once and written into every chosen backend: N random unit
+vectors (384 dimensions, seeded) and generated text of about 80 words per chunk drawn from a Zipf-distributed
+vocabulary, ten chunks per document. The vectors are synthetic because embedding 100k real chunks takes hours on
+two cores; search cost depends on the index, the row count and the dimension, not on what the vectors mean.
+
+Reported per backend: write throughput (chunks/s through `upsert_document`, plus the time until the engine answers
+at full speed: pgvector's HNSW build, Milvus's flush and background compaction), dense and keyword query p50/p95
+(top 10, through the store interface, with attribution), their ratios to the numpy floors measured on the same data
+in the same run (dense: brute-force matrix product; keyword: BM25 over a numpy inverted index), and dense recall@10
+against the exact answer.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from components.knowledge_base.keyword_terms import BM25_B, BM25_K1, terms
+
+Out = Callable[[str], None]
+DIMENSION = 384
+TOP_K = 10
+CHUNKS_PER_DOCUMENT = 10
+WORDS_PER_CHUNK = 80
+VOCABULARY = 20_000
+BACKENDS = ("pgvector", "milvus", "qdrant")
+
+
+def _percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values, dtype=float), q)) if values else float("nan")
+
+
+def _vocabulary(rng: np.random.Generator) -> list[str]:
+    syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "qui", "dor", "fen", "gal", "hux", "jin"]
+    words: set[str] = set()
+    while len(words) < VOCABULARY:
+        words.add("".join(rng.choice(syllables, size=int(rng.integers(2, 5)))))
+    return sorted(words)
+
+
+class SyntheticBase:
+    """N chunks of synthetic vectors and text, their documents, the queries, and the numpy floors."""
+
+    def __init__(self, size: int, queries: int, seed: int = 7) -> None:
+        rng = np.random.default_rng(seed + size)
+        self.size = size
+        vectors = rng.standard_normal((size, DIMENSION), dtype=np.float32)
+        self.vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        words = _vocabulary(rng)
+        ranks = np.arange(1, len(words) + 1, dtype=np.float64)
+        weights = 1.0 / ranks**1.1
+        picks = rng.choice(len(words), size=(size, WORDS_PER_CHUNK), p=weights / weights.sum())
+        self.texts = [" ".join(words[i] for i in row) for row in picks]
+        # Dense queries sit near stored chunks (as real questions sit near their answers); keyword queries take
+        # two mid-frequency words of a random chunk, so every query has matches.
+        anchors = rng.integers(0, size, size=queries)
+        noisy = self.vectors[anchors] + 0.05 * rng.standard_normal((queries, DIMENSION), dtype=np.float32)
+        self.dense_queries = noisy / np.linalg.norm(noisy, axis=1, keepdims=True)
+        self.keyword_queries = []
+        rank = {word: index for index, word in enumerate(words)}
+        for anchor in rng.integers(0, size, size=queries):
+            chunk_words = sorted(set(terms(self.texts[anchor])), key=lambda w: rank.get(w, 0))
+            middle = chunk_words[len(chunk_words) // 3 : len(chunk_words) // 3 + 2] or chunk_words[:2]
+            self.keyword_queries.append(" ".join(middle))
+        self._build_inverted_index()
+
+    def _build_inverted_index(self) -> None:
+        postings: dict[str, list[tuple[int, int]]] = {}
+        lengths = np.zeros(self.size, dtype=np.float32)
+        for row, text in enumerate(self.texts):
+            counts: dict[str, int] = {}
+            for term in terms(text):
+                counts[term] = counts.get(term, 0) + 1
+            lengths[row] = sum(counts.values())
+            for term, count in counts.items():
+                postings.setdefault(term, []).append((row, count))
+        average = float(lengths.mean()) if self.size else 1.0
+        self._postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for term, items in postings.items():
+            rows = np.fromiter((r for r, _ in items), dtype=np.int64, count=len(items))
+            tf = np.fromiter((c for _, c in items), dtype=np.float32, count=len(items))
+            norm = BM25_K1 * (1.0 - BM25_B + BM25_B * lengths[rows] / average)
+            idf = np.log(1.0 + (self.size - len(items) + 0.5) / (len(items) + 0.5))
+            self._postings[term] = (rows, (idf * tf * (BM25_K1 + 1.0) / (tf + norm)).astype(np.float32))
+
+    def numpy_dense(self, query: np.ndarray) -> np.ndarray:
+        """The exact top 10 by cosine: the floor every dense search is measured against."""
+        scores = self.vectors @ query
+        top = np.argpartition(-scores, TOP_K)[:TOP_K]
+        return top[np.argsort(-scores[top])]
+
+    def numpy_keyword(self, query: str) -> np.ndarray:
+        """The BM25 top 10 over a numpy inverted index: the keyword floor."""
+        scores = np.zeros(self.size, dtype=np.float32)
+        for term in set(terms(query)):
+            found = self._postings.get(term)
+            if found is not None:
+                np.add.at(scores, found[0], found[1])
+        top = np.argpartition(-scores, TOP_K)[:TOP_K]
+        return top[np.argsort(-scores[top])]
+
+    def documents(self) -> Any:
+        """(DocumentRecord, chunks) pairs in ingestion order."""
+        import datetime as dt
+
+        from components.knowledge_base.store import ChunkRecord, DocumentRecord
+
+        for start in range(0, self.size, CHUNKS_PER_DOCUMENT):
+            number = start // CHUNKS_PER_DOCUMENT
+            document_id = f"bench-{number:06d}"
+            document = DocumentRecord(
+                document_id=document_id,
+                title=f"Synthetic document {number}",
+                source=f"bench/{document_id}.txt",
+                doc_type=("pdf", "md", "html", "txt")[number % 4],
+                content_hash=document_id,
+                date=dt.date(2020, 1, 1) + dt.timedelta(days=number % 1500),
+            )
+            chunks = [
+                ChunkRecord(
+                    chunk_id=f"{document_id}:{i - start}",
+                    document_id=document_id,
+                    chunk_index=i - start,
+                    text=self.texts[i],
+                    embedding=self.vectors[i],
+                )
+                for i in range(start, min(start + CHUNKS_PER_DOCUMENT, self.size))
+            ]
+            yield document, chunks
+
+
+def _one_blas_thread() -> Any:
+    """One BLAS thread for the numpy floor: on two shared cores, BLAS's own threads spin against each other
+    (measured here: 23 ms for a 10k x 384 product with the default threads, 0.9 ms with one)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(1)
+
+
+def _time(calls: list[Callable[[], Any]], warm: int = 3) -> tuple[list[float], list[Any]]:
+    for call in calls[:warm]:
+        call()
+    timings, results = [], []
+    for call in calls:
+        started = time.perf_counter()
+        results.append(call())
+        timings.append((time.perf_counter() - started) * 1000.0)
+    return timings, results
+
+
+def _open(backend: str, collection: str, folder: Path) -> Any:
+    from components.settings import get_settings
+
+    settings = get_settings().model_copy(
+        update={"milvus_uri": str(folder / "milvus" / "bench.db"), "qdrant_path": folder / "qdrant", "qdrant_url": None}
+    )
+    if backend == "pgvector":
+        from components.database import database_url
+        from components.knowledge_base.pgvector_store import PgvectorKnowledgeBase
+
+        return PgvectorKnowledgeBase(collection, url=database_url(settings), embedding_model="synthetic")
+    if backend == "milvus":
+        from components.knowledge_base.milvus_store import MilvusKnowledgeBase
+
+        return MilvusKnowledgeBase(collection, settings, embedding_model="synthetic")
+    if backend == "qdrant":
+        from components.knowledge_base.qdrant_store import QdrantKnowledgeBase
+
+        return QdrantKnowledgeBase(collection, settings, embedding_model="synthetic")
+    raise ValueError(f"unknown backend {backend!r}; choose {', '.join(BACKENDS)}")
+
+
+def _seal(store: Any, probe: np.ndarray, limit_s: float = 90.0) -> None:
+    """What each engine needs after a bulk load before it answers at full speed, and the wait until it does."""
+    if hasattr(store, "ensure_vector_index"):
+        store.ensure_vector_index()  # pgvector: build HNSW once, after the writes
+    if hasattr(store, "flush"):
+        store.flush()  # Milvus: seal the write buffer into indexed segments
+    # milvus-lite compacts and indexes in a background thread after a flush, invisibly to describe_index (searches
+    # take 60-900 ms meanwhile, 7 ms after): wait until three searches in a row are as fast as the fastest seen.
+    deadline = time.monotonic() + limit_s
+    timings: list[float] = []
+    while time.monotonic() < deadline:
+        started = time.perf_counter()
+        store.dense_search(probe, TOP_K)
+        timings.append(time.perf_counter() - started)
+        if len(timings) >= 3 and max(timings[-3:]) <= 1.5 * min(timings):
+            return
+        time.sleep(0.2)
+
+
+def _bench_backend(backend: str, base: SyntheticBase, folder: Path, out: Out, floor: dict[str, float]) -> dict:
+    collection = f"bench_{base.size}_{uuid.uuid4().hex[:6]}"
+    store = _open(backend, collection, folder)
+    try:
+        started = time.perf_counter()
+        for document, chunks in base.documents():
+            store.upsert_document(document, chunks)
+        write_s = time.perf_counter() - started
+        started = time.perf_counter()
+        _seal(store, base.vectors[0])
+        seal_s = time.perf_counter() - started
+        dense_ms, dense_hits = _time([lambda q=q: store.dense_search(q, TOP_K) for q in base.dense_queries])
+        keyword_ms, _ = _time([lambda q=q: store.keyword_search(q, TOP_K) for q in base.keyword_queries])
+        recall = []
+        for query, hits in zip(base.dense_queries, dense_hits, strict=True):
+            exact = {f"bench-{i // CHUNKS_PER_DOCUMENT:06d}:{i % CHUNKS_PER_DOCUMENT}" for i in base.numpy_dense(query)}
+            recall.append(len(exact & {hit.chunk.chunk_id for hit in hits}) / TOP_K)
+        result = {
+            "write_chunks_per_s": round(base.size / write_s, 1),
+            "write_s": round(write_s, 2),
+            "seal_s": round(seal_s, 2),
+            "dense_p50_ms": round(_percentile(dense_ms, 50), 2),
+            "dense_p95_ms": round(_percentile(dense_ms, 95), 2),
+            "keyword_p50_ms": round(_percentile(keyword_ms, 50), 2),
+            "keyword_p95_ms": round(_percentile(keyword_ms, 95), 2),
+            "dense_recall_at_10": round(float(np.mean(recall)), 3),
+        }
+        for kind in ("dense", "keyword"):
+            for q in ("p50", "p95"):
+                result[f"{kind}_{q}_ratio"] = round(result[f"{kind}_{q}_ms"] / max(floor[f"{kind}_{q}_ms"], 1e-3), 1)
+        out(
+            f"  {backend:<9} write {result['write_chunks_per_s']:>8,.0f} chunks/s (+{seal_s:.1f} s seal) | dense p50 "
+            f"{result['dense_p50_ms']:.1f} ms ({result['dense_p50_ratio']}x) p95 {result['dense_p95_ms']:.1f} ms "
+            f"({result['dense_p95_ratio']}x) recall@10 {result['dense_recall_at_10']:.2f} | keyword p50 "
+            f"{result['keyword_p50_ms']:.1f} ms ({result['keyword_p50_ratio']}x) p95 {result['keyword_p95_ms']:.1f} ms "
+            f"({result['keyword_p95_ratio']}x)"
+        )
+        return result
+    finally:
+        drop = getattr(store, "drop", None)
+        try:
+            if callable(drop):
+                drop()
+        finally:
+            store.close()
+
+
+def bench_backends(backends: list[str], sizes: list[int], queries: int, out: Callable[[str], None]) -> dict:
+    """Query p50/p95 (dense and keyword) and write throughput of each backend at each size, with numpy ratios.
+
+    Returns `{"vectors": "synthetic ...", "sizes": {N: {"numpy": {...}, backend: {...}}}}`; a backend that cannot
+    run (for example a locked milvus-lite folder) is reported with its one-sentence `error`.
+    """
+    from components.knowledge_base.store import KnowledgeBaseUnavailable
+    from components.settings import get_settings
+
+    unknown = sorted(set(backends) - set(BACKENDS))
+    if unknown:
+        raise ValueError(f"unknown backend {', '.join(unknown)}; choose {', '.join(BACKENDS)}")
+    if not sizes or min(sizes) < TOP_K * 10:
+        raise ValueError(f"sizes must be at least {TOP_K * 10} chunks")
+    queries = max(10, int(queries))
+    report: dict[str, Any] = {
+        "vectors": f"synthetic: random unit vectors ({DIMENSION}-d) and generated text; embedding them for real "
+        "would take hours on two cores",
+        "top_k": TOP_K,
+        "queries": queries,
+        "sizes": {},
+    }
+    folder = Path(tempfile.mkdtemp(prefix="bench-", dir=get_settings().data_dir))
+    try:
+        for size in sizes:
+            started = time.perf_counter()
+            base = SyntheticBase(size, queries)
+            built = time.perf_counter() - started
+            out(f"{size:,} chunks (synthetic, built in {built:.1f} s), {queries} queries, top {TOP_K}")
+            with _one_blas_thread():
+                dense_ms, _ = _time([lambda q=q, b=base: b.numpy_dense(q) for q in base.dense_queries])
+                keyword_ms, _ = _time([lambda q=q, b=base: b.numpy_keyword(q) for q in base.keyword_queries])
+            floor = {
+                "dense_p50_ms": round(_percentile(dense_ms, 50), 3),
+                "dense_p95_ms": round(_percentile(dense_ms, 95), 3),
+                "keyword_p50_ms": round(_percentile(keyword_ms, 50), 3),
+                "keyword_p95_ms": round(_percentile(keyword_ms, 95), 3),
+            }
+            out(
+                f"  {'numpy':<9} floor                              | dense p50 {floor['dense_p50_ms']:.2f} ms p95 "
+                f"{floor['dense_p95_ms']:.2f} ms | keyword p50 {floor['keyword_p50_ms']:.2f} ms p95 "
+                f"{floor['keyword_p95_ms']:.2f} ms"
+            )
+            row: dict[str, Any] = {"numpy": floor}
+            for backend in backends:
+                try:
+                    row[backend] = _bench_backend(backend, base, folder, out, floor)
+                except KnowledgeBaseUnavailable as exc:
+                    row[backend] = {"error": str(exc)}
+                    out(f"  {backend:<9} skipped: {exc}")
+            report["sizes"][size] = row
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return report

@@ -1,0 +1,113 @@
+"""Fixtures of the knowledge-base tests: which backend the conformance suite runs on, and how to reach it.
+
+To run the conformance suite on another backend, add its name to `KB_BACKENDS` and one branch to each of
+`backend_env` (the settings that select it and put its data in `folder`) and `unreachable_env` (settings that
+point it at a closed 127.0.0.1 port). `make_store` opens stores through the factory, so the components (which read
+the settings) and the test share one instance per collection.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from components.knowledge_base.store import KnowledgeBaseStore
+
+KB_BACKENDS = ["pgvector", "milvus", "qdrant"]
+
+
+def closed_port() -> int:
+    """A 127.0.0.1 port nothing listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def backend_env(backend: str, folder: Path) -> dict[str, str]:
+    """Environment variables that select `backend` with its data in `folder` (pgvector: the session database)."""
+    if backend == "pgvector":
+        return {"KB_BACKEND": "pgvector"}
+    if backend == "milvus":
+        return {"KB_BACKEND": "milvus", "MILVUS_URI": str(folder / "milvus" / "kb.db")}
+    if backend == "qdrant":
+        return {"KB_BACKEND": "qdrant", "QDRANT_PATH": str(folder / "qdrant")}
+    raise ValueError(f"no test setup for knowledge-base backend {backend!r}")
+
+
+def unreachable_env(backend: str) -> dict[str, str]:
+    """Environment variables that point `backend` at a closed port on 127.0.0.1."""
+    if backend == "pgvector":
+        return {
+            "KB_BACKEND": "pgvector",
+            "DATABASE_URL": f"postgresql://kb@127.0.0.1:{closed_port()}/kb?connect_timeout=2",
+        }
+    if backend == "milvus":
+        return {"KB_BACKEND": "milvus", "MILVUS_URI": f"http://127.0.0.1:{closed_port()}"}
+    if backend == "qdrant":
+        return {"KB_BACKEND": "qdrant", "QDRANT_URL": f"http://127.0.0.1:{closed_port()}"}
+    raise ValueError(f"no unreachable setup for knowledge-base backend {backend!r}")
+
+
+def make_store(backend: str, collection: str, tmp_path: Path) -> KnowledgeBaseStore:
+    """The factory's store of `backend` for `collection`, as the components will see it."""
+    from components.knowledge_base.factory import open_knowledge_base
+    from components.settings import Settings
+
+    env = backend_env(backend, tmp_path)
+    return open_knowledge_base(Settings(**{key.lower(): value for key, value in env.items()}), collection)
+
+
+@contextmanager
+def environment(values: dict[str, str]) -> Iterator[None]:
+    """Set `values` in the environment and re-read the settings; restore both afterwards."""
+    from components.settings import reload_settings
+
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in values.items():
+            patch.setenv(key, value)
+        reload_settings()
+        try:
+            yield
+        finally:
+            patch.undo()
+            reload_settings()
+
+
+@dataclass
+class Backend:
+    """The backend a conformance run uses: its name and the data folder its settings point at."""
+
+    name: str
+    folder: Path
+
+    def env(self) -> dict[str, str]:
+        return backend_env(self.name, self.folder)
+
+    def store(self, collection: str) -> KnowledgeBaseStore:
+        return make_store(self.name, collection, self.folder)
+
+
+@pytest.fixture(scope="module", params=KB_BACKENDS)
+def kb_backend(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, database_url: str
+) -> Iterator[Backend]:
+    """Each backend in turn, selected in the settings the components read for the whole module."""
+    backend = Backend(request.param, tmp_path_factory.mktemp(f"kb-{request.param}"))
+    with environment(backend.env()):
+        yield backend
+    from components.knowledge_base.factory import close_knowledge_bases
+
+    close_knowledge_bases()
+
+
+@pytest.fixture()
+def unreachable(kb_backend: Backend) -> Iterator[None]:
+    """The settings point the current backend at a closed port for one test."""
+    # No retries: one refused connection per call is enough to see the status, and keeps the test fast.
+    with environment({**unreachable_env(kb_backend.name), "TOOL_RETRIES": "0"}):
+        yield

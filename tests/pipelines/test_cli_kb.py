@@ -1,0 +1,97 @@
+"""`research kb copy`: a knowledge base moves pgvector -> Milvus -> Qdrant with its embeddings, nothing re-embedded."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipelines.cli import main
+from tests.components.knowledge_base.conftest import environment
+from tests.components.knowledge_base.kb_corpus import corpus
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture()
+def engines(tmp_path, database_url):
+    values = {
+        "MILVUS_URI": str(tmp_path / "milvus" / "kb.db"),
+        "QDRANT_PATH": str(tmp_path / "qdrant"),
+        "KB_COLLECTION": f"copy_{uuid.uuid4().hex[:8]}",
+    }
+    with environment(values):
+        yield values
+        from components.knowledge_base.factory import close_knowledge_bases
+
+        close_knowledge_bases()
+
+
+def _store(backend: str):
+    from components.knowledge_base.factory import open_knowledge_base
+    from components.settings import get_settings
+
+    return open_knowledge_base(get_settings().model_copy(update={"kb_backend": backend}))
+
+
+@pytest.mark.integration
+class TestKnowledgeBaseCopy:
+    def test_copy_moves_documents_chunks_and_embeddings_between_all_backends(self, engines, embedding_model, capsys):
+        source = _store("pgvector")
+        for document, chunks in corpus(embedding_model):
+            source.upsert_document(document, chunks)
+        assert main(["kb", "copy", "--from", "pgvector", "--to", "milvus"]) == 0
+        assert "Copied 4 documents (8 chunks) from pgvector:" in capsys.readouterr().out
+        assert main(["kb", "copy", "--from", "milvus", "--to", "qdrant", "--batch-size", "3"]) == 0
+        query = embedding_model.embed_one("How do I keep a sourdough starter?")
+        expected = [(h.chunk.chunk_id, round(h.cosine, 4)) for h in source.dense_search(query, 5)]
+        for backend in ("milvus", "qdrant"):
+            store = _store(backend)
+            assert store.count_documents() == 4 and store.count_chunks() == 8
+            assert [(h.chunk.chunk_id, round(h.cosine, 4)) for h in store.dense_search(query, 5)] == expected
+            document, chunks = store.get_document("doc-milvus")
+            assert document.title == "Full-text search in Milvus" and [c.metadata["page_number"] for c in chunks] == [
+                1,
+                2,
+                3,
+            ]
+            copied = {c.chunk_id: c.embedding for _, cs in store.iter_chunks() for c in cs}
+            original = {c.chunk_id: c.embedding for _, cs in source.iter_chunks() for c in cs}
+            assert all(np.allclose(copied[key], original[key], atol=1e-6) for key in original)
+
+    def test_copying_onto_itself_is_a_user_error(self, engines, capsys):
+        assert main(["kb", "copy", "--from", "qdrant", "--to", "qdrant"]) == 1
+        assert "already on qdrant" in capsys.readouterr().err
+
+    def test_a_locked_local_folder_is_one_sentence(self, engines):
+        holder = _store("qdrant")  # this process holds the Qdrant folder
+        assert holder.count_chunks() == 0
+        env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), **engines)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from pipelines.cli import main; sys.exit(main())",
+                "kb",
+                "copy",
+                "--from",
+                "qdrant",
+                "--to",
+                "milvus",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=REPO_ROOT,
+            env=env,
+        )
+        assert done.returncode == 1
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and "Traceback" not in done.stderr
+        assert lines[0].startswith("research: The Qdrant local folder") and "open in another process" in lines[0]
+        assert "QDRANT_URL" in lines[0] and "KB_BACKEND=pgvector" in lines[0]
