@@ -1,0 +1,105 @@
+"""AppTest tests of the Evidence board, Documents and Ingest pages: their main path and an error path each."""
+
+import datetime as dt
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from components.contracts import ContextChunk
+from tests.app.conftest import page
+from tests.contract_servers.arxiv import arxiv_server, arxiv_server_session  # noqa: F401 - fixtures
+
+
+def arxiv_chunk() -> ContextChunk:
+    return ContextChunk(
+        id="arxiv:1706.03762:0",
+        source_type="arxiv",
+        text="The dominant sequence transduction models are based on complex recurrent or convolutional networks.",
+        semantic_relevance=0.8,
+        source_id="1706.03762",
+        source_title="Attention Is All You Need",
+        source_url="https://arxiv.org/abs/1706.03762",
+        source_date=dt.date(2017, 6, 12),
+        metadata={
+            "paper_id": "1706.03762",
+            "paper_title": "Attention Is All You Need",
+            "authors": ["Ashish Vaswani", "Noam Shazeer"],
+            "publication_date": "2017-06-12",
+            "arxiv_categories": ["cs.CL"],
+            "arxiv_url": "https://arxiv.org/abs/1706.03762",
+        },
+    )
+
+
+class TestEvidenceBoard:
+    def test_empty_board_says_how_to_pin(self):
+        at = AppTest.from_file(page("evidence.py"), default_timeout=60).run()
+        assert not at.exception
+        assert any("Nothing pinned yet" in element.value for element in at.info)
+
+    def test_pinned_chunk_is_shown_annotated_and_exported(self):
+        at = AppTest.from_file(page("evidence.py"), default_timeout=60)
+        chunk = arxiv_chunk()
+        at.session_state["pinned"] = {chunk.id: {"chunk": chunk, "question": "What replaced recurrence?", "note": ""}}
+        at.run()
+        assert not at.exception
+        at.text_area[0].input("Key claim of the paper.")
+        at.run()
+        assert at.session_state["pinned"][chunk.id]["note"] == "Key claim of the paper."
+        brief = " ".join(element.value for element in at.markdown)
+        assert "Attention Is All You Need" in brief and "References" in brief
+        assert "Key claim of the paper." in brief
+
+
+@pytest.mark.integration
+class TestDocumentsPage:
+    def test_empty_knowledge_base_explains_how_to_ingest(self, app_env):
+        at = AppTest.from_file(page("documents.py"), default_timeout=120).run()
+        assert not at.exception
+        assert any("research ingest" in element.value for element in at.info)
+
+    def test_lists_documents_and_reports_a_search_without_match(self, app_env):
+        from components.knowledge_base.factory import open_knowledge_base
+        from ingest.ingestor import Ingestor
+
+        store = open_knowledge_base(collection=app_env)
+        report = Ingestor(store=store).ingest_text(
+            "Qdrant is a vector database written in Rust. It was first released in 2021.",
+            title="Qdrant notes",
+            source="note:qdrant",
+        )
+        assert report.added
+        at = AppTest.from_file(page("documents.py"), default_timeout=120).run()
+        assert not at.exception
+        assert "1 documents" in " ".join(element.value for element in at.caption)
+        assert at.dataframe[0].value["title"].tolist() == ["Qdrant notes"]
+        at.text_input[0].input("no such title")
+        at.run()
+        assert any("No document matches" in element.value for element in at.info)
+
+
+@pytest.mark.integration
+class TestIngestPage:
+    def test_nothing_to_ingest_is_refused_with_a_sentence(self, app_env):
+        at = AppTest.from_file(page("ingest.py"), default_timeout=120).run()
+        at.button[0].click().run()
+        assert not at.exception
+        assert any("Add a file, a URL or an arXiv id first" in element.value for element in at.error)
+
+    def test_arxiv_paper_is_ingested_and_an_unknown_id_reported(self, app_env, arxiv_server, monkeypatch):  # noqa: F811
+        from components.settings import reload_settings
+
+        monkeypatch.setenv("ARXIV_API_URL", arxiv_server.url)
+        reload_settings()
+        try:
+            at = AppTest.from_file(page("ingest.py"), default_timeout=180).run()
+            at.text_input[0].input("1706.03762 9999.99999")
+            at.button[0].click().run()
+            assert not at.exception
+            metrics = {metric.label: metric.value for metric in at.metric}
+            assert metrics["Added"] == "1"
+            assert metrics["Failed"] == "1"
+            assert any("9999.99999" in element.value for element in at.error)
+        finally:
+            monkeypatch.delenv("ARXIV_API_URL")
+            reload_settings()
