@@ -37,7 +37,7 @@ class TestResearchPipeline:
         assert [s.source for s in result.statuses] == sorted(statuses)
         assert statuses["generator"] == statuses["kb_dense"] == statuses["kb_keyword"] == StatusKind.SUCCESS
         assert result.sentences and all(sentence.supported for sentence in result.sentences)
-        assert {"embedder", "kb_dense", "kb_keyword", "ranker", "generator", "total_ms"} <= set(result.timings)
+        assert {"kb_dense", "kb_keyword", "ranker", "generator", "total_ms"} <= set(result.timings)
 
     def test_async_gives_the_same_result(self, catalog):
         sync = catalog.research("Who did the Denver Broncos defeat?", sources=KB, top_k=3)
