@@ -1,0 +1,299 @@
+"""`MemoryRecall`: the research pipeline's memory branch: earlier interactions as citable evidence."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import time
+from typing import Any
+
+import numpy as np
+from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack.utils import Secret, deserialize_secrets_inplace
+
+from components.contracts import SourceStatus, StatusKind, chunk_to_document
+from components.embedding import EmbeddingModel, get_embedding_model
+from components.memory.backends import open_memory_store, validate_backend
+from components.memory.embedded import validate_table_name
+from components.memory.store import (
+    MAX_NUM_RESULTS,
+    MAX_QUERY_CHARS,
+    MemoryStore,
+    RecalledInteraction,
+    RecallQuery,
+    interaction_to_chunk,
+    memory_chunk_text,
+    mentioned_entities,
+    parse_as_of,
+    parse_time_window,
+)
+from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
+from components.settings import DEFAULT_EMBEDDING_MODEL
+
+logger = logging.getLogger(__name__)
+
+SOURCE = "memory"
+
+
+def _filter_values(filters: dict[str, Any] | None) -> dict[str, Any]:
+    """session_id, user_id, date_from and date_to from flat keys or Haystack `==`/range conditions."""
+    found: dict[str, Any] = {}
+    if not filters:
+        return found
+    for key in ("session_id", "user_id", "date_from", "date_to"):
+        if isinstance(filters.get(key), str):
+            found[key] = filters[key]
+    stack = [filters]
+    while stack:
+        node = stack.pop()
+        if "conditions" in node and isinstance(node["conditions"], list):
+            if node.get("operator", "AND") == "AND":
+                stack.extend(item for item in node["conditions"] if isinstance(item, dict))
+            continue
+        field = str(node.get("field", "")).removeprefix("meta.")
+        operator, value = node.get("operator"), node.get("value")
+        if field in ("session_id", "user_id") and operator == "==" and isinstance(value, str):
+            found[field] = value
+        elif field in ("source_date", "interaction_timestamp") and isinstance(value, str):
+            if operator in (">=", ">"):
+                found["date_from"] = value
+            elif operator in ("<=", "<"):
+                found["date_to"] = value
+    return found
+
+
+@component
+class MemoryRecall:
+    """Recalls earlier questions and answers that bear on the query, as memory chunks with full attribution.
+
+    Works on the embedded PostgreSQL table (default) or on Zep (`backend="zep"`, `ZEP_API_URL`, `ZEP_API_KEY`).
+    Relevance is the cosine similarity of the local embedding model, the same scale as every other source.
+    Never raises: faults become the `status`.
+
+    Usage:
+    ```python
+    recall = MemoryRecall(num_results=3)
+    recall.warm_up()
+    result = recall.run(query="What did we find about Acme's revenue?", session_id="s1")
+    result["documents"], result["status"]
+    ```
+    """
+
+    def __init__(
+        self,
+        backend: str | None = None,
+        table: str = "memory_interactions",
+        num_results: int = 3,
+        zep_api_url: str | None = None,
+        zep_api_key: Secret = Secret.from_env_var("ZEP_API_KEY", strict=False),  # noqa: B008
+        embedding_model: str = DEFAULT_EMBEDDING_MODEL,
+        timeout_s: float | None = None,
+        retries: int | None = None,
+    ) -> None:
+        self.backend = validate_backend(backend)
+        self.table = validate_table_name(table)
+        if not isinstance(num_results, int) or num_results < 1:
+            raise ValueError("num_results must be a positive integer")
+        self.num_results = min(num_results, MAX_NUM_RESULTS)
+        self.zep_api_url = zep_api_url
+        self.zep_api_key = zep_api_key
+        if not embedding_model:
+            raise ValueError("embedding_model must name the embedding model")
+        self.embedding_model = embedding_model
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self._policy = ResiliencePolicy.from_settings(timeout_s=timeout_s, retries=retries)
+        self._guard = SourceGuard(SOURCE, self._policy)
+        self._model: EmbeddingModel | None = None
+
+    def warm_up(self) -> None:
+        """Load the embedding model (once per process)."""
+        if self._model is None:
+            self._model = get_embedding_model(self.embedding_model)
+
+    def _store(self) -> MemoryStore:
+        key = self.zep_api_key.resolve_value() if self.zep_api_key is not None else None
+        return open_memory_store(self.backend, self.table, self.zep_api_url, key, self._policy.timeout_s)
+
+    def _prepare(
+        self,
+        query: str,
+        query_embedding: list[float] | None,
+        filters: dict[str, Any] | None,
+        as_of: str | None,
+        session_id: str | None,
+        user_id: str | None,
+        num_results: int | None,
+        time_window: str | None,
+    ) -> RecallQuery:
+        text = (query or "").strip()
+        if not text:
+            raise SourceError("The query is empty.")
+        if len(text) > MAX_QUERY_CHARS:
+            raise SourceError(f"The query is longer than {MAX_QUERY_CHARS} characters.")
+        from_filters = _filter_values(filters)
+        limit = self.num_results if num_results is None else min(max(int(num_results), 1), MAX_NUM_RESULTS)
+        try:
+            window = parse_time_window(time_window)
+            before = parse_as_of(as_of)
+            date_to = parse_as_of(from_filters.get("date_to"))
+            date_from = parse_as_of(from_filters.get("date_from"))
+        except ValueError as exc:
+            raise SourceError(str(exc)) from None
+        if date_to is not None:
+            before = date_to if before is None else min(before, date_to)
+        since = None
+        if window is not None:
+            since = (before or dt.datetime.now(dt.UTC)) - window
+        if date_from is not None:
+            # parse_as_of gives the end of the day; the lower bound is its start.
+            start = (
+                date_from - dt.timedelta(days=1, microseconds=1) if len(from_filters["date_from"]) == 10 else date_from
+            )
+            since = start if since is None else max(since, start)
+        embedding = [float(value) for value in query_embedding] if query_embedding else None
+        entities = tuple(self._known_entities(text))
+        return RecallQuery(
+            text=text,
+            embedding=embedding,
+            session_id=session_id or from_filters.get("session_id"),
+            user_id=user_id or from_filters.get("user_id"),
+            limit=limit,
+            since=since,
+            before=before,
+            entities=entities,
+        )
+
+    @staticmethod
+    def _known_entities(text: str) -> list[str]:
+        from components.tools.source_selection import capitalised_phrases
+
+        return capitalised_phrases(text)
+
+    def _relevance(self, query: RecallQuery, found: list[RecalledInteraction]) -> list[float]:
+        """Cosine of each recalled interaction to the query on the local model (computed when the store did not)."""
+        missing = [i for i, item in enumerate(found) if item.cosine is None]
+        if missing and query.embedding:
+            assert self._model is not None
+            vectors = self._model.embed([memory_chunk_text(found[i].interaction) for i in missing])
+            sims = vectors @ np.asarray(query.embedding, dtype=np.float32)
+            for index, sim in zip(missing, sims, strict=True):
+                found[index].cosine = float(sim)
+        return [max(0.0, min(1.0, item.cosine or 0.0)) for item in found]
+
+    def _embedded(self, query: RecallQuery) -> RecallQuery:
+        """`query` with an embedding from the local model (a given vector of another size cannot be compared)."""
+        self.warm_up()
+        assert self._model is not None
+        if query.embedding is not None and len(query.embedding) == self._model.dimension:
+            return query
+        return dataclasses.replace(query, embedding=self._model.embed_one(query.text).tolist())
+
+    def _recall(self, query: RecallQuery) -> SourceResult:
+        store = self._store()
+        query = self._embedded(query)
+        found = store.search(query)
+        relevances = self._relevance(query, found)
+        pairs = sorted(zip(found, relevances, strict=True), key=lambda pair: pair[1], reverse=True)
+        chunks = []
+        for item, relevance in pairs:
+            chunk = interaction_to_chunk(item, relevance)
+            chunk.metadata["related_entities"] = mentioned_entities(chunk.text, list(query.entities))
+            chunks.append(chunk)
+        return SourceResult(chunks=chunks[: query.limit])
+
+    def _skip(self, sources: list[str] | None, filters: dict[str, Any] | None) -> SourceStatus | None:
+        if sources is not None and "memory" not in sources and "auto" not in sources:
+            return SourceStatus.skipped(SOURCE, "memory was not among the selected sources")
+        if isinstance(filters, dict) and (filters.get("doc_types") or filters.get("document_ids")):
+            # Remembered conversations are not documents: a filter naming document types or ids excludes them.
+            return SourceStatus.skipped(SOURCE, "the filters restrict the question to certain documents")
+        return None
+
+    def _invalid(self, started: float, message: str) -> dict[str, Any]:
+        status = SourceStatus(
+            source=SOURCE,
+            status=StatusKind.ERROR,
+            execution_time_ms=(time.monotonic() - started) * 1000.0,
+            message=message,
+            attempts=0,
+        )
+        logger.warning("Memory recall refused its input: {reason}", reason=message)
+        return {"documents": [], "status": status}
+
+    @component.output_types(documents=list[Document], status=SourceStatus)
+    def run(
+        self,
+        query: str,
+        query_embedding: list[float] | None = None,
+        filters: dict[str, Any] | None = None,
+        as_of: str | None = None,
+        sources: list[str] | None = None,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        num_results: int | None = None,
+        time_window: str | None = None,
+    ) -> dict[str, Any]:
+        """Recall up to `num_results` (default 3) earlier interactions relevant to `query`.
+
+        :param as_of: only interactions before this date (whole day included) or date-time.
+        :param time_window: only interactions within this duration before now (or before `as_of`): 24h, 7d, 2w.
+        :returns: `documents`: memory chunks as Documents, best first; `status`: the run's `SourceStatus`.
+        """
+        skipped = self._skip(sources, filters)
+        if skipped is not None:
+            return {"documents": [], "status": skipped}
+        started = time.monotonic()
+        try:
+            prepared = self._prepare(
+                query, query_embedding, filters, as_of, session_id, user_id, num_results, time_window
+            )
+        except SourceError as exc:
+            return self._invalid(started, str(exc))
+        result, status = self._guard.call(lambda: self._recall(prepared))
+        return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
+
+    @component.output_types(documents=list[Document], status=SourceStatus)
+    async def run_async(
+        self,
+        query: str,
+        query_embedding: list[float] | None = None,
+        filters: dict[str, Any] | None = None,
+        as_of: str | None = None,
+        sources: list[str] | None = None,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        num_results: int | None = None,
+        time_window: str | None = None,
+    ) -> dict[str, Any]:
+        """`run` for `Pipeline.run_async`: the store call runs in a worker thread under the same policy."""
+        skipped = self._skip(sources, filters)
+        if skipped is not None:
+            return {"documents": [], "status": skipped}
+        started = time.monotonic()
+        try:
+            prepared = self._prepare(
+                query, query_embedding, filters, as_of, session_id, user_id, num_results, time_window
+            )
+        except SourceError as exc:
+            return self._invalid(started, str(exc))
+        result, status = await self._guard.acall(lambda: self._recall(prepared))
+        return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(
+            self,
+            backend=self.backend,
+            table=self.table,
+            num_results=self.num_results,
+            zep_api_url=self.zep_api_url,
+            zep_api_key=self.zep_api_key.to_dict() if self.zep_api_key is not None else None,
+            embedding_model=self.embedding_model,
+            timeout_s=self.timeout_s,
+            retries=self.retries,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MemoryRecall:
+        deserialize_secrets_inplace(data["init_parameters"], keys=["zep_api_key"])
+        return default_from_dict(cls, data)

@@ -1,0 +1,205 @@
+"""`MemoryWriter`: remembers each answered question, with the entities it mentions, for later recall."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack.dataclasses import GeneratedAnswer
+from haystack.utils import Secret, deserialize_secrets_inplace
+
+from components.contracts import SourceStatus, StatusKind
+from components.embedding import EmbeddingModel, get_embedding_model
+from components.memory.backends import open_memory_store, validate_backend
+from components.memory.embedded import validate_table_name
+from components.memory.store import (
+    MAX_QUERY_CHARS,
+    Interaction,
+    MemoryStore,
+    memory_chunk_text,
+    summarise_answer,
+)
+from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
+from components.settings import DEFAULT_EMBEDDING_MODEL
+
+logger = logging.getLogger(__name__)
+
+SOURCE = "memory_write"
+DEFAULT_SESSION = "default"
+MAX_ANSWER_CHARS = 20000
+
+
+def _entities_of(query: str, answer: str, documents: list[Document], explicit: list[str] | None) -> list[str]:
+    """Entities named explicitly, by cited graph facts, or as proper-noun phrases in the question; in that order."""
+    from components.tools.source_selection import capitalised_phrases
+
+    seen: dict[str, str] = {}
+    candidates: list[str] = list(explicit or [])
+    for document in documents:
+        candidates.extend(str(entity) for entity in (document.meta or {}).get("entities") or [])
+        candidates.extend(str(entity) for entity in (document.meta or {}).get("entity_references") or [])
+    candidates.extend(capitalised_phrases(query))
+    for entity in candidates:
+        cleaned = " ".join(entity.split())
+        if cleaned and cleaned.lower() not in seen and len(cleaned) <= 200:
+            seen[cleaned.lower()] = cleaned
+    return list(seen.values())[:50]
+
+
+def _cited(documents: list[Document]) -> list[dict[str, Any]]:
+    cited = []
+    for document in documents[:50]:
+        meta = document.meta or {}
+        cited.append(
+            {
+                "id": document.id,
+                "source_type": meta.get("source_type"),
+                "source_id": meta.get("source_id"),
+                "source_title": meta.get("source_title"),
+                "source_url": meta.get("source_url"),
+            }
+        )
+    return cited
+
+
+@component
+class MemoryWriter:
+    """Writes one interaction (question, answer, summary, entities, cited sources) to conversation memory.
+
+    Same backends as `MemoryRecall`. Blank answers are not remembered (status `skipped`); faults become the status,
+    never an exception.
+
+    Usage:
+    ```python
+    writer = MemoryWriter()
+    writer.run(query="Who acquired Acme?", answer="Globex acquired Acme in 2021 [1].", session_id="s1")["status"]
+    ```
+    """
+
+    def __init__(
+        self,
+        backend: str | None = None,
+        table: str = "memory_interactions",
+        zep_api_url: str | None = None,
+        zep_api_key: Secret = Secret.from_env_var("ZEP_API_KEY", strict=False),  # noqa: B008
+        embedding_model: str = DEFAULT_EMBEDDING_MODEL,
+        timeout_s: float | None = None,
+        retries: int | None = None,
+        require_session: bool = False,
+    ) -> None:
+        self.backend = validate_backend(backend)
+        self.table = validate_table_name(table)
+        self.zep_api_url = zep_api_url
+        self.zep_api_key = zep_api_key
+        if not embedding_model:
+            raise ValueError("embedding_model must name the embedding model")
+        self.embedding_model = embedding_model
+        self.timeout_s = timeout_s
+        self.retries = retries
+        # In a shared pipeline, only conversations that name a session are remembered (not evaluation runs).
+        self.require_session = bool(require_session)
+        self._policy = ResiliencePolicy.from_settings(timeout_s=timeout_s, retries=retries)
+        self._guard = SourceGuard(SOURCE, self._policy)
+        self._model: EmbeddingModel | None = None
+
+    def warm_up(self) -> None:
+        """Load the embedding model (once per process)."""
+        if self._model is None:
+            self._model = get_embedding_model(self.embedding_model)
+
+    def _store(self) -> MemoryStore:
+        key = self.zep_api_key.resolve_value() if self.zep_api_key is not None else None
+        return open_memory_store(self.backend, self.table, self.zep_api_url, key, self._policy.timeout_s)
+
+    def _write(self, interaction: Interaction) -> SourceResult:
+        store = self._store()
+        embedding = None
+        if store.backend == "embedded":
+            self.warm_up()
+            assert self._model is not None
+            embedding = self._model.embed_one(memory_chunk_text(interaction)).tolist()
+        store.add(interaction, embedding)
+        return SourceResult(total_found=1)
+
+    @component.output_types(status=SourceStatus, interaction_id=str)
+    def run(
+        self,
+        query: str,
+        answer: str | None = None,
+        answers: list[GeneratedAnswer] | None = None,
+        documents: list[Document] | None = None,
+        entities: list[str] | None = None,
+        session_id: str | None = None,
+        user_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Remember `query` with its answer (`answer` text, or the first of `answers`).
+
+        :param documents: the cited documents (default: the answer's documents); their entities are remembered.
+            An empty list (an answer citing nothing) is not remembered.
+        :param entities: entities the caller knows the interaction mentions.
+        :returns: `status`: the write's `SourceStatus`; `interaction_id`: the id of the stored interaction ("" if none).
+        """
+        started = time.monotonic()
+        text = answer
+        cited = list(documents or [])
+        if not text and answers:
+            text = answers[0].data or ""
+            if not cited:
+                cited = list(answers[0].documents or [])
+        question = (query or "").strip()
+        text = (text or "").strip()
+        if not question or not text:
+            status = SourceStatus.skipped(SOURCE, "nothing to remember: the question or the answer is empty")
+            return {"status": status, "interaction_id": ""}
+        if documents is not None and not documents and not answers:
+            # An answer that cites nothing is a non-answer; remembering it would echo it back as evidence.
+            status = SourceStatus.skipped(SOURCE, "not remembered: the answer cites no evidence")
+            return {"status": status, "interaction_id": ""}
+        if cited and all((document.meta or {}).get("source_type") == "memory" for document in cited):
+            # Remembering an answer built only from memory would make memory cite itself in a loop.
+            status = SourceStatus.skipped(SOURCE, "not remembered: the answer only repeats earlier conversation")
+            return {"status": status, "interaction_id": ""}
+        if self.require_session and not (session_id or "").strip():
+            status = SourceStatus.skipped(SOURCE, "not remembered: no session_id was given")
+            return {"status": status, "interaction_id": ""}
+        if len(question) > MAX_QUERY_CHARS or len(text) > MAX_ANSWER_CHARS:
+            status = SourceStatus(
+                source=SOURCE,
+                status=StatusKind.ERROR,
+                execution_time_ms=(time.monotonic() - started) * 1000.0,
+                message=f"The question (max {MAX_QUERY_CHARS}) or answer (max {MAX_ANSWER_CHARS}) is too long.",
+                attempts=0,
+            )
+            return {"status": status, "interaction_id": ""}
+        interaction = Interaction(
+            session_id=(session_id or "").strip() or DEFAULT_SESSION,
+            user_id=(user_id or "").strip() or None,
+            query=question,
+            response=text,
+            response_summary=summarise_answer(text),
+            entities=_entities_of(question, text, cited, entities),
+            cited_sources=_cited(cited),
+        )
+        _, status = self._guard.call(lambda: self._write(interaction))
+        if status.ok:
+            logger.info("Remembered interaction {interaction_id}", interaction_id=interaction.interaction_id)
+        return {"status": status, "interaction_id": interaction.interaction_id if status.ok else ""}
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(
+            self,
+            backend=self.backend,
+            table=self.table,
+            zep_api_url=self.zep_api_url,
+            zep_api_key=self.zep_api_key.to_dict() if self.zep_api_key is not None else None,
+            embedding_model=self.embedding_model,
+            timeout_s=self.timeout_s,
+            retries=self.retries,
+            require_session=self.require_session,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MemoryWriter:
+        deserialize_secrets_inplace(data["init_parameters"], keys=["zep_api_key"])
+        return default_from_dict(cls, data)

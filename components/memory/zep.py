@@ -1,0 +1,227 @@
+"""`ZepMemoryStore`: remembered interactions on a Zep server through zep-python 2.x.
+
+Each interaction becomes two messages in the Zep session (the analyst's question, the assistant's answer) whose
+metadata carries the interaction id, the answer summary and the entities. Recall uses Zep's session search over
+messages (cloud) and also maps the fact results Zep Community Edition returns, so nothing Zep says is lost or
+reshaped into something it did not say.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from typing import Any
+
+import httpx
+from haystack import logging
+
+from components.memory.store import Interaction, MemoryStore, MemoryUnavailable, RecalledInteraction, RecallQuery
+from components.resilience import RetryableError
+from components.resilience.errors import parse_retry_after
+
+logger = logging.getLogger(__name__)
+
+
+def _raise_for_retryable(response: httpx.Response) -> None:
+    # zep-python's errors drop the headers; read Retry-After here so the guard's backoff can honour it.
+    if response.status_code == 429 or response.status_code >= 500:
+        retry_after = parse_retry_after(response.headers.get("Retry-After"))
+        kind = "rate_limited" if response.status_code == 429 else "unavailable"
+        raise RetryableError(f"Zep answered HTTP {response.status_code}", retry_after=retry_after, kind=kind)
+
+
+def _parse_time(value: str | None) -> dt.datetime | None:
+    if not value:
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+
+
+class ZepMemoryStore(MemoryStore):
+    """Memory on Zep (cloud or Community Edition) at `api_url`, authenticated by `api_key`."""
+
+    backend = "zep"
+
+    def __init__(self, api_url: str, api_key: str | None, timeout_s: float = 7.0) -> None:
+        if not api_url or not api_url.startswith(("http://", "https://")):
+            raise ValueError("ZEP_API_URL must be an http(s) URL of the Zep server.")
+        self.api_url = api_url.rstrip("/")
+        self._api_key = api_key
+        self.timeout_s = timeout_s
+        self._client: Any = None
+        self._lock = threading.Lock()
+        self._known_sessions: set[str] = set()
+        self._known_users: set[str] = set()
+
+    def _zep(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                from zep_python.client import Zep
+
+                if not self._api_key:
+                    raise MemoryUnavailable("The zep memory backend needs ZEP_API_KEY.")
+                http = httpx.Client(timeout=self.timeout_s, event_hooks={"response": [_raise_for_retryable]})
+                self._client = Zep(base_url=self.api_url, api_key=self._api_key or "", httpx_client=http)
+            return self._client
+
+    def _ensure_session(self, session_id: str, user_id: str | None) -> None:
+        from zep_python.core.api_error import ApiError
+
+        client = self._zep()
+        if user_id and user_id not in self._known_users:
+            try:
+                client.user.add(user_id=user_id)
+            except ApiError as exc:
+                if exc.status_code not in (400, 409):  # already exists
+                    raise
+            self._known_users.add(user_id)
+        if session_id in self._known_sessions:
+            return
+        try:
+            client.memory.add_session(session_id=session_id, user_id=user_id)
+        except ApiError as exc:
+            if exc.status_code not in (400, 409):  # already exists
+                raise
+        self._known_sessions.add(session_id)
+
+    def add(self, interaction: Interaction, embedding: list[float] | None) -> None:
+        from zep_python.types import Message
+
+        self._ensure_session(interaction.session_id, interaction.user_id)
+        created = interaction.created_at.astimezone(dt.UTC).isoformat()
+        shared = {
+            "interaction_id": interaction.interaction_id,
+            "entity_references": list(interaction.entities),
+            "interaction_timestamp": created,
+            "user_id": interaction.user_id,
+        }
+        question = Message(
+            role="analyst",
+            role_type="user",
+            content=interaction.query,
+            metadata={**shared, "prior_response_summary": interaction.response_summary},
+        )
+        answer = Message(
+            role="research assistant",
+            role_type="assistant",
+            content=interaction.response,
+            metadata={
+                **shared,
+                "prior_query": interaction.query,
+                "prior_response_summary": interaction.response_summary,
+            },
+        )
+        from zep_python.core.api_error import ApiError
+
+        try:
+            self._zep().memory.add(interaction.session_id, messages=[question, answer])
+        except ApiError as exc:
+            if exc.status_code != 404:
+                raise
+            # The session (or its user) was deleted on the server since we saw it: create it again, once.
+            self._known_sessions.discard(interaction.session_id)
+            self._known_users.discard(interaction.user_id or "")
+            self._ensure_session(interaction.session_id, interaction.user_id)
+            self._zep().memory.add(interaction.session_id, messages=[question, answer])
+
+    def search(self, query: RecallQuery) -> list[RecalledInteraction]:
+        from zep_python.core.api_error import ApiError
+
+        kwargs: dict[str, Any] = {"text": query.text, "search_scope": "messages", "limit": query.limit * 3}
+        if query.user_id:
+            kwargs["user_id"] = query.user_id
+        if query.session_id:
+            kwargs["session_ids"] = [query.session_id]
+        try:
+            response = self._zep().memory.search_sessions(**kwargs)
+        except ApiError as exc:
+            if exc.status_code == 404:
+                return []
+            raise
+        found: dict[str, RecalledInteraction] = {}
+        for result in response.results or []:
+            item = self._to_interaction(result)
+            if item is None:
+                continue
+            moment = item.interaction.created_at
+            if query.since is not None and moment < query.since:
+                continue
+            if query.before is not None and moment >= query.before:
+                continue
+            key = item.interaction.interaction_id
+            if key not in found or (item.raw_score or 0) > (found[key].raw_score or 0):
+                found[key] = item
+        ranked = sorted(found.values(), key=lambda item: item.raw_score or 0.0, reverse=True)
+        return ranked[: query.limit]
+
+    @staticmethod
+    def _to_interaction(result: Any) -> RecalledInteraction | None:
+        score = float(result.score) if result.score is not None else None
+        session_id = result.session_id or ""
+        message = result.message
+        if message is not None and message.content:
+            meta = dict(message.metadata or {})
+            created = _parse_time(meta.get("interaction_timestamp")) or _parse_time(message.created_at)
+            if created is None:
+                created = dt.datetime.now(dt.UTC)
+            is_answer = (message.role_type or "") == "assistant"
+            query_text = meta.get("prior_query", "") if is_answer else message.content
+            response = message.content if is_answer else ""
+            interaction = Interaction(
+                interaction_id=str(
+                    meta.get("interaction_id") or message.uuid_ or f"{session_id}:{created.isoformat()}"
+                ),
+                session_id=session_id or str(meta.get("session_id") or "zep"),
+                user_id=meta.get("user_id"),
+                query=str(query_text or ""),
+                response=response,
+                response_summary=str(meta.get("prior_response_summary") or ""),
+                entities=[str(entity) for entity in meta.get("entity_references") or []],
+                created_at=created,
+            )
+            return RecalledInteraction(interaction=interaction, cosine=None, raw_score=score)
+        fact = result.fact
+        if fact is not None and fact.fact:
+            created = _parse_time(fact.created_at) or dt.datetime.now(dt.UTC)
+            interaction = Interaction(
+                interaction_id=str(fact.uuid_ or f"fact:{hash(fact.fact)}"),
+                session_id=session_id or "zep",
+                query="",
+                response=fact.fact,
+                response_summary=fact.fact,
+                created_at=created,
+            )
+            return RecalledInteraction(interaction=interaction, cosine=None, raw_score=score)
+        summary = result.summary
+        if summary is not None and summary.content:
+            created = _parse_time(summary.created_at) or dt.datetime.now(dt.UTC)
+            interaction = Interaction(
+                interaction_id=str(summary.uuid_ or f"summary:{session_id}"),
+                session_id=session_id or "zep",
+                query="",
+                response=summary.content,
+                response_summary=summary.content,
+                created_at=created,
+            )
+            return RecalledInteraction(interaction=interaction, cosine=None, raw_score=score)
+        return None
+
+    def count_sessions(self) -> int:
+        """How many sessions the Zep project holds (one small request; also proves the server answers)."""
+        response = self._zep().memory.list_sessions(page_number=1, page_size=1)
+        return int(response.total_count or 0)
+
+    def close(self) -> None:
+        with self._lock:
+            self._client = None
+
+
+def zep_store_from_settings(settings: Any, timeout_s: float = 7.0) -> ZepMemoryStore:
+    """The Zep store the settings describe; `MemoryUnavailable` when ZEP_API_URL is missing."""
+    if not settings.zep_api_url:
+        raise MemoryUnavailable("MEMORY_BACKEND is zep but ZEP_API_URL is not set.")
+    key = settings.zep_api_key.get_secret_value() if settings.zep_api_key else None
+    return ZepMemoryStore(settings.zep_api_url, key, timeout_s=timeout_s)

@@ -1,0 +1,95 @@
+"""A small append-only log of tool calls in the data folder, so `research status` (a separate process) can show
+each tool's calls, outcomes, latency and cache hits from the CLI, the app and the server alike.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from haystack import logging
+
+from components.contracts import SourceStatus
+
+logger = logging.getLogger(__name__)
+
+MAX_BYTES = 2_000_000
+_LOCK = threading.Lock()
+
+
+def call_log_path() -> Path:
+    """Where tool calls are logged: `<data folder>/telemetry/tool_calls.jsonl`."""
+    from components.settings import get_settings
+
+    return get_settings().data_dir / "telemetry" / "tool_calls.jsonl"
+
+
+def record_call(tool: str, status: SourceStatus, fault: str | None = None) -> None:
+    """Append one call; a full log keeps its newer half. Logging never breaks a tool call."""
+    line = json.dumps(
+        {
+            "t": round(time.time(), 3),
+            "tool": tool,
+            "status": status.status.value,
+            "fault": fault,
+            "ms": round(status.execution_time_ms, 3),
+            "cached": status.from_cache,
+        }
+    )
+    try:
+        path = call_log_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with _LOCK:
+            if path.exists() and path.stat().st_size > MAX_BYTES:
+                lines = path.read_text(encoding="utf-8").splitlines()
+                path.write_text("\n".join(lines[len(lines) // 2 :]) + "\n", encoding="utf-8")
+            # One short line per O_APPEND write: processes appending at once do not interleave.
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                os.write(fd, (line + "\n").encode("utf-8"))
+            finally:
+                os.close(fd)
+    except OSError as exc:
+        logger.warning("Could not log the call of tool {tool}: {reason}", tool=tool, reason=str(exc))
+
+
+def summarise_calls(path: Path | None = None) -> dict[str, dict[str, Any]]:
+    """Per tool: calls, successes, partials, skipped, failures by kind, cache hits, p50/p95 latency (ms)."""
+    path = path or call_log_path()
+    if not path.exists():
+        return {}
+    stats: dict[str, dict[str, Any]] = {}
+    latencies: dict[str, list[float]] = {}
+    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            item = json.loads(raw)
+            tool, status = str(item["tool"]), str(item["status"])
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut short by a crash
+        row = stats.setdefault(
+            tool,
+            {"calls": 0, "successes": 0, "partials": 0, "skipped": 0, "failures": Counter(), "cache_hits": 0},
+        )
+        row["calls"] += 1
+        row["cache_hits"] += 1 if item.get("cached") else 0
+        if status == "success":
+            row["successes"] += 1
+        elif status == "partial":
+            row["partials"] += 1
+        elif status == "skipped":
+            row["skipped"] += 1
+        else:
+            row["failures"][item.get("fault") or status] += 1
+        latencies.setdefault(tool, []).append(float(item.get("ms") or 0.0))
+    for tool, row in stats.items():
+        values = np.array(latencies.get(tool, []), dtype=float)
+        row["failures"] = dict(row["failures"])
+        row["p50_ms"] = float(np.percentile(values, 50)) if values.size else None
+        row["p95_ms"] = float(np.percentile(values, 95)) if values.size else None
+    return stats

@@ -1,0 +1,147 @@
+"""`ToolExecutor`: runs any registered tool for a profile: authorisation, input and output validation, and the
+one resilience policy (components.resilience) configured per tool. Never raises: every outcome is a status.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+from haystack import logging
+
+from components.contracts import SourceStatus, StatusKind
+from components.resilience import SourceGuard, SourceResult, telemetry
+from components.resilience.guard import cache_key
+from components.tools.call_log import record_call
+from components.tools.profiles import ToolProfiles, load_profiles
+from components.tools.registry import ToolSpec, get_tool
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ToolResult(SourceResult):
+    """A tool's output carried through the guard (and its cache) as a `SourceResult`."""
+
+    output: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ToolOutcome:
+    """What running a tool gave: its validated output (None on failure) and its status."""
+
+    tool: str
+    output: dict[str, Any] | None
+    status: SourceStatus
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tool": self.tool, "output": self.output, "status": self.status.to_dict()}
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+def _first_error(error: jsonschema.ValidationError) -> str:
+    where = ".".join(str(part) for part in error.absolute_path)
+    return f"{where}: {error.message}" if where else error.message
+
+
+def _fault_of(status: SourceStatus) -> str:
+    """The fault kind of a failed run, as far as its status tells."""
+    if status.status is StatusKind.TIMEOUT:
+        return "timeout"
+    if status.status is StatusKind.SKIPPED:
+        return "skipped"
+    return "error"
+
+
+class ToolExecutor:
+    """Runs tools by name under their profile's grants and their per-tool policy.
+
+    Usage:
+    ```python
+    executor = ToolExecutor(profile="analyst")
+    outcome = executor.run("calculator", {"expression": "2 * 21"})
+    outcome.output["result"], outcome.status.status
+    ```
+    """
+
+    def __init__(self, profile: str | None = None, profiles: ToolProfiles | None = None) -> None:
+        from components.settings import get_settings
+
+        self.profiles = profiles or load_profiles()
+        self.profile = profile or get_settings().tool_profile
+        self.profiles.require_profile(self.profile)
+        self._components: dict[str, Any] = {}
+        self._guards: dict[str, SourceGuard] = {}
+
+    def _component(self, spec: ToolSpec) -> Any:
+        component = self._components.get(spec.name)
+        if component is None:
+            component = self._components[spec.name] = spec.create()
+            if hasattr(component, "warm_up"):
+                component.warm_up()
+        return component
+
+    def _guard(self, name: str) -> SourceGuard:
+        guard = self._guards.get(name)
+        if guard is None:
+            guard = self._guards[name] = SourceGuard(name, self.profiles.policy_for(name))
+        return guard
+
+    def _refuse(self, name: str, started: float, fault: str, message: str) -> ToolOutcome:
+        elapsed = (time.monotonic() - started) * 1000.0
+        status = SourceStatus(
+            source=name, status=StatusKind.ERROR, execution_time_ms=elapsed, message=message, attempts=0
+        )
+        if fault != "unknown_tool":  # counters only for real tools, not for every misspelt name
+            telemetry.record(name, "error", elapsed, fault=fault)
+            record_call(name, status, fault)
+        logger.warning("Tool {tool} refused ({fault}): {reason}", tool=name, fault=fault, reason=message)
+        return ToolOutcome(tool=name, output=None, status=status)
+
+    def check(self, name: str, arguments: dict[str, Any] | None) -> tuple[ToolSpec | None, str | None, str]:
+        """(spec, fault kind, message) for a call: the fault is None when the call may run."""
+        try:
+            spec = get_tool(name)
+        except ValueError as exc:
+            return None, "unknown_tool", str(exc)
+        if not self.profiles.granted(self.profile, name):
+            return spec, "unauthorized", f"profile {self.profile!r} is not granted the tool {name!r}."
+        if not isinstance(arguments, dict):
+            return spec, "invalid_input", f"the arguments of {name} must be a JSON object."
+        errors = sorted(jsonschema.Draft202012Validator(spec.input_schema).iter_errors(arguments), key=str)
+        if errors:
+            return spec, "invalid_input", f"invalid input for {name}: {_first_error(errors[0])}"
+        return spec, None, ""
+
+    def run(self, name: str, arguments: dict[str, Any] | None = None, *, deadline: float | None = None) -> ToolOutcome:
+        """Run tool `name` with `arguments` (a JSON object); `deadline` is a `time.monotonic()` bound."""
+        started = time.monotonic()
+        arguments = {} if arguments is None else arguments
+        spec, fault, message = self.check(name, arguments)
+        if fault is not None or spec is None:
+            return self._refuse(name, started, fault or "unknown_tool", message)
+        component = self._component(spec)
+        guard = self._guard(name)
+        key = cache_key(name, arguments) if not spec.side_effects else None
+
+        def work() -> ToolResult:
+            return ToolResult(output=dict(component.run(**arguments)), total_found=1)
+
+        result, status = guard.call(work, key=key, deadline=deadline)
+        if not status.ok:
+            record_call(name, status, _fault_of(status))
+            return ToolOutcome(tool=name, output=None, status=status)
+        output = _jsonable(getattr(result, "output", {}))
+        errors = sorted(jsonschema.Draft202012Validator(spec.output_schema).iter_errors(output), key=str)
+        if errors:
+            return self._refuse(
+                name, started, "invalid_output", f"{name} returned an invalid result: {_first_error(errors[0])}"
+            )
+        record_call(name, status)
+        return ToolOutcome(tool=name, output=output, status=status)

@@ -1,0 +1,58 @@
+"""`ListDirectory`: lists a folder inside the configured workspace folder, and nothing outside it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack import component, default_from_dict, default_to_dict
+
+from components.resilience import SourceError
+from components.tools.workspace import display_path, resolve_in_workspace, workspace_root
+
+
+@component
+class ListDirectory:
+    """Lists the files and folders of a workspace folder (name, type, size); links are shown but not followed.
+
+    Usage:
+    ```python
+    ListDirectory(workspace_dir="notes").run(path=".")["entries"]
+    ```
+    """
+
+    def __init__(self, workspace_dir: str | None = None, max_entries: int = 500) -> None:
+        if max_entries < 1:
+            raise ValueError("max_entries must be positive")
+        self.workspace_dir = workspace_dir
+        self.max_entries = max_entries
+
+    @component.output_types(path=str, entries=list[dict[str, Any]], truncated=bool)
+    def run(self, path: str = ".") -> dict[str, Any]:
+        """List the folder at `path` (relative to the workspace; "." is the workspace itself).
+
+        :param path: the folder relative to the workspace folder; "." for the workspace itself.
+
+        :returns: `path` (workspace-relative), `entries` (name, type file|directory|link, size_bytes), `truncated`.
+        """
+        root = workspace_root(self.workspace_dir)
+        folder = resolve_in_workspace(root, path, must_exist=True)
+        if not folder.is_dir():
+            raise SourceError(f"{path!r} is not a folder.")
+        entries = []
+        children = sorted(folder.iterdir(), key=lambda child: child.name)
+        for child in children[: self.max_entries]:
+            if child.is_symlink():
+                kind, size = "link", 0
+            elif child.is_dir():
+                kind, size = "directory", 0
+            else:
+                kind, size = "file", child.stat().st_size
+            entries.append({"name": child.name, "type": kind, "size_bytes": size})
+        return {"path": display_path(root, folder), "entries": entries, "truncated": len(children) > self.max_entries}
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(self, workspace_dir=self.workspace_dir, max_entries=self.max_entries)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ListDirectory:
+        return default_from_dict(cls, data)

@@ -1,0 +1,117 @@
+"""Tool profiles: which tools each profile is granted, and each tool's executor policy.
+
+Built-in defaults cover the usual cases; TOOL_PROFILES_FILE (JSON or YAML) replaces or extends them:
+
+```yaml
+disabled: [fetch_page]                 # off for every profile
+policy:                                # per-tool ResiliencePolicy fields
+  wikipedia_summary: {timeout_s: 5, retries: 2, min_interval_s: 0.2, cache_ttl_s: 3600}
+profiles:
+  analyst: {tools: [calculator, read_file, list_directory, wikipedia_summary, fetch_page]}
+  admin: {tools: ["*"]}
+```
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.resilience import ResiliencePolicy
+
+BUILTIN_PROFILES: dict[str, list[str]] = {
+    "analyst": ["calculator", "read_file", "write_file", "list_directory", "wikipedia_summary", "fetch_page"],
+    "reader": ["calculator", "read_file", "list_directory", "wikipedia_summary"],
+    "offline": ["calculator", "read_file", "write_file", "list_directory"],
+    "admin": ["*"],
+}
+
+# Local tools fail fast and are never retried; network tools retry, space their calls and cache answers.
+BUILTIN_POLICY: dict[str, dict[str, Any]] = {
+    "calculator": {"timeout_s": 2.0, "retries": 0},
+    "read_file": {"timeout_s": 5.0, "retries": 0},
+    "write_file": {"timeout_s": 5.0, "retries": 0},
+    "list_directory": {"timeout_s": 5.0, "retries": 0},
+    "fetch_page": {"timeout_s": 7.0, "retries": 2, "min_interval_s": 0.2, "cache_ttl_s": 300.0},
+    "wikipedia_summary": {"timeout_s": 7.0, "retries": 2, "min_interval_s": 0.1, "cache_ttl_s": 3600.0},
+}
+
+
+@dataclass
+class ToolProfiles:
+    """Grants per profile, tools switched off everywhere, and per-tool policy overrides."""
+
+    profiles: dict[str, list[str]] = field(default_factory=lambda: {k: list(v) for k, v in BUILTIN_PROFILES.items()})
+    disabled: list[str] = field(default_factory=list)
+    policy: dict[str, dict[str, Any]] = field(default_factory=lambda: {k: dict(v) for k, v in BUILTIN_POLICY.items()})
+
+    def granted(self, profile: str, tool: str) -> bool:
+        """True when `profile` may call `tool` (and the tool is not disabled everywhere)."""
+        if tool in self.disabled:
+            return False
+        tools = self.profiles.get(profile)
+        if tools is None:
+            return False
+        return "*" in tools or tool in tools
+
+    def policy_for(self, tool: str) -> ResiliencePolicy:
+        """The executor policy of `tool`: settings defaults, then the tool's overrides."""
+        return ResiliencePolicy.from_settings(**self.policy.get(tool, {}))
+
+    def require_profile(self, profile: str) -> None:
+        """ValueError naming the known profiles when `profile` is not one."""
+        if profile not in self.profiles:
+            raise ValueError(f"unknown tool profile {profile!r}; known profiles: {', '.join(sorted(self.profiles))}.")
+
+    @classmethod
+    def from_mapping(cls, data: dict[str, Any]) -> ToolProfiles:
+        """Built-ins extended by `data` (the file's content); ValueError for a malformed declaration."""
+        if not isinstance(data, dict):
+            raise ValueError("the tool profiles file must hold a mapping with profiles, policy and disabled.")
+        result = cls()
+        for name, spec in (data.get("profiles") or {}).items():
+            tools = spec.get("tools") if isinstance(spec, dict) else spec
+            if not isinstance(tools, list) or not all(isinstance(tool, str) for tool in tools):
+                raise ValueError(f"profile {name!r} must list its tools by name.")
+            result.profiles[str(name)] = list(tools)
+        disabled = data.get("disabled") or []
+        if not isinstance(disabled, list):
+            raise ValueError("disabled must be a list of tool names.")
+        result.disabled = [str(tool) for tool in disabled]
+        for tool, overrides in (data.get("policy") or {}).items():
+            if not isinstance(overrides, dict):
+                raise ValueError(f"the policy of {tool!r} must be a mapping of ResiliencePolicy fields.")
+            merged = {**result.policy.get(str(tool), {}), **overrides}
+            try:
+                ResiliencePolicy(**merged)
+            except TypeError as exc:
+                raise ValueError(f"the policy of {tool!r} has an unknown field: {exc}.") from None
+            result.policy[str(tool)] = merged
+        return result
+
+    @classmethod
+    def load(cls, path: Path | None) -> ToolProfiles:
+        """The profiles declared in `path` (JSON or YAML), or the built-ins when `path` is None."""
+        if path is None:
+            return cls()
+        if not path.is_file():
+            raise ValueError(f"TOOL_PROFILES_FILE {path} does not exist.")
+        text = path.read_text(encoding="utf-8")
+        try:
+            data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        except (json.JSONDecodeError, yaml.YAMLError) as exc:
+            raise ValueError(
+                f"TOOL_PROFILES_FILE {path.name} is not valid JSON/YAML: {str(exc).splitlines()[0]}"
+            ) from None
+        return cls.from_mapping(data or {})
+
+
+def load_profiles() -> ToolProfiles:
+    """The profiles the settings declare."""
+    from components.settings import get_settings
+
+    return ToolProfiles.load(get_settings().tool_profiles_file)

@@ -1,0 +1,193 @@
+"""The registry of every tool: name, description, JSON schemas of input and output, and how to build it.
+
+Schemas are derived from each component's typed sockets (inputs the way Haystack's `ComponentTool` derives them
+for chat models; outputs through pydantic), so the registry, the executor's validation, the CLI and the Agent
+all see the same contract. `tool_status()` is what `research status` shows.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from components.resilience import telemetry
+from components.tools.calculator import Calculator
+from components.tools.fetch_page import FetchPage
+from components.tools.list_directory import ListDirectory
+from components.tools.profiles import ToolProfiles, load_profiles
+from components.tools.read_file import ReadFile
+from components.tools.wikipedia import WikipediaSummary
+from components.tools.write_file import WriteFile
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One registered tool."""
+
+    name: str
+    description: str
+    factory: Callable[[], Any]
+    network: bool = False
+    side_effects: bool = False
+
+    def create(self) -> Any:
+        """A new instance of the tool's component."""
+        return self.factory()
+
+    @functools.cached_property
+    def input_schema(self) -> dict[str, Any]:
+        """JSON schema of the tool's arguments, from the component's input sockets."""
+        from haystack.tools import ComponentTool
+
+        schema = dict(ComponentTool(component=self.create(), name=self.name, description=self.description).parameters)
+        schema.setdefault("type", "object")
+        schema["additionalProperties"] = False
+        return schema
+
+    @functools.cached_property
+    def output_schema(self) -> dict[str, Any]:
+        """JSON schema of the tool's result, from the component's output sockets."""
+        sockets = self.create().__haystack_output__._sockets_dict
+        properties = {name: TypeAdapter(socket.type).json_schema() for name, socket in sockets.items()}
+        return {"type": "object", "properties": properties, "required": sorted(properties)}
+
+    def describe(self) -> dict[str, Any]:
+        """Name, description and both schemas, JSON-ready."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+            "output_schema": self.output_schema,
+        }
+
+
+def _workspace_dir() -> str | None:
+    from components.settings import get_settings
+
+    folder = get_settings().workspace_dir
+    return str(folder) if folder else None
+
+
+def _wikipedia() -> WikipediaSummary:
+    return WikipediaSummary()
+
+
+_TOOLS: dict[str, ToolSpec] = {
+    spec.name: spec
+    for spec in (
+        ToolSpec("calculator", "Evaluate an arithmetic expression exactly (no code is run).", Calculator),
+        ToolSpec(
+            "read_file",
+            "Read a UTF-8 text file from the analyst's workspace folder.",
+            lambda: ReadFile(workspace_dir=_workspace_dir()),
+        ),
+        ToolSpec(
+            "write_file",
+            "Write a UTF-8 text file into the analyst's workspace folder.",
+            lambda: WriteFile(workspace_dir=_workspace_dir()),
+            side_effects=True,
+        ),
+        ToolSpec(
+            "list_directory",
+            "List the files and folders of a folder in the analyst's workspace.",
+            lambda: ListDirectory(workspace_dir=_workspace_dir()),
+        ),
+        ToolSpec(
+            "fetch_page",
+            "Fetch one public web page over HTTP(S) and return its title and text.",
+            FetchPage,
+            network=True,
+        ),
+        ToolSpec(
+            "wikipedia_summary",
+            "Return the introduction of a Wikipedia article, looked up by its title.",
+            _wikipedia,
+            network=True,
+        ),
+    )
+}
+
+
+def tool_names() -> list[str]:
+    """Every registered tool's name, in registration order."""
+    return list(_TOOLS)
+
+
+def get_tool(name: str) -> ToolSpec:
+    """The spec of `name`; ValueError naming the known tools otherwise."""
+    spec = _TOOLS.get(name)
+    if spec is None:
+        raise ValueError(f"unknown tool {name!r}; known tools: {', '.join(_TOOLS)}.")
+    return spec
+
+
+def list_tools(profile: str | None = None, profiles: ToolProfiles | None = None) -> list[dict[str, Any]]:
+    """Every tool described, with `enabled` for `profile` (default: TOOL_PROFILE)."""
+    from components.settings import get_settings
+
+    profiles = profiles or load_profiles()
+    profile = profile or get_settings().tool_profile
+    profiles.require_profile(profile)
+    return [
+        {
+            **spec.describe(),
+            "enabled": profiles.granted(profile, spec.name),
+            "policy": profiles.policy_for(spec.name).to_dict(),
+        }
+        for spec in _TOOLS.values()
+    ]
+
+
+def _configured(spec: ToolSpec) -> tuple[bool, str]:
+    from components.settings import get_settings
+
+    settings = get_settings()
+    if spec.name in ("read_file", "write_file", "list_directory"):
+        folder = settings.workspace_dir
+        return True, "workspace: WORKSPACE_DIR" if folder else "workspace: the data folder's workspace"
+    if spec.name == "wikipedia_summary":
+        return bool(settings.wikipedia_api_url), "MediaWiki API configured"
+    if spec.name == "fetch_page":
+        return True, "private addresses allowed" if settings.allow_private_addresses else "public addresses only"
+    return True, "local"
+
+
+def tool_status(profile: str | None = None) -> list[dict[str, Any]]:
+    """For `research status`: each tool's name, whether the profile enables it, whether it is configured, telemetry.
+
+    Each row: `name`, `enabled`, `configured`, `detail`, `telemetry` (calls, successes, failures by kind, p50/p95
+    latency, cache hits): this process's counters, or the data folder's call log when this process made no call;
+    None before any call. Never raises on a bad profile file: the row says so.
+    """
+    from components.settings import get_settings
+
+    profile = profile or get_settings().tool_profile
+    error = ""
+    try:
+        profiles = load_profiles()
+        profiles.require_profile(profile)
+    except ValueError as exc:
+        profiles, error = None, str(exc)
+    snapshot = telemetry.snapshot()
+    from components.tools.call_log import summarise_calls
+
+    history = summarise_calls()
+    rows = []
+    for spec in _TOOLS.values():
+        configured, detail = _configured(spec)
+        rows.append(
+            {
+                "name": spec.name,
+                "profile": profile,
+                "enabled": bool(profiles and profiles.granted(profile, spec.name)),
+                "configured": configured,
+                "detail": error or detail,
+                # This process's counters when it has called the tool, else every process's logged calls.
+                "telemetry": snapshot.get(spec.name) or history.get(spec.name),
+            }
+        )
+    return rows

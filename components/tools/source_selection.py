@@ -1,0 +1,227 @@
+"""`auto` source selection: which sources a question is worth asking, and why.
+
+Rules read the question the way an analyst would: recency words send it to the web, papers and methods to
+arXiv, references to earlier conversation to memory, entities the graph knows to the graph. The knowledge base
+is always asked (it is the analyst's own material). Every chosen source carries its reasons.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from haystack import component, default_from_dict, default_to_dict, logging
+
+logger = logging.getLogger(__name__)
+
+ALL_SOURCES = ("kb", "graph", "web", "arxiv", "memory")
+
+_RECENCY = re.compile(
+    r"\b(latest|recent(ly)?|newest|current(ly)?|today|yesterday|this (week|month|year|quarter)|last (week|month|"
+    r"year|quarter)|now|breaking|news|announced?|upcoming|20[2-9]\d)\b",
+    re.IGNORECASE,
+)
+_RESEARCH = re.compile(
+    r"\b(papers?|preprints?|arxiv|stud(y|ies)|research|methods?|methodolog(y|ies)|algorithms?|benchmarks?|"
+    r"state[- ]of[- ]the[- ]art|sota|literature|survey|architectures?|models?|experiments?|ablations?|"
+    r"datasets?|theorem|proofs?)\b",
+    re.IGNORECASE,
+)
+_MEMORY = re.compile(
+    r"\b(we (discuss(ed)?|talk(ed)?( about)?|covered|looked at|found|said)|(you|i) (said|told|mentioned|asked)|"
+    r"earlier|previous(ly)?|last time|remind me|as (we|you) (said|mentioned)|our (conversation|discussion|chat))\b",
+    re.IGNORECASE,
+)
+_RELATIONS = re.compile(
+    r"\b(who|relationship|related|connected|owns?|owned|acquired?|acquisition|subsidiar(y|ies)|partners?|"
+    r"ceo|founder|founded|works? (for|at)|timeline|history of)\b",
+    re.IGNORECASE,
+)
+_PHRASE = re.compile(r"\b([A-Z][\w&.-]*(?:\s+(?:of|de|la|von|van|&)?\s*[A-Z][\w&.-]*)*)")
+_STOP = {
+    "what",
+    "who",
+    "when",
+    "where",
+    "why",
+    "how",
+    "which",
+    "is",
+    "are",
+    "was",
+    "were",
+    "do",
+    "does",
+    "did",
+    "can",
+    "could",
+    "should",
+    "would",
+    "will",
+    "the",
+    "a",
+    "an",
+    "tell",
+    "show",
+    "give",
+    "list",
+    "find",
+    "explain",
+    "summarise",
+    "summarize",
+    "compare",
+    "describe",
+    "please",
+    "i",
+    "we",
+    "you",
+    "it",
+    "in",
+    "on",
+    "for",
+    "and",
+    "or",
+    "of",
+    "to",
+    "from",
+    "with",
+    "about",
+    "remind",
+    "me",
+    "our",
+    "my",
+    "this",
+    "that",
+    "these",
+    "those",
+}
+
+
+def capitalised_phrases(text: str) -> list[str]:
+    """Proper-noun-looking phrases in `text` (Acme Corp, Angela Merkel, GPT-4), question words excluded."""
+    found: dict[str, str] = {}
+    for match in _PHRASE.finditer(text or ""):
+        words = match.group(1).split()
+        while words and words[0].lower() in _STOP:
+            words = words[1:]
+        phrase = " ".join(words).strip(" .&-")
+        if len(phrase) < 2 or phrase.lower() in _STOP:
+            continue
+        found.setdefault(phrase.lower(), phrase)
+    return list(found.values())
+
+
+@dataclass
+class SourceSelection:
+    """The sources worth asking for a question, with the reasons for each (and for what was left out)."""
+
+    sources: list[str]
+    reasons: dict[str, list[str]] = field(default_factory=dict)
+    entities: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sources": list(self.sources),
+            "reasons": {k: list(v) for k, v in self.reasons.items()},
+            "entities": list(self.entities),
+        }
+
+
+def _words(pattern: re.Pattern[str], text: str) -> list[str]:
+    seen: dict[str, None] = {}
+    for match in pattern.finditer(text):
+        seen.setdefault(match.group(0).lower(), None)
+    return list(seen)
+
+
+def select_sources(
+    question: str,
+    known_entities: Callable[[str], list[str]] | None = None,
+    available: list[str] | tuple[str, ...] = ALL_SOURCES,
+) -> SourceSelection:
+    """Decide from `question` which of `available` sources to ask; `known_entities(question)` names graph entities.
+
+    A failing entity lookup is logged and treated as "none known": selection never raises on a bad lookup.
+    """
+    text = (question or "").strip()
+    reasons: dict[str, list[str]] = {}
+    chosen: list[str] = []
+
+    def choose(source: str, reason: str) -> None:
+        if source not in available:
+            return
+        if source not in chosen:
+            chosen.append(source)
+        reasons.setdefault(source, []).append(reason)
+
+    if not text:
+        return SourceSelection(sources=[], reasons={"*": ["the question is empty"]})
+    choose("kb", "the knowledge base is always searched")
+    recency = _words(_RECENCY, text)
+    if recency:
+        choose("web", "recency words: " + ", ".join(recency))
+    research = _words(_RESEARCH, text)
+    if research:
+        choose("arxiv", "papers or methods: " + ", ".join(research))
+    memory = _words(_MEMORY, text)
+    if memory:
+        choose("memory", "refers to earlier conversation: " + ", ".join(memory))
+    entities: list[str] = []
+    if known_entities is not None:
+        try:
+            entities = [str(entity) for entity in (known_entities(text) or [])]
+        except Exception as exc:  # noqa: BLE001 - a broken lookup must not stop the question
+            logger.warning("Entity lookup failed during source selection: {reason}", reason=str(exc)[:200])
+            entities = []
+    if entities:
+        choose("graph", "entities known to the graph: " + ", ".join(entities[:10]))
+    else:
+        relations = _words(_RELATIONS, text)
+        if relations and known_entities is None and capitalised_phrases(text):
+            choose("graph", "asks about relations between named entities: " + ", ".join(relations))
+    for source in available:
+        if source not in chosen:
+            reasons.setdefault(source, ["not selected: nothing in the question calls for it"])
+    return SourceSelection(sources=chosen, reasons=reasons, entities=entities or capitalised_phrases(text))
+
+
+@component
+class AutoSourceSelector:
+    """Resolves `sources=["auto"]` into the sources worth asking, with reasons; explicit lists pass through.
+
+    Usage:
+    ```python
+    selector = AutoSourceSelector()
+    selector.run(query="What are the latest papers on retrieval?", sources=["auto"])["sources"]
+    # ['kb', 'web', 'arxiv']
+    ```
+    """
+
+    def __init__(self, available: list[str] | None = None) -> None:
+        available = list(available or ALL_SOURCES)
+        unknown = [source for source in available if source not in ALL_SOURCES]
+        if unknown:
+            raise ValueError(f"unknown sources {unknown}; choose from {', '.join(ALL_SOURCES)}.")
+        self.available = available
+
+    @component.output_types(sources=list[str], reasons=dict[str, list[str]])
+    def run(self, query: str, sources: list[str] | None = None) -> dict[str, Any]:
+        """Select sources for `query`.
+
+        :returns: `sources`: the sources to ask; `reasons`: for each source, why it was (not) chosen.
+        """
+        requested = [source for source in (sources or ["auto"]) if source]
+        if "auto" not in requested:
+            chosen = [source for source in requested if source in self.available]
+            return {"sources": chosen, "reasons": {source: ["requested explicitly"] for source in chosen}}
+        selection = select_sources(query, available=self.available)
+        return {"sources": selection.sources, "reasons": selection.reasons}
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(self, available=self.available)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AutoSourceSelector:
+        return default_from_dict(cls, data)

@@ -1,0 +1,112 @@
+"""`WikipediaSummary`: the lead section of a Wikipedia article through the MediaWiki Action API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from haystack import component, default_from_dict, default_to_dict, logging
+
+from components.resilience import RetryableError, SourceError
+from components.resilience.errors import parse_retry_after
+
+logger = logging.getLogger(__name__)
+
+USER_AGENT = "research-assistant/0.1 (wikipedia_summary tool; https://github.com/)"
+MAX_TITLE_CHARS = 255
+
+
+@component
+class WikipediaSummary:
+    """Looks up an article by title (redirects followed) and returns its plain-text introduction and URL.
+
+    Uses `action=query&prop=extracts|info` with `exintro`, `explaintext`, `redirects`, `formatversion=2`.
+    `api_url=None` follows the WIKIPEDIA_API_URL setting. A missing article is `found: false`, not an error.
+
+    Usage:
+    ```python
+    WikipediaSummary().run(title="Haystack (software)")["summary"]
+    ```
+    """
+
+    def __init__(self, api_url: str | None = None, timeout_s: float = 7.0, max_chars: int = 4000) -> None:
+        if api_url is not None and not api_url.startswith(("http://", "https://")):
+            raise ValueError("api_url must be an http(s) URL of a MediaWiki api.php")
+        if timeout_s <= 0 or max_chars < 1:
+            raise ValueError("timeout_s and max_chars must be positive")
+        self.api_url = api_url
+        self.timeout_s = timeout_s
+        self.max_chars = max_chars
+
+    def _endpoint(self) -> str:
+        if self.api_url:
+            return self.api_url
+        from components.settings import get_settings
+
+        return get_settings().wikipedia_api_url
+
+    @component.output_types(title=str, summary=str, url=str, found=bool)
+    def run(self, title: str) -> dict[str, Any]:
+        """Summarise the article called `title`.
+
+        :param title: the article's title, e.g. "Alan Turing" (redirects are followed).
+
+        :returns: `title` (after normalisation and redirects), `summary` (plain text), `url`, `found`.
+        """
+        name = " ".join((title or "").split())
+        if not name:
+            raise SourceError("The article title is empty.")
+        if len(name) > MAX_TITLE_CHARS or any(char in name for char in "#<>[]{}|"):
+            raise SourceError(f"{name[:60]!r} is not a valid Wikipedia title.")
+        params = {
+            "action": "query",
+            "format": "json",
+            "formatversion": "2",
+            "prop": "extracts|info",
+            "inprop": "url",
+            "exintro": "1",
+            "explaintext": "1",
+            "redirects": "1",
+            "titles": name,
+        }
+        response = httpx.get(
+            self._endpoint(), params=params, timeout=self.timeout_s, headers={"User-Agent": USER_AGENT}
+        )
+        if response.status_code == 429 or response.status_code >= 500:
+            raise RetryableError(
+                f"Wikipedia answered HTTP {response.status_code}",
+                retry_after=parse_retry_after(response.headers.get("Retry-After")),
+                kind="rate_limited" if response.status_code == 429 else "unavailable",
+            )
+        response.raise_for_status()
+        try:
+            body = response.json()
+        except ValueError:
+            raise RetryableError("Wikipedia sent a malformed response", kind="malformed") from None
+        if not isinstance(body, dict):
+            raise RetryableError("Wikipedia sent a malformed response", kind="malformed")
+        if "error" in body:
+            error = body["error"] if isinstance(body["error"], dict) else {}
+            if error.get("code") in ("maxlag", "ratelimited"):
+                raise RetryableError(f"Wikipedia is busy: {error.get('info', '')}", kind="rate_limited")
+            raise SourceError(f"Wikipedia refused the request: {error.get('info') or error.get('code') or 'unknown'}.")
+        pages = (body.get("query") or {}).get("pages")
+        if not isinstance(pages, list):
+            raise RetryableError("Wikipedia sent a malformed response", kind="malformed")
+        page = pages[0] if pages else {}
+        if not page or page.get("missing") or page.get("invalid"):
+            return {"title": page.get("title", name) if page else name, "summary": "", "url": "", "found": False}
+        extract = str(page.get("extract") or "").strip()
+        return {
+            "title": str(page.get("title") or name),
+            "summary": extract[: self.max_chars],
+            "url": str(page.get("fullurl") or ""),
+            "found": bool(extract),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(self, api_url=self.api_url, timeout_s=self.timeout_s, max_chars=self.max_chars)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WikipediaSummary:
+        return default_from_dict(cls, data)

@@ -1,0 +1,64 @@
+"""The workspace folder the file tools are confined to, and the one path check they all use.
+
+A path is accepted only if it is relative, has no `..` part, and no part of it (below the workspace) is a
+symbolic link; the resolved path must still lie inside the workspace. Errors are one sentence for the analyst.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+from components.resilience import SourceError
+
+
+def default_workspace() -> Path:
+    """WORKSPACE_DIR, or the data folder's `workspace`; created on first use."""
+    from components.settings import get_settings
+
+    settings = get_settings()
+    folder = settings.workspace_dir.expanduser() if settings.workspace_dir else settings.data_dir / "workspace"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder.resolve()
+
+
+def workspace_root(folder: str | None) -> Path:
+    """The configured workspace (`folder`, or the settings' default), resolved and existing."""
+    if folder:
+        root = Path(folder).expanduser()
+        root.mkdir(parents=True, exist_ok=True)
+        return root.resolve()
+    return default_workspace()
+
+
+def resolve_in_workspace(root: Path, relative: str, *, must_exist: bool = False) -> Path:
+    """The absolute path of `relative` inside `root`; `SourceError` if it would leave the workspace."""
+    text = (relative or "").strip()
+    if not text or text == ".":
+        return root
+    if "\x00" in text:
+        raise SourceError("The path contains a NUL character.")
+    if PurePosixPath(text).is_absolute() or PureWindowsPath(text).is_absolute() or PureWindowsPath(text).drive:
+        raise SourceError(f"{text!r} is an absolute path; give a path inside the workspace.")
+    parts = PurePosixPath(text.replace("\\", "/")).parts
+    if ".." in parts:
+        raise SourceError(f"{text!r} goes above the workspace with '..'.")
+    current = root
+    for part in parts:
+        if part in ("", "."):
+            continue
+        current = current / part
+        if current.is_symlink():
+            raise SourceError(f"{text!r} passes through a symbolic link, which the workspace does not follow.")
+    resolved = current.resolve()
+    if resolved != root and root not in resolved.parents:
+        raise SourceError(f"{text!r} is outside the workspace.")
+    if must_exist and not resolved.exists():
+        raise SourceError(f"{text!r} does not exist in the workspace.")
+    return resolved
+
+
+def display_path(root: Path, path: Path) -> str:
+    """`path` relative to the workspace, with forward slashes (never the machine's absolute path)."""
+    relative = os.path.relpath(path, root)
+    return "." if relative == "." else PurePosixPath(*Path(relative).parts).as_posix()

@@ -1,0 +1,120 @@
+"""The tool registry and the profiles: schemas from typed sockets, grants per profile, `tool_status()`."""
+
+from __future__ import annotations
+
+import jsonschema
+import pytest
+
+from components.tools.profiles import BUILTIN_PROFILES, ToolProfiles
+from components.tools.registry import get_tool, list_tools, tool_names, tool_status
+
+
+class TestToolRegistry:
+    def test_every_builtin_tool_is_registered(self) -> None:
+        assert tool_names() == [
+            "calculator",
+            "read_file",
+            "write_file",
+            "list_directory",
+            "fetch_page",
+            "wikipedia_summary",
+        ]
+        with pytest.raises(ValueError, match="unknown tool 'nope'"):
+            get_tool("nope")
+
+    def test_schemas_come_from_the_typed_sockets(self) -> None:
+        write = get_tool("write_file")
+        assert write.input_schema["required"] == ["path", "content"]
+        assert write.input_schema["properties"]["overwrite"]["type"] == "boolean"
+        assert "missing folders are created" in write.input_schema["properties"]["path"]["description"]
+        assert write.output_schema["properties"] == {"path": {"type": "string"}, "bytes_written": {"type": "integer"}}
+        for name in tool_names():
+            spec = get_tool(name)
+            jsonschema.Draft202012Validator.check_schema(spec.input_schema)
+            jsonschema.Draft202012Validator.check_schema(spec.output_schema)
+
+    def test_list_tools_marks_what_the_profile_enables(self) -> None:
+        tools = {tool["name"]: tool for tool in list_tools("reader")}
+        assert tools["calculator"]["enabled"] and not tools["write_file"]["enabled"]
+        assert tools["fetch_page"]["policy"]["cache_ttl_s"] == 300.0
+        with pytest.raises(ValueError, match="known profiles"):
+            list_tools("ghost")
+
+    def test_tool_status_rows(self, work_dir, monkeypatch) -> None:  # noqa: ANN001
+        from components.tools import call_log
+        from components.tools.executor import ToolExecutor
+
+        monkeypatch.setattr(call_log, "call_log_path", lambda: work_dir / "tool_calls.jsonl")
+        ToolExecutor().run("calculator", {"expression": "1+1"})
+        rows = {row["name"]: row for row in tool_status()}
+        assert set(rows) == set(tool_names())
+        assert rows["calculator"]["enabled"] is True and rows["calculator"]["configured"] is True
+        assert rows["calculator"]["telemetry"]["calls"] == 1 and rows["calculator"]["telemetry"]["successes"] == 1
+        assert rows["read_file"]["telemetry"] is None
+        assert rows["fetch_page"]["detail"] == "public addresses only"
+
+    def test_status_shows_calls_logged_by_other_processes(self, work_dir, monkeypatch) -> None:  # noqa: ANN001
+        from components.resilience import telemetry
+        from components.tools import call_log
+        from components.tools.executor import ToolExecutor
+
+        monkeypatch.setattr(call_log, "call_log_path", lambda: work_dir / "tool_calls.jsonl")
+        executor = ToolExecutor(profile="reader")
+        executor.run("calculator", {"expression": "2*2"})
+        executor.run("calculator", {"expression": "1/0"})
+        executor.run("write_file", {"path": "x", "content": "y"})
+        telemetry.reset()  # as if `research status` ran in another process
+        rows = {row["name"]: row["telemetry"] for row in tool_status("reader")}
+        assert rows["calculator"]["calls"] == 2 and rows["calculator"]["successes"] == 1
+        assert rows["calculator"]["failures"] == {"error": 1} and rows["calculator"]["p95_ms"] is not None
+        assert rows["write_file"]["failures"] == {"unauthorized": 1}
+        (work_dir / "tool_calls.jsonl").open("a").write('{"tool": "calcul')  # a line cut short by a crash
+        assert call_log.summarise_calls(work_dir / "tool_calls.jsonl")["calculator"]["calls"] == 2
+
+
+class TestToolProfiles:
+    def test_builtins(self) -> None:
+        profiles = ToolProfiles()
+        assert profiles.granted("admin", "write_file") and not profiles.granted("reader", "write_file")
+        assert not profiles.granted("ghost", "calculator")
+        assert set(BUILTIN_PROFILES["analyst"]) == set(
+            ["calculator", "read_file", "write_file", "list_directory", "wikipedia_summary", "fetch_page"]
+        )
+        assert profiles.policy_for("calculator").retries == 0
+
+    def test_file_extends_the_builtins(self, work_dir, monkeypatch) -> None:  # noqa: ANN001
+        from components.settings import reload_settings
+        from components.tools.profiles import load_profiles
+
+        path = work_dir / "tools.yaml"
+        path.write_text(
+            "disabled: [fetch_page]\n"
+            "policy:\n  wikipedia_summary: {timeout_s: 3, retries: 1}\n"
+            "profiles:\n  intern: {tools: [calculator]}\n"
+        )
+        monkeypatch.setenv("TOOL_PROFILES_FILE", str(path))
+        reload_settings()
+        try:
+            profiles = load_profiles()
+            assert profiles.granted("intern", "calculator") and not profiles.granted("intern", "read_file")
+            assert not profiles.granted("admin", "fetch_page")
+            policy = profiles.policy_for("wikipedia_summary")
+            assert (policy.timeout_s, policy.retries, policy.cache_ttl_s) == (3, 1, 3600.0)
+        finally:
+            monkeypatch.delenv("TOOL_PROFILES_FILE")
+            reload_settings()
+
+    @pytest.mark.parametrize(
+        ("content", "words"),
+        [
+            ("profiles: {x: {tools: calculator}}", "must list its tools"),
+            ("policy: {calculator: {speed: 3}}", "unknown field"),
+            ("policy: {calculator: {retries: 9}}", "retries must be between 0 and 3"),
+            ("[1, 2", "not valid JSON/YAML"),
+        ],
+    )
+    def test_malformed_files_are_one_sentence(self, work_dir, content: str, words: str) -> None:  # noqa: ANN001
+        path = work_dir / "tools.yaml"
+        path.write_text(content)
+        with pytest.raises(ValueError, match=words):
+            ToolProfiles.load(path)

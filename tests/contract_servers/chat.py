@@ -1,0 +1,181 @@
+"""An OpenAI-compatible chat contract server: `POST /v1/chat/completions` with tool calls, on 127.0.0.1.
+
+It checks what the `openai` client sends (Bearer key, `model`, `messages`, `tools` as `{"type": "function",
+"function": {"name", "description", "parameters"}}`) and answers in the documented `chat.completion` shape, with
+`tool_calls` (`id`, `type: function`, `function.name`, `function.arguments` as a JSON string) and
+`finish_reason` `tool_calls` or `stop`. Errors use OpenAI's `{"error": {"message", "type", "param", "code"}}`.
+
+Which tool it calls is decided, deterministically: first from calls a test queued with `plan_tool_call`, else
+from the question (an arithmetic expression and a `calculator` tool -> a calculator call). Once a tool result is in
+the conversation it answers with text quoting that result. Faults come from the shared machinery.
+Fixture `chat_server`; manual run: `python -m tests.contract_servers.chat`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.contract_servers import ContractServer, Reply
+
+_ARITHMETIC = re.compile(r"[\d(][\d\s+\-*/().%^]*[\d)]")
+
+
+def _error(status: int, message: str, kind: str = "invalid_request_error", code: str | None = None) -> Reply:
+    return Reply(status, {"error": {"message": message, "type": kind, "param": None, "code": code}})
+
+
+class ChatContractServer(ContractServer):
+    """A deterministic tool-calling chat model behind the OpenAI chat completions API."""
+
+    name = "chat"
+
+    def __init__(self, port: int = 0, api_key: str | None = "test-chat-key") -> None:
+        super().__init__(port)
+        self.api_key = api_key
+        self._plan_lock = threading.Lock()
+        self._planned: list[tuple[str, dict[str, Any]]] = []
+
+    def reset(self) -> None:
+        super().reset()
+        with self._plan_lock:
+            self._planned.clear()
+
+    def plan_tool_call(self, name: str, arguments: dict[str, Any]) -> None:
+        """Make the next turn that may call a tool call `name` with `arguments`."""
+        with self._plan_lock:
+            self._planned.append((name, arguments))
+
+    def rate_limited_reply(self, headers: dict[str, str]) -> Reply:
+        reply = _error(429, "Rate limit reached for requests", "requests", "rate_limit_exceeded")
+        reply.headers = headers
+        return reply
+
+    def server_error_reply(self) -> Reply:
+        return _error(500, "The server had an error while processing your request.", "server_error")
+
+    @property
+    def base_url_v1(self) -> str:
+        """The `api_base_url` for OpenAI clients."""
+        return f"{self.base_url}/v1"
+
+    def handle(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str]) -> Reply:
+        if path.rstrip("/") != "/v1/chat/completions" or method != "POST":
+            return _error(404, f"Unknown request URL: {method} {path}.", code="unknown_url")
+        if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
+            return _error(401, "Incorrect API key provided.", code="invalid_api_key")
+        try:
+            request = json.loads(body or b"{}")
+        except json.JSONDecodeError:
+            return _error(400, "We could not parse the JSON body of your request.")
+        problem = self._validate(request)
+        if problem:
+            return _error(400, problem)
+        if request.get("stream"):
+            return _error(400, "This contract server does not stream.", code="unsupported")
+        message, finish = self._respond(request)
+        return Reply(
+            200,
+            {
+                "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": request["model"],
+                "system_fingerprint": "fp_contract",
+                "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            },
+        )
+
+    @staticmethod
+    def _validate(request: dict[str, Any]) -> str | None:
+        if not request.get("model"):
+            return "you must provide a model parameter"
+        messages = request.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return "'messages' must be a non-empty array"
+        for message in messages:
+            if not isinstance(message, dict) or message.get("role") not in (
+                "system",
+                "developer",
+                "user",
+                "assistant",
+                "tool",
+            ):
+                return "each message needs a valid role"
+            if message["role"] == "tool" and not message.get("tool_call_id"):
+                return "messages with role 'tool' must have a 'tool_call_id'"
+        for tool in request.get("tools") or []:
+            function = tool.get("function") if isinstance(tool, dict) else None
+            if tool.get("type") != "function" or not isinstance(function, dict) or not function.get("name"):
+                return "each tool must be {'type': 'function', 'function': {'name': ...}}"
+            if not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", function["name"]):
+                return f"invalid tool name {function['name']!r}"
+            if "parameters" in function and not isinstance(function["parameters"], dict):
+                return "tool parameters must be a JSON schema object"
+        return None
+
+    def _respond(self, request: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        messages = request["messages"]
+        offered = {tool["function"]["name"] for tool in request.get("tools") or []}
+        last = messages[-1]
+        if last["role"] == "tool":
+            return {"role": "assistant", "content": f"The tool answered: {last.get('content', '')}"}, "stop"
+        call = None
+        with self._plan_lock:
+            if self._planned and self._planned[0][0] in offered:
+                call = self._planned.pop(0)
+        if call is None and "calculator" in offered and last["role"] == "user":
+            match = _ARITHMETIC.search(str(last.get("content") or ""))
+            if match and re.search(r"[+\-*/^%]", match.group(0)):
+                call = ("calculator", {"expression": match.group(0).strip()})
+        if call is None:
+            return {"role": "assistant", "content": "I have no tool to help with that."}, "stop"
+        tool_call = {
+            "id": f"call_{uuid.uuid4().hex[:12]}",
+            "type": "function",
+            "function": {"name": call[0], "arguments": json.dumps(call[1])},
+        }
+        return {"role": "assistant", "content": None, "tool_calls": [tool_call]}, "tool_calls"
+
+
+@pytest.fixture(scope="session")
+def chat_server_session() -> Iterator[ChatContractServer]:
+    """One chat contract server for the test session."""
+    server = ChatContractServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture()
+def chat_server(chat_server_session: ChatContractServer) -> Iterator[ChatContractServer]:
+    """The session's chat contract server, behaving and with no planned calls, for one test."""
+    chat_server_session.reset()
+    yield chat_server_session
+    chat_server_session.reset()
+
+
+def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Serve the chat contract server on 127.0.0.1.")
+    parser.add_argument("--port", type=int, default=8001)
+    args = parser.parse_args()
+    server = ChatContractServer(port=args.port).start()
+    print(f"Chat contract server on {server.base_url_v1} (key test-chat-key; Ctrl-C stops)")  # noqa: T201
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
