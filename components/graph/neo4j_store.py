@@ -284,6 +284,29 @@ class Neo4jGraphStore(GraphStore):
         candidates = [Entity(r["uuid"], r["name"], r["kind"], sorted(set(r["aliases"])), int(r["n"])) for r in records]
         return rank_entity_matches(name, candidates, {e.uuid: set(e.aliases) for e in candidates})[:limit]
 
+    def search_entities(self, text: str, limit: int = 20) -> list[Entity]:
+        key = normalise_name(text)
+        if not key:
+            return []
+        records = self._read(
+            "MATCH (e:Entity {collection: $c}) WHERE toLower(e.name) CONTAINS $k "
+            "OR EXISTS { MATCH (a:Alias {collection: $c})-[:NAMES]->(e) WHERE a.key CONTAINS $k } "
+            "RETURN e.uuid AS uuid, e.name AS name, e.kind AS kind, COUNT { (e)<-[:MENTIONS]-(:Fact) } AS n, "
+            "[(a:Alias)-[:NAMES]->(e) | a.key] AS aliases ORDER BY n DESC, name LIMIT $limit",
+            k=key,
+            limit=max(1, min(int(limit), 200)),
+        )
+        return [Entity(r["uuid"], r["name"], r["kind"], sorted(set(r["aliases"])), int(r["n"])) for r in records]
+
+    def document_entities(self, document_id: str, limit: int = 200) -> list[Entity]:
+        records = self._read(
+            "MATCH (f:Fact {collection: $c, document_id: $d})-[:MENTIONS]->(e:Entity) "
+            "RETURN e.uuid AS uuid, e.name AS name, e.kind AS kind, count(f) AS n ORDER BY n DESC, name LIMIT $limit",
+            d=document_id,
+            limit=max(1, min(int(limit), 1000)),
+        )
+        return [Entity(r["uuid"], r["name"], r["kind"], [], int(r["n"])) for r in records]
+
     def get_entity(self, entity_uuid: str) -> Entity | None:
         records = self._read(
             "MATCH (e:Entity {collection: $c, uuid: $u}) RETURN e.uuid AS uuid, e.name AS name, e.kind AS kind, "

@@ -363,6 +363,31 @@ class PostgresGraphStore(GraphStore):
         candidates, alias_map = self._entities_by_keys([key])
         return rank_entity_matches(name, candidates, alias_map)[:limit]
 
+    def search_entities(self, text: str, limit: int = 20) -> list[Entity]:
+        key = normalise_name(text)
+        if not key:
+            return []
+        pattern = "%" + key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = self._fetch(
+            "SELECT e.uuid, e.name, e.kind, count(DISTINCT x.fact_uuid) AS n, "
+            "ARRAY(SELECT DISTINCT a.alias_key FROM {aliases} a WHERE a.entity_uuid = e.uuid) AS aliases "
+            "FROM {entities} e LEFT JOIN {fact_entities} x ON x.entity_uuid = e.uuid "
+            "WHERE e.key LIKE %(p)s OR EXISTS (SELECT 1 FROM {aliases} a WHERE a.entity_uuid = e.uuid "
+            "AND a.alias_key LIKE %(p)s) GROUP BY e.uuid, e.name, e.kind "
+            "ORDER BY (e.key = %(k)s) DESC, n DESC, e.name LIMIT %(limit)s",
+            {"p": pattern, "k": key, "limit": max(1, min(int(limit), 200))},
+        )
+        return [Entity(r["uuid"], r["name"], r["kind"], sorted(r["aliases"]), int(r["n"])) for r in rows]
+
+    def document_entities(self, document_id: str, limit: int = 200) -> list[Entity]:
+        rows = self._fetch(
+            "SELECT e.uuid, e.name, e.kind, count(*) AS n FROM {facts} f "
+            "JOIN {fact_entities} x ON x.fact_uuid = f.uuid JOIN {entities} e ON e.uuid = x.entity_uuid "
+            "WHERE f.document_id = %(d)s GROUP BY e.uuid, e.name, e.kind ORDER BY n DESC, e.name LIMIT %(limit)s",
+            {"d": document_id, "limit": max(1, min(int(limit), 1000))},
+        )
+        return [Entity(r["uuid"], r["name"], r["kind"], [], int(r["n"])) for r in rows]
+
     def get_entity(self, entity_uuid: str) -> Entity | None:
         rows = self._fetch(
             "SELECT e.uuid, e.name, e.kind, "

@@ -119,6 +119,14 @@ class GraphStore(ABC):
         """Facts on paths up to `depth` hops from the entity (hop 1 first), each with its hop."""
 
     @abstractmethod
+    def search_entities(self, text: str, limit: int = 20) -> list[Entity]:
+        """Entities whose name or an alias contains `text` (case-insensitive), most facts first."""
+        raise NotImplementedError
+
+    def document_entities(self, document_id: str, limit: int = 200) -> list[Entity]:
+        """The entities a document's facts mention, most facts first."""
+        raise NotImplementedError
+
     def known_names(self, keys: set[str]) -> set[str]:
         """Which of these normalised names are entity names or aliases in the graph (the corpus's gazetteer)."""
 
