@@ -55,3 +55,22 @@ def friendly_error(exc: BaseException) -> str:
     """One sentence for an error the analyst can act on."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return text[:400]
+
+
+@st.cache_resource(show_spinner=False)
+def graph_tools():  # noqa: ANN201
+    """The knowledge-graph tools (timeline, relationships, search) over the configured graph store."""
+    from components.graph.factory import open_graph_store
+    from components.graph.tools import GraphTools
+
+    return GraphTools(open_graph_store())
+
+
+def entities_in(text: str) -> list[str]:
+    """Names of graph entities a text mentions; empty when the graph is unavailable."""
+    try:
+        from components.graph.factory import known_entities_in
+
+        return known_entities_in(text)
+    except Exception:  # noqa: BLE001 - entity links are a convenience, never a failure of the page
+        return []

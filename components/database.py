@@ -33,6 +33,7 @@ def _start_embedded(folder: Path) -> str:
         warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
         import pgserver
     folder.mkdir(parents=True, exist_ok=True)
+    _forget_dead_handles(folder)
     try:
         server = pgserver.get_server(folder, cleanup_mode="stop")
     except Exception as exc:  # noqa: BLE001 - pgserver raises bare assertions and subprocess errors
@@ -41,6 +42,28 @@ def _start_embedded(folder: Path) -> str:
         raise DatabaseUnavailable(f"The embedded PostgreSQL in {folder} could not start: {exc}.{hint}") from exc
     _SERVERS[folder] = server
     return server.get_uri()
+
+
+def _forget_dead_handles(folder: Path) -> None:
+    """Drop processes that died without saying goodbye from pgserver's list of users of this server.
+
+    pgserver stops the server when its last user exits, but a process killed outright never removes itself, and
+    the server would then outlive every later user. Pruning the list before attaching restores the rule.
+    """
+    import psutil
+    from pgserver.postgres_server import PostgresServer
+    from pgserver.utils import DiskList
+
+    path = folder / ".handle_pids.json"
+    if not path.exists():
+        return
+    with PostgresServer._lock:
+        handles = DiskList(path)
+        pids = handles.get()
+        alive = [pid for pid in pids if psutil.pid_exists(pid)]
+        if alive != pids:
+            logger.info("Forgetting {count} exited users of the embedded PostgreSQL", count=len(pids) - len(alive))
+            handles.put(alive)
 
 
 def database_url(settings: Settings | None = None) -> str:

@@ -375,7 +375,9 @@ class PipelineCatalog:
     ) -> ResearchResult:
         """Answer `question` with the `research` pipeline; bad input raises `ValueError` with one sentence."""
         inputs = self._research_inputs(question, sources, as_of, filters, top_k, session_id, streaming_callback)
-        return ResearchResult.from_outputs(inputs["question"], self.run(RESEARCH_PIPELINE, inputs))
+        selection = self._resolve_auto(inputs)
+        result = ResearchResult.from_outputs(inputs["question"], self.run(RESEARCH_PIPELINE, inputs))
+        return result.model_copy(update={"source_selection": selection}) if selection else result
 
     async def research_async(
         self,
@@ -389,7 +391,24 @@ class PipelineCatalog:
     ) -> ResearchResult:
         """`research` on the event loop, its branches concurrent."""
         inputs = self._research_inputs(question, sources, as_of, filters, top_k, session_id, streaming_callback)
-        return ResearchResult.from_outputs(inputs["question"], await self.run_async(RESEARCH_PIPELINE, inputs))
+        selection = self._resolve_auto(inputs)
+        result = ResearchResult.from_outputs(inputs["question"], await self.run_async(RESEARCH_PIPELINE, inputs))
+        return result.model_copy(update={"source_selection": selection}) if selection else result
+
+    @staticmethod
+    def _resolve_auto(inputs: dict[str, Any]) -> dict[str, Any] | None:
+        """Replace `auto` in the sources by the sources the question is worth asking; the reasons are returned."""
+        sources = inputs.get("sources")
+        if not sources or "auto" not in sources:
+            return None
+        from components.graph.factory import known_entities_in
+        from components.tools.source_selection import select_sources
+
+        selection = select_sources(inputs["question"], known_entities=known_entities_in)
+        chosen = [source for source in sources if source != "auto"]
+        chosen += [source for source in selection.sources if source not in chosen]
+        inputs["sources"] = chosen or ["kb"]
+        return selection.to_dict()
 
 
 _CATALOG: PipelineCatalog | None = None

@@ -47,6 +47,7 @@ class ResearchResult(BaseModel):
     sentences: list[SentenceCheck] = Field(default_factory=list)
     invalid_citations: list[int] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
+    source_selection: dict[str, Any] | None = None  # with sources=["auto"]: the chosen sources and the reasons
 
     @property
     def failed_sources(self) -> list[SourceStatus]:

@@ -18,7 +18,7 @@ SOURCE_LABELS = {
     "memory": "Memory",
     "auto": "Auto (decide from the question)",
 }
-STATUS_ICONS = {"success": "🟢", "partial": "🟡", "timeout": "🟠", "error": "🔴", "skipped": "⚪"}
+STATUS_COLOURS = {"success": "green", "partial": "orange", "timeout": "orange", "error": "red", "skipped": "gray"}
 
 state = services.session_state()
 st.title("Ask")
@@ -71,12 +71,16 @@ entry = history[-1]
 result = entry["result"]
 
 st.subheader(entry["question"])
-chips = "  ".join(
-    f"{STATUS_ICONS.get(status.status.value, '')} **{status.source}** {status.status.value} "
-    f"· {status.execution_time_ms:.0f} ms" + (f" · {status.total_found} found" if status.total_found else "")
+chips = " ".join(
+    f":{STATUS_COLOURS.get(status.status.value, 'gray')}-badge[{status.source} · {status.status.value} · "
+    f"{status.execution_time_ms:.0f} ms" + (f" · {status.total_found} found" if status.total_found else "") + "]"
     for status in result.statuses
 )
 st.markdown(chips)
+if result.source_selection:
+    with st.expander("Why these sources (auto)"):
+        for source, reasons in result.source_selection.get("reasons", {}).items():
+            st.markdown(f"- **{SOURCE_LABELS.get(source, source)}**: {'; '.join(reasons)}")
 for status in result.statuses:
     if status.status.value in ("error", "timeout", "partial") and status.message:
         st.caption(f"{status.source}: {status.message}")
@@ -100,6 +104,12 @@ if not result.chunks:
     st.info("No evidence was found. Try other sources, or ingest documents on the Ingest page.")
     st.stop()
 
+cited_numbers = sorted({number for sentence in result.sentences for number in sentence.citations
+                        if 1 <= number <= len(result.chunks)})
+opened = st.pills(
+    "Open a citation", options=cited_numbers, format_func=lambda number: f"[{number}]", key=f"cite-{len(history)}"
+) if cited_numbers else None
+
 st.markdown("#### Evidence")
 cited_sentences: dict[int, list[str]] = {}
 for sentence in result.sentences:
@@ -120,7 +130,7 @@ def _highlight(text: str, sentences: list[str]) -> str:
 for number, chunk in enumerate(result.chunks, start=1):
     title = chunk.source_title or chunk.source_id
     label = f"[{number}] {title} · {chunk.source_type.value} · relevance {chunk.semantic_relevance:.2f}"
-    with st.expander(label, expanded=number == 1):
+    with st.expander(label, expanded=number == (opened or 1)):
         st.markdown(
             f"<div style='white-space: pre-wrap'>{_highlight(chunk.text, cited_sentences.get(number, []))}</div>",
             unsafe_allow_html=True,
@@ -147,6 +157,13 @@ for number, chunk in enumerate(result.chunks, start=1):
                 st.caption(f"raw score {chunk.raw_score:.4f} ({chunk.score_kind.value})")
             if chunk.ranks:
                 st.table({"stage": list(chunk.ranks), "rank": [str(rank) for rank in chunk.ranks.values()]})
+        entity_names = chunk.metadata.get("entities") or services.entities_in(chunk.text)
+        if entity_names:
+            st.caption("Entities in this evidence (open their timeline):")
+            for position, name in enumerate(entity_names[:8]):
+                if st.button(name, key=f"entity-{len(history)}-{number}-{position}", type="tertiary"):
+                    st.session_state["entity_focus"] = name
+                    st.switch_page("pages/entities.py")
         pin_key = f"pin-{len(history)}-{number}"
         if st.button("Pin to the evidence board", key=pin_key):
             state[services.PINNED][chunk.id] = {"chunk": chunk, "question": entry["question"], "note": ""}

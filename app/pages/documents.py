@@ -68,15 +68,17 @@ st.caption(" · ".join(part for part in [document.doc_type, document.date.isofor
 
 entities = []
 try:
-    from components.graph.api import entities_for_document
-
-    entities = entities_for_document(document_id)
-except ModuleNotFoundError:
-    pass
+    entities = services.graph_tools().store.document_entities(document_id, limit=40)
 except Exception as exc:  # noqa: BLE001
     st.caption(f"Entities unavailable: {services.friendly_error(exc)}")
 if entities:
-    st.markdown("**Entities:** " + ", ".join(f"`{name}`" for name in entities[:40]))
+    st.markdown("**Entities** (open their timeline):")
+    columns = st.columns(4)
+    for position, entity in enumerate(entities):
+        if columns[position % 4].button(f"{entity.name} ({entity.fact_count})", key=f"doc-entity-{entity.uuid}",
+                                         type="tertiary"):
+            st.session_state["entity_focus"] = entity.name
+            st.switch_page("pages/entities.py")
 
 for chunk in chunks:
     where = []

@@ -40,3 +40,14 @@ def open_extractor(settings: Settings | None = None) -> GraphExtractor:
 
         return LLMGraphExtractor.from_settings(settings)
     return RuleBasedExtractor()
+
+
+def known_entities_in(question: str, collection: str | None = None) -> list[str]:
+    """Names of graph entities the question mentions (word n-grams up to four words, aliases included)."""
+    from components.graph.model import normalise_name
+
+    words = normalise_name(question).split()
+    grams = {" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, min(len(words), i + 4) + 1)}
+    if not grams:
+        return []
+    return sorted(open_graph_store(collection).known_names(grams))

@@ -1,0 +1,134 @@
+"""Entities: find an entity, see how it is connected, and read its dated facts on a timeline."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+
+import altair as alt
+import streamlit as st
+
+from app import services
+
+services.session_state()
+st.title("Entities")
+
+try:
+    tools = services.graph_tools()
+    counts = tools.store.counts()
+except Exception as exc:  # noqa: BLE001
+    st.error(f"The knowledge graph cannot be opened: {services.friendly_error(exc)}")
+    st.stop()
+
+if not counts.get("entities"):
+    st.info("The knowledge graph is empty. Entities and dated facts are extracted when documents are ingested: "
+            "add some on the Ingest page or run `research ingest PATH`.")
+    st.stop()
+
+query = st.text_input("Find an entity", value=st.session_state.get("entity_focus", ""),
+                      placeholder="e.g. PostgreSQL, Andrew Kane, Snowflake")
+matches = tools.store.search_entities(query, limit=25) if query.strip() else []
+if not query.strip():
+    st.caption(f"{counts.get('entities', 0)} entities and {counts.get('facts', 0)} dated facts in the graph.")
+    st.stop()
+if not matches:
+    st.warning(f"No entity matches “{query}”.")
+    st.stop()
+
+labels = {entity.uuid: f"{entity.name} · {entity.kind} · {entity.fact_count} facts" for entity in matches}
+chosen_uuid = st.radio("Matches", options=list(labels), format_func=labels.get, horizontal=False, label_visibility="collapsed")
+entity = next(entity for entity in matches if entity.uuid == chosen_uuid)
+st.subheader(entity.name)
+if entity.aliases:
+    st.caption("Also known as: " + ", ".join(entity.aliases[:12]))
+
+timeline_tab, network_tab = st.tabs(["Timeline", "Relationships"])
+
+
+def _parse(value: str | None) -> dt.date | None:
+    """The first day of an ISO date of any precision (YYYY, YYYY-MM, YYYY-MM-DD)."""
+    if not value:
+        return None
+    parts = value.split("-")
+    try:
+        return dt.date(int(parts[0]), int(parts[1]) if len(parts) > 1 else 1, int(parts[2]) if len(parts) > 2 else 1)
+    except (ValueError, IndexError):
+        return None
+
+
+with timeline_tab:
+    left, right = st.columns(2)
+    start = left.date_input("From", value=None, min_value=dt.date(1800, 1, 1), key="timeline_from")
+    end = right.date_input("To", value=None, min_value=dt.date(1800, 1, 1), key="timeline_to")
+    try:
+        _, hits = tools.timeline_hits(entity.name, start.isoformat() if start else None,
+                                      end.isoformat() if end else None)
+    except ValueError as exc:
+        st.error(str(exc))
+        hits = []
+    facts = [hit.fact.contract() for hit in hits]
+    if not facts:
+        st.info("No dated facts in this range.")
+    else:
+        rows = []
+        for fact in facts:
+            begin = _parse(fact["valid_at"])
+            if begin is None:
+                continue
+            rows.append({
+                "date": begin.isoformat(),
+                "until": (_parse(fact["invalid_at"]) or begin).isoformat(),
+                "precision": fact["valid_at"],
+                "fact": fact["fact"],
+                "document": fact.get("document_title") or fact.get("document_id") or "",
+            })
+        base = alt.Chart(alt.Data(values=rows))
+        spans = base.mark_rule(strokeWidth=3, opacity=0.5).encode(
+            x=alt.X("date:T", title=None), x2="until:T", y=alt.Y("document:N", title=None)
+        )
+        points = base.mark_circle(size=90).encode(
+            x="date:T", y="document:N", color=alt.Color("document:N", legend=None),
+            tooltip=["precision:N", "fact:N", "document:N"],
+        )
+        st.altair_chart((spans + points).properties(height=max(160, 28 * len({r["document"] for r in rows}))),
+                        use_container_width=True)
+        for fact in facts:
+            with st.container(border=True):
+                when = fact["valid_at"] or "undated"
+                if fact.get("invalid_at"):
+                    when += f" – {fact['invalid_at']}"
+                st.markdown(f"**{html.escape(when)}** · {html.escape(fact.get('document_title') or '')}")
+                st.write(fact["fact"])
+                st.caption(f"sentence {fact.get('sentence_index', 0) + 1} of document {fact.get('document_id')}"
+                           + (f" · date from {fact['date_method']}" if fact.get("date_method") else ""))
+
+with network_tab:
+    depth = st.slider("Depth", min_value=1, max_value=5, value=2, help="How many hops from the entity to follow")
+    result = tools.get_entity_relationships(entity.name, depth)
+    related = result["related_facts"]
+    if not related:
+        st.info("No facts link this entity to another yet.")
+    else:
+        edges: dict[tuple[str, str], int] = {}
+        for fact in related:
+            names = list(dict.fromkeys(fact.get("entities") or []))
+            for i, a in enumerate(names):
+                for b in names[i + 1:]:
+                    key = tuple(sorted((a, b)))
+                    edges[key] = edges.get(key, 0) + 1
+        central = result["central_entity"]
+
+        def quote(name: str) -> str:
+            return '"' + name.replace('"', "'") + '"'
+
+        dot = ["graph G {", "  graph [overlap=false, splines=true];",
+               '  node [shape=box, style="rounded,filled", fillcolor="#eef3fb", fontname="sans-serif"];',
+               f'  {quote(central)} [fillcolor="#1f5fbf", fontcolor="white"];']
+        for (a, b), weight in sorted(edges.items(), key=lambda item: -item[1])[:80]:
+            dot.append(f"  {quote(a)} -- {quote(b)} [penwidth={min(1 + weight, 6)}, tooltip=\"{weight} facts\"];")
+        dot.append("}")
+        st.graphviz_chart("\n".join(dot), use_container_width=True)
+        st.caption(f"{len(related)} facts within {result['depth']} hops ({result['search_method']}).")
+        with st.expander("The facts behind the links"):
+            for fact in related:
+                st.markdown(f"- hop {fact.get('hop', 0)} · {fact.get('valid_at') or 'undated'} · {fact['fact']}")

@@ -1,0 +1,120 @@
+"""The app in a real headless Chromium: ask the demo corpus, open a citation, open an entity's timeline.
+
+Screenshots go to test-artifacts/browser/ (kept out of git). Runs when Debian's chromium and Playwright are
+installed (`make test` installs both) and is skipped, saying so, otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.integration,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (make test installs it)"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url(database_url):
+    """The real app (streamlit run) on a free 127.0.0.1 port, on its own collection; stopped by its own pid."""
+    port = _free_port()
+    env = dict(os.environ, KB_COLLECTION=f"browser_{uuid.uuid4().hex[:8]}", PYTHONUNBUFFERED="1")
+    log = ARTIFACTS / "streamlit.log"
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"), "--server.port", str(port),
+             "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail(f"the app did not start; see {log}")
+        yield url
+    finally:
+        process.send_signal(signal.SIGTERM)  # streamlit exits cleanly, releasing its use of the database
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser_page():
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    with playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run", "--disable-quic"],
+        )
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(120_000)
+        yield page
+        browser.close()
+
+
+def test_ask_open_a_citation_and_an_entity_timeline(app_url, browser_page):
+    page = browser_page
+    page.goto(app_url)
+    page.get_by_role("heading", name="Ask").wait_for()
+    page.get_by_label("Question").fill("When did pgvector add the HNSW index type?")
+    page.get_by_role("button", name="Ask").click()
+    page.get_by_role("heading", name="Evidence").wait_for()
+    page.get_by_text("Why it is here").first.wait_for()
+    answer = page.locator("[data-testid='stMarkdownContainer']").filter(has_text="[1]").first
+    assert "[1]" in answer.inner_text()
+    page.screenshot(path=str(ARTIFACTS / "ask.png"), full_page=True)
+
+    # Open a citation: its chunk panel opens, with the source's attribution.
+    page.get_by_text("Open a citation").wait_for()
+    pill = page.get_by_role("radiogroup", name="Open a citation").get_by_role("radio").last
+    number = pill.inner_text().strip()  # e.g. "[2]"
+    pill.click()
+    panel = page.locator("[data-testid='stExpander']").filter(has_text=f"{number} ").first
+    panel.get_by_text("Semantic relevance").wait_for(state="visible")
+    panel.get_by_text("Why it is here").wait_for(state="visible")
+    page.screenshot(path=str(ARTIFACTS / "citation.png"), full_page=True)
+
+    # Open an entity's timeline from the Entities page.
+    page.get_by_role("link", name="Entities").click()
+    page.get_by_label("Find an entity").fill("PostgreSQL")
+    page.get_by_label("Find an entity").press("Enter")
+    page.get_by_role("heading", name="PostgreSQL").wait_for()
+    page.locator("[data-testid='stVegaLiteChart'], [data-testid='stArrowVegaLiteChart']").first.wait_for()
+    time.sleep(1.0)  # let the chart finish drawing before the picture
+    page.screenshot(path=str(ARTIFACTS / "entity-timeline.png"), full_page=True)
+    assert page.get_by_text("1996").count() + page.get_by_text("1986").count() > 0

@@ -1,0 +1,40 @@
+"""The Entities page over the demo corpus: search, timeline and relationships; and its empty and no-match paths."""
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.app.conftest import page
+from tests.app.test_ask_page import demo_collection  # noqa: F401 - module fixture
+
+
+@pytest.mark.integration
+class TestEntitiesPage:
+    def test_an_entitys_timeline_and_relationships(self, demo_collection):  # noqa: F811
+        at = AppTest.from_file(page("entities.py"), default_timeout=180).run()
+        assert not at.exception
+        at.text_input[0].input("PostgreSQL").run()
+        assert not at.exception
+        assert at.subheader[0].value == "PostgreSQL"
+        facts = " ".join(element.value for element in at.markdown)
+        assert "1996" in facts or "1986" in facts  # dated facts from the demo corpus's PostgreSQL history
+        assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")  # the timeline chart
+        assert at.get("graphviz_chart")  # the relationship network
+        at.slider[0].set_value(1).run()
+        assert not at.exception
+
+    def test_focus_from_another_page_prefills_the_search(self, demo_collection):  # noqa: F811
+        at = AppTest.from_file(page("entities.py"), default_timeout=180)
+        at.session_state["entity_focus"] = "Andrew Kane"
+        at.run()
+        assert not at.exception
+        assert at.subheader[0].value == "Andrew Kane"
+
+    def test_no_match_is_a_sentence(self, demo_collection):  # noqa: F811
+        at = AppTest.from_file(page("entities.py"), default_timeout=180).run()
+        at.text_input[0].input("zzzz no such entity").run()
+        assert any("No entity matches" in element.value for element in at.warning)
+
+    def test_empty_graph_explains_how_to_fill_it(self, app_env):
+        at = AppTest.from_file(page("entities.py"), default_timeout=180).run()
+        assert not at.exception
+        assert any("knowledge graph is empty" in element.value for element in at.info)
