@@ -74,3 +74,40 @@ def entities_in(text: str) -> list[str]:
         return known_entities_in(text)
     except Exception:  # noqa: BLE001 - entity links are a convenience, never a failure of the page
         return []
+
+
+def research_streaming(area: Any, question: str, **options: Any) -> tuple[Any, str | None]:
+    """Ask the research pipeline, streaming the answer into `area` (an `st.empty()`) as it is produced.
+
+    The pipeline runs in a worker thread and hands each piece of the answer over a queue, because Streamlit
+    elements may only be written from the script's own thread. Returns (result, None) or (None, error sentence).
+    """
+    import queue
+    import threading
+
+    pieces: queue.Queue = queue.Queue()
+    outcome: dict[str, Any] = {}
+
+    def on_piece(chunk: Any) -> None:
+        text = getattr(chunk, "content", None) or ""
+        if text:
+            pieces.put(text)
+
+    def work() -> None:
+        try:
+            outcome["result"] = catalog().research(question, streaming_callback=on_piece, **options)
+        except Exception as exc:  # noqa: BLE001 - reported to the analyst as a sentence
+            outcome["error"] = friendly_error(exc)
+        finally:
+            pieces.put(None)
+
+    def stream():  # noqa: ANN202
+        while (piece := pieces.get()) is not None:
+            yield piece
+
+    worker = threading.Thread(target=work, name="research-question", daemon=True)
+    worker.start()
+    with area.container():
+        st.write_stream(stream())
+    worker.join()
+    return outcome.get("result"), outcome.get("error")

@@ -18,6 +18,7 @@ SOURCE_LABELS = {
     "memory": "Memory",
     "auto": "Auto (decide from the question)",
 }
+DOC_TYPES = ["md", "txt", "html", "pdf", "docx", "web", "arxiv"]
 STATUS_COLOURS = {"success": "green", "partial": "orange", "timeout": "orange", "error": "red", "skipped": "gray"}
 
 state = services.session_state()
@@ -39,6 +40,13 @@ with st.form("ask", clear_on_submit=False):
     )
     as_of = middle.date_input("As of", value=None, max_value=dt.date.today() + dt.timedelta(days=1))
     top_k = right.number_input("Chunks", min_value=1, max_value=20, value=5)
+    with st.expander("Filters"):
+        doc_types = st.multiselect("Document types (knowledge base)", options=DOC_TYPES)
+        from_col, to_col = st.columns(2)
+        date_from = from_col.date_input("Documents dated from", value=None, min_value=dt.date(1900, 1, 1))
+        date_to = to_col.date_input("Documents dated to", value=None, min_value=dt.date(1900, 1, 1))
+        domains = st.text_input("Web domains (comma separated)", placeholder="postgresql.org, github.com")
+        categories = st.text_input("arXiv categories (comma separated)", placeholder="cs.IR, cs.CL")
     asked = st.form_submit_button("Ask", type="primary")
 
 if asked:
@@ -47,19 +55,32 @@ if asked:
     elif not sources:
         st.error("Pick at least one source.")
     else:
+        filters = {
+            key: value
+            for key, value in {
+                "doc_types": doc_types or None,
+                "date_from": date_from.isoformat() if date_from else None,
+                "date_to": date_to.isoformat() if date_to else None,
+                "domains": [part.strip() for part in domains.split(",") if part.strip()] or None,
+                "arxiv_categories": [part.strip() for part in categories.split(",") if part.strip()] or None,
+            }.items()
+            if value
+        }
+        streamed = st.empty()
         with st.spinner("Searching the selected sources…"):
-            try:
-                result = services.catalog().research(
-                    question.strip(),
-                    sources=sources,
-                    as_of=as_of.isoformat() if as_of else None,
-                    top_k=int(top_k),
-                    session_id=state[services.SESSION_ID],
-                )
-            except Exception as exc:  # noqa: BLE001 - the analyst sees a sentence, never a trace
-                st.error(f"The question could not be answered: {services.friendly_error(exc)}")
-                result = None
-        if result is not None:
+            result, error = services.research_streaming(
+                streamed,
+                question.strip(),
+                sources=sources,
+                as_of=as_of.isoformat() if as_of else None,
+                filters=filters or None,
+                top_k=int(top_k),
+                session_id=state[services.SESSION_ID],
+            )
+        streamed.empty()  # the streamed draft gives way to the checked, cited answer below
+        if error is not None:
+            st.error(f"The question could not be answered: {error}")
+        else:
             state[services.HISTORY].append({"question": question.strip(), "result": result})
 
 history = state[services.HISTORY]

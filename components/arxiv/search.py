@@ -121,13 +121,14 @@ class ArxivSearch:
     ) -> dict[str, Any]:
         """Search arXiv for `query` (plain words, or arXiv's field syntax such as `ti:transformer AND au:vaswani`).
 
-        `filters` (knowledge-base filters) do not apply to arXiv and are ignored.
+        Of the research `filters`, only `arxiv_categories` applies (as `categories` when that is not given).
 
         :returns: `documents`: chunks as Documents (meta per `ContextChunk`/`ArxivMetadata`), best first;
             `status`: the `SourceStatus` of this run.
         """
         if not wants_source(sources, SOURCE):
             return {"documents": [], "status": SourceStatus.skipped(SOURCE, "arXiv not selected for this question")}
+        categories = categories or _categories_from(filters)
         try:
             work = self._work(query, query_embedding, as_of, num_results, sort_by, categories, date_from, date_to,
                               full_text)
@@ -155,6 +156,7 @@ class ArxivSearch:
         """`run` for `Pipeline.run_async`: the same inputs and outputs; the request runs in a worker thread."""
         if not wants_source(sources, SOURCE):
             return {"documents": [], "status": SourceStatus.skipped(SOURCE, "arXiv not selected for this question")}
+        categories = categories or _categories_from(filters)
         try:
             work = self._work(query, query_embedding, as_of, num_results, sort_by, categories, date_from, date_to,
                               full_text)
@@ -317,3 +319,14 @@ class ArxivSearch:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ArxivSearch:
         return default_from_dict(cls, data)
+
+
+def _categories_from(filters: dict | None) -> list[str] | None:
+    """arXiv categories from the research filters (`arxiv_categories`: a list, or a comma-separated string)."""
+    value = (filters or {}).get("arxiv_categories")
+    if isinstance(value, str):
+        value = value.split(",")
+    if isinstance(value, (list, tuple)):
+        cleaned = [str(part).strip() for part in value if str(part).strip()]
+        return cleaned or None
+    return None

@@ -23,6 +23,8 @@ from components.knowledge_base.store import (
 from components.resilience import RetryableError, SourceError
 
 FILTER_KEYS = ("doc_types", "date_from", "date_to", "document_ids")
+# Keys of the research filters that belong to other sources (web domains, arXiv categories): accepted, not applied.
+OTHER_SOURCES_KEYS = ("domains", "arxiv_categories")
 
 
 def clamp_int(value: Any, low: int, high: int, name: str) -> int:
@@ -89,7 +91,7 @@ def parse_filters(filters: dict | None, as_of: str | None = None) -> SearchFilte
         filters = {}
     if not isinstance(filters, dict):
         raise SourceError("filters must be a mapping with doc_types, date_from, date_to and document_ids")
-    unknown = sorted(str(key) for key in filters if key not in FILTER_KEYS)
+    unknown = sorted(str(key) for key in filters if key not in FILTER_KEYS + OTHER_SOURCES_KEYS)
     if unknown:
         raise SourceError(f"unknown filter {', '.join(unknown)}; use {', '.join(FILTER_KEYS)}")
     date_from = _parse_date(filters.get("date_from"), "date_from")

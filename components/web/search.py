@@ -129,7 +129,8 @@ class WebSearch:
     ) -> dict[str, Any]:
         """Search the web for `query`.
 
-        `filters` (knowledge-base filters) do not apply to the web and are ignored. With `as_of` the web is
+        Of the research `filters`, only `domains` applies to the web (as `include_domains` when that is not
+        given). With `as_of` the web is
         skipped: a page fetched today says what it says today, not what was known then.
 
         :returns: `documents`: chunks as Documents (meta per `ContextChunk`/`WebMetadata`), best first;
@@ -138,6 +139,7 @@ class WebSearch:
         early = self._early_status(sources, as_of)
         if early is not None:
             return {"documents": [], "status": early}
+        include_domains = include_domains or _filter_list(filters, "domains")
         work = self._work(query, query_embedding, num_results, languages, include_domains, exclude_domains)
         self.warm_up()  # loading the model is set-up, not the source's latency
         result, status = self._guard.call(work)
@@ -160,6 +162,7 @@ class WebSearch:
         early = self._early_status(sources, as_of)
         if early is not None:
             return {"documents": [], "status": early}
+        include_domains = include_domains or _filter_list(filters, "domains")
         work = self._work(query, query_embedding, num_results, languages, include_domains, exclude_domains)
         self.warm_up()
         result, status = await self._guard.acall(work)
@@ -284,3 +287,14 @@ class WebSearch:
     def from_dict(cls, data: dict[str, Any]) -> WebSearch:
         deserialize_secrets_inplace(data.get("init_parameters", {}), keys=["api_key"])
         return default_from_dict(cls, data)
+
+
+def _filter_list(filters: dict | None, key: str) -> list[str] | None:
+    """A list of strings from the research filters (a comma-separated string is accepted too)."""
+    value = (filters or {}).get(key)
+    if isinstance(value, str):
+        value = value.split(",")
+    if isinstance(value, (list, tuple)):
+        cleaned = [str(part).strip() for part in value if str(part).strip()]
+        return cleaned or None
+    return None

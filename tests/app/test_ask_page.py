@@ -67,6 +67,13 @@ class TestAskPage:
         assert not at.exception
         assert len(at.session_state["pinned"]) == 1
 
+    def test_filters_restrict_the_evidence(self, demo_collection):
+        at = AppTest.from_file(page("ask.py"), default_timeout=180).run()
+        at.multiselect[1].set_value(["pdf"])  # the demo corpus has no PDF: nothing may come back
+        at = ask(at, "When did pgvector add the HNSW index type?")
+        assert not at.exception
+        assert any("No evidence was found" in element.value for element in at.info)
+
     def test_empty_question_is_refused_with_a_sentence(self, demo_collection):
         at = AppTest.from_file(page("ask.py"), default_timeout=180).run()
         at = ask(at, "   ")

@@ -81,6 +81,8 @@ class TestArxivSearch:
         assert {doc.meta["paper_id"] for doc in as_of["documents"]} == {"2004.04906"}
         ir = component.run(query="nearest neighbour search", categories=["cs.IR"])
         assert {doc.meta["paper_id"] for doc in ir["documents"]} == {"1603.09320"}
+        from_filters = component.run(query="nearest neighbour search", filters={"arxiv_categories": "cs.IR"})
+        assert {doc.meta["paper_id"] for doc in from_filters["documents"]} == {"1603.09320"}
         fielded = component.run(query='ti:"attention is all you need"')
         assert [doc.meta["paper_id"] for doc in fielded["documents"]] == ["1706.03762"]
         nothing = component.run(query="quantum gravity", date_to="2001-01-01")

@@ -117,6 +117,11 @@ class TestWebSearch:
         assert not any("/wiki/" in doc.meta["page_url"] for doc in glob["documents"])
         only = make(firecrawl_server, work_dir).run(query=QUESTION, include_domains=["example.io"])
         assert {doc.meta["domain"] for doc in only["documents"]} == {"blog.example.io"}
+        # The research pipeline's filters carry the analyst's domains to the web branch (knowledge-base keys ignored).
+        filtered = make(firecrawl_server, work_dir).run(
+            query=QUESTION, filters={"domains": ["example.io"], "doc_types": ["pdf"]}
+        )
+        assert {doc.meta["domain"] for doc in filtered["documents"]} == {"blog.example.io"}
         without = make(firecrawl_server, work_dir).run(query=QUESTION, exclude_domains=["example.org"])
         assert without["documents"]
         assert not any(doc.meta["domain"].endswith("example.org") for doc in without["documents"])
