@@ -140,3 +140,15 @@ def close_pools() -> None:
         for pool in _POOLS.values():
             pool.close()  # type: ignore[attr-defined]
         _POOLS.clear()
+
+
+def release_embedded() -> None:
+    """Close this process's pools and detach from the embedded PostgreSQL (stopping it if no other process uses it).
+
+    For a process about to replace itself (`exec`): its exit handlers will not run, so it detaches now.
+    """
+    close_pools()
+    with _LOCK:
+        for server in _SERVERS.values():
+            server.cleanup()  # type: ignore[attr-defined]
+        _SERVERS.clear()

@@ -23,6 +23,9 @@ def run(args: argparse.Namespace) -> int:
         report = ensure_demo_corpus()
         if report is not None:
             print(f"Demo corpus ingested: {report.summary()}")
+        from components.database import release_embedded
+
+        release_embedded()  # exec skips exit handlers: detach from the embedded PostgreSQL first
     entry = Path(__file__).resolve().parents[2] / "app" / "main.py"
     print(f"Opening the app on http://{args.host}:{args.port}")
     sys.stdout.flush()
