@@ -24,6 +24,7 @@ import numpy as np
 from haystack import logging
 
 from components.knowledge_base.store import ChunkRecord, DocumentRecord, KnowledgeBaseStore
+from components.text.analyzer import sentence_spans, term_counts
 from ingest.formats import SUPPORTED_SUFFIXES, ConversionError, convert_bytes, doc_type_for
 from ingest.formats.common import json_safe
 from ingest.hooks import IngestHook, default_hooks
@@ -71,6 +72,8 @@ class _Prepared:
     chunks: list[TextChunk]
     replaced: bool
     embeddings: list[np.ndarray | None] = field(default_factory=list)
+    # Per chunk: the sentence spans that got an in-context vector, and those vectors (same forward pass).
+    sentences: list[tuple[list[tuple[int, int]], np.ndarray] | None] = field(default_factory=list)
 
 
 def document_id_for(source: str) -> str:
@@ -130,7 +133,8 @@ class Ingestor:
     @property
     def chunking(self) -> str:
         """What decides the chunks; a document chunked differently is re-ingested even if its content is unchanged."""
-        return f"{self.splitter.chunk_tokens}/{self.splitter.overlap_tokens}/{self.model_name}"
+        # "evidence": documents ingested before chunks carried sentence vectors and term counts are re-ingested once.
+        return f"{self.splitter.chunk_tokens}/{self.splitter.overlap_tokens}/{self.model_name}/evidence"
 
     # -- public entry points ----------------------------------------------------------------------------------------
 
@@ -267,12 +271,20 @@ class Ingestor:
             date=item.date or converted.date,
             metadata=json_safe(metadata),
         )
-        return _Prepared(item, document, chunks, replaced=existing is not None, embeddings=[None] * len(chunks))
+        return _Prepared(
+            item,
+            document,
+            chunks,
+            replaced=existing is not None,
+            embeddings=[None] * len(chunks),
+            sentences=[None] * len(chunks),
+        )
 
     def _write(self, prepared: _Prepared) -> int:
         document = prepared.document
         records = []
-        for chunk, embedding in zip(prepared.chunks, prepared.embeddings, strict=True):
+        for chunk, embedding, sentences in zip(prepared.chunks, prepared.embeddings, prepared.sentences, strict=True):
+            spans, sentence_vectors = sentences if sentences is not None else ([], None)
             metadata = {
                 "page_number": chunk.page_number,
                 "page_end": chunk.page_end,
@@ -290,6 +302,10 @@ class Ingestor:
                     text=chunk.text,
                     embedding=embedding,
                     metadata={k: v for k, v in metadata.items() if v is not None},
+                    sentence_spans=spans,
+                    sentence_embeddings=sentence_vectors,
+                    # The same analyzer the ranker uses; the title counts, as it does for BM25 at query time.
+                    term_counts=term_counts(f"{document.title}\n{chunk.text}"),
                 )
             )
 
@@ -404,7 +420,12 @@ class _Run:
             batch, refs = refs[:window], refs[window:]
             started = time.perf_counter()
             try:
-                vectors = model.embed([p.chunks[i].text for p, i in batch], batch_size=batch_size)
+                # One forward pass gives the chunk vectors and the in-context sentence vectors the ranker uses.
+                vectors, sentence_vectors, kept = model.embed_with_sentence_spans(
+                    [p.chunks[i].text for p, i in batch],
+                    [p.chunks[i].sentence_spans or sentence_spans(p.chunks[i].text) for p, i in batch],
+                    batch_size=batch_size,
+                )
             except Exception as exc:  # noqa: BLE001 - fail the documents of this batch, keep the run going
                 logger.warning("Embedding failed: {error}", error=repr(exc))
                 broken = {id(p) for p, _ in batch}
@@ -414,8 +435,9 @@ class _Run:
                 refs = [(p, i) for p, i in refs if id(p) not in broken]
                 continue
             self.report.embedding_seconds += time.perf_counter() - started
-            for (prepared, i), vector in zip(batch, vectors, strict=True):
+            for (prepared, i), vector, spans, rows in zip(batch, vectors, kept, sentence_vectors, strict=True):
                 prepared.embeddings[i] = vector
+                prepared.sentences[i] = (spans, rows)
             with self.lock:
                 self.chunks_done += len(batch)
             while waiting and all(v is not None for v in waiting[0].embeddings):

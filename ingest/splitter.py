@@ -117,6 +117,8 @@ class TextChunk:
     page_end: int | None = None
     section_title: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    # The sentences (or pieces of over-long ones) the chunk was packed from, as offsets in `text`.
+    sentence_spans: list[tuple[int, int]] = field(default_factory=list)
 
 
 @component
@@ -264,6 +266,7 @@ class TokenSplitter:
             page_number=units[0].page_number,
             page_end=units[-1].page_number,
             section_title=section_title,
+            sentence_spans=[(unit.start - start, unit.end - start) for unit in units],
         )
 
     @component.output_types(documents=list[Document])

@@ -12,6 +12,9 @@ logger = logging.getLogger(__name__)
 
 # Sentences scoring under this share of the best one are left out.
 RELATIVE_CUTOFF = 0.5
+# The ranker's best sentence of a chunk (`meta["evidence"]["best_span"]`: its terms and its in-context meaning
+# matched the question best) is preferred by this much, and needs only half the usual term support.
+BEST_SPAN_BONUS = 0.2
 NO_SOURCES_ANSWER = "No source returned anything for this question, so there is nothing to answer from."
 NO_EVIDENCE_ANSWER = "The sources found do not answer this question directly; the closest passages are listed below."
 
@@ -21,7 +24,8 @@ class ExtractiveAnswerGenerator:
     """Answers with the sentences of the top chunks that best cover the question, each citing its chunk as [n].
 
     Deterministic and model-free: a sentence's score is the share of the question's (locally rare) terms it
-    holds, plus a little for adjacent question bigrams and for its chunk's rank. `n` is the chunk's 1-based
+    holds, plus a little for adjacent question bigrams and for its chunk's rank, plus a bonus when the ranker
+    marked it as its chunk's best sentence (`meta["evidence"]["best_span"]`). `n` is the chunk's 1-based
     position in `documents`, the same numbering the prompt uses. When no sentence reaches `min_support` the
     answer says plainly that the evidence does not answer the question.
 
@@ -69,10 +73,14 @@ class ExtractiveAnswerGenerator:
         scored: list[tuple[float, int, int, str]] = []
         for doc_index, (sentences, bags) in enumerate(zip(sentences_per_doc, terms_per_doc, strict=True)):
             rank_bonus = 0.1 / (1 + doc_index)
+            best_text = _best_span_text(top[doc_index])
             for sentence_index, (sentence, bag) in enumerate(zip(sentences, bags, strict=True)):
                 support = sentence_coverage(query_terms, weights, bag, bigrams)
-                if support >= self.min_support and len(bag) >= 2:
-                    scored.append((support + rank_bonus, doc_index, sentence_index, sentence))
+                best = bool(best_text) and _same_sentence(sentence, best_text)
+                floor = self.min_support / 2 if best else self.min_support
+                if support >= floor and len(bag) >= 2:
+                    bonus = rank_bonus + (BEST_SPAN_BONUS if best else 0.0)
+                    scored.append((support + bonus, doc_index, sentence_index, sentence))
         if not scored:
             return {"replies": [NO_EVIDENCE_ANSWER]}
 
@@ -102,6 +110,25 @@ class ExtractiveAnswerGenerator:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ExtractiveAnswerGenerator:
         return default_from_dict(cls, data)
+
+
+def _best_span_text(document: Document) -> str:
+    """The ranker's best sentence of `document`, whitespace-normalised; empty when it marked none."""
+    evidence = (document.meta or {}).get("evidence") or {}
+    span = evidence.get("best_span") if isinstance(evidence, dict) else None
+    content = document.content or ""
+    if not (isinstance(span, (list, tuple)) and len(span) == 2):
+        return ""
+    start, end = int(span[0]), int(span[1])
+    if not 0 <= start < end <= len(content):
+        return ""
+    return " ".join(content[start:end].split())
+
+
+def _same_sentence(sentence: str, best_text: str) -> bool:
+    """Whether a split sentence is the marked one (the two splitters may cut an abbreviation differently)."""
+    normalised = " ".join(sentence.split())
+    return normalised == best_text or (len(normalised) >= 20 and (normalised in best_text or best_text in normalised))
 
 
 def _cite(sentence: str, number: int) -> str:

@@ -165,6 +165,8 @@ class QdrantKnowledgeBase(KnowledgeBaseStore):
         self.chunks_name = f"{collection}_chunks"
         self.documents_name = f"{collection}_documents"
         self.sources_name = f"{collection}_sources"
+        # In-context sentence vectors for the ranker, one point per sentence (chunk payloads stay small).
+        self.sentences_name = f"{collection}_sentences"
         self._lock = threading.Lock()
         self._shared: _SharedClient | None = None
         self._connect()
@@ -234,6 +236,16 @@ class QdrantKnowledgeBase(KnowledgeBaseStore):
                     f"{stored_model or 'an unknown model'}, but this knowledge base is set up for {self.dimension} "
                     f"dimensions from {self.embedding_model}; use another collection or re-ingest into a new one."
                 )
+        if not client.collection_exists(self.sentences_name):
+            client.create_collection(
+                self.sentences_name,
+                vectors_config=models.VectorParams(size=self.dimension, distance=models.Distance.COSINE),
+            )
+            if not local:
+                for field in ("chunk_id", "chunk_point"):
+                    client.create_payload_index(
+                        self.sentences_name, field_name=field, field_schema=models.PayloadSchemaType.KEYWORD
+                    )
         if not client.collection_exists(self.sources_name):
             # source -> document id, so replacing a re-ingested source is a lookup, not a scan.
             client.create_collection(self.sources_name, vectors_config={})
@@ -263,7 +275,7 @@ class QdrantKnowledgeBase(KnowledgeBaseStore):
         """Delete the collection's chunks and documents (tests and `research kb copy --replace`)."""
 
         def drop(client: Any) -> None:
-            for name in (self.chunks_name, self.documents_name, self.sources_name):
+            for name in (self.chunks_name, self.documents_name, self.sources_name, self.sentences_name):
                 client.delete_collection(name)
             self._ensure_collections(client, self._shared.local if self._shared else True)
 
@@ -313,6 +325,7 @@ class QdrantKnowledgeBase(KnowledgeBaseStore):
         from qdrant_client import models
 
         points = [self._chunk_point(document, chunk) for chunk in chunks]
+        sentence_points = self._sentence_points(chunks)
         fields = document_fields(document, len(chunks))
         # Qdrant payloads have no size cap: keep the whole text.
         fields.update(text=document.text or "", text_in_chunks=False)
@@ -323,6 +336,10 @@ class QdrantKnowledgeBase(KnowledgeBaseStore):
             # New chunks go in before stale ones leave, so a reader never sees the document without chunks.
             for start in range(0, len(points), _BATCH):
                 client.upsert(self.chunks_name, points=points[start : start + _BATCH], wait=True)
+            if old_ids:
+                self._delete_sentences(client, old_ids)
+            for start in range(0, len(sentence_points), _BATCH):
+                client.upsert(self.sentences_name, points=sentence_points[start : start + _BATCH], wait=True)
             stale = sorted(set(old_ids) - set(keep))
             if stale:
                 client.delete(self.chunks_name, points_selector=models.PointIdsList(points=stale), wait=True)
@@ -374,6 +391,71 @@ class QdrantKnowledgeBase(KnowledgeBaseStore):
             },
         )
 
+    @staticmethod
+    def _sentence_points(chunks: list[ChunkRecord]) -> list[Any]:
+        from qdrant_client import models
+
+        points = []
+        for chunk in chunks:
+            if chunk.sentence_embeddings is None or not chunk.sentence_spans:
+                continue
+            vectors = np.asarray(chunk.sentence_embeddings, dtype=np.float32)
+            if vectors.shape[0] != len(chunk.sentence_spans):
+                raise ValueError(
+                    f"Chunk {chunk.chunk_id} has {len(chunk.sentence_spans)} sentence spans but "
+                    f"{vectors.shape[0]} sentence embeddings."
+                )
+            for index, ((start, end), vector) in enumerate(zip(chunk.sentence_spans, vectors, strict=True)):
+                points.append(
+                    models.PointStruct(
+                        id=point_id(f"{chunk.chunk_id}\x00{index}"),
+                        vector=vector.tolist(),
+                        payload={
+                            "chunk_id": chunk.chunk_id,
+                            "chunk_point": point_id(chunk.chunk_id),
+                            "idx": index,
+                            "start": int(start),
+                            "end": int(end),
+                        },
+                    )
+                )
+        return points
+
+    def _delete_sentences(self, client: Any, chunk_points: list[str]) -> None:
+        from qdrant_client import models
+
+        condition = models.FieldCondition(key="chunk_point", match=models.MatchAny(any=list(chunk_points)))
+        selector = models.FilterSelector(filter=models.Filter(must=[condition]))
+        client.delete(self.sentences_name, points_selector=selector, wait=True)
+
+    def sentence_similarities(
+        self, chunk_ids: list[str], query_embedding: np.ndarray
+    ) -> dict[str, list[tuple[int, int, float]]]:
+        """Per chunk id, `(start, end, cosine)` of its stored sentences, in order; one filtered query."""
+        from qdrant_client import models
+
+        ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
+        if not ids:
+            return {}
+        vector = self._query_vector(query_embedding)
+        condition = models.FieldCondition(key="chunk_id", match=models.MatchAny(any=ids))
+        response = self._call(
+            lambda client: client.query_points(
+                self.sentences_name,
+                query=vector.tolist(),
+                query_filter=models.Filter(must=[condition]),
+                limit=min(10_000, 64 * len(ids)),
+                with_payload=True,
+            )
+        )
+        rows: dict[str, list[tuple[int, int, int, float]]] = {}
+        for point in response.points:
+            payload = point.payload
+            rows.setdefault(payload["chunk_id"], []).append(
+                (int(payload["idx"]), int(payload["start"]), int(payload["end"]), float(point.score))
+            )
+        return {chunk_id: [row[1:] for row in sorted(found)] for chunk_id, found in rows.items()}
+
     def _chunk_ids_of(self, client: Any, document_id: str) -> list[str]:
         """The point ids of a stored document's chunks (kept in its payload, so no scan is needed)."""
         found = client.retrieve(self.documents_name, ids=[point_id(document_id)], with_payload=["chunk_ids"])
@@ -388,6 +470,7 @@ class QdrantKnowledgeBase(KnowledgeBaseStore):
         chunk_ids = list(found[0].payload.get("chunk_ids") or [])
         if chunk_ids:
             client.delete(self.chunks_name, points_selector=models.PointIdsList(points=chunk_ids), wait=True)
+            self._delete_sentences(client, chunk_ids)
         client.delete(
             self.documents_name, points_selector=models.PointIdsList(points=[point_id(document_id)]), wait=True
         )

@@ -13,8 +13,10 @@ from haystack import Document, component, default_from_dict, default_to_dict, lo
 from haystack.core.component.types import Variadic
 
 from components.embedding.model import EmbeddingModel, get_embedding_model
-from components.ranking.evidence import idf_weights, sentence_terms, terms, text_evidence
+from components.knowledge_base.store import TermStatistics
+from components.ranking.evidence_scorer import DEFAULT_WEIGHTS, EvidenceCandidate, EvidenceFeatures, EvidenceScorer
 from components.settings import DEFAULT_EMBEDDING_MODEL
+from components.text.analyzer import terms
 
 logger = logging.getLogger(__name__)
 
@@ -25,13 +27,18 @@ RANKED_RANK = "ranked"
 
 @component
 class ResearchRanker:
-    """Orders fused chunks by semantic relevance, sentence-level lexical evidence and their fusion rank.
+    """Orders fused chunks by how strongly they answer the question: general retrieval evidence on absolute scales.
 
     Every chunk gets the same semantic relevance scale: the cosine the source computed from stored embeddings
     (`meta["semantic_relevance"]`), or, when a source left it out, the local model's cosine of the chunk text.
-    That is combined with how much of the question's rarer terms the chunk's best sentence holds and with the
-    reciprocal-rank-fusion score, plus an optional recency weight on `source_date`. The chunk's rank in every
-    branch (recovered from `branch_documents`), after fusion (`fused`) and after ranking (`ranked`) is kept in
+    The order is the `EvidenceScorer`'s weighted sum of five signals: BM25 of the question's terms (collection IDF
+    from the knowledge base's term statistics), that cosine, the best in-context sentence cosine (stored sentence
+    vectors), the IDF-weighted share of question terms held, and the best sentence's term share plus cosine;
+    plus optional weights for the reciprocal-rank-fusion score and recency (`source_date`). The knowledge base
+    is asked once per question, for all its candidates, for sentence similarities and term statistics; chunks
+    from other sources (web, arXiv, graph, memory) get the signals that need no stored data, so they compete on
+    the same scale. The signals are kept in `meta["evidence"]` (with the best sentence's `best_span` in the
+    chunk text), the chunk's rank in every branch, after fusion (`fused`) and after ranking (`ranked`) in
     `meta["ranks"]`.
 
     Usage:
@@ -46,25 +53,47 @@ class ResearchRanker:
     def __init__(
         self,
         top_k: int = 8,
-        semantic_weight: float = 0.45,
-        lexical_weight: float = 0.45,
-        fusion_weight: float = 0.1,
+        bm25_weight: float = DEFAULT_WEIGHTS["bm25"],
+        dense_weight: float = DEFAULT_WEIGHTS["dense"],
+        sentence_weight: float = DEFAULT_WEIGHTS["sentence"],
+        coverage_weight: float = DEFAULT_WEIGHTS["coverage"],
+        best_sentence_weight: float = DEFAULT_WEIGHTS["best_sentence"],
+        fusion_weight: float = 0.0,
         recency_weight: float = 0.0,
         recency_half_life_days: float = 365.0,
+        use_store_evidence: bool = True,
         model: str = DEFAULT_EMBEDDING_MODEL,
+        max_candidates: int = 30,
     ) -> None:
         """
         :param top_k: how many chunks to keep (1-50).
-        :param semantic_weight: weight of the chunk's semantic relevance, relative to the best candidate's.
-        :param lexical_weight: weight of the best sentence's coverage of the question's terms.
+        :param bm25_weight: weight of BM25 as a share of the question's best possible score (0-1).
+        :param dense_weight: weight of the chunk's cosine to the question.
+        :param sentence_weight: weight of the best in-context sentence cosine.
+        :param coverage_weight: weight of the IDF-weighted share of question terms in the chunk.
+        :param best_sentence_weight: weight of the best sentence's term share plus its cosine.
         :param fusion_weight: weight of the reciprocal-rank-fusion score, relative to the best candidate's.
         :param recency_weight: weight of recency (1 for today, halving every `recency_half_life_days`).
         :param recency_half_life_days: how fast recency decays.
-        :param model: the embedding model used for chunks that come without a semantic relevance.
+        :param use_store_evidence: ask the knowledge base for sentence similarities and term statistics (only
+            stores the searches already opened in this process are asked; none is opened here).
+        :param model: the embedding model for chunks without a semantic relevance and questions without an
+            embedding.
+        :param max_candidates: how many of the best fused candidates get the evidence scoring (10-200); the rest
+            rank below them. Evidence costs text analysis per candidate, and the fused tail rarely holds an answer.
         """
         if not 1 <= int(top_k) <= 50:
             raise ValueError("top_k must be between 1 and 50")
-        weights = (semantic_weight, lexical_weight, fusion_weight, recency_weight)
+        if not 10 <= int(max_candidates) <= 200:
+            raise ValueError("max_candidates must be between 10 and 200")
+        evidence = {
+            "bm25": bm25_weight,
+            "dense": dense_weight,
+            "sentence": sentence_weight,
+            "coverage": coverage_weight,
+            "best_sentence": best_sentence_weight,
+        }
+        weights = (*evidence.values(), fusion_weight, recency_weight)
         if any(weight < 0 for weight in weights) or sum(weights) <= 0:
             raise ValueError("ranking weights must be non-negative and not all zero")
         if recency_half_life_days <= 0:
@@ -72,12 +101,18 @@ class ResearchRanker:
         if not model:
             raise ValueError("model must name the embedding model")
         self.top_k = int(top_k)
-        self.semantic_weight = float(semantic_weight)
-        self.lexical_weight = float(lexical_weight)
+        self.max_candidates = int(max_candidates)
+        self.bm25_weight = float(bm25_weight)
+        self.dense_weight = float(dense_weight)
+        self.sentence_weight = float(sentence_weight)
+        self.coverage_weight = float(coverage_weight)
+        self.best_sentence_weight = float(best_sentence_weight)
         self.fusion_weight = float(fusion_weight)
         self.recency_weight = float(recency_weight)
         self.recency_half_life_days = float(recency_half_life_days)
+        self.use_store_evidence = bool(use_store_evidence)
         self.model = model
+        self._scorer = EvidenceScorer({key: float(value) for key, value in evidence.items()})
         self._model: EmbeddingModel | None = None
 
     def warm_up(self) -> None:
@@ -110,17 +145,20 @@ class ResearchRanker:
         candidates = [document for document in documents if document.content]
         if not candidates:
             return {"documents": []}
+        if len(candidates) > self.max_candidates:
+            # The joiner's fusion score orders the pool; only its head is worth the evidence scoring.
+            fused = np.array([d.score if d.score is not None else 0.0 for d in candidates], float)
+            candidates = self._by(fused, candidates)[: self.max_candidates]
 
         branch_ranks = self._branch_ranks(branch_documents)
         semantic = self._semantic(query, candidates, query_embedding)
-        lexical = self._lexical(query, candidates)
+        evidence = self._evidence(query, candidates, semantic, query_embedding)
         fusion = np.array([document.score if document.score is not None else 0.0 for document in candidates], float)
         fused_order = {document.id: rank for rank, document in enumerate(self._by(fusion, candidates), start=1)}
         recency = self._recency(candidates, as_of) if self.recency_weight > 0 else np.zeros(len(candidates))
 
         combined = (
-            self.semantic_weight * _relative(semantic)
-            + self.lexical_weight * lexical
+            np.array([features.score for features in evidence], dtype=float)
             + self.fusion_weight * _relative(fusion)
             + self.recency_weight * recency
         )
@@ -136,6 +174,7 @@ class ResearchRanker:
             meta["ranks"] = ranks
             meta["semantic_relevance"] = float(min(1.0, max(0.0, semantic[index])))
             meta["fusion_score"] = round(float(fusion[index]), 6)
+            meta["evidence"] = evidence[index].as_meta()
             meta["rank_score"] = round(float(combined[index]), 6)
             ranked.append(replace(document, meta=meta, score=float(combined[index])))
         logger.debug(
@@ -184,23 +223,70 @@ class ResearchRanker:
                 values[index] = max(0.0, float(cosine))
         return values
 
-    @staticmethod
-    def _lexical(query: str, documents: list[Document]) -> np.ndarray:
-        query_terms = terms(query)
-        if not query_terms:
-            return np.zeros(len(documents))
-        # The title is context for every sentence: "When was it founded?" asked of a chunk titled "Warsaw".
-        sentences_terms = [
-            [sentence + _title_terms(document) for sentence in sentence_terms(document.content or "")]
-            for document in documents
+    def _evidence(
+        self,
+        query: str,
+        documents: list[Document],
+        semantic: np.ndarray,
+        query_embedding: list[float] | None,
+    ) -> list[EvidenceFeatures]:
+        """The evidence features of every candidate, with what the knowledge base can add."""
+        statistics, sentences = self._store_evidence(query, documents, query_embedding)
+        candidates = [
+            EvidenceCandidate(
+                chunk_id=document.id,
+                text=document.content or "",
+                title=str((document.meta or {}).get("source_title") or ""),
+                cosine=float(semantic[index]),
+            )
+            for index, document in enumerate(documents)
         ]
-        bags = [set().union(*[set(s) for s in sentences]) if sentences else set() for sentences in sentences_terms]
-        weights = idf_weights(query_terms, bags)
-        scores = []
-        for sentences in sentences_terms:
-            evidence = text_evidence(query_terms, weights, sentences)
-            scores.append(0.7 * evidence.best_sentence + 0.3 * evidence.coverage)
-        return np.array(scores, dtype=float)
+        return self._scorer.score(query, candidates, statistics=statistics, sentences=sentences)
+
+    def _store_evidence(
+        self, query: str, documents: list[Document], query_embedding: list[float] | None
+    ) -> tuple[TermStatistics | None, dict[str, list[tuple[int, int, float]]]]:
+        """Term statistics (of the collection most candidates come from) and stored sentence similarities, one
+        call each per collection; nothing when the stores keep none, are not open here, or fail."""
+        if not self.use_store_evidence:
+            return None, {}
+        by_collection: dict[str, list[str]] = {}
+        for document in documents:
+            meta = document.meta or {}
+            if meta.get("source_type") == "kb" and meta.get("collection_name"):
+                by_collection.setdefault(str(meta["collection_name"]), []).append(document.id)
+        if not by_collection:
+            return None, {}
+        from components.knowledge_base.factory import opened_knowledge_base
+
+        statistics: TermStatistics | None = None
+        sentences: dict[str, list[tuple[int, int, float]]] = {}
+        query_terms = sorted(set(terms(query)))
+        vector: np.ndarray | None = None
+        for collection, chunk_ids in sorted(by_collection.items(), key=lambda item: -len(item[1])):
+            store = opened_knowledge_base(collection)
+            if store is None:
+                continue
+            try:
+                if vector is None:
+                    vector = self._query_vector(query, query_embedding)
+                sentences.update(store.sentence_similarities(chunk_ids, vector))
+                if statistics is None:
+                    statistics = store.term_statistics(query_terms)
+            except Exception as exc:  # noqa: BLE001 - evidence is an improvement; ranking goes on without it
+                logger.warning(
+                    "Ranking without the {collection} knowledge base's evidence: {reason}",
+                    collection=collection,
+                    reason=str(exc),
+                )
+        return statistics, sentences
+
+    def _query_vector(self, query: str, query_embedding: list[float] | None) -> np.ndarray:
+        if query_embedding is not None and len(query_embedding) > 0:
+            return np.asarray(query_embedding, dtype=np.float32)
+        self.warm_up()
+        assert self._model is not None
+        return self._model.embed_one(query)
 
     def _recency(self, documents: list[Document], as_of: str | None) -> np.ndarray:
         try:
@@ -225,12 +311,17 @@ class ResearchRanker:
         return default_to_dict(
             self,
             top_k=self.top_k,
-            semantic_weight=self.semantic_weight,
-            lexical_weight=self.lexical_weight,
+            bm25_weight=self.bm25_weight,
+            dense_weight=self.dense_weight,
+            sentence_weight=self.sentence_weight,
+            coverage_weight=self.coverage_weight,
+            best_sentence_weight=self.best_sentence_weight,
             fusion_weight=self.fusion_weight,
             recency_weight=self.recency_weight,
             recency_half_life_days=self.recency_half_life_days,
+            use_store_evidence=self.use_store_evidence,
             model=self.model,
+            max_candidates=self.max_candidates,
         )
 
     @classmethod

@@ -46,9 +46,9 @@ class TestResearchRanker:
         with pytest.raises(ValueError, match="top_k"):
             ResearchRanker(top_k=0)
         with pytest.raises(ValueError, match="weights"):
-            ResearchRanker(semantic_weight=-1)
+            ResearchRanker(dense_weight=-1)
         with pytest.raises(ValueError, match="weights"):
-            ResearchRanker(semantic_weight=0, lexical_weight=0, fusion_weight=0)
+            ResearchRanker(bm25_weight=0, dense_weight=0, sentence_weight=0, coverage_weight=0, best_sentence_weight=0)
 
     def test_to_dict_from_dict_round_trip(self):
         ranker = ResearchRanker(top_k=4, recency_weight=0.2, recency_half_life_days=30)

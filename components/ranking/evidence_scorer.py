@@ -1,0 +1,218 @@
+"""`EvidenceScorer`: how strongly a chunk answers a question, from general retrieval signals on absolute scales.
+
+Five signals per chunk, each on a scale that means the same for every question, so they can be added on a
+candidate set (per-candidate-set normalisation loses that and ranked worse in our experiments):
+
+- `bm25`: BM25 (k1 1.2, b 0.75) of the question's terms in the chunk's title and text, with the collection's IDF
+  and average length when the store keeps term statistics (else the candidates'), divided by the best score the
+  question could reach (every term at saturation), so 0-1;
+- `dense`: the chunk's cosine to the question (its `semantic_relevance`);
+- `sentence`: the best cosine of the question to one of the chunk's in-context sentence vectors (stored at
+  ingestion); the chunk cosine when there are none;
+- `coverage`: the IDF-weighted share of the question's terms the chunk holds;
+- `best_sentence`: the best sentence's IDF-weighted share of the question's terms plus its sentence cosine;
+  its span is kept, so the answer and the app can point at it.
+
+Terms are the shared analyzer's (`components.text.analyzer`), the same that counted the stored chunks' terms.
+
+Usage:
+```python
+scorer = EvidenceScorer()
+features = scorer.score(
+    "Who won Super Bowl 50?",
+    [EvidenceCandidate(chunk_id="c1", text="The Broncos won Super Bowl 50.", title="Super Bowl 50", cosine=0.61)],
+    statistics=store.term_statistics(terms("Who won Super Bowl 50?")),
+    sentences=store.sentence_similarities(["c1"], query_embedding),
+)
+features[0].score, features[0].best_span
+```
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from components.knowledge_base.store import TermStatistics
+from components.text.analyzer import analyze, terms
+
+DEFAULT_WEIGHTS = {"bm25": 1.0, "dense": 0.5, "sentence": 1.0, "coverage": 0.5, "best_sentence": 0.5}
+
+
+@dataclass(frozen=True)
+class EvidenceCandidate:
+    """What the scorer needs of a chunk: its text, its title and its cosine to the question."""
+
+    chunk_id: str
+    text: str
+    title: str = ""
+    cosine: float = 0.0
+
+
+@dataclass(frozen=True)
+class EvidenceFeatures:
+    """One chunk's signals, its weighted score and its best sentence's span (offsets in the chunk text)."""
+
+    bm25: float
+    dense: float
+    sentence: float
+    coverage: float
+    best_sentence: float
+    best_span: tuple[int, int] | None
+    score: float
+    idf: str  # "collection" or "candidates": whose statistics weighted the terms
+
+    def as_meta(self) -> dict[str, object]:
+        """The features as a JSON-ready dict for `meta["evidence"]`."""
+        return {
+            "bm25": round(self.bm25, 4),
+            "dense": round(self.dense, 4),
+            "sentence": round(self.sentence, 4),
+            "coverage": round(self.coverage, 4),
+            "best_sentence": round(self.best_sentence, 4),
+            "best_span": list(self.best_span) if self.best_span else None,
+            "score": round(self.score, 4),
+            "idf": self.idf,
+        }
+
+
+@lru_cache(maxsize=16384)
+def _span_terms(text: str, start: int, end: int) -> frozenset[str]:
+    return frozenset(terms(text[start:end]))
+
+
+@lru_cache(maxsize=4096)
+def _title_counts(title: str) -> dict[str, int]:
+    return analyze(title).counts if title else {}
+
+
+class EvidenceScorer:
+    """Scores candidate chunks for a question by the weighted sum of the five evidence signals."""
+
+    def __init__(self, weights: dict[str, float] | None = None, k1: float = 1.2, b: float = 0.75) -> None:
+        """
+        :param weights: weight per signal (`bm25`, `dense`, `sentence`, `coverage`, `best_sentence`); missing ones
+            take the defaults (1, 0.5, 1, 0.5, 0.5).
+        :param k1: BM25 term-frequency saturation (> 0).
+        :param b: BM25 length normalisation (0-1).
+        """
+        merged = dict(DEFAULT_WEIGHTS)
+        for key, value in (weights or {}).items():
+            if key not in DEFAULT_WEIGHTS:
+                raise ValueError(f"unknown evidence weight {key!r}; use {', '.join(DEFAULT_WEIGHTS)}")
+            if value < 0:
+                raise ValueError(f"evidence weight {key!r} must not be negative")
+            merged[key] = float(value)
+        if k1 <= 0 or not 0 <= b <= 1:
+            raise ValueError("k1 must be positive and b between 0 and 1")
+        self.weights = merged
+        self.k1 = float(k1)
+        self.b = float(b)
+
+    def score(
+        self,
+        query: str,
+        candidates: Sequence[EvidenceCandidate],
+        statistics: TermStatistics | None = None,
+        sentences: dict[str, list[tuple[int, int, float]]] | None = None,
+    ) -> list[EvidenceFeatures]:
+        """The features of each candidate, in the candidates' order.
+
+        :param query: the question.
+        :param candidates: the chunks to score.
+        :param statistics: the collection's term statistics for the question's terms; None to use the candidates'.
+        :param sentences: per chunk id, `(start, end, cosine)` of its stored in-context sentences.
+        :returns: one `EvidenceFeatures` per candidate.
+        """
+        sentences = sentences or {}
+        query_terms = sorted(set(terms(query)))
+        analyses = [analyze(candidate.text or "") for candidate in candidates]
+        counts = [
+            self._counts(candidate, analysis.counts) for candidate, analysis in zip(candidates, analyses, strict=True)
+        ]
+        lengths = [sum(count.values()) for count in counts]
+        idf, average, source = self._idf(query_terms, counts, lengths, statistics)
+        known = [term for term in query_terms if term in idf]
+        total_idf = sum(idf[term] for term in known)
+        best_possible = total_idf * (self.k1 + 1.0)
+
+        features = []
+        for candidate, analysis, count, length in zip(candidates, analyses, counts, lengths, strict=True):
+            bm25 = 0.0
+            held = 0.0
+            for term in known:
+                frequency = count.get(term, 0)
+                if frequency:
+                    held += idf[term]
+                    norm = self.k1 * (1.0 - self.b + self.b * length / average) if average > 0 else self.k1
+                    bm25 += idf[term] * frequency * (self.k1 + 1.0) / (frequency + norm)
+            bm25 = bm25 / best_possible if best_possible > 0 else 0.0
+            coverage = held / total_idf if total_idf > 0 else 0.0
+            dense = min(1.0, max(0.0, float(candidate.cosine)))
+            stored = sentences.get(candidate.chunk_id)
+            if stored:
+                rows = [(start, end, cosine, _span_terms(candidate.text, start, end)) for start, end, cosine in stored]
+                sentence = max(cosine for _, _, cosine, _ in rows)
+            else:
+                # No stored sentence vectors (another source, or an older ingestion): the chunk's cosine stands in.
+                rows = [
+                    (start, end, dense, sentence_terms)
+                    for (start, end), sentence_terms in zip(
+                        analysis.sentence_spans, analysis.sentence_terms, strict=True
+                    )
+                ]
+                sentence = dense
+            # A text without sentences (a table cell, a title) is its own best sentence.
+            best_sentence = -math.inf if rows else coverage + dense
+            best_span: tuple[int, int] | None = None
+            for start, end, cosine, sentence_terms in rows:
+                share = sum(idf[term] for term in known if term in sentence_terms) / total_idf if total_idf else 0.0
+                if share + cosine > best_sentence:
+                    best_sentence, best_span = share + cosine, (start, end)
+            weights = self.weights
+            score = (
+                weights["bm25"] * bm25
+                + weights["dense"] * dense
+                + weights["sentence"] * sentence
+                + weights["coverage"] * coverage
+                + weights["best_sentence"] * best_sentence
+            )
+            features.append(EvidenceFeatures(bm25, dense, sentence, coverage, best_sentence, best_span, score, source))
+        return features
+
+    @staticmethod
+    def _counts(candidate: EvidenceCandidate, text_counts: dict[str, int]) -> dict[str, int]:
+        title_counts = _title_counts(candidate.title or "")
+        if not title_counts:
+            return text_counts
+        merged = dict(text_counts)
+        for term, count in title_counts.items():
+            merged[term] = merged.get(term, 0) + count
+        return merged
+
+    @staticmethod
+    def _idf(
+        query_terms: list[str],
+        counts: list[dict[str, int]],
+        lengths: list[int],
+        statistics: TermStatistics | None,
+    ) -> tuple[dict[str, float], float, str]:
+        """IDF of the question's terms (terms nobody holds are left out: they cannot tell chunks apart), the
+        average chunk length and which statistics they came from."""
+        if statistics is not None and statistics.n_chunks > 0:
+            total, average, source = statistics.n_chunks, statistics.avg_terms, "collection"
+            frequencies = {term: statistics.df.get(term, 0) for term in query_terms}
+        else:
+            total = len(counts)
+            average = sum(lengths) / total if total else 0.0
+            source = "candidates"
+            frequencies = {term: sum(1 for count in counts if term in count) for term in query_terms}
+        # A df above the (briefly cached) chunk count is a write that landed meanwhile: count it as in every chunk.
+        idf = {
+            term: math.log(1.0 + (total - min(df, total) + 0.5) / (min(df, total) + 0.5))
+            for term, df in frequencies.items()
+            if df > 0
+        }
+        return idf, average, source

@@ -1,0 +1,1 @@
+"""Text analysis shared by ingestion and ranking: one tokeniser, stop-word list and stemmer for both."""

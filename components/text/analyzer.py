@@ -1,0 +1,138 @@
+"""The lexical analyzer ingestion and ranking share: words, stop words, Snowball stems, term counts, sentences.
+
+One analysis for both sides matters: the term counts a store keeps for its chunks (and the document frequencies
+built from them) are only comparable with a question's terms when both went through the same steps. Stemming is
+the slow step, so `snowballstemmer` runs PyStemmer's C build of the same Snowball algorithm (about 20x faster than
+its pure-Python one, identical stems) when it is installed, stems are cached per word, and whole analyses of chunk
+texts are cached too, since the same chunks come back for many questions.
+
+Usage:
+```python
+from components.text.analyzer import analyze, terms
+
+terms("Which teams played in the Super Bowl?")  # ['team', 'play', 'super', 'bowl']
+analysis = analyze("The Broncos won. Denver's defense played well.")
+analysis.counts, analysis.sentence_spans, analysis.sentence_terms
+```
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import chain
+
+import snowballstemmer
+
+# Function words that carry no topic, plus question words (a question's "when" or "which" is never evidence).
+# fmt: off
+STOP_WORDS: frozenset[str] = frozenset("""
+a about above after again against all also am an and any are as at be because been before being below between
+both but by can could did do does doing don down during each few for from further had has have having he her here
+hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off
+on once only or other our ours ourselves out over own same she should so some such t than that the their theirs
+them themselves then there these they this those through to too under until up very was we were what when where
+which while who whom whose why will with would you your yours yourself yourselves s shall may might must
+""".split())
+# fmt: on
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# A sentence ends at . ! ? (and closing quotes/brackets) before whitespace and a capital, digit or opening quote.
+_SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9\u00c0-\u024f])")
+_PARAGRAPH = re.compile(r"\n\s*\n")
+_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr prof sr jr st vs etc inc ltd co corp no fig figs eq al approx dept est vol pp cf ca gen gov mt "
+    "rev sec ch jan feb mar apr jun jul aug sep sept oct nov dec e.g i.e u.s u.k ph.d".split()
+)
+_LAST_WORD = re.compile(r"([\w.]+)$")
+
+_STEMMERS = threading.local()  # Snowball stemmers (Python or PyStemmer) are not thread-safe: one per thread
+
+
+def _stemmer() -> snowballstemmer.stemmer:
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
+    return stemmer
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    """The Snowball (Porter 2) English stem of a lower-case word; cached."""
+    return _stemmer().stemWord(word)
+
+
+def words(text: str) -> list[str]:
+    """The lower-cased word tokens of `text` (letters and digits; punctuation and underscores split words)."""
+    return _WORD.findall((text or "").lower())
+
+
+def terms(text: str) -> list[str]:
+    """The stemmed content terms of `text` in order, stop words dropped, duplicates kept."""
+    return [stem(word) for word in words(text) if word not in STOP_WORDS]
+
+
+def term_counts(text: str) -> dict[str, int]:
+    """How often each content term occurs in `text`."""
+    return dict(Counter(terms(text)))
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans `(start, end)` of the sentences of `text`, stripped of surrounding whitespace.
+
+    Blank lines always end a sentence; abbreviations ("Dr.", "e.g.") and single initials ("J. R. R.") do not.
+    """
+    spans: list[tuple[int, int]] = []
+    text = text or ""
+    block_start = 0
+    blocks = [(m.start(), m.end()) for m in _PARAGRAPH.finditer(text)] + [(len(text), len(text))]
+    for gap_start, gap_end in blocks:
+        start = block_start
+        for match in _SENTENCE_END.finditer(text, block_start, gap_start):
+            # Only the last whitespace-separated token is searched: a regex over the whole sentence is quadratic.
+            tokens = text[start : match.start()].rsplit(None, 1)
+            last = _LAST_WORD.search(tokens[-1]) if tokens else None
+            word = last.group(1).lower() if last else ""
+            if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+                continue
+            _append_stripped(text, start, match.end(), spans)
+            start = match.end()
+        _append_stripped(text, start, gap_start, spans)
+        block_start = gap_end
+    return spans
+
+
+def _append_stripped(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
+    piece = text[start:end]
+    stripped = piece.strip()
+    if stripped:
+        offset = start + (len(piece) - len(piece.lstrip()))
+        spans.append((offset, offset + len(stripped)))
+
+
+@dataclass(frozen=True)
+class TextAnalysis:
+    """A text's terms as a whole and per sentence."""
+
+    counts: dict[str, int]  # term -> occurrences in the whole text
+    length: int  # content terms in the text (the BM25 document length)
+    sentence_spans: tuple[tuple[int, int], ...]
+    sentence_terms: tuple[frozenset[str], ...]  # the distinct terms of each sentence, aligned with the spans
+
+
+@lru_cache(maxsize=8192)
+def analyze(text: str) -> TextAnalysis:
+    """Terms, term counts, sentence spans and per-sentence terms of `text`; cached per text."""
+    spans = tuple(sentence_spans(text))
+    # The sentences cover every word of the text, so one pass over them gives the whole text's counts too.
+    per_sentence = [terms(text[start:end]) for start, end in spans]
+    counts = Counter(chain.from_iterable(per_sentence))
+    return TextAnalysis(
+        counts=dict(counts),
+        length=sum(counts.values()),
+        sentence_spans=spans,
+        sentence_terms=tuple(frozenset(sentence) for sentence in per_sentence),
+    )

@@ -1,0 +1,140 @@
+"""The pgvector store's ranking evidence: sentence vectors and term statistics kept inside document transactions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from components.knowledge_base.pgvector_store import PgvectorKnowledgeBase
+from components.knowledge_base.store import ChunkRecord, DocumentRecord, KnowledgeBaseStore
+from components.text.analyzer import sentence_spans, term_counts
+
+
+def _unit(seed: int) -> np.ndarray:
+    vector = np.random.default_rng(seed).normal(size=384).astype(np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+def _document(document_id: str, texts: list[str], source: str | None = None, seed: int = 0):
+    document = DocumentRecord(
+        document_id=document_id,
+        title="Notes",
+        source=source or f"files/{document_id}.md",
+        doc_type="md",
+        content_hash=f"hash-{document_id}-{seed}",
+        text=" ".join(texts),
+    )
+    chunks = []
+    for index, text in enumerate(texts):
+        spans = sentence_spans(text)
+        chunks.append(
+            ChunkRecord(
+                chunk_id=f"{document_id}-{seed}-{index}",
+                document_id=document_id,
+                chunk_index=index,
+                text=text,
+                embedding=_unit(seed * 100 + index),
+                sentence_spans=spans,
+                sentence_embeddings=np.stack([_unit(seed * 100 + index * 10 + k + 1) for k in range(len(spans))]),
+                term_counts=term_counts(f"Notes {text}"),
+            )
+        )
+    return document, chunks
+
+
+@pytest.mark.integration
+class TestPgvectorEvidence:
+    @pytest.fixture()
+    def store(self, database_url, collection_name):
+        store = PgvectorKnowledgeBase(collection_name, url=database_url)
+        yield store
+        store.drop()
+        store.close()
+
+    def _statistics(self, store: PgvectorKnowledgeBase, terms: list[str]):
+        store._totals = None  # the chunk totals are cached for a few seconds; these tests change them at once
+        return store.term_statistics(terms)
+
+    def test_document_frequencies_follow_upsert_replace_and_delete(self, store):
+        store.upsert_document(*_document("a", ["Cats chase mice. Cats sleep.", "Dogs chase cats."]))
+        store.upsert_document(*_document("b", ["Dogs bark loudly."]))
+        stats = self._statistics(store, ["cat", "dog", "chase", "note", "whale"])
+        assert stats.n_chunks == 3
+        assert stats.df == {"cat": 2, "dog": 2, "chase": 2, "note": 3, "whale": 0}
+        # lengths in terms: "notes cats chase mice cats sleep" 6, "notes dogs chase cats" 4, "notes dogs bark loud" 4
+        assert stats.avg_terms == pytest.approx(14 / 3)
+
+        # Replacing "a" (same source, new id) takes its old terms out before the new ones go in.
+        store.upsert_document(*_document("a2", ["Whales sing."], source="files/a.md", seed=1))
+        stats = self._statistics(store, ["cat", "dog", "chase", "whale", "mice"])
+        assert stats.n_chunks == 2
+        assert stats.df == {"cat": 0, "dog": 1, "chase": 0, "whale": 1, "mice": 0}
+        with store._connection() as conn:
+            terms = {row[0] for row in conn.execute(store._q("SELECT term FROM {terms}")).fetchall()}
+        assert terms == {"note", "whale", "sing", "dog", "bark", "loud"}  # no rows left at zero
+
+        assert store.delete_document("b") is True
+        assert self._statistics(store, ["dog", "note"]).df == {"dog": 0, "note": 1}
+        assert store.delete_document("a2") is True
+        assert self._statistics(store, ["note"]) is None  # nothing with term counts is left
+
+    def test_sentence_similarities_are_the_cosines_of_the_stored_sentences(self, store):
+        document, chunks = _document("a", ["Cats chase mice. Cats sleep all day.", "Dogs chase cats."])
+        store.upsert_document(document, chunks)
+        query = _unit(999)
+        similarities = store.sentence_similarities([chunks[0].chunk_id, chunks[1].chunk_id, "missing"], query)
+        assert set(similarities) == {chunks[0].chunk_id, chunks[1].chunk_id}
+        first = similarities[chunks[0].chunk_id]
+        assert [(start, end) for start, end, _ in first] == chunks[0].sentence_spans
+        expected = chunks[0].sentence_embeddings @ query
+        assert np.allclose([cosine for _, _, cosine in first], expected, atol=1e-5)
+        assert store.sentence_similarities([], query) == {}
+
+        # The sentences go with their document.
+        store.delete_document("a")
+        assert store.sentence_similarities([chunks[0].chunk_id], query) == {}
+
+    def test_copies_keep_the_evidence(self, store, database_url, collection_name):
+        document, chunks = _document("a", ["Cats chase mice. Cats sleep.", "Dogs bark."])
+        store.upsert_document(document, chunks)
+        [(copied_document, copied)] = list(store.iter_chunks())
+        assert [c.term_counts for c in copied] == [c.term_counts for c in chunks]
+        assert [c.sentence_spans for c in copied] == [c.sentence_spans for c in chunks]
+        assert np.allclose(copied[0].sentence_embeddings, chunks[0].sentence_embeddings, atol=1e-6)
+        target = PgvectorKnowledgeBase(f"{collection_name}_copy", url=database_url)
+        try:
+            target.upsert_document(copied_document, copied)
+            target._totals = None
+            assert target.term_statistics(["cat"]).df == {"cat": 1}
+            assert len(target.sentence_similarities([copied[0].chunk_id], _unit(3))[copied[0].chunk_id]) == 2
+        finally:
+            target.drop()
+
+    def test_chunks_without_evidence_still_write(self, store):
+        document, chunks = _document("a", ["Plain chunk."])
+        for chunk in chunks:
+            chunk.sentence_spans, chunk.sentence_embeddings, chunk.term_counts = [], None, None
+        store.upsert_document(document, chunks)
+        assert store.count_chunks() == 1
+        assert self._statistics(store, ["plain"]) is None
+        assert store.sentence_similarities([chunks[0].chunk_id], _unit(1)) == {}
+
+    def test_sentence_rows_must_pair_with_spans(self, store):
+        document, chunks = _document("a", ["One. Two."])
+        chunks[0].sentence_embeddings = chunks[0].sentence_embeddings[:1]
+        with pytest.raises(ValueError, match="sentence spans"):
+            store.upsert_document(document, chunks)
+
+    def test_existing_collections_gain_the_evidence_tables(self, store, database_url):
+        with store._connection() as conn, conn.transaction():
+            conn.execute(store._q("DROP TABLE {sentences}, {terms}"))
+            conn.execute(store._q("ALTER TABLE {chunks} DROP COLUMN term_counts, DROP COLUMN term_total"))
+        reopened = PgvectorKnowledgeBase(store.collection, url=database_url)
+        reopened.upsert_document(*_document("a", ["Cats chase mice."]))
+        assert self._statistics(reopened, ["cat"]).df == {"cat": 1}
+
+
+def test_backends_without_evidence_return_the_defaults():
+    # Milvus and Qdrant inherit these until they store evidence; the ranker then computes what it can itself.
+    assert KnowledgeBaseStore.sentence_similarities(None, ["x"], np.zeros(3)) == {}  # type: ignore[arg-type]
+    assert KnowledgeBaseStore.term_statistics(None, ["x"]) is None  # type: ignore[arg-type]

@@ -1,0 +1,77 @@
+"""`EvidenceScorer`: the five evidence signals on absolute scales."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from components.knowledge_base.store import TermStatistics
+from components.ranking.evidence_scorer import DEFAULT_WEIGHTS, EvidenceCandidate, EvidenceScorer
+
+ANSWER = EvidenceCandidate(
+    chunk_id="answer",
+    text="Warsaw lies on the Vistula river. The city hosted the 1955 World Festival of Youth.",
+    title="Warsaw",
+    cosine=0.40,
+)
+DISTRACTOR = EvidenceCandidate(
+    chunk_id="distractor",
+    text="Kraków is a city in Poland. It was the capital before Warsaw.",
+    title="Kraków",
+    cosine=0.55,
+)
+
+
+class TestEvidenceScorer:
+    def test_init_validates(self):
+        with pytest.raises(ValueError, match="unknown evidence weight"):
+            EvidenceScorer({"bm25f": 1.0})
+        with pytest.raises(ValueError, match="negative"):
+            EvidenceScorer({"dense": -1.0})
+        with pytest.raises(ValueError, match="k1"):
+            EvidenceScorer(k1=0)
+        assert EvidenceScorer({"dense": 2}).weights == {**DEFAULT_WEIGHTS, "dense": 2.0}
+
+    def test_candidate_statistics_without_a_store(self):
+        question = "Which river does Warsaw lie on?"
+        answer, distractor = EvidenceScorer().score(question, [ANSWER, DISTRACTOR])
+        assert answer.idf == distractor.idf == "candidates"
+        # "river" and "lie" are only in the answer; "warsaw" is in both, so it tells them apart less.
+        assert answer.coverage == pytest.approx(1.0)
+        assert 0 < distractor.coverage < 0.5
+        assert 0 < answer.bm25 <= 1 and distractor.bm25 < answer.bm25
+        # Without stored sentence vectors the chunk cosine stands in for the sentence cosine.
+        assert answer.sentence == pytest.approx(0.40) and distractor.sentence == pytest.approx(0.55)
+        assert ANSWER.text[slice(*answer.best_span)] == "Warsaw lies on the Vistula river."
+        assert answer.score > distractor.score
+
+    def test_collection_statistics_and_stored_sentences(self):
+        question = "Which river does Warsaw lie on?"
+        statistics = TermStatistics(n_chunks=1000, avg_terms=12.0, df={"river": 10, "warsaw": 50, "lie": 40})
+        sentences = {"answer": [(0, 33, 0.71), (34, 84, 0.20)], "distractor": [(0, 27, 0.30), (28, 61, 0.45)]}
+        answer, distractor = EvidenceScorer().score(question, [ANSWER, DISTRACTOR], statistics, sentences)
+        assert answer.idf == "collection"
+        idf = {t: math.log(1 + (1000 - n + 0.5) / (n + 0.5)) for t, n in statistics.df.items()}
+        assert answer.coverage == pytest.approx(1.0)
+        assert distractor.coverage == pytest.approx(idf["warsaw"] / sum(idf.values()))
+        assert answer.sentence == pytest.approx(0.71) and distractor.sentence == pytest.approx(0.45)
+        assert answer.best_span == (0, 33) and answer.best_sentence == pytest.approx(1.0 + 0.71)
+        weights = DEFAULT_WEIGHTS
+        expected = (
+            weights["bm25"] * answer.bm25
+            + weights["dense"] * 0.40
+            + weights["sentence"] * 0.71
+            + weights["coverage"] * 1.0
+            + weights["best_sentence"] * 1.71
+        )
+        assert answer.score == pytest.approx(expected)
+        assert answer.as_meta()["best_span"] == [0, 33]
+
+    def test_terms_nobody_holds_are_ignored_and_empty_questions_score_by_cosine(self):
+        statistics = TermStatistics(n_chunks=10, avg_terms=10.0, df={"river": 2, "zzyzx": 0})
+        (features,) = EvidenceScorer().score("river zzyzx", [ANSWER], statistics)
+        assert features.coverage == pytest.approx(1.0)  # zzyzx is in no chunk: it cannot tell chunks apart
+        (empty,) = EvidenceScorer().score("the of and", [ANSWER])
+        assert empty.bm25 == empty.coverage == 0.0
+        assert empty.score == pytest.approx(0.5 * 0.40 + 1.0 * 0.40 + 0.5 * 0.40)

@@ -1,0 +1,67 @@
+"""The shared lexical analyzer."""
+
+from __future__ import annotations
+
+import threading
+
+from components.text.analyzer import analyze, sentence_spans, stem, term_counts, terms
+
+
+class TestTerms:
+    def test_lower_cases_drops_stop_words_and_stems(self):
+        assert terms("Which teams PLAYED in the Super Bowl?") == ["team", "play", "super", "bowl"]
+        assert terms("running runs ran") == ["run", "run", "ran"]
+        assert terms("") == [] and terms(None) == []  # type: ignore[arg-type]
+
+    def test_punctuation_and_underscores_split_words_and_unicode_is_kept(self):
+        assert terms("state-of-the-art snake_case Zürich's") == ["state", "art", "snake", "case", "zürich"]
+
+    def test_term_counts(self):
+        assert term_counts("The cat sat. The cats sat on cats.") == {"cat": 3, "sat": 2}
+
+    def test_stems_are_cached(self):
+        stem.cache_clear()
+        terms("organisation organisations organisation")
+        info = stem.cache_info()
+        assert info.misses == 2 and info.hits == 1
+
+    def test_threads_share_the_cache_safely(self):
+        words = [f"connection{i} connecting connected" for i in range(300)]
+        expected = [terms(text) for text in words]
+        stem.cache_clear()
+        failures: list[str] = []
+
+        def work() -> None:
+            for text, want in zip(words, expected, strict=True):
+                if terms(text) != want:
+                    failures.append(text)
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert failures == []
+
+
+class TestSentences:
+    def test_spans_are_stripped_sentences(self):
+        text = 'Dr. Smith met J. R. R. Tolkien. He said "Hello." Then left!\n\nNew part, e.g. here. Last one'
+        pieces = [text[start:end] for start, end in sentence_spans(text)]
+        assert pieces == [
+            "Dr. Smith met J. R. R. Tolkien.",
+            'He said "Hello."',
+            "Then left!",
+            "New part, e.g. here.",
+            "Last one",
+        ]
+
+    def test_analyze_counts_every_word_of_the_text(self):
+        text = 'Dr. Smith met J. R. R. Tolkien. He said "Hello." Then left!\n\nNew part, e.g. here. Last one  \n'
+        assert analyze(text).counts == term_counts(text)
+
+    def test_analyze_aligns_sentence_terms_with_spans(self):
+        analysis = analyze("The Broncos won the game. Denver's defense played well.")
+        assert analysis.counts["bronco"] == 1 and analysis.length == sum(analysis.counts.values())
+        assert len(analysis.sentence_spans) == len(analysis.sentence_terms) == 2
+        assert analysis.sentence_terms[1] == frozenset({"denver", "defens", "play", "well"})
