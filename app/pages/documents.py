@@ -92,9 +92,9 @@ for chunk in chunks:
 reingest, delete = st.columns(2)
 with reingest:
     if st.button("Re-ingest", help="Read the source again and replace this document's chunks"):
-        from ingest.ingestor import Ingestor
-
         from pathlib import Path
+
+        from ingest.ingestor import Ingestor
 
         if not Path(document.source).is_file():
             st.warning("Only documents ingested from a file on this machine can be re-read here; ingest a "
