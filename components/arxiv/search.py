@@ -11,12 +11,19 @@ import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 
 from components.arxiv.access import ArxivAccess, ArxivPaper, build_query, date_range, normalise_id, pdf_text
-from components.contracts import ContextChunk, ScoreKind, SourceStatus, SourceType, StatusKind, chunk_to_document
+from components.contracts import (
+    ContextChunk,
+    ScoreKind,
+    SourceStatus,
+    SourceType,
+    StatusKind,
+    chunk_to_document,
+    source_selected,
+)
 from components.knowledge_base.store import cosine_to_relevance
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult, telemetry
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
 from components.web.chunking import pick_chunks, query_terms, split_text
-from components.web.pages import wants_source
 
 logger = logging.getLogger(__name__)
 
@@ -126,7 +133,7 @@ class ArxivSearch:
         :returns: `documents`: chunks as Documents (meta per `ContextChunk`/`ArxivMetadata`), best first;
             `status`: the `SourceStatus` of this run.
         """
-        if not wants_source(sources, SOURCE):
+        if not source_selected(sources, SOURCE):
             return {"documents": [], "status": SourceStatus.skipped(SOURCE, "arXiv not selected for this question")}
         categories = categories or _categories_from(filters)
         try:
@@ -154,7 +161,7 @@ class ArxivSearch:
         full_text: bool | None = None,
     ) -> dict[str, Any]:
         """`run` for `Pipeline.run_async`: the same inputs and outputs; the request runs in a worker thread."""
-        if not wants_source(sources, SOURCE):
+        if not source_selected(sources, SOURCE):
             return {"documents": [], "status": SourceStatus.skipped(SOURCE, "arXiv not selected for this question")}
         categories = categories or _categories_from(filters)
         try:

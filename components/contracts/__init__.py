@@ -14,6 +14,7 @@ from components.contracts.chunk import (
     document_to_chunk,
     documents_to_chunks,
 )
+from components.contracts.selection import source_selected
 from components.contracts.status import SourceStatus, StatusKind
 
 __all__ = [
@@ -31,4 +32,5 @@ __all__ = [
     "chunks_to_documents",
     "document_to_chunk",
     "documents_to_chunks",
+    "source_selected",
 ]

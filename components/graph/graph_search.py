@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 
-from components.contracts import SourceStatus, StatusKind, chunk_to_document
+from components.contracts import SourceStatus, StatusKind, chunk_to_document, source_selected
 from components.graph.tools import GraphTools, check_text, clamp, fact_to_chunk, parse_bound, scope_from_filters
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.settings import DEFAULT_EMBEDDING_MODEL
@@ -134,7 +134,7 @@ class GraphSearch:
 
     @staticmethod
     def _skip(sources: list[str] | None) -> SourceStatus | None:
-        if sources is not None and SOURCE not in sources and "auto" not in sources:
+        if not source_selected(sources, SOURCE):
             return SourceStatus.skipped(SOURCE, "the graph was not among the selected sources")
         return None
 

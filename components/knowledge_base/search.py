@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 
-from components.contracts import ContextChunk, ScoreKind, SourceStatus, chunk_to_document
+from components.contracts import ContextChunk, ScoreKind, SourceStatus, chunk_to_document, source_selected
 from components.embedding import EmbeddingModel, get_embedding_model
 from components.knowledge_base.attribution import clamp_float, clamp_int, hit_to_chunk, open_store, parse_filters
 from components.knowledge_base.store import ChunkHit, SearchFilters, cosine_to_relevance
@@ -19,7 +19,6 @@ logger = logging.getLogger(__name__)
 MODES = ("dense", "keyword", "hybrid")
 MAX_QUERY_CHARS = 2000
 RRF_K = 60
-_SELECTING_SOURCES = {"kb", "auto"}
 
 
 @component
@@ -181,10 +180,7 @@ class KnowledgeBaseSearch:
     # -- the sockets --------------------------------------------------------------------------------------------
 
     def _skip(self, sources: list[str] | None) -> dict[str, Any] | None:
-        if sources is None:
-            return None
-        chosen = {str(source).strip().lower() for source in sources}
-        if chosen & _SELECTING_SOURCES:
+        if source_selected(sources, "kb"):
             return None
         return {
             "documents": [],

@@ -11,7 +11,7 @@ import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 from haystack.utils import Secret, deserialize_secrets_inplace
 
-from components.contracts import SourceStatus, StatusKind, chunk_to_document
+from components.contracts import SourceStatus, StatusKind, chunk_to_document, source_selected
 from components.embedding import EmbeddingModel, get_embedding_model
 from components.memory.backends import open_memory_store, validate_backend
 from components.memory.embedded import validate_table_name
@@ -203,7 +203,7 @@ class MemoryRecall:
         return SourceResult(chunks=chunks[: query.limit])
 
     def _skip(self, sources: list[str] | None, filters: dict[str, Any] | None) -> SourceStatus | None:
-        if sources is not None and "memory" not in sources and "auto" not in sources:
+        if not source_selected(sources, SOURCE):
             return SourceStatus.skipped(SOURCE, "memory was not among the selected sources")
         if isinstance(filters, dict) and (filters.get("doc_types") or filters.get("document_ids")):
             # Remembered conversations are not documents: a filter naming document types or ids excludes them.

@@ -195,9 +195,3 @@ def page_chunks(
     return chunks
 
 
-def wants_source(sources: list[str] | None, name: str) -> bool:
-    """True when the caller's source selection includes `name` (None, "auto" and "all" select every source)."""
-    if sources is None:
-        return True
-    chosen = {str(source).strip().lower() for source in sources}
-    return bool(chosen & {name, "auto", "all"})

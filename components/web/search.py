@@ -9,12 +9,12 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 from haystack.utils import Secret, deserialize_secrets_inplace
 
-from components.contracts import SourceStatus, StatusKind, chunk_to_document
+from components.contracts import SourceStatus, StatusKind, chunk_to_document, source_selected
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.resilience.errors import RetryableError
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
 from components.web.firecrawl_access import FirecrawlAccess, matches_pattern
-from components.web.pages import fetch_pages, page_chunks, wants_source
+from components.web.pages import fetch_pages, page_chunks
 from components.web.snapshots import SnapshotStore
 
 logger = logging.getLogger(__name__)
@@ -171,7 +171,7 @@ class WebSearch:
     # -- internals --------------------------------------------------------------------------------------------
 
     def _early_status(self, sources: list[str] | None, as_of: str | None) -> SourceStatus | None:
-        if not wants_source(sources, SOURCE):
+        if not source_selected(sources, SOURCE):
             return SourceStatus.skipped(SOURCE, "web not selected for this question")
         if as_of:
             return SourceStatus.skipped(
