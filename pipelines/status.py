@@ -55,6 +55,46 @@ def _generator(settings: Settings) -> tuple[str, dict[str, Any]]:
     return f"OpenAI-compatible chat model {settings.openai_model} at {settings.openai_base_url or 'api.openai.com'}", {}
 
 
+def _graph(settings: Settings) -> tuple[str, dict[str, Any]]:
+    from components.graph.factory import open_graph_store
+
+    counts = open_graph_store(settings.kb_collection, settings).counts()
+    if settings.graph_backend == "neo4j":
+        where = f"Neo4j at {settings.neo4j_uri}"
+    else:
+        where = "tables in the knowledge base's PostgreSQL"
+    return f"{where}, extractor {settings.graph_extractor}", {
+        "entities": counts.get("entities", 0), "facts": counts.get("facts", 0)
+    }
+
+
+def _reachable(url: str, timeout_s: float = 2.0) -> None:
+    """Raise a one-sentence error unless a TCP connection to `url`'s host and port opens within `timeout_s`."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname or "", port), timeout=timeout_s):
+            return
+    except OSError as exc:
+        raise RuntimeError(f"{parts.hostname}:{port} cannot be reached ({exc.strerror or exc})") from exc
+
+
+def _web(settings: Settings) -> tuple[str, dict[str, Any]]:
+    url = settings.firecrawl_api_url or "https://api.firecrawl.dev"
+    if settings.firecrawl_api_key is None and settings.firecrawl_api_url is None:
+        raise RuntimeError("not configured: set FIRECRAWL_API_KEY (or FIRECRAWL_API_URL for a self-hosted Firecrawl)")
+    _reachable(url)
+    return f"Firecrawl at {url}", {}
+
+
+def _arxiv(settings: Settings) -> tuple[str, dict[str, Any]]:
+    _reachable(settings.arxiv_api_url)
+    return f"arXiv API at {settings.arxiv_api_url} (one request every {settings.arxiv_min_interval_s:g} s)", {}
+
+
 def _optional_probe(module: str, function: str) -> Callable[[Settings], tuple[str, dict[str, Any]]]:
     """A probe that a concern provides as `module.function(settings) -> (detail, counts)`."""
 
@@ -72,10 +112,10 @@ PARTS: list[tuple[str, bool, Callable[[Settings], tuple[str, dict[str, Any]]]]] 
     ("knowledge base", False, _knowledge_base),
     ("embedder", False, _embedder),
     ("generator", False, _generator),
-    ("knowledge graph", True, _optional_probe("components.graph.status", "graph_status")),
+    ("knowledge graph", True, _graph),
     ("memory", True, _optional_probe("components.memory.status", "memory_status")),
-    ("web", True, _optional_probe("components.web.status", "web_status")),
-    ("arXiv", True, _optional_probe("components.arxiv.status", "arxiv_status")),
+    ("web", True, _web),
+    ("arXiv", True, _arxiv),
 ]
 
 

@@ -1,0 +1,37 @@
+import pytest
+
+from pipelines.status import collect_status
+from tests.contract_servers.firecrawl import firecrawl_server, firecrawl_server_session  # noqa: F401 - fixtures
+
+
+def parts(report):
+    return {part["name"]: part for part in report["parts"]}
+
+
+@pytest.mark.integration
+class TestStatusReport:
+    def test_every_part_is_probed_with_counts_and_sentences(self, database_url):
+        report = collect_status()
+        found = parts(report)
+        assert set(found) == {"knowledge base", "embedder", "generator", "knowledge graph", "memory", "web", "arXiv"}
+        assert report["healthy"] is True
+        assert found["knowledge base"]["reachable"] and "documents" in found["knowledge base"]["counts"]
+        assert found["knowledge graph"]["reachable"] and "facts" in found["knowledge graph"]["counts"]
+        assert not found["web"]["reachable"] and "FIRECRAWL_API_KEY" in found["web"]["detail"]
+        # The suite points the arXiv API at a closed local port: one sentence, not a trace.
+        assert not found["arXiv"]["reachable"] and "cannot be reached" in found["arXiv"]["detail"]
+
+    def test_a_configured_web_source_is_reachable(self, database_url, firecrawl_server, monkeypatch):  # noqa: F811
+        from components.settings import reload_settings
+
+        monkeypatch.setenv("FIRECRAWL_API_URL", firecrawl_server.url)
+        monkeypatch.setenv("FIRECRAWL_API_KEY", "fc-test-key")
+        reload_settings()
+        try:
+            web = parts(collect_status())["web"]
+            assert web["reachable"] and firecrawl_server.url in web["detail"]
+            assert "fc-test-key" not in str(web)
+        finally:
+            monkeypatch.delenv("FIRECRAWL_API_URL")
+            monkeypatch.delenv("FIRECRAWL_API_KEY")
+            reload_settings()
