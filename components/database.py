@@ -7,6 +7,7 @@ server share one running server, which stops when the last of them exits.
 
 from __future__ import annotations
 
+import atexit
 import threading
 import warnings
 from pathlib import Path
@@ -41,6 +42,9 @@ def _start_embedded(folder: Path) -> str:
         hint = f" See {log} for PostgreSQL's own log." if log.exists() else ""
         raise DatabaseUnavailable(f"The embedded PostgreSQL in {folder} could not start: {exc}.{hint}") from exc
     _SERVERS[folder] = server
+    # Exit handlers run last-registered first, so this prune runs before pgserver's own detach: a test or helper
+    # process that died without detaching must not keep the server alive after its last real user leaves.
+    atexit.register(_forget_dead_handles, folder)
     return server.get_uri()
 
 
