@@ -7,7 +7,9 @@ It checks what the `openai` client sends (Bearer key, `model`, `messages`, `tool
 
 Which tool it calls is decided, deterministically: first from calls a test queued with `plan_tool_call`, else
 from the question (an arithmetic expression and a `calculator` tool -> a calculator call). Once a tool result is in
-the conversation it answers with text quoting that result. Faults come from the shared machinery.
+the conversation it answers with text quoting that result; a plain question gets `answer` (set it per test).
+`stream: true` answers as server-sent `chat.completion.chunk` events, a word at a time, ending in `[DONE]`.
+Faults come from the shared machinery.
 Fixture `chat_server`; manual run: `python -m tests.contract_servers.chat`.
 """
 
@@ -28,6 +30,29 @@ from tests.contract_servers import ContractServer, Reply
 _ARITHMETIC = re.compile(r"[\d(][\d\s+\-*/().%^]*[\d)]")
 
 
+DEFAULT_ANSWER = "I have no tool to help with that."
+
+
+def _stream(model: str, text: str) -> bytes:
+    """The answer as OpenAI's server-sent `chat.completion.chunk` events, a word at a time, then `[DONE]`."""
+
+    def event(delta: dict[str, Any], finish: str | None) -> bytes:
+        chunk = {
+            "id": "chatcmpl-contract-stream",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        return f"data: {json.dumps(chunk)}\n\n".encode()
+
+    words = text.split(" ")
+    parts = [event({"role": "assistant", "content": ""}, None)]
+    parts += [event({"content": word + (" " if i < len(words) - 1 else "")}, None) for i, word in enumerate(words)]
+    parts.append(event({}, "stop"))
+    return b"".join(parts) + b"data: [DONE]\n\n"
+
+
 def _error(status: int, message: str, kind: str = "invalid_request_error", code: str | None = None) -> Reply:
     return Reply(status, {"error": {"message": message, "type": kind, "param": None, "code": code}})
 
@@ -42,11 +67,17 @@ class ChatContractServer(ContractServer):
         self.api_key = api_key
         self._plan_lock = threading.Lock()
         self._planned: list[tuple[str, dict[str, Any]]] = []
+        self.answer = DEFAULT_ANSWER
 
     def reset(self) -> None:
         super().reset()
+        self.answer = DEFAULT_ANSWER
         with self._plan_lock:
             self._planned.clear()
+
+    def chat_requests(self) -> list[dict[str, Any]]:
+        """The JSON bodies of the chat requests received, in order."""
+        return [json.loads(r["body"]) for r in list(self.requests) if r["path"].rstrip("/") == "/v1/chat/completions"]
 
     def plan_tool_call(self, name: str, arguments: dict[str, Any]) -> None:
         """Make the next turn that may call a tool call `name` with `arguments`."""
@@ -78,9 +109,11 @@ class ChatContractServer(ContractServer):
         problem = self._validate(request)
         if problem:
             return _error(400, problem)
-        if request.get("stream"):
-            return _error(400, "This contract server does not stream.", code="unsupported")
         message, finish = self._respond(request)
+        if request.get("stream"):
+            if message.get("tool_calls"):
+                return _error(400, "This contract server streams text answers only.", code="unsupported")
+            return Reply(200, _stream(request["model"], message["content"] or ""), "text/event-stream")
         return Reply(
             200,
             {
@@ -137,7 +170,7 @@ class ChatContractServer(ContractServer):
             if match and re.search(r"[+\-*/^%]", match.group(0)):
                 call = ("calculator", {"expression": match.group(0).strip()})
         if call is None:
-            return {"role": "assistant", "content": "I have no tool to help with that."}, "stop"
+            return {"role": "assistant", "content": self.answer}, "stop"
         tool_call = {
             "id": f"call_{uuid.uuid4().hex[:12]}",
             "type": "function",

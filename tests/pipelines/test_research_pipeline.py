@@ -8,6 +8,7 @@ from components.contracts import StatusKind
 from components.generation.extractive_answer_generator import NO_SOURCES_ANSWER
 from pipelines.catalog import PipelineCatalog, build_pipeline
 from pipelines.research_result import ResearchResult
+from tests.contract_servers.chat import chat_server, chat_server_session  # noqa: F401 - fixtures
 from tests.pipelines.knowledge import catalog_yaml_for, fill_collection, fresh_collection_name
 
 pytestmark = pytest.mark.integration
@@ -115,27 +116,24 @@ class TestResearchPipeline:
 
 
 class TestResearchPipelineWithChatModel:
-    def test_same_pipeline_with_an_openai_compatible_server(self, catalog, monkeypatch):
+    def test_same_pipeline_with_an_openai_compatible_server(self, catalog, chat_server, monkeypatch):  # noqa: F811
         import yaml
 
-        from tests.components.generation.chat_server import chat_server
-
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-contract-test")
+        monkeypatch.setenv("OPENAI_API_KEY", chat_server.api_key)
         data = yaml.safe_load(catalog.dumps())
-        with chat_server() as (url, state):
-            generator = data["pipelines"]["research"]["pipeline"]["components"]["generator"]["init_parameters"]
-            generator.update(generator="openai", api_base_url=url, model="contract-model")
-            chat_catalog = PipelineCatalog.loads(yaml.safe_dump(data))
-            state.reply = "Warsaw stands on the Vistula River [1]. It is the largest city of Poland [1]."
-            result = chat_catalog.research("Which river does Warsaw stand on?", sources=KB)
-            prompt = state.requests[0]["messages"][-1]["content"]
-            assert "[1] Warsaw (kb, 2021-03-01)" in prompt and "Question: Which river does Warsaw stand on?" in prompt
-            assert result.answer == state.reply
-            assert [c.chunk_id for c in result.citations] == ["warsaw-0"]
-            assert [s.supported for s in result.sentences] == [True, True]
-            assert result.status_of("generator").status is StatusKind.SUCCESS
+        generator = data["pipelines"]["research"]["pipeline"]["components"]["generator"]["init_parameters"]
+        generator.update(generator="openai", api_base_url=chat_server.base_url_v1, model="contract-model")
+        chat_catalog = PipelineCatalog.loads(yaml.safe_dump(data))
+        chat_server.answer = "Warsaw stands on the Vistula River [1]. It is the largest city of Poland [1]."
+        result = chat_catalog.research("Which river does Warsaw stand on?", sources=KB)
+        prompt = chat_server.chat_requests()[0]["messages"][-1]["content"]
+        assert "[1] Warsaw (kb, 2021-03-01)" in prompt and "Question: Which river does Warsaw stand on?" in prompt
+        assert result.answer == chat_server.answer
+        assert [c.chunk_id for c in result.citations] == ["warsaw-0"]
+        assert [s.supported for s in result.sentences] == [True, True]
+        assert result.status_of("generator").status is StatusKind.SUCCESS
 
-            state.failures = ["500", "500", "500"]
-            fallback = chat_catalog.research("Which river does Warsaw stand on?", sources=KB)
-            assert fallback.status_of("generator").status is StatusKind.ERROR
-            assert "Vistula River" in fallback.answer and fallback.citations[0].chunk_id == "warsaw-0"
+        chat_server.fail("500", times=3)
+        fallback = chat_catalog.research("Which river does Warsaw stand on?", sources=KB)
+        assert fallback.status_of("generator").status is StatusKind.ERROR
+        assert "Vistula River" in fallback.answer and fallback.citations[0].chunk_id == "warsaw-0"

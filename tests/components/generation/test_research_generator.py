@@ -6,22 +6,24 @@ from haystack.dataclasses import ChatMessage, StreamingChunk
 from components.contracts import StatusKind
 from components.generation import ResearchGenerator
 from components.generation.extractive_answer_generator import NO_SOURCES_ANSWER
-from tests.components.generation.chat_server import chat_server
 from tests.components.ranking.chunks import kb_document
+from tests.contract_servers.chat import chat_server, chat_server_session  # noqa: F401 - fixtures
 
 DOCUMENTS = [
     kb_document("sb", "The Denver Broncos defeated the Carolina Panthers 24-10 to win Super Bowl 50.", 0.7),
     kb_document("pa", "Paris is the capital of France.", 0.1),
 ]
 QUESTION = "Who won Super Bowl 50?"
+ANSWER = "The Denver Broncos won Super Bowl 50 [1]."
 PROMPT = [ChatMessage.from_system("Answer with citations."), ChatMessage.from_user("[1] ... Question: Who won?")]
 
 
 @pytest.fixture()
-def server(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-contract-test")
-    with chat_server() as (url, state):
-        yield url, state
+def server(chat_server, monkeypatch):  # noqa: F811
+    """The chat contract server answering ANSWER; it refuses any key but its own (HTTP 401)."""
+    monkeypatch.setenv("OPENAI_API_KEY", chat_server.api_key)
+    chat_server.answer = ANSWER
+    return chat_server
 
 
 def _chat(url: str, **kwargs) -> ResearchGenerator:
@@ -61,54 +63,61 @@ class TestResearchGenerator:
         assert "".join(chunk.content for chunk in chunks) == result["replies"][0]
 
     def test_chat_answer_through_the_real_client(self, server):
-        url, state = server
-        result = _chat(url).run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION)
-        assert result["replies"] == [state.reply]
+        result = _chat(server.base_url_v1).run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION)
+        assert result["replies"] == [ANSWER]
         assert result["status"].status is StatusKind.SUCCESS
-        assert state.requests[0]["model"] == "contract-model"
-        assert state.requests[0]["messages"][0] == {"role": "system", "content": "Answer with citations."}
-        assert state.headers[0]["authorization"] == "Bearer sk-contract-test"
+        sent = server.chat_requests()[0]
+        assert sent["model"] == "contract-model"
+        assert sent["messages"][0] == {"role": "system", "content": "Answer with citations."}
+
+    def test_a_refused_key_is_a_clear_status(self, server, monkeypatch):
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key")
+        result = _chat(server.base_url_v1, retries=1).run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION)
+        assert result["status"].status is StatusKind.ERROR
+        assert "not authorised (HTTP 401)" in result["status"].message
+        assert len(server.chat_requests()) == 1  # an authorisation failure is not retried
+        assert result["replies"][0].endswith("[1].")  # the extractive answer stands in
 
     def test_chat_streaming_delivers_every_piece(self, server):
-        url, state = server
         pieces: list[str] = []
-        result = _chat(url).run(
+        result = _chat(server.base_url_v1).run(
             messages=PROMPT, documents=DOCUMENTS, query=QUESTION, streaming_callback=lambda c: pieces.append(c.content)
         )
-        assert state.requests[0]["stream"] is True
-        assert "".join(pieces) == state.reply
-        assert result["replies"] == [state.reply]
+        assert server.chat_requests()[0]["stream"] is True
+        assert "".join(pieces) == ANSWER and len(pieces) > 3  # word by word, not in one piece
+        assert result["replies"] == [ANSWER]
 
     def test_rate_limit_is_retried_after_the_servers_wait(self, server):
-        url, state = server
-        state.failures = ["429"]
-        result = _chat(url, retries=1).run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION)
-        assert result["replies"] == [state.reply]
+        server.fail("429", times=1, retry_after=0.2)
+        result = _chat(server.base_url_v1, retries=1).run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION)
+        assert result["replies"] == [ANSWER]
         assert result["status"].status is StatusKind.SUCCESS and result["status"].attempts == 2
-        assert len(state.requests) == 2
+        assert len(server.chat_requests()) == 2
+        first, second = (request["at"] for request in server.requests)
+        assert second - first >= 0.19  # the server's Retry-After was honoured
 
     @pytest.mark.parametrize(
         ("failures", "kind", "words"),
         [
-            (["500", "500"], StatusKind.ERROR, "server error (HTTP 500)"),
-            (["429", "429"], StatusKind.ERROR, "rate limited (HTTP 429)"),
-            (["malformed"], StatusKind.ERROR, "the chat model failed"),
+            (("500", 2), StatusKind.ERROR, "server error (HTTP 500)"),
+            (("429", 2), StatusKind.ERROR, "rate limited (HTTP 429)"),
+            (("malformed", 1), StatusKind.ERROR, "the chat model failed"),
         ],
     )
     def test_failures_give_a_status_and_an_extractive_answer(self, server, failures, kind, words):
-        url, state = server
-        state.failures = list(failures)
-        result = _chat(url, retries=1).run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION)
+        mode, times = failures
+        server.fail(mode, times=times, retry_after=0.05 if mode == "429" else None)
+        result = _chat(server.base_url_v1, retries=1).run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION)
         assert result["status"].status is kind
         assert words in result["status"].message
         assert "extractive answer instead" in result["status"].message
         assert result["replies"][0].endswith("[1].")
 
     def test_slow_server_times_out(self, server):
-        url, state = server
-        state.failures = ["slow"]
-        state.slow_s = 3.0
-        result = _chat(url, timeout_s=0.5, retries=0).run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION)
+        server.fail("slow", times=1, delay_s=3.0)
+        result = _chat(server.base_url_v1, timeout_s=0.5, retries=0).run(
+            messages=PROMPT, documents=DOCUMENTS, query=QUESTION
+        )
         assert result["status"].status is StatusKind.TIMEOUT
         assert "did not answer within 0.5 s" in result["status"].message
         assert result["replies"][0].startswith("The Denver Broncos")
