@@ -9,63 +9,13 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 
 from components.settings import DEFAULT_EMBEDDING_MODEL
+from components.text.analyzer import ABBREVIATIONS
 from ingest.structure import ConvertedDocument, TextBuilder, paragraphs
 
 logger = logging.getLogger(__name__)
 
 # A sentence ends at . ! ? (with closing quotes/brackets) followed by space and a capital, digit or quote.
 _BOUNDARY = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s+(?=[\"'\u201c\u2018(\[]?[A-Z0-9\u00c0-\u024f])")
-_ABBREVIATIONS = {
-    "mr",
-    "mrs",
-    "ms",
-    "dr",
-    "prof",
-    "sr",
-    "jr",
-    "st",
-    "vs",
-    "etc",
-    "inc",
-    "ltd",
-    "co",
-    "corp",
-    "no",
-    "fig",
-    "figs",
-    "eq",
-    "al",
-    "approx",
-    "dept",
-    "est",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "sept",
-    "oct",
-    "nov",
-    "dec",
-    "e.g",
-    "i.e",
-    "u.s",
-    "u.k",
-    "ph.d",
-    "vol",
-    "pp",
-    "cf",
-    "ca",
-    "gen",
-    "gov",
-    "mt",
-    "rev",
-    "sec",
-    "ch",
-}
 _LAST_WORD = re.compile(r"([\w.]+)[.!?][\"'\u201d\u2019)\]]*\s*$")
 
 
@@ -77,7 +27,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         word = _LAST_WORD.search(text[start : match.end()])
         if word:
             last = word.group(1).lower()
-            if last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()):
+            if last in ABBREVIATIONS or (len(last) == 1 and last.isalpha()):
                 continue  # "Dr. Smith", "J. R. R. Tolkien", "e.g. this"
         end = match.start() + len(match.group(0).rstrip())
         if text[start:end].strip():

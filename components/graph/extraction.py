@@ -27,6 +27,7 @@ from components.graph.model import (
     fact_uuid,
     normalise_name,
 )
+from components.text.analyzer import ABBREVIATIONS
 
 ENTITY_KINDS_TEXT = " | ".join(ENTITY_KINDS)
 
@@ -52,51 +53,6 @@ class GraphExtractor(ABC):
 
 # --- sentences ------------------------------------------------------------------------------------------------
 
-_ABBREVIATIONS = {
-    "mr",
-    "mrs",
-    "ms",
-    "dr",
-    "prof",
-    "sr",
-    "jr",
-    "st",
-    "mt",
-    "inc",
-    "corp",
-    "co",
-    "ltd",
-    "vs",
-    "etc",
-    "gen",
-    "gov",
-    "sen",
-    "rep",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "sept",
-    "oct",
-    "nov",
-    "dec",
-    "fig",
-    "u.s",
-    "u.k",
-    "e.g",
-    "i.e",
-    "approx",
-    "dept",
-    "est",
-    "lt",
-    "col",
-    "capt",
-    "rev",
-}
 _BOUNDARY_RE = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
 
 
@@ -109,7 +65,7 @@ def split_sentences(text: str) -> list[tuple[int, str]]:
         for boundary in _BOUNDARY_RE.finditer(line):
             before = line[start : boundary.start()].rstrip("\"'”’)] ")
             last_word = before.rsplit(None, 1)[-1].lower().rstrip(".") if before.split() else ""
-            if last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
+            if last_word in ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
                 continue
             if last_word == "no" and line[boundary.end():boundary.end() + 1].isdigit():
                 continue  # "No. 1"

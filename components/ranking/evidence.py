@@ -13,31 +13,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from components.text.analyzer import ABBREVIATIONS
+
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 # A sentence ends at . ! ? (optionally followed by a closing quote or bracket) before whitespace and a capital,
 # digit or opening quote; abbreviations like "e.g." and single initials are not ends.
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
-_ABBREVIATIONS = {
-    "e.g",
-    "i.e",
-    "etc",
-    "vs",
-    "mr",
-    "mrs",
-    "ms",
-    "dr",
-    "prof",
-    "st",
-    "no",
-    "fig",
-    "al",
-    "inc",
-    "ltd",
-    "jr",
-    "sr",
-    "u.s",
-    "u.k",
-}
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before being below
@@ -102,7 +83,7 @@ def split_sentences(text: str) -> list[str]:
         for match in _SENTENCE_END.finditer(block):
             candidate = block[start : match.start()].strip()
             last_word = candidate.rsplit(" ", 1)[-1].rstrip(".!?\"'”’)]").lower()
-            if last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
+            if last_word in ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
                 continue
             if candidate:
                 sentences.append(candidate)

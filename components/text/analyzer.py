@@ -43,9 +43,13 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # A sentence ends at . ! ? (and closing quotes/brackets) before whitespace and a capital, digit or opening quote.
 _SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9\u00c0-\u024f])")
 _PARAGRAPH = re.compile(r"\n\s*\n")
-_ABBREVIATIONS = frozenset(
-    "mr mrs ms dr prof sr jr st vs etc inc ltd co corp no fig figs eq al approx dept est vol pp cf ca gen gov mt "
-    "rev sec ch jan feb mar apr jun jul aug sep sept oct nov dec e.g i.e u.s u.k ph.d".split()
+# Abbreviations a sentence does not end after (lower case, without the final dot): the one list every
+# sentence splitter of the project uses (ingestion, graph extraction, ranking). Not "no": in prose it ends
+# sentences ("he said no.") far more often than it abbreviates "number".
+ABBREVIATIONS: frozenset[str] = frozenset(
+    "al approx apr aug ca capt cf ch co col corp dec dept dr e.g eq est etc feb fig figs gen gov i.e inc "
+    "jan jr jul jun lt ltd mar mr mrs ms mt nov oct ph.d pp prof rep rev sec sen sep sept sr st u.k "
+    "u.s vol vs ".split()
 )
 _LAST_WORD = re.compile(r"([\w.]+)$")
 
@@ -96,7 +100,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
             tokens = text[start : match.start()].rsplit(None, 1)
             last = _LAST_WORD.search(tokens[-1]) if tokens else None
             word = last.group(1).lower() if last else ""
-            if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+            if word in ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
                 continue
             _append_stripped(text, start, match.end(), spans)
             start = match.end()
