@@ -294,7 +294,20 @@ class PipelineCatalog:
 
     def run(self, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
         """Run pipeline `name` with named `inputs`; returns its named outputs plus `timings` (ms per component
-        and `total_ms`)."""
+        and `total_ms`).
+
+        Independent branches run concurrently: from a thread without a running event loop (the CLI, the app, a
+        script) the pipeline runs on a short-lived loop; inside a running loop, where that is impossible, it runs
+        its components one after another (`run_async` is the concurrent way there).
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run_async(name, inputs))
+        return self.run_sequential(name, inputs)
+
+    def run_sequential(self, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+        """`run` with one component at a time, in the calling thread."""
         spec = self.spec(name)
         pipeline = self.get(name)
         data = self._pipeline_inputs(spec, inputs)

@@ -758,6 +758,18 @@ class PgvectorKnowledgeBase(KnowledgeBaseStore):
             similarities.setdefault(chunk_id, []).append((int(start), int(end), float(cosine)))
         return similarities
 
+    def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
+        """Per chunk id, its embedding's cosine to the query, computed in SQL for the given chunks only."""
+        ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
+        if not ids:
+            return {}
+        with self._connection() as conn:
+            rows = conn.execute(
+                self._q("SELECT chunk_id, 1 - (embedding <=> %s) FROM {chunks} WHERE chunk_id = ANY(%s)"),
+                (self._vector(query_embedding), ids),
+            ).fetchall()
+        return {chunk_id: float(cosine) for chunk_id, cosine in rows}
+
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
         """Chunks with term counts, their average length in terms, and each of `terms`' document frequency; one
         round trip (the chunk count and average are reused for a few seconds). None when no chunk has term counts."""

@@ -10,9 +10,9 @@ from haystack import Document, component, default_from_dict, default_to_dict, lo
 from components.contracts import ContextChunk, ScoreKind, SourceStatus, chunk_to_document, source_selected
 from components.embedding import EmbeddingModel, get_embedding_model
 from components.knowledge_base.attribution import clamp_float, clamp_int, hit_to_chunk, open_store, parse_filters
-from components.knowledge_base.store import ChunkHit, SearchFilters, cosine_to_relevance
+from components.knowledge_base.store import ChunkHit, KnowledgeBaseStore, SearchFilters, cosine_to_relevance
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
-from components.resilience.guard import cache_key
+from components.resilience.guard import cache_key, submit_in_thread
 
 logger = logging.getLogger(__name__)
 
@@ -110,8 +110,7 @@ class KnowledgeBaseSearch:
                 raise SourceError(f"the question is longer than {MAX_QUERY_CHARS:,} characters")
             search_filters = parse_filters(filters, as_of)
             store = open_store(self.collection)
-            embedding = self._embedding(text, query_embedding)
-            chunks = self._search(store, text, embedding, limit_n, floor, weight, search_filters)
+            chunks = self._search(store, text, query_embedding, limit_n, floor, weight, search_filters)
             return SourceResult(chunks=chunks, total_found=len(chunks))
 
         return work, key
@@ -127,23 +126,41 @@ class KnowledgeBaseSearch:
         self,
         store: Any,
         text: str,
-        embedding: np.ndarray,
+        query_embedding: list[float] | None,
         limit: int,
         floor: float,
         weight: float,
         filters: SearchFilters,
     ) -> list[ContextChunk]:
         if self.mode == "dense":
-            hits = store.dense_search(embedding, limit, filters)
+            hits = store.dense_search(self._embedding(text, query_embedding), limit, filters)
             return self._ranked(store, hits, floor)
+        # A keyword search needs the embedding only for the cosines of what it finds: where the store can add those
+        # afterwards, the full-text query runs while the question is embedded (in another branch or right here).
+        depth = limit if self.mode == "keyword" else min(100, max(2 * limit, 20))
+        overlap = query_embedding is None and type(store).chunk_cosines is not KnowledgeBaseStore.chunk_cosines
+        if overlap:
+            pending = submit_in_thread(lambda: store.keyword_search(text, depth, filters))
+            embedding = self._embedding(text, None)
+            dense = store.dense_search(embedding, depth, filters) if self.mode == "hybrid" else []
+            keyword = self._with_cosines(store, pending.result(), embedding)
+        else:
+            embedding = self._embedding(text, query_embedding)
+            dense = store.dense_search(embedding, depth, filters) if self.mode == "hybrid" else []
+            keyword = store.keyword_search(text, depth, filters, query_embedding=embedding)
         if self.mode == "keyword":
-            hits = store.keyword_search(text, limit, filters, query_embedding=embedding)
-            return self._ranked(store, hits, floor)
-        # Hybrid: fuse deeper lists than asked for, so a chunk second-best in both can still win.
-        depth = min(100, max(2 * limit, 20))
-        dense = store.dense_search(embedding, depth, filters)
-        keyword = store.keyword_search(text, depth, filters, query_embedding=embedding)
+            return self._ranked(store, keyword, floor)
+        # Hybrid fuses deeper lists than asked for, so a chunk second-best in both can still win.
         return self._fused(store, dense, keyword, limit, floor, weight)
+
+    @staticmethod
+    def _with_cosines(store: Any, hits: list[ChunkHit], embedding: np.ndarray) -> list[ChunkHit]:
+        missing = [hit.chunk.chunk_id for hit in hits if hit.cosine is None]
+        cosines = store.chunk_cosines(missing, embedding) if missing else {}
+        for hit in hits:
+            if hit.cosine is None and cosines and hit.chunk.chunk_id in cosines:
+                hit.cosine = cosines[hit.chunk.chunk_id]
+        return hits
 
     def _ranked(self, store: Any, hits: list[ChunkHit], floor: float) -> list[ContextChunk]:
         chunks = []

@@ -193,6 +193,15 @@ class KnowledgeBaseStore(ABC):
         """
         return {}
 
+    def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
+        """Per chunk id, the cosine of its stored embedding to the query, in one round trip; None when the backend
+        cannot look embeddings up by id cheaply (callers then pass the embedding to `keyword_search` instead).
+
+        It lets a keyword search start before the question is embedded: the two overlap, and the cosines of the
+        few chunks found are filled in afterwards.
+        """
+        return None
+
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
         """Chunk count, average chunk length in terms and the document frequency of `terms` (analyzer terms).
 

@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 
 
 
-def _submit(work: Callable[[], Any]) -> concurrent.futures.Future:
+def submit_in_thread(work: Callable[[], Any]) -> concurrent.futures.Future:
     """Run `work` in a daemon thread so a timeout can abandon it and a hung call never delays the process's exit.
 
     (ThreadPoolExecutor workers are joined at interpreter exit, so an abandoned request would hold the CLI open.)
@@ -395,7 +395,7 @@ class SourceGuard:
                     return self._on_fault(started, Fault("timeout", False, "rate limit"), attempt)
                 time.sleep(wait)
             remaining = deadline_at - time.monotonic()
-            future = _submit(_timeouts_as_faults(work))
+            future = submit_in_thread(_timeouts_as_faults(work))
             try:
                 result = future.result(timeout=max(remaining, 0.001))
                 return self._on_success(started, result, key, attempt)
@@ -441,7 +441,7 @@ class SourceGuard:
                     result = await asyncio.wait_for(_atimeouts_as_faults(work)(), timeout=remaining)
                 else:
                     result = await asyncio.wait_for(
-                        asyncio.wrap_future(_submit(_timeouts_as_faults(work)), loop=loop), timeout=remaining
+                        asyncio.wrap_future(submit_in_thread(_timeouts_as_faults(work)), loop=loop), timeout=remaining
                     )
                 return self._on_success(started, result, key, attempt)
             except (asyncio.TimeoutError, TimeoutError):

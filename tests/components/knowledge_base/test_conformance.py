@@ -225,6 +225,15 @@ class TestKnowledgeBaseConformance:
         # Keyword chunks carry the same relevance scale as dense ones (cosine to the question).
         assert top.meta["semantic_relevance"] > 0.2
 
+    def test_keyword_without_an_embedding_fills_the_same_relevance(self, loaded, embedding_model):
+        # Without an embedding, stores that look cosines up by id search first and add the cosines afterwards.
+        query = "How do stop words and stemming shape lexemes?"
+        own = _search("keyword", loaded, query=query)
+        given = _search("keyword", loaded, query=query, query_embedding=embedding_model.embed_one(query).tolist())
+        assert _ids(own) == _ids(given) and own["documents"]
+        for mine, theirs in zip(own["documents"], given["documents"], strict=True):
+            assert mine.meta["semantic_relevance"] == pytest.approx(theirs.meta["semantic_relevance"], abs=2e-3)
+
     def test_keyword_of_only_stop_words_finds_nothing(self, loaded):
         result = _search("keyword", loaded, query="the of and")
         assert result["documents"] == [] and result["status"].status is StatusKind.SUCCESS
