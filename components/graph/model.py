@@ -178,6 +178,35 @@ class DocumentGraph:
 
 
 @dataclass
+class EntityMatch:
+    """An entity an entity search found: how its name or an alias matched the query (`match`: exact, alias,
+    prefix, contains, mention or fuzzy), how well (`score`, 0-1), the name that matched, and the dates of its first
+    and last dated facts (`fact_count` on `entity` counts the facts the search considered)."""
+
+    entity: Entity
+    match: str
+    score: float
+    matched: str = ""
+    first_date: FuzzyDate | None = None
+    last_date: FuzzyDate | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entity search's contract shape."""
+        return {
+            "uuid": self.entity.uuid,
+            "name": self.entity.name,
+            "type": self.entity.kind,
+            "aliases": list(self.entity.aliases),
+            "fact_count": self.entity.fact_count,
+            "first_fact_date": self.first_date.iso() if self.first_date else None,
+            "last_fact_date": self.last_date.iso() if self.last_date else None,
+            "score": self.score,
+            "match": self.match,
+            "matched": self.matched,
+        }
+
+
+@dataclass
 class FactHit:
     """A fact found by a search, with a 0-1 score (`hop` for traversals: 1 = a direct relationship)."""
 

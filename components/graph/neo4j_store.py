@@ -16,8 +16,16 @@ from typing import Any
 from haystack import logging
 
 from components.graph.dates import FuzzyDate
-from components.graph.model import DocumentGraph, Entity, Fact, FactHit, normalise_name
-from components.graph.store import FactScope, GraphStore, GraphUnavailable, rank_entity_matches
+from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, normalise_name
+from components.graph.store import (
+    MAX_ENTITY_CANDIDATES,
+    EntitySearchTerms,
+    FactScope,
+    GraphStore,
+    GraphUnavailable,
+    rank_entity_matches,
+    rank_entity_search,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +51,11 @@ def _iso(value: dt.date | None) -> str | None:
 
 def _fuzzy(value: str | None, precision: str | None) -> FuzzyDate | None:
     return FuzzyDate(dt.date.fromisoformat(value), precision or "day") if value else None
+
+
+def _dated(pair: Any) -> FuzzyDate | None:
+    """A `FuzzyDate` from a `[valid_from, valid_precision]` pair (None when there is none)."""
+    return _fuzzy(pair[0], pair[1]) if pair else None
 
 
 def record_to_fact(record: Any) -> Fact:
@@ -297,6 +310,75 @@ class Neo4jGraphStore(GraphStore):
             limit=max(1, min(int(limit), 200)),
         )
         return [Entity(r["uuid"], r["name"], r["kind"], sorted(set(r["aliases"])), int(r["n"])) for r in records]
+
+    def match_entities(
+        self, text: str, limit: int = 10, kinds: list[str] | None = None, as_of: dt.date | None = None
+    ) -> list[EntityMatch]:
+        terms = EntitySearchTerms.of(text)
+        if not terms.key:
+            return []
+        # The same candidates as the embedded store: the query itself, names starting with it, names sharing a
+        # word with it, names with a word sharing the first or last three letters of a longer word of it.
+        named = (
+            "{v}.key = $key OR {v}.key STARTS WITH $key OR any(w IN split({v}.key, ' ') WHERE w IN $words "
+            "OR (size(w) >= 4 AND (left(w, 3) IN $heads OR right(w, 3) IN $tails)))"
+        )
+        kind_clause = "e.kind IN $kinds AND " if kinds else ""
+        fact_clause = " WHERE" + _AS_OF.removeprefix(" AND") if as_of is not None else ""
+        records = self._read(
+            f"MATCH (e:Entity {{collection: $c}}) WHERE {kind_clause}({named.format(v='e')} "
+            f"OR EXISTS {{ MATCH (a:Alias {{collection: $c}})-[:NAMES]->(e) WHERE {named.format(v='a')} }}) "
+            f"MATCH (e)<-[:MENTIONS]-(f:Fact {{collection: $c}}){fact_clause} "
+            "WITH e, f ORDER BY f.valid_from "
+            "WITH e, count(f) AS n, "
+            "collect(CASE WHEN f.valid_from IS NOT NULL THEN [f.valid_from, f.valid_precision] END) AS dated "
+            "RETURN e.uuid AS uuid, e.key AS entity_key, e.name AS name, e.kind AS kind, n, "
+            "[(a:Alias)-[:NAMES]->(e) | a.key] AS aliases, dated[0] AS first_dated, dated[-1] AS last_dated "
+            "ORDER BY CASE WHEN entity_key = $key THEN 0 WHEN $key IN aliases THEN 1 "
+            "WHEN entity_key STARTS WITH $key THEN 2 "
+            "ELSE 3 END, n DESC, name LIMIT $cap",
+            key=terms.key,
+            words=list(terms.words),
+            heads=list(terms.heads),
+            tails=list(terms.tails),
+            kinds=list(kinds or []),
+            as_of=_iso(as_of),
+            cap=MAX_ENTITY_CANDIDATES,
+        )
+        candidates = [
+            EntityMatch(
+                Entity(r["uuid"], r["name"], r["kind"], sorted(set(r["aliases"])), int(r["n"])),
+                match="",
+                score=0.0,
+                matched=r["entity_key"],
+                first_date=_dated(r["first_dated"]),
+                last_date=_dated(r["last_dated"]),
+            )
+            for r in records
+        ]
+        return rank_entity_search(text, candidates, limit)
+
+    def best_entity_facts(
+        self, entity_uuids: list[str], per_entity: int = 3, as_of: dt.date | None = None
+    ) -> dict[str, list[FactHit]]:
+        if not entity_uuids or per_entity < 1:
+            return {}
+        records = self._read(
+            "MATCH (e:Entity {collection: $c})<-[m:MENTIONS]-(f:Fact {collection: $c}) "
+            f"WHERE e.uuid IN $uuids{_AS_OF if as_of is not None else ''} "
+            "WITH e, f, m.position = 0 AS about, EXISTS { MATCH (f)-[:MENTIONS]->(o:Entity) WHERE o <> e } AS linking "
+            "ORDER BY e.uuid, about DESC, linking DESC, f.valid_from IS NULL, f.valid_from DESC, "
+            "f.document_date IS NULL, f.document_date DESC, f.document_id, f.sentence_index "
+            "WITH e, collect(f)[..$per] AS best UNWIND best AS f "
+            f"RETURN e.uuid AS for_entity, {_FACT_RETURN}",
+            uuids=list(entity_uuids),
+            per=per_entity,
+            as_of=_iso(as_of),
+        )
+        found: dict[str, list[FactHit]] = {}
+        for record in records:
+            found.setdefault(record["for_entity"], []).append(FactHit(record_to_fact(record), 1.0))
+        return found
 
     def document_entities(self, document_id: str, limit: int = 200) -> list[Entity]:
         records = self._read(

@@ -19,8 +19,17 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from components.graph.dates import FuzzyDate
-from components.graph.model import DocumentGraph, Entity, Fact, FactHit, normalise_name
-from components.graph.store import FactScope, GraphStore, GraphUnavailable, rank_entity_matches, table_prefix
+from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, normalise_name
+from components.graph.store import (
+    MAX_ENTITY_CANDIDATES,
+    EntitySearchTerms,
+    FactScope,
+    GraphStore,
+    GraphUnavailable,
+    rank_entity_matches,
+    rank_entity_search,
+    table_prefix,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -378,6 +387,103 @@ class PostgresGraphStore(GraphStore):
             {"p": pattern, "k": key, "limit": max(1, min(int(limit), 200))},
         )
         return [Entity(r["uuid"], r["name"], r["kind"], sorted(r["aliases"]), int(r["n"])) for r in rows]
+
+    def match_entities(
+        self, text: str, limit: int = 10, kinds: list[str] | None = None, as_of: dt.date | None = None
+    ) -> list[EntityMatch]:
+        terms = EntitySearchTerms.of(text)
+        if not terms.key:
+            return []
+        # A name (or an alias) is a candidate when it is the query, starts with it, shares a word with it, or has
+        # a word sharing its first or last three letters with a longer word of the query (for misspellings).
+        named = (
+            "{column} = %(key)s OR {column} LIKE %(prefix)s OR string_to_array({column}, ' ') && %(words)s "
+            "OR EXISTS (SELECT 1 FROM unnest(string_to_array({column}, ' ')) AS w(word) WHERE length(w.word) >= 4 "
+            "AND (left(w.word, 3) = ANY(%(heads)s) OR right(w.word, 3) = ANY(%(tails)s)))"
+        )
+        template = f"""
+            WITH named AS (
+                SELECT e.uuid FROM {{entities}} e WHERE {named.format(column="e.key")}
+                UNION
+                SELECT a.entity_uuid FROM {{aliases}} a WHERE {named.format(column="a.alias_key")}
+            )
+            SELECT e.uuid, e.key, e.name, e.kind,
+                   ARRAY(SELECT DISTINCT a.alias_key FROM {{aliases}} a WHERE a.entity_uuid = e.uuid) AS aliases,
+                   count(f.uuid) AS n,
+                   min(f.valid_from) AS first_from,
+                   (array_agg(f.valid_precision ORDER BY f.valid_from)
+                        FILTER (WHERE f.valid_from IS NOT NULL))[1] AS first_precision,
+                   max(f.valid_from) AS last_from,
+                   (array_agg(f.valid_precision ORDER BY f.valid_from DESC)
+                        FILTER (WHERE f.valid_from IS NOT NULL))[1] AS last_precision,
+                   CASE WHEN e.key = %(key)s THEN 0
+                        WHEN EXISTS (SELECT 1 FROM {{aliases}} a WHERE a.entity_uuid = e.uuid
+                                     AND a.alias_key = %(key)s) THEN 1
+                        WHEN e.key LIKE %(prefix)s THEN 2 ELSE 3 END AS tier
+            FROM named
+            JOIN {{entities}} e ON e.uuid = named.uuid
+            JOIN {{fact_entities}} x ON x.entity_uuid = e.uuid
+            JOIN {{facts}} f ON f.uuid = x.fact_uuid{_AS_OF if as_of is not None else ""}
+            WHERE {"e.kind = ANY(%(kinds)s)" if kinds else "true"}
+            GROUP BY e.uuid, e.key, e.name, e.kind
+            ORDER BY tier, n DESC, e.name
+            LIMIT %(cap)s
+        """
+        rows = self._fetch(
+            template,
+            {
+                "key": terms.key,
+                "prefix": terms.like_prefix,
+                "words": list(terms.words),
+                "heads": list(terms.heads),
+                "tails": list(terms.tails),
+                "kinds": list(kinds or []),
+                "as_of": as_of,
+                "cap": MAX_ENTITY_CANDIDATES,
+            },
+        )
+        candidates = [
+            EntityMatch(
+                Entity(r["uuid"], r["name"], r["kind"], sorted(r["aliases"]), int(r["n"])),
+                match="",
+                score=0.0,
+                matched=r["key"],
+                first_date=_fuzzy(r["first_from"], r["first_precision"]),
+                last_date=_fuzzy(r["last_from"], r["last_precision"]),
+            )
+            for r in rows
+        ]
+        return rank_entity_search(text, candidates, limit)
+
+    def best_entity_facts(
+        self, entity_uuids: list[str], per_entity: int = 3, as_of: dt.date | None = None
+    ) -> dict[str, list[FactHit]]:
+        if not entity_uuids or per_entity < 1:
+            return {}
+        template = f"""
+            WITH ranked AS (
+                SELECT x.entity_uuid, x.fact_uuid,
+                       row_number() OVER (
+                           PARTITION BY x.entity_uuid
+                           ORDER BY (x.position = 0) DESC,
+                                    EXISTS (SELECT 1 FROM {{fact_entities}} y WHERE y.fact_uuid = x.fact_uuid
+                                            AND y.entity_uuid <> x.entity_uuid) DESC,
+                                    f.valid_from DESC NULLS LAST, f.document_date DESC NULLS LAST,
+                                    f.document_id, f.sentence_index
+                       ) AS rank
+                FROM {{fact_entities}} x JOIN {{facts}} f ON f.uuid = x.fact_uuid
+                WHERE x.entity_uuid = ANY(%(uuids)s){_AS_OF if as_of is not None else ""}
+            )
+            SELECT {{fact_columns}}, r.entity_uuid AS for_entity
+            FROM ranked r JOIN {{facts}} f ON f.uuid = r.fact_uuid
+            WHERE r.rank <= %(per)s
+            ORDER BY r.entity_uuid, r.rank
+        """
+        rows = self._fetch(template, {"uuids": list(entity_uuids), "per": per_entity, "as_of": as_of})
+        found: dict[str, list[FactHit]] = {}
+        for row in rows:
+            found.setdefault(row["for_entity"], []).append(FactHit(row_to_fact(row), 1.0))
+        return found
 
     def document_entities(self, document_id: str, limit: int = 200) -> list[Entity]:
         rows = self._fetch(

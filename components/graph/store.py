@@ -11,12 +11,25 @@ import datetime as dt
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from typing import Any
 
 from components.database import DatabaseUnavailable
-from components.graph.model import DocumentGraph, Entity, FactHit, normalise_name
+from components.graph.model import DocumentGraph, Entity, EntityMatch, FactHit, normalise_name
 
 MAX_DEPTH = 5
+
+# How an entity search can match, best first.
+MATCH_KINDS = ("exact", "alias", "prefix", "contains", "mention", "fuzzy")
+# Candidates an entity search scores at most (the stores' queries stop there, most promising first).
+MAX_ENTITY_CANDIDATES = 500
+# A name at least this similar to the query (difflib ratio) is a fuzzy match.
+FUZZY_MIN_RATIO = 0.75
+# Words too common to find entities by when they come in free text.
+_SEARCH_STOP_WORDS = frozenset(
+    "a about after an and are as at before by did do does during for from has have how in is it its of on or "
+    "since than that the their to was were what when where which who whom why with".split()
+)
 
 
 @dataclass(frozen=True)
@@ -77,6 +90,103 @@ def rank_entity_matches(name: str, candidates: list[Entity], alias_map: dict[str
     return best[:1]
 
 
+@dataclass(frozen=True)
+class EntitySearchTerms:
+    """What the stores look for when searching entities by name or text.
+
+    `key` is the normalised query (an exact, alias or prefix match); `words` its words without the most common
+    ones (names sharing a word are candidates: "Faury" -> "Guillaume Faury", and the names a free text mentions);
+    `heads`/`tails` the first and last three letters of its longer words (names with a word sharing them are
+    candidates for a fuzzy match: "Airbsu" -> "Airbus").
+    """
+
+    key: str
+    words: tuple[str, ...]
+    heads: tuple[str, ...]
+    tails: tuple[str, ...]
+
+    @classmethod
+    def of(cls, text: str) -> EntitySearchTerms:
+        key = normalise_name(text)
+        words = [word for word in dict.fromkeys(key.split()) if word not in _SEARCH_STOP_WORDS]
+        long_words = [word for word in words if len(word) >= 4]
+        return cls(
+            key=key,
+            words=tuple(words),
+            heads=tuple(sorted({word[:3] for word in long_words})),
+            tails=tuple(sorted({word[-3:] for word in long_words})),
+        )
+
+    @property
+    def like_prefix(self) -> str:
+        """`key` as a LIKE pattern matching the names that start with it."""
+        return self.key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def score_entity_match(key: str, names: list[str], aliases: list[str]) -> tuple[str, float, str] | None:
+    """How well the normalised query `key` names an entity known by `names` (its name keys) and `aliases`: the
+    kind of match, a 0-1 score and the name or alias that matched; None when it does not.
+
+    Kinds and scores, best first: `exact` (1.0) the entity's name; `alias` (0.95) one of its aliases; `prefix`
+    (0.8-0.9) a name or alias starts with the query, more for a whole word and for covering more of it; `contains`
+    (0.65-0.75) every word of the query is a word of a name; `mention` (0.5-0.6) the query, a free text, holds every
+    word of a name; `fuzzy` (0.3-0.5) a name, or one of its words for a one-word query, is spelt nearly alike.
+    """
+    if not key:
+        return None
+    query_words = key.split()
+    best: tuple[str, float, str] | None = None
+    seen: set[str] = set()
+    for candidate, is_alias in [(name, False) for name in names] + [(alias, True) for alias in aliases]:
+        if not candidate or candidate in seen:
+            continue
+        seen.add(candidate)
+        found: tuple[str, float] | None = None
+        words = candidate.split()
+        if candidate == key:
+            found = ("alias", 0.95) if is_alias else ("exact", 1.0)
+        elif len(key) >= 2 and candidate.startswith(key):
+            whole_word = candidate[len(key)] == " "
+            found = ("prefix", 0.8 + 0.05 * whole_word + 0.05 * len(key) / len(candidate))
+        elif set(query_words) <= set(words):
+            found = ("contains", 0.65 + 0.1 * len(query_words) / len(words))
+        elif set(words) <= set(query_words):
+            found = ("mention", 0.5 + 0.1 * len(words) / len(query_words))
+        else:
+            ratio = SequenceMatcher(None, key, candidate).ratio()
+            closest = candidate
+            if len(query_words) == 1 and len(key) >= 4:
+                for word in words:
+                    word_ratio = SequenceMatcher(None, key, word).ratio()
+                    if word_ratio > ratio:
+                        ratio, closest = word_ratio, word
+            if ratio >= FUZZY_MIN_RATIO:
+                coverage = min(len(key), len(closest)) / max(len(key), len(closest))
+                found = ("fuzzy", 0.5 * ratio * (0.8 + 0.2 * coverage))
+        if found is not None and (best is None or found[1] > best[1]):
+            best = (found[0], round(min(1.0, found[1]), 4), candidate)
+    return best
+
+
+def rank_entity_search(text: str, candidates: list[EntityMatch], limit: int) -> list[EntityMatch]:
+    """The candidates that match `text`, scored (see `score_entity_match`), best first: score, then more facts.
+
+    Each candidate's `entity.aliases` are its alias keys and `matched` its stored name key; both stores fetch the
+    candidates (with their fact counts and dates) in one query and rank them here, so they answer alike.
+    """
+    key = normalise_name(text)
+    ranked: list[EntityMatch] = []
+    for candidate in candidates:
+        names = list(dict.fromkeys(name for name in (candidate.matched, candidate.entity.key) if name))
+        scored = score_entity_match(key, names, candidate.entity.aliases)
+        if scored is None:
+            continue
+        candidate.match, candidate.score, candidate.matched = scored
+        ranked.append(candidate)
+    ranked.sort(key=lambda m: (-m.score, MATCH_KINDS.index(m.match), -m.entity.fact_count, m.entity.name))
+    return ranked[:limit]
+
+
 class GraphStore(ABC):
     """What every graph backend offers. Implementations are thread-safe; reads never write."""
 
@@ -122,6 +232,22 @@ class GraphStore(ABC):
     def search_entities(self, text: str, limit: int = 20) -> list[Entity]:
         """Entities whose name or an alias contains `text` (case-insensitive), most facts first."""
         raise NotImplementedError
+
+    @abstractmethod
+    def match_entities(
+        self, text: str, limit: int = 10, kinds: list[str] | None = None, as_of: dt.date | None = None
+    ) -> list[EntityMatch]:
+        """The entities whose name or an alias matches `text` (a name, part of one, a misspelling, or a free text
+        naming them), scored and best first (see `rank_entity_search`), each with its number of facts and the
+        dates of its first and last dated facts; `kinds` keeps those entity kinds only, `as_of` counts only facts
+        valid then (an entity with none is left out). One query."""
+
+    @abstractmethod
+    def best_entity_facts(
+        self, entity_uuids: list[str], per_entity: int = 3, as_of: dt.date | None = None
+    ) -> dict[str, list[FactHit]]:
+        """Up to `per_entity` facts of each entity, best first: those about it (it comes first in the sentence),
+        then those linking it to other entities, then the most recent. One query; a fact may serve two entities."""
 
     def document_entities(self, document_id: str, limit: int = 200) -> list[Entity]:
         """The entities a document's facts mention, most facts first."""

@@ -4,7 +4,9 @@
 `get_entity_relationships(entity_name, depth)` -> `{central_entity, related_facts, search_method}` with depth
 clamped to 1-5; `get_entity_timeline(entity_name, start_date, end_date)` -> facts in date order, really filtered;
 `perform_comprehensive_search(query, use_vector, use_graph, limit)` -> vector and graph results fetched in
-parallel, either side surviving the other's failure. Bad input raises `ValueError` with one clear sentence.
+parallel, either side surviving the other's failure; `search_entities(query, limit, entity_types, as_of)` ->
+the entities a name or text matches `{uuid, name, type, aliases, fact_count, first_fact_date, last_fact_date,
+score, match, matched}`, limit clamped to 1-50. Bad input raises `ValueError` with one clear sentence.
 """
 
 from __future__ import annotations
@@ -17,11 +19,14 @@ from typing import Any
 
 from components.contracts import ContextChunk, ScoreKind, SourceType
 from components.graph.dates import FuzzyDate
-from components.graph.model import Fact, FactHit
+from components.graph.model import ENTITY_KINDS, EntityMatch, Fact, FactHit
 from components.graph.store import MAX_DEPTH, FactScope, GraphStore
 
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = 50
+# An entity search's facts: the best few of each of its top entities.
+ENTITIES_WITH_FACTS = 5
+FACTS_PER_ENTITY = 3
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="graph-tools")
 
 
@@ -55,6 +60,21 @@ def parse_bound(value: str | None, what: str, *, end: bool = False) -> dt.date |
     except ValueError:
         raise ValueError(f"{what} {value!r} is not an ISO date (YYYY, YYYY-MM or YYYY-MM-DD)") from None
     return date.end if end else date.value
+
+
+def check_entity_types(value: Any) -> list[str] | None:
+    """Entity types (one name or a list, any case) as the graph's kinds, or None for all; ValueError names an
+    unknown one."""
+    if value is None:
+        return None
+    names = [value] if isinstance(value, str) else list(value) if isinstance(value, (list, tuple, set)) else None
+    if names is None:
+        raise ValueError(f"entity_types must be a list of entity types, not {value!r}")
+    kinds = [str(name).strip().lower() for name in names if str(name).strip()]
+    unknown = [name for name in kinds if name not in ENTITY_KINDS]
+    if unknown:
+        raise ValueError(f"entity_types has unknown type {unknown[0]!r}; the types are {', '.join(ENTITY_KINDS)}")
+    return sorted(set(kinds)) or None
 
 
 def scope_from_filters(filters: dict[str, Any] | None) -> FactScope | None:
@@ -195,6 +215,49 @@ class GraphTools:
         """The entity's facts whose dates fall in [start_date, end_date] (ISO, any precision), oldest first."""
         _, hits = self.timeline_hits(entity_name, start_date, end_date)
         return [hit.fact.contract() for hit in hits]
+
+    # -- entity search --------------------------------------------------------------------------------------------
+
+    def entity_matches(
+        self, query: str, limit: int = 10, entity_types: Any = None, as_of: str | dt.date | None = None
+    ) -> list[EntityMatch]:
+        """The entities `query` (a name or a free text) matches, best first; limit clamped to 1-50."""
+        text = check_text(query, "query")
+        limit = clamp(limit, 1, MAX_LIMIT, 10)
+        kinds = check_entity_types(entity_types)
+        return self.store.match_entities(text, limit, kinds, parse_bound(as_of, "as_of", end=True))
+
+    def entity_search_hits(
+        self,
+        query: str,
+        limit: int = 10,
+        entity_types: Any = None,
+        as_of: str | dt.date | None = None,
+    ) -> tuple[list[EntityMatch], list[tuple[EntityMatch, FactHit]]]:
+        """`entity_matches`, and the best facts of the top entities, each with the entity it was chosen for and
+        scored with that entity's match score (an entity's facts together, a fact two entities share given once):
+        two store queries in all."""
+        matches = self.entity_matches(query, limit, entity_types, as_of)
+        when = parse_bound(as_of, "as_of", end=True)
+        top = matches[:ENTITIES_WITH_FACTS]
+        if not top:
+            return matches, []
+        best = self.store.best_entity_facts([match.entity.uuid for match in top], FACTS_PER_ENTITY, when)
+        facts: list[tuple[EntityMatch, FactHit]] = []
+        seen: set[str] = set()
+        for match in top:
+            for hit in best.get(match.entity.uuid, []):
+                if hit.fact.uuid not in seen:
+                    seen.add(hit.fact.uuid)
+                    facts.append((match, FactHit(hit.fact, match.score)))
+        return matches, facts
+
+    def search_entities(
+        self, query: str, limit: int = 10, entity_types: Any = None, as_of: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The entities a name or free text matches, best first: name, type, aliases, fact count, first and last
+        fact dates, a 0-1 score and how it matched (exact, alias, prefix, contains, mention or fuzzy)."""
+        return [match.to_dict() for match in self.entity_matches(query, limit, entity_types, as_of)]
 
     # -- comprehensive --------------------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -179,6 +179,38 @@ class RelationshipsResponse(GraphFactsResponse):
     relationships: dict[str, Any] = Field(
         default_factory=dict, description="central_entity, related_facts, search_method and depth."
     )
+
+
+class EntityMatchOut(BaseModel):
+    """One entity an entity search found: who it is, what the graph holds on it, and how it matched."""
+
+    uuid: str = Field(description="The entity's id in the knowledge graph.")
+    name: str
+    type: str = Field(description="person, organization, place, product, event or other.")
+    aliases: list[str] = Field(default_factory=list, description="Other names it goes by (normalised).")
+    fact_count: int = Field(ge=0, description="How many facts mention it (valid on as_of, when given).")
+    first_fact_date: str | None = Field(default=None, description="The date of its earliest dated fact (ISO).")
+    last_fact_date: str | None = Field(default=None, description="The date of its latest dated fact (ISO).")
+    score: float = Field(ge=0.0, le=1.0, description="How well it matches the query, 0-1.")
+    match: Literal["exact", "alias", "prefix", "contains", "mention", "fuzzy"] = Field(
+        description=(
+            "exact: its name; alias: one of its aliases; prefix: a name starting with the query; contains: a name "
+            "holding every word of the query; mention: a name the query text holds; fuzzy: a name spelt nearly alike."
+        )
+    )
+    matched: str = Field(default="", description="The (normalised) name or alias that matched.")
+
+
+class EntitySearchResponse(BaseModel):
+    """The entities of the knowledge graph a name or text matches, best first, and the best facts of the top ones."""
+
+    query: str = Field(description="The name or text searched for.")
+    entities: list[EntityMatchOut] = Field(default_factory=list, description="The matching entities, best first.")
+    facts: list[ContextChunk] = Field(
+        default_factory=list,
+        description="The best facts of the top entities as chunks (source_type graph), with their sources.",
+    )
+    status: SourceStatus = Field(description="How the search went (an error status says what was wrong).")
 
 
 def facts_from(documents: list[Any] | None) -> list[ContextChunk]:

@@ -133,3 +133,51 @@ class TestNeo4jGraphStore:
         ])
         assert [e.name for e in store.find_entities("Beatles Apple Corps")] == ["Apple Corps"]
         assert driver.execute_query.call_args.kwargs["parameters_"]["words"] == ["beatles", "apple", "corps"]
+
+    def test_match_entities_is_one_query_ranked_like_the_embedded_store(self, driver):
+        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "p", collection="kb1", driver=driver)
+        store._ready = True
+        driver.execute_query.return_value = eager([
+            {"uuid": "2", "entity_key": "airbus defence", "name": "Airbus Defence", "kind": "organization", "n": 9,
+             "aliases": [], "first_dated": None, "last_dated": None},
+            {"uuid": "1", "entity_key": "airbus", "name": "Airbus", "kind": "organization", "n": 5,
+             "aliases": ["airbus se", "airbus se"], "first_dated": ["2000-12-01", "month"],
+             "last_dated": ["2021-01-01", "year"]},
+            {"uuid": "3", "entity_key": "boeing", "name": "Boeing", "kind": "organization", "n": 7, "aliases": [],
+             "first_dated": None, "last_dated": None},
+        ])
+        matches = store.match_entities("Airbus SE", limit=5, kinds=["organization"], as_of=dt.date(2020, 1, 1))
+        assert driver.execute_query.call_count == 1
+        query, params = driver.execute_query.call_args.args[0], driver.execute_query.call_args.kwargs["parameters_"]
+        assert "e.kind IN $kinds" in query and "f.valid_from <= $as_of" in query and "LIMIT $cap" in query
+        assert (params["key"], params["words"], params["heads"], params["tails"]) == (
+            "airbus", ["airbus"], ["air"], ["bus"])
+        assert (params["kinds"], params["as_of"], params["c"]) == (["organization"], "2020-01-01", "kb1")
+        assert [(m.entity.name, m.match) for m in matches] == [("Airbus", "exact"), ("Airbus Defence", "prefix")]
+        airbus = matches[0]
+        assert airbus.entity.aliases == ["airbus se"] and airbus.entity.fact_count == 5
+        assert (airbus.first_date.iso(), airbus.last_date.iso(), matches[1].first_date) == ("2000-12", "2021", None)
+        store.match_entities("Airbus")
+        plain = driver.execute_query.call_args.args[0]
+        assert "$kinds" not in plain and "$as_of" not in plain
+        calls = driver.execute_query.call_count
+        assert store.match_entities("  ") == [] and driver.execute_query.call_count == calls
+
+    def test_best_entity_facts_is_one_query_grouped_by_entity(self, driver):
+        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "p", driver=driver)
+        store._ready = True
+        shared = fact_record("f1", "Airbus hired Faury.", "2019-04-01", [("e1", "Airbus"), ("e2", "Guillaume Faury")])
+        driver.execute_query.return_value = eager([
+            {"for_entity": "e1", **shared},
+            {"for_entity": "e1", **fact_record("f2", "Airbus was founded.", "1970-12-18", [("e1", "Airbus")])},
+            {"for_entity": "e2", **shared},
+        ])
+        best = store.best_entity_facts(["e1", "e2"], per_entity=2, as_of=dt.date(2020, 1, 1))
+        assert driver.execute_query.call_count == 1
+        query, params = driver.execute_query.call_args.args[0], driver.execute_query.call_args.kwargs["parameters_"]
+        assert "collect(f)[..$per]" in query and "f.valid_from <= $as_of" in query
+        assert (params["uuids"], params["per"], params["as_of"]) == (["e1", "e2"], 2, "2020-01-01")
+        grouped = {key: [hit.fact.uuid for hit in hits] for key, hits in best.items()}
+        assert grouped == {"e1": ["f1", "f2"], "e2": ["f1"]}
+        assert best["e2"][0].fact.entity_names == ["Airbus", "Guillaume Faury"]
+        assert store.best_entity_facts([]) == {} and driver.execute_query.call_count == 1

@@ -106,9 +106,41 @@ class TestGraphStoreConformance:
             "airbus", "enders", "tom enders"}
         assert airbus_store.known_names(set()) == set()
 
+    def test_match_entities_scores_counts_and_dates(self, airbus_store):
+        top = airbus_store.match_entities("Airbus", limit=5)[0]
+        assert (top.entity.name, top.entity.kind, top.match, top.score) == ("Airbus", "organization", "exact", 1.0)
+        assert top.entity.fact_count >= 5 and (top.first_date.iso(), top.last_date.iso()) == ("2000-12", "2021")
+        enders = airbus_store.match_entities("enders", limit=5)[0]
+        assert (enders.entity.name, enders.match, enders.matched) == ("Tom Enders", "alias", "enders")
+        assert "enders" in enders.entity.aliases
+        assert airbus_store.match_entities("Guill", limit=5)[0].match == "prefix"
+        assert [(m.entity.name, m.match) for m in airbus_store.match_entities("Airbsu", limit=5)][0] == (
+            "Airbus", "fuzzy")
+        assert airbus_store.match_entities("Airbus", limit=5, kinds=["person"]) == []
+        assert [m.entity.name for m in airbus_store.match_entities("Tom Enders", 5, kinds=["person", "place"])] == [
+            "Tom Enders"]
+        earlier = airbus_store.match_entities("Tom Enders", limit=5, as_of=dt.date(2015, 6, 1))[0]
+        assert earlier.entity.fact_count < enders.entity.fact_count and earlier.last_date.value.year <= 2015
+        assert airbus_store.match_entities("Guillaume Faury", limit=5, as_of=dt.date(2010, 1, 1)) == []
+        assert airbus_store.match_entities("", limit=5) == [] and airbus_store.match_entities("zebra", limit=5) == []
+        assert len(airbus_store.match_entities("What did Airbus, Tom Enders and Guillaume Faury do?", limit=2)) == 2
+
+    def test_best_entity_facts_per_entity(self, airbus_store):
+        airbus, enders = (airbus_store.match_entities(name, 1)[0].entity for name in ("Airbus", "Tom Enders"))
+        best = airbus_store.best_entity_facts([airbus.uuid, enders.uuid], per_entity=2)
+        assert set(best) == {airbus.uuid, enders.uuid} and [len(hits) for hits in best.values()] == [2, 2]
+        assert all(airbus.uuid in hit.fact.entity_uuids for hit in best[airbus.uuid])
+        first = best[airbus.uuid][0].fact  # about Airbus, linking it to another entity, the most recent such
+        assert first.entity_uuids[0] == airbus.uuid and len(first.entity_uuids) > 1
+        assert first.valid_at.iso() == "2021" and first.document_title
+        then = airbus_store.best_entity_facts([enders.uuid], per_entity=10, as_of=dt.date(2015, 6, 1))[enders.uuid]
+        assert then and all(hit.fact.valid_at.value <= dt.date(2015, 6, 1) for hit in then)
+        assert airbus_store.best_entity_facts([]) == {}
+
     def test_empty_graph_and_counts(self, empty_store):
         assert empty_store.counts()["facts"] == 0
         empty_store.replace_document(DocumentGraph("nothing"))
         assert empty_store.document_fact_count("nothing") == 0
         assert empty_store.entity_facts([]) == []
         assert empty_store.get_entity("no-such-uuid") is None
+        assert empty_store.match_entities("Airbus") == [] and empty_store.best_entity_facts(["no-such-uuid"]) == {}

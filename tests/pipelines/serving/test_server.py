@@ -26,7 +26,15 @@ class TestDeployment:
 
         with server.client() as client:
             deployed = set(client.get("/status").json()["pipelines"])
-        expected = {"research", "documents", "document", "ingestion", "entity_timeline", "entity_relationships"}
+        expected = {
+            "research",
+            "documents",
+            "document",
+            "ingestion",
+            "entity_timeline",
+            "entity_relationships",
+            "entity_search",
+        }
         assert expected <= set(served_pipeline_names())
         assert set(served_pipeline_names()) <= deployed
 
@@ -187,6 +195,51 @@ class TestGraph:
         assert len(result["facts"]) == len(result["timeline"])
         assert any("Super Bowl 50" in fact["text"] for fact in result["facts"])
 
+    def test_entity_search(self, server: RunningServer) -> None:
+        with server.client() as client:
+            response = client.post("/entity_search/run", json={"query": "Broncos"})
+            free_text = client.post(
+                "/entity_search/run", json={"query": "Where did the Denver Broncos play?", "limit": 1, "as_of": "2020"}
+            )
+            typed = client.post("/entity_search/run", json={"query": "Broncos", "entity_types": ["person"]})
+            nothing = client.post("/entity_search/run", json={"query": "zebra xylophone"})
+        assert response.status_code == 200, response.text
+        result = response.json()["result"]
+        assert result["query"] == "Broncos" and result["status"]["status"] == "success"
+        first = result["entities"][0]
+        assert first["name"] == "Denver Broncos" and first["match"] in ("contains", "alias")
+        assert 0.0 < first["score"] < 1.0 and first["fact_count"] >= 1 and first["type"]
+        assert result["status"]["total_found"] == len(result["entities"])
+        assert result["facts"] and all(fact["source_type"] == "graph" for fact in result["facts"])
+        assert any("Broncos" in fact["text"] for fact in result["facts"])
+        assert {fact["source_title"] for fact in result["facts"]} == {"Super Bowl 50"}
+        assert result["facts"][0]["metadata"]["matched_entity"] == "Denver Broncos"
+        mentioned = free_text.json()["result"]
+        assert [item["name"] for item in mentioned["entities"]] == ["Denver Broncos"]
+        assert mentioned["entities"][0]["match"] == "mention"
+        assert typed.json()["result"]["entities"] == [] and typed.json()["result"]["status"]["status"] == "success"
+        empty = nothing.json()["result"]
+        assert empty["entities"] == [] and empty["facts"] == [] and empty["status"]["status"] == "success"
+
+    def test_entity_search_is_typed_in_openapi(self, server: RunningServer) -> None:
+        with server.client() as client:
+            schema = client.get("/openapi.json").json()
+        post = schema["paths"]["/entity_search/run"]["post"]
+        request_ref = post["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        request = schema["components"]["schemas"][request_ref.rsplit("/", 1)[-1]]
+        assert request["required"] == ["query"]
+        assert {"query", "limit", "entity_types", "as_of"} == set(request["properties"])
+        models = schema["components"]["schemas"]
+        assert {"EntitySearchResponse", "EntityMatchOut"} <= set(models)
+        assert set(models["EntityMatchOut"]["properties"]["match"]["enum"]) == {
+            "exact",
+            "alias",
+            "prefix",
+            "contains",
+            "mention",
+            "fuzzy",
+        }
+
     def test_entity_relationships(self, server: RunningServer) -> None:
         with server.client() as client:
             response = client.post("/entity_relationships/run", json={"entity_name": "Denver Broncos", "depth": 1})
@@ -200,6 +253,11 @@ class TestGraph:
         [
             ("/entity_timeline/run", {"entity_name": " "}, "entity_name"),
             ("/entity_relationships/run", {"entity_name": "Denver Broncos", "depth": 9}, "depth"),
+            ("/entity_search/run", {"query": " "}, "query must not be empty"),
+            ("/entity_search/run", {"query": "Broncos", "limit": 0}, "limit must be between 1 and 50"),
+            ("/entity_search/run", {"query": "Broncos", "entity_types": ["team"]}, "unknown type 'team'"),
+            ("/entity_search/run", {"query": "Broncos", "as_of": "soon"}, "as_of 'soon' is not an ISO date"),
+            ("/entity_search/run", {}, "query"),
         ],
     )
     def test_bad_input(self, server: RunningServer, path: str, body: dict, expected: str) -> None:
@@ -255,24 +313,31 @@ class TestMCP:
         from mcp import ClientSession
         from mcp.client.streamable_http import streamablehttp_client
 
-        async def session_calls() -> tuple[set[str], dict, str]:
+        async def session_calls() -> tuple[set[str], dict, str, dict]:
             async with streamablehttp_client(f"{server.base_url}/mcp/", headers=server.headers) as (read, write, _):
                 async with ClientSession(read, write) as session:
                     await session.initialize()
                     tools = {tool.name: tool for tool in (await session.list_tools()).tools}
                     listed = await session.call_tool("documents", {"search": "rank fusion"})
                     answer = await session.call_tool("research", {"question": "What does HNSW stand for?"})
+                    found = await session.call_tool("entity_search", {"query": "Denver Broncos"})
                     refused = await session.call_tool("deploy_pipeline", {"name": "x", "files": {}})
                     assert refused.isError
-                    return set(tools), json.loads(listed.content[0].text), answer.content[0].text
+                    return (
+                        set(tools),
+                        json.loads(listed.content[0].text),
+                        answer.content[0].text,
+                        json.loads(found.content[0].text),
+                    )
 
-        names, listed, answer = asyncio.run(session_calls())
+        names, listed, answer, found = asyncio.run(session_calls())
         from pipelines.serving.server import served_pipeline_names
 
         assert set(served_pipeline_names()) <= names
         assert not {"deploy_pipeline", "undeploy_pipeline"} & names
         assert [doc["title"] for doc in listed["documents"]] == ["Reciprocal rank fusion"]
         assert "navigable small world" in answer
+        assert found["entities"][0]["name"] == "Denver Broncos" and found["entities"][0]["match"] == "exact"
 
     def test_stock_hayhooks_mcp_run_serves_the_same_tools(self, server: RunningServer, work_dir: Path) -> None:
         from mcp import ClientSession
@@ -384,6 +449,29 @@ class TestExportYaml:
             process.terminate()
             process.wait(timeout=30)
             log.close()
+
+    def test_entity_search_exports_with_its_inputs_and_outputs(self, work_dir: Path) -> None:
+        target = work_dir / "entity_search.yml"
+        result = subprocess.run(
+            [*research_command(), "export-yaml", "entity_search", "-o", str(target)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr
+        document = yaml.safe_load(target.read_text())
+        assert document["components"]["search"]["type"] == "components.graph.entity_search.EntitySearch"
+        assert document["inputs"] == {
+            "query": ["search.query"],
+            "limit": ["search.limit"],
+            "entity_types": ["search.entity_types"],
+            "as_of": ["search.as_of"],
+        }
+        assert document["outputs"] == {
+            "entities": "search.entities",
+            "documents": "search.documents",
+            "status": "search.status",
+        }
 
     def test_unknown_pipeline_is_a_clear_error(self) -> None:
         result = subprocess.run(

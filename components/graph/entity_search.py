@@ -1,0 +1,124 @@
+"""`EntitySearch`: which entities of the knowledge graph a name or a text means, and what the graph holds on them."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from haystack import Document, component, default_from_dict, default_to_dict
+
+from components.contracts import SourceStatus, StatusKind, chunk_to_document
+from components.graph.tools import (
+    MAX_LIMIT,
+    GraphTools,
+    check_entity_types,
+    check_text,
+    clamp,
+    fact_to_chunk,
+    parse_bound,
+)
+from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
+
+SOURCE = "graph_entity_search"
+
+
+@component
+class EntitySearch:
+    """The entities whose name or an alias matches a query, best first, with the best facts of the top ones.
+
+    A query can be a name ("Airbus SE"), an alias ("Enders"), the start of a name ("Guill"), a misspelling
+    ("Airbsu") or a free text that names entities ("What did Airbus and Tom Enders agree?"). Each entity comes with
+    its type, aliases, number of facts, the dates of its first and last dated facts, a 0-1 score and how it matched:
+    `exact`, `alias`, `prefix`, `contains` (every word of the query is in its name), `mention` (the text holds its
+    name) or `fuzzy`. `entity_types` keeps some types only (person, organization, place, product, event, other);
+    `as_of` counts only the facts valid on that date. Nothing matching is a success with no entities; bad input is
+    an error status that says what is wrong.
+
+    Usage:
+    ```python
+    search = EntitySearch()
+    result = search.run(query="Enders", entity_types=["person"])
+    [(item["name"], item["match"], item["score"]) for item in result["entities"]]
+    ```
+    """
+
+    def __init__(self, collection: str | None = None, limit: int = 10) -> None:
+        if not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+            raise ValueError(f"limit must be an integer between 1 and {MAX_LIMIT}, not {limit!r}")
+        self.collection = collection
+        self.limit = limit
+        self._guard = SourceGuard(SOURCE, ResiliencePolicy.from_settings())
+        self._tools: GraphTools | None = None
+
+    def warm_up(self) -> None:
+        """Open the graph store once."""
+        if self._tools is None:
+            from components.graph.factory import open_graph_store
+
+            self._tools = GraphTools(open_graph_store(self.collection))
+
+    @component.output_types(entities=list[dict], documents=list[Document], status=SourceStatus)
+    def run(
+        self,
+        query: str,
+        limit: int | None = None,
+        entity_types: list[str] | None = None,
+        as_of: str | None = None,
+    ) -> dict[str, Any]:
+        """The entities `query` matches.
+
+        :param query: An entity name, part of one, or a free text naming entities.
+        :param limit: How many entities at most (clamped to 1-50; default: the component's `limit`).
+        :param entity_types: Keep only entities of these types.
+        :param as_of: ISO date of any precision; only facts valid then are counted and returned.
+        :returns: `entities`: `{uuid, name, type, aliases, fact_count, first_fact_date, last_fact_date, score,
+            match, matched}` best first; `documents`: the best facts of the top entities as graph Documents (each
+            with its entity's score and `matched_entity` in meta); `status`: the run's `SourceStatus`, whose
+            `total_found` is the number of entities.
+        """
+        started = time.monotonic()
+        try:
+            text = check_text(query, "query")
+            count = clamp(limit, 1, MAX_LIMIT, self.limit) if limit is not None else self.limit
+            kinds = check_entity_types(entity_types)
+            parse_bound(as_of, "as_of", end=True)
+        except ValueError as exc:
+            return self._invalid(started, str(exc))
+        found: dict[str, Any] = {"matches": []}
+
+        def work() -> SourceResult:
+            self.warm_up()
+            assert self._tools is not None
+            found["matches"], facts = self._tools.entity_search_hits(text, count, kinds, as_of)
+            chunks = []
+            for match, hit in facts:
+                chunk = fact_to_chunk(hit)
+                chunk.metadata["matched_entity"] = match.entity.name
+                chunks.append(chunk)
+            return SourceResult(chunks=chunks, total_found=len(found["matches"]))
+
+        result, status = self._guard.call(work)
+        entities = [match.to_dict() for match in found["matches"]] if status.ok else []
+        return {
+            "entities": entities,
+            "documents": [chunk_to_document(chunk) for chunk in result.chunks],
+            "status": status,
+        }
+
+    @staticmethod
+    def _invalid(started: float, message: str) -> dict[str, Any]:
+        status = SourceStatus(
+            source=SOURCE,
+            status=StatusKind.ERROR,
+            message=message,
+            attempts=0,
+            execution_time_ms=(time.monotonic() - started) * 1000.0,
+        )
+        return {"entities": [], "documents": [], "status": status}
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(self, collection=self.collection, limit=self.limit)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EntitySearch:
+        return default_from_dict(cls, data)
