@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from enum import Enum
 from typing import Any
 
@@ -37,6 +38,12 @@ class SourceStatus(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (enum values as strings)."""
         return self.model_dump(mode="json")
+
+    @classmethod
+    def refused(cls, source: str, message: str, started: float) -> SourceStatus:
+        """The status of a source that refused its input before any attempt (`started`: `time.monotonic()`)."""
+        elapsed_ms = max(0.0, (time.monotonic() - started) * 1000.0)
+        return cls(source=source, status=StatusKind.ERROR, execution_time_ms=elapsed_ms, message=message, attempts=0)
 
     @classmethod
     def skipped(cls, source: str, message: str) -> SourceStatus:

@@ -7,7 +7,7 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
 
-from components.contracts import SourceStatus, StatusKind, chunk_to_document
+from components.contracts import SourceStatus, chunk_to_document
 from components.graph.tools import (
     MAX_LIMIT,
     GraphTools,
@@ -107,14 +107,7 @@ class EntitySearch:
 
     @staticmethod
     def _invalid(started: float, message: str) -> dict[str, Any]:
-        status = SourceStatus(
-            source=SOURCE,
-            status=StatusKind.ERROR,
-            message=message,
-            attempts=0,
-            execution_time_ms=(time.monotonic() - started) * 1000.0,
-        )
-        return {"entities": [], "documents": [], "status": status}
+        return {"entities": [], "documents": [], "status": SourceStatus.refused(SOURCE, message, started)}
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(self, collection=self.collection, limit=self.limit)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 
-from components.contracts import SourceStatus, StatusKind, chunk_to_document, source_selected
+from components.contracts import SourceStatus, chunk_to_document, source_selected
 from components.graph.tools import GraphTools, check_text, clamp, fact_to_chunk, parse_bound, scope_from_filters
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.settings import DEFAULT_EMBEDDING_MODEL
@@ -140,14 +140,7 @@ class GraphSearch:
 
     @staticmethod
     def _invalid(started: float, message: str) -> dict[str, Any]:
-        status = SourceStatus(
-            source=SOURCE,
-            status=StatusKind.ERROR,
-            message=message,
-            attempts=0,
-            execution_time_ms=(time.monotonic() - started) * 1000.0,
-        )
-        return {"documents": [], "status": status}
+        return {"documents": [], "status": SourceStatus.refused(SOURCE, message, started)}
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     def run(

@@ -11,7 +11,7 @@ import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 from haystack.utils import Secret, deserialize_secrets_inplace
 
-from components.contracts import SourceStatus, StatusKind, chunk_to_document, source_selected
+from components.contracts import SourceStatus, chunk_to_document, source_selected
 from components.embedding import EmbeddingModel, get_embedding_model
 from components.memory.backends import open_memory_store, validate_backend
 from components.memory.embedded import validate_table_name
@@ -211,13 +211,7 @@ class MemoryRecall:
         return None
 
     def _invalid(self, started: float, message: str) -> dict[str, Any]:
-        status = SourceStatus(
-            source=SOURCE,
-            status=StatusKind.ERROR,
-            execution_time_ms=(time.monotonic() - started) * 1000.0,
-            message=message,
-            attempts=0,
-        )
+        status = SourceStatus.refused(SOURCE, message, started)
         logger.warning("Memory recall refused its input: {reason}", reason=message)
         return {"documents": [], "status": status}
 

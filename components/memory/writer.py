@@ -9,7 +9,7 @@ from haystack import Document, component, default_from_dict, default_to_dict, lo
 from haystack.dataclasses import GeneratedAnswer
 from haystack.utils import Secret, deserialize_secrets_inplace
 
-from components.contracts import SourceStatus, StatusKind
+from components.contracts import SourceStatus
 from components.embedding import EmbeddingModel, get_embedding_model
 from components.memory.backends import open_memory_store, validate_backend
 from components.memory.embedded import validate_table_name
@@ -164,13 +164,8 @@ class MemoryWriter:
             status = SourceStatus.skipped(SOURCE, "not remembered: no session_id was given")
             return {"status": status, "interaction_id": ""}
         if len(question) > MAX_QUERY_CHARS or len(text) > MAX_ANSWER_CHARS:
-            status = SourceStatus(
-                source=SOURCE,
-                status=StatusKind.ERROR,
-                execution_time_ms=(time.monotonic() - started) * 1000.0,
-                message=f"The question (max {MAX_QUERY_CHARS}) or answer (max {MAX_ANSWER_CHARS}) is too long.",
-                attempts=0,
-            )
+            message = f"The question (max {MAX_QUERY_CHARS}) or answer (max {MAX_ANSWER_CHARS}) is too long."
+            status = SourceStatus.refused(SOURCE, message, started)
             return {"status": status, "interaction_id": ""}
         interaction = Interaction(
             session_id=(session_id or "").strip() or DEFAULT_SESSION,
