@@ -324,6 +324,12 @@ class EvaluationRun:
             error = f"{type(exc).__name__}: {exc}"
         latency_ms = (time.perf_counter() - started) * 1000.0
         chunk_by_id = {chunk.chunk_id: chunk for chunk in answer.chunks}
+        # The sources that found each chunk: the branches that reported a status and ranked it (a chunk two branches
+        # found counts for both); a chunk without branch ranks counts for its source type.
+        branches = set(answer.statuses or {})
+        found_by = {
+            chunk.chunk_id: sorted(branches & set(chunk.ranks or {})) or [chunk.source_type] for chunk in answer.chunks
+        }
         ranked_doc_ids = [self._corpus_id(chunk.document_id) or f"chunk:{chunk.chunk_id}" for chunk in answer.chunks]
         citations = []
         for sentence in answer.sentences:
@@ -334,6 +340,7 @@ class EvaluationRun:
                         "sentence": sentence.text,
                         "chunk_id": chunk_id,
                         "source_type": chunk.source_type if chunk else None,
+                        "found_by": found_by.get(chunk_id, []),
                         "supported": self._supports(sentence.text, chunk.text) if chunk else False,
                         "pipeline_supported": sentence.supported_by_pipeline,
                     }
@@ -344,7 +351,7 @@ class EvaluationRun:
             "gold_doc_ids": question["gold_doc_ids"],
             "answers": question["answers"],
             "ranked_doc_ids": ranked_doc_ids,
-            "ranked_sources": [chunk.source_type for chunk in answer.chunks],
+            "ranked_sources": [found_by[chunk.chunk_id] for chunk in answer.chunks],
             "answer": answer.answer,
             "citations": citations,
             "statuses": answer.statuses,
@@ -419,35 +426,47 @@ class EvaluationRun:
 
 
 def source_contribution(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Per source: its share of returned chunks and of citations, how often it gave the first gold hit, and its
-    statuses (share of questions per status)."""
+    """Per source (each branch that reports a status, e.g. `kb_dense`): the share of returned chunks it found, the
+    share of citations whose chunk it found, how often it found the first gold hit, and its statuses (share of
+    questions per status). A chunk several branches found counts for each, so shares may add up to more than 1."""
     chunk_counts: Counter[str] = Counter()
     cited_counts: Counter[str] = Counter()
     first_gold: Counter[str] = Counter()
     statuses: dict[str, Counter[str]] = defaultdict(Counter)
+    total_chunks = total_cited = 0
     for record in records:
-        chunk_counts.update(record.get("ranked_sources") or [])
-        cited_counts.update(c["source_type"] for c in record.get("citations") or [] if c.get("source_type"))
+        found = [_as_sources(entry) for entry in record.get("ranked_sources") or []]
+        total_chunks += len(found)
+        for sources in found:
+            chunk_counts.update(sources)
+        for citation in record.get("citations") or []:
+            total_cited += 1
+            cited_counts.update(_as_sources(citation.get("found_by") or citation.get("source_type")))
         gold = set(record.get("gold_doc_ids") or [])
-        for doc_id, source in zip(record["ranked_doc_ids"], record.get("ranked_sources") or [], strict=False):
+        for doc_id, sources in zip(record["ranked_doc_ids"], found, strict=False):
             if doc_id in gold:
-                first_gold[source] += 1
+                first_gold.update(sources)
                 break
         for source, status in (record.get("statuses") or {}).items():
             statuses[source][status] += 1
-    total_chunks = sum(chunk_counts.values()) or 1
-    total_cited = sum(cited_counts.values()) or 1
     count = len(records) or 1
     names = sorted(set(chunk_counts) | set(cited_counts) | set(statuses))
     return {
         name: {
-            "chunk_share": chunk_counts[name] / total_chunks,
-            "citation_share": cited_counts[name] / total_cited,
+            "chunk_share": chunk_counts[name] / (total_chunks or 1),
+            "citation_share": cited_counts[name] / (total_cited or 1),
             "first_gold_hit": first_gold[name] / count,
             **{f"status_{status}": statuses[name][status] / count for status in sorted(statuses[name])},
         }
         for name in names
     }
+
+
+def _as_sources(entry: Any) -> list[str]:
+    """A result's sources: a list of branch names (current results) or one source type (older results)."""
+    if not entry:
+        return []
+    return [str(name) for name in entry] if isinstance(entry, list) else [str(entry)]
 
 
 def _parse_date(value: Any) -> Any:

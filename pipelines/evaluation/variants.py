@@ -40,6 +40,7 @@ class RankedChunk:
     document_id: str | None
     source_type: str
     text: str
+    ranks: dict[str, int] = field(default_factory=dict)  # the chunk's rank in each branch that found it
 
 
 @dataclass
@@ -107,6 +108,7 @@ class KnowledgeBaseVariant:
                 document_id=(document.meta or {}).get("document_id"),
                 source_type=str((document.meta or {}).get("source_type") or "kb"),
                 text=document.content or "",
+                ranks=dict((document.meta or {}).get("ranks") or {}),
             )
             for document in outputs["documents"]
         ]
@@ -145,6 +147,7 @@ class ResearchVariant:
                     document_id=metadata.get("document_id"),
                     source_type=_source_type(chunk),
                     text=str(_get(chunk, "text", default="")),
+                    ranks=dict(_get(chunk, "ranks", default={}) or {}),
                 )
             )
         by_number = _citation_numbers(result, chunks)

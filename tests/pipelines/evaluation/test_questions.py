@@ -99,7 +99,18 @@ class TestEvaluationRun:
             assert variant["retrieval"]["recall_any@5"] == 1.0, name
             assert variant["retrieval"]["mrr@10"] == pytest.approx(variant["retrieval"]["haystack_mrr@10"])
             assert variant["latency_ms"]["p95"] >= variant["latency_ms"]["p50"] > 0
-            assert variant["sources"]["kb"]["chunk_share"] == 1.0
+        # Each source is a branch with a status: the baselines' one branch found every chunk; the research
+        # variant's two knowledge-base branches share the chunks and the skipped sources found none.
+        for name, branch in (("keyword", "kb_keyword"), ("dense", "kb_dense"), ("hybrid", "kb_hybrid")):
+            sources = summary["variants"][name]["sources"]
+            assert sources[branch]["chunk_share"] == 1.0 and sources[branch]["status_success"] == 1.0, name
+            assert sources[branch]["first_gold_hit"] == 1.0 and "kb" not in sources, name
+        sources = summary["variants"]["research:kb"]["sources"]
+        assert sources["kb_dense"]["chunk_share"] > 0 and sources["kb_keyword"]["chunk_share"] > 0
+        assert max(sources["kb_dense"]["chunk_share"], sources["kb_keyword"]["chunk_share"]) <= 1.0
+        assert sources["kb_dense"]["first_gold_hit"] + sources["kb_keyword"]["first_gold_hit"] >= 1.0
+        assert sources["kb_dense"]["citation_share"] + sources["kb_keyword"]["citation_share"] >= 1.0
+        assert sources["web"]["chunk_share"] == 0 and sources["web"]["status_skipped"] == 1.0
         research = summary["variants"]["research:kb"]["answers"]
         assert research["questions_with_answers"] == 4
         assert research["contains_gold"] >= 0.75 and 0 < research["token_f1"] <= 1
