@@ -15,6 +15,7 @@ from haystack.core.component.types import Variadic
 from components.embedding.model import EmbeddingModel, get_embedding_model
 from components.knowledge_base.store import TermStatistics
 from components.ranking.evidence_scorer import DEFAULT_WEIGHTS, EvidenceCandidate, EvidenceFeatures, EvidenceScorer
+from components.resilience.guard import submit_in_thread
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text.analyzer import terms
 
@@ -268,11 +269,13 @@ class ResearchRanker:
             if store is None:
                 continue
             try:
+                # The two lookups are independent round trips: the term statistics run alongside.
+                pending = submit_in_thread(lambda: store.term_statistics(query_terms)) if statistics is None else None
                 if vector is None:
                     vector = self._query_vector(query, query_embedding)
                 sentences.update(store.sentence_similarities(chunk_ids, vector))
-                if statistics is None:
-                    statistics = store.term_statistics(query_terms)
+                if pending is not None:
+                    statistics = pending.result()
             except Exception as exc:  # noqa: BLE001 - evidence is an improvement; ranking goes on without it
                 logger.warning(
                     "Ranking without the {collection} knowledge base's evidence: {reason}",
