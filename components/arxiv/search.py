@@ -17,7 +17,6 @@ from components.contracts import (
     SourceStatus,
     SourceType,
     StatusKind,
-    chunk_to_document,
     source_selected,
 )
 from components.knowledge_base.store import cosine_to_relevance
@@ -143,7 +142,7 @@ class ArxivSearch:
             return {"documents": [], "status": self._invalid(exc)}
         self.warm_up()  # loading the model is set-up, not the source's latency
         result, status = self._guard.call(work)
-        return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
+        return result.outputs(status)
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     async def run_async(
@@ -171,7 +170,7 @@ class ArxivSearch:
             return {"documents": [], "status": self._invalid(exc)}
         self.warm_up()
         result, status = await self._guard.acall(work)
-        return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
+        return result.outputs(status)
 
     # -- internals --------------------------------------------------------------------------------------------
 

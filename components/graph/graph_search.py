@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 
-from components.contracts import SourceStatus, chunk_to_document, source_selected
+from components.contracts import SourceStatus, source_selected
 from components.graph.tools import GraphTools, check_text, clamp, fact_to_chunk, parse_bound, scope_from_filters
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.settings import DEFAULT_EMBEDDING_MODEL
@@ -167,7 +167,7 @@ class GraphSearch:
         except ValueError as exc:
             return self._invalid(started, str(exc))
         result, status = self._guard.call(lambda: self._search(text, query_embedding, as_of, limit, filters))
-        return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
+        return result.outputs(status)
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     async def run_async(
@@ -188,7 +188,7 @@ class GraphSearch:
         except ValueError as exc:
             return self._invalid(started, str(exc))
         result, status = await self._guard.acall(lambda: self._search(text, query_embedding, as_of, limit, filters))
-        return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
+        return result.outputs(status)
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(

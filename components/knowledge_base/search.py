@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 
-from components.contracts import ContextChunk, ScoreKind, SourceStatus, chunk_to_document, source_selected
+from components.contracts import ContextChunk, ScoreKind, SourceStatus, source_selected
 from components.embedding import EmbeddingModel, get_embedding_model
 from components.knowledge_base.attribution import clamp_float, clamp_int, hit_to_chunk, open_store, parse_filters
 from components.knowledge_base.store import ChunkHit, KnowledgeBaseStore, SearchFilters, cosine_to_relevance
@@ -207,9 +207,6 @@ class KnowledgeBaseSearch:
     def _guard(self) -> SourceGuard:
         return SourceGuard(self.source_name, ResiliencePolicy.from_settings(timeout_s=self.timeout_s))
 
-    @staticmethod
-    def _output(result: SourceResult, status: SourceStatus) -> dict[str, Any]:
-        return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     def run(
@@ -241,7 +238,7 @@ class KnowledgeBaseSearch:
             return skipped
         work, key = self._plan(query, query_embedding, limit, min_relevance, text_weight, filters, as_of)
         result, status = self._guard().call(work, key=key)
-        return self._output(result, status)
+        return result.outputs(status)
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     async def run_async(
@@ -261,7 +258,7 @@ class KnowledgeBaseSearch:
             return skipped
         work, key = self._plan(query, query_embedding, limit, min_relevance, text_weight, filters, as_of)
         result, status = await self._guard().acall(work, key=key)
-        return self._output(result, status)
+        return result.outputs(status)
 
     def to_dict(self) -> dict[str, Any]:
         """Serialise to a dict."""

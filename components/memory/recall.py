@@ -11,7 +11,7 @@ import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 from haystack.utils import Secret, deserialize_secrets_inplace
 
-from components.contracts import SourceStatus, chunk_to_document, source_selected
+from components.contracts import SourceStatus, source_selected
 from components.embedding import EmbeddingModel, get_embedding_model
 from components.memory.backends import open_memory_store, validate_backend
 from components.memory.embedded import validate_table_name
@@ -245,7 +245,7 @@ class MemoryRecall:
         except SourceError as exc:
             return self._invalid(started, str(exc))
         result, status = self._guard.call(lambda: self._recall(prepared))
-        return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
+        return result.outputs(status)
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     async def run_async(
@@ -272,7 +272,7 @@ class MemoryRecall:
         except SourceError as exc:
             return self._invalid(started, str(exc))
         result, status = await self._guard.acall(lambda: self._recall(prepared))
-        return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
+        return result.outputs(status)
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(

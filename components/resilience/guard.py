@@ -21,7 +21,7 @@ from typing import Any
 
 from haystack import logging
 
-from components.contracts import ContextChunk, SourceStatus, StatusKind
+from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_to_document
 from components.resilience.errors import Fault, RetryableError, classify_exception
 from components.resilience.telemetry import telemetry
 
@@ -107,6 +107,10 @@ class SourceResult:
     chunks: list[ContextChunk] = field(default_factory=list)
     total_found: int | None = None
     partial: str | None = None
+
+    def outputs(self, status: SourceStatus) -> dict[str, Any]:
+        """A source component's outputs: the chunks as Haystack Documents and the run's status."""
+        return {"documents": [chunk_to_document(chunk) for chunk in self.chunks], "status": status}
 
 
 class CircuitBreaker:

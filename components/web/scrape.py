@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 from haystack.utils import Secret, deserialize_secrets_inplace
 
-from components.contracts import SourceStatus, chunk_to_document
+from components.contracts import SourceStatus
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
 from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, matches_pattern
@@ -98,7 +98,7 @@ class WebScrape:
         """
         self.warm_up()  # the tokenizer sizes the chunks; loading it is set-up, not the page's latency
         result, status = self._guard.call(self._work(url, query, query_embedding, chunked=True))
-        return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
+        return result.outputs(status)
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     async def run_async(
@@ -107,7 +107,7 @@ class WebScrape:
         """`run` for `Pipeline.run_async`."""
         self.warm_up()
         result, status = await self._guard.acall(self._work(url, query, query_embedding, chunked=True))
-        return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
+        return result.outputs(status)
 
     def fetch(self, url: str) -> tuple[FetchedPage | None, PageSnapshot | None, SourceStatus]:
         """The whole page (Markdown and metadata) and its snapshot, for ingestion; never raises."""

@@ -9,7 +9,7 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 from haystack.utils import Secret, deserialize_secrets_inplace
 
-from components.contracts import SourceStatus, StatusKind, chunk_to_document, source_selected
+from components.contracts import SourceStatus, StatusKind, source_selected
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.resilience.errors import RetryableError
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
@@ -143,7 +143,7 @@ class WebSearch:
         work = self._work(query, query_embedding, num_results, languages, include_domains, exclude_domains)
         self.warm_up()  # loading the model is set-up, not the source's latency
         result, status = self._guard.call(work)
-        return self._output(result, status)
+        return result.outputs(status)
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     async def run_async(
@@ -166,7 +166,7 @@ class WebSearch:
         work = self._work(query, query_embedding, num_results, languages, include_domains, exclude_domains)
         self.warm_up()
         result, status = await self._guard.acall(work)
-        return self._output(result, status)
+        return result.outputs(status)
 
     # -- internals --------------------------------------------------------------------------------------------
 
@@ -192,9 +192,6 @@ class WebSearch:
         key = self.api_key.resolve_value() if self.api_key else None
         return bool(key or settings.firecrawl_api_key is not None or self.api_url or settings.firecrawl_api_url)
 
-    @staticmethod
-    def _output(result: SourceResult, status: SourceStatus) -> dict[str, Any]:
-        return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
 
     def _access(self, request_timeout_s: float) -> FirecrawlAccess:
         settings = get_settings()

@@ -92,6 +92,17 @@ class ContractServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
+    def serve_until_interrupted(self, *lines: str) -> None:
+        """Start, print `lines` (how to point the product at this server), and serve until Ctrl-C."""
+        self.start()
+        for line in lines:
+            print(line, flush=True)  # noqa: T201 - a manual tool
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            self.stop()
+
     def __enter__(self) -> ContractServer:
         return self.start()
 

@@ -431,18 +431,12 @@ def arxiv_server(arxiv_server_session: ArxivContractServer) -> Iterator[ArxivCon
 
 def main() -> None:
     import argparse
-    import time
 
     parser = argparse.ArgumentParser(description="Serve the arXiv contract server on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
-    server = ArxivContractServer(args.port).start()
-    print(f"ARXIV_API_URL={server.url}", flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        server.stop()
+    server = ArxivContractServer(args.port)
+    server.serve_until_interrupted(f"ARXIV_API_URL={server.url}")
 
 
 if __name__ == "__main__":

@@ -201,13 +201,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Serve the chat contract server on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=8001)
     args = parser.parse_args()
-    server = ChatContractServer(port=args.port).start()
-    print(f"Chat contract server on {server.base_url_v1} (key test-chat-key; Ctrl-C stops)")  # noqa: T201
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        server.stop()
+    server = ChatContractServer(port=args.port)
+    server.serve_until_interrupted(f"Chat contract server on {server.base_url_v1} (key test-chat-key; Ctrl-C stops)")
 
 
 if __name__ == "__main__":

@@ -324,21 +324,14 @@ def firecrawl_server(firecrawl_server_session: FirecrawlContractServer) -> Itera
 
 def main() -> None:
     import argparse
-    import time
 
     parser = argparse.ArgumentParser(description="Serve the Firecrawl contract server on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--api-key", default=DEFAULT_API_KEY, help="key the server expects ('' for none)")
     args = parser.parse_args()
-    server = FirecrawlContractServer(args.port, args.api_key or None).start()
-    print(f"FIRECRAWL_API_URL={server.url}", flush=True)
-    if args.api_key:
-        print(f"FIRECRAWL_API_KEY={args.api_key}", flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        server.stop()
+    server = FirecrawlContractServer(args.port, args.api_key or None)
+    key_line = [f"FIRECRAWL_API_KEY={args.api_key}"] if args.api_key else []
+    server.serve_until_interrupted(f"FIRECRAWL_API_URL={server.url}", *key_line)
 
 
 if __name__ == "__main__":

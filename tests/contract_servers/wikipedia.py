@@ -12,7 +12,6 @@ Faults come from the shared machinery. Fixture `wikipedia_server`; manual run:
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, quote
@@ -139,13 +138,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Serve the MediaWiki contract server on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=8002)
     args = parser.parse_args()
-    server = WikipediaContractServer(port=args.port).start()
-    print(f"MediaWiki contract server: WIKIPEDIA_API_URL={server.api_url} (Ctrl-C stops)")  # noqa: T201
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        server.stop()
+    server = WikipediaContractServer(port=args.port)
+    server.serve_until_interrupted(f"MediaWiki contract server: WIKIPEDIA_API_URL={server.api_url} (Ctrl-C stops)")
 
 
 if __name__ == "__main__":

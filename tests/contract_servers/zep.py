@@ -234,19 +234,13 @@ def zep_server(zep_server_session: ZepContractServer) -> Iterator[ZepContractSer
 
 def main() -> None:
     import argparse
-    import time
 
     parser = argparse.ArgumentParser(description="Serve the Zep contract server on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--api-key", default="test-zep-key")
     args = parser.parse_args()
-    server = ZepContractServer(port=args.port, api_key=args.api_key or None).start()
-    print(f"Zep contract server on {server.base_url} (Ctrl-C stops)")  # noqa: T201 - a manual tool
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        server.stop()
+    server = ZepContractServer(port=args.port, api_key=args.api_key or None)
+    server.serve_until_interrupted(f"Zep contract server on {server.base_url} (Ctrl-C stops)")
 
 
 if __name__ == "__main__":
