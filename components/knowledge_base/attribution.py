@@ -27,6 +27,20 @@ FILTER_KEYS = ("doc_types", "date_from", "date_to", "document_ids")
 OTHER_SOURCES_KEYS = ("domains", "arxiv_categories")
 
 
+def check_component_settings(collection: str | None, timeout_s: float | None) -> float | None:
+    """The construction checks every knowledge-base component shares: `collection` is a non-empty name or None
+    (the settings' collection); `timeout_s` is None (the settings' tool timeout) or positive, at most 120 s.
+    Returns the timeout to keep; raises `ValueError` with one sentence."""
+    if collection is not None and (not isinstance(collection, str) or not collection.strip()):
+        raise ValueError("collection must be a non-empty name, or None for the settings' collection")
+    if timeout_s is None:
+        return None
+    timeout_s = clamp_float(timeout_s, 0.0, 120.0, "timeout_s")
+    if timeout_s <= 0:
+        raise ValueError("timeout_s must be positive, or None for the settings' tool timeout")
+    return timeout_s
+
+
 def clamp_int(value: Any, low: int, high: int, name: str) -> int:
     """`value` as an int within [low, high]; a value that is not a number is a ValueError."""
     if isinstance(value, bool):

@@ -9,7 +9,7 @@ from haystack import Document, component, default_from_dict, default_to_dict
 
 from components.contracts import SourceStatus, StatusKind, chunk_to_document
 from components.embedding import EmbeddingModel, get_embedding_model
-from components.knowledge_base.attribution import clamp_float, clamp_int, hit_to_chunk
+from components.knowledge_base.attribution import check_component_settings, clamp_float, clamp_int, hit_to_chunk
 from components.knowledge_base.store import (
     KnowledgeBaseMismatch,
     KnowledgeBaseStore,
@@ -59,14 +59,9 @@ class BookContentRetriever:
         source_name: str = "kb_books",
         timeout_s: float | None = None,
     ) -> None:
-        if collection is not None and (not isinstance(collection, str) or not collection.strip()):
-            raise ValueError("collection must be a non-empty name, or None for the settings' collection")
+        timeout_s = check_component_settings(collection, timeout_s)
         if not isinstance(source_name, str) or not source_name.strip():
             raise ValueError("source_name must be a non-empty name")
-        if timeout_s is not None:
-            timeout_s = clamp_float(timeout_s, 0.0, 120.0, "timeout_s")
-            if timeout_s <= 0:
-                raise ValueError("timeout_s must be positive, or None for the settings' tool timeout")
         self.collection = collection
         self.top_k = clamp_int(top_k, 1, 10, "top_k")
         self.min_score = clamp_float(min_score, 0.0, 1.0, "min_score")

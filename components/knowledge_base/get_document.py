@@ -7,7 +7,12 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict
 
 from components.contracts import SourceStatus, chunk_to_document
-from components.knowledge_base.attribution import clamp_float, document_to_dict, open_store, record_to_chunk
+from components.knowledge_base.attribution import (
+    check_component_settings,
+    document_to_dict,
+    open_store,
+    record_to_chunk,
+)
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 
 
@@ -26,14 +31,9 @@ class GetDocument:
     def __init__(
         self, collection: str | None = None, source_name: str = "kb_document", timeout_s: float | None = None
     ) -> None:
-        if collection is not None and (not isinstance(collection, str) or not collection.strip()):
-            raise ValueError("collection must be a non-empty name, or None for the settings' collection")
+        timeout_s = check_component_settings(collection, timeout_s)
         if not isinstance(source_name, str) or not source_name.strip():
             raise ValueError("source_name must be a non-empty name")
-        if timeout_s is not None:
-            timeout_s = clamp_float(timeout_s, 0.0, 120.0, "timeout_s")
-            if timeout_s <= 0:
-                raise ValueError("timeout_s must be positive, or None for the settings' tool timeout")
         self.collection = collection
         self.source_name = source_name
         self.timeout_s = timeout_s

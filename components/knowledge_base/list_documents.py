@@ -8,7 +8,7 @@ from haystack import component, default_from_dict, default_to_dict
 
 from components.contracts import SourceStatus
 from components.knowledge_base.attribution import (
-    clamp_float,
+    check_component_settings,
     clamp_int,
     document_to_dict,
     open_store,
@@ -35,14 +35,9 @@ class ListDocuments:
     def __init__(
         self, collection: str | None = None, source_name: str = "kb_documents", timeout_s: float | None = None
     ) -> None:
-        if collection is not None and (not isinstance(collection, str) or not collection.strip()):
-            raise ValueError("collection must be a non-empty name, or None for the settings' collection")
+        timeout_s = check_component_settings(collection, timeout_s)
         if not isinstance(source_name, str) or not source_name.strip():
             raise ValueError("source_name must be a non-empty name")
-        if timeout_s is not None:
-            timeout_s = clamp_float(timeout_s, 0.0, 120.0, "timeout_s")
-            if timeout_s <= 0:
-                raise ValueError("timeout_s must be positive, or None for the settings' tool timeout")
         self.collection = collection
         self.source_name = source_name
         self.timeout_s = timeout_s

@@ -9,7 +9,14 @@ from haystack import Document, component, default_from_dict, default_to_dict, lo
 
 from components.contracts import ContextChunk, ScoreKind, SourceStatus, source_selected
 from components.embedding import EmbeddingModel, get_embedding_model
-from components.knowledge_base.attribution import clamp_float, clamp_int, hit_to_chunk, open_store, parse_filters
+from components.knowledge_base.attribution import (
+    check_component_settings,
+    clamp_float,
+    clamp_int,
+    hit_to_chunk,
+    open_store,
+    parse_filters,
+)
 from components.knowledge_base.store import ChunkHit, KnowledgeBaseStore, SearchFilters, cosine_to_relevance
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.resilience.guard import cache_key, submit_in_thread
@@ -51,14 +58,9 @@ class KnowledgeBaseSearch:
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-        if collection is not None and (not isinstance(collection, str) or not collection.strip()):
-            raise ValueError("collection must be a non-empty name, or None for the settings' collection")
+        timeout_s = check_component_settings(collection, timeout_s)
         if source_name is not None and (not isinstance(source_name, str) or not source_name.strip()):
             raise ValueError("source_name must be a non-empty name, or None for kb_<mode>")
-        if timeout_s is not None:
-            timeout_s = clamp_float(timeout_s, 0.0, 120.0, "timeout_s")
-            if timeout_s <= 0:
-                raise ValueError("timeout_s must be positive, or None for the settings' tool timeout")
         self.mode = mode
         self.collection = collection
         # The tool contract clamps silently.
