@@ -43,7 +43,9 @@ class GetDocument:
         """Fetch `document_id`.
 
         :returns: `document`: the document's fields, text and `chunk_count` (None when absent);
-            `chunks`: its chunks as Documents in order; `status`: the `SourceStatus` (error when not found).
+            `chunks`: its chunks as Documents in order; `status`: the `SourceStatus`. No such document is a
+            success with `document` None and a status message that says so; an error status means the knowledge
+            base could not be asked (so a caller can tell "not there" from "down").
         """
         found: dict[str, Any] = {}
 
@@ -54,13 +56,16 @@ class GetDocument:
             store = open_store(self.collection)
             stored = store.get_document(key)
             if stored is None:
-                raise SourceError(f"no document with id {key!r} in the knowledge base {store.collection!r}")
+                found["missing"] = f"no document with id {key!r} in the knowledge base {store.collection!r}"
+                return SourceResult(total_found=0)
             document, chunks = stored
             found["document"] = document_to_dict(document, len(chunks), include_text=True)
             return SourceResult(chunks=[record_to_chunk(document, chunk, len(chunks), store) for chunk in chunks])
 
         policy = ResiliencePolicy.from_settings(timeout_s=self.timeout_s)
         result, status = SourceGuard(self.source_name, policy).call(work)
+        if status.ok and "missing" in found:
+            status = status.model_copy(update={"message": found["missing"]})
         return {
             "document": found.get("document") if status.ok else None,
             "chunks": [chunk_to_document(chunk) for chunk in result.chunks],

@@ -50,7 +50,7 @@ class TestGetDocument:
         assert first.source_url == "https://example.org/sourdough" and first.metadata["section_title"] == "Starter"
         assert first.metadata["collection_name"] == collection and first.metadata["doc_type"] == "web"
         missing = GetDocument(collection=collection).run(document_id="bread")
-        assert missing["status"].status is StatusKind.ERROR
+        assert missing["document"] is None and missing["status"].status is StatusKind.SUCCESS
         assert missing["status"].message == f"no document with id 'bread' in the knowledge base '{collection}'"
 
     @pytest.mark.integration

@@ -21,11 +21,9 @@ class PipelineWrapper(CatalogPipelineWrapper):
         """
         document_id = require_text(document_id, "document_id", max_chars=200)
         outputs = self.run_catalog({"document_id": document_id})
+        self.raise_for_status(outputs.get("status"))
         document = outputs.get("document")
         if document is None:
-            status = outputs.get("status")
-            if status is not None and status.status.value == "timeout":
-                raise HTTPException(status_code=503, detail=status.message)
             raise HTTPException(status_code=404, detail=f"No document with id {document_id!r}")
         detail = DocumentDetail(
             document=summary_from(document), chunks=[chunk_from(chunk) for chunk in outputs.get("chunks") or []]

@@ -29,7 +29,7 @@ class PipelineWrapper(CatalogPipelineWrapper):
         search = search.strip() if search and search.strip() else None
         restrict = ResearchFilters.model_validate(filters).to_catalog() if filters is not None else None
         outputs = self.run_catalog({"search": search, "limit": limit, "offset": offset, "filters": restrict})
-        self.raise_for_status(outputs.get("list_status"))
+        self.raise_for_status(outputs.get("status"))
         documents = [summary_from(item) for item in outputs.get("documents") or []]
         page = DocumentPage(documents=documents, total=int(outputs.get("total") or 0), limit=limit, offset=offset)
         return as_payload(page)

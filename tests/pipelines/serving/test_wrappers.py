@@ -1,0 +1,63 @@
+"""The served wrappers over a stand-in catalog: what each makes of the pipeline's outputs and of bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import time
+from types import ModuleType
+from unittest.mock import AsyncMock, Mock
+
+import pytest
+from fastapi import HTTPException
+
+from components.contracts import SourceStatus
+from pipelines.research_result import ResearchResult
+from pipelines.serving.server import WRAPPERS_DIR
+
+
+def wrapper_module(name: str) -> ModuleType:
+    """A wrapper folder's `pipeline_wrapper.py`, loaded the way Hayhooks loads it (by path)."""
+    spec = importlib.util.spec_from_file_location(f"wrapper_{name}", WRAPPERS_DIR / name / "pipeline_wrapper.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def wrapper(name: str, outputs: dict | None = None):
+    """The wrapper with its catalog replaced by a mock answering `outputs`."""
+    instance = wrapper_module(name).PipelineWrapper()
+    instance.catalog = Mock()
+    instance.catalog.run.return_value = outputs or {}
+    instance.catalog.research_async = AsyncMock(return_value=ResearchResult(question="q", answer=""))
+    return instance
+
+
+class TestDocuments:
+    def test_a_knowledge_base_that_is_down_is_an_error_the_client_sees(self) -> None:
+        down = SourceStatus.refused("kb_documents", "the knowledge base cannot be reached", time.monotonic())
+        documents = wrapper("documents", {"documents": [], "total": 0, "status": down})
+        with pytest.raises(HTTPException) as raised:
+            documents.run_api()
+        assert raised.value.status_code == 503
+        assert "the knowledge base cannot be reached" in raised.value.detail
+
+    def test_an_empty_knowledge_base_is_an_empty_page(self) -> None:
+        fine = SourceStatus(source="kb_documents", status="success", execution_time_ms=1.0)
+        page = wrapper("documents", {"documents": [], "total": 0, "status": fine}).run_api()
+        assert page["documents"] == [] and page["total"] == 0
+
+
+class TestDocument:
+    def test_a_knowledge_base_that_is_down_is_not_a_missing_document(self) -> None:
+        down = SourceStatus.refused("kb_document", "the knowledge base cannot be reached", time.monotonic())
+        document = wrapper("document", {"document": None, "chunks": [], "status": down})
+        with pytest.raises(HTTPException) as raised:
+            document.run_api("doc_1")
+        assert raised.value.status_code == 503
+
+    def test_a_missing_document_is_404(self) -> None:
+        fine = SourceStatus(source="kb_document", status="success", execution_time_ms=1.0)
+        with pytest.raises(HTTPException) as raised:
+            wrapper("document", {"document": None, "chunks": [], "status": fine}).run_api("doc_1")
+        assert raised.value.status_code == 404
