@@ -8,6 +8,7 @@ from haystack import Document, logging
 from pydantic import BaseModel, Field, ValidationError
 
 from components.contracts import ContextChunk, SourceStatus, StatusKind, document_to_chunk
+from components.generation.cited_answer_builder import cited_numbers, renumber_citations
 
 logger = logging.getLogger(__name__)
 
@@ -60,22 +61,55 @@ class ResearchResult(BaseModel):
 
     @classmethod
     def from_outputs(cls, question: str, outputs: dict[str, Any]) -> ResearchResult:
-        """Build the result from the `research` pipeline's named outputs."""
+        """Build the result from the `research` pipeline's named outputs.
+
+        A chunk that is not a valid `ContextChunk` is left out, and the answer, citations and sentence checks are
+        renumbered with it, so [n] always names `chunks[n - 1]`; what cited the left-out chunk loses that citation
+        (its number goes to `invalid_citations`).
+        """
+        documents = list(outputs.get("chunks") or [])
         chunks: list[ContextChunk] = []
-        for document in outputs.get("chunks") or []:
+        numbers: dict[int, int] = {}  # the number the answer was written with -> the number in `chunks`
+        for number, document in enumerate(documents, start=1):
             chunk = _chunk(document)
             if chunk is not None:
                 chunks.append(chunk)
+                numbers[number] = len(chunks)
+        answer = outputs.get("answer") or ""
+        citations = [Citation.model_validate(item) for item in outputs.get("citations") or []]
+        sentences = [SentenceCheck.model_validate(item) for item in outputs.get("sentences") or []]
+        invalid = list(outputs.get("invalid_citations") or [])
+        if len(chunks) < len(documents):
+            invalid += [number for number in cited_numbers(answer) if number not in numbers and number not in invalid]
+            answer = renumber_citations(answer, numbers)
+            citations = [
+                citation.model_copy(update={"number": numbers[citation.number]})
+                for citation in citations
+                if citation.number in numbers
+            ]
+            sentences = [_renumbered(sentence, numbers) for sentence in sentences]
         return cls(
             question=question,
-            answer=outputs.get("answer") or "",
-            citations=[Citation.model_validate(item) for item in outputs.get("citations") or []],
+            answer=answer,
+            citations=citations,
             chunks=chunks,
             statuses=list(outputs.get("statuses") or []),
-            sentences=[SentenceCheck.model_validate(item) for item in outputs.get("sentences") or []],
-            invalid_citations=list(outputs.get("invalid_citations") or []),
+            sentences=sentences,
+            invalid_citations=invalid,
             timings=dict(outputs.get("timings") or {}),
         )
+
+
+def _renumbered(sentence: SentenceCheck, numbers: dict[int, int]) -> SentenceCheck:
+    """A sentence check with its citations renumbered; a sentence left citing nothing is not supported."""
+    cited = [numbers[number] for number in sentence.citations if number in numbers]
+    return sentence.model_copy(
+        update={
+            "text": renumber_citations(sentence.text, numbers),
+            "citations": cited,
+            "supported": sentence.supported and bool(cited),
+        }
+    )
 
 
 def _chunk(document: Document) -> ContextChunk | None:

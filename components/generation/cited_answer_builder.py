@@ -66,8 +66,7 @@ class CitedAnswerBuilder:
         if invalid:
             logger.info("The answer cites sources that were not listed: {numbers}", numbers=invalid)
             if self.strip_invalid:
-                answer = CITATION_MARK.sub(lambda match: _keep_valid(match, len(numbered)), answer)
-                answer = re.sub(r"\s+([.,;:!?])", r"\1", re.sub(r"[ \t]{2,}", " ", answer)).strip()
+                answer = renumber_citations(answer, {number: number for number in range(1, len(numbered) + 1)})
         citations = []
         for number in cited_numbers(answer):
             if 1 <= number <= len(numbered):
@@ -92,6 +91,13 @@ class CitedAnswerBuilder:
         return default_from_dict(cls, data)
 
 
-def _keep_valid(match: re.Match, count: int) -> str:
-    valid = [number for number in cited_numbers(match.group(0)) if 1 <= number <= count]
-    return f"[{', '.join(str(number) for number in valid)}]" if valid else ""
+def renumber_citations(text: str, numbers: dict[int, int]) -> str:
+    """`text` with every cited number n written as `numbers[n]`; numbers not in `numbers` are removed, and a
+    marker left with none goes with the space before it (ranges come out as lists: [2-4] -> [2, 3, 4])."""
+
+    def rewrite(match: re.Match) -> str:
+        kept = [numbers[number] for number in cited_numbers(match.group(0)) if number in numbers]
+        return f"[{', '.join(str(number) for number in dict.fromkeys(kept))}]" if kept else ""
+
+    text = CITATION_MARK.sub(rewrite, text)
+    return re.sub(r"\s+([.,;:!?])", r"\1", re.sub(r"[ \t]{2,}", " ", text)).strip()

@@ -1,0 +1,58 @@
+"""`ResearchResult.from_outputs`: the numbered chunks and the answer's [n] stay in step."""
+
+from __future__ import annotations
+
+from haystack import Document
+
+from components.contracts import ContextChunk, SourceType, chunk_to_document
+from pipelines.research_result import ResearchResult
+
+
+def chunk(number: int) -> Document:
+    return chunk_to_document(
+        ContextChunk(
+            id=f"chunk-{number}",
+            source_type=SourceType.WEB,
+            text=f"Text of chunk {number}.",
+            semantic_relevance=0.5,
+            source_id=f"page-{number}",
+            source_title=f"Page {number}",
+            metadata={"domain": "example.org", "page_url": "https://example.org", "fetch_timestamp": "2024-01-01"},
+        )
+    )
+
+
+def citation(number: int) -> dict:
+    return {"number": number, "chunk_id": f"chunk-{number}", "source_title": f"Page {number}"}
+
+
+class TestFromOutputs:
+    def test_valid_chunks_keep_their_numbers(self) -> None:
+        outputs = {"answer": "A [1]. B [2].", "citations": [citation(1), citation(2)], "chunks": [chunk(1), chunk(2)]}
+        result = ResearchResult.from_outputs("q", outputs)
+        assert [c.id for c in result.chunks] == ["chunk-1", "chunk-2"]
+        assert result.answer == "A [1]. B [2]."
+
+    def test_an_invalid_chunk_does_not_shift_the_numbers_of_the_others(self) -> None:
+        broken = Document(id="chunk-2", content="No source type.", meta={"source_id": "x"})
+        outputs = {
+            "answer": "A [1]. B [2]. C [3].",
+            "citations": [citation(1), citation(2), citation(3)],
+            "chunks": [chunk(1), broken, chunk(3)],
+            "sentences": [
+                {"text": "A [1].", "citations": [1], "supported": True, "support_score": 1.0},
+                {"text": "B [2].", "citations": [2], "supported": True, "support_score": 1.0},
+                {"text": "C [3].", "citations": [3], "supported": True, "support_score": 1.0},
+            ],
+        }
+        result = ResearchResult.from_outputs("q", outputs)
+        # Every [n] the analyst reads names chunks[n - 1], and every citation points at the chunk it cited.
+        for item in result.citations:
+            assert result.chunks[item.number - 1].id == item.chunk_id
+        assert [c.id for c in result.chunks] == ["chunk-1", "chunk-3"]
+        assert result.answer == "A [1]. B. C [2]."
+        assert [item.number for item in result.citations] == [1, 2]
+        assert [s.text for s in result.sentences] == ["A [1].", "B.", "C [2]."]
+        assert [s.citations for s in result.sentences] == [[1], [], [2]]
+        assert [s.supported for s in result.sentences] == [True, False, True]
+        assert result.invalid_citations == [2]
