@@ -42,13 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens (to stderr)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue  # a command group not built yet
-            raise
-        module.register(subparsers)
+        # A command module that cannot be imported is a broken install, never a command quietly missing.
+        importlib.import_module(name).register(subparsers)
     return parser
 
 
