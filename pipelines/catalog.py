@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 from haystack import Pipeline, logging
 
-from components.contracts import SourceType
+from components.contracts.selection import AUTO, check_sources
 from pipelines.research_result import ResearchResult
 from pipelines.timing import record_timings
 
@@ -29,7 +29,6 @@ logger = logging.getLogger(__name__)
 ALLOWED_MODULES = ["components", "pipelines", "ingest", "haystack", "haystack_integrations"]
 RESEARCH_PIPELINE = "research"
 MAX_QUESTION_CHARS = 2000
-SOURCE_NAMES = tuple(source.value for source in SourceType)
 
 
 class CatalogError(ValueError):
@@ -347,13 +346,7 @@ class PipelineCatalog:
             raise ValueError('The question is empty; ask something, e.g. research ask "What is RAG?".')
         if len(text) > MAX_QUESTION_CHARS:
             raise ValueError(f"The question is {len(text)} characters long; keep it under {MAX_QUESTION_CHARS}.")
-        if sources is not None:
-            sources = [source.strip().lower() for source in sources if source and source.strip()]
-            unknown = [source for source in sources if source not in SOURCE_NAMES and source != "auto"]
-            if unknown:
-                raise ValueError(f"Unknown source {', '.join(unknown)}; choose from {', '.join(SOURCE_NAMES)}.")
-            if not sources:
-                raise ValueError(f"No source selected; choose from {', '.join(SOURCE_NAMES)}.")
+        sources = check_sources(sources)
         if as_of is not None:
             try:
                 as_of = dt.date.fromisoformat(str(as_of).strip()[:10]).isoformat()
@@ -412,13 +405,13 @@ class PipelineCatalog:
     def _resolve_auto(inputs: dict[str, Any]) -> dict[str, Any] | None:
         """Replace `auto` in the sources by the sources the question is worth asking; the reasons are returned."""
         sources = inputs.get("sources")
-        if not sources or "auto" not in sources:
+        if not sources or AUTO not in sources:
             return None
         from components.graph.factory import known_entities_in
         from components.tools.source_selection import select_sources
 
         selection = select_sources(inputs["question"], known_entities=known_entities_in)
-        chosen = [source for source in sources if source != "auto"]
+        chosen = [source for source in sources if source != AUTO]
         chosen += [source for source in selection.sources if source not in chosen]
         inputs["sources"] = chosen or ["kb"]
         return selection.to_dict()

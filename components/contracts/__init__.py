@@ -14,7 +14,7 @@ from components.contracts.chunk import (
     document_to_chunk,
     documents_to_chunks,
 )
-from components.contracts.selection import source_selected
+from components.contracts.selection import SOURCE_NAMES, check_sources, source_selected
 from components.contracts.status import SourceStatus, StatusKind
 
 __all__ = [
@@ -23,11 +23,13 @@ __all__ = [
     "GraphMetadata",
     "KnowledgeBaseMetadata",
     "MemoryMetadata",
+    "SOURCE_NAMES",
     "ScoreKind",
     "SourceStatus",
     "SourceType",
     "StatusKind",
     "WebMetadata",
+    "check_sources",
     "chunk_to_document",
     "chunks_to_documents",
     "document_to_chunk",

@@ -14,9 +14,10 @@ from typing import Any
 
 from haystack import component, default_from_dict, default_to_dict, logging
 
+from components.contracts.selection import SOURCE_NAMES
+
 logger = logging.getLogger(__name__)
 
-ALL_SOURCES = ("kb", "graph", "web", "arxiv", "memory")
 
 _RECENCY = re.compile(
     r"\b(latest|recent(ly)?|newest|current(ly)?|today|yesterday|this (week|month|year|quarter)|last (week|month|"
@@ -139,7 +140,7 @@ def _words(pattern: re.Pattern[str], text: str) -> list[str]:
 def select_sources(
     question: str,
     known_entities: Callable[[str], list[str]] | None = None,
-    available: list[str] | tuple[str, ...] = ALL_SOURCES,
+    available: list[str] | tuple[str, ...] = SOURCE_NAMES,
 ) -> SourceSelection:
     """Decide from `question` which of `available` sources to ask; `known_entities(question)` names graph entities.
 
@@ -200,10 +201,10 @@ class AutoSourceSelector:
     """
 
     def __init__(self, available: list[str] | None = None) -> None:
-        available = list(available or ALL_SOURCES)
-        unknown = [source for source in available if source not in ALL_SOURCES]
+        available = list(available or SOURCE_NAMES)
+        unknown = [source for source in available if source not in SOURCE_NAMES]
         if unknown:
-            raise ValueError(f"unknown sources {unknown}; choose from {', '.join(ALL_SOURCES)}.")
+            raise ValueError(f"unknown sources {unknown}; choose from {', '.join(SOURCE_NAMES)}.")
         self.available = available
 
     @component.output_types(sources=list[str], reasons=dict[str, list[str]])

@@ -7,6 +7,7 @@ import shutil
 import sys
 import textwrap
 
+from components.contracts.selection import SELECTION_HELP, check_sources
 from pipelines.cli import UserError
 
 EMPTY_KB_MESSAGE = (
@@ -24,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("question", help="the question, in quotes")
     parser.add_argument(
         "--sources",
-        help="comma-separated sources to ask: kb, graph, web, arxiv, memory (default: every configured one)",
+        help=f"comma-separated sources to ask: {SELECTION_HELP} (default: every source)",
     )
     parser.add_argument("--as-of", dest="as_of", metavar="DATE", help="only what was known on DATE (YYYY-MM-DD)")
     parser.add_argument("--top-k", dest="top_k", type=int, metavar="N", help="how many chunks to cite from (1-50)")
@@ -33,12 +34,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _sources(value: str | None) -> list[str] | None:
-    if value is None:
-        return None
-    sources = [part.strip().lower() for part in value.split(",") if part.strip()]
-    if not sources:
-        raise UserError("--sources needs at least one source, e.g. --sources kb,web.")
-    return sources
+    try:
+        return check_sources(value.split(",")) if value is not None else None
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
 
 
 def _knowledge_base_is_empty() -> bool:

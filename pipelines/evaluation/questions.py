@@ -38,8 +38,9 @@ from typing import Any
 
 from haystack import logging
 
+from components.contracts.selection import check_sources
 from pipelines.evaluation import metrics
-from pipelines.evaluation.variants import DEFAULT_VARIANTS, SOURCE_NAMES, VariantAnswer, build_variant, parse_variant
+from pipelines.evaluation.variants import DEFAULT_VARIANTS, VariantAnswer, build_variant, parse_variant
 
 logger = logging.getLogger(__name__)
 
@@ -76,9 +77,10 @@ class EvaluationConfig:
         if self.sample is not None and self.sample < 1:
             raise EvaluationInputError("--sample must be a positive number of questions")
         if self.sources:
-            unknown = [source for source in self.sources if source not in SOURCE_NAMES]
-            if unknown:
-                raise EvaluationInputError(f"unknown source(s) {', '.join(unknown)}; use {', '.join(SOURCE_NAMES)}")
+            try:
+                self.sources = check_sources(self.sources)
+            except ValueError as exc:
+                raise EvaluationInputError(str(exc)) from exc
         if not self.variants:
             raise EvaluationInputError("name at least one variant")
         for variant in self.variants:

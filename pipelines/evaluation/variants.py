@@ -25,11 +25,12 @@ from typing import Any
 
 from haystack import logging
 
+from components.contracts.selection import SOURCE_NAMES
+
 logger = logging.getLogger(__name__)
 
 BASELINES = ("dense", "keyword", "hybrid")
 DEFAULT_VARIANTS = ("keyword", "dense", "hybrid", "research")
-SOURCE_NAMES = ("kb", "graph", "web", "arxiv", "memory")
 
 
 @dataclass

@@ -83,6 +83,11 @@ class TestResearchPipeline:
         with pytest.raises(ValueError, match=message):
             catalog.research(**kwargs)
 
+    def test_all_asks_every_source(self, catalog):
+        result = catalog.research("Where is Warsaw?", sources=["all"])
+        skipped = [s.source for s in result.statuses if s.status is StatusKind.SKIPPED and "selected" in s.message]
+        assert result.statuses and skipped == []
+
     def test_bad_filters_become_a_status_not_a_crash(self, catalog):
         result = catalog.research("Warsaw", sources=KB, filters={"colour": "red"})
         assert {s.source: s.status for s in result.statuses}["kb_dense"] is StatusKind.ERROR

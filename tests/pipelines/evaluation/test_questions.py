@@ -212,7 +212,7 @@ class TestInputErrors:
         [
             (["--variants", "dense,magic"], "unknown variant"),
             (["--variants", "research:kb+oracle"], "sources must be among"),
-            (["--sources", "kb,oracle"], "unknown source"),
+            (["--sources", "kb,oracle"], "Unknown source oracle"),
             (["--sample", "0"], "--sample"),
             (["-k", "99"], "-k must be between"),
         ],

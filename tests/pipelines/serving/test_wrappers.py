@@ -61,3 +61,25 @@ class TestDocument:
         with pytest.raises(HTTPException) as raised:
             wrapper("document", {"document": None, "chunks": [], "status": fine}).run_api("doc_1")
         assert raised.value.status_code == 404
+
+
+class TestResearchSources:
+    @pytest.mark.parametrize(
+        "sources,asked",
+        [
+            (["auto"], ["auto"]),
+            (["all"], ["kb", "graph", "web", "arxiv", "memory"]),
+            ([" Web ", "kb"], ["web", "kb"]),
+            (None, None),
+        ],
+    )
+    def test_the_catalogs_selections_are_accepted(self, sources, asked) -> None:
+        research = wrapper("research")
+        asyncio.run(research.run_api_async(question="Who won?", sources=sources))
+        assert research.catalog.research_async.await_args.kwargs.get("sources") == asked
+
+    def test_an_unknown_source_is_a_422_that_names_the_choices(self) -> None:
+        with pytest.raises(HTTPException) as raised:
+            asyncio.run(wrapper("research").run_api_async(question="Who won?", sources=["tv"]))
+        assert raised.value.status_code == 422
+        assert "Unknown source tv; choose from kb, graph, web, arxiv, memory, auto" in raised.value.detail

@@ -10,6 +10,7 @@ from typing import Any
 from haystack import logging
 from haystack.dataclasses import StreamingChunk
 
+from components.contracts.selection import check_sources
 from pipelines.research_result import ResearchResult
 from pipelines.serving.catalog_wrapper import (
     CatalogPipelineWrapper,
@@ -21,8 +22,6 @@ from pipelines.serving.catalog_wrapper import (
 from pipelines.serving.models import ResearchFilters, format_chat_answer, last_user_message
 
 logger = logging.getLogger(__name__)
-
-_SOURCES = ("kb", "graph", "web", "arxiv", "memory")
 
 
 class PipelineWrapper(CatalogPipelineWrapper):
@@ -36,10 +35,10 @@ class PipelineWrapper(CatalogPipelineWrapper):
             raise InvalidRequest("question must not be empty")
         if len(text) > 2000:
             raise InvalidRequest("question is longer than 2000 characters")
-        if sources is not None:
-            unknown = [source for source in sources if source not in _SOURCES]
-            if unknown:
-                raise InvalidRequest(f"unknown source(s) {', '.join(unknown)}; use {', '.join(_SOURCES)}")
+        try:
+            sources = check_sources(sources)
+        except ValueError as exc:
+            raise InvalidRequest(str(exc)) from exc
         if top_k is not None and not 1 <= top_k <= 50:
             raise InvalidRequest("top_k must be between 1 and 50")
         day = parse_day(as_of, "as_of")
@@ -66,7 +65,8 @@ class PipelineWrapper(CatalogPipelineWrapper):
         """Answer an analyst's question with cited evidence from the knowledge base, graph, web, arXiv and memory.
 
         :param question: The question, in plain language.
-        :param sources: Sources to ask (kb, graph, web, arxiv, memory); omitted: the default sources.
+        :param sources: Sources to ask: kb, graph, web, arxiv, memory, auto (picked from the question) or all;
+            omitted: every source.
         :param as_of: Only use what was known on this date (YYYY-MM-DD); omitted: today.
         :param filters: Restrict knowledge-base documents by type, date range or id.
         :param top_k: How many ranked chunks to keep as evidence (1-50).
