@@ -27,9 +27,14 @@ if not counts.get("entities"):
 
 query = st.text_input("Find an entity", value=st.session_state.get("entity_focus", ""),
                       placeholder="e.g. PostgreSQL, Andrew Kane, Snowflake")
-matches = tools.store.search_entities(query, limit=25) if query.strip() else []
 if not query.strip():
     st.caption(f"{counts.get('entities', 0)} entities and {counts.get('facts', 0)} dated facts in the graph.")
+    st.stop()
+try:
+    # The same ranked search as the `entity_search` pipeline and endpoint.
+    matches = [match.entity for match in tools.entity_matches(query, limit=25)]
+except ValueError as exc:
+    st.error(str(exc))
     st.stop()
 if not matches:
     st.warning(f"No entity matches “{query}”.")

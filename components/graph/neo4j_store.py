@@ -297,20 +297,6 @@ class Neo4jGraphStore(GraphStore):
         candidates = [Entity(r["uuid"], r["name"], r["kind"], sorted(set(r["aliases"])), int(r["n"])) for r in records]
         return rank_entity_matches(name, candidates, {e.uuid: set(e.aliases) for e in candidates})[:limit]
 
-    def search_entities(self, text: str, limit: int = 20) -> list[Entity]:
-        key = normalise_name(text)
-        if not key:
-            return []
-        records = self._read(
-            "MATCH (e:Entity {collection: $c}) WHERE toLower(e.name) CONTAINS $k "
-            "OR EXISTS { MATCH (a:Alias {collection: $c})-[:NAMES]->(e) WHERE a.key CONTAINS $k } "
-            "RETURN e.uuid AS uuid, e.name AS name, e.kind AS kind, COUNT { (e)<-[:MENTIONS]-(:Fact) } AS n, "
-            "[(a:Alias)-[:NAMES]->(e) | a.key] AS aliases ORDER BY n DESC, name LIMIT $limit",
-            k=key,
-            limit=max(1, min(int(limit), 200)),
-        )
-        return [Entity(r["uuid"], r["name"], r["kind"], sorted(set(r["aliases"])), int(r["n"])) for r in records]
-
     def match_entities(
         self, text: str, limit: int = 10, kinds: list[str] | None = None, as_of: dt.date | None = None
     ) -> list[EntityMatch]:

@@ -372,22 +372,6 @@ class PostgresGraphStore(GraphStore):
         candidates, alias_map = self._entities_by_keys([key])
         return rank_entity_matches(name, candidates, alias_map)[:limit]
 
-    def search_entities(self, text: str, limit: int = 20) -> list[Entity]:
-        key = normalise_name(text)
-        if not key:
-            return []
-        pattern = "%" + key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        rows = self._fetch(
-            "SELECT e.uuid, e.name, e.kind, count(DISTINCT x.fact_uuid) AS n, "
-            "ARRAY(SELECT DISTINCT a.alias_key FROM {aliases} a WHERE a.entity_uuid = e.uuid) AS aliases "
-            "FROM {entities} e LEFT JOIN {fact_entities} x ON x.entity_uuid = e.uuid "
-            "WHERE e.key LIKE %(p)s OR EXISTS (SELECT 1 FROM {aliases} a WHERE a.entity_uuid = e.uuid "
-            "AND a.alias_key LIKE %(p)s) GROUP BY e.uuid, e.name, e.kind "
-            "ORDER BY (e.key = %(k)s) DESC, n DESC, e.name LIMIT %(limit)s",
-            {"p": pattern, "k": key, "limit": max(1, min(int(limit), 200))},
-        )
-        return [Entity(r["uuid"], r["name"], r["kind"], sorted(r["aliases"]), int(r["n"])) for r in rows]
-
     def match_entities(
         self, text: str, limit: int = 10, kinds: list[str] | None = None, as_of: dt.date | None = None
     ) -> list[EntityMatch]:

@@ -229,11 +229,6 @@ class GraphStore(ABC):
         """Facts on paths up to `depth` hops from the entity (hop 1 first), each with its hop."""
 
     @abstractmethod
-    def search_entities(self, text: str, limit: int = 20) -> list[Entity]:
-        """Entities whose name or an alias contains `text` (case-insensitive), most facts first."""
-        raise NotImplementedError
-
-    @abstractmethod
     def match_entities(
         self, text: str, limit: int = 10, kinds: list[str] | None = None, as_of: dt.date | None = None
     ) -> list[EntityMatch]:

@@ -38,3 +38,13 @@ class TestEntitiesPage:
         at = AppTest.from_file(page("entities.py"), default_timeout=180).run()
         assert not at.exception
         assert any("knowledge graph is empty" in element.value for element in at.info)
+
+    def test_matches_are_ranked_as_the_entity_search_endpoint_ranks_them(self, demo_collection):  # noqa: F811
+        from components.graph.entity_search import EntitySearch
+
+        at = AppTest.from_file(page("entities.py"), default_timeout=180).run()
+        at.text_input[0].input("Postgres").run()
+        assert not at.exception
+        shown = [label.split(" · ")[0] for label in at.radio[0].options]
+        served = EntitySearch(limit=25).run(query="Postgres")["entities"]
+        assert len(shown) > 1 and shown == [entity["name"] for entity in served]
