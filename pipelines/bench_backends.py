@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from components.knowledge_base.keyword_terms import BM25_B, BM25_K1, terms
+from components.knowledge_base.keyword_terms import terms
+from components.text import bm25
 
 Out = Callable[[str], None]
 DIMENSION = 384
@@ -88,9 +89,8 @@ class SyntheticBase:
         for term, items in postings.items():
             rows = np.fromiter((r for r, _ in items), dtype=np.int64, count=len(items))
             tf = np.fromiter((c for _, c in items), dtype=np.float32, count=len(items))
-            norm = BM25_K1 * (1.0 - BM25_B + BM25_B * lengths[rows] / average)
-            idf = np.log(1.0 + (self.size - len(items) + 0.5) / (len(items) + 0.5))
-            self._postings[term] = (rows, (idf * tf * (BM25_K1 + 1.0) / (tf + norm)).astype(np.float32))
+            weights = bm25.idf(self.size, len(items)) * bm25.term_weight(tf, lengths[rows], average)
+            self._postings[term] = (rows, weights.astype(np.float32))
 
     def numpy_dense(self, query: np.ndarray) -> np.ndarray:
         """The exact top 10 by cosine: the floor every dense search is measured against."""

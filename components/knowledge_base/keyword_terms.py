@@ -14,6 +14,8 @@ import re
 import zlib
 from collections import Counter
 
+from components.text import bm25
+
 # A short English stop-word list: frequent function words that carry no topic (kept in sync with Milvus's analyzer).
 # fmt: off
 ENGLISH_STOP_WORDS: tuple[str, ...] = (
@@ -31,9 +33,7 @@ ENGLISH_STOP_WORDS: tuple[str, ...] = (
 _STOP = frozenset(ENGLISH_STOP_WORDS)
 _WORD = re.compile(r"\w+", re.UNICODE)
 
-# BM25's usual constants; the average chunk length is fixed because chunks are cut to a similar size.
-BM25_K1 = 1.2
-BM25_B = 0.75
+# The average chunk length is fixed because chunks are cut to a similar size.
 AVERAGE_TERMS = 100.0
 
 
@@ -53,9 +53,8 @@ def document_sparse_vector(text: str) -> tuple[list[int], list[float]]:
     if not counts:
         return [], []
     length = sum(counts.values())
-    norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / AVERAGE_TERMS)
     indices = sorted(counts)
-    values = [counts[index] * (BM25_K1 + 1.0) / (counts[index] + norm) for index in indices]
+    values = [bm25.term_weight(counts[index], length, AVERAGE_TERMS) for index in indices]
     return indices, values
 
 

@@ -7,12 +7,12 @@ enough to score a few dozen chunks sentence by sentence in about a millisecond.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from components.text import bm25
 from components.text.analyzer import ABBREVIATIONS
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
@@ -104,7 +104,7 @@ def idf_weights(query_terms: Iterable[str], texts_terms: Sequence[set[str]]) -> 
     weights: dict[str, float] = {}
     for term in set(query_terms):
         df = sum(1 for text_terms in texts_terms if term in text_terms)
-        weights[term] = math.log(1.0 + (total - df + 0.5) / (df + 0.5)) + 0.1
+        weights[term] = bm25.idf(total, df) + 0.1
     return weights
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from components.knowledge_base.store import TermStatistics
+from components.text import bm25
 from components.text.analyzer import analyze, terms
 
 DEFAULT_WEIGHTS = {"bm25": 1.0, "dense": 0.5, "sentence": 1.0, "coverage": 0.5, "best_sentence": 0.5}
@@ -140,15 +141,14 @@ class EvidenceScorer:
 
         features = []
         for candidate, analysis, count, length in zip(candidates, analyses, counts, lengths, strict=True):
-            bm25 = 0.0
+            keyword = 0.0
             held = 0.0
             for term in known:
                 frequency = count.get(term, 0)
                 if frequency:
                     held += idf[term]
-                    norm = self.k1 * (1.0 - self.b + self.b * length / average) if average > 0 else self.k1
-                    bm25 += idf[term] * frequency * (self.k1 + 1.0) / (frequency + norm)
-            bm25 = bm25 / best_possible if best_possible > 0 else 0.0
+                    keyword += idf[term] * bm25.term_weight(frequency, length, average, self.k1, self.b)
+            keyword = keyword / best_possible if best_possible > 0 else 0.0
             coverage = held / total_idf if total_idf > 0 else 0.0
             dense = min(1.0, max(0.0, float(candidate.cosine)))
             stored = sentences.get(candidate.chunk_id)
@@ -173,13 +173,15 @@ class EvidenceScorer:
                     best_sentence, best_span = share + cosine, (start, end)
             weights = self.weights
             score = (
-                weights["bm25"] * bm25
+                weights["bm25"] * keyword
                 + weights["dense"] * dense
                 + weights["sentence"] * sentence
                 + weights["coverage"] * coverage
                 + weights["best_sentence"] * best_sentence
             )
-            features.append(EvidenceFeatures(bm25, dense, sentence, coverage, best_sentence, best_span, score, source))
+            features.append(
+                EvidenceFeatures(keyword, dense, sentence, coverage, best_sentence, best_span, score, source)
+            )
         return features
 
     @staticmethod
@@ -210,9 +212,5 @@ class EvidenceScorer:
             source = "candidates"
             frequencies = {term: sum(1 for count in counts if term in count) for term in query_terms}
         # A df above the (briefly cached) chunk count is a write that landed meanwhile: count it as in every chunk.
-        idf = {
-            term: math.log(1.0 + (total - min(df, total) + 0.5) / (min(df, total) + 0.5))
-            for term, df in frequencies.items()
-            if df > 0
-        }
+        idf = {term: bm25.idf(total, min(df, total)) for term, df in frequencies.items() if df > 0}
         return idf, average, source
