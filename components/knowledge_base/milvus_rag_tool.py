@@ -11,6 +11,7 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from components.contracts import SourceStatus, StatusKind, chunk_to_document
 from components.embedding import EmbeddingModel, get_embedding_model
 from components.knowledge_base.attribution import check_component_settings, clamp_float, clamp_int, hit_to_chunk
+from components.knowledge_base.rank_fusion import reciprocal_rank_fusion
 from components.knowledge_base.store import (
     KnowledgeBaseMismatch,
     KnowledgeBaseStore,
@@ -23,7 +24,6 @@ from components.resilience.guard import cache_key
 
 MAX_QUERY_CHARS = 2000
 MODES = ("dense", "hybrid")
-RRF_K = 60
 
 
 def parse_date_range(value: Any) -> tuple[dt.date | None, dt.date | None]:
@@ -201,12 +201,11 @@ class MilvusRagTool:
                 failures.append(f"{name} search failed: {reason}")
         if not lists:
             raise RetryableError("; ".join(failures), kind="connection")
-        scores: dict[str, float] = {}
         best: dict[str, Any] = {}
         for hits in lists.values():
-            for rank, hit in enumerate(hits, start=1):
-                scores[hit.chunk.chunk_id] = scores.get(hit.chunk.chunk_id, 0.0) + 1.0 / (RRF_K + rank)
+            for hit in hits:
                 best.setdefault(hit.chunk.chunk_id, hit)
+        scores = reciprocal_rank_fusion([[hit.chunk.chunk_id for hit in hits] for hits in lists.values()])
         kept = [
             best[chunk_id]
             for chunk_id in sorted(scores, key=lambda key: (-scores[key], key))

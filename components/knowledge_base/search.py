@@ -17,6 +17,7 @@ from components.knowledge_base.attribution import (
     open_store,
     parse_filters,
 )
+from components.knowledge_base.rank_fusion import reciprocal_rank_fusion
 from components.knowledge_base.store import ChunkHit, KnowledgeBaseStore, SearchFilters, cosine_to_relevance
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.resilience.guard import cache_key, submit_in_thread
@@ -25,7 +26,6 @@ logger = logging.getLogger(__name__)
 
 MODES = ("dense", "keyword", "hybrid")
 MAX_QUERY_CHARS = 2000
-RRF_K = 60
 
 
 @component
@@ -175,15 +175,15 @@ class KnowledgeBaseSearch:
     def _fused(
         self, store: Any, dense: list[ChunkHit], keyword: list[ChunkHit], limit: int, floor: float, weight: float
     ) -> list[ContextChunk]:
-        scores: dict[str, float] = {}
         best: dict[str, ChunkHit] = {}
         ranks: dict[str, dict[str, int]] = {}
-        for name, hits, list_weight in (("dense", dense, 1.0 - weight), ("keyword", keyword, weight)):
+        for name, hits in (("dense", dense), ("keyword", keyword)):
             for rank, hit in enumerate(hits, start=1):
-                chunk_id = hit.chunk.chunk_id
-                scores[chunk_id] = scores.get(chunk_id, 0.0) + list_weight / (RRF_K + rank)
-                best.setdefault(chunk_id, hit)
-                ranks.setdefault(chunk_id, {})[f"{self.source_name}_{name}"] = rank
+                best.setdefault(hit.chunk.chunk_id, hit)
+                ranks.setdefault(hit.chunk.chunk_id, {})[f"{self.source_name}_{name}"] = rank
+        scores = reciprocal_rank_fusion(
+            [[hit.chunk.chunk_id for hit in dense], [hit.chunk.chunk_id for hit in keyword]], [1.0 - weight, weight]
+        )
         order = sorted(scores, key=lambda chunk_id: (-scores[chunk_id], chunk_id))
         chunks: list[ContextChunk] = []
         for chunk_id in order:

@@ -1,0 +1,39 @@
+"""Reciprocal rank fusion of a store's own hit lists, inside one knowledge-base source.
+
+The research pipeline fuses its sources with Haystack's `DocumentJoiner(join_mode="reciprocal_rank_fusion")`.
+A hybrid knowledge-base search fuses its dense and keyword hit lists earlier, before they become Documents, and
+keeps each chunk's rank in both lists; this is that fusion, once. Same formula as Haystack's: k=60 with 1-based
+ranks is its k=61 with 0-based ones (its scores are these times 61).
+
+Usage:
+```python
+scores = reciprocal_rank_fusion([dense_ids, keyword_ids], weights=[0.7, 0.3])
+order = sorted(scores, key=lambda chunk_id: (-scores[chunk_id], chunk_id))
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+RRF_K = 60
+
+
+def reciprocal_rank_fusion(
+    ranked_lists: Sequence[Sequence[str]], weights: Sequence[float] | None = None, k: int = RRF_K
+) -> dict[str, float]:
+    """Each id's weighted sum of 1 / (k + rank) over the lists that hold it (rank 1 is a list's first).
+
+    :param ranked_lists: ids, best first, one list per ranking.
+    :param weights: one weight per list; None weighs every list 1.
+    :param k: the constant that damps the top ranks' lead.
+    :returns: id -> fused score, in order of first appearance.
+    """
+    weights = [1.0] * len(ranked_lists) if weights is None else list(weights)
+    if len(weights) != len(ranked_lists):
+        raise ValueError("reciprocal_rank_fusion needs one weight per list")
+    scores: dict[str, float] = {}
+    for ids, weight in zip(ranked_lists, weights, strict=True):
+        for rank, key in enumerate(ids, start=1):
+            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
+    return scores
