@@ -22,7 +22,7 @@ from components.contracts import (
 from components.knowledge_base.store import cosine_to_relevance
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult, telemetry
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
-from components.web.chunking import pick_chunks, query_terms, split_text
+from components.web.chunking import pick_chunks, query_terms, text_chunks
 
 logger = logging.getLogger(__name__)
 
@@ -258,7 +258,7 @@ class ArxivSearch:
             except Exception as exc:  # noqa: BLE001 - any PDF problem means: use the abstract
                 fallbacks.append(f"{paper.paper_id} ({exc})")
                 continue
-            parts = split_text(body, settings.chunk_tokens, self._model.count_tokens)
+            parts = text_chunks(body, settings.chunk_tokens, self._model.name)
             keep = pick_chunks(parts, terms, self.max_chunks_per_paper)
             if keep:
                 pieces[paper.paper_id] = [(index, len(parts), parts[index], "full_text") for index in keep]

@@ -1,23 +1,24 @@
-"""Splitting fetched text (page Markdown, paper full text) into chunks that fit the embedding model's window.
+"""Chunks of fetched text (page Markdown, paper full text), cut by the knowledge base's chunker (`TokenSplitter`).
 
-Paragraphs are packed together up to `max_tokens` word pieces; a heading stays with the paragraph after it; a
-paragraph too long for one chunk is cut at sentence ends, and a sentence too long at word boundaries. Query terms
-pick the chunks worth embedding when a page is long, so a search never embeds a whole site.
+Query terms pick the chunks worth embedding when a page is long, so a search never embeds a whole site.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+if TYPE_CHECKING:
+    from ingest.splitter import TokenSplitter
+    from ingest.structure import ConvertedDocument
+
 _WORD = re.compile(r"[a-z0-9]+")
 _STOPWORDS = frozenset(
     "a an and are as at be been but by can did do does for from had has have how i if in into is it its of on or "
     "over so than that the their then there these this those to under was were what when where which while who "
     "whom why will with would about after before between during through you your we our they them".split()
 )
-_MARKDOWN_NOISE = re.compile(r"!\[[^\]]*\]\([^)]*\)")  # images carry no text worth citing
 
 
 def query_terms(text: str) -> list[str]:
@@ -29,81 +30,45 @@ def query_terms(text: str) -> list[str]:
     return list(seen)
 
 
-def clean_markdown(text: str) -> str:
-    """Markdown without images, link targets or runs of blank lines; the words a reader sees."""
-    text = _MARKDOWN_NOISE.sub("", text)
-    text = re.sub(r"\[([^\]]*)\]\((?:[^()]|\([^)]*\))*\)", r"\1", text)  # [label](target) -> label
-    text = re.sub(r"[ \t]+\n", "\n", text)
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
+def page_text(markdown: str) -> str:
+    """The words a reader sees on a page, as its chunks are cut from them (see `markdown_chunks`)."""
+    return _page_document(markdown).text
 
 
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+def markdown_chunks(markdown: str, chunk_tokens: int, model: str) -> list[tuple[str | None, str]]:
+    """(section title, text) of each chunk of a page's Markdown, in reading order.
+
+    The knowledge base's own chunker cuts them: the ingestion's Markdown converter (headings become sections,
+    images, link targets and emphasis go, the words stay) and `TokenSplitter` (sentences packed whole up to
+    `chunk_tokens` word pieces of `model`, never across a heading), without overlap: a search embeds each word once.
+    """
+    document = _page_document(markdown)
+    return [(chunk.section_title, chunk.text) for chunk in _splitter(chunk_tokens, model).split(document)]
 
 
-def split_sections(text: str) -> list[tuple[str | None, str]]:
-    """(heading, body) pairs of Markdown, in order; the body is the text under the heading, without it."""
-    sections: list[tuple[str | None, list[str]]] = [(None, [])]
-    for line in text.splitlines():
-        match = _HEADING.match(line)
-        if match:
-            sections.append((match.group(2).strip() or None, []))
-        else:
-            sections[-1][1].append(line)
-    out = []
-    for title, lines in sections:
-        body = "\n".join(lines).strip()
-        if body:
-            out.append((title, body))
-    return out
+def text_chunks(text: str, chunk_tokens: int, model: str) -> list[str]:
+    """The chunks of a plain text (a paper's full text: pages split by form feeds, paragraphs by blank lines), cut
+    as `markdown_chunks` cuts a page."""
+    from haystack import Document
+
+    documents = _splitter(chunk_tokens, model).run(documents=[Document(content=text)])["documents"]
+    return [document.content for document in documents]
 
 
-def _pieces(paragraph: str, max_tokens: int, count: Callable[[str], int]) -> list[str]:
-    if count(paragraph) <= max_tokens:
-        return [paragraph]
-    out: list[str] = []
-    for sentence in _SENTENCE_END.split(paragraph):
-        if count(sentence) <= max_tokens:
-            out.append(sentence)
-            continue
-        words = sentence.split()
-        current: list[str] = []
-        for word in words:
-            current.append(word)
-            if count(" ".join(current)) > max_tokens and len(current) > 1:
-                current.pop()
-                out.append(" ".join(current))
-                current = [word]
-        if current:
-            out.append(" ".join(current))
-    return out
+def _page_document(markdown: str) -> ConvertedDocument:
+    from ingest.formats.markdown import convert_markdown
+
+    # A scraped page has no front matter: a leading rule (---) must not be read as one.
+    return convert_markdown(("\n" + (markdown or "")).encode("utf-8"), "page.md")
 
 
-def split_text(text: str, max_tokens: int, count_tokens: Callable[[str], int]) -> list[str]:
-    """Chunks of `text` of at most `max_tokens` word pieces (as `count_tokens` counts them), in reading order."""
-    if max_tokens < 8:
-        raise ValueError("max_tokens must be at least 8")
-    blocks = [block.strip() for block in re.split(r"\n\s*\n", text) if block.strip()]
-    chunks: list[str] = []
-    current: list[str] = []
-    current_tokens = 0
-    for block in blocks:
-        for piece in _pieces(block, max_tokens, count_tokens):
-            tokens = count_tokens(piece)
-            if current and current_tokens + tokens > max_tokens:
-                carried: list[str] = []
-                # A heading belongs with the text under it, not at the end of the previous chunk.
-                if current[-1].lstrip().startswith("#") and count_tokens(current[-1]) + tokens <= max_tokens:
-                    carried = [current.pop()]
-                if current:
-                    chunks.append("\n\n".join(current))
-                current = carried
-                current_tokens = sum(count_tokens(item) for item in current)
-            current.append(piece)
-            current_tokens += tokens
-    if current:
-        chunks.append("\n\n".join(current))
-    # A chunk that is only a heading says nothing a reader can cite.
-    return [chunk for chunk in chunks if not re.fullmatch(r"(#+[^\n]*\n*)+", chunk)]
+@lru_cache(maxsize=4)
+def _splitter(chunk_tokens: int, model: str) -> TokenSplitter:
+    from ingest.splitter import TokenSplitter
+
+    splitter = TokenSplitter(chunk_tokens=chunk_tokens, overlap_tokens=0, model=model)
+    splitter.warm_up()
+    return splitter
 
 
 def pick_chunks(chunks: list[str], terms: list[str], limit: int) -> list[int]:

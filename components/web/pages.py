@@ -17,7 +17,7 @@ from haystack import logging
 from components.contracts import ContextChunk, ScoreKind, SourceType
 from components.knowledge_base.store import cosine_to_relevance
 from components.resilience import RetryableError, SourceError
-from components.web.chunking import clean_markdown, pick_chunks, query_terms, split_sections, split_text
+from components.web.chunking import markdown_chunks, page_text, pick_chunks, query_terms
 from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit
 from components.web.snapshots import PageSnapshot, SnapshotStore
 
@@ -106,7 +106,7 @@ def fetch_pages(
         ):
             outcome.filtered.append((hit.url, f"language {page.language} not asked for"))
             continue
-        if not clean_markdown(page.markdown):
+        if not page_text(page.markdown).strip():
             outcome.skipped.append((hit.url, "no readable text"))
             continue
         by_hit[id(hit)] = (hit, page)
@@ -145,8 +145,7 @@ def page_chunks(
     prepared: list[tuple[SearchHit, FetchedPage, PageSnapshot | None, int, int, str, str | None]] = []
     for hit, page, snapshot in fetched:
         # Chunks never straddle a heading; the heading goes to metadata, the text stays what the page says.
-        pieces = [(title, piece) for title, body in split_sections(clean_markdown(page.markdown))
-                  for piece in split_text(body, chunk_tokens, model.count_tokens)]
+        pieces = markdown_chunks(page.markdown, chunk_tokens, model.name)
         texts = [piece for _, piece in pieces]
         keep = range(len(texts)) if max_chunks_per_page is None else pick_chunks(texts, terms, max_chunks_per_page)
         for index in keep:

@@ -63,14 +63,14 @@ class PageSnapshot:
     def contains(self, text: str) -> bool:
         """True when every paragraph of `text` occurs in this snapshot's readable text (whitespace aside).
 
-        This is the check a citation needs: chunks are cut from the cleaned page, paragraph by paragraph.
+        This is the check a citation needs: chunks are cut from the page's readable text, paragraph by paragraph.
         """
-        from components.web.chunking import clean_markdown
+        from components.web.chunking import page_text
 
         def squash(value: str) -> str:
             return " ".join(value.split())
 
-        page = squash(clean_markdown(self.markdown))
+        page = squash(page_text(self.markdown))
         paragraphs = [squash(part) for part in text.split("\n\n") if part.strip()]
         return bool(paragraphs) and all(paragraph in page for paragraph in paragraphs)
 

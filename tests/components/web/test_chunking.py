@@ -1,41 +1,56 @@
-"""Splitting page Markdown with the real tokenizer of the local model."""
+"""Web pages and paper full texts are cut by the knowledge base's chunker, with the local model's tokenizer."""
 
 from __future__ import annotations
 
-import pytest
+import re
 
-from components.web.chunking import clean_markdown, pick_chunks, query_terms, split_sections, split_text
+from components.web.chunking import markdown_chunks, page_text, pick_chunks, query_terms, text_chunks
+from components.web.snapshots import PageSnapshot
+from ingest.formats.markdown import convert_markdown
+from ingest.splitter import TokenSplitter
 
 
-class TestSplitText:
-    def test_chunks_fit_the_window_and_keep_every_word(self, embedding_model):
+class TestMarkdownChunks:
+    def test_chunks_fit_the_window_keep_every_sentence_and_their_section(self, embedding_model):
         sections = [f"## Section {n}\n\n" + " ".join(f"Sentence {n}.{m} talks about topic {n}." for m in range(12))
                     for n in range(6)]
-        text = "# Title\n\n" + "\n\n".join(sections)
-        chunks = split_text(text, 60, embedding_model.count_tokens)
+        markdown = "# Title\n\n" + "\n\n".join(sections)
+        chunks = markdown_chunks(markdown, 60, embedding_model.name)
         assert len(chunks) > 6
-        assert all(embedding_model.count_tokens(chunk) <= 60 for chunk in chunks)
-        assert " ".join(" ".join(chunks).split()).count("Sentence") == 72
-        # A heading starts the chunk of the text under it.
-        for chunk in chunks:
-            assert not chunk.rstrip().split("\n")[-1].startswith("#")
+        assert all(embedding_model.count_tokens(text) <= 60 for _, text in chunks)
+        assert " ".join(text for _, text in chunks).count("Sentence") == 72
+        assert {title for title, _ in chunks} == {f"Section {n}" for n in range(6)}
+        # Chunks never cross a heading: each holds its own section's sentences only.
+        assert all(set(re.findall(r"Sentence (\d)\.", text)) == {title[-1]} for title, text in chunks)
 
+    def test_a_page_is_chunked_as_the_knowledge_base_chunks_the_same_markdown(self, embedding_model):
+        markdown = "# Guide\n\nSee [the docs](https://x.org/a) and **bold** words.\n\n## Next\n\n- one item\n- two items\n"
+        splitter = TokenSplitter(chunk_tokens=60, overlap_tokens=0, model=embedding_model.name)
+        ingested = splitter.split(convert_markdown(markdown.encode("utf-8"), "page.md"))
+        assert markdown_chunks(markdown, 60, embedding_model.name) == [(c.section_title, c.text) for c in ingested]
+        assert "See the docs and bold words." in page_text(markdown)
+
+    def test_a_leading_rule_is_not_front_matter(self, embedding_model):
+        markdown = "---\nkey: [unclosed\n---\n\nPlain text of the page."
+        assert markdown_chunks(markdown, 60, embedding_model.name)[-1][1].endswith("Plain text of the page.")
+
+    def test_every_chunk_is_found_in_the_pages_snapshot(self, embedding_model):
+        markdown = "# T\n\nFirst *emphasised* sentence. Second one.\n\nA [link](https://x.org) here.\n\n* a list item"
+        snapshot = PageSnapshot(snapshot_id="s", url="https://x.org", fetched_at="2024-01-01", content_hash="h", title="T",
+                                markdown=markdown)
+        assert all(snapshot.contains(text) for _, text in markdown_chunks(markdown, 60, embedding_model.name))
+
+
+class TestTextChunks:
     def test_an_overlong_sentence_is_cut_at_words(self, embedding_model):
         text = " ".join(f"word{n}" for n in range(400))
-        chunks = split_text(text, 50, embedding_model.count_tokens)
-        assert all(embedding_model.count_tokens(chunk) <= 50 for chunk in chunks)
+        chunks = text_chunks(text, 50, embedding_model.name)
+        assert len(chunks) > 1 and all(embedding_model.count_tokens(chunk) <= 50 for chunk in chunks)
         assert " ".join(chunks).split() == text.split()
 
-    def test_markdown_sections(self):
-        text = "Intro line.\n\n# First\n\nBody one.\n\n## Second ##\nBody two.\n\n### Empty\n"
-        assert split_sections(text) == [(None, "Intro line."), ("First", "Body one."), ("Second", "Body two.")]
 
-    def test_tiny_windows_are_refused(self, embedding_model):
-        with pytest.raises(ValueError):
-            split_text("text", 4, embedding_model.count_tokens)
-
-    def test_markdown_is_cleaned_and_chunks_picked_by_query_terms(self):
-        assert clean_markdown("See [the docs](https://x.org/a_(b)) ![logo](l.png)\n\n\n\nend") == "See the docs\n\nend"
+class TestPickChunks:
+    def test_chunks_are_picked_by_query_terms(self):
         chunks = ["about cats", "about vector search and pgvector", "about dogs", "pgvector indexes"]
         assert query_terms("What is pgvector vector search?") == ["pgvector", "vector", "search"]
         assert pick_chunks(chunks, ["pgvector", "vector", "search"], 2) == [1, 3]
