@@ -20,6 +20,7 @@ import yaml
 from haystack import Pipeline, logging
 
 from components.contracts import SourceType
+from components.resilience.budget import question_budget
 from pipelines.research_result import ResearchResult
 from pipelines.timing import record_timings
 
@@ -386,10 +387,14 @@ class PipelineCatalog:
         session_id: str | None = None,
         streaming_callback: Any = None,
     ) -> ResearchResult:
-        """Answer `question` with the `research` pipeline; bad input raises `ValueError` with one sentence."""
+        """Answer `question` with the `research` pipeline; bad input raises `ValueError` with one sentence.
+
+        The whole question (every source and the generator) runs within `QUESTION_BUDGET_S`.
+        """
         inputs = self._research_inputs(question, sources, as_of, filters, top_k, session_id, streaming_callback)
-        selection = self._resolve_auto(inputs)
-        result = ResearchResult.from_outputs(inputs["question"], self.run(RESEARCH_PIPELINE, inputs))
+        with question_budget():
+            selection = self._resolve_auto(inputs)
+            result = ResearchResult.from_outputs(inputs["question"], self.run(RESEARCH_PIPELINE, inputs))
         return result.model_copy(update={"source_selection": selection}) if selection else result
 
     async def research_async(
@@ -402,10 +407,11 @@ class PipelineCatalog:
         session_id: str | None = None,
         streaming_callback: Any = None,
     ) -> ResearchResult:
-        """`research` on the event loop, its branches concurrent."""
+        """`research` on the event loop, its branches concurrent, within `QUESTION_BUDGET_S`."""
         inputs = self._research_inputs(question, sources, as_of, filters, top_k, session_id, streaming_callback)
-        selection = self._resolve_auto(inputs)
-        result = ResearchResult.from_outputs(inputs["question"], await self.run_async(RESEARCH_PIPELINE, inputs))
+        with question_budget():
+            selection = self._resolve_auto(inputs)
+            result = ResearchResult.from_outputs(inputs["question"], await self.run_async(RESEARCH_PIPELINE, inputs))
         return result.model_copy(update={"source_selection": selection}) if selection else result
 
     @staticmethod
