@@ -148,7 +148,9 @@ class ResearchGenerator:
 
             def work() -> SourceResult:
                 # The client's own timeout follows the budget, so an abandoned call does not hold its thread long.
-                left = self.timeout_s if deadline is None else max(0.1, min(self.timeout_s, deadline - time.monotonic()))
+                left = self.timeout_s
+                if deadline is not None:
+                    left = max(0.1, min(left, deadline - time.monotonic()))
                 result = self._chat.run(
                     messages=messages, streaming_callback=streaming_callback, generation_kwargs={"timeout": left}
                 )
