@@ -355,14 +355,13 @@ class TestHungCalls:
             return []
 
         guard = SourceGuard("t-hung", fast_policy(timeout_s=0.2, retries=3, breaker_failures=100))
-        before = threading.active_count()
         try:
             statuses = [guard.call(hang)[1] for _ in range(5)]
             assert [s.status for s in statuses] == [StatusKind.TIMEOUT] * 5
             assert "did not answer within 0.2 s" in statuses[0].message
             assert all("still hung" in s.message for s in statuses[1:])
+            # One call started (one thread), however many questions and retries came after it.
             assert len(calls) == 1 and hung_threads("t-hung") == 1
-            assert threading.active_count() - before == 1
         finally:
             release.set()
         deadline = time.monotonic() + 5
