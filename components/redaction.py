@@ -26,6 +26,8 @@ from typing import Any, TextIO
 from urllib.parse import quote, unquote, urlsplit
 
 REDACTED = "[redacted]"
+# A log line quotes at most this much of any message or bound value (a 10 MB request must not become a log line).
+MAX_LOG_CHARS = 2000
 
 # Settings whose values are secrets (environment variable names, lower case as in `Settings`).
 SECRET_SETTINGS = (
@@ -88,6 +90,13 @@ def redact(text: str) -> str:
     return text
 
 
+def bounded(text: str, limit: int = MAX_LOG_CHARS) -> str:
+    """`text` cut to `limit` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit:,} more characters)"
+
+
 def redact_data(value: Any) -> Any:
     """`redact` applied to every string inside JSON-like data (dicts, lists, tuples)."""
     if isinstance(value, str):
@@ -104,10 +113,12 @@ _installed = False
 
 
 def install_log_redaction() -> None:
-    """Redact every log record from now on, whichever logger or handler it goes to (idempotent).
+    """Redact and bound every log record from now on, whichever logger or handler it goes to (idempotent).
 
     A record factory (not a handler filter) is used so records of loggers and handlers created later are covered,
-    including Haystack's structured records; Hayhooks' loguru logger gets a patcher doing the same.
+    including Haystack's structured records; Hayhooks' loguru logger gets a patcher doing the same to the message
+    and to the values bound to it (Hayhooks binds each request's parameters). Messages and bound values are cut at
+    `MAX_LOG_CHARS`.
     """
     global _installed
     with _INSTALLED:
@@ -122,7 +133,7 @@ def install_log_redaction() -> None:
             message = record.getMessage()
         except Exception:  # noqa: BLE001 - a malformed record is logged as it is
             return record
-        record.msg, record.args = redact(message), None
+        record.msg, record.args = redact(bounded(message)), None
         if record.exc_info and record.exc_info[1] is not None:
             record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
         return record
@@ -134,7 +145,11 @@ def install_log_redaction() -> None:
         return
 
     def patch(record: dict[str, Any]) -> None:
-        record["message"] = redact(record["message"])
+        record["message"] = redact(bounded(record["message"]))
+        for key, value in list(record["extra"].items()):
+            if not isinstance(value, (int, float, bool)) and value is not None:
+                text = value if isinstance(value, str) else repr(value)
+                record["extra"][key] = redact(bounded(text, MAX_LOG_CHARS // 4))
 
     loguru_logger.configure(patcher=patch)
 
