@@ -110,6 +110,7 @@ def test_no_secret_leaves_the_server_when_every_upstream_echoes_it(session_dir: 
             assert research.status_code == 200, research.text
             statuses = {s["source"]: s for s in research.json()["result"]["statuses"]}
             assert statuses["generator"]["status"] == "error" and "[redacted]" in statuses["generator"]["message"]
+            assert statuses["web"]["status"] == "error" and statuses["memory"]["status"] == "error", statuses
             _absent(research.text, "/research/run")
             chat_reply = client.post(
                 "/v1/chat/completions",
