@@ -26,9 +26,15 @@ LIVE = ("web", "arxiv", "memory", "generator")
 
 
 @pytest.fixture()
-def everything_hangs(
-    monkeypatch, database_url, embedding_model, firecrawl_server, arxiv_server, zep_server, chat_server
-):  # noqa: F811
+def everything_hangs(  # noqa: PLR0913
+    monkeypatch,
+    database_url,
+    embedding_model,
+    firecrawl_server,  # noqa: F811
+    arxiv_server,  # noqa: F811
+    zep_server,  # noqa: F811
+    chat_server,  # noqa: F811
+):
     for server in (firecrawl_server, arxiv_server, zep_server, chat_server):
         server.fail("hang")
     monkeypatch.setenv("TOOL_TIMEOUT_S", "60")

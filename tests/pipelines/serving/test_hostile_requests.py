@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 import signal
 import time
 import uuid
@@ -22,6 +20,7 @@ from tests.pipelines.serving.conftest import RunningServer, launch, server_env, 
 pytestmark = pytest.mark.integration
 
 LONE_SURROGATE = '"abc \\ud800 def"'
+CHAT = '{"model": "research", "messages": [{"role": "user", "content": SURROGATE}]}'
 
 
 def _post_raw(server: RunningServer, path: str, body: str) -> httpx.Response:
@@ -33,11 +32,10 @@ class TestInvalidInput:
     @pytest.mark.parametrize(
         ("path", "body"),
         [
-            ("/research/run", '{"question": %s}' % LONE_SURROGATE),
-            ("/entity_search/run", '{"query": %s}' % LONE_SURROGATE),
-            ("/research/run", '{"question": "fine", "sources": [%s]}' % LONE_SURROGATE),
-            ("/v1/chat/completions", '{"model": "research", "messages": [{"role": "user", "content": %s}]}'
-             % LONE_SURROGATE),
+            ("/research/run", '{"question": SURROGATE}'.replace("SURROGATE", LONE_SURROGATE)),
+            ("/entity_search/run", '{"query": SURROGATE}'.replace("SURROGATE", LONE_SURROGATE)),
+            ("/research/run", '{"question": "fine", "sources": [SURROGATE]}'.replace("SURROGATE", LONE_SURROGATE)),
+            ("/v1/chat/completions", CHAT.replace("SURROGATE", LONE_SURROGATE)),
         ],
     )
     def test_a_lone_surrogate_is_a_422_with_one_sentence(self, server: RunningServer, path: str, body: str) -> None:
@@ -56,8 +54,10 @@ class TestInvalidInput:
 
     def test_a_body_over_the_limit_is_a_413(self, server: RunningServer) -> None:
         response = httpx.post(
-            server.base_url + "/ingestion/run", content=b"{" + b" " * 17_000_000 + b"}",
-            headers={**server.headers, "Content-Type": "application/json"}, timeout=120,
+            server.base_url + "/ingestion/run",
+            content=b"{" + b" " * 17_000_000 + b"}",
+            headers={**server.headers, "Content-Type": "application/json"},
+            timeout=120,
         )
         assert response.status_code == 413
 
@@ -92,12 +92,20 @@ def test_no_secret_leaves_the_server_when_every_upstream_echoes_it(session_dir: 
 
     parts = urlsplit(database_url)
     host = parts.netloc.rsplit("@", 1)[-1]
-    url = urlunsplit((parts.scheme, f"{parts.username or 'postgres'}:{DB_PASSWORD}@{host}", parts.path, parts.query,
-                      parts.fragment))
+    url = urlunsplit(
+        (parts.scheme, f"{parts.username or 'postgres'}:{DB_PASSWORD}@{host}", parts.path, parts.query, parts.fragment)
+    )
     env = server_env(
-        **MARKERS, DATABASE_URL=url, KB_COLLECTION=f"t_secrets_{uuid.uuid4().hex[:6]}", GENERATOR="openai",
-        OPENAI_BASE_URL=chat.base_url_v1, FIRECRAWL_API_URL=firecrawl.url, MEMORY_BACKEND="zep",
-        ZEP_API_URL=zep.base_url, QDRANT_URL=f"http://admin:{DB_PASSWORD}@127.0.0.1:9", TOOL_RETRIES="0",
+        **MARKERS,
+        DATABASE_URL=url,
+        KB_COLLECTION=f"t_secrets_{uuid.uuid4().hex[:6]}",
+        GENERATOR="openai",
+        OPENAI_BASE_URL=chat.base_url_v1,
+        FIRECRAWL_API_URL=firecrawl.url,
+        MEMORY_BACKEND="zep",
+        ZEP_API_URL=zep.base_url,
+        QDRANT_URL=f"http://admin:{DB_PASSWORD}@127.0.0.1:9",
+        TOOL_RETRIES="0",
     )
     running = launch(session_dir / f"secrets-{uuid.uuid4().hex[:6]}.log", session_dir, env, MARKERS["API_TOKEN"])
     try:
@@ -105,7 +113,10 @@ def test_no_secret_leaves_the_server_when_every_upstream_echoes_it(session_dir: 
         with running.client(timeout=120) as client:
             research = client.post(
                 "/research/run",
-                json={"question": f"Why does my key {MARKERS['OPENAI_API_KEY']} fail?", "sources": ["kb", "web", "memory"]},
+                json={
+                    "question": f"Why does my key {MARKERS['OPENAI_API_KEY']} fail?",
+                    "sources": ["kb", "web", "memory"],
+                },
             )
             assert research.status_code == 200, research.text
             statuses = {s["source"]: s for s in research.json()["result"]["statuses"]}
@@ -127,10 +138,15 @@ def test_no_secret_leaves_the_server_when_every_upstream_echoes_it(session_dir: 
 
         from tests.pipelines.serving.conftest import research_command
 
-        for command in (["ask", "What failed?", "--sources", "kb,web,memory", "--json"], ["status", "--json"],
-                        ["settings"], ["settings", "--json"]):
-            result = subprocess.run([*research_command(), *command], env=env, cwd=session_dir, capture_output=True,
-                                    text=True, timeout=300)
+        for command in (
+            ["ask", "What failed?", "--sources", "kb,web,memory", "--json"],
+            ["status", "--json"],
+            ["settings"],
+            ["settings", "--json"],
+        ):
+            result = subprocess.run(
+                [*research_command(), *command], env=env, cwd=session_dir, capture_output=True, text=True, timeout=300
+            )
             _absent(result.stdout + result.stderr, f"research {' '.join(command)}")
             assert "Traceback" not in result.stderr, result.stderr[-2000:]
     finally:
@@ -150,8 +166,11 @@ def test_sigterm_stops_the_embedded_postgresql(session_dir: Path) -> None:
     running = launch(session_dir / "sigterm.log", session_dir, env)
     try:
         wait_until_up(running, set(served_pipeline_names()))
-        postgres = [p for p in psutil.process_iter(["name", "cmdline"])
-                    if p.info["name"] == "postgres" and str(data_dir) in " ".join(p.info["cmdline"] or [])]
+        postgres = [
+            p
+            for p in psutil.process_iter(["name", "cmdline"])
+            if p.info["name"] == "postgres" and str(data_dir) in " ".join(p.info["cmdline"] or [])
+        ]
         assert postgres, "the server did not start its embedded PostgreSQL"
         running.process.send_signal(signal.SIGTERM)
         running.process.wait(timeout=60)
