@@ -34,6 +34,21 @@ def remaining_budget() -> float | None:
 
 
 @contextmanager
+def deadline_scope(deadline: float) -> Iterator[float]:
+    """Run the enclosed work under `deadline` (a `time.monotonic()` instant), or the current one if earlier.
+
+    The guard runs each source call in this scope, so the call's own deadline (its timeout) is what any client
+    inside it sees through `question_deadline()`, e.g. to stop a download when the guard gives up on it.
+    """
+    outer = _DEADLINE.get()
+    token = _DEADLINE.set(deadline if outer is None else min(deadline, outer))
+    try:
+        yield _DEADLINE.get()  # type: ignore[misc]
+    finally:
+        _DEADLINE.reset(token)
+
+
+@contextmanager
 def question_budget(seconds: float | None = None) -> Iterator[float]:
     """Run the enclosed work under a budget of `seconds` (default: `QUESTION_BUDGET_S`); yields the deadline.
 

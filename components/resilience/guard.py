@@ -33,7 +33,7 @@ from typing import Any
 from haystack import logging
 
 from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_to_document
-from components.resilience.budget import question_deadline
+from components.resilience.budget import deadline_scope, question_deadline
 from components.resilience.errors import Fault, RetryableError, classify_exception
 from components.resilience.telemetry import telemetry
 
@@ -477,7 +477,8 @@ class SourceGuard:
                     return None, Fault("timeout", False, f"{self.source} is rate limited past the budget"), attempt
                 time.sleep(wait)
             try:
-                return _timeouts_as_faults(work)(), None, attempt
+                with deadline_scope(deadline_at):
+                    return _timeouts_as_faults(work)(), None, attempt
             except Exception as exc:  # noqa: BLE001 - the contract: a source never raises into the pipeline
                 fault = classify_exception(exc)
                 logger.debug(

@@ -415,3 +415,13 @@ class TestHungCalls:
             release.set()
         assert time.monotonic() - started < 1.0
         assert status.status is StatusKind.TIMEOUT and "time budget" in status.message
+
+
+class TestCallDeadline:
+    def test_work_inside_a_guard_sees_its_calls_deadline(self):
+        from components.resilience.budget import question_deadline
+
+        seen = []
+        started = time.monotonic()
+        SourceGuard("t-sees-deadline", fast_policy(timeout_s=1.5)).call(lambda: seen.append(question_deadline()) or [])
+        assert seen and seen[0] is not None and 1.0 < seen[0] - started <= 1.6
