@@ -20,6 +20,7 @@ import yaml
 from haystack import Pipeline, logging
 
 from components.contracts import SourceType
+from components.redaction import install_log_redaction
 from components.resilience.budget import question_budget
 from pipelines.research_result import ResearchResult
 from pipelines.timing import record_timings
@@ -195,6 +196,8 @@ class PipelineCatalog:
 
     def __init__(self, path: str | Path | None = None, *, specs: dict[str, PipelineSpec] | None = None) -> None:
         allow_our_modules()
+        # Every process that answers questions (CLI, app, server, a notebook) keeps secrets out of its logs.
+        install_log_redaction()
         if specs is None:
             self.path = Path(path) if path is not None else default_pipelines_file()
             specs = self._read(self.path)
