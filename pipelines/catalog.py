@@ -395,6 +395,7 @@ class PipelineCatalog:
         The whole question (every source and the generator) runs within `QUESTION_BUDGET_S`.
         """
         inputs = self._research_inputs(question, sources, as_of, filters, top_k, session_id, streaming_callback)
+        self.get(RESEARCH_PIPELINE)  # building and warming the pipeline (first question only) is not the question's
         with question_budget():
             selection = self._resolve_auto(inputs)
             result = ResearchResult.from_outputs(inputs["question"], self.run(RESEARCH_PIPELINE, inputs))
@@ -412,6 +413,8 @@ class PipelineCatalog:
     ) -> ResearchResult:
         """`research` on the event loop, its branches concurrent, within `QUESTION_BUDGET_S`."""
         inputs = self._research_inputs(question, sources, as_of, filters, top_k, session_id, streaming_callback)
+        if self._entries[RESEARCH_PIPELINE].pipeline is None:
+            await asyncio.to_thread(self.get, RESEARCH_PIPELINE)
         with question_budget():
             selection = self._resolve_auto(inputs)
             result = ResearchResult.from_outputs(inputs["question"], await self.run_async(RESEARCH_PIPELINE, inputs))
