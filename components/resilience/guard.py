@@ -542,7 +542,7 @@ class SourceGuard:
                 result, fault, attempts = await asyncio.wait_for(
                     asyncio.shield(asyncio.wrap_future(future)), timeout=max(deadline_at - time.monotonic(), 0.001)
                 )
-            except (asyncio.TimeoutError, TimeoutError):
+            except TimeoutError:
                 self._hung.add(future)
                 return self._timed_out(started, by_budget, 1)
             if fault is not None:
@@ -563,7 +563,7 @@ class SourceGuard:
                     _atimeouts_as_faults(work)(), timeout=max(deadline_at - time.monotonic(), 0.001)
                 )
                 return self._on_success(started, result, key, attempt)
-            except (asyncio.TimeoutError, TimeoutError):
+            except TimeoutError:
                 return self._timed_out(started, by_budget, attempt)
             except Exception as exc:  # noqa: BLE001 - the contract: a source never raises into the pipeline
                 fault = classify_exception(exc)
