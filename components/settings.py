@@ -103,6 +103,9 @@ class Settings(BaseSettings):
     allow_private_addresses: bool = Field(
         default=False, description="Let the page fetcher reach private, loopback and link-local addresses."
     )
+    page_max_bytes: int = Field(
+        default=5_000_000, ge=1_000, le=200_000_000, description="Largest page body the page fetcher reads, in bytes."
+    )
     wikipedia_api_url: str = Field(
         default="https://en.wikipedia.org/w/api.php", description="MediaWiki API endpoint for Wikipedia summaries."
     )

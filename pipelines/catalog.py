@@ -20,6 +20,8 @@ import yaml
 from haystack import Pipeline, logging
 
 from components.contracts.selection import AUTO, check_sources
+from components.redaction import install_log_redaction
+from components.resilience.budget import question_budget
 from pipelines.research_result import ResearchResult
 from pipelines.timing import record_timings
 
@@ -193,6 +195,8 @@ class PipelineCatalog:
 
     def __init__(self, path: str | Path | None = None, *, specs: dict[str, PipelineSpec] | None = None) -> None:
         allow_our_modules()
+        # Every process that answers questions (CLI, app, server, a notebook) keeps secrets out of its logs.
+        install_log_redaction()
         if specs is None:
             self.path = Path(path) if path is not None else default_pipelines_file()
             specs = self._read(self.path)
@@ -379,10 +383,15 @@ class PipelineCatalog:
         session_id: str | None = None,
         streaming_callback: Any = None,
     ) -> ResearchResult:
-        """Answer `question` with the `research` pipeline; bad input raises `ValueError` with one sentence."""
+        """Answer `question` with the `research` pipeline; bad input raises `ValueError` with one sentence.
+
+        The whole question (every source and the generator) runs within `QUESTION_BUDGET_S`.
+        """
         inputs = self._research_inputs(question, sources, as_of, filters, top_k, session_id, streaming_callback)
-        selection = self._resolve_auto(inputs)
-        result = ResearchResult.from_outputs(inputs["question"], self.run(RESEARCH_PIPELINE, inputs))
+        self.get(RESEARCH_PIPELINE)  # building and warming the pipeline (first question only) is not the question's
+        with question_budget():
+            selection = self._resolve_auto(inputs)
+            result = ResearchResult.from_outputs(inputs["question"], self.run(RESEARCH_PIPELINE, inputs))
         return result.model_copy(update={"source_selection": selection}) if selection else result
 
     async def research_async(
@@ -395,10 +404,13 @@ class PipelineCatalog:
         session_id: str | None = None,
         streaming_callback: Any = None,
     ) -> ResearchResult:
-        """`research` on the event loop, its branches concurrent."""
+        """`research` on the event loop, its branches concurrent, within `QUESTION_BUDGET_S`."""
         inputs = self._research_inputs(question, sources, as_of, filters, top_k, session_id, streaming_callback)
-        selection = self._resolve_auto(inputs)
-        result = ResearchResult.from_outputs(inputs["question"], await self.run_async(RESEARCH_PIPELINE, inputs))
+        if self._entries[RESEARCH_PIPELINE].pipeline is None:
+            await asyncio.to_thread(self.get, RESEARCH_PIPELINE)
+        with question_budget():
+            selection = self._resolve_auto(inputs)
+            result = ResearchResult.from_outputs(inputs["question"], await self.run_async(RESEARCH_PIPELINE, inputs))
         return result.model_copy(update={"source_selection": selection}) if selection else result
 
     @staticmethod

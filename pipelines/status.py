@@ -133,4 +133,7 @@ def collect_status(settings: Settings | None = None) -> dict[str, Any]:
 
         tools = [{"name": name, "enabled": True, "telemetry": stats} for name, stats in telemetry.snapshot().items()]
     healthy = all(part["reachable"] for part in parts if not part["optional"])
-    return {"healthy": healthy, "parts": parts, "tools": tools, "data_dir": str(settings.data_dir)}
+    from components.redaction import redact_data
+
+    # Probe details quote connection errors, which may carry a DSN or an upstream's echo of a key.
+    return redact_data({"healthy": healthy, "parts": parts, "tools": tools, "data_dir": str(settings.data_dir)})

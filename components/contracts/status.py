@@ -6,7 +6,7 @@ import time
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 
 class StatusKind(str, Enum):
@@ -29,6 +29,14 @@ class SourceStatus(BaseModel):
     message: str = ""
     from_cache: bool = False
     attempts: int = Field(default=1, ge=0)
+
+    @field_validator("message")
+    @classmethod
+    def _no_secrets(cls, value: str) -> str:
+        # Messages quote upstream errors, and some upstreams echo the request's key: redact at construction.
+        from components.redaction import redact
+
+        return redact(value)
 
     @property
     def ok(self) -> bool:

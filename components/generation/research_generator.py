@@ -13,11 +13,14 @@ from haystack.utils import Secret
 from components.contracts import SourceStatus, StatusKind
 from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
+from components.resilience.budget import question_deadline
 
 logger = logging.getLogger(__name__)
 
 GENERATORS = ("extractive", "openai")
 STATUS_SOURCE = "generator"
+# Kept from the question's budget for the extractive fallback and the steps after the generator.
+FALLBACK_RESERVE_S = 1.0
 
 
 @component
@@ -29,8 +32,8 @@ class ResearchGenerator:
     through Haystack's `OpenAIChatGenerator`, with the key read from the `OPENAI_API_KEY` environment variable.
     Left empty, `generator`, `model` and `api_base_url` come from the settings (`GENERATOR`, `OPENAI_MODEL`,
     `OPENAI_BASE_URL`) at `warm_up`. The chat call runs under the tool contract (timeout, retries honouring
-    Retry-After, circuit breaker); when it fails the answer falls back to the extractive one and `status` says
-    why, so a question always gets an answer. A `streaming_callback` receives the answer as it is produced.
+    Retry-After, circuit breaker) and within the question's budget less a second kept for the fallback; when it
+    fails the answer falls back to the extractive one and `status` says why, so a question always gets an answer. A `streaming_callback` receives the answer as it is produced.
 
     Usage:
     ```python
@@ -139,9 +142,18 @@ class ResearchGenerator:
             if self._chat is None:
                 return self._fallback(query, documents, streaming_callback, started, self._chat_problem or "")
             replies: list[str] = []
+            deadline = question_deadline()
+            if deadline is not None:
+                deadline -= FALLBACK_RESERVE_S
 
             def work() -> SourceResult:
-                result = self._chat.run(messages=messages, streaming_callback=streaming_callback)
+                # The client's own timeout follows the budget, so an abandoned call does not hold its thread long.
+                left = self.timeout_s
+                if deadline is not None:
+                    left = max(0.1, min(left, deadline - time.monotonic()))
+                result = self._chat.run(
+                    messages=messages, streaming_callback=streaming_callback, generation_kwargs={"timeout": left}
+                )
                 texts = [message.text for message in result.get("replies", []) if message.text]
                 if not texts:
                     raise ValueError("the chat server returned no answer text")
@@ -149,7 +161,7 @@ class ResearchGenerator:
                 return SourceResult(total_found=len(texts))
 
             assert self._guard is not None
-            _, status = self._guard.call(work)
+            _, status = self._guard.call(work, deadline=deadline)
             if status.ok and replies:
                 return {"replies": replies[:1], "status": status}
             return self._fallback(query, documents, streaming_callback, started, status.message, status.status)

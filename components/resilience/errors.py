@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import email.utils
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,6 +97,9 @@ def classify_exception(exc: BaseException) -> Fault:
         return Fault("invalid", False, f"request refused (HTTP {code}): {_short(exc)}")
     if isinstance(exc, (ConnectionError, OSError)) or "connect" in type(exc).__name__.lower():
         return Fault("connection", True, f"cannot reach the service: {_short(exc)}")
+    if isinstance(exc, json.JSONDecodeError) or "decode" in type(exc).__name__.lower():
+        # A body that is not the JSON (or XML) the service documents: the service's fault, not the input's.
+        return Fault("malformed", False, f"the service sent a malformed response ({_short(exc)})")
     if isinstance(exc, ValueError):
         return Fault("invalid", False, _short(exc))
     return Fault("error", False, f"{type(exc).__name__}: {_short(exc)}")

@@ -1,15 +1,26 @@
 """`SourceGuard`: runs one source's work under the tool contract.
 
 Every source component hands its work to a guard and gets back chunks and a `SourceStatus`, never an exception:
-a per-call timeout (which also bounds retries), a whole-question deadline, retries with exponential backoff for
-retryable faults (honouring Retry-After), a circuit breaker shared by every instance of the same source in the
-process, a minimum interval between calls (rate limit), and an optional TTL cache.
+a per-call timeout (which also bounds retries), the whole-question deadline (`components.resilience.budget`),
+retries with exponential backoff for retryable faults (honouring Retry-After), a circuit breaker shared by every
+instance of the same source in the process, a minimum interval between calls (rate limit), and an optional TTL
+cache.
+
+Threads: sync work runs in one worker thread per call, and every attempt of that call (retries, back-off sleeps)
+runs in that same thread, which gives up once the deadline has passed. A thread stuck in a call that never returns
+cannot be killed; the guard abandons it at the timeout and starts no other thread for that source until it ends
+(later calls wait for it within their own budget, then report the source as still hung). So a source that hangs
+for an hour costs one thread, not one per retry per question. Coroutine work is cancelled outright.
+
+This is the project's own policy, kept rather than rebuilt on tenacity/pybreaker/cachetools: the libraries
+retry inside the calling thread and cannot abandon a hung call, which is the part that matters here.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import hashlib
 import json
 import threading
@@ -22,25 +33,27 @@ from typing import Any
 from haystack import logging
 
 from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_to_document
+from components.resilience.budget import deadline_scope, question_deadline
 from components.resilience.errors import Fault, RetryableError, classify_exception
 from components.resilience.telemetry import telemetry
 
 logger = logging.getLogger(__name__)
 
 
-
 def submit_in_thread(work: Callable[[], Any]) -> concurrent.futures.Future:
     """Run `work` in a daemon thread so a timeout can abandon it and a hung call never delays the process's exit.
 
     (ThreadPoolExecutor workers are joined at interpreter exit, so an abandoned request would hold the CLI open.)
+    The caller's context (the question's deadline among it) goes with the work.
     """
     future: concurrent.futures.Future = concurrent.futures.Future()
+    context = contextvars.copy_context()
 
     def run() -> None:
         if not future.set_running_or_notify_cancel():
             return
         try:
-            future.set_result(work())
+            future.set_result(context.run(work))
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
             future.set_exception(exc)
 
@@ -228,6 +241,56 @@ class _RateGate:
             return start - now
 
 
+class _HungCalls:
+    """The calls of one source that the guard abandoned at their timeout and whose threads still run."""
+
+    _registry: dict[str, _HungCalls] = {}
+    _registry_lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._futures: set[concurrent.futures.Future] = set()
+
+    @classmethod
+    def for_source(cls, name: str) -> _HungCalls:
+        with cls._registry_lock:
+            hung = cls._registry.get(name)
+            if hung is None:
+                hung = cls._registry[name] = _HungCalls()
+            return hung
+
+    def add(self, future: concurrent.futures.Future) -> None:
+        with self._lock:
+            self._futures.add(future)
+        future.add_done_callback(self._discard)
+
+    def _discard(self, future: concurrent.futures.Future) -> None:
+        with self._lock:
+            self._futures.discard(future)
+
+    def pending(self) -> list[concurrent.futures.Future]:
+        with self._lock:
+            return [future for future in self._futures if not future.done()]
+
+    def wait(self, timeout_s: float) -> bool:
+        """Wait up to `timeout_s` for every abandoned call to end; True when none is left."""
+        pending = self.pending()
+        if pending:
+            concurrent.futures.wait(pending, timeout=max(timeout_s, 0.0))
+        return not self.pending()
+
+    async def await_clear(self, until: float) -> bool:
+        """`wait` for the event loop (polls, so no thread is spent on waiting)."""
+        while self.pending() and time.monotonic() < until:
+            await asyncio.sleep(0.05)
+        return not self.pending()
+
+
+def hung_threads(source: str) -> int:
+    """How many abandoned calls of `source` still hold a thread (telemetry and tests)."""
+    return len(_HungCalls.for_source(source).pending())
+
+
 _CACHES: dict[str, TTLCache] = {}
 _CACHES_LOCK = threading.Lock()
 
@@ -242,6 +305,8 @@ def reset_resilience_state() -> None:
             cache.clear()
     with _RateGate._gates_lock:
         _RateGate._gates.clear()
+    with _HungCalls._registry_lock:
+        _HungCalls._registry.clear()
 
 
 def _timeouts_as_faults(work: Callable[[], Any]) -> Callable[[], Any]:
@@ -251,7 +316,9 @@ def _timeouts_as_faults(work: Callable[[], Any]) -> Callable[[], Any]:
         try:
             return work()
         except TimeoutError as exc:
-            raise RetryableError(f"the service timed out: {exc}" if str(exc) else "the service timed out", kind="timeout") from exc
+            raise RetryableError(
+                f"the service timed out: {exc}" if str(exc) else "the service timed out", kind="timeout"
+            ) from exc
 
     return run
 
@@ -275,6 +342,9 @@ def cache_key(*parts: Any) -> str:
 class SourceGuard:
     """Runs a source's work under a `ResiliencePolicy` and turns every outcome into chunks and a status.
 
+    The deadline of a call is the earliest of its timeout, the `deadline` given and the current question's
+    deadline (`components.resilience.budget`).
+
     Usage:
     ```python
     guard = SourceGuard("web", ResiliencePolicy(timeout_s=7))
@@ -287,6 +357,7 @@ class SourceGuard:
         self.policy = policy or ResiliencePolicy()
         self.breaker = CircuitBreaker.for_source(source)
         self._gate = _RateGate.for_source(source)
+        self._hung = _HungCalls.for_source(source)
         self._cache: TTLCache | None = None
         if self.policy.cache_ttl_s > 0:
             with _CACHES_LOCK:
@@ -297,19 +368,29 @@ class SourceGuard:
 
     # -- shared steps -------------------------------------------------------------------------------------------
 
-    def _budget(self, deadline: float | None) -> float:
-        budget = self.policy.timeout_s
-        if deadline is not None:
-            budget = min(budget, deadline - time.monotonic())
-        return budget
+    def _limit(self, started: float, deadline: float | None) -> tuple[float, bool]:
+        """(the instant this call must end by, whether the question's budget rather than the timeout sets it)."""
+        own = started + self.policy.timeout_s
+        outer = [value for value in (deadline, question_deadline()) if value is not None]
+        if outer and min(outer) < own:
+            return min(outer), True
+        return own, False
 
-    def _precheck(self, started: float, key: str | None, deadline: float | None) -> tuple[SourceResult, SourceStatus] | None:
+    def _precheck(
+        self, started: float, key: str | None, deadline_at: float
+    ) -> tuple[SourceResult, SourceStatus] | None:
         open_for = self.breaker.seconds_open(self.policy.breaker_cooldown_s)
         if open_for > 0:
             message = f"{self.source} is paused after repeated failures; retrying in {open_for:.0f} s"
             return self._finish(started, SourceResult(), StatusKind.SKIPPED, message, attempts=0)
-        if self._budget(deadline) <= 0:
-            return self._finish(started, SourceResult(), StatusKind.SKIPPED, "the question's time budget was spent", 0)
+        if deadline_at - time.monotonic() <= 0:
+            return self._finish(
+                started,
+                SourceResult(),
+                StatusKind.SKIPPED,
+                f"{self.source} was not asked: the question's time budget was spent",
+                0,
+            )
         if key is not None and self._cache is not None:
             cached = self._cache.get(key)
             if cached is not None:
@@ -358,11 +439,21 @@ class SourceGuard:
             # Bad input says nothing about the source's health; everything else counts toward the breaker.
             self.breaker.record_failure(self.policy.breaker_failures)
         kind = StatusKind.TIMEOUT if fault.kind == "timeout" else StatusKind.ERROR
-        message = fault.message
-        if kind is StatusKind.TIMEOUT:
+        logger.warning(
+            "Source {source} failed ({kind}): {reason}", source=self.source, kind=fault.kind, reason=fault.message
+        )
+        return self._finish(started, SourceResult(), kind, fault.message, attempts, fault=fault.kind)
+
+    def _timed_out(self, started: float, by_budget: bool, attempts: int) -> tuple[SourceResult, SourceStatus]:
+        if by_budget:
+            message = f"{self.source} did not answer within what was left of the question's time budget"
+        else:
             message = f"{self.source} did not answer within {self.policy.timeout_s:g} s"
-        logger.warning("Source {source} failed ({kind}): {reason}", source=self.source, kind=fault.kind, reason=message)
-        return self._finish(started, SourceResult(), kind, message, attempts, fault=fault.kind)
+        return self._on_fault(started, Fault("timeout", False, message), attempts)
+
+    def _still_hung(self, started: float) -> tuple[SourceResult, SourceStatus]:
+        message = f"{self.source} is still hung on an earlier call that did not end; no new call was started"
+        return self._on_fault(started, Fault("timeout", False, message), 0)
 
     def _backoff(self, attempt: int, fault: Fault, deadline_at: float) -> float | None:
         """Seconds to wait before the next attempt, or None when no attempt fits in the budget."""
@@ -375,6 +466,29 @@ class SourceGuard:
             return None
         return wait
 
+    def _attempts(self, work: Callable[[], Any], deadline_at: float) -> tuple[Any, Fault | None, int]:
+        """Every attempt of one call, in the calling (worker) thread: (result, None, n) or (None, fault, n)."""
+        attempt = 0
+        while True:
+            attempt += 1
+            wait = self._gate.reserve(self.policy.min_interval_s) if self.policy.min_interval_s else 0.0
+            if wait:
+                if time.monotonic() + wait >= deadline_at:
+                    return None, Fault("timeout", False, f"{self.source} is rate limited past the budget"), attempt
+                time.sleep(wait)
+            try:
+                with deadline_scope(deadline_at):
+                    return _timeouts_as_faults(work)(), None, attempt
+            except Exception as exc:  # noqa: BLE001 - the contract: a source never raises into the pipeline
+                fault = classify_exception(exc)
+                logger.debug(
+                    "Source {source} attempt {attempt} failed", source=self.source, attempt=attempt, exc_info=True
+                )
+                pause = self._backoff(attempt, fault, deadline_at)
+                if pause is None:
+                    return None, fault, attempt
+                time.sleep(pause)
+
     # -- sync ---------------------------------------------------------------------------------------------------
 
     def call(
@@ -386,70 +500,71 @@ class SourceGuard:
     ) -> tuple[SourceResult, SourceStatus]:
         """Run `work` (a no-argument callable) under the policy; never raises."""
         started = time.monotonic()
-        early = self._precheck(started, key, deadline)
+        deadline_at, by_budget = self._limit(started, deadline)
+        early = self._precheck(started, key, deadline_at)
         if early is not None:
             return early
-        deadline_at = started + self._budget(deadline)
-        attempt = 0
-        while True:
-            attempt += 1
-            wait = self._gate.reserve(self.policy.min_interval_s) if self.policy.min_interval_s else 0.0
-            if wait:
-                if time.monotonic() + wait >= deadline_at:
-                    return self._on_fault(started, Fault("timeout", False, "rate limit"), attempt)
-                time.sleep(wait)
-            remaining = deadline_at - time.monotonic()
-            future = submit_in_thread(_timeouts_as_faults(work))
-            try:
-                result = future.result(timeout=max(remaining, 0.001))
-                return self._on_success(started, result, key, attempt)
-            except concurrent.futures.TimeoutError:
-                # The work itself never raises TimeoutError (wrapped above): this is our own budget running out.
-                future.cancel()
-                return self._on_fault(started, Fault("timeout", False, "timed out"), attempt)
-            except Exception as exc:  # noqa: BLE001 - the contract: a source never raises into the pipeline
-                fault = classify_exception(exc)
-                logger.debug("Source {source} attempt {attempt} failed", source=self.source, attempt=attempt, exc_info=True)
-                pause = self._backoff(attempt, fault, deadline_at)
-                if pause is None:
-                    return self._on_fault(started, fault, attempt)
-                time.sleep(pause)
+        if not self._hung.wait(deadline_at - time.monotonic()):
+            return self._still_hung(started)
+        future = submit_in_thread(lambda: self._attempts(work, deadline_at))
+        try:
+            result, fault, attempts = future.result(timeout=max(deadline_at - time.monotonic(), 0.001))
+        except concurrent.futures.TimeoutError:
+            self._hung.add(future)
+            return self._timed_out(started, by_budget, 1)
+        except Exception as exc:  # noqa: BLE001 - a failure of the policy itself still may not escape
+            return self._on_fault(started, classify_exception(exc), 1)
+        if fault is not None:
+            return self._on_fault(started, fault, attempts)
+        return self._on_success(started, result, key, attempts)
 
     # -- async --------------------------------------------------------------------------------------------------
 
     async def acall(
         self,
-        work: Callable[[], Awaitable[SourceResult | list[ContextChunk]]] | Callable[[], SourceResult | list[ContextChunk]],
+        work: Callable[[], Awaitable[SourceResult | list[ContextChunk]]]
+        | Callable[[], SourceResult | list[ContextChunk]],
         *,
         key: str | None = None,
         deadline: float | None = None,
     ) -> tuple[SourceResult, SourceStatus]:
         """`call` for the event loop: `work` may be a coroutine function or a plain one (run in a thread)."""
         started = time.monotonic()
-        early = self._precheck(started, key, deadline)
+        deadline_at, by_budget = self._limit(started, deadline)
+        early = self._precheck(started, key, deadline_at)
         if early is not None:
             return early
-        deadline_at = started + self._budget(deadline)
-        loop = asyncio.get_running_loop()
+        if not asyncio.iscoroutinefunction(work):
+            if not await self._hung.await_clear(deadline_at):
+                return self._still_hung(started)
+            future = submit_in_thread(lambda: self._attempts(work, deadline_at))
+            try:
+                result, fault, attempts = await asyncio.wait_for(
+                    asyncio.shield(asyncio.wrap_future(future)), timeout=max(deadline_at - time.monotonic(), 0.001)
+                )
+            except TimeoutError:
+                self._hung.add(future)
+                return self._timed_out(started, by_budget, 1)
+            if fault is not None:
+                return self._on_fault(started, fault, attempts)
+            return self._on_success(started, result, key, attempts)
         attempt = 0
         while True:
             attempt += 1
             wait = self._gate.reserve(self.policy.min_interval_s) if self.policy.min_interval_s else 0.0
             if wait:
                 if time.monotonic() + wait >= deadline_at:
-                    return self._on_fault(started, Fault("timeout", False, "rate limit"), attempt)
-                await asyncio.sleep(wait)
-            remaining = max(deadline_at - time.monotonic(), 0.001)
-            try:
-                if asyncio.iscoroutinefunction(work):
-                    result = await asyncio.wait_for(_atimeouts_as_faults(work)(), timeout=remaining)
-                else:
-                    result = await asyncio.wait_for(
-                        asyncio.wrap_future(submit_in_thread(_timeouts_as_faults(work)), loop=loop), timeout=remaining
+                    return self._on_fault(
+                        started, Fault("timeout", False, f"{self.source} is rate limited past the budget"), attempt
                     )
+                await asyncio.sleep(wait)
+            try:
+                result = await asyncio.wait_for(
+                    _atimeouts_as_faults(work)(), timeout=max(deadline_at - time.monotonic(), 0.001)
+                )
                 return self._on_success(started, result, key, attempt)
-            except (asyncio.TimeoutError, TimeoutError):
-                return self._on_fault(started, Fault("timeout", False, "timed out"), attempt)
+            except TimeoutError:
+                return self._timed_out(started, by_budget, attempt)
             except Exception as exc:  # noqa: BLE001 - the contract: a source never raises into the pipeline
                 fault = classify_exception(exc)
                 pause = self._backoff(attempt, fault, deadline_at)

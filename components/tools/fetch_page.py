@@ -1,13 +1,14 @@
-"""`FetchPage`: a plain HTTP page fetcher that refuses private, loopback and link-local addresses.
+"""`FetchPage`: a plain HTTP page fetcher that reaches public addresses only and reads a bounded body.
 
 Not the Firecrawl `scrape` of the web source: this fetches one page itself, checks every address the host
-resolves to (and every redirect hop) before connecting, and returns the page's readable text.
+resolves to (and every redirect hop) before connecting (`components.tools.public_address`), streams the body up to
+a byte cap, and stops the transfer at its deadline, so an endless or trickling body ends with the call.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import socket
+import codecs
+import time
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -15,35 +16,22 @@ import httpx
 from haystack import component, default_from_dict, default_to_dict, logging
 
 from components.resilience import SourceError
+from components.resilience.budget import question_deadline
+from components.tools import public_address
 
 logger = logging.getLogger(__name__)
 
 MAX_REDIRECTS = 5
 _TEXT_TYPES = ("text/", "application/xhtml", "application/xml", "application/json")
 USER_AGENT = "research-assistant/0.1 (fetch_page tool)"
-
-
-def refused_address_reason(address: str) -> str | None:
-    """Why `address` (an IP) may not be fetched, or None when it is a public address."""
-    ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    if ip.is_loopback:
-        return "a loopback address"
-    if ip.is_link_local:
-        return "a link-local address"
-    if ip.is_private:
-        return "a private address"
-    if ip.is_multicast or ip.is_reserved or ip.is_unspecified:
-        return "a reserved address"
-    return None
+_READ_SIZE = 64 * 1024
 
 
 def check_url(url: str, allow_private: bool) -> str | None:
     """The address to connect to for `url` (None: let the client resolve, when private addresses are allowed).
 
-    `SourceError` unless `url` is http(s) with a host whose every address may be fetched. Connecting to the address
-    checked here (not resolving again) keeps a DNS answer that changes in between from reaching a private address.
+    `SourceError` unless `url` is http(s) with a host whose every address is public. Connecting to the address
+    checked here (not resolving again) keeps a DNS answer that changes in between from reaching an inside address.
     """
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https"):
@@ -54,19 +42,14 @@ def check_url(url: str, allow_private: bool) -> str | None:
     if allow_private:
         return None
     try:
-        infos = socket.getaddrinfo(
-            host, parts.port or (443 if parts.scheme == "https" else 80), type=socket.SOCK_STREAM
-        )
-    except (socket.gaierror, UnicodeError):
-        raise SourceError(f"The host {host!r} does not resolve.") from None
-    addresses = [str(info[4][0]) for info in infos]
-    for address in addresses:
-        reason = refused_address_reason(address)
-        if reason is not None:
-            raise SourceError(
-                f"{host} resolves to {reason}; fetching it is refused unless ALLOW_PRIVATE_ADDRESSES is set."
-            )
-    return addresses[0]
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise SourceError(f"{url!r} has an invalid port.") from None
+    try:
+        addresses = public_address.public_addresses(host, port)
+    except public_address.RefusedAddress as exc:
+        raise SourceError(str(exc)) from None
+    return str(addresses[0])
 
 
 def _pinned_request(url: str, address: str | None) -> tuple[str, dict[str, str], dict[str, str]]:
@@ -80,6 +63,13 @@ def _pinned_request(url: str, address: str | None) -> tuple[str, dict[str, str],
     host_header = parts.netloc.rsplit("@", 1)[-1]
     extensions = {"sni_hostname": parts.hostname or ""} if parts.scheme == "https" else {}
     return pinned, {"Host": host_header}, extensions
+
+
+def _left(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise SourceError("The page fetch ran out of time.")
+    return left
 
 
 def page_text(html: str) -> tuple[str, str]:
@@ -98,7 +88,9 @@ def page_text(html: str) -> tuple[str, str]:
 class FetchPage:
     """Fetches one web page over HTTP(S) and returns its title and text, refusing non-public addresses.
 
-    `allow_private_addresses=None` follows the ALLOW_PRIVATE_ADDRESSES setting. Every redirect is re-checked.
+    `allow_private_addresses=None` follows the ALLOW_PRIVATE_ADDRESSES setting and `max_bytes=None` the
+    PAGE_MAX_BYTES setting. Every redirect hop is re-checked; the body is streamed and cut at `max_bytes`; the whole
+    fetch (redirects included) ends by `timeout_s` or the question's deadline, whichever is first.
 
     Usage:
     ```python
@@ -107,15 +99,22 @@ class FetchPage:
     """
 
     def __init__(
-        self, allow_private_addresses: bool | None = None, timeout_s: float = 7.0, max_chars: int = 50_000
+        self,
+        allow_private_addresses: bool | None = None,
+        timeout_s: float = 7.0,
+        max_chars: int = 50_000,
+        max_bytes: int | None = None,
     ) -> None:
         if timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
         if max_chars < 1:
             raise ValueError("max_chars must be positive")
+        if max_bytes is not None and max_bytes < 1:
+            raise ValueError("max_bytes must be positive")
         self.allow_private_addresses = allow_private_addresses
         self.timeout_s = timeout_s
         self.max_chars = max_chars
+        self.max_bytes = max_bytes
 
     def _allow_private(self) -> bool:
         if self.allow_private_addresses is not None:
@@ -137,21 +136,26 @@ class FetchPage:
         if not target:
             raise SourceError("The URL is empty.")
         allow_private = self._allow_private()
-        with httpx.Client(timeout=self.timeout_s, follow_redirects=False, headers={"User-Agent": USER_AGENT}) as client:
+        deadline = time.monotonic() + self.timeout_s
+        outer = question_deadline()
+        if outer is not None:
+            deadline = min(deadline, outer)
+        with httpx.Client(follow_redirects=False, headers={"User-Agent": USER_AGENT}) as client:
             for _ in range(MAX_REDIRECTS + 1):
                 request_url, headers, extensions = _pinned_request(target, check_url(target, allow_private))
-                response = client.get(request_url, headers=headers, extensions=extensions)
-                if response.is_redirect and response.headers.get("Location"):
-                    target = urljoin(target, response.headers["Location"])
-                    continue
-                response.raise_for_status()
+                extensions["timeout"] = httpx.Timeout(_left(deadline)).as_dict()
+                with client.stream("GET", request_url, headers=headers, extensions=extensions) as response:
+                    if response.is_redirect and response.headers.get("Location"):
+                        target = urljoin(target, response.headers["Location"])
+                        continue
+                    response.raise_for_status()
+                    content_type = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
+                    if content_type and not content_type.startswith(_TEXT_TYPES):
+                        raise SourceError(f"The page is {content_type}, not text or HTML.")
+                    body, cut = self._read(response, deadline)
                 break
             else:
                 raise SourceError(f"More than {MAX_REDIRECTS} redirects.")
-        content_type = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        if content_type and not content_type.startswith(_TEXT_TYPES):
-            raise SourceError(f"The page is {content_type}, not text or HTML.")
-        body = response.text
         if content_type in ("text/html", "application/xhtml+xml") or body.lstrip().lower().startswith(
             ("<!doctype", "<html")
         ):
@@ -164,8 +168,37 @@ class FetchPage:
             "title": title,
             "text": text[: self.max_chars],
             "content_type": content_type,
-            "truncated": len(text) > self.max_chars,
+            "truncated": cut or len(text) > self.max_chars,
         }
+
+    def _read(self, response: httpx.Response, deadline: float) -> tuple[str, bool]:
+        """The body as text, at most `max_bytes`, read before `deadline`; (text, whether it was cut short)."""
+        limit = self._max_bytes()
+        decoder = codecs.getincrementaldecoder(response.encoding or "utf-8")(errors="replace")
+        parts: list[str] = []
+        size = 0
+        # Each read waits at most until the deadline (the client's timeout is what was left when the request went
+        # out); past the deadline or the cap the transfer stops and the connection closes with the `with` block.
+        for piece in response.iter_bytes(_READ_SIZE):
+            size += len(piece)
+            if size > limit:
+                parts.append(decoder.decode(piece[: len(piece) - (size - limit)], final=True))
+                return "".join(parts), True
+            parts.append(decoder.decode(piece))
+            if time.monotonic() >= deadline:
+                if size == 0:
+                    raise SourceError(f"The page sent nothing within {self.timeout_s:g} s.")
+                parts.append(decoder.decode(b"", final=True))
+                return "".join(parts), True
+        parts.append(decoder.decode(b"", final=True))
+        return "".join(parts), False
+
+    def _max_bytes(self) -> int:
+        if self.max_bytes is not None:
+            return self.max_bytes
+        from components.settings import get_settings
+
+        return get_settings().page_max_bytes
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
@@ -173,6 +206,7 @@ class FetchPage:
             allow_private_addresses=self.allow_private_addresses,
             timeout_s=self.timeout_s,
             max_chars=self.max_chars,
+            max_bytes=self.max_bytes,
         )
 
     @classmethod

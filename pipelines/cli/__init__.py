@@ -58,7 +58,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from components.database import DatabaseUnavailable
     from components.knowledge_base.store import KnowledgeBaseUnavailable
+    from components.redaction import RedactingStream, install_log_redaction
 
+    # Whatever a command prints or logs passes through the one redaction (keys echoed by upstream errors).
+    install_log_redaction()
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = RedactingStream(stdout), RedactingStream(stderr)
     try:
         return int(args.func(args) or 0)
     except (UserError, DatabaseUnavailable, KnowledgeBaseUnavailable, ValueError) as exc:
@@ -67,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("research: interrupted", file=sys.stderr)
         return 130
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
 
 
 if __name__ == "__main__":

@@ -31,7 +31,8 @@ def settings_table() -> str:
 
 
 def effective_settings() -> dict[str, Any]:
-    """The settings in force, with every secret replaced by `set` / `unset`."""
+    """The settings in force, with every secret replaced by `set` / `unset` and URL passwords by `***`."""
+    from components.redaction import redact
     from components.settings import get_settings
 
     values = {}
@@ -41,7 +42,7 @@ def effective_settings() -> dict[str, Any]:
         else:
             if isinstance(value, list):
                 value = ",".join(map(str, value))
-            values[name.upper()] = "" if value is None else value
+            values[name.upper()] = "" if value is None else (redact(value) if isinstance(value, str) else value)
     return values
 
 

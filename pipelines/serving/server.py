@@ -6,7 +6,10 @@ folder per served pipeline, each with a `pipeline_wrapper.py`), then adds what t
 - the deserialisation allowlist and sequential startup (parallel startup raced on lazy imports),
 - the bearer-token middleware when `API_TOKEN` is set (every endpoint, MCP included),
 - Hayhooks' MCP server mounted at `/mcp` (streamable HTTP), so one process serves REST, chat and MCP tools;
-  `hayhooks mcp run --pipelines-dir <wrappers>` serves the same tools stand-alone.
+  `hayhooks mcp run --pipelines-dir <wrappers>` serves the same tools stand-alone,
+- bounded request bodies, a 422 for invalid Unicode, and secrets redacted from every response and log line
+  (`pipelines.serving.hardening`, `components.redaction`),
+- SIGTERM stops the server as Ctrl-C does, so the embedded PostgreSQL is released on the way out.
 
 Usage:
 ```python
@@ -20,14 +23,17 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from haystack import logging
 
+from components.redaction import install_log_redaction
 from components.settings import Settings, get_settings
 from pipelines.serving.auth import BearerTokenMiddleware, is_loopback
+from pipelines.serving.hardening import RedactingResponseMiddleware, RequestCheckMiddleware
 
 logger = logging.getLogger(__name__)
 
@@ -248,6 +254,7 @@ def create_app(
 ) -> Any:
     """The FastAPI app: Hayhooks with every wrapper deployed at startup, MCP at `/mcp`, the token if set."""
     settings = settings or get_settings()
+    install_log_redaction()
     configure_hayhooks(host or settings.hayhooks_host, port or settings.hayhooks_port)
     from hayhooks.server.app import create_app as create_hayhooks_app
 
@@ -258,6 +265,7 @@ def create_app(
         _remove_deploy_routes(app)
     if with_mcp:
         _mount_mcp(app, allow_deploy)
+    _harden(app)
     token = _token(settings)
     if token:
         app.add_middleware(BearerTokenMiddleware, token=token)
@@ -265,17 +273,25 @@ def create_app(
     return app
 
 
+def _harden(app: Any) -> None:
+    """Request checks and response redaction, inside the token check (added last, it runs first)."""
+    app.add_middleware(RedactingResponseMiddleware)
+    app.add_middleware(RequestCheckMiddleware)
+
+
 def create_mcp_app(
     settings: Settings | None = None, *, host: str | None = None, port: int | None = None, allow_deploy: bool = False
 ) -> Any:
     """What `hayhooks mcp run` serves (SSE at `/sse`, streamable HTTP at `/mcp`), with the token if set."""
     settings = settings or get_settings()
+    install_log_redaction()
     configure_hayhooks(host or settings.hayhooks_host, port or settings.hayhooks_port)
     from hayhooks.server.utils.deploy_utils import deploy_pipelines
     from hayhooks.server.utils.mcp_utils import create_starlette_app
 
     deploy_pipelines()
     app = create_starlette_app(_mcp_server(allow_deploy))
+    _harden(app)
     token = _token(settings)
     if token:
         app.add_middleware(BearerTokenMiddleware, token=token)
@@ -313,4 +329,18 @@ def serve(
     logger.info(
         "Serving on {host}:{port} (token required: {secured})", host=host, port=port, secured=bool(_token(settings))
     )
+    _exit_on_sigterm()
     uvicorn.run(app, host=host, port=port, log_config=None, timeout_graceful_shutdown=5)
+
+
+def _exit_on_sigterm() -> None:
+    """Make SIGTERM end the process through its exit handlers, as Ctrl-C does.
+
+    uvicorn shuts down gracefully on SIGTERM and then raises the signal again under the handler found at start;
+    the default one kills the process without exit handlers, leaving the embedded PostgreSQL running.
+    """
+
+    def stop(signum: int, frame: Any) -> None:  # noqa: ARG001 - the signal handler's signature
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)

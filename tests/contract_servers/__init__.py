@@ -3,7 +3,8 @@
 Each module (`firecrawl`, `arxiv`, ...) holds one service: its documented response shapes, a small corpus, a pytest
 fixture, and a `__main__` that serves it for manual runs (`python -m tests.contract_servers.firecrawl`). The
 shared machinery here lets a test make the next requests slow, rate limited (429 + Retry-After), failing (500),
-malformed, hanging or dropped, for one path or for all: in-process with `server.fail(...)`, or from another
+malformed, hanging, dropped, answering with an endless body, or failing with an error that echoes the request's
+key (as some upstreams do), for one path or for all: in-process with `server.fail(...)`, or from another
 process with `POST /_contract/fail` (JSON body: the same arguments) and `POST /_contract/reset`.
 """
 
@@ -18,7 +19,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-FAULT_MODES = ("slow", "429", "500", "malformed", "hang", "drop")
+FAULT_MODES = ("slow", "429", "500", "malformed", "hang", "drop", "endless", "echo_key")
+# An endless body stops after this long even if nobody reads it to the end, so a test never leaves it running.
+ENDLESS_LIMIT_S = 60.0
 
 
 @dataclass
@@ -31,6 +34,7 @@ class Fault:
     delay_s: float = 0.0
     retry_after: float | None = None
     match: str = ""  # a substring the request body or query must contain (e.g. one page's URL)
+    status: int = 0  # echo_key: the HTTP status of the error (default 400)
 
 
 @dataclass
@@ -54,6 +58,7 @@ class ContractServer:
         self._faults: list[Fault] = []
         self._released = threading.Event()
         self.requests: list[dict[str, Any]] = []
+        self.bytes_sent = 0  # by endless bodies
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -120,18 +125,22 @@ class ContractServer:
         delay_s: float = 0.0,
         retry_after: float | None = None,
         match: str = "",
+        status: int = 0,
     ) -> None:
-        """Misbehave on matching requests: slow (answer after `delay_s`), 429, 500, malformed, hang, drop."""
+        """Misbehave on matching requests: slow (answer after `delay_s`), 429, 500, malformed, hang, drop, endless
+        (a 200 whose body never ends; `bytes_sent` counts what went out), echo_key (an error, `status` or 400, whose
+        body repeats the request's credentials)."""
         if mode not in FAULT_MODES:
             raise ValueError(f"mode must be one of {', '.join(FAULT_MODES)}")
         with self._lock:
-            self._faults.append(Fault(mode, path, times, delay_s, retry_after, match))
+            self._faults.append(Fault(mode, path, times, delay_s, retry_after, match, status))
 
     def reset(self) -> None:
         """Behave again, forget the request log, release hanging requests."""
         with self._lock:
             self._faults.clear()
             self.requests.clear()
+            self.bytes_sent = 0
         self._released.set()
         self._released = threading.Event()
 
@@ -173,6 +182,12 @@ class ContractServer:
             if fault.mode == "drop":
                 self._close(handler)
                 return
+            if fault.mode == "endless":
+                self._send_endless(handler)
+                return
+            if fault.mode == "echo_key":
+                self._send(handler, self.key_echo_reply(fault.status or 400, headers, parts.query, body))
+                return
             if fault.mode == "slow":
                 self._released.wait(timeout=fault.delay_s)
             elif fault.mode == "429":
@@ -206,6 +221,35 @@ class ContractServer:
                 return Reply(400, {"ok": False, "error": str(exc)})
             return Reply(200, {"ok": True})
         return Reply(404, {"ok": False, "error": f"no control {path}"})
+
+    def key_echo_reply(self, status: int, headers: dict[str, str], query: str, body: bytes) -> Reply:
+        """An error whose message repeats every credential the request carried (header, query or body)."""
+        carried = [
+            value
+            for key, value in headers.items()
+            if key in ("authorization", "x-api-key", "api-key", "x-api-token") or "token" in key or "key" in key
+        ]
+        text = (
+            f"Invalid credentials: {' | '.join(carried)}; query {query}; body {body[:500].decode('utf-8', 'replace')}"
+        )
+        return Reply(status, {"error": {"message": text, "type": "invalid_request_error"}, "detail": text})
+
+    def _send_endless(self, handler: BaseHTTPRequestHandler) -> None:
+        """A 200 with no length that keeps sending until the client hangs up, the server stops, or a minute passes."""
+        chunk = b"<p>" + b"endless page " * 4000 + b"</p>\n"
+        started = time.monotonic()
+        try:
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/html; charset=utf-8")
+            handler.send_header("Connection", "close")
+            handler.end_headers()
+            while not self._released.is_set() and time.monotonic() - started < ENDLESS_LIMIT_S:
+                handler.wfile.write(chunk)
+                with self._lock:
+                    self.bytes_sent += len(chunk)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass
+        handler.close_connection = True
 
     def rate_limited_reply(self, headers: dict[str, str]) -> Reply:
         return Reply(429, {"error": "Rate limit exceeded"}, headers=headers)

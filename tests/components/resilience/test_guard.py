@@ -338,3 +338,90 @@ class TestTelemetry:
         assert stats["calls"] == 2 and stats["successes"] == 1
         assert stats["failures"] == {"connection": 1}
         assert stats["p50_ms"] is not None and stats["p95_ms"] >= stats["p50_ms"]
+
+
+class TestHungCalls:
+    def test_a_call_that_never_returns_costs_one_thread_however_often_it_is_asked(self):
+        import threading
+
+        from components.resilience.guard import hung_threads
+
+        release = threading.Event()
+        calls = []
+
+        def hang():
+            calls.append(1)
+            release.wait(60)
+            return []
+
+        guard = SourceGuard("t-hung", fast_policy(timeout_s=0.2, retries=3, breaker_failures=100))
+        try:
+            statuses = [guard.call(hang)[1] for _ in range(5)]
+            assert [s.status for s in statuses] == [StatusKind.TIMEOUT] * 5
+            assert "did not answer within 0.2 s" in statuses[0].message
+            assert all("still hung" in s.message for s in statuses[1:])
+            # One call started (one thread), however many questions and retries came after it.
+            assert len(calls) == 1 and hung_threads("t-hung") == 1
+        finally:
+            release.set()
+        deadline = time.monotonic() + 5
+        while hung_threads("t-hung") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        # Once the hung call ends, the source is asked again.
+        _, status = guard.call(lambda: [web_chunk()])
+        assert status.status is StatusKind.SUCCESS
+
+    async def test_async_callers_wait_for_the_hung_call_without_a_thread(self):
+        import threading
+
+        release = threading.Event()
+        guard = SourceGuard("t-hung-async", fast_policy(timeout_s=0.2, retries=0, breaker_failures=100))
+        try:
+            first = await guard.acall(lambda: release.wait(60) and [])
+            second = await guard.acall(lambda: [web_chunk()])
+            assert first[1].status is StatusKind.TIMEOUT and "still hung" in second[1].message
+        finally:
+            release.set()
+
+    def test_retries_run_in_one_thread(self):
+        import threading
+
+        threads = set()
+        attempts = []
+
+        def flaky():
+            threads.add(threading.get_ident())
+            attempts.append(1)
+            if len(attempts) < 3:
+                raise RetryableError("busy")
+            return [web_chunk()]
+
+        _, status = SourceGuard("t-one-thread", fast_policy()).call(flaky)
+        assert status.status is StatusKind.SUCCESS and status.attempts == 3
+        assert len(threads) == 1
+
+    def test_the_question_budget_bounds_every_guard_inside_it(self):
+        import threading
+
+        from components.resilience.budget import question_budget
+
+        release = threading.Event()
+        guard = SourceGuard("t-budget", fast_policy(timeout_s=60, retries=0))
+        started = time.monotonic()
+        try:
+            with question_budget(0.3):
+                _, status = guard.call(lambda: release.wait(60) and [])
+        finally:
+            release.set()
+        assert time.monotonic() - started < 1.0
+        assert status.status is StatusKind.TIMEOUT and "time budget" in status.message
+
+
+class TestCallDeadline:
+    def test_work_inside_a_guard_sees_its_calls_deadline(self):
+        from components.resilience.budget import question_deadline
+
+        seen = []
+        started = time.monotonic()
+        SourceGuard("t-sees-deadline", fast_policy(timeout_s=1.5)).call(lambda: seen.append(question_deadline()) or [])
+        assert seen and seen[0] is not None and 1.0 < seen[0] - started <= 1.6

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from components.resilience import SourceError
-from components.tools import fetch_page as fetch_page_module
-from components.tools.fetch_page import FetchPage, check_url, refused_address_reason
+from components.tools import public_address
+from components.tools.fetch_page import FetchPage, check_url
 from tests.contract_servers import ContractServer, Reply
 
 PAGE = b"""<!doctype html><html><head><title>Acme annual report</title><script>var x = 1;</script></head>
@@ -27,6 +27,8 @@ class PageServer(ContractServer):
             return Reply(200, PAGE, "text/html; charset=utf-8")
         if path == "/moved":
             return Reply(302, b"", "text/plain", headers={"Location": self.redirect_to})
+        if path == "/big":
+            return Reply(200, b"<html><body><p>" + b"word " * 400_000 + b"</p></body></html>", "text/html")
         if path == "/file.pdf":
             return Reply(200, b"%PDF-1.4", "application/pdf")
         return Reply(404, b"not found", "text/plain")
@@ -47,24 +49,6 @@ class TestFetchPage:
         assert FetchPage.from_dict(tool.to_dict()).to_dict() == tool.to_dict()
 
     @pytest.mark.parametrize(
-        ("address", "reason"),
-        [
-            ("127.0.0.1", "a loopback address"),
-            ("::1", "a loopback address"),
-            ("10.1.2.3", "a private address"),
-            ("192.168.0.10", "a private address"),
-            ("172.16.5.4", "a private address"),
-            ("169.254.169.254", "a link-local address"),
-            ("fe80::1", "a link-local address"),
-            ("::ffff:127.0.0.1", "a loopback address"),
-            ("0.0.0.0", "a private address"),
-            ("93.184.216.34", None),
-        ],
-    )
-    def test_address_classification(self, address: str, reason: str | None) -> None:
-        assert refused_address_reason(address) == reason
-
-    @pytest.mark.parametrize(
         "url",
         [
             "http://127.0.0.1/",
@@ -76,7 +60,7 @@ class TestFetchPage:
         ],
     )
     def test_refuses_non_public_hosts_by_default(self, url: str) -> None:
-        with pytest.raises(SourceError, match="ALLOW_PRIVATE_ADDRESSES"):
+        with pytest.raises(SourceError, match="ALLOW_PRIVATE_ADDRESSES|local or metadata host"):
             check_url(url, allow_private=False)
 
     @pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://example.org/", "gopher://x/", "example.org"])
@@ -87,6 +71,7 @@ class TestFetchPage:
     def test_default_follows_the_setting_and_refuses_loopback(self, page_server: PageServer) -> None:
         with pytest.raises(SourceError, match="loopback"):
             FetchPage().run(url=f"{page_server.base_url}/report")
+        assert all(r["path"] != "/report" for r in page_server.requests)
         assert page_server.requests == [] or all(r["path"] != "/report" for r in page_server.requests)
 
     def test_fetches_text_when_private_addresses_are_allowed(self, page_server: PageServer) -> None:
@@ -98,9 +83,8 @@ class TestFetchPage:
 
     def test_every_redirect_hop_is_checked(self, page_server: PageServer, monkeypatch: pytest.MonkeyPatch) -> None:
         # 127.0.0.1 stands in for a public host; the redirect target 127.0.0.2 for an internal one.
-        monkeypatch.setattr(
-            fetch_page_module, "refused_address_reason", lambda a: "a loopback address" if a == "127.0.0.2" else None
-        )
+        real = public_address.refused_reason
+        monkeypatch.setattr(public_address, "refused_reason", lambda a: real(a) if str(a) == "127.0.0.2" else None)
         monkeypatch.setattr(page_server, "redirect_to", f"http://127.0.0.2:{page_server.port}/report")
         with pytest.raises(SourceError, match="127.0.0.2 resolves to a loopback address"):
             FetchPage(allow_private_addresses=False).run(url=f"{page_server.base_url}/moved")
@@ -110,17 +94,10 @@ class TestFetchPage:
     ) -> None:
         # public.example resolves (only here) to 127.0.0.1, standing in for a public address; the fetch must use
         # exactly the address that was checked, since the name itself resolves nowhere else.
-        import socket
-
-        real = socket.getaddrinfo
-
-        def resolve(host, port, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
-            if host != "public.example":
-                return real(host, port, *args, **kwargs)
-            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
-
-        monkeypatch.setattr(fetch_page_module.socket, "getaddrinfo", resolve)
-        monkeypatch.setattr(fetch_page_module, "refused_address_reason", lambda address: None)
+        monkeypatch.setattr(
+            public_address, "resolve", lambda host, port: ["127.0.0.1"] if host == "public.example" else []
+        )
+        monkeypatch.setattr(public_address, "refused_reason", lambda address: None)
         result = FetchPage(allow_private_addresses=False).run(url=f"http://public.example:{page_server.port}/report")
         assert result["title"] == "Acme annual report"
         assert page_server.last_host == f"public.example:{page_server.port}"
@@ -134,3 +111,44 @@ class TestFetchPage:
             tool.run(url=f"{page_server.base_url}/file.pdf")
         with pytest.raises(httpx.HTTPStatusError):
             tool.run(url=f"{page_server.base_url}/missing")
+
+    def test_body_is_cut_at_the_byte_cap(self, page_server: PageServer) -> None:
+        result = FetchPage(allow_private_addresses=True, max_bytes=50_000, max_chars=1_000_000).run(
+            url=f"{page_server.base_url}/big"
+        )
+        assert result["truncated"] is True
+        assert 40_000 < len(result["text"]) <= 50_000
+
+    def test_an_endless_body_stops_at_the_cap_and_the_transfer_ends(self, page_server: PageServer) -> None:
+        import time
+
+        page_server.fail("endless", path="/report")
+        try:
+            started = time.monotonic()
+            result = FetchPage(allow_private_addresses=True, max_bytes=2_000_000).run(
+                url=f"{page_server.base_url}/report"
+            )
+            assert time.monotonic() - started < 5 and result["truncated"] is True
+            time.sleep(0.5)
+            sent = page_server.bytes_sent
+            time.sleep(1.0)
+            # The connection is closed: the server cannot send more than what sat in the socket buffers.
+            assert page_server.bytes_sent - sent < 1_000_000 and sent < 20_000_000
+        finally:
+            page_server.reset()
+
+    def test_an_endless_body_under_a_time_limit_stops_at_the_deadline(self, page_server: PageServer) -> None:
+        import time
+
+        from components.resilience.budget import question_budget
+
+        page_server.fail("endless", path="/report")
+        try:
+            started = time.monotonic()
+            with question_budget(0.5):
+                result = FetchPage(allow_private_addresses=True, max_bytes=10**9).run(
+                    url=f"{page_server.base_url}/report"
+                )
+            assert time.monotonic() - started < 2.0 and result["truncated"] is True
+        finally:
+            page_server.reset()

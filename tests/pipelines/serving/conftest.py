@@ -64,7 +64,7 @@ class RunningServer:
 
     @property
     def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"}
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
     def client(self, timeout: float = 60.0) -> httpx.Client:
         return httpx.Client(base_url=self.base_url, headers=self.headers, timeout=timeout)
@@ -82,12 +82,43 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
 def research_command() -> list[str]:
-    """The installed `research` console script of this interpreter."""
-    script = Path(sys.executable).parent / "research"
-    if not script.exists():
-        pytest.skip("the `research` console script is not installed (pip install -e .)")
-    return [str(script)]
+    """The `research` command of this checkout (the console script may belong to another install)."""
+    return [sys.executable, "-m", "pipelines.cli"]
+
+
+def server_env(**overrides: str) -> dict[str, str]:
+    """The environment of a server process: this one's, this checkout first on the path, and `overrides`."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH", "")]))
+    env.update(HF_HUB_OFFLINE="1", **overrides)
+    return env
+
+
+def launch(log_path: Path, cwd: Path, env: dict[str, str], token: str = "", collection: str = "") -> RunningServer:
+    """Start `research serve` on a free port of 127.0.0.1 with `env`, its output in `log_path`."""
+    port = free_port()
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [*research_command(), "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+        )
+    return RunningServer(f"http://127.0.0.1:{port}", token, collection, process, log_path)
+
+
+def stop(server: RunningServer) -> None:
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait(timeout=10)
 
 
 def wait_until_up(server: RunningServer, expected: set[str], timeout_s: float = 240.0) -> dict:
@@ -112,21 +143,10 @@ def server(session_dir: Path, database_url: str) -> Iterator[RunningServer]:
     """`research serve` with API_TOKEN and a fresh collection, the small corpus ingested over HTTP."""
     from pipelines.serving.server import served_pipeline_names
 
-    port = free_port()
     token = secrets.token_urlsafe(24)
-    log_path = session_dir / f"serve-{port}.log"
     collection = f"t_serve_{uuid.uuid4().hex[:8]}"
-    env = dict(os.environ)
-    env.update(API_TOKEN=token, KB_COLLECTION=collection, HF_HUB_OFFLINE="1")
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [*research_command(), "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=session_dir,
-        )
-    running = RunningServer(f"http://127.0.0.1:{port}", token, collection, process, log_path)
+    env = server_env(API_TOKEN=token, KB_COLLECTION=collection)
+    running = launch(session_dir / f"serve-{uuid.uuid4().hex[:6]}.log", session_dir, env, token, collection)
     try:
         wait_until_up(running, set(served_pipeline_names()))
         with running.client(timeout=120) as client:
@@ -136,9 +156,4 @@ def server(session_dir: Path, database_url: str) -> Iterator[RunningServer]:
                 assert response.json()["result"]["outcome"] in ("added", "unchanged", "replaced")
         yield running
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop(running)

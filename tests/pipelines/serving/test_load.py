@@ -1,4 +1,5 @@
-"""A bounded load test of the real server: 200 research questions from 8 concurrent clients, no errors.
+"""Bounded load tests of the real server: 200 research questions from 8 concurrent clients, no errors; and 3 bursts
+of 50 concurrent questions, some uploaded slowly, with no 5xx.
 
 Throughput and latency percentiles are printed and written to `test-artifacts/serving-load.json`.
 """
@@ -78,3 +79,59 @@ def test_200_questions_from_8_clients_without_errors(server: RunningServer) -> N
     (out / "serving-load.json").write_text(json.dumps(report, indent=2))
     print(f"\nserving load: {json.dumps(report)}")
     assert report["throughput_qps"] > 0
+
+
+BURSTS = 3
+BURST_SIZE = 50
+
+
+async def _burst(server: RunningServer, burst: int) -> tuple[list[int], list[float]]:
+    """50 questions at once; every fifth body arrives in pieces over about a second (a slow upload)."""
+
+    async def slow_body(payload: bytes):  # noqa: ANN202
+        for start in range(0, len(payload), 16):
+            await asyncio.sleep(0.1)
+            yield payload[start : start + 16]
+
+    async def ask(client: httpx.AsyncClient, i: int) -> tuple[int, float]:
+        payload = json.dumps({"question": f"{_TEMPLATES[i % len(_TEMPLATES)]} (burst {burst}, {i})", "sources": ["kb"]})
+        body = payload.encode()
+        headers = {"Content-Type": "application/json"}
+        started = time.perf_counter()
+        if i % 5 == 0:
+            response = await client.post("/research/run", content=slow_body(body), headers=headers)
+        else:
+            response = await client.post("/research/run", content=body, headers=headers)
+        return response.status_code, (time.perf_counter() - started) * 1000.0
+
+    limits = httpx.Limits(max_connections=BURST_SIZE, max_keepalive_connections=BURST_SIZE)
+    async with httpx.AsyncClient(base_url=server.base_url, headers=server.headers, timeout=90, limits=limits) as client:
+        results = await asyncio.gather(*(ask(client, i) for i in range(BURST_SIZE)))
+    return [code for code, _ in results], [ms for _, ms in results]
+
+
+def test_3_bursts_of_50_concurrent_questions_with_slow_uploads_without_5xx(server: RunningServer) -> None:
+    codes: list[int] = []
+    latencies: list[float] = []
+    started = time.perf_counter()
+    for burst in range(BURSTS):
+        burst_codes, burst_latencies = asyncio.run(_burst(server, burst))
+        codes += burst_codes
+        latencies += burst_latencies
+    seconds = time.perf_counter() - started
+    report = {
+        "questions": len(codes),
+        "bursts": BURSTS,
+        "concurrent": BURST_SIZE,
+        "seconds": round(seconds, 1),
+        "status_codes": {str(code): codes.count(code) for code in sorted(set(codes))},
+        "p50_ms": round(float(np.percentile(latencies, 50)), 1),
+        "p95_ms": round(float(np.percentile(latencies, 95)), 1),
+        "max_ms": round(max(latencies), 1),
+    }
+    out = Path(__file__).resolve().parents[3] / "test-artifacts"
+    out.mkdir(exist_ok=True)
+    (out / "serving-bursts.json").write_text(json.dumps(report, indent=2))
+    print(f"\nserving bursts: {json.dumps(report)}")
+    assert not [code for code in codes if code >= 500], report
+    assert codes.count(200) == BURSTS * BURST_SIZE, report

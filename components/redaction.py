@@ -1,0 +1,168 @@
+"""Secret redaction: the one place that keeps known secret values and URL passwords out of everything we emit.
+
+`redact(text)` replaces every known secret value (the settings' `SecretStr` values: OPENAI_API_KEY,
+FIRECRAWL_API_KEY, ZEP_API_KEY, MILVUS_TOKEN, QDRANT_API_KEY, NEO4J_PASSWORD, API_TOKEN, DATABASE_URL and the
+password inside it) with `[redacted]`, and the password of any `scheme://user:password@host` URL with `***`. It is
+applied where text leaves the product: status messages are redacted when a `SourceStatus` is made,
+`install_log_redaction()` redacts every log record (stdlib, Haystack's and Hayhooks' loguru), the HTTP server
+redacts every response body, and the CLI writes through `RedactingStream`.
+
+Usage:
+```python
+from components.redaction import redact
+
+redact("upstream said: invalid key sk-abc123")  # -> "upstream said: invalid key [redacted]"
+```
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+from typing import Any, TextIO
+from urllib.parse import quote, unquote, urlsplit
+
+REDACTED = "[redacted]"
+# A log line quotes at most this much of any message or bound value (a 10 MB request must not become a log line).
+MAX_LOG_CHARS = 2000
+
+# Settings whose values are secrets (environment variable names, lower case as in `Settings`).
+SECRET_SETTINGS = (
+    "openai_api_key",
+    "firecrawl_api_key",
+    "zep_api_key",
+    "milvus_token",
+    "qdrant_api_key",
+    "neo4j_password",
+    "api_token",
+    "database_url",
+)
+# Values this short would redact ordinary words; no real key is this short.
+_MIN_SECRET_CHARS = 4
+_URL_CREDENTIALS = re.compile(r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@\"'<>]*):(?P<password>[^\s@/\"'<>]+)@")
+
+
+def _values_of(raw: str) -> list[str]:
+    """A secret value and the forms it takes when it is echoed (URL-quoted, JSON-escaped, a URL's password)."""
+    values = {raw, quote(raw, safe=""), json.dumps(raw)[1:-1]}
+    if "://" in raw:
+        try:
+            password = urlsplit(raw).password
+        except ValueError:
+            password = None
+        if password:
+            values |= {password, unquote(password), quote(unquote(password), safe="")}
+    return [value for value in values if len(value) >= _MIN_SECRET_CHARS]
+
+
+def secret_values() -> list[str]:
+    """Every known secret value in force (settings and environment), longest first."""
+    found: set[str] = set()
+    try:
+        from components.settings import get_settings
+
+        settings = get_settings()
+        for name in SECRET_SETTINGS:
+            secret = getattr(settings, name, None)
+            if secret is not None:
+                found.update(_values_of(secret.get_secret_value()))
+    except Exception:  # noqa: BLE001 - invalid settings must not stop redaction of what the environment holds
+        pass
+    for name in SECRET_SETTINGS:
+        value = os.environ.get(name.upper())
+        if value:
+            found.update(_values_of(value))
+    return sorted(found, key=len, reverse=True)
+
+
+def redact(text: str) -> str:
+    """`text` with every known secret value and every URL password replaced."""
+    if not text:
+        return text
+    for value in secret_values():
+        if value in text:
+            text = text.replace(value, REDACTED)
+    if "://" in text and "@" in text:
+        text = _URL_CREDENTIALS.sub(lambda match: f"{match['head']}:***@", text)
+    return text
+
+
+def bounded(text: str, limit: int = MAX_LOG_CHARS) -> str:
+    """`text` cut to `limit` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit:,} more characters)"
+
+
+def redact_data(value: Any) -> Any:
+    """`redact` applied to every string inside JSON-like data (dicts, lists, tuples)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: redact_data(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact_data(item) for item in value)
+    return value
+
+
+_INSTALLED = threading.Lock()
+_installed = False
+
+
+def install_log_redaction() -> None:
+    """Redact and bound every log record from now on, whichever logger or handler it goes to (idempotent).
+
+    A record factory (not a handler filter) is used so records of loggers and handlers created later are covered,
+    including Haystack's structured records; Hayhooks' loguru logger gets a patcher doing the same to the message
+    and to the values bound to it (Hayhooks binds each request's parameters). Messages and bound values are cut at
+    `MAX_LOG_CHARS`.
+    """
+    global _installed
+    with _INSTALLED:
+        if _installed:
+            return
+        _installed = True
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a malformed record is logged as it is
+            return record
+        record.msg, record.args = redact(bounded(message)), None
+        if record.exc_info and record.exc_info[1] is not None:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+        return record
+
+    logging.setLogRecordFactory(factory)
+    try:
+        from loguru import logger as loguru_logger
+    except ImportError:
+        return
+
+    def patch(record: dict[str, Any]) -> None:
+        record["message"] = redact(bounded(record["message"]))
+        for key, value in list(record["extra"].items()):
+            if not isinstance(value, (int, float, bool)) and value is not None:
+                text = value if isinstance(value, str) else repr(value)
+                record["extra"][key] = redact(bounded(text, MAX_LOG_CHARS // 4))
+
+    loguru_logger.configure(patcher=patch)
+
+
+class RedactingStream:
+    """A text stream that redacts what is written to it (the CLI's stdout and stderr)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(redact(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)

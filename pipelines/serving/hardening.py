@@ -1,0 +1,168 @@
+"""ASGI middlewares that keep hostile requests and secrets out: a request check and response redaction.
+
+`RequestCheckMiddleware` reads a request body once, up to `max_bytes` (413 beyond), and answers 422 with one
+sentence when a JSON body holds a string that is not valid Unicode (a lone surrogate such as `\\ud800`, which
+would otherwise fail deep inside a pipeline as a 500). `RedactingResponseMiddleware` passes every response body
+through `components.redaction.redact`, streaming ones chunk by chunk, fixing `Content-Length` where it changes.
+
+Usage:
+```python
+app.add_middleware(RedactingResponseMiddleware)
+app.add_middleware(RequestCheckMiddleware, max_bytes=16_000_000)
+```
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from haystack import logging
+
+from components.redaction import redact
+
+logger = logging.getLogger(__name__)
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+
+DEFAULT_MAX_REQUEST_BYTES = 16_000_000
+
+
+async def _reply(send: Any, status: int, detail: str) -> None:
+    body = json.dumps({"detail": detail}).encode("utf-8")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def _invalid_string(value: Any, where: str = "") -> str | None:
+    """The path of the first string in JSON data that cannot be encoded as UTF-8, or None."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where or "the body"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _invalid_string(key, where) or _invalid_string(item, f"{where}.{key}" if where else str(key))
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _invalid_string(item, f"{where}[{index}]")
+            if found:
+                return found
+    return None
+
+
+class RequestCheckMiddleware:
+    """Bounds request bodies and refuses JSON bodies holding invalid Unicode, before any endpoint sees them."""
+
+    def __init__(self, app: Any, max_bytes: int = DEFAULT_MAX_REQUEST_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") not in ("POST", "PUT", "PATCH"):
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        declared = headers.get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            await _reply(send, 413, f"The request body is over {self.max_bytes:,} bytes.")
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await _reply(send, 413, f"The request body is over {self.max_bytes:,} bytes.")
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        if b"json" in headers.get(b"content-type", b"") and b"\\u" in body:
+            try:
+                problem = _invalid_string(json.loads(body))
+            except (ValueError, RecursionError):
+                problem = None  # malformed JSON: the endpoint's own validation answers
+            if problem is not None:
+                logger.info(
+                    "Refused a request to {path}: invalid Unicode in {field}", path=scope.get("path"), field=problem
+                )
+                await _reply(send, 422, f"{problem} holds an invalid character (a lone surrogate); send valid Unicode.")
+                return
+
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+class RedactingResponseMiddleware:
+    """Redacts known secrets and URL passwords from every HTTP response body (JSON, text and event streams)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start: Message | None = None
+        whole = False  # a body with a declared length is held, redacted and sent with its new length
+        held: list[bytes] = []
+
+        async def redacting_send(message: Message) -> None:
+            nonlocal start, whole
+            if message["type"] == "http.response.start":
+                start = message
+                whole = any(key.lower() == b"content-length" for key, _ in message.get("headers", []))
+                return
+            if message["type"] != "http.response.body":
+                await send(message)
+                return
+            more = message.get("more_body", False)
+            if whole:
+                held.append(message.get("body", b""))
+                if more:
+                    return
+                body = _redact_bytes(b"".join(held))
+                assert start is not None
+                headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+                headers.append((b"content-length", str(len(body)).encode()))
+                await send({**start, "headers": headers})
+                await send({"type": "http.response.body", "body": body, "more_body": False})
+                return
+            if start is not None:
+                await send(start)
+                start = None
+            await send({**message, "body": _redact_bytes(message.get("body", b""))})
+
+        await self.app(scope, receive, redacting_send)
+
+
+def _redact_bytes(body: bytes) -> bytes:
+    if not body:
+        return body
+    text = body.decode("utf-8", "surrogateescape")
+    redacted = redact(text)
+    return body if redacted == text else redacted.encode("utf-8", "surrogateescape")

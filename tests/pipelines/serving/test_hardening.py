@@ -1,0 +1,84 @@
+"""The server's request check and response redaction, on a small Starlette app in-process."""
+
+from __future__ import annotations
+
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, StreamingResponse
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from components.settings import reload_settings
+from pipelines.serving.hardening import RedactingResponseMiddleware, RequestCheckMiddleware
+
+KEY = "sk-MARKER-hardening-1"
+
+
+async def echo(request: Request) -> JSONResponse:
+    body = await request.json()
+    return JSONResponse({"echo": body, "note": f"upstream said the key {KEY} is wrong"})
+
+
+async def stream(request: Request) -> StreamingResponse:
+    async def pieces():  # noqa: ANN202
+        yield f"data: first piece with {KEY}\n\n".encode()
+        yield b"data: second piece\n\n"
+
+    return StreamingResponse(pieces(), media_type="text/event-stream")
+
+
+@pytest.fixture()
+def client(monkeypatch) -> TestClient:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    reload_settings()
+    app = Starlette(routes=[Route("/echo", echo, methods=["POST"]), Route("/stream", stream, methods=["POST"])])
+    app.add_middleware(RedactingResponseMiddleware)
+    app.add_middleware(RequestCheckMiddleware, max_bytes=10_000)
+    yield TestClient(app)
+    monkeypatch.undo()
+    reload_settings()
+
+
+def test_valid_requests_pass_through_and_responses_are_redacted(client: TestClient) -> None:
+    response = client.post("/echo", json={"question": "Grüße, naïve café \U0001f600"})
+    assert response.status_code == 200
+    assert response.json()["echo"] == {"question": "Grüße, naïve café \U0001f600"}
+    assert KEY not in response.text and "[redacted]" in response.text
+    assert int(response.headers["content-length"]) == len(response.content)
+
+
+def test_streamed_responses_are_redacted_piece_by_piece(client: TestClient) -> None:
+    response = client.post("/stream", json={})
+    assert response.status_code == 200 and KEY not in response.text and "second piece" in response.text
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ('{"question": "\\ud800"}', "question"),
+        ('{"filters": {"ids": ["ok", "\\udfff x"]}}', "filters.ids[1]"),
+        ('{"messages": [{"role": "user", "content": "a\\ud83d"}]}', "messages[0].content"),
+    ],
+)
+def test_lone_surrogates_are_a_422_naming_the_field(client: TestClient, body: str, field: str) -> None:
+    response = client.post("/echo", content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith(f"{field} holds an invalid character")
+
+
+def test_a_surrogate_pair_is_valid(client: TestClient) -> None:
+    response = client.post("/echo", content='{"q": "\\ud83d\\ude00"}', headers={"Content-Type": "application/json"})
+    assert response.status_code == 200 and response.json()["echo"]["q"] == "\U0001f600"
+
+
+def test_bodies_over_the_limit_are_a_413(client: TestClient) -> None:
+    response = client.post("/echo", json={"question": "x" * 20_000})
+    assert response.status_code == 413
+
+    def chunks():  # no Content-Length: counted while it arrives
+        for _ in range(30):
+            yield b" " * 1_000
+
+    response = client.post("/echo", content=chunks(), headers={"Content-Type": "application/json"})
+    assert response.status_code == 413
