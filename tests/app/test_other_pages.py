@@ -46,7 +46,7 @@ class TestEvidenceBoard:
         at.text_area[0].input("Key claim of the paper.")
         at.run()
         assert at.session_state["pinned"][chunk.id]["note"] == "Key claim of the paper."
-        brief = " ".join(element.value for element in at.markdown)
+        brief = " ".join(element.value for element in at.code)  # the brief quotes documents: shown as written
         assert "Attention Is All You Need" in brief and "References" in brief
         assert "Key claim of the paper." in brief
 
