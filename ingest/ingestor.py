@@ -31,7 +31,7 @@ from ingest.formats import ConversionError, convert_bytes, doc_type_for
 from ingest.formats.common import json_safe
 from ingest.hooks import IngestHook, default_hooks
 from ingest.limits import IngestLimits
-from ingest.report import IngestProgress, IngestReport
+from ingest.report import IngestProgress, IngestReport, printable
 from ingest.splitter import TextChunk, TokenSplitter
 
 logger = logging.getLogger(__name__)
@@ -198,7 +198,7 @@ class Ingestor:
         item = IngestItem(
             source=source.strip(),
             filename=f"{title or source}.{doc_type}",
-            data=(text or "").encode("utf-8"),
+            data=(text or "").encode("utf-8", "replace"),  # a lone surrogate becomes "?", not an exception
             doc_type=doc_type,
             title=title,
             date=date,
@@ -402,7 +402,9 @@ class _Run:
                     self._finish(item.source, reason=_sentence(str(exc)))
                     continue
                 except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
-                    logger.warning("Could not prepare {source}: {error}", source=item.source, error=repr(exc))
+                    logger.warning(
+                        "Could not prepare {source}: {error}", source=printable(item.source), error=repr(exc)
+                    )
                     self._finish(item.source, reason=f"It could not be converted ({exc}).")
                     continue
                 if prepared == "skipped":
@@ -499,7 +501,7 @@ class _Run:
             try:
                 count = self.ingestor._write(prepared)
             except Exception as exc:  # noqa: BLE001 - report the document, keep writing the others
-                logger.warning("Could not write {source}: {error}", source=source, error=repr(exc))
+                logger.warning("Could not write {source}: {error}", source=printable(source), error=repr(exc))
                 self._finish(source, reason=f"The knowledge base refused it ({exc}).")
                 continue
             with self.lock:
