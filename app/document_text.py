@@ -23,11 +23,16 @@ import streamlit as st
 
 # Every ASCII punctuation character Markdown (and Streamlit's directives, emoji and LaTeX) gives a meaning to.
 _MARKDOWN_CHARACTERS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$=&\"'])")
+# Streamlit turns bare URLs, www. names and e-mail addresses into links even when their punctuation is escaped; an
+# invisible word joiner inside the pattern keeps them text.
+_AUTOLINKS = re.compile(r"(?<=:)(?=//)|(?<=\bwww)(?=\.)|(?<=@)(?=\w)", re.IGNORECASE)
+_WORD_JOINER = "\u2060"
 
 
 def plain(text: str | None) -> str:
     """`text` for a Markdown string, a widget label or an expander label: shown as written, never rendered."""
-    return _MARKDOWN_CHARACTERS.sub(r"\\\1", " ".join(str(text or "").split()))
+    text = _AUTOLINKS.sub(_WORD_JOINER, " ".join(str(text or "").split()))
+    return _MARKDOWN_CHARACTERS.sub(r"\\\1", text)
 
 
 def text_html(text: str, highlights: Iterable[str] = ()) -> str:

@@ -19,11 +19,15 @@ def _rendered(markdown: str) -> str:
 
 class TestPlain:
     def test_markdown_renders_the_text_as_written_and_nothing_else(self):
-        html = _rendered(plain(HOSTILE))
+        html = _rendered(plain(HOSTILE)).replace("\u2060", "")  # the word joiner that keeps URLs from linking
         assert "<img" not in html and "<a " not in html and "<strong>" not in html and "<code>" not in html
         assert "<h1>" not in html and "<table>" not in html and "<li>" not in html
         assert "![a pixel](http://127.0.0.1:9/p.png)" in html
         assert "&lt;img src=x onerror=alert(1)&gt;" in html
+
+    def test_urls_and_addresses_are_kept_from_becoming_links(self):
+        shown = plain("see https://example.org/a, www.example.org and ana@example.org")
+        assert "https\\:\u2060//" in shown and "www\u2060\\." in shown and "ana@\u2060example" in shown
 
     def test_empty_and_none(self):
         assert plain(None) == "" and plain("  ") == ""
