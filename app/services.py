@@ -105,9 +105,15 @@ def research_streaming(area: Any, question: str, **options: Any) -> tuple[Any, s
         while (piece := pieces.get()) is not None:
             yield piece
 
+    from app.document_text import text_html
+
     worker = threading.Thread(target=work, name="research-question", daemon=True)
     worker.start()
-    with area.container():
-        st.write_stream(stream())
+    # The draft answer is made of document sentences: shown as text as it grows, never rendered as Markdown.
+    draft = area.empty()
+    text = ""
+    for piece in stream():
+        text += piece
+        draft.html(text_html(text))
     worker.join()
     return outcome.get("result"), outcome.get("error")

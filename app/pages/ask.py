@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-import html
 import re
 
 import streamlit as st
 
 from app import services
+from app.document_text import plain, show_text
 
 SOURCE_LABELS = {
     "kb": "Knowledge base",
@@ -110,10 +110,10 @@ for status in result.statuses:
 def _cited_answer_markdown() -> str:
     """The answer with each unsupported sentence flagged."""
     if not result.sentences:
-        return result.answer
+        return plain(result.answer)
     parts = []
     for sentence in result.sentences:
-        text = sentence.text
+        text = plain(sentence.text)  # the answer is made of document sentences: shown, never rendered
         if sentence.citations and not sentence.supported:
             text = f"{text} :orange-badge[unsupported by its citation]"
         parts.append(text)
@@ -135,27 +135,14 @@ st.markdown("#### Evidence")
 cited_sentences: dict[int, list[str]] = {}
 for sentence in result.sentences:
     for number in sentence.citations:
-        cited_sentences.setdefault(number, []).append(sentence.text)
-
-
-def _highlight(text: str, sentences: list[str]) -> str:
-    """The chunk text (escaped) with the sentences the answer cites highlighted."""
-    body = html.escape(text)
-    for sentence in sentences:
-        core = re.sub(r"\s*\[\d+\]", "", sentence).strip()
-        if len(core) > 12 and html.escape(core) in body:
-            body = body.replace(html.escape(core), f"<mark>{html.escape(core)}</mark>")
-    return body
+        cited_sentences.setdefault(number, []).append(re.sub(r"\s*\[\d+\]", "", sentence.text))
 
 
 for number, chunk in enumerate(result.chunks, start=1):
     title = chunk.source_title or chunk.source_id
-    label = f"[{number}] {title} · {chunk.source_type.value} · relevance {chunk.semantic_relevance:.2f}"
+    label = f"[{number}] {plain(title)} · {chunk.source_type.value} · relevance {chunk.semantic_relevance:.2f}"
     with st.expander(label, expanded=number == (opened or 1)):
-        st.markdown(
-            f"<div style='white-space: pre-wrap'>{_highlight(chunk.text, cited_sentences.get(number, []))}</div>",
-            unsafe_allow_html=True,
-        )
+        show_text(chunk.text, highlights=cited_sentences.get(number, []))
         info, ranks = st.columns(2)
         with info:
             st.markdown("**Source**")
@@ -170,7 +157,7 @@ for number, chunk in enumerate(result.chunks, start=1):
                 if chunk.metadata.get(key) not in (None, "", []):
                     value = chunk.metadata[key]
                     rows[key] = ", ".join(value) if isinstance(value, list) else value
-            st.table({"field": list(rows), "value": [str(value) for value in rows.values()]})
+            st.table({"field": list(rows), "value": [plain(str(value)) for value in rows.values()]})
         with ranks:
             st.markdown("**Why it is here**")
             st.metric("Semantic relevance", f"{chunk.semantic_relevance:.3f}")
@@ -182,7 +169,7 @@ for number, chunk in enumerate(result.chunks, start=1):
         if entity_names:
             st.caption("Entities in this evidence (open their timeline):")
             for position, name in enumerate(entity_names[:8]):
-                if st.button(name, key=f"entity-{len(history)}-{number}-{position}", type="tertiary"):
+                if st.button(plain(name), key=f"entity-{len(history)}-{number}-{position}", type="tertiary"):
                     st.session_state["entity_focus"] = name
                     st.switch_page("pages/entities.py")
         pin_key = f"pin-{len(history)}-{number}"

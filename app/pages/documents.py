@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import services
+from app.document_text import plain, show_text
 
 PAGE_SIZE = 20
 services.session_state()
@@ -62,9 +63,9 @@ if found is None:
     st.warning("That document is no longer in the knowledge base.")
     st.stop()
 document, chunks = found
-st.subheader(document.title)
-st.caption(" · ".join(part for part in [document.doc_type, document.date.isoformat() if document.date else "",
-                                        document.url or document.source] if part))
+st.subheader(plain(document.title))
+st.caption(plain(" · ".join(part for part in [document.doc_type, document.date.isoformat() if document.date else "",
+                                              document.url or document.source] if part)))
 
 entities = []
 try:
@@ -75,7 +76,7 @@ if entities:
     st.markdown("**Entities** (open their timeline):")
     columns = st.columns(4)
     for position, entity in enumerate(entities):
-        if columns[position % 4].button(f"{entity.name} ({entity.fact_count})", key=f"doc-entity-{entity.uuid}",
+        if columns[position % 4].button(f"{plain(entity.name)} ({entity.fact_count})", key=f"doc-entity-{entity.uuid}",
                                          type="tertiary"):
             st.session_state["entity_focus"] = entity.name
             st.switch_page("pages/entities.py")
@@ -85,9 +86,9 @@ for chunk in chunks:
     if chunk.metadata.get("page_number"):
         where.append(f"page {chunk.metadata['page_number']}")
     if chunk.metadata.get("section_title"):
-        where.append(chunk.metadata["section_title"])
+        where.append(plain(chunk.metadata["section_title"]))
     with st.expander(f"Chunk {chunk.chunk_index + 1} of {len(chunks)}" + (f" · {' · '.join(where)}" if where else "")):
-        st.write(chunk.text)
+        show_text(chunk.text)
 
 reingest, delete = st.columns(2)
 with reingest:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-import html
 
 import altair as alt
 import streamlit as st
 
 from app import services
+from app.document_text import plain, show_text
 
 services.session_state()
 st.title("Entities")
@@ -40,12 +40,12 @@ if not matches:
     st.warning(f"No entity matches “{query}”.")
     st.stop()
 
-labels = {entity.uuid: f"{entity.name} · {entity.kind} · {entity.fact_count} facts" for entity in matches}
+labels = {entity.uuid: f"{plain(entity.name)} · {entity.kind} · {entity.fact_count} facts" for entity in matches}
 chosen_uuid = st.radio("Matches", options=list(labels), format_func=labels.get, horizontal=False, label_visibility="collapsed")
 entity = next(entity for entity in matches if entity.uuid == chosen_uuid)
-st.subheader(entity.name)
+st.subheader(plain(entity.name))
 if entity.aliases:
-    st.caption("Also known as: " + ", ".join(entity.aliases[:12]))
+    st.caption("Also known as: " + ", ".join(plain(alias) for alias in entity.aliases[:12]))
 
 timeline_tab, network_tab = st.tabs(["Timeline", "Relationships"])
 
@@ -102,8 +102,8 @@ with timeline_tab:
                 when = fact["valid_at"] or "undated"
                 if fact.get("invalid_at"):
                     when += f" – {fact['invalid_at']}"
-                st.markdown(f"**{html.escape(when)}** · {html.escape(fact.get('document_title') or '')}")
-                st.write(fact["fact"])
+                st.markdown(f"**{plain(when)}** · {plain(fact.get('document_title'))}")
+                show_text(fact["fact"])
                 st.caption(f"sentence {fact.get('sentence_index', 0) + 1} of document {fact.get('document_id')}"
                            + (f" · date from {fact['date_method']}" if fact.get("date_method") else ""))
 
@@ -136,4 +136,5 @@ with network_tab:
         st.caption(f"{len(related)} facts within {result['depth']} hops ({result['search_method']}).")
         with st.expander("The facts behind the links"):
             for fact in related:
-                st.markdown(f"- hop {fact.get('hop', 0)} · {fact.get('valid_at') or 'undated'} · {fact['fact']}")
+                when = plain(fact.get("valid_at") or "undated")
+                st.markdown(f"- hop {fact.get('hop', 0)} · {when} · {plain(fact['fact'])}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import services
+from app.document_text import plain, show_text
 from pipelines.brief import bibtex_for_chunks, markdown_brief
 
 state = services.session_state()
@@ -19,13 +20,13 @@ for chunk_id, item in list(pinned.items()):
     chunk = item["chunk"]
     with st.container(border=True):
         head, remove = st.columns([6, 1])
-        head.markdown(f"**{chunk.source_title or chunk.source_id}** · {chunk.source_type.value}"
+        head.markdown(f"**{plain(chunk.source_title or chunk.source_id)}** · {chunk.source_type.value}"
                       + (f" · {chunk.source_date.isoformat()}" if chunk.source_date else ""))
         if remove.button("Unpin", key=f"unpin-{chunk_id}"):
             del pinned[chunk_id]
             st.rerun()
         st.caption(f"Pinned from: {item['question']}")
-        st.write(chunk.text)
+        show_text(chunk.text)
         item["note"] = st.text_area("Note", value=item["note"], key=f"note-{chunk_id}", height=68)
 
 items = list(pinned.values())
@@ -38,4 +39,4 @@ right.download_button(
     disabled=not bibtex,
 )
 with st.expander("Preview the brief"):
-    st.markdown(brief)
+    st.code(brief, language="markdown", wrap_lines=True)  # the brief quotes documents: shown as written

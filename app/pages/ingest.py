@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import services
+from app.document_text import plain
 
 services.session_state()
 st.title("Ingest")
@@ -74,6 +75,6 @@ if go:
     columns[2].metric("Skipped (unchanged)", skipped)
     columns[3].metric("Failed", len(failures))
     for source, reason in failures:
-        st.error(f"{source}: {reason}")
+        st.error(f"{plain(source)}: {plain(reason)}")  # file names may hold Markdown or control characters
     if added or replaced:
         st.success("Done. Ask about it on the Ask page, or browse it on the Documents page.")

@@ -3,6 +3,12 @@
 One instance per (model, threads) per process, so the ingestion run, the research pipeline and the app do not load
 it twice. Vectors are L2-normalised, so a dot product is the cosine similarity.
 
+A fast (Rust) tokenizer keeps its padding and truncation as state that every call may reset: a call without padding
+(the splitter counting word pieces in the ingestion's reader thread) made between another thread's "pad this batch"
+and its encoding returns ragged rows, and the batch fails with "Unable to create tensor, you should probably activate
+truncation and/or padding". So the model's own tokenizer pads and truncates only under the model's lock, and
+`tokenizer` (for counting and splitting) is a separate copy that never pads.
+
 `embed_with_sentences` also returns in-context sentence vectors: the mean of the chunk's own token embeddings over
 each sentence's character span, from the same forward pass as the chunk vector. A sentence read inside its chunk
 knows what "it" and "the team" refer to, which a sentence embedded alone does not, and it costs no extra pass.
@@ -10,7 +16,9 @@ knows what "it" and "the team" refer to, which a sentence embedded alone does no
 
 from __future__ import annotations
 
+import copy
 import os
+import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -23,6 +31,8 @@ logger = logging.getLogger(__name__)
 _BUNDLED_NAMES = {"sentence-transformers/all-minilm-l6-v2", "all-minilm-l6-v2"}
 _LOCK = threading.Lock()
 _MODELS: dict[tuple[str, int], EmbeddingModel] = {}
+# A lone UTF-16 surrogate cannot be handed to the tokenizer; U+FFFD keeps every character offset where it was.
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def resolve_model_path(name: str) -> str:
@@ -60,7 +70,8 @@ class EmbeddingModel:
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self.dimension = int(self._model.get_embedding_dimension())
         self.max_tokens = int(self._model.max_seq_length)
-        self.tokenizer = self._model.tokenizer
+        # For counting and splitting, in any thread: never pads or truncates, so it never changes shared state.
+        self.tokenizer = copy.deepcopy(self._model.tokenizer)
 
     def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
         """Embeddings of `texts`, shape (len(texts), dimension), L2-normalised."""
@@ -68,7 +79,11 @@ class EmbeddingModel:
             return np.zeros((0, self.dimension), dtype=np.float32)
         with self._lock:
             vectors = self._model.encode(
-                texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+                [_encodable(text) for text in texts],
+                batch_size=batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
             )
         return np.asarray(vectors, dtype=np.float32)
 
@@ -118,17 +133,18 @@ class EmbeddingModel:
         order = sorted(range(len(texts)), key=lambda index: -len(texts[index]))
         for first in range(0, len(order), batch_size):
             members = order[first : first + batch_size]
-            batch = [texts[index] for index in members]
-            encoded = self.tokenizer(
-                batch,
-                padding=True,
-                truncation=True,
-                max_length=self.max_tokens,
-                return_offsets_mapping=True,
-                return_tensors="pt",
-            )
-            offsets = encoded.pop("offset_mapping").numpy()
+            batch = [_encodable(texts[index]) for index in members]
             with self._lock, torch.inference_mode():
+                # Padding is the tokenizer's shared state: set and used under the same lock as the forward pass.
+                encoded = self._model.tokenizer(
+                    batch,
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_tokens,
+                    return_offsets_mapping=True,
+                    return_tensors="pt",
+                )
+                offsets = encoded.pop("offset_mapping").numpy()
                 hidden = transformer(**encoded).last_hidden_state.float().numpy()
             live_tokens = encoded["attention_mask"].numpy().astype(bool)
             for position, index in enumerate(members):
@@ -174,6 +190,11 @@ class EmbeddingModel:
     def count_tokens(self, text: str) -> int:
         """Word pieces in `text` (without the special tokens)."""
         return len(self.tokenizer.encode(text, add_special_tokens=False))
+
+
+def _encodable(text: str) -> str:
+    """`text` with lone surrogates (which the tokenizer refuses) replaced, character offsets unchanged."""
+    return _LONE_SURROGATE.sub("\ufffd", text) if isinstance(text, str) else str(text)
 
 
 def _normalised(vector: np.ndarray) -> np.ndarray:

@@ -8,15 +8,18 @@ reshaped into something it did not say.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import json
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 from haystack import logging
 
 from components.memory.store import Interaction, MemoryStore, MemoryUnavailable, RecalledInteraction, RecallQuery
-from components.resilience import RetryableError
+from components.resilience import RetryableError, SourceError
 from components.resilience.errors import parse_retry_after
 
 logger = logging.getLogger(__name__)
@@ -28,6 +31,36 @@ def _raise_for_retryable(response: httpx.Response) -> None:
         retry_after = parse_retry_after(response.headers.get("Retry-After"))
         kind = "rate_limited" if response.status_code == 429 else "unavailable"
         raise RetryableError(f"Zep answered HTTP {response.status_code}", retry_after=retry_after, kind=kind)
+
+
+@contextlib.contextmanager
+def _malformed_answers(action: str) -> Iterator[None]:
+    """A Zep answer that is not JSON, or not the JSON zep-python expects, becomes one sentence naming Zep, the
+    request and what was wrong (not the parser's bare "Unterminated string starting at: line 1 column 45")."""
+    import pydantic
+    import pydantic.v1
+
+    try:
+        yield
+    except json.JSONDecodeError as exc:
+        raise SourceError(
+            f"Zep's answer to {action} is malformed: it is not valid JSON ({exc.msg} at character {exc.pos})."
+        ) from None
+    except (pydantic.ValidationError, pydantic.v1.ValidationError) as exc:
+        errors = exc.errors()
+        where = ".".join(str(part) for part in errors[0].get("loc", ()) if part != "__root__") if errors else ""
+        raise SourceError(
+            f"Zep's answer to {action} is malformed: it is JSON but not the shape Zep documents"
+            + (f" (at {where})." if where else ".")
+        ) from None
+    except Exception as exc:
+        # zep-python wraps an unreadable success body in ApiError with the 2xx status and the raw text.
+        status = getattr(exc, "status_code", None)
+        if isinstance(status, int) and 200 <= status < 300:
+            raise SourceError(
+                f"Zep's answer to {action} is malformed: HTTP {status} with a body that is not the JSON Zep documents."
+            ) from None
+        raise
 
 
 def _parse_time(value: str | None) -> dt.datetime | None:
@@ -73,7 +106,8 @@ class ZepMemoryStore(MemoryStore):
         client = self._zep()
         if user_id and user_id not in self._known_users:
             try:
-                client.user.add(user_id=user_id)
+                with _malformed_answers("adding a user"):
+                    client.user.add(user_id=user_id)
             except ApiError as exc:
                 if exc.status_code not in (400, 409):  # already exists
                     raise
@@ -81,7 +115,8 @@ class ZepMemoryStore(MemoryStore):
         if session_id in self._known_sessions:
             return
         try:
-            client.memory.add_session(session_id=session_id, user_id=user_id)
+            with _malformed_answers("adding a session"):
+                client.memory.add_session(session_id=session_id, user_id=user_id)
         except ApiError as exc:
             if exc.status_code not in (400, 409):  # already exists
                 raise
@@ -117,7 +152,8 @@ class ZepMemoryStore(MemoryStore):
         from zep_python.core.api_error import ApiError
 
         try:
-            self._zep().memory.add(interaction.session_id, messages=[question, answer])
+            with _malformed_answers("storing an interaction"):
+                self._zep().memory.add(interaction.session_id, messages=[question, answer])
         except ApiError as exc:
             if exc.status_code != 404:
                 raise
@@ -125,7 +161,8 @@ class ZepMemoryStore(MemoryStore):
             self._known_sessions.discard(interaction.session_id)
             self._known_users.discard(interaction.user_id or "")
             self._ensure_session(interaction.session_id, interaction.user_id)
-            self._zep().memory.add(interaction.session_id, messages=[question, answer])
+            with _malformed_answers("storing an interaction"):
+                self._zep().memory.add(interaction.session_id, messages=[question, answer])
 
     def search(self, query: RecallQuery) -> list[RecalledInteraction]:
         from zep_python.core.api_error import ApiError
@@ -136,7 +173,8 @@ class ZepMemoryStore(MemoryStore):
         if query.session_id:
             kwargs["session_ids"] = [query.session_id]
         try:
-            response = self._zep().memory.search_sessions(**kwargs)
+            with _malformed_answers("the memory search"):
+                response = self._zep().memory.search_sessions(**kwargs)
         except ApiError as exc:
             if exc.status_code == 404:
                 return []
@@ -211,7 +249,8 @@ class ZepMemoryStore(MemoryStore):
 
     def count_sessions(self) -> int:
         """How many sessions the Zep project holds (one small request; also proves the server answers)."""
-        response = self._zep().memory.list_sessions(page_number=1, page_size=1)
+        with _malformed_answers("listing sessions"):
+            response = self._zep().memory.list_sessions(page_number=1, page_size=1)
         return int(response.total_count or 0)
 
     def close(self) -> None:

@@ -7,9 +7,13 @@ whose message is one sentence an analyst can act on.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ingest.formats.common import ConversionError
 from ingest.structure import ConvertedDocument
+
+if TYPE_CHECKING:
+    from ingest.limits import IngestLimits
 
 SUFFIX_TYPES = {
     ".txt": "txt",
@@ -29,34 +33,42 @@ def doc_type_for(filename: str) -> str | None:
     return SUFFIX_TYPES.get(Path(filename).suffix.lower())
 
 
-def convert_bytes(data: bytes, filename: str, doc_type: str | None = None) -> ConvertedDocument:
-    """Convert one file's bytes; `doc_type` overrides the suffix (txt, md, html, pdf, docx, web, arxiv)."""
+def convert_bytes(
+    data: bytes, filename: str, doc_type: str | None = None, limits: IngestLimits | None = None
+) -> ConvertedDocument:
+    """Convert one file's bytes; `doc_type` overrides the suffix (txt, md, html, pdf, docx, web, arxiv).
+
+    With `limits`, a file over the byte limit is refused before it is parsed, and extraction stops at the
+    character limit (a `ConversionError` saying which limit).
+    """
     doc_type = doc_type or doc_type_for(filename)
     if doc_type is None:
         supported = ", ".join(sorted(SUPPORTED_SUFFIXES))
         raise ConversionError(f"{Path(filename).suffix or 'files without a suffix'} is not supported ({supported}).")
+    if limits is not None:
+        limits.check_bytes(len(data))
     if not data.strip():
         raise ConversionError("the file is empty.")
     if doc_type in ("txt", "arxiv"):
         from ingest.formats.text import convert_text
 
-        converted = convert_text(data, filename)
+        converted = convert_text(data, filename, limits)
     elif doc_type in ("md", "web"):
         from ingest.formats.markdown import convert_markdown
 
-        converted = convert_markdown(data, filename)
+        converted = convert_markdown(data, filename, limits)
     elif doc_type == "html":
         from ingest.formats.html import convert_html
 
-        converted = convert_html(data, filename)
+        converted = convert_html(data, filename, limits)
     elif doc_type == "pdf":
         from ingest.formats.pdf import convert_pdf
 
-        converted = convert_pdf(data, filename)
+        converted = convert_pdf(data, filename, limits)
     elif doc_type == "docx":
         from ingest.formats.docx import convert_docx
 
-        converted = convert_docx(data, filename)
+        converted = convert_docx(data, filename, limits)
     else:
         raise ConversionError(f"document type {doc_type!r} is not one of txt, md, html, pdf, docx, web, arxiv.")
     if converted.empty:

@@ -9,14 +9,18 @@ from __future__ import annotations
 import datetime as dt
 import io
 import zipfile
+from typing import TYPE_CHECKING
 
 from ingest.formats.common import ConversionError, title_from_filename
 from ingest.structure import ConvertedDocument, TextBuilder
 
+if TYPE_CHECKING:
+    from ingest.limits import IngestLimits
+
 _TEMPLATE_CREATED = dt.datetime(2013, 12, 23, 23, 15)
 
 
-def convert_docx(data: bytes, filename: str) -> ConvertedDocument:
+def convert_docx(data: bytes, filename: str, limits: IngestLimits | None = None) -> ConvertedDocument:
     """Convert a .docx file in reading order (paragraphs and tables as they appear)."""
     import docx
     from docx.opc.exceptions import PackageNotFoundError
@@ -24,11 +28,17 @@ def convert_docx(data: bytes, filename: str) -> ConvertedDocument:
     from docx.text.paragraph import Paragraph
 
     try:
+        if limits is not None:
+            # A .docx is a zip: refuse a bomb from its directory, before anything is unpacked.
+            with zipfile.ZipFile(io.BytesIO(data)) as package:
+                limits.check_unpacked(sum(info.file_size for info in package.infolist()))
         document = docx.Document(io.BytesIO(data))
+    except ConversionError:
+        raise
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
         raise ConversionError("it could not be read as a Word (.docx) document.") from exc
 
-    builder = TextBuilder()
+    builder = TextBuilder(limits)
     first_heading: str | None = None
     for block in document.iter_inner_content():
         if isinstance(block, Paragraph):

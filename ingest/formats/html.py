@@ -3,10 +3,15 @@ title, date and canonical URL from the page's own metadata."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from bs4 import BeautifulSoup, Comment, Doctype, NavigableString, Tag
 
 from ingest.formats.common import ConversionError, parse_date, title_from_filename
 from ingest.structure import ConvertedDocument, TextBuilder
+
+if TYPE_CHECKING:
+    from ingest.limits import IngestLimits
 
 _DROP = (
     "script",
@@ -79,7 +84,7 @@ def _meta(soup: BeautifulSoup, *keys: str) -> str | None:
     return None
 
 
-def convert_html(data: bytes, filename: str) -> ConvertedDocument:
+def convert_html(data: bytes, filename: str, limits: IngestLimits | None = None) -> ConvertedDocument:
     """Convert an HTML page."""
     try:
         soup = BeautifulSoup(data, "lxml")
@@ -108,7 +113,7 @@ def convert_html(data: bytes, filename: str) -> ConvertedDocument:
             tag.decompose()
     root = soup.find("main") or soup.find("article") or soup.find("body") or soup
 
-    builder = TextBuilder()
+    builder = TextBuilder(limits)
     buffer: list[str] = []
     first_h1: list[str] = []
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from ingest.formats.common import ConversionError, decode_text, json_safe, parse_date, title_from_filename
 from ingest.structure import ConvertedDocument, TextBuilder
+
+if TYPE_CHECKING:
+    from ingest.limits import IngestLimits
 
 _ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
@@ -53,10 +56,10 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     return (data if isinstance(data, dict) else {}), text[match.end() :]
 
 
-def convert_markdown(data: bytes, filename: str) -> ConvertedDocument:
+def convert_markdown(data: bytes, filename: str, limits: IngestLimits | None = None) -> ConvertedDocument:
     """Convert a Markdown file."""
     front, body = split_front_matter(decode_text(data).replace("\r\n", "\n"))
-    builder = TextBuilder()
+    builder = TextBuilder(limits)
     first_h1: str | None = None
     buffer: list[str] = []
     in_code = False

@@ -1,18 +1,19 @@
-"""PDF: text per page with Haystack's `PyPDFToDocument` (pypdf), running headers and footers removed; title and
+"""PDF: text per page with pypdf, running headers and footers removed; title and
 creation date from the PDF's document information."""
 
 from __future__ import annotations
 
 import io
-
-from haystack.components.converters import PyPDFToDocument
-from haystack.dataclasses import ByteStream
+from typing import TYPE_CHECKING
 
 from ingest.formats.common import ConversionError, title_from_filename
 from ingest.structure import ConvertedDocument, TextBuilder, paragraphs, remove_repeated_page_lines
 
+if TYPE_CHECKING:
+    from ingest.limits import IngestLimits
 
-def convert_pdf(data: bytes, filename: str) -> ConvertedDocument:
+
+def convert_pdf(data: bytes, filename: str, limits: IngestLimits | None = None) -> ConvertedDocument:
     """Convert a PDF; every paragraph keeps its 1-based page number."""
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
@@ -30,12 +31,24 @@ def convert_pdf(data: bytes, filename: str) -> ConvertedDocument:
     except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
         raise ConversionError(f"it could not be read as a PDF ({exc}).") from exc
 
-    documents = PyPDFToDocument().run(sources=[ByteStream(data=data, meta={"file_path": filename})])["documents"]
-    if not documents or not (documents[0].content or "").strip():
+    # Page by page, so a PDF whose pages expand to too much text stops at the limit.
+    texts: list[str] = []
+    extracted = 0
+    try:
+        for page in reader.pages:
+            texts.append(page.extract_text() or "")
+            extracted += len(texts[-1])
+            if limits is not None:
+                limits.check_chars(extracted)
+    except ConversionError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - pypdf raises many kinds of errors on damaged content streams
+        raise ConversionError(f"its text could not be extracted ({exc}).") from exc
+    if not any(text.strip() for text in texts):
         raise ConversionError("no text could be extracted from it (a scanned PDF needs OCR first).")
-    pages = remove_repeated_page_lines((documents[0].content or "").split("\f"))
+    pages = remove_repeated_page_lines(texts)
 
-    builder = TextBuilder()
+    builder = TextBuilder(limits)
     for page_number, page in enumerate(pages, start=1):
         for paragraph in paragraphs(page):
             builder.paragraph(paragraph, page_number)

@@ -4,18 +4,22 @@ lines at the top give the date and URL, as in most plain-text notes."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from ingest.formats.common import decode_text, parse_date, title_from_filename
 from ingest.structure import ConvertedDocument, TextBuilder, paragraphs
 
+if TYPE_CHECKING:
+    from ingest.limits import IngestLimits
+
 _FIELD = re.compile(r"^(date|published|updated|source|url)\s*:\s*(\S.*)$", re.IGNORECASE)
 
 
-def convert_text(data: bytes, filename: str) -> ConvertedDocument:
+def convert_text(data: bytes, filename: str, limits: IngestLimits | None = None) -> ConvertedDocument:
     """Convert a .txt file; pages separated by form feeds keep their page numbers."""
     text = decode_text(data)
     pages = text.split("\f")
-    builder = TextBuilder()
+    builder = TextBuilder(limits)
     fields: dict[str, str] = {}
     for page_number, page in enumerate(pages, start=1):
         for position, paragraph in enumerate(paragraphs(page)):

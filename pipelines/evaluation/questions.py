@@ -158,6 +158,8 @@ class EvaluationRun:
         self.out: Path = config.out  # type: ignore[assignment]
         self.doc_id_map: dict[str, str] = {}  # knowledge-base document id -> corpus id
         self.collection: str | None = None  # None: the settings' collection
+        # Corpus documents that could not be ingested, as {"id", "reason"}; the run goes on without them.
+        self.corpus_failures: list[dict[str, str]] = []
         self._catalog: Any = None
         self._model: Any = None
 
@@ -210,10 +212,18 @@ class EvaluationRun:
             bar.update(len(items) - done["files"])
             bar.close()
         logger.info("Evaluation corpus ingested: {summary}", summary=report.summary())
-        if report.failed:
-            first_source, first_reason = report.failed[0]
-            raise EvaluationInputError(
-                f"{len(report.failed)} corpus documents failed to ingest, e.g. {first_source}: {first_reason}"
+        self.corpus_failures = [
+            {"id": source.removeprefix(_ID_PREFIX), "reason": reason} for source, reason in report.failed
+        ]
+        if self.corpus_failures and len(self.corpus_failures) == len(items):
+            first = self.corpus_failures[0]
+            raise EvaluationInputError(f"no corpus document could be ingested, e.g. {first['id']}: {first['reason']}")
+        for failure in self.corpus_failures:
+            # Reported, and the evaluation goes on: their questions simply cannot find them.
+            logger.warning(
+                "Corpus document {corpus_id} was not ingested: {reason}",
+                corpus_id=failure["id"],
+                reason=failure["reason"],
             )
 
     def _corpus_id(self, document_id: str | None) -> str | None:
@@ -419,6 +429,7 @@ class EvaluationRun:
         return {
             "questions_file": self.config.questions.name,
             "corpus_file": self.config.corpus.name if self.config.corpus else None,
+            "corpus_failures": list(self.corpus_failures),
             "questions": len(questions),
             "sample": self.config.sample,
             "seed": self.config.seed,
@@ -548,5 +559,12 @@ def main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
     from pipelines.evaluation.report import summary_table
 
     print(summary_table(summary))
+    failures = summary.get("corpus_failures") or []
+    if failures:
+        from ingest.report import printable
+
+        print(f"\n{len(failures)} corpus documents could not be ingested (their questions are still asked):")
+        for failure in failures:
+            print(f"  {printable(failure['id'])}: {printable(failure['reason'])}")
     print(f"\nReports: {config.out / 'report.md'}, {config.out / 'report.json'}, charts in {config.out}")
     return 0

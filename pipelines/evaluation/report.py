@@ -87,6 +87,18 @@ def _haystack_table(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _corpus_failures(summary: dict[str, Any]) -> list[str]:
+    """A section naming the corpus documents that could not be ingested, when there are any."""
+    failures = summary.get("corpus_failures") or []
+    if not failures:
+        return []
+    rows = "\n".join(f"| `{failure['id']}` | {failure['reason'].replace('|', '/')} |" for failure in failures)
+    return [
+        f"{len(failures)} corpus documents could not be ingested; their questions were still asked.",
+        "| corpus document | why it was not ingested |\n|---|---|\n" + rows,
+    ]
+
+
 def markdown_report(summary: dict[str, Any]) -> str:
     """The whole report as Markdown."""
     sample = f"a sample of {summary['questions']} (seed {summary['seed']})" if summary.get("sample") else "all"
@@ -102,6 +114,7 @@ def markdown_report(summary: dict[str, Any]) -> str:
                 "its sentence.",
                 "## Results",
                 summary_table(summary),
+                *_corpus_failures(summary),
                 "![retrieval](retrieval.png)\n\n![latency](latency.png)",
                 "## Each source's contribution",
                 _sources_table(summary),

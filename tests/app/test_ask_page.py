@@ -52,7 +52,7 @@ class TestAskPage:
         assert not at.exception
         assert not at.error
         text = " ".join(element.value for element in at.markdown)
-        assert "[1]" in text  # the answer cites its first chunk
+        assert "\\[1\\]" in text  # the answer cites its first chunk (document text is escaped, never rendered)
         assert "kb_dense" in text and "success" in text  # per-source status chips
         labels = [expander.label for expander in at.expander]
         assert any(label.startswith("[1] ") and "pgvector" in label.lower() for label in labels)

@@ -22,6 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
+COLLECTION = f"browser_{uuid.uuid4().hex[:8]}"  # the app's knowledge base; tests add documents to it
 
 pytestmark = [
     pytest.mark.browser,
@@ -40,7 +41,7 @@ def _free_port() -> int:
 def app_url(database_url):
     """The real app (streamlit run) on a free 127.0.0.1 port, on its own collection; stopped by its own pid."""
     port = _free_port()
-    env = dict(os.environ, KB_COLLECTION=f"browser_{uuid.uuid4().hex[:8]}", PYTHONUNBUFFERED="1")
+    env = dict(os.environ, KB_COLLECTION=COLLECTION, PYTHONUNBUFFERED="1")
     log = ARTIFACTS / "streamlit.log"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with log.open("w") as output:
@@ -118,3 +119,62 @@ def test_ask_open_a_citation_and_an_entity_timeline(app_url, browser_page):
     time.sleep(1.0)  # let the chart finish drawing before the picture
     page.screenshot(path=str(ARTIFACTS / "entity-timeline.png"), full_page=True)
     assert page.get_by_text("1996").count() + page.get_by_text("1986").count() > 0
+
+
+@pytest.fixture()
+def pixel_server():
+    """A server on 127.0.0.1 that records every request: any request means the page loaded a URL a document names."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    requested: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the http.server name
+            requested.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "image/png")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args) -> None:  # noqa: ANN002 - quiet
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    server.requested = requested  # type: ignore[attr-defined]
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_markdown_in_a_document_is_shown_as_text(app_url, browser_page, pixel_server):
+    from components.knowledge_base.factory import open_knowledge_base
+    from ingest.ingestor import Ingestor
+
+    base = f"http://127.0.0.1:{pixel_server.server_address[1]}"
+    text = (
+        "Ferry terminal notes\n\n"
+        f"The Lindqvist ferry terminal opened in October 2023 ![a tracking pixel]({base}/pixel.png) after a "
+        f"[vote of the harbour board]({base}/board) in March 2021.\n\n"
+        f'The harbour board paid for the Lindqvist terminal <img src="{base}/raw.png"> with a bond.'
+    )
+    store = open_knowledge_base(collection=COLLECTION)
+    report = Ingestor(store=store, hooks=[]).ingest_bytes(text.encode(), "lindqvist-ferry.txt")
+    assert report.added or report.replaced or report.skipped
+
+    page = browser_page
+    page.goto(app_url)
+    page.get_by_role("heading", name="Ask").wait_for()
+    page.get_by_label("Question").fill("When did the Lindqvist ferry terminal open?")
+    page.get_by_role("button", name="Ask").click()
+    page.get_by_role("heading", name="Evidence").wait_for()
+    # The Markdown is on the page as the characters the document holds, in the answer and in the evidence panel.
+    page.get_by_text("![a tracking pixel](", exact=False).first.wait_for(state="visible")
+    assert page.get_by_text("[vote of the harbour board](", exact=False).count() >= 1
+    time.sleep(1.0)  # give any image the page might load time to be requested
+    page.screenshot(path=str(ARTIFACTS / "markdown-as-text.png"), full_page=True)
+    assert page.locator(f"img[src^='{base}']").count() == 0
+    assert page.locator(f"a[href^='{base}']").count() == 0  # no link either, not even a bare URL made one
+    assert pixel_server.requested == []

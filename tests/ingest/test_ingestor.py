@@ -166,3 +166,33 @@ class TestIngestor:
         expected = embedding_model.embed([c.text for c in chunks])
         stored = np.stack([np.asarray(c.embedding, dtype=np.float32) for c in chunks])
         assert np.allclose(stored, expected, atol=1e-4)
+
+    def test_an_embedding_failure_fails_only_the_document_of_the_bad_chunk(self, store, embedding_model) -> None:
+        from ingest.ingestor import IngestItem
+
+        class RefusingModel:
+            """The real model, refusing any call that holds the poisoned chunk (as the embedder refused batches)."""
+
+            def __init__(self) -> None:
+                self.calls: list[int] = []
+
+            def embed_with_sentence_spans(self, texts, spans, batch_size=32):  # noqa: ANN001, ANN202
+                self.calls.append(len(texts))
+                if any("POISON" in text for text in texts):
+                    raise ValueError("Unable to create tensor, you should probably activate truncation and/or padding")
+                return embedding_model.embed_with_sentence_spans(texts, spans, batch_size)
+
+        ingestor = Ingestor(store=store, hooks=[], batch_size=4)
+        ingestor.warm_up()
+        ingestor._model = model = RefusingModel()
+        texts = {f"doc{i}": f"Document {i}. " + PARAGRAPH for i in range(5)}
+        texts["doc2"] = PARAGRAPH + "\n\nThe POISON paragraph.\n\n" + PARAGRAPH * 3
+        items = [IngestItem(source=name, filename=f"{name}.txt", data=text.encode()) for name, text in texts.items()]
+        report = ingestor.ingest_items(items)
+        assert sorted(report.added) == ["doc0", "doc1", "doc3", "doc4"]
+        assert report.failed == [("doc2", report.failed[0][1])]
+        assert (
+            report.failed[0][1].startswith("Embedding its chunk ") and "Unable to create tensor" in report.failed[0][1]
+        )
+        assert store.count_documents() == 4
+        assert model.calls[0] > 1 and 1 in model.calls  # the whole batch first, then chunk by chunk

@@ -75,3 +75,60 @@ class TestEmbedWithSentences:
             thread.join()
         assert len(results) == 3
         assert all(np.abs(result - expected).max() < 1e-5 for result in results)
+
+
+class TestTokenizerSharedAcrossThreads:
+    """The ingestion's reader thread counts word pieces (no padding) while the embedder pads its batches.
+
+    With one shared fast tokenizer the counting call reset the padding between another thread's "pad" and its
+    encoding, and ragged rows failed the batch with "Unable to create tensor, you should probably activate
+    truncation and/or padding". Unrelated documents in the same batch failed with it.
+    """
+
+    def test_counting_in_another_thread_never_breaks_a_padded_batch(self, embedding_model):
+        from ingest.splitter import TokenSplitter
+        from ingest.structure import TextBuilder
+
+        splitter = TokenSplitter(chunk_tokens=64, overlap_tokens=8)
+        builder = TextBuilder()
+        builder.paragraph("One short sentence. " + "Another, much longer sentence with many words in it. " * 30)
+        document = builder.build("txt")
+        stop = threading.Event()
+        counted: list[int] = []
+
+        def count() -> None:
+            while not stop.is_set():
+                counted.append(len(splitter.split(document)))
+                counted.append(embedding_model.count_tokens("a text of a few words"))
+
+        texts = ["short text.", "a much longer text with more words " * 12, "middle length text here"]
+        expected, _ = embedding_model.embed_with_sentences(texts, [[], [], []])
+        counter = threading.Thread(target=count)
+        counter.start()
+        failures = []
+        try:
+            for _ in range(150):
+                try:
+                    vectors, _ = embedding_model.embed_with_sentences(texts, [[], [], []])
+                    assert np.abs(vectors - expected).max() < 1e-4
+                except ValueError as exc:
+                    failures.append(str(exc))
+        finally:
+            stop.set()
+            counter.join()
+        assert counted, "the counting thread must have run alongside"
+        assert failures == []
+
+    def test_the_tokenizer_for_counting_is_not_the_models_own(self, embedding_model):
+        assert embedding_model.tokenizer is not embedding_model._model.tokenizer
+        assert embedding_model.tokenizer._tokenizer.padding is None
+
+    def test_lone_surrogates_and_empty_texts_embed(self, embedding_model):
+        texts = ["before \ud800 after", "", "   ", "\x00\x01", "\u200b", "A normal sentence."]
+        vectors, sentence_vectors, kept = embedding_model.embed_with_sentence_spans(
+            texts, [[(0, 6)], [], [(0, 3)], [], [], [(0, 18)]]
+        )
+        assert vectors.shape == (len(texts), embedding_model.dimension)
+        assert np.isfinite(vectors).all()
+        assert kept[0] == [(0, 6)] and kept[-1] == [(0, 18)]
+        assert embedding_model.embed(["\udfff"]).shape == (1, embedding_model.dimension)

@@ -249,6 +249,24 @@ class TestMemoryRecallZep:
         assert result["documents"] == [] and result["status"].status is expected
         assert words in result["status"].message
 
+    @pytest.mark.parametrize(
+        ("body", "words"),
+        [
+            (b'{"results": [{"message": {"content": "cut off', "it is not valid JSON (Unterminated string"),
+            (b'{"results": "not a list"}', "it is JSON but not the shape Zep documents (at results)"),
+            (b"<html><body>Bad gateway: upstream returned garbage", "it is not valid JSON (Expecting value"),
+        ],
+    )
+    def test_a_malformed_answer_names_zep_and_what_was_wrong(self, zep_env, embedding_model, body, words) -> None:  # noqa: ANN001
+        zep_env.malformed_body = body
+        zep_env.fail("malformed", path="/api/v2/sessions/search")
+        status = MemoryRecall(backend="zep", zep_api_url=zep_env.base_url, timeout_s=1, retries=0).run(
+            query="Acme", session_id="z1"
+        )["status"]
+        assert status.status is StatusKind.ERROR and status.source == "memory"
+        assert status.message.startswith("Zep's answer to the memory search is malformed: ")
+        assert words in status.message and "\n" not in status.message
+
     def test_wrong_key_is_an_auth_status(self, zep_env, embedding_model, monkeypatch) -> None:  # noqa: ANN001
         monkeypatch.setenv("ZEP_API_KEY", "wrong")
         recall = MemoryRecall(backend="zep", zep_api_url=zep_env.base_url, timeout_s=1, retries=0)

@@ -153,6 +153,20 @@ class TestEvaluationRun:
         assert summary["variants"]["keyword"]["questions"] == 4
         assert [json.loads(line)["id"] for line in results.read_text().splitlines()] == ["q1", "q2", "q3", "q4"]
 
+    def test_corpus_documents_that_fail_are_reported_and_the_run_goes_on(
+        self, work_dir: Path, database_url: str, capsys
+    ) -> None:
+        questions = write_jsonl(work_dir / "questions.jsonl", QUESTIONS)
+        corpus = write_jsonl(work_dir / "corpus.jsonl", [*CORPUS, {"id": "c-blank", "title": "Blank", "text": " \n "}])
+        out = work_dir / "out"
+        assert main([str(questions), "--corpus", str(corpus), "--variants", "keyword", "--out", str(out)]) == 0
+        summary = json.loads((out / "report.json").read_text())
+        assert summary["corpus_failures"] == [{"id": "c-blank", "reason": "The file is empty."}]
+        assert summary["variants"]["keyword"]["questions"] == 4
+        assert summary["variants"]["keyword"]["errors"] == 0
+        assert "`c-blank` | The file is empty." in (out / "report.md").read_text()
+        assert "1 corpus documents could not be ingested" in capsys.readouterr().out
+
     @pytest.mark.skipif(not SHARED_SQUAD.exists(), reason="the shared SQuAD data is not next to the repository")
     def test_squad_sample_through_the_command_line(self, work_dir: Path, database_url: str, capsys) -> None:
         all_questions = load_questions(SHARED_SQUAD / "questions.jsonl")
