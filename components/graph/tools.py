@@ -274,9 +274,10 @@ class GraphTools:
         use_graph: bool = True,
         limit: int = 10,
         timeout_s: float | None = None,
-    ) -> tuple[dict[str, Any], list[FactHit]]:
-        """`perform_comprehensive_search`'s result and the graph hits behind its `graph_results`; a side that
-        takes longer than `timeout_s` is reported in `errors` while the other side's results are kept."""
+    ) -> tuple[dict[str, Any], list[FactHit], list[ContextChunk]]:
+        """`perform_comprehensive_search`'s result, the graph hits behind its `graph_results` and the chunks behind
+        its `vector_results`; a side that takes longer than `timeout_s` is reported in `errors` while the other
+        side's results are kept."""
         query = check_text(query, "query")
         limit = clamp(limit, 1, MAX_LIMIT, 10)
         futures: dict[str, concurrent.futures.Future] = {}
@@ -286,6 +287,7 @@ class GraphTools:
             futures["graph"] = _POOL.submit(self.search_hits, query, limit)
         results: dict[str, list[Any]] = {"vector": [], "graph": []}
         graph_hits: list[FactHit] = []
+        vector_chunks: list[ContextChunk] = []
         errors: dict[str, str] = {}
         if use_vector and self.vector_search is None:
             errors["vector"] = "no vector search is configured"
@@ -300,6 +302,7 @@ class GraphTools:
                 errors[side] = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
                 continue
             if side == "vector":
+                vector_chunks = list(value)
                 value = [
                     {
                         "content": chunk.text,
@@ -315,9 +318,13 @@ class GraphTools:
                 graph_hits = value
                 value = [hit.fact.contract() for hit in value]
             results[side] = value
-        return {
-            "vector_results": results["vector"],
-            "graph_results": results["graph"],
-            "total_results": len(results["vector"]) + len(results["graph"]),
-            "errors": errors,
-        }, graph_hits
+        return (
+            {
+                "vector_results": results["vector"],
+                "graph_results": results["graph"],
+                "total_results": len(results["vector"]) + len(results["graph"]),
+                "errors": errors,
+            },
+            graph_hits,
+            vector_chunks,
+        )
