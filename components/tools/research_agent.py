@@ -11,8 +11,10 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 from haystack.components.agents import Agent
 from haystack.components.agents.state.state_utils import replace_values
+from haystack.core.serialization import component_to_dict
 from haystack.dataclasses import ChatMessage
 from haystack.tools import Tool
+from haystack.utils import deserialize_chatgenerator_inplace
 
 from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_to_document
 from components.generation.citation_checker import CitationChecker
@@ -35,6 +37,28 @@ SYSTEM_PROMPT = (
     "arguments were invalid, fix them and call it again. If the evidence does not answer the question, say so "
     "in one sentence. Be concise."
 )
+
+
+def chat_generator_from_settings(timeout_s: float | None = None) -> Any:
+    """The OpenAI-compatible chat generator the settings describe; ValueError (one sentence) when not configured."""
+    from haystack.components.generators.chat import OpenAIChatGenerator
+    from haystack.utils import Secret
+
+    from components.settings import get_settings
+
+    settings = get_settings()
+    if settings.openai_api_key is None:
+        raise ValueError(
+            "No tool-calling chat model is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a "
+            "local server; any key works there)."
+        )
+    return OpenAIChatGenerator(
+        api_key=Secret.from_env_var("OPENAI_API_KEY"),
+        model=settings.openai_model,
+        api_base_url=settings.openai_base_url,
+        timeout=timeout_s or settings.question_budget_s,
+        max_retries=settings.tool_retries,
+    )
 
 
 def choose_tools(
@@ -196,10 +220,11 @@ class ResearchAgent:
     """Answers a question with a tool-calling chat model over the research tools the manager chooses for it.
 
     The manager (`choose_tools`) picks, among the tools the profile grants, those the question and conversation
-    call for; a Haystack `Agent` with the settings' chat model (OPENAI_API_KEY / OPENAI_BASE_URL / OPENAI_MODEL)
-    calls them, every call through the `ToolExecutor` (grants, validation, timeout, retries, breaker, cache,
-    telemetry). The chunks the calls return are numbered in order; the answer cites them as [n] and goes through
-    the `CitationChecker`. Never raises on a failing model or tool: `status` says what happened.
+    call for; a Haystack `Agent` with `chat_generator` (default: the settings' chat model, OPENAI_API_KEY /
+    OPENAI_BASE_URL / OPENAI_MODEL) calls them, every call through the `ToolExecutor` (grants, validation,
+    timeout, retries, breaker, cache, telemetry). The chunks the calls return are numbered in order; the answer
+    cites them as [n] and goes through the `CitationChecker`. Never raises on a failing model or tool: `status`
+    says what happened.
 
     Usage:
     ```python
@@ -213,6 +238,7 @@ class ResearchAgent:
     def __init__(
         self,
         profile: str | None = None,
+        chat_generator: Any = None,
         max_agent_steps: int = 8,
         max_invalid_calls: int = 3,
         min_support: float = 0.5,
@@ -231,15 +257,18 @@ class ResearchAgent:
         self.max_invalid_calls = max_invalid_calls
         self.min_support = min_support
         self.system_prompt = system_prompt
+        self.chat_generator = chat_generator
         self._checker = CitationChecker(min_support=min_support)
-        self._generator: Any = None
+        self._generator: Any = chat_generator
 
     def warm_up(self) -> None:
-        """Build the chat model from the settings; ValueError (one sentence) when none is configured."""
+        """Build the chat model from the settings (unless one was given). Without one configured the agent still
+        builds (a server can deploy it); each run then says so in its status."""
         if self._generator is None:
-            from components.tools.agent import chat_generator_from_settings
-
-            self._generator = chat_generator_from_settings()
+            try:
+                self._generator = chat_generator_from_settings()
+            except ValueError as exc:
+                logger.info("The research agent has no chat model yet: {reason}", reason=str(exc))
 
     def _failed(self, selection: ToolSelection, run: _AgentRun | None, started: float, message: str) -> dict:
         status = SourceStatus(
@@ -284,10 +313,11 @@ class ResearchAgent:
         if not text or len(text) > 2000:
             reason = "the question is empty" if not text else "the question is longer than 2,000 characters"
             return self._failed(ToolSelection(tools=[]), None, started, reason)
-        try:
-            self.warm_up()
-        except ValueError as exc:
-            return self._failed(ToolSelection(tools=[]), None, started, str(exc))
+        if self._generator is None:
+            try:
+                self._generator = chat_generator_from_settings()
+            except ValueError as exc:
+                return self._failed(ToolSelection(tools=[]), None, started, str(exc))
         executor = ToolExecutor(profile=self.profile)
         selection = choose_tools(text, profile=executor.profile, conversation=conversation, profiles=executor.profiles)
         run = _AgentRun(executor, self.max_invalid_calls)
@@ -332,6 +362,7 @@ class ResearchAgent:
         return default_to_dict(
             self,
             profile=self.profile,
+            chat_generator=component_to_dict(self.chat_generator, "chat_generator") if self.chat_generator else None,
             max_agent_steps=self.max_agent_steps,
             max_invalid_calls=self.max_invalid_calls,
             min_support=self.min_support,
@@ -340,4 +371,36 @@ class ResearchAgent:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ResearchAgent:
+        if (data.get("init_parameters") or {}).get("chat_generator"):
+            deserialize_chatgenerator_inplace(data["init_parameters"], key="chat_generator")
         return default_from_dict(cls, data)
+
+
+def agent_result_json(result: dict[str, Any]) -> dict[str, Any]:
+    """A `ResearchAgent` result as plain JSON: the answer, the numbered chunks with their attribution, the tool
+    calls, the manager's choice, the citation check and the status (for the CLI, the server and the app)."""
+    chunks = []
+    for number, document in enumerate(result["chunks"], start=1):
+        meta = document.meta
+        chunks.append(
+            {
+                "n": number,
+                "content": document.content,
+                "source_type": meta.get("source_type"),
+                "source_id": meta.get("source_id"),
+                "source_title": meta.get("source_title"),
+                "source_url": meta.get("source_url"),
+                "source_date": str(meta["source_date"]) if meta.get("source_date") else None,
+                "semantic_relevance": meta.get("semantic_relevance"),
+            }
+        )
+    return {
+        "answer": result["answer"],
+        "chunks": chunks,
+        "citations": list(result["citations"]),
+        "invalid_citations": list(result["invalid_citations"]),
+        "sentences": list(result["sentences"]),
+        "tool_calls": list(result["tool_calls"]),
+        "selection": dict(result["selection"]),
+        "status": result["status"].to_dict(),
+    }

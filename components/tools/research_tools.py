@@ -500,6 +500,7 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
             min_score=_number("Lowest similarity score kept (0-1, default 0.5; clamped)."),
         ),
         result_schema={
+            "type": "object",
             "oneOf": [
                 {
                     "type": "object",
@@ -543,7 +544,7 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
                     },
                     "additionalProperties": False,
                 },
-            ]
+            ],
         },
         adapter=_book_content,
         source="kb",

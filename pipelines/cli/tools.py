@@ -89,25 +89,23 @@ def _select(args: argparse.Namespace) -> int:
     print("tools: " + (", ".join(selection.tools) or "none"))
     print("sources: " + (", ".join(selection.sources) or "none"))
     for tool, reasons in selection.reasons.items():
-        if args.show_all or tool in selection.tools or tool == "*":
+        # The chosen tools, and those the question called for but the profile does not grant.
+        if args.show_all or tool in selection.tools or tool == "*" or "not granted to this profile" in reasons:
             print(f"  {tool}: {'; '.join(reasons)}")
     return 0
 
 
 def _agent(args: argparse.Namespace) -> int:
-    from components.tools.research_agent import ResearchAgent
+    from components.tools.research_agent import ResearchAgent, agent_result_json
 
     agent = ResearchAgent(profile=args.profile, max_agent_steps=args.max_steps)
-    try:
-        agent.warm_up()
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
+    agent.warm_up()
     result = agent.run(question=args.question)
     if args.as_json:
-        print(json.dumps(agent_run_json(result), indent=2, default=str))
+        print(json.dumps(agent_result_json(result), indent=2, default=str))
         return 0 if result["status"].ok else 1
     if not result["status"].ok:
-        raise UserError(f"the chat model failed: {result['status'].message}")
+        raise UserError(result["status"].message)
     print(result["answer"] or "(no answer)")
     for call in result["tool_calls"]:
         print(
@@ -118,15 +116,3 @@ def _agent(args: argparse.Namespace) -> int:
         title = document.meta.get("source_title") or document.meta.get("source_id")
         print(f"[{number}] {title} ({document.meta.get('source_type')})")
     return 0
-
-
-def agent_run_json(result: dict[str, Any]) -> dict[str, Any]:
-    """A research agent run as plain JSON: answer, numbered chunks, tool calls, selection, citation check."""
-    return {
-        "answer": result["answer"],
-        "chunks": [{"n": n, "content": d.content, "meta": d.meta} for n, d in enumerate(result["chunks"], start=1)],
-        "tool_calls": result["tool_calls"],
-        "selection": result["selection"],
-        "sentences": result["sentences"],
-        "status": result["status"].to_dict(),
-    }
