@@ -93,7 +93,7 @@ class ComprehensiveSearch:
         def work() -> SourceResult:
             assert self._tools is not None
             result, hits, chunks = self._tools.comprehensive(
-                query, use_vector, use_graph, limit or self.limit, side_timeout
+                query, use_vector, use_graph, self.limit if limit is None else limit, side_timeout
             )
             found.update(result)
             found["hits"] = hits
