@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+# The package, imported before AppTest puts app/pages (which holds an ingest.py page) on the import path.
+import ingest.demo  # noqa: F401
 from tests.app.conftest import page
 from tests.components.knowledge_base.kb_corpus import corpus
 from tests.contract_servers.chat import chat_server, chat_server_session  # noqa: F401 - fixtures
