@@ -112,6 +112,15 @@ def _configured(spec: ToolSpec) -> tuple[bool, str]:
         return bool(settings.wikipedia_api_url), "MediaWiki API configured"
     if spec.name == "fetch_page":
         return True, "private addresses allowed" if settings.allow_private_addresses else "public addresses only"
+    if spec.name == "firecrawl_search":
+        configured = settings.firecrawl_api_key is not None
+        return configured, "Firecrawl key set" if configured else "needs FIRECRAWL_API_KEY"
+    if spec.name == "retrieve_book_content":
+        return True, "knowledge base: qdrant"
+    if spec.source == "kb":
+        return True, f"knowledge base: {settings.kb_backend}"
+    if spec.source == "graph":
+        return True, f"graph: {settings.graph_backend}"
     return True, "local"
 
 
