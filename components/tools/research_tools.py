@@ -403,12 +403,14 @@ def _factory(path: str, **init: Any) -> Any:
     return lambda: _component(path, **init)
 
 
+# The knowledge-base searches' own guards are named apart from their tools (kb_rag_search, ...), so the executor's
+# breaker and telemetry count each tool call once.
 RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "rag_search",
         "Semantic search of the knowledge base (the analyst's own documents): the chunks closest in meaning to the "
         "query, each with its document, chunk position and relevance.",
-        lambda: _knowledge_base_search(mode="dense", limit=5, min_relevance=0.5, source_name="rag_search"),
+        lambda: _knowledge_base_search(mode="dense", limit=5, min_relevance=0.5, source_name="kb_rag_search"),
         arguments_schema=_arguments(
             ["query"],
             query=QUERY,
@@ -427,7 +429,7 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "vector_search",
         "Dense vector search of the knowledge base: the chunks nearest the query's embedding.",
-        lambda: _knowledge_base_search(mode="dense", limit=10, source_name="vector_search"),
+        lambda: _knowledge_base_search(mode="dense", limit=10, source_name="kb_vector_search"),
         arguments_schema=_arguments(
             ["query"], query=QUERY, limit=_integer("How many chunks (1-50, default 10; clamped).")
         ),
@@ -439,7 +441,7 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         "hybrid_search",
         "Hybrid search of the knowledge base: dense and keyword results fused (reciprocal rank fusion). Best for "
         "names, numbers and exact terms.",
-        lambda: _knowledge_base_search(mode="hybrid", limit=10, source_name="hybrid_search"),
+        lambda: _knowledge_base_search(mode="hybrid", limit=10, source_name="kb_hybrid_search"),
         arguments_schema=_arguments(
             ["query"],
             query=QUERY,
