@@ -37,7 +37,9 @@ _DOCUMENTS = re.compile(
 )
 _BOOKS = re.compile(r"\b(books?|chapters?|pages?|sections?|manual|handbook|textbook)\b", re.IGNORECASE)
 _EXACT = re.compile(r"\"[^\"]+\"|\b\d[\d.,]*\b|\b[A-Z]{2,}[\w-]*\b")
-_ARITHMETIC = re.compile(r"\d\s*[-+*/^%]\s*\d|\b(percent(age)?|how much is|sum of|average of|ratio of)\b")
+_ARITHMETIC = re.compile(
+    r"\d\s*[-+*/^]\s*\d|\d\s*%(\s*of)?\s*\d|\b(percent(age)?|how much is|sum of|average of|ratio of)\b"
+)
 _FILES = re.compile(r"\b(workspace|my (files?|notes|folder)|folder|directory|\w+\.(md|txt|csv|json))\b", re.I)
 _WRITE = re.compile(
     r"\b(save|write|store) (it|this|that|the \w+|a \w+)?\s*(to|into|in|as) (a )?(file|\w+\.\w+)\b", re.I

@@ -34,6 +34,9 @@ def register(subparsers: Any) -> None:
     select.add_argument("question")
     select.add_argument("--profile", help="tool profile (default: TOOL_PROFILE)")
     select.add_argument("--all", action="store_true", dest="show_all", help="also list the tools left out")
+    select.add_argument(
+        "--earlier", action="append", default=[], metavar="QUESTION", help="an earlier question of the conversation"
+    )
     select.add_argument("--json", action="store_true", dest="as_json")
     select.set_defaults(func=_select)
 
@@ -82,7 +85,8 @@ def _run(args: argparse.Namespace) -> int:
 def _select(args: argparse.Namespace) -> int:
     from components.tools.research_agent import choose_tools
 
-    selection = choose_tools(args.question, profile=args.profile)
+    conversation = [{"role": "user", "content": text} for text in args.earlier]
+    selection = choose_tools(args.question, profile=args.profile, conversation=conversation)
     if args.as_json:
         print(json.dumps(selection.to_dict(), indent=2))
         return 0

@@ -47,3 +47,12 @@ class TestToolsCommand:
         out = capsys.readouterr().out
         assert out.startswith("tools: rag_search\n") and "arxiv_search: source arxiv" in out
         assert "not granted to this profile" in out
+
+    def test_a_follow_up_borrows_the_conversation(self, capsys) -> None:  # noqa: ANN001
+        assert main(["tools", "select", "When did it happen?", "--earlier", "Who acquired Zilliz?", "--json"]) == 0
+        selection = json.loads(capsys.readouterr().out)
+        assert "memory_recall" in selection["tools"] and "get_entity_timeline" in selection["tools"]
+        assert selection["reasons"]["memory_recall"] == ["follows up the conversation"]
+        assert main(["tools", "select", "When did it happen?", "--json"]) == 0
+        alone = json.loads(capsys.readouterr().out)
+        assert "memory_recall" not in alone["tools"] and "get_entity_timeline" not in alone["tools"]
