@@ -204,25 +204,3 @@ class BookContentRetriever:
     def from_dict(cls, data: dict[str, Any]) -> BookContentRetriever:
         """Deserialise from a dict."""
         return default_from_dict(cls, data)
-
-
-_DEFAULT: BookContentRetriever | None = None
-_DEFAULT_LOCK = threading.Lock()
-
-
-def retrieve_book_content(query: str, top_k: int = 5, min_score: float = 0.5) -> dict[str, Any]:
-    """Search the books and documents of the knowledge base for passages about `query`.
-
-    :param query: what to look for (required, up to 1,000 characters).
-    :param top_k: how many passages (1-10, default 5).
-    :param min_score: the lowest similarity score to keep (0-1, default 0.5).
-    :returns: `{"results": [{id, content, score, source_url, page_number, section_title, metadata}],
-        "query_embedding_used": [...]}`, `{"results": [], "message": "No relevant content found"}`, or
-        `{"error": ..., "code": "CONNECTION_ERROR" | "AUTH_ERROR" | "INVALID_QUERY" | "TIMEOUT_ERROR"}`.
-    """
-    global _DEFAULT
-    with _DEFAULT_LOCK:
-        if _DEFAULT is None:
-            _DEFAULT = BookContentRetriever()
-        retriever = _DEFAULT
-    return retriever.run(query=query, top_k=top_k, min_score=min_score)["result"]
