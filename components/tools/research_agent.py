@@ -86,9 +86,12 @@ def choose_tools(
 
 def _annotate(value: Any, numbers: dict[str, int]) -> Any:
     """`value` with a `cite` mark on every evidence item whose id (or fact uuid, or chunk id) was numbered, long
-    texts shortened and the query embedding left out: what the model reads of a tool result."""
+    texts shortened, and the query embedding and a document's full text (when its chunks are there) left out:
+    what the model reads of a tool result."""
     if isinstance(value, dict):
         out = {key: _annotate(item, numbers) for key, item in value.items() if key != "query_embedding_used"}
+        if isinstance(out.get("document"), dict) and out.get("chunks"):
+            out["document"] = {key: item for key, item in out["document"].items() if key != "text"}
         for key in ("id", "uuid", "chunk_id"):
             number = numbers.get(str(value.get(key))) if value.get(key) is not None else None
             if number is not None:
