@@ -1,5 +1,8 @@
 """`ToolExecutor`: runs any registered tool for a profile: authorisation, input and output validation, and the
 one resilience policy (components.resilience) configured per tool. Never raises: every outcome is a status.
+
+A research tool's component reports its own status: when it failed, the executor's status says so (and counts it
+toward the tool's breaker), while the tool's contract answer (an empty result, an error code) is still returned.
 """
 
 from __future__ import annotations
