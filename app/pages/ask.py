@@ -8,6 +8,7 @@ import re
 import streamlit as st
 
 from app import services
+from app.agent_mode import agent_mode
 from app.document_text import plain, show_text
 
 SOURCE_LABELS = {
@@ -31,6 +32,9 @@ except Exception as exc:  # noqa: BLE001 - shown as a sentence, the page still w
     st.warning(f"The demo corpus could not be prepared: {services.friendly_error(exc)}")
 if demo_note:
     st.info(f"Demo corpus ready: {demo_note}")
+
+if agent_mode():  # only offered when a chat model is configured; it renders the agent's own form and answer
+    st.stop()
 
 with st.form("ask", clear_on_submit=False):
     question = st.text_area("Question", placeholder="What happened to pgvector, and when?", height=80)

@@ -81,8 +81,8 @@ class ComprehensiveSearch:
     ) -> dict[str, Any]:
         """Search both sides for `query`.
 
-        :returns: `result`: `{vector_results, graph_results, total_results, errors}`; `documents`: the graph facts
-            as Documents; `status`: partial when one side failed.
+        :returns: `result`: `{vector_results, graph_results, total_results, errors}`; `documents`: the knowledge-base
+            chunks and the graph facts behind them, as Documents; `status`: partial when one side failed.
         """
         found: dict[str, Any] = {}
 
@@ -92,9 +92,12 @@ class ComprehensiveSearch:
 
         def work() -> SourceResult:
             assert self._tools is not None
-            result, hits = self._tools.comprehensive(query, use_vector, use_graph, limit or self.limit, side_timeout)
+            result, hits, chunks = self._tools.comprehensive(
+                query, use_vector, use_graph, self.limit if limit is None else limit, side_timeout
+            )
             found.update(result)
             found["hits"] = hits
+            found["chunks"] = chunks
             errors = found.get("errors") or {}
             partial = "; ".join(f"{side} search failed: {reason}" for side, reason in errors.items()) or None
             return SourceResult(chunks=[], total_found=found["total_results"], partial=partial)
@@ -103,8 +106,8 @@ class ComprehensiveSearch:
         result = found or {"vector_results": [], "graph_results": [], "total_results": 0, "errors": {}}
         if status.ok and not result["vector_results"] and not result["graph_results"] and result["errors"]:
             status = status.model_copy(update={"status": StatusKind.ERROR})
-        documents = [chunk_to_document(fact_to_chunk(hit)) for hit in result.pop("hits", [])]
-        return {"documents": documents, "result": result, "status": status}
+        chunks = result.pop("chunks", []) + [fact_to_chunk(hit) for hit in result.pop("hits", [])]
+        return {"documents": [chunk_to_document(chunk) for chunk in chunks], "result": result, "status": status}
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(self, collection=self.collection, limit=self.limit, vector_mode=self.vector_mode)

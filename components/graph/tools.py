@@ -1,12 +1,13 @@
-"""The graph's tool contracts, shared by the components, the CLI and the HTTP tools.
+"""The graph's tool contracts over one graph store, shared by the graph components (which the tool registry, the
+pipelines, the CLI and the app run).
 
 `graph_search(query)` -> facts `{fact, uuid, valid_at, invalid_at, source_node_uuid}`;
 `get_entity_relationships(entity_name, depth)` -> `{central_entity, related_facts, search_method}` with depth
-clamped to 1-5; `get_entity_timeline(entity_name, start_date, end_date)` -> facts in date order, really filtered;
-`perform_comprehensive_search(query, use_vector, use_graph, limit)` -> vector and graph results fetched in
-parallel, either side surviving the other's failure; `search_entities(query, limit, entity_types, as_of)` ->
-the entities a name or text matches `{uuid, name, type, aliases, fact_count, first_fact_date, last_fact_date,
-score, match, matched}`, limit clamped to 1-50. Bad input raises `ValueError` with one clear sentence.
+clamped to 1-5; `timeline_hits(entity_name, start_date, end_date)` -> the `get_entity_timeline` facts in date
+order, really filtered; `comprehensive(query, use_vector, use_graph, limit)` -> the
+`perform_comprehensive_search` result, vector and graph results fetched in parallel, either side surviving the
+other's failure; `entity_matches(query, limit, entity_types, as_of)` -> the entities a name or text matches,
+limit clamped to 1-50. Bad input raises `ValueError` with one clear sentence.
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ class GraphTools:
     Usage:
     ```python
     tools = GraphTools(open_graph_store())
-    tools.get_entity_timeline("Airbus", start_date="2019", end_date="2020-06")
+    entities, hits = tools.timeline_hits("Airbus", start_date="2019", end_date="2020-06")
     ```
     """
 
@@ -209,13 +210,6 @@ class GraphTools:
         )
         return [e.name for e in entities], hits
 
-    def get_entity_timeline(
-        self, entity_name: str, start_date: str | None = None, end_date: str | None = None
-    ) -> list[dict[str, Any]]:
-        """The entity's facts whose dates fall in [start_date, end_date] (ISO, any precision), oldest first."""
-        _, hits = self.timeline_hits(entity_name, start_date, end_date)
-        return [hit.fact.contract() for hit in hits]
-
     # -- entity search --------------------------------------------------------------------------------------------
 
     def entity_matches(
@@ -252,20 +246,7 @@ class GraphTools:
                     facts.append((match, FactHit(hit.fact, match.score)))
         return matches, facts
 
-    def search_entities(
-        self, query: str, limit: int = 10, entity_types: Any = None, as_of: str | None = None
-    ) -> list[dict[str, Any]]:
-        """The entities a name or free text matches, best first: name, type, aliases, fact count, first and last
-        fact dates, a 0-1 score and how it matched (exact, alias, prefix, contains, mention or fuzzy)."""
-        return [match.to_dict() for match in self.entity_matches(query, limit, entity_types, as_of)]
-
     # -- comprehensive --------------------------------------------------------------------------------------------
-
-    def perform_comprehensive_search(
-        self, query: str, use_vector: bool = True, use_graph: bool = True, limit: int = 10
-    ) -> dict[str, Any]:
-        """Vector and graph search in parallel; a failing side is reported in `errors`, the other still answers."""
-        return self.comprehensive(query, use_vector, use_graph, limit)[0]
 
     def comprehensive(
         self,
@@ -274,9 +255,10 @@ class GraphTools:
         use_graph: bool = True,
         limit: int = 10,
         timeout_s: float | None = None,
-    ) -> tuple[dict[str, Any], list[FactHit]]:
-        """`perform_comprehensive_search`'s result and the graph hits behind its `graph_results`; a side that
-        takes longer than `timeout_s` is reported in `errors` while the other side's results are kept."""
+    ) -> tuple[dict[str, Any], list[FactHit], list[ContextChunk]]:
+        """`perform_comprehensive_search`'s result, the graph hits behind its `graph_results` and the chunks behind
+        its `vector_results`; a side that takes longer than `timeout_s` is reported in `errors` while the other
+        side's results are kept."""
         query = check_text(query, "query")
         limit = clamp(limit, 1, MAX_LIMIT, 10)
         futures: dict[str, concurrent.futures.Future] = {}
@@ -286,6 +268,7 @@ class GraphTools:
             futures["graph"] = _POOL.submit(self.search_hits, query, limit)
         results: dict[str, list[Any]] = {"vector": [], "graph": []}
         graph_hits: list[FactHit] = []
+        vector_chunks: list[ContextChunk] = []
         errors: dict[str, str] = {}
         if use_vector and self.vector_search is None:
             errors["vector"] = "no vector search is configured"
@@ -300,6 +283,7 @@ class GraphTools:
                 errors[side] = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
                 continue
             if side == "vector":
+                vector_chunks = list(value)
                 value = [
                     {
                         "content": chunk.text,
@@ -315,9 +299,13 @@ class GraphTools:
                 graph_hits = value
                 value = [hit.fact.contract() for hit in value]
             results[side] = value
-        return {
-            "vector_results": results["vector"],
-            "graph_results": results["graph"],
-            "total_results": len(results["vector"]) + len(results["graph"]),
-            "errors": errors,
-        }, graph_hits
+        return (
+            {
+                "vector_results": results["vector"],
+                "graph_results": results["graph"],
+                "total_results": len(results["vector"]) + len(results["graph"]),
+                "errors": errors,
+            },
+            graph_hits,
+            vector_chunks,
+        )

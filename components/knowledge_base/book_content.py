@@ -23,6 +23,7 @@ NO_RESULTS = "No relevant content found"
 CONNECTION_ERROR = "CONNECTION_ERROR"
 AUTH_ERROR = "AUTH_ERROR"
 INVALID_QUERY = "INVALID_QUERY"
+TIMEOUT_ERROR = "TIMEOUT_ERROR"
 
 
 class _Refused(SourceError):
@@ -40,7 +41,8 @@ class BookContentRetriever:
     `query` (1-1,000 characters) is embedded with the local model; the `top_k` (clamped 1-10, default 5) nearest
     chunks whose score (cosine similarity, 0-1) is at least `min_score` (clamped 0-1, default 0.5) come back with
     `id`, `content`, `score`, `source_url`, `page_number`, `section_title` and `metadata`, plus the
-    `query_embedding_used`. Errors are `{"error": ..., "code": "CONNECTION_ERROR" | "AUTH_ERROR" | "INVALID_QUERY"}`;
+    `query_embedding_used`. Errors are `{"error": ..., "code": "CONNECTION_ERROR" | "AUTH_ERROR" | "INVALID_QUERY" |
+    "TIMEOUT_ERROR"}`;
     nothing above the floor is `{"results": [], "message": "No relevant content found"}`. Thread-safe: one
     instance serves concurrent calls (the store, the model and the guard are shared and locked).
 
@@ -122,7 +124,8 @@ class BookContentRetriever:
     @staticmethod
     def _result(result: SourceResult, status: SourceStatus, used: dict[str, Any], fault: dict[str, str]) -> dict:
         if status.status not in (StatusKind.SUCCESS, StatusKind.PARTIAL):
-            code = fault.get("code") or CONNECTION_ERROR  # timeouts, unreachable servers, a paused source
+            timed_out = status.status is StatusKind.TIMEOUT
+            code = fault.get("code") or (TIMEOUT_ERROR if timed_out else CONNECTION_ERROR)  # else: unreachable, paused
             return {"error": status.message or "the knowledge base could not be searched", "code": code}
         if not result.chunks:
             return {"results": [], "message": NO_RESULTS, "query_embedding_used": used.get("embedding", [])}
@@ -201,25 +204,3 @@ class BookContentRetriever:
     def from_dict(cls, data: dict[str, Any]) -> BookContentRetriever:
         """Deserialise from a dict."""
         return default_from_dict(cls, data)
-
-
-_DEFAULT: BookContentRetriever | None = None
-_DEFAULT_LOCK = threading.Lock()
-
-
-def retrieve_book_content(query: str, top_k: int = 5, min_score: float = 0.5) -> dict[str, Any]:
-    """Search the books and documents of the knowledge base for passages about `query`.
-
-    :param query: what to look for (required, up to 1,000 characters).
-    :param top_k: how many passages (1-10, default 5).
-    :param min_score: the lowest similarity score to keep (0-1, default 0.5).
-    :returns: `{"results": [{id, content, score, source_url, page_number, section_title, metadata}],
-        "query_embedding_used": [...]}`, `{"results": [], "message": "No relevant content found"}`, or
-        `{"error": ..., "code": "CONNECTION_ERROR" | "AUTH_ERROR" | "INVALID_QUERY"}`.
-    """
-    global _DEFAULT
-    with _DEFAULT_LOCK:
-        if _DEFAULT is None:
-            _DEFAULT = BookContentRetriever()
-        retriever = _DEFAULT
-    return retriever.run(query=query, top_k=top_k, min_score=min_score)["result"]

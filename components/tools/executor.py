@@ -1,5 +1,8 @@
 """`ToolExecutor`: runs any registered tool for a profile: authorisation, input and output validation, and the
 one resilience policy (components.resilience) configured per tool. Never raises: every outcome is a status.
+
+A research tool's component reports its own status: when it failed, the executor's status says so (and counts it
+toward the tool's breaker), while the tool's contract answer (an empty result, an error code) is still returned.
 """
 
 from __future__ import annotations
@@ -12,30 +15,33 @@ from typing import Any
 import jsonschema
 from haystack import logging
 
-from components.contracts import SourceStatus, StatusKind
-from components.resilience import SourceGuard, SourceResult, telemetry
+from components.contracts import ContextChunk, SourceStatus, StatusKind
+from components.resilience import RetryableError, SourceError, SourceGuard, SourceResult, telemetry
 from components.resilience.guard import cache_key
 from components.tools.call_log import record_call
 from components.tools.profiles import ToolProfiles, load_profiles
-from components.tools.registry import ToolSpec, get_tool
+from components.tools.registry import get_tool
+from components.tools.tool_spec import ToolRun, ToolSpec
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass
 class ToolResult(SourceResult):
-    """A tool's output carried through the guard (and its cache) as a `SourceResult`."""
+    """A tool's output (and its evidence chunks) carried through the guard (and its cache) as a `SourceResult`."""
 
     output: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class ToolOutcome:
-    """What running a tool gave: its validated output (None on failure) and its status."""
+    """What running a tool gave: its validated output (None when there is none), its status, and the evidence
+    chunks behind the output (fully attributed `ContextChunk`s, for citations)."""
 
     tool: str
     output: dict[str, Any] | None
     status: SourceStatus
+    chunks: list[ContextChunk] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"tool": self.tool, "output": self.output, "status": self.status.to_dict()}
@@ -48,6 +54,16 @@ def _jsonable(value: Any) -> Any:
 def _first_error(error: jsonschema.ValidationError) -> str:
     where = ".".join(str(part) for part in error.absolute_path)
     return f"{where}: {error.message}" if where else error.message
+
+
+def _failure(run: ToolRun) -> Exception:
+    """The exception that tells the guard how the component failed: refused input (never retried, not the
+    backend's fault), a timeout, or a backend fault (retried as the tool's policy says)."""
+    status = run.status
+    if status.attempts == 0 and status.status is StatusKind.ERROR:
+        return SourceError(status.message or "the tool refused its input")
+    kind = "timeout" if status.status is StatusKind.TIMEOUT else "unavailable"
+    return RetryableError(status.message or f"the tool ended with {status.status.value}", kind=kind)
 
 
 def _fault_of(status: SourceStatus) -> str:
@@ -130,18 +146,38 @@ class ToolExecutor:
         guard = self._guard(name)
         key = cache_key(name, arguments) if not spec.side_effects else None
 
+        failed: dict[str, ToolRun] = {}
+
         def work() -> ToolResult:
-            return ToolResult(output=dict(component.run(**arguments)), total_found=1)
+            run = spec.run(component, dict(arguments))
+            inner = run.status
+            if inner is not None and not inner.ok:
+                failed["run"] = run
+                raise _failure(run)
+            partial = None
+            if inner is not None and inner.status is StatusKind.PARTIAL:
+                partial = inner.message or "partial result"
+            found = inner.total_found if inner is not None else 1
+            return ToolResult(output=run.output, chunks=list(run.chunks), total_found=found, partial=partial)
 
         result, status = guard.call(work, key=key, deadline=deadline)
         if not status.ok:
             record_call(name, status, _fault_of(status))
-            return ToolOutcome(tool=name, output=None, status=status)
+            # A component that failed still answers with its contract's shape (an empty list, an error code).
+            answer = failed.get("run")
+            output = _jsonable(answer.output) if answer is not None else None
+            if output is not None and self._invalid(spec, output):
+                output = None
+            return ToolOutcome(tool=name, output=output, status=status)
         output = _jsonable(getattr(result, "output", {}))
-        errors = sorted(jsonschema.Draft202012Validator(spec.output_schema).iter_errors(output), key=str)
-        if errors:
-            return self._refuse(
-                name, started, "invalid_output", f"{name} returned an invalid result: {_first_error(errors[0])}"
-            )
+        problem = self._invalid(spec, output)
+        if problem:
+            return self._refuse(name, started, "invalid_output", f"{name} returned an invalid result: {problem}")
         record_call(name, status)
-        return ToolOutcome(tool=name, output=output, status=status)
+        return ToolOutcome(tool=name, output=output, status=status, chunks=list(getattr(result, "chunks", [])))
+
+    @staticmethod
+    def _invalid(spec: ToolSpec, output: dict[str, Any]) -> str | None:
+        """The first way `output` breaks the tool's output schema, or None."""
+        errors = sorted(jsonschema.Draft202012Validator(spec.output_schema).iter_errors(output), key=str)
+        return _first_error(errors[0]) if errors else None

@@ -23,15 +23,44 @@ import yaml
 
 from components.resilience import ResiliencePolicy
 
+# The research tools that read only what is on this machine (the knowledge base, the graph, memory).
+LOCAL_RESEARCH_TOOLS = [
+    "rag_search",
+    "vector_search",
+    "hybrid_search",
+    "list_documents",
+    "get_document",
+    "retrieve_book_content",
+    "graph_search",
+    "get_entity_relationships",
+    "get_entity_timeline",
+    "perform_comprehensive_search",
+    "memory_recall",
+]
+NETWORK_RESEARCH_TOOLS = ["firecrawl_search", "arxiv_search"]
+
 BUILTIN_PROFILES: dict[str, list[str]] = {
-    "analyst": ["calculator", "read_file", "write_file", "list_directory", "wikipedia_summary", "fetch_page"],
-    "reader": ["calculator", "read_file", "list_directory", "wikipedia_summary"],
-    "offline": ["calculator", "read_file", "write_file", "list_directory"],
+    "analyst": [
+        "calculator",
+        "read_file",
+        "write_file",
+        "list_directory",
+        "wikipedia_summary",
+        "fetch_page",
+        *LOCAL_RESEARCH_TOOLS,
+        *NETWORK_RESEARCH_TOOLS,
+    ],
+    "reader": ["calculator", "read_file", "list_directory", "wikipedia_summary", *LOCAL_RESEARCH_TOOLS],
+    "offline": ["calculator", "read_file", "write_file", "list_directory", *LOCAL_RESEARCH_TOOLS],
     "admin": ["*"],
 }
 
-# Local tools fail fast and are never retried; network tools retry, space their calls and cache answers.
+# Local tools fail fast and are never retried; network tools retry, space their calls and cache answers. The
+# research tools' components apply their own source policy (retries included) inside: the executor only bounds
+# the whole call (a little above the component's own timeout) and caches answers briefly.
 BUILTIN_POLICY: dict[str, dict[str, Any]] = {
+    **{name: {"timeout_s": 10.0, "retries": 0, "cache_ttl_s": 30.0} for name in LOCAL_RESEARCH_TOOLS},
+    **{name: {"timeout_s": 20.0, "retries": 0, "cache_ttl_s": 300.0} for name in NETWORK_RESEARCH_TOOLS},
     "calculator": {"timeout_s": 2.0, "retries": 0},
     "read_file": {"timeout_s": 5.0, "retries": 0},
     "write_file": {"timeout_s": 5.0, "retries": 0},

@@ -1,18 +1,15 @@
 """The registry of every tool: name, description, JSON schemas of input and output, and how to build it.
 
-Schemas are derived from each component's typed sockets (inputs the way Haystack's `ComponentTool` derives them
-for chat models; outputs through pydantic), so the registry, the executor's validation, the CLI and the Agent
-all see the same contract. `tool_status()` is what `research status` shows.
+The built-ins' schemas are derived from their components' typed sockets (inputs the way Haystack's `ComponentTool`
+derives them for chat models; outputs through pydantic). The research tools (`components.tools.research_tools`)
+declare their contract's schemas and an adapter from the contract's arguments to the component the pipelines run.
+Either way the registry, the executor's validation, the CLI, MCP and the Agent all see the same contract.
+`tool_status()` is what `research status` shows.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
-
-from pydantic import TypeAdapter
 
 from components.resilience import telemetry
 from components.tools.calculator import Calculator
@@ -20,49 +17,10 @@ from components.tools.fetch_page import FetchPage
 from components.tools.list_directory import ListDirectory
 from components.tools.profiles import ToolProfiles, load_profiles
 from components.tools.read_file import ReadFile
+from components.tools.research_tools import RESEARCH_TOOLS
+from components.tools.tool_spec import ToolSpec
 from components.tools.wikipedia import WikipediaSummary
 from components.tools.write_file import WriteFile
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """One registered tool."""
-
-    name: str
-    description: str
-    factory: Callable[[], Any]
-    network: bool = False
-    side_effects: bool = False
-
-    def create(self) -> Any:
-        """A new instance of the tool's component."""
-        return self.factory()
-
-    @functools.cached_property
-    def input_schema(self) -> dict[str, Any]:
-        """JSON schema of the tool's arguments, from the component's input sockets."""
-        from haystack.tools import ComponentTool
-
-        schema = dict(ComponentTool(component=self.create(), name=self.name, description=self.description).parameters)
-        schema.setdefault("type", "object")
-        schema["additionalProperties"] = False
-        return schema
-
-    @functools.cached_property
-    def output_schema(self) -> dict[str, Any]:
-        """JSON schema of the tool's result, from the component's output sockets."""
-        sockets = self.create().__haystack_output__._sockets_dict
-        properties = {name: TypeAdapter(socket.type).json_schema() for name, socket in sockets.items()}
-        return {"type": "object", "properties": properties, "required": sorted(properties)}
-
-    def describe(self) -> dict[str, Any]:
-        """Name, description and both schemas, JSON-ready."""
-        return {
-            "name": self.name,
-            "description": self.description,
-            "input_schema": self.input_schema,
-            "output_schema": self.output_schema,
-        }
 
 
 def _workspace_dir() -> str | None:
@@ -108,6 +66,7 @@ _TOOLS: dict[str, ToolSpec] = {
             _wikipedia,
             network=True,
         ),
+        *RESEARCH_TOOLS,
     )
 }
 
@@ -153,6 +112,15 @@ def _configured(spec: ToolSpec) -> tuple[bool, str]:
         return bool(settings.wikipedia_api_url), "MediaWiki API configured"
     if spec.name == "fetch_page":
         return True, "private addresses allowed" if settings.allow_private_addresses else "public addresses only"
+    if spec.name == "firecrawl_search":
+        configured = settings.firecrawl_api_key is not None
+        return configured, "Firecrawl key set" if configured else "needs FIRECRAWL_API_KEY"
+    if spec.name == "retrieve_book_content":
+        return True, "knowledge base: qdrant"
+    if spec.source == "kb":
+        return True, f"knowledge base: {settings.kb_backend}"
+    if spec.source == "graph":
+        return True, f"graph: {settings.graph_backend}"
     return True, "local"
 
 

@@ -1,4 +1,5 @@
-"""`research tools`: list the tools a profile may use, run one, show the `auto` source selection, ask the agent."""
+"""`research tools`: list the tools a profile may use, run one, show which tools the manager would choose for a
+question (and why), ask the agent."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from pipelines.cli import UserError
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("tools", help="list, run and inspect the tools (calculator, files, web, Wikipedia)")
+    parser = subparsers.add_parser(
+        "tools", help="list, run and inspect the tools (research searches, graph, documents, files, web)"
+    )
     commands = parser.add_subparsers(dest="tools_command", metavar="SUBCOMMAND")
 
     listing = commands.add_parser("list", help="every tool, whether the profile enables it, and its schemas")
@@ -27,8 +30,13 @@ def register(subparsers: Any) -> None:
     run.add_argument("--profile", help="tool profile (default: TOOL_PROFILE)")
     run.set_defaults(func=_run)
 
-    select = commands.add_parser("select", help="which sources `auto` would ask for a question, and why")
+    select = commands.add_parser("select", help="which tools (and sources) the manager chooses for a question, and why")
     select.add_argument("question")
+    select.add_argument("--profile", help="tool profile (default: TOOL_PROFILE)")
+    select.add_argument("--all", action="store_true", dest="show_all", help="also list the tools left out")
+    select.add_argument(
+        "--earlier", action="append", default=[], metavar="QUESTION", help="an earlier question of the conversation"
+    )
     select.add_argument("--json", action="store_true", dest="as_json")
     select.set_defaults(func=_select)
 
@@ -36,6 +44,7 @@ def register(subparsers: Any) -> None:
     agent.add_argument("question")
     agent.add_argument("--profile", help="tool profile (default: TOOL_PROFILE)")
     agent.add_argument("--max-steps", type=int, default=8)
+    agent.add_argument("--json", action="store_true", dest="as_json", help="print the whole run as JSON")
     agent.set_defaults(func=_agent)
 
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
@@ -74,29 +83,40 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _select(args: argparse.Namespace) -> int:
-    from components.tools.source_selection import select_sources
+    from components.tools.research_agent import choose_tools
 
-    selection = select_sources(args.question)
+    conversation = [{"role": "user", "content": text} for text in args.earlier]
+    selection = choose_tools(args.question, profile=args.profile, conversation=conversation)
     if args.as_json:
         print(json.dumps(selection.to_dict(), indent=2))
         return 0
+    print("tools: " + (", ".join(selection.tools) or "none"))
     print("sources: " + (", ".join(selection.sources) or "none"))
-    for source, reasons in selection.reasons.items():
-        print(f"  {source}: {'; '.join(reasons)}")
+    for tool, reasons in selection.reasons.items():
+        # The chosen tools, and those the question called for but the profile does not grant.
+        if args.show_all or tool in selection.tools or tool == "*" or "not granted to this profile" in reasons:
+            print(f"  {tool}: {'; '.join(reasons)}")
     return 0
 
 
 def _agent(args: argparse.Namespace) -> int:
-    from haystack.dataclasses import ChatMessage
+    from components.tools.research_agent import ResearchAgent, agent_result_json
 
-    from components.tools.agent import build_tool_agent
-
-    agent = build_tool_agent(profile=args.profile, max_agent_steps=args.max_steps)
+    agent = ResearchAgent(profile=args.profile, max_agent_steps=args.max_steps)
     agent.warm_up()
-    try:
-        result = agent.run(messages=[ChatMessage.from_user(args.question)])
-    except Exception as exc:  # noqa: BLE001 - the chat server's faults become one sentence
-        raise UserError(f"the chat model failed: {str(exc).splitlines()[0][:300]}") from None
-    last = result.get("last_message")
-    print(last.text if last is not None and last.text else "(no answer)")
+    result = agent.run(question=args.question)
+    if args.as_json:
+        print(json.dumps(agent_result_json(result), indent=2, default=str))
+        return 0 if result["status"].ok else 1
+    if not result["status"].ok:
+        raise UserError(result["status"].message)
+    print(result["answer"] or "(no answer)")
+    for call in result["tool_calls"]:
+        print(
+            f"  - {call['tool']}({json.dumps(call['arguments'])}): {call['status']} in {call['ms']:.0f} ms",
+            file=sys.stderr,
+        )
+    for number, document in enumerate(result["chunks"], start=1):
+        title = document.meta.get("source_title") or document.meta.get("source_id")
+        print(f"[{number}] {title} ({document.meta.get('source_type')})")
     return 0

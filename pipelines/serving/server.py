@@ -218,7 +218,17 @@ def _mcp_server(allow_deploy: bool) -> Any:
     from hayhooks.server.utils.mcp_utils import create_mcp_server
 
     server = create_mcp_server("research-assistant")
-    return server if allow_deploy else _without_deploy_tools(server)
+    server = server if allow_deploy else _without_deploy_tools(server)
+    return _with_registry_tools(server)
+
+
+# -- the tool registry over MCP: every tool the profile grants is an MCP tool too, beside the pipelines ------------
+
+
+def _with_registry_tools(server: Any) -> Any:
+    from pipelines.serving.mcp_tools import with_registry_tools
+
+    return with_registry_tools(server)
 
 
 def _mount_mcp(app: Any, allow_deploy: bool = False) -> None:

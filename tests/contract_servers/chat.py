@@ -5,9 +5,11 @@ It checks what the `openai` client sends (Bearer key, `model`, `messages`, `tool
 `tool_calls` (`id`, `type: function`, `function.name`, `function.arguments` as a JSON string) and
 `finish_reason` `tool_calls` or `stop`. Errors use OpenAI's `{"error": {"message", "type", "param", "code"}}`.
 
-Which tool it calls is decided, deterministically: first from calls a test queued with `plan_tool_call`, else
-from the question (an arithmetic expression and a `calculator` tool -> a calculator call). Once a tool result is in
-the conversation it answers with text quoting that result; a plain question gets `answer` (set it per test).
+Which tool it calls is decided, deterministically: first from the steps a test scripted (`plan_tool_call`, also
+of a tool it was not offered with `offered_only=False`, or with raw argument text; `plan_answer` for a text
+turn), taken in order, one per turn, even after a tool result, so a test can script a multi-step run; else from
+the question (an arithmetic expression and a `calculator` tool -> a calculator call). With nothing scripted, once a
+tool result is in the conversation it answers with text quoting that result; a plain question gets `answer`.
 `stream: true` answers as server-sent `chat.completion.chunk` events, a word at a time, ending in `[DONE]`.
 Faults come from the shared machinery.
 Fixture `chat_server`; manual run: `python -m tests.contract_servers.chat`.
@@ -66,7 +68,7 @@ class ChatContractServer(ContractServer):
         super().__init__(port)
         self.api_key = api_key
         self._plan_lock = threading.Lock()
-        self._planned: list[tuple[str, dict[str, Any]]] = []
+        self._planned: list[tuple[str, Any, bool]] = []
         self.answer = DEFAULT_ANSWER
 
     def reset(self) -> None:
@@ -79,10 +81,17 @@ class ChatContractServer(ContractServer):
         """The JSON bodies of the chat requests received, in order."""
         return [json.loads(r["body"]) for r in list(self.requests) if r["path"].rstrip("/") == "/v1/chat/completions"]
 
-    def plan_tool_call(self, name: str, arguments: dict[str, Any]) -> None:
-        """Make the next turn that may call a tool call `name` with `arguments`."""
+    def plan_tool_call(self, name: str, arguments: dict[str, Any] | str, offered_only: bool = True) -> None:
+        """Make the next scripted turn call `name` with `arguments` (a dict, or raw argument text); with
+        `offered_only` the call waits until a request offers the tool, else it is made regardless (a model asking
+        for a tool it was not given)."""
         with self._plan_lock:
-            self._planned.append((name, arguments))
+            self._planned.append((name, arguments, offered_only))
+
+    def plan_answer(self, text: str) -> None:
+        """Make the next scripted turn answer with `text`."""
+        with self._plan_lock:
+            self._planned.append(("", text, False))
 
     def rate_limited_reply(self, headers: dict[str, str]) -> Reply:
         reply = _error(429, "Rate limit reached for requests", "requests", "rate_limit_exceeded")
@@ -159,12 +168,15 @@ class ChatContractServer(ContractServer):
         messages = request["messages"]
         offered = {tool["function"]["name"] for tool in request.get("tools") or []}
         last = messages[-1]
-        if last["role"] == "tool":
-            return {"role": "assistant", "content": f"The tool answered: {last.get('content', '')}"}, "stop"
         call = None
         with self._plan_lock:
-            if self._planned and self._planned[0][0] in offered:
-                call = self._planned.pop(0)
+            if self._planned and (self._planned[0][0] in offered or not self._planned[0][2]):
+                name, arguments, _ = self._planned.pop(0)
+                if not name:
+                    return {"role": "assistant", "content": arguments}, "stop"
+                call = (name, arguments)
+        if call is None and last["role"] == "tool":
+            return {"role": "assistant", "content": f"The tool answered: {last.get('content', '')}"}, "stop"
         if call is None and "calculator" in offered and last["role"] == "user":
             match = _ARITHMETIC.search(str(last.get("content") or ""))
             if match and re.search(r"[+\-*/^%]", match.group(0)):
@@ -174,7 +186,7 @@ class ChatContractServer(ContractServer):
         tool_call = {
             "id": f"call_{uuid.uuid4().hex[:12]}",
             "type": "function",
-            "function": {"name": call[0], "arguments": json.dumps(call[1])},
+            "function": {"name": call[0], "arguments": call[1] if isinstance(call[1], str) else json.dumps(call[1])},
         }
         return {"role": "assistant", "content": None, "tool_calls": [tool_call]}, "tool_calls"
 

@@ -17,6 +17,11 @@ def tools(shared_airbus_store):
     return GraphTools(shared_airbus_store)
 
 
+def timeline_of(tools, entity_name, start_date=None, end_date=None):
+    """The `get_entity_timeline` contract's entries, as the tool builds them."""
+    return [hit.fact.contract() for hit in tools.timeline_hits(entity_name, start_date, end_date)[1]]
+
+
 class TestGraphTools:
     def test_graph_search_contract(self, tools):
         facts = tools.graph_search("Airbus A380")
@@ -51,15 +56,15 @@ class TestGraphTools:
             tools.get_entity_relationships("  ")
 
     def test_timeline_ordered_and_filtered(self, tools):
-        timeline = tools.get_entity_timeline("Airbus")
+        timeline = timeline_of(tools, "Airbus")
         assert [item["valid_at"] for item in timeline] == sorted(item["valid_at"] for item in timeline)
-        only_2019 = tools.get_entity_timeline("Airbus", start_date="2019-01-01", end_date="2019-12-31")
+        only_2019 = timeline_of(tools, "Airbus", start_date="2019-01-01", end_date="2019-12-31")
         assert only_2019 and all(item["valid_at"].startswith("2019") for item in only_2019)
-        assert tools.get_entity_timeline("Airbus", start_date="2019-02", end_date="2019-02") == [
+        assert timeline_of(tools, "Airbus", start_date="2019-02", end_date="2019-02") == [
             item for item in only_2019 if item["valid_at"].startswith("2019-02")
         ]
-        assert tools.get_entity_timeline("Airbus", start_date="2030") == []
-        assert tools.get_entity_timeline("Nobody Known") == []
+        assert timeline_of(tools, "Airbus", start_date="2030") == []
+        assert timeline_of(tools, "Nobody Known") == []
 
     @pytest.mark.parametrize(
         ("start", "end", "message"),
@@ -72,7 +77,7 @@ class TestGraphTools:
     )
     def test_timeline_refuses_malformed_dates(self, tools, start, end, message):
         with pytest.raises(ValueError, match=message):
-            tools.get_entity_timeline("Airbus", start_date=start, end_date=end)
+            timeline_of(tools, "Airbus", start_date=start, end_date=end)
 
     def test_comprehensive_search_runs_both_sides_in_parallel(self, shared_airbus_store):
         def slow_vector(query: str, limit: int) -> list[ContextChunk]:
@@ -83,19 +88,19 @@ class TestGraphTools:
                                                            "document_total_chunks": 1, "embedding_model": "m"})]
 
         tools = GraphTools(shared_airbus_store, vector_search=slow_vector)
-        result = tools.perform_comprehensive_search("Airbus", limit=5)
+        result = tools.comprehensive("Airbus", limit=5)[0]
         assert result["vector_results"][0]["content"] == "Airbus chunk"
         assert 1 <= len(result["graph_results"]) <= 5
         assert result["total_results"] == len(result["vector_results"]) + len(result["graph_results"])
         assert result["errors"] == {}
-        only_graph = tools.perform_comprehensive_search("Airbus", use_vector=False)
+        only_graph = tools.comprehensive("Airbus", use_vector=False)[0]
         assert only_graph["vector_results"] == [] and only_graph["graph_results"]
 
     def test_comprehensive_search_survives_either_failure(self, shared_airbus_store):
         def broken_vector(query: str, limit: int) -> list[ContextChunk]:
             raise ConnectionError("vector store is down")
 
-        result = GraphTools(shared_airbus_store, vector_search=broken_vector).perform_comprehensive_search("Airbus")
+        result = GraphTools(shared_airbus_store, vector_search=broken_vector).comprehensive("Airbus")[0]
         assert result["graph_results"] and result["errors"] == {"vector": "vector store is down"}
 
         class BrokenStore:
@@ -103,7 +108,7 @@ class TestGraphTools:
                 raise RuntimeError("graph is down")
 
         ok_vector = lambda query, limit: []  # noqa: E731
-        result = GraphTools(BrokenStore(), vector_search=ok_vector).perform_comprehensive_search("Airbus")
+        result = GraphTools(BrokenStore(), vector_search=ok_vector).comprehensive("Airbus")[0]
         assert result["errors"] == {"graph": "graph is down"} and result["vector_results"] == []
 
     def test_helpers(self):

@@ -8,10 +8,17 @@ import numpy as np
 import pytest
 
 from components.contracts import StatusKind
-from components.knowledge_base.book_content import BookContentRetriever, retrieve_book_content
+from components.knowledge_base.book_content import BookContentRetriever
 from tests.components.knowledge_base.conftest import closed_port, environment
 from tests.components.knowledge_base.kb_corpus import corpus
 from tests.contract_servers import ContractServer, Reply
+
+_SHARED = BookContentRetriever()
+
+
+def retrieve_book_content(query, top_k=None, min_score=None):  # noqa: ANN001, ANN201
+    """The tool's answer from one shared retriever (as the executor keeps one per tool)."""
+    return _SHARED.run(query=query, top_k=top_k, min_score=min_score)["result"]
 
 
 class QdrantKeyGate(ContractServer):

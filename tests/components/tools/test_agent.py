@@ -1,14 +1,16 @@
-"""The tool-calling Agent: a Haystack `Agent` over every enabled tool, against the chat contract server."""
+"""The research agent against the chat contract server scripted to call tools: a Haystack `Agent` over the tools
+the manager chooses, every call through the executor, the answer's [n] citations checked against the chunks."""
 
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
-from haystack.dataclasses import ChatMessage
 
-from components.tools.agent import agent_tools, build_tool_agent, chat_generator_from_settings
-from components.tools.guarded_tool import GuardedTool
+from components.contracts import StatusKind
+from components.tools.research_agent import ResearchAgent, agent_result_json, chat_generator_from_settings
+from tests.components.knowledge_base.kb_corpus import corpus
 
 
 @pytest.fixture()
@@ -25,31 +27,37 @@ def chat_env(chat_server, monkeypatch):  # noqa: ANN001, ANN201
     reload_settings()
 
 
-class TestGuardedTool:
-    def test_copies_the_tool_sockets_and_serialises(self) -> None:
-        tool = GuardedTool(tool="write_file", profile="reader")
-        sockets = tool.__haystack_input__._sockets_dict
-        assert set(sockets) == {"path", "content", "overwrite"} and sockets["overwrite"].default_value is False
-        assert GuardedTool.from_dict(tool.to_dict()).to_dict() == tool.to_dict()
-        with pytest.raises(ValueError, match="unknown tool"):
-            GuardedTool(tool="nope")
+@pytest.fixture()
+def kb(collection_name, embedding_model, database_url, monkeypatch):  # noqa: ANN001, ANN201
+    """The small test corpus in a fresh collection that the tools (which read the settings) search."""
+    from components.knowledge_base.factory import open_knowledge_base
+    from components.settings import reload_settings
 
-    def test_runs_through_the_executor(self) -> None:
-        refused = GuardedTool(tool="write_file", profile="reader").run(path="a.txt", content="x")
-        assert refused["output"] == {} and refused["status"]["status"] == "error"
-        assert "not granted" in refused["status"]["message"]
-        ok = GuardedTool(tool="calculator").run(expression="2+3")
-        assert ok["output"]["result"] == 5.0 and ok["status"]["status"] == "success"
+    monkeypatch.setenv("KB_COLLECTION", collection_name)
+    store = open_knowledge_base(reload_settings(), collection_name)
+    for document, chunks in corpus(embedding_model):
+        store.upsert_document(document, chunks)
+    yield collection_name
+    monkeypatch.delenv("KB_COLLECTION")
+    reload_settings()
 
 
-class TestToolAgent:
-    def test_only_enabled_tools_are_offered(self) -> None:
-        assert [tool.name for tool in agent_tools("reader")] == [
-            "calculator",
-            "read_file",
-            "list_directory",
-            "wikipedia_summary",
-        ]
+def _tool_messages(server) -> list[dict]:  # noqa: ANN001
+    """The tool results the model was sent, in order (each request repeats the earlier ones: take the last)."""
+    requests = server.chat_requests()
+    return [m for m in requests[-1]["messages"] if m["role"] == "tool"] if requests else []
+
+
+class TestResearchAgent:
+    def test_init_and_serialisation(self) -> None:
+        agent = ResearchAgent(profile="reader", max_agent_steps=4)
+        data = agent.to_dict()
+        assert data["init_parameters"]["profile"] == "reader" and data["init_parameters"]["chat_generator"] is None
+        assert ResearchAgent.from_dict(data).to_dict() == data
+        with pytest.raises(ValueError, match="unknown tool profile"):
+            ResearchAgent(profile="ghost")
+        with pytest.raises(ValueError, match="max_agent_steps"):
+            ResearchAgent(max_agent_steps=0)
 
     def test_no_chat_model_configured_is_one_sentence(self, monkeypatch) -> None:  # noqa: ANN001
         from components.settings import reload_settings
@@ -58,39 +66,96 @@ class TestToolAgent:
         reload_settings()
         with pytest.raises(ValueError, match="No tool-calling chat model is configured"):
             chat_generator_from_settings()
+        agent = ResearchAgent()
+        agent.warm_up()  # builds without a model, so a server can still deploy it
+        result = agent.run(question="What is 2 + 2?")
+        assert result["status"].status is StatusKind.ERROR and result["answer"] == ""
+        assert result["status"].message.startswith("No tool-calling chat model is configured")
 
-    def test_agent_calls_the_calculator(self, chat_env) -> None:  # noqa: ANN001
-        agent = build_tool_agent(profile="reader")
-        agent.warm_up()
-        result = agent.run(messages=[ChatMessage.from_user("What is 12 * (3 + 4)?")])
-        assert "84.0" in result["last_message"].text
-        first = json.loads(chat_env.requests[0]["body"])
+    def test_calls_the_calculator_the_manager_chose(self, chat_env) -> None:  # noqa: ANN001
+        result = ResearchAgent(profile="reader").run(question="What is 12 * (3 + 4)?")
+        assert result["status"].ok and "84.0" in result["answer"]
+        assert "calculator" in result["selection"]["tools"]
+        first = chat_env.chat_requests()[0]
         assert first["model"] == "contract-model"
-        assert [t["function"]["name"] for t in first["tools"]] == [
-            "calculator",
-            "read_file",
-            "list_directory",
-            "wikipedia_summary",
+        offered = {tool["function"]["name"]: tool["function"] for tool in first["tools"]}
+        assert set(offered) == set(result["selection"]["tools"])
+        assert offered["calculator"]["parameters"]["required"] == ["expression"]
+        assert [(call["tool"], call["status"]) for call in result["tool_calls"]] == [("calculator", "success")]
+
+    def test_two_steps_list_documents_then_get_document_and_cited_answer(self, chat_env, kb) -> None:  # noqa: ANN001
+        chat_env.plan_tool_call("list_documents", {"search": "bread"})
+        chat_env.plan_tool_call("get_document", {"document_id": "doc-bread"})
+        chat_env.plan_answer(
+            "A sourdough starter is flour and water fermented by wild yeast [1]. "
+            "Bake the loaf in a hot Dutch oven for a crisp crust [2]."
+        )
+        result = ResearchAgent(profile="reader").run(question="Which documents do we have? Read the bread one.")
+        assert result["status"].ok
+        assert {"list_documents", "get_document"} <= set(result["selection"]["tools"])
+        assert [(c["tool"], c["status"]) for c in result["tool_calls"]] == [
+            ("list_documents", "success"),
+            ("get_document", "success"),
         ]
-        assert first["tools"][0]["function"]["parameters"]["required"] == ["expression"]
-        second = json.loads(chat_env.requests[1]["body"])
-        tool_message = second["messages"][-1]
-        assert tool_message["role"] == "tool" and '"result": 84.0' in tool_message["content"]
+        assert [document.id for document in result["chunks"]] == ["doc-bread:0", "doc-bread:1"]
+        assert all(document.meta["source_title"] == "Baking sourdough bread" for document in result["chunks"])
+        assert result["citations"] == [1, 2] and result["invalid_citations"] == []
+        assert [sentence["supported"] for sentence in result["sentences"]] == [True, True]
+        listed, read = (json.loads(m["content"]) for m in _tool_messages(chat_env))
+        assert [d["document_id"] for d in listed["result"]["documents"]] == ["doc-bread"]
+        assert [c["cite"] for c in read["result"]["chunks"]] == ["[1]", "[2]"]
+        payload = agent_result_json(result)
+        assert payload["chunks"][0]["n"] == 1 and payload["chunks"][0]["source_id"] == "doc-bread"
+        json.dumps(payload)
 
-    def test_agent_reads_a_workspace_file(self, chat_env, workspace) -> None:  # noqa: ANN001
-        (workspace / "brief.md").write_text("Acme revenue rose 12 percent.")
-        chat_env.plan_tool_call("read_file", {"path": "brief.md"})
-        agent = build_tool_agent(profile="analyst")
-        agent.warm_up()
-        reply = agent.run(messages=[ChatMessage.from_user("What does my brief say?")])["last_message"].text
-        assert "Acme revenue rose 12 percent." in reply
+    def test_a_tool_that_times_out_is_reported_to_the_model(self, chat_env, kb, work_dir, monkeypatch) -> None:  # noqa: ANN001
+        from components.knowledge_base.get_document import GetDocument
+        from components.settings import reload_settings
 
-    def test_a_refused_tool_call_reaches_the_model_as_a_status(self, chat_env, workspace) -> None:  # noqa: ANN001
-        chat_env.plan_tool_call("read_file", {"path": "../../etc/passwd"})
-        agent = build_tool_agent(profile="analyst")
-        agent.warm_up()
-        reply = agent.run(messages=[ChatMessage.from_user("Read the passwords")])["last_message"].text
-        assert "goes above the workspace" in reply and "root:" not in reply
+        profiles = work_dir / "tools.yaml"
+        profiles.write_text("policy:\n  get_document: {timeout_s: 1}\n")
+        monkeypatch.setenv("TOOL_PROFILES_FILE", str(profiles))
+        reload_settings()
+        slow_run = GetDocument.run
+
+        def slow(self, document_id):  # noqa: ANN001, ANN202
+            time.sleep(3)
+            return slow_run(self, document_id=document_id)
+
+        monkeypatch.setattr(GetDocument, "run", slow)
+        chat_env.plan_tool_call("get_document", {"document_id": "doc-bread"})
+        result = ResearchAgent(profile="reader").run(question="Read the document doc-bread.")
+        call = result["tool_calls"][0]
+        assert call["tool"] == "get_document" and call["status"] == "timeout" and call["ms"] < 2000
+        assert "get_document did not answer within 1 s" in result["answer"]
+        assert result["chunks"] == [] and result["status"].ok
+        monkeypatch.delenv("TOOL_PROFILES_FILE")
+        reload_settings()
+
+    def test_a_tool_the_profile_does_not_grant_is_refused(self, chat_env, workspace) -> None:  # noqa: ANN001
+        chat_env.plan_tool_call("write_file", {"path": "note.txt", "content": "x"}, offered_only=False)
+        result = ResearchAgent(profile="reader").run(question="Save a note for me.")
+        assert "write_file" not in {t["function"]["name"] for t in chat_env.chat_requests()[0].get("tools", [])}
+        assert [(c["tool"], c["status"]) for c in result["tool_calls"]] == [("write_file", "error")]
+        assert "profile 'reader' is not granted the tool 'write_file'." in result["answer"]
+        assert not (workspace / "note.txt").exists()
+
+    def test_malformed_arguments_go_back_to_the_model_three_times(self, chat_env, kb) -> None:  # noqa: ANN001
+        for _ in range(4):
+            chat_env.plan_tool_call("get_document", {"document_id": 42})
+        chat_env.plan_answer("I could not read the document.")
+        result = ResearchAgent(profile="reader").run(question="Read the document doc-bread.")
+        assert result["answer"] == "I could not read the document."
+        assert [c["status"] for c in result["tool_calls"]] == ["error"] * 4
+        replies = [json.loads(m["content"]) for m in _tool_messages(chat_env)]
+        assert len(replies) == 4
+        for reply, left in zip(
+            replies[:3], ("2 attempt(s) left", "1 attempt(s) left", "no attempts left"), strict=True
+        ):
+            assert "invalid input for get_document: document_id: 42 is not of type 'string'" in reply["message"]
+            assert left in reply["retry"]
+        assert "not run again" in replies[3]["message"]
+        assert len(chat_env.chat_requests()) == 5
 
 
 class TestToolAgentCommand:
@@ -98,7 +163,8 @@ class TestToolAgentCommand:
         from pipelines.cli import main
 
         assert main(["tools", "agent", "What is 2 + 2 * 10?"]) == 0
-        assert "22.0" in capsys.readouterr().out
+        captured = capsys.readouterr()
+        assert "22.0" in captured.out and "calculator" in captured.err
 
     def test_a_failing_chat_server_is_one_sentence(self, chat_env, capsys, monkeypatch) -> None:  # noqa: ANN001
         from components.settings import reload_settings

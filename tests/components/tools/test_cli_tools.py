@@ -32,8 +32,27 @@ class TestToolsCommand:
         assert main(["tools", "list", "--profile", "ghost"]) == 1
         assert "unknown tool profile 'ghost'" in capsys.readouterr().err
 
-    def test_select_shows_reasons(self, capsys) -> None:  # noqa: ANN001
+    def test_select_shows_the_tools_and_their_reasons(self, capsys) -> None:  # noqa: ANN001
         assert main(["tools", "select", "latest papers we discussed", "--json"]) == 0
         selection = json.loads(capsys.readouterr().out)
         assert selection["sources"] == ["kb", "web", "arxiv", "memory"]
-        assert selection["reasons"]["memory"] == ["refers to earlier conversation: we discussed"]
+        assert selection["tools"] == ["rag_search", "firecrawl_search", "arxiv_search", "memory_recall"]
+        assert selection["reasons"]["memory_recall"] == [
+            "source memory: refers to earlier conversation: we discussed"
+        ]
+        assert selection["reasons"]["calculator"] == ["not selected: nothing in the question calls for it"]
+
+    def test_select_keeps_to_the_profile_grants(self, capsys) -> None:  # noqa: ANN001
+        assert main(["tools", "select", "latest papers on retrieval", "--profile", "offline"]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("tools: rag_search\n") and "arxiv_search: source arxiv" in out
+        assert "not granted to this profile" in out
+
+    def test_a_follow_up_borrows_the_conversation(self, capsys) -> None:  # noqa: ANN001
+        assert main(["tools", "select", "When did it happen?", "--earlier", "Who acquired Zilliz?", "--json"]) == 0
+        selection = json.loads(capsys.readouterr().out)
+        assert "memory_recall" in selection["tools"] and "get_entity_timeline" in selection["tools"]
+        assert selection["reasons"]["memory_recall"] == ["follows up the conversation"]
+        assert main(["tools", "select", "When did it happen?", "--json"]) == 0
+        alone = json.loads(capsys.readouterr().out)
+        assert "memory_recall" not in alone["tools"] and "get_entity_timeline" not in alone["tools"]

@@ -32,19 +32,18 @@ class TestRealChatModel:
         if not key:
             pytest.skip("EXTERNAL_OPENAI_API_KEY is not set")
         from haystack.components.generators.chat import OpenAIChatGenerator
-        from haystack.dataclasses import ChatMessage
         from haystack.utils import Secret
 
         from components.resilience import telemetry
-        from components.tools.agent import build_tool_agent
+        from components.tools.research_agent import ResearchAgent
 
         generator = OpenAIChatGenerator(
             api_key=Secret.from_env_var("EXTERNAL_OPENAI_API_KEY"),
             model=os.environ.get("EXTERNAL_OPENAI_MODEL", "gpt-4o-mini"),
             api_base_url=os.environ.get("EXTERNAL_OPENAI_BASE_URL"),
         )
-        agent = build_tool_agent(profile="reader", chat_generator=generator)
+        agent = ResearchAgent(profile="reader", chat_generator=generator)
         agent.warm_up()
-        reply = agent.run(messages=[ChatMessage.from_user("Use the calculator: what is 1234 * 5678?")])
-        assert "7006652" in reply["last_message"].text.replace(",", "")
+        reply = agent.run(question="Use the calculator: what is 1234 * 5678?")
+        assert "7006652" in reply["answer"].replace(",", "")
         assert telemetry.snapshot()["calculator"]["successes"] >= 1

@@ -10,7 +10,7 @@ from components.tools.registry import get_tool, list_tools, tool_names, tool_sta
 
 
 class TestToolRegistry:
-    def test_every_builtin_tool_is_registered(self) -> None:
+    def test_every_builtin_and_research_tool_is_registered(self) -> None:
         assert tool_names() == [
             "calculator",
             "read_file",
@@ -18,6 +18,19 @@ class TestToolRegistry:
             "list_directory",
             "fetch_page",
             "wikipedia_summary",
+            "rag_search",
+            "vector_search",
+            "hybrid_search",
+            "list_documents",
+            "get_document",
+            "retrieve_book_content",
+            "graph_search",
+            "get_entity_relationships",
+            "get_entity_timeline",
+            "perform_comprehensive_search",
+            "firecrawl_search",
+            "arxiv_search",
+            "memory_recall",
         ]
         with pytest.raises(ValueError, match="unknown tool 'nope'"):
             get_tool("nope")
@@ -77,9 +90,8 @@ class TestToolProfiles:
         profiles = ToolProfiles()
         assert profiles.granted("admin", "write_file") and not profiles.granted("reader", "write_file")
         assert not profiles.granted("ghost", "calculator")
-        assert set(BUILTIN_PROFILES["analyst"]) == set(
-            ["calculator", "read_file", "write_file", "list_directory", "wikipedia_summary", "fetch_page"]
-        )
+        assert set(BUILTIN_PROFILES["analyst"]) == set(tool_names())
+        assert not profiles.granted("offline", "firecrawl_search") and profiles.granted("offline", "rag_search")
         assert profiles.policy_for("calculator").retries == 0
 
     def test_file_extends_the_builtins(self, work_dir, monkeypatch) -> None:  # noqa: ANN001

@@ -1,0 +1,409 @@
+"""`ResearchAgent`: a Haystack `Agent` over the tools the manager chooses for a question, whose answer cites the
+chunks its tool calls returned as [n] and goes through the research pipeline's citation check."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack.components.agents import Agent
+from haystack.components.agents.state.state_utils import replace_values
+from haystack.core.serialization import component_to_dict
+from haystack.dataclasses import ChatMessage
+from haystack.tools import Tool
+from haystack.utils import deserialize_chatgenerator_inplace
+
+from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_to_document
+from components.generation.citation_checker import CitationChecker
+from components.generation.cited_answer_builder import cited_numbers
+from components.tools.executor import ToolExecutor
+from components.tools.profiles import ToolProfiles, load_profiles
+from components.tools.registry import get_tool, tool_names
+from components.tools.tool_selection import ToolSelection, graph_entity_lookup, select_tools
+
+logger = logging.getLogger(__name__)
+
+SOURCE = "research_agent"
+MAX_TEXT_CHARS = 4000
+
+SYSTEM_PROMPT = (
+    "You are a research assistant for an analyst. Answer from evidence the tools return, never from memory. "
+    "Every evidence item in a tool result carries a `cite` mark such as [3]: after every sentence of your answer, "
+    "cite the items that support it with their marks, for example [1] or [2][5], and cite no other numbers. "
+    "If a tool reports an error, a refusal or a timeout, say so plainly instead of guessing its result; if its "
+    "arguments were invalid, fix them and call it again. If the evidence does not answer the question, say so "
+    "in one sentence. Be concise."
+)
+
+
+def chat_generator_from_settings(timeout_s: float | None = None) -> Any:
+    """The OpenAI-compatible chat generator the settings describe; ValueError (one sentence) when not configured."""
+    from haystack.components.generators.chat import OpenAIChatGenerator
+    from haystack.utils import Secret
+
+    from components.settings import get_settings
+
+    settings = get_settings()
+    if settings.openai_api_key is None:
+        raise ValueError(
+            "No tool-calling chat model is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a "
+            "local server; any key works there)."
+        )
+    return OpenAIChatGenerator(
+        api_key=Secret.from_env_var("OPENAI_API_KEY"),
+        model=settings.openai_model,
+        api_base_url=settings.openai_base_url,
+        timeout=timeout_s or settings.question_budget_s,
+        max_retries=settings.tool_retries,
+    )
+
+
+def choose_tools(
+    question: str,
+    profile: str | None = None,
+    conversation: Iterable[Any] | None = None,
+    profiles: ToolProfiles | None = None,
+    collection: str | None = None,
+) -> ToolSelection:
+    """The manager's choice for `question`: among the tools `profile` (default: TOOL_PROFILE) is granted, those
+    the question and the conversation call for, with reasons; the graph's entities are looked up when it opens."""
+    from components.settings import get_settings
+
+    profiles = profiles or load_profiles()
+    profile = profile or get_settings().tool_profile
+    profiles.require_profile(profile)
+    granted = [name for name in tool_names() if profiles.granted(profile, name)]
+    try:
+        lookup = graph_entity_lookup(collection)
+    except Exception as exc:  # noqa: BLE001 - no graph: the choice is made from the words alone
+        logger.warning("The graph cannot name entities for the tool choice: {reason}", reason=str(exc)[:200])
+        lookup = None
+    return select_tools(question, conversation=conversation, available=granted, known_entities=lookup)
+
+
+def _annotate(value: Any, numbers: dict[str, int]) -> Any:
+    """`value` with a `cite` mark on every evidence item whose id (or fact uuid, or chunk id) was numbered, long
+    texts shortened, and the query embedding and a document's full text (when its chunks are there) left out:
+    what the model reads of a tool result."""
+    if isinstance(value, dict):
+        out = {key: _annotate(item, numbers) for key, item in value.items() if key != "query_embedding_used"}
+        if isinstance(out.get("document"), dict) and out.get("chunks"):
+            out["document"] = {key: item for key, item in out["document"].items() if key != "text"}
+        for key in ("id", "uuid", "chunk_id"):
+            number = numbers.get(str(value.get(key))) if value.get(key) is not None else None
+            if number is not None:
+                out["cite"] = f"[{number}]"
+                break
+        return out
+    if isinstance(value, list):
+        return [_annotate(item, numbers) for item in value]
+    if isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
+        return value[:MAX_TEXT_CHARS] + " …"
+    return value
+
+
+class _AgentRun:
+    """One question's tool calls: each through the executor, its evidence numbered in order of first appearance,
+    invalid arguments counted per tool (a tool called `max_invalid` times with invalid arguments is not run again)."""
+
+    def __init__(self, executor: ToolExecutor, max_invalid: int) -> None:
+        self.executor = executor
+        self.max_invalid = max_invalid
+        self.evidence: list[ContextChunk] = []
+        self.numbers: dict[str, int] = {}
+        self.calls: list[dict[str, Any]] = []
+        self.invalid: dict[str, int] = {}
+
+    def call(self, name: str, arguments: Any) -> str:
+        started = time.monotonic()
+        arguments = arguments if isinstance(arguments, dict) else {}
+        payload: dict[str, Any]
+        if self.invalid.get(name, 0) >= self.max_invalid:
+            message = (
+                f"{name} was called with invalid arguments {self.invalid[name]} times; it is not run again for "
+                "this question."
+            )
+            status = SourceStatus(source=name, status=StatusKind.ERROR, execution_time_ms=0.0, message=message)
+            self._record(name, arguments, status, started, 0)
+            return json.dumps({"status": "error", "message": message})
+        _, fault, _ = self.executor.check(name, arguments)
+        outcome = self.executor.run(name, arguments)
+        for chunk in outcome.chunks:
+            if chunk.id not in self.numbers:
+                self.evidence.append(chunk)
+                self.numbers[chunk.id] = len(self.evidence)
+        payload = {"status": outcome.status.status.value, "message": outcome.status.message}
+        if fault == "invalid_input":
+            self.invalid[name] = self.invalid.get(name, 0) + 1
+            left = self.max_invalid - self.invalid[name]
+            payload["retry"] = (
+                f"fix the arguments to match the tool's schema and call it again ({left} attempt(s) left)"
+                if left > 0
+                else "no attempts left: answer without this tool"
+            )
+        if outcome.output is not None:
+            payload["result"] = _annotate(outcome.output, self.numbers)
+        self._record(name, arguments, outcome.status, started, len(outcome.chunks))
+        return json.dumps(payload, default=str)
+
+    def _record(self, name: str, arguments: dict, status: SourceStatus, started: float, found: int) -> None:
+        self.calls.append(
+            {
+                "tool": name,
+                "arguments": arguments,
+                "status": status.status.value,
+                "message": status.message,
+                "ms": round((time.monotonic() - started) * 1000.0, 1),
+                "from_cache": status.from_cache,
+                "chunks": found,
+            }
+        )
+
+    def tool(self, name: str) -> Tool:
+        spec = get_tool(name)
+
+        def invoke(**arguments: Any) -> str:
+            return self.call(name, arguments)
+
+        return Tool(name=name, description=spec.description, parameters=spec.input_schema, function=invoke)
+
+
+class _StrayToolCalls:
+    """A `before_tool` hook: a call of a tool the model was not offered goes through the executor too, so a tool
+    the profile does not grant is refused with its authorisation error (an unknown one with the known names)."""
+
+    allowed_hook_points = ("before_tool",)
+
+    def __init__(self, run: _AgentRun) -> None:
+        self._run = run
+
+    def run(self, state: Any) -> None:
+        messages = state.data.get("messages") or []
+        if not messages or not messages[-1].tool_calls:
+            return
+        offered = {tool.name for tool in state.data.get("tools") or []}
+        last = messages[-1]
+        stray = [call for call in last.tool_calls if call.tool_name not in offered]
+        if not stray:
+            return
+        kept = [call for call in last.tool_calls if call.tool_name in offered]
+        rewritten = [*messages[:-1], ChatMessage.from_assistant(text=last.text, tool_calls=stray)]
+        for call in stray:
+            result = self._run.call(call.tool_name, call.arguments)
+            rewritten.append(ChatMessage.from_tool(tool_result=result, origin=call, error=True))
+        if kept:
+            rewritten.append(ChatMessage.from_assistant(tool_calls=kept))
+        state.set("messages", rewritten, handler_override=replace_values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "components.tools.research_agent._StrayToolCalls", "init_parameters": {}}
+
+
+def _messages(conversation: Iterable[Any] | None, question: str) -> list[ChatMessage]:
+    messages: list[ChatMessage] = []
+    for turn in list(conversation or []):
+        if isinstance(turn, ChatMessage):
+            messages.append(turn)
+            continue
+        if not isinstance(turn, dict) or not isinstance(turn.get("content"), str):
+            continue
+        if turn.get("role") == "assistant":
+            messages.append(ChatMessage.from_assistant(turn["content"]))
+        elif turn.get("role") == "user":
+            messages.append(ChatMessage.from_user(turn["content"]))
+    messages.append(ChatMessage.from_user(question))
+    return messages
+
+
+@component
+class ResearchAgent:
+    """Answers a question with a tool-calling chat model over the research tools the manager chooses for it.
+
+    The manager (`choose_tools`) picks, among the tools the profile grants, those the question and conversation
+    call for; a Haystack `Agent` with `chat_generator` (default: the settings' chat model, OPENAI_API_KEY /
+    OPENAI_BASE_URL / OPENAI_MODEL) calls them, every call through the `ToolExecutor` (grants, validation,
+    timeout, retries, breaker, cache, telemetry). The chunks the calls return are numbered in order; the answer
+    cites them as [n] and goes through the `CitationChecker`. Never raises on a failing model or tool: `status`
+    says what happened.
+
+    Usage:
+    ```python
+    agent = ResearchAgent(profile="analyst")
+    agent.warm_up()
+    result = agent.run(question="When did pgvector add HNSW indexes?")
+    result["answer"], result["chunks"], result["tool_calls"], result["sentences"]
+    ```
+    """
+
+    def __init__(
+        self,
+        profile: str | None = None,
+        chat_generator: Any = None,
+        max_agent_steps: int = 8,
+        max_invalid_calls: int = 3,
+        min_support: float = 0.5,
+        system_prompt: str = SYSTEM_PROMPT,
+    ) -> None:
+        if not isinstance(max_agent_steps, int) or max_agent_steps < 1:
+            raise ValueError("max_agent_steps must be at least 1")
+        if not isinstance(max_invalid_calls, int) or max_invalid_calls < 1:
+            raise ValueError("max_invalid_calls must be at least 1")
+        if not 0.0 <= min_support <= 1.0:
+            raise ValueError("min_support must be between 0 and 1")
+        if profile is not None:
+            load_profiles().require_profile(profile)
+        self.profile = profile
+        self.max_agent_steps = max_agent_steps
+        self.max_invalid_calls = max_invalid_calls
+        self.min_support = min_support
+        self.system_prompt = system_prompt
+        self.chat_generator = chat_generator
+        self._checker = CitationChecker(min_support=min_support)
+        self._generator: Any = chat_generator
+
+    def warm_up(self) -> None:
+        """Build the chat model from the settings (unless one was given). Without one configured the agent still
+        builds (a server can deploy it); each run then says so in its status."""
+        if self._generator is None:
+            try:
+                self._generator = chat_generator_from_settings()
+            except ValueError as exc:
+                logger.info("The research agent has no chat model yet: {reason}", reason=str(exc))
+
+    def _failed(self, selection: ToolSelection, run: _AgentRun | None, started: float, message: str) -> dict:
+        status = SourceStatus(
+            source=SOURCE,
+            status=StatusKind.ERROR,
+            execution_time_ms=(time.monotonic() - started) * 1000.0,
+            message=message,
+        )
+        return {
+            "answer": "",
+            "chunks": [],
+            "citations": [],
+            "invalid_citations": [],
+            "sentences": [],
+            "tool_calls": run.calls if run else [],
+            "selection": selection.to_dict(),
+            "status": status,
+        }
+
+    @component.output_types(
+        answer=str,
+        chunks=list[Document],
+        citations=list[int],
+        invalid_citations=list[int],
+        sentences=list[dict],
+        tool_calls=list[dict],
+        selection=dict,
+        status=SourceStatus,
+    )
+    def run(self, question: str, conversation: list[dict] | None = None) -> dict[str, Any]:
+        """Answer `question`.
+
+        :param question: the analyst's question (1-2,000 characters).
+        :param conversation: the chat so far, `[{"role": "user" | "assistant", "content": ...}]`, oldest first.
+        :returns: `answer`: the text with [n] citations; `chunks`: the evidence the tool calls returned, as
+            Documents, [1] first; `citations`: the numbers the answer cites; `invalid_citations`: cited numbers
+            no chunk has; `sentences`: the citation check per sentence; `tool_calls`: each call's tool, arguments,
+            status, message and time; `selection`: the manager's choice with its reasons; `status`: the run's.
+        """
+        started = time.monotonic()
+        text = (question or "").strip() if isinstance(question, str) else ""
+        if not text or len(text) > 2000:
+            reason = "the question is empty" if not text else "the question is longer than 2,000 characters"
+            return self._failed(ToolSelection(tools=[]), None, started, reason)
+        if self._generator is None:
+            try:
+                self._generator = chat_generator_from_settings()
+            except ValueError as exc:
+                return self._failed(ToolSelection(tools=[]), None, started, str(exc))
+        executor = ToolExecutor(profile=self.profile)
+        selection = choose_tools(text, profile=executor.profile, conversation=conversation, profiles=executor.profiles)
+        run = _AgentRun(executor, self.max_invalid_calls)
+        agent = Agent(
+            chat_generator=self._generator,
+            tools=[run.tool(name) for name in selection.tools] or None,
+            system_prompt=self.system_prompt,
+            max_agent_steps=self.max_agent_steps,
+            hooks={"before_tool": [_StrayToolCalls(run)]},
+        )
+        try:
+            agent.warm_up()
+            result = agent.run(messages=_messages(conversation, text))
+        except Exception as exc:  # noqa: BLE001 - the chat server's faults become one sentence
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+            logger.warning("The research agent's chat model failed: {reason}", reason=reason)
+            return self._failed(selection, run, started, f"the chat model failed: {reason}")
+        last = result.get("last_message")
+        answer = (last.text or "").strip() if last is not None else ""
+        documents = [chunk_to_document(chunk) for chunk in run.evidence]
+        cited = sorted(set(cited_numbers(answer)))
+        check = self._checker.run(answer=answer, documents=documents)
+        status = SourceStatus(
+            source=SOURCE,
+            status=StatusKind.SUCCESS,
+            execution_time_ms=(time.monotonic() - started) * 1000.0,
+            total_found=len(documents),
+            message=f"{len(run.calls)} tool call(s)",
+        )
+        return {
+            "answer": answer,
+            "chunks": documents,
+            "citations": [n for n in cited if 1 <= n <= len(documents)],
+            "invalid_citations": [n for n in cited if not 1 <= n <= len(documents)],
+            "sentences": check["sentences"],
+            "tool_calls": run.calls,
+            "selection": selection.to_dict(),
+            "status": status,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(
+            self,
+            profile=self.profile,
+            chat_generator=component_to_dict(self.chat_generator, "chat_generator") if self.chat_generator else None,
+            max_agent_steps=self.max_agent_steps,
+            max_invalid_calls=self.max_invalid_calls,
+            min_support=self.min_support,
+            system_prompt=self.system_prompt,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ResearchAgent:
+        if (data.get("init_parameters") or {}).get("chat_generator"):
+            deserialize_chatgenerator_inplace(data["init_parameters"], key="chat_generator")
+        return default_from_dict(cls, data)
+
+
+def agent_result_json(result: dict[str, Any]) -> dict[str, Any]:
+    """A `ResearchAgent` result as plain JSON: the answer, the numbered chunks with their attribution, the tool
+    calls, the manager's choice, the citation check and the status (for the CLI, the server and the app)."""
+    chunks = []
+    for number, document in enumerate(result["chunks"], start=1):
+        meta = document.meta
+        chunks.append(
+            {
+                "n": number,
+                "content": document.content,
+                "source_type": meta.get("source_type"),
+                "source_id": meta.get("source_id"),
+                "source_title": meta.get("source_title"),
+                "source_url": meta.get("source_url"),
+                "source_date": str(meta["source_date"]) if meta.get("source_date") else None,
+                "semantic_relevance": meta.get("semantic_relevance"),
+            }
+        )
+    return {
+        "answer": result["answer"],
+        "chunks": chunks,
+        "citations": list(result["citations"]),
+        "invalid_citations": list(result["invalid_citations"]),
+        "sentences": list(result["sentences"]),
+        "tool_calls": list(result["tool_calls"]),
+        "selection": dict(result["selection"]),
+        "status": result["status"].to_dict(),
+    }

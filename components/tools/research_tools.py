@@ -1,0 +1,686 @@
+"""The research tools of the registry: each tool contract's JSON schemas and a thin adapter onto the component the
+pipelines run (the knowledge-base search, the graph components, the web, arXiv and memory sources), so a tool
+call and a pipeline branch share one implementation.
+
+Numbers out of range are clamped by the components as the contracts say (the schemas describe the ranges but do
+not refuse them); bad input and backend faults come back in `status` (and, for `retrieve_book_content`, as its
+`{"error", "code"}` answer), never as an exception. Every evidence item carries its source attribution.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from haystack import Document
+
+from components.contracts import ContextChunk, SourceStatus, document_to_chunk
+from components.tools.tool_spec import ToolRun, ToolSpec
+
+STATUS_KINDS = ["success", "partial", "timeout", "error", "skipped"]
+
+STATUS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["source", "status", "execution_time_ms", "total_found", "message"],
+    "properties": {
+        "source": {"type": "string"},
+        "status": {"enum": STATUS_KINDS},
+        "execution_time_ms": {"type": "number", "minimum": 0},
+        "total_found": {"type": "integer", "minimum": 0},
+        "message": {"type": "string"},
+        "from_cache": {"type": "boolean"},
+        "attempts": {"type": "integer", "minimum": 0},
+    },
+}
+
+CHUNK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": [
+        "id",
+        "content",
+        "source_type",
+        "source_id",
+        "source_title",
+        "source_url",
+        "source_date",
+        "semantic_relevance",
+        "metadata",
+    ],
+    "properties": {
+        "id": {"type": "string", "minLength": 1},
+        "content": {"type": "string", "minLength": 1},
+        "source_type": {"enum": ["kb", "graph", "web", "arxiv", "memory"]},
+        "source_id": {"type": "string", "minLength": 1},
+        "source_title": {"type": "string"},
+        "source_url": {"type": ["string", "null"]},
+        "source_date": {"type": ["string", "null"]},
+        "semantic_relevance": {"type": "number", "minimum": 0, "maximum": 1},
+        "metadata": {"type": "object"},
+    },
+}
+
+FACT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["fact", "uuid", "valid_at", "invalid_at", "source_node_uuid"],
+    "properties": {
+        "fact": {"type": "string"},
+        "uuid": {"type": "string"},
+        "valid_at": {"type": ["string", "null"]},
+        "invalid_at": {"type": ["string", "null"]},
+        "source_node_uuid": {"type": ["string", "null"]},
+        "document_id": {"type": ["string", "null"]},
+        "document_title": {"type": ["string", "null"]},
+    },
+}
+
+
+def _string(description: str) -> dict[str, Any]:
+    return {"type": "string", "description": description}
+
+
+def _integer(description: str) -> dict[str, Any]:
+    return {"type": "integer", "description": description}
+
+
+def _number(description: str) -> dict[str, Any]:
+    return {"type": "number", "description": description}
+
+
+def _strings(description: str) -> dict[str, Any]:
+    return {"type": "array", "items": {"type": "string"}, "description": description}
+
+
+def _arguments(required: list[str], **properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def _result(**properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": sorted(properties)}
+
+
+CHUNKS_RESULT = _result(
+    chunks={"type": "array", "items": CHUNK_SCHEMA},
+    total_found={"type": "integer", "minimum": 0},
+    execution_time_ms={"type": "number", "minimum": 0},
+    status=STATUS_SCHEMA,
+)
+
+QUERY = _string("What to look for, in plain language (1-2,000 characters).")
+
+
+# -- shaping ----------------------------------------------------------------------------------------------------------
+
+
+def chunk_json(chunk: ContextChunk) -> dict[str, Any]:
+    """One evidence chunk in the tools' JSON: its text, uniform relevance and full source attribution."""
+    return {
+        "id": chunk.id,
+        "content": chunk.text,
+        "source_type": chunk.source_type.value,
+        "source_id": chunk.source_id,
+        "source_title": chunk.source_title,
+        "source_url": chunk.source_url,
+        "source_date": chunk.source_date.isoformat() if chunk.source_date else None,
+        "semantic_relevance": round(float(chunk.semantic_relevance), 6),
+        "metadata": dict(chunk.metadata),
+    }
+
+
+def _chunks(documents: list[Document] | None) -> list[ContextChunk]:
+    return [document_to_chunk(document) for document in documents or []]
+
+
+def _chunks_run(outputs: dict[str, Any]) -> ToolRun:
+    """A source component's `documents` + `status` as the chunks contract."""
+    status: SourceStatus = outputs["status"]
+    chunks = _chunks(outputs.get("documents"))
+    return ToolRun(
+        output={
+            "chunks": [chunk_json(chunk) for chunk in chunks],
+            "total_found": status.total_found if status.ok else 0,
+            "execution_time_ms": status.execution_time_ms,
+            "status": status.to_dict(),
+        },
+        chunks=chunks,
+        status=status,
+    )
+
+
+def _refused(source: str, message: str, output: dict[str, Any]) -> ToolRun:
+    """The contract's answer to input the tool cannot take: `output` with an error status saying why."""
+    status = SourceStatus(source=source, status="error", execution_time_ms=0.0, message=message, attempts=0)
+    return ToolRun(output={**output, "status": status.to_dict()}, status=status)
+
+
+def _fact_json(chunk: ContextChunk) -> dict[str, Any]:
+    """A graph fact (as its chunk) in the graph contract's shape, with attribution."""
+    meta = chunk.metadata
+    return {
+        "fact": chunk.text,
+        "uuid": chunk.id,
+        "valid_at": meta.get("valid_at"),
+        "invalid_at": meta.get("invalid_at"),
+        "source_node_uuid": meta.get("source_node_uuid"),
+        "entities": list(meta.get("entities") or []),
+        "document_id": meta.get("document_id") or chunk.source_id,
+        "document_title": chunk.source_title,
+        "source_url": chunk.source_url,
+        "source_date": chunk.source_date.isoformat() if chunk.source_date else None,
+        "chunk_id": meta.get("chunk_id"),
+        "hop": meta.get("hop"),
+    }
+
+
+# -- the knowledge base -------------------------------------------------------------------------------------------
+
+
+def parse_date_range(value: Any) -> tuple[dt.date | None, dt.date | None]:
+    """(start, end) of a `filter_date_range`: `{"start": ..., "end": ...}` (or `from`/`to`), or `[start, end]`.
+
+    Raises `ValueError` with one sentence for anything else, a malformed date, or a start after the end.
+    """
+    if value is None:
+        return None, None
+    if isinstance(value, dict):
+        unknown = sorted(str(key) for key in value if key not in ("start", "end", "from", "to"))
+        if unknown:
+            raise ValueError(f"filter_date_range takes start and end, not {', '.join(unknown)}")
+        start, end = value.get("start", value.get("from")), value.get("end", value.get("to"))
+    elif isinstance(value, (list, tuple)) and len(value) == 2:
+        start, end = value
+    else:
+        raise ValueError('filter_date_range must be {"start": "YYYY-MM-DD", "end": "YYYY-MM-DD"} or [start, end]')
+    first, last = _date(start, "start"), _date(end, "end")
+    if first and last and first > last:
+        raise ValueError(f"filter_date_range starts ({first.isoformat()}) after it ends ({last.isoformat()})")
+    return first, last
+
+
+def _date(value: Any, name: str) -> dt.date | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value.strip()[:10])
+        except ValueError:
+            pass
+    raise ValueError(f"filter_date_range {name} must be a date as YYYY-MM-DD, not {value!r}")
+
+
+def _source_types(value: Any) -> list[str]:
+    if value is None:
+        return []
+    items = [value] if isinstance(value, str) else list(value)
+    return [item.strip().lower() for item in items if isinstance(item, str) and item.strip()]
+
+
+def _rag_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
+    try:
+        start, end = parse_date_range(arguments.get("filter_date_range"))
+    except ValueError as exc:
+        return _refused("rag_search", str(exc), {"chunks": [], "total_found": 0, "execution_time_ms": 0.0})
+    filters = {
+        key: value
+        for key, value in {
+            "doc_types": _source_types(arguments.get("filter_source_type")),
+            "date_from": start.isoformat() if start else None,
+            "date_to": end.isoformat() if end else None,
+        }.items()
+        if value
+    }
+    outputs = component.run(
+        query=arguments["query"],
+        limit=arguments.get("top_k", 5),
+        min_relevance=arguments.get("min_relevance", 0.5),
+        filters=filters or None,
+    )
+    return _chunks_run(outputs)
+
+
+def _kb_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
+    outputs = component.run(
+        query=arguments["query"],
+        limit=arguments.get("limit", 10),
+        text_weight=arguments.get("text_weight"),
+    )
+    return _chunks_run(outputs)
+
+
+def _get_document(component: Any, arguments: dict[str, Any]) -> ToolRun:
+    outputs = component.run(document_id=arguments["document_id"])
+    status: SourceStatus = outputs["status"]
+    chunks = _chunks(outputs.get("chunks"))
+    return ToolRun(
+        output={
+            "document": outputs.get("document"),
+            "chunks": [chunk_json(chunk) for chunk in chunks],
+            "status": status.to_dict(),
+        },
+        chunks=chunks,
+        status=status,
+    )
+
+
+def _list_documents(component: Any, arguments: dict[str, Any]) -> ToolRun:
+    outputs = component.run(
+        limit=arguments.get("limit", 20), offset=arguments.get("offset", 0), search=arguments.get("search")
+    )
+    status: SourceStatus = outputs["status"]
+    return ToolRun(
+        output={"documents": outputs["documents"], "total": outputs["total"], "status": status.to_dict()},
+        status=status,
+    )
+
+
+def _book_content(component: Any, arguments: dict[str, Any]) -> ToolRun:
+    outputs = component.run(
+        query=arguments["query"], top_k=arguments.get("top_k", 5), min_score=arguments.get("min_score", 0.5)
+    )
+    return ToolRun(output=dict(outputs["result"]), chunks=_chunks(outputs.get("documents")), status=outputs["status"])
+
+
+# -- the web, arXiv and memory ----------------------------------------------------------------------------------------
+
+
+def _web_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
+    return _chunks_run(
+        component.run(
+            query=arguments["query"],
+            num_results=arguments.get("num_results"),
+            languages=arguments.get("languages"),
+            include_domains=arguments.get("include_domains"),
+            exclude_domains=arguments.get("exclude_domains"),
+        )
+    )
+
+
+def _arxiv_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
+    return _chunks_run(
+        component.run(
+            query=arguments["query"],
+            num_results=arguments.get("num_results"),
+            sort_by=arguments.get("sort_by"),
+            categories=arguments.get("categories"),
+            date_from=arguments.get("date_from"),
+            date_to=arguments.get("date_to"),
+        )
+    )
+
+
+def _memory_recall(component: Any, arguments: dict[str, Any]) -> ToolRun:
+    return _chunks_run(
+        component.run(
+            query=arguments["query"],
+            session_id=arguments.get("session_id"),
+            num_results=arguments.get("num_results"),
+            time_window=arguments.get("time_window"),
+        )
+    )
+
+
+# -- the graph --------------------------------------------------------------------------------------------------------
+
+
+def _graph_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
+    outputs = component.run(
+        query=arguments["query"], filters={"top_k": arguments.get("limit", 10)}, as_of=arguments.get("as_of")
+    )
+    status: SourceStatus = outputs["status"]
+    chunks = _chunks(outputs.get("documents"))
+    return ToolRun(
+        output={
+            "facts": [_fact_json(chunk) for chunk in chunks],
+            "total_found": len(chunks),
+            "execution_time_ms": status.execution_time_ms,
+            "status": status.to_dict(),
+        },
+        chunks=chunks,
+        status=status,
+    )
+
+
+def _comprehensive(component: Any, arguments: dict[str, Any]) -> ToolRun:
+    outputs = component.run(
+        query=arguments["query"],
+        use_vector=arguments.get("use_vector", True),
+        use_graph=arguments.get("use_graph", True),
+        limit=arguments.get("limit", 10),
+    )
+    status: SourceStatus = outputs["status"]
+    return ToolRun(
+        output={**outputs["result"], "status": status.to_dict()},
+        chunks=_chunks(outputs.get("documents")),
+        status=status,
+    )
+
+
+def _relationships(component: Any, arguments: dict[str, Any]) -> ToolRun:
+    outputs = component.run(entity_name=arguments["entity_name"], depth=arguments.get("depth", 2))
+    status: SourceStatus = outputs["status"]
+    return ToolRun(
+        output={**outputs["relationships"], "status": status.to_dict()},
+        chunks=_chunks(outputs.get("documents")),
+        status=status,
+    )
+
+
+def _timeline(component: Any, arguments: dict[str, Any]) -> ToolRun:
+    outputs = component.run(
+        entity_name=arguments["entity_name"],
+        start_date=arguments.get("start_date"),
+        end_date=arguments.get("end_date"),
+    )
+    status: SourceStatus = outputs["status"]
+    return ToolRun(
+        output={
+            "entity": str(arguments["entity_name"]).strip(),
+            "entities": outputs["entities"],
+            "timeline": outputs["timeline"],
+            "status": status.to_dict(),
+        },
+        chunks=_chunks(outputs.get("documents")),
+        status=status,
+    )
+
+
+# -- factories (imports kept lazy: listing the tools must not load the stores) ----------------------------------------
+
+
+def _knowledge_base_search(**init: Any) -> Any:
+    from components.knowledge_base.search import KnowledgeBaseSearch
+
+    return KnowledgeBaseSearch(**init)
+
+
+def _component(path: str, **init: Any) -> Any:
+    import importlib
+
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(module), name)(**init)
+
+
+def _factory(path: str, **init: Any) -> Any:
+    return lambda: _component(path, **init)
+
+
+# The knowledge-base searches' own guards are named apart from their tools (kb_rag_search, ...), so the executor's
+# breaker and telemetry count each tool call once.
+RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "rag_search",
+        "Semantic search of the knowledge base (the analyst's own documents): the chunks closest in meaning to the "
+        "query, each with its document, chunk position and relevance.",
+        lambda: _knowledge_base_search(mode="dense", limit=5, min_relevance=0.5, source_name="kb_rag_search"),
+        arguments_schema=_arguments(
+            ["query"],
+            query=QUERY,
+            top_k=_integer("How many chunks (1-50, default 5; out-of-range values are clamped)."),
+            min_relevance=_number("Lowest semantic relevance kept (0-1, default 0.5; clamped)."),
+            filter_source_type=_strings("Only these document types (pdf, md, html, txt, docx, web, arxiv)."),
+            filter_date_range={
+                "type": "object",
+                "description": 'Only documents dated in this range: {"start": "YYYY-MM-DD", "end": "YYYY-MM-DD"}.',
+            },
+        ),
+        result_schema=CHUNKS_RESULT,
+        adapter=_rag_search,
+        source="kb",
+    ),
+    ToolSpec(
+        "vector_search",
+        "Dense vector search of the knowledge base: the chunks nearest the query's embedding.",
+        lambda: _knowledge_base_search(mode="dense", limit=10, source_name="kb_vector_search"),
+        arguments_schema=_arguments(
+            ["query"], query=QUERY, limit=_integer("How many chunks (1-50, default 10; clamped).")
+        ),
+        result_schema=CHUNKS_RESULT,
+        adapter=_kb_search,
+        source="kb",
+    ),
+    ToolSpec(
+        "hybrid_search",
+        "Hybrid search of the knowledge base: dense and keyword results fused (reciprocal rank fusion). Best for "
+        "names, numbers and exact terms.",
+        lambda: _knowledge_base_search(mode="hybrid", limit=10, source_name="kb_hybrid_search"),
+        arguments_schema=_arguments(
+            ["query"],
+            query=QUERY,
+            limit=_integer("How many chunks (1-50, default 10; clamped)."),
+            text_weight=_number("Weight of the keyword list in the fusion (0-1, default 0.5; clamped)."),
+        ),
+        result_schema=CHUNKS_RESULT,
+        adapter=_kb_search,
+        source="kb",
+    ),
+    ToolSpec(
+        "list_documents",
+        "List the knowledge base's documents (newest first) with their ids and chunk counts; `search` matches a "
+        "part of the title or source.",
+        _factory("components.knowledge_base.list_documents.ListDocuments"),
+        arguments_schema=_arguments(
+            [],
+            limit=_integer("Documents per page (1-100, default 20; clamped)."),
+            offset=_integer("Documents to skip (0 or more, default 0; clamped)."),
+            search=_string("A part of the title or source to match."),
+        ),
+        result_schema=_result(
+            documents={
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["document_id", "title", "chunk_count"],
+                    "properties": {"document_id": {"type": "string"}, "chunk_count": {"type": "integer"}},
+                },
+            },
+            total={"type": "integer", "minimum": 0},
+            status=STATUS_SCHEMA,
+        ),
+        adapter=_list_documents,
+        source="kb",
+    ),
+    ToolSpec(
+        "get_document",
+        "Read one knowledge-base document by its id: its fields and all its chunks in order.",
+        _factory("components.knowledge_base.get_document.GetDocument"),
+        arguments_schema=_arguments(["document_id"], document_id=_string("The document's id (from list_documents).")),
+        result_schema=_result(
+            document={"type": ["object", "null"]},
+            chunks={"type": "array", "items": CHUNK_SCHEMA},
+            status=STATUS_SCHEMA,
+        ),
+        adapter=_get_document,
+        source="kb",
+    ),
+    ToolSpec(
+        "retrieve_book_content",
+        "Find passages of the books and long documents of the knowledge base, with their page and section.",
+        _factory("components.knowledge_base.book_content.BookContentRetriever"),
+        arguments_schema=_arguments(
+            ["query"],
+            query=_string("What to look for (1-1,000 characters)."),
+            top_k=_integer("How many passages (1-10, default 5; clamped)."),
+            min_score=_number("Lowest similarity score kept (0-1, default 0.5; clamped)."),
+        ),
+        result_schema={
+            "type": "object",
+            "oneOf": [
+                {
+                    "type": "object",
+                    "required": ["results", "query_embedding_used"],
+                    "properties": {
+                        "results": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "required": [
+                                    "id",
+                                    "content",
+                                    "score",
+                                    "source_url",
+                                    "page_number",
+                                    "section_title",
+                                    "metadata",
+                                ],
+                                "properties": {
+                                    "id": {"type": "string"},
+                                    "content": {"type": "string"},
+                                    "score": {"type": "number", "minimum": 0, "maximum": 1},
+                                    "source_url": {"type": ["string", "null"]},
+                                    "page_number": {"type": ["integer", "null"]},
+                                    "section_title": {"type": ["string", "null"]},
+                                    "metadata": {"type": "object"},
+                                },
+                            },
+                        },
+                        "message": {"type": "string"},
+                        "query_embedding_used": {"type": "array", "items": {"type": "number"}},
+                    },
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "required": ["error", "code"],
+                    "properties": {
+                        "error": {"type": "string"},
+                        "code": {"enum": ["CONNECTION_ERROR", "AUTH_ERROR", "INVALID_QUERY", "TIMEOUT_ERROR"]},
+                    },
+                    "additionalProperties": False,
+                },
+            ],
+        },
+        adapter=_book_content,
+        source="kb",
+    ),
+    ToolSpec(
+        "graph_search",
+        "Search the knowledge graph's facts (dated sentences about entities) for the query.",
+        _factory("components.graph.graph_search.GraphSearch", top_k=10),
+        arguments_schema=_arguments(
+            ["query"],
+            query=QUERY,
+            limit=_integer("How many facts (1-50, default 10; clamped)."),
+            as_of=_string("Only facts valid on this ISO date."),
+        ),
+        result_schema=_result(
+            facts={"type": "array", "items": FACT_SCHEMA},
+            total_found={"type": "integer", "minimum": 0},
+            execution_time_ms={"type": "number", "minimum": 0},
+            status=STATUS_SCHEMA,
+        ),
+        adapter=_graph_search,
+        source="graph",
+    ),
+    ToolSpec(
+        "get_entity_relationships",
+        "How an entity is connected to others in the knowledge graph: the facts on paths up to `depth` hops.",
+        _factory("components.graph.entity_relationships.EntityRelationships"),
+        arguments_schema=_arguments(
+            ["entity_name"],
+            entity_name=_string("The entity (company, person, product, place...)."),
+            depth=_integer("Hops to walk (1-5, default 2; clamped)."),
+        ),
+        result_schema=_result(
+            central_entity={"type": "string"},
+            related_facts={"type": "array", "items": FACT_SCHEMA},
+            search_method={"enum": ["graph_traversal", "text_search"]},
+            depth={"type": "integer", "minimum": 1, "maximum": 5},
+            status=STATUS_SCHEMA,
+        ),
+        adapter=_relationships,
+        source="graph",
+    ),
+    ToolSpec(
+        "get_entity_timeline",
+        "What happened to an entity, and when: its dated facts from the knowledge graph, oldest first, within an "
+        "optional ISO date range.",
+        _factory("components.graph.entity_timeline.EntityTimeline"),
+        arguments_schema=_arguments(
+            ["entity_name"],
+            entity_name=_string("The entity; its aliases and more specific names match too."),
+            start_date=_string("Keep facts from this ISO date on (2019, 2019-06 or 2019-06-30)."),
+            end_date=_string("Keep facts up to this ISO date (any precision)."),
+        ),
+        result_schema=_result(
+            entity={"type": "string"},
+            entities={"type": "array", "items": {"type": "string"}},
+            timeline={"type": "array", "items": FACT_SCHEMA},
+            status=STATUS_SCHEMA,
+        ),
+        adapter=_timeline,
+        source="graph",
+    ),
+    ToolSpec(
+        "perform_comprehensive_search",
+        "Search the knowledge base (vector) and the knowledge graph at the same time; if one side fails the "
+        "other still answers and `errors` names the failure.",
+        _factory("components.graph.comprehensive_search.ComprehensiveSearch"),
+        arguments_schema=_arguments(
+            ["query"],
+            query=QUERY,
+            use_vector={"type": "boolean", "description": "Search the knowledge base (default true)."},
+            use_graph={"type": "boolean", "description": "Search the knowledge graph (default true)."},
+            limit=_integer("Results per side (1-50, default 10; clamped)."),
+        ),
+        result_schema=_result(
+            vector_results={"type": "array", "items": {"type": "object", "required": ["content", "chunk_id"]}},
+            graph_results={"type": "array", "items": FACT_SCHEMA},
+            total_results={"type": "integer", "minimum": 0},
+            errors={"type": "object", "additionalProperties": {"type": "string"}},
+            status=STATUS_SCHEMA,
+        ),
+        adapter=_comprehensive,
+        source="graph",
+    ),
+    ToolSpec(
+        "firecrawl_search",
+        "Search the web (Firecrawl) and read the result pages: the relevant chunks of each page, with its URL, "
+        "domain and fetch time.",
+        _factory("components.web.search.WebSearch"),
+        network=True,
+        arguments_schema=_arguments(
+            ["query"],
+            query=_string("What to search the web for (1-1,000 characters)."),
+            num_results=_integer("How many pages (1-20, default 5; clamped)."),
+            languages=_strings("Preferred page languages (e.g. en, de)."),
+            include_domains=_strings("Only pages of these domains."),
+            exclude_domains=_strings("Never pages of these domains."),
+        ),
+        result_schema=CHUNKS_RESULT,
+        adapter=_web_search,
+        source="web",
+    ),
+    ToolSpec(
+        "arxiv_search",
+        "Search arXiv for papers: the relevant chunks of each abstract, with authors, categories, dates, links "
+        "and DOI.",
+        _factory("components.arxiv.search.ArxivSearch"),
+        network=True,
+        arguments_schema=_arguments(
+            ["query"],
+            query=_string("Plain words, or arXiv's field syntax (ti:transformer AND au:vaswani)."),
+            num_results=_integer("How many papers (1-50, default 5; clamped)."),
+            sort_by={"enum": ["relevance", "lastUpdatedDate", "submittedDate"], "description": "Order of papers."},
+            categories=_strings("Only these arXiv categories (cs.IR, cs.CL...)."),
+            date_from=_string("Only papers submitted on or after this date (YYYY-MM-DD)."),
+            date_to=_string("Only papers submitted on or before this date (YYYY-MM-DD)."),
+        ),
+        result_schema=CHUNKS_RESULT,
+        adapter=_arxiv_search,
+        source="arxiv",
+    ),
+    ToolSpec(
+        "memory_recall",
+        "Recall earlier questions and answers of the conversation relevant to the query.",
+        _factory("components.memory.recall.MemoryRecall"),
+        arguments_schema=_arguments(
+            ["query"],
+            query=QUERY,
+            session_id=_string("The conversation to recall from (all conversations when absent)."),
+            num_results=_integer("How many interactions (default 3; clamped to the memory's maximum)."),
+            time_window=_string("Only interactions within this duration before now: 24h, 7d, 2w."),
+        ),
+        result_schema=CHUNKS_RESULT,
+        adapter=_memory_recall,
+        source="memory",
+    ),
+)
