@@ -1,0 +1,262 @@
+"""The entity-passage graph the research pipeline's graph branch walks to find passages (HippoRAG-style).
+
+Nodes are the graph's entities and the passages (knowledge-base chunks) their facts were read in; an entity and a
+passage are linked when a fact read in that passage names the entity. A question seeds the walk with the entities
+it names, each weighted by its specificity (the log inverse share of passages naming it, so "United States" counts
+for less than a rare name); a personalised PageRank then spreads from the seeds to their passages, from those
+passages to the other entities they name (the bridges) and on to the bridges' passages. Passages are scored by the
+walk's stationary mass: a passage a second hop away gets mass only through a bridge, and more when several seeds
+lead to it.
+
+The graph is read from the store in one statement and kept per store in memory; it is rebuilt when the store's
+change counter moves (a document ingested, replaced or deleted, in any process), or, for stores without one,
+after `ttl_s` seconds.
+
+Usage:
+```python
+cache = passage_graph_cache(store)
+graph = cache.get()
+for passage in graph.top_passages("Who directed the film shot in Leland in 1986?", limit=10):
+    passage.chunk_id, passage.document_id, passage.score
+```
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+import weakref
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+from haystack import logging
+from scipy import sparse
+
+from components.graph.model import normalise_name
+from components.graph.store import EntityPassageLinks, GraphStore
+
+logger = logging.getLogger(__name__)
+
+# HippoRAG's damping: half the mass returns to the seeds at every step, so the walk stays within a few hops.
+DEFAULT_DAMPING = 0.5
+# Power iterations: the error after k steps is at most (1 - restart)^k, 1e-6 for the default damping.
+ITERATIONS = 20
+# A question names an entity in at most this many words.
+MAX_NAME_WORDS = 6
+# A name part ("Nolan") stands for the entities whose names hold it only when it is this unambiguous.
+MAX_PARTIAL_CANDIDATES = 5
+# Stores without a change counter are re-read this often.
+DEFAULT_TTL_S = 60.0
+
+
+@dataclass(frozen=True)
+class WalkedPassage:
+    """A passage the walk reached: its chunk (None when facts carried no chunk), document and stationary mass."""
+
+    chunk_id: str | None
+    document_id: str
+    score: float
+
+
+@dataclass(frozen=True)
+class QuestionSeeds:
+    """The entities a question names (graph entity uuid -> seed weight) and the names that matched."""
+
+    weights: dict[str, float] = field(default_factory=dict)
+    names: tuple[str, ...] = ()
+
+
+class EntityPassageGraph:
+    """One snapshot of the entity-passage graph as sparse matrices, with the name index that seeds it.
+
+    Build it with `from_links(store.entity_passage_links())`; it never changes afterwards, so threads share it.
+    """
+
+    def __init__(self, links: EntityPassageLinks) -> None:
+        entity_index: dict[str, int] = {}
+        passage_index: dict[tuple[str | None, str], int] = {}
+        rows: list[int] = []
+        cols: list[int] = []
+        for entity, chunk_id, document_id, _facts in links.links:
+            e = entity_index.setdefault(entity, len(entity_index))
+            p = passage_index.setdefault((chunk_id, document_id), len(passage_index))
+            rows.append(e)
+            cols.append(p)
+        self.entities = list(entity_index)
+        self.passages = list(passage_index)
+        shape = (len(self.entities), len(self.passages))
+        # Binary links: a passage that repeats a name is not more about it for the walk.
+        links_matrix = sparse.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=shape).tocsr()
+        links_matrix.data[:] = 1.0
+        self.entity_degree = np.asarray(links_matrix.sum(axis=1)).ravel()
+        passage_degree = np.asarray(links_matrix.sum(axis=0)).ravel()
+        with np.errstate(divide="ignore"):
+            inverse_entity = np.where(self.entity_degree > 0, 1.0 / self.entity_degree, 0.0)
+            inverse_passage = np.where(passage_degree > 0, 1.0 / passage_degree, 0.0)
+        # One step of the walk each way: entity -> its passages, passage -> its entities, each split evenly.
+        self._to_passages = sparse.diags(inverse_entity).dot(links_matrix).T.tocsr()
+        self._to_entities = links_matrix.dot(sparse.diags(inverse_passage)).tocsr()
+        self._names: dict[str, list[int]] = defaultdict(list)
+        self._words: dict[str, set[int]] = defaultdict(set)
+        for key, entity in links.names:
+            index = entity_index.get(entity)
+            if index is None or not key:
+                continue
+            if index not in self._names[key]:
+                self._names[key].append(index)
+            for word in key.split():
+                self._words[word].add(index)
+
+    @classmethod
+    def from_links(cls, links: EntityPassageLinks) -> EntityPassageGraph:
+        return cls(links)
+
+    @property
+    def empty(self) -> bool:
+        return not self.passages
+
+    def specificity(self, index: int) -> float:
+        """How much naming this entity says: log(1 + passages / passages naming it)."""
+        return math.log1p(len(self.passages) / max(1.0, float(self.entity_degree[index])))
+
+    def seeds(self, question: str) -> QuestionSeeds:
+        """The entities `question` names: the longest word spans that are an entity's name or alias, then, for
+        proper names left unmatched ("Nolan"), the few entities whose names hold all their words."""
+        from components.text.language import entity_kind, parse
+
+        if self.empty:
+            return QuestionSeeds()
+        doc = parse(question)
+        tokens = [token for token in doc if not token.is_space]
+        matches: list[tuple[int, int, str, list[int]]] = []
+        for start in range(len(tokens)):
+            for end in range(start + 1, min(len(tokens), start + MAX_NAME_WORDS) + 1):
+                span = tokens[start:end]
+                if all(token.is_stop or token.is_punct for token in span):
+                    continue
+                key = normalise_name(doc[span[0].i : span[-1].i + 1].text)
+                found = self._names.get(key) if key else None
+                if found:
+                    matches.append((start, end, key, found))
+        matches.sort(key=lambda match: (match[0] - match[1], match[0]))
+        covered: list[tuple[int, int]] = []
+        weights: dict[int, float] = defaultdict(float)
+        names: list[str] = []
+        for start, end, key, found in matches:
+            if any(low <= start and end <= high for low, high in covered):
+                continue  # "Carolina" inside "North Carolina"
+            covered.append((start, end))
+            names.append(key)
+            for index in found:
+                weights[index] += self.specificity(index) / len(found)
+        position = {token.i: n for n, token in enumerate(tokens)}
+        spans = [ent for ent in doc.ents if entity_kind(ent.label_) is not None]
+        spans += [doc[token.i : token.i + 1] for token in tokens if token.pos_ == "PROPN"]
+        for span in spans:
+            start, end = position.get(span.start), position.get(span.end - 1)
+            if start is None or end is None or any(low <= start and end + 1 <= high for low, high in covered):
+                continue
+            words = [word for word in normalise_name(span.text).split() if word in self._words]
+            if not words or len(words) < len(normalise_name(span.text).split()):
+                continue
+            candidates = set.intersection(*(self._words[word] for word in words))
+            if not 1 <= len(candidates) <= MAX_PARTIAL_CANDIDATES:
+                continue
+            covered.append((start, end + 1))
+            names.append(" ".join(words))
+            for index in candidates:
+                weights[index] += self.specificity(index) / len(candidates)
+        return QuestionSeeds({self.entities[i]: w for i, w in weights.items()}, tuple(names))
+
+    def walk(self, seeds: dict[str, float], damping: float = DEFAULT_DAMPING) -> np.ndarray:
+        """Personalised PageRank from `seeds` (entity uuid -> weight): the stationary mass of every passage."""
+        restart = np.zeros(len(self.entities))
+        lookup = {entity: index for index, entity in enumerate(self.entities)} if seeds else {}
+        for entity, weight in seeds.items():
+            index = lookup.get(entity)
+            if index is not None and weight > 0:
+                restart[index] += weight
+        total = restart.sum()
+        if total <= 0:
+            return np.zeros(len(self.passages))
+        restart /= total
+        on_entities = restart.copy()
+        on_passages = np.zeros(len(self.passages))
+        for _ in range(ITERATIONS):
+            on_passages, on_entities = (
+                damping * self._to_passages.dot(on_entities),
+                (1.0 - damping) * restart + damping * self._to_entities.dot(on_passages),
+            )
+        return on_passages
+
+    def top_passages(
+        self, question: str, limit: int = 10, damping: float = DEFAULT_DAMPING
+    ) -> tuple[list[WalkedPassage], QuestionSeeds]:
+        """The `limit` passages the walk from the question's entities reaches with the most mass, best first."""
+        seeds = self.seeds(question)
+        if not seeds.weights:
+            return [], seeds
+        scores = self.walk(seeds.weights, damping)
+        reached = np.flatnonzero(scores > 0)
+        order = reached[np.argsort(-scores[reached], kind="stable")][:limit]
+        passages = [
+            WalkedPassage(self.passages[i][0], self.passages[i][1], float(scores[i])) for i in order
+        ]
+        return passages, seeds
+
+
+class PassageGraphCache:
+    """The entity-passage graph of one store, read once and rebuilt when the store's change counter moves.
+
+    Each `get()` asks the store for its counter (one cheap read); stores without one are re-read after `ttl_s`.
+    """
+
+    def __init__(self, store: GraphStore, ttl_s: float = DEFAULT_TTL_S) -> None:
+        self.store = store
+        self.ttl_s = ttl_s
+        self._graph: EntityPassageGraph | None = None
+        self._version: str | None = None
+        self._loaded_at = 0.0
+        self._lock = threading.Lock()
+
+    def get(self) -> EntityPassageGraph:
+        """The current graph (built on first use and after every change)."""
+        version = self.store.graph_version()
+        with self._lock:
+            graph = self._graph
+            if graph is not None:
+                if version is not None and version == self._version:
+                    return graph
+                if version is None and time.monotonic() - self._loaded_at < self.ttl_s:
+                    return graph
+            started = time.perf_counter()
+            # The counter was read before the links: a write in between moves it again and triggers a new read.
+            graph = EntityPassageGraph.from_links(self.store.entity_passage_links())
+            self._graph, self._version, self._loaded_at = graph, version, time.monotonic()
+            logger.info(
+                "Entity-passage graph read: {entities} entities, {passages} passages in {elapsed_ms:.0f} ms",
+                entities=len(graph.entities),
+                passages=len(graph.passages),
+                elapsed_ms=(time.perf_counter() - started) * 1000,
+            )
+            return graph
+
+    def invalidate(self) -> None:
+        """Forget the graph; the next `get()` reads it again."""
+        with self._lock:
+            self._graph = None
+
+
+_CACHES: weakref.WeakKeyDictionary[GraphStore, PassageGraphCache] = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
+
+
+def passage_graph_cache(store: GraphStore) -> PassageGraphCache:
+    """The process-wide cache of `store`'s entity-passage graph (every graph branch over it shares one)."""
+    with _CACHES_LOCK:
+        cache = _CACHES.get(store)
+        if cache is None:
+            cache = _CACHES[store] = PassageGraphCache(store)
+        return cache
