@@ -2,8 +2,8 @@
 
 Nodes are the graph's entities and the passages (knowledge-base chunks) their facts were read in; an entity and a
 passage are linked when a fact read in that passage names the entity. A question seeds the walk with the entities
-it names, each weighted by its specificity (the log inverse share of passages naming it, so "United States" counts
-for less than a rare name); a personalised PageRank then spreads from the seeds to their passages, from those
+it names, each weighted by its specificity (one over the number of passages naming it, so "United States" counts
+for far less than a rare name); a personalised PageRank then spreads from the seeds to their passages, from those
 passages to the other entities they name (the bridges) and on to the bridges' passages. Passages are scored by the
 walk's stationary mass: a passage a second hop away gets mass only through a bridge, and more when several seeds
 lead to it.
@@ -16,19 +16,20 @@ Usage:
 ```python
 cache = passage_graph_cache(store)
 graph = cache.get()
-for passage in graph.top_passages("Who directed the film shot in Leland in 1986?", limit=10):
-    passage.chunk_id, passage.document_id, passage.score
+walk = graph.top_passages("Who directed the film shot in Leland in 1986?", limit=10)
+[(passage.chunk_id, passage.document_id, passage.score) for passage in walk.passages]
 ```
 """
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 from haystack import logging
@@ -36,6 +37,9 @@ from scipy import sparse
 
 from components.graph.model import normalise_name
 from components.graph.store import EntityPassageLinks, GraphStore
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Token
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +72,42 @@ class QuestionSeeds:
     names: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class PassageWalk:
+    """What a walk found: passages best first, the question's seeds, and the entities with the most mass (the
+    seeds and the bridges between their passages and others), best first."""
+
+    passages: list[WalkedPassage]
+    seeds: QuestionSeeds
+    entities: list[str]
+
+
+@lru_cache(maxsize=2048)
+def analyse_question(question: str) -> Doc:
+    """The question's tokens with their parts of speech, from the product's spaCy pipeline; the parser, lemmatizer
+    and entity recogniser are skipped (a proper noun marks a name well enough, at a third of the cost). Cached:
+    questions repeat. Read the Doc, never change it."""
+    from components.text.language import language_pipeline
+
+    return language_pipeline()(question, disable=["parser", "lemmatizer", "ner"])
+
+
+def _is_name(token: Token) -> bool:
+    return token.pos_ == "PROPN" and not token.is_punct
+
+
+def _name_runs(tokens: list[Token]) -> list[tuple[int, int]]:
+    """The runs of consecutive proper nouns (`[start, end)` positions in `tokens`), then each of their words."""
+    runs, start = [], None
+    for position, token in enumerate([*tokens, None]):
+        if token is not None and _is_name(token):
+            start = position if start is None else start
+        elif start is not None:
+            runs.append((start, position))
+            start = None
+    return runs + [(p, p + 1) for low, high in runs if high - low > 1 for p in range(low, high)]
+
+
 class EntityPassageGraph:
     """One snapshot of the entity-passage graph as sparse matrices, with the name index that seeds it.
 
@@ -79,24 +119,31 @@ class EntityPassageGraph:
         passage_index: dict[tuple[str | None, str], int] = {}
         rows: list[int] = []
         cols: list[int] = []
-        for entity, chunk_id, document_id, _facts in links.links:
+        counts: list[float] = []
+        for entity, chunk_id, document_id, facts in links.links:
             e = entity_index.setdefault(entity, len(entity_index))
             p = passage_index.setdefault((chunk_id, document_id), len(passage_index))
             rows.append(e)
             cols.append(p)
+            counts.append(float(max(1, facts)))
         self.entities = list(entity_index)
         self.passages = list(passage_index)
+        self._entity_index = entity_index
         shape = (len(self.entities), len(self.passages))
-        # Binary links: a passage that repeats a name is not more about it for the walk.
         links_matrix = sparse.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=shape).tocsr()
         links_matrix.data[:] = 1.0
+        # How much each passage is about an entity: the facts it reads about it.
+        about = sparse.coo_matrix((np.asarray(counts), (rows, cols)), shape=shape).tocsr()
         self.entity_degree = np.asarray(links_matrix.sum(axis=1)).ravel()
         passage_degree = np.asarray(links_matrix.sum(axis=0)).ravel()
+        about_total = np.asarray(about.sum(axis=1)).ravel()
         with np.errstate(divide="ignore"):
-            inverse_entity = np.where(self.entity_degree > 0, 1.0 / self.entity_degree, 0.0)
+            inverse_about = np.where(about_total > 0, 1.0 / about_total, 0.0)
             inverse_passage = np.where(passage_degree > 0, 1.0 / passage_degree, 0.0)
-        # One step of the walk each way: entity -> its passages, passage -> its entities, each split evenly.
-        self._to_passages = sparse.diags(inverse_entity).dot(links_matrix).T.tocsr()
+        # One step of the walk each way: an entity's mass goes to its passages in proportion to the facts each
+        # reads about it (the passage about the entity gets most); a passage's mass is split evenly among the
+        # entities it names (a bridge named once counts as much as the passage's subject).
+        self._to_passages = sparse.diags(inverse_about).dot(about).T.tocsr()
         self._to_entities = links_matrix.dot(sparse.diags(inverse_passage)).tocsr()
         self._names: dict[str, list[int]] = defaultdict(list)
         self._words: dict[str, set[int]] = defaultdict(set)
@@ -118,24 +165,24 @@ class EntityPassageGraph:
         return not self.passages
 
     def specificity(self, index: int) -> float:
-        """How much naming this entity says: log(1 + passages / passages naming it)."""
-        return math.log1p(len(self.passages) / max(1.0, float(self.entity_degree[index])))
+        """How much naming this entity says: one over the passages naming it (HippoRAG's node specificity), so a
+        name found in one passage seeds the walk fifteen times as strongly as one found in fifteen."""
+        return 1.0 / max(1.0, float(self.entity_degree[index]))
 
     def seeds(self, question: str) -> QuestionSeeds:
-        """The entities `question` names: the longest word spans that are an entity's name or alias, then, for
-        proper names left unmatched ("Nolan"), the few entities whose names hold all their words."""
-        from components.text.language import entity_kind, parse
-
+        """The entities `question` names: the longest word spans holding a proper noun that are an entity's name
+        or alias, then, for runs of proper nouns left unmatched ("Nolan"), the few entities whose names hold all
+        their words."""
         if self.empty:
             return QuestionSeeds()
-        doc = parse(question)
-        tokens = [token for token in doc if not token.is_space]
+        tokens = [token for token in analyse_question(question) if not token.is_space]
+        doc = tokens[0].doc if tokens else None
         matches: list[tuple[int, int, str, list[int]]] = []
         for start in range(len(tokens)):
             for end in range(start + 1, min(len(tokens), start + MAX_NAME_WORDS) + 1):
                 span = tokens[start:end]
-                if all(token.is_stop or token.is_punct for token in span):
-                    continue
+                if not any(_is_name(token) for token in span):
+                    continue  # "film", "city": common nouns that some passage capitalised are not names
                 key = normalise_name(doc[span[0].i : span[-1].i + 1].text)
                 found = self._names.get(key) if key else None
                 if found:
@@ -151,36 +198,33 @@ class EntityPassageGraph:
             names.append(key)
             for index in found:
                 weights[index] += self.specificity(index) / len(found)
-        position = {token.i: n for n, token in enumerate(tokens)}
-        spans = [ent for ent in doc.ents if entity_kind(ent.label_) is not None]
-        spans += [doc[token.i : token.i + 1] for token in tokens if token.pos_ == "PROPN"]
-        for span in spans:
-            start, end = position.get(span.start), position.get(span.end - 1)
-            if start is None or end is None or any(low <= start and end + 1 <= high for low, high in covered):
+        for start, end in _name_runs(tokens):
+            if any(low <= start and end <= high for low, high in covered):
                 continue
-            words = [word for word in normalise_name(span.text).split() if word in self._words]
-            if not words or len(words) < len(normalise_name(span.text).split()):
+            text = normalise_name(doc[tokens[start].i : tokens[end - 1].i + 1].text)
+            words = [word for word in text.split() if word in self._words]
+            if not words or len(words) < len(text.split()):
                 continue
             candidates = set.intersection(*(self._words[word] for word in words))
             if not 1 <= len(candidates) <= MAX_PARTIAL_CANDIDATES:
                 continue
-            covered.append((start, end + 1))
+            covered.append((start, end))
             names.append(" ".join(words))
             for index in candidates:
                 weights[index] += self.specificity(index) / len(candidates)
         return QuestionSeeds({self.entities[i]: w for i, w in weights.items()}, tuple(names))
 
-    def walk(self, seeds: dict[str, float], damping: float = DEFAULT_DAMPING) -> np.ndarray:
-        """Personalised PageRank from `seeds` (entity uuid -> weight): the stationary mass of every passage."""
+    def walk(self, seeds: dict[str, float], damping: float = DEFAULT_DAMPING) -> tuple[np.ndarray, np.ndarray]:
+        """Personalised PageRank from `seeds` (entity uuid -> weight): the stationary mass of every passage and of
+        every entity."""
         restart = np.zeros(len(self.entities))
-        lookup = {entity: index for index, entity in enumerate(self.entities)} if seeds else {}
         for entity, weight in seeds.items():
-            index = lookup.get(entity)
+            index = self._entity_index.get(entity)
             if index is not None and weight > 0:
                 restart[index] += weight
         total = restart.sum()
         if total <= 0:
-            return np.zeros(len(self.passages))
+            return np.zeros(len(self.passages)), restart
         restart /= total
         on_entities = restart.copy()
         on_passages = np.zeros(len(self.passages))
@@ -189,22 +233,27 @@ class EntityPassageGraph:
                 damping * self._to_passages.dot(on_entities),
                 (1.0 - damping) * restart + damping * self._to_entities.dot(on_passages),
             )
-        return on_passages
+        return on_passages, on_entities
 
-    def top_passages(
-        self, question: str, limit: int = 10, damping: float = DEFAULT_DAMPING
-    ) -> tuple[list[WalkedPassage], QuestionSeeds]:
-        """The `limit` passages the walk from the question's entities reaches with the most mass, best first."""
+    def top_passages(self, question: str, limit: int = 10, damping: float = DEFAULT_DAMPING) -> PassageWalk:
+        """The `limit` passages the walk from the question's entities reaches with the most mass, best first, and
+        the entities it reaches (the seeds and their bridges)."""
         seeds = self.seeds(question)
         if not seeds.weights:
-            return [], seeds
-        scores = self.walk(seeds.weights, damping)
-        reached = np.flatnonzero(scores > 0)
-        order = reached[np.argsort(-scores[reached], kind="stable")][:limit]
+            return PassageWalk([], seeds, [])
+        on_passages, on_entities = self.walk(seeds.weights, damping)
         passages = [
-            WalkedPassage(self.passages[i][0], self.passages[i][1], float(scores[i])) for i in order
+            WalkedPassage(self.passages[i][0], self.passages[i][1], float(on_passages[i]))
+            for i in _best(on_passages, limit)
         ]
-        return passages, seeds
+        entities = [self.entities[i] for i in _best(on_entities, limit)]
+        return PassageWalk(passages, seeds, entities)
+
+
+def _best(scores: np.ndarray, limit: int) -> np.ndarray:
+    """Indices of the `limit` highest positive scores, best first."""
+    reached = np.flatnonzero(scores > 0)
+    return reached[np.argsort(-scores[reached], kind="stable")][:limit]
 
 
 class PassageGraphCache:

@@ -16,7 +16,9 @@ from components.graph.store import EntityPassageLinks, GraphStore
 
 def links(passages: dict[str, list[str]], aliases: dict[str, str] | None = None) -> EntityPassageLinks:
     """Links of passages (chunk id -> entity names), every passage its own document."""
-    rows = [(entity_uuid(name.lower()), chunk, f"doc-{chunk}", 1) for chunk, names in passages.items() for name in names]
+    rows = [
+        (entity_uuid(name.lower()), chunk, f"doc-{chunk}", 1) for chunk, names in passages.items() for name in names
+    ]
     names = {name.lower() for entities in passages.values() for name in entities}
     pairs = [(name, entity_uuid(name)) for name in sorted(names)]
     pairs += [(alias, entity_uuid(name.lower())) for alias, name in (aliases or {}).items()]
@@ -59,26 +61,29 @@ class TestEntityPassageGraph:
 
     def test_the_walk_reaches_the_second_hop_through_the_bridge(self):
         graph = EntityPassageGraph.from_links(links(BRIDGE))
-        walked, seeds = graph.top_passages("Where was the founder of Nordvik Aviation born?", limit=10)
-        assert seeds.names == ("nordvik aviation",)
+        walk = graph.top_passages("Where was the founder of Nordvik Aviation born?", limit=10)
+        walked = walk.passages
+        assert walk.seeds.names == ("nordvik aviation",)
         order = [passage.chunk_id for passage in walked]
         # The seed's passage first, then the bridge's (Marta Olsen's birthplace); the unconnected company never.
         assert order[:2] == ["nordvik", "olsen"]
         assert "lindqvist" not in order and "lund" not in order
         assert all(passage.document_id == f"doc-{passage.chunk_id}" for passage in walked)
         assert walked[0].score > walked[1].score > 0
+        # The entities with the most mass: the seed, then the bridge between the two passages.
+        assert walk.entities[:2] == [entity_uuid("nordvik aviation"), entity_uuid("marta olsen")]
 
     def test_a_passage_two_seeds_lead_to_ranks_first(self):
         graph = EntityPassageGraph.from_links(
-            links({"both": ["Ada Lovelace", "Charles Babbage"], "ada": ["Ada Lovelace"], "babbage": ["Charles Babbage"]})
+            links({"both": ["Ada Lovelace", "Charles Babbage"], "ada": ["Ada Lovelace"], "bab": ["Charles Babbage"]})
         )
-        walked, _ = graph.top_passages("How did Ada Lovelace work with Charles Babbage?", limit=3)
-        assert walked[0].chunk_id == "both"
+        walk = graph.top_passages("How did Ada Lovelace work with Charles Babbage?", limit=3)
+        assert walk.passages[0].chunk_id == "both"
 
     def test_empty_graph_and_limit(self):
-        assert EntityPassageGraph.from_links(EntityPassageLinks((), ())).top_passages("Anything?")[0] == []
+        assert EntityPassageGraph.from_links(EntityPassageLinks((), ())).top_passages("Anything?").passages == []
         graph = EntityPassageGraph.from_links(links(BRIDGE))
-        assert len(graph.top_passages("Where was the founder of Nordvik Aviation born?", limit=1)[0]) == 1
+        assert len(graph.top_passages("Where was the founder of Nordvik Aviation born?", limit=1).passages) == 1
 
 
 class TestPassageGraphCache:
@@ -156,8 +161,8 @@ class TestPostgresLinksAndVersion:
                                               ["Marta Olsen", "Trondheim"]))
         second = cache.get()
         assert second is not first and {p for p, _ in second.passages} == {"d1-c0", "d2-c0"}
-        walked, _ = second.top_passages("Where was the founder of Nordvik Aviation born?")
-        assert [p.chunk_id for p in walked] == ["d1-c0", "d2-c0"]
+        walk = second.top_passages("Where was the founder of Nordvik Aviation born?")
+        assert [p.chunk_id for p in walk.passages] == ["d1-c0", "d2-c0"]
         # Fact embeddings written for ranking do not count as a change.
         store.store_fact_embeddings({fact_uuid("d1", 0, "Nordvik Aviation hired Marta Olsen."): np.ones(3)}, "model")
         assert cache.get() is second
