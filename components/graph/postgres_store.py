@@ -13,7 +13,6 @@ import threading
 from contextlib import contextmanager
 from typing import Any
 
-import numpy as np
 from haystack import logging
 from psycopg import sql
 from psycopg.rows import dict_row
@@ -114,15 +113,6 @@ _WORD_RE = re.compile(r"[A-Za-z0-9]+")
 
 def _fuzzy(value: dt.date | None, precision: str | None) -> FuzzyDate | None:
     return FuzzyDate(value, precision or "day") if value is not None else None
-
-
-def _as_array(value: Any) -> np.ndarray:
-    # pgvector's psycopg adapter returns a numpy array or, for some versions and untyped columns, a Vector.
-    if hasattr(value, "to_numpy"):
-        value = value.to_numpy()
-    elif isinstance(value, str):
-        value = [float(part) for part in value.strip("[]").split(",")]
-    return np.asarray(value, dtype=np.float32)
 
 
 def row_to_fact(row: dict[str, Any]) -> Fact:
@@ -643,25 +633,6 @@ class PostgresGraphStore(GraphStore):
             {"keys": sorted(keys)},
         )
         return {row["key"] for row in rows}
-
-    def fact_embeddings(self, fact_uuids: list[str], model: str) -> dict[str, Any]:
-        if not fact_uuids:
-            return {}
-        rows = self._fetch(
-            "SELECT uuid, embedding FROM {facts} WHERE uuid = ANY(%(uuids)s) AND embedding_model = %(model)s "
-            "AND embedding IS NOT NULL",
-            {"uuids": list(fact_uuids), "model": model},
-        )
-        return {row["uuid"]: _as_array(row["embedding"]) for row in rows}
-
-    def store_fact_embeddings(self, embeddings: dict[str, Any], model: str) -> None:
-        if not embeddings:
-            return
-        with self._connection() as conn, conn.cursor() as cursor:
-            cursor.executemany(
-                self._q("UPDATE {facts} SET embedding = %s, embedding_model = %s WHERE uuid = %s"),
-                [(np.asarray(vector, dtype=np.float32), model, uuid) for uuid, vector in embeddings.items()],
-            )
 
     def _ensure_version_trigger(self) -> None:
         """Install the change counter's trigger on the facts table once (idempotent, serialised across processes)."""

@@ -278,13 +278,6 @@ class GraphStore(ABC):
     def get_entity(self, entity_uuid: str) -> Entity | None:
         """One entity by id."""
 
-    def fact_embeddings(self, fact_uuids: list[str], model: str) -> dict[str, Any]:
-        """Embeddings of facts computed earlier with `model` (a cache; backends without one return nothing)."""
-        return {}
-
-    def store_fact_embeddings(self, embeddings: dict[str, Any], model: str) -> None:  # noqa: B027 - optional
-        """Keep facts' embeddings for later questions (a cache; backends without one ignore it)."""
-
     def entity_passage_links(self) -> EntityPassageLinks:
         """Every entity-passage link and every entity name and alias, in one read (the retrieval walk caches it)."""
         raise NotImplementedError(f"the {self.backend} graph cannot list its entity-passage links")
