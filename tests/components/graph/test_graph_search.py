@@ -46,6 +46,13 @@ def bridge_collection(database_url):
     kb.drop()
 
 
+def searcher(collection: str) -> GraphSearch:
+    """A warmed-up graph branch over `collection`, as the pipeline makes it (models loaded before questions)."""
+    search = GraphSearch(collection=collection, top_k=5, timeout_s=30.0)
+    search.warm_up()
+    return search
+
+
 class TestGraphSearch:
     def test_init_validates(self):
         with pytest.raises(ValueError, match="top_k"):
@@ -76,7 +83,7 @@ class TestGraphSearch:
     @pytest.mark.integration
     def test_the_walk_returns_the_second_hop_passage(self, bridge_collection):
         collection, ids = bridge_collection
-        result = GraphSearch(collection=collection, top_k=5).run(query=QUESTION, sources=["graph"])
+        result = searcher(collection).run(query=QUESTION, sources=["graph"])
         assert result["status"].status is StatusKind.SUCCESS
         chunks = [document_to_chunk(document) for document in result["documents"]]
         # The company's passage, then the founder's, reached through her name; the other company never.
@@ -96,7 +103,7 @@ class TestGraphSearch:
     @pytest.mark.integration
     def test_as_of_and_filters_restrict_the_passages(self, bridge_collection):
         collection, ids = bridge_collection
-        search = GraphSearch(collection=collection, top_k=5)
+        search = searcher(collection)
         before = search.run(query=QUESTION, as_of="2019-12-31")["documents"]
         assert [d.meta["source_id"] for d in before] == [ids["nordvik"]]  # the founder's document is dated 2020
         only = search.run(query=QUESTION, filters={"document_ids": [ids["olsen"]], "top_k": 3})["documents"]
@@ -107,7 +114,7 @@ class TestGraphSearch:
     @pytest.mark.integration
     def test_a_question_naming_no_entity_finds_nothing(self, bridge_collection):
         collection, _ = bridge_collection
-        result = GraphSearch(collection=collection).run(query="what is the weather like today")
+        result = searcher(collection).run(query="what is the weather like today")
         assert result["status"].status is StatusKind.SUCCESS and result["documents"] == []
 
     def test_a_store_fault_is_a_status_not_an_exception(self):
@@ -122,8 +129,7 @@ class TestGraphSearch:
     @pytest.mark.integration
     def test_passages_stand_when_their_facts_cannot_be_read(self, bridge_collection, monkeypatch):
         collection, ids = bridge_collection
-        search = GraphSearch(collection=collection, top_k=5)
-        search.warm_up()
+        search = searcher(collection)
 
         def broken(*args, **kwargs):
             raise GraphUnavailable("The graph cannot be read: connection reset")
@@ -142,7 +148,7 @@ class TestGraphSearch:
     @pytest.mark.integration
     async def test_run_async_matches_run(self, bridge_collection):
         collection, _ = bridge_collection
-        search = GraphSearch(collection=collection, top_k=5)
+        search = searcher(collection)
         sync = search.run(query=QUESTION)
         result = await search.run_async(query=QUESTION)
         assert [d.id for d in result["documents"]] == [d.id for d in sync["documents"]]
