@@ -53,6 +53,8 @@ MAX_NAME_WORDS = 6
 MAX_PARTIAL_CANDIDATES = 5
 # Stores without a change counter are re-read this often.
 DEFAULT_TTL_S = 60.0
+# A graph that takes longer than this to read is re-read in the background, the previous one serving meanwhile.
+BLOCKING_BUILD_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -260,37 +262,71 @@ class PassageGraphCache:
     """The entity-passage graph of one store, read once and rebuilt when the store's change counter moves.
 
     Each `get()` asks the store for its counter (one cheap read); stores without one are re-read after `ttl_s`.
+    A graph that read quickly (under `blocking_build_s`) is rebuilt before answering, so the next question sees
+    a change at once; a large one is rebuilt in a background thread while questions keep the previous graph, so
+    ingestion into a large knowledge base never makes the graph branch wait or time out.
     """
 
-    def __init__(self, store: GraphStore, ttl_s: float = DEFAULT_TTL_S) -> None:
+    def __init__(
+        self, store: GraphStore, ttl_s: float = DEFAULT_TTL_S, blocking_build_s: float = BLOCKING_BUILD_S
+    ) -> None:
         self.store = store
         self.ttl_s = ttl_s
+        self.blocking_build_s = blocking_build_s
         self._graph: EntityPassageGraph | None = None
         self._version: str | None = None
         self._loaded_at = 0.0
+        self._build_s = 0.0
+        self._rebuilding = False
         self._lock = threading.Lock()
+        self._flag_lock = threading.Lock()
+
+    def _fresh(self, version: str | None) -> bool:
+        if version is not None:
+            return version == self._version
+        return time.monotonic() - self._loaded_at < self.ttl_s
+
+    def _build(self, version: str | None) -> EntityPassageGraph:
+        started = time.perf_counter()
+        # The counter was read before the links: a write in between moves it again and triggers a new read.
+        graph = EntityPassageGraph.from_links(self.store.entity_passage_links())
+        self._build_s = time.perf_counter() - started
+        self._graph, self._version, self._loaded_at = graph, version, time.monotonic()
+        logger.info(
+            "Entity-passage graph read: {entities} entities, {passages} passages in {elapsed_ms:.0f} ms",
+            entities=len(graph.entities),
+            passages=len(graph.passages),
+            elapsed_ms=self._build_s * 1000,
+        )
+        return graph
+
+    def _rebuild_in_background(self, version: str | None) -> None:
+        try:
+            with self._lock:
+                self._build(version)
+        except Exception as exc:  # noqa: BLE001 - the previous graph keeps serving; the next question tries again
+            logger.warning("Entity-passage graph not re-read: {reason}", reason=str(exc)[:200])
+        finally:
+            self._rebuilding = False
 
     def get(self) -> EntityPassageGraph:
-        """The current graph (built on first use and after every change)."""
+        """The current graph (built on first use and after every change; see the class for large graphs)."""
         version = self.store.graph_version()
-        with self._lock:
-            graph = self._graph
-            if graph is not None:
-                if version is not None and version == self._version:
-                    return graph
-                if version is None and time.monotonic() - self._loaded_at < self.ttl_s:
-                    return graph
-            started = time.perf_counter()
-            # The counter was read before the links: a write in between moves it again and triggers a new read.
-            graph = EntityPassageGraph.from_links(self.store.entity_passage_links())
-            self._graph, self._version, self._loaded_at = graph, version, time.monotonic()
-            logger.info(
-                "Entity-passage graph read: {entities} entities, {passages} passages in {elapsed_ms:.0f} ms",
-                entities=len(graph.entities),
-                passages=len(graph.passages),
-                elapsed_ms=(time.perf_counter() - started) * 1000,
-            )
+        graph = self._graph
+        if graph is not None and (self._fresh(version) or self._rebuilding):
             return graph
+        if graph is not None and self._build_s > self.blocking_build_s:
+            with self._flag_lock:
+                if not self._rebuilding:
+                    self._rebuilding = True
+                    threading.Thread(
+                        target=self._rebuild_in_background, args=(version,), name="passage-graph", daemon=True
+                    ).start()
+            return graph
+        with self._lock:
+            if self._graph is not None and self._fresh(version):
+                return self._graph
+            return self._build(version)
 
     def invalidate(self) -> None:
         """Forget the graph; the next `get()` reads it again."""

@@ -4,6 +4,8 @@ step with the graph (in this process and across processes)."""
 from __future__ import annotations
 
 import datetime as dt
+import threading
+import time
 from unittest.mock import Mock
 
 import pytest
@@ -110,6 +112,31 @@ class TestPassageGraphCache:
         assert cache.get() is not first and store.entity_passage_links.call_count == 2
         cache.invalidate()
         assert cache.get() is not first and store.entity_passage_links.call_count == 3
+
+    def test_a_slow_graph_is_rebuilt_in_the_background(self):
+        store = Mock(spec=GraphStore)
+        store.graph_version.return_value = "1"
+        store.entity_passage_links.return_value = links(BRIDGE)
+        cache = PassageGraphCache(store, blocking_build_s=1.0)
+        first = cache.get()
+        cache._build_s = 5.0  # as if the last read had taken five seconds
+        release, reading = threading.Event(), threading.Event()
+
+        def slow_links():
+            reading.set()
+            release.wait(5)
+            return links({"new": ["Nordvik Aviation"]})
+
+        store.entity_passage_links.side_effect = slow_links
+        store.graph_version.return_value = "2"
+        assert cache.get() is first and reading.wait(5)  # the question keeps the previous graph
+        assert cache.get() is first and store.entity_passage_links.call_count == 2  # one rebuild at a time
+        release.set()
+        for _ in range(100):
+            if cache.get() is not first:
+                break
+            time.sleep(0.05)
+        assert [chunk for chunk, _ in cache.get().passages] == ["new"]
 
     def test_one_cache_per_store(self):
         store = Mock(spec=GraphStore)
