@@ -159,6 +159,7 @@ class ResearchRanker:
             candidates = self._by(fused, candidates)[: self.max_candidates]
 
         branch_ranks = self._branch_ranks(branch_documents)
+        branch_meta = self._branch_meta(branch_documents)
         semantic = self._semantic(query, candidates, query_embedding)
         evidence = self._evidence(query, candidates, semantic, query_embedding)
         fusion = np.array([document.score if document.score is not None else 0.0 for document in candidates], float)
@@ -180,6 +181,8 @@ class ResearchRanker:
         for position, index in enumerate(order, start=1):
             document = candidates[int(index)]
             meta = dict(document.meta or {})
+            for key, value in branch_meta.get(document.id, {}).items():
+                meta.setdefault(key, value)  # what another branch's copy said (the graph's facts about the passage)
             ranks = dict(meta.get("ranks") or {})
             ranks.update(branch_ranks.get(document.id, {}))
             ranks[FUSED_RANK] = fused_order[document.id]
@@ -188,6 +191,8 @@ class ResearchRanker:
             meta["semantic_relevance"] = float(min(1.0, max(0.0, semantic[index])))
             meta["fusion_score"] = round(float(fusion[index]), 6)
             meta["evidence"] = evidence[index].as_meta()
+            if graph[index] > 0:
+                meta["evidence"]["graph_walk"] = round(float(graph[index]), 6)
             meta["rank_score"] = round(float(combined[index]), 6)
             ranked.append(replace(document, meta=meta, score=float(combined[index])))
         logger.debug(
@@ -202,6 +207,18 @@ class ResearchRanker:
     @staticmethod
     def _by(scores: np.ndarray, documents: list[Document]) -> list[Document]:
         return [documents[int(i)] for i in np.argsort(-scores, kind="stable")]
+
+    @staticmethod
+    def _branch_meta(branch_documents: Any) -> dict[str, dict[str, Any]]:
+        """The metadata keys each copy of a chunk carries, first copy first (the joiner keeps one copy's meta)."""
+        found: dict[str, dict[str, Any]] = {}
+        for branch in branch_documents or []:
+            for document in branch or []:
+                kept = found.setdefault(document.id, {})
+                for key, value in (document.meta or {}).items():
+                    if key != "ranks":
+                        kept.setdefault(key, value)
+        return found
 
     @staticmethod
     def _branch_ranks(branch_documents: Any) -> dict[str, dict[str, int]]:

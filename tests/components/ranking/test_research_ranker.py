@@ -103,6 +103,7 @@ class TestResearchRanker:
         other = kb_document("ot", "Aviation companies build aircraft and train pilots.", 0.5, ranks={"kb_dense": 2})
         walked = [kb_document("co", company.content, 0.6, ranks={"graph": 1}),
                   kb_document("fo", founder.content, 0.2, ranks={"graph": 2})]
+        walked[0].meta["graph_facts"] = [{"fact": company.content}]
         branches = [[company, other, founder], walked]
         fused = DocumentJoiner(join_mode="reciprocal_rank_fusion").run(branches)["documents"]
         query = "Where was the founder of Nordvik Aviation born?"
@@ -112,6 +113,10 @@ class TestResearchRanker:
         lifted = ranker.run(query=query, documents=fused, branch_documents=branches)["documents"]
         assert [document.id for document in lifted] == ["co", "fo"]
         assert lifted[1].meta["ranks"]["graph"] == 2
+        assert lifted[1].meta["evidence"]["graph_walk"] == pytest.approx(2**-0.5, abs=1e-6)
+        assert "graph_walk" not in plain[1].meta["evidence"]
+        # The graph's facts about a passage survive fusion whichever branch's copy the joiner kept.
+        assert lifted[0].meta["graph_facts"] == [{"fact": company.content}]
         assert ResearchRanker.from_dict(ranker.to_dict()).graph_weight == 1.0
 
     def test_missing_relevance_is_computed_with_the_local_model(self, embedding_model):
