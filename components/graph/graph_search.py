@@ -1,36 +1,57 @@
-"""`GraphSearch`: the research pipeline's graph branch — facts about the entities a question names."""
+"""`GraphSearch`: the research pipeline's graph branch: passages reached by a walk from the question's entities,
+and their best facts."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 
-from components.contracts import SourceStatus, source_selected
-from components.graph.tools import GraphTools, check_text, clamp, fact_to_chunk, parse_bound, scope_from_filters
+from components.contracts import ContextChunk, ScoreKind, SourceStatus, source_selected
+from components.graph.model import FactHit
+from components.graph.passage_walk import DEFAULT_DAMPING, WalkedPassage, passage_graph_cache
+from components.graph.tools import GraphTools, check_text, clamp, parse_bound, scope_from_filters
+from components.knowledge_base.attribution import hit_to_chunk, open_store, parse_filters
+from components.knowledge_base.store import ChunkHit, SearchFilters
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
+from components.resilience.guard import submit_in_thread
 from components.settings import DEFAULT_EMBEDDING_MODEL
 
 logger = logging.getLogger(__name__)
 
 SOURCE = "graph"
+# Facts come with the passages for the entities the walk reached most, this many at most.
+FACT_ENTITIES = 10
 
 
 @component
 class GraphSearch:
-    """Finds knowledge-graph facts for a question (entities it names, then full text), as `graph` chunks.
+    """Finds knowledge-base passages for a question by walking the knowledge graph from the entities it names;
+    each passage carries the graph's best facts read in it.
 
-    Each fact is one sentence with its `valid_at`/`invalid_at`, its entities and its document, chunk and sentence.
-    `as_of` keeps only facts valid at that date. With a query embedding, `semantic_relevance` is the cosine of the
-    fact's sentence to the question on the local model, so graph facts rank fairly against every other source.
+    The walk is a personalised PageRank over the entity-passage graph (`components/graph/passage_walk.py`):
+    seeded by the question's entities, it reaches their passages and, through the other entities those passages
+    name, the passages a second hop away, which a search for the question's words misses. The passages come back
+    as knowledge-base chunks with full attribution (one knowledge-base query for all of them, under the same
+    filters and `as_of` as the knowledge-base branches), ranked by the walk (`ranks["graph"]`), with
+    `semantic_relevance` the chunk's cosine to the question and `metadata["graph_walk_score"]` the walk's mass;
+    they fuse with the knowledge-base branches' copies of the same chunks, and the ranker weighs the walk's rank
+    (`graph_weight`). `metadata["graph_facts"]` holds the facts read in the passage about the entities the walk
+    reached most (the question's and the bridges), each with `valid_at`/`invalid_at` (valid at `as_of` when
+    given): why the graph found the passage. Facts are not separate chunks: a fact of a passage already in the
+    list would take the place of another document's passage.
+
+    The graph is read once per process and re-read when it changes (`passage_graph_cache`), so a question costs
+    the question's analysis, the walk in memory, one knowledge-base query and one facts query.
 
     Usage:
     ```python
     search = GraphSearch(top_k=10)
     search.warm_up()
-    result = search.run(query="What happened to Airbus in 2019?", as_of="2020-01-01")
+    result = search.run(query="Who directed the film shot in Leland, North Carolina in 1986?")
     result["documents"], result["status"]
     ```
     """
@@ -39,17 +60,34 @@ class GraphSearch:
         self,
         collection: str | None = None,
         top_k: int = 10,
+        facts_per_passage: int = 3,
+        damping: float = DEFAULT_DAMPING,
         embedding_model: str = DEFAULT_EMBEDDING_MODEL,
         timeout_s: float | None = None,
     ) -> None:
+        """
+        :param collection: the knowledge base's collection (its graph is walked), or None for the settings' one.
+        :param top_k: how many passages the walk returns (1-50).
+        :param facts_per_passage: how many of the graph's facts each passage carries (0-10).
+        :param damping: the share of the walk's mass that moves on at each step (0.1-0.9; the rest returns to
+            the question's entities). HippoRAG's 0.5 keeps the walk within about two hops.
+        :param embedding_model: the model of the question's embedding (passage and fact relevance).
+        :param timeout_s: the branch's timeout, or None for the settings' tool timeout.
+        """
         if collection is not None and not collection.strip():
             raise ValueError("collection must name the knowledge base's collection, or be None for the settings' one")
         if not isinstance(top_k, int) or not 1 <= top_k <= 50:
             raise ValueError(f"top_k must be an integer between 1 and 50, not {top_k!r}")
+        if not isinstance(facts_per_passage, int) or not 0 <= facts_per_passage <= 10:
+            raise ValueError(f"facts_per_passage must be an integer between 0 and 10, not {facts_per_passage!r}")
+        if not 0.1 <= float(damping) <= 0.9:
+            raise ValueError(f"damping must be between 0.1 and 0.9, not {damping!r}")
         if timeout_s is not None and timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
         self.collection = collection
         self.top_k = top_k
+        self.facts_per_passage = facts_per_passage
+        self.damping = float(damping)
         self.embedding_model = embedding_model
         self.timeout_s = timeout_s
         self._guard = SourceGuard(SOURCE, ResiliencePolicy.from_settings(timeout_s=timeout_s))
@@ -57,42 +95,79 @@ class GraphSearch:
         self._model: Any = None
 
     def warm_up(self) -> None:
-        """Open the graph store and reach its backend once, so the first question does not pay for it."""
+        """Open the graph store, read its entity-passage graph and load the language pipeline and the embedding
+        model once, so the first question does not pay for them."""
         if self._tools is None:
+            from components.embedding import get_embedding_model
             from components.graph.factory import open_graph_store
+            from components.text.language import language_pipeline
 
             store = open_graph_store(self.collection)
             self._tools = GraphTools(store)
-            try:
-                getattr(store, "ensure_schema", lambda: None)()
-            except Exception as exc:  # noqa: BLE001 - an unreachable graph is reported by each run's status
-                logger.warning("The graph is not reachable yet: {reason}", reason=str(exc)[:200])
-
-    def _relevance(self, hits: list[Any], query_embedding: list[float] | None) -> list[float] | None:
-        if query_embedding is None or len(query_embedding) == 0 or not hits:
-            return None
-        if self._model is None:
-            from components.embedding import get_embedding_model
-
             self._model = get_embedding_model(self.embedding_model)
-        if len(query_embedding) != self._model.dimension:
-            return None
-        assert self._tools is not None
-        store = self._tools.store
-        # Fact embeddings are computed once, on the first question that finds the fact, and kept by the store.
-        cached = store.fact_embeddings([hit.fact.uuid for hit in hits], self.embedding_model)
-        missing = [hit for hit in hits if hit.fact.uuid not in cached]
-        if missing:
-            fresh = dict(
-                zip([h.fact.uuid for h in missing], self._model.embed([h.fact.text for h in missing]), strict=True)
-            )
             try:
-                store.store_fact_embeddings(fresh, self.embedding_model)
-            except Exception as exc:  # noqa: BLE001 - a cache that cannot be written must not fail the search
-                logger.warning("Fact embeddings not kept: {reason}", reason=str(exc)[:200])
-            cached.update(fresh)
-        vectors = np.stack([np.asarray(cached[hit.fact.uuid], dtype=np.float32) for hit in hits])
-        return [float(v) for v in vectors @ np.asarray(query_embedding, dtype=np.float32)]
+                language_pipeline()
+                passage_graph_cache(store).get()
+            except Exception as exc:  # noqa: BLE001 - an unreachable graph is reported by each run's status
+                logger.warning("The graph is not ready yet: {reason}", reason=str(exc)[:200])
+
+    def _embedding(self, query: str, query_embedding: list[float] | None) -> np.ndarray:
+        if query_embedding is not None and len(query_embedding) == self._model.dimension:
+            return np.asarray(query_embedding, dtype=np.float32)
+        # The question's embedding is cached per process: every branch shares one forward pass.
+        return self._model.embed_one(query)
+
+    def _passages(
+        self, walked: list[WalkedPassage], query_vector: np.ndarray, scope: SearchFilters
+    ) -> list[ContextChunk]:
+        """The walked passages as knowledge-base chunks, in walk order: one query for all their documents, which
+        also applies the knowledge base's filters and `as_of`."""
+        documents = list(dict.fromkeys(passage.document_id for passage in walked))
+        if scope.document_ids:
+            documents = [document for document in documents if document in scope.document_ids]
+        if not documents:
+            return []
+        store = open_store(self.collection)
+        scope = replace(scope, document_ids=tuple(documents))
+        hits = store.dense_search(query_vector, min(200, 4 * len(walked)), scope)
+        by_chunk = {hit.chunk.chunk_id: hit for hit in hits}
+        nearest: dict[str, ChunkHit] = {}
+        for hit in hits:  # best first: a document's nearest chunk stands for facts read without a chunk
+            nearest.setdefault(hit.document.document_id, hit)
+        chunks: list[ContextChunk] = []
+        for passage in walked:
+            hit = by_chunk.get(passage.chunk_id) if passage.chunk_id else nearest.get(passage.document_id)
+            if hit is None or any(chunk.id == hit.chunk.chunk_id for chunk in chunks):
+                continue
+            chunk = hit_to_chunk(hit, store, {SOURCE: len(chunks) + 1}, passage.score, ScoreKind.NONE)
+            chunk.metadata["graph_walk_score"] = round(passage.score, 8)
+            chunks.append(chunk)
+        return chunks
+
+    def _entity_facts(self, entities: list[str], as_of: str | None) -> dict[str, list[FactHit]]:
+        """The best facts of the entities the walk reached most (the question's and the bridges), one query."""
+        if self.facts_per_passage == 0 or not entities:
+            return {}
+        assert self._tools is not None
+        return self._tools.store.best_entity_facts(
+            entities[:FACT_ENTITIES], per_entity=self.facts_per_passage, as_of=parse_bound(as_of, "as_of", end=True)
+        )
+
+    def _attach_facts(self, chunks: list[ContextChunk], entities: list[str], found: dict[str, list[FactHit]]) -> None:
+        """Give each passage the facts read in it, in `metadata["graph_facts"]`: why the graph found it."""
+        by_chunk = {chunk.id: chunk for chunk in chunks}
+        nearest = {chunk.source_id: chunk for chunk in reversed(chunks)}
+        seen: set[str] = set()
+        for entity in entities:
+            for hit in found.get(entity, []):
+                fact = hit.fact
+                chunk = by_chunk.get(fact.chunk_id) if fact.chunk_id else nearest.get(fact.document_id)
+                if chunk is None or fact.uuid in seen:
+                    continue
+                facts = chunk.metadata.setdefault("graph_facts", [])
+                if len(facts) < self.facts_per_passage:
+                    seen.add(fact.uuid)
+                    facts.append(fact.contract())
 
     def _search(
         self,
@@ -104,26 +179,20 @@ class GraphSearch:
     ) -> SourceResult:
         self.warm_up()
         assert self._tools is not None
-        hits = self._tools.search_hits(query, limit, as_of, filters)
-        if query_embedding is None and hits:
-            # The question's embedding is cached per process: every branch shares one forward pass.
-            if self._model is None:
-                from components.embedding import get_embedding_model
-
-                self._model = get_embedding_model(self.embedding_model)
-            query_embedding = self._model.embed_one(query)
-        relevance = self._relevance(hits, query_embedding)
-        chunks = []
-        for index, hit in enumerate(hits):
-            chunk = fact_to_chunk(hit)
-            if relevance is not None:
-                chunk.raw_score = hit.score
-                chunk.semantic_relevance = max(0.0, min(1.0, relevance[index]))
-            chunks.append(chunk)
-        chunks.sort(key=lambda chunk: chunk.semantic_relevance, reverse=True)
-        for rank, chunk in enumerate(chunks, start=1):
-            chunk.ranks[SOURCE] = rank
-        return SourceResult(chunks=chunks)
+        scope = parse_filters({key: value for key, value in (filters or {}).items() if key != "top_k"}, as_of)
+        graph = passage_graph_cache(self._tools.store).get()
+        walk = graph.top_passages(query, limit, self.damping)
+        if not walk.passages:
+            return SourceResult(chunks=[], total_found=0)
+        # The facts query needs no embedding: it runs while the passages are fetched.
+        facts = submit_in_thread(lambda: self._entity_facts(walk.entities, as_of))
+        chunks = self._passages(walk.passages, self._embedding(query, query_embedding), scope)
+        try:
+            self._attach_facts(chunks, walk.entities, facts.result())
+        except Exception as exc:  # noqa: BLE001 - the passages stand without their facts
+            logger.warning("Graph facts not read: {reason}", reason=str(exc)[:200])
+            return SourceResult(chunks=chunks, total_found=len(chunks), partial="the passages' facts could not be read")
+        return SourceResult(chunks=chunks, total_found=len(chunks))
 
     def _prepare(self, query: str, as_of: str | None, filters: dict[str, Any] | None) -> tuple[str, str | None, int]:
         text = check_text(query, "query")
@@ -151,12 +220,13 @@ class GraphSearch:
         as_of: str | None = None,
         sources: list[str] | None = None,
     ) -> dict[str, Any]:
-        """Facts for `query`.
+        """Passages and facts for `query`.
 
-        :param filters: the knowledge base's filters: `document_ids`, `date_from`/`date_to` (the documents' dates)
-            restrict the facts too; `top_k` overrides the number of facts.
-        :param as_of: ISO date; only facts valid then (begun by it, not yet ended).
-        :returns: `documents`: graph facts as Documents, most relevant first; `status`: the run's `SourceStatus`.
+        :param filters: the knowledge base's filters (`doc_types`, `document_ids`, `date_from`/`date_to`) restrict
+            the passages and the facts; `top_k` overrides the number of passages.
+        :param as_of: ISO date; only documents dated by then and facts valid then (begun by it, not yet ended).
+        :returns: `documents`: knowledge-base passages in walk order, then graph facts; `status`: the run's
+            `SourceStatus`.
         """
         skipped = self._skip(sources)
         if skipped is not None:
@@ -195,6 +265,8 @@ class GraphSearch:
             self,
             collection=self.collection,
             top_k=self.top_k,
+            facts_per_passage=self.facts_per_passage,
+            damping=self.damping,
             embedding_model=self.embedding_model,
             timeout_s=self.timeout_s,
         )

@@ -19,6 +19,7 @@ from components.graph.dates import FuzzyDate
 from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, normalise_name
 from components.graph.store import (
     MAX_ENTITY_CANDIDATES,
+    EntityPassageLinks,
     EntitySearchTerms,
     FactScope,
     GraphStore,
@@ -507,6 +508,19 @@ class Neo4jGraphStore(GraphStore):
             keys=sorted(keys),
         )
         return {record["key"] for record in records}
+
+    def entity_passage_links(self) -> EntityPassageLinks:
+        records = self._read(
+            "MATCH (f:Fact {collection: $c})-[:MENTIONS]->(e:Entity) "
+            "RETURN true AS link, e.uuid AS entity, f.chunk_id AS passage, f.document_id AS document, count(*) AS n "
+            "UNION ALL MATCH (e:Entity {collection: $c}) "
+            "RETURN false AS link, e.uuid AS entity, e.key AS passage, null AS document, 0 AS n "
+            "UNION ALL MATCH (a:Alias {collection: $c})-[:NAMES]->(e:Entity) "
+            "RETURN false AS link, e.uuid AS entity, a.key AS passage, null AS document, 0 AS n"
+        )
+        links = tuple((r["entity"], r["passage"], r["document"], int(r["n"])) for r in records if r["link"])
+        names = tuple((r["passage"], r["entity"]) for r in records if not r["link"])
+        return EntityPassageLinks(links=links, names=names)
 
     def document_fact_count(self, document_id: str) -> int:
         records = self._read("MATCH (f:Fact {collection: $c, document_id: $d}) RETURN count(f) AS n", d=document_id)

@@ -13,7 +13,6 @@ import threading
 from contextlib import contextmanager
 from typing import Any
 
-import numpy as np
 from haystack import logging
 from psycopg import sql
 from psycopg.rows import dict_row
@@ -22,6 +21,7 @@ from components.graph.dates import FuzzyDate
 from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, normalise_name
 from components.graph.store import (
     MAX_ENTITY_CANDIDATES,
+    EntityPassageLinks,
     EntitySearchTerms,
     FactScope,
     GraphStore,
@@ -79,6 +79,21 @@ CREATE INDEX IF NOT EXISTS {aliases_entity_idx} ON {aliases} (entity_uuid);
 ALTER TABLE {facts} ADD COLUMN IF NOT EXISTS embedding vector, ADD COLUMN IF NOT EXISTS embedding_model text;
 """
 
+# The graphs' change counters: one row per facts table, bumped by a statement trigger on every write or delete of
+# facts, in the writer's transaction, so a reader in any process sees the new number exactly when the facts commit.
+_VERSION_SCHEMA = """
+CREATE TABLE IF NOT EXISTS graph_versions (facts_table text PRIMARY KEY, version bigint NOT NULL);
+CREATE OR REPLACE FUNCTION graph_version_bump() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO graph_versions AS v (facts_table, version) VALUES (TG_ARGV[0], 1)
+    ON CONFLICT (facts_table) DO UPDATE SET version = v.version + 1;
+    RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS {version_trigger} ON {facts};
+CREATE TRIGGER {version_trigger} AFTER INSERT OR DELETE OR TRUNCATE OR UPDATE OF document_id, chunk_id ON {facts}
+    FOR EACH STATEMENT EXECUTE FUNCTION graph_version_bump({facts_name});
+"""
+
 _FACT_COLUMNS = """
     f.uuid, f.document_id, f.chunk_id, f.chunk_index, f.sentence_index, f.text, f.valid_from, f.valid_precision,
     f.invalid_from, f.invalid_precision, f.date_method, f.document_title, f.document_url, f.document_date,
@@ -98,15 +113,6 @@ _WORD_RE = re.compile(r"[A-Za-z0-9]+")
 
 def _fuzzy(value: dt.date | None, precision: str | None) -> FuzzyDate | None:
     return FuzzyDate(value, precision or "day") if value is not None else None
-
-
-def _as_array(value: Any) -> np.ndarray:
-    # pgvector's psycopg adapter returns a numpy array or, for some versions and untyped columns, a Vector.
-    if hasattr(value, "to_numpy"):
-        value = value.to_numpy()
-    elif isinstance(value, str):
-        value = [float(part) for part in value.strip("[]").split(",")]
-    return np.asarray(value, dtype=np.float32)
 
 
 def row_to_fact(row: dict[str, Any]) -> Fact:
@@ -161,6 +167,7 @@ class PostgresGraphStore(GraphStore):
         self._names = {key: sql.Identifier(value) for key, value in names.items()}
         self._pool = pool
         self._ready = False
+        self._versioned = False
         self._lock = threading.Lock()
 
     # -- plumbing -----------------------------------------------------------------------------------------------
@@ -611,24 +618,52 @@ class PostgresGraphStore(GraphStore):
         )
         return {row["key"] for row in rows}
 
-    def fact_embeddings(self, fact_uuids: list[str], model: str) -> dict[str, Any]:
-        if not fact_uuids:
-            return {}
-        rows = self._fetch(
-            "SELECT uuid, embedding FROM {facts} WHERE uuid = ANY(%(uuids)s) AND embedding_model = %(model)s "
-            "AND embedding IS NOT NULL",
-            {"uuids": list(fact_uuids), "model": model},
-        )
-        return {row["uuid"]: _as_array(row["embedding"]) for row in rows}
-
-    def store_fact_embeddings(self, embeddings: dict[str, Any], model: str) -> None:
-        if not embeddings:
+    def _ensure_version_trigger(self) -> None:
+        """Install the change counter's trigger on the facts table once (idempotent, serialised across processes)."""
+        if self._versioned:
             return
-        with self._connection() as conn, conn.cursor() as cursor:
-            cursor.executemany(
-                self._q("UPDATE {facts} SET embedding = %s, embedding_model = %s WHERE uuid = %s"),
-                [(np.asarray(vector, dtype=np.float32), model, uuid) for uuid, vector in embeddings.items()],
-            )
+        self.ensure_schema()
+        facts = table_prefix(self.collection) + "facts"
+        trigger = table_prefix(self.collection) + "version"
+        names = {**self._names, "version_trigger": sql.Identifier(trigger), "facts_name": sql.Literal(facts)}
+        try:
+            with self._get_pool().connection() as conn, conn.transaction():
+                found = conn.execute(
+                    "SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass(%s) AND tgname = %s",
+                    (sql.Identifier(facts).as_string(conn), trigger),
+                ).fetchone()
+                if found is None:
+                    conn.execute("SELECT pg_advisory_xact_lock(726355)")
+                    conn.execute(sql.SQL(_VERSION_SCHEMA).format(**names))
+        except Exception as exc:  # noqa: BLE001 - any driver failure means the graph cannot be used
+            raise GraphUnavailable(f"The graph's change counter cannot be installed: {exc}") from exc
+        self._versioned = True
+
+    def graph_version(self) -> str | None:
+        self._ensure_version_trigger()
+        with self._get_pool().connection() as conn:
+            row = conn.execute(
+                "SELECT version FROM graph_versions WHERE facts_table = %s",
+                (table_prefix(self.collection) + "facts",),
+            ).fetchone()
+        return str(row[0]) if row else "0"
+
+    def entity_passage_links(self) -> EntityPassageLinks:
+        self._ensure_version_trigger()
+        rows = self._fetch(
+            """
+            SELECT true AS link, x.entity_uuid AS entity, f.chunk_id AS passage, f.document_id AS document,
+                   count(*) AS n
+            FROM {fact_entities} x JOIN {facts} f ON f.uuid = x.fact_uuid
+            GROUP BY x.entity_uuid, f.chunk_id, f.document_id
+            UNION ALL SELECT false, e.uuid, e.key, NULL, 0 FROM {entities} e
+            UNION ALL SELECT false, a.entity_uuid, a.alias_key, NULL, 0 FROM {aliases} a
+            """,
+            {},
+        )
+        links = tuple((r["entity"], r["passage"], r["document"], int(r["n"])) for r in rows if r["link"])
+        names = tuple((r["passage"], r["entity"]) for r in rows if not r["link"])
+        return EntityPassageLinks(links=links, names=names)
 
     def document_fact_count(self, document_id: str) -> int:
         rows = self._fetch("SELECT count(*) AS n FROM {facts} WHERE document_id = %(d)s", {"d": document_id})
@@ -646,3 +681,4 @@ class PostgresGraphStore(GraphStore):
         with self._get_pool().connection() as conn:
             conn.execute(self._q("DROP TABLE IF EXISTS {fact_entities}, {aliases}, {facts}, {entities}"))
         self._ready = False
+        self._versioned = False

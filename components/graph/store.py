@@ -54,6 +54,16 @@ class FactScope:
         return not ((self.date_from and when < self.date_from) or (self.date_to and when > self.date_to))
 
 
+@dataclass(frozen=True)
+class EntityPassageLinks:
+    """What the retrieval walk needs of the graph, read in one statement: which entities each passage's facts
+    name (`links`: entity uuid, chunk id or None, document id, number of facts) and the names and aliases the
+    entities go by (`names`: normalised name or alias, entity uuid)."""
+
+    links: tuple[tuple[str, str | None, str, int], ...]
+    names: tuple[tuple[str, str], ...]
+
+
 class GraphUnavailable(DatabaseUnavailable):
     """The graph backend cannot be opened or reached; the message says what to do (the CLI prints it alone)."""
 
@@ -263,12 +273,14 @@ class GraphStore(ABC):
     def get_entity(self, entity_uuid: str) -> Entity | None:
         """One entity by id."""
 
-    def fact_embeddings(self, fact_uuids: list[str], model: str) -> dict[str, Any]:
-        """Embeddings of facts computed earlier with `model` (a cache; backends without one return nothing)."""
-        return {}
+    def entity_passage_links(self) -> EntityPassageLinks:
+        """Every entity-passage link and every entity name and alias, in one read (the retrieval walk caches it)."""
+        raise NotImplementedError(f"the {self.backend} graph cannot list its entity-passage links")
 
-    def store_fact_embeddings(self, embeddings: dict[str, Any], model: str) -> None:  # noqa: B027 - optional
-        """Keep facts' embeddings for later questions (a cache; backends without one ignore it)."""
+    def graph_version(self) -> str | None:
+        """A stamp that changes whenever facts are written or deleted (by any process), read cheaply; None when
+        the backend keeps none (callers then refresh what they cached after a while)."""
+        return None
 
     def drop(self) -> None:  # noqa: B027 - optional
         """Remove the graph's tables or nodes (tests)."""

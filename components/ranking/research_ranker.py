@@ -24,6 +24,8 @@ logger = logging.getLogger(__name__)
 # Per-branch rank keys are written by the sources; these two are ours.
 FUSED_RANK = "fused"
 RANKED_RANK = "ranked"
+# The graph branch's rank key (its source name).
+GRAPH_RANK = "graph"
 
 
 @component
@@ -62,6 +64,7 @@ class ResearchRanker:
         fusion_weight: float = 0.0,
         recency_weight: float = 0.0,
         recency_half_life_days: float = 365.0,
+        graph_weight: float = 0.0,
         use_store_evidence: bool = True,
         model: str = DEFAULT_EMBEDDING_MODEL,
         max_candidates: int = 30,
@@ -76,6 +79,9 @@ class ResearchRanker:
         :param fusion_weight: weight of the reciprocal-rank-fusion score, relative to the best candidate's.
         :param recency_weight: weight of recency (1 for today, halving every `recency_half_life_days`).
         :param recency_half_life_days: how fast recency decays.
+        :param graph_weight: weight of the graph walk's rank (1/sqrt(rank) in the `graph` branch): the passages a
+            walk from the question's entities reaches, second hops included, which the question's words alone do
+            not point to. Chunks the graph branch did not return get nothing.
         :param use_store_evidence: ask the knowledge base for sentence similarities and term statistics (only
             stores the searches already opened in this process are asked; none is opened here).
         :param model: the embedding model for chunks without a semantic relevance and questions without an
@@ -94,7 +100,7 @@ class ResearchRanker:
             "coverage": coverage_weight,
             "best_sentence": best_sentence_weight,
         }
-        weights = (*evidence.values(), fusion_weight, recency_weight)
+        weights = (*evidence.values(), fusion_weight, recency_weight, graph_weight)
         if any(weight < 0 for weight in weights) or sum(weights) <= 0:
             raise ValueError("ranking weights must be non-negative and not all zero")
         if recency_half_life_days <= 0:
@@ -111,6 +117,7 @@ class ResearchRanker:
         self.fusion_weight = float(fusion_weight)
         self.recency_weight = float(recency_weight)
         self.recency_half_life_days = float(recency_half_life_days)
+        self.graph_weight = float(graph_weight)
         self.use_store_evidence = bool(use_store_evidence)
         self.model = model
         self._scorer = EvidenceScorer({key: float(value) for key, value in evidence.items()})
@@ -152,22 +159,30 @@ class ResearchRanker:
             candidates = self._by(fused, candidates)[: self.max_candidates]
 
         branch_ranks = self._branch_ranks(branch_documents)
+        branch_meta = self._branch_meta(branch_documents)
         semantic = self._semantic(query, candidates, query_embedding)
         evidence = self._evidence(query, candidates, semantic, query_embedding)
         fusion = np.array([document.score if document.score is not None else 0.0 for document in candidates], float)
         fused_order = {document.id: rank for rank, document in enumerate(self._by(fusion, candidates), start=1)}
         recency = self._recency(candidates, as_of) if self.recency_weight > 0 else np.zeros(len(candidates))
 
+        graph = np.array(
+            [1.0 / math.sqrt(branch_ranks[d.id][GRAPH_RANK]) if GRAPH_RANK in branch_ranks.get(d.id, {}) else 0.0
+             for d in candidates]
+        )
         combined = (
             np.array([features.score for features in evidence], dtype=float)
             + self.fusion_weight * _relative(fusion)
             + self.recency_weight * recency
+            + self.graph_weight * graph
         )
         order = np.argsort(-combined, kind="stable")[:limit]
         ranked: list[Document] = []
         for position, index in enumerate(order, start=1):
             document = candidates[int(index)]
             meta = dict(document.meta or {})
+            for key, value in branch_meta.get(document.id, {}).items():
+                meta.setdefault(key, value)  # what another branch's copy said (the graph's facts about the passage)
             ranks = dict(meta.get("ranks") or {})
             ranks.update(branch_ranks.get(document.id, {}))
             ranks[FUSED_RANK] = fused_order[document.id]
@@ -176,6 +191,8 @@ class ResearchRanker:
             meta["semantic_relevance"] = float(min(1.0, max(0.0, semantic[index])))
             meta["fusion_score"] = round(float(fusion[index]), 6)
             meta["evidence"] = evidence[index].as_meta()
+            if graph[index] > 0:
+                meta["evidence"]["graph_walk"] = round(float(graph[index]), 6)
             meta["rank_score"] = round(float(combined[index]), 6)
             ranked.append(replace(document, meta=meta, score=float(combined[index])))
         logger.debug(
@@ -190,6 +207,18 @@ class ResearchRanker:
     @staticmethod
     def _by(scores: np.ndarray, documents: list[Document]) -> list[Document]:
         return [documents[int(i)] for i in np.argsort(-scores, kind="stable")]
+
+    @staticmethod
+    def _branch_meta(branch_documents: Any) -> dict[str, dict[str, Any]]:
+        """The metadata keys each copy of a chunk carries, first copy first (the joiner keeps one copy's meta)."""
+        found: dict[str, dict[str, Any]] = {}
+        for branch in branch_documents or []:
+            for document in branch or []:
+                kept = found.setdefault(document.id, {})
+                for key, value in (document.meta or {}).items():
+                    if key != "ranks":
+                        kept.setdefault(key, value)
+        return found
 
     @staticmethod
     def _branch_ranks(branch_documents: Any) -> dict[str, dict[str, int]]:
@@ -322,6 +351,7 @@ class ResearchRanker:
             fusion_weight=self.fusion_weight,
             recency_weight=self.recency_weight,
             recency_half_life_days=self.recency_half_life_days,
+            graph_weight=self.graph_weight,
             use_store_evidence=self.use_store_evidence,
             model=self.model,
             max_candidates=self.max_candidates,

@@ -111,6 +111,22 @@ class TestNeo4jGraphStore:
         assert hits[0].fact.valid_at.iso() == "1970-12-18" and hits[1].fact.valid_at is None
         assert hits[1].fact.entity_names == ["Boeing", "Airbus"] and hits[1].fact.source_node_uuid == "e2"
 
+    def test_entity_passage_links_in_one_query(self, driver):
+        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "p", collection="kb1", driver=driver)
+        store._ready = True
+        driver.execute_query.return_value = eager([
+            {"link": True, "entity": "e1", "passage": "d1-c0", "document": "d1", "n": 2},
+            {"link": True, "entity": "e2", "passage": None, "document": "d2", "n": 1},
+            {"link": False, "entity": "e1", "passage": "airbus", "document": None, "n": 0},
+            {"link": False, "entity": "e1", "passage": "airbus se", "document": None, "n": 0},
+        ])
+        found = store.entity_passage_links()
+        query, kwargs = driver.execute_query.call_args.args[0], driver.execute_query.call_args.kwargs
+        assert query.count("UNION ALL") == 2 and kwargs["parameters_"]["c"] == "kb1"
+        assert found.links == (("e1", "d1-c0", "d1", 2), ("e2", None, "d2", 1))
+        assert found.names == (("airbus", "e1"), ("airbus se", "e1"))
+        assert store.graph_version() is None  # no change counter: the walk's cache re-reads after its TTL
+
     def test_relationships_walk_hop_by_hop(self, driver):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "p", driver=driver)
         store._ready = True

@@ -137,6 +137,17 @@ class TestGraphStoreConformance:
         assert then and all(hit.fact.valid_at.value <= dt.date(2015, 6, 1) for hit in then)
         assert airbus_store.best_entity_facts([]) == {}
 
+    def test_entity_passage_links_match_the_facts(self, airbus_store):
+        found = airbus_store.entity_passage_links()
+        airbus = airbus_store.find_entities("Airbus")[0]
+        facts = airbus_store.entity_facts([airbus.uuid])
+        expected = {(fact.chunk_id, fact.document_id) for fact in (hit.fact for hit in facts)}
+        assert {(chunk, document) for entity, chunk, document, _ in found.links if entity == airbus.uuid} == expected
+        counted = sum(n for entity, _, _, n in found.links if entity == airbus.uuid)
+        assert counted == len(facts)
+        enders = airbus_store.find_entities("Enders")[0]
+        assert ("airbus", airbus.uuid) in found.names and ("enders", enders.uuid) in found.names  # names and aliases
+
     def test_empty_graph_and_counts(self, empty_store):
         assert empty_store.counts()["facts"] == 0
         empty_store.replace_document(DocumentGraph("nothing"))

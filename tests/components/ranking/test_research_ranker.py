@@ -96,6 +96,29 @@ class TestResearchRanker:
         ranked = ranker.run(query="interest rates", documents=[old, new], as_of="2024-06-01")["documents"]
         assert [document.id for document in ranked] == ["new", "old"]
 
+    def test_graph_weight_lifts_the_passages_the_graph_walk_reached(self):
+        # The second hop of a question: the walk reached the founder's passage, whose words barely match.
+        company = kb_document("co", "Nordvik Aviation was founded by Marta Olsen in 1994.", 0.6, ranks={"kb_dense": 1})
+        founder = kb_document("fo", "Marta Olsen was born in Trondheim in 1961.", 0.2, ranks={"kb_dense": 3})
+        other = kb_document("ot", "Aviation companies build aircraft and train pilots.", 0.5, ranks={"kb_dense": 2})
+        walked = [kb_document("co", company.content, 0.6, ranks={"graph": 1}),
+                  kb_document("fo", founder.content, 0.2, ranks={"graph": 2})]
+        walked[0].meta["graph_facts"] = [{"fact": company.content}]
+        branches = [[company, other, founder], walked]
+        fused = DocumentJoiner(join_mode="reciprocal_rank_fusion").run(branches)["documents"]
+        query = "Where was the founder of Nordvik Aviation born?"
+        plain = ResearchRanker(top_k=2).run(query=query, documents=fused, branch_documents=branches)["documents"]
+        assert [document.id for document in plain] == ["co", "ot"]
+        ranker = ResearchRanker(top_k=2, graph_weight=1.0)
+        lifted = ranker.run(query=query, documents=fused, branch_documents=branches)["documents"]
+        assert [document.id for document in lifted] == ["co", "fo"]
+        assert lifted[1].meta["ranks"]["graph"] == 2
+        assert lifted[1].meta["evidence"]["graph_walk"] == pytest.approx(2**-0.5, abs=1e-6)
+        assert "graph_walk" not in plain[1].meta["evidence"]
+        # The graph's facts about a passage survive fusion whichever branch's copy the joiner kept.
+        assert lifted[0].meta["graph_facts"] == [{"fact": company.content}]
+        assert ResearchRanker.from_dict(ranker.to_dict()).graph_weight == 1.0
+
     def test_missing_relevance_is_computed_with_the_local_model(self, embedding_model):
         no_relevance = kb_document("x", "The Denver Broncos won Super Bowl 50.", None)
         unrelated = kb_document("y", "Photosynthesis turns light into chemical energy.", None)

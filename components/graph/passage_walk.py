@@ -1,0 +1,347 @@
+"""The entity-passage graph the research pipeline's graph branch walks to find passages (HippoRAG-style).
+
+Nodes are the graph's entities and the passages (knowledge-base chunks) their facts were read in; an entity and a
+passage are linked when a fact read in that passage names the entity. A question seeds the walk with the entities
+it names, each weighted by its specificity (one over the number of passages naming it, so "United States" counts
+for far less than a rare name); a personalised PageRank then spreads from the seeds to their passages, from those
+passages to the other entities they name (the bridges) and on to the bridges' passages. Passages are scored by the
+walk's stationary mass: a passage a second hop away gets mass only through a bridge, and more when several seeds
+lead to it.
+
+The graph is read from the store in one statement and kept per store in memory; it is rebuilt when the store's
+change counter moves (a document ingested, replaced or deleted, in any process), or, for stores without one,
+after `ttl_s` seconds.
+
+Usage:
+```python
+cache = passage_graph_cache(store)
+graph = cache.get()
+walk = graph.top_passages("Who directed the film shot in Leland in 1986?", limit=10)
+[(passage.chunk_id, passage.document_id, passage.score) for passage in walk.passages]
+```
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import numpy as np
+from haystack import logging
+from scipy import sparse
+
+from components.graph.model import normalise_name
+from components.graph.store import EntityPassageLinks, GraphStore
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Token
+
+logger = logging.getLogger(__name__)
+
+# HippoRAG's damping: half the mass returns to the seeds at every step, so the walk stays within a few hops.
+DEFAULT_DAMPING = 0.5
+# Power iterations: the error after k steps is at most (1 - restart)^k, 1e-6 for the default damping.
+ITERATIONS = 20
+# A question names an entity in at most this many words.
+MAX_NAME_WORDS = 6
+# A name part ("Nolan") stands for the entities whose names hold it only when it is this unambiguous.
+MAX_PARTIAL_CANDIDATES = 5
+# Stores without a change counter are re-read this often.
+DEFAULT_TTL_S = 60.0
+# A graph that takes longer than this to read is re-read in the background, the previous one serving meanwhile.
+BLOCKING_BUILD_S = 1.0
+
+
+@dataclass(frozen=True)
+class WalkedPassage:
+    """A passage the walk reached: its chunk (None when facts carried no chunk), document and stationary mass."""
+
+    chunk_id: str | None
+    document_id: str
+    score: float
+
+
+@dataclass(frozen=True)
+class QuestionSeeds:
+    """The entities a question names (graph entity uuid -> seed weight) and the names that matched."""
+
+    weights: dict[str, float] = field(default_factory=dict)
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PassageWalk:
+    """What a walk found: passages best first, the question's seeds, and the entities with the most mass (the
+    seeds and the bridges between their passages and others), best first."""
+
+    passages: list[WalkedPassage]
+    seeds: QuestionSeeds
+    entities: list[str]
+
+
+@lru_cache(maxsize=2048)
+def analyse_question(question: str) -> Doc:
+    """The question's tokens with their parts of speech, from the product's spaCy pipeline; the parser, lemmatizer
+    and entity recogniser are skipped (a proper noun marks a name well enough, at a third of the cost). Cached:
+    questions repeat. Read the Doc, never change it."""
+    from components.text.language import language_pipeline
+
+    return language_pipeline()(question, disable=["parser", "lemmatizer", "ner"])
+
+
+def _is_name(token: Token) -> bool:
+    return token.pos_ == "PROPN" and not token.is_punct
+
+
+def _name_runs(tokens: list[Token]) -> list[tuple[int, int]]:
+    """The runs of consecutive proper nouns (`[start, end)` positions in `tokens`), then each of their words."""
+    runs, start = [], None
+    for position, token in enumerate([*tokens, None]):
+        if token is not None and _is_name(token):
+            start = position if start is None else start
+        elif start is not None:
+            runs.append((start, position))
+            start = None
+    return runs + [(p, p + 1) for low, high in runs if high - low > 1 for p in range(low, high)]
+
+
+class EntityPassageGraph:
+    """One snapshot of the entity-passage graph as sparse matrices, with the name index that seeds it.
+
+    Build it with `from_links(store.entity_passage_links())`; it never changes afterwards, so threads share it.
+    """
+
+    def __init__(self, links: EntityPassageLinks) -> None:
+        entity_index: dict[str, int] = {}
+        passage_index: dict[tuple[str | None, str], int] = {}
+        rows: list[int] = []
+        cols: list[int] = []
+        counts: list[float] = []
+        for entity, chunk_id, document_id, facts in links.links:
+            e = entity_index.setdefault(entity, len(entity_index))
+            p = passage_index.setdefault((chunk_id, document_id), len(passage_index))
+            rows.append(e)
+            cols.append(p)
+            counts.append(float(max(1, facts)))
+        self.entities = list(entity_index)
+        self.passages = list(passage_index)
+        self._entity_index = entity_index
+        shape = (len(self.entities), len(self.passages))
+        links_matrix = sparse.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=shape).tocsr()
+        links_matrix.data[:] = 1.0
+        # How much each passage is about an entity: the facts it reads about it.
+        about = sparse.coo_matrix((np.asarray(counts), (rows, cols)), shape=shape).tocsr()
+        self.entity_degree = np.asarray(links_matrix.sum(axis=1)).ravel()
+        passage_degree = np.asarray(links_matrix.sum(axis=0)).ravel()
+        about_total = np.asarray(about.sum(axis=1)).ravel()
+        with np.errstate(divide="ignore"):
+            inverse_about = np.where(about_total > 0, 1.0 / about_total, 0.0)
+            inverse_passage = np.where(passage_degree > 0, 1.0 / passage_degree, 0.0)
+        # One step of the walk each way: an entity's mass goes to its passages in proportion to the facts each
+        # reads about it (the passage about the entity gets most); a passage's mass is split evenly among the
+        # entities it names (a bridge named once counts as much as the passage's subject).
+        self._to_passages = sparse.diags(inverse_about).dot(about).T.tocsr()
+        self._to_entities = links_matrix.dot(sparse.diags(inverse_passage)).tocsr()
+        self._names: dict[str, list[int]] = defaultdict(list)
+        self._words: dict[str, set[int]] = defaultdict(set)
+        for key, entity in links.names:
+            index = entity_index.get(entity)
+            if index is None or not key:
+                continue
+            if index not in self._names[key]:
+                self._names[key].append(index)
+            for word in key.split():
+                self._words[word].add(index)
+
+    @classmethod
+    def from_links(cls, links: EntityPassageLinks) -> EntityPassageGraph:
+        return cls(links)
+
+    @property
+    def empty(self) -> bool:
+        return not self.passages
+
+    def specificity(self, index: int) -> float:
+        """How much naming this entity says: one over the passages naming it (HippoRAG's node specificity), so a
+        name found in one passage seeds the walk fifteen times as strongly as one found in fifteen."""
+        return 1.0 / max(1.0, float(self.entity_degree[index]))
+
+    def seeds(self, question: str) -> QuestionSeeds:
+        """The entities `question` names: the longest word spans holding a proper noun that are an entity's name
+        or alias, then, for runs of proper nouns left unmatched ("Nolan"), the few entities whose names hold all
+        their words."""
+        if self.empty:
+            return QuestionSeeds()
+        tokens = [token for token in analyse_question(question) if not token.is_space]
+        doc = tokens[0].doc if tokens else None
+        matches: list[tuple[int, int, str, list[int]]] = []
+        for start in range(len(tokens)):
+            for end in range(start + 1, min(len(tokens), start + MAX_NAME_WORDS) + 1):
+                span = tokens[start:end]
+                if not any(_is_name(token) for token in span):
+                    continue  # "film", "city": common nouns that some passage capitalised are not names
+                key = normalise_name(doc[span[0].i : span[-1].i + 1].text)
+                found = self._names.get(key) if key else None
+                if found:
+                    matches.append((start, end, key, found))
+        matches.sort(key=lambda match: (match[0] - match[1], match[0]))
+        covered: list[tuple[int, int]] = []
+        weights: dict[int, float] = defaultdict(float)
+        names: list[str] = []
+        for start, end, key, found in matches:
+            if any(low <= start and end <= high for low, high in covered):
+                continue  # "Carolina" inside "North Carolina"
+            covered.append((start, end))
+            names.append(key)
+            for index in found:
+                weights[index] += self.specificity(index) / len(found)
+        for start, end in _name_runs(tokens):
+            if any(low <= start and end <= high for low, high in covered):
+                continue
+            text = normalise_name(doc[tokens[start].i : tokens[end - 1].i + 1].text)
+            words = [word for word in text.split() if word in self._words]
+            if not words or len(words) < len(text.split()):
+                continue
+            candidates = set.intersection(*(self._words[word] for word in words))
+            if not 1 <= len(candidates) <= MAX_PARTIAL_CANDIDATES:
+                continue
+            covered.append((start, end))
+            names.append(" ".join(words))
+            for index in candidates:
+                weights[index] += self.specificity(index) / len(candidates)
+        return QuestionSeeds({self.entities[i]: w for i, w in weights.items()}, tuple(names))
+
+    def walk(self, seeds: dict[str, float], damping: float = DEFAULT_DAMPING) -> tuple[np.ndarray, np.ndarray]:
+        """Personalised PageRank from `seeds` (entity uuid -> weight): the stationary mass of every passage and of
+        every entity."""
+        restart = np.zeros(len(self.entities))
+        for entity, weight in seeds.items():
+            index = self._entity_index.get(entity)
+            if index is not None and weight > 0:
+                restart[index] += weight
+        total = restart.sum()
+        if total <= 0:
+            return np.zeros(len(self.passages)), restart
+        restart /= total
+        on_entities = restart.copy()
+        on_passages = np.zeros(len(self.passages))
+        for _ in range(ITERATIONS):
+            on_passages, on_entities = (
+                damping * self._to_passages.dot(on_entities),
+                (1.0 - damping) * restart + damping * self._to_entities.dot(on_passages),
+            )
+        return on_passages, on_entities
+
+    def top_passages(self, question: str, limit: int = 10, damping: float = DEFAULT_DAMPING) -> PassageWalk:
+        """The `limit` passages the walk from the question's entities reaches with the most mass, best first, and
+        the entities it reaches (the seeds and their bridges)."""
+        seeds = self.seeds(question)
+        if not seeds.weights:
+            return PassageWalk([], seeds, [])
+        on_passages, on_entities = self.walk(seeds.weights, damping)
+        passages = [
+            WalkedPassage(self.passages[i][0], self.passages[i][1], float(on_passages[i]))
+            for i in _best(on_passages, limit)
+        ]
+        entities = [self.entities[i] for i in _best(on_entities, limit)]
+        return PassageWalk(passages, seeds, entities)
+
+
+def _best(scores: np.ndarray, limit: int) -> np.ndarray:
+    """Indices of the `limit` highest positive scores, best first."""
+    reached = np.flatnonzero(scores > 0)
+    return reached[np.argsort(-scores[reached], kind="stable")][:limit]
+
+
+class PassageGraphCache:
+    """The entity-passage graph of one store, read once and rebuilt when the store's change counter moves.
+
+    Each `get()` asks the store for its counter (one cheap read); stores without one are re-read after `ttl_s`.
+    A graph that read quickly (under `blocking_build_s`) is rebuilt before answering, so the next question sees
+    a change at once; a large one is rebuilt in a background thread while questions keep the previous graph, so
+    ingestion into a large knowledge base never makes the graph branch wait or time out.
+    """
+
+    def __init__(
+        self, store: GraphStore, ttl_s: float = DEFAULT_TTL_S, blocking_build_s: float = BLOCKING_BUILD_S
+    ) -> None:
+        self.store = store
+        self.ttl_s = ttl_s
+        self.blocking_build_s = blocking_build_s
+        self._graph: EntityPassageGraph | None = None
+        self._version: str | None = None
+        self._loaded_at = 0.0
+        self._build_s = 0.0
+        self._rebuilding = False
+        self._lock = threading.Lock()
+        self._flag_lock = threading.Lock()
+
+    def _fresh(self, version: str | None) -> bool:
+        if version is not None:
+            return version == self._version
+        return time.monotonic() - self._loaded_at < self.ttl_s
+
+    def _build(self, version: str | None) -> EntityPassageGraph:
+        started = time.perf_counter()
+        # The counter was read before the links: a write in between moves it again and triggers a new read.
+        graph = EntityPassageGraph.from_links(self.store.entity_passage_links())
+        self._build_s = time.perf_counter() - started
+        self._graph, self._version, self._loaded_at = graph, version, time.monotonic()
+        logger.info(
+            "Entity-passage graph read: {entities} entities, {passages} passages in {elapsed_ms:.0f} ms",
+            entities=len(graph.entities),
+            passages=len(graph.passages),
+            elapsed_ms=self._build_s * 1000,
+        )
+        return graph
+
+    def _rebuild_in_background(self, version: str | None) -> None:
+        try:
+            with self._lock:
+                self._build(version)
+        except Exception as exc:  # noqa: BLE001 - the previous graph keeps serving; the next question tries again
+            logger.warning("Entity-passage graph not re-read: {reason}", reason=str(exc)[:200])
+        finally:
+            self._rebuilding = False
+
+    def get(self) -> EntityPassageGraph:
+        """The current graph (built on first use and after every change; see the class for large graphs)."""
+        version = self.store.graph_version()
+        graph = self._graph
+        if graph is not None and (self._fresh(version) or self._rebuilding):
+            return graph
+        if graph is not None and self._build_s > self.blocking_build_s:
+            with self._flag_lock:
+                if not self._rebuilding:
+                    self._rebuilding = True
+                    threading.Thread(
+                        target=self._rebuild_in_background, args=(version,), name="passage-graph", daemon=True
+                    ).start()
+            return graph
+        with self._lock:
+            if self._graph is not None and self._fresh(version):
+                return self._graph
+            return self._build(version)
+
+    def invalidate(self) -> None:
+        """Forget the graph; the next `get()` reads it again."""
+        with self._lock:
+            self._graph = None
+
+
+_CACHES: weakref.WeakKeyDictionary[GraphStore, PassageGraphCache] = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
+
+
+def passage_graph_cache(store: GraphStore) -> PassageGraphCache:
+    """The process-wide cache of `store`'s entity-passage graph (every graph branch over it shares one)."""
+    with _CACHES_LOCK:
+        cache = _CACHES.get(store)
+        if cache is None:
+            cache = _CACHES[store] = PassageGraphCache(store)
+        return cache
