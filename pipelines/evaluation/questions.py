@@ -353,6 +353,7 @@ class EvaluationRun:
             "ranked_doc_ids": ranked_doc_ids,
             "ranked_sources": [found_by[chunk.chunk_id] for chunk in answer.chunks],
             "answer": answer.answer,
+            "short_answer": answer.short_answer,
             "citations": citations,
             "statuses": answer.statuses,
             "latency_ms": round(latency_ms, 3),
@@ -388,8 +389,15 @@ class EvaluationRun:
             if answered:
                 if sas is None:
                     sas = metrics.SemanticAnswerSimilarity()
-                answers["exact_match"] = metrics.mean(metrics.exact_match(r["answer"], r["answers"]) for r in answered)
-                answers["token_f1"] = metrics.mean(metrics.token_f1(r["answer"], r["answers"]) for r in answered)
+                # Exact match and token F1 score the short answer where the answer leads with one (SQuAD's spans),
+                # else the whole answer; "contains" always reads the whole answer.
+                answers["exact_match"] = metrics.mean(
+                    metrics.exact_match(metrics.scored_answer(r), r["answers"]) for r in answered
+                )
+                answers["token_f1"] = metrics.mean(
+                    metrics.token_f1(metrics.scored_answer(r), r["answers"]) for r in answered
+                )
+                answers["short_answer_share"] = metrics.mean(float(bool(r.get("short_answer"))) for r in answered)
                 answers["contains_gold"] = metrics.mean(
                     metrics.answer_contains_gold(r["answer"], r["answers"]) for r in answered
                 )
