@@ -166,6 +166,7 @@ class EvaluationRun:
         from components.settings import reload_settings
 
         if self.config.corpus is None:
+            self._map_ingested_documents()
             return
         corpus = load_jsonl(self.config.corpus, ("id", "text"))
         collection = self.collection = collection_for_corpus(self.config.corpus)
@@ -213,6 +214,24 @@ class EvaluationRun:
             raise EvaluationInputError(
                 f"{len(report.failed)} corpus documents failed to ingest, e.g. {first_source}: {first_reason}"
             )
+
+    def _map_ingested_documents(self) -> None:
+        """Without a corpus the questions are about the knowledge base as ingested: gold ids may name a document by
+        its file name (`neo4j.md`), which stays the same wherever the folder was ingested from."""
+        from components.knowledge_base.factory import open_knowledge_base
+
+        store = open_knowledge_base()
+        offset = 0
+        while True:
+            page, total = store.list_documents(limit=200, offset=offset)
+            for summary in page:
+                record = summary.document
+                name = Path(str(record.source)).name.rsplit(":", 1)[-1] if record.source else ""
+                if name and "://" not in str(record.source):
+                    self.doc_id_map[record.document_id] = name
+            offset += len(page)
+            if not page or offset >= total:
+                break
 
     def _corpus_id(self, document_id: str | None) -> str | None:
         if document_id is None:
