@@ -39,6 +39,7 @@ RELATIVE_CUTOFF = 0.75
 # Without a stored sentence vector a sentence takes its chunk's relevance, slightly discounted.
 UNSTORED_COSINE_FACTOR = 0.8
 _LOWER_START = re.compile(r"^[\"'(\[]?[a-z]")
+_PRONOUN_START = re.compile(r"^(?:it|its|he|his|she|her|they|their|this|these|the company|the project)\b", re.I)
 _COORDINATION = re.compile(r"^\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|&\s+)$")
 
 
@@ -51,7 +52,8 @@ class _Sentence:
     rank: int  # 0-based position of that chunk
     cosine: float
     terms: frozenset[str]
-    title_terms: frozenset[str]
+    title_terms: frozenset[str]  # the chunk's title, and the sentence before when this one opens with a pronoun
+    stored: bool  # the cosine is the sentence's own (a stored in-context vector), not its chunk's
 
 
 @component
@@ -129,7 +131,7 @@ class ExtractiveAnswerGenerator:
             scored = []
             for candidate in candidates:
                 share = _share(weights, candidate)
-                if share < self.min_support and candidate.cosine < self.min_cosine:
+                if share < self.min_support and not (candidate.stored and candidate.cosine >= self.min_cosine):
                     continue
                 score = share + candidate.cosine + 0.1 / (1 + candidate.rank)
                 if anchors and not anchors & (candidate.terms | candidate.title_terms):
@@ -300,6 +302,7 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
             else [(start, end, relevance) for start, end in sentence_spans(content)]
         )
         rows.sort()
+        previous_terms: frozenset[str] = frozenset()
         for position, (start, end, cosine) in enumerate(rows):
             if not 0 <= start < end <= len(content):
                 continue
@@ -310,11 +313,16 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
                 if whole is None:
                     continue  # a fragment cut at the chunk boundary; its whole sentence is in a chunk not at hand
                 text, number, cited_rank = whole
+            # "It stands on ...": a sentence opening with a pronoun is about what the sentence before it named.
+            context = title_terms | previous_terms if _PRONOUN_START.match(text) else title_terms
+            previous_terms = _terms_of(text)
             key = text.lower()
-            if key in seen or len(_terms_of(text)) < 2:
+            if key in seen or len(previous_terms) < 2:
                 continue
             seen.add(key)
-            found.append(_Sentence(text, number, min(rank, cited_rank), cosine, _terms_of(text), title_terms))
+            found.append(
+                _Sentence(text, number, min(rank, cited_rank), cosine, previous_terms, context, bool(stored))
+            )
     return found
 
 

@@ -50,10 +50,11 @@ HEAD_NOUN_LABELS: dict[str, tuple[str, ...]] = {
         ("ORG", "NORP", "PERSON"),
     ),
     **dict.fromkeys(
-        "city country state place region nation continent town village location area county province capital island "
-        "river mountain street neighborhood neighbourhood district territory site".split(),
+        "city country state place region nation continent town village location area county province capital "
+        "street neighborhood neighbourhood district territory site".split(),
         ("GPE", "LOC", "FAC"),
     ),
+    **dict.fromkeys("river mountain island lake sea ocean valley desert forest bay".split(), ("LOC", "GPE", "FAC")),
     **dict.fromkeys("year date day month decade century era period season week".split(), ("DATE", "TIME")),
     "time": ("TIME", "DATE"),
     **dict.fromkeys("number amount count total population".split(), ("CARDINAL", "QUANTITY", "MONEY")),
