@@ -119,7 +119,10 @@ class QuestionAnalysis:
 
     def describe(self) -> str:
         """One line for a prompt: the answer type of each part."""
-        return "; ".join(f"{part.text!r} asks {_KIND_TEXT.get(part.kind, part.kind)}" for part in self.parts)
+        return "; ".join(
+            f"{part.text!r} asks {_LABEL_TEXT.get(part.labels[0]) if part.labels else _KIND_TEXT[part.kind]}"
+            for part in self.parts
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -152,6 +155,25 @@ class QuestionAnalysis:
         )
 
 
+# What a part's most wanted label asks for, in words.
+_LABEL_TEXT = {
+    "PERSON": "for a person or organisation",
+    "ORG": "for an organisation",
+    "NORP": "for a group",
+    "GPE": "for a place",
+    "LOC": "for a place",
+    "FAC": "for a place",
+    "DATE": "for a date",
+    "TIME": "for a time",
+    "CARDINAL": "for a number",
+    "QUANTITY": "for a quantity",
+    "MONEY": "for an amount of money",
+    "PERCENT": "for a percentage",
+    "LANGUAGE": "for a language",
+    "EVENT": "for an event",
+    "WORK_OF_ART": "for a title",
+    "PRODUCT": "for a product",
+}
 _KIND_TEXT = {
     "who": "for a person or organisation",
     "when": "for a date",
