@@ -35,11 +35,13 @@ TITLE_WEIGHT = 0.5
 # Sentences parsed for answer spans per part: the best few by terms and meaning (spaCy costs ~5 ms a sentence).
 PARSED_PER_PART = 3
 # Further sentences join the answer only when they score this share of the best one.
-RELATIVE_CUTOFF = 0.75
+RELATIVE_CUTOFF = 0.5
 # Without a stored sentence vector a sentence takes its chunk's relevance, slightly discounted.
 UNSTORED_COSINE_FACTOR = 0.8
 _LOWER_START = re.compile(r"^[\"'(\[]?[a-z]")
 _PRONOUN_START = re.compile(r"^(?:it|its|he|his|she|her|they|their|this|these|the company|the project)\b", re.I)
+# Capitalised word sequences after a sentence's first word: the names a sentence brings in, without a parse.
+_NAME = re.compile(r"[A-Z][\w'&-]*(?:\s+(?:of\s+|the\s+|de\s+|von\s+|van\s+)?[A-Z][\w'&-]*)*")
 _COORDINATION = re.compile(r"^\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|&\s+)$")
 
 
@@ -161,6 +163,16 @@ class ExtractiveAnswerGenerator:
         if not chosen:
             return {"replies": [_abstain(parts)], "short_answer": ""}
         used = {id(sentence) for sentence, _ in chosen}
+        bridge = _bridge_sentence(chosen[0][0], candidates, question.question_terms, used)
+        if bridge is not None and len(used) < self.max_sentences:
+            used.add(id(bridge[0]))
+            chosen.append(bridge)
+            typed = [part for part in parts if part.wants_span]
+            if typed and not shorts:
+                # The first hop named the bridge; the span the question asks for may be in the second hop's sentence.
+                span = answer_span(bridge[0].text, typed[0], question.question_terms)
+                if span:
+                    shorts.append((span, bridge[0].number))
         top = max(score for _, score in chosen)
         for score, candidate in sorted(all_scored, key=lambda item: (-item[0], item[1].rank)):
             if len(used) >= self.max_sentences or score < RELATIVE_CUTOFF * top:
@@ -234,6 +246,29 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
     best = min(groups, key=cost)
     preference = min(part.labels.index(ent.label_) for ent in best)
     return doc.text[best[0].start_char : best[-1].end_char].strip(" ,;"), preference
+
+
+def _bridge_sentence(
+    first: _Sentence, candidates: list[_Sentence], question_terms: frozenset[str], used: set[int]
+) -> tuple[_Sentence, float] | None:
+    """The second hop of a multi-hop question: a sentence of another chunk about a name the best sentence brought
+    in that the question does not hold ("... shot the film Maximum Overdrive" -> the chunk about that film)."""
+    after_first_word = first.text.split(" ", 1)[-1]
+    bridge = {term for name in _NAME.findall(after_first_word) for term in _terms_of(name)} - question_terms
+    if not bridge:
+        return None
+    best: tuple[_Sentence, float] | None = None
+    for candidate in candidates:
+        if candidate.number == first.number or id(candidate) in used:
+            continue
+        held = bridge & (candidate.terms | candidate.title_terms)
+        if not held:
+            continue
+        asked = len(question_terms & candidate.terms) / len(question_terms) if question_terms else 0.0
+        score = len(held) / len(bridge) + asked + candidate.cosine
+        if best is None or score > best[1]:
+            best = (candidate, score)
+    return best
 
 
 def _stem_in(word: str, question_terms: frozenset[str]) -> bool:
