@@ -238,9 +238,7 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
         rank = min(part.labels.index(ent.label_) for ent in group)
         if not anchors:
             return 3.0 * rank + group[0].start * 0.01
-        distance = min(
-            min(abs(anchor - ent.start), abs(anchor - (ent.end - 1))) for ent in group for anchor in anchors
-        )
+        distance = min(min(abs(anchor - ent.start), abs(anchor - (ent.end - 1))) for ent in group for anchor in anchors)
         return distance + 3.0 * rank
 
     best = min(groups, key=cost)
@@ -355,9 +353,7 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
             if key in seen or len(previous_terms) < 2:
                 continue
             seen.add(key)
-            found.append(
-                _Sentence(text, number, min(rank, cited_rank), cosine, previous_terms, context, bool(stored))
-            )
+            found.append(_Sentence(text, number, min(rank, cited_rank), cosine, previous_terms, context, bool(stored)))
     return found
 
 

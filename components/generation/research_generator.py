@@ -142,9 +142,7 @@ class ResearchGenerator:
         started = time.monotonic()
         if self._kind == "openai":
             if self._chat is None:
-                return self._fallback(
-                    query, documents, analysis, streaming_callback, started, self._chat_problem or ""
-                )
+                return self._fallback(query, documents, analysis, streaming_callback, started, self._chat_problem or "")
             replies: list[str] = []
 
             def work() -> SourceResult:

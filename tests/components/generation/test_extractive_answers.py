@@ -83,7 +83,10 @@ class TestShortAnswers:
         out = answer("When was Lantern started and who maintains it today?", [LANTERN, HARBOUR])
         reply = out["replies"][0]
         assert "2011" in out["short_answer"] and "Northwind Labs" in out["short_answer"]
-        assert "The project was started in 2011" in reply and "Today the store is maintained by Northwind Labs [1]." in reply
+        assert (
+            "The project was started in 2011" in reply
+            and "Today the store is maintained by Northwind Labs [1]." in reply
+        )
 
     def test_no_span_for_a_why_question_but_the_sentence_still_answers(self):
         out = answer("Why does the Lantern engine use a log-structured file?", [LANTERN])
@@ -93,19 +96,21 @@ class TestShortAnswers:
 
 class TestWholeSentencesOnce:
     WHOLE = "In August 2022 Orbit raised a 60 million dollar extension of its Series B from three investors."
+    # The next chunk shares only the last words of that sentence (the splitter's partial overlap).
+    FRAGMENT = "a 60 million dollar extension of its Series B from three investors. Orbit later hired."
 
     def test_a_sentence_cut_at_the_chunk_boundary_comes_whole_from_the_neighbour(self):
         first = chunk("f0", f"Orbit Analytics sells dashboards. {self.WHOLE}", 0)
-        # The next chunk shares only the last words of that sentence (the splitter's partial overlap).
-        second = chunk("f1", "a 60 million dollar extension of its Series B from three investors. Orbit later hired.", 1)
+        second = chunk("f1", self.FRAGMENT, 1)
         reply = answer("How much did Orbit raise in its Series B extension?", [second, first])["replies"][0]
         assert self.WHOLE.replace(".", " [2].") in reply
         assert " a 60 million dollar extension" not in reply.replace(self.WHOLE[:-1], "")
 
     def test_a_fragment_without_its_neighbour_is_left_out(self):
-        second = chunk("f1", "a 60 million dollar extension of its Series B from three investors. Orbit later hired.", 1)
-        reply = answer("How much did Orbit raise in its Series B extension?", [second])["replies"][0]
-        assert not reply.startswith("a 60") and "[1]" not in reply.split(".")[0] or "60 million" not in reply
+        reply = answer("How much did Orbit raise in its Series B extension?", [chunk("f1", self.FRAGMENT, 1)])[
+            "replies"
+        ][0]
+        assert "a 60 million dollar extension" not in reply
 
     def test_the_same_sentence_from_two_overlapping_chunks_appears_once_citing_the_higher_ranked(self):
         shared = "Orbit moved its headquarters to Lisbon in 2019."
