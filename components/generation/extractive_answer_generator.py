@@ -34,6 +34,8 @@ OFF_SUBJECT_PENALTY = 0.4
 TITLE_WEIGHT = 0.5
 # Sentences parsed for answer spans per part: the best few by terms and meaning (spaCy costs ~5 ms a sentence).
 PARSED_PER_PART = 3
+# How many of the top chunks a second-hop sentence may come from.
+BRIDGE_CHUNKS = 10
 # Further sentences join the answer only when they score this share of the best one.
 RELATIVE_CUTOFF = 0.5
 # Without a stored sentence vector a sentence takes its chunk's relevance, slightly discounted.
@@ -115,7 +117,9 @@ class ExtractiveAnswerGenerator:
             return {"replies": [NO_SOURCES_ANSWER], "short_answer": ""}
         question = QuestionAnalysis.from_dict(analysis) if analysis else analyze_question(query)
         parts = list(question.parts) or [QuestionPart(query, "what", (), tuple(terms(query)))]
-        candidates = _candidates(documents, self.max_chunks)
+        # The second hop of a multi-hop question may sit a little lower in the list than the first.
+        pool = _candidates(documents, max(self.max_chunks, BRIDGE_CHUNKS))
+        candidates = [candidate for candidate in pool if candidate.rank < self.max_chunks]
         if not candidates:
             return {"replies": [NO_EVIDENCE_ANSWER], "short_answer": ""}
         document_frequency: dict[str, int] = {}
@@ -163,7 +167,7 @@ class ExtractiveAnswerGenerator:
         if not chosen:
             return {"replies": [_abstain(parts)], "short_answer": ""}
         used = {id(sentence) for sentence, _ in chosen}
-        bridge = _bridge_sentence(chosen[0][0], candidates, question.question_terms, used)
+        bridge = _bridge_sentence(chosen[0][0], pool, question.question_terms, used)
         if bridge is not None and len(used) < self.max_sentences:
             used.add(id(bridge[0]))
             chosen.append(bridge)
