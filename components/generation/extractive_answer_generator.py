@@ -22,7 +22,7 @@ NO_EVIDENCE_ANSWER = f"{ABSTENTION_PREFIX} this question; the closest passages a
 
 # A sentence's score: its share of the part's (locally rare) terms, plus its in-context cosine to the question,
 # plus a little for its chunk's rank, plus TYPE_BONUS when it holds a span of the kind the part asks for.
-TYPE_BONUS = 0.35
+TYPE_BONUS = 0.5
 # Terms of the question's other parts ("... and who develops it?" is about the first part's subject) count half.
 OTHER_PART_WEIGHT = 0.5
 # The names the question is about weigh this many times their IDF: a sentence about another subject is wrong
@@ -131,9 +131,13 @@ class ExtractiveAnswerGenerator:
         shorts: list[tuple[str, int]] = []
         unanswered: list[QuestionPart] = []
         all_scored: list[tuple[float, _Sentence]] = []
-        anchors = question.anchor_terms & frozenset(document_frequency)
+        # The names the question is about: its entities, and its words that name a top chunk's subject (a title).
+        titles = frozenset().union(
+            *(_terms_of(str((document.meta or {}).get("source_title") or "")) for document in documents[: self.max_chunks])
+        )
+        anchors = (question.anchor_terms | (question.question_terms & titles)) & frozenset(document_frequency)
         for part in parts:
-            weights = _part_weights(part, parts, document_frequency, len(candidates), question.anchor_terms)
+            weights = _part_weights(part, parts, document_frequency, len(candidates), anchors)
             scored = []
             for candidate in candidates:
                 share = _share(weights, candidate)
