@@ -40,7 +40,7 @@ BRIDGE_CHUNKS = 10
 RELATIVE_CUTOFF = 0.5
 # Without a stored sentence vector a sentence takes its chunk's relevance, slightly discounted.
 UNSTORED_COSINE_FACTOR = 0.8
-_LOWER_START = re.compile(r"^[\"'(\[]?[a-z]")
+_LOWER_START = re.compile(r"^(?:[\"'(\[]?[a-z]|[,;:)\]])")
 _PRONOUN_START = re.compile(r"^(?:it|its|he|his|she|her|they|their|this|these|the company|the project)\b", re.I)
 # Capitalised word sequences after a sentence's first word: the names a sentence brings in, without a parse.
 _NAME = re.compile(r"[A-Z][\w'&-]*(?:\s+(?:of\s+|the\s+|de\s+|von\s+|van\s+)?[A-Z][\w'&-]*)*")
@@ -366,7 +366,8 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
 
 
 def _starts_inside_sentence(text: str, meta: dict[str, Any]) -> bool:
-    """A chunk after the first that opens in lower case opens inside a sentence its neighbour holds whole."""
+    """A chunk after the first that opens in lower case (or on a comma) opens inside a sentence its neighbour holds
+    whole."""
     return int(meta.get("chunk_index") or 0) > 0 and bool(_LOWER_START.match(text))
 
 

@@ -122,8 +122,8 @@ def content_tokens(text: str) -> set[str]:
 
 
 def lexical_support(sentence: str, chunk_text: str) -> float:
-    """The share of the sentence's content words that the chunk contains."""
-    words = content_tokens(sentence)
+    """The share of the sentence's content words (its citation marks left out) that the chunk contains."""
+    words = content_tokens(_CITATION_MARK.sub(" ", sentence))
     if not words:
         return 0.0
     return len(words & content_tokens(chunk_text)) / len(words)
