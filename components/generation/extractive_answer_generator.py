@@ -242,15 +242,21 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
             groups.append([ent])
     anchors = [token.i for token in doc if not token.is_stop and _stem_in(token.lower_, question_terms)]
 
-    def cost(group: list[Any]) -> float:
+    def label_rank(group: list[Any]) -> int:
         rank = min(part.labels.index(ent.label_) for ent in group)
+        if part.labels[0] == "DATE" and not any(char.isdigit() for ent in group for char in ent.text):
+            rank += 2  # "the regular season", "spring": a date, but rarely the one a "when" asks for
+        return rank
+
+    def cost(group: list[Any]) -> float:
+        rank = label_rank(group)
         if not anchors:
             return 3.0 * rank + group[0].start * 0.01
         distance = min(min(abs(anchor - ent.start), abs(anchor - (ent.end - 1))) for ent in group for anchor in anchors)
         return distance + 3.0 * rank
 
     best = min(groups, key=cost)
-    preference = min(part.labels.index(ent.label_) for ent in best)
+    preference = label_rank(best)
     return doc.text[best[0].start_char : best[-1].end_char].strip(" ,;"), preference
 
 
