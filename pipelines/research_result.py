@@ -31,6 +31,7 @@ class SentenceCheck(BaseModel):
     citations: list[int] = Field(default_factory=list)
     supported: bool
     support_score: float = Field(ge=0.0, le=1.0)
+    abstains: bool = False  # the product's own "the sources do not answer": no claim, so nothing to support
 
 
 class ResearchResult(BaseModel):
@@ -42,6 +43,8 @@ class ResearchResult(BaseModel):
 
     question: str
     answer: str
+    # The name, date, number or place the question asks for, as it opens the answer (empty when there is none).
+    short_answer: str = ""
     citations: list[Citation] = Field(default_factory=list)
     chunks: list[ContextChunk] = Field(default_factory=list)
     statuses: list[SourceStatus] = Field(default_factory=list)
@@ -91,6 +94,7 @@ class ResearchResult(BaseModel):
         return cls(
             question=question,
             answer=answer,
+            short_answer=outputs.get("short_answer") or "",
             citations=citations,
             chunks=chunks,
             statuses=list(outputs.get("statuses") or []),

@@ -40,7 +40,7 @@ with st.form("ask", clear_on_submit=False):
     question = st.text_area("Question", placeholder="What happened to pgvector, and when?", height=80)
     left, middle, right = st.columns([3, 1, 1])
     sources = left.multiselect(
-        "Sources", options=list(SOURCE_LABELS), default=["kb"], format_func=lambda key: SOURCE_LABELS[key]
+        "Sources", options=list(SOURCE_LABELS), default=["auto"], format_func=lambda key: SOURCE_LABELS[key]
     )
     as_of = middle.date_input("As of", value=None, max_value=dt.date.today() + dt.timedelta(days=1))
     top_k = right.number_input("Chunks", min_value=1, max_value=20, value=5)
@@ -103,20 +103,30 @@ chips = " ".join(
 )
 st.markdown(chips)
 if result.source_selection:
-    with st.expander("Why these sources (auto)"):
-        for source, reasons in result.source_selection.get("reasons", {}).items():
-            st.markdown(f"- **{SOURCE_LABELS.get(source, source)}**: {'; '.join(reasons)}")
+    reasons = result.source_selection.get("reasons", {})
+    st.caption(
+        "Sources chosen from the question: "
+        + "; ".join(f"**{SOURCE_LABELS.get(source, source)}**: {', '.join(why)}" for source, why in reasons.items())
+    )
 for status in result.statuses:
     if status.status.value in ("error", "timeout", "partial") and status.message:
         st.caption(f"{status.source}: {status.message}")
 
 
+def _bare(text: str) -> str:
+    """A sentence without its citation marks and final stop, for comparing it with the short answer."""
+    return re.sub(r"\s+([;,])", r"\1", " ".join(re.sub(r"\[[\d,\s–-]+\]", " ", text).split())).strip(" .")
+
+
 def _cited_answer_markdown() -> str:
-    """The answer with each unsupported sentence flagged."""
+    """The answer's cited sentences (the short answer's own line left out: it is shown above), each unsupported
+    sentence flagged."""
     if not result.sentences:
         return plain(result.answer)
     parts = []
     for sentence in result.sentences:
+        if result.short_answer and _bare(sentence.text) == _bare(result.short_answer):
+            continue
         text = plain(sentence.text)  # the answer is made of document sentences: shown, never rendered
         if sentence.citations and not sentence.supported:
             text = f"{text} :orange-badge[unsupported by its citation]"
@@ -124,6 +134,8 @@ def _cited_answer_markdown() -> str:
     return " ".join(parts)
 
 
+if result.short_answer:
+    st.markdown(f"### {html.escape(result.short_answer)}")
 st.markdown(_cited_answer_markdown())
 if not result.chunks:
     st.info("No evidence was found. Try other sources, or ingest documents on the Ingest page.")

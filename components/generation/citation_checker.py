@@ -7,7 +7,9 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict
 
 from components.generation.cited_answer_builder import CITATION_MARK, cited_numbers
-from components.ranking.evidence import idf_weights, split_sentences, terms
+from components.generation.extractive_answer_generator import ABSTENTION_PREFIX
+from components.ranking.evidence import idf_weights
+from components.text.analyzer import sentence_spans, terms
 
 
 @component
@@ -16,7 +18,8 @@ class CitationChecker:
 
     A sentence's support is the share of its content terms (weighted by how rare they are among the listed
     chunks) found in the union of its cited chunks. It is `supported` at `min_support` or above; a sentence that
-    cites nothing is never supported. Sentences without content terms (e.g. "Yes.") are left out.
+    cites nothing is never supported. Sentences without content terms (e.g. "Yes.") are left out. The product's own
+    abstention ("The sources do not answer ...") claims nothing: it is marked `abstains` and never flagged.
 
     Usage:
     ```python
@@ -38,19 +41,25 @@ class CitationChecker:
 
         :param answer: the answer text with [n] citations.
         :param documents: the numbered chunks ([1] is the first).
-        :returns: `sentences`: one dict per sentence (text, citations, supported, support_score);
+        :returns: `sentences`: one dict per sentence (text, citations, supported, support_score, abstains);
             `unsupported`: how many sentences are not supported.
         """
         chunk_terms = [set(terms(document.content or "")) for document in documents]
         results: list[dict[str, Any]] = []
         carried: list[int] = []
-        sentences = split_sentences(answer or "")
+        text = answer or ""
+        sentences = [" ".join(text[start:end].split()) for start, end in sentence_spans(text)]
         for index, sentence in enumerate(sentences):
             citations = [number for number in cited_numbers(sentence) if 1 <= number <= len(documents)]
             bare = CITATION_MARK.sub(" ", sentence)
             sentence_terms = terms(bare)
             if not sentence_terms:
                 carried = citations or carried
+                continue
+            if bare.strip().startswith(ABSTENTION_PREFIX) and not citations:
+                results.append(
+                    {"text": sentence, "citations": [], "supported": True, "support_score": 1.0, "abstains": True}
+                )
                 continue
             if not citations and index + 1 < len(sentences):
                 # "Claim. [1]" splits the marker off into its own sentence; it belongs to the claim before it.
@@ -70,6 +79,7 @@ class CitationChecker:
                     "citations": citations,
                     "supported": bool(citations) and score >= self.min_support,
                     "support_score": round(score, 3),
+                    "abstains": False,
                 }
             )
         return {"sentences": results, "unsupported": sum(1 for item in results if not item["supported"])}

@@ -1,110 +1,211 @@
-"""`ExtractiveAnswerGenerator`: an offline, cited answer made of the sources' own best sentences."""
+"""`ExtractiveAnswerGenerator`: an offline, cited answer: the short answer first, then the sentences it rests on."""
 
 from __future__ import annotations
 
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 
-from components.ranking.evidence import idf_weights, sentence_coverage, sentence_terms, split_sentences, terms
+from components.generation.question_analysis import QuestionAnalysis, QuestionPart, analyze_question
+from components.text.analyzer import sentence_spans, terms
 
 logger = logging.getLogger(__name__)
 
-# Sentences scoring under this share of the best one are left out.
+# Every abstention the product writes starts with this, so the citation check can tell it from a claim.
+ABSTENTION_PREFIX = "The sources do not answer"
+NO_SOURCES_ANSWER = f"{ABSTENTION_PREFIX} this: no source returned anything for this question."
+NO_EVIDENCE_ANSWER = f"{ABSTENTION_PREFIX} this question; the closest passages are listed below."
+
+# A sentence's score: its share of the part's (locally rare) terms, plus its in-context cosine to the question,
+# plus a little for its chunk's rank, plus TYPE_BONUS when it holds a span of the kind the part asks for.
+TYPE_BONUS = 0.5
+# Terms of the question's other parts ("... and who develops it?" is about the first part's subject) count half.
+OTHER_PART_WEIGHT = 0.5
+# The names the question is about weigh this many times their IDF: a sentence about another subject is wrong
+# however many of the other words it shares ("first released" in a sentence about another library).
+ANCHOR_WEIGHT = 2.0
+# ... and a sentence that names none of them, in itself or in its chunk's title, loses this much.
+OFF_SUBJECT_PENALTY = 0.4
+# A term found only in the chunk's title (the subject a sentence's "it" refers to) counts this much.
+TITLE_WEIGHT = 0.5
+# Sentences parsed for answer spans per part: the best few by terms and meaning (spaCy costs ~5 ms a sentence).
+PARSED_PER_PART = 3
+# How many of the top chunks a second-hop sentence may come from.
+BRIDGE_CHUNKS = 10
+# Further sentences join the answer only when they score this share of the best one.
 RELATIVE_CUTOFF = 0.5
-# The ranker's best sentence of a chunk (`meta["evidence"]["best_span"]`: its terms and its in-context meaning
-# matched the question best) is preferred by this much, and needs only half the usual term support.
-BEST_SPAN_BONUS = 0.2
-NO_SOURCES_ANSWER = "No source returned anything for this question, so there is nothing to answer from."
-NO_EVIDENCE_ANSWER = "The sources found do not answer this question directly; the closest passages are listed below."
+# Without a stored sentence vector a sentence takes its chunk's relevance, slightly discounted.
+UNSTORED_COSINE_FACTOR = 0.8
+_LOWER_START = re.compile(r"^(?:[\"'(\[]?[a-z]|[,;:)\]])")
+_PRONOUN_START = re.compile(r"^(?:it|its|he|his|she|her|they|their|this|these|the company|the project)\b", re.I)
+# Capitalised word sequences after a sentence's first word: the names a sentence brings in, without a parse.
+_NAME = re.compile(r"[A-Z][\w'&-]*(?:\s+(?:of\s+|the\s+|de\s+|von\s+|van\s+)?[A-Z][\w'&-]*)*")
+_COORDINATION = re.compile(r"^\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|&\s+)$")
+
+
+@dataclass
+class _Sentence:
+    """One candidate sentence of the answer, whole, with the chunk ([n]) it is cited from."""
+
+    text: str
+    number: int  # 1-based position of the cited chunk in `documents`
+    rank: int  # 0-based position of that chunk
+    cosine: float
+    terms: frozenset[str]
+    title_terms: frozenset[str]  # the chunk's title, and the sentence before when this one opens with a pronoun
+    stored: bool  # the cosine is the sentence's own (a stored in-context vector), not its chunk's
 
 
 @component
 class ExtractiveAnswerGenerator:
-    """Answers with the sentences of the top chunks that best cover the question, each citing its chunk as [n].
+    """Answers from the top chunks' own sentences: the short answer (a name, date, number or place) first, then
+    the supporting sentence of each part of the question, each citing its chunk as [n].
 
-    Deterministic and model-free: a sentence's score is the share of the question's (locally rare) terms it
-    holds, plus a little for adjacent question bigrams and for its chunk's rank, plus a bonus when the ranker
-    marked it as its chunk's best sentence (`meta["evidence"]["best_span"]`). `n` is the chunk's 1-based
-    position in `documents`, the same numbering the prompt uses. When no sentence reaches `min_support` the
-    answer says plainly that the evidence does not answer the question.
+    Deterministic and model-free. The question is analysed (`question_analysis`: its type and parts); every
+    whole sentence of the top chunks is scored per part by its share of the part's terms, its in-context sentence
+    vector's cosine to the question (stored at ingestion; the ranker hands them over in
+    `meta["evidence"]["sentences"]`), its chunk's rank, and whether it holds a span of the kind the part asks
+    for (entities from spaCy, only for the few best sentences). Sentences are taken whole: a chunk that starts
+    inside a sentence borrows it from its neighbouring chunk; the same sentence from two overlapping chunks is
+    used once, cited to the higher-ranked chunk. When no sentence supports a part, the answer says which part the
+    sources do not answer.
 
     Usage:
     ```python
-    generator = ExtractiveAnswerGenerator(max_sentences=2)
-    generator.run(query="Who won Super Bowl 50?", documents=ranked)["replies"][0]
-    # 'The Denver Broncos defeated the Carolina Panthers 24-10 to win Super Bowl 50 [1].'
+    generator = ExtractiveAnswerGenerator(max_sentences=3)
+    out = generator.run(query="Who won Super Bowl 50?", documents=ranked)
+    out["short_answer"], out["replies"][0]
+    # 'Denver Broncos', 'Denver Broncos [1]. The Denver Broncos defeated the Carolina Panthers 24-10 ... [1].'
     ```
     """
 
-    def __init__(self, max_sentences: int = 3, max_chunks: int = 5, min_support: float = 0.25) -> None:
+    def __init__(
+        self, max_sentences: int = 3, max_chunks: int = 5, min_support: float = 0.25, min_cosine: float = 0.45
+    ) -> None:
         """
         :param max_sentences: the most sentences an answer holds (1-10).
         :param max_chunks: how many of the top chunks sentences are taken from (1-20).
-        :param min_support: the share of the question's weighted terms a sentence must hold to be used (0-1).
+        :param min_support: the share of a part's weighted terms a sentence must hold to support it (0-1)...
+        :param min_cosine: ...or the in-context cosine to the question that lets it support the part anyway (0-1).
         """
         if not 1 <= max_sentences <= 10:
             raise ValueError("max_sentences must be between 1 and 10")
         if not 1 <= max_chunks <= 20:
             raise ValueError("max_chunks must be between 1 and 20")
-        if not 0.0 <= min_support <= 1.0:
-            raise ValueError("min_support must be between 0 and 1")
+        if not 0.0 <= min_support <= 1.0 or not 0.0 <= min_cosine <= 1.0:
+            raise ValueError("min_support and min_cosine must be between 0 and 1")
         self.max_sentences = max_sentences
         self.max_chunks = max_chunks
         self.min_support = min_support
+        self.min_cosine = min_cosine
 
-    @component.output_types(replies=list[str])
-    def run(self, query: str, documents: list[Document]) -> dict[str, Any]:
+    @component.output_types(replies=list[str], short_answer=str)
+    def run(self, query: str, documents: list[Document], analysis: dict | None = None) -> dict[str, Any]:
         """Compose the answer.
 
         :param query: the question.
         :param documents: the ranked chunks, numbered [1]..[n] in this order.
-        :returns: `replies`: one answer string whose sentences cite their chunks.
+        :param analysis: the question's analysis (`QuestionAnalysis.to_dict()`); made here when not given.
+        :returns: `replies`: one answer string whose sentences cite their chunks; `short_answer`: the name, date,
+            number or place the question asks for, without citations (empty when it asks for none or none was found).
         """
         if not documents:
-            return {"replies": [NO_SOURCES_ANSWER]}
-        query_terms = terms(query)
-        top = documents[: self.max_chunks]
-        sentences_per_doc = [split_sentences(document.content or "") for document in top]
-        terms_per_doc = [sentence_terms(document.content or "") for document in top]
-        weights = idf_weights(query_terms, [set().union(*map(set, doc)) if doc else set() for doc in terms_per_doc])
-        bigrams = set(zip(query_terms, query_terms[1:], strict=False))
+            return {"replies": [NO_SOURCES_ANSWER], "short_answer": ""}
+        question = QuestionAnalysis.from_dict(analysis) if analysis else analyze_question(query)
+        parts = list(question.parts) or [QuestionPart(query, "what", (), tuple(terms(query)))]
+        # The second hop of a multi-hop question may sit a little lower in the list than the first.
+        pool = _candidates(documents, max(self.max_chunks, BRIDGE_CHUNKS))
+        candidates = [candidate for candidate in pool if candidate.rank < self.max_chunks]
+        if not candidates:
+            return {"replies": [NO_EVIDENCE_ANSWER], "short_answer": ""}
+        document_frequency: dict[str, int] = {}
+        for candidate in candidates:
+            for term in candidate.terms:
+                document_frequency[term] = document_frequency.get(term, 0) + 1
 
-        scored: list[tuple[float, int, int, str]] = []
-        for doc_index, (sentences, bags) in enumerate(zip(sentences_per_doc, terms_per_doc, strict=True)):
-            rank_bonus = 0.1 / (1 + doc_index)
-            best_text = _best_span_text(top[doc_index])
-            for sentence_index, (sentence, bag) in enumerate(zip(sentences, bags, strict=True)):
-                support = sentence_coverage(query_terms, weights, bag, bigrams)
-                best = bool(best_text) and _same_sentence(sentence, best_text)
-                floor = self.min_support / 2 if best else self.min_support
-                if support >= floor and len(bag) >= 2:
-                    bonus = rank_bonus + (BEST_SPAN_BONUS if best else 0.0)
-                    scored.append((support + bonus, doc_index, sentence_index, sentence))
-        if not scored:
-            return {"replies": [NO_EVIDENCE_ANSWER]}
-
-        # Best first; ties go to the higher-ranked chunk and the earlier sentence, so the answer is deterministic.
-        scored.sort(key=lambda item: (-item[0], item[1], item[2]))
-        chosen: list[tuple[int, int, str]] = []
-        seen: set[str] = set()
-        best = scored[0][0]
-        for score, doc_index, sentence_index, sentence in scored:
-            if score < RELATIVE_CUTOFF * best:
-                break  # a much weaker sentence dilutes the answer more than it adds
-            key = " ".join(terms(sentence))
-            if key in seen:
+        chosen: list[tuple[_Sentence, float]] = []
+        shorts: list[tuple[str, int]] = []
+        unanswered: list[QuestionPart] = []
+        all_scored: list[tuple[float, _Sentence]] = []
+        # The names the question is about: its entities, and its words that name a top chunk's subject (a title).
+        titles = frozenset().union(
+            *(_terms_of(str((document.meta or {}).get("source_title") or "")) for document in documents[: self.max_chunks])
+        )
+        anchors = (question.anchor_terms | (question.question_terms & titles)) & frozenset(document_frequency)
+        for part in parts:
+            weights = _part_weights(part, parts, document_frequency, len(candidates), anchors)
+            scored = []
+            for candidate in candidates:
+                share = _share(weights, candidate)
+                if share < self.min_support and not (candidate.stored and candidate.cosine >= self.min_cosine):
+                    continue
+                score = share + candidate.cosine + 0.1 / (1 + candidate.rank)
+                if anchors and not anchors & (candidate.terms | candidate.title_terms):
+                    score -= OFF_SUBJECT_PENALTY
+                scored.append((score, candidate))
+            if not scored:
+                unanswered.append(part)
                 continue
-            seen.add(key)
-            chosen.append((doc_index, sentence_index, sentence))
-            if len(chosen) >= self.max_sentences:
+            scored.sort(key=lambda item: (-item[0], item[1].rank))
+            best_score, best, span = scored[0][0], scored[0][1], ""
+            if part.wants_span:
+                # The few best sentences are read for a span of the asked kind; holding one earns TYPE_BONUS.
+                best_score = -math.inf
+                for position, (score, candidate) in enumerate(scored[:PARSED_PER_PART]):
+                    if position and best_score >= score + TYPE_BONUS:
+                        break  # no later sentence can overtake the one chosen
+                    found, preference = _ranked_answer_span(candidate.text, part, question.question_terms)
+                    # The part's first label is what it most likely wants ("who": a person before an organisation).
+                    effective = score + (TYPE_BONUS * (1.0 - 0.3 * min(preference, 2)) if found else 0.0)
+                    if effective > best_score:
+                        best_score, best, span = effective, candidate, found
+            chosen.append((best, best_score))
+            if span:
+                shorts.append((span, best.number))
+            all_scored.extend(scored)
+
+        if not chosen:
+            return {"replies": [_abstain(parts)], "short_answer": ""}
+        used = {id(sentence) for sentence, _ in chosen}
+        bridge = _bridge_sentence(chosen[0][0], pool, question.question_terms, used)
+        if bridge is not None and len(used) < self.max_sentences:
+            used.add(id(bridge[0]))
+            chosen.append(bridge)
+            typed = [part for part in parts if part.wants_span]
+            if typed and not shorts:
+                # The first hop named the bridge; the span the question asks for may be in the second hop's sentence.
+                span = answer_span(bridge[0].text, typed[0], question.question_terms)
+                if span:
+                    shorts.append((span, bridge[0].number))
+        top = max(score for _, score in chosen)
+        for score, candidate in sorted(all_scored, key=lambda item: (-item[0], item[1].rank)):
+            if len(used) >= self.max_sentences or score < RELATIVE_CUTOFF * top:
                 break
-        parts = [_cite(sentence, doc_index + 1) for doc_index, _, sentence in chosen]
-        return {"replies": [" ".join(parts)]}
+            if id(candidate) not in used:
+                used.add(id(candidate))
+                chosen.append((candidate, score))
+        ordered = [sentence for sentence, _ in chosen]
+        lines = []
+        if shorts:
+            spans = list(dict.fromkeys(shorts))
+            lines.append("; ".join(f"{text} [{number}]" for text, number in spans) + ".")
+        lines.extend(_cite(sentence.text, sentence.number) for sentence in _unique(ordered))
+        if unanswered:
+            lines.append(_abstain(unanswered, partial=True))
+        short_answer = "; ".join(dict.fromkeys(text for text, _ in shorts))
+        return {"replies": [" ".join(lines)], "short_answer": short_answer}
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
-            self, max_sentences=self.max_sentences, max_chunks=self.max_chunks, min_support=self.min_support
+            self,
+            max_sentences=self.max_sentences,
+            max_chunks=self.max_chunks,
+            min_support=self.min_support,
+            min_cosine=self.min_cosine,
         )
 
     @classmethod
@@ -112,23 +213,209 @@ class ExtractiveAnswerGenerator:
         return default_from_dict(cls, data)
 
 
-def _best_span_text(document: Document) -> str:
-    """The ranker's best sentence of `document`, whitespace-normalised; empty when it marked none."""
-    evidence = (document.meta or {}).get("evidence") or {}
-    span = evidence.get("best_span") if isinstance(evidence, dict) else None
-    content = document.content or ""
-    if not (isinstance(span, (list, tuple)) and len(span) == 2):
-        return ""
-    start, end = int(span[0]), int(span[1])
-    if not 0 <= start < end <= len(content):
-        return ""
-    return " ".join(content[start:end].split())
+def answer_span(sentence: str, part: QuestionPart, question_terms: frozenset[str]) -> str:
+    """The span of `sentence` that answers `part` (an entity of one of its labels that the question does not
+    already name, coordinated names joined: "Emil Eifrem, Johan Svensson and Peter Neubauer"); empty when none.
+
+    Among several, the one nearest the question's terms in the sentence wins; earlier labels of the part are
+    preferred ("who" prefers a person to an organisation).
+    """
+    return _ranked_answer_span(sentence, part, question_terms)[0]
 
 
-def _same_sentence(sentence: str, best_text: str) -> bool:
-    """Whether a split sentence is the marked one (the two splitters may cut an abbreviation differently)."""
-    normalised = " ".join(sentence.split())
-    return normalised == best_text or (len(normalised) >= 20 and (normalised in best_text or best_text in normalised))
+def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: frozenset[str]) -> tuple[str, int]:
+    """`answer_span` and the position of its label among the part's labels (0: the most wanted)."""
+    from components.text.language import parse
+
+    if not part.labels:
+        return "", 0
+    doc = parse(sentence)
+    allowed = [ent for ent in doc.ents if ent.label_ in part.labels and not _repeats_question(ent.text, question_terms)]
+    if not allowed:
+        return "", 0
+    groups: list[list[Any]] = [[allowed[0]]]
+    for ent in allowed[1:]:
+        previous = groups[-1][-1]
+        if _COORDINATION.match(doc.text[previous.end_char : ent.start_char]):
+            groups[-1].append(ent)
+        else:
+            groups.append([ent])
+    anchors = [token.i for token in doc if not token.is_stop and _stem_in(token.lower_, question_terms)]
+
+    def label_rank(group: list[Any]) -> int:
+        rank = min(part.labels.index(ent.label_) for ent in group)
+        if part.labels[0] == "DATE" and not any(char.isdigit() for ent in group for char in ent.text):
+            rank += 2  # "the regular season", "spring": a date, but rarely the one a "when" asks for
+        return rank
+
+    def cost(group: list[Any]) -> float:
+        rank = label_rank(group)
+        if not anchors:
+            return 3.0 * rank + group[0].start * 0.01
+        distance = min(min(abs(anchor - ent.start), abs(anchor - (ent.end - 1))) for ent in group for anchor in anchors)
+        return distance + 3.0 * rank
+
+    best = min(groups, key=cost)
+    preference = label_rank(best)
+    return doc.text[best[0].start_char : best[-1].end_char].strip(" ,;"), preference
+
+
+def _bridge_sentence(
+    first: _Sentence, candidates: list[_Sentence], question_terms: frozenset[str], used: set[int]
+) -> tuple[_Sentence, float] | None:
+    """The second hop of a multi-hop question: a sentence of another chunk about a name the best sentence brought
+    in that the question does not hold ("... shot the film Maximum Overdrive" -> the chunk about that film)."""
+    after_first_word = first.text.split(" ", 1)[-1]
+    bridge = {term for name in _NAME.findall(after_first_word) for term in _terms_of(name)} - question_terms
+    if not bridge:
+        return None
+    best: tuple[_Sentence, float] | None = None
+    for candidate in candidates:
+        if candidate.number == first.number or id(candidate) in used:
+            continue
+        held = bridge & (candidate.terms | candidate.title_terms)
+        if not held:
+            continue
+        asked = len(question_terms & candidate.terms) / len(question_terms) if question_terms else 0.0
+        score = len(held) / len(bridge) + asked + candidate.cosine
+        if best is None or score > best[1]:
+            best = (candidate, score)
+    return best
+
+
+def _stem_in(word: str, question_terms: frozenset[str]) -> bool:
+    found = terms(word)
+    return bool(found) and found[0] in question_terms
+
+
+def _repeats_question(text: str, question_terms: frozenset[str]) -> bool:
+    """A span whose every content term is in the question names what was asked about, not the answer."""
+    span_terms = terms(text)
+    return bool(span_terms) and all(term in question_terms for term in span_terms)
+
+
+def _part_weights(
+    part: QuestionPart,
+    parts: list[QuestionPart],
+    document_frequency: dict[str, int],
+    total: int,
+    anchors: frozenset[str] = frozenset(),
+) -> dict[str, float]:
+    """IDF weights (over the candidate sentences) of the part's terms, the other parts' terms at half weight, the
+    names the question is about at ANCHOR_WEIGHT times."""
+    weights: dict[str, float] = {}
+    for other in parts:
+        factor = 1.0 if other is part else OTHER_PART_WEIGHT
+        for term in other.terms:
+            df = document_frequency.get(term, 0)
+            idf = math.log(1.0 + (total - df + 0.5) / (df + 0.5)) + 0.1
+            weight = factor * idf * (ANCHOR_WEIGHT if term in anchors else 1.0)
+            weights[term] = max(weights.get(term, 0.0), weight)
+    return weights
+
+
+def _share(weights: dict[str, float], candidate: _Sentence) -> float:
+    total = sum(weights.values())
+    if total <= 0:
+        return 0.0
+    held = 0.0
+    for term, weight in weights.items():
+        if term in candidate.terms:
+            held += weight
+        elif term in candidate.title_terms:
+            held += TITLE_WEIGHT * weight
+    return held / total
+
+
+@lru_cache(maxsize=16384)
+def _terms_of(text: str) -> frozenset[str]:
+    return frozenset(terms(text))
+
+
+def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
+    """The whole, distinct sentences of the top chunks, in rank order, each with its cosine to the question."""
+    seen: set[str] = set()
+    found: list[_Sentence] = []
+    for rank, document in enumerate(documents[:max_chunks]):
+        content = document.content or ""
+        meta = document.meta or {}
+        title_terms = _terms_of(str(meta.get("source_title") or ""))
+        evidence = meta.get("evidence") if isinstance(meta.get("evidence"), dict) else {}
+        stored = [row for row in (evidence.get("sentences") or []) if len(row) == 3]
+        relevance = float(meta.get("semantic_relevance") or 0.0) * UNSTORED_COSINE_FACTOR
+        rows = (
+            [(int(start), int(end), float(cosine)) for start, end, cosine in stored]
+            if stored
+            else [(start, end, relevance) for start, end in sentence_spans(content)]
+        )
+        rows.sort()
+        previous_terms: frozenset[str] = frozenset()
+        for position, (start, end, cosine) in enumerate(rows):
+            if not 0 <= start < end <= len(content):
+                continue
+            text = " ".join(content[start:end].split())
+            number, cited_rank = rank + 1, rank
+            if position == 0 and _starts_inside_sentence(text, meta):
+                whole = _from_neighbour(text, document, documents)
+                if whole is None:
+                    continue  # a fragment cut at the chunk boundary; its whole sentence is in a chunk not at hand
+                text, number, cited_rank = whole
+            # "It stands on ...": a sentence opening with a pronoun is about what the sentence before it named.
+            context = title_terms | previous_terms if _PRONOUN_START.match(text) else title_terms
+            previous_terms = _terms_of(text)
+            key = text.lower()
+            if key in seen or len(previous_terms) < 2:
+                continue
+            seen.add(key)
+            found.append(_Sentence(text, number, min(rank, cited_rank), cosine, previous_terms, context, bool(stored)))
+    return found
+
+
+def _starts_inside_sentence(text: str, meta: dict[str, Any]) -> bool:
+    """A chunk after the first that opens in lower case (or on a comma) opens inside a sentence its neighbour holds
+    whole."""
+    return int(meta.get("chunk_index") or 0) > 0 and bool(_LOWER_START.match(text))
+
+
+def _from_neighbour(fragment: str, document: Document, documents: list[Document]) -> tuple[str, int, int] | None:
+    """The whole sentence ending with `fragment`, from the previous chunk of the same document when it is listed:
+    (text, its citation number, its rank)."""
+    meta = document.meta or {}
+    owner = meta.get("document_id") or meta.get("source_id")
+    index = int(meta.get("chunk_index") or 0)
+    for rank, other in enumerate(documents):
+        other_meta = other.meta or {}
+        if (other_meta.get("document_id") or other_meta.get("source_id")) != owner:
+            continue
+        if int(other_meta.get("chunk_index") or -1) != index - 1:
+            continue
+        content = other.content or ""
+        for start, end in sentence_spans(content):
+            text = " ".join(content[start:end].split())
+            if text.endswith(fragment) and len(text) > len(fragment):
+                return text, rank + 1, rank
+    return None
+
+
+def _unique(sentences: list[_Sentence]) -> list[_Sentence]:
+    seen: set[str] = set()
+    kept = []
+    for sentence in sentences:
+        if sentence.text not in seen:
+            seen.add(sentence.text)
+            kept.append(sentence)
+    return kept
+
+
+def _abstain(parts: list[QuestionPart], partial: bool = False) -> str:
+    """The abstention: which part the sources do not answer."""
+    if partial:
+        asked = "; ".join(f"“{part.text}”" for part in parts)
+        return f"{ABSTENTION_PREFIX} this part of the question: {asked}."
+    if len(parts) > 1:
+        asked = "; ".join(f"“{part.text}”" for part in parts)
+        return f"{ABSTENTION_PREFIX} this question ({asked}); the closest passages are listed below."
+    return NO_EVIDENCE_ANSWER
 
 
 def _cite(sentence: str, number: int) -> str:
@@ -136,4 +423,4 @@ def _cite(sentence: str, number: int) -> str:
     text = sentence.strip()
     if text.endswith("."):
         return f"{text[:-1].rstrip()} [{number}]."
-    return f"{text} [{number}]"
+    return f"{text} [{number}]."

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -11,7 +12,8 @@ from haystack.dataclasses import ChatMessage, StreamingChunk
 from haystack.utils import Secret
 
 from components.contracts import SourceStatus, StatusKind
-from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
+from components.generation.cited_answer_builder import CITATION_MARK
+from components.generation.extractive_answer_generator import ABSTENTION_PREFIX, ExtractiveAnswerGenerator
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.budget import question_deadline
 
@@ -120,27 +122,30 @@ class ResearchGenerator:
             )
         self._kind = kind
 
-    @component.output_types(replies=list[str], status=SourceStatus)
+    @component.output_types(replies=list[str], short_answer=str, status=SourceStatus)
     def run(
         self,
         messages: list[ChatMessage],
         documents: list[Document],
         query: str,
         streaming_callback: Callable[[StreamingChunk], None] | None = None,
+        analysis: dict | None = None,
     ) -> dict[str, Any]:
         """Answer the question.
 
-        :param messages: the prompt (numbered sources and the question) for a chat model.
+        :param messages: the prompt (numbered sources, the question and its analysis) for a chat model.
         :param documents: the numbered chunks, for the extractive answer and the fallback.
         :param query: the question.
         :param streaming_callback: called with each piece of the answer as it arrives.
-        :returns: `replies`: the answer text (one string); `status`: how generation went (source `generator`).
+        :param analysis: the question's analysis (`QuestionAnalyzer`); the extractive answer makes it when absent.
+        :returns: `replies`: the answer text (one string); `short_answer`: the name, date, number or place that
+            leads the answer (empty when there is none); `status`: how generation went (source `generator`).
         """
         self.warm_up()
         started = time.monotonic()
         if self._kind == "openai":
             if self._chat is None:
-                return self._fallback(query, documents, streaming_callback, started, self._chat_problem or "")
+                return self._fallback(query, documents, analysis, streaming_callback, started, self._chat_problem or "")
             replies: list[str] = []
             deadline = question_deadline()
             if deadline is not None:
@@ -163,27 +168,38 @@ class ResearchGenerator:
             assert self._guard is not None
             _, status = self._guard.call(work, deadline=deadline)
             if status.ok and replies:
-                return {"replies": replies[:1], "status": status}
-            return self._fallback(query, documents, streaming_callback, started, status.message, status.status)
+                return {"replies": replies[:1], "short_answer": leading_short_answer(replies[0]), "status": status}
+            return self._fallback(
+                query, documents, analysis, streaming_callback, started, status.message, status.status
+            )
 
-        answer = self._extractive.run(query=query, documents=documents)["replies"]
-        _stream(streaming_callback, answer[0])
-        return {"replies": answer, "status": _status(started, StatusKind.SUCCESS, "extractive answer", 1)}
+        answer = self._extractive.run(query=query, documents=documents, analysis=analysis)
+        _stream(streaming_callback, answer["replies"][0])
+        return {
+            "replies": answer["replies"],
+            "short_answer": answer["short_answer"],
+            "status": _status(started, StatusKind.SUCCESS, "extractive answer", 1),
+        }
 
     def _fallback(
         self,
         query: str,
         documents: list[Document],
+        analysis: dict[str, Any] | None,
         streaming_callback: Callable[[StreamingChunk], None] | None,
         started: float,
         reason: str,
         kind: StatusKind = StatusKind.ERROR,
     ) -> dict[str, Any]:
         logger.warning("Chat generation failed, answering extractively: {reason}", reason=reason)
-        answer = self._extractive.run(query=query, documents=documents)["replies"]
-        _stream(streaming_callback, answer[0])
+        answer = self._extractive.run(query=query, documents=documents, analysis=analysis)
+        _stream(streaming_callback, answer["replies"][0])
         note = f"the chat model failed ({reason}); this is an extractive answer instead"
-        return {"replies": answer, "status": _status(started, kind, note, 0)}
+        return {
+            "replies": answer["replies"],
+            "short_answer": answer["short_answer"],
+            "status": _status(started, kind, note, 0),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
@@ -200,6 +216,20 @@ class ResearchGenerator:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ResearchGenerator:
         return default_from_dict(cls, data)
+
+
+def leading_short_answer(reply: str) -> str:
+    """A chat answer's first line when it is a short answer on its own (the prompt asks for one), without its
+    citations; empty when the reply opens with a full sentence or abstains."""
+    lines = [line.strip() for line in (reply or "").strip().splitlines() if line.strip()]
+    if len(lines) < 2:
+        return ""
+    first = CITATION_MARK.sub(" ", lines[0])
+    first = re.sub(r"^(?:\*\*)?(?:short answer|answer)\s*:\s*(?:\*\*)?", "", first.strip(), flags=re.IGNORECASE)
+    first = " ".join(first.replace("**", "").split()).strip(" .;")
+    if not first or first.startswith(ABSTENTION_PREFIX) or len(first.split()) > 15:
+        return ""
+    return first
 
 
 def _stream(callback: Callable[[StreamingChunk], None] | None, text: str) -> None:

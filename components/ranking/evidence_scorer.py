@@ -64,6 +64,8 @@ class EvidenceFeatures:
     best_span: tuple[int, int] | None
     score: float
     idf: str  # "collection" or "candidates": whose statistics weighted the terms
+    # The stored in-context sentences as (start, end, cosine to the question), for the answer's sentence scoring.
+    sentences: tuple[tuple[int, int, float], ...] = ()
 
     def as_meta(self) -> dict[str, object]:
         """The features as a JSON-ready dict for `meta["evidence"]`."""
@@ -76,6 +78,7 @@ class EvidenceFeatures:
             "best_span": list(self.best_span) if self.best_span else None,
             "score": round(self.score, 4),
             "idf": self.idf,
+            "sentences": [[start, end, round(cosine, 4)] for start, end, cosine in self.sentences],
         }
 
 
@@ -179,8 +182,9 @@ class EvidenceScorer:
                 + weights["coverage"] * coverage
                 + weights["best_sentence"] * best_sentence
             )
+            kept = tuple((start, end, float(cosine)) for start, end, cosine in stored) if stored else ()
             features.append(
-                EvidenceFeatures(keyword, dense, sentence, coverage, best_sentence, best_span, score, source)
+                EvidenceFeatures(keyword, dense, sentence, coverage, best_sentence, best_span, score, source, kept)
             )
         return features
 

@@ -92,6 +92,12 @@ def token_f1(prediction: str, answers: Sequence[str]) -> float:
     return best
 
 
+def scored_answer(record: dict[str, Any]) -> str:
+    """What exact match and token F1 compare with the gold answers: the short answer when the answer leads with
+    one, else the whole answer."""
+    return str(record.get("short_answer") or record.get("answer") or "")
+
+
 def answer_contains_gold(prediction: str, answers: Sequence[str]) -> float:
     """1.0 when a normalised gold answer appears inside the normalised prediction (fits sentence answers)."""
     predicted = f" {normalize_answer(prediction)} "
@@ -116,8 +122,8 @@ def content_tokens(text: str) -> set[str]:
 
 
 def lexical_support(sentence: str, chunk_text: str) -> float:
-    """The share of the sentence's content words that the chunk contains."""
-    words = content_tokens(sentence)
+    """The share of the sentence's content words (its citation marks left out) that the chunk contains."""
+    words = content_tokens(_CITATION_MARK.sub(" ", sentence))
     if not words:
         return 0.0
     return len(words & content_tokens(chunk_text)) / len(words)

@@ -170,6 +170,7 @@ class EvaluationRun:
         from components.settings import reload_settings
 
         if self.config.corpus is None:
+            self._map_ingested_documents()
             return
         corpus = load_jsonl(self.config.corpus, ("id", "text"))
         collection = self.collection = collection_for_corpus(self.config.corpus)
@@ -225,6 +226,24 @@ class EvaluationRun:
                 corpus_id=failure["id"],
                 reason=failure["reason"],
             )
+
+    def _map_ingested_documents(self) -> None:
+        """Without a corpus the questions are about the knowledge base as ingested: gold ids may name a document by
+        its file name (`neo4j.md`), which stays the same wherever the folder was ingested from."""
+        from components.knowledge_base.factory import open_knowledge_base
+
+        store = open_knowledge_base()
+        offset = 0
+        while True:
+            page, total = store.list_documents(limit=200, offset=offset)
+            for summary in page:
+                record = summary.document
+                name = Path(str(record.source)).name.rsplit(":", 1)[-1] if record.source else ""
+                if name and "://" not in str(record.source):
+                    self.doc_id_map[record.document_id] = name
+            offset += len(page)
+            if not page or offset >= total:
+                break
 
     def _corpus_id(self, document_id: str | None) -> str | None:
         if document_id is None:
@@ -365,6 +384,7 @@ class EvaluationRun:
             "ranked_doc_ids": ranked_doc_ids,
             "ranked_sources": [found_by[chunk.chunk_id] for chunk in answer.chunks],
             "answer": answer.answer,
+            "short_answer": answer.short_answer,
             "citations": citations,
             "statuses": answer.statuses,
             "latency_ms": round(latency_ms, 3),
@@ -400,8 +420,15 @@ class EvaluationRun:
             if answered:
                 if sas is None:
                     sas = metrics.SemanticAnswerSimilarity()
-                answers["exact_match"] = metrics.mean(metrics.exact_match(r["answer"], r["answers"]) for r in answered)
-                answers["token_f1"] = metrics.mean(metrics.token_f1(r["answer"], r["answers"]) for r in answered)
+                # Exact match and token F1 score the short answer where the answer leads with one (SQuAD's spans),
+                # else the whole answer; "contains" always reads the whole answer.
+                answers["exact_match"] = metrics.mean(
+                    metrics.exact_match(metrics.scored_answer(r), r["answers"]) for r in answered
+                )
+                answers["token_f1"] = metrics.mean(
+                    metrics.token_f1(metrics.scored_answer(r), r["answers"]) for r in answered
+                )
+                answers["short_answer_share"] = metrics.mean(float(bool(r.get("short_answer"))) for r in answered)
                 answers["contains_gold"] = metrics.mean(
                     metrics.answer_contains_gold(r["answer"], r["answers"]) for r in answered
                 )

@@ -59,6 +59,7 @@ class VariantAnswer:
 
     chunks: list[RankedChunk]
     answer: str | None = None
+    short_answer: str = ""  # the answer's leading name, date, number or place, when it has one
     sentences: list[CitedSentence] = field(default_factory=list)
     statuses: dict[str, str] = field(default_factory=dict)
 
@@ -177,7 +178,11 @@ class ResearchVariant:
             kind = _get(status, "status", default="")
             statuses[source] = str(getattr(kind, "value", kind))
         return VariantAnswer(
-            chunks=chunks, answer=str(_get(result, "answer", default="") or ""), sentences=sentences, statuses=statuses
+            chunks=chunks,
+            answer=str(_get(result, "answer", default="") or ""),
+            short_answer=str(_get(result, "short_answer", default="") or ""),
+            sentences=sentences,
+            statuses=statuses,
         )
 
 

@@ -48,7 +48,7 @@ class TestAskPage:
     def test_question_gets_a_cited_answer_and_inspectable_evidence(self, demo_collection):
         at = AppTest.from_file(page("ask.py"), default_timeout=180).run()
         assert not at.exception
-        at = ask(at, "When did pgvector add the HNSW index type?")
+        at = ask(at, "When did pgvector add the HNSW index type?", sources=["kb"])
         assert not at.exception
         assert not at.error
         text = " ".join(element.value for element in at.markdown)
@@ -58,6 +58,17 @@ class TestAskPage:
         assert any(label.startswith("[1] ") and "pgvector" in label.lower() for label in labels)
         # The inspector shows where the chunk ranked in each stage.
         assert any("fused" in str(table.value) or "ranked" in str(table.value) for table in at.table)
+
+    def test_auto_is_the_default_and_the_short_answer_leads(self, demo_collection):
+        at = AppTest.from_file(page("ask.py"), default_timeout=180).run()
+        assert at.multiselect[0].value == ["auto"]
+        at = ask(at, "Who wrote the pgvector extension?")
+        assert not at.exception
+        headings = [element.value for element in at.markdown if element.value.startswith("### ")]
+        assert headings == ["### Andrew Kane"]
+        assert any("Sources chosen from the question" in element.value for element in at.caption)
+        answer = next(element.value for element in at.markdown if "[1]" in element.value and "Kane" in element.value)
+        assert not answer.startswith("Andrew Kane [")  # the short answer is shown once, above the sentences
 
     def test_pinning_a_chunk_puts_it_on_the_evidence_board(self, demo_collection):
         at = AppTest.from_file(page("ask.py"), default_timeout=180).run()
@@ -70,7 +81,7 @@ class TestAskPage:
     def test_filters_restrict_the_evidence(self, demo_collection):
         at = AppTest.from_file(page("ask.py"), default_timeout=180).run()
         at.multiselect[1].set_value(["pdf"])  # the demo corpus has no PDF: nothing may come back
-        at = ask(at, "When did pgvector add the HNSW index type?")
+        at = ask(at, "When did pgvector add the HNSW index type?", sources=["kb"])
         assert not at.exception
         assert any("No evidence was found" in element.value for element in at.info)
 

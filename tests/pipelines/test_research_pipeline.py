@@ -142,3 +142,50 @@ class TestResearchPipelineWithChatModel:
         fallback = chat_catalog.research("Which river does Warsaw stand on?", sources=KB)
         assert fallback.status_of("generator").status is StatusKind.ERROR
         assert "Vistula River" in fallback.answer and fallback.citations[0].chunk_id == "warsaw-0"
+
+    @pytest.fixture
+    def chat_catalog(self, catalog, chat_server, monkeypatch):  # noqa: F811
+        import yaml
+
+        monkeypatch.setenv("OPENAI_API_KEY", chat_server.api_key)
+        data = yaml.safe_load(catalog.dumps())
+        generator = data["pipelines"]["research"]["pipeline"]["components"]["generator"]["init_parameters"]
+        generator.update(generator="openai", api_base_url=chat_server.base_url_v1, model="contract-model")
+        return PipelineCatalog.loads(yaml.safe_dump(data))
+
+    def test_the_question_analysis_feeds_the_prompt_and_the_short_answer_leads(
+        self, chat_catalog, chat_server  # noqa: F811
+    ):
+        chat_server.answer = "Vistula River [1].\nWarsaw stands on the Vistula River [1]."
+        result = chat_catalog.research("Which river does Warsaw stand on and when was the city founded?", sources=KB)
+        messages = chat_server.chat_requests()[0]["messages"]
+        assert "start with that short answer alone" in messages[0]["content"]
+        assert "What it asks: 'Which river does Warsaw stand on' asks for a place" in messages[-1]["content"]
+        assert "'when was the city founded' asks for a date" in messages[-1]["content"]
+        assert result.short_answer == "Vistula River"
+        assert all(sentence.supported for sentence in result.sentences)
+
+    def test_a_citation_of_a_chunk_that_does_not_exist_is_reported_and_removed(
+        self, chat_catalog, chat_server  # noqa: F811
+    ):
+        chat_server.answer = "Warsaw stands on the Vistula River [1][9]. Poland's capital is Warsaw [42]."
+        result = chat_catalog.research("Which river does Warsaw stand on?", sources=KB)
+        assert sorted(result.invalid_citations) == [9, 42]
+        assert "[9]" not in result.answer and "[42]" not in result.answer
+        assert [c.number for c in result.citations] == [1]
+        checks = {sentence.text: sentence for sentence in result.sentences}
+        assert checks["Warsaw stands on the Vistula River [1]."].supported
+        uncited = next(sentence for sentence in result.sentences if sentence.text.startswith("Poland's capital"))
+        assert not uncited.supported and uncited.citations == []
+
+    def test_an_answer_without_citations_is_flagged_but_an_abstention_is_not(
+        self, chat_catalog, chat_server  # noqa: F811
+    ):
+        chat_server.answer = "Warsaw stands on the Vistula River."
+        result = chat_catalog.research("Which river does Warsaw stand on?", sources=KB)
+        assert result.citations == [] and result.short_answer == ""
+        assert [sentence.supported for sentence in result.sentences] == [False]
+
+        chat_server.answer = "The sources do not answer this: how tides form."
+        result = chat_catalog.research("How do tides form?", sources=KB)
+        assert [(sentence.supported, sentence.abstains) for sentence in result.sentences] == [(True, True)]

@@ -37,7 +37,13 @@ class TestCitationChecker:
     def test_a_marker_split_off_belongs_to_the_claim_before_it(self):
         out = CitationChecker().run(answer="Warsaw is the capital of Poland. [2]", documents=DOCUMENTS)
         assert out["sentences"] == [
-            {"text": "Warsaw is the capital of Poland.", "citations": [2], "supported": True, "support_score": 1.0}
+            {
+                "text": "Warsaw is the capital of Poland.",
+                "citations": [2],
+                "supported": True,
+                "support_score": 1.0,
+                "abstains": False,
+            }
         ]
 
     def test_citations_outside_the_list_support_nothing(self):

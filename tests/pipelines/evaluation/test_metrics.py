@@ -62,6 +62,15 @@ class TestAnswerScores:
             ("It was in Santa Clara.", [2, 3]),
         ]
 
+    def test_exact_match_and_f1_score_the_short_answer_when_there_is_one(self) -> None:
+        sentence = "The Denver Broncos defeated the Carolina Panthers 24-10 [1]."
+        with_short = {"answer": f"Denver Broncos [1]. {sentence}", "short_answer": "Denver Broncos"}
+        assert metrics.scored_answer(with_short) == "Denver Broncos"
+        assert metrics.exact_match(metrics.scored_answer(with_short), ["the Denver Broncos"]) == 1.0
+        without = {"answer": sentence, "short_answer": ""}
+        assert metrics.scored_answer(without) == sentence
+        assert metrics.token_f1(metrics.scored_answer(without), ["Denver Broncos"]) == 0.5
+
     def test_lexical_support(self) -> None:
         chunk = "The game was played on February 7, 2016, at Levi's Stadium in Santa Clara."
         assert metrics.lexical_support("The game was played at Levi's Stadium", chunk) == 1.0

@@ -1,0 +1,275 @@
+"""What a question asks for: its type (who, when, where, how many...), its parts, and the kinds of span that answer it.
+
+The analysis reads the question with the product's one language analysis (spaCy, `components.text.language`):
+wh-words by their part-of-speech tags, the noun a "which"/"what" determines by the dependency parse, and the
+question's own terms (the shared analyzer's stems) so that an answer span never merely repeats the question.
+A compound question ("When was Qdrant first released and who develops it?") is cut before a coordinated wh-word
+into parts, and each part is answered on its own.
+
+The answer types and their entity labels (spaCy's OntoNotes labels) are general English, not tuned to any
+question set: a "who" wants a person or an organisation, a "when" a date, a "how many" a number, a "where" a
+place, a "which company" an organisation.
+
+Usage:
+```python
+analysis = analyze_question("Who founded Neo4j and when?")
+[(part.text, part.kind, part.labels) for part in analysis.parts]
+# [('Who founded Neo4j', 'who', ('PERSON', 'ORG', 'NORP')), ('when', 'when', ('DATE', 'TIME'))]
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from components.text.analyzer import terms
+
+KINDS = ("who", "when", "where", "how_many", "how_much", "which", "what", "why", "how", "yes_no", "list")
+
+WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
+PERSON_LABELS = ("PERSON", "ORG", "NORP")
+DATE_LABELS = ("DATE", "TIME")
+PLACE_LABELS = ("GPE", "LOC", "FAC")
+COUNT_LABELS = ("CARDINAL", "QUANTITY", "MONEY", "PERCENT")
+AMOUNT_LABELS = ("MONEY", "QUANTITY", "PERCENT", "CARDINAL")
+
+# The noun a "which"/"what" determines, by lemma, and the entity labels that answer it.
+HEAD_NOUN_LABELS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(
+        "person people man woman author founder inventor creator player artist scientist president leader king queen "
+        "ceo developer writer composer director actor singer engineer researcher mathematician physicist chemist "
+        "philosopher economist politician emperor ruler minister captain coach architect designer".split(),
+        ("PERSON", "ORG"),
+    ),
+    **dict.fromkeys(
+        "company organization organisation firm team university college school group band agency party institution "
+        "club corporation startup business foundation publisher manufacturer network label department ministry "
+        "church order dynasty".split(),
+        ("ORG", "NORP", "PERSON"),
+    ),
+    **dict.fromkeys(
+        "city country state place region nation continent town village location area county province capital "
+        "street neighborhood neighbourhood district territory site".split(),
+        ("GPE", "LOC", "FAC"),
+    ),
+    **dict.fromkeys("river mountain island lake sea ocean valley desert forest bay".split(), ("LOC", "GPE", "FAC")),
+    **dict.fromkeys("year date day month decade century era period season week".split(), ("DATE", "TIME")),
+    "time": ("TIME", "DATE"),
+    **dict.fromkeys("number amount count total population".split(), ("CARDINAL", "QUANTITY", "MONEY")),
+    **dict.fromkeys("percentage percent proportion share rate".split(), ("PERCENT", "CARDINAL")),
+    **dict.fromkeys("price cost sum budget revenue salary funding".split(), ("MONEY", "CARDINAL")),
+    **dict.fromkeys("language".split(), ("LANGUAGE", "NORP")),
+    **dict.fromkeys("nationality religion ethnicity".split(), ("NORP",)),
+    **dict.fromkeys("event war battle".split(), ("EVENT",)),
+    **dict.fromkeys("book film movie song album novel painting".split(), ("WORK_OF_ART",)),
+    **dict.fromkeys("product software library framework database tool".split(), ("PRODUCT", "ORG")),
+}
+# "how long / old / far ..." ask for a measure.
+HOW_ADJECTIVE_LABELS: dict[str, tuple[str, ...]] = {
+    "many": COUNT_LABELS,
+    "much": AMOUNT_LABELS,
+    "long": ("DATE", "TIME", "QUANTITY", "CARDINAL"),
+    "old": ("DATE", "CARDINAL"),
+    "often": ("DATE", "TIME", "CARDINAL"),
+    "far": ("QUANTITY", "CARDINAL"),
+    "big": ("QUANTITY", "CARDINAL"),
+    "large": ("QUANTITY", "CARDINAL"),
+    "tall": ("QUANTITY", "CARDINAL"),
+    "high": ("QUANTITY", "CARDINAL", "MONEY"),
+}
+# Nouns that only name another noun ("the name of the company"): the noun after "of" is the real head.
+LIGHT_NOUNS = frozenset("name kind type sort title form part".split())
+YES_NO_STARTS = frozenset(
+    "is are was were do does did can could has have had will would should shall may might must".split()
+)
+LIST_STARTS = frozenset({"list", "name", "enumerate"})
+
+
+@dataclass(frozen=True)
+class QuestionPart:
+    """One part of a question: its words, what it asks for, and the entity labels that answer it (may be none)."""
+
+    text: str
+    kind: str
+    labels: tuple[str, ...] = ()
+    terms: tuple[str, ...] = ()
+
+    @property
+    def wants_span(self) -> bool:
+        """Whether the part asks for a name, a date, a number or a place (a short answer opens the reply)."""
+        return bool(self.labels)
+
+
+@dataclass(frozen=True)
+class QuestionAnalysis:
+    """A question's parts and its own terms (stems), which an answer span must not merely repeat."""
+
+    question: str
+    parts: tuple[QuestionPart, ...]
+    question_terms: frozenset[str] = field(default_factory=frozenset)
+    # Terms of the names the question is about (its entities and proper nouns): an answer must be about them.
+    anchor_terms: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def kind(self) -> str:
+        """The first part's kind: the question's type."""
+        return self.parts[0].kind if self.parts else "what"
+
+    def describe(self) -> str:
+        """One line for a prompt: the answer type of each part."""
+        return "; ".join(
+            f"{part.text!r} asks {_LABEL_TEXT.get(part.labels[0]) if part.labels else _KIND_TEXT[part.kind]}"
+            for part in self.parts
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "kind": self.kind,
+            "parts": [
+                {"text": part.text, "kind": part.kind, "labels": list(part.labels), "terms": list(part.terms)}
+                for part in self.parts
+            ],
+            "question_terms": sorted(self.question_terms),
+            "anchor_terms": sorted(self.anchor_terms),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> QuestionAnalysis:
+        parts = tuple(
+            QuestionPart(
+                text=str(part.get("text", "")),
+                kind=str(part.get("kind", "what")),
+                labels=tuple(part.get("labels") or ()),
+                terms=tuple(part.get("terms") or ()),
+            )
+            for part in data.get("parts") or []
+        )
+        return cls(
+            str(data.get("question", "")),
+            parts,
+            frozenset(data.get("question_terms") or ()),
+            frozenset(data.get("anchor_terms") or ()),
+        )
+
+
+# What a part's most wanted label asks for, in words.
+_LABEL_TEXT = {
+    "PERSON": "for a person or organisation",
+    "ORG": "for an organisation",
+    "NORP": "for a group",
+    "GPE": "for a place",
+    "LOC": "for a place",
+    "FAC": "for a place",
+    "DATE": "for a date",
+    "TIME": "for a time",
+    "CARDINAL": "for a number",
+    "QUANTITY": "for a quantity",
+    "MONEY": "for an amount of money",
+    "PERCENT": "for a percentage",
+    "LANGUAGE": "for a language",
+    "EVENT": "for an event",
+    "WORK_OF_ART": "for a title",
+    "PRODUCT": "for a product",
+}
+_KIND_TEXT = {
+    "who": "for a person or organisation",
+    "when": "for a date",
+    "where": "for a place",
+    "how_many": "for a number",
+    "how_much": "for an amount",
+    "which": "for a named thing",
+    "what": "for a thing or a description",
+    "why": "for a reason",
+    "how": "for a manner or process",
+    "yes_no": "yes or no",
+    "list": "for a list",
+}
+
+
+@lru_cache(maxsize=1024)
+def analyze_question(question: str) -> QuestionAnalysis:
+    """The analysis of `question`; cached, since questions repeat."""
+    from components.text.language import VALUE_LABELS, parse
+
+    text = " ".join((question or "").split())
+    if not text:
+        return QuestionAnalysis("", ())
+    doc = parse(text)
+    cuts = [0]
+    for token in doc:
+        if token.i > 1 and token.tag_ in WH_TAGS:
+            before = doc[token.i - 1]
+            if before.dep_ == "cc" or before.lower_ in {"and", "or"} or before.text in {",", ";"}:
+                cuts.append(before.i if before.text not in {",", ";"} else token.i - 1)
+    cuts.append(len(doc))
+    question_terms = frozenset(terms(text))
+    names = [ent.text for ent in doc.ents if ent.label_ not in VALUE_LABELS]
+    names += [token.text for token in doc if token.pos_ == "PROPN"]
+    anchor_terms = frozenset(term for name in names for term in terms(name))
+    parts: list[QuestionPart] = []
+    for start, end in zip(cuts, cuts[1:], strict=False):
+        span = doc[start:end]
+        words = [token for token in span if not token.is_punct and token.lower_ not in {"and", "or"}]
+        if not words:
+            continue
+        part_text = " ".join(token.text for token in words)
+        kind, labels = _kind(words)
+        parts.append(QuestionPart(part_text, kind, labels, tuple(terms(part_text))))
+    if len(parts) > 1:
+        # "Who founded Neo4j and when?": a part without content words of its own asks about the others' subject.
+        shared = tuple(dict.fromkeys(term for part in parts for term in part.terms))
+        parts = [part if part.terms else QuestionPart(part.text, part.kind, part.labels, shared) for part in parts]
+    return QuestionAnalysis(text, tuple(parts), question_terms, anchor_terms)
+
+
+def _kind(words: list[Any]) -> tuple[str, tuple[str, ...]]:
+    """The kind of one part and the labels that answer it, from its first wh-word (or its first word)."""
+    first = words[0].lower_
+    wh = next((token for token in words if token.tag_ in WH_TAGS), None)
+    if wh is None or (first in YES_NO_STARTS and wh.i > words[0].i + 2):
+        if first in LIST_STARTS:
+            return "list", ()
+        if first in YES_NO_STARTS:
+            return "yes_no", ()
+        return "what", ()
+    lower = wh.lower_
+    if lower in {"who", "whom", "whose"}:
+        return "who", PERSON_LABELS
+    if lower == "when":
+        return "when", DATE_LABELS
+    if lower == "where":
+        return "where", PLACE_LABELS
+    if lower == "why":
+        return "why", ()
+    if lower == "how":
+        following = wh.nbor(1) if wh.i + 1 < len(wh.doc) else None
+        adjective = following.lower_ if following is not None else ""
+        if adjective == "many":
+            return "how_many", COUNT_LABELS
+        if adjective == "much":
+            return "how_much", AMOUNT_LABELS
+        if adjective in HOW_ADJECTIVE_LABELS:
+            return "how_much", HOW_ADJECTIVE_LABELS[adjective]
+        return "how", ()
+    # which / what: the noun it determines, or the light noun's object ("the name of the company").
+    head = wh.head if wh.dep_ in {"det", "attr"} and wh.head.pos_ in {"NOUN", "PROPN"} else None
+    if head is None and wh.i + 1 < len(wh.doc) and wh.nbor(1).pos_ in {"NOUN", "PROPN"}:
+        head = wh.nbor(1)
+    if head is None:
+        # "What is the name of ...", "What was the year ...": the copula's subject noun.
+        verb = wh.head
+        subject = next((child for child in verb.children if child.dep_ in {"nsubj", "nsubjpass"} and child != wh), None)
+        if subject is not None and subject.lemma_.lower() in LIGHT_NOUNS | set(HEAD_NOUN_LABELS):
+            head = subject
+    if head is not None and head.lemma_.lower() in LIGHT_NOUNS:
+        inner = next((child for child in head.children if child.dep_ == "prep" and child.lower_ == "of"), None)
+        objects = [child for child in inner.children if child.dep_ == "pobj"] if inner is not None else []
+        head = objects[0] if objects else head
+    labels = HEAD_NOUN_LABELS.get(head.lemma_.lower(), ()) if head is not None else ()
+    kind = "which" if lower == "which" else "what"
+    if labels and labels[0] in DATE_LABELS:
+        kind = "when"
+    return kind, labels

@@ -1,0 +1,141 @@
+"""The offline answer reads the question: a short answer of the asked kind first, the supporting sentence of each
+part cited, whole sentences only, each once, and an honest abstention."""
+
+from __future__ import annotations
+
+from haystack import Document
+
+from components.generation import CitationChecker, ExtractiveAnswerGenerator
+from components.generation.extractive_answer_generator import ABSTENTION_PREFIX
+from components.generation.question_analysis import analyze_question
+from tests.components.ranking.chunks import kb_document
+
+LANTERN = kb_document(
+    "lantern",
+    "Lantern is a small key-value store for embedded devices. The project was started in 2011 by Maria Lindqvist "
+    "and Tomas Berg in Uppsala. Its storage engine keeps every record in a log-structured file. "
+    "Today the store is maintained by Northwind Labs.",
+    0.6,
+    title="Lantern: a key-value store",
+)
+HARBOUR = kb_document(
+    "harbour",
+    "The old harbour of Kestrel Bay handles fishing boats and ferries. The harbour employs 340 people and moves "
+    "about two million passengers a year. Ferries to the islands leave every hour in summer.",
+    0.5,
+    title="Kestrel Bay harbour",
+)
+OBSERVATORY = kb_document(
+    "observatory",
+    "The Altamira observatory studies variable stars. It stands on a ridge near Granada, Spain, at 2,100 metres. "
+    "Its main telescope has a mirror of 3.5 metres.",
+    0.5,
+    title="Altamira observatory",
+)
+
+
+def answer(question: str, documents: list[Document], **kwargs) -> dict:
+    return ExtractiveAnswerGenerator(**kwargs).run(query=question, documents=documents)
+
+
+def chunk(chunk_id: str, text: str, index: int, document: str = "doc-funding", relevance: float = 0.5) -> Document:
+    made = kb_document(chunk_id, text, relevance, title="Orbit Analytics")
+    made.meta.update({"document_id": document, "chunk_index": index, "document_total_chunks": 3})
+    return made
+
+
+class TestQuestionAnalysis:
+    def test_types_and_parts(self):
+        analysis = analyze_question("When was Lantern first released and who maintains it?")
+        assert [(part.kind, part.labels[0]) for part in analysis.parts] == [("when", "DATE"), ("who", "PERSON")]
+        assert analyze_question("How many people work at the harbour?").kind == "how_many"
+        assert analyze_question("Where is the observatory?").kind == "where"
+        assert analyze_question("Which company maintains Lantern?").parts[0].labels[0] == "ORG"
+        assert analyze_question("Is Lantern a key-value store?").kind == "yes_no"
+        assert analyze_question("Why do ferries leave every hour?").parts[0].labels == ()
+
+    def test_round_trips_as_a_dict(self):
+        analysis = analyze_question("Who founded Lantern and when?")
+        assert type(analysis).from_dict(analysis.to_dict()) == analysis
+
+
+class TestShortAnswers:
+    def test_who_names_every_coordinated_person_and_cites_the_sentence(self):
+        out = answer("Who started the Lantern project?", [HARBOUR, LANTERN])
+        assert out["short_answer"] == "Maria Lindqvist and Tomas Berg"
+        assert out["replies"][0].startswith("Maria Lindqvist and Tomas Berg [2]. ")
+        assert "started in 2011 by Maria Lindqvist and Tomas Berg in Uppsala [2]." in out["replies"][0]
+
+    def test_when_gives_the_date(self):
+        out = answer("In what year was the Lantern project started?", [LANTERN, HARBOUR])
+        assert out["short_answer"] == "2011"
+
+    def test_where_gives_the_place(self):
+        out = answer("Where is the Altamira observatory located?", [LANTERN, OBSERVATORY])
+        assert out["short_answer"] in {"Granada, Spain", "Granada"}
+        assert "[2]" in out["replies"][0]
+
+    def test_how_many_gives_the_number(self):
+        out = answer("How many workers does the harbour of Kestrel Bay have?", [HARBOUR, OBSERVATORY])
+        assert out["short_answer"] == "340"
+
+    def test_each_part_of_a_compound_question_gets_its_own_sentence(self):
+        out = answer("When was Lantern started and who maintains it today?", [LANTERN, HARBOUR])
+        reply = out["replies"][0]
+        assert "2011" in out["short_answer"] and "Northwind Labs" in out["short_answer"]
+        assert (
+            "The project was started in 2011" in reply
+            and "Today the store is maintained by Northwind Labs [1]." in reply
+        )
+
+    def test_no_span_for_a_why_question_but_the_sentence_still_answers(self):
+        out = answer("Why does the Lantern engine use a log-structured file?", [LANTERN])
+        assert out["short_answer"] == ""
+        assert "log-structured file [1]." in out["replies"][0]
+
+
+class TestWholeSentencesOnce:
+    WHOLE = "In August 2022 Orbit raised a 60 million dollar extension of its Series B from three investors."
+    # The next chunk shares only the last words of that sentence (the splitter's partial overlap).
+    FRAGMENT = "a 60 million dollar extension of its Series B from three investors. Orbit later hired."
+
+    def test_a_sentence_cut_at_the_chunk_boundary_comes_whole_from_the_neighbour(self):
+        first = chunk("f0", f"Orbit Analytics sells dashboards. {self.WHOLE}", 0)
+        second = chunk("f1", self.FRAGMENT, 1)
+        reply = answer("How much did Orbit raise in its Series B extension?", [second, first])["replies"][0]
+        assert self.WHOLE.replace(".", " [2].") in reply
+        assert " a 60 million dollar extension" not in reply.replace(self.WHOLE[:-1], "")
+
+    def test_a_fragment_without_its_neighbour_is_left_out(self):
+        reply = answer("How much did Orbit raise in its Series B extension?", [chunk("f1", self.FRAGMENT, 1)])[
+            "replies"
+        ][0]
+        assert "a 60 million dollar extension" not in reply
+
+    def test_the_same_sentence_from_two_overlapping_chunks_appears_once_citing_the_higher_ranked(self):
+        shared = "Orbit moved its headquarters to Lisbon in 2019."
+        higher = chunk("o1", f"Orbit grew quickly. {shared}", 1, relevance=0.6)
+        lower = chunk("o0", f"{shared} It opened an office in Porto.", 2, relevance=0.4)
+        reply = answer("Where did Orbit move its headquarters?", [higher, lower])["replies"][0]
+        assert reply.count("Lisbon in 2019") == 1
+        assert "Lisbon in 2019 [1]." in reply
+
+
+class TestMeaningAndAbstention:
+    def test_stored_sentence_vectors_let_a_paraphrase_win(self):
+        text = "Orbit sells dashboards to retailers. The firm was set up by Maria Lindqvist."
+        document = chunk("m0", text, 0)
+        second = text.index("The firm")
+        document.meta["evidence"] = {"sentences": [[0, second - 1, 0.2], [second, len(text), 0.8]]}
+        out = answer("Who started Orbit?", [document])
+        assert out["short_answer"] == "Maria Lindqvist"
+
+    def test_abstains_naming_the_unanswered_part_and_the_check_does_not_flag_it(self):
+        out = answer("How do tides form?", [LANTERN])
+        assert out["replies"][0].startswith(ABSTENTION_PREFIX) and out["short_answer"] == ""
+        checked = CitationChecker().run(answer=out["replies"][0], documents=[LANTERN])
+        assert checked["unsupported"] == 0 and checked["sentences"][0]["abstains"] is True
+
+    def test_an_uncited_claim_is_still_flagged(self):
+        checked = CitationChecker().run(answer="Lantern was started in 2011.", documents=[LANTERN])
+        assert checked["unsupported"] == 1 and checked["sentences"][0]["abstains"] is False
