@@ -135,7 +135,7 @@ def _cited_answer_markdown() -> str:
 
 
 if result.short_answer:
-    st.markdown(f"### {html.escape(result.short_answer)}")
+    st.markdown(f"### {plain(result.short_answer)}")
 st.markdown(_cited_answer_markdown())
 if not result.chunks:
     st.info("No evidence was found. Try other sources, or ingest documents on the Ingest page.")

@@ -19,10 +19,11 @@ docs = list(language_pipeline().pipe(texts, batch_size=32))
 from __future__ import annotations
 
 import importlib
-from haystack import logging
 import threading
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+from haystack import logging
 
 if TYPE_CHECKING:
     from spacy.language import Language
