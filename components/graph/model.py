@@ -49,6 +49,9 @@ DESIGNATORS = {
     "group",
     "computer",
     "computers",
+    "solutions",
+    "technologies",
+    "labs",
 }
 
 

@@ -136,7 +136,7 @@ class PostgresGraphStore(GraphStore):
     Usage:
     ```python
     store = PostgresGraphStore(collection="research")
-    store.replace_document(RuleBasedExtractor().extract(document, chunks))
+    store.replace_document(LanguageExtractor().extract(document, chunks))
     store.entity_facts([e.uuid for e in store.find_entities("Airbus")])
     ```
     """

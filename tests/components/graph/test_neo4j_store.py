@@ -9,7 +9,7 @@ from unittest.mock import MagicMock, Mock
 import pytest
 from neo4j import Driver, EagerResult, ManagedTransaction, Session
 
-from components.graph.extraction import RuleBasedExtractor
+from components.graph.extraction import LanguageExtractor
 from components.graph.neo4j_store import Neo4jGraphStore
 from components.graph.store import GraphUnavailable
 from components.settings import Settings
@@ -81,7 +81,7 @@ class TestNeo4jGraphStore:
         session.execute_write.side_effect = lambda work, *args: work(tx, *args)
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "p", collection="kb1", driver=driver)
         document, chunks = airbus_documents()[0]
-        graph = RuleBasedExtractor().extract(document, chunks)
+        graph = LanguageExtractor().extract(document, chunks)
         store.replace_document(graph)
         session.execute_write.assert_called_once()
         queries = [call.args[0] for call in tx.run.call_args_list]
