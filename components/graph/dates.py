@@ -255,7 +255,7 @@ def _date_spans(sentence: Any) -> list[Any]:
 
 def _speaks_of_future(sentence: Any, before: int) -> bool:
     return any(
-        token.lower_ in ("will", "shall") or (token.lemma_ in ("plan", "expect", "schedule") and token.i + 1 < before)
+        token.lower_ in ("will", "shall", "would") or (token.lemma_ in ("plan", "expect", "schedule") and token.i + 1 < before)
         for token in sentence
         if token.i < before
     )

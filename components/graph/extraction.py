@@ -143,6 +143,17 @@ def _looks_like_code(span: Any) -> bool:
     return "`" in before or "`" in after or text.count("`") > 0
 
 
+def _split_parenthesis(span: Any) -> list[Any]:
+    """ "World Health Organization (WHO" -> the name and the acronym, when the recogniser took both as one."""
+    for token in span:
+        if token.text == "(" and token.i > span.start:
+            parts = [span.doc[span.start : token.i]]
+            if token.i + 1 < span.end:
+                parts.append(span.doc[token.i + 1 : span.end])
+            return parts
+    return [span]
+
+
 def _kind_of_noun(noun: str) -> str | None:
     noun = noun.lower()
     for kind, nouns in _KIND_NOUNS.items():
@@ -265,7 +276,7 @@ class LanguageExtractor(GraphExtractor):
         if anchor is None:
             anchor = self._dateline(sentences)
         sentences = [s for s in sentences if not self._is_dateline(s)]
-        entities, mentions = self._entities(sentences)
+        entities, mentions = self._entities(sentences, known_names)
         locate = _ChunkLocator(chunks)
 
         facts: list[Fact] = []
@@ -385,7 +396,9 @@ class LanguageExtractor(GraphExtractor):
                 return FuzzyDate(day, "day"), method
         return valid, method
 
-    def _entities(self, sentences: list[Sentence]) -> tuple[dict[str, _DocEntity], list[list[_Mention]]]:
+    def _entities(
+        self, sentences: list[Sentence], known_names: Callable[[set[str]], set[str]] | None = None
+    ) -> tuple[dict[str, _DocEntity], list[list[_Mention]]]:
         """The document's entities (merged by name, alias and acronym) and each sentence's mentions of them."""
         entities: dict[str, _DocEntity] = {}
         raw: list[list[_Mention]] = []
@@ -396,16 +409,19 @@ class LanguageExtractor(GraphExtractor):
                 kind = entity_kind(ent.label_)
                 if kind is None:
                     continue
-                mention = self._mention(ent, entities, kind)
-                if mention is not None:
-                    row.append(mention)
-                    taken.update(range(ent.start, ent.end))
+                for part in _split_parenthesis(ent):
+                    mention = self._mention(part, entities, kind)
+                    if mention is not None:
+                        row.append(mention)
+                taken.update(range(ent.start, ent.end))
             for span in self._proper_noun_runs(sentence.span, taken):
                 mention = self._mention(span, entities, None)
                 if mention is not None:
                     row.append(mention)
             row.sort(key=lambda m: m.start)
             raw.append(row)
+        self._gazetteer(sentences, raw, entities, known_names)
+        for sentence, row in zip(sentences, raw, strict=True):
             self._learn_type_nouns(sentence.span, row, entities)
         redirect = self._aliases(entities, sentences)
         for short, long in redirect.items():
@@ -452,6 +468,44 @@ class LanguageExtractor(GraphExtractor):
             entity.kinds[kind] += 1
         return _Mention(key, span.root, span.start, span.end)
 
+    def _gazetteer(
+        self,
+        sentences: list[Sentence],
+        raw: list[list[_Mention]],
+        entities: dict[str, _DocEntity],
+        known_names: Callable[[set[str]], set[str]] | None,
+    ) -> None:
+        """Capitalised words the tagger read as common nouns (a name opening a sentence: "Enders led ...") are
+        mentions when the document names them elsewhere (as a name or a part of a full name) or the graph already
+        knows them."""
+        names = set(entities)
+        for key in entities:
+            words = key.split()
+            if len(words) >= 2:
+                names.update((words[0], words[-1]))
+        candidates: list[tuple[int, Any]] = []
+        for index, (sentence, row) in enumerate(zip(sentences, raw, strict=True)):
+            covered = {i for m in row for i in range(m.start, m.end)}
+            for token in sentence.span:
+                if (
+                    token.i not in covered
+                    and token.is_title
+                    and token.pos_ in ("NOUN", "PROPN", "ADJ")
+                    and not token.ent_type_
+                    and _takes_part(token)
+                ):
+                    candidates.append((index, token))
+        unknown = {normalise_name(t.text) for _, t in candidates} - names
+        if known_names is not None and unknown:
+            names |= known_names(unknown)
+        for index, token in candidates:
+            span = token.doc[token.i : token.i + 1]
+            if normalise_name(token.text) in names:
+                mention = self._mention(span, entities, None)
+                if mention is not None:
+                    raw[index].append(mention)
+                    raw[index].sort(key=lambda m: m.start)
+
     @staticmethod
     def _proper_noun_runs(sentence: Any, taken: set[int]) -> list[Any]:
         """Runs of proper nouns the recogniser did not tag, when the run takes part in a predicate."""
@@ -490,13 +544,14 @@ class LanguageExtractor(GraphExtractor):
                         entity.type_nouns.add(child.lemma_.lower())
             if root.dep_ == "appos" and root.head.pos_ == "NOUN":
                 entity.type_nouns.add(root.head.lemma_.lower())
-        # A heading "Name: a description" parses the description as the root after a colon.
-        if row and row[0].start == sentence.start:
-            after = sentence.doc[row[0].end] if row[0].end < sentence.end else None
-            if after is not None and after.text in (":", "-", "—", "–"):
-                for token in sentence.doc[row[0].end + 1 : sentence.end]:
+        # A heading "Name: a description" (the tagger often misreads the name there).
+        colon = next((t.i for t in sentence if t.text in (":", "—", "–")), None)
+        if colon is not None and 0 < colon - sentence.start <= 4:
+            key = normalise_name(sentence.doc[sentence.start : colon].text)
+            if key in entities:
+                for token in sentence.doc[colon + 1 : sentence.end]:
                     if token.pos_ == "NOUN" and token.dep_ in ("ROOT", "appos", "attr", "dobj", "npadvmod"):
-                        entities[row[0].key].type_nouns.add(token.lemma_.lower())
+                        entities[key].type_nouns.add(token.lemma_.lower())
                         break
 
     @staticmethod
