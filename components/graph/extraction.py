@@ -115,7 +115,8 @@ _KIND_NOUNS: dict[str, set[str]] = {
     ),
     "product": set(
         "product device phone smartphone computer laptop tablet software program application app service platform "
-        "tool engine database library framework system model aircraft airliner plane jet car vehicle console "
+        "tool engine database library framework system model aircraft airliner airplane plane jet jetliner "
+        "superjumbo car vehicle console "
         "browser package player game drug vaccine chip processor language".split()
     ),
     "person": set(
@@ -130,7 +131,7 @@ _THING_PRONOUNS = {"it", "its", "itself"}
 _GROUP_PRONOUNS = {"they", "them", "their", "theirs"}
 # Dependency roles in which a noun phrase takes part in its predicate.
 _ARGUMENT_DEPS = {"nsubj", "nsubjpass", "csubj", "dobj", "iobj", "dative", "attr", "agent", "pobj", "oprd", "obj"}
-_LINK_DEPS = {"compound", "appos", "conj", "poss", "amod", "nmod", "npadvmod", "flat"}
+_LINK_DEPS = {"compound", "appos", "conj", "poss", "amod", "nmod", "npadvmod", "flat", "nummod"}
 
 
 def _looks_like_code(span: Any) -> bool:
@@ -141,6 +142,59 @@ def _looks_like_code(span: Any) -> bool:
     before = doc[span.start - 1].text if span.start > 0 else ""
     after = doc[span.end].text if span.end < len(doc) else ""
     return "`" in before or "`" in after or text.count("`") > 0
+
+
+_MODEL = re.compile(r"^[A-Z]{0,3}-?\d{2,5}[A-Z]{0,3}s?$")
+_NOT_MODELS = {"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "ORDINAL"}
+
+
+def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
+    """Model designations ("A380", "Boeing 777", "787 Dreamliner", "787s") as product names, with how many of
+    their leading words name the maker (an organisation the recogniser tagged), and the maker's token when the
+    text names it as an owner ("Boeing's 787")."""
+    found: list[tuple[Any, int, Any]] = []
+    doc = sentence.doc
+    last_end = sentence.start
+    for token in sentence:
+        if token.i < last_end or not _MODEL.match(token.text) or token.ent_type_ in _NOT_MODELS:
+            continue
+        digits = re.sub(r"\D", "", token.text)
+        lettered = bool(re.search(r"[A-Z]", token.text))
+        if not lettered and re.fullmatch(r"(19|20)\d\d", digits):
+            continue  # a year
+        if not lettered and token.i + 1 < sentence.end and doc[token.i + 1].tag_ in ("NNS", "NNPS"):
+            continue  # a count: "20 Dreamliners"
+        left = token.i
+        while left > sentence.start and doc[left - 1].pos_ == "PROPN" and doc[left - 1].is_title:
+            left -= 1
+        right = token.i + 1
+        while (
+            right < sentence.end
+            and doc[right].pos_ in ("PROPN", "NOUN")
+            and doc[right].is_title
+            and doc[right].ent_type_ not in _NOT_MODELS
+        ):
+            right += 1
+        # "its 777 airliner", "Boeing's 787": a number naming a kind of product, or after its maker's name.
+        typed = token.dep_ in ("nummod", "compound") and token.head.lemma_.lower() in _KIND_NOUNS["product"]
+        owner = token.i >= 2 and doc[token.i - 1].tag_ == "POS" and doc[token.i - 2].ent_type_ == "ORG"
+        named = left < token.i or right > token.i + 1 or token.head.is_title or typed or owner
+        if not (lettered or named):
+            continue
+        maker = 0
+        while left + maker < token.i and doc[left + maker].ent_type_ == "ORG":
+            maker += 1
+        found.append((doc[left:right], maker, doc[token.i - 2] if owner and left == token.i else None))
+        last_end = right
+    return found
+
+
+def _singular(name: str) -> str:
+    """A product name in the singular: "787s" -> "787", "787 Dreamliners" -> "787 Dreamliner"."""
+    head, _, last = name.rpartition(" ")
+    if len(last) > 3 and last.endswith("s") and not last.endswith("ss") and (last[-2].isdigit() or last[0].isupper()):
+        last = last[:-1]
+    return f"{head} {last}".strip()
 
 
 def _split_parenthesis(span: Any) -> list[Any]:
@@ -347,17 +401,14 @@ class LanguageExtractor(GraphExtractor):
     # -- steps --------------------------------------------------------------------------------------------------
 
     @staticmethod
-    def _sentences(sentences: list[Sentence], title: str) -> list[Sentence]:
-        """Prose sentences once each: code, repeated lines and the title line (or a heading repeating it) out."""
-        title_key = normalise_name(title)
+    def _sentences(sentences: list[Sentence], title: str = "") -> list[Sentence]:
+        """Prose sentences once each (a heading repeating the title is one of them); code out."""
         kept: list[Sentence] = []
         seen: set[str] = set()
         for sentence in sentences:
             text = sentence.text.lstrip("#> ").strip()
             key = " ".join(text.lower().split())
             if sentence.in_code or not key or key in seen:
-                continue
-            if title_key and len(text) <= 2 * len(title) and normalise_name(text) == title_key:
                 continue
             seen.add(key)
             kept.append(sentence)
@@ -405,9 +456,19 @@ class LanguageExtractor(GraphExtractor):
         for sentence in sentences:
             row: list[_Mention] = []
             taken: set[int] = set()
+            for span, maker, owner in _model_names(sentence.span):
+                mention = self._mention(span[maker:], entities, "product", singular=True)
+                if mention is not None:
+                    # "Airbus A380" and "Airbus's A380" are the A380, made by Airbus: both names are its.
+                    full = span.text if maker else f"{owner.text} {span.text}" if owner is not None else ""
+                    if full:
+                        entities[mention.key].names[full] += 1
+                        entities[mention.key].aliases.add(normalise_name(_singular(full)))
+                    row.append(mention)
+                    taken.update(range(span.start, span.end))
             for ent in sentence.span.ents:
                 kind = entity_kind(ent.label_)
-                if kind is None:
+                if kind is None or taken.intersection(range(ent.start, ent.end)):
                     continue
                 for part in _split_parenthesis(ent):
                     mention = self._mention(part, entities, kind)
@@ -448,7 +509,9 @@ class LanguageExtractor(GraphExtractor):
         return entities, rows
 
     @staticmethod
-    def _mention(span: Any, entities: dict[str, _DocEntity], kind: str | None) -> _Mention | None:
+    def _mention(
+        span: Any, entities: dict[str, _DocEntity], kind: str | None, singular: bool = False
+    ) -> _Mention | None:
         # Leading determiners and trailing possessives are not part of a name.
         while len(span) > 1 and span[0].pos_ in ("DET", "PUNCT"):
             span = span[1:]
@@ -459,6 +522,8 @@ class LanguageExtractor(GraphExtractor):
             return None
         if kind is None and not any(t.is_upper or t.is_title or re.match(r"[a-z]+[A-Z]", t.text) for t in span):
             return None
+        if singular or re.search(r"\ds$", text):
+            text = _singular(text)
         key = normalise_name(text)
         if not key:
             return None
@@ -483,19 +548,21 @@ class LanguageExtractor(GraphExtractor):
             words = key.split()
             if len(words) >= 2:
                 names.update((words[0], words[-1]))
+        model_words = {
+            word for key, entity in entities.items() if entity.kinds.get("product") for word in key.split()
+            if re.search(r"\d", word)
+        }
         candidates: list[tuple[int, Any]] = []
         for index, (sentence, row) in enumerate(zip(sentences, raw, strict=True)):
             covered = {i for m in row for i in range(m.start, m.end)}
             for token in sentence.span:
-                if (
-                    token.i not in covered
-                    and token.is_title
-                    and token.pos_ in ("NOUN", "PROPN", "ADJ")
-                    and not token.ent_type_
-                    and _takes_part(token)
-                ):
+                if token.i in covered or not _takes_part(token):
+                    continue
+                if token.is_title and token.pos_ in ("NOUN", "PROPN", "ADJ") and not token.ent_type_:
                     candidates.append((index, token))
-        unknown = {normalise_name(t.text) for _, t in candidates} - names
+                elif _MODEL.match(token.text) and token.ent_type_ not in _NOT_MODELS and token.text in model_words:
+                    candidates.append((index, token))  # "the 787" of a document about the 787 Dreamliner
+        unknown = {normalise_name(t.text) for _, t in candidates if t.is_title} - names
         if known_names is not None and unknown:
             names |= known_names(unknown)
         for index, token in candidates:
@@ -574,6 +641,17 @@ class LanguageExtractor(GraphExtractor):
             if key in redirect or len(key.split()) != 1 or not any(n.isupper() for n in entities[key].names):
                 continue
             owners = [k for k in entities if k != key and len(k.split()) >= 2 and _initials(k) == key]
+            if len(owners) == 1:
+                redirect[key] = owners[0]
+        # A part of a product's name ("787" of "787 Dreamliner") when only one product of the document has it.
+        for key, entity in entities.items():
+            if key in redirect or entity.kind() not in ("product", "other"):
+                continue
+            words = set(key.split())
+            owners = [
+                k for k, e in entities.items()
+                if k != key and e.kind() == "product" and words < set(k.split())
+            ]
             if len(owners) == 1:
                 redirect[key] = owners[0]
         # A person's surname or first name alone, and an organisation's first word alone, when only one full name
