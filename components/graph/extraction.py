@@ -232,7 +232,8 @@ def _takes_part(token: Any) -> bool:
         if token.dep_ in _LINK_DEPS and token.head is not token:
             token = token.head
             continue
-        return token.dep_ == "ROOT" and token.pos_ in ("VERB", "AUX")
+        # A headline's subject is often parsed as the root ("Airbus A380 test flight delayed after accident").
+        return token.dep_ == "ROOT"
     return False
 
 
