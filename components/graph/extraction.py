@@ -397,7 +397,7 @@ class LanguageExtractor(GraphExtractor):
             for key, entity in entities.items()
             if key in used
         ]
-        return DocumentGraph(document_id=document_id, entities=graph_entities, facts=facts)
+        return DocumentGraph(document_id=document_id, entities=graph_entities, facts=facts, extractor=self.stamp)
 
     # -- steps --------------------------------------------------------------------------------------------------
 

@@ -257,6 +257,11 @@ class GraphStore(ABC):
         """Which of these normalised names are entity names or aliases in the graph (the corpus's gazetteer)."""
 
     @abstractmethod
+    def extractor_stamps(self, document_ids: list[str]) -> dict[str, str]:
+        """The extractor version stamp each of `document_ids` was last extracted with (documents never extracted,
+        or extracted before stamps existed, are absent)."""
+
+    @abstractmethod
     def document_fact_count(self, document_id: str) -> int:
         """How many facts a document has in the graph."""
 
