@@ -85,7 +85,10 @@ class TestNeo4jGraphStore:
         store.replace_document(graph)
         session.execute_write.assert_called_once()
         queries = [call.args[0] for call in tx.run.call_args_list]
-        assert queries[0].startswith("MATCH (:Alias {collection: $c})-[r:NAMES {document_id: $d}]")
+        assert queries[0].startswith("MATCH (d:GraphDocument {collection: $c, document_id: $d}) DELETE d")
+        assert queries[1].startswith("MATCH (:Alias {collection: $c})-[r:NAMES {document_id: $d}]")
+        stamp = next(call for call in tx.run.call_args_list if call.args[0].startswith("CREATE (:GraphDocument"))
+        assert stamp.kwargs["x"] == graph.extractor == LanguageExtractor().stamp
         assert any("DETACH DELETE f" in q for q in queries)  # the old facts go first
         fact_call = next(call for call in tx.run.call_args_list if "MERGE (f:Fact" in call.args[0])
         rows = fact_call.kwargs["rows"]
