@@ -7,7 +7,8 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict
 
 from components.generation.cited_answer_builder import CITATION_MARK, cited_numbers
-from components.ranking.evidence import idf_weights, split_sentences, terms
+from components.ranking.evidence import idf_weights, terms
+from components.text.analyzer import sentences as split_sentences
 
 
 @component

@@ -6,7 +6,8 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 
-from components.ranking.evidence import idf_weights, sentence_coverage, sentence_terms, split_sentences, terms
+from components.ranking.evidence import idf_weights, sentence_coverage, sentence_terms, terms
+from components.text.analyzer import sentences as split_sentences
 
 logger = logging.getLogger(__name__)
 

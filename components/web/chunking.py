@@ -10,13 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+from components.text.analyzer import STOP_WORDS, sentence_spans
+
 _WORD = re.compile(r"[a-z0-9]+")
-_STOPWORDS = frozenset(
-    "a an and are as at be been but by can did do does for from had has have how i if in into is it its of on or "
-    "over so than that the their then there these this those to under was were what when where which while who "
-    "whom why will with would about after before between during through you your we our they them".split()
-)
 _MARKDOWN_NOISE = re.compile(r"!\[[^\]]*\]\([^)]*\)")  # images carry no text worth citing
 
 
@@ -24,7 +20,7 @@ def query_terms(text: str) -> list[str]:
     """The content words of `text`, lower case, stopwords and one-letter words removed, in order, unique."""
     seen: dict[str, None] = {}
     for word in _WORD.findall(text.lower()):
-        if len(word) > 1 and word not in _STOPWORDS:
+        if len(word) > 1 and word not in STOP_WORDS:
             seen.setdefault(word, None)
     return list(seen)
 
@@ -61,7 +57,8 @@ def _pieces(paragraph: str, max_tokens: int, count: Callable[[str], int]) -> lis
     if count(paragraph) <= max_tokens:
         return [paragraph]
     out: list[str] = []
-    for sentence in _SENTENCE_END.split(paragraph):
+    for start, end in sentence_spans(paragraph):
+        sentence = paragraph[start:end]
         if count(sentence) <= max_tokens:
             out.append(sentence)
             continue
