@@ -24,7 +24,8 @@ import numpy as np
 from haystack import logging
 
 from components.knowledge_base.store import ChunkRecord, DocumentRecord, KnowledgeBaseStore
-from components.text.analyzer import sentence_spans, term_counts
+from components.text.analyzer import term_counts
+from components.text.language import sentence_spans
 from ingest.formats import SUPPORTED_SUFFIXES, ConversionError, convert_bytes, doc_type_for
 from ingest.formats.common import json_safe
 from ingest.hooks import IngestHook, RefreshableHook, default_hooks

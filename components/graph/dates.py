@@ -32,13 +32,30 @@ PRECISIONS = ("year", "month", "day")
 _PERIODS = {"year": "year", "month": "month", "week": "day", "day": "day", "time": "day"}
 _UNIT = r"(day|week|month|year)s?"
 _NUMBER_WORDS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "several": 3, "a few": 3, "few": 3,
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "several": 3,
+    "a few": 3,
+    "few": 3,
 }
 # Steps counted from the text's previous date, not from the document's.
 _STEP_RE = re.compile(rf"^(\d+|a few|{'|'.join(_NUMBER_WORDS)})\s+{_UNIT}\s+(later|after|afterwards|earlier|before)$")
 _NEXT_RE = re.compile(rf"^(?:the\s+)?(following|next|previous|preceding|same)\s+{_UNIT}$")
-_DURATION_RE = re.compile(rf"^(?:for\s+|about\s+|over\s+|nearly\s+|almost\s+)?(\d+|{'|'.join(_NUMBER_WORDS)})\s+{_UNIT}$")
+_DURATION_RE = re.compile(
+    rf"^(?:for\s+|about\s+|over\s+|nearly\s+|almost\s+)?(\d+|{'|'.join(_NUMBER_WORDS)})\s+{_UNIT}$"
+)
 _MODIFIER_RE = re.compile(
     r"^(?:(?:the\s+)?(?:early|earlier|mid|middle|late|later|end|start|beginning|first half|second half|spring|"
     r"summer|autumn|fall|winter)(?:\s+of)?[\s-]+)+"
@@ -48,9 +65,7 @@ _OF_YEAR_RE = re.compile(r"\s+of\s+(this|last|next)\s+year$")
 _RANGE_RE = re.compile(r"\s+(?:until|till|through|to|and)\s+|\s*[-–]\s*(?=\d{4}$)")
 _DECADE_RE = re.compile(r"\b\d{3}0'?s\b")
 _YEAR_RE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
-_MONTH_NAMES = (
-    "january february march april may june july august september october november december".split()
-)
+_MONTH_NAMES = "january february march april may june july august september october november december".split()
 _RELATIVE_MONTH_RE = re.compile(rf"^(last|next|this)\s+({'|'.join(_MONTH_NAMES)})$")
 _STATED_RE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 
@@ -124,7 +139,6 @@ class FuzzyDate:
         elif precision == "month":
             value = value.replace(day=1)
         return cls(value, precision)
-
 
 
 @dataclass(frozen=True)
@@ -237,7 +251,8 @@ def _date_spans(sentence: Any) -> list[Any]:
     """The sentence's DATE entities, plus bare years after a preposition the recogniser left out ("in 2020")."""
     # A year counting things ("1999 units") is a number, not a date.
     spans = [
-        ent for ent in sentence.ents
+        ent
+        for ent in sentence.ents
         if ent.label_ == "DATE" and not (len(ent) == 1 and ent.root.dep_ == "nummod" and ent.root.head.pos_ == "NOUN")
     ]
     taken = {token.i for ent in spans for token in ent}
@@ -255,7 +270,8 @@ def _date_spans(sentence: Any) -> list[Any]:
 
 def _speaks_of_future(sentence: Any, before: int) -> bool:
     return any(
-        token.lower_ in ("will", "shall", "would") or (token.lemma_ in ("plan", "expect", "schedule") and token.i + 1 < before)
+        token.lower_ in ("will", "shall", "would")
+        or (token.lemma_ in ("plan", "expect", "schedule") and token.i + 1 < before)
         for token in sentence
         if token.i < before
     )
@@ -274,8 +290,11 @@ def find_dates(sentence: Any, anchor: dt.date | None, previous: FuzzyDate | None
             first, last = (resolve_date(part, anchor, previous, future) for part in parts)
             for date, role in ((first, "start"), (last, "end")):
                 if date is not None:
-                    mentions.append(DateMention(span.start_char - offset, span.end_char - offset, date, role,
-                                                not is_stated(span.text)))
+                    mentions.append(
+                        DateMention(
+                            span.start_char - offset, span.end_char - offset, date, role, not is_stated(span.text)
+                        )
+                    )
             seen_start = seen_start or first is not None
             continue
         resolved = resolve_date(span.text, anchor, previous, future)

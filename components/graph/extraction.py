@@ -371,7 +371,9 @@ class LanguageExtractor(GraphExtractor):
                 or not _has_predicate(sentence.span)
             ):
                 continue
-            valid, method = self._in_frame(sentence.span, valid, method, anchor, frame if index - frame_at <= 6 else None)
+            valid, method = self._in_frame(
+                sentence.span, valid, method, anchor, frame if index - frame_at <= 6 else None
+            )
             chunk = locate.find(sentence.offset, sentence.text)
             facts.append(
                 Fact(
@@ -550,7 +552,10 @@ class LanguageExtractor(GraphExtractor):
             if len(words) >= 2:
                 names.update((words[0], words[-1]))
         model_words = {
-            word for key, entity in entities.items() if entity.kinds.get("product") for word in key.split()
+            word
+            for key, entity in entities.items()
+            if entity.kinds.get("product")
+            for word in key.split()
             if re.search(r"\d", word)
         }
         candidates: list[tuple[int, Any]] = []
@@ -587,7 +592,9 @@ class LanguageExtractor(GraphExtractor):
             if not proper and start is not None:
                 end = tokens[position - 1].i + 1
                 span = sentence.doc[start:end]
-                if _takes_part(span.root) and not (span.start == sentence.start and len(span) == 1 and span.root.dep_ == "ROOT"):
+                if _takes_part(span.root) and not (
+                    span.start == sentence.start and len(span) == 1 and span.root.dep_ == "ROOT"
+                ):
                     runs.append(span)
                 start = None
         return runs
@@ -628,11 +635,19 @@ class LanguageExtractor(GraphExtractor):
         redirect: dict[str, str] = {}
         # "European Aeronautic Defence and Space Company (EADS)": the acronym in parentheses.
         for sentence in sentences:
-            for match in re.finditer(r"([A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){1,8})\s*\(([A-Z][A-Za-z&.]{1,9})\)", sentence.text):
+            for match in re.finditer(
+                r"([A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){1,8})\s*\(([A-Z][A-Za-z&.]{1,9})\)", sentence.text
+            ):
                 acronym = normalise_name(match.group(2))
                 long_key = next(
-                    (k for k in entities if k != acronym and len(k.split()) > 1 and _initials(k).startswith(acronym)
-                     and k in normalise_name(match.group(1))),
+                    (
+                        k
+                        for k in entities
+                        if k != acronym
+                        and len(k.split()) > 1
+                        and _initials(k).startswith(acronym)
+                        and k in normalise_name(match.group(1))
+                    ),
                     None,
                 )
                 if acronym in entities and long_key:
@@ -649,10 +664,7 @@ class LanguageExtractor(GraphExtractor):
             if key in redirect or entity.kind() not in ("product", "other"):
                 continue
             words = set(key.split())
-            owners = [
-                k for k, e in entities.items()
-                if k != key and e.kind() == "product" and words < set(k.split())
-            ]
+            owners = [k for k, e in entities.items() if k != key and e.kind() == "product" and words < set(k.split())]
             if len(owners) == 1:
                 redirect[key] = owners[0]
         # A person's surname or first name alone, and an organisation's first word alone, when only one full name
@@ -723,7 +735,10 @@ class _ChunkLocator:
         self.chunks = sorted(chunks, key=lambda chunk: chunk.chunk_index)
         self.texts = [" ".join(chunk.text.split()) for chunk in self.chunks]
         self.bounds = [
-            ((getattr(c, "metadata", None) or {}).get("char_start"), (getattr(c, "metadata", None) or {}).get("char_end"))
+            (
+                (getattr(c, "metadata", None) or {}).get("char_start"),
+                (getattr(c, "metadata", None) or {}).get("char_end"),
+            )
             for c in self.chunks
         ]
         self.position = 0

@@ -632,7 +632,8 @@ class PostgresGraphStore(GraphStore):
         if not document_ids:
             return {}
         rows = self._fetch(
-            "SELECT document_id, extractor FROM {documents} WHERE document_id = ANY(%(ids)s)", {"ids": list(document_ids)}
+            "SELECT document_id, extractor FROM {documents} WHERE document_id = ANY(%(ids)s)",
+            {"ids": list(document_ids)},
         )
         return {row["document_id"]: row["extractor"] for row in rows}
 

@@ -101,8 +101,11 @@ class TestLanguageExtractor:
         assert len({fact.uuid for fact in graph.facts}) == len(graph.facts)
 
     def test_dateline_gives_the_date_when_the_document_has_none(self):
-        graph = extract("Apple opens store\nMarch 3, 2011\nApple opened a store in Paris yesterday.", date=None,
-                        title="Apple opens store")
+        graph = extract(
+            "Apple opens store\nMarch 3, 2011\nApple opened a store in Paris yesterday.",
+            date=None,
+            title="Apple opens store",
+        )
         assert [fact.valid_at.iso() for fact in graph.facts] == ["2011-03-02"]
 
     def test_names_that_open_sentences_are_recognised(self):
@@ -115,7 +118,9 @@ class TestLanguageExtractor:
 
     def test_fast_enough_for_ingestion(self):
         # Distinct sentences (repeated ones are one fact), parsed once as the splitter does at ingestion.
-        text = "\n".join(f"{AIRBUS_2019} {AIRBUS_2020} Airbus delivered {n} jets in March {1990 + n}." for n in range(20))
+        text = "\n".join(
+            f"{AIRBUS_2019} {AIRBUS_2020} Airbus delivered {n} jets in March {1990 + n}." for n in range(20)
+        )
         document, chunks = make_document("speed", text, dt.date(2020, 1, 28), chunk_words=170)
         analyse_text(text)
         extractor = LanguageExtractor()

@@ -77,7 +77,9 @@ class TestGraphIngestHook:
         assert graph.document_fact_count(document_id) == 0  # written in the same transaction, rolled back with it
         assert report is not None
 
-    def test_an_older_extractor_version_is_re_extracted_without_re_embedding(self, stores, embedding_model, monkeypatch):
+    def test_an_older_extractor_version_is_re_extracted_without_re_embedding(
+        self, stores, embedding_model, monkeypatch
+    ):
         from components.graph.extraction import LanguageExtractor
 
         kb, graph = stores
@@ -111,4 +113,5 @@ class TestGraphIngestHook:
 def _text_item(text: str, title: str, source: str, date: dt.date):
     from ingest.ingestor import IngestItem
 
-    return IngestItem(source=source, filename=f"{title}.txt", data=text.encode("utf-8"), doc_type="txt", title=title, date=date)
+    data = text.encode("utf-8")
+    return IngestItem(source=source, filename=f"{title}.txt", data=data, doc_type="txt", title=title, date=date)
