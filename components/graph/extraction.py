@@ -232,8 +232,9 @@ def _takes_part(token: Any) -> bool:
         if token.dep_ in _LINK_DEPS and token.head is not token:
             token = token.head
             continue
-        # A headline's subject is often parsed as the root ("Airbus A380 test flight delayed after accident").
-        return token.dep_ == "ROOT"
+        # A headline's subject is often parsed as the root ("Airbus A380 test flight delayed after accident"), and
+        # a name right under a verb is its argument whatever the tagger called it ("renamed PostgreSQL" as advmod).
+        return token.dep_ == "ROOT" or (token.head.pos_ in ("VERB", "AUX") and token.dep_ not in ("punct", "cc"))
     return False
 
 
@@ -523,7 +524,7 @@ class LanguageExtractor(GraphExtractor):
         text = span.text.strip()
         if len(text) < 2 or not re.search(r"[A-Za-z]", text) or _looks_like_code(span):
             return None
-        if kind is None and not any(t.is_upper or t.is_title or re.match(r"[a-z]+[A-Z]", t.text) for t in span):
+        if kind is None and not any(re.search(r"[A-Z]", t.text) for t in span):
             return None
         if singular or re.search(r"\ds$", text):
             text = _singular(text)
@@ -564,11 +565,11 @@ class LanguageExtractor(GraphExtractor):
             for token in sentence.span:
                 if token.i in covered or not _takes_part(token):
                     continue
-                if token.is_title and token.pos_ in ("NOUN", "PROPN", "ADJ") and not token.ent_type_:
+                if token.text[:1].isupper() and token.pos_ in ("NOUN", "PROPN", "ADJ", "ADV") and not token.ent_type_:
                     candidates.append((index, token))
                 elif _MODEL.match(token.text) and token.ent_type_ not in _NOT_MODELS and token.text in model_words:
                     candidates.append((index, token))  # "the 787" of a document about the 787 Dreamliner
-        unknown = {normalise_name(t.text) for _, t in candidates if t.is_title} - names
+        unknown = {normalise_name(t.text) for _, t in candidates if t.text[:1].isupper()} - names
         if known_names is not None and unknown:
             names |= known_names(unknown)
         for index, token in candidates:
@@ -592,9 +593,9 @@ class LanguageExtractor(GraphExtractor):
             if not proper and start is not None:
                 end = tokens[position - 1].i + 1
                 span = sentence.doc[start:end]
-                if _takes_part(span.root) and not (
-                    span.start == sentence.start and len(span) == 1 and span.root.dep_ == "ROOT"
-                ):
+                # One capitalised word opening a sentence ("Version 3 followed") is a name only when the document
+                # or the graph knows it: the gazetteer pass decides.
+                if _takes_part(span.root) and not (span.start == sentence.start and len(span) == 1):
                     runs.append(span)
                 start = None
         return runs

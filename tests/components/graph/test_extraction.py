@@ -108,8 +108,18 @@ class TestLanguageExtractor:
         )
         assert [fact.valid_at.iso() for fact in graph.facts] == ["2011-03-02"]
 
-    def test_names_that_open_sentences_are_recognised(self):
-        graph = extract("Emirates cut its A380 order on Monday. Emirates said it would buy other aircraft.")
+    def test_names_the_graph_already_knows_may_open_sentences(self):
+        text = "Emirates cut its order on Monday. Emirates said it would buy other aircraft."
+        assert all("emirates" not in fact.entity_keys for fact in extract(text).facts)
+        asked: list[set[str]] = []
+
+        def known(keys: set[str]) -> set[str]:
+            asked.append(set(keys))
+            return keys & {"emirates"}
+
+        document, chunks = make_document("doc", text, dt.date(2019, 2, 14))
+        graph = LanguageExtractor().extract(document, chunks, known_names=known)
+        assert asked and "emirates" in asked[0]
         assert all(fact.entity_keys[0] == "emirates" for fact in graph.facts) and len(graph.facts) == 2
 
     def test_text_without_names_gives_no_facts(self):
