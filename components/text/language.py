@@ -6,6 +6,11 @@ citation check and the answer agree on what a sentence, a name and a word are. T
 (nothing is downloaded at run time); the `SPACY_MODEL` setting names any other installed spaCy pipeline (the
 official `en_core_web_sm`, or a larger one such as `en_core_web_lg`).
 
+At ingestion each line of a document is parsed once (`analyse_text`, cached per line): the splitter's sentence
+spans (`sentence_spans`) and the graph extractor read the same Doc. Haystack's `NamedEntityExtractor` would give
+entity spans only, and a second parse; one Doc per line serving sentences, entities, parse and lemmas is why
+spaCy is called directly. Query-time term analysis stays in `components.text.analyzer`, which runs no model.
+
 Usage:
 ```python
 from components.text.language import entity_kind, language_pipeline, parse

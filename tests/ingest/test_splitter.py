@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from haystack import Document
 
-from ingest.formats import convert_bytes
 from components.text.language import sentence_spans
+from ingest.formats import convert_bytes
 from ingest.splitter import TokenSplitter
 
 SENTENCES = [
