@@ -30,6 +30,7 @@ from collections import OrderedDict
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+import numpy
 from haystack import logging
 
 if TYPE_CHECKING:
@@ -115,8 +116,9 @@ def parse(text: str) -> Doc:
 # Parsed lines, shared by every step of one ingestion: the splitter's sentence spans and the graph extractor read
 # the same Doc, so a text is parsed once. Keyed by the line's text; bounded, oldest out first.
 _DOC_CACHE: OrderedDict[str, Doc] = OrderedDict()
-_DOC_CACHE_SIZE = 20_000
+_DOC_CACHE_SIZE = 5_000  # a few dozen documents: the splitter runs a little ahead of the extractor
 _CACHE_LOCK = threading.Lock()
+_NO_TENSOR = numpy.zeros((0, 0), dtype="float32")
 _SENTENCE_END = tuple(".!?:;\"')”’]")
 
 
@@ -148,6 +150,8 @@ def parse_lines(lines: list[str], batch_size: int = 64) -> list[Doc]:
     missing = [line for line in dict.fromkeys(lines) if line not in _DOC_CACHE]
     if missing:
         parsed = list(language_pipeline().pipe(missing, batch_size=batch_size))
+        for doc in parsed:
+            doc.tensor = _NO_TENSOR  # the token vectors are not read again; they are most of a Doc's memory
         with _CACHE_LOCK:
             for line, doc in zip(missing, parsed, strict=True):
                 _DOC_CACHE[line] = doc
