@@ -213,3 +213,13 @@ class TestWrittenExamples:
         started = fact_for(graph, "He started writing the engine")
         assert {"andrey vasnetsov", "qdrant"} <= set(started.entity_keys)
         assert started.valid_at.iso() == "2020"
+
+
+class TestOpenExtractor:
+    @pytest.mark.parametrize("value", ["spacy", "rules"])
+    def test_the_offline_extractor_under_its_name_and_the_old_one(self, value):
+        from components.graph.factory import open_extractor
+        from components.settings import Settings
+
+        extractor = open_extractor(Settings(graph_extractor=value))
+        assert isinstance(extractor, LanguageExtractor) and extractor.stamp == f"spacy/{LanguageExtractor.version}"
