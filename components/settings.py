@@ -95,8 +95,10 @@ class Settings(BaseSettings):
     graph_backend: Literal["postgres", "neo4j"] = Field(
         default="postgres", description="Graph store: tables in the knowledge base's PostgreSQL, or Neo4j."
     )
-    graph_extractor: Literal["rules", "llm"] = Field(
-        default="rules", description="Entity and fact extraction: offline rules, or the configured chat model."
+    graph_extractor: Literal["spacy", "rules", "llm"] = Field(
+        default="spacy",
+        description="Entity and fact extraction: offline spaCy analysis (`rules`, the old name, means the same), "
+        "or the configured chat model.",
     )
     neo4j_uri: str | None = Field(default=None, description="Neo4j Bolt URI (neo4j://host:7687).")
     neo4j_username: str = Field(default="neo4j", description="Neo4j user.")

@@ -19,6 +19,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (folders are walked recursively)")
     parser.add_argument("--force", action="store_true", help="re-ingest files even when they have not changed")
+    parser.add_argument(
+        "--reextract",
+        action="store_true",
+        help="extract the knowledge graph of unchanged files again (from the stored text, without re-embedding); "
+        "documents a previous extractor version read are re-extracted on every ingest anyway",
+    )
     parser.add_argument("--demo", action="store_true", help="ingest the demo corpus shipped with the package")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(func=run)
@@ -54,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         bar.refresh()
 
     try:
-        report = ingestor.ingest_items(items, progress=progress, force=args.force)
+        report = ingestor.ingest_items(items, progress=progress, force=args.force, reextract=args.reextract)
     finally:
         bar.close()
     report.failed[:0] = missing

@@ -23,6 +23,15 @@ class IngestHook(Protocol):
         """The document `document_id` is being deleted on `connection`."""
 
 
+@runtime_checkable
+class RefreshableHook(IngestHook, Protocol):
+    """A hook whose derived data carries a version: an unchanged document is handed to it again (with its stored
+    chunks, nothing re-embedded) when `is_current` says its data is older than the hook's."""
+
+    def is_current(self, document_ids: list[str]) -> dict[str, bool]:
+        """For each document id: whether its derived data is of the hook's current version."""
+
+
 def default_hooks(collection: str | None = None) -> list[IngestHook]:
     """The hooks every ingestion runs unless told otherwise: the knowledge graph's extraction (for `collection`,
     default the settings' collection)."""

@@ -26,10 +26,11 @@ import numpy as np
 from haystack import logging
 
 from components.knowledge_base.store import ChunkRecord, DocumentRecord, KnowledgeBaseStore
-from components.text.analyzer import sentence_spans, term_counts
+from components.text.analyzer import term_counts
+from components.text.language import sentence_spans
 from ingest.formats import ConversionError, convert_bytes, doc_type_for
 from ingest.formats.common import json_safe
-from ingest.hooks import IngestHook, default_hooks
+from ingest.hooks import IngestHook, RefreshableHook, default_hooks
 from ingest.limits import IngestLimits
 from ingest.report import IngestProgress, IngestReport, printable
 from ingest.splitter import TextChunk, TokenSplitter
@@ -221,17 +222,43 @@ class Ingestor:
         items: Iterable[IngestItem],
         progress: Callable[[IngestProgress], None] | None = None,
         force: bool = False,
+        reextract: bool = False,
     ) -> IngestReport:
-        """Ingest prepared items: the shared path of files, uploads, texts, web pages and papers."""
+        """Ingest prepared items: the shared path of files, uploads, texts, web pages and papers.
+
+        `force` re-ingests unchanged items; `reextract` hands unchanged ones to the hooks again (the graph is
+        extracted anew from the stored text and chunks, nothing is re-embedded), which also happens by itself to
+        documents whose graph an older extractor made.
+        """
         items = _unique(items)
         self.warm_up()
-        run = _Run(self, items, progress, force)
+        run = _Run(self, items, progress, force, reextract)
         return run.execute()
+
+    def refresh(self, document_id: str, everything: bool = False) -> bool:
+        """Hand an unchanged stored document to the hooks whose data of it is out of date (all hooks with
+        `everything`); True when some hook ran."""
+        stale = [
+            hook
+            for hook in self.hooks
+            if everything
+            or (isinstance(hook, RefreshableHook) and not hook.is_current([document_id]).get(document_id, False))
+        ]
+        if not stale:
+            return False
+        found = self.store.get_document(document_id)
+        if found is None:
+            return False
+        document, chunks = found
+        for hook in stale:
+            hook.on_document(None, document, chunks)
+        return True
 
     # -- stages (called by _Run) -------------------------------------------------------------------------------
 
-    def _prepare(self, item: IngestItem, force: bool) -> _Prepared | str:
-        """The converted, split document for `item`, or "skipped" when its content is unchanged."""
+    def _prepare(self, item: IngestItem, force: bool, reextract: bool = False) -> _Prepared | str:
+        """The converted, split document for `item`, or "skipped" when its content is unchanged ("reextracted"
+        when the hooks made its derived data again)."""
         if item.data is None and item.path is not None:
             try:
                 size = item.path.stat().st_size
@@ -259,7 +286,7 @@ class Ingestor:
             and existing.content_hash == content_hash
             and (existing.metadata or {}).get("chunking") == self.chunking
         ):
-            return "skipped"
+            return "reextracted" if self.refresh(existing.document_id, everything=reextract) else "skipped"
         converted = convert_bytes(data, item.filename, item.doc_type, self.limits)
         chunks = self.splitter.split(converted)
         if not chunks:
@@ -339,11 +366,13 @@ class _Run:
         items: list[IngestItem],
         progress: Callable[[IngestProgress], None] | None,
         force: bool,
+        reextract: bool = False,
     ) -> None:
         self.ingestor = ingestor
         self.items = items
         self.progress = progress
         self.force = force
+        self.reextract = reextract
         self.report = IngestReport()
         self.lock = threading.Lock()
         self.files_done = 0
@@ -372,8 +401,10 @@ class _Run:
         with self.lock:
             if reason is not None:
                 self.report.failed.append((source, reason))
-            elif outcome == "skipped":
+            elif outcome in ("skipped", "reextracted"):
                 self.report.skipped.append(source)
+                if outcome == "reextracted":
+                    self.report.reextracted.append(source)
             elif outcome in ("added", "replaced"):
                 getattr(self.report, outcome).append(source)
                 self.report.chunks_written += chunks
@@ -397,7 +428,7 @@ class _Run:
         try:
             for item in self.items:
                 try:
-                    prepared = self.ingestor._prepare(item, self.force)
+                    prepared = self.ingestor._prepare(item, self.force, self.reextract)
                 except ConversionError as exc:
                     self._finish(item.source, reason=_sentence(str(exc)))
                     continue
@@ -407,8 +438,8 @@ class _Run:
                     )
                     self._finish(item.source, reason=f"It could not be converted ({exc}).")
                     continue
-                if prepared == "skipped":
-                    self._finish(item.source, "skipped")
+                if prepared in ("skipped", "reextracted"):
+                    self._finish(item.source, prepared)
                 else:
                     self.prepared.put(prepared)
         finally:

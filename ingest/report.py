@@ -35,6 +35,7 @@ class IngestReport:
     added: list[str] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    reextracted: list[str] = field(default_factory=list)  # unchanged, but derived data (the graph) made again
     failed: list[tuple[str, str]] = field(default_factory=list)
     chunks_written: int = 0
     seconds: float = 0.0
@@ -59,6 +60,7 @@ class IngestReport:
         self.added += other.added
         self.replaced += other.replaced
         self.skipped += other.skipped
+        self.reextracted += other.reextracted
         self.failed += other.failed
         self.chunks_written += other.chunks_written
         self.seconds += other.seconds
@@ -67,9 +69,11 @@ class IngestReport:
         return self
 
     def summary(self) -> str:
-        """One line: `3 added, 1 replaced, 5 unchanged, 1 failed; 142 chunks in 9.8 s (14.5 chunks/s)`."""
+        """One line: `3 added, 1 replaced, 5 unchanged, 1 failed; 142 chunks in 9.8 s (14.5 chunks/s)`; unchanged
+        documents whose graph was extracted again are counted too when there are any."""
+        reextracted = f" ({len(self.reextracted)} re-extracted)" if self.reextracted else ""
         return (
-            f"{len(self.added)} added, {len(self.replaced)} replaced, {len(self.skipped)} unchanged, "
+            f"{len(self.added)} added, {len(self.replaced)} replaced, {len(self.skipped)} unchanged{reextracted}, "
             f"{len(self.failed)} failed; {self.chunks_written} chunks in {self.seconds:.1f} s "
             f"({self.chunks_per_second:.1f} chunks/s)"
         )
@@ -79,6 +83,7 @@ class IngestReport:
             "added": list(self.added),
             "replaced": list(self.replaced),
             "skipped": list(self.skipped),
+            "reextracted": list(self.reextracted),
             "failed": [{"source": source, "reason": reason} for source, reason in self.failed],
             "chunks_written": self.chunks_written,
             "seconds": round(self.seconds, 3),

@@ -2,46 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 
 from components.settings import DEFAULT_EMBEDDING_MODEL
-from components.text.analyzer import ABBREVIATIONS
+from components.text.language import sentence_spans
 from ingest.structure import ConvertedDocument, TextBuilder, paragraphs
 
 logger = logging.getLogger(__name__)
-
-# A sentence ends at . ! ? (with closing quotes/brackets) followed by space and a capital, digit or quote.
-_BOUNDARY = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s+(?=[\"'\u201c\u2018(\[]?[A-Z0-9\u00c0-\u024f])")
-_LAST_WORD = re.compile(r"([\w.]+)[.!?][\"'\u201d\u2019)\]]*\s*$")
-
-
-def split_sentences(text: str) -> list[tuple[int, int]]:
-    """Character spans of the sentences of `text` (abbreviations and initials do not end a sentence)."""
-    spans: list[tuple[int, int]] = []
-    start = 0
-    for match in _BOUNDARY.finditer(text):
-        word = _LAST_WORD.search(text[start : match.end()])
-        if word:
-            last = word.group(1).lower()
-            if last in ABBREVIATIONS or (len(last) == 1 and last.isalpha()):
-                continue  # "Dr. Smith", "J. R. R. Tolkien", "e.g. this"
-        end = match.start() + len(match.group(0).rstrip())
-        if text[start:end].strip():
-            spans.append((start, end))
-        start = match.end()
-    if text[start:].strip():
-        spans.append((start, len(text.rstrip())))
-    return spans
-
-
-def sentence_texts(text: str) -> list[str]:
-    """The sentences of `text` as strings (see `split_sentences`)."""
-    return [text[start:end] for start, end in split_sentences(text)]
-
 
 @dataclass
 class _Unit:
@@ -75,10 +45,11 @@ class TextChunk:
 class TokenSplitter:
     """Splits converted documents into chunks of at most `chunk_tokens` word pieces of the embedding model.
 
-    Sentences are packed whole; a sentence longer than the window is cut between words. Neighbouring chunks share
-    up to `overlap_tokens` word pieces (whole trailing sentences where they fit). Chunks never cross a heading, so
-    each keeps its `section_title`, its first and last `page_number` and its character offsets. Each sentence is
-    tokenised once, with the model's own fast tokenizer.
+    Sentences (spaCy's, from the product's one language analysis: the parse is cached, so the graph extractor
+    reads the same Doc) are packed whole; a sentence longer than the window is cut between words. Neighbouring
+    chunks share up to `overlap_tokens` word pieces (whole trailing sentences where they fit). Chunks never cross a
+    heading, so each keeps its `section_title`, its first and last `page_number` and its character offsets. Each
+    sentence is tokenised once, with the model's own fast tokenizer.
 
     Usage:
     ```python
@@ -122,7 +93,7 @@ class TokenSplitter:
         text = document.text
         groups: list[tuple[tuple[int, str | None], int | None, tuple[int, int], bool]] = []
         for block in document.blocks:
-            for start, end in split_sentences(text[block.start : block.end]):
+            for start, end in sentence_spans(text[block.start : block.end]):
                 key = (block.section_index, block.section_title)
                 groups.append((key, block.page_number, (block.start + start, block.start + end), block.is_heading))
         if not groups:

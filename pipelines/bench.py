@@ -45,6 +45,22 @@ def _demo_texts() -> list[tuple[str, str]]:
     return texts
 
 
+def _demo_sentences() -> list[str]:
+    """The sentences of the demo documents, as the product's language analysis cuts them."""
+    from components.text.language import sentence_spans
+
+    return [" ".join(text[s:e].split()) for _, text in _demo_texts() for s, e in sentence_spans(text)]
+
+
+def _join_sentences(sentences: list[str]) -> tuple[str, list[tuple[int, int]]]:
+    """A chunk text made of `sentences` and their spans in it (known by construction: nothing to parse)."""
+    spans, start = [], 0
+    for sentence in sentences:
+        spans.append((start, start + len(sentence)))
+        start += len(sentence) + 1
+    return " ".join(sentences), spans
+
+
 def bench_ingestion(out: Out, target_chunks: int = 300, rounds: int = 3) -> dict[str, Any]:
     """Ingestion throughput (the whole path, graph extraction included) against the embedder alone, same chunks."""
     from components.knowledge_base.factory import open_knowledge_base
@@ -84,17 +100,17 @@ def _synthetic_base(store: Any, n_chunks: int, out: Out, seed: int = 7) -> None:
     """
     from components.embedding import get_embedding_model
     from components.knowledge_base.store import ChunkRecord, DocumentRecord
-    from components.text.analyzer import sentence_spans, term_counts
-    from ingest.splitter import sentence_texts
+    from components.text.analyzer import term_counts
 
     rng = random.Random(seed)
     model = get_embedding_model()
-    sentences = [s for _, text in _demo_texts() for s in sentence_texts(text) if len(s.split()) >= 6]
+    sentences = [s for s in _demo_sentences() if len(s.split()) >= 6]
     base_size = min(400, n_chunks)
-    base_texts = [" ".join(rng.sample(sentences, k=min(6, len(sentences)))) for _ in range(base_size)]
+    base_chunks = [_join_sentences(rng.sample(sentences, k=min(6, len(sentences)))) for _ in range(base_size)]
+    base_texts = [text for text, _ in base_chunks]
     out(f"embedding {base_size} real base chunks…")
     base_vectors, base_sentence_vectors, base_spans = model.embed_with_sentence_spans(
-        base_texts, [sentence_spans(text) for text in base_texts], batch_size=32
+        base_texts, [spans for _, spans in base_chunks], batch_size=32
     )
     pool = np.concatenate([rows for rows in base_sentence_vectors if len(rows)])
     np_rng = np.random.default_rng(seed)
@@ -119,9 +135,8 @@ def _synthetic_base(store: Any, n_chunks: int, out: Out, seed: int = 7) -> None:
                 text, vector = base_texts[base], base_vectors[base]
                 spans, sentence_vectors = base_spans[base], base_sentence_vectors[base]
             else:
-                text = " ".join(rng.sample(sentences, k=min(6, len(sentences))))
+                text, spans = _join_sentences(rng.sample(sentences, k=min(6, len(sentences))))
                 vector = noisy(base_vectors[base])
-                spans = sentence_spans(text)
                 sentence_vectors = noisy(pool[np_rng.integers(0, len(pool), size=len(spans))])
             records.append(ChunkRecord(
                 chunk_id=f"{doc_id}:{index}", document_id=doc_id, chunk_index=index, text=text, embedding=vector,
@@ -149,8 +164,6 @@ def bench_queries(out: Out, n_chunks: int = 10_000, n_queries: int = 60) -> dict
     from components.embedding import get_embedding_model
     from components.knowledge_base.factory import open_knowledge_base
     from components.settings import get_settings
-    from ingest.splitter import sentence_texts
-
     settings = get_settings()
     collection = f"bench_v2_{n_chunks}"  # v2: chunks carry sentence vectors and term counts
     store = open_knowledge_base(settings, collection=collection)
@@ -165,7 +178,7 @@ def bench_queries(out: Out, n_chunks: int = 10_000, n_queries: int = 60) -> dict
         out(f"reusing the knowledge base of {n_chunks} chunks in collection {collection!r}")
 
     rng = random.Random(11)
-    sentences = [s for _, text in _demo_texts() for s in sentence_texts(text) if 6 <= len(s.split()) <= 30]
+    sentences = [s for s in _demo_sentences() if 6 <= len(s.split()) <= 30]
     queries = []
     for sentence in rng.sample(sentences, k=min(n_queries, len(sentences))):
         words = sentence.rstrip(".").split()

@@ -1,26 +1,37 @@
-"""Dates with a precision: parsing the dates a sentence states, resolved against its document's date.
+"""Dates with a precision, read by `dateparser` from the date expressions spaCy finds, against a document's date.
 
 A `FuzzyDate` is a calendar date plus how much of it is known (`year`, `month` or `day`), written as ISO text of
-that precision ("2008", "2008-06", "2008-06-09"). Sentences are read with regular expressions and
-`dateutil.relativedelta` arithmetic, so nothing is downloaded and a sentence takes microseconds.
+that precision ("2008", "2008-06", "2008-06-09"). The places to look are spaCy's DATE entities (and bare years
+after a preposition); `dateparser` turns each into a date with the document's date as its relative base ("last
+March", "on Tuesday", "three years ago") and says which period it names, which becomes the precision. Steps of
+time counted from the previous date of the text ("two years later", "the following month") are counted from it;
+modifiers that keep the period ("early 2007", "the end of March") are dropped before parsing; durations ("for
+two weeks") are not dates.
+
+Usage:
+```python
+from components.graph.dates import resolve_date, sentence_validity
+
+resolve_date("last March", anchor=dt.date(2008, 6, 9))  # FuzzyDate(2008-03-01, "month")
+valid, invalid, method, mentions = sentence_validity(doc_sentence, anchor=dt.date(2008, 6, 9))
+```
 """
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
 
 from dateutil.relativedelta import relativedelta
 
 PRECISIONS = ("year", "month", "day")
 
-_MONTHS = {name.lower(): index for index, name in enumerate(calendar.month_name) if name}
-_MONTHS.update({name.lower(): index for index, name in enumerate(calendar.month_abbr) if name})
-_MONTHS["sept"] = 9
-_WEEKDAYS = {name.lower(): index for index, name in enumerate(calendar.day_name)}
-_NUMBERS = {
+_PERIODS = {"year": "year", "month": "month", "week": "day", "day": "day", "time": "day"}
+_UNIT = r"(day|week|month|year)s?"
+_NUMBER_WORDS = {
     "a": 1,
     "an": 1,
     "one": 1,
@@ -37,52 +48,29 @@ _NUMBERS = {
     "twelve": 12,
     "several": 3,
     "a few": 3,
+    "few": 3,
 }
-
-_MONTH_RE = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
-    r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+# Steps counted from the text's previous date, not from the document's.
+_STEP_RE = re.compile(rf"^(\d+|a few|{'|'.join(_NUMBER_WORDS)})\s+{_UNIT}\s+(later|after|afterwards|earlier|before)$")
+_NEXT_RE = re.compile(rf"^(?:the\s+)?(following|next|previous|preceding|same)\s+{_UNIT}$")
+_DURATION_RE = re.compile(
+    rf"^(?:for\s+|about\s+|over\s+|nearly\s+|almost\s+)?(\d+|{'|'.join(_NUMBER_WORDS)})\s+{_UNIT}$"
 )
-_YEAR_RE = r"(?:1[5-9]\d\d|20\d\d)"
-_NUM_RE = r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|several|a few)"
+_MODIFIER_RE = re.compile(
+    r"^(?:(?:the\s+)?(?:early|earlier|mid|middle|late|later|end|start|beginning|first half|second half|spring|"
+    r"summer|autumn|fall|winter)(?:\s+of)?[\s-]+)+"
+)
+_LEAD_RE = re.compile(r"^(?:on|in|at|by|since|from|until|till|through|during|as of|before|after|of)\s+")
+_OF_YEAR_RE = re.compile(r"\s+of\s+(this|last|next)\s+year$")
+_RANGE_RE = re.compile(r"\s+(?:until|till|through|to|and)\s+|\s*[-–]\s*(?=\d{4}$)")
+_DECADE_RE = re.compile(r"\b\d{3}0'?s\b")
+_YEAR_RE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
+_MONTH_NAMES = "january february march april may june july august september october november december".split()
+_RELATIVE_MONTH_RE = re.compile(rf"^(last|next|this)\s+({'|'.join(_MONTH_NAMES)})$")
+_STATED_RE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 
-# Order matters: the longer, more specific forms are tried first at each position.
-_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("iso", re.compile(rf"\b({_YEAR_RE})-(\d\d)-(\d\d)\b")),
-    ("mdy", re.compile(rf"\b({_MONTH_RE})\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+({_YEAR_RE})\b", re.I)),
-    ("dmy", re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE}),?\s+({_YEAR_RE})\b", re.I)),
-    ("my_this", re.compile(rf"\b({_MONTH_RE})\s+(?:of\s+)?(this|last|next)\s+year\b", re.I)),
-    ("my", re.compile(rf"\b({_MONTH_RE}),?\s+(?:of\s+)?({_YEAR_RE})\b", re.I)),
-    ("md", re.compile(rf"\b({_MONTH_RE})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?!\s*,?\s*\d)", re.I)),
-    ("dm", re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE})\b", re.I)),
-    ("rel_month", re.compile(rf"\b(last|next|this|in|since|until|by|early|late|mid-?)\s+({_MONTH_RE})(?![\w-])", re.I)),
-    (
-        "rel_weekday",
-        re.compile(r"\b(last|next|this|on|)\s*(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I),
-    ),
-    (
-        "deictic",
-        re.compile(
-            r"\b(today|tonight|this morning|this afternoon|this evening|yesterday|tomorrow|this week|last week|"
-            r"next week|this month|last month|next month|this year|last year|next year)\b",
-            re.I,
-        ),
-    ),
-    ("ago", re.compile(rf"\b({_NUM_RE})\s+(day|week|month|year)s?\s+(ago|earlier|later|after|before)\b", re.I)),
-    ("following", re.compile(r"\b(?:the\s+)?(following|next|previous|preceding)\s+(day|week|month|year)\b", re.I)),
-    (
-        "year",
-        re.compile(
-            rf"(?<![\w$£€.,-])({_YEAR_RE})(?![\w%'’-])"
-            r"(?!\s*(?:percent|per cent|million|billion|thousand|units|people))",
-            re.I,
-        ),
-    ),
-]
-
-_RANGE_END_RE = re.compile(r"\b(until|till|through|to|ended(?:\s+in|\s+on)?|and)\s*$", re.I)
-_RANGE_START_RE = re.compile(r"\b(from|between|since|starting(?:\s+in|\s+on)?|began(?:\s+in|\s+on)?)\s*$", re.I)
-_FUTURE_RE = re.compile(r"\b(will|shall|is going to|are going to|plans? to|next|upcoming|scheduled|slated)\b", re.I)
+_END_WORDS = {"until", "till", "through", "to", "ended", "ending", "thru"}
+_START_WORDS = {"from", "since", "between", "starting", "began", "beginning"}
 
 
 @dataclass(frozen=True, order=True)
@@ -155,7 +143,8 @@ class FuzzyDate:
 
 @dataclass(frozen=True)
 class DateMention:
-    """A date a sentence states: where it is, what it resolves to, and whether it opens or closes a period."""
+    """A date a sentence states: where it is (character offsets in the sentence), what it resolves to, and
+    whether it opens or closes a period."""
 
     start: int
     end: int
@@ -164,152 +153,171 @@ class DateMention:
     relative: bool = False
 
 
-def _month(text: str) -> int:
-    return _MONTHS[text.lower().rstrip(".")]
+@lru_cache(maxsize=64)
+def _parser(base: dt.date, prefer: str) -> Any:
+    from dateparser.date import DateDataParser
+
+    return DateDataParser(
+        languages=["en"],
+        settings={
+            "RELATIVE_BASE": dt.datetime(base.year, base.month, base.day),
+            "PREFER_DATES_FROM": prefer,
+            "PREFER_DAY_OF_MONTH": "first",
+            "RETURN_AS_TIMEZONE_AWARE": False,
+        },
+    )
 
 
-def _number(text: str) -> int:
-    text = text.lower()
-    return int(text) if text.isdigit() else _NUMBERS.get(text, 1)
+def _count(word: str) -> int:
+    return int(word) if word.isdigit() else _NUMBER_WORDS.get(word, 1)
 
 
-def _safe_day(year: int, month: int, day: int) -> FuzzyDate | None:
-    try:
-        return FuzzyDate(dt.date(year, month, day), "day")
-    except ValueError:
-        return None
+def _shift(base: FuzzyDate, unit: str, amount: int) -> FuzzyDate:
+    precision = {"day": "day", "week": "day", "month": "month", "year": "year"}[unit]
+    if PRECISIONS.index(base.precision) < PRECISIONS.index(precision):
+        precision = base.precision
+    return FuzzyDate.from_date(base.value + relativedelta(**{f"{unit}s": amount}), precision)
 
 
-def _resolve(
-    kind: str, match: re.Match[str], anchor: dt.date | None, previous: FuzzyDate | None, future: bool
+@lru_cache(maxsize=65536)
+def resolve_date(
+    text: str, anchor: dt.date | None = None, previous: FuzzyDate | None = None, future: bool = False
 ) -> FuzzyDate | None:
-    groups = match.groups()
-    if kind == "iso":
-        return _safe_day(int(groups[0]), int(groups[1]), int(groups[2]))
-    if kind == "mdy":
-        return _safe_day(int(groups[2]), _month(groups[0]), int(groups[1]))
-    if kind == "dmy":
-        return _safe_day(int(groups[2]), _month(groups[1]), int(groups[0]))
-    if kind == "my":
-        return FuzzyDate(dt.date(int(groups[1]), _month(groups[0]), 1), "month")
-    if anchor is None:
-        if kind == "year":
-            return FuzzyDate(dt.date(int(groups[0]), 1, 1), "year")
-        return None  # a relative date needs the document's date
-    if kind == "year":
-        return FuzzyDate(dt.date(int(groups[0]), 1, 1), "year")
-    if kind == "my_this":
-        shift = {"this": 0, "last": -1, "next": 1}[groups[1].lower()]
-        return FuzzyDate(dt.date(anchor.year + shift, _month(groups[0]), 1), "month")
-    if kind == "md":
-        return _safe_day(anchor.year, _month(groups[0]), int(groups[1]))
-    if kind == "dm":
-        return _safe_day(anchor.year, _month(groups[1]), int(groups[0]))
-    if kind == "rel_month":
-        word, month = groups[0].lower(), _month(groups[1])
-        if month == 5 and word in ("in", "since", "until", "by") and groups[1][0].islower():
-            return None  # "may" the verb, not the month
+    """The date `text` (a date expression) names, at the precision it states; None for durations and vague times.
+
+    Relative expressions count from `anchor` (the document's date); "two years later" and "the following month"
+    from `previous` (the text's last date) when there is one. `future` (the sentence speaks of what will happen)
+    turns a bare weekday or month forward instead of back. Without an anchor only absolute dates are read.
+    """
+    phrase = " ".join((text or "").lower().replace("’", "'").split()).strip(" ,.;:")
+    phrase = _LEAD_RE.sub("", phrase)
+    if not phrase or _DECADE_RE.search(phrase) or _DURATION_RE.match(phrase):
+        return None
+    step = _STEP_RE.match(phrase)
+    if step:
+        origin = previous or (FuzzyDate(anchor, "day") if anchor else None)
+        if origin is None:
+            return None
+        sign = 1 if step.group(3) in ("later", "after", "afterwards") else -1
+        return _shift(origin, step.group(2), sign * _count(step.group(1)))
+    following = _NEXT_RE.match(phrase)
+    if following:
+        origin = previous or (FuzzyDate(anchor, "day") if anchor else None)
+        if origin is None:
+            return None
+        sign = {"following": 1, "next": 1, "previous": -1, "preceding": -1, "same": 0}[following.group(1)]
+        return _shift(origin, following.group(2), sign)
+    phrase = _MODIFIER_RE.sub("", phrase).removeprefix("the ").strip()
+    if anchor is not None:  # "January of this year" -> "January 2019"
+        phrase = _OF_YEAR_RE.sub(lambda m: f" {anchor.year + {'this': 0, 'last': -1, 'next': 1}[m.group(1)]}", phrase)
+    relative_month = _RELATIVE_MONTH_RE.match(phrase)
+    if relative_month and anchor is not None:
+        word, month = relative_month.group(1), _MONTH_NAMES.index(relative_month.group(2)) + 1
         if word == "last":
             year = anchor.year if month < anchor.month else anchor.year - 1
-        elif word == "next" or (future and word != "since"):
-            year = (
-                anchor.year if month > anchor.month or (word != "next" and month == anchor.month) else anchor.year + 1
-            )
+        elif word == "next":
+            year = anchor.year if month > anchor.month else anchor.year + 1
         else:
-            year = anchor.year if month <= anchor.month else anchor.year - 1
+            year = anchor.year
         return FuzzyDate(dt.date(year, month, 1), "month")
-    if kind == "rel_weekday":
-        word, weekday = groups[0].lower(), _WEEKDAYS[groups[1].lower()]
-        if word == "next" or (word != "last" and future):
-            delta = (weekday - anchor.weekday()) % 7 or 7
-            return FuzzyDate(anchor + dt.timedelta(days=delta), "day")
-        delta = (anchor.weekday() - weekday) % 7
-        if word == "last" and delta == 0:
-            delta = 7
-        return FuzzyDate(anchor - dt.timedelta(days=delta), "day")
-    if kind == "deictic":
-        word = groups[0].lower()
-        if word in ("today", "tonight", "this morning", "this afternoon", "this evening"):
-            return FuzzyDate(anchor, "day")
-        if word == "yesterday":
-            return FuzzyDate(anchor - dt.timedelta(days=1), "day")
-        if word == "tomorrow":
-            return FuzzyDate(anchor + dt.timedelta(days=1), "day")
-        unit, shift = word.split()[1], {"this": 0, "last": -1, "next": 1}[word.split()[0]]
-        if unit == "week":
-            return (
-                FuzzyDate(anchor + dt.timedelta(weeks=shift), "day") if shift else FuzzyDate.from_date(anchor, "month")
-            )
-        if unit == "month":
-            return FuzzyDate.from_date(anchor + relativedelta(months=shift), "month")
-        return FuzzyDate.from_date(anchor + relativedelta(years=shift), "year")
-    if kind == "ago":
-        count, unit, direction = _number(groups[0]), groups[1].lower(), groups[2].lower()
-        base = previous if direction in ("later", "after", "before", "earlier") and previous else None
-        origin = base.value if base else anchor
-        sign = 1 if direction in ("later", "after") else -1
-        precision = {"day": "day", "week": "day", "month": "month", "year": "year"}[unit]
-        if base is not None and PRECISIONS.index(base.precision) < PRECISIONS.index(precision):
-            precision = base.precision
-        delta = relativedelta(**{f"{unit}s": sign * count})
-        return FuzzyDate.from_date(origin + delta, precision)
-    if kind == "following":
-        word, unit = groups[0].lower(), groups[1].lower()
-        base = previous or FuzzyDate(anchor, "day")
-        sign = 1 if word in ("following", "next") else -1
-        precision = {"day": "day", "week": "day", "month": "month", "year": "year"}[unit]
-        if PRECISIONS.index(base.precision) < PRECISIONS.index(precision):
-            precision = base.precision
-        return FuzzyDate.from_date(base.value + relativedelta(**{f"{unit}s": sign}), precision)
-    return None
+    if anchor is not None and phrase.split(" ")[0] == anchor.strftime("%A").lower() and len(phrase.split()) <= 2:
+        return FuzzyDate(anchor, "day")  # "on Thursday" in a Thursday's news is that day, not a week before
+    stated = bool(_STATED_RE.search(phrase))
+    if anchor is None and not stated:
+        return None
+    base = anchor or dt.date(2000, 1, 1)
+    data = _parser(base, "future" if future else "past").get_date_data(phrase)
+    if data.date_obj is not None and data.period in _PERIODS:
+        value = data.date_obj.date()
+        year = _YEAR_RE.search(phrase)
+        # dateparser's year-only dates keep the base's month; a stated year must be that year.
+        if year is None or value.year == int(year.group(1)):
+            return FuzzyDate.from_date(value, _PERIODS[data.period])
+    year = _YEAR_RE.search(phrase)
+    if year is None:
+        return None
+    month = next((i + 1 for i, name in enumerate(_MONTH_NAMES) if re.search(rf"\b{name[:3]}", phrase)), None)
+    if month is not None:
+        return FuzzyDate(dt.date(int(year.group(1)), month, 1), "month")
+    return FuzzyDate(dt.date(int(year.group(1)), 1, 1), "year")
 
 
-def find_dates(sentence: str, anchor: dt.date | None, previous: FuzzyDate | None = None) -> list[DateMention]:
-    """Every date `sentence` states, in order, resolved against `anchor` (the document's date).
+def is_stated(text: str) -> bool:
+    """True when a date expression states its year (an absolute date), False for relative ones."""
+    return bool(_STATED_RE.search(text or ""))
 
-    `previous` is the last date stated earlier in the document: "two years later" and "the following year" count
-    from it. Future tense ("will", "next") turns a bare weekday or month forward instead of back.
-    """
-    taken: list[tuple[int, int]] = []
+
+def _date_spans(sentence: Any) -> list[Any]:
+    """The sentence's DATE entities, plus bare years after a preposition the recogniser left out ("in 2020")."""
+    # A year counting things ("1999 units") is a number, not a date.
+    spans = [
+        ent
+        for ent in sentence.ents
+        if ent.label_ == "DATE" and not (len(ent) == 1 and ent.root.dep_ == "nummod" and ent.root.head.pos_ == "NOUN")
+    ]
+    taken = {token.i for ent in spans for token in ent}
+    for token in sentence:
+        if (
+            token.i not in taken
+            and token.like_num
+            and _YEAR_RE.fullmatch(token.text)
+            and token.i > sentence.start
+            and token.nbor(-1).dep_ == "prep"
+        ):
+            spans.append(sentence.doc[token.i : token.i + 1])
+    return sorted(spans, key=lambda span: span.start)
+
+
+def _speaks_of_future(sentence: Any, before: int) -> bool:
+    return any(
+        token.lower_ in ("will", "shall", "would")
+        or (token.lemma_ in ("plan", "expect", "schedule") and token.i + 1 < before)
+        for token in sentence
+        if token.i < before
+    )
+
+
+def find_dates(sentence: Any, anchor: dt.date | None, previous: FuzzyDate | None = None) -> list[DateMention]:
+    """Every date the spaCy `sentence` (a Span or Doc) states, in order, resolved against `anchor`."""
     mentions: list[DateMention] = []
-    for kind, pattern in _PATTERNS:
-        for match in pattern.finditer(sentence):
-            start, end = match.span()
-            if kind == "rel_weekday" and not match.group(1):
-                start = match.start(2)
-            if any(start < t_end and end > t_start for t_start, t_end in taken):
-                continue
-            # Tense is read just before the date: "announced on Thursday that it will" is still last Thursday.
-            future = bool(_FUTURE_RE.search(sentence[max(0, start - 40) : start]))
-            resolved = _resolve(kind, match, anchor, previous, future)
-            if resolved is None:
-                continue
-            taken.append((start, end))
-            before = sentence[max(0, start - 24) : start]
-            role = "end" if _RANGE_END_RE.search(before) else "start" if _RANGE_START_RE.search(before) else "point"
-            relative = kind not in ("iso", "mdy", "dmy", "my", "year")
-            mentions.append(DateMention(start, end, resolved, role, relative))
-    mentions.sort(key=lambda mention: mention.start)
-    # "between X and Y": the first is a start, the "and" one an end only when a start came before it.
-    fixed: list[DateMention] = []
     seen_start = False
-    for mention in mentions:
-        role = mention.role
-        if role == "end" and sentence[max(0, mention.start - 6) : mention.start].strip().lower() in ("and", "to"):
-            role = "end" if seen_start else "point"
+    offset = sentence.start_char
+    for span in _date_spans(sentence):
+        future = _speaks_of_future(sentence, span.start)
+        before = sentence.doc[span.start - 1].lower_ if span.start > sentence.start else ""
+        parts = _RANGE_RE.split(span.text)
+        if len(parts) == 2:  # "2012 until 2019", "2001 and 2004", "2007-2008": one entity, a period
+            first, last = (resolve_date(part, anchor, previous, future) for part in parts)
+            for date, role in ((first, "start"), (last, "end")):
+                if date is not None:
+                    mentions.append(
+                        DateMention(
+                            span.start_char - offset, span.end_char - offset, date, role, not is_stated(span.text)
+                        )
+                    )
+            seen_start = seen_start or first is not None
+            continue
+        resolved = resolve_date(span.text, anchor, previous, future)
+        if resolved is None:
+            continue
+        role = "end" if before in _END_WORDS else "start" if before in _START_WORDS else "point"
+        if before == "and" and seen_start:
+            role = "end"
         seen_start = seen_start or role == "start"
-        fixed.append(DateMention(mention.start, mention.end, mention.date, role, mention.relative))
-    return fixed
+        mentions.append(
+            DateMention(span.start_char - offset, span.end_char - offset, resolved, role, not is_stated(span.text))
+        )
+    return mentions
 
 
 def sentence_validity(
-    sentence: str, anchor: dt.date | None, previous: FuzzyDate | None = None
+    sentence: Any, anchor: dt.date | None, previous: FuzzyDate | None = None
 ) -> tuple[FuzzyDate | None, FuzzyDate | None, str, list[DateMention]]:
-    """(valid_at, invalid_at, how valid_at was found, mentions) for one sentence.
+    """(valid_at, invalid_at, how valid_at was found, mentions) for one spaCy sentence.
 
-    valid_at is the first date the sentence states (or the start of a stated period); invalid_at is the end of a
-    stated period ("from 2001 until 2011", "until March"). With no date in the sentence, valid_at is the document's
-    date and the method says so.
+    valid_at is the start of a stated period or the first date the sentence states; invalid_at the end of a stated
+    period ("from 2001 until 2011", "until March"). With no date in the sentence, valid_at is the document's date
+    and the method says so (`document`), or None (`none`) without one.
     """
     mentions = find_dates(sentence, anchor, previous)
     valid = next((m.date for m in mentions if m.role == "start"), None)

@@ -1,10 +1,24 @@
-"""Entity and dated-fact extraction at ingestion: the extractor interface and the offline rule-based extractor.
+"""Entity and dated-fact extraction at ingestion: the extractor interface and the offline spaCy extractor.
 
-The rule-based extractor needs no model: sentences are split with regular expressions, names are runs of
-capitalised (or camel-case "iPhone") words, kinds come from titles, designators and context words, and names are
-merged within a document by a gazetteer built from the document itself (a person's surname or first name, an
-acronym in parentheses, "he"/"she" and "the company" to the last person or organisation named). Every sentence
-that names an entity becomes a fact dated by `components.graph.dates`.
+`LanguageExtractor` reads the product's one language analysis (`components.text.language`: spaCy's English
+pipeline, one Doc per line of the document, shared with the splitter's sentence spans):
+
+- entities are the recogniser's named entities, with kinds from `ENTITY_KINDS_BY_LABEL`, plus runs of proper
+  nouns it left out when they take part in a predicate (their kind then comes from the other mentions of the same
+  name, or from the noun the text calls them: "Qdrant, a vector search engine" is a product);
+- a fact is a sentence with a predicate (a verb) in which an entity takes part as subject, object, or the head of
+  a prepositional argument (or their possessor, apposition or conjunct), read from the dependency parse;
+- pronouns ("he", "it", "its") and definite descriptions ("the company", "the planemaker", "the engine") resolve
+  to the entity of the document they refer to: by the type noun the text gave the entity, else by its kind, the
+  most recently named first;
+- within a document, a surname or first name alone, an acronym in parentheses and an acronym of a longer name are
+  that name's aliases; across documents the graph store merges by normalised name and these aliases;
+- code identifiers and setting names (`QDRANT_URL`, `snake_case`, `CamelCase.method`, anything in backticks or a
+  code block) are never entities.
+
+Dates come from `components.graph.dates` (spaCy's DATE entities read by dateparser against the document's date).
+Haystack's `NamedEntityExtractor` gives entity spans only; the extractor needs the sentences, the parse and the
+lemmas of the same Doc, so it reads spaCy directly.
 """
 
 from __future__ import annotations
@@ -17,25 +31,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.graph.dates import FuzzyDate, find_dates, sentence_validity
-from components.graph.model import (
-    DESIGNATORS,
-    ENTITY_KINDS,
-    DocumentGraph,
-    EntityMention,
-    Fact,
-    fact_uuid,
-    normalise_name,
-)
-from components.text.analyzer import ABBREVIATIONS
+from components.graph.dates import FuzzyDate, sentence_validity
+from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, fact_uuid, normalise_name
+from components.text.language import analyse_text, entity_kind
 
 ENTITY_KINDS_TEXT = " | ".join(ENTITY_KINDS)
+
+# Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
+EXTRACTOR_VERSION = "spacy-1"
 
 
 class GraphExtractor(ABC):
     """Turns one document and its chunks into entities and dated facts; never downloads anything."""
 
     name: str = "extractor"
+    version: str = "1"
 
     @abstractmethod
     def extract(
@@ -44,8 +54,13 @@ class GraphExtractor(ABC):
         """The graph of `document` (a `DocumentRecord`) whose `chunks` (`ChunkRecord`s) are already split.
 
         `known_names(keys)` answers which of some normalised names the graph already holds (the corpus's own
-        gazetteer), so a name that only opens sentences in this document is still recognised.
+        gazetteer).
         """
+
+    @property
+    def stamp(self) -> str:
+        """The version stamp stored with each document's graph (re-extraction happens when it changes)."""
+        return f"{self.name}/{self.version}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.name}
@@ -53,403 +68,181 @@ class GraphExtractor(ABC):
 
 # --- sentences ------------------------------------------------------------------------------------------------
 
-_BOUNDARY_RE = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+
+@dataclass
+class Sentence:
+    """A sentence of a document: where it starts in the document's text, and its spaCy span."""
+
+    offset: int
+    span: Any
+    in_code: bool = False
+
+    @property
+    def text(self) -> str:
+        return self.span.text.strip()
 
 
-def split_sentences(text: str) -> list[tuple[int, str]]:
-    """(character offset, sentence) pairs: lines first, then sentence ends not after an abbreviation or initial."""
-    sentences: list[tuple[int, str]] = []
-    for line_match in re.finditer(r"[^\n]+", text):
-        line, base = line_match.group(), line_match.start()
-        start = 0
-        for boundary in _BOUNDARY_RE.finditer(line):
-            before = line[start : boundary.start()].rstrip("\"'”’)] ")
-            last_word = before.rsplit(None, 1)[-1].lower().rstrip(".") if before.split() else ""
-            if last_word in ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
-                continue
-            if last_word == "no" and line[boundary.end():boundary.end() + 1].isdigit():
-                continue  # "No. 1"
-            piece = line[start : boundary.start() + len(boundary.group().rstrip())].strip()
-            if piece:
-                sentences.append((base + start, piece))
-            start = boundary.end()
-        piece = line[start:].strip()
-        if piece:
-            sentences.append((base + start, piece))
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def document_sentences(text: str) -> list[Sentence]:
+    """The sentences of a document's text from the shared analysis; lines inside code fences are marked."""
+    sentences = []
+    in_fence = False
+    for offset, doc in analyse_text(text):
+        if _FENCE.match(doc.text):
+            in_fence = not in_fence
+            sentences.append(Sentence(offset, doc[:], in_code=True))
+            continue
+        code = in_fence or doc.text.startswith(("    ", "\t"))
+        for span in doc.sents:
+            if span.text.strip():
+                sentences.append(Sentence(offset + span.start_char, span, in_code=code))
     return sentences
 
 
-# --- names ----------------------------------------------------------------------------------------------------
+# --- what a name is ---------------------------------------------------------------------------------------------
 
-_CAP = r"(?:[A-Z][\w&'’.-]*[\w&]|[A-Z]\.?|[a-z]{1,2}[A-Z][\w-]*)"
-_TAIL = r"(?:(?!(?:1[5-9]\d\d|20\d\d)\b)\d[\w.]*|[IVX]{1,4}\b)"
-_CONNECTOR = r"(?:of|for|de|du|des|del|da|von|van|der|den|la|le|&)"
-_NAME_RE = re.compile(rf"(?<![\w'’-]){_CAP}(?:\s+(?:{_CAP}|{_TAIL})|\s+{_CONNECTOR}\s+(?:the\s+)?{_CAP})*")
-
-_TITLES = {
-    "mr",
-    "mrs",
-    "ms",
-    "miss",
-    "dr",
-    "sir",
-    "dame",
-    "lord",
-    "lady",
-    "prof",
-    "professor",
-    "president",
-    "ceo",
-    "cfo",
-    "coo",
-    "cto",
-    "chairman",
-    "chairwoman",
-    "chair",
-    "judge",
-    "justice",
-    "senator",
-    "sen",
-    "governor",
-    "gov",
-    "mayor",
-    "minister",
-    "secretary",
-    "king",
-    "queen",
-    "prince",
-    "princess",
-    "pope",
-    "general",
-    "gen",
-    "captain",
-    "commissioner",
-    "director",
-    "chief",
-    "executive",
-    "officer",
-    "founder",
-    "co-founder",
-    "rep",
-    "representative",
-    "chancellor",
-    "prime",
-    "vice",
-    "saint",
-    "st",
-    "presiding",
-    "former",
-    "late",
+# Code identifiers and setting names: underscores, dotted names ("CamelCase.method"), calls, paths, file suffixes.
+_CODE_NAME = re.compile(r"_|\w\.\w|\(\)|/|=|\.(py|js|ts|rs|md|json|yaml|yml|toml)$")
+# Generic nouns naming a kind, for definite descriptions ("the company") and apposition ("X, a startup").
+_KIND_NOUNS: dict[str, set[str]] = {
+    "organization": set(
+        "company firm corporation business startup start-up manufacturer maker carrier airline bank group agency "
+        "organisation organization institution university party team label publisher retailer supplier operator "
+        "vendor conglomerate subsidiary giant consortium authority ministry government lab laboratory foundation "
+        "club union outlet newspaper network broadcaster insurer lender".split()
+    ),
+    "product": set(
+        "product device phone smartphone computer laptop tablet software program application app service platform "
+        "tool engine database library framework system model aircraft airliner airplane plane jet jetliner "
+        "superjumbo car vehicle console "
+        "browser package player game drug vaccine chip processor language".split()
+    ),
+    "person": set(
+        "man woman executive founder chairman chairwoman president minister director officer analyst spokesman "
+        "spokeswoman spokesperson leader chief engineer researcher scientist author singer actor player".split()
+    ),
+    "place": set("city country state town region capital nation island province village".split()),
+    "event": set("event conference summit show festival election war meeting ceremony tournament".split()),
 }
-# Words that go with a title but do not make one: "former Microsoft" is not a person.
-_TITLE_MODIFIERS = {"former", "late", "vice", "prime", "chief", "executive", "presiding", "then", "acting", "deputy"}
-_STOP = {
-    "the",
-    "a",
-    "an",
-    "this",
-    "that",
-    "these",
-    "those",
-    "it",
-    "its",
-    "he",
-    "she",
-    "they",
-    "we",
-    "i",
-    "you",
-    "his",
-    "her",
-    "their",
-    "our",
-    "my",
-    "your",
-    "in",
-    "on",
-    "at",
-    "of",
-    "for",
-    "to",
-    "from",
-    "by",
-    "with",
-    "as",
-    "and",
-    "but",
-    "or",
-    "if",
-    "when",
-    "while",
-    "after",
-    "before",
-    "since",
-    "until",
-    "during",
-    "although",
-    "though",
-    "because",
-    "however",
-    "meanwhile",
-    "moreover",
-    "also",
-    "then",
-    "there",
-    "here",
-    "so",
-    "yet",
-    "still",
-    "both",
-    "all",
-    "some",
-    "many",
-    "most",
-    "such",
-    "other",
-    "another",
-    "each",
-    "every",
-    "no",
-    "not",
-    "one",
-    "two",
-    "new",
-    "according",
-    "today",
-    "yesterday",
-    "tomorrow",
-    "tonight",
-    "last",
-    "next",
-    "earlier",
-    "later",
-    "now",
-    "what",
-    "who",
-    "which",
-    "where",
-    "why",
-    "how",
-    "mon",
-    "tue",
-    "wed",
-    "thu",
-    "fri",
-    "sat",
-    "sun",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "sept",
-    "oct",
-    "nov",
-    "dec",
-    "is",
-    "was",
-    "are",
-    "were",
-    "will",
-    "would",
-    "should",
-    "could",
-    "can",
-    "has",
-    "have",
-    "had",
-    "do",
-    "does",
-    "did",
-    "be",
-    "been",
-    "said",
-    "says",
-    "we're",
-    "it's",
-    "mid",
-    "early",
-    "late",
-    "about",
-    "over",
-    "under",
-    "more",
-    "less",
-    "than",
-    "only",
-    "even",
-    "just",
-    "like",
-    "through",
-    "into",
-    "onto",
-    "out",
-    "up",
-    "down",
-    "off",
-    "via",
-    "per",
-    "within",
-    "without",
-    "among",
-    "between",
-    "despite",
-    "unlike",
-    "following",
-    "including",
-    "once",
-    "whether",
-    "where's",
-    "let",
-    "let's",
-    "yes",
-    "oh",
-}
-_ORG_WORDS = {
-    "inc",
-    "corp",
-    "corporation",
-    "corps",
-    "company",
-    "co",
-    "ltd",
-    "llc",
-    "plc",
-    "gmbh",
-    "ag",
-    "group",
-    "holdings",
-    "bank",
-    "university",
-    "college",
-    "school",
-    "institute",
-    "commission",
-    "committee",
-    "council",
-    "agency",
-    "association",
-    "federation",
-    "union",
-    "party",
-    "ministry",
-    "department",
-    "court",
-    "foundation",
-    "labs",
-    "laboratories",
-    "studios",
-    "records",
-    "network",
-    "networks",
-    "times",
-    "news",
-    "post",
-    "journal",
-    "press",
-    "computer",
-    "computers",
-    "systems",
-    "technologies",
-    "motors",
-    "airlines",
-    "airways",
-    "partners",
-    "fund",
-    "office",
-    "board",
-    "authority",
-    "administration",
-    "service",
-    "services",
-    "society",
-    "club",
-    "team",
-    "police",
-    "army",
-    "navy",
-    "government",
-    "parliament",
-    "congress",
-    "senate",
-    "organization",
-    "organisation",
-}
-_EVENT_WORDS = {
-    "conference",
-    "summit",
-    "expo",
-    "exhibition",
-    "war",
-    "olympics",
-    "games",
-    "championship",
-    "championships",
-    "festival",
-    "election",
-    "elections",
-    "awards",
-    "cup",
-    "convention",
-    "forum",
-    "show",
-    "fair",
-    "revolution",
-    "crisis",
-    "hurricane",
-    "earthquake",
-    "congress",
-    "tournament",
-    "marathon",
-    "keynote",
-}
-_PLACE_CUES = {"in", "at", "near", "from", "across", "throughout", "outside", "inside", "to"}
-_PERSON_PRONOUNS = re.compile(r"\b(he|she|him|his|her|hers|himself|herself)\b", re.I)
-_ORG_REFERENCE = re.compile(
-    r"\bthe\s+(company|firm|corporation|group|organi[sz]ation|manufacturer|maker|label)\b", re.I
-)
-_PRODUCT_REFERENCE = re.compile(
-    r"^(?:it|its|the\s+(?:device|phone|product|player|software|service|store|system))\b", re.I
-)
-_DATE_ONLY_RE = re.compile(r"^[\W\d_]*$")
-_PAST_RE = re.compile(
-    r"\b(was|were|had|did|said|told|made|took|gave|went|came|began|showed|held|won|lost|led|left|met|sold|bought|"
-    r"[a-z]{2,}ed)\b",
-    re.I,
-)
-_FUTURE_WORDS = re.compile(r"\b(will|shall|going to|plans? to|expected to|slated)\b", re.I)
-_SPEECH_AFTER = re.compile(r"^\s*,?\s*(said|says|told|stated|added|explained|wrote|argued|claimed)\b", re.I)
-_SPEECH_BEFORE = re.compile(r"\b(said|says|told|according to)\s*$", re.I)
+_PERSON_PRONOUNS = {"he", "him", "his", "himself", "she", "her", "hers", "herself"}
+_THING_PRONOUNS = {"it", "its", "itself"}
+_GROUP_PRONOUNS = {"they", "them", "their", "theirs"}
+# Dependency roles in which a noun phrase takes part in its predicate.
+_ARGUMENT_DEPS = {"nsubj", "nsubjpass", "csubj", "dobj", "iobj", "dative", "attr", "agent", "pobj", "oprd", "obj"}
+_LINK_DEPS = {"compound", "appos", "conj", "poss", "amod", "nmod", "npadvmod", "flat", "nummod"}
 
 
-@dataclass
-class _Span:
-    start: int
-    end: int
-    text: str
-    kind_hint: str | None = None
+def _looks_like_code(span: Any) -> bool:
+    text = span.text
+    if _CODE_NAME.search(text) or (text.isupper() and "_" in text):
+        return True
+    doc = span.doc
+    before = doc[span.start - 1].text if span.start > 0 else ""
+    after = doc[span.end].text if span.end < len(doc) else ""
+    return "`" in before or "`" in after or text.count("`") > 0
+
+
+_MODEL = re.compile(r"^[A-Z]{0,3}-?\d{2,5}[A-Z]{0,3}s?$")
+_NOT_MODELS = {"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "ORDINAL"}
+
+
+def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
+    """Model designations ("A380", "Boeing 777", "787 Dreamliner", "787s") as product names, with how many of
+    their leading words name the maker (an organisation the recogniser tagged), and the maker's token when the
+    text names it as an owner ("Boeing's 787")."""
+    found: list[tuple[Any, int, Any]] = []
+    doc = sentence.doc
+    last_end = sentence.start
+    for token in sentence:
+        if token.i < last_end or not _MODEL.match(token.text) or token.ent_type_ in _NOT_MODELS:
+            continue
+        digits = re.sub(r"\D", "", token.text)
+        lettered = bool(re.search(r"[A-Z]", token.text))
+        if not lettered and re.fullmatch(r"(19|20)\d\d", digits):
+            continue  # a year
+        if not lettered and token.i + 1 < sentence.end and doc[token.i + 1].tag_ in ("NNS", "NNPS"):
+            continue  # a count: "20 Dreamliners"
+        left = token.i
+        while left > sentence.start and doc[left - 1].pos_ == "PROPN" and doc[left - 1].is_title:
+            left -= 1
+        right = token.i + 1
+        while (
+            right < sentence.end
+            and doc[right].pos_ in ("PROPN", "NOUN")
+            and doc[right].is_title
+            and doc[right].ent_type_ not in _NOT_MODELS
+        ):
+            right += 1
+        # "its 777 airliner", "Boeing's 787": a number naming a kind of product, or after its maker's name.
+        typed = token.dep_ in ("nummod", "compound") and token.head.lemma_.lower() in _KIND_NOUNS["product"]
+        owner = token.i >= 2 and doc[token.i - 1].tag_ == "POS" and doc[token.i - 2].ent_type_ == "ORG"
+        named = left < token.i or right > token.i + 1 or token.head.is_title or typed or owner
+        if not (lettered or named):
+            continue
+        maker = 0
+        while left + maker < token.i and doc[left + maker].ent_type_ == "ORG":
+            maker += 1
+        found.append((doc[left:right], maker, doc[token.i - 2] if owner and left == token.i else None))
+        last_end = right
+    return found
+
+
+def _singular(name: str) -> str:
+    """A product name in the singular: "787s" -> "787", "787 Dreamliners" -> "787 Dreamliner"."""
+    head, _, last = name.rpartition(" ")
+    if len(last) > 3 and last.endswith("s") and not last.endswith("ss") and (last[-2].isdigit() or last[0].isupper()):
+        last = last[:-1]
+    return f"{head} {last}".strip()
+
+
+def _split_parenthesis(span: Any) -> list[Any]:
+    """ "World Health Organization (WHO" -> the name and the acronym, when the recogniser took both as one."""
+    for token in span:
+        if token.text == "(" and token.i > span.start:
+            parts = [span.doc[span.start : token.i]]
+            if token.i + 1 < span.end:
+                parts.append(span.doc[token.i + 1 : span.end])
+            return parts
+    return [span]
+
+
+def _kind_of_noun(noun: str) -> str | None:
+    noun = noun.lower()
+    for kind, nouns in _KIND_NOUNS.items():
+        if noun in nouns:
+            return kind
+    if noun.endswith(("maker", "builder", "producer", "provider", "company")):
+        return "organization"
+    return None
+
+
+def _takes_part(token: Any) -> bool:
+    """True when `token` (a noun phrase's head) is an argument of a predicate: climbing through compounds,
+    appositions, conjuncts and possessives it reaches a subject, object or prepositional role under a verb."""
+    seen = 0
+    while token is not None and seen < 8:
+        seen += 1
+        if token.dep_ in _ARGUMENT_DEPS:
+            if token.dep_ == "pobj":
+                head = token.head  # the preposition
+                return head.dep_ in ("prep", "agent", "dative") and head.head.pos_ in ("VERB", "AUX", "NOUN", "PROPN")
+            return token.head.pos_ in ("VERB", "AUX") or token.dep_ in ("nsubj", "nsubjpass")
+        if token.dep_ in _LINK_DEPS and token.head is not token:
+            token = token.head
+            continue
+        # A headline's subject is often parsed as the root ("Airbus A380 test flight delayed after accident"), and
+        # a name right under a verb is its argument whatever the tagger called it ("renamed PostgreSQL" as advmod).
+        return token.dep_ == "ROOT" or (token.head.pos_ in ("VERB", "AUX") and token.dep_ not in ("punct", "cc"))
+    return False
+
+
+def _has_predicate(span: Any) -> bool:
+    return any(token.pos_ in ("VERB", "AUX") for token in span)
+
+
+# --- the document's entities ----------------------------------------------------------------------------------
 
 
 @dataclass
@@ -457,148 +250,70 @@ class _DocEntity:
     key: str
     names: Counter = field(default_factory=Counter)
     kinds: Counter = field(default_factory=Counter)
+    type_nouns: set[str] = field(default_factory=set)
     aliases: set[str] = field(default_factory=set)
 
     def best_name(self) -> str:
-        # The full name ("Steve Jobs" over "Jobs"), then the most used, shortest spelling ("Airbus" over "Airbus SE").
+        # The fullest name ("Steve Jobs" over "Jobs"), then the most used, then the shortest spelling.
         def rank(item: tuple[str, int]) -> tuple[int, int, int]:
             return len(normalise_name(item[0]).split()), item[1], -len(item[0])
 
         return max(self.names.items(), key=rank)[0]
 
     def kind(self) -> str:
-        for kind in ("event", "person", "product", "organization", "place"):
-            if self.kinds.get(kind, 0) and self.kinds[kind] >= max(self.kinds.values()) / 2:
+        if self.kinds:
+            return self.kinds.most_common(1)[0][0]
+        for noun in sorted(self.type_nouns):
+            kind = _kind_of_noun(noun)
+            if kind:
                 return kind
-        return self.kinds.most_common(1)[0][0] if self.kinds else "other"
+        return "other"
 
 
-def _token_words(text: str) -> list[str]:
-    return [word.strip(".,'’").lower() for word in text.split()]
+@dataclass
+class _Mention:
+    key: str
+    root: Any  # the head token of the name
+    start: int
+    end: int
 
 
-def _trim_span(sentence: str, match: re.Match[str], sentence_start: bool) -> _Span | None:
-    words = [(m.start() + match.start(), m.group()) for m in re.finditer(r"\S+", match.group())]
-    kind_hint: str | None = None
-    # Strip leading function words and titles (which mark a person: "CEO Steve Jobs").
-    while words:
-        token = words[0][1].strip(".,'’")
-        word = token.lower()
-        if word in _TITLES - _TITLE_MODIFIERS and len(words) > 1:
-            kind_hint = "person"
-        elif re.search(r"[A-Z]", token[1:]):
-            break  # mixed or upper case ("NeXT", "WHO") is a name, never a function word
-        elif word not in _STOP and word not in _TITLE_MODIFIERS:
-            break
-        words = words[1:]
-    while words and (words[0][1][0].isdigit()):
-        words = words[1:]
-    while (
-        words
-        and words[-1][1].strip(".,'’").lower() in _STOP | {"&", "de"}
-        and not re.search(r"[A-Z]", words[-1][1][1:])
-    ):
-        words = words[:-1]
-    if all(w.strip(".,'’").lower() in _TITLES for _, w in words):
-        return None
-    if not words:
-        return None
-    start = words[0][0]
-    text = sentence[start : words[-1][0] + len(words[-1][1])].rstrip(".,")
-    text = re.sub(r"['’]s?$", "", text).strip()
-    if len(text) < 2 or not re.search(r"[A-Za-z]", text):
-        return None
-    if start > 0:
-        # A title just before the name ("CEO Steve Jobs", "Mr Mann") marks a person.
-        previous = sentence[:start].split()[-1:] or [""]
-        if previous[0].strip(".,").lower() in _TITLES - _TITLE_MODIFIERS:
-            kind_hint = kind_hint or "person"
-    return _Span(start, start + len(text), text, kind_hint)
+def _initials(key: str) -> str:
+    return "".join(word[0] for word in key.split() if word not in ("of", "and", "the", "for", "de", "&"))
 
 
-class _Part:
-    """A piece of a name match, with the `re.Match` methods `_trim_span` uses."""
-
-    def __init__(self, text: str, start: int) -> None:
-        self._text, self._start = text, start
-
-    def group(self) -> str:
-        return self._text
-
-    def start(self) -> int:
-        return self._start
-
-
-def _split_at_titles(match: re.Match[str]) -> list[Any]:
-    """ "Microsoft CEO Bill Gates" -> "Microsoft", "CEO Bill Gates": an inner title starts a new (person) name."""
-    tokens = list(re.finditer(r"\S+", match.group()))
-    cuts = [
-        index
-        for index, token in enumerate(tokens)
-        if index > 0
-        and token.group().strip(".,").lower() in _TITLES
-        and token.group()[0].isupper()
-        and tokens[index - 1].group().strip(".,").lower() not in _TITLES
-    ]
-    if not cuts:
-        return [match]
-    parts = []
-    bounds = [0, *cuts, len(tokens)]
-    for left, right in zip(bounds, bounds[1:], strict=False):
-        begin, end = tokens[left].start(), tokens[right - 1].end()
-        parts.append(_Part(match.group()[begin:end], match.start() + begin))
-    return parts
-
-
-def _kind_of(span: _Span, sentence: str) -> str:
-    words = _token_words(span.text)
-    if any(word in _EVENT_WORDS for word in words):
-        return "event"
-    if span.kind_hint:
-        return span.kind_hint
-    if any(word in _ORG_WORDS for word in words[1:]) or words[-1] in _ORG_WORDS or (
-        len(words) > 1 and words[-1].replace(".", "") in DESIGNATORS
-    ):
-        return "organization"
-    if re.search(r"\d", span.text) or re.match(r"[a-z]{1,2}[A-Z]", span.text):
-        return "product"
-    if len(words) == 1 and span.text.isupper() and len(span.text) <= 6:
-        return "organization"
-    before = sentence[: span.start].split()[-1:] or [""]
-    if before[0].lower() in _PLACE_CUES:
-        return "place"
-    if 2 <= len(words) <= 3 and all(re.fullmatch(r"[A-Z][a-z'’-]+\.?", w) for w in span.text.split()):
-        # Two or three capitalised words are a person only when the text treats them as one: "X said", "said X".
-        after, before_text = sentence[span.end : span.end + 14], sentence[max(0, span.start - 16) : span.start]
-        if _SPEECH_AFTER.match(after) or _SPEECH_BEFORE.search(before_text):
-            return "person"
-    return "other"
-
-
-class RuleBasedExtractor(GraphExtractor):
-    """Offline entity and dated-fact extraction from capitalisation, context words and the document's own names.
+class LanguageExtractor(GraphExtractor):
+    """Offline entity and dated-fact extraction from spaCy's entities and dependency parse.
 
     Usage:
     ```python
-    graph = RuleBasedExtractor().extract(document_record, chunk_records)
-    [(fact.text, fact.valid_at.iso()) for fact in graph.facts]
+    graph = LanguageExtractor().extract(document_record, chunk_records)
+    [(fact.text, fact.entity_keys, fact.valid_at.iso()) for fact in graph.facts]
     ```
     """
 
-    name = "rules"
+    name = "spacy"
+    version = EXTRACTOR_VERSION
 
-    def __init__(self, min_sentence_words: int = 4, resolve_pronouns: bool = True) -> None:
+    def __init__(self, min_sentence_words: int = 4, resolve_references: bool = True) -> None:
         if min_sentence_words < 1:
             raise ValueError("min_sentence_words must be at least 1")
         self.min_sentence_words = min_sentence_words
-        self.resolve_pronouns = resolve_pronouns
+        self.resolve_references = resolve_references
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "type": self.name,
             "min_sentence_words": self.min_sentence_words,
-            "resolve_pronouns": self.resolve_pronouns,
+            "resolve_references": self.resolve_references,
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LanguageExtractor:
+        return cls(
+            min_sentence_words=data.get("min_sentence_words", 4),
+            resolve_references=data.get("resolve_references", True),
+        )
 
     # -- public -------------------------------------------------------------------------------------------------
 
@@ -610,64 +325,61 @@ class RuleBasedExtractor(GraphExtractor):
             chunk.text for chunk in sorted(chunks, key=lambda c: c.chunk_index)
         )
         title = getattr(document, "title", "") or ""
-        sentences = self._sentences(text, title)
         anchor = getattr(document, "date", None)
         if isinstance(anchor, dt.datetime):
             anchor = anchor.date()
+        sentences = self._sentences(document_sentences(text), title)
         if anchor is None:
-            anchor = self._dateline(text)
-        spans_per_sentence = [self._spans(sentence) for _, sentence in sentences]
-        entities, span_keys = self._merge(spans_per_sentence, sentences, known_names)
+            anchor = self._dateline(sentences)
+        sentences = [s for s in sentences if not self._is_dateline(s)]
+        entities, mentions = self._entities(sentences, known_names)
         locate = _ChunkLocator(chunks)
 
         facts: list[Fact] = []
+        recent: list[str] = []  # entity keys, most recently named last
         previous: FuzzyDate | None = None
-        last_person: str | None = None
-        last_org: str | None = None
-        last_subject: str | None = None
-        last_product: str | None = None
         frame: FuzzyDate | None = None
         frame_at = -10
-        for index, ((offset, sentence), keys) in enumerate(zip(sentences, span_keys, strict=True)):
-            explicit = list(dict.fromkeys(keys))
-            linked = list(explicit)
-            if self.resolve_pronouns:
-                if last_person and last_person not in linked and _PERSON_PRONOUNS.search(sentence):
-                    if not any(entities[k].kind() == "person" for k in explicit):
-                        linked.append(last_person)
-                if last_org and last_org not in linked and _ORG_REFERENCE.search(sentence):
-                    linked.append(last_org)
-                referent = last_product or last_subject
-                if referent and referent not in linked and _PRODUCT_REFERENCE.match(sentence):
-                    linked.append(referent)
+        for index, sentence in enumerate(sentences):
+            row = mentions[index]
+            explicit = list(dict.fromkeys(m.key for m in row))
+            linked = [m.key for m in row if _takes_part(m.root)]
+            if self.resolve_references:
+                for key in self._references(sentence.span, row, entities, recent):
+                    linked.append(key)
+            linked = list(dict.fromkeys(linked))
             for key in explicit:
-                kind = entities[key].kind()
-                if kind == "person":
-                    last_person = key
-                elif kind == "organization":
-                    last_org = key
-                elif kind == "product":
-                    last_product = key
-            if explicit:
-                last_subject = explicit[0]
-            if not linked or len(sentence.split()) < self.min_sentence_words:
-                continue
-            valid, invalid, method, mentions = sentence_validity(sentence, anchor, previous)
-            valid, method = self._in_frame(sentence, valid, method, anchor, frame if index - frame_at <= 6 else None)
-            for mention in mentions:
-                # A day close before the document's date sets the scene the next past-tense sentences happen in.
-                if anchor and mention.date.precision == "day" and 0 <= (anchor - mention.date.value).days <= 31:
-                    frame, frame_at = mention.date, index
-            stated = [m.date for m in mentions if not m.relative]
+                if key in recent:
+                    recent.remove(key)
+                recent.append(key)
+            for key in linked:  # a resolved reference keeps its entity in focus
+                if key not in explicit and key in recent:
+                    recent.remove(key)
+                    recent.append(key)
+            valid, invalid, method, dates = sentence_validity(sentence.span, anchor, previous)
+            stated = [m.date for m in dates if not m.relative]
             if stated:
                 previous = stated[-1]
             elif method == "relative" and valid is not None:
                 previous = valid
-            chunk = locate.find(offset, sentence)
+            for mention in dates:
+                # A day shortly before the document's date sets the scene the next past-tense sentences happen in.
+                if anchor and mention.date.precision == "day" and 0 <= (anchor - mention.date.value).days <= 31:
+                    frame, frame_at = mention.date, index
+            if (
+                not linked
+                or len([t for t in sentence.span if not t.is_punct]) < self.min_sentence_words
+                or not _has_predicate(sentence.span)
+            ):
+                continue
+            valid, method = self._in_frame(
+                sentence.span, valid, method, anchor, frame if index - frame_at <= 6 else None
+            )
+            chunk = locate.find(sentence.offset, sentence.text)
             facts.append(
                 Fact(
-                    uuid=fact_uuid(document_id, index, sentence),
-                    text=sentence,
+                    uuid=fact_uuid(document_id, index, sentence.text),
+                    text=sentence.text,
                     document_id=document_id,
                     sentence_index=index,
                     entity_keys=linked,
@@ -683,43 +395,54 @@ class RuleBasedExtractor(GraphExtractor):
                 )
             )
         used = {key for fact in facts for key in fact.entity_keys}
-        mentions = [
+        graph_entities = [
             EntityMention(key=key, name=entity.best_name(), kind=entity.kind(), aliases=set(entity.aliases) - {key})
             for key, entity in entities.items()
             if key in used
         ]
-        return DocumentGraph(document_id=document_id, entities=mentions, facts=facts)
+        return DocumentGraph(document_id=document_id, entities=graph_entities, facts=facts, extractor=self.stamp)
 
     # -- steps --------------------------------------------------------------------------------------------------
 
-    def _sentences(self, text: str, title: str) -> list[tuple[int, str]]:
-        title_key = normalise_name(title)
-        kept: list[tuple[int, str]] = []
+    @staticmethod
+    def _sentences(sentences: list[Sentence], title: str = "") -> list[Sentence]:
+        """Prose sentences once each (a heading repeating the title is one of them); code out."""
+        kept: list[Sentence] = []
         seen: set[str] = set()
-        for offset, sentence in split_sentences(text):
-            key = " ".join(sentence.lower().split())
-            if key in seen or (title_key and len(sentence) <= 2 * len(title) and normalise_name(sentence) == title_key):
+        for sentence in sentences:
+            text = sentence.text.lstrip("#> ").strip()
+            key = " ".join(text.lower().split())
+            if sentence.in_code or not key or key in seen:
                 continue
             seen.add(key)
-            if len(sentence) <= 40:  # only a short line can be a dateline
-                without_dates = sentence
-                for mention in reversed(find_dates(sentence, None)):
-                    without_dates = without_dates[: mention.start] + without_dates[mention.end :]
-                if _DATE_ONLY_RE.match(without_dates):
-                    continue
-            kept.append((offset, sentence))
+            kept.append(sentence)
         return kept
 
     @staticmethod
+    def _is_dateline(sentence: Sentence) -> bool:
+        tokens = [t for t in sentence.span if not (t.is_punct or t.is_space)]
+        return bool(tokens) and len(tokens) <= 8 and all(t.ent_type_ in ("DATE", "TIME") or t.like_num for t in tokens)
+
+    def _dateline(self, sentences: list[Sentence]) -> dt.date | None:
+        for sentence in sentences[:4]:
+            if self._is_dateline(sentence):
+                valid, _, method, _ = sentence_validity(sentence.span, None)
+                if valid is not None and valid.precision == "day" and method == "stated":
+                    return valid.value
+        return None
+
+    @staticmethod
     def _in_frame(
-        sentence: str, valid: FuzzyDate | None, method: str, anchor: dt.date | None, frame: FuzzyDate | None
+        sentence: Any, valid: FuzzyDate | None, method: str, anchor: dt.date | None, frame: FuzzyDate | None
     ) -> tuple[FuzzyDate | None, str]:
         """Undated past-tense news happens on the day the text just named; a bare year or month that is the
         document's own is made as precise as that day (or the document's date)."""
         if anchor is None:
             return valid, method
+        past = any("Past" in token.morph.get("Tense") for token in sentence if token.pos_ in ("VERB", "AUX"))
+        future = any(token.lower_ in ("will", "shall") for token in sentence)
         if method == "document":
-            if frame is not None and _PAST_RE.search(sentence) and not _FUTURE_WORDS.search(sentence):
+            if frame is not None and past and not future:
                 return frame, "context"
             return valid, method
         if valid is not None and valid.precision != "day":
@@ -728,141 +451,306 @@ class RuleBasedExtractor(GraphExtractor):
                 return FuzzyDate(day, "day"), method
         return valid, method
 
-    @staticmethod
-    def _dateline(text: str) -> dt.date | None:
-        for line in text.splitlines()[:4]:
-            mentions = find_dates(line, None)
-            if len(mentions) == 1 and mentions[0].date.precision == "day":
-                rest = line[: mentions[0].start] + line[mentions[0].end :]
-                if _DATE_ONLY_RE.match(rest):
-                    return mentions[0].date.value
-        return None
-
-    @staticmethod
-    def _spans(sentence: str) -> list[_Span]:
-        spans = []
-        for match in _NAME_RE.finditer(sentence):
-            parts = _split_at_titles(match)
-            for position, part in enumerate(parts):
-                span = _trim_span(sentence, part, sentence_start=part.start() <= 1)
-                if span is not None:
-                    if position < len(parts) - 1 and span.kind_hint is None:
-                        span.kind_hint = "organization"  # "Microsoft CEO ...": the employer before a title
-                    spans.append(span)
-        return spans
-
-    def _merge(
-        self,
-        spans_per_sentence: list[list[_Span]],
-        sentences: list[tuple[int, str]],
-        known_names: Callable[[set[str]], set[str]] | None = None,
-    ) -> tuple[dict[str, _DocEntity], list[list[str]]]:
-        # Words seen capitalised away from a sentence start: the document's own gazetteer of names.
-        inner_names: set[str] = set()
-        for spans in spans_per_sentence:
-            for span in spans:
-                if span.start > 1:
-                    inner_names.add(normalise_name(span.text))
-        # First names and surnames of people the document names in full may open a sentence alone ("Steve said").
-        for spans, (_, sentence) in zip(spans_per_sentence, sentences, strict=True):
-            for span in spans:
-                key = normalise_name(span.text)
-                if len(key.split()) >= 2 and _kind_of(span, sentence) == "person":
-                    inner_names.update(key.split())
-                elif len(key.split()) >= 2:
-                    inner_names.add(key.split()[-1])  # a surname alone: "Enders led the company"
-        if known_names is not None:
-            # Names that only open sentences here: the graph may know them from other documents.
-            openers = {
-                normalise_name(span.text) for spans in spans_per_sentence for span in spans
-                if span.start <= 1 and len(span.text.split()) == 1
-            } - inner_names
-            if openers:
-                inner_names |= known_names(openers)
+    def _entities(
+        self, sentences: list[Sentence], known_names: Callable[[set[str]], set[str]] | None = None
+    ) -> tuple[dict[str, _DocEntity], list[list[_Mention]]]:
+        """The document's entities (merged by name, alias and acronym) and each sentence's mentions of them."""
         entities: dict[str, _DocEntity] = {}
-        raw_keys: list[list[tuple[str, _Span]]] = []
-        for spans, (_, sentence) in zip(spans_per_sentence, sentences, strict=True):
-            row = []
-            for span in spans:
-                key = normalise_name(span.text)
-                if not key or (key in _STOP and not re.search(r"[A-Z]", span.text[1:])):
+        raw: list[list[_Mention]] = []
+        for sentence in sentences:
+            row: list[_Mention] = []
+            taken: set[int] = set()
+            for span, maker, owner in _model_names(sentence.span):
+                mention = self._mention(span[maker:], entities, "product", singular=True)
+                if mention is not None:
+                    # "Airbus A380" and "Airbus's A380" are the A380, made by Airbus: both names are its.
+                    full = span.text if maker else f"{owner.text} {span.text}" if owner is not None else ""
+                    if full:
+                        entities[mention.key].names[full] += 1
+                        entities[mention.key].aliases.add(normalise_name(_singular(full)))
+                    row.append(mention)
+                    taken.update(range(span.start, span.end))
+            for ent in sentence.span.ents:
+                kind = entity_kind(ent.label_)
+                if kind is None or taken.intersection(range(ent.start, ent.end)):
                     continue
-                if span.start <= 1 and len(span.text.split()) == 1 and key not in inner_names and not span.kind_hint:
-                    continue  # a capitalised first word, not a name the document uses elsewhere
-                entity = entities.setdefault(key, _DocEntity(key))
-                entity.names[span.text] += 1
-                entity.kinds[_kind_of(span, sentence)] += 1
-                row.append((key, span))
-            raw_keys.append(row)
-        # "Mr Faury" makes "Guillaume Faury" a person: a titled surname names the full name that ends with it.
-        titled = {normalise_name(span.text) for spans in spans_per_sentence for span in spans
-                  if span.kind_hint == "person" and len(span.text.split()) == 1}
-        for key, entity in entities.items():
-            if len(key.split()) >= 2 and key.split()[-1] in titled and entity.kind() != "person":
-                entity.kinds["person"] += sum(entity.kinds.values())
-        # Acronyms in parentheses: "Worldwide Developers Conference (WWDC)".
-        redirect: dict[str, str] = {}
-        for _, sentence in sentences:
-            for match in re.finditer(r"([A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){1,7})\s*\(([A-Z][A-Za-z&.]{1,9})\)", sentence):
-                acronym = normalise_name(match.group(2))
-                initials = "".join(w[0] for w in match.group(1).split() if w[0].isupper()).lower()
-                if acronym in entities and initials.endswith(acronym):
-                    long_key = next(
-                        (
-                            k
-                            for k in entities
-                            if initials.endswith("".join(w[0] for w in k.split()))
-                            and k != acronym
-                            and len(k.split()) == len(acronym)
-                        ),
-                        None,
-                    )
-                    if long_key:
-                        redirect[acronym] = long_key
-        # A person's surname or first name alone is that person when only one person in the document has it.
-        persons = [key for key, entity in entities.items() if entity.kind() == "person" and len(key.split()) >= 2]
-        # Surnames also name two- or three-word proper names the text gave no title ("Tom Enders" ... "Enders").
-        plain = [
-            key for key, entity in entities.items()
-            if key not in persons and entity.kind() == "other" and 2 <= len(key.split()) <= 3
-            and all(re.fullmatch(r"[A-Z][a-z'’-]+", word) for word in entity.best_name().split())
-        ]
-        for part_index in (-1, 0):
-            owners: dict[str, list[str]] = {}
-            for key in persons + (plain if part_index == -1 else []):
-                owners.setdefault(key.split()[part_index], []).append(key)
-            for part, keys in owners.items():
-                keys.sort(key=lambda k: -sum(entities[k].names.values()))
-                counts = [sum(entities[k].names.values()) for k in keys]
-                # An ambiguous first name goes to the document's main person only when they dominate it.
-                if len(keys) > 1 and counts[0] < 2 * counts[1]:
-                    continue
-                if part in entities and part not in persons and part not in plain and part not in redirect:
-                    redirect[part] = keys[0]
+                for part in _split_parenthesis(ent):
+                    mention = self._mention(part, entities, kind)
+                    if mention is not None:
+                        row.append(mention)
+                taken.update(range(ent.start, ent.end))
+            for span in self._proper_noun_runs(sentence.span, taken):
+                mention = self._mention(span, entities, None)
+                if mention is not None:
+                    row.append(mention)
+            row.sort(key=lambda m: m.start)
+            raw.append(row)
+        self._gazetteer(sentences, raw, entities, known_names)
+        for sentence, row in zip(sentences, raw, strict=True):
+            self._learn_type_nouns(sentence.span, row, entities)
+        redirect = self._aliases(entities, sentences)
         for short, long in redirect.items():
-            target = entities[long]
-            source = entities.pop(short)
+            if short not in entities or long not in entities:
+                continue
+            source, target = entities.pop(short), entities[long]
             target.names.update({name: 0 for name in source.names})  # keep spellings, not their weight for naming
-            target.kinds["person" if target.kind() == "person" else target.kind()] += sum(source.kinds.values())
-            target.aliases.add(short)
+            target.kinds.update(source.kinds)
+            target.type_nouns |= source.type_nouns
+            target.aliases |= source.aliases | {short}
         for key, entity in entities.items():
             if entity.kind() == "person" and len(key.split()) >= 2:
                 entity.aliases.add(key.split()[-1])
-        keys_per_sentence = [[redirect.get(key, key) for key, _ in row] for row in raw_keys]
-        return entities, keys_per_sentence
+            elif entity.kind() in ("organization", "event", "law") and len(key.split()) >= 3:
+                entity.aliases.add(_initials(key))  # "European Aeronautic Defence and Space" -> "eads"
+        rows = []
+        for row in raw:
+            fixed = []
+            for mention in row:
+                key = redirect.get(mention.key, mention.key)
+                if key in entities:
+                    fixed.append(_Mention(key, mention.root, mention.start, mention.end))
+            rows.append(fixed)
+        return entities, rows
+
+    @staticmethod
+    def _mention(
+        span: Any, entities: dict[str, _DocEntity], kind: str | None, singular: bool = False
+    ) -> _Mention | None:
+        # Leading determiners and trailing possessives are not part of a name.
+        while len(span) > 1 and span[0].pos_ in ("DET", "PUNCT"):
+            span = span[1:]
+        while len(span) > 1 and (span[-1].tag_ == "POS" or span[-1].is_punct):
+            span = span[:-1]
+        text = span.text.strip()
+        if len(text) < 2 or not re.search(r"[A-Za-z]", text) or _looks_like_code(span):
+            return None
+        if kind is None and not any(re.search(r"[A-Z]", t.text) for t in span):
+            return None
+        if singular or re.search(r"\ds$", text):
+            text = _singular(text)
+        key = normalise_name(text)
+        if not key:
+            return None
+        entity = entities.setdefault(key, _DocEntity(key))
+        entity.names[text] += 1
+        if kind is not None:
+            entity.kinds[kind] += 1
+        return _Mention(key, span.root, span.start, span.end)
+
+    def _gazetteer(
+        self,
+        sentences: list[Sentence],
+        raw: list[list[_Mention]],
+        entities: dict[str, _DocEntity],
+        known_names: Callable[[set[str]], set[str]] | None,
+    ) -> None:
+        """Capitalised words the tagger read as common nouns (a name opening a sentence: "Enders led ...") are
+        mentions when the document names them elsewhere (as a name or a part of a full name) or the graph already
+        knows them."""
+        names = set(entities)
+        for key in entities:
+            words = key.split()
+            if len(words) >= 2:
+                names.update((words[0], words[-1]))
+        model_words = {
+            word
+            for key, entity in entities.items()
+            if entity.kinds.get("product")
+            for word in key.split()
+            if re.search(r"\d", word)
+        }
+        candidates: list[tuple[int, Any]] = []
+        for index, (sentence, row) in enumerate(zip(sentences, raw, strict=True)):
+            covered = {i for m in row for i in range(m.start, m.end)}
+            for token in sentence.span:
+                if token.i in covered or not _takes_part(token):
+                    continue
+                if token.text[:1].isupper() and token.pos_ in ("NOUN", "PROPN", "ADJ", "ADV") and not token.ent_type_:
+                    candidates.append((index, token))
+                elif _MODEL.match(token.text) and token.ent_type_ not in _NOT_MODELS and token.text in model_words:
+                    candidates.append((index, token))  # "the 787" of a document about the 787 Dreamliner
+        unknown = {normalise_name(t.text) for _, t in candidates if t.text[:1].isupper()} - names
+        if known_names is not None and unknown:
+            names |= known_names(unknown)
+        for index, token in candidates:
+            span = token.doc[token.i : token.i + 1]
+            if normalise_name(token.text) in names:
+                mention = self._mention(span, entities, None)
+                if mention is not None:
+                    raw[index].append(mention)
+                    raw[index].sort(key=lambda m: m.start)
+
+    @staticmethod
+    def _proper_noun_runs(sentence: Any, taken: set[int]) -> list[Any]:
+        """Runs of proper nouns the recogniser did not tag, when the run takes part in a predicate."""
+        runs = []
+        start = None
+        tokens = list(sentence)
+        for position, token in enumerate(tokens + [None]):
+            proper = token is not None and token.pos_ == "PROPN" and token.i not in taken and not token.ent_type_
+            if proper and start is None:
+                start = token.i
+            if not proper and start is not None:
+                end = tokens[position - 1].i + 1
+                span = sentence.doc[start:end]
+                # One capitalised word opening a sentence ("Version 3 followed") is a name only when the document
+                # or the graph knows it: the gazetteer pass decides.
+                if _takes_part(span.root) and not (span.start == sentence.start and len(span) == 1):
+                    runs.append(span)
+                start = None
+        return runs
+
+    @staticmethod
+    def _learn_type_nouns(sentence: Any, row: list[_Mention], entities: dict[str, _DocEntity]) -> None:
+        """What the text calls each entity: "Qdrant, a vector search engine", "Qdrant is a database", "the
+        planemaker Airbus", "Qdrant: a vector search engine" make "engine", "database", "planemaker" type nouns."""
+        for mention in row:
+            root = mention.root
+            entity = entities.get(mention.key)
+            if entity is None:
+                continue
+            for child in root.children:
+                if child.dep_ == "appos" and child.pos_ == "NOUN":
+                    entity.type_nouns.add(child.lemma_.lower())
+                if child.dep_ == "compound" and child.pos_ == "NOUN" and child.i < mention.start:
+                    entity.type_nouns.add(child.lemma_.lower())
+            if root.dep_ == "nsubj" and root.head.lemma_ == "be":
+                for child in root.head.children:
+                    if child.dep_ == "attr" and child.pos_ == "NOUN":
+                        entity.type_nouns.add(child.lemma_.lower())
+            if root.dep_ == "appos" and root.head.pos_ == "NOUN":
+                entity.type_nouns.add(root.head.lemma_.lower())
+        # A heading "Name: a description" (the tagger often misreads the name there).
+        colon = next((t.i for t in sentence if t.text in (":", "—", "–")), None)
+        if colon is not None and 0 < colon - sentence.start <= 4:
+            key = normalise_name(sentence.doc[sentence.start : colon].text)
+            if key in entities:
+                for token in sentence.doc[colon + 1 : sentence.end]:
+                    if token.pos_ == "NOUN" and token.dep_ in ("ROOT", "appos", "attr", "dobj", "npadvmod"):
+                        entities[key].type_nouns.add(token.lemma_.lower())
+                        break
+
+    @staticmethod
+    def _aliases(entities: dict[str, _DocEntity], sentences: list[Sentence]) -> dict[str, str]:
+        """Short names -> the full name they stand for in this document."""
+        redirect: dict[str, str] = {}
+        # "European Aeronautic Defence and Space Company (EADS)": the acronym in parentheses.
+        for sentence in sentences:
+            for match in re.finditer(
+                r"([A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){1,8})\s*\(([A-Z][A-Za-z&.]{1,9})\)", sentence.text
+            ):
+                acronym = normalise_name(match.group(2))
+                long_key = next(
+                    (
+                        k
+                        for k in entities
+                        if k != acronym
+                        and len(k.split()) > 1
+                        and _initials(k).startswith(acronym)
+                        and k in normalise_name(match.group(1))
+                    ),
+                    None,
+                )
+                if acronym in entities and long_key:
+                    redirect[acronym] = long_key
+        # An acronym that spells the initials of exactly one longer name of the document.
+        for key in entities:
+            if key in redirect or len(key.split()) != 1 or not any(n.isupper() for n in entities[key].names):
+                continue
+            owners = [k for k in entities if k != key and len(k.split()) >= 2 and _initials(k) == key]
+            if len(owners) == 1:
+                redirect[key] = owners[0]
+        # A part of a product's name ("787" of "787 Dreamliner") when only one product of the document has it.
+        for key, entity in entities.items():
+            if key in redirect or entity.kind() not in ("product", "other"):
+                continue
+            words = set(key.split())
+            owners = [k for k, e in entities.items() if k != key and e.kind() == "product" and words < set(k.split())]
+            if len(owners) == 1:
+                redirect[key] = owners[0]
+        # A person's surname or first name alone, and an organisation's first word alone, when only one full name
+        # of the document has it.
+        for part_index, kinds in ((-1, ("person",)), (0, ("person",)), (0, ("organization", "product"))):
+            owners: dict[str, list[str]] = {}
+            for key, entity in entities.items():
+                if len(key.split()) >= 2 and entity.kind() in kinds:
+                    owners.setdefault(key.split()[part_index], []).append(key)
+            for part, keys in owners.items():
+                if len(keys) == 1 and part in entities and part not in redirect and part != keys[0]:
+                    short = entities[part]
+                    if short.kind() in (*kinds, "other"):
+                        redirect[part] = keys[0]
+        # Chains ("a" -> "b" -> "c") end at their last name.
+        for short in list(redirect):
+            seen = {short}
+            while redirect[short] in redirect and redirect[short] not in seen:
+                seen.add(redirect[short])
+                redirect[short] = redirect[redirect[short]]
+        return redirect
+
+    @staticmethod
+    def _references(
+        sentence: Any, row: list[_Mention], entities: dict[str, _DocEntity], recent: list[str]
+    ) -> list[str]:
+        """The entities this sentence's pronouns and definite descriptions refer to (most recent fitting first)."""
+        named = {m.key for m in row}
+        covered = {i for m in row for i in range(m.start, m.end)}
+
+        def latest(fits: Callable[[_DocEntity], bool]) -> str | None:
+            for key in reversed(recent):
+                if key in entities and fits(entities[key]):
+                    return key
+            return None
+
+        found: list[str] = []
+        for token in sentence:
+            if token.i in covered or not _takes_part(token):
+                continue
+            lower = token.lower_
+            key = None
+            if token.pos_ == "PRON" or lower in _PERSON_PRONOUNS | _THING_PRONOUNS:
+                if lower in _PERSON_PRONOUNS:
+                    if any(entities[k].kind() == "person" for k in named if k in entities):
+                        continue
+                    key = latest(lambda e: e.kind() == "person")
+                elif lower in _THING_PRONOUNS:
+                    key = latest(lambda e: e.kind() in ("organization", "product", "other", "event", "work"))
+                elif lower in _GROUP_PRONOUNS:
+                    key = latest(lambda e: e.kind() in ("organization", "group"))
+            elif token.pos_ == "NOUN" and any(c.lower_ == "the" and c.dep_ == "det" for c in token.children):
+                noun = token.lemma_.lower()
+                key = latest(lambda e, n=noun: n in e.type_nouns)
+                if key is None:
+                    kind = _kind_of_noun(noun)
+                    if kind is not None and kind != "person":
+                        key = latest(lambda e, k=kind: e.kind() == k)
+            if key is not None and key not in named and key not in found:
+                found.append(key)
+        return found
 
 
 class _ChunkLocator:
-    """Finds the chunk a sentence came from (chunks overlap; the first that holds it wins)."""
+    """Finds the chunk a sentence came from: by character offset when chunks carry theirs, else by its text."""
 
     def __init__(self, chunks: list[Any]) -> None:
         self.chunks = sorted(chunks, key=lambda chunk: chunk.chunk_index)
         self.texts = [" ".join(chunk.text.split()) for chunk in self.chunks]
+        self.bounds = [
+            (
+                (getattr(c, "metadata", None) or {}).get("char_start"),
+                (getattr(c, "metadata", None) or {}).get("char_end"),
+            )
+            for c in self.chunks
+        ]
         self.position = 0
 
     def find(self, offset: int, sentence: str) -> Any | None:
         if not self.chunks:
             return None
+        for index, (start, end) in enumerate(self.bounds):
+            if start is not None and end is not None and start <= offset < end:
+                self.position = index
+                return self.chunks[index]
         probe = " ".join(sentence.split())[:60]
         for index in list(range(self.position, len(self.chunks))) + list(range(0, self.position)):
             if probe in self.texts[index]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from components.graph.extraction import GraphExtractor, RuleBasedExtractor
+from components.graph.extraction import GraphExtractor, LanguageExtractor
 from components.graph.store import GraphStore
 from components.settings import Settings, get_settings
 
@@ -33,13 +33,14 @@ def open_graph_store(collection: str | None = None, settings: Settings | None = 
 
 
 def open_extractor(settings: Settings | None = None) -> GraphExtractor:
-    """The extractor the settings choose: offline rules, or the configured OpenAI-compatible chat model."""
+    """The extractor the settings choose: the offline spaCy extractor (`spacy`, or `rules` from older settings),
+    or the configured OpenAI-compatible chat model (`llm`)."""
     settings = settings or get_settings()
     if settings.graph_extractor == "llm":
         from components.graph.llm_extraction import LLMGraphExtractor
 
         return LLMGraphExtractor.from_settings(settings)
-    return RuleBasedExtractor()
+    return LanguageExtractor()
 
 
 def known_entities_in(question: str, collection: str | None = None) -> list[str]:

@@ -78,6 +78,12 @@ class GraphIngestHook:
             self._extractor = open_extractor()
         return self._extractor
 
+    def is_current(self, document_ids: list[str]) -> dict[str, bool]:
+        """Whether each document's graph was made by this extractor version (`research ingest --reextract`
+        and the next ingest re-extract the others)."""
+        stamps = self.store.extractor_stamps(document_ids)
+        return {document_id: stamps.get(document_id) == self.extractor.stamp for document_id in document_ids}
+
     def _shared(self, connection: Any) -> Any:
         # Only the PostgreSQL graph can join the knowledge base's transaction.
         return connection if self.store.backend == "postgres" else None
@@ -93,6 +99,7 @@ class GraphIngestHook:
                 reason=str(exc)[:200],
             )
             graph = DocumentGraph(document_id=str(document.document_id))
+        graph.extractor = self.extractor.stamp
         extraction_timer.add(time.perf_counter() - started, len(chunks), len(graph.facts))
         self.store.replace_document(graph, connection=self._shared(connection))
         logger.debug(

@@ -1,9 +1,9 @@
 """`LLMGraphExtractor`: entities and dated facts read by an OpenAI-compatible chat model, behind the same
 `GraphExtractor` interface as the offline rules.
 
-The document's sentences (split by the same splitter, so facts keep their sentence and chunk) are sent in
-numbered batches; the model answers JSON naming each sentence's entities and dates. Names are normalised and
-merged exactly like the rules' names; a sentence the model gives no date is dated by the rules' date reader.
+The document's sentences (from the same spaCy analysis as the offline extractor, so facts keep their sentence
+and chunk) are sent in numbered batches; the model answers JSON naming each sentence's entities and dates. Names
+are normalised like the offline extractor's; a sentence the model gives no date is dated by `components.graph.dates`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,13 @@ from typing import Any
 from haystack import logging
 
 from components.graph.dates import FuzzyDate, find_dates, sentence_validity
-from components.graph.extraction import ENTITY_KINDS_TEXT, GraphExtractor, RuleBasedExtractor, _ChunkLocator
+from components.graph.extraction import (
+    ENTITY_KINDS_TEXT,
+    GraphExtractor,
+    LanguageExtractor,
+    _ChunkLocator,
+    document_sentences,
+)
 from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, fact_uuid, normalise_name
 
 logger = logging.getLogger(__name__)
@@ -65,7 +71,6 @@ class LLMGraphExtractor(GraphExtractor):
         self.timeout_s = timeout_s
         self.api_key_env = api_key_env
         self._generator: Any = None
-        self._rules = RuleBasedExtractor()
 
     @classmethod
     def from_settings(cls, settings: Any) -> LLMGraphExtractor:
@@ -135,13 +140,14 @@ class LLMGraphExtractor(GraphExtractor):
         anchor = getattr(document, "date", None)
         if isinstance(anchor, dt.datetime):
             anchor = anchor.date()
-        sentences = self._rules._sentences(text, title)
+        parsed = LanguageExtractor._sentences(document_sentences(text), title)
+        sentences = [(sentence.offset, sentence.text) for sentence in parsed]
         # The last date stated before each sentence, for "two years later" when the model gives no date.
         previous: list[FuzzyDate | None] = []
         last: FuzzyDate | None = None
-        for _, sentence in sentences:
+        for sentence in parsed:
             previous.append(last)
-            stated = [m.date for m in find_dates(sentence, anchor, last) if not m.relative]
+            stated = [m.date for m in find_dates(sentence.span, anchor, last) if not m.relative]
             last = stated[-1] if stated else last
         prompt = _INSTRUCTIONS.format(date=anchor.isoformat() if anchor else "unknown")
         mentions: dict[str, EntityMention] = {}
@@ -182,7 +188,7 @@ class LLMGraphExtractor(GraphExtractor):
                 valid, invalid = self._date(item.get("valid_at")), self._date(item.get("invalid_at"))
                 method = "llm"
                 if valid is None:
-                    valid, rule_invalid, method, _ = sentence_validity(sentence, anchor, previous[index])
+                    valid, rule_invalid, method, _ = sentence_validity(parsed[index].span, anchor, previous[index])
                     invalid = invalid or rule_invalid
                 chunk = locate.find(offset, sentence)
                 facts.append(

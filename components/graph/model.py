@@ -49,6 +49,9 @@ DESIGNATORS = {
     "group",
     "computer",
     "computers",
+    "solutions",
+    "technologies",
+    "labs",
 }
 
 
@@ -175,6 +178,7 @@ class DocumentGraph:
     document_id: str
     entities: list[EntityMention] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
+    extractor: str = ""  # the extractor's version stamp ("spacy/spacy-1"): an older one is re-extracted
 
 
 @dataclass

@@ -167,6 +167,7 @@ class Neo4jGraphStore(GraphStore):
 
     def _delete(self, tx: Any, document_id: str) -> int:
         c = self.collection
+        tx.run("MATCH (d:GraphDocument {collection: $c, document_id: $d}) DELETE d", c=c, d=document_id)
         tx.run("MATCH (:Alias {collection: $c})-[r:NAMES {document_id: $d}]->() DELETE r", c=c, d=document_id)
         record = tx.run(
             "MATCH (f:Fact {collection: $c, document_id: $d}) "
@@ -191,6 +192,11 @@ class Neo4jGraphStore(GraphStore):
     def _write(self, tx: Any, graph: DocumentGraph) -> None:
         c = self.collection
         self._delete(tx, graph.document_id)
+        if graph.extractor:
+            tx.run(
+                "CREATE (:GraphDocument {collection: $c, document_id: $d, extractor: $x})",
+                c=c, d=graph.document_id, x=graph.extractor,
+            )
         if not graph.facts:
             return
         keys = sorted({mention.key for mention in graph.entities})
@@ -281,6 +287,16 @@ class Neo4jGraphStore(GraphStore):
             return int(session.execute_write(self._delete, document_id))
 
     # -- reads --------------------------------------------------------------------------------------------------
+
+    def extractor_stamps(self, document_ids: list[str]) -> dict[str, str]:
+        if not document_ids:
+            return {}
+        records = self._read(
+            "MATCH (d:GraphDocument {collection: $c}) WHERE d.document_id IN $ids "
+            "RETURN d.document_id AS document_id, d.extractor AS extractor",
+            ids=list(document_ids),
+        )
+        return {r["document_id"]: r["extractor"] for r in records}
 
     def find_entities(self, name: str, limit: int = 5) -> list[Entity]:
         key = normalise_name(name)
@@ -536,7 +552,7 @@ class Neo4jGraphStore(GraphStore):
     def drop(self) -> None:
         self.ensure_schema()
         self._get_driver().execute_query(
-            "MATCH (n) WHERE n.collection = $c AND (n:Entity OR n:Fact OR n:Alias) DETACH DELETE n",
+            "MATCH (n) WHERE n.collection = $c AND (n:Entity OR n:Fact OR n:Alias OR n:GraphDocument) DETACH DELETE n",
             parameters_={"c": self.collection},
             database_=self.database,
         )

@@ -77,6 +77,10 @@ CREATE INDEX IF NOT EXISTS {fe_entity_idx} ON {fact_entities} (entity_uuid);
 CREATE INDEX IF NOT EXISTS {aliases_doc_idx} ON {aliases} (document_id);
 CREATE INDEX IF NOT EXISTS {aliases_entity_idx} ON {aliases} (entity_uuid);
 ALTER TABLE {facts} ADD COLUMN IF NOT EXISTS embedding vector, ADD COLUMN IF NOT EXISTS embedding_model text;
+CREATE TABLE IF NOT EXISTS {documents} (
+    document_id text PRIMARY KEY,
+    extractor text NOT NULL
+);
 """
 
 # The graphs' change counters: one row per facts table, bumped by a statement trigger on every write or delete of
@@ -142,7 +146,7 @@ class PostgresGraphStore(GraphStore):
     Usage:
     ```python
     store = PostgresGraphStore(collection="research")
-    store.replace_document(RuleBasedExtractor().extract(document, chunks))
+    store.replace_document(LanguageExtractor().extract(document, chunks))
     store.entity_facts([e.uuid for e in store.find_entities("Airbus")])
     ```
     """
@@ -163,6 +167,7 @@ class PostgresGraphStore(GraphStore):
             "fe_entity_idx": prefix + "fe_entity_idx",
             "aliases_doc_idx": prefix + "aliases_doc_idx",
             "aliases_entity_idx": prefix + "aliases_entity_idx",
+            "documents": prefix + "documents",
         }
         self._names = {key: sql.Identifier(value) for key, value in names.items()}
         self._pool = pool
@@ -191,11 +196,11 @@ class PostgresGraphStore(GraphStore):
                 return
             try:
                 with self._get_pool().connection() as conn, conn.transaction():
-                    # The last column added; when it exists the schema is complete and no lock is needed.
-                    facts = self._q("{facts}").as_string(conn)
+                    # The last table added; when it exists the schema is complete and no lock is needed.
+                    documents = self._q("{documents}").as_string(conn)
                     found = conn.execute(
-                        "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'embedding_model'",
-                        (facts,),
+                        "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'extractor'",
+                        (documents,),
                     ).fetchone()
                     if found is None:
                         conn.execute("SELECT pg_advisory_xact_lock(726355)")
@@ -226,6 +231,7 @@ class PostgresGraphStore(GraphStore):
     # -- writes -------------------------------------------------------------------------------------------------
 
     def _delete(self, cursor: Any, document_id: str) -> int:
+        cursor.execute(self._q("DELETE FROM {documents} WHERE document_id = %s"), (document_id,))
         cursor.execute(self._q("DELETE FROM {aliases} WHERE document_id = %s"), (document_id,))
         cursor.execute(
             self._q(
@@ -250,6 +256,11 @@ class PostgresGraphStore(GraphStore):
     def replace_document(self, graph: DocumentGraph, *, connection: Any = None) -> None:
         with self._connection(connection, write=True) as conn, conn.cursor() as cursor:
             self._delete(cursor, graph.document_id)
+            if graph.extractor:
+                cursor.execute(
+                    self._q("INSERT INTO {documents} (document_id, extractor) VALUES (%s, %s)"),
+                    (graph.document_id, graph.extractor),
+                )
             if not graph.facts:
                 return
             keys = sorted({mention.key for mention in graph.entities})
@@ -608,6 +619,15 @@ class PostgresGraphStore(GraphStore):
         rows = self._fetch(template, {"start": entity_uuid, "depth": depth, "limit": limit, "as_of": as_of})
         return [FactHit(row_to_fact(row), round(1.0 / row["hop"], 6), hop=row["hop"]) for row in rows]
 
+    def extractor_stamps(self, document_ids: list[str]) -> dict[str, str]:
+        if not document_ids:
+            return {}
+        rows = self._fetch(
+            "SELECT document_id, extractor FROM {documents} WHERE document_id = ANY(%(ids)s)",
+            {"ids": list(document_ids)},
+        )
+        return {row["document_id"]: row["extractor"] for row in rows}
+
     def known_names(self, keys: set[str]) -> set[str]:
         if not keys:
             return set()
@@ -679,6 +699,6 @@ class PostgresGraphStore(GraphStore):
 
     def drop(self) -> None:
         with self._get_pool().connection() as conn:
-            conn.execute(self._q("DROP TABLE IF EXISTS {fact_entities}, {aliases}, {facts}, {entities}"))
+            conn.execute(self._q("DROP TABLE IF EXISTS {fact_entities}, {aliases}, {facts}, {entities}, {documents}"))
         self._ready = False
         self._versioned = False

@@ -16,6 +16,7 @@ from typing import Any
 
 from components.database import DatabaseUnavailable
 from components.graph.model import DocumentGraph, Entity, EntityMatch, FactHit, normalise_name
+from components.text.analyzer import STOP_WORDS
 
 MAX_DEPTH = 5
 
@@ -25,13 +26,6 @@ MATCH_KINDS = ("exact", "alias", "prefix", "contains", "mention", "fuzzy")
 MAX_ENTITY_CANDIDATES = 500
 # A name at least this similar to the query (difflib ratio) is a fuzzy match.
 FUZZY_MIN_RATIO = 0.75
-# Words too common to find entities by when they come in free text.
-_SEARCH_STOP_WORDS = frozenset(
-    "a about after an and are as at before by did do does during for from has have how in is it its of on or "
-    "since than that the their to was were what when where which who whom why with".split()
-)
-
-
 @dataclass(frozen=True)
 class FactScope:
     """The knowledge base's document filters as they apply to facts: their documents and those documents' dates."""
@@ -118,7 +112,7 @@ class EntitySearchTerms:
     @classmethod
     def of(cls, text: str) -> EntitySearchTerms:
         key = normalise_name(text)
-        words = [word for word in dict.fromkeys(key.split()) if word not in _SEARCH_STOP_WORDS]
+        words = [word for word in dict.fromkeys(key.split()) if word not in STOP_WORDS]
         long_words = [word for word in words if len(word) >= 4]
         return cls(
             key=key,
@@ -260,6 +254,11 @@ class GraphStore(ABC):
 
     def known_names(self, keys: set[str]) -> set[str]:
         """Which of these normalised names are entity names or aliases in the graph (the corpus's gazetteer)."""
+
+    @abstractmethod
+    def extractor_stamps(self, document_ids: list[str]) -> dict[str, str]:
+        """The extractor version stamp each of `document_ids` was last extracted with (documents never extracted,
+        or extracted before stamps existed, are absent)."""
 
     @abstractmethod
     def document_fact_count(self, document_id: str) -> int:

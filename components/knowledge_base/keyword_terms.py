@@ -15,21 +15,10 @@ import zlib
 from collections import Counter
 
 from components.text import bm25
+from components.text.analyzer import STOP_WORDS
 
-# A short English stop-word list: frequent function words that carry no topic (kept in sync with Milvus's analyzer).
-# fmt: off
-ENGLISH_STOP_WORDS: tuple[str, ...] = (
-    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be",
-    "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do",
-    "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he",
-    "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its",
-    "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once",
-    "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some",
-    "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this",
-    "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where",
-    "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves",
-)
-# fmt: on
+# The product's one stop-word list (also passed to Milvus's analyzer, so both sides drop the same words).
+ENGLISH_STOP_WORDS: tuple[str, ...] = tuple(sorted(STOP_WORDS))
 _STOP = frozenset(ENGLISH_STOP_WORDS)
 _WORD = re.compile(r"\w+", re.UNICODE)
 

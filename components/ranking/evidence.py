@@ -1,97 +1,29 @@
 """Lexical evidence shared by the ranker, the extractive generator and the citation check.
 
-Pure Python, no model: tokens with a light suffix stemmer, sentence splitting, and the overlap of a question's
-content terms with a text, weighted by how rare each term is among the candidates at hand (a local IDF). Cheap
-enough to score a few dozen chunks sentence by sentence in about a millisecond.
+Terms and sentences come from the product's one lexical analysis (`components.text.analyzer`: Snowball stems, one
+stop-word list, one sentence splitter), so the ranker, the answer and the citation check agree on what a term and a
+sentence are. Here: the overlap of a question's content terms with a text, weighted by how rare each term is among
+the candidates at hand (a local IDF). Cheap enough to score a few dozen chunks sentence by sentence in about a
+millisecond.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from components.text import bm25
-from components.text.analyzer import ABBREVIATIONS
+from components.text.analyzer import sentences, terms
 
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
-# A sentence ends at . ! ? (optionally followed by a closing quote or bracket) before whitespace and a capital,
-# digit or opening quote; abbreviations like "e.g." and single initials are not ends.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
-
-STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each few for from further had has have having he
-    her here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not
-    now of off on once only or other our ours ourselves out over own same she should so some such than that the
-    their theirs them themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom whose why will with would you your yours yourself yourselves
-    s t don didn doesn isn wasn weren wouldn shouldn couldn many much one ones name named called kind type
-    did does do done get got make made use used""".split()
-)
-
-
-# Longest first within a family, so "ments" is tried before "s".
-_SUFFIXES = ("'s", "’s", "ies", "sses", "ness", "ments", "ment", "ings", "ing", "edly", "ed", "es", "ly", "s")
-
-
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """A light, deterministic suffix stemmer: plural, possessive and common verb endings."""
-    if len(word) <= 3:
-        return word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            base = word[: len(word) - len(suffix)]
-            if suffix == "ies":
-                return base + "y"
-            if suffix == "sses":
-                return base + "ss"
-            if suffix == "es" and not base.endswith(("s", "x", "z", "ch", "sh")):
-                return base + "e"
-            if suffix == "s" and base.endswith(("s", "u", "i")):
-                return word
-            return base
-    return word
-
-
-def words(text: str) -> list[str]:
-    """Lower-cased word tokens of `text`."""
-    return [token.lower() for token in _WORD.findall(text or "")]
-
-
-def terms(text: str) -> list[str]:
-    """Stemmed content terms of `text` (stopwords removed), in order, duplicates kept."""
-    return [stem(token) for token in words(text) if token not in STOPWORDS]
+__all__ = ["Evidence", "idf_weights", "sentence_coverage", "sentence_terms", "terms", "text_evidence"]
 
 
 @lru_cache(maxsize=8192)
 def sentence_terms(text: str) -> tuple[tuple[str, ...], ...]:
-    """The content terms of each sentence of `text`; cached, since the same chunks come back for many questions."""
-    return tuple(tuple(terms(sentence)) for sentence in split_sentences(text))
-
-
-def split_sentences(text: str) -> list[str]:
-    """The sentences of `text`, stripped; line breaks between paragraphs always end a sentence."""
-    sentences: list[str] = []
-    for block in re.split(r"\n\s*\n|\n(?=[-*•#]|\d+\.)", text or ""):
-        block = " ".join(block.split())
-        if not block:
-            continue
-        start = 0
-        for match in _SENTENCE_END.finditer(block):
-            candidate = block[start : match.start()].strip()
-            last_word = candidate.rsplit(" ", 1)[-1].rstrip(".!?\"'”’)]").lower()
-            if last_word in ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
-                continue
-            if candidate:
-                sentences.append(candidate)
-            start = match.end()
-        tail = block[start:].strip()
-        if tail:
-            sentences.append(tail)
-    return sentences
+    """The content terms of each sentence of `text`, in order; cached, since the same chunks come back for many
+    questions."""
+    return tuple(tuple(terms(sentence)) for sentence in sentences(text))
 
 
 def idf_weights(query_terms: Iterable[str], texts_terms: Sequence[set[str]]) -> dict[str, float]:

@@ -42,7 +42,8 @@ which while who whom whose why will with would you your yours yourself yourselve
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # A sentence ends at . ! ? (and closing quotes/brackets) before whitespace and a capital, digit or opening quote.
 _SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9\u00c0-\u024f])")
-_PARAGRAPH = re.compile(r"\n\s*\n")
+# Blank lines end a sentence, and so does a line break before a list item or a heading.
+_PARAGRAPH = re.compile(r"\n\s*\n|\n(?=[ \t]*(?:[-*\u2022#]|\d+\.)\s)")
 # Abbreviations a sentence does not end after (lower case, without the final dot): the one list every
 # sentence splitter of the project uses (ingestion, graph extraction, ranking). Not "no": in prose it ends
 # sentences ("he said no.") far more often than it abbreviates "number".
@@ -107,6 +108,11 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         _append_stripped(text, start, gap_start, spans)
         block_start = gap_end
     return spans
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of `text` (see `sentence_spans`), each with its whitespace runs made single spaces."""
+    return [" ".join(text[start:end].split()) for start, end in sentence_spans(text)]
 
 
 def _append_stripped(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:

@@ -6,6 +6,11 @@ citation check and the answer agree on what a sentence, a name and a word are. T
 (nothing is downloaded at run time); the `SPACY_MODEL` setting names any other installed spaCy pipeline (the
 official `en_core_web_sm`, or a larger one such as `en_core_web_lg`).
 
+At ingestion each line of a document is parsed once (`analyse_text`, cached per line): the splitter's sentence
+spans (`sentence_spans`) and the graph extractor read the same Doc. Haystack's `NamedEntityExtractor` would give
+entity spans only, and a second parse; one Doc per line serving sentences, entities, parse and lemmas is why
+spaCy is called directly. Query-time term analysis stays in `components.text.analyzer`, which runs no model.
+
 Usage:
 ```python
 from components.text.language import entity_kind, language_pipeline, parse
@@ -19,10 +24,13 @@ docs = list(language_pipeline().pipe(texts, batch_size=32))
 from __future__ import annotations
 
 import importlib
+import re
 import threading
+from collections import OrderedDict
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+import numpy
 from haystack import logging
 
 if TYPE_CHECKING:
@@ -52,6 +60,7 @@ ENTITY_KINDS_BY_LABEL: dict[str, str] = {
 VALUE_LABELS = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "ORDINAL", "CARDINAL"})
 
 _LOCK = threading.Lock()
+_LINE = re.compile(r"[^\n]+")
 
 
 class LanguageModelMissing(RuntimeError):
@@ -102,3 +111,77 @@ def parse(text: str) -> Doc:
     The returned Doc is shared between callers: read it, never change it.
     """
     return language_pipeline()(text)
+
+
+# Parsed lines, shared by every step of one ingestion: the splitter's sentence spans and the graph extractor read
+# the same Doc, so a text is parsed once. Keyed by the line's text; bounded, oldest out first.
+_DOC_CACHE: OrderedDict[str, Doc] = OrderedDict()
+_DOC_CACHE_SIZE = 5_000  # a few dozen documents: the splitter runs a little ahead of the extractor
+_CACHE_LOCK = threading.Lock()
+_NO_TENSOR = numpy.zeros((0, 0), dtype="float32")
+_SENTENCE_END = tuple(".!?:;\"')”’]")
+
+
+def text_lines(text: str) -> list[tuple[int, int]]:
+    """The character spans of the text's lines, the units that are parsed (a sentence never crosses a line).
+
+    A line break inside running prose (a line that does not end a clause, followed by one that starts in lower
+    case) joins the two lines; blank lines always separate.
+    """
+    spans: list[tuple[int, int]] = []
+    for match in _LINE.finditer(text or ""):
+        start, end = match.span()
+        piece = text[start:end]
+        stripped = piece.strip()
+        if not stripped:
+            continue
+        start += len(piece) - len(piece.lstrip())
+        end = start + len(stripped)
+        if spans and stripped[0].islower() and text[spans[-1][0] : spans[-1][1]].rstrip()[-1:] not in _SENTENCE_END:
+            if "\n\n" not in text[spans[-1][1] : start].replace(" ", ""):
+                spans[-1] = (spans[-1][0], end)
+                continue
+        spans.append((start, end))
+    return spans
+
+
+def parse_lines(lines: list[str], batch_size: int = 64) -> list[Doc]:
+    """The Docs of `lines`, parsed in batches; lines parsed before in this process come from the cache."""
+    missing = [line for line in dict.fromkeys(lines) if line not in _DOC_CACHE]
+    if missing:
+        parsed = list(language_pipeline().pipe(missing, batch_size=batch_size))
+        for doc in parsed:
+            doc.tensor = _NO_TENSOR  # the token vectors are not read again; they are most of a Doc's memory
+        with _CACHE_LOCK:
+            for line, doc in zip(missing, parsed, strict=True):
+                _DOC_CACHE[line] = doc
+            while len(_DOC_CACHE) > _DOC_CACHE_SIZE:
+                _DOC_CACHE.popitem(last=False)
+    docs = []
+    with _CACHE_LOCK:
+        for line in lines:
+            doc = _DOC_CACHE.get(line)
+            if doc is None:  # evicted by a concurrent parse of many lines
+                doc = language_pipeline()(line)
+            docs.append(doc)
+    return docs
+
+
+def analyse_text(text: str) -> list[tuple[int, Doc]]:
+    """(character offset, Doc) for each line of `text` (see `text_lines`), parsed once per process."""
+    spans = text_lines(text)
+    docs = parse_lines([text[start:end] for start, end in spans])
+    return [(start, doc) for (start, _), doc in zip(spans, docs, strict=True)]
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans `(start, end)` of the sentences of `text`, as spaCy's parser cuts them (per line)."""
+    spans: list[tuple[int, int]] = []
+    for offset, doc in analyse_text(text):
+        for sentence in doc.sents:
+            piece = sentence.text
+            stripped = piece.strip()
+            if stripped:
+                start = offset + sentence.start_char + (len(piece) - len(piece.lstrip()))
+                spans.append((start, start + len(stripped)))
+    return spans

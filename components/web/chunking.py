@@ -13,19 +13,16 @@ if TYPE_CHECKING:
     from ingest.splitter import TokenSplitter
     from ingest.structure import ConvertedDocument
 
+from components.text.analyzer import STOP_WORDS
+
 _WORD = re.compile(r"[a-z0-9]+")
-_STOPWORDS = frozenset(
-    "a an and are as at be been but by can did do does for from had has have how i if in into is it its of on or "
-    "over so than that the their then there these this those to under was were what when where which while who "
-    "whom why will with would about after before between during through you your we our they them".split()
-)
 
 
 def query_terms(text: str) -> list[str]:
     """The content words of `text`, lower case, stopwords and one-letter words removed, in order, unique."""
     seen: dict[str, None] = {}
     for word in _WORD.findall(text.lower()):
-        if len(word) > 1 and word not in _STOPWORDS:
+        if len(word) > 1 and word not in STOP_WORDS:
             seen.setdefault(word, None)
     return list(seen)
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from components.graph.dates import FuzzyDate
-from components.graph.extraction import split_sentences
+from components.text.language import sentence_spans
 
 DEFAULT_COLLECTION = "eval_timelines"
 
@@ -272,7 +272,8 @@ def baseline_timeline(kb: Any, entity: str, k: int, collection: str) -> list[Tim
     for chunk in (document_to_chunk(document) for document in output["documents"]):
         document_id = chunk.metadata.get("document_id") or chunk.source_id
         date = FuzzyDate(chunk.source_date, "day") if chunk.source_date else None
-        for _, sentence in split_sentences(chunk.text):
+        for start, end in sentence_spans(chunk.text):
+            sentence = chunk.text[start:end]
             key = (document_id, normalise_sentence(sentence))
             if key not in seen:
                 seen.add(key)

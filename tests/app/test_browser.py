@@ -1,4 +1,4 @@
-"""The app in a real headless Chromium: ask the demo corpus, open a citation, open an entity's timeline.
+"""The app in a real headless Chromium: ask the demo corpus, open a citation, open entities' timelines.
 
 Screenshots go to test-artifacts/browser/ (kept out of git). Runs when Debian's chromium and Playwright are
 installed (`make test` installs both) and is skipped, saying so, otherwise.
@@ -120,6 +120,18 @@ def test_ask_open_a_citation_and_an_entity_timeline(app_url, browser_page):
     page.screenshot(path=str(ARTIFACTS / "entity-timeline.png"), full_page=True)
     assert page.get_by_text("1996").count() + page.get_by_text("1986").count() > 0
 
+    # Qdrant: an organisation or a product (never "other"), with the engine's 2020 start ("He started writing the
+    # engine in Rust in 2020": "the engine" is Qdrant) and the company's 2021 founding on its timeline.
+    page.get_by_label("Find an entity").fill("Qdrant")
+    page.get_by_label("Find an entity").press("Enter")
+    page.get_by_role("heading", name="Qdrant", exact=True).wait_for()
+    kinds = page.get_by_text("Qdrant · organization").count() + page.get_by_text("Qdrant · product").count()
+    assert kinds > 0
+    page.get_by_text("He started writing the engine in Rust in 2020").first.wait_for()
+    page.get_by_text("founded Qdrant Solutions GmbH").first.wait_for()
+    time.sleep(1.0)
+    page.screenshot(path=str(ARTIFACTS / "qdrant-timeline.png"), full_page=True)
+    assert page.get_by_text("2020").count() > 0 and page.get_by_text("2021").count() > 0
 
 @pytest.fixture()
 def pixel_server():

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from components.graph.extraction import RuleBasedExtractor
+from components.graph.extraction import LanguageExtractor
 from components.graph.postgres_store import PostgresGraphStore
 from pipelines.cli import main as cli_main
 from tests.components.graph.conftest import airbus_documents
@@ -20,7 +20,7 @@ def collection(database_url):
     name = f"t_{uuid.uuid4().hex[:8]}"
     store = PostgresGraphStore(name)
     for document, chunks in airbus_documents():
-        store.replace_document(RuleBasedExtractor().extract(document, chunks))
+        store.replace_document(LanguageExtractor().extract(document, chunks))
     yield name
     store.drop()
 

@@ -77,9 +77,9 @@ def empty_store(request, database_url):
 @pytest.fixture()
 def airbus_store(empty_store):
     """A fresh graph store holding the two Airbus documents."""
-    from components.graph.extraction import RuleBasedExtractor
+    from components.graph.extraction import LanguageExtractor
 
-    extractor = RuleBasedExtractor()
+    extractor = LanguageExtractor()
     for document, chunks in airbus_documents():
         empty_store.replace_document(extractor.extract(document, chunks))
     return empty_store
@@ -88,10 +88,10 @@ def airbus_store(empty_store):
 @pytest.fixture(scope="module")
 def shared_airbus_store(database_url):
     """One embedded store with the Airbus documents for read-only tests of a module."""
-    from components.graph.extraction import RuleBasedExtractor
+    from components.graph.extraction import LanguageExtractor
 
     store = _new_store("postgres")
-    extractor = RuleBasedExtractor()
+    extractor = LanguageExtractor()
     for document, chunks in airbus_documents():
         store.replace_document(extractor.extract(document, chunks))
     yield store

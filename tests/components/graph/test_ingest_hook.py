@@ -76,3 +76,42 @@ class TestGraphIngestHook:
         assert kb.get_document(document_id) is None
         assert graph.document_fact_count(document_id) == 0  # written in the same transaction, rolled back with it
         assert report is not None
+
+    def test_an_older_extractor_version_is_re_extracted_without_re_embedding(
+        self, stores, embedding_model, monkeypatch
+    ):
+        from components.graph.extraction import LanguageExtractor
+
+        kb, graph = stores
+        hook = GraphIngestHook(store=graph, extractor=LanguageExtractor())
+        ingestor = Ingestor(store=kb, hooks=[hook])
+        ingestor.ingest_text(AIRBUS_2019, "Airbus to end A380", "news:airbus-a380", date=dt.date(2019, 2, 14))
+        document_id = document_id_for("news:airbus-a380")
+        assert graph.extractor_stamps([document_id]) == {document_id: hook.extractor.stamp}
+        assert hook.is_current([document_id]) == {document_id: True}
+
+        # Unchanged and current: skipped, nothing extracted again.
+        report = ingestor.ingest_text(AIRBUS_2019, "Airbus to end A380", "news:airbus-a380", date=dt.date(2019, 2, 14))
+        assert report.skipped and not report.reextracted
+
+        # A new extractor version: the next ingest re-extracts the unchanged document, writing no chunks.
+        monkeypatch.setattr(LanguageExtractor, "version", "test-next")
+        assert hook.is_current([document_id]) == {document_id: False}
+        report = ingestor.ingest_text(AIRBUS_2019, "Airbus to end A380", "news:airbus-a380", date=dt.date(2019, 2, 14))
+        assert report.reextracted == ["news:airbus-a380"] and report.chunks_written == 0
+        assert graph.extractor_stamps([document_id])[document_id].endswith("test-next")
+        assert graph.document_fact_count(document_id) >= 4
+
+        # --reextract: every unchanged document again, even a current one.
+        report = ingestor.ingest_items(
+            [_text_item(AIRBUS_2019, "Airbus to end A380", "news:airbus-a380", dt.date(2019, 2, 14))], reextract=True
+        )
+        assert report.reextracted == ["news:airbus-a380"] and report.chunks_written == 0
+        assert "re-extracted" in report.summary()
+
+
+def _text_item(text: str, title: str, source: str, date: dt.date):
+    from ingest.ingestor import IngestItem
+
+    data = text.encode("utf-8")
+    return IngestItem(source=source, filename=f"{title}.txt", data=data, doc_type="txt", title=title, date=date)

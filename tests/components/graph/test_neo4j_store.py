@@ -9,7 +9,7 @@ from unittest.mock import MagicMock, Mock
 import pytest
 from neo4j import Driver, EagerResult, ManagedTransaction, Session
 
-from components.graph.extraction import RuleBasedExtractor
+from components.graph.extraction import LanguageExtractor
 from components.graph.neo4j_store import Neo4jGraphStore
 from components.graph.store import GraphUnavailable
 from components.settings import Settings
@@ -81,11 +81,14 @@ class TestNeo4jGraphStore:
         session.execute_write.side_effect = lambda work, *args: work(tx, *args)
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "p", collection="kb1", driver=driver)
         document, chunks = airbus_documents()[0]
-        graph = RuleBasedExtractor().extract(document, chunks)
+        graph = LanguageExtractor().extract(document, chunks)
         store.replace_document(graph)
         session.execute_write.assert_called_once()
         queries = [call.args[0] for call in tx.run.call_args_list]
-        assert queries[0].startswith("MATCH (:Alias {collection: $c})-[r:NAMES {document_id: $d}]")
+        assert queries[0].startswith("MATCH (d:GraphDocument {collection: $c, document_id: $d}) DELETE d")
+        assert queries[1].startswith("MATCH (:Alias {collection: $c})-[r:NAMES {document_id: $d}]")
+        stamp = next(call for call in tx.run.call_args_list if call.args[0].startswith("CREATE (:GraphDocument"))
+        assert stamp.kwargs["x"] == graph.extractor == LanguageExtractor().stamp
         assert any("DETACH DELETE f" in q for q in queries)  # the old facts go first
         fact_call = next(call for call in tx.run.call_args_list if "MERGE (f:Fact" in call.args[0])
         rows = fact_call.kwargs["rows"]

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from components.graph.extraction import RuleBasedExtractor
+from components.graph.extraction import LanguageExtractor
 from components.graph.model import DocumentGraph
 from tests.components.graph.conftest import AIRBUS_2019, make_document
 
@@ -75,7 +75,7 @@ class TestGraphStoreConformance:
         before = airbus_store.document_fact_count("airbus-2019")
         document, chunks = make_document("airbus-2019", AIRBUS_2019.replace("Emirates", "Qantas"), dt.date(2019, 2, 14))
         document.text = "Airbus SE delivered its last A380 to Emirates on Thursday."
-        airbus_store.replace_document(RuleBasedExtractor().extract(document, chunks))
+        airbus_store.replace_document(LanguageExtractor().extract(document, chunks))
         assert airbus_store.document_fact_count("airbus-2019") == 1 < before
         texts = [h.fact.text for h in airbus_store.entity_facts([e.uuid for e in airbus_store.find_entities("Airbus")])]
         assert "The company had launched the A380 programme in December 2000." not in texts

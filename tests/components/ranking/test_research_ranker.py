@@ -6,7 +6,8 @@ import pytest
 from haystack.components.joiners import DocumentJoiner
 
 from components.ranking import ResearchRanker
-from components.ranking.evidence import split_sentences, stem, terms
+from components.ranking.evidence import sentence_terms, terms
+from components.text.analyzer import sentences, stem
 from tests.components.ranking.chunks import kb_document
 
 SUPER_BOWL = kb_document(
@@ -26,19 +27,19 @@ PARIS = kb_document("pa", "Paris is the capital and most populous city of France
 
 
 class TestEvidence:
-    def test_stem_folds_plurals_and_verb_forms(self):
+    def test_terms_are_the_analyzers(self):
         assert stem("defeated") == stem("defeat")
-        assert stem("stadiums") == "stadium"
-        assert stem("cities") == "city"
         assert terms("Who won the games?") == ["won", "game"]
 
-    def test_split_sentences_keeps_abbreviations_and_initials(self):
-        text = "Dr. Smith met J. Doe in the U.S. on Monday. They talked e.g. about RAG! Then they left."
-        assert split_sentences(text) == [
+    def test_sentences_keep_abbreviations_and_initials_and_end_at_list_items(self):
+        text = "Dr. Smith met J. Doe in the U.S. on Monday. They talked e.g. about RAG! Then they left.\n- A list item"
+        assert sentences(text) == [
             "Dr. Smith met J. Doe in the U.S. on Monday.",
             "They talked e.g. about RAG!",
             "Then they left.",
+            "- A list item",
         ]
+        assert sentence_terms("Broncos won. Panthers lost.") == (("bronco", "won"), ("panther", "lost"))
 
 
 class TestResearchRanker:
