@@ -15,6 +15,7 @@ from typing import Any
 from haystack import Document
 
 from components.contracts import ContextChunk, SourceStatus, document_to_chunk
+from components.graph.tools import clamp
 from components.tools.tool_spec import ToolRun, ToolSpec
 
 STATUS_KINDS = ["success", "partial", "timeout", "error", "skipped"]
@@ -168,6 +169,24 @@ def _fact_json(chunk: ContextChunk) -> dict[str, Any]:
         "source_date": chunk.source_date.isoformat() if chunk.source_date else None,
         "chunk_id": meta.get("chunk_id"),
         "hop": meta.get("hop"),
+    }
+
+
+def _passage_fact_json(fact: dict[str, Any], passage: ContextChunk) -> dict[str, Any]:
+    """A fact the graph branch attached to a passage, in the graph contract's shape, with the passage's attribution."""
+    return {
+        "fact": fact.get("fact") or "",
+        "uuid": fact.get("uuid") or "",
+        "valid_at": fact.get("valid_at"),
+        "invalid_at": fact.get("invalid_at"),
+        "source_node_uuid": fact.get("source_node_uuid"),
+        "entities": list(fact.get("entities") or []),
+        "document_id": fact.get("document_id") or passage.source_id,
+        "document_title": fact.get("document_title") or passage.source_title,
+        "source_url": passage.source_url,
+        "source_date": passage.source_date.isoformat() if passage.source_date else None,
+        "chunk_id": fact.get("chunk_id") or passage.id,
+        "hop": None,
     }
 
 
@@ -326,11 +345,16 @@ def _graph_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
         query=arguments["query"], filters={"top_k": arguments.get("limit", 10)}, as_of=arguments.get("as_of")
     )
     status: SourceStatus = outputs["status"]
+    # The graph branch returns the passages its walk reached, each carrying the facts read in it: the tool's
+    # answer is those facts (with their passage's attribution), its evidence the passages.
     chunks = _chunks(outputs.get("documents"))
+    facts = [
+        _passage_fact_json(fact, chunk) for chunk in chunks for fact in chunk.metadata.get("graph_facts") or []
+    ][: clamp(arguments.get("limit", 10), 1, 50, 10)]
     return ToolRun(
         output={
-            "facts": [_fact_json(chunk) for chunk in chunks],
-            "total_found": len(chunks),
+            "facts": facts,
+            "total_found": len(facts),
             "execution_time_ms": status.execution_time_ms,
             "status": status.to_dict(),
         },

@@ -51,7 +51,7 @@ def calls(demo) -> dict[str, dict]:  # noqa: ANN001
         "hybrid_search": {"query": "HNSW index in PostgreSQL", "text_weight": 0.7},
         "list_documents": {"limit": 5},
         "get_document": {"document_id": demo.document_ids["demo:pgvector.md"]},
-        "graph_search": {"query": "Qdrant"},
+        "graph_search": {"query": "Who started writing the Qdrant engine?"},
         "get_entity_relationships": {"entity_name": "Qdrant", "depth": 2},
         "get_entity_timeline": {"entity_name": "PostgreSQL", "start_date": "1990", "end_date": "2030"},
         "perform_comprehensive_search": {"query": "pgvector HNSW index", "limit": 3},
@@ -70,6 +70,8 @@ def _patch_backend(name: str, monkeypatch, behaviour) -> None:  # noqa: ANN001
     if name in GRAPH_TOOLS:
         for method in ("search_hits", "relationship_hits", "timeline_hits"):
             monkeypatch.setattr(f"components.graph.tools.GraphTools.{method}", broken)
+        # graph_search is the research pipeline's graph branch: its backend is the walk over the passage graph.
+        monkeypatch.setattr("components.graph.passage_walk.EntityPassageGraph.top_passages", broken)
     if name == "memory_recall":
         monkeypatch.setattr("components.memory.recall.MemoryRecall._recall", broken)
 
