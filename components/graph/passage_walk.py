@@ -95,7 +95,11 @@ def analyse_question(question: str) -> Doc:
 
 
 def _is_name(token: Token) -> bool:
-    return token.pos_ == "PROPN" and not token.is_punct
+    # The tagger misses names it has never seen when the question gives it little context ("Qdrant", "What is
+    # Qdrant?"); a capitalised content word may be a name too: it seeds only if the graph knows it.
+    if token.is_punct:
+        return False
+    return token.pos_ == "PROPN" or (token.text[:1].isupper() and token.is_alpha and not token.is_stop)
 
 
 def _name_runs(tokens: list[Token]) -> list[tuple[int, int]]:
