@@ -309,6 +309,10 @@ def reset_resilience_state() -> None:
         _HungCalls._registry.clear()
 
 
+# How close to its deadline a timeout reported by the work counts as the call's own timeout.
+_DEADLINE_SLACK_S = 0.05
+
+
 def _timeouts_as_faults(work: Callable[[], Any]) -> Callable[[], Any]:
     """Wrap `work` so a timeout it raises (a client's own) is a retryable fault, not our budget running out."""
 
@@ -515,6 +519,10 @@ class SourceGuard:
         except Exception as exc:  # noqa: BLE001 - a failure of the policy itself still may not escape
             return self._on_fault(started, classify_exception(exc), 1)
         if fault is not None:
+            if fault.kind == "timeout" and time.monotonic() >= deadline_at - _DEADLINE_SLACK_S:
+                # Work that ran out of time at this call's own limit (a nested guard sharing the deadline): the
+                # fault is this call's timeout, said as this call says it.
+                return self._timed_out(started, by_budget, attempts)
             return self._on_fault(started, fault, attempts)
         return self._on_success(started, result, key, attempts)
 
@@ -546,6 +554,8 @@ class SourceGuard:
                 self._hung.add(future)
                 return self._timed_out(started, by_budget, 1)
             if fault is not None:
+                if fault.kind == "timeout" and time.monotonic() >= deadline_at - _DEADLINE_SLACK_S:
+                    return self._timed_out(started, by_budget, attempts)
                 return self._on_fault(started, fault, attempts)
             return self._on_success(started, result, key, attempts)
         attempt = 0
