@@ -64,10 +64,30 @@ def _stemmer() -> snowballstemmer.stemmer:
     return stemmer
 
 
+@lru_cache(maxsize=1)
+def irregular_forms() -> dict[str, str]:
+    """Irregular inflections and their lemmas ("wrote", "written" -> "write"; "children" -> "child"), read from the
+    exception tables of the spaCy pipeline's lemmatizer: suffix stripping cannot join them, the tables can, without
+    running the model. Empty when the pipeline has no lemmatizer tables."""
+    try:
+        from components.text.language import language_pipeline
+
+        table = language_pipeline().get_pipe("lemmatizer").lookups.get_table("lemma_exc")
+    except Exception:  # noqa: BLE001 - another pipeline without these tables: stems alone
+        return {}
+    forms: dict[str, str] = {}
+    for part_of_speech in ("verb", "noun", "adj", "adv"):
+        for form, lemmas in (table.get(part_of_speech) or {}).items():
+            if lemmas and lemmas[0] != form and form.isalpha():
+                forms.setdefault(form, lemmas[0])
+    return forms
+
+
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    """The Snowball (Porter 2) English stem of a lower-case word; cached."""
-    return _stemmer().stemWord(word)
+    """The term of a lower-case word: its lemma where the word is an irregular form (`irregular_forms`), then the
+    Snowball (Porter 2) English stem; cached."""
+    return _stemmer().stemWord(irregular_forms().get(word, word))
 
 
 def words(text: str) -> list[str]:
