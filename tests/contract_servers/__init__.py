@@ -20,8 +20,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 FAULT_MODES = ("slow", "429", "500", "malformed", "hang", "drop", "endless", "echo_key")
-# An endless body stops after this long even if nobody reads it to the end, so a test never leaves it running.
-ENDLESS_LIMIT_S = 60.0
+# An endless body stops after this long even if nobody reads it to the end, so a test never leaves it running, and
+# goes out at a bounded rate: a client that buffers bodies and was abandoned at its timeout keeps reading until the
+# body ends, and an unthrottled loopback body would fill the test process's memory (gigabytes a second).
+ENDLESS_LIMIT_S = 20.0
+ENDLESS_RATE_BYTES_S = 16_000_000
 
 
 @dataclass
@@ -235,7 +238,8 @@ class ContractServer:
         return Reply(status, {"error": {"message": text, "type": "invalid_request_error"}, "detail": text})
 
     def _send_endless(self, handler: BaseHTTPRequestHandler) -> None:
-        """A 200 with no length that keeps sending until the client hangs up, the server stops, or a minute passes."""
+        """A 200 with no length that keeps sending (at most `ENDLESS_RATE_BYTES_S`) until the client hangs up, the server
+        stops, or `ENDLESS_LIMIT_S` pass."""
         chunk = b"<p>" + b"endless page " * 4000 + b"</p>\n"
         started = time.monotonic()
         try:
@@ -243,10 +247,15 @@ class ContractServer:
             handler.send_header("Content-Type", "text/html; charset=utf-8")
             handler.send_header("Connection", "close")
             handler.end_headers()
+            sent = 0
             while not self._released.is_set() and time.monotonic() - started < ENDLESS_LIMIT_S:
                 handler.wfile.write(chunk)
+                sent += len(chunk)
                 with self._lock:
                     self.bytes_sent += len(chunk)
+                ahead = sent / ENDLESS_RATE_BYTES_S - (time.monotonic() - started)
+                if ahead > 0:
+                    self._released.wait(ahead)
         except (BrokenPipeError, ConnectionResetError, OSError):
             pass
         handler.close_connection = True
