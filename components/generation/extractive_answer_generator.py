@@ -163,6 +163,9 @@ class ExtractiveAnswerGenerator:
                     effective = score + (TYPE_BONUS * (1.0 - 0.3 * min(preference, 2)) if found else 0.0)
                     if effective > best_score:
                         best_score, best, span = effective, candidate, found
+            if not span and part.focus:
+                # A "what"/"which" with no entity of its kind in the chosen sentence: the phrase the wh-word stands for.
+                span = phrase_span(best.text, part, question.question_terms)
             chosen.append((best, best_score))
             if span:
                 shorts.append((span, best.number))
@@ -221,6 +224,37 @@ def answer_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     preferred ("who" prefers a person to an organisation).
     """
     return _ranked_answer_span(sentence, part, question_terms)[0]
+
+
+def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str]) -> str:
+    """The noun phrase of `sentence` that a "what"/"which" part asks for; empty when none.
+
+    The candidates are the sentence's entities and noun chunks (spaCy) that bring in words the question does not
+    hold. A phrase headed by the noun the part asks about ("which company" -> "a Swedish company") wins; otherwise
+    the phrase nearest the question's words in the sentence, with fewer of the question's own words, is taken.
+    """
+    from components.text.language import parse
+
+    doc = parse(sentence)
+    anchors = [token.i for token in doc if not token.is_stop and _stem_in(token.lower_, question_terms)]
+    candidates = list(doc.ents) + [chunk for chunk in doc.noun_chunks if chunk.root.pos_ != "PRON"]
+    best: tuple[float, str] | None = None
+    for span in candidates:
+        words = [token for token in span if not token.is_punct]
+        if not words or len(words) > 8 or _repeats_question(span.text, question_terms):
+            continue
+        span_terms = terms(span.text)
+        if not span_terms:
+            continue
+        repeated = sum(term in question_terms for term in span_terms) / len(span_terms)
+        distance = min((min(abs(a - span.start), abs(a - (span.end - 1))) for a in anchors), default=span.start)
+        cost = min(distance, 8) + 4.0 * repeated
+        if part.focus not in {"", "?"} and span.root.lemma_.lower() == part.focus:
+            cost -= 3.0
+        text = span.text.strip(" ,;")
+        if best is None or cost < best[0]:
+            best = (cost, text)
+    return best[1] if best else ""
 
 
 def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: frozenset[str]) -> tuple[str, int]:

@@ -29,7 +29,8 @@ from components.text.analyzer import terms
 
 KINDS = ("who", "when", "where", "how_many", "how_much", "which", "what", "why", "how", "yes_no", "list")
 
-WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
+WH_WORDS = frozenset({"who", "whom", "whose", "what", "which", "when", "where", "why", "how"})
+BE_FORMS = frozenset({"is", "are", "was", "were", "be", "been", "'s"})
 PERSON_LABELS = ("PERSON", "ORG", "NORP")
 DATE_LABELS = ("DATE", "TIME")
 PLACE_LABELS = ("GPE", "LOC", "FAC")
@@ -207,22 +208,26 @@ def analyze_question(question: str) -> QuestionAnalysis:
     It reads the question's light analysis (`parse_question`: tags, parts of speech, lemmas), the same one the
     graph's passage walk reads, so a question is run through spaCy once whichever stages read it.
     """
-    from components.text.language import parse_question
+    from components.text.language import language_pipeline, parse_question
 
     text = " ".join((question or "").split())
     if not text:
         return QuestionAnalysis("", ())
-    doc = parse_question(text)
+    # Most questions are typed by their words alone (spaCy's tokenizer: microseconds); only a "what"/"which" that
+    # may determine a noun needs the tagger (a few milliseconds), shared with the graph walk.
+    doc = language_pipeline().make_doc(text)
+    if _needs_tags(doc):
+        doc = parse_question(text)
     cuts = [0]
     for token in doc:
-        if token.i > 1 and token.tag_ in WH_TAGS:
+        if token.i > 1 and token.lower_ in WH_WORDS:
             before = doc[token.i - 1]
-            if before.tag_ == "CC" or before.lower_ in {"and", "or"} or before.text in {",", ";"}:
+            if before.lower_ in {"and", "or"} or before.text in {",", ";"}:
                 cuts.append(before.i if before.text not in {",", ";"} else token.i - 1)
     cuts.append(len(doc))
     question_terms = frozenset(terms(text))
-    # The names the question is about: its proper nouns (a sentence's first word only when the tagger says so).
-    names = [token.text for token in doc if token.pos_ == "PROPN"]
+    # The names the question is about: its capitalised words after the first (which opens every question).
+    names = [token.text for token in doc[1:] if token.text[:1].isupper() and token.text != "I"]
     anchor_terms = frozenset(term for name in names for term in terms(name))
     parts: list[QuestionPart] = []
     for start, end in zip(cuts, cuts[1:], strict=False):
@@ -258,11 +263,24 @@ def _noun_after(doc: Any, index: int) -> Any:
     return last
 
 
+def _needs_tags(doc: Any) -> bool:
+    """Whether typing the question needs parts of speech: a "what"/"which" followed by a word that may be a noun
+    ("which company", "what is the name ..."), not by an auxiliary ("what did ...") or another function word."""
+    for token in doc:
+        if token.lower_ in {"what", "which"}:
+            following = doc[token.i + 1] if token.i + 1 < len(doc) else None
+            if following is None or following.is_punct:
+                continue
+            if following.lower_ in BE_FORMS or not (following.is_stop or following.lower_ in YES_NO_STARTS):
+                return True
+    return False
+
+
 def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
     """The kind of one part, the labels that answer it, and the noun a "what"/"which" asks about (its lemma), from
     its first wh-word (or its first word)."""
     first = words[0].lower_
-    wh = next((token for token in words if token.tag_ in WH_TAGS), None)
+    wh = next((token for token in words if token.lower_ in WH_WORDS), None)
     if wh is None or (first in YES_NO_STARTS and wh.i > words[0].i + 2):
         if first in LIST_STARTS:
             return "list", (), ""
@@ -291,9 +309,10 @@ def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
     # which / what: the noun it determines ("which German city"), or the copula's noun ("what is the name of ..."),
     # and for a light noun the noun after "of" ("the name of the company").
     doc = wh.doc
-    head = _noun_after(doc, wh.i + 1)
+    tagged = doc.has_annotation("TAG")
+    head = _noun_after(doc, wh.i + 1) if tagged else None
     after = wh.i + 1
-    if head is None and after < len(doc) and doc[after].lemma_ == "be":
+    if tagged and head is None and after < len(doc) and doc[after].lower_ in BE_FORMS:
         head = _noun_after(doc, after + 1)
     if head is not None and head.lemma_.lower() in LIGHT_NOUNS:
         of = head.i + 1
@@ -306,5 +325,5 @@ def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
         kind = "when"
     # "What did Tesla invent?", "What is the capital ...": the wh-word stands for a thing the sentence names. "What
     # about X?" asks for a description, not a phrase.
-    wants_phrase = head is not None or (after < len(doc) and doc[after].pos_ in {"AUX", "VERB"})
+    wants_phrase = head is not None or (after < len(doc) and doc[after].lower_ in YES_NO_STARTS)
     return kind, labels, (lemma or "?") if wants_phrase else ""

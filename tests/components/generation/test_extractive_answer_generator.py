@@ -36,8 +36,9 @@ class TestExtractiveAnswerGenerator:
         answer = ExtractiveAnswerGenerator(max_sentences=1).run(
             query="In which stadium was the game played?", documents=[WARSAW, SUPER_BOWL]
         )["replies"][0]
+        # "which stadium" asks for a phrase headed by "stadium": it leads, taken from the cited sentence.
         assert answer == (
-            "The game was played on February 7, 2016, at Levi's Stadium in the San Francisco Bay Area at "
+            "Levi's Stadium [2]. The game was played on February 7, 2016, at Levi's Stadium in the San Francisco Bay Area at "
             "Santa Clara, California [2]."
         )
 
