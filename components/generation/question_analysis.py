@@ -271,7 +271,9 @@ def _needs_tags(doc: Any) -> bool:
             following = doc[token.i + 1] if token.i + 1 < len(doc) else None
             if following is None or following.is_punct:
                 continue
-            if following.lower_ in BE_FORMS or not (following.is_stop or following.lower_ in YES_NO_STARTS):
+            if following.lower_ in BE_FORMS or following.lower_ == "other":
+                return True
+            if not (following.is_stop or following.lower_ in YES_NO_STARTS):
                 return True
     return False
 
@@ -325,5 +327,7 @@ def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
         kind = "when"
     # "What did Tesla invent?", "What is the capital ...": the wh-word stands for a thing the sentence names. "What
     # about X?" asks for a description, not a phrase.
-    wants_phrase = head is not None or (after < len(doc) and doc[after].lower_ in YES_NO_STARTS)
+    # "... converts it into what?": a wh-word that ends the question stands for a phrase too.
+    ends = after >= len(doc) or doc[after].is_punct
+    wants_phrase = head is not None or ends or (after < len(doc) and doc[after].lower_ in YES_NO_STARTS)
     return kind, labels, (lemma or "?") if wants_phrase else ""
