@@ -229,9 +229,7 @@ def answer_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
 # Parts that take a phrase as their short answer when the chosen sentence holds no entity of their kind (a
 # "what"/"which" does when it names what it asks for: its `focus`).
 PHRASE_KINDS = frozenset({"who", "where"})
-PROPER_NAME_BONUS = 1.5
-# A phrase made of the question's own words names what is asked about: all of them cost this many words of distance.
-REPEAT_COST = 8.0
+PROPER_NAME_BONUS = 1.0
 VALUE_PENALTY = 1.5
 PLACE_PREPOSITIONS = frozenset({"in", "at", "on", "from", "to", "near", "into", "inside", "outside", "across"})
 
@@ -262,7 +260,7 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
             continue
         repeated = sum(term in question_terms for term in span_terms) / len(span_terms)
         distance = min((min(abs(a - span.start), abs(a - (span.end - 1))) for a in anchors), default=span.start)
-        cost = min(distance, 8) + REPEAT_COST * repeated - 0.05 * len(words)  # of two phrases for a thing, the fuller
+        cost = min(distance, 8) + 4.0 * repeated - 0.05 * len(words)  # of two phrases for a thing, the fuller
         if part.focus not in {"", "?"} and span.root.lemma_.lower() == part.focus:
             cost -= 3.0
         if any(token.pos_ == "PROPN" for token in words):
