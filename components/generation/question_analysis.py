@@ -242,7 +242,8 @@ def analyze_question(question: str) -> QuestionAnalysis:
         # "Who founded Neo4j and when?": a part without content words of its own asks about the others' subject.
         shared = tuple(dict.fromkeys(term for part in parts for term in part.terms))
         parts = [
-            part if part.terms else QuestionPart(part.text, part.kind, part.labels, shared, part.focus) for part in parts
+            part if part.terms else QuestionPart(part.text, part.kind, part.labels, shared, part.focus)
+            for part in parts
         ]
     return QuestionAnalysis(text, tuple(parts), question_terms, anchor_terms)
 
