@@ -131,10 +131,9 @@ class ExtractiveAnswerGenerator:
         shorts: list[tuple[str, int]] = []
         unanswered: list[QuestionPart] = []
         all_scored: list[tuple[float, _Sentence]] = []
-        # The names the question is about: its entities, and its words that name a top chunk's subject (a title).
-        titles = frozenset().union(
-            *(_terms_of(str((document.meta or {}).get("source_title") or "")) for document in documents[: self.max_chunks])
-        )
+        # The names the question is about: its names, and its words that name a top chunk's subject (a title).
+        top_titles = (str((document.meta or {}).get("source_title") or "") for document in documents[: self.max_chunks])
+        titles = frozenset().union(*(_terms_of(title) for title in top_titles))
         anchors = (question.anchor_terms | (question.question_terms & titles)) & frozenset(document_frequency)
         for part in parts:
             weights = _part_weights(part, parts, document_frequency, len(candidates), anchors)
