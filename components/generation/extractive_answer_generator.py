@@ -71,9 +71,9 @@ class ExtractiveAnswerGenerator:
     `meta["evidence"]["sentences"]`), its chunk's rank, and whether it holds a span of the kind the part asks
     for (entities from spaCy, only for the few best sentences); a "what"/"which" that names what it asks about takes
     the noun phrase of the chosen sentence that the wh-word stands for (`phrase_span`). Sentences are taken whole:
-    a chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence from two overlapping chunks is
-    used once, cited to the higher-ranked chunk. When no sentence supports a part, the answer says which part the
-    sources do not answer.
+    a chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence from two
+    overlapping chunks is used once, cited to the higher-ranked chunk. When no sentence supports a part, the answer
+    says which part the sources do not answer.
 
     Usage:
     ```python
