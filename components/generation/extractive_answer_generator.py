@@ -10,7 +10,7 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 
-from components.generation.question_analysis import QuestionAnalysis, QuestionPart, analyze_question
+from components.generation.question_analysis import YES_NO_STARTS, QuestionAnalysis, QuestionPart, analyze_question
 from components.text.analyzer import sentence_spans, terms
 
 logger = logging.getLogger(__name__)
@@ -69,10 +69,11 @@ class ExtractiveAnswerGenerator:
     whole sentence of the top chunks is scored per part by its share of the part's terms, its in-context sentence
     vector's cosine to the question (stored at ingestion; the ranker hands them over in
     `meta["evidence"]["sentences"]`), its chunk's rank, and whether it holds a span of the kind the part asks
-    for (entities from spaCy, only for the few best sentences). Sentences are taken whole: a chunk that starts
-    inside a sentence borrows it from its neighbouring chunk; the same sentence from two overlapping chunks is
-    used once, cited to the higher-ranked chunk. When no sentence supports a part, the answer says which part the
-    sources do not answer.
+    for (entities from spaCy, only for the few best sentences); a "what"/"which" that names what it asks about takes
+    the noun phrase of the chosen sentence that the wh-word stands for (`phrase_span`). Sentences are taken whole:
+    a chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence from two
+    overlapping chunks is used once, cited to the higher-ranked chunk. When no sentence supports a part, the answer
+    says which part the sources do not answer.
 
     Usage:
     ```python
@@ -131,10 +132,9 @@ class ExtractiveAnswerGenerator:
         shorts: list[tuple[str, int]] = []
         unanswered: list[QuestionPart] = []
         all_scored: list[tuple[float, _Sentence]] = []
-        # The names the question is about: its entities, and its words that name a top chunk's subject (a title).
-        titles = frozenset().union(
-            *(_terms_of(str((document.meta or {}).get("source_title") or "")) for document in documents[: self.max_chunks])
-        )
+        # The names the question is about: its names, and its words that name a top chunk's subject (a title).
+        top_titles = (str((document.meta or {}).get("source_title") or "") for document in documents[: self.max_chunks])
+        titles = frozenset().union(*(_terms_of(title) for title in top_titles))
         anchors = (question.anchor_terms | (question.question_terms & titles)) & frozenset(document_frequency)
         for part in parts:
             weights = _part_weights(part, parts, document_frequency, len(candidates), anchors)
@@ -163,6 +163,9 @@ class ExtractiveAnswerGenerator:
                     effective = score + (TYPE_BONUS * (1.0 - 0.3 * min(preference, 2)) if found else 0.0)
                     if effective > best_score:
                         best_score, best, span = effective, candidate, found
+            if not span and (part.focus or part.kind in PHRASE_KINDS):
+                # No entity of the asked kind in the chosen sentence: the phrase the wh-word stands for.
+                span = phrase_span(best.text, part, question.question_terms)
             chosen.append((best, best_score))
             if span:
                 shorts.append((span, best.number))
@@ -221,6 +224,57 @@ def answer_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     preferred ("who" prefers a person to an organisation).
     """
     return _ranked_answer_span(sentence, part, question_terms)[0]
+
+
+# Parts that take a phrase as their short answer when the chosen sentence holds no entity of their kind (a
+# "what"/"which" does when it names what it asks for: its `focus`).
+PHRASE_KINDS = frozenset({"who", "where"})
+PROPER_NAME_BONUS = 1.0
+VALUE_PENALTY = 1.5
+PLACE_PREPOSITIONS = frozenset({"in", "at", "on", "from", "to", "near", "into", "inside", "outside", "across"})
+
+
+def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str]) -> str:
+    """The noun phrase of `sentence` that a "what"/"which" part asks for; empty when none.
+
+    The candidates are the sentence's entities and noun chunks (spaCy) that bring in words the question does not
+    hold. A phrase headed by the noun the part asks about ("which company" -> "a Swedish company") wins; otherwise
+    the phrase nearest the question's words in the sentence, with fewer of the question's own words, is taken.
+    """
+    from components.text.language import VALUE_LABELS, parse
+
+    doc = parse(sentence)
+    anchors = [token.i for token in doc if not token.is_stop and _stem_in(token.lower_, question_terms)]
+    words_asked = part.text.lower().split()
+    asks_subject = part.kind == "who" and len(words_asked) > 1 and words_asked[1] not in YES_NO_STARTS
+    # An ordinal ("first", "50th") ranks something; it is not the thing asked for.
+    candidates = [ent for ent in doc.ents if ent.label_ != "ORDINAL"]
+    candidates += [chunk for chunk in doc.noun_chunks if chunk.root.pos_ != "PRON"]
+    best: tuple[float, str] | None = None
+    for span in candidates:
+        words = [token for token in span if not token.is_punct]
+        if not words or len(words) > 8 or _repeats_question(span.text, question_terms):
+            continue
+        span_terms = terms(span.text)
+        if not span_terms:
+            continue
+        repeated = sum(term in question_terms for term in span_terms) / len(span_terms)
+        distance = min((min(abs(a - span.start), abs(a - (span.end - 1))) for a in anchors), default=span.start)
+        cost = min(distance, 8) + 4.0 * repeated - 0.05 * len(words)  # of two phrases for a thing, the fuller
+        if part.focus not in {"", "?"} and span.root.lemma_.lower() == part.focus:
+            cost -= 3.0
+        if any(token.pos_ == "PROPN" for token in words):
+            cost -= PROPER_NAME_BONUS  # a name is more often what is asked for than a common noun phrase
+        if span.label_ in VALUE_LABELS:
+            cost += VALUE_PENALTY  # a date or number answers "what" less often than a thing does
+        if asks_subject and span.root.dep_ in {"nsubj", "nsubjpass"}:
+            cost -= 2.5  # "Who won ...?": the one that did it is the sentence's subject
+        if part.kind == "where" and span.root.dep_ == "pobj" and span.root.head.lower_ in PLACE_PREPOSITIONS:
+            cost -= 2.0  # "where": the object of "in", "at", "from" ...
+        text = span.text.strip(" ,;")
+        if best is None or cost < best[0]:
+            best = (cost, text)
+    return best[1] if best else ""
 
 
 def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: frozenset[str]) -> tuple[str, int]:

@@ -1,7 +1,8 @@
 """What a question asks for: its type (who, when, where, how many...), its parts, and the kinds of span that answer it.
 
-The analysis reads the question with the product's one language analysis (spaCy, `components.text.language`):
-wh-words by their part-of-speech tags, the noun a "which"/"what" determines by the dependency parse, and the
+The analysis reads the question with the product's one language analysis (spaCy, `components.text.language`), in
+its light form (tags and lemmas, no dependency parse, no entity recogniser: a few milliseconds a question): wh-words
+by their part-of-speech tags, the noun a "which"/"what" asks about by the noun phrase after it, and the
 question's own terms (the shared analyzer's stems) so that an answer span never merely repeats the question.
 A compound question ("When was Qdrant first released and who develops it?") is cut before a coordinated wh-word
 into parts, and each part is answered on its own.
@@ -28,7 +29,8 @@ from components.text.analyzer import terms
 
 KINDS = ("who", "when", "where", "how_many", "how_much", "which", "what", "why", "how", "yes_no", "list")
 
-WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
+WH_WORDS = frozenset({"who", "whom", "whose", "what", "which", "when", "where", "why", "how"})
+BE_FORMS = frozenset({"is", "are", "was", "were", "be", "been", "'s"})
 PERSON_LABELS = ("PERSON", "ORG", "NORP")
 DATE_LABELS = ("DATE", "TIME")
 PLACE_LABELS = ("GPE", "LOC", "FAC")
@@ -95,6 +97,9 @@ class QuestionPart:
     kind: str
     labels: tuple[str, ...] = ()
     terms: tuple[str, ...] = ()
+    # For a "what"/"which" that asks for a thing the sentence names: the lemma of the noun it asks about ("company"
+    # in "which company"), "?" when it names none ("what did Tesla invent"); empty when it asks for a description.
+    focus: str = ""
 
     @property
     def wants_span(self) -> bool:
@@ -129,7 +134,13 @@ class QuestionAnalysis:
             "question": self.question,
             "kind": self.kind,
             "parts": [
-                {"text": part.text, "kind": part.kind, "labels": list(part.labels), "terms": list(part.terms)}
+                {
+                    "text": part.text,
+                    "kind": part.kind,
+                    "labels": list(part.labels),
+                    "terms": list(part.terms),
+                    "focus": part.focus,
+                }
                 for part in self.parts
             ],
             "question_terms": sorted(self.question_terms),
@@ -144,6 +155,7 @@ class QuestionAnalysis:
                 kind=str(part.get("kind", "what")),
                 labels=tuple(part.get("labels") or ()),
                 terms=tuple(part.get("terms") or ()),
+                focus=str(part.get("focus") or ""),
             )
             for part in data.get("parts") or []
         )
@@ -191,23 +203,31 @@ _KIND_TEXT = {
 
 @lru_cache(maxsize=1024)
 def analyze_question(question: str) -> QuestionAnalysis:
-    """The analysis of `question`; cached, since questions repeat."""
-    from components.text.language import VALUE_LABELS, parse
+    """The analysis of `question`; cached, since questions repeat.
+
+    It reads the question's light analysis (`parse_question`: tags, parts of speech, lemmas), the same one the
+    graph's passage walk reads, so a question is run through spaCy once whichever stages read it.
+    """
+    from components.text.language import language_pipeline, parse_question
 
     text = " ".join((question or "").split())
     if not text:
         return QuestionAnalysis("", ())
-    doc = parse(text)
+    # Most questions are typed by their words alone (spaCy's tokenizer: microseconds); only a "what"/"which" that
+    # may determine a noun needs the tagger (a few milliseconds), shared with the graph walk.
+    doc = language_pipeline().make_doc(text)
+    if _needs_tags(doc):
+        doc = parse_question(text)
     cuts = [0]
     for token in doc:
-        if token.i > 1 and token.tag_ in WH_TAGS:
+        if token.i > 1 and token.lower_ in WH_WORDS:
             before = doc[token.i - 1]
-            if before.dep_ == "cc" or before.lower_ in {"and", "or"} or before.text in {",", ";"}:
+            if before.lower_ in {"and", "or"} or before.text in {",", ";"}:
                 cuts.append(before.i if before.text not in {",", ";"} else token.i - 1)
     cuts.append(len(doc))
     question_terms = frozenset(terms(text))
-    names = [ent.text for ent in doc.ents if ent.label_ not in VALUE_LABELS]
-    names += [token.text for token in doc if token.pos_ == "PROPN"]
+    # The names the question is about: its capitalised words after the first (which opens every question).
+    names = [token.text for token in doc[1:] if token.text[:1].isupper() and token.text != "I"]
     anchor_terms = frozenset(term for name in names for term in terms(name))
     parts: list[QuestionPart] = []
     for start, end in zip(cuts, cuts[1:], strict=False):
@@ -216,60 +236,99 @@ def analyze_question(question: str) -> QuestionAnalysis:
         if not words:
             continue
         part_text = " ".join(token.text for token in words)
-        kind, labels = _kind(words)
-        parts.append(QuestionPart(part_text, kind, labels, tuple(terms(part_text))))
+        kind, labels, focus = _kind(words)
+        parts.append(QuestionPart(part_text, kind, labels, tuple(terms(part_text)), focus))
     if len(parts) > 1:
         # "Who founded Neo4j and when?": a part without content words of its own asks about the others' subject.
         shared = tuple(dict.fromkeys(term for part in parts for term in part.terms))
-        parts = [part if part.terms else QuestionPart(part.text, part.kind, part.labels, shared) for part in parts]
+        parts = [
+            part if part.terms else QuestionPart(part.text, part.kind, part.labels, shared, part.focus)
+            for part in parts
+        ]
     return QuestionAnalysis(text, tuple(parts), question_terms, anchor_terms)
 
 
-def _kind(words: list[Any]) -> tuple[str, tuple[str, ...]]:
-    """The kind of one part and the labels that answer it, from its first wh-word (or its first word)."""
+_NOUNS = frozenset({"NOUN", "PROPN"})
+_MODIFIERS = frozenset({"ADJ", "NOUN", "PROPN", "NUM", "DET"})
+
+
+def _noun_after(doc: Any, index: int) -> Any:
+    """The head noun of the noun phrase starting at `index` ("the largest German city" -> city), or None."""
+    last = None
+    while index < len(doc) and doc[index].pos_ in _MODIFIERS | {"PART"} and doc[index].tag_ != "WDT":
+        if doc[index].pos_ in _NOUNS:
+            last = doc[index]
+        elif last is not None and doc[index].pos_ not in {"PART"}:
+            break  # "company CEO" continues; "company the" does not
+        index += 1
+    return last
+
+
+def _needs_tags(doc: Any) -> bool:
+    """Whether typing the question needs parts of speech: a "what"/"which" followed by a word that may be a noun
+    ("which company", "what is the name ..."), not by an auxiliary ("what did ...") or another function word."""
+    for token in doc:
+        if token.lower_ in {"what", "which"}:
+            following = doc[token.i + 1] if token.i + 1 < len(doc) else None
+            if following is None or following.is_punct:
+                continue
+            if following.lower_ in BE_FORMS or following.lower_ == "other":
+                return True
+            if not (following.is_stop or following.lower_ in YES_NO_STARTS):
+                return True
+    return False
+
+
+def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
+    """The kind of one part, the labels that answer it, and the noun a "what"/"which" asks about (its lemma), from
+    its first wh-word (or its first word)."""
     first = words[0].lower_
-    wh = next((token for token in words if token.tag_ in WH_TAGS), None)
+    wh = next((token for token in words if token.lower_ in WH_WORDS), None)
     if wh is None or (first in YES_NO_STARTS and wh.i > words[0].i + 2):
         if first in LIST_STARTS:
-            return "list", ()
+            return "list", (), ""
         if first in YES_NO_STARTS:
-            return "yes_no", ()
-        return "what", ()
+            return "yes_no", (), ""
+        return "what", (), ""
     lower = wh.lower_
     if lower in {"who", "whom", "whose"}:
-        return "who", PERSON_LABELS
+        return "who", PERSON_LABELS, ""
     if lower == "when":
-        return "when", DATE_LABELS
+        return "when", DATE_LABELS, ""
     if lower == "where":
-        return "where", PLACE_LABELS
+        return "where", PLACE_LABELS, ""
     if lower == "why":
-        return "why", ()
+        return "why", (), ""
     if lower == "how":
         following = wh.nbor(1) if wh.i + 1 < len(wh.doc) else None
         adjective = following.lower_ if following is not None else ""
         if adjective == "many":
-            return "how_many", COUNT_LABELS
+            return "how_many", COUNT_LABELS, ""
         if adjective == "much":
-            return "how_much", AMOUNT_LABELS
+            return "how_much", AMOUNT_LABELS, ""
         if adjective in HOW_ADJECTIVE_LABELS:
-            return "how_much", HOW_ADJECTIVE_LABELS[adjective]
-        return "how", ()
-    # which / what: the noun it determines, or the light noun's object ("the name of the company").
-    head = wh.head if wh.dep_ in {"det", "attr"} and wh.head.pos_ in {"NOUN", "PROPN"} else None
-    if head is None and wh.i + 1 < len(wh.doc) and wh.nbor(1).pos_ in {"NOUN", "PROPN"}:
-        head = wh.nbor(1)
-    if head is None:
-        # "What is the name of ...", "What was the year ...": the copula's subject noun.
-        verb = wh.head
-        subject = next((child for child in verb.children if child.dep_ in {"nsubj", "nsubjpass"} and child != wh), None)
-        if subject is not None and subject.lemma_.lower() in LIGHT_NOUNS | set(HEAD_NOUN_LABELS):
-            head = subject
+            return "how_much", HOW_ADJECTIVE_LABELS[adjective], ""
+        return "how", (), ""
+    # which / what: the noun it determines ("which German city"), or the copula's noun ("what is the name of ..."),
+    # and for a light noun the noun after "of" ("the name of the company").
+    doc = wh.doc
+    tagged = doc.has_annotation("TAG")
+    head = _noun_after(doc, wh.i + 1) if tagged else None
+    after = wh.i + 1
+    if tagged and head is None and after < len(doc) and doc[after].lower_ in BE_FORMS:
+        head = _noun_after(doc, after + 1)
     if head is not None and head.lemma_.lower() in LIGHT_NOUNS:
-        inner = next((child for child in head.children if child.dep_ == "prep" and child.lower_ == "of"), None)
-        objects = [child for child in inner.children if child.dep_ == "pobj"] if inner is not None else []
-        head = objects[0] if objects else head
-    labels = HEAD_NOUN_LABELS.get(head.lemma_.lower(), ()) if head is not None else ()
+        of = head.i + 1
+        if of < len(doc) and doc[of].lower_ == "of":
+            head = _noun_after(doc, of + 1) or head
+    lemma = head.lemma_.lower() if head is not None else ""
+    labels = HEAD_NOUN_LABELS.get(lemma, ())
     kind = "which" if lower == "which" else "what"
     if labels and labels[0] in DATE_LABELS:
         kind = "when"
-    return kind, labels
+    # "What did Tesla invent?", "What is the capital ...": the wh-word stands for a thing the sentence names. "What
+    # about X?" asks for a description, not a phrase.
+    # "... converts it into what?": a wh-word that ends the question stands for a phrase too.
+    ends = after >= len(doc) or doc[after].is_punct
+    wants_phrase = head is not None or ends or (after < len(doc) and doc[after].lower_ in YES_NO_STARTS)
+    return kind, labels, (lemma or "?") if wants_phrase else ""

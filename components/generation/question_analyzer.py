@@ -11,7 +11,8 @@ from components.generation.question_analysis import analyze_question
 
 @component
 class QuestionAnalyzer:
-    """Reads the question once (spaCy, through `question_analysis`) for every stage that answers it.
+    """Reads the question once (`question_analysis`: its words, and spaCy's tagger only when a "what"/"which" may
+    name a noun) for every stage that answers it.
 
     The extractive answer and the chat prompt both receive its `analysis` (type, parts, each part's expected
     entity labels). In the research pipeline it also receives the ranked chunks, only so that it runs after the

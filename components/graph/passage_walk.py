@@ -28,7 +28,6 @@ import time
 import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,9 +36,10 @@ from scipy import sparse
 
 from components.graph.model import normalise_name
 from components.graph.store import EntityPassageLinks, GraphStore
+from components.text.language import parse_question
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc, Token
+    from spacy.tokens import Token
 
 logger = logging.getLogger(__name__)
 
@@ -82,16 +82,6 @@ class PassageWalk:
     passages: list[WalkedPassage]
     seeds: QuestionSeeds
     entities: list[str]
-
-
-@lru_cache(maxsize=2048)
-def analyse_question(question: str) -> Doc:
-    """The question's tokens with their parts of speech, from the product's spaCy pipeline; the parser, lemmatizer
-    and entity recogniser are skipped (a proper noun marks a name well enough, at a third of the cost). Cached:
-    questions repeat. Read the Doc, never change it."""
-    from components.text.language import language_pipeline
-
-    return language_pipeline()(question, disable=["parser", "lemmatizer", "ner"])
 
 
 def _is_name(token: Token) -> bool:
@@ -181,7 +171,7 @@ class EntityPassageGraph:
         their words."""
         if self.empty:
             return QuestionSeeds()
-        tokens = [token for token in analyse_question(question) if not token.is_space]
+        tokens = [token for token in parse_question(question) if not token.is_space]
         doc = tokens[0].doc if tokens else None
         matches: list[tuple[int, int, str, list[int]]] = []
         for start in range(len(tokens)):

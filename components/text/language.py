@@ -185,3 +185,18 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
                 start = offset + sentence.start_char + (len(piece) - len(piece.lstrip()))
                 spans.append((start, start + len(stripped)))
     return spans
+
+
+# What a question needs from the pipeline: tokens, tags, parts of speech and lemmas. The dependency parser and the
+# entity recogniser cost more than half of a short question's analysis, and neither the question's type nor the
+# names it holds need them (a proper noun marks a name; a tag pattern finds the noun a "which" asks about).
+QUESTION_SKIPPED_PIPES = ("parser", "ner")
+
+
+@lru_cache(maxsize=2048)
+def parse_question(text: str) -> Doc:
+    """The light analysis of a question (tags, parts of speech, lemmas; no parse, no entities), made once per
+    question text and shared by every stage that reads the question (the answer's question analysis, the graph's
+    passage walk). Cached; read the Doc, never change it."""
+    pipeline = language_pipeline()
+    return pipeline(text, disable=[name for name in QUESTION_SKIPPED_PIPES if name in pipeline.pipe_names])

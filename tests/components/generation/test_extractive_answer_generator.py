@@ -36,9 +36,10 @@ class TestExtractiveAnswerGenerator:
         answer = ExtractiveAnswerGenerator(max_sentences=1).run(
             query="In which stadium was the game played?", documents=[WARSAW, SUPER_BOWL]
         )["replies"][0]
+        # "which stadium" asks for a phrase headed by "stadium": it leads, taken from the cited sentence.
         assert answer == (
-            "The game was played on February 7, 2016, at Levi's Stadium in the San Francisco Bay Area at "
-            "Santa Clara, California [2]."
+            "Levi's Stadium [2]. The game was played on February 7, 2016, at Levi's Stadium in the San Francisco "
+            "Bay Area at Santa Clara, California [2]."
         )
 
     def test_several_sentences_each_cite_their_own_chunk(self):

@@ -54,6 +54,29 @@ class TestQuestionAnalysis:
         assert analyze_question("Is Lantern a key-value store?").kind == "yes_no"
         assert analyze_question("Why do ferries leave every hour?").parts[0].labels == ()
 
+    def test_what_and_which_name_the_noun_they_ask_about(self):
+        assert analyze_question("What kind of engine does Lantern use?").parts[0].focus == "engine"
+        assert analyze_question("Which storage engine does Lantern use?").parts[0].focus == "engine"
+        assert analyze_question("What did Maria Lindqvist start?").parts[0].focus == "?"
+        assert analyze_question("Lantern keeps every record in what?").parts[0].focus == "?"
+        # "What about ..." asks for a description, not a phrase.
+        assert analyze_question("What about the harbour in summer?").parts[0].focus == ""
+
+    def test_the_question_is_read_once_and_lightly(self):
+        from components.text.language import parse_question
+
+        parse_question.cache_clear()
+        analyze_question.cache_clear()
+        # Typed by its words alone: no tagger run at all.
+        analyze_question("Who maintains the Lantern store today?")
+        assert parse_question.cache_info().currsize == 0
+        # A "which" + noun needs the tags; the graph walk reading the same question then gets the same Doc.
+        analyze_question("Which company maintains Lantern?")
+        assert parse_question.cache_info().currsize == 1
+        doc = parse_question("Which company maintains Lantern?")
+        assert parse_question.cache_info().hits == 1
+        assert not doc.has_annotation("DEP") and not doc.has_annotation("ENT_IOB")
+
     def test_round_trips_as_a_dict(self):
         analysis = analyze_question("Who founded Lantern and when?")
         assert type(analysis).from_dict(analysis.to_dict()) == analysis
@@ -65,6 +88,11 @@ class TestShortAnswers:
         assert out["short_answer"] == "Maria Lindqvist and Tomas Berg"
         assert out["replies"][0].startswith("Maria Lindqvist and Tomas Berg [2]. ")
         assert "started in 2011 by Maria Lindqvist and Tomas Berg in Uppsala [2]." in out["replies"][0]
+
+    def test_what_gives_the_phrase_headed_by_the_noun_asked_about(self):
+        out = answer("What kind of file does the Lantern storage engine use?", [LANTERN, HARBOUR])
+        assert out["short_answer"] == "a log-structured file"
+        assert out["replies"][0].startswith("a log-structured file [1]. ")
 
     def test_when_gives_the_date(self):
         out = answer("In what year was the Lantern project started?", [LANTERN, HARBOUR])

@@ -56,9 +56,11 @@ class TestResearchGenerator:
         assert generator.kind == "extractive"
         chunks: list[StreamingChunk] = []
         result = generator.run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION, streaming_callback=chunks.append)
+        # "Who won": the sentence's subject leads as the short answer, then the sentence it comes from.
         assert result["replies"] == [
-            "The Denver Broncos defeated the Carolina Panthers 24-10 to win Super Bowl 50 [1]."
+            "The Denver Broncos [1]. The Denver Broncos defeated the Carolina Panthers 24-10 to win Super Bowl 50 [1]."
         ]
+        assert result["short_answer"] == "The Denver Broncos"
         assert result["status"].status is StatusKind.SUCCESS and result["status"].source == "generator"
         assert "".join(chunk.content for chunk in chunks) == result["replies"][0]
 
