@@ -216,6 +216,31 @@ class ExtractiveAnswerGenerator:
         return default_from_dict(cls, data)
 
 
+# How many tokens of distance being the doer of the question's verb is worth for a "who" question.
+SUBJECT_PREFERENCE = 6.0
+
+
+def _doers(doc: Any, anchors: list[int]) -> set[int]:
+    """The tokens that do what a verb of the question does in `doc`: the subject of that verb, or of the verb it
+    depends on ("The Broncos defeated the Panthers to win ..." -> "Broncos" wins), or the agent of a passive
+    ("written by Andrew Kane")."""
+    found: set[int] = set()
+    for index in anchors:
+        verb = doc[index]
+        for _ in range(3):  # up through "to win" (xcomp), "and won" (conj), "after winning" (advcl)
+            if verb.pos_ not in ("VERB", "AUX"):
+                break
+            for child in verb.children:
+                if child.dep_ in ("nsubj", "nsubjpass") and verb.dep_ != "auxpass":
+                    found.add(child.i)
+                elif child.dep_ == "agent":
+                    found.update(grandchild.i for grandchild in child.children if grandchild.dep_ == "pobj")
+            if found or verb.dep_ not in ("xcomp", "conj", "advcl"):
+                break
+            verb = verb.head
+    return found
+
+
 def answer_span(sentence: str, part: QuestionPart, question_terms: frozenset[str]) -> str:
     """The span of `sentence` that answers `part` (an entity of one of its labels that the question does not
     already name, coordinated names joined: "Emil Eifrem, Johan Svensson and Peter Neubauer"); empty when none.
@@ -247,6 +272,7 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     anchors = [token.i for token in doc if not token.is_stop and _stem_in(token.lower_, question_terms)]
     words_asked = part.text.lower().split()
     asks_subject = part.kind == "who" and len(words_asked) > 1 and words_asked[1] not in YES_NO_STARTS
+    doers = _doers(doc, anchors)
     # An ordinal ("first", "50th") ranks something; it is not the thing asked for.
     candidates = [ent for ent in doc.ents if ent.label_ != "ORDINAL"]
     candidates += [chunk for chunk in doc.noun_chunks if chunk.root.pos_ != "PRON"]
@@ -267,8 +293,10 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
             cost -= PROPER_NAME_BONUS  # a name is more often what is asked for than a common noun phrase
         if span.label_ in VALUE_LABELS:
             cost += VALUE_PENALTY  # a date or number answers "what" less often than a thing does
-        if asks_subject and span.root.dep_ in {"nsubj", "nsubjpass"}:
-            cost -= 2.5  # "Who won ...?": the one that did it is the sentence's subject
+        if asks_subject and span.root.i in doers:
+            cost -= SUBJECT_PREFERENCE  # "Who won ...?": the one that did what the question asks about
+        elif asks_subject and span.root.dep_ in {"nsubj", "nsubjpass"}:
+            cost -= 2.5  # else the sentence's subject is the likeliest doer
         if part.kind == "where" and span.root.dep_ == "pobj" and span.root.head.lower_ in PLACE_PREPOSITIONS:
             cost -= 2.0  # "where": the object of "in", "at", "from" ...
         text = span.text.strip(" ,;")
@@ -302,12 +330,19 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
             rank += 2  # "the regular season", "spring": a date, but rarely the one a "when" asks for
         return rank
 
+    doers = _doers(doc, anchors) if part.kind == "who" else set()
+
+    def role(group: list[Any]) -> float:
+        # "Who ..." asks for the doer of the question's verb: a name that does it answers before a name the
+        # sentence mentions elsewhere.
+        return -SUBJECT_PREFERENCE if any(ent.root.i in doers for ent in group) else 0.0
+
     def cost(group: list[Any]) -> float:
         rank = label_rank(group)
         if not anchors:
-            return 3.0 * rank + group[0].start * 0.01
+            return 3.0 * rank + group[0].start * 0.01 + role(group)
         distance = min(min(abs(anchor - ent.start), abs(anchor - (ent.end - 1))) for ent in group for anchor in anchors)
-        return distance + 3.0 * rank
+        return distance + 3.0 * rank + role(group)
 
     best = min(groups, key=cost)
     preference = label_rank(best)
