@@ -92,7 +92,7 @@ def test_ask_open_a_citation_and_an_entity_timeline(app_url, browser_page):
     page = browser_page
     page.goto(app_url)
     page.get_by_role("heading", name="Ask").wait_for()
-    page.get_by_label("Question").fill("When did pgvector add the HNSW index type?")
+    page.get_by_label("Question", exact=True).fill("When did pgvector add the HNSW index type?")
     page.get_by_role("button", name="Ask").click()
     page.get_by_role("heading", name="Evidence").wait_for()
     page.get_by_text("Why it is here").first.wait_for()
@@ -179,7 +179,7 @@ def test_markdown_in_a_document_is_shown_as_text(app_url, browser_page, pixel_se
     page = browser_page
     page.goto(app_url)
     page.get_by_role("heading", name="Ask").wait_for()
-    page.get_by_label("Question").fill("When did the Lindqvist ferry terminal open?")
+    page.get_by_label("Question", exact=True).fill("When did the Lindqvist ferry terminal open?")
     page.get_by_role("button", name="Ask").click()
     page.get_by_role("heading", name="Evidence").wait_for()
     # The Markdown is on the page as the characters the document holds, in the answer and in the evidence panel.
