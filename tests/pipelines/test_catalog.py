@@ -114,7 +114,9 @@ class TestPipelineCatalog:
         concurrent = asyncio.run(
             catalog.run_async("answer", {"question": "Who won Super Bowl 50?", "documents": DOCUMENTS})
         )
-        assert sync["answer"] == "The Denver Broncos defeated the Carolina Panthers 24-10 to win Super Bowl 50 [1]."
+        assert sync["answer"] == (
+            "The Denver Broncos [1]. The Denver Broncos defeated the Carolina Panthers 24-10 to win Super Bowl 50 [1]."
+        )  # the short answer first, then the sentence it comes from
         assert sync["citations"][0]["chunk_id"] == "sb"
         assert [d.id for d in sync["chunks"]] == ["sb", "wa"]
         assert sync["sentences"][0]["supported"] is True
