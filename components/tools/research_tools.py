@@ -301,40 +301,19 @@ def _book_content(component: Any, arguments: dict[str, Any]) -> ToolRun:
 # -- the web, arXiv and memory ----------------------------------------------------------------------------------------
 
 
-def _web_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
-    return _chunks_run(
-        component.run(
-            query=arguments["query"],
-            num_results=arguments.get("num_results"),
-            languages=arguments.get("languages"),
-            include_domains=arguments.get("include_domains"),
-            exclude_domains=arguments.get("exclude_domains"),
-        )
-    )
+def _passing(*names: str) -> Any:
+    """An adapter that hands the query and the named arguments (None where not given) to the component as they are:
+    the web, arXiv and memory sources clamp and check their own inputs."""
+
+    def adapter(component: Any, arguments: dict[str, Any]) -> ToolRun:
+        return _chunks_run(component.run(query=arguments["query"], **{name: arguments.get(name) for name in names}))
+
+    return adapter
 
 
-def _arxiv_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
-    return _chunks_run(
-        component.run(
-            query=arguments["query"],
-            num_results=arguments.get("num_results"),
-            sort_by=arguments.get("sort_by"),
-            categories=arguments.get("categories"),
-            date_from=arguments.get("date_from"),
-            date_to=arguments.get("date_to"),
-        )
-    )
-
-
-def _memory_recall(component: Any, arguments: dict[str, Any]) -> ToolRun:
-    return _chunks_run(
-        component.run(
-            query=arguments["query"],
-            session_id=arguments.get("session_id"),
-            num_results=arguments.get("num_results"),
-            time_window=arguments.get("time_window"),
-        )
-    )
+_web_search = _passing("num_results", "languages", "include_domains", "exclude_domains")
+_arxiv_search = _passing("num_results", "sort_by", "categories", "date_from", "date_to")
+_memory_recall = _passing("session_id", "num_results", "time_window")
 
 
 # -- the graph --------------------------------------------------------------------------------------------------------
