@@ -349,22 +349,12 @@ def _comprehensive(component: Any, arguments: dict[str, Any]) -> ToolRun:
         use_graph=arguments.get("use_graph", True),
         limit=arguments.get("limit", 10),
     )
-    status: SourceStatus = outputs["status"]
-    return ToolRun(
-        output={**outputs["result"], "status": status.to_dict()},
-        chunks=_chunks(outputs.get("documents")),
-        status=status,
-    )
+    return _reported(outputs, outputs["result"])
 
 
 def _relationships(component: Any, arguments: dict[str, Any]) -> ToolRun:
     outputs = component.run(entity_name=arguments["entity_name"], depth=arguments.get("depth", 2))
-    status: SourceStatus = outputs["status"]
-    return ToolRun(
-        output={**outputs["relationships"], "status": status.to_dict()},
-        chunks=_chunks(outputs.get("documents")),
-        status=status,
-    )
+    return _reported(outputs, outputs["relationships"])
 
 
 def _timeline(component: Any, arguments: dict[str, Any]) -> ToolRun:
@@ -373,17 +363,15 @@ def _timeline(component: Any, arguments: dict[str, Any]) -> ToolRun:
         start_date=arguments.get("start_date"),
         end_date=arguments.get("end_date"),
     )
+    entity = str(arguments["entity_name"]).strip()
+    return _reported(outputs, {"entity": entity, "entities": outputs["entities"], "timeline": outputs["timeline"]})
+
+
+def _reported(outputs: dict[str, Any], output: dict[str, Any]) -> ToolRun:
+    """A graph component's run as the tool's answer: `output` with the component's status, its chunks as evidence."""
     status: SourceStatus = outputs["status"]
-    return ToolRun(
-        output={
-            "entity": str(arguments["entity_name"]).strip(),
-            "entities": outputs["entities"],
-            "timeline": outputs["timeline"],
-            "status": status.to_dict(),
-        },
-        chunks=_chunks(outputs.get("documents")),
-        status=status,
-    )
+    chunks = _chunks(outputs.get("documents"))
+    return ToolRun(output={**output, "status": status.to_dict()}, chunks=chunks, status=status)
 
 
 # -- factories (imports kept lazy: listing the tools must not load the stores) ----------------------------------------
