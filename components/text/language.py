@@ -63,7 +63,7 @@ _LOCK = threading.Lock()
 _LINE = re.compile(r"[^\n]+")
 
 
-class LanguageModelMissing(RuntimeError):
+class LanguageModelMissing(ValueError):
     """The configured spaCy pipeline is not installed."""
 
 

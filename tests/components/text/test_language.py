@@ -1,0 +1,54 @@
+"""The one language analysis: spaCy's pipeline, loaded once, and what the product reads from it."""
+
+import pytest
+
+from components.text.analyzer import irregular_forms, terms
+from components.text.language import (
+    LanguageModelMissing,
+    entity_kind,
+    language_pipeline,
+    parse,
+    parse_question,
+    sentence_spans,
+)
+
+
+class TestLanguagePipeline:
+    def test_the_default_pipeline_is_loaded_once_with_the_pipes_the_product_reads(self):
+        nlp = language_pipeline()
+        assert nlp is language_pipeline()
+        assert {"parser", "ner", "lemmatizer", "tagger"} <= set(nlp.pipe_names)
+
+    def test_a_missing_pipeline_is_one_clear_sentence_the_cli_reports(self):
+        with pytest.raises(LanguageModelMissing, match="not installed; install its package or set SPACY_MODEL"):
+            language_pipeline("no_such_spacy_pipeline")
+        assert issubclass(LanguageModelMissing, ValueError)  # what `research` turns into "research: <sentence>"
+
+    def test_entities_get_the_products_kinds_and_values_get_none(self):
+        doc = parse("Andrey Vasnetsov started Qdrant in Berlin in 2021.")
+        kinds = {ent.text: entity_kind(ent.label_) for ent in doc.ents}
+        assert kinds["Andrey Vasnetsov"] == "person" and kinds["Berlin"] == "place" and kinds["2021"] is None
+        assert entity_kind("NORP") == "group" and entity_kind("CARDINAL") is None
+
+
+class TestSentences:
+    def test_spans_cover_whole_sentences_abbreviations_kept(self):
+        text = "Dr. Smith met J. Doe in the U.S. on Monday. They talked about RAG!\n\nThen they left."
+        assert [text[start:end] for start, end in sentence_spans(text)] == [
+            "Dr. Smith met J. Doe in the U.S. on Monday.",
+            "They talked about RAG!",
+            "Then they left.",
+        ]
+
+
+class TestQuestions:
+    def test_a_question_is_read_once_without_parse_or_entities(self):
+        doc = parse_question("Who wrote the pgvector extension?")
+        assert doc is parse_question("Who wrote the pgvector extension?")
+        assert [token.lemma_ for token in doc][:2] == ["who", "write"] and not doc.has_annotation("DEP")
+
+
+class TestIrregularForms:
+    def test_irregular_forms_join_their_lemma_from_the_pipelines_tables(self):
+        assert irregular_forms()["written"] == "write" and irregular_forms()["children"] == "child"
+        assert terms("Who wrote it? It was written by Andrew Kane.") == ["write", "write", "andrew", "kane"]
