@@ -448,6 +448,15 @@ class SourceGuard:
         )
         return self._finish(started, SourceResult(), kind, fault.message, attempts, fault=fault.kind)
 
+    def _failed(
+        self, started: float, fault: Fault, attempts: int, deadline_at: float, by_budget: bool
+    ) -> tuple[SourceResult, SourceStatus]:
+        if fault.kind == "timeout" and time.monotonic() >= deadline_at - _DEADLINE_SLACK_S:
+            # Work that ran out of time at this call's own limit (a nested guard sharing the deadline): the fault
+            # is this call's timeout, said as this call says it.
+            return self._timed_out(started, by_budget, attempts)
+        return self._on_fault(started, fault, attempts)
+
     def _timed_out(self, started: float, by_budget: bool, attempts: int) -> tuple[SourceResult, SourceStatus]:
         if by_budget:
             message = f"{self.source} did not answer within what was left of the question's time budget"
@@ -519,11 +528,7 @@ class SourceGuard:
         except Exception as exc:  # noqa: BLE001 - a failure of the policy itself still may not escape
             return self._on_fault(started, classify_exception(exc), 1)
         if fault is not None:
-            if fault.kind == "timeout" and time.monotonic() >= deadline_at - _DEADLINE_SLACK_S:
-                # Work that ran out of time at this call's own limit (a nested guard sharing the deadline): the
-                # fault is this call's timeout, said as this call says it.
-                return self._timed_out(started, by_budget, attempts)
-            return self._on_fault(started, fault, attempts)
+            return self._failed(started, fault, attempts, deadline_at, by_budget)
         return self._on_success(started, result, key, attempts)
 
     # -- async --------------------------------------------------------------------------------------------------
@@ -554,9 +559,7 @@ class SourceGuard:
                 self._hung.add(future)
                 return self._timed_out(started, by_budget, 1)
             if fault is not None:
-                if fault.kind == "timeout" and time.monotonic() >= deadline_at - _DEADLINE_SLACK_S:
-                    return self._timed_out(started, by_budget, attempts)
-                return self._on_fault(started, fault, attempts)
+                return self._failed(started, fault, attempts, deadline_at, by_budget)
             return self._on_success(started, result, key, attempts)
         attempt = 0
         while True:
