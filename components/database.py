@@ -97,10 +97,18 @@ def describe_database(settings: Settings | None = None) -> str:
 
 def connection_pool(settings: Settings | None = None):  # noqa: ANN201 - psycopg_pool is imported lazily
     """The process-wide connection pool for the settings' database, with pgvector types registered."""
+    return connection_pool_for(database_url(settings))
+
+
+def connection_pool_for(url: str):  # noqa: ANN201 - psycopg_pool is imported lazily
+    """The process-wide connection pool for the database at `url`, with pgvector types registered.
+
+    This is the one cache of pools: the knowledge base (its document registry and the pgvector chunk index's own
+    SQL), the graph and memory share one pool per database instead of opening connections of their own.
+    """
     from pgvector.psycopg import register_vector
     from psycopg_pool import ConnectionPool
 
-    url = database_url(settings)
     with _LOCK:
         pool = _POOLS.get(url)
         if pool is not None:
@@ -116,7 +124,7 @@ def connection_pool(settings: Settings | None = None):  # noqa: ANN201 - psycopg
             )
             pool.wait(timeout=10)
         except Exception as exc:  # noqa: BLE001
-            raise DatabaseUnavailable(f"Cannot connect to the knowledge base's PostgreSQL: {exc}") from exc
+            raise DatabaseUnavailable(f"Cannot connect to the knowledge base's PostgreSQL: {_first_line(exc)}") from exc
         _POOLS[url] = pool
         return pool
 
@@ -135,7 +143,13 @@ def _ensure_extension(url: str) -> None:
     except psycopg.errors.FeatureNotSupported as exc:
         raise DatabaseUnavailable("The PostgreSQL server has no pgvector extension; install pgvector there.") from exc
     except psycopg.OperationalError as exc:
-        raise DatabaseUnavailable(f"Cannot connect to the knowledge base's PostgreSQL: {exc}") from exc
+        raise DatabaseUnavailable(f"Cannot connect to the knowledge base's PostgreSQL: {_first_line(exc)}") from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of an error (psycopg's hints add more), so the message stays one sentence."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def close_pools() -> None:
