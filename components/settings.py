@@ -28,6 +28,11 @@ class Settings(BaseSettings):
     # Knowledge base.
     kb_backend: Literal["pgvector", "milvus", "qdrant"] = Field(default="pgvector", description="Vector store.")
     kb_collection: str = Field(default="research", description="Table / collection name of the knowledge base.")
+    kb_document_field: str | None = Field(
+        default=None,
+        description="For a collection Haystack's DocumentWriter filled (`research kb attach`): the meta field that "
+        "names a chunk's document (default: source_id, file_path, url or source).",
+    )
     database_url: SecretStr | None = Field(
         default=None,
         description="PostgreSQL+pgvector connection string; empty starts the embedded PostgreSQL in the data folder.",

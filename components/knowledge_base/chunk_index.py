@@ -103,6 +103,11 @@ class ChunkIndex(ABC):
     def delete(self, chunk_ids: list[str]) -> None:
         """Remove these chunks and their evidence (ids that do not exist are ignored)."""
 
+    def add_evidence(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
+        """Replace the evidence of these stored chunks without writing the chunks themselves: what enrichment
+        adds beside an attached collection's rows (and what keyword search there needs)."""
+        raise NotImplementedError(f"The {self.backend} index cannot add evidence to chunks it did not write")
+
     # -- reads ------------------------------------------------------------------------------------------------------
 
     @abstractmethod

@@ -100,7 +100,7 @@ def knowledge_base_for(document_store: Any, embedding_model: str | None = None) 
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise KnowledgeBaseUnavailable(f"The {backend} knowledge base could not be opened: {first}") from exc
     logger.debug("Opened the {backend} knowledge base {collection}", backend=backend, collection=index.collection)
-    return KnowledgeBase(index, registry)
+    return KnowledgeBase(index, registry, document_field=(get_settings().kb_document_field or "").strip() or None)
 
 
 def open_knowledge_base(settings: Settings | None = None, collection: str | None = None) -> KnowledgeBase:

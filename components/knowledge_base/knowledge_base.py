@@ -10,10 +10,12 @@ registry does not know (a crash between the two writes) is dropped.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+from haystack import logging
 
 from components.knowledge_base.chunk_index import (
     ChunkEvidence,
@@ -34,6 +36,8 @@ from components.knowledge_base.store import (
     TermStatistics,
 )
 
+logger = logging.getLogger(__name__)
+
 
 class KnowledgeBase(KnowledgeBaseStore):
     """A knowledge base: chunks in an integration's document store (through its `ChunkIndex`), documents in the
@@ -49,9 +53,13 @@ class KnowledgeBase(KnowledgeBaseStore):
     ```
     """
 
-    def __init__(self, index: ChunkIndex, registry: DocumentRegistry) -> None:
+    def __init__(self, index: ChunkIndex, registry: DocumentRegistry, document_field: str | None = None) -> None:
         self.index = index
         self.registry = registry
+        # For a collection someone else wrote: the meta field naming a chunk's document (see `attach.py`).
+        self.document_field = document_field
+        self._recognised = False
+        self._recognise_lock = threading.Lock()
         self.backend = index.backend
         self.collection = registry.collection
         self.embedding_model = index.embedding_model
@@ -137,6 +145,7 @@ class KnowledgeBase(KnowledgeBaseStore):
     def list_documents(
         self, limit: int = 20, offset: int = 0, search: str | None = None, filters: SearchFilters | None = None
     ) -> tuple[list[DocumentSummary], int]:
+        self.recognise_on_first_use()
         return self.registry.list(limit, offset, search, filters)
 
     def count_chunks(self) -> int:
@@ -220,9 +229,39 @@ class KnowledgeBase(KnowledgeBaseStore):
             )
         return hits
 
+    def recognise_on_first_use(self) -> None:
+        """Record the documents of a collection someone else wrote (Haystack's `DocumentWriter`) in the registry the
+        first time it is read: an index with chunks and a registry without documents. Fast (no model); the
+        evidence and the graph come from `research kb enrich`."""
+        if self._recognised:
+            return
+        with self._recognise_lock:
+            if self._recognised:
+                return
+            if self.registry.count() == 0 and self.index.count() > 0:
+                from components.knowledge_base.enrichment import KnowledgeBaseEnricher
+
+                report = KnowledgeBaseEnricher(self, hooks=[], document_field=self.document_field).recognise()
+                logger.info(
+                    "Attached collection {collection}: {summary}", collection=self.collection, summary=report.summary()
+                )
+            self._recognised = True
+
+    def _chunk_filters(self, filters: SearchFilters | None) -> dict | None:
+        """Haystack filters for `filters`: on the meta of the assistant's own chunks, or, for the chunks of
+        recognised documents (which carry none of it), on their ids as the registry lists them."""
+        own = search_filters_to_haystack(filters)
+        if own is None or filters is None:
+            return own
+        attached = self.registry.attached_chunk_ids(filters)
+        if attached is None:
+            return own
+        return {"operator": "OR", "conditions": [own, {"field": "id", "operator": "in", "value": attached}]}
+
     def dense_search(self, embedding: np.ndarray, limit: int, filters: SearchFilters | None = None) -> list[ChunkHit]:
         vector = self._vector(embedding)
-        return self._hits(self.index.dense(vector, max(1, int(limit)), search_filters_to_haystack(filters)))
+        self.recognise_on_first_use()
+        return self._hits(self.index.dense(vector, max(1, int(limit)), self._chunk_filters(filters)))
 
     def keyword_search(
         self,
@@ -232,7 +271,8 @@ class KnowledgeBase(KnowledgeBaseStore):
         query_embedding: np.ndarray | None = None,
     ) -> list[ChunkHit]:
         vector = None if query_embedding is None else self._vector(query_embedding)
-        found = self.index.keyword(query or "", max(1, int(limit)), search_filters_to_haystack(filters), vector)
+        self.recognise_on_first_use()
+        found = self.index.keyword(query or "", max(1, int(limit)), self._chunk_filters(filters), vector)
         return self._hits(found)
 
     # -- ranking evidence -----------------------------------------------------------------------------------------

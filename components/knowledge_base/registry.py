@@ -28,6 +28,7 @@ from haystack import logging
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from components.knowledge_base.attach import ATTACHED
 from components.knowledge_base.store import (
     DocumentRecord,
     DocumentSummary,
@@ -293,25 +294,7 @@ class DocumentRegistry:
     ) -> tuple[list[DocumentSummary], int]:
         """A page of documents, newest first, with chunk counts, and how many match in all; `search` matches a
         substring of the title or source (case-insensitive)."""
-        conditions: list[str] = []
-        params: list[Any] = []
-        if filters is not None and not filters.empty:
-            if filters.doc_types:
-                conditions.append("doc_type = ANY(%s)")
-                params.append(list(filters.doc_types))
-            if filters.date_from is not None:
-                conditions.append("date >= %s")
-                params.append(filters.date_from)
-            if filters.date_to is not None:
-                conditions.append("date <= %s")
-                params.append(filters.date_to)
-            if filters.document_ids:
-                conditions.append("document_id = ANY(%s)")
-                params.append(list(filters.document_ids))
-        if search and search.strip():
-            escaped = search.strip().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            conditions.append("(title ILIKE %s OR source ILIKE %s)")
-            params += [f"%{escaped}%", f"%{escaped}%"]
+        conditions, params = _conditions(filters, search)
         where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
         with self.connection() as conn:
             total = conn.execute(self._q(f"SELECT count(*) FROM {{documents}} {where}"), params).fetchone()[0]
@@ -323,6 +306,25 @@ class DocumentRegistry:
                 [*params, max(1, int(limit)), max(0, int(offset))],
             ).fetchall()
         return [DocumentSummary(document=_record(row), chunk_count=int(row[9])) for row in rows], int(total)
+
+    def attached_chunk_ids(self, filters: SearchFilters) -> list[str] | None:
+        """The chunk ids of the recognised documents of an attached collection (see `attach.py`) that match
+        `filters`, for filtering chunks that carry none of the assistant's meta; None when the collection has no
+        recognised documents. One query."""
+        conditions, params = _conditions(filters)
+        with self.connection() as conn:
+            row = conn.execute(
+                self._q(
+                    "SELECT bool_or(true), coalesce(array_agg(c) FILTER (WHERE "
+                    f"{' AND '.join(conditions) if conditions else 'true'}), '{{{{}}}}') "
+                    "FROM {documents} d LEFT JOIN LATERAL unnest(d.chunk_ids) AS c ON true "
+                    "WHERE d.metadata @> %s"
+                ),
+                [*params, Jsonb({ATTACHED: True})],
+            ).fetchone()
+        if not row or not row[0]:
+            return None
+        return [str(chunk_id) for chunk_id in row[1] if chunk_id is not None]
 
     def count(self) -> int:
         """How many documents the collection holds."""
@@ -347,3 +349,27 @@ class DocumentRegistry:
             for row in rows:
                 yield _record(row, text=row[9]), list(row[10] or [])
             after = rows[-1][0]
+
+
+def _conditions(filters: SearchFilters | None, search: str | None = None) -> tuple[list[str], list[Any]]:
+    """SQL conditions (ANDed) and their parameters for document filters and a title/source substring search."""
+    conditions: list[str] = []
+    params: list[Any] = []
+    if filters is not None and not filters.empty:
+        if filters.doc_types:
+            conditions.append("doc_type = ANY(%s)")
+            params.append(list(filters.doc_types))
+        if filters.date_from is not None:
+            conditions.append("date >= %s")
+            params.append(filters.date_from)
+        if filters.date_to is not None:
+            conditions.append("date <= %s")
+            params.append(filters.date_to)
+        if filters.document_ids:
+            conditions.append("document_id = ANY(%s)")
+            params.append(list(filters.document_ids))
+    if search and search.strip():
+        escaped = search.strip().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        conditions.append("(title ILIKE %s OR source ILIKE %s)")
+        params += [f"%{escaped}%", f"%{escaped}%"]
+    return conditions, params

@@ -1,4 +1,6 @@
-"""`research kb copy`: move a knowledge base between backends (pgvector, Milvus, Qdrant) without re-embedding."""
+"""`research kb`: the knowledge base's collection. `copy` moves it between backends (pgvector, Milvus, Qdrant) without
+re-embedding; `attach` points the assistant at a collection Haystack's `DocumentWriter` filled, and `enrich` adds
+what the assistant keeps beside such a collection (sentence vectors, term statistics, graph facts)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,36 @@ def register(subparsers: Any) -> None:
     copy.add_argument("--to-collection", default=None, help="the target collection's name (default: the same)")
     copy.add_argument("--batch-size", type=int, default=500, help="chunks read per batch (default 500)")
     copy.set_defaults(func=copy_knowledge_base)
+
+    attach = commands.add_parser(
+        "attach",
+        help="use an existing Haystack-written table/collection as the knowledge base (its rows are never modified)",
+        description="Recognise the documents of a table (pgvector) or collection (Qdrant, Milvus) that Haystack's "
+        "DocumentWriter filled, record them in the document registry, and say which settings select it. "
+        "Nothing the collection holds is modified or deleted. With --enrich, also add sentence vectors, term "
+        "statistics and graph facts beside it (what `research kb enrich` does).",
+    )
+    attach.add_argument("name", help="the table (pgvector), index (Qdrant) or collection (Milvus) to attach")
+    attach.add_argument("--backend", choices=BACKENDS, default=None, help="where it is (default: KB_BACKEND)")
+    attach.add_argument(
+        "--document-field",
+        default=None,
+        help="the meta field that names a chunk's document (default: source_id, file_path, url or source)",
+    )
+    attach.add_argument("--enrich", action="store_true", help="enrich it now (embeds every chunk's sentences)")
+    attach.set_defaults(func=attach_collection)
+
+    enrich = commands.add_parser(
+        "enrich",
+        help="add sentence vectors, term statistics and graph facts beside an attached collection",
+        description="Recognise new and changed documents of the knowledge base's collection (KB_COLLECTION) and add "
+        "what the assistant keeps beside it: per chunk, in-context sentence vectors and term counts (for ranking, "
+        "keyword search and answers); per document, the knowledge graph's entities and dated facts. Incremental: "
+        "unchanged documents are skipped. The collection's own rows are never modified.",
+    )
+    enrich.add_argument("--collection", default=None, help="the collection (default: KB_COLLECTION)")
+    enrich.add_argument("--document-field", default=None, help="as for `attach` (default: KB_DOCUMENT_FIELD)")
+    enrich.set_defaults(func=enrich_collection)
 
 
 def copy_knowledge_base(args: Any) -> int:
@@ -81,3 +113,88 @@ def copy_knowledge_base(args: Any) -> int:
         f"{args.to}:{target_collection} in {elapsed:.1f} s ({rate:.0f} chunks/s), without re-embedding."
     )
     return 0
+
+
+def _progress_bar() -> Any:
+    """A progress callback drawing one bar per stage on a terminal (nothing otherwise), and its closer."""
+    from tqdm import tqdm
+
+    bars: dict[str, Any] = {}
+
+    def progress(step: Any) -> None:
+        bar = bars.get(step.stage)
+        if bar is None:
+            bar = bars[step.stage] = tqdm(
+                total=step.total, unit="chunk" if step.stage == "reading" else "doc", desc=step.stage,
+                file=sys.stderr, disable=not sys.stderr.isatty(),
+            )
+        bar.total = max(bar.total or 0, step.total)
+        bar.n = step.done
+        bar.refresh()
+
+    def close() -> None:
+        for bar in bars.values():
+            bar.close()
+
+    return progress, close
+
+
+def _enricher(settings: Any, collection: str, document_field: str | None) -> Any:
+    from components.knowledge_base.enrichment import KnowledgeBaseEnricher
+    from components.knowledge_base.factory import open_knowledge_base
+    from components.knowledge_base.store import KnowledgeBaseUnavailable
+
+    try:
+        knowledge_base = open_knowledge_base(settings, collection)
+        return KnowledgeBaseEnricher(knowledge_base, document_field=document_field)
+    except (KnowledgeBaseUnavailable, ValueError) as exc:
+        raise UserError(str(exc)) from exc
+
+
+def _run(enricher: Any, enrich: bool) -> Any:
+    from components.knowledge_base.store import KnowledgeBaseUnavailable
+
+    progress, close = _progress_bar()
+    try:
+        return enricher.enrich(progress) if enrich else enricher.recognise(progress)
+    except (KnowledgeBaseUnavailable, ValueError) as exc:
+        raise UserError(str(exc)) from exc
+    finally:
+        close()
+        enricher.knowledge_base.close()
+
+
+def attach_collection(args: Any) -> int:
+    """Recognise an existing Haystack collection's documents (and enrich them with --enrich)."""
+    from components.settings import get_settings
+
+    settings = get_settings()
+    backend = args.backend or settings.kb_backend
+    settings = settings.model_copy(update={"kb_backend": backend})
+    document_field = args.document_field or settings.kb_document_field
+    enricher = _enricher(settings, args.name, document_field)
+    if enricher.index.count() == 0:
+        enricher.knowledge_base.close()
+        raise UserError(f"The {backend} collection {args.name!r} holds no documents; nothing to attach.")
+    report = _run(enricher, args.enrich)
+    print(report.summary())
+    lines = [f"KB_BACKEND={backend}", f"KB_COLLECTION={args.name}"]
+    if document_field:
+        lines.append(f"KB_DOCUMENT_FIELD={document_field}")
+    print("To ask it, set these (environment or .env):\n  " + "\n  ".join(lines))
+    if not args.enrich:
+        print("Then `research kb enrich` adds sentence vectors, keyword statistics and graph facts beside it.")
+    return 0
+
+
+def enrich_collection(args: Any) -> int:
+    """Enrich the knowledge base's collection (or --collection)."""
+    from components.settings import get_settings
+
+    settings = get_settings()
+    enricher = _enricher(
+        settings, args.collection or settings.kb_collection, args.document_field or settings.kb_document_field
+    )
+    report = _run(enricher, True)
+    print(report.summary())
+    return 1 if report.problems and not report.enriched else 0

@@ -1,0 +1,175 @@
+"""Bring your own store: a collection that a Haystack indexing pipeline (splitter, embedder, `DocumentWriter`) filled
+is attached, enriched, searched and cited, and its rows are the same afterwards."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from haystack import Document, Pipeline
+from haystack.components.preprocessors import DocumentSplitter
+from haystack.components.writers import DocumentWriter
+from haystack.document_stores.types import DuplicatePolicy
+
+from tests.components.knowledge_base.conftest import backend_env, environment
+
+pytestmark = pytest.mark.integration
+
+# Written for this test: three short notes a team might have indexed with Haystack.
+NOTES = {
+    "notes/harbour.md": (
+        "The Harbour Bridge survey was completed in March 2019. Engineers from Calder Works measured the cable "
+        "tension on every span. The report recommended replacing two anchor bolts before winter."
+    ),
+    "notes/orchard.txt": (
+        "Lena Ortiz founded the Northfield orchard cooperative in 2011. The cooperative sells apples and pears to "
+        "schools in three counties. It opened a cider press in 2016."
+    ),
+    "notes/satellite.md": (
+        "The Kestrel-2 weather satellite launched from a coastal site in 2021. Its radiometer maps sea surface "
+        "temperature every six hours. Ground stations relay the data to forecasters."
+    ),
+}
+
+
+def _user_store(backend: str, name: str, folder: Path) -> Any:
+    """The document store a team would configure for itself: the integration's defaults, its own names."""
+    if backend == "pgvector":
+        from haystack.utils import Secret
+        from haystack_integrations.document_stores.pgvector import PgvectorDocumentStore
+
+        return PgvectorDocumentStore(
+            connection_string=Secret.from_env_var("DATABASE_URL"),
+            table_name=name,
+            embedding_dimension=384,
+            keyword_index_name=f"{name}_kw",
+            hnsw_index_name=f"{name}_vec",
+        )
+    if backend == "qdrant":
+        from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
+
+        return QdrantDocumentStore(path=str(folder / "qdrant"), index=name, embedding_dim=384, progress_bar=False)
+    from milvus_haystack import MilvusDocumentStore
+
+    return MilvusDocumentStore(collection_name=name, connection_args={"uri": str(folder / "milvus" / "kb.db")})
+
+
+def _index_with_haystack(store: Any) -> None:
+    from haystack_integrations.components.embedders.sentence_transformers import (
+        SentenceTransformersDocumentEmbedder,
+    )
+
+    from components.embedding.model import resolve_model_path
+    from components.settings import get_settings
+
+    pipeline = Pipeline()
+    pipeline.add_component("splitter", DocumentSplitter(split_by="period", split_length=1, split_overlap=0))
+    pipeline.add_component(
+        "embedder", SentenceTransformersDocumentEmbedder(model=resolve_model_path(get_settings().embedding_model))
+    )
+    pipeline.add_component("writer", DocumentWriter(document_store=store, policy=DuplicatePolicy.OVERWRITE))
+    pipeline.connect("splitter", "embedder")
+    pipeline.connect("embedder", "writer")
+    documents = [Document(content=text, meta={"file_path": path}) for path, text in NOTES.items()]
+    pipeline.run({"splitter": {"documents": documents}})
+
+
+def _snapshot(store: Any) -> list[tuple]:
+    """Every row the user wrote: id, content, meta and embedding (rounded, for engines that store float32)."""
+    rows = []
+    for doc in store.filter_documents():
+        embedding = None if doc.embedding is None else tuple(np.round(np.asarray(doc.embedding), 5).tolist())
+        rows.append((doc.id, doc.content, json.dumps(doc.meta, sort_keys=True, default=str), embedding))
+    return sorted(rows)
+
+
+@pytest.fixture(params=["pgvector", "qdrant", "milvus"])
+def attached(request: pytest.FixtureRequest, tmp_path: Path, database_url: str) -> Iterator[tuple[str, str, Any]]:
+    backend = request.param
+    name = f"team_{backend}_{tmp_path.name[-6:].replace('-', '_')}".lower()
+    with environment({**backend_env(backend, tmp_path), "DATABASE_URL": database_url}):
+        user_store = _user_store(backend, name, tmp_path)
+        _index_with_haystack(user_store)
+        before = _snapshot(user_store)
+        assert len(before) >= 9
+        _release(user_store)
+        yield backend, name, before
+        from components.knowledge_base.factory import close_knowledge_bases
+
+        close_knowledge_bases()
+
+
+def _release(store: Any) -> None:
+    """Local Qdrant and milvus-lite lock their folder to one client: the team's writer lets go before we open it."""
+    client = getattr(store, "_client", None)
+    if client is not None and hasattr(client, "close"):
+        client.close()
+
+
+def test_attach_enrich_ask_and_cite_leave_the_users_rows_unchanged(attached: tuple[str, str, Any]) -> None:
+    from components.knowledge_base.attach import ATTACHED
+    from components.knowledge_base.enrichment import KnowledgeBaseEnricher
+    from components.knowledge_base.factory import document_store_for, open_knowledge_base
+    from components.knowledge_base.search import KnowledgeBaseSearch
+    from components.settings import get_settings
+
+    backend, name, before = attached
+    settings = get_settings()
+
+    # Attach: the documents are recognised from Haystack's own fields (the splitter's source_id, the file path).
+    knowledge_base = open_knowledge_base(settings, name)
+    enricher = KnowledgeBaseEnricher(knowledge_base)
+    report = enricher.recognise()
+    assert report.documents == 3 and report.registered == 3
+    titles = {summary.document.title for summary in knowledge_base.list_documents(limit=10)[0]}
+    assert titles == {"harbour.md", "orchard.txt", "satellite.md"}
+    assert all(s.document.metadata[ATTACHED] for s in knowledge_base.list_documents(limit=10)[0])
+
+    # Enrich: sentence vectors, term statistics and graph facts beside the rows; a second run has nothing to do.
+    report = enricher.enrich()
+    assert report.enriched == 3 and report.evidence_chunks == len(before) and not report.problems
+    again = enricher.enrich()
+    assert again.enriched == 0 and again.registered == 0
+    assert knowledge_base.term_statistics(["orchard"]) is not None
+    from components.graph.factory import open_graph_store
+
+    graph = open_graph_store(name)
+    assert graph.known_names({"lena ortiz"}) or graph.known_names({"northfield"})
+    knowledge_base.close()
+
+    # Ask: the search component, given the integration's store as the catalog gives it, finds and attributes.
+    for mode in ("dense", "keyword", "hybrid"):
+        search = KnowledgeBaseSearch(document_store=document_store_for(settings, name), mode=mode, limit=3)
+        search.warm_up()
+        result = search.run(query="Who founded the orchard cooperative?")
+        assert result["status"].status == "success", (mode, result["status"])
+        top = result["documents"][0]
+        assert "Lena Ortiz" in top.content, mode
+        assert top.meta["document_title"] == "orchard.txt"
+
+    # Filters reach the chunks of recognised documents through the registry.
+    search = KnowledgeBaseSearch(document_store=document_store_for(settings, name), mode="dense", limit=5)
+    search.warm_up()
+    found = search.run(query="satellite launch", filters={"doc_types": ["txt"]})["documents"]
+    assert found and all("orchard" in doc.content.lower() or "cooperative" in doc.content.lower()
+                         or "cider" in doc.content.lower() or "apples" in doc.content.lower() for doc in found)
+
+    # Nothing the team wrote was modified or deleted.
+    from components.knowledge_base.factory import close_knowledge_bases
+
+    close_knowledge_bases()
+    after = _snapshot(_user_store(backend, name, Path(settings.data_dir)) if backend == "pgvector" else _reopen(backend, name))
+    assert after == before
+
+
+def _reopen(backend: str, name: str) -> Any:
+    from components.settings import get_settings
+
+    settings = get_settings()
+    if backend == "qdrant":
+        return _user_store(backend, name, Path(settings.qdrant_path).parent)
+    return _user_store(backend, name, Path(settings.milvus_uri).parent.parent)
