@@ -19,6 +19,7 @@ import pytest
 
 from components.knowledge_base.store import KnowledgeBaseStore
 
+
 def index_pending(backend: str) -> bool:
     """Whether `backend`'s chunk index (`components/knowledge_base/<backend>_index.py`) is not in this tree yet."""
     return importlib.util.find_spec(f"components.knowledge_base.{backend}_index") is None
