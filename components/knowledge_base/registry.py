@@ -4,9 +4,9 @@ Whatever engine holds the chunks (pgvector, Qdrant, Milvus), the documents they 
 `DATABASE_URL` database, or the embedded PostgreSQL of the data folder (`components/database.py`), where the
 embedded graph lives too, so a document and its graph facts change in one transaction.
 
-Per collection, two tables:
+Per collection, two tables (named `<backend>_<collection>_...` for Milvus and Qdrant):
 
-- `<collection>_documents` (`<backend>_<collection>_documents` for Milvus and Qdrant): one row per ingested file, page or paper (document_id, title, source UNIQUE, doc_type,
+- `<collection>_documents`: one row per ingested file, page or paper (document_id, title, source UNIQUE, doc_type,
   content_hash, text, url, date, ingested_at, metadata, chunk_count) with `chunk_ids`, its chunk ids in order;
 - `<collection>_chunk_documents`: chunk_id -> (document_id, chunk_index), so that a chunk found in the index, even
   one written by someone else, is attributed to its document in one query.
