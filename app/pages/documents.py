@@ -111,8 +111,15 @@ with delete:
     if st.button("Delete", type="primary", disabled=not confirm):
         from ingest.ingestor import Ingestor
 
-        if Ingestor(store=store).delete(document_id):
-            st.success(f"Deleted “{document.title}”.")
-            st.rerun()
+        from components.knowledge_base.knowledge_base import ProtectedDocument
+
+        try:
+            deleted = Ingestor(store=store).delete(document_id)
+        except ProtectedDocument as exc:
+            st.warning(str(exc))
         else:
-            st.warning("It was already gone.")
+            if deleted:
+                st.success(f"Deleted “{document.title}”.")
+                st.rerun()
+            else:
+                st.warning("It was already gone.")

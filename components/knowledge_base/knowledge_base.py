@@ -25,6 +25,7 @@ from components.knowledge_base.chunk_index import (
     document_to_chunk,
     search_filters_to_haystack,
 )
+from components.knowledge_base.attach import ATTACHED
 from components.knowledge_base.registry import DocumentRegistry
 from components.knowledge_base.store import (
     ChunkHit,
@@ -37,6 +38,10 @@ from components.knowledge_base.store import (
 )
 
 logger = logging.getLogger(__name__)
+
+
+class ProtectedDocument(ValueError):
+    """The document belongs to an attached collection: the assistant reads it but never replaces or deletes it."""
 
 
 class KnowledgeBase(KnowledgeBaseStore):
@@ -104,6 +109,12 @@ class KnowledgeBase(KnowledgeBaseStore):
         """Write the chunks to the index, then replace the document in the registry (`also(conn)` in its
         transaction), then delete the chunks of the replaced version that this one no longer has."""
         self._check_chunks(document, chunks)
+        replaced = self.registry.find_by_source(document.source)
+        if replaced is not None and (replaced.metadata or {}).get(ATTACHED):
+            raise ProtectedDocument(
+                f"{document.source} is a document of the attached collection {self.collection!r}; the assistant "
+                "does not replace what another pipeline wrote. Ingest it under another source."
+            )
         ordered = sorted(chunks, key=lambda chunk: chunk.chunk_index)
         if ordered:
             self.index.write(
@@ -114,7 +125,15 @@ class KnowledgeBase(KnowledgeBaseStore):
             self.index.delete(stale)
 
     def delete_document(self, document_id: str, *, also: Callable[[Any], None] | None = None) -> bool:
-        """Remove the document from the registry (`also(conn)` in its transaction), then its chunks from the index."""
+        """Remove the document from the registry (`also(conn)` in its transaction), then its chunks from the index.
+
+        A document recognised in an attached collection is not the assistant's to delete: `ProtectedDocument`."""
+        found = self.registry.get(document_id)
+        if found is not None and (found[0].metadata or {}).get(ATTACHED):
+            raise ProtectedDocument(
+                f"{found[0].title!r} belongs to the attached collection {self.collection!r}, which another pipeline "
+                "wrote; delete it there (its document store's delete_documents), then run `research kb enrich`."
+            )
         chunk_ids = self.registry.delete(document_id, also=also)
         if chunk_ids is None:
             return False

@@ -122,7 +122,12 @@ def delete_document(args: argparse.Namespace) -> int:
             return 0
     from ingest.ingestor import Ingestor
 
-    deleted = Ingestor(store=_store()).delete(document.document_id)
+    from components.knowledge_base.knowledge_base import ProtectedDocument
+
+    try:
+        deleted = Ingestor(store=_store()).delete(document.document_id)
+    except ProtectedDocument as exc:
+        raise UserError(str(exc)) from exc
     gone = f"Deleted {document.document_id} ({document.title})."
     print(gone if deleted else f"{document.document_id} was already gone.")
     return 0

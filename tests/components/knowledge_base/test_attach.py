@@ -110,7 +110,9 @@ def _release(store: Any) -> None:
         client.close()
 
 
-def test_attach_enrich_ask_and_cite_leave_the_users_rows_unchanged(attached: tuple[str, str, Any]) -> None:
+def test_attach_enrich_ask_and_cite_leave_the_users_rows_unchanged(
+    attached: tuple[str, str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
     from components.knowledge_base.attach import ATTACHED
     from components.knowledge_base.enrichment import KnowledgeBaseEnricher
     from components.knowledge_base.factory import document_store_for, open_knowledge_base
@@ -121,10 +123,16 @@ def test_attach_enrich_ask_and_cite_leave_the_users_rows_unchanged(attached: tup
     settings = get_settings()
 
     # Attach: the documents are recognised from Haystack's own fields (the splitter's source_id, the file path).
+    from pipelines.cli import main
+
+    assert main(["kb", "attach", name, "--backend", backend]) == 0
+    printed = capsys.readouterr().out
+    assert "3 documents" in printed and f"KB_COLLECTION={name}" in printed, printed
+    assert main(["kb", "attach", f"{name}_missing", "--backend", backend]) == 1
+    assert "holds no documents" in capsys.readouterr().err
     knowledge_base = open_knowledge_base(settings, name)
     enricher = KnowledgeBaseEnricher(knowledge_base)
-    report = enricher.recognise()
-    assert report.documents == 3 and report.registered == 3
+    assert enricher.recognise().registered == 0  # already recognised by the command
     titles = {summary.document.title for summary in knowledge_base.list_documents(limit=10)[0]}
     assert titles == {"harbour.md", "orchard.txt", "satellite.md"}
     assert all(s.document.metadata[ATTACHED] for s in knowledge_base.list_documents(limit=10)[0])
@@ -139,6 +147,12 @@ def test_attach_enrich_ask_and_cite_leave_the_users_rows_unchanged(attached: tup
 
     graph = open_graph_store(name)
     assert graph.known_names({"lena ortiz"}) or graph.known_names({"northfield"})
+    # The assistant never deletes or replaces what another pipeline wrote.
+    from components.knowledge_base.knowledge_base import ProtectedDocument
+
+    orchard = next(s.document for s in knowledge_base.list_documents(limit=10)[0] if s.document.title == "orchard.txt")
+    with pytest.raises(ProtectedDocument, match="attached collection"):
+        knowledge_base.delete_document(orchard.document_id)
     knowledge_base.close()
 
     # Ask: the search component, given the integration's store as the catalog gives it, finds and attributes.
