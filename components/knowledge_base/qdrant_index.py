@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -46,6 +47,7 @@ from components.contracts import ScoreKind
 from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit
 from components.knowledge_base.keyword_terms import document_sparse_vector, query_sparse_vector
 from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics
+from components.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +69,7 @@ class _SharedLocalClient:
     client: Any
     lock: threading.RLock
     users: int = 0
+    indexes: weakref.WeakSet = dataclasses.field(default_factory=weakref.WeakSet)
 
 
 class QdrantLocalClients:
@@ -89,9 +92,9 @@ class QdrantLocalClients:
         return str(Path(store.path).expanduser().resolve())
 
     @classmethod
-    def acquire(cls, store: Any) -> tuple[Any, threading.RLock]:
-        """The folder's client and lock, opened on first use; raises `KnowledgeBaseUnavailable` in one sentence
-        when another process holds the folder."""
+    def acquire(cls, store: Any, user: QdrantChunkIndex) -> tuple[Any, threading.RLock]:
+        """The folder's client and lock for `user`, opened on first use; raises `KnowledgeBaseUnavailable` in one
+        sentence when another process holds the folder."""
         from qdrant_client import QdrantClient
 
         key = cls.key(store)
@@ -114,6 +117,7 @@ class QdrantLocalClients:
                         ) from None
                 entry = cls._entries[key] = _SharedLocalClient(client, threading.RLock())
             entry.users += 1
+            entry.indexes.add(user)
             return entry.client, entry.lock
 
     @classmethod
@@ -130,6 +134,19 @@ class QdrantLocalClients:
             del cls._entries[key]  # type: ignore[arg-type]
         with entry.lock:
             entry.client.close()
+
+    @classmethod
+    def close_all(cls) -> None:
+        """Close every folder's client (tests, shutdown, and before another process needs a folder); the indexes
+        that used them open the folder again on their next call."""
+        with cls._guard:
+            entries = list(cls._entries.values())
+            cls._entries.clear()
+        for entry in entries:
+            with entry.lock:
+                for index in list(entry.indexes):
+                    index._forget_client()
+                entry.client.close()
 
 
 class QdrantChunkIndex(ChunkIndex):
@@ -189,7 +206,7 @@ class QdrantChunkIndex(ChunkIndex):
             store = self.document_store
             if self._client is None:
                 if self._shared:
-                    self._client, self._lock = QdrantLocalClients.acquire(store)
+                    self._client, self._lock = QdrantLocalClients.acquire(store, self)
                 else:
                     from qdrant_client import QdrantClient
 
@@ -315,6 +332,14 @@ class QdrantChunkIndex(ChunkIndex):
         self._client = None
         self._lock = nullcontext()
         self._ready = False
+
+    def _forget_client(self) -> None:
+        """The shared client was closed under this index (`QdrantLocalClients.close_all`): open it again next time."""
+        with self._state:
+            self.document_store._client = None
+            self._client = None
+            self._lock = nullcontext()
+            self._ready = False
 
     def close(self) -> None:
         """Let go of the client (a local folder is freed when no other store of this process uses it)."""
@@ -646,6 +671,47 @@ class QdrantChunkIndex(ChunkIndex):
                 f"The query embedding has {vector.shape[0]} dimensions; the store expects {self.dimension}."
             )
         return vector
+
+
+# -- what the factory asks of every backend module ---------------------------------------------------------------------
+
+
+def document_store_for(settings: Settings, collection: str, dimension: int) -> Any:
+    """The `QdrantDocumentStore` the settings describe for `collection`: a Qdrant server at `QDRANT_URL` (its API
+    key read from the `QDRANT_API_KEY` environment variable, never stored), else the local-mode folder
+    `QDRANT_PATH` (default `<data dir>/qdrant`). Keyword search needs the store's IDF-modified sparse vectors."""
+    from haystack.utils import Secret
+    from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
+
+    common: dict[str, Any] = {
+        "index": collection,
+        "embedding_dim": int(dimension),
+        "use_sparse_embeddings": True,
+        "sparse_idf": True,
+        "progress_bar": False,
+        "recreate_index": False,
+    }
+    if settings.qdrant_url:
+        return QdrantDocumentStore(
+            url=settings.qdrant_url,
+            api_key=Secret.from_env_var("QDRANT_API_KEY", strict=False),
+            timeout=int(settings.tool_timeout_s),
+            client_kwargs={"check_compatibility": False},
+            **common,
+        )
+    return QdrantDocumentStore(path=str(settings.qdrant_path or settings.data_dir / "qdrant"), **common)
+
+
+def open_chunk_index(document_store: Any, embedding_model: str) -> QdrantChunkIndex:
+    """The chunk index over a `QdrantDocumentStore`, its collections set up (one sentence when it cannot be)."""
+    index = QdrantChunkIndex(document_store, embedding_model)
+    index.count()  # opens the client and sets the collections up now, so that errors surface here
+    return index
+
+
+def close_shared_clients() -> None:
+    """Close the local-mode clients this process shares per folder (`QdrantLocalClients.close_all`)."""
+    QdrantLocalClients.close_all()
 
 
 def _evidence_point(item: ChunkEvidence) -> Any:

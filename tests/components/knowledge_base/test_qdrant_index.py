@@ -332,3 +332,28 @@ class TestCollectionsOfOthers:
         assert loaded.count() == 0
         meta = json.dumps(client.get_collection(loaded.collection).config.metadata)
         assert "keyword_terms" in meta
+
+
+@pytest.mark.integration
+class TestFactoryHooks:
+    def test_the_settings_store_round_trips_without_a_secret(self, tmp_path, monkeypatch):
+        from components.knowledge_base.qdrant_index import document_store_for
+        from components.settings import Settings
+
+        local = document_store_for(Settings(research_data_dir=tmp_path), "research", 384)
+        assert local.path == str(tmp_path / "qdrant") and local.use_sparse_embeddings and local.sparse_idf
+        monkeypatch.setenv("QDRANT_API_KEY", "very-secret")
+        remote = document_store_for(Settings(qdrant_url="http://127.0.0.1:6333"), "research", 384)
+        data = remote.to_dict()
+        assert "very-secret" not in json.dumps(data) and data["init_parameters"]["recreate_index"] is False
+        assert QdrantDocumentStore.from_dict(data).api_key.resolve_value() == "very-secret"
+
+    def test_closing_the_shared_clients_frees_the_folder_and_indexes_reopen(self, tmp_path, collection_name):
+        from components.knowledge_base.qdrant_index import close_shared_clients, open_chunk_index
+
+        index = open_chunk_index(_store(tmp_path / "q", collection_name), MODEL)
+        index.write([Document(id="c", content="Lone chunk.", embedding=_unit(1).tolist())], [])
+        close_shared_clients()
+        QdrantClient(path=str(tmp_path / "q")).close()  # the folder is free
+        assert index.count() == 1  # and the index opens it again
+        index.close()
