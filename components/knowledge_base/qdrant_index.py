@@ -30,6 +30,7 @@ since local mode is plain Python over dicts and SQLite).
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import threading
 import weakref
@@ -674,6 +675,10 @@ class QdrantChunkIndex(ChunkIndex):
 
 
 # -- what the factory asks of every backend module ---------------------------------------------------------------------
+
+
+# The clients close before the interpreter tears down the modules their own finalisers need.
+atexit.register(QdrantLocalClients.close_all)
 
 
 def document_store_for(settings: Settings, collection: str, dimension: int) -> Any:

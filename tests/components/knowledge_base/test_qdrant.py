@@ -1,0 +1,57 @@
+"""The Qdrant knowledge base (`KnowledgeBase` over `QdrantChunkIndex` and the document registry) against a real
+local-mode folder: the shared backend cases, and what is Qdrant's own."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.knowledge_base.knowledge_base import KnowledgeBase
+from components.knowledge_base.qdrant_index import document_store_for, open_chunk_index
+from components.knowledge_base.registry import DocumentRegistry
+from components.settings import Settings
+from tests.components.knowledge_base.backend_cases import BackendCases
+from tests.components.knowledge_base.conftest import closed_port
+
+
+@pytest.fixture(scope="module")
+def backend_settings(tmp_path_factory):
+    return Settings(research_data_dir=tmp_path_factory.mktemp("qdrant-kb"))
+
+
+def _open(settings: Settings, collection: str, dimension: int = 384) -> KnowledgeBase:
+    index = open_chunk_index(document_store_for(settings, collection, dimension), settings.embedding_model)
+    return KnowledgeBase(index, DocumentRegistry(collection))
+
+
+@pytest.fixture()
+def open_store(backend_settings, database_url):
+    return lambda collection, **kwargs: _open(backend_settings, collection, **kwargs)
+
+
+@pytest.fixture()
+def unreachable_store():
+    settings = Settings(qdrant_url=f"http://127.0.0.1:{closed_port()}", tool_timeout_s=2)
+    return lambda: _open(settings, "unreachable")
+
+
+@pytest.mark.integration
+class TestQdrantKnowledgeBase(BackendCases):
+    backend = "qdrant"
+
+    def test_two_collections_share_one_local_folder(self, open_store, collection_name):
+        first = open_store(collection_name)
+        second = open_store(collection_name + "_b")
+        try:
+            assert first.count_chunks() == 0 and second.count_documents() == 0
+            assert first.index.document_store._client is second.index.document_store._client
+        finally:
+            first.close()
+            second.close()
+
+    def test_qdrant_path_setting_chooses_the_folder(self, tmp_path, collection_name, database_url):
+        store = _open(Settings(research_data_dir=tmp_path, qdrant_path=tmp_path / "q"), collection_name)
+        try:
+            assert "local mode" in store.index.describe() and str(tmp_path / "q") in store.index.describe()
+            assert (tmp_path / "q").is_dir()
+        finally:
+            store.close()
