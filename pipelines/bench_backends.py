@@ -177,9 +177,12 @@ def _open(backend: str, collection: str, folder: Path) -> Any:
 
         return MilvusKnowledgeBase(collection, settings, embedding_model="synthetic")
     if backend == "qdrant":
-        from components.knowledge_base.qdrant_store import QdrantKnowledgeBase
+        from components.knowledge_base.knowledge_base import KnowledgeBase
+        from components.knowledge_base.qdrant_index import document_store_for, open_chunk_index
+        from components.knowledge_base.registry import DocumentRegistry
 
-        return QdrantKnowledgeBase(collection, settings, embedding_model="synthetic")
+        index = open_chunk_index(document_store_for(settings, collection, DIMENSION), "synthetic")
+        return KnowledgeBase(index, DocumentRegistry(collection))
     raise ValueError(f"unknown backend {backend!r}; choose {', '.join(BACKENDS)}")
 
 

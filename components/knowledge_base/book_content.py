@@ -80,7 +80,7 @@ class BookContentRetriever:
 
     def _store(self) -> KnowledgeBaseStore:
         from components.knowledge_base.factory import open_knowledge_base
-        from components.knowledge_base.qdrant_store import QdrantAuthError
+        from components.knowledge_base.qdrant_index import QdrantAuthError
         from components.settings import get_settings
 
         # The book tool reads Qdrant whatever KB_BACKEND says; the factory shares the instance.
