@@ -167,22 +167,11 @@ def _open(backend: str, collection: str, folder: Path) -> Any:
     settings = get_settings().model_copy(
         update={"milvus_uri": str(folder / "milvus" / "bench.db"), "qdrant_path": folder / "qdrant", "qdrant_url": None}
     )
-    if backend == "pgvector":
-        from components.database import database_url
-        from components.knowledge_base.pgvector_store import PgvectorKnowledgeBase
+    if backend in BACKENDS:
+        from components.knowledge_base.factory import document_store_for, knowledge_base_for
 
-        return PgvectorKnowledgeBase(collection, url=database_url(settings), embedding_model="synthetic")
-    if backend == "milvus":
-        from components.knowledge_base.milvus_store import MilvusKnowledgeBase
-
-        return MilvusKnowledgeBase(collection, settings, embedding_model="synthetic")
-    if backend == "qdrant":
-        from components.knowledge_base.knowledge_base import KnowledgeBase
-        from components.knowledge_base.qdrant_index import document_store_for, open_chunk_index
-        from components.knowledge_base.registry import DocumentRegistry
-
-        index = open_chunk_index(document_store_for(settings, collection, DIMENSION), "synthetic")
-        return KnowledgeBase(index, DocumentRegistry(collection))
+        store = document_store_for(settings.model_copy(update={"kb_backend": backend}), collection)
+        return knowledge_base_for(store, embedding_model="synthetic")
     raise ValueError(f"unknown backend {backend!r}; choose {', '.join(BACKENDS)}")
 
 
