@@ -65,10 +65,6 @@ def _first_line(exc: BaseException) -> str:
     return (text.splitlines()[0] if text else type(exc).__name__)[:200]
 
 
-class QdrantAuthError(KnowledgeBaseUnavailable):
-    """The Qdrant server refused the API key (HTTP 401 or 403)."""
-
-
 @dataclasses.dataclass
 class _SharedLocalClient:
     client: Any
@@ -233,7 +229,7 @@ class QdrantChunkIndex(ChunkIndex):
                 self._release()
                 code = getattr(exc, "status_code", None)
                 if code in (401, 403):
-                    raise QdrantAuthError(
+                    raise KnowledgeBaseUnavailable(
                         f"Qdrant at {store.url} refused the API key (HTTP {code}); check QDRANT_API_KEY."
                     ) from exc
                 raise KnowledgeBaseUnavailable(
