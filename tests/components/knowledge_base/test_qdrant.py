@@ -10,7 +10,7 @@ from components.knowledge_base.qdrant_index import document_store_for, open_chun
 from components.knowledge_base.registry import DocumentRegistry
 from components.settings import Settings
 from tests.components.knowledge_base.backend_cases import BackendCases
-from tests.components.knowledge_base.conftest import closed_port
+from tests.components.knowledge_base.conftest import closed_port, environment
 
 
 @pytest.fixture(scope="module")
@@ -55,3 +55,20 @@ class TestQdrantKnowledgeBase(BackendCases):
             assert (tmp_path / "q").is_dir()
         finally:
             store.close()
+
+
+def test_the_catalog_shows_the_qdrant_store_and_round_trips_without_the_key():
+    from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
+
+    from pipelines.catalog import PipelineCatalog, build_pipeline
+
+    url = f"http://127.0.0.1:{closed_port()}"
+    with environment({"KB_BACKEND": "qdrant", "QDRANT_URL": url, "QDRANT_API_KEY": "MARKER-key"}):
+        dumped = PipelineCatalog().dumps()
+        assert "haystack_integrations.document_stores.qdrant.document_store.QdrantDocumentStore" in dumped
+        assert "MARKER-key" not in dumped and "QDRANT_API_KEY" in dumped
+        assert "recreate_index: true" not in dumped and url in dumped
+        again = PipelineCatalog.loads(dumped)
+        store = build_pipeline(again.spec("documents")).get_component("list_documents").document_store
+        assert isinstance(store, QdrantDocumentStore) and store.url == url and store.sparse_idf
+        assert store.api_key.resolve_value() == "MARKER-key"
