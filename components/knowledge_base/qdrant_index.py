@@ -25,7 +25,9 @@ would race on it, so there keep one ingesting process per collection).
 
 Local mode locks a folder to one client per process, and YAML deserialisation gives every component its own store
 object: `QdrantLocalClients` is the one cache that lets every store of a folder share one client (and one lock,
-since local mode is plain Python over dicts and SQLite).
+since local mode is plain Python over dicts and SQLite). The store's async methods open a second client of their
+own, which local mode refuses: the index uses the sync ones. Local mode is brute force in Python and commits every
+point to SQLite on its own; bulk loads and large collections belong on a Qdrant server.
 """
 
 from __future__ import annotations
@@ -192,32 +194,25 @@ class QdrantChunkIndex(ChunkIndex):
 
     # -- connection -------------------------------------------------------------------------------------------------
 
-    def describe(self) -> str:
-        """Where the chunks live, for status pages (never the API key)."""
-        store = self.document_store
-        if self._shared:
-            return f"Qdrant local mode in {store.path}, collection {self.collection}"
-        return f"Qdrant at {store.url or store.host or store.location or 'localhost'}, collection {self.collection}"
-
     def _connect(self) -> Any:
         """The client, with the collections set up (once; again after `drop`)."""
         with self._state:
             if self._ready:
                 return self._client
             store = self.document_store
-            if self._client is None:
-                if self._shared:
-                    self._client, self._lock = QdrantLocalClients.acquire(store, self)
-                else:
-                    from qdrant_client import QdrantClient
-
-                    # A server client connects lazily: a wrong URL shows at the first call below.
-                    self._client = store._client or QdrantClient(**store._prepare_client_params())
-                    self._lock = nullcontext()
-                # The store's first call would make its own client and set up its collection; give it ours and set
-                # the collection up as it would.
-                store._client = self._client
             try:
+                if self._client is None:
+                    if self._shared:
+                        self._client, self._lock = QdrantLocalClients.acquire(store, self)
+                    else:
+                        from qdrant_client import QdrantClient
+
+                        # A server client connects lazily: a wrong URL shows at the first call below.
+                        self._client = store._client or QdrantClient(**store._prepare_client_params())
+                        self._lock = nullcontext()
+                    # The store's first call would make its own client and set up its collection; give it ours and
+                    # set the collection up as it would.
+                    store._client = self._client
                 with self._lock:
                     self._check_collection()
                     self._set_up_store()
