@@ -1,0 +1,757 @@
+"""`QdrantChunkIndex`: a knowledge base's chunks in qdrant-haystack's `QdrantDocumentStore`.
+
+What goes through the integration, and what through the store's own client, and why:
+
+- writes: the store's `write_documents(..., policy=OVERWRITE)` and `delete_documents`, so the collection is an
+  ordinary Haystack collection that `QdrantEmbeddingRetriever` reads and that a Haystack `DocumentWriter` could
+  have filled; the collection is created by the store itself (`_set_up_collection`, its own first-call setup);
+- dense search: the store's `_query_by_embedding` (what `QdrantEmbeddingRetriever` calls), with the Haystack filter
+  dict translated by the integration; its score is the cosine, which is all we need;
+- keyword search: the store's `_query_by_sparse` on sparse vectors made offline by `keyword_terms` (BM25 term
+  weights, no model download), with Qdrant's IDF modifier (`use_sparse_embeddings=True, sparse_idf=True`), on the
+  chunk points only when the assistant created the collection (marked in the collection's metadata). A collection
+  someone else made keeps its sparse vectors (or has none): the keyword vectors then live in the side collection
+  `<index>_keywords`, searched through the store's own client;
+- by id (`fetch`, `chunk_cosines`, the evidence): the store's own client, because the integration's
+  `get_documents_by_id` always loads every vector and local mode answers any filter by scanning every point in
+  Python: everything here that can be found by id is found by id (point ids are the integration's `convert_id`).
+
+The evidence lives beside the chunks, never in their payload, so an attached collection is only read:
+`<index>_sentences` holds one point per chunk (same point id) with its sentence spans and analyzer term counts in
+the payload and its in-context sentence embeddings as one multivector; `<index>_terms` holds one point with the
+collection's term document frequencies, chunk count and term total (one point, because local mode commits every
+point to SQLite on its own: one write per batch instead of one per term; on a server several writing processes
+would race on it, so there keep one ingesting process per collection).
+
+Local mode locks a folder to one client per process, and YAML deserialisation gives every component its own store
+object: `QdrantLocalClients` is the one cache that lets every store of a folder share one client (and one lock,
+since local mode is plain Python over dicts and SQLite). The store's async methods open a second client of their
+own, which local mode refuses: the index uses the sync ones. Local mode is brute force in Python and commits every
+point to SQLite on its own; bulk loads and large collections belong on a Qdrant server.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import threading
+import weakref
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+from haystack import Document, logging
+from haystack.dataclasses.sparse_embedding import SparseEmbedding
+from haystack.document_stores.types import DuplicatePolicy
+
+from components.contracts import ScoreKind
+from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit
+from components.knowledge_base.keyword_terms import document_sparse_vector, query_sparse_vector
+from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics
+from components.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+# What the assistant records in the metadata of a chunk collection it creates: its keyword vectors are ours.
+KEYWORD_VECTORS = "keyword_terms/bm25-crc32"
+_SENTENCES_VECTOR = "sentences"
+_STATISTICS_KEY = "term-statistics"
+_MAX_LIMIT = 10_000
+_PAGE = 1_000
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:200]
+
+
+@dataclasses.dataclass
+class _SharedLocalClient:
+    client: Any
+    lock: threading.RLock
+    users: int = 0
+    indexes: weakref.WeakSet = dataclasses.field(default_factory=weakref.WeakSet)
+
+
+class QdrantLocalClients:
+    """The one cache of Qdrant local-mode clients of this process, keyed by resolved folder.
+
+    Qdrant local mode lets one client open a folder; every `QdrantDocumentStore` with the same `path` is given that
+    client (its `_client`, set before the store's first call) and the lock that serialises calls into it. Stores
+    for a server or `:memory:` keep their own clients. `release` closes the client when its last user lets go, which
+    frees the folder for another process.
+    """
+
+    _entries: ClassVar[dict[str, _SharedLocalClient]] = {}
+    _guard: ClassVar[threading.Lock] = threading.Lock()
+
+    @staticmethod
+    def key(store: Any) -> str | None:
+        """The cache key of a store in local mode (its resolved folder), None for a server or `:memory:`."""
+        if not getattr(store, "path", None) or store.location == ":memory:":
+            return None
+        return str(Path(store.path).expanduser().resolve())
+
+    @classmethod
+    def acquire(cls, store: Any, user: QdrantChunkIndex) -> tuple[Any, threading.RLock]:
+        """The folder's client and lock for `user`, opened on first use; raises `KnowledgeBaseUnavailable` in one
+        sentence when another process holds the folder."""
+        from qdrant_client import QdrantClient
+
+        key = cls.key(store)
+        assert key is not None
+        with cls._guard:
+            entry = cls._entries.get(key)
+            if entry is None:
+                client = store._client  # a store used before (e.g. by a Haystack writer) already holds the folder
+                if client is None:
+                    Path(key).mkdir(parents=True, exist_ok=True)
+                    try:
+                        client = QdrantClient(**store._prepare_client_params())
+                    except RuntimeError as exc:
+                        if "already accessed" not in str(exc):
+                            raise
+                        raise KnowledgeBaseUnavailable(
+                            f"The Qdrant local folder {key} is open in another process (local mode allows one "
+                            "process per folder): close that process, set QDRANT_URL to a Qdrant server, or use "
+                            "KB_BACKEND=pgvector, which several processes can share."
+                        ) from None
+                entry = cls._entries[key] = _SharedLocalClient(client, threading.RLock())
+            entry.users += 1
+            entry.indexes.add(user)
+            return entry.client, entry.lock
+
+    @classmethod
+    def release(cls, store: Any) -> None:
+        """One user fewer of the store's folder; the last one closes the client."""
+        key = cls.key(store)
+        with cls._guard:
+            entry = cls._entries.get(key or "")
+            if entry is None:
+                return
+            entry.users -= 1
+            if entry.users > 0:
+                return
+            del cls._entries[key]  # type: ignore[arg-type]
+        with entry.lock:
+            entry.client.close()
+
+    @classmethod
+    def close_all(cls) -> None:
+        """Close every folder's client (tests, shutdown, and before another process needs a folder); the indexes
+        that used them open the folder again on their next call."""
+        with cls._guard:
+            entries = list(cls._entries.values())
+            cls._entries.clear()
+        for entry in entries:
+            with entry.lock:
+                for index in list(entry.indexes):
+                    index._forget_client()
+                entry.client.close()
+
+
+class QdrantChunkIndex(ChunkIndex):
+    """The chunks of one knowledge base in a `QdrantDocumentStore` (local-mode folder, Qdrant server or cluster).
+
+    Usage:
+    ```python
+    store = QdrantDocumentStore(path="data/qdrant", index="research", embedding_dim=384,
+                                use_sparse_embeddings=True, sparse_idf=True, progress_bar=False)
+    index = QdrantChunkIndex(store)
+    index.write([chunk_to_document(document, chunk)], [ChunkEvidence.of(chunk)])
+    hits = index.keyword("pgvector index", limit=5, query_embedding=query_vector)
+    ```
+    """
+
+    backend = "qdrant"
+
+    def __init__(self, document_store: Any, embedding_model: str | None = None) -> None:
+        """
+        :param document_store: the integration's `QdrantDocumentStore`, as given (its client may be replaced by the
+            folder's shared one in local mode, nothing else).
+        :param embedding_model: the model the embeddings come from (recorded in the metadata of a collection the
+            index creates; a collection made for another model is a `KnowledgeBaseMismatch`); the settings' model
+            when None.
+        """
+        from components.settings import get_settings
+
+        self.document_store = document_store
+        self.collection = str(document_store.index)
+        self.dimension = int(document_store.embedding_dim)
+        self.embedding_model = embedding_model or get_settings().embedding_model
+        self.sentences_name = f"{self.collection}_sentences"
+        self.terms_name = f"{self.collection}_terms"
+        self.keywords_name = f"{self.collection}_keywords"
+        self._shared = QdrantLocalClients.key(document_store) is not None
+        self._state = threading.Lock()
+        self._client: Any = None
+        self._lock: AbstractContextManager[Any] = nullcontext()
+        self._ready = False
+        # Whether keyword vectors sit on the chunk points (a collection the assistant made) or beside them.
+        self._own_sparse = False
+
+    # -- connection -------------------------------------------------------------------------------------------------
+
+    def _connect(self) -> Any:
+        """The client, with the collections set up (once; again after `drop`)."""
+        with self._state:
+            if self._ready:
+                return self._client
+            store = self.document_store
+            try:
+                if self._client is None:
+                    if self._shared:
+                        self._client, self._lock = QdrantLocalClients.acquire(store, self)
+                    else:
+                        from qdrant_client import QdrantClient
+
+                        # A server client connects lazily: a wrong URL shows at the first call below.
+                        self._client = store._client or QdrantClient(**store._prepare_client_params())
+                        self._lock = nullcontext()
+                    # The store's first call would make its own client and set up its collection; give it ours and
+                    # set the collection up as it would.
+                    store._client = self._client
+                with self._lock:
+                    self._check_collection()
+                    self._set_up_store()
+                    self._set_up_side_collections()
+            except KnowledgeBaseUnavailable:
+                self._release()
+                raise
+            except Exception as exc:  # noqa: BLE001 - any failure to open means the backend is unavailable
+                self._release()
+                code = getattr(exc, "status_code", None)
+                if code in (401, 403):
+                    raise KnowledgeBaseUnavailable(
+                        f"Qdrant at {store.url} refused the API key (HTTP {code}); check QDRANT_API_KEY."
+                    ) from exc
+                raise KnowledgeBaseUnavailable(
+                    f"Cannot reach Qdrant at {store.url or store.path or store.location}: {_first_line(exc)}; check "
+                    "QDRANT_URL and QDRANT_API_KEY, or use KB_BACKEND=pgvector."
+                ) from exc
+            self._ready = True
+            return self._client
+
+    def _set_up_store(self) -> None:
+        """What the store's `_initialize_client` does after making its client: create or check its collection."""
+        store = self.document_store
+        store._set_up_collection(
+            store.index,
+            store.embedding_dim,
+            store.recreate_index,
+            store.similarity,
+            store.use_sparse_embeddings,
+            store.sparse_idf,
+            store.on_disk,
+            store.payload_fields_to_index,
+        )
+
+    def _check_collection(self) -> None:
+        """One sentence for a collection this store cannot use (other dimension or model, an older layout)."""
+        from haystack_integrations.document_stores.qdrant.converters import DENSE_VECTORS_NAME
+
+        store = self.document_store
+        client = self._client
+        if store.recreate_index or not client.collection_exists(self.collection):
+            return
+        config = client.get_collection(self.collection).config
+        vectors = config.params.vectors
+        if isinstance(vectors, dict) and DENSE_VECTORS_NAME not in vectors:
+            if "dense" in vectors:
+                raise KnowledgeBaseMismatch(
+                    f"Qdrant collection {self.collection!r} holds chunks in the layout of an earlier version of the "
+                    "research assistant; re-ingest into a new collection."
+                )
+            raise KnowledgeBaseMismatch(
+                f"Qdrant collection {self.collection!r} has no {DENSE_VECTORS_NAME!r} vector, so it was not written "
+                "by Haystack's QdrantDocumentStore and cannot be read as a knowledge base."
+            )
+        if store.use_sparse_embeddings != isinstance(vectors, dict):
+            setting = "true" if isinstance(vectors, dict) else "false"
+            raise KnowledgeBaseMismatch(
+                f"Qdrant collection {self.collection!r} was created with use_sparse_embeddings={setting}; set the "
+                "document store's use_sparse_embeddings to match it."
+            )
+        dense = vectors[DENSE_VECTORS_NAME] if isinstance(vectors, dict) else vectors
+        dimension = int(dense.size)
+        stored_model = (config.metadata or {}).get("embedding_model")
+        if dimension != self.dimension or (stored_model and stored_model != self.embedding_model):
+            raise KnowledgeBaseMismatch(
+                f"Qdrant collection {self.collection!r} holds {dimension}-dimensional embeddings from "
+                f"{stored_model or 'an unknown model'}, but this knowledge base is set up for {self.dimension} "
+                f"dimensions from {self.embedding_model}; use another collection or re-ingest into a new one."
+            )
+
+    def _set_up_side_collections(self) -> None:
+        from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME
+        from qdrant_client import models
+
+        client = self._client
+        config = client.get_collection(self.collection).config
+        metadata = dict(config.metadata or {})
+        sparse = config.params.sparse_vectors or {}
+        idf = SPARSE_VECTORS_NAME in sparse and sparse[SPARSE_VECTORS_NAME].modifier == models.Modifier.IDF
+        if idf and metadata.get("keyword_vectors") != KEYWORD_VECTORS and client.count(self.collection).count == 0:
+            # A new, empty collection with IDF-modified sparse vectors: the assistant's own, say so for next time.
+            metadata.update(keyword_vectors=KEYWORD_VECTORS, embedding_model=self.embedding_model)
+            client.update_collection(self.collection, metadata=metadata)
+        self._own_sparse = idf and metadata.get("keyword_vectors") == KEYWORD_VECTORS
+        if not client.collection_exists(self.sentences_name):
+            client.create_collection(
+                self.sentences_name,
+                vectors_config={
+                    _SENTENCES_VECTOR: models.VectorParams(
+                        size=self.dimension,
+                        distance=models.Distance.COSINE,
+                        multivector_config=models.MultiVectorConfig(comparator=models.MultiVectorComparator.MAX_SIM),
+                    )
+                },
+            )
+        if not client.collection_exists(self.terms_name):
+            client.create_collection(self.terms_name, vectors_config={})
+        if not self._own_sparse and not client.collection_exists(self.keywords_name):
+            client.create_collection(
+                self.keywords_name,
+                vectors_config={},
+                sparse_vectors_config={SPARSE_VECTORS_NAME: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+            )
+
+    def _release(self) -> None:
+        if self._client is not None:
+            self.document_store._client = None
+            if self._shared:
+                QdrantLocalClients.release(self.document_store)
+            else:
+                self._client.close()
+        self._client = None
+        self._lock = nullcontext()
+        self._ready = False
+
+    def _forget_client(self) -> None:
+        """The shared client was closed under this index (`QdrantLocalClients.close_all`): open it again next time."""
+        with self._state:
+            self.document_store._client = None
+            self._client = None
+            self._lock = nullcontext()
+            self._ready = False
+
+    def close(self) -> None:
+        """Let go of the client (a local folder is freed when no other store of this process uses it)."""
+        with self._state:
+            self._release()
+
+    def drop(self) -> None:
+        """Delete the chunk collection and the evidence beside it; the next call creates them again."""
+        client = self._connect()
+        with self._lock:
+            for name in (self.collection, self.sentences_name, self.terms_name, self.keywords_name):
+                if client.collection_exists(name):
+                    client.delete_collection(name)
+        with self._state:
+            self._ready = False
+
+    # -- writes -----------------------------------------------------------------------------------------------------
+
+    def write(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
+        from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME, convert_id
+        from qdrant_client import models
+
+        if not chunks:
+            return
+        for chunk in chunks:
+            if chunk.embedding is None:
+                raise ValueError(f"Chunk {chunk.id} has no embedding; embed chunks before writing them.")
+            if len(chunk.embedding) != self.dimension:
+                raise ValueError(
+                    f"Chunk {chunk.id} has {len(chunk.embedding)} dimensions; the store expects {self.dimension}."
+                )
+        by_id = {item.chunk_id: item for item in evidence}
+        for item in by_id.values():
+            _check_sentences(item)
+        client = self._connect()
+        sparse = [document_sparse_vector(chunk.content or "") for chunk in chunks]
+        if self._own_sparse:
+            chunks = [
+                dataclasses.replace(chunk, sparse_embedding=SparseEmbedding(indices=indices, values=values))
+                if indices and chunk.sparse_embedding is None
+                else chunk
+                for chunk, (indices, values) in zip(chunks, sparse, strict=True)
+            ]
+        with self._lock:
+            old = self._stored_term_counts(client, [chunk.id for chunk in chunks])
+            self.document_store.write_documents(chunks, policy=DuplicatePolicy.OVERWRITE)
+            if not self._own_sparse:
+                points = [
+                    models.PointStruct(
+                        id=convert_id(chunk.id),
+                        vector={SPARSE_VECTORS_NAME: models.SparseVector(indices=indices, values=values)},
+                        payload={"id": chunk.id, "meta": chunk.meta},
+                    )
+                    for chunk, (indices, values) in zip(chunks, sparse, strict=True)
+                    if indices
+                ]
+                self._upsert(client, self.keywords_name, points)
+            points, emptied = [], []
+            for chunk in chunks:
+                item = by_id.get(chunk.id)
+                if item is None or item.empty:
+                    emptied.append(convert_id(chunk.id))
+                else:
+                    points.append(_evidence_point(item))
+            self._upsert(client, self.sentences_name, points)
+            if emptied:
+                client.delete(self.sentences_name, points_selector=models.PointIdsList(points=emptied), wait=True)
+            new = {item.chunk_id: item.term_counts for item in by_id.values() if item.term_counts}
+            self._update_statistics(client, old, new)
+
+    def delete(self, chunk_ids: list[str]) -> None:
+        from haystack_integrations.document_stores.qdrant.converters import convert_id
+        from qdrant_client import models
+
+        ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
+        if not ids:
+            return
+        client = self._connect()
+        points = models.PointIdsList(points=[convert_id(chunk_id) for chunk_id in ids])
+        with self._lock:
+            old = self._stored_term_counts(client, ids)
+            self.document_store.delete_documents(ids)
+            client.delete(self.sentences_name, points_selector=points, wait=True)
+            if not self._own_sparse:
+                client.delete(self.keywords_name, points_selector=points, wait=True)
+            self._update_statistics(client, old, {})
+
+    @staticmethod
+    def _upsert(client: Any, name: str, points: list[Any]) -> None:
+        for start in range(0, len(points), 256):
+            client.upsert(name, points=points[start : start + 256], wait=True)
+
+    def _stored_term_counts(self, client: Any, chunk_ids: list[str]) -> dict[str, dict[str, int]]:
+        """The term counts stored for these chunks (what a write or delete takes out of the statistics)."""
+        from haystack_integrations.document_stores.qdrant.converters import convert_id
+
+        found = client.retrieve(
+            self.sentences_name,
+            ids=[convert_id(chunk_id) for chunk_id in chunk_ids],
+            with_payload=["chunk_id", "terms"],
+        )
+        return {point.payload["chunk_id"]: point.payload["terms"] for point in found if point.payload.get("terms")}
+
+    def _update_statistics(self, client: Any, old: dict[str, dict[str, int]], new: dict[str, dict[str, int]]) -> None:
+        """Take the old term counts out of the collection statistics and put the new ones in (one point)."""
+        from haystack_integrations.document_stores.qdrant.converters import convert_id
+        from qdrant_client import models
+
+        if not old and not new:
+            return
+        key = convert_id(_STATISTICS_KEY)
+        found = client.retrieve(self.terms_name, ids=[key], with_payload=True)
+        payload = found[0].payload if found else {"chunks": 0, "terms": 0, "df": {}}
+        df: dict[str, int] = payload["df"]
+        chunks, total = int(payload["chunks"]), int(payload["terms"])
+        for counts, sign in ((old, -1), (new, 1)):
+            for term_counts in counts.values():
+                chunks += sign
+                total += sign * sum(term_counts.values())
+                for term in term_counts:
+                    df[term] = df.get(term, 0) + sign
+        df = {term: count for term, count in df.items() if count > 0}
+        point = models.PointStruct(id=key, vector={}, payload={"chunks": chunks, "terms": total, "df": df})
+        client.upsert(self.terms_name, points=[point], wait=True)
+
+    # -- reads ------------------------------------------------------------------------------------------------------
+
+    def _dense_using(self) -> str | None:
+        from haystack_integrations.document_stores.qdrant.converters import DENSE_VECTORS_NAME
+
+        return DENSE_VECTORS_NAME if self.document_store.use_sparse_embeddings else None
+
+    def _to_document(self, point: Any) -> Document:
+        from haystack_integrations.document_stores.qdrant.converters import convert_qdrant_point_to_haystack_document
+
+        return convert_qdrant_point_to_haystack_document(
+            point, use_sparse_embeddings=self.document_store.use_sparse_embeddings
+        )
+
+    def _with_vectors(self, with_embeddings: bool) -> Any:
+        if not with_embeddings:
+            return False
+        using = self._dense_using()
+        return [using] if using else True
+
+    def fetch(self, chunk_ids: list[str], with_embeddings: bool = False) -> list[Document]:
+        from haystack_integrations.document_stores.qdrant.converters import convert_id
+
+        ids = [str(chunk_id) for chunk_id in chunk_ids]
+        if not ids:
+            return []
+        client = self._connect()
+        with self._lock:
+            points = client.retrieve(
+                self.collection,
+                ids=list(dict.fromkeys(convert_id(chunk_id) for chunk_id in ids)),
+                with_payload=True,
+                with_vectors=self._with_vectors(with_embeddings),
+            )
+        found = {document.id: document for document in map(self._to_document, points)}
+        return [found[chunk_id] for chunk_id in dict.fromkeys(ids) if chunk_id in found]
+
+    def dense(self, embedding: np.ndarray, limit: int, filters: dict | None = None) -> list[IndexHit]:
+        vector = self._query_vector(embedding)
+        self._connect()
+        with self._lock:
+            documents = self.document_store._query_by_embedding(
+                query_embedding=vector.tolist(), filters=filters, top_k=_clamp(limit)
+            )
+        return [
+            IndexHit(_bare(document), float(document.score), ScoreKind.COSINE, float(document.score))
+            for document in documents
+        ]
+
+    def keyword(
+        self, query: str, limit: int, filters: dict | None = None, query_embedding: np.ndarray | None = None
+    ) -> list[IndexHit]:
+        from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME
+        from haystack_integrations.document_stores.qdrant.filters import convert_filters_to_qdrant
+        from qdrant_client import models
+
+        indices, values = query_sparse_vector(query)
+        if not indices:
+            return []  # only stop words or punctuation: nothing to match
+        vector = self._query_vector(query_embedding) if query_embedding is not None else None
+        client = self._connect()
+        with self._lock:
+            if self._own_sparse:
+                documents = self.document_store._query_by_sparse(
+                    query_sparse_embedding=SparseEmbedding(indices=indices, values=values),
+                    filters=filters,
+                    top_k=_clamp(limit),
+                    return_embedding=vector is not None,
+                )
+                scores = [float(document.score) for document in documents]
+            else:
+                points = client.query_points(
+                    self.keywords_name,
+                    query=models.SparseVector(indices=indices, values=values),
+                    using=SPARSE_VECTORS_NAME,
+                    query_filter=convert_filters_to_qdrant(filters),
+                    limit=_clamp(limit),
+                    with_payload=["id"],
+                ).points
+                found = {
+                    document.id: document
+                    for document in self.fetch([point.payload["id"] for point in points], vector is not None)
+                }
+                documents = [found[point.payload["id"]] for point in points if point.payload["id"] in found]
+                score_of = {point.payload["id"]: float(point.score) for point in points}
+                scores = [score_of[document.id] for document in documents]
+        hits = []
+        for document, score in zip(documents, scores, strict=True):
+            cosine = None
+            if vector is not None and document.embedding is not None:
+                cosine = _cosine(np.asarray(document.embedding, dtype=np.float32), vector)
+            hits.append(IndexHit(_bare(document), score, ScoreKind.BM25, cosine))
+        return hits
+
+    def count(self) -> int:
+        client = self._connect()
+        with self._lock:
+            return int(client.count(self.collection, exact=True).count)
+
+    def iter_documents(self, batch_size: int = 1000, with_embeddings: bool = False) -> Iterator[list[Document]]:
+        client = self._connect()
+        offset = None
+        while True:
+            with self._lock:
+                points, offset = client.scroll(
+                    self.collection,
+                    limit=max(1, int(batch_size)),
+                    offset=offset,
+                    with_payload=True,
+                    with_vectors=self._with_vectors(with_embeddings),
+                )
+            if points:
+                yield [self._to_document(point) for point in points]
+            if offset is None:
+                return
+
+    # -- evidence ---------------------------------------------------------------------------------------------------
+
+    def _evidence_points(self, chunk_ids: list[str], with_vectors: bool) -> list[Any]:
+        from haystack_integrations.document_stores.qdrant.converters import convert_id
+
+        ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
+        if not ids:
+            return []
+        client = self._connect()
+        with self._lock:
+            return client.retrieve(
+                self.sentences_name,
+                ids=[convert_id(chunk_id) for chunk_id in ids],
+                with_payload=True,
+                with_vectors=[_SENTENCES_VECTOR] if with_vectors else False,
+            )
+
+    def evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
+        """The stored evidence of these chunks, by id (one lookup)."""
+        found = {}
+        for point in self._evidence_points(chunk_ids, with_vectors=True):
+            payload = point.payload
+            vectors = (point.vector or {}).get(_SENTENCES_VECTOR)
+            found[payload["chunk_id"]] = ChunkEvidence(
+                chunk_id=payload["chunk_id"],
+                sentence_spans=[(int(start), int(end)) for start, end in payload.get("spans") or []],
+                sentence_embeddings=np.asarray(vectors, dtype=np.float32) if vectors else None,
+                term_counts=dict(payload["terms"]) if payload.get("terms") else None,
+            )
+        return found
+
+    def sentence_similarities(
+        self, chunk_ids: list[str], query_embedding: np.ndarray
+    ) -> dict[str, list[tuple[int, int, float]]]:
+        """Per chunk id, `(start, end, cosine)` of its stored sentences in order: the sentence vectors are looked up
+        by chunk id (no filter, no search) and compared here."""
+        vector = self._query_vector(query_embedding)
+        similarities = {}
+        for point in self._evidence_points(chunk_ids, with_vectors=True):
+            spans = point.payload.get("spans") or []
+            vectors = (point.vector or {}).get(_SENTENCES_VECTOR)
+            if not spans or not vectors:
+                continue
+            cosines = np.asarray(vectors, dtype=np.float32) @ (vector / (np.linalg.norm(vector) or 1.0))
+            similarities[point.payload["chunk_id"]] = [
+                (int(start), int(end), float(cosine)) for (start, end), cosine in zip(spans, cosines, strict=True)
+            ]
+        return similarities
+
+    def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
+        """Per chunk id, its embedding's cosine to the query: the embeddings are looked up by id."""
+        vector = self._query_vector(query_embedding)
+        return {
+            str(document.id): _cosine(np.asarray(document.embedding, dtype=np.float32), vector)
+            for document in self.fetch(list(chunk_ids), with_embeddings=True)
+            if document.embedding is not None
+        }
+
+    def term_statistics(self, terms: list[str]) -> TermStatistics | None:
+        """The chunk count, average length and document frequencies kept beside the chunks; one lookup that reads
+        only the asked terms. None when no chunk has term counts."""
+        from haystack_integrations.document_stores.qdrant.converters import convert_id
+
+        wanted = sorted({str(term) for term in terms})
+        # Nested payload paths read only the asked terms; a term a path cannot spell reads the whole table.
+        plain = all(term.replace("-", "").replace("_", "").isalnum() for term in wanted)
+        selector: Any = ["chunks", "terms", *(f"df.{term}" for term in wanted)] if plain else True
+        client = self._connect()
+        with self._lock:
+            found = client.retrieve(self.terms_name, ids=[convert_id(_STATISTICS_KEY)], with_payload=selector)
+        if not found or not int(found[0].payload.get("chunks") or 0):
+            return None
+        payload = found[0].payload
+        df = payload.get("df") or {}
+        chunks = int(payload["chunks"])
+        return TermStatistics(
+            n_chunks=chunks,
+            avg_terms=float(payload["terms"]) / chunks,
+            df={term: int(df.get(term, 0)) for term in wanted},
+        )
+
+    # -- helpers ----------------------------------------------------------------------------------------------------
+
+    def _query_vector(self, embedding: Any) -> np.ndarray:
+        vector = np.asarray(embedding, dtype=np.float32).reshape(-1)
+        if vector.shape[0] != self.dimension:
+            raise ValueError(
+                f"The query embedding has {vector.shape[0]} dimensions; the store expects {self.dimension}."
+            )
+        return vector
+
+
+# -- what the factory asks of every backend module ---------------------------------------------------------------------
+
+
+# The clients close before the interpreter tears down the modules their own finalisers need.
+atexit.register(QdrantLocalClients.close_all)
+
+
+def document_store_for(settings: Settings, collection: str, dimension: int) -> Any:
+    """The `QdrantDocumentStore` the settings describe for `collection`: a Qdrant server at `QDRANT_URL` (its API
+    key read from the `QDRANT_API_KEY` environment variable, never stored), else the local-mode folder
+    `QDRANT_PATH` (default `<data dir>/qdrant`). Keyword search needs the store's IDF-modified sparse vectors."""
+    from haystack.utils import Secret
+    from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
+
+    common: dict[str, Any] = {
+        "index": collection,
+        "embedding_dim": int(dimension),
+        "use_sparse_embeddings": True,
+        "sparse_idf": True,
+        "progress_bar": False,
+        "recreate_index": False,
+    }
+    if settings.qdrant_url:
+        return QdrantDocumentStore(
+            url=settings.qdrant_url,
+            api_key=Secret.from_env_var("QDRANT_API_KEY", strict=False),
+            timeout=int(settings.tool_timeout_s),
+            client_kwargs={"check_compatibility": False},
+            **common,
+        )
+    return QdrantDocumentStore(path=str(settings.qdrant_path or settings.data_dir / "qdrant"), **common)
+
+
+def open_chunk_index(document_store: Any, embedding_model: str) -> QdrantChunkIndex:
+    """The chunk index over a `QdrantDocumentStore`, its collections set up (one sentence when it cannot be)."""
+    index = QdrantChunkIndex(document_store, embedding_model)
+    index.count()  # opens the client and sets the collections up now, so that errors surface here
+    return index
+
+
+def close_shared_clients() -> None:
+    """Close the local-mode clients this process shares per folder (`QdrantLocalClients.close_all`)."""
+    QdrantLocalClients.close_all()
+
+
+def _evidence_point(item: ChunkEvidence) -> Any:
+    from haystack_integrations.document_stores.qdrant.converters import convert_id
+    from qdrant_client import models
+
+    has_sentences = bool(item.sentence_spans) and item.sentence_embeddings is not None
+    vector = (
+        {_SENTENCES_VECTOR: np.asarray(item.sentence_embeddings, dtype=np.float32).tolist()} if has_sentences else {}
+    )
+    return models.PointStruct(
+        id=convert_id(item.chunk_id),
+        vector=vector,
+        payload={
+            "chunk_id": item.chunk_id,
+            "spans": [[int(start), int(end)] for start, end in item.sentence_spans] if has_sentences else [],
+            "terms": dict(item.term_counts or {}),
+        },
+    )
+
+
+def _check_sentences(item: ChunkEvidence) -> None:
+    if item.sentence_embeddings is None or not item.sentence_spans:
+        return
+    rows = np.asarray(item.sentence_embeddings).shape[0]
+    if rows != len(item.sentence_spans):
+        raise ValueError(
+            f"Chunk {item.chunk_id} has {len(item.sentence_spans)} sentence spans but {rows} sentence embeddings."
+        )
+
+
+def _bare(document: Document) -> Document:
+    """A hit's document without its vectors or the engine's score (the hit carries the score)."""
+    return dataclasses.replace(document, embedding=None, sparse_embedding=None, score=None)
+
+
+def _cosine(stored: np.ndarray, query: np.ndarray) -> float:
+    norm = float(np.linalg.norm(stored) * np.linalg.norm(query))
+    return float(np.dot(stored, query) / norm) if norm else 0.0
+
+
+def _clamp(limit: int) -> int:
+    return max(1, min(int(limit), _MAX_LIMIT))
