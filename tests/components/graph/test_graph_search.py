@@ -25,13 +25,13 @@ def bridge_collection(database_url):
     """A knowledge base and its graph holding the three documents, ingested like any corpus."""
     import uuid
 
-    from components.graph.factory import open_graph_store
+    from components.graph.factory import graph_store_from_settings
     from components.graph.ingest_hook import GraphIngestHook
     from components.knowledge_base.factory import open_knowledge_base
     from ingest.ingestor import Ingestor, document_id_for
 
     collection = f"walk_{uuid.uuid4().hex[:10]}"
-    kb, graph = open_knowledge_base(collection=collection), open_graph_store(collection)
+    kb, graph = open_knowledge_base(collection=collection), graph_store_from_settings(collection)
     ingestor = Ingestor(store=kb, hooks=[GraphIngestHook(store=graph)])
     ids = {}
     for name, text, date in (
@@ -71,7 +71,7 @@ class TestGraphSearch:
         data = search.to_dict()
         assert data["init_parameters"] == {"collection": "research", "top_k": 7, "facts_per_passage": 2,
                                            "damping": 0.6, "embedding_model": search.embedding_model,
-                                           "timeout_s": 3.0}
+                                           "timeout_s": 3.0, "graph_store": None}
         again = GraphSearch.from_dict(data)
         assert (again.collection, again.top_k, again.facts_per_passage, again.damping, again.timeout_s) == (
             "research", 7, 2, 0.6, 3.0)
