@@ -19,7 +19,7 @@ from components.graph.factory import (
     serialize_graph_store,
 )
 from components.graph.model import FactHit
-from components.graph.passage_walk import DEFAULT_DAMPING, WalkedPassage, passage_graph_cache
+from components.graph.passage_walk import DEFAULT_DAMPING, PassageGraphCache, WalkedPassage
 from components.graph.store import GraphStore
 from components.graph.tools import GraphTools, check_text, clamp, parse_bound, scope_from_filters
 from components.knowledge_base.attribution import hit_to_chunk, open_store, parse_filters
@@ -52,7 +52,7 @@ class GraphSearch:
     given): why the graph found the passage. Facts are not separate chunks: a fact of a passage already in the
     list would take the place of another document's passage.
 
-    The graph is read once per process and re-read when it changes (`passage_graph_cache`), so a question costs
+    The graph is read once in `warm_up()` and re-read when it changes (`PassageGraphCache`), so a question costs
     the question's analysis, the walk in memory, one knowledge-base query and one facts query.
 
     Usage:
@@ -105,6 +105,7 @@ class GraphSearch:
         self._guard = SourceGuard(SOURCE, ResiliencePolicy.from_settings(timeout_s=timeout_s))
         self._tools: GraphTools | None = None
         self._model: Any = None
+        self._passage_graph: PassageGraphCache | None = None
 
     def warm_up(self) -> None:
         """Open the graph store, read its entity-passage graph and load the language pipeline and the embedding
@@ -114,11 +115,12 @@ class GraphSearch:
             from components.text.language import language_pipeline
 
             store = component_graph_store(self.graph_store, self.collection)
+            self._passage_graph = PassageGraphCache(store)
             self._tools = GraphTools(store)
             self._model = get_embedding_model(self.embedding_model)
             try:
                 language_pipeline()
-                passage_graph_cache(store).get()
+                self._passage_graph.get()
             except Exception as exc:  # noqa: BLE001 - an unreachable graph is reported by each run's status
                 logger.warning("The graph is not ready yet: {reason}", reason=str(exc)[:200])
 
@@ -198,7 +200,8 @@ class GraphSearch:
         self.warm_up()
         assert self._tools is not None
         scope = parse_filters({key: value for key, value in (filters or {}).items() if key != "top_k"}, as_of)
-        graph = passage_graph_cache(self._tools.store).get()
+        assert self._passage_graph is not None
+        graph = self._passage_graph.get()
         walk = graph.top_passages(query, limit, self.damping)
         if not walk.passages:
             return SourceResult(chunks=[], total_found=0)

@@ -11,7 +11,6 @@ import pytest
 from components.contracts import StatusKind, document_to_chunk
 from components.graph.graph_search import GraphSearch
 from components.graph.store import GraphStore, GraphUnavailable
-from components.graph.tools import GraphTools
 
 # The question names the company; its founder's birthplace is in another document that never names the company.
 NORDVIK = "Nordvik Aviation was founded by Marta Olsen in 1994. Nordvik Aviation builds seaplanes in Norway."
@@ -120,8 +119,7 @@ class TestGraphSearch:
     def test_a_store_fault_is_a_status_not_an_exception(self):
         store = Mock(spec=GraphStore)
         store.graph_version.side_effect = GraphUnavailable("The graph tables cannot be created: server closed")
-        search = GraphSearch(timeout_s=2.0)
-        search._tools = GraphTools(store)
+        search = GraphSearch(timeout_s=2.0, graph_store=store)
         result = search.run(query=QUESTION)
         assert result["documents"] == [] and result["status"].status is StatusKind.ERROR
         assert "server closed" in result["status"].message
