@@ -162,11 +162,23 @@ class Neo4jGraphStore(GraphStore):
 
     # -- plumbing -----------------------------------------------------------------------------------------------
 
+    def _resolve_password(self) -> str | None:
+        """The secret's value; `NEO4J_PASSWORD` written in the settings' `.env` file counts as set."""
+        if self.password is None:
+            return None
+        value = self.password.resolve_value()
+        if value is None and "NEO4J_PASSWORD" in getattr(self.password, "_env_vars", ()):
+            from components.settings import get_settings
+
+            stored = get_settings().neo4j_password
+            value = stored.get_secret_value() if stored is not None else None
+        return value
+
     def _get_driver(self) -> Any:
         if self._driver is None:
             from neo4j import GraphDatabase
 
-            password = self.password.resolve_value() if self.password is not None else None
+            password = self._resolve_password()
             auth = (self.username, password) if password is not None else None
             # Short budgets: a missing server must be one clear error in seconds, not a minute of retries.
             self._driver = GraphDatabase.driver(

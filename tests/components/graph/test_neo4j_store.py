@@ -76,6 +76,18 @@ class TestNeo4jGraphStore:
         assert store.password.resolve_value() == "from-env"
         assert "from-env" not in repr(store.to_dict())
 
+    def test_a_password_in_the_settings_env_file_counts(self, monkeypatch):
+        from pydantic import SecretStr
+
+        import components.settings as settings_module
+
+        monkeypatch.delenv("NEO4J_PASSWORD", raising=False)
+        monkeypatch.setattr(
+            settings_module, "get_settings", lambda: Settings(neo4j_password=SecretStr("from-dotenv"))
+        )
+        assert Neo4jGraphStore("neo4j://127.0.0.1:7687")._resolve_password() == "from-dotenv"
+        assert Neo4jGraphStore("neo4j://127.0.0.1:7687", password=None)._resolve_password() is None
+
     def test_the_driver_is_made_on_first_use_and_a_missing_server_is_one_quick_sentence(self, monkeypatch):
         import socket
         import time
