@@ -1,8 +1,7 @@
 """Making graph stores and extractors: from the settings, or from a component's serialised `graph_store`.
 
 Nothing here is cached: each component makes its store in its own `warm_up()` (or is given one). What the
-stores share is shared where it matters and said so there: the embedded PostgreSQL server and its connection pool
-(`components/database.py`) and the in-memory entity-passage graph of the retrieval walk (`passage_walk.py`).
+embedded stores share is the PostgreSQL server and its connection pool (`components/database.py`), which says so.
 """
 
 from __future__ import annotations
@@ -38,8 +37,8 @@ def graph_store_from_settings(collection: str | None = None, settings: Settings 
 
 
 def check_graph_store(graph_store: GraphStore | None, collection: str | None) -> GraphStore | None:
-    """A component's `graph_store` init parameter, checked: a `GraphStore` (or its serialised form) or None, and
-    not for another collection than the component's `collection`; ValueError otherwise."""
+    """A component's `graph_store` init parameter, checked: a `GraphStore` or None, and not a store of another
+    collection than the component's `collection`; ValueError otherwise."""
     if graph_store is not None and not isinstance(graph_store, GraphStore):
         raise ValueError(f"graph_store must be a GraphStore or None, not {type(graph_store).__name__}")
     store_collection = getattr(graph_store, "collection", None)
