@@ -3,7 +3,8 @@
 One instance per (model, threads) per process, so the ingestion run, the research pipeline and the app do not load
 it twice: `get_embedding_model` keeps them in `_MODELS`, one of the two explicit process-wide caches of the product
 (the other is the database's server and pool, `components/database.py`). Components take the model's name as an
-init parameter and call it in `warm_up()`; nothing else is looked up by name from a module global. Vectors are L2-normalised, so a dot product is the cosine similarity.
+init parameter and call it in `warm_up()`; nothing else is looked up by name from a module global.
+Vectors are L2-normalised, so a dot product is the cosine similarity.
 
 A fast (Rust) tokenizer keeps its padding and truncation as state that every call may reset: a call without padding
 (the splitter counting word pieces in the ingestion's reader thread) made between another thread's "pad this batch"
