@@ -3,6 +3,12 @@
 With `DATABASE_URL` unset, an embedded PostgreSQL 16 with pgvector is started from the `pgserver` package in
 `RESEARCH_DATA_DIR/pg`. pgserver counts the processes that use a data folder, so the app, the CLI and the HTTP
 server share one running server, which stops when the last of them exits.
+
+This module is one of the two explicit process-wide caches of the product (the other is the embedding model,
+`components/embedding/model.py`): one started server per data folder (`_SERVERS`) and one connection pool per
+database URL (`_POOLS`). Sharing matters here: a server is one per folder by nature, and a pool per store would
+open eight connections for every component of every pipeline. The stores themselves (graph, memory, knowledge
+base) are made by the components that use them, in `warm_up()`, and borrow connections from this pool.
 """
 
 from __future__ import annotations

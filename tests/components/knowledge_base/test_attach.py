@@ -143,9 +143,10 @@ def test_attach_enrich_ask_and_cite_leave_the_users_rows_unchanged(
     again = enricher.enrich()
     assert again.enriched == 0 and again.registered == 0
     assert knowledge_base.term_statistics(["orchard"]) is not None
-    from components.graph.factory import open_graph_store
+    from components.graph.factory import graph_store_from_settings
 
-    graph = open_graph_store(name)
+    graph = graph_store_from_settings(name)
+    graph.warm_up()
     assert graph.known_names({"lena ortiz"}) or graph.known_names({"northfield"})
     # The assistant never deletes or replaces what another pipeline wrote.
     from components.knowledge_base.knowledge_base import ProtectedDocument
