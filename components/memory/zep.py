@@ -21,6 +21,7 @@ from haystack import logging
 from components.memory.store import Interaction, MemoryStore, MemoryUnavailable, RecalledInteraction, RecallQuery
 from components.resilience import RetryableError, SourceError
 from components.resilience.errors import parse_retry_after
+from components.text.dates import parse_moment
 
 logger = logging.getLogger(__name__)
 
@@ -64,13 +65,13 @@ def _malformed_answers(action: str) -> Iterator[None]:
 
 
 def _parse_time(value: str | None) -> dt.datetime | None:
-    if not value:
-        return None
     try:
-        moment = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        moment = parse_moment(value)
     except ValueError:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+    if moment is None or isinstance(moment, dt.datetime):
+        return moment
+    return dt.datetime.combine(moment, dt.time(), tzinfo=dt.UTC)
 
 
 class ZepMemoryStore(MemoryStore):

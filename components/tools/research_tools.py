@@ -16,6 +16,7 @@ from haystack import Document
 
 from components.contracts import ContextChunk, SourceStatus, document_to_chunk
 from components.graph.tools import clamp
+from components.text.dates import parse_date
 from components.tools.tool_spec import ToolRun, ToolSpec
 
 STATUS_KINDS = ["success", "partial", "timeout", "error", "skipped"]
@@ -216,11 +217,9 @@ def parse_date_range(value: Any) -> tuple[dt.date | None, dt.date | None]:
 
 
 def _date(value: Any, name: str) -> dt.date | None:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, str):
+    if value is None or isinstance(value, str):
         try:
-            return dt.date.fromisoformat(value.strip()[:10])
+            return parse_date(value, strict=True)
         except ValueError:
             pass
     raise ValueError(f"filter_date_range {name} must be a date as YYYY-MM-DD, not {value!r}")

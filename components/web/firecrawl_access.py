@@ -18,6 +18,7 @@ import requests
 
 from components.resilience import RetryableError, SourceError
 from components.resilience.errors import parse_retry_after
+from components.text.dates import parse_date
 from components.web.faults import connection_fault
 
 HOSTED_API_URL = "https://api.firecrawl.dev"
@@ -77,12 +78,9 @@ def _date_from(metadata: dict[str, Any]) -> dt.date | None:
         value = metadata.get(key)
         if isinstance(value, list):
             value = value[0] if value else None
-        if not isinstance(value, str) or len(value) < 10:
-            continue
-        try:
-            return dt.date.fromisoformat(value.strip()[:10])
-        except ValueError:
-            continue
+        date = parse_date(value) if isinstance(value, str) else None
+        if date is not None:
+            return date
     return None
 
 
