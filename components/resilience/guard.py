@@ -531,6 +531,22 @@ class SourceGuard:
             return self._failed(started, fault, attempts, deadline_at, by_budget)
         return self._on_success(started, result, key, attempts)
 
+    def outputs(self, plan: SourceStatus | Callable[[], Any], *, key: str | None = None) -> dict[str, Any]:
+        """A source component's `run` outputs for `plan`: a status settled before any call (the source is skipped,
+        or refused its input) as it is, or the work (a no-argument callable) run under the policy. A component
+        plans once and its `run` and `run_async` differ only in `outputs` / `aoutputs`."""
+        if isinstance(plan, SourceStatus):
+            return {"documents": [], "status": plan}
+        result, status = self.call(plan, key=key)
+        return result.outputs(status)
+
+    async def aoutputs(self, plan: SourceStatus | Callable[[], Any], *, key: str | None = None) -> dict[str, Any]:
+        """`outputs` for the event loop."""
+        if isinstance(plan, SourceStatus):
+            return {"documents": [], "status": plan}
+        result, status = await self.acall(plan, key=key)
+        return result.outputs(status)
+
     # -- async --------------------------------------------------------------------------------------------------
 
     async def acall(

@@ -97,8 +97,7 @@ class WebScrape:
             `status`: the `SourceStatus` of this run.
         """
         self.warm_up()  # the tokenizer sizes the chunks; loading it is set-up, not the page's latency
-        result, status = self._guard.call(self._work(url, query, query_embedding, chunked=True))
-        return result.outputs(status)
+        return self._guard.outputs(self._work(url, query, query_embedding, chunked=True))
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     async def run_async(
@@ -106,8 +105,7 @@ class WebScrape:
     ) -> dict[str, Any]:
         """`run` for `Pipeline.run_async`."""
         self.warm_up()
-        result, status = await self._guard.acall(self._work(url, query, query_embedding, chunked=True))
-        return result.outputs(status)
+        return await self._guard.aoutputs(self._work(url, query, query_embedding, chunked=True))
 
     def fetch(self, url: str) -> tuple[FetchedPage | None, PageSnapshot | None, SourceStatus]:
         """The whole page (Markdown and metadata) and its snapshot, for ingestion; never raises."""

@@ -136,14 +136,10 @@ class WebSearch:
         :returns: `documents`: chunks as Documents (meta per `ContextChunk`/`WebMetadata`), best first;
             `status`: the `SourceStatus` of this run.
         """
-        early = self._early_status(sources, as_of)
-        if early is not None:
-            return {"documents": [], "status": early}
-        include_domains = include_domains or _filter_list(filters, "domains")
-        work = self._work(query, query_embedding, num_results, languages, include_domains, exclude_domains)
-        self.warm_up()  # loading the model is set-up, not the source's latency
-        result, status = self._guard.call(work)
-        return result.outputs(status)
+        return self._guard.outputs(
+            self._plan(query, query_embedding, filters, as_of, sources, num_results, languages, include_domains,
+                       exclude_domains)
+        )
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     async def run_async(
@@ -159,16 +155,22 @@ class WebSearch:
         exclude_domains: list[str] | None = None,
     ) -> dict[str, Any]:
         """`run` for `Pipeline.run_async`: the same inputs and outputs; the fetching runs in a worker thread."""
-        early = self._early_status(sources, as_of)
-        if early is not None:
-            return {"documents": [], "status": early}
-        include_domains = include_domains or _filter_list(filters, "domains")
-        work = self._work(query, query_embedding, num_results, languages, include_domains, exclude_domains)
-        self.warm_up()
-        result, status = await self._guard.acall(work)
-        return result.outputs(status)
+        return await self._guard.aoutputs(
+            self._plan(query, query_embedding, filters, as_of, sources, num_results, languages, include_domains,
+                       exclude_domains)
+        )
 
     # -- internals --------------------------------------------------------------------------------------------
+
+    def _plan(self, query, query_embedding, filters, as_of, sources, num_results, languages,  # noqa: ANN001
+              include_domains, exclude_domains):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work
+        early = self._early_status(sources, as_of)
+        if early is not None:
+            return early
+        include_domains = include_domains or _filter_list(filters, "domains")
+        work = self._work(query, query_embedding, num_results, languages, include_domains, exclude_domains)
+        self.warm_up()  # loading the model is set-up, not the source's latency
+        return work
 
     def _early_status(self, sources: list[str] | None, as_of: str | None) -> SourceStatus | None:
         if not source_selected(sources, SOURCE):

@@ -31,16 +31,6 @@ class RecordingHook:
         self.deleted.append(document_id)
 
 
-@pytest.fixture()
-def store(database_url, collection_name):
-    from components.knowledge_base.pgvector_store import PgvectorKnowledgeBase
-
-    kb = PgvectorKnowledgeBase(collection_name, url=database_url)
-    yield kb
-    kb.drop()
-    kb.close()
-
-
 @pytest.mark.integration
 class TestIngestor:
     def test_init_rejects_bad_batch_size(self, store) -> None:
