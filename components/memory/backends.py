@@ -51,14 +51,3 @@ def open_memory_store(
                 store = EmbeddedMemoryStore(table, dimension=dimension, settings=settings)
             _STORES[config] = store
         return store
-
-
-def describe_memory(backend: str | None = None) -> str:
-    """Where memory lives, for status pages (never the key)."""
-    from components.settings import get_settings
-
-    settings = get_settings()
-    backend = backend or settings.memory_backend
-    if backend == "zep":
-        return f"Zep at {settings.zep_api_url}" if settings.zep_api_url else "Zep (ZEP_API_URL not set)"
-    return "PostgreSQL table memory_interactions"

@@ -356,11 +356,6 @@ class ResearchRanker:
         return default_from_dict(cls, data)
 
 
-def _title_terms(document: Document) -> tuple[str, ...]:
-    meta = document.meta or {}
-    return tuple(terms(str(meta.get("source_title") or meta.get("document_title") or "")))
-
-
 def _relative(values: np.ndarray) -> np.ndarray:
     """Scores as a share of the best one (0-1), so signals on different scales can be added."""
     if values.size == 0:

@@ -12,8 +12,9 @@ cannot be killed; the guard abandons it at the timeout and starts no other threa
 (later calls wait for it within their own budget, then report the source as still hung). So a source that hangs
 for an hour costs one thread, not one per retry per question. Coroutine work is cancelled outright.
 
-This is the project's own policy, kept rather than rebuilt on tenacity/pybreaker/cachetools: the libraries
-retry inside the calling thread and cannot abandon a hung call, which is the part that matters here.
+The cache is cachetools' TTL cache. The retries, breaker and rate gate are the project's own policy, kept rather than
+rebuilt on tenacity/pybreaker: those libraries retry inside the calling thread and cannot abandon a hung call, which
+is the part that matters here.
 """
 
 from __future__ import annotations
@@ -25,11 +26,11 @@ import hashlib
 import json
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import cachetools
 from haystack import logging
 
 from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_to_document
@@ -182,32 +183,21 @@ class CircuitBreaker:
 
 
 class TTLCache:
-    """A small thread-safe LRU cache whose entries expire after `ttl_s`."""
+    """A source's results cache: cachetools' TTL cache (least recently used out beyond `size`), behind a lock so the
+    worker threads can share it."""
 
     def __init__(self, ttl_s: float, size: int) -> None:
         self.ttl_s = ttl_s
-        self.size = size
         self._lock = threading.Lock()
-        self._items: OrderedDict[str, tuple[float, Any]] = OrderedDict()
+        self._items: cachetools.TTLCache = cachetools.TTLCache(maxsize=size, ttl=ttl_s, timer=time.monotonic)
 
     def get(self, key: str) -> Any | None:
         with self._lock:
-            item = self._items.get(key)
-            if item is None:
-                return None
-            stored_at, value = item
-            if time.monotonic() - stored_at > self.ttl_s:
-                del self._items[key]
-                return None
-            self._items.move_to_end(key)
-            return value
+            return self._items.get(key)
 
     def put(self, key: str, value: Any) -> None:
         with self._lock:
-            self._items[key] = (time.monotonic(), value)
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+            self._items[key] = value
 
     def clear(self) -> None:
         with self._lock:

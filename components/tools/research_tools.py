@@ -154,25 +154,6 @@ def _refused(source: str, message: str, output: dict[str, Any]) -> ToolRun:
     return ToolRun(output={**output, "status": status.to_dict()}, status=status)
 
 
-def _fact_json(chunk: ContextChunk) -> dict[str, Any]:
-    """A graph fact (as its chunk) in the graph contract's shape, with attribution."""
-    meta = chunk.metadata
-    return {
-        "fact": chunk.text,
-        "uuid": chunk.id,
-        "valid_at": meta.get("valid_at"),
-        "invalid_at": meta.get("invalid_at"),
-        "source_node_uuid": meta.get("source_node_uuid"),
-        "entities": list(meta.get("entities") or []),
-        "document_id": meta.get("document_id") or chunk.source_id,
-        "document_title": chunk.source_title,
-        "source_url": chunk.source_url,
-        "source_date": chunk.source_date.isoformat() if chunk.source_date else None,
-        "chunk_id": meta.get("chunk_id"),
-        "hop": meta.get("hop"),
-    }
-
-
 def _passage_fact_json(fact: dict[str, Any], passage: ContextChunk) -> dict[str, Any]:
     """A fact the graph branch attached to a passage, in the graph contract's shape, with the passage's attribution."""
     return {

@@ -111,12 +111,3 @@ class CatalogPipelineWrapper(BasePipelineWrapper):
         kind = getattr(getattr(status, "status", None), "value", None)
         if kind in ("error", "timeout"):
             raise HTTPException(status_code=503, detail=f"{status.source}: {status.message}")
-
-    async def run_catalog_async(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        """`run_catalog` on the event loop (branches run concurrently)."""
-        try:
-            return await self.catalog.run_async(
-                self.pipeline_name, {key: value for key, value in inputs.items() if value is not None}
-            )
-        except (ValueError, ValidationError, TypeError) as exc:
-            raise InvalidRequest(user_error_message(exc)) from exc
