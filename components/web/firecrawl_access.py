@@ -122,6 +122,18 @@ class FirecrawlAccess:
     ```
     """
 
+    @classmethod
+    def configured(cls, api_key: Any, api_url: str | None, request_timeout_s: float) -> FirecrawlAccess:
+        """The access a component's `api_key` (a `Secret` or None) and `api_url` give, each falling back on the
+        settings (FIRECRAWL_API_KEY, FIRECRAWL_API_URL)."""
+        from components.settings import get_settings
+
+        settings = get_settings()
+        key = api_key.resolve_value() if api_key else None
+        if not key and settings.firecrawl_api_key is not None:
+            key = settings.firecrawl_api_key.get_secret_value()
+        return cls(key, api_url or settings.firecrawl_api_url, request_timeout_s)
+
     def __init__(self, api_key: str | None, api_url: str | None, request_timeout_s: float) -> None:
         self.api_url = (api_url or HOSTED_API_URL).rstrip("/")
         if not api_key and self.api_url == HOSTED_API_URL:

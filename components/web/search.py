@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict, logging
@@ -195,13 +194,6 @@ class WebSearch:
         return bool(key or settings.firecrawl_api_key is not None or self.api_url or settings.firecrawl_api_url)
 
 
-    def _access(self, request_timeout_s: float) -> FirecrawlAccess:
-        settings = get_settings()
-        key = self.api_key.resolve_value() if self.api_key else None
-        if not key and settings.firecrawl_api_key is not None:
-            key = settings.firecrawl_api_key.get_secret_value()
-        return FirecrawlAccess(key, self.api_url or settings.firecrawl_api_url, request_timeout_s)
-
     def _excluded(self, url: str, patterns: list[str]) -> bool:
         return any(matches_pattern(url, pattern) for pattern in patterns)
 
@@ -217,7 +209,7 @@ class WebSearch:
         settings = get_settings()
         page_timeout = self.page_timeout_s or settings.web_page_timeout_s
         budget = self._guard.policy.timeout_s
-        snapshots = SnapshotStore(Path(self.snapshot_dir) if self.snapshot_dir else settings.data_dir / "snapshots")
+        snapshots = SnapshotStore.in_folder(self.snapshot_dir)
 
         def work() -> SourceResult:
             started = time.monotonic()
@@ -235,7 +227,7 @@ class WebSearch:
                             else settings.web_exclude_patterns)
             # Leave room in the budget for chunking and embedding after the pages arrive.
             deadline = started + max(budget - 1.0, budget * 0.7)
-            access = self._access(request_timeout_s=max(1.0, min(page_timeout, budget)))
+            access = FirecrawlAccess.configured(self.api_key, self.api_url, max(1.0, min(page_timeout, budget)))
             # Domains go to Firecrawl too, but only as a hint: a self-hosted one may ignore them.
             domain_patterns = [p for p in patterns if not any(c in p for c in "*?[/:")]
             hits = access.search(text, limit=min(wanted + len(patterns) + len(exclude), MAX_RESULTS),

@@ -83,6 +83,13 @@ class SnapshotStore:
     ```
     """
 
+    @classmethod
+    def in_folder(cls, folder: str | None) -> SnapshotStore:
+        """The snapshots in `folder`, or by default in the data folder's `snapshots`."""
+        from components.settings import get_settings
+
+        return cls(Path(folder) if folder else get_settings().data_dir / "snapshots")
+
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
 
