@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from components.contracts import ContextChunk, StatusKind
+from components.contracts import ContextChunk, SourceStatus, StatusKind
 from components.resilience import (
     CircuitBreaker,
     ResiliencePolicy,
@@ -382,6 +382,32 @@ class TestHungCalls:
             assert first[1].status is StatusKind.TIMEOUT and "still hung" in second[1].message
         finally:
             release.set()
+
+    async def test_a_hung_source_costs_one_thread_across_async_questions_and_retries(self):
+        def source_threads() -> int:
+            return sum(thread.name == "source-call" and thread.is_alive() for thread in threading.enumerate())
+
+        release = threading.Event()
+        calls = []
+
+        def hang():
+            calls.append(1)
+            release.wait(60)
+            return []
+
+        guard = SourceGuard("t-hung-many", fast_policy(timeout_s=0.2, retries=3, breaker_failures=100))
+        before = source_threads()
+        try:
+            outputs = [await guard.aoutputs(hang) for _ in range(6)]
+            # Six questions with three retries each could hold 24 threads; the hung call holds one.
+            assert len(calls) == 1 and source_threads() - before <= 1
+            assert all(out["status"].status is StatusKind.TIMEOUT and out["documents"] == [] for out in outputs)
+        finally:
+            release.set()
+
+    def test_a_status_settled_before_the_call_is_the_output(self):
+        skipped = SourceStatus.skipped("t-plan", "not selected")
+        assert SourceGuard("t-plan", fast_policy()).outputs(skipped) == {"documents": [], "status": skipped}
 
     def test_retries_run_in_one_thread(self):
         import threading
