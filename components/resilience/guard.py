@@ -469,6 +469,20 @@ class SourceGuard:
             return None
         return wait
 
+    def _settle(
+        self,
+        started: float,
+        outcome: tuple[Any, Fault | None, int],
+        key: str | None,
+        deadline_at: float,
+        by_budget: bool,
+    ) -> tuple[SourceResult, SourceStatus]:
+        """The result and status of a call whose attempts (in the worker thread) ended with `outcome`."""
+        result, fault, attempts = outcome
+        if fault is not None:
+            return self._failed(started, fault, attempts, deadline_at, by_budget)
+        return self._on_success(started, result, key, attempts)
+
     def _attempts(self, work: Callable[[], Any], deadline_at: float) -> tuple[Any, Fault | None, int]:
         """Every attempt of one call, in the calling (worker) thread: (result, None, n) or (None, fault, n)."""
         attempt = 0
@@ -511,15 +525,13 @@ class SourceGuard:
             return self._still_hung(started)
         future = submit_in_thread(lambda: self._attempts(work, deadline_at))
         try:
-            result, fault, attempts = future.result(timeout=max(deadline_at - time.monotonic(), 0.001))
+            outcome = future.result(timeout=max(deadline_at - time.monotonic(), 0.001))
         except concurrent.futures.TimeoutError:
             self._hung.add(future)
             return self._timed_out(started, by_budget, 1)
         except Exception as exc:  # noqa: BLE001 - a failure of the policy itself still may not escape
             return self._on_fault(started, classify_exception(exc), 1)
-        if fault is not None:
-            return self._failed(started, fault, attempts, deadline_at, by_budget)
-        return self._on_success(started, result, key, attempts)
+        return self._settle(started, outcome, key, deadline_at, by_budget)
 
     def outputs(self, plan: SourceStatus | Callable[[], Any], *, key: str | None = None) -> dict[str, Any]:
         """A source component's `run` outputs for `plan`: a status settled before any call (the source is skipped,
@@ -558,15 +570,13 @@ class SourceGuard:
                 return self._still_hung(started)
             future = submit_in_thread(lambda: self._attempts(work, deadline_at))
             try:
-                result, fault, attempts = await asyncio.wait_for(
+                outcome = await asyncio.wait_for(
                     asyncio.shield(asyncio.wrap_future(future)), timeout=max(deadline_at - time.monotonic(), 0.001)
                 )
             except TimeoutError:
                 self._hung.add(future)
                 return self._timed_out(started, by_budget, 1)
-            if fault is not None:
-                return self._failed(started, fault, attempts, deadline_at, by_budget)
-            return self._on_success(started, result, key, attempts)
+            return self._settle(started, outcome, key, deadline_at, by_budget)
         attempt = 0
         while True:
             attempt += 1
