@@ -74,6 +74,21 @@ def _parse_time(value: str | None) -> dt.datetime | None:
     return dt.datetime.combine(moment, dt.time(), tzinfo=dt.UTC)
 
 
+def _remembered_text(
+    item: Any, text: str, fallback_id: str, session_id: str, score: float | None
+) -> RecalledInteraction:
+    """A Zep fact or summary (`text`, with its uuid and creation time) as a recalled interaction."""
+    interaction = Interaction(
+        interaction_id=str(item.uuid_ or fallback_id),
+        session_id=session_id or "zep",
+        query="",
+        response=text,
+        response_summary=text,
+        created_at=_parse_time(item.created_at) or dt.datetime.now(dt.UTC),
+    )
+    return RecalledInteraction(interaction=interaction, cosine=None, raw_score=score)
+
+
 class ZepMemoryStore(MemoryStore):
     """Memory on Zep (cloud or Community Edition) at `api_url`, authenticated by `api_key`."""
 
@@ -224,28 +239,10 @@ class ZepMemoryStore(MemoryStore):
             return RecalledInteraction(interaction=interaction, cosine=None, raw_score=score)
         fact = result.fact
         if fact is not None and fact.fact:
-            created = _parse_time(fact.created_at) or dt.datetime.now(dt.UTC)
-            interaction = Interaction(
-                interaction_id=str(fact.uuid_ or f"fact:{hash(fact.fact)}"),
-                session_id=session_id or "zep",
-                query="",
-                response=fact.fact,
-                response_summary=fact.fact,
-                created_at=created,
-            )
-            return RecalledInteraction(interaction=interaction, cosine=None, raw_score=score)
+            return _remembered_text(fact, fact.fact, f"fact:{hash(fact.fact)}", session_id, score)
         summary = result.summary
         if summary is not None and summary.content:
-            created = _parse_time(summary.created_at) or dt.datetime.now(dt.UTC)
-            interaction = Interaction(
-                interaction_id=str(summary.uuid_ or f"summary:{session_id}"),
-                session_id=session_id or "zep",
-                query="",
-                response=summary.content,
-                response_summary=summary.content,
-                created_at=created,
-            )
-            return RecalledInteraction(interaction=interaction, cosine=None, raw_score=score)
+            return _remembered_text(summary, summary.content, f"summary:{session_id}", session_id, score)
         return None
 
     def count_sessions(self) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 
 from haystack import Document
 
-from components.contracts import ContextChunk, SourceStatus, document_to_chunk
+from components.contracts import ContextChunk, SourceStatus, SourceType, document_to_chunk
 from components.graph.tools import clamp
 from components.text.dates import parse_date
 from components.tools.tool_spec import ToolRun, ToolSpec
@@ -35,31 +35,19 @@ STATUS_SCHEMA: dict[str, Any] = {
     },
 }
 
-CHUNK_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": [
-        "id",
-        "content",
-        "source_type",
-        "source_id",
-        "source_title",
-        "source_url",
-        "source_date",
-        "semantic_relevance",
-        "metadata",
-    ],
-    "properties": {
-        "id": {"type": "string", "minLength": 1},
-        "content": {"type": "string", "minLength": 1},
-        "source_type": {"enum": ["kb", "graph", "web", "arxiv", "memory"]},
-        "source_id": {"type": "string", "minLength": 1},
-        "source_title": {"type": "string"},
-        "source_url": {"type": ["string", "null"]},
-        "source_date": {"type": ["string", "null"]},
-        "semantic_relevance": {"type": "number", "minimum": 0, "maximum": 1},
-        "metadata": {"type": "object"},
-    },
+# Every field of a chunk is required (source_url and source_date may be null).
+_CHUNK_PROPERTIES: dict[str, Any] = {
+    "id": {"type": "string", "minLength": 1},
+    "content": {"type": "string", "minLength": 1},
+    "source_type": {"enum": [kind.value for kind in SourceType]},
+    "source_id": {"type": "string", "minLength": 1},
+    "source_title": {"type": "string"},
+    "source_url": {"type": ["string", "null"]},
+    "source_date": {"type": ["string", "null"]},
+    "semantic_relevance": {"type": "number", "minimum": 0, "maximum": 1},
+    "metadata": {"type": "object"},
 }
+CHUNK_SCHEMA: dict[str, Any] = {"type": "object", "required": list(_CHUNK_PROPERTIES), "properties": _CHUNK_PROPERTIES}
 
 FACT_SCHEMA: dict[str, Any] = {
     "type": "object",
