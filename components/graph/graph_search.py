@@ -202,14 +202,8 @@ class GraphSearch:
         limit = clamp((filters or {}).get("top_k", self.top_k), 1, 50, self.top_k)
         return text, as_of, limit
 
-    def _plan(
-        self,
-        query: str,
-        query_embedding: list[float] | None,
-        filters: dict[str, Any] | None,
-        as_of: str | None,
-        sources: list[str] | None,
-    ) -> SourceStatus | Callable[[], SourceResult]:
+    def _plan(self, query: str, query_embedding: list[float] | None, filters: dict[str, Any] | None,
+              as_of: str | None, sources: list[str] | None) -> SourceStatus | Callable[[], SourceResult]:
         """The guard's plan for one question: the skipped or refused status, or the search to run."""
         if not source_selected(sources, SOURCE):
             return SourceStatus.skipped(SOURCE, "the graph was not among the selected sources")
