@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import threading
 import time
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from haystack import Pipeline, logging
 from components.contracts.selection import AUTO, check_sources
 from components.redaction import install_log_redaction
 from components.resilience.budget import question_budget
+from components.text.dates import parse_date
 from pipelines.research_result import ResearchResult
 from pipelines.timing import record_timings
 
@@ -388,7 +388,10 @@ class PipelineCatalog:
         sources = check_sources(sources)
         if as_of is not None:
             try:
-                as_of = dt.date.fromisoformat(str(as_of).strip()[:10]).isoformat()
+                day = parse_date(as_of, strict=True)
+                if day is None:
+                    raise ValueError("empty")
+                as_of = day.isoformat()
             except ValueError:
                 raise ValueError(f"as_of must be a date like 2024-05-31, not {as_of!r}.") from None
         if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 50):

@@ -7,7 +7,7 @@ from typing import Any
 from haystack import Document, logging
 from pydantic import BaseModel, Field, ValidationError
 
-from components.contracts import ContextChunk, SourceStatus, StatusKind, document_to_chunk
+from components.contracts import ContextChunk, SourceStatus, document_to_chunk
 from components.generation.cited_answer_builder import cited_numbers, renumber_citations
 
 logger = logging.getLogger(__name__)
@@ -52,11 +52,6 @@ class ResearchResult(BaseModel):
     invalid_citations: list[int] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
     source_selection: dict[str, Any] | None = None  # with sources=["auto"]: the chosen sources and the reasons
-
-    @property
-    def failed_sources(self) -> list[SourceStatus]:
-        """Sources that timed out or failed (skipped ones are not failures)."""
-        return [status for status in self.statuses if status.status in (StatusKind.TIMEOUT, StatusKind.ERROR)]
 
     def status_of(self, source: str) -> SourceStatus | None:
         """The status of one source, if it reported."""

@@ -89,6 +89,17 @@ def collection_name() -> str:
 
 
 @pytest.fixture()
+def store(database_url, collection_name):
+    """A knowledge base in a fresh collection of the session's PostgreSQL, for tests that ingest into one."""
+    from components.knowledge_base.factory import open_knowledge_base
+
+    kb = open_knowledge_base(collection=collection_name)
+    yield kb
+    kb.drop()
+    kb.close()
+
+
+@pytest.fixture()
 def work_dir(session_dir: Path) -> Iterator[Path]:
     """A fresh folder for files a test writes."""
     path = session_dir / "work" / uuid.uuid4().hex[:8]

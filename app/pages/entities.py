@@ -9,6 +9,7 @@ import streamlit as st
 
 from app import services
 from app.document_text import plain, show_text
+from components.text.dates import iso_date
 
 services.session_state()
 st.title("Entities")
@@ -52,13 +53,8 @@ timeline_tab, network_tab = st.tabs(["Timeline", "Relationships"])
 
 def _parse(value: str | None) -> dt.date | None:
     """The first day of an ISO date of any precision (YYYY, YYYY-MM, YYYY-MM-DD)."""
-    if not value:
-        return None
-    parts = value.split("-")
-    try:
-        return dt.date(int(parts[0]), int(parts[1]) if len(parts) > 1 else 1, int(parts[2]) if len(parts) > 2 else 1)
-    except (ValueError, IndexError):
-        return None
+    found = iso_date(value or "")
+    return found[0] if found else None
 
 
 with timeline_tab:

@@ -18,6 +18,7 @@ import requests
 
 from components.resilience import RetryableError, SourceError
 from components.resilience.errors import parse_retry_after
+from components.text.dates import parse_date
 from components.web.chunking import query_terms
 from components.web.faults import connection_fault
 
@@ -81,14 +82,8 @@ def normalise_id(value: str) -> str:
 
 
 def _parse_date(value: str | dt.date | None, name: str) -> dt.date | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
     try:
-        return dt.date.fromisoformat(str(value).strip()[:10])
+        return parse_date(value, strict=True)
     except ValueError:
         raise SourceError(f"{name} must be a date like 2024-01-31, not {str(value)[:40]!r}") from None
 

@@ -132,17 +132,10 @@ class ArxivSearch:
         :returns: `documents`: chunks as Documents (meta per `ContextChunk`/`ArxivMetadata`), best first;
             `status`: the `SourceStatus` of this run.
         """
-        if not source_selected(sources, SOURCE):
-            return {"documents": [], "status": SourceStatus.skipped(SOURCE, "arXiv not selected for this question")}
-        categories = categories or _categories_from(filters)
-        try:
-            work = self._work(query, query_embedding, as_of, num_results, sort_by, categories, date_from, date_to,
-                              full_text)
-        except SourceError as exc:
-            return {"documents": [], "status": self._invalid(exc)}
-        self.warm_up()  # loading the model is set-up, not the source's latency
-        result, status = self._guard.call(work)
-        return result.outputs(status)
+        return self._guard.outputs(
+            self._plan(query, query_embedding, filters, as_of, sources, num_results, sort_by, categories, date_from,
+                       date_to, full_text)
+        )
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     async def run_async(
@@ -160,19 +153,24 @@ class ArxivSearch:
         full_text: bool | None = None,
     ) -> dict[str, Any]:
         """`run` for `Pipeline.run_async`: the same inputs and outputs; the request runs in a worker thread."""
-        if not source_selected(sources, SOURCE):
-            return {"documents": [], "status": SourceStatus.skipped(SOURCE, "arXiv not selected for this question")}
-        categories = categories or _categories_from(filters)
-        try:
-            work = self._work(query, query_embedding, as_of, num_results, sort_by, categories, date_from, date_to,
-                              full_text)
-        except SourceError as exc:
-            return {"documents": [], "status": self._invalid(exc)}
-        self.warm_up()
-        result, status = await self._guard.acall(work)
-        return result.outputs(status)
+        return await self._guard.aoutputs(
+            self._plan(query, query_embedding, filters, as_of, sources, num_results, sort_by, categories, date_from,
+                       date_to, full_text)
+        )
 
     # -- internals --------------------------------------------------------------------------------------------
+
+    def _plan(self, query, query_embedding, filters, as_of, sources, num_results, sort_by, categories,  # noqa: ANN001
+              date_from, date_to, full_text):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work
+        if not source_selected(sources, SOURCE):
+            return SourceStatus.skipped(SOURCE, "arXiv not selected for this question")
+        try:
+            work = self._work(query, query_embedding, as_of, num_results, sort_by,
+                              categories or _categories_from(filters), date_from, date_to, full_text)
+        except SourceError as exc:
+            return self._invalid(exc)
+        self.warm_up()  # loading the model is set-up, not the source's latency
+        return work
 
     @staticmethod
     def _invalid(exc: SourceError) -> SourceStatus:

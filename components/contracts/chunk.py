@@ -15,6 +15,8 @@ from typing import Any
 from haystack import Document
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from components.text.dates import parse_date
+
 
 class SourceType(str, Enum):
     """Where a chunk came from."""
@@ -158,14 +160,7 @@ class ContextChunk(BaseModel):
     @field_validator("source_date", mode="before")
     @classmethod
     def _parse_date(cls, value: Any) -> Any:
-        if isinstance(value, dt.datetime):
-            return value.date()
-        if isinstance(value, str):
-            text = value.strip()
-            if not text:
-                return None
-            return dt.date.fromisoformat(text[:10])
-        return value
+        return parse_date(value, strict=True) if isinstance(value, (str, dt.date)) else value
 
     @model_validator(mode="after")
     def _validate_source_metadata(self) -> ContextChunk:

@@ -27,6 +27,8 @@ from typing import Any
 
 from dateutil.relativedelta import relativedelta
 
+from components.text.dates import date_parser, iso_date
+
 PRECISIONS = ("year", "month", "day")
 
 _PERIODS = {"year": "year", "month": "month", "week": "day", "day": "day", "time": "day"}
@@ -114,19 +116,9 @@ class FuzzyDate:
     @classmethod
     def parse(cls, text: str) -> FuzzyDate:
         """Read "YYYY", "YYYY-MM" or "YYYY-MM-DD" (a longer ISO timestamp is cut to its date); ValueError otherwise."""
-        value = (text or "").strip()
-        if "T" in value or " " in value:
-            value = re.split(r"[T ]", value, maxsplit=1)[0]
-        try:
-            if re.fullmatch(r"\d{4}", value):
-                return cls(dt.date(int(value), 1, 1), "year")
-            if re.fullmatch(r"\d{4}-\d{2}", value):
-                year, month = value.split("-")
-                return cls(dt.date(int(year), int(month), 1), "month")
-            if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-                return cls(dt.date.fromisoformat(value), "day")
-        except ValueError:
-            pass
+        found = iso_date(text)
+        if found is not None:
+            return cls(*found)
         raise ValueError(f"{text!r} is not an ISO date (YYYY, YYYY-MM or YYYY-MM-DD)")
 
     @classmethod
@@ -151,21 +143,6 @@ class DateMention:
     date: FuzzyDate
     role: str = "point"  # point | start | end
     relative: bool = False
-
-
-@lru_cache(maxsize=64)
-def _parser(base: dt.date, prefer: str) -> Any:
-    from dateparser.date import DateDataParser
-
-    return DateDataParser(
-        languages=["en"],
-        settings={
-            "RELATIVE_BASE": dt.datetime(base.year, base.month, base.day),
-            "PREFER_DATES_FROM": prefer,
-            "PREFER_DAY_OF_MONTH": "first",
-            "RETURN_AS_TIMEZONE_AWARE": False,
-        },
-    )
 
 
 def _count(word: str) -> int:
@@ -226,7 +203,7 @@ def resolve_date(
     if anchor is None and not stated:
         return None
     base = anchor or dt.date(2000, 1, 1)
-    data = _parser(base, "future" if future else "past").get_date_data(phrase)
+    data = date_parser(base, "future" if future else "past").get_date_data(phrase)
     if data.date_obj is not None and data.period in _PERIODS:
         value = data.date_obj.date()
         year = _YEAR_RE.search(phrase)

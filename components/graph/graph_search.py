@@ -4,6 +4,7 @@ and their best facts."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -223,15 +224,17 @@ class GraphSearch:
         limit = clamp((filters or {}).get("top_k", self.top_k), 1, 50, self.top_k)
         return text, as_of, limit
 
-    @staticmethod
-    def _skip(sources: list[str] | None) -> SourceStatus | None:
+    def _plan(self, query: str, query_embedding: list[float] | None, filters: dict[str, Any] | None,
+              as_of: str | None, sources: list[str] | None) -> SourceStatus | Callable[[], SourceResult]:
+        """The guard's plan for one question: the skipped or refused status, or the search to run."""
         if not source_selected(sources, SOURCE):
             return SourceStatus.skipped(SOURCE, "the graph was not among the selected sources")
-        return None
-
-    @staticmethod
-    def _invalid(started: float, message: str) -> dict[str, Any]:
-        return {"documents": [], "status": SourceStatus.refused(SOURCE, message, started)}
+        started = time.monotonic()
+        try:
+            text, as_of, limit = self._prepare(query, as_of, filters)
+        except ValueError as exc:
+            return SourceStatus.refused(SOURCE, str(exc), started)
+        return lambda: self._search(text, query_embedding, as_of, limit, filters)
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     def run(
@@ -250,16 +253,7 @@ class GraphSearch:
         :returns: `documents`: knowledge-base passages in walk order, then graph facts; `status`: the run's
             `SourceStatus`.
         """
-        skipped = self._skip(sources)
-        if skipped is not None:
-            return {"documents": [], "status": skipped}
-        started = time.monotonic()
-        try:
-            text, as_of, limit = self._prepare(query, as_of, filters)
-        except ValueError as exc:
-            return self._invalid(started, str(exc))
-        result, status = self._guard.call(lambda: self._search(text, query_embedding, as_of, limit, filters))
-        return result.outputs(status)
+        return self._guard.outputs(self._plan(query, query_embedding, filters, as_of, sources))
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     async def run_async(
@@ -271,16 +265,7 @@ class GraphSearch:
         sources: list[str] | None = None,
     ) -> dict[str, Any]:
         """`run` for `Pipeline.run_async`: the store query runs in a worker thread under the same policy."""
-        skipped = self._skip(sources)
-        if skipped is not None:
-            return {"documents": [], "status": skipped}
-        started = time.monotonic()
-        try:
-            text, as_of, limit = self._prepare(query, as_of, filters)
-        except ValueError as exc:
-            return self._invalid(started, str(exc))
-        result, status = await self._guard.acall(lambda: self._search(text, query_embedding, as_of, limit, filters))
-        return result.outputs(status)
+        return await self._guard.aoutputs(self._plan(query, query_embedding, filters, as_of, sources))
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(

@@ -148,12 +148,6 @@ class Fact:
             return self.entity_uuids[0]
         return entity_uuid(self.entity_keys[0]) if self.entity_keys else None
 
-    def is_valid_at(self, when: dt.date) -> bool:
-        """True when the fact had begun by `when` and had not ended by then."""
-        if self.valid_at is not None and self.valid_at.value > when:
-            return False
-        return self.invalid_at is None or self.invalid_at.value > when
-
     def contract(self) -> dict[str, Any]:
         """The tool-contract shape: fact, uuid, valid_at, invalid_at, source_node_uuid (plus attribution)."""
         return {

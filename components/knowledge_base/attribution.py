@@ -25,6 +25,7 @@ from components.knowledge_base.store import (
     cosine_to_relevance,
 )
 from components.resilience import RetryableError, SourceError
+from components.text.dates import parse_date
 
 logger = logging.getLogger(__name__)
 
@@ -72,23 +73,10 @@ def clamp_float(value: Any, low: float, high: float, name: str) -> float:
 
 
 def _parse_date(value: Any, name: str) -> dt.date | None:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            return dt.date.fromisoformat(text)
-        except ValueError:
-            pass
-        try:
-            return dt.datetime.fromisoformat(text).date()
-        except ValueError:
-            pass
-    raise SourceError(f"{name} must be a date as YYYY-MM-DD, not {value!r}")
+    try:
+        return parse_date(value, strict=True)
+    except ValueError:
+        raise SourceError(f"{name} must be a date as YYYY-MM-DD, not {value!r}") from None
 
 
 def _string_list(value: Any, name: str) -> tuple[str, ...]:

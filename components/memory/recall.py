@@ -219,10 +219,20 @@ class MemoryRecall:
             return SourceStatus.skipped(SOURCE, "the filters restrict the question to certain documents")
         return None
 
-    def _invalid(self, started: float, message: str) -> dict[str, Any]:
-        status = SourceStatus.refused(SOURCE, message, started)
-        logger.warning("Memory recall refused its input: {reason}", reason=message)
-        return {"documents": [], "status": status}
+    def _plan(self, query, query_embedding, filters, as_of, sources, session_id, user_id,  # noqa: ANN001
+              num_results, time_window):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work
+        skipped = self._skip(sources, filters)
+        if skipped is not None:
+            return skipped
+        started = time.monotonic()
+        try:
+            prepared = self._prepare(
+                query, query_embedding, filters, as_of, session_id, user_id, num_results, time_window
+            )
+        except SourceError as exc:
+            logger.warning("Memory recall refused its input: {reason}", reason=str(exc))
+            return SourceStatus.refused(SOURCE, str(exc), started)
+        return lambda: self._recall(prepared)
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     def run(
@@ -243,18 +253,9 @@ class MemoryRecall:
         :param time_window: only interactions within this duration before now (or before `as_of`): 24h, 7d, 2w.
         :returns: `documents`: memory chunks as Documents, best first; `status`: the run's `SourceStatus`.
         """
-        skipped = self._skip(sources, filters)
-        if skipped is not None:
-            return {"documents": [], "status": skipped}
-        started = time.monotonic()
-        try:
-            prepared = self._prepare(
-                query, query_embedding, filters, as_of, session_id, user_id, num_results, time_window
-            )
-        except SourceError as exc:
-            return self._invalid(started, str(exc))
-        result, status = self._guard.call(lambda: self._recall(prepared))
-        return result.outputs(status)
+        return self._guard.outputs(
+            self._plan(query, query_embedding, filters, as_of, sources, session_id, user_id, num_results, time_window)
+        )
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     async def run_async(
@@ -270,18 +271,9 @@ class MemoryRecall:
         time_window: str | None = None,
     ) -> dict[str, Any]:
         """`run` for `Pipeline.run_async`: the store call runs in a worker thread under the same policy."""
-        skipped = self._skip(sources, filters)
-        if skipped is not None:
-            return {"documents": [], "status": skipped}
-        started = time.monotonic()
-        try:
-            prepared = self._prepare(
-                query, query_embedding, filters, as_of, session_id, user_id, num_results, time_window
-            )
-        except SourceError as exc:
-            return self._invalid(started, str(exc))
-        result, status = await self._guard.acall(lambda: self._recall(prepared))
-        return result.outputs(status)
+        return await self._guard.aoutputs(
+            self._plan(query, query_embedding, filters, as_of, sources, session_id, user_id, num_results, time_window)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(

@@ -16,6 +16,7 @@ from typing import Any
 
 from components.contracts import ContextChunk, MemoryMetadata, ScoreKind, SourceType
 from components.resilience import SourceError
+from components.text.dates import parse_moment
 
 _WINDOW = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(m|min|minutes?|h|hours?|d|days?|w|weeks?)\s*$", re.IGNORECASE)
 _ISO_WINDOW = re.compile(r"^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?)?$", re.IGNORECASE)
@@ -115,14 +116,11 @@ def parse_as_of(value: str | None) -> dt.datetime | None:
         return None
     text = str(value).strip()
     try:
-        if len(text) == 10:
-            day = dt.date.fromisoformat(text)
-            return dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), tzinfo=dt.UTC)
-        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        moment = parse_moment(text)
     except ValueError:
         raise ValueError(f"as_of {text!r} is not an ISO date (YYYY-MM-DD) or date-time.") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
+    if not isinstance(moment, dt.datetime):
+        return dt.datetime.combine(moment + dt.timedelta(days=1), dt.time(), tzinfo=dt.UTC)
     return moment + dt.timedelta(microseconds=1)
 
 

@@ -21,6 +21,7 @@ from haystack import logging
 from components.memory.store import Interaction, MemoryStore, MemoryUnavailable, RecalledInteraction, RecallQuery
 from components.resilience import RetryableError, SourceError
 from components.resilience.errors import parse_retry_after
+from components.text.dates import parse_moment
 
 logger = logging.getLogger(__name__)
 
@@ -64,13 +65,28 @@ def _malformed_answers(action: str) -> Iterator[None]:
 
 
 def _parse_time(value: str | None) -> dt.datetime | None:
-    if not value:
-        return None
     try:
-        moment = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        moment = parse_moment(value)
     except ValueError:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+    if moment is None or isinstance(moment, dt.datetime):
+        return moment
+    return dt.datetime.combine(moment, dt.time(), tzinfo=dt.UTC)
+
+
+def _remembered_text(
+    item: Any, text: str, fallback_id: str, session_id: str, score: float | None
+) -> RecalledInteraction:
+    """A Zep fact or summary (`text`, with its uuid and creation time) as a recalled interaction."""
+    interaction = Interaction(
+        interaction_id=str(item.uuid_ or fallback_id),
+        session_id=session_id or "zep",
+        query="",
+        response=text,
+        response_summary=text,
+        created_at=_parse_time(item.created_at) or dt.datetime.now(dt.UTC),
+    )
+    return RecalledInteraction(interaction=interaction, cosine=None, raw_score=score)
 
 
 class ZepMemoryStore(MemoryStore):
@@ -223,28 +239,10 @@ class ZepMemoryStore(MemoryStore):
             return RecalledInteraction(interaction=interaction, cosine=None, raw_score=score)
         fact = result.fact
         if fact is not None and fact.fact:
-            created = _parse_time(fact.created_at) or dt.datetime.now(dt.UTC)
-            interaction = Interaction(
-                interaction_id=str(fact.uuid_ or f"fact:{hash(fact.fact)}"),
-                session_id=session_id or "zep",
-                query="",
-                response=fact.fact,
-                response_summary=fact.fact,
-                created_at=created,
-            )
-            return RecalledInteraction(interaction=interaction, cosine=None, raw_score=score)
+            return _remembered_text(fact, fact.fact, f"fact:{hash(fact.fact)}", session_id, score)
         summary = result.summary
         if summary is not None and summary.content:
-            created = _parse_time(summary.created_at) or dt.datetime.now(dt.UTC)
-            interaction = Interaction(
-                interaction_id=str(summary.uuid_ or f"summary:{session_id}"),
-                session_id=session_id or "zep",
-                query="",
-                response=summary.content,
-                response_summary=summary.content,
-                created_at=created,
-            )
-            return RecalledInteraction(interaction=interaction, cosine=None, raw_score=score)
+            return _remembered_text(summary, summary.content, f"summary:{session_id}", session_id, score)
         return None
 
     def count_sessions(self) -> int:
@@ -256,4 +254,3 @@ class ZepMemoryStore(MemoryStore):
     def close(self) -> None:
         with self._lock:
             self._client = None
-

@@ -19,6 +19,7 @@ from components.ranking.evidence_scorer import DEFAULT_WEIGHTS, EvidenceCandidat
 from components.resilience.guard import submit_in_thread
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text.analyzer import terms
+from components.text.dates import parse_date
 
 logger = logging.getLogger(__name__)
 
@@ -320,17 +321,10 @@ class ResearchRanker:
         return self._model.embed_one(query)
 
     def _recency(self, documents: list[Document], as_of: str | None) -> np.ndarray:
-        try:
-            today = dt.date.fromisoformat(as_of[:10]) if as_of else dt.date.today()
-        except ValueError:
-            today = dt.date.today()
+        today = parse_date(as_of) or dt.date.today()
         values = []
         for document in documents:
-            raw = (document.meta or {}).get("source_date")
-            try:
-                date = dt.date.fromisoformat(str(raw)[:10]) if raw else None
-            except ValueError:
-                date = None
+            date = parse_date((document.meta or {}).get("source_date"))
             if date is None:
                 values.append(0.0)
                 continue
@@ -360,11 +354,6 @@ class ResearchRanker:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "ResearchRanker":
         return default_from_dict(cls, data)
-
-
-def _title_terms(document: Document) -> tuple[str, ...]:
-    meta = document.meta or {}
-    return tuple(terms(str(meta.get("source_title") or meta.get("document_title") or "")))
 
 
 def _relative(values: np.ndarray) -> np.ndarray:

@@ -27,12 +27,6 @@ def question_deadline() -> float | None:
     return _DEADLINE.get()
 
 
-def remaining_budget() -> float | None:
-    """Seconds left in the current question's budget (may be negative), or None outside a question."""
-    deadline = _DEADLINE.get()
-    return None if deadline is None else deadline - time.monotonic()
-
-
 @contextmanager
 def deadline_scope(deadline: float) -> Iterator[float]:
     """Run the enclosed work under `deadline` (a `time.monotonic()` instant), or the current one if earlier.

@@ -12,8 +12,9 @@ cannot be killed; the guard abandons it at the timeout and starts no other threa
 (later calls wait for it within their own budget, then report the source as still hung). So a source that hangs
 for an hour costs one thread, not one per retry per question. Coroutine work is cancelled outright.
 
-This is the project's own policy, kept rather than rebuilt on tenacity/pybreaker/cachetools: the libraries
-retry inside the calling thread and cannot abandon a hung call, which is the part that matters here.
+The cache is cachetools' TTL cache. The retries, breaker and rate gate are the project's own policy, kept rather than
+rebuilt on tenacity/pybreaker: those libraries retry inside the calling thread and cannot abandon a hung call, which
+is the part that matters here.
 """
 
 from __future__ import annotations
@@ -25,11 +26,11 @@ import hashlib
 import json
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import cachetools
 from haystack import logging
 
 from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_to_document
@@ -182,32 +183,21 @@ class CircuitBreaker:
 
 
 class TTLCache:
-    """A small thread-safe LRU cache whose entries expire after `ttl_s`."""
+    """A source's results cache: cachetools' TTL cache (least recently used out beyond `size`), behind a lock so the
+    worker threads can share it."""
 
     def __init__(self, ttl_s: float, size: int) -> None:
         self.ttl_s = ttl_s
-        self.size = size
         self._lock = threading.Lock()
-        self._items: OrderedDict[str, tuple[float, Any]] = OrderedDict()
+        self._items: cachetools.TTLCache = cachetools.TTLCache(maxsize=size, ttl=ttl_s, timer=time.monotonic)
 
     def get(self, key: str) -> Any | None:
         with self._lock:
-            item = self._items.get(key)
-            if item is None:
-                return None
-            stored_at, value = item
-            if time.monotonic() - stored_at > self.ttl_s:
-                del self._items[key]
-                return None
-            self._items.move_to_end(key)
-            return value
+            return self._items.get(key)
 
     def put(self, key: str, value: Any) -> None:
         with self._lock:
-            self._items[key] = (time.monotonic(), value)
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+            self._items[key] = value
 
     def clear(self) -> None:
         with self._lock:
@@ -479,6 +469,20 @@ class SourceGuard:
             return None
         return wait
 
+    def _settle(
+        self,
+        started: float,
+        outcome: tuple[Any, Fault | None, int],
+        key: str | None,
+        deadline_at: float,
+        by_budget: bool,
+    ) -> tuple[SourceResult, SourceStatus]:
+        """The result and status of a call whose attempts (in the worker thread) ended with `outcome`."""
+        result, fault, attempts = outcome
+        if fault is not None:
+            return self._failed(started, fault, attempts, deadline_at, by_budget)
+        return self._on_success(started, result, key, attempts)
+
     def _attempts(self, work: Callable[[], Any], deadline_at: float) -> tuple[Any, Fault | None, int]:
         """Every attempt of one call, in the calling (worker) thread: (result, None, n) or (None, fault, n)."""
         attempt = 0
@@ -521,15 +525,29 @@ class SourceGuard:
             return self._still_hung(started)
         future = submit_in_thread(lambda: self._attempts(work, deadline_at))
         try:
-            result, fault, attempts = future.result(timeout=max(deadline_at - time.monotonic(), 0.001))
+            outcome = future.result(timeout=max(deadline_at - time.monotonic(), 0.001))
         except concurrent.futures.TimeoutError:
             self._hung.add(future)
             return self._timed_out(started, by_budget, 1)
         except Exception as exc:  # noqa: BLE001 - a failure of the policy itself still may not escape
             return self._on_fault(started, classify_exception(exc), 1)
-        if fault is not None:
-            return self._failed(started, fault, attempts, deadline_at, by_budget)
-        return self._on_success(started, result, key, attempts)
+        return self._settle(started, outcome, key, deadline_at, by_budget)
+
+    def outputs(self, plan: SourceStatus | Callable[[], Any], *, key: str | None = None) -> dict[str, Any]:
+        """A source component's `run` outputs for `plan`: a status settled before any call (the source is skipped,
+        or refused its input) as it is, or the work (a no-argument callable) run under the policy. A component
+        plans once and its `run` and `run_async` differ only in `outputs` / `aoutputs`."""
+        if isinstance(plan, SourceStatus):
+            return {"documents": [], "status": plan}
+        result, status = self.call(plan, key=key)
+        return result.outputs(status)
+
+    async def aoutputs(self, plan: SourceStatus | Callable[[], Any], *, key: str | None = None) -> dict[str, Any]:
+        """`outputs` for the event loop."""
+        if isinstance(plan, SourceStatus):
+            return {"documents": [], "status": plan}
+        result, status = await self.acall(plan, key=key)
+        return result.outputs(status)
 
     # -- async --------------------------------------------------------------------------------------------------
 
@@ -552,15 +570,13 @@ class SourceGuard:
                 return self._still_hung(started)
             future = submit_in_thread(lambda: self._attempts(work, deadline_at))
             try:
-                result, fault, attempts = await asyncio.wait_for(
+                outcome = await asyncio.wait_for(
                     asyncio.shield(asyncio.wrap_future(future)), timeout=max(deadline_at - time.monotonic(), 0.001)
                 )
             except TimeoutError:
                 self._hung.add(future)
                 return self._timed_out(started, by_budget, 1)
-            if fault is not None:
-                return self._failed(started, fault, attempts, deadline_at, by_budget)
-            return self._on_success(started, result, key, attempts)
+            return self._settle(started, outcome, key, deadline_at, by_budget)
         attempt = 0
         while True:
             attempt += 1

@@ -14,8 +14,9 @@ from typing import Any
 
 from haystack import Document
 
-from components.contracts import ContextChunk, SourceStatus, document_to_chunk
+from components.contracts import ContextChunk, SourceStatus, SourceType, document_to_chunk
 from components.graph.tools import clamp
+from components.text.dates import parse_date
 from components.tools.tool_spec import ToolRun, ToolSpec
 
 STATUS_KINDS = ["success", "partial", "timeout", "error", "skipped"]
@@ -34,31 +35,19 @@ STATUS_SCHEMA: dict[str, Any] = {
     },
 }
 
-CHUNK_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": [
-        "id",
-        "content",
-        "source_type",
-        "source_id",
-        "source_title",
-        "source_url",
-        "source_date",
-        "semantic_relevance",
-        "metadata",
-    ],
-    "properties": {
-        "id": {"type": "string", "minLength": 1},
-        "content": {"type": "string", "minLength": 1},
-        "source_type": {"enum": ["kb", "graph", "web", "arxiv", "memory"]},
-        "source_id": {"type": "string", "minLength": 1},
-        "source_title": {"type": "string"},
-        "source_url": {"type": ["string", "null"]},
-        "source_date": {"type": ["string", "null"]},
-        "semantic_relevance": {"type": "number", "minimum": 0, "maximum": 1},
-        "metadata": {"type": "object"},
-    },
+# Every field of a chunk is required (source_url and source_date may be null).
+_CHUNK_PROPERTIES: dict[str, Any] = {
+    "id": {"type": "string", "minLength": 1},
+    "content": {"type": "string", "minLength": 1},
+    "source_type": {"enum": [kind.value for kind in SourceType]},
+    "source_id": {"type": "string", "minLength": 1},
+    "source_title": {"type": "string"},
+    "source_url": {"type": ["string", "null"]},
+    "source_date": {"type": ["string", "null"]},
+    "semantic_relevance": {"type": "number", "minimum": 0, "maximum": 1},
+    "metadata": {"type": "object"},
 }
+CHUNK_SCHEMA: dict[str, Any] = {"type": "object", "required": list(_CHUNK_PROPERTIES), "properties": _CHUNK_PROPERTIES}
 
 FACT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -153,25 +142,6 @@ def _refused(source: str, message: str, output: dict[str, Any]) -> ToolRun:
     return ToolRun(output={**output, "status": status.to_dict()}, status=status)
 
 
-def _fact_json(chunk: ContextChunk) -> dict[str, Any]:
-    """A graph fact (as its chunk) in the graph contract's shape, with attribution."""
-    meta = chunk.metadata
-    return {
-        "fact": chunk.text,
-        "uuid": chunk.id,
-        "valid_at": meta.get("valid_at"),
-        "invalid_at": meta.get("invalid_at"),
-        "source_node_uuid": meta.get("source_node_uuid"),
-        "entities": list(meta.get("entities") or []),
-        "document_id": meta.get("document_id") or chunk.source_id,
-        "document_title": chunk.source_title,
-        "source_url": chunk.source_url,
-        "source_date": chunk.source_date.isoformat() if chunk.source_date else None,
-        "chunk_id": meta.get("chunk_id"),
-        "hop": meta.get("hop"),
-    }
-
-
 def _passage_fact_json(fact: dict[str, Any], passage: ContextChunk) -> dict[str, Any]:
     """A fact the graph branch attached to a passage, in the graph contract's shape, with the passage's attribution."""
     return {
@@ -216,11 +186,9 @@ def parse_date_range(value: Any) -> tuple[dt.date | None, dt.date | None]:
 
 
 def _date(value: Any, name: str) -> dt.date | None:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, str):
+    if value is None or isinstance(value, str):
         try:
-            return dt.date.fromisoformat(value.strip()[:10])
+            return parse_date(value, strict=True)
         except ValueError:
             pass
     raise ValueError(f"filter_date_range {name} must be a date as YYYY-MM-DD, not {value!r}")

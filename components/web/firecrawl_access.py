@@ -18,6 +18,7 @@ import requests
 
 from components.resilience import RetryableError, SourceError
 from components.resilience.errors import parse_retry_after
+from components.text.dates import parse_date
 from components.web.faults import connection_fault
 
 HOSTED_API_URL = "https://api.firecrawl.dev"
@@ -77,12 +78,9 @@ def _date_from(metadata: dict[str, Any]) -> dt.date | None:
         value = metadata.get(key)
         if isinstance(value, list):
             value = value[0] if value else None
-        if not isinstance(value, str) or len(value) < 10:
-            continue
-        try:
-            return dt.date.fromisoformat(value.strip()[:10])
-        except ValueError:
-            continue
+        date = parse_date(value) if isinstance(value, str) else None
+        if date is not None:
+            return date
     return None
 
 
@@ -123,6 +121,18 @@ class FirecrawlAccess:
     page = access.scrape(hits[0].url, timeout_s=5)
     ```
     """
+
+    @classmethod
+    def configured(cls, api_key: Any, api_url: str | None, request_timeout_s: float) -> FirecrawlAccess:
+        """The access a component's `api_key` (a `Secret` or None) and `api_url` give, each falling back on the
+        settings (FIRECRAWL_API_KEY, FIRECRAWL_API_URL)."""
+        from components.settings import get_settings
+
+        settings = get_settings()
+        key = api_key.resolve_value() if api_key else None
+        if not key and settings.firecrawl_api_key is not None:
+            key = settings.firecrawl_api_key.get_secret_value()
+        return cls(key, api_url or settings.firecrawl_api_url, request_timeout_s)
 
     def __init__(self, api_key: str | None, api_url: str | None, request_timeout_s: float) -> None:
         self.api_url = (api_url or HOSTED_API_URL).rstrip("/")

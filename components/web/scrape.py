@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -97,8 +96,7 @@ class WebScrape:
             `status`: the `SourceStatus` of this run.
         """
         self.warm_up()  # the tokenizer sizes the chunks; loading it is set-up, not the page's latency
-        result, status = self._guard.call(self._work(url, query, query_embedding, chunked=True))
-        return result.outputs(status)
+        return self._guard.outputs(self._work(url, query, query_embedding, chunked=True))
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     async def run_async(
@@ -106,8 +104,7 @@ class WebScrape:
     ) -> dict[str, Any]:
         """`run` for `Pipeline.run_async`."""
         self.warm_up()
-        result, status = await self._guard.acall(self._work(url, query, query_embedding, chunked=True))
-        return result.outputs(status)
+        return await self._guard.aoutputs(self._work(url, query, query_embedding, chunked=True))
 
     def fetch(self, url: str) -> tuple[FetchedPage | None, PageSnapshot | None, SourceStatus]:
         """The whole page (Markdown and metadata) and its snapshot, for ingestion; never raises."""
@@ -123,7 +120,7 @@ class WebScrape:
         page_timeout = self.page_timeout_s or settings.web_page_timeout_s
         budget = self._guard.policy.timeout_s
         patterns = list(self.exclude_patterns if self.exclude_patterns is not None else settings.web_exclude_patterns)
-        snapshots = SnapshotStore(Path(self.snapshot_dir) if self.snapshot_dir else settings.data_dir / "snapshots")
+        snapshots = SnapshotStore.in_folder(self.snapshot_dir)
 
         def work() -> SourceResult:
             import time
@@ -132,10 +129,7 @@ class WebScrape:
             blocked = next((pattern for pattern in patterns if matches_pattern(target, pattern)), None)
             if blocked:
                 raise SourceError(f"{target} is excluded by the web exclusion pattern {blocked!r}")
-            key = self.api_key.resolve_value() if self.api_key else None
-            if not key and settings.firecrawl_api_key is not None:
-                key = settings.firecrawl_api_key.get_secret_value()
-            access = FirecrawlAccess(key, self.api_url or settings.firecrawl_api_url, min(page_timeout, budget))
+            access = FirecrawlAccess.configured(self.api_key, self.api_url, min(page_timeout, budget))
             deadline = time.monotonic() + max(budget - 1.0, budget * 0.7)
             fetched = fetch_pages(access, [SearchHit(url=target)], page_timeout_s=min(page_timeout, budget),
                                   deadline=deadline, snapshots=snapshots)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict, logging
@@ -136,14 +135,10 @@ class WebSearch:
         :returns: `documents`: chunks as Documents (meta per `ContextChunk`/`WebMetadata`), best first;
             `status`: the `SourceStatus` of this run.
         """
-        early = self._early_status(sources, as_of)
-        if early is not None:
-            return {"documents": [], "status": early}
-        include_domains = include_domains or _filter_list(filters, "domains")
-        work = self._work(query, query_embedding, num_results, languages, include_domains, exclude_domains)
-        self.warm_up()  # loading the model is set-up, not the source's latency
-        result, status = self._guard.call(work)
-        return result.outputs(status)
+        return self._guard.outputs(
+            self._plan(query, query_embedding, filters, as_of, sources, num_results, languages, include_domains,
+                       exclude_domains)
+        )
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     async def run_async(
@@ -159,16 +154,22 @@ class WebSearch:
         exclude_domains: list[str] | None = None,
     ) -> dict[str, Any]:
         """`run` for `Pipeline.run_async`: the same inputs and outputs; the fetching runs in a worker thread."""
-        early = self._early_status(sources, as_of)
-        if early is not None:
-            return {"documents": [], "status": early}
-        include_domains = include_domains or _filter_list(filters, "domains")
-        work = self._work(query, query_embedding, num_results, languages, include_domains, exclude_domains)
-        self.warm_up()
-        result, status = await self._guard.acall(work)
-        return result.outputs(status)
+        return await self._guard.aoutputs(
+            self._plan(query, query_embedding, filters, as_of, sources, num_results, languages, include_domains,
+                       exclude_domains)
+        )
 
     # -- internals --------------------------------------------------------------------------------------------
+
+    def _plan(self, query, query_embedding, filters, as_of, sources, num_results, languages,  # noqa: ANN001
+              include_domains, exclude_domains):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work
+        early = self._early_status(sources, as_of)
+        if early is not None:
+            return early
+        include_domains = include_domains or _filter_list(filters, "domains")
+        work = self._work(query, query_embedding, num_results, languages, include_domains, exclude_domains)
+        self.warm_up()  # loading the model is set-up, not the source's latency
+        return work
 
     def _early_status(self, sources: list[str] | None, as_of: str | None) -> SourceStatus | None:
         if not source_selected(sources, SOURCE):
@@ -193,13 +194,6 @@ class WebSearch:
         return bool(key or settings.firecrawl_api_key is not None or self.api_url or settings.firecrawl_api_url)
 
 
-    def _access(self, request_timeout_s: float) -> FirecrawlAccess:
-        settings = get_settings()
-        key = self.api_key.resolve_value() if self.api_key else None
-        if not key and settings.firecrawl_api_key is not None:
-            key = settings.firecrawl_api_key.get_secret_value()
-        return FirecrawlAccess(key, self.api_url or settings.firecrawl_api_url, request_timeout_s)
-
     def _excluded(self, url: str, patterns: list[str]) -> bool:
         return any(matches_pattern(url, pattern) for pattern in patterns)
 
@@ -215,7 +209,7 @@ class WebSearch:
         settings = get_settings()
         page_timeout = self.page_timeout_s or settings.web_page_timeout_s
         budget = self._guard.policy.timeout_s
-        snapshots = SnapshotStore(Path(self.snapshot_dir) if self.snapshot_dir else settings.data_dir / "snapshots")
+        snapshots = SnapshotStore.in_folder(self.snapshot_dir)
 
         def work() -> SourceResult:
             started = time.monotonic()
@@ -233,7 +227,7 @@ class WebSearch:
                             else settings.web_exclude_patterns)
             # Leave room in the budget for chunking and embedding after the pages arrive.
             deadline = started + max(budget - 1.0, budget * 0.7)
-            access = self._access(request_timeout_s=max(1.0, min(page_timeout, budget)))
+            access = FirecrawlAccess.configured(self.api_key, self.api_url, max(1.0, min(page_timeout, budget)))
             # Domains go to Firecrawl too, but only as a hint: a self-hosted one may ignore them.
             domain_patterns = [p for p in patterns if not any(c in p for c in "*?[/:")]
             hits = access.search(text, limit=min(wanted + len(patterns) + len(exclude), MAX_RESULTS),

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components.text.dates import parse_moment
+
 
 def url_key(url: str) -> str:
     """The folder name of a URL's snapshots."""
@@ -34,18 +36,12 @@ def utc_now() -> str:
 
 
 def _parse_time(value: str | dt.datetime | dt.date) -> dt.datetime:
-    if isinstance(value, dt.datetime):
-        moment = value
-    elif isinstance(value, dt.date):
-        moment = dt.datetime.combine(value, dt.time.max)
-    else:
-        text = value.strip().replace("Z", "+00:00")
-        moment = dt.datetime.fromisoformat(text) if "T" in text or " " in text else dt.datetime.combine(
-            dt.date.fromisoformat(text), dt.time.max
-        )
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return moment.astimezone(dt.UTC)
+    moment = parse_moment(value)
+    if isinstance(moment, dt.datetime):
+        return moment
+    if moment is None:
+        raise ValueError("a snapshot time must not be empty")
+    return dt.datetime.combine(moment, dt.time.max, tzinfo=dt.UTC)  # a day includes all of it
 
 
 @dataclass(frozen=True)
@@ -86,6 +82,13 @@ class SnapshotStore:
     store.at("https://example.org/a", "2026-01-01")  # the version fetched on or before that day, or None
     ```
     """
+
+    @classmethod
+    def in_folder(cls, folder: str | None) -> SnapshotStore:
+        """The snapshots in `folder`, or by default in the data folder's `snapshots`."""
+        from components.settings import get_settings
+
+        return cls(Path(folder) if folder else get_settings().data_dir / "snapshots")
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)

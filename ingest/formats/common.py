@@ -1,4 +1,4 @@
-"""Helpers every format shares: decoding, dates, titles from file names, JSON-safe metadata."""
+"""Helpers every format shares: decoding, titles from file names, JSON-safe metadata."""
 
 from __future__ import annotations
 
@@ -22,25 +22,6 @@ def decode_text(data: bytes) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return data.decode("cp1252", errors="replace")
-
-
-def parse_date(value: Any) -> dt.date | None:
-    """A date from a date, datetime, or a date string in any common format; None when it is not one."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    text = str(value).strip()
-    if not re.search(r"\d{4}", text):
-        return None  # dateutil would happily make "May 3" a date of this year
-    try:
-        from dateutil import parser
-
-        return parser.parse(text, default=dt.datetime(1, 1, 1)).date()
-    except (ValueError, OverflowError, TypeError):
-        return None
 
 
 def title_from_filename(filename: str) -> str:

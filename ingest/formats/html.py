@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from bs4 import BeautifulSoup, Comment, Doctype, NavigableString, Tag
 
-from ingest.formats.common import ConversionError, parse_date, title_from_filename
+from components.text.dates import parse_date
+from ingest.formats.common import ConversionError, title_from_filename
 from ingest.structure import ConvertedDocument, TextBuilder
 
 if TYPE_CHECKING:

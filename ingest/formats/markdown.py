@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from ingest.formats.common import ConversionError, decode_text, json_safe, parse_date, title_from_filename
+from components.text.dates import parse_date
+from ingest.formats.common import ConversionError, decode_text, json_safe, title_from_filename
 from ingest.structure import ConvertedDocument, TextBuilder
 
 if TYPE_CHECKING:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ingest.formats.common import decode_text, parse_date, title_from_filename
+from components.text.dates import parse_date
+from ingest.formats.common import decode_text, title_from_filename
 from ingest.structure import ConvertedDocument, TextBuilder, paragraphs
 
 if TYPE_CHECKING:

@@ -39,6 +39,7 @@ from typing import Any
 from haystack import logging
 
 from components.contracts.selection import check_sources
+from components.text.dates import parse_date
 from pipelines.evaluation import metrics
 from pipelines.evaluation.variants import DEFAULT_VARIANTS, VariantAnswer, build_variant, parse_variant
 
@@ -196,7 +197,7 @@ class EvaluationRun:
                     doc_type="txt",
                     title=str(record.get("title") or record["id"]),
                     url=record.get("url") or None,
-                    date=_parse_date(record.get("date")),
+                    date=parse_date(record.get("date")),
                     metadata={"corpus_id": str(record["id"]), "corpus_source": record.get("source") or ""},
                 )
             )
@@ -507,17 +508,6 @@ def _as_sources(entry: Any) -> list[str]:
     if not entry:
         return []
     return [str(name) for name in entry] if isinstance(entry, list) else [str(entry)]
-
-
-def _parse_date(value: Any) -> Any:
-    import datetime as dt
-
-    if not value:
-        return None
-    try:
-        return dt.date.fromisoformat(str(value)[:10])
-    except ValueError:
-        return None
 
 
 # -- command line ---------------------------------------------------------------------------------------------------

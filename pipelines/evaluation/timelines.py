@@ -18,7 +18,6 @@ print(report.table())
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import re
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from components.graph.dates import FuzzyDate
+from components.text.dates import parse_date
 from components.text.language import sentence_spans
 
 DEFAULT_COLLECTION = "eval_timelines"
@@ -233,7 +233,7 @@ def _ingest(corpus: list[dict[str, Any]], kb: Any, graph: Any) -> dict[str, str]
     for record in corpus:
         source = f"{record.get('corpus', 'corpus')}:{record['id']}"
         ids[str(record["id"])] = document_id_for(source)
-        date = dt.date.fromisoformat(record["date"][:10]) if record.get("date") else None
+        date = parse_date(record.get("date"))
         items.append(
             IngestItem(
                 source=source,

@@ -26,6 +26,8 @@ from hayhooks import BasePipelineWrapper
 from haystack import logging
 from pydantic import BaseModel, ValidationError
 
+from components.text.dates import parse_date
+
 logger = logging.getLogger(__name__)
 
 
@@ -45,10 +47,8 @@ def catalog() -> Any:
 
 def parse_day(value: str | None, field: str) -> dt.date | None:
     """An ISO date (YYYY-MM-DD) from a request, or a clear 422."""
-    if value is None or not str(value).strip():
-        return None
     try:
-        return dt.date.fromisoformat(str(value).strip()[:10])
+        return parse_date(value, strict=True)
     except ValueError as exc:
         raise InvalidRequest(f"{field} must be a date like 2024-05-31, not {value!r}") from exc
 
@@ -111,12 +111,3 @@ class CatalogPipelineWrapper(BasePipelineWrapper):
         kind = getattr(getattr(status, "status", None), "value", None)
         if kind in ("error", "timeout"):
             raise HTTPException(status_code=503, detail=f"{status.source}: {status.message}")
-
-    async def run_catalog_async(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        """`run_catalog` on the event loop (branches run concurrently)."""
-        try:
-            return await self.catalog.run_async(
-                self.pipeline_name, {key: value for key, value in inputs.items() if value is not None}
-            )
-        except (ValueError, ValidationError, TypeError) as exc:
-            raise InvalidRequest(user_error_message(exc)) from exc

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.components.knowledge_base.conftest import environment
 
 APP_DIR = Path(__file__).resolve().parents[2] / "app"
 
@@ -21,16 +22,7 @@ def app_env(collection_name: str, database_url: str) -> Iterator[str]:
     """Point the app at a fresh, empty collection for one test and clear Streamlit's resource caches."""
     import streamlit as st
 
-    from components.settings import reload_settings
-
-    previous = os.environ.get("KB_COLLECTION")
-    os.environ["KB_COLLECTION"] = collection_name
-    reload_settings()
-    st.cache_resource.clear()
-    yield collection_name
-    if previous is None:
-        os.environ.pop("KB_COLLECTION", None)
-    else:
-        os.environ["KB_COLLECTION"] = previous
-    reload_settings()
+    with environment({"KB_COLLECTION": collection_name}):
+        st.cache_resource.clear()
+        yield collection_name
     st.cache_resource.clear()

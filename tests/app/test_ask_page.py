@@ -1,12 +1,12 @@
 """The Ask page over the demo corpus: a question, a cited answer, the chunk inspector; and its error paths."""
 
-import os
 import uuid
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import page
+from tests.components.knowledge_base.conftest import environment
 
 
 @pytest.fixture(scope="module")
@@ -15,23 +15,14 @@ def demo_collection(database_url):
     import streamlit as st
 
     from components.knowledge_base.factory import open_knowledge_base
-    from components.settings import reload_settings
     from ingest.demo import ensure_demo_corpus
 
     name = f"app_{uuid.uuid4().hex[:8]}"
-    previous = os.environ.get("KB_COLLECTION")
-    os.environ["KB_COLLECTION"] = name
-    settings = reload_settings()
-    store = open_knowledge_base(settings, collection=name)
-    report = ensure_demo_corpus(store)
-    assert report is not None and report.chunks_written > 0
-    st.cache_resource.clear()
-    yield name
-    if previous is None:
-        os.environ.pop("KB_COLLECTION", None)
-    else:
-        os.environ["KB_COLLECTION"] = previous
-    reload_settings()
+    with environment({"KB_COLLECTION": name}):
+        report = ensure_demo_corpus(open_knowledge_base(collection=name))
+        assert report is not None and report.chunks_written > 0
+        st.cache_resource.clear()
+        yield name
     st.cache_resource.clear()
 
 

@@ -10,6 +10,7 @@ process with `POST /_contract/fail` (JSON body: the same arguments) and `POST /_
 
 from __future__ import annotations
 
+import argparse
 import json
 import socket
 import threading
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
+
+import pytest
 
 FAULT_MODES = ("slow", "429", "500", "malformed", "hang", "drop", "endless", "echo_key")
 # An endless body stops after this long even if nobody reads it to the end, so a test never leaves it running, and
@@ -296,3 +299,31 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def contract_fixtures(server_class: type[ContractServer], name: str) -> tuple[Any, Any]:
+    """The pytest fixtures of one contract server: `NAME_server_session` (one server for the test session) and
+    `NAME_server` (that server, reset to behave and to its original data before and after each test)."""
+
+    @pytest.fixture(scope="session", name=f"{name}_server_session")
+    def session_server() -> Any:
+        with server_class() as server:
+            yield server
+
+    @pytest.fixture(name=f"{name}_server")
+    def test_server(request: pytest.FixtureRequest) -> Any:
+        server = request.getfixturevalue(f"{name}_server_session")
+        server.reset()
+        yield server
+        server.reset()
+
+    return session_server, test_server
+
+
+def command_line(description: str, default_port: int, api_key: str | None = None) -> argparse.Namespace:
+    """The `--port` (and, given a default `api_key`, `--api-key`) of a contract server served by hand."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--port", type=int, default=default_port)
+    if api_key is not None:
+        parser.add_argument("--api-key", default=api_key, help="key the server expects ('' for none)")
+    return parser.parse_args()

@@ -17,14 +17,11 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 from xml.sax.saxutils import escape, quoteattr
 
-import pytest
-
-from tests.contract_servers import ContractServer, Reply
+from tests.contract_servers import ContractServer, Reply, command_line, contract_fixtures
 
 ATOM = "application/atom+xml; charset=utf-8"
 _ID_RE = re.compile(r"^(\d{4}\.\d{4,5}|[a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$")
@@ -413,28 +410,11 @@ class ArxivContractServer(ContractServer):
         return Reply(500, b"<html><body><h1>500 Internal Server Error</h1></body></html>", "text/html")
 
 
-@pytest.fixture(scope="session")
-def arxiv_server_session() -> Iterator[ArxivContractServer]:
-    """One arXiv contract server for the test session."""
-    server = ArxivContractServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture()
-def arxiv_server(arxiv_server_session: ArxivContractServer) -> Iterator[ArxivContractServer]:
-    """The session's arXiv contract server, behaving and with its original papers, for one test."""
-    arxiv_server_session.reset()
-    yield arxiv_server_session
-    arxiv_server_session.reset()
+arxiv_server_session, arxiv_server = contract_fixtures(ArxivContractServer, "arxiv")
 
 
 def main() -> None:
-    import argparse
-
-    parser = argparse.ArgumentParser(description="Serve the arXiv contract server on 127.0.0.1.")
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args()
+    args = command_line("Serve the arXiv contract server on 127.0.0.1.", 0)
     server = ArxivContractServer(args.port)
     server.serve_until_interrupted(f"ARXIV_API_URL={server.url}")
 

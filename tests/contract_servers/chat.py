@@ -22,12 +22,9 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
-from tests.contract_servers import ContractServer, Reply
+from tests.contract_servers import ContractServer, Reply, command_line, contract_fixtures
 
 _ARITHMETIC = re.compile(r"[\d(][\d\s+\-*/().%^]*[\d)]")
 
@@ -191,28 +188,11 @@ class ChatContractServer(ContractServer):
         return {"role": "assistant", "content": None, "tool_calls": [tool_call]}, "tool_calls"
 
 
-@pytest.fixture(scope="session")
-def chat_server_session() -> Iterator[ChatContractServer]:
-    """One chat contract server for the test session."""
-    server = ChatContractServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture()
-def chat_server(chat_server_session: ChatContractServer) -> Iterator[ChatContractServer]:
-    """The session's chat contract server, behaving and with no planned calls, for one test."""
-    chat_server_session.reset()
-    yield chat_server_session
-    chat_server_session.reset()
+chat_server_session, chat_server = contract_fixtures(ChatContractServer, "chat")
 
 
 def main() -> None:
-    import argparse
-
-    parser = argparse.ArgumentParser(description="Serve the chat contract server on 127.0.0.1.")
-    parser.add_argument("--port", type=int, default=8001)
-    args = parser.parse_args()
+    args = command_line("Serve the chat contract server on 127.0.0.1.", 8001)
     server = ChatContractServer(port=args.port)
     server.serve_until_interrupted(f"Chat contract server on {server.base_url_v1} (key test-chat-key; Ctrl-C stops)")
 

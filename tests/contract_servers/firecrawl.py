@@ -17,14 +17,11 @@ import json
 import re
 import threading
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-import pytest
-
-from tests.contract_servers import ContractServer, Reply
+from tests.contract_servers import ContractServer, Reply, command_line, contract_fixtures
 
 DEFAULT_API_KEY = "fc-contract-test-key"
 
@@ -306,29 +303,11 @@ class FirecrawlContractServer(ContractServer):
                                                        "help@firecrawl.com for help. Your exception ID is abc123"})
 
 
-@pytest.fixture(scope="session")
-def firecrawl_server_session() -> Iterator[FirecrawlContractServer]:
-    """One Firecrawl contract server for the test session."""
-    server = FirecrawlContractServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture()
-def firecrawl_server(firecrawl_server_session: FirecrawlContractServer) -> Iterator[FirecrawlContractServer]:
-    """The session's Firecrawl contract server, behaving and with its original pages, for one test."""
-    firecrawl_server_session.reset()
-    yield firecrawl_server_session
-    firecrawl_server_session.reset()
+firecrawl_server_session, firecrawl_server = contract_fixtures(FirecrawlContractServer, "firecrawl")
 
 
 def main() -> None:
-    import argparse
-
-    parser = argparse.ArgumentParser(description="Serve the Firecrawl contract server on 127.0.0.1.")
-    parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--api-key", default=DEFAULT_API_KEY, help="key the server expects ('' for none)")
-    args = parser.parse_args()
+    args = command_line("Serve the Firecrawl contract server on 127.0.0.1.", 0, DEFAULT_API_KEY)
     server = FirecrawlContractServer(args.port, args.api_key or None)
     key_line = [f"FIRECRAWL_API_KEY={args.api_key}"] if args.api_key else []
     server.serve_until_interrupted(f"FIRECRAWL_API_URL={server.url}", *key_line)

@@ -12,13 +12,10 @@ Faults come from the shared machinery. Fixture `wikipedia_server`; manual run:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, quote
 
-import pytest
-
-from tests.contract_servers import ContractServer, Reply
+from tests.contract_servers import ContractServer, Reply, command_line, contract_fixtures
 
 ARTICLES: dict[str, tuple[int, str]] = {
     "Alan Turing": (
@@ -116,28 +113,11 @@ class WikipediaContractServer(ContractServer):
         return Reply(200, {"batchcomplete": True, "query": result})
 
 
-@pytest.fixture(scope="session")
-def wikipedia_server_session() -> Iterator[WikipediaContractServer]:
-    """One MediaWiki contract server for the test session."""
-    server = WikipediaContractServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture()
-def wikipedia_server(wikipedia_server_session: WikipediaContractServer) -> Iterator[WikipediaContractServer]:
-    """The session's MediaWiki contract server, behaving, for one test."""
-    wikipedia_server_session.reset()
-    yield wikipedia_server_session
-    wikipedia_server_session.reset()
+wikipedia_server_session, wikipedia_server = contract_fixtures(WikipediaContractServer, "wikipedia")
 
 
 def main() -> None:
-    import argparse
-
-    parser = argparse.ArgumentParser(description="Serve the MediaWiki contract server on 127.0.0.1.")
-    parser.add_argument("--port", type=int, default=8002)
-    args = parser.parse_args()
+    args = command_line("Serve the MediaWiki contract server on 127.0.0.1.", 8002)
     server = WikipediaContractServer(port=args.port)
     server.serve_until_interrupted(f"MediaWiki contract server: WIKIPEDIA_API_URL={server.api_url} (Ctrl-C stops)")
 

@@ -20,13 +20,10 @@ import json
 import re
 import threading
 import uuid
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs
 
-import pytest
-
-from tests.contract_servers import ContractServer, Reply
+from tests.contract_servers import ContractServer, Reply, command_line, contract_fixtures
 
 PREFIX = "/api/v2"
 _WORD = re.compile(r"\w+")
@@ -216,29 +213,11 @@ class ZepContractServer(ContractServer):
         return Reply(200, {"results": results[:limit]})
 
 
-@pytest.fixture(scope="session")
-def zep_server_session() -> Iterator[ZepContractServer]:
-    """One Zep contract server for the test session."""
-    server = ZepContractServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture()
-def zep_server(zep_server_session: ZepContractServer) -> Iterator[ZepContractServer]:
-    """The session's Zep contract server, empty and behaving, for one test."""
-    zep_server_session.reset()
-    yield zep_server_session
-    zep_server_session.reset()
+zep_server_session, zep_server = contract_fixtures(ZepContractServer, "zep")
 
 
 def main() -> None:
-    import argparse
-
-    parser = argparse.ArgumentParser(description="Serve the Zep contract server on 127.0.0.1.")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--api-key", default="test-zep-key")
-    args = parser.parse_args()
+    args = command_line("Serve the Zep contract server on 127.0.0.1.", 8000, "test-zep-key")
     server = ZepContractServer(port=args.port, api_key=args.api_key or None)
     server.serve_until_interrupted(f"Zep contract server on {server.base_url} (Ctrl-C stops)")
 

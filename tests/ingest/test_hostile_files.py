@@ -59,16 +59,6 @@ def _unreadable(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "scandir", scandir)
 
 
-@pytest.fixture()
-def store(database_url, collection_name):
-    from components.knowledge_base.factory import open_knowledge_base
-
-    kb = open_knowledge_base(collection=collection_name)
-    yield kb
-    kb.drop()
-    kb.close()
-
-
 @pytest.mark.integration
 @pytest.mark.slow
 class TestHostileBatch:

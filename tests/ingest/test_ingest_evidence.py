@@ -15,16 +15,6 @@ TEXT = (
 )
 
 
-@pytest.fixture()
-def store(database_url, collection_name):
-    from components.knowledge_base.factory import open_knowledge_base
-
-    kb = open_knowledge_base(collection=collection_name)
-    yield kb
-    kb.drop()
-    kb.close()
-
-
 @pytest.mark.integration
 class TestIngestedEvidence:
     def test_sentences_and_term_counts_are_stored(self, store, embedding_model):

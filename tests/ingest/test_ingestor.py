@@ -31,16 +31,6 @@ class RecordingHook:
         self.deleted.append(document_id)
 
 
-@pytest.fixture()
-def store(database_url, collection_name):
-    from components.knowledge_base.factory import open_knowledge_base
-
-    kb = open_knowledge_base(collection=collection_name)
-    yield kb
-    kb.drop()
-    kb.close()
-
-
 @pytest.mark.integration
 class TestIngestor:
     def test_init_rejects_bad_batch_size(self, store) -> None:

@@ -8,16 +8,6 @@ from components.arxiv import ingest_arxiv
 from pipelines.cli import main
 
 
-@pytest.fixture()
-def store(database_url, collection_name):
-    from components.knowledge_base.factory import open_knowledge_base
-
-    kb = open_knowledge_base(collection=collection_name)
-    yield kb
-    kb.drop()
-    kb.close()
-
-
 @pytest.mark.integration
 class TestIngestArxiv:
     def test_papers_land_with_their_arxiv_metadata(self, arxiv_settings, store):

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from components.contracts import ContextChunk, StatusKind
+from components.contracts import ContextChunk, SourceStatus, StatusKind
 from components.resilience import (
     CircuitBreaker,
     ResiliencePolicy,
@@ -340,20 +340,24 @@ class TestTelemetry:
         assert stats["p50_ms"] is not None and stats["p95_ms"] >= stats["p50_ms"]
 
 
+class Hang:
+    """A source call that does not return until `release` is set; `calls` counts how often it was started."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.release = threading.Event()
+
+    def __call__(self) -> list:
+        self.calls += 1
+        self.release.wait(60)
+        return []
+
+
 class TestHungCalls:
     def test_a_call_that_never_returns_costs_one_thread_however_often_it_is_asked(self):
-        import threading
-
         from components.resilience.guard import hung_threads
 
-        release = threading.Event()
-        calls = []
-
-        def hang():
-            calls.append(1)
-            release.wait(60)
-            return []
-
+        hang = Hang()
         guard = SourceGuard("t-hung", fast_policy(timeout_s=0.2, retries=3, breaker_failures=100))
         try:
             statuses = [guard.call(hang)[1] for _ in range(5)]
@@ -361,9 +365,9 @@ class TestHungCalls:
             assert "did not answer within 0.2 s" in statuses[0].message
             assert all("still hung" in s.message for s in statuses[1:])
             # One call started (one thread), however many questions and retries came after it.
-            assert len(calls) == 1 and hung_threads("t-hung") == 1
+            assert hang.calls == 1 and hung_threads("t-hung") == 1
         finally:
-            release.set()
+            hang.release.set()
         deadline = time.monotonic() + 5
         while hung_threads("t-hung") and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -382,6 +386,25 @@ class TestHungCalls:
             assert first[1].status is StatusKind.TIMEOUT and "still hung" in second[1].message
         finally:
             release.set()
+
+    async def test_a_hung_source_costs_one_thread_across_async_questions_and_retries(self):
+        def source_threads() -> int:
+            return sum(thread.name == "source-call" and thread.is_alive() for thread in threading.enumerate())
+
+        hang = Hang()
+        guard = SourceGuard("t-hung-many", fast_policy(timeout_s=0.2, retries=3, breaker_failures=100))
+        before = source_threads()
+        try:
+            outputs = [await guard.aoutputs(hang) for _ in range(6)]
+            # Six questions with three retries each could hold 24 threads; the hung call holds one.
+            assert hang.calls == 1 and source_threads() - before <= 1
+            assert all(out["status"].status is StatusKind.TIMEOUT and out["documents"] == [] for out in outputs)
+        finally:
+            hang.release.set()
+
+    def test_a_status_settled_before_the_call_is_the_output(self):
+        skipped = SourceStatus.skipped("t-plan", "not selected")
+        assert SourceGuard("t-plan", fast_policy()).outputs(skipped) == {"documents": [], "status": skipped}
 
     def test_retries_run_in_one_thread(self):
         import threading

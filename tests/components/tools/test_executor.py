@@ -29,6 +29,16 @@ def _profiles(**policy: dict[str, Any]) -> ToolProfiles:
     return ToolProfiles.from_mapping({"policy": policy})
 
 
+@pytest.fixture()
+def wikipedia_tool(wikipedia_server, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """The registry's `wikipedia_summary` pointed at the MediaWiki contract server."""
+    monkeypatch.setitem(
+        registry._TOOLS,
+        "wikipedia_summary",
+        ToolSpec("wikipedia_summary", "wiki", lambda: registry.WikipediaSummary(api_url=wikipedia_server.api_url)),
+    )
+
+
 class TestToolExecutor:
     def test_unknown_profile_is_a_value_error(self) -> None:
         with pytest.raises(ValueError, match="unknown tool profile 'ghost'"):
@@ -91,12 +101,7 @@ class TestToolExecutor:
             monkeypatch.delenv("WIKIPEDIA_API_URL")
             reload_settings()
 
-    def test_breaker_skips_a_failing_tool_and_says_so(self, wikipedia_server, monkeypatch) -> None:  # noqa: ANN001
-        monkeypatch.setitem(
-            registry._TOOLS,
-            "wikipedia_summary",
-            ToolSpec("wikipedia_summary", "wiki", lambda: registry.WikipediaSummary(api_url=wikipedia_server.api_url)),
-        )
+    def test_breaker_skips_a_failing_tool_and_says_so(self, wikipedia_server, wikipedia_tool) -> None:  # noqa: ANN001
         wikipedia_server.fail("500")
         profiles = _profiles(wikipedia_summary={"retries": 0, "breaker_failures": 2, "breaker_cooldown_s": 30})
         executor = ToolExecutor(profiles=profiles)
@@ -107,12 +112,7 @@ class TestToolExecutor:
         assert skipped.status is StatusKind.SKIPPED and "paused after repeated failures" in skipped.message
         assert len(wikipedia_server.requests) == requests_before
 
-    def test_ttl_cache_and_telemetry(self, wikipedia_server, monkeypatch) -> None:  # noqa: ANN001
-        monkeypatch.setitem(
-            registry._TOOLS,
-            "wikipedia_summary",
-            ToolSpec("wikipedia_summary", "wiki", lambda: registry.WikipediaSummary(api_url=wikipedia_server.api_url)),
-        )
+    def test_ttl_cache_and_telemetry(self, wikipedia_server, wikipedia_tool) -> None:  # noqa: ANN001
         executor = ToolExecutor(profiles=_profiles(wikipedia_summary={"cache_ttl_s": 60, "retries": 0}))
         first = executor.run("wikipedia_summary", {"title": "PostgreSQL"})
         second = executor.run("wikipedia_summary", {"title": "PostgreSQL"})
@@ -132,12 +132,7 @@ class TestToolExecutor:
             assert executor.run("calculator", {"expression": "1+1"}).status.ok
         assert time.monotonic() - started >= 0.3
 
-    def test_timeout_is_a_status(self, wikipedia_server, monkeypatch) -> None:  # noqa: ANN001
-        monkeypatch.setitem(
-            registry._TOOLS,
-            "wikipedia_summary",
-            ToolSpec("wikipedia_summary", "wiki", lambda: registry.WikipediaSummary(api_url=wikipedia_server.api_url)),
-        )
+    def test_timeout_is_a_status(self, wikipedia_server, wikipedia_tool) -> None:  # noqa: ANN001
         wikipedia_server.fail("hang")
         started = time.monotonic()
         outcome = ToolExecutor(profiles=_profiles(wikipedia_summary={"timeout_s": 0.5, "retries": 0})).run(

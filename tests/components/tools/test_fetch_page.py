@@ -36,9 +36,8 @@ class PageServer(ContractServer):
 
 @pytest.fixture(scope="module")
 def page_server() -> Iterator[PageServer]:
-    server = PageServer().start()
-    yield server
-    server.stop()
+    with PageServer() as server:
+        yield server
 
 
 class TestFetchPage:

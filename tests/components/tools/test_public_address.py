@@ -151,9 +151,8 @@ class RedirectServer(ContractServer):
 
 @pytest.fixture(scope="module")
 def redirect_server() -> Iterator[RedirectServer]:
-    server = RedirectServer().start()
-    yield server
-    server.stop()
+    with RedirectServer() as server:
+        yield server
 
 
 class TestRedirects:

@@ -4,7 +4,6 @@ timeout (+1 s), never raises when its backend raises, attributes every chunk, an
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 
@@ -15,6 +14,7 @@ from components.contracts import ContextChunk, StatusKind
 from components.tools.executor import ToolExecutor
 from components.tools.profiles import ToolProfiles
 from components.tools.registry import get_tool, tool_names
+from tests.components.knowledge_base.conftest import environment
 from tests.contract_servers.arxiv import arxiv_server, arxiv_server_session  # noqa: F401 - fixtures
 from tests.contract_servers.firecrawl import firecrawl_server, firecrawl_server_session  # noqa: F401 - fixtures
 
@@ -27,20 +27,13 @@ GRAPH_TOOLS = ["graph_search", "get_entity_relationships", "get_entity_timeline"
 def demo(database_url):  # noqa: ANN001, ANN201
     """The demo corpus (15 documents, their chunks and graph facts) in a collection of its own for the module."""
     from components.knowledge_base.factory import open_knowledge_base
-    from components.settings import reload_settings
     from ingest.demo import ensure_demo_corpus
 
     name = f"tools_{uuid.uuid4().hex[:8]}"
-    previous = os.environ.get("KB_COLLECTION")
-    os.environ["KB_COLLECTION"] = name
-    report = ensure_demo_corpus(open_knowledge_base(reload_settings(), collection=name))
-    assert report is not None and report.chunks_written > 0
-    yield report
-    if previous is None:
-        os.environ.pop("KB_COLLECTION", None)
-    else:
-        os.environ["KB_COLLECTION"] = previous
-    reload_settings()
+    with environment({"KB_COLLECTION": name}):
+        report = ensure_demo_corpus(open_knowledge_base(collection=name))
+        assert report is not None and report.chunks_written > 0
+        yield report
 
 
 def calls(demo) -> dict[str, dict]:  # noqa: ANN001

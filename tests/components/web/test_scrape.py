@@ -96,16 +96,6 @@ class TestWebScrape:
         assert "not read within 1 s" in result["status"].message
 
 
-@pytest.fixture()
-def store(database_url, collection_name):
-    from components.knowledge_base.factory import open_knowledge_base
-
-    kb = open_knowledge_base(collection=collection_name)
-    yield kb
-    kb.drop()
-    kb.close()
-
-
 @pytest.mark.integration
 class TestIngestUrl:
     def test_a_page_lands_in_the_knowledge_base(self, firecrawl_server, firecrawl_key, work_dir, store):

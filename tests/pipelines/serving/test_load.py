@@ -10,6 +10,7 @@ import asyncio
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
@@ -61,23 +62,33 @@ async def _load(server: RunningServer) -> tuple[list[float], list[str], float]:
     return latencies, failures, time.perf_counter() - started
 
 
-def test_200_questions_from_8_clients_without_errors(server: RunningServer) -> None:
-    latencies, failures, seconds = asyncio.run(_load(server))
-    assert not failures, failures[:3]
-    assert len(latencies) == QUESTIONS
+def _report(name: str, latencies: list[float], **figures: Any) -> dict[str, Any]:
+    """`figures` with the latencies' p50, p95 and maximum, written to test-artifacts/NAME.json and printed."""
     report = {
-        "questions": QUESTIONS,
-        "clients": CLIENTS,
-        "seconds": round(seconds, 2),
-        "throughput_qps": round(QUESTIONS / seconds, 2),
+        **figures,
         "p50_ms": round(float(np.percentile(latencies, 50)), 1),
         "p95_ms": round(float(np.percentile(latencies, 95)), 1),
         "max_ms": round(max(latencies), 1),
     }
     out = Path(__file__).resolve().parents[3] / "test-artifacts"
     out.mkdir(exist_ok=True)
-    (out / "serving-load.json").write_text(json.dumps(report, indent=2))
-    print(f"\nserving load: {json.dumps(report)}")
+    (out / f"{name}.json").write_text(json.dumps(report, indent=2))
+    print(f"\n{name}: {json.dumps(report)}")
+    return report
+
+
+def test_200_questions_from_8_clients_without_errors(server: RunningServer) -> None:
+    latencies, failures, seconds = asyncio.run(_load(server))
+    assert not failures, failures[:3]
+    assert len(latencies) == QUESTIONS
+    report = _report(
+        "serving-load",
+        latencies,
+        questions=QUESTIONS,
+        clients=CLIENTS,
+        seconds=round(seconds, 2),
+        throughput_qps=round(QUESTIONS / seconds, 2),
+    )
     assert report["throughput_qps"] > 0
 
 
@@ -119,19 +130,14 @@ def test_3_bursts_of_50_concurrent_questions_with_slow_uploads_without_5xx(serve
         codes += burst_codes
         latencies += burst_latencies
     seconds = time.perf_counter() - started
-    report = {
-        "questions": len(codes),
-        "bursts": BURSTS,
-        "concurrent": BURST_SIZE,
-        "seconds": round(seconds, 1),
-        "status_codes": {str(code): codes.count(code) for code in sorted(set(codes))},
-        "p50_ms": round(float(np.percentile(latencies, 50)), 1),
-        "p95_ms": round(float(np.percentile(latencies, 95)), 1),
-        "max_ms": round(max(latencies), 1),
-    }
-    out = Path(__file__).resolve().parents[3] / "test-artifacts"
-    out.mkdir(exist_ok=True)
-    (out / "serving-bursts.json").write_text(json.dumps(report, indent=2))
-    print(f"\nserving bursts: {json.dumps(report)}")
+    report = _report(
+        "serving-bursts",
+        latencies,
+        questions=len(codes),
+        bursts=BURSTS,
+        concurrent=BURST_SIZE,
+        seconds=round(seconds, 1),
+        status_codes={str(code): codes.count(code) for code in sorted(set(codes))},
+    )
     assert not [code for code in codes if code >= 500], report
     assert codes.count(200) == BURSTS * BURST_SIZE, report
