@@ -190,17 +190,16 @@ def _url(meta: dict[str, Any]) -> str | None:
 
 
 def _date(meta: dict[str, Any]) -> dt.date | None:
-    from components.graph.dates import FuzzyDate
+    from components.text.dates import parse_date
 
     for name in DATE_KEYS:
         value = meta.get(name)
-        if isinstance(value, dt.datetime):
-            return value.date()
-        if isinstance(value, dt.date):
-            return value
-        if isinstance(value, str) and value.strip():
-            try:
-                return FuzzyDate.parse(value.strip()).value
-            except ValueError:
-                continue
+        if value in (None, ""):
+            continue
+        try:
+            found = parse_date(value)
+        except (TypeError, ValueError):
+            continue
+        if found is not None:
+            return found
     return None
