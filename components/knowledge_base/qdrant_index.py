@@ -393,6 +393,11 @@ class QdrantChunkIndex(ChunkIndex):
                     if indices
                 ]
                 self._upsert(client, self.keywords_name, points)
+                wordless = [
+                    convert_id(chunk.id) for chunk, (indices, _) in zip(chunks, sparse, strict=True) if not indices
+                ]
+                if wordless:
+                    client.delete(self.keywords_name, points_selector=models.PointIdsList(points=wordless), wait=True)
             points, emptied = [], []
             for chunk in chunks:
                 item = by_id.get(chunk.id)
@@ -403,7 +408,8 @@ class QdrantChunkIndex(ChunkIndex):
             self._upsert(client, self.sentences_name, points)
             if emptied:
                 client.delete(self.sentences_name, points_selector=models.PointIdsList(points=emptied), wait=True)
-            new = {item.chunk_id: item.term_counts for item in by_id.values() if item.term_counts}
+            new = {chunk.id: by_id[chunk.id].term_counts for chunk in chunks if chunk.id in by_id}
+            new = {chunk_id: counts for chunk_id, counts in new.items() if counts}
             self._update_statistics(client, old, new)
 
     def delete(self, chunk_ids: list[str]) -> None:

@@ -288,6 +288,10 @@ class TestCollectionsOfOthers:
             index.write([mine], [_evidence("mine", mine.content, 1)])
             assert [hit.document.id for hit in index.keyword("sourdough week", 5)] == ["mine"]
             assert index.keyword("sourdough week", 5, {"field": "meta.topic", "operator": "==", "value": "x"}) == []
+            # Rewritten with no keyword left, it leaves no stale keyword vector behind.
+            index.write([Document(id="mine", content="Of the.", embedding=_unit(3).tolist())], [])
+            assert index.keyword("sourdough week", 5) == []
+            index.write([mine], [])
             after = {
                 doc.id: (doc.content, doc.meta, doc.embedding)
                 for batch in index.iter_documents(with_embeddings=True)
