@@ -254,7 +254,16 @@ class QdrantChunkIndex(ChunkIndex):
 
         store = self.document_store
         client = self._client
-        if store.recreate_index or not client.collection_exists(self.collection):
+        if store.recreate_index:
+            return
+        if not client.collection_exists(self.collection):
+            earlier = (f"{self.collection}_chunks", f"{self.collection}_documents")
+            if all(client.collection_exists(name) for name in earlier):
+                raise KnowledgeBaseMismatch(
+                    f"Qdrant holds the knowledge base {self.collection!r} in the layout of an earlier version of the "
+                    f"research assistant ({earlier[0]}, {earlier[1]}); re-ingest into a new collection, or delete "
+                    "those collections first."
+                )
             return
         config = client.get_collection(self.collection).config
         vectors = config.params.vectors

@@ -328,6 +328,20 @@ class TestCollectionsOfOthers:
             index.count()
         index.close()
 
+    def test_a_knowledge_base_of_the_earlier_layout_is_not_shadowed_by_an_empty_one(self, tmp_path, collection_name):
+        client = QdrantClient(path=str(tmp_path / "old"))
+        for suffix in ("_chunks", "_documents"):
+            client.create_collection(collection_name + suffix, vectors_config={})
+        client.close()
+        index = QdrantChunkIndex(_store(tmp_path / "old", collection_name), MODEL)
+        with pytest.raises(KnowledgeBaseMismatch, match=r"earlier version .*; re-ingest into a new collection"):
+            index.count()
+        index.close()
+        client = QdrantClient(path=str(tmp_path / "old"))
+        names = {c.name for c in client.get_collections().collections}
+        client.close()
+        assert names == {collection_name + "_chunks", collection_name + "_documents"}  # nothing was created
+
     def test_drop_removes_the_side_collections_and_starts_afresh(self, loaded):
         client = loaded.document_store._client
         loaded.drop()
