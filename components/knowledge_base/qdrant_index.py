@@ -364,9 +364,8 @@ class QdrantChunkIndex(ChunkIndex):
     # -- writes -----------------------------------------------------------------------------------------------------
 
     def write(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
-        from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME, convert_id
-        from qdrant_client import models
-
+        """The chunks through the integration's `write_documents` (OVERWRITE; with their keyword vectors when the
+        collection is the assistant's), then their evidence beside them (`add_evidence`)."""
         if not chunks:
             return
         for chunk in chunks:
@@ -376,22 +375,32 @@ class QdrantChunkIndex(ChunkIndex):
                 raise ValueError(
                     f"Chunk {chunk.id} has {len(chunk.embedding)} dimensions; the store expects {self.dimension}."
                 )
+        for item in evidence:
+            _check_sentences(item)
+        self._connect()
+        if self._own_sparse:
+            chunks = [chunk if chunk.sparse_embedding is not None else _with_keywords(chunk) for chunk in chunks]
+        with self._lock:
+            self.document_store.write_documents(chunks, policy=DuplicatePolicy.OVERWRITE)
+            self.add_evidence(chunks, evidence)
+
+    def add_evidence(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
+        """Replace what is kept beside `chunks` (their side keyword vectors where the collection is not the
+        assistant's, sentence vectors, term counts and the statistics) without touching the integration's points:
+        what `write` does after the chunks, and what enrichment adds to an attached collection."""
+        from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME, convert_id
+        from qdrant_client import models
+
+        if not chunks:
+            return
         by_id = {item.chunk_id: item for item in evidence}
         for item in by_id.values():
             _check_sentences(item)
         client = self._connect()
-        sparse = [document_sparse_vector(chunk.content or "") for chunk in chunks]
-        if self._own_sparse:
-            chunks = [
-                dataclasses.replace(chunk, sparse_embedding=SparseEmbedding(indices=indices, values=values))
-                if indices and chunk.sparse_embedding is None
-                else chunk
-                for chunk, (indices, values) in zip(chunks, sparse, strict=True)
-            ]
         with self._lock:
             old = self._stored_term_counts(client, [chunk.id for chunk in chunks])
-            self.document_store.write_documents(chunks, policy=DuplicatePolicy.OVERWRITE)
             if not self._own_sparse:
+                sparse = [document_sparse_vector(chunk.content or "") for chunk in chunks]
                 points = [
                     models.PointStruct(
                         id=convert_id(chunk.id),
@@ -418,8 +427,7 @@ class QdrantChunkIndex(ChunkIndex):
             if emptied:
                 client.delete(self.sentences_name, points_selector=models.PointIdsList(points=emptied), wait=True)
             new = {chunk.id: by_id[chunk.id].term_counts for chunk in chunks if chunk.id in by_id}
-            new = {chunk_id: counts for chunk_id, counts in new.items() if counts}
-            self._update_statistics(client, old, new)
+            self._update_statistics(client, old, {chunk_id: counts for chunk_id, counts in new.items() if counts})
 
     def delete(self, chunk_ids: list[str]) -> None:
         from haystack_integrations.document_stores.qdrant.converters import convert_id
@@ -746,6 +754,14 @@ def _evidence_point(item: ChunkEvidence) -> Any:
             "terms": dict(item.term_counts or {}),
         },
     )
+
+
+def _with_keywords(chunk: Document) -> Document:
+    """The chunk with its offline BM25 keyword vector (none when its text has no keyword)."""
+    indices, values = document_sparse_vector(chunk.content or "")
+    if not indices:
+        return chunk
+    return dataclasses.replace(chunk, sparse_embedding=SparseEmbedding(indices=indices, values=values))
 
 
 def _check_sentences(item: ChunkEvidence) -> None:

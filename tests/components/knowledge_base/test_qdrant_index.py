@@ -292,6 +292,11 @@ class TestCollectionsOfOthers:
             index.write([Document(id="mine", content="Of the.", embedding=_unit(3).tolist())], [])
             assert index.keyword("sourdough week", 5) == []
             index.write([mine], [])
+            # Enrichment: keyword vectors and evidence for the user's chunks go beside them.
+            theirs = [doc for batch in index.iter_documents() for doc in batch if doc.id != "mine"]
+            index.add_evidence(theirs, [ChunkEvidence(doc.id, term_counts=term_counts(doc.content)) for doc in theirs])
+            assert index.keyword("sourdough starter", 3)[0].document.id == "user-5"
+            assert index.term_statistics(["sourdough"]).n_chunks == 8
             after = {
                 doc.id: (doc.content, doc.meta, doc.embedding)
                 for batch in index.iter_documents(with_embeddings=True)
