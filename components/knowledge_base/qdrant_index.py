@@ -11,7 +11,8 @@ What goes through the integration, and what through the store's own client, and 
   weights, no model download), with Qdrant's IDF modifier (`use_sparse_embeddings=True, sparse_idf=True`), on the
   chunk points only when the assistant created the collection (marked in the collection's metadata). A collection
   someone else made keeps its sparse vectors (or has none): the keyword vectors then live in the side collection
-  `<index>_keywords`, searched through the store's own client;
+  `<index>_keywords` (written by `add_evidence`, also for chunks the user wrote), searched through the store's own
+  client;
 - by id (`fetch`, `chunk_cosines`, the evidence): the store's own client, because the integration's
   `get_documents_by_id` always loads every vector and local mode answers any filter by scanning every point in
   Python: everything here that can be found by id is found by id (point ids are the integration's `convert_id`).
