@@ -307,6 +307,9 @@ class QdrantChunkIndex(ChunkIndex):
             # A new, empty collection with IDF-modified sparse vectors: the assistant's own, say so for next time.
             metadata.update(keyword_vectors=KEYWORD_VECTORS, embedding_model=self.embedding_model)
             client.update_collection(self.collection, metadata=metadata)
+            logger.info(
+                "Qdrant collection {collection} takes the assistant's keyword vectors", collection=self.collection
+            )
         self._own_sparse = idf and metadata.get("keyword_vectors") == KEYWORD_VECTORS
         if not client.collection_exists(self.sentences_name):
             client.create_collection(
