@@ -252,12 +252,15 @@ class PgvectorChunkIndex(ChunkIndex):
                 )
                 for term in counts or {}:
                     frequency[term] = frequency.get(term, 0) + 1
-            conn.cursor().executemany(
+            # One statement for the whole batch; the server parses each text into its stored tsvector.
+            ids_, texts, counts_, totals = (list(column) for column in zip(*rows, strict=True))
+            conn.execute(
                 self._q(
                     "INSERT INTO {chunk_terms} (chunk_id, tsv, term_counts, term_total) "
-                    "VALUES (%s, to_tsvector('english'::regconfig, %s), %s, %s)"
+                    "SELECT u.id, to_tsvector('english'::regconfig, u.body), u.counts, u.total "
+                    "FROM unnest(%s::text[], %s::text[], %s::jsonb[], %s::integer[]) AS u(id, body, counts, total)"
                 ),
-                rows,
+                (ids_, texts, counts_, totals),
             )
             if frequency:
                 ordered = sorted(frequency)
