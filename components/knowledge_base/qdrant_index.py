@@ -528,12 +528,25 @@ class QdrantChunkIndex(ChunkIndex):
     def dense(self, embedding: np.ndarray, limit: int, filters: dict | None = None) -> list[IndexHit]:
         vector = self._query_vector(embedding)
         self._connect()
+        # A collection someone made with another similarity scores by it: its cosines come from the embeddings.
+        cosine_scores = self.document_store.similarity == "cosine"
+        kind = {"cosine": ScoreKind.COSINE, "l2": ScoreKind.L2}.get(self.document_store.similarity, ScoreKind.NONE)
         with self._lock:
             documents = self.document_store._query_by_embedding(
-                query_embedding=vector.tolist(), filters=filters, top_k=_clamp(limit)
+                query_embedding=vector.tolist(),
+                filters=filters,
+                top_k=_clamp(limit),
+                return_embedding=not cosine_scores,
             )
         return [
-            IndexHit(_bare(document), float(document.score), ScoreKind.COSINE, float(document.score))
+            IndexHit(
+                _bare(document),
+                float(document.score),
+                kind,
+                float(document.score)
+                if cosine_scores
+                else _cosine(np.asarray(document.embedding, dtype=np.float32), vector),
+            )
             for document in documents
         ]
 

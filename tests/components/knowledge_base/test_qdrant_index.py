@@ -310,6 +310,17 @@ class TestCollectionsOfOthers:
         finally:
             index.close()
 
+    def test_a_dot_product_collection_still_gives_cosines(self, tmp_path, collection_name):
+        index = QdrantChunkIndex(_store(tmp_path / "q", collection_name, similarity="dot_product"), MODEL)
+        try:
+            vectors = [_unit(1) * 3, _unit(2)]  # not unit length: dot product and cosine differ
+            index.write([Document(id=f"c{k}", content="x", embedding=v.tolist()) for k, v in enumerate(vectors)], [])
+            hits = index.dense(_unit(1), 2)
+            assert hits[0].document.id == "c0" and hits[0].kind is ScoreKind.NONE
+            assert hits[0].cosine == pytest.approx(1.0, abs=1e-5) and hits[0].raw_score == pytest.approx(3.0, abs=1e-4)
+        finally:
+            index.close()
+
     def test_another_dimension_or_model_is_a_mismatch(self, index, tmp_path):
         index.count()
         index.close()
