@@ -11,7 +11,8 @@ What goes through the integration, and what through the store's own client, and 
   weights, no model download), with Qdrant's IDF modifier (`use_sparse_embeddings=True, sparse_idf=True`), on the
   chunk points only when the assistant created the collection (marked in the collection's metadata). A collection
   someone else made keeps its sparse vectors (or has none): the keyword vectors then live in the side collection
-  `<index>_keywords`, searched through the store's own client;
+  `<index>_keywords` (written by `add_evidence`, also for chunks the user wrote), searched through the store's own
+  client;
 - by id (`fetch`, `chunk_cosines`, the evidence): the store's own client, because the integration's
   `get_documents_by_id` always loads every vector and local mode answers any filter by scanning every point in
   Python: everything here that can be found by id is found by id (point ids are the integration's `convert_id`).
@@ -254,7 +255,16 @@ class QdrantChunkIndex(ChunkIndex):
 
         store = self.document_store
         client = self._client
-        if store.recreate_index or not client.collection_exists(self.collection):
+        if store.recreate_index:
+            return
+        if not client.collection_exists(self.collection):
+            earlier = (f"{self.collection}_chunks", f"{self.collection}_documents")
+            if all(client.collection_exists(name) for name in earlier):
+                raise KnowledgeBaseMismatch(
+                    f"Qdrant holds the knowledge base {self.collection!r} in the layout of an earlier version of the "
+                    f"research assistant ({earlier[0]}, {earlier[1]}); re-ingest into a new collection, or delete "
+                    "those collections first."
+                )
             return
         config = client.get_collection(self.collection).config
         vectors = config.params.vectors
@@ -297,6 +307,9 @@ class QdrantChunkIndex(ChunkIndex):
             # A new, empty collection with IDF-modified sparse vectors: the assistant's own, say so for next time.
             metadata.update(keyword_vectors=KEYWORD_VECTORS, embedding_model=self.embedding_model)
             client.update_collection(self.collection, metadata=metadata)
+            logger.info(
+                "Qdrant collection {collection} takes the assistant's keyword vectors", collection=self.collection
+            )
         self._own_sparse = idf and metadata.get("keyword_vectors") == KEYWORD_VECTORS
         if not client.collection_exists(self.sentences_name):
             client.create_collection(
@@ -355,9 +368,8 @@ class QdrantChunkIndex(ChunkIndex):
     # -- writes -----------------------------------------------------------------------------------------------------
 
     def write(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
-        from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME, convert_id
-        from qdrant_client import models
-
+        """The chunks through the integration's `write_documents` (OVERWRITE; with their keyword vectors when the
+        collection is the assistant's), then their evidence beside them (`add_evidence`)."""
         if not chunks:
             return
         for chunk in chunks:
@@ -367,22 +379,32 @@ class QdrantChunkIndex(ChunkIndex):
                 raise ValueError(
                     f"Chunk {chunk.id} has {len(chunk.embedding)} dimensions; the store expects {self.dimension}."
                 )
+        for item in evidence:
+            _check_sentences(item)
+        self._connect()
+        if self._own_sparse:
+            chunks = [chunk if chunk.sparse_embedding is not None else _with_keywords(chunk) for chunk in chunks]
+        with self._lock:
+            self.document_store.write_documents(chunks, policy=DuplicatePolicy.OVERWRITE)
+            self.add_evidence(chunks, evidence)
+
+    def add_evidence(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
+        """Replace what is kept beside `chunks` (their side keyword vectors where the collection is not the
+        assistant's, sentence vectors, term counts and the statistics) without touching the integration's points:
+        what `write` does after the chunks, and what enrichment adds to an attached collection."""
+        from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME, convert_id
+        from qdrant_client import models
+
+        if not chunks:
+            return
         by_id = {item.chunk_id: item for item in evidence}
         for item in by_id.values():
             _check_sentences(item)
         client = self._connect()
-        sparse = [document_sparse_vector(chunk.content or "") for chunk in chunks]
-        if self._own_sparse:
-            chunks = [
-                dataclasses.replace(chunk, sparse_embedding=SparseEmbedding(indices=indices, values=values))
-                if indices and chunk.sparse_embedding is None
-                else chunk
-                for chunk, (indices, values) in zip(chunks, sparse, strict=True)
-            ]
         with self._lock:
             old = self._stored_term_counts(client, [chunk.id for chunk in chunks])
-            self.document_store.write_documents(chunks, policy=DuplicatePolicy.OVERWRITE)
             if not self._own_sparse:
+                sparse = [document_sparse_vector(chunk.content or "") for chunk in chunks]
                 points = [
                     models.PointStruct(
                         id=convert_id(chunk.id),
@@ -393,6 +415,11 @@ class QdrantChunkIndex(ChunkIndex):
                     if indices
                 ]
                 self._upsert(client, self.keywords_name, points)
+                wordless = [
+                    convert_id(chunk.id) for chunk, (indices, _) in zip(chunks, sparse, strict=True) if not indices
+                ]
+                if wordless:
+                    client.delete(self.keywords_name, points_selector=models.PointIdsList(points=wordless), wait=True)
             points, emptied = [], []
             for chunk in chunks:
                 item = by_id.get(chunk.id)
@@ -403,8 +430,8 @@ class QdrantChunkIndex(ChunkIndex):
             self._upsert(client, self.sentences_name, points)
             if emptied:
                 client.delete(self.sentences_name, points_selector=models.PointIdsList(points=emptied), wait=True)
-            new = {item.chunk_id: item.term_counts for item in by_id.values() if item.term_counts}
-            self._update_statistics(client, old, new)
+            new = {chunk.id: by_id[chunk.id].term_counts for chunk in chunks if chunk.id in by_id}
+            self._update_statistics(client, old, {chunk_id: counts for chunk_id, counts in new.items() if counts})
 
     def delete(self, chunk_ids: list[str]) -> None:
         from haystack_integrations.document_stores.qdrant.converters import convert_id
@@ -501,12 +528,25 @@ class QdrantChunkIndex(ChunkIndex):
     def dense(self, embedding: np.ndarray, limit: int, filters: dict | None = None) -> list[IndexHit]:
         vector = self._query_vector(embedding)
         self._connect()
+        # A collection someone made with another similarity scores by it: its cosines come from the embeddings.
+        cosine_scores = self.document_store.similarity == "cosine"
+        kind = {"cosine": ScoreKind.COSINE, "l2": ScoreKind.L2}.get(self.document_store.similarity, ScoreKind.NONE)
         with self._lock:
             documents = self.document_store._query_by_embedding(
-                query_embedding=vector.tolist(), filters=filters, top_k=_clamp(limit)
+                query_embedding=vector.tolist(),
+                filters=filters,
+                top_k=_clamp(limit),
+                return_embedding=not cosine_scores,
             )
         return [
-            IndexHit(_bare(document), float(document.score), ScoreKind.COSINE, float(document.score))
+            IndexHit(
+                _bare(document),
+                float(document.score),
+                kind,
+                float(document.score)
+                if cosine_scores
+                else _cosine(np.asarray(document.embedding, dtype=np.float32), vector),
+            )
             for document in documents
         ]
 
@@ -731,6 +771,14 @@ def _evidence_point(item: ChunkEvidence) -> Any:
             "terms": dict(item.term_counts or {}),
         },
     )
+
+
+def _with_keywords(chunk: Document) -> Document:
+    """The chunk with its offline BM25 keyword vector (none when its text has no keyword)."""
+    indices, values = document_sparse_vector(chunk.content or "")
+    if not indices:
+        return chunk
+    return dataclasses.replace(chunk, sparse_embedding=SparseEmbedding(indices=indices, values=values))
 
 
 def _check_sentences(item: ChunkEvidence) -> None:

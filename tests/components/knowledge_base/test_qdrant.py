@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from components.knowledge_base.factory import knowledge_base_for
 from components.knowledge_base.knowledge_base import KnowledgeBase
-from components.knowledge_base.qdrant_index import document_store_for, open_chunk_index
-from components.knowledge_base.registry import DocumentRegistry
+from components.knowledge_base.qdrant_index import document_store_for
 from components.settings import Settings
 from tests.components.knowledge_base.backend_cases import BackendCases
 from tests.components.knowledge_base.conftest import closed_port, environment
@@ -19,8 +19,7 @@ def backend_settings(tmp_path_factory):
 
 
 def _open(settings: Settings, collection: str, dimension: int = 384) -> KnowledgeBase:
-    index = open_chunk_index(document_store_for(settings, collection, dimension), settings.embedding_model)
-    return KnowledgeBase(index, DocumentRegistry(collection))
+    return knowledge_base_for(document_store_for(settings, collection, dimension), settings.embedding_model)
 
 
 @pytest.fixture()

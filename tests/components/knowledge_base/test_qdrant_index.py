@@ -288,6 +288,15 @@ class TestCollectionsOfOthers:
             index.write([mine], [_evidence("mine", mine.content, 1)])
             assert [hit.document.id for hit in index.keyword("sourdough week", 5)] == ["mine"]
             assert index.keyword("sourdough week", 5, {"field": "meta.topic", "operator": "==", "value": "x"}) == []
+            # Rewritten with no keyword left, it leaves no stale keyword vector behind.
+            index.write([Document(id="mine", content="Of the.", embedding=_unit(3).tolist())], [])
+            assert index.keyword("sourdough week", 5) == []
+            index.write([mine], [])
+            # Enrichment: keyword vectors and evidence for the user's chunks go beside them.
+            theirs = [doc for batch in index.iter_documents() for doc in batch if doc.id != "mine"]
+            index.add_evidence(theirs, [ChunkEvidence(doc.id, term_counts=term_counts(doc.content)) for doc in theirs])
+            assert index.keyword("sourdough starter", 3)[0].document.id == "user-5"
+            assert index.term_statistics(["sourdough"]).n_chunks == 8
             after = {
                 doc.id: (doc.content, doc.meta, doc.embedding)
                 for batch in index.iter_documents(with_embeddings=True)
@@ -298,6 +307,17 @@ class TestCollectionsOfOthers:
             for key, (content, meta, embedding) in before.items():
                 assert after[key][:2] == (content, meta)
                 assert after[key][2] == pytest.approx(embedding, abs=1e-6)
+        finally:
+            index.close()
+
+    def test_a_dot_product_collection_still_gives_cosines(self, tmp_path, collection_name):
+        index = QdrantChunkIndex(_store(tmp_path / "q", collection_name, similarity="dot_product"), MODEL)
+        try:
+            vectors = [_unit(1) * 3, _unit(2)]  # not unit length: dot product and cosine differ
+            index.write([Document(id=f"c{k}", content="x", embedding=v.tolist()) for k, v in enumerate(vectors)], [])
+            hits = index.dense(_unit(1), 2)
+            assert hits[0].document.id == "c0" and hits[0].kind is ScoreKind.NONE
+            assert hits[0].cosine == pytest.approx(1.0, abs=1e-5) and hits[0].raw_score == pytest.approx(3.0, abs=1e-4)
         finally:
             index.close()
 
@@ -323,6 +343,20 @@ class TestCollectionsOfOthers:
         with pytest.raises(KnowledgeBaseMismatch, match="earlier version of the research assistant; re-ingest"):
             index.count()
         index.close()
+
+    def test_a_knowledge_base_of_the_earlier_layout_is_not_shadowed_by_an_empty_one(self, tmp_path, collection_name):
+        client = QdrantClient(path=str(tmp_path / "old"))
+        for suffix in ("_chunks", "_documents"):
+            client.create_collection(collection_name + suffix, vectors_config={})
+        client.close()
+        index = QdrantChunkIndex(_store(tmp_path / "old", collection_name), MODEL)
+        with pytest.raises(KnowledgeBaseMismatch, match=r"earlier version .*; re-ingest into a new collection"):
+            index.count()
+        index.close()
+        client = QdrantClient(path=str(tmp_path / "old"))
+        names = {c.name for c in client.get_collections().collections}
+        client.close()
+        assert names == {collection_name + "_chunks", collection_name + "_documents"}  # nothing was created
 
     def test_drop_removes_the_side_collections_and_starts_afresh(self, loaded):
         client = loaded.document_store._client
