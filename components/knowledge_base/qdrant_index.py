@@ -278,6 +278,15 @@ class QdrantChunkIndex(ChunkIndex):
                 f"Qdrant collection {self.collection!r} has no {DENSE_VECTORS_NAME!r} vector, so it was not written "
                 "by Haystack's QdrantDocumentStore and cannot be read as a knowledge base."
             )
+        if store.use_sparse_embeddings and not isinstance(vectors, dict):
+            # A collection Haystack's DocumentWriter filled without sparse vectors (`research kb attach`): read it as
+            # it was made; keyword search then runs on the side collection that enrichment fills.
+            logger.info(
+                "Qdrant collection {collection} has no sparse vectors; keyword search uses {side}",
+                collection=self.collection,
+                side=f"{self.collection}_keywords",
+            )
+            store.use_sparse_embeddings = False
         if store.use_sparse_embeddings != isinstance(vectors, dict):
             setting = "true" if isinstance(vectors, dict) else "false"
             raise KnowledgeBaseMismatch(
