@@ -164,6 +164,13 @@ def _run(enricher: Any, enrich: bool) -> Any:
         enricher.knowledge_base.close()
 
 
+def _table_exists(settings: Any, name: str) -> bool:
+    from components.database import connection_pool_for, database_url
+
+    with connection_pool_for(database_url(settings)).connection() as conn:
+        return conn.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()[0]
+
+
 def attach_collection(args: Any) -> int:
     """Recognise an existing Haystack collection's documents (and enrich them with --enrich)."""
     from components.settings import get_settings
@@ -172,6 +179,9 @@ def attach_collection(args: Any) -> int:
     backend = args.backend or settings.kb_backend
     settings = settings.model_copy(update={"kb_backend": backend})
     document_field = args.document_field or settings.kb_document_field
+    if backend == "pgvector" and not _table_exists(settings, args.name):
+        # Opening a PgvectorDocumentStore creates its table: a mistyped name must not leave an empty one behind.
+        raise UserError(f"The pgvector database has no table {args.name!r}; nothing to attach.")
     enricher = _enricher(settings, args.name, document_field)
     if enricher.index.count() == 0:
         enricher.knowledge_base.close()

@@ -129,7 +129,7 @@ def test_attach_enrich_ask_and_cite_leave_the_users_rows_unchanged(
     printed = capsys.readouterr().out
     assert "3 documents" in printed and f"KB_COLLECTION={name}" in printed, printed
     assert main(["kb", "attach", f"{name}_missing", "--backend", backend]) == 1
-    assert "holds no documents" in capsys.readouterr().err
+    assert "nothing to attach" in capsys.readouterr().err
     knowledge_base = open_knowledge_base(settings, name)
     enricher = KnowledgeBaseEnricher(knowledge_base)
     assert enricher.recognise().registered == 0  # already recognised by the command
