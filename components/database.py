@@ -109,8 +109,9 @@ def connection_pool(settings: Settings | None = None):  # noqa: ANN201 - psycopg
 def connection_pool_for(url: str):  # noqa: ANN201 - psycopg_pool is imported lazily
     """The process-wide connection pool for the database at `url`, with pgvector types registered.
 
-    This is the one cache of pools: the knowledge base (its document registry and the pgvector chunk index's own
-    SQL), the graph and memory share one pool per database instead of opening connections of their own.
+    This is the one cache of pools (made once per database URL; `close_pools` ends them): the knowledge base (its
+    document registry and the pgvector chunk index's own SQL), the graph and memory share one pool per database
+    instead of opening connections of their own.
     """
     from pgvector.psycopg import register_vector
     from psycopg_pool import ConnectionPool
