@@ -1,0 +1,808 @@
+"""`MilvusChunkIndex`: a knowledge base's chunks in milvus-haystack's `MilvusDocumentStore`.
+
+What goes through the integration and what through its client (milvus-haystack 0.1.0, read and measured):
+
+- Writes: the store's `write_documents(..., policy=OVERWRITE)`; the collection it creates is an ordinary Haystack
+  collection (`id`, `text`, `vector`, meta in the dynamic field) with Milvus's BM25 built-in function on `text`.
+- Dense and keyword search: the store's own client (`store.client.search`), with the integration's filter
+  translation (`milvus_haystack.filters.parse_filters`). The integration's retrieval asks for every field, so each
+  hit carries its 384-float vector and sparse vector back; and its scores are mapped by the `index_params` given to
+  the constructor, so a reopened or attached collection built without them returns raw distances. Here the metric
+  is read from the collection's own vector index and every score is translated in one place (`_translate`):
+  squared L2 back to cosine, and milvus-lite's negative BM25 distances (more negative is better) to their
+  magnitude.
+- Fetching and cosines by id: `client.get` by primary key (the integration's `filter_documents` filters, returns
+  vectors and stops silently at 10,000 rows).
+- Evidence (sentence spans with their in-context vectors, term counts, each term's document frequency) in side
+  collections on the same client, beside the integration's rows, which are never altered: `<collection>_sentences`,
+  `<collection>_chunk_terms` and `<collection>_terms` (that last one keeps the document frequencies and, under the
+  empty term, the chunk count and total term count that BM25's average length needs). Evidence writes are
+  read-modify-write under the shared client's lock: one writing process per collection, which milvus-lite enforces
+  anyway.
+
+milvus-lite traps handled: rows sit in an unindexed buffer that searches slowly (about 200 ms against 13 ms at 5k
+rows) until a flush, so written collections are flushed before the next search; its folder opens in one process
+only (`open_milvus_document_store` says so in one sentence), and two store objects for one file in one process (what
+YAML deserialisation makes) share one client through `MilvusClients`, the one cache of clients in this module.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from haystack import Document, logging
+from haystack.document_stores.types import DuplicatePolicy
+
+from components.contracts import ScoreKind
+from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit
+from components.knowledge_base.keyword_terms import ENGLISH_STOP_WORDS, terms
+from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics
+
+logger = logging.getLogger(__name__)
+
+# Milvus caps limit + offset of one query or search at 16,384.
+_WINDOW = 16_384
+_BATCH = 1_000
+_KEY_LENGTH = 1_024
+# The empty term's row in `<collection>_terms` holds the collection totals (no analyzer term is empty).
+_TOTALS = ""
+# The collection property naming the embedding model of a collection the assistant created (milvus-lite keeps no
+# collection description).
+_MODEL_PROPERTY = "research_assistant.embedding_model"
+
+# The analyzer of the BM25 function: Milvus's standard tokenizer with the product's one stop-word list, so Milvus
+# and `keyword_terms.terms` drop the same words.
+ANALYZER_PARAMS: dict[str, Any] = {
+    "tokenizer": "standard",
+    "filter": ["lowercase", {"type": "stop", "stop_words": list(ENGLISH_STOP_WORDS)}],
+}
+
+
+def is_lite(uri: str) -> bool:
+    """Whether `uri` names a milvus-lite file rather than a server."""
+    return uri.endswith(".db") and "://" not in uri
+
+
+def lite_folder_in_use(folder: Path) -> bool:
+    """Whether another process holds milvus-lite's lock on `folder` (a non-blocking flock on its LOCK file)."""
+    import fcntl
+    import os
+
+    lock_file = folder / "LOCK"
+    if not lock_file.exists():
+        return False
+    fd = os.open(lock_file, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def _open_in_this_process(folder: Path) -> bool:
+    """Whether milvus-lite already serves `folder` in this process (its lock is then ours, not another's)."""
+    from milvus_lite.server_manager import server_manager_instance
+
+    return MilvusClients.holds(folder) or str(folder) in server_manager_instance._servers
+
+
+def open_milvus_document_store(
+    collection: str,
+    *,
+    uri: str,
+    token_env: str | None = "MILVUS_TOKEN",
+    metric: str = "COSINE",
+) -> Any:
+    """The `MilvusDocumentStore` the assistant writes a knowledge base into: collection `<collection>_chunks` with
+    Milvus's BM25 function on `text` (the product's stop words), `index_params` for `metric` (so Haystack's own
+    retrievers score a reopened collection correctly too), the token as an env-var `Secret` (never a value), and
+    `drop_old=False`.
+
+    Raises `KnowledgeBaseUnavailable` with one sentence when a milvus-lite file is open in another process or the
+    server cannot be reached.
+    """
+    from haystack.utils import Secret
+    from milvus_haystack import MilvusDocumentStore
+    from milvus_haystack.function import BM25BuiltInFunction
+
+    name = f"{collection}_chunks"
+    connection_args: dict[str, Any] = {"uri": uri}
+    if is_lite(uri):
+        folder = Path(uri).expanduser().resolve()
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        if not _open_in_this_process(folder) and lite_folder_in_use(folder):
+            raise KnowledgeBaseUnavailable(
+                f"The Milvus Lite database {folder} is open in another process (milvus-lite allows one process per "
+                "folder): close that process, set MILVUS_URI to a Milvus server, or use KB_BACKEND=pgvector."
+            )
+        connection_args["uri"] = str(folder)
+    elif token_env:
+        connection_args["token"] = Secret.from_env_var(token_env, strict=False)
+    try:
+        return MilvusDocumentStore(
+            collection_name=name,
+            connection_args=connection_args,
+            index_params={"metric_type": metric, "index_type": "AUTOINDEX", "params": {}},
+            search_params={"metric_type": metric, "params": {}},
+            sparse_vector_field="sparse",
+            builtin_function=[
+                BM25BuiltInFunction(
+                    input_field_names="text",
+                    output_field_names="sparse",
+                    analyzer_params=ANALYZER_PARAMS,
+                    function_name=f"{name}_bm25",
+                )
+            ],
+            drop_old=False,
+        )
+    except Exception as exc:  # noqa: BLE001 - pymilvus raises anything when it cannot connect
+        raise KnowledgeBaseUnavailable(
+            f"Cannot open Milvus at {_where(uri)}: {_first_line(exc)}; check MILVUS_URI and MILVUS_TOKEN, or use "
+            "KB_BACKEND=pgvector."
+        ) from exc
+
+
+# -- the one cache of clients -------------------------------------------------------------------------------------
+
+
+@dataclass
+class _SharedClient:
+    """One client and what every index using it must agree on: the collections written since their last flush,
+    and the lock evidence writes hold."""
+
+    client: Any
+    users: int = 0
+    dirty: set[str] = field(default_factory=set)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+
+class MilvusClients:
+    """The Milvus clients of this process, one per milvus-lite file.
+
+    milvus-lite locks its folder to one process, and every `MilvusDocumentStore` opens its own client. Two store
+    objects for one file in one process (a writer and a retriever loaded from one `pipelines.yaml`) would then keep
+    separate flush bookkeeping and release the folder at different times; `acquire` instead gives every index of
+    that file the first store's client (it sets the store's client to it). `release_folder` stops milvus-lite's
+    server for a file so that another process may open it. Server URIs are not shared: each store keeps its client.
+    """
+
+    _lock = threading.Lock()
+    _lite: dict[str, _SharedClient] = {}
+
+    @classmethod
+    def acquire(cls, document_store: Any) -> _SharedClient:
+        key = _lite_key(document_store)
+        if key is None:
+            return _SharedClient(document_store.client, users=1)
+        with cls._lock:
+            shared = cls._lite.get(key)
+            if shared is None:
+                shared = cls._lite[key] = _SharedClient(document_store.client)
+            shared.users += 1
+        document_store._milvus_client = shared.client  # the store's client, replaced by the file's one
+        return shared
+
+    @classmethod
+    def release(cls, document_store: Any) -> None:
+        """One index of this file is done with its client. The milvus-lite server keeps running (store objects
+        elsewhere in the process may still use it) until `release_folder` or the process's exit."""
+        key = _lite_key(document_store)
+        if key is None:
+            return
+        with cls._lock:
+            shared = cls._lite.get(key)
+            if shared is not None:
+                shared.users = max(0, shared.users - 1)
+
+    @classmethod
+    def release_folder(cls, uri: str) -> None:
+        """Stop milvus-lite's server for this file so another process may open it; every client of the file in this
+        process stops working (for shutdown, and before handing the folder to another process)."""
+        if not is_lite(uri):
+            return
+        key = str(Path(uri).expanduser().resolve())
+        with cls._lock:
+            cls._lite.pop(key, None)
+        from milvus_lite.server_manager import server_manager_instance
+
+        server_manager_instance.release_server(key)
+
+    @classmethod
+    def holds(cls, folder: Path) -> bool:
+        """Whether this process already has `folder` open through the cache."""
+        with cls._lock:
+            return str(folder) in cls._lite
+
+
+def _lite_key(document_store: Any) -> str | None:
+    uri = str((document_store.connection_args or {}).get("uri", ""))
+    return str(Path(uri).expanduser().resolve()) if is_lite(uri) else None
+
+
+# -- the index ----------------------------------------------------------------------------------------------------
+
+
+class MilvusChunkIndex(ChunkIndex):
+    """The chunks of one knowledge base in a `MilvusDocumentStore` (milvus-lite file, Milvus server or cluster).
+
+    Usage:
+    ```python
+    store = open_milvus_document_store("research", uri="kb.db")
+    index = MilvusChunkIndex(store, embedding_model="all-MiniLM-L6-v2", dimension=384)
+    index.write([chunk_to_document(document, chunk) for chunk in chunks], [ChunkEvidence.of(c) for c in chunks])
+    hits = index.dense(query_vector, limit=5, filters=search_filters_to_haystack(SearchFilters(doc_types=("pdf",))))
+    ```
+    The store's collection may be one Haystack's `DocumentWriter` filled: it is read as it is; keyword search needs
+    the BM25 built-in function on its text field and returns nothing without one (a warning says so once).
+    """
+
+    backend = "milvus"
+
+    def __init__(self, document_store: Any, *, embedding_model: str = "", dimension: int = 384) -> None:
+        if dimension < 2:
+            raise ValueError("dimension must be at least 2")
+        self.document_store = document_store
+        self.embedding_model = embedding_model
+        self.dimension = int(dimension)
+        self.name = document_store.collection_name
+        self.sentences_name = f"{self.name}_sentences"
+        self.chunk_terms_name = f"{self.name}_chunk_terms"
+        self.terms_name = f"{self.name}_terms"
+        self._shared = MilvusClients.acquire(document_store)
+        self._open_lock = threading.Lock()
+        self._opened = False
+        self._metric = "COSINE"
+        self._output: list[str] = []
+        self._keyword_ready = False
+        self._warned_keyword = False
+        self._closed = False
+
+    @property
+    def client(self) -> Any:
+        return self._shared.client
+
+    # -- opening ------------------------------------------------------------------------------------------------
+
+    def _open(self) -> bool:
+        """Read the collection's shape once it exists (False until then): metric, fields, the BM25 function."""
+        if self._opened:
+            return True
+        with self._open_lock:
+            if self._opened:
+                return True
+            store = self.document_store
+            if not self.client.has_collection(self.name):
+                return False
+            if not store._collection_exists:
+                # Another store object of this file created the collection: let this one see it.
+                store._collection_exists = True
+                store._init(timeout=store.timeout)
+            description = self.client.describe_collection(self.name)
+            self._check_shape(description)
+            self._read_shape(description)
+            self._ensure_evidence_collections()
+            for name in (self.name, self.sentences_name, self.chunk_terms_name, self.terms_name):
+                # milvus-lite reopens collections released; searches on them fail until they are loaded.
+                self.client.load_collection(name)
+            self._opened = True
+            return True
+
+    def _check_shape(self, description: dict[str, Any]) -> None:
+        fields = {item["name"]: item for item in description.get("fields", [])}
+        primary = next((name for name, item in fields.items() if item.get("is_primary")), None)
+        if primary != self.document_store._primary_field or self.document_store._vector_field not in fields:
+            raise KnowledgeBaseMismatch(
+                f"Milvus collection {self.name!r} was written by an earlier version of the research assistant (or "
+                "is not a Haystack collection); re-ingest into a new collection, or drop it."
+            )
+        dim = int(fields[self.document_store._vector_field].get("params", {}).get("dim", self.dimension))
+        stored_model = (description.get("properties") or {}).get(_MODEL_PROPERTY)
+        if dim != self.dimension or (stored_model and self.embedding_model and stored_model != self.embedding_model):
+            raise KnowledgeBaseMismatch(
+                f"Milvus collection {self.name!r} holds {dim}-dimensional embeddings from "
+                f"{stored_model or 'an unknown model'}, but this knowledge base is set up for {self.dimension} "
+                f"dimensions from {self.embedding_model or 'an unknown model'}; use another collection or re-ingest."
+            )
+
+    def _read_shape(self, description: dict[str, Any]) -> None:
+        store = self.document_store
+        index = store._get_index()
+        self._metric = str((index or {}).get("metric_type") or "COSINE").upper()
+        skip = {store._vector_field, store._sparse_vector_field, store._primary_field, store._text_field}
+        own = [item["name"] for item in description.get("fields", []) if item["name"] not in skip]
+        vector_types = {"FLOAT_VECTOR", "SPARSE_FLOAT_VECTOR", "BINARY_VECTOR", "FLOAT16_VECTOR", "BFLOAT16_VECTOR"}
+        own = [
+            item["name"]
+            for item in description.get("fields", [])
+            if item["name"] in own and getattr(item.get("type"), "name", str(item.get("type"))) not in vector_types
+        ]
+        self._output = [store._primary_field, store._text_field, *own]
+        if description.get("enable_dynamic_field"):
+            self._output.append("$meta")
+        functions = description.get("functions") or []
+        self._keyword_ready = any(
+            store._sparse_vector_field in (function.get("output_field_names") or []) for function in functions
+        )
+
+    def _ensure_evidence_collections(self) -> None:
+        from pymilvus import DataType
+
+        client = self.client
+        if not client.has_collection(self.sentences_name):
+            schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+            schema.add_field("key", DataType.VARCHAR, is_primary=True, max_length=_KEY_LENGTH + 16)
+            schema.add_field("chunk_id", DataType.VARCHAR, max_length=_KEY_LENGTH)
+            schema.add_field("idx", DataType.INT64)
+            schema.add_field("start", DataType.INT64)
+            schema.add_field("end", DataType.INT64)
+            schema.add_field("vector", DataType.FLOAT_VECTOR, dim=self.dimension)
+            self._create(self.sentences_name, schema, "vector", "COSINE")
+        if not client.has_collection(self.chunk_terms_name):
+            schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+            schema.add_field("chunk_id", DataType.VARCHAR, is_primary=True, max_length=_KEY_LENGTH)
+            schema.add_field("counts", DataType.JSON)
+            schema.add_field("total", DataType.INT64)
+            schema.add_field("spans", DataType.JSON)
+            schema.add_field("placeholder", DataType.FLOAT_VECTOR, dim=2)  # Milvus requires a vector field
+            self._create(self.chunk_terms_name, schema, "placeholder", "L2")
+        if not client.has_collection(self.terms_name):
+            schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+            schema.add_field("term", DataType.VARCHAR, is_primary=True, max_length=_KEY_LENGTH)
+            schema.add_field("df", DataType.INT64)
+            schema.add_field("total", DataType.INT64)
+            schema.add_field("placeholder", DataType.FLOAT_VECTOR, dim=2)
+            self._create(self.terms_name, schema, "placeholder", "L2")
+
+    def _create(self, name: str, schema: Any, vector_field: str, metric: str) -> None:
+        index = self.client.prepare_index_params()
+        index.add_index(field_name=vector_field, index_type="AUTOINDEX", metric_type=metric)
+        self.client.create_collection(name, schema=schema, index_params=index)
+
+    # -- writes -------------------------------------------------------------------------------------------------
+
+    def write(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
+        if not chunks:
+            return
+        for doc in chunks:
+            self._check_vector(doc.embedding, f"Chunk {doc.id}")
+        store = self.document_store
+        # None values are absent meta, not a type the integration would warn about and drop one by one.
+        clean = [
+            Document(id=doc.id, content=doc.content, embedding=doc.embedding, meta=_meta_values(doc.meta))
+            for doc in chunks
+        ]
+        created = not self._open()
+        store.write_documents(clean, policy=DuplicatePolicy.OVERWRITE)
+        if created and self.embedding_model:
+            # Only on a collection this index made: a user's collection is never altered.
+            self.client.alter_collection_properties(self.name, {_MODEL_PROPERTY: self.embedding_model})
+        self._open()
+        self._write_evidence([doc.id for doc in chunks], evidence)
+        with self._shared.lock:
+            self._shared.dirty.update((self.name, self.sentences_name, self.chunk_terms_name, self.terms_name))
+
+    def _write_evidence(self, chunk_ids: list[str], evidence: list[ChunkEvidence]) -> None:
+        by_id = {item.chunk_id: item for item in evidence}
+        sentence_rows: list[dict[str, Any]] = []
+        term_rows: list[dict[str, Any]] = []
+        for chunk_id in chunk_ids:
+            item = by_id.get(chunk_id)
+            if item is None:
+                continue
+            spans = [(int(start), int(end)) for start, end in item.sentence_spans]
+            vectors = None
+            if item.sentence_embeddings is not None and spans:
+                vectors = np.asarray(item.sentence_embeddings, dtype=np.float32)
+                if vectors.ndim != 2 or vectors.shape != (len(spans), self.dimension):
+                    raise ValueError(
+                        f"Chunk {chunk_id!r} has {len(spans)} sentence spans but sentence embeddings of shape "
+                        f"{vectors.shape}; give one {self.dimension}-dimensional row per span."
+                    )
+                for idx, ((start, end), vector) in enumerate(zip(spans, vectors, strict=True)):
+                    sentence_rows.append(
+                        {
+                            "key": f"{chunk_id}\x00{idx}",
+                            "chunk_id": chunk_id,
+                            "idx": idx,
+                            "start": start,
+                            "end": end,
+                            "vector": vector.tolist(),
+                        }
+                    )
+            counts = {str(term): int(n) for term, n in (item.term_counts or {}).items() if n}
+            term_rows.append(
+                {
+                    "chunk_id": chunk_id,
+                    "counts": counts,
+                    "total": sum(counts.values()),
+                    "spans": [list(span) for span in spans] if vectors is not None else [],
+                    "placeholder": [1.0, 0.0],
+                }
+            )
+        with self._shared.lock:
+            # The chunks' earlier evidence goes first (its sentences and its share of the document frequencies).
+            self._forget_evidence(chunk_ids)
+            self._upsert(self.sentences_name, sentence_rows)
+            self._upsert(self.chunk_terms_name, [row for row in term_rows if row["counts"] or row["spans"]])
+            self._count_terms([row["counts"] for row in term_rows if row["counts"]], +1)
+
+    def _forget_evidence(self, chunk_ids: list[str]) -> None:
+        """Remove the stored evidence of these chunks and take their terms out of the document frequencies."""
+        old = self._get(self.chunk_terms_name, chunk_ids, ["chunk_id", "counts", "spans"])
+        if not old:
+            return
+        keys = [f"{row['chunk_id']}\x00{idx}" for row in old for idx in range(len(row.get("spans") or []))]
+        for start in range(0, len(keys), _BATCH):
+            self.client.delete(self.sentences_name, ids=keys[start : start + _BATCH])
+        self.client.delete(self.chunk_terms_name, ids=[row["chunk_id"] for row in old])
+        self._count_terms([dict(row.get("counts") or {}) for row in old if row.get("counts")], -1)
+
+    def _count_terms(self, counts: list[dict[str, int]], sign: int) -> None:
+        """Add (sign +1) or take away (-1) these chunks' terms in the document frequencies and the totals."""
+        if not counts:
+            return
+        df = Counter(term for chunk in counts for term in chunk)
+        total_terms = sum(sum(chunk.values()) for chunk in counts)
+        stored = {row["term"]: row for row in self._get(self.terms_name, [_TOTALS, *df], ["term", "df", "total"])}
+        totals = stored.get(_TOTALS, {"df": 0, "total": 0})
+        rows = [
+            {
+                "term": _TOTALS,
+                "df": max(0, int(totals["df"]) + sign * len(counts)),
+                "total": max(0, int(totals["total"]) + sign * total_terms),
+                "placeholder": [1.0, 0.0],
+            }
+        ]
+        gone: list[str] = []
+        for term, n in df.items():
+            value = int(stored.get(term, {}).get("df", 0)) + sign * n
+            if value > 0:
+                rows.append({"term": term, "df": value, "total": 0, "placeholder": [1.0, 0.0]})
+            elif term in stored:
+                gone.append(term)
+        self._upsert(self.terms_name, rows)
+        if gone:
+            self.client.delete(self.terms_name, ids=gone)
+
+    def delete(self, chunk_ids: list[str]) -> None:
+        ids = [str(chunk_id) for chunk_id in chunk_ids]
+        if not ids or not self._open():
+            return
+        with self._shared.lock:
+            for start in range(0, len(ids), _BATCH):
+                # By primary key: a filter expression makes milvus-lite scan every row.
+                self.client.delete(self.name, ids=ids[start : start + _BATCH])
+            self._forget_evidence(ids)
+            self._shared.dirty.update((self.name, self.sentences_name, self.chunk_terms_name, self.terms_name))
+
+    def _upsert(self, name: str, rows: list[dict[str, Any]]) -> None:
+        for start in range(0, len(rows), _BATCH):
+            self.client.upsert(name, rows[start : start + _BATCH])
+
+    def _get(self, name: str, ids: list[str], fields: list[str]) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        for start in range(0, len(ids), _BATCH):
+            rows.extend(self.client.get(name, ids=ids[start : start + _BATCH], output_fields=fields))
+        return rows
+
+    def _flush(self) -> None:
+        """Flush the collections written since their last flush (searches of the write buffer are slow)."""
+        with self._shared.lock:
+            dirty = [name for name in self._shared.dirty if name.startswith(self.name)]
+            if not dirty:
+                return
+            started = time.monotonic()
+            for name in dirty:
+                self.client.flush(name)
+            self._shared.dirty.difference_update(dirty)
+            logger.debug(
+                "Flushed Milvus collections {names} in {ms} ms",
+                names=dirty,
+                ms=round((time.monotonic() - started) * 1000),
+            )
+
+    def ensure_vector_index(self, wait_s: float = 120.0) -> bool:
+        """Flush what was written and wait (up to `wait_s`) until the vector and keyword indexes are built.
+
+        Searches of unflushed rows, and of sealed rows whose index is still being built, are slow: measured at 10k
+        chunks, 170-600 ms right after a flush against 7 ms once milvus-lite had finished indexing.
+        """
+        if not self._open():
+            return True
+        self._flush()
+        deadline = time.monotonic() + wait_s
+        for field_name in (self.document_store._vector_field, self.document_store._sparse_vector_field):
+            if not field_name:
+                continue
+            while time.monotonic() < deadline:
+                try:
+                    state = self.client.describe_index(self.name, field_name)
+                except Exception:  # noqa: BLE001 - no such index, or a server that does not report progress
+                    break
+                if not state.get("pending_index_rows") and state.get("state", "Finished") == "Finished":
+                    break
+                time.sleep(0.2)
+        return True
+
+    # -- reads --------------------------------------------------------------------------------------------------
+
+    def count(self) -> int:
+        if not self._open():
+            return 0
+        return int(self.document_store.count_documents())
+
+    def fetch(self, chunk_ids: list[str], with_embeddings: bool = False) -> list[Document]:
+        ids = [str(chunk_id) for chunk_id in chunk_ids]
+        if not ids or not self._open():
+            return []
+        fields = [*self._output, self.document_store._vector_field] if with_embeddings else self._output
+        found = {str(row[self.document_store._primary_field]): row for row in self._get(self.name, ids, fields)}
+        return [self._document(found[chunk_id]) for chunk_id in dict.fromkeys(ids) if chunk_id in found]
+
+    def iter_documents(self, batch_size: int = 1000, with_embeddings: bool = False) -> Iterator[list[Document]]:
+        if not self._open():
+            return
+        fields = [*self._output, self.document_store._vector_field] if with_embeddings else self._output
+        self._flush()
+        iterator = self.client.query_iterator(
+            self.name, batch_size=max(1, min(batch_size, _WINDOW)), filter="", output_fields=fields
+        )
+        try:
+            while batch := iterator.next():
+                yield [self._document(row) for row in batch]
+        finally:
+            iterator.close()
+
+    def dense(self, embedding: np.ndarray, limit: int, filters: dict | None = None) -> list[IndexHit]:
+        vector = self._check_vector(embedding, "The query embedding")
+        if not self._open():
+            return []
+        self._flush()
+        results = self.client.search(
+            self.name,
+            data=[vector.tolist()],
+            anns_field=self.document_store._vector_field,
+            limit=_clamp(limit),
+            filter=_expression(filters),
+            output_fields=self._output,
+            search_params={
+                "metric_type": self._metric,
+                "params": dict((self.document_store.search_params or {}).get("params") or {}),
+            },
+        )
+        kind = ScoreKind.L2 if self._metric == "L2" else ScoreKind.COSINE
+        return [self._translate(item, kind) for item in (results[0] if results else [])]
+
+    def keyword(
+        self, query: str, limit: int, filters: dict | None = None, query_embedding: np.ndarray | None = None
+    ) -> list[IndexHit]:
+        if not terms(query) or not self._open():
+            return []  # only stop words or punctuation: nothing to match
+        if not self._keyword_ready:
+            if not self._warned_keyword:
+                self._warned_keyword = True
+                logger.warning(
+                    "Milvus collection {collection} has no BM25 function on its text field; keyword search finds "
+                    "nothing there (dense search still works)",
+                    collection=self.name,
+                )
+            return []
+        vector = None if query_embedding is None else self._check_vector(query_embedding, "The query embedding")
+        self._flush()
+        fields = [*self._output, self.document_store._vector_field] if vector is not None else self._output
+        results = self.client.search(
+            self.name,
+            data=[query],
+            anns_field=self.document_store._sparse_vector_field,
+            limit=_clamp(limit),
+            filter=_expression(filters),
+            output_fields=fields,
+            search_params={"metric_type": "BM25"},
+        )
+        return [self._translate(item, ScoreKind.BM25, vector) for item in (results[0] if results else [])]
+
+    def _translate(self, item: Any, kind: ScoreKind, query_vector: np.ndarray | None = None) -> IndexHit:
+        """A search result as an `IndexHit`: the one place Milvus scores are translated."""
+        entity = dict(item.get("entity") or {})
+        entity.setdefault(self.document_store._primary_field, item.get("id"))
+        distance = float(item.get("distance", 0.0))
+        cosine: float | None
+        if kind is ScoreKind.L2:
+            raw = distance  # Milvus returns squared L2; for unit vectors cosine = 1 - d^2 / 2
+            cosine = 1.0 - max(distance, 0.0) / 2.0
+        elif kind is ScoreKind.COSINE:
+            raw = cosine = distance  # COSINE, or IP of unit vectors
+        else:
+            raw = abs(distance)  # milvus-lite returns BM25 negated (more negative is better); servers positive
+            cosine = None
+            stored = entity.pop(self.document_store._vector_field, None)  # hits carry no embedding
+            if query_vector is not None and stored is not None:
+                cosine = _cosine(np.asarray(stored, dtype=np.float32), query_vector)
+        return IndexHit(document=self._document(entity), raw_score=float(raw), kind=kind, cosine=cosine)
+
+    def _document(self, row: dict[str, Any]) -> Document:
+        store = self.document_store
+        data = dict(row)
+        embedding = data.pop(store._vector_field, None)
+        data.pop(store._sparse_vector_field, None)
+        meta = data.pop("$meta", None) or {}
+        if embedding is not None and all(value == store._dummy_value for value in embedding[:4]):
+            embedding = None  # the integration's placeholder for a document written without one
+        doc_id = str(data.pop(store._primary_field))
+        content = data.pop(store._text_field, "") or ""
+        meta = {**meta, **data}
+        return Document(
+            id=doc_id,
+            content=content,
+            meta=meta,
+            embedding=None if embedding is None else [float(value) for value in embedding],
+        )
+
+    # -- evidence -----------------------------------------------------------------------------------------------
+
+    def evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
+        ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
+        if not ids or not self._open():
+            return {}
+        self._flush()
+        rows = self._get(self.chunk_terms_name, ids, ["chunk_id", "counts", "spans"])
+        vectors = self._sentence_vectors(rows)
+        found: dict[str, ChunkEvidence] = {}
+        for row in rows:
+            spans = [(int(start), int(end)) for start, end in row.get("spans") or []]
+            found[row["chunk_id"]] = ChunkEvidence(
+                chunk_id=row["chunk_id"],
+                sentence_spans=spans,
+                sentence_embeddings=vectors.get(row["chunk_id"]),
+                term_counts=dict(row.get("counts") or {}) or None,
+            )
+        return found
+
+    def _sentence_vectors(self, rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+        """The sentence vectors of these evidence rows by chunk id (row k for span k), fetched by primary key."""
+        keys = [f"{row['chunk_id']}\x00{idx}" for row in rows for idx in range(len(row.get("spans") or []))]
+        if not keys:
+            return {}
+        by_chunk: dict[str, list[tuple[int, list[float]]]] = {}
+        for item in self._get(self.sentences_name, keys, ["chunk_id", "idx", "vector"]):
+            by_chunk.setdefault(item["chunk_id"], []).append((int(item["idx"]), item["vector"]))
+        return {
+            chunk_id: np.asarray([vector for _, vector in sorted(found)], dtype=np.float32)
+            for chunk_id, found in by_chunk.items()
+        }
+
+    def sentence_similarities(
+        self, chunk_ids: list[str], query_embedding: np.ndarray
+    ) -> dict[str, list[tuple[int, int, float]]]:
+        """Per chunk id, `(start, end, cosine)` of its stored sentences in order; the sentence vectors are fetched by
+        primary key (keys made from the spans kept with the term counts) and compared here."""
+        query = self._check_vector(query_embedding, "The query embedding")
+        similarities: dict[str, list[tuple[int, int, float]]] = {}
+        for chunk_id, item in self.evidence(chunk_ids).items():
+            if item.sentence_embeddings is None or len(item.sentence_embeddings) != len(item.sentence_spans):
+                continue
+            cosines = _cosines(item.sentence_embeddings, query)
+            similarities[chunk_id] = [
+                (start, end, float(value)) for (start, end), value in zip(item.sentence_spans, cosines, strict=True)
+            ]
+        return similarities
+
+    def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
+        """Per chunk id, its embedding's cosine to the query: the vectors fetched by primary key, compared here."""
+        query = self._check_vector(query_embedding, "The query embedding")
+        ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
+        if not ids or not self._open():
+            return {}
+        primary, vector_field = self.document_store._primary_field, self.document_store._vector_field
+        rows = self._get(self.name, ids, [primary, vector_field])
+        if not rows:
+            return {}
+        matrix = np.asarray([row[vector_field] for row in rows], dtype=np.float32)
+        return {str(row[primary]): float(value) for row, value in zip(rows, _cosines(matrix, query), strict=True)}
+
+    def term_statistics(self, terms: list[str]) -> TermStatistics | None:
+        """Chunks with term counts, their average length in terms and each term's document frequency: one lookup
+        by primary key in `<collection>_terms`. None when no chunk has term counts."""
+        wanted = sorted({str(term) for term in terms if term})
+        if not self._open():
+            return None
+        self._flush()
+        rows = {row["term"]: row for row in self._get(self.terms_name, [_TOTALS, *wanted], ["term", "df", "total"])}
+        totals = rows.get(_TOTALS)
+        if totals is None or int(totals["df"]) <= 0:
+            return None
+        n_chunks = int(totals["df"])
+        return TermStatistics(
+            n_chunks=n_chunks,
+            avg_terms=float(totals["total"]) / n_chunks,
+            df={term: int(rows[term]["df"]) if term in rows else 0 for term in wanted},
+        )
+
+    # -- housekeeping -------------------------------------------------------------------------------------------
+
+    def drop(self) -> None:
+        """Delete the collection and the evidence beside it."""
+        with self._shared.lock:
+            for name in (self.name, self.sentences_name, self.chunk_terms_name, self.terms_name):
+                self.client.drop_collection(name)
+                self._shared.dirty.discard(name)
+        self.document_store._collection_exists = False
+        self.document_store.fields = []
+        self._opened = False
+
+    def close(self) -> None:
+        """Flush pending rows and let go of the shared client."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._opened:
+                self._flush()
+        finally:
+            MilvusClients.release(self.document_store)
+            self._opened = False
+
+    # -- helpers ------------------------------------------------------------------------------------------------
+
+    def _check_vector(self, embedding: Any, what: str) -> np.ndarray:
+        if embedding is None:
+            raise ValueError(f"{what} has no embedding; embed it first.")
+        vector = np.asarray(embedding, dtype=np.float32).reshape(-1)
+        if vector.shape[0] != self.dimension:
+            raise ValueError(f"{what} has {vector.shape[0]} dimensions; the index expects {self.dimension}.")
+        return vector
+
+
+def _meta_values(meta: dict[str, Any] | None) -> dict[str, Any]:
+    return {key: value for key, value in (meta or {}).items() if value is not None}
+
+
+def _expression(filters: dict | None) -> str:
+    """The Milvus expression for Haystack filters, by the integration's own translation ("" for none)."""
+    if not filters:
+        return ""
+    from milvus_haystack.filters import parse_filters
+
+    return parse_filters(filters)
+
+
+def _cosines(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
+    return (matrix @ query) / np.maximum(norms, 1e-12)
+
+
+def _cosine(vector: np.ndarray, query: np.ndarray) -> float:
+    return float(_cosines(vector.reshape(1, -1), query)[0])
+
+
+def _clamp(limit: int) -> int:
+    return max(1, min(int(limit), _WINDOW))
+
+
+def _where(uri: str) -> str:
+    """Where a Milvus URI points, without credentials."""
+    if is_lite(uri):
+        return uri
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(uri)
+    return f"{parts.scheme}://{parts.hostname}{':' + str(parts.port) if parts.port else ''}"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:200]
+
+
+__all__ = ["ANALYZER_PARAMS", "MilvusChunkIndex", "MilvusClients", "open_milvus_document_store"]
