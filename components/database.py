@@ -97,10 +97,18 @@ def describe_database(settings: Settings | None = None) -> str:
 
 def connection_pool(settings: Settings | None = None):  # noqa: ANN201 - psycopg_pool is imported lazily
     """The process-wide connection pool for the settings' database, with pgvector types registered."""
+    return connection_pool_for(database_url(settings))
+
+
+def connection_pool_for(url: str):  # noqa: ANN201 - psycopg_pool is imported lazily
+    """The process-wide connection pool for the database at `url`, with pgvector types registered.
+
+    This is the one cache of pools: the knowledge base (its document registry and the pgvector chunk index's own
+    SQL), the graph and memory share one pool per database instead of opening connections of their own.
+    """
     from pgvector.psycopg import register_vector
     from psycopg_pool import ConnectionPool
 
-    url = database_url(settings)
     with _LOCK:
         pool = _POOLS.get(url)
         if pool is not None:

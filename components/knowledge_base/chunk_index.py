@@ -87,6 +87,7 @@ class ChunkIndex(ABC):
     """
 
     backend: str
+    collection: str  # the table / collection / index name the chunks are in (the registry's tables follow it)
     document_store: Any
     embedding_model: str
     dimension: int

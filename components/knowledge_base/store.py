@@ -193,6 +193,11 @@ class KnowledgeBaseStore(ABC):
         """
         return {}
 
+    @property
+    def looks_up_cosines(self) -> bool:
+        """Whether `chunk_cosines` answers cheaply (so a keyword search may start before the question is embedded)."""
+        return False
+
     def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
         """Per chunk id, the cosine of its stored embedding to the query, in one round trip; None when the backend
         cannot look embeddings up by id cheaply (callers then pass the embedding to `keyword_search` instead).

@@ -1,0 +1,267 @@
+"""`KnowledgeBase`: the one `KnowledgeBaseStore`, composed of a `ChunkIndex` (the integration's document store) and
+the `DocumentRegistry` (the documents, in PostgreSQL).
+
+Every backend is the same class: what differs between pgvector, Qdrant and Milvus is the chunk index it is given.
+Writes keep the registry row as the commit point: upsert = index.write -> registry.put (the graph's `also` inside
+its transaction) -> index.delete(the replaced version's stale chunks); delete = registry.delete -> index.delete.
+Search hits get their document and its chunk count from the registry in one query; a hit whose document the
+registry does not know (a crash between the two writes) is dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from components.knowledge_base.chunk_index import (
+    ChunkEvidence,
+    ChunkIndex,
+    IndexHit,
+    chunk_to_document,
+    document_to_chunk,
+    search_filters_to_haystack,
+)
+from components.knowledge_base.registry import DocumentRegistry
+from components.knowledge_base.store import (
+    ChunkHit,
+    ChunkRecord,
+    DocumentRecord,
+    DocumentSummary,
+    KnowledgeBaseStore,
+    SearchFilters,
+    TermStatistics,
+)
+
+
+class KnowledgeBase(KnowledgeBaseStore):
+    """A knowledge base: chunks in an integration's document store (through its `ChunkIndex`), documents in the
+    registry. Thread-safe when its index is.
+
+    Usage:
+    ```python
+    from components.knowledge_base.factory import knowledge_base_for
+
+    kb = knowledge_base_for(PgvectorDocumentStore(table_name="research", embedding_dimension=384))
+    kb.upsert_document(document, chunks)
+    hits = kb.dense_search(query_vector, limit=10, filters=SearchFilters(doc_types=("pdf",)))
+    ```
+    """
+
+    def __init__(self, index: ChunkIndex, registry: DocumentRegistry) -> None:
+        self.index = index
+        self.registry = registry
+        self.backend = index.backend
+        self.collection = registry.collection
+        self.embedding_model = index.embedding_model
+        self.dimension = int(index.dimension)
+
+    @property
+    def looks_up_cosines(self) -> bool:
+        """Whether the index computes cosines of chunks by id cheaply (a keyword search can then start before the
+        question is embedded)."""
+        return type(self.index).chunk_cosines is not ChunkIndex.chunk_cosines
+
+    # -- writes ---------------------------------------------------------------------------------------------------
+
+    def _check_chunks(self, document: DocumentRecord, chunks: list[ChunkRecord]) -> None:
+        for chunk in chunks:
+            if chunk.document_id != document.document_id:
+                raise ValueError(
+                    f"Chunk {chunk.chunk_id!r} belongs to {chunk.document_id!r}, not {document.document_id!r}."
+                )
+            if chunk.embedding is None:
+                raise ValueError(f"Chunk {chunk.chunk_id!r} has no embedding; embed it before writing.")
+            if len(chunk.embedding) != self.dimension:
+                raise ValueError(
+                    f"Chunk {chunk.chunk_id!r} has {len(chunk.embedding)} embedding dimensions; "
+                    f"the collection needs {self.dimension}."
+                )
+            if chunk.sentence_embeddings is not None:
+                vectors = np.asarray(chunk.sentence_embeddings)
+                if (
+                    vectors.ndim != 2
+                    or vectors.shape[0] != len(chunk.sentence_spans)
+                    or vectors.shape[1] != (self.dimension)
+                ):
+                    raise ValueError(
+                        f"Chunk {chunk.chunk_id!r} has {len(chunk.sentence_spans)} sentence spans but sentence "
+                        f"embeddings of shape {vectors.shape}; give one {self.dimension}-dimensional row per span."
+                    )
+
+    def upsert_document(
+        self, document: DocumentRecord, chunks: list[ChunkRecord], *, also: Callable[[Any], None] | None = None
+    ) -> None:
+        """Write the chunks to the index, then replace the document in the registry (`also(conn)` in its
+        transaction), then delete the chunks of the replaced version that this one no longer has."""
+        self._check_chunks(document, chunks)
+        ordered = sorted(chunks, key=lambda chunk: chunk.chunk_index)
+        if ordered:
+            self.index.write(
+                [chunk_to_document(document, chunk) for chunk in ordered], [ChunkEvidence.of(c) for c in ordered]
+            )
+        stale = self.registry.put(document, [chunk.chunk_id for chunk in ordered], also=also)
+        if stale:
+            self.index.delete(stale)
+
+    def delete_document(self, document_id: str, *, also: Callable[[Any], None] | None = None) -> bool:
+        """Remove the document from the registry (`also(conn)` in its transaction), then its chunks from the index."""
+        chunk_ids = self.registry.delete(document_id, also=also)
+        if chunk_ids is None:
+            return False
+        if chunk_ids:
+            self.index.delete(chunk_ids)
+        return True
+
+    # -- documents ------------------------------------------------------------------------------------------------
+
+    def find_by_source(self, source: str) -> DocumentRecord | None:
+        return self.registry.find_by_source(source)
+
+    def get_document(self, document_id: str) -> tuple[DocumentRecord, list[ChunkRecord]] | None:
+        """The document (with its text) and its chunks in order, embeddings not loaded."""
+        found = self.registry.get(document_id)
+        if found is None:
+            return None
+        document, chunk_ids = found
+        position = {chunk_id: index for index, chunk_id in enumerate(chunk_ids)}
+        chunks = [
+            document_to_chunk(doc, document.document_id, position[str(doc.id)])
+            for doc in self.index.fetch(chunk_ids)
+            if str(doc.id) in position
+        ]
+        chunks.sort(key=lambda chunk: position[chunk.chunk_id])
+        return document, chunks
+
+    def list_documents(
+        self, limit: int = 20, offset: int = 0, search: str | None = None, filters: SearchFilters | None = None
+    ) -> tuple[list[DocumentSummary], int]:
+        return self.registry.list(limit, offset, search, filters)
+
+    def count_chunks(self) -> int:
+        return self.index.count()
+
+    def count_documents(self) -> int:
+        return self.registry.count()
+
+    def iter_chunks(self, batch_size: int = 1000) -> Iterator[tuple[DocumentRecord, list[ChunkRecord]]]:
+        """Every document (with its text) and its chunks with embeddings and evidence, in document-id order."""
+        documents = max(1, int(batch_size) // 10)
+        batch: list[tuple[DocumentRecord, list[str]]] = []
+        for item in self.registry.iter_documents(batch_size=documents):
+            batch.append(item)
+            if len(batch) >= documents:
+                yield from self._with_chunks(batch)
+                batch = []
+        if batch:
+            yield from self._with_chunks(batch)
+
+    def _with_chunks(
+        self, batch: list[tuple[DocumentRecord, list[str]]]
+    ) -> Iterator[tuple[DocumentRecord, list[ChunkRecord]]]:
+        ids = [chunk_id for _, chunk_ids in batch for chunk_id in chunk_ids]
+        found = {str(doc.id): doc for doc in self.index.fetch(ids, with_embeddings=True)}
+        evidence = self.index.evidence(ids)
+        for document, chunk_ids in batch:
+            chunks = []
+            for position, chunk_id in enumerate(chunk_ids):
+                doc = found.get(chunk_id)
+                if doc is None:
+                    continue
+                chunk = document_to_chunk(doc, document.document_id, position)
+                kept = evidence.get(chunk_id)
+                if kept is not None:
+                    chunk.sentence_spans = list(kept.sentence_spans)
+                    chunk.sentence_embeddings = kept.sentence_embeddings
+                    chunk.term_counts = kept.term_counts
+                chunks.append(chunk)
+            yield document, chunks
+
+    # -- searches -------------------------------------------------------------------------------------------------
+
+    def _vector(self, embedding: Any) -> np.ndarray:
+        vector = np.asarray(embedding, dtype=np.float32).reshape(-1)
+        if vector.shape[0] != self.dimension:
+            raise ValueError(
+                f"The query embedding has {vector.shape[0]} dimensions; "
+                f"collection {self.collection!r} needs {self.dimension}."
+            )
+        return vector
+
+    def _hits(self, found: list[IndexHit]) -> list[ChunkHit]:
+        """Index hits with their documents (one registry query); hits of unknown documents are dropped."""
+        owners: dict[str, tuple[str, int]] = {}
+        unknown = []
+        for hit in found:
+            meta = hit.document.meta or {}
+            if meta.get("document_id"):
+                owners[str(hit.document.id)] = (str(meta["document_id"]), int(meta.get("chunk_index") or 0))
+            else:
+                unknown.append(str(hit.document.id))
+        if unknown:
+            owners.update(self.registry.chunk_documents(unknown))
+        documents = self.registry.get_many([owner for owner, _ in owners.values()])
+        hits = []
+        for hit in found:
+            owner = owners.get(str(hit.document.id))
+            if owner is None or owner[0] not in documents:
+                continue
+            document, total = documents[owner[0]]
+            hits.append(
+                ChunkHit(
+                    chunk=document_to_chunk(hit.document, owner[0], owner[1]),
+                    document=document,
+                    total_chunks=total,
+                    raw_score=float(hit.raw_score),
+                    score_kind=hit.kind,
+                    cosine=None if hit.cosine is None else float(hit.cosine),
+                )
+            )
+        return hits
+
+    def dense_search(self, embedding: np.ndarray, limit: int, filters: SearchFilters | None = None) -> list[ChunkHit]:
+        vector = self._vector(embedding)
+        return self._hits(self.index.dense(vector, max(1, int(limit)), search_filters_to_haystack(filters)))
+
+    def keyword_search(
+        self,
+        query: str,
+        limit: int,
+        filters: SearchFilters | None = None,
+        query_embedding: np.ndarray | None = None,
+    ) -> list[ChunkHit]:
+        vector = None if query_embedding is None else self._vector(query_embedding)
+        found = self.index.keyword(query or "", max(1, int(limit)), search_filters_to_haystack(filters), vector)
+        return self._hits(found)
+
+    # -- ranking evidence -----------------------------------------------------------------------------------------
+
+    def sentence_similarities(
+        self, chunk_ids: list[str], query_embedding: np.ndarray
+    ) -> dict[str, list[tuple[int, int, float]]]:
+        return self.index.sentence_similarities(chunk_ids, self._vector(query_embedding))
+
+    def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
+        return self.index.chunk_cosines(chunk_ids, self._vector(query_embedding))
+
+    def term_statistics(self, terms: list[str]) -> TermStatistics | None:
+        return self.index.term_statistics(terms)
+
+    # -- housekeeping ---------------------------------------------------------------------------------------------
+
+    def ensure_vector_index(self) -> bool:
+        return self.index.ensure_vector_index()
+
+    def wait_for_vector_index(self, timeout_s: float = 60.0) -> bool:
+        """Wait for a vector index build the index started in the background; True when the index exists."""
+        wait = getattr(self.index, "wait_for_vector_index", None)
+        return bool(wait(timeout_s)) if wait is not None else True
+
+    def drop(self) -> None:
+        """Delete the chunks, their evidence and the documents (tests and `research docs --drop`)."""
+        self.index.drop()
+        self.registry.drop()
+
+    def close(self) -> None:
+        self.index.close()

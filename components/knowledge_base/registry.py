@@ -1,0 +1,349 @@
+"""`DocumentRegistry`: the documents of a knowledge base, one small PostgreSQL store beside any chunk index.
+
+Whatever engine holds the chunks (pgvector, Qdrant, Milvus), the documents they belong to live here: the
+`DATABASE_URL` database, or the embedded PostgreSQL of the data folder (`components/database.py`), where the
+embedded graph lives too, so a document and its graph facts change in one transaction.
+
+Per collection, two tables:
+
+- `<collection>_documents`: one row per ingested file, page or paper (document_id, title, source UNIQUE, doc_type,
+  content_hash, text, url, date, ingested_at, metadata, chunk_count) with `chunk_ids`, its chunk ids in order;
+- `<collection>_chunk_documents`: chunk_id -> (document_id, chunk_index), so that a chunk found in the index, even
+  one written by someone else, is attributed to its document in one query.
+
+The registry row is the commit point of an ingestion: the index is written first, then `put` replaces the document
+row (and runs the caller's `also(conn)` in the same transaction), then the chunks the new version no longer has are
+deleted from the index. A crash in between leaves orphan chunks that no search returns, never a document without
+its chunks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from haystack import logging
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from components.knowledge_base.store import (
+    DocumentRecord,
+    DocumentSummary,
+    KnowledgeBaseMismatch,
+    KnowledgeBaseUnavailable,
+    SearchFilters,
+)
+
+logger = logging.getLogger(__name__)
+
+# The longest suffix is 26 characters ("_chunk_documents_document"); PostgreSQL truncates identifiers at 63.
+_COLLECTION_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,36}$")
+_COLUMNS = "document_id, title, source, doc_type, content_hash, url, date, ingested_at, metadata"
+
+
+def validate_collection(collection: str) -> str:
+    """`collection` if it is a safe table-name prefix, else a ValueError saying what is allowed."""
+    if not isinstance(collection, str) or not _COLLECTION_RE.match(collection):
+        raise ValueError(
+            f"Collection name {collection!r} is not allowed: use 1-37 letters, digits, underscores and hyphens, "
+            "starting with a letter or underscore."
+        )
+    return collection
+
+
+def _record(row: tuple, text: str = "") -> DocumentRecord:
+    return DocumentRecord(
+        document_id=row[0],
+        title=row[1],
+        source=row[2],
+        doc_type=row[3],
+        content_hash=row[4],
+        url=row[5],
+        date=row[6],
+        ingested_at=row[7],
+        metadata=row[8] or {},
+        text=text,
+    )
+
+
+class DocumentRegistry:
+    """The documents of one collection, whatever engine holds its chunks. Thread-safe (a shared connection pool).
+
+    Usage:
+    ```python
+    registry = DocumentRegistry("research")  # the settings' database (embedded PostgreSQL by default)
+    stale = registry.put(document, ["doc-1:0", "doc-1:1"])  # chunk ids the old version had and this one lacks
+    index.delete(stale)
+    record, chunk_ids = registry.get("doc-1")
+    ```
+    """
+
+    def __init__(self, collection: str, url: str | None = None) -> None:
+        """
+        :param collection: the collection whose documents these are (the chunk table's / collection's name).
+        :param url: the PostgreSQL connection string; None for the settings' database (`DATABASE_URL`, else the
+            embedded server of the data folder).
+        """
+        from components.database import DatabaseUnavailable, connection_pool_for, database_url
+
+        self.collection = validate_collection(collection)
+        self._documents = sql.Identifier(f"{collection}_documents")
+        self._chunks = sql.Identifier(f"{collection}_chunk_documents")
+        try:
+            self._pool = connection_pool_for(url or database_url())
+        except DatabaseUnavailable as exc:
+            raise KnowledgeBaseUnavailable(str(exc)) from exc
+        self._create_schema()
+
+    # -- connections ----------------------------------------------------------------------------------------------
+
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        """A pooled connection; connection faults become one-sentence `KnowledgeBaseUnavailable`s."""
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except PoolTimeout as exc:
+            raise KnowledgeBaseUnavailable(
+                "The knowledge base's PostgreSQL has no free connection; try again."
+            ) from exc
+        except psycopg.OperationalError as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise KnowledgeBaseUnavailable(f"The knowledge base's PostgreSQL cannot be reached: {first}") from exc
+
+    def _q(self, template: str) -> sql.Composed:
+        return sql.SQL(template).format(documents=self._documents, chunks=self._chunks)
+
+    # -- schema ---------------------------------------------------------------------------------------------------
+
+    def _create_schema(self) -> None:
+        names = {
+            "documents": self._documents,
+            "chunks": self._chunks,
+            "documents_pkey": sql.Identifier(f"{self.collection}_documents_pkey"),
+            "documents_source_key": sql.Identifier(f"{self.collection}_documents_source_key"),
+            "documents_ingested_idx": sql.Identifier(f"{self.collection}_documents_ingested_idx"),
+            "chunks_pkey": sql.Identifier(f"{self.collection}_chunk_documents_pkey"),
+            "chunks_fkey": sql.Identifier(f"{self.collection}_chunk_documents_fkey"),
+            "chunks_document_idx": sql.Identifier(f"{self.collection}_chunk_documents_document"),
+        }
+        statements = [
+            """CREATE TABLE IF NOT EXISTS {documents} (
+                document_id text NOT NULL,
+                title text NOT NULL DEFAULT '',
+                source text NOT NULL,
+                doc_type text NOT NULL DEFAULT '',
+                content_hash text NOT NULL DEFAULT '',
+                text text NOT NULL DEFAULT '',
+                url text,
+                date date,
+                ingested_at timestamptz NOT NULL DEFAULT now(),
+                metadata jsonb NOT NULL DEFAULT '{{}}'::jsonb,
+                chunk_count integer NOT NULL DEFAULT 0,
+                chunk_ids text[] NOT NULL DEFAULT '{{}}',
+                CONSTRAINT {documents_pkey} PRIMARY KEY (document_id),
+                CONSTRAINT {documents_source_key} UNIQUE (source))""",
+            "CREATE INDEX IF NOT EXISTS {documents_ingested_idx} ON {documents} (ingested_at DESC, document_id)",
+            """CREATE TABLE IF NOT EXISTS {chunks} (
+                chunk_id text NOT NULL,
+                document_id text NOT NULL,
+                chunk_index integer NOT NULL,
+                CONSTRAINT {chunks_pkey} PRIMARY KEY (chunk_id),
+                CONSTRAINT {chunks_fkey} FOREIGN KEY (document_id)
+                    REFERENCES {documents} (document_id) ON DELETE CASCADE)""",
+            "CREATE INDEX IF NOT EXISTS {chunks_document_idx} ON {chunks} (document_id, chunk_index)",
+        ]
+        with self.connection() as conn, conn.transaction():
+            # Two processes creating the same tables at once collide on the catalog; the lock serialises them.
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"kb-registry:{self.collection}",))
+            old_layout = conn.execute(
+                """SELECT 1 FROM pg_class c WHERE c.oid = to_regclass(%s) AND NOT EXISTS (
+                       SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'chunk_ids')""",
+                (self._documents.as_string(conn),),
+            ).fetchone()
+            if old_layout is not None:
+                raise KnowledgeBaseMismatch(
+                    f"Collection {self.collection!r} was written by an earlier version of the research assistant in "
+                    "its own table layout; re-ingest the documents into a new collection (KB_COLLECTION)."
+                )
+            for statement in statements:
+                conn.execute(sql.SQL(statement).format(**names))
+
+    # -- writes ---------------------------------------------------------------------------------------------------
+
+    def put(
+        self, document: DocumentRecord, chunk_ids: list[str], *, also: Callable[[Any], None] | None = None
+    ) -> list[str]:
+        """Replace `document` (same id or same source) with this version whose chunks are `chunk_ids` in order.
+
+        `also(conn)` runs in the same transaction. Returns the chunk ids of the replaced version(s) that this one no
+        longer has: the caller deletes them from the index.
+        """
+        chunk_ids = [str(chunk_id) for chunk_id in chunk_ids]
+        with self.connection() as conn, conn.transaction():
+            # A crash may lose the last few commits (never corrupt them); ingestion re-runs by content hash, and not
+            # waiting for the WAL flush per document is what makes one transaction per document affordable.
+            conn.execute("SET LOCAL synchronous_commit = off")
+            replaced = conn.execute(
+                self._q("DELETE FROM {documents} WHERE document_id = %s OR source = %s RETURNING chunk_ids"),
+                (document.document_id, document.source),
+            ).fetchall()
+            conn.execute(
+                self._q(
+                    "INSERT INTO {documents} (document_id, title, source, doc_type, content_hash, text, url, date, "
+                    "ingested_at, metadata, chunk_count, chunk_ids) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
+                    "coalesce(%s, now()), %s, %s, %s)"
+                ),
+                (
+                    document.document_id,
+                    document.title or "",
+                    document.source,
+                    document.doc_type or "",
+                    document.content_hash or "",
+                    (document.text or "").replace("\x00", ""),
+                    document.url,
+                    document.date,
+                    document.ingested_at,
+                    Jsonb(document.metadata or {}),
+                    len(chunk_ids),
+                    chunk_ids,
+                ),
+            )
+            if chunk_ids:
+                conn.execute(
+                    self._q(
+                        "INSERT INTO {chunks} (chunk_id, document_id, chunk_index) "
+                        "SELECT chunk_id, %s, ordinality - 1 FROM unnest(%s::text[]) WITH ORDINALITY AS u(chunk_id) "
+                        "ON CONFLICT (chunk_id) DO UPDATE SET document_id = EXCLUDED.document_id, "
+                        "chunk_index = EXCLUDED.chunk_index"
+                    ),
+                    (document.document_id, chunk_ids),
+                )
+            if also is not None:
+                also(conn)
+        kept = set(chunk_ids)
+        return [chunk_id for (old,) in replaced for chunk_id in (old or []) if chunk_id not in kept]
+
+    def delete(self, document_id: str, *, also: Callable[[Any], None] | None = None) -> list[str] | None:
+        """Remove a document; `also(conn)` runs in the same transaction. Returns its chunk ids (to delete from the
+        index), or None when there was no such document (`also` is not run then)."""
+        with self.connection() as conn, conn.transaction():
+            row = conn.execute(
+                self._q("DELETE FROM {documents} WHERE document_id = %s RETURNING chunk_ids"), (document_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            if also is not None:
+                also(conn)
+        return list(row[0] or [])
+
+    def drop(self) -> None:
+        """Delete the collection's registry tables and everything in them."""
+        with self.connection() as conn, conn.transaction():
+            conn.execute(self._q("DROP TABLE IF EXISTS {chunks}, {documents} CASCADE"))
+
+    # -- reads ----------------------------------------------------------------------------------------------------
+
+    def get(self, document_id: str) -> tuple[DocumentRecord, list[str]] | None:
+        """The document (with its text) and its chunk ids in order, or None."""
+        with self.connection() as conn:
+            row = conn.execute(
+                self._q(f"SELECT {_COLUMNS}, text, chunk_ids FROM {{documents}} WHERE document_id = %s"),
+                (document_id,),
+            ).fetchone()
+        if row is None:
+            return None
+        return _record(row, text=row[9]), list(row[10] or [])
+
+    def get_many(self, document_ids: list[str]) -> dict[str, tuple[DocumentRecord, int]]:
+        """Per document id that exists, its record (without text) and chunk count; one query."""
+        ids = sorted({str(document_id) for document_id in document_ids})
+        if not ids:
+            return {}
+        with self.connection() as conn:
+            rows = conn.execute(
+                self._q(f"SELECT {_COLUMNS}, chunk_count FROM {{documents}} WHERE document_id = ANY(%s)"), (ids,)
+            ).fetchall()
+        return {row[0]: (_record(row), int(row[9])) for row in rows}
+
+    def find_by_source(self, source: str) -> DocumentRecord | None:
+        """The document ingested from `source` (path, URL or arXiv id), without its text, or None."""
+        with self.connection() as conn:
+            row = conn.execute(self._q(f"SELECT {_COLUMNS} FROM {{documents}} WHERE source = %s"), (source,)).fetchone()
+        return _record(row) if row else None
+
+    def chunk_documents(self, chunk_ids: list[str]) -> dict[str, tuple[str, int]]:
+        """Per chunk id the registry knows, its (document_id, chunk_index); one query."""
+        ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
+        if not ids:
+            return {}
+        with self.connection() as conn:
+            rows = conn.execute(
+                self._q("SELECT chunk_id, document_id, chunk_index FROM {chunks} WHERE chunk_id = ANY(%s)"), (ids,)
+            ).fetchall()
+        return {row[0]: (row[1], int(row[2])) for row in rows}
+
+    def list(
+        self, limit: int = 20, offset: int = 0, search: str | None = None, filters: SearchFilters | None = None
+    ) -> tuple[list[DocumentSummary], int]:
+        """A page of documents, newest first, with chunk counts, and how many match in all; `search` matches a
+        substring of the title or source (case-insensitive)."""
+        conditions: list[str] = []
+        params: list[Any] = []
+        if filters is not None and not filters.empty:
+            if filters.doc_types:
+                conditions.append("doc_type = ANY(%s)")
+                params.append(list(filters.doc_types))
+            if filters.date_from is not None:
+                conditions.append("date >= %s")
+                params.append(filters.date_from)
+            if filters.date_to is not None:
+                conditions.append("date <= %s")
+                params.append(filters.date_to)
+            if filters.document_ids:
+                conditions.append("document_id = ANY(%s)")
+                params.append(list(filters.document_ids))
+        if search and search.strip():
+            escaped = search.strip().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            conditions.append("(title ILIKE %s OR source ILIKE %s)")
+            params += [f"%{escaped}%", f"%{escaped}%"]
+        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+        with self.connection() as conn:
+            total = conn.execute(self._q(f"SELECT count(*) FROM {{documents}} {where}"), params).fetchone()[0]
+            rows = conn.execute(
+                self._q(
+                    f"SELECT {_COLUMNS}, chunk_count FROM {{documents}} {where} "
+                    "ORDER BY ingested_at DESC, document_id LIMIT %s OFFSET %s"
+                ),
+                [*params, max(1, int(limit)), max(0, int(offset))],
+            ).fetchall()
+        return [DocumentSummary(document=_record(row), chunk_count=int(row[9])) for row in rows], int(total)
+
+    def count(self) -> int:
+        """How many documents the collection holds."""
+        with self.connection() as conn:
+            return int(conn.execute(self._q("SELECT count(*) FROM {documents}")).fetchone()[0])
+
+    def iter_documents(self, batch_size: int = 100) -> Iterator[tuple[DocumentRecord, list[str]]]:
+        """Every document (with its text) and its chunk ids, in document-id order, a batch per query."""
+        batch_size = max(1, int(batch_size))
+        after = ""
+        while True:
+            with self.connection() as conn:
+                rows = conn.execute(
+                    self._q(
+                        f"SELECT {_COLUMNS}, text, chunk_ids FROM {{documents}} WHERE document_id > %s "
+                        "ORDER BY document_id LIMIT %s"
+                    ),
+                    (after, batch_size),
+                ).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield _record(row, text=row[9]), list(row[10] or [])
+            after = rows[-1][0]
