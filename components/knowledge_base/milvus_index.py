@@ -104,7 +104,7 @@ def open_milvus_document_store(
     token_env: str | None = "MILVUS_TOKEN",
     metric: str = "COSINE",
 ) -> Any:
-    """The `MilvusDocumentStore` the assistant writes a knowledge base into: collection `<collection>_chunks` with
+    """The `MilvusDocumentStore` the assistant writes a knowledge base into: collection `collection` with
     Milvus's BM25 function on `text` (the product's stop words), `index_params` for `metric` (so Haystack's own
     retrievers score a reopened collection correctly too), the token as an env-var `Secret` (never a value), and
     `drop_old=False`.
@@ -116,7 +116,7 @@ def open_milvus_document_store(
     from milvus_haystack import MilvusDocumentStore
     from milvus_haystack.function import BM25BuiltInFunction
 
-    name = f"{collection}_chunks"
+    name = collection
     connection_args: dict[str, Any] = {"uri": uri}
     if is_lite(uri):
         folder = Path(uri).expanduser().resolve()
@@ -255,10 +255,11 @@ class MilvusChunkIndex(ChunkIndex):
         self.document_store = document_store
         self.embedding_model = embedding_model
         self.dimension = int(dimension)
-        self.name = document_store.collection_name
-        self.sentences_name = f"{self.name}_sentences"
-        self.chunk_terms_name = f"{self.name}_chunk_terms"
-        self.terms_name = f"{self.name}_terms"
+        self.collection = document_store.collection_name
+        self.sentences_name = f"{self.collection}_sentences"
+        self.chunk_terms_name = f"{self.collection}_chunk_terms"
+        self.terms_name = f"{self.collection}_terms"
+        self._names = (self.collection, self.sentences_name, self.chunk_terms_name, self.terms_name)
         self._shared = MilvusClients.acquire(document_store)
         self._open_lock = threading.Lock()
         self._opened = False
@@ -282,35 +283,49 @@ class MilvusChunkIndex(ChunkIndex):
             if self._opened:
                 return True
             store = self.document_store
-            if not self.client.has_collection(self.name):
+            if not self.client.has_collection(self.collection):
+                self._check_old_layout()
                 return False
             if not store._collection_exists:
                 # Another store object of this file created the collection: let this one see it.
                 store._collection_exists = True
                 store._init(timeout=store.timeout)
-            description = self.client.describe_collection(self.name)
+            description = self.client.describe_collection(self.collection)
             self._check_shape(description)
             self._read_shape(description)
             self._ensure_evidence_collections()
-            for name in (self.name, self.sentences_name, self.chunk_terms_name, self.terms_name):
+            for name in self._names:
                 # milvus-lite reopens collections released; searches on them fail until they are loaded.
                 self.client.load_collection(name)
             self._opened = True
             return True
+
+    def _check_old_layout(self) -> None:
+        """One sentence instead of an empty knowledge base when this name holds an earlier version's collections."""
+        old = f"{self.collection}_chunks"
+        if self.client.has_collection(old) and self.client.has_collection(f"{self.collection}_documents"):
+            fields = self.client.describe_collection(old).get("fields", [])
+            if any(item.get("is_primary") and item["name"] == "chunk_id" for item in fields):
+                raise KnowledgeBaseMismatch(
+                    f"Milvus holds knowledge base {self.collection!r} in an earlier version's layout (collections "
+                    f"{old}, {self.collection}_documents, {self.collection}_sources); re-ingest it under another "
+                    "KB_COLLECTION, or drop those collections."
+                )
 
     def _check_shape(self, description: dict[str, Any]) -> None:
         fields = {item["name"]: item for item in description.get("fields", [])}
         primary = next((name for name, item in fields.items() if item.get("is_primary")), None)
         if primary != self.document_store._primary_field or self.document_store._vector_field not in fields:
             raise KnowledgeBaseMismatch(
-                f"Milvus collection {self.name!r} was written by an earlier version of the research assistant (or "
-                "is not a Haystack collection); re-ingest into a new collection, or drop it."
+                f"Milvus collection {self.collection!r} is not a Haystack collection (no primary key "
+                f"{self.document_store._primary_field!r} and vector {self.document_store._vector_field!r}); give the "
+                "store its field names, or use another collection."
             )
         dim = int(fields[self.document_store._vector_field].get("params", {}).get("dim", self.dimension))
         stored_model = (description.get("properties") or {}).get(_MODEL_PROPERTY)
         if dim != self.dimension or (stored_model and self.embedding_model and stored_model != self.embedding_model):
             raise KnowledgeBaseMismatch(
-                f"Milvus collection {self.name!r} holds {dim}-dimensional embeddings from "
+                f"Milvus collection {self.collection!r} holds {dim}-dimensional embeddings from "
                 f"{stored_model or 'an unknown model'}, but this knowledge base is set up for {self.dimension} "
                 f"dimensions from {self.embedding_model or 'an unknown model'}; use another collection or re-ingest."
             )
@@ -386,11 +401,11 @@ class MilvusChunkIndex(ChunkIndex):
         store.write_documents(clean, policy=DuplicatePolicy.OVERWRITE)
         if created and self.embedding_model:
             # Only on a collection this index made: a user's collection is never altered.
-            self.client.alter_collection_properties(self.name, {_MODEL_PROPERTY: self.embedding_model})
+            self.client.alter_collection_properties(self.collection, {_MODEL_PROPERTY: self.embedding_model})
         self._open()
         self._write_evidence([doc.id for doc in chunks], evidence)
         with self._shared.lock:
-            self._shared.dirty.update((self.name, self.sentences_name, self.chunk_terms_name, self.terms_name))
+            self._shared.dirty.update(self._names)
 
     def _write_evidence(self, chunk_ids: list[str], evidence: list[ChunkEvidence]) -> None:
         by_id = {item.chunk_id: item for item in evidence}
@@ -482,9 +497,9 @@ class MilvusChunkIndex(ChunkIndex):
         with self._shared.lock:
             for start in range(0, len(ids), _BATCH):
                 # By primary key: a filter expression makes milvus-lite scan every row.
-                self.client.delete(self.name, ids=ids[start : start + _BATCH])
+                self.client.delete(self.collection, ids=ids[start : start + _BATCH])
             self._forget_evidence(ids)
-            self._shared.dirty.update((self.name, self.sentences_name, self.chunk_terms_name, self.terms_name))
+            self._shared.dirty.update(self._names)
 
     def _upsert(self, name: str, rows: list[dict[str, Any]]) -> None:
         for start in range(0, len(rows), _BATCH):
@@ -499,7 +514,7 @@ class MilvusChunkIndex(ChunkIndex):
     def _flush(self) -> None:
         """Flush the collections written since their last flush (searches of the write buffer are slow)."""
         with self._shared.lock:
-            dirty = [name for name in self._shared.dirty if name.startswith(self.name)]
+            dirty = [name for name in self._shared.dirty if name in self._names]
             if not dirty:
                 return
             started = time.monotonic()
@@ -527,7 +542,7 @@ class MilvusChunkIndex(ChunkIndex):
                 continue
             while time.monotonic() < deadline:
                 try:
-                    state = self.client.describe_index(self.name, field_name)
+                    state = self.client.describe_index(self.collection, field_name)
                 except Exception:  # noqa: BLE001 - no such index, or a server that does not report progress
                     break
                 if not state.get("pending_index_rows") and state.get("state", "Finished") == "Finished":
@@ -547,7 +562,7 @@ class MilvusChunkIndex(ChunkIndex):
         if not ids or not self._open():
             return []
         fields = [*self._output, self.document_store._vector_field] if with_embeddings else self._output
-        found = {str(row[self.document_store._primary_field]): row for row in self._get(self.name, ids, fields)}
+        found = {str(row[self.document_store._primary_field]): row for row in self._get(self.collection, ids, fields)}
         return [self._document(found[chunk_id]) for chunk_id in dict.fromkeys(ids) if chunk_id in found]
 
     def iter_documents(self, batch_size: int = 1000, with_embeddings: bool = False) -> Iterator[list[Document]]:
@@ -556,7 +571,7 @@ class MilvusChunkIndex(ChunkIndex):
         fields = [*self._output, self.document_store._vector_field] if with_embeddings else self._output
         self._flush()
         iterator = self.client.query_iterator(
-            self.name, batch_size=max(1, min(batch_size, _WINDOW)), filter="", output_fields=fields
+            self.collection, batch_size=max(1, min(batch_size, _WINDOW)), filter="", output_fields=fields
         )
         try:
             while batch := iterator.next():
@@ -570,7 +585,7 @@ class MilvusChunkIndex(ChunkIndex):
             return []
         self._flush()
         results = self.client.search(
-            self.name,
+            self.collection,
             data=[vector.tolist()],
             anns_field=self.document_store._vector_field,
             limit=_clamp(limit),
@@ -595,14 +610,14 @@ class MilvusChunkIndex(ChunkIndex):
                 logger.warning(
                     "Milvus collection {collection} has no BM25 function on its text field; keyword search finds "
                     "nothing there (dense search still works)",
-                    collection=self.name,
+                    collection=self.collection,
                 )
             return []
         vector = None if query_embedding is None else self._check_vector(query_embedding, "The query embedding")
         self._flush()
         fields = [*self._output, self.document_store._vector_field] if vector is not None else self._output
         results = self.client.search(
-            self.name,
+            self.collection,
             data=[query],
             anns_field=self.document_store._sparse_vector_field,
             limit=_clamp(limit),
@@ -705,7 +720,7 @@ class MilvusChunkIndex(ChunkIndex):
         if not ids or not self._open():
             return {}
         primary, vector_field = self.document_store._primary_field, self.document_store._vector_field
-        rows = self._get(self.name, ids, [primary, vector_field])
+        rows = self._get(self.collection, ids, [primary, vector_field])
         if not rows:
             return {}
         matrix = np.asarray([row[vector_field] for row in rows], dtype=np.float32)
@@ -734,7 +749,7 @@ class MilvusChunkIndex(ChunkIndex):
     def drop(self) -> None:
         """Delete the collection and the evidence beside it."""
         with self._shared.lock:
-            for name in (self.name, self.sentences_name, self.chunk_terms_name, self.terms_name):
+            for name in self._names:
                 self.client.drop_collection(name)
                 self._shared.dirty.discard(name)
         self.document_store._collection_exists = False

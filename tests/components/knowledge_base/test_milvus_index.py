@@ -231,7 +231,7 @@ class TestMilvusChunkIndex:
         first = index.dense(vectors[4], 3)
         from milvus_haystack import MilvusDocumentStore
 
-        plain = MilvusDocumentStore(collection_name="l2_chunks", connection_args={"uri": str(tmp_path / "milvus.db")})
+        plain = MilvusDocumentStore(collection_name="l2", connection_args={"uri": str(tmp_path / "milvus.db")})
         reopened = MilvusChunkIndex(plain, dimension=DIM)
         try:
             again = reopened.dense(vectors[4], 3)
@@ -282,13 +282,15 @@ class TestMilvusChunkIndex:
         schema.add_field("vector", DataType.FLOAT_VECTOR, dim=DIM)
         index_params = client.prepare_index_params()
         index_params.add_index(field_name="vector", index_type="AUTOINDEX", metric_type="COSINE")
-        client.create_collection("old_chunks", schema=schema, index_params=index_params)  # as the old store made it
-        old = MilvusChunkIndex(_store(tmp_path, "old"), dimension=DIM)
-        try:
-            with pytest.raises(KnowledgeBaseMismatch, match="earlier version"):
-                old.count()
-        finally:
-            old.close()
+        for name in ("old_chunks", "old_documents", "not_haystack"):  # as the old store made them
+            client.create_collection(name, schema=schema, index_params=index_params)
+        for name, expected in (("old", "earlier version's layout"), ("not_haystack", "not a Haystack collection")):
+            old = MilvusChunkIndex(_store(tmp_path, name), dimension=DIM)
+            try:
+                with pytest.raises(KnowledgeBaseMismatch, match=expected):
+                    old.count()
+            finally:
+                old.close()
         index = MilvusChunkIndex(_store(tmp_path, "kb"), embedding_model="test-model", dimension=DIM)
         docs, evidence, _ = _corpus()
         index.write(docs, evidence)
