@@ -173,9 +173,14 @@ def _open(backend: str, collection: str, folder: Path) -> Any:
 
         return PgvectorKnowledgeBase(collection, url=database_url(settings), embedding_model="synthetic")
     if backend == "milvus":
-        from components.knowledge_base.milvus_store import MilvusKnowledgeBase
+        from components.knowledge_base.knowledge_base import KnowledgeBase
+        from components.knowledge_base.milvus_index import MilvusChunkIndex, milvus_document_store_for
+        from components.knowledge_base.registry import DocumentRegistry
 
-        return MilvusKnowledgeBase(collection, settings, embedding_model="synthetic")
+        index = MilvusChunkIndex(
+            milvus_document_store_for(settings, collection), embedding_model="synthetic", dimension=DIMENSION
+        )
+        return KnowledgeBase(index, DocumentRegistry(collection))
     if backend == "qdrant":
         from components.knowledge_base.qdrant_store import QdrantKnowledgeBase
 
@@ -186,9 +191,8 @@ def _open(backend: str, collection: str, folder: Path) -> Any:
 def _seal(store: Any, probe: np.ndarray, limit_s: float = 90.0) -> None:
     """What each engine needs after a bulk load before it answers at full speed, and the wait until it does."""
     if hasattr(store, "ensure_vector_index"):
-        store.ensure_vector_index()  # pgvector: build HNSW once, after the writes
-    if hasattr(store, "flush"):
-        store.flush()  # Milvus: seal the write buffer into indexed segments
+        # pgvector: build HNSW once, after the writes; Milvus: seal the write buffer and wait for its indexes.
+        store.ensure_vector_index()
     # milvus-lite compacts and indexes in a background thread after a flush, invisibly to describe_index (searches
     # take 60-900 ms meanwhile, 7 ms after): wait until three searches in a row are as fast as the fastest seen.
     deadline = time.monotonic() + limit_s

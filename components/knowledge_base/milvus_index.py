@@ -28,6 +28,7 @@ YAML deserialisation makes) share one client through `MilvusClients`, the one ca
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import Counter
@@ -53,6 +54,8 @@ _BATCH = 1_000
 _KEY_LENGTH = 1_024
 # The empty term's row in `<collection>_terms` holds the collection totals (no analyzer term is empty).
 _TOTALS = ""
+# Milvus collection names; the side collections add up to 12 characters.
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
 # The collection property naming the embedding model of a collection the assistant created (milvus-lite keeps no
 # collection description).
 _MODEL_PROPERTY = "research_assistant.embedding_model"
@@ -116,6 +119,11 @@ def open_milvus_document_store(
     from milvus_haystack import MilvusDocumentStore
     from milvus_haystack.function import BM25BuiltInFunction
 
+    if not isinstance(collection, str) or not _NAME.match(collection):
+        raise ValueError(
+            f"Collection name {collection!r} is not allowed in Milvus: use letters, digits and underscores, starting "
+            "with a letter or underscore."
+        )
     name = collection
     connection_args: dict[str, Any] = {"uri": uri}
     if is_lite(uri):
@@ -148,9 +156,16 @@ def open_milvus_document_store(
         )
     except Exception as exc:  # noqa: BLE001 - pymilvus raises anything when it cannot connect
         raise KnowledgeBaseUnavailable(
-            f"Cannot open Milvus at {_where(uri)}: {_first_line(exc)}; check MILVUS_URI and MILVUS_TOKEN, or use "
+            f"Cannot reach Milvus at {_where(uri)}: {_first_line(exc)}; check MILVUS_URI and MILVUS_TOKEN, or use "
             "KB_BACKEND=pgvector."
         ) from exc
+
+
+def milvus_document_store_for(settings: Any, collection: str) -> Any:
+    """`open_milvus_document_store` as the settings say: `MILVUS_URI` (empty: the milvus-lite file
+    `RESEARCH_DATA_DIR/milvus/knowledge_base.db`), `MILVUS_TOKEN` read from the environment, `MILVUS_METRIC`."""
+    uri = settings.milvus_uri or str(settings.data_dir / "milvus" / "knowledge_base.db")
+    return open_milvus_document_store(collection, uri=uri, metric=settings.milvus_metric)
 
 
 # -- the one cache of clients -------------------------------------------------------------------------------------
@@ -173,8 +188,9 @@ class MilvusClients:
     milvus-lite locks its folder to one process, and every `MilvusDocumentStore` opens its own client. Two store
     objects for one file in one process (a writer and a retriever loaded from one `pipelines.yaml`) would then keep
     separate flush bookkeeping and release the folder at different times; `acquire` instead gives every index of
-    that file the first store's client (it sets the store's client to it). `release_folder` stops milvus-lite's
-    server for a file so that another process may open it. Server URIs are not shared: each store keeps its client.
+    that file the first store's client (it sets the store's client to it), and `release` stops milvus-lite's server
+    for the file when the last index closes, so that another process may open it. Server URIs are not shared: each
+    store keeps its client.
     """
 
     _lock = threading.Lock()
@@ -195,20 +211,25 @@ class MilvusClients:
 
     @classmethod
     def release(cls, document_store: Any) -> None:
-        """One index of this file is done with its client. The milvus-lite server keeps running (store objects
-        elsewhere in the process may still use it) until `release_folder` or the process's exit."""
+        """One index of this file is done with its client; after the last one, milvus-lite's server for the file
+        stops, so that another process may open it (every store object of the file in this process then needs
+        reopening)."""
         key = _lite_key(document_store)
         if key is None:
             return
         with cls._lock:
             shared = cls._lite.get(key)
-            if shared is not None:
-                shared.users = max(0, shared.users - 1)
+            if shared is None:
+                return
+            shared.users -= 1
+            if shared.users > 0:
+                return
+        cls.release_folder(key)
 
     @classmethod
     def release_folder(cls, uri: str) -> None:
-        """Stop milvus-lite's server for this file so another process may open it; every client of the file in this
-        process stops working (for shutdown, and before handing the folder to another process)."""
+        """Stop milvus-lite's server for this file now, whoever still uses it (shutdown, or handing the folder to
+        another process)."""
         if not is_lite(uri):
             return
         key = str(Path(uri).expanduser().resolve())
@@ -268,6 +289,7 @@ class MilvusChunkIndex(ChunkIndex):
         self._keyword_ready = False
         self._warned_keyword = False
         self._closed = False
+        self._open()  # an existing collection is checked now (layout, model, dimension), not at the first search
 
     @property
     def client(self) -> Any:
@@ -820,4 +842,10 @@ def _first_line(exc: BaseException) -> str:
     return (text.splitlines()[0] if text else type(exc).__name__)[:200]
 
 
-__all__ = ["ANALYZER_PARAMS", "MilvusChunkIndex", "MilvusClients", "open_milvus_document_store"]
+__all__ = [
+    "ANALYZER_PARAMS",
+    "MilvusChunkIndex",
+    "MilvusClients",
+    "milvus_document_store_for",
+    "open_milvus_document_store",
+]

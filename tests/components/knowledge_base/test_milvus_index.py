@@ -268,7 +268,14 @@ class TestMilvusChunkIndex:
             assert index.chunk_cosines(["u0"], vectors[0]) == pytest.approx({"u0": 1.0}, abs=1e-5)
         finally:
             index.close()
-        after = sorted(user_store.filter_documents(), key=lambda doc: doc.id)
+        reopened = MilvusDocumentStore(collection_name="theirs", connection_args={"uri": uri})
+        after = sorted(reopened.filter_documents(), key=lambda doc: doc.id)
+        assert {name for name in reopened.client.list_collections() if name.startswith("theirs")} == {
+            "theirs",
+            "theirs_sentences",
+            "theirs_chunk_terms",
+            "theirs_terms",
+        }
         assert [(d.id, d.content, d.meta, d.embedding) for d in after] == [
             (d.id, d.content, d.meta, d.embedding) for d in before
         ]
@@ -285,22 +292,16 @@ class TestMilvusChunkIndex:
         for name in ("old_chunks", "old_documents", "not_haystack"):  # as the old store made them
             client.create_collection(name, schema=schema, index_params=index_params)
         for name, expected in (("old", "earlier version's layout"), ("not_haystack", "not a Haystack collection")):
-            old = MilvusChunkIndex(_store(tmp_path, name), dimension=DIM)
-            try:
-                with pytest.raises(KnowledgeBaseMismatch, match=expected):
-                    old.count()
-            finally:
-                old.close()
+            with pytest.raises(KnowledgeBaseMismatch, match=expected):
+                MilvusChunkIndex(_store(tmp_path, name), dimension=DIM)
         index = MilvusChunkIndex(_store(tmp_path, "kb"), embedding_model="test-model", dimension=DIM)
         docs, evidence, _ = _corpus()
         index.write(docs, evidence)
         index.close()
-        other = MilvusChunkIndex(_store(tmp_path, "kb"), embedding_model="another-model", dimension=DIM)
-        try:
-            with pytest.raises(KnowledgeBaseMismatch, match="another-model"):
-                other.dense(np.ones(DIM), 1)
-        finally:
-            other.close()
+        with pytest.raises(KnowledgeBaseMismatch, match="another-model"):
+            MilvusChunkIndex(_store(tmp_path, "kb"), embedding_model="another-model", dimension=DIM)
+        with pytest.raises(KnowledgeBaseMismatch, match="8-dimensional"):
+            MilvusChunkIndex(_store(tmp_path, "kb"), embedding_model="test-model", dimension=16)
         with pytest.raises(ValueError, match="dimensions"):
             MilvusChunkIndex(_store(tmp_path, "kb2"), dimension=DIM).write(
                 [Document(id="x", content="x", embedding=[0.1, 0.2])], []
@@ -324,7 +325,7 @@ class TestMilvusChunkIndex:
         finally:
             index.close()
         monkeypatch.setenv("MILVUS_TOKEN", "very-secret-token")
-        with pytest.raises(KnowledgeBaseUnavailable, match="Cannot open Milvus at http://127.0.0.1") as error:
+        with pytest.raises(KnowledgeBaseUnavailable, match="Cannot reach Milvus at http://127.0.0.1") as error:
             open_milvus_document_store("kb", uri=f"http://127.0.0.1:{_free_port()}")
         assert "very-secret-token" not in str(error.value)
 
