@@ -124,7 +124,7 @@ def connection_pool_for(url: str):  # noqa: ANN201 - psycopg_pool is imported la
             )
             pool.wait(timeout=10)
         except Exception as exc:  # noqa: BLE001
-            raise DatabaseUnavailable(f"Cannot connect to the knowledge base's PostgreSQL: {exc}") from exc
+            raise DatabaseUnavailable(f"Cannot connect to the knowledge base's PostgreSQL: {_first_line(exc)}") from exc
         _POOLS[url] = pool
         return pool
 
@@ -143,7 +143,13 @@ def _ensure_extension(url: str) -> None:
     except psycopg.errors.FeatureNotSupported as exc:
         raise DatabaseUnavailable("The PostgreSQL server has no pgvector extension; install pgvector there.") from exc
     except psycopg.OperationalError as exc:
-        raise DatabaseUnavailable(f"Cannot connect to the knowledge base's PostgreSQL: {exc}") from exc
+        raise DatabaseUnavailable(f"Cannot connect to the knowledge base's PostgreSQL: {_first_line(exc)}") from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of an error (psycopg's hints add more), so the message stays one sentence."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def close_pools() -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from haystack import component, default_from_dict, default_to_dict, logging
 
+from components.knowledge_base.attribution import check_document_store, store_to_dict
 from ingest.ingestor import Ingestor
 
 logger = logging.getLogger(__name__)
@@ -18,6 +19,9 @@ class FileIngester:
     A file that cannot be converted is listed in the report's `failed` with a one-sentence reason; the component
     never raises for bad input.
 
+    `document_store` is the integration's store the chunks are written to (see `KnowledgeBaseSearch`); without one,
+    the store `KB_BACKEND` chooses for `collection`.
+
     Usage:
     ```python
     ingester = FileIngester(collection="research")
@@ -27,11 +31,12 @@ class FileIngester:
     ```
     """
 
-    def __init__(self, collection: str | None = None, force: bool = False) -> None:
+    def __init__(self, document_store: Any = None, collection: str | None = None, force: bool = False) -> None:
         if collection is not None and (not isinstance(collection, str) or not collection.strip()):
             raise ValueError("collection must be a non-empty name, or None for the settings' KB_COLLECTION")
         if not isinstance(force, bool):
             raise ValueError(f"force must be True or False, not {force!r}")
+        self.document_store = check_document_store(document_store)
         self.collection = collection
         self.force = force
         self._ingestor: Ingestor | None = None
@@ -39,9 +44,12 @@ class FileIngester:
     def warm_up(self) -> None:
         """Open the knowledge base and load the embedding model (once)."""
         if self._ingestor is None:
-            from components.knowledge_base.factory import open_knowledge_base
+            from components.knowledge_base.factory import document_store_for, knowledge_base_for
 
-            self._ingestor = Ingestor(store=open_knowledge_base(collection=self.collection))
+            document_store = self.document_store
+            if document_store is None:
+                document_store = document_store_for(None, self.collection)
+            self._ingestor = Ingestor(store=knowledge_base_for(document_store))
             self._ingestor.warm_up()
 
     @component.output_types(report=dict, document_ids=list[str])
@@ -58,7 +66,9 @@ class FileIngester:
         return {"report": report.to_dict(), "document_ids": list(report.document_ids.values())}
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, collection=self.collection, force=self.force)
+        return default_to_dict(
+            self, document_store=store_to_dict(self.document_store), collection=self.collection, force=self.force
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FileIngester:

@@ -167,32 +167,20 @@ def _open(backend: str, collection: str, folder: Path) -> Any:
     settings = get_settings().model_copy(
         update={"milvus_uri": str(folder / "milvus" / "bench.db"), "qdrant_path": folder / "qdrant", "qdrant_url": None}
     )
-    if backend == "pgvector":
-        from components.database import database_url
-        from components.knowledge_base.pgvector_store import PgvectorKnowledgeBase
+    if backend in BACKENDS:
+        from components.knowledge_base.factory import document_store_for, knowledge_base_for
 
-        return PgvectorKnowledgeBase(collection, url=database_url(settings), embedding_model="synthetic")
-    if backend == "milvus":
-        from components.knowledge_base.knowledge_base import KnowledgeBase
-        from components.knowledge_base.milvus_index import MilvusChunkIndex, milvus_document_store_for
-        from components.knowledge_base.registry import DocumentRegistry
-
-        index = MilvusChunkIndex(
-            milvus_document_store_for(settings, collection), embedding_model="synthetic", dimension=DIMENSION
-        )
-        return KnowledgeBase(index, DocumentRegistry(collection))
-    if backend == "qdrant":
-        from components.knowledge_base.qdrant_store import QdrantKnowledgeBase
-
-        return QdrantKnowledgeBase(collection, settings, embedding_model="synthetic")
+        store = document_store_for(settings.model_copy(update={"kb_backend": backend}), collection)
+        return knowledge_base_for(store, embedding_model="synthetic")
     raise ValueError(f"unknown backend {backend!r}; choose {', '.join(BACKENDS)}")
 
 
 def _seal(store: Any, probe: np.ndarray, limit_s: float = 90.0) -> None:
     """What each engine needs after a bulk load before it answers at full speed, and the wait until it does."""
     if hasattr(store, "ensure_vector_index"):
-        # pgvector: build HNSW once, after the writes; Milvus: seal the write buffer and wait for its indexes.
-        store.ensure_vector_index()
+        store.ensure_vector_index()  # pgvector: build HNSW once, after the writes
+    if hasattr(store, "flush"):
+        store.flush()  # Milvus: seal the write buffer into indexed segments
     # milvus-lite compacts and indexes in a background thread after a flush, invisibly to describe_index (searches
     # take 60-900 ms meanwhile, 7 ms after): wait until three searches in a row are as fast as the fastest seen.
     deadline = time.monotonic() + limit_s

@@ -27,8 +27,18 @@ from pipelines.timing import record_timings
 
 logger = logging.getLogger(__name__)
 
-# Our own packages may be deserialised from the catalog (Haystack's own are allowed by default).
-ALLOWED_MODULES = ["components", "pipelines", "ingest", "haystack", "haystack_integrations"]
+# Our own packages may be deserialised from the catalog (Haystack's own are allowed by default), and the
+# integrations' document stores (milvus-haystack lives outside `haystack_integrations`).
+ALLOWED_MODULES = ["components", "pipelines", "ingest", "haystack", "haystack_integrations", "milvus_haystack"]
+# Components whose `document_store: null` means "the knowledge base KB_BACKEND chooses": the catalog builds that
+# integration store (for the component's `collection`, else KB_COLLECTION) and gives it to them.
+KNOWLEDGE_BASE_COMPONENTS = {
+    "components.knowledge_base.search.KnowledgeBaseSearch",
+    "components.knowledge_base.list_documents.ListDocuments",
+    "components.knowledge_base.get_document.GetDocument",
+    "components.ranking.research_ranker.ResearchRanker",
+    "ingest.file_ingester.FileIngester",
+}
 RESEARCH_PIPELINE = "research"
 MAX_QUESTION_CHARS = 2000
 
@@ -125,10 +135,35 @@ def parse_catalog(data: Any, origin: str = "the catalog") -> dict[str, PipelineS
     return specs
 
 
+def with_document_stores(pipeline: dict[str, Any]) -> dict[str, Any]:
+    """The pipeline dict with the settings' knowledge-base store in every knowledge-base component that names none.
+
+    This is all `KB_BACKEND` does: choose which integration's store is built here. A component whose YAML names its
+    `document_store` keeps it, so one process can read two backends.
+    """
+    from components.knowledge_base.factory import document_store_for
+    from components.knowledge_base.store import KnowledgeBaseUnavailable
+
+    components = dict(pipeline.get("components") or {})
+    for name, entry in components.items():
+        if not isinstance(entry, dict) or entry.get("type") not in KNOWLEDGE_BASE_COMPONENTS:
+            continue
+        params = dict(entry.get("init_parameters") or {})
+        if params.get("document_store") is not None:
+            continue
+        try:
+            store = document_store_for(None, params.get("collection"))
+        except (KnowledgeBaseUnavailable, ValueError) as exc:
+            raise CatalogError(f"Component '{name}' has no knowledge base: {_first_line(exc)}") from exc
+        params["document_store"] = store.to_dict()
+        components[name] = {**entry, "init_parameters": params}
+    return {**pipeline, "components": components}
+
+
 def build_pipeline(spec: PipelineSpec) -> Pipeline:
     """A fresh (not warmed) pipeline from its spec, with its inputs and outputs checked against real sockets."""
     try:
-        pipeline = Pipeline.from_dict(spec.pipeline, allowed_modules=ALLOWED_MODULES)
+        pipeline = Pipeline.from_dict(with_document_stores(spec.pipeline), allowed_modules=ALLOWED_MODULES)
     except Exception as exc:  # noqa: BLE001 - Haystack raises many kinds; the analyst needs one sentence
         raise CatalogError(f"Pipeline '{spec.name}' cannot be built: {_first_line(exc)}") from exc
     check_sockets(spec, pipeline)

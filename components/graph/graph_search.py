@@ -14,7 +14,7 @@ from components.contracts import ContextChunk, ScoreKind, SourceStatus, source_s
 from components.graph.model import FactHit
 from components.graph.passage_walk import DEFAULT_DAMPING, WalkedPassage, passage_graph_cache
 from components.graph.tools import GraphTools, check_text, clamp, parse_bound, scope_from_filters
-from components.knowledge_base.attribution import hit_to_chunk, open_store, parse_filters
+from components.knowledge_base.attribution import KnowledgeBaseAccess, hit_to_chunk, parse_filters
 from components.knowledge_base.store import ChunkHit, SearchFilters
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.guard import submit_in_thread
@@ -93,6 +93,7 @@ class GraphSearch:
         self._guard = SourceGuard(SOURCE, ResiliencePolicy.from_settings(timeout_s=timeout_s))
         self._tools: GraphTools | None = None
         self._model: Any = None
+        self._kb = KnowledgeBaseAccess(None, collection)  # the passages' chunks: the settings' knowledge base
 
     def warm_up(self) -> None:
         """Open the graph store, read its entity-passage graph and load the language pipeline and the embedding
@@ -127,7 +128,7 @@ class GraphSearch:
             documents = [document for document in documents if document in scope.document_ids]
         if not documents:
             return []
-        store = open_store(self.collection)
+        store = self._kb.get()
         scope = replace(scope, document_ids=tuple(documents))
         hits = store.dense_search(query_vector, min(200, 4 * len(walked)), scope)
         by_chunk = {hit.chunk.chunk_id: hit for hit in hits}

@@ -1,4 +1,5 @@
-"""What the knowledge-base components share: filter parsing, hit -> ContextChunk attribution, store access.
+"""What the knowledge-base components share: filter parsing, hit -> ContextChunk attribution, access to the
+knowledge base built from their document store.
 
 Kept in one place so that search, document lookup and listing translate filters, errors and attribution the
 same way for every backend.
@@ -7,7 +8,10 @@ same way for every backend.
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from typing import Any
+
+from haystack import logging
 
 from components.contracts import ContextChunk, ScoreKind, SourceType
 from components.knowledge_base.store import (
@@ -21,6 +25,8 @@ from components.knowledge_base.store import (
     cosine_to_relevance,
 )
 from components.resilience import RetryableError, SourceError
+
+logger = logging.getLogger(__name__)
 
 FILTER_KEYS = ("doc_types", "date_from", "date_to", "document_ids")
 # Keys of the research filters that belong to other sources (web domains, arXiv categories): accepted, not applied.
@@ -123,16 +129,82 @@ def parse_filters(filters: dict | None, as_of: str | None = None) -> SearchFilte
     )
 
 
-def open_store(collection: str | None) -> KnowledgeBaseStore:
-    """The process's store for `collection`, with failures turned into faults the guard understands."""
-    from components.knowledge_base.factory import open_knowledge_base
+# Init parameters of the integrations' stores that wipe data when a deserialised store is opened: never serialised
+# as True, so that loading a dumped pipeline can never empty a collection.
+_WIPING_FLAGS = ("recreate_table", "hnsw_recreate_index_if_exists", "recreate_index", "drop_old")
 
-    try:
-        return open_knowledge_base(None, collection)
-    except KnowledgeBaseMismatch as exc:
-        raise SourceError(str(exc)) from exc
-    except KnowledgeBaseUnavailable as exc:
-        raise RetryableError(str(exc), kind="connection") from exc
+
+def check_document_store(document_store: Any) -> Any:
+    """`document_store` if it is None or an integration's store the knowledge base can wrap; else ValueError."""
+    if document_store is not None:
+        from components.knowledge_base.factory import backend_of
+
+        backend_of(document_store)
+    return document_store
+
+
+def store_to_dict(document_store: Any) -> dict[str, Any] | None:
+    """The store's own `to_dict()` (env-var secrets only), with every data-wiping flag False."""
+    if document_store is None:
+        return None
+    data = document_store.to_dict()
+    params = data.get("init_parameters") or {}
+    for flag in _WIPING_FLAGS:
+        if params.get(flag):
+            params[flag] = False
+    return data
+
+
+class KnowledgeBaseAccess:
+    """The knowledge base one component reads, built once from the component's document store (or, without one,
+    from the store the settings choose for `collection`): in `warm_up()`, or at the first call when warm-up could not
+    reach it. Failures become faults the guard understands (a mismatch is not retried; unreachable is). Thread-safe.
+
+    Usage (inside a component):
+    ```python
+    self._kb = KnowledgeBaseAccess(document_store, collection)
+    self._kb.warm_up()            # in warm_up(): never raises, the run's status reports a failure
+    store = self._kb.get()        # in the guarded work of run()
+    ```
+    """
+
+    def __init__(self, document_store: Any = None, collection: str | None = None) -> None:
+        self.document_store = document_store
+        self.collection = collection
+        self._store: KnowledgeBaseStore | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> KnowledgeBaseStore:
+        if self._store is not None:
+            return self._store
+        with self._lock:
+            if self._store is None:
+                from components.knowledge_base.factory import document_store_for, knowledge_base_for
+
+                try:
+                    document_store = self.document_store
+                    if document_store is None:
+                        document_store = document_store_for(None, self.collection)
+                    self._store = knowledge_base_for(document_store)
+                except KnowledgeBaseMismatch as exc:
+                    raise SourceError(str(exc)) from exc
+                except KnowledgeBaseUnavailable as exc:
+                    raise RetryableError(str(exc), kind="connection") from exc
+                except ValueError as exc:
+                    raise SourceError(str(exc)) from exc
+            return self._store
+
+    def warm_up(self) -> None:
+        """Open the knowledge base now; a failure is logged once and retried by the next call."""
+        try:
+            self.get()
+        except (SourceError, RetryableError) as exc:
+            logger.warning("The knowledge base is not ready yet: {reason}", reason=str(exc))
+
+    @property
+    def opened(self) -> KnowledgeBaseStore | None:
+        """The knowledge base if it has been opened, else None (nothing is opened)."""
+        return self._store
 
 
 def chunk_metadata(

@@ -9,7 +9,14 @@ from haystack import Document, component, default_from_dict, default_to_dict
 
 from components.contracts import SourceStatus, StatusKind, chunk_to_document
 from components.embedding import EmbeddingModel, get_embedding_model
-from components.knowledge_base.attribution import check_component_settings, clamp_float, clamp_int, hit_to_chunk
+from components.knowledge_base.attribution import (
+    check_component_settings,
+    check_document_store,
+    clamp_float,
+    clamp_int,
+    hit_to_chunk,
+    store_to_dict,
+)
 from components.knowledge_base.store import (
     KnowledgeBaseMismatch,
     KnowledgeBaseStore,
@@ -34,6 +41,17 @@ class _Refused(SourceError):
         self.code = code
 
 
+def _http_status(exc: BaseException) -> int | None:
+    """The HTTP status a client error in the cause chain carries (Qdrant's client sets `status_code`), if any."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        code = getattr(seen, "status_code", None)
+        if isinstance(code, int):
+            return code
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 @component
 class BookContentRetriever:
     """Finds passages of the books and documents in the Qdrant knowledge base: the `retrieve_book_content` tool.
@@ -46,6 +64,9 @@ class BookContentRetriever:
     nothing above the floor is `{"results": [], "message": "No relevant content found"}`. Thread-safe: one
     instance serves concurrent calls (the store, the model and the guard are shared and locked).
 
+    `document_store` is the integration's store of the books; without one, the Qdrant store of `collection` (the
+    seed's tool reads Qdrant whatever `KB_BACKEND` says).
+
     Usage:
     ```python
     books = BookContentRetriever()
@@ -55,6 +76,7 @@ class BookContentRetriever:
 
     def __init__(
         self,
+        document_store: Any = None,
         collection: str | None = None,
         top_k: int = 5,
         min_score: float = 0.5,
@@ -64,35 +86,51 @@ class BookContentRetriever:
         timeout_s = check_component_settings(collection, timeout_s)
         if not isinstance(source_name, str) or not source_name.strip():
             raise ValueError("source_name must be a non-empty name")
+        self.document_store = check_document_store(document_store)
         self.collection = collection
         self.top_k = clamp_int(top_k, 1, 10, "top_k")
         self.min_score = clamp_float(min_score, 0.0, 1.0, "min_score")
         self.source_name = source_name
         self.timeout_s = timeout_s
         self._model: EmbeddingModel | None = None
+        self._store_opened: KnowledgeBaseStore | None = None
         self._lock = threading.Lock()
 
     def warm_up(self) -> None:
-        """Load the embedding model (once per process; safe from several threads)."""
+        """Load the embedding model (once per process) and open the knowledge base; safe from several threads. A
+        knowledge base that cannot be opened yet is reported by each call instead."""
         with self._lock:
             if self._model is None:
                 self._model = get_embedding_model()
+        try:
+            self._store()
+        except (SourceError, RetryableError):
+            pass
 
     def _store(self) -> KnowledgeBaseStore:
-        from components.knowledge_base.factory import open_knowledge_base
-        from components.knowledge_base.qdrant_store import QdrantAuthError
+        if self._store_opened is not None:
+            return self._store_opened
+        from components.knowledge_base.factory import document_store_for, knowledge_base_for
         from components.settings import get_settings
 
-        # The book tool reads Qdrant whatever KB_BACKEND says; the factory shares the instance.
-        settings = get_settings().model_copy(update={"kb_backend": "qdrant"})
-        try:
-            return open_knowledge_base(settings, self.collection)
-        except QdrantAuthError as exc:
-            raise _Refused(str(exc), AUTH_ERROR) from exc
-        except KnowledgeBaseMismatch as exc:
-            raise _Refused(str(exc), INVALID_QUERY) from exc
-        except KnowledgeBaseUnavailable as exc:
-            raise RetryableError(str(exc), kind="connection") from exc
+        with self._lock:
+            if self._store_opened is not None:
+                return self._store_opened
+            try:
+                document_store = self.document_store
+                if document_store is None:
+                    settings = get_settings().model_copy(update={"kb_backend": "qdrant"})
+                    document_store = document_store_for(settings, self.collection)
+                self._store_opened = knowledge_base_for(document_store)
+            except KnowledgeBaseMismatch as exc:
+                raise _Refused(str(exc), INVALID_QUERY) from exc
+            except KnowledgeBaseUnavailable as exc:
+                code = _http_status(exc)
+                if code in (401, 403):
+                    message = f"Qdrant refused the API key (HTTP {code}); check QDRANT_API_KEY"
+                    raise _Refused(message, AUTH_ERROR) from exc
+                raise RetryableError(str(exc), kind="connection") from exc
+            return self._store_opened
 
     def _retrieve(self, query: Any, top_k: Any, min_score: Any, used: dict[str, Any]) -> SourceResult:
         text = query.strip() if isinstance(query, str) else ""
@@ -106,8 +144,9 @@ class BookContentRetriever:
         except ValueError as exc:
             raise _Refused(str(exc), INVALID_QUERY) from None
         store = self._store()
-        self.warm_up()
-        assert self._model is not None
+        with self._lock:
+            if self._model is None:
+                self._model = get_embedding_model()
         embedding = self._model.embed_one(text)
         used["embedding"] = embedding.tolist()
         try:
@@ -193,6 +232,7 @@ class BookContentRetriever:
         """Serialise to a dict."""
         return default_to_dict(
             self,
+            document_store=store_to_dict(self.document_store),
             collection=self.collection,
             top_k=self.top_k,
             min_score=self.min_score,

@@ -1,115 +1,120 @@
-"""`open_knowledge_base`: the one place that turns settings into a knowledge-base store, once per process."""
+"""From settings or a Haystack document store to a `KnowledgeBase`: the one place that knows which chunk index
+wraps which integration's store.
+
+Nothing here is cached per process: a component builds its knowledge base in `warm_up()` from the document store it
+was given. What is shared is shared explicitly, each in one documented place: the PostgreSQL connection pools per
+database (`components.database.connection_pool_for`), the local Qdrant / milvus-lite clients per path (their index
+modules), the embedding model (`components.embedding.get_embedding_model`).
+
+Each backend module (`components/knowledge_base/<backend>_index.py`) offers `document_store_for(settings,
+collection, dimension)` (the store the catalog puts in `pipelines.yaml`) and `open_chunk_index(document_store,
+embedding_model)`; it may offer `close_shared_clients()`.
+"""
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import threading
+import sys
+from typing import Any
 
 from haystack import logging
 
-from components.knowledge_base.store import KnowledgeBaseStore, KnowledgeBaseUnavailable
-from components.settings import Settings, get_settings
+from components.knowledge_base.knowledge_base import KnowledgeBase
+from components.knowledge_base.store import KnowledgeBaseUnavailable
+from components.settings import DEFAULT_EMBEDDING_MODEL, Settings, get_settings
 
 logger = logging.getLogger(__name__)
 
-_LOCK = threading.Lock()
-_STORES: dict[tuple[str, str, str], KnowledgeBaseStore] = {}
-
-# Backends other engineers provide, imported only when chosen: module path and class name.
-_LAZY_BACKENDS = {
-    "milvus": ("components.knowledge_base.milvus_store", "MilvusKnowledgeBase"),
-    "qdrant": ("components.knowledge_base.qdrant_store", "QdrantKnowledgeBase"),
+# Backend name -> (index module, the integration's document store class name).
+BACKENDS = {
+    "pgvector": ("components.knowledge_base.pgvector_index", "PgvectorDocumentStore"),
+    "qdrant": ("components.knowledge_base.qdrant_index", "QdrantDocumentStore"),
+    "milvus": ("components.knowledge_base.milvus_index", "MilvusDocumentStore"),
 }
+_DEFAULT_DIMENSION = 384  # all-MiniLM-L6-v2, the bundled model
 
 
-def _location(settings: Settings) -> str:
-    """Where the backend keeps its data; hashed, because a database URL may carry a password."""
-    backend = settings.kb_backend
-    if backend == "pgvector":
-        where = settings.database_url.get_secret_value() if settings.database_url else str(settings.data_dir / "pg")
-    elif backend == "milvus":
-        where = settings.milvus_uri or str(settings.data_dir)
-    else:
-        where = settings.qdrant_url or str(settings.qdrant_path or settings.data_dir)
-    return hashlib.sha256(where.encode("utf-8")).hexdigest()[:16]
-
-
-def _open(backend: str, collection: str, settings: Settings) -> KnowledgeBaseStore:
-    if backend == "pgvector":
-        from components.database import DatabaseUnavailable, database_url
-        from components.knowledge_base.pgvector_store import PgvectorKnowledgeBase
-
-        try:
-            url = database_url(settings)
-        except DatabaseUnavailable as exc:
-            raise KnowledgeBaseUnavailable(str(exc)) from exc
-        return PgvectorKnowledgeBase(collection, url=url, embedding_model=settings.embedding_model)
-    if backend not in _LAZY_BACKENDS:
+def _module(backend: str) -> Any:
+    if backend not in BACKENDS:
         raise KnowledgeBaseUnavailable(
             f"Unknown knowledge-base backend {backend!r}; choose pgvector, milvus or qdrant."
         )
-    module_name, class_name = _LAZY_BACKENDS[backend]
+    module_name = BACKENDS[backend][0]
     try:
-        module = importlib.import_module(module_name)
-        store_class = getattr(module, class_name)
-    except (ImportError, AttributeError) as exc:
+        return importlib.import_module(module_name)
+    except ImportError as exc:
         raise KnowledgeBaseUnavailable(
-            f"The {backend} knowledge base is not available in this installation ({module_name}.{class_name} "
-            "cannot be imported); set KB_BACKEND=pgvector or install it."
+            f"The {backend} knowledge base is not available in this installation ({module_name} cannot be "
+            "imported); set KB_BACKEND=pgvector or install it."
         ) from exc
-    return store_class(collection, settings)
 
 
-def open_knowledge_base(settings: Settings | None = None, collection: str | None = None) -> KnowledgeBaseStore:
-    """The store the settings choose (`KB_BACKEND`), for `collection` (default `KB_COLLECTION`).
+def backend_of(document_store: Any) -> str:
+    """The backend name of an integration's document store, by its class; a ValueError for any other object."""
+    names = {cls.__name__ for cls in type(document_store).__mro__}
+    for backend, (_, class_name) in BACKENDS.items():
+        if class_name in names:
+            return backend
+    raise ValueError(
+        f"{type(document_store).__name__} is not a knowledge-base document store; give a PgvectorDocumentStore, "
+        "QdrantDocumentStore or MilvusDocumentStore."
+    )
 
-    One instance per (backend, collection, location) per process, shared by every component and thread.
-    Raises `KnowledgeBaseUnavailable` with one sentence when the backend cannot be opened.
-    """
+
+def embedding_dimension(settings: Settings | None = None) -> int:
+    """The dimension of the settings' embedding model (loading it only when it is not the bundled one)."""
     settings = settings or get_settings()
-    backend = settings.kb_backend
+    if settings.embedding_model == DEFAULT_EMBEDDING_MODEL:
+        return _DEFAULT_DIMENSION
+    from components.embedding import get_embedding_model
+
+    return int(get_embedding_model(settings.embedding_model).dimension)
+
+
+def document_store_for(settings: Settings | None = None, collection: str | None = None) -> Any:
+    """The integration's document store that `KB_BACKEND` chooses, for `collection` (default `KB_COLLECTION`):
+    what the catalog gives the knowledge-base components, and all `KB_BACKEND` decides."""
+    settings = settings or get_settings()
     collection = collection or settings.kb_collection
-    key = (backend, collection, _location(settings))
-    store = _STORES.get(key)
-    if store is not None:
-        return store
-    with _LOCK:
-        store = _STORES.get(key)
-        if store is not None:
-            return store
-        try:
-            store = _open(backend, collection, settings)
-        except (KnowledgeBaseUnavailable, ValueError):
-            raise
-        except Exception as exc:  # noqa: BLE001 - client libraries raise anything; the caller needs one sentence
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise KnowledgeBaseUnavailable(
-                f"The {backend} knowledge base {collection!r} could not be opened: {first}"
-            ) from exc
-        _STORES[key] = store
-        logger.info("Opened the {backend} knowledge base {collection}", backend=backend, collection=collection)
-        return store
+    from components.knowledge_base.registry import validate_collection
+
+    validate_collection(collection)
+    return _module(settings.kb_backend).document_store_for(settings, collection, embedding_dimension(settings))
 
 
-def opened_knowledge_base(collection: str | None = None, settings: Settings | None = None) -> KnowledgeBaseStore | None:
-    """The store for `collection` if this process has already opened it, else None (nothing is opened or created).
+def knowledge_base_for(document_store: Any, embedding_model: str | None = None) -> KnowledgeBase:
+    """The `KnowledgeBase` over an integration's document store (its chunks) and the document registry.
 
-    For stages after retrieval (the ranker), which should use a store the searches opened, never make one.
+    Raises `KnowledgeBaseUnavailable` (or its `KnowledgeBaseMismatch`) with one sentence when it cannot be opened,
+    and ValueError for a store of another kind or a bad collection name.
     """
+    from components.knowledge_base.registry import DocumentRegistry
+
+    backend = backend_of(document_store)
+    try:
+        index = _module(backend).open_chunk_index(document_store, embedding_model or get_settings().embedding_model)
+        registry = DocumentRegistry(index.collection, url=getattr(index, "database_url", None))
+    except (KnowledgeBaseUnavailable, ValueError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - client libraries raise anything; the caller needs one sentence
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise KnowledgeBaseUnavailable(f"The {backend} knowledge base could not be opened: {first}") from exc
+    logger.debug("Opened the {backend} knowledge base {collection}", backend=backend, collection=index.collection)
+    return KnowledgeBase(index, registry)
+
+
+def open_knowledge_base(settings: Settings | None = None, collection: str | None = None) -> KnowledgeBase:
+    """A new `KnowledgeBase` on the settings' backend and collection, for the CLI, the app and scripts (components
+    are given their document store instead). Close it when done."""
     settings = settings or get_settings()
-    return _STORES.get((settings.kb_backend, collection or settings.kb_collection, _location(settings)))
+    return knowledge_base_for(document_store_for(settings, collection), settings.embedding_model)
 
 
 def close_knowledge_bases() -> None:
-    """Close every store this process opened (tests, shutdown, and before another process needs a file lock)."""
-    with _LOCK:
-        stores = list(_STORES.values())
-        _STORES.clear()
-    for store in stores:
-        try:
-            store.close()
-        except Exception as exc:  # noqa: BLE001 - closing must go on for the others
-            logger.warning(
-                "Closing the {backend} knowledge base failed: {reason}", backend=store.backend, reason=str(exc)
-            )
+    """Release the local clients the backends share per path (Qdrant local mode, milvus-lite), so that another
+    process can open their folders; pgvector holds nothing that needs it."""
+    for module_name, _ in BACKENDS.values():
+        module = sys.modules.get(module_name)
+        closer = getattr(module, "close_shared_clients", None) if module is not None else None
+        if closer is not None:
+            closer()

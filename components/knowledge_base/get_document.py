@@ -8,10 +8,12 @@ from haystack import Document, component, default_from_dict, default_to_dict
 
 from components.contracts import SourceStatus, chunk_to_document
 from components.knowledge_base.attribution import (
+    KnowledgeBaseAccess,
     check_component_settings,
+    check_document_store,
     document_to_dict,
-    open_store,
     record_to_chunk,
+    store_to_dict,
 )
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 
@@ -19,6 +21,9 @@ from components.resilience import ResiliencePolicy, SourceError, SourceGuard, So
 @component
 class GetDocument:
     """Fetches a document of the knowledge base by id: its fields and text, and its chunks in order.
+
+    `document_store` is the integration's store of the knowledge base (see `KnowledgeBaseSearch`); without one, the
+    store `KB_BACKEND` chooses for `collection`.
 
     Usage:
     ```python
@@ -29,14 +34,24 @@ class GetDocument:
     """
 
     def __init__(
-        self, collection: str | None = None, source_name: str = "kb_document", timeout_s: float | None = None
+        self,
+        document_store: Any = None,
+        collection: str | None = None,
+        source_name: str = "kb_document",
+        timeout_s: float | None = None,
     ) -> None:
         timeout_s = check_component_settings(collection, timeout_s)
         if not isinstance(source_name, str) or not source_name.strip():
             raise ValueError("source_name must be a non-empty name")
+        self.document_store = check_document_store(document_store)
         self.collection = collection
         self.source_name = source_name
         self.timeout_s = timeout_s
+        self._kb = KnowledgeBaseAccess(self.document_store, collection)
+
+    def warm_up(self) -> None:
+        """Open the knowledge base over the document store (a failure shows in the next run's status)."""
+        self._kb.warm_up()
 
     @component.output_types(document=dict | None, chunks=list[Document], status=SourceStatus)
     def run(self, document_id: str) -> dict[str, Any]:
@@ -53,7 +68,7 @@ class GetDocument:
             key = document_id.strip() if isinstance(document_id, str) else ""
             if not key:
                 raise SourceError("the document id is empty")
-            store = open_store(self.collection)
+            store = self._kb.get()
             stored = store.get_document(key)
             if stored is None:
                 found["missing"] = f"no document with id {key!r} in the knowledge base {store.collection!r}"
@@ -74,7 +89,13 @@ class GetDocument:
 
     def to_dict(self) -> dict[str, Any]:
         """Serialise to a dict."""
-        return default_to_dict(self, collection=self.collection, source_name=self.source_name, timeout_s=self.timeout_s)
+        return default_to_dict(
+            self,
+            document_store=store_to_dict(self.document_store),
+            collection=self.collection,
+            source_name=self.source_name,
+            timeout_s=self.timeout_s,
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GetDocument:

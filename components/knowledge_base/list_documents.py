@@ -8,11 +8,13 @@ from haystack import component, default_from_dict, default_to_dict
 
 from components.contracts import SourceStatus
 from components.knowledge_base.attribution import (
+    KnowledgeBaseAccess,
     check_component_settings,
+    check_document_store,
     clamp_int,
     document_to_dict,
-    open_store,
     parse_filters,
+    store_to_dict,
 )
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 
@@ -24,6 +26,9 @@ class ListDocuments:
     `search` matches a substring of the title or source; `filters` are those of `KnowledgeBaseSearch`
     (`doc_types`, `date_from`, `date_to`, `document_ids`).
 
+    `document_store` is the integration's store of the knowledge base (see `KnowledgeBaseSearch`); without one, the
+    store `KB_BACKEND` chooses for `collection`.
+
     Usage:
     ```python
     listing = ListDocuments()
@@ -33,14 +38,24 @@ class ListDocuments:
     """
 
     def __init__(
-        self, collection: str | None = None, source_name: str = "kb_documents", timeout_s: float | None = None
+        self,
+        document_store: Any = None,
+        collection: str | None = None,
+        source_name: str = "kb_documents",
+        timeout_s: float | None = None,
     ) -> None:
         timeout_s = check_component_settings(collection, timeout_s)
         if not isinstance(source_name, str) or not source_name.strip():
             raise ValueError("source_name must be a non-empty name")
+        self.document_store = check_document_store(document_store)
         self.collection = collection
         self.source_name = source_name
         self.timeout_s = timeout_s
+        self._kb = KnowledgeBaseAccess(self.document_store, collection)
+
+    def warm_up(self) -> None:
+        """Open the knowledge base over the document store (a failure shows in the next run's status)."""
+        self._kb.warm_up()
 
     @component.output_types(documents=list[dict], total=int, status=SourceStatus)
     def run(
@@ -68,7 +83,7 @@ class ListDocuments:
             if search is not None and len(search) > 2000:
                 raise SourceError("the search text is longer than 2,000 characters")
             search_filters = parse_filters(filters)
-            store = open_store(self.collection)
+            store = self._kb.get()
             summaries, total = store.list_documents(size, skip, search, search_filters)
             page["documents"] = [document_to_dict(item.document, item.chunk_count) for item in summaries]
             page["total"] = total
@@ -82,7 +97,13 @@ class ListDocuments:
 
     def to_dict(self) -> dict[str, Any]:
         """Serialise to a dict."""
-        return default_to_dict(self, collection=self.collection, source_name=self.source_name, timeout_s=self.timeout_s)
+        return default_to_dict(
+            self,
+            document_store=store_to_dict(self.document_store),
+            collection=self.collection,
+            source_name=self.source_name,
+            timeout_s=self.timeout_s,
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ListDocuments:

@@ -10,15 +10,17 @@ from haystack import Document, component, default_from_dict, default_to_dict, lo
 from components.contracts import ContextChunk, ScoreKind, SourceStatus, source_selected
 from components.embedding import EmbeddingModel, get_embedding_model
 from components.knowledge_base.attribution import (
+    KnowledgeBaseAccess,
     check_component_settings,
+    check_document_store,
     clamp_float,
     clamp_int,
     hit_to_chunk,
-    open_store,
     parse_filters,
+    store_to_dict,
 )
 from components.knowledge_base.rank_fusion import reciprocal_rank_fusion
-from components.knowledge_base.store import ChunkHit, KnowledgeBaseStore, SearchFilters, cosine_to_relevance
+from components.knowledge_base.store import ChunkHit, SearchFilters, cosine_to_relevance
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.resilience.guard import cache_key, submit_in_thread
 
@@ -37,9 +39,14 @@ class KnowledgeBaseSearch:
     `text_weight`). Every chunk's `semantic_relevance` is its cosine similarity to the query, whatever the mode.
     The search never raises: problems come back in `status`.
 
+    `document_store` is the integration's store the chunks are in (`PgvectorDocumentStore`, `QdrantDocumentStore`,
+    `MilvusDocumentStore`), as Haystack's own retrievers take it; the knowledge base over it (with the document
+    registry beside it) is built in `warm_up()`. Without one, the store `KB_BACKEND` chooses for `collection`.
+
     Usage:
     ```python
-    search = KnowledgeBaseSearch(mode="hybrid", limit=5)
+    store = PgvectorDocumentStore(table_name="research", embedding_dimension=384)
+    search = KnowledgeBaseSearch(document_store=store, mode="hybrid", limit=5)
     search.warm_up()
     result = search.run(query="How does HNSW indexing work?", filters={"doc_types": ["pdf"]})
     result["documents"], result["status"].status
@@ -48,6 +55,7 @@ class KnowledgeBaseSearch:
 
     def __init__(
         self,
+        document_store: Any = None,
         mode: str = "dense",
         collection: str | None = None,
         limit: int = 10,
@@ -61,6 +69,7 @@ class KnowledgeBaseSearch:
         timeout_s = check_component_settings(collection, timeout_s)
         if source_name is not None and (not isinstance(source_name, str) or not source_name.strip()):
             raise ValueError("source_name must be a non-empty name, or None for kb_<mode>")
+        self.document_store = check_document_store(document_store)
         self.mode = mode
         self.collection = collection
         # The tool contract clamps silently.
@@ -70,9 +79,17 @@ class KnowledgeBaseSearch:
         self.source_name = source_name or f"kb_{mode}"
         self.timeout_s = timeout_s
         self._model: EmbeddingModel | None = None
+        self._kb = KnowledgeBaseAccess(self.document_store, collection)
+        # Cached answers are per knowledge base: the store's serialised form names its backend and collection.
+        self._store_key = repr(store_to_dict(self.document_store))
 
     def warm_up(self) -> None:
-        """Load the embedding model (shared per process) for questions that arrive without an embedding."""
+        """Open the knowledge base over the document store, and load the embedding model (shared per process) for
+        questions that arrive without an embedding."""
+        self._kb.warm_up()
+        self._load_model()
+
+    def _load_model(self) -> None:
         if self._model is None:
             self._model = get_embedding_model()
 
@@ -103,7 +120,9 @@ class KnowledgeBaseSearch:
 
             return refuse, None
         text = query.strip() if isinstance(query, str) else ""
-        key = cache_key(self.source_name, self.mode, self.collection, text, limit_n, floor, weight, filters, as_of)
+        key = cache_key(
+            self.source_name, self.mode, self._store_key, self.collection, text, limit_n, floor, weight, filters, as_of
+        )
 
         def work() -> SourceResult:
             if not text:
@@ -111,7 +130,7 @@ class KnowledgeBaseSearch:
             if len(text) > MAX_QUERY_CHARS:
                 raise SourceError(f"the question is longer than {MAX_QUERY_CHARS:,} characters")
             search_filters = parse_filters(filters, as_of)
-            store = open_store(self.collection)
+            store = self._kb.get()
             chunks = self._search(store, text, query_embedding, limit_n, floor, weight, search_filters)
             return SourceResult(chunks=chunks, total_found=len(chunks))
 
@@ -120,7 +139,7 @@ class KnowledgeBaseSearch:
     def _embedding(self, text: str, query_embedding: list[float] | None) -> np.ndarray:
         if query_embedding is not None and len(query_embedding) > 0:
             return np.asarray(query_embedding, dtype=np.float32)
-        self.warm_up()
+        self._load_model()
         assert self._model is not None
         return self._model.embed_one(text)
 
@@ -140,7 +159,7 @@ class KnowledgeBaseSearch:
         # A keyword search needs the embedding only for the cosines of what it finds: where the store can add those
         # afterwards, the full-text query runs while the question is embedded (in another branch or right here).
         depth = limit if self.mode == "keyword" else min(100, max(2 * limit, 20))
-        overlap = query_embedding is None and type(store).chunk_cosines is not KnowledgeBaseStore.chunk_cosines
+        overlap = query_embedding is None and store.looks_up_cosines
         if overlap:
             pending = submit_in_thread(lambda: store.keyword_search(text, depth, filters))
             embedding = self._embedding(text, None)
@@ -266,6 +285,7 @@ class KnowledgeBaseSearch:
         """Serialise to a dict."""
         return default_to_dict(
             self,
+            document_store=store_to_dict(self.document_store),
             mode=self.mode,
             collection=self.collection,
             limit=self.limit,

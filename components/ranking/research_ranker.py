@@ -13,6 +13,7 @@ from haystack import Document, component, default_from_dict, default_to_dict, lo
 from haystack.core.component.types import Variadic
 
 from components.embedding.model import EmbeddingModel, get_embedding_model
+from components.knowledge_base.attribution import KnowledgeBaseAccess, check_document_store, store_to_dict
 from components.knowledge_base.store import TermStatistics
 from components.ranking.evidence_scorer import DEFAULT_WEIGHTS, EvidenceCandidate, EvidenceFeatures, EvidenceScorer
 from components.resilience.guard import submit_in_thread
@@ -68,6 +69,7 @@ class ResearchRanker:
         use_store_evidence: bool = True,
         model: str = DEFAULT_EMBEDDING_MODEL,
         max_candidates: int = 30,
+        document_store: Any = None,
     ) -> None:
         """
         :param top_k: how many chunks to keep (1-50).
@@ -82,12 +84,15 @@ class ResearchRanker:
         :param graph_weight: weight of the graph walk's rank (1/sqrt(rank) in the `graph` branch): the passages a
             walk from the question's entities reaches, second hops included, which the question's words alone do
             not point to. Chunks the graph branch did not return get nothing.
-        :param use_store_evidence: ask the knowledge base for sentence similarities and term statistics (only
-            stores the searches already opened in this process are asked; none is opened here).
+        :param use_store_evidence: ask the knowledge base for sentence similarities and term statistics of the
+            candidates it holds.
         :param model: the embedding model for chunks without a semantic relevance and questions without an
             embedding.
         :param max_candidates: how many of the best fused candidates get the evidence scoring (10-200); the rest
             rank below them. Evidence costs text analysis per candidate, and the fused tail rarely holds an answer.
+        :param document_store: the integration's store of the knowledge base the evidence is asked from (the one the
+            knowledge-base searches read); None for the store `KB_BACKEND` chooses for `KB_COLLECTION`. Opened in
+            `warm_up()`.
         """
         if not 1 <= int(top_k) <= 50:
             raise ValueError("top_k must be between 1 and 50")
@@ -120,13 +125,18 @@ class ResearchRanker:
         self.graph_weight = float(graph_weight)
         self.use_store_evidence = bool(use_store_evidence)
         self.model = model
+        self.document_store = check_document_store(document_store)
+        self._kb = KnowledgeBaseAccess(self.document_store)
         self._scorer = EvidenceScorer({key: float(value) for key, value in evidence.items()})
         self._model: EmbeddingModel | None = None
 
     def warm_up(self) -> None:
-        """Load the embedding model (shared process-wide; used only for chunks without a relevance)."""
+        """Load the embedding model (shared process-wide; used only for chunks without a relevance) and open the
+        knowledge base the evidence comes from."""
         if self._model is None:
             self._model = get_embedding_model(self.model)
+        if self.use_store_evidence:
+            self._kb.warm_up()
 
     @component.output_types(documents=list[Document])
     def run(
@@ -276,8 +286,8 @@ class ResearchRanker:
     def _store_evidence(
         self, query: str, documents: list[Document], query_embedding: list[float] | None
     ) -> tuple[TermStatistics | None, dict[str, list[tuple[int, int, float]]]]:
-        """Term statistics (of the collection most candidates come from) and stored sentence similarities, one
-        call each per collection; nothing when the stores keep none, are not open here, or fail."""
+        """Term statistics and stored sentence similarities of the candidates from the ranker's knowledge base, one
+        call each; nothing when it keeps none, cannot be reached, or holds none of the candidates."""
         if not self.use_store_evidence:
             return None, {}
         by_collection: dict[str, list[str]] = {}
@@ -287,30 +297,19 @@ class ResearchRanker:
                 by_collection.setdefault(str(meta["collection_name"]), []).append(document.id)
         if not by_collection:
             return None, {}
-        from components.knowledge_base.factory import opened_knowledge_base
-
-        statistics: TermStatistics | None = None
-        sentences: dict[str, list[tuple[int, int, float]]] = {}
-        query_terms = sorted(set(terms(query)))
-        vector: np.ndarray | None = None
-        for collection, chunk_ids in sorted(by_collection.items(), key=lambda item: -len(item[1])):
-            store = opened_knowledge_base(collection)
-            if store is None:
-                continue
-            try:
-                # The two lookups are independent round trips: the term statistics run alongside.
-                pending = submit_in_thread(lambda: store.term_statistics(query_terms)) if statistics is None else None
-                if vector is None:
-                    vector = self._query_vector(query, query_embedding)
-                sentences.update(store.sentence_similarities(chunk_ids, vector))
-                if pending is not None:
-                    statistics = pending.result()
-            except Exception as exc:  # noqa: BLE001 - evidence is an improvement; ranking goes on without it
-                logger.warning(
-                    "Ranking without the {collection} knowledge base's evidence: {reason}",
-                    collection=collection,
-                    reason=str(exc),
-                )
+        try:
+            store = self._kb.get()
+            chunk_ids = by_collection.get(store.collection)
+            if not chunk_ids:
+                return None, {}
+            # The two lookups are independent round trips: the term statistics run alongside.
+            query_terms = sorted(set(terms(query)))
+            pending = submit_in_thread(lambda: store.term_statistics(query_terms))
+            sentences = store.sentence_similarities(chunk_ids, self._query_vector(query, query_embedding))
+            statistics = pending.result()
+        except Exception as exc:  # noqa: BLE001 - evidence is an improvement; ranking goes on without it
+            logger.warning("Ranking without the knowledge base's evidence: {reason}", reason=str(exc))
+            return None, {}
         return statistics, sentences
 
     def _query_vector(self, query: str, query_embedding: list[float] | None) -> np.ndarray:
@@ -353,6 +352,7 @@ class ResearchRanker:
             recency_half_life_days=self.recency_half_life_days,
             graph_weight=self.graph_weight,
             use_store_evidence=self.use_store_evidence,
+            document_store=store_to_dict(self.document_store),
             model=self.model,
             max_candidates=self.max_candidates,
         )

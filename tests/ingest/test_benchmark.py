@@ -11,9 +11,9 @@ from ingest.benchmark import measure_ingestion
 @pytest.mark.slow
 class TestMeasureIngestion:
     def test_embedder_stays_busy_and_copies_are_removed(self, database_url, collection_name) -> None:
-        from components.knowledge_base.pgvector_store import PgvectorKnowledgeBase
+        from components.knowledge_base.factory import open_knowledge_base
 
-        store = PgvectorKnowledgeBase(collection_name, url=database_url)
+        store = open_knowledge_base(collection=collection_name)
         try:
             result = measure_ingestion(store, target_chunks=24, rounds=2)
             assert result.chunks >= 15 and result.ingest_chunks_per_s > 0 and result.embedder_chunks_per_s > 0

@@ -17,9 +17,9 @@ TEXT = (
 
 @pytest.fixture()
 def store(database_url, collection_name):
-    from components.knowledge_base.pgvector_store import PgvectorKnowledgeBase
+    from components.knowledge_base.factory import open_knowledge_base
 
-    kb = PgvectorKnowledgeBase(collection_name, url=database_url)
+    kb = open_knowledge_base(collection=collection_name)
     yield kb
     kb.drop()
     kb.close()
@@ -49,7 +49,7 @@ class TestIngestedEvidence:
         history = [c for sentence, c in cosines.items() if "PostgreSQL" in sentence or "Stonebraker" in sentence]
         assert len(history) == 3 and cosines["It supports HNSW and IVFFlat indexes."] > max(history)
 
-        store._totals = None
+        store.index._totals = None
         statistics = store.term_statistics(["postgresql", "stonebrak", "hnsw", "absent"])
         assert statistics.n_chunks == len(chunks)
         assert statistics.df["stonebrak"] >= 1 and statistics.df["absent"] == 0
@@ -58,7 +58,7 @@ class TestIngestedEvidence:
         ingestor = Ingestor(store=store, hooks=[])
         ingestor.ingest_text("Cats chase mice in the barn.", title="Animals", source="notes/animals")
         ingestor.ingest_text("Dogs guard the farm at night.", title="Animals", source="notes/animals")
-        store._totals = None
+        store.index._totals = None
         statistics = store.term_statistics(["cat", "dog", "anim"])
         assert statistics.n_chunks == 1
         assert statistics.df == {"cat": 0, "dog": 1, "anim": 1}

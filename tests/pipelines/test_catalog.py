@@ -240,3 +240,63 @@ class TestPipelineCatalog:
             PipelineCatalog(work_dir / "missing.yaml")
         with pytest.raises(CatalogError, match="is not valid YAML"):
             PipelineCatalog(write(work_dir, "pipelines: [unclosed"))
+
+
+@pytest.mark.integration
+class TestKnowledgeBaseStoresInTheCatalog:
+    """The integration's document store is an init parameter of the knowledge-base components, in the YAML."""
+
+    def test_the_dump_names_the_store_with_env_var_secrets_only_and_round_trips(self, monkeypatch, settings):
+        secret = "s3cret-pg-password"
+        catalog = PipelineCatalog(REPO_CATALOG)
+        monkeypatch.setenv("PG_CONN_STR", f"postgresql://kb:{secret}@127.0.0.1:1/kb")  # must never be dumped
+        dumped = catalog.dumps()
+        assert secret not in dumped
+        components = yaml.safe_load(dumped)["pipelines"]["research"]["pipeline"]["components"]
+        names = ("kb_dense", "kb_keyword", "ranker")
+        stores = [components[name]["init_parameters"]["document_store"] for name in names]
+        assert all(store == stores[0] for store in stores)
+        store = stores[0]
+        assert store["type"].endswith("pgvector.document_store.PgvectorDocumentStore")
+        params = store["init_parameters"]
+        assert params["connection_string"] == {
+            "type": "env_var",
+            "env_vars": ["DATABASE_URL", "PG_CONN_STR"],
+            "strict": False,
+        }
+        assert params["table_name"] == settings.kb_collection and params["embedding_dimension"] == 384
+        assert params["recreate_table"] is False and params["hnsw_recreate_index_if_exists"] is False
+        again = PipelineCatalog.loads(dumped)
+        assert again.dumps() == dumped
+
+    def test_a_store_written_in_the_yaml_is_kept_whatever_kb_backend_says(self, monkeypatch):
+        from haystack.utils import Secret
+        from haystack_integrations.document_stores.pgvector import PgvectorDocumentStore
+
+        data = yaml.safe_load(REPO_CATALOG.read_text())
+        pinned = PgvectorDocumentStore(
+            connection_string=Secret.from_env_var("DATABASE_URL", strict=False),
+            table_name="pinned_kb",
+            embedding_dimension=384,
+            recreate_table=True,  # never serialised as True: reloading must not wipe the table
+        )
+        from components.knowledge_base.attribution import store_to_dict
+
+        documents = data["pipelines"]["documents"]
+        documents["pipeline"]["components"]["list_documents"]["init_parameters"]["document_store"] = store_to_dict(
+            pinned
+        )
+        data["pipelines"] = {"documents": documents}
+        monkeypatch.setenv("KB_BACKEND", "qdrant")
+        from components.settings import reload_settings
+
+        reload_settings()
+        try:
+            catalog = PipelineCatalog.loads(yaml.safe_dump(data))
+            dumped = yaml.safe_load(catalog.dumps())["pipelines"]["documents"]["pipeline"]["components"]
+            listed = dumped["list_documents"]
+            params = listed["init_parameters"]["document_store"]["init_parameters"]
+            assert params["table_name"] == "pinned_kb" and params["recreate_table"] is False
+        finally:
+            monkeypatch.delenv("KB_BACKEND")
+            reload_settings()

@@ -17,9 +17,9 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture()
 def stores(database_url, collection_name):
-    from components.knowledge_base.pgvector_store import PgvectorKnowledgeBase
+    from components.knowledge_base.factory import open_knowledge_base
 
-    kb = PgvectorKnowledgeBase(collection_name, url=database_url)
+    kb = open_knowledge_base(collection=collection_name)
     graph = PostgresGraphStore(collection_name)
     yield kb, graph
     graph.drop()

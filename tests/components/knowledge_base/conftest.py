@@ -2,8 +2,8 @@
 
 To run the conformance suite on another backend, add its name to `KB_BACKENDS` and one branch to each of
 `backend_env` (the settings that select it and put its data in `folder`) and `unreachable_env` (settings that
-point it at a closed 127.0.0.1 port). `make_store` opens stores through the factory, so the components (which read
-the settings) and the test share one instance per collection.
+point it at a closed 127.0.0.1 port). `make_store` builds the integration's document store the settings choose and
+the `KnowledgeBase` over it, as the components do in `warm_up()`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,14 @@ import pytest
 
 from components.knowledge_base.store import KnowledgeBaseStore
 
-KB_BACKENDS = ["pgvector", "milvus", "qdrant"]
+# Qdrant and Milvus plug in with their chunk indexes (`qdrant_index.py`, `milvus_index.py`); until those land on
+# this branch their stores cannot be built the new way.
+_PENDING = "its ChunkIndex over the integration's document store is not on this branch yet"
+KB_BACKENDS = [
+    "pgvector",
+    pytest.param("milvus", marks=pytest.mark.xfail(run=False, reason=f"Milvus: {_PENDING}")),
+    pytest.param("qdrant", marks=pytest.mark.xfail(run=False, reason=f"Qdrant: {_PENDING}")),
+]
 
 
 def closed_port() -> int:
@@ -53,13 +60,20 @@ def unreachable_env(backend: str) -> dict[str, str]:
     raise ValueError(f"no unreachable setup for knowledge-base backend {backend!r}")
 
 
-def make_store(backend: str, collection: str, tmp_path: Path) -> KnowledgeBaseStore:
-    """The factory's store of `backend` for `collection`, as the components will see it."""
-    from components.knowledge_base.factory import open_knowledge_base
+def make_document_store(backend: str, collection: str, tmp_path: Path):  # noqa: ANN201 - the integration's class
+    """The integration's document store of `backend` for `collection`, as the catalog gives it to components."""
+    from components.knowledge_base.factory import document_store_for
     from components.settings import Settings
 
     env = backend_env(backend, tmp_path)
-    return open_knowledge_base(Settings(**{key.lower(): value for key, value in env.items()}), collection)
+    return document_store_for(Settings(**{key.lower(): value for key, value in env.items()}), collection)
+
+
+def make_store(backend: str, collection: str, tmp_path: Path) -> KnowledgeBaseStore:
+    """The knowledge base over `backend`'s document store for `collection`, as the components build it."""
+    from components.knowledge_base.factory import knowledge_base_for
+
+    return knowledge_base_for(make_document_store(backend, collection, tmp_path))
 
 
 @contextmanager
@@ -87,6 +101,9 @@ class Backend:
 
     def env(self) -> dict[str, str]:
         return backend_env(self.name, self.folder)
+
+    def document_store(self, collection: str):  # noqa: ANN201 - the integration's class
+        return make_document_store(self.name, collection, self.folder)
 
     def store(self, collection: str) -> KnowledgeBaseStore:
         return make_store(self.name, collection, self.folder)

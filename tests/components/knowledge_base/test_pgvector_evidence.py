@@ -1,11 +1,13 @@
-"""The pgvector store's ranking evidence: sentence vectors and term statistics kept inside document transactions."""
+"""The pgvector chunk index's ranking evidence: sentence vectors and term statistics kept in side tables beside the
+integration's table, following every write, replacement and deletion."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from components.knowledge_base.pgvector_store import PgvectorKnowledgeBase
+from components.knowledge_base.factory import open_knowledge_base
+from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.store import ChunkRecord, DocumentRecord, KnowledgeBaseStore
 from components.text.analyzer import sentence_spans, term_counts
 
@@ -46,13 +48,13 @@ def _document(document_id: str, texts: list[str], source: str | None = None, see
 class TestPgvectorEvidence:
     @pytest.fixture()
     def store(self, database_url, collection_name):
-        store = PgvectorKnowledgeBase(collection_name, url=database_url)
+        store = open_knowledge_base(collection=collection_name)
         yield store
         store.drop()
         store.close()
 
-    def _statistics(self, store: PgvectorKnowledgeBase, terms: list[str]):
-        store._totals = None  # the chunk totals are cached for a few seconds; these tests change them at once
+    def _statistics(self, store: KnowledgeBase, terms: list[str]):
+        store.index._totals = None  # the chunk totals are cached for a few seconds; these tests change them at once
         return store.term_statistics(terms)
 
     def test_document_frequencies_follow_upsert_replace_and_delete(self, store):
@@ -69,8 +71,8 @@ class TestPgvectorEvidence:
         stats = self._statistics(store, ["cat", "dog", "chase", "whale", "mice"])
         assert stats.n_chunks == 2
         assert stats.df == {"cat": 0, "dog": 1, "chase": 0, "whale": 1, "mice": 0}
-        with store._connection() as conn:
-            terms = {row[0] for row in conn.execute(store._q("SELECT term FROM {terms}")).fetchall()}
+        with store.registry.connection() as conn:
+            terms = {row[0] for row in conn.execute(store.index._q("SELECT term FROM {terms}")).fetchall()}
         assert terms == {"note", "whale", "sing", "dog", "bark", "loud"}  # no rows left at zero
 
         assert store.delete_document("b") is True
@@ -101,10 +103,10 @@ class TestPgvectorEvidence:
         assert [c.term_counts for c in copied] == [c.term_counts for c in chunks]
         assert [c.sentence_spans for c in copied] == [c.sentence_spans for c in chunks]
         assert np.allclose(copied[0].sentence_embeddings, chunks[0].sentence_embeddings, atol=1e-6)
-        target = PgvectorKnowledgeBase(f"{collection_name}_copy", url=database_url)
+        target = open_knowledge_base(collection=f"{collection_name}_copy")
         try:
             target.upsert_document(copied_document, copied)
-            target._totals = None
+            target.index._totals = None
             assert target.term_statistics(["cat"]).df == {"cat": 1}
             assert len(target.sentence_similarities([copied[0].chunk_id], _unit(3))[copied[0].chunk_id]) == 2
         finally:
@@ -125,11 +127,10 @@ class TestPgvectorEvidence:
         with pytest.raises(ValueError, match="sentence spans"):
             store.upsert_document(document, chunks)
 
-    def test_existing_collections_gain_the_evidence_tables(self, store, database_url):
-        with store._connection() as conn, conn.transaction():
-            conn.execute(store._q("DROP TABLE {sentences}, {terms}"))
-            conn.execute(store._q("ALTER TABLE {chunks} DROP COLUMN term_counts, DROP COLUMN term_total"))
-        reopened = PgvectorKnowledgeBase(store.collection, url=database_url)
+    def test_existing_tables_gain_the_evidence_tables(self, store):
+        with store.registry.connection() as conn, conn.transaction():
+            conn.execute(store.index._q("DROP TABLE {sentences}, {terms}, {chunk_terms}"))
+        reopened = open_knowledge_base(collection=store.collection)
         reopened.upsert_document(*_document("a", ["Cats chase mice."]))
         assert self._statistics(reopened, ["cat"]).df == {"cat": 1}
 

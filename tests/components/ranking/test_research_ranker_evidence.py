@@ -78,9 +78,10 @@ class TestEvidenceRanking:
         dense = branches[0]
         assert dense[0].id == "rivers" and dense[1].id == "answer"  # the embedding alone prefers the wrong chunk
 
-        ranked = ResearchRanker(top_k=3).run(
-            query=QUESTION, documents=fused, query_embedding=vector, branch_documents=branches
-        )["documents"]
+        ranker = ResearchRanker(top_k=3, document_store=knowledge_base.index.document_store)
+        ranked = ranker.run(query=QUESTION, documents=fused, query_embedding=vector, branch_documents=branches)[
+            "documents"
+        ]
         assert [document.id for document in ranked][:1] == ["answer"]
         evidence = ranked[0].meta["evidence"]
         assert evidence["idf"] == "collection"
@@ -117,7 +118,8 @@ class TestEvidenceRanking:
             metadata={"domain": "example.org", "page_url": "https://example.org/warsaw", "fetch_timestamp": "2026"},
         )
         documents = [*fused, chunk_to_document(web)]
-        ranked = ResearchRanker(top_k=4).run(query=QUESTION, documents=documents, query_embedding=vector)["documents"]
+        ranker = ResearchRanker(top_k=4, document_store=knowledge_base.index.document_store)
+        ranked = ranker.run(query=QUESTION, documents=documents, query_embedding=vector)["documents"]
         by_id = {document.id: document for document in ranked}
         assert "web-1" in by_id and "answer" in by_id
         assert by_id["web-1"].meta["evidence"]["idf"] == "collection"  # the knowledge base's IDF weighs its terms
@@ -134,33 +136,50 @@ class TestGracefulDegradation:
             kb_document("b", "Warsaw is the capital of Poland.", 0.6),
         ]
 
-    def test_a_store_without_evidence_support(self, monkeypatch):
+    @staticmethod
+    def _ranker(store) -> ResearchRanker:
+        ranker = ResearchRanker(top_k=2)
+        ranker._kb.get = lambda: store  # the knowledge base it would open at warm-up
+        return ranker
+
+    def test_a_store_without_evidence_support(self):
         plain = Mock(spec=KnowledgeBaseStore)
+        plain.collection = "tests"
         plain.sentence_similarities.return_value = {}
         plain.term_statistics.return_value = None
-        monkeypatch.setattr("components.knowledge_base.factory.opened_knowledge_base", lambda collection: plain)
-        ranked = ResearchRanker(top_k=2).run(query=QUESTION, documents=self._documents(), query_embedding=[0.0] * 384)[
+        ranked = self._ranker(plain).run(query=QUESTION, documents=self._documents(), query_embedding=[0.0] * 384)[
             "documents"
         ]
         assert [document.id for document in ranked] == ["a", "b"]
         assert plain.sentence_similarities.call_count == 1 and plain.term_statistics.call_count == 1
         assert ranked[0].meta["evidence"]["idf"] == "candidates"
 
-    def test_a_failing_store_is_logged_and_skipped(self, monkeypatch, caplog):
+    def test_a_failing_store_is_logged_and_skipped(self, caplog):
         broken = Mock(spec=KnowledgeBaseStore)
+        broken.collection = "tests"
         broken.sentence_similarities.side_effect = RuntimeError("connection reset")
-        monkeypatch.setattr("components.knowledge_base.factory.opened_knowledge_base", lambda collection: broken)
-        ranked = ResearchRanker(top_k=2).run(query=QUESTION, documents=self._documents(), query_embedding=[0.0] * 384)[
+        ranked = self._ranker(broken).run(query=QUESTION, documents=self._documents(), query_embedding=[0.0] * 384)[
             "documents"
         ]
         assert [document.id for document in ranked] == ["a", "b"]
         assert "connection reset" in caplog.text
 
-    def test_stores_not_opened_by_a_search_are_never_opened_by_the_ranker(self, monkeypatch):
-        opened = Mock(side_effect=AssertionError("the ranker must not open stores"))
-        monkeypatch.setattr("components.knowledge_base.factory.open_knowledge_base", opened)
-        ranked = ResearchRanker(top_k=2).run(query=QUESTION, documents=self._documents())["documents"]
+    def test_chunks_of_another_collection_ask_nothing_of_the_store(self):
+        other = Mock(spec=KnowledgeBaseStore)
+        other.collection = "another_collection"
+        ranked = self._ranker(other).run(query=QUESTION, documents=self._documents())["documents"]
         assert len(ranked) == 2 and ranked[0].meta["evidence"]["idf"] == "candidates"
+        other.sentence_similarities.assert_not_called()
+
+    def test_an_unreachable_knowledge_base_is_logged_and_skipped(self, monkeypatch, caplog):
+        from tests.components.knowledge_base.conftest import closed_port
+
+        monkeypatch.setenv("DATABASE_URL", f"postgresql://kb@127.0.0.1:{closed_port()}/kb?connect_timeout=2")
+        ranker = ResearchRanker(top_k=2)
+        ranker.warm_up()
+        ranked = ranker.run(query=QUESTION, documents=self._documents())["documents"]
+        assert len(ranked) == 2 and ranked[0].meta["evidence"]["idf"] == "candidates"
+        assert "Cannot connect" in caplog.text
 
 
 class TestCandidatePool:

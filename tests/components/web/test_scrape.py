@@ -98,9 +98,9 @@ class TestWebScrape:
 
 @pytest.fixture()
 def store(database_url, collection_name):
-    from components.knowledge_base.pgvector_store import PgvectorKnowledgeBase
+    from components.knowledge_base.factory import open_knowledge_base
 
-    kb = PgvectorKnowledgeBase(collection_name, url=database_url)
+    kb = open_knowledge_base(collection=collection_name)
     yield kb
     kb.drop()
     kb.close()
