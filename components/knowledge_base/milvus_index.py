@@ -48,6 +48,29 @@ from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBase
 
 logger = logging.getLogger(__name__)
 
+
+def _import_pymilvus() -> None:
+    """Import pymilvus with a milvus-lite path in MILVUS_URI hidden: pymilvus parses that variable at import time
+    and rejects anything but a server address, while here it is our setting and may name a milvus-lite file."""
+    import os
+    import sys
+
+    if "pymilvus" in sys.modules:
+        return
+    saved = os.environ.get("MILVUS_URI")
+    if saved is None or "://" in saved:
+        import pymilvus  # noqa: F401
+
+        return
+    del os.environ["MILVUS_URI"]
+    try:
+        import pymilvus  # noqa: F401
+    finally:
+        os.environ["MILVUS_URI"] = saved
+
+
+_import_pymilvus()
+
 # Milvus caps limit + offset of one query or search at 16,384.
 _WINDOW = 16_384
 _BATCH = 1_000
@@ -163,11 +186,28 @@ def open_milvus_document_store(
         ) from exc
 
 
-def milvus_document_store_for(settings: Any, collection: str) -> Any:
-    """`open_milvus_document_store` as the settings say: `MILVUS_URI` (empty: the milvus-lite file
-    `RESEARCH_DATA_DIR/milvus/knowledge_base.db`), `MILVUS_TOKEN` read from the environment, `MILVUS_METRIC`."""
+def document_store_for(settings: Any, collection: str, dimension: int) -> Any:
+    """The `MilvusDocumentStore` of `collection` for the catalog, as the settings say: `MILVUS_URI` (empty: the
+    milvus-lite file `RESEARCH_DATA_DIR/milvus/knowledge_base.db`), `MILVUS_TOKEN` read from the environment when
+    used, `MILVUS_METRIC`. The dimension is the first write's (the integration creates the collection then)."""
     uri = settings.milvus_uri or str(settings.data_dir / "milvus" / "knowledge_base.db")
     return open_milvus_document_store(collection, uri=uri, metric=settings.milvus_metric)
+
+
+def open_chunk_index(document_store: Any, embedding_model: str | None = None) -> MilvusChunkIndex:
+    """The chunk index over `document_store`, for `embedding_model` (default: the settings'), with the dimension of
+    the settings' model."""
+    from components.knowledge_base.factory import embedding_dimension
+    from components.settings import get_settings
+
+    settings = get_settings()
+    model = embedding_model or settings.embedding_model
+    return MilvusChunkIndex(document_store, embedding_model=model, dimension=embedding_dimension(settings))
+
+
+def close_shared_clients() -> None:
+    """Stop every milvus-lite server this process started through the cache, so other processes can open them."""
+    MilvusClients.release_all()
 
 
 # -- the one cache of clients -------------------------------------------------------------------------------------
@@ -242,6 +282,13 @@ class MilvusClients:
         server_manager_instance.release_server(key)
 
     @classmethod
+    def release_all(cls) -> None:
+        with cls._lock:
+            keys = list(cls._lite)
+        for key in keys:
+            cls.release_folder(key)
+
+    @classmethod
     def holds(cls, folder: Path) -> bool:
         """Whether this process already has `folder` open through the cache."""
         with cls._lock:
@@ -295,7 +342,11 @@ class MilvusChunkIndex(ChunkIndex):
         # every read: each read then logs the failure and takes 145-200 ms instead of 8 ms (10k chunks). Its reads
         # are "Strong" for the price of "Bounded", so every read here asks for that.
         self._consistency = {"consistency_level": "Strong"} if _lite_key(document_store) else {}
-        self._open()  # an existing collection is checked now (layout, model, dimension), not at the first search
+        try:
+            self._open()  # an existing collection is checked now (layout, model, dimension), not at the first search
+        except BaseException:
+            self.close()
+            raise
 
     @property
     def client(self) -> Any:
@@ -883,6 +934,8 @@ __all__ = [
     "ANALYZER_PARAMS",
     "MilvusChunkIndex",
     "MilvusClients",
-    "milvus_document_store_for",
+    "close_shared_clients",
+    "document_store_for",
+    "open_chunk_index",
     "open_milvus_document_store",
 ]

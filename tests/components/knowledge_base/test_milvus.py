@@ -1,0 +1,100 @@
+"""The knowledge base on Milvus (`KnowledgeBase` over `MilvusChunkIndex` and milvus-haystack's store) against a real
+milvus-lite folder: the shared backend cases, and what only Milvus does."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from components.contracts import ScoreKind
+from components.knowledge_base.factory import knowledge_base_for
+from components.knowledge_base.knowledge_base import KnowledgeBase
+from components.knowledge_base.milvus_index import MilvusChunkIndex, document_store_for, open_milvus_document_store
+from components.knowledge_base.registry import DocumentRegistry
+from components.settings import Settings
+from tests.components.knowledge_base.backend_cases import BackendCases
+from tests.components.knowledge_base.conftest import closed_port
+
+
+@pytest.fixture(scope="module")
+def backend_settings(tmp_path_factory):
+    return Settings(research_data_dir=tmp_path_factory.mktemp("milvus-kb"))
+
+
+@pytest.fixture()
+def open_store(backend_settings, database_url):
+    def open_(collection: str, dimension: int = 384, settings: Settings | None = None):
+        store = document_store_for(settings or backend_settings, collection, dimension)
+        index = MilvusChunkIndex(store, embedding_model=backend_settings.embedding_model, dimension=dimension)
+        return KnowledgeBase(index, DocumentRegistry(collection, url=database_url))
+
+    return open_
+
+
+@pytest.fixture()
+def unreachable_store():
+    settings = Settings(milvus_uri=f"http://127.0.0.1:{closed_port()}")
+    return lambda: knowledge_base_for(document_store_for(settings, "unreachable", 384))
+
+
+@pytest.mark.integration
+class TestMilvusKnowledgeBase(BackendCases):
+    backend = "milvus"
+
+    def test_invalid_collection_name_is_a_clear_error(self, tmp_path):
+        with pytest.raises(ValueError, match="not allowed in Milvus"):
+            open_milvus_document_store("bad-name; drop", uri=str(tmp_path / "kb.db"))
+
+    def test_l2_metric_gives_the_same_cosines_and_survives_reopening(
+        self, tmp_path, collection_name, documents, embedding_model, open_store
+    ):
+        store = open_store(collection_name, settings=Settings(research_data_dir=tmp_path, milvus_metric="L2"))
+        for document, chunks in documents:
+            store.upsert_document(document, chunks)
+        query = embedding_model.embed_one("wild yeast fermentation")
+        first = store.dense_search(query, 3)
+        store.close()
+        # Reopened with the COSINE default: the collection's own L2 index decides how distances are read.
+        reopened = open_store(collection_name, settings=Settings(research_data_dir=tmp_path))
+        try:
+            again = reopened.dense_search(query, 3)
+            assert [h.score_kind for h in again] == [ScoreKind.L2] * 3
+            assert [h.chunk.chunk_id for h in again] == [h.chunk.chunk_id for h in first]
+            stored = {c.chunk_id: c for _, cs in reopened.iter_chunks() for c in cs}
+            for hit in again:
+                assert hit.raw_score == pytest.approx(2.0 - 2.0 * hit.cosine, abs=1e-4)  # squared L2 of unit vectors
+                assert hit.cosine == pytest.approx(float(stored[hit.chunk.chunk_id].embedding @ query), abs=1e-4)
+        finally:
+            reopened.drop()
+            reopened.close()
+
+    def test_the_ranker_evidence_round_trips(self, loaded, documents, embedding_model):
+        from components.text.analyzer import term_counts
+
+        document, chunks = documents[0]
+        chunk = chunks[0]
+        cut = chunk.text.index(" ", len(chunk.text) // 2)
+        chunk = replace(
+            chunk,
+            sentence_spans=[(0, cut), (cut + 1, len(chunk.text))],
+            sentence_embeddings=embedding_model.embed([chunk.text[:cut], chunk.text[cut + 1 :]]),
+            term_counts=term_counts(f"{document.title}\n{chunk.text}"),
+        )
+        loaded.upsert_document(document, [chunk, *chunks[1:]])
+        query = embedding_model.embed_one(chunk.text[:cut])
+        similarities = loaded.sentence_similarities([chunk.chunk_id, chunks[-1].chunk_id], query)
+        assert list(similarities) == [chunk.chunk_id]
+        rows = similarities[chunk.chunk_id]
+        assert [(start, end) for start, end, _ in rows] == chunk.sentence_spans
+        assert [value for _, _, value in rows] == pytest.approx(list(chunk.sentence_embeddings @ query), abs=1e-4)
+        term = next(iter(chunk.term_counts))
+        stats = loaded.term_statistics([term, "zzzunseen"])
+        assert stats.n_chunks == 1 and stats.df == {term: 1, "zzzunseen": 0}
+        assert stats.avg_terms == pytest.approx(sum(chunk.term_counts.values()))
+        assert loaded.looks_up_cosines
+        cosines = loaded.chunk_cosines([chunk.chunk_id], query)
+        assert cosines[chunk.chunk_id] == pytest.approx(float(chunk.embedding @ query), abs=1e-4)
+        loaded.delete_document(document.document_id)
+        assert loaded.term_statistics([term]) is None
+        assert loaded.sentence_similarities([chunk.chunk_id], query) == {}
