@@ -164,8 +164,6 @@ def open_milvus_document_store(
         return MilvusDocumentStore(
             collection_name=name,
             connection_args=connection_args,
-            # "Session" (the integration's default) calls an RPC milvus-lite lacks on every read; see MilvusChunkIndex.
-            consistency_level="Strong" if is_lite(uri) else "Session",
             index_params={"metric_type": metric, "index_type": "AUTOINDEX", "params": {}},
             search_params={"metric_type": metric, "params": {}},
             sparse_vector_field="sparse",
@@ -338,10 +336,6 @@ class MilvusChunkIndex(ChunkIndex):
         self._keyword_ready = False
         self._warned_keyword = False
         self._closed = False
-        # milvus-lite lacks the RPC that pymilvus's "Session" consistency (the integration's default) calls before
-        # every read: each read then logs the failure and takes 145-200 ms instead of 8 ms (10k chunks). Its reads
-        # are "Strong" for the price of "Bounded", so every read here asks for that.
-        self._consistency = {"consistency_level": "Strong"} if _lite_key(document_store) else {}
         try:
             self._open()  # an existing collection is checked now (layout, model, dimension), not at the first search
         except BaseException:
@@ -461,7 +455,9 @@ class MilvusChunkIndex(ChunkIndex):
     def _create(self, name: str, schema: Any, vector_field: str, metric: str) -> None:
         index = self.client.prepare_index_params()
         index.add_index(field_name=vector_field, index_type="AUTOINDEX", metric_type=metric)
-        self.client.create_collection(name, schema=schema, index_params=index)
+        self.client.create_collection(name, schema=schema)
+        # Not waiting for the build: pymilvus polls it with an RPC milvus-lite lacks (and sleeps 0.5 s a field).
+        self.client.create_index(name, index, sync=False)
 
     # -- writes -------------------------------------------------------------------------------------------------
 
@@ -587,9 +583,7 @@ class MilvusChunkIndex(ChunkIndex):
     def _get(self, name: str, ids: list[str], fields: list[str]) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
         for start in range(0, len(ids), _BATCH):
-            rows.extend(
-                self.client.get(name, ids=ids[start : start + _BATCH], output_fields=fields, **self._consistency)
-            )
+            rows.extend(self.client.get(name, ids=ids[start : start + _BATCH], output_fields=fields))
         return rows
 
     def _flush(self) -> None:
@@ -676,7 +670,6 @@ class MilvusChunkIndex(ChunkIndex):
         self._flush()
         iterator = self.client.query_iterator(
             self.collection,
-            **self._consistency,
             batch_size=max(1, min(batch_size, _WINDOW)),
             filter="",
             output_fields=fields,
@@ -694,7 +687,6 @@ class MilvusChunkIndex(ChunkIndex):
         self._flush()
         results = self.client.search(
             self.collection,
-            **self._consistency,
             data=[vector.tolist()],
             anns_field=self.document_store._vector_field,
             limit=_clamp(limit),
@@ -727,7 +719,6 @@ class MilvusChunkIndex(ChunkIndex):
         fields = [*self._output, self.document_store._vector_field] if vector is not None else self._output
         results = self.client.search(
             self.collection,
-            **self._consistency,
             data=[query],
             anns_field=self.document_store._sparse_vector_field,
             limit=_clamp(limit),

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from components.contracts import ScoreKind
+from components.contracts import ScoreKind, StatusKind
 from components.knowledge_base.factory import knowledge_base_for
 from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.milvus_index import MilvusChunkIndex, document_store_for, open_milvus_document_store
@@ -98,3 +98,44 @@ class TestMilvusKnowledgeBase(BackendCases):
         loaded.delete_document(document.document_id)
         assert loaded.term_statistics([term]) is None
         assert loaded.sentence_similarities([chunk.chunk_id], query) == {}
+
+
+@pytest.mark.integration
+def test_the_catalog_puts_the_milvus_store_in_the_yaml_and_its_components_share_one_client(tmp_path, monkeypatch):
+    import yaml
+
+    from components.knowledge_base.search import KnowledgeBaseSearch
+    from components.settings import reload_settings
+    from pipelines.catalog import PipelineCatalog
+    from tests.pipelines.knowledge import REPO_CATALOG
+
+    monkeypatch.setenv("KB_BACKEND", "milvus")
+    monkeypatch.setenv("MILVUS_URI", str(tmp_path / "kb.db"))
+    monkeypatch.setenv("MILVUS_TOKEN", "s3cret-milvus-token")  # a lite file never uses it; never dumped either way
+    reload_settings()
+    try:
+        dumped = PipelineCatalog(REPO_CATALOG).dumps()
+        assert "s3cret-milvus-token" not in dumped
+        components = yaml.safe_load(dumped)["pipelines"]["research"]["pipeline"]["components"]
+        store = components["kb_dense"]["init_parameters"]["document_store"]
+        assert store["type"] == "milvus_haystack.document_store.MilvusDocumentStore"
+        params = store["init_parameters"]
+        assert params["drop_old"] is False and params["connection_args"] == {"uri": str(tmp_path / "kb.db")}
+        assert params["builtin_function"][0]["type"].endswith("BM25BuiltInFunction")
+        assert components["ranker"]["init_parameters"]["document_store"] == store
+        assert PipelineCatalog.loads(dumped).dumps() == dumped
+        # Two components deserialised from the same YAML: two store objects for one file, one client between them.
+        dense = KnowledgeBaseSearch.from_dict(components["kb_dense"])
+        keyword = KnowledgeBaseSearch.from_dict(components["kb_keyword"])
+        dense.warm_up()
+        keyword.warm_up()
+        assert dense._kb.get().index.client is keyword._kb.get().index.client
+        status = dense.run(query="sourdough")["status"]
+        assert status.status is StatusKind.SUCCESS and status.total_found == 0, status.message  # reached, empty
+    finally:
+        monkeypatch.delenv("KB_BACKEND")
+        monkeypatch.delenv("MILVUS_URI")
+        reload_settings()
+        from components.knowledge_base.factory import close_knowledge_bases
+
+        close_knowledge_bases()
