@@ -75,6 +75,7 @@ _import_pymilvus()
 _WINDOW = 16_384
 _BATCH = 1_000
 _KEY_LENGTH = 1_024
+_VARCHAR = 65_535
 # The empty term's row in `<collection>_terms` holds the collection totals (no analyzer term is empty).
 _TOTALS = ""
 # Milvus collection names; the side collections add up to 12 characters.
@@ -466,6 +467,8 @@ class MilvusChunkIndex(ChunkIndex):
             return
         for doc in chunks:
             self._check_vector(doc.embedding, f"Chunk {doc.id}")
+            if len((doc.content or "").encode("utf-8")) > _VARCHAR:
+                raise ValueError(f"Chunk {doc.id} is longer than Milvus's 65,535-byte text limit; split it.")
         store = self.document_store
         # None values are absent meta, not a type the integration would warn about and drop one by one.
         clean = [

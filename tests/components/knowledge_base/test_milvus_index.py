@@ -302,6 +302,10 @@ class TestMilvusChunkIndex:
             MilvusChunkIndex(_store(tmp_path, "kb"), embedding_model="another-model", dimension=DIM)
         with pytest.raises(KnowledgeBaseMismatch, match="8-dimensional"):
             MilvusChunkIndex(_store(tmp_path, "kb"), embedding_model="test-model", dimension=16)
+        with pytest.raises(ValueError, match="65,535-byte"):
+            MilvusChunkIndex(_store(tmp_path, "kb3"), dimension=DIM).write(
+                [Document(id="x", content="é" * 40_000, embedding=[0.1] * DIM)], []
+            )
         with pytest.raises(ValueError, match="dimensions"):
             MilvusChunkIndex(_store(tmp_path, "kb2"), dimension=DIM).write(
                 [Document(id="x", content="x", embedding=[0.1, 0.2])], []
