@@ -93,7 +93,9 @@ def knowledge_base_for(document_store: Any, embedding_model: str | None = None) 
     backend = backend_of(document_store)
     try:
         index = _module(backend).open_chunk_index(document_store, embedding_model or get_settings().embedding_model)
-        registry = DocumentRegistry(index.collection, url=getattr(index, "database_url", None))
+        # Same-named collections on two engines are two knowledge bases: each engine but pgvector prefixes its name.
+        prefix = index.collection if backend == "pgvector" else f"{backend}_{index.collection}"
+        registry = DocumentRegistry(index.collection, url=getattr(index, "database_url", None), table_prefix=prefix)
     except (KnowledgeBaseUnavailable, ValueError):
         raise
     except Exception as exc:  # noqa: BLE001 - client libraries raise anything; the caller needs one sentence

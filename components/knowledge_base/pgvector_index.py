@@ -377,7 +377,7 @@ class PgvectorChunkIndex(ChunkIndex):
                        )::tsquery AS tsq
             ), top AS (
                 SELECT s.chunk_id, ts_rank(s.tsv, q.tsq, 33) AS score
-                FROM {chunk_terms} s JOIN {table} ON {table}.id = s.chunk_id, q
+                FROM {chunk_terms} s {join}, q
                 WHERE s.tsv @@ q.tsq {where}
                 ORDER BY score DESC, s.chunk_id
                 LIMIT %s
@@ -386,7 +386,14 @@ class PgvectorChunkIndex(ChunkIndex):
             FROM top JOIN {table} c ON c.id = top.chunk_id
             ORDER BY top.score DESC, c.id
             """
-        ).format(chunk_terms=self._chunk_terms, table=self._table, where=where, cosine=cosine)
+        ).format(
+            chunk_terms=self._chunk_terms,
+            table=self._table,
+            # Filters are on the integration's rows (meta, id); without any, the side table alone ranks.
+            join=sql.SQL("JOIN {} ON {}.id = s.chunk_id").format(self._table, self._table) if filters else sql.SQL(""),
+            where=where,
+            cosine=cosine,
+        )
         values: list[Any] = [query or "", *params, limit]
         if query_embedding is not None:
             values.append(np.asarray(query_embedding, dtype=np.float32).reshape(-1))

@@ -4,7 +4,7 @@ Whatever engine holds the chunks (pgvector, Qdrant, Milvus), the documents they 
 `DATABASE_URL` database, or the embedded PostgreSQL of the data folder (`components/database.py`), where the
 embedded graph lives too, so a document and its graph facts change in one transaction.
 
-Per collection, two tables:
+Per collection, two tables (named `<backend>_<collection>_...` for Milvus and Qdrant):
 
 - `<collection>_documents`: one row per ingested file, page or paper (document_id, title, source UNIQUE, doc_type,
   content_hash, text, url, date, ingested_at, metadata, chunk_count) with `chunk_ids`, its chunk ids in order;
@@ -80,17 +80,21 @@ class DocumentRegistry:
     ```
     """
 
-    def __init__(self, collection: str, url: str | None = None) -> None:
+    def __init__(self, collection: str, url: str | None = None, table_prefix: str | None = None) -> None:
         """
         :param collection: the collection whose documents these are (the chunk table's / collection's name).
         :param url: the PostgreSQL connection string; None for the settings' database (`DATABASE_URL`, else the
             embedded server of the data folder).
+        :param table_prefix: the registry tables' prefix; default the collection (a knowledge base on another engine
+            than pgvector prefixes its backend, so that same-named collections on two engines keep two registries).
         """
         from components.database import DatabaseUnavailable, connection_pool_for, database_url
 
         self.collection = validate_collection(collection)
-        self._documents = sql.Identifier(f"{collection}_documents")
-        self._chunks = sql.Identifier(f"{collection}_chunk_documents")
+        prefix = validate_collection(table_prefix or collection)
+        self.table_prefix = prefix
+        self._documents = sql.Identifier(f"{prefix}_documents")
+        self._chunks = sql.Identifier(f"{prefix}_chunk_documents")
         try:
             self._pool = connection_pool_for(url or database_url())
         except DatabaseUnavailable as exc:
@@ -125,12 +129,12 @@ class DocumentRegistry:
         names = {
             "documents": self._documents,
             "chunks": self._chunks,
-            "documents_pkey": sql.Identifier(f"{self.collection}_documents_pkey"),
-            "documents_source_key": sql.Identifier(f"{self.collection}_documents_source_key"),
-            "documents_ingested_idx": sql.Identifier(f"{self.collection}_documents_ingested_idx"),
-            "chunks_pkey": sql.Identifier(f"{self.collection}_chunk_documents_pkey"),
-            "chunks_fkey": sql.Identifier(f"{self.collection}_chunk_documents_fkey"),
-            "chunks_document_idx": sql.Identifier(f"{self.collection}_chunk_documents_document"),
+            "documents_pkey": sql.Identifier(f"{self.table_prefix}_documents_pkey"),
+            "documents_source_key": sql.Identifier(f"{self.table_prefix}_documents_source_key"),
+            "documents_ingested_idx": sql.Identifier(f"{self.table_prefix}_documents_ingested_idx"),
+            "chunks_pkey": sql.Identifier(f"{self.table_prefix}_chunk_documents_pkey"),
+            "chunks_fkey": sql.Identifier(f"{self.table_prefix}_chunk_documents_fkey"),
+            "chunks_document_idx": sql.Identifier(f"{self.table_prefix}_chunk_documents_document"),
         }
         statements = [
             """CREATE TABLE IF NOT EXISTS {documents} (
@@ -160,7 +164,7 @@ class DocumentRegistry:
         ]
         with self.connection() as conn, conn.transaction():
             # Two processes creating the same tables at once collide on the catalog; the lock serialises them.
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"kb-registry:{self.collection}",))
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"kb-registry:{self.table_prefix}",))
             old_layout = conn.execute(
                 """SELECT 1 FROM pg_class c WHERE c.oid = to_regclass(%s) AND NOT EXISTS (
                        SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'chunk_ids')""",

@@ -9,7 +9,7 @@ import pytest
 
 from components.contracts import StatusKind
 from components.knowledge_base.book_content import BookContentRetriever
-from tests.components.knowledge_base.conftest import closed_port, environment
+from tests.components.knowledge_base.conftest import closed_port, environment, index_pending
 from tests.components.knowledge_base.kb_corpus import corpus
 from tests.contract_servers import ContractServer, Reply
 
@@ -38,6 +38,8 @@ class QdrantKeyGate(ContractServer):
 
 @pytest.fixture(scope="module")
 def books(tmp_path_factory, embedding_model):
+    if index_pending("qdrant"):
+        pytest.xfail("Qdrant's ChunkIndex over QdrantDocumentStore is not in this tree yet")
     folder = tmp_path_factory.mktemp("qdrant-books")
     with environment({"KB_BACKEND": "qdrant", "QDRANT_PATH": str(folder), "KB_COLLECTION": "books"}):
         from components.knowledge_base.factory import close_knowledge_bases, open_knowledge_base

@@ -26,7 +26,12 @@ class TestGetDocument:
         data = get.to_dict()
         assert data == {
             "type": "components.knowledge_base.get_document.GetDocument",
-            "init_parameters": {"collection": "papers", "source_name": "kb_document", "timeout_s": 2.0},
+            "init_parameters": {
+                "document_store": None,
+                "collection": "papers",
+                "source_name": "kb_document",
+                "timeout_s": 2.0,
+            },
         }
         assert GetDocument.from_dict(data).to_dict() == data
 

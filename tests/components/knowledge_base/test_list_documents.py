@@ -22,7 +22,12 @@ class TestListDocuments:
     def test_to_dict_and_from_dict(self):
         listing = ListDocuments(collection="papers")
         data = listing.to_dict()
-        assert data["init_parameters"] == {"collection": "papers", "source_name": "kb_documents", "timeout_s": None}
+        assert data["init_parameters"] == {
+            "document_store": None,
+            "collection": "papers",
+            "source_name": "kb_documents",
+            "timeout_s": None,
+        }
         assert ListDocuments.from_dict(data).to_dict() == data
 
     @pytest.mark.parametrize(

@@ -27,7 +27,8 @@ def open_store(backend_settings, database_url):
     def open_(collection: str, dimension: int = 384, settings: Settings | None = None):
         store = document_store_for(settings or backend_settings, collection, dimension)
         index = MilvusChunkIndex(store, embedding_model=backend_settings.embedding_model, dimension=dimension)
-        return KnowledgeBase(index, DocumentRegistry(collection, url=database_url))
+        # The registry tables the factory gives a Milvus collection (so a fresh process sees the same documents).
+        return KnowledgeBase(index, DocumentRegistry(collection, url=database_url, table_prefix=f"milvus_{collection}"))
 
     return open_
 

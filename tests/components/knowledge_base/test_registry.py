@@ -99,3 +99,17 @@ class TestDocumentRegistry:
     def test_collection_names_are_checked(self, bad):
         with pytest.raises(ValueError, match="not allowed"):
             validate_collection(bad)
+
+
+@pytest.mark.integration
+def test_same_named_collections_on_two_engines_keep_two_registries(database_url, collection_name):
+    pgvector = DocumentRegistry(collection_name, url=database_url)
+    qdrant = DocumentRegistry(collection_name, url=database_url, table_prefix=f"qdrant_{collection_name}")
+    try:
+        pgvector.put(_document("a"), ["a:0"])
+        assert qdrant.count() == 0 and qdrant.collection == pgvector.collection == collection_name
+        qdrant.put(_document("a"), ["a:0", "a:1"])
+        assert pgvector.get("a")[1] == ["a:0"] and qdrant.delete("a") == ["a:0", "a:1"] and pgvector.count() == 1
+    finally:
+        qdrant.drop()
+        pgvector.drop()

@@ -51,6 +51,7 @@ class TestKnowledgeBaseSearch:
         assert search.to_dict() == {
             "type": "components.knowledge_base.search.KnowledgeBaseSearch",
             "init_parameters": {
+                "document_store": None,
                 "mode": "hybrid",
                 "collection": "papers",
                 "limit": 7,
@@ -121,3 +122,29 @@ class TestKnowledgeBaseSearch:
         # The pipeline serialises and loads back with the same components.
         again = Pipeline.loads(pipeline.dumps(), allowed_modules=["components.knowledge_base.search"])
         assert again.get_component("keyword").to_dict() == pipeline.get_component("keyword").to_dict()
+
+
+@pytest.mark.integration
+def test_the_document_store_is_an_init_parameter_that_round_trips(collection_name, embedding_model):
+    from components.knowledge_base.factory import document_store_for, knowledge_base_for
+    from components.knowledge_base.store import ChunkRecord, DocumentRecord
+
+    store = document_store_for(None, collection_name)
+    search = KnowledgeBaseSearch(document_store=store, mode="keyword")
+    data = search.to_dict()
+    assert data["init_parameters"]["document_store"] == store.to_dict()
+    again = KnowledgeBaseSearch.from_dict(data)
+    assert type(again.document_store) is type(store) and again.document_store.table_name == collection_name
+    kb = knowledge_base_for(store)
+    try:
+        text = "Sourdough starters ferment flour with wild yeast."
+        kb.upsert_document(
+            DocumentRecord("d", "Bread", "notes/bread.md", "md", "h", text=text),
+            [ChunkRecord("d:0", "d", 0, text, embedding_model.embed_one(text))],
+        )
+        again.warm_up()
+        found = again.run(query="wild yeast")
+        assert [d.id for d in found["documents"]] == ["d:0"]
+        assert found["documents"][0].meta["collection_name"] == collection_name
+    finally:
+        kb.drop()
