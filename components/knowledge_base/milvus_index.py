@@ -16,7 +16,9 @@ What goes through the integration and what through its client (milvus-haystack 0
 - Evidence (sentence spans with their in-context vectors, term counts, each term's document frequency) in side
   collections on the same client, beside the integration's rows, which are never altered: `<collection>_sentences`,
   `<collection>_chunk_terms` and `<collection>_terms` (that last one keeps the document frequencies and, under the
-  empty term, the chunk count and total term count that BM25's average length needs). Evidence writes are
+  empty term, the chunk count and total term count that BM25's average length needs); for a collection without
+  Milvus's BM25 function (one Haystack's `DocumentWriter` filled), `<collection>_keywords` holds a copy of its texts
+  and meta with that function, so that keyword search and its filters work there too. Evidence writes are
   read-modify-write under the shared client's lock: one writing process per collection, which milvus-lite enforces
   anyway.
 
@@ -312,8 +314,9 @@ class MilvusChunkIndex(ChunkIndex):
     index.write([chunk_to_document(document, chunk) for chunk in chunks], [ChunkEvidence.of(c) for c in chunks])
     hits = index.dense(query_vector, limit=5, filters=search_filters_to_haystack(SearchFilters(doc_types=("pdf",))))
     ```
-    The store's collection may be one Haystack's `DocumentWriter` filled: it is read as it is; keyword search needs
-    the BM25 built-in function on its text field and returns nothing without one (a warning says so once).
+    The store's collection may be one Haystack's `DocumentWriter` filled: it is read as it is, and without Milvus's
+    BM25 function on its text field keyword search runs on a copy of its texts and meta in `<collection>_keywords`,
+    which `add_evidence` (enrichment) fills.
     """
 
     backend = "milvus"
@@ -328,14 +331,14 @@ class MilvusChunkIndex(ChunkIndex):
         self.sentences_name = f"{self.collection}_sentences"
         self.chunk_terms_name = f"{self.collection}_chunk_terms"
         self.terms_name = f"{self.collection}_terms"
-        self._names = (self.collection, self.sentences_name, self.chunk_terms_name, self.terms_name)
+        self.keywords_name = f"{self.collection}_keywords"
+        self._names: tuple[str, ...] = (self.collection, self.sentences_name, self.chunk_terms_name, self.terms_name)
         self._shared = MilvusClients.acquire(document_store)
         self._open_lock = threading.Lock()
         self._opened = False
         self._metric = "COSINE"
         self._output: list[str] = []
         self._keyword_ready = False
-        self._warned_keyword = False
         self._closed = False
         try:
             self._open()  # an existing collection is checked now (layout, model, dimension), not at the first search
@@ -445,6 +448,29 @@ class MilvusChunkIndex(ChunkIndex):
             schema.add_field("spans", DataType.JSON)
             schema.add_field("placeholder", DataType.FLOAT_VECTOR, dim=2)  # Milvus requires a vector field
             self._create(self.chunk_terms_name, schema, "placeholder", "L2")
+        if not self._keyword_ready:
+            # A collection without Milvus's BM25 function (one Haystack's DocumentWriter filled): keyword search runs
+            # on a copy of its texts and meta here, made by `add_evidence` (enrichment) and kept by writes.
+            if self.keywords_name not in self._names:
+                self._names = (*self._names, self.keywords_name)
+            if not client.has_collection(self.keywords_name):
+                from pymilvus import Function, FunctionType
+
+                schema = client.create_schema(auto_id=False, enable_dynamic_field=True)
+                schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=_VARCHAR)
+                schema.add_field(
+                    "text", DataType.VARCHAR, max_length=_VARCHAR, enable_analyzer=True, analyzer_params=ANALYZER_PARAMS
+                )
+                schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+                schema.add_function(
+                    Function(
+                        name=f"{self.keywords_name}_bm25",
+                        input_field_names=["text"],
+                        output_field_names=["sparse"],
+                        function_type=FunctionType.BM25,
+                    )
+                )
+                self._create(self.keywords_name, schema, "sparse", "BM25", "SPARSE_INVERTED_INDEX")
         if not client.has_collection(self.terms_name):
             schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
             schema.add_field("term", DataType.VARCHAR, is_primary=True, max_length=_KEY_LENGTH)
@@ -453,9 +479,9 @@ class MilvusChunkIndex(ChunkIndex):
             schema.add_field("placeholder", DataType.FLOAT_VECTOR, dim=2)
             self._create(self.terms_name, schema, "placeholder", "L2")
 
-    def _create(self, name: str, schema: Any, vector_field: str, metric: str) -> None:
+    def _create(self, name: str, schema: Any, vector_field: str, metric: str, index_type: str = "AUTOINDEX") -> None:
         index = self.client.prepare_index_params()
-        index.add_index(field_name=vector_field, index_type="AUTOINDEX", metric_type=metric)
+        index.add_index(field_name=vector_field, index_type=index_type, metric_type=metric)
         self.client.create_collection(name, schema=schema)
         # Not waiting for the build: pymilvus polls it with an RPC milvus-lite lacks (and sleeps 0.5 s a field).
         self.client.create_index(name, index, sync=False)
@@ -481,7 +507,29 @@ class MilvusChunkIndex(ChunkIndex):
             # Only on a collection this index made: a user's collection is never altered.
             self.client.alter_collection_properties(self.collection, {_MODEL_PROPERTY: self.embedding_model})
         self._open()
-        self._write_evidence([doc.id for doc in chunks], evidence)
+        self.add_evidence(clean, evidence)
+
+    def add_evidence(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
+        """Replace the side rows of `chunks` (sentences, term counts, document frequencies, and the keyword copy of a
+        collection without BM25) without touching the integration's rows: what ingestion writes after the chunks,
+        and what enrichment adds to an attached collection."""
+        if not chunks or not self._open():
+            return
+        self._write_evidence([str(doc.id) for doc in chunks], evidence)
+        if not self._keyword_ready:
+            rows = [
+                {
+                    **{
+                        key: value
+                        for key, value in _meta_values(doc.meta).items()
+                        if key not in ("id", "text", "sparse")
+                    },
+                    "id": str(doc.id),
+                    "text": doc.content or "",
+                }
+                for doc in chunks
+            ]
+            self._upsert(self.keywords_name, rows)
         with self._shared.lock:
             self._shared.dirty.update(self._names)
 
@@ -577,6 +625,8 @@ class MilvusChunkIndex(ChunkIndex):
                 # By primary key: a filter expression makes milvus-lite scan every row.
                 self.client.delete(self.collection, ids=ids[start : start + _BATCH])
             self._forget_evidence(ids)
+            if not self._keyword_ready:
+                self.client.delete(self.keywords_name, ids=ids)
             self._shared.dirty.update(self._names)
 
     def _upsert(self, name: str, rows: list[dict[str, Any]]) -> None:
@@ -708,18 +758,11 @@ class MilvusChunkIndex(ChunkIndex):
     ) -> list[IndexHit]:
         if not terms(query) or not self._open():
             return []  # only stop words or punctuation: nothing to match
-        if not self._keyword_ready:
-            if not self._warned_keyword:
-                self._warned_keyword = True
-                logger.warning(
-                    "Milvus collection {collection} has no BM25 function on its text field; keyword search finds "
-                    "nothing there (dense search still works)",
-                    collection=self.collection,
-                )
-            return []
         vector = None if query_embedding is None else self._check_vector(query_embedding, "The query embedding")
         self._flush()
         fields = [*self._output, self.document_store._vector_field] if vector is not None else self._output
+        if not self._keyword_ready:
+            return self._keyword_beside(query, limit, filters, fields, vector)
         results = self.client.search(
             self.collection,
             data=[query],
@@ -730,6 +773,35 @@ class MilvusChunkIndex(ChunkIndex):
             search_params={"metric_type": "BM25"},
         )
         return [self._translate(item, ScoreKind.BM25, vector) for item in (results[0] if results else [])]
+
+    def _keyword_beside(
+        self, query: str, limit: int, filters: dict | None, fields: list[str], vector: np.ndarray | None
+    ) -> list[IndexHit]:
+        """BM25 over the keyword copy of a collection without Milvus's BM25 function, the hits read back from the
+        collection by primary key (empty until `add_evidence` has copied its chunks)."""
+        results = self.client.search(
+            self.keywords_name,
+            data=[query],
+            anns_field="sparse",
+            limit=_clamp(limit),
+            filter=_expression(filters),
+            output_fields=["id"],
+            search_params={"metric_type": "BM25"},
+        )
+        found = list(results[0]) if results else []
+        primary = self.document_store._primary_field
+        rows = {
+            str(row[primary]): row for row in self._get(self.collection, [str(item["id"]) for item in found], fields)
+        }
+        return [
+            self._translate(
+                {"id": item["id"], "distance": item["distance"], "entity": rows[str(item["id"])]},
+                ScoreKind.BM25,
+                vector,
+            )
+            for item in found
+            if str(item["id"]) in rows
+        ]
 
     def _translate(self, item: Any, kind: ScoreKind, query_vector: np.ndarray | None = None) -> IndexHit:
         """A search result as an `IndexHit`: the one place Milvus scores are translated."""

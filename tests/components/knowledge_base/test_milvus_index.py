@@ -263,8 +263,14 @@ class TestMilvusChunkIndex:
             hits = index.dense(vectors[1], 2)
             assert hits[0].document.id == "u1" and hits[0].document.meta == {"author": "a1"}
             assert hits[0].cosine == pytest.approx(1.0, abs=1e-5)
-            assert index.keyword("starter", 3) == []  # no BM25 function on their collection
-            index.write([], [])
+            assert index.keyword("starter", 3) == []  # no BM25 function on their collection, nothing copied yet
+            for batch in index.iter_documents(batch_size=2):
+                index.add_evidence(batch, [])  # what enrichment does
+            found = index.keyword("starter flour", 3, query_embedding=vectors[1])
+            assert [hit.document.id for hit in found] == ["u1"] and found[0].raw_score > 0
+            assert found[0].document.meta == {"author": "a1"} and found[0].cosine == pytest.approx(1.0, abs=1e-5)
+            only = {"field": "meta.author", "operator": "==", "value": "a0"}
+            assert [hit.document.id for hit in index.keyword("sourdough starter", 3, only)] == ["u0"]
             assert index.chunk_cosines(["u0"], vectors[0]) == pytest.approx({"u0": 1.0}, abs=1e-5)
         finally:
             index.close()
@@ -275,6 +281,7 @@ class TestMilvusChunkIndex:
             "theirs_sentences",
             "theirs_chunk_terms",
             "theirs_terms",
+            "theirs_keywords",
         }
         assert [(d.id, d.content, d.meta, d.embedding) for d in after] == [
             (d.id, d.content, d.meta, d.embedding) for d in before
