@@ -14,22 +14,25 @@ What goes through the integration and what through its client (milvus-haystack 0
 - Fetching and cosines by id: `client.get` by primary key (the integration's `filter_documents` filters, returns
   vectors and stops silently at 10,000 rows).
 - Evidence (sentence spans with their in-context vectors, term counts, each term's document frequency) in side
-  collections on the same client, beside the integration's rows, which are never altered: `<collection>_sentences`,
-  `<collection>_chunk_terms` and `<collection>_terms` (that last one keeps the document frequencies and, under the
-  empty term, the chunk count and total term count that BM25's average length needs); for a collection without
+  collections on the same client, beside the integration's rows, which are never altered: `<collection>_evidence`
+  (per chunk: term counts, sentence spans, and the sentence vectors as base64 float16, so one read by primary key
+  serves the ranker) and `<collection>_terms` (the document frequencies and, under the empty term, the chunk count
+  and total term count that BM25's average length needs); for a collection without
   Milvus's BM25 function (one Haystack's `DocumentWriter` filled), `<collection>_keywords` holds a copy of its texts
   and meta with that function, so that keyword search and its filters work there too. Evidence writes are
   read-modify-write under the shared client's lock: one writing process per collection, which milvus-lite enforces
   anyway.
 
-milvus-lite traps handled: rows sit in an unindexed buffer that searches slowly (about 200 ms against 13 ms at 5k
-rows) until a flush, so written collections are flushed before the next search; its folder opens in one process
-only (`open_milvus_document_store` says so in one sentence), and two store objects for one file in one process (what
-YAML deserialisation makes) share one client through `MilvusClients`, the one cache of clients in this module.
+milvus-lite traps handled: rows sit in an unindexed buffer that searches slowly until a flush, so written collections
+are flushed before the next search, and `ensure_vector_index` waits for its background index build; its folder opens
+in one process only (`open_milvus_document_store` says so in one sentence), and two store objects for one file in one
+process (what YAML deserialisation makes) share one client through `MilvusClients`, the one cache of clients here.
 """
 
 from __future__ import annotations
 
+import base64
+import math
 import re
 import threading
 import time
@@ -328,11 +331,10 @@ class MilvusChunkIndex(ChunkIndex):
         self.embedding_model = embedding_model
         self.dimension = int(dimension)
         self.collection = document_store.collection_name
-        self.sentences_name = f"{self.collection}_sentences"
-        self.chunk_terms_name = f"{self.collection}_chunk_terms"
+        self.evidence_name = f"{self.collection}_evidence"
         self.terms_name = f"{self.collection}_terms"
         self.keywords_name = f"{self.collection}_keywords"
-        self._names: tuple[str, ...] = (self.collection, self.sentences_name, self.chunk_terms_name, self.terms_name)
+        self._names: tuple[str, ...] = (self.collection, self.evidence_name, self.terms_name)
         self._shared = MilvusClients.acquire(document_store)
         self._open_lock = threading.Lock()
         self._opened = False
@@ -431,23 +433,15 @@ class MilvusChunkIndex(ChunkIndex):
         from pymilvus import DataType
 
         client = self.client
-        if not client.has_collection(self.sentences_name):
-            schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
-            schema.add_field("key", DataType.VARCHAR, is_primary=True, max_length=_KEY_LENGTH + 16)
-            schema.add_field("chunk_id", DataType.VARCHAR, max_length=_KEY_LENGTH)
-            schema.add_field("idx", DataType.INT64)
-            schema.add_field("start", DataType.INT64)
-            schema.add_field("end", DataType.INT64)
-            schema.add_field("vector", DataType.FLOAT_VECTOR, dim=self.dimension)
-            self._create(self.sentences_name, schema, "vector", "COSINE")
-        if not client.has_collection(self.chunk_terms_name):
+        if not client.has_collection(self.evidence_name):
             schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
             schema.add_field("chunk_id", DataType.VARCHAR, is_primary=True, max_length=_KEY_LENGTH)
             schema.add_field("counts", DataType.JSON)
             schema.add_field("total", DataType.INT64)
             schema.add_field("spans", DataType.JSON)
+            schema.add_field("vectors", DataType.VARCHAR, max_length=_VARCHAR)
             schema.add_field("placeholder", DataType.FLOAT_VECTOR, dim=2)  # Milvus requires a vector field
-            self._create(self.chunk_terms_name, schema, "placeholder", "L2")
+            self._create(self.evidence_name, schema, "placeholder", "L2")
         if not self._keyword_ready:
             # A collection without Milvus's BM25 function (one Haystack's DocumentWriter filled): keyword search runs
             # on a copy of its texts and meta here, made by `add_evidence` (enrichment) and kept by writes.
@@ -535,8 +529,11 @@ class MilvusChunkIndex(ChunkIndex):
 
     def _write_evidence(self, chunk_ids: list[str], evidence: list[ChunkEvidence]) -> None:
         by_id = {item.chunk_id: item for item in evidence}
-        sentence_rows: list[dict[str, Any]] = []
-        term_rows: list[dict[str, Any]] = []
+        rows: list[dict[str, Any]] = []
+        # Sentence vectors ride in the chunk's evidence row as base64 float16 (one row read per chunk: fetching them
+        # as 120 separate float vectors took 8.9 ms for 20 chunks, the whole row 1.4 ms); a chunk keeps as many
+        # sentences as fit Milvus's text limit (63 at 384 dimensions).
+        fitting = _VARCHAR // (4 * math.ceil(2 * self.dimension / 3))
         for chunk_id in chunk_ids:
             item = by_id.get(chunk_id)
             if item is None:
@@ -550,43 +547,32 @@ class MilvusChunkIndex(ChunkIndex):
                         f"Chunk {chunk_id!r} has {len(spans)} sentence spans but sentence embeddings of shape "
                         f"{vectors.shape}; give one {self.dimension}-dimensional row per span."
                     )
-                for idx, ((start, end), vector) in enumerate(zip(spans, vectors, strict=True)):
-                    sentence_rows.append(
-                        {
-                            "key": f"{chunk_id}\x00{idx}",
-                            "chunk_id": chunk_id,
-                            "idx": idx,
-                            "start": start,
-                            "end": end,
-                            "vector": vector.tolist(),
-                        }
-                    )
+                spans, vectors = spans[:fitting], vectors[:fitting]
             counts = {str(term): int(n) for term, n in (item.term_counts or {}).items() if n}
-            term_rows.append(
+            if not counts and vectors is None:
+                continue
+            rows.append(
                 {
                     "chunk_id": chunk_id,
                     "counts": counts,
                     "total": sum(counts.values()),
                     "spans": [list(span) for span in spans] if vectors is not None else [],
+                    "vectors": "" if vectors is None else _pack(vectors),
                     "placeholder": [1.0, 0.0],
                 }
             )
         with self._shared.lock:
-            # The chunks' earlier evidence goes first (its sentences and its share of the document frequencies).
+            # The chunks' earlier evidence goes first (with its share of the document frequencies).
             self._forget_evidence(chunk_ids)
-            self._upsert(self.sentences_name, sentence_rows)
-            self._upsert(self.chunk_terms_name, [row for row in term_rows if row["counts"] or row["spans"]])
-            self._count_terms([row["counts"] for row in term_rows if row["counts"]], +1)
+            self._upsert(self.evidence_name, rows)
+            self._count_terms([row["counts"] for row in rows if row["counts"]], +1)
 
     def _forget_evidence(self, chunk_ids: list[str]) -> None:
         """Remove the stored evidence of these chunks and take their terms out of the document frequencies."""
-        old = self._get(self.chunk_terms_name, chunk_ids, ["chunk_id", "counts", "spans"])
+        old = self._get(self.evidence_name, chunk_ids, ["chunk_id", "counts"])
         if not old:
             return
-        keys = [f"{row['chunk_id']}\x00{idx}" for row in old for idx in range(len(row.get("spans") or []))]
-        for start in range(0, len(keys), _BATCH):
-            self.client.delete(self.sentences_name, ids=keys[start : start + _BATCH])
-        self.client.delete(self.chunk_terms_name, ids=[row["chunk_id"] for row in old])
+        self.client.delete(self.evidence_name, ids=[row["chunk_id"] for row in old])
         self._count_terms([dict(row.get("counts") or {}) for row in old if row.get("counts")], -1)
 
     def _count_terms(self, counts: list[dict[str, int]], sign: int) -> None:
@@ -843,44 +829,34 @@ class MilvusChunkIndex(ChunkIndex):
     # -- evidence -----------------------------------------------------------------------------------------------
 
     def evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
+        return self._evidence(chunk_ids, ["chunk_id", "counts", "spans", "vectors"])
+
+    def _evidence(self, chunk_ids: list[str], fields: list[str]) -> dict[str, ChunkEvidence]:
+        """The evidence rows of these chunks (one read by primary key), with `fields` loaded."""
         ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
         if not ids or not self._open():
             return {}
         self._flush()
-        rows = self._get(self.chunk_terms_name, ids, ["chunk_id", "counts", "spans"])
-        vectors = self._sentence_vectors(rows)
         found: dict[str, ChunkEvidence] = {}
-        for row in rows:
+        for row in self._get(self.evidence_name, ids, fields):
             spans = [(int(start), int(end)) for start, end in row.get("spans") or []]
+            vectors = _unpack(row.get("vectors") or "", self.dimension)
             found[row["chunk_id"]] = ChunkEvidence(
                 chunk_id=row["chunk_id"],
-                sentence_spans=spans,
-                sentence_embeddings=vectors.get(row["chunk_id"]),
+                sentence_spans=spans if vectors is not None else [],
+                sentence_embeddings=vectors,
                 term_counts=dict(row.get("counts") or {}) or None,
             )
         return found
 
-    def _sentence_vectors(self, rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
-        """The sentence vectors of these evidence rows by chunk id (row k for span k), fetched by primary key."""
-        keys = [f"{row['chunk_id']}\x00{idx}" for row in rows for idx in range(len(row.get("spans") or []))]
-        if not keys:
-            return {}
-        by_chunk: dict[str, list[tuple[int, list[float]]]] = {}
-        for item in self._get(self.sentences_name, keys, ["chunk_id", "idx", "vector"]):
-            by_chunk.setdefault(item["chunk_id"], []).append((int(item["idx"]), item["vector"]))
-        return {
-            chunk_id: np.asarray([vector for _, vector in sorted(found)], dtype=np.float32)
-            for chunk_id, found in by_chunk.items()
-        }
-
     def sentence_similarities(
         self, chunk_ids: list[str], query_embedding: np.ndarray
     ) -> dict[str, list[tuple[int, int, float]]]:
-        """Per chunk id, `(start, end, cosine)` of its stored sentences in order; the sentence vectors are fetched by
-        primary key (keys made from the spans kept with the term counts) and compared here."""
+        """Per chunk id, `(start, end, cosine)` of its stored sentences in order: the chunks' evidence rows read by
+        primary key in one round trip, their sentence vectors compared here."""
         query = self._check_vector(query_embedding, "The query embedding")
         similarities: dict[str, list[tuple[int, int, float]]] = {}
-        for chunk_id, item in self.evidence(chunk_ids).items():
+        for chunk_id, item in self._evidence(chunk_ids, ["chunk_id", "spans", "vectors"]).items():
             if item.sentence_embeddings is None or len(item.sentence_embeddings) != len(item.sentence_spans):
                 continue
             cosines = _cosines(item.sentence_embeddings, query)
@@ -953,6 +929,17 @@ class MilvusChunkIndex(ChunkIndex):
         if vector.shape[0] != self.dimension:
             raise ValueError(f"{what} has {vector.shape[0]} dimensions; the index expects {self.dimension}.")
         return vector
+
+
+def _pack(vectors: np.ndarray) -> str:
+    """Sentence vectors as the text Milvus stores: base64 of their float16 bytes."""
+    return base64.b64encode(np.asarray(vectors, dtype=np.float16).tobytes()).decode("ascii")
+
+
+def _unpack(text: str, dimension: int) -> np.ndarray | None:
+    if not text:
+        return None
+    return np.frombuffer(base64.b64decode(text), dtype=np.float16).reshape(-1, dimension).astype(np.float32)
 
 
 def _meta_values(meta: dict[str, Any] | None) -> dict[str, Any]:

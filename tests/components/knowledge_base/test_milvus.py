@@ -88,7 +88,7 @@ class TestMilvusKnowledgeBase(BackendCases):
         assert list(similarities) == [chunk.chunk_id]
         rows = similarities[chunk.chunk_id]
         assert [(start, end) for start, end, _ in rows] == chunk.sentence_spans
-        assert [value for _, _, value in rows] == pytest.approx(list(chunk.sentence_embeddings @ query), abs=1e-4)
+        assert [value for _, _, value in rows] == pytest.approx(list(chunk.sentence_embeddings @ query), abs=2e-3)
         term = next(iter(chunk.term_counts))
         stats = loaded.term_statistics([term, "zzzunseen"])
         assert stats.n_chunks == 1 and stats.df == {term: 1, "zzzunseen": 0}

@@ -157,12 +157,12 @@ class TestMilvusChunkIndex:
         for chunk_id, rows in similarities.items():
             expected = next(item for item in evidence if item.chunk_id == chunk_id)
             assert [(start, end) for start, end, _ in rows] == expected.sentence_spans
-            assert [value for _, _, value in rows] == pytest.approx(
-                list(expected.sentence_embeddings @ query), abs=1e-5
+            assert [value for _, _, value in rows] == pytest.approx(  # sentence vectors are kept as float16
+                list(expected.sentence_embeddings @ query), abs=2e-3
             )
         stored = loaded.evidence(["doc1:1"])["doc1:1"]
         assert stored.term_counts == evidence[3].term_counts
-        assert np.allclose(stored.sentence_embeddings, evidence[3].sentence_embeddings, atol=1e-6)
+        assert np.allclose(stored.sentence_embeddings, evidence[3].sentence_embeddings, atol=1e-3)
         cosines = loaded.chunk_cosines(["doc0:0", "doc2:1", "gone"], query)
         assert cosines == pytest.approx({"doc0:0": float(vectors[0] @ query), "doc2:1": float(vectors[5] @ query)})
         stats = loaded.term_statistics(["flour", "starter", "milvus", "unseen"])
@@ -278,8 +278,7 @@ class TestMilvusChunkIndex:
         after = sorted(reopened.filter_documents(), key=lambda doc: doc.id)
         assert {name for name in reopened.client.list_collections() if name.startswith("theirs")} == {
             "theirs",
-            "theirs_sentences",
-            "theirs_chunk_terms",
+            "theirs_evidence",
             "theirs_terms",
             "theirs_keywords",
         }
