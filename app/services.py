@@ -60,10 +60,10 @@ def friendly_error(exc: BaseException) -> str:
 @st.cache_resource(show_spinner=False)
 def graph_tools():  # noqa: ANN201
     """The knowledge-graph tools (timeline, relationships, search) over the configured graph store."""
-    from components.graph.factory import open_graph_store
+    from components.graph.factory import graph_store_from_settings
     from components.graph.tools import GraphTools
 
-    return GraphTools(open_graph_store())
+    return GraphTools(graph_store_from_settings())
 
 
 def entities_in(text: str) -> list[str]:
@@ -71,7 +71,7 @@ def entities_in(text: str) -> list[str]:
     try:
         from components.graph.factory import known_entities_in
 
-        return known_entities_in(text)
+        return known_entities_in(text, graph_tools().store)
     except Exception:  # noqa: BLE001 - entity links are a convenience, never a failure of the page
         return []
 

@@ -3,6 +3,12 @@
 With `DATABASE_URL` unset, an embedded PostgreSQL 16 with pgvector is started from the `pgserver` package in
 `RESEARCH_DATA_DIR/pg`. pgserver counts the processes that use a data folder, so the app, the CLI and the HTTP
 server share one running server, which stops when the last of them exits.
+
+This module is one of the two explicit process-wide caches of the product (the other is the embedding model,
+`components/embedding/model.py`): one started server per data folder (`_SERVERS`) and one connection pool per
+database URL (`_POOLS`). Sharing matters here: a server is one per folder by nature, and a pool per store would
+open eight connections for every component of every pipeline. The stores themselves (graph, memory, knowledge
+base) are made by the components that use them, in `warm_up()`, and borrow connections from this pool.
 """
 
 from __future__ import annotations
@@ -103,8 +109,9 @@ def connection_pool(settings: Settings | None = None):  # noqa: ANN201 - psycopg
 def connection_pool_for(url: str):  # noqa: ANN201 - psycopg_pool is imported lazily
     """The process-wide connection pool for the database at `url`, with pgvector types registered.
 
-    This is the one cache of pools: the knowledge base (its document registry and the pgvector chunk index's own
-    SQL), the graph and memory share one pool per database instead of opening connections of their own.
+    This is the one cache of pools (made once per database URL; `close_pools` ends them): the knowledge base (its
+    document registry and the pgvector chunk index's own SQL), the graph and memory share one pool per database
+    instead of opening connections of their own.
     """
     from pgvector.psycopg import register_vector
     from psycopg_pool import ConnectionPool

@@ -448,20 +448,29 @@ class PipelineCatalog:
             result = ResearchResult.from_outputs(inputs["question"], await self.run_async(RESEARCH_PIPELINE, inputs))
         return result.model_copy(update={"source_selection": selection}) if selection else result
 
-    @staticmethod
-    def _resolve_auto(inputs: dict[str, Any]) -> dict[str, Any] | None:
-        """Replace `auto` in the sources by the sources the question is worth asking; the reasons are returned."""
+    def _resolve_auto(self, inputs: dict[str, Any]) -> dict[str, Any] | None:
+        """Replace `auto` in the sources by the sources the question is worth asking; the reasons are returned.
+        The entities the question names are looked up in the graph the research pipeline's graph branch reads."""
         sources = inputs.get("sources")
         if not sources or AUTO not in sources:
             return None
-        from components.graph.factory import known_entities_in
         from components.tools.source_selection import select_sources
 
-        selection = select_sources(inputs["question"], known_entities=known_entities_in)
+        selection = select_sources(inputs["question"], known_entities=self._known_entities())
         chosen = [source for source in sources if source != AUTO]
         chosen += [source for source in selection.sources if source not in chosen]
         inputs["sources"] = chosen or ["kb"]
         return selection.to_dict()
+
+
+    def _known_entities(self) -> Any:
+        """The research pipeline's graph branch's entity lookup, or None when it has no graph branch."""
+        from components.graph.graph_search import GraphSearch
+
+        for _, component in self.get(RESEARCH_PIPELINE).walk():
+            if isinstance(component, GraphSearch):
+                return component.known_entities
+        return None
 
 
 _CATALOG: PipelineCatalog | None = None

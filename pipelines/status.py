@@ -56,9 +56,13 @@ def _generator(settings: Settings) -> tuple[str, dict[str, Any]]:
 
 
 def _graph(settings: Settings) -> tuple[str, dict[str, Any]]:
-    from components.graph.factory import open_graph_store
+    from components.graph.factory import graph_store_from_settings
 
-    counts = open_graph_store(settings.kb_collection, settings).counts()
+    store = graph_store_from_settings(settings.kb_collection, settings)
+    try:
+        counts = store.counts()
+    finally:
+        store.close()
     if settings.graph_backend == "neo4j":
         where = f"Neo4j at {settings.neo4j_uri}"
     else:

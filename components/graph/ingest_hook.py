@@ -45,6 +45,7 @@ extraction_timer = ExtractionTimer()
 class GraphIngestHook:
     """The ingestion hook that keeps the graph in step with the knowledge base.
 
+    The store is the one given, else the one the settings choose (`GRAPH_BACKEND`), made on first use.
     `on_document` replaces the document's facts (on the knowledge base's own connection when the graph lives in
     the same PostgreSQL, so chunks and facts commit together); `on_delete` removes them and the entities they
     leave without facts.
@@ -65,9 +66,9 @@ class GraphIngestHook:
     @property
     def store(self) -> GraphStore:
         if self._store is None:
-            from components.graph.factory import open_graph_store
+            from components.graph.factory import graph_store_from_settings
 
-            self._store = open_graph_store(self.collection)
+            self._store = graph_store_from_settings(self.collection)
         return self._store
 
     @property

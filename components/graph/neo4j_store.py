@@ -3,7 +3,10 @@
 Nodes `Entity`, `Fact` and `Alias` carry a `collection` property, so one database holds several knowledge
 bases' graphs; `(:Fact)-[:MENTIONS {position}]->(:Entity)` links facts to entities and
 `(:Alias)-[:NAMES {document_id}]->(:Entity)` records the names a document taught. Dates are ISO text, which
-orders like the dates themselves. The password comes from `NEO4J_PASSWORD` and is never serialised or logged.
+orders like the dates themselves. The password is a Haystack `Secret` (by default the environment variable
+`NEO4J_PASSWORD`): `to_dict` writes only the variable's name, never a value, and it is never logged. The driver
+is made on first use (`warm_up` or the first query), with short timeouts, so a missing server is one sentence in
+seconds rather than a minute of retries.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ import re
 import threading
 from typing import Any
 
-from haystack import logging
+from haystack import default_from_dict, default_to_dict, logging
+from haystack.utils import Secret, deserialize_secrets_inplace
 
 from components.graph.dates import FuzzyDate
 from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, normalise_name
@@ -87,7 +91,8 @@ class Neo4jGraphStore(GraphStore):
 
     Usage:
     ```python
-    store = Neo4jGraphStore.from_settings("research")  # NEO4J_URI, NEO4J_USERNAME, NEO4J_PASSWORD, NEO4J_DATABASE
+    store = Neo4jGraphStore("neo4j://localhost:7687", collection="research")  # password from NEO4J_PASSWORD
+    store.warm_up()
     store.entity_facts([e.uuid for e in store.find_entities("Airbus")])
     ```
     """
@@ -97,46 +102,88 @@ class Neo4jGraphStore(GraphStore):
     def __init__(
         self,
         uri: str,
-        username: str,
-        password: str | None,
+        username: str = "neo4j",
+        password: Secret | None = Secret.from_env_var("NEO4J_PASSWORD", strict=False),  # noqa: B008
         database: str = "neo4j",
         collection: str = "research",
         driver: Any = None,
     ) -> None:
+        """
+        :param uri: the Bolt URI of the server or cluster (`neo4j://host:7687`, `bolt://...`, `neo4j+s://...`).
+        :param username: the user to log in as.
+        :param password: the password as an env-var `Secret` (a token secret works but cannot be serialised);
+            None logs in without authentication.
+        :param database: the Neo4j database holding the graphs.
+        :param collection: the knowledge base's collection; one database holds several collections' graphs.
+        :param driver: an open `neo4j.Driver` to use instead of making one (tests; never serialised).
+        """
         if not uri or not uri.strip():
             raise ValueError("uri must be a Neo4j Bolt URI such as neo4j://localhost:7687")
         if not collection or not collection.strip():
             raise ValueError("collection must be a non-empty name")
+        if password is not None and not isinstance(password, Secret):
+            raise ValueError("password must be a haystack Secret, e.g. Secret.from_env_var('NEO4J_PASSWORD')")
         self.uri = uri
         self.username = username
+        self.password = password
         self.database = database
         self.collection = collection
-        self._password = password  # kept only in memory; never part of to_dict, logs or errors
         self._driver = driver
         self._ready = False
         self._lock = threading.Lock()
 
     @classmethod
     def from_settings(cls, collection: str, settings: Any) -> Neo4jGraphStore:
+        """The store the settings name (`NEO4J_URI`, `NEO4J_USERNAME`, `NEO4J_DATABASE`; the password is read
+        from `NEO4J_PASSWORD` when the driver is made)."""
         if not settings.neo4j_uri:
             raise GraphUnavailable("GRAPH_BACKEND is neo4j but NEO4J_URI is not set.")
-        password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else None
-        return cls(settings.neo4j_uri, settings.neo4j_username, password, settings.neo4j_database, collection)
+        return cls(settings.neo4j_uri, settings.neo4j_username, database=settings.neo4j_database, collection=collection)
 
     def to_dict(self) -> dict[str, Any]:
-        """Where the store is, without the password (it is read from NEO4J_PASSWORD again)."""
-        return {"uri": self.uri, "username": self.username, "database": self.database, "collection": self.collection}
+        """The store's configuration; the password only as the name of its environment variable."""
+        return default_to_dict(
+            self,
+            uri=self.uri,
+            username=self.username,
+            password=self.password.to_dict() if self.password is not None else None,
+            database=self.database,
+            collection=self.collection,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Neo4jGraphStore:
+        deserialize_secrets_inplace(data["init_parameters"], keys=["password"])
+        return default_from_dict(cls, data)
+
+    def warm_up(self) -> None:
+        """Connect and create the constraints and indexes once; `GraphUnavailable` in one sentence otherwise."""
+        self.ensure_schema()
 
     # -- plumbing -----------------------------------------------------------------------------------------------
+
+    def _resolve_password(self) -> str | None:
+        """The secret's value; `NEO4J_PASSWORD` written in the settings' `.env` file counts as set."""
+        if self.password is None:
+            return None
+        value = self.password.resolve_value()
+        if value is None and "NEO4J_PASSWORD" in getattr(self.password, "_env_vars", ()):
+            from components.settings import get_settings
+
+            stored = get_settings().neo4j_password
+            value = stored.get_secret_value() if stored is not None else None
+        return value
 
     def _get_driver(self) -> Any:
         if self._driver is None:
             from neo4j import GraphDatabase
 
-            auth = (self.username, self._password) if self._password is not None else None
-            # Short retry budget: a missing server should be one clear error in seconds, not a minute of retries.
+            password = self._resolve_password()
+            auth = (self.username, password) if password is not None else None
+            # Short budgets: a missing server must be one clear error in seconds, not a minute of retries.
             self._driver = GraphDatabase.driver(
-                self.uri, auth=auth, connection_timeout=10.0, max_transaction_retry_time=5.0
+                self.uri, auth=auth, connection_timeout=5.0, connection_acquisition_timeout=5.0,
+                max_transaction_retry_time=2.0,
             )
         return self._driver
 

@@ -8,13 +8,14 @@ passages to the other entities they name (the bridges) and on to the bridges' pa
 walk's stationary mass: a passage a second hop away gets mass only through a bridge, and more when several seeds
 lead to it.
 
-The graph is read from the store in one statement and kept per store in memory; it is rebuilt when the store's
+The graph is read from the store in one statement and kept in memory by the graph branch that walks it (its
+`PassageGraphCache`, made in its `warm_up()`); it is rebuilt when the store's
 change counter moves (a document ingested, replaced or deleted, in any process), or, for stores without one,
 after `ttl_s` seconds.
 
 Usage:
 ```python
-cache = passage_graph_cache(store)
+cache = PassageGraphCache(store)
 graph = cache.get()
 walk = graph.top_passages("Who directed the film shot in Leland in 1986?", limit=10)
 [(passage.chunk_id, passage.document_id, passage.score) for passage in walk.passages]
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import threading
 import time
-import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -327,15 +327,3 @@ class PassageGraphCache:
         with self._lock:
             self._graph = None
 
-
-_CACHES: weakref.WeakKeyDictionary[GraphStore, PassageGraphCache] = weakref.WeakKeyDictionary()
-_CACHES_LOCK = threading.Lock()
-
-
-def passage_graph_cache(store: GraphStore) -> PassageGraphCache:
-    """The process-wide cache of `store`'s entity-passage graph (every graph branch over it shares one)."""
-    with _CACHES_LOCK:
-        cache = _CACHES.get(store)
-        if cache is None:
-            cache = _CACHES[store] = PassageGraphCache(store)
-        return cache

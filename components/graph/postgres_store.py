@@ -13,7 +13,7 @@ import threading
 from contextlib import contextmanager
 from typing import Any
 
-from haystack import logging
+from haystack import default_from_dict, default_to_dict, logging
 from psycopg import sql
 from psycopg.rows import dict_row
 
@@ -146,6 +146,7 @@ class PostgresGraphStore(GraphStore):
     Usage:
     ```python
     store = PostgresGraphStore(collection="research")
+    store.warm_up()
     store.replace_document(LanguageExtractor().extract(document, chunks))
     store.entity_facts([e.uuid for e in store.find_entities("Airbus")])
     ```
@@ -154,6 +155,13 @@ class PostgresGraphStore(GraphStore):
     backend = "postgres"
 
     def __init__(self, collection: str = "research", pool: Any = None) -> None:
+        """
+        :param collection: the knowledge base's collection; its graph tables are named for it.
+        :param pool: a psycopg connection pool to use (tests; never serialised); by default the pool of the
+            settings' database, shared by every embedded store of the process (`components/database.py`).
+        """
+        if not isinstance(collection, str) or not collection.strip():
+            raise ValueError("collection must be a non-empty name")
         self.collection = collection
         prefix = table_prefix(collection)
         names = {
@@ -174,6 +182,17 @@ class PostgresGraphStore(GraphStore):
         self._ready = False
         self._versioned = False
         self._lock = threading.Lock()
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(self, collection=self.collection)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PostgresGraphStore:
+        return default_from_dict(cls, data)
+
+    def warm_up(self) -> None:
+        """Connect (starting the embedded PostgreSQL if needed) and create the tables once."""
+        self.ensure_schema()
 
     # -- plumbing -----------------------------------------------------------------------------------------------
 

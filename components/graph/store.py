@@ -192,9 +192,26 @@ def rank_entity_search(text: str, candidates: list[EntityMatch], limit: int) -> 
 
 
 class GraphStore(ABC):
-    """What every graph backend offers. Implementations are thread-safe; reads never write."""
+    """What every graph backend offers. Implementations are thread-safe; reads never write.
+
+    A store is cheap to make: it connects in `warm_up()` or on first use. `to_dict`/`from_dict` give the
+    configuration a component serialises in `pipelines.yaml` (secrets only as environment-variable names).
+    """
 
     backend: str
+
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """`{type, init_parameters}` for the pipeline YAML; never a secret's value."""
+
+    @classmethod
+    @abstractmethod
+    def from_dict(cls, data: dict[str, Any]) -> GraphStore:
+        """The store `to_dict` described."""
+
+    @abstractmethod
+    def warm_up(self) -> None:
+        """Connect and create the schema once; `GraphUnavailable` with one sentence when that fails."""
 
     @abstractmethod
     def replace_document(self, graph: DocumentGraph, *, connection: Any = None) -> None:

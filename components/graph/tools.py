@@ -129,7 +129,7 @@ class GraphTools:
 
     Usage:
     ```python
-    tools = GraphTools(open_graph_store())
+    tools = GraphTools(PostgresGraphStore(collection="research"))
     entities, hits = tools.timeline_hits("Airbus", start_date="2019", end_date="2020-06")
     ```
     """

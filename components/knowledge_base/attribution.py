@@ -175,8 +175,12 @@ class KnowledgeBaseAccess:
         self._lock = threading.Lock()
 
     def get(self) -> KnowledgeBaseStore:
+        """The knowledge base, opened now if warm-up could not open it."""
         if self._store is not None:
             return self._store
+        return self._open()
+
+    def _open(self) -> KnowledgeBaseStore:
         with self._lock:
             if self._store is None:
                 from components.knowledge_base.factory import document_store_for, knowledge_base_for
@@ -196,9 +200,11 @@ class KnowledgeBaseAccess:
 
     def warm_up(self) -> None:
         """Open the knowledge base now; a failure is logged once and retried by the next call."""
+        if self._store is not None:
+            return
         try:
-            self.get()
-        except (SourceError, RetryableError) as exc:
+            self._open()
+        except Exception as exc:  # noqa: BLE001 - warm-up never fails a pipeline; each run reports it in its status
             logger.warning("The knowledge base is not ready yet: {reason}", reason=str(exc))
 
     @property

@@ -16,8 +16,8 @@ What goes through the integration, and what through our own SQL, and why:
   Filters are translated by the integration's own filter converter, so they mean what they mean to its retrievers.
 
 The vector index is built after bulk loads, not with the table (every write into an HNSW-indexed table is several
-times slower): ingestion calls `ensure_vector_index()` after a run, and a dense search on 1,000+ chunks without it
-starts a background build (searches are exact until then).
+times slower): bulk loaders (`research kb copy`, the benchmarks) call `ensure_vector_index()` at the end, and a dense
+search on 1,000+ chunks without the index starts a background build (searches are exact until then).
 
 The evidence lives in side tables on the same database, never as columns of the integration's table, so a user's
 attached table is only read: `<table>_chunk_terms` (per chunk: a stored english tsvector with a GIN index, the
@@ -252,12 +252,15 @@ class PgvectorChunkIndex(ChunkIndex):
                 )
                 for term in counts or {}:
                     frequency[term] = frequency.get(term, 0) + 1
-            conn.cursor().executemany(
+            # One statement for the whole batch; the server parses each text into its stored tsvector.
+            ids_, texts, counts_, totals = (list(column) for column in zip(*rows, strict=True))
+            conn.execute(
                 self._q(
                     "INSERT INTO {chunk_terms} (chunk_id, tsv, term_counts, term_total) "
-                    "VALUES (%s, to_tsvector('english'::regconfig, %s), %s, %s)"
+                    "SELECT u.id, to_tsvector('english'::regconfig, u.body), u.counts, u.total "
+                    "FROM unnest(%s::text[], %s::text[], %s::jsonb[], %s::integer[]) AS u(id, body, counts, total)"
                 ),
-                rows,
+                (ids_, texts, counts_, totals),
             )
             if frequency:
                 ordered = sorted(frequency)

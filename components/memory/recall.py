@@ -13,7 +13,7 @@ from haystack.utils import Secret, deserialize_secrets_inplace
 
 from components.contracts import SourceStatus, source_selected
 from components.embedding import EmbeddingModel, get_embedding_model
-from components.memory.backends import open_memory_store, validate_backend
+from components.memory.backends import MemoryStoreSlot, make_memory_store, validate_backend
 from components.memory.embedded import validate_table_name
 from components.memory.store import (
     MAX_NUM_RESULTS,
@@ -67,6 +67,8 @@ class MemoryRecall:
     """Recalls earlier questions and answers that bear on the query, as memory chunks with full attribution.
 
     Works on the embedded PostgreSQL table (default) or on Zep (`backend="zep"`, `ZEP_API_URL`, `ZEP_API_KEY`).
+    The store is made in `warm_up()` from that configuration (which the pipeline YAML holds, the key only as the
+    name of its environment variable); `memory_store` passes one in instead (tests, notebooks; not serialised).
     Relevance is the cosine similarity of the local embedding model, the same scale as every other source.
     Never raises: faults become the `status`.
 
@@ -89,6 +91,7 @@ class MemoryRecall:
         embedding_model: str = DEFAULT_EMBEDDING_MODEL,
         timeout_s: float | None = None,
         retries: int | None = None,
+        memory_store: MemoryStore | None = None,
     ) -> None:
         self.backend = validate_backend(backend)
         self.table = validate_table_name(table)
@@ -105,15 +108,21 @@ class MemoryRecall:
         self._policy = ResiliencePolicy.from_settings(timeout_s=timeout_s, retries=retries)
         self._guard = SourceGuard(SOURCE, self._policy)
         self._model: EmbeddingModel | None = None
+        self._memory = MemoryStoreSlot(memory_store, self._make_store)
 
     def warm_up(self) -> None:
-        """Load the embedding model (once per process)."""
+        """Make the memory store (it connects on first use) and load the embedding model (shared by the process,
+        see `components/embedding/model.py`)."""
+        self._memory.try_get()
         if self._model is None:
             self._model = get_embedding_model(self.embedding_model)
 
-    def _store(self) -> MemoryStore:
+    def _make_store(self) -> MemoryStore:
         key = self.zep_api_key.resolve_value() if self.zep_api_key is not None else None
-        return open_memory_store(self.backend, self.table, self.zep_api_url, key, self._policy.timeout_s)
+        return make_memory_store(self.backend, self.table, self.zep_api_url, key, self._policy.timeout_s)
+
+    def _store(self) -> MemoryStore:
+        return self._memory.get()
 
     def _prepare(
         self,

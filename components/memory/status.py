@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.memory.backends import open_memory_store
+from components.memory.backends import make_memory_store
 from components.memory.embedded import EmbeddedMemoryStore
 from components.memory.zep import ZepMemoryStore
 
@@ -16,10 +16,13 @@ def memory_status(settings: Any) -> tuple[str, dict[str, Any]]:
     if settings.memory_backend == "zep":
         if not settings.zep_api_url:
             raise RuntimeError("MEMORY_BACKEND is zep but ZEP_API_URL is not set")
-        key = settings.zep_api_key.get_secret_value() if settings.zep_api_key else None
-        store = open_memory_store("zep", DEFAULT_TABLE, settings.zep_api_url, key, min(settings.tool_timeout_s, 5.0))
+        timeout_s = min(settings.tool_timeout_s, 5.0)
+        store = make_memory_store("zep", DEFAULT_TABLE, None, None, timeout_s, settings=settings)
         assert isinstance(store, ZepMemoryStore)
-        return f"Zep at {settings.zep_api_url}", {"sessions": store.count_sessions()}
-    store = open_memory_store("embedded", DEFAULT_TABLE, None, None, settings.tool_timeout_s)
+        try:
+            return f"Zep at {settings.zep_api_url}", {"sessions": store.count_sessions()}
+        finally:
+            store.close()
+    store = make_memory_store("embedded", DEFAULT_TABLE, None, None, settings.tool_timeout_s, settings=settings)
     assert isinstance(store, EmbeddedMemoryStore)
     return f"PostgreSQL table {DEFAULT_TABLE} (with embeddings)", {"interactions": store.count()}

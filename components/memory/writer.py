@@ -11,7 +11,7 @@ from haystack.utils import Secret, deserialize_secrets_inplace
 
 from components.contracts import SourceStatus
 from components.embedding import EmbeddingModel, get_embedding_model
-from components.memory.backends import open_memory_store, validate_backend
+from components.memory.backends import MemoryStoreSlot, make_memory_store, validate_backend
 from components.memory.embedded import validate_table_name
 from components.memory.store import (
     MAX_QUERY_CHARS,
@@ -67,7 +67,8 @@ def _cited(documents: list[Document]) -> list[dict[str, Any]]:
 class MemoryWriter:
     """Writes one interaction (question, answer, summary, entities, cited sources) to conversation memory.
 
-    Same backends as `MemoryRecall`. Blank answers are not remembered (status `skipped`); faults become the status,
+    Same backends, configuration and `memory_store` as `MemoryRecall`.
+    Blank answers are not remembered (status `skipped`); faults become the status,
     never an exception.
 
     Usage:
@@ -86,6 +87,7 @@ class MemoryWriter:
         embedding_model: str = DEFAULT_EMBEDDING_MODEL,
         timeout_s: float | None = None,
         retries: int | None = None,
+        memory_store: MemoryStore | None = None,
         require_session: bool = False,
     ) -> None:
         self.backend = validate_backend(backend)
@@ -102,15 +104,21 @@ class MemoryWriter:
         self._policy = ResiliencePolicy.from_settings(timeout_s=timeout_s, retries=retries)
         self._guard = SourceGuard(SOURCE, self._policy)
         self._model: EmbeddingModel | None = None
+        self._memory = MemoryStoreSlot(memory_store, self._make_store)
 
     def warm_up(self) -> None:
-        """Load the embedding model (once per process)."""
+        """Make the memory store (it connects on first use) and load the embedding model (shared by the process,
+        see `components/embedding/model.py`)."""
+        self._memory.try_get()
         if self._model is None:
             self._model = get_embedding_model(self.embedding_model)
 
-    def _store(self) -> MemoryStore:
+    def _make_store(self) -> MemoryStore:
         key = self.zep_api_key.resolve_value() if self.zep_api_key is not None else None
-        return open_memory_store(self.backend, self.table, self.zep_api_url, key, self._policy.timeout_s)
+        return make_memory_store(self.backend, self.table, self.zep_api_url, key, self._policy.timeout_s)
+
+    def _store(self) -> MemoryStore:
+        return self._memory.get()
 
     def _write(self, interaction: Interaction) -> SourceResult:
         store = self._store()

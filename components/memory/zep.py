@@ -257,10 +257,3 @@ class ZepMemoryStore(MemoryStore):
         with self._lock:
             self._client = None
 
-
-def zep_store_from_settings(settings: Any, timeout_s: float = 7.0) -> ZepMemoryStore:
-    """The Zep store the settings describe; `MemoryUnavailable` when ZEP_API_URL is missing."""
-    if not settings.zep_api_url:
-        raise MemoryUnavailable("MEMORY_BACKEND is zep but ZEP_API_URL is not set.")
-    key = settings.zep_api_key.get_secret_value() if settings.zep_api_key else None
-    return ZepMemoryStore(settings.zep_api_url, key, timeout_s=timeout_s)

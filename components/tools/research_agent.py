@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict, logging
@@ -67,21 +67,28 @@ def choose_tools(
     conversation: Iterable[Any] | None = None,
     profiles: ToolProfiles | None = None,
     collection: str | None = None,
+    known_entities: Callable[[str], list[str]] | None = None,
 ) -> ToolSelection:
     """The manager's choice for `question`: among the tools `profile` (default: TOOL_PROFILE) is granted, those
-    the question and the conversation call for, with reasons; the graph's entities are looked up when it opens."""
+    the question and the conversation call for, with reasons. The graph's entities are looked up with
+    `known_entities` (an agent passes the lookup it made once), else over the settings' graph when it opens."""
     from components.settings import get_settings
 
     profiles = profiles or load_profiles()
     profile = profile or get_settings().tool_profile
     profiles.require_profile(profile)
     granted = [name for name in tool_names() if profiles.granted(profile, name)]
+    lookup = known_entities or _entity_lookup(collection)
+    return select_tools(question, conversation=conversation, available=granted, known_entities=lookup)
+
+
+def _entity_lookup(collection: str | None) -> Callable[[str], list[str]] | None:
+    """The graph's entity lookup, or None when the graph cannot be opened (the choice is then made from words)."""
     try:
-        lookup = graph_entity_lookup(collection)
+        return graph_entity_lookup(collection)
     except Exception as exc:  # noqa: BLE001 - no graph: the choice is made from the words alone
         logger.warning("The graph cannot name entities for the tool choice: {reason}", reason=str(exc)[:200])
-        lookup = None
-    return select_tools(question, conversation=conversation, available=granted, known_entities=lookup)
+        return None
 
 
 def _annotate(value: Any, numbers: dict[str, int]) -> Any:
@@ -263,10 +270,14 @@ class ResearchAgent:
         self.chat_generator = chat_generator
         self._checker = CitationChecker(min_support=min_support)
         self._generator: Any = chat_generator
+        self._entity_lookup: Callable[[str], list[str]] | None = None
 
     def warm_up(self) -> None:
         """Build the chat model from the settings (unless one was given). Without one configured the agent still
-        builds (a server can deploy it); each run then says so in its status."""
+        builds (a server can deploy it); each run then says so in its status. The graph's entity lookup for
+        the tool choice is made once here too."""
+        if self._entity_lookup is None:
+            self._entity_lookup = _entity_lookup(None)
         if self._generator is None:
             try:
                 self._generator = chat_generator_from_settings()
@@ -322,7 +333,13 @@ class ResearchAgent:
             except ValueError as exc:
                 return self._failed(ToolSelection(tools=[]), None, started, str(exc))
         executor = ToolExecutor(profile=self.profile)
-        selection = choose_tools(text, profile=executor.profile, conversation=conversation, profiles=executor.profiles)
+        selection = choose_tools(
+            text,
+            profile=executor.profile,
+            conversation=conversation,
+            profiles=executor.profiles,
+            known_entities=self._entity_lookup,
+        )
         run = _AgentRun(executor, self.max_invalid_calls)
         agent = Agent(
             chat_generator=self._generator,

@@ -167,12 +167,13 @@ def select_tools(
 
 
 def graph_entity_lookup(collection: str | None = None) -> Callable[[str], list[str]]:
-    """A `known_entities` function over the knowledge graph: the entities a text names (exact, alias or mention
-    matches only, so a loose fuzzy match does not send every question to the graph)."""
-    from components.graph.factory import open_graph_store
+    """A `known_entities` function over the knowledge graph the settings choose for `collection`: the entities a
+    text names (exact, alias or mention matches only, so a loose fuzzy match does not send every question to the
+    graph)."""
+    from components.graph.factory import graph_store_from_settings
     from components.graph.tools import GraphTools
 
-    tools = GraphTools(open_graph_store(collection))
+    tools = GraphTools(graph_store_from_settings(collection))
 
     def lookup(text: str) -> list[str]:
         matches = tools.entity_matches(text[:1000], limit=5)

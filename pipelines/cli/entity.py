@@ -33,10 +33,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _tools(collection: str | None) -> Any:
-    from components.graph.factory import open_graph_store
+    from components.graph.factory import graph_store_from_settings
     from components.graph.tools import GraphTools
 
-    return GraphTools(open_graph_store(collection))
+    return GraphTools(graph_store_from_settings(collection))
 
 
 def _line(item: dict[str, Any], prefix: str = "") -> str:

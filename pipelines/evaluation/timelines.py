@@ -198,11 +198,11 @@ def score_timeline(
 
 
 def _open_stores(collection: str, fresh: bool) -> tuple[Any, Any]:
-    from components.graph.factory import open_graph_store
+    from components.graph.factory import graph_store_from_settings
     from components.knowledge_base.factory import open_knowledge_base
 
     kb = open_knowledge_base(collection=collection)
-    graph = open_graph_store(collection)
+    graph = graph_store_from_settings(collection)
     if fresh:
         for document_id in _all_document_ids(kb):
             kb.delete_document(

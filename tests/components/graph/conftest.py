@@ -52,8 +52,8 @@ def _new_store(kind: str):
         from components.graph.neo4j_store import Neo4jGraphStore
 
         return Neo4jGraphStore(
-            os.environ["NEO4J_URI"], os.environ.get("NEO4J_USERNAME", "neo4j"), os.environ.get("NEO4J_PASSWORD"),
-            os.environ.get("NEO4J_DATABASE", "neo4j"), collection,
+            os.environ["NEO4J_URI"], os.environ.get("NEO4J_USERNAME", "neo4j"),
+            database=os.environ.get("NEO4J_DATABASE", "neo4j"), collection=collection,
         )
     from components.graph.postgres_store import PostgresGraphStore
 

@@ -15,7 +15,7 @@ class TestEntityTimeline:
         with pytest.raises(ValueError, match="limit"):
             EntityTimeline(limit=0)
         data = EntityTimeline(collection="research", limit=20).to_dict()
-        assert data["init_parameters"] == {"collection": "research", "limit": 20}
+        assert data["init_parameters"] == {"collection": "research", "limit": 20, "graph_store": None}
         assert EntityTimeline.from_dict(data).limit == 20
 
     @pytest.mark.integration
@@ -61,7 +61,7 @@ class TestComprehensiveSearch:
         with pytest.raises(ValueError, match="vector_mode"):
             ComprehensiveSearch(vector_mode="fuzzy")
         data = ComprehensiveSearch(limit=5, vector_mode="dense").to_dict()
-        assert data["init_parameters"] == {"collection": None, "limit": 5, "vector_mode": "dense"}
+        assert data["init_parameters"] == {"collection": None, "limit": 5, "vector_mode": "dense", "graph_store": None}
         assert ComprehensiveSearch.from_dict(data).vector_mode == "dense"
 
     @pytest.mark.integration

@@ -12,7 +12,7 @@ from components.graph.tools import GraphTools, check_entity_types
 
 
 def search_in(store, **kwargs) -> EntitySearch:
-    return EntitySearch(collection=store.collection, **kwargs)
+    return EntitySearch(graph_store=store, **kwargs)
 
 
 class TestScoring:
@@ -58,7 +58,7 @@ class TestEntitySearch:
             EntitySearch(limit=51)
         data = EntitySearch(collection="research", limit=20).to_dict()
         assert data["type"] == "components.graph.entity_search.EntitySearch"
-        assert data["init_parameters"] == {"collection": "research", "limit": 20}
+        assert data["init_parameters"] == {"collection": "research", "limit": 20, "graph_store": None}
         again = EntitySearch.from_dict(data)
         assert (again.collection, again.limit) == ("research", 20)
 
@@ -95,7 +95,7 @@ class TestEntitySearch:
         def unreachable(collection):
             raise GraphUnavailable("Neo4j at neo4j://h:7687 cannot be used: ServiceUnavailable")
 
-        monkeypatch.setattr(factory, "open_graph_store", unreachable)
+        monkeypatch.setattr(factory, "graph_store_from_settings", unreachable)
         result = EntitySearch().run(query="Airbus")
         assert result["status"].status is StatusKind.ERROR and "cannot be used" in result["status"].message
         assert result["entities"] == [] and result["documents"] == []

@@ -11,7 +11,6 @@ import pytest
 from components.contracts import StatusKind, document_to_chunk
 from components.graph.graph_search import GraphSearch
 from components.graph.store import GraphStore, GraphUnavailable
-from components.graph.tools import GraphTools
 
 # The question names the company; its founder's birthplace is in another document that never names the company.
 NORDVIK = "Nordvik Aviation was founded by Marta Olsen in 1994. Nordvik Aviation builds seaplanes in Norway."
@@ -25,13 +24,13 @@ def bridge_collection(database_url):
     """A knowledge base and its graph holding the three documents, ingested like any corpus."""
     import uuid
 
-    from components.graph.factory import open_graph_store
+    from components.graph.factory import graph_store_from_settings
     from components.graph.ingest_hook import GraphIngestHook
     from components.knowledge_base.factory import open_knowledge_base
     from ingest.ingestor import Ingestor, document_id_for
 
     collection = f"walk_{uuid.uuid4().hex[:10]}"
-    kb, graph = open_knowledge_base(collection=collection), open_graph_store(collection)
+    kb, graph = open_knowledge_base(collection=collection), graph_store_from_settings(collection)
     ingestor = Ingestor(store=kb, hooks=[GraphIngestHook(store=graph)])
     ids = {}
     for name, text, date in (
@@ -71,7 +70,7 @@ class TestGraphSearch:
         data = search.to_dict()
         assert data["init_parameters"] == {"collection": "research", "top_k": 7, "facts_per_passage": 2,
                                            "damping": 0.6, "embedding_model": search.embedding_model,
-                                           "timeout_s": 3.0}
+                                           "timeout_s": 3.0, "graph_store": None}
         again = GraphSearch.from_dict(data)
         assert (again.collection, again.top_k, again.facts_per_passage, again.damping, again.timeout_s) == (
             "research", 7, 2, 0.6, 3.0)
@@ -120,8 +119,7 @@ class TestGraphSearch:
     def test_a_store_fault_is_a_status_not_an_exception(self):
         store = Mock(spec=GraphStore)
         store.graph_version.side_effect = GraphUnavailable("The graph tables cannot be created: server closed")
-        search = GraphSearch(timeout_s=2.0)
-        search._tools = GraphTools(store)
+        search = GraphSearch(timeout_s=2.0, graph_store=store)
         result = search.run(query=QUESTION)
         assert result["documents"] == [] and result["status"].status is StatusKind.ERROR
         assert "server closed" in result["status"].message

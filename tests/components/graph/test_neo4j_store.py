@@ -7,6 +7,7 @@ import datetime as dt
 from unittest.mock import MagicMock, Mock
 
 import pytest
+from haystack.utils import Secret
 from neo4j import Driver, EagerResult, ManagedTransaction, Session
 
 from components.graph.extraction import LanguageExtractor
@@ -39,13 +40,30 @@ def driver():
 
 
 class TestNeo4jGraphStore:
-    def test_init_validates_and_never_serialises_the_password(self, driver):
+    def test_init_validates_and_never_serialises_the_password(self, driver, monkeypatch):
         with pytest.raises(ValueError, match="Bolt URI"):
-            Neo4jGraphStore("", "neo4j", "secret")
-        store = Neo4jGraphStore("neo4j://127.0.0.1:7687", "neo4j", "s3cret-pass", "graphs", "research", driver=driver)
-        assert store.to_dict() == {"uri": "neo4j://127.0.0.1:7687", "username": "neo4j", "database": "graphs",
-                                   "collection": "research"}
-        assert "s3cret-pass" not in repr(store.to_dict())
+            Neo4jGraphStore("")
+        with pytest.raises(ValueError, match="Secret"):
+            Neo4jGraphStore("neo4j://127.0.0.1:7687", password="s3cret-pass")
+        monkeypatch.setenv("NEO4J_PASSWORD", "s3cret-pass")
+        store = Neo4jGraphStore("neo4j://127.0.0.1:7687", "neo4j", database="graphs", collection="research")
+        data = store.to_dict()
+        assert data == {
+            "type": "components.graph.neo4j_store.Neo4jGraphStore",
+            "init_parameters": {
+                "uri": "neo4j://127.0.0.1:7687", "username": "neo4j", "database": "graphs", "collection": "research",
+                "password": {"type": "env_var", "env_vars": ["NEO4J_PASSWORD"], "strict": False},
+            },
+        }
+        assert "s3cret-pass" not in repr(data)
+        again = Neo4jGraphStore.from_dict(data)
+        assert (again.uri, again.database, again.collection) == ("neo4j://127.0.0.1:7687", "graphs", "research")
+        assert again.password.resolve_value() == "s3cret-pass"
+
+    def test_a_token_password_cannot_be_serialised(self):
+        store = Neo4jGraphStore("neo4j://127.0.0.1:7687", password=Secret.from_token("typed-in"))
+        with pytest.raises(ValueError):
+            store.to_dict()
 
     def test_from_settings_reads_the_environment(self, monkeypatch):
         with pytest.raises(GraphUnavailable, match="NEO4J_URI"):
@@ -54,10 +72,43 @@ class TestNeo4jGraphStore:
         monkeypatch.setenv("NEO4J_PASSWORD", "from-env")
         monkeypatch.setenv("NEO4J_DATABASE", "kg")
         store = Neo4jGraphStore.from_settings("research", Settings())
-        assert (store.uri, store.database, store._password) == ("bolt://127.0.0.1:7687", "kg", "from-env")
+        assert (store.uri, store.database) == ("bolt://127.0.0.1:7687", "kg")
+        assert store.password.resolve_value() == "from-env"
+        assert "from-env" not in repr(store.to_dict())
+
+    def test_a_password_in_the_settings_env_file_counts(self, monkeypatch):
+        from pydantic import SecretStr
+
+        import components.settings as settings_module
+
+        monkeypatch.delenv("NEO4J_PASSWORD", raising=False)
+        monkeypatch.setattr(
+            settings_module, "get_settings", lambda: Settings(neo4j_password=SecretStr("from-dotenv"))
+        )
+        assert Neo4jGraphStore("neo4j://127.0.0.1:7687")._resolve_password() == "from-dotenv"
+        assert Neo4jGraphStore("neo4j://127.0.0.1:7687", password=None)._resolve_password() is None
+
+    def test_the_driver_is_made_on_first_use_and_a_missing_server_is_one_quick_sentence(self, monkeypatch):
+        import socket
+        import time
+
+        with socket.socket() as probe:  # a port nothing listens on
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        monkeypatch.setenv("NEO4J_PASSWORD", "secret-pw")
+        store = Neo4jGraphStore(f"bolt://127.0.0.1:{port}", collection="kb1")
+        assert store._driver is None  # nothing is opened by making the store
+        started = time.monotonic()
+        with pytest.raises(GraphUnavailable) as excinfo:
+            store.warm_up()
+        assert time.monotonic() - started < 10.0
+        message = str(excinfo.value)
+        assert message == f"Neo4j at bolt://127.0.0.1:{port} cannot be used: ServiceUnavailable"
+        assert "secret-pw" not in message
+        store.close()
 
     def test_schema_is_created_once(self, driver):
-        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "p", driver=driver)
+        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, driver=driver)
         store.ensure_schema()
         store.ensure_schema()
         statements = [call.args[0] for call in driver.execute_query.call_args_list]
@@ -65,7 +116,7 @@ class TestNeo4jGraphStore:
 
     def test_unreachable_server_is_one_sentence(self, driver):
         driver.execute_query.side_effect = ConnectionRefusedError("no route")
-        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "secret-pw", driver=driver)
+        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", Secret.from_token("secret-pw"), driver=driver)
         with pytest.raises(GraphUnavailable) as excinfo:
             store.find_entities("Airbus")
         assert "neo4j://h:7687 cannot be used" in str(excinfo.value) and "secret-pw" not in str(excinfo.value)
@@ -79,7 +130,7 @@ class TestNeo4jGraphStore:
         tx.run.return_value.single.return_value = {"n": 0, "touched": []}
         tx.run.return_value.__iter__.return_value = iter([])
         session.execute_write.side_effect = lambda work, *args: work(tx, *args)
-        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "p", collection="kb1", driver=driver)
+        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
         document, chunks = airbus_documents()[0]
         graph = LanguageExtractor().extract(document, chunks)
         store.replace_document(graph)
@@ -100,7 +151,7 @@ class TestNeo4jGraphStore:
         assert {row["fact"] for row in link_call.kwargs["rows"]} == {fact.uuid for fact in graph.facts}
 
     def test_timeline_query_and_translation(self, driver):
-        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "p", collection="kb1", driver=driver)
+        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
         store._ready = True
         driver.execute_query.return_value = eager([
             fact_record("f1", "Airbus was founded.", "1970-12-18", [("e1", "Airbus")]),
@@ -115,7 +166,7 @@ class TestNeo4jGraphStore:
         assert hits[1].fact.entity_names == ["Boeing", "Airbus"] and hits[1].fact.source_node_uuid == "e2"
 
     def test_entity_passage_links_in_one_query(self, driver):
-        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "p", collection="kb1", driver=driver)
+        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
         store._ready = True
         driver.execute_query.return_value = eager([
             {"link": True, "entity": "e1", "passage": "d1-c0", "document": "d1", "n": 2},
@@ -131,7 +182,7 @@ class TestNeo4jGraphStore:
         assert store.graph_version() is None  # no change counter: the walk's cache re-reads after its TTL
 
     def test_relationships_walk_hop_by_hop(self, driver):
-        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "p", driver=driver)
+        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, driver=driver)
         store._ready = True
         driver.execute_query.side_effect = [
             eager([fact_record("f1", "A met B.", "2020-01-01", [("a", "A"), ("b", "B")])]),
@@ -144,7 +195,7 @@ class TestNeo4jGraphStore:
         assert frontiers == [["a"], ["b"]]
 
     def test_find_entities_ranks_like_the_embedded_store(self, driver):
-        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "p", driver=driver)
+        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, driver=driver)
         store._ready = True
         driver.execute_query.return_value = eager([
             {"uuid": "1", "name": "Apple", "kind": "organization", "n": 9, "aliases": []},
@@ -154,7 +205,7 @@ class TestNeo4jGraphStore:
         assert driver.execute_query.call_args.kwargs["parameters_"]["words"] == ["beatles", "apple", "corps"]
 
     def test_match_entities_is_one_query_ranked_like_the_embedded_store(self, driver):
-        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "p", collection="kb1", driver=driver)
+        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
         store._ready = True
         driver.execute_query.return_value = eager([
             {"uuid": "2", "entity_key": "airbus defence", "name": "Airbus Defence", "kind": "organization", "n": 9,
@@ -183,7 +234,7 @@ class TestNeo4jGraphStore:
         assert store.match_entities("  ") == [] and driver.execute_query.call_count == calls
 
     def test_best_entity_facts_is_one_query_grouped_by_entity(self, driver):
-        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", "p", driver=driver)
+        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, driver=driver)
         store._ready = True
         shared = fact_record("f1", "Airbus hired Faury.", "2019-04-01", [("e1", "Airbus"), ("e2", "Guillaume Faury")])
         driver.execute_query.return_value = eager([

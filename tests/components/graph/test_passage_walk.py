@@ -11,7 +11,7 @@ from unittest.mock import Mock
 import pytest
 
 from components.graph.model import DocumentGraph, EntityMention, Fact, entity_uuid, fact_uuid
-from components.graph.passage_walk import EntityPassageGraph, PassageGraphCache, passage_graph_cache
+from components.graph.passage_walk import EntityPassageGraph, PassageGraphCache
 from components.graph.store import EntityPassageLinks, GraphStore
 
 
@@ -137,11 +137,6 @@ class TestPassageGraphCache:
                 break
             time.sleep(0.05)
         assert [chunk for chunk, _ in cache.get().passages] == ["new"]
-
-    def test_one_cache_per_store(self):
-        store = Mock(spec=GraphStore)
-        assert passage_graph_cache(store) is passage_graph_cache(store)
-        assert passage_graph_cache(Mock(spec=GraphStore)) is not passage_graph_cache(store)
 
 
 def document_graph(document_id: str, chunk_id: str, sentence: str, names: list[str]) -> DocumentGraph:

@@ -12,13 +12,13 @@ from haystack import Document
 
 from components.contracts import StatusKind, document_to_chunk
 from components.memory import Interaction, MemoryRecall, MemoryWriter
-from components.memory.backends import open_memory_store
+from components.memory.backends import make_memory_store
 
 
 def _remember(table: str, embedding_model, interaction: Interaction) -> None:  # noqa: ANN001
     from components.memory.store import memory_chunk_text
 
-    store = open_memory_store("embedded", table, None, None, 10.0)
+    store = make_memory_store("embedded", table, None, None, 10.0)
     store.add(interaction, embedding_model.embed_one(memory_chunk_text(interaction)).tolist())
 
 

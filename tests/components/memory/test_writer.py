@@ -10,7 +10,7 @@ from haystack.dataclasses import GeneratedAnswer
 
 from components.contracts import StatusKind
 from components.memory import MemoryWriter
-from components.memory.backends import open_memory_store
+from components.memory.backends import make_memory_store
 
 
 class TestMemoryWriter:
@@ -69,7 +69,7 @@ class TestMemoryWriterEmbedded:
         writer = MemoryWriter(backend="embedded", table=collection_name, timeout_s=10)
         result = writer.run(query="Who bought Acme Corp?", answers=[answer], session_id="s9", user_id="ana")
         assert result["status"].status is StatusKind.SUCCESS and result["interaction_id"]
-        store = open_memory_store("embedded", collection_name, None, None, 10.0)
+        store = make_memory_store("embedded", collection_name, None, None, 10.0)
         assert store.count("s9") == 1
         with store._connection_pool().connection() as conn:
             row = conn.execute(
@@ -85,7 +85,7 @@ class TestMemoryWriterEmbedded:
     def test_session_defaults_to_default(self, database_url, embedding_model, collection_name) -> None:  # noqa: ANN001
         writer = MemoryWriter(backend="embedded", table=collection_name, timeout_s=10)
         assert writer.run(query="Q?", answer="A.")["status"].ok
-        assert open_memory_store("embedded", collection_name, None, None, 10.0).count("default") == 1
+        assert make_memory_store("embedded", collection_name, None, None, 10.0).count("default") == 1
 
 
 class TestMemoryWriterZep:

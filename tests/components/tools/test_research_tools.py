@@ -65,8 +65,8 @@ def _patch_backend(name: str, monkeypatch, behaviour) -> None:  # noqa: ANN001
         return behaviour()
 
     if name in KB_TOOLS or name == "perform_comprehensive_search":
-        for module in ("search", "get_document", "list_documents"):
-            monkeypatch.setattr(f"components.knowledge_base.{module}.open_store", broken)
+        # Every knowledge-base component reaches its store through KnowledgeBaseAccess.get.
+        monkeypatch.setattr("components.knowledge_base.attribution.KnowledgeBaseAccess.get", broken)
     if name in GRAPH_TOOLS:
         for method in ("search_hits", "relationship_hits", "timeline_hits"):
             monkeypatch.setattr(f"components.graph.tools.GraphTools.{method}", broken)

@@ -406,11 +406,18 @@ class TestExportYaml:
                 capture_output=True,
                 text=True,
                 timeout=120,
+                # The export writes the knowledge base's document store out: the settings' at export time.
+                env=dict(os.environ, KB_COLLECTION=server.collection),
             )
             assert result.returncode == 0, result.stderr
             document = yaml.safe_load((folder / f"{name}.yml").read_text())
             assert {"components", "connections", "inputs", "outputs"} <= set(document)
             assert "streaming_callback" not in document["inputs"]
+        listing = yaml.safe_load((folder / "documents.yml").read_text())["components"]["list_documents"]
+        store = listing["init_parameters"]["document_store"]
+        assert store["type"].endswith("PgvectorDocumentStore")
+        assert store["init_parameters"]["table_name"] == server.collection
+        assert store["init_parameters"]["connection_string"]["type"] == "env_var"
         (folder / "research.yml").unlink()  # the stock server below needs only the light one
         port = free_port()
         env = dict(os.environ)

@@ -83,3 +83,36 @@ class TestResearchSources:
             asyncio.run(wrapper("research").run_api_async(question="Who won?", sources=["tv"]))
         assert raised.value.status_code == 422
         assert "Unknown source tv; choose from kb, graph, web, arxiv, memory, auto" in raised.value.detail
+
+
+class TestWrappersReadTheirPipelinesOutputs:
+    def test_every_output_a_wrapper_reads_is_one_its_catalog_pipeline_names(self) -> None:
+        """A wrapper reading an output its pipeline does not have (a `list_status` for `status`) sees None and
+        answers an empty 200 for a source that is down; the names must agree with pipelines.yaml."""
+        import ast
+
+        from pipelines.catalog import PipelineCatalog
+        from tests.pipelines.knowledge import REPO_CATALOG
+
+        catalog = PipelineCatalog(REPO_CATALOG)
+        checked = 0
+        for folder in sorted(path for path in WRAPPERS_DIR.iterdir() if (path / "pipeline_wrapper.py").is_file()):
+            name = getattr(wrapper_module(folder.name).PipelineWrapper, "pipeline_name", None)
+            if name not in catalog.names():
+                continue
+            tree = ast.parse((folder / "pipeline_wrapper.py").read_text())
+            read = {
+                node.slice.value
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Subscript) and getattr(node.value, "id", None) == "outputs"
+                and isinstance(node.slice, ast.Constant)
+            } | {
+                node.args[0].value
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                and getattr(node.func.value, "id", None) == "outputs" and node.args
+                and isinstance(node.args[0], ast.Constant)
+            }
+            assert read <= set(catalog.spec(name).outputs), (folder.name, read - set(catalog.spec(name).outputs))
+            checked += bool(read)
+        assert checked >= 5
