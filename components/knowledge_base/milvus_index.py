@@ -495,13 +495,35 @@ class MilvusChunkIndex(ChunkIndex):
             Document(id=doc.id, content=doc.content, embedding=doc.embedding, meta=_meta_values(doc.meta))
             for doc in chunks
         ]
-        created = not self._open()
+        if not self._open():
+            self._create_collection(clean)
         store.write_documents(clean, policy=DuplicatePolicy.OVERWRITE)
-        if created and self.embedding_model:
-            # Only on a collection this index made: a user's collection is never altered.
-            self.client.alter_collection_properties(self.collection, {_MODEL_PROPERTY: self.embedding_model})
         self._open()
         self.add_evidence(clean, evidence)
+
+    def _create_collection(self, chunks: list[Document]) -> None:
+        """Create the collection as the integration's first write would (its own schema code), but build the
+        indexes without pymilvus's wait: it polls an RPC milvus-lite lacks, logs two tracebacks and loses about a
+        second. The collection records the embedding model (only on a collection this index made)."""
+        store = self.document_store
+        with self._open_lock:
+            if self.client.has_collection(self.collection):
+                return
+            store._create_collection([chunks[0].embedding], [chunks[0].meta])
+            indexes = self.client.prepare_index_params()
+            vector = store.index_params or {"metric_type": "L2", "index_type": "AUTOINDEX", "params": {}}
+            indexes.add_index(field_name=store._vector_field, **vector)
+            if store._sparse_vector_field:
+                sparse = store.sparse_index_params or {
+                    "index_type": "SPARSE_INVERTED_INDEX",
+                    "metric_type": "BM25" if store.builtin_function else "IP",
+                    "params": {},
+                }
+                indexes.add_index(field_name=store._sparse_vector_field, **sparse)
+            self.client.create_index(self.collection, indexes, sync=False)
+            if self.embedding_model:
+                self.client.alter_collection_properties(self.collection, {_MODEL_PROPERTY: self.embedding_model})
+            store._init(timeout=store.timeout)  # fields, search parameters, load: the index exists, so none is made
 
     def add_evidence(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
         """Replace the side rows of `chunks` (sentences, term counts, document frequencies, and the keyword copy of a
