@@ -57,10 +57,14 @@ _SUBPROCESS = textwrap.dedent(
 )
 
 
-def run_in_fresh_process(backend: str, data_dir: Path, collection: str, query: np.ndarray, database_url: str) -> dict:
-    """Open the store from a new Python process and report what it sees (or the sentence it got); its documents are
-    in the registry of `database_url`."""
-    env = dict(os.environ, RESEARCH_DATA_DIR=str(data_dir), PYTHONPATH=str(REPO_ROOT), DATABASE_URL=database_url)
+def run_in_fresh_process(
+    backend: str, data_dir: Path, collection: str, query: np.ndarray, database_url: str | None = None
+) -> dict:
+    """Open the store from a new Python process and report what it sees (or the sentence it got); the documents are
+    in the registry at `database_url`."""
+    env = dict(os.environ, RESEARCH_DATA_DIR=str(data_dir), PYTHONPATH=str(REPO_ROOT))
+    if database_url:
+        env["DATABASE_URL"] = database_url
     done = subprocess.run(
         [sys.executable, "-c", _SUBPROCESS, backend, collection, json.dumps(query.tolist())],
         capture_output=True,
@@ -204,7 +208,7 @@ class BackendCases:
         assert loaded.count_documents() == 4 and loaded.count_chunks() == 6
         called = []
         assert loaded.delete_document("doc-milvus-v2", also=called.append) is True
-        assert len(called) == 1  # once, inside the document registry's transaction
+        assert len(called) == 1  # once, in the registry's transaction
         assert loaded.delete_document("doc-milvus-v2") is False
         assert loaded.count_chunks() == 5
         hits = loaded.keyword_search("revised milvus", 5)
@@ -252,8 +256,9 @@ class BackendCases:
         assert seen["milvus_chunks"] == [0, 1, 2]
 
     def test_a_second_process_gets_one_sentence_while_the_folder_is_open(self, store, backend_settings, database_url):
-        folder = backend_settings.research_data_dir
-        seen = run_in_fresh_process(self.backend, folder, store.collection, np.zeros(384), database_url)
+        seen = run_in_fresh_process(
+            self.backend, backend_settings.research_data_dir, store.collection, np.zeros(384), database_url
+        )
         message = seen["unavailable"]
         assert "open in another process" in message and "KB_BACKEND=pgvector" in message
         assert message.count(". ") == 0 and "\n" not in message

@@ -1,0 +1,1016 @@
+"""`MilvusChunkIndex`: a knowledge base's chunks in milvus-haystack's `MilvusDocumentStore`.
+
+What goes through the integration and what through its client (milvus-haystack 0.1.0, read and measured):
+
+- Writes: the store's `write_documents(..., policy=OVERWRITE)`; the collection it creates is an ordinary Haystack
+  collection (`id`, `text`, `vector`, meta in the dynamic field) with Milvus's BM25 built-in function on `text`.
+- Dense and keyword search: the store's own client (`store.client.search`), with the integration's filter
+  translation (`milvus_haystack.filters.parse_filters`). The integration's retrieval asks for every field, so each
+  hit carries its 384-float vector and sparse vector back; and its scores are mapped by the `index_params` given to
+  the constructor, so a reopened or attached collection built without them returns raw distances. Here the metric
+  is read from the collection's own vector index and every score is translated in one place (`_translate`):
+  squared L2 back to cosine, and milvus-lite's negative BM25 distances (more negative is better) to their
+  magnitude.
+- Fetching and cosines by id: `client.get` by primary key (the integration's `filter_documents` filters, returns
+  vectors and stops silently at 10,000 rows).
+- Evidence (sentence spans with their in-context vectors, term counts, each term's document frequency) in side
+  collections on the same client, beside the integration's rows, which are never altered: `<collection>_evidence`
+  (per chunk: term counts, sentence spans, and the sentence vectors as base64 float16, so one read by primary key
+  serves the ranker) and `<collection>_terms` (the document frequencies and, under the empty term, the chunk count
+  and total term count that BM25's average length needs); for a collection without
+  Milvus's BM25 function (one Haystack's `DocumentWriter` filled), `<collection>_keywords` holds a copy of its texts
+  and meta with that function, so that keyword search and its filters work there too. Evidence writes are
+  read-modify-write under the shared client's lock: one writing process per collection, which milvus-lite enforces
+  anyway.
+
+milvus-lite traps handled: rows sit in an unindexed buffer that searches slowly until a flush, so written collections
+are flushed before the next search, and `ensure_vector_index` waits for its background index build; its folder opens
+in one process only (`open_milvus_document_store` says so in one sentence), and two store objects for one file in one
+process (what YAML deserialisation makes) share one client through `MilvusClients`, the one cache of clients here.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from haystack import Document, logging
+from haystack.document_stores.types import DuplicatePolicy
+
+from components.contracts import ScoreKind
+from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit
+from components.knowledge_base.keyword_terms import ENGLISH_STOP_WORDS, terms
+from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics
+
+logger = logging.getLogger(__name__)
+
+
+def _import_pymilvus() -> None:
+    """Import pymilvus with a milvus-lite path in MILVUS_URI hidden: pymilvus parses that variable at import time
+    and rejects anything but a server address, while here it is our setting and may name a milvus-lite file."""
+    import os
+    import sys
+
+    if "pymilvus" in sys.modules:
+        return
+    saved = os.environ.get("MILVUS_URI")
+    if saved is None or "://" in saved:
+        import pymilvus  # noqa: F401
+
+        return
+    del os.environ["MILVUS_URI"]
+    try:
+        import pymilvus  # noqa: F401
+    finally:
+        os.environ["MILVUS_URI"] = saved
+
+
+_import_pymilvus()
+
+# Milvus caps limit + offset of one query or search at 16,384.
+_WINDOW = 16_384
+_BATCH = 1_000
+_KEY_LENGTH = 1_024
+_VARCHAR = 65_535
+# The empty term's row in `<collection>_terms` holds the collection totals (no analyzer term is empty).
+_TOTALS = ""
+# Milvus collection names; the side collections add up to 12 characters.
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
+# The collection property naming the embedding model of a collection the assistant created (milvus-lite keeps no
+# collection description).
+_MODEL_PROPERTY = "research_assistant.embedding_model"
+
+# The analyzer of the BM25 function: Milvus's standard tokenizer with the product's one stop-word list, so Milvus
+# and `keyword_terms.terms` drop the same words.
+ANALYZER_PARAMS: dict[str, Any] = {
+    "tokenizer": "standard",
+    "filter": ["lowercase", {"type": "stop", "stop_words": list(ENGLISH_STOP_WORDS)}],
+}
+
+
+def is_lite(uri: str) -> bool:
+    """Whether `uri` names a milvus-lite file rather than a server."""
+    return uri.endswith(".db") and "://" not in uri
+
+
+def lite_folder_in_use(folder: Path) -> bool:
+    """Whether another process holds milvus-lite's lock on `folder` (a non-blocking flock on its LOCK file)."""
+    import fcntl
+    import os
+
+    lock_file = folder / "LOCK"
+    if not lock_file.exists():
+        return False
+    fd = os.open(lock_file, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def _open_in_this_process(folder: Path) -> bool:
+    """Whether milvus-lite already serves `folder` in this process (its lock is then ours, not another's)."""
+    from milvus_lite.server_manager import server_manager_instance
+
+    return MilvusClients.holds(folder) or str(folder) in server_manager_instance._servers
+
+
+def open_milvus_document_store(
+    collection: str,
+    *,
+    uri: str,
+    token_env: str | None = "MILVUS_TOKEN",
+    metric: str = "COSINE",
+) -> Any:
+    """The `MilvusDocumentStore` the assistant writes a knowledge base into: collection `collection` with
+    Milvus's BM25 function on `text` (the product's stop words), `index_params` for `metric` (so Haystack's own
+    retrievers score a reopened collection correctly too), the token as an env-var `Secret` (never a value), and
+    `drop_old=False`.
+
+    Raises `KnowledgeBaseUnavailable` with one sentence when a milvus-lite file is open in another process or the
+    server cannot be reached.
+    """
+    from haystack.utils import Secret
+    from milvus_haystack import MilvusDocumentStore
+    from milvus_haystack.function import BM25BuiltInFunction
+
+    if not isinstance(collection, str) or not _NAME.match(collection):
+        raise ValueError(
+            f"Collection name {collection!r} is not allowed in Milvus: use letters, digits and underscores, starting "
+            "with a letter or underscore."
+        )
+    name = collection
+    connection_args: dict[str, Any] = {"uri": uri}
+    if is_lite(uri):
+        folder = Path(uri).expanduser().resolve()
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        if not _open_in_this_process(folder) and lite_folder_in_use(folder):
+            raise KnowledgeBaseUnavailable(
+                f"The Milvus Lite database {folder} is open in another process (milvus-lite allows one process per "
+                "folder): close that process, set MILVUS_URI to a Milvus server, or use KB_BACKEND=pgvector."
+            )
+        connection_args["uri"] = str(folder)
+    elif token_env:
+        connection_args["token"] = Secret.from_env_var(token_env, strict=False)
+    try:
+        return MilvusDocumentStore(
+            collection_name=name,
+            connection_args=connection_args,
+            index_params={"metric_type": metric, "index_type": "AUTOINDEX", "params": {}},
+            search_params={"metric_type": metric, "params": {}},
+            sparse_vector_field="sparse",
+            builtin_function=[
+                BM25BuiltInFunction(
+                    input_field_names="text",
+                    output_field_names="sparse",
+                    analyzer_params=ANALYZER_PARAMS,
+                    function_name=f"{name}_bm25",
+                )
+            ],
+            drop_old=False,
+        )
+    except Exception as exc:  # noqa: BLE001 - pymilvus raises anything when it cannot connect
+        raise KnowledgeBaseUnavailable(
+            f"Cannot reach Milvus at {_where(uri)}: {_first_line(exc)}; check MILVUS_URI and MILVUS_TOKEN, or use "
+            "KB_BACKEND=pgvector."
+        ) from exc
+
+
+def document_store_for(settings: Any, collection: str, dimension: int) -> Any:
+    """The `MilvusDocumentStore` of `collection` for the catalog, as the settings say: `MILVUS_URI` (empty: the
+    milvus-lite file `RESEARCH_DATA_DIR/milvus/knowledge_base.db`), `MILVUS_TOKEN` read from the environment when
+    used, `MILVUS_METRIC`. The dimension is the first write's (the integration creates the collection then)."""
+    uri = settings.milvus_uri or str(settings.data_dir / "milvus" / "knowledge_base.db")
+    return open_milvus_document_store(collection, uri=uri, metric=settings.milvus_metric)
+
+
+def open_chunk_index(document_store: Any, embedding_model: str | None = None) -> MilvusChunkIndex:
+    """The chunk index over `document_store`, for `embedding_model` (default: the settings'), with the dimension of
+    the settings' model."""
+    from components.knowledge_base.factory import embedding_dimension
+    from components.settings import get_settings
+
+    settings = get_settings()
+    model = embedding_model or settings.embedding_model
+    return MilvusChunkIndex(document_store, embedding_model=model, dimension=embedding_dimension(settings))
+
+
+def close_shared_clients() -> None:
+    """Stop every milvus-lite server this process started through the cache, so other processes can open them."""
+    MilvusClients.release_all()
+
+
+# -- the one cache of clients -------------------------------------------------------------------------------------
+
+
+@dataclass
+class _SharedClient:
+    """One client and what every index using it must agree on: the collections written since their last flush,
+    and the lock evidence writes hold."""
+
+    client: Any
+    users: int = 0
+    dirty: set[str] = field(default_factory=set)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+
+class MilvusClients:
+    """The Milvus clients of this process, one per milvus-lite file.
+
+    milvus-lite locks its folder to one process, and every `MilvusDocumentStore` opens its own client. Two store
+    objects for one file in one process (a writer and a retriever loaded from one `pipelines.yaml`) would then keep
+    separate flush bookkeeping and release the folder at different times; `acquire` instead gives every index of
+    that file the first store's client (it sets the store's client to it), and `release` stops milvus-lite's server
+    for the file when the last index closes, so that another process may open it. Server URIs are not shared: each
+    store keeps its client.
+    """
+
+    _lock = threading.Lock()
+    _lite: dict[str, _SharedClient] = {}
+
+    @classmethod
+    def acquire(cls, document_store: Any) -> _SharedClient:
+        key = _lite_key(document_store)
+        if key is None:
+            return _SharedClient(document_store.client, users=1)
+        with cls._lock:
+            shared = cls._lite.get(key)
+            if shared is None:
+                shared = cls._lite[key] = _SharedClient(document_store.client)
+            shared.users += 1
+        document_store._milvus_client = shared.client  # the store's client, replaced by the file's one
+        return shared
+
+    @classmethod
+    def release(cls, document_store: Any) -> None:
+        """One index of this file is done with its client; after the last one, milvus-lite's server for the file
+        stops, so that another process may open it (every store object of the file in this process then needs
+        reopening)."""
+        key = _lite_key(document_store)
+        if key is None:
+            return
+        with cls._lock:
+            shared = cls._lite.get(key)
+            if shared is None:
+                return
+            shared.users -= 1
+            if shared.users > 0:
+                return
+        cls.release_folder(key)
+
+    @classmethod
+    def release_folder(cls, uri: str) -> None:
+        """Stop milvus-lite's server for this file now, whoever still uses it (shutdown, or handing the folder to
+        another process)."""
+        if not is_lite(uri):
+            return
+        key = str(Path(uri).expanduser().resolve())
+        with cls._lock:
+            cls._lite.pop(key, None)
+        from milvus_lite.server_manager import server_manager_instance
+
+        server_manager_instance.release_server(key)
+
+    @classmethod
+    def release_all(cls) -> None:
+        with cls._lock:
+            keys = list(cls._lite)
+        for key in keys:
+            cls.release_folder(key)
+
+    @classmethod
+    def holds(cls, folder: Path) -> bool:
+        """Whether this process already has `folder` open through the cache."""
+        with cls._lock:
+            return str(folder) in cls._lite
+
+
+def _lite_key(document_store: Any) -> str | None:
+    uri = str((document_store.connection_args or {}).get("uri", ""))
+    return str(Path(uri).expanduser().resolve()) if is_lite(uri) else None
+
+
+# -- the index ----------------------------------------------------------------------------------------------------
+
+
+class MilvusChunkIndex(ChunkIndex):
+    """The chunks of one knowledge base in a `MilvusDocumentStore` (milvus-lite file, Milvus server or cluster).
+
+    Usage:
+    ```python
+    store = open_milvus_document_store("research", uri="kb.db")
+    index = MilvusChunkIndex(store, embedding_model="all-MiniLM-L6-v2", dimension=384)
+    index.write([chunk_to_document(document, chunk) for chunk in chunks], [ChunkEvidence.of(c) for c in chunks])
+    hits = index.dense(query_vector, limit=5, filters=search_filters_to_haystack(SearchFilters(doc_types=("pdf",))))
+    ```
+    The store's collection may be one Haystack's `DocumentWriter` filled: it is read as it is, and without Milvus's
+    BM25 function on its text field keyword search runs on a copy of its texts and meta in `<collection>_keywords`,
+    which `add_evidence` (enrichment) fills.
+    """
+
+    backend = "milvus"
+
+    def __init__(self, document_store: Any, *, embedding_model: str = "", dimension: int = 384) -> None:
+        if dimension < 2:
+            raise ValueError("dimension must be at least 2")
+        self.document_store = document_store
+        self.embedding_model = embedding_model
+        self.dimension = int(dimension)
+        self.collection = document_store.collection_name
+        self.evidence_name = f"{self.collection}_evidence"
+        self.terms_name = f"{self.collection}_terms"
+        self.keywords_name = f"{self.collection}_keywords"
+        self._names: tuple[str, ...] = (self.collection, self.evidence_name, self.terms_name)
+        self._shared = MilvusClients.acquire(document_store)
+        self._open_lock = threading.Lock()
+        self._opened = False
+        self._metric = "COSINE"
+        self._output: list[str] = []
+        self._keyword_ready = False
+        self._closed = False
+        try:
+            self._open()  # an existing collection is checked now (layout, model, dimension), not at the first search
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def client(self) -> Any:
+        return self._shared.client
+
+    # -- opening ------------------------------------------------------------------------------------------------
+
+    def _open(self) -> bool:
+        """Read the collection's shape once it exists (False until then): metric, fields, the BM25 function."""
+        if self._opened:
+            return True
+        with self._open_lock:
+            if self._opened:
+                return True
+            store = self.document_store
+            if not self.client.has_collection(self.collection):
+                self._check_old_layout()
+                return False
+            if not store._collection_exists:
+                # Another store object of this file created the collection: let this one see it.
+                store._collection_exists = True
+                store._init(timeout=store.timeout)
+            description = self.client.describe_collection(self.collection)
+            self._check_shape(description)
+            self._read_shape(description)
+            self._ensure_evidence_collections()
+            for name in self._names:
+                # milvus-lite reopens collections released; searches on them fail until they are loaded.
+                self.client.load_collection(name)
+            self._opened = True
+            return True
+
+    def _check_old_layout(self) -> None:
+        """One sentence instead of an empty knowledge base when this name holds an earlier version's collections."""
+        old = f"{self.collection}_chunks"
+        if self.client.has_collection(old) and self.client.has_collection(f"{self.collection}_documents"):
+            fields = self.client.describe_collection(old).get("fields", [])
+            if any(item.get("is_primary") and item["name"] == "chunk_id" for item in fields):
+                raise KnowledgeBaseMismatch(
+                    f"Milvus holds knowledge base {self.collection!r} in an earlier version's layout (collections "
+                    f"{old}, {self.collection}_documents, {self.collection}_sources); re-ingest it under another "
+                    "KB_COLLECTION, or drop those collections."
+                )
+
+    def _check_shape(self, description: dict[str, Any]) -> None:
+        fields = {item["name"]: item for item in description.get("fields", [])}
+        primary = next((name for name, item in fields.items() if item.get("is_primary")), None)
+        if primary != self.document_store._primary_field or self.document_store._vector_field not in fields:
+            raise KnowledgeBaseMismatch(
+                f"Milvus collection {self.collection!r} is not a Haystack collection (no primary key "
+                f"{self.document_store._primary_field!r} and vector {self.document_store._vector_field!r}); give the "
+                "store its field names, or use another collection."
+            )
+        dim = int(fields[self.document_store._vector_field].get("params", {}).get("dim", self.dimension))
+        stored_model = (description.get("properties") or {}).get(_MODEL_PROPERTY)
+        if dim != self.dimension or (stored_model and self.embedding_model and stored_model != self.embedding_model):
+            raise KnowledgeBaseMismatch(
+                f"Milvus collection {self.collection!r} holds {dim}-dimensional embeddings from "
+                f"{stored_model or 'an unknown model'}, but this knowledge base is set up for {self.dimension} "
+                f"dimensions from {self.embedding_model or 'an unknown model'}; use another collection or re-ingest."
+            )
+
+    def _read_shape(self, description: dict[str, Any]) -> None:
+        store = self.document_store
+        index = store._get_index()
+        self._metric = str((index or {}).get("metric_type") or "COSINE").upper()
+        skip = {store._vector_field, store._sparse_vector_field, store._primary_field, store._text_field}
+        own = [item["name"] for item in description.get("fields", []) if item["name"] not in skip]
+        vector_types = {"FLOAT_VECTOR", "SPARSE_FLOAT_VECTOR", "BINARY_VECTOR", "FLOAT16_VECTOR", "BFLOAT16_VECTOR"}
+        own = [
+            item["name"]
+            for item in description.get("fields", [])
+            if item["name"] in own and getattr(item.get("type"), "name", str(item.get("type"))) not in vector_types
+        ]
+        self._output = [store._primary_field, store._text_field, *own]
+        if description.get("enable_dynamic_field"):
+            self._output.append("$meta")
+        functions = description.get("functions") or []
+        self._keyword_ready = any(
+            store._sparse_vector_field in (function.get("output_field_names") or []) for function in functions
+        )
+
+    def _ensure_evidence_collections(self) -> None:
+        from pymilvus import DataType
+
+        client = self.client
+        if not client.has_collection(self.evidence_name):
+            schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+            schema.add_field("chunk_id", DataType.VARCHAR, is_primary=True, max_length=_KEY_LENGTH)
+            schema.add_field("counts", DataType.JSON)
+            schema.add_field("total", DataType.INT64)
+            schema.add_field("spans", DataType.JSON)
+            schema.add_field("vectors", DataType.VARCHAR, max_length=_VARCHAR)
+            schema.add_field("placeholder", DataType.FLOAT_VECTOR, dim=2)  # Milvus requires a vector field
+            self._create(self.evidence_name, schema, "placeholder", "L2")
+        if not self._keyword_ready:
+            # A collection without Milvus's BM25 function (one Haystack's DocumentWriter filled): keyword search runs
+            # on a copy of its texts and meta here, made by `add_evidence` (enrichment) and kept by writes.
+            if self.keywords_name not in self._names:
+                self._names = (*self._names, self.keywords_name)
+            if not client.has_collection(self.keywords_name):
+                from pymilvus import Function, FunctionType
+
+                schema = client.create_schema(auto_id=False, enable_dynamic_field=True)
+                schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=_VARCHAR)
+                schema.add_field(
+                    "text", DataType.VARCHAR, max_length=_VARCHAR, enable_analyzer=True, analyzer_params=ANALYZER_PARAMS
+                )
+                schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+                schema.add_function(
+                    Function(
+                        name=f"{self.keywords_name}_bm25",
+                        input_field_names=["text"],
+                        output_field_names=["sparse"],
+                        function_type=FunctionType.BM25,
+                    )
+                )
+                self._create(self.keywords_name, schema, "sparse", "BM25", "SPARSE_INVERTED_INDEX")
+        if not client.has_collection(self.terms_name):
+            schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+            schema.add_field("term", DataType.VARCHAR, is_primary=True, max_length=_KEY_LENGTH)
+            schema.add_field("df", DataType.INT64)
+            schema.add_field("total", DataType.INT64)
+            schema.add_field("placeholder", DataType.FLOAT_VECTOR, dim=2)
+            self._create(self.terms_name, schema, "placeholder", "L2")
+
+    def _create(self, name: str, schema: Any, vector_field: str, metric: str, index_type: str = "AUTOINDEX") -> None:
+        index = self.client.prepare_index_params()
+        index.add_index(field_name=vector_field, index_type=index_type, metric_type=metric)
+        self.client.create_collection(name, schema=schema)
+        # Not waiting for the build: pymilvus polls it with an RPC milvus-lite lacks (and sleeps 0.5 s a field).
+        self.client.create_index(name, index, sync=False)
+
+    # -- writes -------------------------------------------------------------------------------------------------
+
+    def write(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
+        if not chunks:
+            return
+        for doc in chunks:
+            self._check_vector(doc.embedding, f"Chunk {doc.id}")
+            if len((doc.content or "").encode("utf-8")) > _VARCHAR:
+                raise ValueError(f"Chunk {doc.id} is longer than Milvus's 65,535-byte text limit; split it.")
+        store = self.document_store
+        # None values are absent meta, not a type the integration would warn about and drop one by one.
+        clean = [
+            Document(id=doc.id, content=doc.content, embedding=doc.embedding, meta=_meta_values(doc.meta))
+            for doc in chunks
+        ]
+        if not self._open():
+            self._create_collection(clean)
+        store.write_documents(clean, policy=DuplicatePolicy.OVERWRITE)
+        self._open()
+        self.add_evidence(clean, evidence)
+
+    def _create_collection(self, chunks: list[Document]) -> None:
+        """Create the collection as the integration's first write would (its own schema code), but build the
+        indexes without pymilvus's wait: it polls an RPC milvus-lite lacks, logs two tracebacks and loses about a
+        second. The collection records the embedding model (only on a collection this index made)."""
+        store = self.document_store
+        with self._open_lock:
+            if self.client.has_collection(self.collection):
+                return
+            store._create_collection([chunks[0].embedding], [chunks[0].meta])
+            indexes = self.client.prepare_index_params()
+            vector = store.index_params or {"metric_type": "L2", "index_type": "AUTOINDEX", "params": {}}
+            indexes.add_index(field_name=store._vector_field, **vector)
+            if store._sparse_vector_field:
+                sparse = store.sparse_index_params or {
+                    "index_type": "SPARSE_INVERTED_INDEX",
+                    "metric_type": "BM25" if store.builtin_function else "IP",
+                    "params": {},
+                }
+                indexes.add_index(field_name=store._sparse_vector_field, **sparse)
+            self.client.create_index(self.collection, indexes, sync=False)
+            if self.embedding_model:
+                self.client.alter_collection_properties(self.collection, {_MODEL_PROPERTY: self.embedding_model})
+            store._init(timeout=store.timeout)  # fields, search parameters, load: the index exists, so none is made
+
+    def add_evidence(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
+        """Replace the side rows of `chunks` (sentences, term counts, document frequencies, and the keyword copy of a
+        collection without BM25) without touching the integration's rows: what ingestion writes after the chunks,
+        and what enrichment adds to an attached collection."""
+        if not chunks or not self._open():
+            return
+        self._write_evidence([str(doc.id) for doc in chunks], evidence)
+        if not self._keyword_ready:
+            rows = [
+                {
+                    **{
+                        key: value
+                        for key, value in _meta_values(doc.meta).items()
+                        if key not in ("id", "text", "sparse")
+                    },
+                    "id": str(doc.id),
+                    "text": doc.content or "",
+                }
+                for doc in chunks
+            ]
+            self._upsert(self.keywords_name, rows)
+        with self._shared.lock:
+            self._shared.dirty.update(self._names)
+
+    def _write_evidence(self, chunk_ids: list[str], evidence: list[ChunkEvidence]) -> None:
+        by_id = {item.chunk_id: item for item in evidence}
+        rows: list[dict[str, Any]] = []
+        # Sentence vectors ride in the chunk's evidence row as base64 float16 (one row read per chunk: fetching them
+        # as 120 separate float vectors took 8.9 ms for 20 chunks, the whole row 1.4 ms); a chunk keeps as many
+        # sentences as fit Milvus's text limit (63 at 384 dimensions).
+        fitting = _VARCHAR // (4 * math.ceil(2 * self.dimension / 3))
+        for chunk_id in chunk_ids:
+            item = by_id.get(chunk_id)
+            if item is None:
+                continue
+            spans = [(int(start), int(end)) for start, end in item.sentence_spans]
+            vectors = None
+            if item.sentence_embeddings is not None and spans:
+                vectors = np.asarray(item.sentence_embeddings, dtype=np.float32)
+                if vectors.ndim != 2 or vectors.shape != (len(spans), self.dimension):
+                    raise ValueError(
+                        f"Chunk {chunk_id!r} has {len(spans)} sentence spans but sentence embeddings of shape "
+                        f"{vectors.shape}; give one {self.dimension}-dimensional row per span."
+                    )
+                spans, vectors = spans[:fitting], vectors[:fitting]
+            counts = {str(term): int(n) for term, n in (item.term_counts or {}).items() if n}
+            if not counts and vectors is None:
+                continue
+            rows.append(
+                {
+                    "chunk_id": chunk_id,
+                    "counts": counts,
+                    "total": sum(counts.values()),
+                    "spans": [list(span) for span in spans] if vectors is not None else [],
+                    "vectors": "" if vectors is None else _pack(vectors),
+                    "placeholder": [1.0, 0.0],
+                }
+            )
+        with self._shared.lock:
+            # The chunks' earlier evidence goes first (with its share of the document frequencies).
+            self._forget_evidence(chunk_ids)
+            self._upsert(self.evidence_name, rows)
+            self._count_terms([row["counts"] for row in rows if row["counts"]], +1)
+
+    def _forget_evidence(self, chunk_ids: list[str]) -> None:
+        """Remove the stored evidence of these chunks and take their terms out of the document frequencies."""
+        old = self._get(self.evidence_name, chunk_ids, ["chunk_id", "counts"])
+        if not old:
+            return
+        self.client.delete(self.evidence_name, ids=[row["chunk_id"] for row in old])
+        self._count_terms([dict(row.get("counts") or {}) for row in old if row.get("counts")], -1)
+
+    def _count_terms(self, counts: list[dict[str, int]], sign: int) -> None:
+        """Add (sign +1) or take away (-1) these chunks' terms in the document frequencies and the totals."""
+        if not counts:
+            return
+        df = Counter(term for chunk in counts for term in chunk)
+        total_terms = sum(sum(chunk.values()) for chunk in counts)
+        stored = {row["term"]: row for row in self._get(self.terms_name, [_TOTALS, *df], ["term", "df", "total"])}
+        totals = stored.get(_TOTALS, {"df": 0, "total": 0})
+        rows = [
+            {
+                "term": _TOTALS,
+                "df": max(0, int(totals["df"]) + sign * len(counts)),
+                "total": max(0, int(totals["total"]) + sign * total_terms),
+                "placeholder": [1.0, 0.0],
+            }
+        ]
+        gone: list[str] = []
+        for term, n in df.items():
+            value = int(stored.get(term, {}).get("df", 0)) + sign * n
+            if value > 0:
+                rows.append({"term": term, "df": value, "total": 0, "placeholder": [1.0, 0.0]})
+            elif term in stored:
+                gone.append(term)
+        self._upsert(self.terms_name, rows)
+        if gone:
+            self.client.delete(self.terms_name, ids=gone)
+
+    def delete(self, chunk_ids: list[str]) -> None:
+        ids = [str(chunk_id) for chunk_id in chunk_ids]
+        if not ids or not self._open():
+            return
+        with self._shared.lock:
+            for start in range(0, len(ids), _BATCH):
+                # By primary key: a filter expression makes milvus-lite scan every row.
+                self.client.delete(self.collection, ids=ids[start : start + _BATCH])
+            self._forget_evidence(ids)
+            if not self._keyword_ready:
+                self.client.delete(self.keywords_name, ids=ids)
+            self._shared.dirty.update(self._names)
+
+    def _upsert(self, name: str, rows: list[dict[str, Any]]) -> None:
+        for start in range(0, len(rows), _BATCH):
+            self.client.upsert(name, rows[start : start + _BATCH])
+
+    def _get(self, name: str, ids: list[str], fields: list[str]) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        for start in range(0, len(ids), _BATCH):
+            rows.extend(self.client.get(name, ids=ids[start : start + _BATCH], output_fields=fields))
+        return rows
+
+    def _flush(self) -> None:
+        """Flush the collections written since their last flush (searches of the write buffer are slow)."""
+        with self._shared.lock:
+            dirty = [name for name in self._shared.dirty if name in self._names]
+            if not dirty:
+                return
+            started = time.monotonic()
+            for name in dirty:
+                self.client.flush(name)
+            self._shared.dirty.difference_update(dirty)
+            logger.debug(
+                "Flushed Milvus collections {names} in {ms} ms",
+                names=dirty,
+                ms=round((time.monotonic() - started) * 1000),
+            )
+
+    def ensure_vector_index(self, wait_s: float = 120.0) -> bool:
+        """Flush what was written and wait (up to `wait_s`) until its indexes are built; ingestion calls this once
+        after a run.
+
+        milvus-lite builds a flushed segment's index in a background thread of this process and meanwhile searches
+        it by brute force: measured at 10k chunks, 150 ms a dense search for the 11 s that build took, 12 ms after;
+        `describe_index` reports "Finished" from the start. So on milvus-lite this waits for that thread itself
+        (through milvus-lite's in-process engine); on a server it polls `describe_index`.
+        """
+        if not self._open():
+            return True
+        self._flush()
+        deadline = time.monotonic() + wait_s
+        engine = self._lite_engine()
+        if engine is not None:
+            for name in self._names:
+                try:
+                    engine.get_collection(name)._wait_for_bg(timeout=max(0.0, deadline - time.monotonic()))
+                except Exception as exc:  # noqa: BLE001 - a milvus-lite without this hook: searches are just slower
+                    logger.debug("Cannot wait for milvus-lite's indexing of {name}: {error}", name=name, error=exc)
+            return True
+        for field_name in (self.document_store._vector_field, self.document_store._sparse_vector_field):
+            if not field_name:
+                continue
+            while time.monotonic() < deadline:
+                try:
+                    state = self.client.describe_index(self.collection, field_name)
+                except Exception:  # noqa: BLE001 - no such index, or a server that does not report progress
+                    break
+                if not state.get("pending_index_rows") and state.get("state", "Finished") == "Finished":
+                    break
+                time.sleep(0.2)
+        return True
+
+    def _lite_engine(self) -> Any:
+        """milvus-lite's in-process database serving this index's file, or None (a server, or another version)."""
+        key = _lite_key(self.document_store)
+        if key is None:
+            return None
+        try:
+            from milvus_lite.server_manager import server_manager_instance
+
+            return server_manager_instance._servers[key][1]
+        except (ImportError, AttributeError, KeyError, IndexError, TypeError):
+            return None
+
+    # -- reads --------------------------------------------------------------------------------------------------
+
+    def count(self) -> int:
+        if not self._open():
+            return 0
+        return int(self.document_store.count_documents())
+
+    def fetch(self, chunk_ids: list[str], with_embeddings: bool = False) -> list[Document]:
+        ids = [str(chunk_id) for chunk_id in chunk_ids]
+        if not ids or not self._open():
+            return []
+        fields = [*self._output, self.document_store._vector_field] if with_embeddings else self._output
+        found = {str(row[self.document_store._primary_field]): row for row in self._get(self.collection, ids, fields)}
+        return [self._document(found[chunk_id]) for chunk_id in dict.fromkeys(ids) if chunk_id in found]
+
+    def iter_documents(self, batch_size: int = 1000, with_embeddings: bool = False) -> Iterator[list[Document]]:
+        if not self._open():
+            return
+        fields = [*self._output, self.document_store._vector_field] if with_embeddings else self._output
+        self._flush()
+        iterator = self.client.query_iterator(
+            self.collection,
+            batch_size=max(1, min(batch_size, _WINDOW)),
+            filter="",
+            output_fields=fields,
+        )
+        try:
+            while batch := iterator.next():
+                yield [self._document(row) for row in batch]
+        finally:
+            iterator.close()
+
+    def dense(self, embedding: np.ndarray, limit: int, filters: dict | None = None) -> list[IndexHit]:
+        vector = self._check_vector(embedding, "The query embedding")
+        if not self._open():
+            return []
+        self._flush()
+        results = self.client.search(
+            self.collection,
+            data=[vector.tolist()],
+            anns_field=self.document_store._vector_field,
+            limit=_clamp(limit),
+            filter=_expression(filters),
+            output_fields=self._output,
+            search_params={
+                "metric_type": self._metric,
+                "params": dict((self.document_store.search_params or {}).get("params") or {}),
+            },
+        )
+        kind = ScoreKind.L2 if self._metric == "L2" else ScoreKind.COSINE
+        return [self._translate(item, kind) for item in (results[0] if results else [])]
+
+    def keyword(
+        self, query: str, limit: int, filters: dict | None = None, query_embedding: np.ndarray | None = None
+    ) -> list[IndexHit]:
+        if not terms(query) or not self._open():
+            return []  # only stop words or punctuation: nothing to match
+        vector = None if query_embedding is None else self._check_vector(query_embedding, "The query embedding")
+        self._flush()
+        fields = [*self._output, self.document_store._vector_field] if vector is not None else self._output
+        if not self._keyword_ready:
+            return self._keyword_beside(query, limit, filters, fields, vector)
+        results = self.client.search(
+            self.collection,
+            data=[query],
+            anns_field=self.document_store._sparse_vector_field,
+            limit=_clamp(limit),
+            filter=_expression(filters),
+            output_fields=fields,
+            search_params={"metric_type": "BM25"},
+        )
+        return [self._translate(item, ScoreKind.BM25, vector) for item in (results[0] if results else [])]
+
+    def _keyword_beside(
+        self, query: str, limit: int, filters: dict | None, fields: list[str], vector: np.ndarray | None
+    ) -> list[IndexHit]:
+        """BM25 over the keyword copy of a collection without Milvus's BM25 function, the hits read back from the
+        collection by primary key (empty until `add_evidence` has copied its chunks)."""
+        results = self.client.search(
+            self.keywords_name,
+            data=[query],
+            anns_field="sparse",
+            limit=_clamp(limit),
+            filter=_expression(filters),
+            output_fields=["id"],
+            search_params={"metric_type": "BM25"},
+        )
+        found = list(results[0]) if results else []
+        primary = self.document_store._primary_field
+        rows = {
+            str(row[primary]): row for row in self._get(self.collection, [str(item["id"]) for item in found], fields)
+        }
+        return [
+            self._translate(
+                {"id": item["id"], "distance": item["distance"], "entity": rows[str(item["id"])]},
+                ScoreKind.BM25,
+                vector,
+            )
+            for item in found
+            if str(item["id"]) in rows
+        ]
+
+    def _translate(self, item: Any, kind: ScoreKind, query_vector: np.ndarray | None = None) -> IndexHit:
+        """A search result as an `IndexHit`: the one place Milvus scores are translated."""
+        entity = dict(item.get("entity") or {})
+        entity.setdefault(self.document_store._primary_field, item.get("id"))
+        distance = float(item.get("distance", 0.0))
+        cosine: float | None
+        if kind is ScoreKind.L2:
+            raw = distance  # Milvus returns squared L2; for unit vectors cosine = 1 - d^2 / 2
+            cosine = 1.0 - max(distance, 0.0) / 2.0
+        elif kind is ScoreKind.COSINE:
+            raw = cosine = distance  # COSINE, or IP of unit vectors
+        else:
+            raw = abs(distance)  # milvus-lite returns BM25 negated (more negative is better); servers positive
+            cosine = None
+            stored = entity.pop(self.document_store._vector_field, None)  # hits carry no embedding
+            if query_vector is not None and stored is not None:
+                cosine = _cosine(np.asarray(stored, dtype=np.float32), query_vector)
+        return IndexHit(document=self._document(entity), raw_score=float(raw), kind=kind, cosine=cosine)
+
+    def _document(self, row: dict[str, Any]) -> Document:
+        store = self.document_store
+        data = dict(row)
+        embedding = data.pop(store._vector_field, None)
+        data.pop(store._sparse_vector_field, None)
+        meta = data.pop("$meta", None) or {}
+        if embedding is not None and all(value == store._dummy_value for value in embedding[:4]):
+            embedding = None  # the integration's placeholder for a document written without one
+        doc_id = str(data.pop(store._primary_field))
+        content = data.pop(store._text_field, "") or ""
+        meta = {**meta, **data}
+        return Document(
+            id=doc_id,
+            content=content,
+            meta=meta,
+            embedding=None if embedding is None else [float(value) for value in embedding],
+        )
+
+    # -- evidence -----------------------------------------------------------------------------------------------
+
+    def evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
+        return self._evidence(chunk_ids, ["chunk_id", "counts", "spans", "vectors"])
+
+    def _evidence(self, chunk_ids: list[str], fields: list[str]) -> dict[str, ChunkEvidence]:
+        """The evidence rows of these chunks (one read by primary key), with `fields` loaded."""
+        ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
+        if not ids or not self._open():
+            return {}
+        self._flush()
+        found: dict[str, ChunkEvidence] = {}
+        for row in self._get(self.evidence_name, ids, fields):
+            spans = [(int(start), int(end)) for start, end in row.get("spans") or []]
+            vectors = _unpack(row.get("vectors") or "", self.dimension)
+            found[row["chunk_id"]] = ChunkEvidence(
+                chunk_id=row["chunk_id"],
+                sentence_spans=spans if vectors is not None else [],
+                sentence_embeddings=vectors,
+                term_counts=dict(row.get("counts") or {}) or None,
+            )
+        return found
+
+    def sentence_similarities(
+        self, chunk_ids: list[str], query_embedding: np.ndarray
+    ) -> dict[str, list[tuple[int, int, float]]]:
+        """Per chunk id, `(start, end, cosine)` of its stored sentences in order: the chunks' evidence rows read by
+        primary key in one round trip, their sentence vectors compared here."""
+        query = self._check_vector(query_embedding, "The query embedding")
+        similarities: dict[str, list[tuple[int, int, float]]] = {}
+        for chunk_id, item in self._evidence(chunk_ids, ["chunk_id", "spans", "vectors"]).items():
+            if item.sentence_embeddings is None or len(item.sentence_embeddings) != len(item.sentence_spans):
+                continue
+            cosines = _cosines(item.sentence_embeddings, query)
+            similarities[chunk_id] = [
+                (start, end, float(value)) for (start, end), value in zip(item.sentence_spans, cosines, strict=True)
+            ]
+        return similarities
+
+    def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
+        """Per chunk id, its embedding's cosine to the query: the vectors fetched by primary key, compared here."""
+        query = self._check_vector(query_embedding, "The query embedding")
+        ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
+        if not ids or not self._open():
+            return {}
+        primary, vector_field = self.document_store._primary_field, self.document_store._vector_field
+        rows = self._get(self.collection, ids, [primary, vector_field])
+        if not rows:
+            return {}
+        matrix = np.asarray([row[vector_field] for row in rows], dtype=np.float32)
+        return {str(row[primary]): float(value) for row, value in zip(rows, _cosines(matrix, query), strict=True)}
+
+    def term_statistics(self, terms: list[str]) -> TermStatistics | None:
+        """Chunks with term counts, their average length in terms and each term's document frequency: one lookup
+        by primary key in `<collection>_terms`. None when no chunk has term counts."""
+        wanted = sorted({str(term) for term in terms if term})
+        if not self._open():
+            return None
+        self._flush()
+        rows = {row["term"]: row for row in self._get(self.terms_name, [_TOTALS, *wanted], ["term", "df", "total"])}
+        totals = rows.get(_TOTALS)
+        if totals is None or int(totals["df"]) <= 0:
+            return None
+        n_chunks = int(totals["df"])
+        return TermStatistics(
+            n_chunks=n_chunks,
+            avg_terms=float(totals["total"]) / n_chunks,
+            df={term: int(rows[term]["df"]) if term in rows else 0 for term in wanted},
+        )
+
+    # -- housekeeping -------------------------------------------------------------------------------------------
+
+    def drop(self) -> None:
+        """Delete the collection and the evidence beside it."""
+        with self._shared.lock:
+            for name in self._names:
+                self.client.drop_collection(name)
+                self._shared.dirty.discard(name)
+        self.document_store._collection_exists = False
+        self.document_store.fields = []
+        self._opened = False
+
+    def close(self) -> None:
+        """Flush pending rows and let go of the shared client."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._opened:
+                self._flush()
+        finally:
+            MilvusClients.release(self.document_store)
+            self._opened = False
+
+    # -- helpers ------------------------------------------------------------------------------------------------
+
+    def _check_vector(self, embedding: Any, what: str) -> np.ndarray:
+        if embedding is None:
+            raise ValueError(f"{what} has no embedding; embed it first.")
+        vector = np.asarray(embedding, dtype=np.float32).reshape(-1)
+        if vector.shape[0] != self.dimension:
+            raise ValueError(f"{what} has {vector.shape[0]} dimensions; the index expects {self.dimension}.")
+        return vector
+
+
+def _pack(vectors: np.ndarray) -> str:
+    """Sentence vectors as the text Milvus stores: base64 of their float16 bytes."""
+    return base64.b64encode(np.asarray(vectors, dtype=np.float16).tobytes()).decode("ascii")
+
+
+def _unpack(text: str, dimension: int) -> np.ndarray | None:
+    if not text:
+        return None
+    return np.frombuffer(base64.b64decode(text), dtype=np.float16).reshape(-1, dimension).astype(np.float32)
+
+
+def _meta_values(meta: dict[str, Any] | None) -> dict[str, Any]:
+    return {key: value for key, value in (meta or {}).items() if value is not None}
+
+
+def _expression(filters: dict | None) -> str:
+    """The Milvus expression for Haystack filters, by the integration's own translation ("" for none)."""
+    if not filters:
+        return ""
+    from milvus_haystack.filters import parse_filters
+
+    return parse_filters(filters)
+
+
+def _cosines(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
+    return (matrix @ query) / np.maximum(norms, 1e-12)
+
+
+def _cosine(vector: np.ndarray, query: np.ndarray) -> float:
+    return float(_cosines(vector.reshape(1, -1), query)[0])
+
+
+def _clamp(limit: int) -> int:
+    return max(1, min(int(limit), _WINDOW))
+
+
+def _where(uri: str) -> str:
+    """Where a Milvus URI points, without credentials."""
+    if is_lite(uri):
+        return uri
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(uri)
+    return f"{parts.scheme}://{parts.hostname}{':' + str(parts.port) if parts.port else ''}"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:200]
+
+
+__all__ = [
+    "ANALYZER_PARAMS",
+    "MilvusChunkIndex",
+    "MilvusClients",
+    "close_shared_clients",
+    "document_store_for",
+    "open_chunk_index",
+    "open_milvus_document_store",
+]
