@@ -53,8 +53,10 @@ def _user_store(backend: str, name: str, folder: Path) -> Any:
         from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
         return QdrantDocumentStore(path=str(folder / "qdrant"), index=name, embedding_dim=384, progress_bar=False)
+    import components.knowledge_base.milvus_index  # noqa: F401 - pymilvus reads MILVUS_URI at import: a lite path first
     from milvus_haystack import MilvusDocumentStore
 
+    (folder / "milvus").mkdir(parents=True, exist_ok=True)
     return MilvusDocumentStore(collection_name=name, connection_args={"uri": str(folder / "milvus" / "kb.db")})
 
 
