@@ -37,6 +37,7 @@ KNOWLEDGE_BASE_COMPONENTS = {
     "components.knowledge_base.list_documents.ListDocuments",
     "components.knowledge_base.get_document.GetDocument",
     "components.ranking.research_ranker.ResearchRanker",
+    "components.graph.graph_search.GraphSearch",
     "ingest.file_ingester.FileIngester",
 }
 RESEARCH_PIPELINE = "research"

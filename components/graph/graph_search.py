@@ -23,7 +23,13 @@ from components.graph.model import FactHit
 from components.graph.passage_walk import DEFAULT_DAMPING, PassageGraphCache, WalkedPassage
 from components.graph.store import GraphStore
 from components.graph.tools import GraphTools, check_text, clamp, parse_bound, scope_from_filters
-from components.knowledge_base.attribution import KnowledgeBaseAccess, hit_to_chunk, parse_filters
+from components.knowledge_base.attribution import (
+    KnowledgeBaseAccess,
+    check_document_store,
+    hit_to_chunk,
+    parse_filters,
+    store_to_dict,
+)
 from components.knowledge_base.store import ChunkHit, SearchFilters
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.guard import submit_in_thread
@@ -74,6 +80,7 @@ class GraphSearch:
         embedding_model: str = DEFAULT_EMBEDDING_MODEL,
         timeout_s: float | None = None,
         graph_store: GraphStore | None = None,
+        document_store: Any = None,
     ) -> None:
         """
         :param collection: the knowledge base's collection (its graph is walked), or None for the settings' one.
@@ -85,6 +92,8 @@ class GraphSearch:
         :param timeout_s: the branch's timeout, or None for the settings' tool timeout.
         :param graph_store: the graph store to walk (serialised in the pipeline YAML); None: the store the
             settings choose (`GRAPH_BACKEND`), made in `warm_up()`.
+        :param document_store: the integration's document store of the knowledge base whose chunks the walk returns
+            as passages (as for `KnowledgeBaseSearch`); None: the store `KB_BACKEND` chooses.
         """
         if collection is not None and not collection.strip():
             raise ValueError("collection must name the knowledge base's collection, or be None for the settings' one")
@@ -106,7 +115,8 @@ class GraphSearch:
         self._guard = SourceGuard(SOURCE, ResiliencePolicy.from_settings(timeout_s=timeout_s))
         self._tools: GraphTools | None = None
         self._model: Any = None
-        self._kb = KnowledgeBaseAccess(None, collection)  # the passages' chunks: the settings' knowledge base
+        self.document_store = check_document_store(document_store)
+        self._kb = KnowledgeBaseAccess(self.document_store, collection)  # the passages' chunks
         self._passage_graph: PassageGraphCache | None = None
 
     def warm_up(self) -> None:
@@ -277,6 +287,7 @@ class GraphSearch:
             embedding_model=self.embedding_model,
             timeout_s=self.timeout_s,
             graph_store=serialize_graph_store(self.graph_store),
+            document_store=store_to_dict(self.document_store),
         )
 
     @classmethod
