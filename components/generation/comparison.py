@@ -121,17 +121,16 @@ def compare(question: str, sentences: Sequence[Any]) -> Verdict | None:
 
 
 def yes_no(question: str, sentences: Sequence[Any]) -> Verdict | None:
-    """ "yes" when every subject of a yes/no question has a sentence holding what is asked about it (and, for "the
-    same ...", the subjects' sentences share a name besides their own), else "no"; None without evidence."""
+    """Yes when every subject of a yes/no question has a sentence holding what is asked about it (and, for "the
+    same ...", the subjects' sentences share a name besides their own), else no; None when the question names no
+    subject the sources hold (then the sentences alone answer)."""
     named = subjects(question, "and")
     if not named:
         from components.text.language import parse
 
         named = [ent.text for ent in parse(question).ents if ent.label_ in _NAME_LABELS][:1]
-    if not named:
-        return None
     evidence = [_evidence_of(name, sentences) for name in named]
-    if not any(evidence):
+    if not named or not any(evidence):
         return None
     if not all(evidence):
         return Verdict("no", [rows[0] for rows in evidence if rows])

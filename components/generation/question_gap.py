@@ -95,7 +95,7 @@ def question_gap(question: str) -> QuestionGap | None:
         role = "subject"
     else:
         return None
-    if head is gap or head.lemma_.lower() in LIGHT_VERBS or head.pos_ not in {"VERB", "NOUN", "ADJ"}:
+    if head.i == gap.i or head.lemma_.lower() in LIGHT_VERBS or head.pos_ not in {"VERB", "NOUN", "ADJ"}:
         return None
     stems = terms(head.text)
     if not stems:
