@@ -44,4 +44,3 @@ class TestFillGap:
     def test_a_pronoun_or_an_unrelated_sentence_fills_nothing(self):
         assert filled("What did Maria Lindqvist patent?", "She patented it in 2011.") == ""
         assert filled("What did Maria Lindqvist patent?", "The harbour employs 340 people.") == ""
-
