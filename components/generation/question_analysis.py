@@ -42,7 +42,10 @@ HEAD_NOUN_LABELS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(
         "person people man woman author founder inventor creator player artist scientist president leader king queen "
         "ceo developer writer composer director actor singer engineer researcher mathematician physicist chemist "
-        "philosopher economist politician emperor ruler minister captain coach architect designer".split(),
+        "philosopher economist politician emperor ruler minister captain coach architect designer governor mayor "
+        "senator judge general commander officer bishop pope priest monk saint poet painter explorer pilot astronaut "
+        "quarterback kicker owner manager member student teacher doctor physician soldier son daughter father mother "
+        "wife husband brother sister successor predecessor rival opponent winner champion".split(),
         ("PERSON", "ORG"),
     ),
     **dict.fromkeys(
@@ -60,6 +63,12 @@ HEAD_NOUN_LABELS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys("year date day month decade century era period season week".split(), ("DATE", "TIME")),
     "time": ("TIME", "DATE"),
     **dict.fromkeys("number amount count total population".split(), ("CARDINAL", "QUANTITY", "MONEY")),
+    **dict.fromkeys(
+        "age score attendance distance length height depth width weight speed temperature size area capacity".split(),
+        ("QUANTITY", "CARDINAL", "PERCENT"),
+    ),
+    **dict.fromkeys("value worth".split(), ("MONEY", "CARDINAL")),
+    **dict.fromkeys("venue stadium arena building museum hospital airport station".split(), ("FAC", "ORG", "GPE")),
     **dict.fromkeys("percentage percent proportion share rate".split(), ("PERCENT", "CARDINAL")),
     **dict.fromkeys("price cost sum budget revenue salary funding".split(), ("MONEY", "CARDINAL")),
     **dict.fromkeys("language".split(), ("LANGUAGE", "NORP")),
