@@ -72,11 +72,13 @@ class ExtractiveAnswerGenerator:
     whole sentence of the top chunks is scored per part by its share of the part's terms, its in-context sentence
     vector's cosine to the question (stored at ingestion; the ranker hands them over in
     `meta["evidence"]["sentences"]`), its chunk's rank, and whether it holds a span of the kind the part asks
-    for (entities from spaCy, only for the few best sentences); a "what"/"which" that names what it asks about takes
-    the noun phrase of the chosen sentence that the wh-word stands for (`phrase_span`). Sentences are taken whole:
-    a chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence from two
-    overlapping chunks is used once, cited to the higher-ranked chunk. When no sentence supports a part, the answer
-    says which part the sources do not answer.
+    for (entities from spaCy, only for the few best sentences; a name in the role the question's wh-word plays,
+    `question_gap`, first); a "what"/"which" that names what it asks about takes the phrase of the chosen sentence in
+    the wh-word's role, else the noun phrase it stands for (`phrase_span`). Comparisons ("which is older, A or B?")
+    and yes/no questions about named subjects are answered from each subject's sentences (`comparison`). Sentences
+    are taken whole: a chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence
+    from two overlapping chunks is used once, cited to the higher-ranked chunk. When no sentence supports a part, the
+    answer says which part the sources do not answer.
 
     Usage:
     ```python
