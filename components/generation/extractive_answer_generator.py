@@ -10,7 +10,9 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 
+from components.generation.comparison import compare, yes_no
 from components.generation.question_analysis import YES_NO_STARTS, QuestionAnalysis, QuestionPart, analyze_question
+from components.generation.question_gap import fill_gap, fill_gap_token, phrase_tokens, question_gap
 from components.text.analyzer import sentence_spans, terms
 
 logger = logging.getLogger(__name__)
@@ -44,6 +46,7 @@ _LOWER_START = re.compile(r"^(?:[\"'(\[]?[a-z]|[,;:)\]])")
 _PRONOUN_START = re.compile(r"^(?:it|its|he|his|she|her|they|their|this|these|the company|the project)\b", re.I)
 # Capitalised word sequences after a sentence's first word: the names a sentence brings in, without a parse.
 _NAME = re.compile(r"[A-Z][\w'&-]*(?:\s+(?:of\s+|the\s+|de\s+|von\s+|van\s+)?[A-Z][\w'&-]*)*")
+_ALTERNATIVE = re.compile(r"\bor\b", re.I)
 _COORDINATION = re.compile(r"^\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|&\s+)$")
 
 
@@ -69,11 +72,13 @@ class ExtractiveAnswerGenerator:
     whole sentence of the top chunks is scored per part by its share of the part's terms, its in-context sentence
     vector's cosine to the question (stored at ingestion; the ranker hands them over in
     `meta["evidence"]["sentences"]`), its chunk's rank, and whether it holds a span of the kind the part asks
-    for (entities from spaCy, only for the few best sentences); a "what"/"which" that names what it asks about takes
-    the noun phrase of the chosen sentence that the wh-word stands for (`phrase_span`). Sentences are taken whole:
-    a chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence from two
-    overlapping chunks is used once, cited to the higher-ranked chunk. When no sentence supports a part, the answer
-    says which part the sources do not answer.
+    for (entities from spaCy, only for the few best sentences; a name in the role the question's wh-word plays,
+    `question_gap`, first); a "what"/"which" that names what it asks about takes the phrase of the chosen sentence in
+    the wh-word's role, else the noun phrase it stands for (`phrase_span`). Comparisons ("which is older, A or B?")
+    and yes/no questions about named subjects are answered from each subject's sentences (`comparison`). Sentences
+    are taken whole: a chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence
+    from two overlapping chunks is used once, cited to the higher-ranked chunk. When no sentence supports a part, the
+    answer says which part the sources do not answer.
 
     Usage:
     ```python
@@ -174,6 +179,19 @@ class ExtractiveAnswerGenerator:
         if not chosen:
             return {"replies": [_abstain(parts)], "short_answer": ""}
         used = {id(sentence) for sentence, _ in chosen}
+        # "Are A and B both ...?", "Which is older, A or B?": the answer compares what the sources say of each.
+        verdict = None
+        if question.kind == "yes_no":
+            verdict = yes_no(question.question, pool)
+        elif question.kind in {"which", "who", "what"} and _ALTERNATIVE.search(question.question):
+            verdict = compare(question.question, pool)
+        if verdict is not None:
+            # The verdict is the short answer; the sentences read for each subject follow the best one.
+            shorts = [(verdict.answer, verdict.evidence[0].number)]
+            for sentence in verdict.evidence:
+                if id(sentence) not in used:
+                    used.add(id(sentence))
+                    chosen.append((sentence, chosen[0][1]))
         bridge = _bridge_sentence(chosen[0][0], pool, question.question_terms, used)
         if bridge is not None and len(used) < self.max_sentences:
             used.add(id(bridge[0]))
@@ -269,6 +287,10 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     from components.text.language import VALUE_LABELS, parse
 
     doc = parse(sentence)
+    # The phrase in the role the question's wh-word plays ("What did Tesla patent?" -> the object of "patented").
+    filled = fill_gap(doc, question_gap(part.text))
+    if filled and not _repeats_question(filled, question_terms):
+        return filled
     anchors = [token.i for token in doc if not token.is_stop and _stem_in(token.lower_, question_terms)]
     words_asked = part.text.lower().split()
     asks_subject = part.kind == "who" and len(words_asked) > 1 and words_asked[1] not in YES_NO_STARTS
@@ -331,11 +353,16 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
         return rank
 
     doers = _doers(doc, anchors) if part.kind == "who" else set()
+    # The tokens of the phrase in the role the question's wh-word plays ("Who wrote it?" -> the subject of "wrote").
+    gap = fill_gap_token(doc, question_gap(part.text))
+    filled = phrase_tokens(gap) if gap is not None else set()
 
     def role(group: list[Any]) -> float:
         # "Who ..." asks for the doer of the question's verb: a name that does it answers before a name the
-        # sentence mentions elsewhere.
-        return -SUBJECT_PREFERENCE if any(ent.root.i in doers for ent in group) else 0.0
+        # sentence mentions elsewhere; any part prefers a name in the role its wh-word plays.
+        if any(ent.root.i in doers or ent.root.i in filled for ent in group):
+            return -SUBJECT_PREFERENCE
+        return 0.0
 
     def cost(group: list[Any]) -> float:
         rank = label_rank(group)

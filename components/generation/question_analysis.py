@@ -42,7 +42,10 @@ HEAD_NOUN_LABELS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(
         "person people man woman author founder inventor creator player artist scientist president leader king queen "
         "ceo developer writer composer director actor singer engineer researcher mathematician physicist chemist "
-        "philosopher economist politician emperor ruler minister captain coach architect designer".split(),
+        "philosopher economist politician emperor ruler minister captain coach architect designer governor mayor "
+        "senator judge general commander officer bishop pope priest monk saint poet painter explorer pilot astronaut "
+        "quarterback kicker owner manager member student teacher doctor physician soldier son daughter father mother "
+        "wife husband brother sister successor predecessor rival opponent winner champion".split(),
         ("PERSON", "ORG"),
     ),
     **dict.fromkeys(
@@ -60,6 +63,12 @@ HEAD_NOUN_LABELS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys("year date day month decade century era period season week".split(), ("DATE", "TIME")),
     "time": ("TIME", "DATE"),
     **dict.fromkeys("number amount count total population".split(), ("CARDINAL", "QUANTITY", "MONEY")),
+    **dict.fromkeys(
+        "age score attendance distance length height depth width weight speed temperature size area capacity".split(),
+        ("QUANTITY", "CARDINAL", "PERCENT"),
+    ),
+    **dict.fromkeys("value worth".split(), ("MONEY", "CARDINAL")),
+    **dict.fromkeys("venue stadium arena building museum hospital airport station".split(), ("FAC", "ORG", "GPE")),
     **dict.fromkeys("percentage percent proportion share rate".split(), ("PERCENT", "CARDINAL")),
     **dict.fromkeys("price cost sum budget revenue salary funding".split(), ("MONEY", "CARDINAL")),
     **dict.fromkeys("language".split(), ("LANGUAGE", "NORP")),
@@ -87,6 +96,8 @@ YES_NO_STARTS = frozenset(
     "is are was were do does did can could has have had will would should shall may might must".split()
 )
 LIST_STARTS = frozenset({"list", "name", "enumerate"})
+# Verbs whose subject question asks for a description, not a named thing ("What happened to ...?").
+DESCRIPTION_VERBS = frozenset({"happen", "do", "cause", "make", "mean"})
 
 
 @dataclass(frozen=True)
@@ -219,11 +230,15 @@ def analyze_question(question: str) -> QuestionAnalysis:
     if _needs_tags(doc):
         doc = parse_question(text)
     cuts = [0]
+    # A part ends before a coordinated wh-word only when a question precedes it: "Rather than X, what ..." is one
+    # question whose wh-word comes late, not two parts.
+    asked = doc[0].lower_ in YES_NO_STARTS
     for token in doc:
-        if token.i > 1 and token.lower_ in WH_WORDS:
+        if token.i > 1 and token.lower_ in WH_WORDS and asked:
             before = doc[token.i - 1]
             if before.lower_ in {"and", "or"} or before.text in {",", ";"}:
                 cuts.append(before.i if before.text not in {",", ";"} else token.i - 1)
+        asked = asked or token.lower_ in WH_WORDS
     cuts.append(len(doc))
     question_terms = frozenset(terms(text))
     # The names the question is about: its capitalised words after the first (which opens every question).
@@ -272,7 +287,7 @@ def _needs_tags(doc: Any) -> bool:
             following = doc[token.i + 1] if token.i + 1 < len(doc) else None
             if following is None or following.is_punct:
                 continue
-            if following.lower_ in BE_FORMS or following.lower_ == "other":
+            if following.lower_ in BE_FORMS or following.lower_ == "other" or following.lower_ in LIGHT_NOUNS:
                 return True
             if not (following.is_stop or following.lower_ in YES_NO_STARTS):
                 return True
@@ -330,5 +345,8 @@ def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
     # about X?" asks for a description, not a phrase.
     # "... converts it into what?": a wh-word that ends the question stands for a phrase too.
     ends = after >= len(doc) or doc[after].is_punct
-    wants_phrase = head is not None or ends or (after < len(doc) and doc[after].lower_ in YES_NO_STARTS)
+    # "What ruined the plans?": a wh-word followed by its verb stands for the subject, a thing the sentence names
+    # (not "What happened ...", which asks for a description).
+    subject = tagged and not ends and doc[after].pos_ == "VERB" and doc[after].lemma_.lower() not in DESCRIPTION_VERBS
+    wants_phrase = head is not None or ends or subject or (after < len(doc) and doc[after].lower_ in YES_NO_STARTS)
     return kind, labels, (lemma or "?") if wants_phrase else ""

@@ -54,6 +54,18 @@ class TestQuestionAnalysis:
         assert analyze_question("Is Lantern a key-value store?").kind == "yes_no"
         assert analyze_question("Why do ferries leave every hour?").parts[0].labels == ()
 
+    def test_the_noun_asked_about_types_the_answer(self):
+        # A measure wants a number, a building a place, a role a person.
+        assert analyze_question("What is the average age of the harbour's staff?").parts[0].labels[0] == "QUANTITY"
+        assert analyze_question("In what venue did the band play?").parts[0].labels[0] == "FAC"
+        assert analyze_question("What kicker scored the field goal?").parts[0].labels[0] == "PERSON"
+
+    def test_a_fronted_clause_is_not_a_part(self):
+        parts = analyze_question("Rather than a log, what does Lantern keep records in?").parts
+        assert len(parts) == 1 and parts[0].focus == "?"
+        assert analyze_question("What ruined the harbour's old pier?").parts[0].focus == "?"
+        assert analyze_question("What happened to the harbour?").parts[0].focus == ""
+
     def test_what_and_which_name_the_noun_they_ask_about(self):
         assert analyze_question("What kind of engine does Lantern use?").parts[0].focus == "engine"
         assert analyze_question("Which storage engine does Lantern use?").parts[0].focus == "engine"

@@ -1,0 +1,208 @@
+"""Questions answered by comparing what the sources say about two or more named subjects: "Which band was formed
+first, A or B?" (the subject whose value wins), "Are A and B both film directors?" (yes when every subject's own
+sentences hold what is asked about it).
+
+The subjects are the question's names joined by "or" / "and" (spaCy's entities and proper-noun phrases of the
+question). Each subject's evidence is the candidate sentences that name it, in themselves or in their chunk's title.
+A comparison by a value ("older", "first", "larger", "fewer") compares the first year (for time) or the largest
+number (for size) in each subject's evidence; any other comparison picks the subject whose evidence holds more of
+the question's remaining words ("Which singer is American, A or B?"). General English only: no rule names a
+question set's words or entities.
+
+Usage:
+```python
+verdict = compare("Which band was formed first, Lantern or Harbour?", sentences)
+verdict.answer, verdict.evidence  # 'Lantern', [the sentences read for each subject]
+```
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from components.text.analyzer import terms
+
+# Words that compare by time: the earlier value wins, or the later one.
+EARLIER = frozenset("older oldest first earlier earliest before elder eldest sooner".split())
+LATER = frozenset("younger youngest newer newest later latest last recent".split())
+# Words that compare by size: the larger value wins, or the smaller one.
+LARGER = frozenset(
+    "larger largest bigger biggest longer longest taller tallest higher highest more most greater greatest heavier "
+    "heaviest wider widest deeper deepest".split()
+)
+SMALLER = frozenset(
+    "smaller smallest shorter shortest fewer fewest less least lower lowest lighter lightest narrower".split()
+)
+# A subject's sentences must hold this share of what is asked about it for a "yes".
+YES_SHARE = 0.6
+_YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_NEGATION = re.compile(r"\b(?:not|never|no longer|neither|nor)\b", re.I)
+_NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW"})
+
+
+class Evidence(Protocol):
+    """What a candidate sentence offers: its text, its terms and its chunk title's terms."""
+
+    text: str
+    terms: frozenset[str]
+    title_terms: frozenset[str]
+
+
+@dataclass
+class Verdict:
+    """The short answer of a comparison or yes/no question, and the sentences it rests on (one or more a subject)."""
+
+    answer: str
+    evidence: list[Any]
+
+
+def subjects(question: str, joiner: str) -> list[str]:
+    """The names `joiner` ("or", "and") coordinates in `question`, in order: "Which is older, A or B?" -> [A, B]."""
+    from components.text.language import parse
+
+    doc = parse(question)
+    names = [ent for ent in doc.ents if ent.label_ in _NAME_LABELS]
+    names += [chunk for chunk in doc.noun_chunks if chunk.root.pos_ == "PROPN" and not _overlaps(chunk, names)]
+    names.sort(key=lambda span: span.start)
+    found: list[str] = []
+    for token in doc:
+        if token.lower_ != joiner:
+            continue
+        before = [span for span in names if span.end <= token.i and token.i - span.end <= 1]
+        after = [span for span in names if span.start > token.i and span.start - token.i <= 2]
+        if before and after:
+            for span in (before[-1], after[0]):
+                text = span.text.strip(" ,")
+                text = re.sub(r"^(?:the|a|an)\s+", "", text, flags=re.I)
+                if text and text not in found:
+                    found.append(text)
+    return found
+
+
+def compare(question: str, sentences: Sequence[Any]) -> Verdict | None:
+    """The subject a "which/who ..., A or B?" question picks, from `sentences` (ranked candidates); None when the
+    question compares no two named subjects or the sources name only one of them."""
+    named = subjects(question, "or")
+    if len(named) < 2:
+        return None
+    evidence = [_evidence_of(name, sentences) for name in named]
+    if not all(evidence):
+        return None
+    words = {word.lower() for word in re.findall(r"[A-Za-z]+", question)}
+    if words & (EARLIER | LATER):
+        values = [_first_year(rows) for rows in evidence]
+        later = bool(words & LATER)
+    elif words & (LARGER | SMALLER):
+        values = [_largest_number(rows) for rows in evidence]
+        later = bool(words & LARGER)
+    else:
+        values = None
+        later = True
+    if values is not None and all(value is not None for value in values):
+        pick = (
+            max(range(len(named)), key=lambda i: values[i])
+            if later
+            else min(range(len(named)), key=lambda i: values[i])
+        )
+    else:
+        asked = _asked_terms(question, named)
+        if not asked:
+            return None
+        shares = [max(_share(asked, row) for row in rows) for rows in evidence]
+        if max(shares) <= 0 or shares.count(max(shares)) > 1:
+            return None
+        pick = shares.index(max(shares))
+    # The picked subject's sentence first: the short answer cites it.
+    return Verdict(named[pick], [evidence[pick][0]] + [rows[0] for i, rows in enumerate(evidence) if i != pick])
+
+
+def yes_no(question: str, sentences: Sequence[Any]) -> Verdict | None:
+    """Yes when every subject of a yes/no question has a sentence holding what is asked about it (and, for "the
+    same ...", the subjects' sentences share a name besides their own), else no; None when the question names no
+    subject the sources hold (then the sentences alone answer)."""
+    named = subjects(question, "and")
+    if not named:
+        from components.text.language import parse
+
+        named = [ent.text for ent in parse(question).ents if ent.label_ in _NAME_LABELS][:1]
+    evidence = [_evidence_of(name, sentences) for name in named]
+    if not named or not any(evidence):
+        return None
+    if not all(evidence):
+        return Verdict("no", [rows[0] for rows in evidence if rows])
+    lowered = question.lower()
+    if re.search(r"\bsame\b", lowered) and len(named) > 1:
+        own = set().union(*(terms(name) for name in named))
+        shared = set.intersection(*(_names_in(rows) - own for rows in evidence))
+        return Verdict("yes" if shared else "no", [rows[0] for rows in evidence])
+    asked = _asked_terms(question, named)
+    best = []
+    for rows in evidence:
+        row = max(rows, key=lambda candidate: _share(asked, candidate))
+        best.append(row)
+    supported = all(_share(asked, row) >= YES_SHARE and not _NEGATION.search(row.text) for row in best)
+    return Verdict("yes" if supported else "no", best)
+
+
+def _overlaps(span: Any, others: list[Any]) -> bool:
+    return any(span.start < other.end and other.start < span.end for other in others)
+
+
+def _evidence_of(name: str, sentences: Sequence[Any]) -> list[Any]:
+    """The candidates that name `name` in themselves, else in their chunk's title."""
+    wanted = set(terms(name))
+    if not wanted:
+        return []
+    own = [row for row in sentences if wanted <= row.terms]
+    titled = [row for row in sentences if wanted <= (row.terms | row.title_terms) and row not in own]
+    return own + titled
+
+
+def _asked_terms(question: str, named: list[str]) -> set[str]:
+    """The question's terms that are not the subjects' names nor comparison words."""
+    skip = set().union(*(terms(name) for name in named))
+    skip |= set().union(*(terms(word) for word in EARLIER | LATER | LARGER | SMALLER))
+    skip |= set(terms("both also either same"))
+    return set(terms(question)) - skip
+
+
+def _share(asked: set[str], row: Any) -> float:
+    if not asked:
+        return 0.0
+    return len(asked & (row.terms | row.title_terms)) / len(asked)
+
+
+def _first_year(rows: list[Any]) -> int | None:
+    for row in rows:
+        years = [int(year) for year in _YEAR.findall(row.text)]
+        if years:
+            return min(years)
+    return None
+
+
+def _largest_number(rows: list[Any]) -> float | None:
+    for row in rows:
+        numbers = []
+        for match in _NUMBER.findall(row.text):
+            try:
+                value = float(match.replace(",", ""))
+            except ValueError:
+                continue
+            if not (1000 <= value <= 2099 and float(value).is_integer() and "," not in match):  # a year is no size
+                numbers.append(value)
+        if numbers:
+            return max(numbers)
+    return None
+
+
+def _names_in(rows: list[Any]) -> set[str]:
+    """The terms of the capitalised names a subject's best sentence holds (after its first word)."""
+    found: set[str] = set()
+    for row in rows[:1]:
+        for name in re.findall(r"[A-Z][\w'&-]*(?:\s+[A-Z][\w'&-]*)*", row.text.split(" ", 1)[-1]):
+            found |= set(terms(name))
+    return found

@@ -1,0 +1,168 @@
+"""The gap a question leaves in a sentence: which role its wh-word plays for which word, and the phrase of an
+answering sentence that plays that role.
+
+"What did Tesla patent in 1891?" leaves the object of "patent" open; in "In 1891 Tesla patented the Tesla coil, a
+resonant transformer." the object of "patented" is "the Tesla coil", so that is the short answer, not the nearest
+noun phrase. Both sides are read with the product's one language analysis (spaCy's dependency parse): the question's
+wh-word (or the noun it determines: "what colour") has a role (subject, object, object of a preposition) under a
+word; the sentence's word with the same stem takes the answer in the same role (a passive's subject standing for an
+active's object and the other way round, "by"'s object for a subject). The answer is the shortest complete phrase
+in that role: the noun with its determiners, modifiers, coordinated nouns and "of" phrases, without its relative
+clauses, appositions or other prepositional phrases.
+
+General English grammar only: nothing here names a question set's words or entities.
+
+Usage:
+```python
+gap = question_gap("What did Tesla patent in 1891?")
+fill_gap(parse("In 1891 Tesla patented the Tesla coil, a resonant transformer."), gap)
+# 'the Tesla coil'
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from components.text.analyzer import terms
+
+# Verbs too light to align on: "what is ...", "what did X do": the gap is not a role of a content verb.
+LIGHT_VERBS = frozenset({"be", "do", "have", "happen", "make", "get"})
+# The roles that stand for each other between a question and a sentence.
+OBJECT_ROLES = frozenset({"dobj", "attr", "oprd", "dative"})
+SUBJECT_ROLES = frozenset({"nsubj", "csubj"})
+# Children that are not part of the shortest complete phrase of a noun.
+DROPPED_CHILDREN = frozenset(
+    {
+        "relcl",
+        "acl",
+        "appos",
+        "advcl",
+        "punct",
+        "parataxis",
+        "prep",
+        "mark",
+        "dep",
+        "ccomp",
+        "xcomp",
+        "advmod",
+        "npadvmod",
+    }
+)
+# The longest phrase taken as a short answer, in words.
+MAX_WORDS = 12
+
+
+@dataclass(frozen=True)
+class QuestionGap:
+    """The role a question's wh-word plays (`role`: "subject", "object" or "prep"), the stem of the word it plays it
+    for (`head`), and for "prep" the preposition (`preposition`: "between" in "between what")."""
+
+    role: str
+    head: str
+    preposition: str = ""
+
+
+@lru_cache(maxsize=1024)
+def question_gap(question: str) -> QuestionGap | None:
+    """The gap `question` leaves (None when its wh-word has no role under a content word: "What is X?")."""
+    from components.text.language import parse
+
+    doc = parse(" ".join((question or "").split()))
+    wh = next((token for token in doc if token.lower_ in {"what", "which", "who", "whom"}), None)
+    if wh is None:
+        return None
+    gap = wh.head if wh.dep_ == "det" and wh.head.pos_ in {"NOUN", "PROPN"} else wh
+    role, head, preposition = gap.dep_, gap.head, ""
+    # "What was the harbour built with?": a preposition left without its object is the one the wh-word fills.
+    stranded = next((token for token in doc if token.dep_ == "prep" and not list(token.children)), None)
+    if role in {"attr", "dobj", "nsubj"} and stranded is not None and stranded.i > gap.i:
+        role, gap, head = "pobj", stranded, stranded
+    elif role in {"attr", "dobj"} and head.lemma_.lower() == "do":
+        # "What did Maria Lindqvist patent?" is sometimes read as "did" + the noun phrase "Maria Lindqvist
+        # patent": the last word of that phrase is the verb the wh-word is the object of.
+        subject = next((child for child in head.children if child.dep_ == "nsubj"), None)
+        if subject is not None and subject.pos_ == "NOUN" and any(child.i < subject.i for child in subject.children):
+            head = subject
+    if role == "pobj" and head.dep_ == "prep":
+        preposition, head = head.lower_, head.head
+        role = "prep"
+    elif role in OBJECT_ROLES or role == "nsubjpass":
+        role = "object"
+    elif role in SUBJECT_ROLES:
+        role = "subject"
+    else:
+        return None
+    if head.i == gap.i or head.lemma_.lower() in LIGHT_VERBS or head.pos_ not in {"VERB", "NOUN", "ADJ"}:
+        return None
+    stems = terms(head.text)
+    if not stems:
+        return None
+    return QuestionGap(role, stems[0], preposition)
+
+
+def fill_gap(doc: Any, gap: QuestionGap | None) -> str:
+    """The phrase of the parsed sentence `doc` that fills `gap`: the word with the gap's stem, and its child in the
+    gap's role (shortest complete phrase); empty when the sentence has no such word or role."""
+    token = fill_gap_token(doc, gap)
+    return _phrase(token) if token is not None else ""
+
+
+def fill_gap_token(doc: Any, gap: QuestionGap | None) -> Any:
+    """The head token of the phrase that fills `gap` in `doc`, or None."""
+    if gap is None:
+        return None
+    for word in doc:
+        stems = terms(word.text)
+        if not stems or stems[0] != gap.head or word.pos_ not in {"VERB", "NOUN", "ADJ", "AUX"}:
+            continue
+        found = _role_child(word, gap)
+        if found is not None and found.pos_ != "PRON":
+            return found
+    return None
+
+
+def _role_child(word: Any, gap: QuestionGap) -> Any:
+    passive = any(child.dep_ in {"auxpass", "nsubjpass"} for child in word.children)
+    for child in word.children:
+        if gap.role == "prep" and child.dep_ == "prep" and child.lower_ == gap.preposition:
+            return next((grandchild for grandchild in child.children if grandchild.dep_ == "pobj"), None)
+        if gap.role == "object" and (child.dep_ in OBJECT_ROLES or (passive and child.dep_ == "nsubjpass")):
+            return child
+        if gap.role == "subject":
+            if child.dep_ in SUBJECT_ROLES and not passive:
+                return child
+            if child.dep_ == "agent":
+                return next((grandchild for grandchild in child.children if grandchild.dep_ == "pobj"), None)
+    return None
+
+
+def phrase_tokens(token: Any) -> set[int]:
+    """The token positions of the shortest complete phrase headed by `token`."""
+    return _kept(token)
+
+
+def _phrase(token: Any) -> str:
+    """The shortest complete phrase headed by `token`: its determiners, modifiers, coordinated nouns and "of"
+    phrases, not its clauses, appositions or other prepositional phrases."""
+    kept = _kept(token)
+    start, end = min(kept), max(kept) + 1
+    doc = token.doc
+    while start < end and (doc[start].is_punct or doc[start].dep_ == "cc"):
+        start += 1
+    while end > start and (doc[end - 1].is_punct or doc[end - 1].dep_ == "cc"):
+        end -= 1
+    if end <= start or end - start > MAX_WORDS:
+        return ""
+    return doc[start:end].text
+
+
+def _kept(token: Any) -> set[int]:
+    kept = {token.i}
+    for child in token.children:
+        if child.dep_ in DROPPED_CHILDREN and not (child.dep_ == "prep" and child.lower_ == "of"):
+            continue
+        kept |= _kept(child)
+    return kept
