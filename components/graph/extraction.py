@@ -824,7 +824,9 @@ class LanguageExtractor(GraphExtractor):
             key = None
             if token.pos_ == "PRON" or lower in _PERSON_PRONOUNS | _THING_PRONOUNS:
                 if lower in _PERSON_PRONOUNS:
-                    if any(entities[k].kind() == "person" for k in named if k in entities):
+                    # A person named before the pronoun in the sentence is its antecedent ("Jobs said he ..."); one
+                    # named after it is not ("He said Mac sales grew").
+                    if any(m.start < token.i and entities[m.key].kind() == "person" for m in row if m.key in entities):
                         continue
                     key = latest(lambda e: e.kind() == "person")
                 elif lower in ("i", "me") and not named:
