@@ -255,13 +255,12 @@ class TestEventsOfTheEntity:
         paid = fact_for(graph, "The airline paid")
         assert "singapore airlines" in paid.entity_keys and "airbus" not in paid.entity_keys
 
-
     def test_a_pronoun_refers_back_past_a_person_named_after_it(self):
         graph = extract("Tim Cook opened the event in Cupertino. He thanked Satya Nadella for the deal.")
         assert "tim cook" in fact_for(graph, "He thanked").entity_keys
 
     def test_first_person_is_the_person_in_focus(self):
-        graph = extract("Steve Jobs wrote to the staff of Apple Inc. on Monday. I will stay on as chairman of the board.")
+        graph = extract("Steve Jobs wrote to the staff of Apple Inc. on Monday. I will stay on as chairman.")
         assert "steve jobs" in fact_for(graph, "I will stay on").entity_keys
 
 
