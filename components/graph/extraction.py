@@ -525,8 +525,12 @@ class LanguageExtractor(GraphExtractor):
         document's own is made as precise as that day (or the document's date)."""
         if anchor is None:
             return valid, method
-        past = any("Past" in token.morph.get("Tense") for token in sentence if token.pos_ in ("VERB", "AUX"))
-        future = any(token.lower_ in ("will", "shall") for token in sentence)
+        # Tense and modality of the sentence's own predicate (its root and auxiliaries), not of a clause it reports:
+        # "Jobs also said that buyers will receive a refund" is a past saying.
+        root = sentence.root
+        verbs = [root, *(child for child in root.children if child.dep_ in ("aux", "auxpass"))]
+        past = any("Past" in token.morph.get("Tense") for token in verbs if token.pos_ in ("VERB", "AUX"))
+        future = any(token.lower_ in ("will", "shall", "'ll") for token in verbs)
         if method == "document":
             if frame is not None and past and not future:
                 return frame, "context"

@@ -263,6 +263,13 @@ class TestEventsOfTheEntity:
         graph = extract("Steve Jobs wrote to the staff of Apple Inc. on Monday. I will stay on as chairman.")
         assert "steve jobs" in fact_for(graph, "I will stay on").entity_keys
 
+    def test_a_reported_future_does_not_stop_the_scene_date(self):
+        graph = extract(
+            "Tim Cook spoke to reporters on Tuesday. Cook said that buyers will receive a refund.",
+            date=dt.date(2019, 2, 14),
+        )
+        assert fact_for(graph, "Cook said that").valid_at.iso() == "2019-02-12"
+
 
 class TestOpenExtractor:
     @pytest.mark.parametrize("value", ["spacy", "rules"])
