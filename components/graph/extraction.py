@@ -38,7 +38,7 @@ from components.text.language import analyse_text, entity_kind
 ENTITY_KINDS_TEXT = " | ".join(ENTITY_KINDS)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-2"
+EXTRACTOR_VERSION = "spacy-3"
 
 
 class GraphExtractor(ABC):
@@ -264,10 +264,12 @@ _EVENT_SUFFIXES = ("tion", "sion", "ment", "ance", "ence", "ure", "al", "ing", "
 _CORE_ROLES = {"nsubj", "nsubjpass", "csubj", "dobj", "obj", "iobj", "dative", "agent", "attr", "oprd", "ROOT"}
 
 
-def _is_core(role: str) -> bool:
-    """True for a role (see `_role`) in which a reference names a participant: a core role, not a possessive."""
+def _is_core(role: str, person: bool = False) -> bool:
+    """True for a role (see `_role`) in which a reference names a participant: a core role, not a possessive, but
+    a person's possessive ("his father", "her second album": a person's relations and works are facts about them;
+    "its engines" is about the engines)."""
     links = role.split(">")
-    return not links[0].startswith("poss") and links[-1].split(":")[0] in _CORE_ROLES
+    return (person or not links[0].startswith("poss")) and links[-1].split(":")[0] in _CORE_ROLES
 
 
 def _is_event_noun(token: Any) -> bool:
@@ -822,7 +824,7 @@ class LanguageExtractor(GraphExtractor):
         found: list[tuple[str, str]] = []
         for token in sentence:
             role = None if token.i in covered else _role(token)
-            if role is None or not _is_core(role):
+            if role is None or not _is_core(role, token.lower_ in _PERSON_PRONOUNS):
                 continue
             lower = token.lower_
             key = None

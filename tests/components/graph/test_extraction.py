@@ -235,6 +235,10 @@ class TestEventsOfTheEntity:
         engines = [fact for fact in graph.facts if fact.text.startswith("Its engines")]
         assert all("airbus" not in fact.entity_keys for fact in engines)
 
+    def test_a_persons_possessive_still_names_the_person(self):
+        graph = extract("Tim Cook joined Apple Inc. in 1998. His father worked at a shipyard in Alabama.")
+        assert "tim cook" in fact_for(graph, "His father").entity_keys
+
     def test_a_date_in_a_subordinate_clause_does_not_date_the_event(self):
         graph = extract(
             "Apple Corps claims that Apple Computer violates an agreement reached in 1991. "
