@@ -297,6 +297,11 @@ def sentence_validity(
     and the method says so (`document`), or None (`none`) without one.
     """
     mentions = find_dates(sentence, anchor, previous)
+    return (*validity(mentions, anchor), mentions)
+
+
+def validity(mentions: list[DateMention], anchor: dt.date | None) -> tuple[FuzzyDate | None, FuzzyDate | None, str]:
+    """(valid_at, invalid_at, method) from the date mentions that date an event (see `sentence_validity`)."""
     valid = next((m.date for m in mentions if m.role == "start"), None)
     if valid is None:
         valid = next((m.date for m in mentions if m.role == "point"), None)
@@ -305,7 +310,7 @@ def sentence_validity(
         invalid = None
     if valid is not None:
         method = "relative" if any(m.date == valid and m.relative for m in mentions) else "stated"
-        return valid, invalid, method, mentions
+        return valid, invalid, method
     if anchor is not None:
-        return FuzzyDate(anchor, "day"), invalid, "document", mentions
-    return None, invalid, "none", mentions
+        return FuzzyDate(anchor, "day"), invalid, "document"
+    return None, invalid, "none"

@@ -31,14 +31,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.graph.dates import FuzzyDate, sentence_validity
+from components.graph.dates import DateMention, FuzzyDate, sentence_validity, validity
 from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, fact_uuid, normalise_name
 from components.text.language import analyse_text, entity_kind
 
 ENTITY_KINDS_TEXT = " | ".join(ENTITY_KINDS)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-1"
+EXTRACTOR_VERSION = "spacy-3"
 
 
 class GraphExtractor(ABC):
@@ -218,24 +218,113 @@ def _kind_of_noun(noun: str) -> str | None:
     return None
 
 
-def _takes_part(token: Any) -> bool:
-    """True when `token` (a noun phrase's head) is an argument of a predicate: climbing through compounds,
-    appositions, conjuncts and possessives it reaches a subject, object or prepositional role under a verb."""
+def _role(token: Any) -> str | None:
+    """How the noun phrase headed by `token` takes part in its predicate, or None when it does not: the
+    dependency role it (or the phrase it modifies) fills under a verb, prefixed by the links climbed to reach it
+    ("nsubj", "poss>dobj", "compound:NOUN>nsubj")."""
+    links: list[str] = []
     seen = 0
     while token is not None and seen < 8:
         seen += 1
+        prefix = ">".join(links) + ">" if links else ""
         if token.dep_ in _ARGUMENT_DEPS:
             if token.dep_ == "pobj":
                 head = token.head  # the preposition
-                return head.dep_ in ("prep", "agent", "dative") and head.head.pos_ in ("VERB", "AUX", "NOUN", "PROPN")
-            return token.head.pos_ in ("VERB", "AUX") or token.dep_ in ("nsubj", "nsubjpass")
-        if token.dep_ in _LINK_DEPS and token.head is not token:
+                if head.dep_ in ("prep", "agent", "dative") and head.head.pos_ in ("VERB", "AUX", "NOUN", "PROPN"):
+                    return f"{prefix}pobj:{'VERB' if head.head.pos_ in ('VERB', 'AUX') else 'NOUN'}"
+                return None
+            if token.head.pos_ in ("VERB", "AUX") or token.dep_ in ("nsubj", "nsubjpass"):
+                return f"{prefix}{token.dep_}"
+            return None
+        if token.dep_ in _LINK_DEPS and token.head.i != token.i:
+            typed = token.dep_ in ("compound", "amod", "nmod")
+            links.append(f"{token.dep_}:{token.head.pos_}" if typed else token.dep_)
             token = token.head
             continue
         # A headline's subject is often parsed as the root ("Airbus A380 test flight delayed after accident"), and
         # a name right under a verb is its argument whatever the tagger called it ("renamed PostgreSQL" as advmod).
-        return token.dep_ == "ROOT" or (token.head.pos_ in ("VERB", "AUX") and token.dep_ not in ("punct", "cc"))
-    return False
+        if token.dep_ == "ROOT":
+            return f"{prefix}ROOT"
+        if token.head.pos_ in ("VERB", "AUX") and token.dep_ not in ("punct", "cc"):
+            return f"{prefix}{token.dep_}:VERB"
+        return None
+    return None
+
+
+# Nouns naming an event or an action ("the iPod's use", "an A380 test flight"): a name modifying one of them takes
+# part in that event. Nouns made from verbs by a suffix are recognised by it; these are the common ones made
+# without a suffix.
+_EVENT_NOUNS = set(
+    "use flight launch sale order deal test release visit crash purchase bid strike attack delay cut loss win debut "
+    "trial suit merger takeover rollout delivery service tour death birth arrest vote ban recall".split()
+)
+_EVENT_SUFFIXES = ("tion", "sion", "ment", "ance", "ence", "ure", "al", "ing", "ery")
+# Core roles: a pronoun or a definite description refers to an entity taking part only as one of them ("it sold",
+# "sued the company"); "its engines", "with them" name something else the sentence is about.
+_CORE_ROLES = {"nsubj", "nsubjpass", "csubj", "dobj", "obj", "iobj", "dative", "agent", "attr", "oprd", "ROOT"}
+
+
+def _is_core(role: str, person: bool = False) -> bool:
+    """True for a role (see `_role`) in which a reference names a participant: a core role, not a possessive, but
+    a person's possessive ("his father", "her second album": a person's relations and works are facts about them;
+    "its engines" is about the engines)."""
+    links = role.split(">")
+    return (person or not links[0].startswith("poss")) and links[-1].split(":")[0] in _CORE_ROLES
+
+
+def _is_event_noun(token: Any) -> bool:
+    lemma = token.lemma_.lower()
+    return lemma in _EVENT_NOUNS or (len(lemma) > 5 and lemma.endswith(_EVENT_SUFFIXES))
+
+
+def _modifies_other_thing(token: Any, kind: str) -> bool:
+    """True when a name only modifies a common noun naming something else: "Airbus employees", "the iPod family",
+    "the iPhone 4 antenna" (the entity is not a participant of the sentence's event). Not when that noun is what the
+    name is ("iPod players", "the A380 superjumbo": a noun of its own kind, or a product it names), a title of
+    someone acting for it ("Airbus chief executive Noel Forgeard"), an event the entity takes part in ("iPod use",
+    "A380 test flight"), or a name itself."""
+    head = token
+    while head.dep_ in ("compound", "nmod", "amod") and head.head.i > head.i:
+        head = head.head
+        if head.pos_ == "PROPN":
+            return False  # part of a longer name, or a title before a person's name
+        if head.pos_ != "NOUN":
+            return False
+        if _kind_of_noun(head.lemma_) in (kind, "person", "product") or _is_event_noun(head):
+            return False
+    return head.i != token.i
+
+
+def _takes_part(token: Any) -> bool:
+    """True when `token` (a noun phrase's head) is an argument of a predicate: climbing through compounds,
+    appositions, conjuncts and possessives it reaches a subject, object or prepositional role under a verb."""
+    return _role(token) is not None
+
+
+# Clauses inside another: reported content ("said that it sold ... last year"), relative clauses ("an agreement
+# reached in 1991") and clauses modifying a noun ("Jobs, born in 1955, ...").
+_SUBORDINATE_CLAUSES = {"ccomp", "relcl", "acl"}
+
+
+def _event_dates(sentence: Any, dates: list[DateMention], participant: list[Any]) -> list[DateMention]:
+    """The dates that date the sentence's event: those the parse attaches to its main clause, or to the clause the
+    entity the fact is first about (`participant`: its mention tokens) takes part in. A date inside a clause that
+    only reports or describes something else dates that, not the event ("Apple Corps claims that ... an agreement
+    reached in 1991" is a claim made on the document's date)."""
+    kept = []
+    for mention in dates:
+        span = sentence.doc.char_span(
+            sentence.start_char + mention.start, sentence.start_char + mention.end, alignment_mode="expand"
+        )
+        if span is None:
+            kept.append(mention)
+            continue
+        clause = span.root
+        while clause.dep_ not in _SUBORDINATE_CLAUSES and clause.head.i != clause.i:
+            clause = clause.head
+        if clause.dep_ not in _SUBORDINATE_CLAUSES or any(token in clause.subtree for token in participant):
+            kept.append(mention)
+    return kept
 
 
 def _has_predicate(span: Any) -> bool:
@@ -343,11 +432,7 @@ class LanguageExtractor(GraphExtractor):
         for index, sentence in enumerate(sentences):
             row = mentions[index]
             explicit = list(dict.fromkeys(m.key for m in row))
-            linked = [m.key for m in row if _takes_part(m.root)]
-            if self.resolve_references:
-                for key in self._references(sentence.span, row, entities, recent):
-                    linked.append(key)
-            linked = list(dict.fromkeys(linked))
+            linked = list(self._participants(sentence.span, row, entities, recent))
             for key in explicit:
                 if key in recent:
                     recent.remove(key)
@@ -372,6 +457,9 @@ class LanguageExtractor(GraphExtractor):
                 or not _has_predicate(sentence.span)
             ):
                 continue
+            event_dates = _event_dates(sentence.span, dates, [m.root for m in row if m.key == linked[0]])
+            if len(event_dates) < len(dates):
+                valid, invalid, method = validity(event_dates, anchor)
             valid, method = self._in_frame(
                 sentence.span, valid, method, anchor, frame if index - frame_at <= 6 else None
             )
@@ -439,8 +527,12 @@ class LanguageExtractor(GraphExtractor):
         document's own is made as precise as that day (or the document's date)."""
         if anchor is None:
             return valid, method
-        past = any("Past" in token.morph.get("Tense") for token in sentence if token.pos_ in ("VERB", "AUX"))
-        future = any(token.lower_ in ("will", "shall") for token in sentence)
+        # Tense and modality of the sentence's own predicate (its root and auxiliaries), not of a clause it reports:
+        # "Jobs also said that buyers will receive a refund" is a past saying.
+        root = sentence.root
+        verbs = [root, *(child for child in root.children if child.dep_ in ("aux", "auxpass"))]
+        past = any("Past" in token.morph.get("Tense") for token in verbs if token.pos_ in ("VERB", "AUX"))
+        future = any(token.lower_ in ("will", "shall", "'ll") for token in verbs)
         if method == "document":
             if frame is not None and past and not future:
                 return frame, "context"
@@ -522,9 +614,10 @@ class LanguageExtractor(GraphExtractor):
         while len(span) > 1 and (span[-1].tag_ == "POS" or span[-1].is_punct):
             span = span[:-1]
         text = span.text.strip()
-        if len(text) < 2 or not re.search(r"[A-Za-z]", text) or _looks_like_code(span):
+        # A model number alone ("the 777", "its 777 airliner") is a name; other names hold a letter.
+        if len(text) < 2 or not (singular or re.search(r"[A-Za-z]", text)) or _looks_like_code(span):
             return None
-        if kind is None and not any(re.search(r"[A-Z]", t.text) for t in span):
+        if kind is None and not singular and not any(re.search(r"[A-Z]", t.text) for t in span):
             return None
         if singular or re.search(r"\ds$", text):
             text = _singular(text)
@@ -575,7 +668,7 @@ class LanguageExtractor(GraphExtractor):
         for index, token in candidates:
             span = token.doc[token.i : token.i + 1]
             if normalise_name(token.text) in names:
-                mention = self._mention(span, entities, None)
+                mention = self._mention(span, entities, None, singular=token.text in model_words)
                 if mention is not None:
                     raw[index].append(mention)
                     raw[index].sort(key=lambda m: m.start)
@@ -609,6 +702,12 @@ class LanguageExtractor(GraphExtractor):
             entity = entities.get(mention.key)
             if entity is None:
                 continue
+            # The last word of a longer name says what it is: "the store" of the "iTunes Music Store", "the airline"
+            # of "Singapore Airlines" (not a person's surname: "the job" is not Steve Jobs).
+            last = sentence.doc[mention.end - 1]
+            if mention.end - mention.start >= 2 and last.is_alpha and entity.kind() != "person":
+                noun = last.lemma_.lower()
+                entity.type_nouns.add(noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun)
             for child in root.children:
                 if child.dep_ == "appos" and child.pos_ == "NOUN":
                     entity.type_nouns.add(child.lemma_.lower())
@@ -688,11 +787,31 @@ class LanguageExtractor(GraphExtractor):
                 redirect[short] = redirect[redirect[short]]
         return redirect
 
+    def _participants(
+        self, sentence: Any, row: list[_Mention], entities: dict[str, _DocEntity], recent: list[str]
+    ) -> dict[str, str]:
+        """The entities taking part in the sentence's events, each with its role (see `_role`); references
+        ("he", "the company") as "ref:" roles."""
+        roles: dict[str, str] = {}
+        for mention in row:
+            role = _role(mention.root)
+            entity = entities.get(mention.key)
+            if role is None or mention.key in roles or entity is None:
+                continue
+            if _modifies_other_thing(mention.root, entity.kind()):
+                continue
+            roles[mention.key] = role
+        if self.resolve_references:
+            for key, role in self._references(sentence, row, entities, recent):
+                roles.setdefault(key, f"ref:{role}")
+        return roles
+
     @staticmethod
     def _references(
         sentence: Any, row: list[_Mention], entities: dict[str, _DocEntity], recent: list[str]
-    ) -> list[str]:
-        """The entities this sentence's pronouns and definite descriptions refer to (most recent fitting first)."""
+    ) -> list[tuple[str, str]]:
+        """The entities this sentence's pronouns and definite descriptions refer to (most recent fitting first),
+        each with the referring word's role."""
         named = {m.key for m in row}
         covered = {i for m in row for i in range(m.start, m.end)}
 
@@ -702,16 +821,22 @@ class LanguageExtractor(GraphExtractor):
                     return key
             return None
 
-        found: list[str] = []
+        found: list[tuple[str, str]] = []
         for token in sentence:
-            if token.i in covered or not _takes_part(token):
+            role = None if token.i in covered else _role(token)
+            if role is None or not _is_core(role, token.lower_ in _PERSON_PRONOUNS):
                 continue
             lower = token.lower_
             key = None
             if token.pos_ == "PRON" or lower in _PERSON_PRONOUNS | _THING_PRONOUNS:
                 if lower in _PERSON_PRONOUNS:
-                    if any(entities[k].kind() == "person" for k in named if k in entities):
+                    # A person named before the pronoun in the sentence is its antecedent ("Jobs said he ..."); one
+                    # named after it is not ("He said Mac sales grew").
+                    if any(m.start < token.i and entities[m.key].kind() == "person" for m in row if m.key in entities):
                         continue
+                    key = latest(lambda e: e.kind() == "person")
+                elif lower in ("i", "me") and not named:
+                    # First person in a sentence naming no one: the speaker or writer quoted, the person in focus.
                     key = latest(lambda e: e.kind() == "person")
                 elif lower in _THING_PRONOUNS:
                     key = latest(lambda e: e.kind() in ("organization", "product", "other", "event", "work"))
@@ -724,8 +849,10 @@ class LanguageExtractor(GraphExtractor):
                     kind = _kind_of_noun(noun)
                     if kind is not None and kind != "person":
                         key = latest(lambda e, k=kind: e.kind() == k)
-            if key is not None and key not in named and key not in found:
-                found.append(key)
+            # A name that is only a modifier does not stop a reference to it ("on the Airbus website, the company
+            # said"): the caller keeps one role per entity.
+            if key is not None and key not in (k for k, _ in found):
+                found.append((key, role))
         return found
 
 

@@ -395,6 +395,10 @@ class PostgresGraphStore(GraphStore):
             FROM {entities} e
             WHERE string_to_array(e.key, ' ') && %(words)s
                OR e.uuid IN (SELECT a.entity_uuid FROM {aliases} a WHERE a.alias_key = ANY(%(keys)s))
+            ORDER BY e.key = ANY(%(keys)s)
+                     OR e.uuid IN (SELECT a.entity_uuid FROM {aliases} a WHERE a.alias_key = ANY(%(keys)s)) DESC,
+                     (SELECT count(*) FROM unnest(string_to_array(e.key, ' ')) AS w(word)
+                      WHERE w.word = ANY(%(words)s)) DESC
             LIMIT 500
             """,
             {"words": sorted({w for k in keys for w in k.split()}), "keys": keys},

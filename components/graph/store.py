@@ -26,6 +26,8 @@ MATCH_KINDS = ("exact", "alias", "prefix", "contains", "mention", "fuzzy")
 MAX_ENTITY_CANDIDATES = 500
 # A name at least this similar to the query (difflib ratio) is a fuzzy match.
 FUZZY_MIN_RATIO = 0.75
+
+
 @dataclass(frozen=True)
 class FactScope:
     """The knowledge base's document filters as they apply to facts: their documents and those documents' dates."""
@@ -80,18 +82,39 @@ def rank_entity_matches(name: str, candidates: list[Entity], alias_map: dict[str
         return []
     words = set(key.split())
     exact = [e for e in candidates if e.key == key or key in alias_map.get(e.uuid, set())]
+    if not exact:
+        # A misspelt name ("United States Air Froce") is the name that differs from it by one slip in a long word.
+        exact = [e for e in candidates if any(_one_slip(key, k) for k in (e.key, *alias_map.get(e.uuid, set())))]
     exact.sort(key=lambda e: (e.key != key, -e.fact_count))
     wider = [e for e in candidates if e not in exact and words <= set(e.key.split()) and (len(words) > 1 or not exact)]
     wider.sort(key=lambda e: (len(e.key.split()), -e.fact_count))
     if exact or wider:
         return exact + wider
-    inner = [e for e in candidates if set(e.key.split()) <= words]
+    # The longest known name inside it ("Beatles Apple Corps" -> "Apple Corps"), but never by dropping a model
+    # number: "Boeing 777" is not "Boeing", "iPhone 3G" is not "iPhone".
+    inner = [
+        e
+        for e in candidates
+        if set(e.key.split()) <= words and not any(re.search(r"\d", w) for w in words - set(e.key.split()))
+    ]
     if not inner:
         return []
     longest = max(len(e.key.split()) for e in inner)
     best = [e for e in inner if len(e.key.split()) == longest]
     best.sort(key=lambda e: -e.fact_count)
     return best[:1]
+
+
+def _one_slip(query: str, name: str) -> bool:
+    """True when two names of the same two or more words differ only by a slip in one of them (spelt nearly alike:
+    "united states air froce" and "united states air force")."""
+    left, right = query.split(), name.split()
+    if len(left) < 2 or len(left) != len(right):
+        return False
+    different = [(a, b) for a, b in zip(left, right, strict=True) if a != b]
+    if len(different) != 1 or min(map(len, different[0])) < 4:
+        return False
+    return SequenceMatcher(None, *different[0]).ratio() >= 0.75
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,10 @@ GOLD = {
     "events": [
         {"date": "2019-02-14", "mentions": [{"doc_id": "n1", "sentence_id": 1, "sentence":
                                             "Chief executive Tom Enders said the decision was painful."}]},
-        {"date": "2021", "mentions": [{"doc_id": "n1", "sentence_id": 2, "sentence":
-                                      "He said deliveries would stop in 2021."}]},
+        # Enders' event is the saying, on the article's day (2021 dates the stop he reports), as SemEval's gold dates
+        # "Jobs said that his company sold 13.7 million Macs last year".
+        {"date": "2019-02-14", "mentions": [{"doc_id": "n1", "sentence_id": 2, "sentence":
+                                            "He said deliveries would stop in 2021."}]},
         {"date": "2012", "mentions": [{"doc_id": "n2", "sentence_id": 3, "sentence":
                                       "Enders led the company from 2012 until 2019."}]},
         {"date": "XXXX-XX-XX", "mentions": [{"doc_id": "n2", "sentence_id": 2, "sentence":
