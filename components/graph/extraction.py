@@ -38,7 +38,7 @@ from components.text.language import analyse_text, entity_kind
 ENTITY_KINDS_TEXT = " | ".join(ENTITY_KINDS)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-3"
+EXTRACTOR_VERSION = "spacy-4"
 
 
 class GraphExtractor(ABC):
@@ -480,6 +480,7 @@ class LanguageExtractor(GraphExtractor):
                     document_url=getattr(document, "url", None),
                     document_date=anchor,
                     entity_names=[entities[key].best_name() for key in linked],
+                    mention_keys=[key for key in explicit if key not in linked],
                 )
             )
         used = {key for fact in facts for key in fact.entity_keys}

@@ -140,6 +140,9 @@ class Fact:
     document_date: dt.date | None = None
     entity_names: list[str] = field(default_factory=list)
     entity_uuids: list[str] = field(default_factory=list)
+    # Entities the sentence names without taking part in its event ("Airbus employees protested"): not on their
+    # timelines, but the retrieval walk links the passage to them (retrieval needs mentions).
+    mention_keys: list[str] = field(default_factory=list)
 
     @property
     def source_node_uuid(self) -> str | None:

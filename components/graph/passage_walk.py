@@ -1,10 +1,12 @@
 """The entity-passage graph the research pipeline's graph branch walks to find passages (HippoRAG-style).
 
 Nodes are the graph's entities and the passages (knowledge-base chunks) their facts were read in; an entity and a
-passage are linked when a fact read in that passage names the entity. A question seeds the walk with the entities
-it names, each weighted by its specificity (one over the number of passages naming it, so "United States" counts
-for far less than a rare name); a personalised PageRank then spreads from the seeds to their passages, from those
-passages to the other entities they name (the bridges) and on to the bridges' passages. Passages are scored by the
+passage are linked when a sentence read in that passage names the entity, whether it takes part in the sentence's
+event or is only mentioned ("Airbus employees protested"): timelines need participation, retrieval needs mentions.
+A question seeds the walk with the entities it names, each weighted by its specificity (one over the number of
+passages naming it, so "United States" counts for far less than a rare name); a personalised PageRank then spreads
+from the seeds to their passages, from those passages to the other entities they name (the bridges) and on to the
+bridges' passages. Passages are scored by the
 walk's stationary mass: a passage a second hop away gets mass only through a bridge, and more when several seeds
 lead to it.
 

@@ -1,6 +1,8 @@
 """`PostgresGraphStore`: the embedded default graph, as tables in the knowledge base's PostgreSQL.
 
-Four tables per collection (`<collection>_graph_entities`, `_aliases`, `_facts`, `_fact_entities`); relationships
+Five tables per collection (`<collection>_graph_entities`, `_aliases`, `_facts`, `_fact_entities` for the entities
+taking part in a fact, `_fact_mentions` for the other names its sentence mentions, which only the retrieval walk
+reads); relationships
 are walked with a recursive query; fact text has a generated full-text column. A document's facts are written in
 the caller's transaction when one is given, so a document, its chunks and its facts change together.
 """
@@ -69,6 +71,11 @@ CREATE TABLE IF NOT EXISTS {fact_entities} (
     entity_uuid text NOT NULL REFERENCES {entities}(uuid) ON DELETE CASCADE,
     position integer NOT NULL,
     PRIMARY KEY (fact_uuid, entity_uuid)
+);
+CREATE TABLE IF NOT EXISTS {fact_mentions} (
+    fact_uuid text NOT NULL REFERENCES {facts}(uuid) ON DELETE CASCADE,
+    entity_key text NOT NULL,
+    PRIMARY KEY (fact_uuid, entity_key)
 );
 CREATE INDEX IF NOT EXISTS {facts_doc_idx} ON {facts} (document_id);
 CREATE INDEX IF NOT EXISTS {facts_date_idx} ON {facts} (valid_from);
@@ -169,6 +176,7 @@ class PostgresGraphStore(GraphStore):
             "aliases": prefix + "aliases",
             "facts": prefix + "facts",
             "fact_entities": prefix + "fact_entities",
+            "fact_mentions": prefix + "fact_mentions",
             "facts_doc_idx": prefix + "facts_doc_idx",
             "facts_date_idx": prefix + "facts_date_idx",
             "facts_tsv_idx": prefix + "facts_tsv_idx",
@@ -216,12 +224,9 @@ class PostgresGraphStore(GraphStore):
             try:
                 with self._get_pool().connection() as conn, conn.transaction():
                     # The last table added; when it exists the schema is complete and no lock is needed.
-                    documents = self._q("{documents}").as_string(conn)
-                    found = conn.execute(
-                        "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'extractor'",
-                        (documents,),
-                    ).fetchone()
-                    if found is None:
+                    mentions = self._q("{fact_mentions}").as_string(conn)
+                    found = conn.execute("SELECT to_regclass(%s)", (mentions,)).fetchone()
+                    if found is None or found[0] is None:
                         conn.execute("SELECT pg_advisory_xact_lock(726355)")
                         conn.execute(self._q(_SCHEMA))
             except Exception as exc:  # noqa: BLE001 - any driver failure means the graph cannot be used
@@ -371,6 +376,14 @@ class PostgresGraphStore(GraphStore):
                 ),
                 link_rows,
             )
+            mention_rows = sorted({(fact.uuid, key) for fact in graph.facts for key in fact.mention_keys if key})
+            if mention_rows:
+                cursor.executemany(
+                    self._q(
+                        "INSERT INTO {fact_mentions} (fact_uuid, entity_key) VALUES (%s, %s) ON CONFLICT DO NOTHING"
+                    ),
+                    mention_rows,
+                )
             # Entities of this document that ended up without a fact (all facts deduplicated away) are not kept.
             cursor.execute(
                 self._q(
@@ -699,8 +712,14 @@ class PostgresGraphStore(GraphStore):
                    count(*) AS n
             FROM {fact_entities} x JOIN {facts} f ON f.uuid = x.fact_uuid
             GROUP BY x.entity_uuid, f.chunk_id, f.document_id
+            UNION ALL SELECT true, coalesce(e.uuid, 'mention:' || m.entity_key), f.chunk_id, f.document_id, count(*)
+            FROM {fact_mentions} m JOIN {facts} f ON f.uuid = m.fact_uuid
+            LEFT JOIN {entities} e ON e.key = m.entity_key
+            GROUP BY 2, f.chunk_id, f.document_id
             UNION ALL SELECT false, e.uuid, e.key, NULL, 0 FROM {entities} e
             UNION ALL SELECT false, a.entity_uuid, a.alias_key, NULL, 0 FROM {aliases} a
+            UNION ALL SELECT DISTINCT false, 'mention:' || m.entity_key, m.entity_key, NULL, 0 FROM {fact_mentions} m
+            WHERE NOT EXISTS (SELECT 1 FROM {entities} e WHERE e.key = m.entity_key)
             """,
             {},
         )
@@ -722,6 +741,10 @@ class PostgresGraphStore(GraphStore):
 
     def drop(self) -> None:
         with self._get_pool().connection() as conn:
-            conn.execute(self._q("DROP TABLE IF EXISTS {fact_entities}, {aliases}, {facts}, {entities}, {documents}"))
+            conn.execute(
+                self._q(
+                    "DROP TABLE IF EXISTS {fact_mentions}, {fact_entities}, {aliases}, {facts}, {entities}, {documents}"
+                )
+            )
         self._ready = False
         self._versioned = False

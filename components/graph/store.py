@@ -53,8 +53,9 @@ class FactScope:
 @dataclass(frozen=True)
 class EntityPassageLinks:
     """What the retrieval walk needs of the graph, read in one statement: which entities each passage's facts
-    name (`links`: entity uuid, chunk id or None, document id, number of facts) and the names and aliases the
-    entities go by (`names`: normalised name or alias, entity uuid)."""
+    name, as participants or mentions (`links`: entity uuid, chunk id or None, document id, number of facts) and the
+    names and aliases the entities go by (`names`: normalised name or alias, entity uuid). A name that is only ever
+    mentioned has no entity row: its id is "mention:" and its key."""
 
     links: tuple[tuple[str, str | None, str, int], ...]
     names: tuple[tuple[str, str], ...]

@@ -227,6 +227,7 @@ class TestEventsOfTheEntity:
             "The A380 test flight was delayed by the weather."
         )
         assert "airbus" not in fact_for(graph, "Airbus employees").entity_keys
+        assert "airbus" in fact_for(graph, "Airbus employees").mention_keys  # the retrieval walk still links it
         assert "airbus" in fact_for(graph, "Airbus SE chief executive").entity_keys  # acting through its chief
         assert "a380" in fact_for(graph, "The A380 test flight").entity_keys  # a flight is an event of the A380
 

@@ -170,6 +170,26 @@ class TestPostgresLinksAndVersion:
         )
         assert ("marta olsen", entity_uuid("marta olsen")) in found.names
 
+    def test_names_only_mentioned_link_their_passage_for_the_walk(self, stores):
+        store, _ = stores
+        graph = document_graph("d1", "d1-c0", "Marta Olsen flew the Nordvik Aviation prototype over Lyngen.",
+                               ["Marta Olsen"])
+        graph.facts[0].mention_keys = ["nordvik aviation", "lyngen"]
+        store.replace_document(graph)
+        store.replace_document(document_graph("d2", "d2-c0", "Nordvik Aviation was founded in Bodo.",
+                                              ["Nordvik Aviation"]))
+        found = store.entity_passage_links()
+        # A mentioned name that is an entity elsewhere links by its id; one that is nowhere a participant by its key.
+        assert (entity_uuid("nordvik aviation"), "d1-c0", "d1", 1) in found.links
+        assert ("mention:lyngen", "d1-c0", "d1", 1) in found.links
+        assert ("lyngen", "mention:lyngen") in found.names
+        # Timelines keep participants only.
+        assert [hit.fact.text for hit in store.entity_facts([entity_uuid("nordvik aviation")])] == [
+            "Nordvik Aviation was founded in Bodo."
+        ]
+        walk = EntityPassageGraph.from_links(found).top_passages("Who flew over Lyngen?")
+        assert [p.chunk_id for p in walk.passages][:1] == ["d1-c0"]
+
     def test_the_cache_follows_writes_and_deletes_from_any_process(self, stores):
         store, other = stores
         store.replace_document(document_graph("d1", "d1-c0", "Nordvik Aviation hired Marta Olsen.",
