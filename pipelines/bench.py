@@ -165,7 +165,7 @@ def bench_queries(out: Out, n_chunks: int = 10_000, n_queries: int = 60) -> dict
     from components.knowledge_base.factory import open_knowledge_base
     from components.settings import get_settings
     settings = get_settings()
-    collection = f"bench_v2_{n_chunks}"  # v2: chunks carry sentence vectors and term counts
+    collection = f"bench_v3_{n_chunks}"  # v3: chunks in the integration's document store, documents in the registry
     store = open_knowledge_base(settings, collection=collection)
     have = store.count_chunks()
     if have != n_chunks:
