@@ -109,9 +109,8 @@ with reingest:
 with delete:
     confirm = st.checkbox("I want to delete this document, its chunks and its facts")
     if st.button("Delete", type="primary", disabled=not confirm):
-        from ingest.ingestor import Ingestor
-
         from components.knowledge_base.knowledge_base import ProtectedDocument
+        from ingest.ingestor import Ingestor
 
         try:
             deleted = Ingestor(store=store).delete(document_id)

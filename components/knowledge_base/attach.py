@@ -38,16 +38,6 @@ DATE_KEYS = ("date", "published", "publication_date", "created_at")
 ATTACHED_TYPE = "haystack"
 # The marker in a recognised document's metadata: the registry says which documents the assistant must not delete.
 ATTACHED = "attached"
-_EXTENSION_TYPES = {
-    ".txt": "txt",
-    ".text": "txt",
-    ".md": "md",
-    ".markdown": "md",
-    ".html": "html",
-    ".htm": "html",
-    ".pdf": "pdf",
-    ".docx": "docx",
-}
 _TITLE_CHARS = 120
 
 
@@ -174,9 +164,11 @@ def _title(meta: dict[str, Any], group: _Group, text: str) -> str:
 def _doc_type(meta: dict[str, Any]) -> str:
     path = meta.get("file_path")
     if isinstance(path, str):
+        from ingest.formats import SUFFIX_TYPES
+
         suffix = PurePosixPath(_path_name(path)).suffix.lower()
-        if suffix in _EXTENSION_TYPES:
-            return _EXTENSION_TYPES[suffix]
+        if suffix in SUFFIX_TYPES:
+            return SUFFIX_TYPES[suffix]
     if _url(meta):
         return "web"
     return ATTACHED_TYPE

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from haystack import logging
 
+from components.knowledge_base.attach import ATTACHED
 from components.knowledge_base.chunk_index import (
     ChunkEvidence,
     ChunkIndex,
@@ -25,7 +26,6 @@ from components.knowledge_base.chunk_index import (
     document_to_chunk,
     search_filters_to_haystack,
 )
-from components.knowledge_base.attach import ATTACHED
 from components.knowledge_base.registry import DocumentRegistry
 from components.knowledge_base.store import (
     ChunkHit,

@@ -31,7 +31,6 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,21 +136,10 @@ class PgvectorChunkIndex(ChunkIndex):
 
     # -- connections and schema -------------------------------------------------------------------------------------
 
-    @contextmanager
-    def _connection(self) -> Iterator[Any]:
-        import psycopg
-        from psycopg_pool import PoolTimeout
+    def _connection(self) -> Any:
+        from components.knowledge_base.registry import pooled_connection
 
-        try:
-            with self._pool.connection() as conn:
-                yield conn
-        except PoolTimeout as exc:
-            raise KnowledgeBaseUnavailable(
-                "The knowledge base's PostgreSQL has no free connection; try again."
-            ) from exc
-        except psycopg.OperationalError as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise KnowledgeBaseUnavailable(f"The knowledge base's PostgreSQL cannot be reached: {first}") from exc
+        return pooled_connection(self._pool)
 
     def _q(self, template: str) -> sql.Composed:
         return sql.SQL(template).format(

@@ -104,22 +104,10 @@ class DocumentRegistry:
 
     # -- connections ----------------------------------------------------------------------------------------------
 
-    @contextmanager
-    def connection(self) -> Iterator[Any]:
-        """A pooled connection; connection faults become one-sentence `KnowledgeBaseUnavailable`s."""
-        import psycopg
-        from psycopg_pool import PoolTimeout
-
-        try:
-            with self._pool.connection() as conn:
-                yield conn
-        except PoolTimeout as exc:
-            raise KnowledgeBaseUnavailable(
-                "The knowledge base's PostgreSQL has no free connection; try again."
-            ) from exc
-        except psycopg.OperationalError as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise KnowledgeBaseUnavailable(f"The knowledge base's PostgreSQL cannot be reached: {first}") from exc
+    def connection(self) -> Any:
+        """A pooled connection (a context manager); connection faults become one-sentence
+        `KnowledgeBaseUnavailable`s."""
+        return pooled_connection(self._pool)
 
     def _q(self, template: str) -> sql.Composed:
         return sql.SQL(template).format(documents=self._documents, chunks=self._chunks)
@@ -377,3 +365,20 @@ def _conditions(filters: SearchFilters | None, search: str | None = None) -> tup
         conditions.append("(title ILIKE %s OR source ILIKE %s)")
         params += [f"%{escaped}%", f"%{escaped}%"]
     return conditions, params
+
+
+@contextmanager
+def pooled_connection(pool: Any) -> Iterator[Any]:
+    """A connection of `pool` for the knowledge base's own SQL (the registry's and the pgvector index's): a pool with
+    no free connection or a database that cannot be reached is a one-sentence `KnowledgeBaseUnavailable`."""
+    import psycopg
+    from psycopg_pool import PoolTimeout
+
+    try:
+        with pool.connection() as conn:
+            yield conn
+    except PoolTimeout as exc:
+        raise KnowledgeBaseUnavailable("The knowledge base's PostgreSQL has no free connection; try again.") from exc
+    except psycopg.OperationalError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise KnowledgeBaseUnavailable(f"The knowledge base's PostgreSQL cannot be reached: {first}") from exc

@@ -120,9 +120,8 @@ def delete_document(args: argparse.Namespace) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             print("Nothing deleted.")
             return 0
-    from ingest.ingestor import Ingestor
-
     from components.knowledge_base.knowledge_base import ProtectedDocument
+    from ingest.ingestor import Ingestor
 
     try:
         deleted = Ingestor(store=_store()).delete(document.document_id)
