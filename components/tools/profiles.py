@@ -22,22 +22,12 @@ from typing import Any
 import yaml
 
 from components.resilience import ResiliencePolicy
+from components.tools.research_tools import RESEARCH_TOOLS
 
-# The research tools that read only what is on this machine (the knowledge base, the graph, memory).
-LOCAL_RESEARCH_TOOLS = [
-    "rag_search",
-    "vector_search",
-    "hybrid_search",
-    "list_documents",
-    "get_document",
-    "retrieve_book_content",
-    "graph_search",
-    "get_entity_relationships",
-    "get_entity_timeline",
-    "perform_comprehensive_search",
-    "memory_recall",
-]
-NETWORK_RESEARCH_TOOLS = ["firecrawl_search", "arxiv_search"]
+# The research tools that read only what is on this machine (the knowledge base, the graph, memory) and those
+# that go out to the network, as their specs say: a new research tool joins the profiles by its spec alone.
+LOCAL_RESEARCH_TOOLS = [spec.name for spec in RESEARCH_TOOLS if not spec.network]
+NETWORK_RESEARCH_TOOLS = [spec.name for spec in RESEARCH_TOOLS if spec.network]
 
 BUILTIN_PROFILES: dict[str, list[str]] = {
     "analyst": [
