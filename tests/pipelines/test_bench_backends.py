@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from pipelines.bench_backends import SyntheticBase, bench_backends
-from tests.components.knowledge_base.conftest import index_pending
 
 
 class TestSyntheticBase:
@@ -27,11 +26,6 @@ class TestSyntheticBase:
 
 
 @pytest.mark.integration
-@pytest.mark.xfail(
-    index_pending("milvus") or index_pending("qdrant"),
-    reason="Milvus' and Qdrant's ChunkIndexes over their integrations' stores are not in this tree yet",
-    run=False,
-)
 class TestBenchBackends:
     def test_reports_every_backend_with_ratios_to_numpy(self, database_url):
         lines: list[str] = []

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from pipelines.cli import main
-from tests.components.knowledge_base.conftest import environment, index_pending
+from tests.components.knowledge_base.conftest import environment
 from tests.components.knowledge_base.kb_corpus import corpus
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -40,11 +40,6 @@ def _store(backend: str):
 
 
 @pytest.mark.integration
-@pytest.mark.xfail(
-    index_pending("milvus") or index_pending("qdrant"),
-    reason="Milvus' and Qdrant's ChunkIndexes over their integrations' stores are not in this tree yet",
-    run=False,
-)
 class TestKnowledgeBaseCopy:
     def test_copy_moves_documents_chunks_and_embeddings_between_all_backends(self, engines, embedding_model, capsys):
         source = _store("pgvector")

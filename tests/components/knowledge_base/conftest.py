@@ -8,7 +8,6 @@ the `KnowledgeBase` over it, as the components do in `warm_up()`.
 
 from __future__ import annotations
 
-import importlib.util
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,18 +19,7 @@ import pytest
 from components.knowledge_base.store import KnowledgeBaseStore
 
 
-def index_pending(backend: str) -> bool:
-    """Whether `backend`'s chunk index (`components/knowledge_base/<backend>_index.py`) is not in this tree yet."""
-    return importlib.util.find_spec(f"components.knowledge_base.{backend}_index") is None
-
-
-def _backend(name: str):  # noqa: ANN202 - a pytest param
-    reason = f"{name}: its ChunkIndex over the integration's document store is not in this tree yet"
-    return pytest.param(name, marks=pytest.mark.xfail(index_pending(name), reason=reason, run=False))
-
-
-# Qdrant and Milvus plug in with their chunk indexes (`qdrant_index.py`, `milvus_index.py`); until then they xfail.
-KB_BACKENDS = ["pgvector", _backend("milvus"), _backend("qdrant")]
+KB_BACKENDS = ["pgvector", "milvus", "qdrant"]
 
 
 def closed_port() -> int:
@@ -134,3 +122,21 @@ def unreachable(kb_backend: Backend) -> Iterator[None]:
     # No retries: one refused connection per call is enough to see the status, and keeps the test fast.
     with environment({**unreachable_env(kb_backend.name), "TOOL_RETRIES": "0"}):
         yield
+
+
+@contextmanager
+def qdrant_books(folder: Path, embedding_model) -> Iterator[KnowledgeBaseStore]:  # noqa: ANN001
+    """The written knowledge-base corpus (`kb_corpus`) in collection `books` of a local Qdrant folder, selected in the
+    settings the components read: what the book-content component and its tool are tested on."""
+    from tests.components.knowledge_base.kb_corpus import corpus
+
+    with environment({"KB_BACKEND": "qdrant", "QDRANT_PATH": str(folder), "KB_COLLECTION": "books"}):
+        from components.knowledge_base.factory import close_knowledge_bases, open_knowledge_base
+
+        store = open_knowledge_base()
+        for document, chunks in corpus(embedding_model):
+            store.upsert_document(document, chunks)
+        try:
+            yield store
+        finally:
+            close_knowledge_bases()

@@ -9,8 +9,7 @@ import pytest
 
 from components.contracts import StatusKind
 from components.knowledge_base.book_content import BookContentRetriever
-from tests.components.knowledge_base.conftest import closed_port, environment, index_pending
-from tests.components.knowledge_base.kb_corpus import corpus
+from tests.components.knowledge_base.conftest import closed_port, environment, qdrant_books
 from tests.contract_servers import ContractServer, Reply
 
 _SHARED = BookContentRetriever()
@@ -38,17 +37,8 @@ class QdrantKeyGate(ContractServer):
 
 @pytest.fixture(scope="module")
 def books(tmp_path_factory, embedding_model):
-    if index_pending("qdrant"):
-        pytest.xfail("Qdrant's ChunkIndex over QdrantDocumentStore is not in this tree yet")
-    folder = tmp_path_factory.mktemp("qdrant-books")
-    with environment({"KB_BACKEND": "qdrant", "QDRANT_PATH": str(folder), "KB_COLLECTION": "books"}):
-        from components.knowledge_base.factory import close_knowledge_bases, open_knowledge_base
-
-        store = open_knowledge_base()
-        for document, chunks in corpus(embedding_model):
-            store.upsert_document(document, chunks)
+    with qdrant_books(tmp_path_factory.mktemp("qdrant-books"), embedding_model) as store:
         yield store
-        close_knowledge_bases()
 
 
 class TestBookContentRetriever:

@@ -9,7 +9,7 @@ import pytest
 from components.contracts import StatusKind
 from components.tools.executor import ToolExecutor
 from components.tools.registry import get_tool
-from tests.components.knowledge_base.conftest import KB_BACKENDS, backend_env, environment, index_pending
+from tests.components.knowledge_base.conftest import KB_BACKENDS, backend_env, environment, qdrant_books
 from tests.components.knowledge_base.kb_corpus import corpus
 
 KB_META = (
@@ -73,17 +73,8 @@ class TestRagSearchOnEveryBackend:
 
 @pytest.fixture(scope="module")
 def books(tmp_path_factory, embedding_model):  # noqa: ANN001, ANN201
-    if index_pending("qdrant"):
-        pytest.xfail("Qdrant's ChunkIndex over QdrantDocumentStore is not in this tree yet")
-    folder = tmp_path_factory.mktemp("qdrant-book-tool")
-    with environment({"KB_BACKEND": "qdrant", "QDRANT_PATH": str(folder), "KB_COLLECTION": "books"}):
-        from components.knowledge_base.factory import close_knowledge_bases, open_knowledge_base
-
-        store = open_knowledge_base()
-        for document, chunks in corpus(embedding_model):
-            store.upsert_document(document, chunks)
+    with qdrant_books(tmp_path_factory.mktemp("qdrant-book-tool"), embedding_model) as store:
         yield store
-        close_knowledge_bases()
 
 
 @pytest.mark.integration
