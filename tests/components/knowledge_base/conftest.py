@@ -18,7 +18,6 @@ import pytest
 
 from components.knowledge_base.store import KnowledgeBaseStore
 
-
 KB_BACKENDS = ["pgvector", "milvus", "qdrant"]
 
 
