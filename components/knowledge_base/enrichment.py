@@ -51,6 +51,7 @@ class EnrichReport:
     chunks: int = 0
     documents: int = 0
     registered: int = 0  # new or changed documents written to the registry
+    ingested: int = 0  # documents whose chunks the registry already holds under another document (ingested ones)
     removed: int = 0  # documents no longer in the collection, taken out of the registry
     enriched: int = 0  # documents given evidence and graph facts
     evidence_chunks: int = 0
@@ -62,6 +63,8 @@ class EnrichReport:
             f"{self.documents} documents ({self.chunks} chunks) recognised: {self.registered} new or changed, "
             f"{self.removed} gone; {self.enriched} enriched ({self.evidence_chunks} chunks) in {self.seconds:.1f} s"
         )
+        if self.ingested:
+            text += f"; {self.ingested} ingested by the assistant itself (left as they are)"
         if self.problems:
             text += f"; {len(self.problems)} problem(s): " + "; ".join(self.problems[:3])
         return text
@@ -156,6 +159,13 @@ class KnowledgeBaseEnricher:
         present = {doc.record.document_id for doc in found}
         stale_graph = self._stale_graph([doc.record.document_id for doc in found]) if enrich else set()
         for done, doc in enumerate(found, start=1):
+            owners = self.registry.chunk_documents(doc.chunk_ids)
+            if any(owner != doc.record.document_id for owner, _ in owners.values()):
+                # Chunks the assistant ingested itself (or another recognised document holds): theirs already.
+                report.ingested += 1
+                if progress:
+                    progress(EnrichProgress("enriching" if enrich else "registering", done, len(found)))
+                continue
             known = self.registry.get(doc.record.document_id)
             changed = known is None or known[0].content_hash != doc.record.content_hash or known[1] != doc.chunk_ids
             needs_evidence = enrich and (changed or self._lacks_evidence(doc.chunk_ids))

@@ -195,3 +195,38 @@ def _reopen(backend: str, name: str) -> Any:
     if backend == "qdrant":
         return _user_store(backend, name, Path(settings.qdrant_path).parent)
     return _user_store(backend, name, Path(settings.milvus_uri).parent.parent)
+
+
+def test_the_assistants_own_documents_are_not_recognised_again(store, embedding_model) -> None:
+    """A collection holding both what the assistant ingested and rows another pipeline added: `enrich` registers only
+    the other pipeline's, and leaves the ingested documents as they are."""
+    import datetime as dt
+
+    from haystack.document_stores.types import DuplicatePolicy
+
+    from components.knowledge_base.enrichment import KnowledgeBaseEnricher
+    from components.knowledge_base.store import ChunkRecord, DocumentRecord
+
+    text = "The Kestrel-2 radiometer maps sea surface temperature every six hours."
+    own = DocumentRecord(
+        "doc-own", "Kestrel notes", "notes/kestrel.md", "md", "hash-own", text=text, date=dt.date(2021, 5, 1)
+    )
+    store.upsert_document(
+        own, [ChunkRecord("doc-own-0", "doc-own", 0, text, embedding=embedding_model.embed([text])[0])]
+    )
+    other = "Lena Ortiz founded the Northfield orchard cooperative in 2011."
+    store.index.document_store.write_documents(
+        [
+            Document(
+                content=other,
+                meta={"file_path": "team/orchard.txt"},
+                embedding=embedding_model.embed([other])[0].tolist(),
+            )
+        ],
+        policy=DuplicatePolicy.OVERWRITE,
+    )
+    report = KnowledgeBaseEnricher(store, hooks=[]).recognise()
+    assert (report.documents, report.registered, report.ingested) == (2, 1, 1)
+    titles = sorted(summary.document.title for summary in store.list_documents(limit=10)[0])
+    assert titles == ["Kestrel notes", "orchard.txt"]
+    assert KnowledgeBaseEnricher(store, hooks=[]).recognise().registered == 0
