@@ -26,6 +26,7 @@ from components.knowledge_base.store import (
 )
 from components.resilience import RetryableError, SourceError
 from components.text.dates import parse_date
+from components.serialization import without_wiping_flags
 
 logger = logging.getLogger(__name__)
 
@@ -117,11 +118,6 @@ def parse_filters(filters: dict | None, as_of: str | None = None) -> SearchFilte
     )
 
 
-# Init parameters of the integrations' stores that wipe data when a deserialised store is opened: never serialised
-# as True, so that loading a dumped pipeline can never empty a collection.
-_WIPING_FLAGS = ("recreate_table", "hnsw_recreate_index_if_exists", "recreate_index", "drop_old")
-
-
 def check_document_store(document_store: Any) -> Any:
     """`document_store` if it is None or an integration's store the knowledge base can wrap; else ValueError."""
     if document_store is not None:
@@ -133,14 +129,7 @@ def check_document_store(document_store: Any) -> Any:
 
 def store_to_dict(document_store: Any) -> dict[str, Any] | None:
     """The store's own `to_dict()` (env-var secrets only), with every data-wiping flag False."""
-    if document_store is None:
-        return None
-    data = document_store.to_dict()
-    params = data.get("init_parameters") or {}
-    for flag in _WIPING_FLAGS:
-        if params.get(flag):
-            params[flag] = False
-    return data
+    return None if document_store is None else without_wiping_flags(document_store.to_dict())
 
 
 class KnowledgeBaseAccess:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack import Document, component, default_from_dict, logging
 
 from components.contracts import ContextChunk, ScoreKind, SourceStatus, source_selected
 from components.embedding import EmbeddingModel, get_embedding_model
@@ -23,6 +23,7 @@ from components.knowledge_base.rank_fusion import reciprocal_rank_fusion
 from components.knowledge_base.store import ChunkHit, SearchFilters, cosine_to_relevance
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.resilience.guard import cache_key, submit_in_thread
+from components.serialization import init_parameters_to_dict
 
 logger = logging.getLogger(__name__)
 
@@ -283,17 +284,7 @@ class KnowledgeBaseSearch:
 
     def to_dict(self) -> dict[str, Any]:
         """Serialise to a dict."""
-        return default_to_dict(
-            self,
-            document_store=store_to_dict(self.document_store),
-            mode=self.mode,
-            collection=self.collection,
-            limit=self.limit,
-            min_relevance=self.min_relevance,
-            text_weight=self.text_weight,
-            source_name=self.source_name,
-            timeout_s=self.timeout_s,
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> KnowledgeBaseSearch:
