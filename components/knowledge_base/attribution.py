@@ -25,8 +25,8 @@ from components.knowledge_base.store import (
     cosine_to_relevance,
 )
 from components.resilience import RetryableError, SourceError
-from components.text.dates import parse_date
 from components.serialization import without_wiping_flags
+from components.text.dates import parse_date
 
 logger = logging.getLogger(__name__)
 
