@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import uuid
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,8 +10,7 @@ import pytest
 from pipelines.cli import main
 from tests.components.knowledge_base.conftest import environment
 from tests.components.knowledge_base.kb_corpus import corpus
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from tests.fresh_process import run_python
 
 
 @pytest.fixture()
@@ -71,25 +66,8 @@ class TestKnowledgeBaseCopy:
     def test_a_locked_local_folder_is_one_sentence(self, engines):
         holder = _store("qdrant")  # this process holds the Qdrant folder
         assert holder.count_chunks() == 0
-        env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), **engines)
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                "import sys; from pipelines.cli import main; sys.exit(main())",
-                "kb",
-                "copy",
-                "--from",
-                "qdrant",
-                "--to",
-                "milvus",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=REPO_ROOT,
-            env=env,
-        )
+        command = "import sys; from pipelines.cli import main; sys.exit(main())"
+        done = run_python(command, "kb", "copy", "--from", "qdrant", "--to", "milvus", env=engines)
         assert done.returncode == 1
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and "Traceback" not in done.stderr

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -26,9 +23,8 @@ from components.knowledge_base.store import (
     SearchFilters,
     cosine_to_relevance,
 )
-from tests.components.knowledge_base.kb_corpus import corpus
-
-REPO_ROOT = Path(__file__).resolve().parents[3]
+from tests.components.knowledge_base.kb_corpus import KEYWORD_QUERY, assert_keyword_ranking, corpus
+from tests.fresh_process import reported, run_python
 
 _SUBPROCESS = textwrap.dedent(
     """
@@ -62,20 +58,11 @@ def run_in_fresh_process(
 ) -> dict:
     """Open the store from a new Python process and report what it sees (or the sentence it got); the documents are
     in the registry at `database_url`."""
-    env = dict(os.environ, RESEARCH_DATA_DIR=str(data_dir), PYTHONPATH=str(REPO_ROOT))
-    if database_url:
-        env["DATABASE_URL"] = database_url
-    done = subprocess.run(
-        [sys.executable, "-c", _SUBPROCESS, backend, collection, json.dumps(query.tolist())],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=REPO_ROOT,
-        env=env,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    env = {"RESEARCH_DATA_DIR": str(data_dir), **({"DATABASE_URL": database_url} if database_url else {})}
+    done = run_python(_SUBPROCESS, backend, collection, json.dumps(query.tolist()), env=env)
+    seen = reported(done)
     assert "Traceback" not in done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return seen
 
 
 class BackendCases:
@@ -120,14 +107,12 @@ class BackendCases:
         assert top.cosine == pytest.approx(expected, abs=1e-3)
 
     def test_keyword_search_scores_bm25_positive_and_fills_cosine(self, loaded, embedding_model):
-        query = "sourdough starter yeast"
-        embedding = embedding_model.embed_one(query)
-        hits = loaded.keyword_search(query, 5, query_embedding=embedding)
-        assert hits[0].chunk.chunk_id == "doc-bread:0"
-        assert all(hit.score_kind is ScoreKind.BM25 and hit.raw_score > 0 for hit in hits)
-        assert [h.raw_score for h in hits] == sorted((h.raw_score for h in hits), reverse=True)
+        hits = loaded.keyword_search(KEYWORD_QUERY, 5, query_embedding=embedding_model.embed_one(KEYWORD_QUERY))
+        assert_keyword_ranking(
+            [h.chunk.chunk_id for h in hits], [h.score_kind for h in hits], [h.raw_score for h in hits]
+        )
         assert hits[0].cosine is not None and 0.0 < hits[0].cosine <= 1.0
-        without = loaded.keyword_search(query, 5)
+        without = loaded.keyword_search(KEYWORD_QUERY, 5)
         assert [h.chunk.chunk_id for h in without] == [h.chunk.chunk_id for h in hits]
         assert all(h.cosine is None for h in without)
 

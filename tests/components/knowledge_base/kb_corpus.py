@@ -5,8 +5,10 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 
+from components.contracts import ScoreKind
 from components.knowledge_base.store import ChunkRecord, DocumentRecord
 
+# (document_id, title, source, doc_type, date, url, [(chunk text, chunk metadata)])
 DOCUMENTS = [
     (
         "doc-vectors",
@@ -14,6 +16,7 @@ DOCUMENTS = [
         "notes/pgvector.md",
         "md",
         dt.date(2024, 1, 10),
+        None,
         [
             (
                 "pgvector adds a vector column type to PostgreSQL and HNSW indexes for approximate nearest neighbours.",
@@ -31,6 +34,7 @@ DOCUMENTS = [
         "papers/milvus.pdf",
         "pdf",
         dt.date(2023, 6, 1),
+        None,
         [
             (
                 "Milvus computes BM25 sparse vectors from raw text with a built-in function at insert time.",
@@ -49,6 +53,7 @@ DOCUMENTS = [
         "https://example.org/bread.html",
         "html",
         dt.date(2022, 3, 15),
+        "https://example.org/bread.html",
         [
             (
                 "A sourdough starter is flour and water fermented by wild yeast and lactic acid bacteria.",
@@ -63,17 +68,37 @@ DOCUMENTS = [
         "notes/solar.txt",
         "txt",
         None,
+        None,
         [("Photovoltaic panels convert about twenty percent of sunlight into electricity.", {})],
     ),
 ]
 
+# A keyword query whose best chunk is known: the sourdough starter ("doc-bread:0").
+KEYWORD_QUERY = "sourdough starter yeast"
+
+
+def assert_keyword_ranking(ids: list[str], kinds: list[ScoreKind], scores: list[float]) -> None:
+    """The hits of `KEYWORD_QUERY`, given as their chunk ids, score kinds and raw scores: the starter chunk first,
+    every score a positive BM25 score, best first."""
+    assert ids[0] == "doc-bread:0"
+    assert all(kind is ScoreKind.BM25 for kind in kinds) and all(score > 0 for score in scores)
+    assert scores == sorted(scores, reverse=True)
+
 
 def corpus(embedding_model) -> list[tuple[DocumentRecord, list[ChunkRecord]]]:
-    """The documents with embedded chunks."""
-    texts = [text for *_, chunks in DOCUMENTS for text, _ in chunks]
+    """The documents with embedded chunks (chunk ids `DOCUMENT:INDEX`)."""
+    return build_records(embedding_model, DOCUMENTS, origin="test", separator=":")
+
+
+def build_records(
+    embedding_model, documents: list[tuple], *, origin: str, separator: str
+) -> list[tuple[DocumentRecord, list[ChunkRecord]]]:
+    """`documents` (rows of document_id, title, source, doc_type, date, url, [(chunk text, chunk metadata)]) as
+    records whose chunks carry their MiniLM embeddings, chunk ids `DOCUMENT<separator>INDEX` and metadata `origin`."""
+    texts = [text for *_, chunks in documents for text, _ in chunks]
     vectors = iter(embedding_model.embed(texts))
     result = []
-    for document_id, title, source, doc_type, date, chunks in DOCUMENTS:
+    for document_id, title, source, doc_type, date, url, chunks in documents:
         full_text = " ".join(text for text, _ in chunks)
         document = DocumentRecord(
             document_id=document_id,
@@ -83,12 +108,12 @@ def corpus(embedding_model) -> list[tuple[DocumentRecord, list[ChunkRecord]]]:
             content_hash=hashlib.sha256(full_text.encode()).hexdigest(),
             text=full_text,
             date=date,
-            url=source if source.startswith("http") else None,
-            metadata={"origin": "test"},
+            url=url,
+            metadata={"origin": origin},
         )
         records = [
             ChunkRecord(
-                chunk_id=f"{document_id}:{index}",
+                chunk_id=f"{document_id}{separator}{index}",
                 document_id=document_id,
                 chunk_index=index,
                 text=text,

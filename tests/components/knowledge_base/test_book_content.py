@@ -24,13 +24,11 @@ class QdrantKeyGate(ContractServer):
     """Qdrant's API-key check: every request without the right `api-key` header gets Qdrant's 401 answer."""
 
     name = "qdrant"
-
-    def __init__(self, api_key: str) -> None:
-        super().__init__()
-        self.api_key = api_key
+    key_header = "api-key"
+    key_scheme = ""
 
     def handle(self, method, path, query, body, headers) -> Reply:
-        if headers.get("api-key") != self.api_key:
+        if not self.authorized(headers):
             return Reply(401, {"status": {"error": "Invalid API key or JWT"}, "time": 0.0})
         return Reply(404, {"status": {"error": f"Not found: {path}"}, "time": 0.0})
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -25,9 +23,9 @@ from components.knowledge_base.qdrant_index import QdrantChunkIndex, QdrantLocal
 from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, SearchFilters
 from components.text.analyzer import sentence_spans, term_counts
 from tests.components.knowledge_base.conftest import closed_port
-from tests.components.knowledge_base.kb_corpus import corpus
+from tests.components.knowledge_base.kb_corpus import KEYWORD_QUERY, assert_keyword_ranking, corpus
+from tests.fresh_process import run_python
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
 MODEL = "all-MiniLM-L6-v2"
 
 
@@ -103,16 +101,13 @@ class TestQdrantChunkIndex:
         assert ids(SearchFilters(doc_types=("docx",))) == set()
 
     def test_keyword_search_is_bm25_over_any_term_with_cosines(self, loaded, embedding_model):
-        query = "sourdough starter yeast"
-        embedding = embedding_model.embed_one(query)
-        hits = loaded.keyword(query, 5, query_embedding=embedding)
-        assert hits[0].document.id == "doc-bread:0"
-        assert all(hit.kind is ScoreKind.BM25 and hit.raw_score > 0 for hit in hits)
-        assert [hit.raw_score for hit in hits] == sorted((hit.raw_score for hit in hits), reverse=True)
+        embedding = embedding_model.embed_one(KEYWORD_QUERY)
+        hits = loaded.keyword(KEYWORD_QUERY, 5, query_embedding=embedding)
+        assert_keyword_ranking([h.document.id for h in hits], [h.kind for h in hits], [h.raw_score for h in hits])
         cosines = loaded.chunk_cosines([hit.document.id for hit in hits], embedding)
         assert [hit.cosine for hit in hits] == pytest.approx([cosines[hit.document.id] for hit in hits], abs=1e-5)
         assert all(hit.document.embedding is None and hit.document.sparse_embedding is None for hit in hits)
-        without = loaded.keyword(query, 5)
+        without = loaded.keyword(KEYWORD_QUERY, 5)
         assert [hit.document.id for hit in without] == [hit.document.id for hit in hits]
         assert all(hit.cosine is None for hit in without)
         # One matching term is enough (terms are ORed), and stop words alone match nothing.
@@ -241,13 +236,7 @@ class TestSharedLocalClient:
                 print(exc)
             """
         )
-        done = subprocess.run(
-            [sys.executable, "-c", script, index.document_store.path, index.collection],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=REPO_ROOT,
-        )
+        done = run_python(script, index.document_store.path, index.collection)
         assert "Traceback" not in done.stderr, done.stderr[-2000:]
         message = done.stdout.strip()
         assert "open in another process" in message and "KB_BACKEND=pgvector" in message
