@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -58,8 +58,13 @@ class ContractServer:
 
     name = "contract"
     malformed_body = b"<html><body>Bad gateway: upstream returned garbage"
+    # Where a request carries the key (`api_key`) and the word before it: `Authorization: Bearer KEY` by default.
+    key_header = "authorization"
+    key_scheme = "Bearer"
 
-    def __init__(self, port: int = 0) -> None:
+    def __init__(self, port: int = 0, api_key: str | None = None) -> None:
+        self.api_key = api_key
+        self.data_lock = threading.Lock()  # for a subclass's own data (its pages, papers, sessions, scripted turns)
         self._lock = threading.Lock()
         self._faults: list[Fault] = []
         self._released = threading.Event()
@@ -114,6 +119,24 @@ class ContractServer:
         except KeyboardInterrupt:
             self.stop()
 
+    @classmethod
+    def serve_by_hand(cls, description: str, default_port: int = 0, default_api_key: str | None = None) -> None:
+        """The `__main__` of a contract server: serve it on `--port` (with `--api-key`, given a default key; '' for
+        none) and print `settings_lines()` until Ctrl-C."""
+        parser = argparse.ArgumentParser(description=description)
+        parser.add_argument("--port", type=int, default=default_port)
+        if default_api_key is None:
+            server = cls(parser.parse_args().port)
+        else:
+            parser.add_argument("--api-key", default=default_api_key, help="key the server expects ('' for none)")
+            args = parser.parse_args()
+            server = cls(args.port, args.api_key or None)
+        server.serve_until_interrupted(*server.settings_lines())
+
+    def settings_lines(self) -> list[str]:
+        """What to set to point the product at this server (printed when it is served by hand)."""
+        return [f"{self.name} contract server on {self.base_url} (Ctrl-C stops)"]
+
     def __enter__(self) -> ContractServer:
         return self.start()
 
@@ -153,6 +176,18 @@ class ContractServer:
     def handle(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str]) -> Reply:
         raise NotImplementedError
 
+    def authorized(self, headers: dict[str, str]) -> bool:
+        """Whether a request with `headers` carries this server's key (always, for a server without a key)."""
+        if self.api_key is None:
+            return True
+        expected = f"{self.key_scheme} {self.api_key}" if self.key_scheme else self.api_key
+        return headers.get(self.key_header) == expected
+
+    @staticmethod
+    def query_params(query: str) -> dict[str, str]:
+        """A query string's parameters, the last value of each (blank values kept)."""
+        return {key: values[-1] for key, values in parse_qs(query, keep_blank_values=True).items()}
+
     # -- internals ----------------------------------------------------------------------------------------------
 
     def _take_fault(self, path: str, payload: str) -> Fault | None:
@@ -174,7 +209,14 @@ class ContractServer:
         headers = {key.lower(): value for key, value in handler.headers.items()}
         with self._lock:
             self.requests.append(
-                {"method": method, "path": parts.path, "query": parts.query, "body": body, "at": time.time()}
+                {
+                    "method": method,
+                    "path": parts.path,
+                    "query": parts.query,
+                    "body": body,
+                    "headers": headers,
+                    "at": time.time(),
+                }
             )
         if parts.path.startswith("/_contract/"):
             self._send(handler, self._control(parts.path, body))
@@ -241,8 +283,8 @@ class ContractServer:
         return Reply(status, {"error": {"message": text, "type": "invalid_request_error"}, "detail": text})
 
     def _send_endless(self, handler: BaseHTTPRequestHandler) -> None:
-        """A 200 with no length that keeps sending (at most `ENDLESS_RATE_BYTES_S`) until the client hangs up, the server
-        stops, or `ENDLESS_LIMIT_S` pass."""
+        """A 200 with no length that keeps sending (at most `ENDLESS_RATE_BYTES_S`) until the client hangs up, the
+        server stops, or `ENDLESS_LIMIT_S` pass."""
         chunk = b"<p>" + b"endless page " * 4000 + b"</p>\n"
         started = time.monotonic()
         try:
@@ -318,12 +360,3 @@ def contract_fixtures(server_class: type[ContractServer], name: str) -> tuple[An
         server.reset()
 
     return session_server, test_server
-
-
-def command_line(description: str, default_port: int, api_key: str | None = None) -> argparse.Namespace:
-    """The `--port` (and, given a default `api_key`, `--api-key`) of a contract server served by hand."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--port", type=int, default=default_port)
-    if api_key is not None:
-        parser.add_argument("--api-key", default=api_key, help="key the server expects ('' for none)")
-    return parser.parse_args()

@@ -18,10 +18,9 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field
-from urllib.parse import parse_qs
 from xml.sax.saxutils import escape, quoteattr
 
-from tests.contract_servers import ContractServer, Reply, command_line, contract_fixtures
+from tests.contract_servers import ContractServer, Reply, contract_fixtures
 
 ATOM = "application/atom+xml; charset=utf-8"
 _ID_RE = re.compile(r"^(\d{4}\.\d{4,5}|[a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$")
@@ -48,73 +47,132 @@ class Paper:
 def _papers() -> list[Paper]:
     return [
         Paper(
-            "2005.11401", 4,
+            "2005.11401",
+            4,
             "Retrieval-Augmented Generation for Knowledge-Intensive NLP Tasks",
             "Summary for tests: a parametric sequence-to-sequence generator is combined with a non-parametric "
             "memory, a dense vector index of Wikipedia passages reached through a neural retriever. The "
             "retrieval-augmented generation models condition each answer on retrieved passages and set new results "
             "on open-domain question answering while producing more specific and factual language.",
-            ["Patrick Lewis", "Ethan Perez", "Aleksandra Piktus", "Fabio Petroni", "Vladimir Karpukhin",
-             "Naman Goyal", "Heinrich Küttler", "Mike Lewis", "Wen-tau Yih", "Tim Rocktäschel", "Sebastian Riedel",
-             "Douwe Kiela"],
-            "2020-05-22T17:34:01Z", "2021-04-12T15:42:32Z", ["cs.CL", "cs.LG"],
+            [
+                "Patrick Lewis",
+                "Ethan Perez",
+                "Aleksandra Piktus",
+                "Fabio Petroni",
+                "Vladimir Karpukhin",
+                "Naman Goyal",
+                "Heinrich Küttler",
+                "Mike Lewis",
+                "Wen-tau Yih",
+                "Tim Rocktäschel",
+                "Sebastian Riedel",
+                "Douwe Kiela",
+            ],
+            "2020-05-22T17:34:01Z",
+            "2021-04-12T15:42:32Z",
+            ["cs.CL", "cs.LG"],
             comment="Accepted at NeurIPS 2020",
-            body=["1 Introduction",
-                  "Pre-trained language models store factual knowledge in their parameters but cannot easily",
-                  "expand or revise their memory. We pair a pre-trained generator with a dense passage index.",
-                  "2 Methods",
-                  "The retriever returns the top passages for a query; the generator marginalises over them."],
+            body=[
+                "1 Introduction",
+                "Pre-trained language models store factual knowledge in their parameters but cannot easily",
+                "expand or revise their memory. We pair a pre-trained generator with a dense passage index.",
+                "2 Methods",
+                "The retriever returns the top passages for a query; the generator marginalises over them.",
+            ],
         ),
         Paper(
-            "2004.04906", 3,
+            "2004.04906",
+            3,
             "Dense Passage Retrieval for Open-Domain Question Answering",
             "Summary for tests: passages and questions are embedded by two BERT encoders trained on question-passage "
             "pairs, and retrieval is a maximum inner product search. The dense retriever outperforms a strong BM25 "
             "baseline on top-20 passage retrieval accuracy across open-domain question answering benchmarks.",
-            ["Vladimir Karpukhin", "Barlas Oğuz", "Sewon Min", "Patrick Lewis", "Ledell Wu", "Sergey Edunov",
-             "Danqi Chen", "Wen-tau Yih"],
-            "2020-04-10T04:05:12Z", "2020-09-30T20:51:37Z", ["cs.CL"],
-            doi="10.18653/v1/2020.emnlp-main.550", journal_ref="EMNLP 2020",
+            [
+                "Vladimir Karpukhin",
+                "Barlas Oğuz",
+                "Sewon Min",
+                "Patrick Lewis",
+                "Ledell Wu",
+                "Sergey Edunov",
+                "Danqi Chen",
+                "Wen-tau Yih",
+            ],
+            "2020-04-10T04:05:12Z",
+            "2020-09-30T20:51:37Z",
+            ["cs.CL"],
+            doi="10.18653/v1/2020.emnlp-main.550",
+            journal_ref="EMNLP 2020",
         ),
         Paper(
-            "1706.03762", 7,
+            "1706.03762",
+            7,
             "Attention Is All You Need",
             "Summary for tests: the Transformer is a sequence transduction architecture built only from attention "
             "mechanisms, without recurrence or convolution. It trains faster in parallel and reaches better "
             "translation quality than recurrent and convolutional models.",
-            ["Ashish Vaswani", "Noam Shazeer", "Niki Parmar", "Jakob Uszkoreit", "Llion Jones", "Aidan N. Gomez",
-             "Lukasz Kaiser", "Illia Polosukhin"],
-            "2017-06-12T17:57:34Z", "2023-08-02T00:41:18Z", ["cs.CL", "cs.LG"],
+            [
+                "Ashish Vaswani",
+                "Noam Shazeer",
+                "Niki Parmar",
+                "Jakob Uszkoreit",
+                "Llion Jones",
+                "Aidan N. Gomez",
+                "Lukasz Kaiser",
+                "Illia Polosukhin",
+            ],
+            "2017-06-12T17:57:34Z",
+            "2023-08-02T00:41:18Z",
+            ["cs.CL", "cs.LG"],
             comment="15 pages, 5 figures",
         ),
         Paper(
-            "1603.09320", 4,
+            "1603.09320",
+            4,
             "Efficient and robust approximate nearest neighbor search using Hierarchical Navigable Small World graphs",
             "Summary for tests: a graph-based index for approximate nearest neighbour search that builds a "
             "hierarchy of proximity graphs, searching from the sparse top layer down. The HNSW index gives "
             "logarithmic complexity scaling and strong recall at high speed on vector similarity benchmarks.",
             ["Yu. A. Malkov", "D. A. Yashunin"],
-            "2016-03-30T17:31:21Z", "2018-08-14T20:11:51Z", ["cs.DS", "cs.CV", "cs.IR"],
+            "2016-03-30T17:31:21Z",
+            "2018-08-14T20:11:51Z",
+            ["cs.DS", "cs.CV", "cs.IR"],
             doi="10.1109/TPAMI.2018.2889473",
         ),
         Paper(
-            "2312.10997", 5,
+            "2312.10997",
+            5,
             "Retrieval-Augmented Generation for Large Language Models: A Survey",
             "Summary for tests: a survey of retrieval-augmented generation for large language models, organising "
             "the field into naive, advanced and modular RAG, and reviewing retrieval, generation and augmentation "
             "techniques together with evaluation frameworks and benchmarks.",
-            ["Yunfan Gao", "Yun Xiong", "Xinyu Gao", "Kangxiang Jia", "Jinliu Pan", "Yuxi Bi", "Yi Dai",
-             "Jiawei Sun", "Meng Wang", "Haofen Wang"],
-            "2023-12-18T07:47:33Z", "2024-03-27T08:39:41Z", ["cs.CL", "cs.AI"],
+            [
+                "Yunfan Gao",
+                "Yun Xiong",
+                "Xinyu Gao",
+                "Kangxiang Jia",
+                "Jinliu Pan",
+                "Yuxi Bi",
+                "Yi Dai",
+                "Jiawei Sun",
+                "Meng Wang",
+                "Haofen Wang",
+            ],
+            "2023-12-18T07:47:33Z",
+            "2024-03-27T08:39:41Z",
+            ["cs.CL", "cs.AI"],
         ),
         Paper(
-            "hep-ex/0307015", 1,
+            "hep-ex/0307015",
+            1,
             "Multi-Electron Production at High Transverse Momenta in ep Collisions at HERA",
             "Summary for tests: events with several electrons at high transverse momentum are studied in "
             "electron-proton collisions; the yields agree with the Standard Model except at the highest masses.",
             ["H1 Collaboration"],
-            "2003-07-07T17:46:39Z", "2003-07-07T17:46:39Z", ["hep-ex"],
-            doi="10.1140/epjc/s2003-01326-x", journal_ref="Eur.Phys.J. C31 (2003) 17-29",
+            "2003-07-07T17:46:39Z",
+            "2003-07-07T17:46:39Z",
+            ["hep-ex"],
+            doi="10.1140/epjc/s2003-01326-x",
+            journal_ref="Eur.Phys.J. C31 (2003) 17-29",
         ),
     ]
 
@@ -227,6 +285,7 @@ def _matcher(field_name: str, value: str):  # noqa: ANN202
 
 def minimal_pdf(lines: list[str]) -> bytes:
     """A small valid PDF with `lines` as text on one page (what pypdf and other readers can extract)."""
+
     def pdf_text(line: str) -> str:
         text = line.encode("latin-1", "replace").decode("latin-1")
         return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
@@ -274,6 +333,9 @@ class ArxivContractServer(ContractServer):
         """The query endpoint to configure (`ARXIV_API_URL`)."""
         return f"{self.base_url}/api/query"
 
+    def settings_lines(self) -> list[str]:
+        return [f"ARXIV_API_URL={self.url}"]
+
     def reset(self) -> None:
         super().reset()
         self.reset_papers()
@@ -292,10 +354,10 @@ class ArxivContractServer(ContractServer):
         if method != "GET":
             return Reply(405, b"", "text/plain")
         if path.startswith("/pdf/"):
-            return self._pdf(path[len("/pdf/"):])
+            return self._pdf(path[len("/pdf/") :])
         if path != "/api/query":
             return Reply(404, b"Not Found", "text/plain")
-        params = {key: values[-1] for key, values in parse_qs(query, keep_blank_values=True).items()}
+        params = self.query_params(query)
         id_list = [item.strip() for item in params.get("id_list", "").split(",") if item.strip()]
         for item in id_list:
             if not _ID_RE.match(item):
@@ -328,7 +390,7 @@ class ArxivContractServer(ContractServer):
         else:
             papers_scored.sort(key=lambda item: item[0], reverse=descending)
         total = len(papers_scored)
-        page = [paper for _, paper in papers_scored[start:start + max_results]]
+        page = [paper for _, paper in papers_scored[start : start + max_results]]
         return Reply(200, self._feed(query, page, total, start), ATOM)
 
     def _pdf(self, name: str) -> Reply:
@@ -346,7 +408,7 @@ class ArxivContractServer(ContractServer):
             '<?xml version="1.0" encoding="UTF-8"?>\n'
             '<feed xmlns="http://www.w3.org/2005/Atom" xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/" '
             'xmlns:arxiv="http://arxiv.org/schemas/atom">\n'
-            f'  <id>https://arxiv.org/api/{abs(hash(query)) % 10**12}</id>\n'
+            f"  <id>https://arxiv.org/api/{abs(hash(query)) % 10**12}</id>\n"
             f"  <title>arXiv Query: {escape(query)}</title>\n"
             f"  <updated>{now}</updated>\n"
             f'  <link href={quoteattr(self.url + "?" + query)} type="application/atom+xml"/>\n'
@@ -413,11 +475,5 @@ class ArxivContractServer(ContractServer):
 arxiv_server_session, arxiv_server = contract_fixtures(ArxivContractServer, "arxiv")
 
 
-def main() -> None:
-    args = command_line("Serve the arXiv contract server on 127.0.0.1.", 0)
-    server = ArxivContractServer(args.port)
-    server.serve_until_interrupted(f"ARXIV_API_URL={server.url}")
-
-
 if __name__ == "__main__":
-    main()
+    ArxivContractServer.serve_by_hand("Serve the arXiv contract server on 127.0.0.1.")

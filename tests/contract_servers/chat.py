@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 import uuid
 from typing import Any
 
-from tests.contract_servers import ContractServer, Reply, command_line, contract_fixtures
+from tests.contract_servers import ContractServer, Reply, contract_fixtures
 
 _ARITHMETIC = re.compile(r"[\d(][\d\s+\-*/().%^]*[\d)]")
 
@@ -62,16 +61,14 @@ class ChatContractServer(ContractServer):
     name = "chat"
 
     def __init__(self, port: int = 0, api_key: str | None = "test-chat-key") -> None:
-        super().__init__(port)
-        self.api_key = api_key
-        self._plan_lock = threading.Lock()
+        super().__init__(port, api_key)
         self._planned: list[tuple[str, Any, bool]] = []
         self.answer = DEFAULT_ANSWER
 
     def reset(self) -> None:
         super().reset()
         self.answer = DEFAULT_ANSWER
-        with self._plan_lock:
+        with self.data_lock:
             self._planned.clear()
 
     def chat_requests(self) -> list[dict[str, Any]]:
@@ -82,12 +79,12 @@ class ChatContractServer(ContractServer):
         """Make the next scripted turn call `name` with `arguments` (a dict, or raw argument text); with
         `offered_only` the call waits until a request offers the tool, else it is made regardless (a model asking
         for a tool it was not given)."""
-        with self._plan_lock:
+        with self.data_lock:
             self._planned.append((name, arguments, offered_only))
 
     def plan_answer(self, text: str) -> None:
         """Make the next scripted turn answer with `text`."""
-        with self._plan_lock:
+        with self.data_lock:
             self._planned.append(("", text, False))
 
     def rate_limited_reply(self, headers: dict[str, str]) -> Reply:
@@ -98,6 +95,10 @@ class ChatContractServer(ContractServer):
     def server_error_reply(self) -> Reply:
         return _error(500, "The server had an error while processing your request.", "server_error")
 
+    def settings_lines(self) -> list[str]:
+        key = f"OPENAI_API_KEY={self.api_key}" if self.api_key else "no key"
+        return [f"Chat contract server: OPENAI_BASE_URL={self.base_url_v1} ({key}; Ctrl-C stops)"]
+
     @property
     def base_url_v1(self) -> str:
         """The `api_base_url` for OpenAI clients."""
@@ -106,7 +107,7 @@ class ChatContractServer(ContractServer):
     def handle(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str]) -> Reply:
         if path.rstrip("/") != "/v1/chat/completions" or method != "POST":
             return _error(404, f"Unknown request URL: {method} {path}.", code="unknown_url")
-        if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
+        if not self.authorized(headers):
             return _error(401, "Incorrect API key provided.", code="invalid_api_key")
         try:
             request = json.loads(body or b"{}")
@@ -166,7 +167,7 @@ class ChatContractServer(ContractServer):
         offered = {tool["function"]["name"] for tool in request.get("tools") or []}
         last = messages[-1]
         call = None
-        with self._plan_lock:
+        with self.data_lock:
             if self._planned and (self._planned[0][0] in offered or not self._planned[0][2]):
                 name, arguments, _ = self._planned.pop(0)
                 if not name:
@@ -191,11 +192,5 @@ class ChatContractServer(ContractServer):
 chat_server_session, chat_server = contract_fixtures(ChatContractServer, "chat")
 
 
-def main() -> None:
-    args = command_line("Serve the chat contract server on 127.0.0.1.", 8001)
-    server = ChatContractServer(port=args.port)
-    server.serve_until_interrupted(f"Chat contract server on {server.base_url_v1} (key test-chat-key; Ctrl-C stops)")
-
-
 if __name__ == "__main__":
-    main()
+    ChatContractServer.serve_by_hand("Serve the chat contract server on 127.0.0.1.", 8001, "test-chat-key")

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from tests.contract_servers import ContractServer, Reply, command_line, contract_fixtures
+from tests.contract_servers import ContractServer, Reply, contract_fixtures
 
 DEFAULT_API_KEY = "fc-contract-test-key"
 
@@ -79,8 +78,16 @@ def _pages() -> list[Page]:
     )
     long_sections = []
     for number, topic in enumerate(
-        ["tokenisation", "attention", "positional encodings", "feed-forward layers", "layer normalisation",
-         "training objectives", "scaling laws", "inference cost"],
+        [
+            "tokenisation",
+            "attention",
+            "positional encodings",
+            "feed-forward layers",
+            "layer normalisation",
+            "training objectives",
+            "scaling laws",
+            "inference cost",
+        ],
         start=1,
     ):
         long_sections.append(
@@ -170,9 +177,7 @@ class FirecrawlContractServer(ContractServer):
     malformed_content_type = "text/html"
 
     def __init__(self, port: int = 0, api_key: str | None = DEFAULT_API_KEY) -> None:
-        super().__init__(port)
-        self.api_key = api_key
-        self._pages_lock = threading.Lock()
+        super().__init__(port, api_key)
         self._pages: dict[str, Page] = {}
         self.reset_pages()
 
@@ -181,21 +186,24 @@ class FirecrawlContractServer(ContractServer):
         """The API URL to give the client (`FIRECRAWL_API_URL`)."""
         return self.base_url
 
+    def settings_lines(self) -> list[str]:
+        return [f"FIRECRAWL_API_URL={self.url}"] + ([f"FIRECRAWL_API_KEY={self.api_key}"] if self.api_key else [])
+
     def reset(self) -> None:
         super().reset()
         self.reset_pages()
 
     def reset_pages(self) -> None:
-        with self._pages_lock:
+        with self.data_lock:
             self._pages = {page.url: page for page in _pages()}
 
     def pages(self) -> list[Page]:
-        with self._pages_lock:
+        with self.data_lock:
             return list(self._pages.values())
 
     def set_page(self, url: str, **changes: Any) -> Page:
         """Add a page or change one (markdown, title, language, delay_s, status_code, ...)."""
-        with self._pages_lock:
+        with self.data_lock:
             page = self._pages.get(url) or Page(url, changes.pop("title", url), changes.pop("markdown", ""))
             for key, value in changes.items():
                 setattr(page, key, value)
@@ -209,7 +217,7 @@ class FirecrawlContractServer(ContractServer):
     # -- the API ------------------------------------------------------------------------------------------------
 
     def handle(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str]) -> Reply:
-        if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
+        if not self.authorized(headers):
             return Reply(401, {"success": False, "error": "Unauthorized: Invalid token"})
         if method != "POST" or path not in ("/v2/search", "/v2/scrape"):
             return Reply(404, {"success": False, "error": f"Cannot {method} {path}"})
@@ -224,8 +232,9 @@ class FirecrawlContractServer(ContractServer):
     def _search(self, request: dict[str, Any]) -> Reply:
         query = str(request.get("query") or "").strip()
         if not query:
-            return Reply(400, {"success": False, "error": "Bad Request", "details": [{"path": ["query"],
-                                                                                     "message": "Required"}]})
+            return Reply(
+                400, {"success": False, "error": "Bad Request", "details": [{"path": ["query"], "message": "Required"}]}
+            )
         limit = int(request.get("limit") or 5)
         include = list(request.get("includeDomains") or [])
         exclude = list(request.get("excludeDomains") or [])
@@ -243,12 +252,17 @@ class FirecrawlContractServer(ContractServer):
                 scored.append((score, page))
         scored.sort(key=lambda item: -item[0])
         formats = (request.get("scrapeOptions") or {}).get("formats") or []
-        with_markdown = any(fmt == "markdown" or (isinstance(fmt, dict) and fmt.get("type") == "markdown")
-                            for fmt in formats)
+        with_markdown = any(
+            fmt == "markdown" or (isinstance(fmt, dict) and fmt.get("type") == "markdown") for fmt in formats
+        )
         results = []
         for position, (_, page) in enumerate(scored[:limit], start=1):
-            item: dict[str, Any] = {"url": page.url, "title": page.title, "description": page.description,
-                                    "position": position}
+            item: dict[str, Any] = {
+                "url": page.url,
+                "title": page.title,
+                "description": page.description,
+                "position": position,
+            }
             if with_markdown:
                 item["markdown"] = page.markdown
                 item["metadata"] = self._metadata(page)
@@ -258,17 +272,25 @@ class FirecrawlContractServer(ContractServer):
     def _scrape(self, request: dict[str, Any]) -> Reply:
         url = str(request.get("url") or "").strip()
         if not url:
-            return Reply(400, {"success": False, "error": "Bad Request", "details": [{"path": ["url"],
-                                                                                     "message": "Required"}]})
-        with self._pages_lock:
+            return Reply(
+                400, {"success": False, "error": "Bad Request", "details": [{"path": ["url"], "message": "Required"}]}
+            )
+        with self.data_lock:
             page = self._pages.get(url)
         if page is None:
             host = urlsplit(url).hostname or ""
             if not host.endswith((".example.org", ".example.com", ".example.net", ".example.io")):
-                return Reply(200, {"success": False, "code": "SCRAPE_DNS_RESOLUTION_ERROR",
-                                   "error": f"DNS resolution failed for hostname: {host}"})
-            page = Page(url, "404 Not Found", "# Not Found\n\nThe requested URL was not found on this server.",
-                        status_code=404)
+                return Reply(
+                    200,
+                    {
+                        "success": False,
+                        "code": "SCRAPE_DNS_RESOLUTION_ERROR",
+                        "error": f"DNS resolution failed for hostname: {host}",
+                    },
+                )
+            page = Page(
+                url, "404 Not Found", "# Not Found\n\nThe requested URL was not found on this server.", status_code=404
+            )
         if page.delay_s:
             self._released.wait(timeout=page.delay_s)
         return Reply(200, {"success": True, "data": {"markdown": page.markdown, "metadata": self._metadata(page)}})
@@ -294,24 +316,29 @@ class FirecrawlContractServer(ContractServer):
         return metadata
 
     def rate_limited_reply(self, headers: dict[str, str]) -> Reply:
-        return Reply(429, {"success": False, "error": "Rate limit exceeded. Consumed (req/min): 11, Remaining "
-                                                       "(req/min): 0. Upgrade your plan or try again after 1 s."},
-                     headers=headers)
+        return Reply(
+            429,
+            {
+                "success": False,
+                "error": "Rate limit exceeded. Consumed (req/min): 11, Remaining "
+                "(req/min): 0. Upgrade your plan or try again after 1 s.",
+            },
+            headers=headers,
+        )
 
     def server_error_reply(self) -> Reply:
-        return Reply(500, {"success": False, "error": "An unexpected error occurred. Please contact "
-                                                       "help@firecrawl.com for help. Your exception ID is abc123"})
+        return Reply(
+            500,
+            {
+                "success": False,
+                "error": "An unexpected error occurred. Please contact "
+                "help@firecrawl.com for help. Your exception ID is abc123",
+            },
+        )
 
 
 firecrawl_server_session, firecrawl_server = contract_fixtures(FirecrawlContractServer, "firecrawl")
 
 
-def main() -> None:
-    args = command_line("Serve the Firecrawl contract server on 127.0.0.1.", 0, DEFAULT_API_KEY)
-    server = FirecrawlContractServer(args.port, args.api_key or None)
-    key_line = [f"FIRECRAWL_API_KEY={args.api_key}"] if args.api_key else []
-    server.serve_until_interrupted(f"FIRECRAWL_API_URL={server.url}", *key_line)
-
-
 if __name__ == "__main__":
-    main()
+    FirecrawlContractServer.serve_by_hand("Serve the Firecrawl contract server on 127.0.0.1.", 0, DEFAULT_API_KEY)

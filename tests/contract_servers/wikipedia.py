@@ -13,9 +13,9 @@ Faults come from the shared machinery. Fixture `wikipedia_server`; manual run:
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qs, quote
+from urllib.parse import quote
 
-from tests.contract_servers import ContractServer, Reply, command_line, contract_fixtures
+from tests.contract_servers import ContractServer, Reply, contract_fixtures
 
 ARTICLES: dict[str, tuple[int, str]] = {
     "Alan Turing": (
@@ -50,10 +50,13 @@ class WikipediaContractServer(ContractServer):
         """The WIKIPEDIA_API_URL for this server."""
         return f"{self.base_url}/w/api.php"
 
+    def settings_lines(self) -> list[str]:
+        return [f"MediaWiki contract server: WIKIPEDIA_API_URL={self.api_url} (Ctrl-C stops)"]
+
     def handle(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str]) -> Reply:
         if path != "/w/api.php":
             return Reply(404, b"<html><body>Not Found</body></html>", "text/html")
-        params = {key: values[-1] for key, values in parse_qs(query, keep_blank_values=True).items()}
+        params = self.query_params(query)
         if params.get("format") != "json":
             return Reply(200, b'<?xml version="1.0"?><api/>', "text/xml")
         if params.get("action") != "query":
@@ -116,11 +119,5 @@ class WikipediaContractServer(ContractServer):
 wikipedia_server_session, wikipedia_server = contract_fixtures(WikipediaContractServer, "wikipedia")
 
 
-def main() -> None:
-    args = command_line("Serve the MediaWiki contract server on 127.0.0.1.", 8002)
-    server = WikipediaContractServer(port=args.port)
-    server.serve_until_interrupted(f"MediaWiki contract server: WIKIPEDIA_API_URL={server.api_url} (Ctrl-C stops)")
-
-
 if __name__ == "__main__":
-    main()
+    WikipediaContractServer.serve_by_hand("Serve the MediaWiki contract server on 127.0.0.1.", 8002)

@@ -18,12 +18,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import threading
 import uuid
 from typing import Any
-from urllib.parse import parse_qs
 
-from tests.contract_servers import ContractServer, Reply, command_line, contract_fixtures
+from tests.contract_servers import ContractServer, Reply, contract_fixtures
 
 PREFIX = "/api/v2"
 _WORD = re.compile(r"\w+")
@@ -44,11 +42,10 @@ class ZepContractServer(ContractServer):
     """Users, sessions, messages and facts in memory, answered in zep-python 2.x's documented shapes."""
 
     name = "zep"
+    key_scheme = "Api-Key"
 
     def __init__(self, port: int = 0, api_key: str | None = "test-zep-key") -> None:
-        super().__init__(port)
-        self.api_key = api_key
-        self._data_lock = threading.Lock()
+        super().__init__(port, api_key)
         self.users: dict[str, dict[str, Any]] = {}
         self.sessions: dict[str, dict[str, Any]] = {}
         self.messages: dict[str, list[dict[str, Any]]] = {}
@@ -56,7 +53,7 @@ class ZepContractServer(ContractServer):
 
     def reset(self) -> None:
         super().reset()
-        with self._data_lock:
+        with self.data_lock:
             self.users.clear()
             self.sessions.clear()
             self.messages.clear()
@@ -70,7 +67,7 @@ class ZepContractServer(ContractServer):
 
     def add_fact(self, session_id: str, fact: str, created_at: str | None = None) -> None:
         """Seed a fact, as Zep Community Edition derives them from messages."""
-        with self._data_lock:
+        with self.data_lock:
             self.facts.setdefault(session_id, []).append(
                 {"uuid": uuid.uuid4().hex, "fact": fact, "created_at": created_at or _now(), "rating": None}
             )
@@ -78,7 +75,7 @@ class ZepContractServer(ContractServer):
     # -- the API ------------------------------------------------------------------------------------------------
 
     def handle(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str]) -> Reply:
-        if self.api_key is not None and headers.get("authorization") != f"Api-Key {self.api_key}":
+        if not self.authorized(headers):
             return Reply(401, {"message": "unauthorized"})
         if not path.startswith(PREFIX + "/"):
             return Reply(404, {"message": "not found"})
@@ -87,8 +84,8 @@ class ZepContractServer(ContractServer):
             payload = json.loads(body) if body else {}
         except json.JSONDecodeError:
             return Reply(400, {"message": "invalid JSON body"})
-        params = {key: values[-1] for key, values in parse_qs(query).items()}
-        with self._data_lock:
+        params = self.query_params(query)
+        with self.data_lock:
             if method == "POST" and route == "/users":
                 return self._add_user(payload)
             if method == "POST" and route == "/sessions":
@@ -216,11 +213,5 @@ class ZepContractServer(ContractServer):
 zep_server_session, zep_server = contract_fixtures(ZepContractServer, "zep")
 
 
-def main() -> None:
-    args = command_line("Serve the Zep contract server on 127.0.0.1.", 8000, "test-zep-key")
-    server = ZepContractServer(port=args.port, api_key=args.api_key or None)
-    server.serve_until_interrupted(f"Zep contract server on {server.base_url} (Ctrl-C stops)")
-
-
 if __name__ == "__main__":
-    main()
+    ZepContractServer.serve_by_hand("Serve the Zep contract server on 127.0.0.1.", 8000, "test-zep-key")

@@ -24,17 +24,19 @@ def make(server, **kwargs) -> ArxivSearch:
 
 
 class TestArxivSearch:
-    def test_init_validates(self):
-        with pytest.raises(ValueError, match="num_results"):
-            ArxivSearch(num_results=0)
-        with pytest.raises(ValueError, match="sort_by"):
-            ArxivSearch(sort_by="citations")
-        with pytest.raises(ValueError, match="date_from"):
-            ArxivSearch(date_from="yesterday")
-        with pytest.raises(ValueError, match="after"):
-            ArxivSearch(date_from="2024-02-01", date_to="2024-01-01")
-        with pytest.raises(ValueError, match="categories"):
-            ArxivSearch(categories="cs.CL")  # type: ignore[arg-type]
+    @pytest.mark.parametrize(
+        ("kwargs", "match"),
+        [
+            ({"num_results": 0}, "num_results"),
+            ({"sort_by": "citations"}, "sort_by"),
+            ({"date_from": "yesterday"}, "date_from"),
+            ({"date_from": "2024-02-01", "date_to": "2024-01-01"}, "after"),
+            ({"categories": "cs.CL"}, "categories"),
+        ],
+    )
+    def test_init_validates(self, kwargs, match):
+        with pytest.raises(ValueError, match=match):
+            ArxivSearch(**kwargs)
 
     def test_to_dict_from_dict(self):
         component = ArxivSearch(num_results=7, sort_by="date", categories=["cs.CL"], date_from="2020-01-01",

@@ -13,7 +13,7 @@ from components.resilience import SourceError
 from components.tools import public_address
 from components.tools.fetch_page import FetchPage, check_url
 from components.tools.public_address import RefusedAddress, parse_literal, public_addresses, refused_reason
-from tests.contract_servers import ContractServer, Reply
+from tests.contract_servers.pages import PageServer, html_page
 
 REFUSED = {
     # loopback in every notation
@@ -136,22 +136,10 @@ class TestAddressClasses:
             check_url("http://nowhere.example/", allow_private=False)
 
 
-class RedirectServer(ContractServer):
-    """Redirects `/go?to=URL` to URL; serves `/page`."""
-
-    name = "redirects"
-
-    def handle(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str]) -> Reply:
-        from urllib.parse import parse_qs
-
-        if path == "/go":
-            return Reply(302, b"", "text/plain", headers={"Location": parse_qs(query)["to"][0]})
-        return Reply(200, b"<html><title>ok</title><body>fine</body></html>", "text/html")
-
-
 @pytest.fixture(scope="module")
-def redirect_server() -> Iterator[RedirectServer]:
-    with RedirectServer() as server:
+def redirect_server() -> Iterator[PageServer]:
+    """Redirects at `/go?to=URL`; a page at `/page`."""
+    with PageServer({"/page": html_page("<html><title>ok</title><body>fine</body></html>")}) as server:
         yield server
 
 

@@ -27,15 +27,18 @@ def make(server, work_dir, **kwargs) -> WebSearch:
 
 
 class TestWebSearch:
-    def test_init_validates(self):
-        with pytest.raises(ValueError, match="num_results"):
-            WebSearch(num_results=0)
-        with pytest.raises(ValueError, match="page_timeout_s"):
-            WebSearch(page_timeout_s=0)
-        with pytest.raises(ValueError, match="languages"):
-            WebSearch(languages="en")  # type: ignore[arg-type]
-        with pytest.raises(ValueError, match="max_chunks_per_page"):
-            WebSearch(max_chunks_per_page=0)
+    @pytest.mark.parametrize(
+        ("kwargs", "match"),
+        [
+            ({"num_results": 0}, "num_results"),
+            ({"page_timeout_s": 0}, "page_timeout_s"),
+            ({"languages": "en"}, "languages"),
+            ({"max_chunks_per_page": 0}, "max_chunks_per_page"),
+        ],
+    )
+    def test_init_validates(self, kwargs, match):
+        with pytest.raises(ValueError, match=match):
+            WebSearch(**kwargs)
 
     def test_to_dict_keeps_the_key_out(self, monkeypatch):
         monkeypatch.setenv("FIRECRAWL_API_KEY", "fc-secret-value")
