@@ -6,15 +6,23 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from tests.components.knowledge_base.conftest import environment
 
 APP_DIR = Path(__file__).resolve().parents[2] / "app"
 
 
-def page(name: str) -> str:
-    """The path of an app page for AppTest.from_file."""
-    return str(APP_DIR / "pages" / name)
+def app_page(name: str) -> AppTest:
+    """An AppTest of the app's page `name` (e.g. "ask.py"), not run yet."""
+    return AppTest.from_file(str(APP_DIR / "pages" / name), default_timeout=180)
+
+
+def run_page(name: str) -> AppTest:
+    """The app's page `name`, run once; it must run without an exception."""
+    at = app_page(name).run()
+    assert not at.exception, at.exception
+    return at
 
 
 @pytest.fixture()

@@ -5,11 +5,10 @@ evidence."""
 from __future__ import annotations
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 # The package, imported before AppTest puts app/pages (which holds an ingest.py page) on the import path.
 import ingest.demo  # noqa: F401
-from tests.app.conftest import page
+from tests.app.conftest import run_page
 from tests.components.knowledge_base.kb_corpus import corpus
 from tests.contract_servers.chat import chat_server, chat_server_session  # noqa: F401 - fixtures
 
@@ -42,14 +41,13 @@ class TestAgentMode:
 
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
         reload_settings()
-        at = AppTest.from_file(page("ask.py"), default_timeout=180).run()
-        assert not at.exception and len(at.toggle) == 0
+        at = run_page("ask.py")
+        assert len(at.toggle) == 0
 
     def test_a_question_lists_the_tool_calls_and_cites_the_evidence(self, agent_env) -> None:  # noqa: ANN001
         agent_env.plan_tool_call("rag_search", {"query": "sourdough starter", "top_k": 1})
         agent_env.plan_answer("A sourdough starter is flour and water fermented by wild yeast [1].")
-        at = AppTest.from_file(page("ask.py"), default_timeout=180).run()
-        assert not at.exception
+        at = run_page("ask.py")
         at.toggle(key="agent_mode").set_value(True).run()
         at.text_area(key="agent_question").input("What is a sourdough starter?")
         at = at.button(key="agent_ask").click().run()
@@ -67,7 +65,7 @@ class TestAgentMode:
         monkeypatch.setenv("TOOL_RETRIES", "0")
         reload_settings()
         agent_env.fail("500")
-        at = AppTest.from_file(page("ask.py"), default_timeout=180).run()
+        at = run_page("ask.py")
         at.toggle(key="agent_mode").set_value(True).run()
         at.text_area(key="agent_question").input("What is a sourdough starter?")
         at = at.button(key="agent_ask").click().run()

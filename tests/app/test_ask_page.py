@@ -5,7 +5,7 @@ import uuid
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import page
+from tests.app.conftest import run_page
 from tests.components.knowledge_base.conftest import environment
 
 
@@ -37,8 +37,7 @@ def ask(at: AppTest, question: str, sources: list[str] | None = None) -> AppTest
 @pytest.mark.integration
 class TestAskPage:
     def test_question_gets_a_cited_answer_and_inspectable_evidence(self, demo_collection):
-        at = AppTest.from_file(page("ask.py"), default_timeout=180).run()
-        assert not at.exception
+        at = run_page("ask.py")
         at = ask(at, "When did pgvector add the HNSW index type?", sources=["kb"])
         assert not at.exception
         assert not at.error
@@ -51,7 +50,7 @@ class TestAskPage:
         assert any("fused" in str(table.value) or "ranked" in str(table.value) for table in at.table)
 
     def test_auto_is_the_default_and_the_short_answer_leads(self, demo_collection):
-        at = AppTest.from_file(page("ask.py"), default_timeout=180).run()
+        at = run_page("ask.py")
         assert at.multiselect[0].value == ["auto"]
         at = ask(at, "Who wrote the pgvector extension?")
         assert not at.exception
@@ -59,11 +58,13 @@ class TestAskPage:
         assert headings == ["### Andrew Kane"]
         assert any("Sources chosen from the question" in element.value for element in at.caption)
         # Document sentences are shown as text: their citation marks come escaped ("\\[1\\]").
-        answer = next(element.value for element in at.markdown if "\\[1\\]" in element.value and "Kane" in element.value)
+        answer = next(
+            element.value for element in at.markdown if "\\[1\\]" in element.value and "Kane" in element.value
+        )
         assert not answer.startswith("Andrew Kane \\[")  # the short answer is shown once, above the sentences
 
     def test_pinning_a_chunk_puts_it_on_the_evidence_board(self, demo_collection):
-        at = AppTest.from_file(page("ask.py"), default_timeout=180).run()
+        at = run_page("ask.py")
         at = ask(at, "Who wrote pgvector?")
         pin = next(button for button in at.button if button.label == "Pin to the evidence board")
         at = pin.click().run()
@@ -71,19 +72,19 @@ class TestAskPage:
         assert len(at.session_state["pinned"]) == 1
 
     def test_filters_restrict_the_evidence(self, demo_collection):
-        at = AppTest.from_file(page("ask.py"), default_timeout=180).run()
+        at = run_page("ask.py")
         at.multiselect[1].set_value(["pdf"])  # the demo corpus has no PDF: nothing may come back
         at = ask(at, "When did pgvector add the HNSW index type?", sources=["kb"])
         assert not at.exception
         assert any("No evidence was found" in element.value for element in at.info)
 
     def test_empty_question_is_refused_with_a_sentence(self, demo_collection):
-        at = AppTest.from_file(page("ask.py"), default_timeout=180).run()
+        at = run_page("ask.py")
         at = ask(at, "   ")
         assert not at.exception
         assert any("Type a question first" in element.value for element in at.error)
 
     def test_no_source_is_refused_with_a_sentence(self, demo_collection):
-        at = AppTest.from_file(page("ask.py"), default_timeout=180).run()
+        at = run_page("ask.py")
         at = ask(at, "Who wrote pgvector?", sources=[])
         assert any("Pick at least one source" in element.value for element in at.error)

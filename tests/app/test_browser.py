@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,9 @@ import uuid
 from pathlib import Path
 
 import pytest
+
+from tests.contract_servers import free_port
+from tests.contract_servers.pages import PageServer
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -31,16 +33,10 @@ pytestmark = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def app_url(database_url):
     """The real app (streamlit run) on a free 127.0.0.1 port, on its own collection; stopped by its own pid."""
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, KB_COLLECTION=COLLECTION, PYTHONUNBUFFERED="1")
     log = ARTIFACTS / "streamlit.log"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -88,13 +84,18 @@ def browser_page():
         browser.close()
 
 
-def test_ask_open_a_citation_and_an_entity_timeline(app_url, browser_page):
-    page = browser_page
+def ask(page, app_url: str, question: str):  # noqa: ANN001, ANN201 - Playwright's page
+    """Open the app's Ask page, ask `question`, and wait for the evidence."""
     page.goto(app_url)
     page.get_by_role("heading", name="Ask").wait_for()
-    page.get_by_label("Question", exact=True).fill("When did pgvector add the HNSW index type?")
+    page.get_by_label("Question", exact=True).fill(question)
     page.get_by_role("button", name="Ask").click()
     page.get_by_role("heading", name="Evidence").wait_for()
+    return page
+
+
+def test_ask_open_a_citation_and_an_entity_timeline(app_url, browser_page):
+    page = ask(browser_page, app_url, "When did pgvector add the HNSW index type?")
     page.get_by_text("Why it is here").first.wait_for()
     answer = page.locator("[data-testid='stMarkdownContainer']").filter(has_text="[1]").first
     assert "[1]" in answer.inner_text()
@@ -136,36 +137,15 @@ def test_ask_open_a_citation_and_an_entity_timeline(app_url, browser_page):
 @pytest.fixture()
 def pixel_server():
     """A server on 127.0.0.1 that records every request: any request means the page loaded a URL a document names."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    requested: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the http.server name
-            requested.append(self.path)
-            self.send_response(200)
-            self.send_header("Content-Type", "image/png")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *args) -> None:  # noqa: ANN002 - quiet
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    server.requested = requested  # type: ignore[attr-defined]
-    yield server
-    server.shutdown()
-    server.server_close()
+    with PageServer() as server:
+        yield server
 
 
 def test_markdown_in_a_document_is_shown_as_text(app_url, browser_page, pixel_server):
     from components.knowledge_base.factory import open_knowledge_base
     from ingest.ingestor import Ingestor
 
-    base = f"http://127.0.0.1:{pixel_server.server_address[1]}"
+    base = pixel_server.base_url
     text = (
         "Ferry terminal notes\n\n"
         f"The Lindqvist ferry terminal opened in October 2023 ![a tracking pixel]({base}/pixel.png) after a "
@@ -176,12 +156,7 @@ def test_markdown_in_a_document_is_shown_as_text(app_url, browser_page, pixel_se
     report = Ingestor(store=store, hooks=[]).ingest_bytes(text.encode(), "lindqvist-ferry.txt")
     assert report.added or report.replaced or report.skipped
 
-    page = browser_page
-    page.goto(app_url)
-    page.get_by_role("heading", name="Ask").wait_for()
-    page.get_by_label("Question", exact=True).fill("When did the Lindqvist ferry terminal open?")
-    page.get_by_role("button", name="Ask").click()
-    page.get_by_role("heading", name="Evidence").wait_for()
+    page = ask(browser_page, app_url, "When did the Lindqvist ferry terminal open?")
     # The Markdown is on the page as the characters the document holds, in the answer and in the evidence panel.
     page.get_by_text("![a tracking pixel](", exact=False).first.wait_for(state="visible")
     assert page.get_by_text("[vote of the harbour board](", exact=False).count() >= 1
@@ -189,4 +164,4 @@ def test_markdown_in_a_document_is_shown_as_text(app_url, browser_page, pixel_se
     page.screenshot(path=str(ARTIFACTS / "markdown-as-text.png"), full_page=True)
     assert page.locator(f"img[src^='{base}']").count() == 0
     assert page.locator(f"a[href^='{base}']").count() == 0  # no link either, not even a bare URL made one
-    assert pixel_server.requested == []
+    assert pixel_server.requests == []

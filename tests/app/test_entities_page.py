@@ -1,17 +1,15 @@
 """The Entities page over the demo corpus: search, timeline and relationships; and its empty and no-match paths."""
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import page
+from tests.app.conftest import app_page, run_page
 from tests.app.test_ask_page import demo_collection  # noqa: F401 - module fixture
 
 
 @pytest.mark.integration
 class TestEntitiesPage:
     def test_an_entitys_timeline_and_relationships(self, demo_collection):  # noqa: F811
-        at = AppTest.from_file(page("entities.py"), default_timeout=180).run()
-        assert not at.exception
+        at = run_page("entities.py")
         at.text_input[0].input("PostgreSQL").run()
         assert not at.exception
         assert at.subheader[0].value == "PostgreSQL"
@@ -23,26 +21,25 @@ class TestEntitiesPage:
         assert not at.exception
 
     def test_focus_from_another_page_prefills_the_search(self, demo_collection):  # noqa: F811
-        at = AppTest.from_file(page("entities.py"), default_timeout=180)
+        at = app_page("entities.py")
         at.session_state["entity_focus"] = "Andrew Kane"
         at.run()
         assert not at.exception
         assert at.subheader[0].value == "Andrew Kane"
 
     def test_no_match_is_a_sentence(self, demo_collection):  # noqa: F811
-        at = AppTest.from_file(page("entities.py"), default_timeout=180).run()
+        at = run_page("entities.py")
         at.text_input[0].input("zzzz no such entity").run()
         assert any("No entity matches" in element.value for element in at.warning)
 
     def test_empty_graph_explains_how_to_fill_it(self, app_env):
-        at = AppTest.from_file(page("entities.py"), default_timeout=180).run()
-        assert not at.exception
+        at = run_page("entities.py")
         assert any("knowledge graph is empty" in element.value for element in at.info)
 
     def test_matches_are_ranked_as_the_entity_search_endpoint_ranks_them(self, demo_collection):  # noqa: F811
         from components.graph.entity_search import EntitySearch
 
-        at = AppTest.from_file(page("entities.py"), default_timeout=180).run()
+        at = run_page("entities.py")
         at.text_input[0].input("Postgres").run()
         assert not at.exception
         shown = [label.split(" · ")[0] for label in at.radio[0].options]

@@ -3,10 +3,9 @@
 import datetime as dt
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from components.contracts import ContextChunk
-from tests.app.conftest import page
+from tests.app.conftest import app_page, run_page
 from tests.contract_servers.arxiv import arxiv_server, arxiv_server_session  # noqa: F401 - fixtures
 
 
@@ -33,12 +32,11 @@ def arxiv_chunk() -> ContextChunk:
 
 class TestEvidenceBoard:
     def test_empty_board_says_how_to_pin(self):
-        at = AppTest.from_file(page("evidence.py"), default_timeout=60).run()
-        assert not at.exception
+        at = run_page("evidence.py")
         assert any("Nothing pinned yet" in element.value for element in at.info)
 
     def test_pinned_chunk_is_shown_annotated_and_exported(self):
-        at = AppTest.from_file(page("evidence.py"), default_timeout=60)
+        at = app_page("evidence.py")
         chunk = arxiv_chunk()
         at.session_state["pinned"] = {chunk.id: {"chunk": chunk, "question": "What replaced recurrence?", "note": ""}}
         at.run()
@@ -54,8 +52,7 @@ class TestEvidenceBoard:
 @pytest.mark.integration
 class TestDocumentsPage:
     def test_empty_knowledge_base_explains_how_to_ingest(self, app_env):
-        at = AppTest.from_file(page("documents.py"), default_timeout=120).run()
-        assert not at.exception
+        at = run_page("documents.py")
         assert any("research ingest" in element.value for element in at.info)
 
     def test_lists_documents_and_reports_a_search_without_match(self, app_env):
@@ -69,8 +66,7 @@ class TestDocumentsPage:
             source="note:qdrant",
         )
         assert report.added
-        at = AppTest.from_file(page("documents.py"), default_timeout=120).run()
-        assert not at.exception
+        at = run_page("documents.py")
         assert "1 documents" in " ".join(element.value for element in at.caption)
         assert at.dataframe[0].value["title"].tolist() == ["Qdrant notes"]
         at.text_input[0].input("no such title")
@@ -81,7 +77,7 @@ class TestDocumentsPage:
 @pytest.mark.integration
 class TestIngestPage:
     def test_nothing_to_ingest_is_refused_with_a_sentence(self, app_env):
-        at = AppTest.from_file(page("ingest.py"), default_timeout=120).run()
+        at = run_page("ingest.py")
         at.button[0].click().run()
         assert not at.exception
         assert any("Add a file, a URL or an arXiv id first" in element.value for element in at.error)
@@ -92,7 +88,7 @@ class TestIngestPage:
         monkeypatch.setenv("ARXIV_API_URL", arxiv_server.url)
         reload_settings()
         try:
-            at = AppTest.from_file(page("ingest.py"), default_timeout=180).run()
+            at = run_page("ingest.py")
             at.text_input[0].input("1706.03762 9999.99999")
             at.button[0].click().run()
             assert not at.exception

@@ -1,16 +1,14 @@
 import os
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import page
+from tests.app.conftest import run_page
 
 
 @pytest.mark.integration
 class TestStatusPage:
     def test_reports_every_part_with_counts(self, app_env):
-        at = AppTest.from_file(page("status.py"), default_timeout=120).run()
-        assert not at.exception
+        at = run_page("status.py")
         assert any("Every required part is reachable" in element.value for element in at.success)
         text = " ".join(element.value for element in at.markdown)
         assert "knowledge base" in text and "embedder" in text and "generator" in text
@@ -22,8 +20,7 @@ class TestStatusPage:
         monkeypatch.setenv("DATABASE_URL", "postgresql://nobody@127.0.0.1:9/none?connect_timeout=2")
         reload_settings()
         try:
-            at = AppTest.from_file(page("status.py"), default_timeout=120).run()
-            assert not at.exception
+            at = run_page("status.py")
             assert any("unreachable" in element.value for element in at.error)
             text = " ".join(element.value for element in at.markdown)
             assert "unreachable" in text
