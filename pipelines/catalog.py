@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
 import time
 from dataclasses import dataclass, field
@@ -433,18 +434,12 @@ class PipelineCatalog:
             result = ResearchResult.from_outputs(inputs["question"], self.run(RESEARCH_PIPELINE, inputs))
         return result.model_copy(update={"source_selection": selection}) if selection else result
 
-    async def research_async(
-        self,
-        question: str,
-        sources: list[str] | None = None,
-        as_of: str | None = None,
-        filters: dict | None = None,
-        top_k: int | None = None,
-        session_id: str | None = None,
-        streaming_callback: Any = None,
-    ) -> ResearchResult:
-        """`research` on the event loop, its branches concurrent, within `QUESTION_BUDGET_S`."""
-        inputs = self._research_inputs(question, sources, as_of, filters, top_k, session_id, streaming_callback)
+    async def research_async(self, question: str, **options: Any) -> ResearchResult:
+        """`research` on the event loop, its branches concurrent, within `QUESTION_BUDGET_S`; `options` are
+        `research`'s (sources, as_of, filters, top_k, session_id, streaming_callback)."""
+        arguments = inspect.signature(self.research).bind(question, **options)  # TypeError for an unknown option
+        arguments.apply_defaults()
+        inputs = self._research_inputs(*arguments.args)
         if self._entries[RESEARCH_PIPELINE].pipeline is None:
             await asyncio.to_thread(self.get, RESEARCH_PIPELINE)
         with question_budget():

@@ -17,6 +17,7 @@ from pipelines.serving.catalog_wrapper import (
     InvalidRequest,
     as_payload,
     parse_day,
+    require_text,
     user_error_message,
 )
 from pipelines.serving.models import ResearchFilters, format_chat_answer, last_user_message
@@ -30,11 +31,7 @@ class PipelineWrapper(CatalogPipelineWrapper):
     pipeline_name = "research"
 
     def _validate(self, question: str, sources: list[str] | None, as_of: str | None, top_k: int | None) -> dict:
-        text = (question or "").strip()
-        if not text:
-            raise InvalidRequest("question must not be empty")
-        if len(text) > 2000:
-            raise InvalidRequest("question is longer than 2000 characters")
+        text = require_text(question, "question", max_chars=2000)
         try:
             sources = check_sources(sources)
         except ValueError as exc:
