@@ -5,7 +5,6 @@ Each part is probed on its own, so one unreachable backend never hides the other
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -99,17 +98,10 @@ def _arxiv(settings: Settings) -> tuple[str, dict[str, Any]]:
     return f"arXiv API at {settings.arxiv_api_url} (one request every {settings.arxiv_min_interval_s:g} s)", {}
 
 
-def _optional_probe(module: str, function: str) -> Callable[[Settings], tuple[str, dict[str, Any]]]:
-    """A probe that a concern provides as `module.function(settings) -> (detail, counts)`."""
+def _memory(settings: Settings) -> tuple[str, dict[str, Any]]:
+    from components.memory.status import memory_status
 
-    def probe(settings: Settings) -> tuple[str, dict[str, Any]]:
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            raise RuntimeError("not installed in this build") from exc
-        return getattr(mod, function)(settings)
-
-    return probe
+    return memory_status(settings)
 
 
 PARTS: list[tuple[str, bool, Callable[[Settings], tuple[str, dict[str, Any]]]]] = [
@@ -117,7 +109,7 @@ PARTS: list[tuple[str, bool, Callable[[Settings], tuple[str, dict[str, Any]]]]] 
     ("embedder", False, _embedder),
     ("generator", False, _generator),
     ("knowledge graph", True, _graph),
-    ("memory", True, _optional_probe("components.memory.status", "memory_status")),
+    ("memory", True, _memory),
     ("web", True, _web),
     ("arXiv", True, _arxiv),
 ]
@@ -127,15 +119,9 @@ def collect_status(settings: Settings | None = None) -> dict[str, Any]:
     """The health report: `parts` (name, reachable, detail, counts), `tools` (with telemetry), `healthy`."""
     settings = settings or get_settings()
     parts = [_probe(name, optional, fn, settings) for name, optional, fn in PARTS]
-    tools: list[dict[str, Any]] = []
-    try:
-        from components.tools.registry import tool_status
+    from components.tools.registry import tool_status
 
-        tools = tool_status()
-    except ModuleNotFoundError:
-        from components.resilience import telemetry
-
-        tools = [{"name": name, "enabled": True, "telemetry": stats} for name, stats in telemetry.snapshot().items()]
+    tools = tool_status()
     healthy = all(part["reachable"] for part in parts if not part["optional"])
     from components.redaction import redact_data
 

@@ -1,10 +1,9 @@
 """`research eval`: evaluations. `research eval timelines --corpus C --gold G` scores entity timelines;
-`research eval QUESTIONS.jsonl ...` runs a question set when that evaluation is installed."""
+`research eval QUESTIONS.jsonl ...` runs a question set."""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,11 +29,7 @@ def run(args: argparse.Namespace) -> int:
         timelines.add_arguments(parser)
         return timelines.main(parser.parse_args(args.rest))
     if args.target.endswith(".jsonl"):
-        try:
-            questions = importlib.import_module("pipelines.evaluation.questions")
-        except ModuleNotFoundError as exc:
-            if exc.name == "pipelines.evaluation.questions":
-                raise UserError("question-set evaluation is not installed") from None
-            raise
-        return int(questions.main([args.target, *args.rest]) or 0)
+        from pipelines.evaluation import questions
+
+        return questions.main([args.target, *args.rest])
     raise UserError(f"unknown evaluation {args.target!r}: use 'timelines' or a question set ending in .jsonl")

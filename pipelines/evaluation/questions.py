@@ -514,7 +514,7 @@ def _as_sources(entry: Any) -> list[str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of `research eval QUESTIONS.jsonl` (shared with pipelines/cli/eval.py)."""
+    """The options of `research eval QUESTIONS.jsonl`."""
     parser.add_argument("--corpus", type=Path, default=None, help="corpus JSONL to ingest into a fresh collection")
     parser.add_argument(
         "--variants",
@@ -533,39 +533,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
-    """The run configuration the parsed arguments describe."""
-    questions = getattr(args, "questions", None) or getattr(args, "target", None) or getattr(args, "path", None)
-    if questions is None:
-        raise EvaluationInputError("name the questions file (QUESTIONS.jsonl)")
+    """The run configuration the parsed arguments (`main`'s) describe."""
 
-    def split(value: Any) -> list[str] | None:
-        if value is None:
-            return None
-        if isinstance(value, (list, tuple)):
-            value = ",".join(value)
-        return [part.strip() for part in str(value).split(",") if part.strip()] or None
+    def split(value: str | None) -> list[str] | None:
+        return [part.strip() for part in (value or "").split(",") if part.strip()] or None
 
     return EvaluationConfig(
-        questions=Path(questions),
-        corpus=getattr(args, "corpus", None),
-        variants=split(getattr(args, "variants", None)) or list(DEFAULT_VARIANTS),
-        sources=split(getattr(args, "sources", None)),
-        sample=getattr(args, "sample", None),
-        seed=getattr(args, "seed", 13),
-        out=getattr(args, "out", None),
-        resume=bool(getattr(args, "resume", False)),
-        top_k=getattr(args, "top_k", 10) or 10,
-        progress=getattr(args, "progress", True),
+        questions=args.questions,
+        corpus=args.corpus,
+        variants=split(args.variants) or list(DEFAULT_VARIANTS),
+        sources=split(args.sources),
+        sample=args.sample,
+        seed=args.seed,
+        out=args.out,
+        resume=args.resume,
+        top_k=args.top_k or 10,
+        progress=args.progress,
     )
 
 
-def main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
-    """Entry point of `research eval QUESTIONS.jsonl ...`: parsed arguments or an argv list."""
-    if args is None or not isinstance(args, argparse.Namespace):
-        parser = argparse.ArgumentParser(prog="research eval", description="Evaluate variants over a question set.")
-        parser.add_argument("questions", type=Path, help="questions JSONL")
-        add_arguments(parser)
-        args = parser.parse_args(list(args) if args is not None else None)
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `research eval QUESTIONS.jsonl ...` (`argv`: the arguments after `eval`)."""
+    parser = argparse.ArgumentParser(prog="research eval", description="Evaluate variants over a question set.")
+    parser.add_argument("questions", type=Path, help="questions JSONL")
+    add_arguments(parser)
+    args = parser.parse_args(argv)
     try:
         config = config_from_args(args)
         summary = EvaluationRun(config).run()

@@ -32,15 +32,13 @@ from haystack import logging
 
 from components.redaction import install_log_redaction
 from components.settings import Settings, get_settings
+from pipelines.catalog import ALLOWED_MODULES
 from pipelines.serving.auth import BearerTokenMiddleware, is_loopback
 from pipelines.serving.hardening import RedactingResponseMiddleware, RequestCheckMiddleware
 
 logger = logging.getLogger(__name__)
 
 WRAPPERS_DIR = Path(__file__).resolve().parent / "wrappers"
-
-# Modules the project's pipelines are built from; Haystack refuses to deserialise anything else.
-PROJECT_MODULES = ("components", "pipelines", "ingest", "haystack_integrations")
 
 APP_TITLE = "Research assistant"
 APP_DESCRIPTION = (
@@ -63,23 +61,6 @@ def served_pipeline_names() -> list[str]:
     )
 
 
-def deserialization_allowlist() -> list[str]:
-    """The module allowlist for Haystack deserialisation: the catalog's own when it declares one."""
-    modules: list[str] = list(PROJECT_MODULES)
-    try:
-        from pipelines import catalog as catalog_module
-    except ImportError:
-        return modules
-    for attribute in ("ALLOWED_MODULES", "DESERIALIZATION_ALLOWLIST", "allowed_modules"):
-        declared = getattr(catalog_module, attribute, None)
-        if callable(declared):
-            declared = declared()
-        if declared:
-            modules.extend(str(module) for module in declared)
-            break
-    return list(dict.fromkeys(modules))
-
-
 def configure_hayhooks(host: str, port: int) -> None:
     """Set the HAYHOOKS_* and Haystack environment this project serves with, before Hayhooks reads it.
 
@@ -99,7 +80,8 @@ def configure_hayhooks(host: str, port: int) -> None:
         "HAYHOOKS_MONITORING_ENABLED": "false",
         # No browser origin may call the server unless the operator lists it (JSON list of origins).
         "HAYHOOKS_CORS_ALLOW_ORIGINS": "[]",
-        "HAYSTACK_DESERIALIZATION_ALLOWLIST": ",".join(deserialization_allowlist()),
+        # Haystack refuses to deserialise modules the catalog does not allow.
+        "HAYSTACK_DESERIALIZATION_ALLOWLIST": ",".join(ALLOWED_MODULES),
         "HAYSTACK_TELEMETRY_ENABLED": "False",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",

@@ -128,21 +128,3 @@ class TestEvalCommand:
         monkeypatch.setattr(questions, "main", lambda argv: seen.append(argv) or 0)
         assert cli_main(["eval", "set.jsonl", "--variants", "dense"]) == 0
         assert seen == [["set.jsonl", "--variants", "dense"]]
-
-    def test_question_evaluation_not_installed(self, monkeypatch, capsys):
-        import importlib
-
-        real = importlib.import_module
-
-        def without_questions(name, *args, **kwargs):
-            if name == "pipelines.evaluation.questions":
-                raise ModuleNotFoundError(name=name)
-            return real(name, *args, **kwargs)
-
-        monkeypatch.setattr(importlib, "import_module", without_questions)
-        from pipelines.cli import eval as eval_cli
-
-        monkeypatch.setattr(eval_cli.importlib, "import_module", without_questions)
-        args = type("Args", (), {"target": "set.jsonl", "rest": []})()
-        with pytest.raises(Exception, match="question-set evaluation is not installed"):
-            eval_cli.run(args)
