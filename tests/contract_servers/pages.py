@@ -28,4 +28,3 @@ class PageServer(ContractServer):
         if path == "/go" and "to" in self.query_params(query):
             return Reply(302, b"", "text/plain", headers={"Location": self.query_params(query)["to"]})
         return self.routes.get(path) or Reply(404, b"not found", "text/plain")
-

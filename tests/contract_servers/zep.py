@@ -107,22 +107,28 @@ class ZepContractServer(ContractServer):
                     return Reply(200, self.sessions[session_id])
         return Reply(404, {"message": "not found"})
 
+    @staticmethod
+    def _refused_id(payload: dict[str, Any], kind: str, existing: dict[str, Any]) -> Reply | None:
+        """Zep's 400 for a new user or session whose `KIND_id` is missing or taken, else None."""
+        value = payload.get(f"{kind}_id")
+        if not value:
+            return Reply(400, {"message": f"{kind}_id is required"})
+        if value in existing:
+            return Reply(400, {"message": f"{kind} {value} already exists"})
+        return None
+
     def _add_user(self, payload: dict[str, Any]) -> Reply:
-        user_id = payload.get("user_id")
-        if not user_id:
-            return Reply(400, {"message": "user_id is required"})
-        if user_id in self.users:
-            return Reply(400, {"message": f"user {user_id} already exists"})
+        if refused := self._refused_id(payload, "user", self.users):
+            return refused
+        user_id = payload["user_id"]
         user = {"uuid": uuid.uuid4().hex, "user_id": user_id, "created_at": _now(), "metadata": payload.get("metadata")}
         self.users[user_id] = user
         return Reply(201, user)
 
     def _add_session(self, payload: dict[str, Any]) -> Reply:
-        session_id = payload.get("session_id")
-        if not session_id:
-            return Reply(400, {"message": "session_id is required"})
-        if session_id in self.sessions:
-            return Reply(400, {"message": f"session {session_id} already exists"})
+        if refused := self._refused_id(payload, "session", self.sessions):
+            return refused
+        session_id = payload["session_id"]
         user_id = payload.get("user_id")
         if user_id and user_id not in self.users:
             return Reply(404, {"message": f"user {user_id} not found"})
