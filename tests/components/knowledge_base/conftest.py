@@ -8,7 +8,6 @@ the `KnowledgeBase` over it, as the components do in `warm_up()`.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,15 +16,9 @@ from pathlib import Path
 import pytest
 
 from components.knowledge_base.store import KnowledgeBaseStore
+from tests.contract_servers import free_port as closed_port  # re-exported: the knowledge-base tests' name for it
 
 KB_BACKENDS = ["pgvector", "milvus", "qdrant"]
-
-
-def closed_port() -> int:
-    """A 127.0.0.1 port nothing listens on."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def backend_env(backend: str, folder: Path) -> dict[str, str]:

@@ -28,6 +28,7 @@ from components.knowledge_base.store import (
     KnowledgeBaseUnavailable,
     SearchFilters,
 )
+from tests.contract_servers import free_port
 
 DIM = 8
 TEXTS = [
@@ -336,7 +337,7 @@ class TestMilvusChunkIndex:
             index.close()
         monkeypatch.setenv("MILVUS_TOKEN", "very-secret-token")
         with pytest.raises(KnowledgeBaseUnavailable, match="Cannot reach Milvus at http://127.0.0.1") as error:
-            open_milvus_document_store("kb", uri=f"http://127.0.0.1:{_free_port()}")
+            open_milvus_document_store("kb", uri=f"http://127.0.0.1:{free_port()}")
         assert "very-secret-token" not in str(error.value)
 
     def test_a_folder_open_in_another_process_is_one_sentence(self, tmp_path):
@@ -368,11 +369,3 @@ class TestMilvusChunkIndex:
         finally:
             holder.kill()
             holder.wait()
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]

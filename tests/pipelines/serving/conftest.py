@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.contract_servers import free_port
 
 # Small, real texts; each test module finds them through the server's own endpoints.
 CORPUS = [
@@ -74,12 +75,6 @@ class RunningServer:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return ""
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
