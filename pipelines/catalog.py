@@ -45,6 +45,32 @@ RESEARCH_PIPELINE = "research"
 MAX_QUESTION_CHARS = 2000
 
 
+def check_research_request(
+    question: str, sources: list[str] | None, as_of: str | None, top_k: int | None, filters: dict | None = None
+) -> dict[str, Any]:
+    """A research question's request, checked the one way every caller (CLI, app, HTTP, evaluation) gets: the
+    question stripped, the sources resolved (`all`, `auto`), as_of as an ISO date; bad input raises `ValueError`
+    with one sentence."""
+    text = (question or "").strip()
+    if not text:
+        raise ValueError("The question is empty.")
+    if len(text) > MAX_QUESTION_CHARS:
+        raise ValueError(f"The question is longer than {MAX_QUESTION_CHARS} characters ({len(text)}).")
+    if as_of is not None:
+        try:
+            day = parse_date(as_of, strict=True)
+            if day is None:
+                raise ValueError("empty")
+            as_of = day.isoformat()
+        except ValueError:
+            raise ValueError(f"as_of must be a date like 2024-05-31, not {as_of!r}.") from None
+    if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 50):
+        raise ValueError("top_k must be a whole number between 1 and 50.")
+    if filters is not None and not isinstance(filters, dict):
+        raise ValueError("filters must be a mapping of field to condition.")
+    return {"question": text, "sources": check_sources(sources), "as_of": as_of, "top_k": top_k, "filters": filters}
+
+
 class CatalogError(ValueError):
     """The catalog file or one of its pipelines is unusable; the message names the pipeline and the problem."""
 
@@ -382,34 +408,9 @@ class PipelineCatalog:
         session_id: str | None,
         streaming_callback: Any,
     ) -> dict[str, Any]:
-        text = (question or "").strip()
-        if not text:
-            raise ValueError('The question is empty; ask something, e.g. research ask "What is RAG?".')
-        if len(text) > MAX_QUESTION_CHARS:
-            raise ValueError(f"The question is {len(text)} characters long; keep it under {MAX_QUESTION_CHARS}.")
-        sources = check_sources(sources)
-        if as_of is not None:
-            try:
-                day = parse_date(as_of, strict=True)
-                if day is None:
-                    raise ValueError("empty")
-                as_of = day.isoformat()
-            except ValueError:
-                raise ValueError(f"as_of must be a date like 2024-05-31, not {as_of!r}.") from None
-        if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 50):
-            raise ValueError("top_k must be a whole number between 1 and 50.")
-        if filters is not None and not isinstance(filters, dict):
-            raise ValueError("filters must be a mapping of field to condition.")
+        checked = check_research_request(question, sources, as_of, top_k, filters)
         spec = self.spec(RESEARCH_PIPELINE)
-        inputs = {
-            "question": text,
-            "sources": sources,
-            "as_of": as_of,
-            "filters": filters,
-            "top_k": top_k,
-            "session_id": session_id,
-            "streaming_callback": streaming_callback,
-        }
+        inputs = {**checked, "session_id": session_id, "streaming_callback": streaming_callback}
         # Inputs a catalog's research pipeline does not take (e.g. session_id before memory exists) are dropped.
         return {key: value for key, value in inputs.items() if key in spec.inputs and value is not None}
 
@@ -460,7 +461,6 @@ class PipelineCatalog:
         chosen += [source for source in selection.sources if source not in chosen]
         inputs["sources"] = chosen or ["kb"]
         return selection.to_dict()
-
 
     def _known_entities(self) -> Any:
         """The research pipeline's graph branch's entity lookup, or None when it has no graph branch."""

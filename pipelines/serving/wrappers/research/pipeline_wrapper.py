@@ -10,14 +10,12 @@ from typing import Any
 from haystack import logging
 from haystack.dataclasses import StreamingChunk
 
-from components.contracts.selection import check_sources
+from pipelines.catalog import check_research_request
 from pipelines.research_result import ResearchResult
 from pipelines.serving.catalog_wrapper import (
     CatalogPipelineWrapper,
     InvalidRequest,
     as_payload,
-    parse_day,
-    require_text,
     user_error_message,
 )
 from pipelines.serving.models import ResearchFilters, format_chat_answer, last_user_message
@@ -31,15 +29,11 @@ class PipelineWrapper(CatalogPipelineWrapper):
     pipeline_name = "research"
 
     def _validate(self, question: str, sources: list[str] | None, as_of: str | None, top_k: int | None) -> dict:
-        text = require_text(question, "question", max_chars=2000)
+        """The request checked as the catalog checks it, before anything is streamed; bad input is a 422."""
         try:
-            sources = check_sources(sources)
+            return check_research_request(question, sources, as_of, top_k)
         except ValueError as exc:
             raise InvalidRequest(str(exc)) from exc
-        if top_k is not None and not 1 <= top_k <= 50:
-            raise InvalidRequest("top_k must be between 1 and 50")
-        day = parse_day(as_of, "as_of")
-        return {"question": text, "sources": sources, "as_of": day.isoformat() if day else None, "top_k": top_k}
 
     async def _research(self, request: dict[str, Any], streaming_callback: Any = None) -> ResearchResult:
         kwargs = {key: value for key, value in request.items() if value is not None}
