@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component, default_from_dict
 
 from components.contracts import SourceStatus, StatusKind, chunk_to_document
 from components.embedding import EmbeddingModel, get_embedding_model
@@ -15,7 +15,6 @@ from components.knowledge_base.attribution import (
     clamp_float,
     clamp_int,
     hit_to_chunk,
-    store_to_dict,
 )
 from components.knowledge_base.store import (
     KnowledgeBaseMismatch,
@@ -24,6 +23,7 @@ from components.knowledge_base.store import (
     cosine_to_relevance,
 )
 from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard, SourceResult
+from components.serialization import init_parameters_to_dict
 
 MAX_QUERY_CHARS = 1000
 NO_RESULTS = "No relevant content found"
@@ -230,15 +230,7 @@ class BookContentRetriever:
 
     def to_dict(self) -> dict[str, Any]:
         """Serialise to a dict."""
-        return default_to_dict(
-            self,
-            document_store=store_to_dict(self.document_store),
-            collection=self.collection,
-            top_k=self.top_k,
-            min_score=self.min_score,
-            source_name=self.source_name,
-            timeout_s=self.timeout_s,
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BookContentRetriever:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component, default_from_dict
 
 from components.contracts import SourceStatus, chunk_to_document
 from components.knowledge_base.attribution import (
@@ -13,9 +13,9 @@ from components.knowledge_base.attribution import (
     check_document_store,
     document_to_dict,
     record_to_chunk,
-    store_to_dict,
 )
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
+from components.serialization import init_parameters_to_dict
 
 
 @component
@@ -89,13 +89,7 @@ class GetDocument:
 
     def to_dict(self) -> dict[str, Any]:
         """Serialise to a dict."""
-        return default_to_dict(
-            self,
-            document_store=store_to_dict(self.document_store),
-            collection=self.collection,
-            source_name=self.source_name,
-            timeout_s=self.timeout_s,
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GetDocument:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import component, default_from_dict, default_to_dict
+from haystack import component, default_from_dict
 
 from components.contracts import SourceStatus
 from components.knowledge_base.attribution import (
@@ -14,9 +14,9 @@ from components.knowledge_base.attribution import (
     clamp_int,
     document_to_dict,
     parse_filters,
-    store_to_dict,
 )
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
+from components.serialization import init_parameters_to_dict
 
 
 @component
@@ -97,13 +97,7 @@ class ListDocuments:
 
     def to_dict(self) -> dict[str, Any]:
         """Serialise to a dict."""
-        return default_to_dict(
-            self,
-            document_store=store_to_dict(self.document_store),
-            collection=self.collection,
-            source_name=self.source_name,
-            timeout_s=self.timeout_s,
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ListDocuments:

@@ -9,14 +9,15 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack import Document, component, default_from_dict, logging
 from haystack.core.component.types import Variadic
 
 from components.embedding.model import EmbeddingModel, get_embedding_model
-from components.knowledge_base.attribution import KnowledgeBaseAccess, check_document_store, store_to_dict
+from components.knowledge_base.attribution import KnowledgeBaseAccess, check_document_store
 from components.knowledge_base.store import TermStatistics
 from components.ranking.evidence_scorer import DEFAULT_WEIGHTS, EvidenceCandidate, EvidenceFeatures, EvidenceScorer
 from components.resilience.guard import submit_in_thread
+from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text.analyzer import terms
 from components.text.dates import parse_date
@@ -333,23 +334,7 @@ class ResearchRanker:
         return np.array(values, dtype=float)
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            top_k=self.top_k,
-            bm25_weight=self.bm25_weight,
-            dense_weight=self.dense_weight,
-            sentence_weight=self.sentence_weight,
-            coverage_weight=self.coverage_weight,
-            best_sentence_weight=self.best_sentence_weight,
-            fusion_weight=self.fusion_weight,
-            recency_weight=self.recency_weight,
-            recency_half_life_days=self.recency_half_life_days,
-            graph_weight=self.graph_weight,
-            use_store_evidence=self.use_store_evidence,
-            document_store=store_to_dict(self.document_store),
-            model=self.model,
-            max_candidates=self.max_candidates,
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "ResearchRanker":
