@@ -219,3 +219,11 @@ def get_embedding_model(name: str | None = None, threads: int | None = None) -> 
             logger.info("Loading embedding model {model}", model=name)
             model = _MODELS[(name, threads)] = EmbeddingModel(name, threads)
         return model
+
+
+def query_vector(text: str, query_embedding: list[float] | None = None, model: str | None = None) -> np.ndarray:
+    """A question's vector: the `query_embedding` it came with (when not empty), else `text` embedded by the shared
+    model `model` (default: the settings' model; loaded now if nothing has loaded it yet)."""
+    if query_embedding is not None and len(query_embedding) > 0:
+        return np.asarray(query_embedding, dtype=np.float32)
+    return get_embedding_model(model).embed_one(text)

@@ -24,7 +24,7 @@ from components.knowledge_base.store import (
     SearchFilters,
     cosine_to_relevance,
 )
-from components.resilience import RetryableError, SourceError
+from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
 from components.serialization import without_wiping_flags
 from components.text.dates import parse_date
 
@@ -33,20 +33,6 @@ logger = logging.getLogger(__name__)
 FILTER_KEYS = ("doc_types", "date_from", "date_to", "document_ids")
 # Keys of the research filters that belong to other sources (web domains, arXiv categories): accepted, not applied.
 OTHER_SOURCES_KEYS = ("domains", "arxiv_categories")
-
-
-def check_component_settings(collection: str | None, timeout_s: float | None) -> float | None:
-    """The construction checks every knowledge-base component shares: `collection` is a non-empty name or None
-    (the settings' collection); `timeout_s` is None (the settings' tool timeout) or positive, at most 120 s.
-    Returns the timeout to keep; raises `ValueError` with one sentence."""
-    if collection is not None and (not isinstance(collection, str) or not collection.strip()):
-        raise ValueError("collection must be a non-empty name, or None for the settings' collection")
-    if timeout_s is None:
-        return None
-    timeout_s = clamp_float(timeout_s, 0.0, 120.0, "timeout_s")
-    if timeout_s <= 0:
-        raise ValueError("timeout_s must be positive, or None for the settings' tool timeout")
-    return timeout_s
 
 
 def clamp_int(value: Any, low: int, high: int, name: str) -> int:
@@ -145,9 +131,10 @@ class KnowledgeBaseAccess:
     ```
     """
 
-    def __init__(self, document_store: Any = None, collection: str | None = None) -> None:
+    def __init__(self, document_store: Any = None, collection: str | None = None, backend: str | None = None) -> None:
         self.document_store = document_store
         self.collection = collection
+        self.backend = backend  # without a store: this backend's, whatever KB_BACKEND says
         self._store: KnowledgeBaseStore | None = None
         self._lock = threading.Lock()
 
@@ -165,7 +152,12 @@ class KnowledgeBaseAccess:
                 try:
                     document_store = self.document_store
                     if document_store is None:
-                        document_store = document_store_for(None, self.collection)
+                        from components.settings import get_settings
+
+                        settings = get_settings()
+                        if self.backend is not None:
+                            settings = settings.model_copy(update={"kb_backend": self.backend})
+                        document_store = document_store_for(settings, self.collection)
                     self._store = knowledge_base_for(document_store)
                 except KnowledgeBaseMismatch as exc:
                     raise SourceError(str(exc)) from exc
@@ -188,6 +180,54 @@ class KnowledgeBaseAccess:
     def opened(self) -> KnowledgeBaseStore | None:
         """The knowledge base if it has been opened, else None (nothing is opened)."""
         return self._store
+
+
+class KnowledgeBaseComponent:
+    """What every knowledge-base tool component keeps and checks: the integration's `document_store` (None: the store
+    `KB_BACKEND` chooses for `collection`), its `source_name` in statuses (None: the class's `SOURCE_NAME`) and its
+    `timeout_s` (None: the settings' tool timeout); the knowledge base over the store is opened in `warm_up()`.
+
+    Usage (a component's own `__init__`, when it takes more parameters, calls
+    `KnowledgeBaseComponent.__init__(self, document_store, collection, source_name, timeout_s)`; not `super()`,
+    which breaks on the class `@component` makes anew):
+    ```python
+    @component
+    class GetDocument(KnowledgeBaseComponent):
+        SOURCE_NAME = "kb_document"
+    ```
+    """
+
+    SOURCE_NAME = "kb"
+    BACKEND: str | None = None  # the backend used without a document store; None: KB_BACKEND
+
+    def __init__(
+        self,
+        document_store: Any = None,
+        collection: str | None = None,
+        source_name: str | None = None,
+        timeout_s: float | None = None,
+    ) -> None:
+        if collection is not None and (not isinstance(collection, str) or not collection.strip()):
+            raise ValueError("collection must be a non-empty name, or None for the settings' collection")
+        if source_name is not None and (not isinstance(source_name, str) or not source_name.strip()):
+            raise ValueError(f"source_name must be a non-empty name, or None for {self.SOURCE_NAME}")
+        if timeout_s is not None:
+            timeout_s = clamp_float(timeout_s, 0.0, 120.0, "timeout_s")
+            if timeout_s <= 0:
+                raise ValueError("timeout_s must be positive, or None for the settings' tool timeout")
+        self.timeout_s = timeout_s
+        self.document_store = check_document_store(document_store)
+        self.collection = collection
+        self.source_name = source_name or self.SOURCE_NAME
+        self._kb = KnowledgeBaseAccess(self.document_store, collection, self.BACKEND)
+
+    def warm_up(self) -> None:
+        """Open the knowledge base over the document store (a failure shows in the next run's status)."""
+        self._kb.warm_up()
+
+    def _guard(self) -> SourceGuard:
+        """The resilience guard of one call, with this component's name and timeout."""
+        return SourceGuard(self.source_name, ResiliencePolicy.from_settings(timeout_s=self.timeout_s))
 
 
 def chunk_metadata(
