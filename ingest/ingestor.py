@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 from haystack import logging
 
-from components.knowledge_base.store import ChunkRecord, DocumentRecord, KnowledgeBaseStore
+from components.knowledge_base.knowledge_base import KnowledgeBase
+from components.knowledge_base.store import ChunkRecord, DocumentRecord
 from components.text.analyzer import term_counts
 from components.text.language import sentence_spans
 from ingest.formats import ConversionError, convert_bytes, doc_type_for
@@ -104,7 +105,7 @@ class Ingestor:
 
     def __init__(
         self,
-        store: KnowledgeBaseStore | None = None,
+        store: KnowledgeBase | None = None,
         hooks: list[IngestHook] | None = None,
         batch_size: int | None = None,
         limits: IngestLimits | None = None,

@@ -14,12 +14,12 @@ from typing import Any
 from haystack import logging
 
 from components.contracts import ContextChunk, ScoreKind, SourceType
+from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.store import (
     ChunkHit,
     ChunkRecord,
     DocumentRecord,
     KnowledgeBaseMismatch,
-    KnowledgeBaseStore,
     KnowledgeBaseUnavailable,
     SearchFilters,
     cosine_to_relevance,
@@ -135,16 +135,16 @@ class KnowledgeBaseAccess:
         self.document_store = document_store
         self.collection = collection
         self.backend = backend  # without a store: this backend's, whatever KB_BACKEND says
-        self._store: KnowledgeBaseStore | None = None
+        self._store: KnowledgeBase | None = None
         self._lock = threading.Lock()
 
-    def get(self) -> KnowledgeBaseStore:
+    def get(self) -> KnowledgeBase:
         """The knowledge base, opened now if warm-up could not open it."""
         if self._store is not None:
             return self._store
         return self._open()
 
-    def _open(self) -> KnowledgeBaseStore:
+    def _open(self) -> KnowledgeBase:
         with self._lock:
             if self._store is None:
                 from components.knowledge_base.factory import document_store_for, knowledge_base_for
@@ -177,7 +177,7 @@ class KnowledgeBaseAccess:
             logger.warning("The knowledge base is not ready yet: {reason}", reason=str(exc))
 
     @property
-    def opened(self) -> KnowledgeBaseStore | None:
+    def opened(self) -> KnowledgeBase | None:
         """The knowledge base if it has been opened, else None (nothing is opened)."""
         return self._store
 
@@ -231,7 +231,7 @@ class KnowledgeBaseComponent:
 
 
 def chunk_metadata(
-    document: DocumentRecord, chunk: ChunkRecord, total_chunks: int, store: KnowledgeBaseStore, score: float | None
+    document: DocumentRecord, chunk: ChunkRecord, total_chunks: int, store: KnowledgeBase, score: float | None
 ) -> dict[str, Any]:
     """The knowledge-base metadata of one chunk (`KnowledgeBaseMetadata` plus what the chunk knows)."""
     metadata: dict[str, Any] = {
@@ -252,7 +252,7 @@ def chunk_metadata(
 
 def hit_to_chunk(
     hit: ChunkHit,
-    store: KnowledgeBaseStore,
+    store: KnowledgeBase,
     ranks: dict[str, int],
     raw_score: float | None = None,
     score_kind: ScoreKind | None = None,
@@ -277,7 +277,7 @@ def hit_to_chunk(
 
 
 def record_to_chunk(
-    document: DocumentRecord, chunk: ChunkRecord, total: int, store: KnowledgeBaseStore
+    document: DocumentRecord, chunk: ChunkRecord, total: int, store: KnowledgeBase
 ) -> ContextChunk:
     """A stored chunk shown outside a search (no relevance to any question)."""
     return ContextChunk(

@@ -14,8 +14,8 @@ from components.knowledge_base.attribution import (
     clamp_int,
     hit_to_chunk,
 )
+from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.store import (
-    KnowledgeBaseStore,
     cosine_to_relevance,
 )
 from components.resilience import RetryableError, SourceError, SourceResult
@@ -92,7 +92,7 @@ class BookContentRetriever(KnowledgeBaseComponent):
         get_embedding_model()
         KnowledgeBaseComponent.warm_up(self)
 
-    def _store(self) -> KnowledgeBaseStore:
+    def _store(self) -> KnowledgeBase:
         try:
             return self._kb.get()
         except RetryableError as exc:
