@@ -26,7 +26,7 @@ import numpy as np
 from haystack import logging
 
 from components.knowledge_base.knowledge_base import KnowledgeBase
-from components.knowledge_base.store import ChunkRecord, DocumentRecord
+from components.knowledge_base.store import ChunkRecord, DocumentRecord, first_line
 from components.text.analyzer import term_counts
 from components.text.language import sentence_spans
 from ingest.formats import ConversionError, convert_bytes, doc_type_for
@@ -521,7 +521,7 @@ class _Run:
                     error=repr(exc),
                 )
                 results.append(None)
-                failures[id(prepared)] = (prepared, f"Embedding its chunk {i + 1} failed ({_first_line(exc)}).")
+                failures[id(prepared)] = (prepared, f"Embedding its chunk {i + 1} failed ({first_line(exc)}).")
         return results, list(failures.values())
 
     def _write(self) -> None:
@@ -541,24 +541,17 @@ class _Run:
             self._finish(source, "replaced" if prepared.replaced else "added", chunks=count)
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return (text.splitlines()[0] if text else type(exc).__name__)[:200]
-
-
 def _sentence(text: str) -> str:
     text = text.strip() or "It could not be converted."
     return text[:1].upper() + text[1:]
 
 
 def _unique(items: Iterable[IngestItem]) -> list[IngestItem]:
-    seen: set[str] = set()
-    unique = []
+    """The items in order, the first of each source only."""
+    first: dict[str, IngestItem] = {}
     for item in items:
-        if item.source not in seen:
-            seen.add(item.source)
-            unique.append(item)
-    return unique
+        first.setdefault(item.source, item)
+    return list(first.values())
 
 
 def collect_files(paths: Iterable[Path | str]) -> tuple[list[IngestItem], list[tuple[str, str]]]:

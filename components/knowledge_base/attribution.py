@@ -35,24 +35,14 @@ FILTER_KEYS = ("doc_types", "date_from", "date_to", "document_ids")
 OTHER_SOURCES_KEYS = ("domains", "arxiv_categories")
 
 
-def clamp_int(value: Any, low: int, high: int, name: str) -> int:
-    """`value` as an int within [low, high]; a value that is not a number is a ValueError."""
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a number, not {value!r}")
+def clamp(value: Any, low: float, high: float, name: str) -> Any:
+    """`value` as a number of `low`'s type (int or float) within [low, high]; a value that is not a number (a bool,
+    text, NaN) is a ValueError."""
     try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, not {value!r}") from None
-    return min(high, max(low, number))
-
-
-def clamp_float(value: Any, low: float, high: float, name: str) -> float:
-    """`value` as a float within [low, high]; a value that is not a number is a ValueError."""
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a number, not {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
+        if isinstance(value, bool):
+            raise TypeError
+        number = type(low)(value)
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{name} must be a number, not {value!r}") from None
     if number != number:  # NaN
         raise ValueError(f"{name} must be a number, not NaN")
@@ -176,11 +166,6 @@ class KnowledgeBaseAccess:
         except Exception as exc:  # noqa: BLE001 - warm-up never fails a pipeline; each run reports it in its status
             logger.warning("The knowledge base is not ready yet: {reason}", reason=str(exc))
 
-    @property
-    def opened(self) -> KnowledgeBase | None:
-        """The knowledge base if it has been opened, else None (nothing is opened)."""
-        return self._store
-
 
 class KnowledgeBaseComponent:
     """What every knowledge-base tool component keeps and checks: the integration's `document_store` (None: the store
@@ -212,7 +197,7 @@ class KnowledgeBaseComponent:
         if source_name is not None and (not isinstance(source_name, str) or not source_name.strip()):
             raise ValueError(f"source_name must be a non-empty name, or None for {self.SOURCE_NAME}")
         if timeout_s is not None:
-            timeout_s = clamp_float(timeout_s, 0.0, 120.0, "timeout_s")
+            timeout_s = clamp(timeout_s, 0.0, 120.0, "timeout_s")
             if timeout_s <= 0:
                 raise ValueError("timeout_s must be positive, or None for the settings' tool timeout")
         self.timeout_s = timeout_s
@@ -259,37 +244,36 @@ def hit_to_chunk(
 ) -> ContextChunk:
     """The `ContextChunk` of a search hit: full attribution, relevance from the cosine, the raw score kept."""
     raw = hit.raw_score if raw_score is None else raw_score
-    document = hit.document
-    return ContextChunk(
-        id=hit.chunk.chunk_id,
-        source_type=SourceType.KB,
-        text=hit.chunk.text or " ",
-        semantic_relevance=cosine_to_relevance(hit.cosine),
-        source_id=document.document_id,
-        source_title=document.title,
-        source_url=document.url,
-        source_date=document.date,
-        raw_score=raw,
-        score_kind=score_kind or hit.score_kind,
-        ranks=dict(ranks),
-        metadata=chunk_metadata(document, hit.chunk, hit.total_chunks, store, raw),
-    )
+    relevance = cosine_to_relevance(hit.cosine)
+    kind = score_kind or hit.score_kind
+    return record_to_chunk(hit.document, hit.chunk, hit.total_chunks, store, relevance, raw, kind, ranks)
 
 
 def record_to_chunk(
-    document: DocumentRecord, chunk: ChunkRecord, total: int, store: KnowledgeBase
+    document: DocumentRecord,
+    chunk: ChunkRecord,
+    total: int,
+    store: KnowledgeBase,
+    relevance: float = 0.0,
+    raw_score: float | None = None,
+    score_kind: ScoreKind = ScoreKind.NONE,
+    ranks: dict[str, int] | None = None,
 ) -> ContextChunk:
-    """A stored chunk shown outside a search (no relevance to any question)."""
+    """A stored chunk as a `ContextChunk` with full attribution; outside a search it has no relevance to any
+    question (the defaults)."""
     return ContextChunk(
         id=chunk.chunk_id,
         source_type=SourceType.KB,
         text=chunk.text or " ",
-        semantic_relevance=0.0,
+        semantic_relevance=relevance,
         source_id=document.document_id,
         source_title=document.title,
         source_url=document.url,
         source_date=document.date,
-        metadata=chunk_metadata(document, chunk, total, store, None),
+        raw_score=raw_score,
+        score_kind=score_kind,
+        ranks=dict(ranks or {}),
+        metadata=chunk_metadata(document, chunk, total, store, raw_score),
     )
 
 

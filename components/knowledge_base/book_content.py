@@ -10,8 +10,7 @@ from components.contracts import SourceStatus, StatusKind, chunk_to_document
 from components.embedding import get_embedding_model, query_vector
 from components.knowledge_base.attribution import (
     KnowledgeBaseComponent,
-    clamp_float,
-    clamp_int,
+    clamp,
     hit_to_chunk,
 )
 from components.knowledge_base.knowledge_base import KnowledgeBase
@@ -83,8 +82,8 @@ class BookContentRetriever(KnowledgeBaseComponent):
         timeout_s: float | None = None,
     ) -> None:
         KnowledgeBaseComponent.__init__(self, document_store, collection, source_name, timeout_s)
-        self.top_k = clamp_int(top_k, 1, 10, "top_k")
-        self.min_score = clamp_float(min_score, 0.0, 1.0, "min_score")
+        self.top_k = clamp(top_k, 1, 10, "top_k")
+        self.min_score = clamp(min_score, 0.0, 1.0, "min_score")
 
     def warm_up(self) -> None:
         """Load the embedding model (once per process) and open the knowledge base; safe from several threads. A
@@ -110,8 +109,8 @@ class BookContentRetriever(KnowledgeBaseComponent):
         if len(text) > MAX_QUERY_CHARS:
             raise _Refused(f"query is longer than {MAX_QUERY_CHARS:,} characters", INVALID_QUERY)
         try:
-            limit = clamp_int(self.top_k if top_k is None else top_k, 1, 10, "top_k")
-            floor = clamp_float(self.min_score if min_score is None else min_score, 0.0, 1.0, "min_score")
+            limit = clamp(self.top_k if top_k is None else top_k, 1, 10, "top_k")
+            floor = clamp(self.min_score if min_score is None else min_score, 0.0, 1.0, "min_score")
         except ValueError as exc:
             raise _Refused(str(exc), INVALID_QUERY) from None
         store = self._store()
@@ -196,10 +195,8 @@ class BookContentRetriever(KnowledgeBaseComponent):
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """Serialise to a dict."""
         return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BookContentRetriever:
-        """Deserialise from a dict."""
         return default_from_dict(cls, data)

@@ -42,7 +42,13 @@ import numpy as np
 from haystack import Document
 
 from components.contracts import ScoreKind
-from components.knowledge_base.store import ChunkRecord, DocumentRecord, SearchFilters, TermStatistics
+from components.knowledge_base.store import (
+    ChunkRecord,
+    DocumentRecord,
+    KnowledgeBaseMismatch,
+    SearchFilters,
+    TermStatistics,
+)
 
 # The meta fields the assistant writes on its own chunks; everything else in `meta` is the chunk's own metadata.
 DOCUMENT_FIELDS_ON_CHUNKS = ("document_id", "chunk_index", "title", "source", "doc_type", "url", "date", "date_ordinal")
@@ -65,6 +71,18 @@ class ChunkEvidence:
     @property
     def empty(self) -> bool:
         return not self.term_counts and (not self.sentence_spans or self.sentence_embeddings is None)
+
+    def check(self, dimension: int) -> None:
+        """ValueError in one sentence unless the sentence embeddings (when given) are one `dimension`-wide row per
+        span."""
+        if self.sentence_embeddings is None or not self.sentence_spans:
+            return
+        vectors = np.asarray(self.sentence_embeddings)
+        if vectors.ndim != 2 or vectors.shape != (len(self.sentence_spans), dimension):
+            raise ValueError(
+                f"Chunk {self.chunk_id!r} has {len(self.sentence_spans)} sentence spans but {vectors.shape[0]} "
+                f"sentence embeddings of shape {vectors.shape}; give one {dimension}-dimensional row per span."
+            )
 
 
 @dataclass
@@ -91,6 +109,17 @@ class ChunkIndex(ABC):
     document_store: Any
     embedding_model: str
     dimension: int
+
+    def check_embeddings(self, dimension: int, model: str | None = None) -> None:
+        """`KnowledgeBaseMismatch` in one sentence when the stored collection holds embeddings of another dimension or
+        from another model (`model` None: not recorded)."""
+        if dimension == self.dimension and (not model or not self.embedding_model or model == self.embedding_model):
+            return
+        raise KnowledgeBaseMismatch(
+            f"The {self.backend} collection {self.collection!r} holds {dimension}-dimensional embeddings from "
+            f"{model or 'an unknown model'}, but this knowledge base is set up for {self.dimension} dimensions from "
+            f"{self.embedding_model or 'an unknown model'}; use another collection or re-ingest into a new one."
+        )
 
     # -- writes -----------------------------------------------------------------------------------------------------
 
@@ -142,8 +171,23 @@ class ChunkIndex(ABC):
     def sentence_similarities(
         self, chunk_ids: list[str], query_embedding: np.ndarray
     ) -> dict[str, list[tuple[int, int, float]]]:
-        """Per chunk id, `(start, end, cosine)` of each stored sentence to the query, in one round trip."""
-        return {}
+        """Per chunk id, `(start, end, cosine)` of each stored sentence to the query, in sentence order: the chunks'
+        sentence vectors read by id in one lookup (`_sentence_evidence`) and compared here."""
+        query = check_vector(query_embedding, self.dimension)
+        similarities = {}
+        for chunk_id, item in self._sentence_evidence(chunk_ids).items():
+            if item.sentence_embeddings is None or len(item.sentence_embeddings) != len(item.sentence_spans):
+                continue
+            values = cosines(np.asarray(item.sentence_embeddings, dtype=np.float32), query)
+            similarities[chunk_id] = [
+                (int(start), int(end), float(value))
+                for (start, end), value in zip(item.sentence_spans, values, strict=True)
+            ]
+        return similarities
+
+    def _sentence_evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
+        """The evidence `sentence_similarities` compares (an index may read only the sentences)."""
+        return self.evidence(chunk_ids)
 
     def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
         """Per chunk id, the cosine of its embedding to the query in one round trip; None when the engine cannot
@@ -169,6 +213,27 @@ class ChunkIndex(ABC):
 
 
 # -- conversions shared by every backend ------------------------------------------------------------------------------
+
+
+def check_vector(embedding: Any, dimension: int, what: str = "The query embedding") -> np.ndarray:
+    """`embedding` as a flat float32 vector; ValueError in one sentence when it is missing or of another size."""
+    if embedding is None:
+        raise ValueError(f"{what} has no embedding; embed it first.")
+    vector = np.asarray(embedding, dtype=np.float32).reshape(-1)
+    if vector.shape[0] != dimension:
+        raise ValueError(f"{what} has {vector.shape[0]} embedding dimensions; the collection needs {dimension}.")
+    return vector
+
+
+def cosines(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """The cosine of each row of `matrix` to `query` (zero vectors score 0)."""
+    norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
+    return (matrix @ query) / np.maximum(norms, 1e-12)
+
+
+def cosine(vector: Any, query: np.ndarray) -> float:
+    """The cosine of one stored vector to `query`."""
+    return float(cosines(np.asarray(vector, dtype=np.float32).reshape(1, -1), query)[0])
 
 
 def date_ordinal(value: dt.date | None) -> int:

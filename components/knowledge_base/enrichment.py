@@ -25,7 +25,7 @@ from haystack import logging
 
 from components.knowledge_base.attach import ATTACHED, DocumentRecogniser, RecognisedDocument
 from components.knowledge_base.chunk_index import ChunkEvidence, document_to_chunk
-from components.knowledge_base.store import KnowledgeBaseUnavailable
+from components.knowledge_base.store import KnowledgeBaseUnavailable, first_line
 
 logger = logging.getLogger(__name__)
 
@@ -182,7 +182,7 @@ class KnowledgeBaseEnricher:
                 logger.warning(
                     "Enriching {source} failed: {reason}", source=doc.record.source, reason=str(exc)[:200]
                 )
-                report.problems.append(f"{doc.record.title}: {str(exc).splitlines()[0][:160] if str(exc) else exc!r}")
+                report.problems.append(f"{doc.record.title}: {first_line(exc, 160)}")
             if progress:
                 progress(EnrichProgress("enriching" if enrich else "registering", done, len(found)))
         report.removed = self._forget_vanished(present)

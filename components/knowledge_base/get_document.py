@@ -67,10 +67,8 @@ class GetDocument(KnowledgeBaseComponent):
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """Serialise to a dict."""
         return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GetDocument:
-        """Deserialise from a dict."""
         return default_from_dict(cls, data)

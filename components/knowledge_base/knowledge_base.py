@@ -22,6 +22,7 @@ from components.knowledge_base.chunk_index import (
     ChunkEvidence,
     ChunkIndex,
     IndexHit,
+    check_vector,
     chunk_to_document,
     document_to_chunk,
     search_filters_to_haystack,
@@ -83,24 +84,8 @@ class KnowledgeBase:
                 raise ValueError(
                     f"Chunk {chunk.chunk_id!r} belongs to {chunk.document_id!r}, not {document.document_id!r}."
                 )
-            if chunk.embedding is None:
-                raise ValueError(f"Chunk {chunk.chunk_id!r} has no embedding; embed it before writing.")
-            if len(chunk.embedding) != self.dimension:
-                raise ValueError(
-                    f"Chunk {chunk.chunk_id!r} has {len(chunk.embedding)} embedding dimensions; "
-                    f"the collection needs {self.dimension}."
-                )
-            if chunk.sentence_embeddings is not None:
-                vectors = np.asarray(chunk.sentence_embeddings)
-                if (
-                    vectors.ndim != 2
-                    or vectors.shape[0] != len(chunk.sentence_spans)
-                    or vectors.shape[1] != (self.dimension)
-                ):
-                    raise ValueError(
-                        f"Chunk {chunk.chunk_id!r} has {len(chunk.sentence_spans)} sentence spans but sentence "
-                        f"embeddings of shape {vectors.shape}; give one {self.dimension}-dimensional row per span."
-                    )
+            check_vector(chunk.embedding, self.dimension, f"Chunk {chunk.chunk_id!r}")
+            ChunkEvidence.of(chunk).check(self.dimension)
 
     def upsert_document(
         self, document: DocumentRecord, chunks: list[ChunkRecord], *, also: Callable[[Any], None] | None = None
@@ -211,15 +196,6 @@ class KnowledgeBase:
 
     # -- searches -------------------------------------------------------------------------------------------------
 
-    def _vector(self, embedding: Any) -> np.ndarray:
-        vector = np.asarray(embedding, dtype=np.float32).reshape(-1)
-        if vector.shape[0] != self.dimension:
-            raise ValueError(
-                f"The query embedding has {vector.shape[0]} dimensions; "
-                f"collection {self.collection!r} needs {self.dimension}."
-            )
-        return vector
-
     def _hits(self, found: list[IndexHit]) -> list[ChunkHit]:
         """Index hits with their documents (one registry query); hits of unknown documents are dropped."""
         owners: dict[str, tuple[str, int]] = {}
@@ -282,7 +258,7 @@ class KnowledgeBase:
 
     def dense_search(self, embedding: np.ndarray, limit: int, filters: SearchFilters | None = None) -> list[ChunkHit]:
         """The `limit` chunks nearest to `embedding`, best first."""
-        vector = self._vector(embedding)
+        vector = check_vector(embedding, self.dimension)
         self.recognise_on_first_use()
         return self._hits(self.index.dense(vector, max(1, int(limit)), self._chunk_filters(filters)))
 
@@ -294,7 +270,7 @@ class KnowledgeBase:
         query_embedding: np.ndarray | None = None,
     ) -> list[ChunkHit]:
         """The `limit` best full-text matches for `query`, best first; fills `cosine` when given the embedding."""
-        vector = None if query_embedding is None else self._vector(query_embedding)
+        vector = None if query_embedding is None else check_vector(query_embedding, self.dimension)
         self.recognise_on_first_use()
         found = self.index.keyword(query or "", max(1, int(limit)), self._chunk_filters(filters), vector)
         return self._hits(found)
@@ -306,12 +282,12 @@ class KnowledgeBase:
     ) -> dict[str, list[tuple[int, int, float]]]:
         """Per chunk id, `(start, end, cosine)` of each stored sentence to the query, in one round trip; `{}` when
         the index keeps no sentence vectors (the ranker then computes what it can itself)."""
-        return self.index.sentence_similarities(chunk_ids, self._vector(query_embedding))
+        return self.index.sentence_similarities(chunk_ids, check_vector(query_embedding, self.dimension))
 
     def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
         """Per chunk id, its stored embedding's cosine to the query in one round trip; None when the index cannot
         look embeddings up by id cheaply (see `looks_up_cosines`)."""
-        return self.index.chunk_cosines(chunk_ids, self._vector(query_embedding))
+        return self.index.chunk_cosines(chunk_ids, check_vector(query_embedding, self.dimension))
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
         """BM25's collection statistics for `terms` (analyzer terms); None when the index keeps none."""

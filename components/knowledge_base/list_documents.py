@@ -9,7 +9,7 @@ from haystack import component, default_from_dict
 from components.contracts import SourceStatus
 from components.knowledge_base.attribution import (
     KnowledgeBaseComponent,
-    clamp_int,
+    clamp,
     document_to_dict,
     parse_filters,
 )
@@ -54,8 +54,8 @@ class ListDocuments(KnowledgeBaseComponent):
 
         def work() -> SourceResult:
             try:
-                size = clamp_int(limit, 1, 100, "limit")
-                skip = clamp_int(offset, 0, 2**31 - 1, "offset")
+                size = clamp(limit, 1, 100, "limit")
+                skip = clamp(offset, 0, 2**31 - 1, "offset")
             except ValueError as exc:
                 raise SourceError(str(exc)) from exc
             if search is not None and not isinstance(search, str):
@@ -75,10 +75,8 @@ class ListDocuments(KnowledgeBaseComponent):
         return {"documents": page["documents"], "total": page["total"], "status": status}
 
     def to_dict(self) -> dict[str, Any]:
-        """Serialise to a dict."""
         return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ListDocuments:
-        """Deserialise from a dict."""
         return default_from_dict(cls, data)

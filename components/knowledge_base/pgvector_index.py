@@ -43,7 +43,7 @@ from psycopg.types.json import Jsonb
 
 from components.contracts import ScoreKind
 from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit
-from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics
+from components.knowledge_base.store import KnowledgeBaseUnavailable, TermStatistics
 
 logger = logging.getLogger(__name__)
 
@@ -154,12 +154,8 @@ class PgvectorChunkIndex(ChunkIndex):
                    AND a.attname = 'embedding'""",
                 (self._table.as_string(conn),),
             ).fetchone()
-            if existing is not None and existing[0] > 0 and existing[0] != self.dimension:
-                raise KnowledgeBaseMismatch(
-                    f"Collection {self.collection!r} holds {existing[0]}-dimensional embeddings, but this knowledge "
-                    f"base is set up for {self.dimension} dimensions from {self.embedding_model}; use another "
-                    "collection or re-ingest into a new one."
-                )
+            if existing is not None and existing[0] > 0:
+                self.check_embeddings(existing[0])
         # The integration creates its own table and keyword index on its first call.
         with self._write_lock:
             self.document_store.count_documents()
@@ -191,11 +187,7 @@ class PgvectorChunkIndex(ChunkIndex):
                 stored = json.loads(comment).get("embedding_model") if comment else None
             except (ValueError, AttributeError):
                 stored = None
-            if stored and stored != self.embedding_model:
-                raise KnowledgeBaseMismatch(
-                    f"Collection {self.collection!r} holds embeddings from {stored}, but this knowledge base is set up "
-                    f"for {self.embedding_model}; use another collection or re-ingest into a new one."
-                )
+            self.check_embeddings(self.dimension, stored)
             if not stored:
                 conn.execute(
                     sql.SQL("COMMENT ON TABLE {} IS {}").format(

@@ -35,6 +35,7 @@ from components.knowledge_base.store import (
     KnowledgeBaseMismatch,
     KnowledgeBaseUnavailable,
     SearchFilters,
+    first_line,
 )
 
 logger = logging.getLogger(__name__)
@@ -380,5 +381,4 @@ def pooled_connection(pool: Any) -> Iterator[Any]:
     except PoolTimeout as exc:
         raise KnowledgeBaseUnavailable("The knowledge base's PostgreSQL has no free connection; try again.") from exc
     except psycopg.OperationalError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise KnowledgeBaseUnavailable(f"The knowledge base's PostgreSQL cannot be reached: {first}") from exc
+        raise KnowledgeBaseUnavailable(f"The knowledge base's PostgreSQL cannot be reached: {first_line(exc)}") from exc

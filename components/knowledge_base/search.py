@@ -11,8 +11,7 @@ from components.contracts import ContextChunk, ScoreKind, SourceStatus, source_s
 from components.embedding import get_embedding_model, query_vector
 from components.knowledge_base.attribution import (
     KnowledgeBaseComponent,
-    clamp_float,
-    clamp_int,
+    clamp,
     hit_to_chunk,
     parse_filters,
 )
@@ -68,9 +67,9 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         source_name = f"kb_{mode}" if source_name is None else source_name
         KnowledgeBaseComponent.__init__(self, document_store, collection, source_name, timeout_s)
         # The tool contract clamps silently.
-        self.limit = clamp_int(limit, 1, 50, "limit")
-        self.min_relevance = clamp_float(min_relevance, 0.0, 1.0, "min_relevance")
-        self.text_weight = clamp_float(text_weight, 0.0, 1.0, "text_weight")
+        self.limit = clamp(limit, 1, 50, "limit")
+        self.min_relevance = clamp(min_relevance, 0.0, 1.0, "min_relevance")
+        self.text_weight = clamp(text_weight, 0.0, 1.0, "text_weight")
         # Cached answers are per knowledge base: the store's serialised form names its backend and collection.
         self._store_key = repr(init_parameters_to_dict(self)["init_parameters"]["document_store"])
 
@@ -94,11 +93,11 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
     ) -> tuple[Any, str | None]:
         """The guarded work for one question and its cache key; input problems surface inside the work."""
         try:
-            limit_n = self.limit if limit is None else clamp_int(limit, 1, 50, "limit")
+            limit_n = self.limit if limit is None else clamp(limit, 1, 50, "limit")
             floor = (
-                self.min_relevance if min_relevance is None else clamp_float(min_relevance, 0.0, 1.0, "min_relevance")
+                self.min_relevance if min_relevance is None else clamp(min_relevance, 0.0, 1.0, "min_relevance")
             )
-            weight = self.text_weight if text_weight is None else clamp_float(text_weight, 0.0, 1.0, "text_weight")
+            weight = self.text_weight if text_weight is None else clamp(text_weight, 0.0, 1.0, "text_weight")
         except ValueError as exc:
             message = str(exc)
 
@@ -228,10 +227,8 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         return result.outputs(status)
 
     def to_dict(self) -> dict[str, Any]:
-        """Serialise to a dict."""
         return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> KnowledgeBaseSearch:
-        """Deserialise from a dict."""
         return default_from_dict(cls, data)

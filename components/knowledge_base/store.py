@@ -104,6 +104,12 @@ class KnowledgeBaseMismatch(KnowledgeBaseUnavailable):
     """The collection exists with another embedding model or dimension; retrying will not help."""
 
 
+def first_line(exc: BaseException, limit: int = 200) -> str:
+    """An error's first line (client libraries add hints and tracebacks below it), for a one-sentence message."""
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:limit]
+
+
 def cosine_to_relevance(cosine: float | None) -> float:
     """The one mapping from cosine similarity to `semantic_relevance` (0-1) that every retriever uses.
 
@@ -112,8 +118,3 @@ def cosine_to_relevance(cosine: float | None) -> float:
     if cosine is None:
         return 0.0
     return float(min(1.0, max(0.0, cosine)))
-
-
-def l2_to_cosine(distance: float) -> float:
-    """Cosine similarity from the L2 distance of two unit vectors."""
-    return 1.0 - (distance * distance) / 2.0

@@ -57,25 +57,32 @@ _SUBPROCESS = textwrap.dedent(
 )
 
 
+def run_python(script: str, args: list[str], env: dict[str, str], timeout: float = 180) -> tuple[dict, str]:
+    """Run `script` with `args` in a new Python process at the repository root; the JSON its last line prints, and
+    its stderr."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO_ROOT,
+        env=dict(env, PYTHONPATH=str(REPO_ROOT)),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
+
+
 def run_in_fresh_process(
     backend: str, data_dir: Path, collection: str, query: np.ndarray, database_url: str | None = None
 ) -> dict:
     """Open the store from a new Python process and report what it sees (or the sentence it got); the documents are
     in the registry at `database_url`."""
-    env = dict(os.environ, RESEARCH_DATA_DIR=str(data_dir), PYTHONPATH=str(REPO_ROOT))
+    env = dict(os.environ, RESEARCH_DATA_DIR=str(data_dir))
     if database_url:
         env["DATABASE_URL"] = database_url
-    done = subprocess.run(
-        [sys.executable, "-c", _SUBPROCESS, backend, collection, json.dumps(query.tolist())],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=REPO_ROOT,
-        env=env,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "Traceback" not in done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    seen, stderr = run_python(_SUBPROCESS, [backend, collection, json.dumps(query.tolist())], env, timeout=120)
+    assert "Traceback" not in stderr
+    return seen
 
 
 class BackendCases:

@@ -70,10 +70,22 @@ DOCUMENTS = [
 
 def corpus(embedding_model) -> list[tuple[DocumentRecord, list[ChunkRecord]]]:
     """The documents with embedded chunks."""
-    texts = [text for *_, chunks in DOCUMENTS for text, _ in chunks]
+    documents = [
+        (document_id, title, source, doc_type, date, source if source.startswith("http") else None, chunks)
+        for document_id, title, source, doc_type, date, chunks in DOCUMENTS
+    ]
+    return embedded_documents(embedding_model, documents, origin="test", separator=":")
+
+
+def embedded_documents(
+    embedding_model, documents: list[tuple], origin: str, separator: str
+) -> list[tuple[DocumentRecord, list[ChunkRecord]]]:
+    """Each `(document_id, title, source, doc_type, date, url, [(chunk text, chunk metadata)])` as a document record
+    (metadata `{"origin": origin}`) with its chunks, ids `<document_id><separator><index>`, embedded in one batch."""
+    texts = [text for *_, chunks in documents for text, _ in chunks]
     vectors = iter(embedding_model.embed(texts))
     result = []
-    for document_id, title, source, doc_type, date, chunks in DOCUMENTS:
+    for document_id, title, source, doc_type, date, url, chunks in documents:
         full_text = " ".join(text for text, _ in chunks)
         document = DocumentRecord(
             document_id=document_id,
@@ -82,13 +94,13 @@ def corpus(embedding_model) -> list[tuple[DocumentRecord, list[ChunkRecord]]]:
             doc_type=doc_type,
             content_hash=hashlib.sha256(full_text.encode()).hexdigest(),
             text=full_text,
+            url=url,
             date=date,
-            url=source if source.startswith("http") else None,
-            metadata={"origin": "test"},
+            metadata={"origin": origin},
         )
         records = [
             ChunkRecord(
-                chunk_id=f"{document_id}:{index}",
+                chunk_id=f"{document_id}{separator}{index}",
                 document_id=document_id,
                 chunk_index=index,
                 text=text,

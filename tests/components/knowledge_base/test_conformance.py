@@ -6,14 +6,10 @@ Runs once per `kb_backend` (see conftest.py) on a small written corpus embedded 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import os
-import subprocess
-import sys
 import textwrap
 import uuid
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,8 +24,8 @@ from components.knowledge_base import (
     ListDocuments,
     SearchFilters,
 )
-
-REPO_ROOT = Path(__file__).resolve().parents[3]
+from tests.components.knowledge_base.backend_cases import run_python
+from tests.components.knowledge_base.kb_corpus import embedded_documents
 
 # (document_id, title, source, doc_type, date, url, [(chunk text, chunk metadata)])
 CORPUS = [
@@ -118,35 +114,7 @@ ALL_CHUNKS = sum(len(chunks) for *_, chunks in CORPUS)
 
 
 def build_corpus(embedding_model, corpus=CORPUS) -> list[tuple[DocumentRecord, list[ChunkRecord]]]:
-    texts = [text for *_, chunks in corpus for text, _ in chunks]
-    vectors = iter(embedding_model.embed(texts))
-    result = []
-    for document_id, title, source, doc_type, date, url, chunks in corpus:
-        full = " ".join(text for text, _ in chunks)
-        document = DocumentRecord(
-            document_id=document_id,
-            title=title,
-            source=source,
-            doc_type=doc_type,
-            content_hash=hashlib.sha256(full.encode()).hexdigest(),
-            text=full,
-            url=url,
-            date=date,
-            metadata={"origin": "conformance"},
-        )
-        records = [
-            ChunkRecord(
-                chunk_id=f"{document_id}-{index}",
-                document_id=document_id,
-                chunk_index=index,
-                text=text,
-                embedding=next(vectors),
-                metadata=dict(meta),
-            )
-            for index, (text, meta) in enumerate(chunks)
-        ]
-        result.append((document, records))
-    return result
+    return embedded_documents(embedding_model, corpus, origin="conformance", separator="-")
 
 
 @pytest.fixture(scope="module")
@@ -465,17 +433,8 @@ class TestKnowledgeBaseConformance:
                               "status": result["status"].status.value, "total": listing["total"]}))
             """
         )
-        env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), **kb_backend.env())
-        done = subprocess.run(
-            [sys.executable, "-c", script, loaded, json.dumps(embedding_model.embed_one(query).tolist())],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            cwd=REPO_ROOT,
-            env=env,
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        seen = json.loads(done.stdout.strip().splitlines()[-1])
+        embedding = json.dumps(embedding_model.embed_one(query).tolist())
+        seen, _ = run_python(script, [loaded, embedding], dict(os.environ, **kb_backend.env()))
         assert seen == {"chunks": ALL_CHUNKS, "top": ["sourdough-0"], "status": "success", "total": len(CORPUS)}
 
     def test_unreachable_backend_gives_a_status(self, unreachable):

@@ -3,6 +3,8 @@ integration's table, following every write, replacement and deletion."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -138,5 +140,7 @@ class TestPgvectorEvidence:
 
 def test_backends_without_evidence_return_the_defaults():
     # An index that keeps no evidence inherits these; the ranker then computes what it can itself.
-    assert ChunkIndex.sentence_similarities(None, ["x"], np.zeros(3)) == {}  # type: ignore[arg-type]
+    assert ChunkIndex.evidence(None, ["x"]) == {}  # type: ignore[arg-type]
+    without = SimpleNamespace(dimension=3, _sentence_evidence=lambda ids: ChunkIndex.evidence(None, ids))
+    assert ChunkIndex.sentence_similarities(without, ["x"], np.zeros(3)) == {}  # type: ignore[arg-type]
     assert ChunkIndex.term_statistics(None, ["x"]) is None  # type: ignore[arg-type]
