@@ -33,8 +33,10 @@ ranker copes.
 from __future__ import annotations
 
 import datetime as dt
+import threading
+import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -210,6 +212,67 @@ class ChunkIndex(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections, clients and file locks."""
+
+
+# -- clients of embedded engines, shared per folder -------------------------------------------------------------------
+
+
+@dataclass
+class SharedClient:
+    """One embedded engine's client, shared by every index of its folder in this process, and what they agree on: how
+    many use it, the lock their calls into it hold, the collections written since their last flush (milvus-lite) and
+    the indexes to tell when it is closed under them (Qdrant local mode)."""
+
+    client: Any
+    users: int = 0
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    dirty: set[str] = field(default_factory=set)
+    indexes: weakref.WeakSet = field(default_factory=weakref.WeakSet)
+
+
+class SharedClients:
+    """The clients of one embedded engine's folders in this process (Qdrant local mode, milvus-lite), one per resolved
+    folder, counted by user: the engines open a folder in one process only, and YAML deserialisation gives every
+    component a store object of its own. Each engine's index module keeps one instance and says how its clients open
+    and close."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, SharedClient] = {}
+        self._guard = threading.Lock()
+
+    def acquire(self, key: str, open_client: Callable[[], Any], user: Any = None) -> SharedClient:
+        """The folder's entry with one user more (and `user` to tell on `drain`), its client opened by
+        `open_client()` on first use (what that raises, `acquire` raises)."""
+        with self._guard:
+            entry = self._entries.get(key)
+            if entry is None:
+                entry = self._entries[key] = SharedClient(open_client())
+            entry.users += 1
+            if user is not None:
+                entry.indexes.add(user)
+            return entry
+
+    def release(self, key: str | None) -> SharedClient | None:
+        """One user fewer of the folder; its entry, no longer shared, when that was the last one (the caller closes
+        the client)."""
+        with self._guard:
+            entry = self._entries.get(key or "")
+            if entry is None:
+                return None
+            entry.users -= 1
+            return self._entries.pop(key or "") if entry.users <= 0 else None
+
+    def drain(self) -> dict[str, SharedClient]:
+        """Every folder's entry, no longer shared whoever still uses it (shutdown, or handing the folders to another
+        process); the caller closes the clients."""
+        with self._guard:
+            entries, self._entries = self._entries, {}
+            return entries
+
+    def holds(self, key: str) -> bool:
+        """Whether this process has the folder `key` open through the cache."""
+        with self._guard:
+            return key in self._entries
 
 
 # -- conversions shared by every backend ------------------------------------------------------------------------------

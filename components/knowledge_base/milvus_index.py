@@ -38,7 +38,6 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +46,16 @@ from haystack import Document, logging
 from haystack.document_stores.types import DuplicatePolicy
 
 from components.contracts import ScoreKind
-from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit, check_vector, cosine, cosines
+from components.knowledge_base.chunk_index import (
+    ChunkEvidence,
+    ChunkIndex,
+    IndexHit,
+    SharedClient,
+    SharedClients,
+    check_vector,
+    cosine,
+    cosines,
+)
 from components.knowledge_base.keyword_terms import ENGLISH_STOP_WORDS, terms
 from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics, first_line
 
@@ -217,19 +225,8 @@ def close_shared_clients() -> None:
 # -- the one cache of clients -------------------------------------------------------------------------------------
 
 
-@dataclass
-class _SharedClient:
-    """One client and what every index using it must agree on: the collections written since their last flush,
-    and the lock evidence writes hold."""
-
-    client: Any
-    users: int = 0
-    dirty: set[str] = field(default_factory=set)
-    lock: threading.RLock = field(default_factory=threading.RLock)
-
-
 class MilvusClients:
-    """The Milvus clients of this process, one per milvus-lite file.
+    """The Milvus clients of this process, one per milvus-lite file (a `SharedClients`).
 
     milvus-lite locks its folder to one process, and every `MilvusDocumentStore` opens its own client. Two store
     objects for one file in one process (a writer and a retriever loaded from one `pipelines.yaml`) would then keep
@@ -239,19 +236,14 @@ class MilvusClients:
     store keeps its client.
     """
 
-    _lock = threading.Lock()
-    _lite: dict[str, _SharedClient] = {}
+    _shared = SharedClients()
 
     @classmethod
-    def acquire(cls, document_store: Any) -> _SharedClient:
+    def acquire(cls, document_store: Any) -> SharedClient:
         key = _lite_key(document_store)
         if key is None:
-            return _SharedClient(document_store.client, users=1)
-        with cls._lock:
-            shared = cls._lite.get(key)
-            if shared is None:
-                shared = cls._lite[key] = _SharedClient(document_store.client)
-            shared.users += 1
+            return SharedClient(document_store.client, users=1)
+        shared = cls._shared.acquire(key, lambda: document_store.client)
         document_store._milvus_client = shared.client  # the store's client, replaced by the file's one
         return shared
 
@@ -261,42 +253,26 @@ class MilvusClients:
         stops, so that another process may open it (every store object of the file in this process then needs
         reopening)."""
         key = _lite_key(document_store)
-        if key is None:
-            return
-        with cls._lock:
-            shared = cls._lite.get(key)
-            if shared is None:
-                return
-            shared.users -= 1
-            if shared.users > 0:
-                return
-        cls.release_folder(key)
-
-    @classmethod
-    def release_folder(cls, uri: str) -> None:
-        """Stop milvus-lite's server for this file now, whoever still uses it (shutdown, or handing the folder to
-        another process)."""
-        if not is_lite(uri):
-            return
-        key = str(Path(uri).expanduser().resolve())
-        with cls._lock:
-            cls._lite.pop(key, None)
-        from milvus_lite.server_manager import server_manager_instance
-
-        server_manager_instance.release_server(key)
+        if key is not None and cls._shared.release(key) is not None:
+            _stop_lite_server(key)
 
     @classmethod
     def release_all(cls) -> None:
-        with cls._lock:
-            keys = list(cls._lite)
-        for key in keys:
-            cls.release_folder(key)
+        """Stop milvus-lite's server for every file this process opened through the cache, whoever still uses it
+        (shutdown, or handing the folders to another process)."""
+        for key in cls._shared.drain():
+            _stop_lite_server(key)
 
     @classmethod
     def holds(cls, folder: Path) -> bool:
         """Whether this process already has `folder` open through the cache."""
-        with cls._lock:
-            return str(folder) in cls._lite
+        return cls._shared.holds(str(folder))
+
+
+def _stop_lite_server(key: str) -> None:
+    from milvus_lite.server_manager import server_manager_instance
+
+    server_manager_instance.release_server(key)
 
 
 def _lite_key(document_store: Any) -> str | None:

@@ -36,11 +36,10 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import threading
-import weakref
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from haystack import Document, logging
@@ -48,7 +47,14 @@ from haystack.dataclasses.sparse_embedding import SparseEmbedding
 from haystack.document_stores.types import DuplicatePolicy
 
 from components.contracts import ScoreKind
-from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit, check_vector, cosine
+from components.knowledge_base.chunk_index import (
+    ChunkEvidence,
+    ChunkIndex,
+    IndexHit,
+    SharedClients,
+    check_vector,
+    cosine,
+)
 from components.knowledge_base.keyword_terms import document_sparse_vector, query_sparse_vector
 from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics, first_line
 from components.settings import Settings
@@ -63,16 +69,8 @@ _MAX_LIMIT = 10_000
 _PAGE = 1_000
 
 
-@dataclasses.dataclass
-class _SharedLocalClient:
-    client: Any
-    lock: threading.RLock
-    users: int = 0
-    indexes: weakref.WeakSet = dataclasses.field(default_factory=weakref.WeakSet)
-
-
 class QdrantLocalClients:
-    """The one cache of Qdrant local-mode clients of this process, keyed by resolved folder.
+    """The one cache of Qdrant local-mode clients of this process, keyed by resolved folder (a `SharedClients`).
 
     Qdrant local mode lets one client open a folder; every `QdrantDocumentStore` with the same `path` is given that
     client (its `_client`, set before the store's first call) and the lock that serialises calls into it. Stores
@@ -80,8 +78,7 @@ class QdrantLocalClients:
     frees the folder for another process.
     """
 
-    _entries: ClassVar[dict[str, _SharedLocalClient]] = {}
-    _guard: ClassVar[threading.Lock] = threading.Lock()
+    _shared = SharedClients()
 
     @staticmethod
     def key(store: Any) -> str | None:
@@ -98,50 +95,38 @@ class QdrantLocalClients:
 
         key = cls.key(store)
         assert key is not None
-        with cls._guard:
-            entry = cls._entries.get(key)
-            if entry is None:
-                client = store._client  # a store used before (e.g. by a Haystack writer) already holds the folder
-                if client is None:
-                    Path(key).mkdir(parents=True, exist_ok=True)
-                    try:
-                        client = QdrantClient(**store._prepare_client_params())
-                    except RuntimeError as exc:
-                        if "already accessed" not in str(exc):
-                            raise
-                        raise KnowledgeBaseUnavailable(
-                            f"The Qdrant local folder {key} is open in another process (local mode allows one "
-                            "process per folder): close that process, set QDRANT_URL to a Qdrant server, or use "
-                            "KB_BACKEND=pgvector, which several processes can share."
-                        ) from None
-                entry = cls._entries[key] = _SharedLocalClient(client, threading.RLock())
-            entry.users += 1
-            entry.indexes.add(user)
-            return entry.client, entry.lock
+
+        def open_client() -> Any:
+            if store._client is not None:  # a store used before (e.g. by a Haystack writer) already holds the folder
+                return store._client
+            Path(key).mkdir(parents=True, exist_ok=True)
+            try:
+                return QdrantClient(**store._prepare_client_params())
+            except RuntimeError as exc:
+                if "already accessed" not in str(exc):
+                    raise
+                raise KnowledgeBaseUnavailable(
+                    f"The Qdrant local folder {key} is open in another process (local mode allows one process per "
+                    "folder): close that process, set QDRANT_URL to a Qdrant server, or use KB_BACKEND=pgvector, "
+                    "which several processes can share."
+                ) from None
+
+        entry = cls._shared.acquire(key, open_client, user)
+        return entry.client, entry.lock
 
     @classmethod
     def release(cls, store: Any) -> None:
         """One user fewer of the store's folder; the last one closes the client."""
-        key = cls.key(store)
-        with cls._guard:
-            entry = cls._entries.get(key or "")
-            if entry is None:
-                return
-            entry.users -= 1
-            if entry.users > 0:
-                return
-            del cls._entries[key]  # type: ignore[arg-type]
-        with entry.lock:
-            entry.client.close()
+        entry = cls._shared.release(cls.key(store))
+        if entry is not None:
+            with entry.lock:
+                entry.client.close()
 
     @classmethod
     def close_all(cls) -> None:
         """Close every folder's client (tests, shutdown, and before another process needs a folder); the indexes
         that used them open the folder again on their next call."""
-        with cls._guard:
-            entries = list(cls._entries.values())
-            cls._entries.clear()
-        for entry in entries:
+        for entry in cls._shared.drain().values():
             with entry.lock:
                 for index in list(entry.indexes):
                     index._forget_client()
