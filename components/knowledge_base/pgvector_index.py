@@ -43,6 +43,7 @@ from psycopg.types.json import Jsonb
 
 from components.contracts import ScoreKind
 from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit
+from components.knowledge_base.registry import pooled_connection, select_by_ids
 from components.knowledge_base.store import KnowledgeBaseUnavailable, TermStatistics
 
 logger = logging.getLogger(__name__)
@@ -137,8 +138,6 @@ class PgvectorChunkIndex(ChunkIndex):
     # -- connections and schema -------------------------------------------------------------------------------------
 
     def _connection(self) -> Any:
-        from components.knowledge_base.registry import pooled_connection
-
         return pooled_connection(self._pool)
 
     def _q(self, template: str) -> sql.Composed:
@@ -437,17 +436,11 @@ class PgvectorChunkIndex(ChunkIndex):
     ) -> dict[str, list[tuple[int, int, float]]]:
         """Per chunk id, `(start, end, cosine)` of each stored sentence, in sentence order; computed in SQL for the
         given chunks only, in one round trip."""
-        ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
-        if not ids:
-            return {}
-        with self._connection() as conn:
-            rows = conn.execute(
-                self._q(
-                    "SELECT chunk_id, start_char, end_char, 1 - (embedding <=> %s) FROM {sentences} "
-                    "WHERE chunk_id = ANY(%s) ORDER BY chunk_id, idx"
-                ),
-                (np.asarray(query_embedding, dtype=np.float32).reshape(-1), ids),
-            ).fetchall()
+        statement = self._q(
+            "SELECT chunk_id, start_char, end_char, 1 - (embedding <=> %s) FROM {sentences} "
+            "WHERE chunk_id = ANY(%s) ORDER BY chunk_id, idx"
+        )
+        rows = select_by_ids(self._pool, statement, chunk_ids, np.asarray(query_embedding, dtype=np.float32).ravel())
         similarities: dict[str, list[tuple[int, int, float]]] = {}
         for chunk_id, start, end, cosine in rows:
             similarities.setdefault(chunk_id, []).append((int(start), int(end), float(cosine)))
@@ -455,14 +448,10 @@ class PgvectorChunkIndex(ChunkIndex):
 
     def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
         """Per chunk id, its embedding's cosine to the query, computed in SQL for the given chunks only."""
-        ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
-        if not ids:
-            return {}
-        with self._connection() as conn:
-            rows = conn.execute(
-                self._q("SELECT id, 1 - (embedding <=> %s) FROM {table} WHERE id = ANY(%s) AND embedding IS NOT NULL"),
-                (np.asarray(query_embedding, dtype=np.float32).reshape(-1), ids),
-            ).fetchall()
+        statement = self._q(
+            "SELECT id, 1 - (embedding <=> %s) FROM {table} WHERE id = ANY(%s) AND embedding IS NOT NULL"
+        )
+        rows = select_by_ids(self._pool, statement, chunk_ids, np.asarray(query_embedding, dtype=np.float32).ravel())
         return {chunk_id: float(cosine) for chunk_id, cosine in rows}
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:

@@ -220,11 +220,9 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
             `status`: this source's `SourceStatus`.
         """
         if not source_selected(sources, "kb"):
-            skipped = SourceStatus.skipped(self.source_name, "the knowledge base was not selected")
-            return {"documents": [], "status": skipped}
+            return self._guard().outputs(SourceStatus.skipped(self.source_name, "the knowledge base was not selected"))
         work, key = self._plan(query, query_embedding, limit, min_relevance, text_weight, filters, as_of)
-        result, status = self._guard().call(work, key=key)
-        return result.outputs(status)
+        return self._guard().outputs(work, key=key)
 
     def to_dict(self) -> dict[str, Any]:
         return init_parameters_to_dict(self)
