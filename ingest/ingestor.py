@@ -197,17 +197,9 @@ class Ingestor:
         (scrapers return Markdown, whose headings become sections), "html" as a page."""
         if not source or not source.strip():
             raise ValueError("source must say where the text came from (a URL, an id or a name)")
-        item = IngestItem(
-            source=source.strip(),
-            filename=f"{title or source}.{doc_type}",
-            data=(text or "").encode("utf-8", "replace"),  # a lone surrogate becomes "?", not an exception
-            doc_type=doc_type,
-            title=title,
-            date=date,
-            url=url,
-            metadata=dict(metadata or {}),
-        )
-        return self.ingest_items([item])
+        data = (text or "").encode("utf-8", "replace")  # a lone surrogate becomes "?", not an exception
+        filename = f"{title or source}.{doc_type}"
+        return self.ingest_bytes(data, filename, source.strip(), doc_type, title, url, date, metadata)
 
     def delete(self, document_id: str) -> bool:
         """Delete a document, its chunks and (through the hooks) what was derived from it; False if unknown."""
