@@ -66,20 +66,16 @@ def _import_pymilvus() -> None:
     """Import pymilvus with a milvus-lite path in MILVUS_URI hidden: pymilvus parses that variable at import time
     and rejects anything but a server address, while here it is our setting and may name a milvus-lite file."""
     import os
-    import sys
 
-    if "pymilvus" in sys.modules:
-        return
     saved = os.environ.get("MILVUS_URI")
-    if saved is None or "://" in saved:
-        import pymilvus  # noqa: F401
-
-        return
-    del os.environ["MILVUS_URI"]
+    hidden = saved is not None and "://" not in saved
+    if hidden:
+        del os.environ["MILVUS_URI"]
     try:
         import pymilvus  # noqa: F401
     finally:
-        os.environ["MILVUS_URI"] = saved
+        if hidden:
+            os.environ["MILVUS_URI"] = saved
 
 
 _import_pymilvus()
@@ -384,12 +380,11 @@ class MilvusChunkIndex(ChunkIndex):
         index = store._get_index()
         self._metric = str((index or {}).get("metric_type") or "COSINE").upper()
         skip = {store._vector_field, store._sparse_vector_field, store._primary_field, store._text_field}
-        own = [item["name"] for item in description.get("fields", []) if item["name"] not in skip]
         vector_types = {"FLOAT_VECTOR", "SPARSE_FLOAT_VECTOR", "BINARY_VECTOR", "FLOAT16_VECTOR", "BFLOAT16_VECTOR"}
         own = [
             item["name"]
             for item in description.get("fields", [])
-            if item["name"] in own and getattr(item.get("type"), "name", str(item.get("type"))) not in vector_types
+            if item["name"] not in skip and getattr(item.get("type"), "name", str(item.get("type"))) not in vector_types
         ]
         self._output = [store._primary_field, store._text_field, *own]
         if description.get("enable_dynamic_field"):
