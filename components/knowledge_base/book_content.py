@@ -6,7 +6,7 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict
 
-from components.contracts import SourceStatus, StatusKind, chunk_to_document
+from components.contracts import SourceStatus, StatusKind
 from components.embedding import get_embedding_model, query_vector
 from components.knowledge_base.attribution import (
     KnowledgeBaseComponent,
@@ -188,11 +188,7 @@ class BookContentRetriever(KnowledgeBaseComponent):
                 raise
 
         result, status = self._guard().call(work)
-        return {
-            "result": self._result(result, status, used, fault),
-            "documents": [chunk_to_document(chunk) for chunk in result.chunks],
-            "status": status,
-        }
+        return {"result": self._result(result, status, used, fault), **result.outputs(status)}
 
     def to_dict(self) -> dict[str, Any]:
         return init_parameters_to_dict(self)

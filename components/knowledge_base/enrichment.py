@@ -129,23 +129,20 @@ class KnowledgeBaseEnricher:
 
     def recognise(self, progress: Callable[[EnrichProgress], None] | None = None) -> EnrichReport:
         """Record the collection's documents in the registry (new and changed ones; vanished ones leave it)."""
-        started = time.monotonic()
-        report = EnrichReport()
-        found, report.chunks = self._read(progress)
-        report.documents = len(found)
-        self._register(found, report, progress, enrich=False)
-        report.seconds = time.monotonic() - started
-        return report
+        return self._run(progress, enrich=False)
 
     def enrich(self, progress: Callable[[EnrichProgress], None] | None = None) -> EnrichReport:
         """Recognise, then give every document that lacks them its sentence vectors, term counts and graph facts."""
+        return self._run(progress, enrich=True)
+
+    def _run(self, progress: Callable[[EnrichProgress], None] | None, enrich: bool) -> EnrichReport:
         started = time.monotonic()
         report = EnrichReport()
         found, report.chunks = self._read(progress)
         report.documents = len(found)
-        if found:
+        if found and enrich:
             self.check_embedding_model(found)
-        self._register(found, report, progress, enrich=True)
+        self._register(found, report, progress, enrich=enrich)
         report.seconds = time.monotonic() - started
         return report
 
