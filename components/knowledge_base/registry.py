@@ -331,18 +331,15 @@ def _conditions(filters: SearchFilters | None, search: str | None = None) -> tup
     conditions: list[str] = []
     params: list[Any] = []
     if filters is not None and not filters.empty:
-        if filters.doc_types:
-            conditions.append("doc_type = ANY(%s)")
-            params.append(list(filters.doc_types))
-        if filters.date_from is not None:
-            conditions.append("date >= %s")
-            params.append(filters.date_from)
-        if filters.date_to is not None:
-            conditions.append("date <= %s")
-            params.append(filters.date_to)
-        if filters.document_ids:
-            conditions.append("document_id = ANY(%s)")
-            params.append(list(filters.document_ids))
+        for condition, value in (
+            ("doc_type = ANY(%s)", list(filters.doc_types) or None),
+            ("date >= %s", filters.date_from),
+            ("date <= %s", filters.date_to),
+            ("document_id = ANY(%s)", list(filters.document_ids) or None),
+        ):
+            if value is not None:
+                conditions.append(condition)
+                params.append(value)
     if search and search.strip():
         escaped = search.strip().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         conditions.append("(title ILIKE %s OR source ILIKE %s)")
