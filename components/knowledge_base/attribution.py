@@ -1,8 +1,8 @@
-"""What the knowledge-base components share: filter parsing, hit -> ContextChunk attribution, access to the
-knowledge base built from their document store.
+"""What the knowledge-base components share: their construction checks (`KnowledgeBaseComponent`), filter parsing,
+hit -> ContextChunk attribution, access to the knowledge base built from their document store.
 
-Kept in one place so that search, document lookup and listing translate filters, errors and attribution the
-same way for every backend.
+Kept in one place so that search, document lookup, listing and the book tool check their settings and translate
+filters, errors and attribution the same way for every backend.
 """
 
 from __future__ import annotations

@@ -28,6 +28,11 @@ The evidence the ranker and the answer use is kept beside the chunks, never insi
 sentence spans with their in-context embeddings and the analyzer's term counts; per collection, each term's
 document frequency. An index that cannot keep some of it returns `{}` / `None` from the reading methods, and the
 ranker copes.
+
+What the three indexes would otherwise each write lives here once: the checks of query vectors, chunks and their
+sentence evidence, cosines, sentence similarities from the stored evidence, the sentence for a collection made for
+other embeddings, and `SharedClients`, the per-folder client cache of the embedded engines (Qdrant local mode,
+milvus-lite).
 """
 
 from __future__ import annotations
@@ -81,8 +86,9 @@ class ChunkEvidence:
             return
         vectors = np.asarray(self.sentence_embeddings)
         if vectors.ndim != 2 or vectors.shape != (len(self.sentence_spans), dimension):
+            rows = vectors.shape[0] if vectors.ndim else 0
             raise ValueError(
-                f"Chunk {self.chunk_id!r} has {len(self.sentence_spans)} sentence spans but {vectors.shape[0]} "
+                f"Chunk {self.chunk_id!r} has {len(self.sentence_spans)} sentence spans but {rows} "
                 f"sentence embeddings of shape {vectors.shape}; give one {dimension}-dimensional row per span."
             )
 
