@@ -407,20 +407,14 @@ class PgvectorChunkIndex(ChunkIndex):
     # -- evidence ---------------------------------------------------------------------------------------------------
 
     def evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
-        ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
-        if not ids:
-            return {}
-        with self._connection() as conn:
-            counts = conn.execute(
-                self._q("SELECT chunk_id, term_counts FROM {chunk_terms} WHERE chunk_id = ANY(%s)"), (ids,)
-            ).fetchall()
-            sentences = conn.execute(
-                self._q(
-                    "SELECT chunk_id, start_char, end_char, embedding FROM {sentences} WHERE chunk_id = ANY(%s) "
-                    "ORDER BY chunk_id, idx"
-                ),
-                (ids,),
-            ).fetchall()
+        counts = select_by_ids(
+            self._pool, self._q("SELECT chunk_id, term_counts FROM {chunk_terms} WHERE chunk_id = ANY(%s)"), chunk_ids
+        )
+        statement = self._q(
+            "SELECT chunk_id, start_char, end_char, embedding FROM {sentences} WHERE chunk_id = ANY(%s) "
+            "ORDER BY chunk_id, idx"
+        )
+        sentences = select_by_ids(self._pool, statement, chunk_ids)
         found: dict[str, ChunkEvidence] = {row[0]: ChunkEvidence(row[0], term_counts=row[1]) for row in counts}
         vectors: dict[str, list[np.ndarray]] = {}
         for chunk_id, start, end, vector in sentences:
