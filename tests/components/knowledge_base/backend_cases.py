@@ -18,14 +18,14 @@ import numpy as np
 import pytest
 
 from components.contracts import ScoreKind
-from components.knowledge_base.store import (
+from components.knowledge_base import (
     ChunkRecord,
     DocumentRecord,
     KnowledgeBaseMismatch,
     KnowledgeBaseUnavailable,
     SearchFilters,
-    cosine_to_relevance,
 )
+from components.knowledge_base.store import cosine_to_relevance
 from tests.components.knowledge_base.kb_corpus import corpus
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
