@@ -11,7 +11,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from components.knowledge_base.store import KnowledgeBaseStore
+from components.knowledge_base.knowledge_base import KnowledgeBase
 from ingest.demo import demo_items
 from ingest.ingestor import IngestItem, Ingestor
 
@@ -37,7 +37,7 @@ class IngestionThroughput:
         )
 
 
-def measure_ingestion(store: KnowledgeBaseStore, target_chunks: int = 300, rounds: int = 3) -> IngestionThroughput:
+def measure_ingestion(store: KnowledgeBase, target_chunks: int = 300, rounds: int = 3) -> IngestionThroughput:
     """Ingest about `target_chunks` chunks (copies of the demo corpus) into `store`, and embed the same chunk texts
     with the bare model, in `rounds` alternating rounds (ingest first, then embed first, ...) so that a machine
     whose load drifts during the measurement treats both alike.

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from haystack import logging
 
-from components.knowledge_base.store import KnowledgeBaseStore
+from components.knowledge_base.knowledge_base import KnowledgeBase
 from ingest.formats import SUPPORTED_SUFFIXES, doc_type_for
 from ingest.ingestor import IngestItem, Ingestor
 from ingest.report import IngestProgress, IngestReport
@@ -45,7 +45,7 @@ def ingest_demo_corpus(
     return ingestor.ingest_items(demo_items(), progress=progress, force=force)
 
 
-def ensure_demo_corpus(store: KnowledgeBaseStore | None = None) -> IngestReport | None:
+def ensure_demo_corpus(store: KnowledgeBase | None = None) -> IngestReport | None:
     """Ingest the demo corpus when the knowledge base holds no documents; None when it already has some."""
     if store is None:
         from components.knowledge_base.factory import open_knowledge_base

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import component, default_from_dict, default_to_dict, logging
+from haystack import component, default_from_dict, logging
 
-from components.knowledge_base.attribution import check_document_store, store_to_dict
+from components.knowledge_base.attribution import check_document_store
+from components.serialization import init_parameters_to_dict
 from ingest.ingestor import Ingestor
 
 logger = logging.getLogger(__name__)
@@ -66,9 +67,7 @@ class FileIngester:
         return {"report": report.to_dict(), "document_ids": list(report.document_ids.values())}
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self, document_store=store_to_dict(self.document_store), collection=self.collection, force=self.force
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FileIngester:

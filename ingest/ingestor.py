@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 from haystack import logging
 
-from components.knowledge_base.store import ChunkRecord, DocumentRecord, KnowledgeBaseStore
+from components.knowledge_base.knowledge_base import KnowledgeBase
+from components.knowledge_base.store import ChunkRecord, DocumentRecord, first_line
 from components.text.analyzer import term_counts
 from components.text.language import sentence_spans
 from ingest.formats import ConversionError, convert_bytes, doc_type_for
@@ -104,7 +105,7 @@ class Ingestor:
 
     def __init__(
         self,
-        store: KnowledgeBaseStore | None = None,
+        store: KnowledgeBase | None = None,
         hooks: list[IngestHook] | None = None,
         batch_size: int | None = None,
         limits: IngestLimits | None = None,
@@ -196,17 +197,9 @@ class Ingestor:
         (scrapers return Markdown, whose headings become sections), "html" as a page."""
         if not source or not source.strip():
             raise ValueError("source must say where the text came from (a URL, an id or a name)")
-        item = IngestItem(
-            source=source.strip(),
-            filename=f"{title or source}.{doc_type}",
-            data=(text or "").encode("utf-8", "replace"),  # a lone surrogate becomes "?", not an exception
-            doc_type=doc_type,
-            title=title,
-            date=date,
-            url=url,
-            metadata=dict(metadata or {}),
-        )
-        return self.ingest_items([item])
+        data = (text or "").encode("utf-8", "replace")  # a lone surrogate becomes "?", not an exception
+        filename = f"{title or source}.{doc_type}"
+        return self.ingest_bytes(data, filename, source.strip(), doc_type, title, url, date, metadata)
 
     def delete(self, document_id: str) -> bool:
         """Delete a document, its chunks and (through the hooks) what was derived from it; False if unknown."""
@@ -520,7 +513,7 @@ class _Run:
                     error=repr(exc),
                 )
                 results.append(None)
-                failures[id(prepared)] = (prepared, f"Embedding its chunk {i + 1} failed ({_first_line(exc)}).")
+                failures[id(prepared)] = (prepared, f"Embedding its chunk {i + 1} failed ({first_line(exc)}).")
         return results, list(failures.values())
 
     def _write(self) -> None:
@@ -540,24 +533,17 @@ class _Run:
             self._finish(source, "replaced" if prepared.replaced else "added", chunks=count)
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return (text.splitlines()[0] if text else type(exc).__name__)[:200]
-
-
 def _sentence(text: str) -> str:
     text = text.strip() or "It could not be converted."
     return text[:1].upper() + text[1:]
 
 
 def _unique(items: Iterable[IngestItem]) -> list[IngestItem]:
-    seen: set[str] = set()
-    unique = []
+    """The items in order, the first of each source only."""
+    first: dict[str, IngestItem] = {}
     for item in items:
-        if item.source not in seen:
-            seen.add(item.source)
-            unique.append(item)
-    return unique
+        first.setdefault(item.source, item)
+    return list(first.values())
 
 
 def collect_files(paths: Iterable[Path | str]) -> tuple[list[IngestItem], list[tuple[str, str]]]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack import Document, component, default_from_dict, logging
 
+from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text.language import sentence_spans
 from ingest.structure import ConvertedDocument, TextBuilder, paragraphs
@@ -224,9 +225,7 @@ class TokenSplitter:
         return {"documents": out}
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self, chunk_tokens=self.chunk_tokens, overlap_tokens=self.overlap_tokens, model=self.model
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TokenSplitter:

@@ -12,8 +12,8 @@ and its encoding returns ragged rows, and the batch fails with "Unable to create
 truncation and/or padding". So the model's own tokenizer pads and truncates only under the model's lock, and
 `tokenizer` (for counting and splitting) is a separate copy that never pads.
 
-`embed_with_sentences` also returns in-context sentence vectors: the mean of the chunk's own token embeddings over
-each sentence's character span, from the same forward pass as the chunk vector. A sentence read inside its chunk
+`embed_with_sentence_spans` also returns in-context sentence vectors: the mean of the chunk's own token embeddings
+over each sentence's character span, from the same forward pass as the chunk vector. A sentence read inside its chunk
 knows what "it" and "the team" refer to, which a sentence embedded alone does not, and it costs no extra pass.
 """
 
@@ -90,37 +90,31 @@ class EmbeddingModel:
             )
         return np.asarray(vectors, dtype=np.float32)
 
-    def embed_with_sentences(
+    def embed_with_sentence_spans(
         self, texts: list[str], spans: list[list[tuple[int, int]]], batch_size: int = 32
-    ) -> tuple[np.ndarray, list[np.ndarray]]:
+    ) -> tuple[np.ndarray, list[np.ndarray], list[list[tuple[int, int]]]]:
         """Chunk embeddings and in-context sentence embeddings of `texts`, from one forward pass per batch.
 
         The chunk vector is the model's own mean pooling over all tokens, normalised (what `embed` returns, up to
         float noise). For each `(start, end)` character span of `spans[i]`, the sentence vector is the normalised
         mean of the tokens of `texts[i]` that lie inside the span. A span with no token inside the model's window
         (the first `max_tokens` word pieces; the rest of a longer text is truncated, as in `embed`) gets no vector:
-        its row is dropped. `embed_with_sentence_spans` also says which spans were kept.
+        its row is dropped, and the kept spans say which rows there are.
 
         Usage:
         ```python
         model = get_embedding_model()
         text = "The Eagles won. They scored late."
-        chunk_vectors, sentence_vectors = model.embed_with_sentences([text], [[(0, 15), (16, 33)]])
+        chunk_vectors, sentence_vectors, kept = model.embed_with_sentence_spans([text], [[(0, 15), (16, 33)]])
         chunk_vectors.shape, sentence_vectors[0].shape  # (1, 384), (2, 384)
         ```
 
         :param texts: the chunk texts.
         :param spans: per text, the character spans of its sentences (offsets into `texts[i]`).
         :param batch_size: texts per forward pass.
-        :returns: `(chunk_vectors (len(texts), dimension), [sentence_vectors (kept spans, dimension) per text])`.
+        :returns: `(chunk_vectors (len(texts), dimension), [sentence_vectors (kept spans, dimension) per text],
+            [kept spans per text])`: row k of a text's sentence vectors belongs to its k-th kept span.
         """
-        chunk_vectors, sentence_vectors, _ = self.embed_with_sentence_spans(texts, spans, batch_size)
-        return chunk_vectors, sentence_vectors
-
-    def embed_with_sentence_spans(
-        self, texts: list[str], spans: list[list[tuple[int, int]]], batch_size: int = 32
-    ) -> tuple[np.ndarray, list[np.ndarray], list[list[tuple[int, int]]]]:
-        """`embed_with_sentences` plus, per text, the spans that got a vector (row k of its vectors is span k)."""
         import torch
 
         if len(spans) != len(texts):
@@ -219,3 +213,11 @@ def get_embedding_model(name: str | None = None, threads: int | None = None) -> 
             logger.info("Loading embedding model {model}", model=name)
             model = _MODELS[(name, threads)] = EmbeddingModel(name, threads)
         return model
+
+
+def query_vector(text: str, query_embedding: list[float] | None = None, model: str | None = None) -> np.ndarray:
+    """A question's vector: the `query_embedding` it came with (when not empty), else `text` embedded by the shared
+    model `model` (default: the settings' model; loaded now if nothing has loaded it yet)."""
+    if query_embedding is not None and len(query_embedding) > 0:
+        return np.asarray(query_embedding, dtype=np.float32)
+    return get_embedding_model(model).embed_one(text)

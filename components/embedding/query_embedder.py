@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import component, default_from_dict, default_to_dict
+from haystack import component, default_from_dict
 
 from components.embedding.model import EmbeddingModel, get_embedding_model
+from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL
 
 
@@ -46,7 +47,7 @@ class QueryEmbedder:
         return {"embedding": self._model.embed_one(query.strip()).tolist()}
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, model=self.model)
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> QueryEmbedder:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component, default_from_dict
 
 from components.generation.cited_answer_builder import CITATION_MARK, cited_numbers
 from components.generation.extractive_answer_generator import ABSTENTION_PREFIX
 from components.ranking.evidence import idf_weights
+from components.serialization import init_parameters_to_dict
 from components.text.analyzer import sentence_spans, terms
 
 
@@ -85,7 +86,7 @@ class CitationChecker:
         return {"sentences": results, "unsupported": sum(1 for item in results if not item["supported"])}
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, min_support=self.min_support)
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CitationChecker:

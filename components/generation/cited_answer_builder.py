@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack import Document, component, default_from_dict, logging
+
+from components.serialization import init_parameters_to_dict
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +86,7 @@ class CitedAnswerBuilder:
         return {"answer": answer, "citations": citations, "documents": numbered, "invalid_citations": invalid}
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, strip_invalid=self.strip_invalid)
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CitedAnswerBuilder:

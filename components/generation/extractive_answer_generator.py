@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack import Document, component, default_from_dict, logging
 
 from components.generation.comparison import compare, yes_no
 from components.generation.question_analysis import YES_NO_STARTS, QuestionAnalysis, QuestionPart, analyze_question
 from components.generation.question_gap import fill_gap, fill_gap_token, phrase_tokens, question_gap
+from components.serialization import init_parameters_to_dict
 from components.text.analyzer import sentence_spans, terms
 
 logger = logging.getLogger(__name__)
@@ -221,13 +222,7 @@ class ExtractiveAnswerGenerator:
         return {"replies": [" ".join(lines)], "short_answer": short_answer}
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            max_sentences=self.max_sentences,
-            max_chunks=self.max_chunks,
-            min_support=self.min_support,
-            min_cosine=self.min_cosine,
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ExtractiveAnswerGenerator:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component, default_from_dict
 
 from components.generation.question_analysis import analyze_question
+from components.serialization import init_parameters_to_dict
 
 
 @component
@@ -44,7 +45,7 @@ class QuestionAnalyzer:
         return {"analysis": analysis.to_dict(), "guidance": analysis.describe()}
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self)
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> QuestionAnalyzer:

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack import Document, component, default_from_dict, logging
 from haystack.dataclasses import ChatMessage, StreamingChunk
 from haystack.utils import Secret
 
@@ -16,6 +16,7 @@ from components.generation.cited_answer_builder import CITATION_MARK
 from components.generation.extractive_answer_generator import ABSTENTION_PREFIX, ExtractiveAnswerGenerator
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.budget import question_deadline
+from components.serialization import init_parameters_to_dict
 
 logger = logging.getLogger(__name__)
 
@@ -202,16 +203,7 @@ class ResearchGenerator:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            generator=self.generator,
-            model=self.model,
-            api_base_url=self.api_base_url,
-            timeout_s=self.timeout_s,
-            retries=self.retries,
-            generation_kwargs=self.generation_kwargs,
-            max_sentences=self.max_sentences,
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ResearchGenerator:

@@ -1,8 +1,8 @@
-"""What the knowledge-base components share: filter parsing, hit -> ContextChunk attribution, access to the
-knowledge base built from their document store.
+"""What the knowledge-base components share: their construction checks (`KnowledgeBaseComponent`), filter parsing,
+hit -> ContextChunk attribution, access to the knowledge base built from their document store.
 
-Kept in one place so that search, document lookup and listing translate filters, errors and attribution the
-same way for every backend.
+Kept in one place so that search, document lookup, listing and the book tool check their settings and translate
+filters, errors and attribution the same way for every backend.
 """
 
 from __future__ import annotations
@@ -14,17 +14,17 @@ from typing import Any
 from haystack import logging
 
 from components.contracts import ContextChunk, ScoreKind, SourceType
+from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.store import (
     ChunkHit,
     ChunkRecord,
     DocumentRecord,
     KnowledgeBaseMismatch,
-    KnowledgeBaseStore,
     KnowledgeBaseUnavailable,
     SearchFilters,
     cosine_to_relevance,
 )
-from components.resilience import RetryableError, SourceError
+from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
 from components.serialization import without_wiping_flags
 from components.text.dates import parse_date
 
@@ -35,38 +35,14 @@ FILTER_KEYS = ("doc_types", "date_from", "date_to", "document_ids")
 OTHER_SOURCES_KEYS = ("domains", "arxiv_categories")
 
 
-def check_component_settings(collection: str | None, timeout_s: float | None) -> float | None:
-    """The construction checks every knowledge-base component shares: `collection` is a non-empty name or None
-    (the settings' collection); `timeout_s` is None (the settings' tool timeout) or positive, at most 120 s.
-    Returns the timeout to keep; raises `ValueError` with one sentence."""
-    if collection is not None and (not isinstance(collection, str) or not collection.strip()):
-        raise ValueError("collection must be a non-empty name, or None for the settings' collection")
-    if timeout_s is None:
-        return None
-    timeout_s = clamp_float(timeout_s, 0.0, 120.0, "timeout_s")
-    if timeout_s <= 0:
-        raise ValueError("timeout_s must be positive, or None for the settings' tool timeout")
-    return timeout_s
-
-
-def clamp_int(value: Any, low: int, high: int, name: str) -> int:
-    """`value` as an int within [low, high]; a value that is not a number is a ValueError."""
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a number, not {value!r}")
+def clamp(value: Any, low: float, high: float, name: str) -> Any:
+    """`value` as a number of `low`'s type (int or float) within [low, high]; a value that is not a number (a bool,
+    text, NaN) is a ValueError."""
     try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, not {value!r}") from None
-    return min(high, max(low, number))
-
-
-def clamp_float(value: Any, low: float, high: float, name: str) -> float:
-    """`value` as a float within [low, high]; a value that is not a number is a ValueError."""
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a number, not {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
+        if isinstance(value, bool):
+            raise TypeError
+        number = type(low)(value)
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{name} must be a number, not {value!r}") from None
     if number != number:  # NaN
         raise ValueError(f"{name} must be a number, not NaN")
@@ -145,19 +121,20 @@ class KnowledgeBaseAccess:
     ```
     """
 
-    def __init__(self, document_store: Any = None, collection: str | None = None) -> None:
+    def __init__(self, document_store: Any = None, collection: str | None = None, backend: str | None = None) -> None:
         self.document_store = document_store
         self.collection = collection
-        self._store: KnowledgeBaseStore | None = None
+        self.backend = backend  # without a store: this backend's, whatever KB_BACKEND says
+        self._store: KnowledgeBase | None = None
         self._lock = threading.Lock()
 
-    def get(self) -> KnowledgeBaseStore:
+    def get(self) -> KnowledgeBase:
         """The knowledge base, opened now if warm-up could not open it."""
         if self._store is not None:
             return self._store
         return self._open()
 
-    def _open(self) -> KnowledgeBaseStore:
+    def _open(self) -> KnowledgeBase:
         with self._lock:
             if self._store is None:
                 from components.knowledge_base.factory import document_store_for, knowledge_base_for
@@ -165,7 +142,12 @@ class KnowledgeBaseAccess:
                 try:
                     document_store = self.document_store
                     if document_store is None:
-                        document_store = document_store_for(None, self.collection)
+                        from components.settings import get_settings
+
+                        settings = get_settings()
+                        if self.backend is not None:
+                            settings = settings.model_copy(update={"kb_backend": self.backend})
+                        document_store = document_store_for(settings, self.collection)
                     self._store = knowledge_base_for(document_store)
                 except KnowledgeBaseMismatch as exc:
                     raise SourceError(str(exc)) from exc
@@ -184,14 +166,57 @@ class KnowledgeBaseAccess:
         except Exception as exc:  # noqa: BLE001 - warm-up never fails a pipeline; each run reports it in its status
             logger.warning("The knowledge base is not ready yet: {reason}", reason=str(exc))
 
-    @property
-    def opened(self) -> KnowledgeBaseStore | None:
-        """The knowledge base if it has been opened, else None (nothing is opened)."""
-        return self._store
+
+class KnowledgeBaseComponent:
+    """What every knowledge-base tool component keeps and checks: the integration's `document_store` (None: the store
+    `KB_BACKEND` chooses for `collection`), its `source_name` in statuses (None: the class's `SOURCE_NAME`) and its
+    `timeout_s` (None: the settings' tool timeout); the knowledge base over the store is opened in `warm_up()`.
+
+    Usage (a component's own `__init__`, when it takes more parameters, calls
+    `KnowledgeBaseComponent.__init__(self, document_store, collection, source_name, timeout_s)`; not `super()`,
+    which breaks on the class `@component` makes anew):
+    ```python
+    @component
+    class GetDocument(KnowledgeBaseComponent):
+        SOURCE_NAME = "kb_document"
+    ```
+    """
+
+    SOURCE_NAME = "kb"
+    BACKEND: str | None = None  # the backend used without a document store; None: KB_BACKEND
+
+    def __init__(
+        self,
+        document_store: Any = None,
+        collection: str | None = None,
+        source_name: str | None = None,
+        timeout_s: float | None = None,
+    ) -> None:
+        if collection is not None and (not isinstance(collection, str) or not collection.strip()):
+            raise ValueError("collection must be a non-empty name, or None for the settings' collection")
+        if source_name is not None and (not isinstance(source_name, str) or not source_name.strip()):
+            raise ValueError(f"source_name must be a non-empty name, or None for {self.SOURCE_NAME}")
+        if timeout_s is not None:
+            timeout_s = clamp(timeout_s, 0.0, 120.0, "timeout_s")
+            if timeout_s <= 0:
+                raise ValueError("timeout_s must be positive, or None for the settings' tool timeout")
+        self.timeout_s = timeout_s
+        self.document_store = check_document_store(document_store)
+        self.collection = collection
+        self.source_name = source_name or self.SOURCE_NAME
+        self._kb = KnowledgeBaseAccess(self.document_store, collection, self.BACKEND)
+
+    def warm_up(self) -> None:
+        """Open the knowledge base over the document store (a failure shows in the next run's status)."""
+        self._kb.warm_up()
+
+    def _guard(self) -> SourceGuard:
+        """The resilience guard of one call, with this component's name and timeout."""
+        return SourceGuard(self.source_name, ResiliencePolicy.from_settings(timeout_s=self.timeout_s))
 
 
 def chunk_metadata(
-    document: DocumentRecord, chunk: ChunkRecord, total_chunks: int, store: KnowledgeBaseStore, score: float | None
+    document: DocumentRecord, chunk: ChunkRecord, total_chunks: int, store: KnowledgeBase, score: float | None
 ) -> dict[str, Any]:
     """The knowledge-base metadata of one chunk (`KnowledgeBaseMetadata` plus what the chunk knows)."""
     metadata: dict[str, Any] = {
@@ -212,44 +237,43 @@ def chunk_metadata(
 
 def hit_to_chunk(
     hit: ChunkHit,
-    store: KnowledgeBaseStore,
+    store: KnowledgeBase,
     ranks: dict[str, int],
     raw_score: float | None = None,
     score_kind: ScoreKind | None = None,
 ) -> ContextChunk:
     """The `ContextChunk` of a search hit: full attribution, relevance from the cosine, the raw score kept."""
     raw = hit.raw_score if raw_score is None else raw_score
-    document = hit.document
-    return ContextChunk(
-        id=hit.chunk.chunk_id,
-        source_type=SourceType.KB,
-        text=hit.chunk.text or " ",
-        semantic_relevance=cosine_to_relevance(hit.cosine),
-        source_id=document.document_id,
-        source_title=document.title,
-        source_url=document.url,
-        source_date=document.date,
-        raw_score=raw,
-        score_kind=score_kind or hit.score_kind,
-        ranks=dict(ranks),
-        metadata=chunk_metadata(document, hit.chunk, hit.total_chunks, store, raw),
-    )
+    relevance = cosine_to_relevance(hit.cosine)
+    kind = score_kind or hit.score_kind
+    return record_to_chunk(hit.document, hit.chunk, hit.total_chunks, store, relevance, raw, kind, ranks)
 
 
 def record_to_chunk(
-    document: DocumentRecord, chunk: ChunkRecord, total: int, store: KnowledgeBaseStore
+    document: DocumentRecord,
+    chunk: ChunkRecord,
+    total: int,
+    store: KnowledgeBase,
+    relevance: float = 0.0,
+    raw_score: float | None = None,
+    score_kind: ScoreKind = ScoreKind.NONE,
+    ranks: dict[str, int] | None = None,
 ) -> ContextChunk:
-    """A stored chunk shown outside a search (no relevance to any question)."""
+    """A stored chunk as a `ContextChunk` with full attribution; outside a search it has no relevance to any
+    question (the defaults)."""
     return ContextChunk(
         id=chunk.chunk_id,
         source_type=SourceType.KB,
         text=chunk.text or " ",
-        semantic_relevance=0.0,
+        semantic_relevance=relevance,
         source_id=document.document_id,
         source_title=document.title,
         source_url=document.url,
         source_date=document.date,
-        metadata=chunk_metadata(document, chunk, total, store, None),
+        raw_score=raw_score,
+        score_kind=score_kind,
+        ranks=dict(ranks or {}),
+        metadata=chunk_metadata(document, chunk, total, store, raw_score),
     )
 
 

@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component, default_from_dict
 
-from components.contracts import SourceStatus, StatusKind, chunk_to_document
-from components.embedding import EmbeddingModel, get_embedding_model
+from components.contracts import SourceStatus, StatusKind
+from components.embedding import get_embedding_model, query_vector
 from components.knowledge_base.attribution import (
-    check_component_settings,
-    check_document_store,
-    clamp_float,
-    clamp_int,
+    KnowledgeBaseComponent,
+    clamp,
     hit_to_chunk,
-    store_to_dict,
 )
+from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.store import (
-    KnowledgeBaseMismatch,
-    KnowledgeBaseStore,
-    KnowledgeBaseUnavailable,
     cosine_to_relevance,
 )
-from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard, SourceResult
+from components.resilience import RetryableError, SourceError, SourceResult
+from components.serialization import init_parameters_to_dict
 
 MAX_QUERY_CHARS = 1000
 NO_RESULTS = "No relevant content found"
@@ -53,7 +48,7 @@ def _http_status(exc: BaseException) -> int | None:
 
 
 @component
-class BookContentRetriever:
+class BookContentRetriever(KnowledgeBaseComponent):
     """Finds passages of the books and documents in the Qdrant knowledge base: the `retrieve_book_content` tool.
 
     `query` (1-1,000 characters) is embedded with the local model; the `top_k` (clamped 1-10, default 5) nearest
@@ -74,63 +69,38 @@ class BookContentRetriever:
     ```
     """
 
+    SOURCE_NAME = "kb_books"
+    BACKEND = "qdrant"
+
     def __init__(
         self,
         document_store: Any = None,
         collection: str | None = None,
         top_k: int = 5,
         min_score: float = 0.5,
-        source_name: str = "kb_books",
+        source_name: str | None = None,
         timeout_s: float | None = None,
     ) -> None:
-        timeout_s = check_component_settings(collection, timeout_s)
-        if not isinstance(source_name, str) or not source_name.strip():
-            raise ValueError("source_name must be a non-empty name")
-        self.document_store = check_document_store(document_store)
-        self.collection = collection
-        self.top_k = clamp_int(top_k, 1, 10, "top_k")
-        self.min_score = clamp_float(min_score, 0.0, 1.0, "min_score")
-        self.source_name = source_name
-        self.timeout_s = timeout_s
-        self._model: EmbeddingModel | None = None
-        self._store_opened: KnowledgeBaseStore | None = None
-        self._lock = threading.Lock()
+        KnowledgeBaseComponent.__init__(self, document_store, collection, source_name, timeout_s)
+        self.top_k = clamp(top_k, 1, 10, "top_k")
+        self.min_score = clamp(min_score, 0.0, 1.0, "min_score")
 
     def warm_up(self) -> None:
         """Load the embedding model (once per process) and open the knowledge base; safe from several threads. A
         knowledge base that cannot be opened yet is reported by each call instead."""
-        with self._lock:
-            if self._model is None:
-                self._model = get_embedding_model()
+        get_embedding_model()
+        KnowledgeBaseComponent.warm_up(self)
+
+    def _store(self) -> KnowledgeBase:
         try:
-            self._store()
-        except (SourceError, RetryableError):
-            pass
-
-    def _store(self) -> KnowledgeBaseStore:
-        if self._store_opened is not None:
-            return self._store_opened
-        from components.knowledge_base.factory import document_store_for, knowledge_base_for
-        from components.settings import get_settings
-
-        with self._lock:
-            if self._store_opened is not None:
-                return self._store_opened
-            try:
-                document_store = self.document_store
-                if document_store is None:
-                    settings = get_settings().model_copy(update={"kb_backend": "qdrant"})
-                    document_store = document_store_for(settings, self.collection)
-                self._store_opened = knowledge_base_for(document_store)
-            except KnowledgeBaseMismatch as exc:
-                raise _Refused(str(exc), INVALID_QUERY) from exc
-            except KnowledgeBaseUnavailable as exc:
-                code = _http_status(exc)
-                if code in (401, 403):
-                    message = f"Qdrant refused the API key (HTTP {code}); check QDRANT_API_KEY"
-                    raise _Refused(message, AUTH_ERROR) from exc
-                raise RetryableError(str(exc), kind="connection") from exc
-            return self._store_opened
+            return self._kb.get()
+        except RetryableError as exc:
+            code = _http_status(exc)
+            if code in (401, 403):
+                raise _Refused(f"Qdrant refused the API key (HTTP {code}); check QDRANT_API_KEY", AUTH_ERROR) from exc
+            raise
+        except SourceError as exc:  # a store of another kind or shape
+            raise _Refused(str(exc), INVALID_QUERY) from exc
 
     def _retrieve(self, query: Any, top_k: Any, min_score: Any, used: dict[str, Any]) -> SourceResult:
         text = query.strip() if isinstance(query, str) else ""
@@ -139,15 +109,12 @@ class BookContentRetriever:
         if len(text) > MAX_QUERY_CHARS:
             raise _Refused(f"query is longer than {MAX_QUERY_CHARS:,} characters", INVALID_QUERY)
         try:
-            limit = clamp_int(self.top_k if top_k is None else top_k, 1, 10, "top_k")
-            floor = clamp_float(self.min_score if min_score is None else min_score, 0.0, 1.0, "min_score")
+            limit = clamp(self.top_k if top_k is None else top_k, 1, 10, "top_k")
+            floor = clamp(self.min_score if min_score is None else min_score, 0.0, 1.0, "min_score")
         except ValueError as exc:
             raise _Refused(str(exc), INVALID_QUERY) from None
         store = self._store()
-        with self._lock:
-            if self._model is None:
-                self._model = get_embedding_model()
-        embedding = self._model.embed_one(text)
+        embedding = query_vector(text)
         used["embedding"] = embedding.tolist()
         try:
             hits = store.dense_search(embedding, limit)
@@ -220,27 +187,12 @@ class BookContentRetriever:
                 fault["code"] = exc.code
                 raise
 
-        guard = SourceGuard(self.source_name, ResiliencePolicy.from_settings(timeout_s=self.timeout_s))
-        result, status = guard.call(work)
-        return {
-            "result": self._result(result, status, used, fault),
-            "documents": [chunk_to_document(chunk) for chunk in result.chunks],
-            "status": status,
-        }
+        result, status = self._guard().call(work)
+        return {"result": self._result(result, status, used, fault), **result.outputs(status)}
 
     def to_dict(self) -> dict[str, Any]:
-        """Serialise to a dict."""
-        return default_to_dict(
-            self,
-            document_store=store_to_dict(self.document_store),
-            collection=self.collection,
-            top_k=self.top_k,
-            min_score=self.min_score,
-            source_name=self.source_name,
-            timeout_s=self.timeout_s,
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BookContentRetriever:
-        """Deserialise from a dict."""
         return default_from_dict(cls, data)

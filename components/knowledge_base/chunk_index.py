@@ -28,13 +28,20 @@ The evidence the ranker and the answer use is kept beside the chunks, never insi
 sentence spans with their in-context embeddings and the analyzer's term counts; per collection, each term's
 document frequency. An index that cannot keep some of it returns `{}` / `None` from the reading methods, and the
 ranker copes.
+
+What the three indexes would otherwise each write lives here once: the checks of query vectors, chunks and their
+sentence evidence, cosines, sentence similarities from the stored evidence, the sentence for a collection made for
+other embeddings, and `SharedClients`, the per-folder client cache of the embedded engines (Qdrant local mode,
+milvus-lite).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import threading
+import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +49,13 @@ import numpy as np
 from haystack import Document
 
 from components.contracts import ScoreKind
-from components.knowledge_base.store import ChunkRecord, DocumentRecord, SearchFilters, TermStatistics
+from components.knowledge_base.store import (
+    ChunkRecord,
+    DocumentRecord,
+    KnowledgeBaseMismatch,
+    SearchFilters,
+    TermStatistics,
+)
 
 # The meta fields the assistant writes on its own chunks; everything else in `meta` is the chunk's own metadata.
 DOCUMENT_FIELDS_ON_CHUNKS = ("document_id", "chunk_index", "title", "source", "doc_type", "url", "date", "date_ordinal")
@@ -65,6 +78,19 @@ class ChunkEvidence:
     @property
     def empty(self) -> bool:
         return not self.term_counts and (not self.sentence_spans or self.sentence_embeddings is None)
+
+    def check(self, dimension: int) -> None:
+        """ValueError in one sentence unless the sentence embeddings (when given) are one `dimension`-wide row per
+        span."""
+        if self.sentence_embeddings is None or not self.sentence_spans:
+            return
+        vectors = np.asarray(self.sentence_embeddings)
+        if vectors.ndim != 2 or vectors.shape != (len(self.sentence_spans), dimension):
+            rows = vectors.shape[0] if vectors.ndim else 0
+            raise ValueError(
+                f"Chunk {self.chunk_id!r} has {len(self.sentence_spans)} sentence spans but {rows} "
+                f"sentence embeddings of shape {vectors.shape}; give one {dimension}-dimensional row per span."
+            )
 
 
 @dataclass
@@ -91,6 +117,17 @@ class ChunkIndex(ABC):
     document_store: Any
     embedding_model: str
     dimension: int
+
+    def check_embeddings(self, dimension: int, model: str | None = None) -> None:
+        """`KnowledgeBaseMismatch` in one sentence when the stored collection holds embeddings of another dimension or
+        from another model (`model` None: not recorded)."""
+        if dimension == self.dimension and (not model or not self.embedding_model or model == self.embedding_model):
+            return
+        raise KnowledgeBaseMismatch(
+            f"The {self.backend} collection {self.collection!r} holds {dimension}-dimensional embeddings from "
+            f"{model or 'an unknown model'}, but this knowledge base is set up for {self.dimension} dimensions from "
+            f"{self.embedding_model or 'an unknown model'}; use another collection or re-ingest into a new one."
+        )
 
     # -- writes -----------------------------------------------------------------------------------------------------
 
@@ -142,8 +179,23 @@ class ChunkIndex(ABC):
     def sentence_similarities(
         self, chunk_ids: list[str], query_embedding: np.ndarray
     ) -> dict[str, list[tuple[int, int, float]]]:
-        """Per chunk id, `(start, end, cosine)` of each stored sentence to the query, in one round trip."""
-        return {}
+        """Per chunk id, `(start, end, cosine)` of each stored sentence to the query, in sentence order: the chunks'
+        sentence vectors read by id in one lookup (`_sentence_evidence`) and compared here."""
+        query = check_vector(query_embedding, self.dimension)
+        similarities = {}
+        for chunk_id, item in self._sentence_evidence(chunk_ids).items():
+            if item.sentence_embeddings is None or len(item.sentence_embeddings) != len(item.sentence_spans):
+                continue
+            values = cosines(np.asarray(item.sentence_embeddings, dtype=np.float32), query)
+            similarities[chunk_id] = [
+                (int(start), int(end), float(value))
+                for (start, end), value in zip(item.sentence_spans, values, strict=True)
+            ]
+        return similarities
+
+    def _sentence_evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
+        """The evidence `sentence_similarities` compares (an index may read only the sentences)."""
+        return self.evidence(chunk_ids)
 
     def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
         """Per chunk id, the cosine of its embedding to the query in one round trip; None when the engine cannot
@@ -168,7 +220,89 @@ class ChunkIndex(ABC):
         """Release connections, clients and file locks."""
 
 
+# -- clients of embedded engines, shared per folder -------------------------------------------------------------------
+
+
+@dataclass
+class SharedClient:
+    """One embedded engine's client, shared by every index of its folder in this process, and what they agree on: how
+    many use it, the lock their calls into it hold, the collections written since their last flush (milvus-lite) and
+    the indexes to tell when it is closed under them (Qdrant local mode)."""
+
+    client: Any
+    users: int = 0
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    dirty: set[str] = field(default_factory=set)
+    indexes: weakref.WeakSet = field(default_factory=weakref.WeakSet)
+
+
+class SharedClients:
+    """The clients of one embedded engine's folders in this process (Qdrant local mode, milvus-lite), one per resolved
+    folder, counted by user: the engines open a folder in one process only, and YAML deserialisation gives every
+    component a store object of its own. Each engine's index module keeps one instance and says how its clients open
+    and close."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, SharedClient] = {}
+        self._guard = threading.Lock()
+
+    def acquire(self, key: str, open_client: Callable[[], Any], user: Any = None) -> SharedClient:
+        """The folder's entry with one user more (and `user` to tell on `drain`), its client opened by
+        `open_client()` on first use (what that raises, `acquire` raises)."""
+        with self._guard:
+            entry = self._entries.get(key)
+            if entry is None:
+                entry = self._entries[key] = SharedClient(open_client())
+            entry.users += 1
+            if user is not None:
+                entry.indexes.add(user)
+            return entry
+
+    def release(self, key: str | None) -> SharedClient | None:
+        """One user fewer of the folder; its entry, no longer shared, when that was the last one (the caller closes
+        the client)."""
+        with self._guard:
+            entry = self._entries.get(key or "")
+            if entry is None:
+                return None
+            entry.users -= 1
+            return self._entries.pop(key or "") if entry.users <= 0 else None
+
+    def drain(self) -> dict[str, SharedClient]:
+        """Every folder's entry, no longer shared whoever still uses it (shutdown, or handing the folders to another
+        process); the caller closes the clients."""
+        with self._guard:
+            entries, self._entries = self._entries, {}
+            return entries
+
+    def holds(self, key: str) -> bool:
+        """Whether this process has the folder `key` open through the cache."""
+        with self._guard:
+            return key in self._entries
+
+
 # -- conversions shared by every backend ------------------------------------------------------------------------------
+
+
+def check_vector(embedding: Any, dimension: int, what: str = "The query embedding") -> np.ndarray:
+    """`embedding` as a flat float32 vector; ValueError in one sentence when it is missing or of another size."""
+    if embedding is None:
+        raise ValueError(f"{what} has no embedding; embed it first.")
+    vector = np.asarray(embedding, dtype=np.float32).reshape(-1)
+    if vector.shape[0] != dimension:
+        raise ValueError(f"{what} has {vector.shape[0]} embedding dimensions; the collection needs {dimension}.")
+    return vector
+
+
+def cosines(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """The cosine of each row of `matrix` to `query` (zero vectors score 0)."""
+    norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
+    return (matrix @ query) / np.maximum(norms, 1e-12)
+
+
+def cosine(vector: Any, query: np.ndarray) -> float:
+    """The cosine of one stored vector to `query`."""
+    return float(cosines(np.asarray(vector, dtype=np.float32).reshape(1, -1), query)[0])
 
 
 def date_ordinal(value: dt.date | None) -> int:

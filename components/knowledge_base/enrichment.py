@@ -25,7 +25,7 @@ from haystack import logging
 
 from components.knowledge_base.attach import ATTACHED, DocumentRecogniser, RecognisedDocument
 from components.knowledge_base.chunk_index import ChunkEvidence, document_to_chunk
-from components.knowledge_base.store import KnowledgeBaseUnavailable
+from components.knowledge_base.store import KnowledgeBaseUnavailable, first_line
 
 logger = logging.getLogger(__name__)
 
@@ -129,23 +129,20 @@ class KnowledgeBaseEnricher:
 
     def recognise(self, progress: Callable[[EnrichProgress], None] | None = None) -> EnrichReport:
         """Record the collection's documents in the registry (new and changed ones; vanished ones leave it)."""
-        started = time.monotonic()
-        report = EnrichReport()
-        found, report.chunks = self._read(progress)
-        report.documents = len(found)
-        self._register(found, report, progress, enrich=False)
-        report.seconds = time.monotonic() - started
-        return report
+        return self._run(progress, enrich=False)
 
     def enrich(self, progress: Callable[[EnrichProgress], None] | None = None) -> EnrichReport:
         """Recognise, then give every document that lacks them its sentence vectors, term counts and graph facts."""
+        return self._run(progress, enrich=True)
+
+    def _run(self, progress: Callable[[EnrichProgress], None] | None, enrich: bool) -> EnrichReport:
         started = time.monotonic()
         report = EnrichReport()
         found, report.chunks = self._read(progress)
         report.documents = len(found)
-        if found:
+        if found and enrich:
             self.check_embedding_model(found)
-        self._register(found, report, progress, enrich=True)
+        self._register(found, report, progress, enrich=enrich)
         report.seconds = time.monotonic() - started
         return report
 
@@ -182,7 +179,7 @@ class KnowledgeBaseEnricher:
                 logger.warning(
                     "Enriching {source} failed: {reason}", source=doc.record.source, reason=str(exc)[:200]
                 )
-                report.problems.append(f"{doc.record.title}: {str(exc).splitlines()[0][:160] if str(exc) else exc!r}")
+                report.problems.append(f"{doc.record.title}: {first_line(exc, 160)}")
             if progress:
                 progress(EnrichProgress("enriching" if enrich else "registering", done, len(found)))
         report.removed = self._forget_vanished(present)

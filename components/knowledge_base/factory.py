@@ -20,7 +20,7 @@ from typing import Any
 from haystack import logging
 
 from components.knowledge_base.knowledge_base import KnowledgeBase
-from components.knowledge_base.store import KnowledgeBaseUnavailable
+from components.knowledge_base.store import KnowledgeBaseUnavailable, first_line
 from components.settings import DEFAULT_EMBEDDING_MODEL, Settings, get_settings
 
 logger = logging.getLogger(__name__)
@@ -99,8 +99,7 @@ def knowledge_base_for(document_store: Any, embedding_model: str | None = None) 
     except (KnowledgeBaseUnavailable, ValueError):
         raise
     except Exception as exc:  # noqa: BLE001 - client libraries raise anything; the caller needs one sentence
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise KnowledgeBaseUnavailable(f"The {backend} knowledge base could not be opened: {first}") from exc
+        raise KnowledgeBaseUnavailable(f"The {backend} knowledge base could not be opened: {first_line(exc)}") from exc
     logger.debug("Opened the {backend} knowledge base {collection}", backend=backend, collection=index.collection)
     return KnowledgeBase(index, registry, document_field=(get_settings().kb_document_field or "").strip() or None)
 

@@ -4,22 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component, default_from_dict
 
 from components.contracts import SourceStatus, chunk_to_document
 from components.knowledge_base.attribution import (
-    KnowledgeBaseAccess,
-    check_component_settings,
-    check_document_store,
+    KnowledgeBaseComponent,
     document_to_dict,
     record_to_chunk,
-    store_to_dict,
 )
-from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
+from components.resilience import SourceError, SourceResult
+from components.serialization import init_parameters_to_dict
 
 
 @component
-class GetDocument:
+class GetDocument(KnowledgeBaseComponent):
     """Fetches a document of the knowledge base by id: its fields and text, and its chunks in order.
 
     `document_store` is the integration's store of the knowledge base (see `KnowledgeBaseSearch`); without one, the
@@ -33,25 +31,7 @@ class GetDocument:
     ```
     """
 
-    def __init__(
-        self,
-        document_store: Any = None,
-        collection: str | None = None,
-        source_name: str = "kb_document",
-        timeout_s: float | None = None,
-    ) -> None:
-        timeout_s = check_component_settings(collection, timeout_s)
-        if not isinstance(source_name, str) or not source_name.strip():
-            raise ValueError("source_name must be a non-empty name")
-        self.document_store = check_document_store(document_store)
-        self.collection = collection
-        self.source_name = source_name
-        self.timeout_s = timeout_s
-        self._kb = KnowledgeBaseAccess(self.document_store, collection)
-
-    def warm_up(self) -> None:
-        """Open the knowledge base over the document store (a failure shows in the next run's status)."""
-        self._kb.warm_up()
+    SOURCE_NAME = "kb_document"
 
     @component.output_types(document=dict | None, chunks=list[Document], status=SourceStatus)
     def run(self, document_id: str) -> dict[str, Any]:
@@ -77,8 +57,7 @@ class GetDocument:
             found["document"] = document_to_dict(document, len(chunks), include_text=True)
             return SourceResult(chunks=[record_to_chunk(document, chunk, len(chunks), store) for chunk in chunks])
 
-        policy = ResiliencePolicy.from_settings(timeout_s=self.timeout_s)
-        result, status = SourceGuard(self.source_name, policy).call(work)
+        result, status = self._guard().call(work)
         if status.ok and "missing" in found:
             status = status.model_copy(update={"message": found["missing"]})
         return {
@@ -88,16 +67,8 @@ class GetDocument:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """Serialise to a dict."""
-        return default_to_dict(
-            self,
-            document_store=store_to_dict(self.document_store),
-            collection=self.collection,
-            source_name=self.source_name,
-            timeout_s=self.timeout_s,
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GetDocument:
-        """Deserialise from a dict."""
         return default_from_dict(cls, data)

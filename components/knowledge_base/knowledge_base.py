@@ -1,5 +1,5 @@
-"""`KnowledgeBase`: the one `KnowledgeBaseStore`, composed of a `ChunkIndex` (the integration's document store) and
-the `DocumentRegistry` (the documents, in PostgreSQL).
+"""`KnowledgeBase`: the knowledge base every component reads, composed of a `ChunkIndex` (the integration's
+document store) and the `DocumentRegistry` (the documents, in PostgreSQL).
 
 Every backend is the same class: what differs between pgvector, Qdrant and Milvus is the chunk index it is given.
 Writes keep the registry row as the commit point: upsert = index.write -> registry.put (the graph's `also` inside
@@ -22,6 +22,7 @@ from components.knowledge_base.chunk_index import (
     ChunkEvidence,
     ChunkIndex,
     IndexHit,
+    check_vector,
     chunk_to_document,
     document_to_chunk,
     search_filters_to_haystack,
@@ -32,7 +33,6 @@ from components.knowledge_base.store import (
     ChunkRecord,
     DocumentRecord,
     DocumentSummary,
-    KnowledgeBaseStore,
     SearchFilters,
     TermStatistics,
 )
@@ -44,9 +44,9 @@ class ProtectedDocument(ValueError):
     """The document belongs to an attached collection: the assistant reads it but never replaces or deletes it."""
 
 
-class KnowledgeBase(KnowledgeBaseStore):
+class KnowledgeBase:
     """A knowledge base: chunks in an integration's document store (through its `ChunkIndex`), documents in the
-    registry. Thread-safe when its index is.
+    registry. Thread-safe when its index is. `backend`, `collection`, `embedding_model` and `dimension` name it.
 
     Usage:
     ```python
@@ -84,24 +84,8 @@ class KnowledgeBase(KnowledgeBaseStore):
                 raise ValueError(
                     f"Chunk {chunk.chunk_id!r} belongs to {chunk.document_id!r}, not {document.document_id!r}."
                 )
-            if chunk.embedding is None:
-                raise ValueError(f"Chunk {chunk.chunk_id!r} has no embedding; embed it before writing.")
-            if len(chunk.embedding) != self.dimension:
-                raise ValueError(
-                    f"Chunk {chunk.chunk_id!r} has {len(chunk.embedding)} embedding dimensions; "
-                    f"the collection needs {self.dimension}."
-                )
-            if chunk.sentence_embeddings is not None:
-                vectors = np.asarray(chunk.sentence_embeddings)
-                if (
-                    vectors.ndim != 2
-                    or vectors.shape[0] != len(chunk.sentence_spans)
-                    or vectors.shape[1] != (self.dimension)
-                ):
-                    raise ValueError(
-                        f"Chunk {chunk.chunk_id!r} has {len(chunk.sentence_spans)} sentence spans but sentence "
-                        f"embeddings of shape {vectors.shape}; give one {self.dimension}-dimensional row per span."
-                    )
+            check_vector(chunk.embedding, self.dimension, f"Chunk {chunk.chunk_id!r}")
+            ChunkEvidence.of(chunk).check(self.dimension)
 
     def upsert_document(
         self, document: DocumentRecord, chunks: list[ChunkRecord], *, also: Callable[[Any], None] | None = None
@@ -144,6 +128,7 @@ class KnowledgeBase(KnowledgeBaseStore):
     # -- documents ------------------------------------------------------------------------------------------------
 
     def find_by_source(self, source: str) -> DocumentRecord | None:
+        """The document ingested from `source` (path, URL or arXiv id), if any."""
         return self.registry.find_by_source(source)
 
     def get_document(self, document_id: str) -> tuple[DocumentRecord, list[ChunkRecord]] | None:
@@ -164,13 +149,16 @@ class KnowledgeBase(KnowledgeBaseStore):
     def list_documents(
         self, limit: int = 20, offset: int = 0, search: str | None = None, filters: SearchFilters | None = None
     ) -> tuple[list[DocumentSummary], int]:
+        """A page of documents (newest first) with chunk counts, and the total that match."""
         self.recognise_on_first_use()
         return self.registry.list(limit, offset, search, filters)
 
     def count_chunks(self) -> int:
+        """How many chunks the collection holds."""
         return self.index.count()
 
     def count_documents(self) -> int:
+        """How many documents the collection holds."""
         return self.registry.count()
 
     def iter_chunks(self, batch_size: int = 1000) -> Iterator[tuple[DocumentRecord, list[ChunkRecord]]]:
@@ -207,15 +195,6 @@ class KnowledgeBase(KnowledgeBaseStore):
             yield document, chunks
 
     # -- searches -------------------------------------------------------------------------------------------------
-
-    def _vector(self, embedding: Any) -> np.ndarray:
-        vector = np.asarray(embedding, dtype=np.float32).reshape(-1)
-        if vector.shape[0] != self.dimension:
-            raise ValueError(
-                f"The query embedding has {vector.shape[0]} dimensions; "
-                f"collection {self.collection!r} needs {self.dimension}."
-            )
-        return vector
 
     def _hits(self, found: list[IndexHit]) -> list[ChunkHit]:
         """Index hits with their documents (one registry query); hits of unknown documents are dropped."""
@@ -278,7 +257,8 @@ class KnowledgeBase(KnowledgeBaseStore):
         return {"operator": "OR", "conditions": [own, {"field": "id", "operator": "in", "value": attached}]}
 
     def dense_search(self, embedding: np.ndarray, limit: int, filters: SearchFilters | None = None) -> list[ChunkHit]:
-        vector = self._vector(embedding)
+        """The `limit` chunks nearest to `embedding`, best first."""
+        vector = check_vector(embedding, self.dimension)
         self.recognise_on_first_use()
         return self._hits(self.index.dense(vector, max(1, int(limit)), self._chunk_filters(filters)))
 
@@ -289,7 +269,8 @@ class KnowledgeBase(KnowledgeBaseStore):
         filters: SearchFilters | None = None,
         query_embedding: np.ndarray | None = None,
     ) -> list[ChunkHit]:
-        vector = None if query_embedding is None else self._vector(query_embedding)
+        """The `limit` best full-text matches for `query`, best first; fills `cosine` when given the embedding."""
+        vector = None if query_embedding is None else check_vector(query_embedding, self.dimension)
         self.recognise_on_first_use()
         found = self.index.keyword(query or "", max(1, int(limit)), self._chunk_filters(filters), vector)
         return self._hits(found)
@@ -299,17 +280,24 @@ class KnowledgeBase(KnowledgeBaseStore):
     def sentence_similarities(
         self, chunk_ids: list[str], query_embedding: np.ndarray
     ) -> dict[str, list[tuple[int, int, float]]]:
-        return self.index.sentence_similarities(chunk_ids, self._vector(query_embedding))
+        """Per chunk id, `(start, end, cosine)` of each stored sentence to the query, in one round trip; `{}` when
+        the index keeps no sentence vectors (the ranker then computes what it can itself)."""
+        return self.index.sentence_similarities(chunk_ids, check_vector(query_embedding, self.dimension))
 
     def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
-        return self.index.chunk_cosines(chunk_ids, self._vector(query_embedding))
+        """Per chunk id, its stored embedding's cosine to the query in one round trip; None when the index cannot
+        look embeddings up by id cheaply (see `looks_up_cosines`)."""
+        return self.index.chunk_cosines(chunk_ids, check_vector(query_embedding, self.dimension))
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
+        """BM25's collection statistics for `terms` (analyzer terms); None when the index keeps none."""
         return self.index.term_statistics(terms)
 
     # -- housekeeping ---------------------------------------------------------------------------------------------
 
     def ensure_vector_index(self) -> bool:
+        """Build the vector index an index defers until after bulk loads (ingestion calls it once a run); True when
+        it exists."""
         return self.index.ensure_vector_index()
 
     def wait_for_vector_index(self, timeout_s: float = 60.0) -> bool:
@@ -323,4 +311,5 @@ class KnowledgeBase(KnowledgeBaseStore):
         self.registry.drop()
 
     def close(self) -> None:
+        """Release connections and file locks."""
         self.index.close()

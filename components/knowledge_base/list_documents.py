@@ -4,23 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import component, default_from_dict, default_to_dict
+from haystack import component, default_from_dict
 
 from components.contracts import SourceStatus
 from components.knowledge_base.attribution import (
-    KnowledgeBaseAccess,
-    check_component_settings,
-    check_document_store,
-    clamp_int,
+    KnowledgeBaseComponent,
+    clamp,
     document_to_dict,
     parse_filters,
-    store_to_dict,
 )
-from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
+from components.resilience import SourceError, SourceResult
+from components.serialization import init_parameters_to_dict
 
 
 @component
-class ListDocuments:
+class ListDocuments(KnowledgeBaseComponent):
     """Lists the knowledge base's documents, newest first, with how many chunks each has.
 
     `search` matches a substring of the title or source; `filters` are those of `KnowledgeBaseSearch`
@@ -37,25 +35,7 @@ class ListDocuments:
     ```
     """
 
-    def __init__(
-        self,
-        document_store: Any = None,
-        collection: str | None = None,
-        source_name: str = "kb_documents",
-        timeout_s: float | None = None,
-    ) -> None:
-        timeout_s = check_component_settings(collection, timeout_s)
-        if not isinstance(source_name, str) or not source_name.strip():
-            raise ValueError("source_name must be a non-empty name")
-        self.document_store = check_document_store(document_store)
-        self.collection = collection
-        self.source_name = source_name
-        self.timeout_s = timeout_s
-        self._kb = KnowledgeBaseAccess(self.document_store, collection)
-
-    def warm_up(self) -> None:
-        """Open the knowledge base over the document store (a failure shows in the next run's status)."""
-        self._kb.warm_up()
+    SOURCE_NAME = "kb_documents"
 
     @component.output_types(documents=list[dict], total=int, status=SourceStatus)
     def run(
@@ -74,8 +54,8 @@ class ListDocuments:
 
         def work() -> SourceResult:
             try:
-                size = clamp_int(limit, 1, 100, "limit")
-                skip = clamp_int(offset, 0, 2**31 - 1, "offset")
+                size = clamp(limit, 1, 100, "limit")
+                skip = clamp(offset, 0, 2**31 - 1, "offset")
             except ValueError as exc:
                 raise SourceError(str(exc)) from exc
             if search is not None and not isinstance(search, str):
@@ -89,23 +69,14 @@ class ListDocuments:
             page["total"] = total
             return SourceResult(total_found=total)
 
-        policy = ResiliencePolicy.from_settings(timeout_s=self.timeout_s)
-        _, status = SourceGuard(self.source_name, policy).call(work)
+        _, status = self._guard().call(work)
         if not status.ok:
             return {"documents": [], "total": 0, "status": status}
         return {"documents": page["documents"], "total": page["total"], "status": status}
 
     def to_dict(self) -> dict[str, Any]:
-        """Serialise to a dict."""
-        return default_to_dict(
-            self,
-            document_store=store_to_dict(self.document_store),
-            collection=self.collection,
-            source_name=self.source_name,
-            timeout_s=self.timeout_s,
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ListDocuments:
-        """Deserialise from a dict."""
         return default_from_dict(cls, data)

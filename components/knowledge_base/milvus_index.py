@@ -38,7 +38,6 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +46,18 @@ from haystack import Document, logging
 from haystack.document_stores.types import DuplicatePolicy
 
 from components.contracts import ScoreKind
-from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit
+from components.knowledge_base.chunk_index import (
+    ChunkEvidence,
+    ChunkIndex,
+    IndexHit,
+    SharedClient,
+    SharedClients,
+    check_vector,
+    cosine,
+    cosines,
+)
 from components.knowledge_base.keyword_terms import ENGLISH_STOP_WORDS, terms
-from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics
+from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics, first_line
 
 logger = logging.getLogger(__name__)
 
@@ -58,20 +66,16 @@ def _import_pymilvus() -> None:
     """Import pymilvus with a milvus-lite path in MILVUS_URI hidden: pymilvus parses that variable at import time
     and rejects anything but a server address, while here it is our setting and may name a milvus-lite file."""
     import os
-    import sys
 
-    if "pymilvus" in sys.modules:
-        return
     saved = os.environ.get("MILVUS_URI")
-    if saved is None or "://" in saved:
-        import pymilvus  # noqa: F401
-
-        return
-    del os.environ["MILVUS_URI"]
+    hidden = saved is not None and "://" not in saved
+    if hidden:
+        del os.environ["MILVUS_URI"]
     try:
         import pymilvus  # noqa: F401
     finally:
-        os.environ["MILVUS_URI"] = saved
+        if hidden:
+            os.environ["MILVUS_URI"] = saved
 
 
 _import_pymilvus()
@@ -185,7 +189,7 @@ def open_milvus_document_store(
         )
     except Exception as exc:  # noqa: BLE001 - pymilvus raises anything when it cannot connect
         raise KnowledgeBaseUnavailable(
-            f"Cannot reach Milvus at {_where(uri)}: {_first_line(exc)}; check MILVUS_URI and MILVUS_TOKEN, or use "
+            f"Cannot reach Milvus at {_where(uri)}: {first_line(exc)}; check MILVUS_URI and MILVUS_TOKEN, or use "
             "KB_BACKEND=pgvector."
         ) from exc
 
@@ -217,19 +221,8 @@ def close_shared_clients() -> None:
 # -- the one cache of clients -------------------------------------------------------------------------------------
 
 
-@dataclass
-class _SharedClient:
-    """One client and what every index using it must agree on: the collections written since their last flush,
-    and the lock evidence writes hold."""
-
-    client: Any
-    users: int = 0
-    dirty: set[str] = field(default_factory=set)
-    lock: threading.RLock = field(default_factory=threading.RLock)
-
-
 class MilvusClients:
-    """The Milvus clients of this process, one per milvus-lite file.
+    """The Milvus clients of this process, one per milvus-lite file (a `SharedClients`).
 
     milvus-lite locks its folder to one process, and every `MilvusDocumentStore` opens its own client. Two store
     objects for one file in one process (a writer and a retriever loaded from one `pipelines.yaml`) would then keep
@@ -239,19 +232,14 @@ class MilvusClients:
     store keeps its client.
     """
 
-    _lock = threading.Lock()
-    _lite: dict[str, _SharedClient] = {}
+    _shared = SharedClients()
 
     @classmethod
-    def acquire(cls, document_store: Any) -> _SharedClient:
+    def acquire(cls, document_store: Any) -> SharedClient:
         key = _lite_key(document_store)
         if key is None:
-            return _SharedClient(document_store.client, users=1)
-        with cls._lock:
-            shared = cls._lite.get(key)
-            if shared is None:
-                shared = cls._lite[key] = _SharedClient(document_store.client)
-            shared.users += 1
+            return SharedClient(document_store.client, users=1)
+        shared = cls._shared.acquire(key, lambda: document_store.client)
         document_store._milvus_client = shared.client  # the store's client, replaced by the file's one
         return shared
 
@@ -261,42 +249,26 @@ class MilvusClients:
         stops, so that another process may open it (every store object of the file in this process then needs
         reopening)."""
         key = _lite_key(document_store)
-        if key is None:
-            return
-        with cls._lock:
-            shared = cls._lite.get(key)
-            if shared is None:
-                return
-            shared.users -= 1
-            if shared.users > 0:
-                return
-        cls.release_folder(key)
-
-    @classmethod
-    def release_folder(cls, uri: str) -> None:
-        """Stop milvus-lite's server for this file now, whoever still uses it (shutdown, or handing the folder to
-        another process)."""
-        if not is_lite(uri):
-            return
-        key = str(Path(uri).expanduser().resolve())
-        with cls._lock:
-            cls._lite.pop(key, None)
-        from milvus_lite.server_manager import server_manager_instance
-
-        server_manager_instance.release_server(key)
+        if key is not None and cls._shared.release(key) is not None:
+            _stop_lite_server(key)
 
     @classmethod
     def release_all(cls) -> None:
-        with cls._lock:
-            keys = list(cls._lite)
-        for key in keys:
-            cls.release_folder(key)
+        """Stop milvus-lite's server for every file this process opened through the cache, whoever still uses it
+        (shutdown, or handing the folders to another process)."""
+        for key in cls._shared.drain():
+            _stop_lite_server(key)
 
     @classmethod
     def holds(cls, folder: Path) -> bool:
         """Whether this process already has `folder` open through the cache."""
-        with cls._lock:
-            return str(folder) in cls._lite
+        return cls._shared.holds(str(folder))
+
+
+def _stop_lite_server(key: str) -> None:
+    from milvus_lite.server_manager import server_manager_instance
+
+    server_manager_instance.release_server(key)
 
 
 def _lite_key(document_store: Any) -> str | None:
@@ -400,26 +372,19 @@ class MilvusChunkIndex(ChunkIndex):
                 f"{self.document_store._primary_field!r} and vector {self.document_store._vector_field!r}); give the "
                 "store its field names, or use another collection."
             )
-        dim = int(fields[self.document_store._vector_field].get("params", {}).get("dim", self.dimension))
-        stored_model = (description.get("properties") or {}).get(_MODEL_PROPERTY)
-        if dim != self.dimension or (stored_model and self.embedding_model and stored_model != self.embedding_model):
-            raise KnowledgeBaseMismatch(
-                f"Milvus collection {self.collection!r} holds {dim}-dimensional embeddings from "
-                f"{stored_model or 'an unknown model'}, but this knowledge base is set up for {self.dimension} "
-                f"dimensions from {self.embedding_model or 'an unknown model'}; use another collection or re-ingest."
-            )
+        dimension = int(fields[self.document_store._vector_field].get("params", {}).get("dim", self.dimension))
+        self.check_embeddings(dimension, (description.get("properties") or {}).get(_MODEL_PROPERTY))
 
     def _read_shape(self, description: dict[str, Any]) -> None:
         store = self.document_store
         index = store._get_index()
         self._metric = str((index or {}).get("metric_type") or "COSINE").upper()
         skip = {store._vector_field, store._sparse_vector_field, store._primary_field, store._text_field}
-        own = [item["name"] for item in description.get("fields", []) if item["name"] not in skip]
         vector_types = {"FLOAT_VECTOR", "SPARSE_FLOAT_VECTOR", "BINARY_VECTOR", "FLOAT16_VECTOR", "BFLOAT16_VECTOR"}
         own = [
             item["name"]
             for item in description.get("fields", [])
-            if item["name"] in own and getattr(item.get("type"), "name", str(item.get("type"))) not in vector_types
+            if item["name"] not in skip and getattr(item.get("type"), "name", str(item.get("type"))) not in vector_types
         ]
         self._output = [store._primary_field, store._text_field, *own]
         if description.get("enable_dynamic_field"):
@@ -486,7 +451,7 @@ class MilvusChunkIndex(ChunkIndex):
         if not chunks:
             return
         for doc in chunks:
-            self._check_vector(doc.embedding, f"Chunk {doc.id}")
+            check_vector(doc.embedding, self.dimension, f"Chunk {doc.id}")
             if len((doc.content or "").encode("utf-8")) > _VARCHAR:
                 raise ValueError(f"Chunk {doc.id} is longer than Milvus's 65,535-byte text limit; split it.")
         store = self.document_store
@@ -563,12 +528,8 @@ class MilvusChunkIndex(ChunkIndex):
             spans = [(int(start), int(end)) for start, end in item.sentence_spans]
             vectors = None
             if item.sentence_embeddings is not None and spans:
+                item.check(self.dimension)
                 vectors = np.asarray(item.sentence_embeddings, dtype=np.float32)
-                if vectors.ndim != 2 or vectors.shape != (len(spans), self.dimension):
-                    raise ValueError(
-                        f"Chunk {chunk_id!r} has {len(spans)} sentence spans but sentence embeddings of shape "
-                        f"{vectors.shape}; give one {self.dimension}-dimensional row per span."
-                    )
                 spans, vectors = spans[:fitting], vectors[:fitting]
             counts = {str(term): int(n) for term, n in (item.term_counts or {}).items() if n}
             if not counts and vectors is None:
@@ -742,7 +703,7 @@ class MilvusChunkIndex(ChunkIndex):
             iterator.close()
 
     def dense(self, embedding: np.ndarray, limit: int, filters: dict | None = None) -> list[IndexHit]:
-        vector = self._check_vector(embedding, "The query embedding")
+        vector = check_vector(embedding, self.dimension)
         if not self._open():
             return []
         self._flush()
@@ -766,7 +727,7 @@ class MilvusChunkIndex(ChunkIndex):
     ) -> list[IndexHit]:
         if not terms(query) or not self._open():
             return []  # only stop words or punctuation: nothing to match
-        vector = None if query_embedding is None else self._check_vector(query_embedding, "The query embedding")
+        vector = None if query_embedding is None else check_vector(query_embedding, self.dimension)
         self._flush()
         fields = [*self._output, self.document_store._vector_field] if vector is not None else self._output
         if not self._keyword_ready:
@@ -816,19 +777,19 @@ class MilvusChunkIndex(ChunkIndex):
         entity = dict(item.get("entity") or {})
         entity.setdefault(self.document_store._primary_field, item.get("id"))
         distance = float(item.get("distance", 0.0))
-        cosine: float | None
+        similarity: float | None
         if kind is ScoreKind.L2:
             raw = distance  # Milvus returns squared L2; for unit vectors cosine = 1 - d^2 / 2
-            cosine = 1.0 - max(distance, 0.0) / 2.0
+            similarity = 1.0 - max(distance, 0.0) / 2.0
         elif kind is ScoreKind.COSINE:
-            raw = cosine = distance  # COSINE, or IP of unit vectors
+            raw = similarity = distance  # COSINE, or IP of unit vectors
         else:
             raw = abs(distance)  # milvus-lite returns BM25 negated (more negative is better); servers positive
-            cosine = None
+            similarity = None
             stored = entity.pop(self.document_store._vector_field, None)  # hits carry no embedding
             if query_vector is not None and stored is not None:
-                cosine = _cosine(np.asarray(stored, dtype=np.float32), query_vector)
-        return IndexHit(document=self._document(entity), raw_score=float(raw), kind=kind, cosine=cosine)
+                similarity = cosine(stored, query_vector)
+        return IndexHit(document=self._document(entity), raw_score=float(raw), kind=kind, cosine=similarity)
 
     def _document(self, row: dict[str, Any]) -> Document:
         store = self.document_store
@@ -871,25 +832,12 @@ class MilvusChunkIndex(ChunkIndex):
             )
         return found
 
-    def sentence_similarities(
-        self, chunk_ids: list[str], query_embedding: np.ndarray
-    ) -> dict[str, list[tuple[int, int, float]]]:
-        """Per chunk id, `(start, end, cosine)` of its stored sentences in order: the chunks' evidence rows read by
-        primary key in one round trip, their sentence vectors compared here."""
-        query = self._check_vector(query_embedding, "The query embedding")
-        similarities: dict[str, list[tuple[int, int, float]]] = {}
-        for chunk_id, item in self._evidence(chunk_ids, ["chunk_id", "spans", "vectors"]).items():
-            if item.sentence_embeddings is None or len(item.sentence_embeddings) != len(item.sentence_spans):
-                continue
-            cosines = _cosines(item.sentence_embeddings, query)
-            similarities[chunk_id] = [
-                (start, end, float(value)) for (start, end), value in zip(item.sentence_spans, cosines, strict=True)
-            ]
-        return similarities
+    def _sentence_evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
+        return self._evidence(chunk_ids, ["chunk_id", "spans", "vectors"])  # the term counts are not needed
 
     def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
         """Per chunk id, its embedding's cosine to the query: the vectors fetched by primary key, compared here."""
-        query = self._check_vector(query_embedding, "The query embedding")
+        query = check_vector(query_embedding, self.dimension)
         ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
         if not ids or not self._open():
             return {}
@@ -898,7 +846,7 @@ class MilvusChunkIndex(ChunkIndex):
         if not rows:
             return {}
         matrix = np.asarray([row[vector_field] for row in rows], dtype=np.float32)
-        return {str(row[primary]): float(value) for row, value in zip(rows, _cosines(matrix, query), strict=True)}
+        return {str(row[primary]): float(value) for row, value in zip(rows, cosines(matrix, query), strict=True)}
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
         """Chunks with term counts, their average length in terms and each term's document frequency: one lookup
@@ -942,17 +890,6 @@ class MilvusChunkIndex(ChunkIndex):
             MilvusClients.release(self.document_store)
             self._opened = False
 
-    # -- helpers ------------------------------------------------------------------------------------------------
-
-    def _check_vector(self, embedding: Any, what: str) -> np.ndarray:
-        if embedding is None:
-            raise ValueError(f"{what} has no embedding; embed it first.")
-        vector = np.asarray(embedding, dtype=np.float32).reshape(-1)
-        if vector.shape[0] != self.dimension:
-            raise ValueError(f"{what} has {vector.shape[0]} dimensions; the index expects {self.dimension}.")
-        return vector
-
-
 def _pack(vectors: np.ndarray) -> str:
     """Sentence vectors as the text Milvus stores: base64 of their float16 bytes."""
     return base64.b64encode(np.asarray(vectors, dtype=np.float16).tobytes()).decode("ascii")
@@ -977,15 +914,6 @@ def _expression(filters: dict | None) -> str:
     return parse_filters(filters)
 
 
-def _cosines(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
-    return (matrix @ query) / np.maximum(norms, 1e-12)
-
-
-def _cosine(vector: np.ndarray, query: np.ndarray) -> float:
-    return float(_cosines(vector.reshape(1, -1), query)[0])
-
-
 def _clamp(limit: int) -> int:
     return max(1, min(int(limit), _WINDOW))
 
@@ -998,11 +926,6 @@ def _where(uri: str) -> str:
 
     parts = urlsplit(uri)
     return f"{parts.scheme}://{parts.hostname}{':' + str(parts.port) if parts.port else ''}"
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return (text.splitlines()[0] if text else type(exc).__name__)[:200]
 
 
 __all__ = [

@@ -43,7 +43,8 @@ from psycopg.types.json import Jsonb
 
 from components.contracts import ScoreKind
 from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit
-from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics
+from components.knowledge_base.registry import pooled_connection, select_by_ids
+from components.knowledge_base.store import KnowledgeBaseUnavailable, TermStatistics
 
 logger = logging.getLogger(__name__)
 
@@ -137,8 +138,6 @@ class PgvectorChunkIndex(ChunkIndex):
     # -- connections and schema -------------------------------------------------------------------------------------
 
     def _connection(self) -> Any:
-        from components.knowledge_base.registry import pooled_connection
-
         return pooled_connection(self._pool)
 
     def _q(self, template: str) -> sql.Composed:
@@ -154,12 +153,8 @@ class PgvectorChunkIndex(ChunkIndex):
                    AND a.attname = 'embedding'""",
                 (self._table.as_string(conn),),
             ).fetchone()
-            if existing is not None and existing[0] > 0 and existing[0] != self.dimension:
-                raise KnowledgeBaseMismatch(
-                    f"Collection {self.collection!r} holds {existing[0]}-dimensional embeddings, but this knowledge "
-                    f"base is set up for {self.dimension} dimensions from {self.embedding_model}; use another "
-                    "collection or re-ingest into a new one."
-                )
+            if existing is not None and existing[0] > 0:
+                self.check_embeddings(existing[0])
         # The integration creates its own table and keyword index on its first call.
         with self._write_lock:
             self.document_store.count_documents()
@@ -191,11 +186,7 @@ class PgvectorChunkIndex(ChunkIndex):
                 stored = json.loads(comment).get("embedding_model") if comment else None
             except (ValueError, AttributeError):
                 stored = None
-            if stored and stored != self.embedding_model:
-                raise KnowledgeBaseMismatch(
-                    f"Collection {self.collection!r} holds embeddings from {stored}, but this knowledge base is set up "
-                    f"for {self.embedding_model}; use another collection or re-ingest into a new one."
-                )
+            self.check_embeddings(self.dimension, stored)
             if not stored:
                 conn.execute(
                     sql.SQL("COMMENT ON TABLE {} IS {}").format(
@@ -416,20 +407,14 @@ class PgvectorChunkIndex(ChunkIndex):
     # -- evidence ---------------------------------------------------------------------------------------------------
 
     def evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
-        ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
-        if not ids:
-            return {}
-        with self._connection() as conn:
-            counts = conn.execute(
-                self._q("SELECT chunk_id, term_counts FROM {chunk_terms} WHERE chunk_id = ANY(%s)"), (ids,)
-            ).fetchall()
-            sentences = conn.execute(
-                self._q(
-                    "SELECT chunk_id, start_char, end_char, embedding FROM {sentences} WHERE chunk_id = ANY(%s) "
-                    "ORDER BY chunk_id, idx"
-                ),
-                (ids,),
-            ).fetchall()
+        counts = select_by_ids(
+            self._pool, self._q("SELECT chunk_id, term_counts FROM {chunk_terms} WHERE chunk_id = ANY(%s)"), chunk_ids
+        )
+        statement = self._q(
+            "SELECT chunk_id, start_char, end_char, embedding FROM {sentences} WHERE chunk_id = ANY(%s) "
+            "ORDER BY chunk_id, idx"
+        )
+        sentences = select_by_ids(self._pool, statement, chunk_ids)
         found: dict[str, ChunkEvidence] = {row[0]: ChunkEvidence(row[0], term_counts=row[1]) for row in counts}
         vectors: dict[str, list[np.ndarray]] = {}
         for chunk_id, start, end, vector in sentences:
@@ -445,17 +430,11 @@ class PgvectorChunkIndex(ChunkIndex):
     ) -> dict[str, list[tuple[int, int, float]]]:
         """Per chunk id, `(start, end, cosine)` of each stored sentence, in sentence order; computed in SQL for the
         given chunks only, in one round trip."""
-        ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
-        if not ids:
-            return {}
-        with self._connection() as conn:
-            rows = conn.execute(
-                self._q(
-                    "SELECT chunk_id, start_char, end_char, 1 - (embedding <=> %s) FROM {sentences} "
-                    "WHERE chunk_id = ANY(%s) ORDER BY chunk_id, idx"
-                ),
-                (np.asarray(query_embedding, dtype=np.float32).reshape(-1), ids),
-            ).fetchall()
+        statement = self._q(
+            "SELECT chunk_id, start_char, end_char, 1 - (embedding <=> %s) FROM {sentences} "
+            "WHERE chunk_id = ANY(%s) ORDER BY chunk_id, idx"
+        )
+        rows = select_by_ids(self._pool, statement, chunk_ids, np.asarray(query_embedding, dtype=np.float32).ravel())
         similarities: dict[str, list[tuple[int, int, float]]] = {}
         for chunk_id, start, end, cosine in rows:
             similarities.setdefault(chunk_id, []).append((int(start), int(end), float(cosine)))
@@ -463,14 +442,10 @@ class PgvectorChunkIndex(ChunkIndex):
 
     def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
         """Per chunk id, its embedding's cosine to the query, computed in SQL for the given chunks only."""
-        ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
-        if not ids:
-            return {}
-        with self._connection() as conn:
-            rows = conn.execute(
-                self._q("SELECT id, 1 - (embedding <=> %s) FROM {table} WHERE id = ANY(%s) AND embedding IS NOT NULL"),
-                (np.asarray(query_embedding, dtype=np.float32).reshape(-1), ids),
-            ).fetchall()
+        statement = self._q(
+            "SELECT id, 1 - (embedding <=> %s) FROM {table} WHERE id = ANY(%s) AND embedding IS NOT NULL"
+        )
+        rows = select_by_ids(self._pool, statement, chunk_ids, np.asarray(query_embedding, dtype=np.float32).ravel())
         return {chunk_id: float(cosine) for chunk_id, cosine in rows}
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:

@@ -36,11 +36,10 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import threading
-import weakref
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from haystack import Document, logging
@@ -48,9 +47,16 @@ from haystack.dataclasses.sparse_embedding import SparseEmbedding
 from haystack.document_stores.types import DuplicatePolicy
 
 from components.contracts import ScoreKind
-from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit
+from components.knowledge_base.chunk_index import (
+    ChunkEvidence,
+    ChunkIndex,
+    IndexHit,
+    SharedClients,
+    check_vector,
+    cosine,
+)
 from components.knowledge_base.keyword_terms import document_sparse_vector, query_sparse_vector
-from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics
+from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics, first_line
 from components.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -63,21 +69,8 @@ _MAX_LIMIT = 10_000
 _PAGE = 1_000
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return (text.splitlines()[0] if text else type(exc).__name__)[:200]
-
-
-@dataclasses.dataclass
-class _SharedLocalClient:
-    client: Any
-    lock: threading.RLock
-    users: int = 0
-    indexes: weakref.WeakSet = dataclasses.field(default_factory=weakref.WeakSet)
-
-
 class QdrantLocalClients:
-    """The one cache of Qdrant local-mode clients of this process, keyed by resolved folder.
+    """The one cache of Qdrant local-mode clients of this process, keyed by resolved folder (a `SharedClients`).
 
     Qdrant local mode lets one client open a folder; every `QdrantDocumentStore` with the same `path` is given that
     client (its `_client`, set before the store's first call) and the lock that serialises calls into it. Stores
@@ -85,8 +78,7 @@ class QdrantLocalClients:
     frees the folder for another process.
     """
 
-    _entries: ClassVar[dict[str, _SharedLocalClient]] = {}
-    _guard: ClassVar[threading.Lock] = threading.Lock()
+    _shared = SharedClients()
 
     @staticmethod
     def key(store: Any) -> str | None:
@@ -103,50 +95,38 @@ class QdrantLocalClients:
 
         key = cls.key(store)
         assert key is not None
-        with cls._guard:
-            entry = cls._entries.get(key)
-            if entry is None:
-                client = store._client  # a store used before (e.g. by a Haystack writer) already holds the folder
-                if client is None:
-                    Path(key).mkdir(parents=True, exist_ok=True)
-                    try:
-                        client = QdrantClient(**store._prepare_client_params())
-                    except RuntimeError as exc:
-                        if "already accessed" not in str(exc):
-                            raise
-                        raise KnowledgeBaseUnavailable(
-                            f"The Qdrant local folder {key} is open in another process (local mode allows one "
-                            "process per folder): close that process, set QDRANT_URL to a Qdrant server, or use "
-                            "KB_BACKEND=pgvector, which several processes can share."
-                        ) from None
-                entry = cls._entries[key] = _SharedLocalClient(client, threading.RLock())
-            entry.users += 1
-            entry.indexes.add(user)
-            return entry.client, entry.lock
+
+        def open_client() -> Any:
+            if store._client is not None:  # a store used before (e.g. by a Haystack writer) already holds the folder
+                return store._client
+            Path(key).mkdir(parents=True, exist_ok=True)
+            try:
+                return QdrantClient(**store._prepare_client_params())
+            except RuntimeError as exc:
+                if "already accessed" not in str(exc):
+                    raise
+                raise KnowledgeBaseUnavailable(
+                    f"The Qdrant local folder {key} is open in another process (local mode allows one process per "
+                    "folder): close that process, set QDRANT_URL to a Qdrant server, or use KB_BACKEND=pgvector, "
+                    "which several processes can share."
+                ) from None
+
+        entry = cls._shared.acquire(key, open_client, user)
+        return entry.client, entry.lock
 
     @classmethod
     def release(cls, store: Any) -> None:
         """One user fewer of the store's folder; the last one closes the client."""
-        key = cls.key(store)
-        with cls._guard:
-            entry = cls._entries.get(key or "")
-            if entry is None:
-                return
-            entry.users -= 1
-            if entry.users > 0:
-                return
-            del cls._entries[key]  # type: ignore[arg-type]
-        with entry.lock:
-            entry.client.close()
+        entry = cls._shared.release(cls.key(store))
+        if entry is not None:
+            with entry.lock:
+                entry.client.close()
 
     @classmethod
     def close_all(cls) -> None:
         """Close every folder's client (tests, shutdown, and before another process needs a folder); the indexes
         that used them open the folder again on their next call."""
-        with cls._guard:
-            entries = list(cls._entries.values())
-            cls._entries.clear()
-        for entry in entries:
+        for entry in cls._shared.drain().values():
             with entry.lock:
                 for index in list(entry.indexes):
                     index._forget_client()
@@ -229,7 +209,7 @@ class QdrantChunkIndex(ChunkIndex):
                         f"Qdrant at {store.url} refused the API key (HTTP {code}); check QDRANT_API_KEY."
                     ) from exc
                 raise KnowledgeBaseUnavailable(
-                    f"Cannot reach Qdrant at {store.url or store.path or store.location}: {_first_line(exc)}; check "
+                    f"Cannot reach Qdrant at {store.url or store.path or store.location}: {first_line(exc)}; check "
                     "QDRANT_URL and QDRANT_API_KEY, or use KB_BACKEND=pgvector."
                 ) from exc
             self._ready = True
@@ -294,14 +274,7 @@ class QdrantChunkIndex(ChunkIndex):
                 "document store's use_sparse_embeddings to match it."
             )
         dense = vectors[DENSE_VECTORS_NAME] if isinstance(vectors, dict) else vectors
-        dimension = int(dense.size)
-        stored_model = (config.metadata or {}).get("embedding_model")
-        if dimension != self.dimension or (stored_model and stored_model != self.embedding_model):
-            raise KnowledgeBaseMismatch(
-                f"Qdrant collection {self.collection!r} holds {dimension}-dimensional embeddings from "
-                f"{stored_model or 'an unknown model'}, but this knowledge base is set up for {self.dimension} "
-                f"dimensions from {self.embedding_model}; use another collection or re-ingest into a new one."
-            )
+        self.check_embeddings(int(dense.size), (config.metadata or {}).get("embedding_model"))
 
     def _set_up_side_collections(self) -> None:
         from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME
@@ -382,14 +355,9 @@ class QdrantChunkIndex(ChunkIndex):
         if not chunks:
             return
         for chunk in chunks:
-            if chunk.embedding is None:
-                raise ValueError(f"Chunk {chunk.id} has no embedding; embed chunks before writing them.")
-            if len(chunk.embedding) != self.dimension:
-                raise ValueError(
-                    f"Chunk {chunk.id} has {len(chunk.embedding)} dimensions; the store expects {self.dimension}."
-                )
+            check_vector(chunk.embedding, self.dimension, f"Chunk {chunk.id}")
         for item in evidence:
-            _check_sentences(item)
+            item.check(self.dimension)
         self._connect()
         if self._own_sparse:
             chunks = [chunk if chunk.sparse_embedding is not None else _with_keywords(chunk) for chunk in chunks]
@@ -408,7 +376,7 @@ class QdrantChunkIndex(ChunkIndex):
             return
         by_id = {item.chunk_id: item for item in evidence}
         for item in by_id.values():
-            _check_sentences(item)
+            item.check(self.dimension)
         client = self._connect()
         with self._lock:
             old = self._stored_term_counts(client, [chunk.id for chunk in chunks])
@@ -535,7 +503,7 @@ class QdrantChunkIndex(ChunkIndex):
         return [found[chunk_id] for chunk_id in dict.fromkeys(ids) if chunk_id in found]
 
     def dense(self, embedding: np.ndarray, limit: int, filters: dict | None = None) -> list[IndexHit]:
-        vector = self._query_vector(embedding)
+        vector = check_vector(embedding, self.dimension)
         self._connect()
         # A collection someone made with another similarity scores by it: its cosines come from the embeddings.
         cosine_scores = self.document_store.similarity == "cosine"
@@ -554,7 +522,7 @@ class QdrantChunkIndex(ChunkIndex):
                 kind,
                 float(document.score)
                 if cosine_scores
-                else _cosine(np.asarray(document.embedding, dtype=np.float32), vector),
+                else cosine(document.embedding, vector),
             )
             for document in documents
         ]
@@ -569,7 +537,7 @@ class QdrantChunkIndex(ChunkIndex):
         indices, values = query_sparse_vector(query)
         if not indices:
             return []  # only stop words or punctuation: nothing to match
-        vector = self._query_vector(query_embedding) if query_embedding is not None else None
+        vector = check_vector(query_embedding, self.dimension) if query_embedding is not None else None
         client = self._connect()
         with self._lock:
             if self._own_sparse:
@@ -596,13 +564,15 @@ class QdrantChunkIndex(ChunkIndex):
                 documents = [found[point.payload["id"]] for point in points if point.payload["id"] in found]
                 score_of = {point.payload["id"]: float(point.score) for point in points}
                 scores = [score_of[document.id] for document in documents]
-        hits = []
-        for document, score in zip(documents, scores, strict=True):
-            cosine = None
-            if vector is not None and document.embedding is not None:
-                cosine = _cosine(np.asarray(document.embedding, dtype=np.float32), vector)
-            hits.append(IndexHit(_bare(document), score, ScoreKind.BM25, cosine))
-        return hits
+        return [
+            IndexHit(
+                _bare(document),
+                score,
+                ScoreKind.BM25,
+                None if vector is None or document.embedding is None else cosine(document.embedding, vector),
+            )
+            for document, score in zip(documents, scores, strict=True)
+        ]
 
     def count(self) -> int:
         client = self._connect()
@@ -657,29 +627,11 @@ class QdrantChunkIndex(ChunkIndex):
             )
         return found
 
-    def sentence_similarities(
-        self, chunk_ids: list[str], query_embedding: np.ndarray
-    ) -> dict[str, list[tuple[int, int, float]]]:
-        """Per chunk id, `(start, end, cosine)` of its stored sentences in order: the sentence vectors are looked up
-        by chunk id (no filter, no search) and compared here."""
-        vector = self._query_vector(query_embedding)
-        similarities = {}
-        for point in self._evidence_points(chunk_ids, with_vectors=True):
-            spans = point.payload.get("spans") or []
-            vectors = (point.vector or {}).get(_SENTENCES_VECTOR)
-            if not spans or not vectors:
-                continue
-            cosines = np.asarray(vectors, dtype=np.float32) @ (vector / (np.linalg.norm(vector) or 1.0))
-            similarities[point.payload["chunk_id"]] = [
-                (int(start), int(end), float(cosine)) for (start, end), cosine in zip(spans, cosines, strict=True)
-            ]
-        return similarities
-
     def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
         """Per chunk id, its embedding's cosine to the query: the embeddings are looked up by id."""
-        vector = self._query_vector(query_embedding)
+        vector = check_vector(query_embedding, self.dimension)
         return {
-            str(document.id): _cosine(np.asarray(document.embedding, dtype=np.float32), vector)
+            str(document.id): cosine(document.embedding, vector)
             for document in self.fetch(list(chunk_ids), with_embeddings=True)
             if document.embedding is not None
         }
@@ -706,17 +658,6 @@ class QdrantChunkIndex(ChunkIndex):
             avg_terms=float(payload["terms"]) / chunks,
             df={term: int(df.get(term, 0)) for term in wanted},
         )
-
-    # -- helpers ----------------------------------------------------------------------------------------------------
-
-    def _query_vector(self, embedding: Any) -> np.ndarray:
-        vector = np.asarray(embedding, dtype=np.float32).reshape(-1)
-        if vector.shape[0] != self.dimension:
-            raise ValueError(
-                f"The query embedding has {vector.shape[0]} dimensions; the store expects {self.dimension}."
-            )
-        return vector
-
 
 # -- what the factory asks of every backend module ---------------------------------------------------------------------
 
@@ -790,24 +731,9 @@ def _with_keywords(chunk: Document) -> Document:
     return dataclasses.replace(chunk, sparse_embedding=SparseEmbedding(indices=indices, values=values))
 
 
-def _check_sentences(item: ChunkEvidence) -> None:
-    if item.sentence_embeddings is None or not item.sentence_spans:
-        return
-    rows = np.asarray(item.sentence_embeddings).shape[0]
-    if rows != len(item.sentence_spans):
-        raise ValueError(
-            f"Chunk {item.chunk_id} has {len(item.sentence_spans)} sentence spans but {rows} sentence embeddings."
-        )
-
-
 def _bare(document: Document) -> Document:
     """A hit's document without its vectors or the engine's score (the hit carries the score)."""
     return dataclasses.replace(document, embedding=None, sparse_embedding=None, score=None)
-
-
-def _cosine(stored: np.ndarray, query: np.ndarray) -> float:
-    norm = float(np.linalg.norm(stored) * np.linalg.norm(query))
-    return float(np.dot(stored, query) / norm) if norm else 0.0
 
 
 def _clamp(limit: int) -> int:

@@ -20,7 +20,7 @@ its chunks.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -35,13 +35,16 @@ from components.knowledge_base.store import (
     KnowledgeBaseMismatch,
     KnowledgeBaseUnavailable,
     SearchFilters,
+    first_line,
 )
 
 logger = logging.getLogger(__name__)
 
 # The longest suffix is 26 characters ("_chunk_documents_document"); PostgreSQL truncates identifiers at 63.
 _COLLECTION_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,36}$")
-_COLUMNS = "document_id, title, source, doc_type, content_hash, url, date, ingested_at, metadata"
+# The document columns every query reads, in this order, named as `DocumentRecord`'s fields.
+_FIELDS = ("document_id", "title", "source", "doc_type", "content_hash", "url", "date", "ingested_at", "metadata")
+_COLUMNS = ", ".join(_FIELDS)
 
 
 def validate_collection(collection: str) -> str:
@@ -55,18 +58,9 @@ def validate_collection(collection: str) -> str:
 
 
 def _record(row: tuple, text: str = "") -> DocumentRecord:
-    return DocumentRecord(
-        document_id=row[0],
-        title=row[1],
-        source=row[2],
-        doc_type=row[3],
-        content_hash=row[4],
-        url=row[5],
-        date=row[6],
-        ingested_at=row[7],
-        metadata=row[8] or {},
-        text=text,
-    )
+    """The document of a row that starts with `_COLUMNS`."""
+    fields = dict(zip(_FIELDS, row, strict=False))
+    return DocumentRecord(**{**fields, "metadata": fields["metadata"] or {}}, text=text)
 
 
 class DocumentRegistry:
@@ -255,14 +249,8 @@ class DocumentRegistry:
 
     def get_many(self, document_ids: list[str]) -> dict[str, tuple[DocumentRecord, int]]:
         """Per document id that exists, its record (without text) and chunk count; one query."""
-        ids = sorted({str(document_id) for document_id in document_ids})
-        if not ids:
-            return {}
-        with self.connection() as conn:
-            rows = conn.execute(
-                self._q(f"SELECT {_COLUMNS}, chunk_count FROM {{documents}} WHERE document_id = ANY(%s)"), (ids,)
-            ).fetchall()
-        return {row[0]: (_record(row), int(row[9])) for row in rows}
+        statement = self._q(f"SELECT {_COLUMNS}, chunk_count FROM {{documents}} WHERE document_id = ANY(%s)")
+        return {row[0]: (_record(row), int(row[9])) for row in select_by_ids(self._pool, statement, document_ids)}
 
     def find_by_source(self, source: str) -> DocumentRecord | None:
         """The document ingested from `source` (path, URL or arXiv id), without its text, or None."""
@@ -272,13 +260,8 @@ class DocumentRegistry:
 
     def chunk_documents(self, chunk_ids: list[str]) -> dict[str, tuple[str, int]]:
         """Per chunk id the registry knows, its (document_id, chunk_index); one query."""
-        ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
-        if not ids:
-            return {}
-        with self.connection() as conn:
-            rows = conn.execute(
-                self._q("SELECT chunk_id, document_id, chunk_index FROM {chunks} WHERE chunk_id = ANY(%s)"), (ids,)
-            ).fetchall()
+        statement = self._q("SELECT chunk_id, document_id, chunk_index FROM {chunks} WHERE chunk_id = ANY(%s)")
+        rows = select_by_ids(self._pool, statement, chunk_ids)
         return {row[0]: (row[1], int(row[2])) for row in rows}
 
     def list(
@@ -348,23 +331,30 @@ def _conditions(filters: SearchFilters | None, search: str | None = None) -> tup
     conditions: list[str] = []
     params: list[Any] = []
     if filters is not None and not filters.empty:
-        if filters.doc_types:
-            conditions.append("doc_type = ANY(%s)")
-            params.append(list(filters.doc_types))
-        if filters.date_from is not None:
-            conditions.append("date >= %s")
-            params.append(filters.date_from)
-        if filters.date_to is not None:
-            conditions.append("date <= %s")
-            params.append(filters.date_to)
-        if filters.document_ids:
-            conditions.append("document_id = ANY(%s)")
-            params.append(list(filters.document_ids))
+        for condition, value in (
+            ("doc_type = ANY(%s)", list(filters.doc_types) or None),
+            ("date >= %s", filters.date_from),
+            ("date <= %s", filters.date_to),
+            ("document_id = ANY(%s)", list(filters.document_ids) or None),
+        ):
+            if value is not None:
+                conditions.append(condition)
+                params.append(value)
     if search and search.strip():
         escaped = search.strip().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         conditions.append("(title ILIKE %s OR source ILIKE %s)")
         params += [f"%{escaped}%", f"%{escaped}%"]
     return conditions, params
+
+
+def select_by_ids(pool: Any, statement: sql.Composable, ids: Iterable[Any], *before: Any) -> list[tuple]:
+    """The rows `statement` selects for `ids` in one round trip: its last parameter (`= ANY(%s)`) is the ids, unique
+    and sorted, after the parameters `before`; no rows without ids."""
+    unique = sorted({str(item) for item in ids})
+    if not unique:
+        return []
+    with pooled_connection(pool) as conn:
+        return conn.execute(statement, (*before, unique)).fetchall()
 
 
 @contextmanager
@@ -380,5 +370,4 @@ def pooled_connection(pool: Any) -> Iterator[Any]:
     except PoolTimeout as exc:
         raise KnowledgeBaseUnavailable("The knowledge base's PostgreSQL has no free connection; try again.") from exc
     except psycopg.OperationalError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise KnowledgeBaseUnavailable(f"The knowledge base's PostgreSQL cannot be reached: {first}") from exc
+        raise KnowledgeBaseUnavailable(f"The knowledge base's PostgreSQL cannot be reached: {first_line(exc)}") from exc

@@ -8,20 +8,16 @@ import numpy as np
 from haystack import Document, component, default_from_dict, logging
 
 from components.contracts import ContextChunk, ScoreKind, SourceStatus, source_selected
-from components.embedding import EmbeddingModel, get_embedding_model
+from components.embedding import get_embedding_model, query_vector
 from components.knowledge_base.attribution import (
-    KnowledgeBaseAccess,
-    check_component_settings,
-    check_document_store,
-    clamp_float,
-    clamp_int,
+    KnowledgeBaseComponent,
+    clamp,
     hit_to_chunk,
     parse_filters,
-    store_to_dict,
 )
 from components.knowledge_base.rank_fusion import reciprocal_rank_fusion
 from components.knowledge_base.store import ChunkHit, SearchFilters, cosine_to_relevance
-from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
+from components.resilience import SourceError, SourceResult
 from components.resilience.guard import cache_key, submit_in_thread
 from components.serialization import init_parameters_to_dict
 
@@ -32,7 +28,7 @@ MAX_QUERY_CHARS = 2000
 
 
 @component
-class KnowledgeBaseSearch:
+class KnowledgeBaseSearch(KnowledgeBaseComponent):
     """Finds the knowledge-base chunks that answer a question, with full attribution and uniform relevance.
 
     `dense` orders by cosine similarity to the query embedding, `keyword` by full-text rank over the question's
@@ -67,32 +63,21 @@ class KnowledgeBaseSearch:
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-        timeout_s = check_component_settings(collection, timeout_s)
-        if source_name is not None and (not isinstance(source_name, str) or not source_name.strip()):
-            raise ValueError("source_name must be a non-empty name, or None for kb_<mode>")
-        self.document_store = check_document_store(document_store)
         self.mode = mode
-        self.collection = collection
+        source_name = f"kb_{mode}" if source_name is None else source_name
+        KnowledgeBaseComponent.__init__(self, document_store, collection, source_name, timeout_s)
         # The tool contract clamps silently.
-        self.limit = clamp_int(limit, 1, 50, "limit")
-        self.min_relevance = clamp_float(min_relevance, 0.0, 1.0, "min_relevance")
-        self.text_weight = clamp_float(text_weight, 0.0, 1.0, "text_weight")
-        self.source_name = source_name or f"kb_{mode}"
-        self.timeout_s = timeout_s
-        self._model: EmbeddingModel | None = None
-        self._kb = KnowledgeBaseAccess(self.document_store, collection)
+        self.limit = clamp(limit, 1, 50, "limit")
+        self.min_relevance = clamp(min_relevance, 0.0, 1.0, "min_relevance")
+        self.text_weight = clamp(text_weight, 0.0, 1.0, "text_weight")
         # Cached answers are per knowledge base: the store's serialised form names its backend and collection.
-        self._store_key = repr(store_to_dict(self.document_store))
+        self._store_key = repr(init_parameters_to_dict(self)["init_parameters"]["document_store"])
 
     def warm_up(self) -> None:
         """Open the knowledge base over the document store, and load the embedding model (shared per process) for
         questions that arrive without an embedding."""
-        self._kb.warm_up()
-        self._load_model()
-
-    def _load_model(self) -> None:
-        if self._model is None:
-            self._model = get_embedding_model()
+        KnowledgeBaseComponent.warm_up(self)
+        get_embedding_model()
 
     # -- the work -----------------------------------------------------------------------------------------------
 
@@ -108,11 +93,11 @@ class KnowledgeBaseSearch:
     ) -> tuple[Any, str | None]:
         """The guarded work for one question and its cache key; input problems surface inside the work."""
         try:
-            limit_n = self.limit if limit is None else clamp_int(limit, 1, 50, "limit")
+            limit_n = self.limit if limit is None else clamp(limit, 1, 50, "limit")
             floor = (
-                self.min_relevance if min_relevance is None else clamp_float(min_relevance, 0.0, 1.0, "min_relevance")
+                self.min_relevance if min_relevance is None else clamp(min_relevance, 0.0, 1.0, "min_relevance")
             )
-            weight = self.text_weight if text_weight is None else clamp_float(text_weight, 0.0, 1.0, "text_weight")
+            weight = self.text_weight if text_weight is None else clamp(text_weight, 0.0, 1.0, "text_weight")
         except ValueError as exc:
             message = str(exc)
 
@@ -137,13 +122,6 @@ class KnowledgeBaseSearch:
 
         return work, key
 
-    def _embedding(self, text: str, query_embedding: list[float] | None) -> np.ndarray:
-        if query_embedding is not None and len(query_embedding) > 0:
-            return np.asarray(query_embedding, dtype=np.float32)
-        self._load_model()
-        assert self._model is not None
-        return self._model.embed_one(text)
-
     def _search(
         self,
         store: Any,
@@ -155,7 +133,7 @@ class KnowledgeBaseSearch:
         filters: SearchFilters,
     ) -> list[ContextChunk]:
         if self.mode == "dense":
-            hits = store.dense_search(self._embedding(text, query_embedding), limit, filters)
+            hits = store.dense_search(query_vector(text, query_embedding), limit, filters)
             return self._ranked(store, hits, floor)
         # A keyword search needs the embedding only for the cosines of what it finds: where the store can add those
         # afterwards, the full-text query runs while the question is embedded (in another branch or right here).
@@ -163,11 +141,11 @@ class KnowledgeBaseSearch:
         overlap = query_embedding is None and store.looks_up_cosines
         if overlap:
             pending = submit_in_thread(lambda: store.keyword_search(text, depth, filters))
-            embedding = self._embedding(text, None)
+            embedding = query_vector(text)
             dense = store.dense_search(embedding, depth, filters) if self.mode == "hybrid" else []
             keyword = self._with_cosines(store, pending.result(), embedding)
         else:
-            embedding = self._embedding(text, query_embedding)
+            embedding = query_vector(text, query_embedding)
             dense = store.dense_search(embedding, depth, filters) if self.mode == "hybrid" else []
             keyword = store.keyword_search(text, depth, filters, query_embedding=embedding)
         if self.mode == "keyword":
@@ -216,20 +194,6 @@ class KnowledgeBaseSearch:
                 break
         return chunks
 
-    # -- the sockets --------------------------------------------------------------------------------------------
-
-    def _skip(self, sources: list[str] | None) -> dict[str, Any] | None:
-        if source_selected(sources, "kb"):
-            return None
-        return {
-            "documents": [],
-            "status": SourceStatus.skipped(self.source_name, "the knowledge base was not selected"),
-        }
-
-    def _guard(self) -> SourceGuard:
-        return SourceGuard(self.source_name, ResiliencePolicy.from_settings(timeout_s=self.timeout_s))
-
-
     @component.output_types(documents=list[Document], status=SourceStatus)
     def run(
         self,
@@ -255,38 +219,14 @@ class KnowledgeBaseSearch:
         :returns: `documents`: the chunks as Documents (meta per `ContextChunk`), best first;
             `status`: this source's `SourceStatus`.
         """
-        skipped = self._skip(sources)
-        if skipped is not None:
-            return skipped
+        if not source_selected(sources, "kb"):
+            return self._guard().outputs(SourceStatus.skipped(self.source_name, "the knowledge base was not selected"))
         work, key = self._plan(query, query_embedding, limit, min_relevance, text_weight, filters, as_of)
-        result, status = self._guard().call(work, key=key)
-        return result.outputs(status)
-
-    @component.output_types(documents=list[Document], status=SourceStatus)
-    async def run_async(
-        self,
-        query: str,
-        query_embedding: list[float] | None = None,
-        limit: int | None = None,
-        min_relevance: float | None = None,
-        text_weight: float | None = None,
-        filters: dict | None = None,
-        as_of: str | None = None,
-        sources: list[str] | None = None,
-    ) -> dict[str, Any]:
-        """`run` for `Pipeline.run_async`: same parameters and outputs; the search runs in a worker thread."""
-        skipped = self._skip(sources)
-        if skipped is not None:
-            return skipped
-        work, key = self._plan(query, query_embedding, limit, min_relevance, text_weight, filters, as_of)
-        result, status = await self._guard().acall(work, key=key)
-        return result.outputs(status)
+        return self._guard().outputs(work, key=key)
 
     def to_dict(self) -> dict[str, Any]:
-        """Serialise to a dict."""
         return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> KnowledgeBaseSearch:
-        """Deserialise from a dict."""
         return default_from_dict(cls, data)

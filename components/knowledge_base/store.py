@@ -1,15 +1,11 @@
-"""The knowledge-base store interface every backend (pgvector, Milvus, Qdrant) implements.
-
-The store owns the backend: schema, writes, filters, raw searches and the translation of its scores. Retriever
-components are thin layers over it (see `components/knowledge_base/search.py`), so the same components, the
-same attribution and the same relevance scale serve every backend.
+"""The knowledge base's data model (documents, chunks, hits, filters, term statistics), its errors and its one
+relevance scale, shared by `KnowledgeBase`, the chunk indexes of every backend (pgvector, Milvus, Qdrant) and the
+components over them, so that the same attribution and the same relevance serve every backend.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from abc import ABC, abstractmethod
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,114 +104,10 @@ class KnowledgeBaseMismatch(KnowledgeBaseUnavailable):
     """The collection exists with another embedding model or dimension; retrying will not help."""
 
 
-class KnowledgeBaseStore(ABC):
-    """What every knowledge-base backend offers. Implementations are thread-safe."""
-
-    backend: str
-    collection: str
-    embedding_model: str
-    dimension: int
-
-    @abstractmethod
-    def upsert_document(
-        self,
-        document: DocumentRecord,
-        chunks: list[ChunkRecord],
-        *,
-        also: Callable[[Any], None] | None = None,
-    ) -> None:
-        """Write `document` and its chunks, replacing any earlier version of the same `document_id` atomically.
-
-        `also(connection)` runs inside the same transaction where the backend shares PostgreSQL with the graph
-        (pgvector); other backends call it afterwards with `None`.
-        """
-
-    @abstractmethod
-    def delete_document(self, document_id: str, *, also: Callable[[Any], None] | None = None) -> bool:
-        """Remove a document and its chunks; False when it did not exist."""
-
-    @abstractmethod
-    def find_by_source(self, source: str) -> DocumentRecord | None:
-        """The document ingested from `source` (path, URL or arXiv id), if any."""
-
-    @abstractmethod
-    def get_document(self, document_id: str) -> tuple[DocumentRecord, list[ChunkRecord]] | None:
-        """A document with its chunks in order (embeddings not loaded), or None."""
-
-    @abstractmethod
-    def list_documents(
-        self, limit: int = 20, offset: int = 0, search: str | None = None, filters: SearchFilters | None = None
-    ) -> tuple[list[DocumentSummary], int]:
-        """A page of documents (newest first) with chunk counts, and the total that match."""
-
-    @abstractmethod
-    def dense_search(
-        self, embedding: np.ndarray, limit: int, filters: SearchFilters | None = None
-    ) -> list[ChunkHit]:
-        """The `limit` chunks nearest to `embedding`, best first."""
-
-    @abstractmethod
-    def keyword_search(
-        self,
-        query: str,
-        limit: int,
-        filters: SearchFilters | None = None,
-        query_embedding: np.ndarray | None = None,
-    ) -> list[ChunkHit]:
-        """The `limit` best full-text matches for `query`, best first; fills `cosine` when given the embedding."""
-
-    @abstractmethod
-    def count_chunks(self) -> int:
-        """How many chunks the collection holds."""
-
-    @abstractmethod
-    def count_documents(self) -> int:
-        """How many documents the collection holds."""
-
-    def iter_chunks(self, batch_size: int = 1000):  # noqa: ANN201
-        """Every (document, chunks-with-embeddings) pair, for copying between backends."""
-        raise NotImplementedError(f"{self.backend} cannot list its chunks for copying yet")
-
-    def ensure_vector_index(self) -> bool:
-        """Build the vector index if the backend defers it until after bulk loads; True when it exists.
-
-        Ingestion calls this once after a run. Backends that index as they write have nothing to do.
-        """
-        return True
-
-    def sentence_similarities(
-        self, chunk_ids: list[str], query_embedding: np.ndarray
-    ) -> dict[str, list[tuple[int, int, float]]]:
-        """Per chunk id, `(start, end, cosine)` of each stored sentence (offsets in the chunk text) to the query.
-
-        One round trip for all candidates. Backends that store no sentence vectors return `{}`; the ranker then
-        falls back to the signals it can compute itself.
-        """
-        return {}
-
-    @property
-    def looks_up_cosines(self) -> bool:
-        """Whether `chunk_cosines` answers cheaply (so a keyword search may start before the question is embedded)."""
-        return False
-
-    def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
-        """Per chunk id, the cosine of its stored embedding to the query, in one round trip; None when the backend
-        cannot look embeddings up by id cheaply (callers then pass the embedding to `keyword_search` instead).
-
-        It lets a keyword search start before the question is embedded: the two overlap, and the cosines of the
-        few chunks found are filled in afterwards.
-        """
-        return None
-
-    def term_statistics(self, terms: list[str]) -> TermStatistics | None:
-        """Chunk count, average chunk length in terms and the document frequency of `terms` (analyzer terms).
-
-        None when the backend keeps no term statistics; the ranker then uses the candidates' own statistics.
-        """
-        return None
-
-    def close(self) -> None:  # noqa: B027 - optional hook
-        """Release connections and file locks."""
+def first_line(exc: BaseException, limit: int = 200) -> str:
+    """An error's first line (client libraries add hints and tracebacks below it), for a one-sentence message."""
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:limit]
 
 
 def cosine_to_relevance(cosine: float | None) -> float:
@@ -226,8 +118,3 @@ def cosine_to_relevance(cosine: float | None) -> float:
     if cosine is None:
         return 0.0
     return float(min(1.0, max(0.0, cosine)))
-
-
-def l2_to_cosine(distance: float) -> float:
-    """Cosine similarity from the L2 distance of two unit vectors."""
-    return 1.0 - (distance * distance) / 2.0

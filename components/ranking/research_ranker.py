@@ -9,14 +9,15 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack import Document, component, default_from_dict, logging
 from haystack.core.component.types import Variadic
 
-from components.embedding.model import EmbeddingModel, get_embedding_model
-from components.knowledge_base.attribution import KnowledgeBaseAccess, check_document_store, store_to_dict
+from components.embedding.model import EmbeddingModel, get_embedding_model, query_vector
+from components.knowledge_base.attribution import KnowledgeBaseAccess, check_document_store
 from components.knowledge_base.store import TermStatistics
 from components.ranking.evidence_scorer import DEFAULT_WEIGHTS, EvidenceCandidate, EvidenceFeatures, EvidenceScorer
 from components.resilience.guard import submit_in_thread
+from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text.analyzer import terms
 from components.text.dates import parse_date
@@ -255,12 +256,9 @@ class ResearchRanker:
             # Only sources that could not compare stored embeddings cost an embedding here.
             self.warm_up()
             assert self._model is not None
-            query_vector = (
-                np.asarray(query_embedding, dtype=np.float32) if query_embedding else self._model.embed_one(query)
-            )
             texts = [documents[index].content or "" for index in missing]
             vectors = self._model.embed(texts)
-            for index, cosine in zip(missing, vectors @ query_vector, strict=True):
+            for index, cosine in zip(missing, vectors @ query_vector(query, query_embedding, self.model), strict=True):
                 values[index] = max(0.0, float(cosine))
         return values
 
@@ -306,19 +304,12 @@ class ResearchRanker:
             # The two lookups are independent round trips: the term statistics run alongside.
             query_terms = sorted(set(terms(query)))
             pending = submit_in_thread(lambda: store.term_statistics(query_terms))
-            sentences = store.sentence_similarities(chunk_ids, self._query_vector(query, query_embedding))
+            sentences = store.sentence_similarities(chunk_ids, query_vector(query, query_embedding, self.model))
             statistics = pending.result()
         except Exception as exc:  # noqa: BLE001 - evidence is an improvement; ranking goes on without it
             logger.warning("Ranking without the knowledge base's evidence: {reason}", reason=str(exc))
             return None, {}
         return statistics, sentences
-
-    def _query_vector(self, query: str, query_embedding: list[float] | None) -> np.ndarray:
-        if query_embedding is not None and len(query_embedding) > 0:
-            return np.asarray(query_embedding, dtype=np.float32)
-        self.warm_up()
-        assert self._model is not None
-        return self._model.embed_one(query)
 
     def _recency(self, documents: list[Document], as_of: str | None) -> np.ndarray:
         today = parse_date(as_of) or dt.date.today()
@@ -333,23 +324,7 @@ class ResearchRanker:
         return np.array(values, dtype=float)
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            top_k=self.top_k,
-            bm25_weight=self.bm25_weight,
-            dense_weight=self.dense_weight,
-            sentence_weight=self.sentence_weight,
-            coverage_weight=self.coverage_weight,
-            best_sentence_weight=self.best_sentence_weight,
-            fusion_weight=self.fusion_weight,
-            recency_weight=self.recency_weight,
-            recency_half_life_days=self.recency_half_life_days,
-            graph_weight=self.graph_weight,
-            use_store_evidence=self.use_store_evidence,
-            document_store=store_to_dict(self.document_store),
-            model=self.model,
-            max_candidates=self.max_candidates,
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "ResearchRanker":

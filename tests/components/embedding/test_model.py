@@ -1,4 +1,4 @@
-"""`EmbeddingModel.embed_with_sentences` with the real all-MiniLM-L6-v2."""
+"""`EmbeddingModel.embed_with_sentence_spans` with the real all-MiniLM-L6-v2."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def _spans(text: str) -> list[tuple[int, int]]:
 class TestEmbedWithSentences:
     def test_chunk_vectors_equal_embed(self, embedding_model):
         spans = [_spans(TEXTS[0]), _spans(TEXTS[1]), []]
-        chunk_vectors, sentence_vectors = embedding_model.embed_with_sentences(TEXTS, spans, batch_size=2)
+        chunk_vectors, sentence_vectors = embedding_model.embed_with_sentence_spans(TEXTS, spans, batch_size=2)[:2]
         expected = embedding_model.embed(TEXTS)
         assert chunk_vectors.shape == (3, embedding_model.dimension)
         assert np.abs(chunk_vectors - expected).max() < 1e-4
@@ -33,10 +33,10 @@ class TestEmbedWithSentences:
     def test_a_sentence_vector_is_the_mean_of_its_tokens_in_context(self, embedding_model):
         text = TEXTS[0]
         whole = [(0, len(text))]
-        chunk_vectors, sentence_vectors = embedding_model.embed_with_sentences([text], [whole])
+        chunk_vectors, sentence_vectors = embedding_model.embed_with_sentence_spans([text], [whole])[:2]
         # The whole text without the special tokens is close to, not equal to, the pooled chunk vector.
         assert float(sentence_vectors[0][0] @ chunk_vectors[0]) > 0.95
-        _, by_sentence = embedding_model.embed_with_sentences([text], [_spans(text)])
+        _, by_sentence = embedding_model.embed_with_sentence_spans([text], [_spans(text)])[:2]
         first, second = by_sentence[0]
         assert float(first @ second) < 0.99  # two sentences, two different vectors
         query = embedding_model.embed_one("Who won the game between the Broncos and the Panthers?")
@@ -52,21 +52,21 @@ class TestEmbedWithSentences:
         assert np.abs(chunk_vectors - embedding_model.embed([long_text])).max() < 1e-4
 
     def test_empty_input_and_mismatched_spans(self, embedding_model):
-        chunk_vectors, sentence_vectors = embedding_model.embed_with_sentences([], [])
+        chunk_vectors, sentence_vectors = embedding_model.embed_with_sentence_spans([], [])[:2]
         assert chunk_vectors.shape == (0, embedding_model.dimension) and sentence_vectors == []
         try:
-            embedding_model.embed_with_sentences(["one"], [])
+            embedding_model.embed_with_sentence_spans(["one"], [])
         except ValueError as exc:
             assert "span lists" in str(exc)
         else:
             raise AssertionError("a missing span list must be refused")
 
     def test_thread_safe(self, embedding_model):
-        expected, _ = embedding_model.embed_with_sentences(TEXTS, [_spans(t) for t in TEXTS])
+        expected = embedding_model.embed_with_sentence_spans(TEXTS, [_spans(t) for t in TEXTS])[0]
         results: list[np.ndarray] = []
 
         def work() -> None:
-            results.append(embedding_model.embed_with_sentences(TEXTS, [_spans(t) for t in TEXTS])[0])
+            results.append(embedding_model.embed_with_sentence_spans(TEXTS, [_spans(t) for t in TEXTS])[0])
 
         threads = [threading.Thread(target=work) for _ in range(3)]
         for thread in threads:
@@ -102,14 +102,14 @@ class TestTokenizerSharedAcrossThreads:
                 counted.append(embedding_model.count_tokens("a text of a few words"))
 
         texts = ["short text.", "a much longer text with more words " * 12, "middle length text here"]
-        expected, _ = embedding_model.embed_with_sentences(texts, [[], [], []])
+        expected = embedding_model.embed_with_sentence_spans(texts, [[], [], []])[0]
         counter = threading.Thread(target=count)
         counter.start()
         failures = []
         try:
             for _ in range(150):
                 try:
-                    vectors, _ = embedding_model.embed_with_sentences(texts, [[], [], []])
+                    vectors = embedding_model.embed_with_sentence_spans(texts, [[], [], []])[0]
                     assert np.abs(vectors - expected).max() < 1e-4
                 except ValueError as exc:
                     failures.append(str(exc))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from components.knowledge_base.store import KnowledgeBaseStore
+from components.knowledge_base.knowledge_base import KnowledgeBase
 from tests.contract_servers import free_port as closed_port  # re-exported: the knowledge-base tests' name for it
 
 KB_BACKENDS = ["pgvector", "milvus", "qdrant"]
@@ -55,7 +55,7 @@ def make_document_store(backend: str, collection: str, tmp_path: Path):  # noqa:
     return document_store_for(Settings(**{key.lower(): value for key, value in env.items()}), collection)
 
 
-def make_store(backend: str, collection: str, tmp_path: Path) -> KnowledgeBaseStore:
+def make_store(backend: str, collection: str, tmp_path: Path) -> KnowledgeBase:
     """The knowledge base over `backend`'s document store for `collection`, as the components build it."""
     from components.knowledge_base.factory import knowledge_base_for
 
@@ -91,7 +91,7 @@ class Backend:
     def document_store(self, collection: str):  # noqa: ANN201 - the integration's class
         return make_document_store(self.name, collection, self.folder)
 
-    def store(self, collection: str) -> KnowledgeBaseStore:
+    def store(self, collection: str) -> KnowledgeBase:
         return make_store(self.name, collection, self.folder)
 
 
@@ -117,7 +117,7 @@ def unreachable(kb_backend: Backend) -> Iterator[None]:
 
 
 @contextmanager
-def qdrant_books(folder: Path, embedding_model) -> Iterator[KnowledgeBaseStore]:  # noqa: ANN001
+def qdrant_books(folder: Path, embedding_model) -> Iterator[KnowledgeBase]:  # noqa: ANN001
     """The written knowledge-base corpus (`kb_corpus`) in collection `books` of a local Qdrant folder, selected in the
     settings the components read: what the book-content component and its tool are tested on."""
     from tests.components.knowledge_base.kb_corpus import corpus

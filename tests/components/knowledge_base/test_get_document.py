@@ -1,4 +1,5 @@
-"""`GetDocument`: construction, serialisation and its statuses (the document itself: see test_conformance.py)."""
+"""`GetDocument`: its statuses (construction and serialisation: test_knowledge_base_component.py; the document
+itself: test_conformance.py)."""
 
 from __future__ import annotations
 
@@ -13,28 +14,6 @@ from tests.components.knowledge_base.test_conformance import build_corpus
 
 
 class TestGetDocument:
-    def test_init(self):
-        get = GetDocument()
-        assert (get.collection, get.source_name, get.timeout_s) == (None, "kb_document", None)
-        with pytest.raises(ValueError, match="collection"):
-            GetDocument(collection="")
-        with pytest.raises(ValueError, match="timeout_s must be positive"):
-            GetDocument(timeout_s=-1)
-
-    def test_to_dict_and_from_dict(self):
-        get = GetDocument(collection="papers", timeout_s=2)
-        data = get.to_dict()
-        assert data == {
-            "type": "components.knowledge_base.get_document.GetDocument",
-            "init_parameters": {
-                "document_store": None,
-                "collection": "papers",
-                "source_name": "kb_document",
-                "timeout_s": 2.0,
-            },
-        }
-        assert GetDocument.from_dict(data).to_dict() == data
-
     def test_empty_id_is_an_error_status(self):
         result = GetDocument(collection="never_opened").run(document_id="  ")
         assert result["document"] is None and result["chunks"] == []

@@ -1,4 +1,5 @@
-"""`ListDocuments`: construction, serialisation, clamps and statuses (paging itself: see test_conformance.py)."""
+"""`ListDocuments`: clamps and statuses (construction and serialisation: test_knowledge_base_component.py;
+paging itself: test_conformance.py)."""
 
 from __future__ import annotations
 
@@ -13,23 +14,6 @@ from tests.components.knowledge_base.test_conformance import build_corpus
 
 
 class TestListDocuments:
-    def test_init(self):
-        listing = ListDocuments()
-        assert (listing.collection, listing.source_name, listing.timeout_s) == (None, "kb_documents", None)
-        with pytest.raises(ValueError, match="source_name"):
-            ListDocuments(source_name=" ")
-
-    def test_to_dict_and_from_dict(self):
-        listing = ListDocuments(collection="papers")
-        data = listing.to_dict()
-        assert data["init_parameters"] == {
-            "document_store": None,
-            "collection": "papers",
-            "source_name": "kb_documents",
-            "timeout_s": None,
-        }
-        assert ListDocuments.from_dict(data).to_dict() == data
-
     @pytest.mark.parametrize(
         ("kwargs", "message"),
         [

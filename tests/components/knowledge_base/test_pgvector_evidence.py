@@ -3,12 +3,15 @@ integration's table, following every write, replacement and deletion."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
+from components.knowledge_base.chunk_index import ChunkIndex
 from components.knowledge_base.factory import open_knowledge_base
 from components.knowledge_base.knowledge_base import KnowledgeBase
-from components.knowledge_base.store import ChunkRecord, DocumentRecord, KnowledgeBaseStore
+from components.knowledge_base.store import ChunkRecord, DocumentRecord
 from components.text.analyzer import sentence_spans, term_counts
 
 
@@ -136,6 +139,8 @@ class TestPgvectorEvidence:
 
 
 def test_backends_without_evidence_return_the_defaults():
-    # Milvus and Qdrant inherit these until they store evidence; the ranker then computes what it can itself.
-    assert KnowledgeBaseStore.sentence_similarities(None, ["x"], np.zeros(3)) == {}  # type: ignore[arg-type]
-    assert KnowledgeBaseStore.term_statistics(None, ["x"]) is None  # type: ignore[arg-type]
+    # An index that keeps no evidence inherits these; the ranker then computes what it can itself.
+    assert ChunkIndex.evidence(None, ["x"]) == {}  # type: ignore[arg-type]
+    without = SimpleNamespace(dimension=3, _sentence_evidence=lambda ids: ChunkIndex.evidence(None, ids))
+    assert ChunkIndex.sentence_similarities(without, ["x"], np.zeros(3)) == {}  # type: ignore[arg-type]
+    assert ChunkIndex.term_statistics(None, ["x"]) is None  # type: ignore[arg-type]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -9,6 +10,7 @@ from haystack import Pipeline
 
 from components.contracts import StatusKind
 from components.knowledge_base.search import KnowledgeBaseSearch
+from components.resilience import SourceResult
 from tests.components.knowledge_base.conftest import closed_port, environment
 from tests.components.knowledge_base.test_conformance import build_corpus
 
@@ -100,6 +102,25 @@ class TestKnowledgeBaseSearch:
             result = KnowledgeBaseSearch(collection="kb_down").run(query="tea", query_embedding=[0.1] * 384)
         assert result["documents"] == []
         assert result["status"].status is StatusKind.ERROR and "Cannot connect" in result["status"].message
+
+    async def test_branches_overlap_in_an_async_pipeline(self, monkeypatch):
+        # The search is sync: `Pipeline.run_async` runs each branch in a worker thread, so two searches overlap.
+        def plan(self, *args):
+            def work() -> SourceResult:
+                time.sleep(1.0)
+                return SourceResult(total_found=0)
+
+            return work, None
+
+        monkeypatch.setattr(KnowledgeBaseSearch, "_plan", plan)
+        monkeypatch.setattr(KnowledgeBaseSearch, "warm_up", lambda self: None)
+        pipeline = Pipeline()
+        for mode in ("dense", "keyword"):
+            pipeline.add_component(mode, KnowledgeBaseSearch(mode=mode, collection="never_opened"))
+        started = time.perf_counter()
+        result = await pipeline.run_async({"dense": {"query": "q"}, "keyword": {"query": "q"}})
+        assert time.perf_counter() - started < 1.8  # one after the other would take 2 s
+        assert {result[mode]["status"].status for mode in ("dense", "keyword")} == {StatusKind.SUCCESS}
 
     @pytest.mark.integration
     async def test_branches_run_concurrently_in_a_pipeline(self, database_url, embedding_model):

@@ -9,7 +9,8 @@ from haystack.components.joiners import DocumentJoiner
 
 from components.contracts import ContextChunk, chunk_to_document
 from components.knowledge_base import KnowledgeBaseSearch, open_knowledge_base
-from components.knowledge_base.store import ChunkRecord, DocumentRecord, KnowledgeBaseStore
+from components.knowledge_base.knowledge_base import KnowledgeBase
+from components.knowledge_base.store import ChunkRecord, DocumentRecord
 from components.ranking import ResearchRanker
 from components.text.analyzer import sentence_spans, term_counts
 
@@ -143,7 +144,7 @@ class TestGracefulDegradation:
         return ranker
 
     def test_a_store_without_evidence_support(self):
-        plain = Mock(spec=KnowledgeBaseStore)
+        plain = Mock(spec=KnowledgeBase)
         plain.collection = "tests"
         plain.sentence_similarities.return_value = {}
         plain.term_statistics.return_value = None
@@ -155,7 +156,7 @@ class TestGracefulDegradation:
         assert ranked[0].meta["evidence"]["idf"] == "candidates"
 
     def test_a_failing_store_is_logged_and_skipped(self, caplog):
-        broken = Mock(spec=KnowledgeBaseStore)
+        broken = Mock(spec=KnowledgeBase)
         broken.collection = "tests"
         broken.sentence_similarities.side_effect = RuntimeError("connection reset")
         ranked = self._ranker(broken).run(query=QUESTION, documents=self._documents(), query_embedding=[0.0] * 384)[
@@ -165,7 +166,7 @@ class TestGracefulDegradation:
         assert "connection reset" in caplog.text
 
     def test_chunks_of_another_collection_ask_nothing_of_the_store(self):
-        other = Mock(spec=KnowledgeBaseStore)
+        other = Mock(spec=KnowledgeBase)
         other.collection = "another_collection"
         ranked = self._ranker(other).run(query=QUESTION, documents=self._documents())["documents"]
         assert len(ranked) == 2 and ranked[0].meta["evidence"]["idf"] == "candidates"
