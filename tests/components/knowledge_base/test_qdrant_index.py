@@ -219,7 +219,7 @@ class TestSharedLocalClient:
         other.close()
         # The last user closed the client: the folder is free for another client.
         QdrantClient(path=str(tmp_path / "q")).close()
-        assert QdrantLocalClients.key(store) not in QdrantLocalClients._entries
+        assert not QdrantLocalClients._shared.holds(QdrantLocalClients.key(store))
 
     def test_a_second_process_gets_one_sentence(self, index):
         index.count()
