@@ -137,29 +137,6 @@ class ArxivSearch:
                        date_to, full_text)
         )
 
-    @component.output_types(documents=list[Document], status=SourceStatus)
-    async def run_async(
-        self,
-        query: str,
-        query_embedding: list[float] | None = None,
-        filters: dict[str, Any] | None = None,
-        as_of: str | None = None,
-        sources: list[str] | None = None,
-        num_results: int | None = None,
-        sort_by: str | None = None,
-        categories: list[str] | None = None,
-        date_from: str | None = None,
-        date_to: str | None = None,
-        full_text: bool | None = None,
-    ) -> dict[str, Any]:
-        """`run` for `Pipeline.run_async`: the same inputs and outputs; the request runs in a worker thread."""
-        return await self._guard.aoutputs(
-            self._plan(query, query_embedding, filters, as_of, sources, num_results, sort_by, categories, date_from,
-                       date_to, full_text)
-        )
-
-    # -- internals --------------------------------------------------------------------------------------------
-
     def _plan(self, query, query_embedding, filters, as_of, sources, num_results, sort_by, categories,  # noqa: ANN001
               date_from, date_to, full_text):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work
         if not source_selected(sources, SOURCE):

@@ -265,18 +265,6 @@ class GraphSearch:
         """
         return self._guard.outputs(self._plan(query, query_embedding, filters, as_of, sources))
 
-    @component.output_types(documents=list[Document], status=SourceStatus)
-    async def run_async(
-        self,
-        query: str,
-        query_embedding: list[float] | None = None,
-        filters: dict[str, Any] | None = None,
-        as_of: str | None = None,
-        sources: list[str] | None = None,
-    ) -> dict[str, Any]:
-        """`run` for `Pipeline.run_async`: the store query runs in a worker thread under the same policy."""
-        return await self._guard.aoutputs(self._plan(query, query_embedding, filters, as_of, sources))
-
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
             self,

@@ -257,24 +257,6 @@ class MemoryRecall:
             self._plan(query, query_embedding, filters, as_of, sources, session_id, user_id, num_results, time_window)
         )
 
-    @component.output_types(documents=list[Document], status=SourceStatus)
-    async def run_async(
-        self,
-        query: str,
-        query_embedding: list[float] | None = None,
-        filters: dict[str, Any] | None = None,
-        as_of: str | None = None,
-        sources: list[str] | None = None,
-        session_id: str | None = None,
-        user_id: str | None = None,
-        num_results: int | None = None,
-        time_window: str | None = None,
-    ) -> dict[str, Any]:
-        """`run` for `Pipeline.run_async`: the store call runs in a worker thread under the same policy."""
-        return await self._guard.aoutputs(
-            self._plan(query, query_embedding, filters, as_of, sources, session_id, user_id, num_results, time_window)
-        )
-
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
             self,

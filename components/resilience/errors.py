@@ -47,8 +47,8 @@ def parse_retry_after(value: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
-    return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
+        when = when.replace(tzinfo=dt.UTC)
+    return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
 
 
 def _status_code_and_headers(exc: BaseException) -> tuple[int | None, Any]:

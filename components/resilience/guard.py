@@ -10,7 +10,8 @@ Threads: sync work runs in one worker thread per call, and every attempt of that
 runs in that same thread, which gives up once the deadline has passed. A thread stuck in a call that never returns
 cannot be killed; the guard abandons it at the timeout and starts no other thread for that source until it ends
 (later calls wait for it within their own budget, then report the source as still hung). So a source that hangs
-for an hour costs one thread, not one per retry per question. Coroutine work is cancelled outright.
+for an hour costs one thread, not one per retry per question. Components are sync: `Pipeline.run_async` runs each
+in a worker thread of its own, so the research pipeline's branches still run side by side.
 
 The cache is cachetools' TTL cache. The retries, breaker and rate gate are the project's own policy, kept rather than
 rebuilt on tenacity/pybreaker: those libraries retry inside the calling thread and cannot abandon a hung call, which
@@ -19,14 +20,13 @@ is the part that matters here.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import contextvars
 import hashlib
 import json
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -269,12 +269,6 @@ class _HungCalls:
             concurrent.futures.wait(pending, timeout=max(timeout_s, 0.0))
         return not self.pending()
 
-    async def await_clear(self, until: float) -> bool:
-        """`wait` for the event loop (polls, so no thread is spent on waiting)."""
-        while self.pending() and time.monotonic() < until:
-            await asyncio.sleep(0.05)
-        return not self.pending()
-
 
 def hung_threads(source: str) -> int:
     """How many abandoned calls of `source` still hold a thread (telemetry and tests)."""
@@ -301,30 +295,6 @@ def reset_resilience_state() -> None:
 
 # How close to its deadline a timeout reported by the work counts as the call's own timeout.
 _DEADLINE_SLACK_S = 0.05
-
-
-def _timeouts_as_faults(work: Callable[[], Any]) -> Callable[[], Any]:
-    """Wrap `work` so a timeout it raises (a client's own) is a retryable fault, not our budget running out."""
-
-    def run() -> Any:
-        try:
-            return work()
-        except TimeoutError as exc:
-            raise RetryableError(
-                f"the service timed out: {exc}" if str(exc) else "the service timed out", kind="timeout"
-            ) from exc
-
-    return run
-
-
-def _atimeouts_as_faults(work: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[Any]]:
-    async def run() -> Any:
-        try:
-            return await work()
-        except TimeoutError as exc:
-            raise RetryableError("the service timed out", kind="timeout") from exc
-
-    return run
 
 
 def cache_key(*parts: Any) -> str:
@@ -469,20 +439,6 @@ class SourceGuard:
             return None
         return wait
 
-    def _settle(
-        self,
-        started: float,
-        outcome: tuple[Any, Fault | None, int],
-        key: str | None,
-        deadline_at: float,
-        by_budget: bool,
-    ) -> tuple[SourceResult, SourceStatus]:
-        """The result and status of a call whose attempts (in the worker thread) ended with `outcome`."""
-        result, fault, attempts = outcome
-        if fault is not None:
-            return self._failed(started, fault, attempts, deadline_at, by_budget)
-        return self._on_success(started, result, key, attempts)
-
     def _attempts(self, work: Callable[[], Any], deadline_at: float) -> tuple[Any, Fault | None, int]:
         """Every attempt of one call, in the calling (worker) thread: (result, None, n) or (None, fault, n)."""
         attempt = 0
@@ -495,9 +451,12 @@ class SourceGuard:
                 time.sleep(wait)
             try:
                 with deadline_scope(deadline_at):
-                    return _timeouts_as_faults(work)(), None, attempt
+                    return work(), None, attempt
             except Exception as exc:  # noqa: BLE001 - the contract: a source never raises into the pipeline
-                fault = classify_exception(exc)
+                # A timeout the work raises (a client's own) is a retryable fault, not our budget running out.
+                fault = classify_exception(RetryableError(
+                    f"the service timed out: {exc}" if str(exc) else "the service timed out", kind="timeout"
+                ) if isinstance(exc, TimeoutError) else exc)
                 logger.debug(
                     "Source {source} attempt {attempt} failed", source=self.source, attempt=attempt, exc_info=True
                 )
@@ -505,8 +464,6 @@ class SourceGuard:
                 if pause is None:
                     return None, fault, attempt
                 time.sleep(pause)
-
-    # -- sync ---------------------------------------------------------------------------------------------------
 
     def call(
         self,
@@ -531,72 +488,15 @@ class SourceGuard:
             return self._timed_out(started, by_budget, 1)
         except Exception as exc:  # noqa: BLE001 - a failure of the policy itself still may not escape
             return self._on_fault(started, classify_exception(exc), 1)
-        return self._settle(started, outcome, key, deadline_at, by_budget)
+        result, fault, attempts = outcome
+        if fault is not None:
+            return self._failed(started, fault, attempts, deadline_at, by_budget)
+        return self._on_success(started, result, key, attempts)
 
     def outputs(self, plan: SourceStatus | Callable[[], Any], *, key: str | None = None) -> dict[str, Any]:
         """A source component's `run` outputs for `plan`: a status settled before any call (the source is skipped,
-        or refused its input) as it is, or the work (a no-argument callable) run under the policy. A component
-        plans once and its `run` and `run_async` differ only in `outputs` / `aoutputs`."""
+        or refused its input) as it is, or the work (a no-argument callable) run under the policy."""
         if isinstance(plan, SourceStatus):
             return {"documents": [], "status": plan}
         result, status = self.call(plan, key=key)
         return result.outputs(status)
-
-    async def aoutputs(self, plan: SourceStatus | Callable[[], Any], *, key: str | None = None) -> dict[str, Any]:
-        """`outputs` for the event loop."""
-        if isinstance(plan, SourceStatus):
-            return {"documents": [], "status": plan}
-        result, status = await self.acall(plan, key=key)
-        return result.outputs(status)
-
-    # -- async --------------------------------------------------------------------------------------------------
-
-    async def acall(
-        self,
-        work: Callable[[], Awaitable[SourceResult | list[ContextChunk]]]
-        | Callable[[], SourceResult | list[ContextChunk]],
-        *,
-        key: str | None = None,
-        deadline: float | None = None,
-    ) -> tuple[SourceResult, SourceStatus]:
-        """`call` for the event loop: `work` may be a coroutine function or a plain one (run in a thread)."""
-        started = time.monotonic()
-        deadline_at, by_budget = self._limit(started, deadline)
-        early = self._precheck(started, key, deadline_at)
-        if early is not None:
-            return early
-        if not asyncio.iscoroutinefunction(work):
-            if not await self._hung.await_clear(deadline_at):
-                return self._still_hung(started)
-            future = submit_in_thread(lambda: self._attempts(work, deadline_at))
-            try:
-                outcome = await asyncio.wait_for(
-                    asyncio.shield(asyncio.wrap_future(future)), timeout=max(deadline_at - time.monotonic(), 0.001)
-                )
-            except TimeoutError:
-                self._hung.add(future)
-                return self._timed_out(started, by_budget, 1)
-            return self._settle(started, outcome, key, deadline_at, by_budget)
-        attempt = 0
-        while True:
-            attempt += 1
-            wait = self._gate.reserve(self.policy.min_interval_s) if self.policy.min_interval_s else 0.0
-            if wait:
-                if time.monotonic() + wait >= deadline_at:
-                    return self._on_fault(
-                        started, Fault("timeout", False, f"{self.source} is rate limited past the budget"), attempt
-                    )
-                await asyncio.sleep(wait)
-            try:
-                result = await asyncio.wait_for(
-                    _atimeouts_as_faults(work)(), timeout=max(deadline_at - time.monotonic(), 0.001)
-                )
-                return self._on_success(started, result, key, attempt)
-            except TimeoutError:
-                return self._timed_out(started, by_budget, attempt)
-            except Exception as exc:  # noqa: BLE001 - the contract: a source never raises into the pipeline
-                fault = classify_exception(exc)
-                pause = self._backoff(attempt, fault, deadline_at)
-                if pause is None:
-                    return self._on_fault(started, fault, attempt)
-                await asyncio.sleep(pause)

@@ -98,14 +98,6 @@ class WebScrape:
         self.warm_up()  # the tokenizer sizes the chunks; loading it is set-up, not the page's latency
         return self._guard.outputs(self._work(url, query, query_embedding, chunked=True))
 
-    @component.output_types(documents=list[Document], status=SourceStatus)
-    async def run_async(
-        self, url: str, query: str | None = None, query_embedding: list[float] | None = None
-    ) -> dict[str, Any]:
-        """`run` for `Pipeline.run_async`."""
-        self.warm_up()
-        return await self._guard.aoutputs(self._work(url, query, query_embedding, chunked=True))
-
     def fetch(self, url: str) -> tuple[FetchedPage | None, PageSnapshot | None, SourceStatus]:
         """The whole page (Markdown and metadata) and its snapshot, for ingestion; never raises."""
         import firecrawl  # noqa: F401 - a slow first import must not eat the page's time budget

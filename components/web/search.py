@@ -140,27 +140,6 @@ class WebSearch:
                        exclude_domains)
         )
 
-    @component.output_types(documents=list[Document], status=SourceStatus)
-    async def run_async(
-        self,
-        query: str,
-        query_embedding: list[float] | None = None,
-        filters: dict[str, Any] | None = None,
-        as_of: str | None = None,
-        sources: list[str] | None = None,
-        num_results: int | None = None,
-        languages: list[str] | None = None,
-        include_domains: list[str] | None = None,
-        exclude_domains: list[str] | None = None,
-    ) -> dict[str, Any]:
-        """`run` for `Pipeline.run_async`: the same inputs and outputs; the fetching runs in a worker thread."""
-        return await self._guard.aoutputs(
-            self._plan(query, query_embedding, filters, as_of, sources, num_results, languages, include_domains,
-                       exclude_domains)
-        )
-
-    # -- internals --------------------------------------------------------------------------------------------
-
     def _plan(self, query, query_embedding, filters, as_of, sources, num_results, languages,  # noqa: ANN001
               include_domains, exclude_domains):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work
         early = self._early_status(sources, as_of)
