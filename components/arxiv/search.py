@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import numpy as np
-from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack import Document, component, default_from_dict, logging
 
 from components.arxiv.access import ArxivAccess, ArxivPaper, build_query, date_range, normalise_id, pdf_text
 from components.contracts import (
@@ -21,6 +21,7 @@ from components.contracts import (
 )
 from components.knowledge_base.store import cosine_to_relevance
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult, telemetry
+from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
 from components.web.chunking import pick_chunks, query_terms, text_chunks
 
@@ -281,21 +282,7 @@ class ArxivSearch:
         return chunks
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            num_results=self.num_results,
-            sort_by=self.sort_by,
-            categories=self.categories,
-            date_from=self.date_from,
-            date_to=self.date_to,
-            full_text=self.full_text,
-            max_chunks_per_paper=self.max_chunks_per_paper,
-            timeout_s=self.timeout_s,
-            retries=self.retries,
-            min_interval_s=self.min_interval_s,
-            api_url=self.api_url,
-            model=self.model,
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ArxivSearch:

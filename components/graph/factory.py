@@ -53,11 +53,6 @@ def component_graph_store(graph_store: GraphStore | None, collection: str | None
     return graph_store if graph_store is not None else graph_store_from_settings(collection)
 
 
-def serialize_graph_store(store: GraphStore | None) -> dict[str, Any] | None:
-    """A component's `graph_store` init parameter as written in the pipeline YAML."""
-    return store.to_dict() if store is not None else None
-
-
 def deserialize_graph_store(data: GraphStore | dict[str, Any] | None) -> GraphStore | None:
     """The store a component's serialised `graph_store` describes; `DeserializationError` names a bad type."""
     if data is None or isinstance(data, GraphStore):

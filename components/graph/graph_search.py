@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack import Document, component, default_from_dict, logging
 
 from components.contracts import ContextChunk, ScoreKind, SourceStatus, source_selected
 from components.graph.factory import (
@@ -17,7 +17,6 @@ from components.graph.factory import (
     component_graph_store,
     deserialize_graph_store_inplace,
     known_entities_in,
-    serialize_graph_store,
 )
 from components.graph.model import FactHit
 from components.graph.passage_walk import DEFAULT_DAMPING, PassageGraphCache, WalkedPassage
@@ -28,11 +27,11 @@ from components.knowledge_base.attribution import (
     check_document_store,
     hit_to_chunk,
     parse_filters,
-    store_to_dict,
 )
 from components.knowledge_base.store import ChunkHit, SearchFilters
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.guard import submit_in_thread
+from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL
 
 logger = logging.getLogger(__name__)
@@ -266,17 +265,7 @@ class GraphSearch:
         return self._guard.outputs(self._plan(query, query_embedding, filters, as_of, sources))
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            collection=self.collection,
-            top_k=self.top_k,
-            facts_per_passage=self.facts_per_passage,
-            damping=self.damping,
-            embedding_model=self.embedding_model,
-            timeout_s=self.timeout_s,
-            graph_store=serialize_graph_store(self.graph_store),
-            document_store=store_to_dict(self.document_store),
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GraphSearch:

@@ -16,8 +16,8 @@ import re
 import threading
 from typing import Any
 
-from haystack import default_from_dict, default_to_dict, logging
-from haystack.utils import Secret, deserialize_secrets_inplace
+from haystack import logging
+from haystack.utils import Secret
 
 from components.graph.dates import FuzzyDate
 from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, normalise_name
@@ -97,6 +97,7 @@ class Neo4jGraphStore(GraphStore):
     ```
     """
 
+    in_process_parameters = ("driver",)
     backend = "neo4j"
 
     def __init__(
@@ -139,22 +140,6 @@ class Neo4jGraphStore(GraphStore):
         if not settings.neo4j_uri:
             raise GraphUnavailable("GRAPH_BACKEND is neo4j but NEO4J_URI is not set.")
         return cls(settings.neo4j_uri, settings.neo4j_username, database=settings.neo4j_database, collection=collection)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The store's configuration; the password only as the name of its environment variable."""
-        return default_to_dict(
-            self,
-            uri=self.uri,
-            username=self.username,
-            password=self.password.to_dict() if self.password is not None else None,
-            database=self.database,
-            collection=self.collection,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Neo4jGraphStore:
-        deserialize_secrets_inplace(data["init_parameters"], keys=["password"])
-        return default_from_dict(cls, data)
 
     def warm_up(self) -> None:
         """Connect and create the constraints and indexes once; `GraphUnavailable` in one sentence otherwise."""

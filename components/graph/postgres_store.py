@@ -15,7 +15,7 @@ import threading
 from contextlib import contextmanager
 from typing import Any
 
-from haystack import default_from_dict, default_to_dict, logging
+from haystack import logging
 from psycopg import sql
 from psycopg.rows import dict_row
 
@@ -159,6 +159,7 @@ class PostgresGraphStore(GraphStore):
     ```
     """
 
+    in_process_parameters = ("pool",)
     backend = "postgres"
 
     def __init__(self, collection: str = "research", pool: Any = None) -> None:
@@ -190,13 +191,6 @@ class PostgresGraphStore(GraphStore):
         self._ready = False
         self._versioned = False
         self._lock = threading.Lock()
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, collection=self.collection)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PostgresGraphStore:
-        return default_from_dict(cls, data)
 
     def warm_up(self) -> None:
         """Connect (starting the embedded PostgreSQL if needed) and create the tables once."""

@@ -14,8 +14,11 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
+from haystack import default_from_dict
+
 from components.database import DatabaseUnavailable
 from components.graph.model import DocumentGraph, Entity, EntityMatch, FactHit, normalise_name
+from components.serialization import init_parameters_to_dict
 from components.text.analyzer import STOP_WORDS
 
 MAX_DEPTH = 5
@@ -224,14 +227,20 @@ class GraphStore(ABC):
 
     backend: str
 
-    @abstractmethod
+    # Init parameters that take an in-process object (a test's pool or driver): never serialised.
+    in_process_parameters: tuple[str, ...] = ()
+
     def to_dict(self) -> dict[str, Any]:
         """`{type, init_parameters}` for the pipeline YAML; never a secret's value."""
+        data = init_parameters_to_dict(self, **dict.fromkeys(self.in_process_parameters))
+        for name in self.in_process_parameters:
+            del data["init_parameters"][name]
+        return data
 
     @classmethod
-    @abstractmethod
     def from_dict(cls, data: dict[str, Any]) -> GraphStore:
         """The store `to_dict` described."""
+        return default_from_dict(cls, data)
 
     @abstractmethod
     def warm_up(self) -> None:

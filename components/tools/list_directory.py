@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import component, default_from_dict, default_to_dict
+from haystack import component, default_from_dict
 
 from components.resilience import SourceError
+from components.serialization import init_parameters_to_dict
 from components.tools.workspace import display_path, resolve_in_workspace, workspace_root
 
 
@@ -51,7 +52,7 @@ class ListDirectory:
         return {"path": display_path(root, folder), "entries": entries, "truncated": len(children) > self.max_entries}
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, workspace_dir=self.workspace_dir, max_entries=self.max_entries)
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ListDirectory:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from haystack import component, default_from_dict, default_to_dict
+from haystack import component, default_from_dict
 
 from components.resilience import SourceError
+from components.serialization import init_parameters_to_dict
 from components.tools.workspace import display_path, resolve_in_workspace, workspace_root
 
 
@@ -52,7 +53,7 @@ class ReadFile:
         return {"path": display_path(root, target), "content": content, "size_bytes": size, "truncated": truncated}
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, workspace_dir=self.workspace_dir, max_bytes=self.max_bytes)
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ReadFile:

@@ -12,9 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from haystack import component, default_from_dict, default_to_dict, logging
+from haystack import component, default_from_dict, logging
 
 from components.contracts.selection import SOURCE_NAMES
+from components.serialization import init_parameters_to_dict
 
 logger = logging.getLogger(__name__)
 
@@ -221,7 +222,7 @@ class AutoSourceSelector:
         return {"sources": selection.sources, "reasons": selection.reasons}
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, available=self.available)
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AutoSourceSelector:

@@ -42,8 +42,7 @@ class TestMemoryStoreParameter:
             made.append((backend, table, url, key))
             return Mock(spec=MemoryStore)
 
-        monkeypatch.setattr("components.memory.recall.make_memory_store", make)
-        monkeypatch.setattr("components.memory.writer.make_memory_store", make)
+        monkeypatch.setattr("components.memory.backends.make_memory_store", make)
         monkeypatch.setenv("ZEP_API_KEY", "k-from-env")
         recall = MemoryRecall(backend="zep", zep_api_url="http://127.0.0.1:9/")
         writer = MemoryWriter(backend="embedded", table="notes_memory")
@@ -73,4 +72,5 @@ class TestMemoryStoreParameter:
         with pytest.raises(ValueError, match="memory_store must be a MemoryStore"):
             MemoryWriter(memory_store="embedded")
         assert not hasattr(backends, "_STORES") and not hasattr(backends, "open_memory_store")
-        assert "memory_store" not in MemoryRecall(memory_store=Mock(spec=MemoryStore)).to_dict()["init_parameters"]
+        # A given store is an in-process object: the YAML keeps the configuration, never the store.
+        assert MemoryRecall(memory_store=Mock(spec=MemoryStore)).to_dict()["init_parameters"]["memory_store"] is None
