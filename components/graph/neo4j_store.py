@@ -424,17 +424,6 @@ class Neo4jGraphStore(GraphStore):
         )
         return [Entity(r["uuid"], r["name"], r["kind"], [], int(r["n"])) for r in records]
 
-    def get_entity(self, entity_uuid: str) -> Entity | None:
-        records = self._read(
-            "MATCH (e:Entity {collection: $c, uuid: $u}) RETURN e.uuid AS uuid, e.name AS name, e.kind AS kind, "
-            "COUNT { (e)<-[:MENTIONS]-(:Fact) } AS n, [(a:Alias)-[:NAMES]->(e) | a.key] AS aliases",
-            u=entity_uuid,
-        )
-        if not records:
-            return None
-        r = records[0]
-        return Entity(r["uuid"], r["name"], r["kind"], sorted(set(r["aliases"])), int(r["n"]))
-
     def search_facts(
         self, query: str, limit: int = 10, as_of: dt.date | None = None, scope: FactScope | None = None
     ) -> list[FactHit]:

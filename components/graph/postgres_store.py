@@ -526,19 +526,6 @@ class PostgresGraphStore(GraphStore):
         )
         return [Entity(r["uuid"], r["name"], r["kind"], [], int(r["n"])) for r in rows]
 
-    def get_entity(self, entity_uuid: str) -> Entity | None:
-        rows = self._fetch(
-            "SELECT e.uuid, e.name, e.kind, "
-            "(SELECT count(*) FROM {fact_entities} x WHERE x.entity_uuid = e.uuid) AS n, "
-            "ARRAY(SELECT DISTINCT a.alias_key FROM {aliases} a WHERE a.entity_uuid = e.uuid) AS aliases "
-            "FROM {entities} e WHERE e.uuid = %(uuid)s",
-            {"uuid": entity_uuid},
-        )
-        if not rows:
-            return None
-        row = rows[0]
-        return Entity(row["uuid"], row["name"], row["kind"], sorted(row["aliases"]), row["n"])
-
     def _named_entities(self, query: str) -> list[str]:
         words = normalise_name(query).split()
         grams = sorted(

@@ -318,10 +318,6 @@ class GraphStore(ABC):
     def counts(self) -> dict[str, int]:
         """How many entities and facts the graph holds."""
 
-    @abstractmethod
-    def get_entity(self, entity_uuid: str) -> Entity | None:
-        """One entity by id."""
-
     def entity_passage_links(self) -> EntityPassageLinks:
         """Every entity-passage link and every entity name and alias, in one read (the retrieval walk caches it)."""
         raise NotImplementedError(f"the {self.backend} graph cannot list its entity-passage links")

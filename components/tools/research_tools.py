@@ -362,54 +362,53 @@ def _factory(path: str, **init: Any) -> Any:
     return lambda: _component(path, **init)
 
 
+def _chunks_tool(
+    name: str, description: str, factory: Any, adapter: Any, source: str, *, network: bool = False,
+    **arguments: dict[str, Any],
+) -> ToolSpec:
+    """A tool that takes `query` (and the optional `arguments`) and answers with the chunks contract."""
+    return ToolSpec(name, description, factory, network=network, arguments_schema=_arguments(["query"], **arguments),
+                    result_schema=CHUNKS_RESULT, adapter=adapter, source=source)
+
+
 # The knowledge-base searches' own guards are named apart from their tools (kb_rag_search, ...), so the executor's
 # breaker and telemetry count each tool call once.
 RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec(
+    _chunks_tool(
         "rag_search",
         "Semantic search of the knowledge base (the analyst's own documents): the chunks closest in meaning to the "
         "query, each with its document, chunk position and relevance.",
         lambda: _knowledge_base_search(mode="dense", limit=5, min_relevance=0.5, source_name="kb_rag_search"),
-        arguments_schema=_arguments(
-            ["query"],
-            query=QUERY,
-            top_k=_integer("How many chunks (1-50, default 5; out-of-range values are clamped)."),
-            min_relevance=_number("Lowest semantic relevance kept (0-1, default 0.5; clamped)."),
-            filter_source_type=_strings("Only these document types (pdf, md, html, txt, docx, web, arxiv)."),
-            filter_date_range={
-                "type": "object",
-                "description": 'Only documents dated in this range: {"start": "YYYY-MM-DD", "end": "YYYY-MM-DD"}.',
-            },
-        ),
-        result_schema=CHUNKS_RESULT,
-        adapter=_rag_search,
-        source="kb",
+        _rag_search,
+        "kb",
+        query=QUERY,
+        top_k=_integer("How many chunks (1-50, default 5; out-of-range values are clamped)."),
+        min_relevance=_number("Lowest semantic relevance kept (0-1, default 0.5; clamped)."),
+        filter_source_type=_strings("Only these document types (pdf, md, html, txt, docx, web, arxiv)."),
+        filter_date_range={
+            "type": "object",
+            "description": 'Only documents dated in this range: {"start": "YYYY-MM-DD", "end": "YYYY-MM-DD"}.',
+        },
     ),
-    ToolSpec(
+    _chunks_tool(
         "vector_search",
         "Dense vector search of the knowledge base: the chunks nearest the query's embedding.",
         lambda: _knowledge_base_search(mode="dense", limit=10, source_name="kb_vector_search"),
-        arguments_schema=_arguments(
-            ["query"], query=QUERY, limit=_integer("How many chunks (1-50, default 10; clamped).")
-        ),
-        result_schema=CHUNKS_RESULT,
-        adapter=_kb_search,
-        source="kb",
+        _kb_search,
+        "kb",
+        query=QUERY,
+        limit=_integer("How many chunks (1-50, default 10; clamped)."),
     ),
-    ToolSpec(
+    _chunks_tool(
         "hybrid_search",
         "Hybrid search of the knowledge base: dense and keyword results fused (reciprocal rank fusion). Best for "
         "names, numbers and exact terms.",
         lambda: _knowledge_base_search(mode="hybrid", limit=10, source_name="kb_hybrid_search"),
-        arguments_schema=_arguments(
-            ["query"],
-            query=QUERY,
-            limit=_integer("How many chunks (1-50, default 10; clamped)."),
-            text_weight=_number("Weight of the keyword list in the fusion (0-1, default 0.5; clamped)."),
-        ),
-        result_schema=CHUNKS_RESULT,
-        adapter=_kb_search,
-        source="kb",
+        _kb_search,
+        "kb",
+        query=QUERY,
+        limit=_integer("How many chunks (1-50, default 10; clamped)."),
+        text_weight=_number("Weight of the keyword list in the fusion (0-1, default 0.5; clamped)."),
     ),
     ToolSpec(
         "list_documents",
@@ -590,56 +589,44 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         adapter=_comprehensive,
         source="graph",
     ),
-    ToolSpec(
+    _chunks_tool(
         "firecrawl_search",
         "Search the web (Firecrawl) and read the result pages: the relevant chunks of each page, with its URL, "
         "domain and fetch time.",
         _factory("components.web.search.WebSearch"),
+        _web_search,
+        "web",
         network=True,
-        arguments_schema=_arguments(
-            ["query"],
-            query=_string("What to search the web for (1-1,000 characters)."),
-            num_results=_integer("How many pages (1-20, default 5; clamped)."),
-            languages=_strings("Preferred page languages (e.g. en, de)."),
-            include_domains=_strings("Only pages of these domains."),
-            exclude_domains=_strings("Never pages of these domains."),
-        ),
-        result_schema=CHUNKS_RESULT,
-        adapter=_web_search,
-        source="web",
+        query=_string("What to search the web for (1-1,000 characters)."),
+        num_results=_integer("How many pages (1-20, default 5; clamped)."),
+        languages=_strings("Preferred page languages (e.g. en, de)."),
+        include_domains=_strings("Only pages of these domains."),
+        exclude_domains=_strings("Never pages of these domains."),
     ),
-    ToolSpec(
+    _chunks_tool(
         "arxiv_search",
         "Search arXiv for papers: the relevant chunks of each abstract, with authors, categories, dates, links "
         "and DOI.",
         _factory("components.arxiv.search.ArxivSearch"),
+        _arxiv_search,
+        "arxiv",
         network=True,
-        arguments_schema=_arguments(
-            ["query"],
-            query=_string("Plain words, or arXiv's field syntax (ti:transformer AND au:vaswani)."),
-            num_results=_integer("How many papers (1-50, default 5; clamped)."),
-            sort_by={"enum": ["relevance", "lastUpdatedDate", "submittedDate"], "description": "Order of papers."},
-            categories=_strings("Only these arXiv categories (cs.IR, cs.CL...)."),
-            date_from=_string("Only papers submitted on or after this date (YYYY-MM-DD)."),
-            date_to=_string("Only papers submitted on or before this date (YYYY-MM-DD)."),
-        ),
-        result_schema=CHUNKS_RESULT,
-        adapter=_arxiv_search,
-        source="arxiv",
+        query=_string("Plain words, or arXiv's field syntax (ti:transformer AND au:vaswani)."),
+        num_results=_integer("How many papers (1-50, default 5; clamped)."),
+        sort_by={"enum": ["relevance", "lastUpdatedDate", "submittedDate"], "description": "Order of papers."},
+        categories=_strings("Only these arXiv categories (cs.IR, cs.CL...)."),
+        date_from=_string("Only papers submitted on or after this date (YYYY-MM-DD)."),
+        date_to=_string("Only papers submitted on or before this date (YYYY-MM-DD)."),
     ),
-    ToolSpec(
+    _chunks_tool(
         "memory_recall",
         "Recall earlier questions and answers of the conversation relevant to the query.",
         _factory("components.memory.recall.MemoryRecall"),
-        arguments_schema=_arguments(
-            ["query"],
-            query=QUERY,
-            session_id=_string("The conversation to recall from (all conversations when absent)."),
-            num_results=_integer("How many interactions (default 3; clamped to the memory's maximum)."),
-            time_window=_string("Only interactions within this duration before now: 24h, 7d, 2w."),
-        ),
-        result_schema=CHUNKS_RESULT,
-        adapter=_memory_recall,
-        source="memory",
+        _memory_recall,
+        "memory",
+        query=QUERY,
+        session_id=_string("The conversation to recall from (all conversations when absent)."),
+        num_results=_integer("How many interactions (default 3; clamped to the memory's maximum)."),
+        time_window=_string("Only interactions within this duration before now: 24h, 7d, 2w."),
     ),
 )

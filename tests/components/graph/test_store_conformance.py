@@ -152,5 +152,4 @@ class TestGraphStoreConformance:
         empty_store.replace_document(DocumentGraph("nothing"))
         assert empty_store.document_fact_count("nothing") == 0
         assert empty_store.entity_facts([]) == []
-        assert empty_store.get_entity("no-such-uuid") is None
         assert empty_store.match_entities("Airbus") == [] and empty_store.best_entity_facts(["no-such-uuid"]) == {}
