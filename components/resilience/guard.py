@@ -130,9 +130,6 @@ class SourceResult:
 class CircuitBreaker:
     """Opens after `failures` consecutive faults and skips the source for `cooldown_s`, then lets one call try."""
 
-    _registry: dict[str, CircuitBreaker] = {}
-    _registry_lock = threading.Lock()
-
     def __init__(self, name: str) -> None:
         self.name = name
         self._lock = threading.Lock()
@@ -142,11 +139,7 @@ class CircuitBreaker:
     @classmethod
     def for_source(cls, name: str) -> CircuitBreaker:
         """The process-wide breaker of the source called `name`."""
-        with cls._registry_lock:
-            breaker = cls._registry.get(name)
-            if breaker is None:
-                breaker = cls._registry[name] = CircuitBreaker(name)
-            return breaker
+        return _shared(name).breaker
 
     def seconds_open(self, cooldown_s: float) -> float:
         """Seconds the breaker stays open; 0 when a call may go through."""
@@ -207,20 +200,9 @@ class TTLCache:
 class _RateGate:
     """Spaces calls to one source at least `min_interval_s` apart, across threads."""
 
-    _gates: dict[str, _RateGate] = {}
-    _gates_lock = threading.Lock()
-
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._next_free = 0.0
-
-    @classmethod
-    def for_source(cls, name: str) -> _RateGate:
-        with cls._gates_lock:
-            gate = cls._gates.get(name)
-            if gate is None:
-                gate = cls._gates[name] = _RateGate()
-            return gate
 
     def reserve(self, min_interval_s: float) -> float:
         """Seconds to wait before this call may start (the slot is taken)."""
@@ -234,20 +216,9 @@ class _RateGate:
 class _HungCalls:
     """The calls of one source that the guard abandoned at their timeout and whose threads still run."""
 
-    _registry: dict[str, _HungCalls] = {}
-    _registry_lock = threading.Lock()
-
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._futures: set[concurrent.futures.Future] = set()
-
-    @classmethod
-    def for_source(cls, name: str) -> _HungCalls:
-        with cls._registry_lock:
-            hung = cls._registry.get(name)
-            if hung is None:
-                hung = cls._registry[name] = _HungCalls()
-            return hung
 
     def add(self, future: concurrent.futures.Future) -> None:
         with self._lock:
@@ -270,27 +241,43 @@ class _HungCalls:
         return not self.pending()
 
 
+@dataclass
+class _Shared:
+    """What every guard of one source shares in the process: its breaker, its rate gate, the calls abandoned at
+    their timeout, and its results cache (made by the first guard with a cache TTL)."""
+
+    breaker: CircuitBreaker
+    gate: _RateGate = field(default_factory=_RateGate)
+    hung: _HungCalls = field(default_factory=_HungCalls)
+    cache: TTLCache | None = None
+
+
+_SHARED: dict[str, _Shared] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared(source: str) -> _Shared:
+    with _SHARED_LOCK:
+        shared = _SHARED.get(source)
+        if shared is None:
+            shared = _SHARED[source] = _Shared(CircuitBreaker(source))
+        return shared
+
+
 def hung_threads(source: str) -> int:
     """How many abandoned calls of `source` still hold a thread (telemetry and tests)."""
-    return len(_HungCalls.for_source(source).pending())
-
-
-_CACHES: dict[str, TTLCache] = {}
-_CACHES_LOCK = threading.Lock()
+    return len(_shared(source).hung.pending())
 
 
 def reset_resilience_state() -> None:
-    """Close every breaker and clear every cache and rate gate (tests, and the app's 'reset' button)."""
-    with CircuitBreaker._registry_lock:
-        for breaker in CircuitBreaker._registry.values():
-            breaker.reset()
-    with _CACHES_LOCK:
-        for cache in _CACHES.values():
-            cache.clear()
-    with _RateGate._gates_lock:
-        _RateGate._gates.clear()
-    with _HungCalls._registry_lock:
-        _HungCalls._registry.clear()
+    """Close every breaker and clear every cache; rate gates and abandoned calls start afresh for the guards made
+    from now on (tests, and the app's 'reset' button)."""
+    with _SHARED_LOCK:
+        for source, shared in _SHARED.items():
+            shared.breaker.reset()
+            if shared.cache is not None:
+                shared.cache.clear()
+            _SHARED[source] = _Shared(shared.breaker, cache=shared.cache)
 
 
 # How close to its deadline a timeout reported by the work counts as the call's own timeout.
@@ -319,16 +306,14 @@ class SourceGuard:
     def __init__(self, source: str, policy: ResiliencePolicy | None = None) -> None:
         self.source = source
         self.policy = policy or ResiliencePolicy()
-        self.breaker = CircuitBreaker.for_source(source)
-        self._gate = _RateGate.for_source(source)
-        self._hung = _HungCalls.for_source(source)
+        shared = _shared(source)
+        self.breaker, self._gate, self._hung = shared.breaker, shared.gate, shared.hung
         self._cache: TTLCache | None = None
         if self.policy.cache_ttl_s > 0:
-            with _CACHES_LOCK:
-                cache = _CACHES.get(source)
-                if cache is None or cache.ttl_s != self.policy.cache_ttl_s:
-                    cache = _CACHES[source] = TTLCache(self.policy.cache_ttl_s, self.policy.cache_size)
-                self._cache = cache
+            with _SHARED_LOCK:
+                if shared.cache is None or shared.cache.ttl_s != self.policy.cache_ttl_s:
+                    shared.cache = TTLCache(self.policy.cache_ttl_s, self.policy.cache_size)
+                self._cache = shared.cache
 
     # -- shared steps -------------------------------------------------------------------------------------------
 
