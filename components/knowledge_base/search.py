@@ -17,7 +17,6 @@ from components.knowledge_base.attribution import (
     clamp_int,
     hit_to_chunk,
     parse_filters,
-    store_to_dict,
 )
 from components.knowledge_base.rank_fusion import reciprocal_rank_fusion
 from components.knowledge_base.store import ChunkHit, SearchFilters, cosine_to_relevance
@@ -82,7 +81,7 @@ class KnowledgeBaseSearch:
         self._model: EmbeddingModel | None = None
         self._kb = KnowledgeBaseAccess(self.document_store, collection)
         # Cached answers are per knowledge base: the store's serialised form names its backend and collection.
-        self._store_key = repr(store_to_dict(self.document_store))
+        self._store_key = repr(init_parameters_to_dict(self)["init_parameters"]["document_store"])
 
     def warm_up(self) -> None:
         """Open the knowledge base over the document store, and load the embedding model (shared per process) for
@@ -216,20 +215,6 @@ class KnowledgeBaseSearch:
                 break
         return chunks
 
-    # -- the sockets --------------------------------------------------------------------------------------------
-
-    def _skip(self, sources: list[str] | None) -> dict[str, Any] | None:
-        if source_selected(sources, "kb"):
-            return None
-        return {
-            "documents": [],
-            "status": SourceStatus.skipped(self.source_name, "the knowledge base was not selected"),
-        }
-
-    def _guard(self) -> SourceGuard:
-        return SourceGuard(self.source_name, ResiliencePolicy.from_settings(timeout_s=self.timeout_s))
-
-
     @component.output_types(documents=list[Document], status=SourceStatus)
     def run(
         self,
@@ -255,31 +240,12 @@ class KnowledgeBaseSearch:
         :returns: `documents`: the chunks as Documents (meta per `ContextChunk`), best first;
             `status`: this source's `SourceStatus`.
         """
-        skipped = self._skip(sources)
-        if skipped is not None:
-            return skipped
+        if not source_selected(sources, "kb"):
+            skipped = SourceStatus.skipped(self.source_name, "the knowledge base was not selected")
+            return {"documents": [], "status": skipped}
         work, key = self._plan(query, query_embedding, limit, min_relevance, text_weight, filters, as_of)
-        result, status = self._guard().call(work, key=key)
-        return result.outputs(status)
-
-    @component.output_types(documents=list[Document], status=SourceStatus)
-    async def run_async(
-        self,
-        query: str,
-        query_embedding: list[float] | None = None,
-        limit: int | None = None,
-        min_relevance: float | None = None,
-        text_weight: float | None = None,
-        filters: dict | None = None,
-        as_of: str | None = None,
-        sources: list[str] | None = None,
-    ) -> dict[str, Any]:
-        """`run` for `Pipeline.run_async`: same parameters and outputs; the search runs in a worker thread."""
-        skipped = self._skip(sources)
-        if skipped is not None:
-            return skipped
-        work, key = self._plan(query, query_embedding, limit, min_relevance, text_weight, filters, as_of)
-        result, status = await self._guard().acall(work, key=key)
+        guard = SourceGuard(self.source_name, ResiliencePolicy.from_settings(timeout_s=self.timeout_s))
+        result, status = guard.call(work, key=key)
         return result.outputs(status)
 
     def to_dict(self) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from haystack import Pipeline
 
 from components.contracts import ScoreKind, SourceType, StatusKind, document_to_chunk
 from components.knowledge_base import (
@@ -354,16 +355,23 @@ class TestKnowledgeBaseConformance:
         assert _search("dense", loaded, query="tea", sources=["auto"])["documents"]
         assert _search("dense", loaded, query="tea", sources=["kb"])["documents"]
 
-    async def test_run_async_matches_run(self, loaded, embedding_model):
+    async def test_pipeline_run_async_matches_run(self, loaded, embedding_model):
+        # The search is sync: `Pipeline.run_async` runs it in its executor, with the same results and statuses.
         query = "wild yeast"
         embedding = embedding_model.embed_one(query).tolist()
         component = KnowledgeBaseSearch(mode="hybrid", collection=loaded)
+        pipeline = Pipeline()
+        pipeline.add_component("search", component)
+
+        async def run_async(**inputs):
+            return (await pipeline.run_async({"search": inputs}))["search"]
+
         sync = component.run(query=query, query_embedding=embedding, filters={"doc_types": ["web"]})
-        result = await component.run_async(query=query, query_embedding=embedding, filters={"doc_types": ["web"]})
+        result = await run_async(query=query, query_embedding=embedding, filters={"doc_types": ["web"]})
         assert _ids(result) == _ids(sync) and result["status"].status is StatusKind.SUCCESS
-        skipped = await component.run_async(query=query, sources=["memory"])
+        skipped = await run_async(query=query, sources=["memory"])
         assert skipped["status"].status is StatusKind.SKIPPED
-        bad = await component.run_async(query="")
+        bad = await run_async(query="")
         assert bad["status"].status is StatusKind.ERROR
 
     def test_get_document_returns_fields_and_ordered_chunks(self, loaded):
