@@ -5,17 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from haystack import Document, component, default_from_dict
+from haystack import Document, component
 
 from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_to_document, document_to_chunk
 from components.graph.factory import (
     component_graph_store,
-    deserialize_graph_store_inplace,
 )
 from components.graph.store import GraphStore
 from components.graph.tools import GraphToolComponent, GraphTools, fact_to_chunk
 from components.resilience import ResiliencePolicy, SourceResult
-from components.serialization import init_parameters_to_dict
 
 
 def knowledge_base_vector_search(collection: str | None, mode: str) -> Callable[[str, int], list[ContextChunk]]:
@@ -121,11 +119,3 @@ class ComprehensiveSearch(GraphToolComponent):
             status = status.model_copy(update={"status": StatusKind.ERROR})
         chunks = result.pop("chunks", []) + [fact_to_chunk(hit) for hit in result.pop("hits", [])]
         return {"documents": [chunk_to_document(chunk) for chunk in chunks], "result": result, "status": status}
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ComprehensiveSearch:
-        deserialize_graph_store_inplace(data["init_parameters"])
-        return default_from_dict(cls, data)

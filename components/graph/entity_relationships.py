@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import Document, component, default_from_dict
+from haystack import Document, component
 
 from components.contracts import SourceStatus, chunk_to_document
-from components.graph.factory import deserialize_graph_store_inplace
 from components.graph.store import MAX_DEPTH, GraphStore
 from components.graph.tools import GraphToolComponent, clamp, fact_to_chunk
 from components.resilience import SourceResult
-from components.serialization import init_parameters_to_dict
 
 
 @component
@@ -32,12 +30,7 @@ class EntityRelationships(GraphToolComponent):
     def __init__(
         self, collection: str | None = None, limit: int = 50, graph_store: GraphStore | None = None
     ) -> None:
-        """
-        :param collection: the knowledge base's collection whose graph is read (None: the settings' one).
-        :param limit: see the class docstring.
-        :param graph_store: the graph store to read (serialised in the pipeline YAML); None: the store the
-            settings choose (`GRAPH_BACKEND`), made in `warm_up()`.
-        """
+        """`limit` is described above; `collection` and `graph_store` as in `GraphToolComponent`."""
         self._configure("graph_relationships", collection, limit, 200, graph_store)
 
     @component.output_types(documents=list[Document], relationships=dict, status=SourceStatus)
@@ -75,11 +68,3 @@ class EntityRelationships(GraphToolComponent):
             "relationships": relationships,
             "status": status,
         }
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EntityRelationships:
-        deserialize_graph_store_inplace(data["init_parameters"])
-        return default_from_dict(cls, data)

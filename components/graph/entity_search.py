@@ -5,10 +5,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from haystack import Document, component, default_from_dict
+from haystack import Document, component
 
 from components.contracts import SourceStatus, chunk_to_document
-from components.graph.factory import deserialize_graph_store_inplace
 from components.graph.store import GraphStore
 from components.graph.tools import (
     MAX_LIMIT,
@@ -20,7 +19,6 @@ from components.graph.tools import (
     parse_bound,
 )
 from components.resilience import SourceResult
-from components.serialization import init_parameters_to_dict
 
 SOURCE = "graph_entity_search"
 
@@ -48,12 +46,7 @@ class EntitySearch(GraphToolComponent):
     def __init__(
         self, collection: str | None = None, limit: int = 10, graph_store: GraphStore | None = None
     ) -> None:
-        """
-        :param collection: the knowledge base's collection whose graph is read (None: the settings' one).
-        :param limit: see the class docstring.
-        :param graph_store: the graph store to read (serialised in the pipeline YAML); None: the store the
-            settings choose (`GRAPH_BACKEND`), made in `warm_up()`.
-        """
+        """`limit` is described above; `collection` and `graph_store` as in `GraphToolComponent`."""
         self._configure(SOURCE, collection, limit, MAX_LIMIT, graph_store)
 
     @component.output_types(entities=list[dict], documents=list[Document], status=SourceStatus)
@@ -107,11 +100,3 @@ class EntitySearch(GraphToolComponent):
     @staticmethod
     def _invalid(started: float, message: str) -> dict[str, Any]:
         return {"entities": [], "documents": [], "status": SourceStatus.refused(SOURCE, message, started)}
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EntitySearch:
-        deserialize_graph_store_inplace(data["init_parameters"])
-        return default_from_dict(cls, data)

@@ -9,10 +9,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from haystack import default_from_dict
 from haystack.core.errors import DeserializationError
 from haystack.core.serialization import import_class_by_name
 
 from components.graph.store import GraphStore
+from components.serialization import init_parameters_to_dict
 from components.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -72,10 +74,21 @@ def deserialize_graph_store(data: GraphStore | dict[str, Any] | None) -> GraphSt
     return cls.from_dict(data)
 
 
-def deserialize_graph_store_inplace(init_parameters: dict[str, Any]) -> None:
-    """Replace a serialised `graph_store` in a component's init parameters by the store (for `from_dict`)."""
-    if "graph_store" in init_parameters:
-        init_parameters["graph_store"] = deserialize_graph_store(init_parameters["graph_store"])
+class GraphStoreComponent:
+    """Serialisation of the components that take a `graph_store` init parameter: the store is written with its own
+    `to_dict()` and read back by `deserialize_graph_store` (our stores load without Haystack's allowlist)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return init_parameters_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        init_parameters = data.get("init_parameters") or {}
+        if "graph_store" in init_parameters:
+            data = {**data, "init_parameters": {
+                **init_parameters, "graph_store": deserialize_graph_store(init_parameters["graph_store"])
+            }}
+        return default_from_dict(cls, data)
 
 
 def open_extractor(settings: Settings | None = None) -> GraphExtractor:

@@ -9,13 +9,13 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from haystack import Document, component, default_from_dict, logging
+from haystack import Document, component, logging
 
 from components.contracts import ContextChunk, ScoreKind, SourceStatus, source_selected
 from components.graph.factory import (
+    GraphStoreComponent,
     check_graph_store,
     component_graph_store,
-    deserialize_graph_store_inplace,
     known_entities_in,
 )
 from components.graph.model import FactHit
@@ -31,7 +31,6 @@ from components.knowledge_base.attribution import (
 from components.knowledge_base.store import ChunkHit, SearchFilters
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.guard import submit_in_thread
-from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL
 
 logger = logging.getLogger(__name__)
@@ -42,7 +41,7 @@ FACT_ENTITIES = 10
 
 
 @component
-class GraphSearch:
+class GraphSearch(GraphStoreComponent):
     """Finds knowledge-base passages for a question by walking the knowledge graph from the entities it names;
     each passage carries the graph's best facts read in it.
 
@@ -263,11 +262,3 @@ class GraphSearch:
             `SourceStatus`.
         """
         return self._guard.outputs(self._plan(query, query_embedding, filters, as_of, sources))
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GraphSearch:
-        deserialize_graph_store_inplace(data["init_parameters"])
-        return default_from_dict(cls, data)

@@ -362,19 +362,30 @@ def _factory(path: str, **init: Any) -> Any:
     return lambda: _component(path, **init)
 
 
-def _chunks_tool(
-    name: str, description: str, factory: Any, adapter: Any, source: str, *, network: bool = False,
+def _tool(
+    name: str,
+    description: str,
+    factory: Any,
+    adapter: Any,
+    source: str,
+    *,
+    required: tuple[str, ...] = ("query",),
+    result: dict[str, Any] | None = None,
+    network: bool = False,
     **arguments: dict[str, Any],
 ) -> ToolSpec:
-    """A tool that takes `query` (and the optional `arguments`) and answers with the chunks contract."""
-    return ToolSpec(name, description, factory, network=network, arguments_schema=_arguments(["query"], **arguments),
-                    result_schema=CHUNKS_RESULT, adapter=adapter, source=source)
+    """A research tool's spec: its `arguments` (those named in `required` required) and its result schema (the
+    `result` properties and the status; the chunks contract when None)."""
+    result_schema = CHUNKS_RESULT if result is None else _result(**result, status=STATUS_SCHEMA)
+    arguments_schema = _arguments(list(required), **arguments)
+    return ToolSpec(name, description, factory, network=network, arguments_schema=arguments_schema,
+                    result_schema=result_schema, adapter=adapter, source=source)
 
 
 # The knowledge-base searches' own guards are named apart from their tools (kb_rag_search, ...), so the executor's
 # breaker and telemetry count each tool call once.
 RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
-    _chunks_tool(
+    _tool(
         "rag_search",
         "Semantic search of the knowledge base (the analyst's own documents): the chunks closest in meaning to the "
         "query, each with its document, chunk position and relevance.",
@@ -390,7 +401,7 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
             "description": 'Only documents dated in this range: {"start": "YYYY-MM-DD", "end": "YYYY-MM-DD"}.',
         },
     ),
-    _chunks_tool(
+    _tool(
         "vector_search",
         "Dense vector search of the knowledge base: the chunks nearest the query's embedding.",
         lambda: _knowledge_base_search(mode="dense", limit=10, source_name="kb_vector_search"),
@@ -399,7 +410,7 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         query=QUERY,
         limit=_integer("How many chunks (1-50, default 10; clamped)."),
     ),
-    _chunks_tool(
+    _tool(
         "hybrid_search",
         "Hybrid search of the knowledge base: dense and keyword results fused (reciprocal rank fusion). Best for "
         "names, numbers and exact terms.",
@@ -410,19 +421,16 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         limit=_integer("How many chunks (1-50, default 10; clamped)."),
         text_weight=_number("Weight of the keyword list in the fusion (0-1, default 0.5; clamped)."),
     ),
-    ToolSpec(
+    _tool(
         "list_documents",
         "List the knowledge base's documents (newest first) with their ids and chunk counts; `search` matches a "
         "part of the title or source.",
         _factory("components.knowledge_base.list_documents.ListDocuments"),
-        arguments_schema=_arguments(
-            [],
-            limit=_integer("Documents per page (1-100, default 20; clamped)."),
-            offset=_integer("Documents to skip (0 or more, default 0; clamped)."),
-            search=_string("A part of the title or source to match."),
-        ),
-        result_schema=_result(
-            documents={
+        _list_documents,
+        "kb",
+        required=(),
+        result={
+            "documents": {
                 "type": "array",
                 "items": {
                     "type": "object",
@@ -430,24 +438,24 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
                     "properties": {"document_id": {"type": "string"}, "chunk_count": {"type": "integer"}},
                 },
             },
-            total={"type": "integer", "minimum": 0},
-            status=STATUS_SCHEMA,
-        ),
-        adapter=_list_documents,
-        source="kb",
+            "total": {"type": "integer", "minimum": 0},
+        },
+        limit=_integer("Documents per page (1-100, default 20; clamped)."),
+        offset=_integer("Documents to skip (0 or more, default 0; clamped)."),
+        search=_string("A part of the title or source to match."),
     ),
-    ToolSpec(
+    _tool(
         "get_document",
         "Read one knowledge-base document by its id: its fields and all its chunks in order.",
         _factory("components.knowledge_base.get_document.GetDocument"),
-        arguments_schema=_arguments(["document_id"], document_id=_string("The document's id (from list_documents).")),
-        result_schema=_result(
-            document={"type": ["object", "null"]},
-            chunks={"type": "array", "items": CHUNK_SCHEMA},
-            status=STATUS_SCHEMA,
-        ),
-        adapter=_get_document,
-        source="kb",
+        _get_document,
+        "kb",
+        required=("document_id",),
+        result={
+            "document": {"type": ["object", "null"]},
+            "chunks": {"type": "array", "items": CHUNK_SCHEMA},
+        },
+        document_id=_string("The document's id (from list_documents)."),
     ),
     ToolSpec(
         "retrieve_book_content",
@@ -509,87 +517,73 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         adapter=_book_content,
         source="kb",
     ),
-    ToolSpec(
+    _tool(
         "graph_search",
         "Search the knowledge graph's facts (dated sentences about entities) for the query.",
         _factory("components.graph.graph_search.GraphSearch", top_k=10),
-        arguments_schema=_arguments(
-            ["query"],
-            query=QUERY,
-            limit=_integer("How many facts (1-50, default 10; clamped)."),
-            as_of=_string("Only facts valid on this ISO date."),
-        ),
-        result_schema=_result(
-            facts={"type": "array", "items": FACT_SCHEMA},
-            total_found={"type": "integer", "minimum": 0},
-            execution_time_ms={"type": "number", "minimum": 0},
-            status=STATUS_SCHEMA,
-        ),
-        adapter=_graph_search,
-        source="graph",
+        _graph_search,
+        "graph",
+        result={
+            "facts": {"type": "array", "items": FACT_SCHEMA},
+            "total_found": {"type": "integer", "minimum": 0},
+            "execution_time_ms": {"type": "number", "minimum": 0},
+        },
+        query=QUERY,
+        limit=_integer("How many facts (1-50, default 10; clamped)."),
+        as_of=_string("Only facts valid on this ISO date."),
     ),
-    ToolSpec(
+    _tool(
         "get_entity_relationships",
         "How an entity is connected to others in the knowledge graph: the facts on paths up to `depth` hops.",
         _factory("components.graph.entity_relationships.EntityRelationships"),
-        arguments_schema=_arguments(
-            ["entity_name"],
-            entity_name=_string("The entity (company, person, product, place...)."),
-            depth=_integer("Hops to walk (1-5, default 2; clamped)."),
-        ),
-        result_schema=_result(
-            central_entity={"type": "string"},
-            related_facts={"type": "array", "items": FACT_SCHEMA},
-            search_method={"enum": ["graph_traversal", "text_search"]},
-            depth={"type": "integer", "minimum": 1, "maximum": 5},
-            status=STATUS_SCHEMA,
-        ),
-        adapter=_relationships,
-        source="graph",
+        _relationships,
+        "graph",
+        required=("entity_name",),
+        result={
+            "central_entity": {"type": "string"},
+            "related_facts": {"type": "array", "items": FACT_SCHEMA},
+            "search_method": {"enum": ["graph_traversal", "text_search"]},
+            "depth": {"type": "integer", "minimum": 1, "maximum": 5},
+        },
+        entity_name=_string("The entity (company, person, product, place...)."),
+        depth=_integer("Hops to walk (1-5, default 2; clamped)."),
     ),
-    ToolSpec(
+    _tool(
         "get_entity_timeline",
         "What happened to an entity, and when: its dated facts from the knowledge graph, oldest first, within an "
         "optional ISO date range.",
         _factory("components.graph.entity_timeline.EntityTimeline"),
-        arguments_schema=_arguments(
-            ["entity_name"],
-            entity_name=_string("The entity; its aliases and more specific names match too."),
-            start_date=_string("Keep facts from this ISO date on (2019, 2019-06 or 2019-06-30)."),
-            end_date=_string("Keep facts up to this ISO date (any precision)."),
-        ),
-        result_schema=_result(
-            entity={"type": "string"},
-            entities={"type": "array", "items": {"type": "string"}},
-            timeline={"type": "array", "items": FACT_SCHEMA},
-            status=STATUS_SCHEMA,
-        ),
-        adapter=_timeline,
-        source="graph",
+        _timeline,
+        "graph",
+        required=("entity_name",),
+        result={
+            "entity": {"type": "string"},
+            "entities": {"type": "array", "items": {"type": "string"}},
+            "timeline": {"type": "array", "items": FACT_SCHEMA},
+        },
+        entity_name=_string("The entity; its aliases and more specific names match too."),
+        start_date=_string("Keep facts from this ISO date on (2019, 2019-06 or 2019-06-30)."),
+        end_date=_string("Keep facts up to this ISO date (any precision)."),
     ),
-    ToolSpec(
+    _tool(
         "perform_comprehensive_search",
         "Search the knowledge base (vector) and the knowledge graph at the same time; if one side fails the "
         "other still answers and `errors` names the failure.",
         _factory("components.graph.comprehensive_search.ComprehensiveSearch"),
-        arguments_schema=_arguments(
-            ["query"],
-            query=QUERY,
-            use_vector={"type": "boolean", "description": "Search the knowledge base (default true)."},
-            use_graph={"type": "boolean", "description": "Search the knowledge graph (default true)."},
-            limit=_integer("Results per side (1-50, default 10; clamped)."),
-        ),
-        result_schema=_result(
-            vector_results={"type": "array", "items": {"type": "object", "required": ["content", "chunk_id"]}},
-            graph_results={"type": "array", "items": FACT_SCHEMA},
-            total_results={"type": "integer", "minimum": 0},
-            errors={"type": "object", "additionalProperties": {"type": "string"}},
-            status=STATUS_SCHEMA,
-        ),
-        adapter=_comprehensive,
-        source="graph",
+        _comprehensive,
+        "graph",
+        result={
+            "vector_results": {"type": "array", "items": {"type": "object", "required": ["content", "chunk_id"]}},
+            "graph_results": {"type": "array", "items": FACT_SCHEMA},
+            "total_results": {"type": "integer", "minimum": 0},
+            "errors": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+        query=QUERY,
+        use_vector={"type": "boolean", "description": "Search the knowledge base (default true)."},
+        use_graph={"type": "boolean", "description": "Search the knowledge graph (default true)."},
+        limit=_integer("Results per side (1-50, default 10; clamped)."),
     ),
-    _chunks_tool(
+    _tool(
         "firecrawl_search",
         "Search the web (Firecrawl) and read the result pages: the relevant chunks of each page, with its URL, "
         "domain and fetch time.",
@@ -603,7 +597,7 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         include_domains=_strings("Only pages of these domains."),
         exclude_domains=_strings("Never pages of these domains."),
     ),
-    _chunks_tool(
+    _tool(
         "arxiv_search",
         "Search arXiv for papers: the relevant chunks of each abstract, with authors, categories, dates, links "
         "and DOI.",
@@ -618,7 +612,7 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         date_from=_string("Only papers submitted on or after this date (YYYY-MM-DD)."),
         date_to=_string("Only papers submitted on or before this date (YYYY-MM-DD)."),
     ),
-    _chunks_tool(
+    _tool(
         "memory_recall",
         "Recall earlier questions and answers of the conversation relevant to the query.",
         _factory("components.memory.recall.MemoryRecall"),
