@@ -79,8 +79,6 @@ class ArxivSearch:
             raise ValueError(str(exc)) from None
         if not isinstance(max_chunks_per_paper, int) or max_chunks_per_paper < 1:
             raise ValueError("max_chunks_per_paper must be a positive integer")
-        if timeout_s is not None and timeout_s <= 0:
-            raise ValueError("timeout_s must be positive")
         if min_interval_s is not None and min_interval_s < 0:
             raise ValueError("min_interval_s cannot be negative")
         self.num_results = num_results

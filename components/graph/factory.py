@@ -106,10 +106,7 @@ def open_extractor(settings: Settings | None = None) -> GraphExtractor:
 
 def known_entities_in(question: str, store: GraphStore) -> list[str]:
     """Names of `store`'s entities the question mentions (word n-grams up to four words, aliases included)."""
-    from components.graph.model import normalise_name
+    from components.graph.model import name_grams
 
-    words = normalise_name(question).split()
-    grams = {" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, min(len(words), i + 4) + 1)}
-    if not grams:
-        return []
-    return sorted(store.known_names(grams))
+    grams = name_grams(question)
+    return sorted(store.known_names(set(grams))) if grams else []

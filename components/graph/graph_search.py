@@ -101,8 +101,6 @@ class GraphSearch(GraphStoreComponent):
             raise ValueError(f"facts_per_passage must be an integer between 0 and 10, not {facts_per_passage!r}")
         if not 0.1 <= float(damping) <= 0.9:
             raise ValueError(f"damping must be between 0.1 and 0.9, not {damping!r}")
-        if timeout_s is not None and timeout_s <= 0:
-            raise ValueError("timeout_s must be positive")
         self.collection = collection
         self.top_k = top_k
         self.facts_per_passage = facts_per_passage

@@ -20,7 +20,7 @@ from haystack import logging
 from haystack.utils import Secret
 
 from components.graph.dates import FuzzyDate
-from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, normalise_name
+from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, name_grams, normalise_name
 from components.graph.store import (
     MAX_ENTITY_CANDIDATES,
     EntityPassageLinks,
@@ -28,6 +28,7 @@ from components.graph.store import (
     FactScope,
     GraphStore,
     GraphUnavailable,
+    fact_entity_positions,
     rank_entity_matches,
     rank_entity_search,
 )
@@ -141,10 +142,6 @@ class Neo4jGraphStore(GraphStore):
             raise GraphUnavailable("GRAPH_BACKEND is neo4j but NEO4J_URI is not set.")
         return cls(settings.neo4j_uri, settings.neo4j_username, database=settings.neo4j_database, collection=collection)
 
-    def warm_up(self) -> None:
-        """Connect and create the constraints and indexes once; `GraphUnavailable` in one sentence otherwise."""
-        self.ensure_schema()
-
     # -- plumbing -----------------------------------------------------------------------------------------------
 
     def _resolve_password(self) -> str | None:
@@ -172,19 +169,14 @@ class Neo4jGraphStore(GraphStore):
             )
         return self._driver
 
-    def ensure_schema(self) -> None:
-        if self._ready:
-            return
-        with self._lock:
-            if self._ready:
-                return
-            try:
-                self._get_driver().verify_connectivity()
-                for statement in _SCHEMA:
-                    self._get_driver().execute_query(statement, database_=self.database)
-            except Exception as exc:  # noqa: BLE001 - the driver raises many kinds; the message must stay short
-                raise GraphUnavailable(f"Neo4j at {self.uri} cannot be used: {type(exc).__name__}") from exc
-            self._ready = True
+    def _create_schema(self) -> None:
+        """The constraints and indexes."""
+        try:
+            self._get_driver().verify_connectivity()
+            for statement in _SCHEMA:
+                self._get_driver().execute_query(statement, database_=self.database)
+        except Exception as exc:  # noqa: BLE001 - the driver raises many kinds; the message must stay short
+            raise GraphUnavailable(f"Neo4j at {self.uri} cannot be used: {type(exc).__name__}") from exc
 
     def _read(self, query: str, **params: Any) -> list[Any]:
         from neo4j import RoutingControl
@@ -293,12 +285,8 @@ class Neo4jGraphStore(GraphStore):
                     "document_date": _iso(fact.document_date),
                 }
             )
-            seen: set[str] = set()
-            for position, key in enumerate(fact.entity_keys):
-                uuid = uuid_of.get(key)
-                if uuid and uuid not in seen:
-                    seen.add(uuid)
-                    links.append({"fact": fact.uuid, "entity": uuid, "position": position})
+            links += [{"fact": fact.uuid, "entity": uuid, "position": position}
+                      for uuid, position in fact_entity_positions(fact, uuid_of)]
         tx.run("UNWIND $rows AS row MERGE (f:Fact {collection: $c, uuid: row.uuid}) SET f += row", c=c, rows=facts)
         tx.run(
             "UNWIND $rows AS row MATCH (f:Fact {collection: $c, uuid: row.fact}) "
@@ -427,10 +415,7 @@ class Neo4jGraphStore(GraphStore):
     def search_facts(
         self, query: str, limit: int = 10, as_of: dt.date | None = None, scope: FactScope | None = None
     ) -> list[FactHit]:
-        words = normalise_name(query).split()
-        grams = sorted(
-            {" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, min(len(words), i + 4) + 1)}
-        )
+        grams = name_grams(query)
         as_of_clause = _AS_OF if as_of is not None else ""
         scope = scope or FactScope()
         if scope.document_ids:
@@ -439,10 +424,12 @@ class Neo4jGraphStore(GraphStore):
             as_of_clause += " AND f.document_date >= $date_from"
         if scope.date_to:
             as_of_clause += " AND f.document_date <= $date_to"
-        scoped = {
+        params = {
             "document_ids": list(scope.document_ids),
             "date_from": _iso(scope.date_from),
             "date_to": _iso(scope.date_to),
+            "limit": limit,
+            "as_of": _iso(as_of),
         }
         hits: dict[str, FactHit] = {}
         if grams:
@@ -452,9 +439,7 @@ class Neo4jGraphStore(GraphStore):
                 "OR EXISTS { MATCH (a:Alias {collection: $c})-[:NAMES]->(e) WHERE a.key IN $grams })"
                 f"{as_of_clause} WITH DISTINCT f RETURN {_FACT_RETURN} ORDER BY f.valid_from DESC LIMIT $limit",
                 grams=grams,
-                limit=limit,
-                as_of=_iso(as_of),
-                **scoped,
+                **params,
             ):
                 fact = record_to_fact(record)
                 hits[fact.uuid] = FactHit(fact, 0.5)
@@ -464,9 +449,7 @@ class Neo4jGraphStore(GraphStore):
                 "CALL db.index.fulltext.queryNodes('graph_fact_text', $text) YIELD node AS f, score "
                 f"WHERE f.collection = $c{as_of_clause} RETURN {_FACT_RETURN}, score ORDER BY score DESC LIMIT $limit",
                 text=text,
-                limit=limit,
-                as_of=_iso(as_of),
-                **scoped,
+                **params,
             ):
                 fact = record_to_fact(record)
                 rank = float(record["score"] or 0.0)

@@ -20,7 +20,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from components.graph.dates import FuzzyDate
-from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, normalise_name
+from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, name_grams, normalise_name
 from components.graph.store import (
     MAX_ENTITY_CANDIDATES,
     EntityPassageLinks,
@@ -28,6 +28,7 @@ from components.graph.store import (
     FactScope,
     GraphStore,
     GraphUnavailable,
+    fact_entity_positions,
     rank_entity_matches,
     rank_entity_search,
     table_prefix,
@@ -192,10 +193,6 @@ class PostgresGraphStore(GraphStore):
         self._versioned = False
         self._lock = threading.Lock()
 
-    def warm_up(self) -> None:
-        """Connect (starting the embedded PostgreSQL if needed) and create the tables once."""
-        self.ensure_schema()
-
     # -- plumbing -----------------------------------------------------------------------------------------------
 
     def _q(self, template: str) -> sql.Composed:
@@ -208,24 +205,19 @@ class PostgresGraphStore(GraphStore):
             self._pool = connection_pool()
         return self._pool
 
-    def ensure_schema(self) -> None:
-        """Create the tables once (idempotent; concurrent processes are serialised by an advisory lock)."""
-        if self._ready:
-            return
-        with self._lock:
-            if self._ready:
-                return
-            try:
-                with self._get_pool().connection() as conn, conn.transaction():
-                    # The last table added; when it exists the schema is complete and no lock is needed.
-                    mentions = self._q("{fact_mentions}").as_string(conn)
-                    found = conn.execute("SELECT to_regclass(%s)", (mentions,)).fetchone()
-                    if found is None or found[0] is None:
-                        conn.execute("SELECT pg_advisory_xact_lock(726355)")
-                        conn.execute(self._q(_SCHEMA))
-            except Exception as exc:  # noqa: BLE001 - any driver failure means the graph cannot be used
-                raise GraphUnavailable(f"The graph tables cannot be created: {exc}") from exc
-            self._ready = True
+    def _create_schema(self) -> None:
+        """The tables (starting the embedded PostgreSQL if needed; concurrent processes are serialised by an
+        advisory lock)."""
+        try:
+            with self._get_pool().connection() as conn, conn.transaction():
+                # The last table added; when it exists the schema is complete and no lock is needed.
+                mentions = self._q("{fact_mentions}").as_string(conn)
+                found = conn.execute("SELECT to_regclass(%s)", (mentions,)).fetchone()
+                if found is None or found[0] is None:
+                    conn.execute("SELECT pg_advisory_xact_lock(726355)")
+                    conn.execute(self._q(_SCHEMA))
+        except Exception as exc:  # noqa: BLE001 - any driver failure means the graph cannot be used
+            raise GraphUnavailable(f"The graph tables cannot be created: {exc}") from exc
 
     @contextmanager
     def _connection(self, connection: Any = None, write: bool = False):  # noqa: ANN202
@@ -347,12 +339,7 @@ class PostgresGraphStore(GraphStore):
                         fact.document_date,
                     )
                 )
-                seen: set[str] = set()
-                for position, key in enumerate(fact.entity_keys):
-                    uuid = uuid_of.get(key)
-                    if uuid and uuid not in seen:
-                        seen.add(uuid)
-                        link_rows.append((fact.uuid, uuid, position))
+                link_rows += [(fact.uuid, uuid, position) for uuid, position in fact_entity_positions(fact, uuid_of)]
             cursor.executemany(
                 self._q(
                     "INSERT INTO {facts} (uuid, document_id, chunk_id, chunk_index, sentence_index, text, "
@@ -527,10 +514,7 @@ class PostgresGraphStore(GraphStore):
         return [Entity(r["uuid"], r["name"], r["kind"], [], int(r["n"])) for r in rows]
 
     def _named_entities(self, query: str) -> list[str]:
-        words = normalise_name(query).split()
-        grams = sorted(
-            {" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, min(len(words), i + 4) + 1)}
-        )
+        grams = name_grams(query)
         if not grams:
             return []
         rows = self._fetch(

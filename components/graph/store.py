@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -17,7 +18,7 @@ from typing import Any
 from haystack import default_from_dict
 
 from components.database import DatabaseUnavailable
-from components.graph.model import DocumentGraph, Entity, EntityMatch, FactHit, normalise_name
+from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, normalise_name
 from components.serialization import init_parameters_to_dict
 from components.text.analyzer import STOP_WORDS
 
@@ -42,15 +43,6 @@ class FactScope:
     @property
     def empty(self) -> bool:
         return not (self.document_ids or self.date_from or self.date_to)
-
-    def admits(self, fact: Any) -> bool:
-        """True when `fact` (a `Fact`) is inside the scope."""
-        if self.document_ids and fact.document_id not in self.document_ids:
-            return False
-        when = fact.document_date
-        if (self.date_from or self.date_to) and when is None:
-            return False
-        return not ((self.date_from and when < self.date_from) or (self.date_to and when > self.date_to))
 
 
 @dataclass(frozen=True)
@@ -218,6 +210,17 @@ def rank_entity_search(text: str, candidates: list[EntityMatch], limit: int) -> 
     return ranked[:limit]
 
 
+def fact_entity_positions(fact: Fact, uuid_of: dict[str, str]) -> list[tuple[str, int]]:
+    """(entity uuid, position of its first mention) for each distinct known entity `fact` mentions, in order;
+    `uuid_of` maps an entity key to the uuid the store gave it."""
+    positions: dict[str, int] = {}
+    for position, key in enumerate(fact.entity_keys):
+        uuid = uuid_of.get(key)
+        if uuid:
+            positions.setdefault(uuid, position)
+    return list(positions.items())
+
+
 class GraphStore(ABC):
     """What every graph backend offers. Implementations are thread-safe; reads never write.
 
@@ -242,9 +245,27 @@ class GraphStore(ABC):
         """The store `to_dict` described."""
         return default_from_dict(cls, data)
 
-    @abstractmethod
+    # Set by each store's __init__: whether the schema exists, and the lock that makes it once.
+    _ready: bool
+    _lock: threading.Lock
+
     def warm_up(self) -> None:
         """Connect and create the schema once; `GraphUnavailable` with one sentence when that fails."""
+        self.ensure_schema()
+
+    def ensure_schema(self) -> None:
+        """`warm_up`, for every read and write: the schema is made once per store, whichever thread comes first."""
+        if self._ready:
+            return
+        with self._lock:
+            if not self._ready:
+                self._create_schema()
+                self._ready = True
+
+    @abstractmethod
+    def _create_schema(self) -> None:
+        """Connect and create the schema (idempotent; called once, under the store's lock); `GraphUnavailable`
+        with one sentence when that fails."""
 
     @abstractmethod
     def replace_document(self, graph: DocumentGraph, *, connection: Any = None) -> None:

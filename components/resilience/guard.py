@@ -136,11 +136,6 @@ class CircuitBreaker:
         self._consecutive = 0
         self._opened_at: float | None = None
 
-    @classmethod
-    def for_source(cls, name: str) -> CircuitBreaker:
-        """The process-wide breaker of the source called `name`."""
-        return _shared(name).breaker
-
     def seconds_open(self, cooldown_s: float) -> float:
         """Seconds the breaker stays open; 0 when a call may go through."""
         with self._lock:

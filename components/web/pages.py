@@ -45,8 +45,6 @@ class WebSource:
     ) -> None:
         if page_timeout_s is not None and page_timeout_s <= 0:
             raise ValueError("page_timeout_s must be positive")
-        if timeout_s is not None and timeout_s <= 0:
-            raise ValueError("timeout_s must be positive")
         check_strings("exclude_patterns", exclude_patterns)
         self.page_timeout_s = page_timeout_s
         self.timeout_s = timeout_s

@@ -5,7 +5,6 @@ import pytest
 
 from components.contracts import ContextChunk, SourceStatus, StatusKind
 from components.resilience import (
-    CircuitBreaker,
     ResiliencePolicy,
     RetryableError,
     SourceError,
@@ -215,7 +214,7 @@ class TestCircuitBreaker:
         assert not guard.breaker.is_open
 
     def test_breaker_is_shared_by_instances_of_the_same_source(self):
-        assert CircuitBreaker.for_source("t-shared") is SourceGuard("t-shared").breaker
+        assert SourceGuard("t-shared").breaker is SourceGuard("t-shared").breaker
 
     def test_bad_input_does_not_trip_the_breaker(self):
         guard = SourceGuard("t-input", fast_policy(breaker_failures=1))
