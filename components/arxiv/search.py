@@ -19,6 +19,7 @@ from components.contracts import (
     StatusKind,
     source_selected,
 )
+from components.contracts.selection import filter_names
 from components.knowledge_base.store import cosine_to_relevance
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult, telemetry
 from components.serialization import init_parameters_to_dict
@@ -142,7 +143,7 @@ class ArxivSearch:
             return SourceStatus.skipped(SOURCE, "arXiv not selected for this question")
         try:
             work = self._work(query, query_embedding, as_of, num_results, sort_by,
-                              categories or _categories_from(filters), date_from, date_to, full_text)
+                              categories or filter_names(filters, "arxiv_categories"), date_from, date_to, full_text)
         except SourceError as exc:
             return self._invalid(exc)
         self.warm_up()  # loading the model is set-up, not the source's latency
@@ -285,14 +286,3 @@ class ArxivSearch:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ArxivSearch:
         return default_from_dict(cls, data)
-
-
-def _categories_from(filters: dict | None) -> list[str] | None:
-    """arXiv categories from the research filters (`arxiv_categories`: a list, or a comma-separated string)."""
-    value = (filters or {}).get("arxiv_categories")
-    if isinstance(value, str):
-        value = value.split(",")
-    if isinstance(value, (list, tuple)):
-        cleaned = [str(part).strip() for part in value if str(part).strip()]
-        return cleaned or None
-    return None

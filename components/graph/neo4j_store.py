@@ -20,7 +20,7 @@ from haystack import logging
 from haystack.utils import Secret
 
 from components.graph.dates import FuzzyDate
-from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, name_grams, normalise_name
+from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, name_grams
 from components.graph.store import (
     MAX_ENTITY_CANDIDATES,
     EntityPassageLinks,
@@ -28,6 +28,7 @@ from components.graph.store import (
     FactScope,
     GraphStore,
     GraphUnavailable,
+    entity_merge,
     fact_entity_positions,
     rank_entity_matches,
     rank_entity_search,
@@ -234,26 +235,14 @@ class Neo4jGraphStore(GraphStore):
         ):
             if len(record["uuids"]) == 1:
                 by_alias[record["key"]] = record["uuids"][0]
-        uuid_of = {m.key: by_alias.get(m.key, m.uuid) for m in graph.entities}
-        entities = [
-            {"uuid": m.uuid, "key": m.key, "name": m.name, "kind": m.kind}
-            for m in graph.entities
-            if m.key not in by_alias
-        ]
+        uuid_of, own, aliases = entity_merge(graph, by_alias)
+        entities = [{"uuid": m.uuid, "key": m.key, "name": m.name, "kind": m.kind} for m in own]
         tx.run(
             "UNWIND $rows AS row MERGE (e:Entity {collection: $c, uuid: row.uuid}) "
             "ON CREATE SET e.key = row.key, e.name = row.name, e.kind = row.kind "
             "ON MATCH SET e.name = CASE WHEN size(row.name) < size(e.name) THEN row.name ELSE e.name END",
             c=c,
             rows=entities,
-        )
-        aliases = sorted(
-            {
-                (alias, uuid_of[m.key])
-                for m in graph.entities
-                for alias in (m.aliases | ({m.key} if m.key in by_alias else set()))
-                if alias
-            }
         )
         if aliases:
             tx.run(
@@ -318,10 +307,7 @@ class Neo4jGraphStore(GraphStore):
         )
         return {r["document_id"]: r["extractor"] for r in records}
 
-    def find_entities(self, name: str, limit: int = 5) -> list[Entity]:
-        key = normalise_name(name)
-        if not key:
-            return []
+    def _find_entities(self, name: str, key: str, limit: int) -> list[Entity]:
         records = self._read(
             "MATCH (e:Entity {collection: $c}) "
             "WHERE any(w IN split(e.key, ' ') WHERE w IN $words) "
@@ -334,12 +320,9 @@ class Neo4jGraphStore(GraphStore):
         candidates = [Entity(r["uuid"], r["name"], r["kind"], sorted(set(r["aliases"])), int(r["n"])) for r in records]
         return rank_entity_matches(name, candidates, {e.uuid: set(e.aliases) for e in candidates})[:limit]
 
-    def match_entities(
-        self, text: str, limit: int = 10, kinds: list[str] | None = None, as_of: dt.date | None = None
+    def _match_entities(
+        self, text: str, terms: EntitySearchTerms, limit: int, kinds: list[str] | None, as_of: dt.date | None
     ) -> list[EntityMatch]:
-        terms = EntitySearchTerms.of(text)
-        if not terms.key:
-            return []
         # The same candidates as the embedded store: the query itself, names starting with it, names sharing a
         # word with it, names with a word sharing the first or last three letters of a longer word of it.
         named = (
@@ -381,11 +364,9 @@ class Neo4jGraphStore(GraphStore):
         ]
         return rank_entity_search(text, candidates, limit)
 
-    def best_entity_facts(
-        self, entity_uuids: list[str], per_entity: int = 3, as_of: dt.date | None = None
+    def _best_entity_facts(
+        self, entity_uuids: list[str], per_entity: int, as_of: dt.date | None
     ) -> dict[str, list[FactHit]]:
-        if not entity_uuids or per_entity < 1:
-            return {}
         records = self._read(
             "MATCH (e:Entity {collection: $c})<-[m:MENTIONS]-(f:Fact {collection: $c}) "
             f"WHERE e.uuid IN $uuids{_AS_OF if as_of is not None else ''} "
@@ -457,16 +438,9 @@ class Neo4jGraphStore(GraphStore):
                 hits[fact.uuid] = FactHit(fact, round(min(1.0, base + 0.5 * rank / (rank + 1.0)), 6))
         return sorted(hits.values(), key=lambda hit: -hit.score)[:limit]
 
-    def entity_facts(
-        self,
-        entity_uuids: list[str],
-        start: dt.date | None = None,
-        end: dt.date | None = None,
-        as_of: dt.date | None = None,
-        limit: int = 200,
+    def _entity_facts(
+        self, entity_uuids: list[str], start: dt.date | None, end: dt.date | None, as_of: dt.date | None, limit: int
     ) -> list[FactHit]:
-        if not entity_uuids:
-            return []
         where = ""
         if start is not None:
             where += " AND f.valid_to >= $start"

@@ -20,7 +20,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from components.graph.dates import FuzzyDate
-from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, name_grams, normalise_name
+from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, name_grams
 from components.graph.store import (
     MAX_ENTITY_CANDIDATES,
     EntityPassageLinks,
@@ -28,6 +28,7 @@ from components.graph.store import (
     FactScope,
     GraphStore,
     GraphUnavailable,
+    entity_merge,
     fact_entity_positions,
     rank_entity_matches,
     rank_entity_search,
@@ -284,12 +285,8 @@ class PostgresGraphStore(GraphStore):
                 (keys,),
             )
             by_alias = {key: uuid for key, uuid, count in cursor.fetchall() if count == 1}
-            uuid_of: dict[str, str] = {}
-            entity_rows = []
-            for mention in sorted(graph.entities, key=lambda m: m.key):
-                uuid_of[mention.key] = by_alias.get(mention.key, mention.uuid)
-                if mention.key not in by_alias:
-                    entity_rows.append((mention.uuid, mention.key, mention.name, mention.kind))
+            uuid_of, own, aliases = entity_merge(graph, by_alias)
+            entity_rows = [(m.uuid, m.key, m.name, m.kind) for m in own]
             cursor.executemany(
                 self._q(
                     "INSERT INTO {entities} (uuid, key, name, kind) VALUES (%s, %s, %s, %s) "
@@ -300,14 +297,7 @@ class PostgresGraphStore(GraphStore):
                 ),
                 entity_rows,
             )
-            alias_rows = sorted(
-                {
-                    (alias, uuid_of[m.key], graph.document_id)
-                    for m in graph.entities
-                    for alias in (m.aliases | ({m.key} if m.key in by_alias else set()))
-                    if alias
-                }
-            )
+            alias_rows = [(alias, uuid, graph.document_id) for alias, uuid in aliases]
             if alias_rows:
                 cursor.executemany(
                     self._q(
@@ -400,19 +390,13 @@ class PostgresGraphStore(GraphStore):
         entities = [Entity(r["uuid"], r["name"], r["kind"], sorted(r["aliases"]), r["fact_count"]) for r in rows]
         return entities, {e.uuid: set(e.aliases) for e in entities}
 
-    def find_entities(self, name: str, limit: int = 5) -> list[Entity]:
-        key = normalise_name(name)
-        if not key:
-            return []
+    def _find_entities(self, name: str, key: str, limit: int) -> list[Entity]:
         candidates, alias_map = self._entities_by_keys([key])
         return rank_entity_matches(name, candidates, alias_map)[:limit]
 
-    def match_entities(
-        self, text: str, limit: int = 10, kinds: list[str] | None = None, as_of: dt.date | None = None
+    def _match_entities(
+        self, text: str, terms: EntitySearchTerms, limit: int, kinds: list[str] | None, as_of: dt.date | None
     ) -> list[EntityMatch]:
-        terms = EntitySearchTerms.of(text)
-        if not terms.key:
-            return []
         # A name (or an alias) is a candidate when it is the query, starts with it, shares a word with it, or has
         # a word sharing its first or last three letters with a longer word of the query (for misspellings).
         named = (
@@ -474,11 +458,9 @@ class PostgresGraphStore(GraphStore):
         ]
         return rank_entity_search(text, candidates, limit)
 
-    def best_entity_facts(
-        self, entity_uuids: list[str], per_entity: int = 3, as_of: dt.date | None = None
+    def _best_entity_facts(
+        self, entity_uuids: list[str], per_entity: int, as_of: dt.date | None
     ) -> dict[str, list[FactHit]]:
-        if not entity_uuids or per_entity < 1:
-            return {}
         template = f"""
             WITH ranked AS (
                 SELECT x.entity_uuid, x.fact_uuid,
@@ -561,16 +543,9 @@ class PostgresGraphStore(GraphStore):
             hits.append(FactHit(row_to_fact(row), round(min(1.0, score), 6)))
         return hits
 
-    def entity_facts(
-        self,
-        entity_uuids: list[str],
-        start: dt.date | None = None,
-        end: dt.date | None = None,
-        as_of: dt.date | None = None,
-        limit: int = 200,
+    def _entity_facts(
+        self, entity_uuids: list[str], start: dt.date | None, end: dt.date | None, as_of: dt.date | None, limit: int
     ) -> list[FactHit]:
-        if not entity_uuids:
-            return []
         template = """
             SELECT {fact_columns} FROM {facts} f
             WHERE f.uuid IN (SELECT x.fact_uuid FROM {fact_entities} x WHERE x.entity_uuid = ANY(%(uuids)s))

@@ -18,7 +18,7 @@ from typing import Any
 from haystack import default_from_dict
 
 from components.database import DatabaseUnavailable
-from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, normalise_name
+from components.graph.model import DocumentGraph, Entity, EntityMatch, EntityMention, Fact, FactHit, normalise_name
 from components.serialization import init_parameters_to_dict
 from components.text.analyzer import STOP_WORDS
 
@@ -210,6 +210,25 @@ def rank_entity_search(text: str, candidates: list[EntityMatch], limit: int) -> 
     return ranked[:limit]
 
 
+def entity_merge(
+    graph: DocumentGraph, by_alias: dict[str, str]
+) -> tuple[dict[str, str], list[EntityMention], list[tuple[str, str]]]:
+    """How a document's entity mentions join the graph, given `by_alias` (the keys another document taught as an
+    alias of exactly one entity, "jobs" -> Steve Jobs, with that entity's uuid): each key's entity uuid, the
+    mentions that are entities of their own (by key), and the (alias, entity uuid) pairs to record, sorted."""
+    uuid_of = {m.key: by_alias.get(m.key, m.uuid) for m in graph.entities}
+    own = sorted((m for m in graph.entities if m.key not in by_alias), key=lambda m: m.key)
+    aliases = sorted(
+        {
+            (alias, uuid_of[m.key])
+            for m in graph.entities
+            for alias in (m.aliases | ({m.key} if m.key in by_alias else set()))
+            if alias
+        }
+    )
+    return uuid_of, own, aliases
+
+
 def fact_entity_positions(fact: Fact, uuid_of: dict[str, str]) -> list[tuple[str, int]]:
     """(entity uuid, position of its first mention) for each distinct known entity `fact` mentions, in order;
     `uuid_of` maps an entity key to the uuid the store gave it."""
@@ -275,9 +294,14 @@ class GraphStore(ABC):
     def delete_document(self, document_id: str, *, connection: Any = None) -> int:
         """Remove a document's facts and aliases, and every entity left without facts; returns facts removed."""
 
-    @abstractmethod
     def find_entities(self, name: str, limit: int = 5) -> list[Entity]:
         """The entities `name` means, best first (see `rank_entity_matches`)."""
+        key = normalise_name(name)
+        return self._find_entities(name, key, limit) if key else []
+
+    @abstractmethod
+    def _find_entities(self, name: str, key: str, limit: int) -> list[Entity]:
+        """`find_entities` for a name whose normalised `key` is not empty."""
 
     @abstractmethod
     def search_facts(
@@ -286,7 +310,6 @@ class GraphStore(ABC):
         """Facts matching `query` (full text, plus the facts of entities it names), best first, scores 0-1;
         `scope` keeps only facts of some documents or of documents dated in a range."""
 
-    @abstractmethod
     def entity_facts(
         self,
         entity_uuids: list[str],
@@ -296,6 +319,13 @@ class GraphStore(ABC):
         limit: int = 200,
     ) -> list[FactHit]:
         """Facts about the entities whose dated period overlaps [start, end], in date order (undated last)."""
+        return self._entity_facts(list(entity_uuids), start, end, as_of, limit) if entity_uuids else []
+
+    @abstractmethod
+    def _entity_facts(
+        self, entity_uuids: list[str], start: dt.date | None, end: dt.date | None, as_of: dt.date | None, limit: int
+    ) -> list[FactHit]:
+        """`entity_facts` for at least one entity."""
 
     @abstractmethod
     def related_facts(
@@ -303,7 +333,6 @@ class GraphStore(ABC):
     ) -> list[FactHit]:
         """Facts on paths up to `depth` hops from the entity (hop 1 first), each with its hop."""
 
-    @abstractmethod
     def match_entities(
         self, text: str, limit: int = 10, kinds: list[str] | None = None, as_of: dt.date | None = None
     ) -> list[EntityMatch]:
@@ -311,13 +340,27 @@ class GraphStore(ABC):
         naming them), scored and best first (see `rank_entity_search`), each with its number of facts and the
         dates of its first and last dated facts; `kinds` keeps those entity kinds only, `as_of` counts only facts
         valid then (an entity with none is left out). One query."""
+        terms = EntitySearchTerms.of(text)
+        return self._match_entities(text, terms, limit, kinds, as_of) if terms.key else []
 
     @abstractmethod
+    def _match_entities(
+        self, text: str, terms: EntitySearchTerms, limit: int, kinds: list[str] | None, as_of: dt.date | None
+    ) -> list[EntityMatch]:
+        """`match_entities` for a text whose search `terms` have a key."""
+
     def best_entity_facts(
         self, entity_uuids: list[str], per_entity: int = 3, as_of: dt.date | None = None
     ) -> dict[str, list[FactHit]]:
         """Up to `per_entity` facts of each entity, best first: those about it (it comes first in the sentence),
         then those linking it to other entities, then the most recent. One query; a fact may serve two entities."""
+        return self._best_entity_facts(list(entity_uuids), per_entity, as_of) if entity_uuids and per_entity > 0 else {}
+
+    @abstractmethod
+    def _best_entity_facts(
+        self, entity_uuids: list[str], per_entity: int, as_of: dt.date | None
+    ) -> dict[str, list[FactHit]]:
+        """`best_entity_facts` for at least one entity and fact."""
 
     def document_entities(self, document_id: str, limit: int = 200) -> list[Entity]:
         """The entities a document's facts mention, most facts first."""

@@ -120,20 +120,21 @@ def _chunks(documents: list[Document] | None) -> list[ContextChunk]:
     return [document_to_chunk(document) for document in documents or []]
 
 
+def _reported(outputs: dict[str, Any], output: dict[str, Any], evidence: str = "documents") -> ToolRun:
+    """A component's run as the tool's answer: `output` with the component's status, and the component's `evidence`
+    output (Documents) as the chunks behind it."""
+    status: SourceStatus = outputs["status"]
+    return ToolRun(output={**output, "status": status.to_dict()}, chunks=_chunks(outputs.get(evidence)), status=status)
+
+
 def _chunks_run(outputs: dict[str, Any]) -> ToolRun:
     """A source component's `documents` + `status` as the chunks contract."""
     status: SourceStatus = outputs["status"]
-    chunks = _chunks(outputs.get("documents"))
-    return ToolRun(
-        output={
-            "chunks": [chunk_json(chunk) for chunk in chunks],
-            "total_found": status.total_found if status.ok else 0,
-            "execution_time_ms": status.execution_time_ms,
-            "status": status.to_dict(),
-        },
-        chunks=chunks,
-        status=status,
-    )
+    return _reported(outputs, {
+        "chunks": [chunk_json(chunk) for chunk in _chunks(outputs.get("documents"))],
+        "total_found": status.total_found if status.ok else 0,
+        "execution_time_ms": status.execution_time_ms,
+    })
 
 
 def _refused(source: str, message: str, output: dict[str, Any]) -> ToolRun:
@@ -235,28 +236,15 @@ def _kb_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
 
 def _get_document(component: Any, arguments: dict[str, Any]) -> ToolRun:
     outputs = component.run(document_id=arguments["document_id"])
-    status: SourceStatus = outputs["status"]
-    chunks = _chunks(outputs.get("chunks"))
-    return ToolRun(
-        output={
-            "document": outputs.get("document"),
-            "chunks": [chunk_json(chunk) for chunk in chunks],
-            "status": status.to_dict(),
-        },
-        chunks=chunks,
-        status=status,
-    )
+    chunks = [chunk_json(chunk) for chunk in _chunks(outputs.get("chunks"))]
+    return _reported(outputs, {"document": outputs.get("document"), "chunks": chunks}, evidence="chunks")
 
 
 def _list_documents(component: Any, arguments: dict[str, Any]) -> ToolRun:
     outputs = component.run(
         limit=arguments.get("limit", 20), offset=arguments.get("offset", 0), search=arguments.get("search")
     )
-    status: SourceStatus = outputs["status"]
-    return ToolRun(
-        output={"documents": outputs["documents"], "total": outputs["total"], "status": status.to_dict()},
-        status=status,
-    )
+    return _reported(outputs, {"documents": outputs["documents"], "total": outputs["total"]}, evidence="")
 
 
 def _book_content(component: Any, arguments: dict[str, Any]) -> ToolRun:
@@ -291,23 +279,15 @@ def _graph_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
     outputs = component.run(
         query=arguments["query"], filters={"top_k": arguments.get("limit", 10)}, as_of=arguments.get("as_of")
     )
-    status: SourceStatus = outputs["status"]
     # The graph branch returns the passages its walk reached, each carrying the facts read in it: the tool's
     # answer is those facts (with their passage's attribution), its evidence the passages.
-    chunks = _chunks(outputs.get("documents"))
     facts = [
-        _passage_fact_json(fact, chunk) for chunk in chunks for fact in chunk.metadata.get("graph_facts") or []
+        _passage_fact_json(fact, chunk)
+        for chunk in _chunks(outputs.get("documents"))
+        for fact in chunk.metadata.get("graph_facts") or []
     ][: clamp(arguments.get("limit", 10), 1, 50, 10)]
-    return ToolRun(
-        output={
-            "facts": facts,
-            "total_found": len(facts),
-            "execution_time_ms": status.execution_time_ms,
-            "status": status.to_dict(),
-        },
-        chunks=chunks,
-        status=status,
-    )
+    output = {"facts": facts, "total_found": len(facts), "execution_time_ms": outputs["status"].execution_time_ms}
+    return _reported(outputs, output)
 
 
 def _comprehensive(component: Any, arguments: dict[str, Any]) -> ToolRun:
@@ -334,12 +314,6 @@ def _timeline(component: Any, arguments: dict[str, Any]) -> ToolRun:
     entity = str(arguments["entity_name"]).strip()
     return _reported(outputs, {"entity": entity, "entities": outputs["entities"], "timeline": outputs["timeline"]})
 
-
-def _reported(outputs: dict[str, Any], output: dict[str, Any]) -> ToolRun:
-    """A graph component's run as the tool's answer: `output` with the component's status, its chunks as evidence."""
-    status: SourceStatus = outputs["status"]
-    chunks = _chunks(outputs.get("documents"))
-    return ToolRun(output={**output, "status": status.to_dict()}, chunks=chunks, status=status)
 
 
 # -- factories (imports kept lazy: listing the tools must not load the stores) ----------------------------------------

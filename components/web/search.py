@@ -9,6 +9,7 @@ from haystack import Document, component, default_from_dict, logging
 from haystack.utils import Secret
 
 from components.contracts import SourceStatus, StatusKind, source_selected
+from components.contracts.selection import filter_names
 from components.resilience import SourceError, SourceResult
 from components.resilience.errors import RetryableError
 from components.serialization import init_parameters_to_dict
@@ -123,7 +124,7 @@ class WebSearch(WebSource):
         early = self._early_status(sources, as_of)
         if early is not None:
             return early
-        include_domains = include_domains or _filter_list(filters, "domains")
+        include_domains = include_domains or filter_names(filters, "domains")
         work = self._work(query, query_embedding, num_results, languages, include_domains, exclude_domains)
         self.warm_up()  # loading the model is set-up, not the source's latency
         return work
@@ -214,14 +215,3 @@ class WebSearch(WebSource):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WebSearch:
         return default_from_dict(cls, data)
-
-
-def _filter_list(filters: dict | None, key: str) -> list[str] | None:
-    """A list of strings from the research filters (a comma-separated string is accepted too)."""
-    value = (filters or {}).get(key)
-    if isinstance(value, str):
-        value = value.split(",")
-    if isinstance(value, (list, tuple)):
-        cleaned = [str(part).strip() for part in value if str(part).strip()]
-        return cleaned or None
-    return None
