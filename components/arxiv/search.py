@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import numpy as np
-from haystack import Document, component, default_from_dict, logging
+from haystack import Document, component, default_from_dict
 
 from components.arxiv.access import ArxivAccess, ArxivPaper, build_query, date_range, normalise_id, pdf_text
 from components.contracts import (
@@ -16,17 +16,14 @@ from components.contracts import (
     ScoreKind,
     SourceStatus,
     SourceType,
-    StatusKind,
     source_selected,
 )
 from components.contracts.selection import filter_names
 from components.knowledge_base.store import cosine_to_relevance
-from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult, telemetry
+from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
 from components.web.chunking import pick_chunks, query_terms, text_chunks
-
-logger = logging.getLogger(__name__)
 
 SOURCE = "arxiv"
 MAX_RESULTS = 50
@@ -141,20 +138,15 @@ class ArxivSearch:
               date_from, date_to, full_text):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work
         if not source_selected(sources, SOURCE):
             return SourceStatus.skipped(SOURCE, "arXiv not selected for this question")
+        started = time.monotonic()
         try:
             work = self._work(query, query_embedding, as_of, num_results, sort_by,
                               categories or filter_names(filters, "arxiv_categories"), date_from, date_to, full_text)
         except SourceError as exc:
-            return self._invalid(exc)
+            # Checked before the guard: bad input must not take one of arXiv's rate-limited request slots.
+            return self._guard.refused(str(exc), started)
         self.warm_up()  # loading the model is set-up, not the source's latency
         return work
-
-    @staticmethod
-    def _invalid(exc: SourceError) -> SourceStatus:
-        # Checked before the guard: bad input must not take one of arXiv's rate-limited request slots.
-        logger.warning("Source {source} refused the input: {reason}", source=SOURCE, reason=str(exc))
-        telemetry.record(SOURCE, StatusKind.ERROR.value, 0.0, fault="invalid")
-        return SourceStatus(source=SOURCE, status=StatusKind.ERROR, execution_time_ms=0.0, message=str(exc), attempts=0)
 
     def _work(self, query, query_embedding, as_of, num_results, sort_by, categories, date_from, date_to,  # noqa: ANN001
               full_text):  # noqa: ANN001, ANN202 - a closure for the guard

@@ -239,7 +239,7 @@ class GraphSearch(GraphStoreComponent):
         try:
             text, as_of, limit = self._prepare(query, as_of, filters)
         except ValueError as exc:
-            return SourceStatus.refused(SOURCE, str(exc), started)
+            return self._guard.refused(str(exc), started)
         return lambda: self._search(text, query_embedding, as_of, limit, filters)
 
     @component.output_types(documents=list[Document], status=SourceStatus)

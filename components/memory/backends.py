@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from haystack import default_from_dict
 from haystack.utils import Secret
 
 from components.embedding import EmbeddingModel, get_embedding_model
@@ -17,6 +18,7 @@ from components.memory.embedded import EmbeddedMemoryStore, validate_table_name
 from components.memory.store import MemoryStore, MemoryUnavailable
 from components.memory.zep import ZepMemoryStore
 from components.resilience import ResiliencePolicy, SourceGuard
+from components.serialization import init_parameters_to_dict
 
 MEMORY_BACKENDS = ("embedded", "zep")
 
@@ -109,3 +111,14 @@ class MemoryComponent:
                         self.backend, self.table, self.zep_api_url, key, self._guard.policy.timeout_s
                     )
         return self._given_store
+
+    def to_dict(self) -> dict[str, Any]:
+        """The init parameters; a given `memory_store` is an in-process object, so the YAML keeps only the
+        configuration a store is made from."""
+        data = init_parameters_to_dict(self, memory_store=None)
+        del data["init_parameters"]["memory_store"]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        return default_from_dict(cls, data)

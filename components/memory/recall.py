@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import numpy as np
-from haystack import Document, component, default_from_dict, logging
+from haystack import Document, component
 from haystack.utils import Secret
 
 from components.contracts import SourceStatus, source_selected
@@ -26,10 +26,7 @@ from components.memory.store import (
     parse_time_window,
 )
 from components.resilience import SourceError, SourceResult
-from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL
-
-logger = logging.getLogger(__name__)
 
 SOURCE = "memory"
 
@@ -205,8 +202,7 @@ class MemoryRecall(MemoryComponent):
                 query, query_embedding, filters, as_of, session_id, user_id, num_results, time_window
             )
         except SourceError as exc:
-            logger.warning("Memory recall refused its input: {reason}", reason=str(exc))
-            return SourceStatus.refused(SOURCE, str(exc), started)
+            return self._guard.refused(str(exc), started)
         return lambda: self._recall(prepared)
 
     @component.output_types(documents=list[Document], status=SourceStatus)
@@ -231,10 +227,3 @@ class MemoryRecall(MemoryComponent):
         return self._guard.outputs(
             self._plan(query, query_embedding, filters, as_of, sources, session_id, user_id, num_results, time_window)
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self, memory_store=None)  # a given store is an in-process object
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> MemoryRecall:
-        return default_from_dict(cls, data)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from haystack import Document, component, default_from_dict, logging
+from haystack import Document, component, logging
 from haystack.dataclasses import GeneratedAnswer
 from haystack.utils import Secret
 
@@ -19,7 +19,6 @@ from components.memory.store import (
     summarise_answer,
 )
 from components.resilience import SourceResult
-from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL
 
 logger = logging.getLogger(__name__)
@@ -163,10 +162,3 @@ class MemoryWriter(MemoryComponent):
         if status.ok:
             logger.info("Remembered interaction {interaction_id}", interaction_id=interaction.interaction_id)
         return {"status": status, "interaction_id": interaction.interaction_id if status.ok else ""}
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self, memory_store=None)  # a given store is an in-process object
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> MemoryWriter:
-        return default_from_dict(cls, data)

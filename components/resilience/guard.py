@@ -473,6 +473,13 @@ class SourceGuard:
             return self._failed(started, fault, attempts, deadline_at, by_budget)
         return self._on_success(started, result, key, attempts)
 
+    def refused(self, message: str, started: float) -> SourceStatus:
+        """The status of input the source refused before any call (`started`: `time.monotonic()`): checked before
+        the guard, bad input takes no attempt, rate slot or breaker count; it is logged and counted all the same."""
+        logger.warning("Source {source} refused the input: {reason}", source=self.source, reason=message)
+        telemetry.record(self.source, StatusKind.ERROR.value, 0.0, fault="invalid")
+        return SourceStatus.refused(self.source, message, started)
+
     def outputs(self, plan: SourceStatus | Callable[[], Any], *, key: str | None = None) -> dict[str, Any]:
         """A source component's `run` outputs for `plan`: a status settled before any call (the source is skipped,
         or refused its input) as it is, or the work (a no-argument callable) run under the policy."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from haystack import Document, component, default_from_dict, logging
+from haystack import Document, component, default_from_dict
 from haystack.utils import Secret
 
 from components.contracts import SourceStatus
@@ -15,8 +15,6 @@ from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, matches_pattern
 from components.web.pages import WebSource, fetch_pages, page_chunks
 from components.web.snapshots import PageSnapshot
-
-logger = logging.getLogger(__name__)
 
 SOURCE = "web_scrape"
 
