@@ -155,24 +155,18 @@ class Settings(BaseSettings):
             return [part.strip() for part in text.split(",") if part.strip()]
         return value
 
-    @field_validator("firecrawl_api_key", "firecrawl_api_url", mode="before")
-    @classmethod
-    def _empty_web_setting_is_none(cls, value: object) -> object:
-        return None if value in ("", None) else value
-
     # Serving.
     hayhooks_host: str = Field(default="127.0.0.1", description="Host Hayhooks binds to.")
     hayhooks_port: int = Field(default=1416, ge=1, le=65535, description="Port Hayhooks listens on.")
     api_token: SecretStr | None = Field(default=None, description="Bearer token required by the HTTP server.")
 
-    @field_validator("database_url", "milvus_token", "qdrant_api_key", "openai_api_key", "api_token", mode="before")
+    # An optional setting left empty in the environment or .env is not set.
+    @field_validator(
+        "database_url", "milvus_token", "qdrant_api_key", "openai_api_key", "api_token", "zep_api_url", "zep_api_key",
+        "tool_profiles_file", "workspace_dir", "firecrawl_api_key", "firecrawl_api_url", mode="before",
+    )
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
-        return None if value in ("", None) else value
-
-    @field_validator("zep_api_url", "zep_api_key", "tool_profiles_file", "workspace_dir", mode="before")
-    @classmethod
-    def _empty_tool_setting_is_none(cls, value: object) -> object:
         return None if value in ("", None) else value
 
     @property

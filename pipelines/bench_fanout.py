@@ -53,15 +53,6 @@ class TimedSource:
         result, status = self._guard.call(work)
         return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
 
-    @component.output_types(documents=list[Document], status=SourceStatus)
-    async def run_async(self, query: str) -> dict[str, Any]:
-        async def work() -> list[ContextChunk]:
-            await asyncio.sleep(self.delay_ms / 1000)
-            return self._result()
-
-        result, status = await self._guard.acall(work)
-        return {"documents": [chunk_to_document(chunk) for chunk in result.chunks], "status": status}
-
 
 def fanout_pipeline(delays_ms: tuple[float, ...] = BRANCH_MS) -> Pipeline:
     """The fan-out part of the research pipeline with timed sources in place of the real ones."""

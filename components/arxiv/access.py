@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import requests
@@ -47,7 +47,6 @@ class ArxivPaper:
     doi: str | None = None
     journal_ref: str | None = None
     comment: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def metadata(self) -> dict[str, Any]:
         """The `ArxivMetadata` fields (plus version, primary category, journal reference, comment)."""

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import numpy as np
-from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack import Document, component, default_from_dict
 
 from components.arxiv.access import ArxivAccess, ArxivPaper, build_query, date_range, normalise_id, pdf_text
 from components.contracts import (
@@ -16,15 +16,14 @@ from components.contracts import (
     ScoreKind,
     SourceStatus,
     SourceType,
-    StatusKind,
     source_selected,
 )
+from components.contracts.selection import filter_names
 from components.knowledge_base.store import cosine_to_relevance
-from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult, telemetry
+from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
+from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
 from components.web.chunking import pick_chunks, query_terms, text_chunks
-
-logger = logging.getLogger(__name__)
 
 SOURCE = "arxiv"
 MAX_RESULTS = 50
@@ -78,8 +77,6 @@ class ArxivSearch:
             raise ValueError(str(exc)) from None
         if not isinstance(max_chunks_per_paper, int) or max_chunks_per_paper < 1:
             raise ValueError("max_chunks_per_paper must be a positive integer")
-        if timeout_s is not None and timeout_s <= 0:
-            raise ValueError("timeout_s must be positive")
         if min_interval_s is not None and min_interval_s < 0:
             raise ValueError("min_interval_s cannot be negative")
         self.num_results = num_results
@@ -137,47 +134,19 @@ class ArxivSearch:
                        date_to, full_text)
         )
 
-    @component.output_types(documents=list[Document], status=SourceStatus)
-    async def run_async(
-        self,
-        query: str,
-        query_embedding: list[float] | None = None,
-        filters: dict[str, Any] | None = None,
-        as_of: str | None = None,
-        sources: list[str] | None = None,
-        num_results: int | None = None,
-        sort_by: str | None = None,
-        categories: list[str] | None = None,
-        date_from: str | None = None,
-        date_to: str | None = None,
-        full_text: bool | None = None,
-    ) -> dict[str, Any]:
-        """`run` for `Pipeline.run_async`: the same inputs and outputs; the request runs in a worker thread."""
-        return await self._guard.aoutputs(
-            self._plan(query, query_embedding, filters, as_of, sources, num_results, sort_by, categories, date_from,
-                       date_to, full_text)
-        )
-
-    # -- internals --------------------------------------------------------------------------------------------
-
     def _plan(self, query, query_embedding, filters, as_of, sources, num_results, sort_by, categories,  # noqa: ANN001
               date_from, date_to, full_text):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work
         if not source_selected(sources, SOURCE):
             return SourceStatus.skipped(SOURCE, "arXiv not selected for this question")
+        started = time.monotonic()
         try:
             work = self._work(query, query_embedding, as_of, num_results, sort_by,
-                              categories or _categories_from(filters), date_from, date_to, full_text)
+                              categories or filter_names(filters, "arxiv_categories"), date_from, date_to, full_text)
         except SourceError as exc:
-            return self._invalid(exc)
+            # Checked before the guard: bad input must not take one of arXiv's rate-limited request slots.
+            return self._guard.refused(str(exc), started)
         self.warm_up()  # loading the model is set-up, not the source's latency
         return work
-
-    @staticmethod
-    def _invalid(exc: SourceError) -> SourceStatus:
-        # Checked before the guard: bad input must not take one of arXiv's rate-limited request slots.
-        logger.warning("Source {source} refused the input: {reason}", source=SOURCE, reason=str(exc))
-        telemetry.record(SOURCE, StatusKind.ERROR.value, 0.0, fault="invalid")
-        return SourceStatus(source=SOURCE, status=StatusKind.ERROR, execution_time_ms=0.0, message=str(exc), attempts=0)
 
     def _work(self, query, query_embedding, as_of, num_results, sort_by, categories, date_from, date_to,  # noqa: ANN001
               full_text):  # noqa: ANN001, ANN202 - a closure for the guard
@@ -304,33 +273,8 @@ class ArxivSearch:
         return chunks
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            num_results=self.num_results,
-            sort_by=self.sort_by,
-            categories=self.categories,
-            date_from=self.date_from,
-            date_to=self.date_to,
-            full_text=self.full_text,
-            max_chunks_per_paper=self.max_chunks_per_paper,
-            timeout_s=self.timeout_s,
-            retries=self.retries,
-            min_interval_s=self.min_interval_s,
-            api_url=self.api_url,
-            model=self.model,
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ArxivSearch:
         return default_from_dict(cls, data)
-
-
-def _categories_from(filters: dict | None) -> list[str] | None:
-    """arXiv categories from the research filters (`arxiv_categories`: a list, or a comma-separated string)."""
-    value = (filters or {}).get("arxiv_categories")
-    if isinstance(value, str):
-        value = value.split(",")
-    if isinstance(value, (list, tuple)):
-        cleaned = [str(part).strip() for part in value if str(part).strip()]
-        return cleaned or None
-    return None

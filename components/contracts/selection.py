@@ -51,3 +51,15 @@ def source_selected(sources: list[str] | None, name: str) -> bool:
         return True
     chosen = {str(source).strip().lower() for source in sources}
     return bool(chosen & (SELECT_ALL | {name.lower()}))
+
+
+def filter_names(filters: dict | None, key: str) -> list[str] | None:
+    """A list-of-names research filter (`domains` for the web, `arxiv_categories` for arXiv): a list, or a
+    comma-separated string; None when the filter is absent or names nothing."""
+    value = (filters or {}).get(key)
+    if isinstance(value, str):
+        value = value.split(",")
+    if isinstance(value, (list, tuple)):
+        cleaned = [str(part).strip() for part in value if str(part).strip()]
+        return cleaned or None
+    return None

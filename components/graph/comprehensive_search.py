@@ -5,18 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component
 
 from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_to_document, document_to_chunk
 from components.graph.factory import (
-    check_graph_store,
     component_graph_store,
-    deserialize_graph_store_inplace,
-    serialize_graph_store,
 )
 from components.graph.store import GraphStore
-from components.graph.tools import GraphTools, fact_to_chunk
-from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
+from components.graph.tools import GraphToolComponent, GraphTools, fact_to_chunk
+from components.resilience import ResiliencePolicy, SourceResult
 
 
 def knowledge_base_vector_search(collection: str | None, mode: str) -> Callable[[str, int], list[ContextChunk]]:
@@ -42,7 +39,7 @@ def knowledge_base_vector_search(collection: str | None, mode: str) -> Callable[
 
 
 @component
-class ComprehensiveSearch:
+class ComprehensiveSearch(GraphToolComponent):
     """`perform_comprehensive_search`: the knowledge base (vector) and the graph searched at the same time.
 
     If one side fails, the other's results still come back, the failure is named in `result["errors"]` and the
@@ -70,16 +67,11 @@ class ComprehensiveSearch:
         :param graph_store: the graph store to search (serialised in the pipeline YAML); None: the store the
             settings choose (`GRAPH_BACKEND`), made in `warm_up()`.
         """
-        if not isinstance(limit, int) or not 1 <= limit <= 50:
-            raise ValueError(f"limit must be an integer between 1 and 50, not {limit!r}")
         if vector_mode not in ("dense", "keyword", "hybrid"):
             raise ValueError("vector_mode must be dense, keyword or hybrid")
-        self.collection = collection
-        self.limit = limit
         self.vector_mode = vector_mode
-        self.graph_store = check_graph_store(graph_store, collection)
-        self._guard = SourceGuard("comprehensive_search", ResiliencePolicy.from_settings(retries=0))
-        self._tools: GraphTools | None = None
+        policy = ResiliencePolicy.from_settings(retries=0)
+        self._configure("comprehensive_search", collection, limit, 50, graph_store, policy)
 
     def warm_up(self) -> None:
         """Open the graph store and the knowledge-base search once (a missing side is reported per call)."""
@@ -127,17 +119,3 @@ class ComprehensiveSearch:
             status = status.model_copy(update={"status": StatusKind.ERROR})
         chunks = result.pop("chunks", []) + [fact_to_chunk(hit) for hit in result.pop("hits", [])]
         return {"documents": [chunk_to_document(chunk) for chunk in chunks], "result": result, "status": status}
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            collection=self.collection,
-            limit=self.limit,
-            vector_mode=self.vector_mode,
-            graph_store=serialize_graph_store(self.graph_store),
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ComprehensiveSearch:
-        deserialize_graph_store_inplace(data["init_parameters"])
-        return default_from_dict(cls, data)

@@ -4,22 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component
 
 from components.contracts import SourceStatus, chunk_to_document
-from components.graph.factory import (
-    check_graph_store,
-    component_graph_store,
-    deserialize_graph_store_inplace,
-    serialize_graph_store,
-)
 from components.graph.store import MAX_DEPTH, GraphStore
-from components.graph.tools import GraphTools, clamp, fact_to_chunk
-from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
+from components.graph.tools import GraphToolComponent, clamp, fact_to_chunk
+from components.resilience import SourceResult
 
 
 @component
-class EntityRelationships:
+class EntityRelationships(GraphToolComponent):
     """The relationships of one entity, walked through the facts that link entities (depth clamped to 1-5).
 
     When no entity has that name, the facts that mention it are returned instead and `search_method` says
@@ -36,24 +30,8 @@ class EntityRelationships:
     def __init__(
         self, collection: str | None = None, limit: int = 50, graph_store: GraphStore | None = None
     ) -> None:
-        """
-        :param collection: the knowledge base's collection whose graph is read (None: the settings' one).
-        :param limit: see the class docstring.
-        :param graph_store: the graph store to read (serialised in the pipeline YAML); None: the store the
-            settings choose (`GRAPH_BACKEND`), made in `warm_up()`.
-        """
-        if not isinstance(limit, int) or not 1 <= limit <= 200:
-            raise ValueError(f"limit must be an integer between 1 and 200, not {limit!r}")
-        self.collection = collection
-        self.limit = limit
-        self.graph_store = check_graph_store(graph_store, collection)
-        self._guard = SourceGuard("graph_relationships", ResiliencePolicy.from_settings())
-        self._tools: GraphTools | None = None
-
-    def warm_up(self) -> None:
-        """Make the graph store once (it connects on first use, so a graph that is down is a run's status)."""
-        if self._tools is None:
-            self._tools = GraphTools(component_graph_store(self.graph_store, self.collection))
+        """`limit` is described above; `collection` and `graph_store` as in `GraphToolComponent`."""
+        self._configure("graph_relationships", collection, limit, 200, graph_store)
 
     @component.output_types(documents=list[Document], relationships=dict, status=SourceStatus)
     def run(self, entity_name: str, depth: int = 2, as_of: str | None = None) -> dict[str, Any]:
@@ -90,13 +68,3 @@ class EntityRelationships:
             "relationships": relationships,
             "status": status,
         }
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self, collection=self.collection, limit=self.limit, graph_store=serialize_graph_store(self.graph_store)
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EntityRelationships:
-        deserialize_graph_store_inplace(data["init_parameters"])
-        return default_from_dict(cls, data)

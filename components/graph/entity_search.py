@@ -5,32 +5,26 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component
 
 from components.contracts import SourceStatus, chunk_to_document
-from components.graph.factory import (
-    check_graph_store,
-    component_graph_store,
-    deserialize_graph_store_inplace,
-    serialize_graph_store,
-)
 from components.graph.store import GraphStore
 from components.graph.tools import (
     MAX_LIMIT,
-    GraphTools,
+    GraphToolComponent,
     check_entity_types,
     check_text,
     clamp,
     fact_to_chunk,
     parse_bound,
 )
-from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
+from components.resilience import SourceResult
 
 SOURCE = "graph_entity_search"
 
 
 @component
-class EntitySearch:
+class EntitySearch(GraphToolComponent):
     """The entities whose name or an alias matches a query, best first, with the best facts of the top ones.
 
     A query can be a name ("Airbus SE"), an alias ("Enders"), the start of a name ("Guill"), a misspelling
@@ -52,24 +46,8 @@ class EntitySearch:
     def __init__(
         self, collection: str | None = None, limit: int = 10, graph_store: GraphStore | None = None
     ) -> None:
-        """
-        :param collection: the knowledge base's collection whose graph is read (None: the settings' one).
-        :param limit: see the class docstring.
-        :param graph_store: the graph store to read (serialised in the pipeline YAML); None: the store the
-            settings choose (`GRAPH_BACKEND`), made in `warm_up()`.
-        """
-        if not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-            raise ValueError(f"limit must be an integer between 1 and {MAX_LIMIT}, not {limit!r}")
-        self.collection = collection
-        self.limit = limit
-        self.graph_store = check_graph_store(graph_store, collection)
-        self._guard = SourceGuard(SOURCE, ResiliencePolicy.from_settings())
-        self._tools: GraphTools | None = None
-
-    def warm_up(self) -> None:
-        """Make the graph store once (it connects on first use, so a graph that is down is a run's status)."""
-        if self._tools is None:
-            self._tools = GraphTools(component_graph_store(self.graph_store, self.collection))
+        """`limit` is described above; `collection` and `graph_store` as in `GraphToolComponent`."""
+        self._configure(SOURCE, collection, limit, MAX_LIMIT, graph_store)
 
     @component.output_types(entities=list[dict], documents=list[Document], status=SourceStatus)
     def run(
@@ -122,13 +100,3 @@ class EntitySearch:
     @staticmethod
     def _invalid(started: float, message: str) -> dict[str, Any]:
         return {"entities": [], "documents": [], "status": SourceStatus.refused(SOURCE, message, started)}
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self, collection=self.collection, limit=self.limit, graph_store=serialize_graph_store(self.graph_store)
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EntitySearch:
-        deserialize_graph_store_inplace(data["init_parameters"])
-        return default_from_dict(cls, data)

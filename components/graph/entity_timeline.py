@@ -4,22 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component
 
 from components.contracts import SourceStatus, chunk_to_document
-from components.graph.factory import (
-    check_graph_store,
-    component_graph_store,
-    deserialize_graph_store_inplace,
-    serialize_graph_store,
-)
 from components.graph.store import GraphStore
-from components.graph.tools import GraphTools, fact_to_chunk
-from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
+from components.graph.tools import GraphToolComponent, fact_to_chunk
+from components.resilience import SourceResult
 
 
 @component
-class EntityTimeline:
+class EntityTimeline(GraphToolComponent):
     """The dated timeline of one entity (its aliases and more specific names included), oldest first.
 
     `start_date`/`end_date` are ISO dates of any precision ("2019", "2019-06", "2019-06-30") and really filter:
@@ -37,24 +31,8 @@ class EntityTimeline:
     def __init__(
         self, collection: str | None = None, limit: int = 200, graph_store: GraphStore | None = None
     ) -> None:
-        """
-        :param collection: the knowledge base's collection whose graph is read (None: the settings' one).
-        :param limit: see the class docstring.
-        :param graph_store: the graph store to read (serialised in the pipeline YAML); None: the store the
-            settings choose (`GRAPH_BACKEND`), made in `warm_up()`.
-        """
-        if not isinstance(limit, int) or not 1 <= limit <= 1000:
-            raise ValueError(f"limit must be an integer between 1 and 1000, not {limit!r}")
-        self.collection = collection
-        self.limit = limit
-        self.graph_store = check_graph_store(graph_store, collection)
-        self._guard = SourceGuard("graph_timeline", ResiliencePolicy.from_settings())
-        self._tools: GraphTools | None = None
-
-    def warm_up(self) -> None:
-        """Make the graph store once (it connects on first use, so a graph that is down is a run's status)."""
-        if self._tools is None:
-            self._tools = GraphTools(component_graph_store(self.graph_store, self.collection))
+        """`limit` is described above; `collection` and `graph_store` as in `GraphToolComponent`."""
+        self._configure("graph_timeline", collection, limit, 1000, graph_store)
 
     @component.output_types(documents=list[Document], timeline=list[dict], entities=list[str], status=SourceStatus)
     def run(
@@ -88,13 +66,3 @@ class EntityTimeline:
             "entities": list(found["entities"]) if status.ok else [],
             "status": status,
         }
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self, collection=self.collection, limit=self.limit, graph_store=serialize_graph_store(self.graph_store)
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EntityTimeline:
-        deserialize_graph_store_inplace(data["init_parameters"])
-        return default_from_dict(cls, data)

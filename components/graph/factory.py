@@ -9,10 +9,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from haystack import default_from_dict
 from haystack.core.errors import DeserializationError
 from haystack.core.serialization import import_class_by_name
 
 from components.graph.store import GraphStore
+from components.serialization import init_parameters_to_dict
 from components.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -53,11 +55,6 @@ def component_graph_store(graph_store: GraphStore | None, collection: str | None
     return graph_store if graph_store is not None else graph_store_from_settings(collection)
 
 
-def serialize_graph_store(store: GraphStore | None) -> dict[str, Any] | None:
-    """A component's `graph_store` init parameter as written in the pipeline YAML."""
-    return store.to_dict() if store is not None else None
-
-
 def deserialize_graph_store(data: GraphStore | dict[str, Any] | None) -> GraphStore | None:
     """The store a component's serialised `graph_store` describes; `DeserializationError` names a bad type."""
     if data is None or isinstance(data, GraphStore):
@@ -77,10 +74,21 @@ def deserialize_graph_store(data: GraphStore | dict[str, Any] | None) -> GraphSt
     return cls.from_dict(data)
 
 
-def deserialize_graph_store_inplace(init_parameters: dict[str, Any]) -> None:
-    """Replace a serialised `graph_store` in a component's init parameters by the store (for `from_dict`)."""
-    if "graph_store" in init_parameters:
-        init_parameters["graph_store"] = deserialize_graph_store(init_parameters["graph_store"])
+class GraphStoreComponent:
+    """Serialisation of the components that take a `graph_store` init parameter: the store is written with its own
+    `to_dict()` and read back by `deserialize_graph_store` (our stores load without Haystack's allowlist)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return init_parameters_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        init_parameters = data.get("init_parameters") or {}
+        if "graph_store" in init_parameters:
+            data = {**data, "init_parameters": {
+                **init_parameters, "graph_store": deserialize_graph_store(init_parameters["graph_store"])
+            }}
+        return default_from_dict(cls, data)
 
 
 def open_extractor(settings: Settings | None = None) -> GraphExtractor:
@@ -98,10 +106,7 @@ def open_extractor(settings: Settings | None = None) -> GraphExtractor:
 
 def known_entities_in(question: str, store: GraphStore) -> list[str]:
     """Names of `store`'s entities the question mentions (word n-grams up to four words, aliases included)."""
-    from components.graph.model import normalise_name
+    from components.graph.model import name_grams
 
-    words = normalise_name(question).split()
-    grams = {" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, min(len(words), i + 4) + 1)}
-    if not grams:
-        return []
-    return sorted(store.known_names(grams))
+    grams = name_grams(question)
+    return sorted(store.known_names(set(grams))) if grams else []

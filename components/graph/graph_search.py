@@ -9,15 +9,14 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack import Document, component, logging
 
 from components.contracts import ContextChunk, ScoreKind, SourceStatus, source_selected
 from components.graph.factory import (
+    GraphStoreComponent,
     check_graph_store,
     component_graph_store,
-    deserialize_graph_store_inplace,
     known_entities_in,
-    serialize_graph_store,
 )
 from components.graph.model import FactHit
 from components.graph.passage_walk import DEFAULT_DAMPING, PassageGraphCache, WalkedPassage
@@ -28,7 +27,6 @@ from components.knowledge_base.attribution import (
     check_document_store,
     hit_to_chunk,
     parse_filters,
-    store_to_dict,
 )
 from components.knowledge_base.store import ChunkHit, SearchFilters
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
@@ -43,7 +41,7 @@ FACT_ENTITIES = 10
 
 
 @component
-class GraphSearch:
+class GraphSearch(GraphStoreComponent):
     """Finds knowledge-base passages for a question by walking the knowledge graph from the entities it names;
     each passage carries the graph's best facts read in it.
 
@@ -103,8 +101,6 @@ class GraphSearch:
             raise ValueError(f"facts_per_passage must be an integer between 0 and 10, not {facts_per_passage!r}")
         if not 0.1 <= float(damping) <= 0.9:
             raise ValueError(f"damping must be between 0.1 and 0.9, not {damping!r}")
-        if timeout_s is not None and timeout_s <= 0:
-            raise ValueError("timeout_s must be positive")
         self.collection = collection
         self.top_k = top_k
         self.facts_per_passage = facts_per_passage
@@ -243,7 +239,7 @@ class GraphSearch:
         try:
             text, as_of, limit = self._prepare(query, as_of, filters)
         except ValueError as exc:
-            return SourceStatus.refused(SOURCE, str(exc), started)
+            return self._guard.refused(str(exc), started)
         return lambda: self._search(text, query_embedding, as_of, limit, filters)
 
     @component.output_types(documents=list[Document], status=SourceStatus)
@@ -264,33 +260,3 @@ class GraphSearch:
             `SourceStatus`.
         """
         return self._guard.outputs(self._plan(query, query_embedding, filters, as_of, sources))
-
-    @component.output_types(documents=list[Document], status=SourceStatus)
-    async def run_async(
-        self,
-        query: str,
-        query_embedding: list[float] | None = None,
-        filters: dict[str, Any] | None = None,
-        as_of: str | None = None,
-        sources: list[str] | None = None,
-    ) -> dict[str, Any]:
-        """`run` for `Pipeline.run_async`: the store query runs in a worker thread under the same policy."""
-        return await self._guard.aoutputs(self._plan(query, query_embedding, filters, as_of, sources))
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            collection=self.collection,
-            top_k=self.top_k,
-            facts_per_passage=self.facts_per_passage,
-            damping=self.damping,
-            embedding_model=self.embedding_model,
-            timeout_s=self.timeout_s,
-            graph_store=serialize_graph_store(self.graph_store),
-            document_store=store_to_dict(self.document_store),
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GraphSearch:
-        deserialize_graph_store_inplace(data["init_parameters"])
-        return default_from_dict(cls, data)

@@ -34,10 +34,6 @@ class ExtractionTimer:
         with self._lock:
             self.seconds, self.chunks, self.facts = 0.0, 0, 0
 
-    @property
-    def ms_per_chunk(self) -> float:
-        return 1000.0 * self.seconds / self.chunks if self.chunks else 0.0
-
 
 extraction_timer = ExtractionTimer()
 

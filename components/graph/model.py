@@ -72,6 +72,12 @@ def normalise_name(name: str) -> str:
     return " ".join(words)
 
 
+def name_grams(text: str) -> list[str]:
+    """The word n-grams (up to four words) of `text`'s normalised form, sorted: the entity keys it may name."""
+    words = normalise_name(text).split()
+    return sorted({" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, min(len(words), i + 4) + 1)})
+
+
 def entity_uuid(key: str) -> str:
     """The stable id of the entity whose normalised name is `key` (the same in every backend and process)."""
     return str(uuid.uuid5(_NAMESPACE, "entity:" + key))

@@ -16,11 +16,11 @@ import re
 import threading
 from typing import Any
 
-from haystack import default_from_dict, default_to_dict, logging
-from haystack.utils import Secret, deserialize_secrets_inplace
+from haystack import logging
+from haystack.utils import Secret
 
 from components.graph.dates import FuzzyDate
-from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, normalise_name
+from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, name_grams
 from components.graph.store import (
     MAX_ENTITY_CANDIDATES,
     EntityPassageLinks,
@@ -28,6 +28,8 @@ from components.graph.store import (
     FactScope,
     GraphStore,
     GraphUnavailable,
+    entity_merge,
+    fact_entity_positions,
     rank_entity_matches,
     rank_entity_search,
 )
@@ -97,6 +99,7 @@ class Neo4jGraphStore(GraphStore):
     ```
     """
 
+    in_process_parameters = ("driver",)
     backend = "neo4j"
 
     def __init__(
@@ -140,26 +143,6 @@ class Neo4jGraphStore(GraphStore):
             raise GraphUnavailable("GRAPH_BACKEND is neo4j but NEO4J_URI is not set.")
         return cls(settings.neo4j_uri, settings.neo4j_username, database=settings.neo4j_database, collection=collection)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The store's configuration; the password only as the name of its environment variable."""
-        return default_to_dict(
-            self,
-            uri=self.uri,
-            username=self.username,
-            password=self.password.to_dict() if self.password is not None else None,
-            database=self.database,
-            collection=self.collection,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Neo4jGraphStore:
-        deserialize_secrets_inplace(data["init_parameters"], keys=["password"])
-        return default_from_dict(cls, data)
-
-    def warm_up(self) -> None:
-        """Connect and create the constraints and indexes once; `GraphUnavailable` in one sentence otherwise."""
-        self.ensure_schema()
-
     # -- plumbing -----------------------------------------------------------------------------------------------
 
     def _resolve_password(self) -> str | None:
@@ -187,19 +170,14 @@ class Neo4jGraphStore(GraphStore):
             )
         return self._driver
 
-    def ensure_schema(self) -> None:
-        if self._ready:
-            return
-        with self._lock:
-            if self._ready:
-                return
-            try:
-                self._get_driver().verify_connectivity()
-                for statement in _SCHEMA:
-                    self._get_driver().execute_query(statement, database_=self.database)
-            except Exception as exc:  # noqa: BLE001 - the driver raises many kinds; the message must stay short
-                raise GraphUnavailable(f"Neo4j at {self.uri} cannot be used: {type(exc).__name__}") from exc
-            self._ready = True
+    def _create_schema(self) -> None:
+        """The constraints and indexes."""
+        try:
+            self._get_driver().verify_connectivity()
+            for statement in _SCHEMA:
+                self._get_driver().execute_query(statement, database_=self.database)
+        except Exception as exc:  # noqa: BLE001 - the driver raises many kinds; the message must stay short
+            raise GraphUnavailable(f"Neo4j at {self.uri} cannot be used: {type(exc).__name__}") from exc
 
     def _read(self, query: str, **params: Any) -> list[Any]:
         from neo4j import RoutingControl
@@ -257,26 +235,14 @@ class Neo4jGraphStore(GraphStore):
         ):
             if len(record["uuids"]) == 1:
                 by_alias[record["key"]] = record["uuids"][0]
-        uuid_of = {m.key: by_alias.get(m.key, m.uuid) for m in graph.entities}
-        entities = [
-            {"uuid": m.uuid, "key": m.key, "name": m.name, "kind": m.kind}
-            for m in graph.entities
-            if m.key not in by_alias
-        ]
+        uuid_of, own, aliases = entity_merge(graph, by_alias)
+        entities = [{"uuid": m.uuid, "key": m.key, "name": m.name, "kind": m.kind} for m in own]
         tx.run(
             "UNWIND $rows AS row MERGE (e:Entity {collection: $c, uuid: row.uuid}) "
             "ON CREATE SET e.key = row.key, e.name = row.name, e.kind = row.kind "
             "ON MATCH SET e.name = CASE WHEN size(row.name) < size(e.name) THEN row.name ELSE e.name END",
             c=c,
             rows=entities,
-        )
-        aliases = sorted(
-            {
-                (alias, uuid_of[m.key])
-                for m in graph.entities
-                for alias in (m.aliases | ({m.key} if m.key in by_alias else set()))
-                if alias
-            }
         )
         if aliases:
             tx.run(
@@ -308,12 +274,8 @@ class Neo4jGraphStore(GraphStore):
                     "document_date": _iso(fact.document_date),
                 }
             )
-            seen: set[str] = set()
-            for position, key in enumerate(fact.entity_keys):
-                uuid = uuid_of.get(key)
-                if uuid and uuid not in seen:
-                    seen.add(uuid)
-                    links.append({"fact": fact.uuid, "entity": uuid, "position": position})
+            links += [{"fact": fact.uuid, "entity": uuid, "position": position}
+                      for uuid, position in fact_entity_positions(fact, uuid_of)]
         tx.run("UNWIND $rows AS row MERGE (f:Fact {collection: $c, uuid: row.uuid}) SET f += row", c=c, rows=facts)
         tx.run(
             "UNWIND $rows AS row MATCH (f:Fact {collection: $c, uuid: row.fact}) "
@@ -345,10 +307,7 @@ class Neo4jGraphStore(GraphStore):
         )
         return {r["document_id"]: r["extractor"] for r in records}
 
-    def find_entities(self, name: str, limit: int = 5) -> list[Entity]:
-        key = normalise_name(name)
-        if not key:
-            return []
+    def _find_entities(self, name: str, key: str, limit: int) -> list[Entity]:
         records = self._read(
             "MATCH (e:Entity {collection: $c}) "
             "WHERE any(w IN split(e.key, ' ') WHERE w IN $words) "
@@ -361,12 +320,9 @@ class Neo4jGraphStore(GraphStore):
         candidates = [Entity(r["uuid"], r["name"], r["kind"], sorted(set(r["aliases"])), int(r["n"])) for r in records]
         return rank_entity_matches(name, candidates, {e.uuid: set(e.aliases) for e in candidates})[:limit]
 
-    def match_entities(
-        self, text: str, limit: int = 10, kinds: list[str] | None = None, as_of: dt.date | None = None
+    def _match_entities(
+        self, text: str, terms: EntitySearchTerms, limit: int, kinds: list[str] | None, as_of: dt.date | None
     ) -> list[EntityMatch]:
-        terms = EntitySearchTerms.of(text)
-        if not terms.key:
-            return []
         # The same candidates as the embedded store: the query itself, names starting with it, names sharing a
         # word with it, names with a word sharing the first or last three letters of a longer word of it.
         named = (
@@ -408,11 +364,9 @@ class Neo4jGraphStore(GraphStore):
         ]
         return rank_entity_search(text, candidates, limit)
 
-    def best_entity_facts(
-        self, entity_uuids: list[str], per_entity: int = 3, as_of: dt.date | None = None
+    def _best_entity_facts(
+        self, entity_uuids: list[str], per_entity: int, as_of: dt.date | None
     ) -> dict[str, list[FactHit]]:
-        if not entity_uuids or per_entity < 1:
-            return {}
         records = self._read(
             "MATCH (e:Entity {collection: $c})<-[m:MENTIONS]-(f:Fact {collection: $c}) "
             f"WHERE e.uuid IN $uuids{_AS_OF if as_of is not None else ''} "
@@ -439,24 +393,10 @@ class Neo4jGraphStore(GraphStore):
         )
         return [Entity(r["uuid"], r["name"], r["kind"], [], int(r["n"])) for r in records]
 
-    def get_entity(self, entity_uuid: str) -> Entity | None:
-        records = self._read(
-            "MATCH (e:Entity {collection: $c, uuid: $u}) RETURN e.uuid AS uuid, e.name AS name, e.kind AS kind, "
-            "COUNT { (e)<-[:MENTIONS]-(:Fact) } AS n, [(a:Alias)-[:NAMES]->(e) | a.key] AS aliases",
-            u=entity_uuid,
-        )
-        if not records:
-            return None
-        r = records[0]
-        return Entity(r["uuid"], r["name"], r["kind"], sorted(set(r["aliases"])), int(r["n"]))
-
     def search_facts(
         self, query: str, limit: int = 10, as_of: dt.date | None = None, scope: FactScope | None = None
     ) -> list[FactHit]:
-        words = normalise_name(query).split()
-        grams = sorted(
-            {" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, min(len(words), i + 4) + 1)}
-        )
+        grams = name_grams(query)
         as_of_clause = _AS_OF if as_of is not None else ""
         scope = scope or FactScope()
         if scope.document_ids:
@@ -465,10 +405,12 @@ class Neo4jGraphStore(GraphStore):
             as_of_clause += " AND f.document_date >= $date_from"
         if scope.date_to:
             as_of_clause += " AND f.document_date <= $date_to"
-        scoped = {
+        params = {
             "document_ids": list(scope.document_ids),
             "date_from": _iso(scope.date_from),
             "date_to": _iso(scope.date_to),
+            "limit": limit,
+            "as_of": _iso(as_of),
         }
         hits: dict[str, FactHit] = {}
         if grams:
@@ -478,9 +420,7 @@ class Neo4jGraphStore(GraphStore):
                 "OR EXISTS { MATCH (a:Alias {collection: $c})-[:NAMES]->(e) WHERE a.key IN $grams })"
                 f"{as_of_clause} WITH DISTINCT f RETURN {_FACT_RETURN} ORDER BY f.valid_from DESC LIMIT $limit",
                 grams=grams,
-                limit=limit,
-                as_of=_iso(as_of),
-                **scoped,
+                **params,
             ):
                 fact = record_to_fact(record)
                 hits[fact.uuid] = FactHit(fact, 0.5)
@@ -490,9 +430,7 @@ class Neo4jGraphStore(GraphStore):
                 "CALL db.index.fulltext.queryNodes('graph_fact_text', $text) YIELD node AS f, score "
                 f"WHERE f.collection = $c{as_of_clause} RETURN {_FACT_RETURN}, score ORDER BY score DESC LIMIT $limit",
                 text=text,
-                limit=limit,
-                as_of=_iso(as_of),
-                **scoped,
+                **params,
             ):
                 fact = record_to_fact(record)
                 rank = float(record["score"] or 0.0)
@@ -500,16 +438,9 @@ class Neo4jGraphStore(GraphStore):
                 hits[fact.uuid] = FactHit(fact, round(min(1.0, base + 0.5 * rank / (rank + 1.0)), 6))
         return sorted(hits.values(), key=lambda hit: -hit.score)[:limit]
 
-    def entity_facts(
-        self,
-        entity_uuids: list[str],
-        start: dt.date | None = None,
-        end: dt.date | None = None,
-        as_of: dt.date | None = None,
-        limit: int = 200,
+    def _entity_facts(
+        self, entity_uuids: list[str], start: dt.date | None, end: dt.date | None, as_of: dt.date | None, limit: int
     ) -> list[FactHit]:
-        if not entity_uuids:
-            return []
         where = ""
         if start is not None:
             where += " AND f.valid_to >= $start"

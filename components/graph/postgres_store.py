@@ -15,12 +15,12 @@ import threading
 from contextlib import contextmanager
 from typing import Any
 
-from haystack import default_from_dict, default_to_dict, logging
+from haystack import logging
 from psycopg import sql
 from psycopg.rows import dict_row
 
 from components.graph.dates import FuzzyDate
-from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, normalise_name
+from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, name_grams
 from components.graph.store import (
     MAX_ENTITY_CANDIDATES,
     EntityPassageLinks,
@@ -28,6 +28,8 @@ from components.graph.store import (
     FactScope,
     GraphStore,
     GraphUnavailable,
+    entity_merge,
+    fact_entity_positions,
     rank_entity_matches,
     rank_entity_search,
     table_prefix,
@@ -159,6 +161,7 @@ class PostgresGraphStore(GraphStore):
     ```
     """
 
+    in_process_parameters = ("pool",)
     backend = "postgres"
 
     def __init__(self, collection: str = "research", pool: Any = None) -> None:
@@ -191,17 +194,6 @@ class PostgresGraphStore(GraphStore):
         self._versioned = False
         self._lock = threading.Lock()
 
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, collection=self.collection)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PostgresGraphStore:
-        return default_from_dict(cls, data)
-
-    def warm_up(self) -> None:
-        """Connect (starting the embedded PostgreSQL if needed) and create the tables once."""
-        self.ensure_schema()
-
     # -- plumbing -----------------------------------------------------------------------------------------------
 
     def _q(self, template: str) -> sql.Composed:
@@ -214,24 +206,19 @@ class PostgresGraphStore(GraphStore):
             self._pool = connection_pool()
         return self._pool
 
-    def ensure_schema(self) -> None:
-        """Create the tables once (idempotent; concurrent processes are serialised by an advisory lock)."""
-        if self._ready:
-            return
-        with self._lock:
-            if self._ready:
-                return
-            try:
-                with self._get_pool().connection() as conn, conn.transaction():
-                    # The last table added; when it exists the schema is complete and no lock is needed.
-                    mentions = self._q("{fact_mentions}").as_string(conn)
-                    found = conn.execute("SELECT to_regclass(%s)", (mentions,)).fetchone()
-                    if found is None or found[0] is None:
-                        conn.execute("SELECT pg_advisory_xact_lock(726355)")
-                        conn.execute(self._q(_SCHEMA))
-            except Exception as exc:  # noqa: BLE001 - any driver failure means the graph cannot be used
-                raise GraphUnavailable(f"The graph tables cannot be created: {exc}") from exc
-            self._ready = True
+    def _create_schema(self) -> None:
+        """The tables (starting the embedded PostgreSQL if needed; concurrent processes are serialised by an
+        advisory lock)."""
+        try:
+            with self._get_pool().connection() as conn, conn.transaction():
+                # The last table added; when it exists the schema is complete and no lock is needed.
+                mentions = self._q("{fact_mentions}").as_string(conn)
+                found = conn.execute("SELECT to_regclass(%s)", (mentions,)).fetchone()
+                if found is None or found[0] is None:
+                    conn.execute("SELECT pg_advisory_xact_lock(726355)")
+                    conn.execute(self._q(_SCHEMA))
+        except Exception as exc:  # noqa: BLE001 - any driver failure means the graph cannot be used
+            raise GraphUnavailable(f"The graph tables cannot be created: {exc}") from exc
 
     @contextmanager
     def _connection(self, connection: Any = None, write: bool = False):  # noqa: ANN202
@@ -298,12 +285,8 @@ class PostgresGraphStore(GraphStore):
                 (keys,),
             )
             by_alias = {key: uuid for key, uuid, count in cursor.fetchall() if count == 1}
-            uuid_of: dict[str, str] = {}
-            entity_rows = []
-            for mention in sorted(graph.entities, key=lambda m: m.key):
-                uuid_of[mention.key] = by_alias.get(mention.key, mention.uuid)
-                if mention.key not in by_alias:
-                    entity_rows.append((mention.uuid, mention.key, mention.name, mention.kind))
+            uuid_of, own, aliases = entity_merge(graph, by_alias)
+            entity_rows = [(m.uuid, m.key, m.name, m.kind) for m in own]
             cursor.executemany(
                 self._q(
                     "INSERT INTO {entities} (uuid, key, name, kind) VALUES (%s, %s, %s, %s) "
@@ -314,14 +297,7 @@ class PostgresGraphStore(GraphStore):
                 ),
                 entity_rows,
             )
-            alias_rows = sorted(
-                {
-                    (alias, uuid_of[m.key], graph.document_id)
-                    for m in graph.entities
-                    for alias in (m.aliases | ({m.key} if m.key in by_alias else set()))
-                    if alias
-                }
-            )
+            alias_rows = [(alias, uuid, graph.document_id) for alias, uuid in aliases]
             if alias_rows:
                 cursor.executemany(
                     self._q(
@@ -353,12 +329,7 @@ class PostgresGraphStore(GraphStore):
                         fact.document_date,
                     )
                 )
-                seen: set[str] = set()
-                for position, key in enumerate(fact.entity_keys):
-                    uuid = uuid_of.get(key)
-                    if uuid and uuid not in seen:
-                        seen.add(uuid)
-                        link_rows.append((fact.uuid, uuid, position))
+                link_rows += [(fact.uuid, uuid, position) for uuid, position in fact_entity_positions(fact, uuid_of)]
             cursor.executemany(
                 self._q(
                     "INSERT INTO {facts} (uuid, document_id, chunk_id, chunk_index, sentence_index, text, "
@@ -419,19 +390,13 @@ class PostgresGraphStore(GraphStore):
         entities = [Entity(r["uuid"], r["name"], r["kind"], sorted(r["aliases"]), r["fact_count"]) for r in rows]
         return entities, {e.uuid: set(e.aliases) for e in entities}
 
-    def find_entities(self, name: str, limit: int = 5) -> list[Entity]:
-        key = normalise_name(name)
-        if not key:
-            return []
+    def _find_entities(self, name: str, key: str, limit: int) -> list[Entity]:
         candidates, alias_map = self._entities_by_keys([key])
         return rank_entity_matches(name, candidates, alias_map)[:limit]
 
-    def match_entities(
-        self, text: str, limit: int = 10, kinds: list[str] | None = None, as_of: dt.date | None = None
+    def _match_entities(
+        self, text: str, terms: EntitySearchTerms, limit: int, kinds: list[str] | None, as_of: dt.date | None
     ) -> list[EntityMatch]:
-        terms = EntitySearchTerms.of(text)
-        if not terms.key:
-            return []
         # A name (or an alias) is a candidate when it is the query, starts with it, shares a word with it, or has
         # a word sharing its first or last three letters with a longer word of the query (for misspellings).
         named = (
@@ -493,11 +458,9 @@ class PostgresGraphStore(GraphStore):
         ]
         return rank_entity_search(text, candidates, limit)
 
-    def best_entity_facts(
-        self, entity_uuids: list[str], per_entity: int = 3, as_of: dt.date | None = None
+    def _best_entity_facts(
+        self, entity_uuids: list[str], per_entity: int, as_of: dt.date | None
     ) -> dict[str, list[FactHit]]:
-        if not entity_uuids or per_entity < 1:
-            return {}
         template = f"""
             WITH ranked AS (
                 SELECT x.entity_uuid, x.fact_uuid,
@@ -532,24 +495,8 @@ class PostgresGraphStore(GraphStore):
         )
         return [Entity(r["uuid"], r["name"], r["kind"], [], int(r["n"])) for r in rows]
 
-    def get_entity(self, entity_uuid: str) -> Entity | None:
-        rows = self._fetch(
-            "SELECT e.uuid, e.name, e.kind, "
-            "(SELECT count(*) FROM {fact_entities} x WHERE x.entity_uuid = e.uuid) AS n, "
-            "ARRAY(SELECT DISTINCT a.alias_key FROM {aliases} a WHERE a.entity_uuid = e.uuid) AS aliases "
-            "FROM {entities} e WHERE e.uuid = %(uuid)s",
-            {"uuid": entity_uuid},
-        )
-        if not rows:
-            return None
-        row = rows[0]
-        return Entity(row["uuid"], row["name"], row["kind"], sorted(row["aliases"]), row["n"])
-
     def _named_entities(self, query: str) -> list[str]:
-        words = normalise_name(query).split()
-        grams = sorted(
-            {" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, min(len(words), i + 4) + 1)}
-        )
+        grams = name_grams(query)
         if not grams:
             return []
         rows = self._fetch(
@@ -596,16 +543,9 @@ class PostgresGraphStore(GraphStore):
             hits.append(FactHit(row_to_fact(row), round(min(1.0, score), 6)))
         return hits
 
-    def entity_facts(
-        self,
-        entity_uuids: list[str],
-        start: dt.date | None = None,
-        end: dt.date | None = None,
-        as_of: dt.date | None = None,
-        limit: int = 200,
+    def _entity_facts(
+        self, entity_uuids: list[str], start: dt.date | None, end: dt.date | None, as_of: dt.date | None, limit: int
     ) -> list[FactHit]:
-        if not entity_uuids:
-            return []
         template = """
             SELECT {fact_columns} FROM {facts} f
             WHERE f.uuid IN (SELECT x.fact_uuid FROM {fact_entities} x WHERE x.entity_uuid = ANY(%(uuids)s))

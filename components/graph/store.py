@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
+from haystack import default_from_dict
+
 from components.database import DatabaseUnavailable
-from components.graph.model import DocumentGraph, Entity, EntityMatch, FactHit, normalise_name
+from components.graph.model import DocumentGraph, Entity, EntityMatch, EntityMention, Fact, FactHit, normalise_name
+from components.serialization import init_parameters_to_dict
 from components.text.analyzer import STOP_WORDS
 
 MAX_DEPTH = 5
@@ -39,15 +43,6 @@ class FactScope:
     @property
     def empty(self) -> bool:
         return not (self.document_ids or self.date_from or self.date_to)
-
-    def admits(self, fact: Any) -> bool:
-        """True when `fact` (a `Fact`) is inside the scope."""
-        if self.document_ids and fact.document_id not in self.document_ids:
-            return False
-        when = fact.document_date
-        if (self.date_from or self.date_to) and when is None:
-            return False
-        return not ((self.date_from and when < self.date_from) or (self.date_to and when > self.date_to))
 
 
 @dataclass(frozen=True)
@@ -215,6 +210,36 @@ def rank_entity_search(text: str, candidates: list[EntityMatch], limit: int) -> 
     return ranked[:limit]
 
 
+def entity_merge(
+    graph: DocumentGraph, by_alias: dict[str, str]
+) -> tuple[dict[str, str], list[EntityMention], list[tuple[str, str]]]:
+    """How a document's entity mentions join the graph, given `by_alias` (the keys another document taught as an
+    alias of exactly one entity, "jobs" -> Steve Jobs, with that entity's uuid): each key's entity uuid, the
+    mentions that are entities of their own (by key), and the (alias, entity uuid) pairs to record, sorted."""
+    uuid_of = {m.key: by_alias.get(m.key, m.uuid) for m in graph.entities}
+    own = sorted((m for m in graph.entities if m.key not in by_alias), key=lambda m: m.key)
+    aliases = sorted(
+        {
+            (alias, uuid_of[m.key])
+            for m in graph.entities
+            for alias in (m.aliases | ({m.key} if m.key in by_alias else set()))
+            if alias
+        }
+    )
+    return uuid_of, own, aliases
+
+
+def fact_entity_positions(fact: Fact, uuid_of: dict[str, str]) -> list[tuple[str, int]]:
+    """(entity uuid, position of its first mention) for each distinct known entity `fact` mentions, in order;
+    `uuid_of` maps an entity key to the uuid the store gave it."""
+    positions: dict[str, int] = {}
+    for position, key in enumerate(fact.entity_keys):
+        uuid = uuid_of.get(key)
+        if uuid:
+            positions.setdefault(uuid, position)
+    return list(positions.items())
+
+
 class GraphStore(ABC):
     """What every graph backend offers. Implementations are thread-safe; reads never write.
 
@@ -224,18 +249,42 @@ class GraphStore(ABC):
 
     backend: str
 
-    @abstractmethod
+    # Init parameters that take an in-process object (a test's pool or driver): never serialised.
+    in_process_parameters: tuple[str, ...] = ()
+
     def to_dict(self) -> dict[str, Any]:
         """`{type, init_parameters}` for the pipeline YAML; never a secret's value."""
+        data = init_parameters_to_dict(self, **dict.fromkeys(self.in_process_parameters))
+        for name in self.in_process_parameters:
+            del data["init_parameters"][name]
+        return data
 
     @classmethod
-    @abstractmethod
     def from_dict(cls, data: dict[str, Any]) -> GraphStore:
         """The store `to_dict` described."""
+        return default_from_dict(cls, data)
 
-    @abstractmethod
+    # Set by each store's __init__: whether the schema exists, and the lock that makes it once.
+    _ready: bool
+    _lock: threading.Lock
+
     def warm_up(self) -> None:
         """Connect and create the schema once; `GraphUnavailable` with one sentence when that fails."""
+        self.ensure_schema()
+
+    def ensure_schema(self) -> None:
+        """`warm_up`, for every read and write: the schema is made once per store, whichever thread comes first."""
+        if self._ready:
+            return
+        with self._lock:
+            if not self._ready:
+                self._create_schema()
+                self._ready = True
+
+    @abstractmethod
+    def _create_schema(self) -> None:
+        """Connect and create the schema (idempotent; called once, under the store's lock); `GraphUnavailable`
+        with one sentence when that fails."""
 
     @abstractmethod
     def replace_document(self, graph: DocumentGraph, *, connection: Any = None) -> None:
@@ -245,9 +294,14 @@ class GraphStore(ABC):
     def delete_document(self, document_id: str, *, connection: Any = None) -> int:
         """Remove a document's facts and aliases, and every entity left without facts; returns facts removed."""
 
-    @abstractmethod
     def find_entities(self, name: str, limit: int = 5) -> list[Entity]:
         """The entities `name` means, best first (see `rank_entity_matches`)."""
+        key = normalise_name(name)
+        return self._find_entities(name, key, limit) if key else []
+
+    @abstractmethod
+    def _find_entities(self, name: str, key: str, limit: int) -> list[Entity]:
+        """`find_entities` for a name whose normalised `key` is not empty."""
 
     @abstractmethod
     def search_facts(
@@ -256,7 +310,6 @@ class GraphStore(ABC):
         """Facts matching `query` (full text, plus the facts of entities it names), best first, scores 0-1;
         `scope` keeps only facts of some documents or of documents dated in a range."""
 
-    @abstractmethod
     def entity_facts(
         self,
         entity_uuids: list[str],
@@ -266,6 +319,13 @@ class GraphStore(ABC):
         limit: int = 200,
     ) -> list[FactHit]:
         """Facts about the entities whose dated period overlaps [start, end], in date order (undated last)."""
+        return self._entity_facts(list(entity_uuids), start, end, as_of, limit) if entity_uuids else []
+
+    @abstractmethod
+    def _entity_facts(
+        self, entity_uuids: list[str], start: dt.date | None, end: dt.date | None, as_of: dt.date | None, limit: int
+    ) -> list[FactHit]:
+        """`entity_facts` for at least one entity."""
 
     @abstractmethod
     def related_facts(
@@ -273,7 +333,6 @@ class GraphStore(ABC):
     ) -> list[FactHit]:
         """Facts on paths up to `depth` hops from the entity (hop 1 first), each with its hop."""
 
-    @abstractmethod
     def match_entities(
         self, text: str, limit: int = 10, kinds: list[str] | None = None, as_of: dt.date | None = None
     ) -> list[EntityMatch]:
@@ -281,13 +340,27 @@ class GraphStore(ABC):
         naming them), scored and best first (see `rank_entity_search`), each with its number of facts and the
         dates of its first and last dated facts; `kinds` keeps those entity kinds only, `as_of` counts only facts
         valid then (an entity with none is left out). One query."""
+        terms = EntitySearchTerms.of(text)
+        return self._match_entities(text, terms, limit, kinds, as_of) if terms.key else []
 
     @abstractmethod
+    def _match_entities(
+        self, text: str, terms: EntitySearchTerms, limit: int, kinds: list[str] | None, as_of: dt.date | None
+    ) -> list[EntityMatch]:
+        """`match_entities` for a text whose search `terms` have a key."""
+
     def best_entity_facts(
         self, entity_uuids: list[str], per_entity: int = 3, as_of: dt.date | None = None
     ) -> dict[str, list[FactHit]]:
         """Up to `per_entity` facts of each entity, best first: those about it (it comes first in the sentence),
         then those linking it to other entities, then the most recent. One query; a fact may serve two entities."""
+        return self._best_entity_facts(list(entity_uuids), per_entity, as_of) if entity_uuids and per_entity > 0 else {}
+
+    @abstractmethod
+    def _best_entity_facts(
+        self, entity_uuids: list[str], per_entity: int, as_of: dt.date | None
+    ) -> dict[str, list[FactHit]]:
+        """`best_entity_facts` for at least one entity and fact."""
 
     def document_entities(self, document_id: str, limit: int = 200) -> list[Entity]:
         """The entities a document's facts mention, most facts first."""
@@ -308,10 +381,6 @@ class GraphStore(ABC):
     @abstractmethod
     def counts(self) -> dict[str, int]:
         """How many entities and facts the graph holds."""
-
-    @abstractmethod
-    def get_entity(self, entity_uuid: str) -> Entity | None:
-        """One entity by id."""
 
     def entity_passage_links(self) -> EntityPassageLinks:
         """Every entity-passage link and every entity name and alias, in one read (the retrieval walk caches it)."""

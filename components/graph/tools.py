@@ -20,8 +20,10 @@ from typing import Any
 
 from components.contracts import ContextChunk, ScoreKind, SourceType
 from components.graph.dates import FuzzyDate
+from components.graph.factory import GraphStoreComponent, check_graph_store, component_graph_store
 from components.graph.model import ENTITY_KINDS, EntityMatch, Fact, FactHit
 from components.graph.store import MAX_DEPTH, FactScope, GraphStore
+from components.resilience import ResiliencePolicy, SourceGuard
 
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = 50
@@ -29,6 +31,41 @@ MAX_LIMIT = 50
 ENTITIES_WITH_FACTS = 5
 FACTS_PER_ENTITY = 3
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="graph-tools")
+
+
+class GraphToolComponent(GraphStoreComponent):
+    """What the graph's tool components (`EntitySearch`, `EntityRelationships`, `EntityTimeline`,
+    `ComprehensiveSearch`) share: their `collection`, `limit` and `graph_store` init parameters, checked; the guard of
+    their source; and `GraphTools` over the store, made once in `warm_up()` (the store connects on first use, so a
+    graph that is down is a run's status)."""
+
+    def _configure(
+        self,
+        source: str,
+        collection: str | None,
+        limit: int,
+        max_limit: int,
+        graph_store: GraphStore | None,
+        policy: ResiliencePolicy | None = None,
+    ) -> None:
+        """
+        :param collection: the knowledge base's collection whose graph is read (None: the settings' one).
+        :param limit: the component's `limit` init parameter, checked to lie in 1..`max_limit`.
+        :param graph_store: the graph store to read (serialised in the pipeline YAML); None: the store the
+            settings choose (`GRAPH_BACKEND`), made in `warm_up()`.
+        """
+        if not isinstance(limit, int) or not 1 <= limit <= max_limit:
+            raise ValueError(f"limit must be an integer between 1 and {max_limit}, not {limit!r}")
+        self.collection = collection
+        self.limit = limit
+        self.graph_store = check_graph_store(graph_store, collection)
+        self._guard = SourceGuard(source, policy or ResiliencePolicy.from_settings())
+        self._tools: GraphTools | None = None
+
+    def warm_up(self) -> None:
+        """Make the graph store once (it connects on first use, so a graph that is down is a run's status)."""
+        if self._tools is None:
+            self._tools = GraphTools(component_graph_store(self.graph_store, self.collection))
 
 
 def clamp(value: Any, low: int, high: int, default: int) -> int:

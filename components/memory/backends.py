@@ -1,18 +1,24 @@
 """Making the memory store a configuration names: the embedded PostgreSQL table or Zep.
 
 Nothing is cached here: `MemoryRecall` and `MemoryWriter` each make their store in `warm_up()` (or are given
-one). The embedded tables share the process's one connection pool of the database (`components/database.py`).
+one), through `MemoryComponent`. The embedded tables share the process's one connection pool of the database
+(`components/database.py`).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from typing import Any
 
+from haystack import default_from_dict
+from haystack.utils import Secret
+
+from components.embedding import EmbeddingModel, get_embedding_model
 from components.memory.embedded import EmbeddedMemoryStore, validate_table_name
 from components.memory.store import MemoryStore, MemoryUnavailable
 from components.memory.zep import ZepMemoryStore
+from components.resilience import ResiliencePolicy, SourceGuard
+from components.serialization import init_parameters_to_dict
 
 MEMORY_BACKENDS = ("embedded", "zep")
 
@@ -50,36 +56,69 @@ def make_memory_store(
 
 
 
-class MemoryStoreSlot:
-    """The store a memory component reads and writes: the one it was given, or one made from its configuration
-    the first time it is needed (in `warm_up()`, or in a run when warming up could not make it: a Zep without
-    URL is then that run's status, not a pipeline that cannot start). Thread-safe.
-
-    Usage:
-    ```python
-    slot = MemoryStoreSlot(None, lambda: make_memory_store("embedded", "memory_interactions", None, None, 7.0))
-    slot.get().count("default")
-    ```
+class MemoryComponent:
+    """What `MemoryRecall` and `MemoryWriter` share: the store's configuration (their init parameters of the same
+    names), the store made from it the first time it is needed (in `warm_up()`, or in a run when warming up could
+    not make it: a Zep without URL is then that run's status, not a pipeline that cannot start) or the one given
+    (tests, notebooks; never serialised), the embedding model, and the source's guard. Thread-safe.
     """
 
-    def __init__(self, given: MemoryStore | None, make: Callable[[], MemoryStore]) -> None:
-        if given is not None and not isinstance(given, MemoryStore):
-            raise ValueError(f"memory_store must be a MemoryStore or None, not {type(given).__name__}")
-        self._store = given
-        self._make = make
+    def _configure(
+        self,
+        source: str,
+        backend: str | None,
+        table: str,
+        zep_api_url: str | None,
+        zep_api_key: Secret | None,
+        embedding_model: str,
+        timeout_s: float | None,
+        retries: int | None,
+        memory_store: MemoryStore | None,
+    ) -> None:
+        if memory_store is not None and not isinstance(memory_store, MemoryStore):
+            raise ValueError(f"memory_store must be a MemoryStore or None, not {type(memory_store).__name__}")
+        if not embedding_model:
+            raise ValueError("embedding_model must name the embedding model")
+        self.backend = validate_backend(backend)
+        self.table = validate_table_name(table)
+        self.zep_api_url = zep_api_url
+        self.zep_api_key = zep_api_key
+        self.embedding_model = embedding_model
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self._guard = SourceGuard(source, ResiliencePolicy.from_settings(timeout_s=timeout_s, retries=retries))
+        self._model: EmbeddingModel | None = None
+        self._given_store = memory_store
         self._lock = threading.Lock()
 
-    def get(self) -> MemoryStore:
-        """The store, made now if it was not yet; raises `MemoryUnavailable` when it cannot be made."""
-        if self._store is None:
-            with self._lock:
-                if self._store is None:
-                    self._store = self._make()
-        return self._store
-
-    def try_get(self) -> MemoryStore | None:
-        """The store, or None when it cannot be made yet (the next `get` says why)."""
+    def warm_up(self) -> None:
+        """Make the memory store (it connects on first use) and load the embedding model (shared by the process,
+        see `components/embedding/model.py`)."""
         try:
-            return self.get()
+            self._store()
         except MemoryUnavailable:
-            return None
+            pass  # the next run says why
+        if self._model is None:
+            self._model = get_embedding_model(self.embedding_model)
+
+    def _store(self) -> MemoryStore:
+        """The store, made now if it was not yet; raises `MemoryUnavailable` when it cannot be made."""
+        if self._given_store is None:
+            with self._lock:
+                if self._given_store is None:
+                    key = self.zep_api_key.resolve_value() if self.zep_api_key is not None else None
+                    self._given_store = make_memory_store(
+                        self.backend, self.table, self.zep_api_url, key, self._guard.policy.timeout_s
+                    )
+        return self._given_store
+
+    def to_dict(self) -> dict[str, Any]:
+        """The init parameters; a given `memory_store` is an in-process object, so the YAML keeps only the
+        configuration a store is made from."""
+        data = init_parameters_to_dict(self, memory_store=None)
+        del data["init_parameters"]["memory_store"]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        return default_from_dict(cls, data)

@@ -8,13 +8,11 @@ import time
 from typing import Any
 
 import numpy as np
-from haystack import Document, component, default_from_dict, default_to_dict, logging
-from haystack.utils import Secret, deserialize_secrets_inplace
+from haystack import Document, component
+from haystack.utils import Secret
 
 from components.contracts import SourceStatus, source_selected
-from components.embedding import EmbeddingModel, get_embedding_model
-from components.memory.backends import MemoryStoreSlot, make_memory_store, validate_backend
-from components.memory.embedded import validate_table_name
+from components.memory.backends import MemoryComponent
 from components.memory.store import (
     MAX_NUM_RESULTS,
     MAX_QUERY_CHARS,
@@ -27,10 +25,8 @@ from components.memory.store import (
     parse_as_of,
     parse_time_window,
 )
-from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
+from components.resilience import SourceError, SourceResult
 from components.settings import DEFAULT_EMBEDDING_MODEL
-
-logger = logging.getLogger(__name__)
 
 SOURCE = "memory"
 
@@ -63,7 +59,7 @@ def _filter_values(filters: dict[str, Any] | None) -> dict[str, Any]:
 
 
 @component
-class MemoryRecall:
+class MemoryRecall(MemoryComponent):
     """Recalls earlier questions and answers that bear on the query, as memory chunks with full attribution.
 
     Works on the embedded PostgreSQL table (default) or on Zep (`backend="zep"`, `ZEP_API_URL`, `ZEP_API_KEY`).
@@ -93,36 +89,12 @@ class MemoryRecall:
         retries: int | None = None,
         memory_store: MemoryStore | None = None,
     ) -> None:
-        self.backend = validate_backend(backend)
-        self.table = validate_table_name(table)
         if not isinstance(num_results, int) or num_results < 1:
             raise ValueError("num_results must be a positive integer")
         self.num_results = min(num_results, MAX_NUM_RESULTS)
-        self.zep_api_url = zep_api_url
-        self.zep_api_key = zep_api_key
-        if not embedding_model:
-            raise ValueError("embedding_model must name the embedding model")
-        self.embedding_model = embedding_model
-        self.timeout_s = timeout_s
-        self.retries = retries
-        self._policy = ResiliencePolicy.from_settings(timeout_s=timeout_s, retries=retries)
-        self._guard = SourceGuard(SOURCE, self._policy)
-        self._model: EmbeddingModel | None = None
-        self._memory = MemoryStoreSlot(memory_store, self._make_store)
-
-    def warm_up(self) -> None:
-        """Make the memory store (it connects on first use) and load the embedding model (shared by the process,
-        see `components/embedding/model.py`)."""
-        self._memory.try_get()
-        if self._model is None:
-            self._model = get_embedding_model(self.embedding_model)
-
-    def _make_store(self) -> MemoryStore:
-        key = self.zep_api_key.resolve_value() if self.zep_api_key is not None else None
-        return make_memory_store(self.backend, self.table, self.zep_api_url, key, self._policy.timeout_s)
-
-    def _store(self) -> MemoryStore:
-        return self._memory.get()
+        self._configure(
+            SOURCE, backend, table, zep_api_url, zep_api_key, embedding_model, timeout_s, retries, memory_store
+        )
 
     def _prepare(
         self,
@@ -230,8 +202,7 @@ class MemoryRecall:
                 query, query_embedding, filters, as_of, session_id, user_id, num_results, time_window
             )
         except SourceError as exc:
-            logger.warning("Memory recall refused its input: {reason}", reason=str(exc))
-            return SourceStatus.refused(SOURCE, str(exc), started)
+            return self._guard.refused(str(exc), started)
         return lambda: self._recall(prepared)
 
     @component.output_types(documents=list[Document], status=SourceStatus)
@@ -256,39 +227,3 @@ class MemoryRecall:
         return self._guard.outputs(
             self._plan(query, query_embedding, filters, as_of, sources, session_id, user_id, num_results, time_window)
         )
-
-    @component.output_types(documents=list[Document], status=SourceStatus)
-    async def run_async(
-        self,
-        query: str,
-        query_embedding: list[float] | None = None,
-        filters: dict[str, Any] | None = None,
-        as_of: str | None = None,
-        sources: list[str] | None = None,
-        session_id: str | None = None,
-        user_id: str | None = None,
-        num_results: int | None = None,
-        time_window: str | None = None,
-    ) -> dict[str, Any]:
-        """`run` for `Pipeline.run_async`: the store call runs in a worker thread under the same policy."""
-        return await self._guard.aoutputs(
-            self._plan(query, query_embedding, filters, as_of, sources, session_id, user_id, num_results, time_window)
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            backend=self.backend,
-            table=self.table,
-            num_results=self.num_results,
-            zep_api_url=self.zep_api_url,
-            zep_api_key=self.zep_api_key.to_dict() if self.zep_api_key is not None else None,
-            embedding_model=self.embedding_model,
-            timeout_s=self.timeout_s,
-            retries=self.retries,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> MemoryRecall:
-        deserialize_secrets_inplace(data["init_parameters"], keys=["zep_api_key"])
-        return default_from_dict(cls, data)

@@ -5,14 +5,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack import Document, component, logging
 from haystack.dataclasses import GeneratedAnswer
-from haystack.utils import Secret, deserialize_secrets_inplace
+from haystack.utils import Secret
 
 from components.contracts import SourceStatus
-from components.embedding import EmbeddingModel, get_embedding_model
-from components.memory.backends import MemoryStoreSlot, make_memory_store, validate_backend
-from components.memory.embedded import validate_table_name
+from components.memory.backends import MemoryComponent
 from components.memory.store import (
     MAX_QUERY_CHARS,
     Interaction,
@@ -20,7 +18,7 @@ from components.memory.store import (
     memory_chunk_text,
     summarise_answer,
 )
-from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
+from components.resilience import SourceResult
 from components.settings import DEFAULT_EMBEDDING_MODEL
 
 logger = logging.getLogger(__name__)
@@ -64,7 +62,7 @@ def _cited(documents: list[Document]) -> list[dict[str, Any]]:
 
 
 @component
-class MemoryWriter:
+class MemoryWriter(MemoryComponent):
     """Writes one interaction (question, answer, summary, entities, cited sources) to conversation memory.
 
     Same backends, configuration and `memory_store` as `MemoryRecall`.
@@ -90,35 +88,11 @@ class MemoryWriter:
         memory_store: MemoryStore | None = None,
         require_session: bool = False,
     ) -> None:
-        self.backend = validate_backend(backend)
-        self.table = validate_table_name(table)
-        self.zep_api_url = zep_api_url
-        self.zep_api_key = zep_api_key
-        if not embedding_model:
-            raise ValueError("embedding_model must name the embedding model")
-        self.embedding_model = embedding_model
-        self.timeout_s = timeout_s
-        self.retries = retries
         # In a shared pipeline, only conversations that name a session are remembered (not evaluation runs).
         self.require_session = bool(require_session)
-        self._policy = ResiliencePolicy.from_settings(timeout_s=timeout_s, retries=retries)
-        self._guard = SourceGuard(SOURCE, self._policy)
-        self._model: EmbeddingModel | None = None
-        self._memory = MemoryStoreSlot(memory_store, self._make_store)
-
-    def warm_up(self) -> None:
-        """Make the memory store (it connects on first use) and load the embedding model (shared by the process,
-        see `components/embedding/model.py`)."""
-        self._memory.try_get()
-        if self._model is None:
-            self._model = get_embedding_model(self.embedding_model)
-
-    def _make_store(self) -> MemoryStore:
-        key = self.zep_api_key.resolve_value() if self.zep_api_key is not None else None
-        return make_memory_store(self.backend, self.table, self.zep_api_url, key, self._policy.timeout_s)
-
-    def _store(self) -> MemoryStore:
-        return self._memory.get()
+        self._configure(
+            SOURCE, backend, table, zep_api_url, zep_api_key, embedding_model, timeout_s, retries, memory_store
+        )
 
     def _write(self, interaction: Interaction) -> SourceResult:
         store = self._store()
@@ -188,21 +162,3 @@ class MemoryWriter:
         if status.ok:
             logger.info("Remembered interaction {interaction_id}", interaction_id=interaction.interaction_id)
         return {"status": status, "interaction_id": interaction.interaction_id if status.ok else ""}
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            backend=self.backend,
-            table=self.table,
-            zep_api_url=self.zep_api_url,
-            zep_api_key=self.zep_api_key.to_dict() if self.zep_api_key is not None else None,
-            embedding_model=self.embedding_model,
-            timeout_s=self.timeout_s,
-            retries=self.retries,
-            require_session=self.require_session,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> MemoryWriter:
-        deserialize_secrets_inplace(data["init_parameters"], keys=["zep_api_key"])
-        return default_from_dict(cls, data)

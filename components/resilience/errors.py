@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import email.utils
 import json
@@ -47,8 +46,8 @@ def parse_retry_after(value: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
-    return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
+        when = when.replace(tzinfo=dt.UTC)
+    return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
 
 
 def _status_code_and_headers(exc: BaseException) -> tuple[int | None, Any]:
@@ -78,7 +77,7 @@ def classify_exception(exc: BaseException) -> Fault:
     if isinstance(exc, RetryableError):
         kind = exc.kind if exc.kind else "unavailable"
         return Fault(kind, True, _short(exc), exc.retry_after)
-    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)) or "timeout" in type(exc).__name__.lower():
+    if isinstance(exc, TimeoutError) or "timeout" in type(exc).__name__.lower():
         return Fault("timeout", True, "timed out")
     code, headers = _status_code_and_headers(exc)
     if code is not None:

@@ -10,7 +10,8 @@ Threads: sync work runs in one worker thread per call, and every attempt of that
 runs in that same thread, which gives up once the deadline has passed. A thread stuck in a call that never returns
 cannot be killed; the guard abandons it at the timeout and starts no other thread for that source until it ends
 (later calls wait for it within their own budget, then report the source as still hung). So a source that hangs
-for an hour costs one thread, not one per retry per question. Coroutine work is cancelled outright.
+for an hour costs one thread, not one per retry per question. Components are sync: `Pipeline.run_async` runs each
+in a worker thread of its own, so the research pipeline's branches still run side by side.
 
 The cache is cachetools' TTL cache. The retries, breaker and rate gate are the project's own policy, kept rather than
 rebuilt on tenacity/pybreaker: those libraries retry inside the calling thread and cannot abandon a hung call, which
@@ -19,14 +20,13 @@ is the part that matters here.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import contextvars
 import hashlib
 import json
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -130,23 +130,11 @@ class SourceResult:
 class CircuitBreaker:
     """Opens after `failures` consecutive faults and skips the source for `cooldown_s`, then lets one call try."""
 
-    _registry: dict[str, CircuitBreaker] = {}
-    _registry_lock = threading.Lock()
-
     def __init__(self, name: str) -> None:
         self.name = name
         self._lock = threading.Lock()
         self._consecutive = 0
         self._opened_at: float | None = None
-
-    @classmethod
-    def for_source(cls, name: str) -> CircuitBreaker:
-        """The process-wide breaker of the source called `name`."""
-        with cls._registry_lock:
-            breaker = cls._registry.get(name)
-            if breaker is None:
-                breaker = cls._registry[name] = CircuitBreaker(name)
-            return breaker
 
     def seconds_open(self, cooldown_s: float) -> float:
         """Seconds the breaker stays open; 0 when a call may go through."""
@@ -207,20 +195,9 @@ class TTLCache:
 class _RateGate:
     """Spaces calls to one source at least `min_interval_s` apart, across threads."""
 
-    _gates: dict[str, _RateGate] = {}
-    _gates_lock = threading.Lock()
-
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._next_free = 0.0
-
-    @classmethod
-    def for_source(cls, name: str) -> _RateGate:
-        with cls._gates_lock:
-            gate = cls._gates.get(name)
-            if gate is None:
-                gate = cls._gates[name] = _RateGate()
-            return gate
 
     def reserve(self, min_interval_s: float) -> float:
         """Seconds to wait before this call may start (the slot is taken)."""
@@ -234,20 +211,9 @@ class _RateGate:
 class _HungCalls:
     """The calls of one source that the guard abandoned at their timeout and whose threads still run."""
 
-    _registry: dict[str, _HungCalls] = {}
-    _registry_lock = threading.Lock()
-
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._futures: set[concurrent.futures.Future] = set()
-
-    @classmethod
-    def for_source(cls, name: str) -> _HungCalls:
-        with cls._registry_lock:
-            hung = cls._registry.get(name)
-            if hung is None:
-                hung = cls._registry[name] = _HungCalls()
-            return hung
 
     def add(self, future: concurrent.futures.Future) -> None:
         with self._lock:
@@ -269,62 +235,48 @@ class _HungCalls:
             concurrent.futures.wait(pending, timeout=max(timeout_s, 0.0))
         return not self.pending()
 
-    async def await_clear(self, until: float) -> bool:
-        """`wait` for the event loop (polls, so no thread is spent on waiting)."""
-        while self.pending() and time.monotonic() < until:
-            await asyncio.sleep(0.05)
-        return not self.pending()
+
+@dataclass
+class _Shared:
+    """What every guard of one source shares in the process: its breaker, its rate gate, the calls abandoned at
+    their timeout, and its results cache (made by the first guard with a cache TTL)."""
+
+    breaker: CircuitBreaker
+    gate: _RateGate = field(default_factory=_RateGate)
+    hung: _HungCalls = field(default_factory=_HungCalls)
+    cache: TTLCache | None = None
+
+
+_SHARED: dict[str, _Shared] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared(source: str) -> _Shared:
+    with _SHARED_LOCK:
+        shared = _SHARED.get(source)
+        if shared is None:
+            shared = _SHARED[source] = _Shared(CircuitBreaker(source))
+        return shared
 
 
 def hung_threads(source: str) -> int:
     """How many abandoned calls of `source` still hold a thread (telemetry and tests)."""
-    return len(_HungCalls.for_source(source).pending())
-
-
-_CACHES: dict[str, TTLCache] = {}
-_CACHES_LOCK = threading.Lock()
+    return len(_shared(source).hung.pending())
 
 
 def reset_resilience_state() -> None:
-    """Close every breaker and clear every cache and rate gate (tests, and the app's 'reset' button)."""
-    with CircuitBreaker._registry_lock:
-        for breaker in CircuitBreaker._registry.values():
-            breaker.reset()
-    with _CACHES_LOCK:
-        for cache in _CACHES.values():
-            cache.clear()
-    with _RateGate._gates_lock:
-        _RateGate._gates.clear()
-    with _HungCalls._registry_lock:
-        _HungCalls._registry.clear()
+    """Close every breaker and clear every cache; rate gates and abandoned calls start afresh for the guards made
+    from now on (tests, and the app's 'reset' button)."""
+    with _SHARED_LOCK:
+        for source, shared in _SHARED.items():
+            shared.breaker.reset()
+            if shared.cache is not None:
+                shared.cache.clear()
+            _SHARED[source] = _Shared(shared.breaker, cache=shared.cache)
 
 
 # How close to its deadline a timeout reported by the work counts as the call's own timeout.
 _DEADLINE_SLACK_S = 0.05
-
-
-def _timeouts_as_faults(work: Callable[[], Any]) -> Callable[[], Any]:
-    """Wrap `work` so a timeout it raises (a client's own) is a retryable fault, not our budget running out."""
-
-    def run() -> Any:
-        try:
-            return work()
-        except TimeoutError as exc:
-            raise RetryableError(
-                f"the service timed out: {exc}" if str(exc) else "the service timed out", kind="timeout"
-            ) from exc
-
-    return run
-
-
-def _atimeouts_as_faults(work: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[Any]]:
-    async def run() -> Any:
-        try:
-            return await work()
-        except TimeoutError as exc:
-            raise RetryableError("the service timed out", kind="timeout") from exc
-
-    return run
 
 
 def cache_key(*parts: Any) -> str:
@@ -349,16 +301,14 @@ class SourceGuard:
     def __init__(self, source: str, policy: ResiliencePolicy | None = None) -> None:
         self.source = source
         self.policy = policy or ResiliencePolicy()
-        self.breaker = CircuitBreaker.for_source(source)
-        self._gate = _RateGate.for_source(source)
-        self._hung = _HungCalls.for_source(source)
+        shared = _shared(source)
+        self.breaker, self._gate, self._hung = shared.breaker, shared.gate, shared.hung
         self._cache: TTLCache | None = None
         if self.policy.cache_ttl_s > 0:
-            with _CACHES_LOCK:
-                cache = _CACHES.get(source)
-                if cache is None or cache.ttl_s != self.policy.cache_ttl_s:
-                    cache = _CACHES[source] = TTLCache(self.policy.cache_ttl_s, self.policy.cache_size)
-                self._cache = cache
+            with _SHARED_LOCK:
+                if shared.cache is None or shared.cache.ttl_s != self.policy.cache_ttl_s:
+                    shared.cache = TTLCache(self.policy.cache_ttl_s, self.policy.cache_size)
+                self._cache = shared.cache
 
     # -- shared steps -------------------------------------------------------------------------------------------
 
@@ -469,20 +419,6 @@ class SourceGuard:
             return None
         return wait
 
-    def _settle(
-        self,
-        started: float,
-        outcome: tuple[Any, Fault | None, int],
-        key: str | None,
-        deadline_at: float,
-        by_budget: bool,
-    ) -> tuple[SourceResult, SourceStatus]:
-        """The result and status of a call whose attempts (in the worker thread) ended with `outcome`."""
-        result, fault, attempts = outcome
-        if fault is not None:
-            return self._failed(started, fault, attempts, deadline_at, by_budget)
-        return self._on_success(started, result, key, attempts)
-
     def _attempts(self, work: Callable[[], Any], deadline_at: float) -> tuple[Any, Fault | None, int]:
         """Every attempt of one call, in the calling (worker) thread: (result, None, n) or (None, fault, n)."""
         attempt = 0
@@ -495,9 +431,12 @@ class SourceGuard:
                 time.sleep(wait)
             try:
                 with deadline_scope(deadline_at):
-                    return _timeouts_as_faults(work)(), None, attempt
+                    return work(), None, attempt
             except Exception as exc:  # noqa: BLE001 - the contract: a source never raises into the pipeline
-                fault = classify_exception(exc)
+                # A timeout the work raises (a client's own) is a retryable fault, not our budget running out.
+                fault = classify_exception(RetryableError(
+                    f"the service timed out: {exc}" if str(exc) else "the service timed out", kind="timeout"
+                ) if isinstance(exc, TimeoutError) else exc)
                 logger.debug(
                     "Source {source} attempt {attempt} failed", source=self.source, attempt=attempt, exc_info=True
                 )
@@ -505,8 +444,6 @@ class SourceGuard:
                 if pause is None:
                     return None, fault, attempt
                 time.sleep(pause)
-
-    # -- sync ---------------------------------------------------------------------------------------------------
 
     def call(
         self,
@@ -531,72 +468,22 @@ class SourceGuard:
             return self._timed_out(started, by_budget, 1)
         except Exception as exc:  # noqa: BLE001 - a failure of the policy itself still may not escape
             return self._on_fault(started, classify_exception(exc), 1)
-        return self._settle(started, outcome, key, deadline_at, by_budget)
+        result, fault, attempts = outcome
+        if fault is not None:
+            return self._failed(started, fault, attempts, deadline_at, by_budget)
+        return self._on_success(started, result, key, attempts)
+
+    def refused(self, message: str, started: float) -> SourceStatus:
+        """The status of input the source refused before any call (`started`: `time.monotonic()`): checked before
+        the guard, bad input takes no attempt, rate slot or breaker count; it is logged and counted all the same."""
+        logger.warning("Source {source} refused the input: {reason}", source=self.source, reason=message)
+        telemetry.record(self.source, StatusKind.ERROR.value, 0.0, fault="invalid")
+        return SourceStatus.refused(self.source, message, started)
 
     def outputs(self, plan: SourceStatus | Callable[[], Any], *, key: str | None = None) -> dict[str, Any]:
         """A source component's `run` outputs for `plan`: a status settled before any call (the source is skipped,
-        or refused its input) as it is, or the work (a no-argument callable) run under the policy. A component
-        plans once and its `run` and `run_async` differ only in `outputs` / `aoutputs`."""
+        or refused its input) as it is, or the work (a no-argument callable) run under the policy."""
         if isinstance(plan, SourceStatus):
             return {"documents": [], "status": plan}
         result, status = self.call(plan, key=key)
         return result.outputs(status)
-
-    async def aoutputs(self, plan: SourceStatus | Callable[[], Any], *, key: str | None = None) -> dict[str, Any]:
-        """`outputs` for the event loop."""
-        if isinstance(plan, SourceStatus):
-            return {"documents": [], "status": plan}
-        result, status = await self.acall(plan, key=key)
-        return result.outputs(status)
-
-    # -- async --------------------------------------------------------------------------------------------------
-
-    async def acall(
-        self,
-        work: Callable[[], Awaitable[SourceResult | list[ContextChunk]]]
-        | Callable[[], SourceResult | list[ContextChunk]],
-        *,
-        key: str | None = None,
-        deadline: float | None = None,
-    ) -> tuple[SourceResult, SourceStatus]:
-        """`call` for the event loop: `work` may be a coroutine function or a plain one (run in a thread)."""
-        started = time.monotonic()
-        deadline_at, by_budget = self._limit(started, deadline)
-        early = self._precheck(started, key, deadline_at)
-        if early is not None:
-            return early
-        if not asyncio.iscoroutinefunction(work):
-            if not await self._hung.await_clear(deadline_at):
-                return self._still_hung(started)
-            future = submit_in_thread(lambda: self._attempts(work, deadline_at))
-            try:
-                outcome = await asyncio.wait_for(
-                    asyncio.shield(asyncio.wrap_future(future)), timeout=max(deadline_at - time.monotonic(), 0.001)
-                )
-            except TimeoutError:
-                self._hung.add(future)
-                return self._timed_out(started, by_budget, 1)
-            return self._settle(started, outcome, key, deadline_at, by_budget)
-        attempt = 0
-        while True:
-            attempt += 1
-            wait = self._gate.reserve(self.policy.min_interval_s) if self.policy.min_interval_s else 0.0
-            if wait:
-                if time.monotonic() + wait >= deadline_at:
-                    return self._on_fault(
-                        started, Fault("timeout", False, f"{self.source} is rate limited past the budget"), attempt
-                    )
-                await asyncio.sleep(wait)
-            try:
-                result = await asyncio.wait_for(
-                    _atimeouts_as_faults(work)(), timeout=max(deadline_at - time.monotonic(), 0.001)
-                )
-                return self._on_success(started, result, key, attempt)
-            except TimeoutError:
-                return self._timed_out(started, by_budget, attempt)
-            except Exception as exc:  # noqa: BLE001 - the contract: a source never raises into the pipeline
-                fault = classify_exception(exc)
-                pause = self._backoff(attempt, fault, deadline_at)
-                if pause is None:
-                    return self._on_fault(started, fault, attempt)
-                await asyncio.sleep(pause)

@@ -28,7 +28,9 @@ class ToolTelemetry:
         self._lock = threading.Lock()
         self._stats: dict[str, _ToolStats] = {}
 
-    def record(self, tool: str, status: str, latency_ms: float, *, fault: str | None = None, cached: bool = False) -> None:
+    def record(
+        self, tool: str, status: str, latency_ms: float, *, fault: str | None = None, cached: bool = False
+    ) -> None:
         """Count one call of `tool` that ended in `status`."""
         with self._lock:
             stats = self._stats.setdefault(tool, _ToolStats())

@@ -8,9 +8,10 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from haystack import component, default_from_dict, default_to_dict
+from haystack import component, default_from_dict
 
 from components.resilience import SourceError
+from components.serialization import init_parameters_to_dict
 
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -134,7 +135,7 @@ class Calculator:
         return {"result": float(value), "expression": text}
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, max_chars=self.max_chars)
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Calculator:

@@ -13,10 +13,11 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
-from haystack import component, default_from_dict, default_to_dict, logging
+from haystack import component, default_from_dict, logging
 
 from components.resilience import SourceError
 from components.resilience.budget import question_deadline
+from components.serialization import init_parameters_to_dict
 from components.tools import public_address
 
 logger = logging.getLogger(__name__)
@@ -201,13 +202,7 @@ class FetchPage:
         return get_settings().page_max_bytes
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            allow_private_addresses=self.allow_private_addresses,
-            timeout_s=self.timeout_s,
-            max_chars=self.max_chars,
-            max_bytes=self.max_bytes,
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FetchPage:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import component, default_from_dict, default_to_dict
+from haystack import component, default_from_dict
 
 from components.resilience import SourceError
-from components.tools.workspace import display_path, resolve_in_workspace, workspace_root
+from components.serialization import init_parameters_to_dict
+from components.tools.workspace import display_path, positive_limit, resolve_in_workspace, workspace_root
 
 
 @component
@@ -21,10 +22,8 @@ class ListDirectory:
     """
 
     def __init__(self, workspace_dir: str | None = None, max_entries: int = 500) -> None:
-        if max_entries < 1:
-            raise ValueError("max_entries must be positive")
         self.workspace_dir = workspace_dir
-        self.max_entries = max_entries
+        self.max_entries = positive_limit("max_entries", max_entries)
 
     @component.output_types(path=str, entries=list[dict[str, Any]], truncated=bool)
     def run(self, path: str = ".") -> dict[str, Any]:
@@ -51,7 +50,7 @@ class ListDirectory:
         return {"path": display_path(root, folder), "entries": entries, "truncated": len(children) > self.max_entries}
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, workspace_dir=self.workspace_dir, max_entries=self.max_entries)
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ListDirectory:

@@ -8,17 +8,16 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack import Document, component, default_from_dict, logging
 from haystack.components.agents import Agent
 from haystack.components.agents.state.state_utils import replace_values
-from haystack.core.serialization import component_to_dict
 from haystack.dataclasses import ChatMessage
 from haystack.tools import Tool
-from haystack.utils import deserialize_chatgenerator_inplace
 
 from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_to_document
 from components.generation.citation_checker import CitationChecker
 from components.generation.cited_answer_builder import cited_numbers
+from components.serialization import init_parameters_to_dict
 from components.tools.executor import ToolExecutor
 from components.tools.profiles import ToolProfiles, load_profiles
 from components.tools.registry import get_tool, tool_names
@@ -379,20 +378,10 @@ class ResearchAgent:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            profile=self.profile,
-            chat_generator=component_to_dict(self.chat_generator, "chat_generator") if self.chat_generator else None,
-            max_agent_steps=self.max_agent_steps,
-            max_invalid_calls=self.max_invalid_calls,
-            min_support=self.min_support,
-            system_prompt=self.system_prompt,
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ResearchAgent:
-        if (data.get("init_parameters") or {}).get("chat_generator"):
-            deserialize_chatgenerator_inplace(data["init_parameters"], key="chat_generator")
         return default_from_dict(cls, data)
 
 

@@ -120,20 +120,21 @@ def _chunks(documents: list[Document] | None) -> list[ContextChunk]:
     return [document_to_chunk(document) for document in documents or []]
 
 
+def _reported(outputs: dict[str, Any], output: dict[str, Any], evidence: str = "documents") -> ToolRun:
+    """A component's run as the tool's answer: `output` with the component's status, and the component's `evidence`
+    output (Documents) as the chunks behind it."""
+    status: SourceStatus = outputs["status"]
+    return ToolRun(output={**output, "status": status.to_dict()}, chunks=_chunks(outputs.get(evidence)), status=status)
+
+
 def _chunks_run(outputs: dict[str, Any]) -> ToolRun:
     """A source component's `documents` + `status` as the chunks contract."""
     status: SourceStatus = outputs["status"]
-    chunks = _chunks(outputs.get("documents"))
-    return ToolRun(
-        output={
-            "chunks": [chunk_json(chunk) for chunk in chunks],
-            "total_found": status.total_found if status.ok else 0,
-            "execution_time_ms": status.execution_time_ms,
-            "status": status.to_dict(),
-        },
-        chunks=chunks,
-        status=status,
-    )
+    return _reported(outputs, {
+        "chunks": [chunk_json(chunk) for chunk in _chunks(outputs.get("documents"))],
+        "total_found": status.total_found if status.ok else 0,
+        "execution_time_ms": status.execution_time_ms,
+    })
 
 
 def _refused(source: str, message: str, output: dict[str, Any]) -> ToolRun:
@@ -235,28 +236,15 @@ def _kb_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
 
 def _get_document(component: Any, arguments: dict[str, Any]) -> ToolRun:
     outputs = component.run(document_id=arguments["document_id"])
-    status: SourceStatus = outputs["status"]
-    chunks = _chunks(outputs.get("chunks"))
-    return ToolRun(
-        output={
-            "document": outputs.get("document"),
-            "chunks": [chunk_json(chunk) for chunk in chunks],
-            "status": status.to_dict(),
-        },
-        chunks=chunks,
-        status=status,
-    )
+    chunks = [chunk_json(chunk) for chunk in _chunks(outputs.get("chunks"))]
+    return _reported(outputs, {"document": outputs.get("document"), "chunks": chunks}, evidence="chunks")
 
 
 def _list_documents(component: Any, arguments: dict[str, Any]) -> ToolRun:
     outputs = component.run(
         limit=arguments.get("limit", 20), offset=arguments.get("offset", 0), search=arguments.get("search")
     )
-    status: SourceStatus = outputs["status"]
-    return ToolRun(
-        output={"documents": outputs["documents"], "total": outputs["total"], "status": status.to_dict()},
-        status=status,
-    )
+    return _reported(outputs, {"documents": outputs["documents"], "total": outputs["total"]}, evidence="")
 
 
 def _book_content(component: Any, arguments: dict[str, Any]) -> ToolRun:
@@ -291,23 +279,15 @@ def _graph_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
     outputs = component.run(
         query=arguments["query"], filters={"top_k": arguments.get("limit", 10)}, as_of=arguments.get("as_of")
     )
-    status: SourceStatus = outputs["status"]
     # The graph branch returns the passages its walk reached, each carrying the facts read in it: the tool's
     # answer is those facts (with their passage's attribution), its evidence the passages.
-    chunks = _chunks(outputs.get("documents"))
     facts = [
-        _passage_fact_json(fact, chunk) for chunk in chunks for fact in chunk.metadata.get("graph_facts") or []
+        _passage_fact_json(fact, chunk)
+        for chunk in _chunks(outputs.get("documents"))
+        for fact in chunk.metadata.get("graph_facts") or []
     ][: clamp(arguments.get("limit", 10), 1, 50, 10)]
-    return ToolRun(
-        output={
-            "facts": facts,
-            "total_found": len(facts),
-            "execution_time_ms": status.execution_time_ms,
-            "status": status.to_dict(),
-        },
-        chunks=chunks,
-        status=status,
-    )
+    output = {"facts": facts, "total_found": len(facts), "execution_time_ms": outputs["status"].execution_time_ms}
+    return _reported(outputs, output)
 
 
 def _comprehensive(component: Any, arguments: dict[str, Any]) -> ToolRun:
@@ -335,12 +315,6 @@ def _timeline(component: Any, arguments: dict[str, Any]) -> ToolRun:
     return _reported(outputs, {"entity": entity, "entities": outputs["entities"], "timeline": outputs["timeline"]})
 
 
-def _reported(outputs: dict[str, Any], output: dict[str, Any]) -> ToolRun:
-    """A graph component's run as the tool's answer: `output` with the component's status, its chunks as evidence."""
-    status: SourceStatus = outputs["status"]
-    chunks = _chunks(outputs.get("documents"))
-    return ToolRun(output={**output, "status": status.to_dict()}, chunks=chunks, status=status)
-
 
 # -- factories (imports kept lazy: listing the tools must not load the stores) ----------------------------------------
 
@@ -362,68 +336,75 @@ def _factory(path: str, **init: Any) -> Any:
     return lambda: _component(path, **init)
 
 
+def _tool(
+    name: str,
+    description: str,
+    factory: Any,
+    adapter: Any,
+    source: str,
+    *,
+    required: tuple[str, ...] = ("query",),
+    result: dict[str, Any] | None = None,
+    network: bool = False,
+    **arguments: dict[str, Any],
+) -> ToolSpec:
+    """A research tool's spec: its `arguments` (those named in `required` required) and its result schema (the
+    `result` properties and the status; the chunks contract when None)."""
+    result_schema = CHUNKS_RESULT if result is None else _result(**result, status=STATUS_SCHEMA)
+    arguments_schema = _arguments(list(required), **arguments)
+    return ToolSpec(name, description, factory, network=network, arguments_schema=arguments_schema,
+                    result_schema=result_schema, adapter=adapter, source=source)
+
+
 # The knowledge-base searches' own guards are named apart from their tools (kb_rag_search, ...), so the executor's
 # breaker and telemetry count each tool call once.
 RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec(
+    _tool(
         "rag_search",
         "Semantic search of the knowledge base (the analyst's own documents): the chunks closest in meaning to the "
         "query, each with its document, chunk position and relevance.",
         lambda: _knowledge_base_search(mode="dense", limit=5, min_relevance=0.5, source_name="kb_rag_search"),
-        arguments_schema=_arguments(
-            ["query"],
-            query=QUERY,
-            top_k=_integer("How many chunks (1-50, default 5; out-of-range values are clamped)."),
-            min_relevance=_number("Lowest semantic relevance kept (0-1, default 0.5; clamped)."),
-            filter_source_type=_strings("Only these document types (pdf, md, html, txt, docx, web, arxiv)."),
-            filter_date_range={
-                "type": "object",
-                "description": 'Only documents dated in this range: {"start": "YYYY-MM-DD", "end": "YYYY-MM-DD"}.',
-            },
-        ),
-        result_schema=CHUNKS_RESULT,
-        adapter=_rag_search,
-        source="kb",
+        _rag_search,
+        "kb",
+        query=QUERY,
+        top_k=_integer("How many chunks (1-50, default 5; out-of-range values are clamped)."),
+        min_relevance=_number("Lowest semantic relevance kept (0-1, default 0.5; clamped)."),
+        filter_source_type=_strings("Only these document types (pdf, md, html, txt, docx, web, arxiv)."),
+        filter_date_range={
+            "type": "object",
+            "description": 'Only documents dated in this range: {"start": "YYYY-MM-DD", "end": "YYYY-MM-DD"}.',
+        },
     ),
-    ToolSpec(
+    _tool(
         "vector_search",
         "Dense vector search of the knowledge base: the chunks nearest the query's embedding.",
         lambda: _knowledge_base_search(mode="dense", limit=10, source_name="kb_vector_search"),
-        arguments_schema=_arguments(
-            ["query"], query=QUERY, limit=_integer("How many chunks (1-50, default 10; clamped).")
-        ),
-        result_schema=CHUNKS_RESULT,
-        adapter=_kb_search,
-        source="kb",
+        _kb_search,
+        "kb",
+        query=QUERY,
+        limit=_integer("How many chunks (1-50, default 10; clamped)."),
     ),
-    ToolSpec(
+    _tool(
         "hybrid_search",
         "Hybrid search of the knowledge base: dense and keyword results fused (reciprocal rank fusion). Best for "
         "names, numbers and exact terms.",
         lambda: _knowledge_base_search(mode="hybrid", limit=10, source_name="kb_hybrid_search"),
-        arguments_schema=_arguments(
-            ["query"],
-            query=QUERY,
-            limit=_integer("How many chunks (1-50, default 10; clamped)."),
-            text_weight=_number("Weight of the keyword list in the fusion (0-1, default 0.5; clamped)."),
-        ),
-        result_schema=CHUNKS_RESULT,
-        adapter=_kb_search,
-        source="kb",
+        _kb_search,
+        "kb",
+        query=QUERY,
+        limit=_integer("How many chunks (1-50, default 10; clamped)."),
+        text_weight=_number("Weight of the keyword list in the fusion (0-1, default 0.5; clamped)."),
     ),
-    ToolSpec(
+    _tool(
         "list_documents",
         "List the knowledge base's documents (newest first) with their ids and chunk counts; `search` matches a "
         "part of the title or source.",
         _factory("components.knowledge_base.list_documents.ListDocuments"),
-        arguments_schema=_arguments(
-            [],
-            limit=_integer("Documents per page (1-100, default 20; clamped)."),
-            offset=_integer("Documents to skip (0 or more, default 0; clamped)."),
-            search=_string("A part of the title or source to match."),
-        ),
-        result_schema=_result(
-            documents={
+        _list_documents,
+        "kb",
+        required=(),
+        result={
+            "documents": {
                 "type": "array",
                 "items": {
                     "type": "object",
@@ -431,24 +412,24 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
                     "properties": {"document_id": {"type": "string"}, "chunk_count": {"type": "integer"}},
                 },
             },
-            total={"type": "integer", "minimum": 0},
-            status=STATUS_SCHEMA,
-        ),
-        adapter=_list_documents,
-        source="kb",
+            "total": {"type": "integer", "minimum": 0},
+        },
+        limit=_integer("Documents per page (1-100, default 20; clamped)."),
+        offset=_integer("Documents to skip (0 or more, default 0; clamped)."),
+        search=_string("A part of the title or source to match."),
     ),
-    ToolSpec(
+    _tool(
         "get_document",
         "Read one knowledge-base document by its id: its fields and all its chunks in order.",
         _factory("components.knowledge_base.get_document.GetDocument"),
-        arguments_schema=_arguments(["document_id"], document_id=_string("The document's id (from list_documents).")),
-        result_schema=_result(
-            document={"type": ["object", "null"]},
-            chunks={"type": "array", "items": CHUNK_SCHEMA},
-            status=STATUS_SCHEMA,
-        ),
-        adapter=_get_document,
-        source="kb",
+        _get_document,
+        "kb",
+        required=("document_id",),
+        result={
+            "document": {"type": ["object", "null"]},
+            "chunks": {"type": "array", "items": CHUNK_SCHEMA},
+        },
+        document_id=_string("The document's id (from list_documents)."),
     ),
     ToolSpec(
         "retrieve_book_content",
@@ -510,136 +491,110 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         adapter=_book_content,
         source="kb",
     ),
-    ToolSpec(
+    _tool(
         "graph_search",
         "Search the knowledge graph's facts (dated sentences about entities) for the query.",
         _factory("components.graph.graph_search.GraphSearch", top_k=10),
-        arguments_schema=_arguments(
-            ["query"],
-            query=QUERY,
-            limit=_integer("How many facts (1-50, default 10; clamped)."),
-            as_of=_string("Only facts valid on this ISO date."),
-        ),
-        result_schema=_result(
-            facts={"type": "array", "items": FACT_SCHEMA},
-            total_found={"type": "integer", "minimum": 0},
-            execution_time_ms={"type": "number", "minimum": 0},
-            status=STATUS_SCHEMA,
-        ),
-        adapter=_graph_search,
-        source="graph",
+        _graph_search,
+        "graph",
+        result={
+            "facts": {"type": "array", "items": FACT_SCHEMA},
+            "total_found": {"type": "integer", "minimum": 0},
+            "execution_time_ms": {"type": "number", "minimum": 0},
+        },
+        query=QUERY,
+        limit=_integer("How many facts (1-50, default 10; clamped)."),
+        as_of=_string("Only facts valid on this ISO date."),
     ),
-    ToolSpec(
+    _tool(
         "get_entity_relationships",
         "How an entity is connected to others in the knowledge graph: the facts on paths up to `depth` hops.",
         _factory("components.graph.entity_relationships.EntityRelationships"),
-        arguments_schema=_arguments(
-            ["entity_name"],
-            entity_name=_string("The entity (company, person, product, place...)."),
-            depth=_integer("Hops to walk (1-5, default 2; clamped)."),
-        ),
-        result_schema=_result(
-            central_entity={"type": "string"},
-            related_facts={"type": "array", "items": FACT_SCHEMA},
-            search_method={"enum": ["graph_traversal", "text_search"]},
-            depth={"type": "integer", "minimum": 1, "maximum": 5},
-            status=STATUS_SCHEMA,
-        ),
-        adapter=_relationships,
-        source="graph",
+        _relationships,
+        "graph",
+        required=("entity_name",),
+        result={
+            "central_entity": {"type": "string"},
+            "related_facts": {"type": "array", "items": FACT_SCHEMA},
+            "search_method": {"enum": ["graph_traversal", "text_search"]},
+            "depth": {"type": "integer", "minimum": 1, "maximum": 5},
+        },
+        entity_name=_string("The entity (company, person, product, place...)."),
+        depth=_integer("Hops to walk (1-5, default 2; clamped)."),
     ),
-    ToolSpec(
+    _tool(
         "get_entity_timeline",
         "What happened to an entity, and when: its dated facts from the knowledge graph, oldest first, within an "
         "optional ISO date range.",
         _factory("components.graph.entity_timeline.EntityTimeline"),
-        arguments_schema=_arguments(
-            ["entity_name"],
-            entity_name=_string("The entity; its aliases and more specific names match too."),
-            start_date=_string("Keep facts from this ISO date on (2019, 2019-06 or 2019-06-30)."),
-            end_date=_string("Keep facts up to this ISO date (any precision)."),
-        ),
-        result_schema=_result(
-            entity={"type": "string"},
-            entities={"type": "array", "items": {"type": "string"}},
-            timeline={"type": "array", "items": FACT_SCHEMA},
-            status=STATUS_SCHEMA,
-        ),
-        adapter=_timeline,
-        source="graph",
+        _timeline,
+        "graph",
+        required=("entity_name",),
+        result={
+            "entity": {"type": "string"},
+            "entities": {"type": "array", "items": {"type": "string"}},
+            "timeline": {"type": "array", "items": FACT_SCHEMA},
+        },
+        entity_name=_string("The entity; its aliases and more specific names match too."),
+        start_date=_string("Keep facts from this ISO date on (2019, 2019-06 or 2019-06-30)."),
+        end_date=_string("Keep facts up to this ISO date (any precision)."),
     ),
-    ToolSpec(
+    _tool(
         "perform_comprehensive_search",
         "Search the knowledge base (vector) and the knowledge graph at the same time; if one side fails the "
         "other still answers and `errors` names the failure.",
         _factory("components.graph.comprehensive_search.ComprehensiveSearch"),
-        arguments_schema=_arguments(
-            ["query"],
-            query=QUERY,
-            use_vector={"type": "boolean", "description": "Search the knowledge base (default true)."},
-            use_graph={"type": "boolean", "description": "Search the knowledge graph (default true)."},
-            limit=_integer("Results per side (1-50, default 10; clamped)."),
-        ),
-        result_schema=_result(
-            vector_results={"type": "array", "items": {"type": "object", "required": ["content", "chunk_id"]}},
-            graph_results={"type": "array", "items": FACT_SCHEMA},
-            total_results={"type": "integer", "minimum": 0},
-            errors={"type": "object", "additionalProperties": {"type": "string"}},
-            status=STATUS_SCHEMA,
-        ),
-        adapter=_comprehensive,
-        source="graph",
+        _comprehensive,
+        "graph",
+        result={
+            "vector_results": {"type": "array", "items": {"type": "object", "required": ["content", "chunk_id"]}},
+            "graph_results": {"type": "array", "items": FACT_SCHEMA},
+            "total_results": {"type": "integer", "minimum": 0},
+            "errors": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+        query=QUERY,
+        use_vector={"type": "boolean", "description": "Search the knowledge base (default true)."},
+        use_graph={"type": "boolean", "description": "Search the knowledge graph (default true)."},
+        limit=_integer("Results per side (1-50, default 10; clamped)."),
     ),
-    ToolSpec(
+    _tool(
         "firecrawl_search",
         "Search the web (Firecrawl) and read the result pages: the relevant chunks of each page, with its URL, "
         "domain and fetch time.",
         _factory("components.web.search.WebSearch"),
+        _web_search,
+        "web",
         network=True,
-        arguments_schema=_arguments(
-            ["query"],
-            query=_string("What to search the web for (1-1,000 characters)."),
-            num_results=_integer("How many pages (1-20, default 5; clamped)."),
-            languages=_strings("Preferred page languages (e.g. en, de)."),
-            include_domains=_strings("Only pages of these domains."),
-            exclude_domains=_strings("Never pages of these domains."),
-        ),
-        result_schema=CHUNKS_RESULT,
-        adapter=_web_search,
-        source="web",
+        query=_string("What to search the web for (1-1,000 characters)."),
+        num_results=_integer("How many pages (1-20, default 5; clamped)."),
+        languages=_strings("Preferred page languages (e.g. en, de)."),
+        include_domains=_strings("Only pages of these domains."),
+        exclude_domains=_strings("Never pages of these domains."),
     ),
-    ToolSpec(
+    _tool(
         "arxiv_search",
         "Search arXiv for papers: the relevant chunks of each abstract, with authors, categories, dates, links "
         "and DOI.",
         _factory("components.arxiv.search.ArxivSearch"),
+        _arxiv_search,
+        "arxiv",
         network=True,
-        arguments_schema=_arguments(
-            ["query"],
-            query=_string("Plain words, or arXiv's field syntax (ti:transformer AND au:vaswani)."),
-            num_results=_integer("How many papers (1-50, default 5; clamped)."),
-            sort_by={"enum": ["relevance", "lastUpdatedDate", "submittedDate"], "description": "Order of papers."},
-            categories=_strings("Only these arXiv categories (cs.IR, cs.CL...)."),
-            date_from=_string("Only papers submitted on or after this date (YYYY-MM-DD)."),
-            date_to=_string("Only papers submitted on or before this date (YYYY-MM-DD)."),
-        ),
-        result_schema=CHUNKS_RESULT,
-        adapter=_arxiv_search,
-        source="arxiv",
+        query=_string("Plain words, or arXiv's field syntax (ti:transformer AND au:vaswani)."),
+        num_results=_integer("How many papers (1-50, default 5; clamped)."),
+        sort_by={"enum": ["relevance", "lastUpdatedDate", "submittedDate"], "description": "Order of papers."},
+        categories=_strings("Only these arXiv categories (cs.IR, cs.CL...)."),
+        date_from=_string("Only papers submitted on or after this date (YYYY-MM-DD)."),
+        date_to=_string("Only papers submitted on or before this date (YYYY-MM-DD)."),
     ),
-    ToolSpec(
+    _tool(
         "memory_recall",
         "Recall earlier questions and answers of the conversation relevant to the query.",
         _factory("components.memory.recall.MemoryRecall"),
-        arguments_schema=_arguments(
-            ["query"],
-            query=QUERY,
-            session_id=_string("The conversation to recall from (all conversations when absent)."),
-            num_results=_integer("How many interactions (default 3; clamped to the memory's maximum)."),
-            time_window=_string("Only interactions within this duration before now: 24h, 7d, 2w."),
-        ),
-        result_schema=CHUNKS_RESULT,
-        adapter=_memory_recall,
-        source="memory",
+        _memory_recall,
+        "memory",
+        query=QUERY,
+        session_id=_string("The conversation to recall from (all conversations when absent)."),
+        num_results=_integer("How many interactions (default 3; clamped to the memory's maximum)."),
+        time_window=_string("Only interactions within this duration before now: 24h, 7d, 2w."),
     ),
 )

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from haystack import component, default_from_dict, default_to_dict, logging
+from haystack import component, default_from_dict, logging
 
 from components.contracts.selection import SOURCE_NAMES
+from components.serialization import init_parameters_to_dict
 
 logger = logging.getLogger(__name__)
 
@@ -123,18 +124,12 @@ class SourceSelection:
     entities: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "sources": list(self.sources),
-            "reasons": {k: list(v) for k, v in self.reasons.items()},
-            "entities": list(self.entities),
-        }
+        return asdict(self)
 
 
-def _words(pattern: re.Pattern[str], text: str) -> list[str]:
-    seen: dict[str, None] = {}
-    for match in pattern.finditer(text):
-        seen.setdefault(match.group(0).lower(), None)
-    return list(seen)
+def matched_words(pattern: re.Pattern[str], text: str) -> list[str]:
+    """The distinct matches of `pattern` in `text`, lower-cased, in order: the words behind a reason."""
+    return list(dict.fromkeys(match.group(0).lower().strip() for match in pattern.finditer(text)))
 
 
 def select_sources(
@@ -160,13 +155,13 @@ def select_sources(
     if not text:
         return SourceSelection(sources=[], reasons={"*": ["the question is empty"]})
     choose("kb", "the knowledge base is always searched")
-    recency = _words(_RECENCY, text)
+    recency = matched_words(_RECENCY, text)
     if recency:
         choose("web", "recency words: " + ", ".join(recency))
-    research = _words(_RESEARCH, text)
+    research = matched_words(_RESEARCH, text)
     if research:
         choose("arxiv", "papers or methods: " + ", ".join(research))
-    memory = _words(_MEMORY, text)
+    memory = matched_words(_MEMORY, text)
     if memory:
         choose("memory", "refers to earlier conversation: " + ", ".join(memory))
     entities: list[str] = []
@@ -179,7 +174,7 @@ def select_sources(
     if entities:
         choose("graph", "entities known to the graph: " + ", ".join(entities[:10]))
     else:
-        relations = _words(_RELATIONS, text)
+        relations = matched_words(_RELATIONS, text)
         if relations and known_entities is None and capitalised_phrases(text):
             choose("graph", "asks about relations between named entities: " + ", ".join(relations))
     for source in available:
@@ -221,7 +216,7 @@ class AutoSourceSelector:
         return {"sources": selection.sources, "reasons": selection.reasons}
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, available=self.available)
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AutoSourceSelector:

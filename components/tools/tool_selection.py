@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from haystack import logging
 
-from components.tools.source_selection import select_sources
+from components.tools.source_selection import matched_words, select_sources
 
 logger = logging.getLogger(__name__)
 
@@ -68,16 +68,7 @@ class ToolSelection:
     entities: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "tools": list(self.tools),
-            "reasons": {name: list(why) for name, why in self.reasons.items()},
-            "sources": list(self.sources),
-            "entities": list(self.entities),
-        }
-
-
-def _words(pattern: re.Pattern[str], text: str) -> list[str]:
-    return list(dict.fromkeys(match.group(0).lower().strip() for match in pattern.finditer(text)))
+        return asdict(self)
 
 
 def conversation_text(conversation: Iterable[Any] | None, turns: int = 4) -> str:
@@ -125,17 +116,17 @@ def select_tools(
         why = "; ".join(sources.reasons.get(source, [])) or f"{source} selected"
         choose(SOURCE_TOOLS[source][0], f"source {source}: {why}")
     if "kb" in sources.sources:
-        exact = _words(_EXACT, text)
+        exact = matched_words(_EXACT, text)
         if exact:
             choose("hybrid_search", "exact terms, names or numbers: " + ", ".join(exact[:6]))
-        documents = _words(_DOCUMENTS, text)
+        documents = matched_words(_DOCUMENTS, text)
         if documents:
             choose("list_documents", "asks about the documents themselves: " + ", ".join(documents))
             choose("get_document", "a listed document may need reading in full")
-        books = _words(_BOOKS, text)
+        books = matched_words(_BOOKS, text)
         if books:
             choose("retrieve_book_content", "books, pages or sections: " + ", ".join(books))
-    graph_words = {"timeline": _words(_TIMELINE, context), "relations": _words(_RELATIONS, context)}
+    graph_words = {"timeline": matched_words(_TIMELINE, context), "relations": matched_words(_RELATIONS, context)}
     if "graph" in sources.sources or graph_words["timeline"] or graph_words["relations"]:
         if graph_words["timeline"] and sources.entities:
             choose("get_entity_timeline", "asks when about " + ", ".join(sources.entities[:3]))

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from haystack import component, default_from_dict, default_to_dict, logging
+from haystack import component, default_from_dict, logging
 
 from components.resilience import RetryableError, SourceError
 from components.resilience.errors import parse_retry_after
+from components.serialization import init_parameters_to_dict
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +106,7 @@ class WikipediaSummary:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, api_url=self.api_url, timeout_s=self.timeout_s, max_chars=self.max_chars)
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WikipediaSummary:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from haystack import component, default_from_dict, default_to_dict
+from haystack import component, default_from_dict
 
 from components.resilience import SourceError
-from components.tools.workspace import display_path, resolve_in_workspace, workspace_root
+from components.serialization import init_parameters_to_dict
+from components.tools.workspace import display_path, positive_limit, resolve_in_workspace, workspace_root
 
 
 @component
@@ -22,10 +23,8 @@ class WriteFile:
     """
 
     def __init__(self, workspace_dir: str | None = None, max_bytes: int = 1_000_000) -> None:
-        if max_bytes < 1:
-            raise ValueError("max_bytes must be positive")
         self.workspace_dir = workspace_dir
-        self.max_bytes = max_bytes
+        self.max_bytes = positive_limit("max_bytes", max_bytes)
 
     @component.output_types(path=str, bytes_written=int)
     def run(self, path: str, content: str, overwrite: bool = False) -> dict[str, Any]:
@@ -63,7 +62,7 @@ class WriteFile:
         return {"path": display_path(root, target), "bytes_written": len(data)}
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, workspace_dir=self.workspace_dir, max_bytes=self.max_bytes)
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WriteFile:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -150,6 +151,20 @@ class FirecrawlAccess:
         if _SCRAPE_RESUMES is None:
             _SCRAPE_RESUMES = "auto_resume" in inspect.signature(self._client.scrape).parameters
 
+    @staticmethod
+    def _request(action: str, refused: str, call: Callable[[], Any]) -> Any:
+        """`call()` (one request of the client) with its errors translated into the contract's; `refused` begins
+        the message for a request the client refuses as invalid."""
+        try:
+            return call()
+        except ValueError as exc:
+            if isinstance(exc, requests.exceptions.JSONDecodeError):
+                _raise_for(exc, action)
+            raise SourceError(f"{refused}: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - translated into the contract's errors
+            _raise_for(exc, action)
+            raise
+
     def search(
         self,
         query: str,
@@ -158,21 +173,13 @@ class FirecrawlAccess:
         exclude_domains: list[str] | None = None,
     ) -> list[SearchHit]:
         """Web results for `query` (URLs, titles, snippets), best first."""
-        try:
-            data = self._client.search(
-                query,
-                limit=limit,
-                include_domains=include_domains or None,
-                exclude_domains=None if include_domains else (exclude_domains or None),
-                timeout=int(self.request_timeout_s * 1000),
-            )
-        except ValueError as exc:
-            if isinstance(exc, requests.exceptions.JSONDecodeError):
-                _raise_for(exc, "search")
-            raise SourceError(f"the web search request is invalid: {exc}") from exc
-        except Exception as exc:  # noqa: BLE001 - translated into the contract's errors
-            _raise_for(exc, "search")
-            raise
+        data = self._request("search", "the web search request is invalid", lambda: self._client.search(
+            query,
+            limit=limit,
+            include_domains=include_domains or None,
+            exclude_domains=None if include_domains else (exclude_domains or None),
+            timeout=int(self.request_timeout_s * 1000),
+        ))
         hits = []
         for item in data.web or []:
             url = getattr(item, "url", None)
@@ -200,18 +207,10 @@ class FirecrawlAccess:
             from firecrawl.v2.types import Location
 
             kwargs["location"] = Location(languages=list(languages))
-        try:
-            if _SCRAPE_RESUMES:
-                # Resuming a still-processing page sleeps 5 s or more: longer than a page's whole budget.
-                kwargs["auto_resume"] = False
-            document = self._client.scrape(url, **kwargs)
-        except ValueError as exc:
-            if isinstance(exc, requests.exceptions.JSONDecodeError):
-                _raise_for(exc, "scrape")
-            raise SourceError(f"cannot scrape {url!r}: {exc}") from exc
-        except Exception as exc:  # noqa: BLE001 - translated into the contract's errors
-            _raise_for(exc, "scrape")
-            raise
+        if _SCRAPE_RESUMES:
+            # Resuming a still-processing page sleeps 5 s or more: longer than a page's whole budget.
+            kwargs["auto_resume"] = False
+        document = self._request("scrape", f"cannot scrape {url!r}", lambda: self._client.scrape(url, **kwargs))
         fetched_at = utc_now()
         metadata = document.metadata_typed
         raw = metadata.model_dump()

@@ -10,18 +10,75 @@ import concurrent.futures
 import hashlib
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from haystack import logging
+from haystack.utils import Secret
 
 from components.contracts import ContextChunk, ScoreKind, SourceType
 from components.knowledge_base.store import cosine_to_relevance
-from components.resilience import RetryableError, SourceError
+from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
+from components.settings import Settings, get_settings
 from components.web.chunking import markdown_chunks, page_text, pick_chunks, query_terms
 from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit
 from components.web.snapshots import PageSnapshot, SnapshotStore
 
 logger = logging.getLogger(__name__)
+
+class WebSource:
+    """What `WebSearch` and `WebScrape` share: their Firecrawl, page-timeout, exclusion, snapshot and model init
+    parameters (checked, kept under their own names), the source's guard, and the embedding model and Firecrawl
+    client library loaded in `warm_up()`."""
+
+    def _configure(
+        self,
+        source: str,
+        page_timeout_s: float | None,
+        timeout_s: float | None,
+        retries: int | None,
+        exclude_patterns: list[str] | None,
+        api_url: str | None,
+        api_key: Secret | None,
+        snapshot_dir: str | None,
+        model: str,
+    ) -> None:
+        if page_timeout_s is not None and page_timeout_s <= 0:
+            raise ValueError("page_timeout_s must be positive")
+        check_strings("exclude_patterns", exclude_patterns)
+        self.page_timeout_s = page_timeout_s
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.exclude_patterns = exclude_patterns
+        self.api_url = api_url
+        self.api_key = api_key or Secret.from_env_var("FIRECRAWL_API_KEY", strict=False)
+        self.snapshot_dir = snapshot_dir
+        self.model = model
+        self._model: Any = None
+        self._guard = SourceGuard(source, ResiliencePolicy.from_settings(timeout_s=timeout_s, retries=retries))
+
+    def warm_up(self) -> None:
+        """Load the embedding model and the Firecrawl client library (once per process)."""
+        if self._model is None:
+            import firecrawl  # noqa: F401 - its import takes seconds on a busy machine; not a search's latency
+
+            from components.embedding import get_embedding_model
+
+            self._model = get_embedding_model(self.model)
+
+    def _run_settings(self) -> tuple[Settings, float, float, list[str], SnapshotStore]:
+        """(the settings, the page timeout, the call's budget, the exclusion patterns, the snapshot store) of a run."""
+        settings = get_settings()
+        patterns = self.exclude_patterns if self.exclude_patterns is not None else settings.web_exclude_patterns
+        return (settings, self.page_timeout_s or settings.web_page_timeout_s, self._guard.policy.timeout_s,
+                list(patterns), SnapshotStore.in_folder(self.snapshot_dir))
+
+
+def check_strings(name: str, value: Any) -> None:
+    """ValueError unless `value` (an init parameter) is None or a list of strings."""
+    if value is not None and (not isinstance(value, list) or not all(isinstance(item, str) for item in value)):
+        raise ValueError(f"{name} must be a list of strings")
+
 
 # Pages are fetched in parallel, but a handful at a time: Firecrawl's plans limit concurrent requests.
 _PAGE_WORKERS = 5

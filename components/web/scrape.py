@@ -5,17 +5,16 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from haystack import Document, component, default_from_dict, default_to_dict, logging
-from haystack.utils import Secret, deserialize_secrets_inplace
+from haystack import Document, component, default_from_dict
+from haystack.utils import Secret
 
 from components.contracts import SourceStatus
-from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
-from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
+from components.resilience import SourceError, SourceResult
+from components.serialization import init_parameters_to_dict
+from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, matches_pattern
-from components.web.pages import fetch_pages, page_chunks
-from components.web.snapshots import PageSnapshot, SnapshotStore
-
-logger = logging.getLogger(__name__)
+from components.web.pages import WebSource, fetch_pages, page_chunks
+from components.web.snapshots import PageSnapshot
 
 SOURCE = "web_scrape"
 
@@ -32,7 +31,7 @@ def check_url(url: str) -> str:
 
 
 @component
-class WebScrape:
+class WebScrape(WebSource):
     """Fetches one web page with Firecrawl and returns its chunks, keeping a timestamped snapshot of the page.
 
     With a `query`, chunks carry their cosine relevance to it (the `max_chunks` most on-topic ones are kept);
@@ -59,34 +58,11 @@ class WebScrape:
         snapshot_dir: str | None = None,
         model: str = DEFAULT_EMBEDDING_MODEL,
     ) -> None:
-        if page_timeout_s is not None and page_timeout_s <= 0:
-            raise ValueError("page_timeout_s must be positive")
-        if timeout_s is not None and timeout_s <= 0:
-            raise ValueError("timeout_s must be positive")
         if not isinstance(max_chunks, int) or max_chunks < 1:
             raise ValueError("max_chunks must be a positive integer")
-        if exclude_patterns is not None and not all(isinstance(p, str) for p in exclude_patterns):
-            raise ValueError("exclude_patterns must be a list of strings")
-        self.page_timeout_s = page_timeout_s
-        self.timeout_s = timeout_s
-        self.retries = retries
         self.max_chunks = max_chunks
-        self.exclude_patterns = exclude_patterns
-        self.api_url = api_url
-        self.api_key = api_key or Secret.from_env_var("FIRECRAWL_API_KEY", strict=False)
-        self.snapshot_dir = snapshot_dir
-        self.model = model
-        self._model: Any = None
-        self._guard = SourceGuard(SOURCE, ResiliencePolicy.from_settings(timeout_s=timeout_s, retries=retries))
-
-    def warm_up(self) -> None:
-        """Load the embedding model and the Firecrawl client library (once per process)."""
-        if self._model is None:
-            import firecrawl  # noqa: F401 - its import takes seconds on a busy machine; not a search's latency
-
-            from components.embedding import get_embedding_model
-
-            self._model = get_embedding_model(self.model)
+        self._configure(SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir,
+                        model)
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     def run(self, url: str, query: str | None = None, query_embedding: list[float] | None = None) -> dict[str, Any]:
@@ -98,14 +74,6 @@ class WebScrape:
         self.warm_up()  # the tokenizer sizes the chunks; loading it is set-up, not the page's latency
         return self._guard.outputs(self._work(url, query, query_embedding, chunked=True))
 
-    @component.output_types(documents=list[Document], status=SourceStatus)
-    async def run_async(
-        self, url: str, query: str | None = None, query_embedding: list[float] | None = None
-    ) -> dict[str, Any]:
-        """`run` for `Pipeline.run_async`."""
-        self.warm_up()
-        return await self._guard.aoutputs(self._work(url, query, query_embedding, chunked=True))
-
     def fetch(self, url: str) -> tuple[FetchedPage | None, PageSnapshot | None, SourceStatus]:
         """The whole page (Markdown and metadata) and its snapshot, for ingestion; never raises."""
         import firecrawl  # noqa: F401 - a slow first import must not eat the page's time budget
@@ -116,11 +84,7 @@ class WebScrape:
 
     def _work(self, url: str, query: str | None, query_embedding: list[float] | None, *, chunked: bool,
               holder: dict[str, Any] | None = None):  # noqa: ANN202 - a closure for the guard
-        settings = get_settings()
-        page_timeout = self.page_timeout_s or settings.web_page_timeout_s
-        budget = self._guard.policy.timeout_s
-        patterns = list(self.exclude_patterns if self.exclude_patterns is not None else settings.web_exclude_patterns)
-        snapshots = SnapshotStore.in_folder(self.snapshot_dir)
+        settings, page_timeout, budget, patterns, snapshots = self._run_settings()
 
         def work() -> SourceResult:
             import time
@@ -157,20 +121,8 @@ class WebScrape:
         return work
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            page_timeout_s=self.page_timeout_s,
-            timeout_s=self.timeout_s,
-            retries=self.retries,
-            max_chunks=self.max_chunks,
-            exclude_patterns=self.exclude_patterns,
-            api_url=self.api_url,
-            api_key=self.api_key.to_dict() if self.api_key else None,
-            snapshot_dir=self.snapshot_dir,
-            model=self.model,
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WebScrape:
-        deserialize_secrets_inplace(data.get("init_parameters", {}), keys=["api_key"])
         return default_from_dict(cls, data)

@@ -5,16 +5,17 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict, logging
-from haystack.utils import Secret, deserialize_secrets_inplace
+from haystack import Document, component, default_from_dict, logging
+from haystack.utils import Secret
 
 from components.contracts import SourceStatus, StatusKind, source_selected
-from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
+from components.contracts.selection import filter_names
+from components.resilience import SourceError, SourceResult
 from components.resilience.errors import RetryableError
+from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
 from components.web.firecrawl_access import FirecrawlAccess, matches_pattern
-from components.web.pages import fetch_pages, page_chunks
-from components.web.snapshots import SnapshotStore
+from components.web.pages import WebSource, check_strings, fetch_pages, page_chunks
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ def _strings(name: str, value: Any, default: list[str] | None) -> list[str] | No
 
 
 @component
-class WebSearch:
+class WebSearch(WebSource):
     """Searches the web with Firecrawl, reads each result page as Markdown and returns its relevant chunks.
 
     Every page is kept as a timestamped snapshot (`SnapshotStore`) so a citation can be checked later. Pages
@@ -76,40 +77,18 @@ class WebSearch:
     ) -> None:
         if not isinstance(num_results, int) or num_results < 1:
             raise ValueError("num_results must be a positive integer")
-        if page_timeout_s is not None and page_timeout_s <= 0:
-            raise ValueError("page_timeout_s must be positive")
-        if timeout_s is not None and timeout_s <= 0:
-            raise ValueError("timeout_s must be positive")
         if not isinstance(max_chunks_per_page, int) or max_chunks_per_page < 1:
             raise ValueError("max_chunks_per_page must be a positive integer")
         for name, value in (("languages", languages), ("include_domains", include_domains),
-                            ("exclude_domains", exclude_domains), ("exclude_patterns", exclude_patterns)):
-            if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
-                raise ValueError(f"{name} must be a list of strings")
+                            ("exclude_domains", exclude_domains)):
+            check_strings(name, value)
         self.num_results = num_results
         self.languages = languages
         self.include_domains = include_domains
         self.exclude_domains = exclude_domains
-        self.exclude_patterns = exclude_patterns
-        self.page_timeout_s = page_timeout_s
-        self.timeout_s = timeout_s
-        self.retries = retries
         self.max_chunks_per_page = max_chunks_per_page
-        self.api_url = api_url
-        self.api_key = api_key or Secret.from_env_var("FIRECRAWL_API_KEY", strict=False)
-        self.snapshot_dir = snapshot_dir
-        self.model = model
-        self._model: Any = None
-        self._guard = SourceGuard(SOURCE, ResiliencePolicy.from_settings(timeout_s=timeout_s, retries=retries))
-
-    def warm_up(self) -> None:
-        """Load the embedding model and the Firecrawl client library (once per process)."""
-        if self._model is None:
-            import firecrawl  # noqa: F401 - its import takes seconds on a busy machine; not a search's latency
-
-            from components.embedding import get_embedding_model
-
-            self._model = get_embedding_model(self.model)
+        self._configure(SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir,
+                        model)
 
     # -- the branch -----------------------------------------------------------------------------------------
 
@@ -140,33 +119,12 @@ class WebSearch:
                        exclude_domains)
         )
 
-    @component.output_types(documents=list[Document], status=SourceStatus)
-    async def run_async(
-        self,
-        query: str,
-        query_embedding: list[float] | None = None,
-        filters: dict[str, Any] | None = None,
-        as_of: str | None = None,
-        sources: list[str] | None = None,
-        num_results: int | None = None,
-        languages: list[str] | None = None,
-        include_domains: list[str] | None = None,
-        exclude_domains: list[str] | None = None,
-    ) -> dict[str, Any]:
-        """`run` for `Pipeline.run_async`: the same inputs and outputs; the fetching runs in a worker thread."""
-        return await self._guard.aoutputs(
-            self._plan(query, query_embedding, filters, as_of, sources, num_results, languages, include_domains,
-                       exclude_domains)
-        )
-
-    # -- internals --------------------------------------------------------------------------------------------
-
     def _plan(self, query, query_embedding, filters, as_of, sources, num_results, languages,  # noqa: ANN001
               include_domains, exclude_domains):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work
         early = self._early_status(sources, as_of)
         if early is not None:
             return early
-        include_domains = include_domains or _filter_list(filters, "domains")
+        include_domains = include_domains or filter_names(filters, "domains")
         work = self._work(query, query_embedding, num_results, languages, include_domains, exclude_domains)
         self.warm_up()  # loading the model is set-up, not the source's latency
         return work
@@ -206,10 +164,7 @@ class WebSearch:
         include_domains: list[str] | None,
         exclude_domains: list[str] | None,
     ):  # noqa: ANN202 - a closure for the guard
-        settings = get_settings()
-        page_timeout = self.page_timeout_s or settings.web_page_timeout_s
-        budget = self._guard.policy.timeout_s
-        snapshots = SnapshotStore.in_folder(self.snapshot_dir)
+        settings, page_timeout, budget, patterns, snapshots = self._run_settings()
 
         def work() -> SourceResult:
             started = time.monotonic()
@@ -223,8 +178,6 @@ class WebSearch:
             langs = _strings("languages", languages, self.languages)
             include = _strings("include_domains", include_domains, self.include_domains)
             exclude = _strings("exclude_domains", exclude_domains, self.exclude_domains) or []
-            patterns = list(self.exclude_patterns if self.exclude_patterns is not None
-                            else settings.web_exclude_patterns)
             # Leave room in the budget for chunking and embedding after the pages arrive.
             deadline = started + max(budget - 1.0, budget * 0.7)
             access = FirecrawlAccess.configured(self.api_key, self.api_url, max(1.0, min(page_timeout, budget)))
@@ -257,35 +210,8 @@ class WebSearch:
         return work
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(
-            self,
-            num_results=self.num_results,
-            languages=self.languages,
-            include_domains=self.include_domains,
-            exclude_domains=self.exclude_domains,
-            exclude_patterns=self.exclude_patterns,
-            page_timeout_s=self.page_timeout_s,
-            timeout_s=self.timeout_s,
-            retries=self.retries,
-            max_chunks_per_page=self.max_chunks_per_page,
-            api_url=self.api_url,
-            api_key=self.api_key.to_dict() if self.api_key else None,
-            snapshot_dir=self.snapshot_dir,
-            model=self.model,
-        )
+        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WebSearch:
-        deserialize_secrets_inplace(data.get("init_parameters", {}), keys=["api_key"])
         return default_from_dict(cls, data)
-
-
-def _filter_list(filters: dict | None, key: str) -> list[str] | None:
-    """A list of strings from the research filters (a comma-separated string is accepted too)."""
-    value = (filters or {}).get(key)
-    if isinstance(value, str):
-        value = value.split(",")
-    if isinstance(value, (list, tuple)):
-        cleaned = [str(part).strip() for part in value if str(part).strip()]
-        return cleaned or None
-    return None

@@ -131,15 +131,8 @@ class SnapshotStore:
     def history(self, url: str) -> list[PageSnapshot]:
         """Every snapshot of `url`, oldest first (with content)."""
         folder = self.root / url_key(url.strip())
-        index = folder / "index.jsonl"
-        if not index.exists():
-            return []
         snapshots = []
-        for line in index.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by a crash: the others still count
+        for record in _index_records(folder):
             body = folder / f"{record['content_hash']}.md"
             if not body.exists():
                 continue
@@ -160,18 +153,9 @@ class SnapshotStore:
     def get(self, snapshot_id: str) -> PageSnapshot | None:
         """The snapshot a chunk's `snapshot_id` names, or None."""
         key, _, fetched_at = snapshot_id.partition("@")
-        folder = self.root / key
-        index = folder / "index.jsonl"
-        if not fetched_at or not index.exists():
-            return None
-        for line in index.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if record.get("fetched_at") == fetched_at:
-                return next((snap for snap in self.history(record["url"]) if snap.fetched_at == fetched_at), None)
-        return None
+        records = _index_records(self.root / key) if fetched_at else []
+        url = next((record["url"] for record in records if record.get("fetched_at") == fetched_at), None)
+        return next((snap for snap in self.history(url) if snap.fetched_at == fetched_at), None) if url else None
 
     def at(self, url: str, when: str | dt.datetime | dt.date | None = None) -> PageSnapshot | None:
         """The latest snapshot of `url` fetched at or before `when` (default: the latest), or None."""
@@ -184,3 +168,18 @@ class SnapshotStore:
     @staticmethod
     def _snapshot_id(url: str, fetched_at: str) -> str:
         return f"{url_key(url)}@{fetched_at}"
+
+
+def _index_records(folder: Path) -> list[dict[str, Any]]:
+    """The records of a page's snapshot index (none when it has no index); a line cut short by a crash is passed
+    over, the others still count."""
+    index = folder / "index.jsonl"
+    if not index.exists():
+        return []
+    records = []
+    for line in index.read_text(encoding="utf-8").splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return records

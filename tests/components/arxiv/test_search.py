@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import pytest
@@ -197,10 +196,3 @@ class TestArxivSearch:
         assert skipped["status"].status is StatusKind.SKIPPED
         assert arxiv_server.query_requests() == []
         assert component.run(query="attention", sources=["auto"])["status"].ok
-
-    @pytest.mark.integration
-    def test_run_async_matches_run(self, arxiv_server):
-        component = make(arxiv_server)
-        sync_ids = [doc.id for doc in component.run(query=QUESTION)["documents"]]
-        result = asyncio.run(component.run_async(query=QUESTION))
-        assert [doc.id for doc in result["documents"]] == sync_ids

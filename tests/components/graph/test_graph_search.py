@@ -145,11 +145,3 @@ class TestGraphSearch:
         status = GraphSearch().run(query="Airbus", as_of="yesterday")["status"]
         assert status.status is StatusKind.ERROR and "as_of 'yesterday' is not an ISO date" in status.message
 
-    @pytest.mark.integration
-    async def test_run_async_matches_run(self, bridge_collection):
-        collection, _ = bridge_collection
-        search = searcher(collection)
-        sync = search.run(query=QUESTION)
-        result = await search.run_async(query=QUESTION)
-        assert [d.id for d in result["documents"]] == [d.id for d in sync["documents"]]
-        assert (await search.run_async(query=QUESTION, sources=["web"]))["status"].status is StatusKind.SKIPPED

@@ -98,7 +98,7 @@ class TestGraphStoreConformance:
         assert only and {hit.fact.document_id for hit in only} == {"airbus-2020"}
         dated = airbus_store.search_facts("Airbus", limit=50, scope=FactScope(date_to=dt.date(2019, 12, 31)))
         assert dated and {hit.fact.document_id for hit in dated} == {"airbus-2019"}
-        assert all(FactScope(date_to=dt.date(2019, 12, 31)).admits(hit.fact) for hit in dated)
+        assert all(hit.fact.document_date and hit.fact.document_date <= dt.date(2019, 12, 31) for hit in dated)
 
     def test_known_names_are_entity_names_and_aliases(self, airbus_store):
         assert airbus_store.known_names({"airbus", "enders", "boeing", "tom enders"}) == {
@@ -152,5 +152,4 @@ class TestGraphStoreConformance:
         empty_store.replace_document(DocumentGraph("nothing"))
         assert empty_store.document_fact_count("nothing") == 0
         assert empty_store.entity_facts([]) == []
-        assert empty_store.get_entity("no-such-uuid") is None
         assert empty_store.match_entities("Airbus") == [] and empty_store.best_entity_facts(["no-such-uuid"]) == {}

@@ -328,13 +328,13 @@ class TestKnowledgeBaseConformance:
         query = "wild yeast"
         embedding = embedding_model.embed_one(query).tolist()
         component = KnowledgeBaseSearch(mode="hybrid", collection=loaded)
-        sync = component.run(query=query, query_embedding=embedding, filters={"doc_types": ["web"]})
         pipeline = Pipeline()
         pipeline.add_component("search", component)
 
         async def run_async(**inputs):
             return (await pipeline.run_async({"search": inputs}))["search"]
 
+        sync = component.run(query=query, query_embedding=embedding, filters={"doc_types": ["web"]})
         result = await run_async(query=query, query_embedding=embedding, filters={"doc_types": ["web"]})
         assert _ids(result) == _ids(sync) and result["status"].status is StatusKind.SUCCESS
         skipped = await run_async(query=query, sources=["memory"])

@@ -162,7 +162,7 @@ class TestMemoryRecallEmbedded:
         assert len(recall.run(query="Acme", num_results=0)["documents"]) == 1
         assert len(recall.run(query="Acme", num_results=500)["documents"]) == 5
 
-    async def test_run_async_matches_run(self, database_url, embedding_model, collection_name) -> None:  # noqa: ANN001
+    def test_auto_selects_memory_and_another_source_skips_it(self, database_url, embedding_model, collection_name) -> None:  # noqa: ANN001, E501
         _remember(
             collection_name,
             embedding_model,
@@ -175,9 +175,9 @@ class TestMemoryRecallEmbedded:
         )
         recall = MemoryRecall(backend="embedded", table=collection_name, timeout_s=10)
         sync = recall.run(query="Globex headquarters")
-        result = await recall.run_async(query="Globex headquarters", sources=["auto"])
+        result = recall.run(query="Globex headquarters", sources=["auto"])
         assert [d.id for d in result["documents"]] == [d.id for d in sync["documents"]] and result["documents"]
-        skipped = await recall.run_async(query="Globex", sources=["kb"])
+        skipped = recall.run(query="Globex", sources=["kb"])
         assert skipped["status"].status is StatusKind.SKIPPED
 
     def test_an_unreachable_database_is_a_status(self, monkeypatch: pytest.MonkeyPatch, collection_name) -> None:  # noqa: ANN001
@@ -283,10 +283,12 @@ class TestMemoryRecallZep:
         status = MemoryRecall(backend="zep", timeout_s=1).run(query="Acme")["status"]
         assert status.status is StatusKind.ERROR and "ZEP_API_URL" in status.message
 
-    async def test_run_async_on_zep(self, zep_env, embedding_model) -> None:  # noqa: ANN001
+    async def test_concurrent_questions_on_zep(self, zep_env, embedding_model) -> None:  # noqa: ANN001
         self._seed(zep_env)
         recall = MemoryRecall(backend="zep", zep_api_url=zep_env.base_url, timeout_s=2)
-        results = await asyncio.gather(recall.run_async(query="Acme"), recall.run_async(query="Globex"))
+        # As `Pipeline.run_async` runs a sync component: each question in a worker thread of its own.
+        results = await asyncio.gather(asyncio.to_thread(recall.run, query="Acme"),
+                                       asyncio.to_thread(recall.run, query="Globex"))
         assert all(r["status"].ok and r["documents"] for r in results)
 
 

@@ -42,8 +42,7 @@ class TestMemoryStoreParameter:
             made.append((backend, table, url, key))
             return Mock(spec=MemoryStore)
 
-        monkeypatch.setattr("components.memory.recall.make_memory_store", make)
-        monkeypatch.setattr("components.memory.writer.make_memory_store", make)
+        monkeypatch.setattr("components.memory.backends.make_memory_store", make)
         monkeypatch.setenv("ZEP_API_KEY", "k-from-env")
         recall = MemoryRecall(backend="zep", zep_api_url="http://127.0.0.1:9/")
         writer = MemoryWriter(backend="embedded", table="notes_memory")

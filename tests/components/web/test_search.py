@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from components.contracts import ContextChunk, SourceType, StatusKind, WebMetadata, document_to_chunk
+from components.contracts import SourceType, StatusKind, WebMetadata, document_to_chunk
 from components.web import SnapshotStore, WebSearch
 from tests.contract_servers import free_port
 
@@ -291,15 +291,6 @@ class TestWebSearch:
         assert firecrawl_server.requests == []
         chosen = component.run(query=QUESTION, sources=["web"])
         assert chosen["status"].status is StatusKind.SUCCESS
-
-    @pytest.mark.integration
-    def test_run_async_matches_run(self, firecrawl_server, firecrawl_key, work_dir):
-        component = make(firecrawl_server, work_dir)
-        sync_ids = [doc.id for doc in component.run(query=QUESTION)["documents"]]
-        result = asyncio.run(component.run_async(query=QUESTION))
-        assert result["status"].status is StatusKind.SUCCESS
-        assert [doc.id for doc in result["documents"]] == sync_ids
-        assert all(isinstance(document_to_chunk(doc), ContextChunk) for doc in result["documents"])
 
 
 @pytest.mark.integration
