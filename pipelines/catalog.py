@@ -12,6 +12,8 @@ import asyncio
 import inspect
 import threading
 import time
+import weakref
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -110,6 +112,23 @@ def allow_our_modules() -> None:
 
     for module in ALLOWED_MODULES:
         allow_deserialization_module(module)
+
+
+# `Pipeline.run_async` runs sync components (every source: each waits out its guarded call) through
+# `asyncio.to_thread`, i.e. the loop's default executor, which has cpu + 4 threads (6 here): the sources of two
+# concurrent questions would already queue behind each other's waits. Each loop that runs pipelines gets one larger
+# pool, once; idle threads cost nothing, and a source that hangs holds its thread only until its deadline.
+SOURCE_THREADS = 64
+_loops_with_source_threads: weakref.WeakSet = weakref.WeakSet()
+
+
+def give_loop_source_threads() -> None:
+    """Give the running event loop a default executor of `SOURCE_THREADS` threads (idempotent per loop)."""
+    loop = asyncio.get_running_loop()
+    if loop in _loops_with_source_threads:
+        return
+    loop.set_default_executor(ThreadPoolExecutor(max_workers=SOURCE_THREADS, thread_name_prefix="research-source"))
+    _loops_with_source_threads.add(loop)
 
 
 def default_pipelines_file() -> Path:
@@ -385,6 +404,7 @@ class PipelineCatalog:
 
     async def run_async(self, name: str, inputs: dict[str, Any], concurrency_limit: int = 8) -> dict[str, Any]:
         """`run` on the event loop: independent branches run concurrently."""
+        give_loop_source_threads()
         spec = self.spec(name)
         pipeline = (
             self.get(name) if self._entries[name].pipeline is not None else await asyncio.to_thread(self.get, name)

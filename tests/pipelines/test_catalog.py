@@ -300,3 +300,19 @@ class TestKnowledgeBaseStoresInTheCatalog:
         finally:
             monkeypatch.delenv("KB_BACKEND")
             reload_settings()
+
+
+class TestSourceThreads:
+    async def test_the_loop_runs_more_sync_sources_at_once_than_its_default_pool(self):
+        # Twelve blocking calls that can only finish when all twelve run at the same time (the default pool here has
+        # cpu + 4 threads): a pool too small breaks the barrier instead of hanging the test.
+        import asyncio
+        import threading
+
+        from pipelines.catalog import SOURCE_THREADS, give_loop_source_threads
+
+        for _ in range(2):  # idempotent
+            give_loop_source_threads()
+        barrier = threading.Barrier(12, timeout=10)
+        waited = await asyncio.gather(*(asyncio.to_thread(barrier.wait) for _ in range(12)))
+        assert sorted(waited) == list(range(12)) and SOURCE_THREADS >= 12
