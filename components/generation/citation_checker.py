@@ -9,7 +9,7 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from components.generation.cited_answer_builder import CITATION_MARK, cited_numbers
 from components.generation.extractive_answer_generator import ABSTENTION_PREFIX
 from components.ranking.evidence import idf_weights
-from components.text.analyzer import sentence_spans, terms
+from components.text.analyzer import analyze, sentence_spans, terms
 
 
 @component
@@ -44,7 +44,8 @@ class CitationChecker:
         :returns: `sentences`: one dict per sentence (text, citations, supported, support_score, abstains);
             `unsupported`: how many sentences are not supported.
         """
-        chunk_terms = [set(terms(document.content or "")) for document in documents]
+        # The analyzer's cached analysis: the ranker has just analysed these very chunks.
+        chunk_terms = [set(analyze(document.content or "").counts) for document in documents]
         results: list[dict[str, Any]] = []
         carried: list[int] = []
         text = answer or ""
