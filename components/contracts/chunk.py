@@ -7,7 +7,6 @@ Haystack filters and joiners see them) plus the source-specific metadata. `chunk
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from enum import Enum
 from typing import Any
