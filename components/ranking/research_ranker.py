@@ -170,8 +170,11 @@ class ResearchRanker:
         """
         started = time.perf_counter()
         limit = min(50, max(1, int(top_k))) if top_k is not None else self.top_k
+        # Branches in the order of their names: which copy of a chunk is kept, and whose metadata completes it,
+        # never depends on which branch finished first.
+        branches = sorted((list(branch) for branch in branch_documents or [] if branch), key=_branch_name)
         if documents is None:
-            pool, pool_fusion = self._fuse(branch_documents)
+            pool, pool_fusion = self._fuse(branches)
         else:
             pool = list(documents)
             pool_fusion = [d.score if d.score is not None else 0.0 for d in pool]
@@ -186,8 +189,8 @@ class ResearchRanker:
             candidates = [candidates[int(index)] for index in head]
             fusion = fusion[head]
 
-        branch_ranks = self._branch_ranks(branch_documents)
-        branch_meta = self._branch_meta(branch_documents)
+        branch_ranks = self._branch_ranks(branches)
+        branch_meta = self._branch_meta(branches)
         semantic = self._semantic(query, candidates, query_embedding)
         evidence = self._evidence(query, candidates, semantic, query_embedding)
         fused_order = {document.id: rank for rank, document in enumerate(self._by(fusion, candidates), start=1)}
@@ -236,11 +239,9 @@ class ResearchRanker:
         return [documents[int(i)] for i in np.argsort(-scores, kind="stable")]
 
     @staticmethod
-    def _fuse(branch_documents: Any) -> tuple[list[Document], list[float]]:
-        """One copy of every chunk the branches found, best fused first (ties by id), and its RRF score. The
-        branches are taken in the order of their names, so which copy is kept never depends on which branch
-        finished first."""
-        branches = sorted((list(branch) for branch in branch_documents or [] if branch), key=_branch_name)
+    def _fuse(branches: list[list[Document]]) -> tuple[list[Document], list[float]]:
+        """One copy of every chunk the branches found (the first branch's), best fused first (ties by id), and its
+        RRF score."""
         scores = reciprocal_rank_fusion([[document.id for document in branch] for branch in branches])
         first: dict[str, Document] = {}
         for branch in branches:
