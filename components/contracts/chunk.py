@@ -7,7 +7,6 @@ Haystack filters and joiners see them) plus the source-specific metadata. `chunk
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from enum import Enum
 from typing import Any
@@ -174,18 +173,28 @@ class ChunkDocument(Document):
     """The `Document` that carries a `ContextChunk`: a plain Haystack Document that copies itself cheaply.
 
     Haystack deep-copies every component's inputs; the generic deep copy walks each chunk's two dozen metadata
-    values one by one and made up about a third of a research question's own time. Chunk metadata is flat (plain
-    values, with at most one level of lists and dicts), so copying the containers one level deep is a true copy.
+    values one by one and made up about a third of a research question's own time. Chunk metadata is JSON-like
+    (plain values in dicts and lists), so copying its containers is a true copy.
     (Not re-decorated as a dataclass: the fields are inherited, and so is Haystack's init-tracking constructor.)
     """
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ChunkDocument:
-        meta = {
-            key: (dict(value) if isinstance(value, dict) else list(value) if isinstance(value, list) else value)
-            for key, value in self.meta.items()
-        }
-        embedding = list(self.embedding) if self.embedding is not None else None
-        return dataclasses.replace(self, meta=meta, embedding=embedding)
+        # Field by field, not through the constructor: Haystack's init tracking and mutation warnings cost more
+        # than the copy itself (15 -> 5 us a chunk, about 170 chunks copied per research question).
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone.__dict__["meta"] = {key: _plain_copy(value) for key, value in self.meta.items()}
+        clone.__dict__["embedding"] = list(self.embedding) if self.embedding is not None else None
+        return clone
+
+
+def _plain_copy(value: Any) -> Any:
+    """A copy of JSON-like metadata (dicts and lists of plain values, such as the ranker's evidence)."""
+    if isinstance(value, dict):
+        return {key: _plain_copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain_copy(item) for item in value]
+    return value
 
 
 def chunk_to_document(chunk: ContextChunk, embedding: list[float] | None = None) -> Document:

@@ -10,7 +10,7 @@ from components.generation.cited_answer_builder import CITATION_MARK, cited_numb
 from components.generation.extractive_answer_generator import ABSTENTION_PREFIX
 from components.ranking.evidence import idf_weights
 from components.serialization import init_parameters_to_dict
-from components.text.analyzer import sentence_spans, terms
+from components.text.analyzer import analyze, sentence_spans, terms
 
 
 @component
@@ -45,7 +45,8 @@ class CitationChecker:
         :returns: `sentences`: one dict per sentence (text, citations, supported, support_score, abstains);
             `unsupported`: how many sentences are not supported.
         """
-        chunk_terms = [set(terms(document.content or "")) for document in documents]
+        # The analyzer's cached analysis: the ranker has just analysed these very chunks.
+        chunk_terms = [set(analyze(document.content or "").counts) for document in documents]
         results: list[dict[str, Any]] = []
         carried: list[int] = []
         text = answer or ""

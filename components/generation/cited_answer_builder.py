@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from haystack import Document, component, default_from_dict, logging
@@ -63,7 +64,8 @@ class CitedAnswerBuilder:
         for number, document in enumerate(documents, start=1):
             meta = dict(document.meta or {})
             meta["citation_number"] = number
-            numbered.append(Document(id=document.id, content=document.content, meta=meta, score=document.score))
+            # `replace` keeps the chunk's own Document class (the contract's cheaply copied one) for the stages after.
+            numbered.append(replace(document, meta=meta, blob=None, embedding=None, sparse_embedding=None))
         invalid = [number for number in cited_numbers(answer) if not 1 <= number <= len(numbered)]
         if invalid:
             logger.info("The answer cites sources that were not listed: {numbers}", numbers=invalid)

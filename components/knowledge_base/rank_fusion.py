@@ -1,9 +1,11 @@
-"""Reciprocal rank fusion of a store's own hit lists, inside one knowledge-base source.
+"""Reciprocal rank fusion: the project's one RRF.
 
-The research pipeline fuses its sources with Haystack's `DocumentJoiner(join_mode="reciprocal_rank_fusion")`.
-A hybrid knowledge-base search fuses its dense and keyword hit lists earlier, before they become Documents, and
-keeps each chunk's rank in both lists; this is that fusion, once. Same formula as Haystack's: k=60 with 1-based
-ranks is its k=61 with 0-based ones (its scores are these times 61).
+The research pipeline's `ResearchRanker` fuses the sources' lists with it (from the branch lists it reads anyway,
+rather than through a `DocumentJoiner` that would hand every chunk through the pipeline once more), and a hybrid
+knowledge-base search fuses its dense and keyword hit lists with it before they become Documents, keeping each
+chunk's rank in both lists. Same formula as Haystack's `DocumentJoiner(join_mode="reciprocal_rank_fusion")`: k=60
+with 1-based ranks is its k=61 with 0-based ones (its scores are these times 61, over the number of lists when
+it weighs them equally).
 
 Usage:
 ```python

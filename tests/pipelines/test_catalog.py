@@ -21,7 +21,6 @@ def answer_catalog() -> dict:
     """The research pipeline's stages after retrieval, fed documents directly: no knowledge base needed."""
     research = yaml.safe_load(REPO_CATALOG.read_text())["pipelines"]["research"]
     after_retrieval = (
-        "joiner",
         "statuses",
         "ranker",
         "prompt_builder",
@@ -41,7 +40,7 @@ def answer_catalog() -> dict:
                 "description": "Rank, answer and cite given chunks.",
                 "inputs": {
                     "question": ["ranker.query", "prompt_builder.query", "generator.query"],
-                    "documents": ["joiner.documents"],
+                    "documents": ["ranker.branch_documents"],
                     "top_k": ["ranker.top_k"],
                 },
                 "outputs": research["outputs"],
@@ -209,8 +208,8 @@ class TestPipelineCatalog:
                 "input 'extra' feeds unknown component 'rankr'",
             ),
             (
-                lambda d: d["pipelines"]["answer"]["inputs"].update(extra=["ranker.documents"]),
-                "feeds 'ranker.documents', which another component already feeds",
+                lambda d: d["pipelines"]["answer"]["inputs"].update(extra=["answer_builder.documents"]),
+                "feeds 'answer_builder.documents', which another component already feeds",
             ),
             (
                 lambda d: d["pipelines"]["answer"]["inputs"].update(

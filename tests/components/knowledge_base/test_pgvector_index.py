@@ -100,12 +100,41 @@ class TestPgvectorChunkIndex:
 
     def test_embedded_database_is_given_to_the_store_without_leaking_into_its_dict(self, kb, database_url):
         store = kb.index.document_store
-        assert store.connection_string.resolve_value() == database_url
+        assert store.connection_string.database_url == database_url
         assert store.to_dict()["init_parameters"]["connection_string"] == {
             "type": "env_var",
             "env_vars": CONNECTION_ENV_VARS,
             "strict": False,
         }
+        # The integration's own connection to the embedded server does not wait for the WAL flush per row.
+        kb.upsert_document(*_document("a", 1))
+        assert store._connection.execute("SHOW synchronous_commit").fetchone()[0] == "off"
+
+    def test_the_fast_write_path_stores_what_the_integration_stores_for_plain_documents(
+        self, kb, collection_name, database_url
+    ):
+        from haystack.document_stores.types import DuplicatePolicy
+
+        from components.knowledge_base.chunk_index import chunk_to_document
+
+        document, chunks = _document("a", 3, date=dt.date(2021, 5, 6))
+        kb.upsert_document(document, chunks)
+        plain = _store(f"{collection_name}_plain")
+        plain.connection_string = Secret.from_token(database_url)
+        try:
+            plain.write_documents([chunk_to_document(document, chunk) for chunk in chunks], policy=DuplicatePolicy.FAIL)
+            rows = {}
+            with kb.registry.connection() as conn:
+                for table in (kb.collection, f"{collection_name}_plain"):
+                    rows[table] = conn.execute(
+                        f'SELECT id, content, meta, embedding::text, blob_data IS NULL FROM "{table}" ORDER BY id'
+                    ).fetchall()
+            assert rows[kb.collection] == rows[f"{collection_name}_plain"] and len(rows[kb.collection]) == 3
+            stored = {doc.id: doc for doc in kb.index.document_store.filter_documents()}
+            assert np.array_equal(np.asarray(stored["a-1"].embedding, dtype=np.float32), chunks[1].embedding)
+        finally:
+            plain.delete_table()
+            plain.close()
 
     def test_two_collections_have_their_own_index_names(self, kb, collection_name):
         other = knowledge_base_for(_store(f"{collection_name}_b"))

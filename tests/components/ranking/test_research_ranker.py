@@ -82,6 +82,25 @@ class TestResearchRanker:
         assert by_id["cp"] == {"kb_dense": 1, "fused": by_id["cp"]["fused"], "ranked": by_id["cp"]["ranked"]}
         assert sorted(ranks["ranked"] for ranks in by_id.values()) == [1, 2, 3]
 
+    def test_without_documents_it_fuses_the_branches_as_the_joiner_would_whatever_order_they_arrive_in(self):
+        dense = [PANTHERS, kb_document("sb", SUPER_BOWL.content, 0.55, ranks={"kb_dense": 2})]
+        keyword = [
+            kb_document("sb", SUPER_BOWL.content, 0.55, ranks={"kb_keyword": 1}),
+            kb_document("pa", PARIS.content, 0.1, ranks={"kb_keyword": 2}),
+        ]
+        dense[1].meta["found_by"], keyword[0].meta["found_by"] = "dense", "keyword"
+        query = "Super Bowl 50 winner"
+        fused = DocumentJoiner(join_mode="reciprocal_rank_fusion").run([dense, keyword])["documents"]
+        joined = ResearchRanker().run(query=query, documents=fused, branch_documents=[dense, keyword])["documents"]
+        for branches in ([dense, keyword], [keyword, dense]):
+            own = ResearchRanker().run(query=query, branch_documents=branches)["documents"]
+            assert [d.id for d in own] == [d.id for d in joined]
+            assert [d.meta["ranks"] for d in own] == [d.meta["ranks"] for d in joined]
+            assert [d.score for d in own] == pytest.approx([d.score for d in joined])
+            # The copy kept is the same whichever branch finished first (the dense one: branches by name).
+            assert next(d for d in own if d.id == "sb").meta["found_by"] == "dense"
+        assert ResearchRanker().run(query=query, branch_documents=[[], []])["documents"] == []
+
     def test_top_k_limits_and_is_clamped(self):
         documents = [PANTHERS, SUPER_BOWL, PARIS]
         assert len(ResearchRanker(top_k=2).run(query="football", documents=documents)["documents"]) == 2
