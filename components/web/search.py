@@ -14,6 +14,7 @@ from components.resilience import SourceError, SourceResult
 from components.resilience.errors import RetryableError
 from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
+from components.validation import positive_int
 from components.web.firecrawl_access import FirecrawlAccess, matches_pattern
 from components.web.pages import WebSource, check_strings, fetch_pages, page_chunks
 
@@ -75,18 +76,14 @@ class WebSearch(WebSource):
         snapshot_dir: str | None = None,
         model: str = DEFAULT_EMBEDDING_MODEL,
     ) -> None:
-        if not isinstance(num_results, int) or num_results < 1:
-            raise ValueError("num_results must be a positive integer")
-        if not isinstance(max_chunks_per_page, int) or max_chunks_per_page < 1:
-            raise ValueError("max_chunks_per_page must be a positive integer")
         for name, value in (("languages", languages), ("include_domains", include_domains),
                             ("exclude_domains", exclude_domains)):
             check_strings(name, value)
-        self.num_results = num_results
+        self.num_results = positive_int("num_results", num_results)
         self.languages = languages
         self.include_domains = include_domains
         self.exclude_domains = exclude_domains
-        self.max_chunks_per_page = max_chunks_per_page
+        self.max_chunks_per_page = positive_int("max_chunks_per_page", max_chunks_per_page)
         self._configure(SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir,
                         model)
 
