@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from haystack import Document, component, default_from_dict
+from haystack import Document, component
 from haystack.utils import Secret
 
 from components.contracts import SourceStatus
 from components.resilience import SourceError, SourceResult
-from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.validation import positive_int
 from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, matches_pattern
@@ -118,10 +117,3 @@ class WebScrape(WebSource):
             return SourceResult(chunks=chunks, total_found=len(chunks))
 
         return work
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WebScrape:
-        return default_from_dict(cls, data)

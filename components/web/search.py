@@ -5,14 +5,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from haystack import Document, component, default_from_dict, logging
+from haystack import Document, component, logging
 from haystack.utils import Secret
 
 from components.contracts import SourceStatus, StatusKind, source_selected
 from components.contracts.selection import filter_names
 from components.resilience import SourceError, SourceResult
 from components.resilience.errors import RetryableError
-from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
 from components.validation import positive_int
 from components.web.firecrawl_access import FirecrawlAccess, matches_pattern
@@ -205,10 +204,3 @@ class WebSearch(WebSource):
             return SourceResult(chunks=chunks, total_found=len(kept), partial=fetched.note(len(kept)))
 
         return work
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WebSearch:
-        return default_from_dict(cls, data)
