@@ -29,6 +29,7 @@ from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.store import ChunkRecord, DocumentRecord, first_line
 from components.text.analyzer import term_counts
 from components.text.language import sentence_spans
+from components.validation import positive_int
 from ingest.formats import ConversionError, convert_bytes, doc_type_for
 from ingest.formats.common import json_safe
 from ingest.hooks import IngestHook, RefreshableHook, default_hooks
@@ -113,8 +114,8 @@ class Ingestor:
         from components.settings import get_settings
 
         settings = get_settings()
-        if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
-            raise ValueError(f"batch_size must be a positive integer, not {batch_size!r}")
+        if batch_size is not None:
+            positive_int("batch_size", batch_size)
         if store is None:
             from components.knowledge_base.factory import open_knowledge_base
 

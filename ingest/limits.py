@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from components.validation import positive_int
 from ingest.formats.common import ConversionError
 
 # How much more than the byte limit a packed format may unpack to: a Word file's XML deflates about tenfold, and its
@@ -34,9 +35,7 @@ class IngestLimits:
 
     def __post_init__(self) -> None:
         for name in ("max_bytes", "max_chars", "max_chunks"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+            positive_int(name, getattr(self, name))
 
     @classmethod
     def from_settings(cls) -> IngestLimits:

@@ -23,6 +23,7 @@ from components.knowledge_base.store import cosine_to_relevance
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
+from components.validation import positive_int
 from components.web.chunking import pick_chunks, query_terms, text_chunks
 
 SOURCE = "arxiv"
@@ -64,8 +65,8 @@ class ArxivSearch:
         api_url: str | None = None,
         model: str = DEFAULT_EMBEDDING_MODEL,
     ) -> None:
-        if not isinstance(num_results, int) or num_results < 1:
-            raise ValueError("num_results must be a positive integer")
+        positive_int("num_results", num_results)
+        positive_int("max_chunks_per_paper", max_chunks_per_paper)
         if sort_by not in SORT_OPTIONS:
             raise ValueError(f"sort_by must be one of {', '.join(SORT_OPTIONS)}")
         valid_categories = isinstance(categories, list) and all(isinstance(c, str) for c in categories)
@@ -75,8 +76,6 @@ class ArxivSearch:
             date_range(date_from, date_to)
         except SourceError as exc:
             raise ValueError(str(exc)) from None
-        if not isinstance(max_chunks_per_paper, int) or max_chunks_per_paper < 1:
-            raise ValueError("max_chunks_per_paper must be a positive integer")
         if min_interval_s is not None and min_interval_s < 0:
             raise ValueError("min_interval_s cannot be negative")
         self.num_results = num_results

@@ -30,8 +30,6 @@ from components.graph.store import (
     GraphUnavailable,
     entity_merge,
     fact_entity_positions,
-    rank_entity_matches,
-    rank_entity_search,
 )
 
 logger = logging.getLogger(__name__)
@@ -49,6 +47,12 @@ _FACT_RETURN = (
     "AS entities"
 )
 _AS_OF = " AND (f.valid_from IS NULL OR f.valid_from <= $as_of) AND (f.invalid_from IS NULL OR f.invalid_from > $as_of)"
+# An entity (`e`) or alias (`a`) whose key is the search key, starts with it, shares a word with it, or has a word
+# sharing the first or last three letters of a longer word of it: the same candidates as the embedded store's.
+_NAMED = (
+    "{v}.key = $key OR {v}.key STARTS WITH $key OR any(w IN split({v}.key, ' ') WHERE w IN $words "
+    "OR (size(w) >= 4 AND (left(w, 3) IN $heads OR right(w, 3) IN $tails)))"
+)
 _LUCENE_SPECIAL = re.compile(r"[^A-Za-z0-9 ]+")
 
 
@@ -307,33 +311,27 @@ class Neo4jGraphStore(GraphStore):
         )
         return {r["document_id"]: r["extractor"] for r in records}
 
-    def _find_entities(self, name: str, key: str, limit: int) -> list[Entity]:
+    def _entity_candidates(self, key: str) -> list[Entity]:
         records = self._read(
             "MATCH (e:Entity {collection: $c}) "
             "WHERE any(w IN split(e.key, ' ') WHERE w IN $words) "
             "OR EXISTS { MATCH (a:Alias {collection: $c, key: $key})-[:NAMES]->(e) } "
             "RETURN e.uuid AS uuid, e.name AS name, e.kind AS kind, COUNT { (e)<-[:MENTIONS]-(:Fact) } AS n, "
-            "[(a:Alias)-[:NAMES]->(e) | a.key] AS aliases LIMIT 500",
+            "[(a:Alias)-[:NAMES]->(e) | a.key] AS aliases LIMIT $cap",
             words=key.split(),
             key=key,
+            cap=MAX_ENTITY_CANDIDATES,
         )
-        candidates = [Entity(r["uuid"], r["name"], r["kind"], sorted(set(r["aliases"])), int(r["n"])) for r in records]
-        return rank_entity_matches(name, candidates, {e.uuid: set(e.aliases) for e in candidates})[:limit]
+        return [Entity(r["uuid"], r["name"], r["kind"], sorted(set(r["aliases"])), int(r["n"])) for r in records]
 
-    def _match_entities(
-        self, text: str, terms: EntitySearchTerms, limit: int, kinds: list[str] | None, as_of: dt.date | None
+    def _entity_match_candidates(
+        self, terms: EntitySearchTerms, kinds: list[str] | None, as_of: dt.date | None
     ) -> list[EntityMatch]:
-        # The same candidates as the embedded store: the query itself, names starting with it, names sharing a
-        # word with it, names with a word sharing the first or last three letters of a longer word of it.
-        named = (
-            "{v}.key = $key OR {v}.key STARTS WITH $key OR any(w IN split({v}.key, ' ') WHERE w IN $words "
-            "OR (size(w) >= 4 AND (left(w, 3) IN $heads OR right(w, 3) IN $tails)))"
-        )
         kind_clause = "e.kind IN $kinds AND " if kinds else ""
         fact_clause = " WHERE" + _AS_OF.removeprefix(" AND") if as_of is not None else ""
         records = self._read(
-            f"MATCH (e:Entity {{collection: $c}}) WHERE {kind_clause}({named.format(v='e')} "
-            f"OR EXISTS {{ MATCH (a:Alias {{collection: $c}})-[:NAMES]->(e) WHERE {named.format(v='a')} }}) "
+            f"MATCH (e:Entity {{collection: $c}}) WHERE {kind_clause}({_NAMED.format(v='e')} "
+            f"OR EXISTS {{ MATCH (a:Alias {{collection: $c}})-[:NAMES]->(e) WHERE {_NAMED.format(v='a')} }}) "
             f"MATCH (e)<-[:MENTIONS]-(f:Fact {{collection: $c}}){fact_clause} "
             "WITH e, f ORDER BY f.valid_from "
             "WITH e, count(f) AS n, "
@@ -351,7 +349,7 @@ class Neo4jGraphStore(GraphStore):
             as_of=_iso(as_of),
             cap=MAX_ENTITY_CANDIDATES,
         )
-        candidates = [
+        return [
             EntityMatch(
                 Entity(r["uuid"], r["name"], r["kind"], sorted(set(r["aliases"])), int(r["n"])),
                 match="",
@@ -362,11 +360,10 @@ class Neo4jGraphStore(GraphStore):
             )
             for r in records
         ]
-        return rank_entity_search(text, candidates, limit)
 
     def _best_entity_facts(
         self, entity_uuids: list[str], per_entity: int, as_of: dt.date | None
-    ) -> dict[str, list[FactHit]]:
+    ) -> list[tuple[str, Fact]]:
         records = self._read(
             "MATCH (e:Entity {collection: $c})<-[m:MENTIONS]-(f:Fact {collection: $c}) "
             f"WHERE e.uuid IN $uuids{_AS_OF if as_of is not None else ''} "
@@ -379,10 +376,7 @@ class Neo4jGraphStore(GraphStore):
             per=per_entity,
             as_of=_iso(as_of),
         )
-        found: dict[str, list[FactHit]] = {}
-        for record in records:
-            found.setdefault(record["for_entity"], []).append(FactHit(record_to_fact(record), 1.0))
-        return found
+        return [(record["for_entity"], record_to_fact(record)) for record in records]
 
     def document_entities(self, document_id: str, limit: int = 200) -> list[Entity]:
         records = self._read(
@@ -493,13 +487,11 @@ class Neo4jGraphStore(GraphStore):
         hits = sorted(found.values(), key=lambda h: (h.hop, h.fact.valid_at.value if h.fact.valid_at else dt.date.max))
         return hits[:limit]
 
-    def known_names(self, keys: set[str]) -> set[str]:
-        if not keys:
-            return set()
+    def _known_names(self, keys: list[str]) -> set[str]:
         records = self._read(
             "MATCH (e:Entity {collection: $c}) WHERE e.key IN $keys RETURN e.key AS key "
             "UNION MATCH (a:Alias {collection: $c}) WHERE a.key IN $keys RETURN a.key AS key",
-            keys=sorted(keys),
+            keys=keys,
         )
         return {record["key"] for record in records}
 

@@ -30,8 +30,6 @@ from components.graph.store import (
     GraphUnavailable,
     entity_merge,
     fact_entity_positions,
-    rank_entity_matches,
-    rank_entity_search,
     table_prefix,
 )
 
@@ -120,6 +118,13 @@ _FACT_COLUMNS = """
 _AS_OF = (
     " AND (f.valid_from IS NULL OR f.valid_from <= %(as_of)s)"
     " AND (f.invalid_from IS NULL OR f.invalid_from > %(as_of)s)"
+)
+# A name (`{column}`: an entity's key or an alias) that is the search key, starts with it, shares a word with it, or
+# has a word sharing its first or last three letters with a longer word of it (for misspellings).
+_NAMED = (
+    "{column} = %(key)s OR {column} LIKE %(prefix)s OR string_to_array({column}, ' ') && %(words)s "
+    "OR EXISTS (SELECT 1 FROM unnest(string_to_array({column}, ' ')) AS w(word) WHERE length(w.word) >= 4 "
+    "AND (left(w.word, 3) = ANY(%(heads)s) OR right(w.word, 3) = ANY(%(tails)s)))"
 )
 _WORD_RE = re.compile(r"[A-Za-z0-9]+")
 
@@ -370,7 +375,7 @@ class PostgresGraphStore(GraphStore):
 
     # -- reads --------------------------------------------------------------------------------------------------
 
-    def _entities_by_keys(self, keys: list[str]) -> tuple[list[Entity], dict[str, set[str]]]:
+    def _entity_candidates(self, key: str) -> list[Entity]:
         rows = self._fetch(
             """
             SELECT e.uuid, e.key, e.name, e.kind,
@@ -383,32 +388,20 @@ class PostgresGraphStore(GraphStore):
                      OR e.uuid IN (SELECT a.entity_uuid FROM {aliases} a WHERE a.alias_key = ANY(%(keys)s)) DESC,
                      (SELECT count(*) FROM unnest(string_to_array(e.key, ' ')) AS w(word)
                       WHERE w.word = ANY(%(words)s)) DESC
-            LIMIT 500
+            LIMIT %(cap)s
             """,
-            {"words": sorted({w for k in keys for w in k.split()}), "keys": keys},
+            {"words": sorted(set(key.split())), "keys": [key], "cap": MAX_ENTITY_CANDIDATES},
         )
-        entities = [Entity(r["uuid"], r["name"], r["kind"], sorted(r["aliases"]), r["fact_count"]) for r in rows]
-        return entities, {e.uuid: set(e.aliases) for e in entities}
+        return [Entity(r["uuid"], r["name"], r["kind"], sorted(r["aliases"]), r["fact_count"]) for r in rows]
 
-    def _find_entities(self, name: str, key: str, limit: int) -> list[Entity]:
-        candidates, alias_map = self._entities_by_keys([key])
-        return rank_entity_matches(name, candidates, alias_map)[:limit]
-
-    def _match_entities(
-        self, text: str, terms: EntitySearchTerms, limit: int, kinds: list[str] | None, as_of: dt.date | None
+    def _entity_match_candidates(
+        self, terms: EntitySearchTerms, kinds: list[str] | None, as_of: dt.date | None
     ) -> list[EntityMatch]:
-        # A name (or an alias) is a candidate when it is the query, starts with it, shares a word with it, or has
-        # a word sharing its first or last three letters with a longer word of the query (for misspellings).
-        named = (
-            "{column} = %(key)s OR {column} LIKE %(prefix)s OR string_to_array({column}, ' ') && %(words)s "
-            "OR EXISTS (SELECT 1 FROM unnest(string_to_array({column}, ' ')) AS w(word) WHERE length(w.word) >= 4 "
-            "AND (left(w.word, 3) = ANY(%(heads)s) OR right(w.word, 3) = ANY(%(tails)s)))"
-        )
         template = f"""
             WITH named AS (
-                SELECT e.uuid FROM {{entities}} e WHERE {named.format(column="e.key")}
+                SELECT e.uuid FROM {{entities}} e WHERE {_NAMED.format(column="e.key")}
                 UNION
-                SELECT a.entity_uuid FROM {{aliases}} a WHERE {named.format(column="a.alias_key")}
+                SELECT a.entity_uuid FROM {{aliases}} a WHERE {_NAMED.format(column="a.alias_key")}
             )
             SELECT e.uuid, e.key, e.name, e.kind,
                    ARRAY(SELECT DISTINCT a.alias_key FROM {{aliases}} a WHERE a.entity_uuid = e.uuid) AS aliases,
@@ -445,7 +438,7 @@ class PostgresGraphStore(GraphStore):
                 "cap": MAX_ENTITY_CANDIDATES,
             },
         )
-        candidates = [
+        return [
             EntityMatch(
                 Entity(r["uuid"], r["name"], r["kind"], sorted(r["aliases"]), int(r["n"])),
                 match="",
@@ -456,11 +449,10 @@ class PostgresGraphStore(GraphStore):
             )
             for r in rows
         ]
-        return rank_entity_search(text, candidates, limit)
 
     def _best_entity_facts(
         self, entity_uuids: list[str], per_entity: int, as_of: dt.date | None
-    ) -> dict[str, list[FactHit]]:
+    ) -> list[tuple[str, Fact]]:
         template = f"""
             WITH ranked AS (
                 SELECT x.entity_uuid, x.fact_uuid,
@@ -481,10 +473,7 @@ class PostgresGraphStore(GraphStore):
             ORDER BY r.entity_uuid, r.rank
         """
         rows = self._fetch(template, {"uuids": list(entity_uuids), "per": per_entity, "as_of": as_of})
-        found: dict[str, list[FactHit]] = {}
-        for row in rows:
-            found.setdefault(row["for_entity"], []).append(FactHit(row_to_fact(row), 1.0))
-        return found
+        return [(row["for_entity"], row_to_fact(row)) for row in rows]
 
     def document_entities(self, document_id: str, limit: int = 200) -> list[Entity]:
         rows = self._fetch(
@@ -604,13 +593,11 @@ class PostgresGraphStore(GraphStore):
         )
         return {row["document_id"]: row["extractor"] for row in rows}
 
-    def known_names(self, keys: set[str]) -> set[str]:
-        if not keys:
-            return set()
+    def _known_names(self, keys: list[str]) -> set[str]:
         rows = self._fetch(
             "SELECT key FROM {entities} WHERE key = ANY(%(keys)s) "
             "UNION SELECT alias_key FROM {aliases} WHERE alias_key = ANY(%(keys)s)",
-            {"keys": sorted(keys)},
+            {"keys": keys},
         )
         return {row["key"] for row in rows}
 

@@ -297,11 +297,15 @@ class GraphStore(ABC):
     def find_entities(self, name: str, limit: int = 5) -> list[Entity]:
         """The entities `name` means, best first (see `rank_entity_matches`)."""
         key = normalise_name(name)
-        return self._find_entities(name, key, limit) if key else []
+        if not key:
+            return []
+        candidates = self._entity_candidates(key)
+        return rank_entity_matches(name, candidates, {e.uuid: set(e.aliases) for e in candidates})[:limit]
 
     @abstractmethod
-    def _find_entities(self, name: str, key: str, limit: int) -> list[Entity]:
-        """`find_entities` for a name whose normalised `key` is not empty."""
+    def _entity_candidates(self, key: str) -> list[Entity]:
+        """`find_entities`' candidates for a non-empty normalised name `key`: up to `MAX_ENTITY_CANDIDATES` entities
+        sharing a word with it or having it as an alias, with their aliases and fact counts, the likeliest first."""
 
     @abstractmethod
     def search_facts(
@@ -341,26 +345,33 @@ class GraphStore(ABC):
         dates of its first and last dated facts; `kinds` keeps those entity kinds only, `as_of` counts only facts
         valid then (an entity with none is left out). One query."""
         terms = EntitySearchTerms.of(text)
-        return self._match_entities(text, terms, limit, kinds, as_of) if terms.key else []
+        return rank_entity_search(text, self._entity_match_candidates(terms, kinds, as_of), limit) if terms.key else []
 
     @abstractmethod
-    def _match_entities(
-        self, text: str, terms: EntitySearchTerms, limit: int, kinds: list[str] | None, as_of: dt.date | None
+    def _entity_match_candidates(
+        self, terms: EntitySearchTerms, kinds: list[str] | None, as_of: dt.date | None
     ) -> list[EntityMatch]:
-        """`match_entities` for a text whose search `terms` have a key."""
+        """`match_entities`' candidates for search `terms` with a key, not yet scored: up to `MAX_ENTITY_CANDIDATES`
+        entities whose name or an alias is the key, starts with it, shares a word with it, or has a word sharing the
+        first or last three letters of a longer word of it; exact, alias and prefix matches first, then by facts."""
 
     def best_entity_facts(
         self, entity_uuids: list[str], per_entity: int = 3, as_of: dt.date | None = None
     ) -> dict[str, list[FactHit]]:
         """Up to `per_entity` facts of each entity, best first: those about it (it comes first in the sentence),
         then those linking it to other entities, then the most recent. One query; a fact may serve two entities."""
-        return self._best_entity_facts(list(entity_uuids), per_entity, as_of) if entity_uuids and per_entity > 0 else {}
+        found: dict[str, list[FactHit]] = {}
+        if entity_uuids and per_entity > 0:
+            for entity_uuid, fact in self._best_entity_facts(list(entity_uuids), per_entity, as_of):
+                found.setdefault(entity_uuid, []).append(FactHit(fact, 1.0))
+        return found
 
     @abstractmethod
     def _best_entity_facts(
         self, entity_uuids: list[str], per_entity: int, as_of: dt.date | None
-    ) -> dict[str, list[FactHit]]:
-        """`best_entity_facts` for at least one entity and fact."""
+    ) -> list[tuple[str, Fact]]:
+        """`best_entity_facts` for at least one entity and fact, as (entity uuid, fact) pairs, each entity's best
+        first."""
 
     def document_entities(self, document_id: str, limit: int = 200) -> list[Entity]:
         """The entities a document's facts mention, most facts first."""
@@ -368,6 +379,11 @@ class GraphStore(ABC):
 
     def known_names(self, keys: set[str]) -> set[str]:
         """Which of these normalised names are entity names or aliases in the graph (the corpus's gazetteer)."""
+        return self._known_names(sorted(keys)) if keys else set()
+
+    @abstractmethod
+    def _known_names(self, keys: list[str]) -> set[str]:
+        """`known_names` for at least one name."""
 
     @abstractmethod
     def extractor_stamps(self, document_ids: list[str]) -> dict[str, str]:

@@ -11,7 +11,7 @@ import datetime as dt
 import threading
 from typing import Any
 
-from haystack import logging
+from haystack import default_from_dict, logging
 
 from components.contracts import ContextChunk, ScoreKind, SourceType
 from components.knowledge_base.knowledge_base import KnowledgeBase
@@ -25,7 +25,7 @@ from components.knowledge_base.store import (
     cosine_to_relevance,
 )
 from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
-from components.serialization import without_wiping_flags
+from components.serialization import init_parameters_to_dict, without_wiping_flags
 from components.text.dates import parse_date
 
 logger = logging.getLogger(__name__)
@@ -170,7 +170,8 @@ class KnowledgeBaseAccess:
 class KnowledgeBaseComponent:
     """What every knowledge-base tool component keeps and checks: the integration's `document_store` (None: the store
     `KB_BACKEND` chooses for `collection`), its `source_name` in statuses (None: the class's `SOURCE_NAME`) and its
-    `timeout_s` (None: the settings' tool timeout); the knowledge base over the store is opened in `warm_up()`.
+    `timeout_s` (None: the settings' tool timeout); the knowledge base over the store is opened in `warm_up()`;
+    `to_dict` writes every init parameter of the subclass.
 
     Usage (a component's own `__init__`, when it takes more parameters, calls
     `KnowledgeBaseComponent.__init__(self, document_store, collection, source_name, timeout_s)`; not `super()`,
@@ -213,6 +214,13 @@ class KnowledgeBaseComponent:
     def _guard(self) -> SourceGuard:
         """The resilience guard of one call, with this component's name and timeout."""
         return SourceGuard(self.source_name, ResiliencePolicy.from_settings(timeout_s=self.timeout_s))
+
+    def to_dict(self) -> dict[str, Any]:
+        return init_parameters_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        return default_from_dict(cls, data)
 
 
 def chunk_metadata(

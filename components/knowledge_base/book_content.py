@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import Document, component, default_from_dict
+from haystack import Document, component
 
 from components.contracts import SourceStatus, StatusKind
 from components.embedding import get_embedding_model, query_vector
@@ -18,7 +18,6 @@ from components.knowledge_base.store import (
     cosine_to_relevance,
 )
 from components.resilience import RetryableError, SourceError, SourceResult
-from components.serialization import init_parameters_to_dict
 
 MAX_QUERY_CHARS = 1000
 NO_RESULTS = "No relevant content found"
@@ -189,10 +188,3 @@ class BookContentRetriever(KnowledgeBaseComponent):
 
         result, status = self._guard().call(work)
         return {"result": self._result(result, status, used, fault), **result.outputs(status)}
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> BookContentRetriever:
-        return default_from_dict(cls, data)

@@ -26,6 +26,7 @@ from haystack import logging
 from components.knowledge_base.attach import ATTACHED, DocumentRecogniser, RecognisedDocument
 from components.knowledge_base.chunk_index import ChunkEvidence, document_to_chunk
 from components.knowledge_base.store import KnowledgeBaseUnavailable, first_line
+from components.validation import positive_int
 
 logger = logging.getLogger(__name__)
 
@@ -88,8 +89,7 @@ class KnowledgeBaseEnricher:
         batch_size: int = 32,
         document_field: str | None = None,
     ) -> None:
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, not {batch_size!r}")
+        positive_int("batch_size", batch_size)
         self.knowledge_base = knowledge_base
         self.index = knowledge_base.index
         self.registry = knowledge_base.registry

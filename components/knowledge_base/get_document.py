@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import Document, component, default_from_dict
+from haystack import Document, component
 
 from components.contracts import SourceStatus, chunk_to_document
 from components.knowledge_base.attribution import (
@@ -13,7 +13,6 @@ from components.knowledge_base.attribution import (
     record_to_chunk,
 )
 from components.resilience import SourceError, SourceResult
-from components.serialization import init_parameters_to_dict
 
 
 @component
@@ -65,10 +64,3 @@ class GetDocument(KnowledgeBaseComponent):
             "chunks": [chunk_to_document(chunk) for chunk in result.chunks],
             "status": status,
         }
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GetDocument:
-        return default_from_dict(cls, data)

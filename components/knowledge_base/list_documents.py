@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import component, default_from_dict
+from haystack import component
 
 from components.contracts import SourceStatus
 from components.knowledge_base.attribution import (
@@ -14,7 +14,6 @@ from components.knowledge_base.attribution import (
     parse_filters,
 )
 from components.resilience import SourceError, SourceResult
-from components.serialization import init_parameters_to_dict
 
 
 @component
@@ -73,10 +72,3 @@ class ListDocuments(KnowledgeBaseComponent):
         if not status.ok:
             return {"documents": [], "total": 0, "status": status}
         return {"documents": page["documents"], "total": page["total"], "status": status}
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ListDocuments:
-        return default_from_dict(cls, data)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from haystack import Document, component, default_from_dict, logging
+from haystack import Document, component, logging
 
 from components.contracts import ContextChunk, ScoreKind, SourceStatus, source_selected
 from components.embedding import get_embedding_model, query_vector
@@ -223,10 +223,3 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
             return self._guard().outputs(SourceStatus.skipped(self.source_name, "the knowledge base was not selected"))
         work, key = self._plan(query, query_embedding, limit, min_relevance, text_weight, filters, as_of)
         return self._guard().outputs(work, key=key)
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> KnowledgeBaseSearch:
-        return default_from_dict(cls, data)

@@ -27,6 +27,7 @@ from components.memory.store import (
 )
 from components.resilience import SourceError, SourceResult
 from components.settings import DEFAULT_EMBEDDING_MODEL
+from components.validation import positive_int
 
 SOURCE = "memory"
 
@@ -89,9 +90,7 @@ class MemoryRecall(MemoryComponent):
         retries: int | None = None,
         memory_store: MemoryStore | None = None,
     ) -> None:
-        if not isinstance(num_results, int) or num_results < 1:
-            raise ValueError("num_results must be a positive integer")
-        self.num_results = min(num_results, MAX_NUM_RESULTS)
+        self.num_results = min(positive_int("num_results", num_results), MAX_NUM_RESULTS)
         self._configure(
             SOURCE, backend, table, zep_api_url, zep_api_key, embedding_model, timeout_s, retries, memory_store
         )

@@ -12,6 +12,7 @@ from haystack import component, default_from_dict
 
 from components.resilience import SourceError
 from components.serialization import init_parameters_to_dict
+from components.validation import positive_int
 
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -106,9 +107,7 @@ class Calculator:
     """
 
     def __init__(self, max_chars: int = MAX_EXPRESSION_CHARS) -> None:
-        if max_chars < 1:
-            raise ValueError("max_chars must be positive")
-        self.max_chars = max_chars
+        self.max_chars = positive_int("max_chars", max_chars)
 
     @component.output_types(result=float, expression=str)
     def run(self, expression: str) -> dict[str, Any]:

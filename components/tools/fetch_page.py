@@ -19,6 +19,7 @@ from components.resilience import SourceError
 from components.resilience.budget import question_deadline
 from components.serialization import init_parameters_to_dict
 from components.tools import public_address
+from components.validation import positive_int
 
 logger = logging.getLogger(__name__)
 
@@ -108,14 +109,10 @@ class FetchPage:
     ) -> None:
         if timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
-        if max_chars < 1:
-            raise ValueError("max_chars must be positive")
-        if max_bytes is not None and max_bytes < 1:
-            raise ValueError("max_bytes must be positive")
         self.allow_private_addresses = allow_private_addresses
         self.timeout_s = timeout_s
-        self.max_chars = max_chars
-        self.max_bytes = max_bytes
+        self.max_chars = positive_int("max_chars", max_chars)
+        self.max_bytes = None if max_bytes is None else positive_int("max_bytes", max_bytes)
 
     def _allow_private(self) -> bool:
         if self.allow_private_addresses is not None:

@@ -8,7 +8,8 @@ from haystack import component, default_from_dict
 
 from components.resilience import SourceError
 from components.serialization import init_parameters_to_dict
-from components.tools.workspace import display_path, positive_limit, resolve_in_workspace, workspace_root
+from components.tools.workspace import display_path, resolve_in_workspace, workspace_root
+from components.validation import positive_int
 
 
 @component
@@ -23,7 +24,7 @@ class ListDirectory:
 
     def __init__(self, workspace_dir: str | None = None, max_entries: int = 500) -> None:
         self.workspace_dir = workspace_dir
-        self.max_entries = positive_limit("max_entries", max_entries)
+        self.max_entries = positive_int("max_entries", max_entries)
 
     @component.output_types(path=str, entries=list[dict[str, Any]], truncated=bool)
     def run(self, path: str = ".") -> dict[str, Any]:

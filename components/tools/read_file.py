@@ -9,7 +9,8 @@ from haystack import component, default_from_dict
 
 from components.resilience import SourceError
 from components.serialization import init_parameters_to_dict
-from components.tools.workspace import display_path, positive_limit, resolve_in_workspace, workspace_root
+from components.tools.workspace import display_path, resolve_in_workspace, workspace_root
+from components.validation import positive_int
 
 
 @component
@@ -24,7 +25,7 @@ class ReadFile:
 
     def __init__(self, workspace_dir: str | None = None, max_bytes: int = 1_000_000) -> None:
         self.workspace_dir = workspace_dir
-        self.max_bytes = positive_limit("max_bytes", max_bytes)
+        self.max_bytes = positive_int("max_bytes", max_bytes)
 
     @component.output_types(path=str, content=str, size_bytes=int, truncated=bool)
     def run(self, path: str) -> dict[str, Any]:

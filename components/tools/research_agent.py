@@ -22,6 +22,7 @@ from components.tools.executor import ToolExecutor
 from components.tools.profiles import ToolProfiles, load_profiles
 from components.tools.registry import get_tool, tool_names
 from components.tools.tool_selection import ToolSelection, graph_entity_lookup, select_tools
+from components.validation import positive_int
 
 logger = logging.getLogger(__name__)
 
@@ -253,10 +254,8 @@ class ResearchAgent:
         min_support: float = 0.5,
         system_prompt: str = SYSTEM_PROMPT,
     ) -> None:
-        if not isinstance(max_agent_steps, int) or max_agent_steps < 1:
-            raise ValueError("max_agent_steps must be at least 1")
-        if not isinstance(max_invalid_calls, int) or max_invalid_calls < 1:
-            raise ValueError("max_invalid_calls must be at least 1")
+        positive_int("max_agent_steps", max_agent_steps)
+        positive_int("max_invalid_calls", max_invalid_calls)
         if not 0.0 <= min_support <= 1.0:
             raise ValueError("min_support must be between 0 and 1")
         if profile is not None:

@@ -12,13 +12,6 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from components.resilience import SourceError
 
 
-def positive_limit(name: str, value: int) -> int:
-    """A file tool's size limit (`max_bytes`, `max_entries`) if it is a positive integer; ValueError otherwise."""
-    if not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be positive")
-    return value
-
-
 def default_workspace() -> Path:
     """WORKSPACE_DIR, or the data folder's `workspace`; created on first use."""
     from components.settings import get_settings

@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from haystack import logging
+from haystack import default_from_dict, logging
 from haystack.utils import Secret
 
 from components.contracts import ContextChunk, ScoreKind, SourceType
 from components.knowledge_base.store import cosine_to_relevance
 from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
+from components.serialization import init_parameters_to_dict
 from components.settings import Settings, get_settings
 from components.web.chunking import markdown_chunks, page_text, pick_chunks, query_terms
 from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit
@@ -28,8 +29,8 @@ logger = logging.getLogger(__name__)
 
 class WebSource:
     """What `WebSearch` and `WebScrape` share: their Firecrawl, page-timeout, exclusion, snapshot and model init
-    parameters (checked, kept under their own names), the source's guard, and the embedding model and Firecrawl
-    client library loaded in `warm_up()`."""
+    parameters (checked, kept under their own names), the source's guard, the embedding model and Firecrawl
+    client library loaded in `warm_up()`, and their serialisation (every init parameter)."""
 
     def _configure(
         self,
@@ -72,6 +73,13 @@ class WebSource:
         patterns = self.exclude_patterns if self.exclude_patterns is not None else settings.web_exclude_patterns
         return (settings, self.page_timeout_s or settings.web_page_timeout_s, self._guard.policy.timeout_s,
                 list(patterns), SnapshotStore.in_folder(self.snapshot_dir))
+
+    def to_dict(self) -> dict[str, Any]:
+        return init_parameters_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        return default_from_dict(cls, data)
 
 
 def check_strings(name: str, value: Any) -> None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from haystack import Document, component, default_from_dict
+from haystack import Document, component
 from haystack.utils import Secret
 
 from components.contracts import SourceStatus
 from components.resilience import SourceError, SourceResult
-from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL
+from components.validation import positive_int
 from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, matches_pattern
 from components.web.pages import WebSource, fetch_pages, page_chunks
 from components.web.snapshots import PageSnapshot
@@ -58,9 +58,7 @@ class WebScrape(WebSource):
         snapshot_dir: str | None = None,
         model: str = DEFAULT_EMBEDDING_MODEL,
     ) -> None:
-        if not isinstance(max_chunks, int) or max_chunks < 1:
-            raise ValueError("max_chunks must be a positive integer")
-        self.max_chunks = max_chunks
+        self.max_chunks = positive_int("max_chunks", max_chunks)
         self._configure(SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir,
                         model)
 
@@ -119,10 +117,3 @@ class WebScrape(WebSource):
             return SourceResult(chunks=chunks, total_found=len(chunks))
 
         return work
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WebScrape:
-        return default_from_dict(cls, data)

@@ -5,15 +5,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from haystack import Document, component, default_from_dict, logging
+from haystack import Document, component, logging
 from haystack.utils import Secret
 
 from components.contracts import SourceStatus, StatusKind, source_selected
 from components.contracts.selection import filter_names
 from components.resilience import SourceError, SourceResult
 from components.resilience.errors import RetryableError
-from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
+from components.validation import positive_int
 from components.web.firecrawl_access import FirecrawlAccess, matches_pattern
 from components.web.pages import WebSource, check_strings, fetch_pages, page_chunks
 
@@ -75,18 +75,14 @@ class WebSearch(WebSource):
         snapshot_dir: str | None = None,
         model: str = DEFAULT_EMBEDDING_MODEL,
     ) -> None:
-        if not isinstance(num_results, int) or num_results < 1:
-            raise ValueError("num_results must be a positive integer")
-        if not isinstance(max_chunks_per_page, int) or max_chunks_per_page < 1:
-            raise ValueError("max_chunks_per_page must be a positive integer")
         for name, value in (("languages", languages), ("include_domains", include_domains),
                             ("exclude_domains", exclude_domains)):
             check_strings(name, value)
-        self.num_results = num_results
+        self.num_results = positive_int("num_results", num_results)
         self.languages = languages
         self.include_domains = include_domains
         self.exclude_domains = exclude_domains
-        self.max_chunks_per_page = max_chunks_per_page
+        self.max_chunks_per_page = positive_int("max_chunks_per_page", max_chunks_per_page)
         self._configure(SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir,
                         model)
 
@@ -208,10 +204,3 @@ class WebSearch(WebSource):
             return SourceResult(chunks=chunks, total_found=len(kept), partial=fetched.note(len(kept)))
 
         return work
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WebSearch:
-        return default_from_dict(cls, data)

@@ -53,20 +53,6 @@ def searcher(collection: str) -> GraphSearch:
 
 
 class TestGraphSearch:
-    @pytest.mark.parametrize(
-        ("kwargs", "match"),
-        [
-            ({"top_k": 0}, "top_k"),
-            ({"facts_per_passage": 11}, "facts_per_passage"),
-            ({"damping": 1.0}, "damping"),
-            ({"timeout_s": 0}, "timeout_s"),
-            ({"collection": " "}, "collection"),
-        ],
-    )
-    def test_init_validates(self, kwargs, match):
-        with pytest.raises(ValueError, match=match):
-            GraphSearch(**kwargs)
-
     def test_to_dict_from_dict(self):
         search = GraphSearch(collection="research", top_k=7, facts_per_passage=2, damping=0.6, timeout_s=3.0)
         data = search.to_dict()

@@ -27,19 +27,6 @@ def make(server, work_dir, **kwargs) -> WebSearch:
 
 
 class TestWebSearch:
-    @pytest.mark.parametrize(
-        ("kwargs", "match"),
-        [
-            ({"num_results": 0}, "num_results"),
-            ({"page_timeout_s": 0}, "page_timeout_s"),
-            ({"languages": "en"}, "languages"),
-            ({"max_chunks_per_page": 0}, "max_chunks_per_page"),
-        ],
-    )
-    def test_init_validates(self, kwargs, match):
-        with pytest.raises(ValueError, match=match):
-            WebSearch(**kwargs)
-
     def test_to_dict_keeps_the_key_out(self, monkeypatch):
         monkeypatch.setenv("FIRECRAWL_API_KEY", "fc-secret-value")
         component = WebSearch(num_results=3, languages=["en"], exclude_patterns=["example.com"], timeout_s=4.0)
