@@ -44,6 +44,8 @@ MAX_HOPS = 3
 MIN_HOP_GAIN = 0.1
 # What a hop adds to the question counts this many times the share of the bridge's name it holds.
 HOP_GAIN_WEIGHT = 2.0
+# A hop takes over the short answer only through a name it holds this much of (by rarity: not "United States").
+MIN_BRIDGE_SHARE = 0.5
 # The best few sentences about a bridge are read for a span of the asked kind.
 HOP_PARSED = 2
 # Further sentences join the answer only when they score this share of the best one.
@@ -227,7 +229,9 @@ class ExtractiveAnswerGenerator:
                 hop_span, number, gain = "", 0, 0.0
                 for position, hop in enumerate(hops):
                     gain += hop.gain
-                    if span and (gain < MIN_HOP_GAIN or not hop.bridge & hop.sentence.title_terms):
+                    if span and (
+                        gain < MIN_HOP_GAIN or hop.about < MIN_BRIDGE_SHARE or not hop.bridge & hop.sentence.title_terms
+                    ):
                         continue
                     found = hop.span
                     if not found and not part.wants_span and (part.focus or part.kind in PHRASE_KINDS):
@@ -423,6 +427,7 @@ class _Hop:
     gain: float  # its share of the question's weighted terms that no earlier hop held
     span: str  # a span of the asked kind that names none of the bridges ("" when none, or not read)
     via: _Sentence  # the sentence that named the bridge
+    about: float  # how much of the bridge's name it holds, weighed by rarity
 
 
 def _hops(
@@ -480,20 +485,20 @@ def _hops(
                 len(hops) + 2 > room or gain < MIN_HOP_GAIN or not held & candidate.title_terms
             ):
                 continue  # a companion is cited too: only for a chunk about its name that adds to the question
-            found.append((HOP_GAIN_WEIGHT * gain + about + candidate.cosine, candidate, held, gain, via))
+            found.append((HOP_GAIN_WEIGHT * gain + about + candidate.cosine, candidate, held, gain, via, about))
         if not found:
             break
         found.sort(key=lambda item: (-item[0], item[1].rank))
         best: _Hop | None = None
         crossed = frozenset(known | bridge) - question_terms
-        for score, candidate, held, gain, via in found[:HOP_PARSED]:
+        for score, candidate, held, gain, via, about in found[:HOP_PARSED]:
             span = ""
             if part.wants_span:
                 # The asked kind in a sentence about the bridge: the answer the chain was looking for.
                 span = answer_span(candidate.text, part, frozenset(known | bridge))
                 if span and _terms_of(span) & crossed:
                     span = ""
-            hop = _Hop(candidate, score + (TYPE_BONUS if span else 0.0), held, gain, span, via)
+            hop = _Hop(candidate, score + (TYPE_BONUS if span else 0.0), held, gain, span, via, about)
             if best is None or hop.score > best.score:
                 best = hop
         assert best is not None
