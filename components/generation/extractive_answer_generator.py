@@ -85,7 +85,9 @@ class ExtractiveAnswerGenerator:
     for (entities from spaCy, only for the few best sentences; a name in the role the question's wh-word plays,
     `question_gap`, first); a "what"/"which" that names what it asks about takes the phrase of the chosen sentence in
     the wh-word's role, else the noun phrase it stands for (`phrase_span`). Comparisons ("which is older, A or B?")
-    and yes/no questions about named subjects are answered from each subject's sentences (`comparison`). Sentences
+    and yes/no questions about named subjects are answered from each subject's sentences (`comparison`). A multi-hop
+    question is followed through up to three sentences, each of another chunk about a name the previous one brought
+    in (`_hops`), and answered from the last hop when the first one's span was the name that led there. Sentences
     are taken whole: a chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence
     from two overlapping chunks is used once, cited to the higher-ranked chunk. When no sentence supports a part, the
     answer says which part the sources do not answer.
