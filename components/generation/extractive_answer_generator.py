@@ -37,8 +37,18 @@ OFF_SUBJECT_PENALTY = 0.4
 TITLE_WEIGHT = 0.5
 # Sentences parsed for answer spans per part: the best few by terms and meaning (spaCy costs ~5 ms a sentence).
 PARSED_PER_PART = 3
-# How many of the top chunks a second-hop sentence may come from.
+# How many of the top chunks a later hop's sentence may come from.
 BRIDGE_CHUNKS = 10
+# A multi-hop answer follows at most this many sentences (MuSiQue-style questions take 2-4 hops) ...
+MAX_HOPS = 3
+# ... each later one holding at least this share of the question's weighted terms that no earlier hop held.
+MIN_HOP_GAIN = 0.1
+# What a hop adds to the question counts this many times the share of the bridge's name it holds.
+HOP_GAIN_WEIGHT = 2.0
+# A hop takes over the short answer only through a name it holds this much of (by rarity: not "United States").
+MIN_BRIDGE_SHARE = 0.5
+# The best few sentences about a bridge are read for a span of the asked kind.
+HOP_PARSED = 2
 # Further sentences join the answer only when they score this share of the best one.
 RELATIVE_CUTOFF = 0.5
 # Without a stored sentence vector a sentence takes its chunk's relevance, slightly discounted.
@@ -76,7 +86,9 @@ class ExtractiveAnswerGenerator:
     for (entities from spaCy, only for the few best sentences; a name in the role the question's wh-word plays,
     `question_gap`, first); a "what"/"which" that names what it asks about takes the phrase of the chosen sentence in
     the wh-word's role, else the noun phrase it stands for (`phrase_span`). Comparisons ("which is older, A or B?")
-    and yes/no questions about named subjects are answered from each subject's sentences (`comparison`). Sentences
+    and yes/no questions about named subjects are answered from each subject's sentences (`comparison`). A multi-hop
+    question is followed through up to three sentences, each of another chunk about a name the previous one brought
+    in (`_hops`), and answered from the last hop when the first one's span was the name that led there. Sentences
     are taken whole: a chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence
     from two overlapping chunks is used once, cited to the higher-ranked chunk. When no sentence supports a part, the
     answer says which part the sources do not answer.
@@ -138,6 +150,8 @@ class ExtractiveAnswerGenerator:
         shorts: list[tuple[str, int]] = []
         unanswered: list[QuestionPart] = []
         all_scored: list[tuple[float, _Sentence]] = []
+        picks: list[tuple[QuestionPart, _Sentence, str, dict[str, float]]] = []  # per answered part
+        companions: list[list[_Sentence]] = []  # per answered part: its chunk's other supporting sentences
         # The names the question is about: its names, and its words that name a top chunk's subject (a title).
         top_titles = (str((document.meta or {}).get("source_title") or "") for document in documents[: self.max_chunks])
         titles = frozenset().union(*(_terms_of(title) for title in top_titles))
@@ -175,6 +189,16 @@ class ExtractiveAnswerGenerator:
             chosen.append((best, best_score))
             if span:
                 shorts.append((span, best.number))
+            picks.append((part, best, span, weights))
+            companions.append(
+                [
+                    candidate
+                    for score, candidate in scored[:PARSED_PER_PART]
+                    if candidate.number == best.number
+                    and candidate is not best
+                    and score >= RELATIVE_CUTOFF * best_score
+                ]
+            )
             all_scored.extend(scored)
 
         if not chosen:
@@ -193,16 +217,35 @@ class ExtractiveAnswerGenerator:
                 if id(sentence) not in used:
                     used.add(id(sentence))
                     chosen.append((sentence, chosen[0][1]))
-        bridge = _bridge_sentence(chosen[0][0], pool, question.question_terms, used)
-        if bridge is not None and len(used) < self.max_sentences:
-            used.add(id(bridge[0]))
-            chosen.append(bridge)
-            typed = [part for part in parts if part.wants_span]
-            if typed and not shorts:
-                # The first hop named the bridge; the span the question asks for may be in the second hop's sentence.
-                span = answer_span(bridge[0].text, typed[0], question.question_terms)
-                if span:
-                    shorts.append((span, bridge[0].number))
+        if verdict is None and len(used) < self.max_sentences:
+            # A multi-hop question: follow the first part's sentence through the names it brings in.
+            part, first, span, weights = picks[0]
+            room = self.max_sentences - len(used)
+            hops = _hops(first, part, pool, question.question_terms, weights, used, room, companions[0])
+            for hop in hops:
+                if hop.via is not first and all(hop.via is not sentence for sentence, _ in chosen):
+                    chosen.append((hop.via, hop.score))
+                chosen.append((hop.sentence, hop.score))
+            # The first hop's span named the bridge the chain crossed, and a later hop is a sentence of the chunk
+            # about that bridge (its title names it) that adds to the question: the short answer is what it says.
+            if hops and (not span or _terms_of(span) & hops[0].bridge):
+                hop_span, number, gain = "", 0, 0.0
+                for position, hop in enumerate(hops):
+                    gain += hop.gain
+                    if span and (
+                        gain < MIN_HOP_GAIN or hop.about < MIN_BRIDGE_SHARE or not hop.bridge & hop.sentence.title_terms
+                    ):
+                        continue
+                    found = hop.span
+                    if not found and not part.wants_span and (part.focus or part.kind in PHRASE_KINDS):
+                        crossed = _brought_in(first, *(earlier.sentence for earlier in hops[:position]))
+                        found = phrase_span(hop.sentence.text, part, question.question_terms | crossed)
+                    if found:
+                        hop_span, number = found, hop.sentence.number
+                if hop_span:
+                    if span:
+                        shorts.remove((span, first.number))
+                    shorts.insert(0, (hop_span, number))
         top = max(score for _, score in chosen)
         for score, candidate in sorted(all_scored, key=lambda item: (-item[0], item[1].rank)):
             if len(used) >= self.max_sentences or score < RELATIVE_CUTOFF * top:
@@ -371,27 +414,132 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
     return doc.text[best[0].start_char : best[-1].end_char].strip(" ,;"), preference
 
 
-def _bridge_sentence(
-    first: _Sentence, candidates: list[_Sentence], question_terms: frozenset[str], used: set[int]
-) -> tuple[_Sentence, float] | None:
-    """The second hop of a multi-hop question: a sentence of another chunk about a name the best sentence brought
-    in that the question does not hold ("... shot the film Maximum Overdrive" -> the chunk about that film)."""
-    after_first_word = first.text.split(" ", 1)[-1]
-    bridge = {term for name in _NAME.findall(after_first_word) for term in _terms_of(name)} - question_terms
-    if not bridge:
-        return None
-    best: tuple[_Sentence, float] | None = None
-    for candidate in candidates:
-        if candidate.number == first.number or id(candidate) in used:
-            continue
-        held = bridge & (candidate.terms | candidate.title_terms)
-        if not held:
-            continue
-        asked = len(question_terms & candidate.terms) / len(question_terms) if question_terms else 0.0
-        score = len(held) / len(bridge) + asked + candidate.cosine
-        if best is None or score > best[1]:
-            best = (candidate, score)
-    return best
+@dataclass
+class _Hop:
+    """A later hop of a multi-hop answer: its sentence, the bridge terms that led to it, and what it adds."""
+
+    sentence: _Sentence
+    score: float
+    bridge: frozenset[str]  # the terms of the earlier hop's name that this sentence holds
+    gain: float  # its share of the question's weighted terms that no earlier hop held
+    span: str  # a span of the asked kind that names none of the bridges ("" when none, or not read)
+    via: _Sentence  # the sentence that named the bridge
+    about: float  # how much of the bridge's name it holds, weighed by rarity
+
+
+def _hops(
+    first: _Sentence,
+    part: QuestionPart,
+    pool: list[_Sentence],
+    question_terms: frozenset[str],
+    weights: dict[str, float],
+    used: set[int],
+    room: int,
+    companions: list[_Sentence] | None = None,
+) -> list[_Hop]:
+    """The further hops of a multi-hop question, each a sentence of another chunk: from the sentence at hand, a name
+    it brings in that the question does not hold (the bridge: "... shot the film Maximum Overdrive") leads to a
+    sentence about that name, preferably one holding question words no earlier hop held ("... directed by Stephen
+    King") and a span of the asked kind. The first bridge may also be named by a `companion` (a supporting sentence
+    of the first one's chunk: "He played for the Philadelphia Eagles"). At most MAX_HOPS sentences in all, and `room`
+    further ones; a hop after the second must add MIN_HOP_GAIN of the question. The sentences taken are added to
+    `used`."""
+    total = sum(weights.values())
+    if total <= 0:
+        return []
+    frequency: dict[str, int] = {}
+    for sentence in pool:
+        for term in sentence.terms | sentence.title_terms:
+            frequency[term] = frequency.get(term, 0) + 1
+    hops: list[_Hop] = []
+    known = set(question_terms)
+    covered = set(first.terms | first.title_terms)
+    numbers = {first.number}
+    sources = [first, *(companions or [])]
+    while len(hops) < min(room, MAX_HOPS - 1):
+        names = [(name - known, source) for source in sources for name in _names_of(source)]
+        names = [(name, source) for name, source in names if name]
+        if not names:
+            break
+        bridge = frozenset().union(*(name for name, _ in names))
+        residual = {term: weight for term, weight in weights.items() if term not in covered}
+        found = []
+        for candidate in pool:
+            if candidate.number in numbers or id(candidate) in used:
+                continue
+            # The name it is most about, each term weighed by its rarity ("American" leads almost anywhere).
+            about, held, via = 0.0, frozenset(), first
+            for name, source in names:
+                share = _rare_share(name, candidate.terms | candidate.title_terms, frequency, len(pool))
+                if share > about:
+                    about, held, via = share, name & (candidate.terms | candidate.title_terms), source
+            if not held:
+                continue
+            gain = _share(residual, candidate) * sum(residual.values()) / total if residual else 0.0
+            if hops and gain < MIN_HOP_GAIN:
+                continue
+            if via is not sources[0] and (
+                len(hops) + 2 > room or gain < MIN_HOP_GAIN or not held & candidate.title_terms
+            ):
+                continue  # a companion is cited too: only for a chunk about its name that adds to the question
+            found.append((HOP_GAIN_WEIGHT * gain + about + candidate.cosine, candidate, held, gain, via, about))
+        if not found:
+            break
+        found.sort(key=lambda item: (-item[0], item[1].rank))
+        best: _Hop | None = None
+        crossed = frozenset(known | bridge) - question_terms
+        for score, candidate, held, gain, via, about in found[:HOP_PARSED]:
+            span = ""
+            if part.wants_span:
+                # The asked kind in a sentence about the bridge: the answer the chain was looking for.
+                span = answer_span(candidate.text, part, frozenset(known | bridge))
+                if span and _terms_of(span) & crossed:
+                    span = ""
+            hop = _Hop(candidate, score + (TYPE_BONUS if span else 0.0), held, gain, span, via, about)
+            if best is None or hop.score > best.score:
+                best = hop
+        assert best is not None
+        hops.append(best)
+        used.add(id(best.sentence))
+        known |= bridge
+        covered |= best.sentence.terms | best.sentence.title_terms
+        numbers.add(best.sentence.number)
+        if best.via is not sources[0]:
+            room -= 1  # the companion is cited before the hop
+            used.add(id(best.via))
+            covered |= best.via.terms | best.via.title_terms
+        sources = [best.sentence]
+    return hops
+
+
+def _names_of(sentence: _Sentence) -> list[frozenset[str]]:
+    """The terms of each name the sentence brings in (capitalised word runs after its first word)."""
+    return [_terms_of(name) for name in _NAME.findall(sentence.text.split(" ", 1)[-1]) if _terms_of(name)]
+
+
+def _rare_share(name: frozenset[str], held: frozenset[str], frequency: dict[str, int], total: int) -> float:
+    """The share of `name`'s terms in `held`, each weighed by its inverse frequency among `total` sentences; a name
+    of one common word is worth less than a name of one word no other sentence holds."""
+    weights = {term: math.log(1.0 + total / (1 + frequency.get(term, 0))) for term in name}
+    whole = max(sum(weights.values()), math.log(1.0 + total))
+    return sum(weight for term, weight in weights.items() if term in held) / whole
+
+
+def _brought_in(*sentences: _Sentence) -> frozenset[str]:
+    """The terms of the names the sentences bring in (capitalised word runs after each one's first word)."""
+    found: set[str] = set()
+    for sentence in sentences:
+        for name in _NAME.findall(sentence.text.split(" ", 1)[-1]):
+            found |= _terms_of(name)
+    return frozenset(found)
+
+
+def _span_for(sentence: str, part: QuestionPart, known: frozenset[str]) -> str:
+    """The short answer `part` takes from `sentence`, none of whose words are all `known` already."""
+    span = answer_span(sentence, part, known) if part.wants_span else ""
+    if not span and (part.focus or part.kind in PHRASE_KINDS):
+        span = phrase_span(sentence, part, known)
+    return span
 
 
 def _stem_in(word: str, question_terms: frozenset[str]) -> bool:

@@ -36,7 +36,8 @@ class ResearchGenerator:
     Left empty, `generator`, `model` and `api_base_url` come from the settings (`GENERATOR`, `OPENAI_MODEL`,
     `OPENAI_BASE_URL`) at `warm_up`. The chat call runs under the tool contract (timeout, retries honouring
     Retry-After, circuit breaker) and within the question's budget less a second kept for the fallback; when it
-    fails the answer falls back to the extractive one and `status` says why, so a question always gets an answer. A `streaming_callback` receives the answer as it is produced.
+    fails the answer falls back to the extractive one and `status` says why, so a question always gets an answer.
+    A `streaming_callback` receives the answer as it is produced.
 
     Usage:
     ```python

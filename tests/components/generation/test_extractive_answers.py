@@ -179,3 +179,41 @@ class TestMeaningAndAbstention:
     def test_an_uncited_claim_is_still_flagged(self):
         checked = CitationChecker().run(answer="Lantern was started in 2011.", documents=[LANTERN])
         assert checked["unsupported"] == 1 and checked["sentences"][0]["abstains"] is False
+
+
+class TestMultiHop:
+    """A question that names its answer only through other things: each hop is a sentence of another chunk about a
+    name the previous hop brought in, and the short answer comes from the last hop."""
+
+    LANTERN_INDEX = kb_document(
+        "lantern-index",
+        "Lantern is a small key-value store for embedded devices. Lantern keeps its index in Quarry, a columnar "
+        "file format.",
+        0.6,
+        title="Lantern",
+    )
+    QUARRY = kb_document(
+        "quarry", "Quarry is a columnar file format developed by the Northwind Labs company.", 0.4, title="Quarry"
+    )
+    NORTHWIND = kb_document(
+        "northwind",
+        "Northwind Labs was founded in 2009 by Ada Kovacs in Tallinn. It employs forty engineers.",
+        0.3,
+        title="Northwind Labs",
+    )
+
+    def test_a_three_hop_question_is_answered_from_the_last_hop_and_cites_every_hop(self):
+        out = answer(
+            "Who founded the company that developed the file format that Lantern keeps its index in?",
+            [self.LANTERN_INDEX, HARBOUR, self.QUARRY, self.NORTHWIND],
+        )
+        reply = out["replies"][0]
+        assert out["short_answer"] == "Ada Kovacs"
+        assert reply.startswith("Ada Kovacs [4]. ")
+        assert "Lantern keeps its index in Quarry, a columnar file format [1]." in reply
+        assert "developed by the Northwind Labs company [3]." in reply
+        assert "founded in 2009 by Ada Kovacs in Tallinn [4]." in reply
+
+    def test_a_one_hop_answer_keeps_its_span_when_a_later_sentence_only_describes_it(self):
+        out = answer("Who keeps the Lantern store maintained?", [LANTERN, HARBOUR, self.NORTHWIND])
+        assert out["short_answer"] == "Northwind Labs"
