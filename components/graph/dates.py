@@ -70,6 +70,7 @@ _YEAR_RE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 _MONTH_NAMES = "january february march april may june july august september october november december".split()
 _RELATIVE_MONTH_RE = re.compile(rf"^(last|next|this)\s+({'|'.join(_MONTH_NAMES)})$")
 _STATED_RE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
+_AGE_RE = re.compile(r"^(aged?\s|\d+\s+years?[\s-]+old$)", re.IGNORECASE)
 
 _END_WORDS = {"until", "till", "through", "to", "ended", "ending", "thru"}
 _START_WORDS = {"from", "since", "between", "starting", "began", "beginning"}
@@ -226,11 +227,14 @@ def is_stated(text: str) -> bool:
 
 def _date_spans(sentence: Any) -> list[Any]:
     """The sentence's DATE entities, plus bare years after a preposition the recogniser left out ("in 2020")."""
-    # A year counting things ("1999 units") is a number, not a date.
+    # A year counting things ("1999 units") is a number, not a date; an age ("aged 55", "55 years old") neither.
     spans = [
         ent
         for ent in sentence.ents
-        if ent.label_ == "DATE" and not (len(ent) == 1 and ent.root.dep_ == "nummod" and ent.root.head.pos_ == "NOUN")
+        if ent.label_ == "DATE"
+        and not (len(ent) == 1 and ent.root.dep_ == "nummod" and ent.root.head.pos_ == "NOUN")
+        and not _AGE_RE.search(ent.text)
+        and not (ent.start > sentence.start and sentence.doc[ent.start - 1].lower_ in ("aged", "age"))
     ]
     taken = {token.i for ent in spans for token in ent}
     for token in sentence:

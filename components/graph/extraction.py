@@ -38,7 +38,7 @@ from components.text.language import analyse_text, entity_kind
 ENTITY_KINDS_TEXT = " | ".join(ENTITY_KINDS)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-4"
+EXTRACTOR_VERSION = "spacy-5"
 
 
 class GraphExtractor(ABC):
@@ -306,25 +306,76 @@ def _takes_part(token: Any) -> bool:
 _SUBORDINATE_CLAUSES = {"ccomp", "relcl", "acl"}
 
 
-def _event_dates(sentence: Any, dates: list[DateMention], participant: list[Any]) -> list[DateMention]:
-    """The dates that date the sentence's event: those the parse attaches to its main clause, or to the clause the
-    entity the fact is first about (`participant`: its mention tokens) takes part in. A date inside a clause that
-    only reports or describes something else dates that, not the event ("Apple Corps claims that ... an agreement
-    reached in 1991" is a claim made on the document's date)."""
-    kept = []
+def _event_dates(sentence: Any, dates: list[DateMention], participant: Any) -> list[DateMention]:
+    """The dates that date the event the entity named by `participant` (a token) takes part in.
+
+    A date the parse attaches to the entity's own predicate, or to a clause describing the entity ("Jobs, born in
+    1955, ..."), dates it first: "Apple was started in 1976, and launched the store in 2003" dates the store's
+    launch by 2003. Without one, the other dates of the sentence, but not those inside a clause that only reports or
+    describes something else ("Apple Corps claims that ... an agreement reached in 1991" is a claim made on the
+    document's date), nor the reported content of a parenthetical saying ("the switch, he said, would happen next
+    year" is a saying of the document's date)."""
+    verb = _clause_verb(participant)
+    own, other = [], []
     for mention in dates:
-        span = sentence.doc.char_span(
-            sentence.start_char + mention.start, sentence.start_char + mention.end, alignment_mode="expand"
-        )
-        if span is None:
-            kept.append(mention)
+        span = _mention_span(sentence, mention)
+        if span is None or verb is None:
+            other.append(mention)
+            continue
+        date_verb = _clause_verb(span)
+        if date_verb.i == verb.i or (date_verb.dep_ in ("acl", "relcl") and date_verb.head.i in _phrase(participant)):
+            own.append(mention)
             continue
         clause = span.root
         while clause.dep_ not in _SUBORDINATE_CLAUSES and clause.head.i != clause.i:
             clause = clause.head
-        if clause.dep_ not in _SUBORDINATE_CLAUSES or any(token in clause.subtree for token in participant):
-            kept.append(mention)
-    return kept
+        if clause.dep_ in _SUBORDINATE_CLAUSES and participant not in clause.subtree:
+            continue
+        if verb.dep_ == "parataxis" and verb.head.i == date_verb.i:
+            continue
+        other.append(mention)
+    return own or other
+
+
+def _phrase(token: Any) -> set[int]:
+    """The token positions naming one thing with `token`: its appositions and the names it is part of ("Boeing's
+    rival Airbus, which ...": a clause on "rival" describes Airbus)."""
+    positions = {token.i} | {child.i for child in token.children if child.dep_ == "appos"}
+    while token.dep_ in ("appos", "compound", "flat") and token.head.i != token.i:
+        token = token.head
+        positions.add(token.i)
+    return positions
+
+
+def _mention_span(sentence: Any, mention: DateMention) -> Any:
+    """The tokens of a date mention (its offsets are the sentence's)."""
+    return sentence.doc.char_span(
+        sentence.start_char + mention.start, sentence.start_char + mention.end, alignment_mode="expand"
+    )
+
+
+def _clause_verb(tokens: Any) -> Any:
+    """The verb whose clause holds `tokens` (a span, or one token): its first verb ancestor, else the root."""
+    if tokens is None:
+        return None
+    token = getattr(tokens, "root", tokens)
+    while token.pos_ not in ("VERB", "AUX") and token.head.i != token.i:
+        token = token.head
+    return token
+
+
+def _tells_past(verb: Any) -> bool:
+    """True when the predicate `verb` (with its auxiliaries) is told in the past and not as a future or a
+    possibility: "unveiled", "was praised", "had said"; not "uses", "will be reduced", "would stop"."""
+    if verb is None:
+        return False
+    verbs = [verb, *(child for child in verb.children if child.dep_ in ("aux", "auxpass"))]
+    if any(token.tag_ == "MD" or token.lower_ in ("will", "shall", "'ll") for token in verbs):
+        return False
+    # The finite verb carries the tense ("is priced" is present, "has unveiled" a present perfect); a participle
+    # alone is a headline's past ("First A380 delivered").
+    finite = [token for token in verbs if "Fin" in token.morph.get("VerbForm")]
+    return any("Past" in token.morph.get("Tense") for token in finite or verbs if token.pos_ in ("VERB", "AUX"))
 
 
 def _has_predicate(span: Any) -> bool:
@@ -428,11 +479,10 @@ class LanguageExtractor(GraphExtractor):
         recent: list[str] = []  # entity keys, most recently named last
         previous: FuzzyDate | None = None
         frame: FuzzyDate | None = None
-        frame_at = -10
         for index, sentence in enumerate(sentences):
             row = mentions[index]
             explicit = list(dict.fromkeys(m.key for m in row))
-            linked = list(self._participants(sentence.span, row, entities, recent))
+            linked = self._participants(sentence.span, row, entities, recent)
             for key in explicit:
                 if key in recent:
                     recent.remove(key)
@@ -448,41 +498,53 @@ class LanguageExtractor(GraphExtractor):
             elif method == "relative" and valid is not None:
                 previous = valid
             for mention in dates:
-                # A day shortly before the document's date sets the scene the next past-tense sentences happen in.
-                if anchor and mention.date.precision == "day" and 0 <= (anchor - mention.date.value).days <= 31:
-                    frame, frame_at = mention.date, index
+                # A day shortly before the document's date sets the scene the next past-tense sentences happen in;
+                # the document's own day does only when told in the past ("was delivered today"), not "now uses".
+                days = (anchor - mention.date.value).days if anchor and mention.date.precision == "day" else -1
+                if frame is None and (
+                    0 < days <= 31 or (days == 0 and _tells_past(_clause_verb(_mention_span(sentence.span, mention))))
+                ):
+                    frame = mention.date
             if (
                 not linked
                 or len([t for t in sentence.span if not t.is_punct]) < self.min_sentence_words
                 or not _has_predicate(sentence.span)
             ):
                 continue
-            event_dates = _event_dates(sentence.span, dates, [m.root for m in row if m.key == linked[0]])
-            if len(event_dates) < len(dates):
-                valid, invalid, method = validity(event_dates, anchor)
-            valid, method = self._in_frame(
-                sentence.span, valid, method, anchor, frame if index - frame_at <= 6 else None
-            )
+            # Each entity's event is dated by the dates of its own predicate; entities whose events fall on the same
+            # date share one fact of the sentence.
+            groups: dict[tuple[Any, ...], list[str]] = {}
+            for key in linked:
+                event_dates = _event_dates(sentence.span, dates, linked[key][1])
+                if len(event_dates) < len(dates):
+                    own_valid, own_invalid, own_method = validity(event_dates, anchor)
+                else:
+                    own_valid, own_invalid, own_method = valid, invalid, method
+                own_valid, own_method = self._in_frame(sentence.span, own_valid, own_method, anchor, frame)
+                groups.setdefault((own_valid, own_invalid, own_method), []).append(key)
             chunk = locate.find(sentence.offset, sentence.text)
-            facts.append(
-                Fact(
-                    uuid=fact_uuid(document_id, index, sentence.text),
-                    text=sentence.text,
-                    document_id=document_id,
-                    sentence_index=index,
-                    entity_keys=linked,
-                    valid_at=valid,
-                    invalid_at=invalid,
-                    date_method=method,
-                    chunk_id=getattr(chunk, "chunk_id", None) if chunk is not None else None,
-                    chunk_index=getattr(chunk, "chunk_index", None) if chunk is not None else None,
-                    document_title=title,
-                    document_url=getattr(document, "url", None),
-                    document_date=anchor,
-                    entity_names=[entities[key].best_name() for key in linked],
-                    mention_keys=[key for key in explicit if key not in linked],
+            for number, ((group_valid, group_invalid, group_method), keys) in enumerate(groups.items()):
+                facts.append(
+                    Fact(
+                        uuid=fact_uuid(
+                            document_id, index, sentence.text if number == 0 else f"{sentence.text}#{number}"
+                        ),
+                        text=sentence.text,
+                        document_id=document_id,
+                        sentence_index=index,
+                        entity_keys=keys,
+                        valid_at=group_valid,
+                        invalid_at=group_invalid,
+                        date_method=group_method,
+                        chunk_id=getattr(chunk, "chunk_id", None) if chunk is not None else None,
+                        chunk_index=getattr(chunk, "chunk_index", None) if chunk is not None else None,
+                        document_title=title,
+                        document_url=getattr(document, "url", None),
+                        document_date=anchor,
+                        entity_names=[entities[key].best_name() for key in keys],
+                        mention_keys=[key for key in explicit if key not in linked],
+                    )
                 )
-            )
         used = {key for fact in facts for key in fact.entity_keys}
         graph_entities = [
             EntityMention(key=key, name=entity.best_name(), kind=entity.kind(), aliases=set(entity.aliases) - {key})
@@ -530,12 +592,8 @@ class LanguageExtractor(GraphExtractor):
             return valid, method
         # Tense and modality of the sentence's own predicate (its root and auxiliaries), not of a clause it reports:
         # "Jobs also said that buyers will receive a refund" is a past saying.
-        root = sentence.root
-        verbs = [root, *(child for child in root.children if child.dep_ in ("aux", "auxpass"))]
-        past = any("Past" in token.morph.get("Tense") for token in verbs if token.pos_ in ("VERB", "AUX"))
-        future = any(token.lower_ in ("will", "shall", "'ll") for token in verbs)
         if method == "document":
-            if frame is not None and past and not future:
+            if frame is not None and _tells_past(sentence.root):
                 return frame, "context"
             return valid, method
         if valid is not None and valid.precision != "day":
@@ -790,10 +848,10 @@ class LanguageExtractor(GraphExtractor):
 
     def _participants(
         self, sentence: Any, row: list[_Mention], entities: dict[str, _DocEntity], recent: list[str]
-    ) -> dict[str, str]:
-        """The entities taking part in the sentence's events, each with its role (see `_role`); references
-        ("he", "the company") as "ref:" roles."""
-        roles: dict[str, str] = {}
+    ) -> dict[str, tuple[str, Any]]:
+        """The entities taking part in the sentence's events, each with its role (see `_role`) and the token
+        naming it; references ("he", "the company") as "ref:" roles."""
+        roles: dict[str, tuple[str, Any]] = {}
         for mention in row:
             role = _role(mention.root)
             entity = entities.get(mention.key)
@@ -801,18 +859,18 @@ class LanguageExtractor(GraphExtractor):
                 continue
             if _modifies_other_thing(mention.root, entity.kind()):
                 continue
-            roles[mention.key] = role
+            roles[mention.key] = (role, mention.root)
         if self.resolve_references:
-            for key, role in self._references(sentence, row, entities, recent):
-                roles.setdefault(key, f"ref:{role}")
+            for key, role, token in self._references(sentence, row, entities, recent):
+                roles.setdefault(key, (f"ref:{role}", token))
         return roles
 
     @staticmethod
     def _references(
         sentence: Any, row: list[_Mention], entities: dict[str, _DocEntity], recent: list[str]
-    ) -> list[tuple[str, str]]:
+    ) -> list[tuple[str, str, Any]]:
         """The entities this sentence's pronouns and definite descriptions refer to (most recent fitting first),
-        each with the referring word's role."""
+        each with the referring word's role and the word."""
         named = {m.key for m in row}
         covered = {i for m in row for i in range(m.start, m.end)}
 
@@ -822,7 +880,7 @@ class LanguageExtractor(GraphExtractor):
                     return key
             return None
 
-        found: list[tuple[str, str]] = []
+        found: list[tuple[str, str, Any]] = []
         for token in sentence:
             role = None if token.i in covered else _role(token)
             if role is None or not _is_core(role, token.lower_ in _PERSON_PRONOUNS):
@@ -852,8 +910,8 @@ class LanguageExtractor(GraphExtractor):
                         key = latest(lambda e, k=kind: e.kind() == k)
             # A name that is only a modifier does not stop a reference to it ("on the Airbus website, the company
             # said"): the caller keeps one role per entity.
-            if key is not None and key not in (k for k, _ in found):
-                found.append((key, role))
+            if key is not None and key not in (k for k, _, _ in found):
+                found.append((key, role, token))
         return found
 
 
