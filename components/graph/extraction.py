@@ -378,6 +378,19 @@ def _tells_past(verb: Any) -> bool:
     return any("Past" in token.morph.get("Tense") for token in finite or verbs if token.pos_ in ("VERB", "AUX"))
 
 
+def _is_state(subject: Any) -> bool:
+    """True when `subject` is the subject of a copula describing it ("It is Boeing's most popular airliner",
+    "Airbus is two years behind schedule"): a state, not an event, when nothing dates it. Not when what it is
+    names an event ("the store was a breach of the agreement")."""
+    while subject.dep_ in ("compound", "flat") and subject.head.i != subject.i:
+        subject = subject.head  # "Airbus" of "Airbus SE"
+    verb = subject.head
+    if subject.dep_ != "nsubj" or verb.lemma_ != "be" or any(c.dep_ in ("aux", "auxpass") for c in verb.children):
+        return False
+    described = [child for child in verb.children if child.dep_ in ("attr", "acomp")]
+    return bool(described) and not any(_is_event_noun(child) for child in described)
+
+
 def _has_predicate(span: Any) -> bool:
     return any(token.pos_ in ("VERB", "AUX") for token in span)
 
@@ -515,6 +528,8 @@ class LanguageExtractor(GraphExtractor):
             # date share one fact of the sentence.
             groups: dict[tuple[Any, ...], list[str]] = {}
             for key in linked:
+                if not dates and _is_state(linked[key][1]):
+                    continue
                 event_dates = _event_dates(sentence.span, dates, linked[key][1])
                 if len(event_dates) < len(dates):
                     own_valid, own_invalid, own_method = validity(event_dates, anchor)
@@ -838,6 +853,18 @@ class LanguageExtractor(GraphExtractor):
                     short = entities[part]
                     if short.kind() in (*kinds, "other"):
                         redirect[part] = keys[0]
+        # An organisation's name without its leading words ("the Air Force" of the "United States Air Force", "the
+        # Commission" is one word and stays itself), when only one longer name of the document ends with it.
+        tails: dict[str, list[str]] = {}
+        for key, entity in entities.items():
+            words = key.split()
+            if len(words) >= 3 and entity.kind() == "organization":
+                for cut in range(1, len(words) - 1):
+                    tails.setdefault(" ".join(words[cut:]), []).append(key)
+        for tail, keys in tails.items():
+            if len(keys) == 1 and tail in entities and tail not in redirect:
+                if entities[tail].kind() in ("organization", "other"):
+                    redirect[tail] = keys[0]
         # Chains ("a" -> "b" -> "c") end at their last name.
         for short in list(redirect):
             seen = {short}

@@ -339,6 +339,30 @@ class TestEventDates:
         assert date_of(graph, "Cook later showed off", "tim cook") == "2019-02-12"
 
 
+class TestWhatIsAnEvent:
+    def test_an_undated_description_of_the_entity_is_a_state_not_an_event(self):
+        graph = extract(
+            "Airbus SE is a European maker of airliners. Airbus SE delivered the first A380 to Singapore Airlines. "
+            "The A380 was a disappointment for the airline.",
+            date=dt.date(2011, 9, 26),
+        )
+        assert all("airbus" not in fact.entity_keys for fact in graph.facts if fact.text.startswith("Airbus SE is"))
+        assert "airbus" in fact_for(graph, "Airbus SE delivered").entity_keys
+        assert "a380" in fact_for(graph, "The A380 was a disappointment").entity_keys  # what it is names an event
+
+    def test_a_dated_description_is_still_a_fact(self):
+        graph = extract("Boeing Co. was the largest exporter of the United States in 2005.")
+        assert fact_for(graph, "Boeing Co. was the largest").valid_at.iso() == "2005"
+
+    def test_an_organisations_name_without_its_leading_words_is_an_alias(self):
+        graph = extract(
+            "The United States Air Force signed a tanker deal with Boeing Co. in 2003. "
+            "The Air Force later cancelled the deal."
+        )
+        assert "united states air force" in fact_for(graph, "The Air Force later").entity_keys
+        assert not any(entity.key == "air force" for entity in graph.entities)
+
+
 class TestOpenExtractor:
     @pytest.mark.parametrize("value", ["spacy", "rules"])
     def test_the_offline_extractor_under_its_name_and_the_old_one(self, value):
