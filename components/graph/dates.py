@@ -4,7 +4,8 @@ A `FuzzyDate` is a calendar date plus how much of it is known (`year`, `month` o
 that precision ("2008", "2008-06", "2008-06-09"). The places to look are spaCy's DATE entities (and bare years
 after a preposition); `dateparser` turns each into a date with the document's date as its relative base ("last
 March", "on Tuesday", "three years ago") and says which period it names, which becomes the precision. Steps of
-time counted from the previous date of the text ("two years later", "the following month") are counted from it;
+time counted from the previous date of the text ("two years later", "the following month") are counted from it
+("next month" from the document's date);
 modifiers that keep the period ("early 2007", "the end of March") are dropped before parsing; durations ("for
 two weeks") are not dates.
 
@@ -180,7 +181,9 @@ def resolve_date(
         return _shift(origin, step.group(2), sign * _count(step.group(1)))
     following = _NEXT_RE.match(phrase)
     if following:
-        origin = previous or (FuzzyDate(anchor, "day") if anchor else None)
+        # "next month" counts from the time of writing; "the next month", "the following month" from the text's date.
+        deictic = following.group(1) == "next" and not phrase.startswith("the ")
+        origin = (None if deictic else previous) or (FuzzyDate(anchor, "day") if anchor else None)
         if origin is None:
             return None
         sign = {"following": 1, "next": 1, "previous": -1, "preceding": -1, "same": 0}[following.group(1)]

@@ -126,3 +126,9 @@ class TestResolveDate:
         assert resolve_date("two years later", ANCHOR, FuzzyDate.parse("2020")).iso() == "2022"
         assert resolve_date("the following month", ANCHOR, FuzzyDate.parse("2020-11")).iso() == "2020-12"
         assert resolve_date("two years later", None, None) is None
+
+    def test_next_without_the_counts_from_the_time_of_writing(self):
+        earlier = FuzzyDate.parse("1955")
+        assert resolve_date("next month", dt.date(2011, 8, 8), earlier).iso() == "2011-09"
+        assert resolve_date("next year", dt.date(2005, 6, 6), FuzzyDate.parse("2007")).iso() == "2006"
+        assert resolve_date("the next month", dt.date(2011, 8, 8), FuzzyDate.parse("2008-05")).iso() == "2008-06"
