@@ -145,7 +145,14 @@ def _looks_like_code(span: Any) -> bool:
 
 
 _MODEL = re.compile(r"^[A-Z]{0,3}-?\d{2,5}[A-Z]{0,3}s?$")
+# A one-digit designation ("iPhone 4", "iPhone 3GS") is a model only right after the name it designates.
+_SHORT_MODEL = re.compile(r"^\d[A-Z]{0,3}$")
 _NOT_MODELS = {"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "ORDINAL"}
+
+
+def _capitalised(token: Any) -> bool:
+    """A word written as a name: "Boeing", "iPhone", "AirTanker"."""
+    return token.is_alpha and any(character.isupper() for character in token.text)
 
 
 def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
@@ -156,8 +163,12 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
     doc = sentence.doc
     last_end = sentence.start
     for token in sentence:
-        if token.i < last_end or not _MODEL.match(token.text) or token.ent_type_ in _NOT_MODELS:
+        if token.i < last_end or token.ent_type_ in _NOT_MODELS:
             continue
+        if not _MODEL.match(token.text):
+            after_name = token.i > sentence.start and doc[token.i - 1].pos_ == "PROPN" and doc[token.i - 1].is_alpha
+            if not (_SHORT_MODEL.match(token.text) and after_name and token.head.i == token.i - 1):
+                continue
         digits = re.sub(r"\D", "", token.text)
         lettered = bool(re.search(r"[A-Z]", token.text))
         if not lettered and re.fullmatch(r"(19|20)\d\d", digits):
@@ -165,7 +176,7 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
         if not lettered and token.i + 1 < sentence.end and doc[token.i + 1].tag_ in ("NNS", "NNPS"):
             continue  # a count: "20 Dreamliners"
         left = token.i
-        while left > sentence.start and doc[left - 1].pos_ == "PROPN" and doc[left - 1].is_title:
+        while left > sentence.start and doc[left - 1].pos_ == "PROPN" and _capitalised(doc[left - 1]):
             left -= 1
         right = token.i + 1
         while (
@@ -851,7 +862,9 @@ class LanguageExtractor(GraphExtractor):
             for part, keys in owners.items():
                 if len(keys) == 1 and part in entities and part not in redirect and part != keys[0]:
                     short = entities[part]
-                    if short.kind() in (*kinds, "other"):
+                    # "Apple Computer" keyed "apple" is a name of its own, not the first word of "Apple Corps".
+                    written_short = "person" in kinds or all(len(name.split()) == 1 for name in short.names)
+                    if short.kind() in (*kinds, "other") and written_short:
                         redirect[part] = keys[0]
         # An organisation's name without its leading words ("the Air Force" of the "United States Air Force", "the
         # Commission" is one word and stays itself), when only one longer name of the document ends with it.

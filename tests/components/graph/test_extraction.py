@@ -255,6 +255,20 @@ class TestEventsOfTheEntity:
         assert model.kind == "product" and "boeing 777" in model.aliases
         assert "777" in fact_for(graph, "The 777 carries").entity_keys
 
+    def test_a_one_digit_designation_after_a_name_is_a_model(self):
+        graph = extract("Pre-orders of the new iPhone 4 began on Tuesday. Apple Inc. sold 4 million phones.")
+        model = next(entity for entity in graph.entities if entity.key == "iphone 4")
+        assert model.kind == "product"
+        assert "iphone 4" in fact_for(graph, "Pre-orders of the new").entity_keys
+        assert not any(entity.key == "4" for entity in graph.entities)  # a count is not a model
+
+    def test_an_organisation_keyed_by_one_word_is_not_anothers_first_word(self):
+        graph = extract(
+            "Apple Corps sued Apple Computer, Inc. in London. Apple Computer launched the store in 2003.",
+            date=dt.date(2006, 3, 28),
+        )
+        assert "apple corps" not in fact_for(graph, "Apple Computer launched").entity_keys
+
     def test_the_last_word_of_a_name_resolves_a_description(self):
         graph = extract("Singapore Airlines bought ten jets from Airbus SE. The airline paid in cash.")
         paid = fact_for(graph, "The airline paid")
