@@ -923,7 +923,9 @@ class LanguageExtractor(GraphExtractor):
         found: list[tuple[str, str, Any]] = []
         for token in sentence:
             role = None if token.i in covered else _role(token)
-            if role is None or not _is_core(role, token.lower_ in _PERSON_PRONOUNS):
+            # The object of an event noun is a participant too ("sales of the aircraft", "orders for it").
+            of_event = role == "pobj:NOUN" and _is_event_noun(token.head.head)
+            if role is None or not (_is_core(role, token.lower_ in _PERSON_PRONOUNS) or of_event):
                 continue
             lower = token.lower_
             key = None

@@ -255,6 +255,15 @@ class TestEventsOfTheEntity:
         assert model.kind == "product" and "boeing 777" in model.aliases
         assert "777" in fact_for(graph, "The 777 carries").entity_keys
 
+    def test_the_object_of_an_event_noun_takes_part_in_the_event(self):
+        graph = extract(
+            "Airbus SE unveiled the A380 superjumbo in Toulouse. To date, 149 orders for the aircraft have been "
+            "received. The wings of the aircraft are large.",
+            date=dt.date(2005, 1, 18),
+        )
+        assert "a380" in fact_for(graph, "To date, 149 orders").entity_keys
+        assert all("a380" not in fact.entity_keys for fact in graph.facts if fact.text.startswith("The wings"))
+
     def test_a_one_digit_designation_after_a_name_is_a_model(self):
         graph = extract("Pre-orders of the new iPhone 4 began on Tuesday. Apple Inc. sold 4 million phones.")
         model = next(entity for entity in graph.entities if entity.key == "iphone 4")
