@@ -212,6 +212,12 @@ def resolve_date(
         value = data.date_obj.date()
         year = _YEAR_RE.search(phrase)
         # dateparser's year-only dates keep the base's month; a stated year must be that year.
+        if year is None and anchor is not None and not future and _names_month(phrase):
+            # A day of a month without its year in the coming weeks is the coming one ("on June 24" in a June 16
+            # story), not last year's: news tells what is about to happen.
+            for coming in (_same_day_in_year(value, anchor.year + step) for step in (0, 1)):
+                if coming is not None and 0 < (coming - anchor).days <= 31:
+                    value = coming
         if year is None or value.year == int(year.group(1)):
             return FuzzyDate.from_date(value, _PERIODS[data.period])
     year = _YEAR_RE.search(phrase)
@@ -221,6 +227,17 @@ def resolve_date(
     if month is not None:
         return FuzzyDate(dt.date(int(year.group(1)), month, 1), "month")
     return FuzzyDate(dt.date(int(year.group(1)), 1, 1), "year")
+
+
+def _names_month(phrase: str) -> bool:
+    return any(re.search(rf"\b{name[:3]}", phrase) for name in _MONTH_NAMES)
+
+
+def _same_day_in_year(value: dt.date, year: int) -> dt.date | None:
+    try:
+        return value.replace(year=year)
+    except ValueError:  # 29 February
+        return None
 
 
 def is_stated(text: str) -> bool:

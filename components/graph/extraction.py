@@ -129,6 +129,7 @@ _KIND_NOUNS: dict[str, set[str]] = {
 _PERSON_PRONOUNS = {"he", "him", "his", "himself", "she", "her", "hers", "herself"}
 _THING_PRONOUNS = {"it", "its", "itself"}
 _GROUP_PRONOUNS = {"they", "them", "their", "theirs"}
+_THINGS = ("organization", "product", "other", "event", "work")  # the kinds "it" refers to
 # Dependency roles in which a noun phrase takes part in its predicate.
 _ARGUMENT_DEPS = {"nsubj", "nsubjpass", "csubj", "dobj", "iobj", "dative", "attr", "agent", "pobj", "oprd", "obj"}
 _LINK_DEPS = {"compound", "appos", "conj", "poss", "amod", "nmod", "npadvmod", "flat", "nummod"}
@@ -501,12 +502,13 @@ class LanguageExtractor(GraphExtractor):
 
         facts: list[Fact] = []
         recent: list[str] = []  # entity keys, most recently named last
+        focus: list[str] = []  # the previous sentence's subjects
         previous: FuzzyDate | None = None
         frame: FuzzyDate | None = None
         for index, sentence in enumerate(sentences):
             row = mentions[index]
             explicit = list(dict.fromkeys(m.key for m in row))
-            linked = self._participants(sentence.span, row, entities, recent)
+            linked = self._participants(sentence.span, row, entities, recent, focus)
             for key in explicit:
                 if key in recent:
                     recent.remove(key)
@@ -515,6 +517,11 @@ class LanguageExtractor(GraphExtractor):
                 if key not in explicit and key in recent:
                     recent.remove(key)
                     recent.append(key)
+            focus = [
+                key
+                for key, (role, _) in linked.items()
+                if role.split(">")[-1].removeprefix("ref:") in ("nsubj", "nsubjpass")
+            ]
             valid, invalid, method, dates = sentence_validity(sentence.span, anchor, previous)
             stated = [m.date for m in dates if not m.relative]
             if stated:
@@ -887,7 +894,12 @@ class LanguageExtractor(GraphExtractor):
         return redirect
 
     def _participants(
-        self, sentence: Any, row: list[_Mention], entities: dict[str, _DocEntity], recent: list[str]
+        self,
+        sentence: Any,
+        row: list[_Mention],
+        entities: dict[str, _DocEntity],
+        recent: list[str],
+        focus: list[str] | None = None,
     ) -> dict[str, tuple[str, Any]]:
         """The entities taking part in the sentence's events, each with its role (see `_role`) and the token
         naming it; references ("he", "the company") as "ref:" roles."""
@@ -901,16 +913,21 @@ class LanguageExtractor(GraphExtractor):
                 continue
             roles[mention.key] = (role, mention.root)
         if self.resolve_references:
-            for key, role, token in self._references(sentence, row, entities, recent):
+            for key, role, token in self._references(sentence, row, entities, recent, focus):
                 roles.setdefault(key, (f"ref:{role}", token))
         return roles
 
     @staticmethod
     def _references(
-        sentence: Any, row: list[_Mention], entities: dict[str, _DocEntity], recent: list[str]
+        sentence: Any,
+        row: list[_Mention],
+        entities: dict[str, _DocEntity],
+        recent: list[str],
+        focus: list[str] | None = None,
     ) -> list[tuple[str, str, Any]]:
         """The entities this sentence's pronouns and definite descriptions refer to (most recent fitting first),
-        each with the referring word's role and the word."""
+        each with the referring word's role and the word. A thing pronoun as subject ("It carries 300 passengers")
+        continues the previous sentence's subject (`focus`) when one fits: the centre of attention stays."""
         named = {m.key for m in row}
         covered = {i for m in row for i in range(m.start, m.end)}
 
@@ -940,7 +957,9 @@ class LanguageExtractor(GraphExtractor):
                     # First person in a sentence naming no one: the speaker or writer quoted, the person in focus.
                     key = latest(lambda e: e.kind() == "person")
                 elif lower in _THING_PRONOUNS:
-                    key = latest(lambda e: e.kind() in ("organization", "product", "other", "event", "work"))
+                    if role.split(">")[-1] in ("nsubj", "nsubjpass"):
+                        key = next((k for k in focus or [] if k in entities and entities[k].kind() in _THINGS), None)
+                    key = key or latest(lambda e: e.kind() in _THINGS)
                 elif lower in _GROUP_PRONOUNS:
                     key = latest(lambda e: e.kind() in ("organization", "group"))
             elif token.pos_ == "NOUN" and any(c.lower_ == "the" and c.dep_ == "det" for c in token.children):

@@ -127,6 +127,12 @@ class TestResolveDate:
         assert resolve_date("the following month", ANCHOR, FuzzyDate.parse("2020-11")).iso() == "2020-12"
         assert resolve_date("two years later", None, None) is None
 
+    def test_a_day_of_the_coming_weeks_is_the_coming_one(self):
+        assert resolve_date("June 24", dt.date(2010, 6, 16)).iso() == "2010-06-24"
+        assert resolve_date("January 5", dt.date(2010, 12, 20)).iso() == "2011-01-05"
+        assert resolve_date("May 3", dt.date(2010, 6, 16)).iso() == "2010-05-03"  # a past day stays past
+        assert resolve_date("December 30", dt.date(2010, 6, 16)).iso() == "2009-12-30"
+
     def test_next_without_the_counts_from_the_time_of_writing(self):
         earlier = FuzzyDate.parse("1955")
         assert resolve_date("next month", dt.date(2011, 8, 8), earlier).iso() == "2011-09"

@@ -264,6 +264,15 @@ class TestEventsOfTheEntity:
         assert "a380" in fact_for(graph, "To date, 149 orders").entity_keys
         assert all("a380" not in fact.entity_keys for fact in graph.facts if fact.text.startswith("The wings"))
 
+    def test_it_as_subject_continues_the_previous_subject(self):
+        graph = extract(
+            "The Boeing 777 is a family of airliners built by Boeing Commercial Airplanes. "
+            "It carries about 300 passengers.",
+            date=dt.date(2005, 4, 27),
+        )
+        carries = fact_for(graph, "It carries")
+        assert "777" in carries.entity_keys and "boeing commercial airplanes" not in carries.entity_keys
+
     def test_a_one_digit_designation_after_a_name_is_a_model(self):
         graph = extract("Pre-orders of the new iPhone 4 began on Tuesday. Apple Inc. sold 4 million phones.")
         model = next(entity for entity in graph.entities if entity.key == "iphone 4")
