@@ -276,6 +276,41 @@ _EVENT_SUFFIXES = ("tion", "sion", "ment", "ance", "ence", "ure", "al", "ing", "
 _CORE_ROLES = {"nsubj", "nsubjpass", "csubj", "dobj", "obj", "iobj", "dative", "agent", "attr", "oprd", "ROOT"}
 
 
+_QUOTES = {'"', "``", "''", "“", "”"}
+# Predicates whose "it" stands for a clause after them ("it emerged that", "it seems that"), not for a thing.
+_RAISING_VERBS = {"seem", "appear", "emerge", "happen", "matter", "turn", "transpire"}
+
+
+def _is_expletive(it: Any) -> bool:
+    """True for an "it" standing for a clause that follows ("it is hoped that the aircraft ...", "it emerged that",
+    "it is very common for patients to ..."): the subject of a passive, a copula with an adjective, or a raising
+    verb, whose clause complement says what "it" is."""
+    verb = it.head
+    if it.dep_ not in ("nsubj", "nsubjpass", "expl") or verb.pos_ not in ("VERB", "AUX"):
+        return False
+    clause = any(child.dep_ in ("ccomp", "xcomp", "csubj") for child in verb.children)
+    passive = it.dep_ == "nsubjpass"
+    adjective = verb.lemma_ == "be" and any(child.dep_ == "acomp" for child in verb.children)
+    return clause and (passive or adjective or verb.lemma_ in _RAISING_VERBS)
+
+
+def _quoted_positions(sentence: Any) -> set[int]:
+    """The token positions of a sentence inside quotation marks, including the words before a closing mark that
+    ends a quotation opened in an earlier sentence."""
+    marks = [token for token in sentence if token.text in _QUOTES]
+    inside: set[int] = set()
+    opened = bool(marks) and marks[0].text in ("''", "”")
+    start = sentence.start
+    for mark in marks:
+        if opened:
+            inside.update(range(start, mark.i))
+        opened = not opened
+        start = mark.i + 1
+    if opened:
+        inside.update(range(start, sentence.end))
+    return inside
+
+
 def _is_core(role: str, person: bool = False) -> bool:
     """True for a role (see `_role`) in which a reference names a participant: a core role, not a possessive, but
     a person's possessive ("his father", "her second album": a person's relations and works are facts about them;
@@ -938,6 +973,7 @@ class LanguageExtractor(GraphExtractor):
             return None
 
         found: list[tuple[str, str, Any]] = []
+        quoted = _quoted_positions(sentence)
         for token in sentence:
             role = None if token.i in covered else _role(token)
             # The object of an event noun is a participant too ("sales of the aircraft", "orders for it").
@@ -946,6 +982,10 @@ class LanguageExtractor(GraphExtractor):
                 continue
             lower = token.lower_
             key = None
+            if token.i in quoted and (token.pos_ == "PRON" or lower in _PERSON_PRONOUNS | _THING_PRONOUNS):
+                continue  # a quoted speaker's "it", "we", "he" is theirs: the narrative's recency does not tell it
+            if lower == "it" and _is_expletive(token):
+                continue
             if token.pos_ == "PRON" or lower in _PERSON_PRONOUNS | _THING_PRONOUNS:
                 if lower in _PERSON_PRONOUNS:
                     # A person named before the pronoun in the sentence is its antecedent ("Jobs said he ..."); one

@@ -273,6 +273,22 @@ class TestEventsOfTheEntity:
         carries = fact_for(graph, "It carries")
         assert "777" in carries.entity_keys and "boeing commercial airplanes" not in carries.entity_keys
 
+    def test_a_pronoun_inside_a_quotation_is_the_speakers(self):
+        graph = extract(
+            'Northrop Grumman won the tanker contract. Senator Sam Brownback said " it is a sad day for workers. "'
+        )
+        said = fact_for(graph, "Senator Sam Brownback said")
+        assert "northrop grumman" not in said.entity_keys
+
+    def test_an_it_standing_for_a_clause_refers_to_nothing(self):
+        graph = extract(
+            "Northrop Grumman won the tanker contract. It is hoped that the first tanker can fly in 2010. "
+            "It emerged that the bid was cheaper. It signed the deal on Monday."
+        )
+        assert all("northrop grumman" not in f.entity_keys for f in graph.facts if f.text.startswith("It is hoped"))
+        assert all("northrop grumman" not in f.entity_keys for f in graph.facts if f.text.startswith("It emerged"))
+        assert "northrop grumman" in fact_for(graph, "It signed").entity_keys
+
     def test_a_one_digit_designation_after_a_name_is_a_model(self):
         graph = extract("Pre-orders of the new iPhone 4 began on Tuesday. Apple Inc. sold 4 million phones.")
         model = next(entity for entity in graph.entities if entity.key == "iphone 4")
