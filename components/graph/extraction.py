@@ -426,15 +426,15 @@ def _tells_past(verb: Any) -> bool:
 
 
 def _is_state(subject: Any) -> bool:
-    """True when `subject` is the subject of a copula describing it ("It is Boeing's most popular airliner",
-    "Airbus is two years behind schedule"): a state, not an event, when nothing dates it. Not when what it is
-    names an event ("the store was a breach of the agreement")."""
+    """True when `subject` is the subject of a copula describing it ("It is Boeing's most popular airliner", "the
+    company is in talks with China", "Airbus is two years behind schedule"): a state, not an event, when nothing
+    dates it. Not when what it is names an event ("the store was a violation of the agreement")."""
     while subject.dep_ in ("compound", "flat") and subject.head.i != subject.i:
         subject = subject.head  # "Airbus" of "Airbus SE"
     verb = subject.head
     if subject.dep_ != "nsubj" or verb.lemma_ != "be" or any(c.dep_ in ("aux", "auxpass") for c in verb.children):
         return False
-    described = [child for child in verb.children if child.dep_ in ("attr", "acomp")]
+    described = [child for child in verb.children if child.dep_ in ("attr", "acomp", "prep")]
     return bool(described) and not any(_is_event_noun(child) for child in described)
 
 

@@ -391,10 +391,11 @@ class TestWhatIsAnEvent:
     def test_an_undated_description_of_the_entity_is_a_state_not_an_event(self):
         graph = extract(
             "Airbus SE is a European maker of airliners. Airbus SE delivered the first A380 to Singapore Airlines. "
-            "The A380 was a disappointment for the airline.",
+            "The A380 was a disappointment for the airline. Airbus SE is in talks with China Eastern Airlines.",
             date=dt.date(2011, 9, 26),
         )
         assert all("airbus" not in fact.entity_keys for fact in graph.facts if fact.text.startswith("Airbus SE is"))
+        assert any("china eastern airlines" in fact.entity_keys for fact in graph.facts)  # "with" it: not a state
         assert "airbus" in fact_for(graph, "Airbus SE delivered").entity_keys
         assert "a380" in fact_for(graph, "The A380 was a disappointment").entity_keys  # what it is names an event
 
