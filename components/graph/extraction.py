@@ -913,7 +913,9 @@ class LanguageExtractor(GraphExtractor):
         tails: dict[str, list[str]] = {}
         for key, entity in entities.items():
             words = key.split()
-            if len(words) >= 3 and entity.kind() == "organization":
+            # "Boeing-Air Force" (a contract between the two) joins two names; it is not a longer name of either.
+            joined = any(re.search(r"[A-Za-z]-[A-Z]", name) for name in entity.names)
+            if len(words) >= 3 and entity.kind() == "organization" and not joined:
                 for cut in range(1, len(words) - 1):
                     tails.setdefault(" ".join(words[cut:]), []).append(key)
         for tail, keys in tails.items():
