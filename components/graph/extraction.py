@@ -268,7 +268,8 @@ def _role(token: Any) -> str | None:
 # without a suffix.
 _EVENT_NOUNS = set(
     "use flight launch sale order deal test release visit crash purchase bid strike attack delay cut loss win debut "
-    "trial suit merger takeover rollout delivery service tour death birth arrest vote ban recall".split()
+    "trial suit merger takeover rollout delivery service tour death birth arrest vote ban recall dispute choice "
+    "criticism ceremony protest award talk crisis scandal campaign war".split()
 )
 _EVENT_SUFFIXES = ("tion", "sion", "ment", "ance", "ence", "ure", "al", "ing", "ery")
 # Core roles: a pronoun or a definite description refers to an entity taking part only as one of them ("it sold",
@@ -340,6 +341,18 @@ def _modifies_other_thing(token: Any, kind: str) -> bool:
         if _kind_of_noun(head.lemma_) in (kind, "person", "product") or _is_event_noun(head):
             return False
     return head.i != token.i
+
+
+def _of_a_thing(token: Any, role: str) -> bool:
+    """True when a name only completes a noun naming a thing, not an event ("a letter from Airbus", "staff of
+    Airbus"): the thing takes part, not the name. The object of an event noun ("sales of the A380") takes part."""
+    links = role.split(">")
+    if links[-1] != "pobj:NOUN" or not all(link.startswith(("compound", "flat")) for link in links[:-1]):
+        return False
+    while token.dep_ in ("compound", "flat") and token.head.i != token.i:
+        token = token.head  # "Airbus" of "Airbus SE"
+    noun = token.head.head
+    return noun.pos_ == "NOUN" and not _is_event_noun(noun) and _kind_of_noun(noun.lemma_) is None
 
 
 def _takes_part(token: Any) -> bool:
@@ -946,7 +959,7 @@ class LanguageExtractor(GraphExtractor):
             entity = entities.get(mention.key)
             if role is None or mention.key in roles or entity is None:
                 continue
-            if _modifies_other_thing(mention.root, entity.kind()):
+            if _modifies_other_thing(mention.root, entity.kind()) or _of_a_thing(mention.root, role):
                 continue
             roles[mention.key] = (role, mention.root)
         if self.resolve_references:

@@ -255,6 +255,14 @@ class TestEventsOfTheEntity:
         assert model.kind == "product" and "boeing 777" in model.aliases
         assert "777" in fact_for(graph, "The 777 carries").entity_keys
 
+    def test_a_name_completing_a_noun_for_a_thing_is_not_a_participant(self):
+        graph = extract(
+            "The staff of Airbus SE protested in Toulouse on Monday. "
+            "Ryanair Holdings justified its choice of Boeing Co. on Monday."
+        )
+        assert "airbus" not in fact_for(graph, "The staff of Airbus").entity_keys  # the staff protested
+        assert "boeing" in fact_for(graph, "Ryanair Holdings justified").entity_keys  # a choice is an event
+
     def test_the_object_of_an_event_noun_takes_part_in_the_event(self):
         graph = extract(
             "Airbus SE unveiled the A380 superjumbo in Toulouse. To date, 149 orders for the aircraft have been "
