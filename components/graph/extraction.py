@@ -438,6 +438,19 @@ def _tells_past(verb: Any) -> bool:
     return any("Past" in token.morph.get("Tense") for token in finite or verbs if token.pos_ in ("VERB", "AUX"))
 
 
+def _supposed(token: Any) -> bool:
+    """True when `token` takes part in a supposed event: a clause opened by "if" or "unless" ("if the bid succeeds,
+    ...") states a condition, not something that happened."""
+    verb = _clause_verb(token)
+    while verb is not None:
+        if verb.dep_ == "advcl" and any(c.dep_ == "mark" and c.lower_ in ("if", "unless") for c in verb.children):
+            return True
+        if verb.head.i == verb.i:
+            return False
+        verb = _clause_verb(verb.head)
+    return False
+
+
 def _is_state(subject: Any) -> bool:
     """True when `subject` is the subject of a copula describing it ("It is Boeing's most popular airliner", "the
     company is in talks with China", "Airbus is two years behind schedule"): a state, not an event, when nothing
@@ -594,7 +607,7 @@ class LanguageExtractor(GraphExtractor):
             # date share one fact of the sentence.
             groups: dict[tuple[Any, ...], list[str]] = {}
             for key in linked:
-                if not dates and _is_state(linked[key][1]):
+                if (not dates and _is_state(linked[key][1])) or _supposed(linked[key][1]):
                     continue
                 event_dates = _event_dates(sentence.span, dates, linked[key][1])
                 if len(event_dates) < len(dates):

@@ -407,6 +407,14 @@ class TestWhatIsAnEvent:
         assert "airbus" in fact_for(graph, "Airbus SE delivered").entity_keys
         assert "a380" in fact_for(graph, "The A380 was a disappointment").entity_keys  # what it is names an event
 
+    def test_a_supposed_event_is_not_an_event(self):
+        graph = extract(
+            "Aer Lingus bought twelve jets. If Ryanair Holdings wins the takeover bid, the new jets will be sold. "
+            "Ryanair Holdings made the bid in December."
+        )
+        assert all("ryanair" not in fact.entity_keys for fact in graph.facts if fact.text.startswith("If the"))
+        assert "ryanair" in fact_for(graph, "Ryanair Holdings made").entity_keys
+
     def test_a_dated_description_is_still_a_fact(self):
         graph = extract("Boeing Co. was the largest exporter of the United States in 2005.")
         assert fact_for(graph, "Boeing Co. was the largest").valid_at.iso() == "2005"
