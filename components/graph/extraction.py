@@ -345,7 +345,8 @@ def _modifies_other_thing(token: Any, kind: str) -> bool:
 
 def _of_a_thing(token: Any, role: str) -> bool:
     """True when a name only completes a noun naming a thing, not an event ("a letter from Airbus", "staff of
-    Airbus"): the thing takes part, not the name. The object of an event noun ("sales of the A380") takes part."""
+    Airbus"): the thing takes part, not the name. The object of an event noun ("sales of the A380") takes part, and
+    so does a place (the caller's choice: "a plant in Alabama" is where the event happens)."""
     links = role.split(">")
     if links[-1] != "pobj:NOUN" or not all(link.startswith(("compound", "flat")) for link in links[:-1]):
         return False
@@ -972,7 +973,8 @@ class LanguageExtractor(GraphExtractor):
             entity = entities.get(mention.key)
             if role is None or mention.key in roles or entity is None:
                 continue
-            if _modifies_other_thing(mention.root, entity.kind()) or _of_a_thing(mention.root, role):
+            kind = entity.kind()
+            if _modifies_other_thing(mention.root, kind) or (kind != "place" and _of_a_thing(mention.root, role)):
                 continue
             roles[mention.key] = (role, mention.root)
         if self.resolve_references:

@@ -258,8 +258,9 @@ class TestEventsOfTheEntity:
     def test_a_name_completing_a_noun_for_a_thing_is_not_a_participant(self):
         graph = extract(
             "The staff of Airbus SE protested in Toulouse on Monday. "
-            "Ryanair Holdings justified its choice of Boeing Co. on Monday."
+            "Ryanair Holdings justified its choice of Boeing Co. on Monday. Airbus SE opened a plant in Alabama."
         )
+        assert "alabama" in fact_for(graph, "Airbus SE opened").entity_keys  # where the event happens
         assert "airbus" not in fact_for(graph, "The staff of Airbus").entity_keys  # the staff protested
         assert "boeing" in fact_for(graph, "Ryanair Holdings justified").entity_keys  # a choice is an event
 
