@@ -439,12 +439,18 @@ def _tells_past(verb: Any) -> bool:
     return any("Past" in token.morph.get("Tense") for token in finite or verbs if token.pos_ in ("VERB", "AUX"))
 
 
+def _conditional(clause: Any) -> bool:
+    return any(child.dep_ == "mark" and child.lower_ in ("if", "unless") for child in clause.children)
+
+
 def _supposed(token: Any) -> bool:
     """True when `token` takes part in a supposed event: a clause opened by "if" or "unless" ("if the bid succeeds,
     ...") states a condition, not something that happened."""
     verb = _clause_verb(token)
+    if verb is not None and any(child.dep_ == "advcl" and _conditional(child) for child in verb.children):
+        return True  # the consequence of a condition: "if the bid succeeds, the jets may become redundant"
     while verb is not None:
-        if verb.dep_ == "advcl" and any(c.dep_ == "mark" and c.lower_ in ("if", "unless") for c in verb.children):
+        if verb.dep_ == "advcl" and _conditional(verb):
             return True
         if verb.head.i == verb.i:
             return False

@@ -413,7 +413,10 @@ class TestWhatIsAnEvent:
             "Aer Lingus bought twelve jets. If Ryanair Holdings wins the takeover bid, the new jets will be sold. "
             "Ryanair Holdings made the bid in December."
         )
-        assert all("ryanair" not in fact.entity_keys for fact in graph.facts if fact.text.startswith("If the"))
+        assert all("ryanair" not in fact.entity_keys for fact in graph.facts if fact.text.startswith("If Ryanair"))
+        consequence = extract("If the bid succeeds, Aer Lingus will sell the new jets. Aer Lingus sold two jets.")
+        assert all("aer lingus" not in f.entity_keys for f in consequence.facts if f.text.startswith("If the bid"))
+        assert "aer lingus" in fact_for(consequence, "Aer Lingus sold").entity_keys
         assert "ryanair" in fact_for(graph, "Ryanair Holdings made").entity_keys
 
     def test_a_dated_description_is_still_a_fact(self):
