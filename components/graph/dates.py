@@ -4,7 +4,8 @@ A `FuzzyDate` is a calendar date plus how much of it is known (`year`, `month` o
 that precision ("2008", "2008-06", "2008-06-09"). The places to look are spaCy's DATE entities (and bare years
 after a preposition); `dateparser` turns each into a date with the document's date as its relative base ("last
 March", "on Tuesday", "three years ago") and says which period it names, which becomes the precision. Steps of
-time counted from the previous date of the text ("two years later", "the following month") are counted from it;
+time counted from the previous date of the text ("two years later", "the following month") are counted from it
+("next month" from the document's date);
 modifiers that keep the period ("early 2007", "the end of March") are dropped before parsing; durations ("for
 two weeks") are not dates.
 
@@ -70,6 +71,7 @@ _YEAR_RE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 _MONTH_NAMES = "january february march april may june july august september october november december".split()
 _RELATIVE_MONTH_RE = re.compile(rf"^(last|next|this)\s+({'|'.join(_MONTH_NAMES)})$")
 _STATED_RE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
+_AGE_RE = re.compile(r"^(aged?\s|\d+\s+years?[\s-]+old$)", re.IGNORECASE)
 
 _END_WORDS = {"until", "till", "through", "to", "ended", "ending", "thru"}
 _START_WORDS = {"from", "since", "between", "starting", "began", "beginning"}
@@ -179,7 +181,9 @@ def resolve_date(
         return _shift(origin, step.group(2), sign * _count(step.group(1)))
     following = _NEXT_RE.match(phrase)
     if following:
-        origin = previous or (FuzzyDate(anchor, "day") if anchor else None)
+        # "next month" counts from the time of writing; "the next month", "the following month" from the text's date.
+        deictic = following.group(1) == "next" and not phrase.startswith("the ")
+        origin = (None if deictic else previous) or (FuzzyDate(anchor, "day") if anchor else None)
         if origin is None:
             return None
         sign = {"following": 1, "next": 1, "previous": -1, "preceding": -1, "same": 0}[following.group(1)]
@@ -208,6 +212,12 @@ def resolve_date(
         value = data.date_obj.date()
         year = _YEAR_RE.search(phrase)
         # dateparser's year-only dates keep the base's month; a stated year must be that year.
+        if year is None and anchor is not None and not future and _names_month(phrase):
+            # A day of a month without its year in the coming weeks is the coming one ("on June 24" in a June 16
+            # story), not last year's: news tells what is about to happen.
+            for coming in (_same_day_in_year(value, anchor.year + step) for step in (0, 1)):
+                if coming is not None and 0 < (coming - anchor).days <= 31:
+                    value = coming
         if year is None or value.year == int(year.group(1)):
             return FuzzyDate.from_date(value, _PERIODS[data.period])
     year = _YEAR_RE.search(phrase)
@@ -219,6 +229,17 @@ def resolve_date(
     return FuzzyDate(dt.date(int(year.group(1)), 1, 1), "year")
 
 
+def _names_month(phrase: str) -> bool:
+    return any(re.search(rf"\b{name[:3]}", phrase) for name in _MONTH_NAMES)
+
+
+def _same_day_in_year(value: dt.date, year: int) -> dt.date | None:
+    try:
+        return value.replace(year=year)
+    except ValueError:  # 29 February
+        return None
+
+
 def is_stated(text: str) -> bool:
     """True when a date expression states its year (an absolute date), False for relative ones."""
     return bool(_STATED_RE.search(text or ""))
@@ -226,11 +247,14 @@ def is_stated(text: str) -> bool:
 
 def _date_spans(sentence: Any) -> list[Any]:
     """The sentence's DATE entities, plus bare years after a preposition the recogniser left out ("in 2020")."""
-    # A year counting things ("1999 units") is a number, not a date.
+    # A year counting things ("1999 units") is a number, not a date; an age ("aged 55", "55 years old") neither.
     spans = [
         ent
         for ent in sentence.ents
-        if ent.label_ == "DATE" and not (len(ent) == 1 and ent.root.dep_ == "nummod" and ent.root.head.pos_ == "NOUN")
+        if ent.label_ == "DATE"
+        and not (len(ent) == 1 and ent.root.dep_ == "nummod" and ent.root.head.pos_ == "NOUN")
+        and not _AGE_RE.search(ent.text)
+        and not (ent.start > sentence.start and sentence.doc[ent.start - 1].lower_ in ("aged", "age"))
     ]
     taken = {token.i for ent in spans for token in ent}
     for token in sentence:

@@ -38,7 +38,7 @@ from components.text.language import analyse_text, entity_kind
 ENTITY_KINDS_TEXT = " | ".join(ENTITY_KINDS)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-4"
+EXTRACTOR_VERSION = "spacy-5"
 
 
 class GraphExtractor(ABC):
@@ -129,6 +129,7 @@ _KIND_NOUNS: dict[str, set[str]] = {
 _PERSON_PRONOUNS = {"he", "him", "his", "himself", "she", "her", "hers", "herself"}
 _THING_PRONOUNS = {"it", "its", "itself"}
 _GROUP_PRONOUNS = {"they", "them", "their", "theirs"}
+_THINGS = ("organization", "product", "other", "event", "work")  # the kinds "it" refers to
 # Dependency roles in which a noun phrase takes part in its predicate.
 _ARGUMENT_DEPS = {"nsubj", "nsubjpass", "csubj", "dobj", "iobj", "dative", "attr", "agent", "pobj", "oprd", "obj"}
 _LINK_DEPS = {"compound", "appos", "conj", "poss", "amod", "nmod", "npadvmod", "flat", "nummod"}
@@ -145,7 +146,14 @@ def _looks_like_code(span: Any) -> bool:
 
 
 _MODEL = re.compile(r"^[A-Z]{0,3}-?\d{2,5}[A-Z]{0,3}s?$")
+# A one-digit designation ("iPhone 4", "iPhone 3GS") is a model only right after the name it designates.
+_SHORT_MODEL = re.compile(r"^\d[A-Z]{0,3}$")
 _NOT_MODELS = {"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "ORDINAL"}
+
+
+def _capitalised(token: Any) -> bool:
+    """A word written as a name: "Boeing", "iPhone", "AirTanker"."""
+    return token.is_alpha and any(character.isupper() for character in token.text)
 
 
 def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
@@ -156,8 +164,12 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
     doc = sentence.doc
     last_end = sentence.start
     for token in sentence:
-        if token.i < last_end or not _MODEL.match(token.text) or token.ent_type_ in _NOT_MODELS:
+        if token.i < last_end or token.ent_type_ in _NOT_MODELS:
             continue
+        if not _MODEL.match(token.text):
+            after_name = token.i > sentence.start and doc[token.i - 1].pos_ == "PROPN" and doc[token.i - 1].is_alpha
+            if not (_SHORT_MODEL.match(token.text) and after_name and token.head.i == token.i - 1):
+                continue
         digits = re.sub(r"\D", "", token.text)
         lettered = bool(re.search(r"[A-Z]", token.text))
         if not lettered and re.fullmatch(r"(19|20)\d\d", digits):
@@ -165,7 +177,7 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
         if not lettered and token.i + 1 < sentence.end and doc[token.i + 1].tag_ in ("NNS", "NNPS"):
             continue  # a count: "20 Dreamliners"
         left = token.i
-        while left > sentence.start and doc[left - 1].pos_ == "PROPN" and doc[left - 1].is_title:
+        while left > sentence.start and doc[left - 1].pos_ == "PROPN" and _capitalised(doc[left - 1]):
             left -= 1
         right = token.i + 1
         while (
@@ -256,12 +268,48 @@ def _role(token: Any) -> str | None:
 # without a suffix.
 _EVENT_NOUNS = set(
     "use flight launch sale order deal test release visit crash purchase bid strike attack delay cut loss win debut "
-    "trial suit merger takeover rollout delivery service tour death birth arrest vote ban recall".split()
+    "trial suit merger takeover rollout delivery service tour death birth arrest vote ban recall dispute choice "
+    "criticism ceremony protest award talk crisis scandal campaign war".split()
 )
 _EVENT_SUFFIXES = ("tion", "sion", "ment", "ance", "ence", "ure", "al", "ing", "ery")
 # Core roles: a pronoun or a definite description refers to an entity taking part only as one of them ("it sold",
 # "sued the company"); "its engines", "with them" name something else the sentence is about.
 _CORE_ROLES = {"nsubj", "nsubjpass", "csubj", "dobj", "obj", "iobj", "dative", "agent", "attr", "oprd", "ROOT"}
+
+
+_QUOTES = {'"', "``", "''", "“", "”"}
+# Predicates whose "it" stands for a clause after them ("it emerged that", "it seems that"), not for a thing.
+_RAISING_VERBS = {"seem", "appear", "emerge", "happen", "matter", "turn", "transpire"}
+
+
+def _is_expletive(it: Any) -> bool:
+    """True for an "it" standing for a clause that follows ("it is hoped that the aircraft ...", "it emerged that",
+    "it is very common for patients to ..."): the subject of a passive, a copula with an adjective, or a raising
+    verb, whose clause complement says what "it" is."""
+    verb = it.head
+    if it.dep_ not in ("nsubj", "nsubjpass", "expl") or verb.pos_ not in ("VERB", "AUX"):
+        return False
+    clause = any(child.dep_ in ("ccomp", "xcomp", "csubj") for child in verb.children)
+    passive = it.dep_ == "nsubjpass"
+    adjective = verb.lemma_ == "be" and any(child.dep_ == "acomp" for child in verb.children)
+    return clause and (passive or adjective or verb.lemma_ in _RAISING_VERBS)
+
+
+def _quoted_positions(sentence: Any) -> set[int]:
+    """The token positions of a sentence inside quotation marks, including the words before a closing mark that
+    ends a quotation opened in an earlier sentence."""
+    marks = [token for token in sentence if token.text in _QUOTES]
+    inside: set[int] = set()
+    opened = bool(marks) and marks[0].text in ("''", "”")
+    start = sentence.start
+    for mark in marks:
+        if opened:
+            inside.update(range(start, mark.i))
+        opened = not opened
+        start = mark.i + 1
+    if opened:
+        inside.update(range(start, sentence.end))
+    return inside
 
 
 def _is_core(role: str, person: bool = False) -> bool:
@@ -295,6 +343,19 @@ def _modifies_other_thing(token: Any, kind: str) -> bool:
     return head.i != token.i
 
 
+def _of_a_thing(token: Any, role: str) -> bool:
+    """True when a name only completes a noun naming a thing, not an event ("a letter from Airbus", "staff of
+    Airbus"): the thing takes part, not the name. The object of an event noun ("sales of the A380") takes part, and
+    so does a place (the caller's choice: "a plant in Alabama" is where the event happens)."""
+    links = role.split(">")
+    if links[-1] != "pobj:NOUN" or not all(link.startswith(("compound", "flat")) for link in links[:-1]):
+        return False
+    while token.dep_ in ("compound", "flat") and token.head.i != token.i:
+        token = token.head  # "Airbus" of "Airbus SE"
+    noun = token.head.head
+    return noun.pos_ == "NOUN" and not _is_event_noun(noun) and _kind_of_noun(noun.lemma_) is None
+
+
 def _takes_part(token: Any) -> bool:
     """True when `token` (a noun phrase's head) is an argument of a predicate: climbing through compounds,
     appositions, conjuncts and possessives it reaches a subject, object or prepositional role under a verb."""
@@ -306,25 +367,108 @@ def _takes_part(token: Any) -> bool:
 _SUBORDINATE_CLAUSES = {"ccomp", "relcl", "acl"}
 
 
-def _event_dates(sentence: Any, dates: list[DateMention], participant: list[Any]) -> list[DateMention]:
-    """The dates that date the sentence's event: those the parse attaches to its main clause, or to the clause the
-    entity the fact is first about (`participant`: its mention tokens) takes part in. A date inside a clause that
-    only reports or describes something else dates that, not the event ("Apple Corps claims that ... an agreement
-    reached in 1991" is a claim made on the document's date)."""
-    kept = []
+def _event_dates(sentence: Any, dates: list[DateMention], participant: Any) -> list[DateMention]:
+    """The dates that date the event the entity named by `participant` (a token) takes part in.
+
+    A date the parse attaches to the entity's own predicate, or to a clause describing the entity ("Jobs, born in
+    1955, ..."), dates it first: "Apple was started in 1976, and launched the store in 2003" dates the store's
+    launch by 2003. Without one, the other dates of the sentence, but not those inside a clause that only reports or
+    describes something else ("Apple Corps claims that ... an agreement reached in 1991" is a claim made on the
+    document's date), nor the reported content of a parenthetical saying ("the switch, he said, would happen next
+    year" is a saying of the document's date)."""
+    verb = _clause_verb(participant)
+    own, other = [], []
     for mention in dates:
-        span = sentence.doc.char_span(
-            sentence.start_char + mention.start, sentence.start_char + mention.end, alignment_mode="expand"
-        )
-        if span is None:
-            kept.append(mention)
+        span = _mention_span(sentence, mention)
+        if span is None or verb is None:
+            other.append(mention)
+            continue
+        date_verb = _clause_verb(span)
+        if date_verb.i == verb.i or (date_verb.dep_ in ("acl", "relcl") and date_verb.head.i in _phrase(participant)):
+            own.append(mention)
             continue
         clause = span.root
         while clause.dep_ not in _SUBORDINATE_CLAUSES and clause.head.i != clause.i:
             clause = clause.head
-        if clause.dep_ not in _SUBORDINATE_CLAUSES or any(token in clause.subtree for token in participant):
-            kept.append(mention)
-    return kept
+        if clause.dep_ in _SUBORDINATE_CLAUSES and participant not in clause.subtree:
+            continue
+        if verb.dep_ == "parataxis" and verb.head.i == date_verb.i:
+            continue
+        other.append(mention)
+    return own or other
+
+
+def _phrase(token: Any) -> set[int]:
+    """The token positions naming one thing with `token`: its appositions and the names it is part of ("Boeing's
+    rival Airbus, which ...": a clause on "rival" describes Airbus)."""
+    positions = {token.i} | {child.i for child in token.children if child.dep_ == "appos"}
+    while token.dep_ in ("appos", "compound", "flat") and token.head.i != token.i:
+        token = token.head
+        positions.add(token.i)
+    return positions
+
+
+def _mention_span(sentence: Any, mention: DateMention) -> Any:
+    """The tokens of a date mention (its offsets are the sentence's)."""
+    return sentence.doc.char_span(
+        sentence.start_char + mention.start, sentence.start_char + mention.end, alignment_mode="expand"
+    )
+
+
+def _clause_verb(tokens: Any) -> Any:
+    """The verb whose clause holds `tokens` (a span, or one token): its first verb ancestor, else the root."""
+    if tokens is None:
+        return None
+    token = getattr(tokens, "root", tokens)
+    while token.pos_ not in ("VERB", "AUX") and token.head.i != token.i:
+        token = token.head
+    return token
+
+
+def _tells_past(verb: Any) -> bool:
+    """True when the predicate `verb` (with its auxiliaries) is told in the past and not as a future or a
+    possibility: "unveiled", "was praised", "had said"; not "uses", "will be reduced", "would stop"."""
+    if verb is None:
+        return False
+    verbs = [verb, *(child for child in verb.children if child.dep_ in ("aux", "auxpass"))]
+    if any(token.tag_ == "MD" or token.lower_ in ("will", "shall", "'ll") for token in verbs):
+        return False
+    # The finite verb carries the tense ("is priced" is present, "has unveiled" a present perfect); a participle
+    # alone is a headline's past ("First A380 delivered").
+    finite = [token for token in verbs if "Fin" in token.morph.get("VerbForm")]
+    return any("Past" in token.morph.get("Tense") for token in finite or verbs if token.pos_ in ("VERB", "AUX"))
+
+
+def _conditional(clause: Any) -> bool:
+    return any(child.dep_ == "mark" and child.lower_ in ("if", "unless") for child in clause.children)
+
+
+def _supposed(token: Any) -> bool:
+    """True when `token` takes part in a supposed event: a clause opened by "if" or "unless" ("if the bid succeeds,
+    ...") states a condition, not something that happened."""
+    verb = _clause_verb(token)
+    if verb is not None and any(child.dep_ == "advcl" and _conditional(child) for child in verb.children):
+        return True  # the consequence of a condition: "if the bid succeeds, the jets may become redundant"
+    while verb is not None:
+        if verb.dep_ == "advcl" and _conditional(verb):
+            return True
+        if verb.head.i == verb.i:
+            return False
+        verb = _clause_verb(verb.head)
+    return False
+
+
+def _is_state(subject: Any) -> bool:
+    """True when `subject` is the subject of a copula describing it ("It is Boeing's most popular airliner", "the
+    company is in talks with China", "Airbus is two years behind schedule"): a state, not an event, when nothing
+    dates it. Not when what it is names an event ("the store was a violation of the agreement")."""
+    while subject.dep_ in ("compound", "flat") and subject.head.i != subject.i:
+        subject = subject.head  # "Airbus" of "Airbus SE"
+    verb = subject.head
+    if subject.dep_ != "nsubj" or verb.lemma_ != "be" or any(c.dep_ in ("aux", "auxpass") for c in verb.children):
+        return False
+    described = [child for child in verb.children if child.dep_ in ("attr", "acomp", "prep")]
+    return bool(described) and not any(_is_event_noun(child) for child in described)
 
 
 def _has_predicate(span: Any) -> bool:
@@ -426,13 +570,13 @@ class LanguageExtractor(GraphExtractor):
 
         facts: list[Fact] = []
         recent: list[str] = []  # entity keys, most recently named last
+        focus: list[str] = []  # the previous sentence's subjects
         previous: FuzzyDate | None = None
         frame: FuzzyDate | None = None
-        frame_at = -10
         for index, sentence in enumerate(sentences):
             row = mentions[index]
             explicit = list(dict.fromkeys(m.key for m in row))
-            linked = list(self._participants(sentence.span, row, entities, recent))
+            linked = self._participants(sentence.span, row, entities, recent, focus)
             for key in explicit:
                 if key in recent:
                     recent.remove(key)
@@ -441,6 +585,11 @@ class LanguageExtractor(GraphExtractor):
                 if key not in explicit and key in recent:
                     recent.remove(key)
                     recent.append(key)
+            focus = [
+                key
+                for key, (role, _) in linked.items()
+                if role.split(">")[-1].removeprefix("ref:") in ("nsubj", "nsubjpass")
+            ]
             valid, invalid, method, dates = sentence_validity(sentence.span, anchor, previous)
             stated = [m.date for m in dates if not m.relative]
             if stated:
@@ -448,41 +597,55 @@ class LanguageExtractor(GraphExtractor):
             elif method == "relative" and valid is not None:
                 previous = valid
             for mention in dates:
-                # A day shortly before the document's date sets the scene the next past-tense sentences happen in.
-                if anchor and mention.date.precision == "day" and 0 <= (anchor - mention.date.value).days <= 31:
-                    frame, frame_at = mention.date, index
+                # A day shortly before the document's date sets the scene the next past-tense sentences happen in;
+                # the document's own day does only when told in the past ("was delivered today"), not "now uses".
+                days = (anchor - mention.date.value).days if anchor and mention.date.precision == "day" else -1
+                if frame is None and (
+                    0 < days <= 31 or (days == 0 and _tells_past(_clause_verb(_mention_span(sentence.span, mention))))
+                ):
+                    frame = mention.date
             if (
                 not linked
                 or len([t for t in sentence.span if not t.is_punct]) < self.min_sentence_words
                 or not _has_predicate(sentence.span)
             ):
                 continue
-            event_dates = _event_dates(sentence.span, dates, [m.root for m in row if m.key == linked[0]])
-            if len(event_dates) < len(dates):
-                valid, invalid, method = validity(event_dates, anchor)
-            valid, method = self._in_frame(
-                sentence.span, valid, method, anchor, frame if index - frame_at <= 6 else None
-            )
+            # Each entity's event is dated by the dates of its own predicate; entities whose events fall on the same
+            # date share one fact of the sentence.
+            groups: dict[tuple[Any, ...], list[str]] = {}
+            for key in linked:
+                if (not dates and _is_state(linked[key][1])) or _supposed(linked[key][1]):
+                    continue
+                event_dates = _event_dates(sentence.span, dates, linked[key][1])
+                if len(event_dates) < len(dates):
+                    own_valid, own_invalid, own_method = validity(event_dates, anchor)
+                else:
+                    own_valid, own_invalid, own_method = valid, invalid, method
+                own_valid, own_method = self._in_frame(sentence.span, own_valid, own_method, anchor, frame)
+                groups.setdefault((own_valid, own_invalid, own_method), []).append(key)
             chunk = locate.find(sentence.offset, sentence.text)
-            facts.append(
-                Fact(
-                    uuid=fact_uuid(document_id, index, sentence.text),
-                    text=sentence.text,
-                    document_id=document_id,
-                    sentence_index=index,
-                    entity_keys=linked,
-                    valid_at=valid,
-                    invalid_at=invalid,
-                    date_method=method,
-                    chunk_id=getattr(chunk, "chunk_id", None) if chunk is not None else None,
-                    chunk_index=getattr(chunk, "chunk_index", None) if chunk is not None else None,
-                    document_title=title,
-                    document_url=getattr(document, "url", None),
-                    document_date=anchor,
-                    entity_names=[entities[key].best_name() for key in linked],
-                    mention_keys=[key for key in explicit if key not in linked],
+            for number, ((group_valid, group_invalid, group_method), keys) in enumerate(groups.items()):
+                facts.append(
+                    Fact(
+                        uuid=fact_uuid(
+                            document_id, index, sentence.text if number == 0 else f"{sentence.text}#{number}"
+                        ),
+                        text=sentence.text,
+                        document_id=document_id,
+                        sentence_index=index,
+                        entity_keys=keys,
+                        valid_at=group_valid,
+                        invalid_at=group_invalid,
+                        date_method=group_method,
+                        chunk_id=getattr(chunk, "chunk_id", None) if chunk is not None else None,
+                        chunk_index=getattr(chunk, "chunk_index", None) if chunk is not None else None,
+                        document_title=title,
+                        document_url=getattr(document, "url", None),
+                        document_date=anchor,
+                        entity_names=[entities[key].best_name() for key in keys],
+                        mention_keys=[key for key in explicit if key not in linked],
+                    )
                 )
-            )
         used = {key for fact in facts for key in fact.entity_keys}
         graph_entities = [
             EntityMention(key=key, name=entity.best_name(), kind=entity.kind(), aliases=set(entity.aliases) - {key})
@@ -530,12 +693,8 @@ class LanguageExtractor(GraphExtractor):
             return valid, method
         # Tense and modality of the sentence's own predicate (its root and auxiliaries), not of a clause it reports:
         # "Jobs also said that buyers will receive a refund" is a past saying.
-        root = sentence.root
-        verbs = [root, *(child for child in root.children if child.dep_ in ("aux", "auxpass"))]
-        past = any("Past" in token.morph.get("Tense") for token in verbs if token.pos_ in ("VERB", "AUX"))
-        future = any(token.lower_ in ("will", "shall", "'ll") for token in verbs)
         if method == "document":
-            if frame is not None and past and not future:
+            if frame is not None and _tells_past(sentence.root):
                 return frame, "context"
             return valid, method
         if valid is not None and valid.precision != "day":
@@ -778,8 +937,24 @@ class LanguageExtractor(GraphExtractor):
             for part, keys in owners.items():
                 if len(keys) == 1 and part in entities and part not in redirect and part != keys[0]:
                     short = entities[part]
-                    if short.kind() in (*kinds, "other"):
+                    # "Apple Computer" keyed "apple" is a name of its own, not the first word of "Apple Corps".
+                    written_short = "person" in kinds or all(len(name.split()) == 1 for name in short.names)
+                    if short.kind() in (*kinds, "other") and written_short:
                         redirect[part] = keys[0]
+        # An organisation's name without its leading words ("the Air Force" of the "United States Air Force", "the
+        # Commission" is one word and stays itself), when only one longer name of the document ends with it.
+        tails: dict[str, list[str]] = {}
+        for key, entity in entities.items():
+            words = key.split()
+            # "Boeing-Air Force" (a contract between the two) joins two names; it is not a longer name of either.
+            joined = any(re.search(r"[A-Za-z]-[A-Z]", name) for name in entity.names)
+            if len(words) >= 3 and entity.kind() == "organization" and not joined:
+                for cut in range(1, len(words) - 1):
+                    tails.setdefault(" ".join(words[cut:]), []).append(key)
+        for tail, keys in tails.items():
+            if len(keys) == 1 and tail in entities and tail not in redirect:
+                if entities[tail].kind() in ("organization", "other"):
+                    redirect[tail] = keys[0]
         # Chains ("a" -> "b" -> "c") end at their last name.
         for short in list(redirect):
             seen = {short}
@@ -789,30 +964,41 @@ class LanguageExtractor(GraphExtractor):
         return redirect
 
     def _participants(
-        self, sentence: Any, row: list[_Mention], entities: dict[str, _DocEntity], recent: list[str]
-    ) -> dict[str, str]:
-        """The entities taking part in the sentence's events, each with its role (see `_role`); references
-        ("he", "the company") as "ref:" roles."""
-        roles: dict[str, str] = {}
+        self,
+        sentence: Any,
+        row: list[_Mention],
+        entities: dict[str, _DocEntity],
+        recent: list[str],
+        focus: list[str] | None = None,
+    ) -> dict[str, tuple[str, Any]]:
+        """The entities taking part in the sentence's events, each with its role (see `_role`) and the token
+        naming it; references ("he", "the company") as "ref:" roles."""
+        roles: dict[str, tuple[str, Any]] = {}
         for mention in row:
             role = _role(mention.root)
             entity = entities.get(mention.key)
             if role is None or mention.key in roles or entity is None:
                 continue
-            if _modifies_other_thing(mention.root, entity.kind()):
+            kind = entity.kind()
+            if _modifies_other_thing(mention.root, kind) or (kind != "place" and _of_a_thing(mention.root, role)):
                 continue
-            roles[mention.key] = role
+            roles[mention.key] = (role, mention.root)
         if self.resolve_references:
-            for key, role in self._references(sentence, row, entities, recent):
-                roles.setdefault(key, f"ref:{role}")
+            for key, role, token in self._references(sentence, row, entities, recent, focus):
+                roles.setdefault(key, (f"ref:{role}", token))
         return roles
 
     @staticmethod
     def _references(
-        sentence: Any, row: list[_Mention], entities: dict[str, _DocEntity], recent: list[str]
-    ) -> list[tuple[str, str]]:
+        sentence: Any,
+        row: list[_Mention],
+        entities: dict[str, _DocEntity],
+        recent: list[str],
+        focus: list[str] | None = None,
+    ) -> list[tuple[str, str, Any]]:
         """The entities this sentence's pronouns and definite descriptions refer to (most recent fitting first),
-        each with the referring word's role."""
+        each with the referring word's role and the word. A thing pronoun as subject ("It carries 300 passengers")
+        continues the previous sentence's subject (`focus`) when one fits: the centre of attention stays."""
         named = {m.key for m in row}
         covered = {i for m in row for i in range(m.start, m.end)}
 
@@ -822,13 +1008,20 @@ class LanguageExtractor(GraphExtractor):
                     return key
             return None
 
-        found: list[tuple[str, str]] = []
+        found: list[tuple[str, str, Any]] = []
+        quoted = _quoted_positions(sentence)
         for token in sentence:
             role = None if token.i in covered else _role(token)
-            if role is None or not _is_core(role, token.lower_ in _PERSON_PRONOUNS):
+            # The object of an event noun is a participant too ("sales of the aircraft", "orders for it").
+            of_event = role == "pobj:NOUN" and _is_event_noun(token.head.head)
+            if role is None or not (_is_core(role, token.lower_ in _PERSON_PRONOUNS) or of_event):
                 continue
             lower = token.lower_
             key = None
+            if token.i in quoted and (token.pos_ == "PRON" or lower in _PERSON_PRONOUNS | _THING_PRONOUNS):
+                continue  # a quoted speaker's "it", "we", "he" is theirs: the narrative's recency does not tell it
+            if lower == "it" and _is_expletive(token):
+                continue
             if token.pos_ == "PRON" or lower in _PERSON_PRONOUNS | _THING_PRONOUNS:
                 if lower in _PERSON_PRONOUNS:
                     # A person named before the pronoun in the sentence is its antecedent ("Jobs said he ..."); one
@@ -840,7 +1033,9 @@ class LanguageExtractor(GraphExtractor):
                     # First person in a sentence naming no one: the speaker or writer quoted, the person in focus.
                     key = latest(lambda e: e.kind() == "person")
                 elif lower in _THING_PRONOUNS:
-                    key = latest(lambda e: e.kind() in ("organization", "product", "other", "event", "work"))
+                    if role.split(">")[-1] in ("nsubj", "nsubjpass"):
+                        key = next((k for k in focus or [] if k in entities and entities[k].kind() in _THINGS), None)
+                    key = key or latest(lambda e: e.kind() in _THINGS)
                 elif lower in _GROUP_PRONOUNS:
                     key = latest(lambda e: e.kind() in ("organization", "group"))
             elif token.pos_ == "NOUN" and any(c.lower_ == "the" and c.dep_ == "det" for c in token.children):
@@ -852,8 +1047,8 @@ class LanguageExtractor(GraphExtractor):
                         key = latest(lambda e, k=kind: e.kind() == k)
             # A name that is only a modifier does not stop a reference to it ("on the Airbus website, the company
             # said"): the caller keeps one role per entity.
-            if key is not None and key not in (k for k, _ in found):
-                found.append((key, role))
+            if key is not None and key not in (k for k, _, _ in found):
+                found.append((key, role, token))
         return found
 
 

@@ -126,3 +126,15 @@ class TestResolveDate:
         assert resolve_date("two years later", ANCHOR, FuzzyDate.parse("2020")).iso() == "2022"
         assert resolve_date("the following month", ANCHOR, FuzzyDate.parse("2020-11")).iso() == "2020-12"
         assert resolve_date("two years later", None, None) is None
+
+    def test_a_day_of_the_coming_weeks_is_the_coming_one(self):
+        assert resolve_date("June 24", dt.date(2010, 6, 16)).iso() == "2010-06-24"
+        assert resolve_date("January 5", dt.date(2010, 12, 20)).iso() == "2011-01-05"
+        assert resolve_date("May 3", dt.date(2010, 6, 16)).iso() == "2010-05-03"  # a past day stays past
+        assert resolve_date("December 30", dt.date(2010, 6, 16)).iso() == "2009-12-30"
+
+    def test_next_without_the_counts_from_the_time_of_writing(self):
+        earlier = FuzzyDate.parse("1955")
+        assert resolve_date("next month", dt.date(2011, 8, 8), earlier).iso() == "2011-09"
+        assert resolve_date("next year", dt.date(2005, 6, 6), FuzzyDate.parse("2007")).iso() == "2006"
+        assert resolve_date("the next month", dt.date(2011, 8, 8), FuzzyDate.parse("2008-05")).iso() == "2008-06"

@@ -255,6 +255,63 @@ class TestEventsOfTheEntity:
         assert model.kind == "product" and "boeing 777" in model.aliases
         assert "777" in fact_for(graph, "The 777 carries").entity_keys
 
+    def test_a_name_completing_a_noun_for_a_thing_is_not_a_participant(self):
+        graph = extract(
+            "The staff of Airbus SE protested in Toulouse on Monday. "
+            "Ryanair Holdings justified its choice of Boeing Co. on Monday. Airbus SE opened a plant in Alabama."
+        )
+        assert "alabama" in fact_for(graph, "Airbus SE opened").entity_keys  # where the event happens
+        assert "airbus" not in fact_for(graph, "The staff of Airbus").entity_keys  # the staff protested
+        assert "boeing" in fact_for(graph, "Ryanair Holdings justified").entity_keys  # a choice is an event
+
+    def test_the_object_of_an_event_noun_takes_part_in_the_event(self):
+        graph = extract(
+            "Airbus SE unveiled the A380 superjumbo in Toulouse. To date, 149 orders for the aircraft have been "
+            "received. The wings of the aircraft are large.",
+            date=dt.date(2005, 1, 18),
+        )
+        assert "a380" in fact_for(graph, "To date, 149 orders").entity_keys
+        assert all("a380" not in fact.entity_keys for fact in graph.facts if fact.text.startswith("The wings"))
+
+    def test_it_as_subject_continues_the_previous_subject(self):
+        graph = extract(
+            "The Boeing 777 is a family of airliners built by Boeing Commercial Airplanes. "
+            "It carries about 300 passengers.",
+            date=dt.date(2005, 4, 27),
+        )
+        carries = fact_for(graph, "It carries")
+        assert "777" in carries.entity_keys and "boeing commercial airplanes" not in carries.entity_keys
+
+    def test_a_pronoun_inside_a_quotation_is_the_speakers(self):
+        graph = extract(
+            'Northrop Grumman won the tanker contract. Senator Sam Brownback said " it is a sad day for workers. "'
+        )
+        said = fact_for(graph, "Senator Sam Brownback said")
+        assert "northrop grumman" not in said.entity_keys
+
+    def test_an_it_standing_for_a_clause_refers_to_nothing(self):
+        graph = extract(
+            "Northrop Grumman won the tanker contract. It is hoped that the first tanker can fly in 2010. "
+            "It emerged that the bid was cheaper. It signed the deal on Monday."
+        )
+        assert all("northrop grumman" not in f.entity_keys for f in graph.facts if f.text.startswith("It is hoped"))
+        assert all("northrop grumman" not in f.entity_keys for f in graph.facts if f.text.startswith("It emerged"))
+        assert "northrop grumman" in fact_for(graph, "It signed").entity_keys
+
+    def test_a_one_digit_designation_after_a_name_is_a_model(self):
+        graph = extract("Pre-orders of the new iPhone 4 began on Tuesday. Apple Inc. sold 4 million phones.")
+        model = next(entity for entity in graph.entities if entity.key == "iphone 4")
+        assert model.kind == "product"
+        assert "iphone 4" in fact_for(graph, "Pre-orders of the new").entity_keys
+        assert not any(entity.key == "4" for entity in graph.entities)  # a count is not a model
+
+    def test_an_organisation_keyed_by_one_word_is_not_anothers_first_word(self):
+        graph = extract(
+            "Apple Corps sued Apple Computer, Inc. in London. Apple Computer launched the store in 2003.",
+            date=dt.date(2006, 3, 28),
+        )
+        assert "apple corps" not in fact_for(graph, "Apple Computer launched").entity_keys
+
     def test_the_last_word_of_a_name_resolves_a_description(self):
         graph = extract("Singapore Airlines bought ten jets from Airbus SE. The airline paid in cash.")
         paid = fact_for(graph, "The airline paid")
@@ -274,6 +331,105 @@ class TestEventsOfTheEntity:
             date=dt.date(2019, 2, 14),
         )
         assert fact_for(graph, "Cook said that").valid_at.iso() == "2019-02-12"
+
+
+def date_of(graph, start: str, key: str) -> str | None:
+    """The date of `key`'s fact of the sentence starting with `start` (a sentence's entities may differ in date)."""
+    fact = next(f for f in graph.facts if f.text.startswith(start) and key in f.entity_keys)
+    return fact.valid_at.iso() if fact.valid_at else None
+
+
+class TestEventDates:
+    """Each entity's event is dated by the date the parse attaches to its own predicate; undated past-tense news
+    happens on the scene's day."""
+
+    def test_coordinated_predicates_keep_their_own_dates(self):
+        graph = extract(
+            "Apple Computer was started by Steve Jobs in 1976, and launched the iTunes Music Store in 2003.",
+            date=dt.date(2006, 3, 28),
+        )
+        assert date_of(graph, "Apple Computer was started", "steve jobs") == "1976"
+        assert date_of(graph, "Apple Computer was started", "itunes music store") == "2003"
+
+    def test_a_clause_describing_the_entity_dates_it(self):
+        graph = extract(
+            "Steve Jobs, born in San Francisco on February 24, 1955, has built a valuable company.",
+            date=dt.date(2011, 10, 6),
+        )
+        assert date_of(graph, "Steve Jobs, born", "steve jobs") == "1955-02-24"
+
+    def test_an_age_is_not_a_date(self):
+        graph = extract("Steve Jobs, aged 55, has taken medical leave from Apple Inc.", date=dt.date(2011, 1, 18))
+        assert date_of(graph, "Steve Jobs, aged 55", "steve jobs") == "2011-01-18"
+
+    def test_a_parenthetical_saying_is_not_dated_by_what_it_reports(self):
+        graph = extract(
+            "Steve Jobs spoke to developers in San Francisco. The switch, he said, would happen next year.",
+            date=dt.date(2005, 6, 6),
+        )
+        assert date_of(graph, "The switch, he said", "steve jobs") == "2005-06-06"
+
+    def test_the_scene_day_holds_for_the_whole_story(self):
+        graph = extract(
+            "Yesterday, Tim Cook unveiled the new phone in Cupertino. The phone is thin. It has a new screen. "
+            "The screen is sharp. The battery is large. The case is made of steel. The price is high. "
+            "During the keynote, Cook demoed the camera.",
+            date=dt.date(2019, 2, 14),
+        )
+        assert date_of(graph, "During the keynote", "tim cook") == "2019-02-13"
+
+    def test_the_present_now_does_not_move_the_scene(self):
+        graph = extract(
+            "On Tuesday, Tim Cook unveiled the phone in Cupertino. The phone now uses a chip made by Samsung. "
+            "Cook also showed off the camera. The iPhone is priced at $999.",
+            date=dt.date(2019, 2, 14),
+        )
+        assert date_of(graph, "Cook also showed off", "tim cook") == "2019-02-12"
+        assert date_of(graph, "The iPhone is priced", "iphone") == "2019-02-14"  # a present passive is not past
+
+    def test_the_leads_day_is_the_scene_of_the_story(self):
+        graph = extract(
+            "On Tuesday, Tim Cook unveiled the phone in Cupertino. On Saturday, Apple Inc. had invited reporters. "
+            "Cook later showed off the camera.",
+            date=dt.date(2019, 2, 14),
+        )
+        assert date_of(graph, "Cook later showed off", "tim cook") == "2019-02-12"
+
+
+class TestWhatIsAnEvent:
+    def test_an_undated_description_of_the_entity_is_a_state_not_an_event(self):
+        graph = extract(
+            "Airbus SE is a European maker of airliners. Airbus SE delivered the first A380 to Singapore Airlines. "
+            "The A380 was a disappointment for the airline. Airbus SE is in talks with China Eastern Airlines.",
+            date=dt.date(2011, 9, 26),
+        )
+        assert all("airbus" not in fact.entity_keys for fact in graph.facts if fact.text.startswith("Airbus SE is"))
+        assert any("china eastern airlines" in fact.entity_keys for fact in graph.facts)  # "with" it: not a state
+        assert "airbus" in fact_for(graph, "Airbus SE delivered").entity_keys
+        assert "a380" in fact_for(graph, "The A380 was a disappointment").entity_keys  # what it is names an event
+
+    def test_a_supposed_event_is_not_an_event(self):
+        graph = extract(
+            "Aer Lingus bought twelve jets. If Ryanair Holdings wins the takeover bid, the new jets will be sold. "
+            "Ryanair Holdings made the bid in December."
+        )
+        assert all("ryanair" not in fact.entity_keys for fact in graph.facts if fact.text.startswith("If Ryanair"))
+        consequence = extract("If the bid succeeds, Aer Lingus will sell the new jets. Aer Lingus sold two jets.")
+        assert all("aer lingus" not in f.entity_keys for f in consequence.facts if f.text.startswith("If the bid"))
+        assert "aer lingus" in fact_for(consequence, "Aer Lingus sold").entity_keys
+        assert "ryanair" in fact_for(graph, "Ryanair Holdings made").entity_keys
+
+    def test_a_dated_description_is_still_a_fact(self):
+        graph = extract("Boeing Co. was the largest exporter of the United States in 2005.")
+        assert fact_for(graph, "Boeing Co. was the largest").valid_at.iso() == "2005"
+
+    def test_an_organisations_name_without_its_leading_words_is_an_alias(self):
+        graph = extract(
+            "The United States Air Force signed a tanker deal with Boeing Co. in 2003. "
+            "Emails about the Boeing-Air Force contract were released. The Air Force later cancelled the deal."
+        )
+        assert "united states air force" in fact_for(graph, "The Air Force later").entity_keys
+        assert not any(entity.key == "air force" for entity in graph.entities)
 
 
 class TestOpenExtractor:
