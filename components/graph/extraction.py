@@ -116,7 +116,7 @@ _KIND_NOUNS: dict[str, set[str]] = {
     "product": set(
         "product device phone smartphone computer laptop tablet software program application app service platform "
         "tool engine database library framework system model aircraft airliner airplane plane jet jetliner "
-        "superjumbo car vehicle console "
+        "car vehicle console "
         "browser package player game drug vaccine chip processor language".split()
     ),
     "person": set(
