@@ -1,11 +1,10 @@
-"""Reciprocal rank fusion: the project's one RRF.
+"""Reciprocal rank fusion of id lists: the project's one RRF, for fusion before there are Documents to join.
 
-The research pipeline's `ResearchRanker` fuses the sources' lists with it (from the branch lists it reads anyway,
-rather than through a `DocumentJoiner` that would hand every chunk through the pipeline once more), and a hybrid
-knowledge-base search fuses its dense and keyword hit lists with it before they become Documents, keeping each
-chunk's rank in both lists. Same formula as Haystack's `DocumentJoiner(join_mode="reciprocal_rank_fusion")`: k=60
-with 1-based ranks is its k=61 with 0-based ones (its scores are these times 61, over the number of lists when
-it weighs them equally).
+A hybrid knowledge-base search fuses its dense and keyword hit lists with it before they become Documents, keeping
+each chunk's rank in both lists; `ResearchRanker` uses it when it is given only the branches' lists (in the research
+pipeline Haystack's `DocumentJoiner` fuses the sources' Documents in front of it). Same formula as Haystack's
+`DocumentJoiner(join_mode="reciprocal_rank_fusion")`: k=60 with 1-based ranks is its k=61 with 0-based ones (its
+scores are these times 61, over the number of lists when it weighs them equally).
 
 Usage:
 ```python

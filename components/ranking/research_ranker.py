@@ -37,11 +37,9 @@ class ResearchRanker:
     """Fuses the chunks every source found and orders them by how strongly they answer the question: general
     retrieval evidence on absolute scales.
 
-    Fusion is reciprocal rank fusion of the branches' own orders (`rank_fusion`, the project's one RRF), done here
-    from `branch_documents`, which the ranker needs anyway for every branch's rank of a chunk: a `DocumentJoiner`
-    in front of it would hand each chunk through the pipeline a second time (Haystack copies every input deeply:
-    all copies together were 28 of 176 ms p50 a question at 10,000 chunks on a busy machine, and a joiner's were
-    80 of their 324 values). A list fused elsewhere can still be given as `documents`.
+    In the research pipeline, Haystack's `DocumentJoiner` fuses the sources' lists (reciprocal rank fusion) and
+    hands them in as `documents`; `branch_documents` gives every branch's own rank of a chunk. Without `documents`
+    the ranker fuses `branch_documents` itself with the same formula (`rank_fusion`).
 
     Every chunk gets the same semantic relevance scale: the cosine the source computed from stored embeddings
     (`meta["semantic_relevance"]`), or, when a source left it out, the local model's cosine of the chunk text.
