@@ -38,7 +38,7 @@ from components.text.language import analyse_text, entity_kind
 ENTITY_KINDS_TEXT = " | ".join(ENTITY_KINDS)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-5"
+EXTRACTOR_VERSION = "spacy-7"
 
 
 class GraphExtractor(ABC):
@@ -624,6 +624,13 @@ class LanguageExtractor(GraphExtractor):
                 own_valid, own_method = self._in_frame(sentence.span, own_valid, own_method, anchor, frame)
                 groups.setdefault((own_valid, own_invalid, own_method), []).append(key)
             chunk = locate.find(sentence.offset, sentence.text)
+            # Names that take part in no event here (a state, a supposition) still link this passage for the
+            # retrieval walk ("X is an American director" is what bridges two passages); with no event at all the
+            # sentence is kept as a fact without participants, which no timeline lists.
+            taking_part = {key for keys in groups.values() for key in keys}
+            mentioned = [key for key in dict.fromkeys([*explicit, *linked]) if key not in taking_part]
+            if not groups:
+                groups[(valid, invalid, method)] = []
             for number, ((group_valid, group_invalid, group_method), keys) in enumerate(groups.items()):
                 facts.append(
                     Fact(
@@ -643,7 +650,7 @@ class LanguageExtractor(GraphExtractor):
                         document_url=getattr(document, "url", None),
                         document_date=anchor,
                         entity_names=[entities[key].best_name() for key in keys],
-                        mention_keys=[key for key in explicit if key not in linked],
+                        mention_keys=mentioned,
                     )
                 )
         used = {key for fact in facts for key in fact.entity_keys}

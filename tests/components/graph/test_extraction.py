@@ -408,6 +408,19 @@ class TestWhatIsAnEvent:
         assert "airbus" in fact_for(graph, "Airbus SE delivered").entity_keys
         assert "a380" in fact_for(graph, "The A380 was a disappointment").entity_keys  # what it is names an event
 
+    def test_a_description_is_no_event_but_still_links_its_passage_for_the_walk(self):
+        graph = extract(
+            "Akira Kurosawa was a film director. He directed Rashomon in 1950. Ingmar Bergman was a film director "
+            "from Uppsala.",
+            date=dt.date(2019, 3, 29),
+        )
+        described = fact_for(graph, "Akira Kurosawa was")
+        assert described.entity_keys == [] and described.mention_keys == ["akira kurosawa"]  # no timeline event
+        assert described.date_method  # stored like any fact (the column is NOT NULL)
+        assert "akira kurosawa" in fact_for(graph, "He directed").entity_keys
+        from_uppsala = fact_for(graph, "Ingmar Bergman was")
+        assert "ingmar bergman" not in from_uppsala.entity_keys and "ingmar bergman" in from_uppsala.mention_keys
+
     def test_a_supposed_event_is_not_an_event(self):
         graph = extract(
             "Aer Lingus bought twelve jets. If Ryanair Holdings wins the takeover bid, the new jets will be sold. "
