@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from components.generation.question_gap import QuestionGap, fill_gap, question_gap
 from components.text.language import parse
 
@@ -24,22 +26,42 @@ class TestQuestionGap:
 
 
 class TestFillGap:
-    def test_the_object_of_the_same_verb_not_the_nearest_phrase(self):
-        sentence = "In 2011 Maria Lindqvist patented a log-structured storage engine, a design she kept for years."
-        assert filled("What did Maria Lindqvist patent in 2011?", sentence) == "a log-structured storage engine"
-
-    def test_a_passive_sentence_answers_an_active_question(self):
-        sentence = "The storage engine was written by Tomas Berg during a long winter."
-        assert filled("Who wrote the storage engine?", sentence) == "Tomas Berg"
-        assert filled("What did Tomas Berg write?", sentence) == "The storage engine"
-
-    def test_the_object_of_the_same_preposition(self):
-        sentence = "The harbour was built with granite from the northern quarries."
-        assert filled("What was the harbour built with?", sentence) == "granite"
-
-    def test_coordinated_nouns_and_of_phrases_stay_relative_clauses_go(self):
-        sentence = "The ferries carry passengers and bicycles of every size, which pay the same fare."
-        assert filled("What do the ferries carry?", sentence) == "passengers and bicycles of every size"
+    @pytest.mark.parametrize(
+        ("question", "sentence", "expected"),
+        [
+            # the object of the same verb, not the nearest phrase
+            (
+                "What did Maria Lindqvist patent in 2011?",
+                "In 2011 Maria Lindqvist patented a log-structured storage engine, a design she kept for years.",
+                "a log-structured storage engine",
+            ),
+            # a passive sentence answers an active question, both ways
+            (
+                "Who wrote the storage engine?",
+                "The storage engine was written by Tomas Berg during a long winter.",
+                "Tomas Berg",
+            ),
+            (
+                "What did Tomas Berg write?",
+                "The storage engine was written by Tomas Berg during a long winter.",
+                "The storage engine",
+            ),
+            # the object of the same preposition
+            (
+                "What was the harbour built with?",
+                "The harbour was built with granite from the northern quarries.",
+                "granite",
+            ),
+            # coordinated nouns and of-phrases stay, relative clauses go
+            (
+                "What do the ferries carry?",
+                "The ferries carry passengers and bicycles of every size, which pay the same fare.",
+                "passengers and bicycles of every size",
+            ),
+        ],
+    )
+    def test_the_phrase_in_the_wh_words_role(self, question, sentence, expected):
+        assert filled(question, sentence) == expected
 
     def test_a_pronoun_or_an_unrelated_sentence_fills_nothing(self):
         assert filled("What did Maria Lindqvist patent?", "She patented it in 2011.") == ""

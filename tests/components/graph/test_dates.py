@@ -48,20 +48,14 @@ class TestStatedDates:
     @pytest.mark.parametrize(
         ("sentence", "expected"),
         [
-            ("Jobs was born on February 24, 1955, in San Francisco.", "1955-02-24"),
+            # stated in full
+            ("Marta Ruiz was born on February 24, 1955, in Seville.", "1955-02-24"),
             ("The plant opened on 3 March 2011.", "2011-03-03"),
             ("The suit was filed in September 2003.", "2003-09"),
             ("He started the company in 1976.", "1976"),
             ("The report is dated 2010-06-24.", "2010-06-24"),
-        ],
-    )
-    def test_absolute(self, sentence, expected):
-        assert iso(sentence) == expected
-
-    @pytest.mark.parametrize(
-        ("sentence", "expected"),
-        [
-            ("Airbus announced on Thursday that it will end production.", "2019-02-14"),
+            # relative to the document's date
+            ("Norvik announced on Thursday that it will end production.", "2019-02-14"),
             ("Pre-orders began Tuesday.", "2019-02-12"),
             ("The order was cut last month.", "2019-01"),
             ("Sales fell last March.", "2018-03"),
@@ -74,7 +68,7 @@ class TestStatedDates:
             ("The firm was sold two years ago.", "2017"),
         ],
     )
-    def test_relative_to_the_document_date(self, sentence, expected):
+    def test_absolute_and_relative_to_the_document_date(self, sentence, expected):
         assert iso(sentence) == expected
 
     def test_relative_to_the_previous_date_in_the_text(self):

@@ -339,61 +339,73 @@ def date_of(graph, start: str, key: str) -> str | None:
     return fact.valid_at.iso() if fact.valid_at else None
 
 
+COORDINATED = "Apple Computer was started by Steve Jobs in 1976, and launched the iTunes Music Store in 2003."
+PRESENT_NOW = (
+    "On Tuesday, Tim Cook unveiled the phone in Cupertino. The phone now uses a chip made by Samsung. "
+    "Cook also showed off the camera. The iPhone is priced at $999."
+)
+
+
 class TestEventDates:
     """Each entity's event is dated by the date the parse attaches to its own predicate; undated past-tense news
     happens on the scene's day."""
 
-    def test_coordinated_predicates_keep_their_own_dates(self):
-        graph = extract(
-            "Apple Computer was started by Steve Jobs in 1976, and launched the iTunes Music Store in 2003.",
-            date=dt.date(2006, 3, 28),
-        )
-        assert date_of(graph, "Apple Computer was started", "steve jobs") == "1976"
-        assert date_of(graph, "Apple Computer was started", "itunes music store") == "2003"
-
-    def test_a_clause_describing_the_entity_dates_it(self):
-        graph = extract(
-            "Steve Jobs, born in San Francisco on February 24, 1955, has built a valuable company.",
-            date=dt.date(2011, 10, 6),
-        )
-        assert date_of(graph, "Steve Jobs, born", "steve jobs") == "1955-02-24"
-
-    def test_an_age_is_not_a_date(self):
-        graph = extract("Steve Jobs, aged 55, has taken medical leave from Apple Inc.", date=dt.date(2011, 1, 18))
-        assert date_of(graph, "Steve Jobs, aged 55", "steve jobs") == "2011-01-18"
-
-    def test_a_parenthetical_saying_is_not_dated_by_what_it_reports(self):
-        graph = extract(
-            "Steve Jobs spoke to developers in San Francisco. The switch, he said, would happen next year.",
-            date=dt.date(2005, 6, 6),
-        )
-        assert date_of(graph, "The switch, he said", "steve jobs") == "2005-06-06"
-
-    def test_the_scene_day_holds_for_the_whole_story(self):
-        graph = extract(
-            "Yesterday, Tim Cook unveiled the new phone in Cupertino. The phone is thin. It has a new screen. "
-            "The screen is sharp. The battery is large. The case is made of steel. The price is high. "
-            "During the keynote, Cook demoed the camera.",
-            date=dt.date(2019, 2, 14),
-        )
-        assert date_of(graph, "During the keynote", "tim cook") == "2019-02-13"
-
-    def test_the_present_now_does_not_move_the_scene(self):
-        graph = extract(
-            "On Tuesday, Tim Cook unveiled the phone in Cupertino. The phone now uses a chip made by Samsung. "
-            "Cook also showed off the camera. The iPhone is priced at $999.",
-            date=dt.date(2019, 2, 14),
-        )
-        assert date_of(graph, "Cook also showed off", "tim cook") == "2019-02-12"
-        assert date_of(graph, "The iPhone is priced", "iphone") == "2019-02-14"  # a present passive is not past
-
-    def test_the_leads_day_is_the_scene_of_the_story(self):
-        graph = extract(
-            "On Tuesday, Tim Cook unveiled the phone in Cupertino. On Saturday, Apple Inc. had invited reporters. "
-            "Cook later showed off the camera.",
-            date=dt.date(2019, 2, 14),
-        )
-        assert date_of(graph, "Cook later showed off", "tim cook") == "2019-02-12"
+    @pytest.mark.parametrize(
+        ("text", "published", "start", "key", "expected"),
+        [
+            # coordinated predicates keep their own dates
+            (COORDINATED, dt.date(2006, 3, 28), "Apple Computer was started", "steve jobs", "1976"),
+            (COORDINATED, dt.date(2006, 3, 28), "Apple Computer was started", "itunes music store", "2003"),
+            # a clause describing the entity dates it
+            (
+                "Steve Jobs, born in San Francisco on February 24, 1955, has built a valuable company.",
+                dt.date(2011, 10, 6),
+                "Steve Jobs, born",
+                "steve jobs",
+                "1955-02-24",
+            ),
+            # an age is not a date
+            (
+                "Steve Jobs, aged 55, has taken medical leave from Apple Inc.",
+                dt.date(2011, 1, 18),
+                "Steve Jobs, aged 55",
+                "steve jobs",
+                "2011-01-18",
+            ),
+            # a parenthetical saying is not dated by what it reports
+            (
+                "Steve Jobs spoke to developers in San Francisco. The switch, he said, would happen next year.",
+                dt.date(2005, 6, 6),
+                "The switch, he said",
+                "steve jobs",
+                "2005-06-06",
+            ),
+            # the scene's day holds for the whole story
+            (
+                "Yesterday, Tim Cook unveiled the new phone in Cupertino. The phone is thin. It has a new screen. "
+                "The screen is sharp. The battery is large. The case is made of steel. The price is high. "
+                "During the keynote, Cook demoed the camera.",
+                dt.date(2019, 2, 14),
+                "During the keynote",
+                "tim cook",
+                "2019-02-13",
+            ),
+            # the present "now" does not move the scene, and a present passive is not past
+            (PRESENT_NOW, dt.date(2019, 2, 14), "Cook also showed off", "tim cook", "2019-02-12"),
+            (PRESENT_NOW, dt.date(2019, 2, 14), "The iPhone is priced", "iphone", "2019-02-14"),
+            # the lead's day is the scene of the story
+            (
+                "On Tuesday, Tim Cook unveiled the phone in Cupertino. On Saturday, Apple Inc. had invited reporters. "
+                "Cook later showed off the camera.",
+                dt.date(2019, 2, 14),
+                "Cook later showed off",
+                "tim cook",
+                "2019-02-12",
+            ),
+        ],
+    )
+    def test_the_date_of_an_entitys_event(self, text, published, start, key, expected):
+        assert date_of(extract(text, date=published), start, key) == expected
 
 
 class TestWhatIsAnEvent:
