@@ -37,11 +37,12 @@ milvus-lite).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import threading
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +80,22 @@ class ChunkEvidence:
     def empty(self) -> bool:
         return not self.term_counts and (not self.sentence_spans or self.sentence_embeddings is None)
 
+    @classmethod
+    def stored(cls, chunk_id: str, spans: Any, vectors: Any, counts: Any) -> ChunkEvidence:
+        """The evidence as a side table gives it back (spans as pairs, vectors as rows or None, counts or None)."""
+        vectors = None if vectors is None or not len(vectors) else np.asarray(vectors, dtype=np.float32)
+        spans = [(int(start), int(end)) for start, end in spans or []] if vectors is not None else []
+        return cls(chunk_id, spans, vectors, dict(counts) if counts else None)
+
+    def sentences(self, dimension: int, limit: int | None = None) -> tuple[list[list[int]], np.ndarray | None]:
+        """The first `limit` sentence spans (as lists) and their float32 vectors, checked, to store; `([], None)`
+        without sentence vectors."""
+        if self.sentence_embeddings is None or not self.sentence_spans:
+            return [], None
+        self.check(dimension)
+        spans = [[int(start), int(end)] for start, end in self.sentence_spans[:limit]]
+        return spans, np.asarray(self.sentence_embeddings, dtype=np.float32)[:limit]
+
     def check(self, dimension: int) -> None:
         """ValueError in one sentence unless the sentence embeddings (when given) are one `dimension`-wide row per
         span."""
@@ -104,6 +121,43 @@ class IndexHit:
     cosine: float | None = None
 
 
+def index_hit(
+    document: Document, raw_score: float, kind: ScoreKind, similarity: float | None = None, query: Any = None
+) -> IndexHit:
+    """The hit of a document as the engine returned it: its vectors and score left out (the hit carries the score),
+    and, when the engine gave no cosine (`similarity`), the cosine of its embedding to `query` if both are there."""
+    if similarity is None and query is not None and document.embedding is not None:
+        similarity = cosine(document.embedding, query)
+    bare = dataclasses.replace(document, embedding=None, sparse_embedding=None, score=None)
+    return IndexHit(bare, float(raw_score), kind, None if similarity is None else float(similarity))
+
+
+@dataclass
+class TermTotals:
+    """What BM25 needs of a collection, kept beside the chunks by an engine that cannot aggregate it (Milvus,
+    Qdrant): how many chunks have term counts, their terms in all, and each term's document frequency."""
+
+    chunks: int = 0
+    terms: int = 0
+    df: dict[str, int] = field(default_factory=dict)
+
+    def add(self, counts: Iterable[dict[str, int] | None], sign: int = 1) -> None:
+        """Count these chunks' term counts in (`sign` 1) or out (-1)."""
+        for chunk in counts:
+            if chunk:
+                self.chunks += sign
+                self.terms += sign * sum(chunk.values())
+                for term in chunk:
+                    self.df[term] = self.df.get(term, 0) + sign
+
+    def statistics(self, wanted: Iterable[str]) -> TermStatistics | None:
+        """The statistics of the `wanted` terms; None when no chunk has term counts."""
+        if self.chunks <= 0:
+            return None
+        df = {term: max(0, int(self.df.get(term, 0))) for term in wanted}
+        return TermStatistics(n_chunks=self.chunks, avg_terms=self.terms / self.chunks, df=df)
+
+
 class ChunkIndex(ABC):
     """The chunks of one knowledge base in an integration's `DocumentStore`. Implementations are thread-safe.
 
@@ -117,6 +171,14 @@ class ChunkIndex(ABC):
     document_store: Any
     embedding_model: str
     dimension: int
+
+    def check_chunks(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
+        """ValueError in one sentence for a chunk without an embedding of the collection's dimension, or evidence
+        whose sentence vectors do not match its spans."""
+        for chunk in chunks:
+            check_vector(chunk.embedding, self.dimension, f"Chunk {chunk.id}")
+        for item in evidence:
+            item.check(self.dimension)
 
     def check_embeddings(self, dimension: int, model: str | None = None) -> None:
         """`KnowledgeBaseMismatch` in one sentence when the stored collection holds embeddings of another dimension or
@@ -239,15 +301,16 @@ class SharedClient:
 class SharedClients:
     """The clients of one embedded engine's folders in this process (Qdrant local mode, milvus-lite), one per resolved
     folder, counted by user: the engines open a folder in one process only, and YAML deserialisation gives every
-    component a store object of its own. Each engine's index module keeps one instance and says how its clients open
-    and close."""
+    component a store object of its own. Each engine's index module keeps one instance, made with `close(key, entry)`,
+    which closes a client no longer used."""
 
-    def __init__(self) -> None:
+    def __init__(self, close: Callable[[str, SharedClient], None]) -> None:
         self._entries: dict[str, SharedClient] = {}
         self._guard = threading.Lock()
+        self._close = close
 
     def acquire(self, key: str, open_client: Callable[[], Any], user: Any = None) -> SharedClient:
-        """The folder's entry with one user more (and `user` to tell on `drain`), its client opened by
+        """The folder's entry with one user more (and `user` to tell on `close_all`), its client opened by
         `open_client()` on first use (what that raises, `acquire` raises)."""
         with self._guard:
             entry = self._entries.get(key)
@@ -258,22 +321,26 @@ class SharedClients:
                 entry.indexes.add(user)
             return entry
 
-    def release(self, key: str | None) -> SharedClient | None:
-        """One user fewer of the folder; its entry, no longer shared, when that was the last one (the caller closes
-        the client)."""
+    def release(self, key: str, user: Any = None) -> None:
+        """One user fewer of the folder; the last one closes its client."""
         with self._guard:
-            entry = self._entries.get(key or "")
+            entry = self._entries.get(key)
             if entry is None:
-                return None
+                return
+            if user is not None:
+                entry.indexes.discard(user)
             entry.users -= 1
-            return self._entries.pop(key or "") if entry.users <= 0 else None
+            if entry.users > 0:
+                return
+            del self._entries[key]
+        self._close(key, entry)
 
-    def drain(self) -> dict[str, SharedClient]:
-        """Every folder's entry, no longer shared whoever still uses it (shutdown, or handing the folders to another
-        process); the caller closes the clients."""
+    def close_all(self) -> None:
+        """Close every folder's client whoever still uses it (shutdown, or handing the folders to another process)."""
         with self._guard:
             entries, self._entries = self._entries, {}
-            return entries
+        for key, entry in entries.items():
+            self._close(key, entry)
 
     def holds(self, key: str) -> bool:
         """Whether this process has the folder `key` open through the cache."""
@@ -303,6 +370,22 @@ def cosines(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
 def cosine(vector: Any, query: np.ndarray) -> float:
     """The cosine of one stored vector to `query`."""
     return float(cosines(np.asarray(vector, dtype=np.float32).reshape(1, -1), query)[0])
+
+
+def batches(items: list[Any], size: int) -> Iterator[list[Any]]:
+    """`items` in slices of `size` (what one engine call takes)."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def in_order(ids: Iterable[str], found: dict[str, Document]) -> list[Document]:
+    """The documents of `ids` that were found, in the order given, each once."""
+    return [found[chunk_id] for chunk_id in dict.fromkeys(ids) if chunk_id in found]
+
+
+def clamp_limit(limit: int, maximum: int) -> int:
+    """A search limit within what the engine allows."""
+    return max(1, min(int(limit), maximum))
 
 
 def date_ordinal(value: dt.date | None) -> int:

@@ -26,7 +26,7 @@ What goes through the integration and what through its client (milvus-haystack 0
 milvus-lite traps handled: rows sit in an unindexed buffer that searches slowly until a flush, so written collections
 are flushed before the next search, and `ensure_vector_index` waits for its background index build; its folder opens
 in one process only (`open_milvus_document_store` says so in one sentence), and two store objects for one file in one
-process (what YAML deserialisation makes) share one client through `MilvusClients`, the one cache of clients here.
+process (what YAML deserialisation makes) share one client through `CLIENTS`, the one cache of clients here.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ import math
 import re
 import threading
 import time
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -52,9 +51,13 @@ from components.knowledge_base.chunk_index import (
     IndexHit,
     SharedClient,
     SharedClients,
+    TermTotals,
+    batches,
     check_vector,
-    cosine,
+    clamp_limit,
     cosines,
+    in_order,
+    index_hit,
 )
 from components.knowledge_base.keyword_terms import ENGLISH_STOP_WORDS, terms
 from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics, first_line
@@ -130,7 +133,7 @@ def _open_in_this_process(folder: Path) -> bool:
     """Whether milvus-lite already serves `folder` in this process (its lock is then ours, not another's)."""
     from milvus_lite.server_manager import server_manager_instance
 
-    return MilvusClients.holds(folder) or str(folder) in server_manager_instance._servers
+    return CLIENTS.holds(str(folder)) or str(folder) in server_manager_instance._servers
 
 
 def open_milvus_document_store(
@@ -215,60 +218,30 @@ def open_chunk_index(document_store: Any, embedding_model: str | None = None) ->
 
 def close_shared_clients() -> None:
     """Stop every milvus-lite server this process started through the cache, so other processes can open them."""
-    MilvusClients.release_all()
+    CLIENTS.close_all()
 
 
-# -- the one cache of clients -------------------------------------------------------------------------------------
-
-
-class MilvusClients:
-    """The Milvus clients of this process, one per milvus-lite file (a `SharedClients`).
-
-    milvus-lite locks its folder to one process, and every `MilvusDocumentStore` opens its own client. Two store
-    objects for one file in one process (a writer and a retriever loaded from one `pipelines.yaml`) would then keep
-    separate flush bookkeeping and release the folder at different times; `acquire` instead gives every index of
-    that file the first store's client (it sets the store's client to it), and `release` stops milvus-lite's server
-    for the file when the last index closes, so that another process may open it. Server URIs are not shared: each
-    store keeps its client.
-    """
-
-    _shared = SharedClients()
-
-    @classmethod
-    def acquire(cls, document_store: Any) -> SharedClient:
-        key = _lite_key(document_store)
-        if key is None:
-            return SharedClient(document_store.client, users=1)
-        shared = cls._shared.acquire(key, lambda: document_store.client)
-        document_store._milvus_client = shared.client  # the store's client, replaced by the file's one
-        return shared
-
-    @classmethod
-    def release(cls, document_store: Any) -> None:
-        """One index of this file is done with its client; after the last one, milvus-lite's server for the file
-        stops, so that another process may open it (every store object of the file in this process then needs
-        reopening)."""
-        key = _lite_key(document_store)
-        if key is not None and cls._shared.release(key) is not None:
-            _stop_lite_server(key)
-
-    @classmethod
-    def release_all(cls) -> None:
-        """Stop milvus-lite's server for every file this process opened through the cache, whoever still uses it
-        (shutdown, or handing the folders to another process)."""
-        for key in cls._shared.drain():
-            _stop_lite_server(key)
-
-    @classmethod
-    def holds(cls, folder: Path) -> bool:
-        """Whether this process already has `folder` open through the cache."""
-        return cls._shared.holds(str(folder))
-
-
-def _stop_lite_server(key: str) -> None:
+def _stop_lite_server(key: str, entry: SharedClient) -> None:
     from milvus_lite.server_manager import server_manager_instance
 
     server_manager_instance.release_server(key)
+
+
+# The Milvus clients of this process, one per milvus-lite file. milvus-lite locks its folder to one process, and every
+# `MilvusDocumentStore` opens its own client; two store objects for one file (a writer and a retriever loaded from one
+# `pipelines.yaml`) would keep separate flush bookkeeping and release the folder at different times. So every index of
+# a file uses the first store's client, and milvus-lite's server for the file stops when the last index closes (every
+# store object of the file in this process then needs reopening). Server URIs are not shared.
+CLIENTS = SharedClients(close=_stop_lite_server)
+
+
+def _acquire(document_store: Any) -> SharedClient:
+    key = _lite_key(document_store)
+    if key is None:
+        return SharedClient(document_store.client, users=1)
+    shared = CLIENTS.acquire(key, lambda: document_store.client)
+    document_store._milvus_client = shared.client  # the store's client, replaced by the file's one
+    return shared
 
 
 def _lite_key(document_store: Any) -> str | None:
@@ -307,7 +280,7 @@ class MilvusChunkIndex(ChunkIndex):
         self.terms_name = f"{self.collection}_terms"
         self.keywords_name = f"{self.collection}_keywords"
         self._names: tuple[str, ...] = (self.collection, self.evidence_name, self.terms_name)
-        self._shared = MilvusClients.acquire(document_store)
+        self._shared = _acquire(document_store)
         self._open_lock = threading.Lock()
         self._opened = False
         self._metric = "COSINE"
@@ -450,8 +423,8 @@ class MilvusChunkIndex(ChunkIndex):
     def write(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
         if not chunks:
             return
+        self.check_chunks(chunks, evidence)
         for doc in chunks:
-            check_vector(doc.embedding, self.dimension, f"Chunk {doc.id}")
             if len((doc.content or "").encode("utf-8")) > _VARCHAR:
                 raise ValueError(f"Chunk {doc.id} is longer than Milvus's 65,535-byte text limit; split it.")
         store = self.document_store
@@ -525,88 +498,71 @@ class MilvusChunkIndex(ChunkIndex):
             item = by_id.get(chunk_id)
             if item is None:
                 continue
-            spans = [(int(start), int(end)) for start, end in item.sentence_spans]
-            vectors = None
-            if item.sentence_embeddings is not None and spans:
-                item.check(self.dimension)
-                vectors = np.asarray(item.sentence_embeddings, dtype=np.float32)
-                spans, vectors = spans[:fitting], vectors[:fitting]
+            spans, vectors = item.sentences(self.dimension, fitting)
             counts = {str(term): int(n) for term, n in (item.term_counts or {}).items() if n}
-            if not counts and vectors is None:
-                continue
-            rows.append(
-                {
-                    "chunk_id": chunk_id,
-                    "counts": counts,
-                    "total": sum(counts.values()),
-                    "spans": [list(span) for span in spans] if vectors is not None else [],
-                    "vectors": "" if vectors is None else _pack(vectors),
-                    "placeholder": [1.0, 0.0],
-                }
-            )
+            if counts or vectors is not None:
+                rows.append(
+                    {
+                        "chunk_id": chunk_id,
+                        "counts": counts,
+                        "total": sum(counts.values()),
+                        "spans": spans,
+                        "vectors": "" if vectors is None else _pack(vectors),
+                        "placeholder": [1.0, 0.0],
+                    }
+                )
         with self._shared.lock:
             # The chunks' earlier evidence goes first (with its share of the document frequencies).
             self._forget_evidence(chunk_ids)
             self._upsert(self.evidence_name, rows)
-            self._count_terms([row["counts"] for row in rows if row["counts"]], +1)
+            self._count_terms([row["counts"] for row in rows], +1)
 
     def _forget_evidence(self, chunk_ids: list[str]) -> None:
         """Remove the stored evidence of these chunks and take their terms out of the document frequencies."""
         old = self._get(self.evidence_name, chunk_ids, ["chunk_id", "counts"])
-        if not old:
-            return
-        self.client.delete(self.evidence_name, ids=[row["chunk_id"] for row in old])
-        self._count_terms([dict(row.get("counts") or {}) for row in old if row.get("counts")], -1)
+        if old:
+            self.client.delete(self.evidence_name, ids=[row["chunk_id"] for row in old])
+            self._count_terms([row.get("counts") for row in old], -1)
 
-    def _count_terms(self, counts: list[dict[str, int]], sign: int) -> None:
+    def _count_terms(self, counts: list[dict[str, int] | None], sign: int) -> None:
         """Add (sign +1) or take away (-1) these chunks' terms in the document frequencies and the totals."""
-        if not counts:
+        if not any(counts):
             return
-        df = Counter(term for chunk in counts for term in chunk)
-        total_terms = sum(sum(chunk.values()) for chunk in counts)
-        stored = {row["term"]: row for row in self._get(self.terms_name, [_TOTALS, *df], ["term", "df", "total"])}
-        totals = stored.get(_TOTALS, {"df": 0, "total": 0})
-        rows = [
-            {
-                "term": _TOTALS,
-                "df": max(0, int(totals["df"]) + sign * len(counts)),
-                "total": max(0, int(totals["total"]) + sign * total_terms),
-                "placeholder": [1.0, 0.0],
-            }
-        ]
-        gone: list[str] = []
-        for term, n in df.items():
-            value = int(stored.get(term, {}).get("df", 0)) + sign * n
-            if value > 0:
-                rows.append({"term": term, "df": value, "total": 0, "placeholder": [1.0, 0.0]})
-            elif term in stored:
-                gone.append(term)
-        self._upsert(self.terms_name, rows)
+        touched = sorted({term for chunk in counts for term in chunk or {}})
+        totals = self._totals([_TOTALS, *touched])
+        totals.add(counts, sign)
+        rows = [{"term": _TOTALS, "df": max(0, totals.chunks), "total": max(0, totals.terms)}]
+        rows += [{"term": term, "df": totals.df[term], "total": 0} for term in touched if totals.df[term] > 0]
+        self._upsert(self.terms_name, [{**row, "placeholder": [1.0, 0.0]} for row in rows])
+        gone = [term for term in touched if totals.df[term] <= 0]
         if gone:
             self.client.delete(self.terms_name, ids=gone)
+
+    def _totals(self, terms: list[str]) -> TermTotals:
+        """The stored totals and the document frequencies of `terms` (one read by primary key)."""
+        rows = {row["term"]: row for row in self._get(self.terms_name, terms, ["term", "df", "total"])}
+        totals = rows.pop(_TOTALS, {"df": 0, "total": 0})
+        return TermTotals(int(totals["df"]), int(totals["total"]), {term: int(row["df"]) for term, row in rows.items()})
 
     def delete(self, chunk_ids: list[str]) -> None:
         ids = [str(chunk_id) for chunk_id in chunk_ids]
         if not ids or not self._open():
             return
         with self._shared.lock:
-            for start in range(0, len(ids), _BATCH):
+            for batch in batches(ids, _BATCH):
                 # By primary key: a filter expression makes milvus-lite scan every row.
-                self.client.delete(self.collection, ids=ids[start : start + _BATCH])
+                self.client.delete(self.collection, ids=batch)
             self._forget_evidence(ids)
             if not self._keyword_ready:
                 self.client.delete(self.keywords_name, ids=ids)
             self._shared.dirty.update(self._names)
 
     def _upsert(self, name: str, rows: list[dict[str, Any]]) -> None:
-        for start in range(0, len(rows), _BATCH):
-            self.client.upsert(name, rows[start : start + _BATCH])
+        for batch in batches(rows, _BATCH):
+            self.client.upsert(name, batch)
 
     def _get(self, name: str, ids: list[str], fields: list[str]) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = []
-        for start in range(0, len(ids), _BATCH):
-            rows.extend(self.client.get(name, ids=ids[start : start + _BATCH], output_fields=fields))
-        return rows
+        return [row for batch in batches(ids, _BATCH) for row in self.client.get(name, ids=batch, output_fields=fields)]
 
     def _flush(self) -> None:
         """Flush the collections written since their last flush (searches of the write buffer are slow)."""
@@ -682,8 +638,7 @@ class MilvusChunkIndex(ChunkIndex):
         if not ids or not self._open():
             return []
         fields = [*self._output, self.document_store._vector_field] if with_embeddings else self._output
-        found = {str(row[self.document_store._primary_field]): row for row in self._get(self.collection, ids, fields)}
-        return [self._document(found[chunk_id]) for chunk_id in dict.fromkeys(ids) if chunk_id in found]
+        return in_order(ids, {doc.id: doc for doc in map(self._document, self._get(self.collection, ids, fields))})
 
     def iter_documents(self, batch_size: int = 1000, with_embeddings: bool = False) -> Iterator[list[Document]]:
         if not self._open():
@@ -711,7 +666,7 @@ class MilvusChunkIndex(ChunkIndex):
             self.collection,
             data=[vector.tolist()],
             anns_field=self.document_store._vector_field,
-            limit=_clamp(limit),
+            limit=clamp_limit(limit, _WINDOW),
             filter=_expression(filters),
             output_fields=self._output,
             search_params={
@@ -736,7 +691,7 @@ class MilvusChunkIndex(ChunkIndex):
             self.collection,
             data=[query],
             anns_field=self.document_store._sparse_vector_field,
-            limit=_clamp(limit),
+            limit=clamp_limit(limit, _WINDOW),
             filter=_expression(filters),
             output_fields=fields,
             search_params={"metric_type": "BM25"},
@@ -752,7 +707,7 @@ class MilvusChunkIndex(ChunkIndex):
             self.keywords_name,
             data=[query],
             anns_field="sparse",
-            limit=_clamp(limit),
+            limit=clamp_limit(limit, _WINDOW),
             filter=_expression(filters),
             output_fields=["id"],
             search_params={"metric_type": "BM25"},
@@ -776,20 +731,14 @@ class MilvusChunkIndex(ChunkIndex):
         """A search result as an `IndexHit`: the one place Milvus scores are translated."""
         entity = dict(item.get("entity") or {})
         entity.setdefault(self.document_store._primary_field, item.get("id"))
+        document = self._document(entity)
         distance = float(item.get("distance", 0.0))
-        similarity: float | None
-        if kind is ScoreKind.L2:
-            raw = distance  # Milvus returns squared L2; for unit vectors cosine = 1 - d^2 / 2
-            similarity = 1.0 - max(distance, 0.0) / 2.0
-        elif kind is ScoreKind.COSINE:
-            raw = similarity = distance  # COSINE, or IP of unit vectors
-        else:
-            raw = abs(distance)  # milvus-lite returns BM25 negated (more negative is better); servers positive
-            similarity = None
-            stored = entity.pop(self.document_store._vector_field, None)  # hits carry no embedding
-            if query_vector is not None and stored is not None:
-                similarity = cosine(stored, query_vector)
-        return IndexHit(document=self._document(entity), raw_score=float(raw), kind=kind, cosine=similarity)
+        if kind is ScoreKind.L2:  # Milvus returns squared L2; for unit vectors cosine = 1 - d^2 / 2
+            return index_hit(document, distance, kind, 1.0 - max(distance, 0.0) / 2.0)
+        if kind is ScoreKind.COSINE:  # COSINE, or IP of unit vectors
+            return index_hit(document, distance, kind, distance)
+        # milvus-lite returns BM25 negated (more negative is better); servers positive
+        return index_hit(document, abs(distance), kind, query=query_vector)
 
     def _document(self, row: dict[str, Any]) -> Document:
         store = self.document_store
@@ -820,17 +769,12 @@ class MilvusChunkIndex(ChunkIndex):
         if not ids or not self._open():
             return {}
         self._flush()
-        found: dict[str, ChunkEvidence] = {}
-        for row in self._get(self.evidence_name, ids, fields):
-            spans = [(int(start), int(end)) for start, end in row.get("spans") or []]
-            vectors = _unpack(row.get("vectors") or "", self.dimension)
-            found[row["chunk_id"]] = ChunkEvidence(
-                chunk_id=row["chunk_id"],
-                sentence_spans=spans if vectors is not None else [],
-                sentence_embeddings=vectors,
-                term_counts=dict(row.get("counts") or {}) or None,
+        return {
+            row["chunk_id"]: ChunkEvidence.stored(
+                row["chunk_id"], row.get("spans"), _unpack(row.get("vectors") or "", self.dimension), row.get("counts")
             )
-        return found
+            for row in self._get(self.evidence_name, ids, fields)
+        }
 
     def _sentence_evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
         return self._evidence(chunk_ids, ["chunk_id", "spans", "vectors"])  # the term counts are not needed
@@ -855,16 +799,7 @@ class MilvusChunkIndex(ChunkIndex):
         if not self._open():
             return None
         self._flush()
-        rows = {row["term"]: row for row in self._get(self.terms_name, [_TOTALS, *wanted], ["term", "df", "total"])}
-        totals = rows.get(_TOTALS)
-        if totals is None or int(totals["df"]) <= 0:
-            return None
-        n_chunks = int(totals["df"])
-        return TermStatistics(
-            n_chunks=n_chunks,
-            avg_terms=float(totals["total"]) / n_chunks,
-            df={term: int(rows[term]["df"]) if term in rows else 0 for term in wanted},
-        )
+        return self._totals([_TOTALS, *wanted]).statistics(wanted)
 
     # -- housekeeping -------------------------------------------------------------------------------------------
 
@@ -887,8 +822,11 @@ class MilvusChunkIndex(ChunkIndex):
             if self._opened:
                 self._flush()
         finally:
-            MilvusClients.release(self.document_store)
+            key = _lite_key(self.document_store)
+            if key is not None:
+                CLIENTS.release(key)
             self._opened = False
+
 
 def _pack(vectors: np.ndarray) -> str:
     """Sentence vectors as the text Milvus stores: base64 of their float16 bytes."""
@@ -914,10 +852,6 @@ def _expression(filters: dict | None) -> str:
     return parse_filters(filters)
 
 
-def _clamp(limit: int) -> int:
-    return max(1, min(int(limit), _WINDOW))
-
-
 def _where(uri: str) -> str:
     """Where a Milvus URI points, without credentials."""
     if is_lite(uri):
@@ -931,7 +865,7 @@ def _where(uri: str) -> str:
 __all__ = [
     "ANALYZER_PARAMS",
     "MilvusChunkIndex",
-    "MilvusClients",
+    "CLIENTS",
     "close_shared_clients",
     "document_store_for",
     "open_chunk_index",

@@ -25,7 +25,7 @@ point to SQLite on its own: one write per batch instead of one per term; on a se
 would race on it, so there keep one ingesting process per collection).
 
 Local mode locks a folder to one client per process, and YAML deserialisation gives every component its own store
-object: `QdrantLocalClients` is the one cache that lets every store of a folder share one client (and one lock,
+object: `CLIENTS` is the one cache that lets every store of a folder share one client (and one lock,
 since local mode is plain Python over dicts and SQLite). The store's async methods open a second client of their
 own, which local mode refuses: the index uses the sync ones. Local mode is brute force in Python and commits every
 point to SQLite on its own; bulk loads and large collections belong on a Qdrant server.
@@ -51,9 +51,15 @@ from components.knowledge_base.chunk_index import (
     ChunkEvidence,
     ChunkIndex,
     IndexHit,
+    SharedClient,
     SharedClients,
+    TermTotals,
+    batches,
     check_vector,
+    clamp_limit,
     cosine,
+    in_order,
+    index_hit,
 )
 from components.knowledge_base.keyword_terms import document_sparse_vector, query_sparse_vector
 from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics, first_line
@@ -69,68 +75,51 @@ _MAX_LIMIT = 10_000
 _PAGE = 1_000
 
 
-class QdrantLocalClients:
-    """The one cache of Qdrant local-mode clients of this process, keyed by resolved folder (a `SharedClients`).
+def _close_local(key: str, entry: SharedClient) -> None:
+    with entry.lock:
+        for index in list(entry.indexes):  # closed under them: they open the folder again on their next call
+            index._forget_client()
+        entry.client.close()
 
-    Qdrant local mode lets one client open a folder; every `QdrantDocumentStore` with the same `path` is given that
-    client (its `_client`, set before the store's first call) and the lock that serialises calls into it. Stores
-    for a server or `:memory:` keep their own clients. `release` closes the client when its last user lets go, which
-    frees the folder for another process.
-    """
 
-    _shared = SharedClients()
+# The Qdrant local-mode clients of this process, one per resolved folder. Local mode lets one client open a folder;
+# every `QdrantDocumentStore` with the same `path` is given that client (its `_client`, set before the store's first
+# call) and the lock that serialises calls into it. Stores for a server or `:memory:` keep their own clients.
+CLIENTS = SharedClients(close=_close_local)
 
-    @staticmethod
-    def key(store: Any) -> str | None:
-        """The cache key of a store in local mode (its resolved folder), None for a server or `:memory:`."""
-        if not getattr(store, "path", None) or store.location == ":memory:":
-            return None
-        return str(Path(store.path).expanduser().resolve())
 
-    @classmethod
-    def acquire(cls, store: Any, user: QdrantChunkIndex) -> tuple[Any, threading.RLock]:
-        """The folder's client and lock for `user`, opened on first use; raises `KnowledgeBaseUnavailable` in one
-        sentence when another process holds the folder."""
-        from qdrant_client import QdrantClient
+def _local_key(store: Any) -> str | None:
+    """The cache key of a store in local mode (its resolved folder), None for a server or `:memory:`."""
+    if not getattr(store, "path", None) or store.location == ":memory:":
+        return None
+    return str(Path(store.path).expanduser().resolve())
 
-        key = cls.key(store)
-        assert key is not None
 
-        def open_client() -> Any:
-            if store._client is not None:  # a store used before (e.g. by a Haystack writer) already holds the folder
-                return store._client
-            Path(key).mkdir(parents=True, exist_ok=True)
-            try:
-                return QdrantClient(**store._prepare_client_params())
-            except RuntimeError as exc:
-                if "already accessed" not in str(exc):
-                    raise
-                raise KnowledgeBaseUnavailable(
-                    f"The Qdrant local folder {key} is open in another process (local mode allows one process per "
-                    "folder): close that process, set QDRANT_URL to a Qdrant server, or use KB_BACKEND=pgvector, "
-                    "which several processes can share."
-                ) from None
+def _acquire_local(store: Any, user: QdrantChunkIndex) -> tuple[Any, threading.RLock]:
+    """The folder's client and lock for `user`, opened on first use; raises `KnowledgeBaseUnavailable` in one sentence
+    when another process holds the folder."""
+    from qdrant_client import QdrantClient
 
-        entry = cls._shared.acquire(key, open_client, user)
-        return entry.client, entry.lock
+    key = _local_key(store)
+    assert key is not None
 
-    @classmethod
-    def release(cls, store: Any) -> None:
-        """One user fewer of the store's folder; the last one closes the client."""
-        entry = cls._shared.release(cls.key(store))
-        if entry is not None:
-            with entry.lock:
-                entry.client.close()
+    def open_client() -> Any:
+        if store._client is not None:  # a store used before (e.g. by a Haystack writer) already holds the folder
+            return store._client
+        Path(key).mkdir(parents=True, exist_ok=True)
+        try:
+            return QdrantClient(**store._prepare_client_params())
+        except RuntimeError as exc:
+            if "already accessed" not in str(exc):
+                raise
+            raise KnowledgeBaseUnavailable(
+                f"The Qdrant local folder {key} is open in another process (local mode allows one process per "
+                "folder): close that process, set QDRANT_URL to a Qdrant server, or use KB_BACKEND=pgvector, "
+                "which several processes can share."
+            ) from None
 
-    @classmethod
-    def close_all(cls) -> None:
-        """Close every folder's client (tests, shutdown, and before another process needs a folder); the indexes
-        that used them open the folder again on their next call."""
-        for entry in cls._shared.drain().values():
-            with entry.lock:
-                for index in list(entry.indexes):
-                    index._forget_client()
-                entry.client.close()
+    entry = CLIENTS.acquire(key, open_client, user)
+    return entry.client, entry.lock
 
 
 class QdrantChunkIndex(ChunkIndex):
@@ -165,7 +154,7 @@ class QdrantChunkIndex(ChunkIndex):
         self.sentences_name = f"{self.collection}_sentences"
         self.terms_name = f"{self.collection}_terms"
         self.keywords_name = f"{self.collection}_keywords"
-        self._shared = QdrantLocalClients.key(document_store) is not None
+        self._local_key = _local_key(document_store)
         self._state = threading.Lock()
         self._client: Any = None
         self._lock: AbstractContextManager[Any] = nullcontext()
@@ -183,8 +172,8 @@ class QdrantChunkIndex(ChunkIndex):
             store = self.document_store
             try:
                 if self._client is None:
-                    if self._shared:
-                        self._client, self._lock = QdrantLocalClients.acquire(store, self)
+                    if self._local_key:
+                        self._client, self._lock = _acquire_local(store, self)
                     else:
                         from qdrant_client import QdrantClient
 
@@ -316,8 +305,8 @@ class QdrantChunkIndex(ChunkIndex):
     def _release(self) -> None:
         if self._client is not None:
             self.document_store._client = None
-            if self._shared:
-                QdrantLocalClients.release(self.document_store)
+            if self._local_key:
+                CLIENTS.release(self._local_key, self)
             else:
                 self._client.close()
         self._client = None
@@ -325,7 +314,7 @@ class QdrantChunkIndex(ChunkIndex):
         self._ready = False
 
     def _forget_client(self) -> None:
-        """The shared client was closed under this index (`QdrantLocalClients.close_all`): open it again next time."""
+        """The shared client was closed under this index (`CLIENTS.close_all`): open it again next time."""
         with self._state:
             self.document_store._client = None
             self._client = None
@@ -354,10 +343,7 @@ class QdrantChunkIndex(ChunkIndex):
         collection is the assistant's), then their evidence beside them (`add_evidence`)."""
         if not chunks:
             return
-        for chunk in chunks:
-            check_vector(chunk.embedding, self.dimension, f"Chunk {chunk.id}")
-        for item in evidence:
-            item.check(self.dimension)
+        self.check_chunks(chunks, evidence)
         self._connect()
         if self._own_sparse:
             chunks = [chunk if chunk.sparse_embedding is not None else _with_keywords(chunk) for chunk in chunks]
@@ -403,7 +389,7 @@ class QdrantChunkIndex(ChunkIndex):
                 if item is None or item.empty:
                     emptied.append(convert_id(chunk.id))
                 else:
-                    points.append(_evidence_point(item))
+                    points.append(_evidence_point(item, self.dimension))
             self._upsert(client, self.sentences_name, points)
             if emptied:
                 client.delete(self.sentences_name, points_selector=models.PointIdsList(points=emptied), wait=True)
@@ -429,8 +415,8 @@ class QdrantChunkIndex(ChunkIndex):
 
     @staticmethod
     def _upsert(client: Any, name: str, points: list[Any]) -> None:
-        for start in range(0, len(points), 256):
-            client.upsert(name, points=points[start : start + 256], wait=True)
+        for batch in batches(points, 256):
+            client.upsert(name, points=batch, wait=True)
 
     def _stored_term_counts(self, client: Any, chunk_ids: list[str]) -> dict[str, dict[str, int]]:
         """The term counts stored for these chunks (what a write or delete takes out of the statistics)."""
@@ -452,17 +438,13 @@ class QdrantChunkIndex(ChunkIndex):
             return
         key = convert_id(_STATISTICS_KEY)
         found = client.retrieve(self.terms_name, ids=[key], with_payload=True)
-        payload = found[0].payload if found else {"chunks": 0, "terms": 0, "df": {}}
-        df: dict[str, int] = payload["df"]
-        chunks, total = int(payload["chunks"]), int(payload["terms"])
-        for counts, sign in ((old, -1), (new, 1)):
-            for term_counts in counts.values():
-                chunks += sign
-                total += sign * sum(term_counts.values())
-                for term in term_counts:
-                    df[term] = df.get(term, 0) + sign
-        df = {term: count for term, count in df.items() if count > 0}
-        point = models.PointStruct(id=key, vector={}, payload={"chunks": chunks, "terms": total, "df": df})
+        totals = _totals(found[0].payload if found else {})
+        totals.add(old.values(), -1)
+        totals.add(new.values())
+        df = {term: count for term, count in totals.df.items() if count > 0}
+        point = models.PointStruct(
+            id=key, vector={}, payload={"chunks": totals.chunks, "terms": totals.terms, "df": df}
+        )
         client.upsert(self.terms_name, points=[point], wait=True)
 
     # -- reads ------------------------------------------------------------------------------------------------------
@@ -499,8 +481,7 @@ class QdrantChunkIndex(ChunkIndex):
                 with_payload=True,
                 with_vectors=self._with_vectors(with_embeddings),
             )
-        found = {document.id: document for document in map(self._to_document, points)}
-        return [found[chunk_id] for chunk_id in dict.fromkeys(ids) if chunk_id in found]
+        return in_order(ids, {document.id: document for document in map(self._to_document, points)})
 
     def dense(self, embedding: np.ndarray, limit: int, filters: dict | None = None) -> list[IndexHit]:
         vector = check_vector(embedding, self.dimension)
@@ -512,18 +493,11 @@ class QdrantChunkIndex(ChunkIndex):
             documents = self.document_store._query_by_embedding(
                 query_embedding=vector.tolist(),
                 filters=filters,
-                top_k=_clamp(limit),
+                top_k=clamp_limit(limit, _MAX_LIMIT),
                 return_embedding=not cosine_scores,
             )
         return [
-            IndexHit(
-                _bare(document),
-                float(document.score),
-                kind,
-                float(document.score)
-                if cosine_scores
-                else cosine(document.embedding, vector),
-            )
+            index_hit(document, document.score, kind, document.score if cosine_scores else None, vector)
             for document in documents
         ]
 
@@ -544,7 +518,7 @@ class QdrantChunkIndex(ChunkIndex):
                 documents = self.document_store._query_by_sparse(
                     query_sparse_embedding=SparseEmbedding(indices=indices, values=values),
                     filters=filters,
-                    top_k=_clamp(limit),
+                    top_k=clamp_limit(limit, _MAX_LIMIT),
                     return_embedding=vector is not None,
                 )
                 scores = [float(document.score) for document in documents]
@@ -554,7 +528,7 @@ class QdrantChunkIndex(ChunkIndex):
                     query=models.SparseVector(indices=indices, values=values),
                     using=SPARSE_VECTORS_NAME,
                     query_filter=convert_filters_to_qdrant(filters),
-                    limit=_clamp(limit),
+                    limit=clamp_limit(limit, _MAX_LIMIT),
                     with_payload=["id"],
                 ).points
                 found = {
@@ -565,12 +539,7 @@ class QdrantChunkIndex(ChunkIndex):
                 score_of = {point.payload["id"]: float(point.score) for point in points}
                 scores = [score_of[document.id] for document in documents]
         return [
-            IndexHit(
-                _bare(document),
-                score,
-                ScoreKind.BM25,
-                None if vector is None or document.embedding is None else cosine(document.embedding, vector),
-            )
+            index_hit(document, score, ScoreKind.BM25, query=vector)
             for document, score in zip(documents, scores, strict=True)
         ]
 
@@ -615,17 +584,15 @@ class QdrantChunkIndex(ChunkIndex):
 
     def evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
         """The stored evidence of these chunks, by id (one lookup)."""
-        found = {}
-        for point in self._evidence_points(chunk_ids, with_vectors=True):
-            payload = point.payload
-            vectors = (point.vector or {}).get(_SENTENCES_VECTOR)
-            found[payload["chunk_id"]] = ChunkEvidence(
-                chunk_id=payload["chunk_id"],
-                sentence_spans=[(int(start), int(end)) for start, end in payload.get("spans") or []],
-                sentence_embeddings=np.asarray(vectors, dtype=np.float32) if vectors else None,
-                term_counts=dict(payload["terms"]) if payload.get("terms") else None,
+        return {
+            point.payload["chunk_id"]: ChunkEvidence.stored(
+                point.payload["chunk_id"],
+                point.payload.get("spans"),
+                (point.vector or {}).get(_SENTENCES_VECTOR),
+                point.payload.get("terms"),
             )
-        return found
+            for point in self._evidence_points(chunk_ids, with_vectors=True)
+        }
 
     def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
         """Per chunk id, its embedding's cosine to the query: the embeddings are looked up by id."""
@@ -648,22 +615,14 @@ class QdrantChunkIndex(ChunkIndex):
         client = self._connect()
         with self._lock:
             found = client.retrieve(self.terms_name, ids=[convert_id(_STATISTICS_KEY)], with_payload=selector)
-        if not found or not int(found[0].payload.get("chunks") or 0):
-            return None
-        payload = found[0].payload
-        df = payload.get("df") or {}
-        chunks = int(payload["chunks"])
-        return TermStatistics(
-            n_chunks=chunks,
-            avg_terms=float(payload["terms"]) / chunks,
-            df={term: int(df.get(term, 0)) for term in wanted},
-        )
+        return _totals(found[0].payload if found else {}).statistics(wanted)
+
 
 # -- what the factory asks of every backend module ---------------------------------------------------------------------
 
 
 # The clients close before the interpreter tears down the modules their own finalisers need.
-atexit.register(QdrantLocalClients.close_all)
+atexit.register(CLIENTS.close_all)
 
 
 def document_store_for(settings: Settings, collection: str, dimension: int) -> Any:
@@ -700,26 +659,24 @@ def open_chunk_index(document_store: Any, embedding_model: str) -> QdrantChunkIn
 
 
 def close_shared_clients() -> None:
-    """Close the local-mode clients this process shares per folder (`QdrantLocalClients.close_all`)."""
-    QdrantLocalClients.close_all()
+    """Close the local-mode clients this process shares per folder."""
+    CLIENTS.close_all()
 
 
-def _evidence_point(item: ChunkEvidence) -> Any:
+def _totals(payload: dict[str, Any]) -> TermTotals:
+    """The collection statistics of the `<index>_terms` point's payload."""
+    return TermTotals(int(payload.get("chunks") or 0), int(payload.get("terms") or 0), dict(payload.get("df") or {}))
+
+
+def _evidence_point(item: ChunkEvidence, dimension: int) -> Any:
     from haystack_integrations.document_stores.qdrant.converters import convert_id
     from qdrant_client import models
 
-    has_sentences = bool(item.sentence_spans) and item.sentence_embeddings is not None
-    vector = (
-        {_SENTENCES_VECTOR: np.asarray(item.sentence_embeddings, dtype=np.float32).tolist()} if has_sentences else {}
-    )
+    spans, vectors = item.sentences(dimension)
     return models.PointStruct(
         id=convert_id(item.chunk_id),
-        vector=vector,
-        payload={
-            "chunk_id": item.chunk_id,
-            "spans": [[int(start), int(end)] for start, end in item.sentence_spans] if has_sentences else [],
-            "terms": dict(item.term_counts or {}),
-        },
+        vector={} if vectors is None else {_SENTENCES_VECTOR: vectors.tolist()},
+        payload={"chunk_id": item.chunk_id, "spans": spans, "terms": dict(item.term_counts or {})},
     )
 
 
@@ -729,12 +686,3 @@ def _with_keywords(chunk: Document) -> Document:
     if not indices:
         return chunk
     return dataclasses.replace(chunk, sparse_embedding=SparseEmbedding(indices=indices, values=values))
-
-
-def _bare(document: Document) -> Document:
-    """A hit's document without its vectors or the engine's score (the hit carries the score)."""
-    return dataclasses.replace(document, embedding=None, sparse_embedding=None, score=None)
-
-
-def _clamp(limit: int) -> int:
-    return max(1, min(int(limit), _MAX_LIMIT))

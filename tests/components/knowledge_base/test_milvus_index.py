@@ -20,7 +20,7 @@ from components.knowledge_base.chunk_index import (
     document_to_chunk,
     search_filters_to_haystack,
 )
-from components.knowledge_base.milvus_index import MilvusChunkIndex, MilvusClients, open_milvus_document_store
+from components.knowledge_base.milvus_index import CLIENTS, MilvusChunkIndex, open_milvus_document_store
 from components.knowledge_base.store import (
     ChunkRecord,
     DocumentRecord,
@@ -365,7 +365,7 @@ class TestMilvusChunkIndex:
             assert holder.stdout.readline().strip() == "locked"
             with pytest.raises(KnowledgeBaseUnavailable, match="open in another process"):
                 open_milvus_document_store("kb", uri=str(folder))
-            assert not MilvusClients.holds(folder)
+            assert not CLIENTS.holds(str(folder))
         finally:
             holder.kill()
             holder.wait()

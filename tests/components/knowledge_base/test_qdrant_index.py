@@ -19,7 +19,7 @@ from qdrant_client import QdrantClient, models
 
 from components.contracts import ScoreKind
 from components.knowledge_base.chunk_index import ChunkEvidence, chunk_to_document, search_filters_to_haystack
-from components.knowledge_base.qdrant_index import QdrantChunkIndex, QdrantLocalClients
+from components.knowledge_base.qdrant_index import CLIENTS, QdrantChunkIndex, _local_key
 from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, SearchFilters
 from components.text.analyzer import sentence_spans, term_counts
 from tests.components.knowledge_base.conftest import closed_port
@@ -219,7 +219,7 @@ class TestSharedLocalClient:
         other.close()
         # The last user closed the client: the folder is free for another client.
         QdrantClient(path=str(tmp_path / "q")).close()
-        assert not QdrantLocalClients._shared.holds(QdrantLocalClients.key(store))
+        assert not CLIENTS.holds(_local_key(store))
 
     def test_a_second_process_gets_one_sentence(self, index):
         index.count()

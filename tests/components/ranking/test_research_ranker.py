@@ -6,8 +6,7 @@ import pytest
 from haystack.components.joiners import DocumentJoiner
 
 from components.ranking import ResearchRanker
-from components.ranking.evidence import sentence_terms, terms
-from components.text.analyzer import sentences, stem
+from components.text.analyzer import analyze, sentences, stem, terms
 from tests.components.ranking.chunks import kb_document
 
 SUPER_BOWL = kb_document(
@@ -39,7 +38,7 @@ class TestEvidence:
             "Then they left.",
             "- A list item",
         ]
-        assert sentence_terms("Broncos won. Panthers lost.") == (("bronco", "win"), ("panther", "lose"))
+        assert analyze("Broncos won. Panthers lost.").sentence_terms == ({"bronco", "win"}, {"panther", "lose"})
 
 
 class TestResearchRanker:
