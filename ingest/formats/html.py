@@ -14,65 +14,17 @@ from ingest.structure import ConvertedDocument, TextBuilder
 if TYPE_CHECKING:
     from ingest.limits import IngestLimits
 
-_DROP = (
-    "script",
-    "style",
-    "noscript",
-    "template",
-    "svg",
-    "canvas",
-    "nav",
-    "aside",
-    "footer",
-    "form",
-    "iframe",
-    "button",
-    "select",
-    "head",
-)
+# Elements that are never content; headings become sections; block elements end a paragraph.
+_DROP = tuple("script style noscript template svg canvas nav aside footer form iframe button select head".split())
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
-_BLOCKS = {
-    "p",
-    "div",
-    "section",
-    "article",
-    "main",
-    "li",
-    "ul",
-    "ol",
-    "dl",
-    "dt",
-    "dd",
-    "table",
-    "thead",
-    "tbody",
-    "tr",
-    "pre",
-    "blockquote",
-    "figure",
-    "figcaption",
-    "header",
-    "address",
-    "details",
-    "summary",
-    "hr",
-    "td",
-    "th",
-    "caption",
-}
-_DATE_META = (
-    "article:published_time",
-    "og:published_time",
-    "datepublished",
-    "date",
-    "dc.date",
-    "dc.date.issued",
-    "dcterms.created",
-    "pubdate",
-    "publish-date",
-    "publication_date",
-    "citation_publication_date",
-    "article:modified_time",
+_BLOCKS = frozenset(
+    "p div section article main li ul ol dl dt dd table thead tbody tr pre blockquote figure figcaption header "
+    "address details summary hr td th caption".split()
+)
+# The page metadata that may date it, most specific first.
+_DATE_META = tuple(
+    "article:published_time og:published_time datepublished date dc.date dc.date.issued dcterms.created pubdate "
+    "publish-date publication_date citation_publication_date article:modified_time".split()
 )
 
 
