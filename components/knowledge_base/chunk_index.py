@@ -260,9 +260,14 @@ class ChunkIndex(ABC):
         return self.evidence(chunk_ids)
 
     def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
-        """Per chunk id, the cosine of its embedding to the query in one round trip; None when the engine cannot
-        look embeddings up by id cheaply."""
-        return None
+        """Per chunk id, the cosine of its stored embedding to the query: the embeddings read by id in one `fetch`
+        and compared here (an engine that can compare them itself overrides this)."""
+        query = check_vector(query_embedding, self.dimension)
+        return {
+            str(document.id): cosine(document.embedding, query)
+            for document in self.fetch(list(chunk_ids), with_embeddings=True)
+            if document.embedding is not None
+        }
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
         """Collection statistics for BM25 over the analyzer's terms; None when the index keeps none."""

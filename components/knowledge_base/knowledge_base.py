@@ -70,12 +70,6 @@ class KnowledgeBase:
         self.embedding_model = index.embedding_model
         self.dimension = int(index.dimension)
 
-    @property
-    def looks_up_cosines(self) -> bool:
-        """Whether the index computes cosines of chunks by id cheaply (a keyword search can then start before the
-        question is embedded)."""
-        return type(self.index).chunk_cosines is not ChunkIndex.chunk_cosines
-
     # -- writes ---------------------------------------------------------------------------------------------------
 
     def _check_chunks(self, document: DocumentRecord, chunks: list[ChunkRecord]) -> None:
@@ -285,8 +279,7 @@ class KnowledgeBase:
         return self.index.sentence_similarities(chunk_ids, check_vector(query_embedding, self.dimension))
 
     def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
-        """Per chunk id, its stored embedding's cosine to the query in one round trip; None when the index cannot
-        look embeddings up by id cheaply (see `looks_up_cosines`)."""
+        """Per chunk id, its stored embedding's cosine to the query, in one round trip."""
         return self.index.chunk_cosines(chunk_ids, check_vector(query_embedding, self.dimension))
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:

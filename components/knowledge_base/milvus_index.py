@@ -55,7 +55,6 @@ from components.knowledge_base.chunk_index import (
     batches,
     check_vector,
     clamp_limit,
-    cosines,
     in_order,
     index_hit,
 )
@@ -778,19 +777,6 @@ class MilvusChunkIndex(ChunkIndex):
 
     def _sentence_evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
         return self._evidence(chunk_ids, ["chunk_id", "spans", "vectors"])  # the term counts are not needed
-
-    def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
-        """Per chunk id, its embedding's cosine to the query: the vectors fetched by primary key, compared here."""
-        query = check_vector(query_embedding, self.dimension)
-        ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
-        if not ids or not self._open():
-            return {}
-        primary, vector_field = self.document_store._primary_field, self.document_store._vector_field
-        rows = self._get(self.collection, ids, [primary, vector_field])
-        if not rows:
-            return {}
-        matrix = np.asarray([row[vector_field] for row in rows], dtype=np.float32)
-        return {str(row[primary]): float(value) for row, value in zip(rows, cosines(matrix, query), strict=True)}
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
         """Chunks with term counts, their average length in terms and each term's document frequency: one lookup

@@ -57,7 +57,6 @@ from components.knowledge_base.chunk_index import (
     batches,
     check_vector,
     clamp_limit,
-    cosine,
     in_order,
     index_hit,
 )
@@ -592,15 +591,6 @@ class QdrantChunkIndex(ChunkIndex):
                 point.payload.get("terms"),
             )
             for point in self._evidence_points(chunk_ids, with_vectors=True)
-        }
-
-    def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
-        """Per chunk id, its embedding's cosine to the query: the embeddings are looked up by id."""
-        vector = check_vector(query_embedding, self.dimension)
-        return {
-            str(document.id): cosine(document.embedding, vector)
-            for document in self.fetch(list(chunk_ids), with_embeddings=True)
-            if document.embedding is not None
         }
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:

@@ -135,11 +135,10 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         if self.mode == "dense":
             hits = store.dense_search(query_vector(text, query_embedding), limit, filters)
             return self._ranked(store, hits, floor)
-        # A keyword search needs the embedding only for the cosines of what it finds: where the store can add those
-        # afterwards, the full-text query runs while the question is embedded (in another branch or right here).
+        # A keyword search needs the embedding only for the cosines of what it finds, which the store adds afterwards:
+        # the full-text query runs while the question is embedded (in another branch or right here).
         depth = limit if self.mode == "keyword" else min(100, max(2 * limit, 20))
-        overlap = query_embedding is None and store.looks_up_cosines
-        if overlap:
+        if query_embedding is None:
             pending = submit_in_thread(lambda: store.keyword_search(text, depth, filters))
             embedding = query_vector(text)
             dense = store.dense_search(embedding, depth, filters) if self.mode == "hybrid" else []
