@@ -242,10 +242,10 @@ class ChunkIndex(ABC):
         self, chunk_ids: list[str], query_embedding: np.ndarray
     ) -> dict[str, list[tuple[int, int, float]]]:
         """Per chunk id, `(start, end, cosine)` of each stored sentence to the query, in sentence order: the chunks'
-        sentence vectors read by id in one lookup (`_sentence_evidence`) and compared here."""
+        sentence vectors read by id in one lookup (`evidence`) and compared here."""
         query = check_vector(query_embedding, self.dimension)
         similarities = {}
-        for chunk_id, item in self._sentence_evidence(chunk_ids).items():
+        for chunk_id, item in self.evidence(chunk_ids).items():
             if item.sentence_embeddings is None or len(item.sentence_embeddings) != len(item.sentence_spans):
                 continue
             values = cosines(np.asarray(item.sentence_embeddings, dtype=np.float32), query)
@@ -254,10 +254,6 @@ class ChunkIndex(ABC):
                 for (start, end), value in zip(item.sentence_spans, values, strict=True)
             ]
         return similarities
-
-    def _sentence_evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
-        """The evidence `sentence_similarities` compares (an index may read only the sentences)."""
-        return self.evidence(chunk_ids)
 
     def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
         """Per chunk id, the cosine of its stored embedding to the query: the embeddings read by id in one `fetch`

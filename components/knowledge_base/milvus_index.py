@@ -656,25 +656,45 @@ class MilvusChunkIndex(ChunkIndex):
         finally:
             iterator.close()
 
+    def _search(
+        self,
+        name: str,
+        data: Any,
+        field: str,
+        limit: int,
+        filters: dict | None,
+        fields: list[str],
+        params: dict[str, Any],
+    ) -> list[Any]:
+        """The hits of one search of collection `name` (the integration's filter translation)."""
+        results = self.client.search(
+            name,
+            data=[data],
+            anns_field=field,
+            limit=clamp_limit(limit, _WINDOW),
+            filter=_expression(filters),
+            output_fields=fields,
+            search_params=params,
+        )
+        return list(results[0]) if results else []
+
     def dense(self, embedding: np.ndarray, limit: int, filters: dict | None = None) -> list[IndexHit]:
         vector = check_vector(embedding, self.dimension)
         if not self._open():
             return []
         self._flush()
-        results = self.client.search(
+        params = dict((self.document_store.search_params or {}).get("params") or {})
+        found = self._search(
             self.collection,
-            data=[vector.tolist()],
-            anns_field=self.document_store._vector_field,
-            limit=clamp_limit(limit, _WINDOW),
-            filter=_expression(filters),
-            output_fields=self._output,
-            search_params={
-                "metric_type": self._metric,
-                "params": dict((self.document_store.search_params or {}).get("params") or {}),
-            },
+            vector.tolist(),
+            self.document_store._vector_field,
+            limit,
+            filters,
+            self._output,
+            {"metric_type": self._metric, "params": params},
         )
         kind = ScoreKind.L2 if self._metric == "L2" else ScoreKind.COSINE
-        return [self._translate(item, kind) for item in (results[0] if results else [])]
+        return [self._translate(item, kind) for item in found]
 
     def keyword(
         self, query: str, limit: int, filters: dict | None = None, query_embedding: np.ndarray | None = None
@@ -684,44 +704,21 @@ class MilvusChunkIndex(ChunkIndex):
         vector = None if query_embedding is None else check_vector(query_embedding, self.dimension)
         self._flush()
         fields = [*self._output, self.document_store._vector_field] if vector is not None else self._output
-        if not self._keyword_ready:
-            return self._keyword_beside(query, limit, filters, fields, vector)
-        results = self.client.search(
-            self.collection,
-            data=[query],
-            anns_field=self.document_store._sparse_vector_field,
-            limit=clamp_limit(limit, _WINDOW),
-            filter=_expression(filters),
-            output_fields=fields,
-            search_params={"metric_type": "BM25"},
-        )
-        return [self._translate(item, ScoreKind.BM25, vector) for item in (results[0] if results else [])]
-
-    def _keyword_beside(
-        self, query: str, limit: int, filters: dict | None, fields: list[str], vector: np.ndarray | None
-    ) -> list[IndexHit]:
-        """BM25 over the keyword copy of a collection without Milvus's BM25 function, the hits read back from the
-        collection by primary key (empty until `add_evidence` has copied its chunks)."""
-        results = self.client.search(
-            self.keywords_name,
-            data=[query],
-            anns_field="sparse",
-            limit=clamp_limit(limit, _WINDOW),
-            filter=_expression(filters),
-            output_fields=["id"],
-            search_params={"metric_type": "BM25"},
-        )
-        found = list(results[0]) if results else []
+        bm25 = {"metric_type": "BM25"}
+        if self._keyword_ready:
+            found = self._search(
+                self.collection, query, self.document_store._sparse_vector_field, limit, filters, fields, bm25
+            )
+            return [self._translate(item, ScoreKind.BM25, vector) for item in found]
+        # A collection without Milvus's BM25 function: BM25 over its keyword copy (empty until `add_evidence` has
+        # copied its chunks), the hits read back from the collection by primary key.
+        found = self._search(self.keywords_name, query, "sparse", limit, filters, ["id"], bm25)
         primary = self.document_store._primary_field
         rows = {
             str(row[primary]): row for row in self._get(self.collection, [str(item["id"]) for item in found], fields)
         }
         return [
-            self._translate(
-                {"id": item["id"], "distance": item["distance"], "entity": rows[str(item["id"])]},
-                ScoreKind.BM25,
-                vector,
-            )
+            self._translate({**item, "entity": rows[str(item["id"])]}, ScoreKind.BM25, vector)
             for item in found
             if str(item["id"]) in rows
         ]
@@ -760,10 +757,8 @@ class MilvusChunkIndex(ChunkIndex):
     # -- evidence -----------------------------------------------------------------------------------------------
 
     def evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
-        return self._evidence(chunk_ids, ["chunk_id", "counts", "spans", "vectors"])
-
-    def _evidence(self, chunk_ids: list[str], fields: list[str]) -> dict[str, ChunkEvidence]:
-        """The evidence rows of these chunks (one read by primary key), with `fields` loaded."""
+        """The evidence rows of these chunks (one read by primary key)."""
+        fields = ["chunk_id", "counts", "spans", "vectors"]
         ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
         if not ids or not self._open():
             return {}
@@ -774,9 +769,6 @@ class MilvusChunkIndex(ChunkIndex):
             )
             for row in self._get(self.evidence_name, ids, fields)
         }
-
-    def _sentence_evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
-        return self._evidence(chunk_ids, ["chunk_id", "spans", "vectors"])  # the term counts are not needed
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
         """Chunks with term counts, their average length in terms and each term's document frequency: one lookup

@@ -566,23 +566,21 @@ class QdrantChunkIndex(ChunkIndex):
 
     # -- evidence ---------------------------------------------------------------------------------------------------
 
-    def _evidence_points(self, chunk_ids: list[str], with_vectors: bool) -> list[Any]:
+    def evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
+        """The stored evidence of these chunks, by id (one lookup)."""
         from haystack_integrations.document_stores.qdrant.converters import convert_id
 
         ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
         if not ids:
-            return []
+            return {}
         client = self._connect()
         with self._lock:
-            return client.retrieve(
+            points = client.retrieve(
                 self.sentences_name,
                 ids=[convert_id(chunk_id) for chunk_id in ids],
                 with_payload=True,
-                with_vectors=[_SENTENCES_VECTOR] if with_vectors else False,
+                with_vectors=[_SENTENCES_VECTOR],
             )
-
-    def evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
-        """The stored evidence of these chunks, by id (one lookup)."""
         return {
             point.payload["chunk_id"]: ChunkEvidence.stored(
                 point.payload["chunk_id"],
@@ -590,7 +588,7 @@ class QdrantChunkIndex(ChunkIndex):
                 (point.vector or {}).get(_SENTENCES_VECTOR),
                 point.payload.get("terms"),
             )
-            for point in self._evidence_points(chunk_ids, with_vectors=True)
+            for point in points
         }
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
