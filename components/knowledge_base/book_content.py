@@ -35,13 +35,14 @@ class _Refused(SourceError):
         self.code = code
 
 
-def _http_status(exc: BaseException) -> int | None:
-    """The HTTP status a client error in the cause chain carries (Qdrant's client sets `status_code`), if any."""
+def _refused_key(exc: BaseException) -> _Refused | None:
+    """The tool's AUTH_ERROR when a client error in the cause chain carries HTTP 401 or 403 (Qdrant's client sets
+    `status_code`), else None."""
     seen: BaseException | None = exc
     while seen is not None:
         code = getattr(seen, "status_code", None)
-        if isinstance(code, int):
-            return code
+        if code in (401, 403):
+            return _Refused(f"Qdrant refused the API key (HTTP {code}); check QDRANT_API_KEY", AUTH_ERROR)
         seen = seen.__cause__ or seen.__context__
     return None
 
@@ -94,10 +95,9 @@ class BookContentRetriever(KnowledgeBaseComponent):
         try:
             return self._kb.get()
         except RetryableError as exc:
-            code = _http_status(exc)
-            if code in (401, 403):
-                raise _Refused(f"Qdrant refused the API key (HTTP {code}); check QDRANT_API_KEY", AUTH_ERROR) from exc
-            raise
+            if (refused := _refused_key(exc)) is None:
+                raise
+            raise refused from exc
         except SourceError as exc:  # a store of another kind or shape
             raise _Refused(str(exc), INVALID_QUERY) from exc
 
@@ -117,11 +117,10 @@ class BookContentRetriever(KnowledgeBaseComponent):
         used["embedding"] = embedding.tolist()
         try:
             hits = store.dense_search(embedding, limit)
-        except Exception as exc:  # noqa: BLE001 - classified below, so the tool can name the fault
-            code = getattr(exc, "status_code", None)
-            if code in (401, 403):
-                raise _Refused(f"Qdrant refused the API key (HTTP {code}); check QDRANT_API_KEY", AUTH_ERROR) from exc
-            raise
+        except Exception as exc:  # noqa: BLE001 - classified, so the tool can name the fault
+            if (refused := _refused_key(exc)) is None:
+                raise
+            raise refused from exc
         kept = [hit for hit in hits if cosine_to_relevance(hit.cosine) >= floor]
         chunks = [hit_to_chunk(hit, store, {self.source_name: rank}) for rank, hit in enumerate(kept, start=1)]
         return SourceResult(chunks=chunks, total_found=len(chunks))

@@ -31,6 +31,7 @@ features[0].score, features[0].best_span
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -191,12 +192,7 @@ class EvidenceScorer:
     @staticmethod
     def _counts(candidate: EvidenceCandidate, text_counts: dict[str, int]) -> dict[str, int]:
         title_counts = _title_counts(candidate.title or "")
-        if not title_counts:
-            return text_counts
-        merged = dict(text_counts)
-        for term, count in title_counts.items():
-            merged[term] = merged.get(term, 0) + count
-        return merged
+        return dict(Counter(text_counts) + Counter(title_counts)) if title_counts else text_counts
 
     @staticmethod
     def _idf(

@@ -188,8 +188,7 @@ class ResearchRanker:
             candidates = [candidates[int(index)] for index in head]
             fusion = fusion[head]
 
-        branch_ranks = self._branch_ranks(branches)
-        branch_meta = self._branch_meta(branches)
+        branch_ranks, branch_meta = _branch_copies(branches)
         semantic = self._semantic(query, candidates, query_embedding)
         evidence = self._evidence(query, candidates, semantic, query_embedding)
         fused_order = {document.id: rank for rank, document in enumerate(self._by(fusion, candidates), start=1)}
@@ -248,29 +247,6 @@ class ResearchRanker:
                 first.setdefault(document.id, document)
         order = sorted(scores, key=lambda chunk_id: (-scores[chunk_id], chunk_id))
         return [first[chunk_id] for chunk_id in order], [scores[chunk_id] for chunk_id in order]
-
-    @staticmethod
-    def _branch_meta(branch_documents: Any) -> dict[str, dict[str, Any]]:
-        """The metadata keys each copy of a chunk carries, first copy first (the joiner keeps one copy's meta)."""
-        found: dict[str, dict[str, Any]] = {}
-        for branch in branch_documents or []:
-            for document in branch or []:
-                kept = found.setdefault(document.id, {})
-                for key, value in (document.meta or {}).items():
-                    if key != "ranks":
-                        kept.setdefault(key, value)
-        return found
-
-    @staticmethod
-    def _branch_ranks(branch_documents: Any) -> dict[str, dict[str, int]]:
-        """Every branch rank any copy of a chunk carries (the joiner keeps only one copy's meta)."""
-        ranks: dict[str, dict[str, int]] = {}
-        for branch in branch_documents or []:
-            for document in branch or []:
-                for key, value in ((document.meta or {}).get("ranks") or {}).items():
-                    if key not in (FUSED_RANK, RANKED_RANK) and isinstance(value, int):
-                        ranks.setdefault(document.id, {})[key] = value
-        return ranks
 
     def _semantic(self, query: str, documents: list[Document], query_embedding: list[float] | None) -> np.ndarray:
         values = np.zeros(len(documents), dtype=float)
@@ -364,6 +340,23 @@ def _branch_name(branch: list[Document]) -> str:
     """The name a branch's chunks carry in their `ranks` (its source name), to order branches the same every run."""
     ranks = (branch[0].meta or {}).get("ranks") or {}
     return min((str(key) for key in ranks), default=str((branch[0].meta or {}).get("source_type") or ""))
+
+
+def _branch_copies(branches: list[list[Document]]) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, Any]]]:
+    """Per chunk id, every branch rank any copy of it carries, and the metadata keys of its copies, first copy first
+    (the joiner keeps only one copy's meta)."""
+    ranks: dict[str, dict[str, int]] = {}
+    metas: dict[str, dict[str, Any]] = {}
+    for branch in branches:
+        for document in branch:
+            kept = metas.setdefault(document.id, {})
+            for key, value in (document.meta or {}).items():
+                if key != "ranks":
+                    kept.setdefault(key, value)
+            for key, value in ((document.meta or {}).get("ranks") or {}).items():
+                if key not in (FUSED_RANK, RANKED_RANK) and isinstance(value, int):
+                    ranks.setdefault(document.id, {})[key] = value
+    return ranks, metas
 
 
 def _relative(values: np.ndarray) -> np.ndarray:

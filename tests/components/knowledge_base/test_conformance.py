@@ -15,14 +15,8 @@ import pytest
 from haystack import Pipeline
 
 from components.contracts import ScoreKind, SourceType, StatusKind, document_to_chunk
-from components.knowledge_base import (
-    ChunkRecord,
-    DocumentRecord,
-    GetDocument,
-    KnowledgeBaseSearch,
-    ListDocuments,
-    SearchFilters,
-)
+from components.knowledge_base import GetDocument, KnowledgeBaseSearch, ListDocuments
+from components.knowledge_base.store import ChunkRecord, DocumentRecord, SearchFilters
 from tests.components.knowledge_base.kb_corpus import build_records
 from tests.fresh_process import reported, run_python
 
