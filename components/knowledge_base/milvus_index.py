@@ -49,8 +49,6 @@ from components.knowledge_base.chunk_index import (
     ChunkEvidence,
     ChunkIndex,
     IndexHit,
-    SharedClient,
-    SharedClients,
     TermTotals,
     batches,
     check_vector,
@@ -59,6 +57,7 @@ from components.knowledge_base.chunk_index import (
     index_hit,
 )
 from components.knowledge_base.keyword_terms import ENGLISH_STOP_WORDS, terms
+from components.knowledge_base.shared_clients import SharedClient, SharedClients
 from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics, first_line
 
 logger = logging.getLogger(__name__)

@@ -51,16 +51,14 @@ from components.knowledge_base.chunk_index import (
     ChunkEvidence,
     ChunkIndex,
     IndexHit,
-    SharedClient,
-    SharedClients,
     TermTotals,
-    batches,
     check_vector,
     clamp_limit,
     in_order,
     index_hit,
 )
 from components.knowledge_base.keyword_terms import document_sparse_vector, query_sparse_vector
+from components.knowledge_base.shared_clients import SharedClient, SharedClients
 from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics, first_line
 from components.settings import Settings
 
@@ -376,7 +374,7 @@ class QdrantChunkIndex(ChunkIndex):
                     for chunk, (indices, values) in zip(chunks, sparse, strict=True)
                     if indices
                 ]
-                self._upsert(client, self.keywords_name, points)
+                client.upload_points(self.keywords_name, points, batch_size=256, wait=True)
                 wordless = [
                     convert_id(chunk.id) for chunk, (indices, _) in zip(chunks, sparse, strict=True) if not indices
                 ]
@@ -389,7 +387,7 @@ class QdrantChunkIndex(ChunkIndex):
                     emptied.append(convert_id(chunk.id))
                 else:
                     points.append(_evidence_point(item, self.dimension))
-            self._upsert(client, self.sentences_name, points)
+            client.upload_points(self.sentences_name, points, batch_size=256, wait=True)
             if emptied:
                 client.delete(self.sentences_name, points_selector=models.PointIdsList(points=emptied), wait=True)
             new = {chunk.id: by_id[chunk.id].term_counts for chunk in chunks if chunk.id in by_id}
@@ -411,11 +409,6 @@ class QdrantChunkIndex(ChunkIndex):
             if not self._own_sparse:
                 client.delete(self.keywords_name, points_selector=points, wait=True)
             self._update_statistics(client, old, {})
-
-    @staticmethod
-    def _upsert(client: Any, name: str, points: list[Any]) -> None:
-        for batch in batches(points, 256):
-            client.upsert(name, points=batch, wait=True)
 
     def _stored_term_counts(self, client: Any, chunk_ids: list[str]) -> dict[str, dict[str, int]]:
         """The term counts stored for these chunks (what a write or delete takes out of the statistics)."""
