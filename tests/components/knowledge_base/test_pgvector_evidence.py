@@ -141,6 +141,6 @@ class TestPgvectorEvidence:
 def test_backends_without_evidence_return_the_defaults():
     # An index that keeps no evidence inherits these; the ranker then computes what it can itself.
     assert ChunkIndex.evidence(None, ["x"]) == {}  # type: ignore[arg-type]
-    without = SimpleNamespace(dimension=3, _sentence_evidence=lambda ids: ChunkIndex.evidence(None, ids))
+    without = SimpleNamespace(dimension=3, evidence=lambda ids: ChunkIndex.evidence(None, ids))
     assert ChunkIndex.sentence_similarities(without, ["x"], np.zeros(3)) == {}  # type: ignore[arg-type]
     assert ChunkIndex.term_statistics(None, ["x"]) is None  # type: ignore[arg-type]
