@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from haystack import logging
 
-from components.knowledge_base.attach import ATTACHED, DocumentRecogniser, RecognisedDocument
+from components.knowledge_base.attach import DocumentRecogniser, RecognisedDocument
 from components.knowledge_base.chunk_index import ChunkEvidence, document_to_chunk
 from components.knowledge_base.store import KnowledgeBaseUnavailable, first_line
 from components.validation import positive_int
@@ -176,9 +176,7 @@ class KnowledgeBaseEnricher:
             except KnowledgeBaseUnavailable:
                 raise
             except Exception as exc:  # noqa: BLE001 - one unreadable document must not stop the others
-                logger.warning(
-                    "Enriching {source} failed: {reason}", source=doc.record.source, reason=str(exc)[:200]
-                )
+                logger.warning("Enriching {source} failed: {reason}", source=doc.record.source, reason=str(exc)[:200])
                 report.problems.append(f"{doc.record.title}: {first_line(exc, 160)}")
             if progress:
                 progress(EnrichProgress("enriching" if enrich else "registering", done, len(found)))
@@ -229,18 +227,7 @@ class KnowledgeBaseEnricher:
         """Take documents recognised earlier but no longer in the collection out of the registry (their graph
         facts with them); only recognised documents, never ones the assistant ingested itself."""
         removed = 0
-        offset = 0
-        gone: list[str] = []
-        while True:
-            page, total = self.registry.list(limit=500, offset=offset)
-            for summary in page:
-                record = summary.document
-                if (record.metadata or {}).get(ATTACHED) and record.document_id not in present:
-                    gone.append(record.document_id)
-            offset += len(page)
-            if not page or offset >= total:
-                break
-        for document_id in gone:
+        for document_id in [doc_id for doc_id in self.registry.attached_document_ids() if doc_id not in present]:
 
             def also(connection: Any, document_id: str = document_id) -> None:
                 for hook in self.hooks:

@@ -301,6 +301,14 @@ class DocumentRegistry:
             return None
         return [str(chunk_id) for chunk_id in row[1] if chunk_id is not None]
 
+    def attached_document_ids(self) -> list[str]:
+        """The ids of the documents recognised in an attached collection (see `attach.py`); one query."""
+        with self.connection() as conn:
+            rows = conn.execute(
+                self._q("SELECT document_id FROM {documents} WHERE metadata @> %s"), [Jsonb({ATTACHED: True})]
+            )
+            return [row[0] for row in rows.fetchall()]
+
     def count(self) -> int:
         """How many documents the collection holds."""
         with self.connection() as conn:
