@@ -69,6 +69,4 @@ class ListDocuments(KnowledgeBaseComponent):
             return SourceResult(total_found=total)
 
         _, status = self._guard().call(work)
-        if not status.ok:
-            return {"documents": [], "total": 0, "status": status}
-        return {"documents": page["documents"], "total": page["total"], "status": status}
+        return {**(page if status.ok else {"documents": [], "total": 0}), "status": status}
