@@ -38,7 +38,7 @@ from components.text.language import analyse_text, entity_kind
 ENTITY_KINDS_TEXT = " | ".join(ENTITY_KINDS)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-7"
+EXTRACTOR_VERSION = "spacy-8"
 
 
 class GraphExtractor(ABC):
@@ -433,9 +433,11 @@ def _tells_past(verb: Any) -> bool:
     verbs = [verb, *(child for child in verb.children if child.dep_ in ("aux", "auxpass"))]
     if any(token.tag_ == "MD" or token.lower_ in ("will", "shall", "'ll") for token in verbs):
         return False
-    # The finite verb carries the tense ("is priced" is present, "has unveiled" a present perfect); a participle
-    # alone is a headline's past ("First A380 delivered").
+    # The finite verb carries the tense ("is priced" is present); a participle alone is a headline's past ("First
+    # A380 delivered"), and a present perfect ("has unveiled") reports a completed event as news does.
     finite = [token for token in verbs if "Fin" in token.morph.get("VerbForm")]
+    if verb.tag_ == "VBN" and any(token.lemma_ == "have" for token in finite):
+        return True
     return any("Past" in token.morph.get("Tense") for token in finite or verbs if token.pos_ in ("VERB", "AUX"))
 
 
@@ -469,6 +471,39 @@ def _is_state(subject: Any) -> bool:
         return False
     described = [child for child in verb.children if child.dep_ in ("attr", "acomp", "prep")]
     return bool(described) and not any(_is_event_noun(child) for child in described)
+
+
+_DEMONSTRATIVES = {"the", "this", "that", "these", "those"}
+
+
+def _event_references(
+    sentence: Any, row: list[_Mention], events: list[tuple[set[str], list[str]]]
+) -> list[tuple[str, Any]]:
+    """The entities taking part in the event a definite event noun refers back to, when it is the subject of its
+    sentence (or a subject's possessor) outside a quotation ("the deal was approved", "those cuts will be made"),
+    each with the noun: the participants of the last earlier sentence that named the same event (its noun or its
+    verb: "purchase"). A noun naming its own participants ("the Boeing deal") refers to nothing before it."""
+    covered = {i for m in row for i in range(m.start, m.end)}
+    quoted = _quoted_positions(sentence)
+    found: list[tuple[str, Any]] = []
+    for token in sentence:
+        if token.pos_ != "NOUN" or token.i in covered or not _is_event_noun(token):
+            continue
+        if not any(child.dep_ == "det" and child.lower_ in _DEMONSTRATIVES for child in token.children):
+            continue
+        role = _role(token) or ""
+        if role.split(">")[0] not in ("nsubj", "nsubjpass", "poss") or token.i in quoted:
+            continue
+        if any(t.i in covered for t in token.subtree):
+            continue
+        lemma = token.lemma_.lower()
+        keys = next((keys for lemmas, keys in reversed(events) if lemma in lemmas), [])
+        found.extend((key, token) for key in keys if key not in (k for k, _ in found))
+    return found
+
+
+def _same_text(text: str, other: str) -> bool:
+    return " ".join(text.lower().split()) == " ".join(other.lower().split())
 
 
 def _has_predicate(span: Any) -> bool:
@@ -571,12 +606,20 @@ class LanguageExtractor(GraphExtractor):
         facts: list[Fact] = []
         recent: list[str] = []  # entity keys, most recently named last
         focus: list[str] = []  # the previous sentence's subjects
-        previous: FuzzyDate | None = None
-        frame: FuzzyDate | None = None
+        dated, frame = self._dates(sentences, anchor)
+        events: list[tuple[set[str], list[str]]] = []  # each earlier sentence's nouns and verbs, and its participants
         for index, sentence in enumerate(sentences):
             row = mentions[index]
             explicit = list(dict.fromkeys(m.key for m in row))
             linked = self._participants(sentence.span, row, entities, recent, focus)
+            headline = index == 0 and len(sentences) > 1 and _same_text(sentence.text, title)
+            if headline:
+                linked = self._headline(sentences[1].span, mentions[1], row, entities, linked)
+            for key, token in _event_references(sentence.span, row, events):
+                if entities[key].kind() not in ("place", "group"):
+                    linked.setdefault(key, ("event", token))
+            if linked:
+                events.append(({t.lemma_.lower() for t in sentence.span if t.pos_ in ("NOUN", "VERB")}, list(linked)))
             for key in explicit:
                 if key in recent:
                     recent.remove(key)
@@ -590,31 +633,20 @@ class LanguageExtractor(GraphExtractor):
                 for key, (role, _) in linked.items()
                 if role.split(">")[-1].removeprefix("ref:") in ("nsubj", "nsubjpass")
             ]
-            valid, invalid, method, dates = sentence_validity(sentence.span, anchor, previous)
-            stated = [m.date for m in dates if not m.relative]
-            if stated:
-                previous = stated[-1]
-            elif method == "relative" and valid is not None:
-                previous = valid
-            for mention in dates:
-                # A day shortly before the document's date sets the scene the next past-tense sentences happen in;
-                # the document's own day does only when told in the past ("was delivered today"), not "now uses".
-                days = (anchor - mention.date.value).days if anchor and mention.date.precision == "day" else -1
-                if frame is None and (
-                    0 < days <= 31 or (days == 0 and _tells_past(_clause_verb(_mention_span(sentence.span, mention))))
-                ):
-                    frame = mention.date
-            if (
-                not linked
-                or len([t for t in sentence.span if not t.is_punct]) < self.min_sentence_words
-                or not _has_predicate(sentence.span)
+            valid, invalid, method, dates = dated[index]
+            if not linked or (
+                not headline
+                and (
+                    len([t for t in sentence.span if not t.is_punct]) < self.min_sentence_words
+                    or not _has_predicate(sentence.span)
+                )
             ):
                 continue
             # Each entity's event is dated by the dates of its own predicate; entities whose events fall on the same
             # date share one fact of the sentence.
             groups: dict[tuple[Any, ...], list[str]] = {}
             for key in linked:
-                if (not dates and _is_state(linked[key][1])) or _supposed(linked[key][1]):
+                if not headline and ((not dates and _is_state(linked[key][1])) or _supposed(linked[key][1])):
                     continue
                 event_dates = _event_dates(sentence.span, dates, linked[key][1])
                 if len(event_dates) < len(dates):
@@ -689,6 +721,49 @@ class LanguageExtractor(GraphExtractor):
                 if valid is not None and valid.precision == "day" and method == "stated":
                     return valid.value
         return None
+
+    def _headline(
+        self,
+        lead: Any,
+        lead_row: list[_Mention],
+        row: list[_Mention],
+        entities: dict[str, _DocEntity],
+        linked: dict[str, tuple[str, Any]],
+    ) -> dict[str, tuple[str, Any]]:
+        """The participants of a headline: a clause cut short (the parser often misreads it) that announces the
+        lead's event, so every name it holds takes part, and so do the lead's subjects and objects (the headline's
+        "world's largest airliner" is the lead's "Airbus A380")."""
+        found = {m.key: ("title", m.root) for m in row if m.key in entities}
+        for key, (role, token) in self._participants(lead, lead_row, entities, [m.key for m in row]).items():
+            if role.split(">")[-1].removeprefix("ref:") in _CORE_ROLES - {"ROOT"}:
+                found.setdefault(key, ("lead", token))
+        return {**found, **linked}
+
+    @staticmethod
+    def _dates(
+        sentences: list[Sentence], anchor: dt.date | None
+    ) -> tuple[list[tuple[FuzzyDate | None, FuzzyDate | None, str, list[DateMention]]], FuzzyDate | None]:
+        """Each sentence's `sentence_validity` (steps of time counted from the text's previous date), and the story's
+        day: the first day shortly before the document's date the text names (the document's own day only when told
+        in the past: "was delivered today", not "now uses"), on which its undated past-tense news happens."""
+        dated = []
+        previous: FuzzyDate | None = None
+        frame: FuzzyDate | None = None
+        for sentence in sentences:
+            valid, invalid, method, dates = sentence_validity(sentence.span, anchor, previous)
+            dated.append((valid, invalid, method, dates))
+            stated = [m.date for m in dates if not m.relative]
+            if stated:
+                previous = stated[-1]
+            elif method == "relative" and valid is not None:
+                previous = valid
+            for mention in dates:
+                days = (anchor - mention.date.value).days if anchor and mention.date.precision == "day" else -1
+                if frame is None and (
+                    0 < days <= 31 or (days == 0 and _tells_past(_clause_verb(_mention_span(sentence.span, mention))))
+                ):
+                    frame = mention.date
+        return dated, frame
 
     @staticmethod
     def _in_frame(

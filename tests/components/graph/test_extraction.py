@@ -107,7 +107,8 @@ class TestLanguageExtractor:
             date=None,
             title="Apple opens store",
         )
-        assert [fact.valid_at.iso() for fact in graph.facts] == ["2011-03-02"]
+        # The headline is the story's event on the document's date; the lead's "yesterday" counts from it.
+        assert [fact.valid_at.iso() for fact in graph.facts] == ["2011-03-03", "2011-03-02"]
 
     def test_names_the_graph_already_knows_may_open_sentences(self):
         text = "Emirates cut its order on Monday. Emirates said it would buy other aircraft."
@@ -332,6 +333,24 @@ class TestEventsOfTheEntity:
         )
         assert fact_for(graph, "Cook said that").valid_at.iso() == "2019-02-12"
 
+    def test_a_headline_takes_every_name_it_holds_and_the_leads_subjects_and_objects(self):
+        graph = extract(
+            "Talmont unveils Kestrel airliner\nAircraft maker Talmont Aerospace has shown the Kestrel 9 to guests "
+            "at its plant in Lyon.",
+            title="Talmont unveils Kestrel airliner",
+        )
+        headline = fact_for(graph, "Talmont unveils")
+        assert set(headline.entity_keys) == {"talmont aerospace", "kestrel 9"}
+        assert headline.valid_at.iso() == "2019-02-14"
+
+    def test_a_definite_event_noun_as_subject_takes_the_participants_of_that_event(self):
+        graph = extract(
+            "Norvik Airlines agreed to purchase ten jets from Talmont Aerospace. "
+            "The purchase was approved by regulators on Friday. The delivery was praised by reporters."
+        )
+        assert {"norvik airlines", "talmont aerospace"} <= set(fact_for(graph, "The purchase was").entity_keys)
+        assert not any(fact.text.startswith("The delivery") for fact in graph.facts)  # no earlier delivery
+
 
 def date_of(graph, start: str, key: str) -> str | None:
     """The date of `key`'s fact of the sentence starting with `start` (a sentence's entities may differ in date)."""
@@ -393,6 +412,15 @@ class TestEventDates:
             # the present "now" does not move the scene, and a present passive is not past
             (PRESENT_NOW, dt.date(2019, 2, 14), "Cook also showed off", "tim cook", "2019-02-12"),
             (PRESENT_NOW, dt.date(2019, 2, 14), "The iPhone is priced", "iphone", "2019-02-14"),
+            # a present perfect reports a past event; the story's day holds even when named after it
+            (
+                "Talmont Aerospace has unveiled its new Kestrel airliner in Lyon. Thousands of guests watched the "
+                "ceremony on Sunday.",
+                dt.date(2019, 2, 14),
+                "Talmont Aerospace has unveiled",
+                "talmont aerospace",
+                "2019-02-10",
+            ),
             # the lead's day is the scene of the story
             (
                 "On Tuesday, Tim Cook unveiled the phone in Cupertino. On Saturday, Apple Inc. had invited reporters. "
