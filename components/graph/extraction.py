@@ -612,9 +612,10 @@ class LanguageExtractor(GraphExtractor):
             row = mentions[index]
             explicit = list(dict.fromkeys(m.key for m in row))
             linked = self._participants(sentence.span, row, entities, recent, focus)
-            headline = index == 0 and len(sentences) > 1 and _same_text(sentence.text, title)
+            # A headline is a clause cut short (the parser often misreads it): every name it holds takes part.
+            headline = index == 0 and _same_text(sentence.text, title)
             if headline:
-                linked = self._headline(sentences[1].span, mentions[1], row, entities, linked)
+                linked = {**{m.key: ("title", m.root) for m in row if m.key in entities}, **linked}
             for key, token in _event_references(sentence.span, row, events):
                 if entities[key].kind() not in ("place", "group"):
                     linked.setdefault(key, ("event", token))
@@ -721,23 +722,6 @@ class LanguageExtractor(GraphExtractor):
                 if valid is not None and valid.precision == "day" and method == "stated":
                     return valid.value
         return None
-
-    def _headline(
-        self,
-        lead: Any,
-        lead_row: list[_Mention],
-        row: list[_Mention],
-        entities: dict[str, _DocEntity],
-        linked: dict[str, tuple[str, Any]],
-    ) -> dict[str, tuple[str, Any]]:
-        """The participants of a headline: a clause cut short (the parser often misreads it) that announces the
-        lead's event, so every name it holds takes part, and so do the lead's subjects and objects (the headline's
-        "world's largest airliner" is the lead's "Airbus A380")."""
-        found = {m.key: ("title", m.root) for m in row if m.key in entities}
-        for key, (role, token) in self._participants(lead, lead_row, entities, [m.key for m in row]).items():
-            if role.split(">")[-1].removeprefix("ref:") in _CORE_ROLES - {"ROOT"}:
-                found.setdefault(key, ("lead", token))
-        return {**found, **linked}
 
     @staticmethod
     def _dates(
