@@ -142,13 +142,17 @@ def _looks_like_code(span: Any) -> bool:
     doc = span.doc
     before = doc[span.start - 1].text if span.start > 0 else ""
     after = doc[span.end].text if span.end < len(doc) else ""
-    return "`" in before or "`" in after or text.count("`") > 0
+    # Backticks closed by two apostrophes are quotation marks (``Dreamliner''), not code.
+    quoted = "``" in doc.text and "''" in doc[span.start :].text
+    return not quoted and ("`" in before or "`" in after or text.count("`") > 0)
 
 
 _MODEL = re.compile(r"^[A-Z]{0,3}-?\d{2,5}[A-Z]{0,3}s?$")
 # A one-digit designation ("iPhone 4", "iPhone 3GS") is a model only right after the name it designates.
 _SHORT_MODEL = re.compile(r"^\d[A-Z]{0,3}$")
 _NOT_MODELS = {"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "ORDINAL"}
+_OPENING_QUOTES = {"`", "``", '"', "“", "'"}
+_CLOSING_QUOTES = {"'", "''", '"', "”"}
 
 
 def _capitalised(token: Any) -> bool:
@@ -187,6 +191,17 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
             and doc[right].ent_type_ not in _NOT_MODELS
         ):
             right += 1
+        # A nickname in quotation marks right after the designation is part of the name: 787 "Dreamliner".
+        opened = right
+        while opened < sentence.end and doc[opened].text in _OPENING_QUOTES:
+            opened += 1
+        if (
+            right < opened < sentence.end - 1
+            and doc[opened].is_title
+            and doc[opened].pos_ in ("PROPN", "NOUN")
+            and doc[opened + 1].text in _CLOSING_QUOTES
+        ):
+            right = opened + 2
         # "its 777 airliner", "Boeing's 787": a number naming a kind of product, or after its maker's name.
         typed = token.dep_ in ("nummod", "compound") and token.head.lemma_.lower() in _KIND_NOUNS["product"]
         owner = token.i >= 2 and doc[token.i - 1].tag_ == "POS" and doc[token.i - 2].ent_type_ == "ORG"
@@ -840,6 +855,8 @@ class LanguageExtractor(GraphExtractor):
         while len(span) > 1 and (span[-1].tag_ == "POS" or span[-1].is_punct):
             span = span[:-1]
         text = span.text.strip()
+        if any(token.text in _OPENING_QUOTES | _CLOSING_QUOTES for token in span[1:-1]):  # 787 "Dreamliner"
+            text = " ".join(token.text for token in span if token.text not in _OPENING_QUOTES | _CLOSING_QUOTES)
         # A model number alone ("the 777", "its 777 airliner") is a name; other names hold a letter.
         if len(text) < 2 or not (singular or re.search(r"[A-Za-z]", text)) or _looks_like_code(span):
             return None

@@ -333,6 +333,12 @@ class TestEventsOfTheEntity:
         )
         assert fact_for(graph, "Cook said that").valid_at.iso() == "2019-02-12"
 
+    @pytest.mark.parametrize("quoted", ['"Skylark"', "`` Skylark ''"])
+    def test_a_quoted_nickname_after_a_designation_is_part_of_the_name(self, quoted):
+        graph = extract(f"Talmont's newest airliner, the 909 {quoted}, made its first flight on Tuesday.")
+        assert {"talmont", "909 skylark"} <= set(graph.facts[0].entity_keys)
+        assert "909 Skylark" in graph.facts[0].entity_names
+
     def test_a_headline_takes_every_name_it_holds(self):
         title = "Norvik exercises options on five Talmont jets"  # parsed without a verb
         graph = extract(f"{title}\nNorvik Airlines bought the jets from Talmont Aerospace.", title=title)
