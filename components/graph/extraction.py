@@ -517,6 +517,18 @@ def _event_references(
     return found
 
 
+def _parenthesised(sentence: Any) -> set[int]:
+    """The token positions of a sentence inside parentheses."""
+    inside: set[int] = set()
+    depth = 0
+    for token in sentence:
+        depth += token.text == "("
+        if depth:
+            inside.add(token.i)
+        depth -= token.text == ")" and depth > 0
+    return inside
+
+
 def _same_text(text: str, other: str) -> bool:
     return " ".join(text.lower().split()) == " ".join(other.lower().split())
 
@@ -636,7 +648,9 @@ class LanguageExtractor(GraphExtractor):
                     linked.setdefault(key, ("event", token))
             if linked:
                 events.append(({t.lemma_.lower() for t in sentence.span if t.pos_ in ("NOUN", "VERB")}, list(linked)))
-            for key in explicit:
+            # A name only in parentheses is an aside: the names of the sentence itself are the more recent.
+            aside = _parenthesised(sentence.span)
+            for key in sorted(explicit, key=lambda k: all(m.start in aside for m in row if m.key == k), reverse=True):
                 if key in recent:
                     recent.remove(key)
                 recent.append(key)

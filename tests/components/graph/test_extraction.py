@@ -339,6 +339,13 @@ class TestEventsOfTheEntity:
         assert {"talmont", "909 skylark"} <= set(graph.facts[0].entity_keys)
         assert "909 Skylark" in graph.facts[0].entity_names
 
+    def test_a_name_in_parentheses_is_not_the_latest_antecedent(self):
+        graph = extract(
+            "Talmont Aerospace unveiled the K900 jet, which carries 500 people (300 for a Norvik N200). "
+            "The new aircraft will fly next year."
+        )
+        assert fact_for(graph, "The new aircraft").entity_keys == ["k900"]
+
     def test_a_headline_takes_every_name_it_holds(self):
         title = "Norvik exercises options on five Talmont jets"  # parsed without a verb
         graph = extract(f"{title}\nNorvik Airlines bought the jets from Talmont Aerospace.", title=title)
