@@ -1094,8 +1094,9 @@ class LanguageExtractor(GraphExtractor):
         focus: list[str] | None = None,
     ) -> list[tuple[str, str, Any]]:
         """The entities this sentence's pronouns and definite descriptions refer to (most recent fitting first),
-        each with the referring word's role and the word. A thing pronoun as subject ("It carries 300 passengers")
-        continues the previous sentence's subject (`focus`) when one fits: the centre of attention stays."""
+        each with the referring word's role and the word. A pronoun as subject ("It carries 300 passengers", "He
+        talked about ...") continues the previous sentence's subject (`focus`) when one fits: the centre of attention
+        stays."""
         named = {m.key for m in row}
         covered = {i for m in row for i in range(m.start, m.end)}
 
@@ -1104,6 +1105,10 @@ class LanguageExtractor(GraphExtractor):
                 if key in entities and fits(entities[key]):
                     return key
             return None
+
+        def in_focus(subject: bool, fits: Callable[[_DocEntity], bool]) -> str | None:
+            kept = [key for key in focus or [] if subject and key in entities and fits(entities[key])]
+            return kept[0] if kept else latest(fits)
 
         found: list[tuple[str, str, Any]] = []
         quoted = _quoted_positions(sentence)
@@ -1120,19 +1125,18 @@ class LanguageExtractor(GraphExtractor):
             if lower == "it" and _is_expletive(token):
                 continue
             if token.pos_ == "PRON" or lower in _PERSON_PRONOUNS | _THING_PRONOUNS:
+                subject = role.split(">")[-1] in ("nsubj", "nsubjpass")
                 if lower in _PERSON_PRONOUNS:
                     # A person named before the pronoun in the sentence is its antecedent ("Jobs said he ..."); one
                     # named after it is not ("He said Mac sales grew").
                     if any(m.start < token.i and entities[m.key].kind() == "person" for m in row if m.key in entities):
                         continue
-                    key = latest(lambda e: e.kind() == "person")
+                    key = in_focus(subject, lambda e: e.kind() == "person")
                 elif lower in ("i", "me") and not named:
                     # First person in a sentence naming no one: the speaker or writer quoted, the person in focus.
                     key = latest(lambda e: e.kind() == "person")
                 elif lower in _THING_PRONOUNS:
-                    if role.split(">")[-1] in ("nsubj", "nsubjpass"):
-                        key = next((k for k in focus or [] if k in entities and entities[k].kind() in _THINGS), None)
-                    key = key or latest(lambda e: e.kind() in _THINGS)
+                    key = in_focus(subject, lambda e: e.kind() in _THINGS)
                 elif lower in _GROUP_PRONOUNS:
                     key = latest(lambda e: e.kind() in ("organization", "group"))
             elif token.pos_ == "NOUN" and any(c.lower_ == "the" and c.dep_ == "det" for c in token.children):

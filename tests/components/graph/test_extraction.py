@@ -283,6 +283,12 @@ class TestEventsOfTheEntity:
         carries = fact_for(graph, "It carries")
         assert "777" in carries.entity_keys and "boeing commercial airplanes" not in carries.entity_keys
 
+    def test_a_person_pronoun_as_subject_continues_the_previous_subject(self):
+        graph = extract(
+            "Orla Brenn spoke at the summit in Lyon after a talk by Max Teller. She talked about the engine."
+        )
+        assert fact_for(graph, "She talked").entity_keys == ["orla brenn"]
+
     def test_a_pronoun_inside_a_quotation_is_the_speakers(self):
         graph = extract(
             'Northrop Grumman won the tanker contract. Senator Sam Brownback said " it is a sad day for workers. "'
