@@ -7,7 +7,7 @@ March", "on Tuesday", "three years ago") and says which period it names, which b
 time counted from the previous date of the text ("two years later", "the following month") are counted from it
 ("next month" from the document's date);
 modifiers that keep the period ("early 2007", "the end of March") are dropped before parsing; durations ("for
-two weeks") are not dates.
+two weeks") and rates ("15 a year") are not dates.
 
 Usage:
 ```python
@@ -59,6 +59,8 @@ _NEXT_RE = re.compile(rf"^(?:the\s+)?(following|next|previous|preceding|same)\s+
 _DURATION_RE = re.compile(
     rf"^(?:for\s+|about\s+|over\s+|nearly\s+|almost\s+)?(\d+|{'|'.join(_NUMBER_WORDS)})\s+{_UNIT}$"
 )
+# A rate ("15 a year", "twice per month") counts things in a period; it names no date.
+_RATE_RE = re.compile(rf"\b(a|an|per|each|every)\s+{_UNIT}$")
 _MODIFIER_RE = re.compile(
     r"^(?:(?:the\s+)?(?:early|earlier|mid|middle|late|later|end|start|beginning|first half|second half|spring|"
     r"summer|autumn|fall|winter)(?:\s+of)?[\s-]+)+"
@@ -170,7 +172,7 @@ def resolve_date(
     """
     phrase = " ".join((text or "").lower().replace("’", "'").split()).strip(" ,.;:")
     phrase = _LEAD_RE.sub("", phrase)
-    if not phrase or _DECADE_RE.search(phrase) or _DURATION_RE.match(phrase):
+    if not phrase or _DECADE_RE.search(phrase) or _DURATION_RE.match(phrase) or _RATE_RE.search(phrase):
         return None
     step = _STEP_RE.match(phrase)
     if step:

@@ -38,7 +38,7 @@ from components.text.language import analyse_text, entity_kind
 ENTITY_KINDS_TEXT = " | ".join(ENTITY_KINDS)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-7"
+EXTRACTOR_VERSION = "spacy-8"
 
 
 class GraphExtractor(ABC):
@@ -142,13 +142,17 @@ def _looks_like_code(span: Any) -> bool:
     doc = span.doc
     before = doc[span.start - 1].text if span.start > 0 else ""
     after = doc[span.end].text if span.end < len(doc) else ""
-    return "`" in before or "`" in after or text.count("`") > 0
+    # Backticks closed by two apostrophes are quotation marks (``Dreamliner''), not code.
+    quoted = "``" in doc.text and "''" in doc[span.start :].text
+    return not quoted and ("`" in before or "`" in after or text.count("`") > 0)
 
 
 _MODEL = re.compile(r"^[A-Z]{0,3}-?\d{2,5}[A-Z]{0,3}s?$")
 # A one-digit designation ("iPhone 4", "iPhone 3GS") is a model only right after the name it designates.
 _SHORT_MODEL = re.compile(r"^\d[A-Z]{0,3}$")
 _NOT_MODELS = {"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "ORDINAL"}
+_OPENING_QUOTES = {"`", "``", '"', "“", "'"}
+_CLOSING_QUOTES = {"'", "''", '"', "”"}
 
 
 def _capitalised(token: Any) -> bool:
@@ -187,6 +191,17 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
             and doc[right].ent_type_ not in _NOT_MODELS
         ):
             right += 1
+        # A nickname in quotation marks right after the designation is part of the name: 787 "Dreamliner".
+        opened = right
+        while opened < sentence.end and doc[opened].text in _OPENING_QUOTES:
+            opened += 1
+        if (
+            right < opened < sentence.end - 1
+            and doc[opened].is_title
+            and doc[opened].pos_ in ("PROPN", "NOUN")
+            and doc[opened + 1].text in _CLOSING_QUOTES
+        ):
+            right = opened + 2
         # "its 777 airliner", "Boeing's 787": a number naming a kind of product, or after its maker's name.
         typed = token.dep_ in ("nummod", "compound") and token.head.lemma_.lower() in _KIND_NOUNS["product"]
         owner = token.i >= 2 and doc[token.i - 1].tag_ == "POS" and doc[token.i - 2].ent_type_ == "ORG"
@@ -433,9 +448,11 @@ def _tells_past(verb: Any) -> bool:
     verbs = [verb, *(child for child in verb.children if child.dep_ in ("aux", "auxpass"))]
     if any(token.tag_ == "MD" or token.lower_ in ("will", "shall", "'ll") for token in verbs):
         return False
-    # The finite verb carries the tense ("is priced" is present, "has unveiled" a present perfect); a participle
-    # alone is a headline's past ("First A380 delivered").
+    # The finite verb carries the tense ("is priced" is present); a participle alone is a headline's past ("First
+    # A380 delivered"), and a present perfect ("has unveiled") reports a completed event as news does.
     finite = [token for token in verbs if "Fin" in token.morph.get("VerbForm")]
+    if verb.tag_ == "VBN" and any(token.lemma_ == "have" for token in finite):
+        return True
     return any("Past" in token.morph.get("Tense") for token in finite or verbs if token.pos_ in ("VERB", "AUX"))
 
 
@@ -469,6 +486,51 @@ def _is_state(subject: Any) -> bool:
         return False
     described = [child for child in verb.children if child.dep_ in ("attr", "acomp", "prep")]
     return bool(described) and not any(_is_event_noun(child) for child in described)
+
+
+_DEMONSTRATIVES = {"the", "this", "that", "these", "those"}
+
+
+def _event_references(
+    sentence: Any, row: list[_Mention], events: list[tuple[set[str], list[str]]]
+) -> list[tuple[str, Any]]:
+    """The entities taking part in the event a definite event noun refers back to, when it is the subject of its
+    sentence (or a subject's possessor) outside a quotation ("the deal was approved", "those cuts will be made"),
+    each with the noun: the participants of the last earlier sentence that named the same event (its noun or its
+    verb: "purchase"). A noun naming its own participants ("the Boeing deal") refers to nothing before it."""
+    covered = {i for m in row for i in range(m.start, m.end)}
+    quoted = _quoted_positions(sentence)
+    found: list[tuple[str, Any]] = []
+    for token in sentence:
+        if token.pos_ != "NOUN" or token.i in covered or not _is_event_noun(token):
+            continue
+        if not any(child.dep_ == "det" and child.lower_ in _DEMONSTRATIVES for child in token.children):
+            continue
+        role = _role(token) or ""
+        if role.split(">")[0] not in ("nsubj", "nsubjpass", "poss") or token.i in quoted:
+            continue
+        if any(t.i in covered for t in token.subtree):
+            continue
+        lemma = token.lemma_.lower()
+        keys = next((keys for lemmas, keys in reversed(events) if lemma in lemmas), [])
+        found.extend((key, token) for key in keys if key not in (k for k, _ in found))
+    return found
+
+
+def _parenthesised(sentence: Any) -> set[int]:
+    """The token positions of a sentence inside parentheses."""
+    inside: set[int] = set()
+    depth = 0
+    for token in sentence:
+        depth += token.text == "("
+        if depth:
+            inside.add(token.i)
+        depth -= token.text == ")" and depth > 0
+    return inside
+
+
+def _same_text(text: str, other: str) -> bool:
+    return " ".join(text.lower().split()) == " ".join(other.lower().split())
 
 
 def _has_predicate(span: Any) -> bool:
@@ -571,13 +633,24 @@ class LanguageExtractor(GraphExtractor):
         facts: list[Fact] = []
         recent: list[str] = []  # entity keys, most recently named last
         focus: list[str] = []  # the previous sentence's subjects
-        previous: FuzzyDate | None = None
-        frame: FuzzyDate | None = None
+        dated, frame = self._dates(sentences, anchor)
+        events: list[tuple[set[str], list[str]]] = []  # each earlier sentence's nouns and verbs, and its participants
         for index, sentence in enumerate(sentences):
             row = mentions[index]
             explicit = list(dict.fromkeys(m.key for m in row))
             linked = self._participants(sentence.span, row, entities, recent, focus)
-            for key in explicit:
+            # A headline is a clause cut short (the parser often misreads it): every name it holds takes part.
+            headline = index == 0 and _same_text(sentence.text, title)
+            if headline:
+                linked = {**{m.key: ("title", m.root) for m in row if m.key in entities}, **linked}
+            for key, token in _event_references(sentence.span, row, events):
+                if entities[key].kind() not in ("place", "group"):
+                    linked.setdefault(key, ("event", token))
+            if linked:
+                events.append(({t.lemma_.lower() for t in sentence.span if t.pos_ in ("NOUN", "VERB")}, list(linked)))
+            # A name only in parentheses is an aside: the names of the sentence itself are the more recent.
+            aside = _parenthesised(sentence.span)
+            for key in sorted(explicit, key=lambda k: all(m.start in aside for m in row if m.key == k), reverse=True):
                 if key in recent:
                     recent.remove(key)
                 recent.append(key)
@@ -590,31 +663,20 @@ class LanguageExtractor(GraphExtractor):
                 for key, (role, _) in linked.items()
                 if role.split(">")[-1].removeprefix("ref:") in ("nsubj", "nsubjpass")
             ]
-            valid, invalid, method, dates = sentence_validity(sentence.span, anchor, previous)
-            stated = [m.date for m in dates if not m.relative]
-            if stated:
-                previous = stated[-1]
-            elif method == "relative" and valid is not None:
-                previous = valid
-            for mention in dates:
-                # A day shortly before the document's date sets the scene the next past-tense sentences happen in;
-                # the document's own day does only when told in the past ("was delivered today"), not "now uses".
-                days = (anchor - mention.date.value).days if anchor and mention.date.precision == "day" else -1
-                if frame is None and (
-                    0 < days <= 31 or (days == 0 and _tells_past(_clause_verb(_mention_span(sentence.span, mention))))
-                ):
-                    frame = mention.date
-            if (
-                not linked
-                or len([t for t in sentence.span if not t.is_punct]) < self.min_sentence_words
-                or not _has_predicate(sentence.span)
+            valid, invalid, method, dates = dated[index]
+            if not linked or (
+                not headline
+                and (
+                    len([t for t in sentence.span if not t.is_punct]) < self.min_sentence_words
+                    or not _has_predicate(sentence.span)
+                )
             ):
                 continue
             # Each entity's event is dated by the dates of its own predicate; entities whose events fall on the same
             # date share one fact of the sentence.
             groups: dict[tuple[Any, ...], list[str]] = {}
             for key in linked:
-                if (not dates and _is_state(linked[key][1])) or _supposed(linked[key][1]):
+                if not headline and ((not dates and _is_state(linked[key][1])) or _supposed(linked[key][1])):
                     continue
                 event_dates = _event_dates(sentence.span, dates, linked[key][1])
                 if len(event_dates) < len(dates):
@@ -689,6 +751,32 @@ class LanguageExtractor(GraphExtractor):
                 if valid is not None and valid.precision == "day" and method == "stated":
                     return valid.value
         return None
+
+    @staticmethod
+    def _dates(
+        sentences: list[Sentence], anchor: dt.date | None
+    ) -> tuple[list[tuple[FuzzyDate | None, FuzzyDate | None, str, list[DateMention]]], FuzzyDate | None]:
+        """Each sentence's `sentence_validity` (steps of time counted from the text's previous date), and the story's
+        day: the first day shortly before the document's date the text names (the document's own day only when told
+        in the past: "was delivered today", not "now uses"), on which its undated past-tense news happens."""
+        dated = []
+        previous: FuzzyDate | None = None
+        frame: FuzzyDate | None = None
+        for sentence in sentences:
+            valid, invalid, method, dates = sentence_validity(sentence.span, anchor, previous)
+            dated.append((valid, invalid, method, dates))
+            stated = [m.date for m in dates if not m.relative]
+            if stated:
+                previous = stated[-1]
+            elif method == "relative" and valid is not None:
+                previous = valid
+            for mention in dates:
+                days = (anchor - mention.date.value).days if anchor and mention.date.precision == "day" else -1
+                if frame is None and (
+                    0 < days <= 31 or (days == 0 and _tells_past(_clause_verb(_mention_span(sentence.span, mention))))
+                ):
+                    frame = mention.date
+        return dated, frame
 
     @staticmethod
     def _in_frame(
@@ -781,6 +869,8 @@ class LanguageExtractor(GraphExtractor):
         while len(span) > 1 and (span[-1].tag_ == "POS" or span[-1].is_punct):
             span = span[:-1]
         text = span.text.strip()
+        if any(token.text in _OPENING_QUOTES | _CLOSING_QUOTES for token in span[1:-1]):  # 787 "Dreamliner"
+            text = " ".join(token.text for token in span if token.text not in _OPENING_QUOTES | _CLOSING_QUOTES)
         # A model number alone ("the 777", "its 777 airliner") is a name; other names hold a letter.
         if len(text) < 2 or not (singular or re.search(r"[A-Za-z]", text)) or _looks_like_code(span):
             return None
@@ -1004,8 +1094,9 @@ class LanguageExtractor(GraphExtractor):
         focus: list[str] | None = None,
     ) -> list[tuple[str, str, Any]]:
         """The entities this sentence's pronouns and definite descriptions refer to (most recent fitting first),
-        each with the referring word's role and the word. A thing pronoun as subject ("It carries 300 passengers")
-        continues the previous sentence's subject (`focus`) when one fits: the centre of attention stays."""
+        each with the referring word's role and the word. A pronoun as subject ("It carries 300 passengers", "He
+        talked about ...") continues the previous sentence's subject (`focus`) when one fits: the centre of attention
+        stays."""
         named = {m.key for m in row}
         covered = {i for m in row for i in range(m.start, m.end)}
 
@@ -1014,6 +1105,10 @@ class LanguageExtractor(GraphExtractor):
                 if key in entities and fits(entities[key]):
                     return key
             return None
+
+        def in_focus(subject: bool, fits: Callable[[_DocEntity], bool]) -> str | None:
+            kept = [key for key in focus or [] if subject and key in entities and fits(entities[key])]
+            return kept[0] if kept else latest(fits)
 
         found: list[tuple[str, str, Any]] = []
         quoted = _quoted_positions(sentence)
@@ -1030,19 +1125,18 @@ class LanguageExtractor(GraphExtractor):
             if lower == "it" and _is_expletive(token):
                 continue
             if token.pos_ == "PRON" or lower in _PERSON_PRONOUNS | _THING_PRONOUNS:
+                subject = role.split(">")[-1] in ("nsubj", "nsubjpass")
                 if lower in _PERSON_PRONOUNS:
                     # A person named before the pronoun in the sentence is its antecedent ("Jobs said he ..."); one
                     # named after it is not ("He said Mac sales grew").
                     if any(m.start < token.i and entities[m.key].kind() == "person" for m in row if m.key in entities):
                         continue
-                    key = latest(lambda e: e.kind() == "person")
+                    key = in_focus(subject, lambda e: e.kind() == "person")
                 elif lower in ("i", "me") and not named:
                     # First person in a sentence naming no one: the speaker or writer quoted, the person in focus.
                     key = latest(lambda e: e.kind() == "person")
                 elif lower in _THING_PRONOUNS:
-                    if role.split(">")[-1] in ("nsubj", "nsubjpass"):
-                        key = next((k for k in focus or [] if k in entities and entities[k].kind() in _THINGS), None)
-                    key = key or latest(lambda e: e.kind() in _THINGS)
+                    key = in_focus(subject, lambda e: e.kind() in _THINGS)
                 elif lower in _GROUP_PRONOUNS:
                     key = latest(lambda e: e.kind() in ("organization", "group"))
             elif token.pos_ == "NOUN" and any(c.lower_ == "the" and c.dep_ == "det" for c in token.children):

@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from ingest.limits import IngestLimits
 
 _FIELD = re.compile(r"^(date|published|updated|source|url)\s*:\s*(\S.*)$", re.IGNORECASE)
+# Lines opening a text that end no sentence and are followed by a line starting like a new one: a headline, a dateline.
+_LEADING_LINES = re.compile(r"\A(?:[^\n]*[^\s.!?:;,\"')\]”’]\n(?=[A-Z0-9\"“`']))+")
 
 
 def convert_text(data: bytes, filename: str, limits: IngestLimits | None = None) -> ConvertedDocument:
@@ -23,7 +25,10 @@ def convert_text(data: bytes, filename: str, limits: IngestLimits | None = None)
     builder = TextBuilder(limits)
     fields: dict[str, str] = {}
     for page_number, page in enumerate(pages, start=1):
-        for position, paragraph in enumerate(paragraphs(page)):
+        parts = paragraphs(page)
+        if page_number == 1 and parts and (heading := _LEADING_LINES.match(parts[0])):
+            parts[:1] = [*heading.group().split("\n")[:-1], parts[0][heading.end() :]]
+        for position, paragraph in enumerate(parts):
             lines = [_FIELD.match(line.strip()) for line in paragraph.split("\n")]
             if page_number == 1 and position < 4 and all(lines):
                 for match in lines:

@@ -91,6 +91,16 @@ class TestText:
         )
         assert document.text == "Firecrawl notes\n\nIt turns pages into text.\n\nEnd."
 
+    def test_a_headline_and_a_dateline_opening_the_text_are_paragraphs(self) -> None:
+        raw = "Talmont unveils airliner\nMarch 3, 2011\nTalmont showed the plane.\nIt flew on Monday.\n"
+        document = convert_bytes(raw.encode(), "story.txt")
+        assert document.title == "Talmont unveils airliner"
+        assert document.text.split("\n\n") == [
+            "Talmont unveils airliner",
+            "March 3, 2011",
+            "Talmont showed the plane. It flew on Monday.",
+        ]
+
     def test_binary_and_empty_files_are_refused(self) -> None:
         with pytest.raises(ConversionError, match="binary"):
             convert_bytes(b"\x00\x01\x02text", "x.txt")

@@ -112,8 +112,8 @@ class TestResolveDate:
     def test_precision_is_what_the_text_states(self, text, expected):
         assert resolve_date(text, ANCHOR).iso() == expected
 
-    @pytest.mark.parametrize("text", ["two weeks", "the 1990s", "recent years", ""])
-    def test_durations_and_vague_times_are_not_dates(self, text):
+    @pytest.mark.parametrize("text", ["two weeks", "the 1990s", "recent years", "", "15 a year", "twice per month"])
+    def test_durations_rates_and_vague_times_are_not_dates(self, text):
         assert resolve_date(text, ANCHOR) is None
 
     def test_steps_count_from_the_previous_date(self):
