@@ -176,7 +176,8 @@ class TestNeo4jGraphStore:
         ])
         found = store.entity_passage_links()
         query, kwargs = driver.execute_query.call_args.args[0], driver.execute_query.call_args.kwargs
-        assert query.count("UNION ALL") == 2 and kwargs["parameters_"]["c"] == "kb1"
+        # Links and names of the entities taking part, then of the names only mentioned (`f.mentions`).
+        assert query.count("UNION ALL") == 4 and "f.mentions" in query and kwargs["parameters_"]["c"] == "kb1"
         assert found.links == (("e1", "d1-c0", "d1", 2), ("e2", None, "d2", 1))
         assert found.names == (("airbus", "e1"), ("airbus se", "e1"))
         assert store.graph_version() is None  # no change counter: the walk's cache re-reads after its TTL
@@ -197,9 +198,11 @@ class TestNeo4jGraphStore:
     def test_find_entities_ranks_like_the_embedded_store(self, driver):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, driver=driver)
         store._ready = True
+        undated = {"first_from": None, "first_precision": None, "last_from": None, "last_precision": None}
         driver.execute_query.return_value = eager([
-            {"uuid": "1", "name": "Apple", "kind": "organization", "n": 9, "aliases": []},
-            {"uuid": "2", "name": "Apple Corps", "kind": "organization", "n": 3, "aliases": []},
+            {"uuid": "1", "key": "apple", "name": "Apple", "kind": "organization", "n": 9, "aliases": [], **undated},
+            {"uuid": "2", "key": "apple corps", "name": "Apple Corps", "kind": "organization", "n": 3, "aliases": [],
+             **undated},
         ])
         assert [e.name for e in store.find_entities("Beatles Apple Corps")] == ["Apple Corps"]
         assert driver.execute_query.call_args.kwargs["parameters_"]["words"] == ["beatles", "apple", "corps"]
@@ -207,14 +210,15 @@ class TestNeo4jGraphStore:
     def test_match_entities_is_one_query_ranked_like_the_embedded_store(self, driver):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
         store._ready = True
+        undated = {"first_from": None, "first_precision": None, "last_from": None, "last_precision": None}
         driver.execute_query.return_value = eager([
-            {"uuid": "2", "entity_key": "airbus defence", "name": "Airbus Defence", "kind": "organization", "n": 9,
-             "aliases": [], "first_dated": None, "last_dated": None},
-            {"uuid": "1", "entity_key": "airbus", "name": "Airbus", "kind": "organization", "n": 5,
-             "aliases": ["airbus se", "airbus se"], "first_dated": ["2000-12-01", "month"],
-             "last_dated": ["2021-01-01", "year"]},
-            {"uuid": "3", "entity_key": "boeing", "name": "Boeing", "kind": "organization", "n": 7, "aliases": [],
-             "first_dated": None, "last_dated": None},
+            {"uuid": "2", "key": "airbus defence", "name": "Airbus Defence", "kind": "organization", "n": 9,
+             "aliases": [], **undated},
+            {"uuid": "1", "key": "airbus", "name": "Airbus", "kind": "organization", "n": 5,
+             "aliases": ["airbus se", "airbus se"], "first_from": "2000-12-01", "first_precision": "month",
+             "last_from": "2021-01-01", "last_precision": "year"},
+            {"uuid": "3", "key": "boeing", "name": "Boeing", "kind": "organization", "n": 7, "aliases": [],
+             **undated},
         ])
         matches = store.match_entities("Airbus SE", limit=5, kinds=["organization"], as_of=dt.date(2020, 1, 1))
         assert driver.execute_query.call_count == 1
@@ -228,8 +232,8 @@ class TestNeo4jGraphStore:
         assert airbus.entity.aliases == ["airbus se"] and airbus.entity.fact_count == 5
         assert (airbus.first_date.iso(), airbus.last_date.iso(), matches[1].first_date) == ("2000-12", "2021", None)
         store.match_entities("Airbus")
-        plain = driver.execute_query.call_args.args[0]
-        assert "$kinds" not in plain and "$as_of" not in plain
+        plain = driver.execute_query.call_args.kwargs["parameters_"]
+        assert plain["kinds"] is None and plain["as_of"] is None  # no kind or date filter
         calls = driver.execute_query.call_count
         assert store.match_entities("  ") == [] and driver.execute_query.call_count == calls
 

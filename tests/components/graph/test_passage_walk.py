@@ -9,6 +9,7 @@ import time
 from unittest.mock import Mock
 
 import pytest
+from psycopg import sql
 
 from components.graph.model import DocumentGraph, EntityMention, Fact, entity_uuid, fact_uuid
 from components.graph.passage_walk import EntityPassageGraph, PassageGraphCache
@@ -206,7 +207,7 @@ class TestPostgresLinksAndVersion:
         assert [p.chunk_id for p in walk.passages] == ["d1-c0", "d2-c0"]
         # Updating other columns of facts is not a change of the graph's links.
         with store._get_pool().connection() as conn:
-            conn.execute(store._q("UPDATE {facts} SET date_method = date_method"))
+            conn.execute(sql.SQL("UPDATE {} SET date_method = date_method").format(store._names["facts"]))
         assert cache.get() is second
         other.delete_document("d2")
         third = cache.get()
