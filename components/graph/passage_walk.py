@@ -2,7 +2,7 @@
 
 Nodes are the graph's entities and the passages (knowledge-base chunks) their facts were read in; an entity and a
 passage are linked when a sentence read in that passage names the entity, whether it takes part in the sentence's
-event or is only mentioned ("Airbus employees protested"): timelines need participation, retrieval needs mentions.
+event or is only mentioned ("Nordvik employees protested"): timelines need participation, retrieval needs mentions.
 A question seeds the walk with the entities it names, each weighted by its specificity (one over the number of
 passages naming it, so "United States" counts for far less than a rare name); a personalised PageRank then spreads
 from the seeds to their passages, from those passages to the other entities they name (the bridges) and on to the
@@ -109,7 +109,8 @@ def _name_runs(tokens: list[Token]) -> list[tuple[int, int]]:
 class EntityPassageGraph:
     """One snapshot of the entity-passage graph as sparse matrices, with the name index that seeds it.
 
-    Build it with `from_links(store.entity_passage_links())`; it never changes afterwards, so threads share it.
+    Build it with `EntityPassageGraph(store.entity_passage_links())`; it never changes afterwards, so threads share
+    it.
     """
 
     def __init__(self, links: EntityPassageLinks) -> None:
@@ -153,10 +154,6 @@ class EntityPassageGraph:
                 self._names[key].append(index)
             for word in key.split():
                 self._words[word].add(index)
-
-    @classmethod
-    def from_links(cls, links: EntityPassageLinks) -> EntityPassageGraph:
-        return cls(links)
 
     @property
     def empty(self) -> bool:
@@ -285,7 +282,7 @@ class PassageGraphCache:
     def _build(self, version: str | None) -> EntityPassageGraph:
         started = time.perf_counter()
         # The counter was read before the links: a write in between moves it again and triggers a new read.
-        graph = EntityPassageGraph.from_links(self.store.entity_passage_links())
+        graph = EntityPassageGraph(self.store.entity_passage_links())
         self._build_s = time.perf_counter() - started
         self._graph, self._version, self._loaded_at = graph, version, time.monotonic()
         logger.info(
@@ -323,9 +320,3 @@ class PassageGraphCache:
             if self._graph is not None and self._fresh(version):
                 return self._graph
             return self._build(version)
-
-    def invalidate(self) -> None:
-        """Forget the graph; the next `get()` reads it again."""
-        with self._lock:
-            self._graph = None
-

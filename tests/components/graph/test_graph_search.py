@@ -120,7 +120,7 @@ class TestGraphSearch:
         def broken(*args, **kwargs):
             raise GraphUnavailable("The graph cannot be read: connection reset")
 
-        monkeypatch.setattr(search._tools.store, "best_entity_facts", broken)
+        monkeypatch.setattr(search._store, "best_entity_facts", broken)
         result = search.run(query=QUESTION)
         assert result["status"].status is StatusKind.PARTIAL and "facts could not be read" in result["status"].message
         assert [d.meta["source_id"] for d in result["documents"]][:2] == [ids["nordvik"], ids["olsen"]]
