@@ -59,7 +59,7 @@ class GraphSearch(GraphStoreComponent):
     ```python
     search = GraphSearch(top_k=10)
     search.warm_up()
-    result = search.run(query="Who directed the film shot in Leland, North Carolina in 1986?")
+    result = search.run(query="Where was the founder of Nordvik Aviation born?")
     result["documents"], result["status"]
     ```
     """

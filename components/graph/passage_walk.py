@@ -19,7 +19,7 @@ Usage:
 ```python
 cache = PassageGraphCache(store)
 graph = cache.get()
-walk = graph.top_passages("Who directed the film shot in Leland in 1986?", limit=10)
+walk = graph.top_passages("Where was the founder of Nordvik Aviation born?", limit=10)
 [(passage.chunk_id, passage.document_id, passage.score) for passage in walk.passages]
 ```
 """
@@ -51,7 +51,7 @@ DEFAULT_DAMPING = 0.5
 ITERATIONS = 20
 # A question names an entity in at most this many words.
 MAX_NAME_WORDS = 6
-# A name part ("Nolan") stands for the entities whose names hold it only when it is this unambiguous.
+# A name part ("Olsen") stands for the entities whose names hold it only when it is this unambiguous.
 MAX_PARTIAL_CANDIDATES = 5
 # Stores without a change counter are re-read this often.
 DEFAULT_TTL_S = 60.0
@@ -166,7 +166,7 @@ class EntityPassageGraph:
 
     def seeds(self, question: str) -> QuestionSeeds:
         """The entities `question` names: the longest word spans holding a proper noun that are an entity's name
-        or alias, then, for runs of proper nouns left unmatched ("Nolan"), the few entities whose names hold all
+        or alias, then, for runs of proper nouns left unmatched ("Olsen"), the few entities whose names hold all
         their words."""
         if self.empty:
             return QuestionSeeds()
@@ -188,7 +188,7 @@ class EntityPassageGraph:
         names: list[str] = []
         for start, end, key, found in matches:
             if any(low <= start and end <= high for low, high in covered):
-                continue  # "Carolina" inside "North Carolina"
+                continue  # "Tarnby" inside "South Tarnby"
             covered.append((start, end))
             names.append(key)
             for index in found:

@@ -77,9 +77,9 @@ def table_prefix(collection: str) -> str:
 
 def rank_entity_matches(name: str, candidates: list[Entity]) -> list[Entity]:
     """The entities `name` means, best first: exact name or alias, then more specific names holding every word of
-    a name of two or more words ("Linden store" -> "Linden Music Store"; a one-word name is the head of too many
-    others: "Linden" is not "Linden Records"), else the longest entity name inside it ("Saltmarsh Linden Records" ->
-    "Linden Records")."""
+    a name of two or more words ("Quillmoor store" -> "Quillmoor Music Store"; a one-word name is the head of too
+    many others: "Quillmoor" is not "Quillmoor Records"), else the longest entity name inside it ("Saltmarsh
+    Quillmoor Records" -> "Quillmoor Records")."""
     key = normalise_name(name)
     if not key:
         return []
@@ -93,7 +93,7 @@ def rank_entity_matches(name: str, candidates: list[Entity]) -> list[Entity]:
     wider.sort(key=lambda e: (len(e.key.split()), -e.fact_count))
     if exact or wider:
         return exact + wider
-    # The longest known name inside it ("Saltmarsh Linden Records" -> "Linden Records"), but never by dropping a
+    # The longest known name inside it ("Saltmarsh Quillmoor Records" -> "Quillmoor Records"), but never by dropping a
     # model number: "Halden 777" is not "Halden".
     inner = [
         e

@@ -14,7 +14,7 @@ HALDEN = Entity("1", "Halden", "organization", [], 60)
 HALDEN_777 = Entity("2", "777", "product", ["halden 777"], 5)
 FOREST_SERVICE = Entity("3", "Royal Forest Service", "organization", ["rfs"], 20)
 ROYAL_FOREST = Entity("4", "Royal Forest", "place", [], 40)
-LINDEN_RECORDS = Entity("5", "Linden Records", "organization", [], 10)
+QUILLMOOR_RECORDS = Entity("5", "Quillmoor Records", "organization", [], 10)
 
 
 class TestEntityLookup:
@@ -25,7 +25,7 @@ class TestEntityLookup:
         assert lookup("Halden 787", [HALDEN, HALDEN_777]) == []
 
     def test_the_longest_name_inside_a_longer_one_still_answers(self):
-        assert lookup("Saltmarsh Linden Records", [LINDEN_RECORDS, HALDEN]) == ["Linden Records"]
+        assert lookup("Saltmarsh Quillmoor Records", [QUILLMOOR_RECORDS, HALDEN]) == ["Quillmoor Records"]
 
     def test_a_misspelt_name_is_the_name_one_slip_away(self):
         assert lookup("Royal Forest Servcie", [FOREST_SERVICE, ROYAL_FOREST]) == ["Royal Forest Service"]

@@ -64,7 +64,7 @@ class TestGraphSearch:
             "research", 7, 2, 0.6, 3.0)
 
     def test_skips_when_not_selected(self):
-        result = GraphSearch().run(query="Airbus", sources=["web", "kb"])
+        result = GraphSearch().run(query="Nordvik", sources=["web", "kb"])
         assert result["status"].status is StatusKind.SKIPPED and result["documents"] == []
 
     @pytest.mark.integration
@@ -128,6 +128,6 @@ class TestGraphSearch:
 
     def test_bad_input_is_a_status_not_an_exception(self):
         assert GraphSearch().run(query="  ")["status"].message == "query must not be empty"
-        status = GraphSearch().run(query="Airbus", as_of="yesterday")["status"]
+        status = GraphSearch().run(query="Nordvik", as_of="yesterday")["status"]
         assert status.status is StatusKind.ERROR and "as_of 'yesterday' is not an ISO date" in status.message
 

@@ -14,7 +14,7 @@ from components.graph.extraction import LanguageExtractor
 from components.graph.neo4j_store import Neo4jGraphStore
 from components.graph.store import GraphUnavailable
 from components.settings import Settings
-from tests.components.graph.conftest import airbus_documents
+from tests.components.graph.conftest import nordvik_documents
 
 
 def eager(records: list[dict]) -> Mock:
@@ -118,7 +118,7 @@ class TestNeo4jGraphStore:
         driver.execute_query.side_effect = ConnectionRefusedError("no route")
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", Secret.from_token("secret-pw"), driver=driver)
         with pytest.raises(GraphUnavailable) as excinfo:
-            store.find_entities("Airbus")
+            store.find_entities("Nordvik")
         assert "neo4j://h:7687 cannot be used" in str(excinfo.value) and "secret-pw" not in str(excinfo.value)
 
     def test_replace_document_writes_in_one_transaction(self, driver):
@@ -131,7 +131,7 @@ class TestNeo4jGraphStore:
         tx.run.return_value.__iter__.return_value = iter([])
         session.execute_write.side_effect = lambda work, *args: work(tx, *args)
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
-        document, chunks = airbus_documents()[0]
+        document, chunks = nordvik_documents()[0]
         graph = LanguageExtractor().extract(document, chunks)
         store.replace_document(graph)
         session.execute_write.assert_called_once()
@@ -154,8 +154,8 @@ class TestNeo4jGraphStore:
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
         store._ready = True
         driver.execute_query.return_value = eager([
-            fact_record("f1", "Airbus was founded.", "1970-12-18", [("e1", "Airbus")]),
-            fact_record("f2", "Airbus and Boeing competed.", None, [("e2", "Boeing"), ("e1", "Airbus")]),
+            fact_record("f1", "Nordvik was founded.", "1970-12-18", [("e1", "Nordvik")]),
+            fact_record("f2", "Nordvik and Halden competed.", None, [("e2", "Halden"), ("e1", "Nordvik")]),
         ])
         hits = store.entity_facts(["e1"], start=dt.date(1970, 1, 1), end=dt.date(2020, 12, 31))
         query, kwargs = driver.execute_query.call_args.args[0], driver.execute_query.call_args.kwargs
@@ -163,7 +163,7 @@ class TestNeo4jGraphStore:
         assert kwargs["parameters_"]["start"] == "1970-01-01" and kwargs["parameters_"]["c"] == "kb1"
         assert kwargs["database_"] == "neo4j"
         assert hits[0].fact.valid_at.iso() == "1970-12-18" and hits[1].fact.valid_at is None
-        assert hits[1].fact.entity_names == ["Boeing", "Airbus"] and hits[1].fact.source_node_uuid == "e2"
+        assert hits[1].fact.entity_names == ["Halden", "Nordvik"] and hits[1].fact.source_node_uuid == "e2"
 
     def test_entity_passage_links_in_one_query(self, driver):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
@@ -171,15 +171,15 @@ class TestNeo4jGraphStore:
         driver.execute_query.return_value = eager([
             {"link": True, "entity": "e1", "passage": "d1-c0", "document": "d1", "n": 2},
             {"link": True, "entity": "e2", "passage": None, "document": "d2", "n": 1},
-            {"link": False, "entity": "e1", "passage": "airbus", "document": None, "n": 0},
-            {"link": False, "entity": "e1", "passage": "airbus se", "document": None, "n": 0},
+            {"link": False, "entity": "e1", "passage": "nordvik", "document": None, "n": 0},
+            {"link": False, "entity": "e1", "passage": "nordvik se", "document": None, "n": 0},
         ])
         found = store.entity_passage_links()
         query, kwargs = driver.execute_query.call_args.args[0], driver.execute_query.call_args.kwargs
         # Links and names of the entities taking part, then of the names only mentioned (`f.mentions`).
         assert query.count("UNION ALL") == 4 and "f.mentions" in query and kwargs["parameters_"]["c"] == "kb1"
         assert found.links == (("e1", "d1-c0", "d1", 2), ("e2", None, "d2", 1))
-        assert found.names == (("airbus", "e1"), ("airbus se", "e1"))
+        assert found.names == (("nordvik", "e1"), ("nordvik se", "e1"))
         assert store.graph_version() is None  # no change counter: the walk's cache re-reads after its TTL
 
     def test_relationships_walk_hop_by_hop(self, driver):
@@ -200,38 +200,39 @@ class TestNeo4jGraphStore:
         store._ready = True
         undated = {"first_from": None, "first_precision": None, "last_from": None, "last_precision": None}
         driver.execute_query.return_value = eager([
-            {"uuid": "1", "key": "apple", "name": "Apple", "kind": "organization", "n": 9, "aliases": [], **undated},
-            {"uuid": "2", "key": "apple corps", "name": "Apple Corps", "kind": "organization", "n": 3, "aliases": [],
+            {"uuid": "1", "key": "quillmoor", "name": "Quillmoor", "kind": "organization", "n": 9, "aliases": [],
              **undated},
+            {"uuid": "2", "key": "quillmoor records", "name": "Quillmoor Records", "kind": "organization", "n": 3,
+             "aliases": [], **undated},
         ])
-        assert [e.name for e in store.find_entities("Beatles Apple Corps")] == ["Apple Corps"]
-        assert driver.execute_query.call_args.kwargs["parameters_"]["words"] == ["beatles", "apple", "corps"]
+        assert [e.name for e in store.find_entities("Saltmarsh Quillmoor Records")] == ["Quillmoor Records"]
+        assert driver.execute_query.call_args.kwargs["parameters_"]["words"] == ["saltmarsh", "quillmoor", "records"]
 
     def test_match_entities_is_one_query_ranked_like_the_embedded_store(self, driver):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
         store._ready = True
         undated = {"first_from": None, "first_precision": None, "last_from": None, "last_precision": None}
         driver.execute_query.return_value = eager([
-            {"uuid": "2", "key": "airbus defence", "name": "Airbus Defence", "kind": "organization", "n": 9,
+            {"uuid": "2", "key": "nordvik defence", "name": "Nordvik Defence", "kind": "organization", "n": 9,
              "aliases": [], **undated},
-            {"uuid": "1", "key": "airbus", "name": "Airbus", "kind": "organization", "n": 5,
-             "aliases": ["airbus se", "airbus se"], "first_from": "2000-12-01", "first_precision": "month",
+            {"uuid": "1", "key": "nordvik", "name": "Nordvik", "kind": "organization", "n": 5,
+             "aliases": ["nordvik se", "nordvik se"], "first_from": "2000-12-01", "first_precision": "month",
              "last_from": "2021-01-01", "last_precision": "year"},
-            {"uuid": "3", "key": "boeing", "name": "Boeing", "kind": "organization", "n": 7, "aliases": [],
+            {"uuid": "3", "key": "halden", "name": "Halden", "kind": "organization", "n": 7, "aliases": [],
              **undated},
         ])
-        matches = store.match_entities("Airbus SE", limit=5, kinds=["organization"], as_of=dt.date(2020, 1, 1))
+        matches = store.match_entities("Nordvik SE", limit=5, kinds=["organization"], as_of=dt.date(2020, 1, 1))
         assert driver.execute_query.call_count == 1
         query, params = driver.execute_query.call_args.args[0], driver.execute_query.call_args.kwargs["parameters_"]
         assert "e.kind IN $kinds" in query and "f.valid_from <= $as_of" in query and "LIMIT $cap" in query
         assert (params["key"], params["words"], params["heads"], params["tails"]) == (
-            "airbus", ["airbus"], ["air"], ["bus"])
+            "nordvik", ["nordvik"], ["nor"], ["vik"])
         assert (params["kinds"], params["as_of"], params["c"]) == (["organization"], "2020-01-01", "kb1")
-        assert [(m.entity.name, m.match) for m in matches] == [("Airbus", "exact"), ("Airbus Defence", "prefix")]
-        airbus = matches[0]
-        assert airbus.entity.aliases == ["airbus se"] and airbus.entity.fact_count == 5
-        assert (airbus.first_date.iso(), airbus.last_date.iso(), matches[1].first_date) == ("2000-12", "2021", None)
-        store.match_entities("Airbus")
+        assert [(m.entity.name, m.match) for m in matches] == [("Nordvik", "exact"), ("Nordvik Defence", "prefix")]
+        nordvik = matches[0]
+        assert nordvik.entity.aliases == ["nordvik se"] and nordvik.entity.fact_count == 5
+        assert (nordvik.first_date.iso(), nordvik.last_date.iso(), matches[1].first_date) == ("2000-12", "2021", None)
+        store.match_entities("Nordvik")
         plain = driver.execute_query.call_args.kwargs["parameters_"]
         assert plain["kinds"] is None and plain["as_of"] is None  # no kind or date filter
         calls = driver.execute_query.call_count
@@ -240,10 +241,11 @@ class TestNeo4jGraphStore:
     def test_best_entity_facts_is_one_query_grouped_by_entity(self, driver):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, driver=driver)
         store._ready = True
-        shared = fact_record("f1", "Airbus hired Faury.", "2019-04-01", [("e1", "Airbus"), ("e2", "Guillaume Faury")])
+        shared = fact_record("f1", "Nordvik hired Lindqvist.", "2019-04-01",
+                             [("e1", "Nordvik"), ("e2", "Johan Lindqvist")])
         driver.execute_query.return_value = eager([
             {"for_entity": "e1", **shared},
-            {"for_entity": "e1", **fact_record("f2", "Airbus was founded.", "1970-12-18", [("e1", "Airbus")])},
+            {"for_entity": "e1", **fact_record("f2", "Nordvik was founded.", "1970-12-18", [("e1", "Nordvik")])},
             {"for_entity": "e2", **shared},
         ])
         best = store.best_entity_facts(["e1", "e2"], per_entity=2, as_of=dt.date(2020, 1, 1))
@@ -253,5 +255,5 @@ class TestNeo4jGraphStore:
         assert (params["uuids"], params["per"], params["as_of"]) == (["e1", "e2"], 2, "2020-01-01")
         grouped = {key: [hit.fact.uuid for hit in hits] for key, hits in best.items()}
         assert grouped == {"e1": ["f1", "f2"], "e2": ["f1"]}
-        assert best["e2"][0].fact.entity_names == ["Airbus", "Guillaume Faury"]
+        assert best["e2"][0].fact.entity_names == ["Nordvik", "Johan Lindqvist"]
         assert store.best_entity_facts([]) == {} and driver.execute_query.call_count == 1

@@ -39,27 +39,27 @@ BRIDGE = {
 class TestEntityPassageGraph:
     def test_seeds_are_the_longest_names_the_question_holds(self):
         graph = EntityPassageGraph(
-            links({"a": ["North Carolina", "Leland"], "b": ["Carolina"], "c": ["Christopher Nolan"]})
+            links({"a": ["South Tarnby", "Brightwater"], "b": ["Tarnby"], "c": ["Ingrid Fenwick"]})
         )
-        seeds = graph.seeds("Who directed the film shot in Leland, North Carolina?")
-        assert set(seeds.names) == {"north carolina", "leland"}
-        assert set(seeds.weights) == {entity_uuid("north carolina"), entity_uuid("leland")}
+        seeds = graph.seeds("Who directed the film shot in Brightwater, South Tarnby?")
+        assert set(seeds.names) == {"south tarnby", "brightwater"}
+        assert set(seeds.weights) == {entity_uuid("south tarnby"), entity_uuid("brightwater")}
         # A proper name that is only part of an entity's name still finds it when it is unambiguous.
-        assert graph.seeds("Is Nolan a film director?").weights.keys() == {entity_uuid("christopher nolan")}
+        assert graph.seeds("Is Fenwick a film director?").weights.keys() == {entity_uuid("ingrid fenwick")}
         assert graph.seeds("What is the weather like?").weights == {}
 
     def test_aliases_seed_their_entity(self):
         graph = EntityPassageGraph(
-            links({"a": ["International Business Machines"]}, {"ibm": "International Business Machines"})
+            links({"a": ["Tarnby Optical Works"]}, {"tow": "Tarnby Optical Works"})
         )
-        assert graph.seeds("When was IBM founded?").weights.keys() == {entity_uuid("international business machines")}
+        assert graph.seeds("When was TOW founded?").weights.keys() == {entity_uuid("tarnby optical works")}
 
     def test_rare_names_weigh_more_than_common_ones(self):
         passages = {f"p{i}": ["United States"] for i in range(20)}
-        passages["x"] = ["Palash Sen", "United States"]
+        passages["x"] = ["Tamsin Orvik", "United States"]
         graph = EntityPassageGraph(links(passages))
-        weights = graph.seeds("Which United States band did Palash Sen found?").weights
-        assert weights[entity_uuid("palash sen")] > 3 * weights[entity_uuid("united states")]
+        weights = graph.seeds("Which United States band did Tamsin Orvik found?").weights
+        assert weights[entity_uuid("tamsin orvik")] > 3 * weights[entity_uuid("united states")]
 
     def test_the_walk_reaches_the_second_hop_through_the_bridge(self):
         graph = EntityPassageGraph(links(BRIDGE))
