@@ -16,7 +16,7 @@ from components.graph.factory import GraphStoreComponent, check_graph_store, com
 from components.graph.model import FactHit
 from components.graph.passage_walk import DEFAULT_DAMPING, PassageGraphCache, WalkedPassage
 from components.graph.store import GraphStore
-from components.graph.tools import check_text, clamp, parse_bound, scope_from_filters
+from components.graph.tools import check_text, clamp, parse_bound
 from components.knowledge_base.attribution import (
     KnowledgeBaseAccess,
     check_document_store,
@@ -24,7 +24,7 @@ from components.knowledge_base.attribution import (
     parse_filters,
 )
 from components.knowledge_base.store import ChunkHit, SearchFilters
-from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
+from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.resilience.guard import submit_in_thread
 from components.settings import DEFAULT_EMBEDDING_MODEL
 
@@ -183,16 +183,10 @@ class GraphSearch(GraphStoreComponent):
                     facts.append(fact.contract())
 
     def _search(
-        self,
-        query: str,
-        query_embedding: list[float] | None,
-        as_of: str | None,
-        limit: int,
-        filters: dict[str, Any] | None,
+        self, query: str, query_embedding: list[float] | None, as_of: str | None, limit: int, scope: SearchFilters
     ) -> SourceResult:
         self.warm_up()
         assert self._store is not None and self._passage_graph is not None
-        scope = parse_filters({key: value for key, value in (filters or {}).items() if key != "top_k"}, as_of)
         walk = self._passage_graph.get().top_passages(query, limit, self.damping)
         if not walk.passages:
             return SourceResult(chunks=[], total_found=0)
@@ -223,11 +217,12 @@ class GraphSearch(GraphStoreComponent):
         try:
             text = check_text(query, "query")
             parse_bound(as_of, "as_of", end=True)
-            scope_from_filters(filters)  # a malformed date filter is an input error, said before any work
-        except ValueError as exc:
+            # Malformed filters are an input error, said before any work.
+            scope = parse_filters({key: value for key, value in (filters or {}).items() if key != "top_k"}, as_of)
+        except (ValueError, SourceError) as exc:
             return self._guard.refused(str(exc), started)
         limit = clamp((filters or {}).get("top_k", self.top_k), 1, 50, self.top_k)
-        return lambda: self._search(text, query_embedding, as_of, limit, filters)
+        return lambda: self._search(text, query_embedding, as_of, limit, scope)
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     def run(

@@ -47,10 +47,6 @@ class FactScope:
     date_from: dt.date | None = None
     date_to: dt.date | None = None
 
-    @property
-    def empty(self) -> bool:
-        return not (self.document_ids or self.date_from or self.date_to)
-
 
 @dataclass(frozen=True)
 class EntityPassageLinks:

@@ -20,7 +20,7 @@ from components.contracts import ContextChunk, ScoreKind, SourceType
 from components.graph.dates import FuzzyDate
 from components.graph.factory import GraphStoreComponent, check_graph_store, component_graph_store
 from components.graph.model import ENTITY_KINDS, EntityMatch, Fact, FactHit
-from components.graph.store import MAX_DEPTH, FactScope, GraphStore
+from components.graph.store import MAX_DEPTH, GraphStore
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.guard import submit_in_thread
 
@@ -124,22 +124,6 @@ def check_entity_types(value: Any) -> list[str] | None:
     return sorted(set(kinds)) or None
 
 
-def scope_from_filters(filters: dict[str, Any] | None) -> FactScope | None:
-    """The knowledge base's `filters` (`document_ids`, `date_from`, `date_to`) as a scope for facts; ValueError
-    names a malformed date."""
-    if not filters:
-        return None
-    ids = filters.get("document_ids") or ()
-    if isinstance(ids, str):
-        ids = (ids,)
-    scope = FactScope(
-        document_ids=tuple(str(i) for i in ids),
-        date_from=parse_bound(filters.get("date_from"), "date_from"),
-        date_to=parse_bound(filters.get("date_to"), "date_to", end=True),
-    )
-    return None if scope.empty else scope
-
-
 def fact_to_chunk(hit: FactHit) -> ContextChunk:
     """A graph fact as evidence: source_type `graph`, attributed to its document, chunk and sentence."""
     fact: Fact = hit.fact
@@ -190,13 +174,11 @@ class GraphTools:
 
     # -- graph_search ---------------------------------------------------------------------------------------------
 
-    def search_hits(
-        self, query: str, limit: int = 10, as_of: str | dt.date | None = None, filters: dict[str, Any] | None = None
-    ) -> list[FactHit]:
-        query = check_text(query, "query")
-        limit = clamp(limit, 1, MAX_LIMIT, 10)
-        scope = scope_from_filters(filters)
-        return self.store.search_facts(query, limit, parse_bound(as_of, "as_of", end=True), scope)
+    def search_hits(self, query: str, limit: int = 10, as_of: str | dt.date | None = None) -> list[FactHit]:
+        """The facts matching `query`, best first (limit clamped to 1-50)."""
+        return self.store.search_facts(
+            check_text(query, "query"), clamp(limit, 1, MAX_LIMIT, 10), parse_bound(as_of, "as_of", end=True)
+        )
 
     def graph_search(self, query: str, limit: int = 10, as_of: str | None = None) -> list[dict[str, Any]]:
         """Facts that match `query`: `{fact, uuid, valid_at, invalid_at, source_node_uuid}` plus attribution."""
