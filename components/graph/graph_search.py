@@ -40,20 +40,14 @@ class GraphSearch(GraphStoreComponent):
     """Finds knowledge-base passages for a question by walking the knowledge graph from the entities it names;
     each passage carries the graph's best facts read in it.
 
-    The walk is a personalised PageRank over the entity-passage graph (`components/graph/passage_walk.py`):
-    seeded by the question's entities, it reaches their passages and, through the other entities those passages
-    name, the passages a second hop away, which a search for the question's words misses. The passages come back
-    as knowledge-base chunks with full attribution (one knowledge-base query for all of them, under the same
-    filters and `as_of` as the knowledge-base branches), ranked by the walk (`ranks["graph"]`), with
-    `semantic_relevance` the chunk's cosine to the question and `metadata["graph_walk_score"]` the walk's mass;
-    they fuse with the knowledge-base branches' copies of the same chunks, and the ranker weighs the walk's rank
-    (`graph_weight`). `metadata["graph_facts"]` holds the facts read in the passage about the entities the walk
-    reached most (the question's and the bridges), each with `valid_at`/`invalid_at` (valid at `as_of` when
-    given): why the graph found the passage. Facts are not separate chunks: a fact of a passage already in the
-    list would take the place of another document's passage.
-
-    The graph is read once in `warm_up()` and re-read when it changes (`PassageGraphCache`), so a question costs
-    the question's analysis, the walk in memory, one knowledge-base query and one facts query.
+    The walk (`passage_walk.py`) reaches the passages of the question's entities and, through the other entities
+    those name, passages a second hop away that a search for the question's words misses. They come back as
+    knowledge-base chunks with full attribution (one query for all, under the knowledge-base branches' filters and
+    `as_of`), ranked by the walk (`ranks["graph"]`, `metadata["graph_walk_score"]`), `semantic_relevance` their
+    cosine to the question. `metadata["graph_facts"]` holds the facts read in the passage about the entities the
+    walk reached most, with `valid_at`/`invalid_at`: why the graph found it. Facts are not chunks of their own: a
+    fact of a passage already listed would take another document's place. The graph is read in `warm_up()` and
+    re-read when it changes (`PassageGraphCache`).
 
     Usage:
     ```python

@@ -4,16 +4,10 @@ Nodes are the graph's entities and the passages (knowledge-base chunks) their fa
 passage are linked when a sentence read in that passage names the entity, whether it takes part in the sentence's
 event or is only mentioned ("Nordvik employees protested"): timelines need participation, retrieval needs mentions.
 A question seeds the walk with the entities it names, each weighted by its specificity (one over the number of
-passages naming it, so "United States" counts for far less than a rare name); a personalised PageRank then spreads
-from the seeds to their passages, from those passages to the other entities they name (the bridges) and on to the
-bridges' passages. Passages are scored by the
-walk's stationary mass: a passage a second hop away gets mass only through a bridge, and more when several seeds
-lead to it.
-
-The graph is read from the store in one statement and kept in memory by the graph branch that walks it (its
-`PassageGraphCache`, made in its `warm_up()`); it is rebuilt when the store's
-change counter moves (a document ingested, replaced or deleted, in any process), or, for stores without one,
-after `ttl_s` seconds.
+passages naming it, so "United States" counts for far less than a rare name); a personalised PageRank spreads from
+the seeds to their passages, to the other entities those name (the bridges) and on to the bridges' passages, which
+score by the walk's stationary mass. The graph is read in one statement and kept in memory by the graph branch
+(`PassageGraphCache`), rebuilt when the store's change counter moves, or after `ttl_s` seconds without one.
 
 Usage:
 ```python

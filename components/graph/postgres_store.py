@@ -4,7 +4,8 @@ Six tables per collection (`<collection>_graph_entities`, `_aliases`, `_facts`, 
 taking part in a fact, `_fact_mentions` for the other names its sentence mentions, which only the retrieval walk
 reads, and `_documents` for each document's extractor version); fact text has a generated full-text column. A
 statement trigger counts every change of the facts (`graph_version`). A document's facts are written in the caller's
-transaction when one is given, so a document, its chunks and its facts change together.
+transaction when one is given, so a document, its chunks and its facts change together. The counter is bumped in
+the writer's transaction, so a reader in any process sees the new number exactly when the facts commit.
 """
 
 from __future__ import annotations
@@ -22,44 +23,27 @@ from components.graph.store import GraphStore, GraphUnavailable, table_prefix
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS {entities} (
-    uuid text PRIMARY KEY,
-    key text NOT NULL UNIQUE,
-    name text NOT NULL,
-    kind text NOT NULL DEFAULT 'other'
+    uuid text PRIMARY KEY, key text NOT NULL UNIQUE, name text NOT NULL, kind text NOT NULL DEFAULT 'other'
 );
 CREATE TABLE IF NOT EXISTS {aliases} (
-    alias_key text NOT NULL,
-    entity_uuid text NOT NULL REFERENCES {entities}(uuid) ON DELETE CASCADE,
-    document_id text NOT NULL,
-    PRIMARY KEY (alias_key, entity_uuid, document_id)
+    alias_key text NOT NULL, entity_uuid text NOT NULL REFERENCES {entities}(uuid) ON DELETE CASCADE,
+    document_id text NOT NULL, PRIMARY KEY (alias_key, entity_uuid, document_id)
 );
 CREATE TABLE IF NOT EXISTS {facts} (
-    uuid text PRIMARY KEY,
-    document_id text NOT NULL,
-    chunk_id text,
-    chunk_index integer,
-    sentence_index integer NOT NULL,
-    text text NOT NULL,
-    valid_from date,
-    valid_to date,
-    valid_precision text,
-    invalid_from date,
-    invalid_precision text,
+    uuid text PRIMARY KEY, document_id text NOT NULL, chunk_id text, chunk_index integer,
+    sentence_index integer NOT NULL, text text NOT NULL,
+    valid_from date, valid_to date, valid_precision text, invalid_from date, invalid_precision text,
     date_method text NOT NULL DEFAULT 'document',
-    document_title text NOT NULL DEFAULT '',
-    document_url text,
-    document_date date,
+    document_title text NOT NULL DEFAULT '', document_url text, document_date date,
     tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED
 );
 CREATE TABLE IF NOT EXISTS {fact_entities} (
     fact_uuid text NOT NULL REFERENCES {facts}(uuid) ON DELETE CASCADE,
     entity_uuid text NOT NULL REFERENCES {entities}(uuid) ON DELETE CASCADE,
-    position integer NOT NULL,
-    PRIMARY KEY (fact_uuid, entity_uuid)
+    position integer NOT NULL, PRIMARY KEY (fact_uuid, entity_uuid)
 );
 CREATE TABLE IF NOT EXISTS {fact_mentions} (
-    fact_uuid text NOT NULL REFERENCES {facts}(uuid) ON DELETE CASCADE,
-    entity_key text NOT NULL,
+    fact_uuid text NOT NULL REFERENCES {facts}(uuid) ON DELETE CASCADE, entity_key text NOT NULL,
     PRIMARY KEY (fact_uuid, entity_key)
 );
 CREATE INDEX IF NOT EXISTS {facts_doc_idx} ON {facts} (document_id);
@@ -68,10 +52,7 @@ CREATE INDEX IF NOT EXISTS {facts_tsv_idx} ON {facts} USING gin (tsv);
 CREATE INDEX IF NOT EXISTS {fe_entity_idx} ON {fact_entities} (entity_uuid);
 CREATE INDEX IF NOT EXISTS {aliases_doc_idx} ON {aliases} (document_id);
 CREATE INDEX IF NOT EXISTS {aliases_entity_idx} ON {aliases} (entity_uuid);
-CREATE TABLE IF NOT EXISTS {documents} (
-    document_id text PRIMARY KEY,
-    extractor text NOT NULL
-);
+CREATE TABLE IF NOT EXISTS {documents} (document_id text PRIMARY KEY, extractor text NOT NULL);
 CREATE TABLE IF NOT EXISTS graph_versions (facts_table text PRIMARY KEY, version bigint NOT NULL);
 CREATE OR REPLACE FUNCTION graph_version_bump() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -83,8 +64,6 @@ DROP TRIGGER IF EXISTS {version_trigger} ON {facts};
 CREATE TRIGGER {version_trigger} AFTER INSERT OR DELETE OR TRUNCATE OR UPDATE OF document_id, chunk_id ON {facts}
     FOR EACH STATEMENT EXECUTE FUNCTION graph_version_bump({facts_name});
 """
-# The version trigger is bumped by every write or delete of facts, in the writer's transaction, so a reader in any
-# process sees the new number exactly when the facts commit.
 
 # A fact row as `fact_from_row` reads it: the fact's columns, and its entities with their positions.
 _FACT = """to_jsonb(f) - 'tsv' AS fact, (SELECT coalesce(jsonb_agg(jsonb_build_object('uuid', e.uuid,
