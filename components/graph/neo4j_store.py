@@ -192,14 +192,6 @@ class Neo4jGraphStore(GraphStore):
         self._ready = False
         self._lock = threading.Lock()
 
-    @classmethod
-    def from_settings(cls, collection: str, settings: Any) -> Neo4jGraphStore:
-        """The store the settings name (`NEO4J_URI`, `NEO4J_USERNAME`, `NEO4J_DATABASE`; the password is read
-        from `NEO4J_PASSWORD` when the driver is made)."""
-        if not settings.neo4j_uri:
-            raise GraphUnavailable("GRAPH_BACKEND is neo4j but NEO4J_URI is not set.")
-        return cls(settings.neo4j_uri, settings.neo4j_username, database=settings.neo4j_database, collection=collection)
-
     def _resolve_password(self) -> str | None:
         """The secret's value; `NEO4J_PASSWORD` written in the settings' `.env` file counts as set."""
         if self.password is None:

@@ -246,24 +246,23 @@ def fact_from_row(row: Mapping[str, Any]) -> Fact:
     )
 
 
+# The fact's own properties, stored as they are; its dates are stored as ISO text (see `_fact_row`).
+_FACT_PROPERTIES = (
+    "uuid", "document_id", "chunk_id", "chunk_index", "sentence_index", "text", "date_method", "document_title",
+    "document_url",
+)
+
+
 def _fact_row(fact: Fact) -> dict[str, Any]:
     """A fact's stored properties, dates as ISO text (what both backends' statements take)."""
     valid, invalid = fact.valid_at, fact.invalid_at
     return {
-        "uuid": fact.uuid,
-        "document_id": fact.document_id,
-        "chunk_id": fact.chunk_id,
-        "chunk_index": fact.chunk_index,
-        "sentence_index": fact.sentence_index,
-        "text": fact.text,
+        **{name: getattr(fact, name) for name in _FACT_PROPERTIES},
         "valid_from": valid.value.isoformat() if valid else None,
         "valid_to": valid.end.isoformat() if valid else None,
         "valid_precision": valid.precision if valid else None,
         "invalid_from": invalid.value.isoformat() if invalid else None,
         "invalid_precision": invalid.precision if invalid else None,
-        "date_method": fact.date_method,
-        "document_title": fact.document_title,
-        "document_url": fact.document_url,
         "document_date": fact.document_date.isoformat() if fact.document_date else None,
     }
 

@@ -11,6 +11,7 @@ from haystack.utils import Secret
 from neo4j import Driver, EagerResult, ManagedTransaction, Session
 
 from components.graph.extraction import LanguageExtractor
+from components.graph.factory import graph_store_from_settings
 from components.graph.neo4j_store import Neo4jGraphStore
 from components.graph.store import GraphUnavailable
 from components.settings import Settings
@@ -67,11 +68,11 @@ class TestNeo4jGraphStore:
 
     def test_from_settings_reads_the_environment(self, monkeypatch):
         with pytest.raises(GraphUnavailable, match="NEO4J_URI"):
-            Neo4jGraphStore.from_settings("research", Settings(graph_backend="neo4j"))
+            graph_store_from_settings("research", Settings(graph_backend="neo4j"))
         monkeypatch.setenv("NEO4J_URI", "bolt://127.0.0.1:7687")
         monkeypatch.setenv("NEO4J_PASSWORD", "from-env")
         monkeypatch.setenv("NEO4J_DATABASE", "kg")
-        store = Neo4jGraphStore.from_settings("research", Settings())
+        store = graph_store_from_settings("research", Settings(graph_backend="neo4j"))
         assert (store.uri, store.database) == ("bolt://127.0.0.1:7687", "kg")
         assert store.password.resolve_value() == "from-env"
         assert "from-env" not in repr(store.to_dict())
