@@ -78,7 +78,6 @@ class Entity:
         return normalise_name(self.name)
 
 
-
 @dataclass
 class EntityMention:
     """An entity as one document names it: the surface name, its key, kind, and the other names it goes by."""
