@@ -73,8 +73,7 @@ QUERIES = {
     "write_facts": "UNWIND $rows AS row MERGE (f:Fact {collection: $c, uuid: row.uuid}) SET f += row",
     "write_links": "UNWIND $rows AS row MATCH (f:Fact {collection: $c, uuid: row.fact}) "
     "MATCH (e:Entity {collection: $c, uuid: row.entity}) MERGE (f)-[m:MENTIONS]->(e) SET m.position = row.position",
-    "write_mentions": "UNWIND $rows AS row MATCH (f:Fact {collection: $c, uuid: row.fact}) "
-    "SET f.mentions = coalesce(f.mentions, []) + row.key",
+    "write_mentions": "UNWIND $rows AS row MATCH (f:Fact {collection: $c, uuid: row.fact}) SET f.mentions = row.keys",
     "entity_candidates": f"MATCH (e:Entity {{collection: $c}}) WHERE ($kinds IS NULL OR e.kind IN $kinds) "
     f"AND ({_NAMED.format(v='e')} "
     f"OR EXISTS {{ MATCH (a:Alias {{collection: $c}})-[:NAMES]->(e) WHERE {_NAMED.format(v='a')} }}) "

@@ -122,7 +122,8 @@ QUERIES = {
         SELECT fact, entity, position FROM jsonb_to_recordset(%(rows)s) AS r(fact text, entity text, position integer)
         ON CONFLICT DO NOTHING""",
     "write_mentions": """INSERT INTO {fact_mentions} (fact_uuid, entity_key)
-        SELECT fact, key FROM jsonb_to_recordset(%(rows)s) AS r(fact text, key text) ON CONFLICT DO NOTHING""",
+        SELECT r.fact, k.key FROM jsonb_to_recordset(%(rows)s) AS r(fact text, keys jsonb),
+        jsonb_array_elements_text(r.keys) AS k(key) ON CONFLICT DO NOTHING""",
     "entity_candidates": f"""
         WITH named AS (
             SELECT e.uuid FROM {{entities}} e WHERE {_NAMED.format(column="e.key")}

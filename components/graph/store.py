@@ -364,8 +364,9 @@ class GraphStore(ABC):
                 for uuid, position in _first_positions(fact, uuid_of).items()
             ],
             "write_mentions": [
-                {"fact": uuid, "key": key}
-                for uuid, key in sorted({(fact.uuid, key) for fact in graph.facts for key in fact.mention_keys if key})
+                {"fact": fact.uuid, "keys": sorted({key for key in fact.mention_keys if key})}
+                for fact in graph.facts
+                if any(fact.mention_keys)
             ],
         }
         for name, batch in rows.items():

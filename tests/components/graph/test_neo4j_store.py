@@ -150,6 +150,9 @@ class TestNeo4jGraphStore:
             "2000-12-01", "2000-12-31", "month")
         link_call = next(call for call in tx.run.call_args_list if "MERGE (f)-[m:MENTIONS]" in call.args[0])
         assert {row["fact"] for row in link_call.kwargs["rows"]} == {fact.uuid for fact in graph.facts}
+        # The names a sentence only mentions are kept on its fact, for the retrieval walk.
+        mention_call = next(call for call in tx.run.call_args_list if "SET f.mentions" in call.args[0])
+        assert {"nv900"} <= {key for row in mention_call.kwargs["rows"] for key in row["keys"]}
 
     def test_timeline_query_and_translation(self, driver):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
