@@ -264,9 +264,7 @@ class PassageGraphCache:
         self._version: str | None = None
         self._loaded_at = 0.0
         self._build_s = 0.0
-        self._rebuilding = False
         self._lock = threading.Lock()
-        self._flag_lock = threading.Lock()
 
     def _fresh(self, version: str | None) -> bool:
         if version is not None:
@@ -289,26 +287,24 @@ class PassageGraphCache:
 
     def _rebuild_in_background(self, version: str | None) -> None:
         try:
-            with self._lock:
-                self._build(version)
+            self._build(version)
         except Exception as exc:  # noqa: BLE001 - the previous graph keeps serving; the next question tries again
             logger.warning("Entity-passage graph not re-read: {reason}", reason=str(exc)[:200])
         finally:
-            self._rebuilding = False
+            self._lock.release()  # taken by `get` for this rebuild
 
     def get(self) -> EntityPassageGraph:
         """The current graph (built on first use and after every change; see the class for large graphs)."""
         version = self.store.graph_version()
         graph = self._graph
-        if graph is not None and (self._fresh(version) or self._rebuilding):
+        if graph is not None and self._fresh(version):
             return graph
         if graph is not None and self._build_s > self.blocking_build_s:
-            with self._flag_lock:
-                if not self._rebuilding:
-                    self._rebuilding = True
-                    threading.Thread(
-                        target=self._rebuild_in_background, args=(version,), name="passage-graph", daemon=True
-                    ).start()
+            # One rebuild at a time, in the background; questions keep the previous graph until it is done.
+            if self._lock.acquire(blocking=False):
+                threading.Thread(
+                    target=self._rebuild_in_background, args=(version,), name="passage-graph", daemon=True
+                ).start()
             return graph
         with self._lock:
             if self._graph is not None and self._fresh(version):
