@@ -156,7 +156,6 @@ class Neo4jGraphStore(GraphStore):
 
     in_process_parameters = ("driver",)
     backend = "neo4j"
-    QUERIES = QUERIES
 
     def __init__(
         self,

@@ -229,7 +229,6 @@ class PostgresGraphStore(GraphStore):
 
     in_process_parameters = ("pool",)
     backend = "postgres"
-    QUERIES = QUERIES
     rank_half = 0.1
 
     def __init__(self, collection: str = "research", pool: Any = None) -> None:

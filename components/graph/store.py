@@ -270,15 +270,14 @@ def _fact_row(fact: Fact) -> dict[str, Any]:
 class GraphStore(ABC):
     """What every graph backend offers. Implementations are thread-safe; reads never write.
 
-    A backend gives its `QUERIES` (one statement per name, taking the named parameters the methods here pass;
-    `rows` is a list of mappings to write) and runs them: `_read` outside a transaction, `_run` inside the one
-    `_in_transaction` opens. A store is cheap to make: it connects in `warm_up()` or on first use.
+    A backend gives its `QUERIES` (in its module: one statement per name, taking the named parameters the methods
+    here pass; `rows` is a list of mappings to write) and runs them: `_read` outside a transaction, `_run` inside
+    the one `_in_transaction` opens. A store is cheap to make: it connects in `warm_up()` or on first use.
     `to_dict`/`from_dict` give the configuration a component serialises in `pipelines.yaml` (secrets only as
     environment-variable names).
     """
 
     backend: str
-    QUERIES: dict[str, str]
     # Init parameters that take an in-process object (a test's pool or driver): never serialised.
     in_process_parameters: tuple[str, ...] = ()
     # The full-text rank at which a fact gets half of a search's text share (the backends' ranks differ in scale).
