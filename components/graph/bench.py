@@ -41,17 +41,7 @@ def bench_extraction(out: Callable[[str], None], repeat_docs: int = 2) -> dict[s
             started = time.perf_counter()
             report = Ingestor(store=store, hooks=[]).ingest_paths(files)
             ingest_s = time.perf_counter() - started
-        documents = []
-        offset = 0
-        while True:
-            page, total = store.list_documents(limit=100, offset=offset)
-            for summary in page:
-                found = store.get_document(summary.document.document_id)
-                if found:
-                    documents.append(found)
-            offset += len(page)
-            if not page or offset >= total:
-                break
+        documents = [found for found in map(store.get_document, report.document_ids.values()) if found]
         chunks = sum(len(found[1]) for found in documents)
         extract_s = write_s = 0.0
         facts = 0
@@ -65,9 +55,7 @@ def bench_extraction(out: Callable[[str], None], repeat_docs: int = 2) -> dict[s
             facts += len(extracted.facts)
     finally:
         graph.drop()
-        drop = getattr(store, "drop", None)
-        if callable(drop):
-            drop()
+        store.drop()
     overhead = (extract_s + write_s) / ingest_s if ingest_s else 0.0
     per_chunk = 1000.0 * extract_s / chunks if chunks else 0.0
     write_per_chunk = 1000.0 * write_s / chunks if chunks else 0.0

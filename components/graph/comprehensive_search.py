@@ -7,10 +7,8 @@ from typing import Any
 
 from haystack import Document, component
 
-from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_to_document, document_to_chunk
-from components.graph.factory import (
-    component_graph_store,
-)
+from components.contracts import ContextChunk, SourceStatus, StatusKind, document_to_chunk
+from components.graph.factory import component_graph_store
 from components.graph.store import GraphStore
 from components.graph.tools import GraphToolComponent, GraphTools, fact_to_chunk
 from components.resilience import ResiliencePolicy, SourceResult
@@ -20,18 +18,13 @@ def knowledge_base_vector_search(collection: str | None, mode: str) -> Callable[
     """A `(query, limit) -> chunks` function over the knowledge base's own search component."""
     from components.knowledge_base.search import KnowledgeBaseSearch
 
-    kwargs: dict[str, Any] = {"mode": mode}
-    if collection:
-        kwargs["collection"] = collection
-    kwargs["limit"] = 50
-    search = KnowledgeBaseSearch(**kwargs)
-    if hasattr(search, "warm_up"):
-        search.warm_up()
+    search = KnowledgeBaseSearch(mode=mode, limit=50, **({"collection": collection} if collection else {}))
+    search.warm_up()
 
     def run(query: str, limit: int) -> list[ContextChunk]:
         output = search.run(query=query, limit=limit)
-        status = output.get("status")
-        if status is not None and not status.ok:
+        if not output["status"].ok:
+            status = output["status"]
             raise RuntimeError(status.message or f"the knowledge base search ended with {status.status.value}")
         return [document_to_chunk(document) for document in output["documents"][:limit]]
 
@@ -48,7 +41,7 @@ class ComprehensiveSearch(GraphToolComponent):
     Usage:
     ```python
     search = ComprehensiveSearch(limit=10)
-    result = search.run(query="Airbus A380 production", use_vector=True, use_graph=True)
+    result = search.run(query="Nordvik Aviation test flights", use_vector=True, use_graph=True)
     result["result"]["vector_results"], result["result"]["graph_results"]
     ```
     """
@@ -95,27 +88,22 @@ class ComprehensiveSearch(GraphToolComponent):
         :returns: `result`: `{vector_results, graph_results, total_results, errors}`; `documents`: the knowledge-base
             chunks and the graph facts behind them, as Documents; `status`: partial when one side failed.
         """
-        found: dict[str, Any] = {}
-
-        self.warm_up()
+        result: dict[str, Any] = {"vector_results": [], "graph_results": [], "total_results": 0, "errors": {}}
         # Each side gets most of the budget, so a slow side is reported while the other's results survive.
         side_timeout = self._guard.policy.timeout_s * 0.8
 
-        def work() -> SourceResult:
-            assert self._tools is not None
-            result, hits, chunks = self._tools.comprehensive(
+        def work(tools: GraphTools) -> SourceResult:
+            found, hits, chunks = tools.comprehensive(
                 query, use_vector, use_graph, self.limit if limit is None else limit, side_timeout
             )
-            found.update(result)
-            found["hits"] = hits
-            found["chunks"] = chunks
-            errors = found.get("errors") or {}
-            partial = "; ".join(f"{side} search failed: {reason}" for side, reason in errors.items()) or None
-            return SourceResult(chunks=[], total_found=found["total_results"], partial=partial)
+            result.update(found)
+            partial = "; ".join(f"{side} search failed: {reason}" for side, reason in found["errors"].items())
+            chunks += [fact_to_chunk(hit) for hit in hits]
+            return SourceResult(chunks=chunks, total_found=found["total_results"], partial=partial or None)
 
-        _, status = self._guard.call(work)
-        result = found or {"vector_results": [], "graph_results": [], "total_results": 0, "errors": {}}
+        self.warm_up()  # loading the knowledge base's search is not part of the question's time budget
+        outputs = self._call(work)
+        status = outputs["status"]
         if status.ok and not result["vector_results"] and not result["graph_results"] and result["errors"]:
-            status = status.model_copy(update={"status": StatusKind.ERROR})
-        chunks = result.pop("chunks", []) + [fact_to_chunk(hit) for hit in result.pop("hits", [])]
-        return {"documents": [chunk_to_document(chunk) for chunk in chunks], "result": result, "status": status}
+            outputs["status"] = status.model_copy(update={"status": StatusKind.ERROR})
+        return {**outputs, "result": result}

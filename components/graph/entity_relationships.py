@@ -6,10 +6,9 @@ from typing import Any
 
 from haystack import Document, component
 
-from components.contracts import SourceStatus, chunk_to_document
+from components.contracts import SourceStatus
 from components.graph.store import MAX_DEPTH, GraphStore
-from components.graph.tools import GraphToolComponent, clamp, fact_to_chunk
-from components.resilience import SourceResult
+from components.graph.tools import GraphToolComponent, GraphTools, clamp, fact_to_chunk
 
 
 @component
@@ -22,14 +21,12 @@ class EntityRelationships(GraphToolComponent):
     Usage:
     ```python
     relations = EntityRelationships()
-    result = relations.run(entity_name="Airbus", depth=2)
+    result = relations.run(entity_name="Nordvik Aviation", depth=2)
     result["relationships"]["central_entity"], len(result["relationships"]["related_facts"])
     ```
     """
 
-    def __init__(
-        self, collection: str | None = None, limit: int = 50, graph_store: GraphStore | None = None
-    ) -> None:
+    def __init__(self, collection: str | None = None, limit: int = 50, graph_store: GraphStore | None = None) -> None:
         """`limit` is described above; `collection` and `graph_store` as in `GraphToolComponent`."""
         self._configure("graph_relationships", collection, limit, 200, graph_store)
 
@@ -41,30 +38,16 @@ class EntityRelationships(GraphToolComponent):
             `{central_entity, related_facts, search_method, depth}`; `status`: the run's `SourceStatus`.
         """
         depth = clamp(depth, 1, MAX_DEPTH, 2)
-        found: dict[str, Any] = {"central": None, "method": "graph_traversal", "hits": []}
-
-        def work() -> SourceResult:
-            self.warm_up()
-            assert self._tools is not None
-            found["central"], found["method"], found["hits"] = self._tools.relationship_hits(
-                entity_name, depth, self.limit, as_of
-            )
-            return SourceResult(chunks=[fact_to_chunk(hit) for hit in found["hits"]])
-
-        result, status = self._guard.call(work)
-        related = []
-        for hit in found["hits"] if status.ok else []:
-            item = hit.fact.contract()
-            item["hop"] = hit.hop
-            related.append(item)
         relationships = {
-            "central_entity": found["central"] or (entity_name or "").strip(),
-            "related_facts": related,
-            "search_method": found["method"],
+            "central_entity": (entity_name or "").strip(),
+            "related_facts": [],
+            "search_method": "graph_traversal",
             "depth": depth,
         }
-        return {
-            "documents": [chunk_to_document(c) for c in result.chunks],
-            "relationships": relationships,
-            "status": status,
-        }
+
+        def work(tools: GraphTools) -> list:
+            found, hits = tools.relationship_hits(entity_name, depth, self.limit, as_of)
+            relationships.update(found)
+            return [fact_to_chunk(hit) for hit in hits]
+
+        return {**self._call(work), "relationships": relationships}

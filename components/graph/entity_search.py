@@ -7,11 +7,12 @@ from typing import Any
 
 from haystack import Document, component
 
-from components.contracts import SourceStatus, chunk_to_document
+from components.contracts import SourceStatus
 from components.graph.store import GraphStore
 from components.graph.tools import (
     MAX_LIMIT,
     GraphToolComponent,
+    GraphTools,
     check_entity_types,
     check_text,
     clamp,
@@ -27,8 +28,8 @@ SOURCE = "graph_entity_search"
 class EntitySearch(GraphToolComponent):
     """The entities whose name or an alias matches a query, best first, with the best facts of the top ones.
 
-    A query can be a name ("Airbus SE"), an alias ("Enders"), the start of a name ("Guill"), a misspelling
-    ("Airbsu") or a free text that names entities ("What did Airbus and Tom Enders agree?"). Each entity comes with
+    A query can be a name ("Nordvik Aviation AS"), an alias ("Olsen"), the start of a name ("Mar"), a misspelling
+    ("Nordvki") or a free text that names entities ("What did Nordvik and Marta Olsen agree?"). Each entity comes with
     its type, aliases, number of facts, the dates of its first and last dated facts, a 0-1 score and how it matched:
     `exact`, `alias`, `prefix`, `contains` (every word of the query is in its name), `mention` (the text holds its
     name) or `fuzzy`. `entity_types` keeps some types only (person, organization, place, product, event, other);
@@ -38,14 +39,12 @@ class EntitySearch(GraphToolComponent):
     Usage:
     ```python
     search = EntitySearch()
-    result = search.run(query="Enders", entity_types=["person"])
+    result = search.run(query="Olsen", entity_types=["person"])
     [(item["name"], item["match"], item["score"]) for item in result["entities"]]
     ```
     """
 
-    def __init__(
-        self, collection: str | None = None, limit: int = 10, graph_store: GraphStore | None = None
-    ) -> None:
+    def __init__(self, collection: str | None = None, limit: int = 10, graph_store: GraphStore | None = None) -> None:
         """`limit` is described above; `collection` and `graph_store` as in `GraphToolComponent`."""
         self._configure(SOURCE, collection, limit, MAX_LIMIT, graph_store)
 
@@ -75,28 +74,16 @@ class EntitySearch(GraphToolComponent):
             kinds = check_entity_types(entity_types)
             parse_bound(as_of, "as_of", end=True)
         except ValueError as exc:
-            return self._invalid(started, str(exc))
-        found: dict[str, Any] = {"matches": []}
+            return {"entities": [], "documents": [], "status": SourceStatus.refused(SOURCE, str(exc), started)}
+        found: dict[str, Any] = {"entities": []}
 
-        def work() -> SourceResult:
-            self.warm_up()
-            assert self._tools is not None
-            found["matches"], facts = self._tools.entity_search_hits(text, count, kinds, as_of)
-            chunks = []
-            for match, hit in facts:
-                chunk = fact_to_chunk(hit)
+        def work(tools: GraphTools) -> SourceResult:
+            matches, facts = tools.entity_search_hits(text, count, kinds, as_of)
+            found["entities"] = [match.to_dict() for match in matches]
+            chunks = [fact_to_chunk(hit) for _, hit in facts]
+            for chunk, (match, _) in zip(chunks, facts, strict=True):
                 chunk.metadata["matched_entity"] = match.entity.name
-                chunks.append(chunk)
-            return SourceResult(chunks=chunks, total_found=len(found["matches"]))
+            return SourceResult(chunks=chunks, total_found=len(matches))
 
-        result, status = self._guard.call(work)
-        entities = [match.to_dict() for match in found["matches"]] if status.ok else []
-        return {
-            "entities": entities,
-            "documents": [chunk_to_document(chunk) for chunk in result.chunks],
-            "status": status,
-        }
-
-    @staticmethod
-    def _invalid(started: float, message: str) -> dict[str, Any]:
-        return {"entities": [], "documents": [], "status": SourceStatus.refused(SOURCE, message, started)}
+        outputs = self._call(work)
+        return {**outputs, "entities": found["entities"] if outputs["status"].ok else []}

@@ -6,10 +6,9 @@ from typing import Any
 
 from haystack import Document, component
 
-from components.contracts import SourceStatus, chunk_to_document
+from components.contracts import SourceStatus
 from components.graph.store import GraphStore
-from components.graph.tools import GraphToolComponent, fact_to_chunk
-from components.resilience import SourceResult
+from components.graph.tools import GraphToolComponent, GraphTools, fact_to_chunk
 
 
 @component
@@ -23,14 +22,12 @@ class EntityTimeline(GraphToolComponent):
     Usage:
     ```python
     timeline = EntityTimeline()
-    result = timeline.run(entity_name="Airbus", start_date="2019", end_date="2020")
+    result = timeline.run(entity_name="Nordvik Aviation", start_date="2019", end_date="2020")
     [(item["valid_at"], item["fact"]) for item in result["timeline"]]
     ```
     """
 
-    def __init__(
-        self, collection: str | None = None, limit: int = 200, graph_store: GraphStore | None = None
-    ) -> None:
+    def __init__(self, collection: str | None = None, limit: int = 200, graph_store: GraphStore | None = None) -> None:
         """`limit` is described above; `collection` and `graph_store` as in `GraphToolComponent`."""
         self._configure("graph_timeline", collection, limit, 1000, graph_store)
 
@@ -48,21 +45,12 @@ class EntityTimeline(GraphToolComponent):
             (`fact`, `uuid`, `valid_at`, `invalid_at`, `source_node_uuid`, attribution); `entities`: the entity
             names the name matched; `status`: the run's `SourceStatus`.
         """
-        found: dict[str, Any] = {"entities": [], "hits": []}
+        found: dict[str, Any] = {"entities": [], "timeline": []}
 
-        def work() -> SourceResult:
-            self.warm_up()
-            assert self._tools is not None
-            found["entities"], found["hits"] = self._tools.timeline_hits(
-                entity_name, start_date, end_date, self.limit, as_of
-            )
-            return SourceResult(chunks=[fact_to_chunk(hit) for hit in found["hits"]])
+        def work(tools: GraphTools) -> list:
+            found["entities"], hits = tools.timeline_hits(entity_name, start_date, end_date, self.limit, as_of)
+            found["timeline"] = [hit.fact.contract() for hit in hits]
+            return [fact_to_chunk(hit) for hit in hits]
 
-        result, status = self._guard.call(work)
-        timeline = [hit.fact.contract() for hit in found["hits"]] if status.ok else []
-        return {
-            "documents": [chunk_to_document(chunk) for chunk in result.chunks],
-            "timeline": timeline,
-            "entities": list(found["entities"]) if status.ok else [],
-            "status": status,
-        }
+        outputs = self._call(work)
+        return {**outputs, **(found if outputs["status"].ok else {"entities": [], "timeline": []})}

@@ -13,7 +13,7 @@ from haystack import default_from_dict
 from haystack.core.errors import DeserializationError
 from haystack.core.serialization import import_class_by_name
 
-from components.graph.store import GraphStore
+from components.graph.store import GraphStore, GraphUnavailable
 from components.serialization import init_parameters_to_dict
 from components.settings import Settings, get_settings
 
@@ -32,7 +32,11 @@ def graph_store_from_settings(collection: str | None = None, settings: Settings 
     if settings.graph_backend == "neo4j":
         from components.graph.neo4j_store import Neo4jGraphStore
 
-        return Neo4jGraphStore.from_settings(collection, settings)
+        if not settings.neo4j_uri:
+            raise GraphUnavailable("GRAPH_BACKEND is neo4j but NEO4J_URI is not set.")
+        return Neo4jGraphStore(
+            settings.neo4j_uri, settings.neo4j_username, database=settings.neo4j_database, collection=collection
+        )
     from components.graph.postgres_store import PostgresGraphStore
 
     return PostgresGraphStore(collection)

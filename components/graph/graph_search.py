@@ -12,16 +12,11 @@ import numpy as np
 from haystack import Document, component, logging
 
 from components.contracts import ContextChunk, ScoreKind, SourceStatus, source_selected
-from components.graph.factory import (
-    GraphStoreComponent,
-    check_graph_store,
-    component_graph_store,
-    known_entities_in,
-)
+from components.graph.factory import GraphStoreComponent, check_graph_store, component_graph_store, known_entities_in
 from components.graph.model import FactHit
 from components.graph.passage_walk import DEFAULT_DAMPING, PassageGraphCache, WalkedPassage
 from components.graph.store import GraphStore
-from components.graph.tools import GraphTools, check_text, clamp, parse_bound, scope_from_filters
+from components.graph.tools import check_text, clamp, parse_bound
 from components.knowledge_base.attribution import (
     KnowledgeBaseAccess,
     check_document_store,
@@ -29,7 +24,7 @@ from components.knowledge_base.attribution import (
     parse_filters,
 )
 from components.knowledge_base.store import ChunkHit, SearchFilters
-from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
+from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.resilience.guard import submit_in_thread
 from components.settings import DEFAULT_EMBEDDING_MODEL
 
@@ -45,26 +40,20 @@ class GraphSearch(GraphStoreComponent):
     """Finds knowledge-base passages for a question by walking the knowledge graph from the entities it names;
     each passage carries the graph's best facts read in it.
 
-    The walk is a personalised PageRank over the entity-passage graph (`components/graph/passage_walk.py`):
-    seeded by the question's entities, it reaches their passages and, through the other entities those passages
-    name, the passages a second hop away, which a search for the question's words misses. The passages come back
-    as knowledge-base chunks with full attribution (one knowledge-base query for all of them, under the same
-    filters and `as_of` as the knowledge-base branches), ranked by the walk (`ranks["graph"]`), with
-    `semantic_relevance` the chunk's cosine to the question and `metadata["graph_walk_score"]` the walk's mass;
-    they fuse with the knowledge-base branches' copies of the same chunks, and the ranker weighs the walk's rank
-    (`graph_weight`). `metadata["graph_facts"]` holds the facts read in the passage about the entities the walk
-    reached most (the question's and the bridges), each with `valid_at`/`invalid_at` (valid at `as_of` when
-    given): why the graph found the passage. Facts are not separate chunks: a fact of a passage already in the
-    list would take the place of another document's passage.
-
-    The graph is read once in `warm_up()` and re-read when it changes (`PassageGraphCache`), so a question costs
-    the question's analysis, the walk in memory, one knowledge-base query and one facts query.
+    The walk (`passage_walk.py`) reaches the passages of the question's entities and, through the other entities
+    those name, passages a second hop away that a search for the question's words misses. They come back as
+    knowledge-base chunks with full attribution (one query for all, under the knowledge-base branches' filters and
+    `as_of`), ranked by the walk (`ranks["graph"]`, `metadata["graph_walk_score"]`), `semantic_relevance` their
+    cosine to the question. `metadata["graph_facts"]` holds the facts read in the passage about the entities the
+    walk reached most, with `valid_at`/`invalid_at`: why the graph found it. Facts are not chunks of their own: a
+    fact of a passage already listed would take another document's place. The graph is read in `warm_up()` and
+    re-read when it changes (`PassageGraphCache`).
 
     Usage:
     ```python
     search = GraphSearch(top_k=10)
     search.warm_up()
-    result = search.run(query="Who directed the film shot in Leland, North Carolina in 1986?")
+    result = search.run(query="Where was the founder of Nordvik Aviation born?")
     result["documents"], result["status"]
     ```
     """
@@ -109,7 +98,7 @@ class GraphSearch(GraphStoreComponent):
         self.timeout_s = timeout_s
         self.graph_store = check_graph_store(graph_store, collection)
         self._guard = SourceGuard(SOURCE, ResiliencePolicy.from_settings(timeout_s=timeout_s))
-        self._tools: GraphTools | None = None
+        self._store: GraphStore | None = None
         self._model: Any = None
         self.document_store = check_document_store(document_store)
         self._kb = KnowledgeBaseAccess(self.document_store, collection)  # the passages' chunks
@@ -118,13 +107,12 @@ class GraphSearch(GraphStoreComponent):
     def warm_up(self) -> None:
         """Open the graph store, read its entity-passage graph and load the language pipeline and the embedding
         model once, so the first question does not pay for them."""
-        if self._tools is None:
+        if self._store is None:
             from components.embedding import get_embedding_model
             from components.text.language import language_pipeline
 
-            store = component_graph_store(self.graph_store, self.collection)
-            self._passage_graph = PassageGraphCache(store)
-            self._tools = GraphTools(store)
+            self._store = component_graph_store(self.graph_store, self.collection)
+            self._passage_graph = PassageGraphCache(self._store)
             self._model = get_embedding_model(self.embedding_model)
             try:
                 language_pipeline()
@@ -136,8 +124,8 @@ class GraphSearch(GraphStoreComponent):
         """Names of the walked graph's entities `text` mentions (the research pipeline's `auto` source choice asks
         the graph this branch reads, not another one)."""
         self.warm_up()
-        assert self._tools is not None
-        return known_entities_in(text, self._tools.store)
+        assert self._store is not None
+        return known_entities_in(text, self._store)
 
     def _embedding(self, query: str, query_embedding: list[float] | None) -> np.ndarray:
         if query_embedding is not None and len(query_embedding) == self._model.dimension:
@@ -172,15 +160,6 @@ class GraphSearch(GraphStoreComponent):
             chunks.append(chunk)
         return chunks
 
-    def _entity_facts(self, entities: list[str], as_of: str | None) -> dict[str, list[FactHit]]:
-        """The best facts of the entities the walk reached most (the question's and the bridges), one query."""
-        if self.facts_per_passage == 0 or not entities:
-            return {}
-        assert self._tools is not None
-        return self._tools.store.best_entity_facts(
-            entities[:FACT_ENTITIES], per_entity=self.facts_per_passage, as_of=parse_bound(as_of, "as_of", end=True)
-        )
-
     def _attach_facts(self, chunks: list[ContextChunk], entities: list[str], found: dict[str, list[FactHit]]) -> None:
         """Give each passage the facts read in it, in `metadata["graph_facts"]`: why the graph found it."""
         by_chunk = {chunk.id: chunk for chunk in chunks}
@@ -198,23 +177,17 @@ class GraphSearch(GraphStoreComponent):
                     facts.append(fact.contract())
 
     def _search(
-        self,
-        query: str,
-        query_embedding: list[float] | None,
-        as_of: str | None,
-        limit: int,
-        filters: dict[str, Any] | None,
+        self, query: str, query_embedding: list[float] | None, as_of: str | None, limit: int, scope: SearchFilters
     ) -> SourceResult:
         self.warm_up()
-        assert self._tools is not None
-        scope = parse_filters({key: value for key, value in (filters or {}).items() if key != "top_k"}, as_of)
-        assert self._passage_graph is not None
-        graph = self._passage_graph.get()
-        walk = graph.top_passages(query, limit, self.damping)
+        assert self._store is not None and self._passage_graph is not None
+        walk = self._passage_graph.get().top_passages(query, limit, self.damping)
         if not walk.passages:
             return SourceResult(chunks=[], total_found=0)
-        # The facts query needs no embedding: it runs while the passages are fetched.
-        facts = submit_in_thread(lambda: self._entity_facts(walk.entities, as_of))
+        # The facts of the entities the walk reached most (the question's and the bridges) need no embedding: they
+        # are read while the passages are fetched.
+        store, per_entity, when = self._store, self.facts_per_passage, parse_bound(as_of, "as_of", end=True)
+        facts = submit_in_thread(lambda: store.best_entity_facts(walk.entities[:FACT_ENTITIES], per_entity, when))
         chunks = self._passages(walk.passages, self._embedding(query, query_embedding), scope)
         try:
             self._attach_facts(chunks, walk.entities, facts.result())
@@ -223,24 +196,27 @@ class GraphSearch(GraphStoreComponent):
             return SourceResult(chunks=chunks, total_found=len(chunks), partial="the passages' facts could not be read")
         return SourceResult(chunks=chunks, total_found=len(chunks))
 
-    def _prepare(self, query: str, as_of: str | None, filters: dict[str, Any] | None) -> tuple[str, str | None, int]:
-        text = check_text(query, "query")
-        parse_bound(as_of, "as_of", end=True)
-        scope_from_filters(filters)  # a malformed date filter is an input error, said before any work
-        limit = clamp((filters or {}).get("top_k", self.top_k), 1, 50, self.top_k)
-        return text, as_of, limit
-
-    def _plan(self, query: str, query_embedding: list[float] | None, filters: dict[str, Any] | None,
-              as_of: str | None, sources: list[str] | None) -> SourceStatus | Callable[[], SourceResult]:
+    def _plan(
+        self,
+        query: str,
+        query_embedding: list[float] | None,
+        filters: dict[str, Any] | None,
+        as_of: str | None,
+        sources: list[str] | None,
+    ) -> SourceStatus | Callable[[], SourceResult]:
         """The guard's plan for one question: the skipped or refused status, or the search to run."""
         if not source_selected(sources, SOURCE):
             return SourceStatus.skipped(SOURCE, "the graph was not among the selected sources")
         started = time.monotonic()
         try:
-            text, as_of, limit = self._prepare(query, as_of, filters)
-        except ValueError as exc:
+            text = check_text(query, "query")
+            parse_bound(as_of, "as_of", end=True)
+            # Malformed filters are an input error, said before any work.
+            scope = parse_filters({key: value for key, value in (filters or {}).items() if key != "top_k"}, as_of)
+        except (ValueError, SourceError) as exc:
             return self._guard.refused(str(exc), started)
-        return lambda: self._search(text, query_embedding, as_of, limit, filters)
+        limit = clamp((filters or {}).get("top_k", self.top_k), 1, 50, self.top_k)
+        return lambda: self._search(text, query_embedding, as_of, limit, scope)
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     def run(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from typing import Any
 
 from haystack import logging
@@ -13,29 +11,6 @@ from components.graph.model import DocumentGraph
 from components.graph.store import GraphStore
 
 logger = logging.getLogger(__name__)
-
-
-class ExtractionTimer:
-    """Process-wide totals of extraction time, for `research bench` (ms per chunk)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.seconds = 0.0
-        self.chunks = 0
-        self.facts = 0
-
-    def add(self, seconds: float, chunks: int, facts: int) -> None:
-        with self._lock:
-            self.seconds += seconds
-            self.chunks += chunks
-            self.facts += facts
-
-    def reset(self) -> None:
-        with self._lock:
-            self.seconds, self.chunks, self.facts = 0.0, 0, 0
-
-
-extraction_timer = ExtractionTimer()
 
 
 class GraphIngestHook:
@@ -86,7 +61,6 @@ class GraphIngestHook:
         return connection if self.store.backend == "postgres" else None
 
     def on_document(self, connection: Any, document: Any, chunks: list[Any]) -> None:
-        started = time.perf_counter()
         try:
             graph = self.extractor.extract(document, chunks, known_names=self.store.known_names)
         except Exception as exc:  # noqa: BLE001 - a text the extractor cannot read must not block its ingestion
@@ -97,7 +71,6 @@ class GraphIngestHook:
             )
             graph = DocumentGraph(document_id=str(document.document_id))
         graph.extractor = self.extractor.stamp
-        extraction_timer.add(time.perf_counter() - started, len(chunks), len(graph.facts))
         self.store.replace_document(graph, connection=self._shared(connection))
         logger.debug(
             "Graph: {facts} facts, {entities} entities from {document_id}",

@@ -21,44 +21,18 @@ ENTITY_KINDS = ("person", "organization", "place", "product", "event", "other")
 
 _NAMESPACE = uuid.UUID("6f1d0c52-4f3e-4c1b-9a57-3f0e2b7d9c11")
 
-# Legal and generic company designators: "Apple Inc.", "Apple Computer, Inc." and "Apple" are one organisation.
-DESIGNATORS = {
-    "inc",
-    "incorporated",
-    "corp",
-    "corporation",
-    "co",
-    "company",
-    "ltd",
-    "limited",
-    "llc",
-    "llp",
-    "plc",
-    "gmbh",
-    "ag",
-    "sa",
-    "se",
-    "nv",
-    "bv",
-    "spa",
-    "srl",
-    "oy",
-    "ab",
-    "pty",
-    "holdings",
-    "group",
-    "computer",
-    "computers",
-    "solutions",
-    "technologies",
-    "labs",
-}
+# Legal and generic company designators: "Nordvik Aviation Ltd.", "Nordvik Aviation Group" and "Nordvik Aviation"
+# are one organisation.
+DESIGNATORS = set(
+    "inc incorporated corp corporation co company ltd limited llc llp plc gmbh ag sa se nv bv spa srl oy ab pty "
+    "holdings group computer computers solutions technologies labs".split()
+)
 
 
 @lru_cache(maxsize=65536)
 def normalise_name(name: str) -> str:
     """The key two mentions of one entity share: case, accents, punctuation, possessives and "Inc."-style
-    suffixes removed ("Apple Inc." -> "apple", "The Boeing Company" -> "boeing", "AT&T" -> "at&t")."""
+    suffixes removed ("Nordvik Inc." -> "nordvik", "The Halden Company" -> "halden", "AT&T" -> "at&t")."""
     text = unicodedata.normalize("NFKD", name)
     text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
     text = re.sub(r"['’]s\b", "", text)
@@ -103,15 +77,6 @@ class Entity:
     def key(self) -> str:
         return normalise_name(self.name)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "uuid": self.uuid,
-            "name": self.name,
-            "kind": self.kind,
-            "aliases": list(self.aliases),
-            "fact_count": self.fact_count,
-        }
-
 
 @dataclass
 class EntityMention:
@@ -146,7 +111,7 @@ class Fact:
     document_date: dt.date | None = None
     entity_names: list[str] = field(default_factory=list)
     entity_uuids: list[str] = field(default_factory=list)
-    # Entities the sentence names without taking part in its event ("Airbus employees protested"): not on their
+    # Entities the sentence names without taking part in its event ("Nordvik employees protested"): not on their
     # timelines, but the retrieval walk links the passage to them (retrieval needs mentions).
     mention_keys: list[str] = field(default_factory=list)
 

@@ -2,24 +2,18 @@
 
 Nodes are the graph's entities and the passages (knowledge-base chunks) their facts were read in; an entity and a
 passage are linked when a sentence read in that passage names the entity, whether it takes part in the sentence's
-event or is only mentioned ("Airbus employees protested"): timelines need participation, retrieval needs mentions.
+event or is only mentioned ("Nordvik employees protested"): timelines need participation, retrieval needs mentions.
 A question seeds the walk with the entities it names, each weighted by its specificity (one over the number of
-passages naming it, so "United States" counts for far less than a rare name); a personalised PageRank then spreads
-from the seeds to their passages, from those passages to the other entities they name (the bridges) and on to the
-bridges' passages. Passages are scored by the
-walk's stationary mass: a passage a second hop away gets mass only through a bridge, and more when several seeds
-lead to it.
-
-The graph is read from the store in one statement and kept in memory by the graph branch that walks it (its
-`PassageGraphCache`, made in its `warm_up()`); it is rebuilt when the store's
-change counter moves (a document ingested, replaced or deleted, in any process), or, for stores without one,
-after `ttl_s` seconds.
+passages naming it, so "United States" counts for far less than a rare name); a personalised PageRank spreads from
+the seeds to their passages, to the other entities those name (the bridges) and on to the bridges' passages, which
+score by the walk's stationary mass. The graph is read in one statement and kept in memory by the graph branch
+(`PassageGraphCache`), rebuilt when the store's change counter moves, or after `ttl_s` seconds without one.
 
 Usage:
 ```python
 cache = PassageGraphCache(store)
 graph = cache.get()
-walk = graph.top_passages("Who directed the film shot in Leland in 1986?", limit=10)
+walk = graph.top_passages("Where was the founder of Nordvik Aviation born?", limit=10)
 [(passage.chunk_id, passage.document_id, passage.score) for passage in walk.passages]
 ```
 """
@@ -51,7 +45,7 @@ DEFAULT_DAMPING = 0.5
 ITERATIONS = 20
 # A question names an entity in at most this many words.
 MAX_NAME_WORDS = 6
-# A name part ("Nolan") stands for the entities whose names hold it only when it is this unambiguous.
+# A name part ("Olsen") stands for the entities whose names hold it only when it is this unambiguous.
 MAX_PARTIAL_CANDIDATES = 5
 # Stores without a change counter are re-read this often.
 DEFAULT_TTL_S = 60.0
@@ -109,7 +103,8 @@ def _name_runs(tokens: list[Token]) -> list[tuple[int, int]]:
 class EntityPassageGraph:
     """One snapshot of the entity-passage graph as sparse matrices, with the name index that seeds it.
 
-    Build it with `from_links(store.entity_passage_links())`; it never changes afterwards, so threads share it.
+    Build it with `EntityPassageGraph(store.entity_passage_links())`; it never changes afterwards, so threads share
+    it.
     """
 
     def __init__(self, links: EntityPassageLinks) -> None:
@@ -154,10 +149,6 @@ class EntityPassageGraph:
             for word in key.split():
                 self._words[word].add(index)
 
-    @classmethod
-    def from_links(cls, links: EntityPassageLinks) -> EntityPassageGraph:
-        return cls(links)
-
     @property
     def empty(self) -> bool:
         return not self.passages
@@ -169,7 +160,7 @@ class EntityPassageGraph:
 
     def seeds(self, question: str) -> QuestionSeeds:
         """The entities `question` names: the longest word spans holding a proper noun that are an entity's name
-        or alias, then, for runs of proper nouns left unmatched ("Nolan"), the few entities whose names hold all
+        or alias, then, for runs of proper nouns left unmatched ("Olsen"), the few entities whose names hold all
         their words."""
         if self.empty:
             return QuestionSeeds()
@@ -191,7 +182,7 @@ class EntityPassageGraph:
         names: list[str] = []
         for start, end, key, found in matches:
             if any(low <= start and end <= high for low, high in covered):
-                continue  # "Carolina" inside "North Carolina"
+                continue  # "Tarnby" inside "South Tarnby"
             covered.append((start, end))
             names.append(key)
             for index in found:
@@ -273,9 +264,7 @@ class PassageGraphCache:
         self._version: str | None = None
         self._loaded_at = 0.0
         self._build_s = 0.0
-        self._rebuilding = False
         self._lock = threading.Lock()
-        self._flag_lock = threading.Lock()
 
     def _fresh(self, version: str | None) -> bool:
         if version is not None:
@@ -285,7 +274,7 @@ class PassageGraphCache:
     def _build(self, version: str | None) -> EntityPassageGraph:
         started = time.perf_counter()
         # The counter was read before the links: a write in between moves it again and triggers a new read.
-        graph = EntityPassageGraph.from_links(self.store.entity_passage_links())
+        graph = EntityPassageGraph(self.store.entity_passage_links())
         self._build_s = time.perf_counter() - started
         self._graph, self._version, self._loaded_at = graph, version, time.monotonic()
         logger.info(
@@ -298,34 +287,26 @@ class PassageGraphCache:
 
     def _rebuild_in_background(self, version: str | None) -> None:
         try:
-            with self._lock:
-                self._build(version)
+            self._build(version)
         except Exception as exc:  # noqa: BLE001 - the previous graph keeps serving; the next question tries again
             logger.warning("Entity-passage graph not re-read: {reason}", reason=str(exc)[:200])
         finally:
-            self._rebuilding = False
+            self._lock.release()  # taken by `get` for this rebuild
 
     def get(self) -> EntityPassageGraph:
         """The current graph (built on first use and after every change; see the class for large graphs)."""
         version = self.store.graph_version()
         graph = self._graph
-        if graph is not None and (self._fresh(version) or self._rebuilding):
+        if graph is not None and self._fresh(version):
             return graph
         if graph is not None and self._build_s > self.blocking_build_s:
-            with self._flag_lock:
-                if not self._rebuilding:
-                    self._rebuilding = True
-                    threading.Thread(
-                        target=self._rebuild_in_background, args=(version,), name="passage-graph", daemon=True
-                    ).start()
+            # One rebuild at a time, in the background; questions keep the previous graph until it is done.
+            if self._lock.acquire(blocking=False):
+                threading.Thread(
+                    target=self._rebuild_in_background, args=(version,), name="passage-graph", daemon=True
+                ).start()
             return graph
         with self._lock:
             if self._graph is not None and self._fresh(version):
                 return self._graph
             return self._build(version)
-
-    def invalidate(self) -> None:
-        """Forget the graph; the next `get()` reads it again."""
-        with self._lock:
-            self._graph = None
-

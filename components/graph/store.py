@@ -1,8 +1,11 @@
-"""The one graph-store interface: the embedded PostgreSQL store and the Neo4j store both implement it.
+"""The one graph-store interface and all the logic the two backends share.
 
-A store holds entities (with aliases), facts (a sentence, its dates, its document, chunk and sentence) and which
-entities each fact links. Replacing or deleting a document's facts happens in the caller's transaction where the
-backend shares PostgreSQL with the knowledge base.
+A store holds entities (with aliases), facts (a sentence, its dates, its document, chunk and sentence), which
+entities take part in each fact and which other names its sentence mentions. The embedded PostgreSQL store and the
+Neo4j store differ only in their queries (`QUERIES`, the same names and parameters in SQL and in Cypher) and in how
+they connect and run them; writing a document, ranking entity names, scoring searches and walking relationships
+happen here, once. Replacing or deleting a document's facts happens in the caller's transaction where the backend
+shares PostgreSQL with the knowledge base.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import datetime as dt
 import re
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
@@ -18,7 +22,8 @@ from typing import Any
 from haystack import default_from_dict
 
 from components.database import DatabaseUnavailable
-from components.graph.model import DocumentGraph, Entity, EntityMatch, EntityMention, Fact, FactHit, normalise_name
+from components.graph.dates import FuzzyDate
+from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, name_grams, normalise_name
 from components.serialization import init_parameters_to_dict
 from components.text.analyzer import STOP_WORDS
 
@@ -30,6 +35,8 @@ MATCH_KINDS = ("exact", "alias", "prefix", "contains", "mention", "fuzzy")
 MAX_ENTITY_CANDIDATES = 500
 # A name at least this similar to the query (difflib ratio) is a fuzzy match.
 FUZZY_MIN_RATIO = 0.75
+# The words of a fact search's full-text part.
+_WORD_RE = re.compile(r"[A-Za-z0-9]+")
 
 
 @dataclass(frozen=True)
@@ -39,10 +46,6 @@ class FactScope:
     document_ids: tuple[str, ...] = ()
     date_from: dt.date | None = None
     date_to: dt.date | None = None
-
-    @property
-    def empty(self) -> bool:
-        return not (self.document_ids or self.date_from or self.date_to)
 
 
 @dataclass(frozen=True)
@@ -68,26 +71,26 @@ def table_prefix(collection: str) -> str:
     return f"{safe[:40]}_graph_"
 
 
-def rank_entity_matches(name: str, candidates: list[Entity], alias_map: dict[str, set[str]]) -> list[Entity]:
+def rank_entity_matches(name: str, candidates: list[Entity]) -> list[Entity]:
     """The entities `name` means, best first: exact name or alias, then more specific names holding every word of
-    a name of two or more words ("iTunes store" -> "iTunes Music Store"; a one-word name is the head of too many
-    others: "Apple" is not "Apple Corps"), else the longest entity name inside it ("Beatles Apple Corps" ->
-    "Apple Corps"). `alias_map` maps an entity uuid to its alias keys."""
+    a name of two or more words ("Quillmoor store" -> "Quillmoor Music Store"; a one-word name is the head of too
+    many others: "Quillmoor" is not "Quillmoor Records"), else the longest entity name inside it ("Saltmarsh
+    Quillmoor Records" -> "Quillmoor Records")."""
     key = normalise_name(name)
     if not key:
         return []
     words = set(key.split())
-    exact = [e for e in candidates if e.key == key or key in alias_map.get(e.uuid, set())]
+    exact = [e for e in candidates if e.key == key or key in e.aliases]
     if not exact:
-        # A misspelt name ("United States Air Froce") is the name that differs from it by one slip in a long word.
-        exact = [e for e in candidates if any(_one_slip(key, k) for k in (e.key, *alias_map.get(e.uuid, set())))]
+        # A misspelt name ("Royal Forest Servcie") is the name that differs from it by one slip in a long word.
+        exact = [e for e in candidates if any(_one_slip(key, k) for k in (e.key, *e.aliases))]
     exact.sort(key=lambda e: (e.key != key, -e.fact_count))
     wider = [e for e in candidates if e not in exact and words <= set(e.key.split()) and (len(words) > 1 or not exact)]
     wider.sort(key=lambda e: (len(e.key.split()), -e.fact_count))
     if exact or wider:
         return exact + wider
-    # The longest known name inside it ("Beatles Apple Corps" -> "Apple Corps"), but never by dropping a model
-    # number: "Boeing 777" is not "Boeing", "iPhone 3G" is not "iPhone".
+    # The longest known name inside it ("Saltmarsh Quillmoor Records" -> "Quillmoor Records"), but never by dropping a
+    # model number: "Halden 777" is not "Halden".
     inner = [
         e
         for e in candidates
@@ -103,7 +106,7 @@ def rank_entity_matches(name: str, candidates: list[Entity], alias_map: dict[str
 
 def _one_slip(query: str, name: str) -> bool:
     """True when two names of the same two or more words differ only by a slip in one of them (spelt nearly alike:
-    "united states air froce" and "united states air force")."""
+    "royal forest servcie" and "royal forest service")."""
     left, right = query.split(), name.split()
     if len(left) < 2 or len(left) != len(right):
         return False
@@ -118,9 +121,9 @@ class EntitySearchTerms:
     """What the stores look for when searching entities by name or text.
 
     `key` is the normalised query (an exact, alias or prefix match); `words` its words without the most common
-    ones (names sharing a word are candidates: "Faury" -> "Guillaume Faury", and the names a free text mentions);
+    ones (names sharing a word are candidates: "Olsen" -> "Marta Olsen", and the names a free text mentions);
     `heads`/`tails` the first and last three letters of its longer words (names with a word sharing them are
-    candidates for a fuzzy match: "Airbsu" -> "Airbus").
+    candidates for a fuzzy match: "Nordvki" -> "Nordvik").
     """
 
     key: str
@@ -210,60 +213,75 @@ def rank_entity_search(text: str, candidates: list[EntityMatch], limit: int) -> 
     return ranked[:limit]
 
 
-def entity_merge(
-    graph: DocumentGraph, by_alias: dict[str, str]
-) -> tuple[dict[str, str], list[EntityMention], list[tuple[str, str]]]:
-    """How a document's entity mentions join the graph, given `by_alias` (the keys another document taught as an
-    alias of exactly one entity, "jobs" -> Steve Jobs, with that entity's uuid): each key's entity uuid, the
-    mentions that are entities of their own (by key), and the (alias, entity uuid) pairs to record, sorted."""
-    uuid_of = {m.key: by_alias.get(m.key, m.uuid) for m in graph.entities}
-    own = sorted((m for m in graph.entities if m.key not in by_alias), key=lambda m: m.key)
-    aliases = sorted(
-        {
-            (alias, uuid_of[m.key])
-            for m in graph.entities
-            for alias in (m.aliases | ({m.key} if m.key in by_alias else set()))
-            if alias
-        }
+def _date(value: Any) -> dt.date | None:
+    """A stored date: a date already, or ISO text (Neo4j's properties, PostgreSQL's JSON)."""
+    return dt.date.fromisoformat(value) if isinstance(value, str) else value
+
+
+def _fuzzy(value: Any, precision: str | None) -> FuzzyDate | None:
+    return FuzzyDate(_date(value), precision or "day") if value else None
+
+
+def fact_from_row(row: Mapping[str, Any]) -> Fact:
+    """A `Fact` from a row of either store: `fact` (the fact's stored properties) and `entities` (uuid, name, key
+    and position of each entity taking part)."""
+    props = dict(row["fact"])
+    linked = sorted(row["entities"] or [], key=lambda item: item["position"])
+    return Fact(
+        uuid=props["uuid"],
+        text=props["text"],
+        document_id=props["document_id"],
+        sentence_index=int(props.get("sentence_index") or 0),
+        entity_keys=[item["key"] for item in linked],
+        valid_at=_fuzzy(props.get("valid_from"), props.get("valid_precision")),
+        invalid_at=_fuzzy(props.get("invalid_from"), props.get("invalid_precision")),
+        date_method=props.get("date_method") or "document",
+        chunk_id=props.get("chunk_id"),
+        chunk_index=props.get("chunk_index"),
+        document_title=props.get("document_title") or "",
+        document_url=props.get("document_url"),
+        document_date=_date(props.get("document_date")),
+        entity_names=[item["name"] for item in linked],
+        entity_uuids=[item["uuid"] for item in linked],
     )
-    return uuid_of, own, aliases
 
 
-def fact_entity_positions(fact: Fact, uuid_of: dict[str, str]) -> list[tuple[str, int]]:
-    """(entity uuid, position of its first mention) for each distinct known entity `fact` mentions, in order;
-    `uuid_of` maps an entity key to the uuid the store gave it."""
-    positions: dict[str, int] = {}
-    for position, key in enumerate(fact.entity_keys):
-        uuid = uuid_of.get(key)
-        if uuid:
-            positions.setdefault(uuid, position)
-    return list(positions.items())
+# The fact's own properties, stored as they are; its dates are stored as ISO text (see `_fact_row`).
+_FACT_PROPERTIES = (
+    "uuid", "document_id", "chunk_id", "chunk_index", "sentence_index", "text", "date_method", "document_title",
+    "document_url",
+)
+
+
+def _fact_row(fact: Fact) -> dict[str, Any]:
+    """A fact's stored properties, dates as ISO text (what both backends' statements take)."""
+    valid, invalid = fact.valid_at, fact.invalid_at
+    return {
+        **{name: getattr(fact, name) for name in _FACT_PROPERTIES},
+        "valid_from": valid.value.isoformat() if valid else None,
+        "valid_to": valid.end.isoformat() if valid else None,
+        "valid_precision": valid.precision if valid else None,
+        "invalid_from": invalid.value.isoformat() if invalid else None,
+        "invalid_precision": invalid.precision if invalid else None,
+        "document_date": fact.document_date.isoformat() if fact.document_date else None,
+    }
 
 
 class GraphStore(ABC):
     """What every graph backend offers. Implementations are thread-safe; reads never write.
 
-    A store is cheap to make: it connects in `warm_up()` or on first use. `to_dict`/`from_dict` give the
-    configuration a component serialises in `pipelines.yaml` (secrets only as environment-variable names).
+    A backend gives its `QUERIES` (in its module: one statement per name, taking the named parameters the methods
+    here pass; `rows` is a list of mappings to write) and runs them: `_read` outside a transaction, `_run` inside
+    the one `_in_transaction` opens. A store is cheap to make: it connects in `warm_up()` or on first use.
+    `to_dict`/`from_dict` give the configuration a component serialises in `pipelines.yaml` (secrets only as
+    environment-variable names).
     """
 
     backend: str
-
     # Init parameters that take an in-process object (a test's pool or driver): never serialised.
     in_process_parameters: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """`{type, init_parameters}` for the pipeline YAML; never a secret's value."""
-        data = init_parameters_to_dict(self, **dict.fromkeys(self.in_process_parameters))
-        for name in self.in_process_parameters:
-            del data["init_parameters"][name]
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GraphStore:
-        """The store `to_dict` described."""
-        return default_from_dict(cls, data)
-
+    # The full-text rank at which a fact gets half of a search's text share (the backends' ranks differ in scale).
+    rank_half: float = 1.0
     # Set by each store's __init__: whether the schema exists, and the lock that makes it once.
     _ready: bool
     _lock: threading.Lock
@@ -287,32 +305,155 @@ class GraphStore(ABC):
         with one sentence when that fails."""
 
     @abstractmethod
-    def replace_document(self, graph: DocumentGraph, *, connection: Any = None) -> None:
-        """Replace everything `graph.document_id` contributed with `graph` (entities merged by key and alias)."""
+    def _read(self, name: str, **params: Any) -> list[Mapping[str, Any]]:
+        """The rows of the read query `name`."""
 
     @abstractmethod
+    def _run(self, tx: Any, name: str, **params: Any) -> list[Mapping[str, Any]]:
+        """The rows of the statement `name`, run in the transaction `tx`."""
+
+    @abstractmethod
+    def _in_transaction(self, work: Callable[..., Any], *args: Any, connection: Any = None) -> Any:
+        """`work(tx, *args)` in one write transaction (on the caller's `connection` where the backend can join it)."""
+
+    # -- writes -------------------------------------------------------------------------------------------------
+
+    def replace_document(self, graph: DocumentGraph, *, connection: Any = None) -> None:
+        """Replace everything `graph.document_id` contributed with `graph` (entities merged by key and alias)."""
+        self._in_transaction(self._replace, graph, connection=connection)
+
     def delete_document(self, document_id: str, *, connection: Any = None) -> int:
         """Remove a document's facts and aliases, and every entity left without facts; returns facts removed."""
+        return int(self._in_transaction(self._delete, document_id, connection=connection))
+
+    def _delete(self, tx: Any, document_id: str) -> int:
+        self._run(tx, "delete_stamp", d=document_id)
+        self._run(tx, "delete_aliases", d=document_id)
+        touched = [row["uuid"] for row in self._run(tx, "document_entity_uuids", d=document_id)]
+        removed = self._run(tx, "delete_facts", d=document_id)
+        # Entities the document leaves without any fact go with it.
+        self._run(tx, "delete_orphans", uuids=touched)
+        return int(removed[0]["n"]) if removed else 0
+
+    def _replace(self, tx: Any, graph: DocumentGraph) -> None:
+        self._delete(tx, graph.document_id)
+        if graph.extractor:
+            self._run(tx, "stamp", d=graph.document_id, x=graph.extractor)
+        if not graph.facts:
+            return
+        # A key another document taught as an alias of exactly one entity ("jobs" -> that person) joins that entity.
+        keys = sorted({mention.key for mention in graph.entities})
+        taught = self._run(tx, "taught_aliases", keys=keys)
+        by_alias = {row["key"]: row["uuids"][0] for row in taught if len(row["uuids"]) == 1}
+        uuid_of = {m.key: by_alias.get(m.key, m.uuid) for m in graph.entities}
+        own = sorted((m for m in graph.entities if m.key not in by_alias), key=lambda m: m.key)
+        aliases = {
+            (alias, uuid_of[m.key])
+            for m in graph.entities
+            for alias in m.aliases | ({m.key} if m.key in by_alias else set())
+            if alias
+        }
+        rows = {
+            "write_entities": [{"uuid": m.uuid, "key": m.key, "name": m.name, "kind": m.kind} for m in own],
+            "write_aliases": [{"key": key, "uuid": uuid, "d": graph.document_id} for key, uuid in sorted(aliases)],
+            "write_facts": [_fact_row(fact) for fact in graph.facts],
+            "write_links": [
+                {"fact": fact.uuid, "entity": uuid, "position": position}
+                for fact in graph.facts
+                for uuid, position in _first_positions(fact, uuid_of).items()
+            ],
+            "write_mentions": [
+                {"fact": fact.uuid, "keys": sorted({key for key in fact.mention_keys if key})}
+                for fact in graph.facts
+                if any(fact.mention_keys)
+            ],
+        }
+        for name, batch in rows.items():
+            if batch:
+                self._run(tx, name, rows=batch)
+        # Entities of this document left without a fact (all their facts deduplicated away) are not kept.
+        self._run(tx, "delete_orphans", uuids=[m.uuid for m in own])
+
+    # -- reads --------------------------------------------------------------------------------------------------
 
     def find_entities(self, name: str, limit: int = 5) -> list[Entity]:
         """The entities `name` means, best first (see `rank_entity_matches`)."""
-        key = normalise_name(name)
-        if not key:
+        terms = EntitySearchTerms.of(name)
+        if not terms.key:
             return []
-        candidates = self._entity_candidates(key)
-        return rank_entity_matches(name, candidates, {e.uuid: set(e.aliases) for e in candidates})[:limit]
+        candidates = [match.entity for match in self._entity_candidates(terms, None, None)]
+        return rank_entity_matches(name, candidates)[:limit]
 
-    @abstractmethod
-    def _entity_candidates(self, key: str) -> list[Entity]:
-        """`find_entities`' candidates for a non-empty normalised name `key`: up to `MAX_ENTITY_CANDIDATES` entities
-        sharing a word with it or having it as an alias, with their aliases and fact counts, the likeliest first."""
+    def match_entities(
+        self, text: str, limit: int = 10, kinds: list[str] | None = None, as_of: dt.date | None = None
+    ) -> list[EntityMatch]:
+        """The entities whose name or an alias matches `text` (a name, part of one, a misspelling, or a free text
+        naming them), scored and best first (see `rank_entity_search`), each with its number of facts and the
+        dates of its first and last dated facts; `kinds` keeps those entity kinds only, `as_of` counts only facts
+        valid then (an entity with none is left out). One query."""
+        terms = EntitySearchTerms.of(text)
+        return rank_entity_search(text, self._entity_candidates(terms, kinds, as_of), limit) if terms.key else []
 
-    @abstractmethod
+    def _entity_candidates(
+        self, terms: EntitySearchTerms, kinds: list[str] | None, as_of: dt.date | None
+    ) -> list[EntityMatch]:
+        """Up to `MAX_ENTITY_CANDIDATES` entities whose name or an alias is the key, starts with it, shares a word
+        with it, or has a word sharing the first or last three letters of a longer word of it (exact, alias and
+        prefix matches first, then by facts), not yet scored."""
+        rows = self._read(
+            "entity_candidates",
+            key=terms.key,
+            prefix=terms.like_prefix,
+            words=list(terms.words),
+            heads=list(terms.heads),
+            tails=list(terms.tails),
+            kinds=list(kinds) if kinds else None,
+            as_of=as_of,
+            cap=MAX_ENTITY_CANDIDATES,
+        )
+        return [
+            EntityMatch(
+                Entity(row["uuid"], row["name"], row["kind"], sorted(set(row["aliases"] or [])), int(row["n"])),
+                match="",
+                score=0.0,
+                matched=row["key"],
+                first_date=_fuzzy(row["first_from"], row["first_precision"]),
+                last_date=_fuzzy(row["last_from"], row["last_precision"]),
+            )
+            for row in rows
+        ]
+
     def search_facts(
         self, query: str, limit: int = 10, as_of: dt.date | None = None, scope: FactScope | None = None
     ) -> list[FactHit]:
-        """Facts matching `query` (full text, plus the facts of entities it names), best first, scores 0-1;
-        `scope` keeps only facts of some documents or of documents dated in a range."""
+        """Facts matching `query`, best first, scores 0-1: half for taking part in an entity the query names, half
+        for its words (full text); `scope` keeps only facts of some documents or of documents dated in a range."""
+        words, grams = _WORD_RE.findall(query.lower()), name_grams(query)
+        scope = scope or FactScope()
+        params = {
+            "words": words,
+            "grams": grams,
+            "as_of": as_of,
+            "document_ids": list(scope.document_ids) or None,
+            "date_from": scope.date_from,
+            "date_to": scope.date_to,
+            "limit": limit,
+        }
+        rows = (self._read("named_facts", **params) if grams else []) + (
+            self._read("text_facts", **params) if words else []
+        )
+        hits: dict[str, FactHit] = {}
+        for row in rows:
+            rank = float(row["rank"] or 0.0)
+            score = round(min(1.0, 0.5 * bool(row["named"]) + 0.5 * rank / (rank + self.rank_half)), 6)
+            fact = fact_from_row(row)
+            if fact.uuid not in hits or score > hits[fact.uuid].score:
+                hits[fact.uuid] = FactHit(fact, score)
+        # Best first; among equals the most recently valid, undated last.
+        return sorted(
+            hits.values(),
+            key=lambda h: (-h.score, -(h.fact.valid_at.value.toordinal() if h.fact.valid_at else 0), h.fact.uuid),
+        )[:limit]
 
     def entity_facts(
         self,
@@ -323,37 +464,32 @@ class GraphStore(ABC):
         limit: int = 200,
     ) -> list[FactHit]:
         """Facts about the entities whose dated period overlaps [start, end], in date order (undated last)."""
-        return self._entity_facts(list(entity_uuids), start, end, as_of, limit) if entity_uuids else []
+        if not entity_uuids:
+            return []
+        rows = self._read("entity_facts", uuids=list(entity_uuids), start=start, end=end, as_of=as_of, limit=limit)
+        return [FactHit(fact_from_row(row), 1.0) for row in rows]
 
-    @abstractmethod
-    def _entity_facts(
-        self, entity_uuids: list[str], start: dt.date | None, end: dt.date | None, as_of: dt.date | None, limit: int
-    ) -> list[FactHit]:
-        """`entity_facts` for at least one entity."""
-
-    @abstractmethod
     def related_facts(
         self, entity_uuid: str, depth: int = 2, limit: int = 50, as_of: dt.date | None = None
     ) -> list[FactHit]:
-        """Facts on paths up to `depth` hops from the entity (hop 1 first), each with its hop."""
-
-    def match_entities(
-        self, text: str, limit: int = 10, kinds: list[str] | None = None, as_of: dt.date | None = None
-    ) -> list[EntityMatch]:
-        """The entities whose name or an alias matches `text` (a name, part of one, a misspelling, or a free text
-        naming them), scored and best first (see `rank_entity_search`), each with its number of facts and the
-        dates of its first and last dated facts; `kinds` keeps those entity kinds only, `as_of` counts only facts
-        valid then (an entity with none is left out). One query."""
-        terms = EntitySearchTerms.of(text)
-        return rank_entity_search(text, self._entity_match_candidates(terms, kinds, as_of), limit) if terms.key else []
-
-    @abstractmethod
-    def _entity_match_candidates(
-        self, terms: EntitySearchTerms, kinds: list[str] | None, as_of: dt.date | None
-    ) -> list[EntityMatch]:
-        """`match_entities`' candidates for search `terms` with a key, not yet scored: up to `MAX_ENTITY_CANDIDATES`
-        entities whose name or an alias is the key, starts with it, shares a word with it, or has a word sharing the
-        first or last three letters of a longer word of it; exact, alias and prefix matches first, then by facts."""
+        """Facts linking entities on paths up to `depth` hops from the entity (hop 1 first), each with its hop:
+        breadth first, one query per hop."""
+        seen, frontier = {entity_uuid}, [entity_uuid]
+        found: dict[str, FactHit] = {}
+        for hop in range(1, depth + 1):
+            if not frontier or len(found) >= limit:
+                break
+            next_frontier: list[str] = []
+            for row in self._read("linking_facts", frontier=frontier, as_of=as_of, cap=limit * 4):
+                fact = fact_from_row(row)
+                found.setdefault(fact.uuid, FactHit(fact, round(1.0 / hop, 6), hop=hop))
+                next_frontier += [uuid for uuid in fact.entity_uuids if uuid not in seen]
+                seen.update(fact.entity_uuids)
+            frontier = next_frontier
+        undated = dt.date.max
+        return sorted(found.values(), key=lambda h: (h.hop, h.fact.valid_at.value if h.fact.valid_at else undated))[
+            :limit
+        ]
 
     def best_entity_facts(
         self, entity_uuids: list[str], per_entity: int = 3, as_of: dt.date | None = None
@@ -362,53 +498,73 @@ class GraphStore(ABC):
         then those linking it to other entities, then the most recent. One query; a fact may serve two entities."""
         found: dict[str, list[FactHit]] = {}
         if entity_uuids and per_entity > 0:
-            for entity_uuid, fact in self._best_entity_facts(list(entity_uuids), per_entity, as_of):
-                found.setdefault(entity_uuid, []).append(FactHit(fact, 1.0))
+            for row in self._read("best_entity_facts", uuids=list(entity_uuids), per=per_entity, as_of=as_of):
+                found.setdefault(row["for_entity"], []).append(FactHit(fact_from_row(row), 1.0))
         return found
-
-    @abstractmethod
-    def _best_entity_facts(
-        self, entity_uuids: list[str], per_entity: int, as_of: dt.date | None
-    ) -> list[tuple[str, Fact]]:
-        """`best_entity_facts` for at least one entity and fact, as (entity uuid, fact) pairs, each entity's best
-        first."""
 
     def document_entities(self, document_id: str, limit: int = 200) -> list[Entity]:
         """The entities a document's facts mention, most facts first."""
-        raise NotImplementedError
+        rows = self._read("document_entities", d=document_id, limit=max(1, min(int(limit), 1000)))
+        return [Entity(row["uuid"], row["name"], row["kind"], [], int(row["n"])) for row in rows]
 
     def known_names(self, keys: set[str]) -> set[str]:
         """Which of these normalised names are entity names or aliases in the graph (the corpus's gazetteer)."""
-        return self._known_names(sorted(keys)) if keys else set()
+        return {row["key"] for row in self._read("known_names", keys=sorted(keys))} if keys else set()
 
-    @abstractmethod
-    def _known_names(self, keys: list[str]) -> set[str]:
-        """`known_names` for at least one name."""
-
-    @abstractmethod
     def extractor_stamps(self, document_ids: list[str]) -> dict[str, str]:
         """The extractor version stamp each of `document_ids` was last extracted with (documents never extracted,
         or extracted before stamps existed, are absent)."""
+        rows = self._read("extractor_stamps", ids=list(document_ids)) if document_ids else []
+        return {row["document_id"]: row["extractor"] for row in rows}
 
-    @abstractmethod
     def document_fact_count(self, document_id: str) -> int:
         """How many facts a document has in the graph."""
+        rows = self._read("document_fact_count", d=document_id)
+        return int(rows[0]["n"]) if rows else 0
 
-    @abstractmethod
     def counts(self) -> dict[str, int]:
-        """How many entities and facts the graph holds."""
+        """How many entities, facts and aliases the graph holds."""
+        row = self._read("counts")[0]
+        return {key: int(row[key]) for key in ("entities", "facts", "aliases")}
 
     def entity_passage_links(self) -> EntityPassageLinks:
         """Every entity-passage link and every entity name and alias, in one read (the retrieval walk caches it)."""
-        raise NotImplementedError(f"the {self.backend} graph cannot list its entity-passage links")
+        rows = self._read("passage_links")
+        return EntityPassageLinks(
+            links=tuple((r["entity"], r["passage"], r["document"], int(r["n"])) for r in rows if r["link"]),
+            names=tuple((r["passage"], r["entity"]) for r in rows if not r["link"]),
+        )
 
     def graph_version(self) -> str | None:
         """A stamp that changes whenever facts are written or deleted (by any process), read cheaply; None when
         the backend keeps none (callers then refresh what they cached after a while)."""
         return None
 
-    def drop(self) -> None:  # noqa: B027 - optional
+    @abstractmethod
+    def drop(self) -> None:
         """Remove the graph's tables or nodes (tests)."""
 
     def close(self) -> None:  # noqa: B027 - optional
         """Release connections."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{type, init_parameters}` for the pipeline YAML; never a secret's value."""
+        data = init_parameters_to_dict(self, **dict.fromkeys(self.in_process_parameters))
+        for name in self.in_process_parameters:
+            del data["init_parameters"][name]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GraphStore:
+        """The store `to_dict` described."""
+        return default_from_dict(cls, data)
+
+
+def _first_positions(fact: Fact, uuid_of: dict[str, str]) -> dict[str, int]:
+    """Each distinct known entity `fact` names (its uuid, from `uuid_of` by key) and the position of its first
+    mention, in order."""
+    positions: dict[str, int] = {}
+    for position, key in enumerate(fact.entity_keys):
+        if uuid_of.get(key):
+            positions.setdefault(uuid_of[key], position)
+    return positions

@@ -2,19 +2,17 @@
 pipelines, the CLI and the app run).
 
 `graph_search(query)` -> facts `{fact, uuid, valid_at, invalid_at, source_node_uuid}`;
-`get_entity_relationships(entity_name, depth)` -> `{central_entity, related_facts, search_method}` with depth
-clamped to 1-5; `timeline_hits(entity_name, start_date, end_date)` -> the `get_entity_timeline` facts in date
-order, really filtered; `comprehensive(query, use_vector, use_graph, limit)` -> the
-`perform_comprehensive_search` result, vector and graph results fetched in parallel, either side surviving the
-other's failure; `entity_matches(query, limit, entity_types, as_of)` -> the entities a name or text matches,
-limit clamped to 1-50. Bad input raises `ValueError` with one clear sentence.
+`get_entity_relationships(entity_name, depth)` -> `{central_entity, related_facts, search_method, depth}`;
+`timeline_hits(entity_name, start_date, end_date)` -> the `get_entity_timeline` facts in date order, really
+filtered; `comprehensive(query, use_vector, use_graph, limit)` -> the `perform_comprehensive_search` result;
+`entity_matches(query, limit, entity_types, as_of)` -> the entities a name or text matches. Bad input raises
+`ValueError` with one clear sentence.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import datetime as dt
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,15 +20,15 @@ from components.contracts import ContextChunk, ScoreKind, SourceType
 from components.graph.dates import FuzzyDate
 from components.graph.factory import GraphStoreComponent, check_graph_store, component_graph_store
 from components.graph.model import ENTITY_KINDS, EntityMatch, Fact, FactHit
-from components.graph.store import MAX_DEPTH, FactScope, GraphStore
-from components.resilience import ResiliencePolicy, SourceGuard
+from components.graph.store import MAX_DEPTH, GraphStore
+from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
+from components.resilience.guard import submit_in_thread
 
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = 50
 # An entity search's facts: the best few of each of its top entities.
 ENTITIES_WITH_FACTS = 5
 FACTS_PER_ENTITY = 3
-_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="graph-tools")
 
 
 class GraphToolComponent(GraphStoreComponent):
@@ -66,6 +64,17 @@ class GraphToolComponent(GraphStoreComponent):
         """Make the graph store once (it connects on first use, so a graph that is down is a run's status)."""
         if self._tools is None:
             self._tools = GraphTools(component_graph_store(self.graph_store, self.collection))
+
+    def _call(self, work: Callable[[GraphTools], list[ContextChunk] | SourceResult]) -> dict[str, Any]:
+        """`work(tools)` under the source's guard: `{documents, status}`, the chunks it returned as Documents."""
+
+        def guarded() -> list[ContextChunk] | SourceResult:
+            self.warm_up()
+            assert self._tools is not None
+            return work(self._tools)
+
+        result, status = self._guard.call(guarded)
+        return result.outputs(status)
 
 
 def clamp(value: Any, low: int, high: int, default: int) -> int:
@@ -115,22 +124,6 @@ def check_entity_types(value: Any) -> list[str] | None:
     return sorted(set(kinds)) or None
 
 
-def scope_from_filters(filters: dict[str, Any] | None) -> FactScope | None:
-    """The knowledge base's `filters` (`document_ids`, `date_from`, `date_to`) as a scope for facts; ValueError
-    names a malformed date."""
-    if not filters:
-        return None
-    ids = filters.get("document_ids") or ()
-    if isinstance(ids, str):
-        ids = (ids,)
-    scope = FactScope(
-        document_ids=tuple(str(i) for i in ids),
-        date_from=parse_bound(filters.get("date_from"), "date_from"),
-        date_to=parse_bound(filters.get("date_to"), "date_to", end=True),
-    )
-    return None if scope.empty else scope
-
-
 def fact_to_chunk(hit: FactHit) -> ContextChunk:
     """A graph fact as evidence: source_type `graph`, attributed to its document, chunk and sentence."""
     fact: Fact = hit.fact
@@ -167,7 +160,7 @@ class GraphTools:
     Usage:
     ```python
     tools = GraphTools(PostgresGraphStore(collection="research"))
-    entities, hits = tools.timeline_hits("Airbus", start_date="2019", end_date="2020-06")
+    entities, hits = tools.timeline_hits("Nordvik Aviation", start_date="2019", end_date="2020-06")
     ```
     """
 
@@ -181,13 +174,11 @@ class GraphTools:
 
     # -- graph_search ---------------------------------------------------------------------------------------------
 
-    def search_hits(
-        self, query: str, limit: int = 10, as_of: str | dt.date | None = None, filters: dict[str, Any] | None = None
-    ) -> list[FactHit]:
-        query = check_text(query, "query")
-        limit = clamp(limit, 1, MAX_LIMIT, 10)
-        scope = scope_from_filters(filters)
-        return self.store.search_facts(query, limit, parse_bound(as_of, "as_of", end=True), scope)
+    def search_hits(self, query: str, limit: int = 10, as_of: str | dt.date | None = None) -> list[FactHit]:
+        """The facts matching `query`, best first (limit clamped to 1-50)."""
+        return self.store.search_facts(
+            check_text(query, "query"), clamp(limit, 1, MAX_LIMIT, 10), parse_bound(as_of, "as_of", end=True)
+        )
 
     def graph_search(self, query: str, limit: int = 10, as_of: str | None = None) -> list[dict[str, Any]]:
         """Facts that match `query`: `{fact, uuid, valid_at, invalid_at, source_node_uuid}` plus attribution."""
@@ -197,31 +188,27 @@ class GraphTools:
 
     def relationship_hits(
         self, entity_name: str, depth: int = 2, limit: int = 50, as_of: str | None = None
-    ) -> tuple[str | None, str, list[FactHit]]:
+    ) -> tuple[dict[str, Any], list[FactHit]]:
+        """`get_entity_relationships`' result and the facts behind it: the facts on paths up to `depth` hops
+        (clamped to 1-5) from the entity `entity_name` means, or, when no entity has that name, the facts that
+        mention it (`search_method` `text_search`)."""
         name = check_text(entity_name, "entity_name")
         depth = clamp(depth, 1, MAX_DEPTH, 2)
         limit = clamp(limit, 1, 200, 50)
         when = parse_bound(as_of, "as_of", end=True)
         entities = self.store.find_entities(name, limit=1)
         if entities:
-            return entities[0].name, "graph_traversal", self.store.related_facts(entities[0].uuid, depth, limit, when)
-        # No entity of that name: the facts that mention it, like a search would.
-        return None, "text_search", self.store.search_facts(name, min(limit, MAX_LIMIT), when)
+            central, method = entities[0].name, "graph_traversal"
+            hits = self.store.related_facts(entities[0].uuid, depth, limit, when)
+        else:
+            central, method = name, "text_search"
+            hits = self.store.search_facts(name, min(limit, MAX_LIMIT), when)
+        related = [{**hit.fact.contract(), "hop": hit.hop} for hit in hits]
+        return {"central_entity": central, "related_facts": related, "search_method": method, "depth": depth}, hits
 
     def get_entity_relationships(self, entity_name: str, depth: int = 2) -> dict[str, Any]:
         """How `entity_name` is connected: the facts on paths up to `depth` hops (clamped to 1-5)."""
-        central, method, hits = self.relationship_hits(entity_name, depth)
-        related = []
-        for hit in hits:
-            item = hit.fact.contract()
-            item["hop"] = hit.hop
-            related.append(item)
-        return {
-            "central_entity": central or entity_name.strip(),
-            "related_facts": related,
-            "search_method": method,
-            "depth": clamp(depth, 1, MAX_DEPTH, 2),
-        }
+        return self.relationship_hits(entity_name, depth)[0]
 
     # -- timeline -------------------------------------------------------------------------------------------------
 
@@ -294,55 +281,44 @@ class GraphTools:
         timeout_s: float | None = None,
     ) -> tuple[dict[str, Any], list[FactHit], list[ContextChunk]]:
         """`perform_comprehensive_search`'s result, the graph hits behind its `graph_results` and the chunks behind
-        its `vector_results`; a side that takes longer than `timeout_s` is reported in `errors` while the other
-        side's results are kept."""
+        its `vector_results`, both sides searched at once; a side that fails or takes longer than `timeout_s` is
+        reported in `errors` while the other side's results are kept."""
         query = check_text(query, "query")
         limit = clamp(limit, 1, MAX_LIMIT, 10)
         futures: dict[str, concurrent.futures.Future] = {}
-        if use_vector and self.vector_search is not None:
-            futures["vector"] = _POOL.submit(self.vector_search, query, limit)
-        if use_graph:
-            futures["graph"] = _POOL.submit(self.search_hits, query, limit)
-        results: dict[str, list[Any]] = {"vector": [], "graph": []}
-        graph_hits: list[FactHit] = []
-        vector_chunks: list[ContextChunk] = []
         errors: dict[str, str] = {}
         if use_vector and self.vector_search is None:
             errors["vector"] = "no vector search is configured"
-        deadline = time.monotonic() + timeout_s if timeout_s else None
+        elif use_vector:
+            futures["vector"] = submit_in_thread(lambda: self.vector_search(query, limit))
+        if use_graph:
+            futures["graph"] = submit_in_thread(lambda: self.search_hits(query, limit))
+        concurrent.futures.wait(futures.values(), timeout=timeout_s)
+        found: dict[str, list[Any]] = {"vector": [], "graph": []}
         for side, future in futures.items():
-            try:
-                value = future.result(timeout=max(0.0, deadline - time.monotonic()) if deadline else None)
-            except concurrent.futures.TimeoutError:
+            if not future.done():
                 errors[side] = f"{side} search did not answer within {timeout_s:g} s"
-                continue
-            except Exception as exc:  # noqa: BLE001 - one side failing must not sink the other
+            elif future.exception() is not None:  # one side failing must not sink the other
+                exc = future.exception()
                 errors[side] = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-                continue
-            if side == "vector":
-                vector_chunks = list(value)
-                value = [
-                    {
-                        "content": chunk.text,
-                        "score": chunk.semantic_relevance,
-                        "document_id": chunk.source_id,
-                        "document_title": chunk.source_title,
-                        "chunk_id": chunk.id,
-                        "chunk_index": chunk.metadata.get("chunk_index"),
-                    }
-                    for chunk in value
-                ]
             else:
-                graph_hits = value
-                value = [hit.fact.contract() for hit in value]
-            results[side] = value
-        return (
+                found[side] = future.result()
+        vector_results = [
             {
-                "vector_results": results["vector"],
-                "graph_results": results["graph"],
-                "total_results": len(results["vector"]) + len(results["graph"]),
-                "errors": errors,
-            },
-            graph_hits,
-            vector_chunks,
-        )
+                "content": chunk.text,
+                "score": chunk.semantic_relevance,
+                "document_id": chunk.source_id,
+                "document_title": chunk.source_title,
+                "chunk_id": chunk.id,
+                "chunk_index": chunk.metadata.get("chunk_index"),
+            }
+            for chunk in found["vector"]
+        ]
+        graph_results = [hit.fact.contract() for hit in found["graph"]]
+        result = {
+            "vector_results": vector_results,
+            "graph_results": graph_results,
+            "total_results": len(vector_results) + len(graph_results),
+            "errors": errors,
+        }
+        return result, found["graph"], found["vector"]

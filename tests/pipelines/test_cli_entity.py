@@ -10,7 +10,7 @@ import pytest
 from components.graph.extraction import LanguageExtractor
 from components.graph.postgres_store import PostgresGraphStore
 from pipelines.cli import main as cli_main
-from tests.components.graph.conftest import airbus_documents
+from tests.components.graph.conftest import nordvik_documents
 
 pytestmark = pytest.mark.integration
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.integration
 def collection(database_url):
     name = f"t_{uuid.uuid4().hex[:8]}"
     store = PostgresGraphStore(name)
-    for document, chunks in airbus_documents():
+    for document, chunks in nordvik_documents():
         store.replace_document(LanguageExtractor().extract(document, chunks))
     yield name
     store.drop()
@@ -27,28 +27,28 @@ def collection(database_url):
 
 class TestEntityCommand:
     def test_timeline_with_range(self, collection, capsys):
-        assert cli_main(["entity", "timeline", "Airbus", "--from", "2019", "--to", "2019-12", "--collection",
+        assert cli_main(["entity", "timeline", "Nordvik", "--from", "2019", "--to", "2019-12", "--collection",
                          collection]) == 0
         out = capsys.readouterr().out
-        assert out.startswith("Airbus: ") and "2019-02-14  Airbus SE announced on Thursday" in out
-        assert "2000-12" not in out and "Airbus to end A380 production" in out
+        assert out.startswith("Nordvik: ") and "2019-02-14  Nordvik SE announced on Thursday" in out
+        assert "2000-12" not in out and "Nordvik to end NV900 production" in out
 
     def test_timeline_json_and_errors(self, collection, capsys):
-        assert cli_main(["entity", "timeline", "Enders", "--json", "--collection", collection]) == 0
+        assert cli_main(["entity", "timeline", "Dahl", "--json", "--collection", collection]) == 0
         data = json.loads(capsys.readouterr().out)
-        assert data["entities"] == ["Tom Enders"]
+        assert data["entities"] == ["Henrik Dahl"]
         assert [item["valid_at"] for item in data["timeline"]] == sorted(item["valid_at"] for item in data["timeline"])
-        assert cli_main(["entity", "timeline", "Airbus", "--from", "2019-02-30", "--collection", collection]) == 1
+        assert cli_main(["entity", "timeline", "Nordvik", "--from", "2019-02-30", "--collection", collection]) == 1
         assert "start_date '2019-02-30' is not an ISO date" in capsys.readouterr().err
         assert cli_main(["entity", "timeline", "Nobody", "--collection", collection]) == 1
         assert "no entity called 'Nobody'" in capsys.readouterr().err
 
     def test_relations_and_search(self, collection, capsys):
-        assert cli_main(["entity", "relations", "Faury", "--depth", "9", "--collection", collection]) == 0
+        assert cli_main(["entity", "relations", "Lindqvist", "--depth", "9", "--collection", collection]) == 0
         out = capsys.readouterr().out
-        assert out.startswith("Guillaume Faury (graph_traversal, depth 5)") and "links: Tom Enders" in out
+        assert out.startswith("Johan Lindqvist (graph_traversal, depth 5)") and "links: Henrik Dahl" in out
         assert cli_main(["entity", "search", "bribery", "--json", "--collection", collection]) == 0
         facts = json.loads(capsys.readouterr().out)
-        assert facts[0]["fact"].startswith("Airbus agreed to pay") and facts[0]["source_node_uuid"]
+        assert facts[0]["fact"].startswith("Nordvik agreed to pay") and facts[0]["source_node_uuid"]
         assert cli_main(["entity", "search", "  ", "--collection", collection]) == 1
         assert "query must not be empty" in capsys.readouterr().err

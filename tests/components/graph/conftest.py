@@ -10,6 +10,21 @@ import pytest
 
 from components.knowledge_base.store import ChunkRecord, DocumentRecord
 
+NORDVIK_2019 = (
+    "Nordvik SE announced on Thursday that it will end production of the NV900 superjumbo. "
+    "Chief executive Henrik Dahl said the decision was painful. He said deliveries would stop in 2021. "
+    "One customer reduced its order for the NV900 last month. "
+    "The company had launched the NV900 programme in December 2000."
+)
+NORDVIK_2020 = (
+    "Nordvik agreed to pay 1.2 billion euros to settle bribery investigations in Norway, Canada and the "
+    "United Kingdom. Johan Lindqvist, the chief executive since April 2019, called it a turning point. "
+    "Mr Lindqvist replaced Henrik Dahl as CEO. Dahl led the company from 2012 until 2019. "
+    "Two years later, Nordvik Group Inc. opened a plant in Manitoba."
+)
+
+
+# The texts `test_extraction.py` still reads (its names are to be replaced there too).
 AIRBUS_2019 = (
     "Airbus SE announced on Thursday that it will end production of the A380 superjumbo. "
     "Chief executive Tom Enders said the decision was painful. He said deliveries would stop in 2021. "
@@ -39,10 +54,10 @@ def make_document(document_id: str, text: str, date: dt.date | None, title: str 
     return document, chunks
 
 
-def airbus_documents():
+def nordvik_documents():
     return [
-        make_document("airbus-2019", AIRBUS_2019, dt.date(2019, 2, 14), "Airbus to end A380 production"),
-        make_document("airbus-2020", AIRBUS_2020, dt.date(2020, 1, 28), "Airbus settles bribery probe"),
+        make_document("nordvik-2019", NORDVIK_2019, dt.date(2019, 2, 14), "Nordvik to end NV900 production"),
+        make_document("nordvik-2020", NORDVIK_2020, dt.date(2020, 1, 28), "Nordvik settles bribery probe"),
     ]
 
 
@@ -75,24 +90,24 @@ def empty_store(request, database_url):
 
 
 @pytest.fixture()
-def airbus_store(empty_store):
-    """A fresh graph store holding the two Airbus documents."""
+def nordvik_store(empty_store):
+    """A fresh graph store holding the two Nordvik documents."""
     from components.graph.extraction import LanguageExtractor
 
     extractor = LanguageExtractor()
-    for document, chunks in airbus_documents():
+    for document, chunks in nordvik_documents():
         empty_store.replace_document(extractor.extract(document, chunks))
     return empty_store
 
 
 @pytest.fixture(scope="module")
-def shared_airbus_store(database_url):
-    """One embedded store with the Airbus documents for read-only tests of a module."""
+def shared_nordvik_store(database_url):
+    """One embedded store with the Nordvik documents for read-only tests of a module."""
     from components.graph.extraction import LanguageExtractor
 
     store = _new_store("postgres")
     extractor = LanguageExtractor()
-    for document, chunks in airbus_documents():
+    for document, chunks in nordvik_documents():
         store.replace_document(extractor.extract(document, chunks))
     yield store
     store.drop()

@@ -19,18 +19,18 @@ class TestEntityTimeline:
         assert EntityTimeline.from_dict(data).limit == 20
 
     @pytest.mark.integration
-    def test_run_gives_dated_ordered_facts(self, shared_airbus_store):
-        result = EntityTimeline(collection=shared_airbus_store.collection).run(
-            entity_name="airbus se", start_date="2019", end_date="2021"
+    def test_run_gives_dated_ordered_facts(self, shared_nordvik_store):
+        result = EntityTimeline(collection=shared_nordvik_store.collection).run(
+            entity_name="nordvik se", start_date="2019", end_date="2021"
         )
-        assert result["status"].status is StatusKind.SUCCESS and result["entities"][0] == "Airbus"
+        assert result["status"].status is StatusKind.SUCCESS and result["entities"][0] == "Nordvik"
         dates = [item["valid_at"] for item in result["timeline"]]
         assert dates == sorted(dates) and all("2019" <= d[:4] <= "2021" for d in dates)
         assert [d.meta["valid_at"] for d in result["documents"]] == dates
 
     @pytest.mark.integration
-    def test_malformed_dates_are_a_clear_status(self, shared_airbus_store):
-        result = EntityTimeline(collection=shared_airbus_store.collection).run(entity_name="Airbus", end_date="soon")
+    def test_malformed_dates_are_a_clear_status(self, shared_nordvik_store):
+        result = EntityTimeline(collection=shared_nordvik_store.collection).run(entity_name="Nordvik", end_date="soon")
         assert result["status"].status is StatusKind.ERROR
         assert result["status"].message == "end_date 'soon' is not an ISO date (YYYY, YYYY-MM or YYYY-MM-DD)"
         assert result["timeline"] == [] and result["documents"] == []
@@ -44,13 +44,13 @@ class TestEntityRelationships:
         assert EntityRelationships.from_dict(data).limit == 10
 
     @pytest.mark.integration
-    def test_run_walks_and_clamps_depth(self, shared_airbus_store):
-        component = EntityRelationships(collection=shared_airbus_store.collection)
-        deep = component.run(entity_name="Faury", depth=42)
-        assert deep["relationships"]["depth"] == 5 and deep["relationships"]["central_entity"] == "Guillaume Faury"
+    def test_run_walks_and_clamps_depth(self, shared_nordvik_store):
+        component = EntityRelationships(collection=shared_nordvik_store.collection)
+        deep = component.run(entity_name="Lindqvist", depth=42)
+        assert deep["relationships"]["depth"] == 5 and deep["relationships"]["central_entity"] == "Johan Lindqvist"
         assert deep["relationships"]["search_method"] == "graph_traversal"
         assert len(deep["documents"]) == len(deep["relationships"]["related_facts"]) > 0
-        shallow = component.run(entity_name="Faury", depth=0)
+        shallow = component.run(entity_name="Lindqvist", depth=0)
         assert shallow["relationships"]["depth"] == 1
         assert {item["hop"] for item in shallow["relationships"]["related_facts"]} == {1}
         assert component.run(entity_name="")["status"].status is StatusKind.ERROR
@@ -65,24 +65,24 @@ class TestComprehensiveSearch:
         assert ComprehensiveSearch.from_dict(data).vector_mode == "dense"
 
     @pytest.mark.integration
-    def test_both_sides_with_the_real_knowledge_base(self, shared_airbus_store):
+    def test_both_sides_with_the_real_knowledge_base(self, shared_nordvik_store):
         # The collection's knowledge base is empty: the vector side answers nothing, the graph side its facts.
-        result = ComprehensiveSearch(collection=shared_airbus_store.collection, limit=5).run(query="Airbus A380")
+        result = ComprehensiveSearch(collection=shared_nordvik_store.collection, limit=5).run(query="Nordvik NV900")
         assert result["status"].status is StatusKind.SUCCESS and result["result"]["errors"] == {}
         assert result["result"]["vector_results"] == [] and 1 <= len(result["result"]["graph_results"]) <= 5
         assert result["documents"][0].meta["source_type"] == "graph"
 
     @pytest.mark.integration
-    def test_graph_side_survives_a_failing_vector_side(self, shared_airbus_store, monkeypatch):
+    def test_graph_side_survives_a_failing_vector_side(self, shared_nordvik_store, monkeypatch):
         import components.graph.comprehensive_search as module
 
         def unavailable(collection, mode):
             raise ConnectionError("the vector store refused the connection")
 
         monkeypatch.setattr(module, "knowledge_base_vector_search", unavailable)
-        component = ComprehensiveSearch(collection=shared_airbus_store.collection, limit=5)
-        result = component.run(query="Airbus A380")
+        component = ComprehensiveSearch(collection=shared_nordvik_store.collection, limit=5)
+        result = component.run(query="Nordvik NV900")
         assert result["result"]["graph_results"] and "refused the connection" in result["result"]["errors"]["vector"]
         assert result["status"].status is StatusKind.PARTIAL and "vector search failed" in result["status"].message
-        graph_only = component.run(query="Airbus", use_vector=False)
+        graph_only = component.run(query="Nordvik", use_vector=False)
         assert graph_only["status"].status is StatusKind.SUCCESS and graph_only["result"]["vector_results"] == []

@@ -19,26 +19,26 @@ class TestScoring:
     @pytest.mark.parametrize(
         ("key", "names", "aliases", "expected"),
         [
-            ("airbus", ["airbus"], [], ("exact", 1.0, "airbus")),
-            ("enders", ["tom enders"], ["enders"], ("alias", 0.95, "enders")),
-            ("faury", ["guillaume faury"], [], ("contains", 0.7, "guillaume faury")),
-            ("what did airbus do", ["airbus"], [], ("mention", 0.525, "airbus")),
-            ("zebra", ["airbus"], [], None),
-            ("", ["airbus"], [], None),
+            ("nordvik", ["nordvik"], [], ("exact", 1.0, "nordvik")),
+            ("dahl", ["henrik dahl"], ["dahl"], ("alias", 0.95, "dahl")),
+            ("lindqvist", ["johan lindqvist"], [], ("contains", 0.7, "johan lindqvist")),
+            ("what did nordvik do", ["nordvik"], [], ("mention", 0.525, "nordvik")),
+            ("zebra", ["nordvik"], [], None),
+            ("", ["nordvik"], [], None),
         ],
     )
     def test_kinds_and_scores(self, key, names, aliases, expected):
         assert score_entity_match(key, names, aliases) == expected
 
     def test_prefix_prefers_whole_words_and_fuzzy_scores_lowest(self):
-        whole = score_entity_match("tom", ["tom enders"], [])
-        part = score_entity_match("tom", ["tomahawk"], [])
+        whole = score_entity_match("henrik", ["henrik dahl"], [])
+        part = score_entity_match("henrik", ["henriksen"], [])
         assert whole[0] == part[0] == "prefix" and 0.8 < part[1] < whole[1] <= 0.9
-        fuzzy = score_entity_match("airbsu", ["airbus"], [])
+        fuzzy = score_entity_match("nordvki", ["nordvik"], [])
         assert fuzzy[0] == "fuzzy" and 0.3 <= fuzzy[1] < 0.5
         # A one-word query is compared with each word of a longer name too.
-        assert score_entity_match("faurry", ["guillaume faury"], [])[0] == "fuzzy"
-        assert score_entity_match("a", ["airbus"], []) is None  # one letter is no prefix
+        assert score_entity_match("lindqvst", ["johan lindqvist"], [])[0] == "fuzzy"
+        assert score_entity_match("a", ["nordvik"], []) is None  # one letter is no prefix
 
     def test_entity_types_are_checked(self):
         assert check_entity_types(None) is None and check_entity_types([]) is None
@@ -67,8 +67,8 @@ class TestEntitySearch:
         [
             ({"query": "   "}, "query must not be empty"),
             ({"query": "x" * 1001}, "query is 1001 characters long; the limit is 1000"),
-            ({"query": "Airbus", "entity_types": ["company"]}, "entity_types has unknown type 'company'"),
-            ({"query": "Airbus", "as_of": "soon"}, "as_of 'soon' is not an ISO date (YYYY, YYYY-MM or YYYY-MM-DD)"),
+            ({"query": "Nordvik", "entity_types": ["company"]}, "entity_types has unknown type 'company'"),
+            ({"query": "Nordvik", "as_of": "soon"}, "as_of 'soon' is not an ISO date (YYYY, YYYY-MM or YYYY-MM-DD)"),
         ],
     )
     def test_bad_input_is_a_clear_status(self, kwargs, message):
@@ -85,7 +85,7 @@ class TestEntitySearch:
 
         search = EntitySearch()
         search._tools = GraphTools(BrokenStore())
-        result = search.run(query="Airbus")
+        result = search.run(query="Nordvik")
         assert result["status"].status is StatusKind.ERROR and "the graph refused the query" in result["status"].message
         assert result["entities"] == [] and result["documents"] == []
 
@@ -96,47 +96,47 @@ class TestEntitySearch:
             raise GraphUnavailable("Neo4j at neo4j://h:7687 cannot be used: ServiceUnavailable")
 
         monkeypatch.setattr(factory, "graph_store_from_settings", unreachable)
-        result = EntitySearch().run(query="Airbus")
+        result = EntitySearch().run(query="Nordvik")
         assert result["status"].status is StatusKind.ERROR and "cannot be used" in result["status"].message
         assert result["entities"] == [] and result["documents"] == []
 
     @pytest.mark.integration
-    def test_exact_name_with_facts_dates_and_attribution(self, shared_airbus_store):
-        result = search_in(shared_airbus_store).run(query="Airbus SE")
+    def test_exact_name_with_facts_dates_and_attribution(self, shared_nordvik_store):
+        result = search_in(shared_nordvik_store).run(query="Nordvik SE")
         status, entities = result["status"], result["entities"]
         assert status.status is StatusKind.SUCCESS and status.total_found == len(entities) >= 1
-        airbus = entities[0]
-        assert (airbus["name"], airbus["type"], airbus["match"], airbus["score"]) == (
-            "Airbus",
+        nordvik = entities[0]
+        assert (nordvik["name"], nordvik["type"], nordvik["match"], nordvik["score"]) == (
+            "Nordvik",
             "organization",
             "exact",
             1.0,
         )
-        assert airbus["fact_count"] >= 5 and airbus["matched"] == "airbus"
-        assert (airbus["first_fact_date"], airbus["last_fact_date"]) == ("2000-12", "2021")
+        assert nordvik["fact_count"] >= 5 and nordvik["matched"] == "nordvik"
+        assert (nordvik["first_fact_date"], nordvik["last_fact_date"]) == ("2000-12", "2021")
         documents = result["documents"]
         assert 1 <= len(documents) <= 3 * len(entities)
         chunk = document_to_chunk(documents[0])
-        assert chunk.source_type.value == "graph" and chunk.source_id.startswith("airbus-")
+        assert chunk.source_type.value == "graph" and chunk.source_id.startswith("nordvik-")
         assert chunk.metadata["fact_uuid"] == chunk.id and chunk.metadata["chunk_id"]
-        assert chunk.metadata["matched_entity"] == "Airbus" and "Airbus" in chunk.metadata["entities"]
+        assert chunk.metadata["matched_entity"] == "Nordvik" and "Nordvik" in chunk.metadata["entities"]
         assert chunk.semantic_relevance == 1.0 and chunk.source_title
         # The best facts first: about the entity and linking it to others; then the most recent.
-        assert chunk.metadata["entities"][0] == "Airbus" and len(chunk.metadata["entities"]) > 1
+        assert chunk.metadata["entities"][0] == "Nordvik" and len(chunk.metadata["entities"]) > 1
         assert len({d.id for d in documents}) == len(documents)
 
     @pytest.mark.integration
     @pytest.mark.parametrize(
         ("query", "name", "match"),
         [
-            ("enders", "Tom Enders", "alias"),
-            ("Guill", "Guillaume Faury", "prefix"),
-            ("Airbsu", "Airbus", "fuzzy"),
-            ("What did Tom Enders say about the A380?", "Tom Enders", "mention"),
+            ("dahl", "Henrik Dahl", "alias"),
+            ("Joh", "Johan Lindqvist", "prefix"),
+            ("Nordvki", "Nordvik", "fuzzy"),
+            ("What did Henrik Dahl say about the NV900?", "Henrik Dahl", "mention"),
         ],
     )
-    def test_alias_prefix_fuzzy_and_free_text(self, shared_airbus_store, query, name, match):
-        result = search_in(shared_airbus_store).run(query=query)
+    def test_alias_prefix_fuzzy_and_free_text(self, shared_nordvik_store, query, name, match):
+        result = search_in(shared_nordvik_store).run(query=query)
         assert result["status"].status is StatusKind.SUCCESS
         first = result["entities"][0]
         assert (first["name"], first["match"]) == (name, match)
@@ -146,42 +146,42 @@ class TestEntitySearch:
         assert result["documents"] and all(d.meta["semantic_relevance"] <= first["score"] for d in result["documents"])
 
     @pytest.mark.integration
-    def test_no_match_is_an_empty_success(self, shared_airbus_store):
-        result = search_in(shared_airbus_store).run(query="zebra xylophone")
+    def test_no_match_is_an_empty_success(self, shared_nordvik_store):
+        result = search_in(shared_nordvik_store).run(query="zebra xylophone")
         assert result["status"].status is StatusKind.SUCCESS and result["status"].total_found == 0
         assert result["entities"] == [] and result["documents"] == []
 
     @pytest.mark.integration
-    def test_types_limit_and_as_of(self, shared_airbus_store):
-        search = search_in(shared_airbus_store)
-        assert search.run(query="Airbus", entity_types=["person"])["entities"] == []
-        people = search.run(query="What did Tom Enders and Guillaume Faury say?", entity_types=["person"])
-        assert {item["name"] for item in people["entities"]} == {"Tom Enders", "Guillaume Faury"}
+    def test_types_limit_and_as_of(self, shared_nordvik_store):
+        search = search_in(shared_nordvik_store)
+        assert search.run(query="Nordvik", entity_types=["person"])["entities"] == []
+        people = search.run(query="What did Henrik Dahl and Johan Lindqvist say?", entity_types=["person"])
+        assert {item["name"] for item in people["entities"]} == {"Henrik Dahl", "Johan Lindqvist"}
         assert {item["type"] for item in people["entities"]} == {"person"}
-        assert len(search.run(query="What did Tom Enders and Guillaume Faury say?", limit=0)["entities"]) == 1
-        assert len(search.run(query="Airbus", limit=500)["entities"]) <= 50
-        now = search.run(query="Tom Enders")["entities"][0]
-        then = search.run(query="Tom Enders", as_of="2015")
+        assert len(search.run(query="What did Henrik Dahl and Johan Lindqvist say?", limit=0)["entities"]) == 1
+        assert len(search.run(query="Nordvik", limit=500)["entities"]) <= 50
+        now = search.run(query="Henrik Dahl")["entities"][0]
+        then = search.run(query="Henrik Dahl", as_of="2015")
         assert then["entities"][0]["fact_count"] < now["fact_count"]
         assert then["entities"][0]["last_fact_date"] <= "2015-12-31"
         assert all(d.meta["valid_at"] is None or d.meta["valid_at"] <= "2015-12-31" for d in then["documents"])
-        # Faury's facts all begin in 2019 or later.
-        assert search.run(query="Guillaume Faury", as_of="2010")["entities"] == []
+        # Lindqvist's facts all begin in 2019 or later.
+        assert search.run(query="Johan Lindqvist", as_of="2010")["entities"] == []
 
     @pytest.mark.integration
-    def test_catalog_pipeline_runs_and_round_trips(self, shared_airbus_store):
+    def test_catalog_pipeline_runs_and_round_trips(self, shared_nordvik_store):
         from pipelines.catalog import PipelineCatalog, build_pipeline
         from tests.pipelines.knowledge import catalog_yaml_for
 
-        catalog = PipelineCatalog.loads(catalog_yaml_for(shared_airbus_store.collection))
+        catalog = PipelineCatalog.loads(catalog_yaml_for(shared_nordvik_store.collection))
         spec = catalog.spec("entity_search")
         assert set(spec.inputs) == {"query", "limit", "entity_types", "as_of"}
         assert set(spec.outputs) == {"entities", "documents", "status"}
         reloaded = PipelineCatalog.loads(catalog.dumps())
         assert build_pipeline(reloaded.spec("entity_search")).to_dict() == build_pipeline(spec).to_dict()
-        inputs = {"query": "Enders", "entity_types": ["person"], "as_of": "2020"}
+        inputs = {"query": "Dahl", "entity_types": ["person"], "as_of": "2020"}
         first, second = catalog.run("entity_search", inputs), reloaded.run("entity_search", inputs)
-        assert first["status"].status is StatusKind.SUCCESS and first["entities"][0]["name"] == "Tom Enders"
+        assert first["status"].status is StatusKind.SUCCESS and first["entities"][0]["name"] == "Henrik Dahl"
         assert first["entities"] == second["entities"]
         assert [d.id for d in first["documents"]] == [d.id for d in second["documents"]]
         exported = yaml.safe_load(catalog.dumps())["pipelines"]["entity_search"]

@@ -6,11 +6,13 @@ import datetime as dt
 
 import pytest
 
-from components.graph.ingest_hook import GraphIngestHook, extraction_timer
+from components.graph.ingest_hook import GraphIngestHook
 from components.graph.postgres_store import PostgresGraphStore
 from ingest.hooks import default_hooks
 from ingest.ingestor import Ingestor, document_id_for
-from tests.components.graph.conftest import AIRBUS_2019, AIRBUS_2020
+from tests.components.graph.conftest import NORDVIK_2019, NORDVIK_2020
+
+TITLE_2019 = "Nordvik to end NV900"
 
 pytestmark = pytest.mark.integration
 
@@ -34,31 +36,29 @@ class TestGraphIngestHook:
     def test_ingest_replace_delete(self, stores, embedding_model):
         kb, graph = stores
         ingestor = Ingestor(store=kb, hooks=[GraphIngestHook(store=graph)])
-        extraction_timer.reset()
-        ingestor.ingest_text(AIRBUS_2019, "Airbus to end A380", "news:airbus-a380", date=dt.date(2019, 2, 14))
-        ingestor.ingest_text(AIRBUS_2020, "Airbus settles", "news:airbus-bribery", date=dt.date(2020, 1, 28))
-        first, second = document_id_for("news:airbus-a380"), document_id_for("news:airbus-bribery")
+        ingestor.ingest_text(NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14))
+        ingestor.ingest_text(NORDVIK_2020, "Nordvik settles", "news:nordvik-bribery", date=dt.date(2020, 1, 28))
+        first, second = document_id_for("news:nordvik-nv900"), document_id_for("news:nordvik-bribery")
         assert graph.document_fact_count(first) >= 4 and graph.document_fact_count(second) >= 4
-        assert extraction_timer.chunks >= 2 and extraction_timer.seconds > 0
         # Facts point at real chunks of the knowledge base.
         _, chunks = kb.get_document(first)
         chunk_ids = {chunk.chunk_id for chunk in chunks}
-        facts = graph.entity_facts([e.uuid for e in graph.find_entities("Airbus")])
+        facts = graph.entity_facts([e.uuid for e in graph.find_entities("Nordvik")])
         assert {hit.fact.chunk_id for hit in facts if hit.fact.document_id == first} <= chunk_ids
 
         # Re-ingesting a changed document replaces its facts.
-        ingestor.ingest_text("Airbus SE delivered the last A380 to Emirates on Thursday.", "Airbus to end A380",
-                             "news:airbus-a380", date=dt.date(2021, 12, 16))
-        texts = [hit.fact.text for hit in graph.entity_facts([e.uuid for e in graph.find_entities("Airbus")])]
-        assert "Airbus SE delivered the last A380 to Emirates on Thursday." in texts
+        ingestor.ingest_text("Nordvik SE delivered the last NV900 to Polar Air on Thursday.", TITLE_2019,
+                             "news:nordvik-nv900", date=dt.date(2021, 12, 16))
+        texts = [hit.fact.text for hit in graph.entity_facts([e.uuid for e in graph.find_entities("Nordvik")])]
+        assert "Nordvik SE delivered the last NV900 to Polar Air on Thursday." in texts
         assert not any("superjumbo" in text for text in texts)
         assert graph.document_fact_count(first) == 1
 
         # Deleting a document removes its facts and the entities only it named.
-        assert graph.find_entities("Guillaume Faury")
+        assert graph.find_entities("Johan Lindqvist")
         assert ingestor.delete(second)
-        assert graph.document_fact_count(second) == 0 and graph.find_entities("Guillaume Faury") == []
-        assert graph.find_entities("Airbus")
+        assert graph.document_fact_count(second) == 0 and graph.find_entities("Johan Lindqvist") == []
+        assert graph.find_entities("Nordvik")
 
     def test_facts_roll_back_with_the_knowledge_base(self, stores, embedding_model):
         kb, graph = stores
@@ -71,7 +71,7 @@ class TestGraphIngestHook:
                 pass
 
         ingestor = Ingestor(store=kb, hooks=[GraphIngestHook(store=graph), FailingAfterGraph()])
-        report = ingestor.ingest_text(AIRBUS_2020, "Airbus settles", "news:rollback", date=dt.date(2020, 1, 28))
+        report = ingestor.ingest_text(NORDVIK_2020, "Nordvik settles", "news:rollback", date=dt.date(2020, 1, 28))
         document_id = document_id_for("news:rollback")
         assert kb.get_document(document_id) is None
         assert graph.document_fact_count(document_id) == 0  # written in the same transaction, rolled back with it
@@ -85,28 +85,28 @@ class TestGraphIngestHook:
         kb, graph = stores
         hook = GraphIngestHook(store=graph, extractor=LanguageExtractor())
         ingestor = Ingestor(store=kb, hooks=[hook])
-        ingestor.ingest_text(AIRBUS_2019, "Airbus to end A380", "news:airbus-a380", date=dt.date(2019, 2, 14))
-        document_id = document_id_for("news:airbus-a380")
+        ingestor.ingest_text(NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14))
+        document_id = document_id_for("news:nordvik-nv900")
         assert graph.extractor_stamps([document_id]) == {document_id: hook.extractor.stamp}
         assert hook.is_current([document_id]) == {document_id: True}
 
         # Unchanged and current: skipped, nothing extracted again.
-        report = ingestor.ingest_text(AIRBUS_2019, "Airbus to end A380", "news:airbus-a380", date=dt.date(2019, 2, 14))
+        report = ingestor.ingest_text(NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14))
         assert report.skipped and not report.reextracted
 
         # A new extractor version: the next ingest re-extracts the unchanged document, writing no chunks.
         monkeypatch.setattr(LanguageExtractor, "version", "test-next")
         assert hook.is_current([document_id]) == {document_id: False}
-        report = ingestor.ingest_text(AIRBUS_2019, "Airbus to end A380", "news:airbus-a380", date=dt.date(2019, 2, 14))
-        assert report.reextracted == ["news:airbus-a380"] and report.chunks_written == 0
+        report = ingestor.ingest_text(NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14))
+        assert report.reextracted == ["news:nordvik-nv900"] and report.chunks_written == 0
         assert graph.extractor_stamps([document_id])[document_id].endswith("test-next")
         assert graph.document_fact_count(document_id) >= 4
 
         # --reextract: every unchanged document again, even a current one.
         report = ingestor.ingest_items(
-            [_text_item(AIRBUS_2019, "Airbus to end A380", "news:airbus-a380", dt.date(2019, 2, 14))], reextract=True
+            [_text_item(NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", dt.date(2019, 2, 14))], reextract=True
         )
-        assert report.reextracted == ["news:airbus-a380"] and report.chunks_written == 0
+        assert report.reextracted == ["news:nordvik-nv900"] and report.chunks_written == 0
         assert "re-extracted" in report.summary()
 
 

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from components.graph.llm_extraction import LLMGraphExtractor
-from tests.components.graph.conftest import AIRBUS_2020, make_document
+from tests.components.graph.conftest import NORDVIK_2020, make_document
 
 
 class ExtractionChatServer:
@@ -84,19 +84,19 @@ class TestLLMGraphExtractor:
         assert data["type"] == "llm" and data["api_key_env"] == "OPENAI_API_KEY" and "sk-" not in json.dumps(data)
 
     def test_extracts_through_the_chat_api(self, chat):
-        document, chunks = make_document("airbus-2020", AIRBUS_2020, dt.date(2020, 1, 28))
+        document, chunks = make_document("nordvik-2020", NORDVIK_2020, dt.date(2020, 1, 28))
         chat.answers.append((200, "Here you go:\n" + json.dumps({
             "entities": [
-                {"name": "Airbus SE", "kind": "organization", "aliases": ["Airbus Group"]},
-                {"name": "Guillaume Faury", "kind": "person", "aliases": ["Faury"]},
-                {"name": "Tom Enders", "kind": "person", "aliases": ["Enders"]},
+                {"name": "Nordvik SE", "kind": "organization", "aliases": ["Nordvik Group"]},
+                {"name": "Johan Lindqvist", "kind": "person", "aliases": ["Lindqvist"]},
+                {"name": "Henrik Dahl", "kind": "person", "aliases": ["Dahl"]},
             ],
             "facts": [
-                {"sentence": 1, "entities": ["Guillaume Faury", "Airbus SE"], "valid_at": "2019-04",
+                {"sentence": 1, "entities": ["Johan Lindqvist", "Nordvik SE"], "valid_at": "2019-04",
                  "invalid_at": None},
-                {"sentence": 3, "entities": ["Enders", "Airbus Group"], "valid_at": "2012", "invalid_at": "2019"},
-                {"sentence": 4, "entities": ["Airbus"], "valid_at": None, "invalid_at": None},
-                {"sentence": 99, "entities": ["Airbus"], "valid_at": "2020"},
+                {"sentence": 3, "entities": ["Dahl", "Nordvik Group"], "valid_at": "2012", "invalid_at": "2019"},
+                {"sentence": 4, "entities": ["Nordvik"], "valid_at": None, "invalid_at": None},
+                {"sentence": 99, "entities": ["Nordvik"], "valid_at": "2020"},
                 {"sentence": 0, "entities": [], "valid_at": "2020"},
             ],
         })))
@@ -105,18 +105,18 @@ class TestLLMGraphExtractor:
         request = chat.requests[0]
         assert request["auth"] == "Bearer sk-test-key" and request["body"]["model"] == "extractor-1"
         assert "2020-01-28" in request["body"]["messages"][0]["content"]
-        assert numbered(request)[3] == "Enders led the company from 2012 until 2019."
+        assert numbered(request)[3] == "Dahl led the company from 2012 until 2019."
         by_sentence = {fact.sentence_index: fact for fact in graph.facts}
         assert sorted(by_sentence) == [1, 3, 4]  # out-of-range and entity-less facts are dropped
-        assert by_sentence[3].entity_keys == ["tom enders", "airbus"]  # aliases resolved, suffixes normalised
+        assert by_sentence[3].entity_keys == ["henrik dahl", "nordvik"]  # aliases resolved, suffixes normalised
         assert (by_sentence[3].valid_at.iso(), by_sentence[3].invalid_at.iso()) == ("2012", "2019")
         assert by_sentence[1].date_method == "llm"
         assert by_sentence[4].valid_at.iso() == "2021" and by_sentence[4].date_method == "relative"  # rules' date
         assert by_sentence[1].chunk_id == chunks[0].chunk_id
-        assert {m.key for m in graph.entities} == {"airbus", "guillaume faury", "tom enders"}
+        assert {m.key for m in graph.entities} == {"nordvik", "johan lindqvist", "henrik dahl"}
 
     def test_malformed_answer_and_server_errors(self, chat):
-        document, chunks = make_document("d", AIRBUS_2020, dt.date(2020, 1, 28))
+        document, chunks = make_document("d", NORDVIK_2020, dt.date(2020, 1, 28))
         extractor = LLMGraphExtractor(model="m", api_base_url=chat.url, api_key_env="GRAPH_TEST_CHAT_KEY",
                                       timeout_s=5)
         chat.answers.append((200, "I cannot help with that."))

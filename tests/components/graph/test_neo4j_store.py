@@ -11,10 +11,11 @@ from haystack.utils import Secret
 from neo4j import Driver, EagerResult, ManagedTransaction, Session
 
 from components.graph.extraction import LanguageExtractor
+from components.graph.factory import graph_store_from_settings
 from components.graph.neo4j_store import Neo4jGraphStore
 from components.graph.store import GraphUnavailable
 from components.settings import Settings
-from tests.components.graph.conftest import airbus_documents
+from tests.components.graph.conftest import nordvik_documents
 
 
 def eager(records: list[dict]) -> Mock:
@@ -67,11 +68,11 @@ class TestNeo4jGraphStore:
 
     def test_from_settings_reads_the_environment(self, monkeypatch):
         with pytest.raises(GraphUnavailable, match="NEO4J_URI"):
-            Neo4jGraphStore.from_settings("research", Settings(graph_backend="neo4j"))
+            graph_store_from_settings("research", Settings(graph_backend="neo4j"))
         monkeypatch.setenv("NEO4J_URI", "bolt://127.0.0.1:7687")
         monkeypatch.setenv("NEO4J_PASSWORD", "from-env")
         monkeypatch.setenv("NEO4J_DATABASE", "kg")
-        store = Neo4jGraphStore.from_settings("research", Settings())
+        store = graph_store_from_settings("research", Settings(graph_backend="neo4j"))
         assert (store.uri, store.database) == ("bolt://127.0.0.1:7687", "kg")
         assert store.password.resolve_value() == "from-env"
         assert "from-env" not in repr(store.to_dict())
@@ -118,7 +119,7 @@ class TestNeo4jGraphStore:
         driver.execute_query.side_effect = ConnectionRefusedError("no route")
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", Secret.from_token("secret-pw"), driver=driver)
         with pytest.raises(GraphUnavailable) as excinfo:
-            store.find_entities("Airbus")
+            store.find_entities("Nordvik")
         assert "neo4j://h:7687 cannot be used" in str(excinfo.value) and "secret-pw" not in str(excinfo.value)
 
     def test_replace_document_writes_in_one_transaction(self, driver):
@@ -131,7 +132,7 @@ class TestNeo4jGraphStore:
         tx.run.return_value.__iter__.return_value = iter([])
         session.execute_write.side_effect = lambda work, *args: work(tx, *args)
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
-        document, chunks = airbus_documents()[0]
+        document, chunks = nordvik_documents()[0]
         graph = LanguageExtractor().extract(document, chunks)
         store.replace_document(graph)
         session.execute_write.assert_called_once()
@@ -149,13 +150,16 @@ class TestNeo4jGraphStore:
             "2000-12-01", "2000-12-31", "month")
         link_call = next(call for call in tx.run.call_args_list if "MERGE (f)-[m:MENTIONS]" in call.args[0])
         assert {row["fact"] for row in link_call.kwargs["rows"]} == {fact.uuid for fact in graph.facts}
+        # The names a sentence only mentions are kept on its fact, for the retrieval walk.
+        mention_call = next(call for call in tx.run.call_args_list if "SET f.mentions" in call.args[0])
+        assert {"nv900"} <= {key for row in mention_call.kwargs["rows"] for key in row["keys"]}
 
     def test_timeline_query_and_translation(self, driver):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
         store._ready = True
         driver.execute_query.return_value = eager([
-            fact_record("f1", "Airbus was founded.", "1970-12-18", [("e1", "Airbus")]),
-            fact_record("f2", "Airbus and Boeing competed.", None, [("e2", "Boeing"), ("e1", "Airbus")]),
+            fact_record("f1", "Nordvik was founded.", "1970-12-18", [("e1", "Nordvik")]),
+            fact_record("f2", "Nordvik and Halden competed.", None, [("e2", "Halden"), ("e1", "Nordvik")]),
         ])
         hits = store.entity_facts(["e1"], start=dt.date(1970, 1, 1), end=dt.date(2020, 12, 31))
         query, kwargs = driver.execute_query.call_args.args[0], driver.execute_query.call_args.kwargs
@@ -163,7 +167,7 @@ class TestNeo4jGraphStore:
         assert kwargs["parameters_"]["start"] == "1970-01-01" and kwargs["parameters_"]["c"] == "kb1"
         assert kwargs["database_"] == "neo4j"
         assert hits[0].fact.valid_at.iso() == "1970-12-18" and hits[1].fact.valid_at is None
-        assert hits[1].fact.entity_names == ["Boeing", "Airbus"] and hits[1].fact.source_node_uuid == "e2"
+        assert hits[1].fact.entity_names == ["Halden", "Nordvik"] and hits[1].fact.source_node_uuid == "e2"
 
     def test_entity_passage_links_in_one_query(self, driver):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
@@ -171,14 +175,15 @@ class TestNeo4jGraphStore:
         driver.execute_query.return_value = eager([
             {"link": True, "entity": "e1", "passage": "d1-c0", "document": "d1", "n": 2},
             {"link": True, "entity": "e2", "passage": None, "document": "d2", "n": 1},
-            {"link": False, "entity": "e1", "passage": "airbus", "document": None, "n": 0},
-            {"link": False, "entity": "e1", "passage": "airbus se", "document": None, "n": 0},
+            {"link": False, "entity": "e1", "passage": "nordvik", "document": None, "n": 0},
+            {"link": False, "entity": "e1", "passage": "nordvik se", "document": None, "n": 0},
         ])
         found = store.entity_passage_links()
         query, kwargs = driver.execute_query.call_args.args[0], driver.execute_query.call_args.kwargs
-        assert query.count("UNION ALL") == 2 and kwargs["parameters_"]["c"] == "kb1"
+        # Links and names of the entities taking part, then of the names only mentioned (`f.mentions`).
+        assert query.count("UNION ALL") == 4 and "f.mentions" in query and kwargs["parameters_"]["c"] == "kb1"
         assert found.links == (("e1", "d1-c0", "d1", 2), ("e2", None, "d2", 1))
-        assert found.names == (("airbus", "e1"), ("airbus se", "e1"))
+        assert found.names == (("nordvik", "e1"), ("nordvik se", "e1"))
         assert store.graph_version() is None  # no change counter: the walk's cache re-reads after its TTL
 
     def test_relationships_walk_hop_by_hop(self, driver):
@@ -197,49 +202,54 @@ class TestNeo4jGraphStore:
     def test_find_entities_ranks_like_the_embedded_store(self, driver):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, driver=driver)
         store._ready = True
+        undated = {"first_from": None, "first_precision": None, "last_from": None, "last_precision": None}
         driver.execute_query.return_value = eager([
-            {"uuid": "1", "name": "Apple", "kind": "organization", "n": 9, "aliases": []},
-            {"uuid": "2", "name": "Apple Corps", "kind": "organization", "n": 3, "aliases": []},
+            {"uuid": "1", "key": "quillmoor", "name": "Quillmoor", "kind": "organization", "n": 9, "aliases": [],
+             **undated},
+            {"uuid": "2", "key": "quillmoor records", "name": "Quillmoor Records", "kind": "organization", "n": 3,
+             "aliases": [], **undated},
         ])
-        assert [e.name for e in store.find_entities("Beatles Apple Corps")] == ["Apple Corps"]
-        assert driver.execute_query.call_args.kwargs["parameters_"]["words"] == ["beatles", "apple", "corps"]
+        assert [e.name for e in store.find_entities("Saltmarsh Quillmoor Records")] == ["Quillmoor Records"]
+        assert driver.execute_query.call_args.kwargs["parameters_"]["words"] == ["saltmarsh", "quillmoor", "records"]
 
     def test_match_entities_is_one_query_ranked_like_the_embedded_store(self, driver):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
         store._ready = True
+        undated = {"first_from": None, "first_precision": None, "last_from": None, "last_precision": None}
         driver.execute_query.return_value = eager([
-            {"uuid": "2", "entity_key": "airbus defence", "name": "Airbus Defence", "kind": "organization", "n": 9,
-             "aliases": [], "first_dated": None, "last_dated": None},
-            {"uuid": "1", "entity_key": "airbus", "name": "Airbus", "kind": "organization", "n": 5,
-             "aliases": ["airbus se", "airbus se"], "first_dated": ["2000-12-01", "month"],
-             "last_dated": ["2021-01-01", "year"]},
-            {"uuid": "3", "entity_key": "boeing", "name": "Boeing", "kind": "organization", "n": 7, "aliases": [],
-             "first_dated": None, "last_dated": None},
+            {"uuid": "2", "key": "nordvik defence", "name": "Nordvik Defence", "kind": "organization", "n": 9,
+             "aliases": [], **undated},
+            {"uuid": "1", "key": "nordvik", "name": "Nordvik", "kind": "organization", "n": 5,
+             "aliases": ["nordvik se", "nordvik se"], "first_from": "2000-12-01", "first_precision": "month",
+             "last_from": "2021-01-01", "last_precision": "year"},
+            {"uuid": "3", "key": "halden", "name": "Halden", "kind": "organization", "n": 7, "aliases": [],
+             **undated},
         ])
-        matches = store.match_entities("Airbus SE", limit=5, kinds=["organization"], as_of=dt.date(2020, 1, 1))
+        matches = store.match_entities("Nordvik SE", limit=5, kinds=["organization"], as_of=dt.date(2020, 1, 1))
         assert driver.execute_query.call_count == 1
         query, params = driver.execute_query.call_args.args[0], driver.execute_query.call_args.kwargs["parameters_"]
         assert "e.kind IN $kinds" in query and "f.valid_from <= $as_of" in query and "LIMIT $cap" in query
         assert (params["key"], params["words"], params["heads"], params["tails"]) == (
-            "airbus", ["airbus"], ["air"], ["bus"])
+            "nordvik", ["nordvik"], ["nor"], ["vik"])
         assert (params["kinds"], params["as_of"], params["c"]) == (["organization"], "2020-01-01", "kb1")
-        assert [(m.entity.name, m.match) for m in matches] == [("Airbus", "exact"), ("Airbus Defence", "prefix")]
-        airbus = matches[0]
-        assert airbus.entity.aliases == ["airbus se"] and airbus.entity.fact_count == 5
-        assert (airbus.first_date.iso(), airbus.last_date.iso(), matches[1].first_date) == ("2000-12", "2021", None)
-        store.match_entities("Airbus")
-        plain = driver.execute_query.call_args.args[0]
-        assert "$kinds" not in plain and "$as_of" not in plain
+        assert [(m.entity.name, m.match) for m in matches] == [("Nordvik", "exact"), ("Nordvik Defence", "prefix")]
+        nordvik = matches[0]
+        assert nordvik.entity.aliases == ["nordvik se"] and nordvik.entity.fact_count == 5
+        assert (nordvik.first_date.iso(), nordvik.last_date.iso(), matches[1].first_date) == ("2000-12", "2021", None)
+        store.match_entities("Nordvik")
+        plain = driver.execute_query.call_args.kwargs["parameters_"]
+        assert plain["kinds"] is None and plain["as_of"] is None  # no kind or date filter
         calls = driver.execute_query.call_count
         assert store.match_entities("  ") == [] and driver.execute_query.call_count == calls
 
     def test_best_entity_facts_is_one_query_grouped_by_entity(self, driver):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, driver=driver)
         store._ready = True
-        shared = fact_record("f1", "Airbus hired Faury.", "2019-04-01", [("e1", "Airbus"), ("e2", "Guillaume Faury")])
+        shared = fact_record("f1", "Nordvik hired Lindqvist.", "2019-04-01",
+                             [("e1", "Nordvik"), ("e2", "Johan Lindqvist")])
         driver.execute_query.return_value = eager([
             {"for_entity": "e1", **shared},
-            {"for_entity": "e1", **fact_record("f2", "Airbus was founded.", "1970-12-18", [("e1", "Airbus")])},
+            {"for_entity": "e1", **fact_record("f2", "Nordvik was founded.", "1970-12-18", [("e1", "Nordvik")])},
             {"for_entity": "e2", **shared},
         ])
         best = store.best_entity_facts(["e1", "e2"], per_entity=2, as_of=dt.date(2020, 1, 1))
@@ -249,5 +259,5 @@ class TestNeo4jGraphStore:
         assert (params["uuids"], params["per"], params["as_of"]) == (["e1", "e2"], 2, "2020-01-01")
         grouped = {key: [hit.fact.uuid for hit in hits] for key, hits in best.items()}
         assert grouped == {"e1": ["f1", "f2"], "e2": ["f1"]}
-        assert best["e2"][0].fact.entity_names == ["Airbus", "Guillaume Faury"]
+        assert best["e2"][0].fact.entity_names == ["Nordvik", "Johan Lindqvist"]
         assert store.best_entity_facts([]) == {} and driver.execute_query.call_count == 1

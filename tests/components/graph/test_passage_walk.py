@@ -9,6 +9,7 @@ import time
 from unittest.mock import Mock
 
 import pytest
+from psycopg import sql
 
 from components.graph.model import DocumentGraph, EntityMention, Fact, entity_uuid, fact_uuid
 from components.graph.passage_walk import EntityPassageGraph, PassageGraphCache
@@ -37,31 +38,31 @@ BRIDGE = {
 
 class TestEntityPassageGraph:
     def test_seeds_are_the_longest_names_the_question_holds(self):
-        graph = EntityPassageGraph.from_links(
-            links({"a": ["North Carolina", "Leland"], "b": ["Carolina"], "c": ["Christopher Nolan"]})
+        graph = EntityPassageGraph(
+            links({"a": ["South Tarnby", "Brightwater"], "b": ["Tarnby"], "c": ["Ingrid Fenwick"]})
         )
-        seeds = graph.seeds("Who directed the film shot in Leland, North Carolina?")
-        assert set(seeds.names) == {"north carolina", "leland"}
-        assert set(seeds.weights) == {entity_uuid("north carolina"), entity_uuid("leland")}
+        seeds = graph.seeds("Who directed the film shot in Brightwater, South Tarnby?")
+        assert set(seeds.names) == {"south tarnby", "brightwater"}
+        assert set(seeds.weights) == {entity_uuid("south tarnby"), entity_uuid("brightwater")}
         # A proper name that is only part of an entity's name still finds it when it is unambiguous.
-        assert graph.seeds("Is Nolan a film director?").weights.keys() == {entity_uuid("christopher nolan")}
+        assert graph.seeds("Is Fenwick a film director?").weights.keys() == {entity_uuid("ingrid fenwick")}
         assert graph.seeds("What is the weather like?").weights == {}
 
     def test_aliases_seed_their_entity(self):
-        graph = EntityPassageGraph.from_links(
-            links({"a": ["International Business Machines"]}, {"ibm": "International Business Machines"})
+        graph = EntityPassageGraph(
+            links({"a": ["Tarnby Optical Works"]}, {"tow": "Tarnby Optical Works"})
         )
-        assert graph.seeds("When was IBM founded?").weights.keys() == {entity_uuid("international business machines")}
+        assert graph.seeds("When was TOW founded?").weights.keys() == {entity_uuid("tarnby optical works")}
 
     def test_rare_names_weigh_more_than_common_ones(self):
         passages = {f"p{i}": ["United States"] for i in range(20)}
-        passages["x"] = ["Palash Sen", "United States"]
-        graph = EntityPassageGraph.from_links(links(passages))
-        weights = graph.seeds("Which United States band did Palash Sen found?").weights
-        assert weights[entity_uuid("palash sen")] > 3 * weights[entity_uuid("united states")]
+        passages["x"] = ["Tamsin Orvik", "United States"]
+        graph = EntityPassageGraph(links(passages))
+        weights = graph.seeds("Which United States band did Tamsin Orvik found?").weights
+        assert weights[entity_uuid("tamsin orvik")] > 3 * weights[entity_uuid("united states")]
 
     def test_the_walk_reaches_the_second_hop_through_the_bridge(self):
-        graph = EntityPassageGraph.from_links(links(BRIDGE))
+        graph = EntityPassageGraph(links(BRIDGE))
         walk = graph.top_passages("Where was the founder of Nordvik Aviation born?", limit=10)
         walked = walk.passages
         assert walk.seeds.names == ("nordvik aviation",)
@@ -75,15 +76,15 @@ class TestEntityPassageGraph:
         assert walk.entities[:2] == [entity_uuid("nordvik aviation"), entity_uuid("marta olsen")]
 
     def test_a_passage_two_seeds_lead_to_ranks_first(self):
-        graph = EntityPassageGraph.from_links(
+        graph = EntityPassageGraph(
             links({"both": ["Ada Lovelace", "Charles Babbage"], "ada": ["Ada Lovelace"], "bab": ["Charles Babbage"]})
         )
         walk = graph.top_passages("How did Ada Lovelace work with Charles Babbage?", limit=3)
         assert walk.passages[0].chunk_id == "both"
 
     def test_empty_graph_and_limit(self):
-        assert EntityPassageGraph.from_links(EntityPassageLinks((), ())).top_passages("Anything?").passages == []
-        graph = EntityPassageGraph.from_links(links(BRIDGE))
+        assert EntityPassageGraph(EntityPassageLinks((), ())).top_passages("Anything?").passages == []
+        graph = EntityPassageGraph(links(BRIDGE))
         assert len(graph.top_passages("Where was the founder of Nordvik Aviation born?", limit=1).passages) == 1
 
 
@@ -110,8 +111,6 @@ class TestPassageGraphCache:
         assert cache.get() is first
         store.graph_version.return_value = "2"
         assert cache.get() is not first and store.entity_passage_links.call_count == 2
-        cache.invalidate()
-        assert cache.get() is not first and store.entity_passage_links.call_count == 3
 
     def test_a_slow_graph_is_rebuilt_in_the_background(self):
         store = Mock(spec=GraphStore)
@@ -187,7 +186,7 @@ class TestPostgresLinksAndVersion:
         assert [hit.fact.text for hit in store.entity_facts([entity_uuid("nordvik aviation")])] == [
             "Nordvik Aviation was founded in Bodo."
         ]
-        walk = EntityPassageGraph.from_links(found).top_passages("Who flew over Lyngen?")
+        walk = EntityPassageGraph(found).top_passages("Who flew over Lyngen?")
         assert [p.chunk_id for p in walk.passages][:1] == ["d1-c0"]
 
     def test_the_cache_follows_writes_and_deletes_from_any_process(self, stores):
@@ -206,7 +205,7 @@ class TestPostgresLinksAndVersion:
         assert [p.chunk_id for p in walk.passages] == ["d1-c0", "d2-c0"]
         # Updating other columns of facts is not a change of the graph's links.
         with store._get_pool().connection() as conn:
-            conn.execute(store._q("UPDATE {facts} SET date_method = date_method"))
+            conn.execute(sql.SQL("UPDATE {} SET date_method = date_method").format(store._names["facts"]))
         assert cache.get() is second
         other.delete_document("d2")
         third = cache.get()

@@ -8,7 +8,7 @@ import pytest
 
 from components.graph.extraction import LanguageExtractor
 from components.graph.model import DocumentGraph
-from tests.components.graph.conftest import AIRBUS_2019, make_document
+from tests.components.graph.conftest import NORDVIK_2019, make_document
 
 pytestmark = pytest.mark.integration
 
@@ -18,138 +18,140 @@ def names(store, name: str) -> list[str]:
 
 
 class TestGraphStoreConformance:
-    def test_entities_merge_across_documents_and_aliases(self, airbus_store):
-        airbus = airbus_store.find_entities("Airbus")
-        assert len(airbus) >= 1 and airbus[0].key == "airbus"
-        assert airbus_store.find_entities("AIRBUS SE")[0].uuid == airbus[0].uuid  # suffix and case
-        assert airbus_store.find_entities("Airbus Group, Inc.")[0].uuid == airbus[0].uuid
-        enders = airbus_store.find_entities("Enders")[0]
-        assert enders.name == "Tom Enders" and enders.kind == "person"  # an alias finds the person
-        assert airbus[0].fact_count >= 5  # facts from both documents hang off one entity
-        assert airbus_store.find_entities("") == [] and airbus_store.find_entities("Boeing") == []
+    def test_entities_merge_across_documents_and_aliases(self, nordvik_store):
+        nordvik = nordvik_store.find_entities("Nordvik")
+        assert len(nordvik) >= 1 and nordvik[0].key == "nordvik"
+        assert nordvik_store.find_entities("NORDVIK SE")[0].uuid == nordvik[0].uuid  # suffix and case
+        assert nordvik_store.find_entities("Nordvik Group, Inc.")[0].uuid == nordvik[0].uuid
+        dahl = nordvik_store.find_entities("Dahl")[0]
+        assert dahl.name == "Henrik Dahl" and dahl.kind == "person"  # an alias finds the person
+        assert nordvik[0].fact_count >= 5  # facts from both documents hang off one entity
+        assert nordvik_store.find_entities("") == [] and nordvik_store.find_entities("Halden") == []
 
-    def test_timeline_is_ordered_and_really_filtered(self, airbus_store):
-        uuids = [e.uuid for e in airbus_store.find_entities("Airbus")]
-        timeline = airbus_store.entity_facts(uuids)
+    def test_timeline_is_ordered_and_really_filtered(self, nordvik_store):
+        uuids = [e.uuid for e in nordvik_store.find_entities("Nordvik")]
+        timeline = nordvik_store.entity_facts(uuids)
         dates = [hit.fact.valid_at.value for hit in timeline]
         assert dates == sorted(dates) and len(dates) >= 5
         assert timeline[0].fact.valid_at.iso() == "2000-12"
-        window = airbus_store.entity_facts(uuids, dt.date(2019, 1, 1), dt.date(2019, 12, 31))
+        window = nordvik_store.entity_facts(uuids, dt.date(2019, 1, 1), dt.date(2019, 12, 31))
         assert window and all(hit.fact.valid_at.value.year == 2019 for hit in window)
-        assert not airbus_store.entity_facts(uuids, dt.date(2005, 1, 1), dt.date(2005, 12, 31))
+        assert not nordvik_store.entity_facts(uuids, dt.date(2005, 1, 1), dt.date(2005, 12, 31))
         # A fact dated only by its year overlaps a range inside that year.
-        texts = [hit.fact.text for hit in airbus_store.entity_facts(uuids, dt.date(2021, 6, 1), dt.date(2021, 6, 30))]
-        assert "Two years later, Airbus Group Inc. opened a plant in Alabama." in texts  # dated 2021 only
+        texts = [hit.fact.text for hit in nordvik_store.entity_facts(uuids, dt.date(2021, 6, 1), dt.date(2021, 6, 30))]
+        assert "Two years later, Nordvik Group Inc. opened a plant in Manitoba." in texts  # dated 2021 only
 
-    def test_as_of_keeps_facts_valid_then(self, airbus_store):
-        enders = [e.uuid for e in airbus_store.find_entities("Tom Enders")]
-        led = "Enders led the company from 2012 until 2019."
-        assert led in [h.fact.text for h in airbus_store.entity_facts(enders, as_of=dt.date(2015, 6, 1))]
-        assert led not in [h.fact.text for h in airbus_store.entity_facts(enders, as_of=dt.date(2020, 6, 1))]
-        assert all(h.fact.valid_at.value <= dt.date(2015, 6, 1) for h in airbus_store.entity_facts(
-            enders, as_of=dt.date(2015, 6, 1)))
+    def test_as_of_keeps_facts_valid_then(self, nordvik_store):
+        dahl = [e.uuid for e in nordvik_store.find_entities("Henrik Dahl")]
+        led = "Dahl led the company from 2012 until 2019."
+        assert led in [h.fact.text for h in nordvik_store.entity_facts(dahl, as_of=dt.date(2015, 6, 1))]
+        assert led not in [h.fact.text for h in nordvik_store.entity_facts(dahl, as_of=dt.date(2020, 6, 1))]
+        assert all(h.fact.valid_at.value <= dt.date(2015, 6, 1) for h in nordvik_store.entity_facts(
+            dahl, as_of=dt.date(2015, 6, 1)))
 
-    def test_relationships_by_depth(self, airbus_store):
-        faury = airbus_store.find_entities("Guillaume Faury")[0]
-        one = airbus_store.related_facts(faury.uuid, depth=1)
+    def test_relationships_by_depth(self, nordvik_store):
+        lindqvist = nordvik_store.find_entities("Johan Lindqvist")[0]
+        one = nordvik_store.related_facts(lindqvist.uuid, depth=1)
         assert one and all(hit.hop == 1 for hit in one)
-        assert all(faury.uuid in hit.fact.entity_uuids and len(hit.fact.entity_uuids) >= 2 for hit in one)
-        two = airbus_store.related_facts(faury.uuid, depth=2)
+        assert all(lindqvist.uuid in hit.fact.entity_uuids and len(hit.fact.entity_uuids) >= 2 for hit in one)
+        two = nordvik_store.related_facts(lindqvist.uuid, depth=2)
         assert {hit.hop for hit in two} == {1, 2} and len(two) > len(one)
         hops = [hit.hop for hit in two]
         assert hops == sorted(hops)
-        assert len(airbus_store.related_facts(faury.uuid, depth=5, limit=3)) == 3
+        assert len(nordvik_store.related_facts(lindqvist.uuid, depth=5, limit=3)) == 3
 
-    def test_search_finds_named_entities_and_words(self, airbus_store):
-        hits = airbus_store.search_facts("What happened to Airbus?", limit=20)
+    def test_search_finds_named_entities_and_words(self, nordvik_store):
+        hits = nordvik_store.search_facts("What happened to Nordvik?", limit=20)
         assert hits and all(0.0 <= hit.score <= 1.0 for hit in hits)
-        assert "airbus" in [k for k in hits[0].fact.entity_keys]
-        words = airbus_store.search_facts("bribery investigations", limit=5)
-        assert words[0].fact.text.startswith("Airbus agreed to pay")
-        dated = airbus_store.search_facts("Enders", limit=10, as_of=dt.date(2010, 1, 1))
+        assert "nordvik" in [k for k in hits[0].fact.entity_keys]
+        words = nordvik_store.search_facts("bribery investigations", limit=5)
+        assert words[0].fact.text.startswith("Nordvik agreed to pay")
+        dated = nordvik_store.search_facts("Dahl", limit=10, as_of=dt.date(2010, 1, 1))
         assert all(h.fact.valid_at is None or h.fact.valid_at.value <= dt.date(2010, 1, 1) for h in dated)
-        assert airbus_store.search_facts("zebra xylophone", limit=5) == []
+        assert nordvik_store.search_facts("zebra xylophone", limit=5) == []
 
-    def test_replacing_a_document_replaces_its_facts(self, airbus_store):
-        before = airbus_store.document_fact_count("airbus-2019")
-        document, chunks = make_document("airbus-2019", AIRBUS_2019.replace("Emirates", "Qantas"), dt.date(2019, 2, 14))
-        document.text = "Airbus SE delivered its last A380 to Emirates on Thursday."
-        airbus_store.replace_document(LanguageExtractor().extract(document, chunks))
-        assert airbus_store.document_fact_count("airbus-2019") == 1 < before
-        texts = [h.fact.text for h in airbus_store.entity_facts([e.uuid for e in airbus_store.find_entities("Airbus")])]
-        assert "The company had launched the A380 programme in December 2000." not in texts
-        assert "Airbus SE delivered its last A380 to Emirates on Thursday." in texts
+    def test_replacing_a_document_replaces_its_facts(self, nordvik_store):
+        before = nordvik_store.document_fact_count("nordvik-2019")
+        changed = NORDVIK_2019.replace("One customer", "Another customer")
+        document, chunks = make_document("nordvik-2019", changed, dt.date(2019, 2, 14))
+        document.text = "Nordvik SE delivered its last NV900 to Polar Air on Thursday."
+        nordvik_store.replace_document(LanguageExtractor().extract(document, chunks))
+        assert nordvik_store.document_fact_count("nordvik-2019") == 1 < before
+        nordvik = [e.uuid for e in nordvik_store.find_entities("Nordvik")]
+        texts = [h.fact.text for h in nordvik_store.entity_facts(nordvik)]
+        assert "The company had launched the NV900 programme in December 2000." not in texts
+        assert "Nordvik SE delivered its last NV900 to Polar Air on Thursday." in texts
 
-    def test_delete_removes_facts_and_orphaned_entities(self, airbus_store):
-        assert airbus_store.find_entities("Guillaume Faury")
-        removed = airbus_store.delete_document("airbus-2020")
-        assert removed >= 4 and airbus_store.document_fact_count("airbus-2020") == 0
-        assert airbus_store.find_entities("Guillaume Faury") == []  # only that document named him
-        assert airbus_store.find_entities("Alabama") == []
-        assert airbus_store.find_entities("Tom Enders")  # still named by the other document
-        assert airbus_store.delete_document("airbus-2020") == 0
-        airbus_store.delete_document("airbus-2019")
-        assert airbus_store.counts()["entities"] == 0 and airbus_store.counts()["facts"] == 0
+    def test_delete_removes_facts_and_orphaned_entities(self, nordvik_store):
+        assert nordvik_store.find_entities("Johan Lindqvist")
+        removed = nordvik_store.delete_document("nordvik-2020")
+        assert removed >= 4 and nordvik_store.document_fact_count("nordvik-2020") == 0
+        assert nordvik_store.find_entities("Johan Lindqvist") == []  # only that document named him
+        assert nordvik_store.find_entities("Manitoba") == []
+        assert nordvik_store.find_entities("Henrik Dahl")  # still named by the other document
+        assert nordvik_store.delete_document("nordvik-2020") == 0
+        nordvik_store.delete_document("nordvik-2019")
+        assert nordvik_store.counts()["entities"] == 0 and nordvik_store.counts()["facts"] == 0
 
-    def test_search_scope_follows_the_document_filters(self, airbus_store):
+    def test_search_scope_follows_the_document_filters(self, nordvik_store):
         from components.graph.store import FactScope
 
-        only = airbus_store.search_facts("Airbus", limit=50, scope=FactScope(document_ids=("airbus-2020",)))
-        assert only and {hit.fact.document_id for hit in only} == {"airbus-2020"}
-        dated = airbus_store.search_facts("Airbus", limit=50, scope=FactScope(date_to=dt.date(2019, 12, 31)))
-        assert dated and {hit.fact.document_id for hit in dated} == {"airbus-2019"}
+        only = nordvik_store.search_facts("Nordvik", limit=50, scope=FactScope(document_ids=("nordvik-2020",)))
+        assert only and {hit.fact.document_id for hit in only} == {"nordvik-2020"}
+        dated = nordvik_store.search_facts("Nordvik", limit=50, scope=FactScope(date_to=dt.date(2019, 12, 31)))
+        assert dated and {hit.fact.document_id for hit in dated} == {"nordvik-2019"}
         assert all(hit.fact.document_date and hit.fact.document_date <= dt.date(2019, 12, 31) for hit in dated)
 
-    def test_known_names_are_entity_names_and_aliases(self, airbus_store):
-        assert airbus_store.known_names({"airbus", "enders", "boeing", "tom enders"}) == {
-            "airbus", "enders", "tom enders"}
-        assert airbus_store.known_names(set()) == set()
+    def test_known_names_are_entity_names_and_aliases(self, nordvik_store):
+        assert nordvik_store.known_names({"nordvik", "dahl", "halden", "henrik dahl"}) == {
+            "nordvik", "dahl", "henrik dahl"}
+        assert nordvik_store.known_names(set()) == set()
 
-    def test_match_entities_scores_counts_and_dates(self, airbus_store):
-        top = airbus_store.match_entities("Airbus", limit=5)[0]
-        assert (top.entity.name, top.entity.kind, top.match, top.score) == ("Airbus", "organization", "exact", 1.0)
+    def test_match_entities_scores_counts_and_dates(self, nordvik_store):
+        top = nordvik_store.match_entities("Nordvik", limit=5)[0]
+        assert (top.entity.name, top.entity.kind, top.match, top.score) == ("Nordvik", "organization", "exact", 1.0)
         assert top.entity.fact_count >= 5 and (top.first_date.iso(), top.last_date.iso()) == ("2000-12", "2021")
-        enders = airbus_store.match_entities("enders", limit=5)[0]
-        assert (enders.entity.name, enders.match, enders.matched) == ("Tom Enders", "alias", "enders")
-        assert "enders" in enders.entity.aliases
-        assert airbus_store.match_entities("Guill", limit=5)[0].match == "prefix"
-        assert [(m.entity.name, m.match) for m in airbus_store.match_entities("Airbsu", limit=5)][0] == (
-            "Airbus", "fuzzy")
-        assert airbus_store.match_entities("Airbus", limit=5, kinds=["person"]) == []
-        assert [m.entity.name for m in airbus_store.match_entities("Tom Enders", 5, kinds=["person", "place"])] == [
-            "Tom Enders"]
-        earlier = airbus_store.match_entities("Tom Enders", limit=5, as_of=dt.date(2015, 6, 1))[0]
-        assert earlier.entity.fact_count < enders.entity.fact_count and earlier.last_date.value.year <= 2015
-        assert airbus_store.match_entities("Guillaume Faury", limit=5, as_of=dt.date(2010, 1, 1)) == []
-        assert airbus_store.match_entities("", limit=5) == [] and airbus_store.match_entities("zebra", limit=5) == []
-        assert len(airbus_store.match_entities("What did Airbus, Tom Enders and Guillaume Faury do?", limit=2)) == 2
+        dahl = nordvik_store.match_entities("dahl", limit=5)[0]
+        assert (dahl.entity.name, dahl.match, dahl.matched) == ("Henrik Dahl", "alias", "dahl")
+        assert "dahl" in dahl.entity.aliases
+        assert nordvik_store.match_entities("Joh", limit=5)[0].match == "prefix"
+        assert [(m.entity.name, m.match) for m in nordvik_store.match_entities("Nordvki", limit=5)][0] == (
+            "Nordvik", "fuzzy")
+        assert nordvik_store.match_entities("Nordvik", limit=5, kinds=["person"]) == []
+        assert [m.entity.name for m in nordvik_store.match_entities("Henrik Dahl", 5, kinds=["person", "place"])] == [
+            "Henrik Dahl"]
+        earlier = nordvik_store.match_entities("Henrik Dahl", limit=5, as_of=dt.date(2015, 6, 1))[0]
+        assert earlier.entity.fact_count < dahl.entity.fact_count and earlier.last_date.value.year <= 2015
+        assert nordvik_store.match_entities("Johan Lindqvist", limit=5, as_of=dt.date(2010, 1, 1)) == []
+        assert nordvik_store.match_entities("", limit=5) == [] and nordvik_store.match_entities("zebra", limit=5) == []
+        assert len(nordvik_store.match_entities("What did Nordvik, Henrik Dahl and Johan Lindqvist do?", limit=2)) == 2
 
-    def test_best_entity_facts_per_entity(self, airbus_store):
-        airbus, enders = (airbus_store.match_entities(name, 1)[0].entity for name in ("Airbus", "Tom Enders"))
-        best = airbus_store.best_entity_facts([airbus.uuid, enders.uuid], per_entity=2)
-        assert set(best) == {airbus.uuid, enders.uuid} and [len(hits) for hits in best.values()] == [2, 2]
-        assert all(airbus.uuid in hit.fact.entity_uuids for hit in best[airbus.uuid])
-        first = best[airbus.uuid][0].fact  # about Airbus, linking it to another entity, the most recent such
-        assert first.entity_uuids[0] == airbus.uuid and len(first.entity_uuids) > 1
+    def test_best_entity_facts_per_entity(self, nordvik_store):
+        nordvik, dahl = (nordvik_store.match_entities(name, 1)[0].entity for name in ("Nordvik", "Henrik Dahl"))
+        best = nordvik_store.best_entity_facts([nordvik.uuid, dahl.uuid], per_entity=2)
+        assert set(best) == {nordvik.uuid, dahl.uuid} and [len(hits) for hits in best.values()] == [2, 2]
+        assert all(nordvik.uuid in hit.fact.entity_uuids for hit in best[nordvik.uuid])
+        first = best[nordvik.uuid][0].fact  # about Nordvik, linking it to another entity, the most recent such
+        assert first.entity_uuids[0] == nordvik.uuid and len(first.entity_uuids) > 1
         assert first.valid_at.iso() == "2021" and first.document_title
-        then = airbus_store.best_entity_facts([enders.uuid], per_entity=10, as_of=dt.date(2015, 6, 1))[enders.uuid]
+        then = nordvik_store.best_entity_facts([dahl.uuid], per_entity=10, as_of=dt.date(2015, 6, 1))[dahl.uuid]
         assert then and all(hit.fact.valid_at.value <= dt.date(2015, 6, 1) for hit in then)
-        assert airbus_store.best_entity_facts([]) == {}
+        assert nordvik_store.best_entity_facts([]) == {}
 
-    def test_entity_passage_links_match_the_facts(self, airbus_store):
-        found = airbus_store.entity_passage_links()
-        airbus = airbus_store.find_entities("Airbus")[0]
-        facts = airbus_store.entity_facts([airbus.uuid])
+    def test_entity_passage_links_match_the_facts(self, nordvik_store):
+        found = nordvik_store.entity_passage_links()
+        nordvik = nordvik_store.find_entities("Nordvik")[0]
+        facts = nordvik_store.entity_facts([nordvik.uuid])
         expected = {(fact.chunk_id, fact.document_id) for fact in (hit.fact for hit in facts)}
-        assert {(chunk, document) for entity, chunk, document, _ in found.links if entity == airbus.uuid} == expected
-        counted = sum(n for entity, _, _, n in found.links if entity == airbus.uuid)
+        assert {(chunk, document) for entity, chunk, document, _ in found.links if entity == nordvik.uuid} == expected
+        counted = sum(n for entity, _, _, n in found.links if entity == nordvik.uuid)
         assert counted == len(facts)
-        enders = airbus_store.find_entities("Enders")[0]
-        assert ("airbus", airbus.uuid) in found.names and ("enders", enders.uuid) in found.names  # names and aliases
+        dahl = nordvik_store.find_entities("Dahl")[0]
+        assert ("nordvik", nordvik.uuid) in found.names and ("dahl", dahl.uuid) in found.names  # names and aliases
 
     def test_empty_graph_and_counts(self, empty_store):
         assert empty_store.counts()["facts"] == 0
         empty_store.replace_document(DocumentGraph("nothing"))
         assert empty_store.document_fact_count("nothing") == 0
         assert empty_store.entity_facts([]) == []
-        assert empty_store.match_entities("Airbus") == [] and empty_store.best_entity_facts(["no-such-uuid"]) == {}
+        assert empty_store.match_entities("Nordvik") == [] and empty_store.best_entity_facts(["no-such-uuid"]) == {}
