@@ -10,6 +10,7 @@ not refuse them); bad input and backend faults come back in `status` (and, for `
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 from typing import Any
 
 from haystack import Document
@@ -86,6 +87,11 @@ def _arguments(required: list[str], **properties: dict[str, Any]) -> dict[str, A
 
 def _result(**properties: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": sorted(properties)}
+
+
+def _closed(schema: dict[str, Any], **optional: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with the `optional` properties added (not required) and no other properties allowed."""
+    return {**schema, "properties": {**schema["properties"], **optional}, "additionalProperties": False}
 
 
 CHUNKS_RESULT = _result(
@@ -314,26 +320,15 @@ def _timeline(component: Any, arguments: dict[str, Any]) -> ToolRun:
     entity = str(arguments["entity_name"]).strip()
     return _reported(outputs, {"entity": entity, "entities": outputs["entities"], "timeline": outputs["timeline"]})
 
-
-
 # -- factories (imports kept lazy: listing the tools must not load the stores) ----------------------------------------
 
-
-def _knowledge_base_search(**init: Any) -> Any:
-    from components.knowledge_base.search import KnowledgeBaseSearch
-
-    return KnowledgeBaseSearch(**init)
-
-
-def _component(path: str, **init: Any) -> Any:
-    import importlib
-
-    module, _, name = path.rpartition(".")
-    return getattr(importlib.import_module(module), name)(**init)
+_KB_SEARCH = "components.knowledge_base.search.KnowledgeBaseSearch"
 
 
 def _factory(path: str, **init: Any) -> Any:
-    return lambda: _component(path, **init)
+    """A factory of the component class at `path` (module.Class), built with `init`."""
+    module, _, name = path.rpartition(".")
+    return lambda: getattr(importlib.import_module(module), name)(**init)
 
 
 def _tool(
@@ -363,7 +358,7 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         "rag_search",
         "Semantic search of the knowledge base (the analyst's own documents): the chunks closest in meaning to the "
         "query, each with its document, chunk position and relevance.",
-        lambda: _knowledge_base_search(mode="dense", limit=5, min_relevance=0.5, source_name="kb_rag_search"),
+        _factory(_KB_SEARCH, mode="dense", limit=5, min_relevance=0.5, source_name="kb_rag_search"),
         _rag_search,
         "kb",
         query=QUERY,
@@ -378,7 +373,7 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
     _tool(
         "vector_search",
         "Dense vector search of the knowledge base: the chunks nearest the query's embedding.",
-        lambda: _knowledge_base_search(mode="dense", limit=10, source_name="kb_vector_search"),
+        _factory(_KB_SEARCH, mode="dense", limit=10, source_name="kb_vector_search"),
         _kb_search,
         "kb",
         query=QUERY,
@@ -388,7 +383,7 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         "hybrid_search",
         "Hybrid search of the knowledge base: dense and keyword results fused (reciprocal rank fusion). Best for "
         "names, numbers and exact terms.",
-        lambda: _knowledge_base_search(mode="hybrid", limit=10, source_name="kb_hybrid_search"),
+        _factory(_KB_SEARCH, mode="hybrid", limit=10, source_name="kb_hybrid_search"),
         _kb_search,
         "kb",
         query=QUERY,
@@ -444,48 +439,25 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         result_schema={
             "type": "object",
             "oneOf": [
-                {
-                    "type": "object",
-                    "required": ["results", "query_embedding_used"],
-                    "properties": {
-                        "results": {
-                            "type": "array",
-                            "items": {
-                                "type": "object",
-                                "required": [
-                                    "id",
-                                    "content",
-                                    "score",
-                                    "source_url",
-                                    "page_number",
-                                    "section_title",
-                                    "metadata",
-                                ],
-                                "properties": {
-                                    "id": {"type": "string"},
-                                    "content": {"type": "string"},
-                                    "score": {"type": "number", "minimum": 0, "maximum": 1},
-                                    "source_url": {"type": ["string", "null"]},
-                                    "page_number": {"type": ["integer", "null"]},
-                                    "section_title": {"type": ["string", "null"]},
-                                    "metadata": {"type": "object"},
-                                },
-                            },
-                        },
-                        "message": {"type": "string"},
-                        "query_embedding_used": {"type": "array", "items": {"type": "number"}},
-                    },
-                    "additionalProperties": False,
-                },
-                {
-                    "type": "object",
-                    "required": ["error", "code"],
-                    "properties": {
-                        "error": {"type": "string"},
-                        "code": {"enum": ["CONNECTION_ERROR", "AUTH_ERROR", "INVALID_QUERY", "TIMEOUT_ERROR"]},
-                    },
-                    "additionalProperties": False,
-                },
+                _closed(
+                    _result(
+                        results={"type": "array", "items": _result(
+                            id={"type": "string"},
+                            content={"type": "string"},
+                            score={"type": "number", "minimum": 0, "maximum": 1},
+                            source_url={"type": ["string", "null"]},
+                            page_number={"type": ["integer", "null"]},
+                            section_title={"type": ["string", "null"]},
+                            metadata={"type": "object"},
+                        )},
+                        query_embedding_used={"type": "array", "items": {"type": "number"}},
+                    ),
+                    message={"type": "string"},
+                ),
+                _closed(_result(
+                    error={"type": "string"},
+                    code={"enum": ["CONNECTION_ERROR", "AUTH_ERROR", "INVALID_QUERY", "TIMEOUT_ERROR"]},
+                )),
             ],
         },
         adapter=_book_content,
