@@ -3,28 +3,24 @@
 from __future__ import annotations
 
 import concurrent.futures
-import hashlib
 import time
 from typing import Any
 
-import numpy as np
 from haystack import Document, component, default_from_dict
 
 from components.arxiv.access import ArxivAccess, ArxivPaper, build_query, date_range, normalise_id, pdf_text
 from components.contracts import (
     ContextChunk,
-    ScoreKind,
     SourceStatus,
     SourceType,
     source_selected,
 )
 from components.contracts.selection import filter_names
-from components.knowledge_base.store import cosine_to_relevance
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
 from components.validation import positive_int
-from components.web.chunking import pick_chunks, query_terms, text_chunks
+from components.web.chunking import fetched_chunk, pick_chunks, query_cosines, query_terms, text_chunks
 
 SOURCE = "arxiv"
 MAX_RESULTS = 50
@@ -243,31 +239,22 @@ class ArxivSearch:
         rows = [(paper, *piece) for paper in papers for piece in texts.get(paper.paper_id, [])]
         if not rows:
             return []
-        vector = np.asarray(query_embedding, dtype=np.float32) if query_embedding else self._model.embed_one(query)
-        vectors = self._model.embed([f"{paper.title}\n{body}" for paper, _, _, body, _ in rows])
-        cosines = [float(value) for value in vectors @ vector]
-        chunks = []
-        for (paper, index, total, body, kind), cosine in zip(rows, cosines, strict=True):
-            chunk_id = hashlib.sha256(
-                f"arxiv\n{paper.paper_id}{paper.version or ''}\n{kind}\n{index}".encode()
-            ).hexdigest()[:32]
-            chunks.append(
-                ContextChunk(
-                    id=chunk_id,
-                    source_type=SourceType.ARXIV,
-                    text=body,
-                    semantic_relevance=cosine_to_relevance(cosine),
-                    source_id=paper.paper_id,
-                    source_title=paper.title,
-                    source_url=paper.arxiv_url,
-                    source_date=paper.published,
-                    raw_score=cosine,
-                    score_kind=ScoreKind.COSINE,
-                    metadata={
-                        **paper.metadata(), "chunk_index": index, "paper_total_chunks": total, "text_source": kind
-                    },
-                )
+        texts = [f"{paper.title}\n{body}" for paper, _, _, body, _ in rows]
+        cosines = query_cosines(self._model, query, query_embedding, texts)
+        chunks = [
+            fetched_chunk(
+                SourceType.ARXIV,
+                f"arxiv\n{paper.paper_id}{paper.version or ''}\n{kind}\n{index}",
+                body,
+                cosine,
+                source_id=paper.paper_id,
+                source_title=paper.title,
+                source_url=paper.arxiv_url,
+                source_date=paper.published,
+                metadata={**paper.metadata(), "chunk_index": index, "paper_total_chunks": total, "text_source": kind},
             )
+            for (paper, index, total, body, kind), cosine in zip(rows, cosines, strict=True)
+        ]
         chunks.sort(key=lambda chunk: chunk.semantic_relevance, reverse=True)
         return chunks
 

@@ -12,16 +12,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 from haystack import default_from_dict, logging
 from haystack.utils import Secret
 
-from components.contracts import ContextChunk, ScoreKind, SourceType
-from components.knowledge_base.store import cosine_to_relevance
+from components.contracts import ContextChunk, SourceType
 from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
 from components.serialization import init_parameters_to_dict
 from components.settings import Settings, get_settings
-from components.web.chunking import markdown_chunks, page_text, pick_chunks, query_terms
+from components.web.chunking import fetched_chunk, markdown_chunks, page_text, pick_chunks, query_cosines, query_terms
 from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit
 from components.web.snapshots import PageSnapshot, SnapshotStore
 
@@ -219,42 +217,30 @@ def page_chunks(
         return []
     relevance: list[float | None] = [None] * len(prepared)
     if query or query_embedding:
-        vector = np.asarray(query_embedding, dtype=np.float32) if query_embedding else model.embed_one(query)
-        vectors = model.embed(["\n".join(part for part in (item[1].title, item[6], item[5]) if part)
-                               for item in prepared])
-        relevance = [float(value) for value in vectors @ vector]
+        texts = ["\n".join(part for part in (item[1].title, item[6], item[5]) if part) for item in prepared]
+        relevance = list(query_cosines(model, query, query_embedding, texts))
     chunks = []
     for (hit, page, snapshot, index, total, text, section), cosine in zip(prepared, relevance, strict=True):
         digest = snapshot.content_hash if snapshot else hashlib.sha256(page.markdown.encode("utf-8")).hexdigest()
-        chunk_id = hashlib.sha256(f"web\n{page.url}\n{digest}\n{index}".encode()).hexdigest()[:32]
-        chunks.append(
-            ContextChunk(
-                id=chunk_id,
-                source_type=SourceType.WEB,
-                text=text,
-                semantic_relevance=cosine_to_relevance(cosine),
-                source_id=page.url,
-                source_title=page.title or hit.title or page.domain,
-                source_url=page.url,
-                source_date=page.published,
-                raw_score=cosine,
-                score_kind=ScoreKind.COSINE if cosine is not None else ScoreKind.NONE,
-                metadata={
-                    "domain": page.domain,
-                    "page_url": page.url,
-                    "page_title": page.title or hit.title,
-                    "fetch_timestamp": page.fetched_at,
-                    "language": page.language,
-                    "content_type": page.content_type,
-                    "chunk_index": index,
-                    "page_total_chunks": total,
-                    "section_title": section,
-                    "snapshot_id": snapshot.snapshot_id if snapshot else None,
-                    "content_hash": digest,
-                    "search_position": hit.position,
-                },
-            )
-        )
+        metadata = {
+            "domain": page.domain,
+            "page_url": page.url,
+            "page_title": page.title or hit.title,
+            "fetch_timestamp": page.fetched_at,
+            "language": page.language,
+            "content_type": page.content_type,
+            "chunk_index": index,
+            "page_total_chunks": total,
+            "section_title": section,
+            "snapshot_id": snapshot.snapshot_id if snapshot else None,
+            "content_hash": digest,
+            "search_position": hit.position,
+        }
+        chunks.append(fetched_chunk(
+            SourceType.WEB, f"web\n{page.url}\n{digest}\n{index}", text, cosine, source_id=page.url,
+            source_title=page.title or hit.title or page.domain, source_url=page.url, source_date=page.published,
+            metadata=metadata,
+        ))
     chunks.sort(key=lambda chunk: chunk.semantic_relevance, reverse=True)
     return chunks
 
