@@ -17,7 +17,7 @@ from typing import Any
 import requests
 
 from components.resilience import RetryableError, SourceError
-from components.resilience.errors import parse_retry_after
+from components.resilience.errors import parse_retry_after, raise_for_busy
 from components.text.dates import parse_date
 from components.web.chunking import query_terms
 from components.web.faults import connection_fault
@@ -267,9 +267,7 @@ def pdf_text(pdf_url: str, timeout_s: float) -> str:
     try:
         with requests.get(pdf_url, timeout=timeout_s, stream=True,
                           headers={"User-Agent": "research-assistant (arXiv full text)"}) as response:
-            if response.status_code == 429 or response.status_code >= 500:
-                raise RetryableError(f"the PDF server answered HTTP {response.status_code}",
-                                     parse_retry_after(response.headers.get("Retry-After")))
+            raise_for_busy(response.status_code, response.headers, "the PDF server")
             if response.status_code != 200:
                 raise SourceError(f"the PDF is not available (HTTP {response.status_code})")
             data = bytearray()

@@ -19,19 +19,11 @@ import httpx
 from haystack import logging
 
 from components.memory.store import Interaction, MemoryStore, MemoryUnavailable, RecalledInteraction, RecallQuery
-from components.resilience import RetryableError, SourceError
-from components.resilience.errors import parse_retry_after
+from components.resilience import SourceError
+from components.resilience.errors import raise_for_busy
 from components.text.dates import parse_moment
 
 logger = logging.getLogger(__name__)
-
-
-def _raise_for_retryable(response: httpx.Response) -> None:
-    # zep-python's errors drop the headers; read Retry-After here so the guard's backoff can honour it.
-    if response.status_code == 429 or response.status_code >= 500:
-        retry_after = parse_retry_after(response.headers.get("Retry-After"))
-        kind = "rate_limited" if response.status_code == 429 else "unavailable"
-        raise RetryableError(f"Zep answered HTTP {response.status_code}", retry_after=retry_after, kind=kind)
 
 
 @contextlib.contextmanager
@@ -124,7 +116,9 @@ class ZepMemoryStore(MemoryStore):
 
                 if not self._api_key:
                     raise MemoryUnavailable("The zep memory backend needs ZEP_API_KEY.")
-                http = httpx.Client(timeout=self.timeout_s, event_hooks={"response": [_raise_for_retryable]})
+                # zep-python's errors drop the headers; Retry-After is read here so the guard's backoff honours it.
+                busy = [lambda response: raise_for_busy(response.status_code, response.headers, "Zep")]
+                http = httpx.Client(timeout=self.timeout_s, event_hooks={"response": busy})
                 self._client = Zep(base_url=self.api_url, api_key=self._api_key or "", httpx_client=http)
             return self._client
 
