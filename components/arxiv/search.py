@@ -19,7 +19,7 @@ from components.contracts.selection import filter_names
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
-from components.validation import positive_int
+from components.validation import bounded_count, positive_int, string_list
 from components.web.chunking import fetched_chunk, pick_chunks, query_cosines, query_terms, text_chunks
 
 SOURCE = "arxiv"
@@ -63,11 +63,9 @@ class ArxivSearch:
     ) -> None:
         positive_int("num_results", num_results)
         positive_int("max_chunks_per_paper", max_chunks_per_paper)
+        string_list("categories", categories)
         if sort_by not in SORT_OPTIONS:
             raise ValueError(f"sort_by must be one of {', '.join(SORT_OPTIONS)}")
-        valid_categories = isinstance(categories, list) and all(isinstance(c, str) for c in categories)
-        if categories is not None and not valid_categories:
-            raise ValueError("categories must be a list of strings")
         try:
             date_range(date_from, date_to)
         except SourceError as exc:
@@ -137,7 +135,7 @@ class ArxivSearch:
         try:
             work = self._work(query, query_embedding, as_of, num_results, sort_by,
                               categories or filter_names(filters, "arxiv_categories"), date_from, date_to, full_text)
-        except SourceError as exc:
+        except (SourceError, ValueError) as exc:
             # Checked before the guard: bad input must not take one of arXiv's rate-limited request slots.
             return self._guard.refused(str(exc), started)
         self.warm_up()  # loading the model is set-up, not the source's latency
@@ -148,13 +146,9 @@ class ArxivSearch:
         settings = get_settings()
         api_url = self.api_url or settings.arxiv_api_url
         budget = self._guard.policy.timeout_s
-        if num_results is not None and (isinstance(num_results, bool) or not isinstance(num_results, int)):
-            raise SourceError(f"num_results must be a whole number, not {num_results!r}")
-        wanted = min(max(num_results or self.num_results, 1), MAX_RESULTS)
+        wanted = bounded_count("num_results", num_results, self.num_results, MAX_RESULTS)
         order = sort_by or self.sort_by
-        cats = categories if categories is not None else self.categories
-        if cats is not None and not (isinstance(cats, list) and all(isinstance(c, str) for c in cats)):
-            raise SourceError("categories must be a list of arXiv categories such as ['cs.CL']")
+        cats = string_list("categories", categories, self.categories)
         want_full_text = self.full_text if full_text is None else bool(full_text)
 
         text = query.strip() if isinstance(query, str) else ""

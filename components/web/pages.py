@@ -19,6 +19,7 @@ from components.contracts import ContextChunk, SourceType
 from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
 from components.serialization import init_parameters_to_dict
 from components.settings import Settings, get_settings
+from components.validation import string_list
 from components.web.chunking import fetched_chunk, markdown_chunks, page_text, pick_chunks, query_cosines, query_terms
 from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit
 from components.web.snapshots import PageSnapshot, SnapshotStore
@@ -44,7 +45,7 @@ class WebSource:
     ) -> None:
         if page_timeout_s is not None and page_timeout_s <= 0:
             raise ValueError("page_timeout_s must be positive")
-        check_strings("exclude_patterns", exclude_patterns)
+        string_list("exclude_patterns", exclude_patterns)
         self.page_timeout_s = page_timeout_s
         self.timeout_s = timeout_s
         self.retries = retries
@@ -78,12 +79,6 @@ class WebSource:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
         return default_from_dict(cls, data)
-
-
-def check_strings(name: str, value: Any) -> None:
-    """ValueError unless `value` (an init parameter) is None or a list of strings."""
-    if value is not None and (not isinstance(value, list) or not all(isinstance(item, str) for item in value)):
-        raise ValueError(f"{name} must be a list of strings")
 
 
 # Pages are fetched in parallel, but a handful at a time: Firecrawl's plans limit concurrent requests.

@@ -13,33 +13,15 @@ from components.contracts.selection import filter_names
 from components.resilience import SourceError, SourceResult
 from components.resilience.errors import RetryableError
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
-from components.validation import positive_int
+from components.validation import bounded_count, positive_int, string_list
 from components.web.firecrawl_access import FirecrawlAccess, matches_pattern
-from components.web.pages import WebSource, check_strings, fetch_pages, page_chunks
+from components.web.pages import WebSource, fetch_pages, page_chunks
 
 logger = logging.getLogger(__name__)
 
 SOURCE = "web"
 MAX_RESULTS = 20
 MAX_QUERY_CHARS = 1000
-
-
-def _count(value: Any, default: int) -> int:
-    """`num_results` clamped to 1..MAX_RESULTS, or a `SourceError` saying it is not a number."""
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise SourceError(f"num_results must be a whole number, not {value!r}")
-    return min(max(value, 1), MAX_RESULTS)
-
-
-def _strings(name: str, value: Any, default: list[str] | None) -> list[str] | None:
-    """A list-of-strings run parameter (or the component's default), or a `SourceError`."""
-    if value is None:
-        return default
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise SourceError(f"{name} must be a list of strings")
-    return value
 
 
 @component
@@ -75,13 +57,10 @@ class WebSearch(WebSource):
         snapshot_dir: str | None = None,
         model: str = DEFAULT_EMBEDDING_MODEL,
     ) -> None:
-        for name, value in (("languages", languages), ("include_domains", include_domains),
-                            ("exclude_domains", exclude_domains)):
-            check_strings(name, value)
         self.num_results = positive_int("num_results", num_results)
-        self.languages = languages
-        self.include_domains = include_domains
-        self.exclude_domains = exclude_domains
+        self.languages = string_list("languages", languages)
+        self.include_domains = string_list("include_domains", include_domains)
+        self.exclude_domains = string_list("exclude_domains", exclude_domains)
         self.max_chunks_per_page = positive_int("max_chunks_per_page", max_chunks_per_page)
         self._configure(SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir,
                         model)
@@ -170,10 +149,10 @@ class WebSearch(WebSource):
             if len(text) > MAX_QUERY_CHARS:
                 raise SourceError(f"the question is too long for a web search ({len(text)} characters, at most "
                                   f"{MAX_QUERY_CHARS})")
-            wanted = _count(num_results, self.num_results)
-            langs = _strings("languages", languages, self.languages)
-            include = _strings("include_domains", include_domains, self.include_domains)
-            exclude = _strings("exclude_domains", exclude_domains, self.exclude_domains) or []
+            wanted = bounded_count("num_results", num_results, self.num_results, MAX_RESULTS)
+            langs = string_list("languages", languages, self.languages)
+            include = string_list("include_domains", include_domains, self.include_domains)
+            exclude = string_list("exclude_domains", exclude_domains, self.exclude_domains) or []
             # Leave room in the budget for chunking and embedding after the pages arrive.
             deadline = started + max(budget - 1.0, budget * 0.7)
             access = FirecrawlAccess.configured(self.api_key, self.api_url, max(1.0, min(page_timeout, budget)))
