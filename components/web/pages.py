@@ -26,6 +26,10 @@ from components.web.snapshots import PageSnapshot, SnapshotStore
 
 logger = logging.getLogger(__name__)
 
+# Pages are fetched in parallel, but a handful at a time: Firecrawl's plans limit concurrent requests.
+_PAGE_WORKERS = 5
+
+
 class WebSource:
     """What `WebSearch` and `WebScrape` share: their Firecrawl, page-timeout, exclusion, snapshot and model init
     parameters (checked, kept under their own names), the source's guard, the embedding model and Firecrawl
@@ -79,10 +83,6 @@ class WebSource:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
         return default_from_dict(cls, data)
-
-
-# Pages are fetched in parallel, but a handful at a time: Firecrawl's plans limit concurrent requests.
-_PAGE_WORKERS = 5
 
 
 @dataclass

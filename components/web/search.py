@@ -57,10 +57,13 @@ class WebSearch(WebSource):
         snapshot_dir: str | None = None,
         model: str = DEFAULT_EMBEDDING_MODEL,
     ) -> None:
+        for name, value in (("languages", languages), ("include_domains", include_domains),
+                            ("exclude_domains", exclude_domains)):
+            string_list(name, value)
         self.num_results = positive_int("num_results", num_results)
-        self.languages = string_list("languages", languages)
-        self.include_domains = string_list("include_domains", include_domains)
-        self.exclude_domains = string_list("exclude_domains", exclude_domains)
+        self.languages = languages
+        self.include_domains = include_domains
+        self.exclude_domains = exclude_domains
         self.max_chunks_per_page = positive_int("max_chunks_per_page", max_chunks_per_page)
         self._configure(SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir,
                         model)
