@@ -80,6 +80,11 @@ def normalise_id(value: str) -> str:
     return text
 
 
+def strip_version(paper_id: str) -> str:
+    """An arXiv identifier without its version suffix (2005.11401v2 -> 2005.11401)."""
+    return re.sub(r"v\d+$", "", paper_id)
+
+
 def _parse_date(value: str | dt.date | None, name: str) -> dt.date | None:
     try:
         return parse_date(value, strict=True)
@@ -256,7 +261,7 @@ class ArxivAccess:
 
         ids = [normalise_id(paper_id) for paper_id in paper_ids]
         papers = self._run(arxiv.Search(id_list=ids, max_results=len(ids)))
-        order = {re.sub(r"v\d+$", "", paper_id): index for index, paper_id in enumerate(ids)}
+        order = {strip_version(paper_id): index for index, paper_id in enumerate(ids)}
         return sorted(papers, key=lambda paper: order.get(paper.paper_id, len(order)))
 
 

@@ -68,11 +68,7 @@ def _failure(run: ToolRun) -> Exception:
 
 def _fault_of(status: SourceStatus) -> str:
     """The fault kind of a failed run, as far as its status tells."""
-    if status.status is StatusKind.TIMEOUT:
-        return "timeout"
-    if status.status is StatusKind.SKIPPED:
-        return "skipped"
-    return "error"
+    return {StatusKind.TIMEOUT: "timeout", StatusKind.SKIPPED: "skipped"}.get(status.status, "error")
 
 
 class ToolExecutor:

@@ -189,6 +189,21 @@ def fetch_pages(
 
 
 
+def page_metadata(page: FetchedPage, snapshot: PageSnapshot | None, title: str | None = None) -> dict[str, Any]:
+    """The `WebMetadata` of a fetched page (`title`: its title when the page itself gives none): where and when it
+    was read, and the snapshot that keeps it."""
+    return {
+        "domain": page.domain,
+        "page_url": page.url,
+        "page_title": title or page.title,
+        "fetch_timestamp": page.fetched_at,
+        "language": page.language,
+        "content_type": page.content_type,
+        "snapshot_id": snapshot.snapshot_id if snapshot else None,
+        "content_hash": snapshot.content_hash if snapshot else hashlib.sha256(page.markdown.encode()).hexdigest(),
+    }
+
+
 def page_chunks(
     fetched: list[tuple[SearchHit, FetchedPage, PageSnapshot | None]],
     query: str,
@@ -216,23 +231,15 @@ def page_chunks(
         relevance = list(query_cosines(model, query, query_embedding, texts))
     chunks = []
     for (hit, page, snapshot, index, total, text, section), cosine in zip(prepared, relevance, strict=True):
-        digest = snapshot.content_hash if snapshot else hashlib.sha256(page.markdown.encode("utf-8")).hexdigest()
         metadata = {
-            "domain": page.domain,
-            "page_url": page.url,
-            "page_title": page.title or hit.title,
-            "fetch_timestamp": page.fetched_at,
-            "language": page.language,
-            "content_type": page.content_type,
+            **page_metadata(page, snapshot, page.title or hit.title),
             "chunk_index": index,
             "page_total_chunks": total,
             "section_title": section,
-            "snapshot_id": snapshot.snapshot_id if snapshot else None,
-            "content_hash": digest,
             "search_position": hit.position,
         }
         chunks.append(fetched_chunk(
-            SourceType.WEB, f"web\n{page.url}\n{digest}\n{index}", text, cosine, source_id=page.url,
+            SourceType.WEB, f"web\n{page.url}\n{metadata['content_hash']}\n{index}", text, cosine, source_id=page.url,
             source_title=page.title or hit.title or page.domain, source_url=page.url, source_date=page.published,
             metadata=metadata,
         ))
