@@ -45,20 +45,12 @@ def _entities_of(query: str, answer: str, documents: list[Document], explicit: l
     return list(seen.values())[:50]
 
 
+_CITED_FIELDS = ("source_type", "source_id", "source_title", "source_url")
+
+
 def _cited(documents: list[Document]) -> list[dict[str, Any]]:
-    cited = []
-    for document in documents[:50]:
-        meta = document.meta or {}
-        cited.append(
-            {
-                "id": document.id,
-                "source_type": meta.get("source_type"),
-                "source_id": meta.get("source_id"),
-                "source_title": meta.get("source_title"),
-                "source_url": meta.get("source_url"),
-            }
-        )
-    return cited
+    """The attribution of each cited document (at most 50), as remembered with the interaction."""
+    return [{"id": doc.id, **{key: (doc.meta or {}).get(key) for key in _CITED_FIELDS}} for doc in documents[:50]]
 
 
 @component

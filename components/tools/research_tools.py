@@ -15,19 +15,17 @@ from typing import Any
 
 from haystack import Document
 
-from components.contracts import ContextChunk, SourceStatus, SourceType, document_to_chunk
+from components.contracts import ContextChunk, SourceStatus, SourceType, StatusKind, document_to_chunk
 from components.graph.tools import clamp
 from components.text.dates import parse_date
 from components.tools.tool_spec import ToolRun, ToolSpec
-
-STATUS_KINDS = ["success", "partial", "timeout", "error", "skipped"]
 
 STATUS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["source", "status", "execution_time_ms", "total_found", "message"],
     "properties": {
         "source": {"type": "string"},
-        "status": {"enum": STATUS_KINDS},
+        "status": {"enum": [kind.value for kind in StatusKind]},
         "execution_time_ms": {"type": "number", "minimum": 0},
         "total_found": {"type": "integer", "minimum": 0},
         "message": {"type": "string"},
