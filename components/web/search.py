@@ -12,9 +12,9 @@ from components.contracts import SourceStatus, StatusKind, source_selected
 from components.contracts.selection import filter_names
 from components.resilience import SourceError, SourceResult
 from components.resilience.errors import RetryableError
-from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
+from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.validation import bounded_count, positive_int, string_list
-from components.web.firecrawl_access import FirecrawlAccess, matches_pattern
+from components.web.firecrawl_access import FirecrawlAccess, firecrawl_endpoint, matches_pattern
 from components.web.pages import WebSource, fetch_pages, page_chunks
 
 logger = logging.getLogger(__name__)
@@ -125,9 +125,7 @@ class WebSearch(WebSource):
         return None
 
     def _configured(self) -> bool:
-        settings = get_settings()
-        key = self.api_key.resolve_value() if self.api_key else None
-        return bool(key or settings.firecrawl_api_key is not None or self.api_url or settings.firecrawl_api_url)
+        return any(firecrawl_endpoint(self.api_key, self.api_url))
 
 
     def _excluded(self, url: str, patterns: list[str]) -> bool:
