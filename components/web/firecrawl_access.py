@@ -23,6 +23,7 @@ from components.text.dates import parse_date
 from components.web.faults import connection_fault
 
 HOSTED_API_URL = "https://api.firecrawl.dev"
+NOT_CONFIGURED = "web search is not configured: set FIRECRAWL_API_KEY (or FIRECRAWL_API_URL for a self-hosted one)"
 _SCRAPE_RESUMES: bool | None = None  # whether this firecrawl-py's scrape() takes auto_resume (newer 4.x)
 
 
@@ -143,9 +144,7 @@ class FirecrawlAccess:
     def __init__(self, api_key: str | None, api_url: str | None, request_timeout_s: float) -> None:
         self.api_url = (api_url or HOSTED_API_URL).rstrip("/")
         if not api_key and self.api_url == HOSTED_API_URL:
-            raise SourceError(
-                "web search is not configured: set FIRECRAWL_API_KEY (or FIRECRAWL_API_URL for a self-hosted Firecrawl)"
-            )
+            raise SourceError(NOT_CONFIGURED)
         global _SCRAPE_RESUMES
         from firecrawl import Firecrawl
 

@@ -8,13 +8,13 @@ from typing import Any
 from haystack import Document, component, logging
 from haystack.utils import Secret
 
-from components.contracts import SourceStatus, StatusKind, source_selected
+from components.contracts import SourceStatus, source_selected
 from components.contracts.selection import filter_names
 from components.resilience import SourceError, SourceResult
 from components.resilience.errors import RetryableError
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.validation import bounded_count, positive_int, string_list
-from components.web.firecrawl_access import FirecrawlAccess, firecrawl_endpoint, matches_pattern
+from components.web.firecrawl_access import NOT_CONFIGURED, FirecrawlAccess, firecrawl_endpoint, matches_pattern
 from components.web.pages import WebSource, fetch_pages, page_chunks
 
 logger = logging.getLogger(__name__)
@@ -115,13 +115,11 @@ class WebSearch(WebSource):
                 SOURCE, f"web pages cannot be dated reliably, so the web is not searched for a question as of {as_of}"
             )
         if not self._configured():
-            message = "web search is not configured: set FIRECRAWL_API_KEY (or FIRECRAWL_API_URL for a self-hosted one)"
             if sources is not None and SOURCE in {str(source).strip().lower() for source in sources}:
                 # Asked for by name: say it failed; as part of "every source" it just does not take part.
                 logger.warning("Web search asked for but not configured")
-                return SourceStatus(source=SOURCE, status=StatusKind.ERROR, execution_time_ms=0.0, message=message,
-                                    attempts=0)
-            return SourceStatus.skipped(SOURCE, message)
+                return SourceStatus.refused(SOURCE, NOT_CONFIGURED, time.monotonic())
+            return SourceStatus.skipped(SOURCE, NOT_CONFIGURED)
         return None
 
     def _configured(self) -> bool:
