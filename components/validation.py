@@ -1,4 +1,4 @@
-"""The one check of a whole-number setting (a count, a size limit, a batch) that components make when built.
+"""The checks of plain parameters (a count, a size limit, a list of names) that components make when built or run.
 
 Usage:
 ```python
@@ -15,4 +15,22 @@ def positive_int(name: str, value: Any) -> int:
     """`value` if it is a whole number of at least 1 (a bool is not one); ValueError naming `name` otherwise."""
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ValueError(f"{name} must be a positive integer, not {value!r}")
+    return value
+
+
+def bounded_count(name: str, value: Any, default: int, most: int) -> int:
+    """`value` clamped to 1..`most` (`default` when None); ValueError naming `name` when it is not a whole number."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be a whole number, not {value!r}")
+    return min(max(value, 1), most)
+
+
+def string_list(name: str, value: Any, default: list[str] | None = None) -> list[str] | None:
+    """`value` if it is a list of strings (`default` when None); ValueError naming `name` otherwise."""
+    if value is None:
+        return default
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"{name} must be a list of strings")
     return value

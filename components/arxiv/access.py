@@ -17,7 +17,7 @@ from typing import Any
 import requests
 
 from components.resilience import RetryableError, SourceError
-from components.resilience.errors import parse_retry_after
+from components.resilience.errors import parse_retry_after, raise_for_busy
 from components.text.dates import parse_date
 from components.web.chunking import query_terms
 from components.web.faults import connection_fault
@@ -78,6 +78,11 @@ def normalise_id(value: str) -> str:
     if not (_NEW_ID.match(text) or _OLD_ID.match(text)):
         raise SourceError(f"{value!r} is not an arXiv identifier (like 2005.11401 or hep-ex/0307015)")
     return text
+
+
+def strip_version(paper_id: str) -> str:
+    """An arXiv identifier without its version suffix (2005.11401v2 -> 2005.11401)."""
+    return re.sub(r"v\d+$", "", paper_id)
 
 
 def _parse_date(value: str | dt.date | None, name: str) -> dt.date | None:
@@ -256,7 +261,7 @@ class ArxivAccess:
 
         ids = [normalise_id(paper_id) for paper_id in paper_ids]
         papers = self._run(arxiv.Search(id_list=ids, max_results=len(ids)))
-        order = {re.sub(r"v\d+$", "", paper_id): index for index, paper_id in enumerate(ids)}
+        order = {strip_version(paper_id): index for index, paper_id in enumerate(ids)}
         return sorted(papers, key=lambda paper: order.get(paper.paper_id, len(order)))
 
 
@@ -267,9 +272,7 @@ def pdf_text(pdf_url: str, timeout_s: float) -> str:
     try:
         with requests.get(pdf_url, timeout=timeout_s, stream=True,
                           headers={"User-Agent": "research-assistant (arXiv full text)"}) as response:
-            if response.status_code == 429 or response.status_code >= 500:
-                raise RetryableError(f"the PDF server answered HTTP {response.status_code}",
-                                     parse_retry_after(response.headers.get("Retry-After")))
+            raise_for_busy(response.status_code, response.headers, "the PDF server")
             if response.status_code != 200:
                 raise SourceError(f"the PDF is not available (HTTP {response.status_code})")
             data = bytearray()

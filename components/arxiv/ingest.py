@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.arxiv.access import ArxivAccess, ArxivPaper, normalise_id, pdf_text
+from components.arxiv.access import ArxivAccess, ArxivPaper, normalise_id, pdf_text, strip_version
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.settings import get_settings
 
@@ -65,7 +64,7 @@ def ingest_arxiv(paper_ids: list[str], full_text: bool = False, ingestor: Any = 
         raise ValueError(f"arXiv could not be asked for {', '.join(ids)}: {problem}")
     outcome = ArxivIngestOutcome(papers=papers)
     found = {paper.paper_id for paper in papers}
-    outcome.not_found = [paper_id for paper_id in ids if _strip_version(paper_id) not in found]
+    outcome.not_found = [paper_id for paper_id in ids if strip_version(paper_id) not in found]
     if ingestor is None:
         from ingest.ingestor import Ingestor
 
@@ -94,7 +93,3 @@ def ingest_arxiv(paper_ids: list[str], full_text: bool = False, ingestor: Any = 
         )
         outcome.report = report if outcome.report is None else outcome.report.merge(report)
     return outcome
-
-
-def _strip_version(paper_id: str) -> str:
-    return re.sub(r"v\d+$", "", paper_id)

@@ -3,28 +3,24 @@
 from __future__ import annotations
 
 import concurrent.futures
-import hashlib
 import time
 from typing import Any
 
-import numpy as np
 from haystack import Document, component, default_from_dict
 
 from components.arxiv.access import ArxivAccess, ArxivPaper, build_query, date_range, normalise_id, pdf_text
 from components.contracts import (
     ContextChunk,
-    ScoreKind,
     SourceStatus,
     SourceType,
     source_selected,
 )
 from components.contracts.selection import filter_names
-from components.knowledge_base.store import cosine_to_relevance
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
-from components.validation import positive_int
-from components.web.chunking import pick_chunks, query_terms, text_chunks
+from components.validation import bounded_count, positive_int, string_list
+from components.web.chunking import fetched_chunk, pick_chunks, query_cosines, query_terms, text_chunks
 
 SOURCE = "arxiv"
 MAX_RESULTS = 50
@@ -67,11 +63,9 @@ class ArxivSearch:
     ) -> None:
         positive_int("num_results", num_results)
         positive_int("max_chunks_per_paper", max_chunks_per_paper)
+        string_list("categories", categories)
         if sort_by not in SORT_OPTIONS:
             raise ValueError(f"sort_by must be one of {', '.join(SORT_OPTIONS)}")
-        valid_categories = isinstance(categories, list) and all(isinstance(c, str) for c in categories)
-        if categories is not None and not valid_categories:
-            raise ValueError("categories must be a list of strings")
         try:
             date_range(date_from, date_to)
         except SourceError as exc:
@@ -141,7 +135,7 @@ class ArxivSearch:
         try:
             work = self._work(query, query_embedding, as_of, num_results, sort_by,
                               categories or filter_names(filters, "arxiv_categories"), date_from, date_to, full_text)
-        except SourceError as exc:
+        except (SourceError, ValueError) as exc:
             # Checked before the guard: bad input must not take one of arXiv's rate-limited request slots.
             return self._guard.refused(str(exc), started)
         self.warm_up()  # loading the model is set-up, not the source's latency
@@ -152,13 +146,9 @@ class ArxivSearch:
         settings = get_settings()
         api_url = self.api_url or settings.arxiv_api_url
         budget = self._guard.policy.timeout_s
-        if num_results is not None and (isinstance(num_results, bool) or not isinstance(num_results, int)):
-            raise SourceError(f"num_results must be a whole number, not {num_results!r}")
-        wanted = min(max(num_results or self.num_results, 1), MAX_RESULTS)
+        wanted = bounded_count("num_results", num_results, self.num_results, MAX_RESULTS)
         order = sort_by or self.sort_by
-        cats = categories if categories is not None else self.categories
-        if cats is not None and not (isinstance(cats, list) and all(isinstance(c, str) for c in cats)):
-            raise SourceError("categories must be a list of arXiv categories such as ['cs.CL']")
+        cats = string_list("categories", categories, self.categories)
         want_full_text = self.full_text if full_text is None else bool(full_text)
 
         text = query.strip() if isinstance(query, str) else ""
@@ -243,31 +233,22 @@ class ArxivSearch:
         rows = [(paper, *piece) for paper in papers for piece in texts.get(paper.paper_id, [])]
         if not rows:
             return []
-        vector = np.asarray(query_embedding, dtype=np.float32) if query_embedding else self._model.embed_one(query)
-        vectors = self._model.embed([f"{paper.title}\n{body}" for paper, _, _, body, _ in rows])
-        cosines = [float(value) for value in vectors @ vector]
-        chunks = []
-        for (paper, index, total, body, kind), cosine in zip(rows, cosines, strict=True):
-            chunk_id = hashlib.sha256(
-                f"arxiv\n{paper.paper_id}{paper.version or ''}\n{kind}\n{index}".encode()
-            ).hexdigest()[:32]
-            chunks.append(
-                ContextChunk(
-                    id=chunk_id,
-                    source_type=SourceType.ARXIV,
-                    text=body,
-                    semantic_relevance=cosine_to_relevance(cosine),
-                    source_id=paper.paper_id,
-                    source_title=paper.title,
-                    source_url=paper.arxiv_url,
-                    source_date=paper.published,
-                    raw_score=cosine,
-                    score_kind=ScoreKind.COSINE,
-                    metadata={
-                        **paper.metadata(), "chunk_index": index, "paper_total_chunks": total, "text_source": kind
-                    },
-                )
+        texts = [f"{paper.title}\n{body}" for paper, _, _, body, _ in rows]
+        cosines = query_cosines(self._model, query, query_embedding, texts)
+        chunks = [
+            fetched_chunk(
+                SourceType.ARXIV,
+                f"arxiv\n{paper.paper_id}{paper.version or ''}\n{kind}\n{index}",
+                body,
+                cosine,
+                source_id=paper.paper_id,
+                source_title=paper.title,
+                source_url=paper.arxiv_url,
+                source_date=paper.published,
+                metadata={**paper.metadata(), "chunk_index": index, "paper_total_chunks": total, "text_source": kind},
             )
+            for (paper, index, total, body, kind), cosine in zip(rows, cosines, strict=True)
+        ]
         chunks.sort(key=lambda chunk: chunk.semantic_relevance, reverse=True)
         return chunks
 

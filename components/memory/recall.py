@@ -132,7 +132,9 @@ class MemoryRecall(MemoryComponent):
             )
             since = start if since is None else max(since, start)
         embedding = [float(value) for value in query_embedding] if query_embedding else None
-        entities = tuple(self._known_entities(text))
+        from components.tools.source_selection import capitalised_phrases
+
+        entities = tuple(capitalised_phrases(text))
         return RecallQuery(
             text=text,
             embedding=embedding,
@@ -143,12 +145,6 @@ class MemoryRecall(MemoryComponent):
             before=before,
             entities=entities,
         )
-
-    @staticmethod
-    def _known_entities(text: str) -> list[str]:
-        from components.tools.source_selection import capitalised_phrases
-
-        return capitalised_phrases(text)
 
     def _relevance(self, query: RecallQuery, found: list[RecalledInteraction]) -> list[float]:
         """Cosine of each recalled interaction to the query on the local model (computed when the store did not)."""

@@ -19,6 +19,7 @@ from components.resilience import SourceError
 from components.text.dates import parse_moment
 
 _WINDOW = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(m|min|minutes?|h|hours?|d|days?|w|weeks?)\s*$", re.IGNORECASE)
+_WINDOW_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _ISO_WINDOW = re.compile(r"^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?)?$", re.IGNORECASE)
 _CITATION = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -94,15 +95,7 @@ def parse_time_window(value: str | None) -> dt.timedelta | None:
     text = str(value).strip()
     match = _WINDOW.match(text)
     if match:
-        amount = float(match.group(1))
-        unit = match.group(2).lower()[0]
-        if unit == "m":
-            return dt.timedelta(minutes=amount)
-        if unit == "h":
-            return dt.timedelta(hours=amount)
-        if unit == "d":
-            return dt.timedelta(days=amount)
-        return dt.timedelta(weeks=amount)
+        return dt.timedelta(**{_WINDOW_UNITS[match.group(2).lower()[0]]: float(match.group(1))})
     match = _ISO_WINDOW.match(text)
     if match and any(match.groups()):
         weeks, days, hours, minutes = (int(part or 0) for part in match.groups())

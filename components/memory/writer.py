@@ -45,20 +45,12 @@ def _entities_of(query: str, answer: str, documents: list[Document], explicit: l
     return list(seen.values())[:50]
 
 
+_CITED_FIELDS = ("source_type", "source_id", "source_title", "source_url")
+
+
 def _cited(documents: list[Document]) -> list[dict[str, Any]]:
-    cited = []
-    for document in documents[:50]:
-        meta = document.meta or {}
-        cited.append(
-            {
-                "id": document.id,
-                "source_type": meta.get("source_type"),
-                "source_id": meta.get("source_id"),
-                "source_title": meta.get("source_title"),
-                "source_url": meta.get("source_url"),
-            }
-        )
-    return cited
+    """The attribution of each cited document (at most 50), as remembered with the interaction."""
+    return [{"id": doc.id, **{key: (doc.meta or {}).get(key) for key in _CITED_FIELDS}} for doc in documents[:50]]
 
 
 @component
@@ -131,20 +123,19 @@ class MemoryWriter(MemoryComponent):
                 cited = list(answers[0].documents or [])
         question = (query or "").strip()
         text = (text or "").strip()
+        skip = ""
         if not question or not text:
-            status = SourceStatus.skipped(SOURCE, "nothing to remember: the question or the answer is empty")
-            return {"status": status, "interaction_id": ""}
-        if documents is not None and not documents and not answers:
+            skip = "nothing to remember: the question or the answer is empty"
+        elif documents is not None and not documents and not answers:
             # An answer that cites nothing is a non-answer; remembering it would echo it back as evidence.
-            status = SourceStatus.skipped(SOURCE, "not remembered: the answer cites no evidence")
-            return {"status": status, "interaction_id": ""}
-        if cited and all((document.meta or {}).get("source_type") == "memory" for document in cited):
+            skip = "not remembered: the answer cites no evidence"
+        elif cited and all((document.meta or {}).get("source_type") == "memory" for document in cited):
             # Remembering an answer built only from memory would make memory cite itself in a loop.
-            status = SourceStatus.skipped(SOURCE, "not remembered: the answer only repeats earlier conversation")
-            return {"status": status, "interaction_id": ""}
-        if self.require_session and not (session_id or "").strip():
-            status = SourceStatus.skipped(SOURCE, "not remembered: no session_id was given")
-            return {"status": status, "interaction_id": ""}
+            skip = "not remembered: the answer only repeats earlier conversation"
+        elif self.require_session and not (session_id or "").strip():
+            skip = "not remembered: no session_id was given"
+        if skip:
+            return {"status": SourceStatus.skipped(SOURCE, skip), "interaction_id": ""}
         if len(question) > MAX_QUERY_CHARS or len(text) > MAX_ANSWER_CHARS:
             message = f"The question (max {MAX_QUERY_CHARS}) or answer (max {MAX_ANSWER_CHARS}) is too long."
             status = SourceStatus.refused(SOURCE, message, started)

@@ -12,26 +12,18 @@ import contextlib
 import datetime as dt
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
 from haystack import logging
 
 from components.memory.store import Interaction, MemoryStore, MemoryUnavailable, RecalledInteraction, RecallQuery
-from components.resilience import RetryableError, SourceError
-from components.resilience.errors import parse_retry_after
+from components.resilience import SourceError
+from components.resilience.errors import raise_for_busy
 from components.text.dates import parse_moment
 
 logger = logging.getLogger(__name__)
-
-
-def _raise_for_retryable(response: httpx.Response) -> None:
-    # zep-python's errors drop the headers; read Retry-After here so the guard's backoff can honour it.
-    if response.status_code == 429 or response.status_code >= 500:
-        retry_after = parse_retry_after(response.headers.get("Retry-After"))
-        kind = "rate_limited" if response.status_code == 429 else "unavailable"
-        raise RetryableError(f"Zep answered HTTP {response.status_code}", retry_after=retry_after, kind=kind)
 
 
 @contextlib.contextmanager
@@ -62,6 +54,18 @@ def _malformed_answers(action: str) -> Iterator[None]:
                 f"Zep's answer to {action} is malformed: HTTP {status} with a body that is not the JSON Zep documents."
             ) from None
         raise
+
+
+def _add_once(action: str, call: Callable[[], Any]) -> None:
+    """`call` (a Zep create request); an answer that the thing already exists (HTTP 400/409) counts as done."""
+    from zep_python.core.api_error import ApiError
+
+    try:
+        with _malformed_answers(action):
+            call()
+    except ApiError as exc:
+        if exc.status_code not in (400, 409):
+            raise
 
 
 def _parse_time(value: str | None) -> dt.datetime | None:
@@ -112,73 +116,54 @@ class ZepMemoryStore(MemoryStore):
 
                 if not self._api_key:
                     raise MemoryUnavailable("The zep memory backend needs ZEP_API_KEY.")
-                http = httpx.Client(timeout=self.timeout_s, event_hooks={"response": [_raise_for_retryable]})
+                # zep-python's errors drop the headers; Retry-After is read here so the guard's backoff honours it.
+                busy = [lambda response: raise_for_busy(response.status_code, response.headers, "Zep")]
+                http = httpx.Client(timeout=self.timeout_s, event_hooks={"response": busy})
                 self._client = Zep(base_url=self.api_url, api_key=self._api_key or "", httpx_client=http)
             return self._client
 
     def _ensure_session(self, session_id: str, user_id: str | None) -> None:
-        from zep_python.core.api_error import ApiError
-
         client = self._zep()
         if user_id and user_id not in self._known_users:
-            try:
-                with _malformed_answers("adding a user"):
-                    client.user.add(user_id=user_id)
-            except ApiError as exc:
-                if exc.status_code not in (400, 409):  # already exists
-                    raise
+            _add_once("adding a user", lambda: client.user.add(user_id=user_id))
             self._known_users.add(user_id)
-        if session_id in self._known_sessions:
-            return
-        try:
-            with _malformed_answers("adding a session"):
-                client.memory.add_session(session_id=session_id, user_id=user_id)
-        except ApiError as exc:
-            if exc.status_code not in (400, 409):  # already exists
-                raise
-        self._known_sessions.add(session_id)
+        if session_id not in self._known_sessions:
+            _add_once("adding a session", lambda: client.memory.add_session(session_id=session_id, user_id=user_id))
+            self._known_sessions.add(session_id)
 
     def add(self, interaction: Interaction, embedding: list[float] | None) -> None:
+        from zep_python.core.api_error import ApiError
         from zep_python.types import Message
 
-        self._ensure_session(interaction.session_id, interaction.user_id)
         created = interaction.created_at.astimezone(dt.UTC).isoformat()
         shared = {
             "interaction_id": interaction.interaction_id,
             "entity_references": list(interaction.entities),
             "interaction_timestamp": created,
             "user_id": interaction.user_id,
+            "prior_response_summary": interaction.response_summary,
         }
-        question = Message(
-            role="analyst",
-            role_type="user",
-            content=interaction.query,
-            metadata={**shared, "prior_response_summary": interaction.response_summary},
-        )
-        answer = Message(
-            role="research assistant",
-            role_type="assistant",
-            content=interaction.response,
-            metadata={
-                **shared,
-                "prior_query": interaction.query,
-                "prior_response_summary": interaction.response_summary,
-            },
-        )
-        from zep_python.core.api_error import ApiError
-
-        try:
-            with _malformed_answers("storing an interaction"):
-                self._zep().memory.add(interaction.session_id, messages=[question, answer])
-        except ApiError as exc:
-            if exc.status_code != 404:
-                raise
-            # The session (or its user) was deleted on the server since we saw it: create it again, once.
-            self._known_sessions.discard(interaction.session_id)
-            self._known_users.discard(interaction.user_id or "")
+        messages = [
+            Message(role="analyst", role_type="user", content=interaction.query, metadata=shared),
+            Message(
+                role="research assistant",
+                role_type="assistant",
+                content=interaction.response,
+                metadata={**shared, "prior_query": interaction.query},
+            ),
+        ]
+        for attempt in range(2):
             self._ensure_session(interaction.session_id, interaction.user_id)
-            with _malformed_answers("storing an interaction"):
-                self._zep().memory.add(interaction.session_id, messages=[question, answer])
+            try:
+                with _malformed_answers("storing an interaction"):
+                    self._zep().memory.add(interaction.session_id, messages=messages)
+                return
+            except ApiError as exc:
+                if exc.status_code != 404 or attempt:
+                    raise
+                # The session (or its user) was deleted on the server since we saw it: create it again, once.
+                self._known_sessions.discard(interaction.session_id)
+                self._known_users.discard(interaction.user_id or "")
 
     def search(self, query: RecallQuery) -> list[RecalledInteraction]:
         from zep_python.core.api_error import ApiError

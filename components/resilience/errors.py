@@ -50,6 +50,14 @@ def parse_retry_after(value: Any) -> float | None:
     return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
 
 
+def raise_for_busy(status_code: int, headers: Any, service: str) -> None:
+    """`RetryableError` for an HTTP 429 or 5xx answer of `service`, with the Retry-After it asks for."""
+    if status_code == 429 or status_code >= 500:
+        kind = "rate_limited" if status_code == 429 else "unavailable"
+        retry_after = parse_retry_after(headers.get("Retry-After"))
+        raise RetryableError(f"{service} answered HTTP {status_code}", retry_after=retry_after, kind=kind)
+
+
 def _status_code_and_headers(exc: BaseException) -> tuple[int | None, Any]:
     for holder in (exc, getattr(exc, "response", None)):
         if holder is None:

@@ -148,11 +148,6 @@ class CircuitBreaker:
                 return 0.0
             return remaining
 
-    def record_success(self) -> None:
-        with self._lock:
-            self._consecutive = 0
-            self._opened_at = None
-
     def record_failure(self, threshold: int) -> None:
         with self._lock:
             self._consecutive += 1
@@ -165,6 +160,7 @@ class CircuitBreaker:
             return self._opened_at is not None
 
     def reset(self) -> None:
+        """Closed, with no failure counted (a success, or a reset)."""
         with self._lock:
             self._consecutive = 0
             self._opened_at = None
@@ -213,20 +209,16 @@ class _HungCalls:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._futures: set[concurrent.futures.Future] = set()
+        self._futures: list[concurrent.futures.Future] = []
 
     def add(self, future: concurrent.futures.Future) -> None:
         with self._lock:
-            self._futures.add(future)
-        future.add_done_callback(self._discard)
-
-    def _discard(self, future: concurrent.futures.Future) -> None:
-        with self._lock:
-            self._futures.discard(future)
+            self._futures.append(future)
 
     def pending(self) -> list[concurrent.futures.Future]:
         with self._lock:
-            return [future for future in self._futures if not future.done()]
+            self._futures = [future for future in self._futures if not future.done()]
+            return list(self._futures)
 
     def wait(self, timeout_s: float) -> bool:
         """Wait up to `timeout_s` for every abandoned call to end; True when none is left."""
@@ -328,13 +320,8 @@ class SourceGuard:
             message = f"{self.source} is paused after repeated failures; retrying in {open_for:.0f} s"
             return self._finish(started, SourceResult(), StatusKind.SKIPPED, message, attempts=0)
         if deadline_at - time.monotonic() <= 0:
-            return self._finish(
-                started,
-                SourceResult(),
-                StatusKind.SKIPPED,
-                f"{self.source} was not asked: the question's time budget was spent",
-                0,
-            )
+            message = f"{self.source} was not asked: the question's time budget was spent"
+            return self._finish(started, SourceResult(), StatusKind.SKIPPED, message, attempts=0)
         if key is not None and self._cache is not None:
             cached = self._cache.get(key)
             if cached is not None:
@@ -372,7 +359,7 @@ class SourceGuard:
     ) -> tuple[SourceResult, SourceStatus]:
         if not isinstance(result, SourceResult):
             result = SourceResult(chunks=list(result or []))
-        self.breaker.record_success()
+        self.breaker.reset()
         if key is not None and self._cache is not None:
             self._cache.put(key, result)
         kind = StatusKind.PARTIAL if result.partial else StatusKind.SUCCESS
@@ -388,25 +375,12 @@ class SourceGuard:
         )
         return self._finish(started, SourceResult(), kind, fault.message, attempts, fault=fault.kind)
 
-    def _failed(
-        self, started: float, fault: Fault, attempts: int, deadline_at: float, by_budget: bool
-    ) -> tuple[SourceResult, SourceStatus]:
-        if fault.kind == "timeout" and time.monotonic() >= deadline_at - _DEADLINE_SLACK_S:
-            # Work that ran out of time at this call's own limit (a nested guard sharing the deadline): the fault
-            # is this call's timeout, said as this call says it.
-            return self._timed_out(started, by_budget, attempts)
-        return self._on_fault(started, fault, attempts)
-
     def _timed_out(self, started: float, by_budget: bool, attempts: int) -> tuple[SourceResult, SourceStatus]:
         if by_budget:
             message = f"{self.source} did not answer within what was left of the question's time budget"
         else:
             message = f"{self.source} did not answer within {self.policy.timeout_s:g} s"
         return self._on_fault(started, Fault("timeout", False, message), attempts)
-
-    def _still_hung(self, started: float) -> tuple[SourceResult, SourceStatus]:
-        message = f"{self.source} is still hung on an earlier call that did not end; no new call was started"
-        return self._on_fault(started, Fault("timeout", False, message), 0)
 
     def _backoff(self, attempt: int, fault: Fault, deadline_at: float) -> float | None:
         """Seconds to wait before the next attempt, or None when no attempt fits in the budget."""
@@ -459,7 +433,8 @@ class SourceGuard:
         if early is not None:
             return early
         if not self._hung.wait(deadline_at - time.monotonic()):
-            return self._still_hung(started)
+            message = f"{self.source} is still hung on an earlier call that did not end; no new call was started"
+            return self._on_fault(started, Fault("timeout", False, message), 0)
         future = submit_in_thread(lambda: self._attempts(work, deadline_at))
         try:
             outcome = future.result(timeout=max(deadline_at - time.monotonic(), 0.001))
@@ -469,9 +444,13 @@ class SourceGuard:
         except Exception as exc:  # noqa: BLE001 - a failure of the policy itself still may not escape
             return self._on_fault(started, classify_exception(exc), 1)
         result, fault, attempts = outcome
-        if fault is not None:
-            return self._failed(started, fault, attempts, deadline_at, by_budget)
-        return self._on_success(started, result, key, attempts)
+        if fault is None:
+            return self._on_success(started, result, key, attempts)
+        if fault.kind == "timeout" and time.monotonic() >= deadline_at - _DEADLINE_SLACK_S:
+            # Work that ran out of time at this call's own limit (a nested guard sharing the deadline): the fault
+            # is this call's timeout, said as this call says it.
+            return self._timed_out(started, by_budget, attempts)
+        return self._on_fault(started, fault, attempts)
 
     def refused(self, message: str, started: float) -> SourceStatus:
         """The status of input the source refused before any call (`started`: `time.monotonic()`): checked before

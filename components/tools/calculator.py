@@ -24,24 +24,9 @@ _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.Pow: operator.pow,
 }
 _UNARY: dict[type, Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
+_MATH = ("sqrt", "log", "log10", "log2", "exp", "sin", "cos", "tan", "asin", "acos", "atan", "floor", "ceil")
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "abs": abs,
-    "round": round,
-    "min": min,
-    "max": max,
-    "sqrt": math.sqrt,
-    "log": math.log,
-    "log10": math.log10,
-    "log2": math.log2,
-    "exp": math.exp,
-    "sin": math.sin,
-    "cos": math.cos,
-    "tan": math.tan,
-    "asin": math.asin,
-    "acos": math.acos,
-    "atan": math.atan,
-    "floor": math.floor,
-    "ceil": math.ceil,
+    "abs": abs, "round": round, "min": min, "max": max, **{name: getattr(math, name) for name in _MATH}
 }
 _CONSTANTS = {"pi": math.pi, "e": math.e, "tau": math.tau}
 MAX_EXPRESSION_CHARS = 500

@@ -8,14 +8,13 @@ import json
 import os
 import threading
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from haystack import logging
 
 from components.contracts import SourceStatus
+from components.resilience.telemetry import ToolTelemetry
 
 logger = logging.getLogger(__name__)
 
@@ -60,36 +59,18 @@ def record_call(tool: str, status: SourceStatus, fault: str | None = None) -> No
 
 
 def summarise_calls(path: Path | None = None) -> dict[str, dict[str, Any]]:
-    """Per tool: calls, successes, partials, skipped, failures by kind, cache hits, p50/p95 latency (ms)."""
+    """Per tool, the telemetry's counters (`ToolTelemetry.snapshot`: latency over the last 1,000 calls) replayed
+    from the logged calls of every process."""
     path = path or call_log_path()
     if not path.exists():
         return {}
-    stats: dict[str, dict[str, Any]] = {}
-    latencies: dict[str, list[float]] = {}
+    replay = ToolTelemetry()
     for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
             item = json.loads(raw)
             tool, status = str(item["tool"]), str(item["status"])
         except (ValueError, KeyError, TypeError):
             continue  # a line cut short by a crash
-        row = stats.setdefault(
-            tool,
-            {"calls": 0, "successes": 0, "partials": 0, "skipped": 0, "failures": Counter(), "cache_hits": 0},
-        )
-        row["calls"] += 1
-        row["cache_hits"] += 1 if item.get("cached") else 0
-        if status == "success":
-            row["successes"] += 1
-        elif status == "partial":
-            row["partials"] += 1
-        elif status == "skipped":
-            row["skipped"] += 1
-        else:
-            row["failures"][item.get("fault") or status] += 1
-        latencies.setdefault(tool, []).append(float(item.get("ms") or 0.0))
-    for tool, row in stats.items():
-        values = np.array(latencies.get(tool, []), dtype=float)
-        row["failures"] = dict(row["failures"])
-        row["p50_ms"] = float(np.percentile(values, 50)) if values.size else None
-        row["p95_ms"] = float(np.percentile(values, 95)) if values.size else None
-    return stats
+        ms, fault = float(item.get("ms") or 0.0), item.get("fault")
+        replay.record(tool, status, ms, fault=fault, cached=bool(item.get("cached")))
+    return replay.snapshot()

@@ -51,9 +51,13 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def _first_error(error: jsonschema.ValidationError) -> str:
-    where = ".".join(str(part) for part in error.absolute_path)
-    return f"{where}: {error.message}" if where else error.message
+def _schema_error(schema: dict[str, Any], value: Any) -> str | None:
+    """The first way `value` breaks the JSON `schema` ("where: what"), or None."""
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(value), key=str)
+    if not errors:
+        return None
+    where = ".".join(str(part) for part in errors[0].absolute_path)
+    return f"{where}: {errors[0].message}" if where else errors[0].message
 
 
 def _failure(run: ToolRun) -> Exception:
@@ -68,11 +72,7 @@ def _failure(run: ToolRun) -> Exception:
 
 def _fault_of(status: SourceStatus) -> str:
     """The fault kind of a failed run, as far as its status tells."""
-    if status.status is StatusKind.TIMEOUT:
-        return "timeout"
-    if status.status is StatusKind.SKIPPED:
-        return "skipped"
-    return "error"
+    return {StatusKind.TIMEOUT: "timeout", StatusKind.SKIPPED: "skipped"}.get(status.status, "error")
 
 
 class ToolExecutor:
@@ -130,9 +130,9 @@ class ToolExecutor:
             return spec, "unauthorized", f"profile {self.profile!r} is not granted the tool {name!r}."
         if not isinstance(arguments, dict):
             return spec, "invalid_input", f"the arguments of {name} must be a JSON object."
-        errors = sorted(jsonschema.Draft202012Validator(spec.input_schema).iter_errors(arguments), key=str)
-        if errors:
-            return spec, "invalid_input", f"invalid input for {name}: {_first_error(errors[0])}"
+        problem = _schema_error(spec.input_schema, arguments)
+        if problem:
+            return spec, "invalid_input", f"invalid input for {name}: {problem}"
         return spec, None, ""
 
     def run(self, name: str, arguments: dict[str, Any] | None = None, *, deadline: float | None = None) -> ToolOutcome:
@@ -166,18 +166,12 @@ class ToolExecutor:
             # A component that failed still answers with its contract's shape (an empty list, an error code).
             answer = failed.get("run")
             output = _jsonable(answer.output) if answer is not None else None
-            if output is not None and self._invalid(spec, output):
+            if output is not None and _schema_error(spec.output_schema, output):
                 output = None
             return ToolOutcome(tool=name, output=output, status=status)
         output = _jsonable(getattr(result, "output", {}))
-        problem = self._invalid(spec, output)
+        problem = _schema_error(spec.output_schema, output)
         if problem:
             return self._refuse(name, started, "invalid_output", f"{name} returned an invalid result: {problem}")
         record_call(name, status)
         return ToolOutcome(tool=name, output=output, status=status, chunks=list(getattr(result, "chunks", [])))
-
-    @staticmethod
-    def _invalid(spec: ToolSpec, output: dict[str, Any]) -> str | None:
-        """The first way `output` breaks the tool's output schema, or None."""
-        errors = sorted(jsonschema.Draft202012Validator(spec.output_schema).iter_errors(output), key=str)
-        return _first_error(errors[0]) if errors else None

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import component, default_from_dict
+from haystack import component
 
 from components.resilience import SourceError
-from components.serialization import init_parameters_to_dict
-from components.tools.workspace import display_path, resolve_in_workspace, workspace_root
+from components.tools.workspace import WorkspaceTool, display_path, resolve_in_workspace, workspace_root
 from components.validation import positive_int
 
 
 @component
-class ListDirectory:
+class ListDirectory(WorkspaceTool):
     """Lists the files and folders of a workspace folder (name, type, size); links are shown but not followed.
 
     Usage:
@@ -49,10 +48,3 @@ class ListDirectory:
                 kind, size = "file", child.stat().st_size
             entries.append({"name": child.name, "type": kind, "size_bytes": size})
         return {"path": display_path(root, folder), "entries": entries, "truncated": len(children) > self.max_entries}
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ListDirectory:
-        return default_from_dict(cls, data)

@@ -5,16 +5,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from haystack import component, default_from_dict
+from haystack import component
 
 from components.resilience import SourceError
-from components.serialization import init_parameters_to_dict
-from components.tools.workspace import display_path, resolve_in_workspace, workspace_root
-from components.validation import positive_int
+from components.tools.workspace import WorkspaceTool, display_path, resolve_in_workspace, workspace_root
 
 
 @component
-class ReadFile:
+class ReadFile(WorkspaceTool):
     """Reads a UTF-8 text file from the workspace (no `..`, absolute paths or symbolic links).
 
     Usage:
@@ -22,10 +20,6 @@ class ReadFile:
     ReadFile(workspace_dir="notes").run(path="summary.md")["content"]
     ```
     """
-
-    def __init__(self, workspace_dir: str | None = None, max_bytes: int = 1_000_000) -> None:
-        self.workspace_dir = workspace_dir
-        self.max_bytes = positive_int("max_bytes", max_bytes)
 
     @component.output_types(path=str, content=str, size_bytes=int, truncated=bool)
     def run(self, path: str) -> dict[str, Any]:
@@ -50,10 +44,3 @@ class ReadFile:
         except UnicodeDecodeError:
             raise SourceError(f"{path!r} is not a UTF-8 text file.") from None
         return {"path": display_path(root, target), "content": content, "size_bytes": size, "truncated": truncated}
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ReadFile:
-        return default_from_dict(cls, data)

@@ -30,10 +30,6 @@ def _workspace_dir() -> str | None:
     return str(folder) if folder else None
 
 
-def _wikipedia() -> WikipediaSummary:
-    return WikipediaSummary()
-
-
 _TOOLS: dict[str, ToolSpec] = {
     spec.name: spec
     for spec in (
@@ -63,7 +59,7 @@ _TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "wikipedia_summary",
             "Return the introduction of a Wikipedia article, looked up by its title.",
-            _wikipedia,
+            WikipediaSummary,
             network=True,
         ),
         *RESEARCH_TOOLS,

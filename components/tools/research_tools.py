@@ -10,23 +10,22 @@ not refuse them); bad input and backend faults come back in `status` (and, for `
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 from typing import Any
 
 from haystack import Document
 
-from components.contracts import ContextChunk, SourceStatus, SourceType, document_to_chunk
+from components.contracts import ContextChunk, SourceStatus, SourceType, StatusKind, document_to_chunk
 from components.graph.tools import clamp
 from components.text.dates import parse_date
 from components.tools.tool_spec import ToolRun, ToolSpec
-
-STATUS_KINDS = ["success", "partial", "timeout", "error", "skipped"]
 
 STATUS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["source", "status", "execution_time_ms", "total_found", "message"],
     "properties": {
         "source": {"type": "string"},
-        "status": {"enum": STATUS_KINDS},
+        "status": {"enum": [kind.value for kind in StatusKind]},
         "execution_time_ms": {"type": "number", "minimum": 0},
         "total_found": {"type": "integer", "minimum": 0},
         "message": {"type": "string"},
@@ -86,6 +85,11 @@ def _arguments(required: list[str], **properties: dict[str, Any]) -> dict[str, A
 
 def _result(**properties: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": sorted(properties)}
+
+
+def _closed(schema: dict[str, Any], **optional: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with the `optional` properties added (not required) and no other properties allowed."""
+    return {**schema, "properties": {**schema["properties"], **optional}, "additionalProperties": False}
 
 
 CHUNKS_RESULT = _result(
@@ -314,26 +318,15 @@ def _timeline(component: Any, arguments: dict[str, Any]) -> ToolRun:
     entity = str(arguments["entity_name"]).strip()
     return _reported(outputs, {"entity": entity, "entities": outputs["entities"], "timeline": outputs["timeline"]})
 
-
-
 # -- factories (imports kept lazy: listing the tools must not load the stores) ----------------------------------------
 
-
-def _knowledge_base_search(**init: Any) -> Any:
-    from components.knowledge_base.search import KnowledgeBaseSearch
-
-    return KnowledgeBaseSearch(**init)
-
-
-def _component(path: str, **init: Any) -> Any:
-    import importlib
-
-    module, _, name = path.rpartition(".")
-    return getattr(importlib.import_module(module), name)(**init)
+_KB_SEARCH = "components.knowledge_base.search.KnowledgeBaseSearch"
 
 
 def _factory(path: str, **init: Any) -> Any:
-    return lambda: _component(path, **init)
+    """A factory of the component class at `path` (module.Class), built with `init`."""
+    module, _, name = path.rpartition(".")
+    return lambda: getattr(importlib.import_module(module), name)(**init)
 
 
 def _tool(
@@ -363,7 +356,7 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         "rag_search",
         "Semantic search of the knowledge base (the analyst's own documents): the chunks closest in meaning to the "
         "query, each with its document, chunk position and relevance.",
-        lambda: _knowledge_base_search(mode="dense", limit=5, min_relevance=0.5, source_name="kb_rag_search"),
+        _factory(_KB_SEARCH, mode="dense", limit=5, min_relevance=0.5, source_name="kb_rag_search"),
         _rag_search,
         "kb",
         query=QUERY,
@@ -378,7 +371,7 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
     _tool(
         "vector_search",
         "Dense vector search of the knowledge base: the chunks nearest the query's embedding.",
-        lambda: _knowledge_base_search(mode="dense", limit=10, source_name="kb_vector_search"),
+        _factory(_KB_SEARCH, mode="dense", limit=10, source_name="kb_vector_search"),
         _kb_search,
         "kb",
         query=QUERY,
@@ -388,7 +381,7 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         "hybrid_search",
         "Hybrid search of the knowledge base: dense and keyword results fused (reciprocal rank fusion). Best for "
         "names, numbers and exact terms.",
-        lambda: _knowledge_base_search(mode="hybrid", limit=10, source_name="kb_hybrid_search"),
+        _factory(_KB_SEARCH, mode="hybrid", limit=10, source_name="kb_hybrid_search"),
         _kb_search,
         "kb",
         query=QUERY,
@@ -444,48 +437,25 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         result_schema={
             "type": "object",
             "oneOf": [
-                {
-                    "type": "object",
-                    "required": ["results", "query_embedding_used"],
-                    "properties": {
-                        "results": {
-                            "type": "array",
-                            "items": {
-                                "type": "object",
-                                "required": [
-                                    "id",
-                                    "content",
-                                    "score",
-                                    "source_url",
-                                    "page_number",
-                                    "section_title",
-                                    "metadata",
-                                ],
-                                "properties": {
-                                    "id": {"type": "string"},
-                                    "content": {"type": "string"},
-                                    "score": {"type": "number", "minimum": 0, "maximum": 1},
-                                    "source_url": {"type": ["string", "null"]},
-                                    "page_number": {"type": ["integer", "null"]},
-                                    "section_title": {"type": ["string", "null"]},
-                                    "metadata": {"type": "object"},
-                                },
-                            },
-                        },
-                        "message": {"type": "string"},
-                        "query_embedding_used": {"type": "array", "items": {"type": "number"}},
-                    },
-                    "additionalProperties": False,
-                },
-                {
-                    "type": "object",
-                    "required": ["error", "code"],
-                    "properties": {
-                        "error": {"type": "string"},
-                        "code": {"enum": ["CONNECTION_ERROR", "AUTH_ERROR", "INVALID_QUERY", "TIMEOUT_ERROR"]},
-                    },
-                    "additionalProperties": False,
-                },
+                _closed(
+                    _result(
+                        results={"type": "array", "items": _result(
+                            id={"type": "string"},
+                            content={"type": "string"},
+                            score={"type": "number", "minimum": 0, "maximum": 1},
+                            source_url={"type": ["string", "null"]},
+                            page_number={"type": ["integer", "null"]},
+                            section_title={"type": ["string", "null"]},
+                            metadata={"type": "object"},
+                        )},
+                        query_embedding_used={"type": "array", "items": {"type": "number"}},
+                    ),
+                    message={"type": "string"},
+                ),
+                _closed(_result(
+                    error={"type": "string"},
+                    code={"enum": ["CONNECTION_ERROR", "AUTH_ERROR", "INVALID_QUERY", "TIMEOUT_ERROR"]},
+                )),
             ],
         },
         adapter=_book_content,

@@ -8,7 +8,7 @@ import httpx
 from haystack import component, default_from_dict, logging
 
 from components.resilience import RetryableError, SourceError
-from components.resilience.errors import parse_retry_after
+from components.resilience.errors import raise_for_busy
 from components.serialization import init_parameters_to_dict
 
 logger = logging.getLogger(__name__)
@@ -73,12 +73,7 @@ class WikipediaSummary:
         response = httpx.get(
             self._endpoint(), params=params, timeout=self.timeout_s, headers={"User-Agent": USER_AGENT}
         )
-        if response.status_code == 429 or response.status_code >= 500:
-            raise RetryableError(
-                f"Wikipedia answered HTTP {response.status_code}",
-                retry_after=parse_retry_after(response.headers.get("Retry-After")),
-                kind="rate_limited" if response.status_code == 429 else "unavailable",
-            )
+        raise_for_busy(response.status_code, response.headers, "Wikipedia")
         response.raise_for_status()
         try:
             body = response.json()

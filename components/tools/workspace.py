@@ -1,4 +1,4 @@
-"""The workspace folder the file tools are confined to, and the one path check they all use.
+"""The workspace folder the file tools are confined to, the one path check they all use, and what they share.
 
 A path is accepted only if it is relative, has no `..` part, and no part of it (below the workspace) is a
 symbolic link; the resolved path must still lie inside the workspace. Errors are one sentence for the analyst.
@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
+
+from haystack import default_from_dict
 
 from components.resilience import SourceError
+from components.serialization import init_parameters_to_dict
+from components.validation import positive_int
 
 
 def default_workspace() -> Path:
@@ -62,3 +67,19 @@ def display_path(root: Path, path: Path) -> str:
     """`path` relative to the workspace, with forward slashes (never the machine's absolute path)."""
     relative = os.path.relpath(path, root)
     return "." if relative == "." else PurePosixPath(*Path(relative).parts).as_posix()
+
+
+class WorkspaceTool:
+    """What the file tools share: the workspace folder they are confined to (`workspace_dir`; None: the settings'),
+    the most bytes a file they read or write may hold (`max_bytes`), and their serialisation."""
+
+    def __init__(self, workspace_dir: str | None = None, max_bytes: int = 1_000_000) -> None:
+        self.workspace_dir = workspace_dir
+        self.max_bytes = positive_int("max_bytes", max_bytes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return init_parameters_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        return default_from_dict(cls, data)

@@ -5,16 +5,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from haystack import component, default_from_dict
+from haystack import component
 
 from components.resilience import SourceError
-from components.serialization import init_parameters_to_dict
-from components.tools.workspace import display_path, resolve_in_workspace, workspace_root
-from components.validation import positive_int
+from components.tools.workspace import WorkspaceTool, display_path, resolve_in_workspace, workspace_root
 
 
 @component
-class WriteFile:
+class WriteFile(WorkspaceTool):
     """Writes UTF-8 text to a file in the workspace, creating folders; refuses to overwrite unless asked.
 
     Usage:
@@ -22,10 +20,6 @@ class WriteFile:
     WriteFile(workspace_dir="notes").run(path="drafts/summary.md", content="# Summary")["bytes_written"]
     ```
     """
-
-    def __init__(self, workspace_dir: str | None = None, max_bytes: int = 1_000_000) -> None:
-        self.workspace_dir = workspace_dir
-        self.max_bytes = positive_int("max_bytes", max_bytes)
 
     @component.output_types(path=str, bytes_written=int)
     def run(self, path: str, content: str, overwrite: bool = False) -> dict[str, Any]:
@@ -61,10 +55,3 @@ class WriteFile:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         return {"path": display_path(root, target), "bytes_written": len(data)}
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WriteFile:
-        return default_from_dict(cls, data)

@@ -1,18 +1,24 @@
-"""Chunks of fetched text (page Markdown, paper full text), cut by the knowledge base's chunker (`TokenSplitter`).
+"""Chunks of fetched text (page Markdown, paper full text), cut by the knowledge base's chunker (`TokenSplitter`),
+and scored against the question as the web and arXiv sources cite them.
 
 Query terms pick the chunks worth embedding when a page is long, so a search never embeds a whole site.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 if TYPE_CHECKING:
     from ingest.splitter import TokenSplitter
     from ingest.structure import ConvertedDocument
 
+from components.contracts import ContextChunk, ScoreKind, SourceType
+from components.knowledge_base.store import cosine_to_relevance
 from components.text.analyzer import STOP_WORDS
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -80,3 +86,25 @@ def pick_chunks(chunks: list[str], terms: list[str], limit: int) -> list[int]:
 
     best = sorted(range(len(chunks)), key=overlap, reverse=True)[:limit]
     return sorted(best)
+
+
+def query_cosines(model: Any, query: str, query_embedding: list[float] | None, texts: list[str]) -> list[float]:
+    """The cosine of each text to the question (its given embedding, else `model`'s), the texts embedded at once."""
+    vector = np.asarray(query_embedding, dtype=np.float32) if query_embedding else model.embed_one(query)
+    return [float(value) for value in model.embed(texts) @ vector]
+
+
+def fetched_chunk(
+    source_type: SourceType, key: str, text: str, cosine: float | None, **attribution: Any
+) -> ContextChunk:
+    """A chunk of fetched text: its id a hash of `key` (what identifies it at its source), its relevance the
+    cosine to the question (kept as the raw score), and its `attribution` (source_id, source_title, ...)."""
+    return ContextChunk(
+        id=hashlib.sha256(key.encode()).hexdigest()[:32],
+        source_type=source_type,
+        text=text,
+        semantic_relevance=cosine_to_relevance(cosine),
+        raw_score=cosine,
+        score_kind=ScoreKind.COSINE if cosine is not None else ScoreKind.NONE,
+        **attribution,
+    )

@@ -23,6 +23,7 @@ from components.text.dates import parse_date
 from components.web.faults import connection_fault
 
 HOSTED_API_URL = "https://api.firecrawl.dev"
+NOT_CONFIGURED = "web search is not configured: set FIRECRAWL_API_KEY (or FIRECRAWL_API_URL for a self-hosted one)"
 _SCRAPE_RESUMES: bool | None = None  # whether this firecrawl-py's scrape() takes auto_resume (newer 4.x)
 
 
@@ -85,6 +86,18 @@ def _date_from(metadata: dict[str, Any]) -> dt.date | None:
     return None
 
 
+def firecrawl_endpoint(api_key: Any, api_url: str | None) -> tuple[str | None, str | None]:
+    """(key, URL) from a component's `api_key` (a `Secret` or None) and `api_url`, each falling back on the
+    settings (FIRECRAWL_API_KEY, FIRECRAWL_API_URL); None where neither gives one."""
+    from components.settings import get_settings
+
+    settings = get_settings()
+    key = api_key.resolve_value() if api_key else None
+    if not key and settings.firecrawl_api_key is not None:
+        key = settings.firecrawl_api_key.get_secret_value()
+    return key or None, api_url or settings.firecrawl_api_url
+
+
 def _raise_for(exc: Exception, action: str) -> None:
     """Re-raise a client exception as the contract's error; returns only if `exc` is not one it knows."""
     from firecrawl.v2.utils.error_handler import FirecrawlError
@@ -125,22 +138,13 @@ class FirecrawlAccess:
 
     @classmethod
     def configured(cls, api_key: Any, api_url: str | None, request_timeout_s: float) -> FirecrawlAccess:
-        """The access a component's `api_key` (a `Secret` or None) and `api_url` give, each falling back on the
-        settings (FIRECRAWL_API_KEY, FIRECRAWL_API_URL)."""
-        from components.settings import get_settings
-
-        settings = get_settings()
-        key = api_key.resolve_value() if api_key else None
-        if not key and settings.firecrawl_api_key is not None:
-            key = settings.firecrawl_api_key.get_secret_value()
-        return cls(key, api_url or settings.firecrawl_api_url, request_timeout_s)
+        """The access a component's `api_key` (a `Secret` or None) and `api_url` give (see `firecrawl_endpoint`)."""
+        return cls(*firecrawl_endpoint(api_key, api_url), request_timeout_s)
 
     def __init__(self, api_key: str | None, api_url: str | None, request_timeout_s: float) -> None:
         self.api_url = (api_url or HOSTED_API_URL).rstrip("/")
         if not api_key and self.api_url == HOSTED_API_URL:
-            raise SourceError(
-                "web search is not configured: set FIRECRAWL_API_KEY (or FIRECRAWL_API_URL for a self-hosted Firecrawl)"
-            )
+            raise SourceError(NOT_CONFIGURED)
         global _SCRAPE_RESUMES
         from firecrawl import Firecrawl
 

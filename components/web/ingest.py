@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.web.pages import page_metadata
 from components.web.scrape import WebScrape
 
 
@@ -24,16 +25,7 @@ def ingest_url(url: str, ingestor: Any = None, scraper: WebScrape | None = None)
         from ingest.ingestor import Ingestor
 
         ingestor = Ingestor()
-    metadata = {
-        "domain": page.domain,
-        "page_url": page.url,
-        "page_title": page.title,
-        "fetch_timestamp": page.fetched_at,
-        "language": page.language,
-        "content_type": page.content_type,
-        "snapshot_id": snapshot.snapshot_id if snapshot else None,
-        "content_hash": snapshot.content_hash if snapshot else None,
-    }
+    metadata = page_metadata(page, snapshot)
     return ingestor.ingest_text(
         page.markdown,
         page.title or page.url,

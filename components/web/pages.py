@@ -12,20 +12,23 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 from haystack import default_from_dict, logging
 from haystack.utils import Secret
 
-from components.contracts import ContextChunk, ScoreKind, SourceType
-from components.knowledge_base.store import cosine_to_relevance
+from components.contracts import ContextChunk, SourceType
 from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
 from components.serialization import init_parameters_to_dict
 from components.settings import Settings, get_settings
-from components.web.chunking import markdown_chunks, page_text, pick_chunks, query_terms
+from components.validation import string_list
+from components.web.chunking import fetched_chunk, markdown_chunks, page_text, pick_chunks, query_cosines, query_terms
 from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit
 from components.web.snapshots import PageSnapshot, SnapshotStore
 
 logger = logging.getLogger(__name__)
+
+# Pages are fetched in parallel, but a handful at a time: Firecrawl's plans limit concurrent requests.
+_PAGE_WORKERS = 5
+
 
 class WebSource:
     """What `WebSearch` and `WebScrape` share: their Firecrawl, page-timeout, exclusion, snapshot and model init
@@ -46,7 +49,7 @@ class WebSource:
     ) -> None:
         if page_timeout_s is not None and page_timeout_s <= 0:
             raise ValueError("page_timeout_s must be positive")
-        check_strings("exclude_patterns", exclude_patterns)
+        string_list("exclude_patterns", exclude_patterns)
         self.page_timeout_s = page_timeout_s
         self.timeout_s = timeout_s
         self.retries = retries
@@ -80,16 +83,6 @@ class WebSource:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
         return default_from_dict(cls, data)
-
-
-def check_strings(name: str, value: Any) -> None:
-    """ValueError unless `value` (an init parameter) is None or a list of strings."""
-    if value is not None and (not isinstance(value, list) or not all(isinstance(item, str) for item in value)):
-        raise ValueError(f"{name} must be a list of strings")
-
-
-# Pages are fetched in parallel, but a handful at a time: Firecrawl's plans limit concurrent requests.
-_PAGE_WORKERS = 5
 
 
 @dataclass
@@ -196,6 +189,21 @@ def fetch_pages(
 
 
 
+def page_metadata(page: FetchedPage, snapshot: PageSnapshot | None, title: str | None = None) -> dict[str, Any]:
+    """The `WebMetadata` of a fetched page (`title`: its title when the page itself gives none): where and when it
+    was read, and the snapshot that keeps it."""
+    return {
+        "domain": page.domain,
+        "page_url": page.url,
+        "page_title": title or page.title,
+        "fetch_timestamp": page.fetched_at,
+        "language": page.language,
+        "content_type": page.content_type,
+        "snapshot_id": snapshot.snapshot_id if snapshot else None,
+        "content_hash": snapshot.content_hash if snapshot else hashlib.sha256(page.markdown.encode()).hexdigest(),
+    }
+
+
 def page_chunks(
     fetched: list[tuple[SearchHit, FetchedPage, PageSnapshot | None]],
     query: str,
@@ -219,42 +227,22 @@ def page_chunks(
         return []
     relevance: list[float | None] = [None] * len(prepared)
     if query or query_embedding:
-        vector = np.asarray(query_embedding, dtype=np.float32) if query_embedding else model.embed_one(query)
-        vectors = model.embed(["\n".join(part for part in (item[1].title, item[6], item[5]) if part)
-                               for item in prepared])
-        relevance = [float(value) for value in vectors @ vector]
+        texts = ["\n".join(part for part in (item[1].title, item[6], item[5]) if part) for item in prepared]
+        relevance = list(query_cosines(model, query, query_embedding, texts))
     chunks = []
     for (hit, page, snapshot, index, total, text, section), cosine in zip(prepared, relevance, strict=True):
-        digest = snapshot.content_hash if snapshot else hashlib.sha256(page.markdown.encode("utf-8")).hexdigest()
-        chunk_id = hashlib.sha256(f"web\n{page.url}\n{digest}\n{index}".encode()).hexdigest()[:32]
-        chunks.append(
-            ContextChunk(
-                id=chunk_id,
-                source_type=SourceType.WEB,
-                text=text,
-                semantic_relevance=cosine_to_relevance(cosine),
-                source_id=page.url,
-                source_title=page.title or hit.title or page.domain,
-                source_url=page.url,
-                source_date=page.published,
-                raw_score=cosine,
-                score_kind=ScoreKind.COSINE if cosine is not None else ScoreKind.NONE,
-                metadata={
-                    "domain": page.domain,
-                    "page_url": page.url,
-                    "page_title": page.title or hit.title,
-                    "fetch_timestamp": page.fetched_at,
-                    "language": page.language,
-                    "content_type": page.content_type,
-                    "chunk_index": index,
-                    "page_total_chunks": total,
-                    "section_title": section,
-                    "snapshot_id": snapshot.snapshot_id if snapshot else None,
-                    "content_hash": digest,
-                    "search_position": hit.position,
-                },
-            )
-        )
+        metadata = {
+            **page_metadata(page, snapshot, page.title or hit.title),
+            "chunk_index": index,
+            "page_total_chunks": total,
+            "section_title": section,
+            "search_position": hit.position,
+        }
+        chunks.append(fetched_chunk(
+            SourceType.WEB, f"web\n{page.url}\n{metadata['content_hash']}\n{index}", text, cosine, source_id=page.url,
+            source_title=page.title or hit.title or page.domain, source_url=page.url, source_date=page.published,
+            metadata=metadata,
+        ))
     chunks.sort(key=lambda chunk: chunk.semantic_relevance, reverse=True)
     return chunks
 

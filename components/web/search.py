@@ -8,38 +8,20 @@ from typing import Any
 from haystack import Document, component, logging
 from haystack.utils import Secret
 
-from components.contracts import SourceStatus, StatusKind, source_selected
+from components.contracts import SourceStatus, source_selected
 from components.contracts.selection import filter_names
 from components.resilience import SourceError, SourceResult
 from components.resilience.errors import RetryableError
-from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
-from components.validation import positive_int
-from components.web.firecrawl_access import FirecrawlAccess, matches_pattern
-from components.web.pages import WebSource, check_strings, fetch_pages, page_chunks
+from components.settings import DEFAULT_EMBEDDING_MODEL
+from components.validation import bounded_count, positive_int, string_list
+from components.web.firecrawl_access import NOT_CONFIGURED, FirecrawlAccess, firecrawl_endpoint, matches_pattern
+from components.web.pages import WebSource, fetch_pages, page_chunks
 
 logger = logging.getLogger(__name__)
 
 SOURCE = "web"
 MAX_RESULTS = 20
 MAX_QUERY_CHARS = 1000
-
-
-def _count(value: Any, default: int) -> int:
-    """`num_results` clamped to 1..MAX_RESULTS, or a `SourceError` saying it is not a number."""
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise SourceError(f"num_results must be a whole number, not {value!r}")
-    return min(max(value, 1), MAX_RESULTS)
-
-
-def _strings(name: str, value: Any, default: list[str] | None) -> list[str] | None:
-    """A list-of-strings run parameter (or the component's default), or a `SourceError`."""
-    if value is None:
-        return default
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise SourceError(f"{name} must be a list of strings")
-    return value
 
 
 @component
@@ -77,7 +59,7 @@ class WebSearch(WebSource):
     ) -> None:
         for name, value in (("languages", languages), ("include_domains", include_domains),
                             ("exclude_domains", exclude_domains)):
-            check_strings(name, value)
+            string_list(name, value)
         self.num_results = positive_int("num_results", num_results)
         self.languages = languages
         self.include_domains = include_domains
@@ -133,19 +115,15 @@ class WebSearch(WebSource):
                 SOURCE, f"web pages cannot be dated reliably, so the web is not searched for a question as of {as_of}"
             )
         if not self._configured():
-            message = "web search is not configured: set FIRECRAWL_API_KEY (or FIRECRAWL_API_URL for a self-hosted one)"
             if sources is not None and SOURCE in {str(source).strip().lower() for source in sources}:
                 # Asked for by name: say it failed; as part of "every source" it just does not take part.
                 logger.warning("Web search asked for but not configured")
-                return SourceStatus(source=SOURCE, status=StatusKind.ERROR, execution_time_ms=0.0, message=message,
-                                    attempts=0)
-            return SourceStatus.skipped(SOURCE, message)
+                return SourceStatus.refused(SOURCE, NOT_CONFIGURED, time.monotonic())
+            return SourceStatus.skipped(SOURCE, NOT_CONFIGURED)
         return None
 
     def _configured(self) -> bool:
-        settings = get_settings()
-        key = self.api_key.resolve_value() if self.api_key else None
-        return bool(key or settings.firecrawl_api_key is not None or self.api_url or settings.firecrawl_api_url)
+        return any(firecrawl_endpoint(self.api_key, self.api_url))
 
 
     def _excluded(self, url: str, patterns: list[str]) -> bool:
@@ -170,10 +148,10 @@ class WebSearch(WebSource):
             if len(text) > MAX_QUERY_CHARS:
                 raise SourceError(f"the question is too long for a web search ({len(text)} characters, at most "
                                   f"{MAX_QUERY_CHARS})")
-            wanted = _count(num_results, self.num_results)
-            langs = _strings("languages", languages, self.languages)
-            include = _strings("include_domains", include_domains, self.include_domains)
-            exclude = _strings("exclude_domains", exclude_domains, self.exclude_domains) or []
+            wanted = bounded_count("num_results", num_results, self.num_results, MAX_RESULTS)
+            langs = string_list("languages", languages, self.languages)
+            include = string_list("include_domains", include_domains, self.include_domains)
+            exclude = string_list("exclude_domains", exclude_domains, self.exclude_domains) or []
             # Leave room in the budget for chunking and embedding after the pages arrive.
             deadline = started + max(budget - 1.0, budget * 0.7)
             access = FirecrawlAccess.configured(self.api_key, self.api_url, max(1.0, min(page_timeout, budget)))

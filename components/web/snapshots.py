@@ -125,8 +125,7 @@ class SnapshotStore:
             os.write(descriptor, line)
         finally:
             os.close(descriptor)
-        return PageSnapshot(self._snapshot_id(url, fetched_at), url, fetched_at, digest, title, markdown,
-                            dict(metadata or {}))
+        return _snapshot(record, markdown)
 
     def history(self, url: str) -> list[PageSnapshot]:
         """Every snapshot of `url`, oldest first (with content)."""
@@ -134,19 +133,8 @@ class SnapshotStore:
         snapshots = []
         for record in _index_records(folder):
             body = folder / f"{record['content_hash']}.md"
-            if not body.exists():
-                continue
-            snapshots.append(
-                PageSnapshot(
-                    self._snapshot_id(record["url"], record["fetched_at"]),
-                    record["url"],
-                    record["fetched_at"],
-                    record["content_hash"],
-                    record.get("title", ""),
-                    body.read_text(encoding="utf-8"),
-                    record.get("metadata") or {},
-                )
-            )
+            if body.exists():
+                snapshots.append(_snapshot(record, body.read_text(encoding="utf-8")))
         snapshots.sort(key=lambda snap: _parse_time(snap.fetched_at))
         return snapshots
 
@@ -165,9 +153,18 @@ class SnapshotStore:
             snapshots = [snap for snap in snapshots if _parse_time(snap.fetched_at) <= limit]
         return snapshots[-1] if snapshots else None
 
-    @staticmethod
-    def _snapshot_id(url: str, fetched_at: str) -> str:
-        return f"{url_key(url)}@{fetched_at}"
+
+def _snapshot(record: dict[str, Any], markdown: str) -> PageSnapshot:
+    """The snapshot an index record describes, with its content; its id is `<url key>@<fetch time>`."""
+    return PageSnapshot(
+        f"{url_key(record['url'])}@{record['fetched_at']}",
+        record["url"],
+        record["fetched_at"],
+        record["content_hash"],
+        record.get("title", ""),
+        markdown,
+        dict(record.get("metadata") or {}),
+    )
 
 
 def _index_records(folder: Path) -> list[dict[str, Any]]:
