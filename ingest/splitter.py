@@ -9,7 +9,7 @@ from haystack import Document, component, default_from_dict, logging
 
 from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL
-from components.text.language import sentence_spans
+from components.text.language import language_pipeline, sentence_spans
 from ingest.structure import ConvertedDocument, TextBuilder, paragraphs
 
 logger = logging.getLogger(__name__)
@@ -74,11 +74,12 @@ class TokenSplitter:
         self._limit = chunk_tokens
 
     def warm_up(self) -> None:
-        """Load the model's tokenizer (the model is shared process-wide) and fit the limit to its window."""
+        """Load the tokenizer and the sentence parser (both shared process-wide) and fit the limit to the window."""
         if self._tokenizer is None:
             from components.embedding import get_embedding_model
 
             embedding_model = get_embedding_model(self.model)
+            language_pipeline()  # the sentence parser `sentence_spans` uses
             self._tokenizer = embedding_model.tokenizer
             # [CLS] and [SEP] take two places of the window.
             self._limit = min(self.chunk_tokens, embedding_model.max_tokens - 2)

@@ -91,14 +91,16 @@ class ArxivSearch:
         )
 
     def warm_up(self) -> None:
-        """Load the embedding model and the arXiv and PDF libraries (once per process)."""
+        """Load the embedding model, the chunker's sentence parser and the arXiv and PDF libraries (once a process)."""
         if self._model is None:
             import arxiv  # noqa: F401 - imported here so a search's time budget is spent on the search
             import pypdf  # noqa: F401
 
             from components.embedding import get_embedding_model
+            from components.text.language import language_pipeline
 
             self._model = get_embedding_model(self.model)
+            language_pipeline()  # the chunker's sentence parser: loading it is not a search's latency
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     def run(

@@ -62,13 +62,16 @@ class WebSource:
         self._guard = SourceGuard(source, ResiliencePolicy.from_settings(timeout_s=timeout_s, retries=retries))
 
     def warm_up(self) -> None:
-        """Load the embedding model and the Firecrawl client library (once per process)."""
+        """Load the embedding model, the sentence parser the chunker uses and the Firecrawl client library (once per
+        process)."""
         if self._model is None:
             import firecrawl  # noqa: F401 - its import takes seconds on a busy machine; not a search's latency
 
             from components.embedding import get_embedding_model
+            from components.text.language import language_pipeline
 
             self._model = get_embedding_model(self.model)
+            language_pipeline()
 
     def _run_settings(self) -> tuple[Settings, float, float, list[str], SnapshotStore]:
         """(the settings, the page timeout, the call's budget, the exclusion patterns, the snapshot store) of a run."""
