@@ -246,40 +246,44 @@ class PgvectorChunkIndex(ChunkIndex):
 
     def add_evidence(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
         """Replace the side rows of `chunks` (their tsvector, term counts and sentences) without touching the
-        integration's rows: what ingestion writes after the chunks, and what enrichment adds to an attached table."""
+        integration's rows: what ingestion writes after the chunks, and what enrichment adds to an attached table.
+
+        One round trip: the statements go out as one pipeline and commit together, none of them reads a result
+        back (so the sentence vectors go as one `vector[]` parameter: COPY cannot be pipelined)."""
         if not chunks:
             return
         by_id = {item.chunk_id: item for item in evidence}
-        ids = [str(doc.id) for doc in chunks]
-        with self._connection() as conn, conn.transaction():
+        ids, texts, counts, totals = [], [], [], []
+        frequency: dict[str, int] = {}
+        for doc in chunks:
+            item = by_id.get(str(doc.id))
+            terms = item.term_counts if item is not None else None
+            ids.append(str(doc.id))
+            texts.append((doc.content or "").replace("\x00", ""))
+            counts.append(None if terms is None else Jsonb(terms))
+            totals.append(None if terms is None else int(sum(terms.values())))
+            for term in terms or {}:
+                frequency[term] = frequency.get(term, 0) + 1
+        sentences: list[list[Any]] = [[], [], [], [], []]
+        for item in evidence:
+            if item.sentence_spans and item.sentence_embeddings is not None:
+                vectors = np.asarray(item.sentence_embeddings, dtype=np.float32)
+                for k, ((start, end), vector) in enumerate(zip(item.sentence_spans, vectors, strict=True)):
+                    for column, value in zip(sentences, (item.chunk_id, k, int(start), int(end), vector), strict=True):
+                        column.append(value)
+        with self._connection() as conn, conn.pipeline(), conn.transaction():
             conn.execute("SET LOCAL synchronous_commit = off")
             # Writers of one collection update shared term rows; one writer at a time cannot deadlock.
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"kb-terms:{self.collection}",))
             self._forget(conn, ids)
-            rows = []
-            frequency: dict[str, int] = {}
-            for doc in chunks:
-                item = by_id.get(str(doc.id))
-                counts = item.term_counts if item is not None else None
-                rows.append(
-                    (
-                        str(doc.id),
-                        (doc.content or "").replace("\x00", ""),
-                        None if counts is None else Jsonb(counts),
-                        None if counts is None else int(sum(counts.values())),
-                    )
-                )
-                for term in counts or {}:
-                    frequency[term] = frequency.get(term, 0) + 1
-            # One statement for the whole batch; the server parses each text into its stored tsvector.
-            ids_, texts, counts_, totals = (list(column) for column in zip(*rows, strict=True))
+            # The server parses each text into its stored tsvector.
             conn.execute(
                 self._q(
                     "INSERT INTO {chunk_terms} (chunk_id, tsv, term_counts, term_total) "
                     "SELECT u.id, to_tsvector('english'::regconfig, u.body), u.counts, u.total "
                     "FROM unnest(%s::text[], %s::text[], %s::jsonb[], %s::integer[]) AS u(id, body, counts, total)"
                 ),
-                (ids_, texts, counts_, totals),
+                (ids, texts, counts, totals),
             )
             if frequency:
                 ordered = sorted(frequency)
@@ -290,30 +294,28 @@ class PgvectorChunkIndex(ChunkIndex):
                     ),
                     (ordered, [frequency[term] for term in ordered]),
                 )
-            with_sentences = [item for item in evidence if item.sentence_spans and item.sentence_embeddings is not None]
-            if with_sentences:
-                with conn.cursor().copy(
-                    self._q("COPY {sentences} (chunk_id, idx, start_char, end_char, embedding) FROM STDIN")
-                ) as copy:
-                    for item in with_sentences:
-                        vectors = np.asarray(item.sentence_embeddings, dtype=np.float32)
-                        for k, ((start, end), vector) in enumerate(zip(item.sentence_spans, vectors, strict=True)):
-                            copy.write_row((item.chunk_id, k, int(start), int(end), vector))
+            if sentences[0]:
+                conn.execute(
+                    self._q(
+                        "INSERT INTO {sentences} (chunk_id, idx, start_char, end_char, embedding) SELECT * FROM "
+                        "unnest(%s::text[], %s::integer[], %s::integer[], %s::integer[], %s::vector[])"
+                    ),
+                    sentences,
+                )
 
     def _forget(self, conn: Any, chunk_ids: list[str]) -> None:
-        """Take these chunks' side rows away, and their terms out of the document frequencies."""
-        emptied = conn.execute(
+        """Take these chunks' side rows away, and their terms out of the document frequencies (a term no chunk has
+        any more is deleted). Reads nothing back, so it pipelines."""
+        conn.execute(
             self._q(
-                "UPDATE {terms} t SET df = t.df - o.n FROM ("
+                "WITH o AS ("
                 "  SELECT k.term, count(*) AS n FROM {chunk_terms} c, jsonb_object_keys(c.term_counts) AS k(term)"
                 "  WHERE c.term_counts IS NOT NULL AND c.chunk_id = ANY(%s) GROUP BY k.term"
-                ") o WHERE t.term = o.term RETURNING t.term, t.df"
+                "), gone AS (DELETE FROM {terms} t USING o WHERE t.term = o.term AND t.df <= o.n) "
+                "UPDATE {terms} t SET df = t.df - o.n FROM o WHERE t.term = o.term AND t.df > o.n"
             ),
             (chunk_ids,),
-        ).fetchall()
-        gone = [term for term, df in emptied if df <= 0]
-        if gone:
-            conn.execute(self._q("DELETE FROM {terms} WHERE term = ANY(%s)"), (gone,))
+        )
         conn.execute(self._q("DELETE FROM {chunk_terms} WHERE chunk_id = ANY(%s)"), (chunk_ids,))
         conn.execute(self._q("DELETE FROM {sentences} WHERE chunk_id = ANY(%s)"), (chunk_ids,))
 
@@ -321,7 +323,7 @@ class PgvectorChunkIndex(ChunkIndex):
         ids = [str(chunk_id) for chunk_id in chunk_ids]
         if not ids:
             return
-        with self._connection() as conn, conn.transaction():
+        with self._connection() as conn, conn.pipeline(), conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"kb-terms:{self.collection}",))
             self._forget(conn, ids)
         with self._write_lock:
