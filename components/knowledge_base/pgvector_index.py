@@ -15,9 +15,14 @@ What goes through the integration, and what through our own SQL, and why:
   and sets `hnsw.ef_search` per query, with an exact fallback when a selective filter leaves too few rows.
   Filters are translated by the integration's own filter converter, so they mean what they mean to its retrievers.
 
-The vector index is built after bulk loads, not with the table (every write into an HNSW-indexed table is several
-times slower): bulk loaders (`research kb copy`, the benchmarks) call `ensure_vector_index()` at the end, and a dense
-search on 1,000+ chunks without the index starts a background build (searches are exact until then).
+The indexes are built after bulk loads, not with the table (every write into an HNSW-indexed table is several times
+slower, and the two GIN indexes kept up row by row were a quarter of the server's work per write): on a table it
+creates, the index drops the integration's fresh keyword index and leaves HNSW and the side table's GIN for
+`ensure_vector_index()`, which bulk loaders (`research kb copy`, the benchmarks) call at the end and which rebuilds
+the keyword index with the integration's own definition; a search on 1,000+ chunks without them starts a background
+build (searches scan until then). The integration's `write_documents` has no bulk path of its own (one
+`INSERT ... ON CONFLICT` per row, pipelined, one commit per call), and is used as it is: per document it is one
+round trip beside the evidence's one (a pipeline) and the registry's.
 
 The evidence lives in side tables on the same database, never as columns of the integration's table, so a user's
 attached table is only read: `<table>_chunk_terms` (per chunk: a stored english tsvector with a GIN index, the
@@ -163,7 +168,26 @@ class PgvectorChunkIndex(ChunkIndex):
         self._chunk_terms = sql.Identifier(self.schema, f"{self.collection}_chunk_terms")
         self._sentences = sql.Identifier(self.schema, f"{self.collection}_sentences")
         self._terms = sql.Identifier(self.schema, f"{self.collection}_terms")
-        self._hnsw_name = f"{self.collection}_hnsw"
+        self._keyword_index = sql.Identifier(self.schema, str(document_store.keyword_index_name))
+        self._tsv_index = f"{self.collection}_chunk_terms_tsv"
+        language = sql.Literal(str(document_store.language))
+        # The indexes a bulk load is faster without, by the name they are checked under: the integration's keyword
+        # index (its own definition) and HNSW on its table, the GIN of the side table's tsvectors.
+        self._deferred = {
+            str(document_store.keyword_index_name): sql.SQL(
+                "CREATE INDEX IF NOT EXISTS {} ON {} USING gin (to_tsvector({}, content))"
+            ).format(sql.Identifier(str(document_store.keyword_index_name)), self._table, language),
+            "hnsw": sql.SQL(
+                "CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding {}) WITH (m = 16, ef_construction = 64)"
+            ).format(
+                sql.Identifier(f"{self.collection}_hnsw"),
+                self._table,
+                sql.SQL(_OPS.get(self._vector_function, "vector_cosine_ops")),
+            ),
+            self._tsv_index: sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING gin (tsv)").format(
+                sql.Identifier(self._tsv_index), self._chunk_terms
+            ),
+        }
         self._totals: tuple[float, int, float] | None = None  # (read at, chunks with term counts, average terms)
         self._write_lock = threading.Lock()  # the store's one connection serves one write at a time
         self._index_lock = threading.Lock()
@@ -186,14 +210,16 @@ class PgvectorChunkIndex(ChunkIndex):
     def _open(self) -> None:
         """Check an existing table's dimension and model, let the store create its table, add the side tables."""
         with self._connection() as conn:
-            existing = conn.execute(
-                """SELECT a.atttypmod FROM pg_attribute a WHERE a.attrelid = to_regclass(%s)
-                   AND a.attname = 'embedding'""",
-                (self._table.as_string(conn),),
+            created, typmod = conn.execute(
+                """SELECT to_regclass(%(t)s) IS NULL, (SELECT a.atttypmod FROM pg_attribute a
+                   WHERE a.attrelid = to_regclass(%(t)s) AND a.attname = 'embedding')""",
+                {"t": self._table.as_string(conn)},
             ).fetchone()
-            if existing is not None and existing[0] > 0:
-                self.check_embeddings(existing[0])
-        # The integration creates its own table and keyword index on its first call.
+        if typmod is not None and typmod > 0:
+            self.check_embeddings(typmod)
+        # The integration creates its own table and keyword index on its first call. On a table made here the GIN
+        # indexes wait for the end of the bulk load that usually follows, as HNSW does (`ensure_vector_index`):
+        # maintained row by row they were a quarter of the server's work per write (measured).
         with self._write_lock:
             self.document_store.count_documents()
         names = {
@@ -201,7 +227,6 @@ class PgvectorChunkIndex(ChunkIndex):
             "sentences": self._sentences,
             "terms": self._terms,
             "dimension": sql.Literal(self.dimension),
-            "chunk_terms_tsv": sql.Identifier(f"{self.collection}_chunk_terms_tsv"),
         }
         with self._connection() as conn, conn.transaction():
             # Two processes creating the same tables at once collide on the catalog; the lock serialises them.
@@ -209,13 +234,16 @@ class PgvectorChunkIndex(ChunkIndex):
             for statement in (
                 """CREATE TABLE IF NOT EXISTS {chunk_terms} (
                     chunk_id text PRIMARY KEY, tsv tsvector NOT NULL, term_counts jsonb, term_total integer)""",
-                "CREATE INDEX IF NOT EXISTS {chunk_terms_tsv} ON {chunk_terms} USING gin (tsv)",
                 """CREATE TABLE IF NOT EXISTS {sentences} (
                     chunk_id text NOT NULL, idx integer NOT NULL, start_char integer NOT NULL,
                     end_char integer NOT NULL, embedding vector({dimension}) NOT NULL, PRIMARY KEY (chunk_id, idx))""",
                 "CREATE TABLE IF NOT EXISTS {terms} (term text PRIMARY KEY, df integer NOT NULL)",
             ):
                 conn.execute(sql.SQL(statement).format(**names))
+            if created:
+                conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(self._keyword_index))
+            else:
+                conn.execute(self._deferred[self._tsv_index])
             comment = conn.execute(
                 "SELECT obj_description(to_regclass(%s), 'pg_class')", (self._chunk_terms.as_string(conn),)
             ).fetchone()[0]
@@ -231,7 +259,7 @@ class PgvectorChunkIndex(ChunkIndex):
                         self._chunk_terms, sql.Literal(json.dumps({"embedding_model": self.embedding_model}))
                     )
                 )
-            self._vector_index = self._index_exists(conn)
+            self._vector_index = not self._missing_indexes(conn)
 
     # -- writes -----------------------------------------------------------------------------------------------------
 
@@ -390,6 +418,7 @@ class PgvectorChunkIndex(ChunkIndex):
         MRR, and was the fastest. With `query_embedding`, cosines are computed in SQL for the returned rows only.
         """
         limit = max(1, int(limit))
+        self._index_on_first_search()
         where, params = _haystack_where(filters, "AND")
         cosine = sql.SQL("1 - (c.embedding <=> %s)") if query_embedding is not None else sql.SQL("NULL::float8")
         # Lexemes quoted for tsquery syntax (backslash and quote escaped) and OR-ed; none at all -> NULL -> no rows.
@@ -519,16 +548,22 @@ class PgvectorChunkIndex(ChunkIndex):
 
     # -- the vector index -------------------------------------------------------------------------------------------
 
-    def _index_exists(self, conn: Any) -> bool:
-        row = conn.execute(
-            "SELECT 1 FROM pg_indexes WHERE schemaname = %s AND tablename = %s AND indexdef ILIKE %s LIMIT 1",
-            (self.schema, self.collection, "%USING hnsw%"),
-        ).fetchone()
-        return row is not None
+    def _missing_indexes(self, conn: Any) -> list[sql.Composed]:
+        """The statements creating the deferred indexes that do not exist (HNSW under any name: a user's table may
+        have its own)."""
+        rows = conn.execute(
+            "SELECT indexname, tablename, indexdef FROM pg_indexes WHERE schemaname = %s AND tablename = ANY(%s)",
+            (self.schema, [self.collection, f"{self.collection}_chunk_terms"]),
+        ).fetchall()
+        found = {name for name, _, _ in rows}
+        if any(table == self.collection and "USING hnsw" in definition for _, table, definition in rows):
+            found.add("hnsw")
+        return [statement for name, statement in self._deferred.items() if name not in found]
 
     def ensure_vector_index(self) -> bool:
-        """Build the HNSW index (named `<table>_hnsw`, for the store's vector function) if the table has none;
-        True when it exists afterwards. Idempotent; bulk loads call it once at the end."""
+        """Build the indexes deferred until after bulk loads that are missing: HNSW (`<table>_hnsw`, for the store's
+        vector function) unless the table has one, the integration's keyword index, the side table's tsvector GIN.
+        True when they exist afterwards. Idempotent; bulk loads call it once at the end (the benchmark's seal)."""
         if self._vector_index:
             return True
         with self._index_lock:
@@ -537,21 +572,15 @@ class PgvectorChunkIndex(ChunkIndex):
             started = time.monotonic()
             with self._connection() as conn, conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"kb-hnsw:{self.collection}",))
-                if not self._index_exists(conn):
+                missing = self._missing_indexes(conn)
+                if missing:
                     # The default maintenance_work_mem makes large builds spill to disk and take minutes.
                     conn.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(sql.Literal(_BUILD_MEMORY)))
-                    conn.execute(
-                        sql.SQL(
-                            "CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw (embedding {ops}) "
-                            "WITH (m = 16, ef_construction = 64)"
-                        ).format(
-                            name=sql.Identifier(self._hnsw_name),
-                            table=self._table,
-                            ops=sql.SQL(_OPS.get(self._vector_function, "vector_cosine_ops")),
-                        )
-                    )
+                    for statement in missing:
+                        conn.execute(statement)
                     logger.info(
-                        "Built the vector index of {collection} in {seconds:.1f} s",
+                        "Built {count} indexes of {collection} in {seconds:.1f} s",
+                        count=len(missing),
                         collection=self.collection,
                         seconds=time.monotonic() - started,
                     )
@@ -563,7 +592,7 @@ class PgvectorChunkIndex(ChunkIndex):
             return
         self._next_index_check = time.monotonic() + _INDEX_CHECK_EVERY_S
         with self._connection() as conn:
-            if self._index_exists(conn):
+            if not self._missing_indexes(conn):
                 self._vector_index = True
                 return
             # Below this size an exact scan is a few ms, and an index on a near-empty table would slow the bulk
