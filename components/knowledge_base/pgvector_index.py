@@ -15,14 +15,14 @@ What goes through the integration, and what through our own SQL, and why:
   and sets `hnsw.ef_search` per query, with an exact fallback when a selective filter leaves too few rows.
   Filters are translated by the integration's own filter converter, so they mean what they mean to its retrievers.
 
-The indexes are built after bulk loads, not with the table (every write into an HNSW-indexed table is several times
-slower, and the two GIN indexes kept up row by row were a quarter of the server's work per write): on a table it
-creates, the index drops the integration's fresh keyword index and leaves HNSW and the side table's GIN for
-`ensure_vector_index()`, which bulk loaders (`research kb copy`, the benchmarks) call at the end and which rebuilds
-the keyword index with the integration's own definition; a search on 1,000+ chunks without them starts a background
-build (searches scan until then). The integration's `write_documents` has no bulk path of its own (one
-`INSERT ... ON CONFLICT` per row, pipelined, one commit per call), and is used as it is: per document it is one
-round trip beside the evidence's one (a pipeline) and the registry's.
+HNSW and the side table's GIN are built after bulk loads, not with the table (every write into an HNSW-indexed table
+is several times slower; the GIN kept up row by row cost twice its build): bulk loaders (`research kb copy`, the
+benchmarks) call `ensure_vector_index()` at the end, and a search on 1,000+ chunks without them starts a background
+build (searches scan until then). A table the index creates keeps its embeddings in the row (see `_open`). The
+integration's own keyword index stays as the integration made it, kept up by its writes (deferring it too moved as
+much work into the build as it took out of the writes, measured). `write_documents` is used as it is: its
+`executemany` already pipelines one `INSERT ... ON CONFLICT` per row with one commit per call, so a document costs it
+two round trips (its connection check, the batch), beside one for the evidence (a pipeline) and two for the registry.
 
 The evidence lives in side tables on the same database, never as columns of the integration's table, so a user's
 attached table is only read: `<table>_chunk_terms` (per chunk: a stored english tsvector with a GIN index, the
@@ -168,15 +168,10 @@ class PgvectorChunkIndex(ChunkIndex):
         self._chunk_terms = sql.Identifier(self.schema, f"{self.collection}_chunk_terms")
         self._sentences = sql.Identifier(self.schema, f"{self.collection}_sentences")
         self._terms = sql.Identifier(self.schema, f"{self.collection}_terms")
-        self._keyword_index = sql.Identifier(self.schema, str(document_store.keyword_index_name))
         self._tsv_index = f"{self.collection}_chunk_terms_tsv"
-        language = sql.Literal(str(document_store.language))
-        # The indexes a bulk load is faster without, by the name they are checked under: the integration's keyword
-        # index (its own definition) and HNSW on its table, the GIN of the side table's tsvectors.
+        # The indexes a bulk load is faster without, by the name they are checked under: HNSW on the integration's
+        # table (any name), the GIN of the side table's tsvectors.
         self._deferred = {
-            str(document_store.keyword_index_name): sql.SQL(
-                "CREATE INDEX IF NOT EXISTS {} ON {} USING gin (to_tsvector({}, content))"
-            ).format(sql.Identifier(str(document_store.keyword_index_name)), self._table, language),
             "hnsw": sql.SQL(
                 "CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding {}) WITH (m = 16, ef_construction = 64)"
             ).format(
@@ -217,9 +212,7 @@ class PgvectorChunkIndex(ChunkIndex):
             ).fetchone()
         if typmod is not None and typmod > 0:
             self.check_embeddings(typmod)
-        # The integration creates its own table and keyword index on its first call. On a table made here the GIN
-        # indexes wait for the end of the bulk load that usually follows, as HNSW does (`ensure_vector_index`):
-        # maintained row by row they were a quarter of the server's work per write (measured).
+        # The integration creates its own table and keyword index on its first call.
         with self._write_lock:
             self.document_store.count_documents()
         names = {
@@ -241,10 +234,11 @@ class PgvectorChunkIndex(ChunkIndex):
             ):
                 conn.execute(sql.SQL(statement).format(**names))
             if created:
-                conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(self._keyword_index))
+                # On a table made here the side table's GIN waits for the end of the bulk load that usually follows,
+                # as HNSW does (`ensure_vector_index`): kept up row by row it cost twice its build (measured).
                 # pgvector's type is stored out of line by default, and beside a chunk's text a 384-d vector tips the
                 # row past the TOAST threshold: every write then adds a TOAST row, and every HNSW build step reads
-                # one (measured: the 10k build took half again the CPU). MAIN keeps it in the row unless it cannot fit.
+                # one (measured: the 10k build took about twice the CPU). MAIN keeps it in the row unless it cannot fit.
                 conn.execute(sql.SQL("ALTER TABLE {} ALTER COLUMN embedding SET STORAGE MAIN").format(self._table))
             else:
                 conn.execute(self._deferred[self._tsv_index])
@@ -566,8 +560,8 @@ class PgvectorChunkIndex(ChunkIndex):
 
     def ensure_vector_index(self) -> bool:
         """Build the indexes deferred until after bulk loads that are missing: HNSW (`<table>_hnsw`, for the store's
-        vector function) unless the table has one, the integration's keyword index, the side table's tsvector GIN.
-        True when they exist afterwards. Idempotent; bulk loads call it once at the end (the benchmark's seal)."""
+        vector function) unless the table has one, and the side table's tsvector GIN. True when they exist
+        afterwards. Idempotent; bulk loads call it once at the end (the benchmark's seal)."""
         if self._vector_index:
             return True
         with self._index_lock:
