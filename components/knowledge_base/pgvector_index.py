@@ -15,14 +15,12 @@ What goes through the integration, and what through our own SQL, and why:
   and sets `hnsw.ef_search` per query, with an exact fallback when a selective filter leaves too few rows.
   Filters are translated by the integration's own filter converter, so they mean what they mean to its retrievers.
 
-HNSW and the side table's GIN are built after bulk loads, not with the table (every write into an HNSW-indexed table
-is several times slower; the GIN kept up row by row cost twice its build): bulk loaders (`research kb copy`, the
-benchmarks) call `ensure_vector_index()` at the end, and a search on 1,000+ chunks without them starts a background
-build (searches scan until then). A table the index creates keeps its embeddings in the row (see `_open`). The
-integration's own keyword index stays as the integration made it, kept up by its writes (deferring it too moved as
-much work into the build as it took out of the writes, measured). `write_documents` is used as it is: its
-`executemany` already pipelines one `INSERT ... ON CONFLICT` per row with one commit per call, so a document costs it
-two round trips (its connection check, the batch), beside one for the evidence (a pipeline) and two for the registry.
+HNSW and the side table's GIN are built after bulk loads (an HNSW-indexed table writes several times slower; the GIN
+kept up row by row cost twice its build): bulk loaders (`research kb copy`, the benchmarks) call
+`ensure_vector_index()` at the end, and a search on 1,000+ chunks without them starts a background build. The
+integration's keyword index stays as it made it (deferred, its build took back what it saved the writes).
+`write_documents` is used as it is: its `executemany` already pipelines the rows' `INSERT ... ON CONFLICT` with one
+commit per call (two round trips a document, beside one for the evidence and two for the registry).
 
 The evidence lives in side tables on the same database, never as columns of the integration's table, so a user's
 attached table is only read: `<table>_chunk_terms` (per chunk: a stored english tsvector with a GIN index, the
@@ -234,11 +232,8 @@ class PgvectorChunkIndex(ChunkIndex):
             ):
                 conn.execute(sql.SQL(statement).format(**names))
             if created:
-                # On a table made here the side table's GIN waits for the end of the bulk load that usually follows,
-                # as HNSW does (`ensure_vector_index`): kept up row by row it cost twice its build (measured).
-                # pgvector's type is stored out of line by default, and beside a chunk's text a 384-d vector tips the
-                # row past the TOAST threshold: every write then adds a TOAST row, and every HNSW build step reads
-                # one (measured: the 10k build took about twice the CPU). MAIN keeps it in the row unless it cannot fit.
+                # The side GIN waits for the seal. Out of line (pgvector's default, taken beside a chunk's text), each
+                # vector cost a TOAST row per write and a TOAST read per HNSW build step (twice the build's CPU).
                 conn.execute(sql.SQL("ALTER TABLE {} ALTER COLUMN embedding SET STORAGE MAIN").format(self._table))
             else:
                 conn.execute(self._deferred[self._tsv_index])
