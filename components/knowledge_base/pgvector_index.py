@@ -15,9 +15,12 @@ What goes through the integration, and what through our own SQL, and why:
   and sets `hnsw.ef_search` per query, with an exact fallback when a selective filter leaves too few rows.
   Filters are translated by the integration's own filter converter, so they mean what they mean to its retrievers.
 
-The vector index is built after bulk loads, not with the table (every write into an HNSW-indexed table is several
-times slower): bulk loaders (`research kb copy`, the benchmarks) call `ensure_vector_index()` at the end, and a dense
-search on 1,000+ chunks without the index starts a background build (searches are exact until then).
+HNSW and the side table's GIN are built after bulk loads (an HNSW-indexed table writes several times slower; the GIN
+kept up row by row cost twice its build): bulk loaders (`research kb copy`, the benchmarks) call
+`ensure_vector_index()` at the end, and a search on 1,000+ chunks without them starts a background build. The
+integration's keyword index stays as it made it (deferred, its build took back what it saved the writes).
+`write_documents` is used as it is: its `executemany` already pipelines the rows' `INSERT ... ON CONFLICT` with one
+commit per call (two round trips a document, beside one for the evidence and two for the registry).
 
 The evidence lives in side tables on the same database, never as columns of the integration's table, so a user's
 attached table is only read: `<table>_chunk_terms` (per chunk: a stored english tsvector with a GIN index, the
@@ -163,7 +166,21 @@ class PgvectorChunkIndex(ChunkIndex):
         self._chunk_terms = sql.Identifier(self.schema, f"{self.collection}_chunk_terms")
         self._sentences = sql.Identifier(self.schema, f"{self.collection}_sentences")
         self._terms = sql.Identifier(self.schema, f"{self.collection}_terms")
-        self._hnsw_name = f"{self.collection}_hnsw"
+        self._tsv_index = f"{self.collection}_chunk_terms_tsv"
+        # The indexes a bulk load is faster without, by the name they are checked under: HNSW on the integration's
+        # table (any name), the GIN of the side table's tsvectors.
+        self._deferred = {
+            "hnsw": sql.SQL(
+                "CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding {}) WITH (m = 16, ef_construction = 64)"
+            ).format(
+                sql.Identifier(f"{self.collection}_hnsw"),
+                self._table,
+                sql.SQL(_OPS.get(self._vector_function, "vector_cosine_ops")),
+            ),
+            self._tsv_index: sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING gin (tsv)").format(
+                sql.Identifier(self._tsv_index), self._chunk_terms
+            ),
+        }
         self._totals: tuple[float, int, float] | None = None  # (read at, chunks with term counts, average terms)
         self._write_lock = threading.Lock()  # the store's one connection serves one write at a time
         self._index_lock = threading.Lock()
@@ -186,13 +203,13 @@ class PgvectorChunkIndex(ChunkIndex):
     def _open(self) -> None:
         """Check an existing table's dimension and model, let the store create its table, add the side tables."""
         with self._connection() as conn:
-            existing = conn.execute(
-                """SELECT a.atttypmod FROM pg_attribute a WHERE a.attrelid = to_regclass(%s)
-                   AND a.attname = 'embedding'""",
-                (self._table.as_string(conn),),
+            created, typmod = conn.execute(
+                """SELECT to_regclass(%(t)s) IS NULL, (SELECT a.atttypmod FROM pg_attribute a
+                   WHERE a.attrelid = to_regclass(%(t)s) AND a.attname = 'embedding')""",
+                {"t": self._table.as_string(conn)},
             ).fetchone()
-            if existing is not None and existing[0] > 0:
-                self.check_embeddings(existing[0])
+        if typmod is not None and typmod > 0:
+            self.check_embeddings(typmod)
         # The integration creates its own table and keyword index on its first call.
         with self._write_lock:
             self.document_store.count_documents()
@@ -201,7 +218,6 @@ class PgvectorChunkIndex(ChunkIndex):
             "sentences": self._sentences,
             "terms": self._terms,
             "dimension": sql.Literal(self.dimension),
-            "chunk_terms_tsv": sql.Identifier(f"{self.collection}_chunk_terms_tsv"),
         }
         with self._connection() as conn, conn.transaction():
             # Two processes creating the same tables at once collide on the catalog; the lock serialises them.
@@ -209,13 +225,18 @@ class PgvectorChunkIndex(ChunkIndex):
             for statement in (
                 """CREATE TABLE IF NOT EXISTS {chunk_terms} (
                     chunk_id text PRIMARY KEY, tsv tsvector NOT NULL, term_counts jsonb, term_total integer)""",
-                "CREATE INDEX IF NOT EXISTS {chunk_terms_tsv} ON {chunk_terms} USING gin (tsv)",
                 """CREATE TABLE IF NOT EXISTS {sentences} (
                     chunk_id text NOT NULL, idx integer NOT NULL, start_char integer NOT NULL,
                     end_char integer NOT NULL, embedding vector({dimension}) NOT NULL, PRIMARY KEY (chunk_id, idx))""",
                 "CREATE TABLE IF NOT EXISTS {terms} (term text PRIMARY KEY, df integer NOT NULL)",
             ):
                 conn.execute(sql.SQL(statement).format(**names))
+            if created:
+                # The side GIN waits for the seal. Out of line (pgvector's default, taken beside a chunk's text), each
+                # vector cost a TOAST row per write and a TOAST read per HNSW build step (twice the build's CPU).
+                conn.execute(sql.SQL("ALTER TABLE {} ALTER COLUMN embedding SET STORAGE MAIN").format(self._table))
+            else:
+                conn.execute(self._deferred[self._tsv_index])
             comment = conn.execute(
                 "SELECT obj_description(to_regclass(%s), 'pg_class')", (self._chunk_terms.as_string(conn),)
             ).fetchone()[0]
@@ -231,7 +252,7 @@ class PgvectorChunkIndex(ChunkIndex):
                         self._chunk_terms, sql.Literal(json.dumps({"embedding_model": self.embedding_model}))
                     )
                 )
-            self._vector_index = self._index_exists(conn)
+            self._vector_index = not self._missing_indexes(conn)
 
     # -- writes -----------------------------------------------------------------------------------------------------
 
@@ -246,40 +267,44 @@ class PgvectorChunkIndex(ChunkIndex):
 
     def add_evidence(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
         """Replace the side rows of `chunks` (their tsvector, term counts and sentences) without touching the
-        integration's rows: what ingestion writes after the chunks, and what enrichment adds to an attached table."""
+        integration's rows: what ingestion writes after the chunks, and what enrichment adds to an attached table.
+
+        One round trip: the statements go out as one pipeline and commit together, none of them reads a result
+        back (so the sentence vectors go as one `vector[]` parameter: COPY cannot be pipelined)."""
         if not chunks:
             return
         by_id = {item.chunk_id: item for item in evidence}
-        ids = [str(doc.id) for doc in chunks]
-        with self._connection() as conn, conn.transaction():
+        ids, texts, counts, totals = [], [], [], []
+        frequency: dict[str, int] = {}
+        for doc in chunks:
+            item = by_id.get(str(doc.id))
+            terms = item.term_counts if item is not None else None
+            ids.append(str(doc.id))
+            texts.append((doc.content or "").replace("\x00", ""))
+            counts.append(None if terms is None else Jsonb(terms))
+            totals.append(None if terms is None else int(sum(terms.values())))
+            for term in terms or {}:
+                frequency[term] = frequency.get(term, 0) + 1
+        sentences: list[list[Any]] = [[], [], [], [], []]
+        for item in evidence:
+            if item.sentence_spans and item.sentence_embeddings is not None:
+                vectors = np.asarray(item.sentence_embeddings, dtype=np.float32)
+                for k, ((start, end), vector) in enumerate(zip(item.sentence_spans, vectors, strict=True)):
+                    for column, value in zip(sentences, (item.chunk_id, k, int(start), int(end), vector), strict=True):
+                        column.append(value)
+        with self._connection() as conn, conn.pipeline(), conn.transaction():
             conn.execute("SET LOCAL synchronous_commit = off")
             # Writers of one collection update shared term rows; one writer at a time cannot deadlock.
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"kb-terms:{self.collection}",))
             self._forget(conn, ids)
-            rows = []
-            frequency: dict[str, int] = {}
-            for doc in chunks:
-                item = by_id.get(str(doc.id))
-                counts = item.term_counts if item is not None else None
-                rows.append(
-                    (
-                        str(doc.id),
-                        (doc.content or "").replace("\x00", ""),
-                        None if counts is None else Jsonb(counts),
-                        None if counts is None else int(sum(counts.values())),
-                    )
-                )
-                for term in counts or {}:
-                    frequency[term] = frequency.get(term, 0) + 1
-            # One statement for the whole batch; the server parses each text into its stored tsvector.
-            ids_, texts, counts_, totals = (list(column) for column in zip(*rows, strict=True))
+            # The server parses each text into its stored tsvector.
             conn.execute(
                 self._q(
                     "INSERT INTO {chunk_terms} (chunk_id, tsv, term_counts, term_total) "
                     "SELECT u.id, to_tsvector('english'::regconfig, u.body), u.counts, u.total "
                     "FROM unnest(%s::text[], %s::text[], %s::jsonb[], %s::integer[]) AS u(id, body, counts, total)"
                 ),
-                (ids_, texts, counts_, totals),
+                (ids, texts, counts, totals),
             )
             if frequency:
                 ordered = sorted(frequency)
@@ -290,30 +315,28 @@ class PgvectorChunkIndex(ChunkIndex):
                     ),
                     (ordered, [frequency[term] for term in ordered]),
                 )
-            with_sentences = [item for item in evidence if item.sentence_spans and item.sentence_embeddings is not None]
-            if with_sentences:
-                with conn.cursor().copy(
-                    self._q("COPY {sentences} (chunk_id, idx, start_char, end_char, embedding) FROM STDIN")
-                ) as copy:
-                    for item in with_sentences:
-                        vectors = np.asarray(item.sentence_embeddings, dtype=np.float32)
-                        for k, ((start, end), vector) in enumerate(zip(item.sentence_spans, vectors, strict=True)):
-                            copy.write_row((item.chunk_id, k, int(start), int(end), vector))
+            if sentences[0]:
+                conn.execute(
+                    self._q(
+                        "INSERT INTO {sentences} (chunk_id, idx, start_char, end_char, embedding) SELECT * FROM "
+                        "unnest(%s::text[], %s::integer[], %s::integer[], %s::integer[], %s::vector[])"
+                    ),
+                    sentences,
+                )
 
     def _forget(self, conn: Any, chunk_ids: list[str]) -> None:
-        """Take these chunks' side rows away, and their terms out of the document frequencies."""
-        emptied = conn.execute(
+        """Take these chunks' side rows away, and their terms out of the document frequencies (a term no chunk has
+        any more is deleted). Reads nothing back, so it pipelines."""
+        conn.execute(
             self._q(
-                "UPDATE {terms} t SET df = t.df - o.n FROM ("
+                "WITH o AS ("
                 "  SELECT k.term, count(*) AS n FROM {chunk_terms} c, jsonb_object_keys(c.term_counts) AS k(term)"
                 "  WHERE c.term_counts IS NOT NULL AND c.chunk_id = ANY(%s) GROUP BY k.term"
-                ") o WHERE t.term = o.term RETURNING t.term, t.df"
+                "), gone AS (DELETE FROM {terms} t USING o WHERE t.term = o.term AND t.df <= o.n) "
+                "UPDATE {terms} t SET df = t.df - o.n FROM o WHERE t.term = o.term AND t.df > o.n"
             ),
             (chunk_ids,),
-        ).fetchall()
-        gone = [term for term, df in emptied if df <= 0]
-        if gone:
-            conn.execute(self._q("DELETE FROM {terms} WHERE term = ANY(%s)"), (gone,))
+        )
         conn.execute(self._q("DELETE FROM {chunk_terms} WHERE chunk_id = ANY(%s)"), (chunk_ids,))
         conn.execute(self._q("DELETE FROM {sentences} WHERE chunk_id = ANY(%s)"), (chunk_ids,))
 
@@ -321,7 +344,7 @@ class PgvectorChunkIndex(ChunkIndex):
         ids = [str(chunk_id) for chunk_id in chunk_ids]
         if not ids:
             return
-        with self._connection() as conn, conn.transaction():
+        with self._connection() as conn, conn.pipeline(), conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"kb-terms:{self.collection}",))
             self._forget(conn, ids)
         with self._write_lock:
@@ -388,6 +411,7 @@ class PgvectorChunkIndex(ChunkIndex):
         MRR, and was the fastest. With `query_embedding`, cosines are computed in SQL for the returned rows only.
         """
         limit = max(1, int(limit))
+        self._index_on_first_search()
         where, params = _haystack_where(filters, "AND")
         cosine = sql.SQL("1 - (c.embedding <=> %s)") if query_embedding is not None else sql.SQL("NULL::float8")
         # Lexemes quoted for tsquery syntax (backslash and quote escaped) and OR-ed; none at all -> NULL -> no rows.
@@ -517,16 +541,22 @@ class PgvectorChunkIndex(ChunkIndex):
 
     # -- the vector index -------------------------------------------------------------------------------------------
 
-    def _index_exists(self, conn: Any) -> bool:
-        row = conn.execute(
-            "SELECT 1 FROM pg_indexes WHERE schemaname = %s AND tablename = %s AND indexdef ILIKE %s LIMIT 1",
-            (self.schema, self.collection, "%USING hnsw%"),
-        ).fetchone()
-        return row is not None
+    def _missing_indexes(self, conn: Any) -> list[sql.Composed]:
+        """The statements creating the deferred indexes that do not exist (HNSW under any name: a user's table may
+        have its own)."""
+        rows = conn.execute(
+            "SELECT indexname, tablename, indexdef FROM pg_indexes WHERE schemaname = %s AND tablename = ANY(%s)",
+            (self.schema, [self.collection, f"{self.collection}_chunk_terms"]),
+        ).fetchall()
+        found = {name for name, _, _ in rows}
+        if any(table == self.collection and "USING hnsw" in definition for _, table, definition in rows):
+            found.add("hnsw")
+        return [statement for name, statement in self._deferred.items() if name not in found]
 
     def ensure_vector_index(self) -> bool:
-        """Build the HNSW index (named `<table>_hnsw`, for the store's vector function) if the table has none;
-        True when it exists afterwards. Idempotent; bulk loads call it once at the end."""
+        """Build the indexes deferred until after bulk loads that are missing: HNSW (`<table>_hnsw`, for the store's
+        vector function) unless the table has one, and the side table's tsvector GIN. True when they exist
+        afterwards. Idempotent; bulk loads call it once at the end (the benchmark's seal)."""
         if self._vector_index:
             return True
         with self._index_lock:
@@ -535,21 +565,15 @@ class PgvectorChunkIndex(ChunkIndex):
             started = time.monotonic()
             with self._connection() as conn, conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"kb-hnsw:{self.collection}",))
-                if not self._index_exists(conn):
+                missing = self._missing_indexes(conn)
+                if missing:
                     # The default maintenance_work_mem makes large builds spill to disk and take minutes.
                     conn.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(sql.Literal(_BUILD_MEMORY)))
-                    conn.execute(
-                        sql.SQL(
-                            "CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw (embedding {ops}) "
-                            "WITH (m = 16, ef_construction = 64)"
-                        ).format(
-                            name=sql.Identifier(self._hnsw_name),
-                            table=self._table,
-                            ops=sql.SQL(_OPS.get(self._vector_function, "vector_cosine_ops")),
-                        )
-                    )
+                    for statement in missing:
+                        conn.execute(statement)
                     logger.info(
-                        "Built the vector index of {collection} in {seconds:.1f} s",
+                        "Built {count} indexes of {collection} in {seconds:.1f} s",
+                        count=len(missing),
                         collection=self.collection,
                         seconds=time.monotonic() - started,
                     )
@@ -561,7 +585,7 @@ class PgvectorChunkIndex(ChunkIndex):
             return
         self._next_index_check = time.monotonic() + _INDEX_CHECK_EVERY_S
         with self._connection() as conn:
-            if self._index_exists(conn):
+            if not self._missing_indexes(conn):
                 self._vector_index = True
                 return
             # Below this size an exact scan is a few ms, and an index on a near-empty table would slow the bulk

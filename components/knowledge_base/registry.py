@@ -172,7 +172,8 @@ class DocumentRegistry:
         longer has: the caller deletes them from the index.
         """
         chunk_ids = [str(chunk_id) for chunk_id in chunk_ids]
-        with self.connection() as conn, conn.transaction():
+        # Pipelined: two round trips (the replaced rows, then the commit) instead of one per statement.
+        with self.connection() as conn, conn.pipeline(), conn.transaction():
             # A crash may lose the last few commits (never corrupt them); ingestion re-runs by content hash, and not
             # waiting for the WAL flush per document is what makes one transaction per document affordable.
             conn.execute("SET LOCAL synchronous_commit = off")

@@ -25,7 +25,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--only", choices=["ingest", "query", "backends", "extraction", "fanout"], action="append",
                         help="run only these parts (repeatable)")
     parser.add_argument("--backend", action="append", choices=["pgvector", "milvus", "qdrant"],
-                        help="compare these knowledge-base backends at --sizes (repeatable)")
+                        help="compare these knowledge-base backends at --sizes (repeatable; pgvector's writes "
+                        "also against a COPY of the same rows into a bare table, in the same run)")
     parser.add_argument("--sizes", default="10000", help="comma-separated base sizes for --backend (e.g. 10000,100000)")
     parser.add_argument("--out", type=Path, help="write the results as JSON to this file")
     parser.set_defaults(func=run)

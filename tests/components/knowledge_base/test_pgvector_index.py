@@ -165,6 +165,41 @@ class TestPgvectorChunkIndex:
         assert kb.dense_search(_unit(1001), 2)[0].chunk.chunk_id == "d1-1"
         assert kb.ensure_vector_index() is True  # idempotent
 
+    def test_a_table_made_here_keeps_vectors_in_the_row_and_a_found_one_is_left_as_it_is(
+        self, kb, collection_name, database_url
+    ):
+        def storage(store) -> str:
+            with store.registry.connection() as conn:
+                return conn.execute(
+                    "SELECT attstorage FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'embedding'",
+                    (f'"{store.collection}"',),
+                ).fetchone()[0]
+
+        kb.upsert_document(*_document("a", 2))
+        assert storage(kb) == "m"  # MAIN: no TOAST row per write, none to read per HNSW build step
+        assert f"{kb.collection}_chunk_terms_tsv" not in _indexes(kb, f"{kb.collection}%")  # built in the seal
+        assert kb.ensure_vector_index() is True
+        assert {f"{kb.collection}_chunk_terms_tsv", f"{kb.collection}_hnsw"} <= _indexes(kb, f"{kb.collection}%")
+        # A table the integration made first (a user's) keeps pgvector's own storage; its side GIN is made at once.
+        from haystack_integrations.document_stores.pgvector import PgvectorDocumentStore
+
+        name = f"{collection_name}_found"
+        first = PgvectorDocumentStore(
+            connection_string=Secret.from_token(database_url),
+            table_name=name,
+            embedding_dimension=384,
+            keyword_index_name=f"{name}_keyword",
+            hnsw_index_name=f"{name}_hnsw",
+        )
+        first.count_documents()
+        first.close()
+        other = knowledge_base_for(_store(name))
+        try:
+            assert storage(other) == "e"
+            assert f"{other.collection}_chunk_terms_tsv" in _indexes(other, f"{other.collection}%")
+        finally:
+            other.drop()
+
     def test_filtered_search_with_the_index_still_fills_the_limit(self, kb):
         # 40 documents of 5 chunks; only one document is a pdf, so the HNSW candidates alone would rarely hold it.
         for number in range(40):
