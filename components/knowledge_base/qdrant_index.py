@@ -92,9 +92,9 @@ def _local_key(store: Any) -> str | None:
     return str(Path(store.path).expanduser().resolve())
 
 
-def _acquire_local(store: Any, user: QdrantChunkIndex) -> tuple[Any, threading.RLock]:
-    """The folder's client and lock for `user`, opened on first use; raises `KnowledgeBaseUnavailable` in one sentence
-    when another process holds the folder."""
+def _acquire_local(store: Any, user: QdrantChunkIndex | None) -> tuple[Any, threading.RLock]:
+    """The folder's client and lock for `user` (None: release it with no user), opened on first use; raises
+    `KnowledgeBaseUnavailable` in one sentence when another process holds the folder."""
     from qdrant_client import QdrantClient
 
     key = _local_key(store)
@@ -637,6 +637,26 @@ def open_chunk_index(document_store: Any, embedding_model: str) -> QdrantChunkIn
     index = QdrantChunkIndex(document_store, embedding_model)
     index.count()  # opens the client and sets the collections up now, so that errors surface here
     return index
+
+
+def collection_names(document_store: Any) -> list[str]:
+    """The collections of the store's Qdrant, listed by a client of our own (the store's first call creates its
+    collection); in local mode the folder's shared client."""
+    key = _local_key(document_store)
+    if key is None:
+        from qdrant_client import QdrantClient
+
+        client = QdrantClient(**document_store._prepare_client_params())
+        try:
+            return [found.name for found in client.get_collections().collections]
+        finally:
+            client.close()
+    client, lock = _acquire_local(document_store, None)
+    try:
+        with lock:
+            return [found.name for found in client.get_collections().collections]
+    finally:
+        CLIENTS.release(key)
 
 
 def close_shared_clients() -> None:
