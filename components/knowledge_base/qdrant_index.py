@@ -202,6 +202,7 @@ class QdrantChunkIndex(ChunkIndex):
                     "QDRANT_URL and QDRANT_API_KEY, or use KB_BACKEND=pgvector."
                 ) from exc
             self._ready = True
+            self._postings()  # local mode: start reading the keyword postings now, so the first question finds them
             return self._client
 
     def _set_up_store(self) -> None:
@@ -555,9 +556,9 @@ class QdrantChunkIndex(ChunkIndex):
 
     def _postings(self) -> _Postings | None:
         """Local mode: the keyword postings of the collection that holds the keyword vectors, once they are read
-        (None until then, and on a server). The first call starts reading them in a background thread, a page at a
-        time under the folder's lock; this process's writes (the only writer local mode allows) keep them in step
-        from then on, the read included."""
+        (None until then, and on a server). The first call (when the index opens) starts reading them in a
+        background thread, a page at a time under the folder's lock; this process's writes (the only writer local
+        mode allows) keep them in step from then on, the read included."""
         if self._shared is None:
             return None
         source = self.collection if self._own_sparse else self.keywords_name
