@@ -12,7 +12,10 @@ What goes through the integration, and what through the store's own client, and 
   chunk points only when the assistant created the collection (marked in the collection's metadata). A collection
   someone else made keeps its sparse vectors (or has none): the keyword vectors then live in the side collection
   `<index>_keywords` (written by `add_evidence`, also for chunks the user wrote), searched through the store's own
-  client;
+  client. On a server Qdrant's sparse index answers; local mode would score every point's vector in Python (about
+  200 ms at 10,000 chunks), so there the keyword vectors are also kept as in-memory postings per folder
+  (`_Postings`, read from the collection when the index opens, kept in step by the writes) and scored as Qdrant
+  scores them; a filtered keyword query still goes to Qdrant;
 - by id (`fetch`, `chunk_cosines`, the evidence): the store's own client, because the integration's
   `get_documents_by_id` always loads every vector and local mode answers any filter by scanning every point in
   Python: everything here that can be found by id is found by id (point ids are the integration's `convert_id`).
