@@ -535,8 +535,7 @@ class QdrantChunkIndex(ChunkIndex):
                     top_k=limit,
                     return_embedding=vector is not None,
                 )
-                scores = [float(document.score) for document in documents]
-                return [index_hit(d, s, ScoreKind.BM25, query=vector) for d, s in zip(documents, scores, strict=True)]
+                return [index_hit(doc, float(doc.score), ScoreKind.BM25, query=vector) for doc in documents]
             else:
                 points = client.query_points(
                     self.keywords_name,
