@@ -7,12 +7,14 @@ database (`components.database.connection_pool_for`), the local Qdrant / milvus-
 modules), the embedding model (`components.embedding.get_embedding_model`).
 
 Each backend module (`components/knowledge_base/<backend>_index.py`) offers `document_store_for(settings,
-collection, dimension)` (the store the catalog puts in `pipelines.yaml`) and `open_chunk_index(document_store,
-embedding_model)`; it may offer `close_shared_clients()`.
+collection, dimension)` (the store the catalog puts in `pipelines.yaml`), `open_chunk_index(document_store,
+embedding_model)` and `collection_names(document_store)` (what exists, read through the backend's own client without
+creating anything); it may offer `close_shared_clients()`.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import sys
 from typing import Any
@@ -25,12 +27,14 @@ from components.settings import DEFAULT_EMBEDDING_MODEL, Settings, get_settings
 
 logger = logging.getLogger(__name__)
 
-# Backend name -> (index module, the integration's document store class name).
+# Backend name -> (index module, the integration's document store class name, its collection attribute).
 BACKENDS = {
-    "pgvector": ("components.knowledge_base.pgvector_index", "PgvectorDocumentStore"),
-    "qdrant": ("components.knowledge_base.qdrant_index", "QdrantDocumentStore"),
-    "milvus": ("components.knowledge_base.milvus_index", "MilvusDocumentStore"),
+    "pgvector": ("components.knowledge_base.pgvector_index", "PgvectorDocumentStore", "table_name"),
+    "qdrant": ("components.knowledge_base.qdrant_index", "QdrantDocumentStore", "index"),
+    "milvus": ("components.knowledge_base.milvus_index", "MilvusDocumentStore", "collection_name"),
 }
+# What the assistant keeps beside a collection `name`: not collections to offer in place of a mistyped one.
+_SIDE_SUFFIXES = ("_sentences", "_terms", "_keywords", "_evidence", "_chunk_terms", "_documents", "_chunk_documents")
 _DEFAULT_DIMENSION = 384  # all-MiniLM-L6-v2, the bundled model
 
 
@@ -52,7 +56,7 @@ def _module(backend: str) -> Any:
 def backend_of(document_store: Any) -> str:
     """The backend name of an integration's document store, by its class; a ValueError for any other object."""
     names = {cls.__name__ for cls in type(document_store).__mro__}
-    for backend, (_, class_name) in BACKENDS.items():
+    for backend, (_, class_name, _) in BACKENDS.items():
         if class_name in names:
             return backend
     raise ValueError(
@@ -80,6 +84,30 @@ def document_store_for(settings: Settings | None = None, collection: str | None 
 
     validate_collection(collection)
     return _module(settings.kb_backend).document_store_for(settings, collection, embedding_dimension(settings))
+
+
+def require_collection(document_store: Any) -> None:
+    """Check that the store's collection exists, through the backend's own client and before the store is used
+    (opening a Qdrant or pgvector store creates its collection): a missing one is a one-sentence
+    `KnowledgeBaseUnavailable` naming the collections that do exist, close matches first. Nothing is created."""
+    backend = backend_of(document_store)
+    name = str(getattr(document_store, BACKENDS[backend][2]))
+    try:
+        names = set(_module(backend).collection_names(document_store))
+    except KnowledgeBaseUnavailable:
+        raise
+    except Exception as exc:  # noqa: BLE001 - client libraries raise anything; the caller needs one sentence
+        raise KnowledgeBaseUnavailable(f"The {backend} collections could not be listed: {first_line(exc)}") from exc
+    if name in names:
+        return
+    names = {n for n in names if not any(n.endswith(s) and n[: -len(s)] in names for s in _SIDE_SUFFIXES)}
+    close = difflib.get_close_matches(name, sorted(names), n=5, cutoff=0.6)
+    listed = close + sorted(names - set(close))
+    holds = f"it holds {', '.join(repr(n) for n in listed[:10])}" if listed else "it holds none"
+    more = f" and {len(listed) - 10} more" if len(listed) > 10 else ""
+    raise KnowledgeBaseUnavailable(
+        f"The {backend} knowledge base has no collection {name!r} ({holds}{more}); nothing was created."
+    )
 
 
 def knowledge_base_for(document_store: Any, embedding_model: str | None = None) -> KnowledgeBase:
@@ -114,7 +142,7 @@ def open_knowledge_base(settings: Settings | None = None, collection: str | None
 def close_knowledge_bases() -> None:
     """Release the local clients the backends share per path (Qdrant local mode, milvus-lite), so that another
     process can open their folders; pgvector holds nothing that needs it."""
-    for module_name, _ in BACKENDS.values():
+    for module_name, _, _ in BACKENDS.values():
         module = sys.modules.get(module_name)
         closer = getattr(module, "close_shared_clients", None) if module is not None else None
         if closer is not None:

@@ -214,6 +214,12 @@ def open_chunk_index(document_store: Any, embedding_model: str | None = None) ->
     return MilvusChunkIndex(document_store, embedding_model=model, dimension=embedding_dimension(settings))
 
 
+def collection_names(document_store: Any) -> list[str]:
+    """The collections Milvus holds, listed by the store's own client (a `MilvusDocumentStore` creates its collection
+    at its first write, not when made)."""
+    return list(document_store.client.list_collections())
+
+
 def close_shared_clients() -> None:
     """Stop every milvus-lite server this process started through the cache, so other processes can open them."""
     CLIENTS.close_all()

@@ -689,8 +689,25 @@ def document_store_for(settings: Any, collection: str, dimension: int) -> Any:
 
 
 def open_chunk_index(document_store: Any, embedding_model: str | None = None) -> PgvectorChunkIndex:
-    """The chunk index over `document_store`; when its connection string resolves to nothing, the embedded
-    PostgreSQL of the data folder is started and given to the store (as an `EmbeddedDatabaseSecret`)."""
+    """The chunk index over `document_store` (on the database `_store_url` resolves)."""
+    return PgvectorChunkIndex(document_store, url=_store_url(document_store), embedding_model=embedding_model)
+
+
+def collection_names(document_store: Any) -> list[str]:
+    """The tables of the store's schema, read on the process's pool without the store (whose first call creates its
+    table)."""
+    from components.database import connection_pool_for
+
+    with pooled_connection(connection_pool_for(_store_url(document_store))) as conn:
+        rows = conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (document_store.schema_name,)
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
+def _store_url(document_store: Any) -> str:
+    """The store's database URL; when its connection string resolves to nothing, the embedded PostgreSQL of the
+    data folder is started and given to the store (as an `EmbeddedDatabaseSecret`)."""
     from components.database import DatabaseUnavailable, database_url
 
     secret = document_store.connection_string
@@ -706,4 +723,4 @@ def open_chunk_index(document_store: Any, embedding_model: str | None = None) ->
         env_vars = secret._env_vars if isinstance(secret, EnvVarSecret) else tuple(CONNECTION_ENV_VARS)
         strict = secret._strict if isinstance(secret, EnvVarSecret) else False
         document_store.connection_string = EmbeddedDatabaseSecret(_env_vars=env_vars, _strict=strict, _fallback=url)
-    return PgvectorChunkIndex(document_store, url=url, embedding_model=embedding_model)
+    return url

@@ -12,7 +12,10 @@ What goes through the integration, and what through the store's own client, and 
   chunk points only when the assistant created the collection (marked in the collection's metadata). A collection
   someone else made keeps its sparse vectors (or has none): the keyword vectors then live in the side collection
   `<index>_keywords` (written by `add_evidence`, also for chunks the user wrote), searched through the store's own
-  client;
+  client. On a server Qdrant's sparse index answers; local mode would score every point's vector in Python (about
+  200 ms at 10,000 chunks), so there the keyword vectors are also kept as in-memory postings per folder
+  (`_Postings`, read from the collection when the index opens, kept in step by the writes) and scored as Qdrant
+  scores them; a filtered keyword query still goes to Qdrant;
 - by id (`fetch`, `chunk_cosines`, the evidence): the store's own client, because the integration's
   `get_documents_by_id` always loads every vector and local mode answers any filter by scanning every point in
   Python: everything here that can be found by id is found by id (point ids are the integration's `convert_id`).
@@ -35,6 +38,8 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import heapq
+import math
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, nullcontext
@@ -92,9 +97,9 @@ def _local_key(store: Any) -> str | None:
     return str(Path(store.path).expanduser().resolve())
 
 
-def _acquire_local(store: Any, user: QdrantChunkIndex) -> tuple[Any, threading.RLock]:
-    """The folder's client and lock for `user`, opened on first use; raises `KnowledgeBaseUnavailable` in one sentence
-    when another process holds the folder."""
+def _acquire_local(store: Any, user: QdrantChunkIndex | None) -> SharedClient:
+    """The folder's shared client entry for `user` (None: release it with no user), opened on first use; raises
+    `KnowledgeBaseUnavailable` in one sentence when another process holds the folder."""
     from qdrant_client import QdrantClient
 
     key = _local_key(store)
@@ -115,8 +120,7 @@ def _acquire_local(store: Any, user: QdrantChunkIndex) -> tuple[Any, threading.R
                 "which several processes can share."
             ) from None
 
-    entry = CLIENTS.acquire(key, open_client, user)
-    return entry.client, entry.lock
+    return CLIENTS.acquire(key, open_client, user)
 
 
 class QdrantChunkIndex(ChunkIndex):
@@ -155,6 +159,7 @@ class QdrantChunkIndex(ChunkIndex):
         self._state = threading.Lock()
         self._client: Any = None
         self._lock: AbstractContextManager[Any] = nullcontext()
+        self._shared: SharedClient | None = None  # local mode: the folder's entry
         self._ready = False
         # Whether keyword vectors sit on the chunk points (a collection the assistant made) or beside them.
         self._own_sparse = False
@@ -170,7 +175,8 @@ class QdrantChunkIndex(ChunkIndex):
             try:
                 if self._client is None:
                     if self._local_key:
-                        self._client, self._lock = _acquire_local(store, self)
+                        self._shared = _acquire_local(store, self)
+                        self._client, self._lock = self._shared.client, self._shared.lock
                     else:
                         from qdrant_client import QdrantClient
 
@@ -199,6 +205,7 @@ class QdrantChunkIndex(ChunkIndex):
                     "QDRANT_URL and QDRANT_API_KEY, or use KB_BACKEND=pgvector."
                 ) from exc
             self._ready = True
+            self._postings()  # local mode: start reading the keyword postings now, so the first question finds them
             return self._client
 
     def _set_up_store(self) -> None:
@@ -306,7 +313,7 @@ class QdrantChunkIndex(ChunkIndex):
                 CLIENTS.release(self._local_key, self)
             else:
                 self._client.close()
-        self._client = None
+        self._client = self._shared = None
         self._lock = nullcontext()
         self._ready = False
 
@@ -314,7 +321,7 @@ class QdrantChunkIndex(ChunkIndex):
         """The shared client was closed under this index (`CLIENTS.close_all`): open it again next time."""
         with self._state:
             self.document_store._client = None
-            self._client = None
+            self._client = self._shared = None
             self._lock = nullcontext()
             self._ready = False
 
@@ -328,6 +335,8 @@ class QdrantChunkIndex(ChunkIndex):
         client = self._connect()
         with self._lock:
             for name in (self.collection, self.sentences_name, self.terms_name, self.keywords_name):
+                if self._shared is not None:
+                    self._shared.postings.pop(name, None)
                 if client.collection_exists(name):
                     client.delete_collection(name)
         with self._state:
@@ -346,6 +355,8 @@ class QdrantChunkIndex(ChunkIndex):
             chunks = [chunk if chunk.sparse_embedding is not None else _with_keywords(chunk) for chunk in chunks]
         with self._lock:
             self.document_store.write_documents(chunks, policy=DuplicatePolicy.OVERWRITE)
+            if self._own_sparse:
+                self._update_postings([(chunk.id, chunk.sparse_embedding) for chunk in chunks])
             self.add_evidence(chunks, evidence)
 
     def add_evidence(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
@@ -380,6 +391,12 @@ class QdrantChunkIndex(ChunkIndex):
                 ]
                 if wordless:
                     client.delete(self.keywords_name, points_selector=models.PointIdsList(points=wordless), wait=True)
+                self._update_postings(
+                    [
+                        (chunk.id, SparseEmbedding(indices=indices, values=values) if indices else None)
+                        for chunk, (indices, values) in zip(chunks, sparse, strict=True)
+                    ]
+                )
             points, emptied = [], []
             for chunk in chunks:
                 item = by_id.get(chunk.id)
@@ -408,6 +425,7 @@ class QdrantChunkIndex(ChunkIndex):
             client.delete(self.sentences_name, points_selector=points, wait=True)
             if not self._own_sparse:
                 client.delete(self.keywords_name, points_selector=points, wait=True)
+            self._update_postings([(chunk_id, None) for chunk_id in ids])
             self._update_statistics(client, old, {})
 
     def _stored_term_counts(self, client: Any, chunk_ids: list[str]) -> dict[str, dict[str, int]]:
@@ -504,36 +522,81 @@ class QdrantChunkIndex(ChunkIndex):
         if not indices:
             return []  # only stop words or punctuation: nothing to match
         vector = check_vector(query_embedding, self.dimension) if query_embedding is not None else None
+        limit = clamp_limit(limit, _MAX_LIMIT)
         client = self._connect()
         with self._lock:
-            if self._own_sparse:
+            postings = None if filters else self._postings()
+            if postings is not None:
+                scored = postings.top(indices, values, limit)
+            elif self._own_sparse:
                 documents = self.document_store._query_by_sparse(
                     query_sparse_embedding=SparseEmbedding(indices=indices, values=values),
                     filters=filters,
-                    top_k=clamp_limit(limit, _MAX_LIMIT),
+                    top_k=limit,
                     return_embedding=vector is not None,
                 )
-                scores = [float(document.score) for document in documents]
+                return [index_hit(doc, float(doc.score), ScoreKind.BM25, query=vector) for doc in documents]
             else:
                 points = client.query_points(
                     self.keywords_name,
                     query=models.SparseVector(indices=indices, values=values),
                     using=SPARSE_VECTORS_NAME,
                     query_filter=convert_filters_to_qdrant(filters),
-                    limit=clamp_limit(limit, _MAX_LIMIT),
+                    limit=limit,
                     with_payload=["id"],
                 ).points
-                found = {
-                    document.id: document
-                    for document in self.fetch([point.payload["id"] for point in points], vector is not None)
-                }
-                documents = [found[point.payload["id"]] for point in points if point.payload["id"] in found]
-                score_of = {point.payload["id"]: float(point.score) for point in points}
-                scores = [score_of[document.id] for document in documents]
+                scored = [(point.payload["id"], float(point.score)) for point in points]
+            found = {
+                document.id: document
+                for document in self.fetch([chunk_id for chunk_id, _ in scored], vector is not None)
+            }
         return [
-            index_hit(document, score, ScoreKind.BM25, query=vector)
-            for document, score in zip(documents, scores, strict=True)
+            index_hit(found[chunk_id], score, ScoreKind.BM25, query=vector)
+            for chunk_id, score in scored
+            if chunk_id in found
         ]
+
+    def _postings(self) -> _Postings | None:
+        """Local mode: the keyword postings of the collection that holds the keyword vectors, once they are read
+        (None until then, and on a server). The first call (when the index opens) starts reading them in a
+        background thread, a page at a time under the folder's lock; this process's writes (the only writer local
+        mode allows) keep them in step from then on, the read included."""
+        if self._shared is None:
+            return None
+        source = self.collection if self._own_sparse else self.keywords_name
+        postings = self._shared.postings.get(source)
+        if postings is None:
+            postings = self._shared.postings[source] = _Postings()
+            shared, lock = self._shared, self._lock
+            threading.Thread(target=self._read_postings, args=(shared, lock, source), daemon=True).start()
+        return postings if postings.ready else None
+
+    def _read_postings(self, shared: SharedClient, lock: Any, source: str) -> None:
+        from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME
+
+        postings, offset = shared.postings[source], None
+        try:
+            while True:
+                with lock:
+                    points, offset = shared.client.scroll(
+                        source, limit=_PAGE, offset=offset, with_payload=["id"], with_vectors=[SPARSE_VECTORS_NAME]
+                    )
+                    for point in points:
+                        postings.put(point.payload["id"], (point.vector or {}).get(SPARSE_VECTORS_NAME))
+                if offset is None:
+                    postings.ready = True
+                    return
+        except Exception as exc:  # noqa: BLE001 - e.g. the client closed under it: searches keep Qdrant's own scan
+            shared.postings.pop(source, None)
+            logger.warning("Keyword postings of {source} not read: {error}", source=source, error=first_line(exc))
+
+    def _update_postings(self, chunks: list[tuple[str, Any]]) -> None:
+        """Bring the in-memory postings (when read already) to these chunks' new keyword vectors (None: none)."""
+        source = self.collection if self._own_sparse else self.keywords_name
+        postings = None if self._shared is None else self._shared.postings.get(source)
+        if postings is not None:
+            for chunk_id, sparse in chunks:
+                postings.put(chunk_id, sparse)
 
     def count(self) -> int:
         client = self._connect()
@@ -639,9 +702,69 @@ def open_chunk_index(document_store: Any, embedding_model: str) -> QdrantChunkIn
     return index
 
 
+def collection_names(document_store: Any) -> list[str]:
+    """The collections of the store's Qdrant, listed by a client of our own (the store's first call creates its
+    collection); in local mode the folder's shared client."""
+    key = _local_key(document_store)
+    if key is None:
+        from qdrant_client import QdrantClient
+
+        client = QdrantClient(**document_store._prepare_client_params())
+        try:
+            return [found.name for found in client.get_collections().collections]
+        finally:
+            client.close()
+    entry = _acquire_local(document_store, None)
+    try:
+        with entry.lock:
+            return [found.name for found in entry.client.get_collections().collections]
+    finally:
+        CLIENTS.release(key)
+
+
 def close_shared_clients() -> None:
     """Close the local-mode clients this process shares per folder."""
     CLIENTS.close_all()
+
+
+class _Postings:
+    """The keyword vectors of one local-mode collection as an inverted index in memory. Local mode answers a sparse
+    query with a merge join against every point's vector in Python (about 200 ms at 10,000 chunks, 1 s on a loaded
+    machine); this reads only the query terms' postings and scores them as Qdrant does: its IDF modifier
+    `ln((n - df + 0.5) / (df + 0.5) + 1)` over the points that have a keyword vector, summed in index order, the score
+    a float32."""
+
+    def __init__(self) -> None:
+        self.terms: dict[int, dict[str, float]] = {}
+        self.rows: dict[str, list[int]] = {}
+        self.ready = False  # True once the collection's vectors are all read
+
+    def put(self, chunk_id: str, sparse: Any) -> None:
+        """Replace a chunk's keyword vector (anything with `indices` and `values`; None removes it)."""
+        for index in self.rows.pop(chunk_id, ()):
+            postings = self.terms[index]
+            del postings[chunk_id]
+            if not postings:
+                del self.terms[index]
+        if sparse is None or not len(sparse.indices):
+            return
+        self.rows[chunk_id] = [int(index) for index in sparse.indices]
+        for index, value in zip(self.rows[chunk_id], sparse.values, strict=True):
+            self.terms.setdefault(index, {})[chunk_id] = float(value)
+
+    def top(self, indices: list[int], values: list[float], limit: int) -> list[tuple[str, float]]:
+        """The `limit` best (chunk id, score) pairs for a query vector, best first."""
+        count = len(self.rows)
+        scores: dict[str, float] = {}
+        for index, value in sorted(zip(indices, values, strict=True)):
+            postings = self.terms.get(index)
+            if not postings:
+                continue
+            weight = value * math.log((count - len(postings) + 0.5) / (len(postings) + 0.5) + 1)
+            for chunk_id, term_weight in postings.items():
+                scores[chunk_id] = scores.get(chunk_id, 0.0) + weight * term_weight
+        best = heapq.nlargest(limit, scores.items(), key=lambda item: (np.float32(item[1]), item[0]))
+        return [(chunk_id, float(np.float32(score))) for chunk_id, score in best]
 
 
 def _totals(payload: dict[str, Any]) -> TermTotals:

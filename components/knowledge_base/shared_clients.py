@@ -13,14 +13,16 @@ from typing import Any
 @dataclass
 class SharedClient:
     """One embedded engine's client, shared by every index of its folder in this process, and what they agree on: how
-    many use it, the lock their calls into it hold, the collections written since their last flush (milvus-lite) and
-    the indexes to tell when it is closed under them (Qdrant local mode)."""
+    many use it, the lock their calls into it hold, the collections written since their last flush (milvus-lite), and
+    the indexes to tell when it is closed under them and the in-memory keyword postings per collection (Qdrant local
+    mode)."""
 
     client: Any
     users: int = 0
     lock: threading.RLock = field(default_factory=threading.RLock)
     dirty: set[str] = field(default_factory=set)
     indexes: weakref.WeakSet = field(default_factory=weakref.WeakSet)
+    postings: dict[str, Any] = field(default_factory=dict)
 
 
 class SharedClients:

@@ -139,13 +139,18 @@ def _progress_bar() -> Any:
     return progress, close
 
 
-def _enricher(settings: Any, collection: str, document_field: str | None) -> Any:
+def _enricher(settings: Any, collection: str, document_field: str | None, existing: bool = False) -> Any:
+    """The enricher of `collection`; with `existing`, a collection that does not exist is a UserError (nothing is
+    created: opening the integration's store would create it)."""
     from components.knowledge_base.enrichment import KnowledgeBaseEnricher
-    from components.knowledge_base.factory import open_knowledge_base
+    from components.knowledge_base.factory import document_store_for, knowledge_base_for, require_collection
     from components.knowledge_base.store import KnowledgeBaseUnavailable
 
     try:
-        knowledge_base = open_knowledge_base(settings, collection)
+        store = document_store_for(settings, collection)
+        if existing:
+            require_collection(store)
+        knowledge_base = knowledge_base_for(store, settings.embedding_model)
         return KnowledgeBaseEnricher(knowledge_base, document_field=document_field)
     except (KnowledgeBaseUnavailable, ValueError) as exc:
         raise UserError(str(exc)) from exc
@@ -164,13 +169,6 @@ def _run(enricher: Any, enrich: bool) -> Any:
         enricher.knowledge_base.close()
 
 
-def _table_exists(settings: Any, name: str) -> bool:
-    from components.database import connection_pool_for, database_url
-
-    with connection_pool_for(database_url(settings)).connection() as conn:
-        return conn.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()[0]
-
-
 def attach_collection(args: Any) -> int:
     """Recognise an existing Haystack collection's documents (and enrich them with --enrich)."""
     from components.settings import get_settings
@@ -179,10 +177,7 @@ def attach_collection(args: Any) -> int:
     backend = args.backend or settings.kb_backend
     settings = settings.model_copy(update={"kb_backend": backend})
     document_field = args.document_field or settings.kb_document_field
-    if backend == "pgvector" and not _table_exists(settings, args.name):
-        # Opening a PgvectorDocumentStore creates its table: a mistyped name must not leave an empty one behind.
-        raise UserError(f"The pgvector database has no table {args.name!r}; nothing to attach.")
-    enricher = _enricher(settings, args.name, document_field)
+    enricher = _enricher(settings, args.name, document_field, existing=True)
     if enricher.index.count() == 0:
         enricher.knowledge_base.close()
         raise UserError(f"The {backend} collection {args.name!r} holds no documents; nothing to attach.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -132,8 +133,14 @@ def test_attach_enrich_ask_and_cite_leave_the_users_rows_unchanged(
     assert main(["kb", "attach", name, "--backend", backend]) == 0
     printed = capsys.readouterr().out
     assert "3 documents" in printed and f"KB_COLLECTION={name}" in printed, printed
-    assert main(["kb", "attach", f"{name}_missing", "--backend", backend]) == 1
-    assert "nothing to attach" in capsys.readouterr().err
+    # A mistyped name is one sentence naming what exists, the closest first, and creates nothing.
+    existing = _collections(backend)
+    mistyped = name.replace("team_", "taem_")
+    assert main(["kb", "attach", mistyped, "--backend", backend]) == 1
+    error = capsys.readouterr().err.strip()
+    assert error.startswith(f"research: The {backend} knowledge base has no collection {mistyped!r} (it holds {name!r}")
+    assert error.endswith("nothing was created.") and len(error.splitlines()) == 1
+    assert _collections(backend) == existing
     knowledge_base = open_knowledge_base(settings, name)
     enricher = KnowledgeBaseEnricher(knowledge_base)
     assert enricher.recognise().registered == 0  # already recognised by the command
@@ -183,6 +190,32 @@ def test_attach_enrich_ask_and_cite_leave_the_users_rows_unchanged(
     close_knowledge_bases()
     after = _snapshot(_reopen(backend, name))
     assert after == before
+
+
+def _collections(backend: str) -> list[str]:
+    """The backend's collections (pgvector: tables), listed by its own client with every other client closed."""
+    from components.knowledge_base.factory import close_knowledge_bases
+    from components.settings import get_settings
+
+    close_knowledge_bases()  # local Qdrant and milvus-lite open a folder through one client
+    settings = get_settings()
+    if backend == "pgvector":
+        import psycopg
+
+        query = "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+        with psycopg.connect(os.environ["DATABASE_URL"]) as conn:
+            return sorted(row[0] for row in conn.execute(query))
+    if backend == "qdrant":
+        from qdrant_client import QdrantClient
+
+        client = QdrantClient(path=str(settings.qdrant_path))
+        try:
+            return sorted(found.name for found in client.get_collections().collections)
+        finally:
+            client.close()
+    from pymilvus import MilvusClient
+
+    return sorted(MilvusClient(uri=str(settings.milvus_uri)).list_collections())
 
 
 def _reopen(backend: str, name: str) -> Any:

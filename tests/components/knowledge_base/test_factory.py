@@ -40,7 +40,7 @@ class TestFactory:
     def test_a_missing_backend_module_is_one_sentence(self, monkeypatch):
         from components.knowledge_base import factory
 
-        monkeypatch.setitem(factory.BACKENDS, "milvus", ("components.knowledge_base.no_such_index", "X"))
+        monkeypatch.setitem(factory.BACKENDS, "milvus", ("components.knowledge_base.no_such_index", "X", "name"))
         with pytest.raises(KnowledgeBaseUnavailable, match="not available in this installation"):
             document_store_for(Settings(kb_backend="milvus"), "kb")
 

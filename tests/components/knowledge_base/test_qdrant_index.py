@@ -7,18 +7,21 @@ import dataclasses
 import datetime as dt
 import json
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 from haystack import Document
 from haystack.components.writers import DocumentWriter
+from haystack.dataclasses.sparse_embedding import SparseEmbedding
 from haystack.document_stores.types import DuplicatePolicy
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from qdrant_client import QdrantClient, models
 
 from components.contracts import ScoreKind
 from components.knowledge_base.chunk_index import ChunkEvidence, chunk_to_document, search_filters_to_haystack
+from components.knowledge_base.keyword_terms import query_sparse_vector
 from components.knowledge_base.qdrant_index import CLIENTS, QdrantChunkIndex, _local_key
 from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, SearchFilters
 from components.text.analyzer import sentence_spans, term_counts
@@ -48,6 +51,15 @@ def _evidence(chunk_id: str, text: str, seed: int) -> ChunkEvidence:
         sentence_embeddings=np.stack([_unit(seed * 10 + k) for k in range(len(spans))]),
         term_counts=term_counts(text),
     )
+
+
+def _read_postings(index: QdrantChunkIndex) -> None:
+    """Wait until local mode answers keyword queries from the in-memory postings it reads in the background."""
+    index.count()
+    deadline = time.monotonic() + 30
+    while index._postings() is None:
+        assert time.monotonic() < deadline, "the keyword postings were not read in 30 s"
+        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")
@@ -113,6 +125,23 @@ class TestQdrantChunkIndex:
         # One matching term is enough (terms are ORed), and stop words alone match nothing.
         assert {hit.document.id for hit in loaded.keyword("photovoltaic zebra", 5)} == {"doc-solar:0"}
         assert loaded.keyword("the of and", 5) == [] and loaded.keyword("  ", 5) == []
+
+    def test_local_keyword_postings_score_as_qdrants_scan_and_follow_writes(self, loaded, documents):
+        def scan(query: str) -> list[tuple[str, float]]:
+            indices, values = query_sparse_vector(query)
+            found = loaded.document_store._query_by_sparse(SparseEmbedding(indices=indices, values=values), top_k=10)
+            return sorted((doc.id, round(doc.score, 5)) for doc in found)
+
+        def postings(query: str) -> list[tuple[str, float]]:
+            return sorted((hit.document.id, round(hit.raw_score, 5)) for hit in loaded.keyword(query, 10))
+
+        _read_postings(loaded)
+        queries = [KEYWORD_QUERY, "sourdough starter", "milvus bm25 index", "rye crumb", "photovoltaic zebra"]
+        assert all(postings(query) == scan(query) for query in queries) and postings("sourdough starter")
+        document, chunks = documents[2]
+        loaded.write([chunk_to_document(document, dataclasses.replace(chunks[0], text="Rye flour, crumb."))], [])
+        loaded.delete(["doc-milvus:0"])
+        assert all(postings(query) == scan(query) for query in queries) and postings("rye crumb")
 
     def test_fetch_count_iterate_and_delete(self, loaded, documents):
         found = loaded.fetch(["doc-milvus:2", "missing", "doc-bread:0"])
@@ -270,6 +299,7 @@ class TestCollectionsOfOthers:
         index = QdrantChunkIndex(_store(tmp_path / "q", collection_name, use_sparse_embeddings=False), MODEL)
         try:
             assert index.count() == 8
+            _read_postings(index)  # keyword search below reads the side collection's postings in memory
             hits = index.dense(np.asarray(written[5].embedding, dtype=np.float32), 1)
             assert hits[0].document.id == "user-5" and hits[0].document.meta == {"topic": "user"}
             # The assistant's chunks in this collection get keyword vectors in the side collection.
