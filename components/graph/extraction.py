@@ -38,7 +38,7 @@ from components.text.language import analyse_text, entity_kind
 ENTITY_KINDS_TEXT = " | ".join(ENTITY_KINDS)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-9"
+EXTRACTOR_VERSION = "spacy-10"
 
 
 class GraphExtractor(ABC):
@@ -322,6 +322,8 @@ _EVENT_NOUNS = set(
 )
 # Words naming one trade: a definite one of them refers back to the last trade the text told of.
 _TRADE_WORDS = set("deal purchase sale order contract agreement acquisition buy sell transaction".split())
+# How a noun of an action is made from its verb ("the landing" of "landed", "the delivery" of "delivered").
+_NOUN_ENDINGS = (("ing", ""), ("ery", "er"), ("ment", ""), ("al", "e"), ("ation", "e"), ("ion", "e"))
 _EVENT_SUFFIXES = ("tion", "sion", "ment", "ance", "ence", "ure", "al", "ing", "ery")
 # Core roles: a pronoun or a definite description refers to an entity taking part only as one of them ("it sold",
 # "sued the company"); "its engines", "with them" name something else the sentence is about.
@@ -551,7 +553,8 @@ def _event_references(
         if any(t.i in covered for t in token.subtree):
             continue
         lemma = token.lemma_.lower()
-        keys = next((keys for lemmas, keys in reversed(events) if lemma in lemmas), [])
+        verbs = {lemma, *(lemma[: -len(end)] + add for end, add in _NOUN_ENDINGS if lemma.endswith(end))}
+        keys = next((keys for lemmas, keys in reversed(events) if verbs & lemmas), [])
         if not keys and lemma in _TRADE_WORDS:  # "the deal" after "agreed to purchase": the same trade
             keys = next((keys for lemmas, keys in reversed(events) if lemmas & _TRADE_WORDS), [])
         found.extend((key, token) for key in keys if key not in (k for k, _ in found))

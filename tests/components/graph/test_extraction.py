@@ -374,6 +374,10 @@ class TestEventsOfTheEntity:
         )
         assert set(fact_for(graph, "The deal was").entity_keys) == {"norvik airlines", "talmont aerospace"}
 
+    def test_an_action_noun_refers_back_to_its_verb(self):
+        graph = extract("Talmont Aerospace landed a jet in Oslo on Monday. The landing was praised by reporters.")
+        assert "talmont aerospace" in fact_for(graph, "The landing").entity_keys
+
     def test_the_part_of_a_description_takes_its_role(self):
         graph = extract(
             "Talmont Aerospace showed the K900 jet last week. "
