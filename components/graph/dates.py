@@ -300,7 +300,11 @@ def find_dates(sentence: Any, anchor: dt.date | None, previous: FuzzyDate | None
                     )
             seen_start = seen_start or first is not None
             continue
-        resolved = resolve_date(span.text, anchor, previous, future)
+        text = span.text
+        resolved = resolve_date(text, anchor, previous, future)
+        if resolved is None and "," in text:  # "November 11, three days later than planned": the date it leads with
+            text = text.split(",")[0]
+            resolved = resolve_date(text, anchor, previous, future)
         if resolved is None:
             continue
         role = "end" if before in _END_WORDS else "start" if before in _START_WORDS else "point"
@@ -308,7 +312,9 @@ def find_dates(sentence: Any, anchor: dt.date | None, previous: FuzzyDate | None
             role = "end"
         seen_start = seen_start or role == "start"
         mentions.append(
-            DateMention(span.start_char - offset, span.end_char - offset, resolved, role, not is_stated(span.text))
+            DateMention(
+                span.start_char - offset, span.start_char + len(text) - offset, resolved, role, not is_stated(text)
+            )
         )
     return mentions
 

@@ -38,7 +38,7 @@ from components.text.language import analyse_text, entity_kind
 ENTITY_KINDS_TEXT = " | ".join(ENTITY_KINDS)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-8"
+EXTRACTOR_VERSION = "spacy-10"
 
 
 class GraphExtractor(ABC):
@@ -205,14 +205,15 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
         # "its 777 airliner", "Boeing's 787": a number naming a kind of product, or after its maker's name.
         typed = token.dep_ in ("nummod", "compound") and token.head.lemma_.lower() in _KIND_NOUNS["product"]
         owner = token.i >= 2 and doc[token.i - 1].tag_ == "POS" and doc[token.i - 2].ent_type_ == "ORG"
-        named = left < token.i or right > token.i + 1 or token.head.is_title or typed or owner
+        variant = _variant_after(token)
+        named = left < token.i or right > token.i + 1 or token.head.is_title or typed or owner or variant
         if not (lettered or named):
             continue
         maker = 0
         while left + maker < token.i and doc[left + maker].ent_type_ == "ORG":
             maker += 1
         found.append((doc[left:right], maker, doc[token.i - 2] if owner and left == token.i else None))
-        last_end = right
+        last_end = right + 2 if variant else right
     return found
 
 
@@ -245,6 +246,19 @@ def _kind_of_noun(noun: str) -> str | None:
     return None
 
 
+def _variant_after(token: Any) -> bool:
+    """True when a variant's designation is joined to this model's by a hyphen ("777-200LR", "737-800s"): the
+    variant is a version of the model, and its events are the model's."""
+    doc = token.doc
+    return (
+        token.i + 2 < len(doc)
+        and doc[token.i + 1].text == "-"
+        and not token.whitespace_
+        and not doc[token.i + 1].whitespace_
+        and re.fullmatch(r"\d{1,4}[A-Z]{0,3}s?", doc[token.i + 2].text) is not None
+    )
+
+
 def _role(token: Any) -> str | None:
     """How the noun phrase headed by `token` takes part in its predicate, or None when it does not: the
     dependency role it (or the phrase it modifies) fills under a verb, prefixed by the links climbed to reach it
@@ -257,6 +271,10 @@ def _role(token: Any) -> str | None:
         if token.dep_ in _ARGUMENT_DEPS:
             if token.dep_ == "pobj":
                 head = token.head  # the preposition
+                if _partitive_of(head):
+                    links.append("of")  # "the first of the new airliners", "two of the jets": the part's role
+                    token = head.head
+                    continue
                 if head.dep_ in ("prep", "agent", "dative") and head.head.pos_ in ("VERB", "AUX", "NOUN", "PROPN"):
                     return f"{prefix}pobj:{'VERB' if head.head.pos_ in ('VERB', 'AUX') else 'NOUN'}"
                 return None
@@ -278,6 +296,22 @@ def _role(token: Any) -> str | None:
     return None
 
 
+_PARTS = {"first", "last", "one", "some", "many", "most", "all", "each", "half", "none", "several", "both", "few"}
+
+
+def _partitive_of(preposition: Any) -> bool:
+    """True for the "of" after a subject or object naming a part or a number of things ("the first of ... will be
+    delivered", "two of ... crashed"): the things take part in the part's event."""
+    part = preposition.head
+    return (
+        preposition.lower_ == "of"
+        and preposition.dep_ == "prep"
+        and part.i < preposition.i
+        and part.dep_ in ("nsubj", "nsubjpass", "dobj")
+        and (part.lower_ in _PARTS or part.pos_ == "NUM")
+    )
+
+
 # Nouns naming an event or an action ("the iPod's use", "an A380 test flight"): a name modifying one of them takes
 # part in that event. Nouns made from verbs by a suffix are recognised by it; these are the common ones made
 # without a suffix.
@@ -286,6 +320,10 @@ _EVENT_NOUNS = set(
     "trial suit merger takeover rollout delivery service tour death birth arrest vote ban recall dispute choice "
     "criticism ceremony protest award talk crisis scandal campaign war".split()
 )
+# Words naming one trade: a definite one of them refers back to the last trade the text told of.
+_TRADE_WORDS = set("deal purchase sale order contract agreement acquisition buy sell transaction".split())
+# How a noun of an action is made from its verb ("the landing" of "landed", "the delivery" of "delivered").
+_NOUN_ENDINGS = (("ing", ""), ("ery", "er"), ("ment", ""), ("al", "e"), ("ation", "e"), ("ion", "e"))
 _EVENT_SUFFIXES = ("tion", "sion", "ment", "ance", "ence", "ure", "al", "ing", "ery")
 # Core roles: a pronoun or a definite description refers to an entity taking part only as one of them ("it sold",
 # "sued the company"); "its engines", "with them" name something else the sentence is about.
@@ -440,6 +478,9 @@ def _clause_verb(tokens: Any) -> Any:
     return token
 
 
+_SAYING = {"say", "claim", "state", "report", "tell", "announce", "confirm", "insist"}
+
+
 def _tells_past(verb: Any) -> bool:
     """True when the predicate `verb` (with its auxiliaries) is told in the past and not as a future or a
     possibility: "unveiled", "was praised", "had said"; not "uses", "will be reduced", "would stop"."""
@@ -512,7 +553,10 @@ def _event_references(
         if any(t.i in covered for t in token.subtree):
             continue
         lemma = token.lemma_.lower()
-        keys = next((keys for lemmas, keys in reversed(events) if lemma in lemmas), [])
+        verbs = {lemma, *(lemma[: -len(end)] + add for end, add in _NOUN_ENDINGS if lemma.endswith(end))}
+        keys = next((keys for lemmas, keys in reversed(events) if verbs & lemmas), [])
+        if not keys and lemma in _TRADE_WORDS:  # "the deal" after "agreed to purchase": the same trade
+            keys = next((keys for lemmas, keys in reversed(events) if lemmas & _TRADE_WORDS), [])
         found.extend((key, token) for key in keys if key not in (k for k, _ in found))
     return found
 
@@ -683,7 +727,7 @@ class LanguageExtractor(GraphExtractor):
                     own_valid, own_invalid, own_method = validity(event_dates, anchor)
                 else:
                     own_valid, own_invalid, own_method = valid, invalid, method
-                own_valid, own_method = self._in_frame(sentence.span, own_valid, own_method, anchor, frame)
+                own_valid, own_method = self._in_frame(sentence.span, own_valid, own_method, anchor, frame, headline)
                 groups.setdefault((own_valid, own_invalid, own_method), []).append(key)
             chunk = locate.find(sentence.offset, sentence.text)
             # Names that take part in no event here (a state, a supposition) still link this passage for the
@@ -780,16 +824,23 @@ class LanguageExtractor(GraphExtractor):
 
     @staticmethod
     def _in_frame(
-        sentence: Any, valid: FuzzyDate | None, method: str, anchor: dt.date | None, frame: FuzzyDate | None
+        sentence: Any,
+        valid: FuzzyDate | None,
+        method: str,
+        anchor: dt.date | None,
+        frame: FuzzyDate | None,
+        headline: bool = False,
     ) -> tuple[FuzzyDate | None, str]:
         """Undated past-tense news happens on the day the text just named; a bare year or month that is the
-        document's own is made as precise as that day (or the document's date)."""
+        document's own is made as precise as that day (or the document's date). A headline tells the news in the
+        present tense ("Boeing unveils its new jet"): its undated event happens on that day too."""
         if anchor is None:
             return valid, method
         # Tense and modality of the sentence's own predicate (its root and auxiliaries), not of a clause it reports:
         # "Jobs also said that buyers will receive a refund" is a past saying.
         if method == "document":
-            if frame is not None and _tells_past(sentence.root):
+            says = sentence.root.lemma_ in _SAYING and sentence.root.tag_ == "VBZ"  # "Boeing claims that ..."
+            if frame is not None and (headline or says or _tells_past(sentence.root)):
                 return frame, "context"
             return valid, method
         if valid is not None and valid.precision != "day":
@@ -816,7 +867,7 @@ class LanguageExtractor(GraphExtractor):
                         entities[mention.key].names[full] += 1
                         entities[mention.key].aliases.add(normalise_name(_singular(full)))
                     row.append(mention)
-                    taken.update(range(span.start, span.end))
+                    taken.update(range(span.start, span.end + 2 if _variant_after(span[-1]) else span.end))
             for ent in sentence.span.ents:
                 kind = entity_kind(ent.label_)
                 if kind is None or taken.intersection(range(ent.start, ent.end)):
@@ -1022,6 +1073,15 @@ class LanguageExtractor(GraphExtractor):
                 continue
             words = set(key.split())
             owners = [k for k, e in entities.items() if k != key and e.kind() == "product" and words < set(k.split())]
+            if len(owners) == 1:
+                redirect[key] = owners[0]
+        # A model number without its letters ("380" of the "A380") when only one product of the document has it.
+        for key, entity in entities.items():
+            if key in redirect or not key.isdigit() or entity.kind() not in ("product", "other"):
+                continue
+            owners = [
+                k for k, e in entities.items() if e.kind() == "product" and re.fullmatch(rf"[a-z]{{1,3}}{key}", k)
+            ]
             if len(owners) == 1:
                 redirect[key] = owners[0]
         # A person's surname or first name alone, and an organisation's first word alone, when only one full name

@@ -107,8 +107,8 @@ class TestLanguageExtractor:
             date=None,
             title="Apple opens store",
         )
-        # The headline is the story's event on the document's date; the lead's "yesterday" counts from it.
-        assert [fact.valid_at.iso() for fact in graph.facts] == ["2011-03-03", "2011-03-02"]
+        # The lead's "yesterday" counts from the dateline's date; the headline tells the lead's event, on that day.
+        assert [fact.valid_at.iso() for fact in graph.facts] == ["2011-03-02", "2011-03-02"]
 
     def test_names_the_graph_already_knows_may_open_sentences(self):
         text = "Emirates cut its order on Monday. Emirates said it would buy other aircraft."
@@ -366,6 +366,45 @@ class TestEventsOfTheEntity:
         )
         assert {"norvik airlines", "talmont aerospace"} <= set(fact_for(graph, "The purchase was").entity_keys)
         assert not any(fact.text.startswith("The delivery") for fact in graph.facts)  # no earlier delivery
+
+    def test_a_trade_word_refers_back_to_the_last_trade(self):
+        graph = extract(
+            "Norvik Airlines agreed to purchase ten jets from Talmont Aerospace. "
+            "The deal was approved by regulators on Friday."
+        )
+        assert set(fact_for(graph, "The deal was").entity_keys) == {"norvik airlines", "talmont aerospace"}
+
+    def test_an_action_noun_refers_back_to_its_verb(self):
+        graph = extract("Talmont Aerospace landed a jet in Oslo on Monday. The landing was praised by reporters.")
+        assert "talmont aerospace" in fact_for(graph, "The landing").entity_keys
+
+    def test_the_part_of_a_description_takes_its_role(self):
+        graph = extract(
+            "Talmont Aerospace showed the K900 jet last week. "
+            "The first of the new aircraft will be delivered to Norvik Airlines in March."
+        )
+        assert "k900" in fact_for(graph, "The first of").entity_keys
+
+    def test_a_variant_designation_is_the_model(self):
+        graph = extract("Norvik Airlines will fly the 909-300LR from Oslo in 2020.")
+        assert "909" in graph.facts[0].entity_keys
+        assert not any(entity.key == "300lr" for entity in graph.entities)
+
+    def test_a_model_number_without_its_letters_is_the_model(self):
+        graph = extract(
+            "Talmont Aerospace unveiled the K900 on Monday. It is expected that the 900 jet will land in Oslo in May."
+        )
+        assert "k900" in fact_for(graph, "It is expected").entity_keys
+        assert not any(entity.key == "900" for entity in graph.entities)
+
+    def test_a_headline_and_a_present_saying_happen_on_the_storys_day(self):
+        title = "Talmont unveils new jet"
+        graph = extract(
+            f"{title}\nTalmont Aerospace unveiled its K900 jet on Sunday. Talmont claims that the jet will burn less.",
+            title=title,
+        )
+        assert fact_for(graph, title).valid_at.iso() == "2019-02-10"  # Sunday before Thursday 14 February
+        assert fact_for(graph, "Talmont claims").valid_at.iso() == "2019-02-10"
 
 
 def date_of(graph, start: str, key: str) -> str | None:
