@@ -336,7 +336,7 @@ PLACE_PREPOSITIONS = frozenset({"in", "at", "on", "from", "to", "near", "into", 
 
 # The few phrases that cost least by position and form are read back into the question (the phrase in the wh-word's
 # place) and compared with the sentence by the embedding model; a cosine point is worth this many words of distance.
-STATEMENT_CANDIDATES = 5
+STATEMENT_CANDIDATES = 3
 STATEMENT_WEIGHT = 30.0
 
 
