@@ -80,13 +80,15 @@ class ExtractiveAnswerGenerator:
     """Answers from the top chunks' own sentences: the short answer (a name, date, number or place) first, then
     the supporting sentence of each part of the question, each citing its chunk as [n].
 
-    Deterministic and model-free. The question is analysed (`question_analysis`: its type and parts); every
-    whole sentence of the top chunks is scored per part by its share of the part's terms, its in-context sentence
-    vector's cosine to the question (stored at ingestion; the ranker hands them over in
+    Deterministic and offline (no generative model). The question is analysed (`question_analysis`: its type and
+    parts); every whole sentence of the top chunks is scored per part by its share of the part's terms, its
+    in-context sentence vector's cosine to the question (stored at ingestion; the ranker hands them over in
     `meta["evidence"]["sentences"]`), its chunk's rank, and whether it holds a span of the kind the part asks
     for (entities from spaCy, only for the few best sentences; a name in the role the question's wh-word plays,
     `question_gap`, first); a "what"/"which" that names what it asks about takes the phrase of the chosen sentence in
-    the wh-word's role, else the noun phrase it stands for (`phrase_span`). Comparisons ("which is older, A or B?")
+    the wh-word's role, else the noun phrase it stands for (`phrase_span`: the few best by position and form are
+    put in the wh-word's place in the question, and the statement the embedding model finds closest to the sentence
+    wins; the model is loaded in `warm_up`, shared with the query embedder). Comparisons ("which is older, A or B?")
     and yes/no questions about named subjects are answered from each subject's sentences (`comparison`). A multi-hop
     question is followed through up to three sentences, each of another chunk about a name the previous one brought
     in (`_hops`), and answered from the last hop when the first one's span was the name that led there. Sentences
