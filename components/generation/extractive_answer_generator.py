@@ -14,6 +14,7 @@ from components.generation.comparison import compare, yes_no
 from components.generation.question_analysis import YES_NO_STARTS, QuestionAnalysis, QuestionPart, analyze_question
 from components.generation.question_gap import fill_gap, fill_gap_token, phrase_tokens, question_gap
 from components.serialization import init_parameters_to_dict
+from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text.analyzer import sentence_spans, terms
 
 logger = logging.getLogger(__name__)
@@ -79,13 +80,15 @@ class ExtractiveAnswerGenerator:
     """Answers from the top chunks' own sentences: the short answer (a name, date, number or place) first, then
     the supporting sentence of each part of the question, each citing its chunk as [n].
 
-    Deterministic and model-free. The question is analysed (`question_analysis`: its type and parts); every
-    whole sentence of the top chunks is scored per part by its share of the part's terms, its in-context sentence
-    vector's cosine to the question (stored at ingestion; the ranker hands them over in
+    Deterministic and offline (no generative model). The question is analysed (`question_analysis`: its type and
+    parts); every whole sentence of the top chunks is scored per part by its share of the part's terms, its
+    in-context sentence vector's cosine to the question (stored at ingestion; the ranker hands them over in
     `meta["evidence"]["sentences"]`), its chunk's rank, and whether it holds a span of the kind the part asks
     for (entities from spaCy, only for the few best sentences; a name in the role the question's wh-word plays,
     `question_gap`, first); a "what"/"which" that names what it asks about takes the phrase of the chosen sentence in
-    the wh-word's role, else the noun phrase it stands for (`phrase_span`). Comparisons ("which is older, A or B?")
+    the wh-word's role, else the noun phrase it stands for (`phrase_span`: the few best by position and form are
+    put in the wh-word's place in the question, and the statement the embedding model finds closest to the sentence
+    wins; the model is loaded in `warm_up`, shared with the query embedder). Comparisons ("which is older, A or B?")
     and yes/no questions about named subjects are answered from each subject's sentences (`comparison`). A multi-hop
     question is followed through up to three sentences, each of another chunk about a name the previous one brought
     in (`_hops`), and answered from the last hop when the first one's span was the name that led there. Sentences
@@ -103,13 +106,20 @@ class ExtractiveAnswerGenerator:
     """
 
     def __init__(
-        self, max_sentences: int = 3, max_chunks: int = 5, min_support: float = 0.25, min_cosine: float = 0.45
+        self,
+        max_sentences: int = 3,
+        max_chunks: int = 5,
+        min_support: float = 0.25,
+        min_cosine: float = 0.45,
+        embedding_model: str = DEFAULT_EMBEDDING_MODEL,
     ) -> None:
         """
         :param max_sentences: the most sentences an answer holds (1-10).
         :param max_chunks: how many of the top chunks sentences are taken from (1-20).
         :param min_support: the share of a part's weighted terms a sentence must hold to support it (0-1)...
         :param min_cosine: ...or the in-context cosine to the question that lets it support the part anyway (0-1).
+        :param embedding_model: the sentence embedding model that reads the few best phrases of a "what" back into
+            the question (`phrase_span`); empty: the phrases are chosen by their position and form alone.
         """
         if not 1 <= max_sentences <= 10:
             raise ValueError("max_sentences must be between 1 and 10")
@@ -121,6 +131,15 @@ class ExtractiveAnswerGenerator:
         self.max_chunks = max_chunks
         self.min_support = min_support
         self.min_cosine = min_cosine
+        self.embedding_model = embedding_model
+        self._model: Any = None
+
+    def warm_up(self) -> None:
+        """Load the embedding model (shared with the rest of the process: the query embedder loads the same one)."""
+        if self._model is None and self.embedding_model:
+            from components.embedding import get_embedding_model
+
+            self._model = get_embedding_model(self.embedding_model)
 
     @component.output_types(replies=list[str], short_answer=str)
     def run(self, query: str, documents: list[Document], analysis: dict | None = None) -> dict[str, Any]:
@@ -134,6 +153,7 @@ class ExtractiveAnswerGenerator:
         """
         if not documents:
             return {"replies": [NO_SOURCES_ANSWER], "short_answer": ""}
+        self.warm_up()
         question = QuestionAnalysis.from_dict(analysis) if analysis else analyze_question(query)
         parts = list(question.parts) or [QuestionPart(query, "what", (), tuple(terms(query)))]
         # The second hop of a multi-hop question may sit a little lower in the list than the first.
@@ -185,7 +205,7 @@ class ExtractiveAnswerGenerator:
                         best_score, best, span = effective, candidate, found
             if not span and (part.focus or part.kind in PHRASE_KINDS):
                 # No entity of the asked kind in the chosen sentence: the phrase the wh-word stands for.
-                span = phrase_span(best.text, part, question.question_terms)
+                span = phrase_span(best.text, part, question.question_terms, self._model)
             chosen.append((best, best_score))
             if span:
                 shorts.append((span, best.number))
@@ -239,7 +259,7 @@ class ExtractiveAnswerGenerator:
                     found = hop.span
                     if not found and not part.wants_span and (part.focus or part.kind in PHRASE_KINDS):
                         crossed = _brought_in(first, *(earlier.sentence for earlier in hops[:position]))
-                        found = phrase_span(hop.sentence.text, part, question.question_terms | crossed)
+                        found = phrase_span(hop.sentence.text, part, question.question_terms | crossed, self._model)
                     if found:
                         hop_span, number = found, hop.sentence.number
                 if hop_span:
@@ -312,15 +332,24 @@ def answer_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
 PHRASE_KINDS = frozenset({"who", "where"})
 PROPER_NAME_BONUS = 1.0
 VALUE_PENALTY = 1.5
+WH_PHRASE_WORDS = frozenset({"what", "which", "who", "whom", "where"})
 PLACE_PREPOSITIONS = frozenset({"in", "at", "on", "from", "to", "near", "into", "inside", "outside", "across"})
 
 
-def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str]) -> str:
+# The few phrases that cost least by position and form are read back into the question (the phrase in the wh-word's
+# place) and compared with the sentence by the embedding model; a cosine point is worth this many words of distance.
+STATEMENT_CANDIDATES = 3
+STATEMENT_WEIGHT = 30.0
+
+
+def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str], model: Any = None) -> str:
     """The noun phrase of `sentence` that a "what"/"which" part asks for; empty when none.
 
     The candidates are the sentence's entities and noun chunks (spaCy) that bring in words the question does not
-    hold. A phrase headed by the noun the part asks about ("which company" -> "a Swedish company") wins; otherwise
-    the phrase nearest the question's words in the sentence, with fewer of the question's own words, is taken.
+    hold. A phrase headed by the noun the part asks about ("which company" -> "a Swedish company") is preferred, then
+    the phrase nearest the question's words in the sentence, with fewer of the question's own words. With an
+    embedding `model`, the few best are each put in the wh-word's place in the question, and the statement that
+    reads most like the sentence gains (`_statement_costs`: one batch of a handful of short texts).
     """
     from components.text.language import VALUE_LABELS, parse
 
@@ -335,8 +364,16 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     doers = _doers(doc, anchors)
     # An ordinal ("first", "50th") ranks something; it is not the thing asked for.
     candidates = [ent for ent in doc.ents if ent.label_ != "ORDINAL"]
-    candidates += [chunk for chunk in doc.noun_chunks if chunk.root.pos_ != "PRON"]
-    best: tuple[float, str] | None = None
+    chunks = [chunk for chunk in doc.noun_chunks if chunk.root.pos_ != "PRON"]
+    candidates += chunks
+    if _asks_several(part.text):
+        # "What are the three sources ...?": a list of coordinated noun phrases is one answer.
+        ends = {chunk.root.i: chunk.end for chunk in chunks}
+        for chunk in chunks:
+            last = [child.i for child in chunk.root.conjuncts if child.i > chunk.root.i and child.i in ends]
+            if last:
+                candidates.append(doc[chunk.start : ends[max(last)]])
+    costs: dict[str, float] = {}
     for span in candidates:
         words = [token for token in span if not token.is_punct]
         if not words or len(words) > 8 or _repeats_question(span.text, question_terms):
@@ -360,9 +397,47 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
         if part.kind == "where" and span.root.dep_ == "pobj" and span.root.head.lower_ in PLACE_PREPOSITIONS:
             cost -= 2.0  # "where": the object of "in", "at", "from" ...
         text = span.text.strip(" ,;")
-        if best is None or cost < best[0]:
-            best = (cost, text)
-    return best[1] if best else ""
+        costs[text] = min(cost, costs.get(text, math.inf))
+    ranked = sorted(costs.items(), key=lambda item: item[1])[:STATEMENT_CANDIDATES]
+    if model is not None and len(ranked) > 1:
+        ranked = _statement_costs(sentence, part.text, ranked, model)
+    return min(ranked, key=lambda item: item[1])[0] if ranked else ""
+
+
+def _asks_several(question: str) -> bool:
+    """Whether the question asks for several things: its wh-word determines a plural noun ("what countries") or
+    is the complement of a plural "are"/"were" ("What were the names ...?")."""
+    from components.text.language import parse
+
+    doc = parse(question)
+    wh = next((token for token in doc if token.lower_ in WH_PHRASE_WORDS), None)
+    if wh is None:
+        return False
+    if wh.dep_ == "det":
+        return wh.head.tag_ in {"NNS", "NNPS"}
+    return wh.head.lower_ in {"are", "were"}
+
+
+def _statement_costs(
+    sentence: str, question: str, ranked: list[tuple[str, float]], model: Any
+) -> list[tuple[str, float]]:
+    """`ranked` (phrase, cost) with each cost lowered by STATEMENT_WEIGHT times the cosine between the sentence and
+    the question with the phrase in its wh-word's place ("What register ... placed on?" -> "the sex offenders
+    register ... placed on?"): the phrase that plays the asked role makes the statement closest to the sentence."""
+    from components.text.language import parse
+
+    doc = parse(question)
+    wh = next((token for token in doc if token.lower_ in WH_PHRASE_WORDS), None)
+    if wh is None:
+        return ranked
+    # "What register": the noun the wh-word determines goes with it.
+    end = wh.head.i + 1 if wh.dep_ == "det" and wh.head.i > wh.i else wh.i + 1
+    before, after = doc[: wh.i].text, doc[end:].text
+    vectors = model.embed([sentence, *(f"{before} {text} {after}".strip() for text, _ in ranked)])
+    cosines = vectors[1:] @ vectors[0]
+    return [
+        (text, cost - STATEMENT_WEIGHT * float(cosine)) for (text, cost), cosine in zip(ranked, cosines, strict=True)
+    ]
 
 
 def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: frozenset[str]) -> tuple[str, int]:
@@ -532,14 +607,6 @@ def _brought_in(*sentences: _Sentence) -> frozenset[str]:
         for name in _NAME.findall(sentence.text.split(" ", 1)[-1]):
             found |= _terms_of(name)
     return frozenset(found)
-
-
-def _span_for(sentence: str, part: QuestionPart, known: frozenset[str]) -> str:
-    """The short answer `part` takes from `sentence`, none of whose words are all `known` already."""
-    span = answer_span(sentence, part, known) if part.wants_span else ""
-    if not span and (part.focus or part.kind in PHRASE_KINDS):
-        span = phrase_span(sentence, part, known)
-    return span
 
 
 def _stem_in(word: str, question_terms: frozenset[str]) -> bool:

@@ -106,6 +106,13 @@ class TestShortAnswers:
         assert out["short_answer"] == "a log-structured file"
         assert out["replies"][0].startswith("a log-structured file [1]. ")
 
+    def test_a_question_asking_for_several_things_takes_the_whole_list(self):
+        island = kb_document(
+            "island", "The island's main exports were copper, timber and dried fish. Ferries call twice a day.", 0.6
+        )
+        out = answer("What were the main exports of the island?", [island, HARBOUR])
+        assert out["short_answer"] == "copper, timber and dried fish"
+
     def test_when_gives_the_date(self):
         out = answer("In what year was the Lantern project started?", [LANTERN, HARBOUR])
         assert out["short_answer"] == "2011"
