@@ -17,21 +17,21 @@ from pipelines.evaluation.timelines import (
     parse_gold_date,
     score_timeline,
 )
-from tests.components.graph.conftest import AIRBUS_2019, AIRBUS_2020
+from tests.components.graph.conftest import NORDVIK_2019, NORDVIK_2020
 
 GOLD = {
-    "entity": "Tom Enders",
+    "entity": "Henrik Dahl",
     "events": [
         {"date": "2019-02-14", "mentions": [{"doc_id": "n1", "sentence_id": 1, "sentence":
-                                            "Chief executive Tom Enders said the decision was painful."}]},
-        # Enders' event is the saying, on the article's day (2021 dates the stop he reports), as SemEval's gold dates
-        # "Jobs said that his company sold 13.7 million Macs last year".
+                                            "Chief executive Henrik Dahl said the decision was painful."}]},
+        # Dahl's event is the saying, on the article's day (2021 dates the stop he reports), as the TimeLine task's
+        # gold dates a reported statement by the day it was made.
         {"date": "2019-02-14", "mentions": [{"doc_id": "n1", "sentence_id": 2, "sentence":
                                             "He said deliveries would stop in 2021."}]},
         {"date": "2012", "mentions": [{"doc_id": "n2", "sentence_id": 3, "sentence":
-                                      "Enders led the company from 2012 until 2019."}]},
+                                      "Dahl led the company from 2012 until 2019."}]},
         {"date": "XXXX-XX-XX", "mentions": [{"doc_id": "n2", "sentence_id": 2, "sentence":
-                                            "Mr Faury replaced Tom Enders as CEO."}]},
+                                            "Mr Lindqvist replaced Henrik Dahl as CEO."}]},
     ],
 }
 
@@ -44,27 +44,27 @@ class TestScoring:
         assert parse_gold_date("XXXX-XX-XX") is None and parse_gold_date("XXX-XX-XX") is None
 
     def test_sentence_matching_ignores_spacing_and_case(self):
-        spaced, plain = "Apple Corps ' latest suit , filed", "apple corps' latest suit, filed"
+        spaced, plain = "Nordvik Group ' latest suit , filed", "nordvik group' latest suit, filed"
         assert normalise_sentence(spaced) == normalise_sentence(plain)
 
     def test_recall_precision_and_date_accuracy(self):
         entries = [
             TimelineEntry(
-                "n1", "Chief executive Tom Enders said the decision was painful.", FuzzyDate.parse("2019-02-14")
+                "n1", "Chief executive Henrik Dahl said the decision was painful.", FuzzyDate.parse("2019-02-14")
             ),
             TimelineEntry("n1", "He said deliveries would stop in 2021.", FuzzyDate.parse("2019")),  # wrong date
-            TimelineEntry("n2", "Mr Faury replaced Tom Enders as CEO.", FuzzyDate.parse("2020-01-28")),
-            TimelineEntry("n2", "Airbus agreed to pay 3.6 billion euros.", FuzzyDate.parse("2020-01-28")),  # not gold
+            TimelineEntry("n2", "Mr Lindqvist replaced Henrik Dahl as CEO.", FuzzyDate.parse("2020-01-28")),
+            TimelineEntry("n2", "Nordvik agreed to pay 1.2 billion euros.", FuzzyDate.parse("2020-01-28")),  # not gold
         ]
-        score = score_timeline("Tom Enders", entries, GOLD, {})
+        score = score_timeline("Henrik Dahl", entries, GOLD, {})
         assert (score.gold_mentions, score.recalled, score.entries, score.correct_entries) == (4, 3, 4, 3)
         assert score.recall == 0.75 and score.precision == 0.75
         assert (score.dated_gold, score.dated_correct) == (2, 1)  # the undated gold event is not scored for dates
         assert score.date_accuracy == 0.5
         # Document ids are mapped from the gold's to the ingested ones; another document never matches.
         moved = [TimelineEntry("X", e.sentence, e.date) for e in entries]
-        assert score_timeline("Tom Enders", moved, GOLD, {"n1": "X"}).recalled == 2
-        assert score_timeline("Tom Enders", [], GOLD, {}).precision == 0.0
+        assert score_timeline("Henrik Dahl", moved, GOLD, {"n1": "X"}).recalled == 2
+        assert score_timeline("Henrik Dahl", [], GOLD, {}).precision == 0.0
 
 
 @pytest.mark.integration
@@ -72,8 +72,8 @@ class TestEvaluateTimelines:
     def test_end_to_end_with_baseline(self, work_dir: Path, embedding_model, capsys):
         corpus = work_dir / "corpus.jsonl"
         corpus.write_text("\n".join(json.dumps(record) for record in [
-            {"id": "n1", "title": "Airbus to end A380", "text": AIRBUS_2019, "date": "2019-02-14", "corpus": "t"},
-            {"id": "n2", "title": "Airbus settles", "text": AIRBUS_2020, "date": "2020-01-28", "corpus": "t"},
+            {"id": "n1", "title": "Nordvik to end NV900", "text": NORDVIK_2019, "date": "2019-02-14", "corpus": "t"},
+            {"id": "n2", "title": "Nordvik settles", "text": NORDVIK_2020, "date": "2020-01-28", "corpus": "t"},
         ]))
         gold = work_dir / "gold.jsonl"
         gold.write_text(json.dumps(GOLD) + "\n")

@@ -24,21 +24,6 @@ NORDVIK_2020 = (
 )
 
 
-# The texts `test_extraction.py` still reads (its names are to be replaced there too).
-AIRBUS_2019 = (
-    "Airbus SE announced on Thursday that it will end production of the A380 superjumbo. "
-    "Chief executive Tom Enders said the decision was painful. He said deliveries would stop in 2021. "
-    "Emirates reduced its order for the A380 last month. "
-    "The company had launched the A380 programme in December 2000."
-)
-AIRBUS_2020 = (
-    "Airbus agreed to pay 3.6 billion euros to settle bribery investigations in France, Britain and the United "
-    "States. Guillaume Faury, the chief executive since April 2019, called it a turning point. "
-    "Mr Faury replaced Tom Enders as CEO. Enders led the company from 2012 until 2019. "
-    "Two years later, Airbus Group Inc. opened a plant in Alabama."
-)
-
-
 def make_document(document_id: str, text: str, date: dt.date | None, title: str = "", chunk_words: int = 40):
     """A document record and its chunks (split every `chunk_words` words, like a splitter would)."""
     document = DocumentRecord(

@@ -78,12 +78,12 @@ class TestStatedDates:
         assert iso("The following year the system was released.", previous=previous) == "1985"
 
     def test_without_a_date_the_document_date(self):
-        valid, invalid, method, _ = validity("Airbus makes aircraft.", ANCHOR)
+        valid, invalid, method, _ = validity("Nordvik makes aircraft.", ANCHOR)
         assert (valid.iso(), invalid, method) == ("2019-02-14", None, "document")
-        assert validity("Airbus makes aircraft.", None)[0] is None
+        assert validity("Nordvik makes aircraft.", None)[0] is None
 
     def test_a_stated_period_ends(self):
-        valid, invalid, method, _ = validity("Enders led the company from 2012 until 2019.", ANCHOR)
+        valid, invalid, method, _ = validity("Dahl led the company from 2012 until 2019.", ANCHOR)
         assert (valid.iso(), invalid.iso(), method) == ("2012", "2019", "stated")
         valid, invalid, _, _ = validity("He served between 2001 and 2004.", ANCHOR)
         assert (valid.iso(), invalid.iso()) == ("2001", "2004")

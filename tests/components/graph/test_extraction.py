@@ -10,7 +10,7 @@ import pytest
 from components.graph.extraction import LanguageExtractor
 from components.graph.model import normalise_name
 from components.text.language import analyse_text
-from tests.components.graph.conftest import AIRBUS_2019, AIRBUS_2020, make_document
+from tests.components.graph.conftest import NORDVIK_2019, NORDVIK_2020, make_document
 
 
 def extract(text: str, date: dt.date | None = dt.date(2019, 2, 14), title: str = "t", chunk_words: int = 40):
@@ -26,14 +26,14 @@ class TestNormaliseName:
     @pytest.mark.parametrize(
         ("name", "key"),
         [
-            ("Apple Inc.", "apple"),
-            ("Apple Computer, Inc.", "apple"),
-            ("The Boeing Company", "boeing"),
-            ("Airbus SE", "airbus"),
+            ("Nordvik Inc.", "nordvik"),
+            ("Nordvik Computer, Inc.", "nordvik"),
+            ("The Talmont Company", "talmont"),
+            ("Nordvik SE", "nordvik"),
             ("AT&T", "at&t"),
             ("Société Générale S.A.", "societe generale"),
-            ("Apple Corps", "apple corps"),
-            ("Steve Jobs's", "steve jobs"),
+            ("Nordvik Corps", "nordvik corps"),
+            ("Henrik Dahl's", "henrik dahl"),
         ],
     )
     def test_keys(self, name, key):
@@ -49,40 +49,40 @@ class TestLanguageExtractor:
         assert LanguageExtractor.from_dict(extractor.to_dict()).min_sentence_words == 3
 
     def test_entities_kinds_and_suffixes(self):
-        graph = extract(AIRBUS_2019)
+        graph = extract(NORDVIK_2019)
         kinds = {entity.key: entity.kind for entity in graph.entities}
-        assert kinds["airbus"] == "organization"  # "Airbus SE": the designator marks an organisation
-        assert kinds["tom enders"] == "person"  # "... Tom Enders said"
-        assert kinds["a380"] == "product"
+        assert kinds["nordvik"] == "organization"  # "Nordvik SE": the designator marks an organisation
+        assert kinds["henrik dahl"] == "person"  # "... Henrik Dahl said"
+        assert kinds["nv900"] == "product"
         assert "chief" not in kinds and "thursday" not in kinds
 
     def test_absolute_and_relative_dates(self):
-        graph = extract(AIRBUS_2019)
-        assert fact_for(graph, "Airbus SE announced on Thursday").valid_at.iso() == "2019-02-14"
-        assert fact_for(graph, "Emirates reduced its order").valid_at.iso() == "2019-01"
+        graph = extract(NORDVIK_2019)
+        assert fact_for(graph, "Nordvik SE announced on Thursday").valid_at.iso() == "2019-02-14"
+        assert fact_for(graph, "One customer reduced its order").valid_at.iso() == "2019-01"
         assert fact_for(graph, "The company had launched").valid_at.iso() == "2000-12"
         # "He said deliveries would stop in 2021": 2021 dates the reported stop, not the saying (the fact's event).
         assert fact_for(graph, "He said deliveries").valid_at.iso() == "2019-02-14"
-        assert fact_for(graph, "Airbus SE announced").date_method == "relative"
+        assert fact_for(graph, "Nordvik SE announced").date_method == "relative"
 
     def test_relative_to_earlier_date_and_period_end(self):
-        graph = extract(AIRBUS_2020, dt.date(2020, 1, 28))
-        led = fact_for(graph, "Enders led the company")
+        graph = extract(NORDVIK_2020, dt.date(2020, 1, 28))
+        led = fact_for(graph, "Dahl led the company")
         assert (led.valid_at.iso(), led.invalid_at.iso()) == ("2012", "2019")
         assert fact_for(graph, "Two years later").valid_at.iso() == "2021"  # two years after 2019
-        assert fact_for(graph, "Airbus agreed to pay").date_method == "document"
+        assert fact_for(graph, "Nordvik agreed to pay").date_method == "document"
 
     def test_aliases_and_references_are_merged(self):
-        graph = extract(AIRBUS_2019)
-        enders = next(entity for entity in graph.entities if entity.key == "tom enders")
-        assert "enders" in enders.aliases
-        assert "tom enders" in fact_for(graph, "He said deliveries").entity_keys  # "He" -> Tom Enders
-        assert "airbus" in fact_for(graph, "The company had launched").entity_keys  # "the company" -> Airbus
-        later = extract(AIRBUS_2020, dt.date(2020, 1, 28))
-        assert "tom enders" in fact_for(later, "Enders led the company").entity_keys  # surname alone
-        assert fact_for(later, "Two years later").entity_keys[0] == "airbus"  # "Airbus Group Inc." is Airbus
-        faury = next(entity for entity in later.entities if entity.key == "guillaume faury")
-        assert faury.kind == "person" and "faury" in faury.aliases  # "Mr Faury" names the full name
+        graph = extract(NORDVIK_2019)
+        dahl = next(entity for entity in graph.entities if entity.key == "henrik dahl")
+        assert "dahl" in dahl.aliases
+        assert "henrik dahl" in fact_for(graph, "He said deliveries").entity_keys  # "He" -> Henrik Dahl
+        assert "nordvik" in fact_for(graph, "The company had launched").entity_keys  # "the company" -> Nordvik
+        later = extract(NORDVIK_2020, dt.date(2020, 1, 28))
+        assert "henrik dahl" in fact_for(later, "Dahl led the company").entity_keys  # surname alone
+        assert fact_for(later, "Two years later").entity_keys[0] == "nordvik"  # "Nordvik Group Inc." is Nordvik
+        lindqvist = next(entity for entity in later.entities if entity.key == "johan lindqvist")
+        assert lindqvist.kind == "person" and "lindqvist" in lindqvist.aliases  # "Mr Lindqvist" names the full name
 
     def test_acronym_in_parentheses(self):
         graph = extract(
@@ -94,8 +94,8 @@ class TestLanguageExtractor:
         assert all("world health organization" in fact.entity_keys for fact in graph.facts)
 
     def test_attribution_to_document_chunk_and_sentence(self):
-        graph = extract(AIRBUS_2019 + " " + AIRBUS_2020, chunk_words=25)
-        late = fact_for(graph, "Enders led the company")
+        graph = extract(NORDVIK_2019 + " " + NORDVIK_2020, chunk_words=25)
+        late = fact_for(graph, "Dahl led the company")
         assert late.document_id == "doc" and late.document_date == dt.date(2019, 2, 14)
         assert late.chunk_id is not None and late.chunk_index >= 2
         assert late.sentence_index > fact_for(graph, "He said deliveries").sentence_index
@@ -103,26 +103,26 @@ class TestLanguageExtractor:
 
     def test_dateline_gives_the_date_when_the_document_has_none(self):
         graph = extract(
-            "Apple opens store\nMarch 3, 2011\nApple opened a store in Paris yesterday.",
+            "Nordvik opens store\nMarch 3, 2011\nNordvik opened a store in Oslo yesterday.",
             date=None,
-            title="Apple opens store",
+            title="Nordvik opens store",
         )
         # The lead's "yesterday" counts from the dateline's date; the headline tells the lead's event, on that day.
         assert [fact.valid_at.iso() for fact in graph.facts] == ["2011-03-02", "2011-03-02"]
 
     def test_names_the_graph_already_knows_may_open_sentences(self):
-        text = "Emirates cut its order on Monday. Emirates said it would buy other aircraft."
-        assert all("emirates" not in fact.entity_keys for fact in extract(text).facts)
+        text = "Kestral cut its order on Monday. Kestral said it would buy other aircraft."
+        assert all("kestral" not in fact.entity_keys for fact in extract(text).facts)
         asked: list[set[str]] = []
 
         def known(keys: set[str]) -> set[str]:
             asked.append(set(keys))
-            return keys & {"emirates"}
+            return keys & {"kestral"}
 
         document, chunks = make_document("doc", text, dt.date(2019, 2, 14))
         graph = LanguageExtractor().extract(document, chunks, known_names=known)
-        assert asked and "emirates" in asked[0]
-        assert all(fact.entity_keys[0] == "emirates" for fact in graph.facts) and len(graph.facts) == 2
+        assert asked and "kestral" in asked[0]
+        assert all(fact.entity_keys[0] == "kestral" for fact in graph.facts) and len(graph.facts) == 2
 
     def test_text_without_names_gives_no_facts(self):
         assert extract("it was a quiet day and nothing much happened at all.").facts == []
@@ -131,7 +131,7 @@ class TestLanguageExtractor:
     def test_fast_enough_for_ingestion(self):
         # Distinct sentences (repeated ones are one fact), parsed once as the splitter does at ingestion.
         text = "\n".join(
-            f"{AIRBUS_2019} {AIRBUS_2020} Airbus delivered {n} jets in March {1990 + n}." for n in range(20)
+            f"{NORDVIK_2019} {NORDVIK_2020} Nordvik delivered {n} jets in March {1990 + n}." for n in range(20)
         )
         document, chunks = make_document("speed", text, dt.date(2020, 1, 28), chunk_words=170)
         analyse_text(text)
@@ -199,12 +199,12 @@ class TestWrittenExamples:
 
     def test_the_company_is_the_last_organisation_named(self):
         graph = extract(
-            "Boeing delivered its first 787 to ANA in 2011. "
-            "Airbus Group SE answered with the A350, which flew in 2013. "
+            "Talmont delivered its first 787 to Fjordair in 2011. "
+            "Nordvik Group SE answered with the NV350, which flew in 2013. "
             "The company said orders were strong."
         )
-        assert "airbus" in fact_for(graph, "The company said").entity_keys
-        assert "boeing" not in fact_for(graph, "The company said").entity_keys
+        assert "nordvik" in fact_for(graph, "The company said").entity_keys
+        assert "talmont" not in fact_for(graph, "The company said").entity_keys
 
     def test_the_type_noun_the_text_gave_resolves_a_description(self):
         graph = extract(
@@ -223,65 +223,65 @@ class TestEventsOfTheEntity:
 
     def test_a_name_modifying_another_thing_is_not_a_participant(self):
         graph = extract(
-            "Airbus employees protested in Toulouse. "
-            "Airbus SE chief executive Tom Enders said the plan was sound. "
-            "The A380 test flight was delayed by the weather."
+            "Nordvik employees protested in Bergen. "
+            "Nordvik SE chief executive Henrik Dahl said the plan was sound. "
+            "The NV900 test flight was delayed by the weather."
         )
-        assert "airbus" not in fact_for(graph, "Airbus employees").entity_keys
-        assert "airbus" in fact_for(graph, "Airbus employees").mention_keys  # the retrieval walk still links it
-        assert "airbus" in fact_for(graph, "Airbus SE chief executive").entity_keys  # acting through its chief
-        assert "a380" in fact_for(graph, "The A380 test flight").entity_keys  # a flight is an event of the A380
+        assert "nordvik" not in fact_for(graph, "Nordvik employees").entity_keys
+        assert "nordvik" in fact_for(graph, "Nordvik employees").mention_keys  # the retrieval walk still links it
+        assert "nordvik" in fact_for(graph, "Nordvik SE chief executive").entity_keys  # acting through its chief
+        assert "nv900" in fact_for(graph, "The NV900 test flight").entity_keys  # a flight is an event of the NV900
 
     def test_possessive_pronouns_do_not_make_a_participant(self):
-        graph = extract("Airbus SE delivered the first A380 in 2007. Its engines were built by Rolls-Royce.")
+        graph = extract("Nordvik SE delivered the first NV900 in 2007. Its engines were built by Halvard Motors.")
         engines = [fact for fact in graph.facts if fact.text.startswith("Its engines")]
-        assert all("airbus" not in fact.entity_keys for fact in engines)
+        assert all("nordvik" not in fact.entity_keys for fact in engines)
 
     def test_a_persons_possessive_still_names_the_person(self):
-        graph = extract("Tim Cook joined Apple Inc. in 1998. His father worked at a shipyard in Alabama.")
-        assert "tim cook" in fact_for(graph, "His father").entity_keys
+        graph = extract("Johan Lindqvist joined Nordvik Inc. in 1998. His father worked at a shipyard in Manitoba.")
+        assert "johan lindqvist" in fact_for(graph, "His father").entity_keys
 
     def test_a_date_in_a_subordinate_clause_does_not_date_the_event(self):
         graph = extract(
-            "Apple Corps claims that Apple Computer violates an agreement reached in 1991. "
-            "Apple Corps was founded by the Beatles in 1968.",
+            "Nordvik Corps claims that Nordvik Computer violates an agreement reached in 1991. "
+            "Nordvik Corps was founded by Marta Olsen in 1968.",
             date=dt.date(2006, 3, 28),
         )
-        assert fact_for(graph, "Apple Corps claims").valid_at.iso() == "2006-03-28"
-        assert fact_for(graph, "Apple Corps was founded").valid_at.iso() == "1968"
+        assert fact_for(graph, "Nordvik Corps claims").valid_at.iso() == "2006-03-28"
+        assert fact_for(graph, "Nordvik Corps was founded").valid_at.iso() == "1968"
 
     def test_a_model_number_is_a_product_with_its_makers_name_as_alias(self):
-        graph = extract("The Boeing 777 entered service in 1995. The 777 carries about 300 passengers.")
+        graph = extract("The Nordvik 777 entered service in 1995. The 777 carries about 300 passengers.")
         model = next(entity for entity in graph.entities if entity.key == "777")
-        assert model.kind == "product" and "boeing 777" in model.aliases
+        assert model.kind == "product" and "nordvik 777" in model.aliases
         assert "777" in fact_for(graph, "The 777 carries").entity_keys
 
     def test_a_name_completing_a_noun_for_a_thing_is_not_a_participant(self):
         graph = extract(
-            "The staff of Airbus SE protested in Toulouse on Monday. "
-            "Ryanair Holdings justified its choice of Boeing Co. on Monday. Airbus SE opened a plant in Alabama."
+            "The staff of Nordvik SE protested in Bergen on Monday. "
+            "Fjordair Holdings justified its choice of Talmont Co. on Monday. Nordvik SE opened a plant in Manitoba."
         )
-        assert "alabama" in fact_for(graph, "Airbus SE opened").entity_keys  # where the event happens
-        assert "airbus" not in fact_for(graph, "The staff of Airbus").entity_keys  # the staff protested
-        assert "boeing" in fact_for(graph, "Ryanair Holdings justified").entity_keys  # a choice is an event
+        assert "manitoba" in fact_for(graph, "Nordvik SE opened").entity_keys  # where the event happens
+        assert "nordvik" not in fact_for(graph, "The staff of Nordvik").entity_keys  # the staff protested
+        assert "talmont" in fact_for(graph, "Fjordair Holdings justified").entity_keys  # a choice is an event
 
     def test_the_object_of_an_event_noun_takes_part_in_the_event(self):
         graph = extract(
-            "Airbus SE unveiled the A380 superjumbo in Toulouse. To date, 149 orders for the aircraft have been "
+            "Nordvik SE unveiled the NV900 superjumbo in Bergen. To date, 149 orders for the aircraft have been "
             "received. The wings of the aircraft are large.",
             date=dt.date(2005, 1, 18),
         )
-        assert "a380" in fact_for(graph, "To date, 149 orders").entity_keys
-        assert all("a380" not in fact.entity_keys for fact in graph.facts if fact.text.startswith("The wings"))
+        assert "nv900" in fact_for(graph, "To date, 149 orders").entity_keys
+        assert all("nv900" not in fact.entity_keys for fact in graph.facts if fact.text.startswith("The wings"))
 
     def test_it_as_subject_continues_the_previous_subject(self):
         graph = extract(
-            "The Boeing 777 is a family of airliners built by Boeing Commercial Airplanes. "
+            "The Nordvik 777 is a family of airliners built by Nordvik Commercial Airplanes. "
             "It carries about 300 passengers.",
             date=dt.date(2005, 4, 27),
         )
         carries = fact_for(graph, "It carries")
-        assert "777" in carries.entity_keys and "boeing commercial airplanes" not in carries.entity_keys
+        assert "777" in carries.entity_keys and "nordvik commercial airplanes" not in carries.entity_keys
 
     def test_a_person_pronoun_as_subject_continues_the_previous_subject(self):
         graph = extract(
@@ -291,53 +291,53 @@ class TestEventsOfTheEntity:
 
     def test_a_pronoun_inside_a_quotation_is_the_speakers(self):
         graph = extract(
-            'Northrop Grumman won the tanker contract. Senator Sam Brownback said " it is a sad day for workers. "'
+            'Brannholt Industries won the tanker contract. Senator Erik Sandvik said " it is a sad day for workers. "'
         )
-        said = fact_for(graph, "Senator Sam Brownback said")
-        assert "northrop grumman" not in said.entity_keys
+        said = fact_for(graph, "Senator Erik Sandvik said")
+        assert "brannholt industries" not in said.entity_keys
 
     def test_an_it_standing_for_a_clause_refers_to_nothing(self):
         graph = extract(
-            "Northrop Grumman won the tanker contract. It is hoped that the first tanker can fly in 2010. "
+            "Brannholt Industries won the tanker contract. It is hoped that the first tanker can fly in 2010. "
             "It emerged that the bid was cheaper. It signed the deal on Monday."
         )
-        assert all("northrop grumman" not in f.entity_keys for f in graph.facts if f.text.startswith("It is hoped"))
-        assert all("northrop grumman" not in f.entity_keys for f in graph.facts if f.text.startswith("It emerged"))
-        assert "northrop grumman" in fact_for(graph, "It signed").entity_keys
+        assert all("brannholt industries" not in f.entity_keys for f in graph.facts if f.text.startswith("It is hoped"))
+        assert all("brannholt industries" not in f.entity_keys for f in graph.facts if f.text.startswith("It emerged"))
+        assert "brannholt industries" in fact_for(graph, "It signed").entity_keys
 
     def test_a_one_digit_designation_after_a_name_is_a_model(self):
-        graph = extract("Pre-orders of the new iPhone 4 began on Tuesday. Apple Inc. sold 4 million phones.")
-        model = next(entity for entity in graph.entities if entity.key == "iphone 4")
+        graph = extract("Pre-orders of the new Lumo 4 began on Tuesday. Nordvik Inc. sold 4 million phones.")
+        model = next(entity for entity in graph.entities if entity.key == "lumo 4")
         assert model.kind == "product"
-        assert "iphone 4" in fact_for(graph, "Pre-orders of the new").entity_keys
+        assert "lumo 4" in fact_for(graph, "Pre-orders of the new").entity_keys
         assert not any(entity.key == "4" for entity in graph.entities)  # a count is not a model
 
     def test_an_organisation_keyed_by_one_word_is_not_anothers_first_word(self):
         graph = extract(
-            "Apple Corps sued Apple Computer, Inc. in London. Apple Computer launched the store in 2003.",
+            "Nordvik Corps sued Nordvik Computer, Inc. in London. Nordvik Computer launched the store in 2003.",
             date=dt.date(2006, 3, 28),
         )
-        assert "apple corps" not in fact_for(graph, "Apple Computer launched").entity_keys
+        assert "nordvik corps" not in fact_for(graph, "Nordvik Computer launched").entity_keys
 
     def test_the_last_word_of_a_name_resolves_a_description(self):
-        graph = extract("Singapore Airlines bought ten jets from Airbus SE. The airline paid in cash.")
+        graph = extract("Fjordair Airlines bought ten jets from Nordvik SE. The airline paid in cash.")
         paid = fact_for(graph, "The airline paid")
-        assert "singapore airlines" in paid.entity_keys and "airbus" not in paid.entity_keys
+        assert "fjordair airlines" in paid.entity_keys and "nordvik" not in paid.entity_keys
 
     def test_a_pronoun_refers_back_past_a_person_named_after_it(self):
-        graph = extract("Tim Cook opened the event in Cupertino. He thanked Satya Nadella for the deal.")
-        assert "tim cook" in fact_for(graph, "He thanked").entity_keys
+        graph = extract("Johan Lindqvist opened the event in Bergen. He thanked Marta Olsen for the deal.")
+        assert "johan lindqvist" in fact_for(graph, "He thanked").entity_keys
 
     def test_first_person_is_the_person_in_focus(self):
-        graph = extract("Steve Jobs wrote to the staff of Apple Inc. on Monday. I will stay on as chairman.")
-        assert "steve jobs" in fact_for(graph, "I will stay on").entity_keys
+        graph = extract("Henrik Dahl wrote to the staff of Nordvik Inc. on Monday. I will stay on as chairman.")
+        assert "henrik dahl" in fact_for(graph, "I will stay on").entity_keys
 
     def test_a_reported_future_does_not_stop_the_scene_date(self):
         graph = extract(
-            "Tim Cook spoke to reporters on Tuesday. Cook said that buyers will receive a refund.",
+            "Marta Olsen spoke to reporters on Tuesday. Olsen said that buyers will receive a refund.",
             date=dt.date(2019, 2, 14),
         )
-        assert fact_for(graph, "Cook said that").valid_at.iso() == "2019-02-12"
+        assert fact_for(graph, "Olsen said that").valid_at.iso() == "2019-02-12"
 
     @pytest.mark.parametrize("quoted", ['"Skylark"', "`` Skylark ''"])
     def test_a_quoted_nickname_after_a_designation_is_part_of_the_name(self, quoted):
@@ -413,10 +413,10 @@ def date_of(graph, start: str, key: str) -> str | None:
     return fact.valid_at.iso() if fact.valid_at else None
 
 
-COORDINATED = "Apple Computer was started by Steve Jobs in 1976, and launched the iTunes Music Store in 2003."
+COORDINATED = "Nordvik Computer was started by Henrik Dahl in 1976, and launched the Nordvik Music Store in 2003."
 PRESENT_NOW = (
-    "On Tuesday, Tim Cook unveiled the phone in Cupertino. The phone now uses a chip made by Samsung. "
-    "Cook also showed off the camera. The iPhone is priced at $999."
+    "On Tuesday, Marta Olsen unveiled the phone in Bergen. The phone now uses a chip made by Talmont Electronics. "
+    "Olsen also showed off the camera. The Lumo is priced at $999."
 )
 
 
@@ -428,45 +428,45 @@ class TestEventDates:
         ("text", "published", "start", "key", "expected"),
         [
             # coordinated predicates keep their own dates
-            (COORDINATED, dt.date(2006, 3, 28), "Apple Computer was started", "steve jobs", "1976"),
-            (COORDINATED, dt.date(2006, 3, 28), "Apple Computer was started", "itunes music store", "2003"),
+            (COORDINATED, dt.date(2006, 3, 28), "Nordvik Computer was started", "henrik dahl", "1976"),
+            (COORDINATED, dt.date(2006, 3, 28), "Nordvik Computer was started", "nordvik music store", "2003"),
             # a clause describing the entity dates it
             (
-                "Steve Jobs, born in San Francisco on February 24, 1955, has built a valuable company.",
+                "Henrik Dahl, born in Oslo on February 24, 1955, has built a valuable company.",
                 dt.date(2011, 10, 6),
-                "Steve Jobs, born",
-                "steve jobs",
+                "Henrik Dahl, born",
+                "henrik dahl",
                 "1955-02-24",
             ),
             # an age is not a date
             (
-                "Steve Jobs, aged 55, has taken medical leave from Apple Inc.",
+                "Henrik Dahl, aged 55, has taken medical leave from Nordvik Inc.",
                 dt.date(2011, 1, 18),
-                "Steve Jobs, aged 55",
-                "steve jobs",
+                "Henrik Dahl, aged 55",
+                "henrik dahl",
                 "2011-01-18",
             ),
             # a parenthetical saying is not dated by what it reports
             (
-                "Steve Jobs spoke to developers in San Francisco. The switch, he said, would happen next year.",
+                "Henrik Dahl spoke to developers in Oslo. The switch, he said, would happen next year.",
                 dt.date(2005, 6, 6),
                 "The switch, he said",
-                "steve jobs",
+                "henrik dahl",
                 "2005-06-06",
             ),
             # the scene's day holds for the whole story
             (
-                "Yesterday, Tim Cook unveiled the new phone in Cupertino. The phone is thin. It has a new screen. "
+                "Yesterday, Marta Olsen unveiled the new phone in Bergen. The phone is thin. It has a new screen. "
                 "The screen is sharp. The battery is large. The case is made of steel. The price is high. "
-                "During the keynote, Cook demoed the camera.",
+                "During the keynote, Olsen demoed the camera.",
                 dt.date(2019, 2, 14),
                 "During the keynote",
-                "tim cook",
+                "marta olsen",
                 "2019-02-13",
             ),
             # the present "now" does not move the scene, and a present passive is not past
-            (PRESENT_NOW, dt.date(2019, 2, 14), "Cook also showed off", "tim cook", "2019-02-12"),
-            (PRESENT_NOW, dt.date(2019, 2, 14), "The iPhone is priced", "iphone", "2019-02-14"),
+            (PRESENT_NOW, dt.date(2019, 2, 14), "Olsen also showed off", "marta olsen", "2019-02-12"),
+            (PRESENT_NOW, dt.date(2019, 2, 14), "The Lumo is priced", "lumo", "2019-02-14"),
             # a present perfect reports a past event; the story's day holds even when named after it
             (
                 "Talmont Aerospace has unveiled its new Kestrel airliner in Lyon. Thousands of guests watched the "
@@ -478,11 +478,11 @@ class TestEventDates:
             ),
             # the lead's day is the scene of the story
             (
-                "On Tuesday, Tim Cook unveiled the phone in Cupertino. On Saturday, Apple Inc. had invited reporters. "
-                "Cook later showed off the camera.",
+                "On Tuesday, Marta Olsen unveiled the phone in Bergen. On Saturday, Nordvik Inc. had invited "
+                "reporters. Olsen later showed off the camera.",
                 dt.date(2019, 2, 14),
-                "Cook later showed off",
-                "tim cook",
+                "Olsen later showed off",
+                "marta olsen",
                 "2019-02-12",
             ),
         ],
@@ -494,14 +494,14 @@ class TestEventDates:
 class TestWhatIsAnEvent:
     def test_an_undated_description_of_the_entity_is_a_state_not_an_event(self):
         graph = extract(
-            "Airbus SE is a European maker of airliners. Airbus SE delivered the first A380 to Singapore Airlines. "
-            "The A380 was a disappointment for the airline. Airbus SE is in talks with China Eastern Airlines.",
+            "Nordvik SE is a European maker of airliners. Nordvik SE delivered the first NV900 to Fjordair Airlines. "
+            "The NV900 was a disappointment for the airline. Nordvik SE is in talks with Tarnby Eastern Airlines.",
             date=dt.date(2011, 9, 26),
         )
-        assert all("airbus" not in fact.entity_keys for fact in graph.facts if fact.text.startswith("Airbus SE is"))
-        assert any("china eastern airlines" in fact.entity_keys for fact in graph.facts)  # "with" it: not a state
-        assert "airbus" in fact_for(graph, "Airbus SE delivered").entity_keys
-        assert "a380" in fact_for(graph, "The A380 was a disappointment").entity_keys  # what it is names an event
+        assert all("nordvik" not in fact.entity_keys for fact in graph.facts if fact.text.startswith("Nordvik SE is"))
+        assert any("tarnby eastern airlines" in fact.entity_keys for fact in graph.facts)  # "with" it: not a state
+        assert "nordvik" in fact_for(graph, "Nordvik SE delivered").entity_keys
+        assert "nv900" in fact_for(graph, "The NV900 was a disappointment").entity_keys  # what it is names an event
 
     def test_a_description_is_no_event_but_still_links_its_passage_for_the_walk(self):
         graph = extract(
@@ -518,23 +518,27 @@ class TestWhatIsAnEvent:
 
     def test_a_supposed_event_is_not_an_event(self):
         graph = extract(
-            "Aer Lingus bought twelve jets. If Ryanair Holdings wins the takeover bid, the new jets will be sold. "
-            "Ryanair Holdings made the bid in December."
+            "Skarvik Airlines bought twelve jets. If Fjordair Holdings wins the takeover bid, the new jets will be "
+            "sold. "
+            "Fjordair Holdings made the bid in December."
         )
-        assert all("ryanair" not in fact.entity_keys for fact in graph.facts if fact.text.startswith("If Ryanair"))
-        consequence = extract("If the bid succeeds, Aer Lingus will sell the new jets. Aer Lingus sold two jets.")
-        assert all("aer lingus" not in f.entity_keys for f in consequence.facts if f.text.startswith("If the bid"))
-        assert "aer lingus" in fact_for(consequence, "Aer Lingus sold").entity_keys
-        assert "ryanair" in fact_for(graph, "Ryanair Holdings made").entity_keys
+        assert all("fjordair" not in fact.entity_keys for fact in graph.facts if fact.text.startswith("If Fjordair"))
+        consequence = extract(
+            "If the bid succeeds, Skarvik Airlines will sell the new jets. Skarvik Airlines sold two jets."
+        )
+        supposed = [f for f in consequence.facts if f.text.startswith("If the bid")]
+        assert all("skarvik airlines" not in f.entity_keys for f in supposed)
+        assert "skarvik airlines" in fact_for(consequence, "Skarvik Airlines sold").entity_keys
+        assert "fjordair" in fact_for(graph, "Fjordair Holdings made").entity_keys
 
     def test_a_dated_description_is_still_a_fact(self):
-        graph = extract("Boeing Co. was the largest exporter of the United States in 2005.")
-        assert fact_for(graph, "Boeing Co. was the largest").valid_at.iso() == "2005"
+        graph = extract("Talmont Co. was the largest exporter of the United States in 2005.")
+        assert fact_for(graph, "Talmont Co. was the largest").valid_at.iso() == "2005"
 
     def test_an_organisations_name_without_its_leading_words_is_an_alias(self):
         graph = extract(
-            "The United States Air Force signed a tanker deal with Boeing Co. in 2003. "
-            "Emails about the Boeing-Air Force contract were released. The Air Force later cancelled the deal."
+            "The United States Air Force signed a tanker deal with Talmont Co. in 2003. "
+            "Emails about the Talmont-Air Force contract were released. The Air Force later cancelled the deal."
         )
         assert "united states air force" in fact_for(graph, "The Air Force later").entity_keys
         assert not any(entity.key == "air force" for entity in graph.entities)
