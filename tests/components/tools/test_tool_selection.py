@@ -35,7 +35,7 @@ class TestSelectTools:
 
     def test_the_graph_tools_follow_known_entities(self) -> None:
         selection = select_tools(
-            "When did Airbus and Boeing partner?", known_entities=lambda text: ["Airbus", "Boeing"]
+            "When did Nordvik and Talmont partner?", known_entities=lambda text: ["Nordvik", "Talmont"]
         )
         assert {
             "graph_search",
@@ -43,13 +43,13 @@ class TestSelectTools:
             "get_entity_relationships",
             "perform_comprehensive_search",
         } <= set(selection.tools)
-        assert selection.reasons["graph_search"] == ["source graph: entities known to the graph: Airbus, Boeing"]
+        assert selection.reasons["graph_search"] == ["source graph: entities known to the graph: Nordvik, Talmont"]
 
     def test_a_broken_entity_lookup_is_treated_as_none(self) -> None:
         def broken(text: str) -> list[str]:
             raise ConnectionError("graph down")
 
-        assert select_tools("When did Airbus deliver the A380?", known_entities=broken).tools[0] == "rag_search"
+        assert select_tools("When did Nordvik deliver the NV900?", known_entities=broken).tools[0] == "rag_search"
 
     def test_only_granted_tools_are_chosen_and_the_rest_say_why(self) -> None:
         selection = select_tools("latest papers, and what is 2 * 21?", available=["rag_search", "calculator"])
