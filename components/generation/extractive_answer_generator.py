@@ -265,7 +265,9 @@ class ExtractiveAnswerGenerator:
             if len(used) < self.max_sentences:
                 # A second subject the question names ("... by Harold and Tostig Godwinson, he was an Earl of which
                 # location?"): the sentence of the chunk about it that adds most to the question joins the answer.
-                other = _relation_sentence([sentence for sentence, _ in chosen], pool, question, weights, relation, used)
+                other = _relation_sentence(
+                    [sentence for sentence, _ in chosen], pool, question, weights, relation, used
+                )
                 if other is not None:
                     used.add(id(other))
                     chosen.append((other, top))
@@ -617,8 +619,7 @@ def _headings_held(
     return [
         heading
         for heading in headings
-        if heading != sentence.heading
-        and _rare_share(heading, sentence.terms, frequency, total) >= MIN_BRIDGE_SHARE
+        if heading != sentence.heading and _rare_share(heading, sentence.terms, frequency, total) >= MIN_BRIDGE_SHARE
     ]
 
 
@@ -732,7 +733,9 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
                 continue
             seen.add(key)
             found.append(
-                _Sentence(text, number, min(rank, cited_rank), cosine, previous_terms, context, bool(stored), title_terms)
+                _Sentence(
+                    text, number, min(rank, cited_rank), cosine, previous_terms, context, bool(stored), title_terms
+                )
             )
     return found
 
