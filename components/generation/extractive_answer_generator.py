@@ -55,8 +55,8 @@ HOP_GAIN_WEIGHT = 2.0
 MIN_BRIDGE_SHARE = 0.5
 # The best few sentences about a bridge are read for a span of the asked kind.
 HOP_PARSED = 2
-# A hop sentence holding the relation the question asks of the bridge ("whose godfather", "what medal") gains this
-# much times the share of the relation's terms it holds.
+# A sentence added for the relation the question asks ("whose godfather", "what medal") gains this much times the
+# share of the relation's terms it holds.
 RELATION_WEIGHT = 1.0
 # Further sentences join the answer only when they score this share of the best one.
 RELATIVE_CUTOFF = 0.5
@@ -237,7 +237,7 @@ class ExtractiveAnswerGenerator:
             part, first, span, weights = picks[0]
             room = self.max_sentences - len(used)
             relation = relation_terms(question.question) - question.anchor_terms
-            hops = _hops(first, part, pool, question.question_terms, weights, used, room, companions[0], relation)
+            hops = _hops(first, part, pool, question.question_terms, weights, used, room, companions[0])
             for hop in hops:
                 if hop.via is not first and all(hop.via is not sentence for sentence, _ in chosen):
                     chosen.append((hop.via, hop.score))
@@ -460,7 +460,6 @@ def _hops(
     used: set[int],
     room: int,
     companions: list[_Sentence] | None = None,
-    relation: frozenset[str] = frozenset(),
 ) -> list[_Hop]:
     """The further hops of a multi-hop question, each a sentence of another chunk: from the sentence at hand, a name
     it brings in that the question does not hold (the bridge: "... shot the film Maximum Overdrive") leads to a
@@ -515,8 +514,7 @@ def _hops(
                 len(hops) + 2 > room or gain < MIN_HOP_GAIN or not held & candidate.title_terms
             ):
                 continue  # a companion is cited too: only for a chunk about its name that adds to the question
-            asked = RELATION_WEIGHT * len(relation & candidate.terms) / len(relation) if relation else 0.0
-            found.append((HOP_GAIN_WEIGHT * gain + about + candidate.cosine + asked, candidate, held, gain, via, about))
+            found.append((HOP_GAIN_WEIGHT * gain + about + candidate.cosine, candidate, held, gain, via, about))
         if not found:
             break
         found.sort(key=lambda item: (-item[0], item[1].rank))
