@@ -559,8 +559,8 @@ def relation_terms(question: str) -> frozenset[str]:
         asked = wh.head
         words.append(asked)
     head = asked.head
-    while head.pos_ == "ADP" and head.head is not head:
-        head = head.head  # "developed by what company": through the preposition to the verb
+    while (head.pos_ == "ADP" or head.dep_ in {"aux", "auxpass"}) and head.head is not head:
+        head = head.head  # "developed by what company", "where are they found": through to the verb
     if head.lemma_ == "be":
         words += [child for child in head.children if child.dep_ in {"attr", "nsubj", "acomp"} and child is not asked]
     elif head.pos_ in {"VERB", "NOUN"} and head is not asked:
@@ -592,7 +592,7 @@ def _relation_sentence(
         asked = len(relation & candidate.terms) / len(relation)
         heading = candidate.heading
         # A chunk about another name of the question may answer in its own words; a chosen chunk must hold the relation.
-        named = heading and heading not in headings and heading <= question.anchor_terms
+        named = heading and heading not in headings and heading <= question.question_terms
         if id(candidate) in used or not (named or (asked and candidate.number in numbers)):
             continue
         gain = _share(residual, candidate) * sum(residual.values()) / total if residual else 0.0
