@@ -559,11 +559,11 @@ def relation_terms(question: str) -> frozenset[str]:
         asked = wh.head
         words.append(asked)
     head = asked.head
-    while (head.pos_ == "ADP" or head.dep_ in {"aux", "auxpass"}) and head.head is not head:
+    while (head.pos_ == "ADP" or head.dep_ in {"aux", "auxpass"}) and head.head.i != head.i:
         head = head.head  # "developed by what company", "where are they found": through to the verb
     if head.lemma_ == "be":
-        words += [child for child in head.children if child.dep_ in {"attr", "nsubj", "acomp"} and child is not asked]
-    elif head.pos_ in {"VERB", "NOUN"} and head is not asked:
+        words += [child for child in head.children if child.dep_ in {"attr", "nsubj", "acomp"} and child.i != asked.i]
+    elif head.pos_ in {"VERB", "NOUN"} and head.i != asked.i:
         words.append(head)
     return frozenset(term for word in words if word.pos_ in {"NOUN", "VERB", "ADJ"} for term in terms(word.text))
 
