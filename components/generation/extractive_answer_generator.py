@@ -11,7 +11,13 @@ from typing import Any
 from haystack import Document, component, default_from_dict, logging
 
 from components.generation.comparison import compare, yes_no
-from components.generation.question_analysis import YES_NO_STARTS, QuestionAnalysis, QuestionPart, analyze_question
+from components.generation.question_analysis import (
+    WH_WORDS,
+    YES_NO_STARTS,
+    QuestionAnalysis,
+    QuestionPart,
+    analyze_question,
+)
 from components.generation.question_gap import fill_gap, fill_gap_token, phrase_tokens, question_gap
 from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL
@@ -50,6 +56,9 @@ HOP_GAIN_WEIGHT = 2.0
 MIN_BRIDGE_SHARE = 0.5
 # The best few sentences about a bridge are read for a span of the asked kind.
 HOP_PARSED = 2
+# A sentence added for the relation the question asks ("whose godfather", "what medal") gains this much times the
+# share of the relation's terms it holds.
+RELATION_WEIGHT = 1.0
 # Further sentences join the answer only when they score this share of the best one.
 RELATIVE_CUTOFF = 0.5
 # Without a stored sentence vector a sentence takes its chunk's relevance, slightly discounted.
@@ -73,6 +82,7 @@ class _Sentence:
     terms: frozenset[str]
     title_terms: frozenset[str]  # the chunk's title, and the sentence before when this one opens with a pronoun
     stored: bool  # the cosine is the sentence's own (a stored in-context vector), not its chunk's
+    heading: frozenset[str] = frozenset()  # the chunk's title alone
 
 
 @component
@@ -213,7 +223,7 @@ class ExtractiveAnswerGenerator:
             companions.append(
                 [
                     candidate
-                    for score, candidate in scored[:PARSED_PER_PART]
+                    for score, candidate in scored
                     if candidate.number == best.number
                     and candidate is not best
                     and score >= RELATIVE_CUTOFF * best_score
@@ -224,10 +234,15 @@ class ExtractiveAnswerGenerator:
         if not chosen:
             return {"replies": [_abstain(parts)], "short_answer": ""}
         used = {id(sentence) for sentence, _ in chosen}
+        # Further sentences are measured against the parts' own best ones, not against the hops (scored otherwise).
+        top = max(score for _, score in chosen)
         # "Are A and B both ...?", "Which is older, A or B?": the answer compares what the sources say of each.
         verdict = None
-        if question.kind == "yes_no":
-            verdict = yes_no(question.question, pool)
+        # "A has an OBE. Does B also have one?": the question asked is its last sentence.
+        start, end = (sentence_spans(question.question) or [(0, len(question.question))])[-1]
+        asked = question.question[start:end]
+        if question.kind == "yes_no" or asked.split(" ", 1)[0].lower() in YES_NO_STARTS:
+            verdict = yes_no(asked, pool)
         elif question.kind in {"which", "who", "what"} and _ALTERNATIVE.search(question.question):
             verdict = compare(question.question, pool)
         if verdict is not None:
@@ -241,6 +256,7 @@ class ExtractiveAnswerGenerator:
             # A multi-hop question: follow the first part's sentence through the names it brings in.
             part, first, span, weights = picks[0]
             room = self.max_sentences - len(used)
+            relation = relation_terms(question.question) - question.anchor_terms
             hops = _hops(first, part, pool, question.question_terms, weights, used, room, companions[0])
             for hop in hops:
                 if hop.via is not first and all(hop.via is not sentence for sentence, _ in chosen):
@@ -266,7 +282,15 @@ class ExtractiveAnswerGenerator:
                     if span:
                         shorts.remove((span, first.number))
                     shorts.insert(0, (hop_span, number))
-        top = max(score for _, score in chosen)
+            if len(used) < self.max_sentences:
+                # A second subject the question names ("... by Harold and Tostig Godwinson, he was an Earl of which
+                # location?"): the sentence of the chunk about it that adds most to the question joins the answer.
+                other = _relation_sentence(
+                    [sentence for sentence, _ in chosen], pool, question, weights, relation, used
+                )
+                if other is not None:
+                    used.add(id(other))
+                    chosen.append((other, top))
         for score, candidate in sorted(all_scored, key=lambda item: (-item[0], item[1].rank)):
             if len(used) >= self.max_sentences or score < RELATIVE_CUTOFF * top:
                 break
@@ -526,13 +550,19 @@ def _hops(
     for sentence in pool:
         for term in sentence.terms | sentence.title_terms:
             frequency[term] = frequency.get(term, 0) + 1
+    # The chunks' titles name things too ("a carrier-borne fighter" leads to the chunk titled "Aircraft carrier").
+    headings = {sentence.heading for sentence in pool if sentence.heading}
     hops: list[_Hop] = []
     known = set(question_terms)
     covered = set(first.terms | first.title_terms)
     numbers = {first.number}
     sources = [first, *(companions or [])]
     while len(hops) < min(room, MAX_HOPS - 1):
-        names = [(name - known, source) for source in sources for name in _names_of(source)]
+        names = [
+            (name - known, source)
+            for source in sources
+            for name in _names_of(source) + _headings_held(source, headings, frequency, len(pool))
+        ]
         names = [(name, source) for name, source in names if name]
         if not names:
             break
@@ -543,11 +573,13 @@ def _hops(
             if candidate.number in numbers or id(candidate) in used:
                 continue
             # The name it is most about, each term weighed by its rarity ("American" leads almost anywhere).
-            about, held, via = 0.0, frozenset(), first
+            # A name its chunk's title holds first: that is what the chunk is about.
+            about, held, via, titled = 0.0, frozenset(), first, False
             for name, source in names:
                 share = _rare_share(name, candidate.terms | candidate.title_terms, frequency, len(pool))
-                if share > about:
+                if share and (bool(name & candidate.heading), share) > (titled, about):
                     about, held, via = share, name & (candidate.terms | candidate.title_terms), source
+                    titled = bool(name & candidate.heading)
             if not held:
                 continue
             gain = _share(residual, candidate) * sum(residual.values()) / total if residual else 0.0
@@ -587,9 +619,81 @@ def _hops(
     return hops
 
 
+def relation_terms(question: str) -> frozenset[str]:
+    """The terms of what the question asks of the thing it ends at: the noun its wh-word determines ("what medal",
+    "whose godfather") and the word that governs them ("awarded what medal", "developed by what company"), or the
+    noun a copula equates with the wh-word ("Who is the spouse of ..."). The last hop of a chain should hold them."""
+    from components.text.language import parse
+
+    doc = parse(question)
+    wh = next((token for token in doc if token.lower_ in WH_WORDS), None)
+    if wh is None:
+        return frozenset()
+    words, asked = [], wh
+    if wh.dep_ in {"det", "poss"} and wh.head.pos_ == "NOUN":
+        asked = wh.head
+        words.append(asked)
+    head = asked.head
+    while (head.pos_ == "ADP" or head.dep_ in {"aux", "auxpass"}) and head.head.i != head.i:
+        head = head.head  # "developed by what company", "where are they found": through to the verb
+    if head.lemma_ == "be":
+        words += [child for child in head.children if child.dep_ in {"attr", "nsubj", "acomp"} and child.i != asked.i]
+    elif head.pos_ in {"VERB", "NOUN"} and head.i != asked.i:
+        words.append(head)
+    return frozenset(term for word in words if word.pos_ in {"NOUN", "VERB", "ADJ"} for term in terms(word.text))
+
+
+def _relation_sentence(
+    chosen: list[_Sentence],
+    pool: list[_Sentence],
+    question: QuestionAnalysis,
+    weights: dict[str, float],
+    relation: frozenset[str],
+    used: set[int],
+) -> _Sentence | None:
+    """When no chosen sentence holds the relation the question asks for, the sentence that adds MIN_HOP_GAIN of the
+    question's weighted terms and most of the relation, from a chunk titled with another name of the question ("... by
+    Harold and Tostig Godwinson, he was an Earl of which location?") or, holding some of the relation, from a chosen
+    sentence's chunk; None when there is none."""
+    total = sum(weights.values())
+    if not relation or total <= 0 or any(relation <= sentence.terms for sentence in chosen):
+        return None
+    numbers = {sentence.number for sentence in chosen}
+    covered = frozenset().union(*(sentence.terms | sentence.title_terms for sentence in chosen))
+    residual = {term: weight for term, weight in weights.items() if term not in covered}
+    headings = {sentence.heading for sentence in chosen}
+    best, best_score = None, 0.0
+    for candidate in pool:
+        asked = len(relation & candidate.terms) / len(relation)
+        heading = candidate.heading
+        # A chunk about another name of the question may answer in its own words; a chosen chunk must hold the relation.
+        named = heading and heading not in headings and heading <= question.question_terms
+        if id(candidate) in used or not (named or (asked and candidate.number in numbers)):
+            continue
+        gain = _share(residual, candidate) * sum(residual.values()) / total if residual else 0.0
+        if gain < MIN_HOP_GAIN:
+            continue
+        score = HOP_GAIN_WEIGHT * gain + RELATION_WEIGHT * asked + candidate.cosine
+        if score > best_score:
+            best, best_score = candidate, score
+    return best
+
+
 def _names_of(sentence: _Sentence) -> list[frozenset[str]]:
     """The terms of each name the sentence brings in (capitalised word runs after its first word)."""
     return [_terms_of(name) for name in _NAME.findall(sentence.text.split(" ", 1)[-1]) if _terms_of(name)]
+
+
+def _headings_held(
+    sentence: _Sentence, headings: set[frozenset[str]], frequency: dict[str, int], total: int
+) -> list[frozenset[str]]:
+    """The titles of other chunks whose (rarity-weighed) terms the sentence mostly holds: names it brings in
+    without capitals."""
+    return [
+        heading
+        for heading in headings
+        if heading != sentence.heading and _rare_share(heading, sentence.terms, frequency, total) >= MIN_BRIDGE_SHARE
+    ]
 
 
 def _rare_share(name: frozenset[str], held: frozenset[str], frequency: dict[str, int], total: int) -> float:
@@ -693,7 +797,11 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
             if key in seen or len(previous_terms) < 2:
                 continue
             seen.add(key)
-            found.append(_Sentence(text, number, min(rank, cited_rank), cosine, previous_terms, context, bool(stored)))
+            found.append(
+                _Sentence(
+                    text, number, min(rank, cited_rank), cosine, previous_terms, context, bool(stored), title_terms
+                )
+            )
     return found
 
 

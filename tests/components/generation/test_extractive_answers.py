@@ -3,10 +3,11 @@ part cited, whole sentences only, each once, and an honest abstention."""
 
 from __future__ import annotations
 
+import pytest
 from haystack import Document
 
 from components.generation import CitationChecker, ExtractiveAnswerGenerator
-from components.generation.extractive_answer_generator import ABSTENTION_PREFIX
+from components.generation.extractive_answer_generator import ABSTENTION_PREFIX, relation_terms
 from components.generation.question_analysis import analyze_question
 from tests.components.ranking.chunks import kb_document
 
@@ -224,3 +225,30 @@ class TestMultiHop:
     def test_a_one_hop_answer_keeps_its_span_when_a_later_sentence_only_describes_it(self):
         out = answer("Who keeps the Lantern store maintained?", [LANTERN, HARBOUR, self.NORTHWIND])
         assert out["short_answer"] == "Northwind Labs"
+
+    MARGIT = kb_document(
+        "margit",
+        "Margit Salo was a Finnish glass designer and teacher at the Riihimaki workshop. Her godmother was the weaver "
+        "Elna Varg, a friend of her father.",
+        0.35,
+        title="Margit Salo",
+    )
+
+    @pytest.mark.parametrize(
+        ("question", "relation"),
+        [
+            ("Who is the spouse of the director of Harbour Lights?", {"spous"}),
+            ("The vase is in the hand of a designer whose godmother is whom?", {"godmoth"}),
+            ("The diver the film is based on was awarded what medal?", {"medal", "award"}),
+            ("The store keeps its index in a format developed by what company?", {"compani", "develop"}),
+        ],
+    )
+    def test_the_relation_the_last_hop_must_hold_is_read_from_the_parse(self, question, relation):
+        assert relation_terms(question) == relation
+
+    def test_a_yes_no_question_asked_after_a_statement_is_answered_yes_or_no(self):
+        out = answer(
+            "Margit Salo was a glass designer. Was the Lantern store also designed by a glass designer?",
+            [LANTERN, self.MARGIT, HARBOUR],
+        )
+        assert out["short_answer"] == "no"
