@@ -18,6 +18,15 @@ def positive_int(name: str, value: Any) -> int:
     return value
 
 
+def within(name: str, value: Any, low: float, high: float, *, whole: bool = False) -> Any:
+    """`value` if it lies in `low`..`high` (and, with `whole`, is a whole number: a bool is not one); ValueError naming
+    `name` and the range otherwise."""
+    if (whole and (not isinstance(value, int) or isinstance(value, bool))) or not low <= value <= high:
+        kind = "an integer " if whole else ""
+        raise ValueError(f"{name} must be {kind}between {low} and {high}, not {value!r}")
+    return value
+
+
 def bounded_count(name: str, value: Any, default: int, most: int) -> int:
     """`value` clamped to 1..`most` (`default` when None); ValueError naming `name` when it is not a whole number."""
     if value is None:

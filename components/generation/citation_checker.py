@@ -11,6 +11,7 @@ from components.generation.extractive_answer_generator import ABSTENTION_PREFIX
 from components.ranking.evidence import idf_weights
 from components.serialization import init_parameters_to_dict
 from components.text.analyzer import analyze, sentence_spans, terms
+from components.validation import within
 
 
 @component
@@ -32,9 +33,7 @@ class CitationChecker:
 
     def __init__(self, min_support: float = 0.5) -> None:
         """:param min_support: the support score (0-1) at which a sentence counts as supported."""
-        if not 0.0 <= min_support <= 1.0:
-            raise ValueError("min_support must be between 0 and 1")
-        self.min_support = float(min_support)
+        self.min_support = float(within("min_support", min_support, 0, 1))
 
     @component.output_types(sentences=list[dict], unsupported=int)
     def run(self, answer: str, documents: list[Document]) -> dict[str, Any]:

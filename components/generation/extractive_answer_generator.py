@@ -22,6 +22,7 @@ from components.generation.question_gap import fill_gap, fill_gap_token, phrase_
 from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text.analyzer import sentence_spans, terms
+from components.validation import within
 
 logger = logging.getLogger(__name__)
 
@@ -131,16 +132,10 @@ class ExtractiveAnswerGenerator:
         :param embedding_model: the sentence embedding model that reads the few best phrases of a "what" back into
             the question (`phrase_span`); empty: the phrases are chosen by their position and form alone.
         """
-        if not 1 <= max_sentences <= 10:
-            raise ValueError("max_sentences must be between 1 and 10")
-        if not 1 <= max_chunks <= 20:
-            raise ValueError("max_chunks must be between 1 and 20")
-        if not 0.0 <= min_support <= 1.0 or not 0.0 <= min_cosine <= 1.0:
-            raise ValueError("min_support and min_cosine must be between 0 and 1")
-        self.max_sentences = max_sentences
-        self.max_chunks = max_chunks
-        self.min_support = min_support
-        self.min_cosine = min_cosine
+        self.max_sentences = within("max_sentences", max_sentences, 1, 10)
+        self.max_chunks = within("max_chunks", max_chunks, 1, 20)
+        self.min_support = within("min_support", min_support, 0, 1)
+        self.min_cosine = within("min_cosine", min_cosine, 0, 1)
         self.embedding_model = embedding_model
         self._model: Any = None
 

@@ -17,6 +17,7 @@ from components.generation.extractive_answer_generator import ABSTENTION_PREFIX,
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.budget import question_deadline
 from components.serialization import init_parameters_to_dict
+from components.validation import within
 
 logger = logging.getLogger(__name__)
 
@@ -71,8 +72,7 @@ class ResearchGenerator:
             raise ValueError(f"generator must be one of {', '.join(GENERATORS)}, not {generator!r}")
         if not 0 < timeout_s <= 600:
             raise ValueError("timeout_s must be between 0 and 600 seconds")
-        if not 0 <= retries <= 3:
-            raise ValueError("retries must be between 0 and 3")
+        within("retries", retries, 0, 3)
         self.generator = generator
         self.model = model
         self.api_base_url = api_base_url

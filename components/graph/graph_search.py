@@ -27,6 +27,7 @@ from components.knowledge_base.store import ChunkHit, SearchFilters
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.resilience.guard import submit_in_thread
 from components.settings import DEFAULT_EMBEDDING_MODEL
+from components.validation import within
 
 logger = logging.getLogger(__name__)
 
@@ -84,16 +85,10 @@ class GraphSearch(GraphStoreComponent):
         """
         if collection is not None and not collection.strip():
             raise ValueError("collection must name the knowledge base's collection, or be None for the settings' one")
-        if not isinstance(top_k, int) or not 1 <= top_k <= 50:
-            raise ValueError(f"top_k must be an integer between 1 and 50, not {top_k!r}")
-        if not isinstance(facts_per_passage, int) or not 0 <= facts_per_passage <= 10:
-            raise ValueError(f"facts_per_passage must be an integer between 0 and 10, not {facts_per_passage!r}")
-        if not 0.1 <= float(damping) <= 0.9:
-            raise ValueError(f"damping must be between 0.1 and 0.9, not {damping!r}")
         self.collection = collection
-        self.top_k = top_k
-        self.facts_per_passage = facts_per_passage
-        self.damping = float(damping)
+        self.top_k = within("top_k", top_k, 1, 50, whole=True)
+        self.facts_per_passage = within("facts_per_passage", facts_per_passage, 0, 10, whole=True)
+        self.damping = float(within("damping", float(damping), 0.1, 0.9))
         self.embedding_model = embedding_model
         self.timeout_s = timeout_s
         self.graph_store = check_graph_store(graph_store, collection)

@@ -25,6 +25,7 @@ from components.graph.extraction import (
     document_sentences,
 )
 from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, fact_uuid, normalise_name
+from components.validation import within
 
 logger = logging.getLogger(__name__)
 
@@ -61,8 +62,7 @@ class LLMGraphExtractor(GraphExtractor):
     ) -> None:
         if not model:
             raise ValueError("model must name the chat model")
-        if not 1 <= batch_sentences <= 200:
-            raise ValueError("batch_sentences must be between 1 and 200")
+        within("batch_sentences", batch_sentences, 1, 200)
         if timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
         self.model = model

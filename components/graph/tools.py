@@ -23,6 +23,7 @@ from components.graph.model import ENTITY_KINDS, EntityMatch, Fact, FactHit
 from components.graph.store import MAX_DEPTH, GraphStore
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.guard import submit_in_thread
+from components.validation import within
 
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = 50
@@ -52,8 +53,7 @@ class GraphToolComponent(GraphStoreComponent):
         :param graph_store: the graph store to read (serialised in the pipeline YAML); None: the store the
             settings choose (`GRAPH_BACKEND`), made in `warm_up()`.
         """
-        if not isinstance(limit, int) or not 1 <= limit <= max_limit:
-            raise ValueError(f"limit must be an integer between 1 and {max_limit}, not {limit!r}")
+        within("limit", limit, 1, max_limit, whole=True)
         self.collection = collection
         self.limit = limit
         self.graph_store = check_graph_store(graph_store, collection)

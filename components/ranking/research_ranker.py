@@ -22,6 +22,7 @@ from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text.analyzer import terms
 from components.text.dates import parse_date
+from components.validation import within
 
 logger = logging.getLogger(__name__)
 
@@ -101,10 +102,8 @@ class ResearchRanker:
             knowledge-base searches read); None for the store `KB_BACKEND` chooses for `KB_COLLECTION`. Opened in
             `warm_up()`.
         """
-        if not 1 <= int(top_k) <= 50:
-            raise ValueError("top_k must be between 1 and 50")
-        if not 10 <= int(max_candidates) <= 200:
-            raise ValueError("max_candidates must be between 10 and 200")
+        within("top_k", int(top_k), 1, 50)
+        within("max_candidates", int(max_candidates), 10, 200)
         evidence = {
             "bm25": bm25_weight,
             "dense": dense_weight,

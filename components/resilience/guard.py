@@ -37,6 +37,7 @@ from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_t
 from components.resilience.budget import deadline_scope, question_deadline
 from components.resilience.errors import Fault, RetryableError, classify_exception
 from components.resilience.telemetry import telemetry
+from components.validation import within
 
 logger = logging.getLogger(__name__)
 
@@ -79,8 +80,7 @@ class ResiliencePolicy:
     def __post_init__(self) -> None:
         if self.timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
-        if not 0 <= self.retries <= 3:
-            raise ValueError("retries must be between 0 and 3")
+        within("retries", self.retries, 0, 3)
         if self.breaker_failures < 1:
             raise ValueError("breaker_failures must be at least 1")
         if min(self.backoff_base_s, self.backoff_max_s, self.breaker_cooldown_s, self.cache_ttl_s) < 0:

@@ -22,7 +22,7 @@ from components.tools.executor import ToolExecutor
 from components.tools.profiles import ToolProfiles, load_profiles
 from components.tools.registry import get_tool, tool_names
 from components.tools.tool_selection import ToolSelection, graph_entity_lookup, select_tools
-from components.validation import positive_int
+from components.validation import positive_int, within
 
 logger = logging.getLogger(__name__)
 
@@ -256,8 +256,7 @@ class ResearchAgent:
     ) -> None:
         positive_int("max_agent_steps", max_agent_steps)
         positive_int("max_invalid_calls", max_invalid_calls)
-        if not 0.0 <= min_support <= 1.0:
-            raise ValueError("min_support must be between 0 and 1")
+        within("min_support", min_support, 0, 1)
         if profile is not None:
             load_profiles().require_profile(profile)
         self.profile = profile

@@ -1,0 +1,40 @@
+"""The shared parameter checks: what they accept is returned as given, what they refuse names the parameter."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.validation import bounded_count, positive_int, within
+
+
+@pytest.mark.parametrize(
+    ("value", "low", "high", "whole"),
+    [(0, 0, 1, False), (1, 0, 1, False), (0.5, 0, 1, False), (0.1, 0.1, 0.9, False), (50, 1, 50, True)],
+)
+def test_within_returns_a_value_in_range(value: float, low: float, high: float, whole: bool) -> None:
+    assert within("x", value, low, high, whole=whole) == value
+
+
+@pytest.mark.parametrize(
+    ("value", "whole", "message"),
+    [
+        (-0.1, False, "x must be between 0 and 10, not -0.1"),
+        (11, False, "x must be between 0 and 10, not 11"),
+        (2.5, True, "x must be an integer between 0 and 10, not 2.5"),
+        (True, True, "x must be an integer between 0 and 10, not True"),
+    ],
+)
+def test_within_names_the_parameter_and_the_range(value: object, whole: bool, message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        within("x", value, 0, 10, whole=whole)
+
+
+def test_positive_int_and_bounded_count() -> None:
+    assert positive_int("n", 3) == 3
+    with pytest.raises(ValueError, match="n must be a positive integer"):
+        positive_int("n", 0)
+    assert bounded_count("n", None, 5, 10) == 5
+    assert bounded_count("n", 99, 5, 10) == 10
+    assert bounded_count("n", 0, 5, 10) == 1
+    with pytest.raises(ValueError, match="n must be a whole number"):
+        bounded_count("n", "3", 5, 10)
