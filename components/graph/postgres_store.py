@@ -10,6 +10,7 @@ the writer's transaction, so a reader in any process sees the new number exactly
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping
 from contextlib import contextmanager
@@ -90,6 +91,9 @@ _NAMED = (
 )
 _DELETE_ORPHANS = """DELETE FROM {entities} e WHERE e.uuid = ANY(%(uuids)s::text[])
     AND NOT EXISTS (SELECT 1 FROM {fact_entities} x WHERE x.entity_uuid = e.uuid)"""
+
+# Which statements return rows, read from their text (see `_run`).
+_RETURNS_ROWS = re.compile(r"^\s*(?:SELECT|WITH)\b|\bRETURNING\b", re.IGNORECASE)
 
 QUERIES = {
     "delete_stamp": "DELETE FROM {documents} WHERE document_id = %(d)s",
@@ -245,6 +249,7 @@ class PostgresGraphStore(GraphStore):
         self._names: dict[str, sql.Composable] = {name: sql.Identifier(prefix + name) for name in _TABLES + _INDEXES}
         self._names |= {"version_trigger": sql.Identifier(self._trigger), "facts_name": sql.Literal(self._facts_table)}
         self._queries = {name: sql.SQL(query).format(**self._names) for name, query in QUERIES.items()}
+        self._row_queries = {name for name, query in QUERIES.items() if _RETURNS_ROWS.search(query)}
         self._pool = pool
         self._ready = False
         self._lock = threading.Lock()
@@ -291,7 +296,9 @@ class PostgresGraphStore(GraphStore):
         if "rows" in params:
             params["rows"] = Jsonb(params["rows"])
         tx.execute(self._queries[name], params)
-        return tx.fetchall() if tx.description else []
+        # Not `tx.description`: in psycopg's pipeline mode (the registry writes a document in one) it stays None until
+        # a fetch syncs the pipeline, and the rows of a read inside the write would be lost.
+        return tx.fetchall() if name in self._row_queries else []
 
     def _read(self, name: str, **params: Any) -> list[Mapping[str, Any]]:
         with self._cursor() as cursor:

@@ -155,3 +155,25 @@ class TestGraphStoreConformance:
         assert empty_store.document_fact_count("nothing") == 0
         assert empty_store.entity_facts([]) == []
         assert empty_store.match_entities("Nordvik") == [] and empty_store.best_entity_facts(["no-such-uuid"]) == {}
+
+
+def test_a_write_in_a_pipelined_transaction_merges_names_as_a_plain_one(database_url):
+    """The registry writes a document's graph inside its own transaction in psycopg's pipeline mode, where a cursor
+    knows its result only after a sync: the reads of the write (the aliases other documents taught) still see their
+    rows, so "Dahl" in the second document joins the person the first one named."""
+    from tests.components.graph.conftest import _new_store
+
+    later = "Dahl opened a plant in Manitoba in March 2015. The plant employs 400 people."
+    documents = [
+        make_document("nordvik-2019", NORDVIK_2019, dt.date(2019, 2, 14)),
+        make_document("plant-2015", later, dt.date(2015, 3, 20)),
+    ]
+    store = _new_store("postgres")
+    try:
+        extractor = LanguageExtractor()
+        for document, chunks in documents:
+            with store._get_pool().connection() as conn, conn.pipeline(), conn.transaction():
+                store.replace_document(extractor.extract(document, chunks), connection=conn)
+        assert [entity.name for entity in store.find_entities("Dahl")] == ["Henrik Dahl"]
+    finally:
+        store.drop()
