@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.graph.dates import DateMention, FuzzyDate, sentence_validity, validity
-from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, fact_uuid, normalise_name
+from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, normalise_name
 from components.text.language import analyse_text, entity_kind
 
 ENTITY_KINDS_TEXT = " | ".join(ENTITY_KINDS)
@@ -739,24 +739,10 @@ class LanguageExtractor(GraphExtractor):
                 groups[(valid, invalid, method)] = []
             for number, ((group_valid, group_invalid, group_method), keys) in enumerate(groups.items()):
                 facts.append(
-                    Fact(
-                        uuid=fact_uuid(
-                            document_id, index, sentence.text if number == 0 else f"{sentence.text}#{number}"
-                        ),
-                        text=sentence.text,
-                        document_id=document_id,
-                        sentence_index=index,
-                        entity_keys=keys,
-                        valid_at=group_valid,
-                        invalid_at=group_invalid,
-                        date_method=group_method,
-                        chunk_id=getattr(chunk, "chunk_id", None) if chunk is not None else None,
-                        chunk_index=getattr(chunk, "chunk_index", None) if chunk is not None else None,
-                        document_title=title,
-                        document_url=getattr(document, "url", None),
-                        document_date=anchor,
-                        entity_names=[entities[key].best_name() for key in keys],
-                        mention_keys=mentioned,
+                    Fact.of_sentence(
+                        document, index, sentence.text, chunk, keys, [entities[key].best_name() for key in keys],
+                        (group_valid, group_invalid, group_method), title=title, anchor=anchor,
+                        mention_keys=mentioned, variant=number,
                     )
                 )
         used = {key for fact in facts for key in fact.entity_keys}

@@ -24,7 +24,7 @@ from components.graph.extraction import (
     _ChunkLocator,
     document_sentences,
 )
-from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, fact_uuid, normalise_name
+from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, normalise_name
 from components.validation import within
 
 logger = logging.getLogger(__name__)
@@ -192,21 +192,9 @@ class LLMGraphExtractor(GraphExtractor):
                     invalid = invalid or rule_invalid
                 chunk = locate.find(offset, sentence)
                 facts.append(
-                    Fact(
-                        uuid=fact_uuid(document_id, index, sentence),
-                        text=sentence,
-                        document_id=document_id,
-                        sentence_index=index,
-                        entity_keys=keys,
-                        valid_at=valid,
-                        invalid_at=invalid,
-                        date_method=method,
-                        chunk_id=getattr(chunk, "chunk_id", None),
-                        chunk_index=getattr(chunk, "chunk_index", None),
-                        document_title=title,
-                        document_url=getattr(document, "url", None),
-                        document_date=anchor,
-                        entity_names=[mentions[k].name for k in keys],
+                    Fact.of_sentence(
+                        document, index, sentence, chunk, keys, [mentions[k].name for k in keys],
+                        (valid, invalid, method), title=title, anchor=anchor,
                     )
                 )
         used = {key for fact in facts for key in fact.entity_keys}

@@ -115,6 +115,45 @@ class Fact:
     # timelines, but the retrieval walk links the passage to them (retrieval needs mentions).
     mention_keys: list[str] = field(default_factory=list)
 
+    @classmethod
+    def of_sentence(
+        cls,
+        document: Any,
+        index: int,
+        text: str,
+        chunk: Any,
+        entity_keys: list[str],
+        entity_names: list[str],
+        when: tuple[FuzzyDate | None, FuzzyDate | None, str],
+        *,
+        title: str,
+        anchor: dt.date | None,
+        mention_keys: list[str] | None = None,
+        variant: int = 0,
+    ) -> Fact:
+        """The fact sentence `index` (`text`) of `document` states, read in `chunk` (None when no chunk holds it), with
+        `when` = (valid_at, invalid_at, date_method); the same sentence's further events at other times are variants
+        1, 2, ... (each its own id). Both extractors build their facts here."""
+        document_id = str(document.document_id)
+        valid_at, invalid_at, date_method = when
+        return cls(
+            uuid=fact_uuid(document_id, index, text if variant == 0 else f"{text}#{variant}"),
+            text=text,
+            document_id=document_id,
+            sentence_index=index,
+            entity_keys=entity_keys,
+            valid_at=valid_at,
+            invalid_at=invalid_at,
+            date_method=date_method,
+            chunk_id=getattr(chunk, "chunk_id", None),
+            chunk_index=getattr(chunk, "chunk_index", None),
+            document_title=title,
+            document_url=getattr(document, "url", None),
+            document_date=anchor,
+            entity_names=entity_names,
+            mention_keys=list(mention_keys or []),
+        )
+
     @property
     def source_node_uuid(self) -> str | None:
         """The entity the fact is first about (the edge's source node)."""
