@@ -441,6 +441,8 @@ class MilvusChunkIndex(ChunkIndex):
             self._create_collection(clean)
         store.write_documents(clean, policy=DuplicatePolicy.OVERWRITE)
         self._open()
+        with self._shared.lock:
+            self._shared.dirty.add(self.collection)
         self.add_evidence(clean, evidence)
 
     def _create_collection(self, chunks: list[Document]) -> None:
@@ -489,7 +491,7 @@ class MilvusChunkIndex(ChunkIndex):
             ]
             self._upsert(self.keywords_name, rows)
         with self._shared.lock:
-            self._shared.dirty.update(self._names)
+            self._shared.dirty.update(self._names[1:])  # the side collections: an attached collection is only read
 
     def _write_evidence(self, chunk_ids: list[str], evidence: list[ChunkEvidence]) -> None:
         by_id = {item.chunk_id: item for item in evidence}

@@ -4,7 +4,7 @@ What goes through the integration, and what through our own SQL, and why:
 
 - writes: the store's own `write_documents(..., policy=OVERWRITE)` and `delete_documents`, so the table is an
   ordinary Haystack table that `PgvectorEmbeddingRetriever` reads and a Haystack `DocumentWriter` could have filled;
-  the table and its keyword index are created by the store itself (its first call);
+  a new table and its keyword index are created by the store itself (its first call);
 - reads: our own SQL on the store's database (its `connection_string`), through the process's pool for that
   database (`components.database.connection_pool_for`), because the store's single connection and cursors cannot
   serve the concurrent searches of one question (dense and keyword run at once). The integration's retrievers fall
@@ -22,6 +22,10 @@ integration's keyword index stays as it made it (deferred, its build took back w
 `write_documents` is used as it is: its `executemany` already pipelines the rows' `INSERT ... ON CONFLICT` with one
 commit per call (two round trips a document, beside one for the evidence and two for the registry).
 
+A table this index did not create (`research kb attach`) gets no DDL at all: the integration's setup (its keyword
+index) is skipped, and HNSW is built on it only when asked (`ensure_vector_index(users_table=True)`, `research kb
+enrich --index`); until then dense search is exact, or uses an HNSW index the table already has.
+
 The evidence lives in side tables on the same database, never as columns of the integration's table, so a user's
 attached table is only read: `<table>_chunk_terms` (per chunk: a stored english tsvector with a GIN index, the
 analyzer's term counts and their total), `<table>_sentences` (sentence spans with in-context embeddings) and
@@ -33,7 +37,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,6 +123,37 @@ def _haystack_where(filters: dict | None, operator: str) -> tuple[sql.Composable
     return _convert_filters_to_where_clause_and_params(filters, operator=operator)  # type: ignore[arg-type]
 
 
+class _BuildProgress:
+    """While an index is built on the connection of backend `pid`, tell `progress(done, total)` how many of the
+    table's blocks its scan has read (`pg_stat_progress_create_index`; pgvector reports no tuple total), read on
+    another pooled connection twice a second."""
+
+    def __init__(self, pool: Any, pid: int, progress: Callable[[int, int], None] | None) -> None:
+        self._pool, self._pid, self._progress = pool, pid, progress
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="index-progress", daemon=True)
+
+    def __enter__(self) -> _BuildProgress:
+        if self._progress is not None:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        if self._thread.is_alive():
+            self._thread.join(5)
+
+    def _watch(self) -> None:
+        assert self._progress is not None
+        while not self._done.wait(0.5):
+            with pooled_connection(self._pool) as conn:
+                row = conn.execute(
+                    "SELECT blocks_done, blocks_total FROM pg_stat_progress_create_index WHERE pid = %s", (self._pid,)
+                ).fetchone()
+            if row is not None and row[1]:
+                self._progress(int(row[0]), int(row[1]))
+
+
 class PgvectorChunkIndex(ChunkIndex):
     """The chunks of one knowledge base in a `PgvectorDocumentStore` (see the module docstring for what is read
     how). Thread-safe.
@@ -185,7 +220,9 @@ class PgvectorChunkIndex(ChunkIndex):
         self._write_lock = threading.Lock()  # the store's one connection serves one write at a time
         self._index_lock = threading.Lock()
         self._start_lock = threading.Lock()
-        self._vector_index = False
+        self.owns_table = False  # set by `_open`: whether this index created the integration's table
+        self._hnsw = False  # the table has an HNSW index (any name)
+        self._sealed = False  # no deferred index left to build without being asked
         self._index_build: threading.Thread | None = None
         self._next_index_check = 0.0
         self._open()
@@ -201,18 +238,33 @@ class PgvectorChunkIndex(ChunkIndex):
         )
 
     def _open(self) -> None:
-        """Check an existing table's dimension and model, let the store create its table, add the side tables."""
+        """Check an existing table's dimension and model, let the store create a new table, add the side tables.
+
+        A table this index did not create (an attached one) is never set up by the integration: its first call
+        would add its keyword index (and with `search_strategy="hnsw"` rebuild that index, with `recreate_table`
+        drop the table), so the store is told its table is initialised."""
         with self._connection() as conn:
-            created, typmod = conn.execute(
-                """SELECT to_regclass(%(t)s) IS NULL, (SELECT a.atttypmod FROM pg_attribute a
-                   WHERE a.attrelid = to_regclass(%(t)s) AND a.attname = 'embedding')""",
-                {"t": self._table.as_string(conn)},
+            created, typmod, storage, comment = conn.execute(
+                """SELECT to_regclass(%(t)s) IS NULL, a.atttypmod, a.attstorage,
+                          obj_description(to_regclass(%(c)s), 'pg_class')
+                   FROM (SELECT 1) one LEFT JOIN pg_attribute a
+                   ON a.attrelid = to_regclass(%(t)s) AND a.attname = 'embedding'""",
+                {"t": self._table.as_string(conn), "c": self._chunk_terms.as_string(conn)},
             ).fetchone()
         if typmod is not None and typmod > 0:
             self.check_embeddings(typmod)
-        # The integration creates its own table and keyword index on its first call.
-        with self._write_lock:
-            self.document_store.count_documents()
+        try:
+            recorded = json.loads(comment) if comment else {}
+        except ValueError:
+            recorded = {}
+        recorded = recorded if isinstance(recorded, dict) else {}
+        # Tables made before the marker existed are known by the in-row storage this index gives a table it makes.
+        self.owns_table = bool(created or recorded.get("owns_table", storage == "m"))
+        if self.owns_table:
+            with self._write_lock:
+                self.document_store.count_documents()  # the integration creates its table and keyword index
+        else:
+            self.document_store._table_initialized = True
         names = {
             "chunk_terms": self._chunk_terms,
             "sentences": self._sentences,
@@ -237,22 +289,16 @@ class PgvectorChunkIndex(ChunkIndex):
                 conn.execute(sql.SQL("ALTER TABLE {} ALTER COLUMN embedding SET STORAGE MAIN").format(self._table))
             else:
                 conn.execute(self._deferred[self._tsv_index])
-            comment = conn.execute(
-                "SELECT obj_description(to_regclass(%s), 'pg_class')", (self._chunk_terms.as_string(conn),)
-            ).fetchone()[0]
-            stored = None
-            try:
-                stored = json.loads(comment).get("embedding_model") if comment else None
-            except (ValueError, AttributeError):
-                stored = None
-            self.check_embeddings(self.dimension, stored)
-            if not stored:
+            self.check_embeddings(self.dimension, recorded.get("embedding_model"))
+            if "owns_table" not in recorded or not recorded.get("embedding_model"):
+                marker = {"embedding_model": recorded.get("embedding_model") or self.embedding_model}
                 conn.execute(
                     sql.SQL("COMMENT ON TABLE {} IS {}").format(
-                        self._chunk_terms, sql.Literal(json.dumps({"embedding_model": self.embedding_model}))
+                        self._chunk_terms, sql.Literal(json.dumps({**marker, "owns_table": self.owns_table}))
                     )
                 )
-            self._vector_index = not self._missing_indexes(conn)
+            self._hnsw, missing = self._index_state(conn)
+            self._sealed = not missing
 
     # -- writes -----------------------------------------------------------------------------------------------------
 
@@ -391,7 +437,7 @@ class PgvectorChunkIndex(ChunkIndex):
         with self._connection() as conn, conn.transaction():
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef_search),))
             rows = conn.execute(statement("embedding <=> %s"), values).fetchall()
-            if filtered and len(rows) < limit and self._vector_index:
+            if filtered and len(rows) < limit and self._hnsw:
                 # The approximate scan filters after it finds candidates; a selective filter can leave too few,
                 # so the exact order (not index-orderable, hence the + 0) finds every row that exists.
                 rows = conn.execute(statement("(embedding <=> %s) + 0"), values).fetchall()
@@ -541,52 +587,59 @@ class PgvectorChunkIndex(ChunkIndex):
 
     # -- the vector index -------------------------------------------------------------------------------------------
 
-    def _missing_indexes(self, conn: Any) -> list[sql.Composed]:
-        """The statements creating the deferred indexes that do not exist (HNSW under any name: a user's table may
-        have its own)."""
+    def _index_state(self, conn: Any, users_table: bool = False) -> tuple[bool, list[sql.Composed]]:
+        """Whether the table has an HNSW index (under any name: a user's table may have its own), and the statements
+        creating the deferred indexes that are missing; HNSW among them only on a table this index created, or when
+        `users_table` asks for it."""
         rows = conn.execute(
             "SELECT indexname, tablename, indexdef FROM pg_indexes WHERE schemaname = %s AND tablename = ANY(%s)",
             (self.schema, [self.collection, f"{self.collection}_chunk_terms"]),
         ).fetchall()
-        found = {name for name, _, _ in rows}
-        if any(table == self.collection and "USING hnsw" in definition for _, table, definition in rows):
-            found.add("hnsw")
-        return [statement for name, statement in self._deferred.items() if name not in found]
+        hnsw = any(table == self.collection and "USING hnsw" in definition for _, table, definition in rows)
+        found = {name for name, _, _ in rows} | ({"hnsw"} if hnsw or not (self.owns_table or users_table) else set())
+        return hnsw, [statement for name, statement in self._deferred.items() if name not in found]
 
-    def ensure_vector_index(self) -> bool:
-        """Build the indexes deferred until after bulk loads that are missing: HNSW (`<table>_hnsw`, for the store's
-        vector function) unless the table has one, and the side table's tsvector GIN. True when they exist
-        afterwards. Idempotent; bulk loads call it once at the end (the benchmark's seal)."""
-        if self._vector_index:
-            return True
+    def ensure_vector_index(
+        self, users_table: bool = False, progress: Callable[[int, int], None] | None = None
+    ) -> bool:
+        """Build the missing indexes deferred until after bulk loads: the side table's tsvector GIN, and HNSW
+        (`<table>_hnsw`, for the store's vector function) unless the table has one. On a table this index did not
+        create (an attached one) HNSW is built only with `users_table=True` (`research kb enrich --index`): it is
+        the one change to the user's table; without it, dense search stays exact. `progress(done, total)` is told
+        the table blocks the build has read. True when the table has an HNSW index afterwards.
+        Idempotent; bulk loads call it once at the end (the benchmark's seal)."""
+        if self._sealed and (self._hnsw or not users_table):
+            return self._hnsw
         with self._index_lock:
-            if self._vector_index:
-                return True
             started = time.monotonic()
             with self._connection() as conn, conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"kb-hnsw:{self.collection}",))
-                missing = self._missing_indexes(conn)
+                self._hnsw, missing = self._index_state(conn, users_table)
                 if missing:
                     # The default maintenance_work_mem makes large builds spill to disk and take minutes.
                     conn.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(sql.Literal(_BUILD_MEMORY)))
-                    for statement in missing:
-                        conn.execute(statement)
+                    pid = conn.info.backend_pid
+                    with _BuildProgress(self._pool, pid, progress):
+                        for statement in missing:
+                            conn.execute(statement)
+                    self._hnsw = self._hnsw or self.owns_table or users_table
                     logger.info(
                         "Built {count} indexes of {collection} in {seconds:.1f} s",
                         count=len(missing),
                         collection=self.collection,
                         seconds=time.monotonic() - started,
                     )
-            self._vector_index = True
-            return True
+            self._sealed = True
+            return self._hnsw
 
     def _index_on_first_search(self) -> None:
-        if self._vector_index or time.monotonic() < self._next_index_check:
+        if self._sealed or time.monotonic() < self._next_index_check:
             return
         self._next_index_check = time.monotonic() + _INDEX_CHECK_EVERY_S
         with self._connection() as conn:
-            if not self._missing_indexes(conn):
-                self._vector_index = True
+            self._hnsw, missing = self._index_state(conn)
+            if not missing:
+                self._sealed = True
                 return
             # Below this size an exact scan is a few ms, and an index on a near-empty table would slow the bulk
             # load that usually follows.
@@ -612,21 +665,22 @@ class PgvectorChunkIndex(ChunkIndex):
             )
 
     def wait_for_vector_index(self, timeout_s: float = 60.0) -> bool:
-        """Wait for a background index build started by a search; True when the index exists."""
+        """Wait for a background index build started by a search; True when the table has an HNSW index."""
         thread = self._index_build
         if thread is not None:
             thread.join(timeout_s)
-        return self._vector_index
+        return self._hnsw
 
     # -- housekeeping -----------------------------------------------------------------------------------------------
 
     def drop(self) -> None:
-        """Delete the evidence tables and, through the integration, the chunk table."""
+        """Delete the evidence tables and, through the integration, the chunk table if this index created it."""
         with self._connection() as conn, conn.transaction():
             conn.execute(self._q("DROP TABLE IF EXISTS {sentences}, {terms}, {chunk_terms}"))
-        with self._write_lock:
-            self.document_store.delete_table()
-        self._vector_index = False
+        if self.owns_table:
+            with self._write_lock:
+                self.document_store.delete_table()
+        self._hnsw = self._sealed = False
 
     def close(self) -> None:
         """Let a background index build finish and close the store's own connection (the pool is the process's)."""

@@ -187,9 +187,10 @@ class QdrantChunkIndex(ChunkIndex):
                     # set the collection up as it would.
                     store._client = self._client
                 with self._lock:
+                    created = store.recreate_index or not self._client.collection_exists(self.collection)
                     self._check_collection()
                     self._set_up_store()
-                    self._set_up_side_collections()
+                    self._set_up_side_collections(created)
             except KnowledgeBaseUnavailable:
                 self._release()
                 raise
@@ -269,7 +270,9 @@ class QdrantChunkIndex(ChunkIndex):
         dense = vectors[DENSE_VECTORS_NAME] if isinstance(vectors, dict) else vectors
         self.check_embeddings(int(dense.size), (config.metadata or {}).get("embedding_model"))
 
-    def _set_up_side_collections(self) -> None:
+    def _set_up_side_collections(self, created: bool) -> None:
+        """The side collections; and on a chunk collection just `created` with IDF-modified sparse vectors, the
+        metadata saying its keyword vectors are the assistant's (a collection found is never altered)."""
         from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME
         from qdrant_client import models
 
@@ -278,8 +281,7 @@ class QdrantChunkIndex(ChunkIndex):
         metadata = dict(config.metadata or {})
         sparse = config.params.sparse_vectors or {}
         idf = SPARSE_VECTORS_NAME in sparse and sparse[SPARSE_VECTORS_NAME].modifier == models.Modifier.IDF
-        if idf and metadata.get("keyword_vectors") != KEYWORD_VECTORS and client.count(self.collection).count == 0:
-            # A new, empty collection with IDF-modified sparse vectors: the assistant's own, say so for next time.
+        if idf and created:
             metadata.update(keyword_vectors=KEYWORD_VECTORS, embedding_model=self.embedding_model)
             client.update_collection(self.collection, metadata=metadata)
             logger.info(

@@ -59,6 +59,12 @@ def register(subparsers: Any) -> None:
     )
     enrich.add_argument("--collection", default=None, help="the collection (default: KB_COLLECTION)")
     enrich.add_argument("--document-field", default=None, help="as for `attach` (default: KB_DOCUMENT_FIELD)")
+    enrich.add_argument(
+        "--index",
+        action="store_true",
+        help="pgvector: also build an HNSW index on the attached table, the one change made to it (without it, "
+        "dense search on the table stays exact); Qdrant and Milvus collections keep their own indexes",
+    )
     enrich.set_defaults(func=enrich_collection)
 
 
@@ -125,8 +131,11 @@ def _progress_bar() -> Any:
         bar = bars.get(step.stage)
         if bar is None:
             bar = bars[step.stage] = tqdm(
-                total=step.total, unit="chunk" if step.stage == "reading" else "doc", desc=step.stage,
-                file=sys.stderr, disable=not sys.stderr.isatty(),
+                total=step.total,
+                unit={"reading": "chunk", "indexing": "block"}.get(step.stage, "doc"),
+                desc=step.stage,
+                file=sys.stderr,
+                disable=not sys.stderr.isatty(),
             )
         bar.total = max(bar.total or 0, step.total)
         bar.n = step.done
@@ -156,12 +165,22 @@ def _enricher(settings: Any, collection: str, document_field: str | None, existi
         raise UserError(str(exc)) from exc
 
 
-def _run(enricher: Any, enrich: bool) -> Any:
+def _run(enricher: Any, enrich: bool, index: bool = False) -> Any:
+    """Recognise (and enrich) with a progress bar; with `index`, then build the vector index an attached pgvector
+    table lacks."""
+    from components.knowledge_base.enrichment import EnrichProgress
     from components.knowledge_base.store import KnowledgeBaseUnavailable
 
     progress, close = _progress_bar()
     try:
-        return enricher.enrich(progress) if enrich else enricher.recognise(progress)
+        report = enricher.enrich(progress) if enrich else enricher.recognise(progress)
+        if index and enricher.index.backend == "pgvector":
+            enricher.index.ensure_vector_index(
+                users_table=True, progress=lambda done, total: progress(EnrichProgress("indexing", done, total))
+            )
+        elif index:
+            print(f"The {enricher.index.backend} collection keeps its own vector index; nothing to build.")
+        return report
     except (KnowledgeBaseUnavailable, ValueError) as exc:
         raise UserError(str(exc)) from exc
     finally:
@@ -200,6 +219,6 @@ def enrich_collection(args: Any) -> int:
     enricher = _enricher(
         settings, args.collection or settings.kb_collection, args.document_field or settings.kb_document_field
     )
-    report = _run(enricher, True)
+    report = _run(enricher, True, index=args.index)
     print(report.summary())
     return 1 if report.problems and not report.enriched else 0

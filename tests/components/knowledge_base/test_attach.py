@@ -93,7 +93,7 @@ def _snapshot(store: Any) -> list[tuple]:
 
 
 @pytest.fixture(params=["pgvector", "qdrant", "milvus"])
-def attached(request: pytest.FixtureRequest, tmp_path: Path, database_url: str) -> Iterator[tuple[str, str, Any]]:
+def attached(request: pytest.FixtureRequest, tmp_path: Path, database_url: str) -> Iterator[tuple[str, str, Any, Any]]:
     backend = request.param
     name = f"team_{backend}_{tmp_path.name[-6:].replace('-', '_')}".lower()
     with environment({**backend_env(backend, tmp_path), "DATABASE_URL": database_url}):
@@ -102,7 +102,7 @@ def attached(request: pytest.FixtureRequest, tmp_path: Path, database_url: str) 
         before = _snapshot(user_store)
         assert len(before) >= 9
         _release(user_store)
-        yield backend, name, before
+        yield backend, name, before, _schema(backend, name)
         from components.knowledge_base.factory import close_knowledge_bases
 
         close_knowledge_bases()
@@ -116,7 +116,7 @@ def _release(store: Any) -> None:
 
 
 def test_attach_enrich_ask_and_cite_leave_the_users_rows_unchanged(
-    attached: tuple[str, str, Any], capsys: pytest.CaptureFixture[str]
+    attached: tuple[str, str, Any, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     from components.knowledge_base.attach import ATTACHED
     from components.knowledge_base.enrichment import KnowledgeBaseEnricher
@@ -124,7 +124,7 @@ def test_attach_enrich_ask_and_cite_leave_the_users_rows_unchanged(
     from components.knowledge_base.search import KnowledgeBaseSearch
     from components.settings import get_settings
 
-    backend, name, before = attached
+    backend, name, before, schema = attached
     settings = get_settings()
 
     # Attach: the documents are recognised from Haystack's own fields (the splitter's source_id, the file path).
@@ -184,12 +184,76 @@ def test_attach_enrich_ask_and_cite_leave_the_users_rows_unchanged(
     # Only the txt note passes the filter, however close the satellite note is to the question.
     assert found and {doc.meta["document_title"] for doc in found} == {"orchard.txt"}
 
-    # Nothing the team wrote was modified or deleted.
+    # Nothing the team wrote was modified or deleted: neither its rows nor its collection's schema and indexes.
+    assert _schema(backend, name) == schema
+    assert _snapshot(_reopen(backend, name)) == before
+
+
+def test_enrich_index_adds_only_an_hnsw_index_to_an_attached_pgvector_table(
+    attached: tuple[str, str, Any, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`research kb enrich --index`, the explicit opt-in, is the one change to an attached table: one HNSW index."""
+    backend, name, before, schema = attached
+    if backend != "pgvector":
+        pytest.skip("Qdrant and Milvus collections keep their own vector indexes")
+    from pipelines.cli import main
+
+    assert main(["kb", "attach", name, "--backend", backend]) == 0
+    assert _schema(backend, name) == schema
+    assert main(["kb", "enrich", "--collection", name, "--index"]) == 0
+    capsys.readouterr()
+    after = _schema(backend, name)
+    added = set(after["indexes"]) - set(schema["indexes"])
+    assert {**after, "indexes": schema["indexes"]} == schema and len(added) == 1
+    assert "USING hnsw (embedding vector_cosine_ops)" in next(iter(added))[1]
+    assert _snapshot(_reopen(backend, name)) == before
+
+
+def _schema(backend: str, name: str) -> Any:
+    """What defines the collection beside its rows: pgvector's columns, indexes and comment; Qdrant's collection
+    config, metadata and payload indexes; Milvus's fields, functions, properties and indexes."""
     from components.knowledge_base.factory import close_knowledge_bases
+    from components.settings import get_settings
 
     close_knowledge_bases()
-    after = _snapshot(_reopen(backend, name))
-    assert after == before
+    settings = get_settings()
+    if backend == "pgvector":
+        import psycopg
+
+        with psycopg.connect(os.environ["DATABASE_URL"]) as conn:
+            table = {"t": f'"{name}"'}
+            columns = conn.execute(
+                "SELECT attname, format_type(atttypid, atttypmod), attstorage, attnotnull FROM pg_attribute "
+                "WHERE attrelid = to_regclass(%(t)s) AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+                table,
+            ).fetchall()
+            indexes = conn.execute(
+                "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s ORDER BY indexname", (name,)
+            ).fetchall()
+            comment = conn.execute("SELECT obj_description(to_regclass(%(t)s), 'pg_class')", table).fetchone()
+        return {"columns": columns, "indexes": sorted(indexes), "comment": comment}
+    if backend == "qdrant":
+        from qdrant_client import QdrantClient
+
+        client = QdrantClient(path=str(settings.qdrant_path))
+        try:
+            info = client.get_collection(name)
+            return {"config": info.config.model_dump(), "payload_schema": info.payload_schema}
+        finally:
+            client.close()
+    from pymilvus import MilvusClient
+
+    client = MilvusClient(uri=str(settings.milvus_uri))
+    description = client.describe_collection(name)
+    # An index's row counts and build state change with flushes; its definition must not.
+    indexes = {
+        index: {key: value for key, value in client.describe_index(name, index).items() if "rows" not in key}
+        for index in client.list_indexes(name)
+    }
+    return {
+        key: description.get(key)
+        for key in ("fields", "functions", "properties", "enable_dynamic_field", "num_partitions", "description")
+    } | {"indexes": indexes}
 
 
 def _collections(backend: str) -> list[str]:

@@ -199,6 +199,45 @@ class TestPgvectorChunkIndex:
             assert f"{other.collection}_chunk_terms_tsv" in _indexes(other, f"{other.collection}%")
         finally:
             other.drop()
+            first.delete_table()
+
+    def test_an_attached_table_gets_no_index_until_asked(self, collection_name, database_url):
+        """A table Haystack's writer filled (1,000+ chunks) is searched exactly, however often: neither opening nor
+        searching nor the seal adds an index to it; `ensure_vector_index(users_table=True)` adds one HNSW index."""
+        from haystack import Document
+        from haystack.document_stores.types import DuplicatePolicy
+        from haystack_integrations.document_stores.pgvector import PgvectorDocumentStore
+
+        name = f"{collection_name}_team"
+        team = PgvectorDocumentStore(
+            connection_string=Secret.from_token(database_url),
+            table_name=name,
+            embedding_dimension=384,
+            keyword_index_name=f"{name}_kw",
+            hnsw_index_name=f"{name}_vec",
+        )
+        documents = [Document(id=f"t{i}", content=f"note {i}", embedding=_unit(i).tolist()) for i in range(1000)]
+        team.write_documents(documents, policy=DuplicatePolicy.FAIL)
+        team.close()
+        kb = knowledge_base_for(_store(name))
+        try:
+            users = _indexes(kb, name)
+            assert users == {f"{name}_pkey", f"{name}_kw"}  # the integration's keyword index was not added
+            for _ in range(2):
+                kb.index._next_index_check = 0.0
+                assert kb.index.dense(_unit(7), 1)[0].document.id == "t7"
+            assert kb.wait_for_vector_index(5) is False and kb.ensure_vector_index() is False
+            assert _indexes(kb, name) == users
+            seen: list[tuple[int, int]] = []
+            assert kb.index.ensure_vector_index(users_table=True, progress=lambda *step: seen.append(step)) is True
+            assert _indexes(kb, name) == users | {f"{name}_hnsw"}
+            assert all(0 <= done <= total for done, total in seen)
+            assert kb.index.dense(_unit(7), 1)[0].document.id == "t7"
+        finally:
+            kb.drop()
+            kb.close()
+            team.delete_table()
+            team.close()
 
     def test_filtered_search_with_the_index_still_fills_the_limit(self, kb):
         # 40 documents of 5 chunks; only one document is a pdf, so the HNSW candidates alone would rarely hold it.
