@@ -98,9 +98,6 @@ class DocumentRecogniser:
             group.chunks.append((_order(doc.meta or {}), self._arrival, str(doc.id), doc.content or ""))
             self._arrival += 1
 
-    def __len__(self) -> int:
-        return len(self._groups)
-
     def documents(self) -> list[RecognisedDocument]:
         """The documents found so far, in the order their first chunk arrived."""
         found = []

@@ -149,12 +149,10 @@ class KnowledgeBaseAccess:
                             settings = settings.model_copy(update={"kb_backend": self.backend})
                         document_store = document_store_for(settings, self.collection)
                     self._store = knowledge_base_for(document_store)
-                except KnowledgeBaseMismatch as exc:
+                except (KnowledgeBaseMismatch, ValueError) as exc:  # retrying cannot help
                     raise SourceError(str(exc)) from exc
                 except KnowledgeBaseUnavailable as exc:
                     raise RetryableError(str(exc), kind="connection") from exc
-                except ValueError as exc:
-                    raise SourceError(str(exc)) from exc
             return self._store
 
     def warm_up(self) -> None:
@@ -223,26 +221,6 @@ class KnowledgeBaseComponent:
         return default_from_dict(cls, data)
 
 
-def chunk_metadata(
-    document: DocumentRecord, chunk: ChunkRecord, total_chunks: int, store: KnowledgeBase, score: float | None
-) -> dict[str, Any]:
-    """The knowledge-base metadata of one chunk (`KnowledgeBaseMetadata` plus what the chunk knows)."""
-    metadata: dict[str, Any] = {
-        "document_id": document.document_id,
-        "document_title": document.title,
-        "collection_name": store.collection,
-        "chunk_index": chunk.chunk_index,
-        "document_total_chunks": max(int(total_chunks), chunk.chunk_index + 1, 1),
-        "embedding_model": store.embedding_model,
-        "similarity_score": score,
-        "doc_type": document.doc_type,
-    }
-    for key in ("page_number", "section_title"):
-        if chunk.metadata.get(key) is not None:
-            metadata[key] = chunk.metadata[key]
-    return metadata
-
-
 def hit_to_chunk(
     hit: ChunkHit,
     store: KnowledgeBase,
@@ -267,8 +245,21 @@ def record_to_chunk(
     score_kind: ScoreKind = ScoreKind.NONE,
     ranks: dict[str, int] | None = None,
 ) -> ContextChunk:
-    """A stored chunk as a `ContextChunk` with full attribution; outside a search it has no relevance to any
-    question (the defaults)."""
+    """A stored chunk as a `ContextChunk` with full attribution (`KnowledgeBaseMetadata` plus the chunk's page and
+    section); outside a search it has no relevance to any question (the defaults)."""
+    metadata: dict[str, Any] = {
+        "document_id": document.document_id,
+        "document_title": document.title,
+        "collection_name": store.collection,
+        "chunk_index": chunk.chunk_index,
+        "document_total_chunks": max(int(total), chunk.chunk_index + 1, 1),
+        "embedding_model": store.embedding_model,
+        "similarity_score": raw_score,
+        "doc_type": document.doc_type,
+    }
+    for key in ("page_number", "section_title"):
+        if chunk.metadata.get(key) is not None:
+            metadata[key] = chunk.metadata[key]
     return ContextChunk(
         id=chunk.chunk_id,
         source_type=SourceType.KB,
@@ -281,7 +272,7 @@ def record_to_chunk(
         raw_score=raw_score,
         score_kind=score_kind,
         ranks=dict(ranks or {}),
-        metadata=chunk_metadata(document, chunk, total, store, raw_score),
+        metadata=metadata,
     )
 
 

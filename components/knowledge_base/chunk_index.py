@@ -26,8 +26,7 @@ product's `SearchFilters`.
 
 The evidence the ranker and the answer use is kept beside the chunks, never inside a user's rows: per chunk, its
 sentence spans with their in-context embeddings and the analyzer's term counts; per collection, each term's
-document frequency. An index that cannot keep some of it returns `{}` / `None` from the reading methods, and the
-ranker copes.
+document frequency. Chunks not enriched yet have none, and the ranker copes.
 
 What the indexes would otherwise each write lives here once: the checks of query vectors, chunks and their sentence
 evidence, cosines (of chunks by id, and of sentences from the stored evidence), hits with their cosine, the term
@@ -199,10 +198,10 @@ class ChunkIndex(ABC):
     def delete(self, chunk_ids: list[str]) -> None:
         """Remove these chunks and their evidence (ids that do not exist are ignored)."""
 
+    @abstractmethod
     def add_evidence(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
         """Replace the evidence of these stored chunks without writing the chunks themselves: what enrichment
         adds beside an attached collection's rows (and what keyword search there needs)."""
-        raise NotImplementedError(f"The {self.backend} index cannot add evidence to chunks it did not write")
 
     # -- reads ------------------------------------------------------------------------------------------------------
 
@@ -231,9 +230,9 @@ class ChunkIndex(ABC):
 
     # -- evidence ---------------------------------------------------------------------------------------------------
 
+    @abstractmethod
     def evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
         """The stored evidence of these chunks (chunks without any are absent)."""
-        return {}
 
     def sentence_similarities(
         self, chunk_ids: list[str], query_embedding: np.ndarray
@@ -262,9 +261,9 @@ class ChunkIndex(ABC):
             if document.embedding is not None
         }
 
+    @abstractmethod
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
-        """Collection statistics for BM25 over the analyzer's terms; None when the index keeps none."""
-        return None
+        """Collection statistics for BM25 over the analyzer's terms; None while no chunk has term counts."""
 
     # -- housekeeping -----------------------------------------------------------------------------------------------
 
@@ -272,9 +271,9 @@ class ChunkIndex(ABC):
         """Build a vector index deferred until after a bulk load; True when it exists (or is not needed)."""
         return True
 
+    @abstractmethod
     def drop(self) -> None:
-        """Delete the collection and the evidence beside it (tests and `research docs --drop`)."""
-        raise NotImplementedError(f"{self.backend} cannot drop its collection")
+        """Delete the collection and the evidence beside it (tests and benchmarks)."""
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections, clients and file locks."""

@@ -160,30 +160,28 @@ class KnowledgeBaseEnricher:
             if any(owner != doc.record.document_id for owner, _ in owners.values()):
                 # Chunks the assistant ingested itself (or another recognised document holds): theirs already.
                 report.ingested += 1
-                if progress:
-                    progress(EnrichProgress("enriching" if enrich else "registering", done, len(found)))
-                continue
-            known = self.registry.get(doc.record.document_id)
-            changed = known is None or known[0].content_hash != doc.record.content_hash or known[1] != doc.chunk_ids
-            needs_evidence = enrich and (changed or self._lacks_evidence(doc.chunk_ids))
-            try:
-                if needs_evidence or (enrich and doc.record.document_id in stale_graph):
-                    self._enrich_one(doc, report, with_evidence=needs_evidence)
-                    report.registered += int(changed)
-                elif changed:
-                    self.registry.put(doc.record, doc.chunk_ids)
-                    report.registered += 1
-            except KnowledgeBaseUnavailable:
-                raise
-            except Exception as exc:  # noqa: BLE001 - one unreadable document must not stop the others
-                logger.warning("Enriching {source} failed: {reason}", source=doc.record.source, reason=str(exc)[:200])
-                report.problems.append(f"{doc.record.title}: {first_line(exc, 160)}")
+            else:
+                self._register_one(doc, report, enrich, doc.record.document_id in stale_graph)
             if progress:
                 progress(EnrichProgress("enriching" if enrich else "registering", done, len(found)))
         report.removed = self._forget_vanished(present)
 
-    def _lacks_evidence(self, chunk_ids: list[str]) -> bool:
-        return len(self.index.evidence(chunk_ids)) < len(chunk_ids)
+    def _register_one(self, doc: RecognisedDocument, report: EnrichReport, enrich: bool, stale_graph: bool) -> None:
+        known = self.registry.get(doc.record.document_id)
+        changed = known is None or known[0].content_hash != doc.record.content_hash or known[1] != doc.chunk_ids
+        needs_evidence = enrich and (changed or len(self.index.evidence(doc.chunk_ids)) < len(doc.chunk_ids))
+        try:
+            if needs_evidence or (enrich and stale_graph):
+                self._enrich_one(doc, report, with_evidence=needs_evidence)
+                report.registered += int(changed)
+            elif changed:
+                self.registry.put(doc.record, doc.chunk_ids)
+                report.registered += 1
+        except KnowledgeBaseUnavailable:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one unreadable document must not stop the others
+            logger.warning("Enriching {source} failed: {reason}", source=doc.record.source, reason=str(exc)[:200])
+            report.problems.append(f"{doc.record.title}: {first_line(exc, 160)}")
 
     def _stale_graph(self, document_ids: list[str]) -> set[str]:
         stale: set[str] = set()

@@ -9,7 +9,7 @@ modules), the embedding model (`components.embedding.get_embedding_model`).
 Each backend module (`components/knowledge_base/<backend>_index.py`) offers `document_store_for(settings,
 collection, dimension)` (the store the catalog puts in `pipelines.yaml`), `open_chunk_index(document_store,
 embedding_model)` and `collection_names(document_store)` (what exists, read through the backend's own client without
-creating anything); it may offer `close_shared_clients()`.
+creating anything); it may keep clients it shares per local folder in `CLIENTS` (a `SharedClients`).
 """
 
 from __future__ import annotations
@@ -144,6 +144,6 @@ def close_knowledge_bases() -> None:
     process can open their folders; pgvector holds nothing that needs it."""
     for module_name, _, _ in BACKENDS.values():
         module = sys.modules.get(module_name)
-        closer = getattr(module, "close_shared_clients", None) if module is not None else None
-        if closer is not None:
-            closer()
+        clients = getattr(module, "CLIENTS", None)
+        if clients is not None:
+            clients.close_all()

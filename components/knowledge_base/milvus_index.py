@@ -138,13 +138,12 @@ def open_milvus_document_store(
     collection: str,
     *,
     uri: str,
-    token_env: str | None = "MILVUS_TOKEN",
     metric: str = "COSINE",
 ) -> Any:
     """The `MilvusDocumentStore` the assistant writes a knowledge base into: collection `collection` with
     Milvus's BM25 function on `text` (the product's stop words), `index_params` for `metric` (so Haystack's own
-    retrievers score a reopened collection correctly too), the token as an env-var `Secret` (never a value), and
-    `drop_old=False`.
+    retrievers score a reopened collection correctly too), a server's token as the env-var `Secret` `MILVUS_TOKEN`
+    (never a value), and `drop_old=False`.
 
     Raises `KnowledgeBaseUnavailable` with one sentence when a milvus-lite file is open in another process or the
     server cannot be reached.
@@ -169,8 +168,8 @@ def open_milvus_document_store(
                 "folder): close that process, set MILVUS_URI to a Milvus server, or use KB_BACKEND=pgvector."
             )
         connection_args["uri"] = str(folder)
-    elif token_env:
-        connection_args["token"] = Secret.from_env_var(token_env, strict=False)
+    else:
+        connection_args["token"] = Secret.from_env_var("MILVUS_TOKEN", strict=False)
     try:
         return MilvusDocumentStore(
             collection_name=name,
@@ -218,11 +217,6 @@ def collection_names(document_store: Any) -> list[str]:
     """The collections Milvus holds, listed by the store's own client (a `MilvusDocumentStore` creates its collection
     at its first write, not when made)."""
     return list(document_store.client.list_collections())
-
-
-def close_shared_clients() -> None:
-    """Stop every milvus-lite server this process started through the cache, so other processes can open them."""
-    CLIENTS.close_all()
 
 
 def _stop_lite_server(key: str, entry: SharedClient) -> None:
@@ -845,14 +839,3 @@ def _where(uri: str) -> str:
 
     parts = urlsplit(uri)
     return f"{parts.scheme}://{parts.hostname}{':' + str(parts.port) if parts.port else ''}"
-
-
-__all__ = [
-    "ANALYZER_PARAMS",
-    "MilvusChunkIndex",
-    "CLIENTS",
-    "close_shared_clients",
-    "document_store_for",
-    "open_chunk_index",
-    "open_milvus_document_store",
-]

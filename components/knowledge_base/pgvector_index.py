@@ -34,10 +34,12 @@ analyzer's term counts and their total), `<table>_sentences` (sentence spans wit
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,8 +52,8 @@ from psycopg.conninfo import make_conninfo
 from psycopg.types.json import Jsonb
 
 from components.contracts import ScoreKind
-from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit
-from components.knowledge_base.registry import pooled_connection, select_by_ids
+from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit, in_order
+from components.knowledge_base.registry import keyset_pages, pooled_connection, select_by_ids
 from components.knowledge_base.store import KnowledgeBaseUnavailable, TermStatistics
 
 logger = logging.getLogger(__name__)
@@ -99,15 +101,7 @@ class _VectorRow(Document):
 
 
 def _vector_row(document: Document) -> Document:
-    return _VectorRow(
-        id=document.id,
-        content=document.content,
-        blob=document.blob,
-        meta=document.meta,
-        score=document.score,
-        embedding=document.embedding,
-        sparse_embedding=document.sparse_embedding,
-    )
+    return _VectorRow(**{item.name: getattr(document, item.name) for item in dataclasses.fields(Document)})
 
 
 def _haystack_where(filters: dict | None, operator: str) -> tuple[sql.Composable, tuple]:
@@ -123,35 +117,28 @@ def _haystack_where(filters: dict | None, operator: str) -> tuple[sql.Composable
     return _convert_filters_to_where_clause_and_params(filters, operator=operator)  # type: ignore[arg-type]
 
 
-class _BuildProgress:
-    """While an index is built on the connection of backend `pid`, tell `progress(done, total)` how many of the
-    table's blocks its scan has read (`pg_stat_progress_create_index`; pgvector reports no tuple total), read on
-    another pooled connection twice a second."""
+@contextmanager
+def _build_progress(pool: Any, pid: int, progress: Callable[[int, int], None] | None) -> Iterator[None]:
+    """While an index is built on the connection of backend `pid`, tell `progress(done, total)` twice a second how
+    many of the table's blocks its scan has read (`pg_stat_progress_create_index`; pgvector reports no tuple total)."""
+    finished = threading.Event()
 
-    def __init__(self, pool: Any, pid: int, progress: Callable[[int, int], None] | None) -> None:
-        self._pool, self._pid, self._progress = pool, pid, progress
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._watch, name="index-progress", daemon=True)
-
-    def __enter__(self) -> _BuildProgress:
-        if self._progress is not None:
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._done.set()
-        if self._thread.is_alive():
-            self._thread.join(5)
-
-    def _watch(self) -> None:
-        assert self._progress is not None
-        while not self._done.wait(0.5):
-            with pooled_connection(self._pool) as conn:
+    def watch() -> None:
+        while progress is not None and not finished.wait(0.5):
+            with pooled_connection(pool) as conn:
                 row = conn.execute(
-                    "SELECT blocks_done, blocks_total FROM pg_stat_progress_create_index WHERE pid = %s", (self._pid,)
+                    "SELECT blocks_done, blocks_total FROM pg_stat_progress_create_index WHERE pid = %s", (pid,)
                 ).fetchone()
             if row is not None and row[1]:
-                self._progress(int(row[0]), int(row[1]))
+                progress(int(row[0]), int(row[1]))
+
+    watcher = threading.Thread(target=watch, name="index-progress", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        finished.set()
+        watcher.join(5)
 
 
 class PgvectorChunkIndex(ChunkIndex):
@@ -170,10 +157,10 @@ class PgvectorChunkIndex(ChunkIndex):
 
     backend = "pgvector"
 
-    def __init__(self, document_store: Any, url: str | None = None, embedding_model: str | None = None) -> None:
+    def __init__(self, document_store: Any, url: str, embedding_model: str | None = None) -> None:
         """
         :param document_store: the integration's `PgvectorDocumentStore`, as given (never replaced).
-        :param url: the database the store's `connection_string` resolves to; resolved from it when None.
+        :param url: the database the store's `connection_string` resolves to (`open_chunk_index` resolves it).
         :param embedding_model: the model the embeddings come from (recorded beside the table; a table made for
             another model is a `KnowledgeBaseMismatch`); the settings' model when None.
         """
@@ -185,11 +172,6 @@ class PgvectorChunkIndex(ChunkIndex):
         self.schema = str(document_store.schema_name)
         self.dimension = int(document_store.embedding_dimension)
         self.embedding_model = embedding_model or get_settings().embedding_model
-        url = url or document_store.connection_string.resolve_value()
-        if not url:
-            raise KnowledgeBaseUnavailable(
-                "The pgvector document store has no connection string; set DATABASE_URL (or PG_CONN_STR)."
-            )
         self.database_url = url
         try:
             self._pool = connection_pool_for(url)
@@ -254,10 +236,9 @@ class PgvectorChunkIndex(ChunkIndex):
         if typmod is not None and typmod > 0:
             self.check_embeddings(typmod)
         try:
-            recorded = json.loads(comment) if comment else {}
-        except ValueError:
+            recorded = dict(json.loads(comment or "{}"))
+        except (ValueError, TypeError):
             recorded = {}
-        recorded = recorded if isinstance(recorded, dict) else {}
         # Tables made before the marker existed are known by the in-row storage this index gives a table it makes.
         self.owns_table = bool(created or recorded.get("owns_table", storage == "m"))
         if self.owns_table:
@@ -290,13 +271,11 @@ class PgvectorChunkIndex(ChunkIndex):
             else:
                 conn.execute(self._deferred[self._tsv_index])
             self.check_embeddings(self.dimension, recorded.get("embedding_model"))
-            if "owns_table" not in recorded or not recorded.get("embedding_model"):
-                marker = {"embedding_model": recorded.get("embedding_model") or self.embedding_model}
-                conn.execute(
-                    sql.SQL("COMMENT ON TABLE {} IS {}").format(
-                        self._chunk_terms, sql.Literal(json.dumps({**marker, "owns_table": self.owns_table}))
-                    )
-                )
+            marker = {"embedding_model": recorded.get("embedding_model") or self.embedding_model}
+            marker["owns_table"] = self.owns_table
+            if marker != recorded:
+                comment_on = sql.SQL("COMMENT ON TABLE {} IS {}")
+                conn.execute(comment_on.format(self._chunk_terms, sql.Literal(json.dumps(marker))))
             self._hnsw, missing = self._index_state(conn)
             self._sealed = not missing
 
@@ -405,8 +384,7 @@ class PgvectorChunkIndex(ChunkIndex):
         columns = "id, content, meta" + (", embedding" if with_embeddings else "")
         with self._connection() as conn:
             rows = conn.execute(self._q(f"SELECT {columns} FROM {{table}} WHERE id = ANY(%s)"), (ids,)).fetchall()
-        found = {row[0]: self._document(row, with_embeddings) for row in rows}
-        return [found[chunk_id] for chunk_id in dict.fromkeys(ids) if chunk_id in found]
+        return in_order(ids, {row[0]: self._document(row, with_embeddings) for row in rows})
 
     @staticmethod
     def _document(row: tuple, with_embedding: bool = False) -> Document:
@@ -501,18 +479,10 @@ class PgvectorChunkIndex(ChunkIndex):
             return int(conn.execute(self._q("SELECT count(*) FROM {table}")).fetchone()[0])
 
     def iter_documents(self, batch_size: int = 1000, with_embeddings: bool = False) -> Iterator[list[Document]]:
-        batch_size = max(1, int(batch_size))
         columns = "id, content, meta" + (", embedding" if with_embeddings else "")
-        after = ""
-        while True:
-            with self._connection() as conn:
-                rows = conn.execute(
-                    self._q(f"SELECT {columns} FROM {{table}} WHERE id > %s ORDER BY id LIMIT %s"), (after, batch_size)
-                ).fetchall()
-            if not rows:
-                return
+        statement = self._q(f"SELECT {columns} FROM {{table}} WHERE id > %s ORDER BY id LIMIT %s")
+        for rows in keyset_pages(self._pool, statement, batch_size):
             yield [self._document(row, with_embeddings) for row in rows]
-            after = rows[-1][0]
 
     # -- evidence ---------------------------------------------------------------------------------------------------
 
@@ -619,7 +589,7 @@ class PgvectorChunkIndex(ChunkIndex):
                     # The default maintenance_work_mem makes large builds spill to disk and take minutes.
                     conn.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(sql.Literal(_BUILD_MEMORY)))
                     pid = conn.info.backend_pid
-                    with _BuildProgress(self._pool, pid, progress):
+                    with _build_progress(self._pool, pid, progress):
                         for statement in missing:
                             conn.execute(statement)
                     self._hnsw = self._hnsw or self.owns_table or users_table

@@ -308,24 +308,22 @@ class QdrantChunkIndex(ChunkIndex):
                 sparse_vectors_config={SPARSE_VECTORS_NAME: models.SparseVectorParams(modifier=models.Modifier.IDF)},
             )
 
-    def _release(self) -> None:
+    def _release(self, closed: bool = False) -> None:
+        """Let go of the client (`closed`: it was closed under this index already); the next call opens it again."""
         if self._client is not None:
             self.document_store._client = None
-            if self._local_key:
+            if not closed and self._local_key:
                 CLIENTS.release(self._local_key, self)
-            else:
+            elif not closed:
                 self._client.close()
         self._client = self._shared = None
         self._lock = nullcontext()
         self._ready = False
 
     def _forget_client(self) -> None:
-        """The shared client was closed under this index (`CLIENTS.close_all`): open it again next time."""
+        """The shared client was closed under this index (`CLIENTS.close_all`)."""
         with self._state:
-            self.document_store._client = None
-            self._client = self._shared = None
-            self._lock = nullcontext()
-            self._ready = False
+            self._release(closed=True)
 
     def close(self) -> None:
         """Let go of the client (a local folder is freed when no other store of this process uses it)."""
@@ -461,11 +459,6 @@ class QdrantChunkIndex(ChunkIndex):
 
     # -- reads ------------------------------------------------------------------------------------------------------
 
-    def _dense_using(self) -> str | None:
-        from haystack_integrations.document_stores.qdrant.converters import DENSE_VECTORS_NAME
-
-        return DENSE_VECTORS_NAME if self.document_store.use_sparse_embeddings else None
-
     def _to_document(self, point: Any) -> Document:
         from haystack_integrations.document_stores.qdrant.converters import convert_qdrant_point_to_haystack_document
 
@@ -474,10 +467,12 @@ class QdrantChunkIndex(ChunkIndex):
         )
 
     def _with_vectors(self, with_embeddings: bool) -> Any:
+        """What to ask of a point's vectors: none, or the dense one (named when the collection has sparse ones too)."""
+        from haystack_integrations.document_stores.qdrant.converters import DENSE_VECTORS_NAME
+
         if not with_embeddings:
             return False
-        using = self._dense_using()
-        return [using] if using else True
+        return [DENSE_VECTORS_NAME] if self.document_store.use_sparse_embeddings else True
 
     def fetch(self, chunk_ids: list[str], with_embeddings: bool = False) -> list[Document]:
         from haystack_integrations.document_stores.qdrant.converters import convert_id
@@ -722,11 +717,6 @@ def collection_names(document_store: Any) -> list[str]:
             return [found.name for found in entry.client.get_collections().collections]
     finally:
         CLIENTS.release(key)
-
-
-def close_shared_clients() -> None:
-    """Close the local-mode clients this process shares per folder."""
-    CLIENTS.close_all()
 
 
 class _Postings:

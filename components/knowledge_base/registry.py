@@ -40,7 +40,7 @@ from components.knowledge_base.store import (
 
 logger = logging.getLogger(__name__)
 
-# The longest suffix is 26 characters ("_chunk_documents_document"); PostgreSQL truncates identifiers at 63.
+# The longest index name suffix is 26 characters ("_chunk_documents_document"); PostgreSQL truncates names at 63.
 _COLLECTION_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,36}$")
 # The document columns every query reads, in this order, named as `DocumentRecord`'s fields.
 _FIELDS = ("document_id", "title", "source", "doc_type", "content_hash", "url", "date", "ingested_at", "metadata")
@@ -112,18 +112,14 @@ class DocumentRegistry:
         names = {
             "documents": self._documents,
             "chunks": self._chunks,
-            "documents_pkey": sql.Identifier(f"{self.table_prefix}_documents_pkey"),
-            "documents_source_key": sql.Identifier(f"{self.table_prefix}_documents_source_key"),
             "documents_ingested_idx": sql.Identifier(f"{self.table_prefix}_documents_ingested_idx"),
-            "chunks_pkey": sql.Identifier(f"{self.table_prefix}_chunk_documents_pkey"),
-            "chunks_fkey": sql.Identifier(f"{self.table_prefix}_chunk_documents_fkey"),
             "chunks_document_idx": sql.Identifier(f"{self.table_prefix}_chunk_documents_document"),
         }
         statements = [
             """CREATE TABLE IF NOT EXISTS {documents} (
-                document_id text NOT NULL,
+                document_id text PRIMARY KEY,
                 title text NOT NULL DEFAULT '',
-                source text NOT NULL,
+                source text NOT NULL UNIQUE,
                 doc_type text NOT NULL DEFAULT '',
                 content_hash text NOT NULL DEFAULT '',
                 text text NOT NULL DEFAULT '',
@@ -132,17 +128,12 @@ class DocumentRegistry:
                 ingested_at timestamptz NOT NULL DEFAULT now(),
                 metadata jsonb NOT NULL DEFAULT '{{}}'::jsonb,
                 chunk_count integer NOT NULL DEFAULT 0,
-                chunk_ids text[] NOT NULL DEFAULT '{{}}',
-                CONSTRAINT {documents_pkey} PRIMARY KEY (document_id),
-                CONSTRAINT {documents_source_key} UNIQUE (source))""",
+                chunk_ids text[] NOT NULL DEFAULT '{{}}')""",
             "CREATE INDEX IF NOT EXISTS {documents_ingested_idx} ON {documents} (ingested_at DESC, document_id)",
             """CREATE TABLE IF NOT EXISTS {chunks} (
-                chunk_id text NOT NULL,
-                document_id text NOT NULL,
-                chunk_index integer NOT NULL,
-                CONSTRAINT {chunks_pkey} PRIMARY KEY (chunk_id),
-                CONSTRAINT {chunks_fkey} FOREIGN KEY (document_id)
-                    REFERENCES {documents} (document_id) ON DELETE CASCADE)""",
+                chunk_id text PRIMARY KEY,
+                document_id text NOT NULL REFERENCES {documents} (document_id) ON DELETE CASCADE,
+                chunk_index integer NOT NULL)""",
             "CREATE INDEX IF NOT EXISTS {chunks_document_idx} ON {chunks} (document_id, chunk_index)",
         ]
         with self.connection() as conn, conn.transaction():
@@ -317,22 +308,13 @@ class DocumentRegistry:
 
     def iter_documents(self, batch_size: int = 100) -> Iterator[tuple[DocumentRecord, list[str]]]:
         """Every document (with its text) and its chunk ids, in document-id order, a batch per query."""
-        batch_size = max(1, int(batch_size))
-        after = ""
-        while True:
-            with self.connection() as conn:
-                rows = conn.execute(
-                    self._q(
-                        f"SELECT {_COLUMNS}, text, chunk_ids FROM {{documents}} WHERE document_id > %s "
-                        "ORDER BY document_id LIMIT %s"
-                    ),
-                    (after, batch_size),
-                ).fetchall()
-            if not rows:
-                return
+        statement = self._q(
+            f"SELECT {_COLUMNS}, text, chunk_ids FROM {{documents}} WHERE document_id > %s "
+            "ORDER BY document_id LIMIT %s"
+        )
+        for rows in keyset_pages(self._pool, statement, batch_size):
             for row in rows:
                 yield _record(row, text=row[9]), list(row[10] or [])
-            after = rows[-1][0]
 
 
 def _conditions(filters: SearchFilters | None, search: str | None = None) -> tuple[list[str], list[Any]]:
@@ -364,6 +346,19 @@ def select_by_ids(pool: Any, statement: sql.Composable, ids: Iterable[Any], *bef
         return []
     with pooled_connection(pool) as conn:
         return conn.execute(statement, (*before, unique)).fetchall()
+
+
+def keyset_pages(pool: Any, statement: sql.Composable, batch_size: int) -> Iterator[list[tuple]]:
+    """The rows of `statement`, a page per query: its parameters are the last key read ("" first) and the page size,
+    its first column the key it orders by."""
+    after, size = "", max(1, int(batch_size))
+    while True:
+        with pooled_connection(pool) as conn:
+            rows = conn.execute(statement, (after, size)).fetchall()
+        if not rows:
+            return
+        yield rows
+        after = rows[-1][0]
 
 
 @contextmanager

@@ -107,11 +107,8 @@ def copy_knowledge_base(args: Any) -> int:
             documents += 1
             chunks += len(records)
             bar.update(len(records))
-    for finish in ("ensure_vector_index", "flush"):
-        # pgvector builds its HNSW index after a bulk load; Milvus seals its write buffer so searches are fast.
-        step = getattr(target, finish, None)
-        if callable(step):
-            step()
+    # pgvector builds its HNSW index after a bulk load; Milvus seals its write buffer so searches are fast.
+    target.ensure_vector_index()
     elapsed = time.monotonic() - started
     rate = chunks / elapsed if elapsed > 0 else float(chunks)
     print(

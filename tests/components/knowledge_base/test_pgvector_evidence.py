@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from components.knowledge_base.chunk_index import ChunkIndex
+from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex
 from components.knowledge_base.factory import open_knowledge_base
 from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.store import ChunkRecord, DocumentRecord
@@ -138,9 +138,7 @@ class TestPgvectorEvidence:
         assert self._statistics(reopened, ["cat"]).df == {"cat": 1}
 
 
-def test_backends_without_evidence_return_the_defaults():
-    # An index that keeps no evidence inherits these; the ranker then computes what it can itself.
-    assert ChunkIndex.evidence(None, ["x"]) == {}  # type: ignore[arg-type]
-    without = SimpleNamespace(dimension=3, evidence=lambda ids: ChunkIndex.evidence(None, ids))
+def test_chunks_without_stored_sentence_vectors_have_no_sentence_similarities():
+    # The shared computation (Qdrant, Milvus) reads `evidence`: chunks not enriched yet have none.
+    without = SimpleNamespace(dimension=3, evidence=lambda ids: {"x": ChunkEvidence("x", term_counts={"a": 1})})
     assert ChunkIndex.sentence_similarities(without, ["x"], np.zeros(3)) == {}  # type: ignore[arg-type]
-    assert ChunkIndex.term_statistics(None, ["x"]) is None  # type: ignore[arg-type]

@@ -64,6 +64,19 @@ def _store(table: str, dimension: int = 384, **kwargs):  # noqa: ANN202 - the in
     )
 
 
+def _users_store(database_url: str, table: str):  # noqa: ANN202 - the integration's class
+    """The integration's store as a team configures it for itself: its own connection and index names."""
+    from haystack_integrations.document_stores.pgvector import PgvectorDocumentStore
+
+    return PgvectorDocumentStore(
+        connection_string=Secret.from_token(database_url),
+        table_name=table,
+        embedding_dimension=384,
+        keyword_index_name=f"{table}_kw",
+        hnsw_index_name=f"{table}_vec",
+    )
+
+
 def _indexes(kb, pattern: str) -> set[str]:
     with kb.registry.connection() as conn:
         rows = conn.execute("SELECT indexname FROM pg_indexes WHERE tablename LIKE %s", (pattern,)).fetchall()
@@ -181,16 +194,8 @@ class TestPgvectorChunkIndex:
         assert kb.ensure_vector_index() is True
         assert {f"{kb.collection}_chunk_terms_tsv", f"{kb.collection}_hnsw"} <= _indexes(kb, f"{kb.collection}%")
         # A table the integration made first (a user's) keeps pgvector's own storage; its side GIN is made at once.
-        from haystack_integrations.document_stores.pgvector import PgvectorDocumentStore
-
         name = f"{collection_name}_found"
-        first = PgvectorDocumentStore(
-            connection_string=Secret.from_token(database_url),
-            table_name=name,
-            embedding_dimension=384,
-            keyword_index_name=f"{name}_keyword",
-            hnsw_index_name=f"{name}_hnsw",
-        )
+        first = _users_store(database_url, name)
         first.count_documents()
         first.close()
         other = knowledge_base_for(_store(name))
@@ -206,16 +211,9 @@ class TestPgvectorChunkIndex:
         searching nor the seal adds an index to it; `ensure_vector_index(users_table=True)` adds one HNSW index."""
         from haystack import Document
         from haystack.document_stores.types import DuplicatePolicy
-        from haystack_integrations.document_stores.pgvector import PgvectorDocumentStore
 
         name = f"{collection_name}_team"
-        team = PgvectorDocumentStore(
-            connection_string=Secret.from_token(database_url),
-            table_name=name,
-            embedding_dimension=384,
-            keyword_index_name=f"{name}_kw",
-            hnsw_index_name=f"{name}_vec",
-        )
+        team = _users_store(database_url, name)
         documents = [Document(id=f"t{i}", content=f"note {i}", embedding=_unit(i).tolist()) for i in range(1000)]
         team.write_documents(documents, policy=DuplicatePolicy.FAIL)
         team.close()

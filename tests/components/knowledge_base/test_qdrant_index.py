@@ -402,11 +402,11 @@ class TestFactoryHooks:
         assert QdrantDocumentStore.from_dict(data).api_key.resolve_value() == "very-secret"
 
     def test_closing_the_shared_clients_frees_the_folder_and_indexes_reopen(self, tmp_path, collection_name):
-        from components.knowledge_base.qdrant_index import close_shared_clients, open_chunk_index
+        from components.knowledge_base.qdrant_index import CLIENTS, open_chunk_index
 
         index = open_chunk_index(_store(tmp_path / "q", collection_name), MODEL)
         index.write([Document(id="c", content="Lone chunk.", embedding=_unit(1).tolist())], [])
-        close_shared_clients()
+        CLIENTS.close_all()
         QdrantClient(path=str(tmp_path / "q")).close()  # the folder is free
         assert index.count() == 1  # and the index opens it again
         index.close()
