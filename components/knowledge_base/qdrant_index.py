@@ -375,28 +375,18 @@ class QdrantChunkIndex(ChunkIndex):
         with self._lock:
             old = self._stored_term_counts(client, [chunk.id for chunk in chunks])
             if not self._own_sparse:
-                sparse = [document_sparse_vector(chunk.content or "") for chunk in chunks]
-                points = [
-                    models.PointStruct(
-                        id=convert_id(chunk.id),
-                        vector={SPARSE_VECTORS_NAME: models.SparseVector(indices=indices, values=values)},
-                        payload={"id": chunk.id, "meta": chunk.meta},
-                    )
-                    for chunk, (indices, values) in zip(chunks, sparse, strict=True)
-                    if indices
-                ]
-                client.upload_points(self.keywords_name, points, batch_size=256, wait=True)
-                wordless = [
-                    convert_id(chunk.id) for chunk, (indices, _) in zip(chunks, sparse, strict=True) if not indices
-                ]
-                if wordless:
-                    client.delete(self.keywords_name, points_selector=models.PointIdsList(points=wordless), wait=True)
-                self._update_postings(
-                    [
-                        (chunk.id, SparseEmbedding(indices=indices, values=values) if indices else None)
-                        for chunk, (indices, values) in zip(chunks, sparse, strict=True)
-                    ]
-                )
+                points, wordless, postings = [], [], []
+                for chunk in chunks:
+                    indices, values = document_sparse_vector(chunk.content or "")
+                    postings.append((chunk.id, SparseEmbedding(indices=indices, values=values) if indices else None))
+                    if not indices:
+                        wordless.append(convert_id(chunk.id))
+                        continue
+                    vector = {SPARSE_VECTORS_NAME: models.SparseVector(indices=indices, values=values)}
+                    payload = {"id": chunk.id, "meta": chunk.meta}
+                    points.append(models.PointStruct(id=convert_id(chunk.id), vector=vector, payload=payload))
+                _replace_points(client, self.keywords_name, points, wordless)
+                self._update_postings(postings)
             points, emptied = [], []
             for chunk in chunks:
                 item = by_id.get(chunk.id)
@@ -404,9 +394,7 @@ class QdrantChunkIndex(ChunkIndex):
                     emptied.append(convert_id(chunk.id))
                 else:
                     points.append(_evidence_point(item, self.dimension))
-            client.upload_points(self.sentences_name, points, batch_size=256, wait=True)
-            if emptied:
-                client.delete(self.sentences_name, points_selector=models.PointIdsList(points=emptied), wait=True)
+            _replace_points(client, self.sentences_name, points, emptied)
             new = {chunk.id: by_id[chunk.id].term_counts for chunk in chunks if chunk.id in by_id}
             self._update_statistics(client, old, {chunk_id: counts for chunk_id, counts in new.items() if counts})
 
@@ -762,6 +750,15 @@ class _Postings:
 def _totals(payload: dict[str, Any]) -> TermTotals:
     """The collection statistics of the `<index>_terms` point's payload."""
     return TermTotals(int(payload.get("chunks") or 0), int(payload.get("terms") or 0), dict(payload.get("df") or {}))
+
+
+def _replace_points(client: Any, name: str, points: list[Any], gone: list[Any]) -> None:
+    """Upload `points` into collection `name` and delete the point ids `gone` (chunks that now have nothing there)."""
+    from qdrant_client import models
+
+    client.upload_points(name, points, batch_size=256, wait=True)
+    if gone:
+        client.delete(name, points_selector=models.PointIdsList(points=gone), wait=True)
 
 
 def _evidence_point(item: ChunkEvidence, dimension: int) -> Any:
