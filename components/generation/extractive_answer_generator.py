@@ -73,6 +73,7 @@ _NAME = re.compile(r"[A-Z][\w'&-]*(?:\s+(?:of\s+|the\s+|de\s+|von\s+|van\s+)?[A-
 _DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
 _KIND_OF = re.compile(r"\b(?:what|which)\s+(?:kind|type|sort|class)s?\s+of\b", re.I)
 _PERSONAL = frozenset({"it", "he", "she", "they"})
+_PERSONAL_WORD = re.compile(r"\b(?:it|he|she|they)\b", re.I)
 _ALTERNATIVE = re.compile(r"\bor\b", re.I)
 _COORDINATION = re.compile(r"^\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|&\s+)$")
 
@@ -721,6 +722,8 @@ def _subject_answer(
         opening = " ".join((document.content or "")[spans[0][0] : spans[0][1]].split())
         if sentence.text == opening or not (relation & sentence.terms or _share(weights, sentence) >= min_support):
             continue
+        if not (title & sentence.terms or _PERSONAL_WORD.search(sentence.text)):
+            continue  # no word that could stand for the chunk's subject: not worth a parse
         subject = next(
             (
                 token
@@ -732,7 +735,7 @@ def _subject_answer(
         if subject is None:
             continue
         named = " ".join(token.text for token in subject.subtree if token.dep_ == "compound" or token is subject)
-        if subject.lower_ not in _PERSONAL and not _terms_of(named) <= title:
+        if subject.lower_ not in _PERSONAL and not frozenset() < _terms_of(named) <= title:
             continue
         doc = parse(opening)
         entity = next((chunk for chunk in doc.noun_chunks if title <= _terms_of(chunk.text)), None)
