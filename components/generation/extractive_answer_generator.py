@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -68,6 +69,11 @@ _LOWER_START = re.compile(r"^(?:[\"'(\[]?[a-z]|[,;:)\]])")
 _PRONOUN_START = re.compile(r"^(?:it|its|he|his|she|her|they|their|this|these|the company|the project)\b", re.I)
 # Capitalised word sequences after a sentence's first word: the names a sentence brings in, without a parse.
 _NAME = re.compile(r"[A-Z][\w'&-]*(?:\s+(?:of\s+|the\s+|de\s+|von\s+|van\s+)?[A-Z][\w'&-]*)*")
+# A title's trailing disambiguation ("Brand (play)") is not part of the name.
+_DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
+_KIND_OF = re.compile(r"\b(?:what|which)\s+(?:kind|type|sort|class)s?\s+of\b", re.I)
+_PERSONAL = frozenset({"it", "he", "she", "they"})
+_PERSONAL_WORD = re.compile(r"\b(?:it|he|she|they)\b", re.I)
 _ALTERNATIVE = re.compile(r"\bor\b", re.I)
 _COORDINATION = re.compile(r"^\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|&\s+)$")
 
@@ -102,7 +108,9 @@ class ExtractiveAnswerGenerator:
     wins; the model is loaded in `warm_up`, shared with the query embedder). Comparisons ("which is older, A or B?")
     and yes/no questions about named subjects are answered from each subject's sentences (`comparison`). A multi-hop
     question is followed through up to three sentences, each of another chunk about a name the previous one brought
-    in (`_hops`), and answered from the last hop when the first one's span was the name that led there. Sentences
+    in (`_hops`), and answered from the last hop when the first one's span was the name that led there; when no short
+    answer beyond the question's own names was found, a cited sentence whose subject is a pronoun or a short form of
+    its chunk's title answers with the full name the chunk opens with (`_subject_answer`). Sentences
     are taken whole: a chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence
     from two overlapping chunks is used once, cited to the higher-ranked chunk. When no sentence supports a part, the
     answer says which part the sources do not answer.
@@ -293,6 +301,15 @@ class ExtractiveAnswerGenerator:
                 used.add(id(candidate))
                 chosen.append((candidate, score))
         ordered = [sentence for sentence, _ in chosen]
+        if verdict is None and picks and _asks_a_name(picks[0][0]):
+            # No short answer beyond the question's own names: a cited sentence about its chunk's subject ("it became
+            # the first aircraft to drop ...", "Smithers first appeared in ...") answers with that subject's name.
+            asked = frozenset(terms(_folded(question.question)))
+            kept = [(text, number) for text, number in shorts if not _repeats_question(_folded(text), asked)]
+            if not kept:
+                found = _subject_answer(ordered, documents, question.question, asked, picks[0][3], self.min_support)
+                if found is not None:
+                    shorts = [found]
         lines = []
         if shorts:
             spans = list(dict.fromkeys(shorts))
@@ -672,6 +689,76 @@ def _relation_sentence(
         if score > best_score:
             best, best_score = candidate, score
     return best
+
+
+def _asks_a_name(part: QuestionPart) -> bool:
+    """Whether the part asks who or what something is (a name or a kind), not when, where or how many."""
+    return part.kind in {"who", "what", "which"} and bool(part.focus or part.labels)
+
+
+def _subject_answer(
+    sentences: list[_Sentence],
+    documents: list[Document],
+    question: str,
+    asked: frozenset[str],
+    weights: dict[str, float],
+    min_support: float,
+) -> tuple[str, int] | None:
+    """The name a cited sentence's subject stands for, when the sentence holds what the question asks (its relation,
+    or a supporting share of its terms) and its subject is a pronoun or a short form of its chunk's title, and the
+    chunk opens its document: the opening sentence's noun phrase holding the title ("Waylon J. Smithers Jr."), or
+    for a "what kind of ..." question the phrase that opening sentence equates it with ("The Enola Gay is a Boeing
+    B-29 Superfortress bomber"). Returns (the name, its citation number); None when no sentence qualifies."""
+    from components.text.language import parse
+
+    relation = relation_terms(question)
+    for sentence in sentences:
+        document = documents[sentence.number - 1]
+        meta = document.meta or {}
+        title = _terms_of(_DISAMBIGUATION.sub("", str(meta.get("source_title") or "")))
+        spans = sentence_spans(document.content or "")
+        if int(meta.get("chunk_index") or 0) or not spans or not title or title <= asked:
+            continue
+        opening = " ".join((document.content or "")[spans[0][0] : spans[0][1]].split())
+        if sentence.text == opening or not (relation & sentence.terms or _share(weights, sentence) >= min_support):
+            continue
+        if not (title & sentence.terms or _PERSONAL_WORD.search(sentence.text)):
+            continue  # no word that could stand for the chunk's subject: not worth a parse
+        subject = next(
+            (
+                token
+                for token in parse(sentence.text)
+                if token.dep_ in {"nsubj", "nsubjpass"} and token.head.dep_ == "ROOT"
+            ),
+            None,
+        )
+        if subject is None:
+            continue
+        named = " ".join(token.text for token in subject.subtree if token.dep_ == "compound" or token is subject)
+        if subject.lower_ not in _PERSONAL and not frozenset() < _terms_of(named) <= title:
+            continue
+        doc = parse(opening)
+        entity = next((chunk for chunk in doc.noun_chunks if title <= _terms_of(chunk.text)), None)
+        if entity is None:
+            continue
+        found = entity.text
+        if _KIND_OF.search(question):
+            found = next(
+                (
+                    chunk.text
+                    for chunk in doc.noun_chunks
+                    if chunk.root.dep_ == "attr" and chunk.root.head == entity.root.head
+                ),
+                found,
+            )
+        if not _repeats_question(_folded(found), asked):
+            return found, sentence.number
+    return None
+
+
+def _folded(text: str) -> str:
+    """The text without accents ("Akinoshū" -> "Akinoshu"): a question is often typed without them."""
+    return "".join(char for char in unicodedata.normalize("NFKD", text) if not unicodedata.combining(char))
 
 
 def _names_of(sentence: _Sentence) -> list[frozenset[str]]:

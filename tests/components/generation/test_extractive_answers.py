@@ -252,3 +252,47 @@ class TestMultiHop:
             [LANTERN, self.MARGIT, HARBOUR],
         )
         assert out["short_answer"] == "no"
+
+    # The answer sits in the opening sentence of a chunk whose later sentence holds what was asked, naming its
+    # subject only by a pronoun or a short form of the title.
+    TRAWLER = kb_document(
+        "trawler",
+        "The Grey Petrel is a steam-powered herring trawler built of riveted iron. It was the first vessel to tow a "
+        "lightship into Kestrel Bay.",
+        0.4,
+        title="Grey Petrel",
+    )
+    EPISODE = kb_document(
+        "episode",
+        '"The Long Tide" is the third episode of the first season of "Harbour Lights". It was written by Ines Moll and '
+        "was the first script of the series to be finished.",
+        0.6,
+        title="The Long Tide (Harbour Lights)",
+    )
+    KAPPEL = kb_document(
+        "kappel",
+        'Hendrik Aurelius Kappel III, known to the crews simply as Kappel, is a recurring character in "Harbour '
+        'Lights". Kappel first appeared in the episode "The Long Tide", although his voice was heard earlier.',
+        0.5,
+        title="Hendrik Kappel",
+    )
+
+    def test_a_what_kind_question_answers_with_what_the_opening_sentence_says_the_pronoun_subject_is(self):
+        out = answer(
+            "What kind of ship was the first vessel to tow a lightship into Kestrel Bay?",
+            [LANTERN, self.TRAWLER, OBSERVATORY],
+        )
+        assert out["short_answer"] == "a steam-powered herring trawler"
+        assert out["replies"][0].startswith("a steam-powered herring trawler [2]. It was the first vessel")
+
+    def test_a_short_form_subject_is_answered_with_the_full_name_its_chunk_opens_with(self):
+        out = answer(
+            '"The Long Tide" is the third episode of the first season of "Harbour Lights". What recurring character '
+            "makes his first appearance in this episode?",
+            [self.EPISODE, self.KAPPEL, HARBOUR],
+        )
+        assert out["short_answer"] == "Hendrik Aurelius Kappel III"
+        assert (
+            'Kappel first appeared in the episode "The Long Tide", although his voice was heard earlier [2].'
+            in (out["replies"][0])
+        )
