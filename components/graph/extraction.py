@@ -745,7 +745,9 @@ class LanguageExtractor(GraphExtractor):
             # date share one fact of the sentence.
             groups: dict[tuple[Any, ...], list[str]] = {}
             for key in linked:
-                if not headline and ((not dates and _is_state(linked[key][1])) or _supposed(linked[key][1])):
+                # An event noun referring back ("the landing was a milestone") tells of the event, not a state.
+                state = linked[key][0] != "event" and _is_state(linked[key][1])
+                if not headline and ((not dates and state) or _supposed(linked[key][1])):
                     continue
                 event_dates = _event_dates(sentence.span, dates, linked[key][1])
                 if len(event_dates) < len(dates):
@@ -1191,8 +1193,9 @@ class LanguageExtractor(GraphExtractor):
             role = None if token.i in covered else _role(token)
             # The object of an event noun is a participant too ("sales of the aircraft", "orders for it").
             of_event = role == "pobj:NOUN" and _is_event_noun(token.head.head)
-            # So is the possessor of an event noun ("its delivery", "the aircraft's delivery"), not of a thing.
-            of_event = of_event or (role is not None and role.startswith("poss>") and _is_event_noun(token.head))
+            # So is a description possessing an event noun ("the aircraft's delivery"; "its use" is too vague).
+            possessed = role is not None and role.startswith("poss>") and token.pos_ == "NOUN"
+            of_event = of_event or (possessed and _is_event_noun(token.head))
             if role is None or not (_is_core(role, token.lower_ in _PERSON_PRONOUNS) or of_event):
                 continue
             lower = token.lower_

@@ -412,6 +412,10 @@ class TestEventsOfTheEntity:
         graph = extract(f"{title}\n{lead}", title=title)
         assert fact_for(graph, title).entity_keys == ["k900"]
 
+    def test_an_event_noun_referring_back_is_an_event_not_a_state(self):
+        graph = extract("Talmont Aerospace landed a jet in Oslo on Monday. The landing was a milestone for the city.")
+        assert "talmont aerospace" in fact_for(graph, "The landing").entity_keys
+
     def test_the_part_of_an_event_noun_refers_back_to_that_event(self):
         graph = extract(
             "Talmont Aerospace announced 5,000 job cuts on Monday. Lyon is a city. "
