@@ -12,7 +12,8 @@ pipeline, one Doc per line of the document, shared with the splitter's sentence 
   to the entity of the document they refer to: by the type noun the text gave the entity, else by its kind, the
   most recently named first;
 - within a document, a surname or first name alone, an acronym in parentheses and an acronym of a longer name are
-  that name's aliases; across documents the graph store merges by normalised name and these aliases;
+  that name's aliases, and so is a long name with its leading words as their acronym ("US Air Force"); across
+  documents the graph store merges by normalised name and these aliases;
 - code identifiers and setting names (`QDRANT_URL`, `snake_case`, `CamelCase.method`, anything in backticks or a
   code block) are never entities.
 
@@ -38,7 +39,7 @@ from components.text.language import analyse_text, entity_kind
 ENTITY_KINDS_TEXT = " | ".join(ENTITY_KINDS)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-10"
+EXTRACTOR_VERSION = "spacy-11"
 
 
 class GraphExtractor(ABC):
@@ -178,8 +179,10 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
         lettered = bool(re.search(r"[A-Z]", token.text))
         if not lettered and re.fullmatch(r"(19|20)\d\d", digits):
             continue  # a year
-        if not lettered and token.i + 1 < sentence.end and doc[token.i + 1].tag_ in ("NNS", "NNPS"):
-            continue  # a count: "20 Dreamliners"
+        maker_before = token.i > sentence.start and doc[token.i - 1].pos_ == "PROPN" and _capitalised(doc[token.i - 1])
+        counted = token.i + 1 < sentence.end and doc[token.i + 1].tag_ in ("NNS", "NNPS")
+        if not lettered and not maker_before and counted:
+            continue  # a count: "20 Dreamliners" (but "22 Boeing 787 Dreamliners" names the model)
         left = token.i
         while left > sentence.start and doc[left - 1].pos_ == "PROPN" and _capitalised(doc[left - 1]):
             left -= 1
@@ -547,7 +550,7 @@ def _event_references(
             continue
         if not any(child.dep_ == "det" and child.lower_ in _DEMONSTRATIVES for child in token.children):
             continue
-        role = _role(token) or ""
+        role = (_role(token) or "").removeprefix("of>")  # "half of those cuts": the part's role
         if role.split(">")[0] not in ("nsubj", "nsubjpass", "poss") or token.i in quoted:
             continue
         if any(t.i in covered for t in token.subtree):
@@ -615,10 +618,22 @@ class _Mention:
     root: Any  # the head token of the name
     start: int
     end: int
+    maker: str | None = None  # the organisation named in a product's name ("Boeing" of "Boeing 787")
 
 
 def _initials(key: str) -> str:
     return "".join(word[0] for word in key.split() if word not in ("of", "and", "the", "for", "de", "&"))
+
+
+def _shortened(key: str) -> set[str]:
+    """A long name with its leading words written as their acronym: "united states air force" -> "us air force",
+    "usa force" (news writes both forms; the other documents' "US Air Force" then joins the same entity)."""
+    words = key.split()
+    return {
+        f"{_initials(' '.join(words[:cut]))} {' '.join(words[cut:])}"
+        for cut in range(2, len(words))
+        if words[cut - 1] not in ("of", "and", "the", "for", "de", "&")
+    }
 
 
 class LanguageExtractor(GraphExtractor):
@@ -687,11 +702,22 @@ class LanguageExtractor(GraphExtractor):
             headline = index == 0 and _same_text(sentence.text, title)
             if headline:
                 linked = {**{m.key: ("title", m.root) for m in row if m.key in entities}, **linked}
+                if len(sentences) > 1 and all(entities[key].kind() == "place" for key in linked):
+                    # A headline naming no one ("World's largest airliner makes first flight") tells the lead's news:
+                    # the lead sentence's subject takes part.
+                    for mention in mentions[1]:
+                        subject = (_role(mention.root) or "").split(">")[-1] in ("nsubj", "nsubjpass")
+                        if subject and entities[mention.key].kind() not in ("place", "group"):
+                            linked.setdefault(mention.key, ("title", mention.root))
             for key, token in _event_references(sentence.span, row, events):
                 if entities[key].kind() not in ("place", "group"):
                     linked.setdefault(key, ("event", token))
             if linked:
-                events.append(({t.lemma_.lower() for t in sentence.span if t.pos_ in ("NOUN", "VERB")}, list(linked)))
+                # The maker named in a product's name ("Boeing 787") takes part in the trade or event a later noun
+                # refers back to ("the deal", "the deliveries"), not in the product's own events.
+                makers = [m.maker for m in row if m.key in linked and m.maker and m.maker not in linked]
+                lemmas = {t.lemma_.lower() for t in sentence.span if t.pos_ in ("NOUN", "VERB")}
+                events.append((lemmas, list(dict.fromkeys([*linked, *makers]))))
             # A name only in parentheses is an aside: the names of the sentence itself are the more recent.
             aside = _parenthesised(sentence.span)
             for key in sorted(explicit, key=lambda k: all(m.start in aside for m in row if m.key == k), reverse=True):
@@ -720,7 +746,9 @@ class LanguageExtractor(GraphExtractor):
             # date share one fact of the sentence.
             groups: dict[tuple[Any, ...], list[str]] = {}
             for key in linked:
-                if not headline and ((not dates and _is_state(linked[key][1])) or _supposed(linked[key][1])):
+                # An event noun referring back ("the landing was a milestone") tells of the event, not a state.
+                state = linked[key][0] != "event" and _is_state(linked[key][1])
+                if not headline and ((not dates and state) or _supposed(linked[key][1])):
                     continue
                 event_dates = _event_dates(sentence.span, dates, linked[key][1])
                 if len(event_dates) < len(dates):
@@ -847,6 +875,7 @@ class LanguageExtractor(GraphExtractor):
             for span, maker, owner in _model_names(sentence.span):
                 mention = self._mention(span[maker:], entities, "product", singular=True)
                 if mention is not None:
+                    mention.maker = normalise_name(span[:maker].text) if maker else None
                     # "Airbus A380" and "Airbus's A380" are the A380, made by Airbus: both names are its.
                     full = span.text if maker else f"{owner.text} {span.text}" if owner is not None else ""
                     if full:
@@ -886,13 +915,16 @@ class LanguageExtractor(GraphExtractor):
                 entity.aliases.add(key.split()[-1])
             elif entity.kind() in ("organization", "event", "law") and len(key.split()) >= 3:
                 entity.aliases.add(_initials(key))  # "European Aeronautic Defence and Space" -> "eads"
+                entity.aliases.update(_shortened(key))
         rows = []
         for row in raw:
             fixed = []
             for mention in row:
                 key = redirect.get(mention.key, mention.key)
+                maker = redirect.get(mention.maker, mention.maker) if mention.maker else None
                 if key in entities:
-                    fixed.append(_Mention(key, mention.root, mention.start, mention.end))
+                    maker = maker if maker in entities else None
+                    fixed.append(_Mention(key, mention.root, mention.start, mention.end, maker))
             rows.append(fixed)
         return entities, rows
 
@@ -1162,6 +1194,9 @@ class LanguageExtractor(GraphExtractor):
             role = None if token.i in covered else _role(token)
             # The object of an event noun is a participant too ("sales of the aircraft", "orders for it").
             of_event = role == "pobj:NOUN" and _is_event_noun(token.head.head)
+            # So is a description possessing an event noun ("the aircraft's delivery"; "its use" is too vague).
+            possessed = role is not None and role.startswith("poss>") and token.pos_ == "NOUN"
+            of_event = of_event or (possessed and _is_event_noun(token.head))
             if role is None or not (_is_core(role, token.lower_ in _PERSON_PRONOUNS) or of_event):
                 continue
             lower = token.lower_
@@ -1181,7 +1216,8 @@ class LanguageExtractor(GraphExtractor):
                 elif lower in ("i", "me") and not named:
                     # First person in a sentence naming no one: the speaker or writer quoted, the person in focus.
                     key = latest(lambda e: e.kind() == "person")
-                elif lower in _THING_PRONOUNS:
+                elif lower in _THING_PRONOUNS or (subject and token.tag_ == "DT" and lower in ("this", "that")):
+                    # "This will be branded as ..." after "A second jet is travelling ...": the subject stays.
                     key = in_focus(subject, lambda e: e.kind() in _THINGS)
                 elif lower in _GROUP_PRONOUNS:
                     key = latest(lambda e: e.kind() in ("organization", "group"))

@@ -406,6 +406,50 @@ class TestEventsOfTheEntity:
         assert fact_for(graph, title).valid_at.iso() == "2019-02-10"  # Sunday before Thursday 14 February
         assert fact_for(graph, "Talmont claims").valid_at.iso() == "2019-02-10"
 
+    def test_a_headline_naming_no_one_takes_the_lead_sentences_subject(self):
+        title = "World's fastest airliner makes first flight"
+        lead = "The fastest airliner in the world, the K900 of Talmont Aerospace, has made its first flight."
+        graph = extract(f"{title}\n{lead}", title=title)
+        assert fact_for(graph, title).entity_keys == ["k900"]
+
+    def test_an_event_noun_referring_back_is_an_event_not_a_state(self):
+        graph = extract("Talmont Aerospace landed a jet in Oslo on Monday. The landing was a milestone for the city.")
+        assert "talmont aerospace" in fact_for(graph, "The landing").entity_keys
+
+    def test_the_part_of_an_event_noun_refers_back_to_that_event(self):
+        graph = extract(
+            "Talmont Aerospace announced 5,000 job cuts on Monday. Lyon is a city. "
+            "About half of those cuts will be made among contractors."
+        )
+        assert fact_for(graph, "About half").entity_keys == ["talmont aerospace"]
+
+    def test_the_maker_named_in_a_product_takes_part_in_the_trade_a_later_noun_refers_to(self):
+        graph = extract(
+            "Kestrel is based in Lyon. Norvik Airlines agreed to purchase ten Kestrel K900 jets. "
+            "The deal was approved by regulators on Friday."
+        )
+        assert "kestrel" not in fact_for(graph, "Norvik Airlines agreed").entity_keys  # the product's event
+        assert set(fact_for(graph, "The deal").entity_keys) == {"norvik airlines", "k900", "kestrel"}
+
+    def test_a_number_after_its_makers_name_is_a_model_not_a_count(self):
+        graph = extract("Norvik Airlines has negotiated the purchase of 22 new Talmont 909 Dreamliners.")
+        assert any(entity.key == "talmont 909 dreamliner" and entity.kind == "product" for entity in graph.entities)
+
+    def test_the_possessor_of_an_event_noun_takes_part(self):
+        graph = extract(
+            "Talmont Aerospace showed the K900 jet last week. The aircraft's delivery will be delayed until October."
+        )
+        assert fact_for(graph, "The aircraft's delivery").entity_keys == ["k900"]
+
+    def test_a_demonstrative_subject_continues_the_previous_subject(self):
+        graph = extract("A second K900 jet is travelling to Oslo on Monday. This will be branded as a Norvik flight.")
+        assert "k900" in fact_for(graph, "This will be").entity_keys
+
+    def test_a_long_name_is_known_by_its_leading_words_as_an_acronym(self):
+        graph = extract("The Northern Kingdoms Air Force ordered ten jets on Monday.")
+        entity = next(entity for entity in graph.entities if entity.key == "northern kingdoms air force")
+        assert {"nk air force", "nkaf"} <= entity.aliases
+
 
 def date_of(graph, start: str, key: str) -> str | None:
     """The date of `key`'s fact of the sentence starting with `start` (a sentence's entities may differ in date)."""

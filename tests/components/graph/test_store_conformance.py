@@ -149,6 +149,17 @@ class TestGraphStoreConformance:
         dahl = nordvik_store.find_entities("Dahl")[0]
         assert ("nordvik", nordvik.uuid) in found.names and ("dahl", dahl.uuid) in found.names  # names and aliases
 
+    def test_a_long_names_acronym_form_in_another_document_joins_it(self, empty_store):
+        extractor = LanguageExtractor()
+        for name, text in (
+            ("long", "The Northern Kingdoms Air Force ordered ten jets on Monday."),
+            ("short", "The NK Air Force cancelled the order on Friday."),
+        ):
+            empty_store.replace_document(extractor.extract(*make_document(name, text, dt.date(2019, 2, 14))))
+        uuids = [entity.uuid for entity in empty_store.find_entities("Northern Kingdoms Air Force")]
+        texts = [hit.fact.text for hit in empty_store.entity_facts(uuids)]
+        assert "The NK Air Force cancelled the order on Friday." in texts
+
     def test_empty_graph_and_counts(self, empty_store):
         assert empty_store.counts()["facts"] == 0
         empty_store.replace_document(DocumentGraph("nothing"))
