@@ -592,7 +592,7 @@ def _hops(
                 if share and (bool(name & candidate.heading), share) > (titled, about):
                     about, held, via = share, name & (candidate.terms | candidate.title_terms), source
                     titled = bool(name & candidate.heading)
-            if not held:
+            if not held or _sibling(candidate.heading, first.heading, held):
                 continue
             gain = _share(residual, candidate) * sum(residual.values()) / total if residual else 0.0
             if hops and gain < MIN_HOP_GAIN:
@@ -629,6 +629,12 @@ def _hops(
             covered |= best.via.terms | best.via.title_terms
         sources = [best.sentence]
     return hops
+
+
+def _sibling(heading: frozenset[str], first: frozenset[str], held: frozenset[str]) -> bool:
+    """Whether a chunk titled `heading` is about another member of the first hop's family ("Heinkel HD 26" on a
+    chain that started at "Heinkel HD 23") that the bridge terms `held` do not name: a hop there only shares words."""
+    return bool(heading & first) and heading != first and not held & heading
 
 
 def relation_terms(question: str) -> frozenset[str]:
@@ -770,11 +776,13 @@ def _headings_held(
     sentence: _Sentence, headings: set[frozenset[str]], frequency: dict[str, int], total: int
 ) -> list[frozenset[str]]:
     """The titles of other chunks whose (rarity-weighed) terms the sentence mostly holds: names it brings in
-    without capitals."""
+    without capitals. The words a title shares with the sentence's own chunk's title do not count: "Heinkel HD 26" is
+    not named by a sentence about the Heinkel HD 23."""
     return [
         heading
         for heading in headings
-        if heading != sentence.heading and _rare_share(heading, sentence.terms, frequency, total) >= MIN_BRIDGE_SHARE
+        if heading != sentence.heading
+        and _rare_share(heading - sentence.heading, sentence.terms, frequency, total) >= MIN_BRIDGE_SHARE
     ]
 
 

@@ -222,6 +222,36 @@ class TestMultiHop:
         assert "developed by the Northwind Labs company [3]." in reply
         assert "founded in 2009 by Ada Kovacs in Tallinn [4]." in reply
 
+    def test_a_hop_skips_a_chunk_about_a_sibling_of_the_first_subject(self):
+        # "Corvid K 14" shares most of its title with "Corvid K 12" and names the bridge too, but it is about another
+        # glider: the chain goes on to the chunk about the bridge, Valmora.
+        k12 = kb_document(
+            "k12",
+            "The Corvid K 12 was a glider designed in Poland for export to Valmora. Two were built.",
+            0.6,
+            title="Corvid K 12",
+        )
+        k14 = kb_document(
+            "k14",
+            "The Corvid K 14 was a trainer glider built in Poland for the Valmora flight school and first flown in "
+            "1931.",
+            0.5,
+            title="Corvid K 14",
+        )
+        valmora = kb_document(
+            "valmora",
+            "Valmora is a small island republic in the Adriatic. Its first flight school opened in 1935 near the "
+            "capital.",
+            0.3,
+            title="Valmora",
+        )
+        reply = answer(
+            "The Corvid K 12 glider was exported to a country whose first flight school opened in what year?",
+            [k12, k14, valmora],
+        )["replies"][0]
+        assert "Its first flight school opened in 1935 near the capital [3]." in reply
+        assert "Corvid K 14" not in reply
+
     def test_a_one_hop_answer_keeps_its_span_when_a_later_sentence_only_describes_it(self):
         out = answer("Who keeps the Lantern store maintained?", [LANTERN, HARBOUR, self.NORTHWIND])
         assert out["short_answer"] == "Northwind Labs"
