@@ -426,9 +426,9 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
 def _asks_several(question: str) -> bool:
     """Whether the question asks for several things: its wh-word determines a plural noun ("what countries") or
     is the complement of a plural "are"/"were" ("What were the names ...?")."""
-    from components.text.language import parse
+    from components.text.language import parse_syntax
 
-    doc = parse(question)
+    doc = parse_syntax(question)
     wh = next((token for token in doc if token.lower_ in WH_PHRASE_WORDS), None)
     if wh is None:
         return False
@@ -443,9 +443,9 @@ def _statement_costs(
     """`ranked` (phrase, cost) with each cost lowered by STATEMENT_WEIGHT times the cosine between the sentence and
     the question with the phrase in its wh-word's place ("What register ... placed on?" -> "the sex offenders
     register ... placed on?"): the phrase that plays the asked role makes the statement closest to the sentence."""
-    from components.text.language import parse
+    from components.text.language import parse_syntax
 
-    doc = parse(question)
+    doc = parse_syntax(question)
     wh = next((token for token in doc if token.lower_ in WH_PHRASE_WORDS), None)
     if wh is None:
         return ranked
@@ -618,9 +618,9 @@ def relation_terms(question: str) -> frozenset[str]:
     """The terms of what the question asks of the thing it ends at: the noun its wh-word determines ("what medal",
     "whose godfather") and the word that governs them ("awarded what medal", "developed by what company"), or the
     noun a copula equates with the wh-word ("Who is the spouse of ..."). The last hop of a chain should hold them."""
-    from components.text.language import parse
+    from components.text.language import parse_syntax
 
-    doc = parse(question)
+    doc = parse_syntax(question)
     wh = next((token for token in doc if token.lower_ in WH_WORDS), None)
     if wh is None:
         return frozenset()
