@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import component, default_from_dict
+from haystack import Document, component, default_from_dict
 
 from components.generation.question_analysis import analyze_question
 from components.serialization import init_parameters_to_dict
-from components.text.language import parse_syntax
 
 
 @component
@@ -17,11 +16,9 @@ class QuestionAnalyzer:
     name a noun) for every stage that answers it.
 
     The extractive answer and the chat prompt both receive its `analysis` (type, parts, each part's expected
-    entity labels). In the research pipeline it also receives the sources' statuses, only so that it runs after the
-    searches (run beside them, its parsing held the interpreter while the question was being embedded: 49 ms p50
-    beside, 43 ms after, on the demo corpus) and beside the ranker, whose store round trips leave the interpreter
-    free; statuses rather than chunks, since Haystack deep-copies every input. It parses the question's syntax there
-    too (`parse_syntax`, cached), which the extractive answer reads.
+    entity labels). In the research pipeline it also receives the ranked chunks, only so that it runs after the
+    searches: run beside them, its few milliseconds of parsing held the interpreter while the question was being
+    embedded and made the whole question slower (measured on the demo corpus: 49 ms p50 beside, 43 ms after).
 
     Usage:
     ```python
@@ -36,17 +33,15 @@ class QuestionAnalyzer:
         language_pipeline()
 
     @component.output_types(analysis=dict, guidance=str)
-    def run(self, query: str, after: list[Any] | None = None) -> dict[str, Any]:
+    def run(self, query: str, after: list[Document] | None = None) -> dict[str, Any]:
         """Analyse the question.
 
         :param query: the question.
-        :param after: anything the analysis should wait for (the sources' statuses in the research pipeline); unused.
+        :param after: anything the analysis should wait for (the ranked chunks in the research pipeline); unused.
         :returns: `analysis`: `QuestionAnalysis.to_dict()` (question, kind, parts, question_terms); `guidance`: one
             line for a chat prompt saying what each part asks for.
         """
         analysis = analyze_question(query or "")
-        if analysis.question:
-            parse_syntax(analysis.question)  # read by the answer (the relation the question asks for)
         return {"analysis": analysis.to_dict(), "guidance": analysis.describe()}
 
     def to_dict(self) -> dict[str, Any]:
