@@ -279,9 +279,7 @@ class ExtractiveAnswerGenerator:
             if len(used) < self.max_sentences:
                 # A second subject the question names ("... by Harold and Tostig Godwinson, he was an Earl of which
                 # location?"): the sentence of the chunk about it that adds most to the question joins the answer.
-                other = _relation_sentence(
-                    [sentence for sentence, _ in chosen], pool, question, weights, used
-                )
+                other = _relation_sentence([sentence for sentence, _ in chosen], pool, question, weights, used)
                 if other is not None:
                     used.add(id(other))
                     chosen.append((other, top))
