@@ -5,7 +5,6 @@
 import datetime as dt
 import math
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -21,7 +20,7 @@ from components.ranking.evidence_scorer import DEFAULT_WEIGHTS, EvidenceCandidat
 from components.resilience.guard import submit_in_thread
 from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL
-from components.text.analyzer import analyze, terms
+from components.text.analyzer import terms
 from components.text.dates import parse_date
 from components.validation import within
 
@@ -32,11 +31,6 @@ FUSED_RANK = "fused"
 RANKED_RANK = "ranked"
 # The graph branch's rank key (its source name).
 GRAPH_RANK = "graph"
-
-
-def _no_store_evidence() -> tuple[None, dict]:
-    """What a ranker without the knowledge base's evidence waits for."""
-    return None, {}
 
 
 @component
@@ -280,7 +274,7 @@ class ResearchRanker:
         query_embedding: list[float] | None,
     ) -> list[EvidenceFeatures]:
         """The evidence features of every candidate, with what the knowledge base can add."""
-        stored = self._store_evidence(query, documents, query_embedding)
+        statistics, sentences = self._store_evidence(query, documents, query_embedding)
         candidates = [
             EvidenceCandidate(
                 chunk_id=document.id,
@@ -290,48 +284,36 @@ class ResearchRanker:
             )
             for index, document in enumerate(documents)
         ]
-        # The texts are analysed (cached, for the scorer) while the knowledge base works out its two lookups.
-        for candidate in candidates:
-            analyze(candidate.text)
-        statistics, sentences = stored()
         return self._scorer.score(query, candidates, statistics=statistics, sentences=sentences)
 
     def _store_evidence(
         self, query: str, documents: list[Document], query_embedding: list[float] | None
-    ) -> Callable[[], tuple[TermStatistics | None, dict[str, list[tuple[int, int, float]]]]]:
-        """Start the two lookups of the ranker's knowledge base for the candidates it holds (term statistics and
-        stored sentence similarities, side by side) and return the wait for their results; those are empty when it
-        keeps none, cannot be reached, or holds none of the candidates."""
+    ) -> tuple[TermStatistics | None, dict[str, list[tuple[int, int, float]]]]:
+        """Term statistics and stored sentence similarities of the candidates from the ranker's knowledge base, one
+        call each; nothing when it keeps none, cannot be reached, or holds none of the candidates."""
         if not self.use_store_evidence:
-            return _no_store_evidence
+            return None, {}
         by_collection: dict[str, list[str]] = {}
         for document in documents:
             meta = document.meta or {}
             if meta.get("source_type") == "kb" and meta.get("collection_name"):
                 by_collection.setdefault(str(meta["collection_name"]), []).append(document.id)
         if not by_collection:
-            return _no_store_evidence
+            return None, {}
         try:
             store = self._kb.get()
             chunk_ids = by_collection.get(store.collection)
             if not chunk_ids:
-                return _no_store_evidence
+                return None, {}
+            # The two lookups are independent round trips: the term statistics run alongside.
             query_terms = sorted(set(terms(query)))
-            vector = query_vector(query, query_embedding, self.model)
-            statistics = submit_in_thread(lambda: store.term_statistics(query_terms))
-            sentences = submit_in_thread(lambda: store.sentence_similarities(chunk_ids, vector))
+            pending = submit_in_thread(lambda: store.term_statistics(query_terms))
+            sentences = store.sentence_similarities(chunk_ids, query_vector(query, query_embedding, self.model))
+            statistics = pending.result()
         except Exception as exc:  # noqa: BLE001 - evidence is an improvement; ranking goes on without it
             logger.warning("Ranking without the knowledge base's evidence: {reason}", reason=str(exc))
-            return _no_store_evidence
-
-        def results() -> tuple[TermStatistics | None, dict[str, list[tuple[int, int, float]]]]:
-            try:
-                return statistics.result(), sentences.result()
-            except Exception as exc:  # noqa: BLE001 - as above
-                logger.warning("Ranking without the knowledge base's evidence: {reason}", reason=str(exc))
-                return None, {}
-
-        return results
+            return None, {}
+        return statistics, sentences
 
     def _recency(self, documents: list[Document], as_of: str | None) -> np.ndarray:
         today = parse_date(as_of) or dt.date.today()
