@@ -259,7 +259,6 @@ class ExtractiveAnswerGenerator:
             # A multi-hop question: follow the first part's sentence through the names it brings in.
             part, first, span, weights = picks[0]
             room = self.max_sentences - len(used)
-            relation = relation_terms(question.question) - question.anchor_terms
             hops = _hops(first, part, pool, question.question_terms, weights, used, room, companions[0])
             for hop in hops:
                 if hop.via is not first and all(hop.via is not sentence for sentence, _ in chosen):
@@ -288,9 +287,7 @@ class ExtractiveAnswerGenerator:
             if len(used) < self.max_sentences:
                 # A second subject the question names ("... by Harold and Tostig Godwinson, he was an Earl of which
                 # location?"): the sentence of the chunk about it that adds most to the question joins the answer.
-                other = _relation_sentence(
-                    [sentence for sentence, _ in chosen], pool, question, weights, relation, used
-                )
+                other = _relation_sentence([sentence for sentence, _ in chosen], pool, question, weights, used)
                 if other is not None:
                     used.add(id(other))
                     chosen.append((other, top))
@@ -443,9 +440,9 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
 def _asks_several(question: str) -> bool:
     """Whether the question asks for several things: its wh-word determines a plural noun ("what countries") or
     is the complement of a plural "are"/"were" ("What were the names ...?")."""
-    from components.text.language import parse
+    from components.text.language import parse_syntax
 
-    doc = parse(question)
+    doc = parse_syntax(question)
     wh = next((token for token in doc if token.lower_ in WH_PHRASE_WORDS), None)
     if wh is None:
         return False
@@ -460,9 +457,9 @@ def _statement_costs(
     """`ranked` (phrase, cost) with each cost lowered by STATEMENT_WEIGHT times the cosine between the sentence and
     the question with the phrase in its wh-word's place ("What register ... placed on?" -> "the sex offenders
     register ... placed on?"): the phrase that plays the asked role makes the statement closest to the sentence."""
-    from components.text.language import parse
+    from components.text.language import parse_syntax
 
-    doc = parse(question)
+    doc = parse_syntax(question)
     wh = next((token for token in doc if token.lower_ in WH_PHRASE_WORDS), None)
     if wh is None:
         return ranked
@@ -641,9 +638,9 @@ def relation_terms(question: str) -> frozenset[str]:
     """The terms of what the question asks of the thing it ends at: the noun its wh-word determines ("what medal",
     "whose godfather") and the word that governs them ("awarded what medal", "developed by what company"), or the
     noun a copula equates with the wh-word ("Who is the spouse of ..."). The last hop of a chain should hold them."""
-    from components.text.language import parse
+    from components.text.language import parse_syntax
 
-    doc = parse(question)
+    doc = parse_syntax(question)
     wh = next((token for token in doc if token.lower_ in WH_WORDS), None)
     if wh is None:
         return frozenset()
@@ -666,7 +663,6 @@ def _relation_sentence(
     pool: list[_Sentence],
     question: QuestionAnalysis,
     weights: dict[str, float],
-    relation: frozenset[str],
     used: set[int],
 ) -> _Sentence | None:
     """When no chosen sentence holds the relation the question asks for, the sentence that adds MIN_HOP_GAIN of the
@@ -674,11 +670,22 @@ def _relation_sentence(
     Harold and Tostig Godwinson, he was an Earl of which location?") or, holding some of the relation, from a chosen
     sentence's chunk; None when there is none."""
     total = sum(weights.values())
-    if not relation or total <= 0 or any(relation <= sentence.terms for sentence in chosen):
+    if total <= 0:
         return None
-    numbers = {sentence.number for sentence in chosen}
     covered = frozenset().union(*(sentence.terms | sentence.title_terms for sentence in chosen))
     residual = {term: weight for term, weight in weights.items() if term not in covered}
+    gains = {
+        id(candidate): gain
+        for candidate in pool
+        if id(candidate) not in used
+        and (gain := _share(residual, candidate) * sum(residual.values()) / total if residual else 0.0) >= MIN_HOP_GAIN
+    }
+    if not gains:
+        return None  # nothing could join, whatever the relation: the question's parse is spared
+    relation = relation_terms(question.question) - question.anchor_terms
+    if not relation or any(relation <= sentence.terms for sentence in chosen):
+        return None
+    numbers = {sentence.number for sentence in chosen}
     headings = {sentence.heading for sentence in chosen}
     best, best_score = None, 0.0
     for candidate in pool:
@@ -686,11 +693,9 @@ def _relation_sentence(
         heading = candidate.heading
         # A chunk about another name of the question may answer in its own words; a chosen chunk must hold the relation.
         named = heading and heading not in headings and heading <= question.question_terms
-        if id(candidate) in used or not (named or (asked and candidate.number in numbers)):
+        if id(candidate) not in gains or not (named or (asked and candidate.number in numbers)):
             continue
-        gain = _share(residual, candidate) * sum(residual.values()) / total if residual else 0.0
-        if gain < MIN_HOP_GAIN:
-            continue
+        gain = gains[id(candidate)]
         score = HOP_GAIN_WEIGHT * gain + RELATION_WEIGHT * asked + candidate.cosine
         if score > best_score:
             best, best_score = candidate, score

@@ -68,9 +68,9 @@ class QuestionGap:
 @lru_cache(maxsize=1024)
 def question_gap(question: str) -> QuestionGap | None:
     """The gap `question` leaves (None when its wh-word has no role under a content word: "What is X?")."""
-    from components.text.language import parse
+    from components.text.language import parse_syntax
 
-    doc = parse(" ".join((question or "").split()))
+    doc = parse_syntax(" ".join((question or "").split()))
     wh = next((token for token in doc if token.lower_ in {"what", "which", "who", "whom"}), None)
     if wh is None:
         return None

@@ -31,7 +31,6 @@ features[0].score, features[0].best_span
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -192,7 +191,12 @@ class EvidenceScorer:
     @staticmethod
     def _counts(candidate: EvidenceCandidate, text_counts: dict[str, int]) -> dict[str, int]:
         title_counts = _title_counts(candidate.title or "")
-        return dict(Counter(text_counts) + Counter(title_counts)) if title_counts else text_counts
+        if not title_counts:
+            return text_counts
+        counts = dict(text_counts)  # Counter's `+` costs about 40 µs a chunk; the counts are all positive anyway
+        for term, count in title_counts.items():
+            counts[term] = counts.get(term, 0) + count
+        return counts
 
     @staticmethod
     def _idf(

@@ -22,8 +22,7 @@ import re
 import threading
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
-from itertools import chain
+from functools import cached_property, lru_cache
 
 import snowballstemmer
 
@@ -145,24 +144,25 @@ def _append_stripped(text: str, start: int, end: int, spans: list[tuple[int, int
 
 @dataclass(frozen=True)
 class TextAnalysis:
-    """A text's terms as a whole and per sentence."""
+    """A text's terms as a whole and, read on demand, per sentence (a ranker with stored sentences never needs them)."""
 
+    text: str
     counts: dict[str, int]  # term -> occurrences in the whole text
     length: int  # content terms in the text (the BM25 document length)
-    sentence_spans: tuple[tuple[int, int], ...]
-    sentence_terms: tuple[frozenset[str], ...]  # the distinct terms of each sentence, aligned with the spans
+
+    @cached_property
+    def sentence_spans(self) -> tuple[tuple[int, int], ...]:
+        return tuple(sentence_spans(self.text))
+
+    @cached_property
+    def sentence_terms(self) -> tuple[frozenset[str], ...]:
+        """The distinct terms of each sentence, aligned with `sentence_spans`."""
+        return tuple(frozenset(terms(self.text[start:end])) for start, end in self.sentence_spans)
 
 
 @lru_cache(maxsize=8192)
 def analyze(text: str) -> TextAnalysis:
     """Terms, term counts, sentence spans and per-sentence terms of `text`; cached per text."""
-    spans = tuple(sentence_spans(text))
-    # The sentences cover every word of the text, so one pass over them gives the whole text's counts too.
-    per_sentence = [terms(text[start:end]) for start, end in spans]
-    counts = Counter(chain.from_iterable(per_sentence))
-    return TextAnalysis(
-        counts=dict(counts),
-        length=sum(counts.values()),
-        sentence_spans=spans,
-        sentence_terms=tuple(frozenset(sentence) for sentence in per_sentence),
-    )
+    # Sentences never cut a word, so the whole text's terms are the sentences' terms, in the same order.
+    counts = Counter(terms(text))
+    return TextAnalysis(text=text, counts=dict(counts), length=sum(counts.values()))

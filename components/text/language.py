@@ -113,6 +113,16 @@ def parse(text: str) -> Doc:
     return language_pipeline()(text)
 
 
+@lru_cache(maxsize=2048)
+def parse_syntax(text: str) -> Doc:
+    """`parse` without the entity recogniser: the same tokens, tags, dependency parse and lemmas (the recogniser runs
+    last and changes none of them) for about 60% of the cost. For readers of a question's structure (its wh-word's
+    role, the word it asks about), which never read entities. Cached; read the Doc, never change it."""
+    pipeline = language_pipeline()
+    last = pipeline.pipe_names[-1:]
+    return pipeline(text, disable=last if last == ["ner"] else [])
+
+
 # Parsed lines, shared by every step of one ingestion: the splitter's sentence spans and the graph extractor read
 # the same Doc, so a text is parsed once. Keyed by the line's text; bounded, oldest out first.
 _DOC_CACHE: OrderedDict[str, Doc] = OrderedDict()
