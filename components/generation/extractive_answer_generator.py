@@ -105,7 +105,9 @@ class ExtractiveAnswerGenerator:
     `question_gap`, first); a "what"/"which" that names what it asks about takes the phrase of the chosen sentence in
     the wh-word's role, else the noun phrase it stands for (`phrase_span`: the few best by position and form are
     put in the wh-word's place in the question, and the statement the embedding model finds closest to the sentence
-    wins; the model is loaded in `warm_up`, shared with the query embedder). Comparisons ("which is older, A or B?")
+    wins; the model is loaded in `warm_up`, shared with the query embedder); a question whose wh-word aligns with
+    no phrase ("why", "how") leads with the stretch of its sentence the question does not hold (`unasked_stretch`).
+    Comparisons ("which is older, A or B?")
     and yes/no questions about named subjects are answered from each subject's sentences (`comparison`). A multi-hop
     question is followed through up to three sentences, each of another chunk about a name the previous one brought
     in (`_hops`), and answered from the last hop when the first one's span was the name that led there. Sentences
