@@ -19,7 +19,13 @@ from components.generation.question_analysis import (
     QuestionPart,
     analyze_question,
 )
-from components.generation.question_gap import fill_gap, fill_gap_token, phrase_tokens, question_gap
+from components.generation.question_gap import (
+    fill_gap,
+    fill_gap_token,
+    phrase_tokens,
+    question_gap,
+    unasked_stretch,
+)
 from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text.analyzer import sentence_spans, terms
@@ -105,7 +111,9 @@ class ExtractiveAnswerGenerator:
     `question_gap`, first); a "what"/"which" that names what it asks about takes the phrase of the chosen sentence in
     the wh-word's role, else the noun phrase it stands for (`phrase_span`: the few best by position and form are
     put in the wh-word's place in the question, and the statement the embedding model finds closest to the sentence
-    wins; the model is loaded in `warm_up`, shared with the query embedder). Comparisons ("which is older, A or B?")
+    wins; the model is loaded in `warm_up`, shared with the query embedder); a question whose wh-word aligns with
+    no phrase ("why", "how") leads with the stretch of its sentence the question does not hold (`unasked_stretch`).
+    Comparisons ("which is older, A or B?")
     and yes/no questions about named subjects are answered from each subject's sentences (`comparison`). A multi-hop
     question is followed through up to three sentences, each of another chunk about a name the previous one brought
     in (`_hops`), and answered from the last hop when the first one's span was the name that led there; when no short
@@ -291,6 +299,14 @@ class ExtractiveAnswerGenerator:
                 if other is not None:
                     used.add(id(other))
                     chosen.append((other, top))
+        if verdict is None and not shorts:
+            # A question whose wh-word aligns with no phrase ("Why ...?", "How ...?"): what its sentence adds to it.
+            from components.text.language import parse
+
+            for part, sentence, _, _ in picks:
+                found = unasked_stretch(parse(sentence.text), question.question_terms) if part.kind != "yes_no" else ""
+                if found:
+                    shorts.append((found, sentence.number))
         for score, candidate in sorted(all_scored, key=lambda item: (-item[0], item[1].rank)):
             if len(used) >= self.max_sentences or score < RELATIVE_CUTOFF * top:
                 break
@@ -519,7 +535,16 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
 
     best = min(groups, key=cost)
     preference = label_rank(best)
-    return doc.text[best[0].start_char : best[-1].end_char].strip(" ,;"), preference
+    return doc.text[_unhedged(best[0]).start_char : best[-1].end_char].strip(" ,;"), preference
+
+
+def _unhedged(ent: Any) -> Any:
+    """The entity without a leading hedge on its number ("about 1300", "approximately 6 miles" -> "1300", "6 miles"):
+    a plain adverb or adjective directly before a number; a comparative ("more than 20") stays."""
+    first = ent[0]
+    if len(ent) > 1 and first.tag_ in {"RB", "JJ"} and ent[1].like_num:
+        return ent[1:]
+    return ent
 
 
 @dataclass

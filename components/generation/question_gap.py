@@ -166,3 +166,44 @@ def _kept(token: Any) -> set[int]:
             continue
         kept |= _kept(child)
     return kept
+
+
+# Marks that end a stretch of a sentence the question does not hold: a clause or an aside starts there.
+STRETCH_BREAKS = frozenset({",", ";", ":", "(", ")", "—", "–", '"'})
+# Function words a stretch does not open or end with ("and ...", "... of the").
+_EDGE_OPENERS = frozenset({"CCONJ", "DET", "AUX", "PRON", "ADV"})
+_EDGE_CLOSERS = frozenset({"CCONJ", "ADP", "DET", "AUX", "PRON", "SCONJ"})
+# A stretch beside (within this many words of) the question's own words is what the sentence says of them.
+NEAR_WORDS = 3
+
+
+def unasked_stretch(doc: Any, question_terms: frozenset[str]) -> str:
+    """The stretch of the parsed sentence `doc` that the question does not hold, for a question whose wh-word
+    aligns with no phrase ("Why ...?", "How ...?", "What happened ...?"): the runs of words between the question's
+    own words and clause marks, without function words at their edges, at most MAX_WORDS long; the one with most
+    content words wins, a run beside the question's words first. Empty when there is none."""
+    matched = [bool(found) and found[0] in question_terms for found in (terms(token.text) for token in doc)]
+    runs, start = [], None
+    for token in doc:
+        if matched[token.i] or token.text in STRETCH_BREAKS:
+            if start is not None:
+                runs.append((start, token.i))
+            start = None
+        elif start is None:
+            start = token.i
+    if start is not None:
+        runs.append((start, len(doc)))
+    best, best_score = "", 0
+    for start, end in runs:
+        while start < end and (doc[start].is_punct or (doc[start].is_stop and doc[start].pos_ in _EDGE_OPENERS)):
+            start += 1
+        while end > start and (doc[end - 1].is_punct or (doc[end - 1].is_stop and doc[end - 1].pos_ in _EDGE_CLOSERS)):
+            end -= 1
+        content = sum(1 for token in doc[start:end] if not token.is_stop and not token.is_punct)
+        if not content or end - start > MAX_WORDS:
+            continue
+        near = any(matched[max(0, start - NEAR_WORDS) : start]) or any(matched[end : end + NEAR_WORDS])
+        score = content + (2 if near else 0)
+        if score > best_score:
+            best, best_score = doc[start:end].text, score
+    return best

@@ -136,10 +136,17 @@ class TestShortAnswers:
             and "Today the store is maintained by Northwind Labs [1]." in reply
         )
 
-    def test_no_span_for_a_why_question_but_the_sentence_still_answers(self):
-        out = answer("Why does the Lantern engine use a log-structured file?", [LANTERN])
-        assert out["short_answer"] == ""
-        assert "log-structured file [1]." in out["replies"][0]
+    def test_a_why_question_is_answered_by_what_its_sentence_adds_to_the_question(self):
+        pier = kb_document(
+            "pier", "The harbour closed its northern pier because storms had cracked the old concrete.", 0.6
+        )
+        out = answer("Why did the harbour close its northern pier?", [pier, LANTERN])
+        assert out["short_answer"] == "because storms had cracked the old concrete"
+        assert out["replies"][0].startswith("because storms had cracked the old concrete [1]. The harbour closed")
+
+    def test_a_number_is_given_without_its_hedge(self):
+        out = answer("How many passengers does the Kestrel Bay harbour move a year?", [HARBOUR, OBSERVATORY])
+        assert out["short_answer"] == "two million"
 
 
 class TestWholeSentencesOnce:
