@@ -18,7 +18,11 @@ def _probe(name: str, optional: bool, fn: Callable[[Settings], tuple[str, dict[s
         detail, counts = fn(settings)
         reachable = True
     except Exception as exc:  # noqa: BLE001 - a status page reports every failure as a sentence
-        detail, counts, reachable = f"unreachable: {str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}", {}, False
+        detail, counts, reachable = (
+            f"unreachable: {str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}",
+            {},
+            False,
+        )
     return {
         "name": name,
         "reachable": reachable,
@@ -67,7 +71,8 @@ def _graph(settings: Settings) -> tuple[str, dict[str, Any]]:
     else:
         where = "tables in the knowledge base's PostgreSQL"
     return f"{where}, extractor {settings.graph_extractor}", {
-        "entities": counts.get("entities", 0), "facts": counts.get("facts", 0)
+        "entities": counts.get("entities", 0),
+        "facts": counts.get("facts", 0),
     }
 
 

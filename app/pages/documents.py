@@ -26,8 +26,10 @@ if total == 0:
     if search:
         st.info(f"No document matches “{search}”.")
     else:
-        st.info("The knowledge base is empty. Add files, URLs or arXiv papers on the Ingest page, "
-                "or run `research ingest PATH` (or `research ingest --demo`).")
+        st.info(
+            "The knowledge base is empty. Add files, URLs or arXiv papers on the Ingest page, "
+            "or run `research ingest PATH` (or `research ingest --demo`)."
+        )
     st.stop()
 
 pages = max(1, -(-total // PAGE_SIZE))
@@ -43,7 +45,9 @@ rows = [
     }
     for summary in summaries
 ]
-selection = st.dataframe(rows, hide_index=True, use_container_width=True, on_select="rerun", selection_mode="single-row")
+selection = st.dataframe(
+    rows, hide_index=True, use_container_width=True, on_select="rerun", selection_mode="single-row"
+)
 previous, _, following = st.columns([1, 4, 1])
 if previous.button("Previous", disabled=page_number == 0):
     st.session_state["documents_page"] = page_number - 1
@@ -64,8 +68,19 @@ if found is None:
     st.stop()
 document, chunks = found
 st.subheader(plain(document.title))
-st.caption(plain(" · ".join(part for part in [document.doc_type, document.date.isoformat() if document.date else "",
-                                              document.url or document.source] if part)))
+st.caption(
+    plain(
+        " · ".join(
+            part
+            for part in [
+                document.doc_type,
+                document.date.isoformat() if document.date else "",
+                document.url or document.source,
+            ]
+            if part
+        )
+    )
+)
 
 entities = []
 try:
@@ -76,8 +91,9 @@ if entities:
     st.markdown("**Entities** (open their timeline):")
     columns = st.columns(4)
     for position, entity in enumerate(entities):
-        if columns[position % 4].button(f"{plain(entity.name)} ({entity.fact_count})", key=f"doc-entity-{entity.uuid}",
-                                         type="tertiary"):
+        if columns[position % 4].button(
+            f"{plain(entity.name)} ({entity.fact_count})", key=f"doc-entity-{entity.uuid}", type="tertiary"
+        ):
             st.session_state["entity_focus"] = entity.name
             st.switch_page("pages/entities.py")
 
@@ -98,8 +114,10 @@ with reingest:
         from ingest.ingestor import Ingestor
 
         if not Path(document.source).is_file():
-            st.warning("Only documents ingested from a file on this machine can be re-read here; ingest a "
-                       "web page, upload or arXiv paper again from the Ingest page.")
+            st.warning(
+                "Only documents ingested from a file on this machine can be re-read here; ingest a "
+                "web page, upload or arXiv paper again from the Ingest page."
+            )
         else:
             try:
                 report = Ingestor(store=store).ingest_paths([document.source], force=True)

@@ -22,12 +22,17 @@ except Exception as exc:  # noqa: BLE001
     st.stop()
 
 if not counts.get("entities"):
-    st.info("The knowledge graph is empty. Entities and dated facts are extracted when documents are ingested: "
-            "add some on the Ingest page or run `research ingest PATH`.")
+    st.info(
+        "The knowledge graph is empty. Entities and dated facts are extracted when documents are ingested: "
+        "add some on the Ingest page or run `research ingest PATH`."
+    )
     st.stop()
 
-query = st.text_input("Find an entity", value=st.session_state.get("entity_focus", ""),
-                      placeholder="e.g. PostgreSQL, Andrew Kane, Snowflake")
+query = st.text_input(
+    "Find an entity",
+    value=st.session_state.get("entity_focus", ""),
+    placeholder="e.g. PostgreSQL, Andrew Kane, Snowflake",
+)
 if not query.strip():
     st.caption(f"{counts.get('entities', 0)} entities and {counts.get('facts', 0)} dated facts in the graph.")
     st.stop()
@@ -42,7 +47,9 @@ if not matches:
     st.stop()
 
 labels = {entity.uuid: f"{plain(entity.name)} · {entity.kind} · {entity.fact_count} facts" for entity in matches}
-chosen_uuid = st.radio("Matches", options=list(labels), format_func=labels.get, horizontal=False, label_visibility="collapsed")
+chosen_uuid = st.radio(
+    "Matches", options=list(labels), format_func=labels.get, horizontal=False, label_visibility="collapsed"
+)
 entity = next(entity for entity in matches if entity.uuid == chosen_uuid)
 st.subheader(plain(entity.name))
 if entity.aliases:
@@ -62,8 +69,9 @@ with timeline_tab:
     start = left.date_input("From", value=None, min_value=dt.date(1800, 1, 1), key="timeline_from")
     end = right.date_input("To", value=None, min_value=dt.date(1800, 1, 1), key="timeline_to")
     try:
-        _, hits = tools.timeline_hits(entity.name, start.isoformat() if start else None,
-                                      end.isoformat() if end else None)
+        _, hits = tools.timeline_hits(
+            entity.name, start.isoformat() if start else None, end.isoformat() if end else None
+        )
     except ValueError as exc:
         st.error(str(exc))
         hits = []
@@ -76,23 +84,29 @@ with timeline_tab:
             begin = _parse(fact["valid_at"])
             if begin is None:
                 continue
-            rows.append({
-                "date": begin.isoformat(),
-                "until": (_parse(fact["invalid_at"]) or begin).isoformat(),
-                "precision": fact["valid_at"],
-                "fact": fact["fact"],
-                "document": fact.get("document_title") or fact.get("document_id") or "",
-            })
+            rows.append(
+                {
+                    "date": begin.isoformat(),
+                    "until": (_parse(fact["invalid_at"]) or begin).isoformat(),
+                    "precision": fact["valid_at"],
+                    "fact": fact["fact"],
+                    "document": fact.get("document_title") or fact.get("document_id") or "",
+                }
+            )
         base = alt.Chart(alt.Data(values=rows))
         spans = base.mark_rule(strokeWidth=3, opacity=0.5).encode(
             x=alt.X("date:T", title=None), x2="until:T", y=alt.Y("document:N", title=None)
         )
         points = base.mark_circle(size=90).encode(
-            x="date:T", y="document:N", color=alt.Color("document:N", legend=None),
+            x="date:T",
+            y="document:N",
+            color=alt.Color("document:N", legend=None),
             tooltip=["precision:N", "fact:N", "document:N"],
         )
-        st.altair_chart((spans + points).properties(height=max(160, 28 * len({r["document"] for r in rows}))),
-                        use_container_width=True)
+        st.altair_chart(
+            (spans + points).properties(height=max(160, 28 * len({r["document"] for r in rows}))),
+            use_container_width=True,
+        )
         for fact in facts:
             with st.container(border=True):
                 when = fact["valid_at"] or "undated"
@@ -100,8 +114,10 @@ with timeline_tab:
                     when += f" – {fact['invalid_at']}"
                 st.markdown(f"**{plain(when)}** · {plain(fact.get('document_title'))}")
                 show_text(fact["fact"])
-                st.caption(f"sentence {fact.get('sentence_index', 0) + 1} of document {fact.get('document_id')}"
-                           + (f" · date from {fact['date_method']}" if fact.get("date_method") else ""))
+                st.caption(
+                    f"sentence {fact.get('sentence_index', 0) + 1} of document {fact.get('document_id')}"
+                    + (f" · date from {fact['date_method']}" if fact.get("date_method") else "")
+                )
 
 with network_tab:
     depth = st.slider("Depth", min_value=1, max_value=5, value=2, help="How many hops from the entity to follow")
@@ -114,7 +130,7 @@ with network_tab:
         for fact in related:
             names = list(dict.fromkeys(fact.get("entities") or []))
             for i, a in enumerate(names):
-                for b in names[i + 1:]:
+                for b in names[i + 1 :]:
                     key = tuple(sorted((a, b)))
                     edges[key] = edges.get(key, 0) + 1
         central = result["central_entity"]
@@ -122,11 +138,14 @@ with network_tab:
         def quote(name: str) -> str:
             return '"' + name.replace('"', "'") + '"'
 
-        dot = ["graph G {", "  graph [overlap=false, splines=true];",
-               '  node [shape=box, style="rounded,filled", fillcolor="#eef3fb", fontname="sans-serif"];',
-               f'  {quote(central)} [fillcolor="#1f5fbf", fontcolor="white"];']
+        dot = [
+            "graph G {",
+            "  graph [overlap=false, splines=true];",
+            '  node [shape=box, style="rounded,filled", fillcolor="#eef3fb", fontname="sans-serif"];',
+            f'  {quote(central)} [fillcolor="#1f5fbf", fontcolor="white"];',
+        ]
         for (a, b), weight in sorted(edges.items(), key=lambda item: -item[1])[:80]:
-            dot.append(f"  {quote(a)} -- {quote(b)} [penwidth={min(1 + weight, 6)}, tooltip=\"{weight} facts\"];")
+            dot.append(f'  {quote(a)} -- {quote(b)} [penwidth={min(1 + weight, 6)}, tooltip="{weight} facts"];')
         dot.append("}")
         st.graphviz_chart("\n".join(dot), use_container_width=True)
         st.caption(f"{len(related)} facts within {result['depth']} hops ({result['search_method']}).")

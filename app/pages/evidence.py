@@ -20,8 +20,10 @@ for chunk_id, item in list(pinned.items()):
     chunk = item["chunk"]
     with st.container(border=True):
         head, remove = st.columns([6, 1])
-        head.markdown(f"**{plain(chunk.source_title or chunk.source_id)}** · {chunk.source_type.value}"
-                      + (f" · {chunk.source_date.isoformat()}" if chunk.source_date else ""))
+        head.markdown(
+            f"**{plain(chunk.source_title or chunk.source_id)}** · {chunk.source_type.value}"
+            + (f" · {chunk.source_date.isoformat()}" if chunk.source_date else "")
+        )
         if remove.button("Unpin", key=f"unpin-{chunk_id}"):
             del pinned[chunk_id]
             st.rerun()
@@ -35,7 +37,10 @@ bibtex = bibtex_for_chunks([item["chunk"] for item in items])
 left, right = st.columns(2)
 left.download_button("Export brief (Markdown)", brief, file_name="evidence-brief.md", mime="text/markdown")
 right.download_button(
-    "Export BibTeX (arXiv)", bibtex or "% no arXiv chunks pinned\n", file_name="evidence.bib", mime="application/x-bibtex",
+    "Export BibTeX (arXiv)",
+    bibtex or "% no arXiv chunks pinned\n",
+    file_name="evidence.bib",
+    mime="application/x-bibtex",
     disabled=not bibtex,
 )
 with st.expander("Preview the brief"):

@@ -27,7 +27,7 @@ for part in report["parts"]:
         st.markdown(f"{icon} **{part['name']}** — {part['detail']}")
         if part["counts"]:
             columns = st.columns(len(part["counts"]))
-            for column, (key, value) in zip(columns, part["counts"].items()):
+            for column, (key, value) in zip(columns, part["counts"].items(), strict=False):
                 column.metric(key, value)
         st.caption(f"probed in {part['probe_ms']:.0f} ms" + (" · optional" if part["optional"] else ""))
 

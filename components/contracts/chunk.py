@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from components.text.dates import parse_date
 
 
-class SourceType(str, Enum):
+class SourceType(str, Enum):  # noqa: UP042 - a StrEnum would change what str() and f-strings print for a member
     """Where a chunk came from."""
 
     KB = "kb"
@@ -27,7 +27,7 @@ class SourceType(str, Enum):
     MEMORY = "memory"
 
 
-class ScoreKind(str, Enum):
+class ScoreKind(str, Enum):  # noqa: UP042 - a StrEnum would change what str() and f-strings print for a member
     """What a raw score measures; only `semantic_relevance` is comparable across sources."""
 
     COSINE = "cosine"

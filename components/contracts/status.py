@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator
 
 
-class StatusKind(str, Enum):
+class StatusKind(str, Enum):  # noqa: UP042 - a StrEnum would change what str() and f-strings print for a member
     """How a source's run ended."""
 
     SUCCESS = "success"

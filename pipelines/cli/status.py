@@ -36,7 +36,10 @@ def _print_report(report: dict[str, Any]) -> None:
     tools = report.get("tools") or []
     if tools:
         print("Tools")
-        print(f"  {'name':<24} {'enabled':<8} {'calls':>6} {'ok':>5} {'fail':>5} {'p50 ms':>8} {'p95 ms':>8} {'cached':>7}")
+        print(
+            f"  {'name':<24} {'enabled':<8} {'calls':>6} {'ok':>5} {'fail':>5} "
+            f"{'p50 ms':>8} {'p95 ms':>8} {'cached':>7}"
+        )
         for tool in tools:
             stats = tool.get("telemetry") or {}
             failures = sum((stats.get("failures") or {}).values())

@@ -29,7 +29,9 @@ COLLECTION = f"browser_{uuid.uuid4().hex[:8]}"  # the app's knowledge base; test
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.integration,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (make test installs it)"),
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (make test installs it)"
+    ),
 ]
 
 
@@ -42,9 +44,25 @@ def app_url(database_url):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with log.open("w") as output:
         process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"), "--server.port", str(port),
-             "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                str(ROOT / "app" / "main.py"),
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+                "--server.headless",
+                "true",
+                "--browser.gatherUsageStats",
+                "false",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
         )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -75,8 +93,15 @@ def browser_page():
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM,
             headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run", "--disable-quic"],
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--disable-quic",
+            ],
         )
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(120_000)
@@ -133,6 +158,7 @@ def test_ask_open_a_citation_and_an_entity_timeline(app_url, browser_page):
     time.sleep(1.0)
     page.screenshot(path=str(ARTIFACTS / "qdrant-timeline.png"), full_page=True)
     assert page.get_by_text("2020").count() > 0 and page.get_by_text("2021").count() > 0
+
 
 @pytest.fixture()
 def pixel_server():

@@ -23,6 +23,8 @@ pytestmark = [
 
 class TestArxivSearchExternal:
     def test_a_real_search(self):
-        result = ArxivSearch(num_results=3, timeout_s=20, api_url=os.environ["RESEARCH_TEST_ARXIV_API_URL"]).run(query='ti:"attention is all you need"')
+        result = ArxivSearch(num_results=3, timeout_s=20, api_url=os.environ["RESEARCH_TEST_ARXIV_API_URL"]).run(
+            query='ti:"attention is all you need"'
+        )
         assert result["status"].status is StatusKind.SUCCESS, result["status"].message
         assert "1706.03762" in {doc.meta["paper_id"] for doc in result["documents"]}

@@ -51,7 +51,9 @@ class TestResiliencePolicy:
         assert policy.timeout_s == 7.0
         assert 0 <= policy.retries <= 3
 
-    @pytest.mark.parametrize("field,value", [("timeout_s", 0), ("retries", 4), ("breaker_failures", 0), ("cache_ttl_s", -1)])
+    @pytest.mark.parametrize(
+        "field,value", [("timeout_s", 0), ("retries", 4), ("breaker_failures", 0), ("cache_ttl_s", -1)]
+    )
     def test_invalid_values_are_refused(self, field, value):
         with pytest.raises(ValueError):
             ResiliencePolicy(**{field: value})
@@ -142,7 +144,7 @@ class TestSourceGuard:
             raise ConnectionError("down")
 
         SourceGuard("t-backoff", fast_policy(retries=3, backoff_base_s=0.05, backoff_max_s=1)).call(down)
-        gaps = [b - a for a, b in zip(stamps, stamps[1:])]
+        gaps = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
         assert len(gaps) == 3
         assert gaps[0] >= 0.04 and gaps[1] >= 0.09 and gaps[2] >= 0.19
 
