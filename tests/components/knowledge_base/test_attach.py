@@ -189,13 +189,12 @@ def test_attach_enrich_ask_and_cite_leave_the_users_rows_unchanged(
     assert _snapshot(_reopen(backend, name)) == before
 
 
+@pytest.mark.parametrize("attached", ["pgvector"], indirect=True)  # Qdrant and Milvus keep their own vector indexes
 def test_enrich_index_adds_only_an_hnsw_index_to_an_attached_pgvector_table(
     attached: tuple[str, str, Any, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`research kb enrich --index`, the explicit opt-in, is the one change to an attached table: one HNSW index."""
     backend, name, before, schema = attached
-    if backend != "pgvector":
-        pytest.skip("Qdrant and Milvus collections keep their own vector indexes")
     from pipelines.cli import main
 
     assert main(["kb", "attach", name, "--backend", backend]) == 0
