@@ -245,6 +245,8 @@ class PgvectorChunkIndex(ChunkIndex):
             with self._write_lock:
                 self.document_store.count_documents()  # the integration creates its table and keyword index
         else:
+            # pgvector-haystack's private flag for its lazy set-up; if a release renames it, the attach test's
+            # schema comparison fails.
             self.document_store._table_initialized = True
         names = {
             "chunk_terms": self._chunk_terms,
