@@ -301,10 +301,14 @@ class ExtractiveAnswerGenerator:
                     chosen.append((other, top))
         if verdict is None and not shorts:
             # A question whose wh-word aligns with no phrase ("Why ...?", "How ...?"): what its sentence adds to it.
-            from components.text.language import parse
+            from components.text.language import parse_question
 
             for part, sentence, _, _ in picks:
-                found = unasked_stretch(parse(sentence.text), question.question_terms) if part.kind != "yes_no" else ""
+                found = (
+                    unasked_stretch(parse_question(sentence.text), question.question_terms)
+                    if part.kind != "yes_no"
+                    else ""
+                )
                 if found:
                     shorts.append((found, sentence.number))
         for score, candidate in sorted(all_scored, key=lambda item: (-item[0], item[1].rank)):
