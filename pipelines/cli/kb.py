@@ -213,8 +213,12 @@ def enrich_collection(args: Any) -> int:
     from components.settings import get_settings
 
     settings = get_settings()
+    # A mistyped --collection is refused as `attach` refuses it: opening the store would create an empty one.
     enricher = _enricher(
-        settings, args.collection or settings.kb_collection, args.document_field or settings.kb_document_field
+        settings,
+        args.collection or settings.kb_collection,
+        args.document_field or settings.kb_document_field,
+        existing=True,
     )
     report = _run(enricher, True, index=args.index)
     print(report.summary())

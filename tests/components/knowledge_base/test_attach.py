@@ -141,6 +141,11 @@ def test_attach_enrich_ask_and_cite_leave_the_users_rows_unchanged(
     assert error.startswith(f"research: The {backend} knowledge base has no collection {mistyped!r} (it holds {name!r}")
     assert error.endswith("nothing was created.") and len(error.splitlines()) == 1
     assert _collections(backend) == existing
+    # `kb enrich` refuses the same mistyped name the same way, instead of enriching a new empty collection.
+    assert main(["kb", "enrich", "--collection", mistyped]) == 1
+    error = capsys.readouterr().err.strip()
+    assert error.startswith(f"research: The {backend} knowledge base has no collection {mistyped!r}")
+    assert _collections(backend) == existing
     knowledge_base = open_knowledge_base(settings, name)
     enricher = KnowledgeBaseEnricher(knowledge_base)
     assert enricher.recognise().registered == 0  # already recognised by the command
