@@ -8,6 +8,7 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict, logging
 
+from components.resilience.scheduling import async_twin
 from components.serialization import init_parameters_to_dict
 
 logger = logging.getLogger(__name__)
@@ -86,6 +87,9 @@ class CitedAnswerBuilder:
                     }
                 )
         return {"answer": answer, "citations": citations, "documents": numbered, "invalid_citations": invalid}
+
+    # Numbering a handful of chunks costs less than a hop to a worker thread and back.
+    run_async = async_twin(run)
 
     def to_dict(self) -> dict[str, Any]:
         return init_parameters_to_dict(self)

@@ -8,6 +8,8 @@ from typing import Any
 from haystack import component
 from haystack.components.builders import ChatPromptBuilder
 
+from components.resilience.scheduling import async_twin
+
 
 @component
 class PrecompiledChatPromptBuilder(ChatPromptBuilder):
@@ -28,3 +30,6 @@ class PrecompiledChatPromptBuilder(ChatPromptBuilder):
         ChatPromptBuilder.__init__(self, *args, **kwargs)
         # Templates are strings, so the compiled template can be looked up by its text.
         self._env.from_string = functools.lru_cache(maxsize=32)(self._env.from_string)  # type: ignore[method-assign]
+
+    # Rendering a compiled template costs less than a hop to a worker thread and back.
+    run_async = async_twin(ChatPromptBuilder.run)

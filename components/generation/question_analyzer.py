@@ -7,6 +7,7 @@ from typing import Any
 from haystack import Document, component, default_from_dict
 
 from components.generation.question_analysis import analyze_question
+from components.resilience.scheduling import async_twin
 from components.serialization import init_parameters_to_dict
 
 
@@ -43,6 +44,9 @@ class QuestionAnalyzer:
         """
         analysis = analyze_question(query or "")
         return {"analysis": analysis.to_dict(), "guidance": analysis.describe()}
+
+    # Reading a question's words (a tagger run at most) costs about what a hop to a worker thread and back costs.
+    run_async = async_twin(run)
 
     def to_dict(self) -> dict[str, Any]:
         return init_parameters_to_dict(self)

@@ -19,6 +19,7 @@ from components.memory.store import (
     summarise_answer,
 )
 from components.resilience import SourceResult
+from components.resilience.scheduling import async_twin
 from components.settings import DEFAULT_EMBEDDING_MODEL
 
 logger = logging.getLogger(__name__)
@@ -153,3 +154,8 @@ class MemoryWriter(MemoryComponent):
         if status.ok:
             logger.info("Remembered interaction {interaction_id}", interaction_id=interaction.interaction_id)
         return {"status": status, "interaction_id": interaction.interaction_id if status.ok else ""}
+
+    # Without a session the writer that requires one only says so: on the event loop, not through a worker thread.
+    run_async = async_twin(
+        run, inline=lambda self, arguments: self.require_session and not (arguments.get("session_id") or "").strip()
+    )

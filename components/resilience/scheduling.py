@@ -1,0 +1,34 @@
+"""`run_async` twins for sync components, so `Pipeline.run_async` runs the trivially cheap calls on its event loop.
+
+Haystack runs a component without `run_async` through `asyncio.to_thread`: a hop to a worker thread and back for
+every call. For a call that only reads its inputs (a source that was not selected, a prompt template, the status
+list) the hop costs more than the work, and the waiting thread competes for the interpreter with the branches still
+running. Never for blocking I/O: the loop must stay free for the other branches.
+
+Usage (in the class body, after `run`):
+```python
+run_async = async_twin(run, inline=lambda self, arguments: not source_selected(arguments.get("sources"), "web"))
+```
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from typing import Any
+
+
+def async_twin(
+    run: Callable[..., dict[str, Any]], inline: Callable[[Any, dict[str, Any]], bool] | None = None
+) -> Callable[..., Any]:
+    """A `run_async` with `run`'s parameters and output types: it calls `run` on the event loop when `inline` says so
+    for the component and the call's keyword arguments (always, without `inline`), and in a worker thread otherwise."""
+
+    @functools.wraps(run)
+    async def run_async(self: Any, **arguments: Any) -> dict[str, Any]:
+        if inline is None or inline(self, arguments):
+            return run(self, **arguments)
+        return await asyncio.to_thread(run, self, **arguments)
+
+    return run_async
