@@ -10,6 +10,7 @@ from haystack import Document, component, default_from_dict
 
 from components.arxiv.access import ArxivAccess, ArxivPaper, build_query, date_range, normalise_id, pdf_text
 from components.contracts import (
+    BranchDocuments,
     ContextChunk,
     SourceStatus,
     SourceType,
@@ -17,6 +18,7 @@ from components.contracts import (
 )
 from components.contracts.selection import filter_names
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
+from components.resilience.scheduling import async_twin
 from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
 from components.validation import bounded_count, positive_int, string_list
@@ -102,7 +104,7 @@ class ArxivSearch:
             self._model = get_embedding_model(self.model)
             language_pipeline()  # the chunker's sentence parser: loading it is not a search's latency
 
-    @component.output_types(documents=list[Document], status=SourceStatus)
+    @component.output_types(documents=list[Document], status=SourceStatus, branch=BranchDocuments)
     def run(
         self,
         query: str,
@@ -122,12 +124,16 @@ class ArxivSearch:
         Of the research `filters`, only `arxiv_categories` applies (as `categories` when that is not given).
 
         :returns: `documents`: chunks as Documents (meta per `ContextChunk`/`ArxivMetadata`), best first;
-            `status`: the `SourceStatus` of this run.
+            `status`: the `SourceStatus` of this run; `branch`: the same documents as the ranker's `BranchDocuments`.
         """
         return self._guard.outputs(
             self._plan(query, query_embedding, filters, as_of, sources, num_results, sort_by, categories, date_from,
-                       date_to, full_text)
+                       date_to, full_text),
+            branch=True,
         )
+
+    # A source that was not selected answers at once: on the event loop, not through a worker thread.
+    run_async = async_twin(run, inline=lambda _, arguments: not source_selected(arguments.get("sources"), SOURCE))
 
     def _plan(self, query, query_embedding, filters, as_of, sources, num_results, sort_by, categories,  # noqa: ANN001
               date_from, date_to, full_text):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work

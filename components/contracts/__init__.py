@@ -2,6 +2,7 @@
 
 from components.contracts.chunk import (
     ArxivMetadata,
+    BranchDocuments,
     ContextChunk,
     GraphMetadata,
     KnowledgeBaseMetadata,
@@ -19,6 +20,7 @@ from components.contracts.status import SourceStatus, StatusKind
 
 __all__ = [
     "ArxivMetadata",
+    "BranchDocuments",
     "ContextChunk",
     "GraphMetadata",
     "KnowledgeBaseMetadata",

@@ -8,6 +8,7 @@ Haystack filters and joiners see them) plus the source-specific metadata. `chunk
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
@@ -186,6 +187,21 @@ class ChunkDocument(Document):
         clone.__dict__["meta"] = _plain_copy(self.meta)
         clone.__dict__["embedding"] = list(self.embedding) if self.embedding is not None else None
         return clone
+
+
+@dataclass(frozen=True, eq=False)
+class BranchDocuments:
+    """One source's documents, best first, as the ranker reads them for every branch's rank of a chunk.
+
+    A source hands its documents to the `DocumentJoiner` and, as this read-only view, to the ranker: Haystack copies
+    a list of documents chunk by chunk for every component it feeds, but hands this on as it is (it copies as itself),
+    so the chunks reach the ranker once, through the joiner. Nothing may change the documents it holds.
+    """
+
+    documents: tuple[Document, ...] = ()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> BranchDocuments:
+        return self
 
 
 def _plain_copy(value: Any) -> Any:

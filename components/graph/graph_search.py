@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from haystack import Document, component, logging
 
-from components.contracts import ContextChunk, ScoreKind, SourceStatus, source_selected
+from components.contracts import BranchDocuments, ContextChunk, ScoreKind, SourceStatus, source_selected
 from components.graph.factory import GraphStoreComponent, check_graph_store, component_graph_store, known_entities_in
 from components.graph.model import FactHit
 from components.graph.passage_walk import DEFAULT_DAMPING, PassageGraphCache, WalkedPassage
@@ -26,6 +26,7 @@ from components.knowledge_base.attribution import (
 from components.knowledge_base.store import ChunkHit, SearchFilters
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.resilience.guard import submit_in_thread
+from components.resilience.scheduling import async_twin
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.validation import within
 
@@ -213,7 +214,7 @@ class GraphSearch(GraphStoreComponent):
         limit = clamp((filters or {}).get("top_k", self.top_k), 1, 50, self.top_k)
         return lambda: self._search(text, query_embedding, as_of, limit, scope)
 
-    @component.output_types(documents=list[Document], status=SourceStatus)
+    @component.output_types(documents=list[Document], status=SourceStatus, branch=BranchDocuments)
     def run(
         self,
         query: str,
@@ -228,6 +229,9 @@ class GraphSearch(GraphStoreComponent):
             the passages and the facts; `top_k` overrides the number of passages.
         :param as_of: ISO date; only documents dated by then and facts valid then (begun by it, not yet ended).
         :returns: `documents`: knowledge-base passages in walk order, then graph facts; `status`: the run's
-            `SourceStatus`.
+            `SourceStatus`; `branch`: the same documents as the ranker's `BranchDocuments`.
         """
-        return self._guard.outputs(self._plan(query, query_embedding, filters, as_of, sources))
+        return self._guard.outputs(self._plan(query, query_embedding, filters, as_of, sources), branch=True)
+
+    # A source that was not selected answers at once: on the event loop, not through a worker thread.
+    run_async = async_twin(run, inline=lambda _, arguments: not source_selected(arguments.get("sources"), SOURCE))

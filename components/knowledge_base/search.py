@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 from haystack import Document, component, logging
 
-from components.contracts import ContextChunk, ScoreKind, SourceStatus, source_selected
+from components.contracts import BranchDocuments, ContextChunk, ScoreKind, SourceStatus, source_selected
 from components.embedding import get_embedding_model, query_vector
 from components.knowledge_base.attribution import (
     KnowledgeBaseComponent,
@@ -193,7 +194,7 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
                 break
         return chunks
 
-    @component.output_types(documents=list[Document], status=SourceStatus)
+    @component.output_types(documents=list[Document], status=SourceStatus, branch=BranchDocuments)
     def run(
         self,
         query: str,
@@ -216,9 +217,29 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         :param as_of: a YYYY-MM-DD date; only documents dated on or before it are searched.
         :param sources: the sources selected for this question; without "kb" or "auto" nothing runs.
         :returns: `documents`: the chunks as Documents (meta per `ContextChunk`), best first;
-            `status`: this source's `SourceStatus`.
+            `status`: this source's `SourceStatus`; `branch`: the same documents as the ranker's `BranchDocuments`.
         """
+        plan, key = self._request(query, query_embedding, limit, min_relevance, text_weight, filters, as_of, sources)
+        return self._guard().outputs(plan, key=key, branch=True)
+
+    @functools.wraps(run)
+    async def run_async(self, **arguments: Any) -> dict[str, Any]:
+        """`run` for `Pipeline.run_async`: the search runs in the guard's worker thread, awaited on the event loop
+        (no second thread waits for it); a knowledge base that was not selected answers at once."""
+        plan, key = self._request(**arguments)
+        return await self._guard().outputs_async(plan, key=key, branch=True)
+
+    def _request(
+        self,
+        query: str,
+        query_embedding: list[float] | None = None,
+        limit: int | None = None,
+        min_relevance: float | None = None,
+        text_weight: float | None = None,
+        filters: dict | None = None,
+        as_of: str | None = None,
+        sources: list[str] | None = None,
+    ) -> tuple[Any, str | None]:
         if not source_selected(sources, "kb"):
-            return self._guard().outputs(SourceStatus.skipped(self.source_name, "the knowledge base was not selected"))
-        work, key = self._plan(query, query_embedding, limit, min_relevance, text_weight, filters, as_of)
-        return self._guard().outputs(work, key=key)
+            return SourceStatus.skipped(self.source_name, "the knowledge base was not selected"), None
+        return self._plan(query, query_embedding, limit, min_relevance, text_weight, filters, as_of)

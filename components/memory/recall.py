@@ -11,7 +11,7 @@ import numpy as np
 from haystack import Document, component
 from haystack.utils import Secret
 
-from components.contracts import SourceStatus, source_selected
+from components.contracts import BranchDocuments, SourceStatus, source_selected
 from components.memory.backends import MemoryComponent
 from components.memory.store import (
     MAX_NUM_RESULTS,
@@ -26,6 +26,7 @@ from components.memory.store import (
     parse_time_window,
 )
 from components.resilience import SourceError, SourceResult
+from components.resilience.scheduling import async_twin
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.validation import positive_int
 
@@ -200,7 +201,7 @@ class MemoryRecall(MemoryComponent):
             return self._guard.refused(str(exc), started)
         return lambda: self._recall(prepared)
 
-    @component.output_types(documents=list[Document], status=SourceStatus)
+    @component.output_types(documents=list[Document], status=SourceStatus, branch=BranchDocuments)
     def run(
         self,
         query: str,
@@ -217,8 +218,13 @@ class MemoryRecall(MemoryComponent):
 
         :param as_of: only interactions before this date (whole day included) or date-time.
         :param time_window: only interactions within this duration before now (or before `as_of`): 24h, 7d, 2w.
-        :returns: `documents`: memory chunks as Documents, best first; `status`: the run's `SourceStatus`.
+        :returns: `documents`: memory chunks as Documents, best first; `status`: the run's `SourceStatus`;
+            `branch`: the same documents as the ranker's `BranchDocuments`.
         """
         return self._guard.outputs(
-            self._plan(query, query_embedding, filters, as_of, sources, session_id, user_id, num_results, time_window)
+            self._plan(query, query_embedding, filters, as_of, sources, session_id, user_id, num_results, time_window),
+            branch=True,
         )
+
+    # Memory that was not selected answers at once: on the event loop, not through a worker thread.
+    run_async = async_twin(run, inline=lambda _, arguments: not source_selected(arguments.get("sources"), SOURCE))

@@ -12,6 +12,7 @@ import numpy as np
 from haystack import Document, component, default_from_dict, logging
 from haystack.core.component.types import Variadic
 
+from components.contracts import BranchDocuments
 from components.embedding.model import EmbeddingModel, get_embedding_model, query_vector
 from components.knowledge_base.attribution import KnowledgeBaseAccess, check_document_store
 from components.knowledge_base.rank_fusion import reciprocal_rank_fusion
@@ -39,7 +40,8 @@ class ResearchRanker:
     retrieval evidence on absolute scales.
 
     In the research pipeline, Haystack's `DocumentJoiner` fuses the sources' lists (reciprocal rank fusion) and
-    hands them in as `documents`; `branch_documents` gives every branch's own rank of a chunk. Without `documents`
+    hands them in as `documents`; `branch_documents` (each source's `branch` output, the chunks the joiner has
+    already copied, shared rather than copied again) gives every branch's own rank of a chunk. Without `documents`
     the ranker fuses `branch_documents` itself with the same formula (`rank_fusion`).
 
     Every chunk gets the same semantic relevance scale: the cosine the source computed from stored embeddings
@@ -150,7 +152,7 @@ class ResearchRanker:
         query: str,
         documents: list[Document] | None = None,
         query_embedding: list[float] | None = None,
-        branch_documents: Variadic[list[Document]] = (),  # type: ignore[assignment]
+        branch_documents: Variadic[list[Document] | BranchDocuments] = (),  # type: ignore[assignment]
         top_k: int | None = None,
         as_of: str | None = None,
     ) -> dict[str, Any]:
@@ -160,8 +162,9 @@ class ResearchRanker:
         :param documents: candidates fused elsewhere (any order; their `score` is taken as the fusion score); None
             to fuse `branch_documents` here.
         :param query_embedding: the question's embedding, used only when a chunk lacks a semantic relevance.
-        :param branch_documents: each branch's own list, best first: fused when `documents` is None, and always
-            read for every branch's rank of a chunk.
+        :param branch_documents: each branch's own list, best first (a list, or the source's `BranchDocuments`,
+            which Haystack hands on without copying its chunks): fused when `documents` is None, and always read
+            for every branch's rank of a chunk.
         :param top_k: overrides the instance's `top_k` (clamped to 1-50).
         :param as_of: the date recency is measured from (ISO); today when empty.
         :returns: `documents`: the best `top_k` chunks, best first, `score` set to the combined score.
@@ -170,7 +173,8 @@ class ResearchRanker:
         limit = min(50, max(1, int(top_k))) if top_k is not None else self.top_k
         # Branches in the order of their names: which copy of a chunk is kept, and whose metadata completes it,
         # never depends on which branch finished first.
-        branches = sorted((list(branch) for branch in branch_documents or [] if branch), key=_branch_name)
+        lists = [getattr(branch, "documents", branch) for branch in branch_documents or []]
+        branches = sorted((list(branch) for branch in lists if branch), key=_branch_name)
         if documents is None:
             pool, pool_fusion = self._fuse(branches)
         else:

@@ -6,12 +6,13 @@ retries with exponential backoff for retryable faults (honouring Retry-After), a
 instance of the same source in the process, a minimum interval between calls (rate limit), and an optional TTL
 cache.
 
-Threads: sync work runs in one worker thread per call, and every attempt of that call (retries, back-off sleeps)
-runs in that same thread, which gives up once the deadline has passed. A thread stuck in a call that never returns
-cannot be killed; the guard abandons it at the timeout and starts no other thread for that source until it ends
-(later calls wait for it within their own budget, then report the source as still hung). So a source that hangs
-for an hour costs one thread, not one per retry per question. Components are sync: `Pipeline.run_async` runs each
-in a worker thread of its own, so the research pipeline's branches still run side by side.
+Threads: sync work runs in one worker thread per call (idle daemon workers are reused), and every attempt of that
+call (retries, back-off sleeps) runs in that same thread, which gives up once the deadline has passed. A thread
+stuck in a call that never returns cannot be killed; the guard abandons it at the timeout and starts no other thread
+for that source until it ends (later calls wait for it within their own budget, then report the source as still
+hung). So a source that hangs for an hour costs one thread, not one per retry per question. Components are sync:
+`Pipeline.run_async` runs each in a worker thread of its own (a source that was not selected answers on the loop:
+`scheduling.async_twin`), so the research pipeline's branches still run side by side.
 
 The cache is cachetools' TTL cache. The retries, breaker and rate gate are the project's own policy, kept rather than
 rebuilt on tenacity/pybreaker: those libraries retry inside the calling thread and cannot abandon a hung call, which
@@ -20,10 +21,12 @@ is the part that matters here.
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import contextvars
 import hashlib
 import json
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -33,7 +36,7 @@ from typing import Any
 import cachetools
 from haystack import logging
 
-from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_to_document
+from components.contracts import BranchDocuments, ContextChunk, SourceStatus, StatusKind, chunk_to_document
 from components.resilience.budget import deadline_scope, question_deadline
 from components.resilience.errors import Fault, RetryableError, classify_exception
 from components.resilience.telemetry import telemetry
@@ -42,25 +45,61 @@ from components.validation import within
 logger = logging.getLogger(__name__)
 
 
+class _DaemonWorkers:
+    """Daemon threads that run submitted work, each kept for the next piece while it is idle (up to `idle_s`).
+
+    Starting a thread waits until the new thread runs, which on a busy machine took 2-3 ms of every source call; an
+    idle worker takes the next piece at once. A worker whose work never returns stays with it (the guard abandons
+    the call and starts no other for that source), so a hung call still holds exactly one thread.
+    """
+
+    def __init__(self, idle_s: float = 30.0) -> None:
+        self.idle_s = idle_s
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+
+    def submit(self, work: Callable[[], Any]) -> concurrent.futures.Future:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        with self._lock:
+            start = self._idle == 0
+            if not start:
+                self._idle -= 1  # that idle worker is this work's
+        self._queue.put((future, contextvars.copy_context(), work))
+        if start:
+            threading.Thread(target=self._serve, name="source-call", daemon=True).start()
+        return future
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                future, context, work = self._queue.get(timeout=self.idle_s)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle > 0:  # else a submitter counted on this worker: its work is on the way
+                        self._idle -= 1
+                        return
+                continue
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(context.run(work))
+                except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+                    future.set_exception(exc)
+            del future, context, work  # an idle worker holds no result
+            with self._lock:
+                self._idle += 1
+
+
+_WORKERS = _DaemonWorkers()
+
+
 def submit_in_thread(work: Callable[[], Any]) -> concurrent.futures.Future:
     """Run `work` in a daemon thread so a timeout can abandon it and a hung call never delays the process's exit.
 
     (ThreadPoolExecutor workers are joined at interpreter exit, so an abandoned request would hold the CLI open.)
-    The caller's context (the question's deadline among it) goes with the work.
+    The caller's context (the question's deadline among it) goes with the work. Idle threads are reused.
     """
-    future: concurrent.futures.Future = concurrent.futures.Future()
-    context = contextvars.copy_context()
-
-    def run() -> None:
-        if not future.set_running_or_notify_cancel():
-            return
-        try:
-            future.set_result(context.run(work))
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="source-call", daemon=True).start()
-    return future
+    return _WORKERS.submit(work)
 
 
 @dataclass(frozen=True)
@@ -443,6 +482,41 @@ class SourceGuard:
             return self._timed_out(started, by_budget, 1)
         except Exception as exc:  # noqa: BLE001 - a failure of the policy itself still may not escape
             return self._on_fault(started, classify_exception(exc), 1)
+        return self._settle(started, deadline_at, by_budget, key, outcome)
+
+    async def call_async(
+        self,
+        work: Callable[[], SourceResult | list[ContextChunk]],
+        *,
+        key: str | None = None,
+        deadline: float | None = None,
+    ) -> tuple[SourceResult, SourceStatus]:
+        """`call` awaited on the event loop: the work runs in a worker thread all the same, but no second thread
+        waits for it (two thread hops fewer per call). Never raises."""
+        if self._hung.pending():
+            # Waiting out an earlier hung call blocks: that wait happens in a thread, as `call` does it.
+            return await asyncio.to_thread(self.call, work, key=key, deadline=deadline)
+        started = time.monotonic()
+        deadline_at, by_budget = self._limit(started, deadline)
+        early = self._precheck(started, key, deadline_at)
+        if early is not None:
+            return early
+        future = submit_in_thread(lambda: self._attempts(work, deadline_at))
+        try:
+            outcome = await asyncio.wait_for(
+                asyncio.shield(asyncio.wrap_future(future)), max(deadline_at - time.monotonic(), 0.001)
+            )
+        except TimeoutError:
+            self._hung.add(future)
+            return self._timed_out(started, by_budget, 1)
+        except Exception as exc:  # noqa: BLE001 - a failure of the policy itself still may not escape
+            return self._on_fault(started, classify_exception(exc), 1)
+        return self._settle(started, deadline_at, by_budget, key, outcome)
+
+    def _settle(
+        self, started: float, deadline_at: float, by_budget: bool, key: str | None, outcome: tuple[Any, Any, int]
+    ) -> tuple[SourceResult, SourceStatus]:
+        """The call's result and status from what `_attempts` returned."""
         result, fault, attempts = outcome
         if fault is None:
             return self._on_success(started, result, key, attempts)
@@ -459,10 +533,27 @@ class SourceGuard:
         telemetry.record(self.source, StatusKind.ERROR.value, 0.0, fault="invalid")
         return SourceStatus.refused(self.source, message, started)
 
-    def outputs(self, plan: SourceStatus | Callable[[], Any], *, key: str | None = None) -> dict[str, Any]:
+    def outputs(
+        self, plan: SourceStatus | Callable[[], Any], *, key: str | None = None, branch: bool = False
+    ) -> dict[str, Any]:
         """A source component's `run` outputs for `plan`: a status settled before any call (the source is skipped,
-        or refused its input) as it is, or the work (a no-argument callable) run under the policy."""
+        or refused its input) as it is, or the work (a no-argument callable) run under the policy. With `branch`,
+        also the documents as the ranker's `BranchDocuments` (a research branch's third output)."""
         if isinstance(plan, SourceStatus):
-            return {"documents": [], "status": plan}
-        result, status = self.call(plan, key=key)
-        return result.outputs(status)
+            return _outputs(SourceResult(), plan, branch)
+        return _outputs(*self.call(plan, key=key), branch)
+
+    async def outputs_async(
+        self, plan: SourceStatus | Callable[[], Any], *, key: str | None = None, branch: bool = False
+    ) -> dict[str, Any]:
+        """`outputs` for a component's `run_async`, through `call_async`."""
+        if isinstance(plan, SourceStatus):
+            return _outputs(SourceResult(), plan, branch)
+        return _outputs(*await self.call_async(plan, key=key), branch)
+
+
+def _outputs(result: SourceResult, status: SourceStatus, branch: bool) -> dict[str, Any]:
+    outputs = result.outputs(status)
+    if branch:
+        outputs["branch"] = BranchDocuments(tuple(outputs["documents"]))
+    return outputs

@@ -8,10 +8,11 @@ from typing import Any
 from haystack import Document, component, logging
 from haystack.utils import Secret
 
-from components.contracts import SourceStatus, source_selected
+from components.contracts import BranchDocuments, SourceStatus, source_selected
 from components.contracts.selection import filter_names
 from components.resilience import SourceError, SourceResult
 from components.resilience.errors import RetryableError
+from components.resilience.scheduling import async_twin
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.validation import bounded_count, positive_int, string_list
 from components.web.firecrawl_access import NOT_CONFIGURED, FirecrawlAccess, firecrawl_endpoint, matches_pattern
@@ -70,7 +71,7 @@ class WebSearch(WebSource):
 
     # -- the branch -----------------------------------------------------------------------------------------
 
-    @component.output_types(documents=list[Document], status=SourceStatus)
+    @component.output_types(documents=list[Document], status=SourceStatus, branch=BranchDocuments)
     def run(
         self,
         query: str,
@@ -90,12 +91,16 @@ class WebSearch(WebSource):
         skipped: a page fetched today says what it says today, not what was known then.
 
         :returns: `documents`: chunks as Documents (meta per `ContextChunk`/`WebMetadata`), best first;
-            `status`: the `SourceStatus` of this run.
+            `status`: the `SourceStatus` of this run; `branch`: the same documents as the ranker's `BranchDocuments`.
         """
         return self._guard.outputs(
             self._plan(query, query_embedding, filters, as_of, sources, num_results, languages, include_domains,
-                       exclude_domains)
+                       exclude_domains),
+            branch=True,
         )
+
+    # A source that was not selected answers at once: on the event loop, not through a worker thread.
+    run_async = async_twin(run, inline=lambda _, arguments: not source_selected(arguments.get("sources"), SOURCE))
 
     def _plan(self, query, query_embedding, filters, as_of, sources, num_results, languages,  # noqa: ANN001
               include_domains, exclude_domains):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work

@@ -21,7 +21,8 @@ class TestMemoryBranchWiring:
         assert components["memory_writer"]["init_parameters"]["require_session"] is True
         edges = {(c["sender"], c["receiver"]) for c in research["pipeline"]["connections"]}
         assert {
-            ("memory.documents", "ranker.branch_documents"),
+            ("memory.documents", "joiner.documents"),
+            ("memory.branch", "ranker.branch_documents"),
             ("memory.status", "statuses.statuses"),
             ("answer_builder.answer", "memory_writer.answer"),
             ("answer_builder.documents", "memory_writer.documents"),

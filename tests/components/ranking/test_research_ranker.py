@@ -81,6 +81,18 @@ class TestResearchRanker:
         assert by_id["cp"] == {"kb_dense": 1, "fused": by_id["cp"]["fused"], "ranked": by_id["cp"]["ranked"]}
         assert sorted(ranks["ranked"] for ranks in by_id.values()) == [1, 2, 3]
 
+    def test_a_sources_branch_output_ranks_as_its_list_does(self):
+        from components.contracts import BranchDocuments
+
+        dense = [PANTHERS, kb_document("sb", SUPER_BOWL.content, 0.55, ranks={"kb_dense": 2})]
+        keyword = [kb_document("sb", SUPER_BOWL.content, 0.55, ranks={"kb_keyword": 1})]
+        fused = DocumentJoiner(join_mode="reciprocal_rank_fusion").run([dense, keyword])["documents"]
+        as_lists = ResearchRanker().run(query="Super Bowl", documents=fused, branch_documents=[dense, keyword])
+        shared = [BranchDocuments(tuple(dense)), BranchDocuments(tuple(keyword)), BranchDocuments()]
+        as_branches = ResearchRanker().run(query="Super Bowl", documents=fused, branch_documents=shared)
+        assert as_branches == as_lists
+        assert dense[1].meta["ranks"] == {"kb_dense": 2}  # the shared documents are read, never changed
+
     def test_without_documents_it_fuses_the_branches_as_the_joiner_would_whatever_order_they_arrive_in(self):
         dense = [PANTHERS, kb_document("sb", SUPER_BOWL.content, 0.55, ranks={"kb_dense": 2})]
         keyword = [

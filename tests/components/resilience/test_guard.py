@@ -1,3 +1,4 @@
+import copy
 import threading
 import time
 
@@ -340,9 +341,71 @@ class TestHungCalls:
         _, status = guard.call(lambda: [web_chunk()])
         assert status.status is StatusKind.SUCCESS
 
+    def test_idle_workers_are_reused_and_a_hung_call_holds_one_of_its_own(self):
+        from components.resilience.guard import _DaemonWorkers
+
+        workers = _DaemonWorkers(idle_s=0.3)
+        first = workers.submit(threading.get_ident).result(timeout=5)
+        time.sleep(0.05)  # the worker goes back to waiting
+        assert workers.submit(threading.get_ident).result(timeout=5) == first
+        hang = Hang()
+        hung = workers.submit(hang)
+        try:
+            # The next piece of work gets a thread of its own while the hung one keeps its thread.
+            other = workers.submit(threading.get_ident).result(timeout=5)
+            assert not hung.done() and hang.calls == 1
+            alive = {thread.ident for thread in threading.enumerate()}
+            assert other in alive and first in alive
+        finally:
+            hang.release.set()
+        hung.result(timeout=5)
+        # Idle workers end after `idle_s`: no thread is left behind.
+        deadline = time.monotonic() + 5
+        while {first, other} & {thread.ident for thread in threading.enumerate()} and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not {first, other} & {thread.ident for thread in threading.enumerate()}
+
+    def test_work_queued_as_an_idle_worker_gives_up_is_still_run(self):
+        from components.resilience.guard import _DaemonWorkers
+
+        workers = _DaemonWorkers(idle_s=0.01)
+        results = []
+        for index in range(50):
+            results.append(workers.submit(lambda index=index: index).result(timeout=5))
+            time.sleep(0.01 * (index % 3))  # around the idle limit
+        assert results == list(range(50))
+
+    def test_awaited_on_the_loop_a_call_that_never_returns_still_costs_one_thread(self):
+        import asyncio
+
+        from components.resilience.guard import hung_threads
+
+        hang = Hang()
+        guard = SourceGuard("t-hung-async", fast_policy(timeout_s=0.2, retries=3, breaker_failures=100))
+
+        async def ask(times: int) -> list[SourceStatus]:
+            return [(await guard.call_async(hang))[1] for _ in range(times)]
+
+        try:
+            statuses = asyncio.run(ask(3))
+            assert [s.status for s in statuses] == [StatusKind.TIMEOUT] * 3
+            assert all("still hung" in s.message for s in statuses[1:])
+            assert hang.calls == 1 and hung_threads("t-hung-async") == 1
+        finally:
+            hang.release.set()
+        deadline = time.monotonic() + 5
+        while hung_threads("t-hung-async") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        result, status = asyncio.run(guard.call_async(lambda: [web_chunk()]))
+        assert status.status is StatusKind.SUCCESS and len(result.chunks) == 1
+        outputs = asyncio.run(guard.outputs_async(lambda: [web_chunk()], branch=True))
+        assert outputs["branch"].documents == tuple(outputs["documents"]) and len(outputs["documents"]) == 1
+
     def test_a_status_settled_before_the_call_is_the_output(self):
         skipped = SourceStatus.skipped("t-plan", "not selected")
         assert SourceGuard("t-plan", fast_policy()).outputs(skipped) == {"documents": [], "status": skipped}
+        branch = SourceGuard("t-plan", fast_policy()).outputs(skipped, branch=True)["branch"]
+        assert branch.documents == () and copy.deepcopy(branch) is branch  # shared, never copied chunk by chunk
 
     def test_retries_run_in_one_thread(self):
         import threading
