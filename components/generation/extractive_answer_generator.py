@@ -116,7 +116,8 @@ class ExtractiveAnswerGenerator:
     Comparisons ("which is older, A or B?")
     and yes/no questions about named subjects are answered from each subject's sentences (`comparison`). A multi-hop
     question is followed through up to three sentences, each of another chunk about a name the previous one brought
-    in (`_hops`), and answered from the last hop when the first one's span was the name that led there; when no short
+    in (`_hops`; from the chunk about the question's subject when the best sentence is about a namesake), and
+    answered from the last hop when the first one's span was the name that led there; when no short
     answer beyond the question's own names was found, a cited sentence whose subject is a pronoun or a short form of
     its chunk's title answers with the full name the chunk opens with (`_subject_answer`). Sentences
     are taken whole: a chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence
