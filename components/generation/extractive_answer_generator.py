@@ -116,7 +116,8 @@ class ExtractiveAnswerGenerator:
     Comparisons ("which is older, A or B?")
     and yes/no questions about named subjects are answered from each subject's sentences (`comparison`). A multi-hop
     question is followed through up to three sentences, each of another chunk about a name the previous one brought
-    in (`_hops`), and answered from the last hop when the first one's span was the name that led there; when no short
+    in (`_hops`; from the chunk about the question's subject when the best sentence is about a namesake), and
+    answered from the last hop when the first one's span was the name that led there; when no short
     answer beyond the question's own names was found, a cited sentence whose subject is a pronoun or a short form of
     its chunk's title answers with the full name the chunk opens with (`_subject_answer`). Sentences
     are taken whole: a chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence
@@ -267,7 +268,21 @@ class ExtractiveAnswerGenerator:
             # A multi-hop question: follow the first part's sentence through the names it brings in.
             part, first, span, weights = picks[0]
             room = self.max_sentences - len(used)
-            hops = _hops(first, part, pool, question.question_terms, weights, used, room, companions[0])
+            fellows = companions[0]
+            # The best sentence is about another subject sharing a word of the question's name, and a sentence of the
+            # chunk about that name scored too ("Drew Fuller stared in ..."; "The Drew Pearson Show was ..."): the
+            # chain starts there ...
+            start = _subject_start(first, all_scored, question) if len(picks) == 1 else None
+            if start is not None:
+                # ... in place of the sentence about another subject, whose span answered nothing asked of it.
+                used.discard(id(first))
+                used.add(id(start))
+                chosen[0] = (start, chosen[0][1])
+                if span:
+                    shorts.remove((span, first.number))
+                first, span = start, ""
+                fellows = [candidate for _, candidate in all_scored if candidate.number == start.number]
+            hops = _hops(first, part, pool, question.question_terms, weights, used, room, fellows)
             for hop in hops:
                 if hop.via is not first and all(hop.via is not sentence for sentence, _ in chosen):
                     chosen.append((hop.via, hop.score))
@@ -655,6 +670,23 @@ def _hops(
             covered |= best.via.terms | best.via.title_terms
         sources = [best.sentence]
     return hops
+
+
+def _subject_start(
+    first: _Sentence, scored: list[tuple[float, _Sentence]], question: QuestionAnalysis
+) -> _Sentence | None:
+    """The best-scored sentence of a chunk about the question's subject when `first` is about another subject that
+    only shares a word of its name ("The Drew Pearson Show was ..." for "Drew Fuller stared in ..."): a chunk whose
+    title shares a word with `first`'s title and holds a name of the question that `first` lacks, while the rest of
+    `first`'s title is not in the question. None when there is no such chunk among the scored ones."""
+    named = [
+        item
+        for item in scored
+        if item[1].heading & first.heading
+        and (item[1].heading - first.terms - first.title_terms) & question.anchor_terms
+        and not (first.heading - item[1].heading) & question.question_terms
+    ]
+    return max(named, key=lambda item: (item[0], -item[1].rank))[1] if named else None
 
 
 def _sibling(heading: frozenset[str], first: frozenset[str], held: frozenset[str]) -> bool:

@@ -259,6 +259,37 @@ class TestMultiHop:
         assert "Its first flight school opened in 1935 near the capital [3]." in reply
         assert "Corvid K 14" not in reply
 
+    def test_a_chain_starts_at_the_questions_subject_not_at_a_namesake(self):
+        # "The Petra Morgan Hour" shares "Petra" and "first aired" with the question, but the question is about Petra
+        # Lind: the chain starts at her chunk and goes on to the series she is known for.
+        namesake = kb_document(
+            "morgan",
+            "The Petra Morgan Hour was a television series that first aired on the Coastline network in 1961, "
+            "starring Petra Morgan.",
+            0.7,
+            title="The Petra Morgan Hour",
+        )
+        actor = kb_document(
+            "lind",
+            "Petra Lind (born 1984) is a Danish actor. She is best known for her role in the series Harbour Lights.",
+            0.5,
+            title="Petra Lind",
+        )
+        series = kb_document(
+            "lights",
+            "Harbour Lights is a Danish drama series about a fishing town. The series first aired on Nordkanal in "
+            "2009.",
+            0.3,
+            title="Harbour Lights",
+        )
+        reply = answer("Petra Lind starred in a series that first aired on what network?", [namesake, actor, series])[
+            "replies"
+        ][0]
+        assert "She is best known for her role in the series Harbour Lights [2]." in reply
+        assert "The series first aired on Nordkanal in 2009 [3]." in reply
+        assert "Petra Morgan" not in reply
+        assert reply.startswith("Nordkanal [3]. ")
+
     def test_a_one_hop_answer_keeps_its_span_when_a_later_sentence_only_describes_it(self):
         out = answer("Who keeps the Lantern store maintained?", [LANTERN, HARBOUR, self.NORTHWIND])
         assert out["short_answer"] == "Northwind Labs"
