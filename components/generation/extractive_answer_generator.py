@@ -13,6 +13,7 @@ from haystack import Document, component, default_from_dict, logging
 
 from components.generation.comparison import compare, yes_no
 from components.generation.question_analysis import (
+    LIGHT_NOUNS,
     WH_WORDS,
     YES_NO_STARTS,
     QuestionAnalysis,
@@ -399,6 +400,10 @@ def answer_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
 # "what"/"which" does when it names what it asks for: its `focus`).
 PHRASE_KINDS = frozenset({"who", "where"})
 PROPER_NAME_BONUS = 1.0
+# A phrase that is an argument (subject, object, object of a preposition) of a content word the question holds is
+# preferred by this many words of distance: the question's predicate leaves that role open.
+ARGUMENT_ROLES = frozenset({"nsubj", "nsubjpass", "dobj", "attr", "pobj", "oprd", "dative", "appos"})
+ARGUMENT_PREFERENCE = 2.0
 VALUE_PENALTY = 1.5
 WH_PHRASE_WORDS = frozenset({"what", "which", "who", "whom", "where"})
 PLACE_PREPOSITIONS = frozenset({"in", "at", "on", "from", "to", "near", "into", "inside", "outside", "across"})
@@ -430,6 +435,7 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     words_asked = part.text.lower().split()
     asks_subject = part.kind == "who" and len(words_asked) > 1 and words_asked[1] not in YES_NO_STARTS
     doers = _doers(doc, anchors)
+    anchor_set = set(anchors)
     # An ordinal ("first", "50th") ranks something; it is not the thing asked for.
     candidates = [ent for ent in doc.ents if ent.label_ != "ORDINAL"]
     chunks = [chunk for chunk in doc.noun_chunks if chunk.root.pos_ != "PRON"]
@@ -441,6 +447,7 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
             last = [child.i for child in chunk.root.conjuncts if child.i > chunk.root.i and child.i in ends]
             if last:
                 candidates.append(doc[chunk.start : ends[max(last)]])
+    equated = _equated_with(doc, part.focus) if part.focus not in {"", "?"} else set()
     costs: dict[str, float] = {}
     for span in candidates:
         words = [token for token in span if not token.is_punct]
@@ -452,7 +459,11 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
         repeated = sum(term in question_terms for term in span_terms) / len(span_terms)
         distance = min((min(abs(a - span.start), abs(a - (span.end - 1))) for a in anchors), default=span.start)
         cost = min(distance, 8) + 4.0 * repeated - 0.05 * len(words)  # of two phrases for a thing, the fuller
-        if part.focus not in {"", "?"} and span.root.lemma_.lower() == part.focus:
+        root = span.root
+        governor = root.head.head if root.dep_ == "pobj" else root.head
+        if root.dep_ in ARGUMENT_ROLES and governor.i in anchor_set and governor.pos_ in {"VERB", "NOUN", "ADJ"}:
+            cost -= ARGUMENT_PREFERENCE  # an argument of a word the question holds: the role it leaves open
+        if part.focus not in {"", "?"} and span.root.lemma_.lower() == part.focus or span.root.i in equated:
             cost -= 3.0
         if any(token.pos_ == "PROPN" for token in words):
             cost -= PROPER_NAME_BONUS  # a name is more often what is asked for than a common noun phrase
@@ -470,6 +481,24 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     if model is not None and len(ranked) > 1:
         ranked = _statement_costs(sentence, part.text, ranked, model)
     return min(ranked, key=lambda item: item[1])[0] if ranked else ""
+
+
+def _equated_with(doc: Any, focus: str) -> set[int]:
+    """The heads of the phrases the sentence equates with a noun of lemma `focus` (the noun the question asks about):
+    its apposition ("special guest performers Beyoncé and Bruno Mars"), the name it modifies ("skateboarder Tony
+    Hawk"), or the other side of the copula it stands on ("Closely related fields ... are X"): such a phrase names
+    the thing the question's noun only describes."""
+    found: set[int] = set()
+    for token in doc:
+        if token.lemma_.lower() != focus:
+            continue
+        found.update(child.i for child in token.children if child.dep_ == "appos")
+        if token.dep_ == "compound" and token.head.pos_ == "PROPN":
+            found.add(token.head.i)
+        if token.dep_ in {"nsubj", "attr"} and token.head.lemma_ == "be":
+            other = "attr" if token.dep_ == "nsubj" else "nsubj"
+            found.update(child.i for child in token.head.children if child.dep_ == other)
+    return found
 
 
 def _asks_several(question: str) -> bool:
@@ -498,8 +527,10 @@ def _statement_costs(
     wh = next((token for token in doc if token.lower_ in WH_PHRASE_WORDS), None)
     if wh is None:
         return ranked
-    # "What register": the noun the wh-word determines goes with it.
-    end = wh.head.i + 1 if wh.dep_ == "det" and wh.head.i > wh.i else wh.i + 1
+    # "What register": the noun the wh-word determines goes with it, and "what kind of company" its "of" phrase.
+    end = wh.i + 1
+    if wh.dep_ == "det" and wh.head.i > wh.i:
+        end = max(phrase_tokens(wh.head)) + 1 if wh.head.lemma_.lower() in LIGHT_NOUNS else wh.head.i + 1
     before, after = doc[: wh.i].text, doc[end:].text
     vectors = model.embed([sentence, *(f"{before} {text} {after}".strip() for text, _ in ranked)])
     cosines = vectors[1:] @ vectors[0]

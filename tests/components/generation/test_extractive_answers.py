@@ -3,11 +3,17 @@ part cited, whole sentences only, each once, and an honest abstention."""
 
 from __future__ import annotations
 
+import numpy
 import pytest
 from haystack import Document
 
 from components.generation import CitationChecker, ExtractiveAnswerGenerator
-from components.generation.extractive_answer_generator import ABSTENTION_PREFIX, relation_terms
+from components.generation.extractive_answer_generator import (
+    ABSTENTION_PREFIX,
+    _statement_costs,
+    phrase_span,
+    relation_terms,
+)
 from components.generation.question_analysis import analyze_question
 from tests.components.ranking.chunks import kb_document
 
@@ -364,3 +370,38 @@ class TestMultiHop:
             'Kappel first appeared in the episode "The Long Tide", although his voice was heard earlier [2].'
             in (out["replies"][0])
         )
+
+
+class TestPhraseSpan:
+    """The phrase a "what"/"which" asks for, read from one invented sentence (`phrase_span`, no embedding model)."""
+
+    @staticmethod
+    def span(question: str, sentence: str) -> str:
+        analysis = analyze_question(question)
+        return phrase_span(sentence, analysis.parts[0], analysis.question_terms)
+
+    def test_the_name_the_asked_noun_describes_answers(self):
+        sentence = (
+            "Professional skater Ana Ruiz, professional surfer Tom Hale and the painter Lena Holm live in Kestrel Bay."
+        )
+        assert self.span("Which professional skater lives in Kestrel Bay?", sentence) == "Professional skater Ana Ruiz"
+
+    def test_an_argument_of_a_question_word_is_preferred_to_a_nearer_phrase(self):
+        sentence = (
+            "Outside the museum, volunteers may guide visitors on tours, staff the ticket desks, help with the "
+            "organization of summer concerts, and clean the hall."
+        )
+        assert self.span("What could volunteers help in organizing?", sentence) == "summer concerts"
+
+    def test_the_statement_puts_the_phrase_in_place_of_the_whole_kind_of_phrase(self):
+        class Recorder:
+            texts: list[str] = []
+
+            def embed(self, texts):
+                self.texts = list(texts)
+                return numpy.eye(len(texts), 4)
+
+        model = Recorder()
+        ranked = [("a log engine", 0.0), ("Lantern", 1.0)]
+        _statement_costs("Lantern uses a log engine.", "What kind of engine does Lantern use?", ranked, model)
+        assert model.texts[1] == "a log engine does Lantern use?"
