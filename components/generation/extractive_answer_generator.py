@@ -70,6 +70,11 @@ HOP_PARSED = 2
 RELATION_WEIGHT = 1.0
 # Further sentences join the answer only when they score this share of the best one.
 RELATIVE_CUTOFF = 0.5
+# A further sentence holding a span of the asked kind the answer does not give yet gains this much (of the few best
+# read), and one naming none of the question's subjects is not penalised for it (the sentences before it named them).
+FURTHER_TYPE_BONUS = 0.3
+FURTHER_PARSED = 4
+FURTHER_UNANCHORED = 0.4
 # Without a stored sentence vector a sentence takes its chunk's relevance, slightly discounted.
 UNSTORED_COSINE_FACTOR = 0.8
 _LOWER_START = re.compile(r"^(?:[\"'(\[]?[a-z]|[,;:)\]])")
@@ -192,7 +197,8 @@ class ExtractiveAnswerGenerator:
         chosen: list[tuple[_Sentence, float]] = []
         shorts: list[tuple[str, int]] = []
         unanswered: list[QuestionPart] = []
-        all_scored: list[tuple[float, _Sentence]] = []
+        all_scored: list[tuple[float, _Sentence, QuestionPart]] = []
+        unanchored: set[int] = set()  # the sentences that lost OFF_SUBJECT_PENALTY
         picks: list[tuple[QuestionPart, _Sentence, str, dict[str, float]]] = []  # per answered part
         companions: list[list[_Sentence]] = []  # per answered part: its chunk's other supporting sentences
         # The names the question is about: its names, and its words that name a top chunk's subject (a title).
@@ -209,6 +215,7 @@ class ExtractiveAnswerGenerator:
                 score = share + candidate.cosine + 0.1 / (1 + candidate.rank)
                 if anchors and not anchors & (candidate.terms | candidate.title_terms):
                     score -= OFF_SUBJECT_PENALTY
+                    unanchored.add(id(candidate))
                 scored.append((score, candidate))
             if not scored:
                 unanswered.append(part)
@@ -242,7 +249,7 @@ class ExtractiveAnswerGenerator:
                     and score >= RELATIVE_CUTOFF * best_score
                 ]
             )
-            all_scored.extend(scored)
+            all_scored.extend((score, candidate, part) for score, candidate in scored)
 
         if not chosen:
             return {"replies": [_abstain(parts)], "short_answer": ""}
@@ -327,10 +334,13 @@ class ExtractiveAnswerGenerator:
                 )
                 if found:
                     shorts.append((found, sentence.number))
-        for score, candidate in sorted(all_scored, key=lambda item: (-item[0], item[1].rank)):
-            if len(used) >= self.max_sentences or score < RELATIVE_CUTOFF * top:
-                break
-            if id(candidate) not in used:
+        if len(used) < self.max_sentences:
+            spans = {text for text, _ in shorts}
+            for score, candidate in _further_sentences(
+                all_scored, used, unanchored, spans, question.question_terms, top
+            ):
+                if len(used) >= self.max_sentences:
+                    break
                 used.add(id(candidate))
                 chosen.append((candidate, score))
         ordered = [sentence for sentence, _ in chosen]
@@ -792,6 +802,36 @@ def _relation_sentence(
         if score > best_score:
             best, best_score = candidate, score
     return best
+
+
+def _further_sentences(
+    scored: list[tuple[float, _Sentence, QuestionPart]],
+    used: set[int],
+    unanchored: set[int],
+    spans: set[str],
+    question_terms: frozenset[str],
+    top: float,
+) -> list[tuple[float, _Sentence]]:
+    """The sentences that may follow the chosen ones, best first, each scoring RELATIVE_CUTOFF of the best: a sentence
+    that names none of the question's subjects takes back OFF_SUBJECT_PENALTY (the sentences before it named them),
+    and of the FURTHER_PARSED best, one holding a span of the asked kind that the answer does not give yet gains
+    FURTHER_TYPE_BONUS (the first sentence's span may be the wrong one: the next one offers another)."""
+    ranked: dict[int, float] = {}
+    read: list[tuple[_Sentence, QuestionPart]] = []
+    by_id: dict[int, _Sentence] = {}
+    for score, candidate, part in sorted(scored, key=lambda item: (-item[0], item[1].rank)):
+        if id(candidate) in used or id(candidate) in ranked:
+            continue
+        ranked[id(candidate)] = score + (FURTHER_UNANCHORED if id(candidate) in unanchored else 0.0)
+        by_id[id(candidate)] = candidate
+        if part.wants_span and len(read) < FURTHER_PARSED:
+            read.append((candidate, part))
+    for candidate, part in read:
+        found, _ = _ranked_answer_span(candidate.text, part, question_terms)
+        if found and found not in spans:
+            ranked[id(candidate)] += FURTHER_TYPE_BONUS
+    kept = [(score, by_id[key]) for key, score in ranked.items() if score >= RELATIVE_CUTOFF * top]
+    return sorted(kept, key=lambda item: (-item[0], item[1].rank))
 
 
 def _asks_a_name(part: QuestionPart) -> bool:

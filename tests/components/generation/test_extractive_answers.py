@@ -202,6 +202,48 @@ class TestMeaningAndAbstention:
         assert checked["unsupported"] == 1 and checked["sentences"][0]["abstains"] is False
 
 
+def with_vectors(sentences: list[tuple[str, float]], title: str) -> Document:
+    """One chunk of `sentences`, each with its stored in-context cosine to the question."""
+    text = " ".join(sentence for sentence, _ in sentences)
+    made = kb_document("v0", text, 0.6, title=title)
+    rows, position = [], 0
+    for sentence, cosine in sentences:
+        start = text.index(sentence, position)
+        position = start + len(sentence)
+        rows.append([start, position, cosine])
+    made.meta["evidence"] = {"sentences": rows}
+    return made
+
+
+class TestFurtherSentences:
+    """The sentences after the first are chosen for what they add: another span of the asked kind, or the rest of
+    what the first one's subject did, even where they do not name the subject again."""
+
+    def test_a_further_sentence_with_another_span_of_the_asked_kind_joins_before_a_closer_one_without(self):
+        terminal = with_vectors(
+            [
+                ("The harbour opened its new ferry terminal after the strike of 1998.", 0.8),
+                ("The new ferry terminal of the harbour was praised by visitors.", 0.7),
+                ("The new terminal of the harbour was finished in May 2004.", 0.65),
+            ],
+            "Kestrel Bay harbour",
+        )
+        reply = answer("When did the harbour open its new ferry terminal?", [terminal], max_sentences=2)["replies"][0]
+        assert "finished in May 2004 [1]." in reply and "praised by visitors" not in reply
+
+    def test_a_further_sentence_that_does_not_name_the_subject_again_is_not_penalised_for_it(self):
+        lantern = with_vectors(
+            [
+                ("Lantern was first shown to engineers at a trade fair.", 0.7),
+                ("Lantern keeps every record in a log-structured file.", 0.5),
+                ("The demonstration took place in a hall in Uppsala.", 0.9),
+            ],
+            "Embedded databases",
+        )
+        reply = answer("Where was Lantern first shown?", [lantern], max_sentences=2)["replies"][0]
+        assert "in a hall in Uppsala [1]." in reply and "log-structured" not in reply
+
+
 class TestMultiHop:
     """A question that names its answer only through other things: each hop is a sentence of another chunk about a
     name the previous hop brought in, and the short answer comes from the last hop."""
