@@ -289,7 +289,7 @@ class ExtractiveAnswerGenerator:
                 if span:
                     shorts.remove((span, first.number))
                 first, span = start, ""
-                fellows = [candidate for _, candidate in all_scored if candidate.number == start.number]
+                fellows = [candidate for _, candidate, _ in all_scored if candidate.number == start.number]
             hops = _hops(first, part, pool, question.question_terms, weights, used, room, fellows)
             for hop in hops:
                 if hop.via is not first and all(hop.via is not sentence for sentence, _ in chosen):
@@ -714,7 +714,7 @@ def _hops(
 
 
 def _subject_start(
-    first: _Sentence, scored: list[tuple[float, _Sentence]], question: QuestionAnalysis
+    first: _Sentence, scored: list[tuple[float, _Sentence, QuestionPart]], question: QuestionAnalysis
 ) -> _Sentence | None:
     """The best-scored sentence of a chunk about the question's subject when `first` is about another subject that
     only shares a word of its name ("The Drew Pearson Show was ..." for "Drew Fuller stared in ..."): a chunk whose
