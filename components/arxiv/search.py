@@ -6,11 +6,11 @@ import concurrent.futures
 import time
 from typing import Any
 
-from haystack import Document, component, default_from_dict
+from haystack import component, default_from_dict
 
 from components.arxiv.access import ArxivAccess, ArxivPaper, build_query, date_range, normalise_id, pdf_text
 from components.contracts import (
-    BranchDocuments,
+    SOURCE_OUTPUTS,
     ContextChunk,
     SourceStatus,
     SourceType,
@@ -104,7 +104,7 @@ class ArxivSearch:
             self._model = get_embedding_model(self.model)
             language_pipeline()  # the chunker's sentence parser: loading it is not a search's latency
 
-    @component.output_types(documents=list[Document], status=SourceStatus, branch=BranchDocuments)
+    @component.output_types(**SOURCE_OUTPUTS)
     def run(
         self,
         query: str,

@@ -9,9 +9,9 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from haystack import Document, component, logging
+from haystack import component, logging
 
-from components.contracts import BranchDocuments, ContextChunk, ScoreKind, SourceStatus, source_selected
+from components.contracts import SOURCE_OUTPUTS, ContextChunk, ScoreKind, SourceStatus, source_selected
 from components.graph.factory import GraphStoreComponent, check_graph_store, component_graph_store, known_entities_in
 from components.graph.model import FactHit
 from components.graph.passage_walk import DEFAULT_DAMPING, PassageGraphCache, WalkedPassage
@@ -214,7 +214,7 @@ class GraphSearch(GraphStoreComponent):
         limit = clamp((filters or {}).get("top_k", self.top_k), 1, 50, self.top_k)
         return lambda: self._search(text, query_embedding, as_of, limit, scope)
 
-    @component.output_types(documents=list[Document], status=SourceStatus, branch=BranchDocuments)
+    @component.output_types(**SOURCE_OUTPUTS)
     def run(
         self,
         query: str,

@@ -6,9 +6,9 @@ import functools
 from typing import Any
 
 import numpy as np
-from haystack import Document, component, logging
+from haystack import component, logging
 
-from components.contracts import BranchDocuments, ContextChunk, ScoreKind, SourceStatus, source_selected
+from components.contracts import SOURCE_OUTPUTS, ContextChunk, ScoreKind, SourceStatus, source_selected
 from components.embedding import get_embedding_model, query_vector
 from components.knowledge_base.attribution import (
     KnowledgeBaseComponent,
@@ -85,12 +85,12 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
     def _plan(
         self,
         query: str,
-        query_embedding: list[float] | None,
-        limit: int | None,
-        min_relevance: float | None,
-        text_weight: float | None,
-        filters: dict | None,
-        as_of: str | None,
+        query_embedding: list[float] | None = None,
+        limit: int | None = None,
+        min_relevance: float | None = None,
+        text_weight: float | None = None,
+        filters: dict | None = None,
+        as_of: str | None = None,
     ) -> tuple[Any, str | None]:
         """The guarded work for one question and its cache key; input problems surface inside the work."""
         try:
@@ -194,7 +194,7 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
                 break
         return chunks
 
-    @component.output_types(documents=list[Document], status=SourceStatus, branch=BranchDocuments)
+    @component.output_types(**SOURCE_OUTPUTS)
     def run(
         self,
         query: str,
@@ -219,7 +219,10 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         :returns: `documents`: the chunks as Documents (meta per `ContextChunk`), best first;
             `status`: this source's `SourceStatus`; `branch`: the same documents as the ranker's `BranchDocuments`.
         """
-        plan, key = self._request(query, query_embedding, limit, min_relevance, text_weight, filters, as_of, sources)
+        plan, key = self._request(
+            sources, query=query, query_embedding=query_embedding, limit=limit, min_relevance=min_relevance,
+            text_weight=text_weight, filters=filters, as_of=as_of,
+        )
         return self._guard().outputs(plan, key=key, branch=True)
 
     @functools.wraps(run)
@@ -229,17 +232,8 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         plan, key = self._request(**arguments)
         return await self._guard().outputs_async(plan, key=key, branch=True)
 
-    def _request(
-        self,
-        query: str,
-        query_embedding: list[float] | None = None,
-        limit: int | None = None,
-        min_relevance: float | None = None,
-        text_weight: float | None = None,
-        filters: dict | None = None,
-        as_of: str | None = None,
-        sources: list[str] | None = None,
-    ) -> tuple[Any, str | None]:
+    def _request(self, sources: list[str] | None = None, **arguments: Any) -> tuple[Any, str | None]:
+        """`_plan` for the other arguments of `run`, or the skipped status when the knowledge base is not selected."""
         if not source_selected(sources, "kb"):
             return SourceStatus.skipped(self.source_name, "the knowledge base was not selected"), None
-        return self._plan(query, query_embedding, limit, min_relevance, text_weight, filters, as_of)
+        return self._plan(**arguments)

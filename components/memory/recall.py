@@ -8,10 +8,10 @@ import time
 from typing import Any
 
 import numpy as np
-from haystack import Document, component
+from haystack import component
 from haystack.utils import Secret
 
-from components.contracts import BranchDocuments, SourceStatus, source_selected
+from components.contracts import SOURCE_OUTPUTS, SourceStatus, source_selected
 from components.memory.backends import MemoryComponent
 from components.memory.store import (
     MAX_NUM_RESULTS,
@@ -201,7 +201,7 @@ class MemoryRecall(MemoryComponent):
             return self._guard.refused(str(exc), started)
         return lambda: self._recall(prepared)
 
-    @component.output_types(documents=list[Document], status=SourceStatus, branch=BranchDocuments)
+    @component.output_types(**SOURCE_OUTPUTS)
     def run(
         self,
         query: str,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from haystack import Document, component, logging
+from haystack import component, logging
 from haystack.utils import Secret
 
-from components.contracts import BranchDocuments, SourceStatus, source_selected
+from components.contracts import SOURCE_OUTPUTS, SourceStatus, source_selected
 from components.contracts.selection import filter_names
 from components.resilience import SourceError, SourceResult
 from components.resilience.errors import RetryableError
@@ -71,7 +71,7 @@ class WebSearch(WebSource):
 
     # -- the branch -----------------------------------------------------------------------------------------
 
-    @component.output_types(documents=list[Document], status=SourceStatus, branch=BranchDocuments)
+    @component.output_types(**SOURCE_OUTPUTS)
     def run(
         self,
         query: str,

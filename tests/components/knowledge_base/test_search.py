@@ -105,7 +105,7 @@ class TestKnowledgeBaseSearch:
 
     async def test_branches_overlap_in_an_async_pipeline(self, monkeypatch):
         # The search is sync: `Pipeline.run_async` runs each branch in a worker thread, so two searches overlap.
-        def plan(self, *args):
+        def plan(self, *args, **kwargs):
             def work() -> SourceResult:
                 time.sleep(1.0)
                 return SourceResult(total_found=0)
