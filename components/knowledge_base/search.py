@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any
 
 import numpy as np
@@ -85,12 +86,12 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
     def _plan(
         self,
         query: str,
-        query_embedding: list[float] | None = None,
-        limit: int | None = None,
-        min_relevance: float | None = None,
-        text_weight: float | None = None,
-        filters: dict | None = None,
-        as_of: str | None = None,
+        query_embedding: list[float] | None,
+        limit: int | None,
+        min_relevance: float | None,
+        text_weight: float | None,
+        filters: dict | None,
+        as_of: str | None,
     ) -> tuple[Any, str | None]:
         """The guarded work for one question and its cache key; input problems surface inside the work."""
         try:
@@ -229,7 +230,9 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
     async def run_async(self, **arguments: Any) -> dict[str, Any]:
         """`run` for `Pipeline.run_async`: the search runs in the guard's worker thread, awaited on the event loop
         (no second thread waits for it); a knowledge base that was not selected answers at once."""
-        plan, key = self._request(**arguments)
+        call = inspect.signature(self.run).bind(**arguments)  # `run`'s defaults for what the caller left out
+        call.apply_defaults()
+        plan, key = self._request(**call.arguments)
         return await self._guard().outputs_async(plan, key=key, branch=True)
 
     def _request(self, sources: list[str] | None = None, **arguments: Any) -> tuple[Any, str | None]:
