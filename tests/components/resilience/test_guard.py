@@ -1,3 +1,4 @@
+import asyncio
 import copy
 import threading
 import time
@@ -320,26 +321,32 @@ class Hang:
 
 
 class TestHungCalls:
-    def test_a_call_that_never_returns_costs_one_thread_however_often_it_is_asked(self):
+    @pytest.mark.parametrize("awaited", [False, True], ids=["called", "awaited-on-the-loop"])
+    def test_a_call_that_never_returns_costs_one_thread_however_often_it_is_asked(self, awaited):
         from components.resilience.guard import hung_threads
 
+        name = f"t-hung-{'async' if awaited else 'sync'}"
+        guard = SourceGuard(name, fast_policy(timeout_s=0.2, retries=3, breaker_failures=100))
+
+        def call(work):
+            return asyncio.run(guard.call_async(work)) if awaited else guard.call(work)
+
         hang = Hang()
-        guard = SourceGuard("t-hung", fast_policy(timeout_s=0.2, retries=3, breaker_failures=100))
         try:
-            statuses = [guard.call(hang)[1] for _ in range(5)]
+            statuses = [call(hang)[1] for _ in range(5)]
             assert [s.status for s in statuses] == [StatusKind.TIMEOUT] * 5
             assert "did not answer within 0.2 s" in statuses[0].message
             assert all("still hung" in s.message for s in statuses[1:])
             # One call started (one thread), however many questions and retries came after it.
-            assert hang.calls == 1 and hung_threads("t-hung") == 1
+            assert hang.calls == 1 and hung_threads(name) == 1
         finally:
             hang.release.set()
         deadline = time.monotonic() + 5
-        while hung_threads("t-hung") and time.monotonic() < deadline:
+        while hung_threads(name) and time.monotonic() < deadline:
             time.sleep(0.02)
         # Once the hung call ends, the source is asked again.
-        _, status = guard.call(lambda: [web_chunk()])
-        assert status.status is StatusKind.SUCCESS
+        result, status = call(lambda: [web_chunk()])
+        assert status.status is StatusKind.SUCCESS and len(result.chunks) == 1
 
     def test_idle_workers_are_reused_and_a_hung_call_holds_one_of_its_own(self):
         from components.resilience.guard import _DaemonWorkers
@@ -375,29 +382,8 @@ class TestHungCalls:
             time.sleep(0.01 * (index % 3))  # around the idle limit
         assert results == list(range(50))
 
-    def test_awaited_on_the_loop_a_call_that_never_returns_still_costs_one_thread(self):
-        import asyncio
-
-        from components.resilience.guard import hung_threads
-
-        hang = Hang()
-        guard = SourceGuard("t-hung-async", fast_policy(timeout_s=0.2, retries=3, breaker_failures=100))
-
-        async def ask(times: int) -> list[SourceStatus]:
-            return [(await guard.call_async(hang))[1] for _ in range(times)]
-
-        try:
-            statuses = asyncio.run(ask(3))
-            assert [s.status for s in statuses] == [StatusKind.TIMEOUT] * 3
-            assert all("still hung" in s.message for s in statuses[1:])
-            assert hang.calls == 1 and hung_threads("t-hung-async") == 1
-        finally:
-            hang.release.set()
-        deadline = time.monotonic() + 5
-        while hung_threads("t-hung-async") and time.monotonic() < deadline:
-            time.sleep(0.02)
-        result, status = asyncio.run(guard.call_async(lambda: [web_chunk()]))
-        assert status.status is StatusKind.SUCCESS and len(result.chunks) == 1
+    def test_outputs_awaited_on_the_loop_carry_the_branch_view(self):
+        guard = SourceGuard("t-branch-async", fast_policy())
         outputs = asyncio.run(guard.outputs_async(lambda: [web_chunk()], branch=True))
         assert outputs["branch"].documents == tuple(outputs["documents"]) and len(outputs["documents"]) == 1
 
