@@ -71,10 +71,9 @@ RELATION_WEIGHT = 1.0
 # Further sentences join the answer only when they score this share of the best one.
 RELATIVE_CUTOFF = 0.5
 # A further sentence holding a span of the asked kind the answer does not give yet gains this much (of the few best
-# read), and one naming none of the question's subjects is not penalised for it (the sentences before it named them).
+# read); one naming none of the question's subjects takes back OFF_SUBJECT_PENALTY (the sentences before it named them).
 FURTHER_TYPE_BONUS = 0.3
 FURTHER_PARSED = 4
-FURTHER_UNANCHORED = 0.4
 # Without a stored sentence vector a sentence takes its chunk's relevance, slightly discounted.
 UNSTORED_COSINE_FACTOR = 0.8
 _LOWER_START = re.compile(r"^(?:[\"'(\[]?[a-z]|[,;:)\]])")
@@ -473,7 +472,7 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
         governor = root.head.head if root.dep_ == "pobj" else root.head
         if root.dep_ in ARGUMENT_ROLES and governor.i in anchor_set and governor.pos_ in {"VERB", "NOUN", "ADJ"}:
             cost -= ARGUMENT_PREFERENCE  # an argument of a word the question holds: the role it leaves open
-        if part.focus not in {"", "?"} and span.root.lemma_.lower() == part.focus or span.root.i in equated:
+        if (part.focus not in {"", "?"} and span.root.lemma_.lower() == part.focus) or span.root.i in equated:
             cost -= 3.0
         if any(token.pos_ == "PROPN" for token in words):
             cost -= PROPER_NAME_BONUS  # a name is more often what is asked for than a common noun phrase
@@ -814,7 +813,7 @@ def _further_sentences(
 ) -> list[tuple[float, _Sentence]]:
     """The sentences that may follow the chosen ones, best first, each scoring RELATIVE_CUTOFF of the best: a sentence
     that names none of the question's subjects takes back OFF_SUBJECT_PENALTY (the sentences before it named them),
-    and of the FURTHER_PARSED best, one holding a span of the asked kind that the answer does not give yet gains
+    and each of the FURTHER_PARSED best that holds a span of the asked kind the answer does not give yet gains
     FURTHER_TYPE_BONUS (the first sentence's span may be the wrong one: the next one offers another)."""
     ranked: dict[int, float] = {}
     read: list[tuple[_Sentence, QuestionPart]] = []
@@ -822,7 +821,7 @@ def _further_sentences(
     for score, candidate, part in sorted(scored, key=lambda item: (-item[0], item[1].rank)):
         if id(candidate) in used or id(candidate) in ranked:
             continue
-        ranked[id(candidate)] = score + (FURTHER_UNANCHORED if id(candidate) in unanchored else 0.0)
+        ranked[id(candidate)] = score + (OFF_SUBJECT_PENALTY if id(candidate) in unanchored else 0.0)
         by_id[id(candidate)] = candidate
         if part.wants_span and len(read) < FURTHER_PARSED:
             read.append((candidate, part))

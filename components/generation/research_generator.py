@@ -16,7 +16,6 @@ from components.generation.cited_answer_builder import CITATION_MARK
 from components.generation.extractive_answer_generator import ABSTENTION_PREFIX, ExtractiveAnswerGenerator
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.budget import question_deadline
-from components.resilience.scheduling import async_twin
 from components.serialization import init_parameters_to_dict
 from components.validation import within
 
@@ -183,12 +182,6 @@ class ResearchGenerator:
             "short_answer": answer["short_answer"],
             "status": _status(started, StatusKind.SUCCESS, "extractive answer", 1),
         }
-
-    # The offline extractive answer is a few milliseconds of CPU: on the event loop, not through a worker thread. A
-    # chat model's request (blocking I/O) and a streaming callback (which may wait on the loop) still get a thread.
-    run_async = async_twin(
-        run, inline=lambda self, arguments: arguments.get("streaming_callback") is None and self.kind == "extractive"
-    )
 
     def _fallback(
         self,
