@@ -295,7 +295,7 @@ class TestSourceBranches:
 
         pipe = Pipeline()
         pipe.add_component("web", make(firecrawl_server, work_dir, timeout_s=web_timeout_s))
-        pipe.add_component("arxiv", ArxivSearch(api_url=arxiv_server.url, timeout_s=2.0, min_interval_s=0.0))
+        pipe.add_component("arxiv", ArxivSearch(api_url=arxiv_server.url, timeout_s=5.0, min_interval_s=0.0))
         pipe.add_component("joiner", DocumentJoiner(join_mode="reciprocal_rank_fusion"))
         pipe.add_component("statuses", SourceStatusCollector())
         for branch in ("web", "arxiv"):
@@ -324,7 +324,7 @@ class TestSourceBranches:
         assert sources == {"arxiv"}
 
     def test_unselected_sources_do_not_run(self, firecrawl_server, firecrawl_key, arxiv_server, work_dir):
-        pipe = self.pipeline(firecrawl_server, arxiv_server, work_dir, web_timeout_s=2.0)
+        pipe = self.pipeline(firecrawl_server, arxiv_server, work_dir, web_timeout_s=10.0)
         outputs = asyncio.run(pipe.run_async(self.inputs(sources=["arxiv"])))
         statuses = {status.source: status.status for status in outputs["statuses"]["statuses"]}
         assert statuses == {"web": StatusKind.SKIPPED, "arxiv": StatusKind.SUCCESS}
