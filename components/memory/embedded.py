@@ -13,12 +13,9 @@ import threading
 from typing import Any
 
 import numpy as np
-from haystack import logging
 from psycopg.types.json import Jsonb
 
 from components.memory.store import Interaction, MemoryStore, RecalledInteraction, RecallQuery
-
-logger = logging.getLogger(__name__)
 
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 # Ties between near-equal similarities go to interactions naming the question's entities.

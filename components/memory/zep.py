@@ -16,14 +16,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
-from haystack import logging
 
 from components.memory.store import Interaction, MemoryStore, MemoryUnavailable, RecalledInteraction, RecallQuery
 from components.resilience import SourceError
 from components.resilience.errors import raise_for_busy
 from components.text.dates import parse_moment
-
-logger = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
