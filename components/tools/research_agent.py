@@ -73,11 +73,8 @@ def choose_tools(
     """The manager's choice for `question`: among the tools `profile` (default: TOOL_PROFILE) is granted, those
     the question and the conversation call for, with reasons. The graph's entities are looked up with
     `known_entities` (an agent passes the lookup it made once), else over the settings' graph when it opens."""
-    from components.settings import get_settings
-
     profiles = profiles or load_profiles()
-    profile = profile or get_settings().tool_profile
-    profiles.require_profile(profile)
+    profile = profiles.require_profile(profile or None)
     granted = [name for name in tool_names() if profiles.granted(profile, name)]
     lookup = known_entities or _entity_lookup(collection)
     return select_tools(question, conversation=conversation, available=granted, known_entities=lookup)
