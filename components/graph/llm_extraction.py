@@ -136,7 +136,7 @@ class LLMGraphExtractor(GraphExtractor):
         anchor = getattr(document, "date", None)
         if isinstance(anchor, dt.datetime):
             anchor = anchor.date()
-        parsed = LanguageExtractor._sentences(document_sentences(text), title)
+        parsed = LanguageExtractor._sentences(document_sentences(text))
         sentences = [(sentence.offset, sentence.text) for sentence in parsed]
         # The last date stated before each sentence, for "two years later" when the model gives no date.
         previous: list[FuzzyDate | None] = []
