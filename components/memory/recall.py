@@ -13,7 +13,6 @@ from haystack.utils import Secret
 
 from components.contracts import SOURCE_OUTPUTS, SourceStatus, source_selected
 from components.memory.backends import MemoryComponent
-from components.memory.embedded import DEFAULT_TABLE
 from components.memory.store import (
     MAX_NUM_RESULTS,
     MAX_QUERY_CHARS,
@@ -83,7 +82,7 @@ class MemoryRecall(MemoryComponent):
     def __init__(
         self,
         backend: str | None = None,
-        table: str = DEFAULT_TABLE,
+        table: str = "memory_interactions",
         num_results: int = 3,
         zep_api_url: str | None = None,
         zep_api_key: Secret = Secret.from_env_var("ZEP_API_KEY", strict=False),  # noqa: B008

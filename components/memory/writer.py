@@ -11,7 +11,6 @@ from haystack.utils import Secret
 
 from components.contracts import SourceStatus
 from components.memory.backends import MemoryComponent
-from components.memory.embedded import DEFAULT_TABLE
 from components.memory.store import (
     MAX_QUERY_CHARS,
     Interaction,
@@ -73,7 +72,7 @@ class MemoryWriter(MemoryComponent):
     def __init__(
         self,
         backend: str | None = None,
-        table: str = DEFAULT_TABLE,
+        table: str = "memory_interactions",
         zep_api_url: str | None = None,
         zep_api_key: Secret = Secret.from_env_var("ZEP_API_KEY", strict=False),  # noqa: B008
         embedding_model: str = DEFAULT_EMBEDDING_MODEL,
