@@ -11,6 +11,7 @@ from components.contracts import ContextChunk, SourceStatus, StatusKind, documen
 from components.graph.factory import component_graph_store
 from components.graph.store import GraphStore
 from components.graph.tools import GraphToolComponent, GraphTools, fact_to_chunk
+from components.knowledge_base.store import first_line
 from components.resilience import ResiliencePolicy, SourceResult
 
 
@@ -72,7 +73,7 @@ class ComprehensiveSearch(GraphToolComponent):
             try:
                 vector = knowledge_base_vector_search(self.collection, self.vector_mode)
             except Exception as exc:  # noqa: BLE001 - the graph side must still work
-                message = (str(exc).splitlines() or [type(exc).__name__])[0]
+                message = first_line(exc, 300)
 
                 def vector(query: str, limit: int, _message: str = message) -> list[ContextChunk]:
                     raise RuntimeError(f"the knowledge base cannot be searched: {_message}")

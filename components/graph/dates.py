@@ -72,7 +72,6 @@ _DECADE_RE = re.compile(r"\b\d{3}0'?s\b")
 _YEAR_RE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 _MONTH_NAMES = "january february march april may june july august september october november december".split()
 _RELATIVE_MONTH_RE = re.compile(rf"^(last|next|this)\s+({'|'.join(_MONTH_NAMES)})$")
-_STATED_RE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 _AGE_RE = re.compile(r"^(aged?\s|\d+\s+years?[\s-]+old$)", re.IGNORECASE)
 
 _END_WORDS = {"until", "till", "through", "to", "ended", "ending", "thru"}
@@ -205,7 +204,7 @@ def resolve_date(
         return FuzzyDate(dt.date(year, month, 1), "month")
     if anchor is not None and phrase.split(" ")[0] == anchor.strftime("%A").lower() and len(phrase.split()) <= 2:
         return FuzzyDate(anchor, "day")  # "on Thursday" in a Thursday's news is that day, not a week before
-    stated = bool(_STATED_RE.search(phrase))
+    stated = is_stated(phrase)
     if anchor is None and not stated:
         return None
     base = anchor or dt.date(2000, 1, 1)
@@ -244,7 +243,7 @@ def _same_day_in_year(value: dt.date, year: int) -> dt.date | None:
 
 def is_stated(text: str) -> bool:
     """True when a date expression states its year (an absolute date), False for relative ones."""
-    return bool(_STATED_RE.search(text or ""))
+    return bool(_YEAR_RE.search(text or ""))
 
 
 def _date_spans(sentence: Any) -> list[Any]:

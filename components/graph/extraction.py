@@ -682,7 +682,7 @@ class LanguageExtractor(GraphExtractor):
         anchor = getattr(document, "date", None)
         if isinstance(anchor, dt.datetime):
             anchor = anchor.date()
-        sentences = self._sentences(document_sentences(text), title)
+        sentences = self._sentences(document_sentences(text))
         if anchor is None:
             anchor = self._dateline(sentences)
         sentences = [s for s in sentences if not self._is_dateline(s)]
@@ -784,7 +784,7 @@ class LanguageExtractor(GraphExtractor):
     # -- steps --------------------------------------------------------------------------------------------------
 
     @staticmethod
-    def _sentences(sentences: list[Sentence], title: str = "") -> list[Sentence]:
+    def _sentences(sentences: list[Sentence]) -> list[Sentence]:
         """Prose sentences once each (a heading repeating the title is one of them); code out."""
         kept: list[Sentence] = []
         seen: set[str] = set()

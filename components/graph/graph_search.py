@@ -228,8 +228,8 @@ class GraphSearch(GraphStoreComponent):
         :param filters: the knowledge base's filters (`doc_types`, `document_ids`, `date_from`/`date_to`) restrict
             the passages and the facts; `top_k` overrides the number of passages.
         :param as_of: ISO date; only documents dated by then and facts valid then (begun by it, not yet ended).
-        :returns: `documents`: knowledge-base passages in walk order, then graph facts; `status`: the run's
-            `SourceStatus`; `branch`: the same documents as the ranker's `BranchDocuments`.
+        :returns: `documents`: knowledge-base passages in walk order, their facts in `meta["graph_facts"]`;
+            `status`: the run's `SourceStatus`; `branch`: the same documents as the ranker's `BranchDocuments`.
         """
         return self._guard.outputs(self._plan(query, query_embedding, filters, as_of, sources), branch=True)
 

@@ -14,8 +14,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from haystack import logging
-
 from components.graph.dates import FuzzyDate, find_dates, sentence_validity
 from components.graph.extraction import (
     ENTITY_KINDS_TEXT,
@@ -26,8 +24,6 @@ from components.graph.extraction import (
 )
 from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, normalise_name
 from components.validation import within
-
-logger = logging.getLogger(__name__)
 
 _INSTRUCTIONS = (
     "You extract a knowledge graph from numbered sentences of one document dated {date}. Answer with JSON only: "
@@ -140,7 +136,7 @@ class LLMGraphExtractor(GraphExtractor):
         anchor = getattr(document, "date", None)
         if isinstance(anchor, dt.datetime):
             anchor = anchor.date()
-        parsed = LanguageExtractor._sentences(document_sentences(text), title)
+        parsed = LanguageExtractor._sentences(document_sentences(text))
         sentences = [(sentence.offset, sentence.text) for sentence in parsed]
         # The last date stated before each sentence, for "two years later" when the model gives no date.
         previous: list[FuzzyDate | None] = []

@@ -21,6 +21,7 @@ from components.graph.dates import FuzzyDate
 from components.graph.factory import GraphStoreComponent, check_graph_store, component_graph_store
 from components.graph.model import ENTITY_KINDS, EntityMatch, Fact, FactHit
 from components.graph.store import MAX_DEPTH, GraphStore
+from components.knowledge_base.store import first_line
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.guard import submit_in_thread
 from components.validation import within
@@ -298,9 +299,8 @@ class GraphTools:
         for side, future in futures.items():
             if not future.done():
                 errors[side] = f"{side} search did not answer within {timeout_s:g} s"
-            elif future.exception() is not None:  # one side failing must not sink the other
-                exc = future.exception()
-                errors[side] = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+            elif (exc := future.exception()) is not None:  # one side failing must not sink the other
+                errors[side] = first_line(exc, 300)
             else:
                 found[side] = future.result()
         vector_results = [

@@ -36,7 +36,6 @@ def make_memory_store(
     zep_api_url: str | None,
     zep_api_key: str | None,
     timeout_s: float,
-    dimension: int = 384,
     settings: Any = None,
 ) -> MemoryStore:
     """A new store for this configuration, unconnected (it connects on first use); `backend`, `zep_api_url` and
@@ -52,8 +51,7 @@ def make_memory_store(
             raise MemoryUnavailable("The zep memory backend needs ZEP_API_URL.")
         key = zep_api_key or (settings.zep_api_key.get_secret_value() if settings.zep_api_key else None)
         return ZepMemoryStore(url, key, timeout_s=timeout_s)
-    return EmbeddedMemoryStore(validate_table_name(table), dimension=dimension, settings=settings)
-
+    return EmbeddedMemoryStore(table, settings=settings)
 
 
 class MemoryComponent:

@@ -13,13 +13,11 @@ import threading
 from typing import Any
 
 import numpy as np
-from haystack import logging
 from psycopg.types.json import Jsonb
 
 from components.memory.store import Interaction, MemoryStore, RecalledInteraction, RecallQuery
 
-logger = logging.getLogger(__name__)
-
+DEFAULT_TABLE = "memory_interactions"
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 # Ties between near-equal similarities go to interactions naming the question's entities.
 _ENTITY_BONUS = 0.05
@@ -37,7 +35,7 @@ class EmbeddedMemoryStore(MemoryStore):
 
     backend = "embedded"
 
-    def __init__(self, table: str = "memory_interactions", dimension: int = 384, settings: Any = None) -> None:
+    def __init__(self, table: str = DEFAULT_TABLE, dimension: int = 384, settings: Any = None) -> None:
         self.table = validate_table_name(table)
         if dimension < 1:
             raise ValueError("dimension must be positive")

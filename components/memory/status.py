@@ -5,10 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from components.memory.backends import make_memory_store
-from components.memory.embedded import EmbeddedMemoryStore
+from components.memory.embedded import DEFAULT_TABLE, EmbeddedMemoryStore
 from components.memory.zep import ZepMemoryStore
-
-DEFAULT_TABLE = "memory_interactions"
 
 
 def memory_status(settings: Any) -> tuple[str, dict[str, Any]]:

@@ -29,7 +29,7 @@ DEFAULT_SESSION = "default"
 MAX_ANSWER_CHARS = 20000
 
 
-def _entities_of(query: str, answer: str, documents: list[Document], explicit: list[str] | None) -> list[str]:
+def _entities_of(query: str, documents: list[Document], explicit: list[str] | None) -> list[str]:
     """Entities named explicitly, by cited graph facts, or as proper-noun phrases in the question; in that order."""
     from components.tools.source_selection import capitalised_phrases
 
@@ -147,7 +147,7 @@ class MemoryWriter(MemoryComponent):
             query=question,
             response=text,
             response_summary=summarise_answer(text),
-            entities=_entities_of(question, text, cited, entities),
+            entities=_entities_of(question, cited, entities),
             cited_sources=_cited(cited),
         )
         _, status = self._guard.call(lambda: self._write(interaction))

@@ -16,14 +16,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
-from haystack import logging
 
 from components.memory.store import Interaction, MemoryStore, MemoryUnavailable, RecalledInteraction, RecallQuery
 from components.resilience import SourceError
 from components.resilience.errors import raise_for_busy
 from components.text.dates import parse_moment
-
-logger = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
@@ -119,7 +116,7 @@ class ZepMemoryStore(MemoryStore):
                 # zep-python's errors drop the headers; Retry-After is read here so the guard's backoff honours it.
                 busy = [lambda response: raise_for_busy(response.status_code, response.headers, "Zep")]
                 http = httpx.Client(timeout=self.timeout_s, event_hooks={"response": busy})
-                self._client = Zep(base_url=self.api_url, api_key=self._api_key or "", httpx_client=http)
+                self._client = Zep(base_url=self.api_url, api_key=self._api_key, httpx_client=http)
             return self._client
 
     def _ensure_session(self, session_id: str, user_id: str | None) -> None:

@@ -54,12 +54,5 @@ def question_budget(seconds: float | None = None) -> Iterator[float]:
         seconds = get_settings().question_budget_s
     if seconds <= 0:
         raise ValueError("the question budget must be positive")
-    deadline = time.monotonic() + seconds
-    outer = _DEADLINE.get()
-    if outer is not None:
-        deadline = min(deadline, outer)
-    token = _DEADLINE.set(deadline)
-    try:
+    with deadline_scope(time.monotonic() + seconds) as deadline:
         yield deadline
-    finally:
-        _DEADLINE.reset(token)

@@ -87,11 +87,8 @@ class ToolExecutor:
     """
 
     def __init__(self, profile: str | None = None, profiles: ToolProfiles | None = None) -> None:
-        from components.settings import get_settings
-
         self.profiles = profiles or load_profiles()
-        self.profile = profile or get_settings().tool_profile
-        self.profiles.require_profile(self.profile)
+        self.profile = self.profiles.require_profile(profile or None)
         self._components: dict[str, Any] = {}
         self._guards: dict[str, SourceGuard] = {}
 

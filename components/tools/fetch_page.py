@@ -13,15 +13,13 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
-from haystack import component, default_from_dict, logging
+from haystack import component, default_from_dict
 
 from components.resilience import SourceError
 from components.resilience.budget import question_deadline
 from components.serialization import init_parameters_to_dict
 from components.tools import public_address
 from components.validation import positive_int
-
-logger = logging.getLogger(__name__)
 
 MAX_REDIRECTS = 5
 _TEXT_TYPES = ("text/", "application/xhtml", "application/xml", "application/json")

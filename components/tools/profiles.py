@@ -75,10 +75,15 @@ class ToolProfiles:
         """The executor policy of `tool`: settings defaults, then the tool's overrides."""
         return ResiliencePolicy.from_settings(**self.policy.get(tool, {}))
 
-    def require_profile(self, profile: str) -> None:
-        """ValueError naming the known profiles when `profile` is not one."""
+    def require_profile(self, profile: str | None = None) -> str:
+        """`profile` (None: the settings' TOOL_PROFILE), or ValueError naming the known profiles when it is not one."""
+        if profile is None:
+            from components.settings import get_settings
+
+            profile = get_settings().tool_profile
         if profile not in self.profiles:
             raise ValueError(f"unknown tool profile {profile!r}; known profiles: {', '.join(sorted(self.profiles))}.")
+        return profile
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any]) -> ToolProfiles:

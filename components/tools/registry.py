@@ -82,11 +82,8 @@ def get_tool(name: str) -> ToolSpec:
 
 def list_tools(profile: str | None = None, profiles: ToolProfiles | None = None) -> list[dict[str, Any]]:
     """Every tool described, with `enabled` for `profile` (default: TOOL_PROFILE)."""
-    from components.settings import get_settings
-
     profiles = profiles or load_profiles()
-    profile = profile or get_settings().tool_profile
-    profiles.require_profile(profile)
+    profile = profiles.require_profile(profile or None)
     return [
         {
             **spec.describe(),

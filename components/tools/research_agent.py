@@ -17,6 +17,7 @@ from haystack.tools import Tool
 from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_to_document
 from components.generation.citation_checker import CitationChecker
 from components.generation.cited_answer_builder import cited_numbers
+from components.knowledge_base.store import first_line
 from components.serialization import init_parameters_to_dict
 from components.tools.executor import ToolExecutor
 from components.tools.profiles import ToolProfiles, load_profiles
@@ -72,11 +73,8 @@ def choose_tools(
     """The manager's choice for `question`: among the tools `profile` (default: TOOL_PROFILE) is granted, those
     the question and the conversation call for, with reasons. The graph's entities are looked up with
     `known_entities` (an agent passes the lookup it made once), else over the settings' graph when it opens."""
-    from components.settings import get_settings
-
     profiles = profiles or load_profiles()
-    profile = profile or get_settings().tool_profile
-    profiles.require_profile(profile)
+    profile = profiles.require_profile(profile or None)
     granted = [name for name in tool_names() if profiles.granted(profile, name)]
     lookup = known_entities or _entity_lookup(collection)
     return select_tools(question, conversation=conversation, available=granted, known_entities=lookup)
@@ -225,6 +223,30 @@ def _messages(conversation: Iterable[Any] | None, question: str) -> list[ChatMes
     return messages
 
 
+def _outputs(
+    selection: ToolSelection,
+    run: _AgentRun | None,
+    status: SourceStatus,
+    answer: str = "",
+    documents: list[Document] | None = None,
+    sentences: list[dict] | None = None,
+) -> dict[str, Any]:
+    """`ResearchAgent.run`'s outputs (a failed run: no answer, no evidence); cited numbers no chunk has are set
+    apart as invalid."""
+    documents = documents or []
+    cited = sorted(set(cited_numbers(answer)))
+    return {
+        "answer": answer,
+        "chunks": documents,
+        "citations": [n for n in cited if 1 <= n <= len(documents)],
+        "invalid_citations": [n for n in cited if not 1 <= n <= len(documents)],
+        "sentences": sentences or [],
+        "tool_calls": run.calls if run else [],
+        "selection": selection.to_dict(),
+        "status": status,
+    }
+
+
 @component
 class ResearchAgent:
     """Answers a question with a tool-calling chat model over the research tools the manager chooses for it.
@@ -288,16 +310,7 @@ class ResearchAgent:
             execution_time_ms=(time.monotonic() - started) * 1000.0,
             message=message,
         )
-        return {
-            "answer": "",
-            "chunks": [],
-            "citations": [],
-            "invalid_citations": [],
-            "sentences": [],
-            "tool_calls": run.calls if run else [],
-            "selection": selection.to_dict(),
-            "status": status,
-        }
+        return _outputs(selection, run, status)
 
     @component.output_types(
         answer=str,
@@ -349,13 +362,12 @@ class ResearchAgent:
             agent.warm_up()
             result = agent.run(messages=_messages(conversation, text))
         except Exception as exc:  # noqa: BLE001 - the chat server's faults become one sentence
-            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+            reason = first_line(exc, 300)
             logger.warning("The research agent's chat model failed: {reason}", reason=reason)
             return self._failed(selection, run, started, f"the chat model failed: {reason}")
         last = result.get("last_message")
         answer = (last.text or "").strip() if last is not None else ""
         documents = [chunk_to_document(chunk) for chunk in run.evidence]
-        cited = sorted(set(cited_numbers(answer)))
         check = self._checker.run(answer=answer, documents=documents)
         status = SourceStatus(
             source=SOURCE,
@@ -364,16 +376,7 @@ class ResearchAgent:
             total_found=len(documents),
             message=f"{len(run.calls)} tool call(s)",
         )
-        return {
-            "answer": answer,
-            "chunks": documents,
-            "citations": [n for n in cited if 1 <= n <= len(documents)],
-            "invalid_citations": [n for n in cited if not 1 <= n <= len(documents)],
-            "sentences": check["sentences"],
-            "tool_calls": run.calls,
-            "selection": selection.to_dict(),
-            "status": status,
-        }
+        return _outputs(selection, run, status, answer, documents, check["sentences"])
 
     def to_dict(self) -> dict[str, Any]:
         return init_parameters_to_dict(self)

@@ -14,11 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from haystack import logging
-
 from components.tools.source_selection import matched_words, select_sources
-
-logger = logging.getLogger(__name__)
 
 _TIMELINE = re.compile(
     r"\b(when|timeline|chronolog\w*|history|happened|over time|since|until|before|after|dates?|years?|"

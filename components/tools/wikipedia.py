@@ -5,13 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from haystack import component, default_from_dict, logging
+from haystack import component, default_from_dict
 
 from components.resilience import RetryableError, SourceError
 from components.resilience.errors import raise_for_busy
 from components.serialization import init_parameters_to_dict
-
-logger = logging.getLogger(__name__)
 
 USER_AGENT = "research-assistant/0.1 (wikipedia_summary tool; https://github.com/)"
 MAX_TITLE_CHARS = 255

@@ -191,7 +191,6 @@ def fetch_pages(
     return outcome
 
 
-
 def page_metadata(page: FetchedPage, snapshot: PageSnapshot | None, title: str | None = None) -> dict[str, Any]:
     """The `WebMetadata` of a fetched page (`title`: its title when the page itself gives none): where and when it
     was read, and the snapshot that keeps it."""

@@ -119,17 +119,13 @@ class WebSearch(WebSource):
             return SourceStatus.skipped(
                 SOURCE, f"web pages cannot be dated reliably, so the web is not searched for a question as of {as_of}"
             )
-        if not self._configured():
+        if not any(firecrawl_endpoint(self.api_key, self.api_url)):
             if sources is not None and SOURCE in {str(source).strip().lower() for source in sources}:
                 # Asked for by name: say it failed; as part of "every source" it just does not take part.
                 logger.warning("Web search asked for but not configured")
                 return SourceStatus.refused(SOURCE, NOT_CONFIGURED, time.monotonic())
             return SourceStatus.skipped(SOURCE, NOT_CONFIGURED)
         return None
-
-    def _configured(self) -> bool:
-        return any(firecrawl_endpoint(self.api_key, self.api_url))
-
 
     def _excluded(self, url: str, patterns: list[str]) -> bool:
         return any(matches_pattern(url, pattern) for pattern in patterns)
