@@ -46,15 +46,23 @@ from typing import Any
 import numpy as np
 from haystack import Document, logging
 from haystack.document_stores.types import DuplicatePolicy
+from haystack.utils import Secret
 from haystack.utils.auth import EnvVarSecret
+from haystack_integrations.document_stores.pgvector import PgvectorDocumentStore
+from haystack_integrations.document_stores.pgvector.filters import (
+    _convert_filters_to_where_clause_and_params,
+    _validate_filters,
+)
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 from psycopg.types.json import Jsonb
 
 from components.contracts import ScoreKind
+from components.database import DatabaseUnavailable, connection_pool_for, database_url
 from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit, in_order
 from components.knowledge_base.registry import keyset_pages, pooled_connection, select_by_ids
 from components.knowledge_base.store import KnowledgeBaseUnavailable, TermStatistics
+from components.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -108,11 +116,6 @@ def _haystack_where(filters: dict | None, operator: str) -> tuple[sql.Composable
     """The integration's own translation of Haystack filters into SQL on `meta` / `id`, with its parameters."""
     if not filters:
         return sql.SQL(""), ()
-    from haystack_integrations.document_stores.pgvector.filters import (
-        _convert_filters_to_where_clause_and_params,
-        _validate_filters,
-    )
-
     _validate_filters(filters)
     return _convert_filters_to_where_clause_and_params(filters, operator=operator)  # type: ignore[arg-type]
 
@@ -164,9 +167,6 @@ class PgvectorChunkIndex(ChunkIndex):
         :param embedding_model: the model the embeddings come from (recorded beside the table; a table made for
             another model is a `KnowledgeBaseMismatch`); the settings' model when None.
         """
-        from components.database import DatabaseUnavailable, connection_pool_for
-        from components.settings import get_settings
-
         self.document_store = document_store
         self.collection = str(document_store.table_name)
         self.schema = str(document_store.schema_name)
@@ -699,9 +699,6 @@ def document_store_for(settings: Any, collection: str, dimension: int) -> Any:
     """The `PgvectorDocumentStore` of `collection` for the catalog: its connection string from `DATABASE_URL` (or
     `PG_CONN_STR`; the embedded server of the data folder when neither is set), index names of its own (PostgreSQL's
     index names are schema-wide), cosine, and no index built at creation (see `ensure_vector_index`)."""
-    from haystack.utils import Secret
-    from haystack_integrations.document_stores.pgvector import PgvectorDocumentStore
-
     return PgvectorDocumentStore(
         connection_string=Secret.from_env_var(CONNECTION_ENV_VARS, strict=False),
         table_name=collection,
@@ -722,8 +719,6 @@ def open_chunk_index(document_store: Any, embedding_model: str | None = None) ->
 def collection_names(document_store: Any) -> list[str]:
     """The tables of the store's schema, read on the process's pool without the store (whose first call creates its
     table)."""
-    from components.database import connection_pool_for
-
     with pooled_connection(connection_pool_for(_store_url(document_store))) as conn:
         rows = conn.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (document_store.schema_name,)
@@ -734,8 +729,6 @@ def collection_names(document_store: Any) -> list[str]:
 def _store_url(document_store: Any) -> str:
     """The store's database URL; when its connection string resolves to nothing, the embedded PostgreSQL of the
     data folder is started and given to the store (as an `EmbeddedDatabaseSecret`)."""
-    from components.database import DatabaseUnavailable, database_url
-
     secret = document_store.connection_string
     if isinstance(secret, EmbeddedDatabaseSecret):
         url = secret.database_url
