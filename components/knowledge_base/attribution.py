@@ -235,6 +235,13 @@ def hit_to_chunk(
     return record_to_chunk(hit.document, hit.chunk, hit.total_chunks, store, relevance, raw, kind, ranks)
 
 
+def ranked_chunks(hits: list[ChunkHit], store: KnowledgeBase, floor: float, source_name: str) -> list[ContextChunk]:
+    """The hits whose semantic relevance reaches `floor`, in their order, as `ContextChunk`s ranked 1, 2, ... under
+    `source_name`."""
+    kept = [hit for hit in hits if cosine_to_relevance(hit.cosine) >= floor]
+    return [hit_to_chunk(hit, store, {source_name: rank}) for rank, hit in enumerate(kept, start=1)]
+
+
 def record_to_chunk(
     document: DocumentRecord,
     chunk: ChunkRecord,
