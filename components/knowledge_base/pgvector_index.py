@@ -401,7 +401,7 @@ class PgvectorChunkIndex(ChunkIndex):
         limit = max(1, int(limit))
         self._index_on_first_search()
         where, params = _haystack_where(filters, "WHERE")
-        filtered = bool(params) or bool(filters)
+        filtered = bool(filters)
         template = (
             "SELECT id, content, meta, 1 - (embedding <=> %s) AS cosine FROM {table}{where} ORDER BY {order} LIMIT %s"
         )
@@ -536,21 +536,14 @@ class PgvectorChunkIndex(ChunkIndex):
         wanted = sorted({str(term) for term in terms})
         totals = self._totals
         fresh = totals is not None and time.monotonic() - totals[0] < _TOTALS_TTL_S
+        statement = self._q(
+            "SELECT (SELECT jsonb_object_agg(term, df) FROM {terms} WHERE term = ANY(%s)), "
+            + ("NULL, NULL" if fresh else "count(term_total), coalesce(avg(term_total), 0)::float8 FROM {chunk_terms}")
+        )
         with self._connection() as conn:
-            if fresh:
-                row = conn.execute(
-                    self._q("SELECT (SELECT jsonb_object_agg(term, df) FROM {terms} WHERE term = ANY(%s)), NULL, NULL"),
-                    (wanted,),
-                ).fetchone()
-            else:
-                row = conn.execute(
-                    self._q(
-                        "SELECT (SELECT jsonb_object_agg(term, df) FROM {terms} WHERE term = ANY(%s)), "
-                        "count(term_total), coalesce(avg(term_total), 0)::float8 FROM {chunk_terms}"
-                    ),
-                    (wanted,),
-                ).fetchone()
-                totals = self._totals = (time.monotonic(), int(row[1]), float(row[2]))
+            row = conn.execute(statement, (wanted,)).fetchone()
+        if not fresh:
+            totals = self._totals = (time.monotonic(), int(row[1]), float(row[2]))
         assert totals is not None
         if totals[1] == 0:
             return None
