@@ -462,9 +462,8 @@ class MilvusChunkIndex(ChunkIndex):
             store._init(timeout=store.timeout)  # fields, search parameters, load: the index exists, so none is made
 
     def add_evidence(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
-        """Replace the side rows of `chunks` (sentences, term counts, document frequencies, and the keyword copy of a
-        collection without BM25) without touching the integration's rows: what ingestion writes after the chunks,
-        and what enrichment adds to an attached collection."""
+        """The side rows: sentences, term counts, document frequencies, and the keyword copy of a collection
+        without BM25."""
         if not chunks or not self._open():
             return
         self._write_evidence([str(doc.id) for doc in chunks], evidence)
@@ -770,8 +769,7 @@ class MilvusChunkIndex(ChunkIndex):
         }
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
-        """Chunks with term counts, their average length in terms and each term's document frequency: one lookup
-        by primary key in `<collection>_terms`. None when no chunk has term counts."""
+        """One lookup by primary key in `<collection>_terms`."""
         wanted = sorted({str(term) for term in terms if term})
         if not self._open():
             return None
@@ -781,7 +779,6 @@ class MilvusChunkIndex(ChunkIndex):
     # -- housekeeping -------------------------------------------------------------------------------------------
 
     def drop(self) -> None:
-        """Delete the collection and the evidence beside it."""
         with self._shared.lock:
             for name in self._names:
                 self.client.drop_collection(name)

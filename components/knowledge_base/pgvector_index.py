@@ -284,7 +284,6 @@ class PgvectorChunkIndex(ChunkIndex):
     # -- writes -----------------------------------------------------------------------------------------------------
 
     def write(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
-        """The chunks through the integration's `write_documents` (OVERWRITE), then their evidence beside them."""
         if chunks:
             # pgvector's adapter sends numpy arrays as `vector` only; a halfvec table gets the plain Documents.
             rows = [_vector_row(doc) for doc in chunks] if self._vector_type == "vector" else chunks
@@ -293,11 +292,9 @@ class PgvectorChunkIndex(ChunkIndex):
         self.add_evidence(chunks, evidence)
 
     def add_evidence(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
-        """Replace the side rows of `chunks` (their tsvector, term counts and sentences) without touching the
-        integration's rows: what ingestion writes after the chunks, and what enrichment adds to an attached table.
-
-        One round trip: the statements go out as one pipeline and commit together, none of them reads a result
-        back (so the sentence vectors go as one `vector[]` parameter: COPY cannot be pipelined)."""
+        """The side rows (tsvector, term counts, sentences) in one round trip: the statements go out as one pipeline
+        and commit together, none of them reads a result back (so the sentence vectors go as one `vector[]`
+        parameter: COPY cannot be pipelined)."""
         if not chunks:
             return
         by_id = {item.chunk_id: item for item in evidence}
@@ -510,8 +507,7 @@ class PgvectorChunkIndex(ChunkIndex):
     def sentence_similarities(
         self, chunk_ids: list[str], query_embedding: np.ndarray
     ) -> dict[str, list[tuple[int, int, float]]]:
-        """Per chunk id, `(start, end, cosine)` of each stored sentence, in sentence order; computed in SQL for the
-        given chunks only, in one round trip."""
+        """Computed in SQL for the given chunks only, in one round trip."""
         statement = self._q(
             "SELECT chunk_id, start_char, end_char, 1 - (embedding <=> %s) FROM {sentences} "
             "WHERE chunk_id = ANY(%s) ORDER BY chunk_id, idx"
@@ -531,8 +527,7 @@ class PgvectorChunkIndex(ChunkIndex):
         return {chunk_id: float(cosine) for chunk_id, cosine in rows}
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
-        """Chunks with term counts, their average length in terms, and each term's document frequency; one round
-        trip (the chunk count and average are reused for a few seconds). None when no chunk has term counts."""
+        """One round trip; the chunk count and average length are reused for a few seconds."""
         wanted = sorted({str(term) for term in terms})
         totals = self._totals
         fresh = totals is not None and time.monotonic() - totals[0] < _TOTALS_TTL_S

@@ -359,9 +359,8 @@ class QdrantChunkIndex(ChunkIndex):
             self.add_evidence(chunks, evidence)
 
     def add_evidence(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
-        """Replace what is kept beside `chunks` (their side keyword vectors where the collection is not the
-        assistant's, sentence vectors, term counts and the statistics) without touching the integration's points:
-        what `write` does after the chunks, and what enrichment adds to an attached collection."""
+        """What is kept beside the chunks: their side keyword vectors where the collection is not the assistant's,
+        sentence vectors, term counts and the statistics."""
         if not chunks:
             return
         by_id = {item.chunk_id: item for item in evidence}
@@ -607,8 +606,7 @@ class QdrantChunkIndex(ChunkIndex):
         }
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
-        """The chunk count, average length and document frequencies kept beside the chunks; one lookup that reads
-        only the asked terms. None when no chunk has term counts."""
+        """One lookup that reads only the asked terms."""
         wanted = sorted({str(term) for term in terms})
         # Nested payload paths read only the asked terms; a term a path cannot spell reads the whole table.
         plain = all(term.replace("-", "").replace("_", "").isalnum() for term in wanted)
