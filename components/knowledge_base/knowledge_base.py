@@ -27,6 +27,7 @@ from components.knowledge_base.chunk_index import (
     document_to_chunk,
     search_filters_to_haystack,
 )
+from components.knowledge_base.enrichment import KnowledgeBaseEnricher
 from components.knowledge_base.registry import DocumentRegistry
 from components.knowledge_base.store import (
     ChunkHit,
@@ -231,8 +232,6 @@ class KnowledgeBase:
             if self._recognised:
                 return
             if self.registry.count() == 0 and self.index.count() > 0:
-                from components.knowledge_base.enrichment import KnowledgeBaseEnricher
-
                 report = KnowledgeBaseEnricher(self, hooks=[], document_field=self.document_field).recognise()
                 logger.info(
                     "Attached collection {collection}: {summary}", collection=self.collection, summary=report.summary()
