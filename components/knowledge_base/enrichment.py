@@ -25,7 +25,7 @@ from haystack import logging
 
 from components.embedding import get_embedding_model
 from components.knowledge_base.attach import DocumentRecogniser, RecognisedDocument
-from components.knowledge_base.chunk_index import ChunkEvidence, document_to_chunk
+from components.knowledge_base.chunk_index import ChunkEvidence, batches, document_to_chunk
 from components.knowledge_base.store import KnowledgeBaseUnavailable, first_line
 from components.text.analyzer import term_counts
 from components.text.language import sentence_spans
@@ -190,9 +190,8 @@ class KnowledgeBaseEnricher:
             is_current = getattr(hook, "is_current", None)
             if is_current is None:
                 continue
-            for start in range(0, len(document_ids), 500):
-                current = is_current(document_ids[start : start + 500])
-                stale.update(doc_id for doc_id, ok in current.items() if not ok)
+            for batch in batches(document_ids, 500):
+                stale.update(doc_id for doc_id, ok in is_current(batch).items() if not ok)
         return stale
 
     def _enrich_one(self, doc: RecognisedDocument, report: EnrichReport, with_evidence: bool) -> None:
