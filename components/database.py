@@ -17,6 +17,7 @@ import atexit
 import threading
 import warnings
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from haystack import logging
 
@@ -94,8 +95,6 @@ def describe_database(settings: Settings | None = None) -> str:
     settings = settings or get_settings()
     if settings.database_url is None:
         return f"embedded PostgreSQL in {settings.data_dir / 'pg'}"
-    from urllib.parse import urlsplit
-
     parts = urlsplit(settings.database_url.get_secret_value())
     host = parts.hostname or "local socket"
     return f"PostgreSQL at {host}{':' + str(parts.port) if parts.port else ''}{parts.path or ''}"

@@ -7,6 +7,7 @@ server. Secrets are `SecretStr` and never printed, logged or serialised.
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
@@ -149,8 +150,6 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             text = value.strip()
             if text.startswith("["):
-                import json
-
                 return json.loads(text)
             return [part.strip() for part in text.split(",") if part.strip()]
         return value

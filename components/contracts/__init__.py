@@ -13,9 +13,7 @@ from components.contracts.chunk import (
     SourceType,
     WebMetadata,
     chunk_to_document,
-    chunks_to_documents,
     document_to_chunk,
-    documents_to_chunks,
 )
 from components.contracts.selection import SOURCE_NAMES, check_sources, source_selected
 from components.contracts.status import SourceStatus, StatusKind
@@ -40,8 +38,6 @@ __all__ = [
     "WebMetadata",
     "check_sources",
     "chunk_to_document",
-    "chunks_to_documents",
     "document_to_chunk",
-    "documents_to_chunks",
     "source_selected",
 ]

@@ -238,18 +238,7 @@ def document_to_chunk(document: Document) -> ContextChunk:
     meta = dict(document.meta or {})
     core = {key: meta.pop(key) for key in _CORE_META_KEYS if key in meta}
     core.setdefault("semantic_relevance", document.score if document.score is not None else 0.0)
-    if core.get("ranks") is None:
-        core.pop("ranks", None)
-    if core.get("score_kind") is None:
-        core.pop("score_kind", None)
+    for key in ("ranks", "score_kind"):
+        if core.get(key) is None:
+            core.pop(key, None)
     return ContextChunk(id=document.id, text=document.content or "", metadata=meta, **core)
-
-
-def chunks_to_documents(chunks: list[ContextChunk]) -> list[Document]:
-    """`chunk_to_document` over a list."""
-    return [chunk_to_document(chunk) for chunk in chunks]
-
-
-def documents_to_chunks(documents: list[Document]) -> list[ContextChunk]:
-    """`document_to_chunk` over a list."""
-    return [document_to_chunk(document) for document in documents]

@@ -23,9 +23,9 @@ import copy
 import os
 import re
 import threading
-from collections import OrderedDict
 from pathlib import Path
 
+import cachetools
 import numpy as np
 from haystack import logging
 
@@ -70,7 +70,7 @@ class EmbeddingModel:
         self._model = SentenceTransformer(resolve_model_path(name), device="cpu", local_files_only=True)
         self._lock = threading.Lock()
         self._query_lock = threading.Lock()
-        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._query_cache: cachetools.LRUCache[str, np.ndarray] = cachetools.LRUCache(maxsize=2048)
         self.dimension = int(self._model.get_embedding_dimension())
         self.max_tokens = int(self._model.max_seq_length)
         # For counting and splitting, in any thread: never pads or truncates, so it never changes shared state.
@@ -169,14 +169,9 @@ class EmbeddingModel:
         """
         with self._query_lock:
             vector = self._query_cache.get(text)
-            if vector is not None:
-                self._query_cache.move_to_end(text)
-                return vector
-            vector = self.embed([text])[0]
-            vector.setflags(write=False)
-            self._query_cache[text] = vector
-            while len(self._query_cache) > 2048:
-                self._query_cache.popitem(last=False)
+            if vector is None:
+                vector = self._query_cache[text] = self.embed([text])[0]
+                vector.setflags(write=False)
             return vector
 
     def clear_query_cache(self) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from haystack import default_from_dict, logging
 
 from components.contracts import ContextChunk, ScoreKind, SourceType
+from components.knowledge_base.factory import backend_of, document_store_for, knowledge_base_for
 from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.store import (
     ChunkHit,
@@ -26,6 +27,7 @@ from components.knowledge_base.store import (
 )
 from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
 from components.serialization import init_parameters_to_dict, without_wiping_flags
+from components.settings import get_settings
 from components.text.dates import parse_date
 
 logger = logging.getLogger(__name__)
@@ -97,8 +99,6 @@ def parse_filters(filters: dict | None, as_of: str | None = None) -> SearchFilte
 def check_document_store(document_store: Any) -> Any:
     """`document_store` if it is None or an integration's store the knowledge base can wrap; else ValueError."""
     if document_store is not None:
-        from components.knowledge_base.factory import backend_of
-
         backend_of(document_store)
     return document_store
 
@@ -137,13 +137,9 @@ class KnowledgeBaseAccess:
     def _open(self) -> KnowledgeBase:
         with self._lock:
             if self._store is None:
-                from components.knowledge_base.factory import document_store_for, knowledge_base_for
-
                 try:
                     document_store = self.document_store
                     if document_store is None:
-                        from components.settings import get_settings
-
                         settings = get_settings()
                         if self.backend is not None:
                             settings = settings.model_copy(update={"kb_backend": self.backend})
@@ -233,6 +229,13 @@ def hit_to_chunk(
     relevance = cosine_to_relevance(hit.cosine)
     kind = score_kind or hit.score_kind
     return record_to_chunk(hit.document, hit.chunk, hit.total_chunks, store, relevance, raw, kind, ranks)
+
+
+def ranked_chunks(hits: list[ChunkHit], store: KnowledgeBase, floor: float, source_name: str) -> list[ContextChunk]:
+    """The hits whose semantic relevance reaches `floor`, in their order, as `ContextChunk`s ranked 1, 2, ... under
+    `source_name`."""
+    kept = [hit for hit in hits if cosine_to_relevance(hit.cosine) >= floor]
+    return [hit_to_chunk(hit, store, {source_name: rank}) for rank, hit in enumerate(kept, start=1)]
 
 
 def record_to_chunk(

@@ -8,15 +8,8 @@ from haystack import Document, component
 
 from components.contracts import SourceStatus, StatusKind
 from components.embedding import get_embedding_model, query_vector
-from components.knowledge_base.attribution import (
-    KnowledgeBaseComponent,
-    clamp,
-    hit_to_chunk,
-)
+from components.knowledge_base.attribution import KnowledgeBaseComponent, clamp, ranked_chunks
 from components.knowledge_base.knowledge_base import KnowledgeBase
-from components.knowledge_base.store import (
-    cosine_to_relevance,
-)
 from components.resilience import RetryableError, SourceError, SourceResult
 
 MAX_QUERY_CHARS = 1000
@@ -121,8 +114,7 @@ class BookContentRetriever(KnowledgeBaseComponent):
             if (refused := _refused_key(exc)) is None:
                 raise
             raise refused from exc
-        kept = [hit for hit in hits if cosine_to_relevance(hit.cosine) >= floor]
-        chunks = [hit_to_chunk(hit, store, {self.source_name: rank}) for rank, hit in enumerate(kept, start=1)]
+        chunks = ranked_chunks(hits, store, floor, self.source_name)
         return SourceResult(chunks=chunks, total_found=len(chunks))
 
     @staticmethod

@@ -23,9 +23,12 @@ from typing import Any
 import numpy as np
 from haystack import logging
 
+from components.embedding import get_embedding_model
 from components.knowledge_base.attach import DocumentRecogniser, RecognisedDocument
-from components.knowledge_base.chunk_index import ChunkEvidence, document_to_chunk
+from components.knowledge_base.chunk_index import ChunkEvidence, batches, document_to_chunk
 from components.knowledge_base.store import KnowledgeBaseUnavailable, first_line
+from components.text.analyzer import term_counts
+from components.text.language import sentence_spans
 from components.validation import positive_int
 
 logger = logging.getLogger(__name__)
@@ -109,8 +112,6 @@ class KnowledgeBaseEnricher:
     @property
     def model(self) -> Any:
         if self._model is None:
-            from components.embedding import get_embedding_model
-
             self._model = get_embedding_model(self.knowledge_base.embedding_model)
         return self._model
 
@@ -189,18 +190,14 @@ class KnowledgeBaseEnricher:
             is_current = getattr(hook, "is_current", None)
             if is_current is None:
                 continue
-            for start in range(0, len(document_ids), 500):
-                current = is_current(document_ids[start : start + 500])
-                stale.update(doc_id for doc_id, ok in current.items() if not ok)
+            for batch in batches(document_ids, 500):
+                stale.update(doc_id for doc_id, ok in is_current(batch).items() if not ok)
         return stale
 
     def _enrich_one(self, doc: RecognisedDocument, report: EnrichReport, with_evidence: bool) -> None:
         chunks = self.index.fetch(doc.chunk_ids)
         records = [document_to_chunk(chunk, doc.record.document_id, i) for i, chunk in enumerate(chunks)]
         if with_evidence and records:
-            from components.text.analyzer import term_counts
-            from components.text.language import sentence_spans
-
             texts = [record.text for record in records]
             _, sentence_vectors, kept = self.model.embed_with_sentence_spans(
                 texts, [sentence_spans(text) for text in texts], batch_size=self.batch_size

@@ -21,7 +21,9 @@ from typing import Any
 
 from haystack import logging
 
+from components.embedding import get_embedding_model
 from components.knowledge_base.knowledge_base import KnowledgeBase
+from components.knowledge_base.registry import DocumentRegistry, validate_collection
 from components.knowledge_base.store import KnowledgeBaseUnavailable, first_line
 from components.settings import DEFAULT_EMBEDDING_MODEL, Settings, get_settings
 
@@ -70,8 +72,6 @@ def embedding_dimension(settings: Settings | None = None) -> int:
     settings = settings or get_settings()
     if settings.embedding_model == DEFAULT_EMBEDDING_MODEL:
         return _DEFAULT_DIMENSION
-    from components.embedding import get_embedding_model
-
     return int(get_embedding_model(settings.embedding_model).dimension)
 
 
@@ -80,8 +80,6 @@ def document_store_for(settings: Settings | None = None, collection: str | None 
     what the catalog gives the knowledge-base components, and all `KB_BACKEND` decides."""
     settings = settings or get_settings()
     collection = collection or settings.kb_collection
-    from components.knowledge_base.registry import validate_collection
-
     validate_collection(collection)
     return _module(settings.kb_backend).document_store_for(settings, collection, embedding_dimension(settings))
 
@@ -116,8 +114,6 @@ def knowledge_base_for(document_store: Any, embedding_model: str | None = None) 
     Raises `KnowledgeBaseUnavailable` (or its `KnowledgeBaseMismatch`) with one sentence when it cannot be opened,
     and ValueError for a store of another kind or a bad collection name.
     """
-    from components.knowledge_base.registry import DocumentRegistry
-
     backend = backend_of(document_store)
     try:
         index = _module(backend).open_chunk_index(document_store, embedding_model or get_settings().embedding_model)

@@ -7,11 +7,7 @@ from typing import Any
 from haystack import Document, component
 
 from components.contracts import SourceStatus, chunk_to_document
-from components.knowledge_base.attribution import (
-    KnowledgeBaseComponent,
-    document_to_dict,
-    record_to_chunk,
-)
+from components.knowledge_base.attribution import KnowledgeBaseComponent, document_to_dict, record_to_chunk
 from components.resilience import SourceError, SourceResult
 
 

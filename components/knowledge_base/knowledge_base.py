@@ -10,6 +10,7 @@ registry does not know (a crash between the two writes) is dropped.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -27,6 +28,7 @@ from components.knowledge_base.chunk_index import (
     document_to_chunk,
     search_filters_to_haystack,
 )
+from components.knowledge_base.enrichment import KnowledgeBaseEnricher
 from components.knowledge_base.registry import DocumentRegistry
 from components.knowledge_base.store import (
     ChunkHit,
@@ -157,14 +159,9 @@ class KnowledgeBase:
 
     def iter_chunks(self, batch_size: int = 1000) -> Iterator[tuple[DocumentRecord, list[ChunkRecord]]]:
         """Every document (with its text) and its chunks with embeddings and evidence, in document-id order."""
-        documents = max(1, int(batch_size) // 10)
-        batch: list[tuple[DocumentRecord, list[str]]] = []
-        for item in self.registry.iter_documents(batch_size=documents):
-            batch.append(item)
-            if len(batch) >= documents:
-                yield from self._with_chunks(batch)
-                batch = []
-        if batch:
+        size = max(1, int(batch_size) // 10)
+        documents = self.registry.iter_documents(batch_size=size)
+        while batch := list(itertools.islice(documents, size)):
             yield from self._with_chunks(batch)
 
     def _with_chunks(
@@ -231,8 +228,6 @@ class KnowledgeBase:
             if self._recognised:
                 return
             if self.registry.count() == 0 and self.index.count() > 0:
-                from components.knowledge_base.enrichment import KnowledgeBaseEnricher
-
                 report = KnowledgeBaseEnricher(self, hooks=[], document_field=self.document_field).recognise()
                 logger.info(
                     "Attached collection {collection}: {summary}", collection=self.collection, summary=report.summary()

@@ -33,12 +33,14 @@ from __future__ import annotations
 
 import base64
 import math
+import os
 import re
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 from haystack import Document, logging
@@ -56,9 +58,11 @@ from components.knowledge_base.chunk_index import (
     in_order,
     index_hit,
 )
+from components.knowledge_base.factory import embedding_dimension
 from components.knowledge_base.keyword_terms import ENGLISH_STOP_WORDS, terms
 from components.knowledge_base.shared_clients import SharedClient, SharedClients
 from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics, first_line
+from components.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -66,8 +70,6 @@ logger = logging.getLogger(__name__)
 def _import_pymilvus() -> None:
     """Import pymilvus with a milvus-lite path in MILVUS_URI hidden: pymilvus parses that variable at import time
     and rejects anything but a server address, while here it is our setting and may name a milvus-lite file."""
-    import os
-
     saved = os.environ.get("MILVUS_URI")
     hidden = saved is not None and "://" not in saved
     if hidden:
@@ -110,7 +112,6 @@ def is_lite(uri: str) -> bool:
 def lite_folder_in_use(folder: Path) -> bool:
     """Whether another process holds milvus-lite's lock on `folder` (a non-blocking flock on its LOCK file)."""
     import fcntl
-    import os
 
     lock_file = folder / "LOCK"
     if not lock_file.exists():
@@ -205,9 +206,6 @@ def document_store_for(settings: Any, collection: str, dimension: int) -> Any:
 def open_chunk_index(document_store: Any, embedding_model: str | None = None) -> MilvusChunkIndex:
     """The chunk index over `document_store`, for `embedding_model` (default: the settings'), with the dimension of
     the settings' model."""
-    from components.knowledge_base.factory import embedding_dimension
-    from components.settings import get_settings
-
     settings = get_settings()
     model = embedding_model or settings.embedding_model
     return MilvusChunkIndex(document_store, embedding_model=model, dimension=embedding_dimension(settings))
@@ -464,9 +462,8 @@ class MilvusChunkIndex(ChunkIndex):
             store._init(timeout=store.timeout)  # fields, search parameters, load: the index exists, so none is made
 
     def add_evidence(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
-        """Replace the side rows of `chunks` (sentences, term counts, document frequencies, and the keyword copy of a
-        collection without BM25) without touching the integration's rows: what ingestion writes after the chunks,
-        and what enrichment adds to an attached collection."""
+        """The side rows: sentences, term counts, document frequencies, and the keyword copy of a collection
+        without BM25."""
         if not chunks or not self._open():
             return
         self._write_evidence([str(doc.id) for doc in chunks], evidence)
@@ -772,8 +769,7 @@ class MilvusChunkIndex(ChunkIndex):
         }
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
-        """Chunks with term counts, their average length in terms and each term's document frequency: one lookup
-        by primary key in `<collection>_terms`. None when no chunk has term counts."""
+        """One lookup by primary key in `<collection>_terms`."""
         wanted = sorted({str(term) for term in terms if term})
         if not self._open():
             return None
@@ -783,7 +779,6 @@ class MilvusChunkIndex(ChunkIndex):
     # -- housekeeping -------------------------------------------------------------------------------------------
 
     def drop(self) -> None:
-        """Delete the collection and the evidence beside it."""
         with self._shared.lock:
             for name in self._names:
                 self.client.drop_collection(name)
@@ -835,7 +830,5 @@ def _where(uri: str) -> str:
     """Where a Milvus URI points, without credentials."""
     if is_lite(uri):
         return uri
-    from urllib.parse import urlsplit
-
     parts = urlsplit(uri)
     return f"{parts.scheme}://{parts.hostname}{':' + str(parts.port) if parts.port else ''}"

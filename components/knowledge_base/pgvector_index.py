@@ -46,15 +46,23 @@ from typing import Any
 import numpy as np
 from haystack import Document, logging
 from haystack.document_stores.types import DuplicatePolicy
+from haystack.utils import Secret
 from haystack.utils.auth import EnvVarSecret
+from haystack_integrations.document_stores.pgvector import PgvectorDocumentStore
+from haystack_integrations.document_stores.pgvector.filters import (
+    _convert_filters_to_where_clause_and_params,
+    _validate_filters,
+)
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 from psycopg.types.json import Jsonb
 
 from components.contracts import ScoreKind
+from components.database import DatabaseUnavailable, connection_pool_for, database_url
 from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit, in_order
 from components.knowledge_base.registry import keyset_pages, pooled_connection, select_by_ids
 from components.knowledge_base.store import KnowledgeBaseUnavailable, TermStatistics
+from components.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -108,11 +116,6 @@ def _haystack_where(filters: dict | None, operator: str) -> tuple[sql.Composable
     """The integration's own translation of Haystack filters into SQL on `meta` / `id`, with its parameters."""
     if not filters:
         return sql.SQL(""), ()
-    from haystack_integrations.document_stores.pgvector.filters import (
-        _convert_filters_to_where_clause_and_params,
-        _validate_filters,
-    )
-
     _validate_filters(filters)
     return _convert_filters_to_where_clause_and_params(filters, operator=operator)  # type: ignore[arg-type]
 
@@ -164,9 +167,6 @@ class PgvectorChunkIndex(ChunkIndex):
         :param embedding_model: the model the embeddings come from (recorded beside the table; a table made for
             another model is a `KnowledgeBaseMismatch`); the settings' model when None.
         """
-        from components.database import DatabaseUnavailable, connection_pool_for
-        from components.settings import get_settings
-
         self.document_store = document_store
         self.collection = str(document_store.table_name)
         self.schema = str(document_store.schema_name)
@@ -284,7 +284,6 @@ class PgvectorChunkIndex(ChunkIndex):
     # -- writes -----------------------------------------------------------------------------------------------------
 
     def write(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
-        """The chunks through the integration's `write_documents` (OVERWRITE), then their evidence beside them."""
         if chunks:
             # pgvector's adapter sends numpy arrays as `vector` only; a halfvec table gets the plain Documents.
             rows = [_vector_row(doc) for doc in chunks] if self._vector_type == "vector" else chunks
@@ -293,11 +292,9 @@ class PgvectorChunkIndex(ChunkIndex):
         self.add_evidence(chunks, evidence)
 
     def add_evidence(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
-        """Replace the side rows of `chunks` (their tsvector, term counts and sentences) without touching the
-        integration's rows: what ingestion writes after the chunks, and what enrichment adds to an attached table.
-
-        One round trip: the statements go out as one pipeline and commit together, none of them reads a result
-        back (so the sentence vectors go as one `vector[]` parameter: COPY cannot be pipelined)."""
+        """The side rows (tsvector, term counts, sentences) in one round trip: the statements go out as one pipeline
+        and commit together, none of them reads a result back (so the sentence vectors go as one `vector[]`
+        parameter: COPY cannot be pipelined)."""
         if not chunks:
             return
         by_id = {item.chunk_id: item for item in evidence}
@@ -401,7 +398,7 @@ class PgvectorChunkIndex(ChunkIndex):
         limit = max(1, int(limit))
         self._index_on_first_search()
         where, params = _haystack_where(filters, "WHERE")
-        filtered = bool(params) or bool(filters)
+        filtered = bool(filters)
         template = (
             "SELECT id, content, meta, 1 - (embedding <=> %s) AS cosine FROM {table}{where} ORDER BY {order} LIMIT %s"
         )
@@ -510,8 +507,7 @@ class PgvectorChunkIndex(ChunkIndex):
     def sentence_similarities(
         self, chunk_ids: list[str], query_embedding: np.ndarray
     ) -> dict[str, list[tuple[int, int, float]]]:
-        """Per chunk id, `(start, end, cosine)` of each stored sentence, in sentence order; computed in SQL for the
-        given chunks only, in one round trip."""
+        """Computed in SQL for the given chunks only, in one round trip."""
         statement = self._q(
             "SELECT chunk_id, start_char, end_char, 1 - (embedding <=> %s) FROM {sentences} "
             "WHERE chunk_id = ANY(%s) ORDER BY chunk_id, idx"
@@ -531,26 +527,18 @@ class PgvectorChunkIndex(ChunkIndex):
         return {chunk_id: float(cosine) for chunk_id, cosine in rows}
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
-        """Chunks with term counts, their average length in terms, and each term's document frequency; one round
-        trip (the chunk count and average are reused for a few seconds). None when no chunk has term counts."""
+        """One round trip; the chunk count and average length are reused for a few seconds."""
         wanted = sorted({str(term) for term in terms})
         totals = self._totals
         fresh = totals is not None and time.monotonic() - totals[0] < _TOTALS_TTL_S
+        statement = self._q(
+            "SELECT (SELECT jsonb_object_agg(term, df) FROM {terms} WHERE term = ANY(%s)), "
+            + ("NULL, NULL" if fresh else "count(term_total), coalesce(avg(term_total), 0)::float8 FROM {chunk_terms}")
+        )
         with self._connection() as conn:
-            if fresh:
-                row = conn.execute(
-                    self._q("SELECT (SELECT jsonb_object_agg(term, df) FROM {terms} WHERE term = ANY(%s)), NULL, NULL"),
-                    (wanted,),
-                ).fetchone()
-            else:
-                row = conn.execute(
-                    self._q(
-                        "SELECT (SELECT jsonb_object_agg(term, df) FROM {terms} WHERE term = ANY(%s)), "
-                        "count(term_total), coalesce(avg(term_total), 0)::float8 FROM {chunk_terms}"
-                    ),
-                    (wanted,),
-                ).fetchone()
-                totals = self._totals = (time.monotonic(), int(row[1]), float(row[2]))
+            row = conn.execute(statement, (wanted,)).fetchone()
+        if not fresh:
+            totals = self._totals = (time.monotonic(), int(row[1]), float(row[2]))
         assert totals is not None
         if totals[1] == 0:
             return None
@@ -699,9 +687,6 @@ def document_store_for(settings: Any, collection: str, dimension: int) -> Any:
     """The `PgvectorDocumentStore` of `collection` for the catalog: its connection string from `DATABASE_URL` (or
     `PG_CONN_STR`; the embedded server of the data folder when neither is set), index names of its own (PostgreSQL's
     index names are schema-wide), cosine, and no index built at creation (see `ensure_vector_index`)."""
-    from haystack.utils import Secret
-    from haystack_integrations.document_stores.pgvector import PgvectorDocumentStore
-
     return PgvectorDocumentStore(
         connection_string=Secret.from_env_var(CONNECTION_ENV_VARS, strict=False),
         table_name=collection,
@@ -722,8 +707,6 @@ def open_chunk_index(document_store: Any, embedding_model: str | None = None) ->
 def collection_names(document_store: Any) -> list[str]:
     """The tables of the store's schema, read on the process's pool without the store (whose first call creates its
     table)."""
-    from components.database import connection_pool_for
-
     with pooled_connection(connection_pool_for(_store_url(document_store))) as conn:
         rows = conn.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (document_store.schema_name,)
@@ -734,8 +717,6 @@ def collection_names(document_store: Any) -> list[str]:
 def _store_url(document_store: Any) -> str:
     """The store's database URL; when its connection string resolves to nothing, the embedded PostgreSQL of the
     data folder is started and given to the store (as an `EmbeddedDatabaseSecret`)."""
-    from components.database import DatabaseUnavailable, database_url
-
     secret = document_store.connection_string
     if isinstance(secret, EmbeddedDatabaseSecret):
         url = secret.database_url

@@ -50,6 +50,16 @@ import numpy as np
 from haystack import Document, logging
 from haystack.dataclasses.sparse_embedding import SparseEmbedding
 from haystack.document_stores.types import DuplicatePolicy
+from haystack.utils import Secret
+from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
+from haystack_integrations.document_stores.qdrant.converters import (
+    DENSE_VECTORS_NAME,
+    SPARSE_VECTORS_NAME,
+    convert_id,
+    convert_qdrant_point_to_haystack_document,
+)
+from haystack_integrations.document_stores.qdrant.filters import convert_filters_to_qdrant
+from qdrant_client import QdrantClient, models
 
 from components.contracts import ScoreKind
 from components.knowledge_base.chunk_index import (
@@ -65,7 +75,7 @@ from components.knowledge_base.chunk_index import (
 from components.knowledge_base.keyword_terms import document_sparse_vector, query_sparse_vector
 from components.knowledge_base.shared_clients import SharedClient, SharedClients
 from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics, first_line
-from components.settings import Settings
+from components.settings import Settings, get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -100,8 +110,6 @@ def _local_key(store: Any) -> str | None:
 def _acquire_local(store: Any, user: QdrantChunkIndex | None) -> SharedClient:
     """The folder's shared client entry for `user` (None: release it with no user), opened on first use; raises
     `KnowledgeBaseUnavailable` in one sentence when another process holds the folder."""
-    from qdrant_client import QdrantClient
-
     key = _local_key(store)
     assert key is not None
 
@@ -146,8 +154,6 @@ class QdrantChunkIndex(ChunkIndex):
             index creates; a collection made for another model is a `KnowledgeBaseMismatch`); the settings' model
             when None.
         """
-        from components.settings import get_settings
-
         self.document_store = document_store
         self.collection = str(document_store.index)
         self.dimension = int(document_store.embedding_dim)
@@ -178,8 +184,6 @@ class QdrantChunkIndex(ChunkIndex):
                         self._shared = _acquire_local(store, self)
                         self._client, self._lock = self._shared.client, self._shared.lock
                     else:
-                        from qdrant_client import QdrantClient
-
                         # A server client connects lazily: a wrong URL shows at the first call below.
                         self._client = store._client or QdrantClient(**store._prepare_client_params())
                         self._lock = nullcontext()
@@ -225,8 +229,6 @@ class QdrantChunkIndex(ChunkIndex):
 
     def _check_collection(self) -> None:
         """One sentence for a collection this store cannot use (other dimension or model, an older layout)."""
-        from haystack_integrations.document_stores.qdrant.converters import DENSE_VECTORS_NAME
-
         store = self.document_store
         client = self._client
         if store.recreate_index:
@@ -273,9 +275,6 @@ class QdrantChunkIndex(ChunkIndex):
     def _set_up_side_collections(self, created: bool) -> None:
         """The side collections; and on a chunk collection just `created` with IDF-modified sparse vectors, the
         metadata saying its keyword vectors are the assistant's (a collection found is never altered)."""
-        from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME
-        from qdrant_client import models
-
         client = self._client
         config = client.get_collection(self.collection).config
         metadata = dict(config.metadata or {})
@@ -360,12 +359,8 @@ class QdrantChunkIndex(ChunkIndex):
             self.add_evidence(chunks, evidence)
 
     def add_evidence(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
-        """Replace what is kept beside `chunks` (their side keyword vectors where the collection is not the
-        assistant's, sentence vectors, term counts and the statistics) without touching the integration's points:
-        what `write` does after the chunks, and what enrichment adds to an attached collection."""
-        from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME, convert_id
-        from qdrant_client import models
-
+        """What is kept beside the chunks: their side keyword vectors where the collection is not the assistant's,
+        sentence vectors, term counts and the statistics."""
         if not chunks:
             return
         by_id = {item.chunk_id: item for item in evidence}
@@ -399,9 +394,6 @@ class QdrantChunkIndex(ChunkIndex):
             self._update_statistics(client, old, {chunk_id: counts for chunk_id, counts in new.items() if counts})
 
     def delete(self, chunk_ids: list[str]) -> None:
-        from haystack_integrations.document_stores.qdrant.converters import convert_id
-        from qdrant_client import models
-
         ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
         if not ids:
             return
@@ -418,8 +410,6 @@ class QdrantChunkIndex(ChunkIndex):
 
     def _stored_term_counts(self, client: Any, chunk_ids: list[str]) -> dict[str, dict[str, int]]:
         """The term counts stored for these chunks (what a write or delete takes out of the statistics)."""
-        from haystack_integrations.document_stores.qdrant.converters import convert_id
-
         found = client.retrieve(
             self.sentences_name,
             ids=[convert_id(chunk_id) for chunk_id in chunk_ids],
@@ -429,9 +419,6 @@ class QdrantChunkIndex(ChunkIndex):
 
     def _update_statistics(self, client: Any, old: dict[str, dict[str, int]], new: dict[str, dict[str, int]]) -> None:
         """Take the old term counts out of the collection statistics and put the new ones in (one point)."""
-        from haystack_integrations.document_stores.qdrant.converters import convert_id
-        from qdrant_client import models
-
         if not old and not new:
             return
         key = convert_id(_STATISTICS_KEY)
@@ -448,23 +435,17 @@ class QdrantChunkIndex(ChunkIndex):
     # -- reads ------------------------------------------------------------------------------------------------------
 
     def _to_document(self, point: Any) -> Document:
-        from haystack_integrations.document_stores.qdrant.converters import convert_qdrant_point_to_haystack_document
-
         return convert_qdrant_point_to_haystack_document(
             point, use_sparse_embeddings=self.document_store.use_sparse_embeddings
         )
 
     def _with_vectors(self, with_embeddings: bool) -> Any:
         """What to ask of a point's vectors: none, or the dense one (named when the collection has sparse ones too)."""
-        from haystack_integrations.document_stores.qdrant.converters import DENSE_VECTORS_NAME
-
         if not with_embeddings:
             return False
         return [DENSE_VECTORS_NAME] if self.document_store.use_sparse_embeddings else True
 
     def fetch(self, chunk_ids: list[str], with_embeddings: bool = False) -> list[Document]:
-        from haystack_integrations.document_stores.qdrant.converters import convert_id
-
         ids = [str(chunk_id) for chunk_id in chunk_ids]
         if not ids:
             return []
@@ -499,10 +480,6 @@ class QdrantChunkIndex(ChunkIndex):
     def keyword(
         self, query: str, limit: int, filters: dict | None = None, query_embedding: np.ndarray | None = None
     ) -> list[IndexHit]:
-        from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME
-        from haystack_integrations.document_stores.qdrant.filters import convert_filters_to_qdrant
-        from qdrant_client import models
-
         indices, values = query_sparse_vector(query)
         if not indices:
             return []  # only stop words or punctuation: nothing to match
@@ -557,8 +534,6 @@ class QdrantChunkIndex(ChunkIndex):
         return postings if postings.ready else None
 
     def _read_postings(self, shared: SharedClient, lock: Any, source: str) -> None:
-        from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME
-
         postings, offset = shared.postings[source], None
         try:
             while True:
@@ -609,8 +584,6 @@ class QdrantChunkIndex(ChunkIndex):
 
     def evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
         """The stored evidence of these chunks, by id (one lookup)."""
-        from haystack_integrations.document_stores.qdrant.converters import convert_id
-
         ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
         if not ids:
             return {}
@@ -633,10 +606,7 @@ class QdrantChunkIndex(ChunkIndex):
         }
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
-        """The chunk count, average length and document frequencies kept beside the chunks; one lookup that reads
-        only the asked terms. None when no chunk has term counts."""
-        from haystack_integrations.document_stores.qdrant.converters import convert_id
-
+        """One lookup that reads only the asked terms."""
         wanted = sorted({str(term) for term in terms})
         # Nested payload paths read only the asked terms; a term a path cannot spell reads the whole table.
         plain = all(term.replace("-", "").replace("_", "").isalnum() for term in wanted)
@@ -658,9 +628,6 @@ def document_store_for(settings: Settings, collection: str, dimension: int) -> A
     """The `QdrantDocumentStore` the settings describe for `collection`: a Qdrant server at `QDRANT_URL` (its API
     key read from the `QDRANT_API_KEY` environment variable, never stored), else the local-mode folder
     `QDRANT_PATH` (default `<data dir>/qdrant`). Keyword search needs the store's IDF-modified sparse vectors."""
-    from haystack.utils import Secret
-    from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
-
     common: dict[str, Any] = {
         "index": collection,
         "embedding_dim": int(dimension),
@@ -692,8 +659,6 @@ def collection_names(document_store: Any) -> list[str]:
     collection); in local mode the folder's shared client."""
     key = _local_key(document_store)
     if key is None:
-        from qdrant_client import QdrantClient
-
         client = QdrantClient(**document_store._prepare_client_params())
         try:
             return [found.name for found in client.get_collections().collections]
@@ -754,17 +719,12 @@ def _totals(payload: dict[str, Any]) -> TermTotals:
 
 def _replace_points(client: Any, name: str, points: list[Any], gone: list[Any]) -> None:
     """Upload `points` into collection `name` and delete the point ids `gone` (chunks that now have nothing there)."""
-    from qdrant_client import models
-
     client.upload_points(name, points, batch_size=256, wait=True)
     if gone:
         client.delete(name, points_selector=models.PointIdsList(points=gone), wait=True)
 
 
 def _evidence_point(item: ChunkEvidence, dimension: int) -> Any:
-    from haystack_integrations.document_stores.qdrant.converters import convert_id
-    from qdrant_client import models
-
     spans, vectors = item.sentences(dimension)
     return models.PointStruct(
         id=convert_id(item.chunk_id),

@@ -17,17 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-RRF_K = 60
+RRF_K = 60  # damps the top ranks' lead
 
 
 def reciprocal_rank_fusion(
-    ranked_lists: Sequence[Sequence[str]], weights: Sequence[float] | None = None, k: int = RRF_K
+    ranked_lists: Sequence[Sequence[str]], weights: Sequence[float] | None = None
 ) -> dict[str, float]:
-    """Each id's weighted sum of 1 / (k + rank) over the lists that hold it (rank 1 is a list's first).
+    """Each id's weighted sum of 1 / (`RRF_K` + rank) over the lists that hold it (rank 1 is a list's first).
 
     :param ranked_lists: ids, best first, one list per ranking.
     :param weights: one weight per list; None weighs every list 1.
-    :param k: the constant that damps the top ranks' lead.
     :returns: id -> fused score, in order of first appearance.
     """
     weights = [1.0] * len(ranked_lists) if weights is None else list(weights)
@@ -36,5 +35,5 @@ def reciprocal_rank_fusion(
     scores: dict[str, float] = {}
     for ids, weight in zip(ranked_lists, weights, strict=True):
         for rank, key in enumerate(ids, start=1):
-            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
+            scores[key] = scores.get(key, 0.0) + weight / (RRF_K + rank)
     return scores

@@ -24,10 +24,13 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import psycopg
 from haystack import logging
 from psycopg import sql
 from psycopg.types.json import Jsonb
+from psycopg_pool import PoolTimeout
 
+from components.database import DatabaseUnavailable, connection_pool_for, database_url
 from components.knowledge_base.attach import ATTACHED
 from components.knowledge_base.store import (
     DocumentRecord,
@@ -83,8 +86,6 @@ class DocumentRegistry:
         :param table_prefix: the registry tables' prefix; default the collection (a knowledge base on another engine
             than pgvector prefixes its backend, so that same-named collections on two engines keep two registries).
         """
-        from components.database import DatabaseUnavailable, connection_pool_for, database_url
-
         self.collection = validate_collection(collection)
         prefix = validate_collection(table_prefix or collection)
         self.table_prefix = prefix
@@ -365,9 +366,6 @@ def keyset_pages(pool: Any, statement: sql.Composable, batch_size: int) -> Itera
 def pooled_connection(pool: Any) -> Iterator[Any]:
     """A connection of `pool` for the knowledge base's own SQL (the registry's and the pgvector index's): a pool with
     no free connection or a database that cannot be reached is a one-sentence `KnowledgeBaseUnavailable`."""
-    import psycopg
-    from psycopg_pool import PoolTimeout
-
     try:
         with pool.connection() as conn:
             yield conn

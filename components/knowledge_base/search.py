@@ -16,6 +16,7 @@ from components.knowledge_base.attribution import (
     clamp,
     hit_to_chunk,
     parse_filters,
+    ranked_chunks,
 )
 from components.knowledge_base.rank_fusion import reciprocal_rank_fusion
 from components.knowledge_base.store import ChunkHit, SearchFilters, cosine_to_relevance
@@ -136,7 +137,7 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
     ) -> list[ContextChunk]:
         if self.mode == "dense":
             hits = store.dense_search(query_vector(text, query_embedding), limit, filters)
-            return self._ranked(store, hits, floor)
+            return ranked_chunks(hits, store, floor, self.source_name)
         # A keyword search needs the embedding only for the cosines of what it finds, which the store adds afterwards:
         # the full-text query runs while the question is embedded (in another branch or right here).
         depth = limit if self.mode == "keyword" else min(100, max(2 * limit, 20))
@@ -150,7 +151,7 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
             dense = store.dense_search(embedding, depth, filters) if self.mode == "hybrid" else []
             keyword = store.keyword_search(text, depth, filters, query_embedding=embedding)
         if self.mode == "keyword":
-            return self._ranked(store, keyword, floor)
+            return ranked_chunks(keyword, store, floor, self.source_name)
         # Hybrid fuses deeper lists than asked for, so a chunk second-best in both can still win.
         return self._fused(store, dense, keyword, limit, floor, weight)
 
@@ -162,14 +163,6 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
             if hit.cosine is None and cosines and hit.chunk.chunk_id in cosines:
                 hit.cosine = cosines[hit.chunk.chunk_id]
         return hits
-
-    def _ranked(self, store: Any, hits: list[ChunkHit], floor: float) -> list[ContextChunk]:
-        chunks = []
-        for hit in hits:
-            if cosine_to_relevance(hit.cosine) < floor:
-                continue
-            chunks.append(hit_to_chunk(hit, store, {self.source_name: len(chunks) + 1}))
-        return chunks
 
     def _fused(
         self, store: Any, dense: list[ChunkHit], keyword: list[ChunkHit], limit: int, floor: float, weight: float

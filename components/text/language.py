@@ -26,10 +26,10 @@ from __future__ import annotations
 import importlib
 import re
 import threading
-from collections import OrderedDict
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+import cachetools
 import numpy
 from haystack import logging
 
@@ -124,9 +124,9 @@ def parse_syntax(text: str) -> Doc:
 
 
 # Parsed lines, shared by every step of one ingestion: the splitter's sentence spans and the graph extractor read
-# the same Doc, so a text is parsed once. Keyed by the line's text; bounded, oldest out first.
-_DOC_CACHE: OrderedDict[str, Doc] = OrderedDict()
-_DOC_CACHE_SIZE = 5_000  # a few dozen documents: the splitter runs a little ahead of the extractor
+# the same Doc, so a text is parsed once. Keyed by the line's text; oldest out first beyond a few dozen documents
+# (the splitter runs a little ahead of the extractor).
+_DOC_CACHE: cachetools.FIFOCache[str, Doc] = cachetools.FIFOCache(maxsize=5_000)
 _CACHE_LOCK = threading.Lock()
 _NO_TENSOR = numpy.zeros((0, 0), dtype="float32")
 _SENTENCE_END = tuple(".!?:;\"')”’]")
@@ -165,8 +165,6 @@ def parse_lines(lines: list[str], batch_size: int = 64) -> list[Doc]:
         with _CACHE_LOCK:
             for line, doc in zip(missing, parsed, strict=True):
                 _DOC_CACHE[line] = doc
-            while len(_DOC_CACHE) > _DOC_CACHE_SIZE:
-                _DOC_CACHE.popitem(last=False)
     docs = []
     with _CACHE_LOCK:
         for line in lines:
