@@ -7,24 +7,22 @@ reload. `init_parameters_to_dict` raises instead, writes nested objects (secrets
 `to_dict()`, and never serialises a flag that wipes a collection as True. `default_from_dict` reverses it: Haystack
 restores env-var secrets and nested document stores by itself.
 
-Usage (at the bottom of a component):
+Usage: a component whose init parameters are all kept under their own names inherits both methods,
 ```python
-def to_dict(self) -> dict[str, Any]:
-    return init_parameters_to_dict(self)
-
-@classmethod
-def from_dict(cls, data: dict[str, Any]) -> MyComponent:
-    return default_from_dict(cls, data)
+@component
+class MyComponent(InitParameterSerialization):
+    ...
 ```
+and one that keeps a parameter in another form writes `to_dict` itself with `init_parameters_to_dict(self, name=value)`.
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, Self
 
 from haystack.core.errors import SerializationError
-from haystack.core.serialization import default_to_dict
+from haystack.core.serialization import default_from_dict, default_to_dict
 
 # Init parameters of the integrations' stores that wipe data when a deserialised store is opened: never serialised
 # as True, so that loading a dumped pipeline can never empty a collection.
@@ -67,3 +65,14 @@ def init_parameters_to_dict(obj: Any, **overrides: Any) -> dict[str, Any]:
         if value is not None and callable(getattr(value, "to_dict", None)):
             params[name] = without_wiping_flags(value.to_dict())
     return default_to_dict(obj, **params)
+
+
+class InitParameterSerialization:
+    """`to_dict` / `from_dict` for a component that keeps every init parameter as the attribute of the same name."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return init_parameters_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        return default_from_dict(cls, data)

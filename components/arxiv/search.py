@@ -6,7 +6,7 @@ import concurrent.futures
 import time
 from typing import Any
 
-from haystack import component, default_from_dict
+from haystack import component
 
 from components.arxiv.access import ArxivAccess, ArxivPaper, build_query, date_range, normalise_id, pdf_text
 from components.contracts import (
@@ -19,7 +19,7 @@ from components.contracts import (
 from components.contracts.selection import filter_names
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.resilience.scheduling import async_twin
-from components.serialization import init_parameters_to_dict
+from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
 from components.validation import bounded_count, positive_int, string_list
 from components.web.chunking import fetched_chunk, pick_chunks, query_cosines, query_terms, text_chunks
@@ -31,7 +31,7 @@ SORT_OPTIONS = ("relevance", "date")
 
 
 @component
-class ArxivSearch:
+class ArxivSearch(InitParameterSerialization):
     """Searches arXiv and returns one chunk per paper (its abstract), or chunks of the PDF's text when asked.
 
     Filters: `categories` (any of), `date_from` / `date_to` (submission dates, inclusive) and `as_of` (papers
@@ -259,10 +259,3 @@ class ArxivSearch:
         ]
         chunks.sort(key=lambda chunk: chunk.semantic_relevance, reverse=True)
         return chunks
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ArxivSearch:
-        return default_from_dict(cls, data)

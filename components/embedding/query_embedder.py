@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import component, default_from_dict
+from haystack import component
 
 from components.embedding.model import EmbeddingModel, get_embedding_model
-from components.serialization import init_parameters_to_dict
+from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
 
 
 @component
-class QueryEmbedder:
+class QueryEmbedder(InitParameterSerialization):
     """Embeds a query with the local model (offline); an empty query gives an empty embedding.
 
     Usage:
@@ -45,10 +45,3 @@ class QueryEmbedder:
         self.warm_up()
         assert self._model is not None
         return {"embedding": self._model.embed_one(query.strip()).tolist()}
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> QueryEmbedder:
-        return default_from_dict(cls, data)

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import Document, component, default_from_dict
+from haystack import Document, component
 
 from components.generation.cited_answer_builder import CITATION_MARK, cited_numbers
 from components.generation.extractive_answer_generator import ABSTENTION_PREFIX
 from components.ranking.evidence import idf_weights
 from components.resilience.scheduling import async_twin
-from components.serialization import init_parameters_to_dict
+from components.serialization import InitParameterSerialization
 from components.text.analyzer import analyze, sentence_spans, terms
 from components.validation import within
 
 
 @component
-class CitationChecker:
+class CitationChecker(InitParameterSerialization):
     """Scores how well each answer sentence is supported by the chunks it cites, lexically and cheaply.
 
     A sentence's support is the share of its content terms (weighted by how rare they are among the listed
@@ -88,10 +88,3 @@ class CitationChecker:
 
     # Term overlaps of a few sentences (the chunks' analyses are the ranker's, cached) cost less than a thread hop.
     run_async = async_twin(run)
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CitationChecker:
-        return default_from_dict(cls, data)

@@ -6,10 +6,10 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from haystack import Document, component, default_from_dict, logging
+from haystack import Document, component, logging
 
 from components.resilience.scheduling import async_twin
-from components.serialization import init_parameters_to_dict
+from components.serialization import InitParameterSerialization
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ def cited_numbers(text: str) -> list[int]:
 
 
 @component
-class CitedAnswerBuilder:
+class CitedAnswerBuilder(InitParameterSerialization):
     """Maps every [n] in the answer to the n-th chunk (1-based) of the numbered list the prompt showed.
 
     Numbers outside 1..len(documents) are reported in `invalid_citations` and kept out of `citations`.
@@ -90,13 +90,6 @@ class CitedAnswerBuilder:
 
     # Numbering a handful of chunks costs less than a hop to a worker thread and back.
     run_async = async_twin(run)
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CitedAnswerBuilder:
-        return default_from_dict(cls, data)
 
 
 def renumber_citations(text: str, numbers: dict[int, int]) -> str:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import Document, component, default_from_dict
+from haystack import Document, component
 
 from components.generation.question_analysis import analyze_question
 from components.resilience.scheduling import async_twin
-from components.serialization import init_parameters_to_dict
+from components.serialization import InitParameterSerialization
 
 
 @component
-class QuestionAnalyzer:
+class QuestionAnalyzer(InitParameterSerialization):
     """Reads the question once (`question_analysis`: its words, and spaCy's tagger only when a "what"/"which" may
     name a noun) for every stage that answers it.
 
@@ -47,10 +47,3 @@ class QuestionAnalyzer:
 
     # Reading a question's words (a tagger run at most) costs about what a hop to a worker thread and back costs.
     run_async = async_twin(run)
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> QuestionAnalyzer:
-        return default_from_dict(cls, data)

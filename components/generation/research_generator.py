@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from haystack import Document, component, default_from_dict, logging
+from haystack import Document, component, logging
 from haystack.dataclasses import ChatMessage, StreamingChunk
 from haystack.utils import Secret
 
@@ -16,7 +16,7 @@ from components.generation.cited_answer_builder import CITATION_MARK
 from components.generation.extractive_answer_generator import ABSTENTION_PREFIX, ExtractiveAnswerGenerator
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.budget import question_deadline
-from components.serialization import init_parameters_to_dict
+from components.serialization import InitParameterSerialization
 from components.validation import within
 
 logger = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ FALLBACK_RESERVE_S = 1.0
 
 
 @component
-class ResearchGenerator:
+class ResearchGenerator(InitParameterSerialization):
     """Turns the numbered-sources prompt into an answer, with the generator the settings choose.
 
     `generator="extractive"` (the offline default) composes the answer from the chunks' best sentences;
@@ -202,13 +202,6 @@ class ResearchGenerator:
             "short_answer": answer["short_answer"],
             "status": _status(started, kind, note, 0),
         }
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ResearchGenerator:
-        return default_from_dict(cls, data)
 
 
 def leading_short_answer(reply: str) -> str:

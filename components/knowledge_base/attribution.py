@@ -11,7 +11,7 @@ import datetime as dt
 import threading
 from typing import Any
 
-from haystack import default_from_dict, logging
+from haystack import logging
 
 from components.contracts import ContextChunk, ScoreKind, SourceType
 from components.knowledge_base.factory import backend_of, document_store_for, knowledge_base_for
@@ -26,7 +26,7 @@ from components.knowledge_base.store import (
     cosine_to_relevance,
 )
 from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
-from components.serialization import init_parameters_to_dict, without_wiping_flags
+from components.serialization import InitParameterSerialization, without_wiping_flags
 from components.settings import get_settings
 from components.text.dates import parse_date
 
@@ -161,7 +161,7 @@ class KnowledgeBaseAccess:
             logger.warning("The knowledge base is not ready yet: {reason}", reason=str(exc))
 
 
-class KnowledgeBaseComponent:
+class KnowledgeBaseComponent(InitParameterSerialization):
     """What every knowledge-base tool component keeps and checks: the integration's `document_store` (None: the store
     `KB_BACKEND` chooses for `collection`), its `source_name` in statuses (None: the class's `SOURCE_NAME`) and its
     `timeout_s` (None: the settings' tool timeout); the knowledge base over the store is opened in `warm_up()`;
@@ -208,13 +208,6 @@ class KnowledgeBaseComponent:
     def _guard(self) -> SourceGuard:
         """The resilience guard of one call, with this component's name and timeout."""
         return SourceGuard(self.source_name, ResiliencePolicy.from_settings(timeout_s=self.timeout_s))
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Any:
-        return default_from_dict(cls, data)
 
 
 def hit_to_chunk(

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from haystack import Document, component, default_from_dict, logging
+from haystack import Document, component, logging
 from haystack.core.component.types import Variadic
 
 from components.contracts import BranchDocuments
@@ -19,7 +19,7 @@ from components.knowledge_base.rank_fusion import reciprocal_rank_fusion
 from components.knowledge_base.store import TermStatistics
 from components.ranking.evidence_scorer import DEFAULT_WEIGHTS, EvidenceCandidate, EvidenceFeatures, EvidenceScorer
 from components.resilience.guard import submit_in_thread
-from components.serialization import init_parameters_to_dict
+from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text.analyzer import terms
 from components.text.dates import parse_date
@@ -35,7 +35,7 @@ GRAPH_RANK = "graph"
 
 
 @component
-class ResearchRanker:
+class ResearchRanker(InitParameterSerialization):
     """Fuses the chunks every source found and orders them by how strongly they answer the question: general
     retrieval evidence on absolute scales.
 
@@ -330,13 +330,6 @@ class ResearchRanker:
             age = max(0, (today - date).days)
             values.append(math.pow(0.5, age / self.recency_half_life_days))
         return np.array(values, dtype=float)
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ResearchRanker":
-        return default_from_dict(cls, data)
 
 
 def _branch_name(branch: list[Document]) -> str:

@@ -8,10 +8,10 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from haystack import component, default_from_dict
+from haystack import component
 
 from components.resilience import SourceError
-from components.serialization import init_parameters_to_dict
+from components.serialization import InitParameterSerialization
 from components.validation import positive_int
 
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
@@ -80,7 +80,7 @@ class _Evaluator:
 
 
 @component
-class Calculator:
+class Calculator(InitParameterSerialization):
     """Evaluates arithmetic (+ - * / // % **, parentheses, sqrt, log, exp, trigonometry, pi, e) safely.
 
     Bad expressions raise `SourceError` with one sentence; the tool executor turns it into a status.
@@ -117,10 +117,3 @@ class Calculator:
         except (ValueError, TypeError, OverflowError) as exc:
             raise SourceError(f"Cannot compute {text!r}: {exc}.") from None
         return {"result": float(value), "expression": text}
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Calculator:
-        return default_from_dict(cls, data)

@@ -13,11 +13,11 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
-from haystack import component, default_from_dict
+from haystack import component
 
 from components.resilience import SourceError
 from components.resilience.budget import question_deadline
-from components.serialization import init_parameters_to_dict
+from components.serialization import InitParameterSerialization
 from components.tools import public_address
 from components.validation import positive_int
 
@@ -85,7 +85,7 @@ def page_text(html: str) -> tuple[str, str]:
 
 
 @component
-class FetchPage:
+class FetchPage(InitParameterSerialization):
     """Fetches one web page over HTTP(S) and returns its title and text, refusing non-public addresses.
 
     `allow_private_addresses=None` follows the ALLOW_PRIVATE_ADDRESSES setting and `max_bytes=None` the
@@ -195,10 +195,3 @@ class FetchPage:
         from components.settings import get_settings
 
         return get_settings().page_max_bytes
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> FetchPage:
-        return default_from_dict(cls, data)

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from haystack import Document, component, default_from_dict, logging
+from haystack import Document, component, logging
 from haystack.components.agents import Agent
 from haystack.components.agents.state.state_utils import replace_values
 from haystack.dataclasses import ChatMessage
@@ -18,7 +18,7 @@ from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_t
 from components.generation.citation_checker import CitationChecker
 from components.generation.cited_answer_builder import cited_numbers
 from components.knowledge_base.store import first_line
-from components.serialization import init_parameters_to_dict
+from components.serialization import InitParameterSerialization
 from components.tools.executor import ToolExecutor
 from components.tools.profiles import ToolProfiles, load_profiles
 from components.tools.registry import get_tool, tool_names
@@ -248,7 +248,7 @@ def _outputs(
 
 
 @component
-class ResearchAgent:
+class ResearchAgent(InitParameterSerialization):
     """Answers a question with a tool-calling chat model over the research tools the manager chooses for it.
 
     The manager (`choose_tools`) picks, among the tools the profile grants, those the question and conversation
@@ -377,13 +377,6 @@ class ResearchAgent:
             message=f"{len(run.calls)} tool call(s)",
         )
         return _outputs(selection, run, status, answer, documents, check["sentences"])
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ResearchAgent:
-        return default_from_dict(cls, data)
 
 
 def agent_result_json(result: dict[str, Any]) -> dict[str, Any]:

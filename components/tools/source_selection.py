@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from haystack import component, default_from_dict, logging
+from haystack import component, logging
 
 from components.contracts.selection import SOURCE_NAMES
-from components.serialization import init_parameters_to_dict
+from components.serialization import InitParameterSerialization
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ def select_sources(
 
 
 @component
-class AutoSourceSelector:
+class AutoSourceSelector(InitParameterSerialization):
     """Resolves `sources=["auto"]` into the sources worth asking, with reasons; explicit lists pass through.
 
     Usage:
@@ -163,10 +163,3 @@ class AutoSourceSelector:
             return {"sources": chosen, "reasons": {source: ["requested explicitly"] for source in chosen}}
         selection = select_sources(query, available=self.available)
         return {"sources": selection.sources, "reasons": selection.reasons}
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> AutoSourceSelector:
-        return default_from_dict(cls, data)

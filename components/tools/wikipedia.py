@@ -5,18 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from haystack import component, default_from_dict
+from haystack import component
 
 from components.resilience import RetryableError, SourceError
 from components.resilience.errors import raise_for_busy
-from components.serialization import init_parameters_to_dict
+from components.serialization import InitParameterSerialization
 
 USER_AGENT = "research-assistant/0.1 (wikipedia_summary tool; https://github.com/)"
 MAX_TITLE_CHARS = 255
 
 
 @component
-class WikipediaSummary:
+class WikipediaSummary(InitParameterSerialization):
     """Looks up an article by title (redirects followed) and returns its plain-text introduction and URL.
 
     Uses `action=query&prop=extracts|info` with `exintro`, `explaintext`, `redirects`, `formatversion=2`.
@@ -97,10 +97,3 @@ class WikipediaSummary:
             "url": str(page.get("fullurl") or ""),
             "found": bool(extract),
         }
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WikipediaSummary:
-        return default_from_dict(cls, data)

@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any
-
-from haystack import default_from_dict
 
 from components.resilience import SourceError
-from components.serialization import init_parameters_to_dict
+from components.serialization import InitParameterSerialization
 from components.validation import positive_int
 
 
@@ -69,17 +66,10 @@ def display_path(root: Path, path: Path) -> str:
     return "." if relative == "." else PurePosixPath(*Path(relative).parts).as_posix()
 
 
-class WorkspaceTool:
+class WorkspaceTool(InitParameterSerialization):
     """What the file tools share: the workspace folder they are confined to (`workspace_dir`; None: the settings'),
     the most bytes a file they read or write may hold (`max_bytes`), and their serialisation."""
 
     def __init__(self, workspace_dir: str | None = None, max_bytes: int = 1_000_000) -> None:
         self.workspace_dir = workspace_dir
         self.max_bytes = positive_int("max_bytes", max_bytes)
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Any:
-        return default_from_dict(cls, data)

@@ -12,12 +12,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from haystack import default_from_dict, logging
+from haystack import logging
 from haystack.utils import Secret
 
 from components.contracts import ContextChunk, SourceType
 from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
-from components.serialization import init_parameters_to_dict
+from components.serialization import InitParameterSerialization
 from components.settings import Settings, get_settings
 from components.validation import string_list
 from components.web.chunking import fetched_chunk, markdown_chunks, page_text, pick_chunks, query_cosines, query_terms
@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 _PAGE_WORKERS = 5
 
 
-class WebSource:
+class WebSource(InitParameterSerialization):
     """What `WebSearch` and `WebScrape` share: their Firecrawl, page-timeout, exclusion, snapshot and model init
     parameters (checked, kept under their own names), the source's guard, the embedding model and Firecrawl
     client library loaded in `warm_up()`, and their serialisation (every init parameter)."""
@@ -79,13 +79,6 @@ class WebSource:
         patterns = self.exclude_patterns if self.exclude_patterns is not None else settings.web_exclude_patterns
         return (settings, self.page_timeout_s or settings.web_page_timeout_s, self._guard.policy.timeout_s,
                 list(patterns), SnapshotStore.in_folder(self.snapshot_dir))
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Any:
-        return default_from_dict(cls, data)
 
 
 @dataclass
