@@ -44,7 +44,7 @@ class TestBibtex:
 
     @pytest.mark.integration
     def test_any_arxiv_chunk_gives_its_papers_entry(self, arxiv_server):
-        documents = ArxivSearch(api_url=arxiv_server.url, min_interval_s=0.0, timeout_s=2.0).run(
+        documents = ArxivSearch(api_url=arxiv_server.url, min_interval_s=0.0, timeout_s=10.0).run(
             query="dense passage retrieval")["documents"]
         entry = bibtex_for_chunk(documents[0])
         assert "eprint        = {2004.04906}" in entry

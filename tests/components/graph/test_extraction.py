@@ -137,10 +137,15 @@ class TestLanguageExtractor:
         analyse_text(text)
         extractor = LanguageExtractor()
         extractor.extract(document, chunks[:1])  # loads dateparser's English data
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         extractor.extract(document, chunks)
         per_chunk_ms = (time.perf_counter() - started) * 1000 / len(chunks)
-        assert per_chunk_ms < 25  # the embedder needs ~35-70 ms per chunk; extraction must stay far below
+        per_chunk_cpu_ms = (time.process_time() - cpu_started) * 1000 / len(chunks)
+        # The cost is the CPU the extraction uses, which other processes on a loaded machine do not inflate: the
+        # embedder needs ~35-70 ms per chunk; extraction must stay far below. The wall clock, with room for a loaded
+        # machine, catches waiting (I/O, sleeps) that CPU time would not show.
+        assert per_chunk_cpu_ms < 25, per_chunk_cpu_ms
+        assert per_chunk_ms < 25 * 10, per_chunk_ms
 
 
 class TestWrittenExamples:

@@ -108,7 +108,7 @@ class TestGraphSearch:
     def test_a_store_fault_is_a_status_not_an_exception(self):
         store = Mock(spec=GraphStore)
         store.graph_version.side_effect = GraphUnavailable("The graph tables cannot be created: server closed")
-        search = GraphSearch(timeout_s=2.0, graph_store=store)
+        search = GraphSearch(timeout_s=10.0, graph_store=store)
         result = search.run(query=QUESTION)
         assert result["documents"] == [] and result["status"].status is StatusKind.ERROR
         assert "server closed" in result["status"].message

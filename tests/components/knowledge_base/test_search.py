@@ -105,9 +105,15 @@ class TestKnowledgeBaseSearch:
 
     async def test_branches_overlap_in_an_async_pipeline(self, monkeypatch):
         # The search is sync: `Pipeline.run_async` runs each branch in a worker thread, so two searches overlap.
+        # Each branch sleeps 1.5 s; one after the other cannot finish in under 3 s however idle the machine is.
+        # Sleeping needs no CPU, so the 1.5 s gap to the bound only has to absorb scheduling on a loaded machine.
+        spans: list[tuple[float, float]] = []
+
         def plan(self, *args, **kwargs):
             def work() -> SourceResult:
-                time.sleep(1.0)
+                begun = time.perf_counter()
+                time.sleep(1.5)
+                spans.append((begun, time.perf_counter()))
                 return SourceResult(total_found=0)
 
             return work, None
@@ -116,11 +122,13 @@ class TestKnowledgeBaseSearch:
         monkeypatch.setattr(KnowledgeBaseSearch, "warm_up", lambda self: None)
         pipeline = Pipeline()
         for mode in ("dense", "keyword"):
-            pipeline.add_component(mode, KnowledgeBaseSearch(mode=mode, collection="never_opened"))
+            pipeline.add_component(mode, KnowledgeBaseSearch(mode=mode, collection="never_opened", timeout_s=10.0))
         started = time.perf_counter()
         result = await pipeline.run_async({"dense": {"query": "q"}, "keyword": {"query": "q"}})
-        assert time.perf_counter() - started < 1.8  # one after the other would take 2 s
+        assert time.perf_counter() - started < 3.0  # the sum of the two branches: less means they overlapped
         assert {result[mode]["status"].status for mode in ("dense", "keyword")} == {StatusKind.SUCCESS}
+        # The promise itself, independent of load: the second search started before the first one ended.
+        assert len(spans) == 2 and max(begun for begun, _ in spans) < min(ended for _, ended in spans), spans
 
     @pytest.mark.integration
     async def test_branches_run_concurrently_in_a_pipeline(self, database_url, embedding_model):

@@ -90,7 +90,7 @@ class TestMemoryWriterEmbedded:
 
 class TestMemoryWriterZep:
     def test_creates_user_session_and_two_messages(self, zep_env) -> None:  # noqa: ANN001
-        writer = MemoryWriter(backend="zep", zep_api_url=zep_env.base_url, timeout_s=2)
+        writer = MemoryWriter(backend="zep", zep_api_url=zep_env.base_url, timeout_s=10)
         status = writer.run(query="Who bought Acme?", answer="Globex [1].", session_id="z2", user_id="ben")["status"]
         assert status.status is StatusKind.SUCCESS, status.message
         assert "ben" in zep_env.users and zep_env.sessions["z2"]["user_id"] == "ben"
@@ -105,7 +105,7 @@ class TestMemoryWriterZep:
         assert len(creates) == 1 and len(zep_env.messages["z2"]) == 4
 
     def test_recreates_a_session_the_server_lost(self, zep_env) -> None:  # noqa: ANN001
-        writer = MemoryWriter(backend="zep", zep_api_url=zep_env.base_url, timeout_s=2)
+        writer = MemoryWriter(backend="zep", zep_api_url=zep_env.base_url, timeout_s=10)
         assert writer.run(query="Q1?", answer="A1.", session_id="z3")["status"].ok
         zep_env.reset()
         assert writer.run(query="Q2?", answer="A2.", session_id="z3")["status"].ok
@@ -116,13 +116,13 @@ class TestMemoryWriterZep:
 
         monkeypatch.delenv("ZEP_API_URL", raising=False)
         monkeypatch.setenv("ZEP_API_KEY", "any")
-        writer = MemoryWriter(backend="zep", zep_api_url=f"http://127.0.0.1:{free_port()}", timeout_s=1, retries=0)
+        writer = MemoryWriter(backend="zep", zep_api_url=f"http://127.0.0.1:{free_port()}", timeout_s=10, retries=0)
         status = writer.run(query="Q?", answer="A.")["status"]
         assert status.status is StatusKind.ERROR and "cannot reach" in status.message
 
     def test_500_then_success_is_retried(self, zep_env) -> None:  # noqa: ANN001
         zep_env.fail("500", path="/api/v2/sessions/z4/memory", times=1)
-        writer = MemoryWriter(backend="zep", zep_api_url=zep_env.base_url, timeout_s=3, retries=1)
+        writer = MemoryWriter(backend="zep", zep_api_url=zep_env.base_url, timeout_s=10, retries=1)
         status = writer.run(query="Q?", answer="A.", session_id="z4")["status"]
         assert status.status is StatusKind.SUCCESS and status.attempts == 2
         assert json.loads(zep_env.requests[-1]["body"])["messages"][0]["content"] == "Q?"

@@ -81,18 +81,29 @@ class TestSourceGuard:
 
     def test_timeout_returns_within_budget(self):
         guard = SourceGuard("t-slow", fast_policy(timeout_s=0.3))
+        release = threading.Event()
         started = time.monotonic()
-        result, status = guard.call(lambda: time.sleep(3))
-        assert time.monotonic() - started < 1.0
+        try:
+            result, status = guard.call(lambda: release.wait(60) and [])
+        finally:
+            release.set()
+        # The work would take 60 s: ending within a few seconds proves the 0.3 s timeout ended it (the slack is for
+        # scheduling on a loaded machine); the lower bound proves the guard really waited for the timeout.
+        assert 0.25 <= time.monotonic() - started < 0.3 + 4.0
         assert status.status is StatusKind.TIMEOUT
         assert "0.3" in status.message
         assert result.chunks == []
 
     def test_deadline_shorter_than_timeout_wins(self):
-        guard = SourceGuard("t-deadline", fast_policy(timeout_s=5))
+        guard = SourceGuard("t-deadline", fast_policy(timeout_s=10))
+        release = threading.Event()
         started = time.monotonic()
-        _, status = guard.call(lambda: time.sleep(3), deadline=time.monotonic() + 0.2)
-        assert time.monotonic() - started < 1.0
+        try:
+            _, status = guard.call(lambda: release.wait(60) and [], deadline=time.monotonic() + 0.2)
+        finally:
+            release.set()
+        # Work of 60 s, a timeout of 10 s: ending within a few seconds proves the 0.2 s deadline won.
+        assert 0.15 <= time.monotonic() - started < 0.2 + 4.0
         assert status.status is StatusKind.TIMEOUT
 
     def test_spent_budget_skips_the_call(self):
@@ -168,8 +179,9 @@ class TestSourceGuard:
             raise HTTPError(429, {"Retry-After": "60"})
 
         started = time.monotonic()
-        _, status = SourceGuard("t-429-long", fast_policy(timeout_s=1)).call(limited)
-        assert time.monotonic() - started < 0.5
+        _, status = SourceGuard("t-429-long", fast_policy(timeout_s=10)).call(limited)
+        # Waiting would take 60 s (Retry-After) or 10 s (the timeout); under 2 s means it gave up without waiting.
+        assert time.monotonic() - started < 2.0
         assert status.status is StatusKind.ERROR
         assert "429" in status.message
 
@@ -198,7 +210,8 @@ class TestSourceGuard:
 
 class TestCircuitBreaker:
     def test_opens_after_failures_and_skips_then_half_opens(self):
-        policy = fast_policy(retries=0, breaker_failures=2, breaker_cooldown_s=0.3)
+        # The cooldown is long enough that a thread paused on a loaded machine between the calls does not outlast it.
+        policy = fast_policy(retries=0, breaker_failures=2, breaker_cooldown_s=1.0)
         guard = SourceGuard("t-breaker", policy)
         calls = []
 
@@ -212,7 +225,7 @@ class TestCircuitBreaker:
         assert status.status is StatusKind.SKIPPED
         assert "paused" in status.message
         assert len(calls) == 2  # the third call never reached the source
-        time.sleep(0.35)
+        time.sleep(1.05)
         _, status = guard.call(lambda: [web_chunk()])
         assert status.status is StatusKind.SUCCESS
         assert not guard.breaker.is_open
@@ -238,13 +251,14 @@ class TestCacheAndRateLimit:
             calls.append(1)
             return [web_chunk()]
 
-        guard = SourceGuard("t-cache", fast_policy(cache_ttl_s=0.3))
+        # The TTL is long enough that the repeat is still fresh if a loaded machine pauses the test between calls.
+        guard = SourceGuard("t-cache", fast_policy(cache_ttl_s=1.0))
         guard.call(work, key="q1")
         _, status = guard.call(work, key="q1")
         assert status.from_cache and len(calls) == 1
         guard.call(work, key="q2")
         assert len(calls) == 2
-        time.sleep(0.35)
+        time.sleep(1.05)
         _, status = guard.call(work, key="q1")
         assert not status.from_cache and len(calls) == 3
 
@@ -354,9 +368,12 @@ class TestHungCalls:
     def test_idle_workers_are_reused_and_a_hung_call_holds_one_of_its_own(self):
         from components.resilience.guard import _DaemonWorkers
 
-        workers = _DaemonWorkers(idle_s=0.3)
+        # idle_s is long enough that the idle worker is still there when a loaded machine resumes the test late.
+        workers = _DaemonWorkers(idle_s=1.0)
         first = workers.submit(threading.get_ident).result(timeout=5)
-        time.sleep(0.05)  # the worker goes back to waiting
+        deadline = time.monotonic() + 5
+        while workers._idle == 0 and time.monotonic() < deadline:  # the worker goes back to waiting
+            time.sleep(0.005)
         assert workers.submit(threading.get_ident).result(timeout=5) == first
         hang = Hang()
         hung = workers.submit(hang)
@@ -426,7 +443,9 @@ class TestHungCalls:
                 _, status = guard.call(lambda: release.wait(60) and [])
         finally:
             release.set()
-        assert time.monotonic() - started < 1.0
+        # The work would take 60 s and the timeout is 60 s: ending within a few seconds proves the 0.3 s budget ended
+        # it (slack for scheduling on a loaded machine); the lower bound proves it waited for the budget.
+        assert 0.25 <= time.monotonic() - started < 0.3 + 4.0
         assert status.status is StatusKind.TIMEOUT and "time budget" in status.message
 
 
@@ -437,4 +456,6 @@ class TestCallDeadline:
         seen = []
         started = time.monotonic()
         SourceGuard("t-sees-deadline", fast_policy(timeout_s=1.5)).call(lambda: seen.append(question_deadline()) or [])
-        assert seen and seen[0] is not None and 1.0 < seen[0] - started <= 1.6
+        # The deadline is the call's 1.5 s timeout from when the call began (not the 7 s default, not unbounded);
+        # the upper margin allows for the call beginning late on a loaded machine.
+        assert seen and seen[0] is not None and 1.0 < seen[0] - started <= 1.5 + 1.0

@@ -4,7 +4,7 @@ the manager chooses, every call through the executor, the answer's [n] citations
 from __future__ import annotations
 
 import json
-import time
+import threading
 
 import pytest
 
@@ -117,16 +117,22 @@ class TestResearchAgent:
         monkeypatch.setenv("TOOL_PROFILES_FILE", str(profiles))
         reload_settings()
         slow_run = GetDocument.run
+        release = threading.Event()
 
         def slow(self, document_id):  # noqa: ANN001, ANN202
-            time.sleep(3)
+            release.wait(60)  # released once the agent has answered
             return slow_run(self, document_id=document_id)
 
         monkeypatch.setattr(GetDocument, "run", slow)
         chat_env.plan_tool_call("get_document", {"document_id": "doc-bread"})
-        result = ResearchAgent(profile="reader").run(question="Read the document doc-bread.")
+        try:
+            result = ResearchAgent(profile="reader").run(question="Read the document doc-bread.")
+        finally:
+            release.set()
         call = result["tool_calls"][0]
-        assert call["tool"] == "get_document" and call["status"] == "timeout" and call["ms"] < 2000
+        # The tool would take 60 s: a call of a few seconds proves its 1 s timeout ended it (room for a loaded
+        # machine); at least 0.9 s proves it waited for the timeout.
+        assert call["tool"] == "get_document" and call["status"] == "timeout" and 900 <= call["ms"] < 1000 + 3000
         assert "get_document did not answer within 1 s" in result["answer"]
         assert result["chunks"] == [] and result["status"].ok
         monkeypatch.delenv("TOOL_PROFILES_FILE")
