@@ -428,6 +428,26 @@ class TestPhraseSpan:
         )
         assert self.span("Which professional skater lives in Kestrel Bay?", sentence) == "Professional skater Ana Ruiz"
 
+    @pytest.mark.parametrize(
+        ("question", "sentence", "expected"),
+        [
+            (
+                "What metal makes up most of the alloy by weight?",
+                "The most common metal in the alloy is nickel, which resists rust.",
+                "nickel",
+            ),
+            (
+                "What grain do the farmers of the valley grow most?",
+                "The chief grain of the valley is barley, sown in early spring.",
+                "barley",
+            ),
+        ],
+    )
+    def test_the_phrase_equated_with_the_asked_noun_wins_over_that_nouns_description(
+        self, question, sentence, expected
+    ):
+        assert self.span(question, sentence) == expected
+
     def test_an_argument_of_a_question_word_is_preferred_to_a_nearer_phrase(self):
         sentence = (
             "Outside the museum, volunteers may guide visitors on tours, staff the ticket desks, help with the "
