@@ -461,6 +461,7 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     # A noun of the asked kind that the sentence equates with another phrase only describes what that phrase names.
     describing = set(equated.values())
     costs: dict[str, float] = {}
+    shown: dict[str, str] = {}  # a phrase's text as the answer gives it
     for span in candidates:
         words = [token for token in span if not token.is_punct]
         if not words or len(words) > 8 or _repeats_question(span.text, question_terms):
@@ -490,11 +491,12 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
         if part.kind == "where" and span.root.dep_ == "pobj" and span.root.head.lower_ in PLACE_PREPOSITIONS:
             cost -= 2.0  # "where": the object of "in", "at", "from" ...
         text = span.text.strip(" ,;")
+        shown[text] = _unpossessed(span).text.strip(" ,;")
         costs[text] = min(cost, costs.get(text, math.inf))
     ranked = sorted(costs.items(), key=lambda item: item[1])[:STATEMENT_CANDIDATES]
     if model is not None and len(ranked) > 1:
         ranked = _statement_costs(sentence, part.text, ranked, model)
-    return min(ranked, key=lambda item: item[1])[0] if ranked else ""
+    return shown[min(ranked, key=lambda item: item[1])[0]] if ranked else ""
 
 
 def _equated_with(doc: Any, focus: str) -> dict[int, int]:
@@ -609,6 +611,15 @@ def _unhedged(ent: Any) -> Any:
     if len(ent) > 1 and first.tag_ in {"RB", "JJ"} and ent[1].like_num:
         return ent[1:]
     return ent
+
+
+def _unpossessed(span: Any) -> Any:
+    """The phrase without its leading possessive pronouns ("their difficulty", "his or her vocations" -> "difficulty",
+    "vocations"): a possessive points outside the phrase and adds nothing to the answer."""
+    start = 0
+    while start < len(span) - 1 and (span[start].tag_ == "PRP$" or (start and span[start].dep_ == "cc")):
+        start += 1
+    return span[start:]
 
 
 @dataclass

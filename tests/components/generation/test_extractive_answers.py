@@ -448,6 +448,12 @@ class TestPhraseSpan:
     ):
         assert self.span(question, sentence) == expected
 
+    def test_the_phrase_is_given_without_its_possessive_pronouns(self):
+        question = "What feature of the lighthouse draws visitors?"
+        assert self.span(question, "Visitors come to the lighthouse for its spiral staircase.") == "spiral staircase"
+        sentence = "Visitors come to the lighthouse for his or her own reasons."
+        assert self.span("What brings visitors to the lighthouse?", sentence) == "own reasons"
+
     def test_an_argument_of_a_question_word_is_preferred_to_a_nearer_phrase(self):
         sentence = (
             "Outside the museum, volunteers may guide visitors on tours, staff the ticket desks, help with the "
