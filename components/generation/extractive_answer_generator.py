@@ -601,7 +601,10 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
 
     best = min(groups, key=cost)
     preference = label_rank(best)
-    return doc.text[_unhedged(best[0]).start_char : best[-1].end_char].strip(" ,;"), preference
+    first = _unhedged(best[0])
+    if first.label_ == "MONEY" and first.start and doc[first.start - 1].is_currency:
+        first = doc[first.start - 1 : first.end]  # "£40,000": the recogniser may leave the currency sign out
+    return doc.text[first.start_char : best[-1].end_char].strip(" ,;"), preference
 
 
 def _unhedged(ent: Any) -> Any:

@@ -154,6 +154,10 @@ class TestShortAnswers:
         out = answer("How many passengers does the Kestrel Bay harbour move a year?", [HARBOUR, OBSERVATORY])
         assert out["short_answer"] == "two million"
 
+    def test_an_amount_keeps_its_currency_sign(self):
+        museum = kb_document("museum", "The Kestrel Bay museum paid £40,000 for the painting in 1990.", 0.6)
+        assert answer("How much did the museum pay for the painting?", [museum])["short_answer"] == "£40,000"
+
 
 class TestWholeSentencesOnce:
     WHOLE = "In August 2022 Orbit raised a 60 million dollar extension of its Series B from three investors."
