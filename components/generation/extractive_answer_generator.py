@@ -428,8 +428,9 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     """The noun phrase of `sentence` that a "what"/"which" part asks for; empty when none.
 
     The candidates are the sentence's entities and noun chunks (spaCy) that bring in words the question does not
-    hold. A phrase headed by the noun the part asks about ("which company" -> "a Swedish company") is preferred, then
-    the phrase nearest the question's words in the sentence, with fewer of the question's own words. With an
+    hold. A phrase headed by the noun the part asks about ("which company" -> "a Swedish company") is preferred, or
+    the phrase the sentence equates that noun with ("The most common metal ... is nickel" -> "nickel"), then the
+    phrase nearest the question's words in the sentence, with fewer of the question's own words. With an
     embedding `model`, the few best are each put in the wh-word's place in the question, and the statement that
     reads most like the sentence gains (`_statement_costs`: one batch of a handful of short texts).
     """
@@ -456,8 +457,11 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
             last = [child.i for child in chunk.root.conjuncts if child.i > chunk.root.i and child.i in ends]
             if last:
                 candidates.append(doc[chunk.start : ends[max(last)]])
-    equated = _equated_with(doc, part.focus) if part.focus not in {"", "?"} else set()
+    equated = _equated_with(doc, part.focus) if part.focus not in {"", "?"} else {}
+    # A noun of the asked kind that the sentence equates with another phrase only describes what that phrase names.
+    describing = set(equated.values())
     costs: dict[str, float] = {}
+    shown: dict[str, str] = {}  # a phrase's text as the answer gives it
     for span in candidates:
         words = [token for token in span if not token.is_punct]
         if not words or len(words) > 8 or _repeats_question(span.text, question_terms):
@@ -472,7 +476,9 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
         governor = root.head.head if root.dep_ == "pobj" else root.head
         if root.dep_ in ARGUMENT_ROLES and governor.i in anchor_set and governor.pos_ in {"VERB", "NOUN", "ADJ"}:
             cost -= ARGUMENT_PREFERENCE  # an argument of a word the question holds: the role it leaves open
-        if (part.focus not in {"", "?"} and span.root.lemma_.lower() == part.focus) or span.root.i in equated:
+        if span.root.i in equated or (
+            part.focus not in {"", "?"} and span.root.lemma_.lower() == part.focus and span.root.i not in describing
+        ):
             cost -= 3.0
         if any(token.pos_ == "PROPN" for token in words):
             cost -= PROPER_NAME_BONUS  # a name is more often what is asked for than a common noun phrase
@@ -485,28 +491,29 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
         if part.kind == "where" and span.root.dep_ == "pobj" and span.root.head.lower_ in PLACE_PREPOSITIONS:
             cost -= 2.0  # "where": the object of "in", "at", "from" ...
         text = span.text.strip(" ,;")
+        shown[text] = _unpossessed(span).text.strip(" ,;")
         costs[text] = min(cost, costs.get(text, math.inf))
     ranked = sorted(costs.items(), key=lambda item: item[1])[:STATEMENT_CANDIDATES]
     if model is not None and len(ranked) > 1:
         ranked = _statement_costs(sentence, part.text, ranked, model)
-    return min(ranked, key=lambda item: item[1])[0] if ranked else ""
+    return shown[min(ranked, key=lambda item: item[1])[0]] if ranked else ""
 
 
-def _equated_with(doc: Any, focus: str) -> set[int]:
-    """The heads of the phrases the sentence equates with a noun of lemma `focus` (the noun the question asks about):
-    its apposition ("special guest performers Beyoncé and Bruno Mars"), the name it modifies ("skateboarder Tony
-    Hawk"), or the other side of the copula it stands on ("Closely related fields ... are X"): such a phrase names
-    the thing the question's noun only describes."""
-    found: set[int] = set()
+def _equated_with(doc: Any, focus: str) -> dict[int, int]:
+    """The heads of the phrases the sentence equates with a noun of lemma `focus` (the noun the question asks about),
+    each mapped to that noun: its apposition ("special guest performers Beyoncé and Bruno Mars"), the name it
+    modifies ("skateboarder Tony Hawk"), or the other side of the copula it stands on ("Closely related fields ... are
+    X"): such a phrase names the thing the question's noun only describes."""
+    found: dict[int, int] = {}
     for token in doc:
         if token.lemma_.lower() != focus:
             continue
-        found.update(child.i for child in token.children if child.dep_ == "appos")
+        found.update((child.i, token.i) for child in token.children if child.dep_ == "appos")
         if token.dep_ == "compound" and token.head.pos_ == "PROPN":
-            found.add(token.head.i)
+            found[token.head.i] = token.i
         if token.dep_ in {"nsubj", "attr"} and token.head.lemma_ == "be":
             other = "attr" if token.dep_ == "nsubj" else "nsubj"
-            found.update(child.i for child in token.head.children if child.dep_ == other)
+            found.update((child.i, token.i) for child in token.head.children if child.dep_ == other)
     return found
 
 
@@ -594,7 +601,10 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
 
     best = min(groups, key=cost)
     preference = label_rank(best)
-    return doc.text[_unhedged(best[0]).start_char : best[-1].end_char].strip(" ,;"), preference
+    first = _unhedged(best[0])
+    if first.label_ == "MONEY" and first.start and doc[first.start - 1].is_currency:
+        first = doc[first.start - 1 : first.end]  # "£40,000": the recogniser may leave the currency sign out
+    return doc.text[first.start_char : best[-1].end_char].strip(" ,;"), preference
 
 
 def _unhedged(ent: Any) -> Any:
@@ -604,6 +614,15 @@ def _unhedged(ent: Any) -> Any:
     if len(ent) > 1 and first.tag_ in {"RB", "JJ"} and ent[1].like_num:
         return ent[1:]
     return ent
+
+
+def _unpossessed(span: Any) -> Any:
+    """The phrase without its leading possessive pronouns ("their difficulty", "his or her vocations" -> "difficulty",
+    "vocations"): a possessive points outside the phrase and adds nothing to the answer."""
+    start = 0
+    while start < len(span) - 1 and (span[start].tag_ == "PRP$" or (start and span[start].dep_ == "cc")):
+        start += 1
+    return span[start:]
 
 
 @dataclass

@@ -146,11 +146,12 @@ def phrase_tokens(token: Any) -> set[int]:
 
 def _phrase(token: Any) -> str:
     """The shortest complete phrase headed by `token`: its determiners, modifiers, coordinated nouns and "of"
-    phrases, not its clauses, appositions or other prepositional phrases."""
+    phrases, not its clauses, appositions or other prepositional phrases, nor a leading possessive pronoun."""
     kept = _kept(token)
     start, end = min(kept), max(kept) + 1
     doc = token.doc
-    while start < end and (doc[start].is_punct or doc[start].dep_ == "cc"):
+    # A possessive pronoun points outside the phrase ("their difficulty"): the answer is the rest.
+    while start < end and (doc[start].is_punct or doc[start].dep_ == "cc" or doc[start].tag_ == "PRP$"):
         start += 1
     while end > start and (doc[end - 1].is_punct or doc[end - 1].dep_ == "cc"):
         end -= 1

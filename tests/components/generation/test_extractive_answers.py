@@ -154,6 +154,10 @@ class TestShortAnswers:
         out = answer("How many passengers does the Kestrel Bay harbour move a year?", [HARBOUR, OBSERVATORY])
         assert out["short_answer"] == "two million"
 
+    def test_an_amount_keeps_its_currency_sign(self):
+        museum = kb_document("museum", "The Kestrel Bay museum paid £40,000 for the painting in 1990.", 0.6)
+        assert answer("How much did the museum pay for the painting?", [museum])["short_answer"] == "£40,000"
+
 
 class TestWholeSentencesOnce:
     WHOLE = "In August 2022 Orbit raised a 60 million dollar extension of its Series B from three investors."
@@ -427,6 +431,32 @@ class TestPhraseSpan:
             "Professional skater Ana Ruiz, professional surfer Tom Hale and the painter Lena Holm live in Kestrel Bay."
         )
         assert self.span("Which professional skater lives in Kestrel Bay?", sentence) == "Professional skater Ana Ruiz"
+
+    @pytest.mark.parametrize(
+        ("question", "sentence", "expected"),
+        [
+            (
+                "What metal makes up most of the alloy by weight?",
+                "The most common metal in the alloy is nickel, which resists rust.",
+                "nickel",
+            ),
+            (
+                "What grain do the farmers of the valley grow most?",
+                "The chief grain of the valley is barley, sown in early spring.",
+                "barley",
+            ),
+        ],
+    )
+    def test_the_phrase_equated_with_the_asked_noun_wins_over_that_nouns_description(
+        self, question, sentence, expected
+    ):
+        assert self.span(question, sentence) == expected
+
+    def test_the_phrase_is_given_without_its_possessive_pronouns(self):
+        question = "What feature of the lighthouse draws visitors?"
+        assert self.span(question, "Visitors come to the lighthouse for its spiral staircase.") == "spiral staircase"
+        sentence = "Visitors come to the lighthouse for his or her own reasons."
+        assert self.span("What brings visitors to the lighthouse?", sentence) == "own reasons"
 
     def test_an_argument_of_a_question_word_is_preferred_to_a_nearer_phrase(self):
         sentence = (

@@ -59,6 +59,12 @@ class TestFillGap:
                 "The ferries carry passengers and bicycles of every size, which pay the same fare.",
                 "passengers and bicycles of every size",
             ),
+            # a possessive pronoun points outside the phrase: the answer is the rest
+            (
+                "What did the judges praise?",
+                "The judges praised their careful planning of the route.",
+                "careful planning of the route",
+            ),
         ],
     )
     def test_the_phrase_in_the_wh_words_role(self, question, sentence, expected):
