@@ -860,8 +860,8 @@ def _may_hold_value(text: str, part: QuestionPart, question_terms: frozenset[str
     if not part.labels or part.labels[0] not in VALUE_ASKED:
         return True
     written = _NUMBER_WORDS | _DATE_WORDS if part.labels[0] in {"DATE", "TIME"} else _NUMBER_WORDS
-    words = {word.lower() for word in _WORD.findall(text) if not _terms_of(word) <= question_terms}
-    return any(word in written or any(char.isdigit() for char in word) for word in words)
+    values = (word for word in _WORD.findall(text.lower()) if word in written or any(char.isdigit() for char in word))
+    return any(not _terms_of(word) <= question_terms for word in values)
 
 
 def _asks_a_name(part: QuestionPart) -> bool:
