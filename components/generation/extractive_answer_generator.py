@@ -74,6 +74,9 @@ RELATIVE_CUTOFF = 0.5
 # read); one naming none of the question's subjects takes back OFF_SUBJECT_PENALTY (the sentences before it named them).
 FURTHER_TYPE_BONUS = 0.3
 FURTHER_PARSED = 4
+# A sentence without a number (or for a date, a month or century) beyond the question's own when the part asks for a
+# count, an amount or a date loses this much: the few sentences read for spans should be ones that may hold one.
+NO_VALUE_PENALTY = 0.2
 # Without a stored sentence vector a sentence takes its chunk's relevance, slightly discounted.
 UNSTORED_COSINE_FACTOR = 0.8
 _LOWER_START = re.compile(r"^(?:[\"'(\[]?[a-z]|[,;:)\]])")
@@ -215,6 +218,8 @@ class ExtractiveAnswerGenerator:
                 if anchors and not anchors & (candidate.terms | candidate.title_terms):
                     score -= OFF_SUBJECT_PENALTY
                     unanchored.add(id(candidate))
+                if not _may_hold_value(candidate.text, part, question.question_terms):
+                    score -= NO_VALUE_PENALTY
                 scored.append((score, candidate))
             if not scored:
                 unanswered.append(part)
@@ -850,6 +855,32 @@ def _further_sentences(
             ranked[id(candidate)] += FURTHER_TYPE_BONUS
     kept = [(score, by_id[key]) for key, score in ranked.items() if score >= RELATIVE_CUTOFF * top]
     return sorted(kept, key=lambda item: (-item[0], item[1].rank))
+
+
+# Words that write a number or a date without digits.
+_NUMBER_WORDS = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+    "eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred hundreds thousand thousands "
+    "million millions billion billions trillion dozen dozens half twice thrice single double triple".split()
+)
+_DATE_WORDS = frozenset(
+    "january february march april may june july august september october november december century centuries "
+    "decade decades".split()
+)
+# The labels of a value: a part whose first label is one asks for a count, an amount or a date.
+VALUE_ASKED = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL"})
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _may_hold_value(text: str, part: QuestionPart, question_terms: frozenset[str]) -> bool:
+    """Whether a sentence may hold the value a part asks for, read from its words without a parse: a number (digits or
+    a number word) for a count or an amount, that or a month or century for a date, beyond the question's own words
+    ("Super Bowl 50" answers no "how many"). True for a part that asks for no value."""
+    if not part.labels or part.labels[0] not in VALUE_ASKED:
+        return True
+    written = _NUMBER_WORDS | _DATE_WORDS if part.labels[0] in {"DATE", "TIME"} else _NUMBER_WORDS
+    values = (word for word in _WORD.findall(text.lower()) if word in written or any(char.isdigit() for char in word))
+    return any(not _terms_of(word) <= question_terms for word in values)
 
 
 def _asks_a_name(part: QuestionPart) -> bool:

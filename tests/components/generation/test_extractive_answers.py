@@ -10,6 +10,7 @@ from haystack import Document
 from components.generation import CitationChecker, ExtractiveAnswerGenerator
 from components.generation.extractive_answer_generator import (
     ABSTENTION_PREFIX,
+    _may_hold_value,
     _statement_costs,
     phrase_span,
     relation_terms,
@@ -246,6 +247,30 @@ class TestFurtherSentences:
         )
         reply = answer("Where was Lantern first shown?", [lantern], max_sentences=2)["replies"][0]
         assert "in a hall in Uppsala [1]." in reply and "log-structured" not in reply
+
+
+class TestSentenceChoice:
+    """The sentence the short answer is cut from is chosen among those that could hold what the question asks."""
+
+    def test_a_count_comes_from_a_sentence_with_a_number_though_closer_ones_have_none(self):
+        fleet = with_vectors(
+            [
+                ("The harbour runs ferries to the islands in summer.", 0.8),
+                ("Ferries run from the old harbour every morning.", 0.78),
+                ("The harbour runs its ferries with diesel engines.", 0.76),
+                ("The harbour runs 14 ferries.", 0.7),
+            ],
+            "Kestrel Bay harbour",
+        )
+        out = answer("How many ferries does the harbour run?", [fleet], max_sentences=1)
+        assert out["short_answer"] == "14" and "runs 14 ferries [1]." in out["replies"][0]
+
+    def test_the_questions_own_number_is_not_the_value_it_asks_for(self):
+        part = analyze_question("How many ferries did the harbour run in 1998?").parts[0]
+        asked = analyze_question("How many ferries did the harbour run in 1998?").question_terms
+        assert not _may_hold_value("In 1998 the harbour ran ferries to the islands.", part, asked)
+        assert _may_hold_value("In 1998 the harbour ran nine ferries.", part, asked)
+        assert _may_hold_value("It opened in the spring.", analyze_question("How did it open?").parts[0], asked)
 
 
 class TestMultiHop:
