@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from haystack import Document, component, default_from_dict, logging
+from haystack import Document, component, logging
 
 from components.generation.comparison import compare, yes_no
 from components.generation.question_analysis import (
@@ -27,7 +27,7 @@ from components.generation.question_gap import (
     question_gap,
     unasked_stretch,
 )
-from components.serialization import init_parameters_to_dict
+from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text.analyzer import sentence_spans, terms
 from components.validation import within
@@ -107,7 +107,7 @@ class _Sentence:
 
 
 @component
-class ExtractiveAnswerGenerator:
+class ExtractiveAnswerGenerator(InitParameterSerialization):
     """Answers from the top chunks' own sentences: the short answer (a name, date, number or place) first, then
     the supporting sentence of each part of the question, each citing its chunk as [n].
 
@@ -366,13 +366,6 @@ class ExtractiveAnswerGenerator:
             lines.append(_abstain(unanswered, partial=True))
         short_answer = "; ".join(dict.fromkeys(text for text, _ in shorts))
         return {"replies": [" ".join(lines)], "short_answer": short_answer}
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ExtractiveAnswerGenerator:
-        return default_from_dict(cls, data)
 
 
 # How many tokens of distance being the doer of the question's verb is worth for a "who" question.
