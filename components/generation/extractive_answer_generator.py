@@ -30,6 +30,7 @@ from components.generation.question_gap import (
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text.analyzer import sentence_spans, terms
+from components.text.dates import MONTH_NAMES
 from components.validation import within
 
 logger = logging.getLogger(__name__)
@@ -850,16 +851,13 @@ def _further_sentences(
     return sorted(kept, key=lambda item: (-item[0], item[1].rank))
 
 
-# Words that write a number or a date without digits.
+# Words that write a number without digits (spaCy's `like_num` would also take ordinals, "second", "first").
 _NUMBER_WORDS = frozenset(
     "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
     "eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred hundreds thousand thousands "
     "million millions billion billions trillion dozen dozens half twice thrice single double triple".split()
 )
-_DATE_WORDS = frozenset(
-    "january february march april may june july august september october november december century centuries "
-    "decade decades".split()
-)
+_DATE_WORDS = frozenset([*MONTH_NAMES, "century", "centuries", "decade", "decades"])
 # The labels of a value: a part whose first label is one asks for a count, an amount or a date.
 VALUE_ASKED = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL"})
 _WORD = re.compile(r"[^\W_]+")

@@ -28,7 +28,7 @@ from typing import Any
 
 from dateutil.relativedelta import relativedelta
 
-from components.text.dates import date_parser, iso_date
+from components.text.dates import MONTH_NAMES, date_parser, iso_date
 
 PRECISIONS = ("year", "month", "day")
 
@@ -70,8 +70,7 @@ _OF_YEAR_RE = re.compile(r"\s+of\s+(this|last|next)\s+year$")
 _RANGE_RE = re.compile(r"\s+(?:until|till|through|to|and)\s+|\s*[-–]\s*(?=\d{4}$)")
 _DECADE_RE = re.compile(r"\b\d{3}0'?s\b")
 _YEAR_RE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
-_MONTH_NAMES = "january february march april may june july august september october november december".split()
-_RELATIVE_MONTH_RE = re.compile(rf"^(last|next|this)\s+({'|'.join(_MONTH_NAMES)})$")
+_RELATIVE_MONTH_RE = re.compile(rf"^(last|next|this)\s+({'|'.join(MONTH_NAMES)})$")
 _AGE_RE = re.compile(r"^(aged?\s|\d+\s+years?[\s-]+old$)", re.IGNORECASE)
 
 _END_WORDS = {"until", "till", "through", "to", "ended", "ending", "thru"}
@@ -194,7 +193,7 @@ def resolve_date(
         phrase = _OF_YEAR_RE.sub(lambda m: f" {anchor.year + {'this': 0, 'last': -1, 'next': 1}[m.group(1)]}", phrase)
     relative_month = _RELATIVE_MONTH_RE.match(phrase)
     if relative_month and anchor is not None:
-        word, month = relative_month.group(1), _MONTH_NAMES.index(relative_month.group(2)) + 1
+        word, month = relative_month.group(1), MONTH_NAMES.index(relative_month.group(2)) + 1
         if word == "last":
             year = anchor.year if month < anchor.month else anchor.year - 1
         elif word == "next":
@@ -224,14 +223,14 @@ def resolve_date(
     year = _YEAR_RE.search(phrase)
     if year is None:
         return None
-    month = next((i + 1 for i, name in enumerate(_MONTH_NAMES) if re.search(rf"\b{name[:3]}", phrase)), None)
+    month = next((i + 1 for i, name in enumerate(MONTH_NAMES) if re.search(rf"\b{name[:3]}", phrase)), None)
     if month is not None:
         return FuzzyDate(dt.date(int(year.group(1)), month, 1), "month")
     return FuzzyDate(dt.date(int(year.group(1)), 1, 1), "year")
 
 
 def _names_month(phrase: str) -> bool:
-    return any(re.search(rf"\b{name[:3]}", phrase) for name in _MONTH_NAMES)
+    return any(re.search(rf"\b{name[:3]}", phrase) for name in MONTH_NAMES)
 
 
 def _same_day_in_year(value: dt.date, year: int) -> dt.date | None:

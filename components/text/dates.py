@@ -37,6 +37,8 @@ _ISO_PRECISION = (
     (re.compile(r"\d{4}-\d{2}-\d{2}"), "day"),
 )
 _YEAR = re.compile(r"\b\d{4}\b")
+# The English month names in calendar order, for the rules that read dates from words without a parser.
+MONTH_NAMES = "january february march april may june july august september october november december".split()
 
 
 @lru_cache(maxsize=64)
