@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from haystack import logging
 
+from components.resilience.errors import first_line
 from components.settings import Settings, get_settings
 
 logger = logging.getLogger(__name__)
@@ -130,7 +131,8 @@ def connection_pool_for(url: str):  # noqa: ANN201 - psycopg_pool is imported la
             )
             pool.wait(timeout=10)
         except Exception as exc:  # noqa: BLE001
-            raise DatabaseUnavailable(f"Cannot connect to the knowledge base's PostgreSQL: {_first_line(exc)}") from exc
+            reason = first_line(exc, 1000)
+            raise DatabaseUnavailable(f"Cannot connect to the knowledge base's PostgreSQL: {reason}") from exc
         _POOLS[url] = pool
         return pool
 
@@ -149,13 +151,8 @@ def _ensure_extension(url: str) -> None:
     except psycopg.errors.FeatureNotSupported as exc:
         raise DatabaseUnavailable("The PostgreSQL server has no pgvector extension; install pgvector there.") from exc
     except psycopg.OperationalError as exc:
-        raise DatabaseUnavailable(f"Cannot connect to the knowledge base's PostgreSQL: {_first_line(exc)}") from exc
-
-
-def _first_line(exc: BaseException) -> str:
-    """The first line of an error (psycopg's hints add more), so the message stays one sentence."""
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+        reason = first_line(exc, 1000)
+        raise DatabaseUnavailable(f"Cannot connect to the knowledge base's PostgreSQL: {reason}") from exc
 
 
 def close_pools() -> None:

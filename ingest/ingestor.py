@@ -26,7 +26,8 @@ import numpy as np
 from haystack import logging
 
 from components.knowledge_base.knowledge_base import KnowledgeBase
-from components.knowledge_base.store import ChunkRecord, DocumentRecord, first_line
+from components.knowledge_base.store import ChunkRecord, DocumentRecord
+from components.resilience.errors import first_line
 from components.text.analyzer import term_counts
 from components.text.language import sentence_spans
 from components.validation import positive_int

@@ -25,6 +25,7 @@ from haystack import Pipeline, logging
 from components.contracts.selection import AUTO, check_sources
 from components.redaction import install_log_redaction
 from components.resilience.budget import question_budget
+from components.resilience.errors import first_line
 from components.text.dates import parse_date
 from pipelines.research_result import ResearchResult
 from pipelines.timing import record_timings
@@ -216,7 +217,7 @@ def with_document_stores(pipeline: dict[str, Any]) -> dict[str, Any]:
         try:
             store = document_store_for(None, params.get("collection"))
         except (KnowledgeBaseUnavailable, ValueError) as exc:
-            raise CatalogError(f"Component '{name}' has no knowledge base: {_first_line(exc)}") from exc
+            raise CatalogError(f"Component '{name}' has no knowledge base: {first_line(exc, 400)}") from exc
         params["document_store"] = store.to_dict()
         components[name] = {**entry, "init_parameters": params}
     return {**pipeline, "components": components}
@@ -227,7 +228,7 @@ def build_pipeline(spec: PipelineSpec) -> Pipeline:
     try:
         pipeline = Pipeline.from_dict(with_document_stores(spec.pipeline), allowed_modules=ALLOWED_MODULES)
     except Exception as exc:  # noqa: BLE001 - Haystack raises many kinds; the analyst needs one sentence
-        raise CatalogError(f"Pipeline '{spec.name}' cannot be built: {_first_line(exc)}") from exc
+        raise CatalogError(f"Pipeline '{spec.name}' cannot be built: {first_line(exc, 400)}") from exc
     check_sockets(spec, pipeline)
     return pipeline
 
@@ -273,11 +274,6 @@ def check_sockets(spec: PipelineSpec, pipeline: Pipeline) -> None:
                 raise CatalogError(f"Pipeline '{spec.name}' needs '{component}.{socket}', but no named input feeds it.")
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return (text.splitlines()[0] if text else type(exc).__name__)[:400]
-
-
 class PipelineCatalog:
     """The named pipelines of one catalog file: built on first use, warmed once, shared by every thread.
 
@@ -309,7 +305,7 @@ class PipelineCatalog:
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
-            raise CatalogError(f"The pipeline catalog {path} is not valid YAML: {_first_line(exc)}") from exc
+            raise CatalogError(f"The pipeline catalog {path} is not valid YAML: {first_line(exc, 400)}") from exc
         return parse_catalog(data, origin=f"The pipeline catalog {path}")
 
     @classmethod
@@ -318,7 +314,7 @@ class PipelineCatalog:
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            raise CatalogError(f"The pipeline catalog is not valid YAML: {_first_line(exc)}") from exc
+            raise CatalogError(f"The pipeline catalog is not valid YAML: {first_line(exc, 400)}") from exc
         return cls(specs=parse_catalog(data))
 
     # -- what is in it ------------------------------------------------------------------------------------------

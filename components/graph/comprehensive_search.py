@@ -11,8 +11,8 @@ from components.contracts import ContextChunk, SourceStatus, StatusKind, documen
 from components.graph.factory import component_graph_store
 from components.graph.store import GraphStore
 from components.graph.tools import GraphToolComponent, GraphTools, fact_to_chunk
-from components.knowledge_base.store import first_line
 from components.resilience import ResiliencePolicy, SourceResult
+from components.resilience.errors import first_line
 
 
 def knowledge_base_vector_search(collection: str | None, mode: str) -> Callable[[str, int], list[ContextChunk]]:

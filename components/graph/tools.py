@@ -21,8 +21,8 @@ from components.graph.dates import FuzzyDate
 from components.graph.factory import GraphStoreComponent, check_graph_store, component_graph_store
 from components.graph.model import ENTITY_KINDS, EntityMatch, Fact, FactHit
 from components.graph.store import MAX_DEPTH, GraphStore
-from components.knowledge_base.store import first_line
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
+from components.resilience.errors import first_line
 from components.resilience.guard import submit_in_thread
 from components.validation import within
 

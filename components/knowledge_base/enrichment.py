@@ -26,7 +26,8 @@ from haystack import logging
 from components.embedding import get_embedding_model
 from components.knowledge_base.attach import DocumentRecogniser, RecognisedDocument
 from components.knowledge_base.chunk_index import ChunkEvidence, batches, document_to_chunk
-from components.knowledge_base.store import KnowledgeBaseUnavailable, first_line
+from components.knowledge_base.store import KnowledgeBaseUnavailable
+from components.resilience.errors import first_line
 from components.text.analyzer import term_counts
 from components.text.language import sentence_spans
 from components.validation import positive_int

@@ -24,7 +24,8 @@ from haystack import logging
 from components.embedding import get_embedding_model
 from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.registry import DocumentRegistry, validate_collection
-from components.knowledge_base.store import KnowledgeBaseUnavailable, first_line
+from components.knowledge_base.store import KnowledgeBaseUnavailable
+from components.resilience.errors import first_line
 from components.settings import DEFAULT_EMBEDDING_MODEL, Settings, get_settings
 
 logger = logging.getLogger(__name__)

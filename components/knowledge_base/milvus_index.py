@@ -61,7 +61,8 @@ from components.knowledge_base.chunk_index import (
 from components.knowledge_base.factory import embedding_dimension
 from components.knowledge_base.keyword_terms import ENGLISH_STOP_WORDS, terms
 from components.knowledge_base.shared_clients import SharedClient, SharedClients
-from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics, first_line
+from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics
+from components.resilience.errors import first_line
 from components.settings import get_settings
 
 logger = logging.getLogger(__name__)

@@ -74,7 +74,8 @@ from components.knowledge_base.chunk_index import (
 )
 from components.knowledge_base.keyword_terms import document_sparse_vector, query_sparse_vector
 from components.knowledge_base.shared_clients import SharedClient, SharedClients
-from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics, first_line
+from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics
+from components.resilience.errors import first_line
 from components.settings import Settings, get_settings
 
 logger = logging.getLogger(__name__)

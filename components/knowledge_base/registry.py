@@ -38,8 +38,8 @@ from components.knowledge_base.store import (
     KnowledgeBaseMismatch,
     KnowledgeBaseUnavailable,
     SearchFilters,
-    first_line,
 )
+from components.resilience.errors import first_line
 
 logger = logging.getLogger(__name__)
 

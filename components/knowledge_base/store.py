@@ -104,12 +104,6 @@ class KnowledgeBaseMismatch(KnowledgeBaseUnavailable):
     """The collection exists with another embedding model or dimension; retrying will not help."""
 
 
-def first_line(exc: BaseException, limit: int = 200) -> str:
-    """An error's first line (client libraries add hints and tracebacks below it), for a one-sentence message."""
-    text = str(exc).strip()
-    return (text.splitlines()[0] if text else type(exc).__name__)[:limit]
-
-
 def cosine_to_relevance(cosine: float | None) -> float:
     """The one mapping from cosine similarity to `semantic_relevance` (0-1) that every retriever uses.
 

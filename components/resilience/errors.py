@@ -22,6 +22,13 @@ class RetryableError(Exception):
         self.kind = kind
 
 
+
+def first_line(exc: BaseException, limit: int = 200) -> str:
+    """An error's first line (client libraries add hints and tracebacks below it), at most `limit` characters, for a
+    one-sentence message; the exception's type name when it says nothing."""
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:limit]
+
 @dataclass(frozen=True)
 class Fault:
     """What an exception means for the policy."""

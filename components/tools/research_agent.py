@@ -17,7 +17,7 @@ from haystack.tools import Tool
 from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_to_document
 from components.generation.citation_checker import CitationChecker
 from components.generation.cited_answer_builder import cited_numbers
-from components.knowledge_base.store import first_line
+from components.resilience.errors import first_line
 from components.serialization import InitParameterSerialization
 from components.tools.executor import ToolExecutor
 from components.tools.profiles import ToolProfiles, load_profiles
