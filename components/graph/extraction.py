@@ -30,10 +30,11 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from components.graph.dates import DateMention, FuzzyDate, sentence_validity, validity
 from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, normalise_name
+from components.serialization import init_parameters_to_dict
 from components.text.language import analyse_text, entity_kind
 
 ENTITY_KINDS_TEXT = " | ".join(ENTITY_KINDS)
@@ -64,7 +65,12 @@ class GraphExtractor(ABC):
         return f"{self.name}/{self.version}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": self.name}
+        """`{"type": name}` and the init parameters (kept as the attributes of the same names)."""
+        return {"type": self.name, **init_parameters_to_dict(self)["init_parameters"]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        return cls(**{key: value for key, value in data.items() if key != "type"})
 
 
 # --- sentences ------------------------------------------------------------------------------------------------
@@ -84,6 +90,13 @@ class Sentence:
 
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def document_text(document: Any, chunks: list[Any]) -> tuple[str, str, dt.date | None]:
+    """A document's text (its chunks joined in order when it keeps none), title and date (a date-time's day)."""
+    text = getattr(document, "text", "") or "\n".join(c.text for c in sorted(chunks, key=lambda c: c.chunk_index))
+    anchor = getattr(document, "date", None)
+    return text, getattr(document, "title", "") or "", anchor.date() if isinstance(anchor, dt.datetime) else anchor
 
 
 def document_sentences(text: str) -> list[Sentence]:
@@ -655,33 +668,13 @@ class LanguageExtractor(GraphExtractor):
         self.min_sentence_words = min_sentence_words
         self.resolve_references = resolve_references
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "type": self.name,
-            "min_sentence_words": self.min_sentence_words,
-            "resolve_references": self.resolve_references,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LanguageExtractor:
-        return cls(
-            min_sentence_words=data.get("min_sentence_words", 4),
-            resolve_references=data.get("resolve_references", True),
-        )
-
     # -- public -------------------------------------------------------------------------------------------------
 
     def extract(
         self, document: Any, chunks: list[Any], known_names: Callable[[set[str]], set[str]] | None = None
     ) -> DocumentGraph:
         document_id = str(document.document_id)
-        text = getattr(document, "text", "") or "\n".join(
-            chunk.text for chunk in sorted(chunks, key=lambda c: c.chunk_index)
-        )
-        title = getattr(document, "title", "") or ""
-        anchor = getattr(document, "date", None)
-        if isinstance(anchor, dt.datetime):
-            anchor = anchor.date()
+        text, title, anchor = document_text(document, chunks)
         sentences = self._sentences(document_sentences(text))
         if anchor is None:
             anchor = self._dateline(sentences)
