@@ -92,11 +92,20 @@ class Sentence:
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
-def document_text(document: Any, chunks: list[Any]) -> tuple[str, str, dt.date | None]:
-    """A document's text (its chunks joined in order when it keeps none), title and date (a date-time's day)."""
+def read_document(document: Any, chunks: list[Any]) -> tuple[str, list[Sentence], str, dt.date | None]:
+    """A document's id, its prose sentences once each (a heading repeating the title is one of them; code out) from
+    its text (its chunks joined in order when it keeps none), its title and its date (a date-time's day)."""
     text = getattr(document, "text", "") or "\n".join(c.text for c in sorted(chunks, key=lambda c: c.chunk_index))
+    kept: list[Sentence] = []
+    seen: set[str] = set()
+    for sentence in document_sentences(text):
+        key = " ".join(sentence.text.lstrip("#> ").strip().lower().split())
+        if not sentence.in_code and key and key not in seen:
+            seen.add(key)
+            kept.append(sentence)
     anchor = getattr(document, "date", None)
-    return text, getattr(document, "title", "") or "", anchor.date() if isinstance(anchor, dt.datetime) else anchor
+    anchor = anchor.date() if isinstance(anchor, dt.datetime) else anchor
+    return str(document.document_id), kept, getattr(document, "title", "") or "", anchor
 
 
 def document_sentences(text: str) -> list[Sentence]:
@@ -673,9 +682,7 @@ class LanguageExtractor(GraphExtractor):
     def extract(
         self, document: Any, chunks: list[Any], known_names: Callable[[set[str]], set[str]] | None = None
     ) -> DocumentGraph:
-        document_id = str(document.document_id)
-        text, title, anchor = document_text(document, chunks)
-        sentences = self._sentences(document_sentences(text))
+        document_id, sentences, title, anchor = read_document(document, chunks)
         if anchor is None:
             anchor = self._dateline(sentences)
         sentences = [s for s in sentences if not self._is_dateline(s)]
@@ -775,20 +782,6 @@ class LanguageExtractor(GraphExtractor):
         return DocumentGraph(document_id=document_id, entities=graph_entities, facts=facts, extractor=self.stamp)
 
     # -- steps --------------------------------------------------------------------------------------------------
-
-    @staticmethod
-    def _sentences(sentences: list[Sentence]) -> list[Sentence]:
-        """Prose sentences once each (a heading repeating the title is one of them); code out."""
-        kept: list[Sentence] = []
-        seen: set[str] = set()
-        for sentence in sentences:
-            text = sentence.text.lstrip("#> ").strip()
-            key = " ".join(text.lower().split())
-            if sentence.in_code or not key or key in seen:
-                continue
-            seen.add(key)
-            kept.append(sentence)
-        return kept
 
     @staticmethod
     def _is_dateline(sentence: Sentence) -> bool:

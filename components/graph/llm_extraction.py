@@ -17,10 +17,8 @@ from components.graph.dates import FuzzyDate, find_dates, sentence_validity
 from components.graph.extraction import (
     ENTITY_KINDS_TEXT,
     GraphExtractor,
-    LanguageExtractor,
     _ChunkLocator,
-    document_sentences,
-    document_text,
+    read_document,
 )
 from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, normalise_name
 from components.validation import within
@@ -120,9 +118,7 @@ class LLMGraphExtractor(GraphExtractor):
     def extract(
         self, document: Any, chunks: list[Any], known_names: Callable[[set[str]], set[str]] | None = None
     ) -> DocumentGraph:
-        document_id = str(document.document_id)
-        text, title, anchor = document_text(document, chunks)
-        parsed = LanguageExtractor._sentences(document_sentences(text))
+        document_id, parsed, title, anchor = read_document(document, chunks)
         sentences = [(sentence.offset, sentence.text) for sentence in parsed]
         # The last date stated before each sentence, for "two years later" when the model gives no date.
         previous: list[FuzzyDate | None] = []
