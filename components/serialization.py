@@ -70,8 +70,14 @@ def init_parameters_to_dict(obj: Any, **overrides: Any) -> dict[str, Any]:
 class InitParameterSerialization:
     """`to_dict` / `from_dict` for a component that keeps every init parameter as the attribute of the same name."""
 
+    # Init parameters that take an in-process object (a test's pool or driver, a given store): never serialised.
+    in_process_parameters: tuple[str, ...] = ()
+
     def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
+        data = init_parameters_to_dict(self, **dict.fromkeys(self.in_process_parameters))
+        for name in self.in_process_parameters:
+            del data["init_parameters"][name]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:

@@ -152,9 +152,7 @@ def _count(word: str) -> int:
 
 
 def _shift(base: FuzzyDate, unit: str, amount: int) -> FuzzyDate:
-    precision = {"day": "day", "week": "day", "month": "month", "year": "year"}[unit]
-    if PRECISIONS.index(base.precision) < PRECISIONS.index(precision):
-        precision = base.precision
+    precision = min(_PERIODS[unit], base.precision, key=PRECISIONS.index)  # never finer than the base
     return FuzzyDate.from_date(base.value + relativedelta(**{f"{unit}s": amount}), precision)
 
 
@@ -212,7 +210,7 @@ def resolve_date(
         value = data.date_obj.date()
         year = _YEAR_RE.search(phrase)
         # dateparser's year-only dates keep the base's month; a stated year must be that year.
-        if year is None and anchor is not None and not future and _names_month(phrase):
+        if year is None and anchor is not None and not future and _month_named(phrase):
             # A day of a month without its year in the coming weeks is the coming one ("on June 24" in a June 16
             # story), not last year's: news tells what is about to happen.
             for coming in (_same_day_in_year(value, anchor.year + step) for step in (0, 1)):
@@ -223,14 +221,15 @@ def resolve_date(
     year = _YEAR_RE.search(phrase)
     if year is None:
         return None
-    month = next((i + 1 for i, name in enumerate(MONTH_NAMES) if re.search(rf"\b{name[:3]}", phrase)), None)
+    month = _month_named(phrase)
     if month is not None:
         return FuzzyDate(dt.date(int(year.group(1)), month, 1), "month")
     return FuzzyDate(dt.date(int(year.group(1)), 1, 1), "year")
 
 
-def _names_month(phrase: str) -> bool:
-    return any(re.search(rf"\b{name[:3]}", phrase) for name in MONTH_NAMES)
+def _month_named(phrase: str) -> int | None:
+    """The number of the first month whose name (or its first three letters) `phrase` holds."""
+    return next((i + 1 for i, name in enumerate(MONTH_NAMES) if re.search(rf"\b{name[:3]}", phrase)), None)
 
 
 def _same_day_in_year(value: dt.date, year: int) -> dt.date | None:

@@ -30,10 +30,11 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from components.graph.dates import DateMention, FuzzyDate, sentence_validity, validity
 from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, normalise_name
+from components.serialization import init_parameters_to_dict
 from components.text.language import analyse_text, entity_kind
 
 ENTITY_KINDS_TEXT = " | ".join(ENTITY_KINDS)
@@ -64,7 +65,12 @@ class GraphExtractor(ABC):
         return f"{self.name}/{self.version}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": self.name}
+        """`{"type": name}` and the init parameters (kept as the attributes of the same names)."""
+        return {"type": self.name, **init_parameters_to_dict(self)["init_parameters"]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        return cls(**{key: value for key, value in data.items() if key != "type"})
 
 
 # --- sentences ------------------------------------------------------------------------------------------------
@@ -84,6 +90,22 @@ class Sentence:
 
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def read_document(document: Any, chunks: list[Any]) -> tuple[str, list[Sentence], str, dt.date | None]:
+    """A document's id, its prose sentences once each (a heading repeating the title is one of them; code out) from
+    its text (its chunks joined in order when it keeps none), its title and its date (a date-time's day)."""
+    text = getattr(document, "text", "") or "\n".join(c.text for c in sorted(chunks, key=lambda c: c.chunk_index))
+    kept: list[Sentence] = []
+    seen: set[str] = set()
+    for sentence in document_sentences(text):
+        key = " ".join(sentence.text.lstrip("#> ").strip().lower().split())
+        if not sentence.in_code and key and key not in seen:
+            seen.add(key)
+            kept.append(sentence)
+    anchor = getattr(document, "date", None)
+    anchor = anchor.date() if isinstance(anchor, dt.datetime) else anchor
+    return str(document.document_id), kept, getattr(document, "title", "") or "", anchor
 
 
 def document_sentences(text: str) -> list[Sentence]:
@@ -655,34 +677,12 @@ class LanguageExtractor(GraphExtractor):
         self.min_sentence_words = min_sentence_words
         self.resolve_references = resolve_references
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "type": self.name,
-            "min_sentence_words": self.min_sentence_words,
-            "resolve_references": self.resolve_references,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LanguageExtractor:
-        return cls(
-            min_sentence_words=data.get("min_sentence_words", 4),
-            resolve_references=data.get("resolve_references", True),
-        )
-
     # -- public -------------------------------------------------------------------------------------------------
 
     def extract(
         self, document: Any, chunks: list[Any], known_names: Callable[[set[str]], set[str]] | None = None
     ) -> DocumentGraph:
-        document_id = str(document.document_id)
-        text = getattr(document, "text", "") or "\n".join(
-            chunk.text for chunk in sorted(chunks, key=lambda c: c.chunk_index)
-        )
-        title = getattr(document, "title", "") or ""
-        anchor = getattr(document, "date", None)
-        if isinstance(anchor, dt.datetime):
-            anchor = anchor.date()
-        sentences = self._sentences(document_sentences(text))
+        document_id, sentences, title, anchor = read_document(document, chunks)
         if anchor is None:
             anchor = self._dateline(sentences)
         sentences = [s for s in sentences if not self._is_dateline(s)]
@@ -782,20 +782,6 @@ class LanguageExtractor(GraphExtractor):
         return DocumentGraph(document_id=document_id, entities=graph_entities, facts=facts, extractor=self.stamp)
 
     # -- steps --------------------------------------------------------------------------------------------------
-
-    @staticmethod
-    def _sentences(sentences: list[Sentence]) -> list[Sentence]:
-        """Prose sentences once each (a heading repeating the title is one of them); code out."""
-        kept: list[Sentence] = []
-        seen: set[str] = set()
-        for sentence in sentences:
-            text = sentence.text.lstrip("#> ").strip()
-            key = " ".join(text.lower().split())
-            if sentence.in_code or not key or key in seen:
-                continue
-            seen.add(key)
-            kept.append(sentence)
-        return kept
 
     @staticmethod
     def _is_dateline(sentence: Sentence) -> bool:

@@ -14,7 +14,7 @@ from haystack.core.errors import DeserializationError
 from haystack.core.serialization import import_class_by_name
 
 from components.graph.store import GraphStore, GraphUnavailable
-from components.serialization import init_parameters_to_dict
+from components.serialization import InitParameterSerialization
 from components.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -78,12 +78,9 @@ def deserialize_graph_store(data: GraphStore | dict[str, Any] | None) -> GraphSt
     return cls.from_dict(data)
 
 
-class GraphStoreComponent:
+class GraphStoreComponent(InitParameterSerialization):
     """Serialisation of the components that take a `graph_store` init parameter: the store is written with its own
     `to_dict()` and read back by `deserialize_graph_store` (our stores load without Haystack's allowlist)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return init_parameters_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:

@@ -8,7 +8,6 @@ are normalised like the offline extractor's; a sentence the model gives no date 
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import re
 from collections.abc import Callable
@@ -18,9 +17,8 @@ from components.graph.dates import FuzzyDate, find_dates, sentence_validity
 from components.graph.extraction import (
     ENTITY_KINDS_TEXT,
     GraphExtractor,
-    LanguageExtractor,
     _ChunkLocator,
-    document_sentences,
+    read_document,
 )
 from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, normalise_name
 from components.validation import within
@@ -76,16 +74,6 @@ class LLMGraphExtractor(GraphExtractor):
             )
         return cls(model=settings.openai_model, api_base_url=settings.openai_base_url)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "type": self.name,
-            "model": self.model,
-            "api_base_url": self.api_base_url,
-            "batch_sentences": self.batch_sentences,
-            "timeout_s": self.timeout_s,
-            "api_key_env": self.api_key_env,
-        }
-
     def _chat(self, prompt: str, sentences: str) -> str:
         if self._generator is None:
             import os
@@ -130,13 +118,7 @@ class LLMGraphExtractor(GraphExtractor):
     def extract(
         self, document: Any, chunks: list[Any], known_names: Callable[[set[str]], set[str]] | None = None
     ) -> DocumentGraph:
-        document_id = str(document.document_id)
-        text = getattr(document, "text", "") or "\n".join(c.text for c in sorted(chunks, key=lambda c: c.chunk_index))
-        title = getattr(document, "title", "") or ""
-        anchor = getattr(document, "date", None)
-        if isinstance(anchor, dt.datetime):
-            anchor = anchor.date()
-        parsed = LanguageExtractor._sentences(document_sentences(text))
+        document_id, parsed, title, anchor = read_document(document, chunks)
         sentences = [(sentence.offset, sentence.text) for sentence in parsed]
         # The last date stated before each sentence, for "two years later" when the model gives no date.
         previous: list[FuzzyDate | None] = []

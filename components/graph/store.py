@@ -19,12 +19,10 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
-from haystack import default_from_dict
-
 from components.database import DatabaseUnavailable
 from components.graph.dates import FuzzyDate
 from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, name_grams, normalise_name
-from components.serialization import init_parameters_to_dict
+from components.serialization import InitParameterSerialization
 from components.text.analyzer import STOP_WORDS
 
 MAX_DEPTH = 5
@@ -267,7 +265,7 @@ def _fact_row(fact: Fact) -> dict[str, Any]:
     }
 
 
-class GraphStore(ABC):
+class GraphStore(InitParameterSerialization, ABC):
     """What every graph backend offers. Implementations are thread-safe; reads never write.
 
     A backend gives its `QUERIES` (in its module: one statement per name, taking the named parameters the methods
@@ -278,8 +276,6 @@ class GraphStore(ABC):
     """
 
     backend: str
-    # Init parameters that take an in-process object (a test's pool or driver): never serialised.
-    in_process_parameters: tuple[str, ...] = ()
     # The full-text rank at which a fact gets half of a search's text share (the backends' ranks differ in scale).
     rank_half: float = 1.0
     # Set by each store's __init__: whether the schema exists, and the lock that makes it once.
@@ -546,18 +542,6 @@ class GraphStore(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional
         """Release connections."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """`{type, init_parameters}` for the pipeline YAML; never a secret's value."""
-        data = init_parameters_to_dict(self, **dict.fromkeys(self.in_process_parameters))
-        for name in self.in_process_parameters:
-            del data["init_parameters"][name]
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GraphStore:
-        """The store `to_dict` described."""
-        return default_from_dict(cls, data)
 
 
 def _first_positions(fact: Fact, uuid_of: dict[str, str]) -> dict[str, int]:

@@ -159,7 +159,6 @@ def open_milvus_document_store(
             f"Collection name {collection!r} is not allowed in Milvus: use letters, digits and underscores, starting "
             "with a letter or underscore."
         )
-    name = collection
     connection_args: dict[str, Any] = {"uri": uri}
     if is_lite(uri):
         folder = Path(uri).expanduser().resolve()
@@ -174,7 +173,7 @@ def open_milvus_document_store(
         connection_args["token"] = Secret.from_env_var("MILVUS_TOKEN", strict=False)
     try:
         return MilvusDocumentStore(
-            collection_name=name,
+            collection_name=collection,
             connection_args=connection_args,
             index_params={"metric_type": metric, "index_type": "AUTOINDEX", "params": {}},
             search_params={"metric_type": metric, "params": {}},
@@ -184,7 +183,7 @@ def open_milvus_document_store(
                     input_field_names="text",
                     output_field_names="sparse",
                     analyzer_params=ANALYZER_PARAMS,
-                    function_name=f"{name}_bm25",
+                    function_name=f"{collection}_bm25",
                 )
             ],
             drop_old=False,
@@ -469,19 +468,10 @@ class MilvusChunkIndex(ChunkIndex):
             return
         self._write_evidence([str(doc.id) for doc in chunks], evidence)
         if not self._keyword_ready:
-            rows = [
-                {
-                    **{
-                        key: value
-                        for key, value in _meta_values(doc.meta).items()
-                        if key not in ("id", "text", "sparse")
-                    },
-                    "id": str(doc.id),
-                    "text": doc.content or "",
-                }
-                for doc in chunks
-            ]
-            self._upsert(self.keywords_name, rows)
+            self._upsert(
+                self.keywords_name,
+                [{**_meta_values(doc.meta, "sparse"), "id": str(doc.id), "text": doc.content or ""} for doc in chunks],
+            )
         with self._shared.lock:
             self._shared.dirty.update(self._names[1:])  # the side collections: an attached collection is only read
 
@@ -814,8 +804,8 @@ def _unpack(text: str, dimension: int) -> np.ndarray | None:
     return np.frombuffer(base64.b64decode(text), dtype=np.float16).reshape(-1, dimension).astype(np.float32)
 
 
-def _meta_values(meta: dict[str, Any] | None) -> dict[str, Any]:
-    return {key: value for key, value in (meta or {}).items() if value is not None}
+def _meta_values(meta: dict[str, Any] | None, skip: str | None = None) -> dict[str, Any]:
+    return {key: value for key, value in (meta or {}).items() if value is not None and key != skip}
 
 
 def _expression(filters: dict | None) -> str:

@@ -39,7 +39,6 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import heapq
-import math
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, nullcontext
@@ -77,6 +76,7 @@ from components.knowledge_base.shared_clients import SharedClient, SharedClients
 from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics
 from components.resilience.errors import first_line
 from components.settings import Settings, get_settings
+from components.text.bm25 import idf
 
 logger = logging.getLogger(__name__)
 
@@ -706,7 +706,7 @@ class _Postings:
             postings = self.terms.get(index)
             if not postings:
                 continue
-            weight = value * math.log((count - len(postings) + 0.5) / (len(postings) + 0.5) + 1)
+            weight = value * idf(count, len(postings))  # the same formula
             for chunk_id, term_weight in postings.items():
                 scores[chunk_id] = scores.get(chunk_id, 0.0) + weight * term_weight
         best = heapq.nlargest(limit, scores.items(), key=lambda item: (np.float32(item[1]), item[0]))

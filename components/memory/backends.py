@@ -10,7 +10,6 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from haystack import default_from_dict
 from haystack.utils import Secret
 
 from components.embedding import EmbeddingModel, get_embedding_model
@@ -18,7 +17,7 @@ from components.memory.embedded import EmbeddedMemoryStore, validate_table_name
 from components.memory.store import MemoryStore, MemoryUnavailable
 from components.memory.zep import ZepMemoryStore
 from components.resilience import ResiliencePolicy, SourceGuard
-from components.serialization import init_parameters_to_dict
+from components.serialization import InitParameterSerialization
 
 MEMORY_BACKENDS = ("embedded", "zep")
 
@@ -54,12 +53,14 @@ def make_memory_store(
     return EmbeddedMemoryStore(table, settings=settings)
 
 
-class MemoryComponent:
+class MemoryComponent(InitParameterSerialization):
     """What `MemoryRecall` and `MemoryWriter` share: the store's configuration (their init parameters of the same
     names), the store made from it the first time it is needed (in `warm_up()`, or in a run when warming up could
     not make it: a Zep without URL is then that run's status, not a pipeline that cannot start) or the one given
     (tests, notebooks; never serialised), the embedding model, and the source's guard. Thread-safe.
     """
+
+    in_process_parameters = ("memory_store",)
 
     def _configure(
         self,
@@ -109,14 +110,3 @@ class MemoryComponent:
                         self.backend, self.table, self.zep_api_url, key, self._guard.policy.timeout_s
                     )
         return self._given_store
-
-    def to_dict(self) -> dict[str, Any]:
-        """The init parameters; a given `memory_store` is an in-process object, so the YAML keeps only the
-        configuration a store is made from."""
-        data = init_parameters_to_dict(self, memory_store=None)
-        del data["init_parameters"]["memory_store"]
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Any:
-        return default_from_dict(cls, data)

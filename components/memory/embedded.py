@@ -117,20 +117,14 @@ class EmbeddedMemoryStore(MemoryStore):
             )
 
     def search(self, query: RecallQuery) -> list[RecalledInteraction]:
-        where: list[str] = []
-        params: list[Any] = []
-        if query.session_id:
-            where.append("session_id = %s")
-            params.append(query.session_id)
-        if query.user_id:
-            where.append("user_id = %s")
-            params.append(query.user_id)
-        if query.since is not None:
-            where.append("created_at >= %s")
-            params.append(query.since)
-        if query.before is not None:
-            where.append("created_at < %s")
-            params.append(query.before)
+        conditions = [
+            ("session_id = %s", query.session_id or None),
+            ("user_id = %s", query.user_id or None),
+            ("created_at >= %s", query.since),
+            ("created_at < %s", query.before),
+        ]
+        where = [condition for condition, value in conditions if value is not None]
+        params: list[Any] = [value for _, value in conditions if value is not None]
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         keys = [entity.lower() for entity in query.entities]
         columns = (

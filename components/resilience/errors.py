@@ -22,12 +22,12 @@ class RetryableError(Exception):
         self.kind = kind
 
 
-
 def first_line(exc: BaseException, limit: int = 200) -> str:
     """An error's first line (client libraries add hints and tracebacks below it), at most `limit` characters, for a
     one-sentence message; the exception's type name when it says nothing."""
     text = str(exc).strip()
     return (text.splitlines()[0] if text else type(exc).__name__)[:limit]
+
 
 @dataclass(frozen=True)
 class Fault:
@@ -80,18 +80,12 @@ def _status_code_and_headers(exc: BaseException) -> tuple[int | None, Any]:
     return None, None
 
 
-def _short(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text[:300]
-
-
 def classify_exception(exc: BaseException) -> Fault:
     """Map any exception to a `Fault`: retryable or not, and a one-line message without a stack trace."""
     if isinstance(exc, SourceError):
-        return Fault("invalid", False, _short(exc))
+        return Fault("invalid", False, first_line(exc, 300))
     if isinstance(exc, RetryableError):
-        kind = exc.kind if exc.kind else "unavailable"
-        return Fault(kind, True, _short(exc), exc.retry_after)
+        return Fault(exc.kind or "unavailable", True, first_line(exc, 300), exc.retry_after)
     if isinstance(exc, TimeoutError) or "timeout" in type(exc).__name__.lower():
         return Fault("timeout", True, "timed out")
     code, headers = _status_code_and_headers(exc)
@@ -103,17 +97,17 @@ def classify_exception(exc: BaseException) -> Fault:
             except AttributeError:
                 retry_after = None
         if code == 429:
-            return Fault("rate_limited", True, f"rate limited (HTTP 429): {_short(exc)}", retry_after)
+            return Fault("rate_limited", True, f"rate limited (HTTP 429): {first_line(exc, 300)}", retry_after)
         if code >= 500:
-            return Fault("unavailable", True, f"server error (HTTP {code}): {_short(exc)}", retry_after)
+            return Fault("unavailable", True, f"server error (HTTP {code}): {first_line(exc, 300)}", retry_after)
         if code in (401, 403):
             return Fault("auth", False, f"not authorised (HTTP {code}): check the API key")
-        return Fault("invalid", False, f"request refused (HTTP {code}): {_short(exc)}")
+        return Fault("invalid", False, f"request refused (HTTP {code}): {first_line(exc, 300)}")
     if isinstance(exc, (ConnectionError, OSError)) or "connect" in type(exc).__name__.lower():
-        return Fault("connection", True, f"cannot reach the service: {_short(exc)}")
+        return Fault("connection", True, f"cannot reach the service: {first_line(exc, 300)}")
     if isinstance(exc, json.JSONDecodeError) or "decode" in type(exc).__name__.lower():
         # A body that is not the JSON (or XML) the service documents: the service's fault, not the input's.
-        return Fault("malformed", False, f"the service sent a malformed response ({_short(exc)})")
+        return Fault("malformed", False, f"the service sent a malformed response ({first_line(exc, 300)})")
     if isinstance(exc, ValueError):
-        return Fault("invalid", False, _short(exc))
-    return Fault("error", False, f"{type(exc).__name__}: {_short(exc)}")
+        return Fault("invalid", False, first_line(exc, 300))
+    return Fault("error", False, f"{type(exc).__name__}: {first_line(exc, 300)}")

@@ -14,23 +14,17 @@ from components.serialization import InitParameterSerialization
 from components.validation import positive_int
 
 
-def default_workspace() -> Path:
-    """WORKSPACE_DIR, or the data folder's `workspace`; created on first use."""
-    from components.settings import get_settings
-
-    settings = get_settings()
-    folder = settings.workspace_dir.expanduser() if settings.workspace_dir else settings.data_dir / "workspace"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder.resolve()
-
-
 def workspace_root(folder: str | None) -> Path:
-    """The configured workspace (`folder`, or the settings' default), resolved and existing."""
-    if folder:
-        root = Path(folder).expanduser()
-        root.mkdir(parents=True, exist_ok=True)
-        return root.resolve()
-    return default_workspace()
+    """The configured workspace (`folder`, else WORKSPACE_DIR, else the data folder's `workspace`), resolved and
+    created on first use."""
+    if not folder:
+        from components.settings import get_settings
+
+        settings = get_settings()
+        folder = settings.workspace_dir or settings.data_dir / "workspace"
+    root = Path(folder).expanduser()
+    root.mkdir(parents=True, exist_ok=True)
+    return root.resolve()
 
 
 def resolve_in_workspace(root: Path, relative: str, *, must_exist: bool = False) -> Path:
