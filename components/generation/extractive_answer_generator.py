@@ -78,6 +78,8 @@ FURTHER_PARSED = 4
 # A sentence without a number (or for a date, a month or century) beyond the question's own when the part asks for a
 # count, an amount or a date loses this much: the few sentences read for spans should be ones that may hold one.
 NO_VALUE_PENALTY = 0.2
+# A phrase part's sentence among the few best that has a phrase in the role the question's wh-word plays gains this.
+GAP_BONUS = 0.3
 # Without a stored sentence vector a sentence takes its chunk's relevance, slightly discounted.
 UNSTORED_COSINE_FACTOR = 0.8
 _LOWER_START = re.compile(r"^(?:[\"'(\[]?[a-z]|[,;:)\]])")
@@ -211,11 +213,16 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         for part in parts:
             weights = _part_weights(part, parts, document_frequency, len(candidates), anchors)
             scored = []
+            # The names the question is about decide which sentences may answer (support, OFF_SUBJECT_PENALTY) and
+            # which names a hop follows; among the sentences about them, each of the question's terms counts by its
+            # IDF alone: every sentence of the subject's own chunk names it, and the one that answers is the one
+            # holding what the question says of it.
+            ranking = _part_weights(part, parts, document_frequency, len(candidates))
             for candidate in candidates:
                 share = _share(weights, candidate)
                 if share < self.min_support and not (candidate.stored and candidate.cosine >= self.min_cosine):
                     continue
-                score = share + candidate.cosine + 0.1 / (1 + candidate.rank)
+                score = _share(ranking, candidate) + candidate.cosine + 0.1 / (1 + candidate.rank)
                 if anchors and not anchors & (candidate.terms | candidate.title_terms):
                     score -= OFF_SUBJECT_PENALTY
                     unanchored.add(id(candidate))
@@ -238,6 +245,22 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     effective = score + (TYPE_BONUS * (1.0 - 0.3 * min(preference, 2)) if found else 0.0)
                     if effective > best_score:
                         best_score, best, span = effective, candidate, found
+            elif part.focus or part.kind in PHRASE_KINDS:
+                # A sentence whose word for the question's own verb or noun has a phrase in the role the wh-word
+                # plays ("What did Tesla patent?" -> "he patented the Tesla coil") answers what is asked.
+                gap = question_gap(part.text)
+                if gap is not None:
+                    from components.text.language import parse
+
+                    best_score = -math.inf
+                    for position, (score, candidate) in enumerate(scored[:PARSED_PER_PART]):
+                        if position and best_score >= score + GAP_BONUS:
+                            break
+                        filled = fill_gap(parse(candidate.text), gap)
+                        fits = bool(filled) and not _repeats_question(filled, question.question_terms)
+                        effective = score + (GAP_BONUS if fits else 0.0)
+                        if effective > best_score:
+                            best_score, best = effective, candidate
             if not span and (part.focus or part.kind in PHRASE_KINDS):
                 # No entity of the asked kind in the chosen sentence: the phrase the wh-word stands for.
                 span = phrase_span(best.text, part, question.question_terms, self._model)

@@ -272,6 +272,28 @@ class TestSentenceChoice:
         assert _may_hold_value("In 1998 the harbour ran nine ferries.", part, asked)
         assert _may_hold_value("It opened in the spring.", analyze_question("How did it open?").parts[0], asked)
 
+    def test_among_sentences_about_the_subject_the_one_holding_the_asked_words_wins(self):
+        # Both sentences are about the jugs; the one that names them is not the one that speaks of their handles.
+        jugs = kb_document(
+            "jugs",
+            "Kessarian jugs typically stand out among the crafts of the northern valleys. Their handles were shaped "
+            "as twisted ropes, particularly on the larger jugs.",
+            title="Kessarian jugs",
+        )
+        out = answer("What kind of handles do Kessarian jugs have?", [jugs], max_sentences=1)
+        assert out["short_answer"] == "twisted ropes" and "Their handles were shaped" in out["replies"][0]
+
+    def test_a_sentence_with_a_phrase_in_the_asked_role_is_preferred(self):
+        # "What did ... patent": the sentence whose "patented" has an object answers, not the one naming her and 1891.
+        marsh = kb_document(
+            "marsh",
+            "In 1891 Lena Marsh became a citizen of Canada and opened her first workshop in Halifax. In the same "
+            "year, she patented a folding loom.",
+            title="Lena Marsh",
+        )
+        out = answer("What did Lena Marsh patent in 1891?", [marsh], max_sentences=1)
+        assert out["short_answer"] == "a folding loom" and "she patented a folding loom [1]." in out["replies"][0]
+
 
 class TestMultiHop:
     """A question that names its answer only through other things: each hop is a sentence of another chunk about a
