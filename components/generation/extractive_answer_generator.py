@@ -26,6 +26,7 @@ from components.generation.question_gap import (
     phrase_tokens,
     question_gap,
     unasked_stretch,
+    untitled_start,
 )
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
@@ -490,7 +491,8 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
         if part.kind == "where" and span.root.dep_ == "pobj" and span.root.head.lower_ in PLACE_PREPOSITIONS:
             cost -= 2.0  # "where": the object of "in", "at", "from" ...
         text = span.text.strip(" ,;")
-        shown[text] = _unpossessed(span).text.strip(" ,;")
+        bare = _unpossessed(span)
+        shown[text] = span.doc[max(bare.start, untitled_start(span)) : span.end].text.strip(" ,;")
         costs[text] = min(cost, costs.get(text, math.inf))
     ranked = sorted(costs.items(), key=lambda item: item[1])[:STATEMENT_CANDIDATES]
     if model is not None and len(ranked) > 1:

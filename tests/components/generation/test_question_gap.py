@@ -70,6 +70,16 @@ class TestFillGap:
     def test_the_phrase_in_the_wh_words_role(self, question, sentence, expected):
         assert filled(question, sentence) == expected
 
+    def test_a_name_is_given_without_the_title_before_it(self):
+        # a lower-case common noun before a name only gives its role ("veteran coach Marta Lind")
+        sentence = "In 2019 the club hired veteran coach Marta Lind from a rival team."
+        assert filled("Who did the club hire in 2019?", sentence) == "Marta Lind"
+        # a name of several capitalised words keeps them all, and a phrase headed by a common noun keeps its modifiers
+        sentence = "In 2019 the club hired the Western Rowing Association to run its races."
+        assert filled("Who did the club hire in 2019?", sentence) == "the Western Rowing Association"
+        sentence = "In 2019 the club hired a rowing coach from a rival team."
+        assert filled("Who did the club hire in 2019?", sentence) == "a rowing coach"
+
     def test_a_pronoun_or_an_unrelated_sentence_fills_nothing(self):
         assert filled("What did Maria Lindqvist patent?", "She patented it in 2011.") == ""
         assert filled("What did Maria Lindqvist patent?", "The harbour employs 340 people.") == ""
