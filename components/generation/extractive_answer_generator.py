@@ -21,6 +21,7 @@ from components.generation.question_analysis import (
     analyze_question,
 )
 from components.generation.question_gap import (
+    closed,
     fill_gap,
     fill_gap_token,
     phrase_tokens,
@@ -496,7 +497,7 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
             cost -= 2.0  # "where": the object of "in", "at", "from" ...
         text = span.text.strip(" ,;")
         bare = _unpossessed(span)
-        shown[text] = span.doc[max(bare.start, untitled_start(span)) : span.end].text.strip(" ,;")
+        shown[text] = closed(span.doc[max(bare.start, untitled_start(span)) : span.end].text.strip(" ,;"))
         costs[text] = min(cost, costs.get(text, math.inf))
     ranked = sorted(costs.items(), key=lambda item: item[1])[:STATEMENT_CANDIDATES]
     if model is not None and len(ranked) > 1:

@@ -157,7 +157,19 @@ def _phrase(token: Any) -> str:
         end -= 1
     if end <= start or end - start > MAX_WORDS:
         return ""
-    return doc[untitled_start(doc[start:end]) : end].text
+    return closed(doc[untitled_start(doc[start:end]) : end].text)
+
+
+def closed(text: str) -> str:
+    """The phrase without an aside or a quotation it opens but does not close ("a commune (gmina" -> "a commune",
+    'the "golden anniversary' -> "the golden anniversary"): the phrase ended inside it. A bracket written against the
+    word before it ("f(n") is part of a formula and stays."""
+    opened = text.rfind(" (")
+    if text.count("(") > text.count(")") and opened > 0:
+        text = text[:opened].rstrip(" ,;")
+    if text.count('"') == 1:
+        text = " ".join(text.replace('"', " ").split())
+    return text
 
 
 def untitled_start(span: Any) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.generation.question_gap import QuestionGap, fill_gap, question_gap, unasked_stretch
+from components.generation.question_gap import QuestionGap, closed, fill_gap, question_gap, unasked_stretch
 from components.text.analyzer import terms
 from components.text.language import parse
 
@@ -79,6 +79,14 @@ class TestFillGap:
         assert filled("Who did the club hire in 2019?", sentence) == "the Western Rowing Association"
         sentence = "In 2019 the club hired a rowing coach from a rival team."
         assert filled("Who did the club hire in 2019?", sentence) == "a rowing coach"
+
+    def test_a_phrase_ending_inside_an_aside_or_a_quotation_leaves_it_out(self):
+        assert closed("a small farm (the old mill") == "a small farm"
+        assert closed('the "golden harvest') == "the golden harvest"
+        # closed marks, and a bracket of a formula, stay
+        assert closed("a small farm (the old mill)") == "a small farm (the old mill)"
+        assert closed("f(n") == "f(n"
+        assert closed('the "golden harvest"') == 'the "golden harvest"'
 
     def test_a_pronoun_or_an_unrelated_sentence_fills_nothing(self):
         assert filled("What did Maria Lindqvist patent?", "She patented it in 2011.") == ""
