@@ -21,11 +21,13 @@ from components.generation.question_analysis import (
     analyze_question,
 )
 from components.generation.question_gap import (
+    closed,
     fill_gap,
     fill_gap_token,
     phrase_tokens,
     question_gap,
     unasked_stretch,
+    untitled_start,
 )
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
@@ -480,6 +482,10 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
             if last:
                 candidates.append(doc[chunk.start : ends[max(last)]])
     equated = _equated_with(doc, part.focus) if part.focus not in {"", "?"} else {}
+    if not equated:
+        # "What was the total revenue of X?": the phrase the sentence equates that noun with, or gives as what it does.
+        subject = _copular_subject(part.text)
+        equated = _equated_with(doc, subject) or _complements(doc, subject) if subject else {}
     # A noun of the asked kind that the sentence equates with another phrase only describes what that phrase names.
     describing = set(equated.values())
     costs: dict[str, float] = {}
@@ -513,7 +519,8 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
         if part.kind == "where" and span.root.dep_ == "pobj" and span.root.head.lower_ in PLACE_PREPOSITIONS:
             cost -= 2.0  # "where": the object of "in", "at", "from" ...
         text = span.text.strip(" ,;")
-        shown[text] = _unpossessed(span).text.strip(" ,;")
+        bare = _unpossessed(span)
+        shown[text] = closed(span.doc[max(bare.start, untitled_start(span)) : span.end].text.strip(" ,;"))
         costs[text] = min(cost, costs.get(text, math.inf))
     ranked = sorted(costs.items(), key=lambda item: item[1])[:STATEMENT_CANDIDATES]
     if model is not None and len(ranked) > 1:
@@ -536,6 +543,36 @@ def _equated_with(doc: Any, focus: str) -> dict[int, int]:
         if token.dep_ in {"nsubj", "attr"} and token.head.lemma_ == "be":
             other = "attr" if token.dep_ == "nsubj" else "nsubj"
             found.update((child.i, token.i) for child in token.head.children if child.dep_ == other)
+    return found
+
+
+def _copular_subject(question: str) -> str:
+    """The lemma of the noun a copular question asks about ("What was the total GDP of X in 2010?" -> "gdp"): the
+    wh-word is one side of "be" and that noun the other; empty for any other question."""
+    from components.text.language import parse_syntax
+
+    doc = parse_syntax(" ".join(question.split()))
+    wh = next((token for token in doc if token.lower_ in WH_PHRASE_WORDS), None)
+    if wh is None or wh.dep_ not in {"attr", "nsubj"} or wh.head.lemma_ != "be":
+        return ""
+    other = "nsubj" if wh.dep_ == "attr" else "attr"
+    noun = next((child for child in wh.head.children if child.dep_ == other and child.pos_ in {"NOUN", "PROPN"}), None)
+    return noun.lemma_.lower() if noun is not None and noun.lemma_.lower() not in LIGHT_NOUNS else ""
+
+
+def _complements(doc: Any, noun: str) -> dict[int, int]:
+    """The heads of what a noun of lemma `noun` does as a subject ("Total revenue ... amounted to 40 million crowns" ->
+    "crowns"): its verb's object or complement, or the object of a preposition of that verb after it; each mapped to
+    the noun."""
+    found: dict[int, int] = {}
+    for token in doc:
+        if token.lemma_.lower() != noun or token.dep_ not in {"nsubj", "nsubjpass"}:
+            continue
+        for child in token.head.children:
+            if child.dep_ in {"dobj", "attr", "oprd", "acomp"}:
+                found[child.i] = token.i
+            elif child.dep_ == "prep" and child.i > token.i:
+                found.update((grandchild.i, token.i) for grandchild in child.children if grandchild.dep_ == "pobj")
     return found
 
 

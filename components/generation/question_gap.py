@@ -157,7 +157,38 @@ def _phrase(token: Any) -> str:
         end -= 1
     if end <= start or end - start > MAX_WORDS:
         return ""
-    return doc[start:end].text
+    return closed(doc[untitled_start(doc[start:end]) : end].text)
+
+
+def closed(text: str) -> str:
+    """The phrase without an aside or a quotation it opens but does not close ("a commune (gmina" -> "a commune",
+    'the "golden anniversary' -> "the golden anniversary"): the phrase ended inside it. A bracket written against the
+    word before it ("f(n") is part of a formula and stays."""
+    opened = text.rfind(" (")
+    if text.count("(") > text.count(")") and opened > 0:
+        text = text[:opened].rstrip(" ,;")
+    if text.count('"') == 1:
+        text = " ".join(text.replace('"', " ").split())
+    return text
+
+
+def untitled_start(span: Any) -> int:
+    """Where the name in `span` starts when common nouns before it only give its title or role ("linebacker Von
+    Miller", "the skateboarder Tony Hawk" -> "Von Miller", "Tony Hawk"): the name alone names the one asked for.
+    The span's own start otherwise (its head is not a name, or nothing but names and determiners precede it)."""
+    root = span.root
+    if root.pos_ != "PROPN":
+        return span.start
+    first = root.i
+    while first > span.start and span.doc[first - 1].pos_ == "PROPN" and span.doc[first - 1].dep_ == "compound":
+        first -= 1
+    before = span.doc[first - 1] if first > span.start else None
+    # The title is a plain lower-case word ("high-speed", "Teacher" may be part of the name), the name capitalised
+    # words ("machine M", "creditor protection" are misread phrases, not names).
+    named = all(token.is_title and len(token) > 1 for token in span.doc[first : root.i + 1])
+    if named and before is not None and before.is_lower and before.is_alpha and before.pos_ == "NOUN":
+        return first if before.dep_ == "compound" and before.head.i >= first else span.start
+    return span.start
 
 
 def _kept(token: Any) -> set[int]:

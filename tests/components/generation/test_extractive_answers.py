@@ -477,7 +477,8 @@ class TestPhraseSpan:
         sentence = (
             "Professional skater Ana Ruiz, professional surfer Tom Hale and the painter Lena Holm live in Kestrel Bay."
         )
-        assert self.span("Which professional skater lives in Kestrel Bay?", sentence) == "Professional skater Ana Ruiz"
+        # The name alone: its title repeats the question's words (`untitled_start`).
+        assert self.span("Which professional skater lives in Kestrel Bay?", sentence) == "Ana Ruiz"
 
     @pytest.mark.parametrize(
         ("question", "sentence", "expected"),
@@ -497,6 +498,31 @@ class TestPhraseSpan:
     def test_the_phrase_equated_with_the_asked_noun_wins_over_that_nouns_description(
         self, question, sentence, expected
     ):
+        assert self.span(question, sentence) == expected
+
+    @pytest.mark.parametrize(
+        ("question", "sentence", "expected"),
+        [
+            # the other side of "be" from the noun a copular question asks about ...
+            (
+                "What is the most important resource of the island farms?",
+                "For the island farms, which the Holm family founded, fresh water is the most important resource.",
+                "fresh water",
+            ),
+            # ... or what that noun, as a subject, comes to
+            (
+                "What was the total revenue of Lantern Mills in 1990?",
+                "Total revenue of the company in 1990 amounted to four million crowns.",
+                "four million crowns",
+            ),
+            (
+                "What was the average rainfall of Kestrel Bay in the wet season?",
+                "Average rainfall of the town in the wet season reached 300 millimetres.",
+                "300 millimetres",
+            ),
+        ],
+    )
+    def test_a_copular_question_takes_what_the_sentence_says_its_noun_is(self, question, sentence, expected):
         assert self.span(question, sentence) == expected
 
     def test_the_phrase_is_given_without_its_possessive_pronouns(self):

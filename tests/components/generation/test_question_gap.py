@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.generation.question_gap import QuestionGap, fill_gap, question_gap, unasked_stretch
+from components.generation.question_gap import QuestionGap, closed, fill_gap, question_gap, unasked_stretch
 from components.text.analyzer import terms
 from components.text.language import parse
 
@@ -69,6 +69,24 @@ class TestFillGap:
     )
     def test_the_phrase_in_the_wh_words_role(self, question, sentence, expected):
         assert filled(question, sentence) == expected
+
+    def test_a_name_is_given_without_the_title_before_it(self):
+        # a lower-case common noun before a name only gives its role ("veteran coach Marta Lind")
+        sentence = "In 2019 the club hired veteran coach Marta Lind from a rival team."
+        assert filled("Who did the club hire in 2019?", sentence) == "Marta Lind"
+        # a name of several capitalised words keeps them all, and a phrase headed by a common noun keeps its modifiers
+        sentence = "In 2019 the club hired the Western Rowing Association to run its races."
+        assert filled("Who did the club hire in 2019?", sentence) == "the Western Rowing Association"
+        sentence = "In 2019 the club hired a rowing coach from a rival team."
+        assert filled("Who did the club hire in 2019?", sentence) == "a rowing coach"
+
+    def test_a_phrase_ending_inside_an_aside_or_a_quotation_leaves_it_out(self):
+        assert closed("a small farm (the old mill") == "a small farm"
+        assert closed('the "golden harvest') == "the golden harvest"
+        # closed marks, and a bracket of a formula, stay
+        assert closed("a small farm (the old mill)") == "a small farm (the old mill)"
+        assert closed("f(n") == "f(n"
+        assert closed('the "golden harvest"') == 'the "golden harvest"'
 
     def test_a_pronoun_or_an_unrelated_sentence_fills_nothing(self):
         assert filled("What did Maria Lindqvist patent?", "She patented it in 2011.") == ""
