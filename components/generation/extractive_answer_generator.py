@@ -712,8 +712,8 @@ def _hops(
     sentence about that name, preferably one holding question words no earlier hop held ("... directed by Stephen
     King") and a span of the asked kind. The first bridge may also be named by a `companion` (a supporting sentence
     of the first one's chunk: "He played for the Philadelphia Eagles"). At most MAX_HOPS sentences in all, and `room`
-    further ones; a hop after the second must add MIN_HOP_GAIN of the question. The sentences taken are added to
-    `used`."""
+    further ones; a hop after the second, or to a chunk of the first one's own document, must add MIN_HOP_GAIN of the
+    question. The sentences taken are added to `used`."""
     total = sum(weights.values())
     if total <= 0:
         return []
@@ -754,7 +754,9 @@ def _hops(
             if not held or _sibling(candidate.heading, first.heading, held):
                 continue
             gain = _share(residual, candidate) * sum(residual.values()) / total if residual else 0.0
-            if hops and gain < MIN_HOP_GAIN:
+            # A later hop, or a sentence of the first one's own document (the same subject, not the bridge's), must
+            # add to the question; else the sentences the question itself scores best follow the first one.
+            if gain < MIN_HOP_GAIN and (hops or (first.heading and candidate.heading == first.heading)):
                 continue
             if via is not sources[0] and (
                 len(hops) + 2 > room or gain < MIN_HOP_GAIN or not held & candidate.title_terms

@@ -464,6 +464,26 @@ class TestMultiHop:
             in (out["replies"][0])
         )
 
+    def test_no_hop_to_a_chunk_of_the_first_sentences_own_document_that_adds_nothing_asked(self):
+        # The name the answer brings in leads to another chunk of the canal's own document: the same subject, not a
+        # second one the question needs, so it is no hop.
+        one = kb_document(
+            "canal-1",
+            "The Harlow Canal was dug by the engineer Thomas Reddle between 1794 and 1801. The canal carried coal "
+            "from the Penmor pits to the coast.",
+            0.6,
+            title="Harlow Canal",
+        )
+        two = kb_document(
+            "canal-2",
+            "Thomas Reddle later retired to a farm near Dunmere, where he bred horses.",
+            0.1,
+            title="Harlow Canal",
+        )
+        out = answer("Who dug the Harlow Canal?", [one, two], max_sentences=2)
+        assert out["short_answer"] == "Thomas Reddle"
+        assert "retired" not in out["replies"][0]
+
 
 class TestPhraseSpan:
     """The phrase a "what"/"which" asks for, read from one invented sentence (`phrase_span`, no embedding model)."""
