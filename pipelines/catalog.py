@@ -27,6 +27,7 @@ from components.redaction import install_log_redaction
 from components.resilience.budget import question_budget
 from components.resilience.errors import first_line
 from components.text.dates import parse_date
+from pipelines.input_copies import install as install_input_copies
 from pipelines.research_result import ResearchResult
 from pipelines.timing import record_timings
 
@@ -288,6 +289,8 @@ class PipelineCatalog:
 
     def __init__(self, path: str | Path | None = None, *, specs: dict[str, PipelineSpec] | None = None) -> None:
         allow_our_modules()
+        # Haystack's copies of every component's inputs, without a Protocol check per string and chunk.
+        install_input_copies()
         # Every process that answers questions (CLI, app, server, a notebook) keeps secrets out of its logs.
         install_log_redaction()
         if specs is None:
