@@ -189,6 +189,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if not documents:
             return {"replies": [NO_SOURCES_ANSWER], "short_answer": ""}
         self.warm_up()
+        from components.text.language import parse, parse_question
+
         question = QuestionAnalysis.from_dict(analysis) if analysis else analyze_question(query)
         parts = list(question.parts) or [QuestionPart(query, "what", (), tuple(terms(query)))]
         # The second hop of a multi-hop question may sit a little lower in the list than the first.
@@ -215,10 +217,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         for part in parts:
             weights = _part_weights(part, parts, document_frequency, len(candidates), anchors)
             scored = []
-            # The names the question is about decide which sentences may answer (support, OFF_SUBJECT_PENALTY) and
-            # which names a hop follows; among the sentences about them, each of the question's terms counts by its
-            # IDF alone: every sentence of the subject's own chunk names it, and the one that answers is the one
-            # holding what the question says of it.
+            # The question's names decide which sentences may answer and which names a hop follows; among those, a
+            # term counts by its IDF alone: all the subject's sentences name it, the answer says what is asked of it.
             ranking = _part_weights(part, parts, document_frequency, len(candidates))
             for candidate in candidates:
                 share = _share(weights, candidate)
@@ -236,33 +236,24 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 continue
             scored.sort(key=lambda item: (-item[0], item[1].rank))
             best_score, best, span = scored[0][0], scored[0][1], ""
-            if part.wants_span:
-                # The few best sentences are read for a span of the asked kind; holding one earns TYPE_BONUS.
-                best_score = -math.inf
+            # The few best sentences are read for a span of the asked kind (TYPE_BONUS) or, for a phrase part, for a
+            # phrase in its wh-word's role ("What did Tesla patent?" -> "he patented the Tesla coil": GAP_BONUS).
+            gap = question_gap(part.text) if not part.wants_span and (part.focus or part.kind in PHRASE_KINDS) else None
+            if part.wants_span or gap is not None:
+                bonus, best_score = (TYPE_BONUS if part.wants_span else GAP_BONUS), -math.inf
                 for position, (score, candidate) in enumerate(scored[:PARSED_PER_PART]):
-                    if position and best_score >= score + TYPE_BONUS:
+                    if position and best_score >= score + bonus:
                         break  # no later sentence can overtake the one chosen
-                    found, preference = _ranked_answer_span(candidate.text, part, question.question_terms)
-                    # The part's first label is what it most likely wants ("who": a person before an organisation).
-                    effective = score + (TYPE_BONUS * (1.0 - 0.3 * min(preference, 2)) if found else 0.0)
+                    if gap is None:
+                        found, preference = _ranked_answer_span(candidate.text, part, question.question_terms)
+                        # The part's first label is what it most likely wants ("who": a person before an organisation).
+                        effective = score + (bonus * (1.0 - 0.3 * min(preference, 2)) if found else 0.0)
+                    else:  # phrase_span below reads the chosen sentence for its phrase
+                        filled, found = fill_gap(parse(candidate.text), gap), ""
+                        fits = filled and not _repeats_question(filled, question.question_terms)
+                        effective = score + (bonus if fits else 0.0)
                     if effective > best_score:
                         best_score, best, span = effective, candidate, found
-            elif part.focus or part.kind in PHRASE_KINDS:
-                # A sentence whose word for the question's own verb or noun has a phrase in the role the wh-word
-                # plays ("What did Tesla patent?" -> "he patented the Tesla coil") answers what is asked.
-                gap = question_gap(part.text)
-                if gap is not None:
-                    from components.text.language import parse
-
-                    best_score = -math.inf
-                    for position, (score, candidate) in enumerate(scored[:PARSED_PER_PART]):
-                        if position and best_score >= score + GAP_BONUS:
-                            break
-                        filled = fill_gap(parse(candidate.text), gap)
-                        fits = bool(filled) and not _repeats_question(filled, question.question_terms)
-                        effective = score + (GAP_BONUS if fits else 0.0)
-                        if effective > best_score:
-                            best_score, best = effective, candidate
             if not span and (part.focus or part.kind in PHRASE_KINDS):
                 # No entity of the asked kind in the chosen sentence: the phrase the wh-word stands for.
                 span = phrase_span(best.text, part, question.question_terms, self._model)
@@ -354,8 +345,6 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     chosen.append((other, top))
         if verdict is None and not shorts:
             # A question whose wh-word aligns with no phrase ("Why ...?", "How ...?"): what its sentence adds to it.
-            from components.text.language import parse_question
-
             for part, sentence, _, _ in picks:
                 found = (
                     unasked_stretch(parse_question(sentence.text), question.question_terms)
