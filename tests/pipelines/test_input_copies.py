@@ -9,9 +9,10 @@ from haystack import Document, component
 from haystack.core.pipeline.utils import _deepcopy_with_exceptions
 from haystack.dataclasses import ChatMessage
 
-from components.contracts import BranchDocuments, ContextChunk, SourceStatus, SourceType, chunk_to_document
+from components.contracts import BranchDocuments, SourceStatus
 from pipelines import input_copies
 from pipelines.catalog import PipelineCatalog
+from tests.pipelines.test_research_result import chunk as web_chunk
 
 Pair = collections.namedtuple("Pair", "left right")
 
@@ -24,18 +25,7 @@ class Echo:
 
 
 def chunk(number: int) -> Document:
-    return chunk_to_document(
-        ContextChunk(
-            id=f"chunk-{number}",
-            source_type=SourceType.WEB,
-            text=f"Text of chunk {number}.",
-            semantic_relevance=0.5,
-            source_id=f"page-{number}",
-            source_title=f"Page {number}",
-            ranks={"web": number},
-            metadata={"domain": "example.org", "page_url": "https://example.org", "fetch_timestamp": "2024-01-01"},
-        )
-    )
+    return web_chunk(number, ranks={"web": number})
 
 
 def inputs() -> dict[str, Any]:

@@ -8,7 +8,8 @@ from components.contracts import ContextChunk, SourceType, chunk_to_document
 from pipelines.research_result import ResearchResult
 
 
-def chunk(number: int) -> Document:
+def chunk(number: int, **fields) -> Document:
+    """Web chunk `number` as the pipeline hands it on; `fields` are further `ContextChunk` fields (ranks, ...)."""
     return chunk_to_document(
         ContextChunk(
             id=f"chunk-{number}",
@@ -18,6 +19,7 @@ def chunk(number: int) -> Document:
             source_id=f"page-{number}",
             source_title=f"Page {number}",
             metadata={"domain": "example.org", "page_url": "https://example.org", "fetch_timestamp": "2024-01-01"},
+            **fields,
         )
     )
 
