@@ -82,6 +82,9 @@ FURTHER_PARSED = 4
 NO_VALUE_PENALTY = 0.2
 # A phrase part's sentence among the few best that has a phrase in the role the question's wh-word plays gains this.
 GAP_BONUS = 0.3
+# A sentence's in-context cosine to the question weighs this much beside its share of the question's terms: a
+# paraphrase ("driven" for "turned") holds the meaning without the words.
+COSINE_WEIGHT = 1.5
 # Without a stored sentence vector a sentence takes its chunk's relevance, slightly discounted.
 UNSTORED_COSINE_FACTOR = 0.8
 _LOWER_START = re.compile(r"^(?:[\"'(\[]?[a-z]|[,;:)\]])")
@@ -224,7 +227,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 share = _share(weights, candidate)
                 if share < self.min_support and not (candidate.stored and candidate.cosine >= self.min_cosine):
                     continue
-                score = _share(ranking, candidate) + candidate.cosine + 0.1 / (1 + candidate.rank)
+                score = _share(ranking, candidate) + COSINE_WEIGHT * candidate.cosine + 0.1 / (1 + candidate.rank)
                 if anchors and not anchors & (candidate.terms | candidate.title_terms):
                     score -= OFF_SUBJECT_PENALTY
                     unanchored.add(id(candidate))

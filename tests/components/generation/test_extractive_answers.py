@@ -252,6 +252,17 @@ class TestFurtherSentences:
 class TestSentenceChoice:
     """The sentence the short answer is cut from is chosen among those that could hold what the question asks."""
 
+    def test_a_paraphrase_close_in_meaning_beats_a_sentence_sharing_the_questions_verb(self):
+        mill = with_vectors(
+            [
+                ("The mill's old wheel was turned by the river and ground grain for the valley.", 0.45),
+                ("Its machinery was driven by water from a millrace dug in 1820.", 0.7),
+            ],
+            "Ashby Mill",
+        )
+        out = answer("What turned the machinery of Ashby Mill?", [mill], max_sentences=1)
+        assert out["short_answer"] == "water" and "driven by water" in out["replies"][0]
+
     def test_a_count_comes_from_a_sentence_with_a_number_though_closer_ones_have_none(self):
         fleet = with_vectors(
             [

@@ -15,9 +15,10 @@ class TestPrecompiledChatPromptBuilder:
         ours = PrecompiledChatPromptBuilder(template=TEMPLATE, required_variables=["query", "documents"])
         stock = ChatPromptBuilder(template=TEMPLATE, required_variables=["query", "documents"])
         for query in ("When did pgvector get HNSW?", "What is Qdrant written in?"):
-            assert ours.run(query=query, documents=documents)["prompt"] == stock.run(query=query, documents=documents)[
-                "prompt"
-            ]
+            assert (
+                ours.run(query=query, documents=documents)["prompt"]
+                == stock.run(query=query, documents=documents)["prompt"]
+            )
 
     def test_compiles_the_template_once(self):
         builder = PrecompiledChatPromptBuilder(template=TEMPLATE, required_variables=["query", "documents"])
