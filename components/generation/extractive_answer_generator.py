@@ -33,6 +33,7 @@ from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text.analyzer import sentence_spans, terms
 from components.text.dates import MONTH_NAMES
+from components.text.language import VALUE_LABELS, parse, parse_question, parse_syntax
 from components.validation import within
 
 logger = logging.getLogger(__name__)
@@ -82,8 +83,7 @@ FURTHER_PARSED = 4
 NO_VALUE_PENALTY = 0.2
 # A phrase part's sentence among the few best that has a phrase in the role the question's wh-word plays gains this.
 GAP_BONUS = 0.3
-# A sentence's in-context cosine to the question weighs this much beside its share of the question's terms: a
-# paraphrase ("driven" for "turned") holds the meaning without the words.
+# A sentence's cosine to the question weighs this much beside its term share: a paraphrase holds meaning, not words.
 COSINE_WEIGHT = 1.5
 # Without a stored sentence vector a sentence takes its chunk's relevance, slightly discounted.
 UNSTORED_COSINE_FACTOR = 0.8
@@ -192,8 +192,6 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if not documents:
             return {"replies": [NO_SOURCES_ANSWER], "short_answer": ""}
         self.warm_up()
-        from components.text.language import parse, parse_question
-
         question = QuestionAnalysis.from_dict(analysis) if analysis else analyze_question(query)
         parts = list(question.parts) or [QuestionPart(query, "what", (), tuple(terms(query)))]
         # The second hop of a multi-hop question may sit a little lower in the list than the first.
@@ -450,8 +448,6 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     embedding `model`, the few best are each put in the wh-word's place in the question, and the statement that
     reads most like the sentence gains (`_statement_costs`: one batch of a handful of short texts).
     """
-    from components.text.language import VALUE_LABELS, parse
-
     doc = parse(sentence)
     # The phrase in the role the question's wh-word plays ("What did Tesla patent?" -> the object of "patented").
     filled = fill_gap(doc, question_gap(part.text))
@@ -541,8 +537,6 @@ def _equated_with(doc: Any, focus: str) -> dict[int, int]:
 def _copular_subject(question: str) -> str:
     """The lemma of the noun a copular question asks about ("What was the total GDP of X in 2010?" -> "gdp"): the
     wh-word is one side of "be" and that noun the other; empty for any other question."""
-    from components.text.language import parse_syntax
-
     doc = parse_syntax(" ".join(question.split()))
     wh = next((token for token in doc if token.lower_ in WH_PHRASE_WORDS), None)
     if wh is None or wh.dep_ not in {"attr", "nsubj"} or wh.head.lemma_ != "be":
@@ -571,8 +565,6 @@ def _complements(doc: Any, noun: str) -> dict[int, int]:
 def _asks_several(question: str) -> bool:
     """Whether the question asks for several things: its wh-word determines a plural noun ("what countries") or
     is the complement of a plural "are"/"were" ("What were the names ...?")."""
-    from components.text.language import parse_syntax
-
     doc = parse_syntax(question)
     wh = next((token for token in doc if token.lower_ in WH_PHRASE_WORDS), None)
     if wh is None:
@@ -588,8 +580,6 @@ def _statement_costs(
     """`ranked` (phrase, cost) with each cost lowered by STATEMENT_WEIGHT times the cosine between the sentence and
     the question with the phrase in its wh-word's place ("What register ... placed on?" -> "the sex offenders
     register ... placed on?"): the phrase that plays the asked role makes the statement closest to the sentence."""
-    from components.text.language import parse_syntax
-
     doc = parse_syntax(question)
     wh = next((token for token in doc if token.lower_ in WH_PHRASE_WORDS), None)
     if wh is None:
@@ -608,8 +598,6 @@ def _statement_costs(
 
 def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: frozenset[str]) -> tuple[str, int]:
     """`answer_span` and the position of its label among the part's labels (0: the most wanted)."""
-    from components.text.language import parse
-
     if not part.labels:
         return "", 0
     doc = parse(sentence)
@@ -811,8 +799,6 @@ def relation_terms(question: str) -> frozenset[str]:
     """The terms of what the question asks of the thing it ends at: the noun its wh-word determines ("what medal",
     "whose godfather") and the word that governs them ("awarded what medal", "developed by what company"), or the
     noun a copula equates with the wh-word ("Who is the spouse of ..."). The last hop of a chain should hold them."""
-    from components.text.language import parse_syntax
-
     doc = parse_syntax(question)
     wh = next((token for token in doc if token.lower_ in WH_WORDS), None)
     if wh is None:
@@ -946,8 +932,6 @@ def _subject_answer(
     chunk opens its document: the opening sentence's noun phrase holding the title ("Waylon J. Smithers Jr."), or
     for a "what kind of ..." question the phrase that opening sentence equates it with ("The Enola Gay is a Boeing
     B-29 Superfortress bomber"). Returns (the name, its citation number); None when no sentence qualifies."""
-    from components.text.language import parse
-
     relation = relation_terms(question)
     for sentence in sentences:
         document = documents[sentence.number - 1]
