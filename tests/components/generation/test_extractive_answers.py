@@ -252,29 +252,68 @@ class TestFurtherSentences:
 class TestSentenceChoice:
     """The sentence the short answer is cut from is chosen among those that could hold what the question asks."""
 
-    def test_a_paraphrase_close_in_meaning_beats_a_sentence_sharing_the_questions_verb(self):
-        mill = with_vectors(
-            [
-                ("The mill's old wheel was turned by the river and ground grain for the valley.", 0.45),
-                ("Its machinery was driven by water from a millrace dug in 1820.", 0.7),
-            ],
-            "Ashby Mill",
-        )
-        out = answer("What turned the machinery of Ashby Mill?", [mill], max_sentences=1)
-        assert out["short_answer"] == "water" and "driven by water" in out["replies"][0]
-
-    def test_a_count_comes_from_a_sentence_with_a_number_though_closer_ones_have_none(self):
-        fleet = with_vectors(
-            [
-                ("The harbour runs ferries to the islands in summer.", 0.8),
-                ("Ferries run from the old harbour every morning.", 0.78),
-                ("The harbour runs its ferries with diesel engines.", 0.76),
-                ("The harbour runs 14 ferries.", 0.7),
-            ],
-            "Kestrel Bay harbour",
-        )
-        out = answer("How many ferries does the harbour run?", [fleet], max_sentences=1)
-        assert out["short_answer"] == "14" and "runs 14 ferries [1]." in out["replies"][0]
+    @pytest.mark.parametrize(
+        ("document", "question", "short", "cited"),
+        [
+            pytest.param(
+                with_vectors(
+                    [
+                        ("The mill's old wheel was turned by the river and ground grain for the valley.", 0.45),
+                        ("Its machinery was driven by water from a millrace dug in 1820.", 0.7),
+                    ],
+                    "Ashby Mill",
+                ),
+                "What turned the machinery of Ashby Mill?",
+                "water",
+                "driven by water",
+                id="a paraphrase close in meaning beats a sentence sharing the question's verb",
+            ),
+            pytest.param(
+                with_vectors(
+                    [
+                        ("The harbour runs ferries to the islands in summer.", 0.8),
+                        ("Ferries run from the old harbour every morning.", 0.78),
+                        ("The harbour runs its ferries with diesel engines.", 0.76),
+                        ("The harbour runs 14 ferries.", 0.7),
+                    ],
+                    "Kestrel Bay harbour",
+                ),
+                "How many ferries does the harbour run?",
+                "14",
+                "runs 14 ferries [1].",
+                id="a count comes from a sentence with a number though closer ones have none",
+            ),
+            pytest.param(
+                kb_document(
+                    "jugs",
+                    "Kessarian jugs typically stand out among the crafts of the northern valleys. Their handles were "
+                    "shaped as twisted ropes, particularly on the larger jugs.",
+                    title="Kessarian jugs",
+                ),
+                "What kind of handles do Kessarian jugs have?",
+                "twisted ropes",
+                "Their handles were shaped",
+                # Both sentences are about the jugs; the one naming them does not speak of their handles.
+                id="among the subject's sentences the one holding the asked words wins",
+            ),
+            pytest.param(
+                kb_document(
+                    "marsh",
+                    "In 1891 Lena Marsh became a citizen of Canada and opened her first workshop in Halifax. In the "
+                    "same year, she patented a folding loom.",
+                    title="Lena Marsh",
+                ),
+                "What did Lena Marsh patent in 1891?",
+                "a folding loom",
+                "she patented a folding loom [1].",
+                # The sentence whose "patented" has an object answers, not the one naming her and 1891.
+                id="a sentence with a phrase in the asked role is preferred",
+            ),
+        ],
+    )
+    def test_the_sentence_that_answers_is_cited(self, document, question, short, cited):
+        out = answer(question, [document], max_sentences=1)
+        assert out["short_answer"] == short and cited in out["replies"][0]
 
     def test_the_questions_own_number_is_not_the_value_it_asks_for(self):
         part = analyze_question("How many ferries did the harbour run in 1998?").parts[0]
@@ -282,28 +321,6 @@ class TestSentenceChoice:
         assert not _may_hold_value("In 1998 the harbour ran ferries to the islands.", part, asked)
         assert _may_hold_value("In 1998 the harbour ran nine ferries.", part, asked)
         assert _may_hold_value("It opened in the spring.", analyze_question("How did it open?").parts[0], asked)
-
-    def test_among_sentences_about_the_subject_the_one_holding_the_asked_words_wins(self):
-        # Both sentences are about the jugs; the one that names them is not the one that speaks of their handles.
-        jugs = kb_document(
-            "jugs",
-            "Kessarian jugs typically stand out among the crafts of the northern valleys. Their handles were shaped "
-            "as twisted ropes, particularly on the larger jugs.",
-            title="Kessarian jugs",
-        )
-        out = answer("What kind of handles do Kessarian jugs have?", [jugs], max_sentences=1)
-        assert out["short_answer"] == "twisted ropes" and "Their handles were shaped" in out["replies"][0]
-
-    def test_a_sentence_with_a_phrase_in_the_asked_role_is_preferred(self):
-        # "What did ... patent": the sentence whose "patented" has an object answers, not the one naming her and 1891.
-        marsh = kb_document(
-            "marsh",
-            "In 1891 Lena Marsh became a citizen of Canada and opened her first workshop in Halifax. In the same "
-            "year, she patented a folding loom.",
-            title="Lena Marsh",
-        )
-        out = answer("What did Lena Marsh patent in 1891?", [marsh], max_sentences=1)
-        assert out["short_answer"] == "a folding loom" and "she patented a folding loom [1]." in out["replies"][0]
 
 
 class TestMultiHop:
