@@ -23,7 +23,10 @@ def workspace_root(folder: str | None) -> Path:
         settings = get_settings()
         folder = settings.workspace_dir or settings.data_dir / "workspace"
     root = Path(folder).expanduser()
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file in the way, no permission, a read-only disk: the analyst's to fix, not a retry
+        raise SourceError(f"The workspace folder {str(root)!r} cannot be used: {exc.strerror or exc}.") from None
     return root.resolve()
 
 

@@ -111,3 +111,18 @@ class TestListDirectory:
     def test_refuses_escapes(self, workspace: Path, path: str) -> None:
         with pytest.raises(SourceError):
             ListDirectory(workspace_dir=str(workspace)).run(path=path)
+
+
+@pytest.mark.parametrize("tool", [ReadFile, WriteFile, ListDirectory])
+def test_a_workspace_that_cannot_be_created_is_one_clear_sentence(tmp_path: Path, tool) -> None:
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("a file where the workspace folder should be")
+    component = tool(workspace_dir=str(blocker / "workspace"))
+    arguments = (
+        {"path": "a.txt", "content": "x"} if tool is WriteFile else {"path": "a.txt" if tool is ReadFile else "."}
+    )
+    with pytest.raises(
+        SourceError, match=r"The workspace folder .*notes.txt/workspace' cannot be used: Not a directory"
+    ):
+        component.run(**arguments)
+    assert blocker.read_text() == "a file where the workspace folder should be"
