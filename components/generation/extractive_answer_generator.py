@@ -21,6 +21,7 @@ from components.generation.question_analysis import (
     analyze_question,
 )
 from components.generation.question_gap import (
+    PLACE_PREPOSITIONS,
     closed,
     fill_gap,
     fill_gap_token,
@@ -428,8 +429,11 @@ PROPER_NAME_BONUS = 1.0
 ARGUMENT_ROLES = frozenset({"nsubj", "nsubjpass", "dobj", "attr", "pobj", "oprd", "dative", "appos"})
 ARGUMENT_PREFERENCE = 2.0
 VALUE_PENALTY = 1.5
+# A phrase headed by the noun the part asks about, or one the sentence equates that noun with ("which orbiter" ->
+# "the Lunar Reconnaissance Orbiter"), is preferred by this many words of distance: beyond the sentence's width, so
+# only another phrase of that kind, or the statement check, competes with it.
+EQUATED_PREFERENCE = 10.0
 WH_PHRASE_WORDS = frozenset({"what", "which", "who", "whom", "where"})
-PLACE_PREPOSITIONS = frozenset({"in", "at", "on", "from", "to", "near", "into", "inside", "outside", "across"})
 
 
 # The few phrases that cost least by position and form are read back into the question (the phrase in the wh-word's
@@ -495,7 +499,7 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
         if span.root.i in equated or (
             part.focus not in {"", "?"} and span.root.lemma_.lower() == part.focus and span.root.i not in describing
         ):
-            cost -= 3.0
+            cost -= EQUATED_PREFERENCE
         if any(token.pos_ == "PROPN" for token in words):
             cost -= PROPER_NAME_BONUS  # a name is more often what is asked for than a common noun phrase
         if span.label_ in VALUE_LABELS:
@@ -602,6 +606,14 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
         return "", 0
     doc = parse(sentence)
     allowed = [ent for ent in doc.ents if ent.label_ in part.labels and not _repeats_question(ent.text, question_terms)]
+    gap = fill_gap_token(doc, question_gap(part.text))
+    filled = phrase_tokens(gap) if gap is not None else set()
+    if part.kind == "where" and filled and not any(ent.root.i in filled for ent in allowed):
+        # "Where did they practise?" -> "they practised at Stanford University": the place the question's verb
+        # takes, whatever the recogniser calls it, before a place the sentence names elsewhere.
+        found = fill_gap(doc, question_gap(part.text))
+        if found and not _repeats_question(found, question_terms):
+            return found, 0
     if not allowed:
         return "", 0
     groups: list[list[Any]] = [[allowed[0]]]
@@ -620,9 +632,6 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
         return rank
 
     doers = _doers(doc, anchors) if part.kind == "who" else set()
-    # The tokens of the phrase in the role the question's wh-word plays ("Who wrote it?" -> the subject of "wrote").
-    gap = fill_gap_token(doc, question_gap(part.text))
-    filled = phrase_tokens(gap) if gap is not None else set()
 
     def role(group: list[Any]) -> float:
         # "Who ..." asks for the doer of the question's verb: a name that does it answers before a name the

@@ -33,6 +33,12 @@ LIGHT_VERBS = frozenset({"be", "do", "have", "happen", "make", "get"})
 # The roles that stand for each other between a question and a sentence.
 OBJECT_ROLES = frozenset({"dobj", "attr", "oprd", "dative"})
 SUBJECT_ROLES = frozenset({"nsubj", "csubj"})
+# The prepositions whose object is a place ("practised at Stanford", "flowed toward the Pacific").
+PLACE_PREPOSITIONS = frozenset("in at on from to near into onto inside outside within across toward towards".split())
+# Entity labels of a time: "in 1884" answers when, not where.
+TIME_LABELS = frozenset({"DATE", "TIME"})
+# Relative pronouns ("who", "which", "that"): a relative clause's filler stands for the noun the clause modifies.
+RELATIVE_TAGS = frozenset({"WP", "WDT"})
 # Children that are not part of the shortest complete phrase of a noun.
 DROPPED_CHILDREN = frozenset(
     {
@@ -57,8 +63,9 @@ MAX_WORDS = 12
 
 @dataclass(frozen=True)
 class QuestionGap:
-    """The role a question's wh-word plays (`role`: "subject", "object" or "prep"), the stem of the word it plays it
-    for (`head`), and for "prep" the preposition (`preposition`: "between" in "between what")."""
+    """The role a question's wh-word plays (`role`: "subject", "object", "prep", or "place" for "where"), the stem
+    of the word it plays it for (`head`), and the preposition (`preposition`: "between" in "between what", "from" in
+    "from where")."""
 
     role: str
     head: str
@@ -71,9 +78,24 @@ def question_gap(question: str) -> QuestionGap | None:
     from components.text.language import parse_syntax
 
     doc = parse_syntax(" ".join((question or "").split()))
-    wh = next((token for token in doc if token.lower_ in {"what", "which", "who", "whom"}), None)
+    wh = next((token for token in doc if token.lower_ in {"what", "which", "who", "whom", "where"}), None)
     if wh is None:
         return None
+    if wh.lower_ == "where":
+        # "Where did the team practise?" leaves the place of "practise" open: its object of "at", "in", "on" ...
+        # ("From where ...?" names the preposition).
+        head = wh.head.head if wh.dep_ == "pcomp" else wh.head
+        if head.dep_ in {"aux", "auxpass"}:
+            head = head.head  # "Where was the organ built?" may hang "where" on "was"
+        # "Where did the orchestra perform?" is sometimes read as the noun phrase "the orchestra perform": its last
+        # word, the root, is the verb.
+        if not (head.pos_ == "VERB" or (head.pos_ == "NOUN" and head.dep_ == "ROOT")):
+            return None
+        if head.lemma_.lower() in LIGHT_VERBS:
+            return None
+        stems = terms(head.text)
+        preposition = wh.head.lower_ if wh.dep_ == "pcomp" and wh.head.lower_ in PLACE_PREPOSITIONS else ""
+        return QuestionGap("place", stems[0], preposition) if stems else None
     gap = wh.head if wh.dep_ == "det" and wh.head.pos_ in {"NOUN", "PROPN"} else wh
     role, head, preposition = gap.dep_, gap.head, ""
     # "What was the harbour built with?": a preposition left without its object is the one the wh-word fills.
@@ -119,12 +141,28 @@ def fill_gap_token(doc: Any, gap: QuestionGap | None) -> Any:
         if not stems or stems[0] != gap.head or word.pos_ not in {"VERB", "NOUN", "ADJ", "AUX"}:
             continue
         found = _role_child(word, gap)
+        if found is None and gap.role == "subject":
+            found = _shared_subject(word)
+        if found is not None and found.tag_ in RELATIVE_TAGS and word.dep_ == "relcl":
+            found = word.head  # "performers Beyoncé and Bruno Mars, who headlined ...": the relative's antecedent
         if found is not None and found.pos_ != "PRON":
             return found
     return None
 
 
+def _shared_subject(word: Any) -> Any:
+    """The subject a verb without one of its own shares with the verb it depends on: "Tesla moved to Paris and
+    worked for Edison" (a coordinated verb), "Tesla decided to build a laboratory" (the verb of a "to" clause)."""
+    if word.pos_ != "VERB" or word.dep_ not in {"conj", "xcomp"} or word.head.pos_ not in {"VERB", "AUX"}:
+        return None
+    if any(child.dep_ in {"nsubj", "nsubjpass", "csubj", "auxpass"} for child in word.children):
+        return None
+    return next((child for child in word.head.children if child.dep_ == "nsubj"), None)
+
+
 def _role_child(word: Any, gap: QuestionGap) -> Any:
+    if gap.role == "place":
+        return _place(word, gap.preposition)
     passive = any(child.dep_ in {"auxpass", "nsubjpass"} for child in word.children)
     for child in word.children:
         if gap.role == "prep" and child.dep_ == "prep" and child.lower_ == gap.preposition:
@@ -137,6 +175,25 @@ def _role_child(word: Any, gap: QuestionGap) -> Any:
             if child.dep_ == "agent":
                 return next((grandchild for grandchild in child.children if grandchild.dep_ == "pobj"), None)
     return None
+
+
+def _place(word: Any, preposition: str) -> Any:
+    """The place `word` takes: the object of its place preposition (of `preposition` when the question names one),
+    one after the word before one in front of it ("In those years, he moved to Paris": "Paris"). Not a time ("in
+    1884"), nor the noun of a compound preposition ("in addition to", "in regard to")."""
+    places = []
+    for child in word.children:
+        if child.dep_ != "prep" or child.lower_ not in PLACE_PREPOSITIONS or preposition not in {"", child.lower_}:
+            continue
+        place = next((grandchild for grandchild in child.children if grandchild.dep_ == "pobj"), None)
+        if place is None or place.ent_type_ in TIME_LABELS or place.like_num:
+            continue
+        kids = {grand.dep_ if grand.dep_ != "prep" else grand.lower_ for grand in place.children}
+        if place.pos_ == "NOUN" and kids & {"to", "of"} and "det" not in kids:
+            continue
+        places.append(place)
+    after = [place for place in places if place.i > word.i]
+    return (after or places or [None])[0]
 
 
 def phrase_tokens(token: Any) -> set[int]:
@@ -155,6 +212,9 @@ def _phrase(token: Any) -> str:
         start += 1
     while end > start and (doc[end - 1].is_punct or doc[end - 1].dep_ == "cc"):
         end -= 1
+    # A word is whole: "force-free fields" keeps "force-" though the parse hangs it elsewhere.
+    while start > 0 and not doc[start - 1].whitespace_ and (doc[start].text == "-" or doc[start - 1].text == "-"):
+        start -= 1
     if end <= start or end - start > MAX_WORDS:
         return ""
     return closed(doc[untitled_start(doc[start:end]) : end].text)

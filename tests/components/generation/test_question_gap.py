@@ -18,6 +18,8 @@ class TestQuestionGap:
         assert question_gap("What did Maria Lindqvist patent in 2011?") == QuestionGap("object", "patent")
         assert question_gap("Who wrote the storage engine?") == QuestionGap("subject", "write")
         assert question_gap("What was the harbour built with?") == QuestionGap("prep", "build", "with")
+        assert question_gap("Where did the orchestra perform?") == QuestionGap("place", "perform")
+        assert question_gap("Where was the organ built?") == QuestionGap("place", "build")
 
     def test_no_gap_under_a_light_verb(self):
         # "What is X?" and "What did X do?" ask for a description, not a role of a content verb.
@@ -58,6 +60,41 @@ class TestFillGap:
                 "What do the ferries carry?",
                 "The ferries carry passengers and bicycles of every size, which pay the same fare.",
                 "passengers and bicycles of every size",
+            ),
+            # a relative clause's "who" stands for the noun the clause modifies
+            (
+                "What rower won the northern regatta?",
+                "The club sent Ines Vale, who won the northern regatta in May.",
+                "Ines Vale",
+            ),
+            # a coordinated verb shares its subject with the first
+            (
+                "What firm designed the lighthouse?",
+                "Harlow Brothers surveyed the coast in 1871 and designed the lighthouse a year later.",
+                "Harlow Brothers",
+            ),
+            # a hyphenated word stays whole
+            (
+                "What did the inspectors find?",
+                "The inspectors found water-damaged timbers under the deck.",
+                "water-damaged timbers",
+            ),
+            # "where": the place the question's verb takes, after the verb before one in front of it, not a time
+            (
+                "Where did the orchestra perform?",
+                "In 1962, the orchestra performed at the Corn Exchange in Kettering.",
+                "the Corn Exchange",
+            ),
+            (
+                "Where did the orchestra perform?",
+                "In addition to concerts, the orchestra performed in the old library.",
+                "the old library",
+            ),
+            # "From where ...?" names the preposition
+            (
+                "From where was the organ moved?",
+                "In those years the organ was moved from the cathedral to the town hall.",
+                "the cathedral",
             ),
             # a possessive pronoun points outside the phrase: the answer is the rest
             (
