@@ -545,8 +545,15 @@ def _copular_subject(question: str) -> str:
     wh = next((token for token in doc if token.lower_ in WH_PHRASE_WORDS), None)
     if wh is None or wh.dep_ not in {"attr", "nsubj"} or wh.head.lemma_ != "be":
         return ""
-    other = "nsubj" if wh.dep_ == "attr" else "attr"
-    noun = next((child for child in wh.head.children if child.dep_ == other and child.pos_ in {"NOUN", "PROPN"}), None)
+    # The other side of "be" ("Who is the largest employer?" may read both sides as its complement).
+    noun = next(
+        (
+            child
+            for child in wh.head.children
+            if child.dep_ in {"nsubj", "attr"} and child.i != wh.i and child.pos_ in {"NOUN", "PROPN"}
+        ),
+        None,
+    )
     return noun.lemma_.lower() if noun is not None and noun.lemma_.lower() not in LIGHT_NOUNS else ""
 
 
@@ -605,9 +612,20 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
     if not part.labels:
         return "", 0
     doc = parse(sentence)
-    allowed = [ent for ent in doc.ents if ent.label_ in part.labels and not _repeats_question(ent.text, question_terms)]
+    allowed = [
+        ent
+        for ent in doc.ents
+        if ent.label_ in part.labels
+        and not _repeats_question(ent.text, question_terms)
+        # "Who headlined?" -> "the British rock group Coldplay": a nationality that modifies a noun is not the one
+        and not (part.kind == "who" and ent.label_ == "NORP" and ent.root.dep_ in {"amod", "compound"})
+    ]
     gap = fill_gap_token(doc, question_gap(part.text))
     filled = phrase_tokens(gap) if gap is not None else set()
+    if part.kind == "who" and not filled:
+        # "Who is the primary operator?" -> "Stagecoach is the primary operator": the name equated with its noun.
+        subject = _copular_subject(part.text)
+        filled = set(_equated_with(doc, subject)) if subject else set()
     if part.kind == "where" and filled and not any(ent.root.i in filled for ent in allowed):
         # "Where did they practise?" -> "they practised at Stanford University": the place the question's verb
         # takes, whatever the recogniser calls it, before a place the sentence names elsewhere.

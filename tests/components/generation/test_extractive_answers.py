@@ -309,6 +309,30 @@ class TestSentenceChoice:
                 # The sentence whose "patented" has an object answers, not the one naming her and 1891.
                 id="a sentence with a phrase in the asked role is preferred",
             ),
+            pytest.param(
+                kb_document(
+                    "festival",
+                    "The spring festival was headlined by the Danish band Northern Lights Orchestra.",
+                    title="Kestrel Bay",
+                ),
+                "Who headlined the spring festival?",
+                "Northern Lights Orchestra",
+                "headlined by the Danish band",
+                # "Danish" only describes the band that headlined.
+                id="a nationality modifying a noun is not who is asked for",
+            ),
+            pytest.param(
+                kb_document(
+                    "employer",
+                    "Dunmore Shipping, which moved its offices from Oslo in 1990, is the largest employer in Kestrel "
+                    "Bay, ahead of Halvard Fisheries.",
+                    title="Kestrel Bay",
+                ),
+                "Who is the largest employer in Kestrel Bay?",
+                "Dunmore Shipping",
+                "is the largest employer",
+                id="a copular who-question takes the name equated with its noun, not the nearest name",
+            ),
         ],
     )
     def test_the_sentence_that_answers_is_cited(self, document, question, short, cited):
