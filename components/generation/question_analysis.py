@@ -85,8 +85,8 @@ HOW_ADJECTIVE_LABELS: dict[str, tuple[str, ...]] = {
     "old": ("DATE", "CARDINAL"),
     "often": ("DATE", "TIME", "CARDINAL"),
     "far": ("QUANTITY", "CARDINAL"),
-    "big": ("QUANTITY", "CARDINAL"),
-    "large": ("QUANTITY", "CARDINAL"),
+    "big": ("QUANTITY", "CARDINAL", "MONEY"),
+    "large": ("QUANTITY", "CARDINAL", "MONEY"),
     "tall": ("QUANTITY", "CARDINAL"),
     "high": ("QUANTITY", "CARDINAL", "MONEY"),
 }

@@ -68,6 +68,13 @@ class TestQuestionAnalysis:
         assert analyze_question("In what venue did the band play?").parts[0].labels[0] == "FAC"
         assert analyze_question("What kicker scored the field goal?").parts[0].labels[0] == "PERSON"
 
+    def test_how_large_a_funding_round_is_an_amount_of_money(self):
+        # "How large was the Series A?" is answered by an amount, not by the name of a fund that took part
+        question = "How large was the Series A that Kestrel closed in 2024?"
+        assert "MONEY" in analyze_question(question).parts[0].labels
+        text = "In January 2024 Kestrel raised a 28 million dollar Series A led by Harbour Capital, with 42CAP."
+        assert answer(question, [kb_document("d", text, 0.5, title="Kestrel")])["short_answer"] == "28 million dollar"
+
     def test_a_fronted_clause_is_not_a_part(self):
         parts = analyze_question("Rather than a log, what does Lantern keep records in?").parts
         assert len(parts) == 1 and parts[0].focus == "?"
