@@ -29,26 +29,13 @@ from components.resilience import ResiliencePolicy, RetryableError, SourceError,
 from components.serialization import InitParameterSerialization, without_wiping_flags
 from components.settings import get_settings
 from components.text.dates import parse_date
+from components.validation import clamp
 
 logger = logging.getLogger(__name__)
 
 FILTER_KEYS = ("doc_types", "date_from", "date_to", "document_ids")
 # Keys of the research filters that belong to other sources (web domains, arXiv categories): accepted, not applied.
 OTHER_SOURCES_KEYS = ("domains", "arxiv_categories")
-
-
-def clamp(value: Any, low: float, high: float, name: str) -> Any:
-    """`value` as a number of `low`'s type (int or float) within [low, high]; a value that is not a number (a bool,
-    text, NaN) is a ValueError."""
-    try:
-        if isinstance(value, bool):
-            raise TypeError
-        number = type(low)(value)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{name} must be a number, not {value!r}") from None
-    if number != number:  # NaN
-        raise ValueError(f"{name} must be a number, not NaN")
-    return min(high, max(low, number))
 
 
 def _parse_date(value: Any, name: str) -> dt.date | None:

@@ -16,9 +16,9 @@ from typing import Any
 from haystack import Document
 
 from components.contracts import ContextChunk, SourceStatus, SourceType, StatusKind, document_to_chunk
-from components.graph.tools import clamp
 from components.text.dates import parse_date
 from components.tools.tool_spec import ToolRun, ToolSpec
+from components.validation import clamp
 
 STATUS_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -289,7 +289,7 @@ def _graph_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
         _passage_fact_json(fact, chunk)
         for chunk in _chunks(outputs.get("documents"))
         for fact in chunk.metadata.get("graph_facts") or []
-    ][: clamp(arguments.get("limit", 10), 1, 50, 10)]
+    ][: clamp(arguments.get("limit", 10), 1, 50, "limit", default=10)]
     output = {"facts": facts, "total_found": len(facts), "execution_time_ms": outputs["status"].execution_time_ms}
     return _reported(outputs, output)
 
