@@ -16,7 +16,7 @@ from typing import Any
 from haystack import Document
 
 from components.contracts import ContextChunk, SourceStatus, SourceType, StatusKind, document_to_chunk
-from components.text.dates import parse_date
+from components.text.dates import input_date
 from components.tools.tool_spec import ToolRun, ToolSpec
 from components.validation import clamp
 
@@ -184,19 +184,10 @@ def parse_date_range(value: Any) -> tuple[dt.date | None, dt.date | None]:
         start, end = value
     else:
         raise ValueError('filter_date_range must be {"start": "YYYY-MM-DD", "end": "YYYY-MM-DD"} or [start, end]')
-    first, last = _date(start, "start"), _date(end, "end")
+    first, last = input_date(start, "filter_date_range start"), input_date(end, "filter_date_range end")
     if first and last and first > last:
         raise ValueError(f"filter_date_range starts ({first.isoformat()}) after it ends ({last.isoformat()})")
     return first, last
-
-
-def _date(value: Any, name: str) -> dt.date | None:
-    if value is None or isinstance(value, str):
-        try:
-            return parse_date(value, strict=True)
-        except ValueError:
-            pass
-    raise ValueError(f"filter_date_range {name} must be a date as YYYY-MM-DD, not {value!r}")
 
 
 def _source_types(value: Any) -> list[str]:
