@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import concurrent.futures
 import time
 from typing import Any
 
@@ -18,7 +17,7 @@ from components.contracts import (
 )
 from components.contracts.selection import filter_names
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
-from components.resilience.scheduling import async_twin
+from components.resilience.scheduling import async_twin, map_until
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
 from components.validation import bounded_count, positive_int, string_list
@@ -207,13 +206,10 @@ class ArxivSearch(InitParameterSerialization):
             return pieces, None
         settings = get_settings()
         fallbacks: list[str] = []
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=3, thread_name_prefix="arxiv-pdf")
-        futures = {
-            pool.submit(pdf_text, paper.pdf_url, max(0.5, deadline - time.monotonic())): paper
-            for paper in papers if paper.pdf_url
-        }
-        done, not_done = concurrent.futures.wait(futures, timeout=max(0.0, deadline - time.monotonic()))
-        pool.shutdown(wait=False, cancel_futures=True)
+        timeout_s = max(0.5, deadline - time.monotonic())
+        futures, done, not_done = map_until(lambda paper: pdf_text(paper.pdf_url, timeout_s),
+                                            [paper for paper in papers if paper.pdf_url], deadline, workers=3,
+                                            name="arxiv-pdf")
         terms = query_terms(query)
         for future in done:
             paper = futures[future]
