@@ -17,7 +17,7 @@ from components.contracts import (
 )
 from components.contracts.selection import filter_names
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
-from components.resilience.scheduling import async_twin, map_until
+from components.resilience.scheduling import map_until, source_twin
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
 from components.validation import bounded_count, positive_int, string_list
@@ -131,8 +131,7 @@ class ArxivSearch(InitParameterSerialization):
             branch=True,
         )
 
-    # A source that was not selected answers at once: on the event loop, not through a worker thread.
-    run_async = async_twin(run, inline=lambda _, arguments: not source_selected(arguments.get("sources"), SOURCE))
+    run_async = source_twin(run, SOURCE)
 
     def _plan(self, query, query_embedding, filters, as_of, sources, num_results, sort_by, categories,  # noqa: ANN001
               date_from, date_to, full_text):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work

@@ -26,7 +26,7 @@ from components.knowledge_base.attribution import (
 from components.knowledge_base.store import ChunkHit, SearchFilters
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.resilience.guard import submit_in_thread
-from components.resilience.scheduling import async_twin
+from components.resilience.scheduling import source_twin
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.validation import clamp, within
 
@@ -233,5 +233,4 @@ class GraphSearch(GraphStoreComponent):
         """
         return self._guard.outputs(self._plan(query, query_embedding, filters, as_of, sources), branch=True)
 
-    # A source that was not selected answers at once: on the event loop, not through a worker thread.
-    run_async = async_twin(run, inline=lambda _, arguments: not source_selected(arguments.get("sources"), SOURCE))
+    run_async = source_twin(run, SOURCE)

@@ -26,7 +26,7 @@ from components.memory.store import (
     parse_time_window,
 )
 from components.resilience import SourceError, SourceResult
-from components.resilience.scheduling import async_twin
+from components.resilience.scheduling import source_twin
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.validation import positive_int
 
@@ -226,5 +226,4 @@ class MemoryRecall(MemoryComponent):
             branch=True,
         )
 
-    # Memory that was not selected answers at once: on the event loop, not through a worker thread.
-    run_async = async_twin(run, inline=lambda _, arguments: not source_selected(arguments.get("sources"), SOURCE))
+    run_async = source_twin(run, SOURCE)

@@ -9,7 +9,8 @@ running. Never for blocking I/O: the loop must stay free for the other branches.
 
 Usage (in the class body, after `run`):
 ```python
-run_async = async_twin(run, inline=lambda self, arguments: not source_selected(arguments.get("sources"), "web"))
+run_async = async_twin(run)  # always on the loop
+run_async = source_twin(run, "web")  # on the loop when the web was not selected, else in a worker thread
 ```
 """
 
@@ -21,6 +22,8 @@ import functools
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
+
+from components.contracts import source_selected
 
 
 def map_until(
@@ -49,3 +52,8 @@ def async_twin(
         return await asyncio.to_thread(run, self, **arguments)
 
     return run_async
+
+
+def source_twin(run: Callable[..., dict[str, Any]], source: str) -> Callable[..., Any]:
+    """The `run_async` of a source's branch: a call that did not select `source` answers at once, on the loop."""
+    return async_twin(run, inline=lambda _, arguments: not source_selected(arguments.get("sources"), source))
