@@ -28,7 +28,7 @@ from components.memory.store import (
 from components.resilience import SourceError, SourceResult
 from components.resilience.scheduling import source_twin
 from components.settings import DEFAULT_EMBEDDING_MODEL
-from components.validation import positive_int
+from components.validation import clamp, positive_int
 
 SOURCE = "memory"
 
@@ -113,7 +113,7 @@ class MemoryRecall(MemoryComponent):
         if len(text) > MAX_QUERY_CHARS:
             raise SourceError(f"The query is longer than {MAX_QUERY_CHARS} characters.")
         from_filters = _filter_values(filters)
-        limit = self.num_results if num_results is None else min(max(int(num_results), 1), MAX_NUM_RESULTS)
+        limit = self.num_results if num_results is None else clamp(num_results, 1, MAX_NUM_RESULTS, "num_results")
         try:
             window = parse_time_window(time_window)
             before = parse_as_of(as_of)
