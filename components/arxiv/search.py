@@ -19,7 +19,7 @@ from components.contracts.selection import filter_names
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.resilience.scheduling import map_until, source_twin
 from components.serialization import InitParameterSerialization
-from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
+from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings, setting_or
 from components.validation import bounded_count, positive_int, string_list
 from components.web.chunking import fetched_chunk, pick_chunks, query_cosines, query_terms, text_chunks
 
@@ -86,7 +86,7 @@ class ArxivSearch(InitParameterSerialization):
         self.api_url = api_url
         self.model = model
         self._model: Any = None
-        interval = min_interval_s if min_interval_s is not None else get_settings().arxiv_min_interval_s
+        interval = setting_or(min_interval_s, "arxiv_min_interval_s")
         self._guard = SourceGuard(
             SOURCE, ResiliencePolicy.from_settings(timeout_s=timeout_s, retries=retries, min_interval_s=interval)
         )
