@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+T = TypeVar("T")
 
 
 class Settings(BaseSettings):
@@ -180,6 +181,11 @@ class Settings(BaseSettings):
 def get_settings() -> Settings:
     """The process-wide settings, read once."""
     return Settings()
+
+
+def setting_or(value: T, name: str) -> T:
+    """`value`, or the setting `name` when it is None (read when asked: a changed environment counts)."""
+    return getattr(get_settings(), name) if value is None else value
 
 
 def reload_settings() -> Settings:

@@ -27,6 +27,22 @@ def within(name: str, value: Any, low: float, high: float, *, whole: bool = Fals
     return value
 
 
+def clamp(value: Any, low: float, high: float, name: str, *, default: float | None = None) -> Any:
+    """`value` as a number of `low`'s type (int or float) within [low, high]. What is not a number (None, a bool, text,
+    NaN) is `default` when there is one (a tool argument a model wrote), else a ValueError naming `name`."""
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        number = type(low)(value)
+        if number != number:  # NaN
+            raise ValueError
+    except (TypeError, ValueError, OverflowError):
+        if default is None:
+            raise ValueError(f"{name} must be a number, not {value!r}") from None
+        number = default
+    return min(high, max(low, number))
+
+
 def bounded_count(name: str, value: Any, default: int, most: int) -> int:
     """`value` clamped to 1..`most` (`default` when None); ValueError naming `name` when it is not a whole number."""
     if value is None:

@@ -18,7 +18,7 @@ import requests
 
 from components.resilience import RetryableError, SourceError
 from components.resilience.errors import parse_retry_after, raise_for_busy
-from components.text.dates import parse_date
+from components.text.dates import input_date
 from components.web.chunking import query_terms
 from components.web.faults import connection_fault
 
@@ -85,18 +85,11 @@ def strip_version(paper_id: str) -> str:
     return re.sub(r"v\d+$", "", paper_id)
 
 
-def _parse_date(value: str | dt.date | None, name: str) -> dt.date | None:
-    try:
-        return parse_date(value, strict=True)
-    except ValueError:
-        raise SourceError(f"{name} must be a date like 2024-01-31, not {str(value)[:40]!r}") from None
-
-
 def date_range(date_from: Any, date_to: Any, as_of: Any = None) -> tuple[dt.date | None, dt.date | None]:
     """The inclusive submission-date range to search: `as_of` caps `date_to`; errors are one sentence."""
-    start = _parse_date(date_from, "date_from")
-    end = _parse_date(date_to, "date_to")
-    cap = _parse_date(as_of, "as_of")
+    start = input_date(date_from, "date_from", SourceError)
+    end = input_date(date_to, "date_to", SourceError)
+    cap = input_date(as_of, "as_of", SourceError)
     if cap is not None and (end is None or cap < end):
         end = cap
     if start and end and start > end:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import concurrent.futures
 import time
 from typing import Any
 
@@ -18,9 +17,9 @@ from components.contracts import (
 )
 from components.contracts.selection import filter_names
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
-from components.resilience.scheduling import async_twin
+from components.resilience.scheduling import map_until, source_twin
 from components.serialization import InitParameterSerialization
-from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings
+from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings, setting_or
 from components.validation import bounded_count, positive_int, string_list
 from components.web.chunking import fetched_chunk, pick_chunks, query_cosines, query_terms, text_chunks
 
@@ -87,7 +86,7 @@ class ArxivSearch(InitParameterSerialization):
         self.api_url = api_url
         self.model = model
         self._model: Any = None
-        interval = min_interval_s if min_interval_s is not None else get_settings().arxiv_min_interval_s
+        interval = setting_or(min_interval_s, "arxiv_min_interval_s")
         self._guard = SourceGuard(
             SOURCE, ResiliencePolicy.from_settings(timeout_s=timeout_s, retries=retries, min_interval_s=interval)
         )
@@ -132,8 +131,7 @@ class ArxivSearch(InitParameterSerialization):
             branch=True,
         )
 
-    # A source that was not selected answers at once: on the event loop, not through a worker thread.
-    run_async = async_twin(run, inline=lambda _, arguments: not source_selected(arguments.get("sources"), SOURCE))
+    run_async = source_twin(run, SOURCE)
 
     def _plan(self, query, query_embedding, filters, as_of, sources, num_results, sort_by, categories,  # noqa: ANN001
               date_from, date_to, full_text):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work
@@ -207,13 +205,10 @@ class ArxivSearch(InitParameterSerialization):
             return pieces, None
         settings = get_settings()
         fallbacks: list[str] = []
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=3, thread_name_prefix="arxiv-pdf")
-        futures = {
-            pool.submit(pdf_text, paper.pdf_url, max(0.5, deadline - time.monotonic())): paper
-            for paper in papers if paper.pdf_url
-        }
-        done, not_done = concurrent.futures.wait(futures, timeout=max(0.0, deadline - time.monotonic()))
-        pool.shutdown(wait=False, cancel_futures=True)
+        timeout_s = max(0.5, deadline - time.monotonic())
+        futures, done, not_done = map_until(lambda paper: pdf_text(paper.pdf_url, timeout_s),
+                                            [paper for paper in papers if paper.pdf_url], deadline, workers=3,
+                                            name="arxiv-pdf")
         terms = query_terms(query)
         for future in done:
             paper = futures[future]

@@ -27,8 +27,6 @@ from typing import Any
 
 from components.text.analyzer import terms
 
-KINDS = ("who", "when", "where", "how_many", "how_much", "which", "what", "why", "how", "yes_no", "list")
-
 WH_WORDS = frozenset({"who", "whom", "whose", "what", "which", "when", "where", "why", "how"})
 BE_FORMS = frozenset({"is", "are", "was", "were", "be", "been", "'s"})
 PERSON_LABELS = ("PERSON", "ORG", "NORP")
@@ -105,7 +103,7 @@ class QuestionPart:
     """One part of a question: its words, what it asks for, and the entity labels that answer it (may be none)."""
 
     text: str
-    kind: str
+    kind: str  # one of _KIND_TEXT's keys
     labels: tuple[str, ...] = ()
     terms: tuple[str, ...] = ()
     # For a "what"/"which" that asks for a thing the sentence names: the lemma of the noun it asks about ("company"

@@ -8,7 +8,8 @@ from haystack import Document, component
 
 from components.contracts import SourceStatus
 from components.graph.store import MAX_DEPTH, GraphStore
-from components.graph.tools import GraphToolComponent, GraphTools, clamp, fact_to_chunk
+from components.graph.tools import GraphToolComponent, GraphTools, fact_to_chunk
+from components.validation import clamp
 
 
 @component
@@ -37,7 +38,7 @@ class EntityRelationships(GraphToolComponent):
         :returns: `documents`: the facts as graph Documents (nearest first, `hop` in meta); `relationships`:
             `{central_entity, related_facts, search_method, depth}`; `status`: the run's `SourceStatus`.
         """
-        depth = clamp(depth, 1, MAX_DEPTH, 2)
+        depth = clamp(depth, 1, MAX_DEPTH, "depth", default=2)
         relationships = {
             "central_entity": (entity_name or "").strip(),
             "related_facts": [],

@@ -15,11 +15,11 @@ from components.graph.tools import (
     GraphTools,
     check_entity_types,
     check_text,
-    clamp,
     fact_to_chunk,
     parse_bound,
 )
 from components.resilience import SourceResult
+from components.validation import clamp
 
 SOURCE = "graph_entity_search"
 
@@ -70,7 +70,7 @@ class EntitySearch(GraphToolComponent):
         started = time.monotonic()
         try:
             text = check_text(query, "query")
-            count = clamp(limit, 1, MAX_LIMIT, self.limit) if limit is not None else self.limit
+            count = clamp(limit, 1, MAX_LIMIT, "limit", default=self.limit) if limit is not None else self.limit
             kinds = check_entity_types(entity_types)
             parse_bound(as_of, "as_of", end=True)
         except ValueError as exc:

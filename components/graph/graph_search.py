@@ -16,7 +16,7 @@ from components.graph.factory import GraphStoreComponent, check_graph_store, com
 from components.graph.model import FactHit
 from components.graph.passage_walk import DEFAULT_DAMPING, PassageGraphCache, WalkedPassage
 from components.graph.store import GraphStore
-from components.graph.tools import check_text, clamp, parse_bound
+from components.graph.tools import check_text, parse_bound
 from components.knowledge_base.attribution import (
     KnowledgeBaseAccess,
     check_document_store,
@@ -26,9 +26,9 @@ from components.knowledge_base.attribution import (
 from components.knowledge_base.store import ChunkHit, SearchFilters
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.resilience.guard import submit_in_thread
-from components.resilience.scheduling import async_twin
+from components.resilience.scheduling import source_twin
 from components.settings import DEFAULT_EMBEDDING_MODEL
-from components.validation import within
+from components.validation import clamp, within
 
 logger = logging.getLogger(__name__)
 
@@ -211,7 +211,7 @@ class GraphSearch(GraphStoreComponent):
             scope = parse_filters({key: value for key, value in (filters or {}).items() if key != "top_k"}, as_of)
         except (ValueError, SourceError) as exc:
             return self._guard.refused(str(exc), started)
-        limit = clamp((filters or {}).get("top_k", self.top_k), 1, 50, self.top_k)
+        limit = clamp((filters or {}).get("top_k", self.top_k), 1, 50, "top_k", default=self.top_k)
         return lambda: self._search(text, query_embedding, as_of, limit, scope)
 
     @component.output_types(**SOURCE_OUTPUTS)
@@ -233,5 +233,4 @@ class GraphSearch(GraphStoreComponent):
         """
         return self._guard.outputs(self._plan(query, query_embedding, filters, as_of, sources), branch=True)
 
-    # A source that was not selected answers at once: on the event loop, not through a worker thread.
-    run_async = async_twin(run, inline=lambda _, arguments: not source_selected(arguments.get("sources"), SOURCE))
+    run_async = source_twin(run, SOURCE)

@@ -24,6 +24,7 @@ from components.graph.dates import FuzzyDate
 from components.graph.model import DocumentGraph, Entity, EntityMatch, Fact, FactHit, name_grams, normalise_name
 from components.serialization import InitParameterSerialization
 from components.text.analyzer import STOP_WORDS
+from components.validation import clamp
 
 MAX_DEPTH = 5
 
@@ -500,7 +501,7 @@ class GraphStore(InitParameterSerialization, ABC):
 
     def document_entities(self, document_id: str, limit: int = 200) -> list[Entity]:
         """The entities a document's facts mention, most facts first."""
-        rows = self._read("document_entities", d=document_id, limit=max(1, min(int(limit), 1000)))
+        rows = self._read("document_entities", d=document_id, limit=clamp(limit, 1, 1000, "limit"))
         return [Entity(row["uuid"], row["name"], row["kind"], [], int(row["n"])) for row in rows]
 
     def known_names(self, keys: set[str]) -> set[str]:

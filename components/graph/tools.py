@@ -24,7 +24,7 @@ from components.graph.store import MAX_DEPTH, GraphStore
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.errors import first_line
 from components.resilience.guard import submit_in_thread
-from components.validation import within
+from components.validation import clamp, within
 
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = 50
@@ -76,15 +76,6 @@ class GraphToolComponent(GraphStoreComponent):
 
         result, status = self._guard.call(guarded)
         return result.outputs(status)
-
-
-def clamp(value: Any, low: int, high: int, default: int) -> int:
-    """`value` as an int within [low, high]; None or junk gives `default`."""
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        number = default
-    return max(low, min(high, number))
 
 
 def check_text(value: Any, what: str) -> str:
@@ -177,9 +168,8 @@ class GraphTools:
 
     def search_hits(self, query: str, limit: int = 10, as_of: str | dt.date | None = None) -> list[FactHit]:
         """The facts matching `query`, best first (limit clamped to 1-50)."""
-        return self.store.search_facts(
-            check_text(query, "query"), clamp(limit, 1, MAX_LIMIT, 10), parse_bound(as_of, "as_of", end=True)
-        )
+        limit = clamp(limit, 1, MAX_LIMIT, "limit", default=10)
+        return self.store.search_facts(check_text(query, "query"), limit, parse_bound(as_of, "as_of", end=True))
 
     def graph_search(self, query: str, limit: int = 10, as_of: str | None = None) -> list[dict[str, Any]]:
         """Facts that match `query`: `{fact, uuid, valid_at, invalid_at, source_node_uuid}` plus attribution."""
@@ -194,8 +184,8 @@ class GraphTools:
         (clamped to 1-5) from the entity `entity_name` means, or, when no entity has that name, the facts that
         mention it (`search_method` `text_search`)."""
         name = check_text(entity_name, "entity_name")
-        depth = clamp(depth, 1, MAX_DEPTH, 2)
-        limit = clamp(limit, 1, 200, 50)
+        depth = clamp(depth, 1, MAX_DEPTH, "depth", default=2)
+        limit = clamp(limit, 1, 200, "limit", default=50)
         when = parse_bound(as_of, "as_of", end=True)
         entities = self.store.find_entities(name, limit=1)
         if entities:
@@ -226,7 +216,7 @@ class GraphTools:
         end = parse_bound(end_date, "end_date", end=True)
         if start and end and start > end:
             raise ValueError(f"start_date {start_date} is after end_date {end_date}")
-        limit = clamp(limit, 1, 1000, 200)
+        limit = clamp(limit, 1, 1000, "limit", default=200)
         entities = self.store.find_entities(name, limit=5)
         if not entities:
             return [], []
@@ -242,7 +232,7 @@ class GraphTools:
     ) -> list[EntityMatch]:
         """The entities `query` (a name or a free text) matches, best first; limit clamped to 1-50."""
         text = check_text(query, "query")
-        limit = clamp(limit, 1, MAX_LIMIT, 10)
+        limit = clamp(limit, 1, MAX_LIMIT, "limit", default=10)
         kinds = check_entity_types(entity_types)
         return self.store.match_entities(text, limit, kinds, parse_bound(as_of, "as_of", end=True))
 
@@ -285,7 +275,7 @@ class GraphTools:
         its `vector_results`, both sides searched at once; a side that fails or takes longer than `timeout_s` is
         reported in `errors` while the other side's results are kept."""
         query = check_text(query, "query")
-        limit = clamp(limit, 1, MAX_LIMIT, 10)
+        limit = clamp(limit, 1, MAX_LIMIT, "limit", default=10)
         futures: dict[str, concurrent.futures.Future] = {}
         errors: dict[str, str] = {}
         if use_vector and self.vector_search is None:

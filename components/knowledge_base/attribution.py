@@ -7,7 +7,6 @@ filters, errors and attribution the same way for every backend.
 
 from __future__ import annotations
 
-import datetime as dt
 import threading
 from typing import Any
 
@@ -28,34 +27,14 @@ from components.knowledge_base.store import (
 from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
 from components.serialization import InitParameterSerialization, without_wiping_flags
 from components.settings import get_settings
-from components.text.dates import parse_date
+from components.text.dates import input_date
+from components.validation import clamp
 
 logger = logging.getLogger(__name__)
 
 FILTER_KEYS = ("doc_types", "date_from", "date_to", "document_ids")
 # Keys of the research filters that belong to other sources (web domains, arXiv categories): accepted, not applied.
 OTHER_SOURCES_KEYS = ("domains", "arxiv_categories")
-
-
-def clamp(value: Any, low: float, high: float, name: str) -> Any:
-    """`value` as a number of `low`'s type (int or float) within [low, high]; a value that is not a number (a bool,
-    text, NaN) is a ValueError."""
-    try:
-        if isinstance(value, bool):
-            raise TypeError
-        number = type(low)(value)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{name} must be a number, not {value!r}") from None
-    if number != number:  # NaN
-        raise ValueError(f"{name} must be a number, not NaN")
-    return min(high, max(low, number))
-
-
-def _parse_date(value: Any, name: str) -> dt.date | None:
-    try:
-        return parse_date(value, strict=True)
-    except ValueError:
-        raise SourceError(f"{name} must be a date as YYYY-MM-DD, not {value!r}") from None
 
 
 def _string_list(value: Any, name: str) -> tuple[str, ...]:
@@ -81,11 +60,11 @@ def parse_filters(filters: dict | None, as_of: str | None = None) -> SearchFilte
     unknown = sorted(str(key) for key in filters if key not in FILTER_KEYS + OTHER_SOURCES_KEYS)
     if unknown:
         raise SourceError(f"unknown filter {', '.join(unknown)}; use {', '.join(FILTER_KEYS)}")
-    date_from = _parse_date(filters.get("date_from"), "date_from")
-    date_to = _parse_date(filters.get("date_to"), "date_to")
+    date_from = input_date(filters.get("date_from"), "date_from", SourceError)
+    date_to = input_date(filters.get("date_to"), "date_to", SourceError)
     if date_from and date_to and date_from > date_to:
         raise SourceError(f"date_from {date_from.isoformat()} is after date_to {date_to.isoformat()}")
-    cap = _parse_date(as_of, "as_of")
+    cap = input_date(as_of, "as_of", SourceError)
     if cap is not None and (date_to is None or cap < date_to):
         date_to = cap
     return SearchFilters(

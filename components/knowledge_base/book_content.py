@@ -8,9 +8,10 @@ from haystack import Document, component
 
 from components.contracts import SourceStatus, StatusKind
 from components.embedding import get_embedding_model, query_vector
-from components.knowledge_base.attribution import KnowledgeBaseComponent, clamp, ranked_chunks
+from components.knowledge_base.attribution import KnowledgeBaseComponent, ranked_chunks
 from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.resilience import RetryableError, SourceError, SourceResult
+from components.validation import clamp
 
 MAX_QUERY_CHARS = 1000
 NO_RESULTS = "No relevant content found"

@@ -314,11 +314,6 @@ def in_order(ids: Iterable[str], found: dict[str, Document]) -> list[Document]:
     return [found[chunk_id] for chunk_id in dict.fromkeys(ids) if chunk_id in found]
 
 
-def clamp_limit(limit: int, maximum: int) -> int:
-    """A search limit within what the engine allows."""
-    return max(1, min(int(limit), maximum))
-
-
 def date_ordinal(value: dt.date | None) -> int:
     """The stored form of a document date for range filters: its proleptic ordinal, 0 without a date."""
     if value is None:

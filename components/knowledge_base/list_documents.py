@@ -7,8 +7,9 @@ from typing import Any
 from haystack import component
 
 from components.contracts import SourceStatus
-from components.knowledge_base.attribution import KnowledgeBaseComponent, clamp, document_to_dict, parse_filters
+from components.knowledge_base.attribution import KnowledgeBaseComponent, document_to_dict, parse_filters
 from components.resilience import SourceError, SourceResult
+from components.validation import clamp
 
 
 @component

@@ -54,7 +54,6 @@ from components.knowledge_base.chunk_index import (
     TermTotals,
     batches,
     check_vector,
-    clamp_limit,
     in_order,
     index_hit,
 )
@@ -64,6 +63,7 @@ from components.knowledge_base.shared_clients import SharedClient, SharedClients
 from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics
 from components.resilience.errors import first_line
 from components.settings import get_settings
+from components.validation import clamp
 
 logger = logging.getLogger(__name__)
 
@@ -660,7 +660,7 @@ class MilvusChunkIndex(ChunkIndex):
             name,
             data=[data],
             anns_field=field,
-            limit=clamp_limit(limit, _WINDOW),
+            limit=clamp(limit, 1, _WINDOW, "limit"),
             filter=_expression(filters),
             output_fields=fields,
             search_params=params,

@@ -67,7 +67,6 @@ from components.knowledge_base.chunk_index import (
     IndexHit,
     TermTotals,
     check_vector,
-    clamp_limit,
     in_order,
     index_hit,
 )
@@ -77,6 +76,7 @@ from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBase
 from components.resilience.errors import first_line
 from components.settings import Settings, get_settings
 from components.text.bm25 import idf
+from components.validation import clamp
 
 logger = logging.getLogger(__name__)
 
@@ -470,7 +470,7 @@ class QdrantChunkIndex(ChunkIndex):
             documents = self.document_store._query_by_embedding(
                 query_embedding=vector.tolist(),
                 filters=filters,
-                top_k=clamp_limit(limit, _MAX_LIMIT),
+                top_k=clamp(limit, 1, _MAX_LIMIT, "limit"),
                 return_embedding=not cosine_scores,
             )
         return [
@@ -485,7 +485,7 @@ class QdrantChunkIndex(ChunkIndex):
         if not indices:
             return []  # only stop words or punctuation: nothing to match
         vector = check_vector(query_embedding, self.dimension) if query_embedding is not None else None
-        limit = clamp_limit(limit, _MAX_LIMIT)
+        limit = clamp(limit, 1, _MAX_LIMIT, "limit")
         client = self._connect()
         with self._lock:
             postings = None if filters else self._postings()

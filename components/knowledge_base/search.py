@@ -13,7 +13,6 @@ from components.contracts import SOURCE_OUTPUTS, ContextChunk, ScoreKind, Source
 from components.embedding import get_embedding_model, query_vector
 from components.knowledge_base.attribution import (
     KnowledgeBaseComponent,
-    clamp,
     hit_to_chunk,
     parse_filters,
     ranked_chunks,
@@ -23,6 +22,7 @@ from components.knowledge_base.store import ChunkHit, SearchFilters, cosine_to_r
 from components.resilience import SourceError, SourceResult
 from components.resilience.guard import cache_key, submit_in_thread
 from components.serialization import init_parameters_to_dict
+from components.validation import clamp
 
 logger = logging.getLogger(__name__)
 

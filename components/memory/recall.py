@@ -26,9 +26,9 @@ from components.memory.store import (
     parse_time_window,
 )
 from components.resilience import SourceError, SourceResult
-from components.resilience.scheduling import async_twin
+from components.resilience.scheduling import source_twin
 from components.settings import DEFAULT_EMBEDDING_MODEL
-from components.validation import positive_int
+from components.validation import clamp, positive_int
 
 SOURCE = "memory"
 
@@ -113,7 +113,7 @@ class MemoryRecall(MemoryComponent):
         if len(text) > MAX_QUERY_CHARS:
             raise SourceError(f"The query is longer than {MAX_QUERY_CHARS} characters.")
         from_filters = _filter_values(filters)
-        limit = self.num_results if num_results is None else min(max(int(num_results), 1), MAX_NUM_RESULTS)
+        limit = self.num_results if num_results is None else clamp(num_results, 1, MAX_NUM_RESULTS, "num_results")
         try:
             window = parse_time_window(time_window)
             before = parse_as_of(as_of)
@@ -226,5 +226,4 @@ class MemoryRecall(MemoryComponent):
             branch=True,
         )
 
-    # Memory that was not selected answers at once: on the event loop, not through a worker thread.
-    run_async = async_twin(run, inline=lambda _, arguments: not source_selected(arguments.get("sources"), SOURCE))
+    run_async = source_twin(run, SOURCE)

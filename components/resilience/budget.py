@@ -48,10 +48,9 @@ def question_budget(seconds: float | None = None) -> Iterator[float]:
 
     A budget opened inside another keeps the earlier deadline: a nested question cannot outlive its caller's.
     """
-    if seconds is None:
-        from components.settings import get_settings
+    from components.settings import setting_or
 
-        seconds = get_settings().question_budget_s
+    seconds = setting_or(seconds, "question_budget_s")
     if seconds <= 0:
         raise ValueError("the question budget must be positive")
     with deadline_scope(time.monotonic() + seconds) as deadline:

@@ -5,7 +5,7 @@ converters, the catalog, the HTTP wrappers, the app, the evaluation sets, the gr
 so "2024-05-31", "2024-05-31T10:00:00Z", "31 May 2024" and "May 2024" mean the same thing everywhere.
 
 - `parse_date(value)`: a calendar date from a date, a datetime or text. `strict=True` is for filters a person
-  types (`date_from`, `as_of`): ISO only, and anything else is a `ValueError` the caller words for its user.
+  types (`date_from`, `as_of`): ISO only, and anything else is a `ValueError`; `input_date(value, name)` words it.
   Lenient (the default) is for metadata found in documents: ISO first (fast), then `dateparser`; text without a
   stated year is a date only when `base` (the document's date) is given to count from, and otherwise None.
 - `parse_moment(value)`: a point in time, for memory and snapshots: an aware UTC datetime, or a plain date when
@@ -109,6 +109,14 @@ def parse_date(value: Any, *, strict: bool = False, base: dt.date | None = None)
     if data.period == "year":
         return day.replace(month=1, day=1)
     return day.replace(day=1) if data.period == "month" else day
+
+
+def input_date(value: Any, name: str, error: type[Exception] = ValueError) -> dt.date | None:
+    """`parse_date(value, strict=True)` for the date a person gave as `name`; `error` saying so when malformed."""
+    try:
+        return parse_date(value, strict=True)
+    except ValueError:
+        raise error(f"{name} must be a date as YYYY-MM-DD, not {str(value)[:40]!r}") from None
 
 
 def parse_moment(value: Any) -> dt.datetime | dt.date | None:

@@ -112,13 +112,6 @@ class FetchPage(InitParameterSerialization):
         self.max_chars = positive_int("max_chars", max_chars)
         self.max_bytes = None if max_bytes is None else positive_int("max_bytes", max_bytes)
 
-    def _allow_private(self) -> bool:
-        if self.allow_private_addresses is not None:
-            return self.allow_private_addresses
-        from components.settings import get_settings
-
-        return get_settings().allow_private_addresses
-
     @component.output_types(url=str, final_url=str, title=str, text=str, content_type=str, truncated=bool)
     def run(self, url: str) -> dict[str, Any]:
         """Fetch `url`.
@@ -131,7 +124,9 @@ class FetchPage(InitParameterSerialization):
         target = (url or "").strip()
         if not target:
             raise SourceError("The URL is empty.")
-        allow_private = self._allow_private()
+        from components.settings import setting_or
+
+        allow_private = setting_or(self.allow_private_addresses, "allow_private_addresses")
         deadline = time.monotonic() + self.timeout_s
         outer = question_deadline()
         if outer is not None:
@@ -169,7 +164,9 @@ class FetchPage(InitParameterSerialization):
 
     def _read(self, response: httpx.Response, deadline: float) -> tuple[str, bool]:
         """The body as text, at most `max_bytes`, read before `deadline`; (text, whether it was cut short)."""
-        limit = self._max_bytes()
+        from components.settings import setting_or
+
+        limit = setting_or(self.max_bytes, "page_max_bytes")
         decoder = codecs.getincrementaldecoder(response.encoding or "utf-8")(errors="replace")
         parts: list[str] = []
         size = 0
@@ -188,10 +185,3 @@ class FetchPage(InitParameterSerialization):
                 return "".join(parts), True
         parts.append(decoder.decode(b"", final=True))
         return "".join(parts), False
-
-    def _max_bytes(self) -> int:
-        if self.max_bytes is not None:
-            return self.max_bytes
-        from components.settings import get_settings
-
-        return get_settings().page_max_bytes

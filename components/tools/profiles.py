@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from components.resilience import ResiliencePolicy
+from components.resilience.errors import first_line
 from components.tools.research_tools import RESEARCH_TOOLS
 
 # The research tools that read only what is on this machine (the knowledge base, the graph, memory) and those
@@ -122,9 +123,7 @@ class ToolProfiles:
         try:
             data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
         except (json.JSONDecodeError, yaml.YAMLError) as exc:
-            raise ValueError(
-                f"TOOL_PROFILES_FILE {path.name} is not valid JSON/YAML: {str(exc).splitlines()[0]}"
-            ) from None
+            raise ValueError(f"TOOL_PROFILES_FILE {path.name} is not valid JSON/YAML: {first_line(exc)}") from None
         return cls.from_mapping(data or {})
 
 

@@ -16,9 +16,9 @@ from typing import Any
 from haystack import Document
 
 from components.contracts import ContextChunk, SourceStatus, SourceType, StatusKind, document_to_chunk
-from components.graph.tools import clamp
-from components.text.dates import parse_date
+from components.text.dates import input_date
 from components.tools.tool_spec import ToolRun, ToolSpec
+from components.validation import clamp
 
 STATUS_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -63,16 +63,12 @@ FACT_SCHEMA: dict[str, Any] = {
 }
 
 
-def _string(description: str) -> dict[str, Any]:
-    return {"type": "string", "description": description}
+def _typed(kind: str) -> Any:
+    """The schema maker of a `kind` argument (string, integer, number) with its description."""
+    return lambda description: {"type": kind, "description": description}
 
 
-def _integer(description: str) -> dict[str, Any]:
-    return {"type": "integer", "description": description}
-
-
-def _number(description: str) -> dict[str, Any]:
-    return {"type": "number", "description": description}
+_string, _integer, _number = _typed("string"), _typed("integer"), _typed("number")
 
 
 def _strings(description: str) -> dict[str, Any]:
@@ -184,19 +180,10 @@ def parse_date_range(value: Any) -> tuple[dt.date | None, dt.date | None]:
         start, end = value
     else:
         raise ValueError('filter_date_range must be {"start": "YYYY-MM-DD", "end": "YYYY-MM-DD"} or [start, end]')
-    first, last = _date(start, "start"), _date(end, "end")
+    first, last = input_date(start, "filter_date_range start"), input_date(end, "filter_date_range end")
     if first and last and first > last:
         raise ValueError(f"filter_date_range starts ({first.isoformat()}) after it ends ({last.isoformat()})")
     return first, last
-
-
-def _date(value: Any, name: str) -> dt.date | None:
-    if value is None or isinstance(value, str):
-        try:
-            return parse_date(value, strict=True)
-        except ValueError:
-            pass
-    raise ValueError(f"filter_date_range {name} must be a date as YYYY-MM-DD, not {value!r}")
 
 
 def _source_types(value: Any) -> list[str]:
@@ -229,15 +216,6 @@ def _rag_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
     return _chunks_run(outputs)
 
 
-def _kb_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
-    outputs = component.run(
-        query=arguments["query"],
-        limit=arguments.get("limit", 10),
-        text_weight=arguments.get("text_weight"),
-    )
-    return _chunks_run(outputs)
-
-
 def _get_document(component: Any, arguments: dict[str, Any]) -> ToolRun:
     outputs = component.run(document_id=arguments["document_id"])
     chunks = [chunk_json(chunk) for chunk in _chunks(outputs.get("chunks"))]
@@ -258,12 +236,12 @@ def _book_content(component: Any, arguments: dict[str, Any]) -> ToolRun:
     return ToolRun(output=dict(outputs["result"]), chunks=_chunks(outputs.get("documents")), status=outputs["status"])
 
 
-# -- the web, arXiv and memory ----------------------------------------------------------------------------------------
+# -- arguments passed through: the plain knowledge-base searches, the web, arXiv and memory -------------------------
 
 
 def _passing(*names: str) -> Any:
     """An adapter that hands the query and the named arguments (None where not given) to the component as they are:
-    the web, arXiv and memory sources clamp and check their own inputs."""
+    the sources clamp and check their own inputs and fill in their own defaults."""
 
     def adapter(component: Any, arguments: dict[str, Any]) -> ToolRun:
         return _chunks_run(component.run(query=arguments["query"], **{name: arguments.get(name) for name in names}))
@@ -271,6 +249,8 @@ def _passing(*names: str) -> Any:
     return adapter
 
 
+# The knowledge-base searches' defaults (limit 10, text weight 0.5) are their components'.
+_kb_search = _passing("limit", "text_weight")
 _web_search = _passing("num_results", "languages", "include_domains", "exclude_domains")
 _arxiv_search = _passing("num_results", "sort_by", "categories", "date_from", "date_to")
 _memory_recall = _passing("session_id", "num_results", "time_window")
@@ -289,7 +269,7 @@ def _graph_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
         _passage_fact_json(fact, chunk)
         for chunk in _chunks(outputs.get("documents"))
         for fact in chunk.metadata.get("graph_facts") or []
-    ][: clamp(arguments.get("limit", 10), 1, 50, 10)]
+    ][: clamp(arguments.get("limit", 10), 1, 50, "limit", default=10)]
     output = {"facts": facts, "total_found": len(facts), "execution_time_ms": outputs["status"].execution_time_ms}
     return _reported(outputs, output)
 

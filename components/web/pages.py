@@ -6,7 +6,6 @@ rate-limited, failing or unreadable is skipped with a reason; the others are kep
 
 from __future__ import annotations
 
-import concurrent.futures
 import hashlib
 import time
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from haystack.utils import Secret
 
 from components.contracts import ContextChunk, SourceType
 from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
+from components.resilience.scheduling import map_until
 from components.serialization import InitParameterSerialization
 from components.settings import Settings, get_settings
 from components.validation import string_list
@@ -126,12 +126,8 @@ def fetch_pages(
     if not hits:
         return outcome
     until = min(time.monotonic() + page_timeout_s, deadline)
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=min(_PAGE_WORKERS, len(hits)),
-                                                 thread_name_prefix="web-page")
-    futures = {pool.submit(_fetch_one, access, hit.url, page_timeout_s, until, languages): hit for hit in hits}
-    done, not_done = concurrent.futures.wait(futures, timeout=max(0.0, until - time.monotonic()))
-    # Unfinished pages are abandoned: their HTTP timeouts end the threads soon after.
-    pool.shutdown(wait=False, cancel_futures=True)
+    futures, done, not_done = map_until(lambda hit: _fetch_one(access, hit.url, page_timeout_s, until, languages),
+                                        hits, until, workers=min(_PAGE_WORKERS, len(hits)), name="web-page")
     by_hit: dict[int, tuple[SearchHit, FetchedPage]] = {}
     for future in done:
         hit = futures[future]

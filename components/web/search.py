@@ -12,7 +12,7 @@ from components.contracts import SOURCE_OUTPUTS, SourceStatus, source_selected
 from components.contracts.selection import filter_names
 from components.resilience import SourceError, SourceResult
 from components.resilience.errors import RetryableError
-from components.resilience.scheduling import async_twin
+from components.resilience.scheduling import source_twin
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.validation import bounded_count, positive_int, string_list
 from components.web.firecrawl_access import NOT_CONFIGURED, FirecrawlAccess, firecrawl_endpoint, matches_pattern
@@ -99,8 +99,7 @@ class WebSearch(WebSource):
             branch=True,
         )
 
-    # A source that was not selected answers at once: on the event loop, not through a worker thread.
-    run_async = async_twin(run, inline=lambda _, arguments: not source_selected(arguments.get("sources"), SOURCE))
+    run_async = source_twin(run, SOURCE)
 
     def _plan(self, query, query_embedding, filters, as_of, sources, num_results, languages,  # noqa: ANN001
               include_domains, exclude_domains):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work

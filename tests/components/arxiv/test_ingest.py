@@ -60,7 +60,7 @@ class TestArxivCommands:
         assert main(["arxiv", "search", "attention", "--from", "2020-02-30"]) == 1
         err = capsys.readouterr().err
         assert err.strip().splitlines()[-1] == (
-            "research: arXiv search failed (error): date_from must be a date like 2024-01-31, not '2020-02-30'"
+            "research: arXiv search failed (error): date_from must be a date as YYYY-MM-DD, not '2020-02-30'"
         )
         assert "Traceback" not in err
 

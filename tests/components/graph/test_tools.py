@@ -7,7 +7,8 @@ import time
 import pytest
 
 from components.contracts import ContextChunk, SourceType
-from components.graph.tools import GraphTools, clamp, parse_bound
+from components.graph.tools import GraphTools, parse_bound
+from components.validation import clamp
 
 pytestmark = pytest.mark.integration
 
@@ -112,6 +113,7 @@ class TestGraphTools:
         assert result["errors"] == {"graph": "graph is down"} and result["vector_results"] == []
 
     def test_helpers(self):
-        assert clamp("7", 1, 5, 2) == 5 and clamp(None, 1, 5, 2) == 2 and clamp("x", 1, 50, 10) == 10
+        assert clamp("7", 1, 5, "n", default=2) == 5 and clamp(None, 1, 5, "n", default=2) == 2
+        assert clamp("x", 1, 50, "n", default=10) == 10
         assert str(parse_bound("2019", "d")) == "2019-01-01" and str(parse_bound("2019", "d", end=True)) == "2019-12-31"
         assert parse_bound("", "d") is None
