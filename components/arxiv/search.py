@@ -9,6 +9,7 @@ from haystack import component
 
 from components.arxiv.access import ArxivAccess, ArxivPaper, build_query, date_range, normalise_id, pdf_text
 from components.contracts import (
+    ARXIV_SORT_OPTIONS,
     SOURCE_OUTPUTS,
     ContextChunk,
     SourceStatus,
@@ -26,7 +27,7 @@ from components.web.chunking import fetched_chunk, pick_chunks, query_cosines, q
 SOURCE = "arxiv"
 MAX_RESULTS = 50
 MAX_QUERY_CHARS = 1000
-SORT_OPTIONS = ("relevance", "date")
+SORT_OPTIONS = ARXIV_SORT_OPTIONS
 
 
 @component

@@ -22,7 +22,12 @@ from components.contracts.status import SourceStatus, StatusKind
 # for the joiner, its status, and the same chunks as the ranker's read-only view of its branch.
 SOURCE_OUTPUTS = {"documents": list[Document], "status": SourceStatus, "branch": BranchDocuments}
 
+# The orders `ArxivSearch` accepts for `sort_by` (date: newest submission first). Kept here, not in components.arxiv,
+# so the `arxiv_search` tool's schema can offer exactly these without loading the arXiv package (and the stores).
+ARXIV_SORT_OPTIONS = ("relevance", "date")
+
 __all__ = [
+    "ARXIV_SORT_OPTIONS",
     "ArxivMetadata",
     "BranchDocuments",
     "ContextChunk",

@@ -197,7 +197,7 @@ class MemoryRecall(MemoryComponent):
             prepared = self._prepare(
                 query, query_embedding, filters, as_of, session_id, user_id, num_results, time_window
             )
-        except SourceError as exc:
+        except (SourceError, ValueError) as exc:  # ValueError: `clamp` refused num_results, as arXiv and the graph do
             return self._guard.refused(str(exc), started)
         return lambda: self._recall(prepared)
 

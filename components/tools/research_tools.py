@@ -15,7 +15,14 @@ from typing import Any
 
 from haystack import Document
 
-from components.contracts import ContextChunk, SourceStatus, SourceType, StatusKind, document_to_chunk
+from components.contracts import (
+    ARXIV_SORT_OPTIONS,
+    ContextChunk,
+    SourceStatus,
+    SourceType,
+    StatusKind,
+    document_to_chunk,
+)
 from components.text.dates import input_date
 from components.tools.tool_spec import ToolRun, ToolSpec
 from components.validation import clamp
@@ -531,7 +538,8 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         network=True,
         query=_string("Plain words, or arXiv's field syntax (ti:transformer AND au:vaswani)."),
         num_results=_integer("How many papers (1-50, default 5; clamped)."),
-        sort_by={"enum": ["relevance", "lastUpdatedDate", "submittedDate"], "description": "Order of papers."},
+        sort_by={"enum": list(ARXIV_SORT_OPTIONS),
+                 "description": "Order of papers: relevance (default) or date (newest submission first)."},
         categories=_strings("Only these arXiv categories (cs.IR, cs.CL...)."),
         date_from=_string("Only papers submitted on or after this date (YYYY-MM-DD)."),
         date_to=_string("Only papers submitted on or before this date (YYYY-MM-DD)."),

@@ -6,6 +6,8 @@ import argparse
 import json
 import re
 
+from components.contracts import ARXIV_SORT_OPTIONS
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("arxiv", help="search arXiv, ingest papers, print BibTeX")
@@ -14,7 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     search = commands.add_parser("search", help="search arXiv and list the papers, most relevant first")
     search.add_argument("query", help="the question, or arXiv field syntax such as 'ti:transformer AND au:vaswani'")
     search.add_argument("-n", "--num-results", type=int, default=5, help="papers to return (1-50, default 5)")
-    search.add_argument("--sort", choices=("relevance", "date"), default="relevance", help="order of the search")
+    search.add_argument("--sort", choices=ARXIV_SORT_OPTIONS, default="relevance", help="order of the search")
     search.add_argument("--category", action="append", dest="categories", metavar="CAT",
                         help="arXiv category such as cs.CL (repeatable: any of them)")
     search.add_argument("--from", dest="date_from", metavar="DATE", help="submitted on or after (YYYY-MM-DD)")

@@ -67,6 +67,25 @@ class TestMemoryRecall:
         as_of = recall.run(query="Acme", as_of="yesterday")
         assert as_of["status"].status is StatusKind.ERROR and "as_of" in as_of["status"].message
 
+    # num_results is checked by the shared `clamp`, whose ValueError once escaped `run` (only SourceError was caught).
+    BAD_NUM_RESULTS = ["three", True, float("nan")]
+
+    @pytest.mark.parametrize("num_results", BAD_NUM_RESULTS)
+    def test_bad_num_results_is_a_status_not_an_exception(self, num_results) -> None:  # noqa: ANN001
+        result = MemoryRecall().run(query="Acme", num_results=num_results)
+        status = result["status"]
+        assert result["documents"] == [] and status.source == "memory"
+        assert status.status is StatusKind.ERROR and status.attempts == 0
+        assert status.message == f"num_results must be a number, not {num_results!r}"
+
+    @pytest.mark.parametrize("num_results", BAD_NUM_RESULTS)
+    async def test_bad_num_results_is_a_status_on_the_async_path_too(self, num_results) -> None:  # noqa: ANN001
+        result = await MemoryRecall().run_async(query="Acme", num_results=num_results)
+        status = result["status"]
+        assert result["documents"] == [] and status.source == "memory"
+        assert status.status is StatusKind.ERROR and status.attempts == 0
+        assert status.message == f"num_results must be a number, not {num_results!r}"
+
 
 @pytest.mark.integration
 class TestMemoryRecallEmbedded:

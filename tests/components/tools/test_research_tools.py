@@ -229,6 +229,26 @@ class TestNetworkResearchTools:
         assert outcome.chunks
         _check_attribution(outcome)
 
+    def test_arxiv_search_accepts_every_sort_order_its_schema_offers(self, services) -> None:  # noqa: ANN001
+        # The schema once offered arXiv's API names (lastUpdatedDate, submittedDate) the component refused.
+        offered = get_tool("arxiv_search").input_schema["properties"]["sort_by"]["enum"]
+        assert offered
+        for sort_by in offered:
+            outcome = ToolExecutor(profile="analyst").run("arxiv_search", {"query": "retrieval", "sort_by": sort_by})
+            assert outcome.status.ok, (sort_by, outcome.status.message)
+            jsonschema.validate(outcome.output, get_tool("arxiv_search").output_schema)
+
+    def test_arxiv_search_refuses_a_sort_order_it_does_not_offer(self, services) -> None:  # noqa: ANN001
+        _, arxiv = services
+        outcome = ToolExecutor(profile="analyst").run("arxiv_search", {"query": "retrieval", "sort_by": "citations"})
+        assert outcome.status.status is StatusKind.ERROR and outcome.status.message.startswith("invalid input")
+        assert "citations" in outcome.status.message
+        # The component, called past the schema, says which orders it takes.
+        status = get_tool("arxiv_search").create().run(query="retrieval", sort_by="citations")["status"]
+        assert status.status is StatusKind.ERROR
+        assert "sort_by must be one of relevance, date, not 'citations'" in status.message
+        assert arxiv.query_requests() == []
+
     @pytest.mark.parametrize("name", ["firecrawl_search", "arxiv_search"])
     def test_a_failing_service_is_a_status(self, services, name) -> None:  # noqa: ANN001
         for server in services:
