@@ -646,14 +646,7 @@ class MilvusChunkIndex(ChunkIndex):
             iterator.close()
 
     def _search(
-        self,
-        name: str,
-        data: Any,
-        field: str,
-        limit: int,
-        filters: dict | None,
-        fields: list[str],
-        params: dict[str, Any],
+        self, name: str, data: Any, field: str, limit: int, filters: dict | None, fields: list[str], params: dict
     ) -> list[Any]:
         """The hits of one search of collection `name` (the integration's filter translation)."""
         results = self.client.search(
@@ -672,18 +665,11 @@ class MilvusChunkIndex(ChunkIndex):
         if not self._open():
             return []
         self._flush()
-        params = dict((self.document_store.search_params or {}).get("params") or {})
-        found = self._search(
-            self.collection,
-            vector.tolist(),
-            self.document_store._vector_field,
-            limit,
-            filters,
-            self._output,
-            {"metric_type": self._metric, "params": params},
-        )
+        store = self.document_store
+        params = {"metric_type": self._metric, "params": dict((store.search_params or {}).get("params") or {})}
+        hits = self._search(self.collection, vector.tolist(), store._vector_field, limit, filters, self._output, params)
         kind = ScoreKind.L2 if self._metric == "L2" else ScoreKind.COSINE
-        return [self._translate(item, kind) for item in found]
+        return [self._translate(item, kind) for item in hits]
 
     def keyword(
         self, query: str, limit: int, filters: dict | None = None, query_embedding: np.ndarray | None = None
@@ -733,13 +719,10 @@ class MilvusChunkIndex(ChunkIndex):
         meta = data.pop("$meta", None) or {}
         if embedding is not None and all(value == store._dummy_value for value in embedding[:4]):
             embedding = None  # the integration's placeholder for a document written without one
-        doc_id = str(data.pop(store._primary_field))
-        content = data.pop(store._text_field, "") or ""
-        meta = {**meta, **data}
         return Document(
-            id=doc_id,
-            content=content,
-            meta=meta,
+            id=str(data.pop(store._primary_field)),
+            content=data.pop(store._text_field, "") or "",
+            meta={**meta, **data},  # after the pops above: what is left of the row is meta
             embedding=None if embedding is None else [float(value) for value in embedding],
         )
 
@@ -747,7 +730,6 @@ class MilvusChunkIndex(ChunkIndex):
 
     def evidence(self, chunk_ids: list[str]) -> dict[str, ChunkEvidence]:
         """The evidence rows of these chunks (one read by primary key)."""
-        fields = ["chunk_id", "counts", "spans", "vectors"]
         ids = sorted({str(chunk_id) for chunk_id in chunk_ids})
         if not ids or not self._open():
             return {}
@@ -756,7 +738,7 @@ class MilvusChunkIndex(ChunkIndex):
             row["chunk_id"]: ChunkEvidence.stored(
                 row["chunk_id"], row.get("spans"), _unpack(row.get("vectors") or "", self.dimension), row.get("counts")
             )
-            for row in self._get(self.evidence_name, ids, fields)
+            for row in self._get(self.evidence_name, ids, ["chunk_id", "counts", "spans", "vectors"])
         }
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
