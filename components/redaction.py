@@ -92,9 +92,7 @@ def redact(text: str) -> str:
 
 def bounded(text: str, limit: int = MAX_LOG_CHARS) -> str:
     """`text` cut to `limit` characters, saying how much was left out."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}... ({len(text) - limit:,} more characters)"
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit:,} more characters)"
 
 
 def redact_data(value: Any) -> Any:

@@ -93,17 +93,13 @@ class FuzzyDate:
         """The last day of the period the date names."""
         if self.precision == "year":
             return dt.date(self.value.year, 12, 31)
-        if self.precision == "month":
-            return self.value + relativedelta(day=31)
-        return self.value
+        return self.value + relativedelta(day=31) if self.precision == "month" else self.value
 
     def iso(self) -> str:
         """ISO text of the date's precision: "2008", "2008-06" or "2008-06-09"."""
         if self.precision == "year":
             return f"{self.value.year:04d}"
-        if self.precision == "month":
-            return f"{self.value.year:04d}-{self.value.month:02d}"
-        return self.value.isoformat()
+        return f"{self.value.year:04d}-{self.value.month:02d}" if self.precision == "month" else self.value.isoformat()
 
     def agrees_with(self, other: FuzzyDate) -> bool:
         """True when this date names the same period as `other` to `other`'s precision (and is at least as precise)."""

@@ -266,9 +266,7 @@ def _kind_of_noun(noun: str) -> str | None:
     for kind, nouns in _KIND_NOUNS.items():
         if noun in nouns:
             return kind
-    if noun.endswith(("maker", "builder", "producer", "provider", "company")):
-        return "organization"
-    return None
+    return "organization" if noun.endswith(("maker", "builder", "producer", "provider", "company")) else None
 
 
 def _variant_after(token: Any) -> bool:

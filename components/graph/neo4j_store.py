@@ -138,9 +138,7 @@ def _plain(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, list):
         return [_plain(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    return value
+    return {key: _plain(item) for key, item in value.items()} if isinstance(value, dict) else value
 
 
 class Neo4jGraphStore(GraphStore):

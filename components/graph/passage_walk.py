@@ -307,6 +307,4 @@ class PassageGraphCache:
                 ).start()
             return graph
         with self._lock:
-            if self._graph is not None and self._fresh(version):
-                return self._graph
-            return self._build(version)
+            return self._graph if self._graph is not None and self._fresh(version) else self._build(version)

@@ -108,10 +108,8 @@ class DocumentRecogniser:
 
     def _record(self, group: _Group, chunks: list[tuple[tuple, int, str, str]]) -> DocumentRecord:
         meta = group.meta
-        if group.key_field in ("file_path", "url", "source"):
-            source = group.key
-        else:
-            source = f"haystack://{self.collection}/{group.key_field or 'chunk'}/{group.key}"
+        own = group.key_field in ("file_path", "url", "source")
+        source = group.key if own else f"haystack://{self.collection}/{group.key_field or 'chunk'}/{group.key}"
         text = "\n\n".join(c[3] for c in chunks)
         digest = hashlib.sha256("\x00".join(f"{c[2]}\x01{c[3]}" for c in chunks).encode("utf-8")).hexdigest()
         return DocumentRecord(
@@ -138,9 +136,7 @@ def _order(meta: dict[str, Any]) -> tuple:
 
 
 def _path_name(value: str) -> str:
-    if "\\" in value and "/" not in value:
-        return PureWindowsPath(value).name
-    return PurePosixPath(value).name
+    return PureWindowsPath(value).name if "\\" in value and "/" not in value else PurePosixPath(value).name
 
 
 def _title(meta: dict[str, Any], group: _Group, text: str) -> str:
@@ -166,16 +162,12 @@ def _doc_type(meta: dict[str, Any]) -> str:
         suffix = PurePosixPath(_path_name(path)).suffix.lower()
         if suffix in SUFFIX_TYPES:
             return SUFFIX_TYPES[suffix]
-    if _url(meta):
-        return "web"
-    return ATTACHED_TYPE
+    return "web" if _url(meta) else ATTACHED_TYPE
 
 
 def _url(meta: dict[str, Any]) -> str | None:
     value = meta.get("url")
-    if isinstance(value, str) and urlparse(value.strip()).scheme in ("http", "https"):
-        return value.strip()
-    return None
+    return value.strip() if isinstance(value, str) and urlparse(value.strip()).scheme in ("http", "https") else None
 
 
 def _date(meta: dict[str, Any]) -> dt.date | None:

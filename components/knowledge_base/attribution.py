@@ -109,9 +109,7 @@ class KnowledgeBaseAccess:
 
     def get(self) -> KnowledgeBase:
         """The knowledge base, opened now if warm-up could not open it."""
-        if self._store is not None:
-            return self._store
-        return self._open()
+        return self._store if self._store is not None else self._open()
 
     def _open(self) -> KnowledgeBase:
         with self._lock:

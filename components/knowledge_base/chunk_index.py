@@ -316,11 +316,9 @@ def in_order(ids: Iterable[str], found: dict[str, Document]) -> list[Document]:
 
 def date_ordinal(value: dt.date | None) -> int:
     """The stored form of a document date for range filters: its proleptic ordinal, 0 without a date."""
-    if value is None:
-        return 0
     if isinstance(value, dt.datetime):
         value = value.date()
-    return value.toordinal()
+    return 0 if value is None else value.toordinal()
 
 
 def chunk_to_document(document: DocumentRecord, chunk: ChunkRecord, *, with_embedding: bool = True) -> Document:
@@ -337,9 +335,8 @@ def chunk_to_document(document: DocumentRecord, chunk: ChunkRecord, *, with_embe
     )
     if document.date is not None:
         meta["date"] = document.date.isoformat()
-    embedding = None
-    if with_embedding and chunk.embedding is not None:
-        embedding = np.asarray(chunk.embedding, dtype=np.float32).tolist()
+    wanted = with_embedding and chunk.embedding is not None
+    embedding = np.asarray(chunk.embedding, dtype=np.float32).tolist() if wanted else None
     return Document(id=chunk.chunk_id, content=chunk.text, meta=meta, embedding=embedding)
 
 

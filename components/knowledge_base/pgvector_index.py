@@ -387,9 +387,7 @@ class PgvectorChunkIndex(ChunkIndex):
 
     @staticmethod
     def _document(row: tuple, with_embedding: bool = False) -> Document:
-        embedding = None
-        if with_embedding and row[3] is not None:
-            embedding = _as_array(row[3]).tolist()
+        embedding = _as_array(row[3]).tolist() if with_embedding and row[3] is not None else None
         return Document(id=row[0], content=row[1], meta=row[2] or {}, embedding=embedding)
 
     def dense(self, embedding: np.ndarray, limit: int, filters: dict | None = None) -> list[IndexHit]:
@@ -402,10 +400,8 @@ class PgvectorChunkIndex(ChunkIndex):
         template = (
             "SELECT id, content, meta, 1 - (embedding <=> %s) AS cosine FROM {table}{where} ORDER BY {order} LIMIT %s"
         )
-        if filtered:
-            ef_search = min(1000, max(_EF_SEARCH_FILTERED, _EF_SEARCH_FILTERED_PER_ROW * limit))
-        else:
-            ef_search = min(1000, max(_EF_SEARCH_MIN, 2 * limit))
+        floor, per_row = (_EF_SEARCH_FILTERED, _EF_SEARCH_FILTERED_PER_ROW) if filtered else (_EF_SEARCH_MIN, 2)
+        ef_search = min(1000, max(floor, per_row * limit))
 
         def statement(order: str) -> sql.Composed:
             return sql.SQL(template).format(table=self._table, where=where, order=sql.SQL(order))

@@ -109,6 +109,4 @@ def cosine_to_relevance(cosine: float | None) -> float:
 
     Negative similarity means unrelated for this model, so it is 0; the rest keeps its value.
     """
-    if cosine is None:
-        return 0.0
-    return float(min(1.0, max(0.0, cosine)))
+    return 0.0 if cosine is None else float(min(1.0, max(0.0, cosine)))

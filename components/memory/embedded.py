@@ -169,8 +169,6 @@ class EmbeddedMemoryStore(MemoryStore):
         """How many interactions are remembered (in one session, or in all)."""
         pool = self._connection_pool()
         with pool.connection() as conn:
-            if session_id:
-                row = conn.execute(f"SELECT count(*) FROM {self.table} WHERE session_id = %s", (session_id,)).fetchone()
-            else:
-                row = conn.execute(f"SELECT count(*) FROM {self.table}").fetchone()
+            where, params = (" WHERE session_id = %s", (session_id,)) if session_id else ("", None)
+            row = conn.execute(f"SELECT count(*) FROM {self.table}{where}", params).fetchone()
         return int(row[0])

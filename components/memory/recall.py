@@ -123,9 +123,7 @@ class MemoryRecall(MemoryComponent):
             raise SourceError(str(exc)) from None
         if date_to is not None:
             before = date_to if before is None else min(before, date_to)
-        since = None
-        if window is not None:
-            since = (before or dt.datetime.now(dt.UTC)) - window
+        since = None if window is None else (before or dt.datetime.now(dt.UTC)) - window
         if date_from is not None:
             # parse_as_of gives the end of the day; the lower bound is its start.
             start = (

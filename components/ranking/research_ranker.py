@@ -360,6 +360,4 @@ def _relative(values: np.ndarray) -> np.ndarray:
     if values.size == 0:
         return values
     top = float(values.max())
-    if top <= 0:
-        return np.zeros_like(values)
-    return np.clip(values / top, 0.0, 1.0)
+    return np.zeros_like(values) if top <= 0 else np.clip(values / top, 0.0, 1.0)

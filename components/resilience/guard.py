@@ -415,10 +415,8 @@ class SourceGuard:
         return self._finish(started, SourceResult(), kind, fault.message, attempts, fault=fault.kind)
 
     def _timed_out(self, started: float, by_budget: bool, attempts: int) -> tuple[SourceResult, SourceStatus]:
-        if by_budget:
-            message = f"{self.source} did not answer within what was left of the question's time budget"
-        else:
-            message = f"{self.source} did not answer within {self.policy.timeout_s:g} s"
+        within = "what was left of the question's time budget" if by_budget else f"{self.policy.timeout_s:g} s"
+        message = f"{self.source} did not answer within {within}"
         return self._on_fault(started, Fault("timeout", False, message), attempts)
 
     def _backoff(self, attempt: int, fault: Fault, deadline_at: float) -> float | None:
@@ -428,9 +426,7 @@ class SourceGuard:
         wait = min(self.policy.backoff_max_s, self.policy.backoff_base_s * (2 ** (attempt - 1)))
         if fault.retry_after is not None:
             wait = max(wait, fault.retry_after)
-        if time.monotonic() + wait >= deadline_at:
-            return None
-        return wait
+        return None if time.monotonic() + wait >= deadline_at else wait
 
     def _attempts(self, work: Callable[[], Any], deadline_at: float) -> tuple[Any, Fault | None, int]:
         """Every attempt of one call, in the calling (worker) thread: (result, None, n) or (None, fault, n)."""

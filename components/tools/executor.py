@@ -151,9 +151,8 @@ class ToolExecutor:
             if inner is not None and not inner.ok:
                 failed["run"] = run
                 raise _failure(run)
-            partial = None
-            if inner is not None and inner.status is StatusKind.PARTIAL:
-                partial = inner.message or "partial result"
+            is_partial = inner is not None and inner.status is StatusKind.PARTIAL
+            partial = (inner.message or "partial result") if is_partial else None
             found = inner.total_found if inner is not None else 1
             return ToolResult(output=run.output, chunks=list(run.chunks), total_found=found, partial=partial)
 

@@ -100,9 +100,7 @@ def refused_reason(ip: IPAddress) -> str | None:
         return "a carrier-grade NAT address"
     if ip.is_private:
         return "a private address"
-    if ip.is_reserved or not ip.is_global:
-        return "a reserved address"
-    return None
+    return "a reserved address" if ip.is_reserved or not ip.is_global else None
 
 
 def resolve(host: str, port: int) -> list[str]:

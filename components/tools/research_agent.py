@@ -105,9 +105,7 @@ def _annotate(value: Any, numbers: dict[str, int]) -> Any:
         return out
     if isinstance(value, list):
         return [_annotate(item, numbers) for item in value]
-    if isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
-        return value[:MAX_TEXT_CHARS] + " …"
-    return value
+    return value[:MAX_TEXT_CHARS] + " …" if isinstance(value, str) and len(value) > MAX_TEXT_CHARS else value
 
 
 class _AgentRun:
