@@ -546,14 +546,8 @@ def _copular_subject(question: str) -> str:
     if wh is None or wh.dep_ not in {"attr", "nsubj"} or wh.head.lemma_ != "be":
         return ""
     # The other side of "be" ("Who is the largest employer?" may read both sides as its complement).
-    noun = next(
-        (
-            child
-            for child in wh.head.children
-            if child.dep_ in {"nsubj", "attr"} and child.i != wh.i and child.pos_ in {"NOUN", "PROPN"}
-        ),
-        None,
-    )
+    sides = [child for child in wh.head.children if child.dep_ in {"nsubj", "attr"} and child.i != wh.i]
+    noun = next((child for child in sides if child.pos_ in {"NOUN", "PROPN"}), None)
     return noun.lemma_.lower() if noun is not None and noun.lemma_.lower() not in LIGHT_NOUNS else ""
 
 
@@ -612,14 +606,9 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
     if not part.labels:
         return "", 0
     doc = parse(sentence)
-    allowed = [
-        ent
-        for ent in doc.ents
-        if ent.label_ in part.labels
-        and not _repeats_question(ent.text, question_terms)
-        # "Who headlined?" -> "the British rock group Coldplay": a nationality that modifies a noun is not the one
-        and not (part.kind == "who" and ent.label_ == "NORP" and ent.root.dep_ in {"amod", "compound"})
-    ]
+    allowed = [ent for ent in doc.ents if ent.label_ in part.labels and not _repeats_question(ent.text, question_terms)]
+    if part.kind == "who":  # "the British rock group Coldplay": a nationality modifying a noun is not who is asked for
+        allowed = [ent for ent in allowed if not (ent.label_ == "NORP" and ent.root.dep_ in {"amod", "compound"})]
     gap = fill_gap_token(doc, question_gap(part.text))
     filled = phrase_tokens(gap) if gap is not None else set()
     if part.kind == "who" and not filled:
