@@ -4,9 +4,10 @@ answering sentence that plays that role.
 "What did Tesla patent in 1891?" leaves the object of "patent" open; in "In 1891 Tesla patented the Tesla coil, a
 resonant transformer." the object of "patented" is "the Tesla coil", so that is the short answer, not the nearest
 noun phrase. Both sides are read with the product's one language analysis (spaCy's dependency parse): the question's
-wh-word (or the noun it determines: "what colour") has a role (subject, object, object of a preposition) under a
-word; the sentence's word with the same stem takes the answer in the same role (a passive's subject standing for an
-active's object and the other way round, "by"'s object for a subject). The answer is the shortest complete phrase
+wh-word (or the noun it determines: "what colour") has a role (subject, object, object of a preposition; a place for
+"where") under a word; the sentence's word with the same stem takes the answer in the same role (a passive's subject
+standing for an active's object and the other way round, "by"'s object for a subject, a relative "who" for the noun
+its clause modifies, a verb's subject for the verb coordinated with it). The answer is the shortest complete phrase
 in that role: the noun with its determiners, modifiers, coordinated nouns and "of" phrases, without its relative
 clauses, appositions or other prepositional phrases.
 
