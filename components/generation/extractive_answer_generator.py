@@ -25,6 +25,7 @@ from components.generation.question_gap import (
     closed,
     fill_gap,
     fill_gap_token,
+    phrase_text,
     phrase_tokens,
     question_gap,
     unasked_stretch,
@@ -618,8 +619,7 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
     if part.kind == "where" and filled and not any(ent.root.i in filled for ent in allowed):
         # "Where did they practise?" -> "they practised at Stanford University": the place the question's verb
         # takes, whatever the recogniser calls it, before a place the sentence names elsewhere.
-        found = fill_gap(doc, question_gap(part.text))
-        if found and not _repeats_question(found, question_terms):
+        if (found := phrase_text(gap)) and not _repeats_question(found, question_terms):
             return found, 0
     if not allowed:
         return "", 0

@@ -38,6 +38,8 @@ SUBJECT_ROLES = frozenset({"nsubj", "csubj"})
 PLACE_PREPOSITIONS = frozenset("in at on from to near into onto inside outside within across toward towards".split())
 # Entity labels of a time: "in 1884" answers when, not where.
 TIME_LABELS = frozenset({"DATE", "TIME"})
+# The nouns of compound prepositions ("in addition to", "in spite of"): their object is not a place.
+COMPOUND_PREPOSITION_NOUNS = frozenset("addition regard respect spite terms favour favor lieu case behalf".split())
 # Relative pronouns ("who", "which", "that"): a relative clause's filler stands for the noun the clause modifies.
 RELATIVE_TAGS = frozenset({"WP", "WDT"})
 # Children that are not part of the shortest complete phrase of a noun.
@@ -79,7 +81,9 @@ def question_gap(question: str) -> QuestionGap | None:
     from components.text.language import parse_syntax
 
     doc = parse_syntax(" ".join((question or "").split()))
-    wh = next((token for token in doc if token.lower_ in {"what", "which", "who", "whom", "where"}), None)
+    # The first wh-word; a "where" only when no other asks ("In the town where he lived, what did he build?").
+    asking = [token for token in doc if token.lower_ in {"what", "which", "who", "whom", "where"}]
+    wh = min(asking, key=lambda token: (token.lower_ == "where", token.i), default=None)
     if wh is None:
         return None
     if wh.lower_ == "where":
@@ -88,11 +92,9 @@ def question_gap(question: str) -> QuestionGap | None:
         head = wh.head.head if wh.dep_ == "pcomp" else wh.head
         if head.dep_ in {"aux", "auxpass"}:
             head = head.head  # "Where was the organ built?" may hang "where" on "was"
-        # "Where did the orchestra perform?" is sometimes read as the noun phrase "the orchestra perform": its last
-        # word, the root, is the verb.
-        if not (head.pos_ == "VERB" or (head.pos_ == "NOUN" and head.dep_ == "ROOT")):
-            return None
-        if head.lemma_.lower() in LIGHT_VERBS:
+        # "Where did the band perform?" may be read with "the band perform" a noun phrase: its root is the verb.
+        verb = head.pos_ == "VERB" or (head.pos_, head.dep_) == ("NOUN", "ROOT")
+        if not verb or head.lemma_.lower() in LIGHT_VERBS:
             return None
         stems = terms(head.text)
         preposition = wh.head.lower_ if wh.dep_ == "pcomp" and wh.head.lower_ in PLACE_PREPOSITIONS else ""
@@ -130,7 +132,7 @@ def fill_gap(doc: Any, gap: QuestionGap | None) -> str:
     """The phrase of the parsed sentence `doc` that fills `gap`: the word with the gap's stem, and its child in the
     gap's role (shortest complete phrase); empty when the sentence has no such word or role."""
     token = fill_gap_token(doc, gap)
-    return _phrase(token) if token is not None else ""
+    return phrase_text(token) if token is not None else ""
 
 
 def fill_gap_token(doc: Any, gap: QuestionGap | None) -> Any:
@@ -158,7 +160,9 @@ def _shared_subject(word: Any) -> Any:
         return None
     if any(child.dep_ in {"nsubj", "nsubjpass", "csubj", "auxpass"} for child in word.children):
         return None
-    return next((child for child in word.head.children if child.dep_ == "nsubj"), None)
+    # "Westinghouse asked Tesla to build it": a "to" clause after an object is that object's to do.
+    roles = ("dobj", "nsubj") if word.dep_ == "xcomp" else ("nsubj",)
+    return next((child for role in roles for child in word.head.children if child.dep_ == role), None)
 
 
 def _role_child(word: Any, gap: QuestionGap) -> Any:
@@ -179,9 +183,8 @@ def _role_child(word: Any, gap: QuestionGap) -> Any:
 
 
 def _place(word: Any, preposition: str) -> Any:
-    """The place `word` takes: the object of its place preposition (of `preposition` when the question names one),
-    one after the word before one in front of it ("In those years, he moved to Paris": "Paris"). Not a time ("in
-    1884"), nor the noun of a compound preposition ("in addition to", "in regard to")."""
+    """The object of `word`'s place preposition (`preposition` when the question names one), one after `word` first;
+    not a time ("in 1884"), nor a compound preposition's noun ("in addition to")."""
     places = []
     for child in word.children:
         if child.dep_ != "prep" or child.lower_ not in PLACE_PREPOSITIONS or preposition not in {"", child.lower_}:
@@ -189,8 +192,7 @@ def _place(word: Any, preposition: str) -> Any:
         place = next((grandchild for grandchild in child.children if grandchild.dep_ == "pobj"), None)
         if place is None or place.ent_type_ in TIME_LABELS or place.like_num:
             continue
-        kids = {grand.dep_ if grand.dep_ != "prep" else grand.lower_ for grand in place.children}
-        if place.pos_ == "NOUN" and kids & {"to", "of"} and "det" not in kids:
+        if place.lower_ in COMPOUND_PREPOSITION_NOUNS and any(grand.lower_ in {"to", "of"} for grand in place.children):
             continue
         places.append(place)
     after = [place for place in places if place.i > word.i]
@@ -202,7 +204,7 @@ def phrase_tokens(token: Any) -> set[int]:
     return _kept(token)
 
 
-def _phrase(token: Any) -> str:
+def phrase_text(token: Any) -> str:
     """The shortest complete phrase headed by `token`: its determiners, modifiers, coordinated nouns and "of"
     phrases, not its clauses, appositions or other prepositional phrases, nor a leading possessive pronoun."""
     kept = _kept(token)

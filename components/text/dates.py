@@ -116,7 +116,7 @@ def input_date(value: Any, name: str, error: type[Exception] = ValueError) -> dt
     try:
         return parse_date(value, strict=True)
     except ValueError:
-        raise error(f"{name} must be a date as YYYY-MM-DD, not {str(value)[:40]!r}") from None
+        raise error(f"{name} must be a date as YYYY-MM-DD, not {value!r:.40}") from None
 
 
 def parse_moment(value: Any) -> dt.datetime | dt.date | None:

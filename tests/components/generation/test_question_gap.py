@@ -73,6 +73,18 @@ class TestFillGap:
                 "Harlow Brothers surveyed the coast in 1871 and designed the lighthouse a year later.",
                 "Harlow Brothers",
             ),
+            # ... but a "to" clause after an object is that object's to do
+            (
+                "Who built the laboratory?",
+                "Westinghouse asked Tesla to build the laboratory in 1899.",
+                "Tesla",
+            ),
+            # a "where" clause before the question's own wh-word does not set the gap
+            (
+                "In the town where Tesla lived, what did he build?",
+                "In Colorado Springs Tesla lived in a hotel and built a laboratory.",
+                "a laboratory",
+            ),
             # a hyphenated word stays whole
             (
                 "What did the inspectors find?",
@@ -89,6 +101,11 @@ class TestFillGap:
                 "Where did the orchestra perform?",
                 "In addition to concerts, the orchestra performed in the old library.",
                 "the old library",
+            ),
+            (
+                "Where did the orchestra perform?",
+                "The orchestra performed in concert halls of Vienna.",
+                "concert halls of Vienna",
             ),
             # "From where ...?" names the preposition
             (
