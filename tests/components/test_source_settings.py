@@ -31,3 +31,20 @@ from components.web import WebSearch
 def test_init_validates(source, kwargs, match):
     with pytest.raises(ValueError, match=match):
         source(**kwargs)
+
+
+def test_setting_or_takes_the_value_given_else_the_setting_read_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    from components.settings import reload_settings, setting_or
+
+    monkeypatch.setenv("QUESTION_BUDGET_S", "12")
+    reload_settings()
+    try:
+        assert setting_or(None, "question_budget_s") == 12.0
+        assert setting_or(5.0, "question_budget_s") == 5.0
+        assert setting_or(0.0, "question_budget_s") == 0.0  # a falsy value given is still the value given
+        monkeypatch.setenv("QUESTION_BUDGET_S", "20")
+        reload_settings()
+        assert setting_or(None, "question_budget_s") == 20.0
+    finally:
+        monkeypatch.delenv("QUESTION_BUDGET_S")
+        reload_settings()

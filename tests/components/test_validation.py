@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.validation import bounded_count, positive_int, within
+from components.validation import bounded_count, clamp, positive_int, within
 
 
 @pytest.mark.parametrize(
@@ -38,3 +38,23 @@ def test_positive_int_and_bounded_count() -> None:
     assert bounded_count("n", 0, 5, 10) == 1
     with pytest.raises(ValueError, match="n must be a whole number"):
         bounded_count("n", "3", 5, 10)
+
+
+@pytest.mark.parametrize(
+    ("value", "low", "high", "expected"),
+    [(5, 1, 10, 5), ("7", 1, 10, 7), (0, 1, 10, 1), (99, 1, 10, 10), (0.25, 0.0, 1.0, 0.25), (3, 0.0, 1.0, 1.0)],
+)
+def test_clamp_reads_a_number_of_the_bounds_type_and_keeps_it_in_range(value, low, high, expected) -> None:
+    result = clamp(value, low, high, "x")
+    assert result == expected and type(result) is type(low)
+
+
+@pytest.mark.parametrize("value", [None, True, "three", float("nan"), [1]])
+def test_clamp_names_the_parameter_for_what_is_not_a_number(value) -> None:
+    with pytest.raises(ValueError, match=r"^limit must be a number, not "):
+        clamp(value, 1, 50, "limit")
+
+
+@pytest.mark.parametrize("value", [None, True, "three", float("nan"), float("inf")])
+def test_clamp_gives_the_default_for_what_is_not_a_number_when_there_is_one(value) -> None:
+    assert clamp(value, 1, 50, "limit", default=10) == 10

@@ -1,10 +1,11 @@
 import asyncio
 import threading
+import time
 from typing import Any
 
 from haystack import Pipeline, component
 
-from components.resilience.scheduling import async_twin
+from components.resilience.scheduling import async_twin, map_until, source_twin
 
 
 @component
@@ -36,3 +37,59 @@ class TestAsyncTwin:
 
         loop_thread, inline, threaded = asyncio.run(both())
         assert inline == loop_thread and threaded != loop_thread
+
+
+class TestMapUntil:
+    def test_finished_work_is_done_and_what_outlives_the_deadline_is_not(self):
+        release = threading.Event()
+
+        def work(seconds: float) -> float:
+            if seconds:
+                release.wait(5)  # held until the test lets it go: past the deadline
+            return seconds
+
+        futures, done, not_done = map_until(work, [0.0, 1.0], time.monotonic() + 0.3, workers=2, name="test")
+        release.set()
+        assert {futures[future] for future in done} == {0.0}
+        assert {futures[future] for future in not_done} == {1.0}
+        assert next(iter(done)).result() == 0.0
+
+    def test_work_not_started_by_the_deadline_is_cancelled(self):
+        started = threading.Event()
+        release = threading.Event()
+
+        def work(item: int) -> int:
+            started.set()
+            release.wait(5)
+            return item
+
+        futures, done, not_done = map_until(work, [1, 2, 3], time.monotonic() + 0.2, workers=1, name="test")
+        release.set()
+        assert started.is_set() and not done and len(not_done) == 3
+        assert sum(future.cancelled() for future in not_done) == 2  # the two still queued behind the running one
+
+    def test_a_deadline_already_past_waits_for_nothing(self):
+        futures, done, not_done = map_until(lambda item: item, [], time.monotonic() - 1, workers=1, name="test")
+        assert futures == {} and not done and not not_done
+
+
+class TestSourceTwin:
+    def test_an_unselected_source_answers_on_the_loop_and_a_selected_one_in_a_worker(self):
+        @component
+        class Web:
+            @component.output_types(thread=int)
+            def run(self, sources: list[str] | None = None) -> dict[str, Any]:
+                return {"thread": threading.get_ident()}
+
+            run_async = source_twin(run, "web")
+
+        pipeline = Pipeline()
+        pipeline.add_component("web", Web())
+
+        async def both() -> tuple[int, int, int]:
+            skipped = await pipeline.run_async({"web": {"sources": ["kb"]}})
+            selected = await pipeline.run_async({"web": {"sources": ["web"]}})
+            return threading.get_ident(), skipped["web"]["thread"], selected["web"]["thread"]
+
+        loop_thread, skipped, selected = asyncio.run(both())
+        assert skipped == loop_thread and selected != loop_thread

@@ -2,7 +2,7 @@ import datetime as dt
 
 import pytest
 
-from components.text.dates import iso_date, parse_date, parse_moment
+from components.text.dates import input_date, iso_date, parse_date, parse_moment
 
 
 class TestParseDate:
@@ -79,3 +79,23 @@ class TestIsoDate:
     @pytest.mark.parametrize("text", ["", "08", "2008-13", "2008-02-30", "June 2008"])
     def test_anything_else_is_none(self, text):
         assert iso_date(text) is None
+
+
+class TestInputDate:
+    def test_a_typed_date_is_read_strictly(self):
+        assert input_date("2024-05-31", "date_from") == dt.date(2024, 5, 31)
+        assert input_date(None, "date_from") is None
+
+    @pytest.mark.parametrize(("value", "shown"), [("31 May 2024", "'31 May 2024'"), (2024, "2024"), ("x" * 80, "'x")])
+    def test_a_malformed_date_names_the_parameter_and_the_value(self, value, shown):
+        with pytest.raises(ValueError) as raised:
+            input_date(value, "date_from")
+        assert str(raised.value).startswith(f"date_from must be a date as YYYY-MM-DD, not {shown}")
+        assert len(str(raised.value)) < 100  # a long value is cut, not echoed whole
+
+    def test_the_caller_chooses_the_error(self):
+        class Refused(Exception):
+            pass
+
+        with pytest.raises(Refused, match="^as_of must be a date"):
+            input_date("yesterday", "as_of", Refused)
