@@ -26,7 +26,7 @@ from components.contracts.selection import AUTO, check_sources
 from components.redaction import install_log_redaction
 from components.resilience.budget import question_budget
 from components.resilience.errors import first_line
-from components.text.dates import parse_date
+from components.text.dates import input_date
 from pipelines.input_copies import install as install_input_copies
 from pipelines.research_result import ResearchResult
 from pipelines.timing import record_timings
@@ -76,13 +76,10 @@ def check_research_request(
     if len(text) > MAX_QUESTION_CHARS:
         raise ValueError(f"The question is longer than {MAX_QUESTION_CHARS} characters ({len(text)}).")
     if as_of is not None:
-        try:
-            day = parse_date(as_of, strict=True)
-            if day is None:
-                raise ValueError("empty")
-            as_of = day.isoformat()
-        except ValueError:
-            raise ValueError(f"as_of must be a date like 2024-05-31, not {as_of!r}.") from None
+        day = input_date(as_of, "as_of")
+        if day is None:  # blank
+            raise ValueError(f"as_of must be a date as YYYY-MM-DD, not {as_of!r}")
+        as_of = day.isoformat()
     if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 50):
         raise ValueError("top_k must be a whole number between 1 and 50.")
     if filters is not None and not isinstance(filters, dict):

@@ -26,7 +26,7 @@ from hayhooks import BasePipelineWrapper
 from haystack import logging
 from pydantic import BaseModel, ValidationError
 
-from components.text.dates import parse_date
+from components.text.dates import input_date
 
 logger = logging.getLogger(__name__)
 
@@ -47,10 +47,7 @@ def catalog() -> Any:
 
 def parse_day(value: str | None, field: str) -> dt.date | None:
     """An ISO date (YYYY-MM-DD) from a request, or a clear 422."""
-    try:
-        return parse_date(value, strict=True)
-    except ValueError as exc:
-        raise InvalidRequest(f"{field} must be a date like 2024-05-31, not {value!r}") from exc
+    return input_date(value, field, InvalidRequest)
 
 
 def require_text(value: str | None, field: str, max_chars: int = 20_000) -> str:

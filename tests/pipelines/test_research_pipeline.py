@@ -71,7 +71,7 @@ class TestResearchPipeline:
         [
             ({"question": "   "}, "The question is empty"),
             ({"question": "x" * 3000}, "longer than 2000 characters"),
-            ({"question": "q", "as_of": "31/12/2020"}, "as_of must be a date like 2024-05-31"),
+            ({"question": "q", "as_of": "31/12/2020"}, "as_of must be a date as YYYY-MM-DD"),
             ({"question": "q", "top_k": 0}, "top_k must be a whole number between 1 and 50"),
             (
                 {"question": "q", "sources": ["kb", "tv"]},

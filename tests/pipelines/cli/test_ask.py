@@ -67,7 +67,7 @@ class TestAsk:
         ("argv", "message"),
         [
             (["ask", "q", "--sources", "kb,tv"], "research: Unknown source tv"),
-            (["ask", "q", "--sources", "kb", "--as-of", "yesterday"], "research: as_of must be a date like 2024-05-31"),
+            (["ask", "q", "--sources", "kb", "--as-of", "yesterday"], "research: as_of must be a date as YYYY-MM-DD"),
             (
                 ["ask", "q", "--sources", "kb", "--top-k", "99"],
                 "research: top_k must be a whole number between 1 and 50",
