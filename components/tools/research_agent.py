@@ -123,7 +123,6 @@ class _AgentRun:
     def call(self, name: str, arguments: Any) -> str:
         started = time.monotonic()
         arguments = arguments if isinstance(arguments, dict) else {}
-        payload: dict[str, Any]
         if self.invalid.get(name, 0) >= self.max_invalid:
             message = (
                 f"{name} was called with invalid arguments {self.invalid[name]} times; it is not run again for "
@@ -207,16 +206,14 @@ class _StrayToolCalls:
 
 def _messages(conversation: Iterable[Any] | None, question: str) -> list[ChatMessage]:
     messages: list[ChatMessage] = []
-    for turn in list(conversation or []):
+    for turn in conversation or []:
         if isinstance(turn, ChatMessage):
             messages.append(turn)
-            continue
-        if not isinstance(turn, dict) or not isinstance(turn.get("content"), str):
-            continue
-        if turn.get("role") == "assistant":
-            messages.append(ChatMessage.from_assistant(turn["content"]))
-        elif turn.get("role") == "user":
-            messages.append(ChatMessage.from_user(turn["content"]))
+        elif isinstance(turn, dict) and isinstance(turn.get("content"), str):
+            if turn.get("role") == "assistant":
+                messages.append(ChatMessage.from_assistant(turn["content"]))
+            elif turn.get("role") == "user":
+                messages.append(ChatMessage.from_user(turn["content"]))
     messages.append(ChatMessage.from_user(question))
     return messages
 
@@ -274,15 +271,12 @@ class ResearchAgent(InitParameterSerialization):
         min_support: float = 0.5,
         system_prompt: str = SYSTEM_PROMPT,
     ) -> None:
-        positive_int("max_agent_steps", max_agent_steps)
-        positive_int("max_invalid_calls", max_invalid_calls)
-        within("min_support", min_support, 0, 1)
+        self.max_agent_steps = positive_int("max_agent_steps", max_agent_steps)
+        self.max_invalid_calls = positive_int("max_invalid_calls", max_invalid_calls)
+        self.min_support = within("min_support", min_support, 0, 1)
         if profile is not None:
             load_profiles().require_profile(profile)
         self.profile = profile
-        self.max_agent_steps = max_agent_steps
-        self.max_invalid_calls = max_invalid_calls
-        self.min_support = min_support
         self.system_prompt = system_prompt
         self.chat_generator = chat_generator
         self._checker = CitationChecker(min_support=min_support)
