@@ -95,7 +95,7 @@ class ToolExecutor:
     def _component(self, spec: ToolSpec) -> Any:
         component = self._components.get(spec.name)
         if component is None:
-            component = self._components[spec.name] = spec.create()
+            component = self._components[spec.name] = spec.factory()
             if hasattr(component, "warm_up"):
                 component.warm_up()
         return component
