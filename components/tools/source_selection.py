@@ -99,14 +99,11 @@ def select_sources(
     if not text:
         return SourceSelection(sources=[], reasons={"*": ["the question is empty"]})
     choose("kb", "the knowledge base is always searched")
-    recency = matched_words(_RECENCY, text)
-    if recency:
+    if recency := matched_words(_RECENCY, text):
         choose("web", "recency words: " + ", ".join(recency))
-    research = matched_words(_RESEARCH, text)
-    if research:
+    if research := matched_words(_RESEARCH, text):
         choose("arxiv", "papers or methods: " + ", ".join(research))
-    memory = matched_words(_MEMORY, text)
-    if memory:
+    if memory := matched_words(_MEMORY, text):
         choose("memory", "refers to earlier conversation: " + ", ".join(memory))
     entities: list[str] = []
     if known_entities is not None:
@@ -116,10 +113,8 @@ def select_sources(
             logger.warning("Entity lookup failed during source selection: {reason}", reason=str(exc)[:200])
     if entities:
         choose("graph", "entities known to the graph: " + ", ".join(entities[:10]))
-    else:
-        relations = matched_words(_RELATIONS, text)
-        if relations and known_entities is None and capitalised_phrases(text):
-            choose("graph", "asks about relations between named entities: " + ", ".join(relations))
+    elif (relations := matched_words(_RELATIONS, text)) and known_entities is None and capitalised_phrases(text):
+        choose("graph", "asks about relations between named entities: " + ", ".join(relations))
     chosen = list(reasons)
     for source in available:
         reasons.setdefault(source, ["not selected: nothing in the question calls for it"])
