@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import email.utils
 import json
@@ -44,10 +45,8 @@ def parse_retry_after(value: Any) -> float | None:
     if value is None:
         return None
     text = str(value).strip()
-    try:
+    with contextlib.suppress(ValueError):
         return max(0.0, float(text))
-    except ValueError:
-        pass
     try:
         when = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError):
