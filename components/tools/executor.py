@@ -129,8 +129,8 @@ class ToolExecutor:
             return spec, "invalid_input", f"invalid input for {name}: {problem}"
         return spec, None, ""
 
-    def run(self, name: str, arguments: dict[str, Any] | None = None, *, deadline: float | None = None) -> ToolOutcome:
-        """Run tool `name` with `arguments` (a JSON object); `deadline` is a `time.monotonic()` bound."""
+    def run(self, name: str, arguments: dict[str, Any] | None = None) -> ToolOutcome:
+        """Run tool `name` with `arguments` (a JSON object)."""
         started = time.monotonic()
         arguments = {} if arguments is None else arguments
         spec, fault, message = self.check(name, arguments)
@@ -152,7 +152,7 @@ class ToolExecutor:
             found = inner.total_found if inner is not None else 1
             return ToolResult(output=run.output, chunks=list(run.chunks), total_found=found, partial=partial)
 
-        result, status = self._guard(name).call(work, key=key, deadline=deadline)
+        result, status = self._guard(name).call(work, key=key)
         if not status.ok:
             record_call(name, status, _fault_of(status))
             # A component that failed still answers with its contract's shape (an empty list, an error code).

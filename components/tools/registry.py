@@ -16,7 +16,7 @@ from components.tools.calculator import Calculator
 from components.tools.call_log import summarise_calls
 from components.tools.fetch_page import FetchPage
 from components.tools.list_directory import ListDirectory
-from components.tools.profiles import ToolProfiles, load_profiles
+from components.tools.profiles import load_profiles
 from components.tools.read_file import ReadFile
 from components.tools.research_tools import RESEARCH_TOOLS
 from components.tools.tool_spec import ToolSpec
@@ -81,9 +81,9 @@ def get_tool(name: str) -> ToolSpec:
     return spec
 
 
-def list_tools(profile: str | None = None, profiles: ToolProfiles | None = None) -> list[dict[str, Any]]:
+def list_tools(profile: str | None = None) -> list[dict[str, Any]]:
     """Every tool described, with `enabled` for `profile` (default: TOOL_PROFILE)."""
-    profiles = profiles or load_profiles()
+    profiles = load_profiles()
     profile = profiles.require_profile(profile or None)
     return [
         {

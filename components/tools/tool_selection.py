@@ -145,19 +145,3 @@ def select_tools(
         if tool not in allowed:
             why.append("not granted to this profile")
     return ToolSelection(tools=chosen, reasons=reasons, sources=sources.sources, entities=sources.entities)
-
-
-def graph_entity_lookup(collection: str | None = None) -> Callable[[str], list[str]]:
-    """A `known_entities` function over the knowledge graph the settings choose for `collection`: the entities a
-    text names (exact, alias or mention matches only, so a loose fuzzy match does not send every question to the
-    graph)."""
-    from components.graph.factory import graph_store_from_settings
-    from components.graph.tools import GraphTools
-
-    tools = GraphTools(graph_store_from_settings(collection))
-
-    def lookup(text: str) -> list[str]:
-        matches = tools.entity_matches(text[:1000], limit=5)
-        return [match.entity.name for match in matches if match.match in ("exact", "alias", "mention")]
-
-    return lookup
