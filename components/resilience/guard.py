@@ -48,7 +48,7 @@ logger = logging.getLogger(__name__)
 class _DaemonWorkers:
     """Daemon threads that run submitted work, each kept for the next piece while it is idle (up to `idle_s`).
 
-    Daemon threads, so a timeout can abandon a call and a hung call never delays the process's exit
+    They are daemons, so a timeout can abandon a call and a hung call never delays the process's exit
     (ThreadPoolExecutor workers are joined at interpreter exit, so an abandoned request would hold the CLI open).
     The submitter's context (the question's deadline among it) goes with the work. Starting a thread waits until
     the new thread runs, which on a busy machine took 2-3 ms of every source call; an idle worker takes the next
