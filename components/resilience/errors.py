@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import email.utils
 import json
@@ -44,10 +45,8 @@ def parse_retry_after(value: Any) -> float | None:
     if value is None:
         return None
     text = str(value).strip()
-    try:
+    with contextlib.suppress(ValueError):
         return max(0.0, float(text))
-    except ValueError:
-        pass
     try:
         when = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError):
@@ -66,17 +65,14 @@ def raise_for_busy(status_code: int, headers: Any, service: str) -> None:
 
 
 def _status_code_and_headers(exc: BaseException) -> tuple[int | None, Any]:
-    for holder in (exc, getattr(exc, "response", None)):
-        if holder is None:
-            continue
+    response = getattr(exc, "response", None)
+    for holder in (exc, response):
         code = getattr(holder, "status_code", None)
         if code is None:
             code = getattr(holder, "status", None)
         if isinstance(code, int):
             headers = getattr(holder, "headers", None)
-            if headers is None and getattr(exc, "response", None) is not None:
-                headers = getattr(exc.response, "headers", None)
-            return code, headers
+            return code, getattr(response, "headers", None) if headers is None else headers
     return None, None
 
 
@@ -90,12 +86,10 @@ def classify_exception(exc: BaseException) -> Fault:
         return Fault("timeout", True, "timed out")
     code, headers = _status_code_and_headers(exc)
     if code is not None:
-        retry_after = None
-        if headers is not None:
-            try:
-                retry_after = parse_retry_after(headers.get("Retry-After") or headers.get("retry-after"))
-            except AttributeError:
-                retry_after = None
+        try:
+            retry_after = parse_retry_after(headers.get("Retry-After") or headers.get("retry-after"))
+        except AttributeError:  # no headers, or not a mapping
+            retry_after = None
         if code == 429:
             return Fault("rate_limited", True, f"rate limited (HTTP 429): {first_line(exc, 300)}", retry_after)
         if code >= 500:

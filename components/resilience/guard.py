@@ -48,9 +48,12 @@ logger = logging.getLogger(__name__)
 class _DaemonWorkers:
     """Daemon threads that run submitted work, each kept for the next piece while it is idle (up to `idle_s`).
 
-    Starting a thread waits until the new thread runs, which on a busy machine took 2-3 ms of every source call; an
-    idle worker takes the next piece at once. A worker whose work never returns stays with it (the guard abandons
-    the call and starts no other for that source), so a hung call still holds exactly one thread.
+    They are daemons, so a timeout can abandon a call and a hung call never delays the process's exit
+    (ThreadPoolExecutor workers are joined at interpreter exit, so an abandoned request would hold the CLI open).
+    The submitter's context (the question's deadline among it) goes with the work. Starting a thread waits until
+    the new thread runs, which on a busy machine took 2-3 ms of every source call; an idle worker takes the next
+    piece at once. A worker whose work never returns stays with it (the guard abandons the call and starts no other
+    for that source), so a hung call still holds exactly one thread.
     """
 
     def __init__(self, idle_s: float = 30.0) -> None:
@@ -90,16 +93,8 @@ class _DaemonWorkers:
                 self._idle += 1
 
 
-_WORKERS = _DaemonWorkers()
-
-
-def submit_in_thread(work: Callable[[], Any]) -> concurrent.futures.Future:
-    """Run `work` in a daemon thread so a timeout can abandon it and a hung call never delays the process's exit.
-
-    (ThreadPoolExecutor workers are joined at interpreter exit, so an abandoned request would hold the CLI open.)
-    The caller's context (the question's deadline among it) goes with the work. Idle threads are reused.
-    """
-    return _WORKERS.submit(work)
+# Runs `work` (a no-argument callable) in a daemon worker thread: see `_DaemonWorkers`.
+submit_in_thread = _DaemonWorkers().submit
 
 
 @dataclass(frozen=True)
@@ -130,11 +125,6 @@ class ResiliencePolicy:
     def to_dict(self) -> dict[str, Any]:
         """Plain values for serialisation."""
         return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> ResiliencePolicy:
-        """The policy `to_dict` wrote; missing keys take their defaults."""
-        return cls(**(data or {}))
 
     @classmethod
     def from_settings(cls, **overrides: Any) -> ResiliencePolicy:
@@ -169,8 +159,7 @@ class SourceResult:
 class CircuitBreaker:
     """Opens after `failures` consecutive faults and skips the source for `cooldown_s`, then lets one call try."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._consecutive = 0
         self._opened_at: float | None = None
@@ -261,9 +250,7 @@ class _HungCalls:
 
     def wait(self, timeout_s: float) -> bool:
         """Wait up to `timeout_s` for every abandoned call to end; True when none is left."""
-        pending = self.pending()
-        if pending:
-            concurrent.futures.wait(pending, timeout=max(timeout_s, 0.0))
+        concurrent.futures.wait(self.pending(), timeout=max(timeout_s, 0.0))
         return not self.pending()
 
 
@@ -272,7 +259,7 @@ class _Shared:
     """What every guard of one source shares in the process: its breaker, its rate gate, the calls abandoned at
     their timeout, and its results cache (made by the first guard with a cache TTL)."""
 
-    breaker: CircuitBreaker
+    breaker: CircuitBreaker = field(default_factory=CircuitBreaker)
     gate: _RateGate = field(default_factory=_RateGate)
     hung: _HungCalls = field(default_factory=_HungCalls)
     cache: TTLCache | None = None
@@ -284,10 +271,7 @@ _SHARED_LOCK = threading.Lock()
 
 def _shared(source: str) -> _Shared:
     with _SHARED_LOCK:
-        shared = _SHARED.get(source)
-        if shared is None:
-            shared = _SHARED[source] = _Shared(CircuitBreaker(source))
-        return shared
+        return _SHARED.setdefault(source, _Shared())
 
 
 def hung_threads(source: str) -> int:
@@ -346,10 +330,8 @@ class SourceGuard:
     def _limit(self, started: float, deadline: float | None) -> tuple[float, bool]:
         """(the instant this call must end by, whether the question's budget rather than the timeout sets it)."""
         own = started + self.policy.timeout_s
-        outer = [value for value in (deadline, question_deadline()) if value is not None]
-        if outer and min(outer) < own:
-            return min(outer), True
-        return own, False
+        outer = min((value for value in (deadline, question_deadline()) if value is not None), default=own)
+        return min(own, outer), outer < own
 
     def _precheck(
         self, started: float, key: str | None, deadline_at: float
@@ -443,9 +425,10 @@ class SourceGuard:
                     return work(), None, attempt
             except Exception as exc:  # noqa: BLE001 - the contract: a source never raises into the pipeline
                 # A timeout the work raises (a client's own) is a retryable fault, not our budget running out.
-                fault = classify_exception(RetryableError(
-                    f"the service timed out: {exc}" if str(exc) else "the service timed out", kind="timeout"
-                ) if isinstance(exc, TimeoutError) else exc)
+                if isinstance(exc, TimeoutError):
+                    reason = f"the service timed out: {exc}" if str(exc) else "the service timed out"
+                    exc = RetryableError(reason, kind="timeout")
+                fault = classify_exception(exc)
                 logger.debug(
                     "Source {source} attempt {attempt} failed", source=self.source, attempt=attempt, exc_info=True
                 )

@@ -12,12 +12,8 @@ import numpy as np
 
 @dataclass
 class _ToolStats:
-    calls: int = 0
-    successes: int = 0
-    partials: int = 0
-    failures: Counter = field(default_factory=Counter)
-    cache_hits: int = 0
-    skipped: int = 0
+    counts: Counter = field(default_factory=Counter)  # calls, cache_hits, and success, partial and skipped calls
+    failures: Counter = field(default_factory=Counter)  # the other calls, by fault
     latencies_ms: deque = field(default_factory=lambda: deque(maxlen=1000))
 
 
@@ -34,15 +30,9 @@ class ToolTelemetry:
         """Count one call of `tool` that ended in `status`."""
         with self._lock:
             stats = self._stats.setdefault(tool, _ToolStats())
-            stats.calls += 1
-            if cached:
-                stats.cache_hits += 1
-            if status == "success":
-                stats.successes += 1
-            elif status == "partial":
-                stats.partials += 1
-            elif status == "skipped":
-                stats.skipped += 1
+            stats.counts.update(calls=1, cache_hits=int(cached))
+            if status in ("success", "partial", "skipped"):
+                stats.counts[status] += 1
             else:
                 stats.failures[fault or status] += 1
             stats.latencies_ms.append(latency_ms)
@@ -53,13 +43,14 @@ class ToolTelemetry:
             out: dict[str, dict[str, Any]] = {}
             for tool, stats in sorted(self._stats.items()):
                 latencies = np.array(stats.latencies_ms, dtype=float)
+                counts = stats.counts
                 out[tool] = {
-                    "calls": stats.calls,
-                    "successes": stats.successes,
-                    "partials": stats.partials,
-                    "skipped": stats.skipped,
+                    "calls": counts["calls"],
+                    "successes": counts["success"],
+                    "partials": counts["partial"],
+                    "skipped": counts["skipped"],
                     "failures": dict(stats.failures),
-                    "cache_hits": stats.cache_hits,
+                    "cache_hits": counts["cache_hits"],
                     "p50_ms": float(np.percentile(latencies, 50)) if latencies.size else None,
                     "p95_ms": float(np.percentile(latencies, 95)) if latencies.size else None,
                 }

@@ -25,9 +25,8 @@ _BINARY: dict[type, Callable[[Any, Any], Any]] = {
 }
 _UNARY: dict[type, Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 _MATH = ("sqrt", "log", "log10", "log2", "exp", "sin", "cos", "tan", "asin", "acos", "atan", "floor", "ceil")
-_FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "abs": abs, "round": round, "min": min, "max": max, **{name: getattr(math, name) for name in _MATH}
-}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {"abs": abs, "round": round, "min": min, "max": max}
+_FUNCTIONS |= {name: getattr(math, name) for name in _MATH}
 _CONSTANTS = {"pi": math.pi, "e": math.e, "tau": math.tau}
 MAX_EXPRESSION_CHARS = 500
 # Bounds keep a tiny expression (9**9**9) from eating the CPU or memory.
@@ -57,15 +56,10 @@ class _Evaluator:
             if isinstance(node.op, ast.Pow) and abs(right) > _MAX_EXPONENT:
                 raise SourceError(f"Exponents above {_MAX_EXPONENT} are not computed.")
             return self._bounded(_BINARY[type(node.op)](left, right))
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in _FUNCTIONS
-            and not node.keywords
-        ):
-            return self._bounded(_FUNCTIONS[node.func.id](*[self.eval(arg) for arg in node.args]))
         if isinstance(node, ast.Call):
-            raise SourceError(f"Only these functions are allowed: {', '.join(sorted(_FUNCTIONS))}.")
+            if not isinstance(node.func, ast.Name) or node.func.id not in _FUNCTIONS or node.keywords:
+                raise SourceError(f"Only these functions are allowed: {', '.join(sorted(_FUNCTIONS))}.")
+            return self._bounded(_FUNCTIONS[node.func.id](*[self.eval(arg) for arg in node.args]))
         if isinstance(node, ast.Name):
             raise SourceError(f"Unknown name {node.id!r}; only {', '.join(sorted(_CONSTANTS))} are defined.")
         raise SourceError(f"Only arithmetic is allowed, not {type(node).__name__}.")

@@ -49,11 +49,8 @@ def record_call(tool: str, status: SourceStatus, fault: str | None = None) -> No
                 lines = path.read_text(encoding="utf-8").splitlines()
                 path.write_text("\n".join(lines[len(lines) // 2 :]) + "\n", encoding="utf-8")
             # One short line per O_APPEND write: processes appending at once do not interleave.
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-            try:
-                os.write(fd, (line + "\n").encode("utf-8"))
-            finally:
-                os.close(fd)
+            with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644), "ab", buffering=0) as log:
+                log.write((line + "\n").encode("utf-8"))
     except OSError as exc:
         logger.warning("Could not log the call of tool {tool}: {reason}", tool=tool, reason=str(exc))
 

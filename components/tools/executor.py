@@ -95,7 +95,7 @@ class ToolExecutor:
     def _component(self, spec: ToolSpec) -> Any:
         component = self._components.get(spec.name)
         if component is None:
-            component = self._components[spec.name] = spec.create()
+            component = self._components[spec.name] = spec.factory()
             if hasattr(component, "warm_up"):
                 component.warm_up()
         return component
@@ -107,12 +107,9 @@ class ToolExecutor:
         return guard
 
     def _refuse(self, name: str, started: float, fault: str, message: str) -> ToolOutcome:
-        elapsed = (time.monotonic() - started) * 1000.0
-        status = SourceStatus(
-            source=name, status=StatusKind.ERROR, execution_time_ms=elapsed, message=message, attempts=0
-        )
+        status = SourceStatus.refused(name, message, started)
         if fault != "unknown_tool":  # counters only for real tools, not for every misspelt name
-            telemetry.record(name, "error", elapsed, fault=fault)
+            telemetry.record(name, "error", status.execution_time_ms, fault=fault)
             record_call(name, status, fault)
         logger.warning("Tool {tool} refused ({fault}): {reason}", tool=name, fault=fault, reason=message)
         return ToolOutcome(tool=name, output=None, status=status)
@@ -132,15 +129,14 @@ class ToolExecutor:
             return spec, "invalid_input", f"invalid input for {name}: {problem}"
         return spec, None, ""
 
-    def run(self, name: str, arguments: dict[str, Any] | None = None, *, deadline: float | None = None) -> ToolOutcome:
-        """Run tool `name` with `arguments` (a JSON object); `deadline` is a `time.monotonic()` bound."""
+    def run(self, name: str, arguments: dict[str, Any] | None = None) -> ToolOutcome:
+        """Run tool `name` with `arguments` (a JSON object)."""
         started = time.monotonic()
         arguments = {} if arguments is None else arguments
         spec, fault, message = self.check(name, arguments)
         if fault is not None or spec is None:
             return self._refuse(name, started, fault or "unknown_tool", message)
         component = self._component(spec)
-        guard = self._guard(name)
         key = cache_key(name, arguments) if not spec.side_effects else None
 
         failed: dict[str, ToolRun] = {}
@@ -156,7 +152,7 @@ class ToolExecutor:
             found = inner.total_found if inner is not None else 1
             return ToolResult(output=run.output, chunks=list(run.chunks), total_found=found, partial=partial)
 
-        result, status = guard.call(work, key=key, deadline=deadline)
+        result, status = self._guard(name).call(work, key=key)
         if not status.ok:
             record_call(name, status, _fault_of(status))
             # A component that failed still answers with its contract's shape (an empty list, an error code).

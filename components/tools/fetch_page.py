@@ -127,10 +127,7 @@ class FetchPage(InitParameterSerialization):
         from components.settings import setting_or
 
         allow_private = setting_or(self.allow_private_addresses, "allow_private_addresses")
-        deadline = time.monotonic() + self.timeout_s
-        outer = question_deadline()
-        if outer is not None:
-            deadline = min(deadline, outer)
+        deadline = min(d for d in (time.monotonic() + self.timeout_s, question_deadline()) if d is not None)
         with httpx.Client(follow_redirects=False, headers={"User-Agent": USER_AGENT}) as client:
             for _ in range(MAX_REDIRECTS + 1):
                 request_url, headers, extensions = _pinned_request(target, check_url(target, allow_private))
@@ -172,16 +169,14 @@ class FetchPage(InitParameterSerialization):
         size = 0
         # Each read waits at most until the deadline (the client's timeout is what was left when the request went
         # out); past the deadline or the cap the transfer stops and the connection closes with the `with` block.
+        cut = False
         for piece in response.iter_bytes(_READ_SIZE):
             size += len(piece)
-            if size > limit:
-                parts.append(decoder.decode(piece[: len(piece) - (size - limit)], final=True))
-                return "".join(parts), True
-            parts.append(decoder.decode(piece))
-            if time.monotonic() >= deadline:
+            cut = size > limit or time.monotonic() >= deadline
+            parts.append(decoder.decode(piece[: len(piece) - max(size - limit, 0)]))
+            if cut:
                 if size == 0:
                     raise SourceError(f"The page sent nothing within {self.timeout_s:g} s.")
-                parts.append(decoder.decode(b"", final=True))
-                return "".join(parts), True
+                break
         parts.append(decoder.decode(b"", final=True))
-        return "".join(parts), False
+        return "".join(parts), cut

@@ -65,12 +65,8 @@ class ToolProfiles:
 
     def granted(self, profile: str, tool: str) -> bool:
         """True when `profile` may call `tool` (and the tool is not disabled everywhere)."""
-        if tool in self.disabled:
-            return False
-        tools = self.profiles.get(profile)
-        if tools is None:
-            return False
-        return "*" in tools or tool in tools
+        tools = self.profiles.get(profile, [])
+        return tool not in self.disabled and ("*" in tools or tool in tools)
 
     def policy_for(self, tool: str) -> ResiliencePolicy:
         """The executor policy of `tool`: settings defaults, then the tool's overrides."""

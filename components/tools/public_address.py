@@ -13,6 +13,7 @@ the cloud metadata endpoints (some of which are public unicast, e.g. Azure's 168
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 
@@ -45,10 +46,8 @@ class RefusedAddress(ValueError):
 def parse_literal(host: str) -> IPAddress | None:
     """`host` as an IP address when it is a literal in any notation (brackets, octal, hex, short forms), else None."""
     text = host.strip().strip("[]")
-    try:
+    with contextlib.suppress(ValueError):
         return ipaddress.ip_address(text)
-    except ValueError:
-        pass
     if text and all(part.strip() for part in text.split(".")) and text.replace(".", "").isalnum():
         try:
             # inet_aton takes the legacy forms (127.1, 0x7f.1, 2130706433, 0177.0.0.1) a resolver would accept.

@@ -13,9 +13,10 @@ from typing import Any
 
 from components.resilience import telemetry
 from components.tools.calculator import Calculator
+from components.tools.call_log import summarise_calls
 from components.tools.fetch_page import FetchPage
 from components.tools.list_directory import ListDirectory
-from components.tools.profiles import ToolProfiles, load_profiles
+from components.tools.profiles import load_profiles
 from components.tools.read_file import ReadFile
 from components.tools.research_tools import RESEARCH_TOOLS
 from components.tools.tool_spec import ToolSpec
@@ -80,9 +81,9 @@ def get_tool(name: str) -> ToolSpec:
     return spec
 
 
-def list_tools(profile: str | None = None, profiles: ToolProfiles | None = None) -> list[dict[str, Any]]:
+def list_tools(profile: str | None = None) -> list[dict[str, Any]]:
     """Every tool described, with `enabled` for `profile` (default: TOOL_PROFILE)."""
-    profiles = profiles or load_profiles()
+    profiles = load_profiles()
     profile = profiles.require_profile(profile or None)
     return [
         {
@@ -99,8 +100,7 @@ def _configured(spec: ToolSpec) -> tuple[bool, str]:
 
     settings = get_settings()
     if spec.name in ("read_file", "write_file", "list_directory"):
-        folder = settings.workspace_dir
-        return True, "workspace: WORKSPACE_DIR" if folder else "workspace: the data folder's workspace"
+        return True, "workspace: WORKSPACE_DIR" if settings.workspace_dir else "workspace: the data folder's workspace"
     if spec.name == "wikipedia_summary":
         return bool(settings.wikipedia_api_url), "MediaWiki API configured"
     if spec.name == "fetch_page":
@@ -133,10 +133,7 @@ def tool_status(profile: str | None = None) -> list[dict[str, Any]]:
         profiles.require_profile(profile)
     except ValueError as exc:
         profiles, error = None, str(exc)
-    snapshot = telemetry.snapshot()
-    from components.tools.call_log import summarise_calls
-
-    history = summarise_calls()
+    snapshot, history = telemetry.snapshot(), summarise_calls()
     rows = []
     for spec in _TOOLS.values():
         configured, detail = _configured(spec)

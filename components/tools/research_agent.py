@@ -22,7 +22,7 @@ from components.serialization import InitParameterSerialization
 from components.tools.executor import ToolExecutor
 from components.tools.profiles import ToolProfiles, load_profiles
 from components.tools.registry import get_tool, tool_names
-from components.tools.tool_selection import ToolSelection, graph_entity_lookup, select_tools
+from components.tools.tool_selection import ToolSelection, select_tools
 from components.validation import positive_int, within
 
 logger = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ SYSTEM_PROMPT = (
 )
 
 
-def chat_generator_from_settings(timeout_s: float | None = None) -> Any:
+def chat_generator_from_settings() -> Any:
     """The OpenAI-compatible chat generator the settings describe; ValueError (one sentence) when not configured."""
     from haystack.components.generators.chat import OpenAIChatGenerator
     from haystack.utils import Secret
@@ -57,7 +57,7 @@ def chat_generator_from_settings(timeout_s: float | None = None) -> Any:
         api_key=Secret.from_env_var("OPENAI_API_KEY"),
         model=settings.openai_model,
         api_base_url=settings.openai_base_url,
-        timeout=timeout_s or settings.question_budget_s,
+        timeout=settings.question_budget_s,
         max_retries=settings.tool_retries,
     )
 
@@ -67,7 +67,6 @@ def choose_tools(
     profile: str | None = None,
     conversation: Iterable[Any] | None = None,
     profiles: ToolProfiles | None = None,
-    collection: str | None = None,
     known_entities: Callable[[str], list[str]] | None = None,
 ) -> ToolSelection:
     """The manager's choice for `question`: among the tools `profile` (default: TOOL_PROFILE) is granted, those
@@ -76,17 +75,28 @@ def choose_tools(
     profiles = profiles or load_profiles()
     profile = profiles.require_profile(profile or None)
     granted = [name for name in tool_names() if profiles.granted(profile, name)]
-    lookup = known_entities or _entity_lookup(collection)
+    lookup = known_entities or _entity_lookup()
     return select_tools(question, conversation=conversation, available=granted, known_entities=lookup)
 
 
-def _entity_lookup(collection: str | None) -> Callable[[str], list[str]] | None:
-    """The graph's entity lookup, or None when the graph cannot be opened (the choice is then made from words)."""
+def _entity_lookup() -> Callable[[str], list[str]] | None:
+    """A `known_entities` function over the settings' knowledge graph: the entities a text names (exact, alias or
+    mention matches only, so a loose fuzzy match does not send every question to the graph); None when the graph
+    cannot be opened (the choice is then made from words)."""
     try:
-        return graph_entity_lookup(collection)
+        from components.graph.factory import graph_store_from_settings
+        from components.graph.tools import GraphTools
+
+        tools = GraphTools(graph_store_from_settings())
     except Exception as exc:  # noqa: BLE001 - no graph: the choice is made from the words alone
         logger.warning("The graph cannot name entities for the tool choice: {reason}", reason=str(exc)[:200])
         return None
+
+    def lookup(text: str) -> list[str]:
+        matches = tools.entity_matches(text[:1000], limit=5)
+        return [match.entity.name for match in matches if match.match in ("exact", "alias", "mention")]
+
+    return lookup
 
 
 def _annotate(value: Any, numbers: dict[str, int]) -> Any:
@@ -123,7 +133,6 @@ class _AgentRun:
     def call(self, name: str, arguments: Any) -> str:
         started = time.monotonic()
         arguments = arguments if isinstance(arguments, dict) else {}
-        payload: dict[str, Any]
         if self.invalid.get(name, 0) >= self.max_invalid:
             message = (
                 f"{name} was called with invalid arguments {self.invalid[name]} times; it is not run again for "
@@ -207,16 +216,14 @@ class _StrayToolCalls:
 
 def _messages(conversation: Iterable[Any] | None, question: str) -> list[ChatMessage]:
     messages: list[ChatMessage] = []
-    for turn in list(conversation or []):
+    for turn in conversation or []:
         if isinstance(turn, ChatMessage):
             messages.append(turn)
-            continue
-        if not isinstance(turn, dict) or not isinstance(turn.get("content"), str):
-            continue
-        if turn.get("role") == "assistant":
-            messages.append(ChatMessage.from_assistant(turn["content"]))
-        elif turn.get("role") == "user":
-            messages.append(ChatMessage.from_user(turn["content"]))
+        elif isinstance(turn, dict) and isinstance(turn.get("content"), str):
+            if turn.get("role") == "assistant":
+                messages.append(ChatMessage.from_assistant(turn["content"]))
+            elif turn.get("role") == "user":
+                messages.append(ChatMessage.from_user(turn["content"]))
     messages.append(ChatMessage.from_user(question))
     return messages
 
@@ -274,15 +281,12 @@ class ResearchAgent(InitParameterSerialization):
         min_support: float = 0.5,
         system_prompt: str = SYSTEM_PROMPT,
     ) -> None:
-        positive_int("max_agent_steps", max_agent_steps)
-        positive_int("max_invalid_calls", max_invalid_calls)
-        within("min_support", min_support, 0, 1)
+        self.max_agent_steps = positive_int("max_agent_steps", max_agent_steps)
+        self.max_invalid_calls = positive_int("max_invalid_calls", max_invalid_calls)
+        self.min_support = within("min_support", min_support, 0, 1)
         if profile is not None:
             load_profiles().require_profile(profile)
         self.profile = profile
-        self.max_agent_steps = max_agent_steps
-        self.max_invalid_calls = max_invalid_calls
-        self.min_support = min_support
         self.system_prompt = system_prompt
         self.chat_generator = chat_generator
         self._checker = CitationChecker(min_support=min_support)
@@ -294,7 +298,7 @@ class ResearchAgent(InitParameterSerialization):
         builds (a server can deploy it); each run then says so in its status. The graph's entity lookup for
         the tool choice is made once here too."""
         if self._entity_lookup is None:
-            self._entity_lookup = _entity_lookup(None)
+            self._entity_lookup = _entity_lookup()
         if self._generator is None:
             try:
                 self._generator = chat_generator_from_settings()

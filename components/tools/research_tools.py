@@ -144,12 +144,6 @@ def _chunks_run(outputs: dict[str, Any]) -> ToolRun:
     })
 
 
-def _refused(source: str, message: str, output: dict[str, Any]) -> ToolRun:
-    """The contract's answer to input the tool cannot take: `output` with an error status saying why."""
-    status = SourceStatus(source=source, status="error", execution_time_ms=0.0, message=message, attempts=0)
-    return ToolRun(output={**output, "status": status.to_dict()}, status=status)
-
-
 def _passage_fact_json(fact: dict[str, Any], passage: ContextChunk) -> dict[str, Any]:
     """A fact the graph branch attached to a passage, in the graph contract's shape, with the passage's attribution."""
     return {
@@ -203,8 +197,9 @@ def _source_types(value: Any) -> list[str]:
 def _rag_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
     try:
         start, end = parse_date_range(arguments.get("filter_date_range"))
-    except ValueError as exc:
-        return _refused("rag_search", str(exc), {"chunks": [], "total_found": 0, "execution_time_ms": 0.0})
+    except ValueError as exc:  # the contract's answer to a range it cannot take: no chunks, an error status
+        status = SourceStatus(source="rag_search", status="error", execution_time_ms=0.0, message=str(exc), attempts=0)
+        return _reported({"status": status}, {"chunks": [], "total_found": 0, "execution_time_ms": 0.0})
     filters = {
         key: value
         for key, value in {

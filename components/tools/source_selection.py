@@ -42,12 +42,11 @@ _RELATIONS = re.compile(
     re.IGNORECASE,
 )
 _PHRASE = re.compile(r"\b([A-Z][\w&.-]*(?:\s+(?:of|de|la|von|van|&)?\s*[A-Z][\w&.-]*)*)")
-_STOP = {
-    "what", "who", "when", "where", "why", "how", "which", "is", "are", "was", "were", "do", "does", "did", "can",
-    "could", "should", "would", "will", "the", "a", "an", "tell", "show", "give", "list", "find", "explain",
-    "summarise", "summarize", "compare", "describe", "please", "i", "we", "you", "it", "in", "on", "for", "and", "or",
-    "of", "to", "from", "with", "about", "remind", "me", "our", "my", "this", "that", "these", "those"
-}
+_STOP = set(
+    """what who when where why how which is are was were do does did can could should would will the a an tell show
+    give list find explain summarise summarize compare describe please i we you it in on for and or of to from
+    with about remind me our my this that these those""".split()
+)
 
 
 def capitalised_phrases(text: str) -> list[str]:
@@ -91,27 +90,20 @@ def select_sources(
     A failing entity lookup is logged and treated as "none known": selection never raises on a bad lookup.
     """
     text = (question or "").strip()
-    reasons: dict[str, list[str]] = {}
-    chosen: list[str] = []
+    reasons: dict[str, list[str]] = {}  # the chosen sources', in the order they were chosen
 
     def choose(source: str, reason: str) -> None:
-        if source not in available:
-            return
-        if source not in chosen:
-            chosen.append(source)
-        reasons.setdefault(source, []).append(reason)
+        if source in available:
+            reasons.setdefault(source, []).append(reason)
 
     if not text:
         return SourceSelection(sources=[], reasons={"*": ["the question is empty"]})
     choose("kb", "the knowledge base is always searched")
-    recency = matched_words(_RECENCY, text)
-    if recency:
+    if recency := matched_words(_RECENCY, text):
         choose("web", "recency words: " + ", ".join(recency))
-    research = matched_words(_RESEARCH, text)
-    if research:
+    if research := matched_words(_RESEARCH, text):
         choose("arxiv", "papers or methods: " + ", ".join(research))
-    memory = matched_words(_MEMORY, text)
-    if memory:
+    if memory := matched_words(_MEMORY, text):
         choose("memory", "refers to earlier conversation: " + ", ".join(memory))
     entities: list[str] = []
     if known_entities is not None:
@@ -119,16 +111,13 @@ def select_sources(
             entities = [str(entity) for entity in (known_entities(text) or [])]
         except Exception as exc:  # noqa: BLE001 - a broken lookup must not stop the question
             logger.warning("Entity lookup failed during source selection: {reason}", reason=str(exc)[:200])
-            entities = []
     if entities:
         choose("graph", "entities known to the graph: " + ", ".join(entities[:10]))
-    else:
-        relations = matched_words(_RELATIONS, text)
-        if relations and known_entities is None and capitalised_phrases(text):
-            choose("graph", "asks about relations between named entities: " + ", ".join(relations))
+    elif (relations := matched_words(_RELATIONS, text)) and known_entities is None and capitalised_phrases(text):
+        choose("graph", "asks about relations between named entities: " + ", ".join(relations))
+    chosen = list(reasons)
     for source in available:
-        if source not in chosen:
-            reasons.setdefault(source, ["not selected: nothing in the question calls for it"])
+        reasons.setdefault(source, ["not selected: nothing in the question calls for it"])
     return SourceSelection(sources=chosen, reasons=reasons, entities=entities or capitalised_phrases(text))
 
 

@@ -112,30 +112,24 @@ def select_tools(
         why = "; ".join(sources.reasons.get(source, [])) or f"{source} selected"
         choose(SOURCE_TOOLS[source][0], f"source {source}: {why}")
     if "kb" in sources.sources:
-        exact = matched_words(_EXACT, text)
-        if exact:
+        if exact := matched_words(_EXACT, text):
             choose("hybrid_search", "exact terms, names or numbers: " + ", ".join(exact[:6]))
-        documents = matched_words(_DOCUMENTS, text)
-        if documents:
+        if documents := matched_words(_DOCUMENTS, text):
             choose("list_documents", "asks about the documents themselves: " + ", ".join(documents))
             choose("get_document", "a listed document may need reading in full")
-        books = matched_words(_BOOKS, text)
-        if books:
+        if books := matched_words(_BOOKS, text):
             choose("retrieve_book_content", "books, pages or sections: " + ", ".join(books))
-    graph_words = {"timeline": matched_words(_TIMELINE, context), "relations": matched_words(_RELATIONS, context)}
-    if "graph" in sources.sources or graph_words["timeline"] or graph_words["relations"]:
-        if graph_words["timeline"] and sources.entities:
-            choose("get_entity_timeline", "asks when about " + ", ".join(sources.entities[:3]))
-        if graph_words["relations"] and sources.entities:
-            choose("get_entity_relationships", "asks how entities relate: " + ", ".join(graph_words["relations"]))
-        if "graph" in sources.sources and "kb" in sources.sources:
-            choose("perform_comprehensive_search", "both the documents and the graph know about it")
+    if matched_words(_TIMELINE, context) and sources.entities:
+        choose("get_entity_timeline", "asks when about " + ", ".join(sources.entities[:3]))
+    if (relations := matched_words(_RELATIONS, context)) and sources.entities:
+        choose("get_entity_relationships", "asks how entities relate: " + ", ".join(relations))
+    if "graph" in sources.sources and "kb" in sources.sources:
+        choose("perform_comprehensive_search", "both the documents and the graph know about it")
     if follow_up:
         choose("memory_recall", "follows up the conversation")
     if _ARITHMETIC.search(text):
         choose("calculator", "asks for a computation")
-    urls = _URL.findall(text)
-    if urls:
+    if urls := _URL.findall(text):
         choose("fetch_page", "names a page: " + ", ".join(urls[:3]))
     if _FILES.search(text):
         choose("list_directory", "mentions the workspace's files")
@@ -148,22 +142,6 @@ def select_tools(
         if tool not in chosen:
             reasons.setdefault(tool, ["not selected: nothing in the question calls for it"])
     for tool, why in reasons.items():
-        if tool not in allowed and tool != "*":
+        if tool not in allowed:
             why.append("not granted to this profile")
     return ToolSelection(tools=chosen, reasons=reasons, sources=sources.sources, entities=sources.entities)
-
-
-def graph_entity_lookup(collection: str | None = None) -> Callable[[str], list[str]]:
-    """A `known_entities` function over the knowledge graph the settings choose for `collection`: the entities a
-    text names (exact, alias or mention matches only, so a loose fuzzy match does not send every question to the
-    graph)."""
-    from components.graph.factory import graph_store_from_settings
-    from components.graph.tools import GraphTools
-
-    tools = GraphTools(graph_store_from_settings(collection))
-
-    def lookup(text: str) -> list[str]:
-        matches = tools.entity_matches(text[:1000], limit=5)
-        return [match.entity.name for match in matches if match.match in ("exact", "alias", "mention")]
-
-    return lookup

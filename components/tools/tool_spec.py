@@ -30,10 +30,6 @@ class ToolSpec:
     adapter: Callable[[Any, dict[str, Any]], Any] | None = None
     source: str | None = None
 
-    def create(self) -> Any:
-        """A new instance of the tool's component."""
-        return self.factory()
-
     @functools.cached_property
     def input_schema(self) -> dict[str, Any]:
         """JSON schema of the tool's arguments: the declared one, or the component's input sockets'."""
@@ -41,7 +37,7 @@ class ToolSpec:
             return self.arguments_schema
         from haystack.tools import ComponentTool
 
-        schema = dict(ComponentTool(component=self.create(), name=self.name, description=self.description).parameters)
+        schema = dict(ComponentTool(component=self.factory(), name=self.name, description=self.description).parameters)
         schema.setdefault("type", "object")
         schema["additionalProperties"] = False
         return schema
@@ -51,7 +47,7 @@ class ToolSpec:
         """JSON schema of the tool's result: the declared one, or the component's output sockets'."""
         if self.result_schema is not None:
             return self.result_schema
-        sockets = self.create().__haystack_output__._sockets_dict
+        sockets = self.factory().__haystack_output__._sockets_dict
         properties = {name: TypeAdapter(socket.type).json_schema() for name, socket in sockets.items()}
         return {"type": "object", "properties": properties, "required": sorted(properties)}
 

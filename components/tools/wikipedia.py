@@ -37,13 +37,6 @@ class WikipediaSummary(InitParameterSerialization):
         self.timeout_s = timeout_s
         self.max_chars = max_chars
 
-    def _endpoint(self) -> str:
-        if self.api_url:
-            return self.api_url
-        from components.settings import get_settings
-
-        return get_settings().wikipedia_api_url
-
     @component.output_types(title=str, summary=str, url=str, found=bool)
     def run(self, title: str) -> dict[str, Any]:
         """Summarise the article called `title`.
@@ -68,9 +61,10 @@ class WikipediaSummary(InitParameterSerialization):
             "redirects": "1",
             "titles": name,
         }
-        response = httpx.get(
-            self._endpoint(), params=params, timeout=self.timeout_s, headers={"User-Agent": USER_AGENT}
-        )
+        from components.settings import setting_or
+
+        endpoint = setting_or(self.api_url, "wikipedia_api_url")
+        response = httpx.get(endpoint, params=params, timeout=self.timeout_s, headers={"User-Agent": USER_AGENT})
         raise_for_busy(response.status_code, response.headers, "Wikipedia")
         response.raise_for_status()
         try:

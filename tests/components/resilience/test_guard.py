@@ -62,7 +62,7 @@ class TestResiliencePolicy:
 
     def test_round_trip(self):
         policy = ResiliencePolicy(timeout_s=3, retries=1, cache_ttl_s=60)
-        assert ResiliencePolicy.from_dict(policy.to_dict()) == policy
+        assert ResiliencePolicy(**policy.to_dict()) == policy
 
 
 class TestSourceGuard:

@@ -244,7 +244,7 @@ class TestNetworkResearchTools:
         assert outcome.status.status is StatusKind.ERROR and outcome.status.message.startswith("invalid input")
         assert "citations" in outcome.status.message
         # The component, called past the schema, says which orders it takes.
-        status = get_tool("arxiv_search").create().run(query="retrieval", sort_by="citations")["status"]
+        status = get_tool("arxiv_search").factory().run(query="retrieval", sort_by="citations")["status"]
         assert status.status is StatusKind.ERROR
         assert "sort_by must be one of relevance, date, not 'citations'" in status.message
         assert arxiv.query_requests() == []
