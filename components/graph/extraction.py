@@ -30,6 +30,7 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any, Self
 
 from components.graph.dates import DateMention, FuzzyDate, sentence_validity, validity
@@ -263,10 +264,8 @@ def _split_parenthesis(span: Any) -> list[Any]:
 
 def _kind_of_noun(noun: str) -> str | None:
     noun = noun.lower()
-    for kind, nouns in _KIND_NOUNS.items():
-        if noun in nouns:
-            return kind
-    return "organization" if noun.endswith(("maker", "builder", "producer", "provider", "company")) else None
+    maker = "organization" if noun.endswith(("maker", "builder", "producer", "provider", "company")) else None
+    return next((kind for kind, nouns in _KIND_NOUNS.items() if noun in nouns), maker)
 
 
 def _variant_after(token: Any) -> bool:
@@ -430,12 +429,6 @@ def _of_a_thing(token: Any, role: str) -> bool:
         token = token.head  # "Airbus" of "Airbus SE"
     noun = token.head.head
     return noun.pos_ == "NOUN" and not _is_event_noun(noun) and _kind_of_noun(noun.lemma_) is None
-
-
-def _takes_part(token: Any) -> bool:
-    """True when `token` (a noun phrase's head) is an argument of a predicate: climbing through compounds,
-    appositions, conjuncts and possessives it reaches a subject, object or prepositional role under a verb."""
-    return _role(token) is not None
 
 
 # Clauses inside another: reported content ("said that it sold ... last year"), relative clauses ("an agreement
@@ -617,10 +610,7 @@ class _DocEntity:
 
     def best_name(self) -> str:
         # The fullest name ("Steve Jobs" over "Jobs"), then the most used, then the shortest spelling.
-        def rank(item: tuple[str, int]) -> tuple[int, int, int]:
-            return len(normalise_name(item[0]).split()), item[1], -len(item[0])
-
-        return max(self.names.items(), key=rank)[0]
+        return max(self.names, key=lambda name: (len(normalise_name(name).split()), self.names[name], -len(name)))
 
     def kind(self) -> str:
         if self.kinds:
@@ -716,16 +706,12 @@ class LanguageExtractor(GraphExtractor):
                 makers = [m.maker for m in row if m.key in linked and m.maker and m.maker not in linked]
                 lemmas = {t.lemma_.lower() for t in sentence.span if t.pos_ in ("NOUN", "VERB")}
                 events.append((lemmas, list(dict.fromkeys([*linked, *makers]))))
-            # A name only in parentheses is an aside: the names of the sentence itself are the more recent.
+            # A name only in parentheses is an aside: the names of the sentence itself are the more recent. A resolved
+            # reference keeps its entity in focus.
             aside = _parenthesised(sentence.span)
-            for key in sorted(explicit, key=lambda k: all(m.start in aside for m in row if m.key == k), reverse=True):
-                if key in recent:
-                    recent.remove(key)
-                recent.append(key)
-            for key in linked:  # a resolved reference keeps its entity in focus
-                if key not in explicit and key in recent:
-                    recent.remove(key)
-                    recent.append(key)
+            named = sorted(explicit, key=lambda k: all(m.start in aside for m in row if m.key == k), reverse=True)
+            named += [key for key in linked if key not in explicit and key in recent]
+            recent = [key for key in recent if key not in named] + named
             focus = [
                 key
                 for key, (role, _) in linked.items()
@@ -763,12 +749,11 @@ class LanguageExtractor(GraphExtractor):
             mentioned = [key for key in dict.fromkeys([*explicit, *linked]) if key not in taking_part]
             if not groups:
                 groups[(valid, invalid, method)] = []
-            for number, ((group_valid, group_invalid, group_method), keys) in enumerate(groups.items()):
+            for number, (when, keys) in enumerate(groups.items()):
                 facts.append(
                     Fact.of_sentence(
                         document, index, sentence.text, chunk, keys, [entities[key].best_name() for key in keys],
-                        (group_valid, group_invalid, group_method), title=title, anchor=anchor,
-                        mention_keys=mentioned, variant=number,
+                        when, title=title, anchor=anchor, mention_keys=mentioned, variant=number,
                     )
                 )
         used = {key for fact in facts for key in fact.entity_keys}
@@ -900,16 +885,15 @@ class LanguageExtractor(GraphExtractor):
             elif entity.kind() in ("organization", "event", "law") and len(key.split()) >= 3:
                 entity.aliases.add(_initials(key))  # "European Aeronautic Defence and Space" -> "eads"
                 entity.aliases.update(_shortened(key))
-        rows = []
-        for row in raw:
-            fixed = []
-            for mention in row:
-                key = redirect.get(mention.key, mention.key)
-                maker = redirect.get(mention.maker, mention.maker) if mention.maker else None
-                if key in entities:
-                    maker = maker if maker in entities else None
-                    fixed.append(_Mention(key, mention.root, mention.start, mention.end, maker))
-            rows.append(fixed)
+
+        def moved(key: str | None) -> str | None:
+            """A mention's key after the merges, None when no entity has it."""
+            key = redirect.get(key, key)
+            return key if key in entities else None
+
+        rows = [
+            [_Mention(moved(m.key), m.root, m.start, m.end, moved(m.maker)) for m in row if moved(m.key)] for row in raw
+        ]
         return entities, rows
 
     @staticmethod
@@ -966,7 +950,7 @@ class LanguageExtractor(GraphExtractor):
         for index, (sentence, row) in enumerate(zip(sentences, raw, strict=True)):
             covered = {i for m in row for i in range(m.start, m.end)}
             for token in sentence.span:
-                if token.i in covered or not _takes_part(token):
+                if token.i in covered or _role(token) is None:
                     continue
                 if token.text[:1].isupper() and token.pos_ in ("NOUN", "PROPN", "ADJ", "ADV") and not token.ent_type_:
                     candidates.append((index, token))
@@ -987,20 +971,15 @@ class LanguageExtractor(GraphExtractor):
     def _proper_noun_runs(sentence: Any, taken: set[int]) -> list[Any]:
         """Runs of proper nouns the recogniser did not tag, when the run takes part in a predicate."""
         runs = []
-        start = None
-        tokens = list(sentence)
-        for position, token in enumerate(tokens + [None]):
-            proper = token is not None and token.pos_ == "PROPN" and token.i not in taken and not token.ent_type_
-            if proper and start is None:
-                start = token.i
-            if not proper and start is not None:
-                end = tokens[position - 1].i + 1
-                span = sentence.doc[start:end]
-                # One capitalised word opening a sentence ("Version 3 followed") is a name only when the document
-                # or the graph knows it: the gazetteer pass decides.
-                if _takes_part(span.root) and not (span.start == sentence.start and len(span) == 1):
-                    runs.append(span)
-                start = None
+        for proper, group in groupby(
+            sentence, key=lambda t: t.pos_ == "PROPN" and t.i not in taken and not t.ent_type_
+        ):
+            tokens = list(group)
+            span = sentence.doc[tokens[0].i : tokens[-1].i + 1]
+            # One capitalised word opening a sentence ("Version 3 followed") is a name only when the document or the
+            # graph knows it: the gazetteer pass decides.
+            if proper and _role(span.root) is not None and not (span.start == sentence.start and len(span) == 1):
+                runs.append(span)
         return runs
 
     @staticmethod
@@ -1018,17 +997,12 @@ class LanguageExtractor(GraphExtractor):
             if mention.end - mention.start >= 2 and last.is_alpha and entity.kind() != "person":
                 noun = last.lemma_.lower()
                 entity.type_nouns.add(noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun)
-            for child in root.children:
-                if child.dep_ == "appos" and child.pos_ == "NOUN":
-                    entity.type_nouns.add(child.lemma_.lower())
-                if child.dep_ == "compound" and child.pos_ == "NOUN" and child.i < mention.start:
-                    entity.type_nouns.add(child.lemma_.lower())
+            nouns = [c for c in root.children if c.dep_ == "appos" or (c.dep_ == "compound" and c.i < mention.start)]
             if root.dep_ == "nsubj" and root.head.lemma_ == "be":
-                for child in root.head.children:
-                    if child.dep_ == "attr" and child.pos_ == "NOUN":
-                        entity.type_nouns.add(child.lemma_.lower())
-            if root.dep_ == "appos" and root.head.pos_ == "NOUN":
-                entity.type_nouns.add(root.head.lemma_.lower())
+                nouns += [child for child in root.head.children if child.dep_ == "attr"]
+            if root.dep_ == "appos":
+                nouns.append(root.head)
+            entity.type_nouns.update(noun.lemma_.lower() for noun in nouns if noun.pos_ == "NOUN")
         # A heading "Name: a description" (the tagger often misreads the name there).
         colon = next((t.i for t in sentence if t.text in (":", "—", "–")), None)
         if colon is not None and 0 < colon - sentence.start <= 4:
@@ -1225,30 +1199,20 @@ class _ChunkLocator:
     def __init__(self, chunks: list[Any]) -> None:
         self.chunks = sorted(chunks, key=lambda chunk: chunk.chunk_index)
         self.texts = [" ".join(chunk.text.split()) for chunk in self.chunks]
-        self.bounds = [
-            (
-                (getattr(c, "metadata", None) or {}).get("char_start"),
-                (getattr(c, "metadata", None) or {}).get("char_end"),
-            )
-            for c in self.chunks
-        ]
+        metadata = [getattr(chunk, "metadata", None) or {} for chunk in self.chunks]
+        self.bounds = [(meta.get("char_start"), meta.get("char_end")) for meta in metadata]
         self.position = 0
 
     def find(self, offset: int, sentence: str) -> Any | None:
         if not self.chunks:
             return None
-        for index, (start, end) in enumerate(self.bounds):
-            if start is not None and end is not None and start <= offset < end:
-                self.position = index
-                return self.chunks[index]
+        after = range(self.position, len(self.chunks))
         probe = " ".join(sentence.split())[:60]
-        for index in list(range(self.position, len(self.chunks))) + list(range(0, self.position)):
-            if probe in self.texts[index]:
-                self.position = index
-                return self.chunks[index]
-        head = probe[:25]
-        for index in range(self.position, len(self.chunks)):
-            if head in self.texts[index]:
-                self.position = index
-                return self.chunks[index]
-        return self.chunks[self.position]
+        inside = (i for i, (start, end) in enumerate(self.bounds) if None not in (start, end) and start <= offset < end)
+        found = next(inside, None)
+        if found is None:
+            found = next((i for i in [*after, *range(self.position)] if probe in self.texts[i]), None)
+        if found is None:
+            found = next((i for i in after if probe[:25] in self.texts[i]), self.position)
+        self.position = found
+        return self.chunks[found]
