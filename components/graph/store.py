@@ -95,12 +95,7 @@ def rank_entity_matches(name: str, candidates: list[Entity]) -> list[Entity]:
         for e in candidates
         if set(e.key.split()) <= words and not any(re.search(r"\d", w) for w in words - set(e.key.split()))
     ]
-    if not inner:
-        return []
-    longest = max(len(e.key.split()) for e in inner)
-    best = [e for e in inner if len(e.key.split()) == longest]
-    best.sort(key=lambda e: -e.fact_count)
-    return best[:1]
+    return [max(inner, key=lambda e: (len(e.key.split()), e.fact_count))] if inner else []
 
 
 def _one_slip(query: str, name: str) -> bool:
@@ -483,10 +478,8 @@ class GraphStore(InitParameterSerialization, ABC):
                 next_frontier += [uuid for uuid in fact.entity_uuids if uuid not in seen]
                 seen.update(fact.entity_uuids)
             frontier = next_frontier
-        undated = dt.date.max
-        return sorted(found.values(), key=lambda h: (h.hop, h.fact.valid_at.value if h.fact.valid_at else undated))[
-            :limit
-        ]
+        hits = sorted(found.values(), key=lambda h: (h.hop, h.fact.valid_at.value if h.fact.valid_at else dt.date.max))
+        return hits[:limit]
 
     def best_entity_facts(
         self, entity_uuids: list[str], per_entity: int = 3, as_of: dt.date | None = None
