@@ -21,6 +21,7 @@ from components.graph.extraction import (
     read_document,
 )
 from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, normalise_name
+from components.text.dates import iso_date
 from components.validation import within
 
 _INSTRUCTIONS = (
@@ -108,12 +109,8 @@ class LLMGraphExtractor(GraphExtractor):
 
     @staticmethod
     def _date(value: Any) -> FuzzyDate | None:
-        if not value or not isinstance(value, str):
-            return None
-        try:
-            return FuzzyDate.parse(value)
-        except ValueError:
-            return None
+        found = iso_date(value) if isinstance(value, str) else None
+        return FuzzyDate(*found) if found else None
 
     def extract(
         self, document: Any, chunks: list[Any], known_names: Callable[[set[str]], set[str]] | None = None

@@ -110,15 +110,9 @@ class EntityPassageGraph:
     def __init__(self, links: EntityPassageLinks) -> None:
         entity_index: dict[str, int] = {}
         passage_index: dict[tuple[str | None, str], int] = {}
-        rows: list[int] = []
-        cols: list[int] = []
-        counts: list[float] = []
-        for entity, chunk_id, document_id, facts in links.links:
-            e = entity_index.setdefault(entity, len(entity_index))
-            p = passage_index.setdefault((chunk_id, document_id), len(passage_index))
-            rows.append(e)
-            cols.append(p)
-            counts.append(float(max(1, facts)))
+        rows = [entity_index.setdefault(entity, len(entity_index)) for entity, *_ in links.links]
+        cols = [passage_index.setdefault((chunk, doc), len(passage_index)) for _, chunk, doc, _ in links.links]
+        counts = [float(max(1, facts)) for *_, facts in links.links]
         self.entities = list(entity_index)
         self.passages = list(passage_index)
         self._entity_index = entity_index

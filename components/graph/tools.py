@@ -80,7 +80,7 @@ class GraphToolComponent(GraphStoreComponent):
 
 def check_text(value: Any, what: str) -> str:
     """`value` stripped, or ValueError when it is empty or too long."""
-    text = (value or "").strip() if isinstance(value, str) or value is None else str(value).strip()
+    text = "" if value is None else str(value).strip()
     if not text:
         raise ValueError(f"{what} must not be empty")
     if len(text) > MAX_QUERY_CHARS:
