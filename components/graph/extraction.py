@@ -615,11 +615,7 @@ class _DocEntity:
     def kind(self) -> str:
         if self.kinds:
             return self.kinds.most_common(1)[0][0]
-        for noun in sorted(self.type_nouns):
-            kind = _kind_of_noun(noun)
-            if kind:
-                return kind
-        return "other"
+        return next(filter(None, map(_kind_of_noun, sorted(self.type_nouns))), "other")
 
 
 @dataclass
@@ -1043,21 +1039,15 @@ class LanguageExtractor(GraphExtractor):
             owners = [k for k in entities if k != key and len(k.split()) >= 2 and _initials(k) == key]
             if len(owners) == 1:
                 redirect[key] = owners[0]
-        # A part of a product's name ("787" of "787 Dreamliner") when only one product of the document has it.
+        # A part of a product's name ("787" of "787 Dreamliner"), else a model number without its letters ("380" of
+        # the "A380"), when only one product of the document has it.
+        products = [k for k, e in entities.items() if e.kind() == "product"]
         for key, entity in entities.items():
             if key in redirect or entity.kind() not in ("product", "other"):
                 continue
-            words = set(key.split())
-            owners = [k for k, e in entities.items() if k != key and e.kind() == "product" and words < set(k.split())]
-            if len(owners) == 1:
-                redirect[key] = owners[0]
-        # A model number without its letters ("380" of the "A380") when only one product of the document has it.
-        for key, entity in entities.items():
-            if key in redirect or not key.isdigit() or entity.kind() not in ("product", "other"):
-                continue
-            owners = [
-                k for k, e in entities.items() if e.kind() == "product" and re.fullmatch(rf"[a-z]{{1,3}}{key}", k)
-            ]
+            owners = [k for k in products if k != key and set(key.split()) < set(k.split())]
+            if len(owners) != 1 and key.isdigit():
+                owners = [k for k in products if re.fullmatch(rf"[a-z]{{1,3}}{key}", k)]
             if len(owners) == 1:
                 redirect[key] = owners[0]
         # A person's surname or first name alone, and an organisation's first word alone, when only one full name
