@@ -87,9 +87,8 @@ class GraphStoreComponent(InitParameterSerialization):
     def from_dict(cls, data: dict[str, Any]) -> Any:
         init_parameters = data.get("init_parameters") or {}
         if "graph_store" in init_parameters:
-            data = {**data, "init_parameters": {
-                **init_parameters, "graph_store": deserialize_graph_store(init_parameters["graph_store"])
-            }}
+            graph_store = deserialize_graph_store(init_parameters["graph_store"])
+            data = {**data, "init_parameters": {**init_parameters, "graph_store": graph_store}}
         return default_from_dict(cls, data)
 
 
