@@ -852,15 +852,10 @@ class LanguageExtractor(GraphExtractor):
                 kind = entity_kind(ent.label_)
                 if kind is None or taken.intersection(range(ent.start, ent.end)):
                     continue
-                for part in _split_parenthesis(ent):
-                    mention = self._mention(part, entities, kind)
-                    if mention is not None:
-                        row.append(mention)
+                row += filter(None, (self._mention(part, entities, kind) for part in _split_parenthesis(ent)))
                 taken.update(range(ent.start, ent.end))
-            for span in self._proper_noun_runs(sentence.span, taken):
-                mention = self._mention(span, entities, None)
-                if mention is not None:
-                    row.append(mention)
+            runs = self._proper_noun_runs(sentence.span, taken)
+            row += filter(None, (self._mention(span, entities, None) for span in runs))
             row.sort(key=lambda m: m.start)
             raw.append(row)
         self._gazetteer(sentences, raw, entities, known_names)

@@ -140,9 +140,8 @@ class LLMGraphExtractor(GraphExtractor):
                     continue
                 kind = item.get("kind") if item.get("kind") in ENTITY_KINDS else "other"
                 mention = mentions.setdefault(key, EntityMention(key=key, name=item["name"].strip(), kind=kind))
-                for alias in item.get("aliases") or []:
-                    if isinstance(alias, str) and normalise_name(alias) and normalise_name(alias) != key:
-                        mention.aliases.add(normalise_name(alias))
+                aliases = {normalise_name(alias) for alias in item.get("aliases") or [] if isinstance(alias, str)}
+                mention.aliases |= aliases - {"", key}
             alias_to_key = {alias: m.key for m in mentions.values() for alias in m.aliases}
             for item in data.get("facts") or []:
                 if not isinstance(item, dict) or not isinstance(item.get("sentence"), int):
