@@ -714,27 +714,21 @@ class LanguageExtractor(GraphExtractor):
                 if role.split(">")[-1].removeprefix("ref:") in ("nsubj", "nsubjpass")
             ]
             valid, invalid, method, dates = dated[index]
-            if not linked or (
-                not headline
-                and (
-                    len([t for t in sentence.span if not t.is_punct]) < self.min_sentence_words
-                    or not _has_predicate(sentence.span)
-                )
-            ):
+            short = len([t for t in sentence.span if not t.is_punct]) < self.min_sentence_words
+            if not linked or (not headline and (short or not _has_predicate(sentence.span))):
                 continue
             # Each entity's event is dated by the dates of its own predicate; entities whose events fall on the same
             # date share one fact of the sentence.
             groups: dict[tuple[Any, ...], list[str]] = {}
-            for key in linked:
+            for key, (role, token) in linked.items():
                 # An event noun referring back ("the landing was a milestone") tells of the event, not a state.
-                state = linked[key][0] != "event" and _is_state(linked[key][1])
-                if not headline and ((not dates and state) or _supposed(linked[key][1])):
+                state = role != "event" and _is_state(token)
+                if not headline and ((not dates and state) or _supposed(token)):
                     continue
-                event_dates = _event_dates(sentence.span, dates, linked[key][1])
-                if len(event_dates) < len(dates):
-                    own_valid, own_invalid, own_method = validity(event_dates, anchor)
-                else:
-                    own_valid, own_invalid, own_method = valid, invalid, method
+                event_dates = _event_dates(sentence.span, dates, token)
+                own_valid, own_invalid, own_method = (
+                    validity(event_dates, anchor) if len(event_dates) < len(dates) else (valid, invalid, method)
+                )
                 own_valid, own_method = self._in_frame(sentence.span, own_valid, own_method, anchor, frame, headline)
                 groups.setdefault((own_valid, own_invalid, own_method), []).append(key)
             chunk = locate.find(sentence.offset, sentence.text)
