@@ -627,6 +627,9 @@ class _Mention:
     maker: str | None = None  # the organisation named in a product's name ("Boeing" of "Boeing 787")
 
 
+_NAME_AND_ACRONYM = re.compile(r"([A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){1,8})\s*\(([A-Z][A-Za-z&.]{1,9})\)")
+
+
 def _initials(key: str) -> str:
     return "".join(word[0] for word in key.split() if word not in ("of", "and", "the", "for", "de", "&"))
 
@@ -1004,21 +1007,10 @@ class LanguageExtractor(GraphExtractor):
         redirect: dict[str, str] = {}
         # "European Aeronautic Defence and Space Company (EADS)": the acronym in parentheses.
         for sentence in sentences:
-            for match in re.finditer(
-                r"([A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){1,8})\s*\(([A-Z][A-Za-z&.]{1,9})\)", sentence.text
-            ):
-                acronym = normalise_name(match.group(2))
-                long_key = next(
-                    (
-                        k
-                        for k in entities
-                        if k != acronym
-                        and len(k.split()) > 1
-                        and _initials(k).startswith(acronym)
-                        and k in normalise_name(match.group(1))
-                    ),
-                    None,
-                )
+            for match in _NAME_AND_ACRONYM.finditer(sentence.text):
+                acronym, spelled = normalise_name(match.group(2)), normalise_name(match.group(1))
+                longer = (k for k in entities if len(k.split()) > 1 and k in spelled)  # the acronym is one word
+                long_key = next((k for k in longer if _initials(k).startswith(acronym)), None)
                 if acronym in entities and long_key:
                     redirect[acronym] = long_key
         # An acronym that spells the initials of exactly one longer name of the document.
@@ -1116,10 +1108,7 @@ class LanguageExtractor(GraphExtractor):
         covered = {i for m in row for i in range(m.start, m.end)}
 
         def latest(fits: Callable[[_DocEntity], bool]) -> str | None:
-            for key in reversed(recent):
-                if key in entities and fits(entities[key]):
-                    return key
-            return None
+            return next((key for key in reversed(recent) if key in entities and fits(entities[key])), None)
 
         def in_focus(subject: bool, fits: Callable[[_DocEntity], bool]) -> str | None:
             kept = [key for key in focus or [] if subject and key in entities and fits(entities[key])]
@@ -1160,11 +1149,10 @@ class LanguageExtractor(GraphExtractor):
                     key = latest(lambda e: e.kind() in ("organization", "group"))
             elif token.pos_ == "NOUN" and any(c.lower_ == "the" and c.dep_ == "det" for c in token.children):
                 noun = token.lemma_.lower()
+                kind = _kind_of_noun(noun)
                 key = latest(lambda e, n=noun: n in e.type_nouns)
-                if key is None:
-                    kind = _kind_of_noun(noun)
-                    if kind is not None and kind != "person":
-                        key = latest(lambda e, k=kind: e.kind() == k)
+                if key is None and kind not in (None, "person"):
+                    key = latest(lambda e, k=kind: e.kind() == k)
             # A name that is only a modifier does not stop a reference to it ("on the Airbus website, the company
             # said"): the caller keeps one role per entity.
             if key is not None and key not in (k for k, _, _ in found):
