@@ -249,8 +249,6 @@ class GraphTools:
         matches = self.entity_matches(query, limit, entity_types, as_of)
         when = parse_bound(as_of, "as_of", end=True)
         top = matches[:ENTITIES_WITH_FACTS]
-        if not top:
-            return matches, []
         best = self.store.best_entity_facts([match.entity.uuid for match in top], FACTS_PER_ENTITY, when)
         facts: list[tuple[EntityMatch, FactHit]] = []
         seen: set[str] = set()
