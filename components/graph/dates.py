@@ -180,14 +180,12 @@ def resolve_date(
         return FuzzyDate(dt.date(year, month, 1), "month")
     if anchor is not None and phrase.split(" ")[0] == anchor.strftime("%A").lower() and len(phrase.split()) <= 2:
         return FuzzyDate(anchor, "day")  # "on Thursday" in a Thursday's news is that day, not a week before
-    stated = is_stated(phrase)
-    if anchor is None and not stated:
+    year = _YEAR_RE.search(phrase)
+    if anchor is None and year is None:
         return None
-    base = anchor or dt.date(2000, 1, 1)
-    data = date_parser(base, "future" if future else "past").get_date_data(phrase)
+    data = date_parser(anchor or dt.date(2000, 1, 1), "future" if future else "past").get_date_data(phrase)
     if data.date_obj is not None and data.period in _PERIODS:
         value = data.date_obj.date()
-        year = _YEAR_RE.search(phrase)
         # dateparser's year-only dates keep the base's month; a stated year must be that year.
         if year is None and anchor is not None and not future and _month_named(phrase):
             # A day of a month without its year in the coming weeks is the coming one ("on June 24" in a June 16
@@ -197,7 +195,6 @@ def resolve_date(
                     value = coming
         if year is None or value.year == int(year.group(1)):
             return FuzzyDate.from_date(value, _PERIODS[data.period])
-    year = _YEAR_RE.search(phrase)
     if year is None:
         return None
     month = _month_named(phrase)

@@ -286,9 +286,7 @@ def _role(token: Any) -> str | None:
     dependency role it (or the phrase it modifies) fills under a verb, prefixed by the links climbed to reach it
     ("nsubj", "poss>dobj", "compound:NOUN>nsubj")."""
     links: list[str] = []
-    seen = 0
-    while token is not None and seen < 8:
-        seen += 1
+    for _ in range(8):
         prefix = ">".join(links) + ">" if links else ""
         if token.dep_ in _ARGUMENT_DEPS:
             if token.dep_ == "pobj":
