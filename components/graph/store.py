@@ -173,13 +173,9 @@ def score_entity_match(key: str, names: list[str], aliases: list[str]) -> tuple[
         elif set(words) <= set(query_words):
             found = ("mention", 0.5 + 0.1 * len(words) / len(query_words))
         else:
-            ratio = SequenceMatcher(None, key, candidate).ratio()
-            closest = candidate
-            if len(query_words) == 1 and len(key) >= 4:
-                for word in words:
-                    word_ratio = SequenceMatcher(None, key, word).ratio()
-                    if word_ratio > ratio:
-                        ratio, closest = word_ratio, word
+            # A one-word query may be a misspelling of one word of the name.
+            options = [candidate, *(words if len(query_words) == 1 and len(key) >= 4 else [])]
+            ratio, closest = max(((SequenceMatcher(None, key, o).ratio(), o) for o in options), key=lambda r: r[0])
             if ratio >= FUZZY_MIN_RATIO:
                 coverage = min(len(key), len(closest)) / max(len(key), len(closest))
                 found = ("fuzzy", 0.5 * ratio * (0.8 + 0.2 * coverage))
