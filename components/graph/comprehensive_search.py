@@ -58,8 +58,7 @@ class ComprehensiveSearch(GraphToolComponent):
         :param collection: the knowledge base's collection searched on both sides (None: the settings' one).
         :param limit: how many results each side returns by default (1-50).
         :param vector_mode: the knowledge base's search: dense, keyword or hybrid.
-        :param graph_store: the graph store to search (serialised in the pipeline YAML); None: the store the
-            settings choose (`GRAPH_BACKEND`), made in `warm_up()`.
+        :param graph_store: as in `GraphToolComponent`.
         """
         if vector_mode not in ("dense", "keyword", "hybrid"):
             raise ValueError("vector_mode must be dense, keyword or hybrid")

@@ -34,25 +34,8 @@ PRECISIONS = ("year", "month", "day")
 
 _PERIODS = {"year": "year", "month": "month", "week": "day", "day": "day", "time": "day"}
 _UNIT = r"(day|week|month|year)s?"
-_NUMBER_WORDS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "several": 3,
-    "a few": 3,
-    "few": 3,
-}
+_COUNTED = "one two three four five six seven eight nine ten eleven twelve".split()
+_NUMBER_WORDS = {"a": 1, "an": 1, **{word: n for n, word in enumerate(_COUNTED, 1)}, "several": 3, "a few": 3, "few": 3}
 # Steps counted from the text's previous date, not from the document's.
 _STEP_RE = re.compile(rf"^(\d+|a few|{'|'.join(_NUMBER_WORDS)})\s+{_UNIT}\s+(later|after|afterwards|earlier|before)$")
 _NEXT_RE = re.compile(rf"^(?:the\s+)?(following|next|previous|preceding|same)\s+{_UNIT}$")
@@ -197,14 +180,12 @@ def resolve_date(
         return FuzzyDate(dt.date(year, month, 1), "month")
     if anchor is not None and phrase.split(" ")[0] == anchor.strftime("%A").lower() and len(phrase.split()) <= 2:
         return FuzzyDate(anchor, "day")  # "on Thursday" in a Thursday's news is that day, not a week before
-    stated = is_stated(phrase)
-    if anchor is None and not stated:
+    year = _YEAR_RE.search(phrase)
+    if anchor is None and year is None:
         return None
-    base = anchor or dt.date(2000, 1, 1)
-    data = date_parser(base, "future" if future else "past").get_date_data(phrase)
+    data = date_parser(anchor or dt.date(2000, 1, 1), "future" if future else "past").get_date_data(phrase)
     if data.date_obj is not None and data.period in _PERIODS:
         value = data.date_obj.date()
-        year = _YEAR_RE.search(phrase)
         # dateparser's year-only dates keep the base's month; a stated year must be that year.
         if year is None and anchor is not None and not future and _month_named(phrase):
             # A day of a month without its year in the coming weeks is the coming one ("on June 24" in a June 16
@@ -214,7 +195,6 @@ def resolve_date(
                     value = coming
         if year is None or value.year == int(year.group(1)):
             return FuzzyDate.from_date(value, _PERIODS[data.period])
-    year = _YEAR_RE.search(phrase)
     if year is None:
         return None
     month = _month_named(phrase)
@@ -279,6 +259,7 @@ def find_dates(sentence: Any, anchor: dt.date | None, previous: FuzzyDate | None
     seen_start = False
     offset = sentence.start_char
     for span in _date_spans(sentence):
+        start = span.start_char - offset
         future = _speaks_of_future(sentence, span.start)
         before = sentence.doc[span.start - 1].lower_ if span.start > sentence.start else ""
         parts = _RANGE_RE.split(span.text)
@@ -286,11 +267,7 @@ def find_dates(sentence: Any, anchor: dt.date | None, previous: FuzzyDate | None
             first, last = (resolve_date(part, anchor, previous, future) for part in parts)
             for date, role in ((first, "start"), (last, "end")):
                 if date is not None:
-                    mentions.append(
-                        DateMention(
-                            span.start_char - offset, span.end_char - offset, date, role, not is_stated(span.text)
-                        )
-                    )
+                    mentions.append(DateMention(start, span.end_char - offset, date, role, not is_stated(span.text)))
             seen_start = seen_start or first is not None
             continue
         text = span.text
@@ -304,11 +281,7 @@ def find_dates(sentence: Any, anchor: dt.date | None, previous: FuzzyDate | None
         if before == "and" and seen_start:
             role = "end"
         seen_start = seen_start or role == "start"
-        mentions.append(
-            DateMention(
-                span.start_char - offset, span.start_char + len(text) - offset, resolved, role, not is_stated(text)
-            )
-        )
+        mentions.append(DateMention(start, start + len(text), resolved, role, not is_stated(text)))
     return mentions
 
 

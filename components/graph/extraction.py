@@ -30,6 +30,7 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any, Self
 
 from components.graph.dates import DateMention, FuzzyDate, sentence_validity, validity
@@ -263,10 +264,8 @@ def _split_parenthesis(span: Any) -> list[Any]:
 
 def _kind_of_noun(noun: str) -> str | None:
     noun = noun.lower()
-    for kind, nouns in _KIND_NOUNS.items():
-        if noun in nouns:
-            return kind
-    return "organization" if noun.endswith(("maker", "builder", "producer", "provider", "company")) else None
+    maker = "organization" if noun.endswith(("maker", "builder", "producer", "provider", "company")) else None
+    return next((kind for kind, nouns in _KIND_NOUNS.items() if noun in nouns), maker)
 
 
 def _variant_after(token: Any) -> bool:
@@ -287,9 +286,7 @@ def _role(token: Any) -> str | None:
     dependency role it (or the phrase it modifies) fills under a verb, prefixed by the links climbed to reach it
     ("nsubj", "poss>dobj", "compound:NOUN>nsubj")."""
     links: list[str] = []
-    seen = 0
-    while token is not None and seen < 8:
-        seen += 1
+    for _ in range(8):
         prefix = ">".join(links) + ">" if links else ""
         if token.dep_ in _ARGUMENT_DEPS:
             if token.dep_ == "pobj":
@@ -430,12 +427,6 @@ def _of_a_thing(token: Any, role: str) -> bool:
         token = token.head  # "Airbus" of "Airbus SE"
     noun = token.head.head
     return noun.pos_ == "NOUN" and not _is_event_noun(noun) and _kind_of_noun(noun.lemma_) is None
-
-
-def _takes_part(token: Any) -> bool:
-    """True when `token` (a noun phrase's head) is an argument of a predicate: climbing through compounds,
-    appositions, conjuncts and possessives it reaches a subject, object or prepositional role under a verb."""
-    return _role(token) is not None
 
 
 # Clauses inside another: reported content ("said that it sold ... last year"), relative clauses ("an agreement
@@ -617,19 +608,12 @@ class _DocEntity:
 
     def best_name(self) -> str:
         # The fullest name ("Steve Jobs" over "Jobs"), then the most used, then the shortest spelling.
-        def rank(item: tuple[str, int]) -> tuple[int, int, int]:
-            return len(normalise_name(item[0]).split()), item[1], -len(item[0])
-
-        return max(self.names.items(), key=rank)[0]
+        return max(self.names, key=lambda name: (len(normalise_name(name).split()), self.names[name], -len(name)))
 
     def kind(self) -> str:
         if self.kinds:
             return self.kinds.most_common(1)[0][0]
-        for noun in sorted(self.type_nouns):
-            kind = _kind_of_noun(noun)
-            if kind:
-                return kind
-        return "other"
+        return next(filter(None, map(_kind_of_noun, sorted(self.type_nouns))), "other")
 
 
 @dataclass
@@ -639,6 +623,9 @@ class _Mention:
     start: int
     end: int
     maker: str | None = None  # the organisation named in a product's name ("Boeing" of "Boeing 787")
+
+
+_NAME_AND_ACRONYM = re.compile(r"([A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){1,8})\s*\(([A-Z][A-Za-z&.]{1,9})\)")
 
 
 def _initials(key: str) -> str:
@@ -716,43 +703,33 @@ class LanguageExtractor(GraphExtractor):
                 makers = [m.maker for m in row if m.key in linked and m.maker and m.maker not in linked]
                 lemmas = {t.lemma_.lower() for t in sentence.span if t.pos_ in ("NOUN", "VERB")}
                 events.append((lemmas, list(dict.fromkeys([*linked, *makers]))))
-            # A name only in parentheses is an aside: the names of the sentence itself are the more recent.
+            # A name only in parentheses is an aside: the names of the sentence itself are the more recent. A resolved
+            # reference keeps its entity in focus.
             aside = _parenthesised(sentence.span)
-            for key in sorted(explicit, key=lambda k: all(m.start in aside for m in row if m.key == k), reverse=True):
-                if key in recent:
-                    recent.remove(key)
-                recent.append(key)
-            for key in linked:  # a resolved reference keeps its entity in focus
-                if key not in explicit and key in recent:
-                    recent.remove(key)
-                    recent.append(key)
+            named = sorted(explicit, key=lambda k: all(m.start in aside for m in row if m.key == k), reverse=True)
+            named += [key for key in linked if key not in explicit and key in recent]
+            recent = [key for key in recent if key not in named] + named
             focus = [
                 key
                 for key, (role, _) in linked.items()
                 if role.split(">")[-1].removeprefix("ref:") in ("nsubj", "nsubjpass")
             ]
             valid, invalid, method, dates = dated[index]
-            if not linked or (
-                not headline
-                and (
-                    len([t for t in sentence.span if not t.is_punct]) < self.min_sentence_words
-                    or not _has_predicate(sentence.span)
-                )
-            ):
+            short = len([t for t in sentence.span if not t.is_punct]) < self.min_sentence_words
+            if not linked or (not headline and (short or not _has_predicate(sentence.span))):
                 continue
             # Each entity's event is dated by the dates of its own predicate; entities whose events fall on the same
             # date share one fact of the sentence.
             groups: dict[tuple[Any, ...], list[str]] = {}
-            for key in linked:
+            for key, (role, token) in linked.items():
                 # An event noun referring back ("the landing was a milestone") tells of the event, not a state.
-                state = linked[key][0] != "event" and _is_state(linked[key][1])
-                if not headline and ((not dates and state) or _supposed(linked[key][1])):
+                state = role != "event" and _is_state(token)
+                if not headline and ((not dates and state) or _supposed(token)):
                     continue
-                event_dates = _event_dates(sentence.span, dates, linked[key][1])
-                if len(event_dates) < len(dates):
-                    own_valid, own_invalid, own_method = validity(event_dates, anchor)
-                else:
-                    own_valid, own_invalid, own_method = valid, invalid, method
+                event_dates = _event_dates(sentence.span, dates, token)
+                own_valid, own_invalid, own_method = (
+                    validity(event_dates, anchor) if len(event_dates) < len(dates) else (valid, invalid, method)
+                )
                 own_valid, own_method = self._in_frame(sentence.span, own_valid, own_method, anchor, frame, headline)
                 groups.setdefault((own_valid, own_invalid, own_method), []).append(key)
             chunk = locate.find(sentence.offset, sentence.text)
@@ -763,12 +740,11 @@ class LanguageExtractor(GraphExtractor):
             mentioned = [key for key in dict.fromkeys([*explicit, *linked]) if key not in taking_part]
             if not groups:
                 groups[(valid, invalid, method)] = []
-            for number, ((group_valid, group_invalid, group_method), keys) in enumerate(groups.items()):
+            for number, (when, keys) in enumerate(groups.items()):
                 facts.append(
                     Fact.of_sentence(
                         document, index, sentence.text, chunk, keys, [entities[key].best_name() for key in keys],
-                        (group_valid, group_invalid, group_method), title=title, anchor=anchor,
-                        mention_keys=mentioned, variant=number,
+                        when, title=title, anchor=anchor, mention_keys=mentioned, variant=number,
                     )
                 )
         used = {key for fact in facts for key in fact.entity_keys}
@@ -871,15 +847,10 @@ class LanguageExtractor(GraphExtractor):
                 kind = entity_kind(ent.label_)
                 if kind is None or taken.intersection(range(ent.start, ent.end)):
                     continue
-                for part in _split_parenthesis(ent):
-                    mention = self._mention(part, entities, kind)
-                    if mention is not None:
-                        row.append(mention)
+                row += filter(None, (self._mention(part, entities, kind) for part in _split_parenthesis(ent)))
                 taken.update(range(ent.start, ent.end))
-            for span in self._proper_noun_runs(sentence.span, taken):
-                mention = self._mention(span, entities, None)
-                if mention is not None:
-                    row.append(mention)
+            runs = self._proper_noun_runs(sentence.span, taken)
+            row += filter(None, (self._mention(span, entities, None) for span in runs))
             row.sort(key=lambda m: m.start)
             raw.append(row)
         self._gazetteer(sentences, raw, entities, known_names)
@@ -900,16 +871,15 @@ class LanguageExtractor(GraphExtractor):
             elif entity.kind() in ("organization", "event", "law") and len(key.split()) >= 3:
                 entity.aliases.add(_initials(key))  # "European Aeronautic Defence and Space" -> "eads"
                 entity.aliases.update(_shortened(key))
-        rows = []
-        for row in raw:
-            fixed = []
-            for mention in row:
-                key = redirect.get(mention.key, mention.key)
-                maker = redirect.get(mention.maker, mention.maker) if mention.maker else None
-                if key in entities:
-                    maker = maker if maker in entities else None
-                    fixed.append(_Mention(key, mention.root, mention.start, mention.end, maker))
-            rows.append(fixed)
+
+        def moved(key: str | None) -> str | None:
+            """A mention's key after the merges, None when no entity has it."""
+            key = redirect.get(key, key)
+            return key if key in entities else None
+
+        rows = [
+            [_Mention(moved(m.key), m.root, m.start, m.end, moved(m.maker)) for m in row if moved(m.key)] for row in raw
+        ]
         return entities, rows
 
     @staticmethod
@@ -966,7 +936,7 @@ class LanguageExtractor(GraphExtractor):
         for index, (sentence, row) in enumerate(zip(sentences, raw, strict=True)):
             covered = {i for m in row for i in range(m.start, m.end)}
             for token in sentence.span:
-                if token.i in covered or not _takes_part(token):
+                if token.i in covered or _role(token) is None:
                     continue
                 if token.text[:1].isupper() and token.pos_ in ("NOUN", "PROPN", "ADJ", "ADV") and not token.ent_type_:
                     candidates.append((index, token))
@@ -987,20 +957,15 @@ class LanguageExtractor(GraphExtractor):
     def _proper_noun_runs(sentence: Any, taken: set[int]) -> list[Any]:
         """Runs of proper nouns the recogniser did not tag, when the run takes part in a predicate."""
         runs = []
-        start = None
-        tokens = list(sentence)
-        for position, token in enumerate(tokens + [None]):
-            proper = token is not None and token.pos_ == "PROPN" and token.i not in taken and not token.ent_type_
-            if proper and start is None:
-                start = token.i
-            if not proper and start is not None:
-                end = tokens[position - 1].i + 1
-                span = sentence.doc[start:end]
-                # One capitalised word opening a sentence ("Version 3 followed") is a name only when the document
-                # or the graph knows it: the gazetteer pass decides.
-                if _takes_part(span.root) and not (span.start == sentence.start and len(span) == 1):
-                    runs.append(span)
-                start = None
+        for proper, group in groupby(
+            sentence, key=lambda t: t.pos_ == "PROPN" and t.i not in taken and not t.ent_type_
+        ):
+            tokens = list(group)
+            span = sentence.doc[tokens[0].i : tokens[-1].i + 1]
+            # One capitalised word opening a sentence ("Version 3 followed") is a name only when the document or the
+            # graph knows it: the gazetteer pass decides.
+            if proper and _role(span.root) is not None and not (span.start == sentence.start and len(span) == 1):
+                runs.append(span)
         return runs
 
     @staticmethod
@@ -1018,17 +983,12 @@ class LanguageExtractor(GraphExtractor):
             if mention.end - mention.start >= 2 and last.is_alpha and entity.kind() != "person":
                 noun = last.lemma_.lower()
                 entity.type_nouns.add(noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun)
-            for child in root.children:
-                if child.dep_ == "appos" and child.pos_ == "NOUN":
-                    entity.type_nouns.add(child.lemma_.lower())
-                if child.dep_ == "compound" and child.pos_ == "NOUN" and child.i < mention.start:
-                    entity.type_nouns.add(child.lemma_.lower())
+            nouns = [c for c in root.children if c.dep_ == "appos" or (c.dep_ == "compound" and c.i < mention.start)]
             if root.dep_ == "nsubj" and root.head.lemma_ == "be":
-                for child in root.head.children:
-                    if child.dep_ == "attr" and child.pos_ == "NOUN":
-                        entity.type_nouns.add(child.lemma_.lower())
-            if root.dep_ == "appos" and root.head.pos_ == "NOUN":
-                entity.type_nouns.add(root.head.lemma_.lower())
+                nouns += [child for child in root.head.children if child.dep_ == "attr"]
+            if root.dep_ == "appos":
+                nouns.append(root.head)
+            entity.type_nouns.update(noun.lemma_.lower() for noun in nouns if noun.pos_ == "NOUN")
         # A heading "Name: a description" (the tagger often misreads the name there).
         colon = next((t.i for t in sentence if t.text in (":", "—", "–")), None)
         if colon is not None and 0 < colon - sentence.start <= 4:
@@ -1045,21 +1005,10 @@ class LanguageExtractor(GraphExtractor):
         redirect: dict[str, str] = {}
         # "European Aeronautic Defence and Space Company (EADS)": the acronym in parentheses.
         for sentence in sentences:
-            for match in re.finditer(
-                r"([A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){1,8})\s*\(([A-Z][A-Za-z&.]{1,9})\)", sentence.text
-            ):
-                acronym = normalise_name(match.group(2))
-                long_key = next(
-                    (
-                        k
-                        for k in entities
-                        if k != acronym
-                        and len(k.split()) > 1
-                        and _initials(k).startswith(acronym)
-                        and k in normalise_name(match.group(1))
-                    ),
-                    None,
-                )
+            for match in _NAME_AND_ACRONYM.finditer(sentence.text):
+                acronym, spelled = normalise_name(match.group(2)), normalise_name(match.group(1))
+                longer = (k for k in entities if len(k.split()) > 1 and k in spelled)  # the acronym is one word
+                long_key = next((k for k in longer if _initials(k).startswith(acronym)), None)
                 if acronym in entities and long_key:
                     redirect[acronym] = long_key
         # An acronym that spells the initials of exactly one longer name of the document.
@@ -1069,21 +1018,15 @@ class LanguageExtractor(GraphExtractor):
             owners = [k for k in entities if k != key and len(k.split()) >= 2 and _initials(k) == key]
             if len(owners) == 1:
                 redirect[key] = owners[0]
-        # A part of a product's name ("787" of "787 Dreamliner") when only one product of the document has it.
+        # A part of a product's name ("787" of "787 Dreamliner"), else a model number without its letters ("380" of
+        # the "A380"), when only one product of the document has it.
+        products = [k for k, e in entities.items() if e.kind() == "product"]
         for key, entity in entities.items():
             if key in redirect or entity.kind() not in ("product", "other"):
                 continue
-            words = set(key.split())
-            owners = [k for k, e in entities.items() if k != key and e.kind() == "product" and words < set(k.split())]
-            if len(owners) == 1:
-                redirect[key] = owners[0]
-        # A model number without its letters ("380" of the "A380") when only one product of the document has it.
-        for key, entity in entities.items():
-            if key in redirect or not key.isdigit() or entity.kind() not in ("product", "other"):
-                continue
-            owners = [
-                k for k, e in entities.items() if e.kind() == "product" and re.fullmatch(rf"[a-z]{{1,3}}{key}", k)
-            ]
+            owners = [k for k in products if k != key and set(key.split()) < set(k.split())]
+            if len(owners) != 1 and key.isdigit():
+                owners = [k for k in products if re.fullmatch(rf"[a-z]{{1,3}}{key}", k)]
             if len(owners) == 1:
                 redirect[key] = owners[0]
         # A person's surname or first name alone, and an organisation's first word alone, when only one full name
@@ -1163,10 +1106,7 @@ class LanguageExtractor(GraphExtractor):
         covered = {i for m in row for i in range(m.start, m.end)}
 
         def latest(fits: Callable[[_DocEntity], bool]) -> str | None:
-            for key in reversed(recent):
-                if key in entities and fits(entities[key]):
-                    return key
-            return None
+            return next((key for key in reversed(recent) if key in entities and fits(entities[key])), None)
 
         def in_focus(subject: bool, fits: Callable[[_DocEntity], bool]) -> str | None:
             kept = [key for key in focus or [] if subject and key in entities and fits(entities[key])]
@@ -1207,11 +1147,10 @@ class LanguageExtractor(GraphExtractor):
                     key = latest(lambda e: e.kind() in ("organization", "group"))
             elif token.pos_ == "NOUN" and any(c.lower_ == "the" and c.dep_ == "det" for c in token.children):
                 noun = token.lemma_.lower()
+                kind = _kind_of_noun(noun)
                 key = latest(lambda e, n=noun: n in e.type_nouns)
-                if key is None:
-                    kind = _kind_of_noun(noun)
-                    if kind is not None and kind != "person":
-                        key = latest(lambda e, k=kind: e.kind() == k)
+                if key is None and kind not in (None, "person"):
+                    key = latest(lambda e, k=kind: e.kind() == k)
             # A name that is only a modifier does not stop a reference to it ("on the Airbus website, the company
             # said"): the caller keeps one role per entity.
             if key is not None and key not in (k for k, _, _ in found):
@@ -1225,30 +1164,20 @@ class _ChunkLocator:
     def __init__(self, chunks: list[Any]) -> None:
         self.chunks = sorted(chunks, key=lambda chunk: chunk.chunk_index)
         self.texts = [" ".join(chunk.text.split()) for chunk in self.chunks]
-        self.bounds = [
-            (
-                (getattr(c, "metadata", None) or {}).get("char_start"),
-                (getattr(c, "metadata", None) or {}).get("char_end"),
-            )
-            for c in self.chunks
-        ]
+        metadata = [getattr(chunk, "metadata", None) or {} for chunk in self.chunks]
+        self.bounds = [(meta.get("char_start"), meta.get("char_end")) for meta in metadata]
         self.position = 0
 
     def find(self, offset: int, sentence: str) -> Any | None:
         if not self.chunks:
             return None
-        for index, (start, end) in enumerate(self.bounds):
-            if start is not None and end is not None and start <= offset < end:
-                self.position = index
-                return self.chunks[index]
+        after = range(self.position, len(self.chunks))
         probe = " ".join(sentence.split())[:60]
-        for index in list(range(self.position, len(self.chunks))) + list(range(0, self.position)):
-            if probe in self.texts[index]:
-                self.position = index
-                return self.chunks[index]
-        head = probe[:25]
-        for index in range(self.position, len(self.chunks)):
-            if head in self.texts[index]:
-                self.position = index
-                return self.chunks[index]
-        return self.chunks[self.position]
+        inside = (i for i, (start, end) in enumerate(self.bounds) if None not in (start, end) and start <= offset < end)
+        found = next(inside, None)
+        if found is None:
+            found = next((i for i in [*after, *range(self.position)] if probe in self.texts[i]), None)
+        if found is None:
+            found = next((i for i in after if probe[:25] in self.texts[i]), self.position)
+        self.position = found
+        return self.chunks[found]

@@ -13,6 +13,7 @@ from haystack import default_from_dict
 from haystack.core.errors import DeserializationError
 from haystack.core.serialization import import_class_by_name
 
+from components.graph.model import name_grams
 from components.graph.store import GraphStore, GraphUnavailable
 from components.serialization import InitParameterSerialization
 from components.settings import Settings, get_settings
@@ -86,9 +87,8 @@ class GraphStoreComponent(InitParameterSerialization):
     def from_dict(cls, data: dict[str, Any]) -> Any:
         init_parameters = data.get("init_parameters") or {}
         if "graph_store" in init_parameters:
-            data = {**data, "init_parameters": {
-                **init_parameters, "graph_store": deserialize_graph_store(init_parameters["graph_store"])
-            }}
+            graph_store = deserialize_graph_store(init_parameters["graph_store"])
+            data = {**data, "init_parameters": {**init_parameters, "graph_store": graph_store}}
         return default_from_dict(cls, data)
 
 
@@ -107,7 +107,5 @@ def open_extractor(settings: Settings | None = None) -> GraphExtractor:
 
 def known_entities_in(question: str, store: GraphStore) -> list[str]:
     """Names of `store`'s entities the question mentions (word n-grams up to four words, aliases included)."""
-    from components.graph.model import name_grams
-
     grams = name_grams(question)
     return sorted(store.known_names(set(grams))) if grams else []

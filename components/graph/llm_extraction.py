@@ -21,6 +21,7 @@ from components.graph.extraction import (
     read_document,
 )
 from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, normalise_name
+from components.text.dates import iso_date
 from components.validation import within
 
 _INSTRUCTIONS = (
@@ -108,12 +109,8 @@ class LLMGraphExtractor(GraphExtractor):
 
     @staticmethod
     def _date(value: Any) -> FuzzyDate | None:
-        if not value or not isinstance(value, str):
-            return None
-        try:
-            return FuzzyDate.parse(value)
-        except ValueError:
-            return None
+        found = iso_date(value) if isinstance(value, str) else None
+        return FuzzyDate(*found) if found else None
 
     def extract(
         self, document: Any, chunks: list[Any], known_names: Callable[[set[str]], set[str]] | None = None
@@ -143,9 +140,8 @@ class LLMGraphExtractor(GraphExtractor):
                     continue
                 kind = item.get("kind") if item.get("kind") in ENTITY_KINDS else "other"
                 mention = mentions.setdefault(key, EntityMention(key=key, name=item["name"].strip(), kind=kind))
-                for alias in item.get("aliases") or []:
-                    if isinstance(alias, str) and normalise_name(alias) and normalise_name(alias) != key:
-                        mention.aliases.add(normalise_name(alias))
+                aliases = {normalise_name(alias) for alias in item.get("aliases") or [] if isinstance(alias, str)}
+                mention.aliases |= aliases - {"", key}
             alias_to_key = {alias: m.key for m in mentions.values() for alias in m.aliases}
             for item in data.get("facts") or []:
                 if not isinstance(item, dict) or not isinstance(item.get("sentence"), int):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -110,15 +111,9 @@ class EntityPassageGraph:
     def __init__(self, links: EntityPassageLinks) -> None:
         entity_index: dict[str, int] = {}
         passage_index: dict[tuple[str | None, str], int] = {}
-        rows: list[int] = []
-        cols: list[int] = []
-        counts: list[float] = []
-        for entity, chunk_id, document_id, facts in links.links:
-            e = entity_index.setdefault(entity, len(entity_index))
-            p = passage_index.setdefault((chunk_id, document_id), len(passage_index))
-            rows.append(e)
-            cols.append(p)
-            counts.append(float(max(1, facts)))
+        rows = [entity_index.setdefault(entity, len(entity_index)) for entity, *_ in links.links]
+        cols = [passage_index.setdefault((chunk, doc), len(passage_index)) for _, chunk, doc, _ in links.links]
+        counts = [float(max(1, facts)) for *_, facts in links.links]
         self.entities = list(entity_index)
         self.passages = list(passage_index)
         self._entity_index = entity_index
@@ -166,7 +161,7 @@ class EntityPassageGraph:
             return QuestionSeeds()
         tokens = [token for token in parse_question(question) if not token.is_space]
         doc = tokens[0].doc if tokens else None
-        matches: list[tuple[int, int, str, list[int]]] = []
+        matches: list[tuple[int, int, str, Collection[int]]] = []
         for start in range(len(tokens)):
             for end in range(start + 1, min(len(tokens), start + MAX_NAME_WORDS) + 1):
                 span = tokens[start:end]
@@ -177,6 +172,13 @@ class EntityPassageGraph:
                 if found:
                     matches.append((start, end, key, found))
         matches.sort(key=lambda match: (match[0] - match[1], match[0]))
+        # Then the runs of proper nouns, where no longer name covers them.
+        for start, end in _name_runs(tokens):
+            words = normalise_name(doc[tokens[start].i : tokens[end - 1].i + 1].text).split()
+            if words and all(word in self._words for word in words):
+                candidates = set.intersection(*(self._words[word] for word in words))
+                if 1 <= len(candidates) <= MAX_PARTIAL_CANDIDATES:
+                    matches.append((start, end, " ".join(words), candidates))
         covered: list[tuple[int, int]] = []
         weights: dict[int, float] = defaultdict(float)
         names: list[str] = []
@@ -187,20 +189,6 @@ class EntityPassageGraph:
             names.append(key)
             for index in found:
                 weights[index] += self.specificity(index) / len(found)
-        for start, end in _name_runs(tokens):
-            if any(low <= start and end <= high for low, high in covered):
-                continue
-            text = normalise_name(doc[tokens[start].i : tokens[end - 1].i + 1].text)
-            words = [word for word in text.split() if word in self._words]
-            if not words or len(words) < len(text.split()):
-                continue
-            candidates = set.intersection(*(self._words[word] for word in words))
-            if not 1 <= len(candidates) <= MAX_PARTIAL_CANDIDATES:
-                continue
-            covered.append((start, end))
-            names.append(" ".join(words))
-            for index in candidates:
-                weights[index] += self.specificity(index) / len(candidates)
         return QuestionSeeds({self.entities[i]: w for i, w in weights.items()}, tuple(names))
 
     def walk(self, seeds: dict[str, float], damping: float = DEFAULT_DAMPING) -> tuple[np.ndarray, np.ndarray]:

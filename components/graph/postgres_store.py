@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from psycopg import sql
@@ -284,13 +284,9 @@ class PostgresGraphStore(GraphStore):
             with connection.cursor(row_factory=dict_row) as cursor:
                 yield cursor
             return
-        with self._get_pool().connection() as conn:
-            if write:
-                with conn.transaction(), conn.cursor(row_factory=dict_row) as cursor:
-                    yield cursor
-            else:
-                with conn.cursor(row_factory=dict_row) as cursor:
-                    yield cursor
+        with self._get_pool().connection() as conn, conn.transaction() if write else nullcontext():
+            with conn.cursor(row_factory=dict_row) as cursor:
+                yield cursor
 
     def _run(self, tx: Any, name: str, **params: Any) -> list[Mapping[str, Any]]:
         if "rows" in params:

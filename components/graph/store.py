@@ -95,12 +95,7 @@ def rank_entity_matches(name: str, candidates: list[Entity]) -> list[Entity]:
         for e in candidates
         if set(e.key.split()) <= words and not any(re.search(r"\d", w) for w in words - set(e.key.split()))
     ]
-    if not inner:
-        return []
-    longest = max(len(e.key.split()) for e in inner)
-    best = [e for e in inner if len(e.key.split()) == longest]
-    best.sort(key=lambda e: -e.fact_count)
-    return best[:1]
+    return [max(inner, key=lambda e: (len(e.key.split()), e.fact_count))] if inner else []
 
 
 def _one_slip(query: str, name: str) -> bool:
@@ -178,13 +173,9 @@ def score_entity_match(key: str, names: list[str], aliases: list[str]) -> tuple[
         elif set(words) <= set(query_words):
             found = ("mention", 0.5 + 0.1 * len(words) / len(query_words))
         else:
-            ratio = SequenceMatcher(None, key, candidate).ratio()
-            closest = candidate
-            if len(query_words) == 1 and len(key) >= 4:
-                for word in words:
-                    word_ratio = SequenceMatcher(None, key, word).ratio()
-                    if word_ratio > ratio:
-                        ratio, closest = word_ratio, word
+            # A one-word query may be a misspelling of one word of the name.
+            options = [candidate, *(words if len(query_words) == 1 and len(key) >= 4 else [])]
+            ratio, closest = max(((SequenceMatcher(None, key, o).ratio(), o) for o in options), key=lambda r: r[0])
             if ratio >= FUZZY_MIN_RATIO:
                 coverage = min(len(key), len(closest)) / max(len(key), len(closest))
                 found = ("fuzzy", 0.5 * ratio * (0.8 + 0.2 * coverage))
@@ -483,10 +474,8 @@ class GraphStore(InitParameterSerialization, ABC):
                 next_frontier += [uuid for uuid in fact.entity_uuids if uuid not in seen]
                 seen.update(fact.entity_uuids)
             frontier = next_frontier
-        undated = dt.date.max
-        return sorted(found.values(), key=lambda h: (h.hop, h.fact.valid_at.value if h.fact.valid_at else undated))[
-            :limit
-        ]
+        hits = sorted(found.values(), key=lambda h: (h.hop, h.fact.valid_at.value if h.fact.valid_at else dt.date.max))
+        return hits[:limit]
 
     def best_entity_facts(
         self, entity_uuids: list[str], per_entity: int = 3, as_of: dt.date | None = None

@@ -80,7 +80,7 @@ class GraphToolComponent(GraphStoreComponent):
 
 def check_text(value: Any, what: str) -> str:
     """`value` stripped, or ValueError when it is empty or too long."""
-    text = (value or "").strip() if isinstance(value, str) or value is None else str(value).strip()
+    text = "" if value is None else str(value).strip()
     if not text:
         raise ValueError(f"{what} must not be empty")
     if len(text) > MAX_QUERY_CHARS:
@@ -249,8 +249,6 @@ class GraphTools:
         matches = self.entity_matches(query, limit, entity_types, as_of)
         when = parse_bound(as_of, "as_of", end=True)
         top = matches[:ENTITIES_WITH_FACTS]
-        if not top:
-            return matches, []
         best = self.store.best_entity_facts([match.entity.uuid for match in top], FACTS_PER_ENTITY, when)
         facts: list[tuple[EntityMatch, FactHit]] = []
         seen: set[str] = set()
