@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -33,7 +34,7 @@ from components.generation.question_gap import (
 )
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
-from components.text.analyzer import sentence_spans, terms
+from components.text.analyzer import sentence_spans, terms, words
 from components.text.dates import MONTH_NAMES
 from components.text.language import VALUE_LABELS, parse, parse_question, parse_syntax
 from components.validation import within
@@ -201,10 +202,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         candidates = [candidate for candidate in pool if candidate.rank < self.max_chunks]
         if not candidates:
             return {"replies": [NO_EVIDENCE_ANSWER], "short_answer": ""}
-        document_frequency: dict[str, int] = {}
-        for candidate in candidates:
-            for term in candidate.terms:
-                document_frequency[term] = document_frequency.get(term, 0) + 1
+        document_frequency = Counter(term for candidate in candidates for term in candidate.terms)
 
         chosen: list[tuple[_Sentence, float]] = []
         shorts: list[tuple[str, int]] = []
@@ -349,12 +347,9 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if verdict is None and not shorts:
             # A question whose wh-word aligns with no phrase ("Why ...?", "How ...?"): what its sentence adds to it.
             for part, sentence, _, _ in picks:
-                found = (
-                    unasked_stretch(parse_question(sentence.text), question.question_terms)
-                    if part.kind != "yes_no"
-                    else ""
-                )
-                if found:
+                if part.kind == "yes_no":
+                    continue
+                if found := unasked_stretch(parse_question(sentence.text), question.question_terms):
                     shorts.append((found, sentence.number))
         if len(used) < self.max_sentences:
             spans = {text for text, _ in shorts}
@@ -379,7 +374,10 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if shorts:
             spans = list(dict.fromkeys(shorts))
             lines.append("; ".join(f"{text} [{number}]" for text, number in spans) + ".")
-        lines.extend(_cite(sentence.text, sentence.number) for sentence in _unique(ordered))
+        first_number: dict[str, int] = {}  # the same sentence from two chunks is cited once, to the first
+        for sentence in ordered:
+            first_number.setdefault(sentence.text, sentence.number)
+        lines.extend(_cite(text, number) for text, number in first_number.items())
         if unanswered:
             lines.append(_abstain(unanswered, partial=True))
         short_answer = "; ".join(dict.fromkeys(text for text, _ in shorts))
@@ -409,16 +407,6 @@ def _doers(doc: Any, anchors: list[int]) -> set[int]:
                 break
             verb = verb.head
     return found
-
-
-def answer_span(sentence: str, part: QuestionPart, question_terms: frozenset[str]) -> str:
-    """The span of `sentence` that answers `part` (an entity of one of its labels that the question does not
-    already name, coordinated names joined: "Emil Eifrem, Johan Svensson and Peter Neubauer"); empty when none.
-
-    Among several, the one nearest the question's terms in the sentence wins; earlier labels of the part are
-    preferred ("who" prefers a person to an organisation).
-    """
-    return _ranked_answer_span(sentence, part, question_terms)[0]
 
 
 # Parts that take a phrase as their short answer when the chosen sentence holds no entity of their kind (a
@@ -458,7 +446,7 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     filled = fill_gap(doc, question_gap(part.text))
     if filled and not _repeats_question(filled, question_terms):
         return filled
-    anchors = [token.i for token in doc if not token.is_stop and _stem_in(token.lower_, question_terms)]
+    anchors = _anchors(doc, question_terms)
     words_asked = part.text.lower().split()
     asks_subject = part.kind == "who" and len(words_asked) > 1 and words_asked[1] not in YES_NO_STARTS
     doers = _doers(doc, anchors)
@@ -603,7 +591,13 @@ def _statement_costs(
 
 
 def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: frozenset[str]) -> tuple[str, int]:
-    """`answer_span` and the position of its label among the part's labels (0: the most wanted)."""
+    """The span of `sentence` that answers `part` (an entity of one of its labels that the question does not
+    already name, coordinated names joined: "Emil Eifrem, Johan Svensson and Peter Neubauer"; empty when none), and
+    the position of its label among the part's labels (0: the most wanted).
+
+    Among several, the one nearest the question's terms in the sentence wins; earlier labels of the part are
+    preferred ("who" prefers a person to an organisation).
+    """
     if not part.labels:
         return "", 0
     doc = parse(sentence)
@@ -630,7 +624,7 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
             groups[-1].append(ent)
         else:
             groups.append([ent])
-    anchors = [token.i for token in doc if not token.is_stop and _stem_in(token.lower_, question_terms)]
+    anchors = _anchors(doc, question_terms)
 
     def label_rank(group: list[Any]) -> int:
         rank = min(part.labels.index(ent.label_) for ent in group)
@@ -713,10 +707,7 @@ def _hops(
     total = sum(weights.values())
     if total <= 0:
         return []
-    frequency: dict[str, int] = {}
-    for sentence in pool:
-        for term in sentence.terms | sentence.title_terms:
-            frequency[term] = frequency.get(term, 0) + 1
+    frequency = Counter(term for sentence in pool for term in sentence.terms | sentence.title_terms)
     # The chunks' titles name things too ("a carrier-borne fighter" leads to the chunk titled "Aircraft carrier").
     headings = {sentence.heading for sentence in pool if sentence.heading}
     hops: list[_Hop] = []
@@ -768,7 +759,7 @@ def _hops(
             span = ""
             if part.wants_span:
                 # The asked kind in a sentence about the bridge: the answer the chain was looking for.
-                span = answer_span(candidate.text, part, frozenset(known | bridge))
+                span = _ranked_answer_span(candidate.text, part, frozenset(known | bridge))[0]
                 if span and _terms_of(span) & crossed:
                     span = ""
             hop = _Hop(candidate, score + (TYPE_BONUS if span else 0.0), held, gain, span, via, about)
@@ -916,7 +907,6 @@ _NUMBER_WORDS = frozenset(
 _DATE_WORDS = frozenset([*MONTH_NAMES, "century", "centuries", "decade", "decades"])
 # The labels of a value: a part whose first label is one asks for a count, an amount or a date.
 VALUE_ASKED = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL"})
-_WORD = re.compile(r"[^\W_]+")
 
 
 def _may_hold_value(text: str, part: QuestionPart, question_terms: frozenset[str]) -> bool:
@@ -926,7 +916,7 @@ def _may_hold_value(text: str, part: QuestionPart, question_terms: frozenset[str
     if not part.labels or part.labels[0] not in VALUE_ASKED:
         return True
     written = _NUMBER_WORDS | _DATE_WORDS if part.labels[0] in {"DATE", "TIME"} else _NUMBER_WORDS
-    values = (word for word in _WORD.findall(text.lower()) if word in written or any(char.isdigit() for char in word))
+    values = (word for word in words(text) if word in written or any(char.isdigit() for char in word))
     return any(not _terms_of(word) <= question_terms for word in values)
 
 
@@ -1027,16 +1017,12 @@ def _rare_share(name: frozenset[str], held: frozenset[str], frequency: dict[str,
 
 def _brought_in(*sentences: _Sentence) -> frozenset[str]:
     """The terms of the names the sentences bring in (capitalised word runs after each one's first word)."""
-    found: set[str] = set()
-    for sentence in sentences:
-        for name in _NAME.findall(sentence.text.split(" ", 1)[-1]):
-            found |= _terms_of(name)
-    return frozenset(found)
+    return frozenset().union(*(name for sentence in sentences for name in _names_of(sentence)))
 
 
-def _stem_in(word: str, question_terms: frozenset[str]) -> bool:
-    found = terms(word)
-    return bool(found) and found[0] in question_terms
+def _anchors(doc: Any, question_terms: frozenset[str]) -> list[int]:
+    """The positions of the words of `doc`, stop words aside, whose stem the question holds."""
+    return [token.i for token in doc if not token.is_stop and not question_terms.isdisjoint(terms(token.lower_)[:1])]
 
 
 def _repeats_question(text: str, question_terms: frozenset[str]) -> bool:
@@ -1069,12 +1055,11 @@ def _share(weights: dict[str, float], candidate: _Sentence) -> float:
     total = sum(weights.values())
     if total <= 0:
         return 0.0
-    held = 0.0
-    for term, weight in weights.items():
-        if term in candidate.terms:
-            held += weight
-        elif term in candidate.title_terms:
-            held += TITLE_WEIGHT * weight
+    held = sum(
+        weight if term in candidate.terms else TITLE_WEIGHT * weight
+        for term, weight in weights.items()
+        if term in candidate.terms or term in candidate.title_terms
+    )
     return held / total
 
 
@@ -1152,23 +1137,12 @@ def _from_neighbour(fragment: str, document: Document, documents: list[Document]
     return None
 
 
-def _unique(sentences: list[_Sentence]) -> list[_Sentence]:
-    seen: set[str] = set()
-    kept = []
-    for sentence in sentences:
-        if sentence.text not in seen:
-            seen.add(sentence.text)
-            kept.append(sentence)
-    return kept
-
-
 def _abstain(parts: list[QuestionPart], partial: bool = False) -> str:
     """The abstention: which part the sources do not answer."""
+    asked = "; ".join(f"“{part.text}”" for part in parts)
     if partial:
-        asked = "; ".join(f"“{part.text}”" for part in parts)
         return f"{ABSTENTION_PREFIX} this part of the question: {asked}."
     if len(parts) > 1:
-        asked = "; ".join(f"“{part.text}”" for part in parts)
         return f"{ABSTENTION_PREFIX} this question ({asked}); the closest passages are listed below."
     return NO_EVIDENCE_ANSWER
 
