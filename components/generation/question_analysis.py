@@ -21,7 +21,7 @@ analysis = analyze_question("Who founded Neo4j and when?")
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -142,16 +142,7 @@ class QuestionAnalysis:
         return {
             "question": self.question,
             "kind": self.kind,
-            "parts": [
-                {
-                    "text": part.text,
-                    "kind": part.kind,
-                    "labels": list(part.labels),
-                    "terms": list(part.terms),
-                    "focus": part.focus,
-                }
-                for part in self.parts
-            ],
+            "parts": [{**asdict(part), "labels": list(part.labels), "terms": list(part.terms)} for part in self.parts],
             "question_terms": sorted(self.question_terms),
             "anchor_terms": sorted(self.anchor_terms),
         }
@@ -313,14 +304,9 @@ def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
     if lower == "why":
         return "why", (), ""
     if lower == "how":
-        following = wh.nbor(1) if wh.i + 1 < len(wh.doc) else None
-        adjective = following.lower_ if following is not None else ""
-        if adjective == "many":
-            return "how_many", COUNT_LABELS, ""
-        if adjective == "much":
-            return "how_much", AMOUNT_LABELS, ""
+        adjective = wh.nbor(1).lower_ if wh.i + 1 < len(wh.doc) else ""
         if adjective in HOW_ADJECTIVE_LABELS:
-            return "how_much", HOW_ADJECTIVE_LABELS[adjective], ""
+            return "how_many" if adjective == "many" else "how_much", HOW_ADJECTIVE_LABELS[adjective], ""
         return "how", (), ""
     # which / what: the noun it determines ("which German city"), or the copula's noun ("what is the name of ..."),
     # and for a light noun the noun after "of" ("the name of the company").
