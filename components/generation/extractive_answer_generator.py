@@ -34,6 +34,7 @@ from components.generation.question_gap import (
 )
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
+from components.text import bm25
 from components.text.analyzer import sentence_spans, terms, words
 from components.text.dates import MONTH_NAMES
 from components.text.language import VALUE_LABELS, parse, parse_question, parse_syntax
@@ -1044,8 +1045,7 @@ def _part_weights(
     for other in parts:
         factor = 1.0 if other is part else OTHER_PART_WEIGHT
         for term in other.terms:
-            df = document_frequency.get(term, 0)
-            idf = math.log(1.0 + (total - df + 0.5) / (df + 0.5)) + 0.1
+            idf = bm25.idf(total, document_frequency.get(term, 0)) + 0.1
             weight = factor * idf * (ANCHOR_WEIGHT if term in anchors else 1.0)
             weights[term] = max(weights.get(term, 0.0), weight)
     return weights

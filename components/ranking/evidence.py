@@ -15,8 +15,4 @@ def idf_weights(query_terms: Iterable[str], texts_terms: Sequence[set[str]]) -> 
     missing from a candidate is still evidence against it.
     """
     total = len(texts_terms)
-    weights: dict[str, float] = {}
-    for term in set(query_terms):
-        df = sum(1 for text_terms in texts_terms if term in text_terms)
-        weights[term] = bm25.idf(total, df) + 0.1
-    return weights
+    return {term: bm25.idf(total, sum(term in terms for terms in texts_terms)) + 0.1 for term in set(query_terms)}
