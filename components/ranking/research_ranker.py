@@ -194,13 +194,12 @@ class ResearchRanker(InitParameterSerialization):
         branch_ranks, branch_meta = _branch_copies(branches)
         semantic = self._semantic(query, candidates, query_embedding)
         evidence = self._evidence(query, candidates, semantic, query_embedding)
-        fused_order = {document.id: rank for rank, document in enumerate(self._by(fusion, candidates), start=1)}
+        by_fusion = np.argsort(-fusion, kind="stable")
+        fused_order = {candidates[int(index)].id: rank for rank, index in enumerate(by_fusion, start=1)}
         recency = self._recency(candidates, as_of) if self.recency_weight > 0 else np.zeros(len(candidates))
 
-        graph = np.array(
-            [1.0 / math.sqrt(branch_ranks[d.id][GRAPH_RANK]) if GRAPH_RANK in branch_ranks.get(d.id, {}) else 0.0
-             for d in candidates]
-        )
+        walk = [branch_ranks.get(document.id, {}).get(GRAPH_RANK) for document in candidates]
+        graph = np.array([0.0 if rank is None else 1.0 / math.sqrt(rank) for rank in walk])
         combined = (
             np.array([features.score for features in evidence], dtype=float)
             + self.fusion_weight * _relative(fusion)
@@ -234,10 +233,6 @@ class ResearchRanker(InitParameterSerialization):
         return {"documents": ranked}
 
     # -- signals ------------------------------------------------------------------------------------------------
-
-    @staticmethod
-    def _by(scores: np.ndarray, documents: list[Document]) -> list[Document]:
-        return [documents[int(i)] for i in np.argsort(-scores, kind="stable")]
 
     @staticmethod
     def _fuse(branches: list[list[Document]]) -> tuple[list[Document], list[float]]:
@@ -321,15 +316,9 @@ class ResearchRanker(InitParameterSerialization):
 
     def _recency(self, documents: list[Document], as_of: str | None) -> np.ndarray:
         today = parse_date(as_of) or dt.date.today()
-        values = []
-        for document in documents:
-            date = parse_date((document.meta or {}).get("source_date"))
-            if date is None:
-                values.append(0.0)
-                continue
-            age = max(0, (today - date).days)
-            values.append(math.pow(0.5, age / self.recency_half_life_days))
-        return np.array(values, dtype=float)
+        dates = [parse_date((document.meta or {}).get("source_date")) for document in documents]
+        ages = [None if date is None else max(0, (today - date).days) for date in dates]
+        return np.array([0.0 if age is None else math.pow(0.5, age / self.recency_half_life_days) for age in ages])
 
 
 def _branch_name(branch: list[Document]) -> str:
