@@ -635,19 +635,15 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
 
     doers = _doers(doc, anchors) if part.kind == "who" else set()
 
-    def role(group: list[Any]) -> float:
-        # "Who ..." asks for the doer of the question's verb: a name that does it answers before a name the
-        # sentence mentions elsewhere; any part prefers a name in the role its wh-word plays.
-        if any(ent.root.i in doers or ent.root.i in filled for ent in group):
-            return -SUBJECT_PREFERENCE
-        return 0.0
-
     def cost(group: list[Any]) -> float:
         rank = label_rank(group)
+        # "Who ..." asks for the doer of the question's verb: a name that does it answers before a name the
+        # sentence mentions elsewhere; any part prefers a name in the role its wh-word plays.
+        role = -SUBJECT_PREFERENCE if any(ent.root.i in doers or ent.root.i in filled for ent in group) else 0.0
         if not anchors:
-            return 3.0 * rank + group[0].start * 0.01 + role(group)
+            return 3.0 * rank + group[0].start * 0.01 + role
         distance = min(min(abs(anchor - ent.start), abs(anchor - (ent.end - 1))) for ent in group for anchor in anchors)
-        return distance + 3.0 * rank + role(group)
+        return distance + 3.0 * rank + role
 
     best = min(groups, key=cost)
     preference = label_rank(best)
@@ -660,10 +656,7 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
 def _unhedged(ent: Any) -> Any:
     """The entity without a leading hedge on its number ("about 1300", "approximately 6 miles" -> "1300", "6 miles"):
     a plain adverb or adjective directly before a number; a comparative ("more than 20") stays."""
-    first = ent[0]
-    if len(ent) > 1 and first.tag_ in {"RB", "JJ"} and ent[1].like_num:
-        return ent[1:]
-    return ent
+    return ent[1:] if len(ent) > 1 and ent[0].tag_ in {"RB", "JJ"} and ent[1].like_num else ent
 
 
 def _unpossessed(span: Any) -> Any:
@@ -881,21 +874,19 @@ def _further_sentences(
     that names none of the question's subjects takes back OFF_SUBJECT_PENALTY (the sentences before it named them),
     and each of the FURTHER_PARSED best that holds a span of the asked kind the answer does not give yet gains
     FURTHER_TYPE_BONUS (the first sentence's span may be the wrong one: the next one offers another)."""
-    ranked: dict[int, float] = {}
+    ranked: dict[int, tuple[float, _Sentence]] = {}
     read: list[tuple[_Sentence, QuestionPart]] = []
-    by_id: dict[int, _Sentence] = {}
     for score, candidate, part in sorted(scored, key=lambda item: (-item[0], item[1].rank)):
         if id(candidate) in used or id(candidate) in ranked:
             continue
-        ranked[id(candidate)] = score + (OFF_SUBJECT_PENALTY if id(candidate) in unanchored else 0.0)
-        by_id[id(candidate)] = candidate
+        ranked[id(candidate)] = (score + (OFF_SUBJECT_PENALTY if id(candidate) in unanchored else 0.0), candidate)
         if part.wants_span and len(read) < FURTHER_PARSED:
             read.append((candidate, part))
     for candidate, part in read:
         found, _ = _ranked_answer_span(candidate.text, part, question_terms)
         if found and found not in spans:
-            ranked[id(candidate)] += FURTHER_TYPE_BONUS
-    kept = [(score, by_id[key]) for key, score in ranked.items() if score >= RELATIVE_CUTOFF * top]
+            ranked[id(candidate)] = (ranked[id(candidate)][0] + FURTHER_TYPE_BONUS, candidate)
+    kept = [item for item in ranked.values() if item[0] >= RELATIVE_CUTOFF * top]
     return sorted(kept, key=lambda item: (-item[0], item[1].rank))
 
 
@@ -1028,8 +1019,7 @@ def _anchors(doc: Any, question_terms: frozenset[str]) -> list[int]:
 
 def _repeats_question(text: str, question_terms: frozenset[str]) -> bool:
     """A span whose every content term is in the question names what was asked about, not the answer."""
-    span_terms = terms(text)
-    return bool(span_terms) and all(term in question_terms for term in span_terms)
+    return frozenset() < _terms_of(text) <= question_terms
 
 
 def _part_weights(
@@ -1091,7 +1081,9 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
                 continue
             text = " ".join(content[start:end].split())
             number, cited_rank = rank + 1, rank
-            if position == 0 and _starts_inside_sentence(text, meta):
+            # A chunk after the first that opens in lower case (or on a comma) opens inside a sentence its neighbour
+            # holds whole.
+            if position == 0 and int(meta.get("chunk_index") or 0) > 0 and _LOWER_START.match(text):
                 whole = _from_neighbour(text, document, documents)
                 if whole is None:
                     continue  # a fragment cut at the chunk boundary; its whole sentence is in a chunk not at hand
@@ -1109,12 +1101,6 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
                 )
             )
     return found
-
-
-def _starts_inside_sentence(text: str, meta: dict[str, Any]) -> bool:
-    """A chunk after the first that opens in lower case (or on a comma) opens inside a sentence its neighbour holds
-    whole."""
-    return int(meta.get("chunk_index") or 0) > 0 and bool(_LOWER_START.match(text))
 
 
 def _from_neighbour(fragment: str, document: Document, documents: list[Document]) -> tuple[str, int, int] | None:
@@ -1149,7 +1135,4 @@ def _abstain(parts: list[QuestionPart], partial: bool = False) -> str:
 
 def _cite(sentence: str, number: int) -> str:
     """The sentence with its citation before the final stop: `... [n].`."""
-    text = sentence.strip()
-    if text.endswith("."):
-        return f"{text[:-1].rstrip()} [{number}]."
-    return f"{text} [{number}]."
+    return f"{sentence.strip().removesuffix('.').rstrip()} [{number}]."
