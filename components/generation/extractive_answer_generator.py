@@ -35,7 +35,7 @@ from components.generation.question_gap import (
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text import bm25
-from components.text.analyzer import sentence_spans, terms, words
+from components.text.analyzer import sentence_spans, sentences, terms, words
 from components.text.dates import MONTH_NAMES
 from components.text.language import VALUE_LABELS, parse, parse_question, parse_syntax
 from components.validation import within
@@ -747,19 +747,15 @@ def _hops(
         if not found:
             break
         found.sort(key=lambda item: (-item[0], item[1].rank))
-        best: _Hop | None = None
         crossed = frozenset(known | bridge) - question_terms
+        read = []
         for score, candidate, held, gain, via, about in found[:HOP_PARSED]:
-            span = ""
-            if part.wants_span:
-                # The asked kind in a sentence about the bridge: the answer the chain was looking for.
-                span = _ranked_answer_span(candidate.text, part, frozenset(known | bridge))[0]
-                if span and _terms_of(span) & crossed:
-                    span = ""
-            hop = _Hop(candidate, score + (TYPE_BONUS if span else 0.0), held, gain, span, via, about)
-            if best is None or hop.score > best.score:
-                best = hop
-        assert best is not None
+            # The asked kind in a sentence about the bridge: the answer the chain was looking for.
+            span = _ranked_answer_span(candidate.text, part, frozenset(known | bridge))[0] if part.wants_span else ""
+            if span and _terms_of(span) & crossed:
+                span = ""
+            read.append(_Hop(candidate, score + (TYPE_BONUS if span else 0.0), held, gain, span, via, about))
+        best = max(read, key=lambda hop: hop.score)
         hops.append(best)
         used.add(id(best.sentence))
         known |= bridge
@@ -870,10 +866,9 @@ def _further_sentences(
     question_terms: frozenset[str],
     top: float,
 ) -> list[tuple[float, _Sentence]]:
-    """The sentences that may follow the chosen ones, best first, each scoring RELATIVE_CUTOFF of the best: a sentence
-    that names none of the question's subjects takes back OFF_SUBJECT_PENALTY (the sentences before it named them),
-    and each of the FURTHER_PARSED best that holds a span of the asked kind the answer does not give yet gains
-    FURTHER_TYPE_BONUS (the first sentence's span may be the wrong one: the next one offers another)."""
+    """The sentences that may follow the chosen ones, best first, each scoring RELATIVE_CUTOFF of the best once
+    scored again as FURTHER_TYPE_BONUS says (the first sentence's span may be the wrong one: the next one offers
+    another)."""
     ranked: dict[int, tuple[float, _Sentence]] = {}
     read: list[tuple[_Sentence, QuestionPart]] = []
     for score, candidate, part in sorted(scored, key=lambda item: (-item[0], item[1].rank)):
@@ -918,7 +913,7 @@ def _asks_a_name(part: QuestionPart) -> bool:
 
 
 def _subject_answer(
-    sentences: list[_Sentence],
+    cited: list[_Sentence],
     documents: list[Document],
     question: str,
     asked: frozenset[str],
@@ -931,14 +926,13 @@ def _subject_answer(
     for a "what kind of ..." question the phrase that opening sentence equates it with ("The Enola Gay is a Boeing
     B-29 Superfortress bomber"). Returns (the name, its citation number); None when no sentence qualifies."""
     relation = relation_terms(question)
-    for sentence in sentences:
+    for sentence in cited:
         document = documents[sentence.number - 1]
         meta = document.meta or {}
         title = _terms_of(_DISAMBIGUATION.sub("", str(meta.get("source_title") or "")))
-        spans = sentence_spans(document.content or "")
-        if int(meta.get("chunk_index") or 0) or not spans or not title or title <= asked:
+        opening = next(iter(sentences(document.content or "")), "")
+        if int(meta.get("chunk_index") or 0) or not opening or not title or title <= asked:
             continue
-        opening = " ".join((document.content or "")[spans[0][0] : spans[0][1]].split())
         if sentence.text == opening or not (relation & sentence.terms or _share(weights, sentence) >= min_support):
             continue
         if not (title & sentence.terms or _PERSONAL_WORD.search(sentence.text)):
@@ -1115,9 +1109,7 @@ def _from_neighbour(fragment: str, document: Document, documents: list[Document]
             continue
         if int(other_meta.get("chunk_index") or -1) != index - 1:
             continue
-        content = other.content or ""
-        for start, end in sentence_spans(content):
-            text = " ".join(content[start:end].split())
+        for text in sentences(other.content or ""):
             if text.endswith(fragment) and len(text) > len(fragment):
                 return text, rank + 1, rank
     return None
