@@ -247,20 +247,14 @@ class ResearchRanker(InitParameterSerialization):
         return [first[chunk_id] for chunk_id in order], [scores[chunk_id] for chunk_id in order]
 
     def _semantic(self, query: str, documents: list[Document], query_embedding: list[float] | None) -> np.ndarray:
-        values = np.zeros(len(documents), dtype=float)
-        missing: list[int] = []
-        for index, document in enumerate(documents):
-            value = (document.meta or {}).get("semantic_relevance")
-            if value is None:
-                missing.append(index)
-            else:
-                values[index] = float(value)
+        given = [(document.meta or {}).get("semantic_relevance") for document in documents]
+        values = np.array([0.0 if value is None else float(value) for value in given], dtype=float)
+        missing = [index for index, value in enumerate(given) if value is None]
         if missing:
             # Only sources that could not compare stored embeddings cost an embedding here.
             self.warm_up()
             assert self._model is not None
-            texts = [documents[index].content or "" for index in missing]
-            vectors = self._model.embed(texts)
+            vectors = self._model.embed([documents[index].content or "" for index in missing])
             for index, cosine in zip(missing, vectors @ query_vector(query, query_embedding, self.model), strict=True):
                 values[index] = max(0.0, float(cosine))
         return values
