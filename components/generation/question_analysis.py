@@ -21,7 +21,7 @@ analysis = analyze_question("Who founded Neo4j and when?")
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -245,10 +245,7 @@ def analyze_question(question: str) -> QuestionAnalysis:
     if len(parts) > 1:
         # "Who founded Neo4j and when?": a part without content words of its own asks about the others' subject.
         shared = tuple(dict.fromkeys(term for part in parts for term in part.terms))
-        parts = [
-            part if part.terms else QuestionPart(part.text, part.kind, part.labels, shared, part.focus)
-            for part in parts
-        ]
+        parts = [part if part.terms else replace(part, terms=shared) for part in parts]
     return QuestionAnalysis(text, tuple(parts), question_terms, anchor_terms)
 
 

@@ -107,9 +107,7 @@ def question_gap(question: str) -> QuestionGap | None:
     if head.i == gap.i or head.lemma_.lower() in LIGHT_VERBS or head.pos_ not in {"VERB", "NOUN", "ADJ"}:
         return None
     stems = terms(head.text)
-    if not stems:
-        return None
-    return QuestionGap(role, stems[0], preposition)
+    return QuestionGap(role, stems[0], preposition) if stems else None
 
 
 def fill_gap(doc: Any, gap: QuestionGap | None) -> str:
