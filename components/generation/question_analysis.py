@@ -286,11 +286,7 @@ def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
     first = words[0].lower_
     wh = next((token for token in words if token.lower_ in WH_WORDS), None)
     if wh is None or (first in YES_NO_STARTS and wh.i > words[0].i + 2):
-        if first in LIST_STARTS:
-            return "list", (), ""
-        if first in YES_NO_STARTS:
-            return "yes_no", (), ""
-        return "what", (), ""
+        return ("list" if first in LIST_STARTS else "yes_no" if first in YES_NO_STARTS else "what"), (), ""
     lower = wh.lower_
     if lower in {"who", "whom", "whose"}:
         return "who", PERSON_LABELS, ""
