@@ -112,19 +112,6 @@ _METADATA_MODELS: dict[SourceType, type[_SourceMetadata]] = {
     SourceType.GRAPH: GraphMetadata,
 }
 
-# Fields of ContextChunk that are stored flat in Document.meta; everything else in meta is source metadata.
-_CORE_META_KEYS = (
-    "source_type",
-    "source_id",
-    "source_title",
-    "source_url",
-    "source_date",
-    "semantic_relevance",
-    "raw_score",
-    "score_kind",
-    "ranks",
-)
-
 
 class ContextChunk(BaseModel):
     """A piece of evidence with full source attribution.
@@ -168,6 +155,10 @@ class ContextChunk(BaseModel):
         if model is not None:
             self.metadata = model.model_validate(self.metadata).model_dump(exclude_none=False)
         return self
+
+
+# Fields of ContextChunk that are stored flat in Document.meta; everything else in meta is source metadata.
+_CORE_META_KEYS = tuple(key for key in ContextChunk.model_fields if key not in {"id", "text", "metadata"})
 
 
 class ChunkDocument(Document):

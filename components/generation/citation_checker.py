@@ -8,10 +8,10 @@ from haystack import Document, component
 
 from components.generation.cited_answer_builder import CITATION_MARK, cited_numbers
 from components.generation.extractive_answer_generator import ABSTENTION_PREFIX
-from components.ranking.evidence import idf_weights
 from components.resilience.scheduling import async_twin
 from components.serialization import InitParameterSerialization
-from components.text.analyzer import analyze, sentence_spans, terms
+from components.text import bm25
+from components.text.analyzer import analyze, sentences, terms
 from components.validation import within
 
 
@@ -49,9 +49,8 @@ class CitationChecker(InitParameterSerialization):
         chunk_terms = [set(analyze(document.content or "").counts) for document in documents]
         results: list[dict[str, Any]] = []
         carried: list[int] = []
-        text = answer or ""
-        sentences = [" ".join(text[start:end].split()) for start, end in sentence_spans(text)]
-        for index, sentence in enumerate(sentences):
+        claims = sentences(answer)
+        for index, sentence in enumerate(claims):
             citations = [number for number in cited_numbers(sentence) if 1 <= number <= len(documents)]
             bare = CITATION_MARK.sub(" ", sentence)
             sentence_terms = terms(bare)
@@ -63,15 +62,15 @@ class CitationChecker(InitParameterSerialization):
                     {"text": sentence, "citations": [], "supported": True, "support_score": 1.0, "abstains": True}
                 )
                 continue
-            if not citations and index + 1 < len(sentences):
+            if not citations and index + 1 < len(claims):
                 # "Claim. [1]" splits the marker off into its own sentence; it belongs to the claim before it.
-                following = sentences[index + 1]
+                following = claims[index + 1]
                 if not terms(CITATION_MARK.sub(" ", following)):
                     citations = [n for n in cited_numbers(following) if 1 <= n <= len(documents)]
             score = 0.0
             if citations:
                 support = set().union(*(chunk_terms[number - 1] for number in citations))
-                weights = idf_weights(sentence_terms, chunk_terms or [support])
+                weights = _idf_weights(sentence_terms, chunk_terms or [support])
                 total = sum(weights[term] for term in set(sentence_terms))
                 found = sum(weights[term] for term in set(sentence_terms) if term in support)
                 score = found / total if total > 0 else 0.0
@@ -88,3 +87,10 @@ class CitationChecker(InitParameterSerialization):
 
     # Term overlaps of a few sentences (the chunks' analyses are the ranker's, cached) cost less than a thread hop.
     run_async = async_twin(run)
+
+
+def _idf_weights(query_terms: list[str], texts_terms: list[set[str]]) -> dict[str, float]:
+    """BM25's IDF of each term over the listed chunks' terms, plus 0.1: a term every chunk holds tells them apart
+    little, but is never weightless, since a term missing from the cited chunks is still evidence against a claim."""
+    total = len(texts_terms)
+    return {term: bm25.idf(total, sum(term in held for held in texts_terms)) + 0.1 for term in set(query_terms)}

@@ -19,15 +19,13 @@ CITATION_MARK = re.compile(r"\[(\d+(?:\s*(?:,|-|–)\s*\d+)*)\]")
 
 def cited_numbers(text: str) -> list[int]:
     """The source numbers a text cites, in order of first mention, ranges expanded."""
-    numbers: list[int] = []
+    numbers: dict[int, None] = {}
     for match in CITATION_MARK.finditer(text or ""):
         for part in match.group(1).split(","):
             bounds = [int(value) for value in re.split(r"\s*[-–]\s*", part.strip()) if value]
             span = range(bounds[0], bounds[-1] + 1) if len(bounds) == 2 and bounds[1] - bounds[0] <= 20 else bounds
-            for number in span:
-                if number not in numbers:
-                    numbers.append(number)
-    return numbers
+            numbers.update(dict.fromkeys(span))
+    return list(numbers)
 
 
 @component
@@ -63,8 +61,7 @@ class CitedAnswerBuilder(InitParameterSerialization):
         answer = (replies[0] if replies else "").strip()
         numbered = []
         for number, document in enumerate(documents, start=1):
-            meta = dict(document.meta or {})
-            meta["citation_number"] = number
+            meta = {**(document.meta or {}), "citation_number": number}
             # `replace` keeps the chunk's own Document class (the contract's cheaply copied one) for the stages after.
             numbered.append(replace(document, meta=meta, blob=None, embedding=None, sparse_embedding=None))
         invalid = [number for number in cited_numbers(answer) if not 1 <= number <= len(numbered)]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from components.text.analyzer import terms
+from components.text.language import parse
 
 # Words that compare by time: the earlier value wins, or the later one.
 EARLIER = frozenset("older oldest first earlier earliest before elder eldest sooner".split())
@@ -62,8 +63,6 @@ class Verdict:
 
 def subjects(question: str, joiner: str) -> list[str]:
     """The names `joiner` ("or", "and") coordinates in `question`, in order: "Which is older, A or B?" -> [A, B]."""
-    from components.text.language import parse
-
     doc = parse(question)
     names = [ent for ent in doc.ents if ent.label_ in _NAME_LABELS]
     names += [chunk for chunk in doc.noun_chunks if chunk.root.pos_ == "PROPN" and not _overlaps(chunk, names)]
@@ -103,11 +102,7 @@ def compare(question: str, sentences: Sequence[Any]) -> Verdict | None:
         values = None
         later = True
     if values is not None and all(value is not None for value in values):
-        pick = (
-            max(range(len(named)), key=lambda i: values[i])
-            if later
-            else min(range(len(named)), key=lambda i: values[i])
-        )
+        pick = values.index(max(values) if later else min(values))
     else:
         asked = _asked_terms(question, named)
         if not asked:
@@ -126,24 +121,18 @@ def yes_no(question: str, sentences: Sequence[Any]) -> Verdict | None:
     subject the sources hold (then the sentences alone answer)."""
     named = subjects(question, "and")
     if not named:
-        from components.text.language import parse
-
         named = [ent.text for ent in parse(question).ents if ent.label_ in _NAME_LABELS][:1]
     evidence = [_evidence_of(name, sentences) for name in named]
     if not named or not any(evidence):
         return None
     if not all(evidence):
         return Verdict("no", [rows[0] for rows in evidence if rows])
-    lowered = question.lower()
-    if re.search(r"\bsame\b", lowered) and len(named) > 1:
+    if re.search(r"\bsame\b", question.lower()) and len(named) > 1:
         own = set().union(*(terms(name) for name in named))
         shared = set.intersection(*(_names_in(rows) - own for rows in evidence))
         return Verdict("yes" if shared else "no", [rows[0] for rows in evidence])
     asked = _asked_terms(question, named)
-    best = []
-    for rows in evidence:
-        row = max(rows, key=lambda candidate: _share(asked, candidate))
-        best.append(row)
+    best = [max(rows, key=lambda candidate: _share(asked, candidate)) for rows in evidence]
     supported = all(_share(asked, row) >= YES_SHARE and not _NEGATION.search(row.text) for row in best)
     return Verdict("yes" if supported else "no", best)
 
@@ -186,14 +175,11 @@ def _first_year(rows: list[Any]) -> int | None:
 
 def _largest_number(rows: list[Any]) -> float | None:
     for row in rows:
-        numbers = []
-        for match in _NUMBER.findall(row.text):
-            try:
-                value = float(match.replace(",", ""))
-            except ValueError:
-                continue
-            if not (1000 <= value <= 2099 and float(value).is_integer() and "," not in match):  # a year is no size
-                numbers.append(value)
+        # _NUMBER matches only digits, commas and a decimal part (a float without the commas); a year is no size.
+        values = [(float(match.replace(",", "")), match) for match in _NUMBER.findall(row.text)]
+        numbers = [
+            value for value, match in values if not (1000 <= value <= 2099 and value.is_integer() and "," not in match)
+        ]
         if numbers:
             return max(numbers)
     return None
@@ -201,8 +187,5 @@ def _largest_number(rows: list[Any]) -> float | None:
 
 def _names_in(rows: list[Any]) -> set[str]:
     """The terms of the capitalised names a subject's best sentence holds (after its first word)."""
-    found: set[str] = set()
-    for row in rows[:1]:
-        for name in re.findall(r"[A-Z][\w'&-]*(?:\s+[A-Z][\w'&-]*)*", row.text.split(" ", 1)[-1]):
-            found |= set(terms(name))
-    return found
+    names = re.findall(r"[A-Z][\w'&-]*(?:\s+[A-Z][\w'&-]*)*", rows[0].text.split(" ", 1)[-1]) if rows else []
+    return {term for name in names for term in terms(name)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -33,7 +34,8 @@ from components.generation.question_gap import (
 )
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
-from components.text.analyzer import sentence_spans, terms
+from components.text import bm25
+from components.text.analyzer import sentence_spans, sentences, terms, words
 from components.text.dates import MONTH_NAMES
 from components.text.language import VALUE_LABELS, parse, parse_question, parse_syntax
 from components.validation import within
@@ -201,10 +203,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         candidates = [candidate for candidate in pool if candidate.rank < self.max_chunks]
         if not candidates:
             return {"replies": [NO_EVIDENCE_ANSWER], "short_answer": ""}
-        document_frequency: dict[str, int] = {}
-        for candidate in candidates:
-            for term in candidate.terms:
-                document_frequency[term] = document_frequency.get(term, 0) + 1
+        document_frequency = Counter(term for candidate in candidates for term in candidate.terms)
 
         chosen: list[tuple[_Sentence, float]] = []
         shorts: list[tuple[str, int]] = []
@@ -349,12 +348,9 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if verdict is None and not shorts:
             # A question whose wh-word aligns with no phrase ("Why ...?", "How ...?"): what its sentence adds to it.
             for part, sentence, _, _ in picks:
-                found = (
-                    unasked_stretch(parse_question(sentence.text), question.question_terms)
-                    if part.kind != "yes_no"
-                    else ""
-                )
-                if found:
+                if part.kind == "yes_no":
+                    continue
+                if found := unasked_stretch(parse_question(sentence.text), question.question_terms):
                     shorts.append((found, sentence.number))
         if len(used) < self.max_sentences:
             spans = {text for text, _ in shorts}
@@ -379,7 +375,10 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if shorts:
             spans = list(dict.fromkeys(shorts))
             lines.append("; ".join(f"{text} [{number}]" for text, number in spans) + ".")
-        lines.extend(_cite(sentence.text, sentence.number) for sentence in _unique(ordered))
+        first_number: dict[str, int] = {}  # the same sentence from two chunks is cited once, to the first
+        for sentence in ordered:
+            first_number.setdefault(sentence.text, sentence.number)
+        lines.extend(_cite(text, number) for text, number in first_number.items())
         if unanswered:
             lines.append(_abstain(unanswered, partial=True))
         short_answer = "; ".join(dict.fromkeys(text for text, _ in shorts))
@@ -409,16 +408,6 @@ def _doers(doc: Any, anchors: list[int]) -> set[int]:
                 break
             verb = verb.head
     return found
-
-
-def answer_span(sentence: str, part: QuestionPart, question_terms: frozenset[str]) -> str:
-    """The span of `sentence` that answers `part` (an entity of one of its labels that the question does not
-    already name, coordinated names joined: "Emil Eifrem, Johan Svensson and Peter Neubauer"); empty when none.
-
-    Among several, the one nearest the question's terms in the sentence wins; earlier labels of the part are
-    preferred ("who" prefers a person to an organisation).
-    """
-    return _ranked_answer_span(sentence, part, question_terms)[0]
 
 
 # Parts that take a phrase as their short answer when the chosen sentence holds no entity of their kind (a
@@ -458,7 +447,7 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     filled = fill_gap(doc, question_gap(part.text))
     if filled and not _repeats_question(filled, question_terms):
         return filled
-    anchors = [token.i for token in doc if not token.is_stop and _stem_in(token.lower_, question_terms)]
+    anchors = _anchors(doc, question_terms)
     words_asked = part.text.lower().split()
     asks_subject = part.kind == "who" and len(words_asked) > 1 and words_asked[1] not in YES_NO_STARTS
     doers = _doers(doc, anchors)
@@ -603,7 +592,13 @@ def _statement_costs(
 
 
 def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: frozenset[str]) -> tuple[str, int]:
-    """`answer_span` and the position of its label among the part's labels (0: the most wanted)."""
+    """The span of `sentence` that answers `part` (an entity of one of its labels that the question does not
+    already name, coordinated names joined: "Emil Eifrem, Johan Svensson and Peter Neubauer"; empty when none), and
+    the position of its label among the part's labels (0: the most wanted).
+
+    Among several, the one nearest the question's terms in the sentence wins; earlier labels of the part are
+    preferred ("who" prefers a person to an organisation).
+    """
     if not part.labels:
         return "", 0
     doc = parse(sentence)
@@ -630,7 +625,7 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
             groups[-1].append(ent)
         else:
             groups.append([ent])
-    anchors = [token.i for token in doc if not token.is_stop and _stem_in(token.lower_, question_terms)]
+    anchors = _anchors(doc, question_terms)
 
     def label_rank(group: list[Any]) -> int:
         rank = min(part.labels.index(ent.label_) for ent in group)
@@ -640,19 +635,15 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
 
     doers = _doers(doc, anchors) if part.kind == "who" else set()
 
-    def role(group: list[Any]) -> float:
-        # "Who ..." asks for the doer of the question's verb: a name that does it answers before a name the
-        # sentence mentions elsewhere; any part prefers a name in the role its wh-word plays.
-        if any(ent.root.i in doers or ent.root.i in filled for ent in group):
-            return -SUBJECT_PREFERENCE
-        return 0.0
-
     def cost(group: list[Any]) -> float:
         rank = label_rank(group)
+        # "Who ..." asks for the doer of the question's verb: a name that does it answers before a name the
+        # sentence mentions elsewhere; any part prefers a name in the role its wh-word plays.
+        role = -SUBJECT_PREFERENCE if any(ent.root.i in doers or ent.root.i in filled for ent in group) else 0.0
         if not anchors:
-            return 3.0 * rank + group[0].start * 0.01 + role(group)
+            return 3.0 * rank + group[0].start * 0.01 + role
         distance = min(min(abs(anchor - ent.start), abs(anchor - (ent.end - 1))) for ent in group for anchor in anchors)
-        return distance + 3.0 * rank + role(group)
+        return distance + 3.0 * rank + role
 
     best = min(groups, key=cost)
     preference = label_rank(best)
@@ -665,10 +656,7 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
 def _unhedged(ent: Any) -> Any:
     """The entity without a leading hedge on its number ("about 1300", "approximately 6 miles" -> "1300", "6 miles"):
     a plain adverb or adjective directly before a number; a comparative ("more than 20") stays."""
-    first = ent[0]
-    if len(ent) > 1 and first.tag_ in {"RB", "JJ"} and ent[1].like_num:
-        return ent[1:]
-    return ent
+    return ent[1:] if len(ent) > 1 and ent[0].tag_ in {"RB", "JJ"} and ent[1].like_num else ent
 
 
 def _unpossessed(span: Any) -> Any:
@@ -713,10 +701,7 @@ def _hops(
     total = sum(weights.values())
     if total <= 0:
         return []
-    frequency: dict[str, int] = {}
-    for sentence in pool:
-        for term in sentence.terms | sentence.title_terms:
-            frequency[term] = frequency.get(term, 0) + 1
+    frequency = Counter(term for sentence in pool for term in sentence.terms | sentence.title_terms)
     # The chunks' titles name things too ("a carrier-borne fighter" leads to the chunk titled "Aircraft carrier").
     headings = {sentence.heading for sentence in pool if sentence.heading}
     hops: list[_Hop] = []
@@ -762,19 +747,15 @@ def _hops(
         if not found:
             break
         found.sort(key=lambda item: (-item[0], item[1].rank))
-        best: _Hop | None = None
         crossed = frozenset(known | bridge) - question_terms
+        read = []
         for score, candidate, held, gain, via, about in found[:HOP_PARSED]:
-            span = ""
-            if part.wants_span:
-                # The asked kind in a sentence about the bridge: the answer the chain was looking for.
-                span = answer_span(candidate.text, part, frozenset(known | bridge))
-                if span and _terms_of(span) & crossed:
-                    span = ""
-            hop = _Hop(candidate, score + (TYPE_BONUS if span else 0.0), held, gain, span, via, about)
-            if best is None or hop.score > best.score:
-                best = hop
-        assert best is not None
+            # The asked kind in a sentence about the bridge: the answer the chain was looking for.
+            span = _ranked_answer_span(candidate.text, part, frozenset(known | bridge))[0] if part.wants_span else ""
+            if span and _terms_of(span) & crossed:
+                span = ""
+            read.append(_Hop(candidate, score + (TYPE_BONUS if span else 0.0), held, gain, span, via, about))
+        best = max(read, key=lambda hop: hop.score)
         hops.append(best)
         used.add(id(best.sentence))
         known |= bridge
@@ -885,25 +866,22 @@ def _further_sentences(
     question_terms: frozenset[str],
     top: float,
 ) -> list[tuple[float, _Sentence]]:
-    """The sentences that may follow the chosen ones, best first, each scoring RELATIVE_CUTOFF of the best: a sentence
-    that names none of the question's subjects takes back OFF_SUBJECT_PENALTY (the sentences before it named them),
-    and each of the FURTHER_PARSED best that holds a span of the asked kind the answer does not give yet gains
-    FURTHER_TYPE_BONUS (the first sentence's span may be the wrong one: the next one offers another)."""
-    ranked: dict[int, float] = {}
+    """The sentences that may follow the chosen ones, best first, each scoring RELATIVE_CUTOFF of the best once
+    scored again as FURTHER_TYPE_BONUS says (the first sentence's span may be the wrong one: the next one offers
+    another)."""
+    ranked: dict[int, tuple[float, _Sentence]] = {}
     read: list[tuple[_Sentence, QuestionPart]] = []
-    by_id: dict[int, _Sentence] = {}
     for score, candidate, part in sorted(scored, key=lambda item: (-item[0], item[1].rank)):
         if id(candidate) in used or id(candidate) in ranked:
             continue
-        ranked[id(candidate)] = score + (OFF_SUBJECT_PENALTY if id(candidate) in unanchored else 0.0)
-        by_id[id(candidate)] = candidate
+        ranked[id(candidate)] = (score + (OFF_SUBJECT_PENALTY if id(candidate) in unanchored else 0.0), candidate)
         if part.wants_span and len(read) < FURTHER_PARSED:
             read.append((candidate, part))
     for candidate, part in read:
         found, _ = _ranked_answer_span(candidate.text, part, question_terms)
         if found and found not in spans:
-            ranked[id(candidate)] += FURTHER_TYPE_BONUS
-    kept = [(score, by_id[key]) for key, score in ranked.items() if score >= RELATIVE_CUTOFF * top]
+            ranked[id(candidate)] = (ranked[id(candidate)][0] + FURTHER_TYPE_BONUS, candidate)
+    kept = [item for item in ranked.values() if item[0] >= RELATIVE_CUTOFF * top]
     return sorted(kept, key=lambda item: (-item[0], item[1].rank))
 
 
@@ -916,7 +894,6 @@ _NUMBER_WORDS = frozenset(
 _DATE_WORDS = frozenset([*MONTH_NAMES, "century", "centuries", "decade", "decades"])
 # The labels of a value: a part whose first label is one asks for a count, an amount or a date.
 VALUE_ASKED = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL"})
-_WORD = re.compile(r"[^\W_]+")
 
 
 def _may_hold_value(text: str, part: QuestionPart, question_terms: frozenset[str]) -> bool:
@@ -926,7 +903,7 @@ def _may_hold_value(text: str, part: QuestionPart, question_terms: frozenset[str
     if not part.labels or part.labels[0] not in VALUE_ASKED:
         return True
     written = _NUMBER_WORDS | _DATE_WORDS if part.labels[0] in {"DATE", "TIME"} else _NUMBER_WORDS
-    values = (word for word in _WORD.findall(text.lower()) if word in written or any(char.isdigit() for char in word))
+    values = (word for word in words(text) if word in written or any(char.isdigit() for char in word))
     return any(not _terms_of(word) <= question_terms for word in values)
 
 
@@ -936,7 +913,7 @@ def _asks_a_name(part: QuestionPart) -> bool:
 
 
 def _subject_answer(
-    sentences: list[_Sentence],
+    cited: list[_Sentence],
     documents: list[Document],
     question: str,
     asked: frozenset[str],
@@ -949,14 +926,13 @@ def _subject_answer(
     for a "what kind of ..." question the phrase that opening sentence equates it with ("The Enola Gay is a Boeing
     B-29 Superfortress bomber"). Returns (the name, its citation number); None when no sentence qualifies."""
     relation = relation_terms(question)
-    for sentence in sentences:
+    for sentence in cited:
         document = documents[sentence.number - 1]
         meta = document.meta or {}
         title = _terms_of(_DISAMBIGUATION.sub("", str(meta.get("source_title") or "")))
-        spans = sentence_spans(document.content or "")
-        if int(meta.get("chunk_index") or 0) or not spans or not title or title <= asked:
+        opening = next(iter(sentences(document.content or "")), "")
+        if int(meta.get("chunk_index") or 0) or not opening or not title or title <= asked:
             continue
-        opening = " ".join((document.content or "")[spans[0][0] : spans[0][1]].split())
         if sentence.text == opening or not (relation & sentence.terms or _share(weights, sentence) >= min_support):
             continue
         if not (title & sentence.terms or _PERSONAL_WORD.search(sentence.text)):
@@ -1027,22 +1003,17 @@ def _rare_share(name: frozenset[str], held: frozenset[str], frequency: dict[str,
 
 def _brought_in(*sentences: _Sentence) -> frozenset[str]:
     """The terms of the names the sentences bring in (capitalised word runs after each one's first word)."""
-    found: set[str] = set()
-    for sentence in sentences:
-        for name in _NAME.findall(sentence.text.split(" ", 1)[-1]):
-            found |= _terms_of(name)
-    return frozenset(found)
+    return frozenset().union(*(name for sentence in sentences for name in _names_of(sentence)))
 
 
-def _stem_in(word: str, question_terms: frozenset[str]) -> bool:
-    found = terms(word)
-    return bool(found) and found[0] in question_terms
+def _anchors(doc: Any, question_terms: frozenset[str]) -> list[int]:
+    """The positions of the words of `doc`, stop words aside, whose stem the question holds."""
+    return [token.i for token in doc if not token.is_stop and not question_terms.isdisjoint(terms(token.lower_)[:1])]
 
 
 def _repeats_question(text: str, question_terms: frozenset[str]) -> bool:
     """A span whose every content term is in the question names what was asked about, not the answer."""
-    span_terms = terms(text)
-    return bool(span_terms) and all(term in question_terms for term in span_terms)
+    return frozenset() < _terms_of(text) <= question_terms
 
 
 def _part_weights(
@@ -1058,8 +1029,7 @@ def _part_weights(
     for other in parts:
         factor = 1.0 if other is part else OTHER_PART_WEIGHT
         for term in other.terms:
-            df = document_frequency.get(term, 0)
-            idf = math.log(1.0 + (total - df + 0.5) / (df + 0.5)) + 0.1
+            idf = bm25.idf(total, document_frequency.get(term, 0)) + 0.1
             weight = factor * idf * (ANCHOR_WEIGHT if term in anchors else 1.0)
             weights[term] = max(weights.get(term, 0.0), weight)
     return weights
@@ -1069,12 +1039,11 @@ def _share(weights: dict[str, float], candidate: _Sentence) -> float:
     total = sum(weights.values())
     if total <= 0:
         return 0.0
-    held = 0.0
-    for term, weight in weights.items():
-        if term in candidate.terms:
-            held += weight
-        elif term in candidate.title_terms:
-            held += TITLE_WEIGHT * weight
+    held = sum(
+        weight if term in candidate.terms else TITLE_WEIGHT * weight
+        for term, weight in weights.items()
+        if term in candidate.terms or term in candidate.title_terms
+    )
     return held / total
 
 
@@ -1106,7 +1075,9 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
                 continue
             text = " ".join(content[start:end].split())
             number, cited_rank = rank + 1, rank
-            if position == 0 and _starts_inside_sentence(text, meta):
+            # A chunk after the first that opens in lower case (or on a comma) opens inside a sentence its neighbour
+            # holds whole.
+            if position == 0 and int(meta.get("chunk_index") or 0) > 0 and _LOWER_START.match(text):
                 whole = _from_neighbour(text, document, documents)
                 if whole is None:
                     continue  # a fragment cut at the chunk boundary; its whole sentence is in a chunk not at hand
@@ -1126,12 +1097,6 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
     return found
 
 
-def _starts_inside_sentence(text: str, meta: dict[str, Any]) -> bool:
-    """A chunk after the first that opens in lower case (or on a comma) opens inside a sentence its neighbour holds
-    whole."""
-    return int(meta.get("chunk_index") or 0) > 0 and bool(_LOWER_START.match(text))
-
-
 def _from_neighbour(fragment: str, document: Document, documents: list[Document]) -> tuple[str, int, int] | None:
     """The whole sentence ending with `fragment`, from the previous chunk of the same document when it is listed:
     (text, its citation number, its rank)."""
@@ -1144,38 +1109,22 @@ def _from_neighbour(fragment: str, document: Document, documents: list[Document]
             continue
         if int(other_meta.get("chunk_index") or -1) != index - 1:
             continue
-        content = other.content or ""
-        for start, end in sentence_spans(content):
-            text = " ".join(content[start:end].split())
+        for text in sentences(other.content or ""):
             if text.endswith(fragment) and len(text) > len(fragment):
                 return text, rank + 1, rank
     return None
 
 
-def _unique(sentences: list[_Sentence]) -> list[_Sentence]:
-    seen: set[str] = set()
-    kept = []
-    for sentence in sentences:
-        if sentence.text not in seen:
-            seen.add(sentence.text)
-            kept.append(sentence)
-    return kept
-
-
 def _abstain(parts: list[QuestionPart], partial: bool = False) -> str:
     """The abstention: which part the sources do not answer."""
+    asked = "; ".join(f"“{part.text}”" for part in parts)
     if partial:
-        asked = "; ".join(f"“{part.text}”" for part in parts)
         return f"{ABSTENTION_PREFIX} this part of the question: {asked}."
     if len(parts) > 1:
-        asked = "; ".join(f"“{part.text}”" for part in parts)
         return f"{ABSTENTION_PREFIX} this question ({asked}); the closest passages are listed below."
     return NO_EVIDENCE_ANSWER
 
 
 def _cite(sentence: str, number: int) -> str:
     """The sentence with its citation before the final stop: `... [n].`."""
-    text = sentence.strip()
-    if text.endswith("."):
-        return f"{text[:-1].rstrip()} [{number}]."
-    return f"{text} [{number}]."
+    return f"{sentence.strip().removesuffix('.').rstrip()} [{number}]."

@@ -21,7 +21,7 @@ analysis = analyze_question("Who founded Neo4j and when?")
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -142,16 +142,7 @@ class QuestionAnalysis:
         return {
             "question": self.question,
             "kind": self.kind,
-            "parts": [
-                {
-                    "text": part.text,
-                    "kind": part.kind,
-                    "labels": list(part.labels),
-                    "terms": list(part.terms),
-                    "focus": part.focus,
-                }
-                for part in self.parts
-            ],
+            "parts": [{**asdict(part), "labels": list(part.labels), "terms": list(part.terms)} for part in self.parts],
             "question_terms": sorted(self.question_terms),
             "anchor_terms": sorted(self.anchor_terms),
         }
@@ -254,10 +245,7 @@ def analyze_question(question: str) -> QuestionAnalysis:
     if len(parts) > 1:
         # "Who founded Neo4j and when?": a part without content words of its own asks about the others' subject.
         shared = tuple(dict.fromkeys(term for part in parts for term in part.terms))
-        parts = [
-            part if part.terms else QuestionPart(part.text, part.kind, part.labels, shared, part.focus)
-            for part in parts
-        ]
+        parts = [part if part.terms else replace(part, terms=shared) for part in parts]
     return QuestionAnalysis(text, tuple(parts), question_terms, anchor_terms)
 
 
@@ -298,11 +286,7 @@ def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
     first = words[0].lower_
     wh = next((token for token in words if token.lower_ in WH_WORDS), None)
     if wh is None or (first in YES_NO_STARTS and wh.i > words[0].i + 2):
-        if first in LIST_STARTS:
-            return "list", (), ""
-        if first in YES_NO_STARTS:
-            return "yes_no", (), ""
-        return "what", (), ""
+        return ("list" if first in LIST_STARTS else "yes_no" if first in YES_NO_STARTS else "what"), (), ""
     lower = wh.lower_
     if lower in {"who", "whom", "whose"}:
         return "who", PERSON_LABELS, ""
@@ -313,14 +297,9 @@ def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
     if lower == "why":
         return "why", (), ""
     if lower == "how":
-        following = wh.nbor(1) if wh.i + 1 < len(wh.doc) else None
-        adjective = following.lower_ if following is not None else ""
-        if adjective == "many":
-            return "how_many", COUNT_LABELS, ""
-        if adjective == "much":
-            return "how_much", AMOUNT_LABELS, ""
+        adjective = wh.nbor(1).lower_ if wh.i + 1 < len(wh.doc) else ""
         if adjective in HOW_ADJECTIVE_LABELS:
-            return "how_much", HOW_ADJECTIVE_LABELS[adjective], ""
+            return "how_many" if adjective == "many" else "how_much", HOW_ADJECTIVE_LABELS[adjective], ""
         return "how", (), ""
     # which / what: the noun it determines ("which German city"), or the copula's noun ("what is the name of ..."),
     # and for a light noun the noun after "of" ("the name of the company").

@@ -43,23 +43,7 @@ COMPOUND_PREPOSITION_NOUNS = frozenset("addition regard respect spite terms favo
 # Relative pronouns ("who", "which", "that"): a relative clause's filler stands for the noun the clause modifies.
 RELATIVE_TAGS = frozenset({"WP", "WDT"})
 # Children that are not part of the shortest complete phrase of a noun.
-DROPPED_CHILDREN = frozenset(
-    {
-        "relcl",
-        "acl",
-        "appos",
-        "advcl",
-        "punct",
-        "parataxis",
-        "prep",
-        "mark",
-        "dep",
-        "ccomp",
-        "xcomp",
-        "advmod",
-        "npadvmod",
-    }
-)
+DROPPED_CHILDREN = frozenset("relcl acl appos advcl punct parataxis prep mark dep ccomp xcomp advmod npadvmod".split())
 # The longest phrase taken as a short answer, in words.
 MAX_WORDS = 12
 
@@ -123,9 +107,7 @@ def question_gap(question: str) -> QuestionGap | None:
     if head.i == gap.i or head.lemma_.lower() in LIGHT_VERBS or head.pos_ not in {"VERB", "NOUN", "ADJ"}:
         return None
     stems = terms(head.text)
-    if not stems:
-        return None
-    return QuestionGap(role, stems[0], preposition)
+    return QuestionGap(role, stems[0], preposition) if stems else None
 
 
 def fill_gap(doc: Any, gap: QuestionGap | None) -> str:
@@ -199,15 +181,10 @@ def _place(word: Any, preposition: str) -> Any:
     return (after or places or [None])[0]
 
 
-def phrase_tokens(token: Any) -> set[int]:
-    """The token positions of the shortest complete phrase headed by `token`."""
-    return _kept(token)
-
-
 def phrase_text(token: Any) -> str:
     """The shortest complete phrase headed by `token`: its determiners, modifiers, coordinated nouns and "of"
     phrases, not its clauses, appositions or other prepositional phrases, nor a leading possessive pronoun."""
-    kept = _kept(token)
+    kept = phrase_tokens(token)
     start, end = min(kept), max(kept) + 1
     doc = token.doc
     # A possessive pronoun points outside the phrase ("their difficulty"): the answer is the rest.
@@ -254,12 +231,13 @@ def untitled_start(span: Any) -> int:
     return span.start
 
 
-def _kept(token: Any) -> set[int]:
+def phrase_tokens(token: Any) -> set[int]:
+    """The token positions of the shortest complete phrase headed by `token`."""
     kept = {token.i}
     for child in token.children:
         if child.dep_ in DROPPED_CHILDREN and not (child.dep_ == "prep" and child.lower_ == "of"):
             continue
-        kept |= _kept(child)
+        kept |= phrase_tokens(child)
     return kept
 
 

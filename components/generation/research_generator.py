@@ -174,14 +174,7 @@ class ResearchGenerator(InitParameterSerialization):
             return self._fallback(
                 query, documents, analysis, streaming_callback, started, status.message, status.status
             )
-
-        answer = self._extractive.run(query=query, documents=documents, analysis=analysis)
-        _stream(streaming_callback, answer["replies"][0])
-        return {
-            "replies": answer["replies"],
-            "short_answer": answer["short_answer"],
-            "status": _status(started, StatusKind.SUCCESS, "extractive answer", 1),
-        }
+        return self._fallback(query, documents, analysis, streaming_callback, started)
 
     def _fallback(
         self,
@@ -190,18 +183,20 @@ class ResearchGenerator(InitParameterSerialization):
         analysis: dict[str, Any] | None,
         streaming_callback: Callable[[StreamingChunk], None] | None,
         started: float,
-        reason: str,
+        reason: str | None = None,
         kind: StatusKind = StatusKind.ERROR,
     ) -> dict[str, Any]:
-        logger.warning("Chat generation failed, answering extractively: {reason}", reason=reason)
+        """The extractive answer: the generator chosen (`reason` None), or the fallback when the chat model failed."""
+        if reason is not None:
+            logger.warning("Chat generation failed, answering extractively: {reason}", reason=reason)
         answer = self._extractive.run(query=query, documents=documents, analysis=analysis)
         _stream(streaming_callback, answer["replies"][0])
-        note = f"the chat model failed ({reason}); this is an extractive answer instead"
-        return {
-            "replies": answer["replies"],
-            "short_answer": answer["short_answer"],
-            "status": _status(started, kind, note, 0),
-        }
+        if reason is None:
+            status = _status(started, StatusKind.SUCCESS, "extractive answer", 1)
+        else:
+            note = f"the chat model failed ({reason}); this is an extractive answer instead"
+            status = _status(started, kind, note, 0)
+        return {"replies": answer["replies"], "short_answer": answer["short_answer"], "status": status}
 
 
 def leading_short_answer(reply: str) -> str:

@@ -144,13 +144,9 @@ class EvidenceScorer:
 
         features = []
         for candidate, analysis, count, length in zip(candidates, analyses, counts, lengths, strict=True):
-            keyword = 0.0
-            held = 0.0
-            for term in known:
-                frequency = count.get(term, 0)
-                if frequency:
-                    held += idf[term]
-                    keyword += idf[term] * bm25.term_weight(frequency, length, average, self.k1, self.b)
+            found = [term for term in known if count.get(term)]
+            held = sum(idf[term] for term in found)
+            keyword = sum(idf[term] * bm25.term_weight(count[term], length, average, self.k1, self.b) for term in found)
             keyword = keyword / best_possible if best_possible > 0 else 0.0
             coverage = held / total_idf if total_idf > 0 else 0.0
             dense = min(1.0, max(0.0, float(candidate.cosine)))

@@ -194,13 +194,12 @@ class ResearchRanker(InitParameterSerialization):
         branch_ranks, branch_meta = _branch_copies(branches)
         semantic = self._semantic(query, candidates, query_embedding)
         evidence = self._evidence(query, candidates, semantic, query_embedding)
-        fused_order = {document.id: rank for rank, document in enumerate(self._by(fusion, candidates), start=1)}
+        by_fusion = np.argsort(-fusion, kind="stable")
+        fused_order = {candidates[int(index)].id: rank for rank, index in enumerate(by_fusion, start=1)}
         recency = self._recency(candidates, as_of) if self.recency_weight > 0 else np.zeros(len(candidates))
 
-        graph = np.array(
-            [1.0 / math.sqrt(branch_ranks[d.id][GRAPH_RANK]) if GRAPH_RANK in branch_ranks.get(d.id, {}) else 0.0
-             for d in candidates]
-        )
+        walk = [branch_ranks.get(document.id, {}).get(GRAPH_RANK) for document in candidates]
+        graph = np.array([0.0 if rank is None else 1.0 / math.sqrt(rank) for rank in walk])
         combined = (
             np.array([features.score for features in evidence], dtype=float)
             + self.fusion_weight * _relative(fusion)
@@ -236,10 +235,6 @@ class ResearchRanker(InitParameterSerialization):
     # -- signals ------------------------------------------------------------------------------------------------
 
     @staticmethod
-    def _by(scores: np.ndarray, documents: list[Document]) -> list[Document]:
-        return [documents[int(i)] for i in np.argsort(-scores, kind="stable")]
-
-    @staticmethod
     def _fuse(branches: list[list[Document]]) -> tuple[list[Document], list[float]]:
         """One copy of every chunk the branches found (the first branch's), best fused first (ties by id), and its
         RRF score."""
@@ -252,20 +247,14 @@ class ResearchRanker(InitParameterSerialization):
         return [first[chunk_id] for chunk_id in order], [scores[chunk_id] for chunk_id in order]
 
     def _semantic(self, query: str, documents: list[Document], query_embedding: list[float] | None) -> np.ndarray:
-        values = np.zeros(len(documents), dtype=float)
-        missing: list[int] = []
-        for index, document in enumerate(documents):
-            value = (document.meta or {}).get("semantic_relevance")
-            if value is None:
-                missing.append(index)
-            else:
-                values[index] = float(value)
+        given = [(document.meta or {}).get("semantic_relevance") for document in documents]
+        values = np.array([0.0 if value is None else float(value) for value in given], dtype=float)
+        missing = [index for index, value in enumerate(given) if value is None]
         if missing:
             # Only sources that could not compare stored embeddings cost an embedding here.
             self.warm_up()
             assert self._model is not None
-            texts = [documents[index].content or "" for index in missing]
-            vectors = self._model.embed(texts)
+            vectors = self._model.embed([documents[index].content or "" for index in missing])
             for index, cosine in zip(missing, vectors @ query_vector(query, query_embedding, self.model), strict=True):
                 values[index] = max(0.0, float(cosine))
         return values
@@ -321,15 +310,9 @@ class ResearchRanker(InitParameterSerialization):
 
     def _recency(self, documents: list[Document], as_of: str | None) -> np.ndarray:
         today = parse_date(as_of) or dt.date.today()
-        values = []
-        for document in documents:
-            date = parse_date((document.meta or {}).get("source_date"))
-            if date is None:
-                values.append(0.0)
-                continue
-            age = max(0, (today - date).days)
-            values.append(math.pow(0.5, age / self.recency_half_life_days))
-        return np.array(values, dtype=float)
+        dates = [parse_date((document.meta or {}).get("source_date")) for document in documents]
+        ages = [None if date is None else max(0, (today - date).days) for date in dates]
+        return np.array([0.0 if age is None else math.pow(0.5, age / self.recency_half_life_days) for age in ages])
 
 
 def _branch_name(branch: list[Document]) -> str:

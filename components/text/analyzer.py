@@ -122,9 +122,9 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
             word = last.group(1).lower() if last else ""
             if word in ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
                 continue
-            _append_stripped(text, start, match.end(), spans)
+            append_stripped(text, start, match.end(), spans)
             start = match.end()
-        _append_stripped(text, start, gap_start, spans)
+        append_stripped(text, start, gap_start, spans)
         block_start = gap_end
     return spans
 
@@ -134,7 +134,8 @@ def sentences(text: str) -> list[str]:
     return [" ".join(text[start:end].split()) for start, end in sentence_spans(text)]
 
 
-def _append_stripped(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
+def append_stripped(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
+    """Append `text[start:end]`'s span without its surrounding whitespace to `spans`, unless it is blank."""
     piece = text[start:end]
     stripped = piece.strip()
     if stripped:

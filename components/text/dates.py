@@ -90,12 +90,8 @@ def parse_date(value: Any, *, strict: bool = False, base: dt.date | None = None)
     """
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
     text = str(value).strip()
-    moment = _iso_moment(text)
+    moment = value if isinstance(value, dt.date) else _iso_moment(text)
     if moment is not None:
         return moment.date() if isinstance(moment, dt.datetime) else moment
     if strict:

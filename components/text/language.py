@@ -33,6 +33,8 @@ import cachetools
 import numpy
 from haystack import logging
 
+from components.text.analyzer import append_stripped
+
 if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Doc
@@ -72,13 +74,6 @@ def entity_kind(label: str) -> str | None:
     return ENTITY_KINDS_BY_LABEL.get(label)
 
 
-def configured_model() -> str:
-    """The spaCy pipeline the settings name (`SPACY_MODEL`)."""
-    from components.settings import get_settings
-
-    return get_settings().spacy_model or DEFAULT_SPACY_MODEL
-
-
 @lru_cache(maxsize=4)
 def _load(name: str) -> Language:
     try:
@@ -98,8 +93,11 @@ def _load(name: str) -> Language:
 
 
 def language_pipeline(name: str | None = None) -> Language:
-    """The spaCy pipeline `name` (default: the configured one), loaded once per process; thread-safe."""
-    name = name or configured_model()
+    """The spaCy pipeline `name` (default: the one the `SPACY_MODEL` setting names), loaded once per process;
+    thread-safe."""
+    from components.settings import get_settings
+
+    name = name or get_settings().spacy_model or DEFAULT_SPACY_MODEL
     with _LOCK:
         return _load(name)
 
@@ -187,11 +185,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     for offset, doc in analyse_text(text):
         for sentence in doc.sents:
-            piece = sentence.text
-            stripped = piece.strip()
-            if stripped:
-                start = offset + sentence.start_char + (len(piece) - len(piece.lstrip()))
-                spans.append((start, start + len(stripped)))
+            append_stripped(text, offset + sentence.start_char, offset + sentence.end_char, spans)
     return spans
 
 
