@@ -97,15 +97,8 @@ class _VectorRow(Document):
     def to_dict(self, flatten: bool = True) -> dict[str, Any]:
         if flatten or self.embedding is None:
             return super().to_dict(flatten=flatten)
-        return {
-            "id": self.id,
-            "content": self.content,
-            "blob": None if self.blob is None else self.blob.to_dict(),
-            "meta": dict(self.meta),
-            "score": self.score,
-            "embedding": np.asarray(self.embedding, dtype=np.float32),
-            "sparse_embedding": None if self.sparse_embedding is None else self.sparse_embedding.to_dict(),
-        }
+        bare = dataclasses.replace(self, embedding=None).to_dict(flatten=False)
+        return {**bare, "embedding": np.asarray(self.embedding, dtype=np.float32)}
 
 
 def _vector_row(document: Document) -> Document:
@@ -489,16 +482,17 @@ class PgvectorChunkIndex(ChunkIndex):
             "SELECT chunk_id, start_char, end_char, embedding FROM {sentences} WHERE chunk_id = ANY(%s) "
             "ORDER BY chunk_id, idx"
         )
-        sentences = select_by_ids(self._pool, statement, chunk_ids)
-        found: dict[str, ChunkEvidence] = {row[0]: ChunkEvidence(row[0], term_counts=row[1]) for row in counts}
+        spans: dict[str, list[tuple[int, int]]] = {}
         vectors: dict[str, list[np.ndarray]] = {}
-        for chunk_id, start, end, vector in sentences:
-            item = found.setdefault(chunk_id, ChunkEvidence(chunk_id))
-            item.sentence_spans.append((int(start), int(end)))
+        for chunk_id, start, end, vector in select_by_ids(self._pool, statement, chunk_ids):
+            spans.setdefault(chunk_id, []).append((start, end))
             vectors.setdefault(chunk_id, []).append(_as_array(vector))
-        for chunk_id, rows in vectors.items():
-            found[chunk_id].sentence_embeddings = np.stack(rows)
-        return {chunk_id: item for chunk_id, item in found.items() if not item.empty}
+        terms = dict(counts)
+        found = [
+            ChunkEvidence.stored(chunk_id, spans.get(chunk_id), vectors.get(chunk_id), terms.get(chunk_id))
+            for chunk_id in terms.keys() | spans.keys()
+        ]
+        return {item.chunk_id: item for item in found if not item.empty}
 
     def sentence_similarities(
         self, chunk_ids: list[str], query_embedding: np.ndarray
