@@ -171,18 +171,11 @@ class KnowledgeBase:
         found = {str(doc.id): doc for doc in self.index.fetch(ids, with_embeddings=True)}
         evidence = self.index.evidence(ids)
         for document, chunk_ids in batch:
-            chunks = []
-            for position, chunk_id in enumerate(chunk_ids):
-                doc = found.get(chunk_id)
-                if doc is None:
-                    continue
-                chunk = document_to_chunk(doc, document.document_id, position)
-                kept = evidence.get(chunk_id)
-                if kept is not None:
-                    chunk.sentence_spans = list(kept.sentence_spans)
-                    chunk.sentence_embeddings = kept.sentence_embeddings
-                    chunk.term_counts = kept.term_counts
-                chunks.append(chunk)
+            chunks = [
+                document_to_chunk(found[chunk_id], document.document_id, position, evidence.get(chunk_id))
+                for position, chunk_id in enumerate(chunk_ids)
+                if chunk_id in found
+            ]
             yield document, chunks
 
     # -- searches -------------------------------------------------------------------------------------------------
