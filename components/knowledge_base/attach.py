@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
@@ -128,9 +129,7 @@ class DocumentRecogniser:
 def _order(meta: dict[str, Any]) -> tuple:
     for name in ORDER_KEYS:
         value = meta.get(name)
-        if isinstance(value, bool):
-            continue
-        if isinstance(value, int | float):
+        if isinstance(value, int | float) and not isinstance(value, bool):
             return (0, float(value))
     return (1, 0.0)
 
@@ -174,13 +173,7 @@ def _date(meta: dict[str, Any]) -> dt.date | None:
     from components.text.dates import parse_date
 
     for name in DATE_KEYS:
-        value = meta.get(name)
-        if value in (None, ""):
-            continue
-        try:
-            found = parse_date(value)
-        except (TypeError, ValueError):
-            continue
-        if found is not None:
-            return found
+        with suppress(TypeError, ValueError):
+            if (found := parse_date(meta.get(name))) is not None:
+                return found
     return None

@@ -39,8 +39,6 @@ def term_index(term: str) -> int:
 def document_sparse_vector(text: str) -> tuple[list[int], list[float]]:
     """Indices and BM25 term-frequency weights of a chunk's text (IDF is applied by Qdrant)."""
     counts = Counter(term_index(term) for term in terms(text))
-    if not counts:
-        return [], []
     length = sum(counts.values())
     indices = sorted(counts)
     values = [bm25.term_weight(counts[index], length, AVERAGE_TERMS) for index in indices]

@@ -119,14 +119,12 @@ def lite_folder_in_use(folder: Path) -> bool:
         return False
     fd = os.open(lock_file, os.O_RDWR)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # closing the descriptor releases it
     except BlockingIOError:
         return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
     finally:
         os.close(fd)
+    return False
 
 
 def _open_in_this_process(folder: Path) -> bool:
@@ -136,12 +134,7 @@ def _open_in_this_process(folder: Path) -> bool:
     return CLIENTS.holds(str(folder)) or str(folder) in server_manager_instance._servers
 
 
-def open_milvus_document_store(
-    collection: str,
-    *,
-    uri: str,
-    metric: str = "COSINE",
-) -> Any:
+def open_milvus_document_store(collection: str, *, uri: str, metric: str = "COSINE") -> Any:
     """The `MilvusDocumentStore` the assistant writes a knowledge base into: collection `collection` with
     Milvus's BM25 function on `text` (the product's stop words), `index_params` for `metric` (so Haystack's own
     retrievers score a reopened collection correctly too), a server's token as the env-var `Secret` `MILVUS_TOKEN`

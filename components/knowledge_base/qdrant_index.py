@@ -41,7 +41,7 @@ import dataclasses
 import heapq
 import threading
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, closing, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -660,11 +660,8 @@ def collection_names(document_store: Any) -> list[str]:
     collection); in local mode the folder's shared client."""
     key = _local_key(document_store)
     if key is None:
-        client = QdrantClient(**document_store._prepare_client_params())
-        try:
+        with closing(QdrantClient(**document_store._prepare_client_params())) as client:
             return [found.name for found in client.get_collections().collections]
-        finally:
-            client.close()
     entry = _acquire_local(document_store, None)
     try:
         with entry.lock:

@@ -87,8 +87,7 @@ class DocumentRegistry:
             than pgvector prefixes its backend, so that same-named collections on two engines keep two registries).
         """
         self.collection = validate_collection(collection)
-        prefix = validate_collection(table_prefix or collection)
-        self.table_prefix = prefix
+        self.table_prefix = prefix = validate_collection(table_prefix or collection)
         self._documents = sql.Identifier(f"{prefix}_documents")
         self._chunks = sql.Identifier(f"{prefix}_chunk_documents")
         try:
