@@ -25,7 +25,7 @@ from components.knowledge_base.store import (
     cosine_to_relevance,
 )
 from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
-from components.serialization import InitParameterSerialization, without_wiping_flags
+from components.serialization import InitParameterSerialization
 from components.settings import get_settings
 from components.text.dates import input_date
 from components.validation import clamp
@@ -80,11 +80,6 @@ def check_document_store(document_store: Any) -> Any:
     if document_store is not None:
         backend_of(document_store)
     return document_store
-
-
-def store_to_dict(document_store: Any) -> dict[str, Any] | None:
-    """The store's own `to_dict()` (env-var secrets only), with every data-wiping flag False."""
-    return None if document_store is None else without_wiping_flags(document_store.to_dict())
 
 
 class KnowledgeBaseAccess:
