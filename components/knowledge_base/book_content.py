@@ -19,6 +19,16 @@ CONNECTION_ERROR = "CONNECTION_ERROR"
 AUTH_ERROR = "AUTH_ERROR"
 INVALID_QUERY = "INVALID_QUERY"
 TIMEOUT_ERROR = "TIMEOUT_ERROR"
+# The attribution fields a result's `metadata` carries (besides `source_title` and `source_date`).
+_RESULT_METADATA = (
+    "document_id",
+    "document_title",
+    "chunk_index",
+    "document_total_chunks",
+    "collection_name",
+    "embedding_model",
+    "doc_type",
+)
 
 
 class _Refused(SourceError):
@@ -49,9 +59,8 @@ class BookContentRetriever(KnowledgeBaseComponent):
     chunks whose score (cosine similarity, 0-1) is at least `min_score` (clamped 0-1, default 0.5) come back with
     `id`, `content`, `score`, `source_url`, `page_number`, `section_title` and `metadata`, plus the
     `query_embedding_used`. Errors are `{"error": ..., "code": "CONNECTION_ERROR" | "AUTH_ERROR" | "INVALID_QUERY" |
-    "TIMEOUT_ERROR"}`;
-    nothing above the floor is `{"results": [], "message": "No relevant content found"}`. Thread-safe: one
-    instance serves concurrent calls (the store, the model and the guard are shared and locked).
+    "TIMEOUT_ERROR"}`; nothing above the floor is `{"results": [], "message": "No relevant content found"}`.
+    Thread-safe: one instance serves concurrent calls (the store, the model and the guard are shared and locked).
 
     `document_store` is the integration's store of the books; without one, the Qdrant store of `collection` (the
     seed's tool reads Qdrant whatever `KB_BACKEND` says).
@@ -126,36 +135,22 @@ class BookContentRetriever(KnowledgeBaseComponent):
             return {"error": status.message or "the knowledge base could not be searched", "code": code}
         if not result.chunks:
             return {"results": [], "message": NO_RESULTS, "query_embedding_used": used.get("embedding", [])}
-        results = []
-        for chunk in result.chunks:
-            metadata = dict(chunk.metadata)
-            results.append(
-                {
-                    "id": chunk.id,
-                    "content": chunk.text,
-                    "score": round(chunk.semantic_relevance, 6),
-                    "source_url": chunk.source_url or metadata.get("source") or None,
-                    "page_number": metadata.get("page_number"),
-                    "section_title": metadata.get("section_title"),
-                    "metadata": {
-                        key: metadata[key]
-                        for key in (
-                            "document_id",
-                            "document_title",
-                            "chunk_index",
-                            "document_total_chunks",
-                            "collection_name",
-                            "embedding_model",
-                            "doc_type",
-                        )
-                        if key in metadata
-                    }
-                    | {
-                        "source_title": chunk.source_title,
-                        "source_date": chunk.source_date.isoformat() if chunk.source_date else None,
-                    },
-                }
-            )
+        results = [
+            {
+                "id": chunk.id,
+                "content": chunk.text,
+                "score": round(chunk.semantic_relevance, 6),
+                "source_url": chunk.source_url or chunk.metadata.get("source") or None,
+                "page_number": chunk.metadata.get("page_number"),
+                "section_title": chunk.metadata.get("section_title"),
+                "metadata": {key: chunk.metadata[key] for key in _RESULT_METADATA if key in chunk.metadata}
+                | {
+                    "source_title": chunk.source_title,
+                    "source_date": chunk.source_date.isoformat() if chunk.source_date else None,
+                },
+            }
+            for chunk in result.chunks
+        ]
         return {"results": results, "query_embedding_used": used.get("embedding", [])}
 
     @component.output_types(result=dict, documents=list[Document], status=SourceStatus)
