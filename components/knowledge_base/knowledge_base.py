@@ -281,11 +281,6 @@ class KnowledgeBase:
         it exists."""
         return self.index.ensure_vector_index()
 
-    def wait_for_vector_index(self, timeout_s: float = 60.0) -> bool:
-        """Wait for a vector index build the index started in the background; True when the index exists."""
-        wait = getattr(self.index, "wait_for_vector_index", None)
-        return bool(wait(timeout_s)) if wait is not None else True
-
     def drop(self) -> None:
         """Delete the chunks, their evidence and the documents (tests and `research docs --drop`)."""
         self.index.drop()
