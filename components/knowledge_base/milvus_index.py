@@ -582,9 +582,7 @@ class MilvusChunkIndex(ChunkIndex):
                 except Exception as exc:  # noqa: BLE001 - a milvus-lite without this hook: searches are just slower
                     logger.debug("Cannot wait for milvus-lite's indexing of {name}: {error}", name=name, error=exc)
             return True
-        for field_name in (self.document_store._vector_field, self.document_store._sparse_vector_field):
-            if not field_name:
-                continue
+        for field_name in filter(None, (self.document_store._vector_field, self.document_store._sparse_vector_field)):
             while time.monotonic() < deadline:
                 try:
                     state = self.client.describe_index(self.collection, field_name)

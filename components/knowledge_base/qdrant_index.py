@@ -28,10 +28,9 @@ point to SQLite on its own: one write per batch instead of one per term; on a se
 would race on it, so there keep one ingesting process per collection).
 
 Local mode locks a folder to one client per process, and YAML deserialisation gives every component its own store
-object: `CLIENTS` is the one cache that lets every store of a folder share one client (and one lock,
-since local mode is plain Python over dicts and SQLite). The store's async methods open a second client of their
-own, which local mode refuses: the index uses the sync ones. Local mode is brute force in Python and commits every
-point to SQLite on its own; bulk loads and large collections belong on a Qdrant server.
+object: `CLIENTS` is the one cache that lets every store of a folder share one client (and one lock, since local mode is
+plain Python over dicts and SQLite). The store's async methods open a second client, which local mode refuses, so the
+index uses the sync ones. Bulk loads and large collections belong on a Qdrant server.
 """
 
 from __future__ import annotations
