@@ -157,9 +157,8 @@ class TermTotals:
 class ChunkIndex(ABC):
     """The chunks of one knowledge base in an integration's `DocumentStore`. Implementations are thread-safe.
 
-    `document_store` is the integration's store as given (a component's init parameter, serialised in
-    `pipelines.yaml`); the index never replaces it, and never modifies or deletes a chunk it did not write unless
-    asked to by id.
+    `document_store` is the integration's store as given (a component's init parameter, serialised in `pipelines.yaml`);
+    the index never replaces it, and never modifies or deletes a chunk it did not write unless asked to by id.
     """
 
     backend: str

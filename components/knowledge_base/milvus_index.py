@@ -4,24 +4,22 @@ What goes through the integration and what through its client (milvus-haystack 0
 
 - Writes: the store's `write_documents(..., policy=OVERWRITE)`; the collection it creates is an ordinary Haystack
   collection (`id`, `text`, `vector`, meta in the dynamic field) with Milvus's BM25 built-in function on `text`.
-- Dense and keyword search: the store's own client (`store.client.search`), with the integration's filter
-  translation (`milvus_haystack.filters.parse_filters`). The integration's retrieval asks for every field, so each
-  hit carries its 384-float vector and sparse vector back; and its scores are mapped by the `index_params` given to
-  the constructor, so a reopened or attached collection built without them returns raw distances. Here the metric
-  is read from the collection's own vector index and every score is translated in one place (`_translate`):
-  squared L2 back to cosine, and milvus-lite's negative BM25 distances (more negative is better) to their
-  magnitude.
+- Dense and keyword search: the store's own client (`store.client.search`), with the integration's filter translation
+  (`milvus_haystack.filters.parse_filters`). The integration's retrieval asks for every field, so each hit carries its
+  384-float vector and sparse vector back; and its scores are mapped by the `index_params` given to the constructor, so
+  a reopened or attached collection built without them returns raw distances. Here the metric is read from the
+  collection's own vector index and every score is translated in one place (`_translate`): squared L2 back to cosine,
+  and milvus-lite's negative BM25 distances (more negative is better) to their magnitude.
 - Fetching and cosines by id: `client.get` by primary key (the integration's `filter_documents` filters, returns
   vectors and stops silently at 10,000 rows).
 - Evidence (sentence spans with their in-context vectors, term counts, each term's document frequency) in side
-  collections on the same client, beside the integration's rows, which are never altered: `<collection>_evidence`
-  (per chunk: term counts, sentence spans, and the sentence vectors as base64 float16, so one read by primary key
-  serves the ranker) and `<collection>_terms` (the document frequencies and, under the empty term, the chunk count
-  and total term count that BM25's average length needs); for a collection without
-  Milvus's BM25 function (one Haystack's `DocumentWriter` filled), `<collection>_keywords` holds a copy of its texts
-  and meta with that function, so that keyword search and its filters work there too. Evidence writes are
-  read-modify-write under the shared client's lock: one writing process per collection, which milvus-lite enforces
-  anyway.
+  collections on the same client, beside the integration's rows, which are never altered: `<collection>_evidence` (per
+  chunk: term counts, sentence spans, and the sentence vectors as base64 float16, so one read by primary key serves the
+  ranker) and `<collection>_terms` (the document frequencies and, under the empty term, the chunk count and total term
+  count that BM25's average length needs); for a collection without Milvus's BM25 function (one Haystack's
+  `DocumentWriter` filled), `<collection>_keywords` holds a copy of its texts and meta with that function, so that
+  keyword search and its filters work there too. Evidence writes are read-modify-write under the shared client's lock:
+  one writing process per collection, which milvus-lite enforces anyway.
 
 milvus-lite traps handled: rows sit in an unindexed buffer that searches slowly until a flush, so written collections
 are flushed before the next search, and `ensure_vector_index` waits for its background index build; its folder opens

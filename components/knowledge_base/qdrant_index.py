@@ -150,9 +150,8 @@ class QdrantChunkIndex(ChunkIndex):
         """
         :param document_store: the integration's `QdrantDocumentStore`, as given (its client may be replaced by the
             folder's shared one in local mode, nothing else).
-        :param embedding_model: the model the embeddings come from (recorded in the metadata of a collection the
-            index creates; a collection made for another model is a `KnowledgeBaseMismatch`); the settings' model
-            when None.
+        :param embedding_model: the model the embeddings come from (recorded in the metadata of a collection the index
+            creates; a collection made for another model is a `KnowledgeBaseMismatch`); the settings' model when None.
         """
         self.document_store = document_store
         self.collection = str(document_store.index)

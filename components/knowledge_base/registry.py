@@ -11,10 +11,9 @@ Per collection, two tables (named `<backend>_<collection>_...` for Milvus and Qd
 - `<collection>_chunk_documents`: chunk_id -> (document_id, chunk_index), so that a chunk found in the index, even
   one written by someone else, is attributed to its document in one query.
 
-The registry row is the commit point of an ingestion: the index is written first, then `put` replaces the document
-row (and runs the caller's `also(conn)` in the same transaction), then the chunks the new version no longer has are
-deleted from the index. A crash in between leaves orphan chunks that no search returns, never a document without
-its chunks.
+The registry row is the commit point of an ingestion: the index is written first, then `put` replaces the document row
+(and runs the caller's `also(conn)` in the same transaction), then the chunks the new version no longer has are deleted
+from the index. A crash in between leaves orphan chunks that no search returns, never a document without its chunks.
 """
 
 from __future__ import annotations
