@@ -39,16 +39,15 @@ class _Refused(SourceError):
         self.code = code
 
 
-def _refused_key(exc: BaseException) -> _Refused | None:
-    """The tool's AUTH_ERROR when a client error in the cause chain carries HTTP 401 or 403 (Qdrant's client sets
-    `status_code`), else None."""
+def _raise_if_refused_key(exc: BaseException) -> None:
+    """Raise the tool's AUTH_ERROR when a client error in the cause chain carries HTTP 401 or 403 (Qdrant's client
+    sets `status_code`)."""
     seen: BaseException | None = exc
     while seen is not None:
         code = getattr(seen, "status_code", None)
         if code in (401, 403):
-            return _Refused(f"Qdrant refused the API key (HTTP {code}); check QDRANT_API_KEY", AUTH_ERROR)
+            raise _Refused(f"Qdrant refused the API key (HTTP {code}); check QDRANT_API_KEY", AUTH_ERROR) from exc
         seen = seen.__cause__ or seen.__context__
-    return None
 
 
 @component
@@ -98,9 +97,8 @@ class BookContentRetriever(KnowledgeBaseComponent):
         try:
             return self._kb.get()
         except RetryableError as exc:
-            if (refused := _refused_key(exc)) is None:
-                raise
-            raise refused from exc
+            _raise_if_refused_key(exc)
+            raise
         except SourceError as exc:  # a store of another kind or shape
             raise _Refused(str(exc), INVALID_QUERY) from exc
 
@@ -121,9 +119,8 @@ class BookContentRetriever(KnowledgeBaseComponent):
         try:
             hits = store.dense_search(embedding, limit)
         except Exception as exc:  # noqa: BLE001 - classified, so the tool can name the fault
-            if (refused := _refused_key(exc)) is None:
-                raise
-            raise refused from exc
+            _raise_if_refused_key(exc)
+            raise
         chunks = ranked_chunks(hits, store, floor, self.source_name)
         return SourceResult(chunks=chunks, total_found=len(chunks))
 
