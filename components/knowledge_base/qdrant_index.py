@@ -259,13 +259,12 @@ class QdrantChunkIndex(ChunkIndex):
             logger.info(
                 "Qdrant collection {collection} has no sparse vectors; keyword search uses {side}",
                 collection=self.collection,
-                side=f"{self.collection}_keywords",
+                side=self.keywords_name,
             )
             store.use_sparse_embeddings = False
-        if store.use_sparse_embeddings != isinstance(vectors, dict):
-            setting = "true" if isinstance(vectors, dict) else "false"
+        if not store.use_sparse_embeddings and isinstance(vectors, dict):  # the other way round is handled above
             raise KnowledgeBaseMismatch(
-                f"Qdrant collection {self.collection!r} was created with use_sparse_embeddings={setting}; set the "
+                f"Qdrant collection {self.collection!r} was created with use_sparse_embeddings=true; set the "
                 "document store's use_sparse_embeddings to match it."
             )
         dense = vectors[DENSE_VECTORS_NAME] if isinstance(vectors, dict) else vectors
