@@ -606,9 +606,7 @@ class MilvusChunkIndex(ChunkIndex):
     # -- reads --------------------------------------------------------------------------------------------------
 
     def count(self) -> int:
-        if not self._open():
-            return 0
-        return int(self.document_store.count_documents())
+        return int(self.document_store.count_documents()) if self._open() else 0
 
     def fetch(self, chunk_ids: list[str], with_embeddings: bool = False) -> list[Document]:
         ids = [str(chunk_id) for chunk_id in chunk_ids]

@@ -234,9 +234,7 @@ class DocumentRegistry:
                 self._q(f"SELECT {_COLUMNS}, text, chunk_ids FROM {{documents}} WHERE document_id = %s"),
                 (document_id,),
             ).fetchone()
-        if row is None:
-            return None
-        return _record(row, text=row[9]), list(row[10] or [])
+        return None if row is None else (_record(row, text=row[9]), list(row[10] or []))
 
     def get_many(self, document_ids: list[str]) -> dict[str, tuple[DocumentRecord, int]]:
         """Per document id that exists, its record (without text) and chunk count; one query."""
@@ -288,9 +286,7 @@ class DocumentRegistry:
                 ),
                 [*params, Jsonb({ATTACHED: True})],
             ).fetchone()
-        if not row or not row[0]:
-            return None
-        return [str(chunk_id) for chunk_id in row[1] if chunk_id is not None]
+        return [str(chunk_id) for chunk_id in row[1] if chunk_id is not None] if row and row[0] else None
 
     def attached_document_ids(self) -> list[str]:
         """The ids of the documents recognised in an attached collection (see `attach.py`); one query."""
