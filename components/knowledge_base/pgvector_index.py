@@ -38,6 +38,7 @@ import dataclasses
 import json
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -286,7 +287,7 @@ class PgvectorChunkIndex(ChunkIndex):
             return
         by_id = {item.chunk_id: item for item in evidence}
         ids, texts, counts, totals = [], [], [], []
-        frequency: dict[str, int] = {}
+        frequency: Counter[str] = Counter()
         for doc in chunks:
             item = by_id.get(str(doc.id))
             terms = item.term_counts if item is not None else None
@@ -294,8 +295,7 @@ class PgvectorChunkIndex(ChunkIndex):
             texts.append((doc.content or "").replace("\x00", ""))
             counts.append(None if terms is None else Jsonb(terms))
             totals.append(None if terms is None else int(sum(terms.values())))
-            for term in terms or {}:
-                frequency[term] = frequency.get(term, 0) + 1
+            frequency.update((terms or {}).keys())  # one chunk more holds each of its terms
         sentences: list[list[Any]] = [[], [], [], [], []]
         for item in evidence:
             if item.sentence_spans and item.sentence_embeddings is not None:
