@@ -53,8 +53,7 @@ def parse_filters(filters: dict | None, as_of: str | None = None) -> SearchFilte
     Raises `SourceError` (a clear status, never a stack trace) for unknown keys, malformed dates and a
     `date_from` after `date_to`.
     """
-    if filters is None:
-        filters = {}
+    filters = {} if filters is None else filters
     if not isinstance(filters, dict):
         raise SourceError("filters must be a mapping with doc_types, date_from, date_to and document_ids")
     unknown = sorted(str(key) for key in filters if key not in FILTER_KEYS + OTHER_SOURCES_KEYS)

@@ -249,9 +249,6 @@ class MilvusChunkIndex(ChunkIndex):
     index.write([chunk_to_document(document, chunk) for chunk in chunks], [ChunkEvidence.of(c) for c in chunks])
     hits = index.dense(query_vector, limit=5, filters=search_filters_to_haystack(SearchFilters(doc_types=("pdf",))))
     ```
-    The store's collection may be one Haystack's `DocumentWriter` filled: it is read as it is, and without Milvus's
-    BM25 function on its text field keyword search runs on a copy of its texts and meta in `<collection>_keywords`,
-    which `add_evidence` (enrichment) fills.
     """
 
     backend = "milvus"
