@@ -64,7 +64,6 @@ class EmbeddingModel:
         from sentence_transformers import SentenceTransformer
 
         self.name = name
-        self.threads = threads
         # With the other core busy, two torch threads collapse (~490 ms a query); one stays fast.
         torch.set_num_threads(threads)
         self._model = SentenceTransformer(resolve_model_path(name), device="cpu", local_files_only=True)
@@ -194,14 +193,14 @@ def _normalised(vector: np.ndarray) -> np.ndarray:
     return (vector / norm if norm > 0 else vector).astype(np.float32)
 
 
-def get_embedding_model(name: str | None = None, threads: int | None = None) -> EmbeddingModel:
+def get_embedding_model(name: str | None = None) -> EmbeddingModel:
     """The process-wide model for `name` (default: the settings' model), loaded on first call and shared (about
     90 MB and seconds to load; identical for every caller, and thread-safe to share)."""
     from components.settings import get_settings
 
     settings = get_settings()
     name = name or settings.embedding_model
-    threads = threads or settings.embedding_threads
+    threads = settings.embedding_threads
     with _LOCK:
         model = _MODELS.get((name, threads))
         if model is None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
@@ -99,20 +100,17 @@ class DocumentRecogniser:
             self._arrival += 1
 
     def documents(self) -> list[RecognisedDocument]:
-        """The documents found so far, in the order their first chunk arrived."""
-        found = []
-        for group in sorted(self._groups.values(), key=lambda g: min(c[1] for c in g.chunks)):
-            chunks = sorted(group.chunks, key=lambda c: (c[0], c[1]))
-            found.append(RecognisedDocument(self._record(group, chunks), [c[2] for c in chunks]))
-        return found
+        """The documents found so far, in the order their first chunk arrived (the order the groups were made in)."""
+        return [self._recognised(group) for group in self._groups.values()]
 
-    def _record(self, group: _Group, chunks: list[tuple[tuple, int, str, str]]) -> DocumentRecord:
+    def _recognised(self, group: _Group) -> RecognisedDocument:
+        chunks = sorted(group.chunks)  # by order key, then arrival (unique, so ids and texts are never compared)
         meta = group.meta
         own = group.key_field in ("file_path", "url", "source")
         source = group.key if own else f"haystack://{self.collection}/{group.key_field or 'chunk'}/{group.key}"
         text = "\n\n".join(c[3] for c in chunks)
         digest = hashlib.sha256("\x00".join(f"{c[2]}\x01{c[3]}" for c in chunks).encode("utf-8")).hexdigest()
-        return DocumentRecord(
+        record = DocumentRecord(
             document_id="att_" + hashlib.sha256(source.encode("utf-8")).hexdigest()[:20],
             title=_title(meta, group, text),
             source=source,
@@ -123,14 +121,13 @@ class DocumentRecogniser:
             date=_date(meta),
             metadata={ATTACHED: True, "recognised_by": group.key_field or "chunk"},
         )
+        return RecognisedDocument(record, [c[2] for c in chunks])
 
 
 def _order(meta: dict[str, Any]) -> tuple:
     for name in ORDER_KEYS:
         value = meta.get(name)
-        if isinstance(value, bool):
-            continue
-        if isinstance(value, int | float):
+        if isinstance(value, int | float) and not isinstance(value, bool):
             return (0, float(value))
     return (1, 0.0)
 
@@ -174,13 +171,7 @@ def _date(meta: dict[str, Any]) -> dt.date | None:
     from components.text.dates import parse_date
 
     for name in DATE_KEYS:
-        value = meta.get(name)
-        if value in (None, ""):
-            continue
-        try:
-            found = parse_date(value)
-        except (TypeError, ValueError):
-            continue
-        if found is not None:
-            return found
+        with suppress(TypeError, ValueError):
+            if (found := parse_date(meta.get(name))) is not None:
+                return found
     return None

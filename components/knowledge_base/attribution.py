@@ -25,7 +25,7 @@ from components.knowledge_base.store import (
     cosine_to_relevance,
 )
 from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
-from components.serialization import InitParameterSerialization, without_wiping_flags
+from components.serialization import InitParameterSerialization
 from components.settings import get_settings
 from components.text.dates import input_date
 from components.validation import clamp
@@ -53,8 +53,7 @@ def parse_filters(filters: dict | None, as_of: str | None = None) -> SearchFilte
     Raises `SourceError` (a clear status, never a stack trace) for unknown keys, malformed dates and a
     `date_from` after `date_to`.
     """
-    if filters is None:
-        filters = {}
+    filters = {} if filters is None else filters
     if not isinstance(filters, dict):
         raise SourceError("filters must be a mapping with doc_types, date_from, date_to and document_ids")
     unknown = sorted(str(key) for key in filters if key not in FILTER_KEYS + OTHER_SOURCES_KEYS)
@@ -80,11 +79,6 @@ def check_document_store(document_store: Any) -> Any:
     if document_store is not None:
         backend_of(document_store)
     return document_store
-
-
-def store_to_dict(document_store: Any) -> dict[str, Any] | None:
-    """The store's own `to_dict()` (env-var secrets only), with every data-wiping flag False."""
-    return None if document_store is None else without_wiping_flags(document_store.to_dict())
 
 
 class KnowledgeBaseAccess:

@@ -19,6 +19,16 @@ CONNECTION_ERROR = "CONNECTION_ERROR"
 AUTH_ERROR = "AUTH_ERROR"
 INVALID_QUERY = "INVALID_QUERY"
 TIMEOUT_ERROR = "TIMEOUT_ERROR"
+# The attribution fields a result's `metadata` carries (besides `source_title` and `source_date`).
+_RESULT_METADATA = (
+    "document_id",
+    "document_title",
+    "chunk_index",
+    "document_total_chunks",
+    "collection_name",
+    "embedding_model",
+    "doc_type",
+)
 
 
 class _Refused(SourceError):
@@ -29,16 +39,15 @@ class _Refused(SourceError):
         self.code = code
 
 
-def _refused_key(exc: BaseException) -> _Refused | None:
-    """The tool's AUTH_ERROR when a client error in the cause chain carries HTTP 401 or 403 (Qdrant's client sets
-    `status_code`), else None."""
+def _raise_if_refused_key(exc: BaseException) -> None:
+    """Raise the tool's AUTH_ERROR when a client error in the cause chain carries HTTP 401 or 403 (Qdrant's client
+    sets `status_code`)."""
     seen: BaseException | None = exc
     while seen is not None:
         code = getattr(seen, "status_code", None)
         if code in (401, 403):
-            return _Refused(f"Qdrant refused the API key (HTTP {code}); check QDRANT_API_KEY", AUTH_ERROR)
+            raise _Refused(f"Qdrant refused the API key (HTTP {code}); check QDRANT_API_KEY", AUTH_ERROR) from exc
         seen = seen.__cause__ or seen.__context__
-    return None
 
 
 @component
@@ -49,9 +58,8 @@ class BookContentRetriever(KnowledgeBaseComponent):
     chunks whose score (cosine similarity, 0-1) is at least `min_score` (clamped 0-1, default 0.5) come back with
     `id`, `content`, `score`, `source_url`, `page_number`, `section_title` and `metadata`, plus the
     `query_embedding_used`. Errors are `{"error": ..., "code": "CONNECTION_ERROR" | "AUTH_ERROR" | "INVALID_QUERY" |
-    "TIMEOUT_ERROR"}`;
-    nothing above the floor is `{"results": [], "message": "No relevant content found"}`. Thread-safe: one
-    instance serves concurrent calls (the store, the model and the guard are shared and locked).
+    "TIMEOUT_ERROR"}`; nothing above the floor is `{"results": [], "message": "No relevant content found"}`.
+    Thread-safe: one instance serves concurrent calls (the store, the model and the guard are shared and locked).
 
     `document_store` is the integration's store of the books; without one, the Qdrant store of `collection` (the
     seed's tool reads Qdrant whatever `KB_BACKEND` says).
@@ -89,9 +97,8 @@ class BookContentRetriever(KnowledgeBaseComponent):
         try:
             return self._kb.get()
         except RetryableError as exc:
-            if (refused := _refused_key(exc)) is None:
-                raise
-            raise refused from exc
+            _raise_if_refused_key(exc)
+            raise
         except SourceError as exc:  # a store of another kind or shape
             raise _Refused(str(exc), INVALID_QUERY) from exc
 
@@ -112,9 +119,8 @@ class BookContentRetriever(KnowledgeBaseComponent):
         try:
             hits = store.dense_search(embedding, limit)
         except Exception as exc:  # noqa: BLE001 - classified, so the tool can name the fault
-            if (refused := _refused_key(exc)) is None:
-                raise
-            raise refused from exc
+            _raise_if_refused_key(exc)
+            raise
         chunks = ranked_chunks(hits, store, floor, self.source_name)
         return SourceResult(chunks=chunks, total_found=len(chunks))
 
@@ -126,36 +132,22 @@ class BookContentRetriever(KnowledgeBaseComponent):
             return {"error": status.message or "the knowledge base could not be searched", "code": code}
         if not result.chunks:
             return {"results": [], "message": NO_RESULTS, "query_embedding_used": used.get("embedding", [])}
-        results = []
-        for chunk in result.chunks:
-            metadata = dict(chunk.metadata)
-            results.append(
-                {
-                    "id": chunk.id,
-                    "content": chunk.text,
-                    "score": round(chunk.semantic_relevance, 6),
-                    "source_url": chunk.source_url or metadata.get("source") or None,
-                    "page_number": metadata.get("page_number"),
-                    "section_title": metadata.get("section_title"),
-                    "metadata": {
-                        key: metadata[key]
-                        for key in (
-                            "document_id",
-                            "document_title",
-                            "chunk_index",
-                            "document_total_chunks",
-                            "collection_name",
-                            "embedding_model",
-                            "doc_type",
-                        )
-                        if key in metadata
-                    }
-                    | {
-                        "source_title": chunk.source_title,
-                        "source_date": chunk.source_date.isoformat() if chunk.source_date else None,
-                    },
-                }
-            )
+        results = [
+            {
+                "id": chunk.id,
+                "content": chunk.text,
+                "score": round(chunk.semantic_relevance, 6),
+                "source_url": chunk.source_url or chunk.metadata.get("source") or None,
+                "page_number": chunk.metadata.get("page_number"),
+                "section_title": chunk.metadata.get("section_title"),
+                "metadata": {key: chunk.metadata[key] for key in _RESULT_METADATA if key in chunk.metadata}
+                | {
+                    "source_title": chunk.source_title,
+                    "source_date": chunk.source_date.isoformat() if chunk.source_date else None,
+                },
+            }
+            for chunk in result.chunks
+        ]
         return {"results": results, "query_embedding_used": used.get("embedding", [])}
 
     @component.output_types(result=dict, documents=list[Document], status=SourceStatus)

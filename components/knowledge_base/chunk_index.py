@@ -157,9 +157,8 @@ class TermTotals:
 class ChunkIndex(ABC):
     """The chunks of one knowledge base in an integration's `DocumentStore`. Implementations are thread-safe.
 
-    `document_store` is the integration's store as given (a component's init parameter, serialised in
-    `pipelines.yaml`); the index never replaces it, and never modifies or deletes a chunk it did not write unless
-    asked to by id.
+    `document_store` is the integration's store as given (a component's init parameter, serialised in `pipelines.yaml`);
+    the index never replaces it, and never modifies or deletes a chunk it did not write unless asked to by id.
     """
 
     backend: str
@@ -316,8 +315,6 @@ def in_order(ids: Iterable[str], found: dict[str, Document]) -> list[Document]:
 
 def date_ordinal(value: dt.date | None) -> int:
     """The stored form of a document date for range filters: its proleptic ordinal, 0 without a date."""
-    if isinstance(value, dt.datetime):
-        value = value.date()
     return 0 if value is None else value.toordinal()
 
 
@@ -340,9 +337,14 @@ def chunk_to_document(document: DocumentRecord, chunk: ChunkRecord, *, with_embe
     return Document(id=chunk.chunk_id, content=chunk.text, meta=meta, embedding=embedding)
 
 
-def document_to_chunk(doc: Document, document_id: str | None = None, chunk_index: int | None = None) -> ChunkRecord:
-    """The `ChunkRecord` a Haystack `Document` holds; `document_id` / `chunk_index` come from its meta unless given
-    (a chunk written by someone else has them from the registry)."""
+def document_to_chunk(
+    doc: Document,
+    document_id: str | None = None,
+    chunk_index: int | None = None,
+    evidence: ChunkEvidence | None = None,
+) -> ChunkRecord:
+    """The `ChunkRecord` a Haystack `Document` holds, with its stored `evidence` when given; `document_id` /
+    `chunk_index` come from its meta unless given (a chunk written by someone else has them from the registry)."""
     meta = dict(doc.meta or {})
     own = {key: value for key, value in meta.items() if key not in DOCUMENT_FIELDS_ON_CHUNKS}
     return ChunkRecord(
@@ -352,6 +354,9 @@ def document_to_chunk(doc: Document, document_id: str | None = None, chunk_index
         text=doc.content or "",
         embedding=None if doc.embedding is None else np.asarray(doc.embedding, dtype=np.float32),
         metadata=own,
+        sentence_spans=list(evidence.sentence_spans) if evidence else [],
+        sentence_embeddings=evidence.sentence_embeddings if evidence else None,
+        term_counts=evidence.term_counts if evidence else None,
     )
 
 

@@ -15,6 +15,7 @@ Nothing the user wrote is modified or deleted; documents that disappeared from t
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,7 +31,6 @@ from components.knowledge_base.store import KnowledgeBaseUnavailable
 from components.resilience.errors import first_line
 from components.text.analyzer import term_counts
 from components.text.language import sentence_spans
-from components.validation import positive_int
 
 logger = logging.getLogger(__name__)
 
@@ -85,36 +85,23 @@ class KnowledgeBaseEnricher:
     ```
     """
 
-    def __init__(
-        self,
-        knowledge_base: Any,
-        hooks: list[Any] | None = None,
-        model: Any = None,
-        batch_size: int = 32,
-        document_field: str | None = None,
-    ) -> None:
-        positive_int("batch_size", batch_size)
+    def __init__(self, knowledge_base: Any, hooks: list[Any] | None = None, document_field: str | None = None) -> None:
         self.knowledge_base = knowledge_base
         self.index = knowledge_base.index
         self.registry = knowledge_base.registry
         self.document_field = document_field
-        self.batch_size = batch_size
-        self._hooks = hooks
-        self._model = model
+        if hooks is not None:
+            self.hooks = hooks  # else the ingestion's default hooks, made at first use
 
-    @property
+    @functools.cached_property
     def hooks(self) -> list[Any]:
-        if self._hooks is None:
-            from ingest.hooks import default_hooks
+        from ingest.hooks import default_hooks
 
-            self._hooks = default_hooks(collection=self.knowledge_base.collection)
-        return self._hooks
+        return default_hooks(collection=self.knowledge_base.collection)
 
-    @property
+    @functools.cached_property
     def model(self) -> Any:
-        if self._model is None:
-            self._model = get_embedding_model(self.knowledge_base.embedding_model)
-        return self._model
+        return get_embedding_model(self.knowledge_base.embedding_model)
 
     # -- recognition ------------------------------------------------------------------------------------------------
 
@@ -201,7 +188,7 @@ class KnowledgeBaseEnricher:
         if with_evidence and records:
             texts = [record.text for record in records]
             _, sentence_vectors, kept = self.model.embed_with_sentence_spans(
-                texts, [sentence_spans(text) for text in texts], batch_size=self.batch_size
+                texts, [sentence_spans(text) for text in texts]
             )
             evidence = []
             for record, spans, vectors in zip(records, kept, sentence_vectors, strict=True):

@@ -15,9 +15,6 @@ from components.resilience import SourceError, SourceResult
 class GetDocument(KnowledgeBaseComponent):
     """Fetches a document of the knowledge base by id: its fields and text, and its chunks in order.
 
-    `document_store` is the integration's store of the knowledge base (see `KnowledgeBaseSearch`); without one, the
-    store `KB_BACKEND` chooses for `collection`.
-
     Usage:
     ```python
     get = GetDocument()

@@ -19,7 +19,6 @@ from components.text.analyzer import STOP_WORDS
 
 # The product's one stop-word list (also passed to Milvus's analyzer, so both sides drop the same words).
 ENGLISH_STOP_WORDS: tuple[str, ...] = tuple(sorted(STOP_WORDS))
-_STOP = frozenset(ENGLISH_STOP_WORDS)
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 # The average chunk length is fixed because chunks are cut to a similar size.
@@ -28,7 +27,7 @@ AVERAGE_TERMS = 100.0
 
 def terms(text: str) -> list[str]:
     """The keyword terms of `text`: lower-cased words without stop words (the same rule as Milvus's analyzer)."""
-    return [word for word in _WORD.findall((text or "").lower()) if word not in _STOP]
+    return [word for word in _WORD.findall((text or "").lower()) if word not in STOP_WORDS]
 
 
 def term_index(term: str) -> int:
@@ -39,8 +38,6 @@ def term_index(term: str) -> int:
 def document_sparse_vector(text: str) -> tuple[list[int], list[float]]:
     """Indices and BM25 term-frequency weights of a chunk's text (IDF is applied by Qdrant)."""
     counts = Counter(term_index(term) for term in terms(text))
-    if not counts:
-        return [], []
     length = sum(counts.values())
     indices = sorted(counts)
     values = [bm25.term_weight(counts[index], length, AVERAGE_TERMS) for index in indices]

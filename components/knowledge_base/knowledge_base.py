@@ -162,28 +162,16 @@ class KnowledgeBase:
         size = max(1, int(batch_size) // 10)
         documents = self.registry.iter_documents(batch_size=size)
         while batch := list(itertools.islice(documents, size)):
-            yield from self._with_chunks(batch)
-
-    def _with_chunks(
-        self, batch: list[tuple[DocumentRecord, list[str]]]
-    ) -> Iterator[tuple[DocumentRecord, list[ChunkRecord]]]:
-        ids = [chunk_id for _, chunk_ids in batch for chunk_id in chunk_ids]
-        found = {str(doc.id): doc for doc in self.index.fetch(ids, with_embeddings=True)}
-        evidence = self.index.evidence(ids)
-        for document, chunk_ids in batch:
-            chunks = []
-            for position, chunk_id in enumerate(chunk_ids):
-                doc = found.get(chunk_id)
-                if doc is None:
-                    continue
-                chunk = document_to_chunk(doc, document.document_id, position)
-                kept = evidence.get(chunk_id)
-                if kept is not None:
-                    chunk.sentence_spans = list(kept.sentence_spans)
-                    chunk.sentence_embeddings = kept.sentence_embeddings
-                    chunk.term_counts = kept.term_counts
-                chunks.append(chunk)
-            yield document, chunks
+            ids = [chunk_id for _, chunk_ids in batch for chunk_id in chunk_ids]
+            found = {str(doc.id): doc for doc in self.index.fetch(ids, with_embeddings=True)}
+            evidence = self.index.evidence(ids)
+            for document, chunk_ids in batch:
+                chunks = [
+                    document_to_chunk(found[chunk_id], document.document_id, position, evidence.get(chunk_id))
+                    for position, chunk_id in enumerate(chunk_ids)
+                    if chunk_id in found
+                ]
+                yield document, chunks
 
     # -- searches -------------------------------------------------------------------------------------------------
 
@@ -197,8 +185,7 @@ class KnowledgeBase:
                 owners[str(hit.document.id)] = (str(meta["document_id"]), int(meta.get("chunk_index") or 0))
             else:
                 unknown.append(str(hit.document.id))
-        if unknown:
-            owners.update(self.registry.chunk_documents(unknown))
+        owners.update(self.registry.chunk_documents(unknown))  # no query without ids
         documents = self.registry.get_many([owner for owner, _ in owners.values()])
         hits = []
         for hit in found:
@@ -206,16 +193,9 @@ class KnowledgeBase:
             if owner is None or owner[0] not in documents:
                 continue
             document, total = documents[owner[0]]
-            hits.append(
-                ChunkHit(
-                    chunk=document_to_chunk(hit.document, owner[0], owner[1]),
-                    document=document,
-                    total_chunks=total,
-                    raw_score=float(hit.raw_score),
-                    score_kind=hit.kind,
-                    cosine=None if hit.cosine is None else float(hit.cosine),
-                )
-            )
+            chunk = document_to_chunk(hit.document, *owner)
+            cosine = None if hit.cosine is None else float(hit.cosine)
+            hits.append(ChunkHit(chunk, document, total, float(hit.raw_score), hit.kind, cosine))
         return hits
 
     def recognise_on_first_use(self) -> None:
@@ -287,11 +267,6 @@ class KnowledgeBase:
         """Build the vector index an index defers until after bulk loads (ingestion calls it once a run); True when
         it exists."""
         return self.index.ensure_vector_index()
-
-    def wait_for_vector_index(self, timeout_s: float = 60.0) -> bool:
-        """Wait for a vector index build the index started in the background; True when the index exists."""
-        wait = getattr(self.index, "wait_for_vector_index", None)
-        return bool(wait(timeout_s)) if wait is not None else True
 
     def drop(self) -> None:
         """Delete the chunks, their evidence and the documents (tests and `research docs --drop`)."""

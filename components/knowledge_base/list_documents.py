@@ -14,13 +14,8 @@ from components.validation import clamp
 
 @component
 class ListDocuments(KnowledgeBaseComponent):
-    """Lists the knowledge base's documents, newest first, with how many chunks each has.
-
-    `search` matches a substring of the title or source; `filters` are those of `KnowledgeBaseSearch`
-    (`doc_types`, `date_from`, `date_to`, `document_ids`).
-
-    `document_store` is the integration's store of the knowledge base (see `KnowledgeBaseSearch`); without one, the
-    store `KB_BACKEND` chooses for `collection`.
+    """Lists the knowledge base's documents, newest first, with how many chunks each has (`run` says how to page,
+    search and filter them).
 
     Usage:
     ```python

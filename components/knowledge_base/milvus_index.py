@@ -4,24 +4,22 @@ What goes through the integration and what through its client (milvus-haystack 0
 
 - Writes: the store's `write_documents(..., policy=OVERWRITE)`; the collection it creates is an ordinary Haystack
   collection (`id`, `text`, `vector`, meta in the dynamic field) with Milvus's BM25 built-in function on `text`.
-- Dense and keyword search: the store's own client (`store.client.search`), with the integration's filter
-  translation (`milvus_haystack.filters.parse_filters`). The integration's retrieval asks for every field, so each
-  hit carries its 384-float vector and sparse vector back; and its scores are mapped by the `index_params` given to
-  the constructor, so a reopened or attached collection built without them returns raw distances. Here the metric
-  is read from the collection's own vector index and every score is translated in one place (`_translate`):
-  squared L2 back to cosine, and milvus-lite's negative BM25 distances (more negative is better) to their
-  magnitude.
+- Dense and keyword search: the store's own client (`store.client.search`), with the integration's filter translation
+  (`milvus_haystack.filters.parse_filters`). The integration's retrieval asks for every field, so each hit carries its
+  384-float vector and sparse vector back; and its scores are mapped by the `index_params` given to the constructor, so
+  a reopened or attached collection built without them returns raw distances. Here the metric is read from the
+  collection's own vector index and every score is translated in one place (`_translate`): squared L2 back to cosine,
+  and milvus-lite's negative BM25 distances (more negative is better) to their magnitude.
 - Fetching and cosines by id: `client.get` by primary key (the integration's `filter_documents` filters, returns
   vectors and stops silently at 10,000 rows).
 - Evidence (sentence spans with their in-context vectors, term counts, each term's document frequency) in side
-  collections on the same client, beside the integration's rows, which are never altered: `<collection>_evidence`
-  (per chunk: term counts, sentence spans, and the sentence vectors as base64 float16, so one read by primary key
-  serves the ranker) and `<collection>_terms` (the document frequencies and, under the empty term, the chunk count
-  and total term count that BM25's average length needs); for a collection without
-  Milvus's BM25 function (one Haystack's `DocumentWriter` filled), `<collection>_keywords` holds a copy of its texts
-  and meta with that function, so that keyword search and its filters work there too. Evidence writes are
-  read-modify-write under the shared client's lock: one writing process per collection, which milvus-lite enforces
-  anyway.
+  collections on the same client, beside the integration's rows, which are never altered: `<collection>_evidence` (per
+  chunk: term counts, sentence spans, and the sentence vectors as base64 float16, so one read by primary key serves the
+  ranker) and `<collection>_terms` (the document frequencies and, under the empty term, the chunk count and total term
+  count that BM25's average length needs); for a collection without Milvus's BM25 function (one Haystack's
+  `DocumentWriter` filled), `<collection>_keywords` holds a copy of its texts and meta with that function, so that
+  keyword search and its filters work there too. Evidence writes are read-modify-write under the shared client's lock:
+  one writing process per collection, which milvus-lite enforces anyway.
 
 milvus-lite traps handled: rows sit in an unindexed buffer that searches slowly until a flush, so written collections
 are flushed before the next search, and `ensure_vector_index` waits for its background index build; its folder opens
@@ -119,14 +117,12 @@ def lite_folder_in_use(folder: Path) -> bool:
         return False
     fd = os.open(lock_file, os.O_RDWR)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # closing the descriptor releases it
     except BlockingIOError:
         return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
     finally:
         os.close(fd)
+    return False
 
 
 def _open_in_this_process(folder: Path) -> bool:
@@ -136,12 +132,7 @@ def _open_in_this_process(folder: Path) -> bool:
     return CLIENTS.holds(str(folder)) or str(folder) in server_manager_instance._servers
 
 
-def open_milvus_document_store(
-    collection: str,
-    *,
-    uri: str,
-    metric: str = "COSINE",
-) -> Any:
+def open_milvus_document_store(collection: str, *, uri: str, metric: str = "COSINE") -> Any:
     """The `MilvusDocumentStore` the assistant writes a knowledge base into: collection `collection` with
     Milvus's BM25 function on `text` (the product's stop words), `index_params` for `metric` (so Haystack's own
     retrievers score a reopened collection correctly too), a server's token as the env-var `Secret` `MILVUS_TOKEN`
@@ -258,9 +249,6 @@ class MilvusChunkIndex(ChunkIndex):
     index.write([chunk_to_document(document, chunk) for chunk in chunks], [ChunkEvidence.of(c) for c in chunks])
     hits = index.dense(query_vector, limit=5, filters=search_filters_to_haystack(SearchFilters(doc_types=("pdf",))))
     ```
-    The store's collection may be one Haystack's `DocumentWriter` filled: it is read as it is, and without Milvus's
-    BM25 function on its text field keyword search runs on a copy of its texts and meta in `<collection>_keywords`,
-    which `add_evidence` (enrichment) fills.
     """
 
     backend = "milvus"
@@ -589,9 +577,7 @@ class MilvusChunkIndex(ChunkIndex):
                 except Exception as exc:  # noqa: BLE001 - a milvus-lite without this hook: searches are just slower
                     logger.debug("Cannot wait for milvus-lite's indexing of {name}: {error}", name=name, error=exc)
             return True
-        for field_name in (self.document_store._vector_field, self.document_store._sparse_vector_field):
-            if not field_name:
-                continue
+        for field_name in filter(None, (self.document_store._vector_field, self.document_store._sparse_vector_field)):
             while time.monotonic() < deadline:
                 try:
                     state = self.client.describe_index(self.collection, field_name)
@@ -617,9 +603,7 @@ class MilvusChunkIndex(ChunkIndex):
     # -- reads --------------------------------------------------------------------------------------------------
 
     def count(self) -> int:
-        if not self._open():
-            return 0
-        return int(self.document_store.count_documents())
+        return int(self.document_store.count_documents()) if self._open() else 0
 
     def fetch(self, chunk_ids: list[str], with_embeddings: bool = False) -> list[Document]:
         ids = [str(chunk_id) for chunk_id in chunk_ids]

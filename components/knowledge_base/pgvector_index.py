@@ -38,6 +38,7 @@ import dataclasses
 import json
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -97,15 +98,8 @@ class _VectorRow(Document):
     def to_dict(self, flatten: bool = True) -> dict[str, Any]:
         if flatten or self.embedding is None:
             return super().to_dict(flatten=flatten)
-        return {
-            "id": self.id,
-            "content": self.content,
-            "blob": None if self.blob is None else self.blob.to_dict(),
-            "meta": dict(self.meta),
-            "score": self.score,
-            "embedding": np.asarray(self.embedding, dtype=np.float32),
-            "sparse_embedding": None if self.sparse_embedding is None else self.sparse_embedding.to_dict(),
-        }
+        bare = dataclasses.replace(self, embedding=None).to_dict(flatten=False)
+        return {**bare, "embedding": np.asarray(self.embedding, dtype=np.float32)}
 
 
 def _vector_row(document: Document) -> Document:
@@ -187,15 +181,15 @@ class PgvectorChunkIndex(ChunkIndex):
         # The indexes a bulk load is faster without, by the name they are checked under: HNSW on the integration's
         # table (any name), the GIN of the side table's tsvectors.
         self._deferred = {
-            "hnsw": sql.SQL(
-                "CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding {}) WITH (m = 16, ef_construction = 64)"
-            ).format(
-                sql.Identifier(f"{self.collection}_hnsw"),
-                self._table,
-                sql.SQL(_OPS.get(self._vector_function, "vector_cosine_ops")),
+            "hnsw": self._q(
+                "CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw (embedding {ops}) "
+                "WITH (m = 16, ef_construction = 64)",
+                name=sql.Identifier(f"{self.collection}_hnsw"),
+                ops=sql.SQL(_OPS.get(self._vector_function, "vector_cosine_ops")),
             ),
-            self._tsv_index: sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING gin (tsv)").format(
-                sql.Identifier(self._tsv_index), self._chunk_terms
+            self._tsv_index: self._q(
+                "CREATE INDEX IF NOT EXISTS {name} ON {chunk_terms} USING gin (tsv)",
+                name=sql.Identifier(self._tsv_index),
             ),
         }
         self._totals: tuple[float, int, float] | None = None  # (read at, chunks with term counts, average terms)
@@ -214,9 +208,10 @@ class PgvectorChunkIndex(ChunkIndex):
     def _connection(self) -> Any:
         return pooled_connection(self._pool)
 
-    def _q(self, template: str) -> sql.Composed:
+    def _q(self, template: str, **more: sql.Composable) -> sql.Composed:
+        """`template` with the table names (and `more`) filled in."""
         return sql.SQL(template).format(
-            table=self._table, chunk_terms=self._chunk_terms, sentences=self._sentences, terms=self._terms
+            table=self._table, chunk_terms=self._chunk_terms, sentences=self._sentences, terms=self._terms, **more
         )
 
     def _open(self) -> None:
@@ -248,12 +243,6 @@ class PgvectorChunkIndex(ChunkIndex):
             # pgvector-haystack's private flag for its lazy set-up; if a release renames it, the attach test's
             # schema comparison fails.
             self.document_store._table_initialized = True
-        names = {
-            "chunk_terms": self._chunk_terms,
-            "sentences": self._sentences,
-            "terms": self._terms,
-            "dimension": sql.Literal(self.dimension),
-        }
         with self._connection() as conn, conn.transaction():
             # Two processes creating the same tables at once collide on the catalog; the lock serialises them.
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"kb-index:{self.collection}",))
@@ -265,19 +254,18 @@ class PgvectorChunkIndex(ChunkIndex):
                     end_char integer NOT NULL, embedding vector({dimension}) NOT NULL, PRIMARY KEY (chunk_id, idx))""",
                 "CREATE TABLE IF NOT EXISTS {terms} (term text PRIMARY KEY, df integer NOT NULL)",
             ):
-                conn.execute(sql.SQL(statement).format(**names))
+                conn.execute(self._q(statement, dimension=sql.Literal(self.dimension)))
             if created:
                 # The side GIN waits for the seal. Out of line (pgvector's default, taken beside a chunk's text), each
                 # vector cost a TOAST row per write and a TOAST read per HNSW build step (twice the build's CPU).
-                conn.execute(sql.SQL("ALTER TABLE {} ALTER COLUMN embedding SET STORAGE MAIN").format(self._table))
+                conn.execute(self._q("ALTER TABLE {table} ALTER COLUMN embedding SET STORAGE MAIN"))
             else:
                 conn.execute(self._deferred[self._tsv_index])
             self.check_embeddings(self.dimension, recorded.get("embedding_model"))
             marker = {"embedding_model": recorded.get("embedding_model") or self.embedding_model}
             marker["owns_table"] = self.owns_table
             if marker != recorded:
-                comment_on = sql.SQL("COMMENT ON TABLE {} IS {}")
-                conn.execute(comment_on.format(self._chunk_terms, sql.Literal(json.dumps(marker))))
+                conn.execute(self._q("COMMENT ON TABLE {chunk_terms} IS {m}", m=sql.Literal(json.dumps(marker))))
             self._hnsw, missing = self._index_state(conn)
             self._sealed = not missing
 
@@ -299,7 +287,7 @@ class PgvectorChunkIndex(ChunkIndex):
             return
         by_id = {item.chunk_id: item for item in evidence}
         ids, texts, counts, totals = [], [], [], []
-        frequency: dict[str, int] = {}
+        frequency: Counter[str] = Counter()
         for doc in chunks:
             item = by_id.get(str(doc.id))
             terms = item.term_counts if item is not None else None
@@ -307,8 +295,7 @@ class PgvectorChunkIndex(ChunkIndex):
             texts.append((doc.content or "").replace("\x00", ""))
             counts.append(None if terms is None else Jsonb(terms))
             totals.append(None if terms is None else int(sum(terms.values())))
-            for term in terms or {}:
-                frequency[term] = frequency.get(term, 0) + 1
+            frequency.update((terms or {}).keys())  # one chunk more holds each of its terms
         sentences: list[list[Any]] = [[], [], [], [], []]
         for item in evidence:
             if item.sentence_spans and item.sentence_embeddings is not None:
@@ -404,7 +391,7 @@ class PgvectorChunkIndex(ChunkIndex):
         ef_search = min(1000, max(floor, per_row * limit))
 
         def statement(order: str) -> sql.Composed:
-            return sql.SQL(template).format(table=self._table, where=where, order=sql.SQL(order))
+            return self._q(template, where=where, order=sql.SQL(order))
 
         values = (vector, *params, vector, limit)
         with self._connection() as conn, conn.transaction():
@@ -434,7 +421,7 @@ class PgvectorChunkIndex(ChunkIndex):
         where, params = _haystack_where(filters, "AND")
         cosine = sql.SQL("1 - (c.embedding <=> %s)") if query_embedding is not None else sql.SQL("NULL::float8")
         # Lexemes quoted for tsquery syntax (backslash and quote escaped) and OR-ed; none at all -> NULL -> no rows.
-        statement = sql.SQL(
+        statement = self._q(
             """
             WITH q AS (
                 SELECT (SELECT string_agg('''' || replace(replace(t, '\\', '\\\\'), '''', '''''') || '''', ' | ')
@@ -450,12 +437,9 @@ class PgvectorChunkIndex(ChunkIndex):
             SELECT c.id, c.content, c.meta, top.score, {cosine}
             FROM top JOIN {table} c ON c.id = top.chunk_id
             ORDER BY top.score DESC, c.id
-            """
-        ).format(
-            chunk_terms=self._chunk_terms,
-            table=self._table,
+            """,
             # Filters are on the integration's rows (meta, id); without any, the side table alone ranks.
-            join=sql.SQL("JOIN {} ON {}.id = s.chunk_id").format(self._table, self._table) if filters else sql.SQL(""),
+            join=self._q("JOIN {table} ON {table}.id = s.chunk_id") if filters else sql.SQL(""),
             where=where,
             cosine=cosine,
         )
@@ -489,16 +473,17 @@ class PgvectorChunkIndex(ChunkIndex):
             "SELECT chunk_id, start_char, end_char, embedding FROM {sentences} WHERE chunk_id = ANY(%s) "
             "ORDER BY chunk_id, idx"
         )
-        sentences = select_by_ids(self._pool, statement, chunk_ids)
-        found: dict[str, ChunkEvidence] = {row[0]: ChunkEvidence(row[0], term_counts=row[1]) for row in counts}
+        spans: dict[str, list[tuple[int, int]]] = {}
         vectors: dict[str, list[np.ndarray]] = {}
-        for chunk_id, start, end, vector in sentences:
-            item = found.setdefault(chunk_id, ChunkEvidence(chunk_id))
-            item.sentence_spans.append((int(start), int(end)))
+        for chunk_id, start, end, vector in select_by_ids(self._pool, statement, chunk_ids):
+            spans.setdefault(chunk_id, []).append((start, end))
             vectors.setdefault(chunk_id, []).append(_as_array(vector))
-        for chunk_id, rows in vectors.items():
-            found[chunk_id].sentence_embeddings = np.stack(rows)
-        return {chunk_id: item for chunk_id, item in found.items() if not item.empty}
+        terms = dict(counts)
+        found = [
+            ChunkEvidence.stored(chunk_id, spans.get(chunk_id), vectors.get(chunk_id), terms.get(chunk_id))
+            for chunk_id in terms.keys() | spans.keys()
+        ]
+        return {item.chunk_id: item for item in found if not item.empty}
 
     def sentence_similarities(
         self, chunk_ids: list[str], query_embedding: np.ndarray

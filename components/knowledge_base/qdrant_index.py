@@ -28,10 +28,9 @@ point to SQLite on its own: one write per batch instead of one per term; on a se
 would race on it, so there keep one ingesting process per collection).
 
 Local mode locks a folder to one client per process, and YAML deserialisation gives every component its own store
-object: `CLIENTS` is the one cache that lets every store of a folder share one client (and one lock,
-since local mode is plain Python over dicts and SQLite). The store's async methods open a second client of their
-own, which local mode refuses: the index uses the sync ones. Local mode is brute force in Python and commits every
-point to SQLite on its own; bulk loads and large collections belong on a Qdrant server.
+object: `CLIENTS` is the one cache that lets every store of a folder share one client (and one lock, since local mode is
+plain Python over dicts and SQLite). The store's async methods open a second client, which local mode refuses, so the
+index uses the sync ones. Bulk loads and large collections belong on a Qdrant server.
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ import dataclasses
 import heapq
 import threading
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, closing, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -151,9 +150,8 @@ class QdrantChunkIndex(ChunkIndex):
         """
         :param document_store: the integration's `QdrantDocumentStore`, as given (its client may be replaced by the
             folder's shared one in local mode, nothing else).
-        :param embedding_model: the model the embeddings come from (recorded in the metadata of a collection the
-            index creates; a collection made for another model is a `KnowledgeBaseMismatch`); the settings' model
-            when None.
+        :param embedding_model: the model the embeddings come from (recorded in the metadata of a collection the index
+            creates; a collection made for another model is a `KnowledgeBaseMismatch`); the settings' model when None.
         """
         self.document_store = document_store
         self.collection = str(document_store.index)
@@ -261,13 +259,12 @@ class QdrantChunkIndex(ChunkIndex):
             logger.info(
                 "Qdrant collection {collection} has no sparse vectors; keyword search uses {side}",
                 collection=self.collection,
-                side=f"{self.collection}_keywords",
+                side=self.keywords_name,
             )
             store.use_sparse_embeddings = False
-        if store.use_sparse_embeddings != isinstance(vectors, dict):
-            setting = "true" if isinstance(vectors, dict) else "false"
+        if not store.use_sparse_embeddings and isinstance(vectors, dict):  # the other way round is handled above
             raise KnowledgeBaseMismatch(
-                f"Qdrant collection {self.collection!r} was created with use_sparse_embeddings={setting}; set the "
+                f"Qdrant collection {self.collection!r} was created with use_sparse_embeddings=true; set the "
                 "document store's use_sparse_embeddings to match it."
             )
         dense = vectors[DENSE_VECTORS_NAME] if isinstance(vectors, dict) else vectors
@@ -660,11 +657,8 @@ def collection_names(document_store: Any) -> list[str]:
     collection); in local mode the folder's shared client."""
     key = _local_key(document_store)
     if key is None:
-        client = QdrantClient(**document_store._prepare_client_params())
-        try:
+        with closing(QdrantClient(**document_store._prepare_client_params())) as client:
             return [found.name for found in client.get_collections().collections]
-        finally:
-            client.close()
     entry = _acquire_local(document_store, None)
     try:
         with entry.lock:

@@ -11,10 +11,9 @@ Per collection, two tables (named `<backend>_<collection>_...` for Milvus and Qd
 - `<collection>_chunk_documents`: chunk_id -> (document_id, chunk_index), so that a chunk found in the index, even
   one written by someone else, is attributed to its document in one query.
 
-The registry row is the commit point of an ingestion: the index is written first, then `put` replaces the document
-row (and runs the caller's `also(conn)` in the same transaction), then the chunks the new version no longer has are
-deleted from the index. A crash in between leaves orphan chunks that no search returns, never a document without
-its chunks.
+The registry row is the commit point of an ingestion: the index is written first, then `put` replaces the document row
+(and runs the caller's `also(conn)` in the same transaction), then the chunks the new version no longer has are deleted
+from the index. A crash in between leaves orphan chunks that no search returns, never a document without its chunks.
 """
 
 from __future__ import annotations
@@ -87,8 +86,7 @@ class DocumentRegistry:
             than pgvector prefixes its backend, so that same-named collections on two engines keep two registries).
         """
         self.collection = validate_collection(collection)
-        prefix = validate_collection(table_prefix or collection)
-        self.table_prefix = prefix
+        self.table_prefix = prefix = validate_collection(table_prefix or collection)
         self._documents = sql.Identifier(f"{prefix}_documents")
         self._chunks = sql.Identifier(f"{prefix}_chunk_documents")
         try:
@@ -236,9 +234,7 @@ class DocumentRegistry:
                 self._q(f"SELECT {_COLUMNS}, text, chunk_ids FROM {{documents}} WHERE document_id = %s"),
                 (document_id,),
             ).fetchone()
-        if row is None:
-            return None
-        return _record(row, text=row[9]), list(row[10] or [])
+        return None if row is None else (_record(row, text=row[9]), list(row[10] or []))
 
     def get_many(self, document_ids: list[str]) -> dict[str, tuple[DocumentRecord, int]]:
         """Per document id that exists, its record (without text) and chunk count; one query."""
@@ -290,9 +286,7 @@ class DocumentRegistry:
                 ),
                 [*params, Jsonb({ATTACHED: True})],
             ).fetchone()
-        if not row or not row[0]:
-            return None
-        return [str(chunk_id) for chunk_id in row[1] if chunk_id is not None]
+        return [str(chunk_id) for chunk_id in row[1] if chunk_id is not None] if row and row[0] else None
 
     def attached_document_ids(self) -> list[str]:
         """The ids of the documents recognised in an attached collection (see `attach.py`); one query."""

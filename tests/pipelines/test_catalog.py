@@ -280,11 +280,11 @@ class TestKnowledgeBaseStoresInTheCatalog:
             embedding_dimension=384,
             recreate_table=True,  # never serialised as True: reloading must not wipe the table
         )
-        from components.knowledge_base.attribution import store_to_dict
+        from components.serialization import without_wiping_flags
 
         documents = data["pipelines"]["documents"]
-        documents["pipeline"]["components"]["list_documents"]["init_parameters"]["document_store"] = store_to_dict(
-            pinned
+        documents["pipeline"]["components"]["list_documents"]["init_parameters"]["document_store"] = (
+            without_wiping_flags(pinned.to_dict())
         )
         data["pipelines"] = {"documents": documents}
         monkeypatch.setenv("KB_BACKEND", "qdrant")

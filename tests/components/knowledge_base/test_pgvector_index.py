@@ -167,13 +167,13 @@ class TestPgvectorChunkIndex:
         assert f"{kb.collection}_hnsw" not in _indexes(kb, kb.collection)  # bulk writes are not slowed by HNSW
         hits = kb.dense_search(_unit(1001), 2)
         assert hits[0].chunk.chunk_id == "d1-1" and hits[0].raw_score == pytest.approx(1.0, abs=1e-5)
-        assert kb.wait_for_vector_index(5) is False  # a small collection is searched exactly
+        assert kb.index.wait_for_vector_index(5) is False  # a small collection is searched exactly
         # A bulk load past 1,000 chunks: the next dense search builds the index beside itself.
         for number in range(3, 103):
             kb.upsert_document(*_document(f"d{number}", 10, seed=number))
         kb.index._next_index_check = 0.0
         assert kb.dense_search(_unit(50_007), 1)[0].chunk.chunk_id == "d50-7"
-        assert kb.wait_for_vector_index(60) is True
+        assert kb.index.wait_for_vector_index(60) is True
         assert f"{kb.collection}_hnsw" in _indexes(kb, kb.collection)
         assert kb.dense_search(_unit(1001), 2)[0].chunk.chunk_id == "d1-1"
         assert kb.ensure_vector_index() is True  # idempotent
@@ -224,7 +224,7 @@ class TestPgvectorChunkIndex:
             for _ in range(2):
                 kb.index._next_index_check = 0.0
                 assert kb.index.dense(_unit(7), 1)[0].document.id == "t7"
-            assert kb.wait_for_vector_index(5) is False and kb.ensure_vector_index() is False
+            assert kb.index.wait_for_vector_index(5) is False and kb.ensure_vector_index() is False
             assert _indexes(kb, name) == users
             seen: list[tuple[int, int]] = []
             assert kb.index.ensure_vector_index(users_table=True, progress=lambda *step: seen.append(step)) is True
