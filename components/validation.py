@@ -52,6 +52,20 @@ def bounded_count(name: str, value: Any, default: int, most: int) -> int:
     return min(max(value, 1), most)
 
 
+def bounded_text(name: str, value: Any, limit: int) -> str:
+    """`value` stripped, if it is text neither blank nor longer than `limit` characters (None counts as blank);
+    ValueError naming `name` otherwise. The one check of a question, a query or a name that every source, tool and
+    request makes, in one wording."""
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{name} must be text, not {type(value).__name__}")
+    text = (value or "").strip()
+    if not text:
+        raise ValueError(f"{name} is empty")
+    if len(text) > limit:
+        raise ValueError(f"{name} is longer than {limit:,} characters ({len(text):,})")
+    return text
+
+
 def string_list(name: str, value: Any, default: list[str] | None = None) -> list[str] | None:
     """`value` if it is a list of strings (`default` when None); ValueError naming `name` otherwise."""
     if value is None:

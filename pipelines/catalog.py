@@ -27,6 +27,7 @@ from components.redaction import install_log_redaction
 from components.resilience.budget import question_budget
 from components.resilience.errors import first_line
 from components.text.dates import input_date
+from components.validation import bounded_text
 from pipelines.input_copies import install as install_input_copies
 from pipelines.research_result import ResearchResult
 from pipelines.timing import record_timings
@@ -70,11 +71,7 @@ def check_research_request(
     """A research question's request, checked the one way every caller (CLI, app, HTTP, evaluation) gets: the
     question stripped, the sources resolved (`all`, `auto`), as_of as an ISO date; bad input raises `ValueError`
     with one sentence."""
-    text = (question or "").strip()
-    if not text:
-        raise ValueError("The question is empty.")
-    if len(text) > MAX_QUESTION_CHARS:
-        raise ValueError(f"The question is longer than {MAX_QUESTION_CHARS} characters ({len(text)}).")
+    text = bounded_text("The question", question, MAX_QUESTION_CHARS)
     if as_of is not None:
         day = input_date(as_of, "as_of")
         if day is None:  # blank

@@ -24,7 +24,7 @@ from components.graph.store import MAX_DEPTH, GraphStore
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.errors import first_line
 from components.resilience.guard import submit_in_thread
-from components.validation import clamp, within
+from components.validation import bounded_text, clamp, within
 
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = 50
@@ -79,13 +79,8 @@ class GraphToolComponent(GraphStoreComponent):
 
 
 def check_text(value: Any, what: str) -> str:
-    """`value` stripped, or ValueError when it is empty or too long."""
-    text = "" if value is None else str(value).strip()
-    if not text:
-        raise ValueError(f"{what} must not be empty")
-    if len(text) > MAX_QUERY_CHARS:
-        raise ValueError(f"{what} is {len(text)} characters long; the limit is {MAX_QUERY_CHARS}")
-    return text
+    """`value` stripped, or ValueError when it is not text, empty or too long."""
+    return bounded_text(what, value, MAX_QUERY_CHARS)
 
 
 def parse_bound(value: str | None, what: str, *, end: bool = False) -> dt.date | None:

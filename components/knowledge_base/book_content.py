@@ -11,7 +11,7 @@ from components.embedding import get_embedding_model, query_vector
 from components.knowledge_base.attribution import KnowledgeBaseComponent, ranked_chunks
 from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.resilience import RetryableError, SourceError, SourceResult
-from components.validation import clamp
+from components.validation import bounded_text, clamp
 
 MAX_QUERY_CHARS = 1000
 NO_RESULTS = "No relevant content found"
@@ -103,12 +103,8 @@ class BookContentRetriever(KnowledgeBaseComponent):
             raise _Refused(str(exc), INVALID_QUERY) from exc
 
     def _retrieve(self, query: Any, top_k: Any, min_score: Any, used: dict[str, Any]) -> SourceResult:
-        text = query.strip() if isinstance(query, str) else ""
-        if not text:
-            raise _Refused("query is required and must not be empty", INVALID_QUERY)
-        if len(text) > MAX_QUERY_CHARS:
-            raise _Refused(f"query is longer than {MAX_QUERY_CHARS:,} characters", INVALID_QUERY)
         try:
+            text = bounded_text("query", query, MAX_QUERY_CHARS)
             limit = clamp(self.top_k if top_k is None else top_k, 1, 10, "top_k")
             floor = clamp(self.min_score if min_score is None else min_score, 0.0, 1.0, "min_score")
         except ValueError as exc:

@@ -22,7 +22,7 @@ from components.knowledge_base.store import ChunkHit, SearchFilters, cosine_to_r
 from components.resilience import SourceError, SourceResult
 from components.resilience.guard import cache_key, submit_in_thread
 from components.serialization import init_parameters_to_dict
-from components.validation import clamp
+from components.validation import bounded_text, clamp
 
 logger = logging.getLogger(__name__)
 
@@ -114,10 +114,10 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         )
 
         def work() -> SourceResult:
-            if not text:
-                raise SourceError("the question is empty")
-            if len(text) > MAX_QUERY_CHARS:
-                raise SourceError(f"the question is longer than {MAX_QUERY_CHARS:,} characters")
+            try:
+                bounded_text("the question", query, MAX_QUERY_CHARS)
+            except ValueError as exc:
+                raise SourceError(str(exc)) from None
             search_filters = parse_filters(filters, as_of)
             store = self._kb.get()
             chunks = self._search(store, text, query_embedding, limit_n, floor, weight, search_filters)

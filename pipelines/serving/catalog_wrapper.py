@@ -27,6 +27,7 @@ from haystack import logging
 from pydantic import BaseModel, ValidationError
 
 from components.text.dates import input_date
+from components.validation import bounded_text
 
 logger = logging.getLogger(__name__)
 
@@ -52,12 +53,10 @@ def parse_day(value: str | None, field: str) -> dt.date | None:
 
 def require_text(value: str | None, field: str, max_chars: int = 20_000) -> str:
     """A non-blank, bounded text from a request, stripped, or a clear 422."""
-    text = (value or "").strip()
-    if not text:
-        raise InvalidRequest(f"{field} must not be empty")
-    if len(text) > max_chars:
-        raise InvalidRequest(f"{field} is longer than {max_chars} characters")
-    return text
+    try:
+        return bounded_text(field, value, max_chars)
+    except ValueError as exc:
+        raise InvalidRequest(str(exc)) from None
 
 
 def user_error_message(exc: BaseException) -> str:

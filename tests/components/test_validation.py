@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.validation import bounded_count, clamp, positive_int, within
+from components.validation import bounded_count, bounded_text, clamp, positive_int, within
 
 
 @pytest.mark.parametrize(
@@ -58,3 +58,23 @@ def test_clamp_names_the_parameter_for_what_is_not_a_number(value) -> None:
 @pytest.mark.parametrize("value", [None, True, "three", float("nan"), float("inf")])
 def test_clamp_gives_the_default_for_what_is_not_a_number_when_there_is_one(value) -> None:
     assert clamp(value, 1, 50, "limit", default=10) == 10
+
+
+@pytest.mark.parametrize(("value", "expected"), [("  a question \n", "a question"), ("x" * 10, "x" * 10)])
+def test_bounded_text_returns_the_text_stripped(value: str, expected: str) -> None:
+    assert bounded_text("query", value, 10) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (None, "query is empty"),
+        (" \n\t", "query is empty"),
+        ("x" * 1001, r"query is longer than 1,000 characters \(1,001\)"),
+        (42, "query must be text, not int"),
+        (["a", "b"], "query must be text, not list"),
+    ],
+)
+def test_bounded_text_names_the_parameter_and_what_is_wrong(value: object, message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        bounded_text("query", value, 1000)

@@ -51,4 +51,4 @@ class TestEntityCommand:
         facts = json.loads(capsys.readouterr().out)
         assert facts[0]["fact"].startswith("Nordvik agreed to pay") and facts[0]["source_node_uuid"]
         assert cli_main(["entity", "search", "  ", "--collection", collection]) == 1
-        assert "query must not be empty" in capsys.readouterr().err
+        assert "query is empty" in capsys.readouterr().err

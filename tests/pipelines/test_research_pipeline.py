@@ -70,7 +70,7 @@ class TestResearchPipeline:
         ("kwargs", "message"),
         [
             ({"question": "   "}, "The question is empty"),
-            ({"question": "x" * 3000}, "longer than 2000 characters"),
+            ({"question": "x" * 3000}, r"longer than 2,000 characters \(3,000\)"),
             ({"question": "q", "as_of": "31/12/2020"}, "as_of must be a date as YYYY-MM-DD"),
             ({"question": "q", "top_k": 0}, "top_k must be a whole number between 1 and 50"),
             (

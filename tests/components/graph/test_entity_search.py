@@ -65,8 +65,8 @@ class TestEntitySearch:
     @pytest.mark.parametrize(
         ("kwargs", "message"),
         [
-            ({"query": "   "}, "query must not be empty"),
-            ({"query": "x" * 1001}, "query is 1001 characters long; the limit is 1000"),
+            ({"query": "   "}, "query is empty"),
+            ({"query": "x" * 1001}, "query is longer than 1,000 characters (1,001)"),
             ({"query": "Nordvik", "entity_types": ["company"]}, "entity_types has unknown type 'company'"),
             ({"query": "Nordvik", "as_of": "soon"}, "as_of 'soon' is not an ISO date (YYYY, YYYY-MM or YYYY-MM-DD)"),
         ],

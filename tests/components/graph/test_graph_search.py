@@ -128,7 +128,7 @@ class TestGraphSearch:
         assert not any(d.meta.get("graph_facts") for d in result["documents"])
 
     def test_bad_input_is_a_status_not_an_exception(self):
-        assert GraphSearch().run(query="  ")["status"].message == "query must not be empty"
+        assert GraphSearch().run(query="  ")["status"].message == "query is empty"
         status = GraphSearch().run(query="Nordvik", as_of="yesterday")["status"]
         assert status.status is StatusKind.ERROR and "as_of 'yesterday' is not an ISO date" in status.message
 

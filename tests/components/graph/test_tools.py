@@ -53,7 +53,7 @@ class TestGraphTools:
         result = tools.get_entity_relationships("bribery")
         assert result["search_method"] == "text_search" and result["central_entity"] == "bribery"
         assert any("bribery" in item["fact"] for item in result["related_facts"])
-        with pytest.raises(ValueError, match="entity_name must not be empty"):
+        with pytest.raises(ValueError, match="entity_name is empty"):
             tools.get_entity_relationships("  ")
 
     def test_timeline_ordered_and_filtered(self, tools):

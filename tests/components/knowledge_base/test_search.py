@@ -81,6 +81,7 @@ class TestKnowledgeBaseSearch:
             ({"query": ""}, "the question is empty"),
             ({"query": " \n "}, "the question is empty"),
             ({"query": "q" * 2001}, "longer than 2,000 characters"),
+            ({"query": 7}, "the question must be text, not int"),
             ({"query": "q", "filters": {"date_to": "31/12/2024"}}, "date_to must be a date as YYYY-MM-DD"),
             ({"query": "q", "filters": {"authors": ["x"]}}, "unknown filter authors"),
             ({"query": "q", "filters": {"doc_types": [1, 2]}}, "doc_types must be a list of strings"),

@@ -256,7 +256,7 @@ class TestGraph:
         [
             ("/entity_timeline/run", {"entity_name": " "}, "entity_name"),
             ("/entity_relationships/run", {"entity_name": "Denver Broncos", "depth": 9}, "depth"),
-            ("/entity_search/run", {"query": " "}, "query must not be empty"),
+            ("/entity_search/run", {"query": " "}, "query is empty"),
             ("/entity_search/run", {"query": "Broncos", "limit": 0}, "limit must be between 1 and 50"),
             ("/entity_search/run", {"query": "Broncos", "entity_types": ["team"]}, "unknown type 'team'"),
             ("/entity_search/run", {"query": "Broncos", "as_of": "soon"}, "as_of 'soon' is not an ISO date"),
