@@ -49,11 +49,10 @@ class WebSource(InitParameterSerialization):
     ) -> None:
         if page_timeout_s is not None and page_timeout_s <= 0:
             raise ValueError("page_timeout_s must be positive")
-        string_list("exclude_patterns", exclude_patterns)
         self.page_timeout_s = page_timeout_s
         self.timeout_s = timeout_s
         self.retries = retries
-        self.exclude_patterns = exclude_patterns
+        self.exclude_patterns = string_list("exclude_patterns", exclude_patterns)
         self.api_url = api_url
         self.api_key = api_key or Secret.from_env_var("FIRECRAWL_API_KEY", strict=False)
         self.snapshot_dir = snapshot_dir
