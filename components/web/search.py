@@ -84,8 +84,7 @@ class WebSearch(WebSource):
         """Search the web for `query`.
 
         Of the research `filters`, only `domains` applies to the web (as `include_domains` when that is not
-        given). With `as_of` the web is
-        skipped: a page fetched today says what it says today, not what was known then.
+        given). With `as_of` the web is skipped: a page fetched today says what it says today, not what was known then.
 
         :returns: `documents`: chunks as Documents (meta per `ContextChunk`/`WebMetadata`), best first;
             `status`: the `SourceStatus` of this run; `branch`: the same documents as the ranker's `BranchDocuments`.
