@@ -147,8 +147,7 @@ class ArxivSearch(InitParameterSerialization):
 
     def _work(self, query, query_embedding, as_of, num_results, sort_by, categories, date_from, date_to,  # noqa: ANN001
               full_text):  # noqa: ANN001, ANN202 - a closure for the guard
-        settings = get_settings()
-        api_url = self.api_url or settings.arxiv_api_url
+        api_url = self.api_url or get_settings().arxiv_api_url
         budget = self._guard.policy.timeout_s
         wanted = bounded_count("num_results", num_results, self.num_results, MAX_RESULTS)
         order = sort_by or self.sort_by
