@@ -190,8 +190,7 @@ class ZepMemoryStore(MemoryStore):
             key = item.interaction.interaction_id
             if key not in found or (item.raw_score or 0) > (found[key].raw_score or 0):
                 found[key] = item
-        ranked = sorted(found.values(), key=lambda item: item.raw_score or 0.0, reverse=True)
-        return ranked[: query.limit]
+        return sorted(found.values(), key=lambda item: item.raw_score or 0.0, reverse=True)[: query.limit]
 
     @staticmethod
     def _to_interaction(result: Any) -> RecalledInteraction | None:
