@@ -83,8 +83,7 @@ def redact(text: str) -> str:
     if not text:
         return text
     for value in secret_values():
-        if value in text:
-            text = text.replace(value, REDACTED)
+        text = text.replace(value, REDACTED)
     if "://" in text and "@" in text:
         text = _URL_CREDENTIALS.sub(lambda match: f"{match['head']}:***@", text)
     return text

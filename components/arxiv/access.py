@@ -166,9 +166,7 @@ def _check_feed(response: requests.Response | None) -> None:
 
 
 def _to_paper(result: Any) -> ArxivPaper:
-    short = result.get_short_id()
-    match = re.match(r"^(.*?)(v\d+)?$", short)
-    paper_id, version = (match.group(1), match.group(2)) if match else (short, None)
+    paper_id, version = re.fullmatch(r"(.*?)(v\d+)?", result.get_short_id(), re.DOTALL).groups()
     return ArxivPaper(
         paper_id=paper_id,
         version=version,

@@ -28,19 +28,16 @@ def fetch_papers(paper_ids: list[str], timeout_s: float | None = None) -> tuple[
     """
     settings = get_settings()
     policy = ResiliencePolicy.from_settings(timeout_s=timeout_s, min_interval_s=settings.arxiv_min_interval_s)
-    guard = SourceGuard("arxiv", policy)
-    access_timeout = max(1.0, policy.timeout_s - 0.5)
-
     holder: dict[str, list[ArxivPaper]] = {}
 
     def fetch() -> SourceResult:
-        access = ArxivAccess(settings.arxiv_api_url, access_timeout, settings.arxiv_min_interval_s)
+        access = ArxivAccess(settings.arxiv_api_url, max(1.0, policy.timeout_s - 0.5), settings.arxiv_min_interval_s)
         holder["papers"] = access.fetch(paper_ids)
         return SourceResult(chunks=[], total_found=len(holder["papers"]))
 
     import arxiv  # noqa: F401 - imported before the clock starts
 
-    _, status = guard.call(fetch)
+    _, status = SourceGuard("arxiv", policy).call(fetch)
     if not status.ok:
         return [], status.message or status.status.value
     return holder.get("papers", []), None

@@ -63,9 +63,9 @@ class ArxivSearch(InitParameterSerialization):
         api_url: str | None = None,
         model: str = DEFAULT_EMBEDDING_MODEL,
     ) -> None:
-        positive_int("num_results", num_results)
-        positive_int("max_chunks_per_paper", max_chunks_per_paper)
-        string_list("categories", categories)
+        self.num_results = positive_int("num_results", num_results)
+        self.max_chunks_per_paper = positive_int("max_chunks_per_paper", max_chunks_per_paper)
+        self.categories = string_list("categories", categories)
         if sort_by not in SORT_OPTIONS:
             raise ValueError(f"sort_by must be one of {', '.join(SORT_OPTIONS)}")
         try:
@@ -74,13 +74,10 @@ class ArxivSearch(InitParameterSerialization):
             raise ValueError(str(exc)) from None
         if min_interval_s is not None and min_interval_s < 0:
             raise ValueError("min_interval_s cannot be negative")
-        self.num_results = num_results
         self.sort_by = sort_by
-        self.categories = categories
         self.date_from = date_from
         self.date_to = date_to
         self.full_text = full_text
-        self.max_chunks_per_paper = max_chunks_per_paper
         self.timeout_s = timeout_s
         self.retries = retries
         self.min_interval_s = min_interval_s
@@ -150,8 +147,7 @@ class ArxivSearch(InitParameterSerialization):
 
     def _work(self, query, query_embedding, as_of, num_results, sort_by, categories, date_from, date_to,  # noqa: ANN001
               full_text):  # noqa: ANN001, ANN202 - a closure for the guard
-        settings = get_settings()
-        api_url = self.api_url or settings.arxiv_api_url
+        api_url = self.api_url or get_settings().arxiv_api_url
         budget = self._guard.policy.timeout_s
         wanted = bounded_count("num_results", num_results, self.num_results, MAX_RESULTS)
         order = sort_by or self.sort_by

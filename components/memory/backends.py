@@ -18,6 +18,7 @@ from components.memory.store import MemoryStore, MemoryUnavailable
 from components.memory.zep import ZepMemoryStore
 from components.resilience import ResiliencePolicy, SourceGuard
 from components.serialization import InitParameterSerialization
+from components.settings import get_settings
 
 MEMORY_BACKENDS = ("embedded", "zep")
 
@@ -40,8 +41,6 @@ def make_memory_store(
     """A new store for this configuration, unconnected (it connects on first use); `backend`, `zep_api_url` and
     `zep_api_key` left None are the settings' (`MEMORY_BACKEND`, `ZEP_API_URL`, `ZEP_API_KEY`).
     `MemoryUnavailable` when Zep is chosen but has no URL."""
-    from components.settings import get_settings
-
     settings = settings or get_settings()
     backend = validate_backend(backend) or settings.memory_backend
     if backend == "zep":

@@ -7,12 +7,13 @@ and answers, with interactions that mention the question's entities first among 
 
 from __future__ import annotations
 
-import datetime as dt
+import dataclasses
 import re
 import threading
 from typing import Any
 
 import numpy as np
+from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from components.memory.store import Interaction, MemoryStore, RecalledInteraction, RecallQuery
@@ -90,8 +91,7 @@ class EmbeddedMemoryStore(MemoryStore):
                     f"the embedding has {len(embedding)} dimensions; the memory table holds {self.dimension}."
                 )
             vector = np.asarray(embedding, dtype=np.float32)
-        pool = self._connection_pool()
-        with pool.connection() as conn:
+        with self._connection_pool().connection() as conn:
             conn.execute(
                 f"""
                 INSERT INTO {self.table} (interaction_id, session_id, user_id, query, response, response_summary,
@@ -127,10 +127,7 @@ class EmbeddedMemoryStore(MemoryStore):
         params: list[Any] = [value for _, value in conditions if value is not None]
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         keys = [entity.lower() for entity in query.entities]
-        columns = (
-            "interaction_id, session_id, user_id, query, response, response_summary, entities, cited_sources, "
-            "created_at"
-        )
+        columns = ", ".join(field.name for field in dataclasses.fields(Interaction))
         if query.embedding:
             vector = np.asarray(query.embedding, dtype=np.float32)
             sql = (
@@ -144,31 +141,18 @@ class EmbeddedMemoryStore(MemoryStore):
                 f"SELECT {columns}, NULL::float8 AS cosine FROM {self.table} {clause} ORDER BY created_at DESC LIMIT %s"
             )
             values = [*params, query.limit]
-        pool = self._connection_pool()
-        with pool.connection() as conn:
-            rows = conn.execute(sql, values).fetchall()
+        with self._connection_pool().connection() as conn:
+            rows = conn.cursor(row_factory=dict_row).execute(sql, values).fetchall()
         found = []
         for row in rows:
-            created_at: dt.datetime = row[8]
-            interaction = Interaction(
-                interaction_id=row[0],
-                session_id=row[1],
-                user_id=row[2],
-                query=row[3],
-                response=row[4],
-                response_summary=row[5],
-                entities=list(row[6] or []),
-                cited_sources=list(row[7] or []),
-                created_at=created_at,
-            )
-            cosine = None if row[9] is None else float(row[9])
-            found.append(RecalledInteraction(interaction=interaction, cosine=cosine, raw_score=cosine))
+            cosine = row.pop("cosine")
+            cosine = None if cosine is None else float(cosine)
+            found.append(RecalledInteraction(interaction=Interaction(**row), cosine=cosine, raw_score=cosine))
         return found
 
     def count(self, session_id: str | None = None) -> int:
         """How many interactions are remembered (in one session, or in all)."""
-        pool = self._connection_pool()
-        with pool.connection() as conn:
+        with self._connection_pool().connection() as conn:
             where, params = (" WHERE session_id = %s", (session_id,)) if session_id else ("", None)
             row = conn.execute(f"SELECT count(*) FROM {self.table}{where}", params).fetchone()
         return int(row[0])

@@ -35,12 +35,9 @@ SOURCE = "memory"
 
 def _filter_values(filters: dict[str, Any] | None) -> dict[str, Any]:
     """session_id, user_id, date_from and date_to from flat keys or Haystack `==`/range conditions."""
-    found: dict[str, Any] = {}
-    if not filters:
-        return found
-    for key in ("session_id", "user_id", "date_from", "date_to"):
-        if isinstance(filters.get(key), str):
-            found[key] = filters[key]
+    filters = filters or {}
+    keys = ("session_id", "user_id", "date_from", "date_to")
+    found = {key: filters[key] for key in keys if isinstance(filters.get(key), str)}
     stack = [filters]
     while stack:
         node = stack.pop()
@@ -130,19 +127,17 @@ class MemoryRecall(MemoryComponent):
                 date_from - dt.timedelta(days=1, microseconds=1) if len(from_filters["date_from"]) == 10 else date_from
             )
             since = start if since is None else max(since, start)
-        embedding = [float(value) for value in query_embedding] if query_embedding else None
         from components.tools.source_selection import capitalised_phrases
 
-        entities = tuple(capitalised_phrases(text))
         return RecallQuery(
             text=text,
-            embedding=embedding,
+            embedding=[float(value) for value in query_embedding] if query_embedding else None,
             session_id=session_id or from_filters.get("session_id"),
             user_id=user_id or from_filters.get("user_id"),
             limit=limit,
             since=since,
             before=before,
-            entities=entities,
+            entities=tuple(capitalised_phrases(text)),
         )
 
     def _relevance(self, query: RecallQuery, found: list[RecalledInteraction]) -> list[float]:
@@ -168,28 +163,19 @@ class MemoryRecall(MemoryComponent):
         store = self._store()
         query = self._embedded(query)
         found = store.search(query)
-        relevances = self._relevance(query, found)
-        pairs = sorted(zip(found, relevances, strict=True), key=lambda pair: pair[1], reverse=True)
-        chunks = []
-        for item, relevance in pairs:
-            chunk = interaction_to_chunk(item, relevance)
-            chunk.metadata["related_entities"] = mentioned_entities(chunk.text, list(query.entities))
-            chunks.append(chunk)
-        return SourceResult(chunks=chunks[: query.limit])
+        ranked = sorted(zip(found, self._relevance(query, found), strict=True), key=lambda pair: pair[1], reverse=True)
+        chunks = [interaction_to_chunk(item, relevance) for item, relevance in ranked[: query.limit]]
+        for chunk in chunks:
+            chunk.metadata["related_entities"] = mentioned_entities(chunk.text, query.entities)
+        return SourceResult(chunks=chunks)
 
-    def _skip(self, sources: list[str] | None, filters: dict[str, Any] | None) -> SourceStatus | None:
+    def _plan(self, query, query_embedding, filters, as_of, sources, session_id, user_id,  # noqa: ANN001
+              num_results, time_window):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work
         if not source_selected(sources, SOURCE):
             return SourceStatus.skipped(SOURCE, "memory was not among the selected sources")
         if isinstance(filters, dict) and (filters.get("doc_types") or filters.get("document_ids")):
             # Remembered conversations are not documents: a filter naming document types or ids excludes them.
             return SourceStatus.skipped(SOURCE, "the filters restrict the question to certain documents")
-        return None
-
-    def _plan(self, query, query_embedding, filters, as_of, sources, session_id, user_id,  # noqa: ANN001
-              num_results, time_window):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work
-        skipped = self._skip(sources, filters)
-        if skipped is not None:
-            return skipped
         started = time.monotonic()
         try:
             prepared = self._prepare(

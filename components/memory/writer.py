@@ -139,8 +139,7 @@ class MemoryWriter(MemoryComponent):
             return {"status": SourceStatus.skipped(SOURCE, skip), "interaction_id": ""}
         if len(question) > MAX_QUERY_CHARS or len(text) > MAX_ANSWER_CHARS:
             message = f"The question (max {MAX_QUERY_CHARS}) or answer (max {MAX_ANSWER_CHARS}) is too long."
-            status = SourceStatus.refused(SOURCE, message, started)
-            return {"status": status, "interaction_id": ""}
+            return {"status": SourceStatus.refused(SOURCE, message, started), "interaction_id": ""}
         interaction = Interaction(
             session_id=(session_id or "").strip() or DEFAULT_SESSION,
             user_id=(user_id or "").strip() or None,

@@ -183,15 +183,14 @@ class ZepMemoryStore(MemoryStore):
             if item is None:
                 continue
             moment = item.interaction.created_at
-            if query.since is not None and moment < query.since:
-                continue
-            if query.before is not None and moment >= query.before:
+            if (query.since is not None and moment < query.since) or (
+                query.before is not None and moment >= query.before
+            ):
                 continue
             key = item.interaction.interaction_id
             if key not in found or (item.raw_score or 0) > (found[key].raw_score or 0):
                 found[key] = item
-        ranked = sorted(found.values(), key=lambda item: item.raw_score or 0.0, reverse=True)
-        return ranked[: query.limit]
+        return sorted(found.values(), key=lambda item: item.raw_score or 0.0, reverse=True)[: query.limit]
 
     @staticmethod
     def _to_interaction(result: Any) -> RecalledInteraction | None:
@@ -200,9 +199,11 @@ class ZepMemoryStore(MemoryStore):
         message = result.message
         if message is not None and message.content:
             meta = dict(message.metadata or {})
-            created = _parse_time(meta.get("interaction_timestamp")) or _parse_time(message.created_at)
-            if created is None:
-                created = dt.datetime.now(dt.UTC)
+            created = (
+                _parse_time(meta.get("interaction_timestamp"))
+                or _parse_time(message.created_at)
+                or dt.datetime.now(dt.UTC)
+            )
             is_answer = (message.role_type or "") == "assistant"
             query_text = meta.get("prior_query", "") if is_answer else message.content
             response = message.content if is_answer else ""

@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from haystack import Document
 
 if TYPE_CHECKING:
     from ingest.splitter import TokenSplitter
@@ -26,11 +27,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 def query_terms(text: str) -> list[str]:
     """The content words of `text`, lower case, stopwords and one-letter words removed, in order, unique."""
-    seen: dict[str, None] = {}
-    for word in _WORD.findall(text.lower()):
-        if len(word) > 1 and word not in STOP_WORDS:
-            seen.setdefault(word, None)
-    return list(seen)
+    words = _WORD.findall(text.lower())
+    return list(dict.fromkeys(word for word in words if len(word) > 1 and word not in STOP_WORDS))
 
 
 def page_text(markdown: str) -> str:
@@ -52,8 +50,6 @@ def markdown_chunks(markdown: str, chunk_tokens: int, model: str) -> list[tuple[
 def text_chunks(text: str, chunk_tokens: int, model: str) -> list[str]:
     """The chunks of a plain text (a paper's full text: pages split by form feeds, paragraphs by blank lines), cut
     as `markdown_chunks` cuts a page."""
-    from haystack import Document
-
     documents = _splitter(chunk_tokens, model).run(documents=[Document(content=text)])["documents"]
     return [document.content for document in documents]
 

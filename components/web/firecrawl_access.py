@@ -53,13 +53,8 @@ class FetchedPage:
 
     @property
     def domain(self) -> str:
-        return domain_of(self.url)
-
-
-def domain_of(url: str) -> str:
-    """The host of `url`, lower case, without a leading `www.`."""
-    host = (urlsplit(url).hostname or "").lower()
-    return host[4:] if host.startswith("www.") else host
+        """The host of the page's URL, lower case, without a leading `www.`."""
+        return (urlsplit(self.url).hostname or "").lower().removeprefix("www.")
 
 
 def matches_pattern(url: str, pattern: str) -> bool:
@@ -161,12 +156,10 @@ class FirecrawlAccess:
         the message for a request the client refuses as invalid."""
         try:
             return call()
-        except ValueError as exc:
-            if isinstance(exc, requests.exceptions.JSONDecodeError):
-                _raise_for(exc, action)
-            raise SourceError(f"{refused}: {exc}") from exc
         except Exception as exc:  # noqa: BLE001 - translated into the contract's errors
             _raise_for(exc, action)
+            if isinstance(exc, ValueError):
+                raise SourceError(f"{refused}: {exc}") from exc
             raise
 
     def search(
@@ -215,18 +208,15 @@ class FirecrawlAccess:
             # Resuming a still-processing page sleeps 5 s or more: longer than a page's whole budget.
             kwargs["auto_resume"] = False
         document = self._request("scrape", f"cannot scrape {url!r}", lambda: self._client.scrape(url, **kwargs))
-        fetched_at = utc_now()
         metadata = document.metadata_typed
-        raw = metadata.model_dump()
-        status = metadata.status_code
         return FetchedPage(
             url=metadata.url or metadata.source_url or url,
             markdown=document.markdown or "",
             title=(metadata.title or metadata.og_title or "").strip(),
-            fetched_at=fetched_at,
+            fetched_at=utc_now(),
             language=metadata.language if isinstance(metadata.language, str) else None,
             content_type=metadata.content_type,
-            published=_date_from(raw),
-            status_code=status,
+            published=_date_from(metadata.model_dump()),
+            status_code=metadata.status_code,
             description=(metadata.description or "").strip(),
         )

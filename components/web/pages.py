@@ -49,11 +49,10 @@ class WebSource(InitParameterSerialization):
     ) -> None:
         if page_timeout_s is not None and page_timeout_s <= 0:
             raise ValueError("page_timeout_s must be positive")
-        string_list("exclude_patterns", exclude_patterns)
         self.page_timeout_s = page_timeout_s
         self.timeout_s = timeout_s
         self.retries = retries
-        self.exclude_patterns = exclude_patterns
+        self.exclude_patterns = string_list("exclude_patterns", exclude_patterns)
         self.api_url = api_url
         self.api_key = api_key or Secret.from_env_var("FIRECRAWL_API_KEY", strict=False)
         self.snapshot_dir = snapshot_dir
@@ -126,27 +125,24 @@ def fetch_pages(
     if not hits:
         return outcome
     until = min(time.monotonic() + page_timeout_s, deadline)
-    futures, done, not_done = map_until(lambda hit: _fetch_one(access, hit.url, page_timeout_s, until, languages),
+    futures, done, _ = map_until(lambda hit: _fetch_one(access, hit.url, page_timeout_s, until, languages),
                                         hits, until, workers=min(_PAGE_WORKERS, len(hits)), name="web-page")
-    by_hit: dict[int, tuple[SearchHit, FetchedPage]] = {}
-    for future in done:
-        hit = futures[future]
+    for future, hit in futures.items():  # search order, not completion order
+        if future not in done:
+            outcome.skipped.append((hit.url, f"not read within {page_timeout_s:g} s"))
+            continue
         try:
             page = future.result()
-        except RetryableError as exc:
-            if exc.kind == "rate_limited":
+        except (RetryableError, SourceError) as exc:
+            reason = str(exc)
+            if isinstance(exc, RetryableError) and exc.kind == "rate_limited":
                 outcome.rate_limited.append(exc.retry_after)
                 reason = "rate limited" + (f", retry after {exc.retry_after:g} s" if exc.retry_after else "")
-            else:
-                reason = str(exc)
             outcome.skipped.append((hit.url, reason))
-            continue
-        except SourceError as exc:
-            outcome.skipped.append((hit.url, str(exc)))
             continue
         except Exception as exc:  # noqa: BLE001 - one bad page must not lose the others
             logger.warning("Page {url} failed: {error}", url=hit.url, error=str(exc)[:200])
-            outcome.skipped.append((hit.url, f"{type(exc).__name__}"))
+            outcome.skipped.append((hit.url, type(exc).__name__))
             continue
         if page.status_code is not None and page.status_code >= 400:
             outcome.skipped.append((hit.url, f"the page answered HTTP {page.status_code}"))
@@ -159,13 +155,6 @@ def fetch_pages(
         if not page_text(page.markdown).strip():
             outcome.skipped.append((hit.url, "no readable text"))
             continue
-        by_hit[id(hit)] = (hit, page)
-    for future in not_done:
-        outcome.skipped.append((futures[future].url, f"not read within {page_timeout_s:g} s"))
-    for hit in hits:  # search order, not completion order
-        if id(hit) not in by_hit:
-            continue
-        hit, page = by_hit[id(hit)]
         snapshot = None
         if snapshots is not None:
             try:

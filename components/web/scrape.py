@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -9,7 +10,7 @@ from haystack import Document, component
 from haystack.utils import Secret
 
 from components.contracts import SourceStatus
-from components.resilience import SourceError, SourceResult
+from components.resilience import RetryableError, SourceError, SourceResult
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.validation import positive_int
 from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, matches_pattern
@@ -85,8 +86,6 @@ class WebScrape(WebSource):
         settings, page_timeout, budget, patterns, snapshots = self._run_settings()
 
         def work() -> SourceResult:
-            import time
-
             target = check_url(url)
             blocked = next((pattern for pattern in patterns if matches_pattern(target, pattern)), None)
             if blocked:
@@ -98,8 +97,6 @@ class WebScrape(WebSource):
             if not fetched.pages:
                 _, reason = fetched.skipped[0]
                 if fetched.rate_limited:
-                    from components.resilience import RetryableError
-
                     raise RetryableError(f"Firecrawl rate-limited {target} (HTTP 429)", fetched.rate_limited[0],
                                          "rate_limited")
                 raise SourceError(f"cannot read {target}: {reason}")

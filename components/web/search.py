@@ -58,13 +58,10 @@ class WebSearch(WebSource):
         snapshot_dir: str | None = None,
         model: str = DEFAULT_EMBEDDING_MODEL,
     ) -> None:
-        for name, value in (("languages", languages), ("include_domains", include_domains),
-                            ("exclude_domains", exclude_domains)):
-            string_list(name, value)
+        self.languages = string_list("languages", languages)
+        self.include_domains = string_list("include_domains", include_domains)
+        self.exclude_domains = string_list("exclude_domains", exclude_domains)
         self.num_results = positive_int("num_results", num_results)
-        self.languages = languages
-        self.include_domains = include_domains
-        self.exclude_domains = exclude_domains
         self.max_chunks_per_page = positive_int("max_chunks_per_page", max_chunks_per_page)
         self._configure(SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir,
                         model)
@@ -87,8 +84,7 @@ class WebSearch(WebSource):
         """Search the web for `query`.
 
         Of the research `filters`, only `domains` applies to the web (as `include_domains` when that is not
-        given). With `as_of` the web is
-        skipped: a page fetched today says what it says today, not what was known then.
+        given). With `as_of` the web is skipped: a page fetched today says what it says today, not what was known then.
 
         :returns: `documents`: chunks as Documents (meta per `ContextChunk`/`WebMetadata`), best first;
             `status`: the `SourceStatus` of this run; `branch`: the same documents as the ranker's `BranchDocuments`.
@@ -103,15 +99,6 @@ class WebSearch(WebSource):
 
     def _plan(self, query, query_embedding, filters, as_of, sources, num_results, languages,  # noqa: ANN001
               include_domains, exclude_domains):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work
-        early = self._early_status(sources, as_of)
-        if early is not None:
-            return early
-        include_domains = include_domains or filter_names(filters, "domains")
-        work = self._work(query, query_embedding, num_results, languages, include_domains, exclude_domains)
-        self.warm_up()  # loading the model is set-up, not the source's latency
-        return work
-
-    def _early_status(self, sources: list[str] | None, as_of: str | None) -> SourceStatus | None:
         if not source_selected(sources, SOURCE):
             return SourceStatus.skipped(SOURCE, "web not selected for this question")
         if as_of:
@@ -124,7 +111,10 @@ class WebSearch(WebSource):
                 logger.warning("Web search asked for but not configured")
                 return SourceStatus.refused(SOURCE, NOT_CONFIGURED, time.monotonic())
             return SourceStatus.skipped(SOURCE, NOT_CONFIGURED)
-        return None
+        include_domains = include_domains or filter_names(filters, "domains")
+        work = self._work(query, query_embedding, num_results, languages, include_domains, exclude_domains)
+        self.warm_up()  # loading the model is set-up, not the source's latency
+        return work
 
     def _excluded(self, url: str, patterns: list[str]) -> bool:
         return any(matches_pattern(url, pattern) for pattern in patterns)
