@@ -21,7 +21,7 @@ from components.resilience import ResiliencePolicy, SourceError, SourceGuard, So
 from components.resilience.scheduling import map_until, source_twin
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings, setting_or
-from components.validation import bounded_count, positive_int, string_list
+from components.validation import bounded_count, bounded_text, positive_int, string_list
 from components.web.chunking import fetched_chunk, pick_chunks, query_cosines, query_terms, text_chunks
 
 SOURCE = "arxiv"
@@ -154,11 +154,7 @@ class ArxivSearch(InitParameterSerialization):
         cats = string_list("categories", categories, self.categories)
         want_full_text = self.full_text if full_text is None else bool(full_text)
 
-        text = query.strip() if isinstance(query, str) else ""
-        if not text:
-            raise SourceError("the question is empty")
-        if len(text) > MAX_QUERY_CHARS:
-            raise SourceError(f"the question is too long for arXiv ({len(text)} characters, at most {MAX_QUERY_CHARS})")
+        text = bounded_text("the question", query, MAX_QUERY_CHARS)
         if order not in SORT_OPTIONS:
             raise SourceError(f"sort_by must be one of {', '.join(SORT_OPTIONS)}, not {order!r}")
         start, end = date_range(date_from if date_from is not None else self.date_from,

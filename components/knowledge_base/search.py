@@ -114,10 +114,7 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         )
 
         def work() -> SourceResult:
-            try:
-                bounded_text("the question", query, MAX_QUERY_CHARS)
-            except ValueError as exc:
-                raise SourceError(str(exc)) from None
+            bounded_text("the question", query, MAX_QUERY_CHARS)
             search_filters = parse_filters(filters, as_of)
             store = self._kb.get()
             chunks = self._search(store, text, query_embedding, limit_n, floor, weight, search_filters)

@@ -28,7 +28,7 @@ from components.memory.store import (
 from components.resilience import SourceError, SourceResult
 from components.resilience.scheduling import source_twin
 from components.settings import DEFAULT_EMBEDDING_MODEL
-from components.validation import clamp, positive_int
+from components.validation import bounded_text, clamp, positive_int
 
 SOURCE = "memory"
 
@@ -104,11 +104,7 @@ class MemoryRecall(MemoryComponent):
         num_results: int | None,
         time_window: str | None,
     ) -> RecallQuery:
-        text = (query or "").strip()
-        if not text:
-            raise SourceError("The query is empty.")
-        if len(text) > MAX_QUERY_CHARS:
-            raise SourceError(f"The query is longer than {MAX_QUERY_CHARS} characters.")
+        text = bounded_text("the question", query, MAX_QUERY_CHARS)
         from_filters = _filter_values(filters)
         limit = self.num_results if num_results is None else clamp(num_results, 1, MAX_NUM_RESULTS, "num_results")
         try:
@@ -181,7 +177,7 @@ class MemoryRecall(MemoryComponent):
             prepared = self._prepare(
                 query, query_embedding, filters, as_of, session_id, user_id, num_results, time_window
             )
-        except (SourceError, ValueError) as exc:  # ValueError: `clamp` refused num_results, as arXiv and the graph do
+        except (SourceError, ValueError) as exc:  # ValueError: a check of `components.validation` refused the input
             return self._guard.refused(str(exc), started)
         return lambda: self._recall(prepared)
 

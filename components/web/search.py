@@ -10,11 +10,11 @@ from haystack.utils import Secret
 
 from components.contracts import SOURCE_OUTPUTS, SourceStatus, source_selected
 from components.contracts.selection import filter_names
-from components.resilience import SourceError, SourceResult
+from components.resilience import SourceResult
 from components.resilience.errors import RetryableError
 from components.resilience.scheduling import source_twin
 from components.settings import DEFAULT_EMBEDDING_MODEL
-from components.validation import bounded_count, positive_int, string_list
+from components.validation import bounded_count, bounded_text, positive_int, string_list
 from components.web.firecrawl_access import NOT_CONFIGURED, FirecrawlAccess, firecrawl_endpoint, matches_pattern
 from components.web.pages import WebSource, fetch_pages, page_chunks
 
@@ -132,12 +132,7 @@ class WebSearch(WebSource):
 
         def work() -> SourceResult:
             started = time.monotonic()
-            text = (query or "").strip() if isinstance(query, str) else ""
-            if not text:
-                raise SourceError("the question is empty")
-            if len(text) > MAX_QUERY_CHARS:
-                raise SourceError(f"the question is too long for a web search ({len(text)} characters, at most "
-                                  f"{MAX_QUERY_CHARS})")
+            text = bounded_text("the question", query, MAX_QUERY_CHARS)
             wanted = bounded_count("num_results", num_results, self.num_results, MAX_RESULTS)
             langs = string_list("languages", languages, self.languages)
             include = string_list("include_domains", include_domains, self.include_domains)

@@ -155,7 +155,8 @@ class TestArxivSearch:
         [
             ({"query": ""}, "empty"),
             ({"query": "the of and"}, "no words"),
-            ({"query": "x " * 600}, "too long"),
+            ({"query": "x " * 600}, "longer than 1,000 characters"),
+            ({"query": 3.5}, "the question must be text, not float"),
             ({"query": "attention", "date_from": "2024-13-01"}, "date_from must be a date"),
             ({"query": "attention", "date_from": "2024-02-01", "date_to": "2024-01-01"}, "after"),
             ({"query": "attention", "categories": ["cs CL; DROP"]}, "not an arXiv category"),

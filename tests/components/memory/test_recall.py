@@ -61,7 +61,9 @@ class TestMemoryRecall:
     def test_bad_input_is_a_status_not_an_exception(self, embedding_model) -> None:  # noqa: ANN001
         recall = MemoryRecall()
         empty = recall.run(query="   ")
-        assert empty["status"].status is StatusKind.ERROR and empty["status"].message == "The query is empty."
+        assert empty["status"].status is StatusKind.ERROR and empty["status"].message == "the question is empty"
+        number = recall.run(query=7)  # type: ignore[arg-type]
+        assert number["status"].message == "the question must be text, not int"
         window = recall.run(query="Acme", time_window="since spring")
         assert window["status"].status is StatusKind.ERROR and "time_window" in window["status"].message
         as_of = recall.run(query="Acme", as_of="yesterday")

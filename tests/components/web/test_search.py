@@ -267,7 +267,9 @@ class TestWebSearch:
         empty = component.run(query="   ")
         assert empty["status"].status is StatusKind.ERROR and "empty" in empty["status"].message
         long = component.run(query="word " * 400)
-        assert long["status"].status is StatusKind.ERROR and "too long" in long["status"].message
+        assert long["status"].status is StatusKind.ERROR and "longer than 1,000 characters" in long["status"].message
+        number = component.run(query=42)  # type: ignore[arg-type]
+        assert number["status"].status is StatusKind.ERROR and "must be text, not int" in number["status"].message
         count = component.run(query=QUESTION, num_results="five")  # type: ignore[arg-type]
         assert count["status"].status is StatusKind.ERROR and "whole number" in count["status"].message
         domains = component.run(query=QUESTION, include_domains="example.org")  # type: ignore[arg-type]
