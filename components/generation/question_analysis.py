@@ -299,7 +299,7 @@ def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
     if lower == "how":
         adjective = wh.nbor(1).lower_ if wh.i + 1 < len(wh.doc) else ""
         if adjective in HOW_ADJECTIVE_LABELS:
-            return "how_many" if adjective == "many" else "how_much", HOW_ADJECTIVE_LABELS[adjective], ""
+            return ("how_many" if adjective == "many" else "how_much"), HOW_ADJECTIVE_LABELS[adjective], ""
         return "how", (), ""
     # which / what: the noun it determines ("which German city"), or the copula's noun ("what is the name of ..."),
     # and for a light noun the noun after "of" ("the name of the company").

@@ -126,7 +126,7 @@ def fetch_pages(
         return outcome
     until = min(time.monotonic() + page_timeout_s, deadline)
     futures, done, _ = map_until(lambda hit: _fetch_one(access, hit.url, page_timeout_s, until, languages),
-                                        hits, until, workers=min(_PAGE_WORKERS, len(hits)), name="web-page")
+                                 hits, until, workers=min(_PAGE_WORKERS, len(hits)), name="web-page")
     for future, hit in futures.items():  # search order, not completion order
         if future not in done:
             outcome.skipped.append((hit.url, f"not read within {page_timeout_s:g} s"))
