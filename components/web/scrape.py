@@ -59,9 +59,9 @@ class WebScrape(WebSource):
         snapshot_dir: str | None = None,
         model: str = DEFAULT_EMBEDDING_MODEL,
     ) -> None:
-        self.max_chunks = positive_int("max_chunks", max_chunks)
         self._configure(SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir,
                         model)
+        self.max_chunks = positive_int("max_chunks", max_chunks)
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     def run(self, url: str, query: str | None = None, query_embedding: list[float] | None = None) -> dict[str, Any]:

@@ -81,13 +81,13 @@ class TestKnowledgeBaseSearch:
             ({"query": ""}, "the question is empty"),
             ({"query": " \n "}, "the question is empty"),
             ({"query": "q" * 2001}, "longer than 2,000 characters"),
-            ({"query": 7}, "the question must be text, not int"),
             ({"query": "q", "filters": {"date_to": "31/12/2024"}}, "date_to must be a date as YYYY-MM-DD"),
             ({"query": "q", "filters": {"authors": ["x"]}}, "unknown filter authors"),
             ({"query": "q", "filters": {"doc_types": [1, 2]}}, "doc_types must be a list of strings"),
             ({"query": "q", "filters": "pdf only"}, "filters must be a mapping"),
             ({"query": "q", "as_of": "soon"}, "as_of must be a date"),
             ({"query": "q", "text_weight": "heavy"}, "text_weight must be a number"),
+            ({"query": 7}, "the question must be text, not int"),
         ],
     )
     def test_bad_input_is_an_error_status(self, kwargs, message):
