@@ -178,8 +178,11 @@ class ResearchRanker(InitParameterSerialization):
         if documents is None:
             pool, pool_fusion = self._fuse(branches)
         else:
-            pool = list(documents)
-            pool_fusion = [d.score if d.score is not None else 0.0 for d in pool]
+            # The joiner keeps the copy of a chunk from whichever branch arrived first, in arrival order: take the
+            # first branch's copy (by name) and order equal scores by id, as `_fuse` does.
+            first = _first_copies(branches)
+            fused = sorted(((d.score or 0.0, d.id, first.get(d.id, d)) for d in documents), key=lambda t: (-t[0], t[1]))
+            pool_fusion, _, pool = (list(column) for column in zip(*fused, strict=True)) if fused else ([], [], [])
         kept = [index for index, document in enumerate(pool) if document.content]
         if not kept:
             return {"documents": []}
@@ -239,10 +242,7 @@ class ResearchRanker(InitParameterSerialization):
         """One copy of every chunk the branches found (the first branch's), best fused first (ties by id), and its
         RRF score."""
         scores = reciprocal_rank_fusion([[document.id for document in branch] for branch in branches])
-        first: dict[str, Document] = {}
-        for branch in branches:
-            for document in branch:
-                first.setdefault(document.id, document)
+        first = _first_copies(branches)
         order = sorted(scores, key=lambda chunk_id: (-scores[chunk_id], chunk_id))
         return [first[chunk_id] for chunk_id in order], [scores[chunk_id] for chunk_id in order]
 
@@ -319,6 +319,15 @@ def _branch_name(branch: list[Document]) -> str:
     """The name a branch's chunks carry in their `ranks` (its source name), to order branches the same every run."""
     ranks = (branch[0].meta or {}).get("ranks") or {}
     return min((str(key) for key in ranks), default=str((branch[0].meta or {}).get("source_type") or ""))
+
+
+def _first_copies(branches: list[list[Document]]) -> dict[str, Document]:
+    """Per chunk id, its copy in the first branch that has it."""
+    first: dict[str, Document] = {}
+    for branch in branches:
+        for document in branch:
+            first.setdefault(document.id, document)
+    return first
 
 
 def _branch_copies(branches: list[list[Document]]) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, Any]]]:

@@ -112,6 +112,25 @@ class TestResearchRanker:
             assert next(d for d in own if d.id == "sb").meta["found_by"] == "dense"
         assert ResearchRanker().run(query=query, branch_documents=[[], []])["documents"] == []
 
+    def test_the_joiners_output_ranks_the_same_whichever_branch_arrived_first(self):
+        # Two copies of "sb" that differ (as a dense and a keyword hit do), and "cp" / "pa" tied at rank 1 of one
+        # branch each: the joiner keeps the first-arrived copy and orders the tie by arrival.
+        dense = [PANTHERS, kb_document("sb", SUPER_BOWL.content, 0.55, ranks={"kb_dense": 2})]
+        keyword = [
+            kb_document("pa", PARIS.content, 0.1, ranks={"kb_keyword": 1}),
+            kb_document("sb", SUPER_BOWL.content, 0.61, ranks={"kb_keyword": 2}),
+        ]
+        query = "Super Bowl 50 winner"
+        joiner = DocumentJoiner(join_mode="reciprocal_rank_fusion")
+        runs = []
+        for arrived in ([dense, keyword], [keyword, dense]):
+            fused = joiner.run(arrived)["documents"]
+            runs.append(ResearchRanker().run(query=query, documents=fused, branch_documents=arrived)["documents"])
+        assert [d.id for d in runs[0]] == [d.id for d in runs[1]]
+        assert [d.meta for d in runs[0]] == [d.meta for d in runs[1]]
+        assert [d.score for d in runs[0]] == [d.score for d in runs[1]]
+        assert next(d for d in runs[1] if d.id == "sb").meta["semantic_relevance"] == 0.55  # the dense copy
+
     def test_top_k_limits_and_is_clamped(self):
         documents = [PANTHERS, SUPER_BOWL, PARIS]
         assert len(ResearchRanker(top_k=2).run(query="football", documents=documents)["documents"]) == 2
