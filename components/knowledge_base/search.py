@@ -94,8 +94,10 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         filters: dict | None,
         as_of: str | None,
     ) -> tuple[Any, str | None]:
-        """The guarded work for one question and its cache key; input problems surface inside the work."""
+        """The guarded work for one question and its cache key; a bad question or parameter is a work that refuses
+        (so it surfaces as the source's status)."""
         try:
+            text = bounded_text("the question", query, MAX_QUERY_CHARS)
             limit_n = self.limit if limit is None else clamp(limit, 1, 50, "limit")
             floor = (
                 self.min_relevance if min_relevance is None else clamp(min_relevance, 0.0, 1.0, "min_relevance")
@@ -108,13 +110,11 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
                 raise SourceError(message)
 
             return refuse, None
-        text = query.strip() if isinstance(query, str) else ""
         key = cache_key(
             self.source_name, self.mode, self._store_key, self.collection, text, limit_n, floor, weight, filters, as_of
         )
 
         def work() -> SourceResult:
-            bounded_text("the question", query, MAX_QUERY_CHARS)
             search_filters = parse_filters(filters, as_of)
             store = self._kb.get()
             chunks = self._search(store, text, query_embedding, limit_n, floor, weight, search_filters)

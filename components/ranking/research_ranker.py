@@ -181,8 +181,9 @@ class ResearchRanker(InitParameterSerialization):
             # The joiner keeps the copy of a chunk from whichever branch arrived first, in arrival order: take the
             # first branch's copy (by name) and order equal scores by id, as `_fuse` does.
             first = _first_copies(branches)
-            fused = sorted(((d.score or 0.0, d.id, first.get(d.id, d)) for d in documents), key=lambda t: (-t[0], t[1]))
-            pool_fusion, _, pool = (list(column) for column in zip(*fused, strict=True)) if fused else ([], [], [])
+            fused = sorted(documents, key=lambda document: (-(document.score or 0.0), document.id))
+            pool = [first.get(document.id, document) for document in fused]
+            pool_fusion = [document.score or 0.0 for document in fused]
         kept = [index for index, document in enumerate(pool) if document.content]
         if not kept:
             return {"documents": []}
