@@ -33,7 +33,7 @@ import cachetools
 import numpy
 from haystack import logging
 
-from components.text.analyzer import append_stripped
+from components.text.analyzer import ABBREVIATIONS, append_stripped
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -181,12 +181,48 @@ def analyse_text(text: str) -> list[tuple[int, Doc]]:
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans `(start, end)` of the sentences of `text`, as spaCy's parser cuts them (per line)."""
+    """Character spans `(start, end)` of the sentences of `text`, as spaCy's parser cuts them (per line), with the
+    parser's cuts inside a sentence mended (see `_continues`)."""
     spans: list[tuple[int, int]] = []
     for offset, doc in analyse_text(text):
+        line_start = len(spans)
         for sentence in doc.sents:
-            append_stripped(text, offset + sentence.start_char, offset + sentence.end_char, spans)
+            start, end = offset + sentence.start_char, offset + sentence.end_char
+            if len(spans) > line_start and _continues(text[slice(*spans[-1])], text[start:end].lstrip()):
+                spans[-1] = (spans[-1][0], end)
+            else:
+                append_stripped(text, start, end, spans)
     return spans
+
+
+# A sentence ends on one of these, perhaps followed by closing quotes and brackets.
+_CLOSED = re.compile(r"[.!?][\"'\u201d\u2019)\]]*$")
+# The last word before a final full stop ("Dr.", "O.S.", "v.").
+_DOTTED_WORD = re.compile(r"(?:^|[\s(\[])([A-Za-z][A-Za-z.]*)\.[\"'\u201d\u2019)\]]*$")
+# Abbreviations that often end a sentence ("... in the U.S."): after these, the parser's cut stands.
+_MAY_END_A_SENTENCE = frozenset("co corp etc inc jr ltd sr u.k u.s".split())
+
+
+def _continues(previous: str, following: str) -> bool:
+    """Whether the parser cut one sentence in two between `previous` and `following`.
+
+    It did when the second part opens as no sentence does (in lower case, or on a comma, a semicolon, a colon or a
+    closing bracket), when the first ends on an initial or an abbreviation that does not end sentences ("Dr.",
+    "ca.", "Sweden v."), or when the first has no closing punctuation and the second opens on a bracket or a digit
+    ("born on 10 July | [O.S. 28 June] 1856").
+    """
+    if not previous or not following:
+        return False
+    opening = following[0]
+    if opening.islower() or opening in ",;:)]}":
+        return True
+    if not _CLOSED.search(previous):
+        return opening in "([" or opening.isdigit()
+    word = _DOTTED_WORD.search(previous)
+    if word is None:
+        return False
+    word_text = word.group(1).lower()
+    return len(word_text) == 1 or word_text in ABBREVIATIONS - _MAY_END_A_SENTENCE
 
 
 # What a question needs from the pipeline: tokens, tags, parts of speech and lemmas. The dependency parser and the
