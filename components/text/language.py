@@ -197,7 +197,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 # A sentence ends on one of these, perhaps followed by closing quotes and brackets.
 _CLOSED = re.compile(r"[.!?][\"'\u201d\u2019)\]]*$")
-# The last word before a final full stop ("Dr.", "O.S.", "v.").
+# The last word before a final full stop ("Dr.", "e.g.", "v.").
 _DOTTED_WORD = re.compile(r"(?:^|[\s(\[])([A-Za-z][A-Za-z.]*)\.[\"'\u201d\u2019)\]]*$")
 # Abbreviations that often end a sentence ("... in the U.S."): after these, the parser's cut stands.
 _MAY_END_A_SENTENCE = frozenset("co corp etc inc jr ltd sr u.k u.s".split())
@@ -207,8 +207,8 @@ def _continues(previous: str, following: str) -> bool:
     """Whether the parser cut one sentence in two between `previous` and `following`.
 
     It did when the second part opens as no sentence does (in lower case, or on a comma, a semicolon, a colon or a
-    closing bracket), when the first ends on an initial or an abbreviation that does not end sentences ("Dr.",
-    "ca.", "Sweden v."), or when the first has no closing punctuation and the second opens on a bracket or a digit
+    closing bracket), when the first ends on an abbreviation that does not end sentences ("Dr.", "ca.",
+    "Sweden v."), or when the first has no closing punctuation and the second opens on a bracket or a digit
     ("born on 10 July | [O.S. 28 June] 1856").
     """
     if not previous or not following:
@@ -222,7 +222,7 @@ def _continues(previous: str, following: str) -> bool:
     if word is None:
         return False
     word_text = word.group(1).lower()
-    return len(word_text) == 1 or word_text in ABBREVIATIONS - _MAY_END_A_SENTENCE
+    return word_text == "v" or word_text in ABBREVIATIONS - _MAY_END_A_SENTENCE
 
 
 # What a question needs from the pipeline: tokens, tags, parts of speech and lemmas. The dependency parser and the

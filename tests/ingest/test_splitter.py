@@ -41,6 +41,24 @@ class TestSentences:
         ]
         assert sentence_spans("  ") == []
 
+    @pytest.mark.parametrize(
+        "sentence",
+        [
+            "The mill consumes approx. 4 kg (8.8 lb) of grain per hour.",  # after an abbreviation
+            "The town had ca. 4,000 people when the levee was finished.",
+            "His workshop was located near Foote Ave. and Kiowa St. in the old town.",  # a part in lower case
+            # a part with no closing punctuation, then one in lower case
+            "Where a duty discriminates against imports (or exports under article 35) then it must be justified.",
+        ],
+    )
+    def test_a_sentence_the_parser_cuts_in_two_stays_whole(self, sentence: str) -> None:
+        text = f"{sentence} The mill closed in 1950."
+        assert [text[s:e] for s, e in sentence_spans(text)] == [sentence, "The mill closed in 1950."]
+
+    def test_a_sentence_after_an_abbreviation_that_ends_sentences_stays_apart(self) -> None:
+        text = "The mill shipped flour to the U.S. The levee held."
+        assert [text[s:e] for s, e in sentence_spans(text)] == ["The mill shipped flour to the U.S.", "The levee held."]
+
 
 class TestTokenSplitter:
     def test_init_validates(self) -> None:
