@@ -116,6 +116,7 @@ class _Sentence:
     title_terms: frozenset[str]  # the chunk's title, and the sentence before when this one opens with a pronoun
     stored: bool  # the cosine is the sentence's own (a stored in-context vector), not its chunk's
     heading: frozenset[str] = frozenset()  # the chunk's title alone
+    before: frozenset[str] = frozenset()  # the sentence before it in its chunk
 
 
 @component
@@ -227,7 +228,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 if share < self.min_support and not (candidate.stored and candidate.cosine >= self.min_cosine):
                     continue
                 score = _share(ranking, candidate) + COSINE_WEIGHT * candidate.cosine + 0.1 / (1 + candidate.rank)
-                if anchors and not anchors & (candidate.terms | candidate.title_terms):
+                if anchors and not anchors & (candidate.terms | candidate.title_terms | candidate.before):
                     score -= OFF_SUBJECT_PENALTY
                     unanchored.add(id(candidate))
                 if not _may_hold_value(candidate.text, part, question.question_terms):
@@ -1084,14 +1085,22 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
                 text, number, cited_rank = whole
             # "It stands on ...": a sentence opening with a pronoun is about what the sentence before it named.
             context = title_terms | previous_terms if _PRONOUN_START.match(text) else title_terms
-            previous_terms = _terms_of(text)
+            before, previous_terms = previous_terms, _terms_of(text)
             key = text.lower()
             if key in seen or len(previous_terms) < 2:
                 continue
             seen.add(key)
             found.append(
                 _Sentence(
-                    text, number, min(rank, cited_rank), cosine, previous_terms, context, bool(stored), title_terms
+                    text,
+                    number,
+                    min(rank, cited_rank),
+                    cosine,
+                    previous_terms,
+                    context,
+                    bool(stored),
+                    title_terms,
+                    before,
                 )
             )
     return found

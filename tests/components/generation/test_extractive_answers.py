@@ -255,6 +255,18 @@ class TestFurtherSentences:
         reply = answer("Where was Lantern first shown?", [lantern], max_sentences=2)["replies"][0]
         assert "in a hall in Uppsala [1]." in reply and "log-structured" not in reply
 
+    def test_a_sentence_carries_on_the_subject_the_sentence_before_it_names(self):
+        history = with_vectors(
+            [
+                ("The team published the design of Halden in 1986 and showed a prototype in 1987.", 0.6),
+                ("Version 1 was released to a small number of external users in June 1989.", 0.65),
+            ],
+            "Early database systems",
+        )
+        out = answer("When did version 1 of Halden reach outside users?", [history])
+        assert out["short_answer"] == "June 1989"
+        assert out["replies"][0].startswith("June 1989 [1]. Version 1 was released")
+
 
 class TestSentenceChoice:
     """The sentence the short answer is cut from is chosen among those that could hold what the question asks."""
