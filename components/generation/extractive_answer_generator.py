@@ -640,7 +640,7 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
         rank = label_rank(group)
         # "Who ..." asks for the doer of the question's verb: a name that does it answers before a name the
         # sentence mentions elsewhere; any part prefers a name in the role its wh-word plays.
-        role = -SUBJECT_PREFERENCE if any(ent.root.i in doers or ent.root.i in filled for ent in group) else 0.0
+        role = -SUBJECT_PREFERENCE if any(ent.root.i in (filled or doers) for ent in group) else 0.0
         if not anchors:
             return 3.0 * rank + group[0].start * 0.01 + role
         distance = min(min(abs(anchor - ent.start), abs(anchor - (ent.end - 1))) for ent in group for anchor in anchors)

@@ -116,6 +116,13 @@ class TestShortAnswers:
         assert out["replies"][0].startswith("Maria Lindqvist and Tomas Berg [2]. ")
         assert "started in 2011 by Maria Lindqvist and Tomas Berg in Uppsala [2]." in out["replies"][0]
 
+    def test_who_takes_the_name_in_the_role_the_question_leaves_open_before_another_doer(self):
+        # "Tom Reyes broke" does what the question's "broken" says, but "repaired by Anna Berg" is the doer asked for.
+        log = kb_document(
+            "log", "Tom Reyes broke the mast in the storm, and it was repaired by Anna Berg in the harbour.", 0.5
+        )
+        assert answer("Who repaired the broken mast?", [log])["short_answer"] == "Anna Berg"
+
     def test_what_gives_the_phrase_headed_by_the_noun_asked_about(self):
         out = answer("What kind of file does the Lantern storage engine use?", [LANTERN, HARBOUR])
         assert out["short_answer"] == "a log-structured file"
