@@ -635,6 +635,10 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
         return rank
 
     doers = _doers(doc, anchors) if part.kind == "who" else set()
+    counted = _counted(part.text) if part.kind in {"how_many", "how_much"} else ""
+    if counted:
+        # "How many seats ...?" -> "12 seats": the number that counts the asked noun plays the wh-word's role.
+        filled = filled | {ent.root.i for ent in allowed if counted in _counts(ent)}
 
     def cost(group: list[Any]) -> float:
         rank = label_rank(group)
@@ -652,6 +656,28 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
     if first.label_ == "MONEY" and first.start and doc[first.start - 1].is_currency:
         first = doc[first.start - 1 : first.end]  # "£40,000": the recogniser may leave the currency sign out
     return doc.text[first.start_char : best[-1].end_char].strip(" ,;"), preference
+
+
+def _counted(question: str) -> str:
+    """The term of the noun a "how many"/"how much" question counts ("How many total yards ...?" -> "yard")."""
+    doc = parse_question(" ".join(question.split()))
+    after = next((token.i + 1 for token in doc if token.lower_ in {"many", "much"}), None)
+    noun = next((token for token in doc[after:] if token.pos_ in {"NOUN", "PROPN"}), None) if after else None
+    stems = terms(noun.text) if noun is not None and noun.i <= after + 2 else []
+    return stems[0] if stems else ""
+
+
+def _counts(ent: Any) -> set[str]:
+    """The terms of what a number entity counts: its own unit ("300 acres"), the noun it modifies ("12 seats"), or
+    the noun of its partitive "of" ("six of the seven lines")."""
+    root = ent.root
+    nouns = [root]
+    if root.dep_ in {"nummod", "quantmod", "compound", "amod"}:
+        nouns.append(root.head)
+    nouns += [
+        grand for child in root.children if child.lower_ == "of" for grand in child.children if grand.dep_ == "pobj"
+    ]
+    return {stem for noun in nouns for stem in terms(noun.text)[:1]}
 
 
 def _unhedged(ent: Any) -> Any:

@@ -148,6 +148,15 @@ class TestShortAnswers:
         out = answer("How many workers does the harbour of Kestrel Bay have?", [HARBOUR, OBSERVATORY])
         assert out["short_answer"] == "340"
 
+    def test_how_many_gives_the_number_that_counts_the_asked_noun(self):
+        season = kb_document(
+            "season",
+            "In 2015 the club's forward Lena Hart had one of her best seasons, running for 1,204 yards and scoring "
+            "12 goals.",
+            0.5,
+        )
+        assert answer("How many yards did Lena Hart run for in 2015?", [season])["short_answer"] == "1,204 yards"
+
     def test_each_part_of_a_compound_question_gets_its_own_sentence(self):
         out = answer("When was Lantern started and who maintains it today?", [LANTERN, HARBOUR])
         reply = out["replies"][0]
