@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from haystack import Document, component, logging
+from spacy.tokens import Span
 
 from components.generation.comparison import compare, yes_no
 from components.generation.question_analysis import (
@@ -97,6 +98,8 @@ _PRONOUN_START = re.compile(r"^(?:it|its|he|his|she|her|they|their|this|these|th
 _NAME = re.compile(r"[A-Z][\w'&-]*(?:\s+(?:of\s+|the\s+|de\s+|von\s+|van\s+)?[A-Z][\w'&-]*)*")
 # A title's trailing disambiguation ("Brand (play)") is not part of the name.
 _DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
+# A year or a span of years as one token: "1726", "c1180", "1775–1795", "1496–97".
+_YEARS = re.compile(r"c?(?:1\d{3}|20\d{2})(?:[–-]\d{2}(?:\d{2})?)?")
 _KIND_OF = re.compile(r"\b(?:what|which)\s+(?:kind|type|sort|class)s?\s+of\b", re.I)
 _PERSONAL = frozenset({"it", "he", "she", "they"})
 _PERSONAL_WORD = re.compile(r"\b(?:it|he|she|they)\b", re.I)
@@ -604,6 +607,17 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
         return "", 0
     doc = parse(sentence)
     allowed = [ent for ent in doc.ents if ent.label_ in part.labels and not _repeats_question(ent.text, question_terms)]
+    if part.labels[0] == "DATE":
+        # A year the recogniser left out ("dated 1496–97", "rebuilt 1775–1795", "around 1712") is a date too.
+        taken = {token.i for ent in allowed for token in ent}
+        allowed += [
+            Span(doc, token.i, token.i + 1, label="DATE")
+            for token in doc
+            if token.i not in taken
+            and _YEARS.fullmatch(token.text)
+            and not _repeats_question(token.text, question_terms)
+        ]
+        allowed.sort(key=lambda ent: ent.start)
     if part.kind == "who":  # "the British rock group Coldplay": a nationality modifying a noun is not who is asked for
         allowed = [ent for ent in allowed if not (ent.label_ == "NORP" and ent.root.dep_ in {"amod", "compound"})]
     gap = fill_gap_token(doc, question_gap(part.text))

@@ -148,6 +148,25 @@ class TestShortAnswers:
         out = answer("How many workers does the harbour of Kestrel Bay have?", [HARBOUR, OBSERVATORY])
         assert out["short_answer"] == "340"
 
+    @pytest.mark.parametrize(
+        ("question", "sentence", "year"),
+        [
+            (
+                "When was the harbour's chapel rebuilt?",
+                "Among the oldest buildings of the harbour is its chapel (rebuilt 1775–1795), with a tower from the "
+                "12th century.",
+                "1775–1795",
+            ),
+            (
+                "What year was the lighthouse lit?",
+                "The lighthouse, a granite tower designed by Ivo Maren, was first lit around 1712.",
+                "1712",
+            ),
+        ],
+    )
+    def test_when_takes_a_year_the_recogniser_left_out(self, question: str, sentence: str, year: str):
+        assert answer(question, [kb_document("log", sentence, 0.5)])["short_answer"] == year
+
     def test_how_many_gives_the_number_that_counts_the_asked_noun(self):
         season = kb_document(
             "season",
