@@ -98,6 +98,7 @@ _PRONOUN_START = re.compile(r"^(?:it|its|he|his|she|her|they|their|this|these|th
 _NAME = re.compile(r"[A-Z][\w'&-]*(?:\s+(?:of\s+|the\s+|de\s+|von\s+|van\s+)?[A-Z][\w'&-]*)*")
 # A title's trailing disambiguation ("Brand (play)") is not part of the name.
 _DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
+_TIME_UNITS = frozenset(terms("seconds minutes hours days weeks months years decades centuries"))
 # A year or a span of years as one token: "1726", "c1180", "1775–1795", "1496–97".
 _YEARS = re.compile(r"c?(?:1\d{3}|20\d{2})(?:[–-]\d{2}(?:\d{2})?)?")
 _KIND_OF = re.compile(r"\b(?:what|which)\s+(?:kind|type|sort|class)s?\s+of\b", re.I)
@@ -606,7 +607,11 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
     if not part.labels:
         return "", 0
     doc = parse(sentence)
-    allowed = [ent for ent in doc.ents if ent.label_ in part.labels and not _repeats_question(ent.text, question_terms)]
+    labels = part.labels
+    counted = _counted(part.text) if part.kind in {"how_many", "how_much"} else ""
+    if counted in _TIME_UNITS:
+        labels += ("DATE", "TIME")  # "How many hours ...?" -> "about three hours", a time to the recogniser
+    allowed = [ent for ent in doc.ents if ent.label_ in labels and not _repeats_question(ent.text, question_terms)]
     if part.labels[0] == "DATE":
         # A year the recogniser left out ("dated 1496–97", "rebuilt 1775–1795", "around 1712") is a date too.
         taken = {token.i for ent in allowed for token in ent}
@@ -643,13 +648,12 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
     anchors = _anchors(doc, question_terms)
 
     def label_rank(group: list[Any]) -> int:
-        rank = min(part.labels.index(ent.label_) for ent in group)
-        if part.labels[0] == "DATE" and not any(char.isdigit() for ent in group for char in ent.text):
+        rank = min(labels.index(ent.label_) for ent in group)
+        if labels[0] == "DATE" and not any(char.isdigit() for ent in group for char in ent.text):
             rank += 2  # "the regular season", "spring": a date, but rarely the one a "when" asks for
         return rank
 
     doers = _doers(doc, anchors) if part.kind == "who" else set()
-    counted = _counted(part.text) if part.kind in {"how_many", "how_much"} else ""
     if counted:
         # "How many seats ...?" -> "12 seats": the number that counts the asked noun plays the wh-word's role.
         filled = filled | {ent.root.i for ent in allowed if counted in _counts(ent)}

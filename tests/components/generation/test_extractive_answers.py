@@ -167,6 +167,12 @@ class TestShortAnswers:
     def test_when_takes_a_year_the_recogniser_left_out(self, question: str, sentence: str, year: str):
         assert answer(question, [kb_document("log", sentence, 0.5)])["short_answer"] == year
 
+    def test_how_many_days_takes_a_length_of_time(self):
+        repairs = kb_document(
+            "repairs", "Repairs to the pier took 63 days, and the harbour was closed for two weeks in 1911.", 0.5
+        )
+        assert answer("How many days did the pier repairs take?", [repairs])["short_answer"] == "63 days"
+
     def test_how_many_gives_the_number_that_counts_the_asked_noun(self):
         season = kb_document(
             "season",
