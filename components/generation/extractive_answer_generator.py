@@ -101,6 +101,12 @@ _DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
 _TIME_UNITS = frozenset(terms("seconds minutes hours days weeks months years decades centuries"))
 # A year or a span of years as one token: "1726", "c1180", "1775–1795", "1496–97".
 _YEARS = re.compile(r"c?(?:1\d{3}|20\d{2})(?:[–-]\d{2}(?:\d{2})?)?")
+# What a question sets aside: "Besides X, what ...?", "Along with X, ...?", "X and which other ...?".
+_SET_ASIDE = re.compile(
+    r"\b(?:besides|in addition to|along with|apart from|other than|aside from|as well as|together with)\s+([^,?]+)",
+    re.I,
+)
+_AND_OTHER = re.compile(r"([^,?]+?),?\s+(?:and|or)\s+(?:what|which|who)\s+(?:other|else)\b", re.I)
 _KIND_OF = re.compile(r"\b(?:what|which)\s+(?:kind|type|sort|class)s?\s+of\b", re.I)
 _PERSONAL = frozenset({"it", "he", "she", "they"})
 _PERSONAL_WORD = re.compile(r"\b(?:it|he|she|they)\b", re.I)
@@ -448,9 +454,10 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     reads most like the sentence gains (`_statement_costs`: one batch of a handful of short texts).
     """
     doc = parse(sentence)
+    partners = _partners(doc, part.text)
     # The phrase in the role the question's wh-word plays ("What did Tesla patent?" -> the object of "patented").
     filled = fill_gap(doc, question_gap(part.text))
-    if filled and not _repeats_question(filled, question_terms):
+    if filled and not _repeats_question(filled, question_terms) and not partners:
         return filled
     anchors = _anchors(doc, question_terms)
     words_asked = part.text.lower().split()
@@ -495,6 +502,8 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
             part.focus not in {"", "?"} and span.root.lemma_.lower() == part.focus and span.root.i not in describing
         ):
             cost -= EQUATED_PREFERENCE
+        if span.root.i in partners:
+            cost -= EQUATED_PREFERENCE  # "Along with toys, where ...?" -> "in toys and models": the other one
         if any(token.pos_ == "PROPN" for token in words):
             cost -= PROPER_NAME_BONUS  # a name is more often what is asked for than a common noun phrase
         if span.label_ in VALUE_LABELS:
@@ -654,6 +663,7 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
         return rank
 
     doers = _doers(doc, anchors) if part.kind == "who" else set()
+    filled = filled | {ent.root.i for ent in allowed if ent.root.i in _partners(doc, part.text)}
     if counted:
         # "How many seats ...?" -> "12 seats": the number that counts the asked noun plays the wh-word's role.
         filled = filled | {ent.root.i for ent in allowed if counted in _counts(ent)}
@@ -674,6 +684,22 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
     if first.label_ == "MONEY" and first.start and doc[first.start - 1].is_currency:
         first = doc[first.start - 1 : first.end]  # "£40,000": the recogniser may leave the currency sign out
     return doc.text[first.start_char : best[-1].end_char].strip(" ,;"), preference
+
+
+def _partners(doc: Any, question: str) -> set[int]:
+    """The tokens of `doc` coordinated with what the question sets aside ("Besides X, ...?", "Along with X, ...?",
+    "X and which other ...?"): the answer is the other member of that list, not X."""
+    match = _SET_ASIDE.search(question) or _AND_OTHER.search(question)
+    aside = frozenset(terms(match.group(1))) if match else frozenset()
+    if not aside:
+        return set()
+    named = [token for token in doc if token.pos_ in {"NOUN", "PROPN"} and _term_of(token) in aside]
+    return {other.i for token in named for other in token.conjuncts if _term_of(other) not in aside}
+
+
+def _term_of(token: Any) -> str:
+    found = terms(token.text)
+    return found[0] if found else ""
 
 
 def _counted(question: str) -> str:

@@ -167,6 +167,12 @@ class TestShortAnswers:
     def test_when_takes_a_year_the_recogniser_left_out(self, question: str, sentence: str, year: str):
         assert answer(question, [kb_document("log", sentence, 0.5)])["short_answer"] == year
 
+    def test_a_question_that_sets_one_thing_aside_takes_what_the_sentence_lists_with_it(self):
+        piers = kb_document(
+            "piers", "The north pier is used by ferries and trawlers, while the south pier serves the yacht club.", 0.5
+        )
+        assert answer("Along with ferries, what vessels use the north pier?", [piers])["short_answer"] == "trawlers"
+
     def test_how_many_days_takes_a_length_of_time(self):
         repairs = kb_document(
             "repairs", "Repairs to the pier took 63 days, and the harbour was closed for two weeks in 1911.", 0.5
