@@ -18,7 +18,6 @@ has the function, or if something else replaced it.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from components.contracts import BranchDocuments, SourceStatus
@@ -42,7 +41,7 @@ def copy_inputs(value: Any) -> Any:
     if kind is dict:
         return {key: copy_inputs(item) for key, item in value.items()}
     if kind in _NOT_COMPONENTS:
-        return copy.deepcopy(value)
+        return value.__deepcopy__({})  # what `copy.deepcopy` calls, without its memo bookkeeping for one value
     return _original(value)
 
 

@@ -195,13 +195,17 @@ class BranchDocuments:
         return self
 
 
+# Taken as they are, told apart by their exact type (an `isinstance` check of every value cost more than the rest).
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _plain_copy(value: Any) -> Any:
     """A copy of JSON-like metadata (dicts and lists of plain values, such as the ranker's evidence)."""
     # Plain values are taken as they are without a call each: most of the metadata is scalars.
     if isinstance(value, dict):
-        return {key: _plain_copy(item) if isinstance(item, (dict, list)) else item for key, item in value.items()}
+        return {key: item if type(item) in _SCALARS else _plain_copy(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_plain_copy(item) if isinstance(item, (dict, list)) else item for item in value]
+        return [item if type(item) in _SCALARS else _plain_copy(item) for item in value]
     return value
 
 
