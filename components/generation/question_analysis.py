@@ -253,12 +253,15 @@ _NOUNS = frozenset({"NOUN", "PROPN"})
 _MODIFIERS = frozenset({"ADJ", "NOUN", "PROPN", "NUM", "DET"})
 
 
-def _noun_after(doc: Any, index: int) -> Any:
-    """The head noun of the noun phrase starting at `index` ("the largest German city" -> city), or None."""
+def _noun_after(doc: Any, index: int, possessed: bool = False) -> Any:
+    """The head noun of the noun phrase starting at `index` ("the largest German city" -> city), or None; with
+    `possessed`, what a possessor has ("Victoria's highest temperature" -> temperature), not the possessor."""
     last = None
     while index < len(doc) and doc[index].pos_ in _MODIFIERS | {"PART"} and doc[index].tag_ != "WDT":
         if doc[index].pos_ in _NOUNS:
             last = doc[index]
+        elif possessed and doc[index].tag_ == "POS":
+            last = None
         elif last is not None and doc[index].pos_ not in {"PART"}:
             break  # "company CEO" continues; "company the" does not
         index += 1
@@ -308,7 +311,7 @@ def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
     head = _noun_after(doc, wh.i + 1) if tagged else None
     after = wh.i + 1
     if tagged and head is None and after < len(doc) and doc[after].lower_ in BE_FORMS:
-        head = _noun_after(doc, after + 1)
+        head = _noun_after(doc, after + 1, possessed=True)  # "What is Victoria's highest temperature?"
     if head is not None and head.lemma_.lower() in LIGHT_NOUNS:
         of = head.i + 1
         if of < len(doc) and doc[of].lower_ == "of":

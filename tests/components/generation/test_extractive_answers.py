@@ -88,6 +88,9 @@ class TestQuestionAnalysis:
         assert analyze_question("Lantern keeps every record in what?").parts[0].focus == "?"
         # "What about ..." asks for a description, not a phrase.
         assert analyze_question("What about the harbour in summer?").parts[0].focus == ""
+        # A possessor names whose thing is asked about, not the thing.
+        assert analyze_question("What is the harbour's busiest month?").parts[0].focus == "month"
+        assert analyze_question("What is Lantern's storage engine?").parts[0].focus == "engine"
 
     def test_the_question_is_read_once_and_lightly(self):
         from components.text.language import parse_question
