@@ -663,7 +663,7 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
         return rank
 
     doers = _doers(doc, anchors) if part.kind == "who" else set()
-    filled = filled | {ent.root.i for ent in allowed if ent.root.i in _partners(doc, part.text)}
+    filled = filled | ({ent.root.i for ent in allowed} & _partners(doc, part.text))
     if counted:
         # "How many seats ...?" -> "12 seats": the number that counts the asked noun plays the wh-word's role.
         filled = filled | {ent.root.i for ent in allowed if counted in _counts(ent)}
