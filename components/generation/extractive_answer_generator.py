@@ -698,6 +698,7 @@ def _partners(doc: Any, question: str) -> set[int]:
 
 
 def _term_of(token: Any) -> str:
+    """The term of one word ("yards" -> "yard"); empty for a stop word or punctuation."""
     found = terms(token.text)
     return found[0] if found else ""
 
@@ -707,8 +708,7 @@ def _counted(question: str) -> str:
     doc = parse_question(" ".join(question.split()))
     after = next((token.i + 1 for token in doc if token.lower_ in {"many", "much"}), None)
     noun = next((token for token in doc[after:] if token.pos_ in {"NOUN", "PROPN"}), None) if after else None
-    stems = terms(noun.text) if noun is not None and noun.i <= after + 2 else []
-    return stems[0] if stems else ""
+    return _term_of(noun) if noun is not None and noun.i <= after + 2 else ""
 
 
 def _counts(ent: Any) -> set[str]:
@@ -721,7 +721,7 @@ def _counts(ent: Any) -> set[str]:
     nouns += [
         grand for child in root.children if child.lower_ == "of" for grand in child.children if grand.dep_ == "pobj"
     ]
-    return {stem for noun in nouns for stem in terms(noun.text)[:1]}
+    return {_term_of(noun) for noun in nouns} - {""}
 
 
 def _unhedged(ent: Any) -> Any:

@@ -199,8 +199,9 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 _CLOSED = re.compile(r"[.!?][\"'\u201d\u2019)\]]*$")
 # The last word before a final full stop ("Dr.", "e.g.", "v.").
 _DOTTED_WORD = re.compile(r"(?:^|[\s(\[])([A-Za-z][A-Za-z.]*)\.[\"'\u201d\u2019)\]]*$")
-# Abbreviations that often end a sentence ("... in the U.S."): after these, the parser's cut stands.
-_MAY_END_A_SENTENCE = frozenset("co corp etc inc jr ltd sr u.k u.s".split())
+# Abbreviations a sentence does not end after; not those that often end one ("... in the U.S."), where the parser's
+# cut stands.
+_NOT_FINAL = ABBREVIATIONS - frozenset("co corp etc inc jr ltd sr u.k u.s".split())
 
 
 def _continues(previous: str, following: str) -> bool:
@@ -222,7 +223,7 @@ def _continues(previous: str, following: str) -> bool:
     if word is None:
         return False
     word_text = word.group(1).lower()
-    return word_text == "v" or word_text in ABBREVIATIONS - _MAY_END_A_SENTENCE
+    return word_text == "v" or word_text in _NOT_FINAL
 
 
 # What a question needs from the pipeline: tokens, tags, parts of speech and lemmas. The dependency parser and the
