@@ -14,6 +14,14 @@ PAGES = Path(__file__).parent / "pages"
 
 st.set_page_config(page_title="Research assistant", page_icon=":material/travel_explore:", layout="wide")
 
+from components.settings import SettingsError, get_settings  # noqa: E402 - after the page config, as Streamlit asks
+
+try:
+    get_settings()
+except SettingsError as exc:  # an invalid setting is one sentence on the page, not a redacted exception
+    st.error(f"{exc} Correct it in the environment or `.env` and start the app again.")
+    st.stop()
+
 available = [
     ("ask.py", "Ask", ":material/question_answer:"),
     ("evidence.py", "Evidence board", ":material/push_pin:"),

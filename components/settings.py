@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal, TypeVar
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -177,10 +177,21 @@ class Settings(BaseSettings):
         return path
 
 
+class SettingsError(ValueError):
+    """A setting in the environment or `.env` is invalid: one sentence naming each bad variable and what it takes
+    (never the value given, which may be a secret)."""
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The process-wide settings, read once."""
-    return Settings()
+    """The process-wide settings, read once; `SettingsError` when one is invalid."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']).upper()}: {error['msg']}" for error in exc.errors()
+        )
+        raise SettingsError(f"Invalid setting: {problems}.") from None
 
 
 def setting_or(value: T, name: str) -> T:

@@ -3,9 +3,10 @@
 import datetime as dt
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from components.contracts import ContextChunk
-from tests.app.conftest import app_page, run_page
+from tests.app.conftest import APP_DIR, app_page, run_page
 from tests.contract_servers.arxiv import arxiv_server, arxiv_server_session  # noqa: F401 - fixtures
 
 
@@ -99,3 +100,20 @@ class TestIngestPage:
         finally:
             monkeypatch.delenv("ARXIV_API_URL")
             reload_settings()
+
+
+def test_an_invalid_setting_is_one_sentence_on_the_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    from components.settings import get_settings, reload_settings
+
+    monkeypatch.setenv("KB_BACKEND", "bogus-backend-value")
+    get_settings.cache_clear()  # the app reads the settings afresh
+    try:
+        at = AppTest.from_file(str(APP_DIR / "main.py"), default_timeout=60).run()
+    finally:
+        monkeypatch.delenv("KB_BACKEND")
+        reload_settings()
+    assert not at.exception, at.exception
+    assert len(at.error) == 1
+    message = at.error[0].value
+    assert message.startswith("Invalid setting: KB_BACKEND: Input should be 'pgvector', 'milvus' or 'qdrant'.")
+    assert "bogus-backend-value" not in message

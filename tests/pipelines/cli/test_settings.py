@@ -39,3 +39,25 @@ class TestSettingsCommand:
         finally:
             monkeypatch.delenv("ZEP_API_KEY")
             reload_settings()
+
+    def test_an_invalid_setting_is_one_sentence_naming_it_not_a_validation_dump(self, capsys, monkeypatch):
+        from components.settings import SettingsError, reload_settings
+
+        monkeypatch.setenv("KB_BACKEND", "bogus-backend-value")
+        monkeypatch.setenv("EMBEDDING_THREADS", "many")
+        get_settings_error = None
+        try:
+            reload_settings()
+        except SettingsError as exc:
+            get_settings_error = str(exc)
+        try:
+            assert get_settings_error is not None and get_settings_error.startswith("Invalid setting: ")
+            assert "KB_BACKEND" in get_settings_error and "EMBEDDING_THREADS" in get_settings_error
+            assert main(["ask", "Who founded Neo4j?"]) == 1
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and err.startswith("research: Invalid setting: KB_BACKEND")
+            assert "bogus-backend-value" not in err and "pydantic" not in err
+        finally:
+            monkeypatch.delenv("KB_BACKEND")
+            monkeypatch.delenv("EMBEDDING_THREADS")
+            reload_settings()
