@@ -23,7 +23,9 @@ class TestQuestionGap:
         # the parse may make the verb part of the subject: a participle after it, or the last word of "the band tour"
         assert question_gap("Where are the spore sacs located?") == QuestionGap("place", "locat")
         assert question_gap("Where was the brass lantern first observed by Ilsa?") == QuestionGap("place", "observ")
-        assert question_gap("Where did the Larkfield choir practice for it?") == QuestionGap("place", "practic")
+        assert question_gap("Where did the Larkfield choir practice for the Spring Gala?") == QuestionGap(
+            "place", "practic"
+        )
 
     def test_no_gap_under_a_light_verb(self):
         # "What is X?" and "What did X do?" ask for a description, not a role of a content verb.
