@@ -527,15 +527,16 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
 def _equated_with(doc: Any, focus: str) -> dict[int, int]:
     """The heads of the phrases the sentence equates with a noun of lemma `focus` (the noun the question asks about),
     each mapped to that noun: its apposition ("special guest performers Beyoncé and Bruno Mars"), the name it
-    modifies ("skateboarder Tony Hawk"), or the other side of the copula it stands on ("Closely related fields ... are
-    X"): such a phrase names the thing the question's noun only describes."""
+    modifies or stands in apposition to ("skateboarder Tony Hawk", "Halvik Works, the oldest shipyard"), or the other
+    side of the copula it stands on ("Closely related fields ... are X"): such a phrase names the thing the question's
+    noun only describes."""
     found: dict[int, int] = {}
     for token in doc:
         if token.lemma_.lower() != focus:
             continue
         found.update((child.i, token.i) for child in token.children if child.dep_ == "appos")
-        if token.dep_ == "compound" and token.head.pos_ == "PROPN":
-            found[token.head.i] = token.i
+        if token.dep_ in {"compound", "amod", "appos"} and token.head.pos_ == "PROPN":
+            found[token.head.i] = token.i  # "his rival Conrad", "Halvik Works, the oldest shipyard"
         if token.dep_ in {"nsubj", "attr"} and token.head.lemma_ == "be":
             other = "attr" if token.dep_ == "nsubj" else "nsubj"
             found.update((child.i, token.i) for child in token.head.children if child.dep_ == other)

@@ -76,8 +76,10 @@ def question_gap(question: str) -> QuestionGap | None:
         head = wh.head.head if wh.dep_ == "pcomp" else wh.head
         if head.dep_ in {"aux", "auxpass"}:
             head = head.head  # "Where was the organ built?" may hang "where" on "was"
+        elif head.lemma_.lower() in LIGHT_VERBS and head.dep_ == "ROOT":
+            head = _misread_verb(head)
         # "Where did the band perform?" may be read with "the band perform" a noun phrase: its root is the verb.
-        verb = head.pos_ == "VERB" or (head.pos_, head.dep_) == ("NOUN", "ROOT")
+        verb = head.pos_ == "VERB" or (head.pos_ == "NOUN" and head.dep_ in {"ROOT", "nsubj"})
         if not verb or head.lemma_.lower() in LIGHT_VERBS:
             return None
         stems = terms(head.text)
@@ -108,6 +110,20 @@ def question_gap(question: str) -> QuestionGap | None:
         return None
     stems = terms(head.text)
     return QuestionGap(role, stems[0], preposition) if stems else None
+
+
+def _misread_verb(auxiliary: Any) -> Any:
+    """The verb a question's auxiliary stands before when the parse made the verb part of the subject: a participle
+    after it ("Where are the gonads located?": "located" modifying "gonads" or a clause of "are") or the subject's
+    last noun after a compound ("Where did the band practise?" read as the noun phrase "the band practise"); the
+    auxiliary else."""
+    subject = next((child for child in auxiliary.children if child.dep_ == "nsubj"), None)
+    for token in auxiliary.doc[auxiliary.i + 1 :]:
+        if token.pos_ == "VERB" and token.dep_ in {"acl", "ccomp"} and token.head in (subject, auxiliary):
+            return token
+    if subject is not None and auxiliary.lemma_ == "do" and subject.pos_ == "NOUN":
+        return subject if any(child.dep_ == "compound" for child in subject.children) else auxiliary
+    return auxiliary
 
 
 def fill_gap(doc: Any, gap: QuestionGap | None) -> str:

@@ -621,6 +621,10 @@ class TestPhraseSpan:
         # The name alone: its title repeats the question's words (`untitled_start`).
         assert self.span("Which professional skater lives in Kestrel Bay?", sentence) == "Ana Ruiz"
 
+    def test_the_name_an_apposition_of_the_asked_noun_describes_answers(self):
+        sentence = "The ferry was built at a yard on the coast, Halvik Works, the oldest shipyard of the region."
+        assert self.span("Which shipyard built the ferry?", sentence) == "Halvik Works"
+
     @pytest.mark.parametrize(
         ("question", "sentence", "expected"),
         [

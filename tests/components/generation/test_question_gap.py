@@ -20,6 +20,12 @@ class TestQuestionGap:
         assert question_gap("What was the harbour built with?") == QuestionGap("prep", "build", "with")
         assert question_gap("Where did the orchestra perform?") == QuestionGap("place", "perform")
         assert question_gap("Where was the organ built?") == QuestionGap("place", "build")
+        # the parse may make the verb part of the subject: a participle after it, or the last word of "the band tour"
+        assert question_gap("Where are the spore sacs located?") == QuestionGap("place", "locat")
+        assert question_gap("Where was the brass lantern first observed by Ilsa?") == QuestionGap("place", "observ")
+        assert question_gap("Where did the Larkfield choir practice for the Spring Gala?") == QuestionGap(
+            "place", "practic"
+        )
 
     def test_no_gap_under_a_light_verb(self):
         # "What is X?" and "What did X do?" ask for a description, not a role of a content verb.
