@@ -87,6 +87,8 @@ def question_gap(question: str) -> QuestionGap | None:
         return QuestionGap("place", stems[0], preposition) if stems else None
     gap = wh.head if wh.dep_ == "det" and wh.head.pos_ in {"NOUN", "PROPN"} else wh
     role, head, preposition = gap.dep_, gap.head, ""
+    if role == "dobj" and head.lemma_.lower() == "do" and any(child.dep_ == "aux" for child in head.children):
+        return _action_gap(head)  # "What did X do?": the "do" after "did" or "to" stands for a verb
     # "What was the harbour built with?": a preposition left without its object is the one the wh-word fills.
     stranded = next((token for token in doc if token.dep_ == "prep" and not list(token.children)), None)
     if role in {"attr", "dobj", "nsubj"} and stranded is not None and stranded.i > gap.i:
@@ -129,13 +131,53 @@ def _misread_verb(auxiliary: Any) -> Any:
 def fill_gap(doc: Any, gap: QuestionGap | None) -> str:
     """The phrase of the parsed sentence `doc` that fills `gap`: the word with the gap's stem, and its child in the
     gap's role (shortest complete phrase); empty when the sentence has no such word or role."""
+    if gap is not None and gap.role == "action":
+        return _action(doc, gap)
     token = fill_gap_token(doc, gap)
     return phrase_text(token) if token is not None else ""
 
 
+def _action_gap(do: Any) -> QuestionGap | None:
+    """The gap of "What did X do ...?": an action, found in a sentence by the verb the question's "do" stands under
+    ("want him to do" -> what "wanted" takes as its clause), else by the one it is done to ("do to the pier") or the
+    one doing it ("What did Berg do ...?")."""
+    if do.dep_ in {"xcomp", "ccomp"} and do.head.pos_ == "VERB" and do.head.lemma_.lower() not in LIGHT_VERBS:
+        stems = terms(do.head.text)
+        return QuestionGap("action", stems[0], "clause") if stems else None
+    for child in do.children:
+        if child.dep_ == "prep" and child.lower_ in {"to", "with"}:
+            done_to = next((grand for grand in child.children if grand.dep_ == "pobj"), None)
+            if done_to is not None and (stems := terms(done_to.text)):
+                return QuestionGap("action", stems[0], "object")
+    doer = next((child for child in do.children if child.dep_ == "nsubj"), None)
+    stems = terms(doer.text) if doer is not None and doer.pos_ in {"NOUN", "PROPN"} else []
+    return QuestionGap("action", stems[0], "subject") if stems else None
+
+
+def _action(doc: Any, gap: QuestionGap) -> str:
+    """The verb phrase of `doc` that fills an action gap: the verb with its particle and object."""
+    for word in doc:
+        stems = terms(word.text)
+        if not stems or stems[0] != gap.head:
+            continue
+        if gap.preposition == "clause":
+            verb = next((child for child in word.children if child.dep_ in {"xcomp", "ccomp"}), None)
+        else:
+            verb = word.head if word.dep_ == ("dobj" if gap.preposition == "object" else "nsubj") else None
+        if verb is None or verb.pos_ != "VERB" or verb.lemma_.lower() in LIGHT_VERBS:
+            continue
+        kept = {verb.i}
+        for child in verb.children:
+            if child.dep_ in {"prt", "dobj", "dative"}:
+                kept |= phrase_tokens(child)
+        if len(kept) <= MAX_WORDS:
+            return closed(doc[min(kept) : max(kept) + 1].text)
+    return ""
+
+
 def fill_gap_token(doc: Any, gap: QuestionGap | None) -> Any:
     """The head token of the phrase that fills `gap` in `doc`, or None."""
-    if gap is None:
+    if gap is None or gap.role == "action":
         return None
     for word in doc:
         stems = terms(word.text)

@@ -28,10 +28,41 @@ class TestQuestionGap:
         )
 
     def test_no_gap_under_a_light_verb(self):
-        # "What is X?" and "What did X do?" ask for a description, not a role of a content verb.
+        # "What is X?" asks for a description, not a role of a content verb.
         assert question_gap("What is a key-value store?") is None
-        assert question_gap("What did Tomas Berg do after 2011?") is None
         assert question_gap("When did the ferries start?") is None
+
+    def test_what_did_x_do_asks_for_an_action(self):
+        # "do" stands for the verb the answer names: found by the verb it stands under, the one it is done to, or the
+        # one doing it.
+        assert question_gap("What did Tomas Berg do after 2011?") == QuestionGap("action", "berg", "subject")
+        assert question_gap("What did the storm do to the pier?") == QuestionGap("action", "pier", "object")
+        assert question_gap("What did her mother want her to do?") == QuestionGap("action", "want", "clause")
+
+    @pytest.mark.parametrize(
+        ("question", "sentence", "expected"),
+        [
+            (
+                "What did Tomas Berg do after 2011?",
+                "After 2011, Tomas Berg sold the foundry and moved to the coast.",
+                "sold the foundry",
+            ),
+            (
+                "What did the storm do to the pier?",
+                "The night the storm arrived, its waves tore apart the pier at Eastholm.",
+                "tore apart the pier",
+            ),
+            (
+                "What did her mother want her to do?",
+                "Her mother had always wanted her to study the violin, but she chose chemistry.",
+                "study the violin",
+            ),
+            # a light verb ("was", "had") is no action
+            ("What did Tomas Berg do after 2011?", "Tomas Berg was the owner of a foundry.", ""),
+        ],
+    )
+    def test_the_action_a_sentence_names(self, question, sentence, expected):
+        assert filled(question, sentence) == expected
 
 
 class TestFillGap:
