@@ -435,6 +435,7 @@ VALUE_PENALTY = 1.5
 # only another phrase of that kind, or the statement check, competes with it.
 EQUATED_PREFERENCE = 10.0
 WH_PHRASE_WORDS = frozenset({"what", "which", "who", "whom", "where"})
+NAMING_VERBS = frozenset({"call", "name", "know", "term", "refer", "dub", "entitle", "title"})
 
 
 # The few phrases that cost least by position and form are read back into the question (the phrase in the wh-word's
@@ -539,6 +540,15 @@ def _equated_with(doc: Any, focus: str) -> dict[int, int]:
         if token.dep_ in {"nsubj", "attr"} and token.head.lemma_ == "be":
             other = "attr" if token.dep_ == "nsubj" else "nsubj"
             found.update((child.i, token.i) for child in token.head.children if child.dep_ == other)
+        # A naming verb equates too: "the teacher is known as a guru", "a technique called X", "which is named X".
+        verbs = [token.head] if token.dep_ == "nsubjpass" else []
+        for verb in [*verbs, *(child for child in token.children if child.dep_ in {"acl", "relcl"})]:
+            if verb.lemma_ in NAMING_VERBS:
+                for child in verb.children:
+                    if child.dep_ == "oprd":
+                        found[child.i] = token.i
+                    elif child.dep_ == "prep" and child.lower_ == "as":
+                        found.update((name.i, token.i) for name in child.children if name.dep_ == "pobj")
     return found
 
 

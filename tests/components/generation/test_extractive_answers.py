@@ -634,6 +634,24 @@ class TestPhraseSpan:
                 "The chief grain of the valley is barley, sown in early spring.",
                 "barley",
             ),
+            # a naming verb equates as "be" does
+            (
+                "What is the name of the village healer in Lowmarsh?",
+                "In Lowmarsh the village healer is known as a wortwife, and in many hamlets the healers of Lowmarsh "
+                "hold great sway over the council.",
+                "a wortwife",
+            ),
+            (
+                "What is the name of a storyteller in the hill tribes?",
+                "Among the hill tribes the storytellers of old songs are usually called a Brannoch.",
+                "a Brannoch",
+            ),
+            (
+                "What style of weaving is wrongly thought to come from Norland?",
+                "The claim that the style of weaving known as Tallow Knot shows a Norland origin, being a blend of "
+                "river patterns, is false.",
+                "Tallow Knot",
+            ),
         ],
     )
     def test_the_phrase_equated_with_the_asked_noun_wins_over_that_nouns_description(
