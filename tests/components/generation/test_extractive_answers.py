@@ -68,6 +68,17 @@ class TestQuestionAnalysis:
         assert analyze_question("In what venue did the band play?").parts[0].labels[0] == "FAC"
         assert analyze_question("What kicker scored the field goal?").parts[0].labels[0] == "PERSON"
 
+    def test_what_kind_of_noun_asks_for_a_class_not_a_name(self):
+        # "What kind of company" is answered by "a family shipping company", not by the name of another company.
+        part = analyze_question("What kind of company is Harbour Mills?").parts[0]
+        assert (part.labels, part.focus) == ((), "company")
+        text = (
+            "Harbour Mills, a family shipping company, claimed that the Kestrel Port Authority charged it unfair fees "
+            "when it shipped grain from Norland."
+        )
+        out = answer("What kind of company is Harbour Mills?", [kb_document("d", text, 0.5, title="Harbour Mills")])
+        assert out["short_answer"] == "a family shipping company"
+
     def test_how_large_a_funding_round_is_an_amount_of_money(self):
         # "How large was the Series A?" is answered by an amount, not by the name of a fund that took part
         question = "How large was the Series A that Kestrel closed in 2024?"
