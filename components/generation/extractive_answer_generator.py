@@ -481,8 +481,9 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
         # "What was the total revenue of X?": the phrase the sentence equates that noun with, or gives as what it does.
         subject = _copular_subject(part.text)
         equated = _equated_with(doc, subject) or _complements(doc, subject) if subject else {}
-    # A noun of the asked kind that the sentence equates with another phrase only describes what that phrase names.
-    describing = set(equated.values())
+    # A noun of the asked kind that the sentence equates with another phrase only describes what that phrase names,
+    # unless the question names that phrase ("What kind of company is X?" -> "X, a postal company").
+    describing = {noun for name, noun in equated.items() if _term_of(doc[name]) not in question_terms}
     costs: dict[str, float] = {}
     shown: dict[str, str] = {}  # a phrase's text as the answer gives it
     for span in candidates:
@@ -535,6 +536,9 @@ def _equated_with(doc: Any, focus: str) -> dict[int, int]:
         if token.lemma_.lower() != focus:
             continue
         found.update((child.i, token.i) for child in token.children if child.dep_ == "appos")
+        # "the Legislative Council (the upper house)": the phrase a common noun stands beside, when none beside it.
+        if token.dep_ == "appos" and token.pos_ == "NOUN" and "appos" not in {child.dep_ for child in token.children}:
+            found[token.head.i] = token.i
         if token.dep_ == "compound" and token.head.pos_ == "PROPN":
             found[token.head.i] = token.i
         if token.dep_ in {"nsubj", "attr"} and token.head.lemma_ == "be":

@@ -663,6 +663,12 @@ class TestPhraseSpan:
                 "river patterns, is false.",
                 "Tallow Knot",
             ),
+            # the name an apposition of the asked noun stands beside
+            (
+                "What fortress was built after the siege of Kestrel Bay?",
+                "The Gull Tower, a grim stone fortress raised after the siege of Kestrel Bay, later became a prison.",
+                "The Gull Tower",
+            ),
         ],
     )
     def test_the_phrase_equated_with_the_asked_noun_wins_over_that_nouns_description(
