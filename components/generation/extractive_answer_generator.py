@@ -435,6 +435,7 @@ VALUE_PENALTY = 1.5
 # only another phrase of that kind, or the statement check, competes with it.
 EQUATED_PREFERENCE = 10.0
 WH_PHRASE_WORDS = frozenset({"what", "which", "who", "whom", "where"})
+NAMING_VERBS = frozenset({"call", "name", "know", "term", "refer", "dub", "entitle", "title"})
 
 
 # The few phrases that cost least by position and form are read back into the question (the phrase in the wh-word's
@@ -480,8 +481,9 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
         # "What was the total revenue of X?": the phrase the sentence equates that noun with, or gives as what it does.
         subject = _copular_subject(part.text)
         equated = _equated_with(doc, subject) or _complements(doc, subject) if subject else {}
-    # A noun of the asked kind that the sentence equates with another phrase only describes what that phrase names.
-    describing = set(equated.values())
+    # A noun of the asked kind that the sentence equates with another phrase only describes what that phrase names,
+    # unless the question names that phrase ("What kind of company is X?" -> "X, a postal company").
+    describing = {noun for name, noun in equated.items() if _term_of(doc[name]) not in question_terms}
     costs: dict[str, float] = {}
     shown: dict[str, str] = {}  # a phrase's text as the answer gives it
     for span in candidates:
@@ -537,9 +539,21 @@ def _equated_with(doc: Any, focus: str) -> dict[int, int]:
         found.update((child.i, token.i) for child in token.children if child.dep_ == "appos")
         if token.dep_ in {"compound", "amod", "appos"} and token.head.pos_ == "PROPN":
             found[token.head.i] = token.i  # "his rival Conrad", "Halvik Works, the oldest shipyard"
+        # "the Legislative Council (the upper house)": the phrase a common noun stands beside, when none beside it.
+        elif token.dep_ == "appos" and token.pos_ == "NOUN" and "appos" not in {child.dep_ for child in token.children}:
+            found[token.head.i] = token.i
         if token.dep_ in {"nsubj", "attr"} and token.head.lemma_ == "be":
             other = "attr" if token.dep_ == "nsubj" else "nsubj"
             found.update((child.i, token.i) for child in token.head.children if child.dep_ == other)
+        # A naming verb equates too: "the teacher is known as a guru", "a technique called X", "which is named X".
+        verbs = [token.head] if token.dep_ == "nsubjpass" else []
+        for verb in [*verbs, *(child for child in token.children if child.dep_ in {"acl", "relcl"})]:
+            if verb.lemma_ in NAMING_VERBS:
+                for child in verb.children:
+                    if child.dep_ == "oprd":
+                        found[child.i] = token.i
+                    elif child.dep_ == "prep" and child.lower_ == "as":
+                        found.update((name.i, token.i) for name in child.children if name.dep_ == "pobj")
     return found
 
 

@@ -90,6 +90,7 @@ HOW_ADJECTIVE_LABELS: dict[str, tuple[str, ...]] = {
 }
 # Nouns that only name another noun ("the name of the company"): the noun after "of" is the real head.
 LIGHT_NOUNS = frozenset("name kind type sort title form part".split())
+KIND_NOUNS = frozenset({"kind", "type", "sort"})
 YES_NO_STARTS = frozenset(
     "is are was were do does did can could has have had will would should shall may might must".split()
 )
@@ -312,12 +313,15 @@ def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
     after = wh.i + 1
     if tagged and head is None and after < len(doc) and doc[after].lower_ in BE_FORMS:
         head = _noun_after(doc, after + 1, possessed=True)  # "What is Victoria's highest temperature?"
+    kind_of = False
     if head is not None and head.lemma_.lower() in LIGHT_NOUNS:
         of = head.i + 1
         if of < len(doc) and doc[of].lower_ == "of":
+            kind_of = head.lemma_.lower() in KIND_NOUNS
             head = _noun_after(doc, of + 1) or head
     lemma = head.lemma_.lower() if head is not None else ""
-    labels = HEAD_NOUN_LABELS.get(lemma, ())
+    # "What kind of company ...?" asks for a class of companies ("a postal company"), not one company's name.
+    labels = HEAD_NOUN_LABELS.get(lemma, ()) if not kind_of else ()
     kind = "which" if lower == "which" else "what"
     if labels and labels[0] in DATE_LABELS:
         kind = "when"

@@ -68,6 +68,17 @@ class TestQuestionAnalysis:
         assert analyze_question("In what venue did the band play?").parts[0].labels[0] == "FAC"
         assert analyze_question("What kicker scored the field goal?").parts[0].labels[0] == "PERSON"
 
+    def test_what_kind_of_noun_asks_for_a_class_not_a_name(self):
+        # "What kind of company" is answered by "a family shipping company", not by the name of another company.
+        part = analyze_question("What kind of company is Harbour Mills?").parts[0]
+        assert (part.labels, part.focus) == ((), "company")
+        text = (
+            "Harbour Mills, a family shipping company, claimed that the Kestrel Port Authority charged it unfair fees "
+            "when it shipped grain from Norland."
+        )
+        out = answer("What kind of company is Harbour Mills?", [kb_document("d", text, 0.5, title="Harbour Mills")])
+        assert out["short_answer"] == "a family shipping company"
+
     def test_how_large_a_funding_round_is_an_amount_of_money(self):
         # "How large was the Series A?" is answered by an amount, not by the name of a fund that took part
         question = "How large was the Series A that Kestrel closed in 2024?"
@@ -637,6 +648,30 @@ class TestPhraseSpan:
                 "What grain do the farmers of the valley grow most?",
                 "The chief grain of the valley is barley, sown in early spring.",
                 "barley",
+            ),
+            # a naming verb equates as "be" does
+            (
+                "What is the name of the village healer in Lowmarsh?",
+                "In Lowmarsh the village healer is known as a wortwife, and in many hamlets the healers of Lowmarsh "
+                "hold great sway over the council.",
+                "a wortwife",
+            ),
+            (
+                "What is the name of a storyteller in the hill tribes?",
+                "Among the hill tribes the storytellers of old songs are usually called a Brannoch.",
+                "a Brannoch",
+            ),
+            (
+                "What style of weaving is wrongly thought to come from Norland?",
+                "The claim that the style of weaving known as Tallow Knot shows a Norland origin, being a blend of "
+                "river patterns, is false.",
+                "Tallow Knot",
+            ),
+            # the name an apposition of the asked noun stands beside
+            (
+                "What fortress was built after the siege of Kestrel Bay?",
+                "The Gull Tower, a grim stone fortress raised after the siege of Kestrel Bay, later became a prison.",
+                "The Gull Tower",
             ),
         ],
     )
