@@ -107,6 +107,7 @@ _SET_ASIDE = re.compile(
     re.I,
 )
 _AND_OTHER = re.compile(r"([^,?]+?),?\s+(?:and|or)\s+(?:what|which|who)\s+(?:other|else)\b", re.I)
+_STANDS_FOR = re.compile(r"\b([A-Z][A-Za-z]*[A-Z])\b[^?]*\b(?:stands?|stood|short)\s+for\b")
 _KIND_OF = re.compile(r"\b(?:what|which)\s+(?:kind|type|sort|class)s?\s+of\b", re.I)
 _PERSONAL = frozenset({"it", "he", "she", "they"})
 _PERSONAL_WORD = re.compile(r"\b(?:it|he|she|they)\b", re.I)
@@ -455,6 +456,8 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     reads most like the sentence gains (`_statement_costs`: one batch of a handful of short texts).
     """
     doc = parse(sentence)
+    if expanded := _expansion(doc, part.text):
+        return expanded
     partners = _partners(doc, part.text)
     # The phrase in the role the question's wh-word plays ("What did Tesla patent?" -> the object of "patented").
     filled = fill_gap(doc, question_gap(part.text))
@@ -524,6 +527,38 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     if model is not None and len(ranked) > 1:
         ranked = _statement_costs(sentence, part.text, ranked, model)
     return shown[min(ranked, key=lambda item: item[1])[0]] if ranked else ""
+
+
+def _expansion(doc: Any, question: str) -> str:
+    """What the acronym a question asks about ("What does CSM stand for?", "What is the AFC short for?") abbreviates
+    in the sentence: the words whose initials spell it, before it ("the Command/Service Module (CSM)") or in brackets
+    after it ("CSM (Command/Service Module)"); empty when the sentence spells it nowhere."""
+    match = _STANDS_FOR.search(question)
+    if match is None:
+        return ""
+    letters = match.group(1).lower()
+    for token in doc:
+        if token.text != match.group(1):
+            continue
+        if token.i >= 2 and doc[token.i - 1].text == "(":
+            words = list(reversed(doc[: token.i - 1]))
+        elif token.i + 2 < len(doc) and doc[token.i + 1].text == "(":
+            close = next((word.i for word in doc[token.i + 2 :] if word.text == ")"), len(doc))
+            words = list(doc[token.i + 2 : close])
+        else:
+            continue
+        wanted = letters[::-1] if words and words[0].i < token.i else letters
+        taken = []
+        for word in words:
+            if len(taken) == len(wanted):
+                break
+            if word.lower_[:1] == wanted[len(taken)]:
+                taken.append(word.i)
+            elif not (word.is_stop or word.text in {"-", "/", "&"}):
+                break
+        if len(taken) == len(wanted):
+            return doc[min(taken) : max(taken) + 1].text
+    return ""
 
 
 def _equated_with(doc: Any, focus: str) -> dict[int, int]:

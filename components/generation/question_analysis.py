@@ -91,6 +91,8 @@ HOW_ADJECTIVE_LABELS: dict[str, tuple[str, ...]] = {
 # Nouns that only name another noun ("the name of the company"): the noun after "of" is the real head.
 LIGHT_NOUNS = frozenset("name kind type sort title form part".split())
 KIND_NOUNS = frozenset({"kind", "type", "sort"})
+# Nouns that ask for another name of what follows their "for" ("another word for ...", "an abbreviation for ...").
+ALIAS_NOUNS = frozenset({"term", "word", "abbreviation", "acronym"})
 YES_NO_STARTS = frozenset(
     "is are was were do does did can could has have had will would should shall may might must".split()
 )
@@ -314,9 +316,10 @@ def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
     if tagged and head is None and after < len(doc) and doc[after].lower_ in BE_FORMS:
         head = _noun_after(doc, after + 1, possessed=True)  # "What is Victoria's highest temperature?"
     kind_of = False
-    if head is not None and head.lemma_.lower() in LIGHT_NOUNS:
+    if head is not None and head.lemma_.lower() in LIGHT_NOUNS | ALIAS_NOUNS:
         of = head.i + 1
-        if of < len(doc) and doc[of].lower_ == "of":
+        # "the name of the company", "another term for rotors": the noun named
+        if of < len(doc) and (doc[of].lower_ == "of" or (doc[of].lower_ == "for" and head.lemma_.lower() != "kind")):
             kind_of = head.lemma_.lower() in KIND_NOUNS
             head = _noun_after(doc, of + 1) or head
     lemma = head.lemma_.lower() if head is not None else ""

@@ -632,6 +632,32 @@ class TestPhraseSpan:
         # The name alone: its title repeats the question's words (`untitled_start`).
         assert self.span("Which professional skater lives in Kestrel Bay?", sentence) == "Ana Ruiz"
 
+    def test_another_name_for_a_thing_is_what_the_sentence_equates_it_with(self):
+        assert analyze_question("What is another term for a tide gate?").parts[0].focus == "gate"
+        sentence = "Each basin is closed by a tide gate (a sluice) that opens twice a day."
+        assert self.span("What is another term for a tide gate?", sentence) == "a sluice"
+
+    @pytest.mark.parametrize(
+        ("question", "sentence", "expected"),
+        [
+            (
+                "What does NTE stand for?",
+                "The Northern Tidal Exchange (NTE) opened in 1990.",
+                "Northern Tidal Exchange",
+            ),
+            ("What is the NTE short for?", "NTE (Northern Tidal Exchange) opened in 1990.", "Northern Tidal Exchange"),
+            ("What does CBR stand for?", "Coastal boat registers (CBR) list every hull.", "Coastal boat registers"),
+            # initials that do not spell it are not its expansion
+            (
+                "What does NTE stand for?",
+                "The North Harbour Exchange (NTE) opened in 1990.",
+                "The North Harbour Exchange",
+            ),
+        ],
+    )
+    def test_an_acronym_stands_for_the_words_whose_initials_spell_it(self, question, sentence, expected):
+        assert self.span(question, sentence) == expected
+
     def test_the_name_an_apposition_of_the_asked_noun_describes_answers(self):
         sentence = "The ferry was built at a yard on the coast, Halvik Works, the oldest shipyard of the region."
         assert self.span("Which shipyard built the ferry?", sentence) == "Halvik Works"
