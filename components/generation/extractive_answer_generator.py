@@ -683,7 +683,9 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
     first = _unhedged(best[0])
     if first.label_ == "MONEY" and first.start and doc[first.start - 1].is_currency:
         first = doc[first.start - 1 : first.end]  # "£40,000": the recogniser may leave the currency sign out
-    return doc.text[first.start_char : best[-1].end_char].strip(" ,;"), preference
+    unit = counted or (next(iter(terms(part.focus)), "") if part.kind == "when" else "")
+    found = _without_unit(doc[first.start : best[-1].end], unit)
+    return found.text.strip(" ,;-–"), preference
 
 
 def _partners(doc: Any, question: str) -> set[int]:
@@ -722,6 +724,26 @@ def _counts(ent: Any) -> set[str]:
         grand for child in root.children if child.lower_ == "of" for grand in child.children if grand.dep_ == "pobj"
     ]
     return {_term_of(noun) for noun in nouns} - {""}
+
+
+def _without_unit(span: Any, unit: str) -> Any:
+    """The value without the unit the question names ("How many yards ...?" -> "487" of "487 yards", "In what
+    century ...?" -> "the 11th"); "What year ...?" asks for the year of a fuller date ("August 1, 1774")."""
+    years = [token.i for token in span if _YEARS.fullmatch(token.text)] if unit == "year" else []
+    if len(years) == 1:
+        return span.doc[years[0] : years[0] + 1]
+    if not unit or len(span) < 2:
+        return span
+    if _term_of(span[0]) == unit:
+        return span[1:]
+    if _term_of(span[-1]) != unit:
+        return span
+    end = len(span) - 1
+    while end > 1 and span[end - 1].head == span[-1] and span[end - 1].dep_ in {"amod", "compound"}:
+        if span[end - 1].like_num:
+            break  # "the 12th century" keeps "12th"
+        end -= 1  # "square kilometres" goes whole
+    return span[:end]
 
 
 def _unhedged(ent: Any) -> Any:
