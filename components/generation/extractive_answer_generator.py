@@ -685,6 +685,10 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
         first = doc[first.start - 1 : first.end]  # "£40,000": the recogniser may leave the currency sign out
     unit = counted or (next(iter(terms(part.focus)), "") if part.kind == "when" else "")
     found = _without_unit(doc[first.start : best[-1].end], unit)
+    # "How much ...?" -> "over 50 letters", "2,000 m": a bare number goes with the noun it counts, a unit unasked.
+    noun = doc[found.end] if found.end < len(doc) and best[-1].label_ == "CARDINAL" else None
+    if part.kind == "how_much" and noun is not None and found[-1].head == noun and noun.pos_ in {"NOUN", "PROPN"}:
+        found = doc[found.start : found.end + 1]
     return found.text.strip(" ,;-–"), preference
 
 

@@ -11,6 +11,7 @@ from components.generation import CitationChecker, ExtractiveAnswerGenerator
 from components.generation.extractive_answer_generator import (
     ABSTENTION_PREFIX,
     _may_hold_value,
+    _ranked_answer_span,
     _statement_costs,
     phrase_span,
     relation_terms,
@@ -182,6 +183,17 @@ class TestShortAnswers:
     )
     def test_the_value_leaves_out_the_unit_the_question_names(self, question: str, sentence: str, value: str):
         assert answer(question, [kb_document("log", sentence, 0.5)])["short_answer"] == value
+
+    @pytest.mark.parametrize(
+        ("question", "sentence", "value"),
+        [
+            ("How much mail did he send?", "The keeper sent over 40 letters to the council.", "over 40 letters"),
+            ("How high is the beacon?", "The beacon is nine storeys high and painted red.", "nine storeys"),
+        ],
+    )
+    def test_how_much_takes_the_noun_a_bare_number_counts(self, question: str, sentence: str, value: str):
+        analysis = analyze_question(question)
+        assert _ranked_answer_span(sentence, analysis.parts[0], analysis.question_terms)[0] == value
 
     def test_a_question_that_sets_one_thing_aside_takes_what_the_sentence_lists_with_it(self):
         piers = kb_document(
