@@ -711,6 +711,8 @@ def _term_of(token: Any) -> str:
 
 def _counted(question: str) -> str:
     """The term of the noun a "how many"/"how much" question counts ("How many total yards ...?" -> "yard")."""
+    if re.search(r"\bhow old\b", question, re.I):
+        return "age"  # "How old was she?" counts her age: "39" of "at age 39"
     doc = parse_question(" ".join(question.split()))
     after = next((token.i + 1 for token in doc if token.lower_ in {"many", "much"}), None)
     noun = next((token for token in doc[after:] if token.pos_ in {"NOUN", "PROPN"}), None) if after else None

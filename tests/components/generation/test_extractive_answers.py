@@ -179,6 +179,7 @@ class TestShortAnswers:
             ("In what century was the chapel built?", "The chapel was built in the 12th century by monks.", "the 12th"),
             ("How many square miles does the marsh cover?", "The marsh covers 41 square miles of coast.", "41"),
             ("How many metres did the tower rise?", "Over the decade the tower rose 18 metres.", "18"),
+            ("How old was the keeper when he retired?", "The keeper retired in 1950 at age 71.", "71"),
         ],
     )
     def test_the_value_leaves_out_the_unit_the_question_names(self, question: str, sentence: str, value: str):
