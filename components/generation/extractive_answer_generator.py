@@ -754,8 +754,11 @@ def _without_unit(span: Any, unit: str) -> Any:
 
 def _unhedged(ent: Any) -> Any:
     """The entity without a leading hedge on its number ("about 1300", "approximately 6 miles" -> "1300", "6 miles"):
-    a plain adverb or adjective directly before a number; a comparative ("more than 20") stays."""
-    return ent[1:] if len(ent) > 1 and ent[0].tag_ in {"RB", "JJ"} and ent[1].like_num else ent
+    a plain adverb or adjective directly before a number or a range ("only 30–50"), or an estimate ("an estimated
+    4,000"); a comparative ("more than 20") stays."""
+    start = 1 if len(ent) > 2 and ent[0].tag_ == "DT" and ent[1].tag_ == "VBN" else 0  # "an estimated 4,000"
+    number = len(ent) > start + 1 and (ent[start + 1].like_num or ent[start + 1].text[:1].isdigit())
+    return ent[start + 1 :] if number and ent[start].tag_ in {"RB", "JJ", "VBN"} else ent
 
 
 def _unpossessed(span: Any) -> Any:

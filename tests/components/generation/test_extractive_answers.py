@@ -238,6 +238,17 @@ class TestShortAnswers:
         out = answer("How many passengers does the Kestrel Bay harbour move a year?", [HARBOUR, OBSERVATORY])
         assert out["short_answer"] == "two million"
 
+    @pytest.mark.parametrize(
+        ("sentence", "value"),
+        [
+            ("The survey counted an estimated 3,400 nests on the cliffs.", "3,400"),
+            ("Only 20–30 nests were counted on the cliffs.", "20–30"),
+        ],
+    )
+    def test_a_number_loses_an_estimate_or_a_range_its_hedge(self, sentence: str, value: str):
+        analysis = analyze_question("How many nests were counted on the cliffs?")
+        assert _ranked_answer_span(sentence, analysis.parts[0], analysis.question_terms)[0] == value
+
     def test_an_amount_keeps_its_currency_sign(self):
         museum = kb_document("museum", "The Kestrel Bay museum paid £40,000 for the painting in 1990.", 0.6)
         assert answer("How much did the museum pay for the painting?", [museum])["short_answer"] == "£40,000"
