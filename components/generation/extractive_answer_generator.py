@@ -733,7 +733,13 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
     first = _unhedged(best[0])
     if first.label_ == "MONEY" and first.start and doc[first.start - 1].is_currency:
         first = doc[first.start - 1 : first.end]  # "£40,000": the recogniser may leave the currency sign out
-    return doc.text[first.start_char : best[-1].end_char].strip(" ,;"), preference
+    unit = counted or (next(iter(terms(part.focus)), "") if part.kind == "when" else "")
+    found = _without_unit(doc[first.start : best[-1].end], unit)
+    # "How much ...?" -> "over 50 letters", "2,000 m": a bare number goes with the noun it counts, a unit unasked.
+    noun = doc[found.end] if found.end < len(doc) and best[-1].label_ == "CARDINAL" else None
+    if part.kind == "how_much" and noun is not None and found[-1].head == noun and noun.pos_ in {"NOUN", "PROPN"}:
+        found = doc[found.start : found.end + 1]
+    return found.text.strip(" ,;-–"), preference
 
 
 def _partners(doc: Any, question: str) -> set[int]:
@@ -755,6 +761,8 @@ def _term_of(token: Any) -> str:
 
 def _counted(question: str) -> str:
     """The term of the noun a "how many"/"how much" question counts ("How many total yards ...?" -> "yard")."""
+    if re.search(r"\bhow old\b", question, re.I):
+        return "age"  # "How old was she?" counts her age: "39" of "at age 39"
     doc = parse_question(" ".join(question.split()))
     after = next((token.i + 1 for token in doc if token.lower_ in {"many", "much"}), None)
     noun = next((token for token in doc[after:] if token.pos_ in {"NOUN", "PROPN"}), None) if after else None
@@ -774,10 +782,33 @@ def _counts(ent: Any) -> set[str]:
     return {_term_of(noun) for noun in nouns} - {""}
 
 
+def _without_unit(span: Any, unit: str) -> Any:
+    """The value without the unit the question names ("How many yards ...?" -> "487" of "487 yards", "In what
+    century ...?" -> "the 11th"); "What year ...?" asks for the year of a fuller date ("August 1, 1774")."""
+    years = [token.i for token in span if _YEARS.fullmatch(token.text)] if unit == "year" else []
+    if len(years) == 1:
+        return span.doc[years[0] : years[0] + 1]
+    if not unit or len(span) < 2:
+        return span
+    if _term_of(span[0]) == unit:
+        return span[1:]
+    if _term_of(span[-1]) != unit:
+        return span
+    end = len(span) - 1
+    while end > 1 and span[end - 1].head == span[-1] and span[end - 1].dep_ in {"amod", "compound"}:
+        if span[end - 1].like_num:
+            break  # "the 12th century" keeps "12th"
+        end -= 1  # "square kilometres" goes whole
+    return span[:end]
+
+
 def _unhedged(ent: Any) -> Any:
     """The entity without a leading hedge on its number ("about 1300", "approximately 6 miles" -> "1300", "6 miles"):
-    a plain adverb or adjective directly before a number; a comparative ("more than 20") stays."""
-    return ent[1:] if len(ent) > 1 and ent[0].tag_ in {"RB", "JJ"} and ent[1].like_num else ent
+    a plain adverb or adjective directly before a number or a range ("only 30–50"), or an estimate ("an estimated
+    4,000"); a comparative ("more than 20") stays."""
+    start = 1 if len(ent) > 2 and ent[0].tag_ == "DT" and ent[1].tag_ == "VBN" else 0  # "an estimated 4,000"
+    number = len(ent) > start + 1 and (ent[start + 1].like_num or ent[start + 1].text[:1].isdigit())
+    return ent[start + 1 :] if number and ent[start].tag_ in {"RB", "JJ", "VBN"} else ent
 
 
 def _unpossessed(span: Any) -> Any:
