@@ -124,6 +124,21 @@ class TestQuestionAnalysis:
         assert type(analysis).from_dict(analysis.to_dict()) == analysis
 
 
+# A value in the form its question asks for: (question, sentence, short answer).
+VALUE_FORMS = [
+    ("What year was the ferry line opened?", "The ferry line was opened on 14 May 1878 by the mayor.", "1878"),
+    ("In which year did the mill close?", "The mill closed at the end of the 1961 season.", "1961"),
+    ("In what century was the chapel built?", "The chapel was built in the 12th century by monks.", "the 12th"),
+    ("How many square miles does the marsh cover?", "The marsh covers 41 square miles of coast.", "41"),
+    ("How many metres did the tower rise?", "Over the decade the tower rose 18 metres.", "18"),
+    ("How old was the keeper when he retired?", "The keeper retired in 1950 at age 71.", "71"),
+    ("How much mail did he send?", "The keeper sent over 40 letters to the council.", "over 40 letters"),
+    ("How high is the beacon?", "The beacon is nine storeys high and painted red.", "nine storeys"),
+    ("How many nests are there?", "The survey counted an estimated 3,400 nests on the cliffs.", "3,400"),
+    ("How many nests are there?", "Only 20–30 nests were counted on the cliffs.", "20–30"),
+]
+
+
 class TestShortAnswers:
     def test_who_names_every_coordinated_person_and_cites_the_sentence(self):
         out = answer("Who started the Lantern project?", [HARBOUR, LANTERN])
@@ -182,21 +197,7 @@ class TestShortAnswers:
     def test_when_takes_a_year_the_recogniser_left_out(self, question: str, sentence: str, year: str):
         assert answer(question, [kb_document("log", sentence, 0.5)])["short_answer"] == year
 
-    @pytest.mark.parametrize(
-        ("question", "sentence", "value"),
-        [
-            ("What year was the ferry line opened?", "The ferry line was opened on 14 May 1878 by the mayor.", "1878"),
-            ("In which year did the mill close?", "The mill closed at the end of the 1961 season.", "1961"),
-            ("In what century was the chapel built?", "The chapel was built in the 12th century by monks.", "the 12th"),
-            ("How many square miles does the marsh cover?", "The marsh covers 41 square miles of coast.", "41"),
-            ("How many metres did the tower rise?", "Over the decade the tower rose 18 metres.", "18"),
-            ("How old was the keeper when he retired?", "The keeper retired in 1950 at age 71.", "71"),
-            ("How much mail did he send?", "The keeper sent over 40 letters to the council.", "over 40 letters"),
-            ("How high is the beacon?", "The beacon is nine storeys high and painted red.", "nine storeys"),
-            ("How many nests are there?", "The survey counted an estimated 3,400 nests on the cliffs.", "3,400"),
-            ("How many nests are there?", "Only 20–30 nests were counted on the cliffs.", "20–30"),
-        ],
-    )
+    @pytest.mark.parametrize(("question", "sentence", "value"), VALUE_FORMS)
     def test_a_value_has_the_form_its_question_asks(self, question: str, sentence: str, value: str):
         """The unit the question names is left out, the noun an unasked count counts stays, a hedge goes."""
         analysis = analyze_question(question)
