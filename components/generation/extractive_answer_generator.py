@@ -15,6 +15,7 @@ from spacy.tokens import Span
 
 from components.generation.comparison import compare, yes_no
 from components.generation.question_analysis import (
+    KIND_NOUNS,
     LIGHT_NOUNS,
     WH_WORDS,
     YES_NO_STARTS,
@@ -457,11 +458,19 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     doc = parse(sentence)
     partners = _partners(doc, part.text)
     # The phrase in the role the question's wh-word plays ("What did Tesla patent?" -> the object of "patented").
-    filled = fill_gap(doc, question_gap(part.text))
+    words_asked = part.text.lower().split()
+    gap = question_gap(part.text)
+    filled, token = fill_gap(doc, gap), fill_gap_token(doc, gap)
+    # "the concept of a reduction" for "what concept", "a stream of oxygen gas" for "what gas": when the phrase or
+    # its "of" phrase is the noun asked about, the other is only its kind or its measure, and the "of" phrase answers
+    # (but "what kind of district" asks for the sort the noun's own words give: "the business districts of X").
+    named = [grand for child in token.children if child.lower_ == "of" for grand in child.children] if token else []
+    kind_of = KIND_NOUNS & set(words_asked)
+    if named and part.focus in {named[0].lemma_.lower(), None if kind_of else token.lemma_.lower()}:
+        filled = phrase_text(named[0]) if not _repeats_question(phrase_text(named[0]), question_terms) else filled
     if filled and not _repeats_question(filled, question_terms) and not partners:
         return filled
     anchors = _anchors(doc, question_terms)
-    words_asked = part.text.lower().split()
     asks_subject = part.kind == "who" and len(words_asked) > 1 and words_asked[1] not in YES_NO_STARTS
     doers = _doers(doc, anchors)
     anchor_set = set(anchors)
