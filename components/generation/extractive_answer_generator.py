@@ -460,7 +460,7 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     # The phrase in the role the question's wh-word plays ("What did Tesla patent?" -> the object of "patented").
     words_asked = part.text.lower().split()
     gap = question_gap(part.text)
-    filled, token = fill_gap(doc, gap), fill_gap_token(doc, gap)
+    filled, token = fill_gap(doc, gap, question_terms), fill_gap_token(doc, gap, question_terms)
     # "the concept of a reduction" for "what concept", "a stream of oxygen gas" for "what gas": when the phrase or
     # its "of" phrase is the noun asked about, the other is only its kind or its measure, and the "of" phrase answers
     # (but "what kind of district" asks for the sort the noun's own words give: "the business districts of X").
@@ -658,7 +658,7 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
         allowed.sort(key=lambda ent: ent.start)
     if part.kind == "who":  # "the British rock group Coldplay": a nationality modifying a noun is not who is asked for
         allowed = [ent for ent in allowed if not (ent.label_ == "NORP" and ent.root.dep_ in {"amod", "compound"})]
-    gap = fill_gap_token(doc, question_gap(part.text))
+    gap = fill_gap_token(doc, question_gap(part.text), question_terms)
     filled = phrase_tokens(gap) if gap is not None else set()
     if part.kind == "who" and not filled:
         # "Who is the primary operator?" -> "Stagecoach is the primary operator": the name equated with its noun.
