@@ -468,6 +468,11 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     kind_of = KIND_NOUNS & set(words_asked)
     if named and part.focus in {named[0].lemma_.lower(), None if kind_of else token.lemma_.lower()}:
         filled = phrase_text(named[0]) if not _repeats_question(phrase_text(named[0]), question_terms) else filled
+    # "One moth, the Dusk Moth, was brought ...": a common noun the sentence names answers with that name.
+    naming = _equated_with(doc, token.lemma_.lower()) if token else {}
+    names = [doc[i] for i, noun in naming.items() if noun == token.i and doc[i].pos_ == "PROPN"]
+    if names and token.pos_ == "NOUN" and filled and not any(word.pos_ == "PROPN" for word in parse(filled)):
+        filled = phrase_text(names[0]) or filled
     if filled and not _repeats_question(filled, question_terms) and not partners:
         return filled
     anchors = _anchors(doc, question_terms)

@@ -754,3 +754,23 @@ class TestPhraseSpan:
         self, question, sentence, expected
     ):
         assert self.span(question, sentence) == expected
+
+    @pytest.mark.parametrize(
+        ("question", "sentence", "expected"),
+        [
+            (
+                "What moth was brought to the island?",
+                "One moth, Velaria, was brought to the island by traders.",
+                "Velaria",
+            ),
+            (
+                "What was the ferry service started under?",
+                "The ferry service was started in 1931 under the name Brightwater Line.",
+                "Brightwater Line",
+            ),
+        ],
+    )
+    def test_a_common_noun_filling_the_gap_gives_way_to_the_name_the_sentence_gives_it(
+        self, question, sentence, expected
+    ):
+        assert self.span(question, sentence) == expected
