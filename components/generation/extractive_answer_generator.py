@@ -15,6 +15,7 @@ from spacy.tokens import Span
 
 from components.generation.comparison import compare, yes_no
 from components.generation.question_analysis import (
+    KIND_NOUNS,
     LIGHT_NOUNS,
     WH_WORDS,
     YES_NO_STARTS,
@@ -460,11 +461,24 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
         return expanded
     partners = _partners(doc, part.text)
     # The phrase in the role the question's wh-word plays ("What did Tesla patent?" -> the object of "patented").
-    filled = fill_gap(doc, question_gap(part.text))
+    words_asked = part.text.lower().split()
+    gap = question_gap(part.text)
+    filled, token = fill_gap(doc, gap, question_terms), fill_gap_token(doc, gap, question_terms)
+    # "the concept of a reduction" for "what concept", "a stream of oxygen gas" for "what gas": when the phrase or
+    # its "of" phrase is the noun asked about, the other is only its kind or its measure, and the "of" phrase answers
+    # (but "what kind of district" asks for the sort the noun's own words give: "the business districts of X").
+    named = [grand for child in token.children if child.lower_ == "of" for grand in child.children] if token else []
+    kind_of = KIND_NOUNS & set(words_asked)
+    if named and part.focus in {named[0].lemma_.lower(), None if kind_of else token.lemma_.lower()}:
+        filled = phrase_text(named[0]) if not _repeats_question(phrase_text(named[0]), question_terms) else filled
+    # "One moth, the Dusk Moth, was brought ...": a common noun the sentence names answers with that name.
+    naming = _equated_with(doc, token.lemma_.lower()) if token else {}
+    names = [doc[i] for i, noun in naming.items() if noun == token.i and doc[i].pos_ == "PROPN"]
+    if names and token.pos_ == "NOUN" and filled and not any(word.pos_ == "PROPN" for word in parse(filled)):
+        filled = phrase_text(names[0]) or filled
     if filled and not _repeats_question(filled, question_terms) and not partners:
         return filled
     anchors = _anchors(doc, question_terms)
-    words_asked = part.text.lower().split()
     asks_subject = part.kind == "who" and len(words_asked) > 1 and words_asked[1] not in YES_NO_STARTS
     doers = _doers(doc, anchors)
     anchor_set = set(anchors)
@@ -684,7 +698,7 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
         allowed.sort(key=lambda ent: ent.start)
     if part.kind == "who":  # "the British rock group Coldplay": a nationality modifying a noun is not who is asked for
         allowed = [ent for ent in allowed if not (ent.label_ == "NORP" and ent.root.dep_ in {"amod", "compound"})]
-    gap = fill_gap_token(doc, question_gap(part.text))
+    gap = fill_gap_token(doc, question_gap(part.text), question_terms)
     filled = phrase_tokens(gap) if gap is not None else set()
     if part.kind == "who" and not filled:
         # "Who is the primary operator?" -> "Stagecoach is the primary operator": the name equated with its noun.

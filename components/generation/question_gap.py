@@ -34,6 +34,8 @@ LIGHT_VERBS = frozenset({"be", "do", "have", "happen", "make", "get"})
 # The roles that stand for each other between a question and a sentence.
 OBJECT_ROLES = frozenset({"dobj", "attr", "oprd", "dative"})
 SUBJECT_ROLES = frozenset({"nsubj", "csubj"})
+# The subjects a verb takes, active or passive.
+SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 # The prepositions whose object is a place ("practised at Stanford", "flowed toward the Pacific").
 PLACE_PREPOSITIONS = frozenset("in at on from to near into onto inside outside within across toward towards".split())
 # Entity labels of a time: "in 1884" answers when, not where.
@@ -128,12 +130,12 @@ def _misread_verb(auxiliary: Any) -> Any:
     return auxiliary
 
 
-def fill_gap(doc: Any, gap: QuestionGap | None) -> str:
+def fill_gap(doc: Any, gap: QuestionGap | None, question_terms: frozenset[str] = frozenset()) -> str:
     """The phrase of the parsed sentence `doc` that fills `gap`: the word with the gap's stem, and its child in the
     gap's role (shortest complete phrase); empty when the sentence has no such word or role."""
     if gap is not None and gap.role == "action":
         return _action(doc, gap)
-    token = fill_gap_token(doc, gap)
+    token = fill_gap_token(doc, gap, question_terms)
     return phrase_text(token) if token is not None else ""
 
 
@@ -175,10 +177,13 @@ def _action(doc: Any, gap: QuestionGap) -> str:
     return ""
 
 
-def fill_gap_token(doc: Any, gap: QuestionGap | None) -> Any:
-    """The head token of the phrase that fills `gap` in `doc`, or None."""
+def fill_gap_token(doc: Any, gap: QuestionGap | None, question_terms: frozenset[str] = frozenset()) -> Any:
+    """The head token of the phrase that fills `gap` in `doc`, or None. Of several words with the gap's stem, the
+    first whose other arguments the question holds ("What do photocytes produce?" in "germ cells that produce eggs,
+    and photocytes that produce light": the "produce" of "photocytes"), else the first."""
     if gap is None or gap.role == "action":
         return None
+    fillers = []
     for word in doc:
         stems = terms(word.text)
         if not stems or stems[0] != gap.head or word.pos_ not in {"VERB", "NOUN", "ADJ", "AUX"}:
@@ -189,8 +194,17 @@ def fill_gap_token(doc: Any, gap: QuestionGap | None) -> Any:
         if found is not None and found.tag_ in RELATIVE_TAGS and word.dep_ == "relcl":
             found = word.head  # "performers Beyoncé and Bruno Mars, who headlined ...": the relative's antecedent
         if found is not None and found.pos_ != "PRON":
-            return found
-    return None
+            others = [child for child in word.children if child.dep_ != "punct" and child.i != found.i]
+            others += [word.head] if word.dep_ in {"relcl", "acl"} and word.head.i != found.i else []
+            # A verb without a subject of its own shares its governor's ("faults are able to produce ...").
+            owner = next(
+                (up for up in [word, *word.ancestors] if any(c.dep_ in SUBJECT_DEPS for c in up.children)), word
+            )
+            others += [child for child in owner.children if child.dep_ in SUBJECT_DEPS and child.i != found.i]
+            if any(set(terms(other.text)) & question_terms for other in others):
+                return found
+            fillers.append(found)
+    return fillers[0] if fillers else None
 
 
 def _shared_subject(word: Any) -> Any:

@@ -778,3 +778,47 @@ class TestPhraseSpan:
         ranked = [("a log engine", 0.0), ("Lantern", 1.0)]
         _statement_costs("Lantern uses a log engine.", "What kind of engine does Lantern use?", ranked, model)
         assert model.texts[1] == "a log engine does Lantern use?"
+
+    @pytest.mark.parametrize(
+        ("question", "sentence", "expected"),
+        [
+            # The filled phrase is the asked noun: its "of" phrase names which one.
+            (
+                "What concept is used to define the classes?",
+                "The classes are defined using the concept of a boundary.",
+                "a boundary",
+            ),
+            # The "of" phrase is the asked noun: the filled phrase only measures it.
+            ("What gas does the vent release?", "The vent releases a steady stream of sulphur gas.", "sulphur gas"),
+            # "What kind of ..." asks for the sort the noun's own words give, not what its "of" phrase names.
+            (
+                "What kind of district does the valley keep?",
+                "The valley keeps the market districts of Orvel.",
+                "the market districts of Orvel",
+            ),
+        ],
+    )
+    def test_the_of_phrase_of_the_filled_phrase_answers_when_either_is_the_asked_noun(
+        self, question, sentence, expected
+    ):
+        assert self.span(question, sentence) == expected
+
+    @pytest.mark.parametrize(
+        ("question", "sentence", "expected"),
+        [
+            (
+                "What moth was brought to the island?",
+                "One moth, Velaria, was brought to the island by traders.",
+                "Velaria",
+            ),
+            (
+                "What was the ferry service started under?",
+                "The ferry service was started in 1931 under the name Brightwater Line.",
+                "Brightwater Line",
+            ),
+        ],
+    )
+    def test_a_common_noun_filling_the_gap_gives_way_to_the_name_the_sentence_gives_it(
+        self, question, sentence, expected
+    ):
+        assert self.span(question, sentence) == expected

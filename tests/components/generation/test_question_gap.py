@@ -179,6 +179,28 @@ class TestFillGap:
         assert closed("f(n") == "f(n"
         assert closed('the "golden harvest"') == 'the "golden harvest"'
 
+    @pytest.mark.parametrize(
+        ("question", "sentence", "expected"),
+        [
+            # the verb whose subject the question names, not the first verb with the stem
+            (
+                "What do lanterns emit?",
+                "The hall holds drums that emit noise, and lanterns that emit a soft glow.",
+                "a soft glow",
+            ),
+            # a verb without a subject of its own shares the one of the word it depends on
+            (
+                "What can old kilns produce?",
+                "Old kilns are able to produce a dark glaze, unlike new kilns, which produce a pale one.",
+                "a dark glaze",
+            ),
+        ],
+    )
+    def test_of_several_words_with_the_stem_the_one_whose_other_roles_the_question_holds(
+        self, question, sentence, expected
+    ):
+        assert fill_gap(parse(sentence), question_gap(question), frozenset(terms(question))) == expected
+
     def test_a_pronoun_or_an_unrelated_sentence_fills_nothing(self):
         assert filled("What did Maria Lindqvist patent?", "She patented it in 2011.") == ""
         assert filled("What did Maria Lindqvist patent?", "The harbour employs 340 people.") == ""
