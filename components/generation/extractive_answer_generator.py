@@ -15,7 +15,6 @@ from spacy.tokens import Span
 
 from components.generation.comparison import compare, yes_no
 from components.generation.question_analysis import (
-    KIND_NOUNS,
     LIGHT_NOUNS,
     WH_WORDS,
     YES_NO_STARTS,
@@ -25,6 +24,7 @@ from components.generation.question_analysis import (
 )
 from components.generation.question_gap import (
     PLACE_PREPOSITIONS,
+    action_phrase,
     closed,
     fill_gap,
     fill_gap_token,
@@ -463,19 +463,22 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     # The phrase in the role the question's wh-word plays ("What did Tesla patent?" -> the object of "patented").
     words_asked = part.text.lower().split()
     gap = question_gap(part.text)
-    filled, token = fill_gap(doc, gap, question_terms), fill_gap_token(doc, gap, question_terms)
-    # "the concept of a reduction" for "what concept", "a stream of oxygen gas" for "what gas": when the phrase or
-    # its "of" phrase is the noun asked about, the other is only its kind or its measure, and the "of" phrase answers
-    # (but "what kind of district" asks for the sort the noun's own words give: "the business districts of X").
-    named = [grand for child in token.children if child.lower_ == "of" for grand in child.children] if token else []
-    kind_of = KIND_NOUNS & set(words_asked)
-    if named and part.focus in {named[0].lemma_.lower(), None if kind_of else token.lemma_.lower()}:
-        filled = phrase_text(named[0]) if not _repeats_question(phrase_text(named[0]), question_terms) else filled
-    # "One moth, the Dusk Moth, was brought ...": a common noun the sentence names answers with that name.
-    naming = _equated_with(doc, token.lemma_.lower()) if token else {}
-    names = [doc[i] for i, noun in naming.items() if noun == token.i and doc[i].pos_ == "PROPN"]
-    if names and token.pos_ == "NOUN" and filled and not any(word.pos_ == "PROPN" for word in parse(filled)):
-        filled = phrase_text(names[0]) or filled
+    token = fill_gap_token(doc, gap, question_terms)
+    filled = phrase_text(token) if token is not None else action_phrase(doc, gap)
+    if token is not None and filled:
+        # "the concept of a reduction" for "what concept", "a stream of oxygen gas" for "what gas": when the phrase
+        # or its "of" phrase is the noun asked about, the other is only its kind or its measure, and the "of" phrase
+        # answers (but "what kind of district" asks for the sort the noun's own words give).
+        of = next((grand for child in token.children if child.lower_ == "of" for grand in child.children), None)
+        kind_of = _KIND_OF.search(part.text)
+        asked = {of.lemma_.lower(), *([] if kind_of else [token.lemma_.lower()])} if of is not None else set()
+        if part.focus in asked and not _repeats_question(phrase_text(of), question_terms):
+            filled = phrase_text(of)
+        # "One moth, the Dusk Moth, was brought ...": a common noun the sentence names answers with that name.
+        elif token.pos_ == "NOUN" and not any(doc[i].pos_ == "PROPN" for i in phrase_tokens(token)):
+            naming = _equated_with(doc, token.lemma_.lower())
+            name = next((doc[i] for i, noun in naming.items() if noun == token.i and doc[i].pos_ == "PROPN"), None)
+            filled = (phrase_text(name) if name is not None else "") or filled
     if filled and not _repeats_question(filled, question_terms) and not partners:
         return filled
     anchors = _anchors(doc, question_terms)

@@ -319,8 +319,9 @@ def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
     if head is not None and head.lemma_.lower() in LIGHT_NOUNS | ALIAS_NOUNS:
         of = head.i + 1
         # "the name of the company", "another term for rotors": the noun named
-        if of < len(doc) and (doc[of].lower_ == "of" or (doc[of].lower_ == "for" and head.lemma_.lower() != "kind")):
-            kind_of = head.lemma_.lower() in KIND_NOUNS
+        light = head.lemma_.lower()
+        if of < len(doc) and (doc[of].lower_ == "of" or (doc[of].lower_ == "for" and light not in KIND_NOUNS)):
+            kind_of = light in KIND_NOUNS
             head = _noun_after(doc, of + 1) or head
     lemma = head.lemma_.lower() if head is not None else ""
     # "What kind of company ...?" asks for a class of companies ("a postal company"), not one company's name.

@@ -133,10 +133,8 @@ def _misread_verb(auxiliary: Any) -> Any:
 def fill_gap(doc: Any, gap: QuestionGap | None, question_terms: frozenset[str] = frozenset()) -> str:
     """The phrase of the parsed sentence `doc` that fills `gap`: the word with the gap's stem, and its child in the
     gap's role (shortest complete phrase); empty when the sentence has no such word or role."""
-    if gap is not None and gap.role == "action":
-        return _action(doc, gap)
     token = fill_gap_token(doc, gap, question_terms)
-    return phrase_text(token) if token is not None else ""
+    return phrase_text(token) if token is not None else action_phrase(doc, gap)
 
 
 def _action_gap(do: Any) -> QuestionGap | None:
@@ -156,8 +154,11 @@ def _action_gap(do: Any) -> QuestionGap | None:
     return QuestionGap("action", stems[0], "subject") if stems else None
 
 
-def _action(doc: Any, gap: QuestionGap) -> str:
-    """The verb phrase of `doc` that fills an action gap: the verb with its particle and object."""
+def action_phrase(doc: Any, gap: QuestionGap | None) -> str:
+    """The verb phrase of `doc` that fills an action gap: the verb with its particle and object; empty for any other
+    gap (those are filled by a token, `fill_gap_token`)."""
+    if gap is None or gap.role != "action":
+        return ""
     for word in doc:
         stems = terms(word.text)
         if not stems or stems[0] != gap.head:
