@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from components.text.analyzer import terms
 from components.text.language import parse
@@ -43,14 +43,6 @@ _YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _NEGATION = re.compile(r"\b(?:not|never|no longer|neither|nor)\b", re.I)
 _NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW"})
-
-
-class Evidence(Protocol):
-    """What a candidate sentence offers: its text, its terms and its chunk title's terms."""
-
-    text: str
-    terms: frozenset[str]
-    title_terms: frozenset[str]
 
 
 @dataclass
