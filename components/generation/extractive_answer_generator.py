@@ -24,6 +24,8 @@ from components.generation.question_analysis import (
 )
 from components.generation.question_gap import (
     PLACE_PREPOSITIONS,
+    SUBJECT_DEPS,
+    WH_PHRASE_WORDS,
     action_phrase,
     closed,
     fill_gap,
@@ -31,6 +33,7 @@ from components.generation.question_gap import (
     phrase_text,
     phrase_tokens,
     question_gap,
+    term_of,
     unasked_stretch,
     untitled_start,
 )
@@ -413,7 +416,7 @@ def _doers(doc: Any, anchors: list[int]) -> set[int]:
             if verb.pos_ not in ("VERB", "AUX"):
                 break
             for child in verb.children:
-                if child.dep_ in ("nsubj", "nsubjpass") and verb.dep_ != "auxpass":
+                if child.dep_ in SUBJECT_DEPS and verb.dep_ != "auxpass":
                     found.add(child.i)
                 elif child.dep_ == "agent":
                     found.update(grandchild.i for grandchild in child.children if grandchild.dep_ == "pobj")
@@ -436,7 +439,6 @@ VALUE_PENALTY = 1.5
 # "the Lunar Reconnaissance Orbiter"), is preferred by this many words of distance: beyond the sentence's width, so
 # only another phrase of that kind, or the statement check, competes with it.
 EQUATED_PREFERENCE = 10.0
-WH_PHRASE_WORDS = frozenset({"what", "which", "who", "whom", "where"})
 NAMING_VERBS = frozenset({"call", "name", "know", "term", "refer", "dub", "entitle", "title"})
 
 
@@ -503,7 +505,7 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
         equated = _equated_with(doc, subject) or _complements(doc, subject) if subject else {}
     # A noun of the asked kind that the sentence equates with another phrase only describes what that phrase names,
     # unless the question names that phrase ("What kind of company is X?" -> "X, a postal company").
-    describing = {noun for name, noun in equated.items() if _term_of(doc[name]) not in question_terms}
+    describing = {noun for name, noun in equated.items() if term_of(doc[name]) not in question_terms}
     costs: dict[str, float] = {}
     shown: dict[str, str] = {}  # a phrase's text as the answer gives it
     for span in candidates:
@@ -532,7 +534,7 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
             cost += VALUE_PENALTY  # a date or number answers "what" less often than a thing does
         if asks_subject and span.root.i in doers:
             cost -= SUBJECT_PREFERENCE  # "Who won ...?": the one that did what the question asks about
-        elif asks_subject and span.root.dep_ in {"nsubj", "nsubjpass"}:
+        elif asks_subject and span.root.dep_ in SUBJECT_DEPS:
             cost -= 2.5  # else the sentence's subject is the likeliest doer
         if part.kind == "where" and span.root.dep_ == "pobj" and span.root.head.lower_ in PLACE_PREPOSITIONS:
             cost -= 2.0  # "where": the object of "in", "at", "from" ...
@@ -628,7 +630,7 @@ def _complements(doc: Any, noun: str) -> dict[int, int]:
     the noun."""
     found: dict[int, int] = {}
     for token in doc:
-        if token.lemma_.lower() != noun or token.dep_ not in {"nsubj", "nsubjpass"}:
+        if token.lemma_.lower() != noun or token.dep_ not in SUBJECT_DEPS:
             continue
         for child in token.head.children:
             if child.dep_ in {"dobj", "attr", "oprd", "acomp"}:
@@ -766,14 +768,8 @@ def _partners(doc: Any, question: str) -> set[int]:
     aside = frozenset(terms(match.group(1))) if match else frozenset()
     if not aside:
         return set()
-    named = [token for token in doc if token.pos_ in {"NOUN", "PROPN"} and _term_of(token) in aside]
-    return {other.i for token in named for other in token.conjuncts if _term_of(other) not in aside}
-
-
-def _term_of(token: Any) -> str:
-    """The term of one word ("yards" -> "yard"); empty for a stop word or punctuation."""
-    found = terms(token.text)
-    return found[0] if found else ""
+    named = [token for token in doc if token.pos_ in {"NOUN", "PROPN"} and term_of(token) in aside]
+    return {other.i for token in named for other in token.conjuncts if term_of(other) not in aside}
 
 
 def _counted(question: str) -> str:
@@ -783,7 +779,7 @@ def _counted(question: str) -> str:
     doc = parse_question(" ".join(question.split()))
     after = next((token.i + 1 for token in doc if token.lower_ in {"many", "much"}), None)
     noun = next((token for token in doc[after:] if token.pos_ in {"NOUN", "PROPN"}), None) if after else None
-    return _term_of(noun) if noun is not None and noun.i <= after + 2 else ""
+    return term_of(noun) if noun is not None and noun.i <= after + 2 else ""
 
 
 def _counts(ent: Any) -> set[str]:
@@ -796,7 +792,7 @@ def _counts(ent: Any) -> set[str]:
     nouns += [
         grand for child in root.children if child.lower_ == "of" for grand in child.children if grand.dep_ == "pobj"
     ]
-    return {_term_of(noun) for noun in nouns} - {""}
+    return {term_of(noun) for noun in nouns} - {""}
 
 
 def _without_unit(span: Any, unit: str) -> Any:
@@ -807,9 +803,9 @@ def _without_unit(span: Any, unit: str) -> Any:
         return span.doc[years[0] : years[0] + 1]
     if not unit or len(span) < 2:
         return span
-    if _term_of(span[0]) == unit:
+    if term_of(span[0]) == unit:
         return span[1:]
-    if _term_of(span[-1]) != unit:
+    if term_of(span[-1]) != unit:
         return span
     end = len(span) - 1
     while end > 1 and span[end - 1].head == span[-1] and span[end - 1].dep_ in {"amod", "compound"}:
@@ -1107,12 +1103,7 @@ def _subject_answer(
         if not (title & sentence.terms or _PERSONAL_WORD.search(sentence.text)):
             continue  # no word that could stand for the chunk's subject: not worth a parse
         subject = next(
-            (
-                token
-                for token in parse(sentence.text)
-                if token.dep_ in {"nsubj", "nsubjpass"} and token.head.dep_ == "ROOT"
-            ),
-            None,
+            (token for token in parse(sentence.text) if token.dep_ in SUBJECT_DEPS and token.head.dep_ == "ROOT"), None
         )
         if subject is None:
             continue
