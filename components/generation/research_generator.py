@@ -104,7 +104,6 @@ class ResearchGenerator(InitParameterSerialization):
         if kind == "openai":
             from haystack.components.generators.chat import OpenAIChatGenerator
 
-            base_url = self.api_base_url or settings.openai_base_url
             api_key = Secret.from_env_var("OPENAI_API_KEY", strict=False)
             if api_key.resolve_value() is None:
                 self._chat_problem = "OPENAI_API_KEY is not set, so the chat generator cannot run"
@@ -113,7 +112,7 @@ class ResearchGenerator(InitParameterSerialization):
                 self._chat = OpenAIChatGenerator(
                     api_key=api_key,
                     model=self.model or settings.openai_model,
-                    api_base_url=base_url,
+                    api_base_url=self.api_base_url or settings.openai_base_url,
                     generation_kwargs=self.generation_kwargs or None,
                     timeout=self.timeout_s,
                     max_retries=0,
