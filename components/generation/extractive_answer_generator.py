@@ -139,26 +139,25 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
     """Answers from the top chunks' own sentences: the short answer (a name, date, number or place) first, then
     the supporting sentence of each part of the question, each citing its chunk as [n].
 
-    Deterministic and offline (no generative model). The question is analysed (`question_analysis`: its type and
-    parts); every whole sentence of the top chunks is scored per part by its share of the part's terms, its
-    in-context sentence vector's cosine to the question (stored at ingestion; the ranker hands them over in
-    `meta["evidence"]["sentences"]`), its chunk's rank, and whether it holds a span of the kind the part asks
-    for (entities from spaCy, only for the few best sentences; a name in the role the question's wh-word plays,
+    Deterministic and offline (no generative model). The question is analysed (`question_analysis`: its type and parts);
+    every whole sentence of the top chunks is scored per part by its share of the part's terms, its in-context sentence
+    vector's cosine to the question (stored at ingestion; the ranker hands them over in
+    `meta["evidence"]["sentences"]`), its chunk's rank, and whether it holds a span of the kind the part asks for
+    (entities from spaCy, only for the few best sentences; a name in the role the question's wh-word plays,
     `question_gap`, first); a "what"/"which" that names what it asks about takes the phrase of the chosen sentence in
-    the wh-word's role, else the noun phrase it stands for (`phrase_span`: the few best by position and form are
-    put in the wh-word's place in the question, and the statement the embedding model finds closest to the sentence
-    wins; the model is loaded in `warm_up`, shared with the query embedder); a question whose wh-word aligns with
-    no phrase ("why", "how") leads with the stretch of its sentence the question does not hold (`unasked_stretch`).
-    Comparisons ("which is older, A or B?")
-    and yes/no questions about named subjects are answered from each subject's sentences (`comparison`). A multi-hop
-    question is followed through up to three sentences, each of another chunk about a name the previous one brought
-    in (`_hops`; from the chunk about the question's subject when the best sentence is about a namesake), and
-    answered from the last hop when the first one's span was the name that led there; when no short
-    answer beyond the question's own names was found, a cited sentence whose subject is a pronoun or a short form of
-    its chunk's title answers with the full name the chunk opens with (`_subject_answer`). Sentences
-    are taken whole: a chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence
-    from two overlapping chunks is used once, cited to the higher-ranked chunk. When no sentence supports a part, the
-    answer says which part the sources do not answer.
+    the wh-word's role, else the noun phrase it stands for (`phrase_span`: the few best by position and form are put in
+    the wh-word's place in the question, and the statement the embedding model finds closest to the sentence wins; the
+    model is loaded in `warm_up`, shared with the query embedder); a question whose wh-word aligns with no phrase
+    ("why", "how") leads with the stretch of its sentence the question does not hold (`unasked_stretch`). Comparisons
+    ("which is older, A or B?") and yes/no questions about named subjects are answered from each subject's sentences
+    (`comparison`). A multi-hop question is followed through up to three sentences, each of another chunk about a name
+    the previous one brought in (`_hops`; from the chunk about the question's subject when the best sentence is about a
+    namesake), and answered from the last hop when the first one's span was the name that led there; when no short
+    answer beyond the question's own names was found, a cited sentence whose subject is a pronoun or a short form of its
+    chunk's title answers with the full name the chunk opens with (`_subject_answer`). Sentences are taken whole: a
+    chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence from two overlapping
+    chunks is used once, cited to the higher-ranked chunk. When no sentence supports a part, the answer says which part
+    the sources do not answer.
 
     Usage:
     ```python
@@ -227,7 +226,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         all_scored: list[tuple[float, _Sentence, QuestionPart]] = []
         unanchored: set[int] = set()  # the sentences that lost OFF_SUBJECT_PENALTY
         picks: list[tuple[QuestionPart, _Sentence, str, dict[str, float]]] = []  # per answered part
-        companions: list[list[_Sentence]] = []  # per answered part: its chunk's other supporting sentences
+        fellows: list[_Sentence] = []  # the first answered part's other supporting sentences of its chunk
         # The names the question is about: its names, and its words that name a top chunk's subject (a title).
         top_titles = (str((document.meta or {}).get("source_title") or "") for document in documents[: self.max_chunks])
         titles = frozenset().union(*(_terms_of(title) for title in top_titles))
@@ -278,16 +277,15 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             chosen.append((best, best_score))
             if span:
                 shorts.append((span, best.number))
-            picks.append((part, best, span, weights))
-            companions.append(
-                [
+            if not picks:
+                fellows = [
                     candidate
                     for score, candidate in scored
                     if candidate.number == best.number
                     and candidate is not best
                     and score >= RELATIVE_CUTOFF * best_score
                 ]
-            )
+            picks.append((part, best, span, weights))
             all_scored.extend((score, candidate, part) for score, candidate in scored)
 
         if not chosen:
@@ -315,7 +313,6 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             # A multi-hop question: follow the first part's sentence through the names it brings in.
             part, first, span, weights = picks[0]
             room = self.max_sentences - len(used)
-            fellows = companions[0]
             # The best sentence is about another subject sharing a word of the question's name, and a sentence of the
             # chunk about that name scored too ("Drew Fuller stared in ..."; "The Drew Pearson Show was ..."): the
             # chain starts there ...
@@ -389,8 +386,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     shorts = [found]
         lines = []
         if shorts:
-            spans = list(dict.fromkeys(shorts))
-            lines.append("; ".join(f"{text} [{number}]" for text, number in spans) + ".")
+            lines.append("; ".join(f"{text} [{number}]" for text, number in dict.fromkeys(shorts)) + ".")
         first_number: dict[str, int] = {}  # the same sentence from two chunks is cited once, to the first
         for sentence in ordered:
             first_number.setdefault(sentence.text, sentence.number)
@@ -487,10 +483,9 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     asks_subject = part.kind == "who" and len(words_asked) > 1 and words_asked[1] not in YES_NO_STARTS
     doers = _doers(doc, anchors)
     anchor_set = set(anchors)
-    # An ordinal ("first", "50th") ranks something; it is not the thing asked for.
-    candidates = [ent for ent in doc.ents if ent.label_ != "ORDINAL"]
     chunks = [chunk for chunk in doc.noun_chunks if chunk.root.pos_ != "PRON"]
-    candidates += chunks
+    # An ordinal ("first", "50th") ranks something; it is not the thing asked for.
+    candidates = [ent for ent in doc.ents if ent.label_ != "ORDINAL"] + chunks
     if _asks_several(part.text):
         # "What are the three sources ...?": a list of coordinated noun phrases is one answer.
         ends = {chunk.root.i: chunk.end for chunk in chunks}
@@ -854,7 +849,7 @@ def _hops(
     weights: dict[str, float],
     used: set[int],
     room: int,
-    companions: list[_Sentence] | None = None,
+    companions: list[_Sentence],
 ) -> list[_Hop]:
     """The further hops of a multi-hop question, each a sentence of another chunk: from the sentence at hand, a name
     it brings in that the question does not hold (the bridge: "... shot the film Maximum Overdrive") leads to a
@@ -873,7 +868,7 @@ def _hops(
     known = set(question_terms)
     covered = set(first.terms | first.title_terms)
     numbers = {first.number}
-    sources = [first, *(companions or [])]
+    sources = [first, *companions]
     while len(hops) < min(room, MAX_HOPS - 1):
         names = [
             (name - known, source)
@@ -1016,8 +1011,7 @@ def _relation_sentence(
         named = heading and heading not in headings and heading <= question.question_terms
         if id(candidate) not in gains or not (named or (asked and candidate.number in numbers)):
             continue
-        gain = gains[id(candidate)]
-        score = HOP_GAIN_WEIGHT * gain + RELATION_WEIGHT * asked + candidate.cosine
+        score = HOP_GAIN_WEIGHT * gains[id(candidate)] + RELATION_WEIGHT * asked + candidate.cosine
         if score > best_score:
             best, best_score = candidate, score
     return best
@@ -1116,14 +1110,8 @@ def _subject_answer(
             continue
         found = entity.text
         if _KIND_OF.search(question):
-            found = next(
-                (
-                    chunk.text
-                    for chunk in doc.noun_chunks
-                    if chunk.root.dep_ == "attr" and chunk.root.head == entity.root.head
-                ),
-                found,
-            )
+            attributes = (chunk for chunk in doc.noun_chunks if chunk.root.dep_ == "attr")
+            found = next((chunk.text for chunk in attributes if chunk.root.head == entity.root.head), found)
         if not _repeats_question(_folded(found), asked):
             return found, sentence.number
     return None
