@@ -176,9 +176,7 @@ _LABEL_TEXT = {
     "PERSON": "for a person or organisation",
     "ORG": "for an organisation",
     "NORP": "for a group",
-    "GPE": "for a place",
-    "LOC": "for a place",
-    "FAC": "for a place",
+    **dict.fromkeys(PLACE_LABELS, "for a place"),
     "DATE": "for a date",
     "TIME": "for a time",
     "CARDINAL": "for a number",
@@ -266,7 +264,7 @@ def _noun_after(doc: Any, index: int, possessed: bool = False) -> Any:
             last = doc[index]
         elif possessed and doc[index].tag_ == "POS":
             last = None
-        elif last is not None and doc[index].pos_ not in {"PART"}:
+        elif last is not None and doc[index].pos_ != "PART":
             break  # "company CEO" continues; "company the" does not
         index += 1
     return last
