@@ -459,7 +459,6 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
         return expanded
     partners = _partners(doc, part.text)
     # The phrase in the role the question's wh-word plays ("What did Tesla patent?" -> the object of "patented").
-    words_asked = part.text.lower().split()
     gap = question_gap(part.text)
     token = fill_gap_token(doc, gap, question_terms)
     filled = phrase_text(token) if token is not None else action_phrase(doc, gap)
@@ -480,6 +479,7 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     if filled and not _repeats_question(filled, question_terms) and not partners:
         return filled
     anchors = _anchors(doc, question_terms)
+    words_asked = part.text.lower().split()
     asks_subject = part.kind == "who" and len(words_asked) > 1 and words_asked[1] not in YES_NO_STARTS
     doers = _doers(doc, anchors)
     anchor_set = set(anchors)
