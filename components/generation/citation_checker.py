@@ -70,10 +70,8 @@ class CitationChecker(InitParameterSerialization):
             score = 0.0
             if citations:
                 support = set().union(*(chunk_terms[number - 1] for number in citations))
-                weights = _idf_weights(sentence_terms, chunk_terms or [support])
-                total = sum(weights[term] for term in set(sentence_terms))
-                found = sum(weights[term] for term in set(sentence_terms) if term in support)
-                score = found / total if total > 0 else 0.0
+                weights = _idf_weights(sentence_terms, chunk_terms)
+                score = sum(weight for term, weight in weights.items() if term in support) / sum(weights.values())
             results.append(
                 {
                     "text": sentence,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from components.text.analyzer import terms
 from components.text.language import parse
@@ -43,14 +43,6 @@ _YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _NEGATION = re.compile(r"\b(?:not|never|no longer|neither|nor)\b", re.I)
 _NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW"})
-
-
-class Evidence(Protocol):
-    """What a candidate sentence offers: its text, its terms and its chunk title's terms."""
-
-    text: str
-    terms: frozenset[str]
-    title_terms: frozenset[str]
 
 
 @dataclass
@@ -75,8 +67,7 @@ def subjects(question: str, joiner: str) -> list[str]:
         after = [span for span in names if span.start > token.i and span.start - token.i <= 2]
         if before and after:
             for span in (before[-1], after[0]):
-                text = span.text.strip(" ,")
-                text = re.sub(r"^(?:the|a|an)\s+", "", text, flags=re.I)
+                text = re.sub(r"^(?:the|a|an)\s+", "", span.text.strip(" ,"), flags=re.I)
                 if text and text not in found:
                     found.append(text)
     return found
@@ -92,15 +83,13 @@ def compare(question: str, sentences: Sequence[Any]) -> Verdict | None:
     if not all(evidence):
         return None
     words = {word.lower() for word in re.findall(r"[A-Za-z]+", question)}
+    values, later = None, True
     if words & (EARLIER | LATER):
         values = [_first_year(rows) for rows in evidence]
         later = bool(words & LATER)
     elif words & (LARGER | SMALLER):
         values = [_largest_number(rows) for rows in evidence]
         later = bool(words & LARGER)
-    else:
-        values = None
-        later = True
     if values is not None and all(value is not None for value in values):
         pick = values.index(max(values) if later else min(values))
     else:
@@ -119,9 +108,7 @@ def yes_no(question: str, sentences: Sequence[Any]) -> Verdict | None:
     """Yes when every subject of a yes/no question has a sentence holding what is asked about it (and, for "the
     same ...", the subjects' sentences share a name besides their own), else no; None when the question names no
     subject the sources hold (then the sentences alone answer)."""
-    named = subjects(question, "and")
-    if not named:
-        named = [ent.text for ent in parse(question).ents if ent.label_ in _NAME_LABELS][:1]
+    named = subjects(question, "and") or [ent.text for ent in parse(question).ents if ent.label_ in _NAME_LABELS][:1]
     evidence = [_evidence_of(name, sentences) for name in named]
     if not named or not any(evidence):
         return None

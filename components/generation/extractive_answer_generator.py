@@ -24,6 +24,8 @@ from components.generation.question_analysis import (
 )
 from components.generation.question_gap import (
     PLACE_PREPOSITIONS,
+    SUBJECT_DEPS,
+    WH_PHRASE_WORDS,
     action_phrase,
     closed,
     fill_gap,
@@ -31,6 +33,7 @@ from components.generation.question_gap import (
     phrase_text,
     phrase_tokens,
     question_gap,
+    term_of,
     unasked_stretch,
     untitled_start,
 )
@@ -136,26 +139,25 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
     """Answers from the top chunks' own sentences: the short answer (a name, date, number or place) first, then
     the supporting sentence of each part of the question, each citing its chunk as [n].
 
-    Deterministic and offline (no generative model). The question is analysed (`question_analysis`: its type and
-    parts); every whole sentence of the top chunks is scored per part by its share of the part's terms, its
-    in-context sentence vector's cosine to the question (stored at ingestion; the ranker hands them over in
-    `meta["evidence"]["sentences"]`), its chunk's rank, and whether it holds a span of the kind the part asks
-    for (entities from spaCy, only for the few best sentences; a name in the role the question's wh-word plays,
+    Deterministic and offline (no generative model). The question is analysed (`question_analysis`: its type and parts);
+    every whole sentence of the top chunks is scored per part by its share of the part's terms, its in-context sentence
+    vector's cosine to the question (stored at ingestion; the ranker hands them over in
+    `meta["evidence"]["sentences"]`), its chunk's rank, and whether it holds a span of the kind the part asks for
+    (entities from spaCy, only for the few best sentences; a name in the role the question's wh-word plays,
     `question_gap`, first); a "what"/"which" that names what it asks about takes the phrase of the chosen sentence in
-    the wh-word's role, else the noun phrase it stands for (`phrase_span`: the few best by position and form are
-    put in the wh-word's place in the question, and the statement the embedding model finds closest to the sentence
-    wins; the model is loaded in `warm_up`, shared with the query embedder); a question whose wh-word aligns with
-    no phrase ("why", "how") leads with the stretch of its sentence the question does not hold (`unasked_stretch`).
-    Comparisons ("which is older, A or B?")
-    and yes/no questions about named subjects are answered from each subject's sentences (`comparison`). A multi-hop
-    question is followed through up to three sentences, each of another chunk about a name the previous one brought
-    in (`_hops`; from the chunk about the question's subject when the best sentence is about a namesake), and
-    answered from the last hop when the first one's span was the name that led there; when no short
-    answer beyond the question's own names was found, a cited sentence whose subject is a pronoun or a short form of
-    its chunk's title answers with the full name the chunk opens with (`_subject_answer`). Sentences
-    are taken whole: a chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence
-    from two overlapping chunks is used once, cited to the higher-ranked chunk. When no sentence supports a part, the
-    answer says which part the sources do not answer.
+    the wh-word's role, else the noun phrase it stands for (`phrase_span`: the few best by position and form are put in
+    the wh-word's place in the question, and the statement the embedding model finds closest to the sentence wins; the
+    model is loaded in `warm_up`, shared with the query embedder); a question whose wh-word aligns with no phrase
+    ("why", "how") leads with the stretch of its sentence the question does not hold (`unasked_stretch`). Comparisons
+    ("which is older, A or B?") and yes/no questions about named subjects are answered from each subject's sentences
+    (`comparison`). A multi-hop question is followed through up to three sentences, each of another chunk about a name
+    the previous one brought in (`_hops`; from the chunk about the question's subject when the best sentence is about a
+    namesake), and answered from the last hop when the first one's span was the name that led there; when no short
+    answer beyond the question's own names was found, a cited sentence whose subject is a pronoun or a short form of its
+    chunk's title answers with the full name the chunk opens with (`_subject_answer`). Sentences are taken whole: a
+    chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence from two overlapping
+    chunks is used once, cited to the higher-ranked chunk. When no sentence supports a part, the answer says which part
+    the sources do not answer.
 
     Usage:
     ```python
@@ -224,7 +226,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         all_scored: list[tuple[float, _Sentence, QuestionPart]] = []
         unanchored: set[int] = set()  # the sentences that lost OFF_SUBJECT_PENALTY
         picks: list[tuple[QuestionPart, _Sentence, str, dict[str, float]]] = []  # per answered part
-        companions: list[list[_Sentence]] = []  # per answered part: its chunk's other supporting sentences
+        fellows: list[_Sentence] = []  # the first answered part's other supporting sentences of its chunk
         # The names the question is about: its names, and its words that name a top chunk's subject (a title).
         top_titles = (str((document.meta or {}).get("source_title") or "") for document in documents[: self.max_chunks])
         titles = frozenset().union(*(_terms_of(title) for title in top_titles))
@@ -275,16 +277,15 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             chosen.append((best, best_score))
             if span:
                 shorts.append((span, best.number))
-            picks.append((part, best, span, weights))
-            companions.append(
-                [
+            if not picks:
+                fellows = [
                     candidate
                     for score, candidate in scored
                     if candidate.number == best.number
                     and candidate is not best
                     and score >= RELATIVE_CUTOFF * best_score
                 ]
-            )
+            picks.append((part, best, span, weights))
             all_scored.extend((score, candidate, part) for score, candidate in scored)
 
         if not chosen:
@@ -312,7 +313,6 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             # A multi-hop question: follow the first part's sentence through the names it brings in.
             part, first, span, weights = picks[0]
             room = self.max_sentences - len(used)
-            fellows = companions[0]
             # The best sentence is about another subject sharing a word of the question's name, and a sentence of the
             # chunk about that name scored too ("Drew Fuller stared in ..."; "The Drew Pearson Show was ..."): the
             # chain starts there ...
@@ -386,8 +386,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     shorts = [found]
         lines = []
         if shorts:
-            spans = list(dict.fromkeys(shorts))
-            lines.append("; ".join(f"{text} [{number}]" for text, number in spans) + ".")
+            lines.append("; ".join(f"{text} [{number}]" for text, number in dict.fromkeys(shorts)) + ".")
         first_number: dict[str, int] = {}  # the same sentence from two chunks is cited once, to the first
         for sentence in ordered:
             first_number.setdefault(sentence.text, sentence.number)
@@ -413,7 +412,7 @@ def _doers(doc: Any, anchors: list[int]) -> set[int]:
             if verb.pos_ not in ("VERB", "AUX"):
                 break
             for child in verb.children:
-                if child.dep_ in ("nsubj", "nsubjpass") and verb.dep_ != "auxpass":
+                if child.dep_ in SUBJECT_DEPS and verb.dep_ != "auxpass":
                     found.add(child.i)
                 elif child.dep_ == "agent":
                     found.update(grandchild.i for grandchild in child.children if grandchild.dep_ == "pobj")
@@ -436,7 +435,6 @@ VALUE_PENALTY = 1.5
 # "the Lunar Reconnaissance Orbiter"), is preferred by this many words of distance: beyond the sentence's width, so
 # only another phrase of that kind, or the statement check, competes with it.
 EQUATED_PREFERENCE = 10.0
-WH_PHRASE_WORDS = frozenset({"what", "which", "who", "whom", "where"})
 NAMING_VERBS = frozenset({"call", "name", "know", "term", "refer", "dub", "entitle", "title"})
 
 
@@ -461,7 +459,6 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
         return expanded
     partners = _partners(doc, part.text)
     # The phrase in the role the question's wh-word plays ("What did Tesla patent?" -> the object of "patented").
-    words_asked = part.text.lower().split()
     gap = question_gap(part.text)
     token = fill_gap_token(doc, gap, question_terms)
     filled = phrase_text(token) if token is not None else action_phrase(doc, gap)
@@ -482,13 +479,13 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     if filled and not _repeats_question(filled, question_terms) and not partners:
         return filled
     anchors = _anchors(doc, question_terms)
+    words_asked = part.text.lower().split()
     asks_subject = part.kind == "who" and len(words_asked) > 1 and words_asked[1] not in YES_NO_STARTS
     doers = _doers(doc, anchors)
     anchor_set = set(anchors)
-    # An ordinal ("first", "50th") ranks something; it is not the thing asked for.
-    candidates = [ent for ent in doc.ents if ent.label_ != "ORDINAL"]
     chunks = [chunk for chunk in doc.noun_chunks if chunk.root.pos_ != "PRON"]
-    candidates += chunks
+    # An ordinal ("first", "50th") ranks something; it is not the thing asked for.
+    candidates = [ent for ent in doc.ents if ent.label_ != "ORDINAL"] + chunks
     if _asks_several(part.text):
         # "What are the three sources ...?": a list of coordinated noun phrases is one answer.
         ends = {chunk.root.i: chunk.end for chunk in chunks}
@@ -503,7 +500,7 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
         equated = _equated_with(doc, subject) or _complements(doc, subject) if subject else {}
     # A noun of the asked kind that the sentence equates with another phrase only describes what that phrase names,
     # unless the question names that phrase ("What kind of company is X?" -> "X, a postal company").
-    describing = {noun for name, noun in equated.items() if _term_of(doc[name]) not in question_terms}
+    describing = {noun for name, noun in equated.items() if term_of(doc[name]) not in question_terms}
     costs: dict[str, float] = {}
     shown: dict[str, str] = {}  # a phrase's text as the answer gives it
     for span in candidates:
@@ -532,7 +529,7 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
             cost += VALUE_PENALTY  # a date or number answers "what" less often than a thing does
         if asks_subject and span.root.i in doers:
             cost -= SUBJECT_PREFERENCE  # "Who won ...?": the one that did what the question asks about
-        elif asks_subject and span.root.dep_ in {"nsubj", "nsubjpass"}:
+        elif asks_subject and span.root.dep_ in SUBJECT_DEPS:
             cost -= 2.5  # else the sentence's subject is the likeliest doer
         if part.kind == "where" and span.root.dep_ == "pobj" and span.root.head.lower_ in PLACE_PREPOSITIONS:
             cost -= 2.0  # "where": the object of "in", "at", "from" ...
@@ -628,7 +625,7 @@ def _complements(doc: Any, noun: str) -> dict[int, int]:
     the noun."""
     found: dict[int, int] = {}
     for token in doc:
-        if token.lemma_.lower() != noun or token.dep_ not in {"nsubj", "nsubjpass"}:
+        if token.lemma_.lower() != noun or token.dep_ not in SUBJECT_DEPS:
             continue
         for child in token.head.children:
             if child.dep_ in {"dobj", "attr", "oprd", "acomp"}:
@@ -766,14 +763,8 @@ def _partners(doc: Any, question: str) -> set[int]:
     aside = frozenset(terms(match.group(1))) if match else frozenset()
     if not aside:
         return set()
-    named = [token for token in doc if token.pos_ in {"NOUN", "PROPN"} and _term_of(token) in aside]
-    return {other.i for token in named for other in token.conjuncts if _term_of(other) not in aside}
-
-
-def _term_of(token: Any) -> str:
-    """The term of one word ("yards" -> "yard"); empty for a stop word or punctuation."""
-    found = terms(token.text)
-    return found[0] if found else ""
+    named = [token for token in doc if token.pos_ in {"NOUN", "PROPN"} and term_of(token) in aside]
+    return {other.i for token in named for other in token.conjuncts if term_of(other) not in aside}
 
 
 def _counted(question: str) -> str:
@@ -783,7 +774,7 @@ def _counted(question: str) -> str:
     doc = parse_question(" ".join(question.split()))
     after = next((token.i + 1 for token in doc if token.lower_ in {"many", "much"}), None)
     noun = next((token for token in doc[after:] if token.pos_ in {"NOUN", "PROPN"}), None) if after else None
-    return _term_of(noun) if noun is not None and noun.i <= after + 2 else ""
+    return term_of(noun) if noun is not None and noun.i <= after + 2 else ""
 
 
 def _counts(ent: Any) -> set[str]:
@@ -796,7 +787,7 @@ def _counts(ent: Any) -> set[str]:
     nouns += [
         grand for child in root.children if child.lower_ == "of" for grand in child.children if grand.dep_ == "pobj"
     ]
-    return {_term_of(noun) for noun in nouns} - {""}
+    return {term_of(noun) for noun in nouns} - {""}
 
 
 def _without_unit(span: Any, unit: str) -> Any:
@@ -807,9 +798,9 @@ def _without_unit(span: Any, unit: str) -> Any:
         return span.doc[years[0] : years[0] + 1]
     if not unit or len(span) < 2:
         return span
-    if _term_of(span[0]) == unit:
+    if term_of(span[0]) == unit:
         return span[1:]
-    if _term_of(span[-1]) != unit:
+    if term_of(span[-1]) != unit:
         return span
     end = len(span) - 1
     while end > 1 and span[end - 1].head == span[-1] and span[end - 1].dep_ in {"amod", "compound"}:
@@ -858,7 +849,7 @@ def _hops(
     weights: dict[str, float],
     used: set[int],
     room: int,
-    companions: list[_Sentence] | None = None,
+    companions: list[_Sentence],
 ) -> list[_Hop]:
     """The further hops of a multi-hop question, each a sentence of another chunk: from the sentence at hand, a name
     it brings in that the question does not hold (the bridge: "... shot the film Maximum Overdrive") leads to a
@@ -877,7 +868,7 @@ def _hops(
     known = set(question_terms)
     covered = set(first.terms | first.title_terms)
     numbers = {first.number}
-    sources = [first, *(companions or [])]
+    sources = [first, *companions]
     while len(hops) < min(room, MAX_HOPS - 1):
         names = [
             (name - known, source)
@@ -1020,8 +1011,7 @@ def _relation_sentence(
         named = heading and heading not in headings and heading <= question.question_terms
         if id(candidate) not in gains or not (named or (asked and candidate.number in numbers)):
             continue
-        gain = gains[id(candidate)]
-        score = HOP_GAIN_WEIGHT * gain + RELATION_WEIGHT * asked + candidate.cosine
+        score = HOP_GAIN_WEIGHT * gains[id(candidate)] + RELATION_WEIGHT * asked + candidate.cosine
         if score > best_score:
             best, best_score = candidate, score
     return best
@@ -1107,12 +1097,7 @@ def _subject_answer(
         if not (title & sentence.terms or _PERSONAL_WORD.search(sentence.text)):
             continue  # no word that could stand for the chunk's subject: not worth a parse
         subject = next(
-            (
-                token
-                for token in parse(sentence.text)
-                if token.dep_ in {"nsubj", "nsubjpass"} and token.head.dep_ == "ROOT"
-            ),
-            None,
+            (token for token in parse(sentence.text) if token.dep_ in SUBJECT_DEPS and token.head.dep_ == "ROOT"), None
         )
         if subject is None:
             continue
@@ -1125,14 +1110,8 @@ def _subject_answer(
             continue
         found = entity.text
         if _KIND_OF.search(question):
-            found = next(
-                (
-                    chunk.text
-                    for chunk in doc.noun_chunks
-                    if chunk.root.dep_ == "attr" and chunk.root.head == entity.root.head
-                ),
-                found,
-            )
+            attributes = (chunk for chunk in doc.noun_chunks if chunk.root.dep_ == "attr")
+            found = next((chunk.text for chunk in attributes if chunk.root.head == entity.root.head), found)
         if not _repeats_question(_folded(found), asked):
             return found, sentence.number
     return None

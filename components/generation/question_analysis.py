@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
+from itertools import pairwise
 from typing import Any
 
 from components.text.analyzer import terms
@@ -175,9 +176,7 @@ _LABEL_TEXT = {
     "PERSON": "for a person or organisation",
     "ORG": "for an organisation",
     "NORP": "for a group",
-    "GPE": "for a place",
-    "LOC": "for a place",
-    "FAC": "for a place",
+    **dict.fromkeys(PLACE_LABELS, "for a place"),
     "DATE": "for a date",
     "TIME": "for a time",
     "CARDINAL": "for a number",
@@ -229,7 +228,7 @@ def analyze_question(question: str) -> QuestionAnalysis:
         if token.i > 1 and token.lower_ in WH_WORDS and asked:
             before = doc[token.i - 1]
             if before.lower_ in {"and", "or"} or before.text in {",", ";"}:
-                cuts.append(before.i if before.text not in {",", ";"} else token.i - 1)
+                cuts.append(before.i)
         asked = asked or token.lower_ in WH_WORDS
     cuts.append(len(doc))
     question_terms = frozenset(terms(text))
@@ -265,7 +264,7 @@ def _noun_after(doc: Any, index: int, possessed: bool = False) -> Any:
             last = doc[index]
         elif possessed and doc[index].tag_ == "POS":
             last = None
-        elif last is not None and doc[index].pos_ not in {"PART"}:
+        elif last is not None and doc[index].pos_ != "PART":
             break  # "company CEO" continues; "company the" does not
         index += 1
     return last
@@ -274,14 +273,10 @@ def _noun_after(doc: Any, index: int, possessed: bool = False) -> Any:
 def _needs_tags(doc: Any) -> bool:
     """Whether typing the question needs parts of speech: a "what"/"which" followed by a word that may be a noun
     ("which company", "what is the name ..."), not by an auxiliary ("what did ...") or another function word."""
-    for token in doc:
-        if token.lower_ in {"what", "which"}:
-            following = doc[token.i + 1] if token.i + 1 < len(doc) else None
-            if following is None or following.is_punct:
-                continue
-            if following.lower_ in BE_FORMS or following.lower_ == "other" or following.lower_ in LIGHT_NOUNS:
-                return True
-            if not (following.is_stop or following.lower_ in YES_NO_STARTS):
+    for token, following in pairwise(doc):
+        if token.lower_ in {"what", "which"} and not following.is_punct:
+            word = following.lower_
+            if word in BE_FORMS | LIGHT_NOUNS | {"other"} or not (following.is_stop or word in YES_NO_STARTS):
                 return True
     return False
 

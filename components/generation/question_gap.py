@@ -29,6 +29,8 @@ from typing import Any
 
 from components.text.analyzer import terms
 
+# The wh-words that stand for a phrase of the answering sentence.
+WH_PHRASE_WORDS = frozenset({"what", "which", "who", "whom", "where"})
 # Verbs too light to align on: "what is ...", "what did X do": the gap is not a role of a content verb.
 LIGHT_VERBS = frozenset({"be", "do", "have", "happen", "make", "get"})
 # The roles that stand for each other between a question and a sentence.
@@ -68,7 +70,7 @@ def question_gap(question: str) -> QuestionGap | None:
 
     doc = parse_syntax(" ".join((question or "").split()))
     # The first wh-word; a "where" only when no other asks ("In the town where he lived, what did he build?").
-    asking = [token for token in doc if token.lower_ in {"what", "which", "who", "whom", "where"}]
+    asking = [token for token in doc if token.lower_ in WH_PHRASE_WORDS]
     wh = min(asking, key=lambda token: (token.lower_ == "where", token.i), default=None)
     if wh is None:
         return None
@@ -116,6 +118,12 @@ def question_gap(question: str) -> QuestionGap | None:
     return QuestionGap(role, stems[0], preposition) if stems else None
 
 
+def term_of(token: Any) -> str:
+    """The term of one word ("yards" -> "yard"); empty for a stop word or punctuation."""
+    found = terms(token.text)
+    return found[0] if found else ""
+
+
 def _misread_verb(auxiliary: Any) -> Any:
     """The verb a question's auxiliary stands before when the parse made the verb part of the subject: a participle
     after it ("Where are the gonads located?": "located" modifying "gonads" or a clause of "are") or the subject's
@@ -160,8 +168,7 @@ def action_phrase(doc: Any, gap: QuestionGap | None) -> str:
     if gap is None or gap.role != "action":
         return ""
     for word in doc:
-        stems = terms(word.text)
-        if not stems or stems[0] != gap.head:
+        if term_of(word) != gap.head:
             continue
         if gap.preposition == "clause":
             verb = next((child for child in word.children if child.dep_ in {"xcomp", "ccomp"}), None)
@@ -186,8 +193,7 @@ def fill_gap_token(doc: Any, gap: QuestionGap | None, question_terms: frozenset[
         return None
     fillers = []
     for word in doc:
-        stems = terms(word.text)
-        if not stems or stems[0] != gap.head or word.pos_ not in {"VERB", "NOUN", "ADJ", "AUX"}:
+        if term_of(word) != gap.head or word.pos_ not in {"VERB", "NOUN", "ADJ", "AUX"}:
             continue
         found = _role_child(word, gap)
         if found is None and gap.role == "subject":
@@ -328,7 +334,7 @@ def unasked_stretch(doc: Any, question_terms: frozenset[str]) -> str:
     aligns with no phrase ("Why ...?", "How ...?", "What happened ...?"): the runs of words between the question's
     own words and clause marks, without function words at their edges, at most MAX_WORDS long; the one with most
     content words wins, a run beside the question's words first. Empty when there is none."""
-    matched = [bool(found) and found[0] in question_terms for found in (terms(token.text) for token in doc)]
+    matched = [term_of(token) in question_terms for token in doc]
     runs, start = [], None
     for token in doc:
         if matched[token.i] or token.text in STRETCH_BREAKS:

@@ -104,7 +104,6 @@ class ResearchGenerator(InitParameterSerialization):
         if kind == "openai":
             from haystack.components.generators.chat import OpenAIChatGenerator
 
-            base_url = self.api_base_url or settings.openai_base_url
             api_key = Secret.from_env_var("OPENAI_API_KEY", strict=False)
             if api_key.resolve_value() is None:
                 self._chat_problem = "OPENAI_API_KEY is not set, so the chat generator cannot run"
@@ -113,7 +112,7 @@ class ResearchGenerator(InitParameterSerialization):
                 self._chat = OpenAIChatGenerator(
                     api_key=api_key,
                     model=self.model or settings.openai_model,
-                    api_base_url=base_url,
+                    api_base_url=self.api_base_url or settings.openai_base_url,
                     generation_kwargs=self.generation_kwargs or None,
                     timeout=self.timeout_s,
                     max_retries=0,
@@ -145,36 +144,34 @@ class ResearchGenerator(InitParameterSerialization):
         """
         self.warm_up()
         started = time.monotonic()
-        if self._kind == "openai":
-            if self._chat is None:
-                return self._fallback(query, documents, analysis, streaming_callback, started, self._chat_problem or "")
-            replies: list[str] = []
-            deadline = question_deadline()
+        if self._kind != "openai":
+            return self._fallback(query, documents, analysis, streaming_callback, started)
+        if self._chat is None:
+            return self._fallback(query, documents, analysis, streaming_callback, started, self._chat_problem or "")
+        replies: list[str] = []
+        deadline = question_deadline()
+        if deadline is not None:
+            deadline -= FALLBACK_RESERVE_S
+
+        def work() -> SourceResult:
+            # The client's own timeout follows the budget, so an abandoned call does not hold its thread long.
+            left = self.timeout_s
             if deadline is not None:
-                deadline -= FALLBACK_RESERVE_S
-
-            def work() -> SourceResult:
-                # The client's own timeout follows the budget, so an abandoned call does not hold its thread long.
-                left = self.timeout_s
-                if deadline is not None:
-                    left = max(0.1, min(left, deadline - time.monotonic()))
-                result = self._chat.run(
-                    messages=messages, streaming_callback=streaming_callback, generation_kwargs={"timeout": left}
-                )
-                texts = [message.text for message in result.get("replies", []) if message.text]
-                if not texts:
-                    raise ValueError("the chat server returned no answer text")
-                replies[:] = texts
-                return SourceResult(total_found=len(texts))
-
-            assert self._guard is not None
-            _, status = self._guard.call(work, deadline=deadline)
-            if status.ok and replies:
-                return {"replies": replies[:1], "short_answer": leading_short_answer(replies[0]), "status": status}
-            return self._fallback(
-                query, documents, analysis, streaming_callback, started, status.message, status.status
+                left = max(0.1, min(left, deadline - time.monotonic()))
+            result = self._chat.run(
+                messages=messages, streaming_callback=streaming_callback, generation_kwargs={"timeout": left}
             )
-        return self._fallback(query, documents, analysis, streaming_callback, started)
+            texts = [message.text for message in result.get("replies", []) if message.text]
+            if not texts:
+                raise ValueError("the chat server returned no answer text")
+            replies[:] = texts
+            return SourceResult(total_found=len(texts))
+
+        assert self._guard is not None
+        _, status = self._guard.call(work, deadline=deadline)
+        if status.ok and replies:
+            return {"replies": replies[:1], "short_answer": leading_short_answer(replies[0]), "status": status}
+        return self._fallback(query, documents, analysis, streaming_callback, started, status.message, status.status)
 
     def _fallback(
         self,
@@ -187,15 +184,22 @@ class ResearchGenerator(InitParameterSerialization):
         kind: StatusKind = StatusKind.ERROR,
     ) -> dict[str, Any]:
         """The extractive answer: the generator chosen (`reason` None), or the fallback when the chat model failed."""
-        if reason is not None:
-            logger.warning("Chat generation failed, answering extractively: {reason}", reason=reason)
-        answer = self._extractive.run(query=query, documents=documents, analysis=analysis)
-        _stream(streaming_callback, answer["replies"][0])
         if reason is None:
-            status = _status(started, StatusKind.SUCCESS, "extractive answer", 1)
+            kind, note = StatusKind.SUCCESS, "extractive answer"
         else:
+            logger.warning("Chat generation failed, answering extractively: {reason}", reason=reason)
             note = f"the chat model failed ({reason}); this is an extractive answer instead"
-            status = _status(started, kind, note, 0)
+        answer = self._extractive.run(query=query, documents=documents, analysis=analysis)
+        if streaming_callback is not None:
+            # An answer produced at once reaches a streaming callback as one final chunk.
+            streaming_callback(StreamingChunk(content=answer["replies"][0], finish_reason="stop"))
+        status = SourceStatus(
+            source=STATUS_SOURCE,
+            status=kind,
+            execution_time_ms=round((time.monotonic() - started) * 1000.0, 3),
+            total_found=int(reason is None),
+            message=note,
+        )
         return {"replies": answer["replies"], "short_answer": answer["short_answer"], "status": status}
 
 
@@ -211,19 +215,3 @@ def leading_short_answer(reply: str) -> str:
     if not first or first.startswith(ABSTENTION_PREFIX) or len(first.split()) > 15:
         return ""
     return first
-
-
-def _stream(callback: Callable[[StreamingChunk], None] | None, text: str) -> None:
-    """Hand an answer produced at once to a streaming callback, as one final chunk."""
-    if callback is not None:
-        callback(StreamingChunk(content=text, finish_reason="stop"))
-
-
-def _status(started: float, kind: StatusKind, message: str, found: int) -> SourceStatus:
-    return SourceStatus(
-        source=STATUS_SOURCE,
-        status=kind,
-        execution_time_ms=round((time.monotonic() - started) * 1000.0, 3),
-        total_found=found,
-        message=message,
-    )
