@@ -83,7 +83,6 @@ class Sentence:
 
     offset: int
     span: Any
-    in_code: bool = False
 
     @property
     def text(self) -> str:
@@ -94,35 +93,28 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
 def read_document(document: Any, chunks: list[Any]) -> tuple[str, list[Sentence], str, dt.date | None]:
-    """A document's id, its prose sentences once each (a heading repeating the title is one of them; code out) from
-    its text (its chunks joined in order when it keeps none), its title and its date (a date-time's day)."""
+    """A document's id, its prose sentences once each (a heading repeating the title is one of them; code, fenced or
+    indented, out) from its text (its chunks joined in order when it keeps none), its title and its date (a
+    date-time's day). The sentences are the shared analysis's."""
     text = getattr(document, "text", "") or "\n".join(c.text for c in sorted(chunks, key=lambda c: c.chunk_index))
     kept: list[Sentence] = []
     seen: set[str] = set()
-    for sentence in document_sentences(text):
-        key = " ".join(sentence.text.lstrip("#> ").strip().lower().split())
-        if not sentence.in_code and key and key not in seen:
-            seen.add(key)
-            kept.append(sentence)
-    anchor = getattr(document, "date", None)
-    anchor = anchor.date() if isinstance(anchor, dt.datetime) else anchor
-    return str(document.document_id), kept, getattr(document, "title", "") or "", anchor
-
-
-def document_sentences(text: str) -> list[Sentence]:
-    """The sentences of a document's text from the shared analysis; lines inside code fences are marked."""
-    sentences = []
     in_fence = False
     for offset, doc in analyse_text(text):
         if _FENCE.match(doc.text):
             in_fence = not in_fence
-            sentences.append(Sentence(offset, doc[:], in_code=True))
             continue
-        code = in_fence or doc.text.startswith(("    ", "\t"))
+        if in_fence or doc.text.startswith(("    ", "\t")):
+            continue
         for span in doc.sents:
-            if span.text.strip():
-                sentences.append(Sentence(offset + span.start_char, span, in_code=code))
-    return sentences
+            sentence = Sentence(offset + span.start_char, span)
+            key = " ".join(sentence.text.lstrip("#> ").strip().lower().split())
+            if key and key not in seen:
+                seen.add(key)
+                kept.append(sentence)
+    anchor = getattr(document, "date", None)
+    anchor = anchor.date() if isinstance(anchor, dt.datetime) else anchor
+    return str(document.document_id), kept, getattr(document, "title", "") or "", anchor
 
 
 # --- what a name is ---------------------------------------------------------------------------------------------
@@ -447,7 +439,7 @@ def _event_dates(sentence: Any, dates: list[DateMention], participant: Any) -> l
     own, other = [], []
     for mention in dates:
         span = _mention_span(sentence, mention)
-        if span is None or verb is None:
+        if span is None:
             other.append(mention)
             continue
         date_verb = _clause_verb(span)
@@ -519,13 +511,11 @@ def _supposed(token: Any) -> bool:
     """True when `token` takes part in a supposed event: a clause opened by "if" or "unless" ("if the bid succeeds,
     ...") states a condition, not something that happened."""
     verb = _clause_verb(token)
-    if verb is not None and any(child.dep_ == "advcl" and _conditional(child) for child in verb.children):
+    if any(child.dep_ == "advcl" and _conditional(child) for child in verb.children):
         return True  # the consequence of a condition: "if the bid succeeds, the jets may become redundant"
-    while verb is not None:
+    while verb.head.i != verb.i:
         if verb.dep_ == "advcl" and _conditional(verb):
             return True
-        if verb.head.i == verb.i:
-            return False
         verb = _clause_verb(verb.head)
     return False
 
@@ -743,8 +733,17 @@ class LanguageExtractor(GraphExtractor):
             for number, (when, keys) in enumerate(groups.items()):
                 facts.append(
                     Fact.of_sentence(
-                        document, index, sentence.text, chunk, keys, [entities[key].best_name() for key in keys],
-                        when, title=title, anchor=anchor, mention_keys=mentioned, variant=number,
+                        document,
+                        index,
+                        sentence.text,
+                        chunk,
+                        keys,
+                        [entities[key].best_name() for key in keys],
+                        when,
+                        title=title,
+                        anchor=anchor,
+                        mention_keys=mentioned,
+                        variant=number,
                     )
                 )
         used = {key for fact in facts for key in fact.entity_keys}
