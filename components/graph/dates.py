@@ -103,10 +103,8 @@ class FuzzyDate:
         raise ValueError(f"{text!r} is not an ISO date (YYYY, YYYY-MM or YYYY-MM-DD)")
 
     @classmethod
-    def from_date(cls, value: dt.date | dt.datetime, precision: str = "day") -> FuzzyDate:
+    def from_date(cls, value: dt.date, precision: str = "day") -> FuzzyDate:
         """A `FuzzyDate` at `precision` from a plain date."""
-        if isinstance(value, dt.datetime):
-            value = value.date()
         if precision == "year":
             value = value.replace(month=1, day=1)
         elif precision == "month":
