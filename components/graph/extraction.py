@@ -151,14 +151,14 @@ _LINK_DEPS = {"compound", "appos", "conj", "poss", "amod", "nmod", "npadvmod", "
 
 def _looks_like_code(span: Any) -> bool:
     text = span.text
-    if _CODE_NAME.search(text) or (text.isupper() and "_" in text):
+    if _CODE_NAME.search(text):
         return True
     doc = span.doc
     before = doc[span.start - 1].text if span.start > 0 else ""
     after = doc[span.end].text if span.end < len(doc) else ""
     # Backticks closed by two apostrophes are quotation marks (``Dreamliner''), not code.
     quoted = "``" in doc.text and "''" in doc[span.start :].text
-    return not quoted and ("`" in before or "`" in after or text.count("`") > 0)
+    return not quoted and ("`" in before or "`" in after or "`" in text)
 
 
 _MODEL = re.compile(r"^[A-Z]{0,3}-?\d{2,5}[A-Z]{0,3}s?$")
@@ -397,10 +397,8 @@ def _modifies_other_thing(token: Any, kind: str) -> bool:
     head = token
     while head.dep_ in ("compound", "nmod", "amod") and head.head.i > head.i:
         head = head.head
-        if head.pos_ == "PROPN":
-            return False  # part of a longer name, or a title before a person's name
         if head.pos_ != "NOUN":
-            return False
+            return False  # part of a longer name, a title before a person's name, or no noun at all
         if _kind_of_noun(head.lemma_) in (kind, "person", "product") or _is_event_noun(head):
             return False
     return head.i != token.i
@@ -616,8 +614,12 @@ class _Mention:
 _NAME_AND_ACRONYM = re.compile(r"([A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){1,8})\s*\(([A-Z][A-Za-z&.]{1,9})\)")
 
 
+# The small words of a name that its acronym leaves out ("European Aeronautic Defence and Space" -> "EADS").
+_NOT_INITIALS = {"of", "and", "the", "for", "de", "&"}
+
+
 def _initials(key: str) -> str:
-    return "".join(word[0] for word in key.split() if word not in ("of", "and", "the", "for", "de", "&"))
+    return "".join(word[0] for word in key.split() if word not in _NOT_INITIALS)
 
 
 def _shortened(key: str) -> set[str]:
@@ -627,7 +629,7 @@ def _shortened(key: str) -> set[str]:
     return {
         f"{_initials(' '.join(words[:cut]))} {' '.join(words[cut:])}"
         for cut in range(2, len(words))
-        if words[cut - 1] not in ("of", "and", "the", "for", "de", "&")
+        if words[cut - 1] not in _NOT_INITIALS
     }
 
 
@@ -674,7 +676,7 @@ class LanguageExtractor(GraphExtractor):
             # A headline is a clause cut short (the parser often misreads it): every name it holds takes part.
             headline = index == 0 and _same_text(sentence.text, title)
             if headline:
-                linked = {**{m.key: ("title", m.root) for m in row if m.key in entities}, **linked}
+                linked = {**{m.key: ("title", m.root) for m in row}, **linked}
                 if len(sentences) > 1 and all(entities[key].kind() == "place" for key in linked):
                     # A headline naming no one ("World's largest airliner makes first flight") tells the lead's news:
                     # the lead sentence's subject takes part.
@@ -894,7 +896,7 @@ class LanguageExtractor(GraphExtractor):
         # A model number alone ("the 777", "its 777 airliner") is a name; other names hold a letter.
         if len(text) < 2 or not (singular or re.search(r"[A-Za-z]", text)) or _looks_like_code(span):
             return None
-        if kind is None and not singular and not any(re.search(r"[A-Z]", t.text) for t in span):
+        if kind is None and not singular and not re.search(r"[A-Z]", span.text):
             return None
         if singular or re.search(r"\ds$", text):
             text = _singular(text)
@@ -971,9 +973,7 @@ class LanguageExtractor(GraphExtractor):
         planemaker Airbus", "Qdrant: a vector search engine" make "engine", "database", "planemaker" type nouns."""
         for mention in row:
             root = mention.root
-            entity = entities.get(mention.key)
-            if entity is None:
-                continue
+            entity = entities[mention.key]
             # The last word of a longer name says what it is: "the store" of the "iTunes Music Store", "the airline"
             # of "Singapore Airlines" (not a person's surname: "the job" is not Steve Jobs).
             last = sentence.doc[mention.end - 1]
@@ -1068,17 +1068,16 @@ class LanguageExtractor(GraphExtractor):
         row: list[_Mention],
         entities: dict[str, _DocEntity],
         recent: list[str],
-        focus: list[str] | None = None,
+        focus: list[str],
     ) -> dict[str, tuple[str, Any]]:
         """The entities taking part in the sentence's events, each with its role (see `_role`) and the token
         naming it; references ("he", "the company") as "ref:" roles."""
         roles: dict[str, tuple[str, Any]] = {}
         for mention in row:
             role = _role(mention.root)
-            entity = entities.get(mention.key)
-            if role is None or mention.key in roles or entity is None:
+            if role is None or mention.key in roles:
                 continue
-            kind = entity.kind()
+            kind = entities[mention.key].kind()
             if _modifies_other_thing(mention.root, kind) or (kind != "place" and _of_a_thing(mention.root, role)):
                 continue
             roles[mention.key] = (role, mention.root)
@@ -1093,7 +1092,7 @@ class LanguageExtractor(GraphExtractor):
         row: list[_Mention],
         entities: dict[str, _DocEntity],
         recent: list[str],
-        focus: list[str] | None = None,
+        focus: list[str],
     ) -> list[tuple[str, str, Any]]:
         """The entities this sentence's pronouns and definite descriptions refer to (most recent fitting first),
         each with the referring word's role and the word. A pronoun as subject ("It carries 300 passengers", "He
@@ -1103,10 +1102,10 @@ class LanguageExtractor(GraphExtractor):
         covered = {i for m in row for i in range(m.start, m.end)}
 
         def latest(fits: Callable[[_DocEntity], bool]) -> str | None:
-            return next((key for key in reversed(recent) if key in entities and fits(entities[key])), None)
+            return next((key for key in reversed(recent) if fits(entities[key])), None)
 
         def in_focus(subject: bool, fits: Callable[[_DocEntity], bool]) -> str | None:
-            kept = [key for key in focus or [] if subject and key in entities and fits(entities[key])]
+            kept = [key for key in focus if subject and fits(entities[key])]
             return kept[0] if kept else latest(fits)
 
         found: list[tuple[str, str, Any]] = []
@@ -1131,7 +1130,7 @@ class LanguageExtractor(GraphExtractor):
                 if lower in _PERSON_PRONOUNS:
                     # A person named before the pronoun in the sentence is its antecedent ("Jobs said he ..."); one
                     # named after it is not ("He said Mac sales grew").
-                    if any(m.start < token.i and entities[m.key].kind() == "person" for m in row if m.key in entities):
+                    if any(m.start < token.i and entities[m.key].kind() == "person" for m in row):
                         continue
                     key = in_focus(subject, lambda e: e.kind() == "person")
                 elif lower in ("i", "me") and not named:
