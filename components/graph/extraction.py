@@ -129,9 +129,8 @@ _KIND_NOUNS: dict[str, set[str]] = {
     ),
     "product": set(
         "product device phone smartphone computer laptop tablet software program application app service platform "
-        "tool engine database library framework system model aircraft airliner airplane plane jet jetliner "
-        "car vehicle console "
-        "browser package player game drug vaccine chip processor language".split()
+        "tool engine database library framework system model aircraft airliner airplane plane jet jetliner car "
+        "vehicle console browser package player game drug vaccine chip processor language".split()
     ),
     "person": set(
         "man woman executive founder chairman chairwoman president minister director officer analyst spokesman "
@@ -192,13 +191,12 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
         lettered = bool(re.search(r"[A-Z]", token.text))
         if not lettered and re.fullmatch(r"(19|20)\d\d", digits):
             continue  # a year
-        maker_before = token.i > sentence.start and doc[token.i - 1].pos_ == "PROPN" and _capitalised(doc[token.i - 1])
-        counted = token.i + 1 < sentence.end and doc[token.i + 1].tag_ in ("NNS", "NNPS")
-        if not lettered and not maker_before and counted:
-            continue  # a count: "20 Dreamliners" (but "22 Boeing 787 Dreamliners" names the model)
         left = token.i
         while left > sentence.start and doc[left - 1].pos_ == "PROPN" and _capitalised(doc[left - 1]):
             left -= 1
+        counted = token.i + 1 < sentence.end and doc[token.i + 1].tag_ in ("NNS", "NNPS")
+        if not lettered and left == token.i and counted:
+            continue  # a count: "20 Dreamliners" (but "22 Boeing 787 Dreamliners" names the model)
         right = token.i + 1
         while (
             right < sentence.end
@@ -381,6 +379,11 @@ def _is_core(role: str, person: bool = False) -> bool:
     "its engines" is about the engines)."""
     links = role.split(">")
     return (person or not links[0].startswith("poss")) and links[-1].split(":")[0] in _CORE_ROLES
+
+
+def _is_subject(role: str | None) -> bool:
+    """True for a role (see `_role`; a reference's too: "ref:nsubj") that ends as its predicate's subject."""
+    return (role or "").split(">")[-1].removeprefix("ref:") in ("nsubj", "nsubjpass")
 
 
 def _is_event_noun(token: Any) -> bool:
@@ -681,8 +684,7 @@ class LanguageExtractor(GraphExtractor):
                     # A headline naming no one ("World's largest airliner makes first flight") tells the lead's news:
                     # the lead sentence's subject takes part.
                     for mention in mentions[1]:
-                        subject = (_role(mention.root) or "").split(">")[-1] in ("nsubj", "nsubjpass")
-                        if subject and entities[mention.key].kind() not in ("place", "group"):
+                        if _is_subject(_role(mention.root)) and entities[mention.key].kind() not in ("place", "group"):
                             linked.setdefault(mention.key, ("title", mention.root))
             for key, token in _event_references(sentence.span, row, events):
                 if entities[key].kind() not in ("place", "group"):
@@ -699,11 +701,7 @@ class LanguageExtractor(GraphExtractor):
             named = sorted(explicit, key=lambda k: all(m.start in aside for m in row if m.key == k), reverse=True)
             named += [key for key in linked if key not in explicit and key in recent]
             recent = [key for key in recent if key not in named] + named
-            focus = [
-                key
-                for key, (role, _) in linked.items()
-                if role.split(">")[-1].removeprefix("ref:") in ("nsubj", "nsubjpass")
-            ]
+            focus = [key for key, (role, _) in linked.items() if _is_subject(role)]
             valid, invalid, method, dates = dated[index]
             short = len([t for t in sentence.span if not t.is_punct]) < self.min_sentence_words
             if not linked or (not headline and (short or not _has_predicate(sentence.span))):
@@ -1126,7 +1124,7 @@ class LanguageExtractor(GraphExtractor):
             if lower == "it" and _is_expletive(token):
                 continue
             if token.pos_ == "PRON" or lower in _PERSON_PRONOUNS | _THING_PRONOUNS:
-                subject = role.split(">")[-1] in ("nsubj", "nsubjpass")
+                subject = _is_subject(role)
                 if lower in _PERSON_PRONOUNS:
                     # A person named before the pronoun in the sentence is its antecedent ("Jobs said he ..."); one
                     # named after it is not ("He said Mac sales grew").
