@@ -4,10 +4,9 @@ A `FuzzyDate` is a calendar date plus how much of it is known (`year`, `month` o
 that precision ("2008", "2008-06", "2008-06-09"). The places to look are spaCy's DATE entities (and bare years
 after a preposition); `dateparser` turns each into a date with the document's date as its relative base ("last
 March", "on Tuesday", "three years ago") and says which period it names, which becomes the precision. Steps of
-time counted from the previous date of the text ("two years later", "the following month") are counted from it
-("next month" from the document's date);
-modifiers that keep the period ("early 2007", "the end of March") are dropped before parsing; durations ("for
-two weeks") and rates ("15 a year") are not dates.
+time ("two years later", "the following month") count from the text's previous date ("next month" from the
+document's date); modifiers that keep the period ("early 2007", "the end of March") are dropped before parsing;
+durations ("for two weeks") and rates ("15 a year") are not dates.
 
 Usage:
 ```python
