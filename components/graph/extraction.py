@@ -576,14 +576,6 @@ def _parenthesised(sentence: Any) -> set[int]:
     return inside
 
 
-def _same_text(text: str, other: str) -> bool:
-    return " ".join(text.lower().split()) == " ".join(other.lower().split())
-
-
-def _has_predicate(span: Any) -> bool:
-    return any(token.pos_ in ("VERB", "AUX") for token in span)
-
-
 # --- the document's entities ----------------------------------------------------------------------------------
 
 
@@ -677,7 +669,7 @@ class LanguageExtractor(GraphExtractor):
             explicit = list(dict.fromkeys(m.key for m in row))
             linked = self._participants(sentence.span, row, entities, recent, focus)
             # A headline is a clause cut short (the parser often misreads it): every name it holds takes part.
-            headline = index == 0 and _same_text(sentence.text, title)
+            headline = index == 0 and " ".join(sentence.text.lower().split()) == " ".join(title.lower().split())
             if headline:
                 linked = {**{m.key: ("title", m.root) for m in row}, **linked}
                 if len(sentences) > 1 and all(entities[key].kind() == "place" for key in linked):
@@ -704,7 +696,8 @@ class LanguageExtractor(GraphExtractor):
             focus = [key for key, (role, _) in linked.items() if _is_subject(role)]
             valid, invalid, method, dates = dated[index]
             short = len([t for t in sentence.span if not t.is_punct]) < self.min_sentence_words
-            if not linked or (not headline and (short or not _has_predicate(sentence.span))):
+            predicate = any(t.pos_ in ("VERB", "AUX") for t in sentence.span)
+            if not linked or (not headline and (short or not predicate)):
                 continue
             # Each entity's event is dated by the dates of its own predicate; entities whose events fall on the same
             # date share one fact of the sentence.
