@@ -97,10 +97,7 @@ class LLMGraphExtractor(GraphExtractor):
         match = re.search(r"\{.*\}", text, re.S)
         if not match:
             raise ValueError("the chat model did not answer with JSON")
-        data = json.loads(match.group())
-        if not isinstance(data, dict):
-            raise ValueError("the chat model's JSON is not an object")
-        return data
+        return json.loads(match.group())  # from "{" to "}": an object when it is JSON at all
 
     @staticmethod
     def _date(value: Any) -> FuzzyDate | None:
