@@ -87,11 +87,7 @@ class FuzzyDate:
         """True when this date names the same period as `other` to `other`'s precision (and is at least as precise)."""
         if PRECISIONS.index(self.precision) < PRECISIONS.index(other.precision):
             return False
-        if self.value.year != other.value.year:
-            return False
-        if other.precision in ("month", "day") and self.value.month != other.value.month:
-            return False
-        return other.precision != "day" or self.value.day == other.value.day
+        return FuzzyDate.from_date(self.value, other.precision) == FuzzyDate.from_date(other.value, other.precision)
 
     @classmethod
     def parse(cls, text: str) -> FuzzyDate:
