@@ -4,10 +4,9 @@ A `FuzzyDate` is a calendar date plus how much of it is known (`year`, `month` o
 that precision ("2008", "2008-06", "2008-06-09"). The places to look are spaCy's DATE entities (and bare years
 after a preposition); `dateparser` turns each into a date with the document's date as its relative base ("last
 March", "on Tuesday", "three years ago") and says which period it names, which becomes the precision. Steps of
-time counted from the previous date of the text ("two years later", "the following month") are counted from it
-("next month" from the document's date);
-modifiers that keep the period ("early 2007", "the end of March") are dropped before parsing; durations ("for
-two weeks") and rates ("15 a year") are not dates.
+time ("two years later", "the following month") count from the text's previous date ("next month" from the
+document's date); modifiers that keep the period ("early 2007", "the end of March") are dropped before parsing;
+durations ("for two weeks") and rates ("15 a year") are not dates.
 
 Usage:
 ```python
@@ -88,11 +87,7 @@ class FuzzyDate:
         """True when this date names the same period as `other` to `other`'s precision (and is at least as precise)."""
         if PRECISIONS.index(self.precision) < PRECISIONS.index(other.precision):
             return False
-        if self.value.year != other.value.year:
-            return False
-        if other.precision in ("month", "day") and self.value.month != other.value.month:
-            return False
-        return other.precision != "day" or self.value.day == other.value.day
+        return FuzzyDate.from_date(self.value, other.precision) == FuzzyDate.from_date(other.value, other.precision)
 
     @classmethod
     def parse(cls, text: str) -> FuzzyDate:
@@ -103,10 +98,8 @@ class FuzzyDate:
         raise ValueError(f"{text!r} is not an ISO date (YYYY, YYYY-MM or YYYY-MM-DD)")
 
     @classmethod
-    def from_date(cls, value: dt.date | dt.datetime, precision: str = "day") -> FuzzyDate:
+    def from_date(cls, value: dt.date, precision: str = "day") -> FuzzyDate:
         """A `FuzzyDate` at `precision` from a plain date."""
-        if isinstance(value, dt.datetime):
-            value = value.date()
         if precision == "year":
             value = value.replace(month=1, day=1)
         elif precision == "month":

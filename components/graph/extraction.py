@@ -34,11 +34,9 @@ from itertools import groupby
 from typing import Any, Self
 
 from components.graph.dates import DateMention, FuzzyDate, sentence_validity, validity
-from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, normalise_name
+from components.graph.model import DocumentGraph, EntityMention, Fact, normalise_name
 from components.serialization import init_parameters_to_dict
 from components.text.language import analyse_text, entity_kind
-
-ENTITY_KINDS_TEXT = " | ".join(ENTITY_KINDS)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
 EXTRACTOR_VERSION = "spacy-11"
@@ -83,7 +81,6 @@ class Sentence:
 
     offset: int
     span: Any
-    in_code: bool = False
 
     @property
     def text(self) -> str:
@@ -94,35 +91,28 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
 def read_document(document: Any, chunks: list[Any]) -> tuple[str, list[Sentence], str, dt.date | None]:
-    """A document's id, its prose sentences once each (a heading repeating the title is one of them; code out) from
-    its text (its chunks joined in order when it keeps none), its title and its date (a date-time's day)."""
+    """A document's id, its prose sentences once each (a heading repeating the title is one of them; code, fenced or
+    indented, out) from its text (its chunks joined in order when it keeps none), its title and its date (a
+    date-time's day). The sentences are the shared analysis's."""
     text = getattr(document, "text", "") or "\n".join(c.text for c in sorted(chunks, key=lambda c: c.chunk_index))
     kept: list[Sentence] = []
     seen: set[str] = set()
-    for sentence in document_sentences(text):
-        key = " ".join(sentence.text.lstrip("#> ").strip().lower().split())
-        if not sentence.in_code and key and key not in seen:
-            seen.add(key)
-            kept.append(sentence)
-    anchor = getattr(document, "date", None)
-    anchor = anchor.date() if isinstance(anchor, dt.datetime) else anchor
-    return str(document.document_id), kept, getattr(document, "title", "") or "", anchor
-
-
-def document_sentences(text: str) -> list[Sentence]:
-    """The sentences of a document's text from the shared analysis; lines inside code fences are marked."""
-    sentences = []
     in_fence = False
     for offset, doc in analyse_text(text):
         if _FENCE.match(doc.text):
             in_fence = not in_fence
-            sentences.append(Sentence(offset, doc[:], in_code=True))
             continue
-        code = in_fence or doc.text.startswith(("    ", "\t"))
+        if in_fence or doc.text.startswith(("    ", "\t")):
+            continue
         for span in doc.sents:
-            if span.text.strip():
-                sentences.append(Sentence(offset + span.start_char, span, in_code=code))
-    return sentences
+            sentence = Sentence(offset + span.start_char, span)
+            key = " ".join(sentence.text.lstrip("#> ").strip().lower().split())
+            if key and key not in seen:
+                seen.add(key)
+                kept.append(sentence)
+    anchor = getattr(document, "date", None)
+    anchor = anchor.date() if isinstance(anchor, dt.datetime) else anchor
+    return str(document.document_id), kept, getattr(document, "title", "") or "", anchor
 
 
 # --- what a name is ---------------------------------------------------------------------------------------------
@@ -139,9 +129,8 @@ _KIND_NOUNS: dict[str, set[str]] = {
     ),
     "product": set(
         "product device phone smartphone computer laptop tablet software program application app service platform "
-        "tool engine database library framework system model aircraft airliner airplane plane jet jetliner "
-        "car vehicle console "
-        "browser package player game drug vaccine chip processor language".split()
+        "tool engine database library framework system model aircraft airliner airplane plane jet jetliner car "
+        "vehicle console browser package player game drug vaccine chip processor language".split()
     ),
     "person": set(
         "man woman executive founder chairman chairwoman president minister director officer analyst spokesman "
@@ -161,14 +150,14 @@ _LINK_DEPS = {"compound", "appos", "conj", "poss", "amod", "nmod", "npadvmod", "
 
 def _looks_like_code(span: Any) -> bool:
     text = span.text
-    if _CODE_NAME.search(text) or (text.isupper() and "_" in text):
+    if _CODE_NAME.search(text):
         return True
     doc = span.doc
     before = doc[span.start - 1].text if span.start > 0 else ""
     after = doc[span.end].text if span.end < len(doc) else ""
     # Backticks closed by two apostrophes are quotation marks (``Dreamliner''), not code.
     quoted = "``" in doc.text and "''" in doc[span.start :].text
-    return not quoted and ("`" in before or "`" in after or text.count("`") > 0)
+    return not quoted and ("`" in before or "`" in after or "`" in text)
 
 
 _MODEL = re.compile(r"^[A-Z]{0,3}-?\d{2,5}[A-Z]{0,3}s?$")
@@ -202,13 +191,12 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
         lettered = bool(re.search(r"[A-Z]", token.text))
         if not lettered and re.fullmatch(r"(19|20)\d\d", digits):
             continue  # a year
-        maker_before = token.i > sentence.start and doc[token.i - 1].pos_ == "PROPN" and _capitalised(doc[token.i - 1])
-        counted = token.i + 1 < sentence.end and doc[token.i + 1].tag_ in ("NNS", "NNPS")
-        if not lettered and not maker_before and counted:
-            continue  # a count: "20 Dreamliners" (but "22 Boeing 787 Dreamliners" names the model)
         left = token.i
         while left > sentence.start and doc[left - 1].pos_ == "PROPN" and _capitalised(doc[left - 1]):
             left -= 1
+        counted = token.i + 1 < sentence.end and doc[token.i + 1].tag_ in ("NNS", "NNPS")
+        if not lettered and left == token.i and counted:
+            continue  # a count: "20 Dreamliners" (but "22 Boeing 787 Dreamliners" names the model)
         right = token.i + 1
         while (
             right < sentence.end
@@ -393,6 +381,11 @@ def _is_core(role: str, person: bool = False) -> bool:
     return (person or not links[0].startswith("poss")) and links[-1].split(":")[0] in _CORE_ROLES
 
 
+def _is_subject(role: str | None) -> bool:
+    """True for a role (see `_role`; a reference's too: "ref:nsubj") that ends as its predicate's subject."""
+    return (role or "").split(">")[-1].removeprefix("ref:") in ("nsubj", "nsubjpass")
+
+
 def _is_event_noun(token: Any) -> bool:
     lemma = token.lemma_.lower()
     return lemma in _EVENT_NOUNS or (len(lemma) > 5 and lemma.endswith(_EVENT_SUFFIXES))
@@ -407,10 +400,8 @@ def _modifies_other_thing(token: Any, kind: str) -> bool:
     head = token
     while head.dep_ in ("compound", "nmod", "amod") and head.head.i > head.i:
         head = head.head
-        if head.pos_ == "PROPN":
-            return False  # part of a longer name, or a title before a person's name
         if head.pos_ != "NOUN":
-            return False
+            return False  # part of a longer name, a title before a person's name, or no noun at all
         if _kind_of_noun(head.lemma_) in (kind, "person", "product") or _is_event_noun(head):
             return False
     return head.i != token.i
@@ -447,7 +438,7 @@ def _event_dates(sentence: Any, dates: list[DateMention], participant: Any) -> l
     own, other = [], []
     for mention in dates:
         span = _mention_span(sentence, mention)
-        if span is None or verb is None:
+        if span is None:
             other.append(mention)
             continue
         date_verb = _clause_verb(span)
@@ -519,13 +510,11 @@ def _supposed(token: Any) -> bool:
     """True when `token` takes part in a supposed event: a clause opened by "if" or "unless" ("if the bid succeeds,
     ...") states a condition, not something that happened."""
     verb = _clause_verb(token)
-    if verb is not None and any(child.dep_ == "advcl" and _conditional(child) for child in verb.children):
+    if any(child.dep_ == "advcl" and _conditional(child) for child in verb.children):
         return True  # the consequence of a condition: "if the bid succeeds, the jets may become redundant"
-    while verb is not None:
+    while verb.head.i != verb.i:
         if verb.dep_ == "advcl" and _conditional(verb):
             return True
-        if verb.head.i == verb.i:
-            return False
         verb = _clause_verb(verb.head)
     return False
 
@@ -587,14 +576,6 @@ def _parenthesised(sentence: Any) -> set[int]:
     return inside
 
 
-def _same_text(text: str, other: str) -> bool:
-    return " ".join(text.lower().split()) == " ".join(other.lower().split())
-
-
-def _has_predicate(span: Any) -> bool:
-    return any(token.pos_ in ("VERB", "AUX") for token in span)
-
-
 # --- the document's entities ----------------------------------------------------------------------------------
 
 
@@ -628,8 +609,12 @@ class _Mention:
 _NAME_AND_ACRONYM = re.compile(r"([A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){1,8})\s*\(([A-Z][A-Za-z&.]{1,9})\)")
 
 
+# The small words of a name that its acronym leaves out ("European Aeronautic Defence and Space" -> "EADS").
+_NOT_INITIALS = {"of", "and", "the", "for", "de", "&"}
+
+
 def _initials(key: str) -> str:
-    return "".join(word[0] for word in key.split() if word not in ("of", "and", "the", "for", "de", "&"))
+    return "".join(word[0] for word in key.split() if word not in _NOT_INITIALS)
 
 
 def _shortened(key: str) -> set[str]:
@@ -639,7 +624,7 @@ def _shortened(key: str) -> set[str]:
     return {
         f"{_initials(' '.join(words[:cut]))} {' '.join(words[cut:])}"
         for cut in range(2, len(words))
-        if words[cut - 1] not in ("of", "and", "the", "for", "de", "&")
+        if words[cut - 1] not in _NOT_INITIALS
     }
 
 
@@ -684,15 +669,14 @@ class LanguageExtractor(GraphExtractor):
             explicit = list(dict.fromkeys(m.key for m in row))
             linked = self._participants(sentence.span, row, entities, recent, focus)
             # A headline is a clause cut short (the parser often misreads it): every name it holds takes part.
-            headline = index == 0 and _same_text(sentence.text, title)
+            headline = index == 0 and " ".join(sentence.text.lower().split()) == " ".join(title.lower().split())
             if headline:
-                linked = {**{m.key: ("title", m.root) for m in row if m.key in entities}, **linked}
+                linked = {**{m.key: ("title", m.root) for m in row}, **linked}
                 if len(sentences) > 1 and all(entities[key].kind() == "place" for key in linked):
                     # A headline naming no one ("World's largest airliner makes first flight") tells the lead's news:
                     # the lead sentence's subject takes part.
                     for mention in mentions[1]:
-                        subject = (_role(mention.root) or "").split(">")[-1] in ("nsubj", "nsubjpass")
-                        if subject and entities[mention.key].kind() not in ("place", "group"):
+                        if _is_subject(_role(mention.root)) and entities[mention.key].kind() not in ("place", "group"):
                             linked.setdefault(mention.key, ("title", mention.root))
             for key, token in _event_references(sentence.span, row, events):
                 if entities[key].kind() not in ("place", "group"):
@@ -709,14 +693,11 @@ class LanguageExtractor(GraphExtractor):
             named = sorted(explicit, key=lambda k: all(m.start in aside for m in row if m.key == k), reverse=True)
             named += [key for key in linked if key not in explicit and key in recent]
             recent = [key for key in recent if key not in named] + named
-            focus = [
-                key
-                for key, (role, _) in linked.items()
-                if role.split(">")[-1].removeprefix("ref:") in ("nsubj", "nsubjpass")
-            ]
+            focus = [key for key, (role, _) in linked.items() if _is_subject(role)]
             valid, invalid, method, dates = dated[index]
             short = len([t for t in sentence.span if not t.is_punct]) < self.min_sentence_words
-            if not linked or (not headline and (short or not _has_predicate(sentence.span))):
+            predicate = any(t.pos_ in ("VERB", "AUX") for t in sentence.span)
+            if not linked or (not headline and (short or not predicate)):
                 continue
             # Each entity's event is dated by the dates of its own predicate; entities whose events fall on the same
             # date share one fact of the sentence.
@@ -743,8 +724,17 @@ class LanguageExtractor(GraphExtractor):
             for number, (when, keys) in enumerate(groups.items()):
                 facts.append(
                     Fact.of_sentence(
-                        document, index, sentence.text, chunk, keys, [entities[key].best_name() for key in keys],
-                        when, title=title, anchor=anchor, mention_keys=mentioned, variant=number,
+                        document,
+                        index,
+                        sentence.text,
+                        chunk,
+                        keys,
+                        [entities[key].best_name() for key in keys],
+                        when,
+                        title=title,
+                        anchor=anchor,
+                        mention_keys=mentioned,
+                        variant=number,
                     )
                 )
         used = {key for fact in facts for key in fact.entity_keys}
@@ -897,7 +887,7 @@ class LanguageExtractor(GraphExtractor):
         # A model number alone ("the 777", "its 777 airliner") is a name; other names hold a letter.
         if len(text) < 2 or not (singular or re.search(r"[A-Za-z]", text)) or _looks_like_code(span):
             return None
-        if kind is None and not singular and not any(re.search(r"[A-Z]", t.text) for t in span):
+        if kind is None and not singular and not re.search(r"[A-Z]", span.text):
             return None
         if singular or re.search(r"\ds$", text):
             text = _singular(text)
@@ -974,9 +964,7 @@ class LanguageExtractor(GraphExtractor):
         planemaker Airbus", "Qdrant: a vector search engine" make "engine", "database", "planemaker" type nouns."""
         for mention in row:
             root = mention.root
-            entity = entities.get(mention.key)
-            if entity is None:
-                continue
+            entity = entities[mention.key]
             # The last word of a longer name says what it is: "the store" of the "iTunes Music Store", "the airline"
             # of "Singapore Airlines" (not a person's surname: "the job" is not Steve Jobs).
             last = sentence.doc[mention.end - 1]
@@ -1071,17 +1059,16 @@ class LanguageExtractor(GraphExtractor):
         row: list[_Mention],
         entities: dict[str, _DocEntity],
         recent: list[str],
-        focus: list[str] | None = None,
+        focus: list[str],
     ) -> dict[str, tuple[str, Any]]:
         """The entities taking part in the sentence's events, each with its role (see `_role`) and the token
         naming it; references ("he", "the company") as "ref:" roles."""
         roles: dict[str, tuple[str, Any]] = {}
         for mention in row:
             role = _role(mention.root)
-            entity = entities.get(mention.key)
-            if role is None or mention.key in roles or entity is None:
+            if role is None or mention.key in roles:
                 continue
-            kind = entity.kind()
+            kind = entities[mention.key].kind()
             if _modifies_other_thing(mention.root, kind) or (kind != "place" and _of_a_thing(mention.root, role)):
                 continue
             roles[mention.key] = (role, mention.root)
@@ -1096,7 +1083,7 @@ class LanguageExtractor(GraphExtractor):
         row: list[_Mention],
         entities: dict[str, _DocEntity],
         recent: list[str],
-        focus: list[str] | None = None,
+        focus: list[str],
     ) -> list[tuple[str, str, Any]]:
         """The entities this sentence's pronouns and definite descriptions refer to (most recent fitting first),
         each with the referring word's role and the word. A pronoun as subject ("It carries 300 passengers", "He
@@ -1106,10 +1093,10 @@ class LanguageExtractor(GraphExtractor):
         covered = {i for m in row for i in range(m.start, m.end)}
 
         def latest(fits: Callable[[_DocEntity], bool]) -> str | None:
-            return next((key for key in reversed(recent) if key in entities and fits(entities[key])), None)
+            return next((key for key in reversed(recent) if fits(entities[key])), None)
 
         def in_focus(subject: bool, fits: Callable[[_DocEntity], bool]) -> str | None:
-            kept = [key for key in focus or [] if subject and key in entities and fits(entities[key])]
+            kept = [key for key in focus if subject and fits(entities[key])]
             return kept[0] if kept else latest(fits)
 
         found: list[tuple[str, str, Any]] = []
@@ -1130,11 +1117,11 @@ class LanguageExtractor(GraphExtractor):
             if lower == "it" and _is_expletive(token):
                 continue
             if token.pos_ == "PRON" or lower in _PERSON_PRONOUNS | _THING_PRONOUNS:
-                subject = role.split(">")[-1] in ("nsubj", "nsubjpass")
+                subject = _is_subject(role)
                 if lower in _PERSON_PRONOUNS:
                     # A person named before the pronoun in the sentence is its antecedent ("Jobs said he ..."); one
                     # named after it is not ("He said Mac sales grew").
-                    if any(m.start < token.i and entities[m.key].kind() == "person" for m in row if m.key in entities):
+                    if any(m.start < token.i and entities[m.key].kind() == "person" for m in row):
                         continue
                     key = in_focus(subject, lambda e: e.kind() == "person")
                 elif lower in ("i", "me") and not named:

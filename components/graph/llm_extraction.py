@@ -14,19 +14,14 @@ from collections.abc import Callable
 from typing import Any
 
 from components.graph.dates import FuzzyDate, find_dates, sentence_validity
-from components.graph.extraction import (
-    ENTITY_KINDS_TEXT,
-    GraphExtractor,
-    _ChunkLocator,
-    read_document,
-)
+from components.graph.extraction import GraphExtractor, _ChunkLocator, read_document
 from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, normalise_name
 from components.text.dates import iso_date
 from components.validation import within
 
 _INSTRUCTIONS = (
     "You extract a knowledge graph from numbered sentences of one document dated {date}. Answer with JSON only: "
-    '{{"entities": [{{"name": str, "kind": one of ' + ENTITY_KINDS_TEXT + ', "aliases": [str]}}], '
+    '{{"entities": [{{"name": str, "kind": one of ' + " | ".join(ENTITY_KINDS) + ', "aliases": [str]}}], '
     '"facts": [{{"sentence": int, "entities": [entity names], "valid_at": "YYYY" | "YYYY-MM" | "YYYY-MM-DD" | null, '
     '"invalid_at": same or null}}]}}. '
     "Give a fact for every sentence that states something about a named entity; resolve pronouns and relative "
@@ -102,10 +97,7 @@ class LLMGraphExtractor(GraphExtractor):
         match = re.search(r"\{.*\}", text, re.S)
         if not match:
             raise ValueError("the chat model did not answer with JSON")
-        data = json.loads(match.group())
-        if not isinstance(data, dict):
-            raise ValueError("the chat model's JSON is not an object")
-        return data
+        return json.loads(match.group())  # from "{" to "}": an object when it is JSON at all
 
     @staticmethod
     def _date(value: Any) -> FuzzyDate | None:
@@ -115,12 +107,11 @@ class LLMGraphExtractor(GraphExtractor):
     def extract(
         self, document: Any, chunks: list[Any], known_names: Callable[[set[str]], set[str]] | None = None
     ) -> DocumentGraph:
-        document_id, parsed, title, anchor = read_document(document, chunks)
-        sentences = [(sentence.offset, sentence.text) for sentence in parsed]
+        document_id, sentences, title, anchor = read_document(document, chunks)
         # The last date stated before each sentence, for "two years later" when the model gives no date.
         previous: list[FuzzyDate | None] = []
         last: FuzzyDate | None = None
-        for sentence in parsed:
+        for sentence in sentences:
             previous.append(last)
             stated = [m.date for m in find_dates(sentence.span, anchor, last) if not m.relative]
             last = stated[-1] if stated else last
@@ -130,7 +121,7 @@ class LLMGraphExtractor(GraphExtractor):
         locate = _ChunkLocator(chunks)
         for begin in range(0, len(sentences), self.batch_sentences):
             batch = sentences[begin : begin + self.batch_sentences]
-            numbered = "\n".join(f"{begin + i}: {sentence}" for i, (_, sentence) in enumerate(batch))
+            numbered = "\n".join(f"{begin + i}: {sentence.text}" for i, sentence in enumerate(batch))
             data = self._parse(self._chat(prompt, numbered))
             for item in data.get("entities") or []:
                 if not isinstance(item, dict) or not isinstance(item.get("name"), str):
@@ -158,17 +149,18 @@ class LLMGraphExtractor(GraphExtractor):
                         mentions.setdefault(key, EntityMention(key=key, name=str(name).strip()))
                 if not keys:
                     continue
-                offset, sentence = sentences[index]
+                sentence = sentences[index]
                 valid, invalid = self._date(item.get("valid_at")), self._date(item.get("invalid_at"))
                 method = "llm"
                 if valid is None:
-                    valid, rule_invalid, method, _ = sentence_validity(parsed[index].span, anchor, previous[index])
+                    valid, rule_invalid, method, _ = sentence_validity(sentence.span, anchor, previous[index])
                     invalid = invalid or rule_invalid
-                chunk = locate.find(offset, sentence)
+                chunk = locate.find(sentence.offset, sentence.text)
+                names = [mentions[k].name for k in keys]
+                when = (valid, invalid, method)
                 facts.append(
                     Fact.of_sentence(
-                        document, index, sentence, chunk, keys, [mentions[k].name for k in keys],
-                        (valid, invalid, method), title=title, anchor=anchor,
+                        document, index, sentence.text, chunk, keys, names, when, title=title, anchor=anchor
                     )
                 )
         used = {key for fact in facts for key in fact.entity_keys}

@@ -118,10 +118,9 @@ class EntityPassageGraph:
         self.passages = list(passage_index)
         self._entity_index = entity_index
         shape = (len(self.entities), len(self.passages))
-        links_matrix = sparse.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=shape).tocsr()
-        links_matrix.data[:] = 1.0
         # How much each passage is about an entity: the facts it reads about it.
         about = sparse.coo_matrix((np.asarray(counts), (rows, cols)), shape=shape).tocsr()
+        links_matrix = (about > 0).astype(float)
         self.entity_degree = np.asarray(links_matrix.sum(axis=1)).ravel()
         passage_degree = np.asarray(links_matrix.sum(axis=0)).ravel()
         about_total = np.asarray(about.sum(axis=1)).ravel()
