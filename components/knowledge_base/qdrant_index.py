@@ -592,7 +592,6 @@ class QdrantChunkIndex(ChunkIndex):
         }
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
-        """One lookup that reads only the asked terms."""
         wanted = sorted({str(term) for term in terms})
         # Nested payload paths read only the asked terms; a term a path cannot spell reads the whole table.
         plain = all(term.replace("-", "").replace("_", "").isalnum() for term in wanted)
