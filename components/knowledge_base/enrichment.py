@@ -131,17 +131,6 @@ class KnowledgeBaseEnricher:
         report.documents = len(found)
         if found and enrich:
             self.check_embedding_model(found)
-        self._register(found, report, progress, enrich=enrich)
-        report.seconds = time.monotonic() - started
-        return report
-
-    def _register(
-        self,
-        found: list[RecognisedDocument],
-        report: EnrichReport,
-        progress: Callable[[EnrichProgress], None] | None,
-        enrich: bool,
-    ) -> None:
         present = {doc.record.document_id for doc in found}
         stale_graph = self._stale_graph([doc.record.document_id for doc in found]) if enrich else set()
         for done, doc in enumerate(found, start=1):
@@ -154,6 +143,8 @@ class KnowledgeBaseEnricher:
             if progress:
                 progress(EnrichProgress("enriching" if enrich else "registering", done, len(found)))
         report.removed = self._forget_vanished(present)
+        report.seconds = time.monotonic() - started
+        return report
 
     def _register_one(self, doc: RecognisedDocument, report: EnrichReport, enrich: bool, stale_graph: bool) -> None:
         known = self.registry.get(doc.record.document_id)

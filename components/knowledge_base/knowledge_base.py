@@ -194,8 +194,7 @@ class KnowledgeBase:
                 continue
             document, total = documents[owner[0]]
             chunk = document_to_chunk(hit.document, *owner)
-            cosine = None if hit.cosine is None else float(hit.cosine)
-            hits.append(ChunkHit(chunk, document, total, float(hit.raw_score), hit.kind, cosine))
+            hits.append(ChunkHit(chunk, document, total, hit.raw_score, hit.kind, hit.cosine))
         return hits
 
     def recognise_on_first_use(self) -> None:

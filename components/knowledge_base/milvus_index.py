@@ -222,8 +222,7 @@ def _stop_lite_server(key: str, entry: SharedClient) -> None:
 CLIENTS = SharedClients(close=_stop_lite_server)
 
 
-def _acquire(document_store: Any) -> SharedClient:
-    key = _lite_key(document_store)
+def _acquire(document_store: Any, key: str | None) -> SharedClient:
     if key is None:
         return SharedClient(document_store.client, users=1)
     shared = CLIENTS.acquire(key, lambda: document_store.client)
@@ -264,7 +263,8 @@ class MilvusChunkIndex(ChunkIndex):
         self.terms_name = f"{self.collection}_terms"
         self.keywords_name = f"{self.collection}_keywords"
         self._names: tuple[str, ...] = (self.collection, self.evidence_name, self.terms_name)
-        self._shared = _acquire(document_store)
+        self._lite_key = _lite_key(document_store)  # None on a server
+        self._shared = _acquire(document_store, self._lite_key)
         self._open_lock = threading.Lock()
         self._opened = False
         self._metric = "COSINE"
@@ -590,13 +590,12 @@ class MilvusChunkIndex(ChunkIndex):
 
     def _lite_engine(self) -> Any:
         """milvus-lite's in-process database serving this index's file, or None (a server, or another version)."""
-        key = _lite_key(self.document_store)
-        if key is None:
+        if self._lite_key is None:
             return None
         try:
             from milvus_lite.server_manager import server_manager_instance
 
-            return server_manager_instance._servers[key][1]
+            return server_manager_instance._servers[self._lite_key][1]
         except (ImportError, AttributeError, KeyError, IndexError, TypeError):
             return None
 
@@ -753,9 +752,8 @@ class MilvusChunkIndex(ChunkIndex):
             if self._opened:
                 self._flush()
         finally:
-            key = _lite_key(self.document_store)
-            if key is not None:
-                CLIENTS.release(key)
+            if self._lite_key is not None:
+                CLIENTS.release(self._lite_key)
             self._opened = False
 
 

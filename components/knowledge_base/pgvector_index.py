@@ -364,13 +364,9 @@ class PgvectorChunkIndex(ChunkIndex):
     # -- reads ------------------------------------------------------------------------------------------------------
 
     def fetch(self, chunk_ids: list[str], with_embeddings: bool = False) -> list[Document]:
-        ids = [str(chunk_id) for chunk_id in chunk_ids]
-        if not ids:
-            return []
         columns = "id, content, meta" + (", embedding" if with_embeddings else "")
-        with self._connection() as conn:
-            rows = conn.execute(self._q(f"SELECT {columns} FROM {{table}} WHERE id = ANY(%s)"), (ids,)).fetchall()
-        return in_order(ids, {row[0]: self._document(row, with_embeddings) for row in rows})
+        rows = select_by_ids(self._pool, self._q(f"SELECT {columns} FROM {{table}} WHERE id = ANY(%s)"), chunk_ids)
+        return in_order(map(str, chunk_ids), {row[0]: self._document(row, with_embeddings) for row in rows})
 
     @staticmethod
     def _document(row: tuple, with_embedding: bool = False) -> Document:

@@ -408,11 +408,7 @@ class QdrantChunkIndex(ChunkIndex):
 
     def _stored_term_counts(self, client: Any, chunk_ids: list[str]) -> dict[str, dict[str, int]]:
         """The term counts stored for these chunks (what a write or delete takes out of the statistics)."""
-        found = client.retrieve(
-            self.sentences_name,
-            ids=[convert_id(chunk_id) for chunk_id in chunk_ids],
-            with_payload=["chunk_id", "terms"],
-        )
+        found = _retrieve(client, self.sentences_name, chunk_ids, with_payload=["chunk_id", "terms"])
         return {point.payload["chunk_id"]: point.payload["terms"] for point in found if point.payload.get("terms")}
 
     def _update_statistics(self, client: Any, old: dict[str, dict[str, int]], new: dict[str, dict[str, int]]) -> None:
@@ -449,11 +445,8 @@ class QdrantChunkIndex(ChunkIndex):
             return []
         client = self._connect()
         with self._lock:
-            points = client.retrieve(
-                self.collection,
-                ids=list(dict.fromkeys(convert_id(chunk_id) for chunk_id in ids)),
-                with_payload=True,
-                with_vectors=self._with_vectors(with_embeddings),
+            points = _retrieve(
+                client, self.collection, ids, with_payload=True, with_vectors=self._with_vectors(with_embeddings)
             )
         return in_order(ids, {document.id: document for document in map(self._to_document, points)})
 
@@ -587,12 +580,7 @@ class QdrantChunkIndex(ChunkIndex):
             return {}
         client = self._connect()
         with self._lock:
-            points = client.retrieve(
-                self.sentences_name,
-                ids=[convert_id(chunk_id) for chunk_id in ids],
-                with_payload=True,
-                with_vectors=[_SENTENCES_VECTOR],
-            )
+            points = _retrieve(client, self.sentences_name, ids, with_payload=True, with_vectors=[_SENTENCES_VECTOR])
         return {
             point.payload["chunk_id"]: ChunkEvidence.stored(
                 point.payload["chunk_id"],
@@ -604,7 +592,6 @@ class QdrantChunkIndex(ChunkIndex):
         }
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
-        """One lookup that reads only the asked terms."""
         wanted = sorted({str(term) for term in terms})
         # Nested payload paths read only the asked terms; a term a path cannot spell reads the whole table.
         plain = all(term.replace("-", "").replace("_", "").isalnum() for term in wanted)
@@ -710,6 +697,11 @@ class _Postings:
 def _totals(payload: dict[str, Any]) -> TermTotals:
     """The collection statistics of the `<index>_terms` point's payload."""
     return TermTotals(int(payload.get("chunks") or 0), int(payload.get("terms") or 0), dict(payload.get("df") or {}))
+
+
+def _retrieve(client: Any, name: str, chunk_ids: list[str], **options: Any) -> list[Any]:
+    """The points of these chunks in collection `name`, by point id (the integration's `convert_id`), each once."""
+    return client.retrieve(name, ids=list(dict.fromkeys(map(convert_id, chunk_ids))), **options)
 
 
 def _replace_points(client: Any, name: str, points: list[Any], gone: list[Any]) -> None:
