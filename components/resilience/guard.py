@@ -276,7 +276,7 @@ def _shared(source: str) -> _Shared:
 
 
 def hung_threads(source: str) -> int:
-    """How many abandoned calls of `source` still hold a thread (telemetry and tests)."""
+    """How many abandoned calls of `source` still hold a thread (tests)."""
     return len(_shared(source).hung.pending())
 
 
