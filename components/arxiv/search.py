@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from haystack import component
@@ -12,9 +13,7 @@ from components.contracts import (
     ARXIV_SORT_OPTIONS,
     SOURCE_OUTPUTS,
     ContextChunk,
-    SourceStatus,
     SourceType,
-    source_selected,
 )
 from components.contracts.selection import filter_names
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
@@ -123,69 +122,57 @@ class ArxivSearch(InitParameterSerialization):
         :returns: `documents`: chunks as Documents (meta per `ContextChunk`/`ArxivMetadata`), best first;
             `status`: the `SourceStatus` of this run; `branch`: the same documents as the ranker's `BranchDocuments`.
         """
-        return self._guard.outputs(
-            self._plan(query, query_embedding, filters, as_of, sources, num_results, sort_by, categories, date_from,
-                       date_to, full_text),
-            branch=True,
-        )
+
+        def prepare() -> Callable[[], SourceResult]:
+            wanted = bounded_count("num_results", num_results, self.num_results, MAX_RESULTS)
+            order = sort_by or self.sort_by
+            cats = string_list("categories", categories or filter_names(filters, "arxiv_categories"), self.categories)
+            want_full_text = self.full_text if full_text is None else bool(full_text)
+            text = bounded_text("the question", query, MAX_QUERY_CHARS)
+            if order not in SORT_OPTIONS:
+                raise SourceError(f"sort_by must be one of {', '.join(SORT_OPTIONS)}, not {order!r}")
+            start, end = date_range(
+                date_from if date_from is not None else self.date_from,
+                date_to if date_to is not None else self.date_to,
+                as_of,
+            )
+            try:
+                paper_id: str | None = normalise_id(text)  # a bare identifier is looked up, not searched for
+            except SourceError:
+                paper_id = None
+            search_query = None if paper_id else build_query(text, cats, start, end)
+            api_url = self.api_url or get_settings().arxiv_api_url
+            budget = self._guard.policy.timeout_s
+
+            def work() -> SourceResult:
+                started = time.monotonic()
+                access = ArxivAccess(api_url, request_timeout_s=max(1.0, budget - 0.5))
+                if paper_id:
+                    papers = access.fetch([paper_id])
+                else:
+                    papers = access.search(search_query, max_results=wanted, sort_by=order)
+                # The API filters already; checking again keeps a mirror's looser filtering from leaking through.
+                papers = [
+                    paper
+                    for paper in papers
+                    if (start is None or paper.published is None or paper.published >= start)
+                    and (end is None or (paper.published is not None and paper.published <= end))
+                    and (not cats or set(cats) & set(paper.categories))
+                ]
+                if not papers:
+                    return SourceResult(chunks=[], total_found=0)
+                self.warm_up()
+                deadline = started + max(budget - 1.0, budget * 0.7)
+                texts, note = self._texts(papers, text, want_full_text, deadline)
+                chunks = self._chunks(papers, texts, text, query_embedding)
+                return SourceResult(chunks=chunks, total_found=len(papers), partial=note)
+
+            self.warm_up()  # loading the model is set-up, not the source's latency
+            return work
+
+        return self._guard.branch_outputs(sources, "arXiv not selected for this question", prepare)
 
     run_async = source_twin(run, SOURCE)
-
-    def _plan(self, query, query_embedding, filters, as_of, sources, num_results, sort_by, categories,  # noqa: ANN001
-              date_from, date_to, full_text):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work
-        if not source_selected(sources, SOURCE):
-            return SourceStatus.skipped(SOURCE, "arXiv not selected for this question")
-        started = time.monotonic()
-        try:
-            work = self._work(query, query_embedding, as_of, num_results, sort_by,
-                              categories or filter_names(filters, "arxiv_categories"), date_from, date_to, full_text)
-        except (SourceError, ValueError) as exc:
-            # Checked before the guard: bad input must not take one of arXiv's rate-limited request slots.
-            return self._guard.refused(str(exc), started)
-        self.warm_up()  # loading the model is set-up, not the source's latency
-        return work
-
-    def _work(self, query, query_embedding, as_of, num_results, sort_by, categories, date_from, date_to,  # noqa: ANN001
-              full_text):  # noqa: ANN001, ANN202 - a closure for the guard
-        api_url = self.api_url or get_settings().arxiv_api_url
-        budget = self._guard.policy.timeout_s
-        wanted = bounded_count("num_results", num_results, self.num_results, MAX_RESULTS)
-        order = sort_by or self.sort_by
-        cats = string_list("categories", categories, self.categories)
-        want_full_text = self.full_text if full_text is None else bool(full_text)
-
-        text = bounded_text("the question", query, MAX_QUERY_CHARS)
-        if order not in SORT_OPTIONS:
-            raise SourceError(f"sort_by must be one of {', '.join(SORT_OPTIONS)}, not {order!r}")
-        start, end = date_range(date_from if date_from is not None else self.date_from,
-                                date_to if date_to is not None else self.date_to, as_of)
-        try:
-            paper_id: str | None = normalise_id(text)  # a bare identifier is looked up, not searched for
-        except SourceError:
-            paper_id = None
-        search_query = None if paper_id else build_query(text, cats, start, end)
-
-        def work() -> SourceResult:
-            started = time.monotonic()
-            access = ArxivAccess(api_url, request_timeout_s=max(1.0, budget - 0.5))
-            if paper_id:
-                papers = access.fetch([paper_id])
-            else:
-                papers = access.search(search_query, max_results=wanted, sort_by=order)
-            # The API filters already; checking again keeps a mirror's looser filtering from leaking through.
-            papers = [paper for paper in papers
-                      if (start is None or paper.published is None or paper.published >= start)
-                      and (end is None or (paper.published is not None and paper.published <= end))
-                      and (not cats or set(cats) & set(paper.categories))]
-            if not papers:
-                return SourceResult(chunks=[], total_found=0)
-            self.warm_up()
-            deadline = started + max(budget - 1.0, budget * 0.7)
-            texts, note = self._texts(papers, text, want_full_text, deadline)
-            chunks = self._chunks(papers, texts, text, query_embedding)
-            return SourceResult(chunks=chunks, total_found=len(papers), partial=note)
-
-        return work
 
     def _texts(
         self, papers: list[ArxivPaper], query: str, full_text: bool, deadline: float
@@ -199,9 +186,13 @@ class ArxivSearch(InitParameterSerialization):
         settings = get_settings()
         fallbacks: list[str] = []
         timeout_s = max(0.5, deadline - time.monotonic())
-        futures, done, not_done = map_until(lambda paper: pdf_text(paper.pdf_url, timeout_s),
-                                            [paper for paper in papers if paper.pdf_url], deadline, workers=3,
-                                            name="arxiv-pdf")
+        futures, done, not_done = map_until(
+            lambda paper: pdf_text(paper.pdf_url, timeout_s),
+            [paper for paper in papers if paper.pdf_url],
+            deadline,
+            workers=3,
+            name="arxiv-pdf",
+        )
         terms = query_terms(query)
         for future in done:
             paper = futures[future]

@@ -3,7 +3,6 @@ and their best facts."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -11,7 +10,7 @@ from typing import Any
 import numpy as np
 from haystack import component, logging
 
-from components.contracts import SOURCE_OUTPUTS, ContextChunk, ScoreKind, SourceStatus, source_selected
+from components.contracts import SOURCE_OUTPUTS, ContextChunk, ScoreKind
 from components.graph.factory import GraphStoreComponent, check_graph_store, component_graph_store, known_entities_in
 from components.graph.model import FactHit
 from components.graph.passage_walk import DEFAULT_DAMPING, PassageGraphCache, WalkedPassage
@@ -24,7 +23,7 @@ from components.knowledge_base.attribution import (
     parse_filters,
 )
 from components.knowledge_base.store import ChunkHit, SearchFilters
-from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
+from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.guard import submit_in_thread
 from components.resilience.scheduling import source_twin
 from components.settings import DEFAULT_EMBEDDING_MODEL
@@ -192,28 +191,6 @@ class GraphSearch(GraphStoreComponent):
             return SourceResult(chunks=chunks, total_found=len(chunks), partial="the passages' facts could not be read")
         return SourceResult(chunks=chunks, total_found=len(chunks))
 
-    def _plan(
-        self,
-        query: str,
-        query_embedding: list[float] | None,
-        filters: dict[str, Any] | None,
-        as_of: str | None,
-        sources: list[str] | None,
-    ) -> SourceStatus | Callable[[], SourceResult]:
-        """The guard's plan for one question: the skipped or refused status, or the search to run."""
-        if not source_selected(sources, SOURCE):
-            return SourceStatus.skipped(SOURCE, "the graph was not among the selected sources")
-        started = time.monotonic()
-        try:
-            text = check_text(query, "query")
-            parse_bound(as_of, "as_of", end=True)
-            # Malformed filters are an input error, said before any work.
-            scope = parse_filters({key: value for key, value in (filters or {}).items() if key != "top_k"}, as_of)
-        except (ValueError, SourceError) as exc:
-            return self._guard.refused(str(exc), started)
-        limit = clamp((filters or {}).get("top_k", self.top_k), 1, 50, "top_k", default=self.top_k)
-        return lambda: self._search(text, query_embedding, as_of, limit, scope)
-
     @component.output_types(**SOURCE_OUTPUTS)
     def run(
         self,
@@ -231,6 +208,15 @@ class GraphSearch(GraphStoreComponent):
         :returns: `documents`: knowledge-base passages in walk order, their facts in `meta["graph_facts"]`;
             `status`: the run's `SourceStatus`; `branch`: the same documents as the ranker's `BranchDocuments`.
         """
-        return self._guard.outputs(self._plan(query, query_embedding, filters, as_of, sources), branch=True)
+
+        def prepare() -> Callable[[], SourceResult]:
+            text = check_text(query, "query")
+            parse_bound(as_of, "as_of", end=True)
+            # Malformed filters are an input error, said before any work.
+            scope = parse_filters({key: value for key, value in (filters or {}).items() if key != "top_k"}, as_of)
+            limit = clamp((filters or {}).get("top_k", self.top_k), 1, 50, "top_k", default=self.top_k)
+            return lambda: self._search(text, query_embedding, as_of, limit, scope)
+
+        return self._guard.branch_outputs(sources, "the graph was not among the selected sources", prepare)
 
     run_async = source_twin(run, SOURCE)

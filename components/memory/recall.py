@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from haystack import component
 from haystack.utils import Secret
 
-from components.contracts import SOURCE_OUTPUTS, SourceStatus, source_selected
+from components.contracts import SOURCE_OUTPUTS, SourceStatus
 from components.memory.backends import MemoryComponent
 from components.memory.store import (
     MAX_NUM_RESULTS,
@@ -165,22 +165,6 @@ class MemoryRecall(MemoryComponent):
             chunk.metadata["related_entities"] = mentioned_entities(chunk.text, query.entities)
         return SourceResult(chunks=chunks)
 
-    def _plan(self, query, query_embedding, filters, as_of, sources, session_id, user_id,  # noqa: ANN001
-              num_results, time_window):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work
-        if not source_selected(sources, SOURCE):
-            return SourceStatus.skipped(SOURCE, "memory was not among the selected sources")
-        if isinstance(filters, dict) and (filters.get("doc_types") or filters.get("document_ids")):
-            # Remembered conversations are not documents: a filter naming document types or ids excludes them.
-            return SourceStatus.skipped(SOURCE, "the filters restrict the question to certain documents")
-        started = time.monotonic()
-        try:
-            prepared = self._prepare(
-                query, query_embedding, filters, as_of, session_id, user_id, num_results, time_window
-            )
-        except (SourceError, ValueError) as exc:  # ValueError: a check of `components.validation` refused the input
-            return self._guard.refused(str(exc), started)
-        return lambda: self._recall(prepared)
-
     @component.output_types(**SOURCE_OUTPUTS)
     def run(
         self,
@@ -201,9 +185,16 @@ class MemoryRecall(MemoryComponent):
         :returns: `documents`: memory chunks as Documents, best first; `status`: the run's `SourceStatus`;
             `branch`: the same documents as the ranker's `BranchDocuments`.
         """
-        return self._guard.outputs(
-            self._plan(query, query_embedding, filters, as_of, sources, session_id, user_id, num_results, time_window),
-            branch=True,
-        )
+
+        def prepare() -> SourceStatus | Callable[[], SourceResult]:
+            if isinstance(filters, dict) and (filters.get("doc_types") or filters.get("document_ids")):
+                # Remembered conversations are not documents: a filter naming document types or ids excludes them.
+                return SourceStatus.skipped(SOURCE, "the filters restrict the question to certain documents")
+            recall = self._prepare(
+                query, query_embedding, filters, as_of, session_id, user_id, num_results, time_window
+            )
+            return lambda: self._recall(recall)
+
+        return self._guard.branch_outputs(sources, "memory was not among the selected sources", prepare)
 
     run_async = source_twin(run, SOURCE)

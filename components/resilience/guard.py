@@ -37,8 +37,9 @@ import cachetools
 from haystack import logging
 
 from components.contracts import BranchDocuments, ContextChunk, SourceStatus, StatusKind, chunk_to_document
+from components.contracts.selection import source_selected
 from components.resilience.budget import deadline_scope, question_deadline
-from components.resilience.errors import Fault, RetryableError, classify_exception
+from components.resilience.errors import Fault, RetryableError, SourceError, classify_exception
 from components.resilience.telemetry import telemetry
 from components.validation import within
 
@@ -275,7 +276,7 @@ def _shared(source: str) -> _Shared:
 
 
 def hung_threads(source: str) -> int:
-    """How many abandoned calls of `source` still hold a thread (telemetry and tests)."""
+    """How many abandoned calls of `source` still hold a thread (tests)."""
     return len(_shared(source).hung.pending())
 
 
@@ -521,6 +522,22 @@ class SourceGuard:
         if isinstance(plan, SourceStatus):
             return _outputs(SourceResult(), plan, branch)
         return _outputs(*self.call(plan, key=key), branch)
+
+    def branch_outputs(
+        self, sources: list[str] | None, not_selected: str, prepare: Callable[[], SourceStatus | Callable[[], Any]]
+    ) -> dict[str, Any]:
+        """A research branch's `run` outputs: skipped (`not_selected` says why) when `sources` leave the source out,
+        else `outputs` for what `prepare()` makes of the question: a status, or the work. Input that `prepare`
+        rejects (`SourceError`, or a `ValueError` of `components.validation`) is refused before the guard, so bad
+        input takes none of the source's rate-limited request slots."""
+        if not source_selected(sources, self.source):
+            return self.outputs(SourceStatus.skipped(self.source, not_selected), branch=True)
+        started = time.monotonic()
+        try:
+            plan = prepare()
+        except (SourceError, ValueError) as exc:
+            plan = self.refused(str(exc), started)
+        return self.outputs(plan, branch=True)
 
     async def outputs_async(
         self, plan: SourceStatus | Callable[[], Any], *, key: str | None = None, branch: bool = False

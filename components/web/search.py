@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from haystack import component, logging
 from haystack.utils import Secret
 
-from components.contracts import SOURCE_OUTPUTS, SourceStatus, source_selected
+from components.contracts import SOURCE_OUTPUTS, SourceStatus
 from components.contracts.selection import filter_names
 from components.resilience import SourceResult
 from components.resilience.errors import RetryableError
@@ -23,6 +24,10 @@ logger = logging.getLogger(__name__)
 SOURCE = "web"
 MAX_RESULTS = 20
 MAX_QUERY_CHARS = 1000
+
+
+def _matches_any(url: str, patterns: list[str]) -> bool:
+    return any(matches_pattern(url, pattern) for pattern in patterns)
 
 
 @component
@@ -63,8 +68,9 @@ class WebSearch(WebSource):
         self.exclude_domains = string_list("exclude_domains", exclude_domains)
         self.num_results = positive_int("num_results", num_results)
         self.max_chunks_per_page = positive_int("max_chunks_per_page", max_chunks_per_page)
-        self._configure(SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir,
-                        model)
+        self._configure(
+            SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir, model
+        )
 
     # -- the branch -----------------------------------------------------------------------------------------
 
@@ -89,81 +95,78 @@ class WebSearch(WebSource):
         :returns: `documents`: chunks as Documents (meta per `ContextChunk`/`WebMetadata`), best first;
             `status`: the `SourceStatus` of this run; `branch`: the same documents as the ranker's `BranchDocuments`.
         """
-        return self._guard.outputs(
-            self._plan(query, query_embedding, filters, as_of, sources, num_results, languages, include_domains,
-                       exclude_domains),
-            branch=True,
-        )
+
+        def prepare() -> SourceStatus | Callable[[], SourceResult]:
+            if as_of:
+                return SourceStatus.skipped(
+                    SOURCE,
+                    f"web pages cannot be dated reliably, so the web is not searched for a question as of {as_of}",
+                )
+            if not any(firecrawl_endpoint(self.api_key, self.api_url)):
+                if sources is not None and SOURCE in {str(source).strip().lower() for source in sources}:
+                    # Asked for by name: say it failed; as part of "every source" it just does not take part.
+                    logger.warning("Web search asked for but not configured")
+                    return SourceStatus.refused(SOURCE, NOT_CONFIGURED, time.monotonic())
+                return SourceStatus.skipped(SOURCE, NOT_CONFIGURED)
+            settings, page_timeout, budget, patterns, snapshots = self._run_settings()
+            domains = include_domains or filter_names(filters, "domains")
+
+            def work() -> SourceResult:
+                started = time.monotonic()
+                text = bounded_text("the question", query, MAX_QUERY_CHARS)
+                wanted = bounded_count("num_results", num_results, self.num_results, MAX_RESULTS)
+                langs = string_list("languages", languages, self.languages)
+                include = string_list("include_domains", domains, self.include_domains)
+                exclude = string_list("exclude_domains", exclude_domains, self.exclude_domains) or []
+                # Leave room in the budget for chunking and embedding after the pages arrive.
+                deadline = started + max(budget - 1.0, budget * 0.7)
+                access = FirecrawlAccess.configured(self.api_key, self.api_url, max(1.0, min(page_timeout, budget)))
+                # Domains go to Firecrawl too, but only as a hint: a self-hosted one may ignore them.
+                domain_patterns = [p for p in patterns if not any(c in p for c in "*?[/:")]
+                hits = access.search(
+                    text,
+                    limit=min(wanted + len(patterns) + len(exclude), MAX_RESULTS),
+                    include_domains=include,
+                    exclude_domains=exclude + domain_patterns,
+                )
+                blocked = patterns + exclude
+                kept = [hit for hit in hits if not _matches_any(hit.url, blocked)]
+                if include:
+                    kept = [hit for hit in kept if _matches_any(hit.url, include)]
+                kept = kept[:wanted]
+                if not kept:
+                    return SourceResult(chunks=[], total_found=0)
+                self.warm_up()
+                fetched = fetch_pages(
+                    access, kept, page_timeout_s=page_timeout, deadline=deadline, languages=langs, snapshots=snapshots
+                )
+                if not fetched.pages and fetched.rate_limited and len(fetched.rate_limited) == len(fetched.skipped):
+                    waits = [wait for wait in fetched.rate_limited if wait is not None]
+                    raise RetryableError(
+                        "Firecrawl rate-limited every page (HTTP 429)", max(waits) if waits else None, "rate_limited"
+                    )
+                fetched.pages = [
+                    (hit, page, snap) for hit, page, snap in fetched.pages if not _matches_any(page.url, blocked)
+                ]
+                chunks = page_chunks(
+                    fetched.pages,
+                    text,
+                    query_embedding,
+                    self._model,
+                    chunk_tokens=settings.chunk_tokens,
+                    max_chunks_per_page=self.max_chunks_per_page,
+                )
+                logger.info(
+                    "Web search read {pages} of {total} pages into {count} chunks",
+                    pages=len(fetched.pages),
+                    total=len(kept),
+                    count=len(chunks),
+                )
+                return SourceResult(chunks=chunks, total_found=len(kept), partial=fetched.note(len(kept)))
+
+            self.warm_up()  # loading the model is set-up, not the source's latency
+            return work
+
+        return self._guard.branch_outputs(sources, "web not selected for this question", prepare)
 
     run_async = source_twin(run, SOURCE)
-
-    def _plan(self, query, query_embedding, filters, as_of, sources, num_results, languages,  # noqa: ANN001
-              include_domains, exclude_domains):  # noqa: ANN001, ANN202 - the guard's plan: a status or the work
-        if not source_selected(sources, SOURCE):
-            return SourceStatus.skipped(SOURCE, "web not selected for this question")
-        if as_of:
-            return SourceStatus.skipped(
-                SOURCE, f"web pages cannot be dated reliably, so the web is not searched for a question as of {as_of}"
-            )
-        if not any(firecrawl_endpoint(self.api_key, self.api_url)):
-            if sources is not None and SOURCE in {str(source).strip().lower() for source in sources}:
-                # Asked for by name: say it failed; as part of "every source" it just does not take part.
-                logger.warning("Web search asked for but not configured")
-                return SourceStatus.refused(SOURCE, NOT_CONFIGURED, time.monotonic())
-            return SourceStatus.skipped(SOURCE, NOT_CONFIGURED)
-        include_domains = include_domains or filter_names(filters, "domains")
-        work = self._work(query, query_embedding, num_results, languages, include_domains, exclude_domains)
-        self.warm_up()  # loading the model is set-up, not the source's latency
-        return work
-
-    def _excluded(self, url: str, patterns: list[str]) -> bool:
-        return any(matches_pattern(url, pattern) for pattern in patterns)
-
-    def _work(
-        self,
-        query: str,
-        query_embedding: list[float] | None,
-        num_results: int | None,
-        languages: list[str] | None,
-        include_domains: list[str] | None,
-        exclude_domains: list[str] | None,
-    ):  # noqa: ANN202 - a closure for the guard
-        settings, page_timeout, budget, patterns, snapshots = self._run_settings()
-
-        def work() -> SourceResult:
-            started = time.monotonic()
-            text = bounded_text("the question", query, MAX_QUERY_CHARS)
-            wanted = bounded_count("num_results", num_results, self.num_results, MAX_RESULTS)
-            langs = string_list("languages", languages, self.languages)
-            include = string_list("include_domains", include_domains, self.include_domains)
-            exclude = string_list("exclude_domains", exclude_domains, self.exclude_domains) or []
-            # Leave room in the budget for chunking and embedding after the pages arrive.
-            deadline = started + max(budget - 1.0, budget * 0.7)
-            access = FirecrawlAccess.configured(self.api_key, self.api_url, max(1.0, min(page_timeout, budget)))
-            # Domains go to Firecrawl too, but only as a hint: a self-hosted one may ignore them.
-            domain_patterns = [p for p in patterns if not any(c in p for c in "*?[/:")]
-            hits = access.search(text, limit=min(wanted + len(patterns) + len(exclude), MAX_RESULTS),
-                                 include_domains=include, exclude_domains=exclude + domain_patterns)
-            blocked = patterns + exclude
-            kept = [hit for hit in hits if not self._excluded(hit.url, blocked)]
-            if include:
-                kept = [hit for hit in kept if any(matches_pattern(hit.url, domain) for domain in include)]
-            kept = kept[:wanted]
-            if not kept:
-                return SourceResult(chunks=[], total_found=0)
-            self.warm_up()
-            fetched = fetch_pages(access, kept, page_timeout_s=page_timeout, deadline=deadline, languages=langs,
-                                  snapshots=snapshots)
-            if not fetched.pages and fetched.rate_limited and len(fetched.rate_limited) == len(fetched.skipped):
-                waits = [wait for wait in fetched.rate_limited if wait is not None]
-                raise RetryableError("Firecrawl rate-limited every page (HTTP 429)", max(waits) if waits else None,
-                                     "rate_limited")
-            fetched.pages = [(hit, page, snap) for hit, page, snap in fetched.pages
-                             if not self._excluded(page.url, blocked)]
-            chunks = page_chunks(fetched.pages, text, query_embedding, self._model,
-                                 chunk_tokens=settings.chunk_tokens, max_chunks_per_page=self.max_chunks_per_page)
-            logger.info("Web search read {pages} of {total} pages into {count} chunks", pages=len(fetched.pages),
-                        total=len(kept), count=len(chunks))
-            return SourceResult(chunks=chunks, total_found=len(kept), partial=fetched.note(len(kept)))
-
-        return work
