@@ -137,11 +137,14 @@ def _reported(outputs: dict[str, Any], output: dict[str, Any], evidence: str = "
 def _chunks_run(outputs: dict[str, Any]) -> ToolRun:
     """A source component's `documents` + `status` as the chunks contract."""
     status: SourceStatus = outputs["status"]
-    return _reported(outputs, {
-        "chunks": [chunk_json(chunk) for chunk in _chunks(outputs.get("documents"))],
-        "total_found": status.total_found if status.ok else 0,
-        "execution_time_ms": status.execution_time_ms,
-    })
+    return _reported(
+        outputs,
+        {
+            "chunks": [chunk_json(chunk) for chunk in _chunks(outputs.get("documents"))],
+            "total_found": status.total_found if status.ok else 0,
+            "execution_time_ms": status.execution_time_ms,
+        },
+    )
 
 
 def _passage_fact_json(fact: dict[str, Any], passage: ContextChunk) -> dict[str, Any]:
@@ -300,6 +303,7 @@ def _timeline(component: Any, arguments: dict[str, Any]) -> ToolRun:
     entity = str(arguments["entity_name"]).strip()
     return _reported(outputs, {"entity": entity, "entities": outputs["entities"], "timeline": outputs["timeline"]})
 
+
 # -- factories (imports kept lazy: listing the tools must not load the stores) ----------------------------------------
 
 _KB_SEARCH = "components.knowledge_base.search.KnowledgeBaseSearch"
@@ -327,8 +331,16 @@ def _tool(
     `result` properties and the status; the chunks contract when None)."""
     result_schema = CHUNKS_RESULT if result is None else _result(**result, status=STATUS_SCHEMA)
     arguments_schema = _arguments(list(required), **arguments)
-    return ToolSpec(name, description, factory, network=network, arguments_schema=arguments_schema,
-                    result_schema=result_schema, adapter=adapter, source=source)
+    return ToolSpec(
+        name,
+        description,
+        factory,
+        network=network,
+        arguments_schema=arguments_schema,
+        result_schema=result_schema,
+        adapter=adapter,
+        source=source,
+    )
 
 
 # The knowledge-base searches' own guards are named apart from their tools (kb_rag_search, ...), so the executor's
@@ -421,23 +433,28 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
             "oneOf": [
                 _closed(
                     _result(
-                        results={"type": "array", "items": _result(
-                            id={"type": "string"},
-                            content={"type": "string"},
-                            score={"type": "number", "minimum": 0, "maximum": 1},
-                            source_url={"type": ["string", "null"]},
-                            page_number={"type": ["integer", "null"]},
-                            section_title={"type": ["string", "null"]},
-                            metadata={"type": "object"},
-                        )},
+                        results={
+                            "type": "array",
+                            "items": _result(
+                                id={"type": "string"},
+                                content={"type": "string"},
+                                score={"type": "number", "minimum": 0, "maximum": 1},
+                                source_url={"type": ["string", "null"]},
+                                page_number={"type": ["integer", "null"]},
+                                section_title={"type": ["string", "null"]},
+                                metadata={"type": "object"},
+                            ),
+                        },
                         query_embedding_used={"type": "array", "items": {"type": "number"}},
                     ),
                     message={"type": "string"},
                 ),
-                _closed(_result(
-                    error={"type": "string"},
-                    code={"enum": ["CONNECTION_ERROR", "AUTH_ERROR", "INVALID_QUERY", "TIMEOUT_ERROR"]},
-                )),
+                _closed(
+                    _result(
+                        error={"type": "string"},
+                        code={"enum": ["CONNECTION_ERROR", "AUTH_ERROR", "INVALID_QUERY", "TIMEOUT_ERROR"]},
+                    )
+                ),
             ],
         },
         adapter=_book_content,
@@ -533,8 +550,10 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         network=True,
         query=_string("Plain words, or arXiv's field syntax (ti:transformer AND au:vaswani)."),
         num_results=_integer("How many papers (1-50, default 5; clamped)."),
-        sort_by={"enum": list(ARXIV_SORT_OPTIONS),
-                 "description": "Order of papers: relevance (default) or date (newest submission first)."},
+        sort_by={
+            "enum": list(ARXIV_SORT_OPTIONS),
+            "description": "Order of papers: relevance (default) or date (newest submission first).",
+        },
         categories=_strings("Only these arXiv categories (cs.IR, cs.CL...)."),
         date_from=_string("Only papers submitted on or after this date (YYYY-MM-DD)."),
         date_to=_string("Only papers submitted on or before this date (YYYY-MM-DD)."),
