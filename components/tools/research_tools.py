@@ -324,19 +324,20 @@ def _tool(
     *,
     required: tuple[str, ...] = ("query",),
     result: dict[str, Any] | None = None,
+    result_schema: dict[str, Any] | None = None,
     network: bool = False,
     **arguments: dict[str, Any],
 ) -> ToolSpec:
-    """A research tool's spec: its `arguments` (those named in `required` required) and its result schema (the
-    `result` properties and the status; the chunks contract when None)."""
-    result_schema = CHUNKS_RESULT if result is None else _result(**result, status=STATUS_SCHEMA)
-    arguments_schema = _arguments(list(required), **arguments)
+    """A research tool's spec: its `arguments` (those named in `required` required) and its result schema
+    (`result_schema`, else the `result` properties and the status; the chunks contract when neither is given)."""
+    if result_schema is None:
+        result_schema = CHUNKS_RESULT if result is None else _result(**result, status=STATUS_SCHEMA)
     return ToolSpec(
         name,
         description,
         factory,
         network=network,
-        arguments_schema=arguments_schema,
+        arguments_schema=_arguments(list(required), **arguments),
         result_schema=result_schema,
         adapter=adapter,
         source=source,
@@ -418,16 +419,12 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         },
         document_id=_string("The document's id (from list_documents)."),
     ),
-    ToolSpec(
+    _tool(
         "retrieve_book_content",
         "Find passages of the books and long documents of the knowledge base, with their page and section.",
         _factory("components.knowledge_base.book_content.BookContentRetriever"),
-        arguments_schema=_arguments(
-            ["query"],
-            query=_string("What to look for (1-1,000 characters)."),
-            top_k=_integer("How many passages (1-10, default 5; clamped)."),
-            min_score=_number("Lowest similarity score kept (0-1, default 0.5; clamped)."),
-        ),
+        _book_content,
+        "kb",
         result_schema={
             "type": "object",
             "oneOf": [
@@ -457,8 +454,9 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
                 ),
             ],
         },
-        adapter=_book_content,
-        source="kb",
+        query=_string("What to look for (1-1,000 characters)."),
+        top_k=_integer("How many passages (1-10, default 5; clamped)."),
+        min_score=_number("Lowest similarity score kept (0-1, default 0.5; clamped)."),
     ),
     _tool(
         "graph_search",
