@@ -144,7 +144,6 @@ def tool_status(profile: str | None = None) -> list[dict[str, Any]]:
                 "enabled": bool(profiles and profiles.granted(profile, spec.name)),
                 "configured": configured,
                 "detail": error or detail,
-                # This process's counters when it has called the tool, else every process's logged calls.
                 "telemetry": snapshot.get(spec.name) or history.get(spec.name),
             }
         )

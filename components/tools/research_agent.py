@@ -335,7 +335,7 @@ class ResearchAgent(InitParameterSerialization):
             status, message and time; `selection`: the manager's choice with its reasons; `status`: the run's.
         """
         started = time.monotonic()
-        text = (question or "").strip() if isinstance(question, str) else ""
+        text = question.strip() if isinstance(question, str) else ""
         if not text or len(text) > 2000:
             reason = "the question is empty" if not text else "the question is longer than 2,000 characters"
             return self._failed(ToolSelection(tools=[]), None, started, reason)
