@@ -203,15 +203,13 @@ def _rag_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
     except ValueError as exc:  # the contract's answer to a range it cannot take: no chunks, an error status
         status = SourceStatus(source="rag_search", status="error", execution_time_ms=0.0, message=str(exc), attempts=0)
         return _reported({"status": status}, {"chunks": [], "total_found": 0, "execution_time_ms": 0.0})
-    filters = {
-        key: value
-        for key, value in {
-            "doc_types": _source_types(arguments.get("filter_source_type")),
-            "date_from": start.isoformat() if start else None,
-            "date_to": end.isoformat() if end else None,
-        }.items()
-        if value
-    }
+    filters: dict[str, Any] = {}
+    if doc_types := _source_types(arguments.get("filter_source_type")):
+        filters["doc_types"] = doc_types
+    if start:
+        filters["date_from"] = start.isoformat()
+    if end:
+        filters["date_to"] = end.isoformat()
     outputs = component.run(
         query=arguments["query"],
         limit=arguments.get("top_k", 5),
