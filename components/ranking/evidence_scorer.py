@@ -95,7 +95,7 @@ def _title_counts(title: str) -> dict[str, int]:
 class EvidenceScorer:
     """Scores candidate chunks for a question by the weighted sum of the five evidence signals."""
 
-    def __init__(self, weights: dict[str, float] | None = None, k1: float = 1.2, b: float = 0.75) -> None:
+    def __init__(self, weights: dict[str, float] | None = None, k1: float = bm25.K1, b: float = bm25.B) -> None:
         """
         :param weights: weight per signal (`bm25`, `dense`, `sentence`, `coverage`, `best_sentence`); missing ones
             take the defaults (1, 0.5, 1, 0.5, 0.5).

@@ -104,8 +104,8 @@ class ResearchRanker(InitParameterSerialization):
             knowledge-base searches read); None for the store `KB_BACKEND` chooses for `KB_COLLECTION`. Opened in
             `warm_up()`.
         """
-        within("top_k", int(top_k), 1, 50)
-        within("max_candidates", int(max_candidates), 10, 200)
+        self.top_k = within("top_k", int(top_k), 1, 50)
+        self.max_candidates = within("max_candidates", int(max_candidates), 10, 200)
         evidence = {
             "bm25": bm25_weight,
             "dense": dense_weight,
@@ -120,8 +120,6 @@ class ResearchRanker(InitParameterSerialization):
             raise ValueError("recency_half_life_days must be positive")
         if not model:
             raise ValueError("model must name the embedding model")
-        self.top_k = int(top_k)
-        self.max_candidates = int(max_candidates)
         self.bm25_weight = float(bm25_weight)
         self.dense_weight = float(dense_weight)
         self.sentence_weight = float(sentence_weight)

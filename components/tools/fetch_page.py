@@ -121,7 +121,7 @@ class FetchPage(InitParameterSerialization):
         :returns: `url` asked, `final_url` after redirects, `title`, `text` (at most `max_chars`), `content_type`,
             `truncated`.
         """
-        target = (url or "").strip()
+        asked = target = (url or "").strip()
         if not target:
             raise SourceError("The URL is empty.")
         from components.settings import setting_or
@@ -151,7 +151,7 @@ class FetchPage(InitParameterSerialization):
         else:
             title, text = "", body
         return {
-            "url": (url or "").strip(),
+            "url": asked,
             "final_url": target,
             "title": title,
             "text": text[: self.max_chars],

@@ -122,7 +122,7 @@ def public_addresses(host: str, port: int) -> list[IPAddress]:
         try:
             addresses = [ipaddress.ip_address(address.split("%", 1)[0]) for address in resolve(name, port)]
         except (OSError, UnicodeError, ValueError):
-            raise RefusedAddress(f"The host {host!r} does not resolve.") from None
+            addresses = []
         if not addresses:
             raise RefusedAddress(f"The host {host!r} does not resolve.")
     for address in addresses:

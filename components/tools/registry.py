@@ -23,34 +23,16 @@ from components.tools.tool_spec import ToolSpec
 from components.tools.wikipedia import WikipediaSummary
 from components.tools.write_file import WriteFile
 
-
-def _workspace_dir() -> str | None:
-    from components.settings import get_settings
-
-    folder = get_settings().workspace_dir
-    return str(folder) if folder else None
-
-
 _TOOLS: dict[str, ToolSpec] = {
     spec.name: spec
     for spec in (
         ToolSpec("calculator", "Evaluate an arithmetic expression exactly (no code is run).", Calculator),
+        # Built without a folder, the file tools read WORKSPACE_DIR (else the data folder's workspace) when they run.
+        ToolSpec("read_file", "Read a UTF-8 text file from the analyst's workspace folder.", ReadFile),
         ToolSpec(
-            "read_file",
-            "Read a UTF-8 text file from the analyst's workspace folder.",
-            lambda: ReadFile(workspace_dir=_workspace_dir()),
+            "write_file", "Write a UTF-8 text file into the analyst's workspace folder.", WriteFile, side_effects=True
         ),
-        ToolSpec(
-            "write_file",
-            "Write a UTF-8 text file into the analyst's workspace folder.",
-            lambda: WriteFile(workspace_dir=_workspace_dir()),
-            side_effects=True,
-        ),
-        ToolSpec(
-            "list_directory",
-            "List the files and folders of a folder in the analyst's workspace.",
-            lambda: ListDirectory(workspace_dir=_workspace_dir()),
-        ),
+        ToolSpec("list_directory", "List the files and folders of a folder in the analyst's workspace.", ListDirectory),
         ToolSpec(
             "fetch_page",
             "Fetch one public web page over HTTP(S) and return its title and text.",
@@ -144,7 +126,6 @@ def tool_status(profile: str | None = None) -> list[dict[str, Any]]:
                 "enabled": bool(profiles and profiles.granted(profile, spec.name)),
                 "configured": configured,
                 "detail": error or detail,
-                # This process's counters when it has called the tool, else every process's logged calls.
                 "telemetry": snapshot.get(spec.name) or history.get(spec.name),
             }
         )

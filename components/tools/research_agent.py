@@ -231,14 +231,23 @@ def _messages(conversation: Iterable[Any] | None, question: str) -> list[ChatMes
 def _outputs(
     selection: ToolSelection,
     run: _AgentRun | None,
-    status: SourceStatus,
+    started: float,
+    message: str,
+    kind: StatusKind = StatusKind.ERROR,
     answer: str = "",
     documents: list[Document] | None = None,
     sentences: list[dict] | None = None,
 ) -> dict[str, Any]:
-    """`ResearchAgent.run`'s outputs (a failed run: no answer, no evidence); cited numbers no chunk has are set
-    apart as invalid."""
+    """`ResearchAgent.run`'s outputs, its status timed from `started` (a failed run: no answer, no evidence);
+    cited numbers no chunk has are set apart as invalid."""
     documents = documents or []
+    status = SourceStatus(
+        source=SOURCE,
+        status=kind,
+        execution_time_ms=(time.monotonic() - started) * 1000.0,
+        total_found=len(documents),
+        message=message,
+    )
     cited = sorted(set(cited_numbers(answer)))
     return {
         "answer": answer,
@@ -305,15 +314,6 @@ class ResearchAgent(InitParameterSerialization):
             except ValueError as exc:
                 logger.info("The research agent has no chat model yet: {reason}", reason=str(exc))
 
-    def _failed(self, selection: ToolSelection, run: _AgentRun | None, started: float, message: str) -> dict:
-        status = SourceStatus(
-            source=SOURCE,
-            status=StatusKind.ERROR,
-            execution_time_ms=(time.monotonic() - started) * 1000.0,
-            message=message,
-        )
-        return _outputs(selection, run, status)
-
     @component.output_types(
         answer=str,
         chunks=list[Document],
@@ -335,15 +335,15 @@ class ResearchAgent(InitParameterSerialization):
             status, message and time; `selection`: the manager's choice with its reasons; `status`: the run's.
         """
         started = time.monotonic()
-        text = (question or "").strip() if isinstance(question, str) else ""
+        text = question.strip() if isinstance(question, str) else ""
         if not text or len(text) > 2000:
             reason = "the question is empty" if not text else "the question is longer than 2,000 characters"
-            return self._failed(ToolSelection(tools=[]), None, started, reason)
+            return _outputs(ToolSelection(tools=[]), None, started, reason)
         if self._generator is None:
             try:
                 self._generator = chat_generator_from_settings()
             except ValueError as exc:
-                return self._failed(ToolSelection(tools=[]), None, started, str(exc))
+                return _outputs(ToolSelection(tools=[]), None, started, str(exc))
         executor = ToolExecutor(profile=self.profile)
         selection = choose_tools(
             text,
@@ -366,19 +366,13 @@ class ResearchAgent(InitParameterSerialization):
         except Exception as exc:  # noqa: BLE001 - the chat server's faults become one sentence
             reason = first_line(exc, 300)
             logger.warning("The research agent's chat model failed: {reason}", reason=reason)
-            return self._failed(selection, run, started, f"the chat model failed: {reason}")
+            return _outputs(selection, run, started, f"the chat model failed: {reason}")
         last = result.get("last_message")
         answer = (last.text or "").strip() if last is not None else ""
         documents = [chunk_to_document(chunk) for chunk in run.evidence]
         check = self._checker.run(answer=answer, documents=documents)
-        status = SourceStatus(
-            source=SOURCE,
-            status=StatusKind.SUCCESS,
-            execution_time_ms=(time.monotonic() - started) * 1000.0,
-            total_found=len(documents),
-            message=f"{len(run.calls)} tool call(s)",
-        )
-        return _outputs(selection, run, status, answer, documents, check["sentences"])
+        message = f"{len(run.calls)} tool call(s)"
+        return _outputs(selection, run, started, message, StatusKind.SUCCESS, answer, documents, check["sentences"])
 
 
 def agent_result_json(result: dict[str, Any]) -> dict[str, Any]:

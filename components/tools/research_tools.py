@@ -137,11 +137,14 @@ def _reported(outputs: dict[str, Any], output: dict[str, Any], evidence: str = "
 def _chunks_run(outputs: dict[str, Any]) -> ToolRun:
     """A source component's `documents` + `status` as the chunks contract."""
     status: SourceStatus = outputs["status"]
-    return _reported(outputs, {
-        "chunks": [chunk_json(chunk) for chunk in _chunks(outputs.get("documents"))],
-        "total_found": status.total_found if status.ok else 0,
-        "execution_time_ms": status.execution_time_ms,
-    })
+    return _reported(
+        outputs,
+        {
+            "chunks": [chunk_json(chunk) for chunk in _chunks(outputs.get("documents"))],
+            "total_found": status.total_found if status.ok else 0,
+            "execution_time_ms": status.execution_time_ms,
+        },
+    )
 
 
 def _passage_fact_json(fact: dict[str, Any], passage: ContextChunk) -> dict[str, Any]:
@@ -200,15 +203,13 @@ def _rag_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
     except ValueError as exc:  # the contract's answer to a range it cannot take: no chunks, an error status
         status = SourceStatus(source="rag_search", status="error", execution_time_ms=0.0, message=str(exc), attempts=0)
         return _reported({"status": status}, {"chunks": [], "total_found": 0, "execution_time_ms": 0.0})
-    filters = {
-        key: value
-        for key, value in {
-            "doc_types": _source_types(arguments.get("filter_source_type")),
-            "date_from": start.isoformat() if start else None,
-            "date_to": end.isoformat() if end else None,
-        }.items()
-        if value
-    }
+    filters: dict[str, Any] = {}
+    if doc_types := _source_types(arguments.get("filter_source_type")):
+        filters["doc_types"] = doc_types
+    if start:
+        filters["date_from"] = start.isoformat()
+    if end:
+        filters["date_to"] = end.isoformat()
     outputs = component.run(
         query=arguments["query"],
         limit=arguments.get("top_k", 5),
@@ -300,6 +301,7 @@ def _timeline(component: Any, arguments: dict[str, Any]) -> ToolRun:
     entity = str(arguments["entity_name"]).strip()
     return _reported(outputs, {"entity": entity, "entities": outputs["entities"], "timeline": outputs["timeline"]})
 
+
 # -- factories (imports kept lazy: listing the tools must not load the stores) ----------------------------------------
 
 _KB_SEARCH = "components.knowledge_base.search.KnowledgeBaseSearch"
@@ -320,15 +322,24 @@ def _tool(
     *,
     required: tuple[str, ...] = ("query",),
     result: dict[str, Any] | None = None,
+    result_schema: dict[str, Any] | None = None,
     network: bool = False,
     **arguments: dict[str, Any],
 ) -> ToolSpec:
-    """A research tool's spec: its `arguments` (those named in `required` required) and its result schema (the
-    `result` properties and the status; the chunks contract when None)."""
-    result_schema = CHUNKS_RESULT if result is None else _result(**result, status=STATUS_SCHEMA)
-    arguments_schema = _arguments(list(required), **arguments)
-    return ToolSpec(name, description, factory, network=network, arguments_schema=arguments_schema,
-                    result_schema=result_schema, adapter=adapter, source=source)
+    """A research tool's spec: its `arguments` (those named in `required` required) and its result schema
+    (`result_schema`, else the `result` properties and the status; the chunks contract when neither is given)."""
+    if result_schema is None:
+        result_schema = CHUNKS_RESULT if result is None else _result(**result, status=STATUS_SCHEMA)
+    return ToolSpec(
+        name,
+        description,
+        factory,
+        network=network,
+        arguments_schema=_arguments(list(required), **arguments),
+        result_schema=result_schema,
+        adapter=adapter,
+        source=source,
+    )
 
 
 # The knowledge-base searches' own guards are named apart from their tools (kb_rag_search, ...), so the executor's
@@ -406,42 +417,44 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         },
         document_id=_string("The document's id (from list_documents)."),
     ),
-    ToolSpec(
+    _tool(
         "retrieve_book_content",
         "Find passages of the books and long documents of the knowledge base, with their page and section.",
         _factory("components.knowledge_base.book_content.BookContentRetriever"),
-        arguments_schema=_arguments(
-            ["query"],
-            query=_string("What to look for (1-1,000 characters)."),
-            top_k=_integer("How many passages (1-10, default 5; clamped)."),
-            min_score=_number("Lowest similarity score kept (0-1, default 0.5; clamped)."),
-        ),
+        _book_content,
+        "kb",
         result_schema={
             "type": "object",
             "oneOf": [
                 _closed(
                     _result(
-                        results={"type": "array", "items": _result(
-                            id={"type": "string"},
-                            content={"type": "string"},
-                            score={"type": "number", "minimum": 0, "maximum": 1},
-                            source_url={"type": ["string", "null"]},
-                            page_number={"type": ["integer", "null"]},
-                            section_title={"type": ["string", "null"]},
-                            metadata={"type": "object"},
-                        )},
+                        results={
+                            "type": "array",
+                            "items": _result(
+                                id={"type": "string"},
+                                content={"type": "string"},
+                                score={"type": "number", "minimum": 0, "maximum": 1},
+                                source_url={"type": ["string", "null"]},
+                                page_number={"type": ["integer", "null"]},
+                                section_title={"type": ["string", "null"]},
+                                metadata={"type": "object"},
+                            ),
+                        },
                         query_embedding_used={"type": "array", "items": {"type": "number"}},
                     ),
                     message={"type": "string"},
                 ),
-                _closed(_result(
-                    error={"type": "string"},
-                    code={"enum": ["CONNECTION_ERROR", "AUTH_ERROR", "INVALID_QUERY", "TIMEOUT_ERROR"]},
-                )),
+                _closed(
+                    _result(
+                        error={"type": "string"},
+                        code={"enum": ["CONNECTION_ERROR", "AUTH_ERROR", "INVALID_QUERY", "TIMEOUT_ERROR"]},
+                    )
+                ),
             ],
         },
-        adapter=_book_content,
-        source="kb",
+        query=_string("What to look for (1-1,000 characters)."),
+        top_k=_integer("How many passages (1-10, default 5; clamped)."),
+        min_score=_number("Lowest similarity score kept (0-1, default 0.5; clamped)."),
     ),
     _tool(
         "graph_search",
@@ -533,8 +546,10 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         network=True,
         query=_string("Plain words, or arXiv's field syntax (ti:transformer AND au:vaswani)."),
         num_results=_integer("How many papers (1-50, default 5; clamped)."),
-        sort_by={"enum": list(ARXIV_SORT_OPTIONS),
-                 "description": "Order of papers: relevance (default) or date (newest submission first)."},
+        sort_by={
+            "enum": list(ARXIV_SORT_OPTIONS),
+            "description": "Order of papers: relevance (default) or date (newest submission first).",
+        },
         categories=_strings("Only these arXiv categories (cs.IR, cs.CL...)."),
         date_from=_string("Only papers submitted on or after this date (YYYY-MM-DD)."),
         date_to=_string("Only papers submitted on or before this date (YYYY-MM-DD)."),

@@ -70,15 +70,13 @@ class WikipediaSummary(InitParameterSerialization):
         try:
             body = response.json()
         except ValueError:
-            raise RetryableError("Wikipedia sent a malformed response", kind="malformed") from None
-        if not isinstance(body, dict):
-            raise RetryableError("Wikipedia sent a malformed response", kind="malformed")
-        if "error" in body:
+            body = None
+        if isinstance(body, dict) and "error" in body:
             error = body["error"] if isinstance(body["error"], dict) else {}
             if error.get("code") in ("maxlag", "ratelimited"):
                 raise RetryableError(f"Wikipedia is busy: {error.get('info', '')}", kind="rate_limited")
             raise SourceError(f"Wikipedia refused the request: {error.get('info') or error.get('code') or 'unknown'}.")
-        pages = (body.get("query") or {}).get("pages")
+        pages = (body.get("query") or {}).get("pages") if isinstance(body, dict) else None
         if not isinstance(pages, list):
             raise RetryableError("Wikipedia sent a malformed response", kind="malformed")
         page = pages[0] if pages else {}

@@ -40,8 +40,6 @@ class WriteFile(WorkspaceTool):
             raise SourceError("Give a file name inside the workspace.")
         if target.exists() and not target.is_file():
             raise SourceError(f"{path!r} exists and is not a file.")
-        if target.exists() and not overwrite:
-            raise SourceError(f"{path!r} already exists; pass overwrite=true to replace it.")
         target.parent.mkdir(parents=True, exist_ok=True)
         # Re-check after creating folders: nothing on the way may have become a link in the meantime.
         target = resolve_in_workspace(root, path)
