@@ -1263,7 +1263,7 @@ def _from_neighbour(fragment: str, document: Document, documents: list[Document]
         other_meta = other.meta or {}
         if (other_meta.get("document_id") or other_meta.get("source_id")) != owner:
             continue
-        if int(other_meta.get("chunk_index") or -1) != index - 1:
+        if other_meta.get("chunk_index") is None or int(other_meta["chunk_index"]) != index - 1:
             continue
         for text in sentences(other.content or ""):
             if text.endswith(fragment) and len(text) > len(fragment):

@@ -10,6 +10,7 @@ from haystack import Document
 from components.generation import CitationChecker, ExtractiveAnswerGenerator
 from components.generation.extractive_answer_generator import (
     ABSTENTION_PREFIX,
+    _from_neighbour,
     _may_hold_value,
     _ranked_answer_span,
     _statement_costs,
@@ -261,6 +262,14 @@ class TestWholeSentencesOnce:
         reply = answer("How much did Orbit raise in its Series B extension?", [second, first])["replies"][0]
         assert self.WHOLE.replace(".", " [2].") in reply
         assert " a 60 million dollar extension" not in reply.replace(self.WHOLE[:-1], "")
+
+    def test_the_first_chunk_of_a_document_is_a_neighbour_too(self):
+        # chunk_index 0 is a real index, not a missing one: the fragment opening chunk 1 takes its sentence from it.
+        first = chunk("f0", f"Orbit Analytics sells dashboards. {self.WHOLE}", 0)
+        second = chunk("f1", self.FRAGMENT, 1)
+        fragment = "a 60 million dollar extension of its Series B from three investors."
+        assert _from_neighbour(fragment, second, [second, first]) == (self.WHOLE, 2, 1)
+        assert _from_neighbour(fragment, second, [second, chunk("g0", first.content, 0, document="other")]) is None
 
     def test_a_fragment_without_its_neighbour_is_left_out(self):
         reply = answer("How much did Orbit raise in its Series B extension?", [chunk("f1", self.FRAGMENT, 1)])[
