@@ -167,10 +167,9 @@ class ArxivSearch(InitParameterSerialization):
                 chunks = self._chunks(papers, texts, text, query_embedding)
                 return SourceResult(chunks=chunks, total_found=len(papers), partial=note)
 
-            self.warm_up()  # loading the model is set-up, not the source's latency
             return work
 
-        return self._guard.branch_outputs(sources, "arXiv not selected for this question", prepare)
+        return self._guard.branch_outputs(sources, "arXiv not selected for this question", prepare, set_up=self.warm_up)
 
     run_async = source_twin(run, SOURCE)
 

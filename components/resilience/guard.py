@@ -524,19 +524,28 @@ class SourceGuard:
         return _outputs(*self.call(plan, key=key), branch)
 
     def branch_outputs(
-        self, sources: list[str] | None, not_selected: str, prepare: Callable[[], SourceStatus | Callable[[], Any]]
+        self,
+        sources: list[str] | None,
+        not_selected: str,
+        prepare: Callable[[], SourceStatus | Callable[[], Any]],
+        *,
+        refuse: tuple[type[Exception], ...] = (SourceError, ValueError),
+        set_up: Callable[[], None] | None = None,
     ) -> dict[str, Any]:
         """A research branch's `run` outputs: skipped (`not_selected` says why) when `sources` leave the source out,
         else `outputs` for what `prepare()` makes of the question: a status, or the work. Input that `prepare`
-        rejects (`SourceError`, or a `ValueError` of `components.validation`) is refused before the guard, so bad
-        input takes none of the source's rate-limited request slots."""
+        rejects with one of `refuse` (`SourceError`, or a `ValueError` of `components.validation`) is refused before
+        the guard, so bad input takes none of the source's rate-limited request slots. `set_up` (loading a model)
+        runs once there is work, outside that refusal: a fault of the set-up is not the question's."""
         if not source_selected(sources, self.source):
             return self.outputs(SourceStatus.skipped(self.source, not_selected), branch=True)
         started = time.monotonic()
         try:
             plan = prepare()
-        except (SourceError, ValueError) as exc:
+        except refuse as exc:
             plan = self.refused(str(exc), started)
+        if set_up is not None and not isinstance(plan, SourceStatus):
+            set_up()  # set-up, not the source's latency
         return self.outputs(plan, branch=True)
 
     async def outputs_async(

@@ -164,9 +164,11 @@ class WebSearch(WebSource):
                 )
                 return SourceResult(chunks=chunks, total_found=len(kept), partial=fetched.note(len(kept)))
 
-            self.warm_up()  # loading the model is set-up, not the source's latency
             return work
 
-        return self._guard.branch_outputs(sources, "web not selected for this question", prepare)
+        # Nothing before the work checks the question (the work does), so a fault here is the set-up's and is raised.
+        return self._guard.branch_outputs(
+            sources, "web not selected for this question", prepare, refuse=(), set_up=self.warm_up
+        )
 
     run_async = source_twin(run, SOURCE)

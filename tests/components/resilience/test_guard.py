@@ -208,6 +208,36 @@ class TestSourceGuard:
         assert result.chunks == []
 
 
+class TestBranchOutputs:
+    def test_input_the_preparation_rejects_is_refused_before_any_call(self):
+        def prepare():
+            raise SourceError("the question is empty")
+
+        outputs = SourceGuard("t-branch-refused", fast_policy()).branch_outputs(["t-branch-refused"], "-", prepare)
+        assert outputs["status"].status is StatusKind.ERROR
+        assert outputs["status"].attempts == 0
+        assert outputs["status"].message == "the question is empty"
+
+    def test_a_failing_set_up_is_raised_not_refused_as_input(self):
+        def set_up():
+            raise ValueError("the embedding model cannot be loaded")
+
+        guard = SourceGuard("t-branch-set-up", fast_policy())
+        with pytest.raises(ValueError, match="cannot be loaded"):
+            guard.branch_outputs(["t-branch-set-up"], "-", lambda: lambda: [web_chunk()], set_up=set_up)
+        # No work, no set-up: a skipped or refused source loads nothing.
+        skipped = guard.branch_outputs(["other"], "not selected", lambda: lambda: [web_chunk()], set_up=set_up)
+        assert skipped["status"].status is StatusKind.SKIPPED
+
+    def test_a_source_can_refuse_nothing_before_its_work(self):
+        def prepare():
+            raise ValueError("the key's variable is not set")
+
+        guard = SourceGuard("t-branch-none", fast_policy())
+        with pytest.raises(ValueError, match="not set"):
+            guard.branch_outputs(["t-branch-none"], "-", prepare, refuse=())
+
+
 class TestCircuitBreaker:
     def test_opens_after_failures_and_skips_then_half_opens(self):
         # The cooldown is long enough that a thread paused on a loaded machine between the calls does not outlast it.
