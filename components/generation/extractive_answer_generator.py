@@ -1258,6 +1258,8 @@ def _from_neighbour(fragment: str, document: Document, documents: list[Document]
     (text, its citation number, its rank)."""
     meta = document.meta or {}
     owner = meta.get("document_id") or meta.get("source_id")
+    if owner is None:
+        return None  # chunks of no named document are no one's neighbours
     index = int(meta.get("chunk_index") or 0)
     for rank, other in enumerate(documents):
         other_meta = other.meta or {}

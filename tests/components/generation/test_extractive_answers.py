@@ -270,6 +270,11 @@ class TestWholeSentencesOnce:
         fragment = "a 60 million dollar extension of its Series B from three investors."
         assert _from_neighbour(fragment, second, [second, first]) == (self.WHOLE, 2, 1)
         assert _from_neighbour(fragment, second, [second, chunk("g0", first.content, 0, document="other")]) is None
+        # Chunks of no named document are not each other's neighbours.
+        for made in (first, second):
+            made.meta.pop("document_id")
+            made.meta.pop("source_id")
+        assert _from_neighbour(fragment, second, [second, first]) is None
 
     def test_a_fragment_without_its_neighbour_is_left_out(self):
         reply = answer("How much did Orbit raise in its Series B extension?", [chunk("f1", self.FRAGMENT, 1)])[
