@@ -5,10 +5,10 @@ import, also those inside functions and `TYPE_CHECKING` blocks, and `importlib.i
 from __future__ import annotations
 
 import ast
+import graphlib
 from collections.abc import Iterator
 from pathlib import Path
 
-import networkx as nx
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,29 +69,34 @@ def _package(module: str) -> str:
     return ".".join(parts[:2]) if parts[0] == "components" and len(parts) > 1 else parts[0]
 
 
-def import_graphs(root: Path) -> tuple[nx.DiGraph, nx.DiGraph]:
+Graph = dict[str, dict[str, str]]  # importer -> {imported: where the import is written}
+
+
+def import_graphs(root: Path) -> tuple[Graph, Graph]:
     """The import graph between modules and the one between packages (see `_package`), without self-imports."""
     modules = module_files(root)
-    by_module, by_package = nx.DiGraph(), nx.DiGraph()
+    by_module: Graph = {}
+    by_package: Graph = {}
     for module, path in modules.items():
         for line, name in imported_names(path):
             target = _resolve(name, modules)
             if target is None or target == module:
                 continue
-            by_module.add_edge(module, target, where=f"{path.relative_to(root)}:{line}")
+            where = f"{path.relative_to(root)}:{line}"
+            by_module.setdefault(module, {}).setdefault(target, where)
             if _package(module) != _package(target):
-                by_package.add_edge(_package(module), _package(target), where=f"{path.relative_to(root)}:{line}")
+                by_package.setdefault(_package(module), {}).setdefault(_package(target), where)
     return by_module, by_package
 
 
-def cycles(graph: nx.DiGraph) -> list[str]:
-    """One line per import cycle: its members, and where each of their imports along the cycle is written."""
-    found = []
-    for members in nx.strongly_connected_components(graph):
-        if len(members) > 1:
-            edges = sorted(f"{a} -> {b} ({graph.edges[a, b]['where']})" for a, b in graph.subgraph(members).edges)
-            found.append(f"{sorted(members)}: " + "; ".join(edges))
-    return found
+def import_cycle(graph: Graph) -> str | None:
+    """An import cycle of `graph`, each step with where its import is written; None when there is none."""
+    try:
+        graphlib.TopologicalSorter({node: set(targets) for node, targets in graph.items()}).prepare()
+    except graphlib.CycleError as error:
+        path = error.args[1][::-1]  # [a, ..., a], each node importing the next (graphlib lists them the other way)
+        return " -> ".join(f"{a} ({graph[a][b]})" for a, b in zip(path, path[1:], strict=False)) + f" -> {path[-1]}"
+    return None
 
 
 def test_components_never_import_the_applications() -> None:
@@ -99,11 +104,11 @@ def test_components_never_import_the_applications() -> None:
 
 
 def test_no_import_cycle_between_packages() -> None:
-    assert cycles(import_graphs(ROOT)[1]) == []
+    assert import_cycle(import_graphs(ROOT)[1]) is None
 
 
 def test_no_import_cycle_between_modules() -> None:
-    assert cycles(import_graphs(ROOT)[0]) == []
+    assert import_cycle(import_graphs(ROOT)[0]) is None
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:
@@ -131,22 +136,34 @@ def test_an_upward_import_is_found(tmp_path: Path, source: str, line: int, name:
     assert upward_imports(root) == [f"components/store/index.py:{line} imports {name}"]
 
 
-def test_cycles_are_found_between_packages_and_between_modules(tmp_path: Path) -> None:
+def test_a_cycle_between_modules_is_found(tmp_path: Path) -> None:
     root = _write(
         tmp_path,
         {
             "components/text/words.py": "def late():\n    from components.text import sentences\n",
             "components/text/sentences.py": "from components.text.words import late\n",
-            "components/store/index.py": "from components.ranking.fusion import fuse\n",
-            "components/ranking/fusion.py": "def fuse():\n    from components.store import index\n",
-            "components/ranking/scores.py": "from components.text.words import late\n",
         },
     )
     by_module, by_package = import_graphs(root)
-    assert sorted(cycle.split(":")[0] for cycle in cycles(by_module)) == [
-        "['components.ranking.fusion', 'components.store.index']",
-        "['components.text.sentences', 'components.text.words']",
-    ]
-    package_cycles = cycles(by_package)
-    assert [cycle.split(":")[0] for cycle in package_cycles] == ["['components.ranking', 'components.store']"]
-    assert "components/ranking/fusion.py:2" in package_cycles[0]
+    assert import_cycle(by_package) is None
+    cycle = import_cycle(by_module)
+    assert cycle is not None
+    assert "components.text.words (components/text/words.py:2)" in cycle
+    assert "components.text.sentences (components/text/sentences.py:1)" in cycle
+
+
+def test_a_cycle_between_packages_is_found(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "components/store/index.py": "from components.ranking.fusion import fuse\n",
+            "components/ranking/fusion.py": "def fuse():\n    from components.store import keys\n",
+            "components/store/keys.py": "KEYS = ()\n",
+        },
+    )
+    by_module, by_package = import_graphs(root)
+    assert import_cycle(by_module) is None  # no module imports one that imports it back; their packages do
+    cycle = import_cycle(by_package)
+    assert cycle is not None
+    assert "components.store (components/store/index.py:1)" in cycle
+    assert "components.ranking (components/ranking/fusion.py:2)" in cycle
