@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import math
 import random
 import statistics
 import time
@@ -23,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from pipelines.evaluation.metrics import percentile
+
 Out = Callable[[str], None]
 
 
@@ -30,10 +33,6 @@ def _demo_dir() -> Path:
     import ingest
 
     return Path(ingest.__file__).parent / "demo_corpus"
-
-
-def _percentile(values: list[float], q: float) -> float:
-    return float(np.percentile(np.array(values, dtype=float), q)) if values else float("nan")
 
 
 def _demo_texts() -> list[tuple[str, str]]:
@@ -210,8 +209,8 @@ def bench_queries(out: Out, n_chunks: int = 10_000, n_queries: int = 60) -> dict
         catalog.research(query, sources=["kb"])
         full_ms.append((time.perf_counter() - started) * 1000)
 
-    floor_p50, floor_p95 = _percentile(floor_ms, 50), _percentile(floor_ms, 95)
-    full_p50, full_p95 = _percentile(full_ms, 50), _percentile(full_ms, 95)
+    floor_p50, floor_p95 = percentile(floor_ms, 50, empty=math.nan), percentile(floor_ms, 95, empty=math.nan)
+    full_p50, full_p95 = percentile(full_ms, 50, empty=math.nan), percentile(full_ms, 95, empty=math.nan)
     ratio = full_p50 / floor_p50 if floor_p50 else float("inf")
     out(f"floor (query embedding + dense top {dense_limit} + keyword top {keyword_limit}), {len(queries)} queries: "
         f"p50 {floor_p50:.1f} ms, p95 {floor_p95:.1f} ms")
