@@ -197,12 +197,12 @@ class _CopyFloor:
     def write(self, document: Any, chunks: list) -> None:
         from psycopg.types.json import Jsonb
 
-        from components.knowledge_base.chunk_index import chunk_to_document
+        from components.knowledge_base.chunk_index import record_to_document
 
         with self.conn.cursor().copy(f"COPY {self.table} FROM STDIN (FORMAT BINARY)") as copy:
             copy.set_types(["text", "text", "jsonb", self.vector_type])
             for chunk in chunks:
-                row = chunk_to_document(document, chunk, with_embedding=False)
+                row = record_to_document(document, chunk, with_embedding=False)
                 copy.write_row((row.id, row.content, Jsonb(row.meta), np.asarray(chunk.embedding, dtype=np.float32)))
 
     def close(self) -> None:

@@ -26,7 +26,7 @@ from haystack import logging
 
 from components.embedding import get_embedding_model
 from components.knowledge_base.attach import DocumentRecogniser, RecognisedDocument
-from components.knowledge_base.chunk_index import ChunkEvidence, batches, document_to_chunk
+from components.knowledge_base.chunk_index import ChunkEvidence, batches, document_to_record
 from components.knowledge_base.hooks import IngestHook
 from components.knowledge_base.store import KnowledgeBaseUnavailable
 from components.resilience.errors import first_line
@@ -170,7 +170,7 @@ class KnowledgeBaseEnricher:
 
     def _enrich_one(self, doc: RecognisedDocument, report: EnrichReport, with_evidence: bool) -> None:
         chunks = self.index.fetch(doc.chunk_ids)
-        records = [document_to_chunk(chunk, doc.record.document_id, i) for i, chunk in enumerate(chunks)]
+        records = [document_to_record(chunk, doc.record.document_id, i) for i, chunk in enumerate(chunks)]
         if with_evidence and records:
             texts = [record.text for record in records]
             _, sentence_vectors, kept = self.model.embed_with_sentence_spans(
