@@ -19,26 +19,20 @@ import random
 import statistics
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ingest.demo import DEMO_CORPUS_DIR
 from pipelines.evaluation.metrics import percentile
 
 Out = Callable[[str], None]
 
 
-def _demo_dir() -> Path:
-    import ingest
-
-    return Path(ingest.__file__).parent / "demo_corpus"
-
-
 def _demo_texts() -> list[tuple[str, str]]:
     """(title, text) of every demo document, as plain text."""
     texts = []
-    for path in sorted(_demo_dir().iterdir()):
+    for path in sorted(DEMO_CORPUS_DIR.iterdir()):
         if path.is_file() and path.suffix in {".md", ".txt", ".html"}:
             texts.append((path.stem.replace("-", " ").replace("_", " "), path.read_text(encoding="utf-8")))
     return texts
