@@ -5,8 +5,8 @@ base, as token-sized, embedded chunks with their pages, sections and dates.
 knowledge base with the demo corpus.
 """
 
-from ingest.hooks import IngestHook, default_hooks
-from ingest.ingestor import IngestItem, Ingestor, chunk_id_for, document_id_for
+from components.knowledge_base.hooks import IngestHook
+from ingest.ingestor import IngestItem, Ingestor, chunk_id_for, default_hooks, document_id_for
 from ingest.report import IngestProgress, IngestReport
 
 __all__ = [

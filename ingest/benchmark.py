@@ -44,7 +44,7 @@ def measure_ingestion(store: KnowledgeBase, target_chunks: int = 300, rounds: in
 
     The copies are removed from `store` afterwards; use a scratch collection all the same.
     """
-    from ingest.formats import convert_bytes
+    from components.ingestion.formats import convert_bytes
 
     if target_chunks < 1:
         raise ValueError(f"target_chunks must be at least 1, not {target_chunks!r}")

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from haystack import logging
 
+from components.ingestion.formats import SUPPORTED_SUFFIXES, doc_type_for
 from components.knowledge_base.knowledge_base import KnowledgeBase
-from ingest.formats import SUPPORTED_SUFFIXES, doc_type_for
 from ingest.ingestor import IngestItem, Ingestor
 from ingest.report import IngestProgress, IngestReport
 

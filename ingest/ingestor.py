@@ -25,20 +25,29 @@ from typing import Any
 import numpy as np
 from haystack import logging
 
+from components.ingestion.formats import ConversionError, convert_bytes, doc_type_for
+from components.ingestion.formats.common import json_safe
+from components.ingestion.limits import IngestLimits
+from components.ingestion.splitter import TextChunk, TokenSplitter
+from components.knowledge_base.hooks import IngestHook, RefreshableHook
 from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.store import ChunkRecord, DocumentRecord
 from components.resilience.errors import first_line
 from components.text.analyzer import term_counts
 from components.text.language import sentence_spans
 from components.validation import positive_int
-from ingest.formats import ConversionError, convert_bytes, doc_type_for
-from ingest.formats.common import json_safe
-from ingest.hooks import IngestHook, RefreshableHook, default_hooks
-from ingest.limits import IngestLimits
 from ingest.report import IngestProgress, IngestReport, printable
-from ingest.splitter import TextChunk, TokenSplitter
 
 logger = logging.getLogger(__name__)
+
+
+def default_hooks(collection: str | None = None) -> list[IngestHook]:
+    """The hooks every ingestion runs unless told otherwise: the knowledge graph's extraction (for `collection`,
+    default the settings' collection)."""
+    from components.graph.ingest_hook import GraphIngestHook
+
+    return [GraphIngestHook(collection=collection)]
+
 
 _DONE = object()
 

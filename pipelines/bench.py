@@ -14,32 +14,25 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import math
 import random
 import statistics
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ingest.demo import DEMO_CORPUS_DIR
+from pipelines.evaluation.metrics import percentile
+
 Out = Callable[[str], None]
-
-
-def _demo_dir() -> Path:
-    import ingest
-
-    return Path(ingest.__file__).parent / "demo_corpus"
-
-
-def _percentile(values: list[float], q: float) -> float:
-    return float(np.percentile(np.array(values, dtype=float), q)) if values else float("nan")
 
 
 def _demo_texts() -> list[tuple[str, str]]:
     """(title, text) of every demo document, as plain text."""
     texts = []
-    for path in sorted(_demo_dir().iterdir()):
+    for path in sorted(DEMO_CORPUS_DIR.iterdir()):
         if path.is_file() and path.suffix in {".md", ".txt", ".html"}:
             texts.append((path.stem.replace("-", " ").replace("_", " "), path.read_text(encoding="utf-8")))
     return texts
@@ -210,8 +203,8 @@ def bench_queries(out: Out, n_chunks: int = 10_000, n_queries: int = 60) -> dict
         catalog.research(query, sources=["kb"])
         full_ms.append((time.perf_counter() - started) * 1000)
 
-    floor_p50, floor_p95 = _percentile(floor_ms, 50), _percentile(floor_ms, 95)
-    full_p50, full_p95 = _percentile(full_ms, 50), _percentile(full_ms, 95)
+    floor_p50, floor_p95 = percentile(floor_ms, 50, empty=math.nan), percentile(floor_ms, 95, empty=math.nan)
+    full_p50, full_p95 = percentile(full_ms, 50, empty=math.nan), percentile(full_ms, 95, empty=math.nan)
     ratio = full_p50 / floor_p50 if floor_p50 else float("inf")
     out(f"floor (query embedding + dense top {dense_limit} + keyword top {keyword_limit}), {len(queries)} queries: "
         f"p50 {floor_p50:.1f} ms, p95 {floor_p95:.1f} ms")

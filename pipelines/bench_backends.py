@@ -19,6 +19,7 @@ as ours do. `write_vs_floor` is our write time over the floor's, `ready_vs_floor
 
 from __future__ import annotations
 
+import math
 import shutil
 import tempfile
 import time
@@ -31,6 +32,7 @@ import numpy as np
 
 from components.knowledge_base.keyword_terms import terms
 from components.text import bm25
+from pipelines.evaluation.metrics import percentile
 
 Out = Callable[[str], None]
 DIMENSION = 384
@@ -39,10 +41,6 @@ CHUNKS_PER_DOCUMENT = 10
 WORDS_PER_CHUNK = 80
 VOCABULARY = 20_000
 BACKENDS = ("pgvector", "milvus", "qdrant")
-
-
-def _percentile(values: list[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values, dtype=float), q)) if values else float("nan")
 
 
 def _vocabulary(rng: np.random.Generator) -> list[str]:
@@ -199,12 +197,12 @@ class _CopyFloor:
     def write(self, document: Any, chunks: list) -> None:
         from psycopg.types.json import Jsonb
 
-        from components.knowledge_base.chunk_index import chunk_to_document
+        from components.knowledge_base.chunk_index import record_to_document
 
         with self.conn.cursor().copy(f"COPY {self.table} FROM STDIN (FORMAT BINARY)") as copy:
             copy.set_types(["text", "text", "jsonb", self.vector_type])
             for chunk in chunks:
-                row = chunk_to_document(document, chunk, with_embedding=False)
+                row = record_to_document(document, chunk, with_embedding=False)
                 copy.write_row((row.id, row.content, Jsonb(row.meta), np.asarray(chunk.embedding, dtype=np.float32)))
 
     def close(self) -> None:
@@ -258,10 +256,10 @@ def _bench_backend(backend: str, base: SyntheticBase, folder: Path, out: Out, fl
             "write_chunks_per_s": round(base.size / write_s, 1),
             "write_s": round(write_s, 2),
             "seal_s": round(seal_s, 2),
-            "dense_p50_ms": round(_percentile(dense_ms, 50), 2),
-            "dense_p95_ms": round(_percentile(dense_ms, 95), 2),
-            "keyword_p50_ms": round(_percentile(keyword_ms, 50), 2),
-            "keyword_p95_ms": round(_percentile(keyword_ms, 95), 2),
+            "dense_p50_ms": round(percentile(dense_ms, 50, empty=math.nan), 2),
+            "dense_p95_ms": round(percentile(dense_ms, 95, empty=math.nan), 2),
+            "keyword_p50_ms": round(percentile(keyword_ms, 50, empty=math.nan), 2),
+            "keyword_p95_ms": round(percentile(keyword_ms, 95, empty=math.nan), 2),
             "dense_recall_at_10": round(float(np.mean(recall)), 3),
         }
         for kind in ("dense", "keyword"):
@@ -328,10 +326,10 @@ def bench_backends(backends: list[str], sizes: list[int], queries: int, out: Cal
                 dense_ms, _ = _time([lambda q=q, b=base: b.numpy_dense(q) for q in base.dense_queries])
                 keyword_ms, _ = _time([lambda q=q, b=base: b.numpy_keyword(q) for q in base.keyword_queries])
             floor = {
-                "dense_p50_ms": round(_percentile(dense_ms, 50), 3),
-                "dense_p95_ms": round(_percentile(dense_ms, 95), 3),
-                "keyword_p50_ms": round(_percentile(keyword_ms, 50), 3),
-                "keyword_p95_ms": round(_percentile(keyword_ms, 95), 3),
+                "dense_p50_ms": round(percentile(dense_ms, 50, empty=math.nan), 3),
+                "dense_p95_ms": round(percentile(dense_ms, 95, empty=math.nan), 3),
+                "keyword_p50_ms": round(percentile(keyword_ms, 50, empty=math.nan), 3),
+                "keyword_p95_ms": round(percentile(keyword_ms, 95, empty=math.nan), 3),
             }
             out(
                 f"  {'numpy':<9} floor                              | dense p50 {floor['dense_p50_ms']:.2f} ms p95 "

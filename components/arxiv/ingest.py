@@ -43,8 +43,9 @@ def fetch_papers(paper_ids: list[str], timeout_s: float | None = None) -> tuple[
     return holder.get("papers", []), None
 
 
-def ingest_arxiv(paper_ids: list[str], full_text: bool = False, ingestor: Any = None) -> ArxivIngestOutcome:
-    """Add these arXiv papers to the knowledge base (`doc_type="arxiv"`, source `arxiv:<id>`).
+def ingest_arxiv(paper_ids: list[str], full_text: bool = False, *, ingestor: Any) -> ArxivIngestOutcome:
+    """Add these arXiv papers to the knowledge base (`doc_type="arxiv"`, source `arxiv:<id>`) with `ingestor` (the
+    ingestion service, `ingest.Ingestor`).
 
     The text is the abstract, or the PDF's full text when `full_text` is asked and the PDF is readable (the
     abstract otherwise). Raises `ValueError` for identifiers that are not arXiv identifiers, and when arXiv
@@ -62,10 +63,6 @@ def ingest_arxiv(paper_ids: list[str], full_text: bool = False, ingestor: Any = 
     outcome = ArxivIngestOutcome(papers=papers)
     found = {paper.paper_id for paper in papers}
     outcome.not_found = [paper_id for paper_id in ids if strip_version(paper_id) not in found]
-    if ingestor is None:
-        from ingest.ingestor import Ingestor
-
-        ingestor = Ingestor()
     settings = get_settings()
     for paper in papers:
         body = paper.abstract

@@ -30,6 +30,7 @@ from urllib.parse import urlparse
 
 from haystack import Document
 
+from components.ingestion.formats import SUFFIX_TYPES
 from components.knowledge_base.store import DocumentRecord
 
 DOCUMENT_KEYS = ("document_id", "source_id", "file_path", "url", "source")
@@ -154,8 +155,6 @@ def _title(meta: dict[str, Any], group: _Group, text: str) -> str:
 def _doc_type(meta: dict[str, Any]) -> str:
     path = meta.get("file_path")
     if isinstance(path, str):
-        from ingest.formats import SUFFIX_TYPES
-
         suffix = PurePosixPath(_path_name(path)).suffix.lower()
         if suffix in SUFFIX_TYPES:
             return SUFFIX_TYPES[suffix]

@@ -7,7 +7,7 @@ assistant fills is an ordinary Haystack collection that Haystack's retrievers ca
 integration's store (`PgvectorDocumentStore`, `QdrantDocumentStore`, `MilvusDocumentStore`) and says in its
 docstring where it uses the integration's retrievers and where its own query on the store's own connection or client.
 
-A chunk the assistant wrote carries these `meta` fields (see `chunk_to_document`):
+A chunk the assistant wrote carries these `meta` fields (see `record_to_document`):
 
 | field | what |
 |---|---|
@@ -318,8 +318,11 @@ def date_ordinal(value: dt.date | None) -> int:
     return 0 if value is None else value.toordinal()
 
 
-def chunk_to_document(document: DocumentRecord, chunk: ChunkRecord, *, with_embedding: bool = True) -> Document:
-    """The Haystack `Document` a chunk is written as (meta laid out as the module docstring says)."""
+def record_to_document(document: DocumentRecord, chunk: ChunkRecord, *, with_embedding: bool = True) -> Document:
+    """The Haystack `Document` a stored chunk is written as (meta laid out as the module docstring says).
+
+    Not `components.contracts.chunk_to_document`, which turns a search result (`ContextChunk`) into the `Document`
+    the pipelines pass on; this one is the storage layout."""
     meta: dict[str, Any] = dict(chunk.metadata or {})
     meta.update(
         document_id=document.document_id,
@@ -337,7 +340,7 @@ def chunk_to_document(document: DocumentRecord, chunk: ChunkRecord, *, with_embe
     return Document(id=chunk.chunk_id, content=chunk.text, meta=meta, embedding=embedding)
 
 
-def document_to_chunk(
+def document_to_record(
     doc: Document,
     document_id: str | None = None,
     chunk_index: int | None = None,

@@ -26,7 +26,8 @@ from haystack import logging
 
 from components.embedding import get_embedding_model
 from components.knowledge_base.attach import DocumentRecogniser, RecognisedDocument
-from components.knowledge_base.chunk_index import ChunkEvidence, batches, document_to_chunk
+from components.knowledge_base.chunk_index import ChunkEvidence, batches, document_to_record
+from components.knowledge_base.hooks import IngestHook
 from components.knowledge_base.store import KnowledgeBaseUnavailable
 from components.resilience.errors import first_line
 from components.text.analyzer import term_counts
@@ -80,24 +81,18 @@ class KnowledgeBaseEnricher:
 
     Usage:
     ```python
-    enricher = KnowledgeBaseEnricher(knowledge_base)  # a KnowledgeBase over the user's document store
+    # a KnowledgeBase over the user's document store, and the hooks to run (the ingestion's `default_hooks`)
+    enricher = KnowledgeBaseEnricher(knowledge_base, hooks=[GraphIngestHook(knowledge_base.collection)])
     print(enricher.enrich(progress=lambda p: print(p.stage, p.done, p.total)).summary())
     ```
     """
 
-    def __init__(self, knowledge_base: Any, hooks: list[Any] | None = None, document_field: str | None = None) -> None:
+    def __init__(self, knowledge_base: Any, hooks: list[IngestHook], document_field: str | None = None) -> None:
         self.knowledge_base = knowledge_base
         self.index = knowledge_base.index
         self.registry = knowledge_base.registry
+        self.hooks = list(hooks)
         self.document_field = document_field
-        if hooks is not None:
-            self.hooks = hooks  # else the ingestion's default hooks, made at first use
-
-    @functools.cached_property
-    def hooks(self) -> list[Any]:
-        from ingest.hooks import default_hooks
-
-        return default_hooks(collection=self.knowledge_base.collection)
 
     @functools.cached_property
     def model(self) -> Any:
@@ -175,7 +170,7 @@ class KnowledgeBaseEnricher:
 
     def _enrich_one(self, doc: RecognisedDocument, report: EnrichReport, with_evidence: bool) -> None:
         chunks = self.index.fetch(doc.chunk_ids)
-        records = [document_to_chunk(chunk, doc.record.document_id, i) for i, chunk in enumerate(chunks)]
+        records = [document_to_record(chunk, doc.record.document_id, i) for i, chunk in enumerate(chunks)]
         if with_evidence and records:
             texts = [record.text for record in records]
             _, sentence_vectors, kept = self.model.embed_with_sentence_spans(

@@ -24,8 +24,8 @@ from components.knowledge_base.chunk_index import (
     ChunkIndex,
     IndexHit,
     check_vector,
-    chunk_to_document,
-    document_to_chunk,
+    document_to_record,
+    record_to_document,
     search_filters_to_haystack,
 )
 from components.knowledge_base.enrichment import KnowledgeBaseEnricher
@@ -98,7 +98,7 @@ class KnowledgeBase:
         ordered = sorted(chunks, key=lambda chunk: chunk.chunk_index)
         if ordered:
             self.index.write(
-                [chunk_to_document(document, chunk) for chunk in ordered], [ChunkEvidence.of(c) for c in ordered]
+                [record_to_document(document, chunk) for chunk in ordered], [ChunkEvidence.of(c) for c in ordered]
             )
         stale = self.registry.put(document, [chunk.chunk_id for chunk in ordered], also=also)
         if stale:
@@ -135,7 +135,7 @@ class KnowledgeBase:
         document, chunk_ids = found
         position = {chunk_id: index for index, chunk_id in enumerate(chunk_ids)}
         chunks = [
-            document_to_chunk(doc, document.document_id, position[str(doc.id)])
+            document_to_record(doc, document.document_id, position[str(doc.id)])
             for doc in self.index.fetch(chunk_ids)
             if str(doc.id) in position
         ]
@@ -167,7 +167,7 @@ class KnowledgeBase:
             evidence = self.index.evidence(ids)
             for document, chunk_ids in batch:
                 chunks = [
-                    document_to_chunk(found[chunk_id], document.document_id, position, evidence.get(chunk_id))
+                    document_to_record(found[chunk_id], document.document_id, position, evidence.get(chunk_id))
                     for position, chunk_id in enumerate(chunk_ids)
                     if chunk_id in found
                 ]
@@ -193,7 +193,7 @@ class KnowledgeBase:
             if owner is None or owner[0] not in documents:
                 continue
             document, total = documents[owner[0]]
-            chunk = document_to_chunk(hit.document, *owner)
+            chunk = document_to_record(hit.document, *owner)
             hits.append(ChunkHit(chunk, document, total, hit.raw_score, hit.kind, hit.cosine))
         return hits
 

@@ -245,7 +245,7 @@ class MilvusChunkIndex(ChunkIndex):
     ```python
     store = open_milvus_document_store("research", uri="kb.db")
     index = MilvusChunkIndex(store, embedding_model="all-MiniLM-L6-v2", dimension=384)
-    index.write([chunk_to_document(document, chunk) for chunk in chunks], [ChunkEvidence.of(c) for c in chunks])
+    index.write([record_to_document(document, chunk) for chunk in chunks], [ChunkEvidence.of(c) for c in chunks])
     hits = index.dense(query_vector, limit=5, filters=search_filters_to_haystack(SearchFilters(doc_types=("pdf",))))
     ```
     """

@@ -139,7 +139,7 @@ class QdrantChunkIndex(ChunkIndex):
     store = QdrantDocumentStore(path="data/qdrant", index="research", embedding_dim=384,
                                 use_sparse_embeddings=True, sparse_idf=True, progress_bar=False)
     index = QdrantChunkIndex(store)
-    index.write([chunk_to_document(document, chunk)], [ChunkEvidence.of(chunk)])
+    index.write([record_to_document(document, chunk)], [ChunkEvidence.of(chunk)])
     hits = index.keyword("pgvector index", limit=5, query_embedding=query_vector)
     ```
     """

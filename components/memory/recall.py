@@ -28,6 +28,7 @@ from components.memory.store import (
 from components.resilience import SourceError, SourceResult
 from components.resilience.scheduling import source_twin
 from components.settings import DEFAULT_EMBEDDING_MODEL
+from components.text.phrases import capitalised_phrases
 from components.validation import bounded_text, clamp, positive_int
 
 SOURCE = "memory"
@@ -123,8 +124,6 @@ class MemoryRecall(MemoryComponent):
                 date_from - dt.timedelta(days=1, microseconds=1) if len(from_filters["date_from"]) == 10 else date_from
             )
             since = start if since is None else max(since, start)
-        from components.tools.source_selection import capitalised_phrases
-
         return RecallQuery(
             text=text,
             embedding=[float(value) for value in query_embedding] if query_embedding else None,

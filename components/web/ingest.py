@@ -12,8 +12,9 @@ class UrlNotIngested(RuntimeError):
     """The page could not be fetched; the message says why in one sentence."""
 
 
-def ingest_url(url: str, ingestor: Any = None, scraper: WebScrape | None = None) -> Any:
-    """Fetch `url` (keeping a snapshot) and ingest its Markdown as a "web" document; returns the `IngestReport`.
+def ingest_url(url: str, ingestor: Any, scraper: WebScrape | None = None) -> Any:
+    """Fetch `url` (keeping a snapshot) and ingest its Markdown as a "web" document with `ingestor` (the
+    ingestion service, `ingest.Ingestor`); returns its `IngestReport`.
 
     Raises `UrlNotIngested` when the page cannot be fetched (missing key, excluded, slow, refused).
     """
@@ -21,10 +22,6 @@ def ingest_url(url: str, ingestor: Any = None, scraper: WebScrape | None = None)
     page, snapshot, status = scraper.fetch(url)
     if page is None:
         raise UrlNotIngested(f"{url} was not ingested: {status.message or status.status.value}")
-    if ingestor is None:
-        from ingest.ingestor import Ingestor
-
-        ingestor = Ingestor()
     metadata = page_metadata(page, snapshot)
     return ingestor.ingest_text(
         page.markdown,

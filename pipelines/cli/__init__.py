@@ -15,7 +15,7 @@ import sys
 # Each module adds its commands; order is the order of `research --help`.
 COMMAND_MODULES = (
     "pipelines.cli.ask",
-    "ingest.cli",
+    "pipelines.cli.ingest",
     "pipelines.cli.docs",
     "pipelines.cli.kb",
     "pipelines.cli.status",

@@ -75,8 +75,9 @@ def run_search(args: argparse.Namespace) -> int:
 
 def run_ingest(args: argparse.Namespace) -> int:
     from components.arxiv import ingest_arxiv
+    from ingest.ingestor import Ingestor
 
-    outcome = ingest_arxiv(args.ids, full_text=args.full_text)
+    outcome = ingest_arxiv(args.ids, full_text=args.full_text, ingestor=Ingestor())
     for paper in outcome.papers:
         kind = "full text" if outcome.full_text.get(paper.paper_id) else "abstract"
         print(f"{paper.paper_id}  {paper.title} ({kind})")

@@ -47,10 +47,10 @@ def run(args: argparse.Namespace) -> int:
     def out(line: str) -> None:
         print(line, flush=True)
 
-    from components.graph.bench import bench_extraction
     from pipelines import bench
     from pipelines.bench_backends import bench_backends
     from pipelines.bench_fanout import bench_fanout
+    from pipelines.bench_graph import bench_extraction
 
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
     backends = args.backend or ["pgvector", "milvus", "qdrant"]

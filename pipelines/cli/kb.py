@@ -157,7 +157,10 @@ def _enricher(settings: Any, collection: str, document_field: str | None, existi
         if existing:
             require_collection(store)
         knowledge_base = knowledge_base_for(store, settings.embedding_model)
-        return KnowledgeBaseEnricher(knowledge_base, document_field=document_field)
+        from ingest.ingestor import default_hooks
+
+        hooks = default_hooks(collection=knowledge_base.collection)
+        return KnowledgeBaseEnricher(knowledge_base, hooks=hooks, document_field=document_field)
     except (KnowledgeBaseUnavailable, ValueError) as exc:
         raise UserError(str(exc)) from exc
 

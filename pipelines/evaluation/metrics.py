@@ -129,9 +129,9 @@ def lexical_support(sentence: str, chunk_text: str) -> float:
     return len(words & content_tokens(chunk_text)) / len(words)
 
 
-def percentile(values: Sequence[float], q: float) -> float:
-    """The q-th percentile (0-100) of `values`, 0.0 for none."""
-    return float(np.percentile(np.asarray(values, dtype=float), q)) if values else 0.0
+def percentile(values: Sequence[float], q: float, empty: float = 0.0) -> float:
+    """The q-th percentile (0-100) of `values` (numpy's linear interpolation), `empty` for none."""
+    return float(np.percentile(np.asarray(values, dtype=float), q)) if len(values) else empty
 
 
 def mean(values: Iterable[float | None]) -> float | None:

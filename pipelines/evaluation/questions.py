@@ -97,7 +97,8 @@ class EvaluationConfig:
 
 
 def load_jsonl(path: Path, required: Sequence[str]) -> list[dict[str, Any]]:
-    """The records of a JSON Lines file, each checked for the `required` keys."""
+    """The records of a JSON Lines file, each a JSON object with the `required` keys; `EvaluationInputError` (a
+    `ValueError`) naming the file and line otherwise, or when the file holds no record."""
     if not path.is_file():
         raise EvaluationInputError(f"{path} does not exist or is not a file")
     records: list[dict[str, Any]] = []

@@ -28,6 +28,7 @@ from typing import Any
 from components.graph.dates import FuzzyDate
 from components.text.dates import parse_date
 from components.text.language import sentence_spans
+from pipelines.evaluation.questions import load_jsonl
 
 DEFAULT_COLLECTION = "eval_timelines"
 
@@ -130,22 +131,6 @@ def parse_gold_date(text: str | None) -> FuzzyDate | None:
         return FuzzyDate.parse("-".join(known))
     except ValueError:
         return None
-
-
-def load_jsonl(path: Path) -> list[dict[str, Any]]:
-    """The records of a JSON Lines file; ValueError naming the line when one is not JSON."""
-    if not path.is_file():
-        raise ValueError(f"{path} does not exist or is not a file")
-    records = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{number} is not valid JSON ({exc.msg})") from None
-    return records
 
 
 def score_timeline(
@@ -290,10 +275,8 @@ def evaluate_timelines(
     progress: Any = None,
 ) -> TimelineReport:
     """Ingest the corpus into `collection`, build every gold entity's timeline and score it and the baseline."""
-    corpus = load_jsonl(corpus_path)
-    gold = load_jsonl(gold_path)
-    if not corpus or not gold:
-        raise ValueError("the corpus and the gold file must each hold at least one record")
+    corpus = load_jsonl(corpus_path, ())
+    gold = load_jsonl(gold_path, ())
     for record in corpus:
         if not {"id", "text"} <= set(record):
             raise ValueError(f"corpus record {record.get('id', '?')} needs an id and a text")

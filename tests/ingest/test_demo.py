@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from components.ingestion.formats import convert_bytes
 from ingest.demo import demo_files, ensure_demo_corpus
-from ingest.formats import convert_bytes
 from pipelines.cli import main
 
 

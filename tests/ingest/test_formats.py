@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from ingest.formats import SUPPORTED_SUFFIXES, ConversionError, convert_bytes, doc_type_for
-from ingest.structure import clean_text, remove_repeated_page_lines
+from components.ingestion.formats import SUPPORTED_SUFFIXES, ConversionError, convert_bytes, doc_type_for
+from components.ingestion.structure import clean_text, remove_repeated_page_lines
 from tests.ingest.files import write_docx, write_pdf
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from ingest.cli import print_report
-from ingest.formats.common import ConversionError
+from components.ingestion.formats.common import ConversionError
+from components.ingestion.limits import IngestLimits
 from ingest.ingestor import Ingestor, collect_files, path_text
-from ingest.limits import IngestLimits
+from pipelines.cli.ingest import print_report
 from tests.ingest.files import write_docx, write_pdf
 
 LIMITS = IngestLimits(max_bytes=400_000, max_chars=20_000, max_chunks=6)
@@ -144,8 +144,8 @@ class TestHostileBatch:
 
 class TestLimitsStopEarly:
     def test_extraction_stops_at_the_character_limit(self, work_dir, monkeypatch) -> None:
-        from ingest.formats import convert_bytes
-        from ingest.structure import TextBuilder
+        from components.ingestion.formats import convert_bytes
+        from components.ingestion.structure import TextBuilder
 
         added: list[int] = []
         original = TextBuilder._add

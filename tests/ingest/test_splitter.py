@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from haystack import Document
 
+from components.ingestion.formats import convert_bytes
+from components.ingestion.splitter import TokenSplitter
 from components.text.language import sentence_spans
-from ingest.formats import convert_bytes
-from ingest.splitter import TokenSplitter
 
 SENTENCES = [
     "Milvus was released as open source in October 2019.",
@@ -71,7 +71,7 @@ class TestTokenSplitter:
 
     def test_to_dict_from_dict(self) -> None:
         data = TokenSplitter(chunk_tokens=120, overlap_tokens=16).to_dict()
-        assert data["type"] == "ingest.splitter.TokenSplitter"
+        assert data["type"] == "components.ingestion.splitter.TokenSplitter"
         assert data["init_parameters"] == {
             "chunk_tokens": 120,
             "overlap_tokens": 16,

@@ -119,7 +119,7 @@ class TestEvalCommand:
         broken = work_dir / "broken.jsonl"
         broken.write_text('{"id": 1}\nnot json\n')
         assert cli_main(["eval", "timelines", "--corpus", str(broken), "--gold", str(broken)]) == 1
-        assert "broken.jsonl:2 is not valid JSON" in capsys.readouterr().err
+        assert "broken.jsonl line 2 is not JSON" in capsys.readouterr().err
 
     def test_question_sets_go_to_the_question_evaluation(self, monkeypatch):
         import pipelines.evaluation.questions as questions

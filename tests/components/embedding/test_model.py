@@ -86,8 +86,8 @@ class TestTokenizerSharedAcrossThreads:
     """
 
     def test_counting_in_another_thread_never_breaks_a_padded_batch(self, embedding_model):
-        from ingest.splitter import TokenSplitter
-        from ingest.structure import TextBuilder
+        from components.ingestion.splitter import TokenSplitter
+        from components.ingestion.structure import TextBuilder
 
         splitter = TokenSplitter(chunk_tokens=64, overlap_tokens=8)
         builder = TextBuilder()

@@ -8,8 +8,7 @@ import pytest
 
 from components.graph.ingest_hook import GraphIngestHook
 from components.graph.postgres_store import PostgresGraphStore
-from ingest.hooks import default_hooks
-from ingest.ingestor import Ingestor, document_id_for
+from ingest.ingestor import Ingestor, default_hooks, document_id_for
 from tests.components.graph.conftest import NORDVIK_2019, NORDVIK_2020
 
 TITLE_2019 = "Nordvik to end NV900"

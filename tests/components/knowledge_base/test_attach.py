@@ -147,7 +147,9 @@ def test_attach_enrich_ask_and_cite_leave_the_users_rows_unchanged(
     assert error.startswith(f"research: The {backend} knowledge base has no collection {mistyped!r}")
     assert _collections(backend) == existing
     knowledge_base = open_knowledge_base(settings, name)
-    enricher = KnowledgeBaseEnricher(knowledge_base)
+    from ingest.ingestor import default_hooks
+
+    enricher = KnowledgeBaseEnricher(knowledge_base, hooks=default_hooks(collection=knowledge_base.collection))
     assert enricher.recognise().registered == 0  # already recognised by the command
     titles = {summary.document.title for summary in knowledge_base.list_documents(limit=10)[0]}
     assert titles == {"harbour.md", "orchard.txt", "satellite.md"}

@@ -16,8 +16,8 @@ from haystack.document_stores.types import DuplicatePolicy
 from components.contracts import ScoreKind
 from components.knowledge_base.chunk_index import (
     ChunkEvidence,
-    chunk_to_document,
-    document_to_chunk,
+    document_to_record,
+    record_to_document,
     search_filters_to_haystack,
 )
 from components.knowledge_base.milvus_index import CLIENTS, MilvusChunkIndex, open_milvus_document_store
@@ -72,7 +72,7 @@ def _corpus(seed: int = 3) -> tuple[list[Document], list[ChunkEvidence], np.ndar
             sentence_embeddings=_unit(rng, 2),
             term_counts={word: 1 for word in {w.strip(".").lower() for w in text.split()}},
         )
-        docs.append(chunk_to_document(record, chunk))
+        docs.append(record_to_document(record, chunk))
         evidence.append(ChunkEvidence.of(chunk))
     return docs, evidence, vectors
 
@@ -107,7 +107,7 @@ class TestMilvusChunkIndex:
         assert first.meta["document_id"] == "doc0" and first.meta["chunk_index"] == 0
         assert first.meta["date"] == "2020-01-01" and first.meta["date_ordinal"] == dt.date(2020, 1, 1).toordinal()
         assert first.meta["page_number"] == 1 and "section_title" not in first.meta
-        chunk = document_to_chunk(first)
+        chunk = document_to_record(first)
         assert chunk.document_id == "doc0" and chunk.metadata == {"page_number": 1}
         with_vector = loaded.fetch(["doc0:0"], with_embeddings=True)[0]
         assert np.allclose(with_vector.embedding, loaded.vectors[0], atol=1e-6)

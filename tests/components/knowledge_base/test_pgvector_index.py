@@ -128,14 +128,15 @@ class TestPgvectorChunkIndex:
     ):
         from haystack.document_stores.types import DuplicatePolicy
 
-        from components.knowledge_base.chunk_index import chunk_to_document
+        from components.knowledge_base.chunk_index import record_to_document
 
         document, chunks = _document("a", 3, date=dt.date(2021, 5, 6))
         kb.upsert_document(document, chunks)
         plain = _store(f"{collection_name}_plain")
         plain.connection_string = Secret.from_token(database_url)
         try:
-            plain.write_documents([chunk_to_document(document, chunk) for chunk in chunks], policy=DuplicatePolicy.FAIL)
+            written = [record_to_document(document, chunk) for chunk in chunks]
+            plain.write_documents(written, policy=DuplicatePolicy.FAIL)
             rows = {}
             with kb.registry.connection() as conn:
                 for table in (kb.collection, f"{collection_name}_plain"):

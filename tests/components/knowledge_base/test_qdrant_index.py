@@ -1,5 +1,5 @@
 """`QdrantChunkIndex` on qdrant-haystack's `QdrantDocumentStore` in local mode (real folders, real Haystack
-documents laid out by `chunk_to_document`, Haystack filter dicts from `search_filters_to_haystack`)."""
+documents laid out by `record_to_document`, Haystack filter dicts from `search_filters_to_haystack`)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from qdrant_client import QdrantClient, models
 
 from components.contracts import ScoreKind
-from components.knowledge_base.chunk_index import ChunkEvidence, chunk_to_document, search_filters_to_haystack
+from components.knowledge_base.chunk_index import ChunkEvidence, record_to_document, search_filters_to_haystack
 from components.knowledge_base.keyword_terms import query_sparse_vector
 from components.knowledge_base.qdrant_index import CLIENTS, QdrantChunkIndex, _local_key
 from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, SearchFilters
@@ -77,7 +77,7 @@ def index(tmp_path, collection_name):
 @pytest.fixture()
 def loaded(index, documents):
     for document, chunks in documents:
-        index.write([chunk_to_document(document, chunk) for chunk in chunks], [])
+        index.write([record_to_document(document, chunk) for chunk in chunks], [])
     return index
 
 
@@ -139,7 +139,7 @@ class TestQdrantChunkIndex:
         queries = [KEYWORD_QUERY, "sourdough starter", "milvus bm25 index", "rye crumb", "photovoltaic zebra"]
         assert all(postings(query) == scan(query) for query in queries) and postings("sourdough starter")
         document, chunks = documents[2]
-        loaded.write([chunk_to_document(document, dataclasses.replace(chunks[0], text="Rye flour, crumb."))], [])
+        loaded.write([record_to_document(document, dataclasses.replace(chunks[0], text="Rye flour, crumb."))], [])
         loaded.delete(["doc-milvus:0"])
         assert all(postings(query) == scan(query) for query in queries) and postings("rye crumb")
 
@@ -159,7 +159,7 @@ class TestQdrantChunkIndex:
     def test_overwriting_a_chunk_replaces_its_keyword_vector(self, loaded, documents):
         document, chunks = documents[2]
         chunk = dataclasses.replace(chunks[0], text="Rye flour changes the crumb.")
-        loaded.write([chunk_to_document(document, chunk)], [])
+        loaded.write([record_to_document(document, chunk)], [])
         assert loaded.count() == 8
         assert all(hit.document.id != "doc-bread:0" for hit in loaded.keyword("sourdough starter", 5))
         assert loaded.keyword("rye crumb", 5)[0].document.id == "doc-bread:0"
@@ -239,7 +239,7 @@ class TestSharedLocalClient:
         second = QdrantChunkIndex(QdrantDocumentStore.from_dict(store.to_dict()), embedding_model=MODEL)
         other = QdrantChunkIndex(_store(tmp_path / "q", collection_name + "_b"), embedding_model=MODEL)
         document, chunks = documents[0]
-        first.write([chunk_to_document(document, chunk) for chunk in chunks], [])
+        first.write([record_to_document(document, chunk) for chunk in chunks], [])
         assert second.count() == 2 and other.count() == 0
         assert first.document_store._client is second.document_store._client is other.document_store._client
         first.close()

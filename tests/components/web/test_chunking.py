@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
+from components.ingestion.formats.markdown import convert_markdown
+from components.ingestion.splitter import TokenSplitter
 from components.web.chunking import markdown_chunks, page_text, pick_chunks, query_terms, text_chunks
 from components.web.snapshots import PageSnapshot
-from ingest.formats.markdown import convert_markdown
-from ingest.splitter import TokenSplitter
 
 
 class TestMarkdownChunks:

@@ -85,3 +85,13 @@ class TestAnswerScores:
         )
         assert close is not None and far is not None and missing is None
         assert close > 0.6 > far
+
+
+class TestPercentile:
+    def test_interpolates_between_values(self) -> None:
+        assert metrics.percentile([10.0, 20.0, 30.0, 40.0], 50) == pytest.approx(25.0)
+        assert metrics.percentile([10.0, 20.0, 30.0, 40.0], 95) == pytest.approx(38.5)
+
+    def test_no_values_give_the_empty_value(self) -> None:
+        assert metrics.percentile([], 50) == 0.0
+        assert math.isnan(metrics.percentile([], 95, empty=math.nan))

@@ -6,11 +6,11 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING
 
-from ingest.formats.common import ConversionError, title_from_filename
-from ingest.structure import ConvertedDocument, TextBuilder, paragraphs, remove_repeated_page_lines
+from components.ingestion.formats.common import ConversionError, title_from_filename
+from components.ingestion.structure import ConvertedDocument, TextBuilder, paragraphs, remove_repeated_page_lines
 
 if TYPE_CHECKING:
-    from ingest.limits import IngestLimits
+    from components.ingestion.limits import IngestLimits
 
 
 def convert_pdf(data: bytes, filename: str, limits: IngestLimits | None = None) -> ConvertedDocument:

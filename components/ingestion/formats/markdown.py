@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from components.ingestion.formats.common import ConversionError, decode_text, json_safe, title_from_filename
+from components.ingestion.structure import ConvertedDocument, TextBuilder
 from components.text.dates import parse_date
-from ingest.formats.common import ConversionError, decode_text, json_safe, title_from_filename
-from ingest.structure import ConvertedDocument, TextBuilder
 
 if TYPE_CHECKING:
-    from ingest.limits import IngestLimits
+    from components.ingestion.limits import IngestLimits
 
 _ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 
 from bs4 import BeautifulSoup, Comment, Doctype, NavigableString, Tag
 
+from components.ingestion.formats.common import ConversionError, title_from_filename
+from components.ingestion.structure import ConvertedDocument, TextBuilder
 from components.text.dates import parse_date
-from ingest.formats.common import ConversionError, title_from_filename
-from ingest.structure import ConvertedDocument, TextBuilder
 
 if TYPE_CHECKING:
-    from ingest.limits import IngestLimits
+    from components.ingestion.limits import IngestLimits
 
 # Elements that are never content; headings become sections; block elements end a paragraph.
 _DROP = tuple("script style noscript template svg canvas nav aside footer form iframe button select head".split())

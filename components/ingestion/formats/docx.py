@@ -11,11 +11,11 @@ import io
 import zipfile
 from typing import TYPE_CHECKING
 
-from ingest.formats.common import ConversionError, title_from_filename
-from ingest.structure import ConvertedDocument, TextBuilder
+from components.ingestion.formats.common import ConversionError, title_from_filename
+from components.ingestion.structure import ConvertedDocument, TextBuilder
 
 if TYPE_CHECKING:
-    from ingest.limits import IngestLimits
+    from components.ingestion.limits import IngestLimits
 
 _TEMPLATE_CREATED = dt.datetime(2013, 12, 23, 23, 15)
 

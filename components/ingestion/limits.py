@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from components.ingestion.formats.common import ConversionError
 from components.validation import positive_int
-from ingest.formats.common import ConversionError
 
 # How much more than the byte limit a packed format may unpack to: a Word file's XML deflates about tenfold, and its
 # blank template alone unpacks to over 0.8 MB; four times leaves room for real documents, not for bombs.

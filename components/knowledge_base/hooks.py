@@ -31,10 +31,3 @@ class RefreshableHook(IngestHook, Protocol):
     def is_current(self, document_ids: list[str]) -> dict[str, bool]:
         """For each document id: whether its derived data is of the hook's current version."""
 
-
-def default_hooks(collection: str | None = None) -> list[IngestHook]:
-    """The hooks every ingestion runs unless told otherwise: the knowledge graph's extraction (for `collection`,
-    default the settings' collection)."""
-    from components.graph.ingest_hook import GraphIngestHook
-
-    return [GraphIngestHook(collection=collection)]

@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from components.ingestion.formats.common import decode_text, title_from_filename
+from components.ingestion.structure import ConvertedDocument, TextBuilder, paragraphs
 from components.text.dates import parse_date
-from ingest.formats.common import decode_text, title_from_filename
-from ingest.structure import ConvertedDocument, TextBuilder, paragraphs
 
 if TYPE_CHECKING:
-    from ingest.limits import IngestLimits
+    from components.ingestion.limits import IngestLimits
 
 _FIELD = re.compile(r"^(date|published|updated|source|url)\s*:\s*(\S.*)$", re.IGNORECASE)
 # Lines opening a text that end no sentence and are followed by a line starting like a new one: a headline, a dateline.

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ingest.limits import IngestLimits
+    from components.ingestion.limits import IngestLimits
 
 # Control characters except tab, newline and form feed (the page separator).
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u200b\u200e\u200f\ufeff]")

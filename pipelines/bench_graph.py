@@ -8,6 +8,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from components.embedding import get_embedding_model
+from components.graph.extraction import LanguageExtractor
+from components.graph.postgres_store import PostgresGraphStore
+from components.knowledge_base.factory import open_knowledge_base
+from ingest.demo import DEMO_CORPUS_DIR
+from ingest.ingestor import Ingestor
+
 TARGET = 0.30
 
 
@@ -17,13 +24,6 @@ def bench_extraction(out: Callable[[str], None], repeat_docs: int = 2) -> dict[s
     The ratio is (extraction + graph write time) / (ingestion time without the graph), so it does not depend on
     the noise of two separate embedding runs.
     """
-    from components.embedding import get_embedding_model
-    from components.graph.extraction import LanguageExtractor
-    from components.graph.postgres_store import PostgresGraphStore
-    from components.knowledge_base.factory import open_knowledge_base
-    from ingest.ingestor import Ingestor
-    from pipelines.bench import _demo_dir
-
     get_embedding_model().embed(["warm up the model"])
     collection = f"bench_graph_{int(time.time())}"
     store = open_knowledge_base(collection=collection)
@@ -33,7 +33,7 @@ def bench_extraction(out: Callable[[str], None], repeat_docs: int = 2) -> dict[s
         with tempfile.TemporaryDirectory(prefix="ra-bench-graph-") as folder:
             files = []
             for copy in range(repeat_docs):
-                for path in sorted(_demo_dir().iterdir()):
+                for path in sorted(DEMO_CORPUS_DIR.iterdir()):
                     if path.is_file():
                         target = Path(folder) / f"{copy}-{path.name}"
                         target.write_text(path.read_text(encoding="utf-8") + f"\n\nCopy {copy}.\n", encoding="utf-8")

@@ -37,8 +37,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("Give at least one file or folder to ingest, or --demo for the demo corpus.")
     from tqdm import tqdm
 
+    from components.ingestion.formats import SUPPORTED_SUFFIXES
     from ingest.demo import demo_items
-    from ingest.formats import SUPPORTED_SUFFIXES
     from ingest.ingestor import Ingestor, collect_files
 
     items, missing = collect_files(args.paths)

@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ingest.formats.common import ConversionError
-from ingest.structure import ConvertedDocument
+from components.ingestion.formats.common import ConversionError
+from components.ingestion.structure import ConvertedDocument
 
 if TYPE_CHECKING:
-    from ingest.limits import IngestLimits
+    from components.ingestion.limits import IngestLimits
 
 SUFFIX_TYPES = {
     ".txt": "txt",
@@ -50,23 +50,23 @@ def convert_bytes(
     if not data.strip():
         raise ConversionError("the file is empty.")
     if doc_type in ("txt", "arxiv"):
-        from ingest.formats.text import convert_text
+        from components.ingestion.formats.text import convert_text
 
         converted = convert_text(data, filename, limits)
     elif doc_type in ("md", "web"):
-        from ingest.formats.markdown import convert_markdown
+        from components.ingestion.formats.markdown import convert_markdown
 
         converted = convert_markdown(data, filename, limits)
     elif doc_type == "html":
-        from ingest.formats.html import convert_html
+        from components.ingestion.formats.html import convert_html
 
         converted = convert_html(data, filename, limits)
     elif doc_type == "pdf":
-        from ingest.formats.pdf import convert_pdf
+        from components.ingestion.formats.pdf import convert_pdf
 
         converted = convert_pdf(data, filename, limits)
     elif doc_type == "docx":
-        from ingest.formats.docx import convert_docx
+        from components.ingestion.formats.docx import convert_docx
 
         converted = convert_docx(data, filename, limits)
     else:

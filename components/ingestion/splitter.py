@@ -7,10 +7,10 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict, logging
 
+from components.ingestion.structure import ConvertedDocument, TextBuilder, paragraphs
 from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text.language import language_pipeline, sentence_spans
-from ingest.structure import ConvertedDocument, TextBuilder, paragraphs
 
 logger = logging.getLogger(__name__)
 
