@@ -47,14 +47,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def _quiet_start(args: argparse.Namespace) -> None:
+    """Before a command imports anything heavy: no progress bars for loading a model from disk, no torch for a
+    command that never embeds, and (without -v) no log records on the terminal: what went wrong with a source is
+    in the answer's status lines, an error a user can fix is printed as one sentence."""
+    verbose = args.verbose
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+    # Hugging Face's bars (`Loading weights: 100%`) are for loading a model, never for waiting on work; the
+    # commands that do wait (ingest, bench) draw their own bars.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "info" if verbose else "error")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if getattr(args, "without_torch", False):
+        # Haystack imports torch (about 1.5 s) for its device helpers only; a command that reads the stores and
+        # never embeds (it sets `without_torch`) does without it. A command that wrongly sets it fails loudly.
+        sys.modules.setdefault("torch", None)
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.ERROR, format="%(levelname)s %(name)s: %(message)s", force=True
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
-    )
+    _quiet_start(args)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
