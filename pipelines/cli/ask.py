@@ -204,10 +204,8 @@ def format_result(result: dict[str, Any]) -> str:
     for part in parts:
         shown = _confidence(part.get("short_answer_confidence"), part.get("sure"))
         answer = part.get("short_answer") or "(no short answer)"
-        lines.append(
-            textwrap.shorten(f"  - {part.get('question', '')}: {answer}", width=width - (len(shown) + 4))
-            + (f"  [{shown}]" if shown else "")
-        )
+        text = textwrap.shorten(f"- {part.get('question', '')}: {answer}", width=width - len(shown) - 6)
+        lines.append(f"  {text}" + (f"  [{shown}]" if shown else ""))
     if lines:
         lines.append("")
     lines += ["Answer", textwrap.fill(result.get("answer", ""), width=width, initial_indent="  ",
