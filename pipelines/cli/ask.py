@@ -12,9 +12,7 @@ imports nothing heavy at start; the in-process path imports the catalog when it 
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
-import shutil
 import sys
 import textwrap
 from typing import Any
@@ -123,6 +121,8 @@ def ask_server(request: dict[str, Any]) -> dict[str, Any] | None:
     """The question answered by the server at the configured address, or None when no server answers there (not
     listening, not this product's server, not ready yet, or failing: the caller then answers in-process).
     A request the server refuses as bad input (422) or a token it does not accept is the user's to fix."""
+    import http.client
+
     from components.settings import get_settings
 
     host, port, token = server_address()
@@ -192,6 +192,8 @@ def format_result(result: dict[str, Any]) -> str:
     """The answer (with its confidence when the result has one), what `auto` chose and why, a table of the
     numbered sources and every source's status, as terminal text. `result` is `ResearchResult` as JSON; fields
     a result may not carry (the short answer's confidence, the parts of a multi-part question) are optional."""
+    import shutil
+
     width = min(shutil.get_terminal_size((100, 20)).columns, 120)
     lines = []
     short = str(result.get("short_answer") or "")
