@@ -34,6 +34,20 @@ class UserError(Exception):
     """An error caused by the user's input or setup; printed as its message, without a traceback."""
 
 
+# Errors of the setup a user fixes (no database, no knowledge base), printed as their sentence. Their modules are
+# not imported for this: an exception of a class whose module was never imported cannot have been raised, and a
+# command that does not touch the stores (`ask` through the server) must not load them to end.
+SETUP_ERRORS = (
+    ("components.database", "DatabaseUnavailable"),
+    ("components.knowledge_base.store", "KnowledgeBaseUnavailable"),
+)
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    loaded = [getattr(sys.modules[module], name) for module, name in SETUP_ERRORS if module in sys.modules]
+    return (UserError, ValueError, *loaded)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="research",
@@ -75,8 +89,6 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    from components.database import DatabaseUnavailable
-    from components.knowledge_base.store import KnowledgeBaseUnavailable
     from components.redaction import RedactingStream, install_log_redaction
 
     # Whatever a command prints or logs passes through the one redaction (keys echoed by upstream errors).
@@ -85,7 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout, sys.stderr = RedactingStream(stdout), RedactingStream(stderr)
     try:
         return int(args.func(args) or 0)
-    except (UserError, DatabaseUnavailable, KnowledgeBaseUnavailable, ValueError) as exc:
+    except (UserError, ValueError, RuntimeError) as exc:
+        if not isinstance(exc, _user_errors()):
+            raise
         print(f"research: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

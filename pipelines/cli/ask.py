@@ -107,7 +107,9 @@ def ask_here(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def server_address() -> tuple[str, int, str | None]:
-    """Where `research serve` listens by the settings (a wildcard bind is reached on loopback) and its token."""
+    """Where `research serve` listens by the settings (a wildcard bind is reached on loopback) and its token.
+
+    The settings model is loaded anyway: every line printed passes the secret redaction, which reads it."""
     from components.settings import get_settings
 
     settings = get_settings()
