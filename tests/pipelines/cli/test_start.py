@@ -4,8 +4,11 @@ the same default sources as the app, and the answer's confidence when the result
 from __future__ import annotations
 
 import ast
+import json
 import logging
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -142,3 +145,93 @@ class TestVerboseLogging:
                             if keyword.arg in RESERVED - {"exc_info", "stack_info", "stacklevel"}:
                                 found.append(f"{Path(path).relative_to(REPO_ROOT)}:{node.lineno} {keyword.arg}=")
         assert found == []
+
+
+class _FakeServer(ThreadingHTTPServer):
+    """A stand-in for `research serve` on 127.0.0.1: answers `POST /research/run` with a fixed status and body."""
+
+    def __init__(self, status: int, body: dict) -> None:
+        self.status, self.body, self.requests = status, body, []
+        super().__init__(("127.0.0.1", 0), _FakeHandler)
+
+
+class _FakeHandler(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:  # noqa: N802 - the http.server interface
+        length = int(self.headers.get("Content-Length") or 0)
+        self.server.requests.append(
+            {"path": self.path, "auth": self.headers.get("Authorization"), "body": json.loads(self.rfile.read(length))}
+        )
+        payload = json.dumps(self.server.body).encode()
+        self.send_response(self.server.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture()
+def fake_server(monkeypatch):
+    from components.settings import reload_settings
+
+    servers = []
+
+    def start(status: int = 200, body: dict | None = None) -> _FakeServer:
+        server = _FakeServer(status, body if body is not None else {"result": _result(short_answer_confidence=0.9)})
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        monkeypatch.setenv("HAYHOOKS_PORT", str(server.server_address[1]))
+        monkeypatch.setenv("API_TOKEN", "t0ken-for-tests")
+        reload_settings()
+        return server
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+    monkeypatch.undo()
+    reload_settings()
+
+
+class TestServerPath:
+    def test_the_server_answers_with_the_token_and_the_default_sources(self, fake_server, capsys) -> None:
+        server = fake_server()
+        assert main(["ask", "Who founded Quillmark?"]) == 0
+        captured = capsys.readouterr()
+        assert captured.out == ask_command.format_result(_result(short_answer_confidence=0.9))
+        assert captured.err.strip() == f"(answered by the server at 127.0.0.1:{server.server_address[1]}; " \
+            "--local answers here)"
+        (request,) = server.requests
+        assert request["path"] == "/research/run" and request["auth"] == "Bearer t0ken-for-tests"
+        # No sources named: the server applies the one default (auto), as the CLI does in-process.
+        assert request["body"] == {"question": "Who founded Quillmark?"}
+
+    def test_ask_through_the_server_loads_nothing_heavy(self, fake_server) -> None:
+        server = fake_server()
+        script = (
+            "import json, sys\nfrom pipelines.cli import main\nrc = main(['ask', 'Who founded Quillmark?'])\n"
+            f"print(json.dumps({{'rc': rc, 'loaded': [m for m in {HEAVY!r} if sys.modules.get(m) is not None]}}))"
+        )
+        env = {"HAYHOOKS_PORT": str(server.server_address[1]), "API_TOKEN": "t0ken-for-tests"}
+        done = reported(run_python(script, env=env))
+        assert done == {"rc": 0, "loaded": []}
+
+    def test_a_refused_token_is_one_sentence(self, fake_server, capsys) -> None:
+        fake_server(401, {"detail": "Missing or invalid bearer token"})
+        assert main(["ask", "Who founded Quillmark?"]) == 1
+        err = capsys.readouterr().err
+        assert "wants a token: set API_TOKEN" in err and "t0ken-for-tests" not in err
+
+    def test_bad_input_is_the_servers_sentence(self, fake_server, capsys) -> None:
+        fake_server(422, {"detail": "Unknown source tv; choose from kb, graph."})
+        assert main(["ask", "Who founded Quillmark?", "--sources", "kb,tv"]) == 1
+        assert capsys.readouterr().err.strip() == "research: Unknown source tv; choose from kb, graph."
+
+    def test_a_port_that_is_not_the_server_is_answered_here(self, fake_server, monkeypatch, capsys) -> None:
+        fake_server(404, {"detail": "Not Found"})
+        answered_here = []
+        monkeypatch.setattr(ask_command, "ask_here", lambda request: answered_here.append(request) or _result())
+        assert main(["ask", "Who founded Quillmark?"]) == 0
+        assert answered_here and "answered by the server" not in capsys.readouterr().err
