@@ -144,6 +144,12 @@ class TestVerboseLogging:
                         for keyword in node.keywords:
                             if keyword.arg in RESERVED - {"exc_info", "stack_info", "stacklevel"}:
                                 found.append(f"{Path(path).relative_to(REPO_ROOT)}:{node.lineno} {keyword.arg}=")
+                            if keyword.arg == "extra" and isinstance(keyword.value, ast.Dict):
+                                found += [
+                                    f"{Path(path).relative_to(REPO_ROOT)}:{node.lineno} extra {key.value}"
+                                    for key in keyword.value.keys
+                                    if isinstance(key, ast.Constant) and key.value in RESERVED
+                                ]
         assert found == []
 
 
