@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _quiet_start(args: argparse.Namespace) -> None:
+def _quiet_start(args: argparse.Namespace, whole_process: bool) -> None:
     """Before a command imports anything heavy: no progress bars for loading a model from disk, no torch for a
     command that never embeds, and (without -v) no log records on the terminal: what went wrong with a source is
     in the answer's status lines, an error a user can fix is printed as one sentence."""
@@ -73,19 +73,22 @@ def _quiet_start(args: argparse.Namespace) -> None:
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "info" if verbose else "error")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    if getattr(args, "without_torch", False):
+    if whole_process and getattr(args, "without_torch", False):
         # Haystack imports torch (about 1.5 s) for its device helpers only; a command that reads the stores and
         # never embeds (it sets `without_torch`) does without it. A command that wrongly sets it fails loudly.
+        # Only when the process is this command (`research ...`): a host calling `main([...])` keeps torch.
         sys.modules.setdefault("torch", None)
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.ERROR, format="%(levelname)s %(name)s: %(message)s", force=True
-    )
+    # A server's log is what its operator reads (`logs_are_output`): its warnings stay; elsewhere the answer says it.
+    quiet = logging.WARNING if getattr(args, "logs_are_output", False) else logging.ERROR
+    # Before any import that configures logging, so this is the root's set-up (a host that configured logging
+    # itself, e.g. a test runner, keeps its own).
+    logging.basicConfig(level=logging.INFO if verbose else quiet, format="%(levelname)s %(name)s: %(message)s")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    _quiet_start(args)
+    _quiet_start(args, whole_process=argv is None)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

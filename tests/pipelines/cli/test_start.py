@@ -50,7 +50,7 @@ class TestFastStart:
     @pytest.mark.integration
     def test_docs_list_loads_neither_torch_nor_spacy(self, database_url) -> None:
         script = (
-            "import json, sys\nfrom pipelines.cli import main\nrc = main(['docs', 'list'])\n"
+            "import json, sys\nfrom pipelines.cli import main\nsys.argv = ['research', 'docs', 'list']\nrc = main()\n"
             f"print(json.dumps({{'rc': rc, 'loaded': [m for m in {HEAVY!r} if sys.modules.get(m) is not None]}}))"
         )
         done = reported(run_python(script))
