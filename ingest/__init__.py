@@ -5,9 +5,23 @@ base, as token-sized, embedded chunks with their pages, sections and dates.
 knowledge base with the demo corpus.
 """
 
-from components.knowledge_base.hooks import IngestHook
-from ingest.ingestor import IngestItem, Ingestor, chunk_id_for, default_hooks, document_id_for
-from ingest.report import IngestProgress, IngestReport
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Loaded on first use (PEP 562): `pipelines.cli.ingest` and `ingest.report` must not pull the stores and the embedder in, so
+# that `research --help` stays instant.
+_EXPORTS = {
+    "IngestHook": "components.knowledge_base.hooks",
+    "default_hooks": "ingest.ingestor",
+    "IngestItem": "ingest.ingestor",
+    "Ingestor": "ingest.ingestor",
+    "chunk_id_for": "ingest.ingestor",
+    "document_id_for": "ingest.ingestor",
+    "IngestProgress": "ingest.report",
+    "IngestReport": "ingest.report",
+}
 
 __all__ = [
     "IngestHook",
@@ -19,3 +33,9 @@ __all__ = [
     "default_hooks",
     "document_id_for",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'ingest' has no attribute {name!r}")

@@ -10,6 +10,7 @@ import streamlit as st
 from app import services
 from app.agent_mode import agent_mode
 from app.document_text import plain, show_text
+from components.contracts.selection import DEFAULT_SOURCES
 
 SOURCE_LABELS = {
     "kb": "Knowledge base",
@@ -40,7 +41,10 @@ with st.form("ask", clear_on_submit=False):
     question = st.text_area("Question", placeholder="What happened to pgvector, and when?", height=80)
     left, middle, right = st.columns([3, 1, 1])
     sources = left.multiselect(
-        "Sources", options=list(SOURCE_LABELS), default=["auto"], format_func=lambda key: SOURCE_LABELS[key]
+        "Sources",
+        options=list(SOURCE_LABELS),
+        default=list(DEFAULT_SOURCES),
+        format_func=lambda key: SOURCE_LABELS[key],
     )
     as_of = middle.date_input("As of", value=None, max_value=dt.date.today() + dt.timedelta(days=1))
     top_k = right.number_input("Chunks", min_value=1, max_value=20, value=5)

@@ -2,7 +2,8 @@
 
 One rule for the CLI, the HTTP server, the app, the evaluation and the catalog: a selection is a list of source
 names (`kb`, `graph`, `web`, `arxiv`, `memory`), `auto` (the catalog picks sources from the question, and keeps
-any named beside it) or `all` (every source); no selection (None) asks every source. Names compare
+any named beside it) or `all` (every source); no selection (None) asks every source. The surfaces a user
+meets (CLI, app, HTTP, MCP, evaluation) default to `DEFAULT_SOURCES` (`auto`). Names compare
 case-insensitively and ignoring surrounding spaces.
 
 Usage:
@@ -24,6 +25,9 @@ ALL = "all"
 # that still sees it is being run on its own, and answers).
 SELECT_ALL = frozenset({AUTO, ALL})
 SELECTION_HELP = f"{', '.join(SOURCE_NAMES)}, {AUTO} (picked from the question) or {ALL}"
+# What every surface asks when the caller names no sources: the CLI, the app's Ask page, the HTTP and MCP
+# `research` tool, the chat endpoint and the evaluation.
+DEFAULT_SOURCES = (AUTO,)
 
 
 def check_sources(sources: list[str] | None) -> list[str] | None:

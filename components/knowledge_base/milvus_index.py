@@ -575,7 +575,9 @@ class MilvusChunkIndex(ChunkIndex):
                 try:
                     engine.get_collection(name)._wait_for_bg(timeout=max(0.0, deadline - time.monotonic()))
                 except Exception as exc:  # noqa: BLE001 - a milvus-lite without this hook: searches are just slower
-                    logger.debug("Cannot wait for milvus-lite's indexing of {name}: {error}", name=name, error=exc)
+                    logger.debug(
+                        "Cannot wait for milvus-lite's indexing of {collection}: {error}", collection=name, error=exc
+                    )
             return True
         for field_name in filter(None, (self.document_store._vector_field, self.document_store._sparse_vector_field)):
             while time.monotonic() < deadline:

@@ -95,7 +95,7 @@ def _load(name: str) -> Language:
                 f"The spaCy pipeline {name!r} is not installed; install its package or set SPACY_MODEL to one that is."
             ) from exc
     nlp = module.load()
-    logger.info("Loaded spaCy pipeline {name} ({pipes})", name=name, pipes=",".join(nlp.pipe_names))
+    logger.info("Loaded spaCy pipeline {pipeline} ({pipes})", pipeline=name, pipes=",".join(nlp.pipe_names))
     return nlp
 
 

@@ -34,6 +34,20 @@ class UserError(Exception):
     """An error caused by the user's input or setup; printed as its message, without a traceback."""
 
 
+# Errors of the setup a user fixes (no database, no knowledge base), printed as their sentence. Their modules are
+# not imported for this: an exception of a class whose module was never imported cannot have been raised, and a
+# command that does not touch the stores (`ask` through the server) must not load them to end.
+SETUP_ERRORS = (
+    ("components.database", "DatabaseUnavailable"),
+    ("components.knowledge_base.store", "KnowledgeBaseUnavailable"),
+)
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    loaded = [getattr(sys.modules[module], name) for module, name in SETUP_ERRORS if module in sys.modules]
+    return (UserError, ValueError, *loaded)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="research",
@@ -47,19 +61,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def _quiet_start(args: argparse.Namespace, whole_process: bool) -> None:
+    """Before a command imports anything heavy: no progress bars for loading a model from disk, no torch for a
+    command that never embeds, and (without -v) no log records on the terminal: what went wrong with a source is
+    in the answer's status lines, an error a user can fix is printed as one sentence."""
+    verbose = args.verbose
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+    # Hugging Face's bars (`Loading weights: 100%`) are for loading a model, never for waiting on work; the
+    # commands that do wait (ingest, bench) draw their own bars.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "info" if verbose else "error")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if whole_process and getattr(args, "without_torch", False):
+        # Haystack imports torch (about 1.5 s) for its device helpers only; a command that reads the stores and
+        # never embeds (it sets `without_torch`) does without it. A command that wrongly sets it fails loudly.
+        # Only when the process is this command (`research ...`): a host calling `main([...])` keeps torch.
+        sys.modules.setdefault("torch", None)
+    # A server's log is what its operator reads (`logs_are_output`): its warnings stay; elsewhere the answer says it.
+    quiet = logging.WARNING if getattr(args, "logs_are_output", False) else logging.ERROR
+    # Before any import that configures logging, so this is the root's set-up (a host that configured logging
+    # itself, e.g. a test runner, keeps its own).
+    logging.basicConfig(level=logging.INFO if verbose else quiet, format="%(levelname)s %(name)s: %(message)s")
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
-    )
+    _quiet_start(args, whole_process=argv is None)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    from components.database import DatabaseUnavailable
-    from components.knowledge_base.store import KnowledgeBaseUnavailable
     from components.redaction import RedactingStream, install_log_redaction
 
     # Whatever a command prints or logs passes through the one redaction (keys echoed by upstream errors).
@@ -68,7 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout, sys.stderr = RedactingStream(stdout), RedactingStream(stderr)
     try:
         return int(args.func(args) or 0)
-    except (UserError, DatabaseUnavailable, KnowledgeBaseUnavailable, ValueError) as exc:
+    except (UserError, ValueError, RuntimeError) as exc:
+        if not isinstance(exc, _user_errors()):
+            raise
         print(f"research: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

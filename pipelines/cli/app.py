@@ -13,7 +13,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--port", type=int, default=8501, help="port to listen on (default 8501)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--no-demo", action="store_true", help="do not ingest the demo corpus into an empty base")
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, logs_are_output=True)  # a server's log is what its operator reads
 
 
 def run(args: argparse.Namespace) -> int:

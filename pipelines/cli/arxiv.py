@@ -6,7 +6,9 @@ import argparse
 import json
 import re
 
-from components.contracts import ARXIV_SORT_OPTIONS
+# components.contracts.ARXIV_SORT_OPTIONS, spelled out: importing the data model loads Haystack (and torch), and
+# `research --help` must not wait for that (a test keeps the two equal).
+ARXIV_SORT_OPTIONS = ("relevance", "date")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

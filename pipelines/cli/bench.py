@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import time
 from pathlib import Path
 
@@ -22,8 +21,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--chunks", type=int, default=10_000, help="chunks in the query benchmark's base (>= 1000)")
     parser.add_argument("--queries", type=int, default=60, help="queries to time (10-1000)")
-    parser.add_argument("--only", choices=["ingest", "query", "backends", "extraction", "fanout"], action="append",
-                        help="run only these parts (repeatable)")
+    parser.add_argument("--only", choices=["ingest", "query", "backends", "extraction", "fanout", "cli"],
+                        action="append", help="run only these parts (repeatable); `cli` times fresh `research` "
+                        "processes (--help, docs list, cold ask, ask with a running server) on the configured "
+                        "knowledge base")
+    parser.add_argument("--question", default=None, help="the question `--only cli` asks (default: one of the demo "
+                        "corpus)")
     parser.add_argument("--backend", action="append", choices=["pgvector", "milvus", "qdrant"],
                         help="compare these knowledge-base backends at --sizes (repeatable; pgvector's writes "
                         "also against a COPY of the same rows into a bare table, in the same run)")
@@ -68,7 +71,10 @@ def run(args: argparse.Namespace) -> int:
             f"== knowledge-base backends at {sizes}",
             lambda: bench_backends(backends, sizes, args.queries, out),
         ),
+        "cli": ("cli", "== command line (fresh processes, wall time)", lambda: _bench_cli(args, out)),
     }
+    import platform
+
     results: dict = {"machine": {"python": platform.python_version(), "cores": _cores()}, "started": time.time()}
     passed = True
     for part, (key, heading, measure) in measures.items():
@@ -80,6 +86,16 @@ def run(args: argparse.Namespace) -> int:
         args.out.write_text(json.dumps(results, indent=2, default=str), encoding="utf-8")
         out(f"results written to {args.out}")
     return 0 if passed else 1
+
+
+def _bench_cli(args: argparse.Namespace, out) -> dict:  # noqa: ANN001 - the printer of `run`
+    from pipelines.bench_cli import DEFAULT_QUESTION, BenchSetupError, bench_cli
+    from pipelines.cli import UserError
+
+    try:
+        return bench_cli(out, question=args.question or DEFAULT_QUESTION)
+    except BenchSetupError as exc:
+        raise UserError(str(exc)) from exc
 
 
 def _cores() -> int:

@@ -17,12 +17,12 @@ def register(subparsers: Any) -> None:
     listing.add_argument("--limit", type=_positive, default=20, help="documents per page (default 20)")
     listing.add_argument("--offset", type=_non_negative, default=0, help="documents to skip (default 0)")
     listing.add_argument("--search", default=None, help="only documents whose title or source contains this text")
-    listing.set_defaults(func=list_documents)
+    listing.set_defaults(func=list_documents, without_torch=True)
 
     show = commands.add_parser("show", help="show a document's metadata and chunks")
     show.add_argument("document_id", metavar="ID")
     show.add_argument("--full", action="store_true", help="print every chunk's whole text")
-    show.set_defaults(func=show_document)
+    show.set_defaults(func=show_document, without_torch=True)
 
     delete = commands.add_parser("delete", help="delete a document with its chunks and graph facts")
     delete.add_argument("document_id", metavar="ID")

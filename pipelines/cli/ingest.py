@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ingest.report import IngestProgress, IngestReport, printable
+if TYPE_CHECKING:  # imported where used: `research --help` loads no command's work
+    from ingest.report import IngestProgress, IngestReport
 
 
 def register(subparsers: Any) -> None:
@@ -40,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from components.ingestion.formats import SUPPORTED_SUFFIXES
     from ingest.demo import demo_items
     from ingest.ingestor import Ingestor, collect_files
+    from ingest.report import printable
 
     items, missing = collect_files(args.paths)
     if args.demo:
@@ -70,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
 
 def print_report(report: IngestReport, as_json: bool = False) -> None:
     """The report on stdout: one summary line, then each failure with its reason."""
+    from ingest.report import printable
+
     if as_json:
         print(json.dumps(report.to_dict(), indent=2))
         return

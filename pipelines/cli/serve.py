@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="keep Hayhooks' deploy/undeploy endpoints and MCP tools (they run uploaded code; off by default)",
     )
-    serve.set_defaults(func=run_serve)
+    serve.set_defaults(func=run_serve, logs_are_output=True)  # a server's log is what its operator reads
 
     export = subparsers.add_parser(
         "export-yaml",

@@ -6,8 +6,6 @@ import argparse
 import json
 from typing import Any
 
-from pydantic import SecretStr
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("settings", help="show the effective settings (secrets masked)")
@@ -32,6 +30,8 @@ def settings_table() -> str:
 
 def effective_settings() -> dict[str, Any]:
     """The settings in force, with every secret replaced by `set` / `unset` and URL passwords by `***`."""
+    from pydantic import SecretStr
+
     from components.redaction import redact
     from components.settings import get_settings
 

@@ -38,7 +38,7 @@ from typing import Any
 
 from haystack import logging
 
-from components.contracts.selection import check_sources
+from components.contracts.selection import DEFAULT_SOURCES, check_sources
 from components.text.dates import parse_date
 from pipelines.evaluation import metrics
 from pipelines.evaluation.variants import DEFAULT_VARIANTS, VariantAnswer, build_variant, parse_variant
@@ -62,7 +62,7 @@ class EvaluationConfig:
     questions: Path
     corpus: Path | None = None
     variants: list[str] = field(default_factory=lambda: list(DEFAULT_VARIANTS))
-    sources: list[str] | None = None
+    sources: list[str] | None = field(default_factory=lambda: list(DEFAULT_SOURCES))  # as the CLI and the app
     sample: int | None = None
     seed: int = 13
     out: Path | None = None
@@ -523,7 +523,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated: dense, keyword, hybrid, research, research:kb+graph, ... (default: %(default)s)",
     )
     parser.add_argument(
-        "--sources", default=None, help="comma-separated sources of the research variants (kb,graph,...)"
+        "--sources", default=None,
+        help="comma-separated sources of the research variants (kb,graph,...; default: auto, as the CLI and the app)",
     )
     parser.add_argument("--sample", type=int, default=None, help="evaluate a reproducible random sample of N questions")
     parser.add_argument("--seed", type=int, default=13, help="seed of the sample (default: %(default)s)")
@@ -543,7 +544,7 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
         questions=args.questions,
         corpus=args.corpus,
         variants=split(args.variants) or list(DEFAULT_VARIANTS),
-        sources=split(args.sources),
+        sources=split(args.sources) or list(DEFAULT_SOURCES),
         sample=args.sample,
         seed=args.seed,
         out=args.out,

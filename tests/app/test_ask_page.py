@@ -5,6 +5,7 @@ import uuid
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from components.contracts.selection import DEFAULT_SOURCES
 from tests.app.conftest import run_page
 from tests.components.knowledge_base.conftest import environment
 
@@ -51,7 +52,7 @@ class TestAskPage:
 
     def test_auto_is_the_default_and_the_short_answer_leads(self, demo_collection):
         at = run_page("ask.py")
-        assert at.multiselect[0].value == ["auto"]
+        assert at.multiselect[0].value == list(DEFAULT_SOURCES) == ["auto"]
         at = ask(at, "Who wrote the pgvector extension?")
         assert not at.exception
         headings = [element.value for element in at.markdown if element.value.startswith("### ")]

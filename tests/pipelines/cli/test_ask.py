@@ -39,7 +39,7 @@ class TestAsk:
         use_collection(filled_collection)
         assert main(["ask", "Which river does Warsaw stand on?", "--top-k", "3", "--sources", "kb"]) == 0
         out = capsys.readouterr().out
-        assert out.startswith("Answer\n")
+        assert out.startswith("Short answer: the Vistula River\n\nAnswer\n")
         assert "Vistula River in east-central Poland [1]." in out
         assert "  n  title" in out and "  1  Warsaw" in out and "https://example.org/warsaw" in out
         assert "kb_dense" in out and "kb_keyword" in out and "success" in out

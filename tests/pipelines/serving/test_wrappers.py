@@ -12,6 +12,7 @@ import pytest
 from fastapi import HTTPException
 
 from components.contracts import SourceStatus
+from components.contracts.selection import DEFAULT_SOURCES
 from pipelines.research_result import ResearchResult
 from pipelines.serving.server import WRAPPERS_DIR
 
@@ -70,7 +71,7 @@ class TestResearchSources:
             (["auto"], ["auto"]),
             (["all"], ["kb", "graph", "web", "arxiv", "memory"]),
             ([" Web ", "kb"], ["web", "kb"]),
-            (None, None),
+            (None, list(DEFAULT_SOURCES)),  # no sources: the one default of every surface (auto)
         ],
     )
     def test_the_catalogs_selections_are_accepted(self, sources, asked) -> None:

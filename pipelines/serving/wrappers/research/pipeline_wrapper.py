@@ -10,6 +10,7 @@ from typing import Any
 from haystack import logging
 from haystack.dataclasses import StreamingChunk
 
+from components.contracts.selection import DEFAULT_SOURCES
 from pipelines.catalog import check_research_request
 from pipelines.research_result import ResearchResult
 from pipelines.serving.catalog_wrapper import (
@@ -31,7 +32,9 @@ class PipelineWrapper(CatalogPipelineWrapper):
     def _validate(self, question: str, sources: list[str] | None, as_of: str | None, top_k: int | None) -> dict:
         """The request checked as the catalog checks it, before anything is streamed; bad input is a 422."""
         try:
-            return check_research_request(question, sources, as_of, top_k)
+            return check_research_request(
+                question, list(DEFAULT_SOURCES) if sources is None else sources, as_of, top_k
+            )
         except ValueError as exc:
             raise InvalidRequest(str(exc)) from exc
 
@@ -57,7 +60,7 @@ class PipelineWrapper(CatalogPipelineWrapper):
 
         :param question: The question, in plain language.
         :param sources: Sources to ask: kb, graph, web, arxiv, memory, auto (picked from the question) or all;
-            omitted: every source.
+            omitted: auto.
         :param as_of: Only use what was known on this date (YYYY-MM-DD); omitted: today.
         :param filters: Restrict knowledge-base documents by type, date range or id.
         :param top_k: How many ranked chunks to keep as evidence (1-50).
