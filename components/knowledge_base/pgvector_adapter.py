@@ -15,13 +15,14 @@ from __future__ import annotations
 from typing import Any
 
 from haystack.utils import Secret
+from haystack.utils.auth import SecretType
 
 
 def env_var_names(secret: Secret) -> tuple[tuple[str, ...], bool]:
     """The variables an env-var secret reads, in order, and whether it is strict (by `Secret.to_dict()`)."""
-    data = secret.to_dict()
-    if data.get("type") != "env_var":
+    if secret.type is not SecretType.ENV_VAR:
         raise ValueError("Only an environment-variable secret names environment variables.")
+    data = secret.to_dict()
     return tuple(data["env_vars"]), bool(data.get("strict", True))
 
 
