@@ -28,9 +28,20 @@ from haystack_integrations.document_stores.qdrant.filters import convert_filters
 from qdrant_client import QdrantClient, models
 
 # The store's constructor parameters that say how to reach Qdrant (names as in `QdrantDocumentStore.__init__`).
-_CONNECTION = ("location", "url", "port", "grpc_port", "prefer_grpc", "https", "prefix", "timeout", "host", "path")
+CONNECTION_PARAMETERS = (
+    "location",
+    "url",
+    "port",
+    "grpc_port",
+    "prefer_grpc",
+    "https",
+    "prefix",
+    "timeout",
+    "host",
+    "path",
+)
 # ... and how it creates a collection.
-_COLLECTION = (
+COLLECTION_PARAMETERS = (
     "shard_number",
     "replication_factor",
     "write_consistency_factor",
@@ -45,7 +56,7 @@ _COLLECTION = (
 def client_params(store: Any) -> dict[str, Any]:
     """The `QdrantClient` keyword arguments for the Qdrant `store` names: its connection parameters, its API key
     resolved from its `Secret`, its metadata and `client_kwargs` (copied, so the store's own stay as they are)."""
-    params: dict[str, Any] = {name: getattr(store, name) for name in _CONNECTION}
+    params: dict[str, Any] = {name: getattr(store, name) for name in CONNECTION_PARAMETERS}
     params["api_key"] = store.api_key.resolve_value() if store.api_key else None
     params["metadata"] = dict(store.metadata or {})
     params["force_disable_check_same_thread"] = store.force_disable_check_same_thread
@@ -81,7 +92,7 @@ def create_collection(client: QdrantClient, store: Any) -> None:
         collection_name=store.index,
         vectors_config=vectors,
         sparse_vectors_config=sparse,
-        **{name: getattr(store, name) for name in _COLLECTION},
+        **{name: getattr(store, name) for name in COLLECTION_PARAMETERS},
     )
     for payload_index in store.payload_fields_to_index or []:
         client.create_payload_index(

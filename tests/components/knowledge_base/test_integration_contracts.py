@@ -237,6 +237,7 @@ def test_the_milvus_client_takes_the_calls_the_adapter_makes() -> None:
     _accepts(server_manager_instance.release_server, "path")
 
 
+@pytest.mark.integration
 def test_milvus_collections_made_by_the_adapter_and_by_the_integration_are_alike_and_read_alike(tmp_path: Path) -> None:
     from milvus_haystack import MilvusDocumentStore
 
@@ -282,6 +283,7 @@ def test_milvus_collections_made_by_the_adapter_and_by_the_integration_are_alike
         assert np.allclose(ours_doc.embedding, doc.embedding, atol=1e-6)
 
 
+@pytest.mark.integration
 def test_the_integration_writes_its_placeholder_vector_for_a_document_without_one(tmp_path: Path) -> None:
     from components.knowledge_base import milvus_adapter
     from components.knowledge_base.milvus_index import open_milvus_document_store
@@ -295,6 +297,7 @@ def test_the_integration_writes_its_placeholder_vector_for_a_document_without_on
     assert not milvus_adapter.is_placeholder(list(kept["vector"]))
 
 
+@pytest.mark.integration
 def test_this_process_is_seen_holding_an_open_milvus_lite_folder(tmp_path: Path) -> None:
     from components.knowledge_base.milvus_adapter import held_by_this_process
     from components.knowledge_base.milvus_index import lite_folder_in_use, open_milvus_document_store
@@ -320,8 +323,8 @@ def test_the_qdrant_store_keeps_its_configuration_public_and_its_converters_sign
 
     store = QdrantDocumentStore(location=":memory:", index="contract", embedding_dim=DIM, progress_bar=False)
     names = (
-        *qdrant_adapter._CONNECTION,
-        *qdrant_adapter._COLLECTION,
+        *qdrant_adapter.CONNECTION_PARAMETERS,
+        *qdrant_adapter.COLLECTION_PARAMETERS,
         "api_key",
         "metadata",
         "client_kwargs",
@@ -360,6 +363,7 @@ def test_the_qdrant_store_keeps_its_configuration_public_and_its_converters_sign
         _accepts(getattr(QdrantClient, name), *parameters)
 
 
+@pytest.mark.integration
 def test_qdrant_collections_made_by_the_adapter_and_by_the_integration_are_alike_and_read_alike(
     tmp_path: Path,
 ) -> None:
