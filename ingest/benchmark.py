@@ -72,7 +72,7 @@ def measure_ingestion(store: KnowledgeBase, target_chunks: int = 300, rounds: in
     ingest_seconds = embed_seconds = embedding_busy = 0.0
     written = 0
     document_ids: list[str] = []
-    model = ingestor._model
+    model = ingestor.model
     try:
         for number, group in enumerate(groups):
             if not group:

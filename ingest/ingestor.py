@@ -82,7 +82,9 @@ class IngestItem:
 
 
 @dataclass
-class _Prepared:
+class PreparedDocument:
+    """A converted, split document on its way through a run: prepared, then embedded, then written."""
+
     item: IngestItem
     document: DocumentRecord
     chunks: list[TextChunk]
@@ -139,14 +141,14 @@ class Ingestor:
         self.model_name = settings.embedding_model
         overlap = min(settings.chunk_overlap_tokens, settings.chunk_tokens // 2)
         self.splitter = TokenSplitter(settings.chunk_tokens, overlap, self.model_name)
-        self._model: Any = None
+        self.model: Any = None  # the embedding model, loaded by warm_up()
 
     def warm_up(self) -> None:
         """Load the embedding model and its tokenizer (once per process)."""
-        if self._model is None:
+        if self.model is None:
             from components.embedding import get_embedding_model
 
-            self._model = get_embedding_model(self.model_name)
+            self.model = get_embedding_model(self.model_name)
             self.splitter.warm_up()
 
     @property
@@ -258,9 +260,9 @@ class Ingestor:
             hook.on_document(None, document, chunks)
         return True
 
-    # -- stages (called by _Run) -------------------------------------------------------------------------------
+    # -- stages (called by _Run and the ingestion benchmark) --------------------------------------------------------
 
-    def _prepare(self, item: IngestItem, force: bool, reextract: bool = False) -> _Prepared | str:
+    def prepare(self, item: IngestItem, force: bool, reextract: bool = False) -> PreparedDocument | str:
         """The converted, split document for `item`, or "skipped" when its content is unchanged ("reextracted"
         when the hooks made its derived data again)."""
         if item.data is None and item.path is not None:
@@ -315,7 +317,7 @@ class Ingestor:
             date=item.date or converted.date,
             metadata=json_safe(metadata),
         )
-        return _Prepared(
+        return PreparedDocument(
             item,
             document,
             chunks,
@@ -324,7 +326,7 @@ class Ingestor:
             sentences=[None] * len(chunks),
         )
 
-    def _write(self, prepared: _Prepared) -> int:
+    def write_prepared(self, prepared: PreparedDocument) -> int:
         document = prepared.document
         records = []
         for chunk, embedding, sentences in zip(prepared.chunks, prepared.embeddings, prepared.sentences, strict=True):
@@ -432,7 +434,7 @@ class _Run:
         try:
             for item in self.items:
                 try:
-                    prepared = self.ingestor._prepare(item, self.force, self.reextract)
+                    prepared = self.ingestor.prepare(item, self.force, self.reextract)
                 except ConversionError as exc:
                     self._finish(item.source, reason=_sentence(str(exc)))
                     continue
@@ -450,10 +452,10 @@ class _Run:
             self.prepared.put(_DONE)
 
     def _embed(self) -> None:
-        model = self.ingestor._model
+        model = self.ingestor.model
         batch_size = self.ingestor.batch_size
-        waiting: list[_Prepared] = []  # documents with chunks not embedded yet, in order
-        refs: list[tuple[_Prepared, int]] = []  # (document, chunk position) not embedded yet
+        waiting: list[PreparedDocument] = []  # documents with chunks not embedded yet, in order
+        refs: list[tuple[PreparedDocument, int]] = []  # (document, chunk position) not embedded yet
         reading = True
         # Several batches per call: the model sorts a call's texts by length, so less padding is computed.
         window = batch_size * 4
@@ -487,15 +489,15 @@ class _Run:
             self._notify(batch[-1][0].item.source)
 
     def _embed_isolated(
-        self, model: Any, batch: list[tuple[_Prepared, int]], batch_size: int
-    ) -> tuple[list[Any], list[tuple[_Prepared, str]]]:
+        self, model: Any, batch: list[tuple[PreparedDocument, int]], batch_size: int
+    ) -> tuple[list[Any], list[tuple[PreparedDocument, str]]]:
         """Per chunk of `batch`: (vector, kept sentence spans, sentence vectors), or None for a chunk that failed;
         and the documents that failed with their reason.
 
         A failed batch is retried chunk by chunk, so only a chunk that fails on its own fails, and only its document.
         """
 
-        def embed(refs: list[tuple[_Prepared, int]]) -> list[Any]:
+        def embed(refs: list[tuple[PreparedDocument, int]]) -> list[Any]:
             # One forward pass gives the chunk vectors and the in-context sentence vectors the ranker uses.
             vectors, sentence_vectors, kept = model.embed_with_sentence_spans(
                 [p.chunks[i].text for p, i in refs],
@@ -509,7 +511,7 @@ class _Run:
         except Exception as exc:  # noqa: BLE001 - retried one by one below
             logger.warning("Embedding a batch failed, retrying its chunks one by one: {error}", error=repr(exc))
         results: list[Any] = []
-        failures: dict[int, tuple[_Prepared, str]] = {}
+        failures: dict[int, tuple[PreparedDocument, str]] = {}
         for prepared, i in batch:
             if id(prepared) in failures:
                 results.append(None)
@@ -534,7 +536,7 @@ class _Run:
                 return
             source = prepared.item.source
             try:
-                count = self.ingestor._write(prepared)
+                count = self.ingestor.write_prepared(prepared)
             except Exception as exc:  # noqa: BLE001 - report the document, keep writing the others
                 logger.warning("Could not write {source}: {error}", source=printable(source), error=repr(exc))
                 self._finish(source, reason=f"The knowledge base refused it ({exc}).")

@@ -241,6 +241,8 @@ def check_sockets(spec: PipelineSpec, pipeline: Pipeline) -> None:
     """Every named input feeds an open input socket, every named output is a real output socket, and every
     mandatory open input is fed by some named input."""
     open_inputs = pipeline.inputs()
+    all_inputs = pipeline.inputs(include_components_with_connected_inputs=True)
+    all_outputs = pipeline.outputs(include_components_with_connected_outputs=True)
     names = {name for name, _ in pipeline.walk()}
     fed: set[tuple[str, str]] = set()
     for input_name, targets in spec.inputs.items():
@@ -250,7 +252,7 @@ def check_sockets(spec: PipelineSpec, pipeline: Pipeline) -> None:
                 raise CatalogError(
                     f"Pipeline '{spec.name}' input '{input_name}' feeds unknown component '{component}'."
                 )
-            sockets = pipeline.get_component(component).__haystack_input__._sockets_dict  # type: ignore[attr-defined]
+            sockets = all_inputs.get(component, {})
             if socket not in sockets:
                 raise CatalogError(
                     f"Pipeline '{spec.name}' input '{input_name}' feeds '{target}', but '{component}' has no input "
@@ -266,7 +268,7 @@ def check_sockets(spec: PipelineSpec, pipeline: Pipeline) -> None:
         component, socket = _socket(source, f"Pipeline '{spec.name}' output '{output_name}'")
         if component not in names:
             raise CatalogError(f"Pipeline '{spec.name}' output '{output_name}' names unknown component '{component}'.")
-        sockets = pipeline.get_component(component).__haystack_output__._sockets_dict  # type: ignore[attr-defined]
+        sockets = all_outputs.get(component, {})
         if socket not in sockets:
             raise CatalogError(
                 f"Pipeline '{spec.name}' output '{output_name}' names '{source}', but '{component}' has no output "

@@ -1,10 +1,13 @@
 """`MilvusChunkIndex`: a knowledge base's chunks in milvus-haystack's `MilvusDocumentStore`.
 
-What goes through the integration and what through its client (milvus-haystack 0.1.0, read and measured):
+What goes through the integration and what through its client (milvus-haystack 0.1.0, read and measured): every call
+goes through one pymilvus `MilvusClient` per file, in the integration's own layout, by `milvus_adapter` (the store's
+field names from its public `to_dict`; no private member of the store):
 
-- Writes: the store's `write_documents(..., policy=OVERWRITE)`; the collection it creates is an ordinary Haystack
-  collection (`id`, `text`, `vector`, meta in the dynamic field) with Milvus's BM25 built-in function on `text`.
-- Dense and keyword search: the store's own client (`store.client.search`), with the integration's filter translation
+- Writes: upserts of the rows the store's `write_documents(..., policy=OVERWRITE)` would write; the collection is
+  created as its first write creates it: an ordinary Haystack collection (`id`, `text`, `vector`, meta in the dynamic
+  field) with Milvus's BM25 built-in function on `text`.
+- Dense and keyword search: the shared client's `search`, with the integration's filter translation
   (`milvus_haystack.filters.parse_filters`). The integration's retrieval asks for every field, so each hit carries its
   384-float vector and sparse vector back; and its scores are mapped by the `index_params` given to the constructor, so
   a reopened or attached collection built without them returns raw distances. Here the metric is read from the
@@ -22,9 +25,10 @@ What goes through the integration and what through its client (milvus-haystack 0
   one writing process per collection, which milvus-lite enforces anyway.
 
 milvus-lite traps handled: rows sit in an unindexed buffer that searches slowly until a flush, so written collections
-are flushed before the next search, and `ensure_vector_index` waits for its background index build; its folder opens
-in one process only (`open_milvus_document_store` says so in one sentence), and two store objects for one file in one
-process (what YAML deserialisation makes) share one client through `CLIENTS`, the one cache of clients here.
+are flushed before the next search, and `ensure_vector_index` has every flushed segment's index built (release and
+load); its folder opens in one process only (`open_milvus_document_store` says so in one sentence), and every index of
+one file in one process (YAML deserialisation makes a store object per component) shares one client through
+`CLIENTS`, the one cache of clients here.
 """
 
 from __future__ import annotations
@@ -42,9 +46,9 @@ from urllib.parse import urlsplit
 
 import numpy as np
 from haystack import Document, logging
-from haystack.document_stores.types import DuplicatePolicy
 
 from components.contracts import ScoreKind
+from components.knowledge_base import milvus_adapter
 from components.knowledge_base.chunk_index import (
     ChunkEvidence,
     ChunkIndex,
@@ -57,6 +61,7 @@ from components.knowledge_base.chunk_index import (
 )
 from components.knowledge_base.factory import embedding_dimension
 from components.knowledge_base.keyword_terms import ENGLISH_STOP_WORDS, terms
+from components.knowledge_base.milvus_adapter import MilvusLayout
 from components.knowledge_base.shared_clients import SharedClient, SharedClients
 from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics
 from components.resilience.errors import first_line
@@ -127,9 +132,7 @@ def lite_folder_in_use(folder: Path) -> bool:
 
 def _open_in_this_process(folder: Path) -> bool:
     """Whether milvus-lite already serves `folder` in this process (its lock is then ours, not another's)."""
-    from milvus_lite.server_manager import server_manager_instance
-
-    return CLIENTS.holds(str(folder)) or str(folder) in server_manager_instance._servers
+    return CLIENTS.holds(str(folder)) or milvus_adapter.held_by_this_process(folder)
 
 
 def open_milvus_document_store(collection: str, *, uri: str, metric: str = "COSINE") -> Any:
@@ -217,7 +220,7 @@ def _stop_lite_server(key: str, entry: SharedClient) -> None:
 # The Milvus clients of this process, one per milvus-lite file. milvus-lite locks its folder to one process, and every
 # `MilvusDocumentStore` opens its own client; two store objects for one file (a writer and a retriever loaded from one
 # `pipelines.yaml`) would keep separate flush bookkeeping and release the folder at different times. So every index of
-# a file uses the first store's client, and milvus-lite's server for the file stops when the last index closes (every
+# a file calls the first store's client, and milvus-lite's server for the file stops when the last index closes (every
 # store object of the file in this process then needs reopening). Server URIs are not shared.
 CLIENTS = SharedClients(close=_stop_lite_server)
 
@@ -225,9 +228,7 @@ CLIENTS = SharedClients(close=_stop_lite_server)
 def _acquire(document_store: Any, key: str | None) -> SharedClient:
     if key is None:
         return SharedClient(document_store.client, users=1)
-    shared = CLIENTS.acquire(key, lambda: document_store.client)
-    document_store._milvus_client = shared.client  # the store's client, replaced by the file's one
-    return shared
+    return CLIENTS.acquire(key, lambda: document_store.client)
 
 
 def _lite_key(document_store: Any) -> str | None:
@@ -259,6 +260,7 @@ class MilvusChunkIndex(ChunkIndex):
         self.embedding_model = embedding_model
         self.dimension = int(dimension)
         self.collection = document_store.collection_name
+        self.layout = MilvusLayout.of(document_store)
         self.evidence_name = f"{self.collection}_evidence"
         self.terms_name = f"{self.collection}_terms"
         self.keywords_name = f"{self.collection}_keywords"
@@ -290,14 +292,9 @@ class MilvusChunkIndex(ChunkIndex):
         with self._open_lock:
             if self._opened:
                 return True
-            store = self.document_store
             if not self.client.has_collection(self.collection):
                 self._check_old_layout()
                 return False
-            if not store._collection_exists:
-                # Another store object of this file created the collection: let this one see it.
-                store._collection_exists = True
-                store._init(timeout=store.timeout)
             description = self.client.describe_collection(self.collection)
             self._check_shape(description)
             self._read_shape(description)
@@ -323,32 +320,32 @@ class MilvusChunkIndex(ChunkIndex):
     def _check_shape(self, description: dict[str, Any]) -> None:
         fields = {item["name"]: item for item in description.get("fields", [])}
         primary = next((name for name, item in fields.items() if item.get("is_primary")), None)
-        if primary != self.document_store._primary_field or self.document_store._vector_field not in fields:
+        if primary != self.layout.primary or self.layout.vector not in fields:
             raise KnowledgeBaseMismatch(
                 f"Milvus collection {self.collection!r} is not a Haystack collection (no primary key "
-                f"{self.document_store._primary_field!r} and vector {self.document_store._vector_field!r}); give the "
-                "store its field names, or use another collection."
+                f"{self.layout.primary!r} and vector {self.layout.vector!r}); give the store its field names, or use "
+                "another collection."
             )
-        dimension = int(fields[self.document_store._vector_field].get("params", {}).get("dim", self.dimension))
+        dimension = int(fields[self.layout.vector].get("params", {}).get("dim", self.dimension))
         self.check_embeddings(dimension, (description.get("properties") or {}).get(_MODEL_PROPERTY))
 
     def _read_shape(self, description: dict[str, Any]) -> None:
-        store = self.document_store
-        index = store._get_index()
+        layout = self.layout
+        index = milvus_adapter.vector_index(self.client, self.collection, layout.vector)
         self._metric = str((index or {}).get("metric_type") or "COSINE").upper()
-        skip = {store._vector_field, store._sparse_vector_field, store._primary_field, store._text_field}
+        skip = {layout.vector, layout.sparse, layout.primary, layout.text}
         vector_types = {"FLOAT_VECTOR", "SPARSE_FLOAT_VECTOR", "BINARY_VECTOR", "FLOAT16_VECTOR", "BFLOAT16_VECTOR"}
         own = [
             item["name"]
             for item in description.get("fields", [])
             if item["name"] not in skip and getattr(item.get("type"), "name", str(item.get("type"))) not in vector_types
         ]
-        self._output = [store._primary_field, store._text_field, *own]
+        self._output = [layout.primary, layout.text, *own]
         if description.get("enable_dynamic_field"):
             self._output.append("$meta")
         functions = description.get("functions") or []
         self._keyword_ready = any(
-            store._sparse_vector_field in (function.get("output_field_names") or []) for function in functions
+            layout.sparse in (function.get("output_field_names") or []) for function in functions
         )
 
     def _ensure_evidence_collections(self) -> None:
@@ -411,7 +408,6 @@ class MilvusChunkIndex(ChunkIndex):
         for doc in chunks:
             if len((doc.content or "").encode("utf-8")) > _VARCHAR:
                 raise ValueError(f"Chunk {doc.id} is longer than Milvus's 65,535-byte text limit; split it.")
-        store = self.document_store
         # None values are absent meta, not a type the integration would warn about and drop one by one.
         clean = [
             Document(id=doc.id, content=doc.content, embedding=doc.embedding, meta=_meta_values(doc.meta))
@@ -419,35 +415,23 @@ class MilvusChunkIndex(ChunkIndex):
         ]
         if not self._open():
             self._create_collection(clean)
-        store.write_documents(clean, policy=DuplicatePolicy.OVERWRITE)
         self._open()
+        milvus_adapter.upsert_documents(self.client, self.document_store, self.layout, clean, _BATCH)
         with self._shared.lock:
             self._shared.dirty.add(self.collection)
         self.add_evidence(clean, evidence)
 
     def _create_collection(self, chunks: list[Document]) -> None:
-        """Create the collection as the integration's first write would (its own schema code), but build the
-        indexes without pymilvus's wait: it polls an RPC milvus-lite lacks, logs two tracebacks and loses about a
-        second. The collection records the embedding model (only on a collection this index made)."""
-        store = self.document_store
+        """Create the collection as the integration's first write would (`milvus_adapter.create_collection`) and
+        load it. The collection records the embedding model (only on a collection this index made)."""
         with self._open_lock:
             if self.client.has_collection(self.collection):
                 return
-            store._create_collection([chunks[0].embedding], [chunks[0].meta])
-            indexes = self.client.prepare_index_params()
-            vector = store.index_params or {"metric_type": "L2", "index_type": "AUTOINDEX", "params": {}}
-            indexes.add_index(field_name=store._vector_field, **vector)
-            if store._sparse_vector_field:
-                sparse = store.sparse_index_params or {
-                    "index_type": "SPARSE_INVERTED_INDEX",
-                    "metric_type": "BM25" if store.builtin_function else "IP",
-                    "params": {},
-                }
-                indexes.add_index(field_name=store._sparse_vector_field, **sparse)
-            self.client.create_index(self.collection, indexes, sync=False)
+            dimension = len(chunks[0].embedding) if chunks[0].embedding is not None else self.dimension
+            milvus_adapter.create_collection(self.client, self.document_store, self.layout, dimension)
             if self.embedding_model:
                 self.client.alter_collection_properties(self.collection, {_MODEL_PROPERTY: self.embedding_model})
-            store._init(timeout=store.timeout)  # fields, search parameters, load: the index exists, so none is made
+            self.client.load_collection(self.collection)
 
     def add_evidence(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
         """The side rows: sentences, term counts, document frequencies, and the keyword copy of a collection
@@ -562,24 +546,20 @@ class MilvusChunkIndex(ChunkIndex):
 
         milvus-lite builds a flushed segment's index in a background thread of this process and meanwhile searches
         it by brute force: measured at 10k chunks, 150 ms a dense search for the 11 s that build took, 12 ms after;
-        `describe_index` reports "Finished" from the start. So on milvus-lite this waits for that thread itself
-        (through milvus-lite's in-process engine); on a server it polls `describe_index`.
+        `describe_index` reports "Finished" from the start. But it builds every missing segment index before
+        `load_collection` returns, so on milvus-lite this releases, flushes and loads the collections
+        (`milvus_adapter.seal`; searches in that window wait for the load); on a server it polls `describe_index`.
         """
         if not self._open():
             return True
+        if self._lite_key is not None:
+            with self._shared.lock:
+                milvus_adapter.seal(self.client, list(self._names))
+                self._shared.dirty.difference_update(self._names)
+            return True
         self._flush()
         deadline = time.monotonic() + wait_s
-        engine = self._lite_engine()
-        if engine is not None:
-            for name in self._names:
-                try:
-                    engine.get_collection(name)._wait_for_bg(timeout=max(0.0, deadline - time.monotonic()))
-                except Exception as exc:  # noqa: BLE001 - a milvus-lite without this hook: searches are just slower
-                    logger.debug(
-                        "Cannot wait for milvus-lite's indexing of {collection}: {error}", collection=name, error=exc
-                    )
-            return True
-        for field_name in filter(None, (self.document_store._vector_field, self.document_store._sparse_vector_field)):
+        for field_name in filter(None, (self.layout.vector, self.layout.sparse)):
             while time.monotonic() < deadline:
                 try:
                     state = self.client.describe_index(self.collection, field_name)
@@ -590,33 +570,22 @@ class MilvusChunkIndex(ChunkIndex):
                 time.sleep(0.2)
         return True
 
-    def _lite_engine(self) -> Any:
-        """milvus-lite's in-process database serving this index's file, or None (a server, or another version)."""
-        if self._lite_key is None:
-            return None
-        try:
-            from milvus_lite.server_manager import server_manager_instance
-
-            return server_manager_instance._servers[self._lite_key][1]
-        except (ImportError, AttributeError, KeyError, IndexError, TypeError):
-            return None
-
     # -- reads --------------------------------------------------------------------------------------------------
 
     def count(self) -> int:
-        return int(self.document_store.count_documents()) if self._open() else 0
+        return milvus_adapter.count(self.client, self.collection) if self._open() else 0
 
     def fetch(self, chunk_ids: list[str], with_embeddings: bool = False) -> list[Document]:
         ids = [str(chunk_id) for chunk_id in chunk_ids]
         if not ids or not self._open():
             return []
-        fields = [*self._output, self.document_store._vector_field] if with_embeddings else self._output
+        fields = [*self._output, self.layout.vector] if with_embeddings else self._output
         return in_order(ids, {doc.id: doc for doc in map(self._document, self._get(self.collection, ids, fields))})
 
     def iter_documents(self, batch_size: int = 1000, with_embeddings: bool = False) -> Iterator[list[Document]]:
         if not self._open():
             return
-        fields = [*self._output, self.document_store._vector_field] if with_embeddings else self._output
+        fields = [*self._output, self.layout.vector] if with_embeddings else self._output
         self._flush()
         iterator = self.client.query_iterator(
             self.collection,
@@ -652,7 +621,7 @@ class MilvusChunkIndex(ChunkIndex):
         self._flush()
         store = self.document_store
         params = {"metric_type": self._metric, "params": dict((store.search_params or {}).get("params") or {})}
-        hits = self._search(self.collection, vector.tolist(), store._vector_field, limit, filters, self._output, params)
+        hits = self._search(self.collection, vector.tolist(), self.layout.vector, limit, filters, self._output, params)
         kind = ScoreKind.L2 if self._metric == "L2" else ScoreKind.COSINE
         return [self._translate(item, kind) for item in hits]
 
@@ -663,17 +632,15 @@ class MilvusChunkIndex(ChunkIndex):
             return []  # only stop words or punctuation: nothing to match
         vector = None if query_embedding is None else check_vector(query_embedding, self.dimension)
         self._flush()
-        fields = [*self._output, self.document_store._vector_field] if vector is not None else self._output
+        fields = [*self._output, self.layout.vector] if vector is not None else self._output
         bm25 = {"metric_type": "BM25"}
         if self._keyword_ready:
-            found = self._search(
-                self.collection, query, self.document_store._sparse_vector_field, limit, filters, fields, bm25
-            )
+            found = self._search(self.collection, query, self.layout.sparse, limit, filters, fields, bm25)
             return [self._translate(item, ScoreKind.BM25, vector) for item in found]
         # A collection without Milvus's BM25 function: BM25 over its keyword copy (empty until `add_evidence` has
         # copied its chunks), the hits read back from the collection by primary key.
         found = self._search(self.keywords_name, query, "sparse", limit, filters, ["id"], bm25)
-        primary = self.document_store._primary_field
+        primary = self.layout.primary
         rows = {
             str(row[primary]): row for row in self._get(self.collection, [str(item["id"]) for item in found], fields)
         }
@@ -686,7 +653,7 @@ class MilvusChunkIndex(ChunkIndex):
     def _translate(self, item: Any, kind: ScoreKind, query_vector: np.ndarray | None = None) -> IndexHit:
         """A search result as an `IndexHit`: the one place Milvus scores are translated."""
         entity = dict(item.get("entity") or {})
-        entity.setdefault(self.document_store._primary_field, item.get("id"))
+        entity.setdefault(self.layout.primary, item.get("id"))
         document = self._document(entity)
         distance = float(item.get("distance", 0.0))
         if kind is ScoreKind.L2:  # Milvus returns squared L2; for unit vectors cosine = 1 - d^2 / 2
@@ -697,16 +664,17 @@ class MilvusChunkIndex(ChunkIndex):
         return index_hit(document, abs(distance), kind, query=query_vector)
 
     def _document(self, row: dict[str, Any]) -> Document:
-        store = self.document_store
+        layout = self.layout
         data = dict(row)
-        embedding = data.pop(store._vector_field, None)
-        data.pop(store._sparse_vector_field, None)
+        embedding = data.pop(layout.vector, None)
+        if layout.sparse:
+            data.pop(layout.sparse, None)
         meta = data.pop("$meta", None) or {}
-        if embedding is not None and all(value == store._dummy_value for value in embedding[:4]):
+        if embedding is not None and milvus_adapter.is_placeholder(embedding):
             embedding = None  # the integration's placeholder for a document written without one
         return Document(
-            id=str(data.pop(store._primary_field)),
-            content=data.pop(store._text_field, "") or "",
+            id=str(data.pop(layout.primary)),
+            content=data.pop(layout.text, "") or "",
             meta={**meta, **data},  # after the pops above: what is left of the row is meta
             embedding=None if embedding is None else [float(value) for value in embedding],
         )
@@ -741,8 +709,6 @@ class MilvusChunkIndex(ChunkIndex):
             for name in self._names:
                 self.client.drop_collection(name)
                 self._shared.dirty.discard(name)
-        self.document_store._collection_exists = False
-        self.document_store.fields = []
         self._opened = False
 
     def close(self) -> None:

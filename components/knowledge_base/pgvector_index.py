@@ -61,6 +61,7 @@ from psycopg.types.json import Jsonb
 from components.contracts import ScoreKind
 from components.database import DatabaseUnavailable, connection_pool_for, database_url
 from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit, in_order
+from components.knowledge_base.pgvector_adapter import adopt_existing_table, env_var_names
 from components.knowledge_base.registry import keyset_pages, pooled_connection, select_by_ids
 from components.knowledge_base.store import KnowledgeBaseUnavailable, TermStatistics
 from components.settings import get_settings
@@ -217,9 +218,9 @@ class PgvectorChunkIndex(ChunkIndex):
     def _open(self) -> None:
         """Check an existing table's dimension and model, let the store create a new table, add the side tables.
 
-        A table this index did not create (an attached one) is never set up by the integration: its first call
+        A table this index did not create (an attached one) is never altered by the integration: its first call
         would add its keyword index (and with `search_strategy="hnsw"` rebuild that index, with `recreate_table`
-        drop the table), so the store is told its table is initialised."""
+        drop the table), so the store is pointed at the table's own indexes (`pgvector_adapter`)."""
         with self._connection() as conn:
             created, typmod, storage, comment = conn.execute(
                 """SELECT to_regclass(%(t)s) IS NULL, a.atttypmod, a.attstorage,
@@ -240,9 +241,8 @@ class PgvectorChunkIndex(ChunkIndex):
             with self._write_lock:
                 self.document_store.count_documents()  # the integration creates its table and keyword index
         else:
-            # pgvector-haystack's private flag for its lazy set-up; if a release renames it, the attach test's
-            # schema comparison fails.
-            self.document_store._table_initialized = True
+            with self._connection() as conn:
+                adopt_existing_table(self.document_store, conn)
         with self._connection() as conn, conn.transaction():
             # Two processes creating the same tables at once collide on the catalog; the lock serialises them.
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"kb-index:{self.collection}",))
@@ -704,7 +704,7 @@ def _store_url(document_store: Any) -> str:
             url = database_url()
         except DatabaseUnavailable as exc:
             raise KnowledgeBaseUnavailable(str(exc)) from exc
-        env_vars = secret._env_vars if isinstance(secret, EnvVarSecret) else tuple(CONNECTION_ENV_VARS)
-        strict = secret._strict if isinstance(secret, EnvVarSecret) else False
+        default = (tuple(CONNECTION_ENV_VARS), False)
+        env_vars, strict = env_var_names(secret) if isinstance(secret, EnvVarSecret) else default
         document_store.connection_string = EmbeddedDatabaseSecret(_env_vars=env_vars, _strict=strict, _fallback=url)
     return url

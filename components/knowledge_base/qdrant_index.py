@@ -2,12 +2,16 @@
 
 What goes through the integration, and what through the store's own client, and why:
 
-- writes: the store's `write_documents(..., policy=OVERWRITE)` and `delete_documents`, so the collection is an
-  ordinary Haystack collection that `QdrantEmbeddingRetriever` reads and that a Haystack `DocumentWriter` could
-  have filled; the collection is created by the store itself (`_set_up_collection`, its own first-call setup);
-- dense search: the store's `_query_by_embedding` (what `QdrantEmbeddingRetriever` calls), with the Haystack filter
+Every call goes through the one client of the store's Qdrant that `qdrant_adapter` opens (the store has no public
+way to be given one, and local mode lets one client open a folder), in the integration's own layout:
+
+- writes: the integration's points (`qdrant_adapter.write_documents`, upserts: `DuplicatePolicy.OVERWRITE`) and
+  deletes by its point ids, so the collection is an ordinary Haystack collection that `QdrantEmbeddingRetriever`
+  reads and that a Haystack `DocumentWriter` could have filled; a new collection is created as the store creates it
+  (`qdrant_adapter.create_collection`);
+- dense search: `qdrant_adapter.query_dense` (what `QdrantEmbeddingRetriever` asks), with the Haystack filter
   dict translated by the integration; its score is the cosine, which is all we need;
-- keyword search: the store's `_query_by_sparse` on sparse vectors made offline by `keyword_terms` (BM25 term
+- keyword search: `qdrant_adapter.query_sparse` on sparse vectors made offline by `keyword_terms` (BM25 term
   weights, no model download), with Qdrant's IDF modifier (`use_sparse_embeddings=True, sparse_idf=True`), on the
   chunk points only when the assistant created the collection (marked in the collection's metadata). A collection
   someone else made keeps its sparse vectors (or has none): the keyword vectors then live in the side collection
@@ -47,7 +51,6 @@ from typing import Any
 import numpy as np
 from haystack import Document, logging
 from haystack.dataclasses.sparse_embedding import SparseEmbedding
-from haystack.document_stores.types import DuplicatePolicy
 from haystack.utils import Secret
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from haystack_integrations.document_stores.qdrant.converters import (
@@ -57,9 +60,10 @@ from haystack_integrations.document_stores.qdrant.converters import (
     convert_qdrant_point_to_haystack_document,
 )
 from haystack_integrations.document_stores.qdrant.filters import convert_filters_to_qdrant
-from qdrant_client import QdrantClient, models
+from qdrant_client import models
 
 from components.contracts import ScoreKind
+from components.knowledge_base import qdrant_adapter
 from components.knowledge_base.chunk_index import (
     ChunkEvidence,
     ChunkIndex,
@@ -90,13 +94,13 @@ _PAGE = 1_000
 def _close_local(key: str, entry: SharedClient) -> None:
     with entry.lock:
         for index in list(entry.indexes):  # closed under them: they open the folder again on their next call
-            index._forget_client()
+            index.forget_client()
         entry.client.close()
 
 
 # The Qdrant local-mode clients of this process, one per resolved folder. Local mode lets one client open a folder;
-# every `QdrantDocumentStore` with the same `path` is given that client (its `_client`, set before the store's first
-# call) and the lock that serialises calls into it. Stores for a server or `:memory:` keep their own clients.
+# every index of a `QdrantDocumentStore` with the same `path` uses that client and the lock that serialises calls into
+# it. Indexes of a server or `:memory:` open clients of their own.
 CLIENTS = SharedClients(close=_close_local)
 
 
@@ -114,11 +118,9 @@ def _acquire_local(store: Any, user: QdrantChunkIndex | None) -> SharedClient:
     assert key is not None
 
     def open_client() -> Any:
-        if store._client is not None:  # a store used before (e.g. by a Haystack writer) already holds the folder
-            return store._client
         Path(key).mkdir(parents=True, exist_ok=True)
         try:
-            return QdrantClient(**store._prepare_client_params())
+            return qdrant_adapter.open_client(store)
         except RuntimeError as exc:
             if "already accessed" not in str(exc):
                 raise
@@ -148,8 +150,8 @@ class QdrantChunkIndex(ChunkIndex):
 
     def __init__(self, document_store: Any, embedding_model: str | None = None) -> None:
         """
-        :param document_store: the integration's `QdrantDocumentStore`, as given (its client may be replaced by the
-            folder's shared one in local mode, nothing else).
+        :param document_store: the integration's `QdrantDocumentStore`, read for its configuration (its own client
+            is never opened: in local mode it would lock the folder that the index's shared client holds).
         :param embedding_model: the model the embeddings come from (recorded in the metadata of a collection the index
             creates; a collection made for another model is a `KnowledgeBaseMismatch`); the settings' model when None.
         """
@@ -184,11 +186,8 @@ class QdrantChunkIndex(ChunkIndex):
                         self._client, self._lock = self._shared.client, self._shared.lock
                     else:
                         # A server client connects lazily: a wrong URL shows at the first call below.
-                        self._client = store._client or QdrantClient(**store._prepare_client_params())
+                        self._client = qdrant_adapter.open_client(store)
                         self._lock = nullcontext()
-                    # The store's first call would make its own client and set up its collection; give it ours and
-                    # set the collection up as it would.
-                    store._client = self._client
                 with self._lock:
                     created = store.recreate_index or not self._client.collection_exists(self.collection)
                     self._check_collection()
@@ -213,18 +212,11 @@ class QdrantChunkIndex(ChunkIndex):
             return self._client
 
     def _set_up_store(self) -> None:
-        """What the store's `_initialize_client` does after making its client: create or check its collection."""
+        """What the store's first call does: create its collection (again, with `recreate_index`); an existing one was
+        checked by `_check_collection`."""
         store = self.document_store
-        store._set_up_collection(
-            store.index,
-            store.embedding_dim,
-            store.recreate_index,
-            store.similarity,
-            store.use_sparse_embeddings,
-            store.sparse_idf,
-            store.on_disk,
-            store.payload_fields_to_index,
-        )
+        if store.recreate_index or not self._client.collection_exists(self.collection):
+            qdrant_adapter.create_collection(self._client, store)
 
     def _check_collection(self) -> None:
         """One sentence for a collection this store cannot use (other dimension or model, an older layout)."""
@@ -268,6 +260,11 @@ class QdrantChunkIndex(ChunkIndex):
                 "document store's use_sparse_embeddings to match it."
             )
         dense = vectors[DENSE_VECTORS_NAME] if isinstance(vectors, dict) else vectors
+        if dense.distance != store.get_distance(store.similarity):
+            raise KnowledgeBaseMismatch(
+                f"Qdrant collection {self.collection!r} measures {dense.distance.value} distance, but its document "
+                f"store says similarity={store.similarity!r}; set the store's similarity to match the collection."
+            )
         self.check_embeddings(int(dense.size), (config.metadata or {}).get("embedding_model"))
 
     def _set_up_side_collections(self, created: bool) -> None:
@@ -308,7 +305,6 @@ class QdrantChunkIndex(ChunkIndex):
     def _release(self, closed: bool = False) -> None:
         """Let go of the client (`closed`: it was closed under this index already); the next call opens it again."""
         if self._client is not None:
-            self.document_store._client = None
             if not closed and self._local_key:
                 CLIENTS.release(self._local_key, self)
             elif not closed:
@@ -317,7 +313,12 @@ class QdrantChunkIndex(ChunkIndex):
         self._lock = nullcontext()
         self._ready = False
 
-    def _forget_client(self) -> None:
+    @property
+    def client(self) -> Any:
+        """The Qdrant client this index calls (local mode: its folder's shared one), opened on first use."""
+        return self._connect()
+
+    def forget_client(self) -> None:
         """The shared client was closed under this index (`CLIENTS.close_all`)."""
         with self._state:
             self._release(closed=True)
@@ -342,16 +343,16 @@ class QdrantChunkIndex(ChunkIndex):
     # -- writes -----------------------------------------------------------------------------------------------------
 
     def write(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
-        """The chunks through the integration's `write_documents` (OVERWRITE; with their keyword vectors when the
-        collection is the assistant's), then their evidence beside them (`add_evidence`)."""
+        """The chunks as the integration's points (OVERWRITE; with their keyword vectors when the collection is the
+        assistant's), then their evidence beside them (`add_evidence`)."""
         if not chunks:
             return
         self.check_chunks(chunks, evidence)
-        self._connect()
+        client = self._connect()
         if self._own_sparse:
             chunks = [chunk if chunk.sparse_embedding is not None else _with_keywords(chunk) for chunk in chunks]
         with self._lock:
-            self.document_store.write_documents(chunks, policy=DuplicatePolicy.OVERWRITE)
+            qdrant_adapter.write_documents(client, self.document_store, chunks)
             if self._own_sparse:
                 self._update_postings([(chunk.id, chunk.sparse_embedding) for chunk in chunks])
             self.add_evidence(chunks, evidence)
@@ -399,7 +400,7 @@ class QdrantChunkIndex(ChunkIndex):
         points = models.PointIdsList(points=[convert_id(chunk_id) for chunk_id in ids])
         with self._lock:
             old = self._stored_term_counts(client, ids)
-            self.document_store.delete_documents(ids)
+            qdrant_adapter.delete_documents(client, self.document_store, ids)
             client.delete(self.sentences_name, points_selector=points, wait=True)
             if not self._own_sparse:
                 client.delete(self.keywords_name, points_selector=points, wait=True)
@@ -452,15 +453,17 @@ class QdrantChunkIndex(ChunkIndex):
 
     def dense(self, embedding: np.ndarray, limit: int, filters: dict | None = None) -> list[IndexHit]:
         vector = check_vector(embedding, self.dimension)
-        self._connect()
+        client = self._connect()
         # A collection someone made with another similarity scores by it: its cosines come from the embeddings.
         cosine_scores = self.document_store.similarity == "cosine"
         kind = {"cosine": ScoreKind.COSINE, "l2": ScoreKind.L2}.get(self.document_store.similarity, ScoreKind.NONE)
         with self._lock:
-            documents = self.document_store._query_by_embedding(
-                query_embedding=vector.tolist(),
-                filters=filters,
-                top_k=clamp(limit, 1, _MAX_LIMIT, "limit"),
+            documents = qdrant_adapter.query_dense(
+                client,
+                self.document_store,
+                vector.tolist(),
+                filters,
+                clamp(limit, 1, _MAX_LIMIT, "limit"),
                 return_embedding=not cosine_scores,
             )
         return [
@@ -482,11 +485,8 @@ class QdrantChunkIndex(ChunkIndex):
             if postings is not None:
                 scored = postings.top(indices, values, limit)
             elif self._own_sparse:
-                documents = self.document_store._query_by_sparse(
-                    query_sparse_embedding=SparseEmbedding(indices=indices, values=values),
-                    filters=filters,
-                    top_k=limit,
-                    return_embedding=vector is not None,
+                documents = qdrant_adapter.query_sparse(
+                    client, self.document_store, indices, values, filters, limit, return_embedding=vector is not None
                 )
                 return [index_hit(doc, float(doc.score), ScoreKind.BM25, query=vector) for doc in documents]
             else:
@@ -644,7 +644,7 @@ def collection_names(document_store: Any) -> list[str]:
     collection); in local mode the folder's shared client."""
     key = _local_key(document_store)
     if key is None:
-        with closing(QdrantClient(**document_store._prepare_client_params())) as client:
+        with closing(qdrant_adapter.open_client(document_store)) as client:
             return [found.name for found in client.get_collections().collections]
     entry = _acquire_local(document_store, None)
     try:

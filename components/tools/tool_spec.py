@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from haystack import Pipeline
 from pydantic import TypeAdapter
 
 
@@ -47,8 +48,10 @@ class ToolSpec:
         """JSON schema of the tool's result: the declared one, or the component's output sockets'."""
         if self.result_schema is not None:
             return self.result_schema
-        sockets = self.factory().__haystack_output__._sockets_dict
-        properties = {name: TypeAdapter(socket.type).json_schema() for name, socket in sockets.items()}
+        probe = Pipeline()  # a pipeline describes its components' sockets (a fresh instance, so never shared)
+        probe.add_component("tool", self.factory())
+        sockets = probe.outputs(include_components_with_connected_outputs=True).get("tool", {})
+        properties = {name: TypeAdapter(socket["type"]).json_schema() for name, socket in sockets.items()}
         return {"type": "object", "properties": properties, "required": sorted(properties)}
 
     def describe(self) -> dict[str, Any]:

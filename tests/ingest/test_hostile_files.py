@@ -169,7 +169,7 @@ class TestLimitsStopEarly:
         ingestor = Ingestor.__new__(Ingestor)
         ingestor.limits = IngestLimits(max_bytes=100)
         with pytest.raises(ConversionError, match="INGEST_MAX_FILE_BYTES"):
-            ingestor._prepare(IngestItem(source=str(path), filename=path.name, path=path), force=False)
+            ingestor.prepare(IngestItem(source=str(path), filename=path.name, path=path), force=False)
 
     def test_limits_refuse_nonsense(self) -> None:
         with pytest.raises(ValueError, match="max_chars"):

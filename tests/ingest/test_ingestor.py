@@ -174,7 +174,7 @@ class TestIngestor:
 
         ingestor = Ingestor(store=store, hooks=[], batch_size=4)
         ingestor.warm_up()
-        ingestor._model = model = RefusingModel()
+        ingestor.model = model = RefusingModel()
         texts = {f"doc{i}": f"Document {i}. " + PARAGRAPH for i in range(5)}
         texts["doc2"] = PARAGRAPH + "\n\nThe POISON paragraph.\n\n" + PARAGRAPH * 3
         items = [IngestItem(source=name, filename=f"{name}.txt", data=text.encode()) for name, text in texts.items()]

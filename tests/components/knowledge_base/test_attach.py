@@ -110,9 +110,9 @@ def attached(request: pytest.FixtureRequest, tmp_path: Path, database_url: str) 
 
 def _release(store: Any) -> None:
     """Local Qdrant and milvus-lite lock their folder to one client: the team's writer lets go before we open it."""
-    client = getattr(store, "_client", None)
-    if client is not None and hasattr(client, "close"):
-        client.close()
+    close = getattr(store, "close", None)  # QdrantDocumentStore.close lets go of its local folder
+    if close is not None:
+        close()
 
 
 def test_attach_enrich_ask_and_cite_leave_the_users_rows_unchanged(

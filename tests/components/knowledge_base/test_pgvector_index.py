@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 import numpy as np
+import psycopg
 import pytest
 from haystack.utils import Secret
 
@@ -119,9 +120,11 @@ class TestPgvectorChunkIndex:
             "env_vars": CONNECTION_ENV_VARS,
             "strict": False,
         }
-        # The integration's own connection to the embedded server does not wait for the WAL flush per row.
+        # The integration's own connection to the embedded server (made from what its secret resolves to) does not
+        # wait for the WAL flush per row.
         kb.upsert_document(*_document("a", 1))
-        assert store._connection.execute("SHOW synchronous_commit").fetchone()[0] == "off"
+        with psycopg.connect(store.connection_string.resolve_value()) as conn:
+            assert conn.execute("SHOW synchronous_commit").fetchone()[0] == "off"
 
     def test_the_fast_write_path_stores_what_the_integration_stores_for_plain_documents(
         self, kb, collection_name, database_url

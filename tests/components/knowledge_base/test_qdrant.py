@@ -42,7 +42,7 @@ class TestQdrantKnowledgeBase(BackendCases):
         second = open_store(collection_name + "_b")
         try:
             assert first.count_chunks() == 0 and second.count_documents() == 0
-            assert first.index.document_store._client is second.index.document_store._client
+            assert first.index.client is second.index.client
         finally:
             first.close()
             second.close()

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from haystack import Document
 from haystack.components.writers import DocumentWriter
-from haystack.dataclasses.sparse_embedding import SparseEmbedding
 from haystack.document_stores.types import DuplicatePolicy
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from qdrant_client import QdrantClient, models
 
 from components.contracts import ScoreKind
+from components.knowledge_base import qdrant_adapter
 from components.knowledge_base.chunk_index import ChunkEvidence, record_to_document, search_filters_to_haystack
 from components.knowledge_base.keyword_terms import query_sparse_vector
 from components.knowledge_base.qdrant_index import CLIENTS, QdrantChunkIndex, _local_key
@@ -129,7 +129,7 @@ class TestQdrantChunkIndex:
     def test_local_keyword_postings_score_as_qdrants_scan_and_follow_writes(self, loaded, documents):
         def scan(query: str) -> list[tuple[str, float]]:
             indices, values = query_sparse_vector(query)
-            found = loaded.document_store._query_by_sparse(SparseEmbedding(indices=indices, values=values), top_k=10)
+            found = qdrant_adapter.query_sparse(loaded.client, loaded.document_store, indices, values, None, 10)
             return sorted((doc.id, round(doc.score, 5)) for doc in found)
 
         def postings(query: str) -> list[tuple[str, float]]:
@@ -241,7 +241,7 @@ class TestSharedLocalClient:
         document, chunks = documents[0]
         first.write([record_to_document(document, chunk) for chunk in chunks], [])
         assert second.count() == 2 and other.count() == 0
-        assert first.document_store._client is second.document_store._client is other.document_store._client
+        assert first.client is second.client is other.client
         first.close()
         assert second.fetch(["doc-vectors:0"])[0].content.startswith("pgvector")
         second.close()
@@ -378,7 +378,7 @@ class TestCollectionsOfOthers:
         assert names == {collection_name + "_chunks", collection_name + "_documents"}  # nothing was created
 
     def test_drop_removes_the_side_collections_and_starts_afresh(self, loaded):
-        client = loaded.document_store._client
+        client = loaded.client
         loaded.drop()
         names = {c.name for c in client.get_collections().collections}
         assert not names & {loaded.collection, loaded.sentences_name, loaded.terms_name}
