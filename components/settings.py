@@ -126,6 +126,12 @@ class Settings(BaseSettings):
     page_max_bytes: int = Field(
         default=5_000_000, ge=1_000, le=200_000_000, description="Largest page body the page fetcher reads, in bytes."
     )
+    upstream_max_bytes: int = Field(
+        default=10_000_000,
+        ge=1_000,
+        le=500_000_000,
+        description="Largest answer read from Firecrawl, arXiv, Zep or the chat model, in bytes (per response).",
+    )
     wikipedia_api_url: str = Field(
         default="https://en.wikipedia.org/w/api.php", description="MediaWiki API endpoint for Wikipedia summaries."
     )

@@ -45,6 +45,7 @@ def chat_generator_from_settings() -> Any:
     from haystack.components.generators.chat import OpenAIChatGenerator
     from haystack.utils import Secret
 
+    from components.resilience.transport import capped_client_kwargs
     from components.settings import get_settings
 
     settings = get_settings()
@@ -59,6 +60,7 @@ def chat_generator_from_settings() -> Any:
         api_base_url=settings.openai_base_url,
         timeout=settings.question_budget_s,
         max_retries=settings.tool_retries,
+        http_client_kwargs=capped_client_kwargs(settings.upstream_max_bytes, "The chat model"),
     )
 
 

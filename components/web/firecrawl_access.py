@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import requests
 
 from components.resilience import RetryableError, SourceError
 from components.resilience.errors import parse_retry_after
+from components.resilience.transport import capped_session
 from components.text.dates import parse_date
 from components.web.faults import connection_fault
 
@@ -120,6 +122,38 @@ def _raise_for(exc: Exception, action: str) -> None:
         raise SourceError(f"Firecrawl could not {action}: {reason}") from exc
 
 
+@functools.cache
+def _capped_http_client_class() -> type:
+    from firecrawl.v2.utils.http_client import HttpClient
+
+    class CappedHttpClient(HttpClient):
+        """firecrawl-py's HTTP client sending through a session whose adapter caps every answer (`CappedAdapter`);
+        one attempt per call (the guard retries)."""
+
+        def __init__(self, original: HttpClient, max_bytes: int) -> None:
+            super().__init__(original.api_key, original.api_url, timeout=original.timeout, max_retries=1,
+                             backoff_factor=0.0, origin=original.origin)
+            self.session = capped_session(max_bytes, "Firecrawl")
+
+        def post(self, endpoint: str, data: dict[str, Any], headers: dict[str, str] | None = None,
+                 timeout: float | None = None, **_: Any) -> requests.Response:
+            payload = {**data, "origin": data.get("origin") or self.origin}
+            return self.session.post(self._build_url(endpoint), headers=headers or self._prepare_headers(),
+                                     json=payload, timeout=timeout or self.timeout)
+
+        def get(self, endpoint: str, headers: dict[str, str] | None = None, timeout: float | None = None,
+                **_: Any) -> requests.Response:
+            return self.session.get(self._build_url(endpoint), headers=headers or self._prepare_headers(),
+                                    timeout=timeout or self.timeout)
+
+    return CappedHttpClient
+
+
+def capped_http_client(original: Any, max_bytes: int) -> Any:
+    """A copy of firecrawl-py's HTTP client `original` whose answers are capped at `max_bytes` each."""
+    return _capped_http_client_class()(original, max_bytes)
+
+
 class FirecrawlAccess:
     """Firecrawl v2 search and scrape with the contract's errors.
 
@@ -132,11 +166,13 @@ class FirecrawlAccess:
     """
 
     @classmethod
-    def configured(cls, api_key: Any, api_url: str | None, request_timeout_s: float) -> FirecrawlAccess:
+    def configured(cls, api_key: Any, api_url: str | None, request_timeout_s: float,
+                   max_bytes: int | None = None) -> FirecrawlAccess:
         """The access a component's `api_key` (a `Secret` or None) and `api_url` give (see `firecrawl_endpoint`)."""
-        return cls(*firecrawl_endpoint(api_key, api_url), request_timeout_s)
+        return cls(*firecrawl_endpoint(api_key, api_url), request_timeout_s, max_bytes)
 
-    def __init__(self, api_key: str | None, api_url: str | None, request_timeout_s: float) -> None:
+    def __init__(self, api_key: str | None, api_url: str | None, request_timeout_s: float,
+                 max_bytes: int | None = None) -> None:
         self.api_url = (api_url or HOSTED_API_URL).rstrip("/")
         if not api_key and self.api_url == HOSTED_API_URL:
             raise SourceError(NOT_CONFIGURED)
@@ -146,6 +182,11 @@ class FirecrawlAccess:
         # max_retries=1: one attempt per call; the guard owns retries so they respect the time budget.
         self._client = Firecrawl(api_key=api_key or None, api_url=self.api_url, timeout=request_timeout_s,
                                  max_retries=1, backoff_factor=0.0)
+        from components.settings import setting_or
+
+        # Every answer is read through the capped transport: an endless body stops at the limit or the deadline.
+        v2 = self._client._v2_client  # noqa: SLF001 - the client takes no session; its HTTP client is swapped
+        v2.http_client = capped_http_client(v2.http_client, setting_or(max_bytes, "upstream_max_bytes"))
         self.request_timeout_s = request_timeout_s
         if _SCRAPE_RESUMES is None:
             _SCRAPE_RESUMES = "auto_resume" in inspect.signature(self._client.scrape).parameters

@@ -99,7 +99,10 @@ class PageFetch:
 
 
 def _fetch_one(access: FirecrawlAccess, url: str, page_timeout_s: float, until: float,
-               languages: list[str] | None) -> FetchedPage:
+               languages: list[str] | None, allow_private: bool) -> FetchedPage:
+    from components.web.scrape import check_address
+
+    check_address(url, allow_private)  # Firecrawl fetches whatever it is asked to: the policy applies before
     left = until - time.monotonic()
     try:
         return access.scrape(url, timeout_s=max(0.5, min(page_timeout_s, left)), languages=languages)
@@ -119,13 +122,16 @@ def fetch_pages(
     deadline: float,
     languages: list[str] | None = None,
     snapshots: SnapshotStore | None = None,
+    allow_private: bool = False,
 ) -> PageFetch:
-    """Scrape each hit's page in parallel; a page not read within `page_timeout_s` (or by `deadline`) is skipped."""
+    """Scrape each hit's page in parallel; a page not read within `page_timeout_s` (or by `deadline`) is skipped, as
+    is one whose address the address policy refuses (`allow_private`: ALLOW_PRIVATE_ADDRESSES)."""
     outcome = PageFetch()
     if not hits:
         return outcome
     until = min(time.monotonic() + page_timeout_s, deadline)
-    futures, done, _ = map_until(lambda hit: _fetch_one(access, hit.url, page_timeout_s, until, languages),
+    futures, done, _ = map_until(lambda hit: _fetch_one(access, hit.url, page_timeout_s, until, languages,
+                                                        allow_private),
                                  hits, until, workers=min(_PAGE_WORKERS, len(hits)), name="web-page")
     for future, hit in futures.items():  # search order, not completion order
         if future not in done:

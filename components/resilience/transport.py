@@ -1,0 +1,183 @@
+"""Reading an upstream's answer with a byte cap and a deadline, and closing the connection when either is reached.
+
+One mechanism for every HTTP client of the product: `CappedBody` counts the body's pieces as they arrive and stops
+at the byte limit or at the call's deadline (its timeout, or the question's budget: `question_deadline()`). The page
+fetcher reads through it directly; the hosted services' client libraries read through it by a transport plugged
+into them: `CappedTransport` for httpx (Zep, the OpenAI-compatible chat model) and `CappedAdapter` for requests
+(Firecrawl, arXiv). A call abandoned by the guard at its timeout therefore stops reading at its next piece and closes
+its connection instead of buffering an endless body into memory.
+
+Usage:
+```python
+client = httpx.Client(transport=CappedTransport(max_bytes=2_000_000, service="Zep"))
+session = capped_session(max_bytes=2_000_000, service="arXiv")
+```
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import httpx
+import requests
+from requests.adapters import HTTPAdapter
+
+from components.resilience.budget import question_deadline
+from components.resilience.errors import RetryableError, SourceError
+
+READ_SIZE = 64 * 1024
+
+
+class BodyTooLarge(SourceError):
+    """An upstream answer longer than the byte limit; its reading stopped at the limit and the connection closed."""
+
+
+class BodyTooSlow(RetryableError):
+    """An upstream answer still arriving at the call's deadline; its reading stopped and the connection closed."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="timeout")
+
+
+def call_deadline(timeout_s: float | None = None) -> float | None:
+    """The earlier of now + `timeout_s` and the question's deadline (None when neither is set)."""
+    candidates = [question_deadline()]
+    if timeout_s is not None:
+        candidates.append(time.monotonic() + timeout_s)
+    found = [deadline for deadline in candidates if deadline is not None]
+    return min(found) if found else None
+
+
+class CappedBody:
+    """The pieces of a body, at most `limit` bytes in all, read until `deadline` (`time.monotonic()`, or None).
+
+    Iterating yields the pieces (the last one trimmed to the limit) and stops at the limit or the deadline;
+    afterwards `cut` says why it stopped early ("size", "time" or None) and `size` how many bytes arrived.
+    """
+
+    def __init__(self, pieces: Iterable[bytes], limit: int, deadline: float | None = None) -> None:
+        self._pieces = pieces
+        self.limit = limit
+        self.deadline = deadline
+        self.size = 0
+        self.cut: str | None = None
+
+    def __iter__(self) -> Iterator[bytes]:
+        for piece in self._pieces:
+            self.size += len(piece)
+            over = self.size - self.limit
+            if over > 0:
+                self.cut = "size"
+                if len(piece) > over:
+                    yield piece[: len(piece) - over]
+                return
+            yield piece
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                self.cut = "time"
+                return
+
+    def refusal(self, service: str) -> SourceError | RetryableError | None:
+        """The error for a body cut short (None when it was read whole)."""
+        if self.cut == "size":
+            return BodyTooLarge(
+                f"{service} sent more than its {self.limit:,}-byte limit in one answer; the reading stopped there."
+            )
+        if self.cut == "time":
+            return BodyTooSlow(f"{service} was still sending its answer at the deadline; the reading stopped.")
+        return None
+
+
+class _CappedStream(httpx.SyncByteStream):
+    """An httpx response body read through `CappedBody`; raises its refusal and closes the connection when cut."""
+
+    def __init__(self, inner: httpx.SyncByteStream, limit: int, deadline: float | None, service: str) -> None:
+        self._inner = inner
+        self._limit = limit
+        self._deadline = deadline
+        self._service = service
+
+    def __iter__(self) -> Iterator[bytes]:
+        body = CappedBody(self._inner, self._limit, self._deadline)
+        try:
+            yield from body
+        finally:
+            if body.cut is not None:
+                self._inner.close()
+        refusal = body.refusal(self._service)
+        if refusal is not None:
+            raise refusal
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class CappedTransport(httpx.BaseTransport):
+    """An httpx transport whose responses are read through `CappedBody`: at most `max_bytes` each, and not past the
+    request's read timeout or the question's deadline. Bodies are asked for uncompressed, so the limit counts what
+    is kept in memory."""
+
+    def __init__(self, max_bytes: int, service: str, inner: httpx.BaseTransport | None = None) -> None:
+        self.max_bytes = max_bytes
+        self.service = service
+        self._inner = inner or httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        request.headers["Accept-Encoding"] = "identity"
+        timeout = (request.extensions.get("timeout") or {}).get("read")
+        deadline = call_deadline(timeout)
+        response = self._inner.handle_request(request)
+        assert isinstance(response.stream, httpx.SyncByteStream)
+        response.stream = _CappedStream(response.stream, self.max_bytes, deadline, self.service)
+        return response
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class CappedAdapter(HTTPAdapter):
+    """A requests adapter that reads every body through `CappedBody` (decompressed bytes count): at most
+    `max_bytes`, and not past the request's timeout or the question's deadline."""
+
+    def __init__(self, max_bytes: int, service: str) -> None:
+        super().__init__(max_retries=0)
+        self.max_bytes = max_bytes
+        self.service = service
+
+    def send(self, request: requests.PreparedRequest, stream: bool = False, timeout: Any = None,
+             **kwargs: Any) -> requests.Response:
+        read_timeout = timeout[1] if isinstance(timeout, tuple) else timeout
+        deadline = call_deadline(read_timeout)
+        response = super().send(request, stream=True, timeout=timeout, **kwargs)
+        body = CappedBody(response.raw.stream(READ_SIZE, decode_content=True), self.max_bytes, deadline)
+        try:
+            content = b"".join(body)
+        except BaseException:
+            response.close()
+            raise
+        refusal = body.refusal(self.service)
+        if refusal is not None:
+            response.close()
+            raise refusal
+        response._content = content  # noqa: SLF001 - the body, read here under the cap, as requests keeps it
+        response._content_consumed = True  # noqa: SLF001
+        response.close()
+        return response
+
+
+def capped_session(max_bytes: int, service: str, session: requests.Session | None = None) -> requests.Session:
+    """`session` (or a new one) reading every http(s) answer through `CappedAdapter`."""
+    session = session or requests.Session()
+    adapter = CappedAdapter(max_bytes, service)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
+
+
+def capped_client_kwargs(max_bytes: int | None, service: str) -> dict[str, Any]:
+    """`http_client_kwargs` for Haystack's OpenAI-compatible generators: a sync httpx client on `CappedTransport`
+    (`max_bytes` None: the UPSTREAM_MAX_BYTES setting). For generators that are run synchronously only."""
+    from components.settings import setting_or
+
+    return {"transport": CappedTransport(setting_or(max_bytes, "upstream_max_bytes"), service)}
