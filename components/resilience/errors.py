@@ -24,10 +24,12 @@ class RetryableError(Exception):
 
 
 def first_line(exc: BaseException, limit: int = 200) -> str:
-    """An error's first line (client libraries add hints and tracebacks below it), at most `limit` characters, for a
-    one-sentence message; the exception's type name when it says nothing."""
+    """An error's first line (client libraries add hints and tracebacks below it), redacted, then cut to at most
+    `limit` characters, for a one-sentence message; the exception's type name when it says nothing."""
+    from components.redaction import cut
+
     text = str(exc).strip()
-    return (text.splitlines()[0] if text else type(exc).__name__)[:limit]
+    return cut(text.splitlines()[0] if text else type(exc).__name__, limit)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from haystack.tools import Tool
 from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_to_document
 from components.generation.citation_checker import CitationChecker
 from components.generation.cited_answer_builder import cited_numbers
+from components.redaction import cut
 from components.resilience.errors import first_line
 from components.serialization import InitParameterSerialization
 from components.tools.executor import ToolExecutor
@@ -91,7 +92,7 @@ def _entity_lookup() -> Callable[[str], list[str]] | None:
 
         tools = GraphTools(graph_store_from_settings())
     except Exception as exc:  # noqa: BLE001 - no graph: the choice is made from the words alone
-        logger.warning("The graph cannot name entities for the tool choice: {reason}", reason=str(exc)[:200])
+        logger.warning("The graph cannot name entities for the tool choice: {reason}", reason=cut(str(exc), 200))
         return None
 
     def lookup(text: str) -> list[str]:

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 import requests
 
+from components.redaction import cut
 from components.resilience import RetryableError, SourceError
 from components.resilience.errors import parse_retry_after
 from components.resilience.transport import capped_session
@@ -118,7 +119,7 @@ def _raise_for(exc: Exception, action: str) -> None:
             raise SourceError(f"Firecrawl refused the API key (HTTP {code}): check FIRECRAWL_API_KEY") from exc
         if code == 402:
             raise SourceError("Firecrawl says the account is out of credits (HTTP 402)") from exc
-        reason = str(exc).split(" - ")[0][:200]
+        reason = cut(str(exc).split(" - ")[0], 200)
         raise SourceError(f"Firecrawl could not {action}: {reason}") from exc
 
 

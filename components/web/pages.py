@@ -15,6 +15,7 @@ from haystack import logging
 from haystack.utils import Secret
 
 from components.contracts import ContextChunk, SourceType
+from components.redaction import cut
 from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
 from components.resilience.scheduling import map_until
 from components.serialization import InitParameterSerialization
@@ -147,7 +148,7 @@ def fetch_pages(
             outcome.skipped.append((hit.url, reason))
             continue
         except Exception as exc:  # noqa: BLE001 - one bad page must not lose the others
-            logger.warning("Page {url} failed: {error}", url=hit.url, error=str(exc)[:200])
+            logger.warning("Page {url} failed: {error}", url=hit.url, error=cut(str(exc), 200))
             outcome.skipped.append((hit.url, type(exc).__name__))
             continue
         if page.status_code is not None and page.status_code >= 400:
