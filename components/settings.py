@@ -65,6 +65,12 @@ class Settings(BaseSettings):
         default=2_000_000, ge=1, description="Most characters of text extracted from one file; extraction stops there."
     )
     ingest_max_chunks: int = Field(default=4_000, ge=1, description="Most chunks one file may become.")
+    ingest_max_elements: int = Field(
+        default=250_000, ge=1, description="Most markup elements (HTML tags, Word XML elements) one file may hold."
+    )
+    ingest_max_parse_s: float = Field(
+        default=60.0, gt=0, le=3600, description="Seconds one file's text extraction may take."
+    )
 
     # Language analysis.
     spacy_model: str = Field(
