@@ -120,7 +120,7 @@ class ResearchGenerator(InitParameterSerialization):
                     generation_kwargs=self.generation_kwargs or None,
                     timeout=self.timeout_s,
                     max_retries=0,
-                    http_client_kwargs=capped_client_kwargs(self.max_response_bytes, "The chat model"),
+                    http_client_kwargs=capped_client_kwargs(self.max_response_bytes, "the chat model"),
                 )
             self._guard = SourceGuard(
                 STATUS_SOURCE,

@@ -88,7 +88,7 @@ class LLMGraphExtractor(GraphExtractor):
                 timeout=self.timeout_s,
                 max_retries=1,
                 generation_kwargs={"temperature": 0},
-                http_client_kwargs=capped_client_kwargs(None, "The chat model"),
+                http_client_kwargs=capped_client_kwargs(None, "the chat model"),
             )
         from haystack.dataclasses import ChatMessage
 

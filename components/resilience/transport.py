@@ -25,7 +25,7 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from components.resilience.budget import question_deadline
-from components.resilience.errors import RetryableError, SourceError
+from components.resilience.errors import RetryableError, ServiceUnreachable, SourceError
 
 READ_SIZE = 64 * 1024
 
@@ -80,6 +80,7 @@ class CappedBody:
 
     def refusal(self, service: str) -> SourceError | RetryableError | None:
         """The error for a body cut short (None when it was read whole)."""
+        service = service[:1].upper() + service[1:]  # the message begins with it
         if self.cut == "size":
             return BodyTooLarge(
                 f"{service} sent more than its {self.limit:,}-byte limit in one answer; the reading stopped there."
@@ -116,7 +117,7 @@ class _CappedStream(httpx.SyncByteStream):
 class CappedTransport(httpx.BaseTransport):
     """An httpx transport whose responses are read through `CappedBody`: at most `max_bytes` each, and not past the
     request's read timeout or the question's deadline. Bodies are asked for uncompressed, so the limit counts what
-    is kept in memory."""
+    is kept in memory. A refused connection is `ServiceUnreachable` naming the service, as for web and arXiv."""
 
     def __init__(self, max_bytes: int, service: str, inner: httpx.BaseTransport | None = None) -> None:
         self.max_bytes = max_bytes
@@ -127,7 +128,13 @@ class CappedTransport(httpx.BaseTransport):
         request.headers["Accept-Encoding"] = "identity"
         timeout = (request.extensions.get("timeout") or {}).get("read")
         deadline = call_deadline(timeout)
-        response = self._inner.handle_request(request)
+        try:
+            response = self._inner.handle_request(request)
+        except httpx.ConnectTimeout:
+            raise
+        except httpx.ConnectError as exc:  # refused or not resolved: named, and not worth a retry in the budget
+            what = "its name does not resolve" if "name" in str(exc).lower() else "nothing answers there"
+            raise ServiceUnreachable(f"cannot reach {self.service}: {what}") from exc
         assert isinstance(response.stream, httpx.SyncByteStream)
         response.stream = _CappedStream(response.stream, self.max_bytes, deadline, self.service)
         return response

@@ -61,7 +61,7 @@ def chat_generator_from_settings() -> Any:
         api_base_url=settings.openai_base_url,
         timeout=settings.question_budget_s,
         max_retries=settings.tool_retries,
-        http_client_kwargs=capped_client_kwargs(settings.upstream_max_bytes, "The chat model"),
+        http_client_kwargs=capped_client_kwargs(settings.upstream_max_bytes, "the chat model"),
     )
 
 

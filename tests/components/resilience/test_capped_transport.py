@@ -129,7 +129,7 @@ def test_arxiv_search_stops_an_endless_body(arxiv_server):  # noqa: F811
     with question_budget(10):
         status = arxiv.run(query="retrieval augmented generation")["status"]
     assert status.status is StatusKind.ERROR
-    assert "the arXiv API sent more than its 300,000-byte limit" in status.message
+    assert "The arXiv API sent more than its 300,000-byte limit" in status.message
     assert settled_bytes(arxiv_server) < LIMIT + IN_FLIGHT
 
 
@@ -160,3 +160,18 @@ def test_chat_generator_stops_an_endless_body_and_falls_back(chat_server, monkey
     assert "The chat model sent more than its 300,000-byte limit" in outputs["status"].message
     assert outputs["replies"] and "Globex" in outputs["replies"][0]  # the extractive fallback answered
     assert settled_bytes(chat_server) < LIMIT + IN_FLIGHT
+
+
+@pytest.mark.parametrize("retries", [2])
+def test_a_refused_zep_connection_names_zep_and_is_not_retried(retries, monkeypatch, embedding_model):
+    from components.memory.recall import MemoryRecall
+    from tests.contract_servers import free_port
+
+    monkeypatch.setenv("ZEP_API_KEY", "z-test-key")
+    recall = MemoryRecall(backend="zep", zep_api_url=f"http://127.0.0.1:{free_port()}", timeout_s=3.0,
+                          retries=retries)
+    recall.warm_up()
+    status = recall.run(query="Who acquired Acme?", user_id="ana", session_id="z1")["status"]
+    assert status.status is StatusKind.ERROR
+    assert "cannot reach Zep: nothing answers there" in status.message, status.message
+    assert status.attempts == 1
