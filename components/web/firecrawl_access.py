@@ -84,6 +84,17 @@ def _date_from(metadata: dict[str, Any]) -> dt.date | None:
     return None
 
 
+def check_address(url: str, allow_private: bool) -> None:
+    """A `SourceError` when `url`'s host is not public (the page fetcher's address policy, `public_address`):
+    Firecrawl, self-hosted above all, fetches whatever it is asked to, cloud metadata and inside services included."""
+    from components.tools import public_address
+
+    try:
+        public_address.check_url(url, allow_private)
+    except public_address.RefusedAddress as exc:
+        raise SourceError(str(exc)) from None
+
+
 def firecrawl_endpoint(api_key: Any, api_url: str | None) -> tuple[str | None, str | None]:
     """(key, URL) from a component's `api_key` (a `Secret` or None) and `api_url`, each falling back on the
     settings (FIRECRAWL_API_KEY, FIRECRAWL_API_URL); None where neither gives one."""

@@ -24,7 +24,8 @@ def ingest_url(url: str, ingestor: Any = None, scraper: WebScrape | None = None)
     """
     from components.resilience import SourceError
     from components.settings import setting_or
-    from components.web.scrape import check_address, check_url
+    from components.web.firecrawl_access import check_address
+    from components.web.scrape import check_url
 
     scraper = scraper or WebScrape()
     try:

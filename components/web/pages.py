@@ -22,7 +22,7 @@ from components.serialization import InitParameterSerialization
 from components.settings import Settings, get_settings
 from components.validation import string_list
 from components.web.chunking import fetched_chunk, markdown_chunks, page_text, pick_chunks, query_cosines, query_terms
-from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit
+from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, check_address
 from components.web.snapshots import PageSnapshot, SnapshotStore
 
 logger = logging.getLogger(__name__)
@@ -101,8 +101,6 @@ class PageFetch:
 
 def _fetch_one(access: FirecrawlAccess, url: str, page_timeout_s: float, until: float,
                languages: list[str] | None, allow_private: bool) -> FetchedPage:
-    from components.web.scrape import check_address
-
     check_address(url, allow_private)  # Firecrawl fetches whatever it is asked to: the policy applies before
     left = until - time.monotonic()
     try:

@@ -13,7 +13,7 @@ from components.contracts import SourceStatus
 from components.resilience import RetryableError, SourceError, SourceResult
 from components.settings import DEFAULT_EMBEDDING_MODEL, setting_or
 from components.validation import positive_int
-from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, matches_pattern
+from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, check_address, matches_pattern
 from components.web.pages import WebSource, fetch_pages, page_chunks
 from components.web.snapshots import PageSnapshot
 
@@ -33,17 +33,6 @@ def check_url(url: str) -> str:
     if not valid:
         raise SourceError(f"{text[:200]!r} is not an http(s) URL")
     return text
-
-
-def check_address(url: str, allow_private: bool) -> None:
-    """A `SourceError` when `url`'s host is not public (the page fetcher's address policy, `public_address`):
-    Firecrawl, self-hosted above all, fetches whatever it is asked to, cloud metadata and inside services included."""
-    from components.tools import public_address
-
-    try:
-        public_address.check_url(url, allow_private)
-    except public_address.RefusedAddress as exc:
-        raise SourceError(str(exc)) from None
 
 
 @component
