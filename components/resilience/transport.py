@@ -66,17 +66,22 @@ class CappedBody:
 
     def __iter__(self) -> Iterator[bytes]:
         for piece in self._pieces:
-            self.size += len(piece)
-            over = self.size - self.limit
-            if over > 0:
-                self.cut = "size"
-                if len(piece) > over:
-                    yield piece[: len(piece) - over]
+            kept = self.take(piece)
+            if kept:
+                yield kept
+            if self.cut is not None:
                 return
-            yield piece
-            if self.deadline is not None and time.monotonic() >= self.deadline:
-                self.cut = "time"
-                return
+
+    def take(self, piece: bytes) -> bytes:
+        """Count one more piece: what of it to keep (trimmed at the limit); `cut` is set when reading must stop."""
+        self.size += len(piece)
+        over = self.size - self.limit
+        if over > 0:
+            self.cut = "size"
+            return piece[: max(len(piece) - over, 0)]
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            self.cut = "time"
+        return piece
 
     def refusal(self, service: str) -> SourceError | RetryableError | None:
         """The error for a body cut short (None when it was read whole)."""
@@ -114,7 +119,28 @@ class _CappedStream(httpx.SyncByteStream):
         self._inner.close()
 
 
-class CappedTransport(httpx.BaseTransport):
+class _AsyncCappedStream(httpx.AsyncByteStream):
+    """`_CappedStream` for an async client."""
+
+    def __init__(self, inner: httpx.AsyncByteStream, limit: int, deadline: float | None, service: str) -> None:
+        self._inner = inner
+        self._body = CappedBody((), limit, deadline)
+        self._service = service
+
+    async def __aiter__(self) -> Any:
+        async for piece in self._inner:
+            kept = self._body.take(piece)
+            if kept:
+                yield kept
+            if self._body.cut is not None:
+                await self._inner.aclose()
+                raise self._body.refusal(self._service)  # type: ignore[misc]
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class CappedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     """An httpx transport whose responses are read through `CappedBody`: at most `max_bytes` each, and not past the
     request's read timeout or the question's deadline. Bodies are asked for uncompressed, so the limit counts what
     is kept in memory. A refused connection is `ServiceUnreachable` naming the service, as for web and arXiv."""
@@ -123,24 +149,49 @@ class CappedTransport(httpx.BaseTransport):
         self.max_bytes = max_bytes
         self.service = service
         self._inner = inner or httpx.HTTPTransport()
+        self._async_inner: httpx.AsyncHTTPTransport | None = None  # made when an async client first sends
+
+    def _prepare(self, request: httpx.Request) -> float | None:
+        request.headers["Accept-Encoding"] = "identity"
+        return call_deadline((request.extensions.get("timeout") or {}).get("read"))
+
+    def _unreachable(self, exc: httpx.ConnectError) -> ServiceUnreachable:
+        # Refused or not resolved: named, and not worth a retry within the budget.
+        what = "its name does not resolve" if "name" in str(exc).lower() else "nothing answers there"
+        return ServiceUnreachable(f"cannot reach {self.service}: {what}")
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        request.headers["Accept-Encoding"] = "identity"
-        timeout = (request.extensions.get("timeout") or {}).get("read")
-        deadline = call_deadline(timeout)
+        deadline = self._prepare(request)
         try:
             response = self._inner.handle_request(request)
         except httpx.ConnectTimeout:
             raise
-        except httpx.ConnectError as exc:  # refused or not resolved: named, and not worth a retry in the budget
-            what = "its name does not resolve" if "name" in str(exc).lower() else "nothing answers there"
-            raise ServiceUnreachable(f"cannot reach {self.service}: {what}") from exc
+        except httpx.ConnectError as exc:
+            raise self._unreachable(exc) from exc
         assert isinstance(response.stream, httpx.SyncByteStream)
         response.stream = _CappedStream(response.stream, self.max_bytes, deadline, self.service)
         return response
 
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        deadline = self._prepare(request)
+        if self._async_inner is None:
+            self._async_inner = httpx.AsyncHTTPTransport()
+        try:
+            response = await self._async_inner.handle_async_request(request)
+        except httpx.ConnectTimeout:
+            raise
+        except httpx.ConnectError as exc:
+            raise self._unreachable(exc) from exc
+        assert isinstance(response.stream, httpx.AsyncByteStream)
+        response.stream = _AsyncCappedStream(response.stream, self.max_bytes, deadline, self.service)
+        return response
+
     def close(self) -> None:
         self._inner.close()
+
+    async def aclose(self) -> None:
+        if self._async_inner is not None:
+            await self._async_inner.aclose()
 
 
 class CappedAdapter(HTTPAdapter):
@@ -183,8 +234,8 @@ def capped_session(max_bytes: int, service: str, session: requests.Session | Non
 
 
 def capped_client_kwargs(max_bytes: int | None, service: str) -> dict[str, Any]:
-    """`http_client_kwargs` for Haystack's OpenAI-compatible generators: a sync httpx client on `CappedTransport`
-    (`max_bytes` None: the UPSTREAM_MAX_BYTES setting). For generators that are run synchronously only."""
+    """`http_client_kwargs` for Haystack's OpenAI-compatible generators: their sync and async httpx clients on
+    `CappedTransport` (`max_bytes` None: the UPSTREAM_MAX_BYTES setting)."""
     from components.settings import setting_or
 
     return {"transport": CappedTransport(setting_or(max_bytes, "upstream_max_bytes"), service)}

@@ -85,6 +85,19 @@ class TestTransports:
                     client.get(f"{server.base_url}/feed", timeout=5)
             assert settled_bytes(server) < LIMIT + IN_FLIGHT
 
+    def test_an_async_httpx_client_is_capped_by_the_same_transport(self) -> None:
+        import asyncio
+
+        async def fetch(url: str) -> None:
+            async with httpx.AsyncClient(transport=CappedTransport(LIMIT, "the test service")) as client:
+                await client.get(url, timeout=5)
+
+        with PageServer() as server:
+            server.fail("endless")
+            with pytest.raises(BodyTooLarge, match="The test service sent more than its 300,000-byte limit"):
+                asyncio.run(fetch(f"{server.base_url}/feed"))
+            assert settled_bytes(server) < LIMIT + IN_FLIGHT
+
     def test_requests_adapter_refuses_an_endless_body_and_hangs_up(self) -> None:
         with PageServer() as server:
             server.fail("endless")
