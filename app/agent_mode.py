@@ -14,6 +14,7 @@ from typing import Any
 import streamlit as st
 
 from app import services
+from app.document_text import plain, show_text
 
 AGENT_HISTORY = "agent_history"  # [{"question", "result"}] of this session's agent turns
 STATUS_ICONS = {"success": "✅", "partial": "🟠", "timeout": "⏱️", "error": "❌", "skipped": "⏭️"}
@@ -45,12 +46,12 @@ def _ask(question: str, turns: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _answer_markdown(result: dict[str, Any]) -> str:
-    """The answer with each sentence its citations do not support flagged."""
+    """The answer (the chat model's words: shown as text) with each sentence its citations do not support flagged."""
     if not result["sentences"]:
-        return result["answer"]
+        return plain(result["answer"])
     parts = []
     for sentence in result["sentences"]:
-        text = sentence["text"]
+        text = plain(sentence["text"])
         if sentence["citations"] and not sentence["supported"]:
             text = f"{text} :orange-badge[unsupported by its citation]"
         parts.append(text)
@@ -58,20 +59,22 @@ def _answer_markdown(result: dict[str, Any]) -> str:
 
 
 def _show(question: str, result: dict[str, Any]) -> None:
-    st.subheader(question)
+    st.subheader(plain(question))
     status = result["status"]
     if status["status"] != "success":
-        st.error(f"The agent could not answer: {status['message']}")
+        st.error(f"The agent could not answer: {plain(status['message'])}")
     st.markdown(_answer_markdown(result) or "_No answer._")
     st.markdown("#### Tool calls")
     if result["tool_calls"]:
         st.table(
             {
                 "tool": [call["tool"] for call in result["tool_calls"]],
-                "arguments": [json.dumps(call["arguments"], ensure_ascii=False) for call in result["tool_calls"]],
+                "arguments": [
+                    plain(json.dumps(call["arguments"], ensure_ascii=False)) for call in result["tool_calls"]
+                ],
                 "status": [f"{STATUS_ICONS.get(call['status'], '')} {call['status']}" for call in result["tool_calls"]],
                 "time (ms)": [f"{call['ms']:.0f}" for call in result["tool_calls"]],
-                "message": [call["message"] for call in result["tool_calls"]],
+                "message": [plain(call["message"]) for call in result["tool_calls"]],
             }
         )
     else:
@@ -79,17 +82,17 @@ def _show(question: str, result: dict[str, Any]) -> None:
     with st.expander("Why these tools"):
         selection = result["selection"]
         for tool in selection.get("tools", []):
-            st.markdown(f"- **{tool}**: {'; '.join(selection['reasons'].get(tool, []))}")
+            st.markdown(f"- **{plain(tool)}**: {plain('; '.join(selection['reasons'].get(tool, [])))}")
     if result["chunks"]:
         st.markdown("#### Evidence")
     for chunk in result["chunks"]:
         title = chunk["source_title"] or chunk["source_id"]
         with st.expander(
-            f"[{chunk['n']}] {title} · {chunk['source_type']}", expanded=chunk["n"] in result["citations"]
+            f"[{chunk['n']}] {plain(title)} · {plain(chunk['source_type'])}", expanded=chunk["n"] in result["citations"]
         ):
-            st.markdown(chunk["content"])
+            show_text(chunk["content"] or "")
             if chunk["source_url"]:
-                st.caption(chunk["source_url"])
+                st.caption(plain(chunk["source_url"]))
 
 
 def agent_mode() -> bool:
@@ -110,7 +113,7 @@ def agent_mode() -> bool:
                 try:
                     result = _ask(question.strip(), state[AGENT_HISTORY])
                 except Exception as exc:  # noqa: BLE001 - one sentence, the page stays usable
-                    st.error(f"The agent could not answer: {services.friendly_error(exc)}")
+                    st.error(f"The agent could not answer: {plain(services.friendly_error(exc))}")
                 else:
                     state[AGENT_HISTORY].append({"question": question.strip(), "result": result})
     if state[AGENT_HISTORY]:

@@ -53,8 +53,10 @@ def session_state() -> Any:
 
 def friendly_error(exc: BaseException) -> str:
     """One sentence for an error the analyst can act on."""
+    from components.redaction import cut
+
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text[:400]
+    return cut(text, 400)
 
 
 @st.cache_resource(show_spinner=False)

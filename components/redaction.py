@@ -2,7 +2,9 @@
 
 `redact(text)` replaces every known secret value (the settings' `SecretStr` values: OPENAI_API_KEY,
 FIRECRAWL_API_KEY, ZEP_API_KEY, MILVUS_TOKEN, QDRANT_API_KEY, NEO4J_PASSWORD, API_TOKEN, DATABASE_URL and the
-password inside it) with `[redacted]`, and the password of any `scheme://user:password@host` URL with `***`. It is
+password inside it) with `[redacted]`, also where only a long prefix of one is left (a message cut in the middle of
+a key), and the password of any `scheme://user:password@host` URL with `***`. Text is redacted before it is cut
+(`cut`), so that a secret straddling the cut is not left as all but its last characters. It is
 applied where text leaves the product: status messages are redacted when a `SourceStatus` is made,
 `install_log_redaction()` redacts every log record (stdlib, Haystack's and Hayhooks' loguru), the HTTP server
 redacts every response body, and the CLI writes through `RedactingStream`.
@@ -42,6 +44,8 @@ SECRET_SETTINGS = (
 )
 # Values this short would redact ordinary words; no real key is this short.
 _MIN_SECRET_CHARS = 4
+# A secret's first characters, this many or more, are redacted wherever they appear (what a cut leaves of a key).
+PREFIX_CHARS = 8
 _URL_CREDENTIALS = re.compile(r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@\"'<>]*):(?P<password>[^\s@/\"'<>]+)@")
 
 
@@ -78,19 +82,45 @@ def secret_values() -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
+def _redact_prefixes(text: str, value: str) -> str:
+    """`text` with every run of `value`'s first characters (at least `PREFIX_CHARS` of them) replaced."""
+    head = value[:PREFIX_CHARS]
+    parts: list[str] = []
+    start = 0
+    while (found := text.find(head, start)) != -1:
+        end, matched = found + len(head), len(head)
+        while end < len(text) and matched < len(value) and text[end] == value[matched]:
+            end += 1
+            matched += 1
+        parts += [text[start:found], REDACTED]
+        start = end
+    parts.append(text[start:])
+    return "".join(parts)
+
+
 def redact(text: str) -> str:
-    """`text` with every known secret value and every URL password replaced."""
+    """`text` with every known secret value (and every long prefix of one) and every URL password replaced."""
     if not text:
         return text
     for value in secret_values():
-        text = text.replace(value, REDACTED)
+        # A connection string's first characters are its scheme ("postgresql://"), not a secret: whole values only.
+        if len(value) < PREFIX_CHARS or "://" in value or "%3A%2F%2F" in value.upper():
+            text = text.replace(value, REDACTED)
+        else:
+            text = _redact_prefixes(text, value)
     if "://" in text and "@" in text:
         text = _URL_CREDENTIALS.sub(lambda match: f"{match['head']}:***@", text)
     return text
 
 
+def cut(text: str, limit: int) -> str:
+    """`text` redacted, then cut to `limit` characters: the one order in which a secret at the cut cannot leak."""
+    return redact(text)[:limit]
+
+
 def bounded(text: str, limit: int = MAX_LOG_CHARS) -> str:
-    """`text` cut to `limit` characters, saying how much was left out."""
+    """`text` redacted and cut to `limit` characters, saying how much was left out."""
+    text = redact(text)
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit:,} more characters)"
 
 
@@ -130,7 +160,7 @@ def install_log_redaction() -> None:
             message = record.getMessage()
         except Exception:  # noqa: BLE001 - a malformed record is logged as it is
             return record
-        record.msg, record.args = redact(bounded(message)), None
+        record.msg, record.args = bounded(message), None
         if record.exc_info and record.exc_info[1] is not None:
             record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
         return record
@@ -142,11 +172,11 @@ def install_log_redaction() -> None:
         return
 
     def patch(record: dict[str, Any]) -> None:
-        record["message"] = redact(bounded(record["message"]))
+        record["message"] = bounded(record["message"])
         for key, value in list(record["extra"].items()):
             if not isinstance(value, (int, float, bool)) and value is not None:
                 text = value if isinstance(value, str) else repr(value)
-                record["extra"][key] = redact(bounded(text, MAX_LOG_CHARS // 4))
+                record["extra"][key] = bounded(text, MAX_LOG_CHARS // 4)
 
     loguru_logger.configure(patcher=patch)
 

@@ -65,6 +65,12 @@ class Settings(BaseSettings):
         default=2_000_000, ge=1, description="Most characters of text extracted from one file; extraction stops there."
     )
     ingest_max_chunks: int = Field(default=4_000, ge=1, description="Most chunks one file may become.")
+    ingest_max_elements: int = Field(
+        default=250_000, ge=1, description="Most markup elements (HTML tags, Word XML elements) one file may hold."
+    )
+    ingest_max_parse_s: float = Field(
+        default=60.0, gt=0, le=3600, description="Seconds one file's text extraction may take."
+    )
 
     # Language analysis.
     spacy_model: str = Field(
@@ -125,6 +131,12 @@ class Settings(BaseSettings):
     )
     page_max_bytes: int = Field(
         default=5_000_000, ge=1_000, le=200_000_000, description="Largest page body the page fetcher reads, in bytes."
+    )
+    upstream_max_bytes: int = Field(
+        default=10_000_000,
+        ge=1_000,
+        le=500_000_000,
+        description="Largest answer read from Firecrawl, arXiv, Zep or the chat model, in bytes (per response).",
     )
     wikipedia_api_url: str = Field(
         default="https://en.wikipedia.org/w/api.php", description="MediaWiki API endpoint for Wikipedia summaries."

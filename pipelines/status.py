@@ -40,7 +40,11 @@ def _knowledge_base(settings: Settings) -> tuple[str, dict[str, Any]]:
     store = open_knowledge_base(settings)
     where = describe_database(settings) if settings.kb_backend == "pgvector" else settings.kb_backend
     detail = f"{settings.kb_backend}, collection {settings.kb_collection!r} ({where})"
-    return detail, {"documents": store.count_documents(), "chunks": store.count_chunks()}
+    counts = {"documents": store.count_documents(), "chunks": store.count_chunks()}
+    unlisted = store.count_index_chunks() - counts["chunks"]
+    if unlisted > 0:  # left by a crash between the index write and the document record; search never returns them
+        counts["chunks without a document"] = unlisted
+    return detail, counts
 
 
 def _embedder(settings: Settings) -> tuple[str, dict[str, Any]]:

@@ -116,3 +116,20 @@ def _fresh_resilience_state() -> Iterator[None]:
     reset_resilience_state()
     telemetry.reset()
     yield
+
+
+# Tests never ask DNS. For the address policy every host name resolves to one public address, except names under
+# .invalid (which never resolve, RFC 2606). A test that needs a name resolving to an inside address patches
+# `public_address.resolve` itself.
+STUB_PUBLIC_ADDRESS = "93.184.215.14"
+
+
+def stub_resolve(host: str, port: int) -> list[str]:
+    return [] if host.lower().rstrip(".").endswith(".invalid") else [STUB_PUBLIC_ADDRESS]
+
+
+@pytest.fixture(autouse=True)
+def _stubbed_resolver(monkeypatch: pytest.MonkeyPatch) -> None:
+    from components.tools import public_address
+
+    monkeypatch.setattr(public_address, "resolve", stub_resolve)

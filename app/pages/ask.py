@@ -30,7 +30,7 @@ try:
     demo_note = services.ensure_demo()
 except Exception as exc:  # noqa: BLE001 - shown as a sentence, the page still works
     demo_note = None
-    st.warning(f"The demo corpus could not be prepared: {services.friendly_error(exc)}")
+    st.warning(f"The demo corpus could not be prepared: {plain(services.friendly_error(exc))}")
 if demo_note:
     st.info(f"Demo corpus ready: {demo_note}")
 
@@ -87,7 +87,7 @@ if asked:
             )
         streamed.empty()  # the streamed draft gives way to the checked, cited answer below
         if error is not None:
-            st.error(f"The question could not be answered: {error}")
+            st.error(f"The question could not be answered: {plain(error)}")
         else:
             state[services.HISTORY].append({"question": question.strip(), "result": result})
 
@@ -99,7 +99,7 @@ if not history:
 entry = history[-1]
 result = entry["result"]
 
-st.subheader(entry["question"])
+st.subheader(plain(entry["question"]))
 chips = " ".join(
     f":{STATUS_COLOURS.get(status.status.value, 'gray')}-badge[{status.source} · {status.status.value} · "
     f"{status.execution_time_ms:.0f} ms" + (f" · {status.total_found} found" if status.total_found else "") + "]"
@@ -114,7 +114,7 @@ if result.source_selection:
     )
 for status in result.statuses:
     if status.status.value in ("error", "timeout", "partial") and status.message:
-        st.caption(f"{status.source}: {status.message}")
+        st.caption(f"{plain(status.source)}: {plain(status.message)}")  # an upstream's words: text only
 
 
 def _bare(text: str) -> str:
@@ -200,4 +200,4 @@ for number, chunk in enumerate(result.chunks, start=1):
 if len(history) > 1:
     with st.expander(f"Earlier questions in this session ({len(history) - 1})"):
         for earlier in reversed(history[:-1]):
-            st.markdown(f"- {earlier['question']}")
+            st.markdown(f"- {plain(earlier['question'])}")

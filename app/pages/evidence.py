@@ -27,7 +27,7 @@ for chunk_id, item in list(pinned.items()):
         if remove.button("Unpin", key=f"unpin-{chunk_id}"):
             del pinned[chunk_id]
             st.rerun()
-        st.caption(f"Pinned from: {item['question']}")
+        st.caption(f"Pinned from: {plain(item['question'])}")
         show_text(chunk.text)
         item["note"] = st.text_area("Note", value=item["note"], key=f"note-{chunk_id}", height=68)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import services
+from app.document_text import plain
 
 st.title("Status")
 
@@ -24,7 +25,7 @@ else:
 for part in report["parts"]:
     icon = "🟢" if part["reachable"] else ("⚪" if part["optional"] else "🔴")
     with st.container(border=True):
-        st.markdown(f"{icon} **{part['name']}** — {part['detail']}")
+        st.markdown(f"{icon} **{plain(part['name'])}** — {plain(part['detail'])}")  # details quote upstreams
         if part["counts"]:
             columns = st.columns(len(part["counts"]))
             for column, (key, value) in zip(columns, part["counts"].items(), strict=False):
@@ -53,5 +54,5 @@ else:
             }
         )
     st.dataframe(rows, hide_index=True, use_container_width=True)
-st.caption(f"Data folder: {report['data_dir']}")
+st.caption(f"Data folder: {plain(str(report['data_dir']))}")
 services.session_state()

@@ -18,6 +18,7 @@ import requests
 
 from components.resilience import RetryableError, SourceError
 from components.resilience.errors import parse_retry_after, raise_for_busy
+from components.resilience.transport import capped_session
 from components.text.dates import input_date
 from components.web.chunking import query_terms
 from components.web.faults import connection_fault
@@ -195,12 +196,16 @@ class ArxivAccess:
     ```
     """
 
-    def __init__(self, api_url: str, request_timeout_s: float, page_interval_s: float = 3.0) -> None:
+    def __init__(self, api_url: str, request_timeout_s: float, page_interval_s: float = 3.0,
+                 max_bytes: int | None = None) -> None:
+        from components.settings import setting_or
+
         if not api_url or not api_url.startswith(("http://", "https://")):
             raise SourceError("ARXIV_API_URL must be an http(s) URL")
         self.api_url = api_url
         self.request_timeout_s = request_timeout_s
         self.page_interval_s = page_interval_s
+        self.max_bytes = setting_or(max_bytes, "upstream_max_bytes")
 
     def _run(self, search: Any) -> list[ArxivPaper]:
         import arxiv
@@ -209,7 +214,8 @@ class ArxivAccess:
         client = arxiv.Client(page_size=max(1, min(search.max_results or 50, 100)),
                               delay_seconds=self.page_interval_s, num_retries=0)
         client.query_url_format = self.api_url.split("?")[0] + "?{}"
-        session = _RecordingSession(self.request_timeout_s)
+        # Every answer is read through the capped transport: an endless feed stops at the limit or the deadline.
+        session = capped_session(self.max_bytes, "the arXiv API", _RecordingSession(self.request_timeout_s))
         client._session = session  # the library has no timeout option; this session adds one
         try:
             results = list(client.results(search))

@@ -61,7 +61,10 @@ class ArxivSearch(InitParameterSerialization):
         min_interval_s: float | None = None,
         api_url: str | None = None,
         model: str = DEFAULT_EMBEDDING_MODEL,
+        max_response_bytes: int | None = None,
     ) -> None:
+        self.max_response_bytes = None if max_response_bytes is None else positive_int("max_response_bytes",
+                                                                                      max_response_bytes)
         self.num_results = positive_int("num_results", num_results)
         self.max_chunks_per_paper = positive_int("max_chunks_per_paper", max_chunks_per_paper)
         self.categories = string_list("categories", categories)
@@ -146,7 +149,8 @@ class ArxivSearch(InitParameterSerialization):
 
             def work() -> SourceResult:
                 started = time.monotonic()
-                access = ArxivAccess(api_url, request_timeout_s=max(1.0, budget - 0.5))
+                access = ArxivAccess(api_url, request_timeout_s=max(1.0, budget - 0.5),
+                                     max_bytes=self.max_response_bytes)
                 if paper_id:
                     papers = access.fetch([paper_id])
                 else:

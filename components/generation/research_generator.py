@@ -16,6 +16,7 @@ from components.generation.cited_answer_builder import CITATION_MARK
 from components.generation.extractive_answer_generator import ABSTENTION_PREFIX, ExtractiveAnswerGenerator
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.budget import question_deadline
+from components.resilience.transport import capped_client_kwargs
 from components.serialization import InitParameterSerialization
 from components.validation import within
 
@@ -58,6 +59,7 @@ class ResearchGenerator(InitParameterSerialization):
         retries: int = 1,
         generation_kwargs: dict[str, Any] | None = None,
         max_sentences: int = 3,
+        max_response_bytes: int | None = None,
     ) -> None:
         """
         :param generator: `extractive` or `openai`; empty takes the `GENERATOR` setting.
@@ -67,7 +69,9 @@ class ResearchGenerator(InitParameterSerialization):
         :param retries: retries of retryable faults (429, 5xx, timeouts), 0-3.
         :param generation_kwargs: extra chat parameters (temperature, max_tokens, ...).
         :param max_sentences: the extractive answer's length in sentences.
+        :param max_response_bytes: the largest answer read from the chat server; empty takes `UPSTREAM_MAX_BYTES`.
         """
+        self.max_response_bytes = max_response_bytes
         if generator is not None and generator not in GENERATORS:
             raise ValueError(f"generator must be one of {', '.join(GENERATORS)}, not {generator!r}")
         if not 0 < timeout_s <= 600:
@@ -116,6 +120,7 @@ class ResearchGenerator(InitParameterSerialization):
                     generation_kwargs=self.generation_kwargs or None,
                     timeout=self.timeout_s,
                     max_retries=0,
+                    http_client_kwargs=capped_client_kwargs(self.max_response_bytes, "the chat model"),
                 )
             self._guard = SourceGuard(
                 STATUS_SOURCE,

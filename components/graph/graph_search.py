@@ -23,6 +23,7 @@ from components.knowledge_base.attribution import (
     parse_filters,
 )
 from components.knowledge_base.store import ChunkHit, SearchFilters
+from components.redaction import cut
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.guard import submit_in_thread
 from components.resilience.scheduling import source_twin
@@ -113,7 +114,7 @@ class GraphSearch(GraphStoreComponent):
                 language_pipeline()
                 self._passage_graph.get()
             except Exception as exc:  # noqa: BLE001 - an unreachable graph is reported by each run's status
-                logger.warning("The graph is not ready yet: {reason}", reason=str(exc)[:200])
+                logger.warning("The graph is not ready yet: {reason}", reason=cut(str(exc), 200))
 
     def known_entities(self, text: str) -> list[str]:
         """Names of the walked graph's entities `text` mentions (the research pipeline's `auto` source choice asks
@@ -187,7 +188,7 @@ class GraphSearch(GraphStoreComponent):
         try:
             self._attach_facts(chunks, walk.entities, facts.result())
         except Exception as exc:  # noqa: BLE001 - the passages stand without their facts
-            logger.warning("Graph facts not read: {reason}", reason=str(exc)[:200])
+            logger.warning("Graph facts not read: {reason}", reason=cut(str(exc), 200))
             return SourceResult(chunks=chunks, total_found=len(chunks), partial="the passages' facts could not be read")
         return SourceResult(chunks=chunks, total_found=len(chunks))
 

@@ -9,6 +9,7 @@ from haystack import logging
 from components.graph.extraction import GraphExtractor
 from components.graph.model import DocumentGraph
 from components.graph.store import GraphStore
+from components.redaction import cut
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ class GraphIngestHook:
             logger.warning(
                 "Graph extraction failed for {document_id}: {reason}",
                 document_id=document.document_id,
-                reason=str(exc)[:200],
+                reason=cut(str(exc), 200),
             )
             graph = DocumentGraph(document_id=str(document.document_id))
         graph.extractor = self.extractor.stamp

@@ -77,6 +77,8 @@ class LLMGraphExtractor(GraphExtractor):
             from haystack.components.generators.chat import OpenAIChatGenerator
             from haystack.utils import Secret
 
+            from components.resilience.transport import capped_client_kwargs
+
             # Local servers need no key; the client still wants one, so a placeholder stands in.
             os.environ.setdefault(self.api_key_env, "not-needed")
             self._generator = OpenAIChatGenerator(
@@ -86,6 +88,7 @@ class LLMGraphExtractor(GraphExtractor):
                 timeout=self.timeout_s,
                 max_retries=1,
                 generation_kwargs={"temperature": 0},
+                http_client_kwargs=capped_client_kwargs(None, "the chat model"),
             )
         from haystack.dataclasses import ChatMessage
 

@@ -33,6 +33,7 @@ from scipy import sparse
 
 from components.graph.model import normalise_name
 from components.graph.store import EntityPassageLinks, GraphStore
+from components.redaction import cut
 from components.text.language import parse_question
 
 if TYPE_CHECKING:
@@ -276,7 +277,7 @@ class PassageGraphCache:
         try:
             self._build(version)
         except Exception as exc:  # noqa: BLE001 - the previous graph keeps serving; the next question tries again
-            logger.warning("Entity-passage graph not re-read: {reason}", reason=str(exc)[:200])
+            logger.warning("Entity-passage graph not re-read: {reason}", reason=cut(str(exc), 200))
         finally:
             self._lock.release()  # taken by `get` for this rebuild
 

@@ -2,13 +2,19 @@
 
 Each limit is checked as early as it can be: the size before the file is read, the unpacked size of a packed
 format before it is unpacked, the characters while the text is extracted (extraction stops at the limit), the
-chunks right after splitting and before anything is embedded. A file over a limit fails with one sentence naming
+chunks right after splitting and before anything is embedded. Parsing is bounded in time and memory too: the
+elements of an HTML page or a Word document are counted by a streaming pass (no tree is built) before the file is
+parsed, and the whole extraction stops at a parse deadline. A file over a limit fails with one sentence naming
 the limit's setting; the rest of the batch goes on.
 """
 
 from __future__ import annotations
 
+import io
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import IO, Any
 
 from components.ingestion.formats.common import ConversionError
 from components.validation import positive_int
@@ -16,6 +22,7 @@ from components.validation import positive_int
 # How much more than the byte limit a packed format may unpack to: a Word file's XML deflates about tenfold, and its
 # blank template alone unpacks to over 0.8 MB; four times leaves room for real documents, not for bombs.
 UNPACKED_FACTOR = 4
+_FEED_BYTES = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -32,10 +39,14 @@ class IngestLimits:
     max_bytes: int = 25_000_000
     max_chars: int = 2_000_000
     max_chunks: int = 4_000
+    max_elements: int = 250_000
+    max_parse_s: float = 60.0
 
     def __post_init__(self) -> None:
-        for name in ("max_bytes", "max_chars", "max_chunks"):
+        for name in ("max_bytes", "max_chars", "max_chunks", "max_elements"):
             positive_int(name, getattr(self, name))
+        if not self.max_parse_s > 0:
+            raise ValueError("max_parse_s must be positive")
 
     @classmethod
     def from_settings(cls) -> IngestLimits:
@@ -43,7 +54,8 @@ class IngestLimits:
         from components.settings import get_settings
 
         settings = get_settings()
-        return cls(settings.ingest_max_file_bytes, settings.ingest_max_chars, settings.ingest_max_chunks)
+        return cls(settings.ingest_max_file_bytes, settings.ingest_max_chars, settings.ingest_max_chunks,
+                   settings.ingest_max_elements, settings.ingest_max_parse_s)
 
     def check_bytes(self, size: int) -> None:
         """Refuse a file of `size` bytes over the byte limit."""
@@ -76,6 +88,65 @@ class IngestLimits:
                 f"it would become {count:,} chunks, over the limit of {self.max_chunks:,} for one file "
                 "(INGEST_MAX_CHUNKS)."
             )
+
+    def deadline(self) -> float:
+        """The `time.monotonic()` instant by which a file's extraction must be done (now + `max_parse_s`)."""
+        return time.monotonic() + self.max_parse_s
+
+    def check_time(self, deadline: float) -> None:
+        """Refuse a file still being extracted at `deadline`."""
+        if time.monotonic() > deadline:
+            raise ConversionError(
+                f"reading it took more than {self.max_parse_s:g} s, the limit for one file (INGEST_MAX_PARSE_S)."
+            )
+
+    def check_elements(self, count: int, what: str = "elements") -> None:
+        """Refuse a file of more than `max_elements` markup elements (HTML tags, Word XML elements)."""
+        if count > self.max_elements:
+            raise ConversionError(
+                f"it holds more than {self.max_elements:,} {what}, the limit for one file (INGEST_MAX_ELEMENTS)."
+            )
+
+    def check_html_elements(self, data: bytes, deadline: float) -> None:
+        """Count an HTML page's elements with a streaming parser that builds no tree; refuse it over the element
+        limit or the deadline, before the page is parsed for its text."""
+        from lxml import etree
+
+        counter = _ElementCounter()
+        parser = etree.HTMLParser(target=counter, recover=True, no_network=True)
+        self._count(parser, counter, [io.BytesIO(data)], deadline, "HTML elements")
+
+    def check_xml_elements(self, streams: Iterable[IO[bytes]], deadline: float, what: str) -> None:
+        """Count the elements of XML parts (each a binary stream, all parts together) with a streaming parser that
+        builds no tree; refuse them over the element limit or the deadline, before they are loaded."""
+        from lxml import etree
+
+        counter = _ElementCounter()
+        for stream in streams:
+            parser = etree.XMLParser(target=counter, resolve_entities=False, no_network=True, recover=True)
+            self._count(parser, counter, [stream], deadline, what)
+
+    def _count(self, parser: Any, counter: _ElementCounter, streams: Iterable[IO[bytes]], deadline: float,
+               what: str) -> None:
+        for stream in streams:
+            while chunk := stream.read(_FEED_BYTES):
+                parser.feed(chunk)
+                self.check_elements(counter.count, what)
+                self.check_time(deadline)
+        parser.close()
+
+
+class _ElementCounter:
+    """An lxml parser target that only counts start tags (no tree, no text kept)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def start(self, tag: str, attributes: object) -> None:
+        self.count += 1
+
+    def close(self) -> int:
+        return self.count
 
 
 def _megabytes(size: int) -> str:

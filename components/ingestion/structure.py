@@ -59,8 +59,10 @@ class TextBuilder:
     converter stops extracting there instead of building the whole text first.
     """
 
-    def __init__(self, limits: IngestLimits | None = None) -> None:
+    def __init__(self, limits: IngestLimits | None = None, deadline: float | None = None) -> None:
         self.limits = limits
+        # The extraction's deadline (`IngestLimits.deadline()`), checked at every paragraph, empty ones included.
+        self.deadline = deadline if deadline is not None or limits is None else limits.deadline()
         self._parts: list[str] = []
         self._length = 0
         self.blocks: list[TextBlock] = []
@@ -78,6 +80,8 @@ class TextBuilder:
 
     def paragraph(self, text: str, page_number: int | None = None) -> None:
         """Add a paragraph of the current section (empty ones are dropped)."""
+        if self.limits is not None and self.deadline is not None:
+            self.limits.check_time(self.deadline)
         text = clean_inline(text)
         if text:
             self._add(text, page_number, is_heading=False)

@@ -29,6 +29,7 @@ from components.knowledge_base.attach import DocumentRecogniser, RecognisedDocum
 from components.knowledge_base.chunk_index import ChunkEvidence, batches, document_to_record
 from components.knowledge_base.hooks import IngestHook
 from components.knowledge_base.store import KnowledgeBaseUnavailable
+from components.redaction import cut
 from components.resilience.errors import first_line
 from components.text.analyzer import term_counts
 from components.text.language import sentence_spans
@@ -155,7 +156,7 @@ class KnowledgeBaseEnricher:
         except KnowledgeBaseUnavailable:
             raise
         except Exception as exc:  # noqa: BLE001 - one unreadable document must not stop the others
-            logger.warning("Enriching {source} failed: {reason}", source=doc.record.source, reason=str(exc)[:200])
+            logger.warning("Enriching {source} failed: {reason}", source=doc.record.source, reason=cut(str(exc), 200))
             report.problems.append(f"{doc.record.title}: {first_line(exc, 160)}")
 
     def _stale_graph(self, document_ids: list[str]) -> set[str]:

@@ -150,7 +150,12 @@ class KnowledgeBase:
         return self.registry.list(limit, offset, search, filters)
 
     def count_chunks(self) -> int:
-        """How many chunks the collection holds."""
+        """How many chunks the collection's documents hold: the chunks search can return. Chunks a crash left in
+        the index without a document record are not counted (`count_index_chunks` counts them too)."""
+        return self.registry.count_chunks()
+
+    def count_index_chunks(self) -> int:
+        """How many chunks the index holds, with or without a document record."""
         return self.index.count()
 
     def count_documents(self) -> int:

@@ -301,6 +301,11 @@ class DocumentRegistry:
         with self.connection() as conn:
             return int(conn.execute(self._q("SELECT count(*) FROM {documents}")).fetchone()[0])
 
+    def count_chunks(self) -> int:
+        """How many chunks the documents list (the chunks search can return)."""
+        with self.connection() as conn:
+            return int(conn.execute(self._q("SELECT COALESCE(sum(chunk_count), 0) FROM {documents}")).fetchone()[0])
+
     def iter_documents(self, batch_size: int = 100) -> Iterator[tuple[DocumentRecord, list[str]]]:
         """Every document (with its text) and its chunk ids, in document-id order, a batch per query."""
         statement = self._q(

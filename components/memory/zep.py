@@ -20,6 +20,7 @@ import httpx
 from components.memory.store import Interaction, MemoryStore, MemoryUnavailable, RecalledInteraction, RecallQuery
 from components.resilience import SourceError
 from components.resilience.errors import raise_for_busy
+from components.resilience.transport import CappedTransport
 from components.text.dates import parse_moment
 
 
@@ -95,12 +96,15 @@ class ZepMemoryStore(MemoryStore):
 
     backend = "zep"
 
-    def __init__(self, api_url: str, api_key: str | None, timeout_s: float = 7.0) -> None:
+    def __init__(self, api_url: str, api_key: str | None, timeout_s: float = 7.0, max_bytes: int | None = None) -> None:
+        from components.settings import setting_or
+
         if not api_url or not api_url.startswith(("http://", "https://")):
             raise ValueError("ZEP_API_URL must be an http(s) URL of the Zep server.")
         self.api_url = api_url.rstrip("/")
         self._api_key = api_key
         self.timeout_s = timeout_s
+        self.max_bytes = setting_or(max_bytes, "upstream_max_bytes")
         self._client: Any = None
         self._lock = threading.Lock()
         self._known_sessions: set[str] = set()
@@ -115,7 +119,9 @@ class ZepMemoryStore(MemoryStore):
                     raise MemoryUnavailable("The zep memory backend needs ZEP_API_KEY.")
                 # zep-python's errors drop the headers; Retry-After is read here so the guard's backoff honours it.
                 busy = [lambda response: raise_for_busy(response.status_code, response.headers, "Zep")]
-                http = httpx.Client(timeout=self.timeout_s, event_hooks={"response": busy})
+                # Every answer is read through the capped transport: an endless body stops at the limit or deadline.
+                http = httpx.Client(timeout=self.timeout_s, event_hooks={"response": busy},
+                                    transport=CappedTransport(self.max_bytes, "Zep"))
                 self._client = Zep(base_url=self.api_url, api_key=self._api_key, httpx_client=http)
             return self._client
 

@@ -14,6 +14,11 @@ class SourceError(Exception):
     """A fault that retrying will not mend (bad input, missing key, not found); its text reaches the analyst."""
 
 
+class ServiceUnreachable(Exception):  # noqa: N818 - the name reads as the status message's prefix
+    """Nothing answers at the service's address (name not resolved, connection refused): retrying will not help
+    within a question's budget, but it still counts toward the source's circuit breaker."""
+
+
 class RetryableError(Exception):
     """A passing fault (rate limit, 5xx, dropped connection); `retry_after` is the server's wish in seconds."""
 
@@ -24,10 +29,12 @@ class RetryableError(Exception):
 
 
 def first_line(exc: BaseException, limit: int = 200) -> str:
-    """An error's first line (client libraries add hints and tracebacks below it), at most `limit` characters, for a
-    one-sentence message; the exception's type name when it says nothing."""
+    """An error's first line (client libraries add hints and tracebacks below it), redacted, then cut to at most
+    `limit` characters, for a one-sentence message; the exception's type name when it says nothing."""
+    from components.redaction import cut
+
     text = str(exc).strip()
-    return (text.splitlines()[0] if text else type(exc).__name__)[:limit]
+    return cut(text.splitlines()[0] if text else type(exc).__name__, limit)
 
 
 @dataclass(frozen=True)
@@ -76,8 +83,22 @@ def _status_code_and_headers(exc: BaseException) -> tuple[int | None, Any]:
     return None, None
 
 
+def _own_cause(exc: BaseException) -> BaseException | None:
+    """The first of this package's own errors in `exc`'s chain of causes (a client library may wrap one raised in
+    its transport, e.g. openai's `APIConnectionError` around a refused connection or an over-long body)."""
+    seen = 0
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and seen < 8:
+        if isinstance(cause, (SourceError, RetryableError, ServiceUnreachable)):
+            return cause
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return None
+
+
 def classify_exception(exc: BaseException) -> Fault:
     """Map any exception to a `Fault`: retryable or not, and a one-line message without a stack trace."""
+    if not isinstance(exc, (SourceError, RetryableError, ServiceUnreachable)) and (own := _own_cause(exc)):
+        return classify_exception(own)
     if isinstance(exc, SourceError):
         return Fault("invalid", False, first_line(exc, 300))
     if isinstance(exc, RetryableError):

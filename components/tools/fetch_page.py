@@ -17,6 +17,7 @@ from haystack import component
 
 from components.resilience import SourceError
 from components.resilience.budget import question_deadline
+from components.resilience.transport import READ_SIZE, CappedBody
 from components.serialization import InitParameterSerialization
 from components.tools import public_address
 from components.validation import positive_int
@@ -24,32 +25,19 @@ from components.validation import positive_int
 MAX_REDIRECTS = 5
 _TEXT_TYPES = ("text/", "application/xhtml", "application/xml", "application/json")
 USER_AGENT = "research-assistant/0.1 (fetch_page tool)"
-_READ_SIZE = 64 * 1024
 
 
 def check_url(url: str, allow_private: bool) -> str | None:
     """The address to connect to for `url` (None: let the client resolve, when private addresses are allowed).
 
-    `SourceError` unless `url` is http(s) with a host whose every address is public. Connecting to the address
-    checked here (not resolving again) keeps a DNS answer that changes in between from reaching an inside address.
+    `SourceError` unless `url` is http(s) with a host whose every address is public (`public_address.check_url`).
+    Connecting to the address checked here (not resolving again) keeps a DNS answer that changes in between from
+    reaching an inside address.
     """
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        raise SourceError(f"Only http and https URLs can be fetched, not {parts.scheme or 'a bare path'!r}.")
-    host = parts.hostname
-    if not host:
-        raise SourceError(f"{url!r} has no host.")
-    if allow_private:
-        return None
     try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
-        raise SourceError(f"{url!r} has an invalid port.") from None
-    try:
-        addresses = public_address.public_addresses(host, port)
+        return public_address.check_url(url, allow_private)
     except public_address.RefusedAddress as exc:
         raise SourceError(str(exc)) from None
-    return str(addresses[0])
 
 
 def _pinned_request(url: str, address: str | None) -> tuple[str, dict[str, str], dict[str, str]]:
@@ -165,18 +153,11 @@ class FetchPage(InitParameterSerialization):
 
         limit = setting_or(self.max_bytes, "page_max_bytes")
         decoder = codecs.getincrementaldecoder(response.encoding or "utf-8")(errors="replace")
-        parts: list[str] = []
-        size = 0
         # Each read waits at most until the deadline (the client's timeout is what was left when the request went
         # out); past the deadline or the cap the transfer stops and the connection closes with the `with` block.
-        cut = False
-        for piece in response.iter_bytes(_READ_SIZE):
-            size += len(piece)
-            cut = size > limit or time.monotonic() >= deadline
-            parts.append(decoder.decode(piece[: len(piece) - max(size - limit, 0)]))
-            if cut:
-                if size == 0:
-                    raise SourceError(f"The page sent nothing within {self.timeout_s:g} s.")
-                break
+        body = CappedBody(response.iter_bytes(READ_SIZE), limit, deadline)
+        parts = [decoder.decode(piece) for piece in body]
+        if body.cut == "time" and body.size == 0:
+            raise SourceError(f"The page sent nothing within {self.timeout_s:g} s.")
         parts.append(decoder.decode(b"", final=True))
-        return "".join(parts), cut
+        return "".join(parts), body.cut is not None

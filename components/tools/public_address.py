@@ -1,9 +1,11 @@
 """Which network addresses the product may fetch from: globally routable unicast addresses only.
 
-Used by the page fetcher before every connection and every redirect hop. A host is resolved once and every
-address it resolves to must be public; the caller then connects to the checked address itself, so a DNS answer
-that changes in between cannot reach an inside address. IP literals in any notation the C library accepts
-(`127.1`, `0x7f.0.0.1`, `2130706433`, `0177.0.0.1`, `[::ffff:127.0.0.1]`) are parsed here, never resolved.
+The one address policy: `check_url` is applied before every URL the product fetches (the page fetcher, before every
+connection and every redirect hop) or asks a service to fetch (URL ingestion and web scraping through Firecrawl). A
+host is resolved once and every address it resolves to must be public; the caller then connects to the checked
+address itself, so a DNS answer that changes in between cannot reach an inside address. IP literals in any notation
+the C library accepts (`127.1`, `0x7f.0.0.1`, `2130706433`, `0177.0.0.1`, `[::ffff:127.0.0.1]`) are parsed here,
+never resolved.
 
 Refused: loopback, private (RFC 1918, unique-local fc00::/7, site-local fec0::/10), link-local, carrier-grade NAT
 (100.64.0.0/10), multicast, reserved and unspecified addresses, benchmarking and documentation ranges, IPv4-mapped
@@ -16,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import socket
+from urllib.parse import urlsplit
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -133,3 +136,26 @@ def public_addresses(host: str, port: int) -> list[IPAddress]:
                 "fetching it is refused unless ALLOW_PRIVATE_ADDRESSES is set."
             )
     return addresses
+
+
+def check_url(url: str, allow_private: bool) -> str | None:
+    """The address to connect to for `url` (None when private addresses are allowed: let the client resolve).
+
+    `RefusedAddress` (one sentence) unless `url` is http(s) with a host whose every address is public.
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        raise RefusedAddress(f"{url[:200]!r} is not a valid URL.") from None
+    if parts.scheme not in ("http", "https"):
+        raise RefusedAddress(f"Only http and https URLs can be fetched, not {parts.scheme or 'a bare path'!r}.")
+    try:
+        host = parts.hostname
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise RefusedAddress(f"{url[:200]!r} has an invalid host or port.") from None
+    if not host:
+        raise RefusedAddress(f"{url[:200]!r} has no host.")
+    if allow_private:
+        return None
+    return str(public_addresses(host, port)[0])

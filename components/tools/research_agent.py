@@ -17,6 +17,7 @@ from haystack.tools import Tool
 from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_to_document
 from components.generation.citation_checker import CitationChecker
 from components.generation.cited_answer_builder import cited_numbers
+from components.redaction import cut
 from components.resilience.errors import first_line
 from components.serialization import InitParameterSerialization
 from components.tools.executor import ToolExecutor
@@ -45,6 +46,7 @@ def chat_generator_from_settings() -> Any:
     from haystack.components.generators.chat import OpenAIChatGenerator
     from haystack.utils import Secret
 
+    from components.resilience.transport import capped_client_kwargs
     from components.settings import get_settings
 
     settings = get_settings()
@@ -59,6 +61,7 @@ def chat_generator_from_settings() -> Any:
         api_base_url=settings.openai_base_url,
         timeout=settings.question_budget_s,
         max_retries=settings.tool_retries,
+        http_client_kwargs=capped_client_kwargs(settings.upstream_max_bytes, "the chat model"),
     )
 
 
@@ -89,7 +92,7 @@ def _entity_lookup() -> Callable[[str], list[str]] | None:
 
         tools = GraphTools(graph_store_from_settings())
     except Exception as exc:  # noqa: BLE001 - no graph: the choice is made from the words alone
-        logger.warning("The graph cannot name entities for the tool choice: {reason}", reason=str(exc)[:200])
+        logger.warning("The graph cannot name entities for the tool choice: {reason}", reason=cut(str(exc), 200))
         return None
 
     def lookup(text: str) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any
 from haystack import component, logging
 
 from components.contracts.selection import SOURCE_NAMES
+from components.redaction import cut
 from components.serialization import InitParameterSerialization
 from components.text.phrases import capitalised_phrases
 
@@ -91,7 +92,7 @@ def select_sources(
         try:
             entities = [str(entity) for entity in (known_entities(text) or [])]
         except Exception as exc:  # noqa: BLE001 - a broken lookup must not stop the question
-            logger.warning("Entity lookup failed during source selection: {reason}", reason=str(exc)[:200])
+            logger.warning("Entity lookup failed during source selection: {reason}", reason=cut(str(exc), 200))
     if entities:
         choose("graph", "entities known to the graph: " + ", ".join(entities[:10]))
     elif (relations := matched_words(_RELATIONS, text)) and known_entities is None and capitalised_phrases(text):

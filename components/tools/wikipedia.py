@@ -9,6 +9,7 @@ from haystack import component
 
 from components.resilience import RetryableError, SourceError
 from components.resilience.errors import raise_for_busy
+from components.resilience.transport import CappedTransport
 from components.serialization import InitParameterSerialization
 
 USER_AGENT = "research-assistant/0.1 (wikipedia_summary tool; https://github.com/)"
@@ -28,7 +29,10 @@ class WikipediaSummary(InitParameterSerialization):
     ```
     """
 
-    def __init__(self, api_url: str | None = None, timeout_s: float = 7.0, max_chars: int = 4000) -> None:
+    def __init__(
+        self, api_url: str | None = None, timeout_s: float = 7.0, max_chars: int = 4000,
+        max_response_bytes: int | None = None,
+    ) -> None:
         if api_url is not None and not api_url.startswith(("http://", "https://")):
             raise ValueError("api_url must be an http(s) URL of a MediaWiki api.php")
         if timeout_s <= 0 or max_chars < 1:
@@ -36,6 +40,7 @@ class WikipediaSummary(InitParameterSerialization):
         self.api_url = api_url
         self.timeout_s = timeout_s
         self.max_chars = max_chars
+        self.max_response_bytes = max_response_bytes
 
     @component.output_types(title=str, summary=str, url=str, found=bool)
     def run(self, title: str) -> dict[str, Any]:
@@ -64,7 +69,10 @@ class WikipediaSummary(InitParameterSerialization):
         from components.settings import setting_or
 
         endpoint = setting_or(self.api_url, "wikipedia_api_url")
-        response = httpx.get(endpoint, params=params, timeout=self.timeout_s, headers={"User-Agent": USER_AGENT})
+        # Read through the capped transport: an endless answer stops at UPSTREAM_MAX_BYTES or the deadline.
+        transport = CappedTransport(setting_or(self.max_response_bytes, "upstream_max_bytes"), "Wikipedia")
+        with httpx.Client(transport=transport, headers={"User-Agent": USER_AGENT}) as client:
+            response = client.get(endpoint, params=params, timeout=self.timeout_s)
         raise_for_busy(response.status_code, response.headers, "Wikipedia")
         response.raise_for_status()
         try:

@@ -5,11 +5,9 @@ from __future__ import annotations
 import requests
 
 from components.resilience import RetryableError
+from components.resilience.errors import ServiceUnreachable
 
-
-class ServiceUnreachable(Exception):  # noqa: N818 - the name reads as the status message's prefix
-    """Nothing answers at the service's address (name not resolved, connection refused): retrying will not help
-    within a question's budget, but it still counts toward the source's circuit breaker."""
+__all__ = ["ServiceUnreachable", "connection_fault"]
 
 
 def connection_fault(exc: requests.exceptions.ConnectionError, service: str) -> Exception:

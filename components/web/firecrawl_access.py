@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,8 +18,10 @@ from urllib.parse import urlsplit
 
 import requests
 
+from components.redaction import cut
 from components.resilience import RetryableError, SourceError
 from components.resilience.errors import parse_retry_after
+from components.resilience.transport import capped_session
 from components.text.dates import parse_date
 from components.web.faults import connection_fault
 
@@ -81,6 +84,17 @@ def _date_from(metadata: dict[str, Any]) -> dt.date | None:
     return None
 
 
+def check_address(url: str, allow_private: bool) -> None:
+    """A `SourceError` when `url`'s host is not public (the page fetcher's address policy, `public_address`):
+    Firecrawl, self-hosted above all, fetches whatever it is asked to, cloud metadata and inside services included."""
+    from components.tools import public_address
+
+    try:
+        public_address.check_url(url, allow_private)
+    except public_address.RefusedAddress as exc:
+        raise SourceError(str(exc)) from None
+
+
 def firecrawl_endpoint(api_key: Any, api_url: str | None) -> tuple[str | None, str | None]:
     """(key, URL) from a component's `api_key` (a `Secret` or None) and `api_url`, each falling back on the
     settings (FIRECRAWL_API_KEY, FIRECRAWL_API_URL); None where neither gives one."""
@@ -116,8 +130,40 @@ def _raise_for(exc: Exception, action: str) -> None:
             raise SourceError(f"Firecrawl refused the API key (HTTP {code}): check FIRECRAWL_API_KEY") from exc
         if code == 402:
             raise SourceError("Firecrawl says the account is out of credits (HTTP 402)") from exc
-        reason = str(exc).split(" - ")[0][:200]
+        reason = cut(str(exc).split(" - ")[0], 200)
         raise SourceError(f"Firecrawl could not {action}: {reason}") from exc
+
+
+@functools.cache
+def _capped_http_client_class() -> type:
+    from firecrawl.v2.utils.http_client import HttpClient
+
+    class CappedHttpClient(HttpClient):
+        """firecrawl-py's HTTP client sending through a session whose adapter caps every answer (`CappedAdapter`);
+        one attempt per call (the guard retries)."""
+
+        def __init__(self, original: HttpClient, max_bytes: int) -> None:
+            super().__init__(original.api_key, original.api_url, timeout=original.timeout, max_retries=1,
+                             backoff_factor=0.0, origin=original.origin)
+            self.session = capped_session(max_bytes, "Firecrawl")
+
+        def post(self, endpoint: str, data: dict[str, Any], headers: dict[str, str] | None = None,
+                 timeout: float | None = None, **_: Any) -> requests.Response:
+            payload = {**data, "origin": data.get("origin") or self.origin}
+            return self.session.post(self._build_url(endpoint), headers=headers or self._prepare_headers(),
+                                     json=payload, timeout=timeout or self.timeout)
+
+        def get(self, endpoint: str, headers: dict[str, str] | None = None, timeout: float | None = None,
+                **_: Any) -> requests.Response:
+            return self.session.get(self._build_url(endpoint), headers=headers or self._prepare_headers(),
+                                    timeout=timeout or self.timeout)
+
+    return CappedHttpClient
+
+
+def capped_http_client(original: Any, max_bytes: int) -> Any:
+    """A copy of firecrawl-py's HTTP client `original` whose answers are capped at `max_bytes` each."""
+    return _capped_http_client_class()(original, max_bytes)
 
 
 class FirecrawlAccess:
@@ -132,11 +178,13 @@ class FirecrawlAccess:
     """
 
     @classmethod
-    def configured(cls, api_key: Any, api_url: str | None, request_timeout_s: float) -> FirecrawlAccess:
+    def configured(cls, api_key: Any, api_url: str | None, request_timeout_s: float,
+                   max_bytes: int | None = None) -> FirecrawlAccess:
         """The access a component's `api_key` (a `Secret` or None) and `api_url` give (see `firecrawl_endpoint`)."""
-        return cls(*firecrawl_endpoint(api_key, api_url), request_timeout_s)
+        return cls(*firecrawl_endpoint(api_key, api_url), request_timeout_s, max_bytes)
 
-    def __init__(self, api_key: str | None, api_url: str | None, request_timeout_s: float) -> None:
+    def __init__(self, api_key: str | None, api_url: str | None, request_timeout_s: float,
+                 max_bytes: int | None = None) -> None:
         self.api_url = (api_url or HOSTED_API_URL).rstrip("/")
         if not api_key and self.api_url == HOSTED_API_URL:
             raise SourceError(NOT_CONFIGURED)
@@ -146,6 +194,11 @@ class FirecrawlAccess:
         # max_retries=1: one attempt per call; the guard owns retries so they respect the time budget.
         self._client = Firecrawl(api_key=api_key or None, api_url=self.api_url, timeout=request_timeout_s,
                                  max_retries=1, backoff_factor=0.0)
+        from components.settings import setting_or
+
+        # Every answer is read through the capped transport: an endless body stops at the limit or the deadline.
+        v2 = self._client._v2_client  # noqa: SLF001 - the client takes no session; its HTTP client is swapped
+        v2.http_client = capped_http_client(v2.http_client, setting_or(max_bytes, "upstream_max_bytes"))
         self.request_timeout_s = request_timeout_s
         if _SCRAPE_RESUMES is None:
             _SCRAPE_RESUMES = "auto_resume" in inspect.signature(self._client.scrape).parameters

@@ -4,21 +4,33 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.resilience import SourceError
+from components.settings import setting_or
+from components.web.firecrawl_access import check_address
 from components.web.pages import page_metadata
-from components.web.scrape import WebScrape
+from components.web.scrape import WebScrape, check_url
 
 
 class UrlNotIngested(RuntimeError):
     """The page could not be fetched; the message says why in one sentence."""
 
 
+class UrlRefused(UrlNotIngested, ValueError):
+    """The URL itself is refused (not http(s), or a host that is not public): bad input, not a failed fetch."""
+
+
 def ingest_url(url: str, ingestor: Any, scraper: WebScrape | None = None) -> Any:
     """Fetch `url` (keeping a snapshot) and ingest its Markdown as a "web" document with `ingestor` (the
     ingestion service, `ingest.Ingestor`); returns its `IngestReport`.
 
-    Raises `UrlNotIngested` when the page cannot be fetched (missing key, excluded, slow, refused).
+    Raises `UrlRefused` when the URL is refused by the address policy before anything is asked of Firecrawl, and
+    `UrlNotIngested` when the page cannot be fetched (missing key, excluded, slow, refused).
     """
     scraper = scraper or WebScrape()
+    try:
+        check_address(check_url(url), setting_or(scraper.allow_private_addresses, "allow_private_addresses"))
+    except SourceError as exc:
+        raise UrlRefused(f"{url} was not ingested: {exc}") from None
     page, snapshot, status = scraper.fetch(url)
     if page is None:
         raise UrlNotIngested(f"{url} was not ingested: {status.message or status.status.value}")

@@ -15,13 +15,14 @@ from haystack import logging
 from haystack.utils import Secret
 
 from components.contracts import ContextChunk, SourceType
+from components.redaction import cut
 from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
 from components.resilience.scheduling import map_until
 from components.serialization import InitParameterSerialization
 from components.settings import Settings, get_settings
 from components.validation import string_list
 from components.web.chunking import fetched_chunk, markdown_chunks, page_text, pick_chunks, query_cosines, query_terms
-from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit
+from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, check_address
 from components.web.snapshots import PageSnapshot, SnapshotStore
 
 logger = logging.getLogger(__name__)
@@ -99,7 +100,8 @@ class PageFetch:
 
 
 def _fetch_one(access: FirecrawlAccess, url: str, page_timeout_s: float, until: float,
-               languages: list[str] | None) -> FetchedPage:
+               languages: list[str] | None, allow_private: bool) -> FetchedPage:
+    check_address(url, allow_private)  # Firecrawl fetches whatever it is asked to: the policy applies before
     left = until - time.monotonic()
     try:
         return access.scrape(url, timeout_s=max(0.5, min(page_timeout_s, left)), languages=languages)
@@ -119,13 +121,16 @@ def fetch_pages(
     deadline: float,
     languages: list[str] | None = None,
     snapshots: SnapshotStore | None = None,
+    allow_private: bool = False,
 ) -> PageFetch:
-    """Scrape each hit's page in parallel; a page not read within `page_timeout_s` (or by `deadline`) is skipped."""
+    """Scrape each hit's page in parallel; a page not read within `page_timeout_s` (or by `deadline`) is skipped, as
+    is one whose address the address policy refuses (`allow_private`: ALLOW_PRIVATE_ADDRESSES)."""
     outcome = PageFetch()
     if not hits:
         return outcome
     until = min(time.monotonic() + page_timeout_s, deadline)
-    futures, done, _ = map_until(lambda hit: _fetch_one(access, hit.url, page_timeout_s, until, languages),
+    futures, done, _ = map_until(lambda hit: _fetch_one(access, hit.url, page_timeout_s, until, languages,
+                                                        allow_private),
                                  hits, until, workers=min(_PAGE_WORKERS, len(hits)), name="web-page")
     for future, hit in futures.items():  # search order, not completion order
         if future not in done:
@@ -141,7 +146,7 @@ def fetch_pages(
             outcome.skipped.append((hit.url, reason))
             continue
         except Exception as exc:  # noqa: BLE001 - one bad page must not lose the others
-            logger.warning("Page {url} failed: {error}", url=hit.url, error=str(exc)[:200])
+            logger.warning("Page {url} failed: {error}", url=hit.url, error=cut(str(exc), 200))
             outcome.skipped.append((hit.url, type(exc).__name__))
             continue
         if page.status_code is not None and page.status_code >= 400:

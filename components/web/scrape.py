@@ -11,9 +11,9 @@ from haystack.utils import Secret
 
 from components.contracts import SourceStatus
 from components.resilience import RetryableError, SourceError, SourceResult
-from components.settings import DEFAULT_EMBEDDING_MODEL
+from components.settings import DEFAULT_EMBEDDING_MODEL, setting_or
 from components.validation import positive_int
-from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, matches_pattern
+from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, check_address, matches_pattern
 from components.web.pages import WebSource, fetch_pages, page_chunks
 from components.web.snapshots import PageSnapshot
 
@@ -25,8 +25,12 @@ def check_url(url: str) -> str:
     text = (url or "").strip()
     if not text:
         raise SourceError("no URL given")
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(text)
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        valid = False
+    if not valid:
         raise SourceError(f"{text[:200]!r} is not an http(s) URL")
     return text
 
@@ -58,10 +62,15 @@ class WebScrape(WebSource):
         api_key: Secret | None = None,
         snapshot_dir: str | None = None,
         model: str = DEFAULT_EMBEDDING_MODEL,
+        allow_private_addresses: bool | None = None,
+        max_response_bytes: int | None = None,
     ) -> None:
         self._configure(SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir,
                         model)
         self.max_chunks = positive_int("max_chunks", max_chunks)
+        self.allow_private_addresses = allow_private_addresses
+        self.max_response_bytes = None if max_response_bytes is None else positive_int("max_response_bytes",
+                                                                                      max_response_bytes)
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     def run(self, url: str, query: str | None = None, query_embedding: list[float] | None = None) -> dict[str, Any]:
@@ -90,10 +99,13 @@ class WebScrape(WebSource):
             blocked = next((pattern for pattern in patterns if matches_pattern(target, pattern)), None)
             if blocked:
                 raise SourceError(f"{target} is excluded by the web exclusion pattern {blocked!r}")
-            access = FirecrawlAccess.configured(self.api_key, self.api_url, min(page_timeout, budget))
+            allow_private = setting_or(self.allow_private_addresses, "allow_private_addresses")
+            check_address(target, allow_private)
+            access = FirecrawlAccess.configured(self.api_key, self.api_url, min(page_timeout, budget),
+                                                self.max_response_bytes)
             deadline = time.monotonic() + max(budget - 1.0, budget * 0.7)
             fetched = fetch_pages(access, [SearchHit(url=target)], page_timeout_s=min(page_timeout, budget),
-                                  deadline=deadline, snapshots=snapshots)
+                                  deadline=deadline, snapshots=snapshots, allow_private=allow_private)
             if not fetched.pages:
                 _, reason = fetched.skipped[0]
                 if fetched.rate_limited:

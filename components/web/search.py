@@ -62,7 +62,10 @@ class WebSearch(WebSource):
         api_key: Secret | None = None,
         snapshot_dir: str | None = None,
         model: str = DEFAULT_EMBEDDING_MODEL,
+        max_response_bytes: int | None = None,
     ) -> None:
+        self.max_response_bytes = None if max_response_bytes is None else positive_int("max_response_bytes",
+                                                                                      max_response_bytes)
         self.languages = string_list("languages", languages)
         self.include_domains = string_list("include_domains", include_domains)
         self.exclude_domains = string_list("exclude_domains", exclude_domains)
@@ -120,7 +123,8 @@ class WebSearch(WebSource):
                 exclude = string_list("exclude_domains", exclude_domains, self.exclude_domains) or []
                 # Leave room in the budget for chunking and embedding after the pages arrive.
                 deadline = started + max(budget - 1.0, budget * 0.7)
-                access = FirecrawlAccess.configured(self.api_key, self.api_url, max(1.0, min(page_timeout, budget)))
+                access = FirecrawlAccess.configured(self.api_key, self.api_url, max(1.0, min(page_timeout, budget)),
+                                                    self.max_response_bytes)
                 # Domains go to Firecrawl too, but only as a hint: a self-hosted one may ignore them.
                 domain_patterns = [p for p in patterns if not any(c in p for c in "*?[/:")]
                 hits = access.search(
@@ -138,7 +142,8 @@ class WebSearch(WebSource):
                     return SourceResult(chunks=[], total_found=0)
                 self.warm_up()
                 fetched = fetch_pages(
-                    access, kept, page_timeout_s=page_timeout, deadline=deadline, languages=langs, snapshots=snapshots
+                    access, kept, page_timeout_s=page_timeout, deadline=deadline, languages=langs, snapshots=snapshots,
+                    allow_private=settings.allow_private_addresses,
                 )
                 if not fetched.pages and fetched.rate_limited and len(fetched.rate_limited) == len(fetched.skipped):
                     waits = [wait for wait in fetched.rate_limited if wait is not None]

@@ -21,12 +21,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--chunks", type=int, default=10_000, help="chunks in the query benchmark's base (>= 1000)")
     parser.add_argument("--queries", type=int, default=60, help="queries to time (10-1000)")
-    parser.add_argument("--only", choices=["ingest", "query", "backends", "extraction", "fanout", "cli"],
+    parser.add_argument("--only", choices=["ingest", "query", "backends", "extraction", "fanout", "cli", "hostile"],
                         action="append", help="run only these parts (repeatable); `cli` times fresh `research` "
                         "processes (--help, docs list, cold ask, ask with a running server) on the configured "
-                        "knowledge base")
+                        "knowledge base; `hostile`: a server's memory while every upstream sends an endless body "
+                        "(neither is run by default)")
     parser.add_argument("--question", default=None, help="the question `--only cli` asks (default: one of the demo "
                         "corpus)")
+    parser.add_argument("--hostile-seconds", type=float, default=90.0,
+                        help="how long the hostile part sends questions against endless upstreams (10-3600)")
     parser.add_argument("--backend", action="append", choices=["pgvector", "milvus", "qdrant"],
                         help="compare these knowledge-base backends at --sizes (repeatable; pgvector's writes "
                         "also against a COPY of the same rows into a bare table, in the same run)")
@@ -42,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--chunks must be at least 1000")
     if not 10 <= args.queries <= 1000:
         raise UserError("--queries must be between 10 and 1000")
+    if not 10 <= args.hostile_seconds <= 3600:
+        raise UserError("--hostile-seconds must be between 10 and 3600")
     parts = set(args.only or ["ingest", "query"]) | ({"backends"} if args.backend else set())
     # Each speed target comes with the overhead measured beside it: ingestion's graph extraction, the query's fan-out.
     parts |= {"extraction"} if "ingest" in parts else set()
@@ -54,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.bench_backends import bench_backends
     from pipelines.bench_fanout import bench_fanout
     from pipelines.bench_graph import bench_extraction
+    from pipelines.bench_hostile import bench_hostile
 
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
     backends = args.backend or ["pgvector", "milvus", "qdrant"]
@@ -66,6 +72,11 @@ def run(args: argparse.Namespace) -> int:
             lambda: bench.bench_queries(out, n_chunks=args.chunks, n_queries=args.queries),
         ),
         "fanout": ("fanout", "== fan-out overhead", lambda: bench_fanout(out)),
+        "hostile": (
+            "hostile",
+            f"== server memory under endless upstream bodies for {args.hostile_seconds:g} s",
+            lambda: bench_hostile(out, duration_s=args.hostile_seconds),
+        ),
         "backends": (
             "backends",
             f"== knowledge-base backends at {sizes}",

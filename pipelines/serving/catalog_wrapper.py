@@ -65,8 +65,10 @@ def user_error_message(exc: BaseException) -> str:
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(part) for part in first.get("loc", ()))
         return f"{where}: {first.get('msg', 'invalid value')}" if where else str(first.get("msg", "invalid value"))
+    from components.redaction import cut
+
     text = str(exc).strip()
-    return text.splitlines()[0][:500] if text else type(exc).__name__
+    return cut(text.splitlines()[0], 500) if text else type(exc).__name__
 
 
 def as_payload(model: BaseModel) -> Any:

@@ -1,9 +1,11 @@
 """ASGI middlewares that keep hostile requests and secrets out: a request check and response redaction.
 
 `RequestCheckMiddleware` reads a request body once, up to `max_bytes` (413 beyond), and answers 422 with one
-sentence when a JSON body holds a string that is not valid Unicode (a lone surrogate such as `\\ud800`, which
-would otherwise fail deep inside a pipeline as a 500). `RedactingResponseMiddleware` passes every response body
-through `components.redaction.redact`, streaming ones chunk by chunk, fixing `Content-Length` where it changes.
+sentence when a JSON body holds a string that is not valid Unicode (a lone surrogate such as `\\ud800`, which would
+otherwise fail deep inside a pipeline as a 500), a NUL character (which PostgreSQL refuses in text, and which would
+silently switch off keyword search for a question) or a non-finite number (NaN, Infinity, 1e400).
+`RedactingResponseMiddleware` passes every response body through `components.redaction.redact`, streaming ones chunk
+by chunk, fixing `Content-Length` where it changes.
 
 Usage:
 ```python
@@ -15,6 +17,7 @@ app.add_middleware(RequestCheckMiddleware, max_bytes=16_000_000)
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from haystack import logging
@@ -41,22 +44,37 @@ async def _reply(send: Any, status: int, detail: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def _invalid_string(value: Any, where: str = "") -> str | None:
-    """The path of the first string in JSON data that cannot be encoded as UTF-8, or None."""
+class _NotFinite(float):
+    """A number JSON allows Python to read but no endpoint can use: NaN, Infinity, or one beyond a float (1e400)."""
+
+
+def _number(text: str) -> float:
+    value = float(text)
+    return _NotFinite(value) if math.isinf(value) or math.isnan(value) else value
+
+
+def _invalid_value(value: Any, where: str = "") -> str | None:
+    """The one-sentence refusal of the first value in JSON data no endpoint can take, or None: a string that cannot
+    be encoded as UTF-8 (a lone surrogate), a string holding a NUL character, a non-finite number."""
+    name = where or "the body"
     if isinstance(value, str):
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            return where or "the body"
+            return f"{name} holds an invalid character (a lone surrogate); send valid Unicode."
+        if "\x00" in value:
+            return f"{name} holds a NUL character; remove it."
         return None
+    if isinstance(value, _NotFinite):
+        return f"{name} is not a finite number (NaN, Infinity or out of range); send a finite number."
     if isinstance(value, dict):
         for key, item in value.items():
-            found = _invalid_string(key, where) or _invalid_string(item, f"{where}.{key}" if where else str(key))
+            found = _invalid_value(key, where) or _invalid_value(item, f"{where}.{key}" if where else str(key))
             if found:
                 return found
     if isinstance(value, list):
         for index, item in enumerate(value):
-            found = _invalid_string(item, f"{where}[{index}]")
+            found = _invalid_value(item, f"{where}[{index}]")
             if found:
                 return found
     return None
@@ -93,16 +111,14 @@ class RequestCheckMiddleware:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        if b"json" in headers.get(b"content-type", b"") and b"\\u" in body:
+        if b"json" in headers.get(b"content-type", b""):
             try:
-                problem = _invalid_string(json.loads(body))
+                problem = _invalid_value(json.loads(body, parse_float=_number, parse_constant=_number))
             except (ValueError, RecursionError):
                 problem = None  # malformed JSON: the endpoint's own validation answers
             if problem is not None:
-                logger.info(
-                    "Refused a request to {path}: invalid Unicode in {field}", path=scope.get("path"), field=problem
-                )
-                await _reply(send, 422, f"{problem} holds an invalid character (a lone surrogate); send valid Unicode.")
+                logger.info("Refused a request to {path}: {problem}", path=scope.get("path"), problem=problem)
+                await _reply(send, 422, problem)
                 return
 
         replayed = False

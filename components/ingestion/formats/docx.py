@@ -26,19 +26,27 @@ def convert_docx(data: bytes, filename: str, limits: IngestLimits | None = None)
     from docx.opc.exceptions import PackageNotFoundError
     from docx.table import Table
     from docx.text.paragraph import Paragraph
+    from lxml import etree
+
+    deadline = limits.deadline() if limits is not None else None
 
     try:
-        if limits is not None:
-            # A .docx is a zip: refuse a bomb from its directory, before anything is unpacked.
+        if limits is not None and deadline is not None:
+            # A .docx is a zip: refuse a bomb from its directory, before anything is unpacked, then count the
+            # elements of its XML parts streaming (millions of empty paragraphs fit in a small file).
             with zipfile.ZipFile(io.BytesIO(data)) as package:
                 limits.check_unpacked(sum(info.file_size for info in package.infolist()))
+                parts = [name for name in package.namelist() if name.startswith("word/") and name.endswith(".xml")]
+                limits.check_xml_elements(
+                    (package.open(name) for name in parts), deadline, "Word elements (paragraphs, runs, cells)"
+                )
         document = docx.Document(io.BytesIO(data))
     except ConversionError:
         raise
-    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
+    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, etree.XMLSyntaxError) as exc:
         raise ConversionError("it could not be read as a Word (.docx) document.") from exc
 
-    builder = TextBuilder(limits)
+    builder = TextBuilder(limits, deadline)
     first_heading: str | None = None
     for block in document.iter_inner_content():
         if isinstance(block, Paragraph):

@@ -38,7 +38,10 @@ def _meta(soup: BeautifulSoup, *keys: str) -> str | None:
 
 
 def convert_html(data: bytes, filename: str, limits: IngestLimits | None = None) -> ConvertedDocument:
-    """Convert an HTML page."""
+    """Convert an HTML page (with `limits`: its elements counted first, its extraction under a deadline)."""
+    deadline = limits.deadline() if limits is not None else None
+    if limits is not None and deadline is not None:
+        limits.check_html_elements(data, deadline)
     try:
         soup = BeautifulSoup(data, "lxml")
     except Exception as exc:  # noqa: BLE001 - lxml raises several parser errors
@@ -66,7 +69,7 @@ def convert_html(data: bytes, filename: str, limits: IngestLimits | None = None)
             tag.decompose()
     root = soup.find("main") or soup.find("article") or soup.find("body") or soup
 
-    builder = TextBuilder(limits)
+    builder = TextBuilder(limits, deadline)
     buffer: list[str] = []
     first_h1: list[str] = []
 

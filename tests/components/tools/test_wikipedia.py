@@ -50,3 +50,10 @@ class TestWikipediaSummary:
         with pytest.raises(RetryableError, match="malformed"):
             tool.run(title="PostgreSQL")
         assert tool.run(title="Postgres")["title"] == "PostgreSQL"
+
+    def test_an_endless_answer_stops_at_the_byte_limit(self, wikipedia_server) -> None:  # noqa: ANN001
+        from components.resilience.transport import BodyTooLarge
+
+        wikipedia_server.fail("endless", times=1)
+        with pytest.raises(BodyTooLarge, match="Wikipedia sent more than its 100,000-byte limit"):
+            WikipediaSummary(api_url=wikipedia_server.api_url, max_response_bytes=100_000).run(title="PostgreSQL")

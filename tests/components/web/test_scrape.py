@@ -77,7 +77,7 @@ class TestWebScrape:
         ("url", "expected"),
         [
             ("https://docs.vectors.example.com/missing", "HTTP 404"),
-            ("https://nowhere.invalid/page", "DNS resolution failed"),
+            ("https://nowhere.invalid/page", "does not resolve"),
             ("https://www.reddit.com/r/x", "excluded"),
             ("ftp://example.org/file", "not an http(s) URL"),
             ("", "no URL"),

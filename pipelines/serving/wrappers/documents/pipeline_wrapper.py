@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import StrictInt  # a JSON true is not the number 1
+
 from pipelines.serving.catalog_wrapper import CatalogPipelineWrapper, InvalidRequest, as_payload
 from pipelines.serving.models import DocumentPage, ResearchFilters, summary_from
 
@@ -12,7 +14,11 @@ class PipelineWrapper(CatalogPipelineWrapper):
     pipeline_name = "documents"
 
     def run_api(
-        self, search: str | None = None, limit: int = 20, offset: int = 0, filters: ResearchFilters | None = None
+        self,
+        search: str | None = None,
+        limit: StrictInt = 20,
+        offset: StrictInt = 0,
+        filters: ResearchFilters | None = None,
     ) -> DocumentPage:
         """List the documents of the knowledge base, newest first.
 

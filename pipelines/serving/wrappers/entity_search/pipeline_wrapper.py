@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import StrictInt  # a JSON true is not the number 1
+
 from components.graph.tools import MAX_QUERY_CHARS, check_entity_types, parse_bound
 from pipelines.serving.catalog_wrapper import CatalogPipelineWrapper, InvalidRequest, as_payload, require_text
 from pipelines.serving.models import EntitySearchResponse, facts_from
@@ -15,7 +17,7 @@ class PipelineWrapper(CatalogPipelineWrapper):
     def run_api(
         self,
         query: str,
-        limit: int = 10,
+        limit: StrictInt = 10,
         entity_types: list[str] | None = None,
         as_of: str | None = None,
     ) -> EntitySearchResponse:

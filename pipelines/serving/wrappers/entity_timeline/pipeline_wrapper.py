@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from pipelines.serving.catalog_wrapper import CatalogPipelineWrapper, as_payload, require_text
+from components.graph.tools import parse_bound
+from pipelines.serving.catalog_wrapper import CatalogPipelineWrapper, InvalidRequest, as_payload, require_text
 from pipelines.serving.models import TimelineResponse, facts_from
 
 
@@ -27,6 +28,11 @@ class PipelineWrapper(CatalogPipelineWrapper):
         :returns: The matched entity names, the timeline entries and the facts as chunks with their sources.
         """
         name = require_text(entity_name, "entity_name", max_chars=200)
+        try:  # a bad date is the caller's to fix (422), not a timeline with an error status
+            for value, what in ((start_date, "start_date"), (end_date, "end_date"), (as_of, "as_of")):
+                parse_bound(value, what)
+        except ValueError as exc:
+            raise InvalidRequest(str(exc)) from exc
         outputs = self.run_catalog(
             {"entity_name": name, "start_date": start_date, "end_date": end_date, "as_of": as_of}
         )

@@ -59,10 +59,12 @@ class PipelineWrapper(BasePipelineWrapper):
     def _ingest_url(self, url: str, title: str | None, day: Any) -> IngestResult:
         if not url.startswith(("http://", "https://")):
             raise InvalidRequest("url must start with http:// or https://")
-        from components.web.ingest import UrlNotIngested, ingest_url
+        from components.web.ingest import UrlNotIngested, UrlRefused, ingest_url
 
         try:
             report = ingest_url(url, ingestor=self.ingestor)
+        except UrlRefused as exc:  # the address policy refused the URL itself: the caller's to fix
+            raise InvalidRequest(user_error_message(exc)) from exc
         except UrlNotIngested as exc:
             # The page could not be fetched (no Firecrawl key, refused, slow): the fetcher's one sentence.
             raise HTTPException(status_code=502, detail=user_error_message(exc)) from exc

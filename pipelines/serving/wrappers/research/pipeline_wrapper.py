@@ -9,6 +9,7 @@ from typing import Any
 
 from haystack import logging
 from haystack.dataclasses import StreamingChunk
+from pydantic import StrictInt  # a JSON true is not the number 1
 
 from components.contracts.selection import DEFAULT_SOURCES
 from pipelines.catalog import check_research_request
@@ -53,7 +54,7 @@ class PipelineWrapper(CatalogPipelineWrapper):
         sources: list[str] | None = None,
         as_of: str | None = None,
         filters: ResearchFilters | None = None,
-        top_k: int | None = None,
+        top_k: StrictInt | None = None,
         session_id: str | None = None,
     ) -> ResearchResult:
         """Answer an analyst's question with cited evidence from the knowledge base, graph, web, arXiv and memory.
