@@ -58,6 +58,8 @@ class ResearchGenerator(InitParameterSerialization):
         retries: int = 1,
         generation_kwargs: dict[str, Any] | None = None,
         max_sentences: int = 3,
+        confidence_model: str = "",
+        confidence_threshold: float | None = None,
     ) -> None:
         """
         :param generator: `extractive` or `openai`; empty takes the `GENERATOR` setting.
@@ -67,6 +69,8 @@ class ResearchGenerator(InitParameterSerialization):
         :param retries: retries of retryable faults (429, 5xx, timeouts), 0-3.
         :param generation_kwargs: extra chat parameters (temperature, max_tokens, ...).
         :param max_sentences: the extractive answer's length in sentences.
+        :param confidence_model: the extractive answer's confidence model file (empty: the packaged one).
+        :param confidence_threshold: the confidence its short answer needs to lead the answer (None: the model's).
         """
         if generator is not None and generator not in GENERATORS:
             raise ValueError(f"generator must be one of {', '.join(GENERATORS)}, not {generator!r}")
@@ -80,7 +84,11 @@ class ResearchGenerator(InitParameterSerialization):
         self.retries = int(retries)
         self.generation_kwargs = dict(generation_kwargs or {})
         self.max_sentences = max_sentences
-        self._extractive = ExtractiveAnswerGenerator(max_sentences=max_sentences)
+        self.confidence_model = confidence_model
+        self.confidence_threshold = confidence_threshold
+        self._extractive = ExtractiveAnswerGenerator(
+            max_sentences=max_sentences, confidence_model=confidence_model, confidence_threshold=confidence_threshold
+        )
         self._chat: Any = None
         self._chat_problem: str | None = None
         self._kind: str | None = None
@@ -123,7 +131,9 @@ class ResearchGenerator(InitParameterSerialization):
             )
         self._kind = kind
 
-    @component.output_types(replies=list[str], short_answer=str, status=SourceStatus)
+    @component.output_types(
+        replies=list[str], short_answer=str, status=SourceStatus, short_answer_confidence=float | None, parts=list[dict]
+    )
     def run(
         self,
         messages: list[ChatMessage],
@@ -140,7 +150,9 @@ class ResearchGenerator(InitParameterSerialization):
         :param streaming_callback: called with each piece of the answer as it arrives.
         :param analysis: the question's analysis (`QuestionAnalyzer`); the extractive answer makes it when absent.
         :returns: `replies`: the answer text (one string); `short_answer`: the name, date, number or place that
-            leads the answer (empty when there is none); `status`: how generation went (source `generator`).
+            leads the answer (empty when there is none); `status`: how generation went (source `generator`);
+            `short_answer_confidence` and `parts`: the extractive answer's (`ExtractiveAnswerGenerator.run`); a chat
+            model's answer has no confidence (None) and no parts.
         """
         self.warm_up()
         started = time.monotonic()
@@ -170,7 +182,13 @@ class ResearchGenerator(InitParameterSerialization):
         assert self._guard is not None
         _, status = self._guard.call(work, deadline=deadline)
         if status.ok and replies:
-            return {"replies": replies[:1], "short_answer": leading_short_answer(replies[0]), "status": status}
+            return {
+                "replies": replies[:1],
+                "short_answer": leading_short_answer(replies[0]),
+                "status": status,
+                "short_answer_confidence": None,
+                "parts": [],
+            }
         return self._fallback(query, documents, analysis, streaming_callback, started, status.message, status.status)
 
     def _fallback(
@@ -200,7 +218,13 @@ class ResearchGenerator(InitParameterSerialization):
             total_found=int(reason is None),
             message=note,
         )
-        return {"replies": answer["replies"], "short_answer": answer["short_answer"], "status": status}
+        return {
+            "replies": answer["replies"],
+            "short_answer": answer["short_answer"],
+            "status": status,
+            "short_answer_confidence": answer["short_answer_confidence"],
+            "parts": answer["parts"],
+        }
 
 
 def leading_short_answer(reply: str) -> str:
