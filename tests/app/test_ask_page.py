@@ -5,7 +5,7 @@ import uuid
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import run_page
+from tests.app.conftest import APP_DIR, run_page
 from tests.components.knowledge_base.conftest import environment
 
 
@@ -88,3 +88,56 @@ class TestAskPage:
         at = run_page("ask.py")
         at = ask(at, "Who wrote pgvector?", sources=[])
         assert any("Pick at least one source" in element.value for element in at.error)
+
+
+def _answered(short_answer: str, confidence: float, sure: bool) -> dict:
+    from pipelines.research_result import AnswerPart, ResearchResult, SentenceCheck
+
+    sentence = "Orvelle Dunmark founded the Kestrel Lantern Works in 1874 [1]."
+    note = "Not sure of the short answer; the cited sentences are what the sources say."
+    sentences = [SentenceCheck(text=sentence, citations=[1], supported=True, support_score=1.0)]
+    if not sure:
+        sentences.append(SentenceCheck(text=note, supported=True, support_score=1.0, abstains=True))
+    result = ResearchResult(
+        question="Who founded the Kestrel Lantern Works?",
+        answer=" ".join(sentence.text for sentence in sentences),
+        short_answer=short_answer,
+        short_answer_confidence=confidence,
+        parts=[
+            AnswerPart(
+                question="Who founded the Kestrel Lantern Works",
+                short_answer="Orvelle Dunmark",
+                short_answer_confidence=confidence,
+                sure=sure,
+            )
+        ],
+        sentences=sentences,
+    )
+    return {"question": result.question, "result": result}
+
+
+@pytest.mark.integration
+def test_a_sure_headline_has_a_badge_and_an_unsure_part_a_warning_instead(demo_collection):
+    from app import services
+
+    at = AppTest.from_file(str(APP_DIR / "pages" / "ask.py"), default_timeout=180)
+    at.session_state[services.HISTORY] = [_answered("Orvelle Dunmark", 0.93, True)]
+    at.run()
+    assert not at.exception
+    markdown = [element.value for element in at.markdown]
+    assert "### Orvelle Dunmark" in markdown
+    assert any("green-badge" in value and "Sure of the short answer" in value for value in markdown)
+    assert not at.warning
+
+    at.session_state[services.HISTORY] = [_answered("", 0.31, False)]
+    at.run()
+    assert not at.exception
+    markdown = [element.value for element in at.markdown]
+    assert not any(value.startswith("### ") for value in markdown)  # no headline
+    assert [element.value for element in at.warning] == [
+        "**Not sure of the short answer.** No headline is given: read the cited sentences below."
+    ]
+    answer = next(value for value in markdown if "Kestrel Lantern Works in 1874" in value)
+    assert answer.startswith("Orvelle Dunmark founded")  # it opens with the best cited sentence ...
+    assert "Not sure" not in answer  # ... and the note is said once, by the warning
+    assert not any("Sure of the short answer" in value for value in markdown)
