@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from components.text.analyzer import terms
+from components.text.analyzer import stem, terms, words
 
 MODEL_VERSION = 1
 DEFAULT_MODEL_PATH = Path(__file__).with_name("answer_confidence.json")
@@ -44,6 +44,9 @@ FEATURES = (
     "cosine",  # the chosen sentence's cosine to the question
     "top_rank",  # 1 / (1 + rank of its chunk)
     "kind_match",  # 1: an entity of the kind asked first; 0.5: of another asked kind; 0: none
+    "alternatives",  # log(1 + other entities of the asked kinds in the sentence)
+    "share",  # share of the question's terms the sentence holds
+    "distance",  # log(1 + words between the span and the nearest question word in its sentence)
     *(f"found_{how}" for how in FOUND_BY),
     "agreement",  # share of the top chunks that name the span
     "graph_support",  # a graph chunk names the span
@@ -63,6 +66,8 @@ def part_features(
     cosine: float,
     rank: int,
     kind_match: float,
+    alternatives: int,
+    sentence: str,
     found_by: str,
     span: str,
     chunks: Sequence[tuple[str, str]],
@@ -76,6 +81,8 @@ def part_features(
     :param score: the chosen sentence's score; `runner_up`: the best other sentence's (None when there was none).
     :param cosine: the chosen sentence's cosine to the question; `rank`: its chunk's 0-based rank.
     :param kind_match: 1.0 for an entity of the part's first label, 0.5 another of its labels, 0.0 none.
+    :param alternatives: the other entities of the asked kinds in the sentence.
+    :param sentence: the sentence the span was taken from.
     :param found_by: how the span was found (one of `FOUND_BY`).
     :param span: the short answer.
     :param chunks: the top chunks as (text, source type).
@@ -87,12 +94,16 @@ def part_features(
     needle = " ".join(span.lower().split())
     naming = [source for text, source in chunks if needle and needle in " ".join(text.lower().split())]
     span_terms = frozenset(terms(span))
+    sentence_terms = frozenset(terms(sentence))
     features = {
         "score": score,
         "margin": min(score - runner_up, 2.0) if runner_up is not None else 2.0,
         "cosine": cosine,
         "top_rank": 1.0 / (1 + rank),
         "kind_match": kind_match,
+        "alternatives": math.log1p(alternatives),
+        "share": len(sentence_terms & question_terms) / len(question_terms) if question_terms else 0.0,
+        "distance": math.log1p(_distance(words(span), words(sentence), question_terms)),
         **{f"found_{how}": float(how == found_by) for how in FOUND_BY},
         "agreement": len(naming) / len(chunks) if chunks else 0.0,
         "graph_support": float("graph" in naming),
@@ -104,6 +115,24 @@ def part_features(
         "span_asked": len(span_terms & question_terms) / len(span_terms) if span_terms else 0.0,
     }
     return features
+
+
+FAR = 30  # the distance of a span its sentence does not hold, or a sentence without the question's words
+
+
+def _distance(span: list[str], sentence: list[str], question_terms: frozenset[str]) -> int:
+    """Words between the span's first occurrence in the sentence and the nearest of the question's words outside it
+    (`FAR` when the sentence does not hold the span or none of those words)."""
+    starts = [i for i in range(len(sentence) - len(span) + 1) if span and sentence[i : i + len(span)] == span]
+    if not starts:
+        return FAR
+    start, end = starts[0], starts[0] + len(span) - 1
+    gaps = [
+        start - i if i < start else i - end
+        for i, word in enumerate(sentence)
+        if not start <= i <= end and stem(word) in question_terms
+    ]
+    return min([FAR, *gaps])
 
 
 VALUE_LABELS_ASKED = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL", "ORDINAL"})

@@ -302,9 +302,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             if span:
                 shorts[len(picks)] = (span, best.number, how)
             runner_up = max((score for score, candidate in scored if candidate is not best), default=None)
-            found_how.append(
-                {"score": best_score, "runner_up": runner_up, "kind_match": kind_match, "sentence": best}
-            )
+            found_how.append({"score": best_score, "runner_up": runner_up, "kind_match": kind_match, "sentence": best})
             if not picks:
                 fellows = [
                     candidate
@@ -425,6 +423,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 cosine=sentence.cosine,
                 rank=number - 1,
                 kind_match=stats["kind_match"] if how == "entity" else 0.0,
+                alternatives=_alternatives(sentence.text, part, question.question_terms) if how == "entity" else 0,
+                sentence=sentence.text if how in {"entity", "role", "phrase"} else "",
                 found_by=how,
                 span=text,
                 chunks=top_chunks,
@@ -833,6 +833,12 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
     if part.kind == "how_much" and noun is not None and found[-1].head == noun and noun.pos_ in {"NOUN", "PROPN"}:
         found = doc[found.start : found.end + 1]
     return found.text.strip(" ,;-–"), preference
+
+
+def _alternatives(sentence: str, part: QuestionPart, question_terms: frozenset[str]) -> int:
+    """How many entities of the part's labels besides the one chosen the sentence names (its parse is cached)."""
+    found = {ent.text for ent in parse(sentence).ents if ent.label_ in part.labels}
+    return max(0, len({text for text in found if not _repeats_question(text, question_terms)}) - 1)
 
 
 def _partners(doc: Any, question: str) -> set[int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from haystack import Document
 
 from components.generation.answer_confidence import (
     DEFAULT_MODEL_PATH,
+    FAR,
     FEATURES,
     MODEL_VERSION,
     AnswerConfidence,
@@ -34,6 +36,8 @@ def features(**changes: object) -> dict[str, float]:
         "cosine": 0.6,
         "rank": 0,
         "kind_match": 1.0,
+        "alternatives": 0,
+        "sentence": CHUNKS[0][0],
         "found_by": "entity",
         "span": "Orvelle Dunmark",
         "chunks": CHUNKS,
@@ -76,6 +80,16 @@ class TestFeatures:
         assert features(labels=("DATE",))["asks_value"] == 1.0
         phrase = features(labels=(), asks_phrase=True)
         assert phrase["asks_name"] == 0.0 and phrase["asks_phrase"] == 1.0
+
+    def test_the_sentences_share_of_the_question_and_the_spans_distance_from_it(self) -> None:
+        # "Orvelle Dunmark founded the Kestrel ...": "founded" is the next word after the span.
+        assert features()["distance"] == pytest.approx(math.log1p(1))
+        assert features()["share"] == 1.0
+        assert features(sentence="Orvelle Dunmark was born in 1840.")["distance"] == pytest.approx(math.log1p(FAR))
+        assert features(sentence="Lamps were sold.")["share"] == 0.0
+
+    def test_other_entities_of_the_asked_kind_count_against_it(self) -> None:
+        assert features(alternatives=3)["alternatives"] > features()["alternatives"] == 0.0
 
     def test_a_span_repeating_the_question_is_marked(self) -> None:
         assert features()["span_asked"] == 0.0
