@@ -372,9 +372,14 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                         crossed = _brought_in(first, *(earlier.sentence for earlier in hops[:position]))
                         found = phrase_span(hop.sentence.text, part, question.question_terms | crossed, self._model)
                     if found:
-                        hop_span, number = found, hop.sentence.number
+                        hop_span, number, last = found, hop.sentence.number, position
                 if hop_span:
                     shorts[0] = (hop_span, number, "chain")
+                    # The links the answer crossed, first to last: each sentence, with the one that named its bridge.
+                    links = [first]
+                    for hop in hops[: last + 1]:
+                        links += [sentence for sentence in (hop.via, hop.sentence) if sentence not in links]
+                    found_how[0]["links"] = [(link, _link_score(link, hops, found_how[0]["score"])) for link in links]
             if len(used) < self.max_sentences:
                 # A second subject the question names ("... by Harold and Tostig Godwinson, he was an Earl of which
                 # location?"): the sentence of the chunk about it that adds most to the question joins the answer.
@@ -416,25 +421,28 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         confidences: dict[int, float] = {}
         for position, (text, number, how) in shorts.items():
             part, stats = picks[position][0], found_how[position]
-            sentence = stats["sentence"]
-            features = part_features(
-                score=stats["score"],
-                runner_up=stats["runner_up"],
-                cosine=sentence.cosine,
-                rank=number - 1,
-                kind_match=stats["kind_match"] if how == "entity" else 0.0,
-                alternatives=_alternatives(sentence.text, part, question.question_terms) if how == "entity" else 0,
-                sentence=sentence.text if how in {"entity", "role", "phrase"} else "",
-                found_by=how,
-                span=text,
-                chunks=top_chunks,
-                labels=part.labels,
-                asks_phrase=bool(part.focus) or part.kind in PHRASE_KINDS,
-                parts=len(parts),
-                question_terms=question.question_terms,
-            )
-            confidences[position] = self._confidence.probability(features)
-            stats["features"] = features
+            # A chain is as sure as its weakest link: each link's sentence is rated as one the span rests on.
+            links = stats.get("links") if how == "chain" else None
+            rated = []
+            for sentence, score in links or [(stats["sentence"], stats["score"])]:
+                features = part_features(
+                    score=score,
+                    runner_up=stats["runner_up"],
+                    cosine=sentence.cosine,
+                    rank=number - 1 if not links else sentence.rank,
+                    kind_match=stats["kind_match"] if how == "entity" else 0.0,
+                    alternatives=_alternatives(sentence.text, part, question.question_terms) if how == "entity" else 0,
+                    sentence=sentence.text if how in {"entity", "role", "phrase", "chain"} else "",
+                    found_by=how,
+                    span=text,
+                    chunks=top_chunks,
+                    labels=part.labels,
+                    asks_phrase=bool(part.focus) or part.kind in PHRASE_KINDS,
+                    parts=len(parts),
+                    question_terms=question.question_terms,
+                )
+                rated.append((self._confidence.probability(features), features))
+            confidences[position], stats["features"] = min(rated, key=lambda item: item[0])
         sure = {position for position, value in confidences.items() if value >= self.threshold}
         shown = [(text, number) for position, (text, number, _) in sorted(shorts.items()) if position in sure]
         lines = []
@@ -443,7 +451,14 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         first_number: dict[str, int] = {}  # the same sentence from two chunks is cited once, to the first
         for sentence in ordered:
             first_number.setdefault(sentence.text, sentence.number)
-        lines.extend(_cite(text, number) for text, number in first_number.items())
+        cited = [_cite(text, number) for text, number in first_number.items()]
+        links = found_how[0].get("links") if shorts.get(0, ("", 0, ""))[2] == "chain" else None
+        if links:
+            # A chain states the bridges it crossed in one line: "X was directed by A [1]; A was born in B [2]."
+            chain = [_cite(sentence.text, first_number[sentence.text]) for sentence, _ in links]
+            cited = [line for line in cited if line not in chain]
+            cited.insert(0, "; ".join(line.removesuffix(".") for line in chain) + ".")
+        lines.extend(cited)
         unsure = [picks[position][0] for position in sorted(set(shorts) - sure)]
         if unsure and not shown:
             # No headline: the answer opens with its best cited sentence and says so.
@@ -833,6 +848,11 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
     if part.kind == "how_much" and noun is not None and found[-1].head == noun and noun.pos_ in {"NOUN", "PROPN"}:
         found = doc[found.start : found.end + 1]
     return found.text.strip(" ,;-–"), preference
+
+
+def _link_score(sentence: _Sentence, hops: list[_Hop], first_score: float) -> float:
+    """A chain link's score: its hop's, or the first sentence's own."""
+    return next((hop.score for hop in hops if sentence in (hop.sentence, hop.via)), first_score)
 
 
 def _alternatives(sentence: str, part: QuestionPart, question_terms: frozenset[str]) -> int:
