@@ -66,7 +66,8 @@ def attach_gold(captured: dict[str, dict[str, Any]], questions: list[dict[str, A
     """The captured calls of `questions` (by their text), each with the question's id and gold answers."""
     out = []
     for question in questions:
-        call = captured.get(str(question["question"]))
+        # The pipeline strips the question it is given; the capture is keyed by what the generator received.
+        call = captured.get(str(question["question"])) or captured.get(str(question["question"]).strip())
         if call is not None:
             gold = {
                 "id": question["id"],
