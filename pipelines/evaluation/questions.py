@@ -466,7 +466,11 @@ class EvaluationRun:
                 answers["token_f1"] = metrics.mean(
                     metrics.token_f1(metrics.scored_answer(r), r["answers"]) for r in answered
                 )
-                answers["short_answer_share"] = metrics.mean(float(bool(r.get("short_answer"))) for r in answered)
+                # Whether the answer step found a short answer, shown or held back as unsure (`selective`: shown).
+                answers["short_answer_share"] = metrics.mean(
+                    float(bool(r.get("short_answer") or any(p.get("short_answer") for p in r.get("parts") or [])))
+                    for r in answered
+                )
                 answers["contains_gold"] = metrics.mean(
                     metrics.answer_contains_gold(r["answer"], r["answers"]) for r in answered
                 )
