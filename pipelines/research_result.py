@@ -34,6 +34,15 @@ class SentenceCheck(BaseModel):
     abstains: bool = False  # the product's own "the sources do not answer": no claim, so nothing to support
 
 
+class AnswerPart(BaseModel):
+    """One part of the question: its short answer, how likely that is right, and whether it is shown (`sure`)."""
+
+    question: str
+    short_answer: str = ""
+    short_answer_confidence: float = Field(ge=0.0, le=1.0)
+    sure: bool = False
+
+
 class ResearchResult(BaseModel):
     """The cited answer to a question with its evidence, every source's status and where the time went.
 
@@ -45,6 +54,9 @@ class ResearchResult(BaseModel):
     answer: str
     # The name, date, number or place the question asks for, as it opens the answer (empty when there is none).
     short_answer: str = ""
+    # How likely the short answer shown is right (of the best part's when none is shown); None without an answer.
+    short_answer_confidence: float | None = None
+    parts: list[AnswerPart] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)
     chunks: list[ContextChunk] = Field(default_factory=list)
     statuses: list[SourceStatus] = Field(default_factory=list)
@@ -90,6 +102,8 @@ class ResearchResult(BaseModel):
             question=question,
             answer=answer,
             short_answer=outputs.get("short_answer") or "",
+            short_answer_confidence=outputs.get("short_answer_confidence"),
+            parts=[AnswerPart.model_validate(part) for part in outputs.get("parts") or []],
             citations=citations,
             chunks=chunks,
             statuses=list(outputs.get("statuses") or []),

@@ -11,6 +11,7 @@ from app import services
 from app.agent_mode import agent_mode
 from app.document_text import plain, show_text
 from components.contracts.selection import DEFAULT_SOURCES
+from components.generation.extractive_answer_generator import UNSURE_PREFIX
 
 SOURCE_LABELS = {
     "kb": "Knowledge base",
@@ -131,6 +132,8 @@ def _cited_answer_markdown() -> str:
     for sentence in result.sentences:
         if result.short_answer and _bare(sentence.text) == _bare(result.short_answer):
             continue
+        if sentence.text.startswith(UNSURE_PREFIX):
+            continue  # said by the confidence cue above the answer
         text = plain(sentence.text)  # the answer is made of document sentences: shown, never rendered
         if sentence.citations and not sentence.supported:
             text = f"{text} :orange-badge[unsupported by its citation]"
@@ -138,8 +141,26 @@ def _cited_answer_markdown() -> str:
     return " ".join(parts)
 
 
+def _confidence_cue() -> None:
+    """How sure the short answer is, in words: a green badge under a headline it is sure of, and a warning in place
+    of the headline for each part it is not sure of (the answer then opens with its best cited sentence)."""
+    if result.short_answer_confidence is None:
+        return
+    if result.short_answer:
+        level = "very likely right" if result.short_answer_confidence >= 0.9 else "likely right"
+        st.markdown(f":green-badge[:material/verified: Sure of the short answer: {level}]")
+    unsure = [part for part in result.parts if part.short_answer and not part.sure]
+    for part in unsure:
+        asked = f" to “{plain(part.question)}”" if len(result.parts) > 1 else ""
+        st.warning(
+            f"**Not sure of the short answer{asked}.** No headline is given: read the cited sentences below.",
+            icon=":material/help:",
+        )
+
+
 if result.short_answer:
     st.markdown(f"### {plain(result.short_answer)}")
+_confidence_cue()
 st.markdown(_cited_answer_markdown())
 if not result.chunks:
     st.info("No evidence was found. Try other sources, or ingest documents on the Ingest page.")

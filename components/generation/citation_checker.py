@@ -7,7 +7,7 @@ from typing import Any
 from haystack import Document, component
 
 from components.generation.cited_answer_builder import CITATION_MARK, cited_numbers
-from components.generation.extractive_answer_generator import ABSTENTION_PREFIX
+from components.generation.extractive_answer_generator import ABSTENTION_PREFIX, UNSURE_PREFIX
 from components.resilience.scheduling import async_twin
 from components.serialization import InitParameterSerialization
 from components.text import bm25
@@ -22,7 +22,8 @@ class CitationChecker(InitParameterSerialization):
     A sentence's support is the share of its content terms (weighted by how rare they are among the listed
     chunks) found in the union of its cited chunks. It is `supported` at `min_support` or above; a sentence that
     cites nothing is never supported. Sentences without content terms (e.g. "Yes.") are left out. The product's own
-    abstention ("The sources do not answer ...") claims nothing: it is marked `abstains` and never flagged.
+    abstention ("The sources do not answer ...") and its note that it is not sure of a short answer claim nothing:
+    they are marked `abstains` and never flagged.
 
     Usage:
     ```python
@@ -57,7 +58,7 @@ class CitationChecker(InitParameterSerialization):
             if not sentence_terms:
                 carried = citations or carried
                 continue
-            if bare.strip().startswith(ABSTENTION_PREFIX) and not citations:
+            if bare.strip().startswith((ABSTENTION_PREFIX, UNSURE_PREFIX)) and not citations:
                 results.append(
                     {"text": sentence, "citations": [], "supported": True, "support_score": 1.0, "abstains": True}
                 )

@@ -13,6 +13,7 @@ from typing import Any
 from haystack import Document, component, logging
 from spacy.tokens import Span
 
+from components.generation.answer_confidence import AnswerConfidence, part_features
 from components.generation.comparison import compare, yes_no
 from components.generation.question_analysis import (
     LIGHT_NOUNS,
@@ -51,6 +52,9 @@ logger = logging.getLogger(__name__)
 ABSTENTION_PREFIX = "The sources do not answer"
 NO_SOURCES_ANSWER = f"{ABSTENTION_PREFIX} this: no source returned anything for this question."
 NO_EVIDENCE_ANSWER = f"{ABSTENTION_PREFIX} this question; the closest passages are listed below."
+# An answer whose short answer fell below the confidence threshold says so with a sentence starting with this.
+UNSURE_PREFIX = "Not sure of the short answer"
+_NO_SHORT_ANSWER: dict[str, Any] = {"short_answer": "", "short_answer_confidence": None, "parts": []}
 
 # A sentence's score: its share of the part's (locally rare) terms, plus its in-context cosine to the question,
 # plus a little for its chunk's rank, plus TYPE_BONUS when it holds a span of the kind the part asks for.
@@ -175,6 +179,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         min_support: float = 0.25,
         min_cosine: float = 0.45,
         embedding_model: str = DEFAULT_EMBEDDING_MODEL,
+        confidence_model: str = "",
+        confidence_threshold: float | None = None,
     ) -> None:
         """
         :param max_sentences: the most sentences an answer holds (1-10).
@@ -183,12 +189,21 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         :param min_cosine: ...or the in-context cosine to the question that lets it support the part anyway (0-1).
         :param embedding_model: the sentence embedding model that reads the few best phrases of a "what" back into
             the question (`phrase_span`); empty: the phrases are chosen by their position and form alone.
+        :param confidence_model: the fitted confidence model's JSON file (`answer_confidence`); empty: the packaged one.
+        :param confidence_threshold: the confidence a part's short answer needs to lead the answer (0-1); None: the
+            threshold the model file was chosen with.
         """
         self.max_sentences = within("max_sentences", max_sentences, 1, 10)
         self.max_chunks = within("max_chunks", max_chunks, 1, 20)
         self.min_support = within("min_support", min_support, 0, 1)
         self.min_cosine = within("min_cosine", min_cosine, 0, 1)
         self.embedding_model = embedding_model
+        self.confidence_model = confidence_model
+        self.confidence_threshold = (
+            None if confidence_threshold is None else within("confidence_threshold", confidence_threshold, 0, 1)
+        )
+        self._confidence = AnswerConfidence.load(confidence_model or None)
+        self.threshold = self._confidence.threshold if confidence_threshold is None else self.confidence_threshold
         self._model: Any = None
 
     def warm_up(self) -> None:
@@ -198,7 +213,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
 
             self._model = get_embedding_model(self.embedding_model)
 
-    @component.output_types(replies=list[str], short_answer=str)
+    @component.output_types(replies=list[str], short_answer=str, short_answer_confidence=float | None, parts=list[dict])
     def run(self, query: str, documents: list[Document], analysis: dict | None = None) -> dict[str, Any]:
         """Compose the answer.
 
@@ -206,10 +221,14 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         :param documents: the ranked chunks, numbered [1]..[n] in this order.
         :param analysis: the question's analysis (`QuestionAnalysis.to_dict()`); made here when not given.
         :returns: `replies`: one answer string whose sentences cite their chunks; `short_answer`: the name, date,
-            number or place the question asks for, without citations (empty when it asks for none or none was found).
+            number or place the question asks for, without citations (empty when it asks for none, none was found or
+            none is sure); `short_answer_confidence`: the confidence of the short answer shown, or of the best part's
+            when none is shown (None when nothing answers); `parts`: per part of the question, its `question`,
+            `short_answer` (shown or not), `short_answer_confidence`, whether it is `sure` (shown) and the
+            `features` its confidence read.
         """
         if not documents:
-            return {"replies": [NO_SOURCES_ANSWER], "short_answer": ""}
+            return {"replies": [NO_SOURCES_ANSWER], **_NO_SHORT_ANSWER}
         self.warm_up()
         question = QuestionAnalysis.from_dict(analysis) if analysis else analyze_question(query)
         parts = list(question.parts) or [QuestionPart(query, "what", (), tuple(terms(query)))]
@@ -217,11 +236,13 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         pool = _candidates(documents, max(self.max_chunks, BRIDGE_CHUNKS))
         candidates = [candidate for candidate in pool if candidate.rank < self.max_chunks]
         if not candidates:
-            return {"replies": [NO_EVIDENCE_ANSWER], "short_answer": ""}
+            return {"replies": [NO_EVIDENCE_ANSWER], **_NO_SHORT_ANSWER}
         document_frequency = Counter(term for candidate in candidates for term in candidate.terms)
 
         chosen: list[tuple[_Sentence, float]] = []
-        shorts: list[tuple[str, int]] = []
+        # Per answered part (its position in `picks`): its short answer, the chunk it cites and how it was found.
+        shorts: dict[int, tuple[str, int, str]] = {}
+        found_how: list[dict[str, Any]] = []  # per answered part: what its confidence reads of the sentence chosen
         unanswered: list[QuestionPart] = []
         all_scored: list[tuple[float, _Sentence, QuestionPart]] = []
         unanchored: set[int] = set()  # the sentences that lost OFF_SUBJECT_PENALTY
@@ -253,6 +274,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 continue
             scored.sort(key=lambda item: (-item[0], item[1].rank))
             best_score, best, span = scored[0][0], scored[0][1], ""
+            how, kind_match = "phrase", 0.0
             # The few best sentences are read for a span of the asked kind (TYPE_BONUS) or, for a phrase part, for a
             # phrase in its wh-word's role ("What did Tesla patent?" -> "he patented the Tesla coil": GAP_BONUS).
             gap = question_gap(part.text) if not part.wants_span and (part.focus or part.kind in PHRASE_KINDS) else None
@@ -271,12 +293,16 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                         effective = score + (bonus if fits else 0.0)
                     if effective > best_score:
                         best_score, best, span = effective, candidate, found
+                        how = "entity" if found else ("role" if gap is not None and fits else "phrase")
+                        kind_match = (1.0 if preference == 0 else 0.5) if found else 0.0
             if not span and (part.focus or part.kind in PHRASE_KINDS):
                 # No entity of the asked kind in the chosen sentence: the phrase the wh-word stands for.
                 span = phrase_span(best.text, part, question.question_terms, self._model)
             chosen.append((best, best_score))
             if span:
-                shorts.append((span, best.number))
+                shorts[len(picks)] = (span, best.number, how)
+            runner_up = max((score for score, candidate in scored if candidate is not best), default=None)
+            found_how.append({"score": best_score, "runner_up": runner_up, "kind_match": kind_match, "sentence": best})
             if not picks:
                 fellows = [
                     candidate
@@ -289,7 +315,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             all_scored.extend((score, candidate, part) for score, candidate in scored)
 
         if not chosen:
-            return {"replies": [_abstain(parts)], "short_answer": ""}
+            return {"replies": [_abstain(parts)], **_NO_SHORT_ANSWER}
         used = {id(sentence) for sentence, _ in chosen}
         # Further sentences are measured against the parts' own best ones, not against the hops (scored otherwise).
         top = max(score for _, score in chosen)
@@ -304,7 +330,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             verdict = compare(question.question, pool)
         if verdict is not None:
             # The verdict is the short answer; the sentences read for each subject follow the best one.
-            shorts = [(verdict.answer, verdict.evidence[0].number)]
+            shorts = {0: (verdict.answer, verdict.evidence[0].number, "verdict")}
             for sentence in verdict.evidence:
                 if id(sentence) not in used:
                     used.add(id(sentence))
@@ -323,7 +349,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 used.add(id(start))
                 chosen[0] = (start, chosen[0][1])
                 if span:
-                    shorts.remove((span, first.number))
+                    shorts.pop(0, None)
                 first, span = start, ""
                 fellows = [candidate for _, candidate, _ in all_scored if candidate.number == start.number]
             hops = _hops(first, part, pool, question.question_terms, weights, used, room, fellows)
@@ -346,11 +372,14 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                         crossed = _brought_in(first, *(earlier.sentence for earlier in hops[:position]))
                         found = phrase_span(hop.sentence.text, part, question.question_terms | crossed, self._model)
                     if found:
-                        hop_span, number = found, hop.sentence.number
+                        hop_span, number, last = found, hop.sentence.number, position
                 if hop_span:
-                    if span:
-                        shorts.remove((span, first.number))
-                    shorts.insert(0, (hop_span, number))
+                    shorts[0] = (hop_span, number, "chain")
+                    # The links the answer crossed, first to last: each sentence, with the one that named its bridge.
+                    links = [first]
+                    for hop in hops[: last + 1]:
+                        links += [sentence for sentence in (hop.via, hop.sentence) if sentence not in links]
+                    found_how[0]["links"] = [(link, _link_score(link, hops, found_how[0]["score"])) for link in links]
             if len(used) < self.max_sentences:
                 # A second subject the question names ("... by Harold and Tostig Godwinson, he was an Earl of which
                 # location?"): the sentence of the chunk about it that adds most to the question joins the answer.
@@ -360,13 +389,13 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     chosen.append((other, top))
         if verdict is None and not shorts:
             # A question whose wh-word aligns with no phrase ("Why ...?", "How ...?"): what its sentence adds to it.
-            for part, sentence, _, _ in picks:
+            for position, (part, sentence, _, _) in enumerate(picks):
                 if part.kind == "yes_no":
                     continue
                 if found := unasked_stretch(parse_question(sentence.text), question.question_terms):
-                    shorts.append((found, sentence.number))
+                    shorts[position] = (found, sentence.number, "stretch")
         if len(used) < self.max_sentences:
-            spans = {text for text, _ in shorts}
+            spans = {text for text, _, _ in shorts.values()}
             for score, candidate in _further_sentences(
                 all_scored, used, unanchored, spans, question.question_terms, top
             ):
@@ -379,22 +408,87 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             # No short answer beyond the question's own names: a cited sentence about its chunk's subject ("it became
             # the first aircraft to drop ...", "Smithers first appeared in ...") answers with that subject's name.
             asked = frozenset(terms(_folded(question.question)))
-            kept = [(text, number) for text, number in shorts if not _repeats_question(_folded(text), asked)]
+            kept = [text for text, _, _ in shorts.values() if not _repeats_question(_folded(text), asked)]
             if not kept:
                 found = _subject_answer(ordered, documents, question.question, asked, picks[0][3], self.min_support)
                 if found is not None:
-                    shorts = [found]
+                    shorts = {0: (*found, "subject")}
+        # Each part's short answer with its confidence; only those that reach the threshold lead the answer.
+        top_chunks = [
+            (document.content or "", str((document.meta or {}).get("source_type") or ""))
+            for document in documents[: self.max_chunks]
+        ]
+        confidences: dict[int, float] = {}
+        for position, (text, number, how) in shorts.items():
+            part, stats = picks[position][0], found_how[position]
+            # A chain is as sure as its weakest link: each link's sentence is rated as one the span rests on.
+            links = stats.get("links") if how == "chain" else None
+            rated = []
+            for sentence, score in links or [(stats["sentence"], stats["score"])]:
+                features = part_features(
+                    score=score,
+                    runner_up=stats["runner_up"],
+                    cosine=sentence.cosine,
+                    rank=number - 1 if not links else sentence.rank,
+                    kind_match=stats["kind_match"] if how == "entity" else 0.0,
+                    alternatives=_alternatives(sentence.text, part, question.question_terms) if how == "entity" else 0,
+                    sentence=sentence.text if how in {"entity", "role", "phrase", "chain"} else "",
+                    found_by=how,
+                    span=text,
+                    chunks=top_chunks,
+                    labels=part.labels,
+                    asks_phrase=bool(part.focus) or part.kind in PHRASE_KINDS,
+                    parts=len(parts),
+                    question_terms=question.question_terms,
+                )
+                rated.append((self._confidence.probability(features), features))
+            confidences[position], stats["features"] = min(rated, key=lambda item: item[0])
+        sure = {position for position, value in confidences.items() if value >= self.threshold}
+        shown = [(text, number) for position, (text, number, _) in sorted(shorts.items()) if position in sure]
         lines = []
-        if shorts:
-            lines.append("; ".join(f"{text} [{number}]" for text, number in dict.fromkeys(shorts)) + ".")
+        if shown:
+            lines.append("; ".join(f"{text} [{number}]" for text, number in dict.fromkeys(shown)) + ".")
         first_number: dict[str, int] = {}  # the same sentence from two chunks is cited once, to the first
         for sentence in ordered:
             first_number.setdefault(sentence.text, sentence.number)
-        lines.extend(_cite(text, number) for text, number in first_number.items())
+        cited = [_cite(text, number) for text, number in first_number.items()]
+        links = found_how[0].get("links") if shorts.get(0, ("", 0, ""))[2] == "chain" else None
+        if links:
+            # A chain states the bridges it crossed in one line: "X was directed by A [1]; A was born in B [2]."
+            chain = [_cite(sentence.text, first_number[sentence.text]) for sentence, _ in links]
+            cited = [line for line in cited if line not in chain]
+            cited.insert(0, "; ".join(line.removesuffix(".") for line in chain) + ".")
+        lines.extend(cited)
+        unsure = [picks[position][0] for position in sorted(set(shorts) - sure)]
+        if unsure and not shown:
+            # No headline: the answer opens with its best cited sentence and says so.
+            lines.insert(1, f"{UNSURE_PREFIX}; the cited sentences are what the sources say.")
+        elif unsure:
+            lines.extend(f'{UNSURE_PREFIX} to "{part.text}".' for part in unsure)
         if unanswered:
             lines.append(_abstain(unanswered, partial=True))
-        short_answer = "; ".join(dict.fromkeys(text for text, _ in shorts))
-        return {"replies": [" ".join(lines)], "short_answer": short_answer}
+        short_answer = "; ".join(dict.fromkeys(text for text, _ in shown))
+        answer_parts = []
+        for part in parts:
+            position = next((index for index, pick in enumerate(picks) if pick[0] is part), None)
+            text = shorts[position][0] if position in shorts else ""
+            answer_parts.append(
+                {
+                    "question": part.text,
+                    "short_answer": text,
+                    "short_answer_confidence": round(confidences.get(position, 0.0), 4),
+                    "sure": position in sure,
+                    "features": found_how[position].get("features") if position is not None else None,
+                }
+            )
+        headline = [confidences[position] for position in sure]
+        overall = min(headline) if headline else max(confidences.values(), default=0.0)
+        return {
+            "replies": [" ".join(lines)],
+            "short_answer": short_answer,
+            "short_answer_confidence": round(overall, 4),
+            "parts": answer_parts,
+        }
 
 
 # How many tokens of distance being the doer of the question's verb is worth for a "who" question.
@@ -754,6 +848,17 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
     if part.kind == "how_much" and noun is not None and found[-1].head == noun and noun.pos_ in {"NOUN", "PROPN"}:
         found = doc[found.start : found.end + 1]
     return found.text.strip(" ,;-–"), preference
+
+
+def _link_score(sentence: _Sentence, hops: list[_Hop], first_score: float) -> float:
+    """A chain link's score: its hop's, or the first sentence's own."""
+    return next((hop.score for hop in hops if sentence in (hop.sentence, hop.via)), first_score)
+
+
+def _alternatives(sentence: str, part: QuestionPart, question_terms: frozenset[str]) -> int:
+    """How many entities of the part's labels besides the one chosen the sentence names (its parse is cached)."""
+    found = {ent.text for ent in parse(sentence).ents if ent.label_ in part.labels}
+    return max(0, len({text for text in found if not _repeats_question(text, question_terms)}) - 1)
 
 
 def _partners(doc: Any, question: str) -> set[int]:

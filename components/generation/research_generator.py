@@ -60,6 +60,8 @@ class ResearchGenerator(InitParameterSerialization):
         generation_kwargs: dict[str, Any] | None = None,
         max_sentences: int = 3,
         max_response_bytes: int | None = None,
+        confidence_model: str = "",
+        confidence_threshold: float | None = None,
     ) -> None:
         """
         :param generator: `extractive` or `openai`; empty takes the `GENERATOR` setting.
@@ -70,6 +72,8 @@ class ResearchGenerator(InitParameterSerialization):
         :param generation_kwargs: extra chat parameters (temperature, max_tokens, ...).
         :param max_sentences: the extractive answer's length in sentences.
         :param max_response_bytes: the largest answer read from the chat server; empty takes `UPSTREAM_MAX_BYTES`.
+        :param confidence_model: the extractive answer's confidence model file (empty: the packaged one).
+        :param confidence_threshold: the confidence its short answer needs to lead the answer (None: the model's).
         """
         self.max_response_bytes = max_response_bytes
         if generator is not None and generator not in GENERATORS:
@@ -84,7 +88,11 @@ class ResearchGenerator(InitParameterSerialization):
         self.retries = int(retries)
         self.generation_kwargs = dict(generation_kwargs or {})
         self.max_sentences = max_sentences
-        self._extractive = ExtractiveAnswerGenerator(max_sentences=max_sentences)
+        self.confidence_model = confidence_model
+        self.confidence_threshold = confidence_threshold
+        self._extractive = ExtractiveAnswerGenerator(
+            max_sentences=max_sentences, confidence_model=confidence_model, confidence_threshold=confidence_threshold
+        )
         self._chat: Any = None
         self._chat_problem: str | None = None
         self._kind: str | None = None
@@ -128,7 +136,9 @@ class ResearchGenerator(InitParameterSerialization):
             )
         self._kind = kind
 
-    @component.output_types(replies=list[str], short_answer=str, status=SourceStatus)
+    @component.output_types(
+        replies=list[str], short_answer=str, status=SourceStatus, short_answer_confidence=float | None, parts=list[dict]
+    )
     def run(
         self,
         messages: list[ChatMessage],
@@ -145,7 +155,9 @@ class ResearchGenerator(InitParameterSerialization):
         :param streaming_callback: called with each piece of the answer as it arrives.
         :param analysis: the question's analysis (`QuestionAnalyzer`); the extractive answer makes it when absent.
         :returns: `replies`: the answer text (one string); `short_answer`: the name, date, number or place that
-            leads the answer (empty when there is none); `status`: how generation went (source `generator`).
+            leads the answer (empty when there is none); `status`: how generation went (source `generator`);
+            `short_answer_confidence` and `parts`: the extractive answer's (`ExtractiveAnswerGenerator.run`); a chat
+            model's answer has no confidence (None) and no parts.
         """
         self.warm_up()
         started = time.monotonic()
@@ -175,7 +187,13 @@ class ResearchGenerator(InitParameterSerialization):
         assert self._guard is not None
         _, status = self._guard.call(work, deadline=deadline)
         if status.ok and replies:
-            return {"replies": replies[:1], "short_answer": leading_short_answer(replies[0]), "status": status}
+            return {
+                "replies": replies[:1],
+                "short_answer": leading_short_answer(replies[0]),
+                "status": status,
+                "short_answer_confidence": None,
+                "parts": [],
+            }
         return self._fallback(query, documents, analysis, streaming_callback, started, status.message, status.status)
 
     def _fallback(
@@ -205,7 +223,13 @@ class ResearchGenerator(InitParameterSerialization):
             total_found=int(reason is None),
             message=note,
         )
-        return {"replies": answer["replies"], "short_answer": answer["short_answer"], "status": status}
+        return {
+            "replies": answer["replies"],
+            "short_answer": answer["short_answer"],
+            "status": status,
+            "short_answer_confidence": answer["short_answer_confidence"],
+            "parts": answer["parts"],
+        }
 
 
 def leading_short_answer(reply: str) -> str:

@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "pipelines.cli.entity",
     "pipelines.cli.eval",
     "pipelines.cli.arxiv",
+    "pipelines.cli.fit",
 )
 
 

@@ -94,8 +94,10 @@ def token_f1(prediction: str, answers: Sequence[str]) -> float:
 
 def scored_answer(record: dict[str, Any]) -> str:
     """What exact match and token F1 compare with the gold answers: the short answer when the answer leads with
-    one, else the whole answer."""
-    return str(record.get("short_answer") or record.get("answer") or "")
+    one, else the whole answer. A short answer held back as unsure still counts here (its parts' short answers):
+    what is shown is scored by `selective`."""
+    candidates = "; ".join(dict.fromkeys(p["short_answer"] for p in record.get("parts") or [] if p.get("short_answer")))
+    return str(candidates or record.get("short_answer") or record.get("answer") or "")
 
 
 def answer_contains_gold(prediction: str, answers: Sequence[str]) -> float:

@@ -23,6 +23,7 @@ summary["variants"]["hybrid"]["retrieval"]["mrr@10"]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -69,6 +70,7 @@ class EvaluationConfig:
     resume: bool = False
     top_k: int = 10
     progress: bool = True
+    capture: Path | None = None  # write what the answer generator was given per question here (`capture`)
 
     def __post_init__(self) -> None:
         self.questions = Path(self.questions)
@@ -124,7 +126,8 @@ def load_jsonl(path: Path, required: Sequence[str]) -> list[dict[str, Any]]:
 def load_questions(path: Path) -> list[dict[str, Any]]:
     """Questions with `id`, `question`, `answers` (list) and `gold_doc_ids` (list)."""
     questions = load_jsonl(path, ("id", "question"))
-    for record in questions:
+    for index, record in enumerate(questions):
+        record["index"] = index  # its position in the file (the multi-hop sets' halves are by position)
         record["id"] = str(record["id"])
         record["answers"] = [str(answer) for answer in record.get("answers") or []]
         record["gold_doc_ids"] = [str(doc_id) for doc_id in record.get("gold_doc_ids") or []]
@@ -284,8 +287,15 @@ class EvaluationRun:
         try:
             self.prepare_knowledge_base()
             records_by_variant: dict[str, list[dict[str, Any]]] = {}
-            for variant in self.config.variants:
-                records_by_variant[variant] = self._run_variant(variant, questions)
+            with contextlib.ExitStack() as stack:
+                if self.config.capture is not None:
+                    from pipelines.evaluation import capture
+
+                    captured = stack.enter_context(capture.capturing())
+                for variant in self.config.variants:
+                    records_by_variant[variant] = self._run_variant(variant, questions)
+            if self.config.capture is not None:
+                capture.write_capture(capture.attach_gold(captured, questions), Path(self.config.capture))
         finally:
             if self.collection is not None:
                 self._restore_collection(previous_collection)
@@ -380,6 +390,7 @@ class EvaluationRun:
                 )
         return {
             "id": question["id"],
+            "index": question.get("index"),
             "question": question["question"],
             "gold_doc_ids": question["gold_doc_ids"],
             "answers": question["answers"],
@@ -387,11 +398,37 @@ class EvaluationRun:
             "ranked_sources": [found_by[chunk.chunk_id] for chunk in answer.chunks],
             "answer": answer.answer,
             "short_answer": answer.short_answer,
+            "parts": answer.parts,
             "citations": citations,
             "statuses": answer.statuses,
             "latency_ms": round(latency_ms, 3),
             "error": error,
         }
+
+    def _selective(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        """What the analyst sees of the short answers (`selective`): over all questions with a gold answer, and per
+        half of a set that has halves (the public dev sets and the demo questions)."""
+        from pipelines.evaluation.confidence_fit import HALVES, half_of, has_halves
+        from pipelines.evaluation.selective import curve_summary, part_rows
+
+        labelled = [record for record in records if record["answers"] and record.get("answer") is not None]
+        out = {"all": curve_summary([row for record in labelled for row in part_rows(record)])}
+        name = self.set_name
+        if has_halves(name):
+            for half in HALVES:
+                chosen = [record for record in labelled if half_of(name, record) == half]
+                out[half] = curve_summary([row for record in chosen for row in part_rows(record)])
+                out[half]["questions"] = len(chosen)
+                out[half]["token_f1"] = metrics.mean(
+                    metrics.token_f1(metrics.scored_answer(r), r["answers"]) for r in chosen
+                )
+        return out
+
+    @property
+    def set_name(self) -> str:
+        """The question set's name: its folder's for a file called `questions.jsonl`, else the file's."""
+        path = self.config.questions
+        return path.parent.name if path.stem == "questions" else path.stem
 
     def _supports(self, sentence: str, chunk_text: str) -> bool:
         if metrics.lexical_support(sentence, chunk_text) >= LEXICAL_SUPPORT:
@@ -430,7 +467,11 @@ class EvaluationRun:
                 answers["token_f1"] = metrics.mean(
                     metrics.token_f1(metrics.scored_answer(r), r["answers"]) for r in answered
                 )
-                answers["short_answer_share"] = metrics.mean(float(bool(r.get("short_answer"))) for r in answered)
+                # Whether the answer step found a short answer, shown or held back as unsure (`selective`: shown).
+                answers["short_answer_share"] = metrics.mean(
+                    float(bool(r.get("short_answer") or any(p.get("short_answer") for p in r.get("parts") or [])))
+                    for r in answered
+                )
                 answers["contains_gold"] = metrics.mean(
                     metrics.answer_contains_gold(r["answer"], r["answers"]) for r in answered
                 )
@@ -444,6 +485,7 @@ class EvaluationRun:
             answers["pipeline_supported_share"] = metrics.mean(float(flag) for flag in flagged)
             latencies = [r["latency_ms"] for r in records]
             variants[variant] = {
+                "selective": self._selective(records),
                 "questions": len(records),
                 "errors": sum(1 for r in records if r.get("error")),
                 "retrieval": retrieval,
@@ -532,6 +574,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true", help="continue an interrupted run in the same --out")
     parser.add_argument("-k", "--top-k", dest="top_k", type=int, default=10, help="chunks per question (default: 10)")
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars")
+    parser.add_argument(
+        "--capture", type=Path, default=None, help="write the chunks the answer step was given per question (JSONL)"
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
@@ -551,6 +596,7 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
         resume=args.resume,
         top_k=args.top_k or 10,
         progress=args.progress,
+        capture=args.capture,
     )
 
 
@@ -567,9 +613,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pipelines.cli import UserError
 
         raise UserError(str(exc)) from exc
-    from pipelines.evaluation.report import summary_table
+    from pipelines.evaluation.report import selective_table, summary_table
 
     print(summary_table(summary))
+    if selective := selective_table(summary):
+        print("\n" + selective)
     failures = summary.get("corpus_failures") or []
     if failures:
         from ingest.report import printable

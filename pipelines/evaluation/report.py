@@ -60,6 +60,22 @@ def summary_table(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def selective_table(summary: dict[str, Any]) -> str:
+    """What the analyst sees of the short answers: per variant (and half, when the set has halves), the share of
+    question parts with a headline, the share of shown headlines that are right, the area under the risk-coverage
+    curve and the confidence's calibration error."""
+    header = ["variant", "half", "parts", "coverage", "precision", "AURC", "ECE"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name, variant in summary["variants"].items():
+        for half, scores in (variant.get("selective") or {}).items():
+            if not scores.get("parts"):
+                continue
+            row = [name, half, str(scores["parts"])]
+            row += [_fmt(scores.get(key)) for key in ("coverage", "precision", "aurc", "ece")]
+            lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
 def _sources_table(summary: dict[str, Any]) -> str:
     lines = [
         "| variant | source | chunk share | citation share | first gold hit | statuses |",
@@ -116,6 +132,14 @@ def markdown_report(summary: dict[str, Any]) -> str:
                 summary_table(summary),
                 *_corpus_failures(summary),
                 "![retrieval](retrieval.png)\n\n![latency](latency.png)",
+                "## What the analyst sees of the short answer",
+                "A part's short answer leads the answer (a headline) only when its confidence reaches the threshold. "
+                "Coverage: share of question parts with a headline; precision: share of shown headlines that are "
+                "right (token F1 >= 0.5 with a gold answer); AURC: area under the risk-coverage curve (lower is "
+                "better); ECE: expected calibration error of the confidence (10 bins). EM and F1 above score every "
+                "part's short answer, shown or not.",
+                selective_table(summary) or "No question part had a gold answer.",
+                "![risk-coverage](risk_coverage.png)",
                 "## Each source's contribution",
                 _sources_table(summary),
                 "![sources](sources.png)",
@@ -194,6 +218,15 @@ def write_charts(summary: dict[str, Any], out: Path) -> list[Path]:
     written.append(out / "sources.png")
     figure.savefig(written[-1], dpi=110)
     plt.close(figure)
+
+    from pipelines.evaluation.selective import write_risk_coverage_chart
+
+    curves = {
+        f"{name} ({half})" if half != "all" else name: scores
+        for name in names
+        for half, scores in (summary["variants"][name].get("selective") or {}).items()
+    }
+    written.append(write_risk_coverage_chart(curves, out / "risk_coverage.png"))
     return written
 
 

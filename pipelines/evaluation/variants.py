@@ -62,6 +62,8 @@ class VariantAnswer:
     short_answer: str = ""  # the answer's leading name, date, number or place, when it has one
     sentences: list[CitedSentence] = field(default_factory=list)
     statuses: dict[str, str] = field(default_factory=dict)
+    # Per part of the question: {"question", "short_answer", "short_answer_confidence", "sure"} (the offline answer's).
+    parts: list[dict[str, Any]] = field(default_factory=list)
 
 
 def parse_variant(spec: str, default_sources: Sequence[str] | None = None) -> tuple[str, list[str] | None]:
@@ -183,6 +185,10 @@ class ResearchVariant:
             short_answer=str(_get(result, "short_answer", default="") or ""),
             sentences=sentences,
             statuses=statuses,
+            parts=[
+                part.model_dump() if hasattr(part, "model_dump") else dict(part)
+                for part in _get(result, "parts", default=[]) or []
+            ],
         )
 
 

@@ -135,11 +135,24 @@ def last_user_message(messages: list[dict]) -> str | None:
     return None
 
 
+def confidence_note(result: Any) -> str | None:
+    """One line on how sure the short answer is (None when the answer has no confidence): "Short answer: sure
+    (confidence 87%)." or "Short answer: not sure (confidence 31%), so none is given."."""
+    confidence = getattr(result, "short_answer_confidence", None)
+    if confidence is None:
+        return None
+    if result.short_answer:
+        return f"Short answer: sure (confidence {confidence:.0%})."
+    return f"Short answer: not sure (confidence {confidence:.0%}), so none is given."
+
+
 def format_chat_answer(result: Any, include_answer: bool = True) -> str:
     """The chat reply: the cited answer, then the numbered sources it cites (title and link)."""
     lines: list[str] = []
     if include_answer:
         lines.append(result.answer.strip() or "The sources do not answer this question.")
+    if (note := confidence_note(result)) is not None:
+        lines.append(f"\n\n{note}")
     cited = {citation.number for citation in result.citations}
     sources = []
     for number, chunk in enumerate(result.chunks, start=1):

@@ -191,3 +191,23 @@ def test_markdown_in_a_document_is_shown_as_text(app_url, browser_page, pixel_se
     assert page.locator(f"img[src^='{base}']").count() == 0
     assert page.locator(f"a[href^='{base}']").count() == 0  # no link either, not even a bare URL made one
     assert pixel_server.requests == []
+
+
+# Two demo questions whose short answers the packaged confidence rates on either side of its threshold.
+SURE_QUESTION = "When did Neo Technology bring out the Cypher query language?"
+UNSURE_QUESTION = "Who heads Qdrant Solutions as chief executive?"
+
+
+def test_a_sure_and_an_unsure_short_answer_look_different(app_url, browser_page):
+    page = ask(browser_page, app_url, SURE_QUESTION)
+    page.get_by_text("Sure of the short answer").first.wait_for()
+    page.get_by_role("heading", name="2011", exact=True).wait_for()  # the headline
+    assert page.get_by_text("Not sure of the short answer").count() == 0
+    page.screenshot(path=str(ARTIFACTS / "sure-answer.png"), full_page=True)
+
+    page = ask(browser_page, app_url, UNSURE_QUESTION)
+    warning = page.locator("[data-testid='stAlert']").filter(has_text="Not sure of the short answer")
+    warning.first.wait_for()
+    assert page.get_by_text("Sure of the short answer:").count() == 0
+    assert page.get_by_role("heading", name="Vasnetsov and André Zayarni").count() == 0  # no headline
+    page.screenshot(path=str(ARTIFACTS / "unsure-answer.png"), full_page=True)

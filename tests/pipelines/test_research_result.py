@@ -58,3 +58,46 @@ class TestFromOutputs:
         assert [s.citations for s in result.sentences] == [[1], [], [2]]
         assert [s.supported for s in result.sentences] == [True, False, True]
         assert result.invalid_citations == [2]
+
+
+class TestShortAnswerConfidence:
+    def test_the_confidence_and_each_part_are_carried_to_every_output(self) -> None:
+        from pipelines.serving.models import format_chat_answer
+
+        outputs = {
+            "answer": "Orvelle Dunmark founded the works [1]. Not sure of the short answer; the cited sentences are "
+            "what the sources say.",
+            "short_answer": "",
+            "short_answer_confidence": 0.31,
+            "parts": [
+                {
+                    "question": "Who founded the works",
+                    "short_answer": "Orvelle Dunmark",
+                    "short_answer_confidence": 0.31,
+                    "sure": False,
+                    "features": {"cosine": 0.5},  # the generator's own; not part of the result
+                }
+            ],
+        }
+        result = ResearchResult.from_outputs("Who founded the works?", outputs)
+        assert result.short_answer_confidence == 0.31
+        dumped = result.model_dump(mode="json")  # what the HTTP API and the MCP tool return
+        assert dumped["short_answer_confidence"] == 0.31
+        assert dumped["parts"] == [
+            {
+                "question": "Who founded the works",
+                "short_answer": "Orvelle Dunmark",
+                "short_answer_confidence": 0.31,
+                "sure": False,
+            }
+        ]
+        assert "Short answer: not sure (confidence 31%)" in format_chat_answer(result)
+        sure = result.model_copy(update={"short_answer": "Orvelle Dunmark", "short_answer_confidence": 0.93})
+        assert "Short answer: sure (confidence 93%)" in format_chat_answer(sure)
+
+    def test_an_answer_without_a_confidence_says_nothing_of_it(self) -> None:
+        from pipelines.serving.models import format_chat_answer
+
+        result = ResearchResult.from_outputs("Why?", {"answer": "The sources do not answer this question."})
+        assert result.short_answer_confidence is None and result.parts == []
+        assert "Short answer" not in format_chat_answer(result)

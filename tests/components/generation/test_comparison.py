@@ -89,7 +89,7 @@ class TestInTheAnswer:
             kb_document("velvet", BANDS[0].text + " Its first album sold well.", 0.6, title="Velvet Harbour"),
             kb_document("copper", BANDS[1].text + " The band toured Japan twice.", 0.5, title="Copper Lantern"),
         ]
-        out = ExtractiveAnswerGenerator().run(
+        out = ExtractiveAnswerGenerator(confidence_threshold=0.0).run(
             query="Which band was formed first, Velvet Harbour or Copper Lantern?", documents=documents
         )
         assert out["short_answer"] == "Velvet Harbour"

@@ -33,7 +33,7 @@ class TestExtractiveAnswerGenerator:
         assert ExtractiveAnswerGenerator.from_dict(generator.to_dict()).to_dict() == generator.to_dict()
 
     def test_answers_with_the_best_sentence_citing_its_chunk(self):
-        answer = ExtractiveAnswerGenerator(max_sentences=1).run(
+        answer = ExtractiveAnswerGenerator(max_sentences=1, confidence_threshold=0.0).run(
             query="In which stadium was the game played?", documents=[WARSAW, SUPER_BOWL]
         )["replies"][0]
         # "which stadium" asks for a phrase headed by "stadium": it leads, taken from the cited sentence.

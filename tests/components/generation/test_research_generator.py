@@ -27,6 +27,8 @@ def server(chat_server, monkeypatch):  # noqa: F811
 
 
 def _chat(url: str, **kwargs) -> ResearchGenerator:
+    # The fallback's short answer leads whatever its confidence (threshold 0): these tests read the fallback.
+    kwargs.setdefault("confidence_threshold", 0.0)
     generator = ResearchGenerator(generator="openai", model="contract-model", api_base_url=url, **kwargs)
     generator.warm_up()
     return generator
@@ -51,11 +53,14 @@ class TestResearchGenerator:
         assert ResearchGenerator.from_dict(data).to_dict() == data
 
     def test_extractive_by_default_streams_its_answer(self, settings):
-        generator = ResearchGenerator()
+        generator = ResearchGenerator(confidence_threshold=0.0)
         generator.warm_up()
         assert generator.kind == "extractive"
         chunks: list[StreamingChunk] = []
         result = generator.run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION, streaming_callback=chunks.append)
+        # The extractive answer's confidence and parts travel with it.
+        assert 0.0 < result["short_answer_confidence"] < 1.0
+        assert [part["sure"] for part in result["parts"]] == [True]
         # "Who won": the sentence's subject leads as the short answer, then the sentence it comes from.
         assert result["replies"] == [
             "The Denver Broncos [1]. The Denver Broncos defeated the Carolina Panthers 24-10 to win Super Bowl 50 [1]."

@@ -118,6 +118,10 @@ class TestResearch:
         assert numbers and max(numbers) <= len(result["chunks"])
         assert {status["source"] for status in result["statuses"]} >= {"kb_dense", "kb_keyword"}
         assert all(status["status"] in ("success", "partial", "skipped") for status in result["statuses"])
+        # The short answer's confidence travels with the result, per part too.
+        assert 0.0 <= result["short_answer_confidence"] <= 1.0
+        fields = {"question", "short_answer", "short_answer_confidence", "sure"}
+        assert result["parts"] and set(result["parts"][0]) == fields
 
     def test_optional_inputs_restrict_the_evidence(self, server: RunningServer) -> None:
         body = {
@@ -277,6 +281,7 @@ class TestChatCompletions:
         assert response.status_code == 200, response.text
         content = response.json()["choices"][0]["message"]["content"]
         assert "Super Bowl 50" in content and "Sources:" in content and "[1]" in content
+        assert "Short answer: sure (confidence" in content or "Short answer: not sure (confidence" in content
 
     def test_streamed_answer(self, server: RunningServer) -> None:
         body = {
@@ -340,6 +345,7 @@ class TestMCP:
         assert not {"deploy_pipeline", "undeploy_pipeline"} & names
         assert [doc["title"] for doc in listed["documents"]] == ["Reciprocal rank fusion"]
         assert "navigable small world" in answer
+        assert {"short_answer_confidence", "parts"} <= set(json.loads(answer))  # the confidence reaches MCP clients
         assert found["entities"][0]["name"] == "Denver Broncos" and found["entities"][0]["match"] == "exact"
 
     def test_stock_hayhooks_mcp_run_serves_the_same_tools(self, server: RunningServer, work_dir: Path) -> None:

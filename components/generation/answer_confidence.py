@@ -1,0 +1,243 @@
+"""How likely a part's short answer is right: a logistic model over what the answer generator already knows.
+
+The extractive answer's short answer (a name, date, number, place or phrase) is shown as the answer's headline only
+when its confidence reaches a threshold; below it, the answer opens with its best cited sentence and says it is not
+sure of the short answer. The confidence is the probability, from a logistic regression fitted on labelled
+questions (`research fit answer`), that the part's short answer matches a gold answer (token F1 >= 0.5).
+
+The features (`part_features`) are general properties of how the answer was found, never its wording: the chosen
+sentence's score, its margin over the runner-up, its cosine to the question and its chunk's rank; whether the span
+is an entity of the asked kind; how the span was found; how many of the top chunks name it; whether the graph names
+it; what the question asks for; how many parts it has; and the span's length and overlap with the question.
+
+The fitted model lives in a small versioned JSON file (`answer_confidence.json` beside this module by default):
+`{"version", "features", "mean", "scale", "coef", "intercept", "threshold", "fitted_from", "command", ...}`.
+
+Usage:
+```python
+model = AnswerConfidence.load()  # the packaged file
+model.probability(part_features(...)) >= model.threshold
+```
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from components.text.analyzer import stem, terms, words
+
+MODEL_VERSION = 1
+DEFAULT_MODEL_PATH = Path(__file__).with_name("answer_confidence.json")
+
+# How a part's short answer was found.
+FOUND_BY = ("entity", "role", "phrase", "chain", "verdict", "stretch", "subject")
+
+FEATURES = (
+    "score",  # the chosen sentence's score (term share, cosine, rank and the kind bonus)
+    "margin",  # its score over the best other sentence's (0 when it stood alone)
+    "cosine",  # the chosen sentence's cosine to the question
+    "top_rank",  # 1 / (1 + rank of its chunk)
+    "kind_match",  # 1: an entity of the kind asked first; 0.5: of another asked kind; 0: none
+    "alternatives",  # log(1 + other entities of the asked kinds in the sentence)
+    "share",  # share of the question's terms the sentence holds
+    "distance",  # log(1 + words between the span and the nearest question word in its sentence)
+    *(f"found_{how}" for how in FOUND_BY),
+    "agreement",  # share of the top chunks that name the span
+    "graph_support",  # a graph chunk names the span
+    "asks_name",  # the part asks for an entity (a name, date, number or place)
+    "asks_value",  # ... a date, time or quantity
+    "asks_phrase",  # ... a phrase the wh-word stands for
+    "parts",  # number of parts of the question, minus one
+    "span_words",  # log(1 + words of the span)
+    "span_asked",  # share of the span's terms the question already holds
+)
+
+
+def part_features(
+    *,
+    score: float,
+    runner_up: float | None,
+    cosine: float,
+    rank: int,
+    kind_match: float,
+    alternatives: int,
+    sentence: str,
+    found_by: str,
+    span: str,
+    chunks: Sequence[tuple[str, str]],
+    labels: Sequence[str],
+    asks_phrase: bool,
+    parts: int,
+    question_terms: frozenset[str],
+) -> dict[str, float]:
+    """The features of one part's short answer.
+
+    :param score: the chosen sentence's score; `runner_up`: the best other sentence's (None when there was none).
+    :param cosine: the chosen sentence's cosine to the question; `rank`: its chunk's 0-based rank.
+    :param kind_match: 1.0 for an entity of the part's first label, 0.5 another of its labels, 0.0 none.
+    :param alternatives: the other entities of the asked kinds in the sentence.
+    :param sentence: the sentence the span was taken from.
+    :param found_by: how the span was found (one of `FOUND_BY`).
+    :param span: the short answer.
+    :param chunks: the top chunks as (text, source type).
+    :param labels: the entity labels the part asks for; `asks_phrase`: it asks for a phrase instead.
+    :param parts: the question's number of parts; `question_terms`: the question's terms.
+    """
+    if found_by not in FOUND_BY:
+        raise ValueError(f"found_by must be one of {', '.join(FOUND_BY)}, not {found_by!r}")
+    needle = " ".join(span.lower().split())
+    naming = [source for text, source in chunks if needle and needle in " ".join(text.lower().split())]
+    span_terms = frozenset(terms(span))
+    sentence_terms = frozenset(terms(sentence))
+    features = {
+        "score": score,
+        "margin": min(score - runner_up, 2.0) if runner_up is not None else 2.0,
+        "cosine": cosine,
+        "top_rank": 1.0 / (1 + rank),
+        "kind_match": kind_match,
+        "alternatives": math.log1p(alternatives),
+        "share": len(sentence_terms & question_terms) / len(question_terms) if question_terms else 0.0,
+        "distance": math.log1p(_distance(words(span), words(sentence), question_terms)),
+        **{f"found_{how}": float(how == found_by) for how in FOUND_BY},
+        "agreement": len(naming) / len(chunks) if chunks else 0.0,
+        "graph_support": float("graph" in naming),
+        "asks_name": float(bool(labels)),
+        "asks_value": float(bool(labels) and labels[0] in VALUE_LABELS_ASKED),
+        "asks_phrase": float(asks_phrase and not labels),
+        "parts": float(parts - 1),
+        "span_words": math.log1p(len(span.split())),
+        "span_asked": len(span_terms & question_terms) / len(span_terms) if span_terms else 0.0,
+    }
+    return features
+
+
+FAR = 30  # the distance of a span its sentence does not hold, or a sentence without the question's words
+
+
+def _distance(span: list[str], sentence: list[str], question_terms: frozenset[str]) -> int:
+    """Words between the span's first occurrence in the sentence and the nearest of the question's words outside it
+    (`FAR` when the sentence does not hold the span or none of those words)."""
+    starts = [i for i in range(len(sentence) - len(span) + 1) if span and sentence[i : i + len(span)] == span]
+    if not starts:
+        return FAR
+    start, end = starts[0], starts[0] + len(span) - 1
+    gaps = [
+        start - i if i < start else i - end
+        for i, word in enumerate(sentence)
+        if not start <= i <= end and stem(word) in question_terms
+    ]
+    return min([FAR, *gaps])
+
+
+VALUE_LABELS_ASKED = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL", "ORDINAL"})
+
+
+class ConfidenceModelError(ValueError):
+    """A confidence model file that cannot be used; the message says why."""
+
+
+@dataclass(frozen=True)
+class AnswerConfidence:
+    """A fitted logistic model: `probability(features)` and the `threshold` a headline must reach."""
+
+    features: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+    intercept: float
+    threshold: float
+    meta: Mapping[str, Any]
+
+    def probability(self, features: Mapping[str, float]) -> float:
+        """The probability that the short answer these features describe is right."""
+        z = self.intercept
+        for name, mean, scale, weight in zip(self.features, self.mean, self.scale, self.coef, strict=True):
+            z += weight * (float(features.get(name, 0.0)) - mean) / scale
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AnswerConfidence:
+        """The model a confidence file holds; `ConfidenceModelError` when it is not one this code can use."""
+        if data.get("version") != MODEL_VERSION:
+            raise ConfidenceModelError(f"the confidence model is version {data.get('version')!r}, not {MODEL_VERSION}")
+        try:
+            features = tuple(str(name) for name in data["features"])
+            columns = [tuple(float(value) for value in data[key]) for key in ("mean", "scale", "coef")]
+            intercept, threshold = float(data["intercept"]), float(data["threshold"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfidenceModelError(f"the confidence model lacks or mistypes {exc}") from exc
+        if any(len(column) != len(features) for column in columns) or any(value <= 0 for value in columns[1]):
+            raise ConfidenceModelError("the confidence model's features, mean, scale and coef do not match")
+        unknown = sorted(set(features) - set(FEATURES))
+        if unknown:
+            raise ConfidenceModelError(f"the confidence model reads unknown features: {', '.join(unknown)}")
+        meta = {key: value for key, value in data.items() if key not in {"features", "mean", "scale", "coef"}}
+        return cls(features, *columns, intercept, threshold, meta)
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> AnswerConfidence:
+        """The model in `path` (the packaged file when None); read once per path."""
+        return _load(str(Path(path) if path else DEFAULT_MODEL_PATH))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.meta,
+            "features": list(self.features),
+            "mean": list(self.mean),
+            "scale": list(self.scale),
+            "coef": list(self.coef),
+            "intercept": self.intercept,
+            "threshold": self.threshold,
+        }
+
+
+@lru_cache(maxsize=8)
+def _load(path: str) -> AnswerConfidence:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfidenceModelError(f"no confidence model at {path}") from exc
+    except json.JSONDecodeError as exc:
+        raise ConfidenceModelError(f"the confidence model at {path} is not JSON: {exc.msg}") from exc
+    if not isinstance(data, dict):
+        raise ConfidenceModelError(f"the confidence model at {path} is not a JSON object")
+    return AnswerConfidence.from_dict(data)
+
+
+def fit(
+    rows: Sequence[Mapping[str, float]],
+    labels: Sequence[bool],
+    threshold: float,
+    features: Sequence[str] = FEATURES,
+    c: float = 1.0,
+    meta: Mapping[str, Any] | None = None,
+) -> AnswerConfidence:
+    """A logistic regression (scikit-learn, standardised features, L2 with strength `1/c`) fitted to `rows`
+    labelled right (True) or wrong; both labels must occur."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    if len(rows) != len(labels) or not rows:
+        raise ValueError("fit needs as many labels as rows, and at least one")
+    if len(set(bool(label) for label in labels)) < 2:
+        raise ValueError("fit needs both right and wrong short answers among the labelled rows")
+    matrix = np.array([[float(row.get(name, 0.0)) for name in features] for row in rows])
+    mean = matrix.mean(axis=0)
+    scale = matrix.std(axis=0)
+    scale[scale == 0] = 1.0
+    model = LogisticRegression(C=c, max_iter=1000).fit((matrix - mean) / scale, np.array(labels, dtype=int))
+    return AnswerConfidence(
+        tuple(features),
+        tuple(float(value) for value in mean),
+        tuple(float(value) for value in scale),
+        tuple(float(value) for value in model.coef_[0]),
+        float(model.intercept_[0]),
+        float(threshold),
+        {"version": MODEL_VERSION, **(meta or {})},
+    )

@@ -1,0 +1,105 @@
+"""Capture and replay of the offline answer step: what the answer generator was given, per question.
+
+`research eval QUESTIONS.jsonl --capture FILE.jsonl` records, for every question the research variant asks, the
+question, its analysis and the ranked chunks the extractive answer generator received (without their vectors). The
+answer step can then be run again on exactly those chunks (`replay`), which is how answer rules and the answer
+confidence are measured and fitted without running retrieval again.
+
+Usage:
+```python
+from pipelines.evaluation.capture import load_capture, replay
+
+records = load_capture(Path("squad.capture.jsonl"))
+for record, out in replay(records, ExtractiveAnswerGenerator()):
+    out["short_answer"], record["answers"]
+```
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from haystack import Document
+
+_VECTOR_KEYS = ("embedding", "sparse_embedding")
+
+
+def _document_record(document: Document) -> dict[str, Any]:
+    record = document.to_dict(flatten=False)
+    for key in _VECTOR_KEYS:
+        record.pop(key, None)
+    return record
+
+
+@contextlib.contextmanager
+def capturing() -> Iterator[dict[str, dict[str, Any]]]:
+    """While open, every `ExtractiveAnswerGenerator.run` call is recorded by its query (the last call of a query
+    kept) into the dict it yields."""
+    from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
+
+    original = ExtractiveAnswerGenerator.run
+    records: dict[str, dict[str, Any]] = {}
+    lock = threading.Lock()
+
+    def run(self: Any, query: str, documents: list[Document], analysis: dict | None = None) -> dict[str, Any]:
+        with lock:
+            records[query] = {
+                "query": query,
+                "analysis": analysis,
+                "documents": [_document_record(document) for document in documents],
+            }
+        return original(self, query=query, documents=documents, analysis=analysis)
+
+    ExtractiveAnswerGenerator.run = run  # type: ignore[method-assign]
+    try:
+        yield records
+    finally:
+        ExtractiveAnswerGenerator.run = original  # type: ignore[method-assign]
+
+
+def attach_gold(captured: dict[str, dict[str, Any]], questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The captured calls of `questions` (by their text), each with the question's id and gold answers."""
+    out = []
+    for question in questions:
+        # The pipeline strips the question it is given; the capture is keyed by what the generator received.
+        call = captured.get(str(question["question"])) or captured.get(str(question["question"]).strip())
+        if call is not None:
+            gold = {
+                "id": question["id"],
+                "index": question.get("index"),
+                "answers": list(question.get("answers") or []),
+            }
+            out.append({**gold, **call})
+    return out
+
+
+def write_capture(records: list[dict[str, Any]], path: Path) -> None:
+    """Write captured records as JSON Lines."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(record) + "\n")
+
+
+def load_capture(path: Path) -> list[dict[str, Any]]:
+    """The records of a capture file (`{"id", "query", "analysis", "documents", "answers"}` per line)."""
+    from pipelines.evaluation.questions import load_jsonl
+
+    return load_jsonl(path, ("query", "documents"))
+
+
+def documents_of(record: dict[str, Any]) -> list[Document]:
+    """The ranked chunks of a captured record, as Haystack documents."""
+    return [Document.from_dict(document) for document in record["documents"]]
+
+
+def replay(records: list[dict[str, Any]], generator: Any) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """Each record with the generator's output on its captured chunks and analysis."""
+    generator.warm_up()
+    for record in records:
+        yield record, generator.run(query=record["query"], documents=documents_of(record), analysis=record["analysis"])

@@ -1,0 +1,180 @@
+"""`research fit answer`: fits the answer confidence (`components.generation.answer_confidence`) on the tune half of
+labelled question sets, chooses its threshold on the check half, and writes the versioned model file.
+
+The sets are captures of the answer step (`research eval QUESTIONS.jsonl --capture FILE`): each question's ranked
+chunks, analysis and gold answers. The answer step is replayed on them; every part with a short answer is a row,
+labelled right when its token F1 with a gold answer is at least 0.5.
+
+Halves (the same for every set of a kind): a set named `squad*` splits by article (ids `squad-AA-...`: articles 0-11
+tune, the rest check); `hotpotqa*` and `musique*` by position in their question file (0-19 tune, the rest check);
+any other set by a fixed-seed half of its question ids.
+
+Usage:
+```python
+sets = {"squad": Path("squad.capture.jsonl"), "demo": Path("demo.capture.jsonl")}
+report = fit_answer_confidence(sets, out=Path("answer_confidence.json"))
+report["sets"]["squad"]["check"]["precision"]
+```
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pipelines.evaluation import metrics
+from pipelines.evaluation.capture import load_capture, replay
+from pipelines.evaluation.selective import part_rows, selective_scores
+
+TARGET_PRECISION = 0.9
+MIN_SHOWN = 20  # the threshold is chosen where at least this many check-half headlines are shown
+SPLIT_SEED = "answer-confidence"
+_SQUAD_ID = re.compile(r"^squad-(\d+)-")
+HALVES = ("tune", "check")
+
+
+def has_halves(set_name: str) -> bool:
+    """Whether a set is one of those split into halves: the public dev sets and the demo questions."""
+    return set_name.lower().startswith(("squad", "hotpotqa", "musique", "demo"))
+
+
+def half_of(set_name: str, record: Mapping[str, Any]) -> str:
+    """`tune` or `check`: the half of one captured question (see the module's docstring)."""
+    name = set_name.lower()
+    if name.startswith("squad") and (match := _SQUAD_ID.match(str(record.get("id")))):
+        return "tune" if int(match.group(1)) <= 11 else "check"
+    if (name.startswith("hotpotqa") or name.startswith("musique")) and record.get("index") is not None:
+        return "tune" if int(record["index"]) < 20 else "check"
+    digest = hashlib.sha256(f"{SPLIT_SEED}:{record.get('id')}".encode()).digest()
+    return "tune" if digest[0] % 2 == 0 else "check"
+
+
+def replayed(sets: Mapping[str, Path], generator: Any) -> list[dict[str, Any]]:
+    """Every captured question of every set, answered again: `{"set", "half", "id", "answers", "parts",
+    "candidates"}` (`candidates`: every part's short answer joined, shown or not)."""
+    out = []
+    for set_name, path in sets.items():
+        for record, answer in replay(load_capture(Path(path)), generator):
+            parts = answer.get("parts") or []
+            out.append(
+                {
+                    "set": set_name,
+                    "half": half_of(set_name, record),
+                    "id": record.get("id"),
+                    "answers": list(record.get("answers") or []),
+                    "parts": parts,
+                    "candidates": "; ".join(part["short_answer"] for part in parts if part["short_answer"]),
+                    "answer": answer["replies"][0],
+                }
+            )
+    return out
+
+
+def labelled_rows(records: Sequence[dict[str, Any]]) -> tuple[list[dict[str, float]], list[bool]]:
+    """The features and right/wrong label of every part with a short answer."""
+    rows, labels = [], []
+    for record in records:
+        if not record["answers"]:
+            continue
+        for part in record["parts"]:
+            if part["short_answer"] and part.get("features"):
+                rows.append(part["features"])
+                labels.append(metrics.token_f1(part["short_answer"], record["answers"]) >= 0.5)
+    return rows, labels
+
+
+def choose_threshold(scored: Sequence[tuple[float, bool]], target: float = TARGET_PRECISION) -> float:
+    """The lowest confidence at which the short answers at or above it are right at least `target` of the time
+    (with at least `MIN_SHOWN` of them); the highest confidence seen when none reaches it."""
+    ranked = sorted(scored, key=lambda row: -row[0])
+    if not ranked:
+        return 1.0
+    best, right = ranked[0][0], 0
+    for shown, (confidence, correct) in enumerate(ranked, start=1):
+        right += correct
+        following = ranked[shown][0] if shown < len(ranked) else -1.0
+        if following == confidence:
+            continue  # a threshold shows all the parts of one confidence or none
+        if shown >= MIN_SHOWN and right / shown >= target:
+            best = confidence
+    return best
+
+
+def scores_by_half(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per set and half: the selective scores of the parts, and EM / F1 of every part's short answer (shown or
+    not) over all questions with a gold answer."""
+    out: dict[str, dict[str, Any]] = {}
+    for set_name in dict.fromkeys(record["set"] for record in records):
+        out[set_name] = {}
+        for half in HALVES:
+            chosen = [r for r in records if r["set"] == set_name and r["half"] == half and r["answers"]]
+            rows = [row for record in chosen for row in part_rows(record)]
+            out[set_name][half] = {
+                "questions": len(chosen),
+                **selective_scores(rows),
+                "exact_match": metrics.mean(metrics.exact_match(r["candidates"], r["answers"]) for r in chosen),
+                "token_f1": metrics.mean(metrics.token_f1(r["candidates"], r["answers"]) for r in chosen),
+            }
+    return out
+
+
+def fit_answer_confidence(
+    sets: Mapping[str, Path],
+    out: Path,
+    threshold: float | None = None,
+    target: float = TARGET_PRECISION,
+    c: float = 1.0,
+    command: str = "",
+) -> dict[str, Any]:
+    """Fit on the tune half, choose the threshold on the check half (unless given), write the model file to `out`
+    and return `{"model", "sets": per set and half scores at that threshold}`."""
+    from components.generation.answer_confidence import FEATURES, fit
+    from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
+
+    records = replayed(sets, ExtractiveAnswerGenerator(confidence_threshold=0.0))
+    tune = [record for record in records if record["half"] == "tune"]
+    rows, labels = labelled_rows(tune)
+    fitted_from = [
+        {
+            "set": name,
+            "file": Path(path).name,
+            **{f"{half}_questions": sum(r["set"] == name and r["half"] == half for r in records) for half in HALVES},
+        }
+        for name, path in sets.items()
+    ]
+    meta = {
+        "fitted_from": fitted_from,
+        "command": command,
+        "fitted_on": dt.date.today().isoformat(),
+        "tune_parts": len(rows),
+        "tune_right": sum(labels),
+        "target_precision": target,
+    }
+    model = fit(rows, labels, threshold=0.5, features=FEATURES, c=c, meta=meta)
+    for record in records:
+        for part in record["parts"]:
+            if part["short_answer"] and part.get("features"):
+                part["short_answer_confidence"] = model.probability(part["features"])
+            else:
+                part["short_answer_confidence"] = 0.0
+    if threshold is None:
+        check = [record for record in records if record["half"] == "check"]
+        check_rows, check_labels = labelled_rows(check)
+        threshold = choose_threshold(
+            [(model.probability(row), label) for row, label in zip(check_rows, check_labels, strict=True)], target
+        )
+    for record in records:
+        for part in record["parts"]:
+            part["sure"] = bool(part["short_answer"]) and part["short_answer_confidence"] >= threshold
+    model = type(model)(model.features, model.mean, model.scale, model.coef, model.intercept, threshold, model.meta)
+    scores = scores_by_half(records)
+    data = model.to_dict()
+    data["scores"] = scores
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    return {"model": data, "sets": scores, "records": records}

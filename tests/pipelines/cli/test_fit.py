@@ -1,0 +1,99 @@
+"""`research fit answer`: fits the answer confidence on a tiny labelled capture; the generator reads the file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from haystack import Document
+
+from components.generation.answer_confidence import AnswerConfidence
+from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
+from pipelines.cli import main
+from pipelines.evaluation.capture import write_capture
+
+FACTS = [
+    (
+        "Kestrel Lantern Works",
+        "Who founded the Kestrel Lantern Works?",
+        "Orvelle Dunmark founded the Kestrel Lantern Works in 1874.",
+    ),
+    ("Brambleford Mill", "Who founded Brambleford Mill?", "Wendolin Pratt founded Brambleford Mill in 1902."),
+    ("Ostery Bridge", "Who designed the Ostery Bridge?", "Calloway Finch designed the Ostery Bridge in 1911."),
+    ("Harrowgate Press", "Who founded Harrowgate Press?", "Imelda Sorrel founded Harrowgate Press in 1890."),
+    ("Tamsin Observatory", "Who built the Tamsin Observatory?", "Jory Malden built the Tamsin Observatory in 1860."),
+    ("Quillon Canal", "Who dug the Quillon Canal?", "Perrin Ashby dug the Quillon Canal in 1799."),
+]
+
+
+def capture_records() -> list[dict]:
+    """Questions about invented things; every other one has a wrong gold answer, so both labels occur."""
+    records = []
+    for index, (title, question, sentence) in enumerate(FACTS):
+        document = Document(content=sentence + " It still stands today.", meta={"source_title": title})
+        record = document.to_dict(flatten=False)
+        record.pop("embedding", None)
+        right = sentence.split(" ")[0] + " " + sentence.split(" ")[1]
+        article = index % 3 if index < 4 else 12 + index  # articles 0-2 tune, 16-17 check
+        records.append(
+            {
+                "id": f"squad-{article:02d}-{index}",
+                "index": index,
+                "query": question,
+                "analysis": None,
+                "documents": [record],
+                "answers": [right] if index % 2 == 0 else ["Somebody Else Entirely"],
+            }
+        )
+    return records
+
+
+@pytest.fixture()
+def capture(tmp_path: Path) -> Path:
+    path = tmp_path / "mini.capture.jsonl"
+    write_capture(capture_records(), path)
+    return path
+
+
+def test_fits_on_the_tune_half_and_writes_a_file_the_generator_reads(capture: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "confidence.json"
+    chart = tmp_path / "risk.png"
+    assert (
+        main(["fit", "answer", f"squad_mini={capture}", "--out", str(out), "--threshold", "0.4", "--chart", str(chart)])
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert "| squad_mini | tune | 4 |" in printed and "| squad_mini | check | 2 |" in printed
+    assert chart.stat().st_size > 0
+    data = json.loads(out.read_text())
+    assert data["threshold"] == 0.4
+    assert data["command"] == "research fit answer squad_mini=mini.capture.jsonl"
+    assert data["fitted_from"] == [
+        {"set": "squad_mini", "file": "mini.capture.jsonl", "tune_questions": 4, "check_questions": 2}
+    ]
+    assert data["tune_parts"] == 4 and data["tune_right"] == 2  # fitted on the tune half only
+    assert set(data["scores"]["squad_mini"]) == {"tune", "check"}
+    model = AnswerConfidence.load(out)
+    generator = ExtractiveAnswerGenerator(embedding_model="", confidence_model=str(out))
+    answer = generator.run(
+        query=FACTS[0][1], documents=[Document(content=FACTS[0][2], meta={"source_title": FACTS[0][0]})]
+    )
+    assert answer["parts"][0]["short_answer_confidence"] == pytest.approx(
+        model.probability(answer["parts"][0]["features"]), abs=1e-4
+    )
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["{capture}"], "is not SET=CAPTURE.jsonl"),
+        (["squad={absent}"], "does not exist"),
+        (["squad={capture}", "--threshold", "2"], "--threshold must be between 0 and 1"),
+    ],
+)
+def test_bad_arguments_are_one_sentence(capture: Path, tmp_path: Path, capsys, arguments, message) -> None:
+    filled = [value.format(capture=capture, absent=tmp_path / "absent.jsonl") for value in arguments]
+    assert main(["fit", "answer", *filled]) != 0
+    error = capsys.readouterr().err
+    assert message in error and "Traceback" not in error
