@@ -26,6 +26,8 @@ from typing import Any
 
 from haystack import Document
 
+from pipelines.evaluation.jsonl import load_jsonl
+
 _VECTOR_KEYS = ("embedding", "sparse_embedding")
 
 
@@ -88,8 +90,6 @@ def write_capture(records: list[dict[str, Any]], path: Path) -> None:
 
 def load_capture(path: Path) -> list[dict[str, Any]]:
     """The records of a capture file (`{"id", "query", "analysis", "documents", "answers"}` per line)."""
-    from pipelines.evaluation.questions import load_jsonl
-
     return load_jsonl(path, ("query", "documents"))
 
 

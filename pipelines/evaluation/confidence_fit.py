@@ -20,38 +20,18 @@ report["sets"]["squad"]["check"]["precision"]
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pipelines.evaluation import metrics
 from pipelines.evaluation.capture import load_capture, replay
+from pipelines.evaluation.halves import HALVES, half_of
 from pipelines.evaluation.selective import part_rows, selective_scores
 
 TARGET_PRECISION = 0.9
 MIN_SHOWN = 20  # the threshold is chosen where at least this many check-half headlines are shown
-SPLIT_SEED = "answer-confidence"
-_SQUAD_ID = re.compile(r"^squad-(\d+)-")
-HALVES = ("tune", "check")
-
-
-def has_halves(set_name: str) -> bool:
-    """Whether a set is one of those split into halves: the public dev sets and the demo questions."""
-    return set_name.lower().startswith(("squad", "hotpotqa", "musique", "demo"))
-
-
-def half_of(set_name: str, record: Mapping[str, Any]) -> str:
-    """`tune` or `check`: the half of one captured question (see the module's docstring)."""
-    name = set_name.lower()
-    if name.startswith("squad") and (match := _SQUAD_ID.match(str(record.get("id")))):
-        return "tune" if int(match.group(1)) <= 11 else "check"
-    if (name.startswith("hotpotqa") or name.startswith("musique")) and record.get("index") is not None:
-        return "tune" if int(record["index"]) < 20 else "check"
-    digest = hashlib.sha256(f"{SPLIT_SEED}:{record.get('id')}".encode()).digest()
-    return "tune" if digest[0] % 2 == 0 else "check"
 
 
 def replayed(sets: Mapping[str, Path], generator: Any) -> list[dict[str, Any]]:

@@ -42,6 +42,7 @@ from haystack import logging
 from components.contracts.selection import DEFAULT_SOURCES, check_sources
 from components.text.dates import parse_date
 from pipelines.evaluation import metrics
+from pipelines.evaluation.jsonl import EvaluationInputError, load_jsonl
 from pipelines.evaluation.variants import DEFAULT_VARIANTS, VariantAnswer, build_variant, parse_variant
 
 logger = logging.getLogger(__name__)
@@ -50,10 +51,6 @@ logger = logging.getLogger(__name__)
 LEXICAL_SUPPORT = 0.6
 SEMANTIC_SUPPORT = 0.6
 _ID_PREFIX = "eval:"
-
-
-class EvaluationInputError(ValueError):
-    """A question or corpus file cannot be used; the message names the file and line."""
 
 
 @dataclass
@@ -96,31 +93,6 @@ class EvaluationConfig:
 
             self.out = get_settings().data_dir / "eval" / self.questions.stem
         self.out = Path(self.out)
-
-
-def load_jsonl(path: Path, required: Sequence[str]) -> list[dict[str, Any]]:
-    """The records of a JSON Lines file, each a JSON object with the `required` keys; `EvaluationInputError` (a
-    `ValueError`) naming the file and line otherwise, or when the file holds no record."""
-    if not path.is_file():
-        raise EvaluationInputError(f"{path} does not exist or is not a file")
-    records: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise EvaluationInputError(f"{path.name} line {number} is not JSON: {exc.msg}") from exc
-            if not isinstance(record, dict):
-                raise EvaluationInputError(f"{path.name} line {number} is not a JSON object")
-            missing = [key for key in required if key not in record]
-            if missing:
-                raise EvaluationInputError(f"{path.name} line {number} lacks {', '.join(missing)}")
-            records.append(record)
-    if not records:
-        raise EvaluationInputError(f"{path.name} holds no records")
-    return records
 
 
 def load_questions(path: Path) -> list[dict[str, Any]]:
@@ -408,7 +380,7 @@ class EvaluationRun:
     def _selective(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         """What the analyst sees of the short answers (`selective`): over all questions with a gold answer, and per
         half of a set that has halves (the public dev sets and the demo questions)."""
-        from pipelines.evaluation.confidence_fit import HALVES, half_of, has_halves
+        from pipelines.evaluation.halves import HALVES, half_of, has_halves
         from pipelines.evaluation.selective import curve_summary, part_rows
 
         labelled = [record for record in records if record["answers"] and record.get("answer") is not None]

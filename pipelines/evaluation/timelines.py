@@ -28,7 +28,7 @@ from typing import Any
 from components.graph.dates import FuzzyDate
 from components.text.dates import parse_date
 from components.text.language import sentence_spans
-from pipelines.evaluation.questions import load_jsonl
+from pipelines.evaluation.jsonl import load_jsonl
 
 DEFAULT_COLLECTION = "eval_timelines"
 

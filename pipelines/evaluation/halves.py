@@ -1,0 +1,30 @@
+"""The tune and check halves of the labelled question sets, the same for every set of a kind: a set named `squad*`
+splits by article (ids `squad-AA-...`: articles 0-11 tune, the rest check); `hotpotqa*` and `musique*` by position
+in their question file (0-19 tune, the rest check); any other set by a fixed-seed half of its question ids."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from typing import Any
+
+SPLIT_SEED = "answer-confidence"
+_SQUAD_ID = re.compile(r"^squad-(\d+)-")
+HALVES = ("tune", "check")
+
+
+def has_halves(set_name: str) -> bool:
+    """Whether a set is one of those split into halves: the public dev sets and the demo questions."""
+    return set_name.lower().startswith(("squad", "hotpotqa", "musique", "demo"))
+
+
+def half_of(set_name: str, record: Mapping[str, Any]) -> str:
+    """`tune` or `check`: the half of one captured question (see the module's docstring)."""
+    name = set_name.lower()
+    if name.startswith("squad") and (match := _SQUAD_ID.match(str(record.get("id")))):
+        return "tune" if int(match.group(1)) <= 11 else "check"
+    if (name.startswith("hotpotqa") or name.startswith("musique")) and record.get("index") is not None:
+        return "tune" if int(record["index"]) < 20 else "check"
+    digest = hashlib.sha256(f"{SPLIT_SEED}:{record.get('id')}".encode()).digest()
+    return "tune" if digest[0] % 2 == 0 else "check"
