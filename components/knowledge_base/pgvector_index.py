@@ -10,8 +10,8 @@ What goes through the integration, and what through our own SQL, and why:
   serve the concurrent searches of one question (dense and keyword run at once). The integration's retrievers fall
   short here: keyword retrieval ANDs every term (`plainto_tsquery`) and re-parses each matching row's text to rank
   it (multi-second at 100k chunks for common words), and every retrieval is `SELECT *`, embeddings included (about
-  twice the cost of the search). Ours ORs the question's lexemes and ranks a stored tsvector with `ts_rank(..., 33)`,
-  reads only id, content and meta, computes cosines in SQL for given ids (`chunk_cosines`, `sentence_similarities`),
+  twice the cost of the search). Ours finds the exact BM25 top k of the question's analyzer terms in impact-ordered
+  postings read with a cut-off (`KeywordPostings`, `postings_index.py`), reads only id, content and meta, computes cosines in SQL for given ids (`chunk_cosines`, `sentence_similarities`),
   and sets `hnsw.ef_search` per query, with an exact fallback when a selective filter leaves too few rows.
   Filters are translated by the integration's own filter converter, so they mean what they mean to its retrievers.
 
@@ -29,7 +29,8 @@ enrich --index`); until then dense search is exact, or uses an HNSW index the ta
 The evidence lives in side tables on the same database, never as columns of the integration's table, so a user's
 attached table is only read: `<table>_chunk_terms` (per chunk: a stored english tsvector with a GIN index, the
 analyzer's term counts and their total), `<table>_sentences` (sentence spans with in-context embeddings) and
-`<table>_terms` (each analyzer term's document frequency, for BM25 with collection IDF).
+`<table>_terms` (each analyzer term's document frequency, for BM25 with collection IDF), and the keyword postings
+(`<table>_postings`, `<table>_postings_totals`), all written in the evidence's transaction.
 """
 
 from __future__ import annotations

@@ -8,9 +8,10 @@ writes or deletes the chunk's evidence, so every process on the database sees on
 
 A question's top k is found by reading each term's best postings to a depth m (64 first, then four times deeper):
 a chunk seen in some lists has a lower bound (what it scored there) and an upper bound (plus, per list it was not
-seen in, the best any unread posting of that list can score); the chunks whose upper bound reaches the k-th best
-lower bound get their exact score from their stored term counts, and the search stops when the k-th exact score is
-at least the best any unseen chunk can score (the sum of the lists' bounds). The result is exactly BM25's top k over
+seen in, the best any unread posting of that list can score); the candidates with the best upper bounds (four per
+result) get their exact score from their stored term counts, and the search stops when the k-th exact score is at
+least the best any other chunk can score: an unread one (the sum of the lists' bounds) or a candidate not completed
+(its upper bound). The result is exactly BM25's top k over
 the collection (k1 1.2, b 0.75, `components.text.bm25`, IDF from the collection's document frequencies), ties aside.
 
 `impact` orders a list: the term's saturated frequency at a fixed reference length. Bounds at the collection's real
@@ -37,6 +38,10 @@ from components.text import bm25
 # The reference length the stored impacts are computed at; bounds stay exact at any other average (see `_bound`).
 REFERENCE_LENGTH = 100.0
 FIRST_DEPTH = 64
+# Per round, the candidates with the best upper bounds, this many per result (at least MIN_COMPLETED), get their
+# exact score.
+COMPLETED = 4
+MIN_COMPLETED = 40
 DEPTH_GROWTH = 4
 # One SQL expression for a posting's impact, used on insert and to find the row again on delete (same inputs, same
 # float): its saturated term frequency at the reference length.
@@ -194,25 +199,34 @@ class KeywordPostings:
         weights = [float(idf[term]) for term in terms]
         if where is not None:
             return self._score_all(conn, terms, weights, limit, average, where, params)
-        depth = max(FIRST_DEPTH, DEPTH_GROWTH * limit)
+        depth, complete = max(FIRST_DEPTH, DEPTH_GROWTH * limit), max(COMPLETED * limit, MIN_COMPLETED)
         while True:
             rows = conn.execute(
-                self._round, self._round_values(terms, weights, depth, limit, average)
+                self._round, self._round_values(terms, weights, depth, limit, average, complete)
             ).fetchall()
-            tau = float(rows[0][2]) if rows else 0.0
-            found = [(str(chunk_id), float(score)) for chunk_id, score, _ in rows if chunk_id is not None]
-            if tau <= 0 or (len(found) >= limit and found[limit - 1][1] >= tau):
+            unread, uncompleted = (float(rows[0][2]), float(rows[0][3])) if rows else (0.0, 0.0)
+            found = [(str(chunk_id), float(score)) for chunk_id, score, _, _ in rows if chunk_id is not None]
+            best_left = max(unread, uncompleted)
+            if best_left <= 0 or (len(found) >= limit and found[limit - 1][1] >= best_left):
                 return found[:limit]
-            depth *= DEPTH_GROWTH
+            # Read deeper while unread postings could matter; once every list is read, complete more candidates.
+            if unread > 0:
+                depth *= DEPTH_GROWTH
+            else:
+                complete *= DEPTH_GROWTH
 
-    def _round_values(self, terms: list[str], weights: list[float], depth: int, limit: int, average: float) -> dict:
+    @staticmethod
+    def _round_values(
+        terms: list[str], weights: list[float], depth: int, limit: int, average: float, complete: int
+    ) -> dict:
         return {"terms": terms, "idf": weights, "depth": depth, "limit": limit, "avg": average,
-                "slack": min(1.0, REFERENCE_LENGTH / average)}
+                "slack": min(1.0, REFERENCE_LENGTH / average), "complete": complete}
 
     @property
     def _round(self) -> sql.Composed:
-        """One round of the cut-off at depth `depth`: the top `limit` with exact scores, and tau (the best score a
-        chunk not read yet can have) on every row; one row with a NULL chunk when nothing was read."""
+        """One round of the cut-off at depth `depth`: the top `limit` of the `complete` candidates with the best
+        upper bounds, with exact scores, and on every row the best score any other chunk can have (unread, or read
+        but not completed); one row with a NULL chunk when nothing was read."""
         k1, b = bm25.K1, bm25.B
         average = "(%(avg)s::float8)"
         return self._q(
@@ -238,17 +252,24 @@ class KeywordPostings:
                 SELECT r.chunk_id, sum(r.w) AS lower, tau.tau - sum(e.bound) AS unseen
                 FROM r JOIN edge e ON e.term = r.term, tau GROUP BY r.chunk_id, tau.tau
             ),
-            theta AS (SELECT coalesce((SELECT lower FROM c ORDER BY lower DESC OFFSET %(limit)s - 1 LIMIT 1), 0) AS t),
+            ranked AS (
+                SELECT chunk_id, lower, unseen, lower + unseen AS upper,
+                       row_number() OVER (ORDER BY lower + unseen DESC, chunk_id) AS place
+                FROM c ORDER BY upper DESC, chunk_id LIMIT %(complete)s + 1
+            ),
+            -- The best a chunk not completed here can score.
+            rest AS (SELECT coalesce((SELECT upper FROM ranked WHERE place > %(complete)s), 0) AS upper),
             exact AS (
                 SELECT c.chunk_id, CASE WHEN c.unseen <= 0 THEN c.lower ELSE (
                     SELECT coalesce(sum(q.idf * x.tf * {k1 + 1} / (x.tf + {k1} * (1 - {b} + {b} * s.term_total
                                                                                      / {average}))), 0)
                     FROM {{chunk_terms}} s, q, LATERAL (SELECT (s.term_counts ->> q.term)::float8 AS tf) x
                     WHERE s.chunk_id = c.chunk_id AND x.tf IS NOT NULL) END AS score
-                FROM c, theta WHERE c.lower + c.unseen >= theta.t
+                FROM ranked c WHERE c.place <= %(complete)s
             ),
             top AS (SELECT chunk_id, score FROM exact ORDER BY score DESC, chunk_id LIMIT %(limit)s)
-            SELECT top.chunk_id, top.score, tau.tau FROM tau LEFT JOIN top ON true ORDER BY top.score DESC, top.chunk_id
+            SELECT top.chunk_id, top.score, tau.tau, rest.upper
+            FROM tau CROSS JOIN rest LEFT JOIN top ON true ORDER BY top.score DESC, top.chunk_id
             """
         )
 

@@ -22,12 +22,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--chunks", type=int, default=10_000, help="chunks in the query benchmark's base (>= 1000)")
     parser.add_argument("--queries", type=int, default=60, help="queries to time (10-1000)")
-    parser.add_argument("--only", choices=["ingest", "query", "backends", "extraction", "fanout"], action="append",
+    parser.add_argument("--only", action="append",
+                        choices=["ingest", "query", "backends", "extraction", "fanout", "scale"],
                         help="run only these parts (repeatable)")
     parser.add_argument("--backend", action="append", choices=["pgvector", "milvus", "qdrant"],
                         help="compare these knowledge-base backends at --sizes (repeatable; pgvector's writes "
                         "also against a COPY of the same rows into a bare table, in the same run)")
     parser.add_argument("--sizes", default="10000", help="comma-separated base sizes for --backend (e.g. 10000,100000)")
+    parser.add_argument("--scale-sizes", default="10000,30000,100000",
+                        help="base sizes of --only scale (real text; built once, cached in the data folder)")
+    parser.add_argument("--scale-embed", type=int, default=10_000,
+                        help="chunks of --only scale with real embeddings (cached, resumed; the rest composed)")
     parser.add_argument("--out", type=Path, help="write the results as JSON to this file")
     parser.set_defaults(func=run)
 
@@ -51,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from pipelines import bench
     from pipelines.bench_backends import bench_backends
     from pipelines.bench_fanout import bench_fanout
+    from pipelines.bench_scale import bench_scale
 
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
     backends = args.backend or ["pgvector", "milvus", "qdrant"]
@@ -63,6 +69,9 @@ def run(args: argparse.Namespace) -> int:
             lambda: bench.bench_queries(out, n_chunks=args.chunks, n_queries=args.queries),
         ),
         "fanout": ("fanout", "== fan-out overhead", lambda: bench_fanout(out)),
+        "scale": ("scale", "== search at scale", lambda: bench_scale(
+            out, tuple(int(n) for n in args.scale_sizes.split(",")), queries=args.queries, embed_upto=args.scale_embed
+        )),
         "backends": (
             "backends",
             f"== knowledge-base backends at {sizes}",

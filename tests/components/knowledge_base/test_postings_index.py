@@ -98,6 +98,8 @@ class TestKeywordPostings:
         # A shallow first read and slow growth, so that small collections need several rounds of the cut-off.
         monkeypatch.setattr(postings_index, "FIRST_DEPTH", 2)
         monkeypatch.setattr(postings_index, "DEPTH_GROWTH", 2)
+        monkeypatch.setattr(postings_index, "COMPLETED", 1)
+        monkeypatch.setattr(postings_index, "MIN_COMPLETED", 1)
         kb = knowledge_base_for(_store(collection_name))
         yield kb
         kb.drop()
