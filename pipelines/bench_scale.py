@@ -10,7 +10,8 @@ Reported per size and backend: dense / keyword / hybrid / research p50 and p95 (
 sets), recall@10 of dense against the exact cosine top 10 (numpy) and of keyword against an exact BM25 over the
 same term counts (numpy, every chunk scored), build time (writes, then the index builds) and size on disk. On
 pgvector also: dense at several `hnsw.ef_search` values and exact (no index), and keyword by the alternatives
-(`ts_rank` over the stored tsvectors, BM25 over every posting of the question's terms, and the cut-off in use).
+(`ts_rank` over the stored tsvectors, BM25 over every posting of the question's terms, the cut-off in use, and an
+in-memory inverted index in numpy, which is also the exact reference).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,7 @@ BACKENDS = ("pgvector", "milvus", "qdrant")
 TOP_K = 10
 EF_SEARCH = (40, 64, 100, 200)
 WARM = 3
+WRITERS = 3
 
 
 class ScaleBase:
@@ -89,12 +92,13 @@ class ScaleBase:
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(self.chunk_id(int(i)), float(scores[i])) for i in top if scores[i] > 0]
 
-    def documents(self, first_chunk: int = 0) -> Iterator[tuple[Any, list[Any]]]:
-        """(DocumentRecord, chunks) of the documents holding chunks from `first_chunk` on, in order."""
+    def documents(self, first_chunk: int = 0, last_chunk: int | None = None) -> Iterator[tuple[Any, list[Any]]]:
+        """(DocumentRecord, chunks) of the documents holding chunks `first_chunk` to `last_chunk` (exclusive; the
+        end by default), in order."""
         from components.knowledge_base.store import ChunkRecord, DocumentRecord
 
         start = (first_chunk // CHUNKS_PER_DOCUMENT) * CHUNKS_PER_DOCUMENT
-        for first in range(start, self.size, CHUNKS_PER_DOCUMENT):
+        for first in range(start, self.size if last_chunk is None else last_chunk, CHUNKS_PER_DOCUMENT):
             number = first // CHUNKS_PER_DOCUMENT
             document_id = f"scale-{number:06d}"
             members = self.chunks[first : min(first + CHUNKS_PER_DOCUMENT, self.size)]
@@ -188,38 +192,52 @@ def _disk_size(kb: Any, folder: Path) -> dict[str, float]:
     return {"size_mb": round(size / 1e6, 1)}
 
 
-def _build(kb: Any, base: ScaleBase, entry: dict, out: Out) -> tuple[Any, dict]:
-    """Write the base into `kb` (all of it, or the documents whose vectors became real since the last build `entry`
-    says); the knowledge base (reopened if it had to be emptied) and the new entry."""
+def _build(kb: Any, base: ScaleBase, entry: dict, out: Out, save: Callable[[dict], None]) -> tuple[Any, dict]:
+    """Write the base into `kb`: all of it, the rest of an interrupted build, or the documents whose vectors became
+    real since the last build (`entry`, the manifest's record, is saved through `save` as the writes progress); the
+    knowledge base (reopened if it had to be emptied) and the new entry."""
     have = kb.count_chunks()
-    if have == base.size and entry.get("real") == base.real:
+    built = entry.get("chunks") == base.size and have == base.size
+    if built and entry.get("real") == base.real:
         out(f"  {kb.index.backend}: reusing {have:,} chunks ({base.real:,} real embeddings)")
         return kb, entry
-    first = int(entry.get("real", 0)) if have == base.size and entry else 0
-    if have and not first:
-        kb.drop()
-        kb.close()
-        kb = _open(kb.index.backend, kb.collection)
-    total = base.size - (first // CHUNKS_PER_DOCUMENT) * CHUNKS_PER_DOCUMENT
+    if built:  # the documents holding chunks that now have a real embedding
+        first, last, previous = int(entry.get("real", 0)), base.real, entry.get("build_s")
+    elif entry.get("building") == base.size and have:
+        first, last, previous = int(entry.get("done", 0)), base.size, None
+        out(f"  {kb.index.backend}: resuming the build at chunk {first:,}")
+    else:
+        if have:
+            kb.drop()
+            kb.close()
+            kb = _open(kb.index.backend, kb.collection)
+        first, last, previous = 0, base.size, None
+    entry = {**entry, "building": base.size, "done": first} if not built else entry
+    save(entry)
+    documents = list(base.documents(first, last))
+    total = sum(len(chunks) for _, chunks in documents)
     out(f"  {kb.index.backend}: writing {total:,} chunks…")
     started = time.monotonic()
     written = 0
-    for number, (document, chunks) in enumerate(base.documents(first)):
-        kb.upsert_document(document, chunks)
-        written += len(chunks)
-        if (number + 1) % 500 == 0:
-            rate = written / max(time.monotonic() - started, 1e-9)
-            out(f"    {written:,}/{total:,} chunks ({rate:,.0f}/s, {(total - written) / rate:,.0f} s left)")
+    # A few writers at once: each document's write waits on the server most of the time.
+    with ThreadPoolExecutor(max_workers=WRITERS) as pool:
+        for number, _ in enumerate(pool.map(lambda pair: kb.upsert_document(*pair), documents)):
+            written += len(documents[number][1])
+            if (number + 1) % 500 == 0:
+                rate = written / max(time.monotonic() - started, 1e-9)
+                out(f"    {written:,}/{total:,} chunks ({rate:,.0f}/s, {(total - written) / rate:,.0f} s left)")
+                if not built:
+                    save({**entry, "done": (first // CHUNKS_PER_DOCUMENT + number + 1) * CHUNKS_PER_DOCUMENT})
     write_s = time.monotonic() - started
     started = time.monotonic()
     out(f"  {kb.index.backend}: building indexes…")
     _seal(kb, base.vectors[0])
     seal_s = time.monotonic() - started
-    previous = entry.get("build_s")
     entry = {"chunks": base.size, "real": base.real, "written": total, "write_s": round(write_s, 1),
              "seal_s": round(seal_s, 1), "chunks_per_s": round(total / max(write_s, 1e-9), 1),
-             # A partial rewrite keeps the full build's time.
-             "build_s": round(write_s + seal_s, 1) if first == 0 or previous is None else previous}
+             # A partial rewrite or a resumed build keeps the first build's time when there was one.
+             "build_s": previous if previous is not None else round(write_s + seal_s, 1)}
+    save(entry)
     out(f"  {kb.index.backend}: {total:,} chunks written in {write_s:.0f} s, indexes in {seal_s:.0f} s")
     return kb, entry
 
@@ -318,7 +336,7 @@ def _pgvector_alternatives(kb: Any, base: ScaleBase, queries: list[str], vectors
         return [(hit.chunk.chunk_id, hit.raw_score) for hit in kb.keyword_search(query, TOP_K)]
 
     for name, call in (("ts_rank (OR of lexemes)", by_ts_rank), ("BM25, every posting", every_posting),
-                       ("BM25, postings with cut-off", cut_off)):
+                       ("BM25, postings with cut-off", cut_off), ("BM25 in memory (numpy)", base.exact_bm25)):
         timings, hits = _timed([lambda q=q, c=call: c(q) for q in queries],
                                [lambda q=q, c=call: c(q) for q in queries[:WARM]])
         result["keyword"][name] = {**_summary("keyword", timings), "recall_at_10": _keyword_recall(base, queries, hits)}
@@ -458,9 +476,12 @@ def bench_scale(
                     continue
                 try:
                     key = f"{backend}:{collection}"
-                    kb, entry = _build(kb, base, manifest.get(key, {}), out)
-                    manifest[key] = entry
-                    manifest_path.write_text(json.dumps(manifest, indent=2))
+
+                    def save(entry: dict, key: str = key) -> None:
+                        manifest[key] = entry
+                        manifest_path.write_text(json.dumps(manifest, indent=2))
+
+                    kb, entry = _build(kb, base, manifest.get(key, {}), out, save)
                     with _one_blas_thread():
                         measured = _measure(backend, kb, base, asked, vectors, warm, out)
                     row[backend] = {**entry, **_disk_size(kb, folder), **measured}

@@ -11,8 +11,9 @@ What goes through the integration, and what through our own SQL, and why:
   short here: keyword retrieval ANDs every term (`plainto_tsquery`) and re-parses each matching row's text to rank
   it (multi-second at 100k chunks for common words), and every retrieval is `SELECT *`, embeddings included (about
   twice the cost of the search). Ours finds the exact BM25 top k of the question's analyzer terms in impact-ordered
-  postings read with a cut-off (`KeywordPostings`, `postings_index.py`), reads only id, content and meta, computes cosines in SQL for given ids (`chunk_cosines`, `sentence_similarities`),
-  and sets `hnsw.ef_search` per query, with an exact fallback when a selective filter leaves too few rows.
+  postings read with a cut-off (`KeywordPostings`, `postings_index.py`), reads only id, content and meta, computes
+  cosines in SQL for given ids (`chunk_cosines`, `sentence_similarities`), and sets `hnsw.ef_search` per query,
+  with an exact fallback when a selective filter leaves too few rows.
   Filters are translated by the integration's own filter converter, so they mean what they mean to its retrievers.
 
 HNSW and the side table's GIN are built after bulk loads (an HNSW-indexed table writes several times slower; the GIN
@@ -429,13 +430,13 @@ class PgvectorChunkIndex(ChunkIndex):
         if not wanted:
             return []
         where, params = _haystack_where(filters, "AND")
-        with self._connection() as conn, conn.transaction():
-            row = conn.execute(
-                self._q("SELECT (SELECT jsonb_object_agg(term, df) FROM {terms} WHERE term = ANY(%s))"), (wanted,)
-            ).fetchone()
-            n_chunks, average = self._postings.totals(conn)
-            df = row[0] or {}
-            idf = {term: bm25.idf(n_chunks, min(int(df[term]), n_chunks)) for term in wanted if df.get(term)}
+        # Autocommit, no transaction: each statement sees a consistent table, and the scores use the IDFs read here.
+        with self._connection() as conn:
+            statistics = self._statistics(conn, wanted)
+            if statistics is None:
+                return []
+            n_chunks, average = statistics.n_chunks, statistics.avg_terms
+            idf = {term: bm25.idf(n_chunks, min(df, n_chunks)) for term, df in statistics.df.items() if df}
             top = self._postings.search(conn, idf, limit, average, where if filters else None, params)
             if not top:
                 return []
@@ -515,16 +516,25 @@ class PgvectorChunkIndex(ChunkIndex):
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
         """One round trip; the chunk count and average length are the postings' running totals (no scan), the same
         statistics keyword search scores with."""
-        wanted = sorted({str(term) for term in terms})
-        with self._connection() as conn, conn.transaction():
-            row = conn.execute(
-                self._q("SELECT (SELECT jsonb_object_agg(term, df) FROM {terms} WHERE term = ANY(%s))"), (wanted,)
-            ).fetchone()
-            n_chunks, average = self._postings.totals(conn)
-        if n_chunks == 0:
+        with self._connection() as conn:
+            return self._statistics(conn, sorted({str(term) for term in terms}))
+
+    def _statistics(self, conn: Any, wanted: list[str]) -> TermStatistics | None:
+        """The document frequencies of `wanted` and the postings' totals, in one statement."""
+        row = conn.execute(
+            self._q(
+                "SELECT (SELECT jsonb_object_agg(term, df) FROM {terms} WHERE term = ANY(%s)), t.chunks, t.terms "
+                "FROM {totals} t",
+                totals=self._postings.totals_table,
+            ),
+            (wanted,),
+        ).fetchone()
+        if row is None or not row[1]:
             return None
         found = row[0] or {}
-        return TermStatistics(n_chunks=n_chunks, avg_terms=average, df={t: int(found.get(t, 0)) for t in wanted})
+        return TermStatistics(
+            n_chunks=int(row[1]), avg_terms=float(row[2]) / float(row[1]), df={t: int(found.get(t, 0)) for t in wanted}
+        )
 
     # -- the vector index -------------------------------------------------------------------------------------------
 

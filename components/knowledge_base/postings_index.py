@@ -37,12 +37,11 @@ from components.text import bm25
 
 # The reference length the stored impacts are computed at; bounds stay exact at any other average (see `_bound`).
 REFERENCE_LENGTH = 100.0
-FIRST_DEPTH = 64
+FIRST_DEPTH = 256
 # Per round, the candidates with the best upper bounds, this many per result (at least MIN_COMPLETED), get their
 # exact score.
 COMPLETED = 4
 MIN_COMPLETED = 40
-DEPTH_GROWTH = 4
 # One SQL expression for a posting's impact, used on insert and to find the row again on delete (same inputs, same
 # float): its saturated term frequency at the reference length.
 _IMPACT = (
@@ -173,12 +172,10 @@ class KeywordPostings:
 
     # -- reads ------------------------------------------------------------------------------------------------------
 
-    def totals(self, conn: Any) -> tuple[int, float]:
-        """How many chunks have postings, and their average length in terms (0 without any)."""
-        row = conn.execute(self._q("SELECT chunks, terms FROM {totals}")).fetchone()
-        if row is None or not row[0]:
-            return 0, 0.0
-        return int(row[0]), float(row[1]) / float(row[0])
+    @property
+    def totals_table(self) -> sql.Identifier:
+        """The one-row table of the chunk count (`chunks`) and their terms in all (`terms`)."""
+        return self._totals
 
     def search(
         self,
@@ -199,21 +196,36 @@ class KeywordPostings:
         weights = [float(idf[term]) for term in terms]
         if where is not None:
             return self._score_all(conn, terms, weights, limit, average, where, params)
-        depth, complete = max(FIRST_DEPTH, DEPTH_GROWTH * limit), max(COMPLETED * limit, MIN_COMPLETED)
-        while True:
-            rows = conn.execute(
-                self._round, self._round_values(terms, weights, depth, limit, average, complete)
-            ).fetchall()
-            unread, uncompleted = (float(rows[0][2]), float(rows[0][3])) if rows else (0.0, 0.0)
-            found = [(str(chunk_id), float(score)) for chunk_id, score, _, _ in rows if chunk_id is not None]
-            best_left = max(unread, uncompleted)
-            if best_left <= 0 or (len(found) >= limit and found[limit - 1][1] >= best_left):
-                return found[:limit]
-            # Read deeper while unread postings could matter; once every list is read, complete more candidates.
-            if unread > 0:
-                depth *= DEPTH_GROWTH
-            else:
-                complete *= DEPTH_GROWTH
+        values = self._round_values(
+            terms, weights, max(FIRST_DEPTH, limit), limit, average, max(COMPLETED * limit, MIN_COMPLETED)
+        )
+        rows = conn.execute(self._round, values).fetchall()
+        unread, uncompleted = (float(rows[0][2]), float(rows[0][3])) if rows else (0.0, 0.0)
+        found = [(str(chunk_id), float(score)) for chunk_id, score, _, _ in rows if chunk_id is not None]
+        best_left = max(unread, uncompleted)
+        if best_left <= 0 or (len(found) >= limit and found[limit - 1][1] >= best_left):
+            return found[:limit]
+        # Not settled by the best postings: the k-th score found is a floor every answer reaches, so the lists
+        # whose best scores together stay below it cannot bring a chunk in on their own.
+        values["theta"] = found[limit - 1][1] if len(found) >= limit else 0.0
+        candidates = conn.execute(self._essential, values).fetchall()
+        if not candidates or not candidates[0][2]:  # no non-essential term: the essential scores are exact
+            return [(str(row[0]), float(row[1])) for row in candidates[:limit]]
+        rest, others, others_idf = float(candidates[0][2]), candidates[0][3], candidates[0][4]
+        # Best essential score first, a growing batch at a time, each chunk's other terms read from its term counts,
+        # until no chunk left can beat the k-th exact score (its essential score plus the others' bests).
+        scored: list[tuple[str, float]] = []
+        done, batch = 0, max(COMPLETED * limit, MIN_COMPLETED)
+        while done < len(candidates):
+            members = candidates[done : done + batch]
+            done += len(members)
+            extra = dict(conn.execute(self._others, (average, others, others_idf, [row[0] for row in members])))
+            scored.extend((str(row[0]), float(row[1]) + float(extra.get(row[0]) or 0.0)) for row in members)
+            scored.sort(key=lambda item: (-item[1], item[0]))
+            if len(scored) >= limit and done < len(candidates) and scored[limit - 1][1] >= candidates[done][1] + rest:
+                break
+            batch *= 4
+        return scored[:limit]
 
     @staticmethod
     def _round_values(
@@ -270,6 +282,53 @@ class KeywordPostings:
             top AS (SELECT chunk_id, score FROM exact ORDER BY score DESC, chunk_id LIMIT %(limit)s)
             SELECT top.chunk_id, top.score, tau.tau, rest.upper
             FROM tau CROSS JOIN rest LEFT JOIN top ON true ORDER BY top.score DESC, top.chunk_id
+            """
+        )
+
+    @property
+    def _essential(self) -> sql.Composed:
+        """Max-score: the terms sorted by the best score their list can give; the cheapest ones whose bests add up
+        to less than `theta` are non-essential (the others). Every posting of the essential lists is read; returned
+        are the chunks whose essential score plus the others' bests reaches the floor (`theta`, or the k-th best
+        essential score if higher), best essential score first, with that bound and the other terms and IDFs."""
+        k1, b = bm25.K1, bm25.B
+        average = "(%(avg)s::float8)"
+        weight = f"{k1 + 1} / ({{tf}} + {k1} * (1 - {b} + {b} * {{dl}} / {average}))"
+        return self._q(
+            f"""
+            WITH q AS (
+                SELECT u.term, u.idf, sum(best.bound) OVER (ORDER BY best.bound, u.term) AS cumulative
+                FROM unnest(%(terms)s::text[], %(idf)s::float8[]) AS u(term, idf),
+                LATERAL (SELECT u.idf * {k1 + 1} * p.impact / (p.impact + %(slack)s * (1 - p.impact)) AS bound
+                         FROM {{postings}} p WHERE p.term = u.term ORDER BY p.impact DESC LIMIT 1) best
+            ),
+            rest AS (SELECT coalesce(max(cumulative) FILTER (WHERE cumulative < %(theta)s), 0) AS bound FROM q),
+            e AS (
+                SELECT p.chunk_id, sum(q.idf * p.tf * {weight.format(tf="p.tf", dl="p.dl")}) AS partial
+                FROM q JOIN {{postings}} p ON p.term = q.term WHERE q.cumulative >= %(theta)s GROUP BY p.chunk_id
+            ),
+            -- Essential scores are part of the exact ones: their k-th best is a floor too, often a higher one.
+            floor AS (SELECT greatest(%(theta)s, (SELECT partial FROM e ORDER BY partial DESC
+                                                  OFFSET %(limit)s - 1 LIMIT 1)) AS theta)
+            SELECT e.chunk_id, e.partial, rest.bound,
+                   (SELECT array_agg(term ORDER BY term) FROM q WHERE cumulative < %(theta)s) AS others,
+                   (SELECT array_agg(idf ORDER BY term) FROM q WHERE cumulative < %(theta)s) AS others_idf
+            FROM e, rest, floor WHERE e.partial + rest.bound >= floor.theta
+            ORDER BY e.partial DESC, e.chunk_id
+            """
+        )
+
+    @property
+    def _others(self) -> sql.Composed:
+        """Per chunk of the given ids, the BM25 of the given terms read from its stored term counts."""
+        k1, b = bm25.K1, bm25.B
+        return self._q(
+            f"""
+            SELECT s.chunk_id,
+                   sum(q.idf * x.tf * {k1 + 1} / (x.tf + {k1} * (1 - {b} + {b} * s.term_total / %s::float8)))
+            FROM unnest(%s::text[], %s::float8[]) AS q(term, idf), {{chunk_terms}} s,
+                 LATERAL (SELECT (s.term_counts ->> q.term)::float8 AS tf) x
+            WHERE s.chunk_id = ANY(%s) AND x.tf IS NOT NULL GROUP BY s.chunk_id
             """
         )
 

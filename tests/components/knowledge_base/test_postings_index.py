@@ -97,7 +97,6 @@ class TestKeywordPostings:
     def kb(self, database_url, collection_name, monkeypatch):
         # A shallow first read and slow growth, so that small collections need several rounds of the cut-off.
         monkeypatch.setattr(postings_index, "FIRST_DEPTH", 2)
-        monkeypatch.setattr(postings_index, "DEPTH_GROWTH", 2)
         monkeypatch.setattr(postings_index, "COMPLETED", 1)
         monkeypatch.setattr(postings_index, "MIN_COMPLETED", 1)
         kb = knowledge_base_for(_store(collection_name))
