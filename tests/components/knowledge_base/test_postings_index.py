@@ -99,6 +99,7 @@ class TestKeywordPostings:
         monkeypatch.setattr(postings_index, "FIRST_DEPTH", 2)
         monkeypatch.setattr(postings_index, "COMPLETED", 1)
         monkeypatch.setattr(postings_index, "MIN_COMPLETED", 1)
+        monkeypatch.setattr(postings_index, "OTHERS_BATCH", 1)
         kb = knowledge_base_for(_store(collection_name))
         yield kb
         kb.drop()
