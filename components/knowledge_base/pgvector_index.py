@@ -10,9 +10,10 @@ What goes through the integration, and what through our own SQL, and why:
   serve the concurrent searches of one question (dense and keyword run at once). The integration's retrievers fall
   short here: keyword retrieval ANDs every term (`plainto_tsquery`) and re-parses each matching row's text to rank
   it (multi-second at 100k chunks for common words), and every retrieval is `SELECT *`, embeddings included (about
-  twice the cost of the search). Ours ORs the question's lexemes and ranks a stored tsvector with `ts_rank(..., 33)`,
-  reads only id, content and meta, computes cosines in SQL for given ids (`chunk_cosines`, `sentence_similarities`),
-  and sets `hnsw.ef_search` per query, with an exact fallback when a selective filter leaves too few rows.
+  twice the cost of the search). Ours finds the exact BM25 top k of the question's analyzer terms in impact-ordered
+  postings read with a cut-off (`KeywordPostings`, `postings_index.py`), reads only id, content and meta, computes
+  cosines in SQL for given ids (`chunk_cosines`, `sentence_similarities`), and sets `hnsw.ef_search` per query,
+  with an exact fallback when a selective filter leaves too few rows.
   Filters are translated by the integration's own filter converter, so they mean what they mean to its retrievers.
 
 HNSW and the side table's GIN are built after bulk loads (an HNSW-indexed table writes several times slower; the GIN
@@ -29,7 +30,8 @@ enrich --index`); until then dense search is exact, or uses an HNSW index the ta
 The evidence lives in side tables on the same database, never as columns of the integration's table, so a user's
 attached table is only read: `<table>_chunk_terms` (per chunk: a stored english tsvector with a GIN index, the
 analyzer's term counts and their total), `<table>_sentences` (sentence spans with in-context embeddings) and
-`<table>_terms` (each analyzer term's document frequency, for BM25 with collection IDF).
+`<table>_terms` (each analyzer term's document frequency, for BM25 with collection IDF), and the keyword postings
+(`<table>_postings`, `<table>_postings_totals`), all written in the evidence's transaction.
 """
 
 from __future__ import annotations
@@ -62,23 +64,26 @@ from components.contracts import ScoreKind
 from components.database import DatabaseUnavailable, connection_pool_for, database_url
 from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit, in_order
 from components.knowledge_base.pgvector_adapter import adopt_existing_table, env_var_names
+from components.knowledge_base.postings_index import KeywordPostings
 from components.knowledge_base.registry import keyset_pages, pooled_connection, select_by_ids
 from components.knowledge_base.store import KnowledgeBaseUnavailable, TermStatistics
 from components.settings import get_settings
+from components.text import bm25
+from components.text.analyzer import term_counts
+from components.text.analyzer import terms as analyzer_terms
 
 logger = logging.getLogger(__name__)
 
 # HNSW candidates per query. pgvector 0.6 filters after the scan, so filtered queries take more candidates (at 10k
 # chunks ef 400 cost ~80 ms, ef 100 ~8 ms), and a filter too selective for them falls back to the exact order.
-_EF_SEARCH_MIN = 64
+# Unfiltered: 100 kept recall@10 at 0.98 against exact at 100k chunks (64: 0.96, 40: 0.94; docs/search-at-scale.md).
+_EF_SEARCH_MIN = 100
 _EF_SEARCH_FILTERED = 100
 _EF_SEARCH_FILTERED_PER_ROW = 5
 _BUILD_MEMORY = "256MB"
 # Measured: exact top-10 over 3k chunks ~10x slower than HNSW (31 vs 3 ms on a busy machine); below 1k it is cheap.
 _INDEX_MIN_ROWS = 1000
 _INDEX_CHECK_EVERY_S = 30.0
-# Chunk count and average length change slowly; reading them costs a scan, so they are reused this long.
-_TOTALS_TTL_S = 30.0
 _OPS = {"cosine_similarity": "vector_cosine_ops", "inner_product": "vector_ip_ops", "l2_distance": "vector_l2_ops"}
 
 
@@ -179,6 +184,7 @@ class PgvectorChunkIndex(ChunkIndex):
         self._sentences = sql.Identifier(self.schema, f"{self.collection}_sentences")
         self._terms = sql.Identifier(self.schema, f"{self.collection}_terms")
         self._tsv_index = f"{self.collection}_chunk_terms_tsv"
+        self._postings = KeywordPostings(self.schema, self.collection)
         # The indexes a bulk load is faster without, by the name they are checked under: HNSW on the integration's
         # table (any name), the GIN of the side table's tsvectors.
         self._deferred = {
@@ -193,7 +199,6 @@ class PgvectorChunkIndex(ChunkIndex):
                 name=sql.Identifier(self._tsv_index),
             ),
         }
-        self._totals: tuple[float, int, float] | None = None  # (read at, chunks with term counts, average terms)
         self._write_lock = threading.Lock()  # the store's one connection serves one write at a time
         self._index_lock = threading.Lock()
         self._start_lock = threading.Lock()
@@ -255,6 +260,8 @@ class PgvectorChunkIndex(ChunkIndex):
                 "CREATE TABLE IF NOT EXISTS {terms} (term text PRIMARY KEY, df integer NOT NULL)",
             ):
                 conn.execute(self._q(statement, dimension=sql.Literal(self.dimension)))
+            if self._postings.create(conn):
+                logger.info("Keyword postings of {collection} created", collection=self.collection)
             if created:
                 # The side GIN waits for the seal. Out of line (pgvector's default, taken beside a chunk's text), each
                 # vector cost a TOAST row per write and a TOAST read per HNSW build step (twice the build's CPU).
@@ -291,6 +298,10 @@ class PgvectorChunkIndex(ChunkIndex):
         for doc in chunks:
             item = by_id.get(str(doc.id))
             terms = item.term_counts if item is not None else None
+            if terms is None:
+                # Keyword search reads the postings of these counts: a chunk written without them gets what
+                # ingestion would have counted (its title and text).
+                terms = term_counts(f"{(doc.meta or {}).get('title') or ''}\n{doc.content or ''}") or None
             ids.append(str(doc.id))
             texts.append((doc.content or "").replace("\x00", ""))
             counts.append(None if terms is None else Jsonb(terms))
@@ -317,6 +328,7 @@ class PgvectorChunkIndex(ChunkIndex):
                 ),
                 (ids, texts, counts, totals),
             )
+            self._postings.add(conn, ids, [None if c is None else c.obj for c in counts])
             if frequency:
                 ordered = sorted(frequency)
                 conn.execute(
@@ -338,6 +350,7 @@ class PgvectorChunkIndex(ChunkIndex):
     def _forget(self, conn: Any, chunk_ids: list[str]) -> None:
         """Take these chunks' side rows away, and their terms out of the document frequencies (a term no chunk has
         any more is deleted). Reads nothing back, so it pipelines."""
+        self._postings.forget(conn, chunk_ids)
         conn.execute(
             self._q(
                 "WITH o AS ("
@@ -406,47 +419,45 @@ class PgvectorChunkIndex(ChunkIndex):
     def keyword(
         self, query: str, limit: int, filters: dict | None = None, query_embedding: np.ndarray | None = None
     ) -> list[IndexHit]:
-        """Chunks matching ANY of the question's english lexemes (stop words dropped), best first.
-
-        Raw score: `ts_rank(tsv, query, 1 | 32)` on the stored tsvector (term frequency damped by chunk length, 0-1),
-        never by re-parsing text; on SQuAD questions it beat cover density and term-coverage counts on recall@10 and
-        MRR, and was the fastest. With `query_embedding`, cosines are computed in SQL for the returned rows only.
+        """The `limit` chunks with the best BM25 of the question's analyzer terms, best first: exact top-k BM25 over
+        the collection (k1 1.2, b 0.75, IDF from the collection's document frequencies: the statistics the ranker
+        reads), found in the impact-ordered postings with a cut-off (`KeywordPostings`), so its cost follows the
+        answer, not the table. Raw score: the BM25 score. With `query_embedding`, cosines are computed in SQL for
+        the returned rows only.
         """
         limit = max(1, int(limit))
         self._index_on_first_search()
+        wanted = sorted(set(analyzer_terms(query or "")))
+        if not wanted:
+            return []
         where, params = _haystack_where(filters, "AND")
-        cosine = sql.SQL("1 - (c.embedding <=> %s)") if query_embedding is not None else sql.SQL("NULL::float8")
-        # Lexemes quoted for tsquery syntax (backslash and quote escaped) and OR-ed; none at all -> NULL -> no rows.
-        statement = self._q(
-            """
-            WITH q AS (
-                SELECT (SELECT string_agg('''' || replace(replace(t, '\\', '\\\\'), '''', '''''') || '''', ' | ')
-                        FROM unnest(tsvector_to_array(to_tsvector('english'::regconfig, %s))) AS t
-                       )::tsquery AS tsq
-            ), top AS (
-                SELECT s.chunk_id, ts_rank(s.tsv, q.tsq, 33) AS score
-                FROM {chunk_terms} s {join}, q
-                WHERE s.tsv @@ q.tsq {where}
-                ORDER BY score DESC, s.chunk_id
-                LIMIT %s
-            )
-            SELECT c.id, c.content, c.meta, top.score, {cosine}
-            FROM top JOIN {table} c ON c.id = top.chunk_id
-            ORDER BY top.score DESC, c.id
-            """,
-            # Filters are on the integration's rows (meta, id); without any, the side table alone ranks.
-            join=self._q("JOIN {table} ON {table}.id = s.chunk_id") if filters else sql.SQL(""),
-            where=where,
-            cosine=cosine,
-        )
-        values: list[Any] = [query or "", *params, limit]
-        if query_embedding is not None:
-            values.append(np.asarray(query_embedding, dtype=np.float32).reshape(-1))
+        # Autocommit, no transaction: each statement sees a consistent table, and the scores use the IDFs read here.
         with self._connection() as conn:
-            rows = conn.execute(statement, values).fetchall()
+            statistics = self._statistics(conn, wanted)
+            if statistics is None:
+                return []
+            n_chunks, average = statistics.n_chunks, statistics.avg_terms
+            idf = {term: bm25.idf(n_chunks, min(df, n_chunks)) for term, df in statistics.df.items() if df}
+            top = self._postings.search(conn, idf, limit, average, where if filters else None, params)
+            if not top:
+                return []
+            cosine = sql.SQL("1 - (embedding <=> %s)") if query_embedding is not None else sql.SQL("NULL::float8")
+            values: list[Any] = [[chunk_id for chunk_id, _ in top]]
+            if query_embedding is not None:
+                values.insert(0, np.asarray(query_embedding, dtype=np.float32).reshape(-1))
+            rows = conn.execute(
+                self._q("SELECT id, content, meta, {cosine} FROM {table} WHERE id = ANY(%s)", cosine=cosine), values
+            ).fetchall()
+        found = {row[0]: row for row in rows}
         return [
-            IndexHit(self._document(row), float(row[3]), ScoreKind.TS_RANK, None if row[4] is None else float(row[4]))
-            for row in rows
+            IndexHit(
+                self._document(found[chunk_id]),
+                score,
+                ScoreKind.BM25,
+                None if found[chunk_id][3] is None else float(found[chunk_id][3]),
+            )
+            for chunk_id, score in top
+            if chunk_id in found
         ]
 
     def count(self) -> int:
@@ -504,23 +515,27 @@ class PgvectorChunkIndex(ChunkIndex):
         return {chunk_id: float(cosine) for chunk_id, cosine in rows}
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
-        """One round trip; the chunk count and average length are reused for a few seconds."""
-        wanted = sorted({str(term) for term in terms})
-        totals = self._totals
-        fresh = totals is not None and time.monotonic() - totals[0] < _TOTALS_TTL_S
-        statement = self._q(
-            "SELECT (SELECT jsonb_object_agg(term, df) FROM {terms} WHERE term = ANY(%s)), "
-            + ("NULL, NULL" if fresh else "count(term_total), coalesce(avg(term_total), 0)::float8 FROM {chunk_terms}")
-        )
+        """One round trip; the chunk count and average length are the postings' running totals (no scan), the same
+        statistics keyword search scores with."""
         with self._connection() as conn:
-            row = conn.execute(statement, (wanted,)).fetchone()
-        if not fresh:
-            totals = self._totals = (time.monotonic(), int(row[1]), float(row[2]))
-        assert totals is not None
-        if totals[1] == 0:
+            return self._statistics(conn, sorted({str(term) for term in terms}))
+
+    def _statistics(self, conn: Any, wanted: list[str]) -> TermStatistics | None:
+        """The document frequencies of `wanted` and the postings' totals, in one statement."""
+        row = conn.execute(
+            self._q(
+                "SELECT (SELECT jsonb_object_agg(term, df) FROM {terms} WHERE term = ANY(%s)), t.chunks, t.terms "
+                "FROM {totals} t",
+                totals=self._postings.totals_table,
+            ),
+            (wanted,),
+        ).fetchone()
+        if row is None or not row[1]:
             return None
         found = row[0] or {}
-        return TermStatistics(n_chunks=totals[1], avg_terms=totals[2], df={t: int(found.get(t, 0)) for t in wanted})
+        return TermStatistics(
+            n_chunks=int(row[1]), avg_terms=float(row[2]) / float(row[1]), df={t: int(found.get(t, 0)) for t in wanted}
+        )
 
     # -- the vector index -------------------------------------------------------------------------------------------
 
@@ -613,6 +628,7 @@ class PgvectorChunkIndex(ChunkIndex):
     def drop(self) -> None:
         """Delete the evidence tables and, through the integration, the chunk table if this index created it."""
         with self._connection() as conn, conn.transaction():
+            self._postings.drop(conn)
             conn.execute(self._q("DROP TABLE IF EXISTS {sentences}, {terms}, {chunk_terms}"))
         if self.owns_table:
             with self._write_lock:

@@ -121,7 +121,9 @@ class TestPgvectorEvidence:
             chunk.sentence_spans, chunk.sentence_embeddings, chunk.term_counts = [], None, None
         store.upsert_document(document, chunks)
         assert store.count_chunks() == 1
-        assert self._statistics(store, ["plain"]) is None
+        # Its term counts are what ingestion would count (title and text), so keyword search and BM25 see it.
+        assert self._statistics(store, ["plain"]).df == {"plain": 1}
+        assert [hit.chunk.chunk_id for hit in store.keyword_search("plain", 3)] == [chunks[0].chunk_id]
         assert store.sentence_similarities([chunks[0].chunk_id], _unit(1)) == {}
 
     def test_sentence_rows_must_pair_with_spans(self, store):

@@ -1,0 +1,502 @@
+"""`research bench --only scale`: search at 10k, 30k and 100k chunks of real text, per backend.
+
+The knowledge bases are built from `ScaleCorpus` (the public sets' paragraphs and the demo corpus, recombined into
+more documents when there are not enough; see `pipelines.scale_corpus`), once: they stay in the data folder
+(`bench-scale/`, with a manifest), and a rerun only measures. Chunks whose real embedding is cached get it; the
+others get a composed vector (labelled `composed` in the report, see `pipelines.scale_corpus`). When more real
+embeddings exist than when a base was built, only the documents whose chunks changed are written again.
+
+Reported per size and backend: dense / keyword / hybrid / research p50 and p95 (top 10, real questions of the
+sets), recall@10 of dense against the exact cosine top 10 (numpy) and of keyword against an exact BM25 over the
+same term counts (numpy, every chunk scored), build time (writes, then the index builds) and size on disk. On
+pgvector also: dense at several `hnsw.ef_search` values and exact (no index), and keyword by the alternatives
+(`ts_rank` over the stored tsvectors, BM25 over every posting of the question's terms, the cut-off in use, and an
+in-memory inverted index in numpy, which is also the exact reference).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import random
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipelines.bench_backends import _one_blas_thread, _percentile, _seal
+from pipelines.scale_corpus import CHUNKS_PER_DOCUMENT, EmbeddingCache, ScaleCorpus, eval_data_dir
+
+Out = Callable[[str], None]
+SIZES = (10_000, 30_000, 100_000)
+BACKENDS = ("pgvector", "milvus", "qdrant")
+TOP_K = 10
+EF_SEARCH = (40, 64, 100, 200)
+WARM = 3
+WRITERS = 3
+
+
+class ScaleBase:
+    """The first `size` chunks of the corpus with their vectors (real or composed), term counts and the exact
+    answers to compare with."""
+
+    def __init__(self, prepared: list[tuple], size: int) -> None:
+        self.size = size
+        self.chunks = [item[:3] for item in prepared[:size]]
+        self.vectors = np.stack([item[4] for item in prepared[:size]])
+        self.real = sum(int(item[5]) for item in prepared[:size])
+        self.counts: list[dict[str, int]] = [item[3] for item in prepared[:size]]
+        self._inverted_index()
+
+    def _inverted_index(self) -> None:
+        from components.text import bm25
+
+        postings: dict[str, tuple[list[int], list[int]]] = {}
+        lengths = np.asarray([sum(counts.values()) for counts in self.counts], dtype=np.float64)
+        for row, counts in enumerate(self.counts):
+            for term, tf in counts.items():
+                rows, tfs = postings.setdefault(term, ([], []))
+                rows.append(row)
+                tfs.append(tf)
+        average = float(lengths.mean())
+        self.average_terms = average
+        self._postings = {}
+        for term, (rows, tfs) in postings.items():
+            index = np.asarray(rows, dtype=np.int64)
+            weights = bm25.idf(self.size, len(rows)) * bm25.term_weight(np.asarray(tfs, float), lengths[index], average)
+            self._postings[term] = (index, weights)
+
+    def chunk_id(self, number: int) -> str:
+        return f"scale-{number // CHUNKS_PER_DOCUMENT:06d}:{number % CHUNKS_PER_DOCUMENT}"
+
+    def exact_dense(self, query: np.ndarray) -> set[str]:
+        scores = self.vectors @ query
+        top = np.argpartition(-scores, TOP_K)[:TOP_K]
+        return {self.chunk_id(int(i)) for i in top}
+
+    def exact_bm25(self, query: str) -> list[tuple[str, float]]:
+        """BM25 of every chunk for the question's distinct analyzer terms: the top 10 with their scores."""
+        from components.text.analyzer import terms
+
+        scores = np.zeros(self.size, dtype=np.float64)
+        for term in set(terms(query)):
+            found = self._postings.get(term)
+            if found is not None:
+                np.add.at(scores, found[0], found[1])
+        top = np.argpartition(-scores, TOP_K)[:TOP_K]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(self.chunk_id(int(i)), float(scores[i])) for i in top if scores[i] > 0]
+
+    def documents(self, first_chunk: int = 0, last_chunk: int | None = None) -> Iterator[tuple[Any, list[Any]]]:
+        """(DocumentRecord, chunks) of the documents holding chunks `first_chunk` to `last_chunk` (exclusive; the
+        end by default), in order."""
+        from components.knowledge_base.store import ChunkRecord, DocumentRecord
+
+        start = (first_chunk // CHUNKS_PER_DOCUMENT) * CHUNKS_PER_DOCUMENT
+        for first in range(start, self.size if last_chunk is None else last_chunk, CHUNKS_PER_DOCUMENT):
+            number = first // CHUNKS_PER_DOCUMENT
+            document_id = f"scale-{number:06d}"
+            members = self.chunks[first : min(first + CHUNKS_PER_DOCUMENT, self.size)]
+            document = DocumentRecord(
+                document_id=document_id,
+                title=members[0][0].title,
+                source=f"scale://{document_id}",
+                doc_type=("pdf", "md", "html", "txt")[number % 4],
+                content_hash=f"{document_id}:{sum(1 for n in range(first, first + len(members)) if n < self.real)}",
+                date=dt.date(2015, 1, 1) + dt.timedelta(days=number % 3000),
+            )
+            records = [
+                ChunkRecord(
+                    chunk_id=self.chunk_id(chunk.number),
+                    document_id=document_id,
+                    chunk_index=chunk.number - first,
+                    text=chunk.text,
+                    embedding=self.vectors[chunk.number],
+                    sentence_spans=spans,
+                    sentence_embeddings=sentence_vectors if len(spans) else None,
+                    term_counts=self.counts[chunk.number],
+                )
+                for chunk, spans, sentence_vectors in members
+            ]
+            yield document, records
+
+
+def _prepare(corpus: ScaleCorpus, cache: EmbeddingCache, size: int, out: Out) -> list[tuple]:
+    """Per chunk up to `size`: (chunk, sentence spans with vectors, their vectors, term counts, vector, real?), the
+    term counts as ingestion counts them (title and text)."""
+    from components.text.analyzer import term_counts
+
+    prepared = []
+    started = time.monotonic()
+    for number in range(size):
+        chunk = corpus.chunk(number)
+        vector, spans, sentence_vectors, real = cache.vectors(chunk)
+        prepared.append((chunk, spans, sentence_vectors, term_counts(f"{chunk.title}\n{chunk.text}"), vector, real))
+        if (number + 1) % 20_000 == 0:
+            out(f"  prepared {number + 1:,}/{size:,} chunks ({time.monotonic() - started:.0f} s)")
+    return prepared
+
+
+def _settings_for(backend: str, folder: Path) -> dict[str, str]:
+    return {
+        "KB_BACKEND": backend,
+        "MILVUS_URI": str(folder / "milvus" / "scale.db"),
+        "QDRANT_PATH": str(folder / "qdrant"),
+    }
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """The settings read these variables while inside (the catalog's components read the settings)."""
+    from components.settings import reload_settings
+
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    reload_settings()
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        reload_settings()
+
+
+def _open(backend: str, collection: str) -> Any:
+    from components.knowledge_base.factory import document_store_for, knowledge_base_for
+    from components.settings import get_settings
+
+    return knowledge_base_for(document_store_for(get_settings(), collection))
+
+
+def _disk_size(kb: Any, folder: Path) -> dict[str, float]:
+    """Megabytes on disk: the whole collection, and (pgvector) its keyword postings alone."""
+    if kb.index.backend == "pgvector":
+        with kb.registry.connection() as conn:
+            total, postings = conn.execute(
+                "SELECT sum(pg_total_relation_size(c.oid)) FILTER (WHERE true), "
+                "sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname LIKE %s) "
+                "FROM pg_class c WHERE c.relkind = 'r' AND c.relname LIKE %s",
+                (f"{kb.collection}_postings%", f"{kb.collection}%"),
+            ).fetchone()
+        return {"size_mb": round(float(total or 0) / 1e6, 1), "postings_mb": round(float(postings or 0) / 1e6, 1)}
+    sub = folder / ("milvus" if kb.index.backend == "milvus" else "qdrant")
+    size = sum(path.stat().st_size for path in sub.rglob("*") if path.is_file()) if sub.exists() else 0
+    return {"size_mb": round(size / 1e6, 1)}
+
+
+def _build(kb: Any, base: ScaleBase, entry: dict, out: Out, save: Callable[[dict], None]) -> tuple[Any, dict]:
+    """Write the base into `kb`: all of it, the rest of an interrupted build, or the documents whose vectors became
+    real since the last build (`entry`, the manifest's record, is saved through `save` as the writes progress); the
+    knowledge base (reopened if it had to be emptied) and the new entry."""
+    have = kb.count_chunks()
+    built = entry.get("chunks") == base.size and have == base.size
+    if built and entry.get("real") == base.real:
+        out(f"  {kb.index.backend}: reusing {have:,} chunks ({base.real:,} real embeddings)")
+        return kb, entry
+    if built:  # the documents holding chunks that now have a real embedding
+        first, last, previous = int(entry.get("real", 0)), base.real, entry.get("build_s")
+    elif entry.get("building") == base.size and have:
+        first, last, previous = int(entry.get("done", 0)), base.size, None
+        out(f"  {kb.index.backend}: resuming the build at chunk {first:,}")
+    else:
+        if have:
+            kb.drop()
+            kb.close()
+            kb = _open(kb.index.backend, kb.collection)
+        first, last, previous = 0, base.size, None
+    entry = {**entry, "building": base.size, "done": first} if not built else entry
+    save(entry)
+    documents = list(base.documents(first, last))
+    total = sum(len(chunks) for _, chunks in documents)
+    out(f"  {kb.index.backend}: writing {total:,} chunks…")
+    started = time.monotonic()
+    written = 0
+    # A few writers at once: each document's write waits on the server most of the time.
+    with ThreadPoolExecutor(max_workers=WRITERS) as pool:
+        for number, _ in enumerate(pool.map(lambda pair: kb.upsert_document(*pair), documents)):
+            written += len(documents[number][1])
+            if (number + 1) % 500 == 0:
+                rate = written / max(time.monotonic() - started, 1e-9)
+                out(f"    {written:,}/{total:,} chunks ({rate:,.0f}/s, {(total - written) / rate:,.0f} s left)")
+                if not built:
+                    save({**entry, "done": (first // CHUNKS_PER_DOCUMENT + number + 1) * CHUNKS_PER_DOCUMENT})
+    write_s = time.monotonic() - started
+    started = time.monotonic()
+    out(f"  {kb.index.backend}: building indexes…")
+    _seal(kb, base.vectors[0])
+    seal_s = time.monotonic() - started
+    entry = {"chunks": base.size, "real": base.real, "written": total, "write_s": round(write_s, 1),
+             "seal_s": round(seal_s, 1), "chunks_per_s": round(total / max(write_s, 1e-9), 1),
+             # A partial rewrite or a resumed build keeps the first build's time when there was one.
+             "build_s": previous if previous is not None else round(write_s + seal_s, 1)}
+    save(entry)
+    out(f"  {kb.index.backend}: {total:,} chunks written in {write_s:.0f} s, indexes in {seal_s:.0f} s")
+    return kb, entry
+
+
+def _timed(calls: list[Callable[[], Any]], warm: list[Callable[[], Any]]) -> tuple[list[float], list[Any]]:
+    for call in warm:
+        call()
+    timings, results = [], []
+    for call in calls:
+        started = time.perf_counter()
+        results.append(call())
+        timings.append((time.perf_counter() - started) * 1000.0)
+    return timings, results
+
+
+def _summary(name: str, timings: list[float]) -> dict[str, float]:
+    return {f"{name}_p50_ms": round(_percentile(timings, 50), 2), f"{name}_p95_ms": round(_percentile(timings, 95), 2)}
+
+
+def _dense_recall(base: ScaleBase, vectors: list[np.ndarray], hits: list[list[Any]]) -> float:
+    """Recall@10 of dense hits against the exact cosine top 10."""
+    pairs = zip(vectors, hits, strict=True)
+    found = [len(base.exact_dense(vector) & {h.chunk.chunk_id for h in hit}) / TOP_K for vector, hit in pairs]
+    return round(float(np.mean(found)), 3)
+
+
+def _keyword_recall(base: ScaleBase, queries: list[str], hits: list[list[tuple[str, float]]]) -> float:
+    """Recall@10 against the exact BM25: a returned chunk counts when it is in the exact top 10, or scores as much as
+    the exact 10th (a tie)."""
+    recalls = []
+    for query, found in zip(queries, hits, strict=True):
+        exact = base.exact_bm25(query)
+        if not exact:
+            continue
+        wanted = {chunk_id for chunk_id, _ in exact}
+        floor = exact[-1][1]
+        good = sum(1 for chunk_id, score in found[:TOP_K] if chunk_id in wanted or score >= floor - 1e-9)
+        recalls.append(min(good, len(exact)) / len(exact))
+    return round(float(np.mean(recalls)), 3) if recalls else float("nan")
+
+
+def _pgvector_alternatives(kb: Any, base: ScaleBase, queries: list[str], vectors: list[np.ndarray]) -> dict:
+    """Dense at several ef_search values and exact; keyword by ts_rank, by every posting, and by the cut-off."""
+    from psycopg import sql
+
+    from components.knowledge_base import pgvector_index
+    from components.text import bm25
+    from components.text.analyzer import terms
+
+    index = kb.index
+    result: dict[str, Any] = {"dense": {}, "keyword": {}}
+    saved = pgvector_index._EF_SEARCH_MIN
+    try:
+        for ef in EF_SEARCH:
+            pgvector_index._EF_SEARCH_MIN = ef
+            timings, hits = _timed([lambda v=v: kb.dense_search(v, TOP_K) for v in vectors],
+                                   [lambda v=v: kb.dense_search(v, TOP_K) for v in vectors[:WARM]])
+            result["dense"][f"hnsw ef_search {ef}"] = {
+                **_summary("dense", timings), "recall_at_10": _dense_recall(base, vectors, hits)
+            }
+    finally:
+        pgvector_index._EF_SEARCH_MIN = saved
+    exact_sql = index._q("SELECT id FROM {table} ORDER BY (embedding <=> %s) + 0 LIMIT %s")
+
+    def exact(vector: np.ndarray) -> list:
+        with index._connection() as conn:
+            return conn.execute(exact_sql, (vector, TOP_K)).fetchall()
+
+    timings, _ = _timed([lambda v=v: exact(v) for v in vectors], [lambda v=v: exact(v) for v in vectors[:WARM]])
+    result["dense"]["exact (no index)"] = {**_summary("dense", timings), "recall_at_10": 1.0}
+
+    ts_rank = index._q(
+        """
+        WITH q AS (
+            SELECT (SELECT string_agg('''' || replace(replace(t, '\\', '\\\\'), '''', '''''') || '''', ' | ')
+                    FROM unnest(tsvector_to_array(to_tsvector('english'::regconfig, %s))) AS t)::tsquery AS tsq
+        ) SELECT s.chunk_id, ts_rank(s.tsv, q.tsq, 33) AS score FROM {chunk_terms} s, q WHERE s.tsv @@ q.tsq
+        ORDER BY score DESC, s.chunk_id LIMIT %s
+        """
+    )
+
+    def by_ts_rank(query: str) -> list[tuple[str, float]]:
+        with index._connection() as conn:
+            return [(row[0], float("-inf")) for row in conn.execute(ts_rank, (query, TOP_K)).fetchall()]
+
+    def every_posting(query: str) -> list[tuple[str, float]]:
+        wanted = sorted(set(terms(query)))
+        statistics = kb.term_statistics(wanted)
+        if statistics is None:
+            return []
+        idf = {t: bm25.idf(statistics.n_chunks, min(df, statistics.n_chunks)) for t, df in statistics.df.items() if df}
+        with index._connection() as conn:
+            return index._postings.search(conn, idf, TOP_K, statistics.avg_terms, sql.SQL(""), ())
+
+    def cut_off(query: str) -> list[tuple[str, float]]:
+        return [(hit.chunk.chunk_id, hit.raw_score) for hit in kb.keyword_search(query, TOP_K)]
+
+    for name, call in (("ts_rank (OR of lexemes)", by_ts_rank), ("BM25, every posting", every_posting),
+                       ("BM25, postings with cut-off", cut_off), ("BM25 in memory (numpy)", base.exact_bm25)):
+        timings, hits = _timed([lambda q=q, c=call: c(q) for q in queries],
+                               [lambda q=q, c=call: c(q) for q in queries[:WARM]])
+        result["keyword"][name] = {**_summary("keyword", timings), "recall_at_10": _keyword_recall(base, queries, hits)}
+    return result
+
+
+def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors: list[np.ndarray],
+             warm: list[str], out: Out) -> dict:
+    from components.embedding import get_embedding_model
+    from components.knowledge_base.search import KnowledgeBaseSearch
+    from pipelines.catalog import PipelineCatalog
+
+    result: dict[str, Any] = {}
+    warm_vectors = [get_embedding_model().embed_one(q) for q in warm]
+    timings, hits = _timed([lambda v=v: kb.dense_search(v, TOP_K) for v in vectors],
+                           [lambda v=v: kb.dense_search(v, TOP_K) for v in warm_vectors])
+    result.update(_summary("dense", timings))
+    result["dense_recall_at_10"] = _dense_recall(base, vectors, hits)
+    timings, hits = _timed([lambda q=q: kb.keyword_search(q, TOP_K) for q in queries],
+                           [lambda q=q: kb.keyword_search(q, TOP_K) for q in warm])
+    result.update(_summary("keyword", timings))
+    result["keyword_recall_at_10"] = _keyword_recall(
+        base, queries, [[(h.chunk.chunk_id, h.raw_score if h.score_kind.value == "bm25" else float("-inf"))
+                         for h in found] for found in hits]
+    )
+    search = KnowledgeBaseSearch(document_store=kb.index.document_store, mode="hybrid", limit=TOP_K)
+    search.warm_up()
+
+    def hybrid(query: str, vector: np.ndarray) -> Any:
+        return search.run(query=query, query_embedding=vector.tolist())
+
+    timings, _ = _timed([lambda q=q, v=v: hybrid(q, v) for q, v in zip(queries, vectors, strict=True)],
+                        [lambda q=q, v=v: hybrid(q, v) for q, v in zip(warm, warm_vectors, strict=True)])
+    result.update(_summary("hybrid", timings))
+    catalog = PipelineCatalog()
+    model = get_embedding_model()
+
+    def research(query: str) -> Any:
+        model.clear_query_cache()
+        return catalog.research(query, sources=["kb"])
+
+    timings, _ = _timed([lambda q=q: research(q) for q in queries], [lambda q=q: research(q) for q in warm])
+    result.update(_summary("research", timings))
+    out(
+        f"  {backend:<9} dense p50 {result['dense_p50_ms']:.1f} p95 {result['dense_p95_ms']:.1f} ms "
+        f"(recall@10 {result['dense_recall_at_10']:.3f}) | keyword p50 {result['keyword_p50_ms']:.1f} "
+        f"p95 {result['keyword_p95_ms']:.1f} ms (recall@10 {result['keyword_recall_at_10']:.3f}) | hybrid p95 "
+        f"{result['hybrid_p95_ms']:.1f} ms | research p50 {result['research_p50_ms']:.0f} p95 "
+        f"{result['research_p95_ms']:.0f} ms"
+    )
+    return result
+
+
+def chart(report: dict, path: Path) -> Path:
+    """p95 per mode against the base size, one line per backend (log scales), as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    modes = ("dense", "keyword", "hybrid", "research")
+    figure, axes = plt.subplots(1, len(modes), figsize=(4 * len(modes), 3.6))
+    sizes = sorted(int(size) for size in report["sizes"])
+    for axis, mode in zip(axes, modes, strict=True):
+        for backend in BACKENDS:
+            points = [(size, report["sizes"][size].get(backend, {}).get(f"{mode}_p95_ms")) for size in sizes]
+            points = [(size, value) for size, value in points if value is not None]
+            if points:
+                axis.plot(*zip(*points, strict=True), marker="o", label=backend)
+        axis.set_title(f"{mode} p95")
+        axis.set_xscale("log")
+        axis.set_yscale("log")
+        axis.set_xlabel("chunks")
+        axis.set_ylabel("ms")
+        axis.grid(True, which="both", alpha=0.3)
+    axes[0].legend()
+    figure.suptitle("Search at scale (top 10, real text; see the table for which vectors are real)")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def bench_scale(
+    out: Out,
+    sizes: tuple[int, ...] = SIZES,
+    backends: tuple[str, ...] = BACKENDS,
+    queries: int = 40,
+    embed_upto: int = 10_000,
+    embed_minutes: float = 30.0,
+) -> dict[str, Any]:
+    """Build (once) and measure the scale bases; `embed_upto` chunks get real embeddings (resumed from the cache,
+    for at most `embed_minutes` this run). Returns the report; the chart's path is in `report["chart"]`."""
+    from components.embedding import get_embedding_model
+    from components.knowledge_base.store import KnowledgeBaseUnavailable
+    from components.settings import get_settings
+    from pipelines.bench import _demo_dir
+
+    data = eval_data_dir()
+    if data is None:
+        out("the public evaluation sets are not here (../shared/data); the scale benchmark needs their text")
+        return {"skipped": "no evaluation data"}
+    folder = get_settings().data_dir / "bench-scale"
+    folder.mkdir(parents=True, exist_ok=True)
+    corpus = ScaleCorpus(data, _demo_dir())
+    cache = EmbeddingCache(corpus, folder)
+    out(f"corpus: {len(corpus.sources):,} paragraphs of real text, {len(corpus.sentences):,} sentences to recombine")
+    need = max(len(corpus.sources), min(embed_upto, max(sizes)))
+    if cache.embedded() < need:
+        out(f"embedding up to {need:,} chunks (cached, resumable; one torch thread)…")
+        cache.embed(need, out, deadline=time.monotonic() + 60 * embed_minutes)
+    if cache.embedded() < len(corpus.sources):
+        raise RuntimeError("the corpus paragraphs are not embedded yet; run again to resume the embedding")
+    manifest_path = folder / "manifest.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    rng = random.Random(17)
+    picked = rng.sample(corpus.questions, k=min(len(corpus.questions), queries + WARM))
+    warm, asked = picked[:WARM], picked[WARM:]
+    model = get_embedding_model()
+    vectors = [model.embed([q])[0] for q in asked]
+    report: dict[str, Any] = {"top_k": TOP_K, "queries": len(asked), "embedded": cache.embedded(), "sizes": {}}
+    prepared = _prepare(corpus, cache, max(sizes), out)
+    for size in sorted(sizes):
+        base = ScaleBase(prepared, size)
+        out(f"{size:,} chunks ({base.real:,} real embeddings, {size - base.real:,} composed), {len(asked)} questions, "
+            f"top {TOP_K}")
+        row: dict[str, Any] = {"real_embeddings": base.real, "average_terms": round(base.average_terms, 1)}
+        for backend in backends:
+            collection = f"scale_{size}_{corpus.fingerprint[:8]}"
+            with _environment({**_settings_for(backend, folder), "KB_COLLECTION": collection}):
+                try:
+                    kb = _open(backend, collection)
+                except KnowledgeBaseUnavailable as exc:
+                    row[backend] = {"error": str(exc)}
+                    out(f"  {backend}: skipped: {exc}")
+                    continue
+                try:
+                    key = f"{backend}:{collection}"
+
+                    def save(entry: dict, key: str = key) -> None:
+                        manifest[key] = entry
+                        manifest_path.write_text(json.dumps(manifest, indent=2))
+
+                    kb, entry = _build(kb, base, manifest.get(key, {}), out, save)
+                    with _one_blas_thread():
+                        measured = _measure(backend, kb, base, asked, vectors, warm, out)
+                    row[backend] = {**entry, **_disk_size(kb, folder), **measured}
+                    if backend == "pgvector":
+                        row[backend]["alternatives"] = _pgvector_alternatives(kb, base, asked, vectors)
+                        for kind, variants in row[backend]["alternatives"].items():
+                            for name, values in variants.items():
+                                out(f"    {kind:<7} {name:<28} " + " ".join(f"{k} {v}" for k, v in values.items()))
+                finally:
+                    kb.close()
+                    from components.knowledge_base import close_knowledge_bases
+
+                    close_knowledge_bases()
+        report["sizes"][size] = row
+    report["chart"] = str(chart(report, folder / "search-at-scale.png"))
+    out(f"chart written to {report['chart']}")
+    return report
+

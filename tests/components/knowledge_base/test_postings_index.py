@@ -1,0 +1,172 @@
+"""Keyword search on pgvector (`KeywordPostings` under `PgvectorChunkIndex.keyword`) against an exact BM25 written
+here: every chunk scored, nothing cut off."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from components.knowledge_base import postings_index
+from components.knowledge_base.factory import knowledge_base_for
+from components.knowledge_base.store import ChunkRecord, DocumentRecord, SearchFilters
+from components.text.analyzer import term_counts, terms
+from tests.components.knowledge_base.test_pgvector_index import _store, _unit
+
+# Invented words: a few frequent, many rare, so that lists differ in length and questions mix both.
+WORDS = [
+    "valmor", "quistel", "brenard", "osk", "tiravel", "pundric", "melsha", "corvane", "drubbel", "fenwix",
+    "gallotry", "hestrin", "ivasol", "jorvick", "kelmar", "lupriant", "mossel", "nadrik", "orphyl", "pemberly",
+    "quorrel", "rastin", "sovane", "trebbil", "ulmaric", "vesper", "wendrik", "xaloth", "yarrowin", "zembic",
+]
+
+
+def _text(rng: random.Random) -> str:
+    weights = [1.0 / (rank + 1) for rank in range(len(WORDS))]
+    return " ".join(rng.choices(WORDS, weights=weights, k=rng.randint(3, 40))) + "."
+
+
+def _corpus(seed: int, documents: int = 24) -> list[tuple[DocumentRecord, list[ChunkRecord]]]:
+    rng = random.Random(seed)
+    corpus = []
+    for number in range(documents):
+        document_id = f"doc{seed}-{number}"
+        title = f"{rng.choice(WORDS)} report"
+        document = DocumentRecord(document_id, title, f"files/{document_id}.md", ("md", "pdf")[number % 2], "h")
+        chunks = []
+        for index in range(rng.randint(1, 8)):
+            text = _text(rng)
+            chunks.append(
+                ChunkRecord(
+                    f"{document_id}-{index}", document_id, index, text, _unit(number * 100 + index),
+                    term_counts=term_counts(f"{title}\n{text}"),
+                )
+            )
+        corpus.append((document, chunks))
+    return corpus
+
+
+def exact_bm25(chunks: dict[str, dict[str, int]], query: str, limit: int) -> list[tuple[str, float]]:
+    """BM25 (k1 1.2, b 0.75, Lucene's IDF) of every chunk for the query's distinct terms; the top `limit` with a
+    positive score, best first, ties by id."""
+    n = len(chunks)
+    average = sum(sum(counts.values()) for counts in chunks.values()) / n
+    scores = {}
+    for chunk_id, counts in chunks.items():
+        length = sum(counts.values())
+        score = 0.0
+        for term in set(terms(query)):
+            tf = counts.get(term, 0)
+            if tf:
+                df = sum(1 for other in chunks.values() if term in other)
+                idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+                score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / average))
+        if score > 0:
+            scores[chunk_id] = score
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
+
+
+def _questions(seed: int, count: int = 25) -> list[str]:
+    rng = random.Random(seed)
+    return [" ".join(rng.sample(WORDS, k=rng.randint(1, 5))) + "?" for _ in range(count)]
+
+
+def _assert_same(found, expected) -> None:
+    """Same scores at every rank, and the same chunks wherever the score is not tied."""
+    got = [(hit.chunk.chunk_id, hit.raw_score) for hit in found]
+    assert len(got) == len(expected)
+    assert np.allclose([score for _, score in got], [score for _, score in expected], rtol=1e-6, atol=1e-9)
+    tied = {round(score, 6) for score, count in _score_counts(expected).items() if count > 1}
+    for (got_id, got_score), (want_id, _) in zip(got, expected, strict=True):
+        if round(got_score, 6) not in tied:
+            assert got_id == want_id
+
+
+def _score_counts(expected) -> dict[float, int]:
+    counts: dict[float, int] = {}
+    for _, score in expected:
+        counts[round(score, 6)] = counts.get(round(score, 6), 0) + 1
+    return counts
+
+
+@pytest.mark.integration
+class TestKeywordPostings:
+    @pytest.fixture()
+    def kb(self, database_url, collection_name, monkeypatch):
+        # A shallow first read and slow growth, so that small collections need several rounds of the cut-off.
+        monkeypatch.setattr(postings_index, "FIRST_DEPTH", 2)
+        monkeypatch.setattr(postings_index, "COMPLETED", 1)
+        monkeypatch.setattr(postings_index, "MIN_COMPLETED", 1)
+        monkeypatch.setattr(postings_index, "OTHERS_BATCH", 1)
+        kb = knowledge_base_for(_store(collection_name))
+        yield kb
+        kb.drop()
+        kb.close()
+
+    @staticmethod
+    def _load(kb, corpus) -> dict[str, dict[str, int]]:
+        for document, chunks in corpus:
+            kb.upsert_document(document, chunks)
+        return {chunk.chunk_id: chunk.term_counts for _, chunks in corpus for chunk in chunks}
+
+    def test_top_k_is_exact_bm25(self, kb):
+        stored = self._load(kb, _corpus(1))
+        for query in _questions(2):
+            for limit in (1, 5, 10):
+                _assert_same(kb.keyword_search(query, limit), exact_bm25(stored, query, limit))
+
+    def test_scores_follow_replacements_and_deletions(self, kb):
+        corpus = _corpus(3)
+        stored = self._load(kb, corpus)
+        # A new version of three documents (other chunks, other words) and two documents deleted.
+        for document, _ in corpus[:3]:
+            for chunk_id in [c for c in stored if c.startswith(f"{document.document_id}-")]:
+                del stored[chunk_id]
+        replaced = _corpus(4, documents=3)
+        for (document, _), (_, chunks) in zip(corpus[:3], replaced, strict=True):
+            chunks = [
+                ChunkRecord(f"{document.document_id}-v2-{c.chunk_index}", document.document_id, c.chunk_index,
+                            c.text, c.embedding, term_counts=c.term_counts)
+                for c in chunks
+            ]
+            kb.upsert_document(document, chunks)
+            stored.update({chunk.chunk_id: chunk.term_counts for chunk in chunks})
+        for document, chunks in corpus[3:5]:
+            assert kb.delete_document(document.document_id)
+            for chunk in chunks:
+                del stored[chunk.chunk_id]
+        for query in _questions(5):
+            _assert_same(kb.keyword_search(query, 10), exact_bm25(stored, query, 10))
+        statistics = kb.term_statistics(["valmor"])
+        assert statistics.n_chunks == len(stored)
+        assert statistics.avg_terms == pytest.approx(sum(sum(c.values()) for c in stored.values()) / len(stored))
+
+    def test_a_filter_ranks_the_rows_it_leaves(self, kb):
+        corpus = _corpus(6)
+        stored = self._load(kb, corpus)
+        pdf = {chunk.chunk_id for document, chunks in corpus if document.doc_type == "pdf" for chunk in chunks}
+        for query in _questions(7, count=10):
+            expected = [item for item in exact_bm25(stored, query, len(stored)) if item[0] in pdf][:5]
+            _assert_same(kb.keyword_search(query, 5, filters=SearchFilters(doc_types=("pdf",))), expected)
+
+    def test_a_collection_made_before_the_postings_gets_them_from_its_term_counts(self, kb, collection_name):
+        stored = self._load(kb, _corpus(8))
+        with kb.registry.connection() as conn:
+            conn.execute(f"DROP TABLE {collection_name}_postings, {collection_name}_postings_totals")
+            conn.commit()
+        kb.close()
+        reopened = knowledge_base_for(_store(collection_name))
+        try:
+            for query in _questions(9, count=10):
+                _assert_same(reopened.keyword_search(query, 10), exact_bm25(stored, query, 10))
+        finally:
+            reopened.close()
+
+    def test_a_chunk_written_without_term_counts_is_counted_from_its_title_and_text(self, kb):
+        document = DocumentRecord("plain", "Quistel notes", "files/plain.md", "md", "h")
+        text = "Brenard brenard osk."
+        kb.upsert_document(document, [ChunkRecord("plain-0", "plain", 0, text, _unit(1))])
+        stored = {"plain-0": term_counts(f"Quistel notes\n{text}")}
+        _assert_same(kb.keyword_search("brenard quistel", 3), exact_bm25(stored, "brenard quistel", 3))

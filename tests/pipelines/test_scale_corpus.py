@@ -1,0 +1,63 @@
+"""The scale benchmark's corpus and embedding cache, on an invented corpus."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from pipelines import scale_corpus
+from pipelines.scale_corpus import EmbeddingCache, ScaleCorpus
+
+PARAGRAPHS = [
+    ("Valmor Bridge", "The Valmor Bridge opened in 1911 over the Quistel river. It carried trams until 1950. "
+     "Engineers from Brenard designed its three arches."),
+    ("Tiravel Orchard", "Tiravel Orchard grows seven kinds of pears on the hills above Osk. Its cider won a prize "
+     "in 1987. The orchard closes every winter for pruning."),
+    ("Pundric Choir", "The Pundric Choir sings in the old church of Melsha every Sunday. It was founded by "
+     "two teachers in 1932. Its recordings are kept in the town library."),
+]
+
+
+@pytest.fixture()
+def corpus(tmp_path) -> ScaleCorpus:
+    data = tmp_path / "data" / "squad_dev_a"
+    data.mkdir(parents=True)
+    with (data / "corpus.jsonl").open("w", encoding="utf-8") as handle:
+        for number, (title, text) in enumerate(PARAGRAPHS):
+            handle.write(json.dumps({"id": f"p{number}", "title": title, "text": text}) + "\n")
+    (data / "questions.jsonl").write_text(json.dumps({"id": "q", "question": "When did the bridge open?"}) + "\n")
+    demo = tmp_path / "demo"
+    demo.mkdir()
+    (demo / "corvane-notes.md").write_text("Corvane notes list the drubbel lamps of the harbour. They date from 1890.")
+    return ScaleCorpus(tmp_path / "data", demo)
+
+
+def test_chunks_are_the_same_in_every_run_and_recombine_real_sentences(corpus, tmp_path):
+    again = ScaleCorpus(tmp_path / "data", tmp_path / "demo")
+    assert [corpus.chunk(n).text for n in range(12)] == [again.chunk(n).text for n in range(12)]
+    assert corpus.questions == ["When did the bridge open?"]
+    assert [corpus.chunk(n).text for n in range(len(corpus.sources))] == [s.text for s in corpus.sources]
+    sentences = {source.text[s:e] for source in corpus.sources for s, e in source.spans}
+    recombined = corpus.chunk(len(corpus.sources) + 3)
+    assert all(recombined.text[s:e] in sentences for s, e in recombined.spans)
+    assert len(recombined.spans) == len(recombined.origin) > 1
+
+
+@pytest.mark.integration
+def test_embeddings_resume_and_compose_the_rest(corpus, tmp_path, monkeypatch, embedding_model):
+    monkeypatch.setattr(scale_corpus, "SHARD", 2)
+    cache = EmbeddingCache(corpus, tmp_path / "cache")
+    assert cache.embed(4, lambda line: None) == 4
+    files = sorted(cache.folder.iterdir())
+    assert EmbeddingCache(corpus, tmp_path / "cache").embed(4, lambda line: None) == 4  # resumed: nothing redone
+    assert sorted(cache.folder.iterdir()) == files
+    original = corpus.chunk(0)
+    vector, spans, _, real = cache.vectors(original)
+    assert real and np.allclose(vector, embedding_model.embed([original.text])[0], atol=1e-4)
+    composed = corpus.chunk(9)
+    vector, spans, sentence_vectors, real = cache.vectors(composed)
+    assert not real and len(spans) == len(sentence_vectors) > 0
+    mean = sentence_vectors.mean(axis=0)
+    assert np.allclose(vector, mean / np.linalg.norm(mean), atol=1e-6)
