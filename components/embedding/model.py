@@ -113,7 +113,8 @@ class EmbeddingModel:
             return None
         if onnx_export_ready(self.export_root, self.model_path):
             return export_folder(self.export_root, self.model_path)
-        return export_onnx(self._model[0].auto_model, self.model_path, self.export_root, self.dimension, self.max_tokens)
+        transformer = self._model[0].auto_model
+        return export_onnx(transformer, self.model_path, self.export_root, self.dimension, self.max_tokens)
 
     def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
         """Embeddings of `texts`, shape (len(texts), dimension), L2-normalised."""
