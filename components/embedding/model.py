@@ -102,7 +102,13 @@ class EmbeddingModel:
         so it never changes the shared state the model's own tokenizer keeps."""
         with self._lock:
             if self._tokenizer is None:
-                self._tokenizer = copy.deepcopy(self._model.tokenizer)
+                if self._onnx is None:
+                    self._tokenizer = copy.deepcopy(self._model.tokenizer)
+                else:  # the same tokenizer from the model's folder, without loading torch for it
+                    from transformers import AutoTokenizer
+
+                    self._tokenizer = AutoTokenizer.from_pretrained(self.model_path, local_files_only=True)
+                    self._tokenizer.model_max_length = self.max_tokens
             return self._tokenizer
 
     def export_onnx(self) -> Path | None:

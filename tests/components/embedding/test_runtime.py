@@ -55,6 +55,16 @@ class TestOnnxRuntime:
         assert fresh._st_model is not None
         assert np.abs(vectors - fresh.embed(TEXTS[:1])).max() < 1e-5
 
+    def test_the_onnx_models_tokenizer_is_the_models_without_torch(self, exported) -> None:
+        torch_model, onnx_model = exported
+        fresh = EmbeddingModel(onnx_model.name, 1, export_root=onnx_model.export_root)
+        text = "The Zorblat library parses star charts, written by Mirela Quandt."
+        assert fresh.count_tokens(text) == torch_model.count_tokens(text)
+        encoded = fresh.tokenizer(text, return_offsets_mapping=True)
+        assert encoded == torch_model.tokenizer(text, return_offsets_mapping=True)
+        assert fresh.tokenizer.model_max_length == torch_model.tokenizer.model_max_length
+        assert fresh._st_model is None
+
     def test_changed_weights_need_a_new_export(self, exported, tmp_path) -> None:
         torch_model, _ = exported
         copied = tmp_path / "copied-model"
