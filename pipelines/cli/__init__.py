@@ -74,7 +74,10 @@ def _quiet_start(args: argparse.Namespace, whole_process: bool) -> None:
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "info" if verbose else "error")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    if whole_process and getattr(args, "without_torch", False):
+    without_torch = getattr(args, "without_torch", False)
+    if callable(without_torch):  # a command that does without torch only in some cases (`ask`) says when
+        without_torch = without_torch(args)
+    if whole_process and without_torch:
         # Haystack imports torch (about 1.5 s) for its device helpers only; a command that reads the stores and
         # never embeds (it sets `without_torch`) does without it. A command that wrongly sets it fails loudly.
         # Only when the process is this command (`research ...`): a host calling `main([...])` keeps torch.

@@ -52,7 +52,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--local", action="store_true", help="answer in this process even when a server is running"
     )
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, without_torch=embeds_without_torch)
+
+
+def embeds_without_torch(args: argparse.Namespace) -> bool:
+    """Whether this process can answer without torch: the embedding model has its ONNX export in the data folder
+    (made by `research ingest`, or by the first question answered with torch), so a cold question skips importing
+    torch and sentence-transformers (several seconds of CPU). Reads only the settings and the folder."""
+    from components.embedding.runtime import settings_export_ready
+    from components.settings import get_settings
+
+    return settings_export_ready(get_settings())
 
 
 def _sources(value: str | None) -> list[str] | None:
@@ -65,13 +75,37 @@ def run(args: argparse.Namespace) -> int:
         raise UserError('The question is empty; ask something, e.g. research ask "What is RAG?".')
     request = {"question": args.question, "sources": _sources(args.sources), "as_of": args.as_of, "top_k": args.top_k}
     result = None if args.local else ask_server(request)
+    answered_here = result is None
     if result is None:
         result = ask_here(request)
     if args.json:
         sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
-        return 0
-    sys.stdout.write(format_result(result))
+    else:
+        sys.stdout.write(format_result(result))
+    if answered_here:
+        sys.stdout.flush()
+        prepare_fast_start()
     return 0
+
+
+def prepare_fast_start() -> None:
+    """After a question answered here with torch: export the embedding model to ONNX once, so the next cold
+    question needs no torch (a few seconds, once per data folder; the answer is already printed)."""
+    from components.embedding.model import get_embedding_model
+
+    model = get_embedding_model()
+    if model.runtime == "torch":
+        export_quietly(model)
+
+
+def export_quietly(model: Any) -> None:
+    """`model.export_onnx()`, a failure logged and never raised: without the export, questions stay on torch."""
+    import logging
+
+    try:
+        model.export_onnx()
+    except (ImportError, RuntimeError, OSError) as exc:
+        logging.getLogger(__name__).warning("No ONNX export of the embedding model (%s); questions use torch", exc)
 
 
 # -- in this process --------------------------------------------------------------------------------------------

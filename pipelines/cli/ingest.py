@@ -67,6 +67,11 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     report.failed[:0] = missing
     print_report(report, as_json=args.json)
+    from components.embedding.model import get_embedding_model
+    from pipelines.cli.ask import export_quietly
+
+    # Once per data folder: the ONNX export that lets a cold `research ask` embed its question without torch.
+    export_quietly(get_embedding_model())
     return 1 if report.failed else 0
 
 

@@ -48,6 +48,33 @@ class TestFastStart:
         assert arxiv_command.ARXIV_SORT_OPTIONS == ARXIV_SORT_OPTIONS
 
     @pytest.mark.integration
+    def test_cold_ask_embeds_without_torch_once_ingest_exported_the_model(self, database_url, tmp_path) -> None:
+        from components.embedding.runtime import settings_export_ready
+        from components.settings import reload_settings
+
+        (tmp_path / "zorblat.md").write_text(
+            "# Zorblat\n\nThe Zorblat library was written by Mirela Quandt in 2019. It parses star charts.\n"
+        )
+        env = {"KB_COLLECTION": f"t_cold_{tmp_path.name[-8:].replace('-', '_')}"}
+        ingest = "import sys\nfrom pipelines.cli import main\nsys.argv = ['research', 'ingest', sys.argv[1]]\nmain()"
+        done = run_python(ingest, str(tmp_path / "zorblat.md"), env=env, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert settings_export_ready(reload_settings())
+        script = (
+            "import json, sys\nfrom pipelines.cli import main\n"
+            "sys.argv = ['research', 'ask', 'Who wrote the Zorblat library?', '--local', '--json']\nrc = main()\n"
+            "from components.embedding.model import get_embedding_model\n"
+            f"print(json.dumps({{'rc': rc, 'runtime': get_embedding_model().runtime, "
+            f"'loaded': [m for m in {HEAVY!r} if sys.modules.get(m) is not None]}}))"
+        )
+        done = run_python(script, env=env, timeout=600)
+        report = reported(done)
+        assert report["rc"] == 0 and report["runtime"] == "onnx"
+        assert "torch" not in report["loaded"] and "sentence_transformers" not in report["loaded"]
+        answer = json.loads(done.stdout[: done.stdout.rindex("\n{")])
+        assert "Mirela Quandt" in answer["answer"]
+
+    @pytest.mark.integration
     def test_docs_list_loads_neither_torch_nor_spacy(self, database_url) -> None:
         script = (
             "import json, sys\nfrom pipelines.cli import main\nsys.argv = ['research', 'docs', 'list']\nrc = main()\n"
@@ -118,6 +145,28 @@ class TestConfidence:
 
 
 class TestServerAddress:
+    def test_a_question_answered_with_torch_leaves_the_onnx_export_for_the_next(self, monkeypatch, caplog) -> None:
+        calls: list[str] = []
+
+        class Model:
+            runtime = "torch"
+
+            def export_onnx(self) -> None:
+                calls.append(self.runtime)
+                if self.runtime == "broken":
+                    raise RuntimeError("the exporter is missing")
+
+        monkeypatch.setattr("components.embedding.model.get_embedding_model", lambda: Model())
+        ask_command.prepare_fast_start()
+        assert calls == ["torch"]
+        Model.runtime = "onnx"
+        ask_command.prepare_fast_start()
+        assert calls == ["torch"]
+        Model.runtime = "broken"
+        with caplog.at_level(logging.WARNING):
+            ask_command.export_quietly(Model())  # never raised: questions stay on torch
+        assert "the exporter is missing" in caplog.text
+
     def test_nobody_listening_costs_a_refused_connection(self, monkeypatch) -> None:
         from components.settings import reload_settings
 

@@ -1,0 +1,91 @@
+"""The embedding model on ONNX Runtime: the export from the local weights, vectors equal to sentence-transformers',
+and the one choice of runtime (ONNX when the export is there, torch otherwise)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from components.embedding.model import EmbeddingModel
+from components.embedding.runtime import export_folder, export_onnx, exportable, model_fingerprint, onnx_export_ready
+
+TEXTS = [
+    "Who maintains the Zorblat library?",
+    "   Leading and trailing spaces are stripped as sentence-transformers does.   ",
+    "A longer passage about the Quillfeather archive, its vaults and the keepers who index its scrolls. " * 2,
+    "word " * 600,  # beyond the 256-token window: truncated the same way
+    "Ünïcödé, ligatures (ﬁ) and a lone surrogate \ud800 here",
+    "",
+]
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory, embedding_model) -> tuple[EmbeddingModel, EmbeddingModel]:
+    """The torch model with an export root, exported once, and a model of the same name that runs the export."""
+    root = tmp_path_factory.mktemp("models")
+    torch_model = EmbeddingModel(embedding_model.name, 1, export_root=root)
+    assert torch_model.runtime == "torch"
+    assert torch_model.export_onnx() == export_folder(root, torch_model.model_path)
+    return torch_model, EmbeddingModel(embedding_model.name, 1, export_root=root)
+
+
+class TestOnnxRuntime:
+    def test_onnx_vectors_equal_torch_vectors(self, exported) -> None:
+        torch_model, onnx_model = exported
+        assert onnx_model.runtime == "onnx"
+        assert (onnx_model.dimension, onnx_model.max_tokens) == (torch_model.dimension, torch_model.max_tokens)
+        for batch_size in (1, 2, 32):
+            expected = torch_model.embed(TEXTS, batch_size=batch_size)
+            got = onnx_model.embed(TEXTS, batch_size=batch_size)
+            assert got.shape == expected.shape and got.dtype == np.float32
+            assert np.abs(got - expected).max() < 1e-5
+        assert np.abs(onnx_model.embed_one(TEXTS[0]) - torch_model.embed_one(TEXTS[0])).max() < 1e-5
+        assert np.allclose(np.linalg.norm(onnx_model.embed(TEXTS[:3]), axis=1), 1.0, atol=1e-6)
+
+    def test_the_onnx_model_loads_torch_only_for_what_needs_it(self, exported) -> None:
+        _, onnx_model = exported
+        fresh = EmbeddingModel(onnx_model.name, 1, export_root=onnx_model.export_root)
+        assert fresh._st_model is None
+        fresh.embed(TEXTS[:2])
+        assert fresh._st_model is None
+        vectors, _, _ = fresh.embed_with_sentence_spans(TEXTS[:1], [[]])
+        assert fresh._st_model is not None
+        assert np.abs(vectors - fresh.embed(TEXTS[:1])).max() < 1e-5
+
+    def test_the_onnx_models_tokenizer_is_the_models_without_torch(self, exported) -> None:
+        torch_model, onnx_model = exported
+        fresh = EmbeddingModel(onnx_model.name, 1, export_root=onnx_model.export_root)
+        text = "The Zorblat library parses star charts, written by Mirela Quandt."
+        assert fresh.count_tokens(text) == torch_model.count_tokens(text)
+        encoded = fresh.tokenizer(text, return_offsets_mapping=True)
+        assert encoded == torch_model.tokenizer(text, return_offsets_mapping=True)
+        assert fresh.tokenizer.model_max_length == torch_model.tokenizer.model_max_length
+        assert fresh._st_model is None
+
+    def test_changed_weights_need_a_new_export(self, exported, tmp_path) -> None:
+        torch_model, _ = exported
+        copied = tmp_path / "copied-model"
+        shutil.copytree(torch_model.model_path, copied)
+        assert not onnx_export_ready(torch_model.export_root, copied)
+        before = model_fingerprint(copied)
+        (copied / "config.json").write_text((copied / "config.json").read_text() + "\n")
+        assert model_fingerprint(copied) != before
+
+    def test_a_model_onnx_cannot_reproduce_stays_on_torch(self, exported, tmp_path) -> None:
+        torch_model, _ = exported
+        copied = tmp_path / "dense-model"
+        shutil.copytree(torch_model.model_path, copied)
+        modules = json.loads((copied / "modules.json").read_text())
+        modules.append({"idx": 9, "name": "9", "path": "2_Dense", "type": "sentence_transformers.models.Dense"})
+        (copied / "modules.json").write_text(json.dumps(modules))
+        assert exportable(torch_model.model_path)
+        assert not exportable(copied)
+        assert export_onnx(torch_model._model[0].auto_model, copied, tmp_path / "models", 384, 256) is None
+        assert not (tmp_path / "models").exists()
+
+    def test_without_an_export_root_nothing_is_exported(self, embedding_model) -> None:
+        model = EmbeddingModel(embedding_model.name, 1)
+        assert model.runtime == "torch" and model.export_onnx() is None
