@@ -1,0 +1,259 @@
+"""`ConflictFinder`: values the numbered chunks give differently for what the question asks about its subject (a
+date, an amount, a count, a place, a person), reported as `conflicts` and said in the answer ("Sources disagree:
+2019 [1], 2020 [3].").
+
+Usage:
+```python
+finder = ConflictFinder()
+chunks = [Document(content="Brevik Labs was founded in 2019."), Document(content="Brevik Labs was founded in 2020.")]
+finder.run(query="When was Brevik Labs founded?", answer="Brevik Labs was founded in 2019 [1].", documents=chunks)
+# {'answer': '... Sources disagree: 2019 [1], 2020 [2].', 'conflicts': [{'attribute': 'founded', ...}]}
+```
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from haystack import Document, component
+
+from components.generation.question_analysis import DATE_LABELS, WH_WORDS, analyze_question
+from components.resilience.scheduling import async_twin
+from components.serialization import InitParameterSerialization
+from components.text.analyzer import STOP_WORDS, sentences, terms
+from components.text.dates import MONTH_NAMES
+
+# What a question's wanted labels are compared as.
+AMOUNT_LABELS = frozenset({"MONEY", "CARDINAL", "QUANTITY", "PERCENT"})
+NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP"})
+# A sentence opening on one of these speaks of the subject its chunk named before.
+REFERRING_OPENINGS = frozenset({"it", "its", "the", "they", "their", "he", "she", "his", "her"})
+SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mn": 1e6, "billion": 1e9, "bn": 1e9, "b": 1e9}
+_NUMBER = re.compile(r"(\d+(?:[.,]\d+)*)\s*(thousand|million|billion|bn|mn|k|m|b)?\b", re.IGNORECASE)
+_YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d|21\d\d)\b")
+_DAY = re.compile(r"\b([0-3]?\d)(?:st|nd|rd|th)?\b")
+# Two amounts within this relative difference are the same value, rounded ("$40 million" and "$40.2 million").
+AMOUNT_TOLERANCE = 0.02
+
+
+@dataclass(frozen=True)
+class _Value:
+    text: str
+    number: int  # the chunk's [n]
+    key: Any  # the comparable form: (year, month, day) for dates, a float for amounts, a set of words for names
+    kind: str  # date, amount or name
+    when: frozenset[int]  # years the sentence dates the value to (not for dates themselves)
+    document: str
+
+
+def _date_key(text: str) -> tuple[int, int | None, int | None] | None:
+    year = _YEAR.search(text)
+    if year is None:
+        return None
+    lower = text.lower()
+    month = next((index + 1 for index, name in enumerate(MONTH_NAMES) if re.search(rf"\b{name[:3]}", lower)), None)
+    day = None
+    if month is not None:
+        rest = _YEAR.sub(" ", text)
+        found = _DAY.search(rest)
+        day = int(found.group(1)) if found and 1 <= int(found.group(1)) <= 31 else None
+    return int(year.group(1)), month, day
+
+
+def _amount_key(text: str) -> float | None:
+    found = _NUMBER.search(text.replace("$", " ").replace("€", " ").replace("£", " "))
+    if found is None:
+        return None
+    digits = found.group(1).replace(",", "")
+    try:
+        value = float(digits)
+    except ValueError:
+        return None
+    scale = (found.group(2) or "").lower()
+    return value * SCALES.get(scale, 1.0)
+
+
+def _name_key(text: str) -> frozenset[str]:
+    return frozenset(word for word in re.findall(r"[^\W_]+", text.lower()) if word not in STOP_WORDS)
+
+
+def _same(a: _Value, b: _Value) -> bool:
+    """Whether two values agree: equal up to the coarser precision, rounding, or a shorter form of a name."""
+    if a.kind == "date":
+        return all(x is None or y is None or x == y for x, y in zip(a.key, b.key, strict=True))
+    if a.kind == "amount":
+        return abs(a.key - b.key) <= AMOUNT_TOLERANCE * max(abs(a.key), abs(b.key), 1e-9)
+    return a.key <= b.key or b.key <= a.key
+
+
+def _at_other_times(a: _Value, b: _Value) -> bool:
+    """Whether both values are dated and never to the same year ("40 million in 2021", "100 million in 2022")."""
+    return bool(a.when and b.when and not a.when & b.when)
+
+
+@component
+class ConflictFinder(InitParameterSerialization):
+    """Finds where the numbered chunks disagree on the value the question asks for about its subject.
+
+    A value is read from a sentence that names the question's subject (or opens on a pronoun in a chunk that names
+    it) and shares a word with what the question asks ("founded", "raise", "employees"), as the entity the question
+    wants (a date for "when", an amount for "how much", a person for "who", a place for "where"). Values that are the
+    same up to precision ("2019", "March 2019"), up to rounding, or that their sentences date to different years
+    ("raised 40 million in 2021", "raised 100 million in 2022") do not disagree; nor do two values of one chunk.
+    The answer gains one sentence citing each side; `conflicts` holds them structured.
+    """
+
+    def __init__(self, max_conflicts: int = 3) -> None:
+        """:param max_conflicts: how many disagreements one answer reports at most (1-10)."""
+        if not 1 <= max_conflicts <= 10:
+            raise ValueError("max_conflicts must be between 1 and 10")
+        self.max_conflicts = int(max_conflicts)
+
+    def warm_up(self) -> None:
+        """Load the language pipeline (once per process)."""
+        from components.text.language import language_pipeline
+
+        language_pipeline()
+
+    @component.output_types(answer=str, conflicts=list[dict])
+    def run(self, query: str, answer: str, documents: list[Document] | None = None) -> dict[str, Any]:
+        """Find the disagreements among `documents` (numbered from 1, as the answer cites them).
+
+        :returns: `answer`: the answer, with a "Sources disagree: ..." sentence when there is a disagreement;
+            `conflicts`: [{"attribute", "subject", "values": [{"value", "citations", "document_dates"}]}].
+        """
+        conflicts = find_conflicts(query, list(documents or []))[: self.max_conflicts]
+        for conflict in conflicts:
+            sides = ", ".join(
+                f"{side['value']} " + "".join(f"[{number}]" for number in side["citations"])
+                for side in conflict["values"]
+            )
+            answer = f"{answer.rstrip()} Sources disagree: {sides}.".strip()
+        return {"answer": answer, "conflicts": conflicts}
+
+    run_async = async_twin(run)
+
+
+def _question_parts(query: str) -> list[tuple[tuple[str, ...], frozenset[str], frozenset[str], str, str]]:
+    """For each part of the question that asks for a value: (labels, subject terms, predicate terms, subject,
+    attribute words)."""
+    from components.text.language import parse_question
+    from components.tools.source_selection import capitalised_phrases
+
+    analysis = analyze_question(query)
+    names = capitalised_phrases(query)
+    anchors = frozenset(analysis.anchor_terms)
+    if not anchors or not names:
+        return []
+    doc = parse_question(analysis.question)
+    attribute_words = [
+        token.text
+        for token in doc
+        if token.pos_ in {"VERB", "NOUN", "ADJ"}
+        and token.lower_ not in WH_WORDS
+        and not set(terms(token.text)) & anchors
+        and terms(token.text)
+    ]
+    found = []
+    for part in analysis.parts:
+        if not part.labels:
+            continue
+        predicate = frozenset(part.terms) - anchors
+        words = [word for word in attribute_words if set(terms(word)) & predicate] or [part.kind]
+        found.append((part.labels, anchors, predicate, names[0], " ".join(words)))
+    return found
+
+
+def _values(document: Document, number: int, labels: tuple[str, ...], anchors: frozenset[str],
+            predicate: frozenset[str]) -> list[_Value]:
+    from components.text.language import parse
+
+    text = document.content or ""
+    if not anchors <= set(terms(text)):
+        return []
+    meta = document.meta or {}
+    owner = str(meta.get("document_id") or meta.get("source_id") or document.id)
+    wanted = set(labels)
+    kind = "date" if labels[0] in DATE_LABELS else "amount" if labels[0] in AMOUNT_LABELS else "name"
+    found = []
+    for sentence in sentences(text):
+        sentence_terms = set(terms(sentence))
+        first = sentence.split(maxsplit=1)[0].lower() if sentence.strip() else ""
+        if not (anchors <= sentence_terms or first in REFERRING_OPENINGS):
+            continue
+        if predicate and not predicate & sentence_terms:
+            continue
+        doc = parse(sentence)
+        candidates = [ent for ent in doc.ents if ent.label_ in wanted and not set(terms(ent.text)) & anchors]
+        if kind == "date":
+            candidates = [ent for ent in candidates if _date_key(ent.text)]
+        if not candidates:
+            continue
+        # The value nearest to what the question asks ("raised" in "raised 40 million in 2021").
+        anchor_positions = [token.i for token in doc if set(terms(token.text)) & predicate] or [0]
+        best = min(candidates, key=lambda ent: min(abs(ent.start - position) for position in anchor_positions))
+        when = frozenset(
+            int(year)
+            for ent in doc.ents
+            if ent.label_ in DATE_LABELS and ent is not best
+            for year in _YEAR.findall(ent.text)
+        ) if kind != "date" else frozenset()
+        key = _date_key(best.text) if kind == "date" else _amount_key(best.text) if kind == "amount" else None
+        if kind == "name":
+            key = _name_key(best.text)
+        if key is None or (kind == "name" and not key):
+            continue
+        found.append(_Value(best.text.strip(), number, key, kind, when, owner))
+    return found
+
+
+def find_conflicts(query: str, documents: list[Document]) -> list[dict[str, Any]]:
+    """The disagreements among `documents` (numbered from 1) on what `query` asks about its subject."""
+    conflicts = []
+    for labels, anchors, predicate, subject, attribute in _question_parts(query):
+        values: list[_Value] = []
+        for number, document in enumerate(documents, start=1):
+            values += _values(document, number, labels, anchors, predicate)
+        groups: list[list[_Value]] = []
+        for value in values:
+            group = next((group for group in groups if all(_same(value, other) for other in group)), None)
+            if group is None:
+                groups.append([value])
+            else:
+                group.append(value)
+        disagreeing = [
+            group
+            for group in groups
+            if any(
+                _disagree(value, other)
+                for other_group in groups
+                if other_group is not group
+                for value in group
+                for other in other_group
+            )
+        ]
+        if len(disagreeing) < 2:
+            continue
+        dates = {number: str((document.meta or {}).get("source_date") or "")
+                 for number, document in enumerate(documents, start=1)}
+        conflicts.append(
+            {
+                "attribute": attribute,
+                "subject": subject,
+                "values": [
+                    {
+                        "value": max((value.text for value in group), key=len),
+                        "citations": sorted({value.number for value in group}),
+                        "document_dates": sorted({dates[value.number] for value in group if dates[value.number]}),
+                    }
+                    for group in disagreeing
+                ],
+            }
+        )
+    return conflicts
+
+
+def _disagree(a: _Value, b: _Value) -> bool:
+    return a.number != b.number and a.document != b.document and not _same(a, b) and not _at_other_times(a, b)
