@@ -30,6 +30,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--as-of", dest="as_of", metavar="DATE", help="only what was known on DATE (YYYY-MM-DD)")
     parser.add_argument("--top-k", dest="top_k", type=int, metavar="N", help="how many chunks to cite from (1-50)")
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    parser.add_argument(
+        "--session",
+        metavar="NAME",
+        help="the conversation this question belongs to: it is remembered, and a follow-up ('Who leads it?') is "
+        "rewritten against the session's earlier questions",
+    )
+    parser.add_argument(
+        "--as-typed", dest="as_typed", action="store_true", help="ask the question as typed, never rewritten"
+    )
     parser.set_defaults(func=run)
 
 
@@ -55,7 +64,15 @@ def run(args: argparse.Namespace) -> int:
     kb_only = sources is not None and set(sources) <= {"kb"}
     if kb_only and _knowledge_base_is_empty():
         raise UserError(EMPTY_KB_MESSAGE)
-    result = get_catalog().research(args.question, sources=sources, as_of=args.as_of, top_k=args.top_k)
+    session = (getattr(args, "session", None) or "").strip() or None
+    result = get_catalog().research(
+        args.question,
+        sources=sources,
+        as_of=args.as_of,
+        top_k=args.top_k,
+        session_id=session,
+        as_typed=getattr(args, "as_typed", False),
+    )
     if not result.chunks and (sources is None or "kb" in sources) and _knowledge_base_is_empty():
         raise UserError(EMPTY_KB_MESSAGE)
     if args.json:
@@ -68,7 +85,10 @@ def run(args: argparse.Namespace) -> int:
 def format_result(result) -> str:  # noqa: ANN001 - a ResearchResult; imported lazily to keep --help fast
     """The answer, a table of the numbered sources and the sources' statuses, as terminal text."""
     width = min(shutil.get_terminal_size((100, 20)).columns, 120)
-    lines = ["Answer", textwrap.fill(result.answer, width=width, initial_indent="  ", subsequent_indent="  "), ""]
+    lines = []
+    if result.answered_as:
+        lines += [f"Answered as: {result.answered_as}  (--as-typed asks {result.asked!r} as typed)", ""]
+    lines += ["Answer", textwrap.fill(result.answer, width=width, initial_indent="  ", subsequent_indent="  "), ""]
     unsupported = [sentence for sentence in result.sentences if not sentence.supported]
     if unsupported and result.chunks:
         lines.append("Not supported by the cited source:")
