@@ -24,6 +24,7 @@ from components.resilience.scheduling import async_twin
 from components.serialization import InitParameterSerialization
 from components.text.analyzer import STOP_WORDS, sentences, terms
 from components.text.dates import MONTH_NAMES
+from components.text.language import ENTITY_KINDS_BY_LABEL
 
 # What a question's wanted labels are compared as.
 AMOUNT_LABELS = frozenset({"MONEY", "CARDINAL", "QUANTITY", "PERCENT"})
@@ -98,7 +99,8 @@ class ConflictFinder(InitParameterSerialization):
     """Finds where the numbered chunks disagree on the value the question asks for about its subject.
 
     A value is read from a sentence that names the question's subject (or opens on a pronoun in a chunk that names
-    it) and shares a word with what the question asks ("founded", "raise", "employees"), as the entity the question
+    it) and shares a word with what the question asks ("founded", "raise", "employees") said of that subject (its
+    subject, object or agent in spaCy's parse), as the entity the question
     wants (a date for "when", an amount for "how much", a person for "who", a place for "where"). Values that are the
     same up to precision ("2019", "March 2019"), up to rounding, or that their sentences date to different years
     ("raised 40 million in 2021", "raised 100 million in 2022") do not disagree; nor do two values of one chunk.
@@ -166,8 +168,33 @@ def _question_parts(query: str) -> list[tuple[tuple[str, ...], frozenset[str], f
     return found
 
 
+def _about_subject(doc: Any, anchors: frozenset[str], predicate: frozenset[str]) -> bool:
+    """Whether the words the question asks about are said of its subject in this parsed sentence: the subject (or
+    a pronoun) is the subject, object or agent of the asked word or of the clause it belongs to, not of another
+    clause ("Fennick Rail is based in Fennick and supplies Astrel Motors") or a phrase aside ("as a fork of X")."""
+    asked = [token for token in doc if set(terms(token.text)) & predicate]
+    if not asked:
+        return True
+    for token in asked:
+        heads = [token, token.head, token.head.head]
+        for head in heads:
+            if head.pos_ == "PROPN" and set(terms(head.text)) & anchors:
+                return True  # "Brevik Labs, founded in 2019, ..."
+            for child in head.children:
+                if child.dep_ in _ARGUMENTS:
+                    words = list(child.subtree)
+                    if any(word.pos_ == "PRON" for word in words) or anchors & set(terms(" ".join(
+                        word.text for word in words
+                    ))):
+                        return True
+    return False
+
+
+_ARGUMENTS = frozenset({"nsubj", "nsubjpass", "dobj", "agent", "poss", "attr"})
+
+
 def _values(document: Document, number: int, labels: tuple[str, ...], anchors: frozenset[str],
-            predicate: frozenset[str]) -> list[_Value]:
+            predicate: frozenset[str], question: str) -> list[_Value]:
     from components.text.language import parse
 
     text = document.content or ""
@@ -175,8 +202,10 @@ def _values(document: Document, number: int, labels: tuple[str, ...], anchors: f
         return []
     meta = document.meta or {}
     owner = str(meta.get("document_id") or meta.get("source_id") or document.id)
-    wanted = set(labels)
     kind = "date" if labels[0] in DATE_LABELS else "amount" if labels[0] in AMOUNT_LABELS else "name"
+    # A name's label is the recogniser's weakest call on unfamiliar names ("Tarnwick" as a product): any entity
+    # label answers a "who" or a "where"; the value nearest to what is asked is taken.
+    wanted = set(labels) | (set(ENTITY_KINDS_BY_LABEL) if kind == "name" else set())
     found = []
     for sentence in sentences(text):
         sentence_terms = set(terms(sentence))
@@ -186,7 +215,13 @@ def _values(document: Document, number: int, labels: tuple[str, ...], anchors: f
         if predicate and not predicate & sentence_terms:
             continue
         doc = parse(sentence)
-        candidates = [ent for ent in doc.ents if ent.label_ in wanted and not set(terms(ent.text)) & anchors]
+        if not _about_subject(doc, anchors, predicate):
+            continue
+        candidates = [
+            ent
+            for ent in doc.ents
+            if ent.label_ in wanted and not set(terms(ent.text)) & anchors and ent.text.lower() not in question
+        ]
         if kind == "date":
             candidates = [ent for ent in candidates if _date_key(ent.text)]
         if not candidates:
@@ -194,12 +229,9 @@ def _values(document: Document, number: int, labels: tuple[str, ...], anchors: f
         # The value nearest to what the question asks ("raised" in "raised 40 million in 2021").
         anchor_positions = [token.i for token in doc if set(terms(token.text)) & predicate] or [0]
         best = min(candidates, key=lambda ent: min(abs(ent.start - position) for position in anchor_positions))
-        when = frozenset(
-            int(year)
-            for ent in doc.ents
-            if ent.label_ in DATE_LABELS and ent is not best
-            for year in _YEAR.findall(ent.text)
-        ) if kind != "date" else frozenset()
+        # The years the sentence dates its value to: any year written outside the value itself.
+        outside = sentence[: best.start_char] + " " + sentence[best.end_char :]
+        when = frozenset(int(year) for year in _YEAR.findall(outside)) if kind != "date" else frozenset()
         key = _date_key(best.text) if kind == "date" else _amount_key(best.text) if kind == "amount" else None
         if kind == "name":
             key = _name_key(best.text)
@@ -215,7 +247,7 @@ def find_conflicts(query: str, documents: list[Document]) -> list[dict[str, Any]
     for labels, anchors, predicate, subject, attribute in _question_parts(query):
         values: list[_Value] = []
         for number, document in enumerate(documents, start=1):
-            values += _values(document, number, labels, anchors, predicate)
+            values += _values(document, number, labels, anchors, predicate, query.lower())
         groups: list[list[_Value]] = []
         for value in values:
             group = next((group for group in groups if all(_same(value, other) for other in group)), None)

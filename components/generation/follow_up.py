@@ -85,6 +85,8 @@ def _names(turn: Turn) -> _Names:
     names.asked_labels = analysis.parts[0].labels if analysis.parts else ()
     labelled = {ent.text.lower(): ent.label_ for ent in parse(turn.question).ents}
     for phrase in capitalised_phrases(turn.question):
+        if re.search(rf"\bThe {re.escape(phrase)}", turn.question):
+            phrase = f"The {phrase}"  # a title's own article ("The Glass Orchard")
         names.question.append(phrase)
         if labelled.get(phrase.lower()) == "PERSON":
             names.question_people.append(phrase)
