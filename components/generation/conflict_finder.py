@@ -289,3 +289,80 @@ def find_conflicts(query: str, documents: list[Document]) -> list[dict[str, Any]
 
 def _disagree(a: _Value, b: _Value) -> bool:
     return a.number != b.number and a.document != b.document and not _same(a, b) and not _at_other_times(a, b)
+
+
+def _event_key(sentence: str) -> tuple[str, frozenset[str], frozenset[str]] | None:
+    """What a dated fact says happened, apart from when: the lemma of the verb its date belongs to, that verb's
+    object, and the sentence's other values (amounts, counts). None when the sentence has no dated verb."""
+    from components.text.language import VALUE_LABELS, parse
+
+    doc = parse(sentence)
+    dates = [ent for ent in doc.ents if ent.label_ in DATE_LABELS and _YEAR.search(ent.text)]
+    if not dates:
+        return None
+    verb = dates[0].root
+    while verb.pos_ not in {"VERB", "AUX"} and verb.head is not verb:
+        verb = verb.head
+    if verb.pos_ not in {"VERB", "AUX"}:
+        return None
+    objects = frozenset(
+        term for child in verb.children if child.dep_ in {"dobj", "attr"} for term in terms(
+            " ".join(word.text for word in child.subtree)
+        )
+    )
+    values = frozenset(
+        ent.text.lower() for ent in doc.ents if ent.label_ in VALUE_LABELS and ent.label_ not in DATE_LABELS
+    )
+    return verb.lemma_.lower(), objects, values
+
+
+def timeline_conflicts(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Where an entity's dated facts (the timeline's contract dicts: `fact`, `valid_at`, `document_id`,
+    `document_title`) date the same event differently: the same verb, object and values, in different documents,
+    at dates that differ beyond their precision. Each conflict names the event and the facts' positions (1-based)
+    on each side."""
+    from components.text.dates import iso_date
+
+    by_event: dict[tuple[str, frozenset[str], frozenset[str]], list[tuple[int, dict[str, Any]]]] = {}
+    for position, fact in enumerate(facts, start=1):
+        key = _event_key(str(fact.get("fact") or "")) if fact.get("valid_at") else None
+        if key is not None:
+            by_event.setdefault(key, []).append((position, fact))
+    conflicts = []
+    for (event, _, _), items in by_event.items():
+        values = []
+        for position, fact in items:
+            found = iso_date(str(fact["valid_at"]))
+            if found is None:
+                continue
+            day, precision = found
+            key = (day.year, day.month if precision != "year" else None, day.day if precision == "day" else None)
+            owner = str(fact.get("document_id") or fact.get("document_title") or position)
+            values.append(_Value(str(fact["valid_at"]), position, key, "date", frozenset(), owner))
+        groups: list[list[_Value]] = []
+        for value in values:
+            group = next((group for group in groups if all(_same(value, other) for other in group)), None)
+            if group is None:
+                groups.append([value])
+            else:
+                group.append(value)
+        disagreeing = [
+            group for group in groups
+            if any(_disagree(a, b) for other in groups if other is not group for a in group for b in other)
+        ]
+        if len(disagreeing) > 1:
+            conflicts.append(
+                {
+                    "attribute": event,
+                    "subject": "",
+                    "values": [
+                        {
+                            "value": max((value.text for value in group), key=len),
+                            "citations": sorted({value.number for value in group}),
+                            "document_dates": [],
+                        }
+                        for group in disagreeing
+                    ],
+                }
+            )
+    return conflicts

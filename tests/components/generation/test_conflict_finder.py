@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from haystack import Document
 
-from components.generation.conflict_finder import ConflictFinder, find_conflicts
+from components.generation.conflict_finder import ConflictFinder, find_conflicts, timeline_conflicts
 
 
 def chunks(*texts: str) -> list[Document]:
@@ -73,3 +73,25 @@ class TestConflictFinder:
         assert ConflictFinder.from_dict(finder.to_dict()).max_conflicts == 2
         with pytest.raises(ValueError, match="max_conflicts"):
             ConflictFinder(max_conflicts=0)
+
+
+class TestTimelineConflicts:
+    FACTS = [
+        {"fact": "Zorvan Systems, a sensor maker, was founded in 2016.", "valid_at": "2016", "document_id": "a"},
+        {"fact": "According to a filing, Zorvan Systems was founded in 2015.", "valid_at": "2015", "document_id": "b"},
+        {"fact": "Zorvan Systems was founded in March 2016.", "valid_at": "2016-03", "document_id": "c"},
+    ]
+
+    def test_one_event_dated_differently_by_two_documents_is_a_conflict(self) -> None:
+        [conflict] = timeline_conflicts(self.FACTS)
+        assert conflict["attribute"] == "found"
+        assert [side["citations"] for side in conflict["values"]] == [[1, 3], [2]]
+
+    def test_repeated_events_and_the_same_date_at_another_precision_are_not(self) -> None:
+        facts = [
+            {"fact": "Zorvan Systems raised 40 million dollars in 2021.", "valid_at": "2021", "document_id": "a"},
+            {"fact": "Zorvan Systems raised 100 million dollars in 2022.", "valid_at": "2022", "document_id": "b"},
+            self.FACTS[0],
+            self.FACTS[2],
+        ]
+        assert timeline_conflicts(facts) == []
