@@ -159,7 +159,7 @@ for conflict in result.conflicts:
         + (f" (dated {', '.join(side['document_dates'])})" if side.get("document_dates") else "")
         for side in conflict["values"]
     )
-    st.warning(f"Sources disagree on {plain(conflict['attribute'])} of {plain(conflict['subject'])}: {sides}")
+    st.warning(f"Sources disagree on {plain(conflict['subject'])} ({plain(conflict['attribute'])}): {sides}")
 st.markdown(_cited_answer_markdown())
 if not result.chunks:
     st.info("No evidence was found. Try other sources, or ingest documents on the Ingest page.")

@@ -84,7 +84,7 @@ with timeline_tab:
             f"**{plain(side['value'])}** (fact {', '.join(str(n) for n in side['citations'])})"
             for side in conflict["values"]
         )
-        st.warning(f"Sources disagree on when it was {plain(conflict['attribute'])}: {sides}")
+        st.warning(f"Sources disagree on the date it was {plain(conflict['attribute'])}: {sides}")
         disputed.update({n: conflict["attribute"] for side in conflict["values"] for n in side["citations"]})
     if not facts:
         st.info("No dated facts in this range.")

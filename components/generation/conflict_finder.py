@@ -291,9 +291,10 @@ def _disagree(a: _Value, b: _Value) -> bool:
     return a.number != b.number and a.document != b.document and not _same(a, b) and not _at_other_times(a, b)
 
 
-def _event_key(sentence: str) -> tuple[str, frozenset[str], frozenset[str]] | None:
+def _event_key(sentence: str) -> tuple[str, frozenset[str], frozenset[str], str] | None:
     """What a dated fact says happened, apart from when: the lemma of the verb its date belongs to, that verb's
-    object, and the sentence's other values (amounts, counts). None when the sentence has no dated verb."""
+    object, and the sentence's other values (amounts, counts); then the verb as written. None when the sentence has
+    no dated verb."""
     from components.text.language import VALUE_LABELS, parse
 
     doc = parse(sentence)
@@ -313,7 +314,7 @@ def _event_key(sentence: str) -> tuple[str, frozenset[str], frozenset[str]] | No
     values = frozenset(
         ent.text.lower() for ent in doc.ents if ent.label_ in VALUE_LABELS and ent.label_ not in DATE_LABELS
     )
-    return verb.lemma_.lower(), objects, values
+    return verb.lemma_.lower(), objects, values, verb.text.lower()
 
 
 def timeline_conflicts(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -324,12 +325,15 @@ def timeline_conflicts(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from components.text.dates import iso_date
 
     by_event: dict[tuple[str, frozenset[str], frozenset[str]], list[tuple[int, dict[str, Any]]]] = {}
+    verbs: dict[tuple[str, frozenset[str], frozenset[str]], str] = {}
     for position, fact in enumerate(facts, start=1):
-        key = _event_key(str(fact.get("fact") or "")) if fact.get("valid_at") else None
-        if key is not None:
-            by_event.setdefault(key, []).append((position, fact))
+        found = _event_key(str(fact.get("fact") or "")) if fact.get("valid_at") else None
+        if found is not None:
+            by_event.setdefault(found[:3], []).append((position, fact))
+            verbs.setdefault(found[:3], found[3])
     conflicts = []
-    for (event, _, _), items in by_event.items():
+    for key, items in by_event.items():
+        event = verbs[key]
         values = []
         for position, fact in items:
             found = iso_date(str(fact["valid_at"]))

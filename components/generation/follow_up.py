@@ -219,8 +219,14 @@ def rewrite_offline(question: str, history: list[Turn]) -> str:
     if not text or not turns:
         return ""
     tokens = _Tokens(text)
-    previous = turns[-1]
-    names = _names(previous)
+    # The newest turn that names something: a turn asked as typed ("Who leads it?") names nothing to refer to.
+    previous, names = turns[-1], _names(turns[-1])
+    for turn in reversed(turns[:-1]):
+        if names.question:
+            break
+        previous, names = turn, _names(turn)
+    if not names.question:
+        previous, names = turns[-1], _names(turns[-1])
     subject = names.question[0] if names.question else ""
     start = _ellipsis_rest(tokens)
     if start is not None:

@@ -84,7 +84,7 @@ class TestTimelineConflicts:
 
     def test_one_event_dated_differently_by_two_documents_is_a_conflict(self) -> None:
         [conflict] = timeline_conflicts(self.FACTS)
-        assert conflict["attribute"] == "found"
+        assert conflict["attribute"] == "founded"
         assert [side["citations"] for side in conflict["values"]] == [[1, 3], [2]]
 
     def test_repeated_events_and_the_same_date_at_another_precision_are_not(self) -> None:

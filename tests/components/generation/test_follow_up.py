@@ -98,3 +98,8 @@ class TestFollowUpRewriter:
         # The model failing leaves the offline rewrite.
         chat_server.fail("500", times=1)
         assert rewriter.run(question="Who leads it?", history=history)["answered_as"] == "Who leads Brevik Labs?"
+
+
+def test_a_turn_that_names_nothing_is_passed_over() -> None:
+    turns = [FOUNDED, Turn("Who leads it?", "The sources do not answer this.")]
+    assert rewrite_offline("Where is it based?", turns) == "Where is Brevik Labs based?"
