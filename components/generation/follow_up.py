@@ -72,6 +72,7 @@ class _Names:
     answer_people: list[str] = field(default_factory=list)
     answer_things: list[str] = field(default_factory=list)
     asked: str = ""  # the earlier question's kind (who, which, ...)
+    focus: str = ""  # the noun a "which"/"what" asked about ("company")
     asked_labels: tuple[str, ...] = ()
 
 
@@ -83,6 +84,7 @@ def _names(turn: Turn) -> _Names:
     analysis = analyze_question(turn.question)
     names.asked = analysis.kind
     names.asked_labels = analysis.parts[0].labels if analysis.parts else ()
+    names.focus = analysis.parts[0].focus if analysis.parts else ""
     labelled = {ent.text.lower(): ent.label_ for ent in parse(turn.question).ents}
     for phrase in capitalised_phrases(turn.question):
         if re.search(rf"\bThe {re.escape(phrase)}", turn.question):
@@ -92,6 +94,16 @@ def _names(turn: Turn) -> _Names:
             names.question_people.append(phrase)
     answer = turn.short_answer or _first_sentence(turn.answer)
     asked_names = {name.lower() for name in names.question}
+    short = _uncited(turn.short_answer).strip(" .")
+    if short and short.lower() not in asked_names:
+        # The short answer is what the question asked for, whatever label the recogniser gives a name it does not
+        # know: the person of a "who" (unless it recognises an organisation), the company of a "which company".
+        if names.asked == "who":
+            labels = {ent.label_ for ent in parse(short).ents}
+            (names.answer_things if labels == {"ORG"} else names.answer_people).append(short)
+        elif names.asked_labels[:1] in (("ORG",), ("PRODUCT",)):
+            names.answer_things.append(short)
+        asked_names.add(short.lower())
     if answer:
         for ent in parse(_uncited(answer)).ents:
             if ent.text.lower() in asked_names:
@@ -141,6 +153,17 @@ class _Tokens:
             if not self._antecedent_inside(token.i, word in POSSESSIVE_PRONOUNS and token.tag_ == "PRP$"):
                 found.append(token.i)
         return found
+
+    def demonstratives(self) -> list[int]:
+        """Indexes of "this/that/these/those" determining a noun ("that company"): a reference to an earlier
+        turn."""
+        return [
+            token.i
+            for token in self.doc[:-1]
+            if token.lower_ in {"this", "that", "these", "those"}
+            and token.tag_ == "DT"
+            and self.doc[token.i + 1].pos_ == "NOUN"
+        ]
 
     def _expletive(self, index: int) -> bool:
         rest = self.lower[index + 1 : index + 4]
@@ -238,7 +261,8 @@ def rewrite_offline(question: str, history: list[Turn]) -> str:
             return ""
         return f"{_capitalised(wh)} {rest or subject}?"
     pronouns = tokens.external_pronouns()
-    if not pronouns:
+    demonstratives = tokens.demonstratives()
+    if not pronouns and not demonstratives:
         return ""
     words = list(tokens.words)
     for index in pronouns:
@@ -248,6 +272,20 @@ def rewrite_offline(question: str, history: list[Turn]) -> str:
             return ""
         possessive = tokens.doc[index].tag_ == "PRP$" or word in {"its", "their", "theirs", "hers"}
         words[index] = _possessive(name) if possessive else name
+    for index in demonstratives:
+        # "that company" stands for the thing, "this person" for the person, "these firms" for several.
+        noun = tokens.doc[index + 1]
+        plural = tokens.lower[index] in {"these", "those"}
+        person = HEAD_NOUN_LABELS.get(noun.lemma_.lower(), ("",))[0] == "PERSON"
+        answered = names.answer_people + names.answer_things
+        if noun.lemma_.lower() == names.focus and answered:
+            name = answered[0]  # "Which company makes X?" ... "that company": the one the answer named
+        else:
+            name = _antecedent("they" if plural else "he" if person else "it", names, turns)
+        if not name:
+            return ""
+        words[index], words[index + 1] = name, ""
+    words = [word for word in words if word]
     if tokens.lower[0] == "and" and len(words) > 1:
         words = words[1:]
     rewritten = _detokenised(words)
@@ -286,12 +324,15 @@ def _antecedent(word: str, names: _Names, turns: list[Turn]) -> str:
         )
         return (ranked or names.question or [""])[0]
     if word in THING_PRONOUNS:
-        if names.asked in {"which", "what"} and names.asked_labels[:1] in (("ORG",), ("PRODUCT",)):
-            if names.answer_things:
-                return names.answer_things[0]
         things = [name for name in names.question if name not in names.question_people]
         return (things or names.question or names.answer_things or [""])[0]
-    # they / them / their: the several subjects of the last turns, or of the last question, or its answer.
+    # they / them / their: the people a "who" was answered with, the organisation a "which company" was, the
+    # several subjects of the last question or of the last turns, or its answer's.
+    if names.asked == "who" and len(names.answer_people) > 1:
+        return _joined(names.answer_people)
+    if names.asked in {"which", "what"} and names.asked_labels[:1] in (("ORG",), ("PRODUCT",)):
+        if names.answer_things:
+            return names.answer_things[0]
     if len(names.question) > 1:
         return _joined(names.question)
     subjects: list[str] = []

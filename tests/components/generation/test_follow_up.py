@@ -103,3 +103,21 @@ class TestFollowUpRewriter:
 def test_a_turn_that_names_nothing_is_passed_over() -> None:
     turns = [FOUNDED, Turn("Who leads it?", "The sources do not answer this.")]
     assert rewrite_offline("Where is it based?", turns) == "Where is Brevik Labs based?"
+
+
+def test_that_company_is_the_one_the_answer_named_and_it_the_questions_subject() -> None:
+    turns = [Turn("Which company makes the Corvane X2 drone?", "The Corvane X2 is made by Strand Aerial [1].",
+                  short_answer="Strand Aerial")]
+    assert rewrite_offline("Where is that company based?", turns) == "Where is Strand Aerial based?"
+    assert rewrite_offline("How much does it cost?", turns) == "How much does Corvane X2 cost?"
+    assert rewrite_offline("When did they start making drones?", turns) == "When did Strand Aerial start making drones?"
+
+
+def test_they_after_a_who_answered_with_two_people_are_both() -> None:
+    turns = [Turn("Who founded Ember Oakworks?", "Ember Oakworks was founded by Lucia Fenn and Marco Dray [1].")]
+    assert rewrite_offline("Where did they meet?", turns) == "Where did Lucia Fenn and Marco Dray meet?"
+
+
+def test_the_short_answer_to_a_who_is_the_person_whatever_its_label() -> None:
+    turns = [Turn("Who designed the Pelloran Bridge?", "Aurelio Mast designed it [2].", short_answer="Aurelio Mast")]
+    assert rewrite_offline("What else did he design?", turns) == "What else did Aurelio Mast design?"
