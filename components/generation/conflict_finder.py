@@ -24,7 +24,7 @@ from components.resilience.scheduling import async_twin
 from components.serialization import InitParameterSerialization
 from components.text.analyzer import STOP_WORDS, sentences, terms
 from components.text.dates import MONTH_NAMES
-from components.text.language import ENTITY_KINDS_BY_LABEL
+from components.text.language import ENTITY_KINDS_BY_LABEL, parse
 
 # What a question's wanted labels are compared as.
 AMOUNT_LABELS = frozenset({"MONEY", "CARDINAL", "QUANTITY", "PERCENT"})
@@ -35,6 +35,10 @@ SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mn": 1e6, "billi
 _NUMBER = re.compile(r"(\d+(?:[.,]\d+)*)\s*(thousand|million|billion|bn|mn|k|m|b)?\b", re.IGNORECASE)
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d|21\d\d)\b")
 _DAY = re.compile(r"\b([0-3]?\d)(?:st|nd|rd|th)?\b")
+# Parsing is the finder's whole cost (spaCy, ~5 ms a sentence on an idle core): at most this many sentences of one
+# document, and in all.
+PARSED_PER_DOCUMENT = 1
+MAX_PARSED = 4
 # Two amounts within this relative difference are the same value, rounded ("$40 million" and "$40.2 million").
 AMOUNT_TOLERANCE = 0.02
 
@@ -168,6 +172,52 @@ def _question_parts(query: str) -> list[tuple[tuple[str, ...], frozenset[str], f
     return found
 
 
+def _may_hold(sentence: str, kind: str, anchors: frozenset[str]) -> bool:
+    """Whether the sentence can hold a value of `kind` at all: a year for a date, a digit or a scale word for an
+    amount, a capitalised word that is not the subject's for a name."""
+    if kind == "date":
+        return bool(_YEAR.search(sentence))
+    if kind == "amount":
+        return any(character.isdigit() for character in sentence) or bool(
+            set(re.findall(r"[a-z]+", sentence.lower())) & set(SCALES)
+        )
+    return any(word[:1].isupper() and not set(terms(word)) & anchors for word in sentence.split()[1:])
+
+
+def _written_values(sentence: str, kind: str, anchors: frozenset[str]) -> set[Any]:
+    """The values a sentence may state, read from its characters only: years, numbers, or capitalised words."""
+    if kind == "date":
+        return set(_YEAR.findall(sentence))
+    if kind == "amount":
+        return {_amount_key(match.group(0)) for match in _NUMBER.finditer(sentence.replace(",", ""))}
+    words = sentence.split()[1:]
+    return {word.strip(".,;:") for word in words if word[:1].isupper() and not set(terms(word)) & anchors}
+
+
+def _most_asked(found: list[tuple[int, str, str]], predicate: frozenset[str]) -> list[tuple[int, str, str]]:
+    """At most `PARSED_PER_DOCUMENT` candidate sentences of each document and `MAX_PARSED` in all, those sharing most
+    of the question's asked words first, in their original order."""
+    ranked = sorted(range(len(found)), key=lambda index: -len(predicate & set(terms(found[index][2]))))
+    kept: list[int] = []
+    per_owner: dict[str, int] = {}
+    for index in ranked:
+        owner = found[index][1]
+        if per_owner.get(owner, 0) < PARSED_PER_DOCUMENT and len(kept) < MAX_PARSED:
+            kept.append(index)
+            per_owner[owner] = per_owner.get(owner, 0) + 1
+    return [found[index] for index in sorted(kept)]
+
+
+def _may_disagree(found: list[tuple[int, str, str]], kind: str, anchors: frozenset[str]) -> bool:
+    """Whether two documents' candidate sentences could state different values: at least two documents, and some
+    value written in one that another does not write. Parsing is the finder's whole cost; most answers skip it."""
+    written: dict[str, set[Any]] = {}
+    for _, owner, sentence in found:
+        written.setdefault(owner, set()).update(_written_values(sentence, kind, anchors))
+    sets = [values for values in written.values() if values]
+    return len(sets) > 1 and any(a - b for a in sets for b in sets if a is not b)
+
+
 def _about_subject(doc: Any, anchors: frozenset[str], predicate: frozenset[str]) -> bool:
     """Whether the words the question asks about are said of its subject in this parsed sentence: the subject (or
     a pronoun) is the subject, object or agent of the asked word or of the clause it belongs to, not of another
@@ -193,19 +243,15 @@ def _about_subject(doc: Any, anchors: frozenset[str], predicate: frozenset[str])
 _ARGUMENTS = frozenset({"nsubj", "nsubjpass", "dobj", "agent", "poss", "attr"})
 
 
-def _values(document: Document, number: int, labels: tuple[str, ...], anchors: frozenset[str],
-            predicate: frozenset[str], question: str) -> list[_Value]:
-    from components.text.language import parse
-
+def _candidates(document: Document, number: int, kind: str, anchors: frozenset[str],
+                predicate: frozenset[str]) -> list[tuple[int, str, str]]:
+    """(number, owning document, sentence) for each sentence of the chunk that may state the asked value of the
+    subject: read with the shared analyzer's terms only, before any parse."""
     text = document.content or ""
     if not anchors <= set(terms(text)):
         return []
     meta = document.meta or {}
     owner = str(meta.get("document_id") or meta.get("source_id") or document.id)
-    kind = "date" if labels[0] in DATE_LABELS else "amount" if labels[0] in AMOUNT_LABELS else "name"
-    # A name's label is the recogniser's weakest call on unfamiliar names ("Tarnwick" as a product): any entity
-    # label answers a "who" or a "where"; the value nearest to what is asked is taken.
-    wanted = set(labels) | (set(ENTITY_KINDS_BY_LABEL) if kind == "name" else set())
     found = []
     for sentence in sentences(text):
         sentence_terms = set(terms(sentence))
@@ -214,40 +260,64 @@ def _values(document: Document, number: int, labels: tuple[str, ...], anchors: f
             continue
         if predicate and not predicate & sentence_terms:
             continue
-        doc = parse(sentence)
-        if not _about_subject(doc, anchors, predicate):
-            continue
-        candidates = [
-            ent
-            for ent in doc.ents
-            if ent.label_ in wanted and not set(terms(ent.text)) & anchors and ent.text.lower() not in question
-        ]
-        if kind == "date":
-            candidates = [ent for ent in candidates if _date_key(ent.text)]
-        if not candidates:
-            continue
-        # The value nearest to what the question asks ("raised" in "raised 40 million in 2021").
-        anchor_positions = [token.i for token in doc if set(terms(token.text)) & predicate] or [0]
-        best = min(candidates, key=lambda ent: min(abs(ent.start - position) for position in anchor_positions))
-        # The years the sentence dates its value to: any year written outside the value itself.
-        outside = sentence[: best.start_char] + " " + sentence[best.end_char :]
-        when = frozenset(int(year) for year in _YEAR.findall(outside)) if kind != "date" else frozenset()
-        key = _date_key(best.text) if kind == "date" else _amount_key(best.text) if kind == "amount" else None
-        if kind == "name":
-            key = _name_key(best.text)
-        if key is None or (kind == "name" and not key):
-            continue
-        found.append(_Value(best.text.strip(), number, key, kind, when, owner))
+        if _may_hold(sentence, kind, anchors):
+            found.append((number, owner, sentence))
     return found
+
+
+def _value(doc: Any, number: int, owner: str, kind: str, labels: tuple[str, ...], anchors: frozenset[str],
+           predicate: frozenset[str], question: str) -> _Value | None:
+    """The value a parsed sentence states for what the question asks of its subject, or None."""
+    if not _about_subject(doc, anchors, predicate):
+        return None
+    # A name's label is the recogniser's weakest call on unfamiliar names ("Tarnwick" as a product): any entity
+    # label answers a "who" or a "where"; the value nearest to what is asked is taken.
+    wanted = set(labels) | (set(ENTITY_KINDS_BY_LABEL) if kind == "name" else set())
+    candidates = [
+        ent
+        for ent in doc.ents
+        if ent.label_ in wanted and not set(terms(ent.text)) & anchors and ent.text.lower() not in question
+    ]
+    if kind == "date":
+        candidates = [ent for ent in candidates if _date_key(ent.text)]
+    if not candidates:
+        return None
+    # The value nearest to what the question asks ("raised" in "raised 40 million in 2021").
+    anchor_positions = [token.i for token in doc if set(terms(token.text)) & predicate] or [0]
+    best = min(candidates, key=lambda ent: min(abs(ent.start - position) for position in anchor_positions))
+    # The years the sentence dates its value to: any year written outside the value itself.
+    sentence = doc.text
+    outside = sentence[: best.start_char] + " " + sentence[best.end_char :]
+    when = frozenset(int(year) for year in _YEAR.findall(outside)) if kind != "date" else frozenset()
+    key: Any = _date_key(best.text) if kind == "date" else _amount_key(best.text) if kind == "amount" else None
+    if kind == "name":
+        key = _name_key(best.text)
+    if key is None or (kind == "name" and not key):
+        return None
+    return _Value(best.text.strip(), number, key, kind, when, owner)
 
 
 def find_conflicts(query: str, documents: list[Document]) -> list[dict[str, Any]]:
     """The disagreements among `documents` (numbered from 1) on what `query` asks about its subject."""
     conflicts = []
     for labels, anchors, predicate, subject, attribute in _question_parts(query):
-        values: list[_Value] = []
-        for number, document in enumerate(documents, start=1):
-            values += _values(document, number, labels, anchors, predicate, query.lower())
+        kind = "date" if labels[0] in DATE_LABELS else "amount" if labels[0] in AMOUNT_LABELS else "name"
+        found = [
+            candidate
+            for number, document in enumerate(documents, start=1)
+            for candidate in _candidates(document, number, kind, anchors, predicate)
+        ]
+        if not _may_disagree(found, kind, anchors):
+            continue  # one document, or the same written values everywhere: nothing to parse
+        # The sentences saying most of what is asked, a few per document; parsed through the shared cache, where
+        # the answer's own parses of the same sentences already are.
+        found = _most_asked(found, predicate)
+        docs = [parse(sentence) for _, _, sentence in found]
+        values = [
+            value
+            for (number, owner, _), doc in zip(found, docs, strict=True)
+            if (value := _value(doc, number, owner, kind, labels, anchors, predicate, query.lower())) is not None
+        ]
         groups: list[list[_Value]] = []
         for value in values:
             group = next((group for group in groups if all(_same(value, other) for other in group)), None)
@@ -295,7 +365,7 @@ def _event_key(sentence: str) -> tuple[str, frozenset[str], frozenset[str], str]
     """What a dated fact says happened, apart from when: the lemma of the verb its date belongs to, that verb's
     object, and the sentence's other values (amounts, counts); then the verb as written. None when the sentence has
     no dated verb."""
-    from components.text.language import VALUE_LABELS, parse
+    from components.text.language import VALUE_LABELS
 
     doc = parse(sentence)
     dates = [ent for ent in doc.ents if ent.label_ in DATE_LABELS and _YEAR.search(ent.text)]

@@ -242,6 +242,12 @@ def rewrite_offline(question: str, history: list[Turn]) -> str:
     if not text or not turns:
         return ""
     tokens = _Tokens(text)
+    start = _ellipsis_rest(tokens)
+    wh = _bare_wh(tokens) if start is None else None
+    pronouns = tokens.external_pronouns()
+    demonstratives = tokens.demonstratives()
+    if start is None and wh is None and not pronouns and not demonstratives:
+        return ""  # it stands alone: the earlier turns are not even read
     # The newest turn that names something: a turn asked as typed ("Who leads it?") names nothing to refer to.
     previous, names = turns[-1], _names(turns[-1])
     for turn in reversed(turns[:-1]):
@@ -251,19 +257,13 @@ def rewrite_offline(question: str, history: list[Turn]) -> str:
     if not names.question:
         previous, names = turns[-1], _names(turns[-1])
     subject = names.question[0] if names.question else ""
-    start = _ellipsis_rest(tokens)
     if start is not None:
         return _ellipsis(tokens, start, previous, names, subject)
-    wh = _bare_wh(tokens)
     if wh is not None:
         rest = _after_wh(previous.question)
         if rest is None and not subject:
             return ""
         return f"{_capitalised(wh)} {rest or subject}?"
-    pronouns = tokens.external_pronouns()
-    demonstratives = tokens.demonstratives()
-    if not pronouns and not demonstratives:
-        return ""
     words = list(tokens.words)
     for index in pronouns:
         word = tokens.lower[index]
