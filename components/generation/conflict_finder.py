@@ -29,7 +29,7 @@ from components.text.language import ENTITY_KINDS_BY_LABEL, parse
 # What a question's wanted labels are compared as.
 AMOUNT_LABELS = frozenset({"MONEY", "CARDINAL", "QUANTITY", "PERCENT"})
 NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP"})
-# A sentence opening on one of these speaks of the subject its chunk named before.
+# A sentence opening on one of these speaks of the subject the sentence before it named.
 REFERRING_OPENINGS = frozenset({"it", "its", "the", "they", "their", "he", "she", "his", "her"})
 SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mn": 1e6, "billion": 1e9, "bn": 1e9, "b": 1e9}
 _NUMBER = re.compile(r"(\d+(?:[.,]\d+)*)\s*(thousand|million|billion|bn|mn|k|m|b)?\b", re.IGNORECASE)
@@ -39,6 +39,8 @@ _DAY = re.compile(r"\b([0-3]?\d)(?:st|nd|rd|th)?\b")
 # document, and in all.
 PARSED_PER_DOCUMENT = 1
 MAX_PARSED = 4
+# A value further than this many words from the asked word belongs to another clause.
+MAX_VALUE_DISTANCE = 12
 # Two amounts within this relative difference are the same value, rounded ("$40 million" and "$40.2 million").
 AMOUNT_TOLERANCE = 0.02
 
@@ -102,9 +104,9 @@ def _at_other_times(a: _Value, b: _Value) -> bool:
 class ConflictFinder(InitParameterSerialization):
     """Finds where the numbered chunks disagree on the value the question asks for about its subject.
 
-    A value is read from a sentence that names the question's subject (or opens on a pronoun in a chunk that names
-    it) and shares a word with what the question asks ("founded", "raise", "employees") said of that subject (its
-    subject, object or agent in spaCy's parse), as the entity the question
+    A value is read from a sentence that names the question's subject (or opens on a pronoun right after a
+    sentence that names it) and shares a word with what the question asks ("founded", "raise", "employees") said
+    of that subject (its subject, object or agent in spaCy's parse), as the entity the question
     wants (a date for "when", an amount for "how much", a person for "who", a place for "where"). Values that are the
     same up to precision ("2019", "March 2019"), up to rounding, or that their sentences date to different years
     ("raised 40 million in 2021", "raised 100 million in 2022") do not disagree; nor do two values of one chunk.
@@ -166,7 +168,10 @@ def _question_parts(query: str) -> list[tuple[tuple[str, ...], frozenset[str], f
     for part in analysis.parts:
         if not part.labels:
             continue
-        predicate = frozenset(part.terms) - anchors
+        # What is asked of the subject: the part's words, less the subject's, the noun naming the kind of value
+        # ("which firm", "what year") and numbers the question itself states ("in 2023").
+        focus = set(terms(part.focus)) if part.focus and part.focus != "?" else set()
+        predicate = frozenset(term for term in part.terms if not term.isdigit()) - anchors - focus
         words = [word for word in attribute_words if set(terms(word)) & predicate] or [part.kind]
         found.append((part.labels, anchors, predicate, names[0], " ".join(words)))
     return found
@@ -219,24 +224,24 @@ def _may_disagree(found: list[tuple[int, str, str]], kind: str, anchors: frozens
 
 
 def _about_subject(doc: Any, anchors: frozenset[str], predicate: frozenset[str]) -> bool:
-    """Whether the words the question asks about are said of its subject in this parsed sentence: the subject (or
-    a pronoun) is the subject, object or agent of the asked word or of the clause it belongs to, not of another
-    clause ("Fennick Rail is based in Fennick and supplies Astrel Motors") or a phrase aside ("as a fork of X")."""
+    """Whether the words the question asks about are said of its subject in this parsed sentence (see
+    `_said_of_subject`)."""
     asked = [token for token in doc if set(terms(token.text)) & predicate]
-    if not asked:
-        return True
-    for token in asked:
-        heads = [token, token.head, token.head.head]
-        for head in heads:
-            if head.pos_ == "PROPN" and set(terms(head.text)) & anchors:
-                return True  # "Brevik Labs, founded in 2019, ..."
-            for child in head.children:
-                if child.dep_ in _ARGUMENTS:
-                    words = list(child.subtree)
-                    if any(word.pos_ == "PRON" for word in words) or anchors & set(terms(" ".join(
-                        word.text for word in words
-                    ))):
-                        return True
+    return not asked or any(_said_of_subject(token, anchors) for token in asked)
+
+
+def _said_of_subject(token: Any, anchors: frozenset[str]) -> bool:
+    """Whether an asked word is said of the question's subject: the subject (or a pronoun) is the subject, object or
+    agent of the word or of the clause it belongs to, not of another clause ("Fennick Rail is based in Fennick and
+    supplies Astrel Motors") or a phrase aside ("as a fork of X")."""
+    for head in (token, token.head, token.head.head):
+        if head.pos_ == "PROPN" and set(terms(head.text)) & anchors:
+            return True  # "Brevik Labs, founded in 2019, ..."
+        for child in head.children:
+            if child.dep_ in _ARGUMENTS:
+                words = list(child.subtree)
+                if any(word.pos_ == "PRON" for word in words) or anchors & set(terms(" ".join(w.text for w in words))):
+                    return True
     return False
 
 
@@ -253,10 +258,14 @@ def _candidates(document: Document, number: int, kind: str, anchors: frozenset[s
     meta = document.meta or {}
     owner = str(meta.get("document_id") or meta.get("source_id") or document.id)
     found = []
+    previous_terms: set[str] = set()
     for sentence in sentences(text):
         sentence_terms = set(terms(sentence))
         first = sentence.split(maxsplit=1)[0].lower() if sentence.strip() else ""
-        if not (anchors <= sentence_terms or first in REFERRING_OPENINGS):
+        # A sentence opening on "It"/"The company" speaks of the subject only right after a sentence naming it.
+        refers = first in REFERRING_OPENINGS and anchors <= previous_terms
+        previous_terms = sentence_terms
+        if not (anchors <= sentence_terms or refers):
             continue
         if predicate and not predicate & sentence_terms:
             continue
@@ -282,9 +291,18 @@ def _value(doc: Any, number: int, owner: str, kind: str, labels: tuple[str, ...]
         candidates = [ent for ent in candidates if _date_key(ent.text)]
     if not candidates:
         return None
-    # The value nearest to what the question asks ("raised" in "raised 40 million in 2021").
-    anchor_positions = [token.i for token in doc if set(terms(token.text)) & predicate] or [0]
-    best = min(candidates, key=lambda ent: min(abs(ent.start - position) for position in anchor_positions))
+    # The value nearest to an asked word said of the subject ("raised" in "raised 40 million in 2021"), within a
+    # clause's reach of it.
+    asked = [token for token in doc if set(terms(token.text)) & predicate]
+    if asked:
+        asked = [token for token in asked if _said_of_subject(token, anchors)]
+        candidates = [
+            ent for ent in candidates if min(abs(ent.start - token.i) for token in asked) <= MAX_VALUE_DISTANCE
+        ]
+        if not candidates:
+            return None
+    positions = [token.i for token in asked] or [0]
+    best = min(candidates, key=lambda ent: min(abs(ent.start - position) for position in positions))
     # The years the sentence dates its value to: any year written outside the value itself.
     sentence = doc.text
     outside = sentence[: best.start_char] + " " + sentence[best.end_char :]
