@@ -79,7 +79,7 @@ with timeline_tab:
     facts = [hit.fact.contract() for hit in hits]
     # Facts that date the same event differently in different documents are a disagreement, not two events.
     disputed: dict[int, str] = {}
-    for conflict in timeline_conflicts(facts):
+    for conflict in timeline_conflicts(facts, entity.name):
         sides = "; ".join(
             f"**{plain(side['value'])}** (fact {', '.join(str(n) for n in side['citations'])})"
             for side in conflict["values"]

@@ -405,7 +405,7 @@ def _event_key(sentence: str) -> tuple[str, frozenset[str], frozenset[str], str]
     return verb.lemma_.lower(), objects, values, verb.text.lower()
 
 
-def _suspects(facts: list[dict[str, Any]]) -> set[int]:
+def _suspects(facts: list[dict[str, Any]], entity: str) -> set[int]:
     """Positions (1-based) of the dated facts worth a parse: those sharing a word (besides years) with a fact of
     another document dated to another year. Most timelines have none, and parsing is the whole cost."""
     read = []
@@ -414,13 +414,8 @@ def _suspects(facts: list[dict[str, Any]]) -> set[int]:
         if years:
             words = {term for term in terms(str(fact.get("fact") or "")) if not term.isdigit()}
             read.append((position, str(fact.get("document_id") or position), years, words))
-    # Words in most of the facts are the entity's own name, not what happened.
-    counts: dict[str, int] = {}
-    for *_, words in read:
-        for word in words:
-            counts[word] = counts.get(word, 0) + 1
-    common = {word for word, count in counts.items() if len(read) > 2 and count > len(read) / 2}
-    read = [(position, owner, years, words - common) for position, owner, years, words in read]
+    # The entity's own name is in every fact: it says nothing of what happened.
+    read = [(position, owner, years, words - set(terms(entity))) for position, owner, years, words in read]
     found: set[int] = set()
     for index, (position, owner, years, words) in enumerate(read):
         for other, other_owner, other_years, other_words in read[index + 1 :]:
@@ -429,16 +424,16 @@ def _suspects(facts: list[dict[str, Any]]) -> set[int]:
     return found
 
 
-def timeline_conflicts(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def timeline_conflicts(facts: list[dict[str, Any]], entity: str = "") -> list[dict[str, Any]]:
     """Where an entity's dated facts (the timeline's contract dicts: `fact`, `valid_at`, `document_id`,
     `document_title`) date the same event differently: the same verb, object and values, in different documents,
     at dates that differ beyond their precision. Each conflict names the event and the facts' positions (1-based)
-    on each side."""
+    on each side. `entity` (the timeline's entity) keeps its name's words from counting as a shared event."""
     from components.text.dates import iso_date
 
     by_event: dict[tuple[str, frozenset[str], frozenset[str]], list[tuple[int, dict[str, Any]]]] = {}
     verbs: dict[tuple[str, frozenset[str], frozenset[str]], str] = {}
-    suspects = _suspects(facts)
+    suspects = _suspects(facts, entity)
     for position, fact in enumerate(facts, start=1):
         found = _event_key(str(fact.get("fact") or "")) if position in suspects else None
         if found is not None:

@@ -83,7 +83,7 @@ class TestTimelineConflicts:
     ]
 
     def test_one_event_dated_differently_by_two_documents_is_a_conflict(self) -> None:
-        [conflict] = timeline_conflicts(self.FACTS)
+        [conflict] = timeline_conflicts(self.FACTS, "Zorvan Systems")
         assert conflict["attribute"] == "founded"
         assert [side["citations"] for side in conflict["values"]] == [[1, 3], [2]]
 
@@ -94,4 +94,4 @@ class TestTimelineConflicts:
             self.FACTS[0],
             self.FACTS[2],
         ]
-        assert timeline_conflicts(facts) == []
+        assert timeline_conflicts(facts, "Zorvan Systems") == []
