@@ -390,7 +390,7 @@ def _event_key(sentence: str) -> tuple[str, frozenset[str], frozenset[str], str]
     if not dates:
         return None
     verb = dates[0].root
-    while verb.pos_ not in {"VERB", "AUX"} and verb.head is not verb:
+    while verb.pos_ not in {"VERB", "AUX"} and verb.head.i != verb.i:  # spaCy makes a new Token per access
         verb = verb.head
     if verb.pos_ not in {"VERB", "AUX"}:
         return None

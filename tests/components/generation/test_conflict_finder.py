@@ -95,3 +95,10 @@ class TestTimelineConflicts:
             self.FACTS[2],
         ]
         assert timeline_conflicts(facts, "Zorvan Systems") == []
+
+    def test_a_dated_fact_without_a_verb_is_no_event(self) -> None:
+        facts = [
+            {"fact": "Zorvan Systems 2.0 (2016).", "valid_at": "2016", "document_id": "a"},
+            {"fact": "Zorvan Systems 2.0 (2017).", "valid_at": "2017", "document_id": "b"},
+        ]
+        assert timeline_conflicts(facts, "Zorvan Systems") == []
