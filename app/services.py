@@ -78,6 +78,18 @@ def entities_in(text: str) -> list[str]:
         return []
 
 
+def earlier_turns(history: list[dict]) -> list[dict]:
+    """The app's history as the turns a follow-up question is rewritten against, oldest first."""
+    return [
+        {
+            "question": entry["result"].answered_as or entry["question"],
+            "answer": entry["result"].answer,
+            "short_answer": entry["result"].short_answer,
+        }
+        for entry in history[-3:]
+    ]
+
+
 def research_streaming(area: Any, question: str, **options: Any) -> tuple[Any, str | None]:
     """Ask the research pipeline, streaming the answer into `area` (an `st.empty()`) as it is produced.
 

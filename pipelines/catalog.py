@@ -305,6 +305,8 @@ class PipelineCatalog:
             self.path = Path(path) if path is not None else None  # type: ignore[assignment]
         self._specs = specs
         self._entries = {name: _Entry() for name in specs}
+        self._rewriter: Any = None  # the follow-up rewriter, made for the first follow-up
+        self._follow_up_lock = threading.Lock()
 
     @staticmethod
     def _read(path: Path) -> dict[str, PipelineSpec]:
@@ -466,30 +468,63 @@ class PipelineCatalog:
         top_k: int | None = None,
         session_id: str | None = None,
         streaming_callback: Any = None,
+        history: list[dict] | None = None,
+        as_typed: bool = False,
     ) -> ResearchResult:
         """Answer `question` with the `research` pipeline; bad input raises `ValueError` with one sentence.
 
-        The whole question (every source and the generator) runs within `QUESTION_BUDGET_S`.
+        The whole question (every source and the generator) runs within `QUESTION_BUDGET_S`. A follow-up question
+        is rewritten against the earlier turns first (`history`, oldest first, else the session's memory), unless
+        `as_typed`; the result's `asked` is the question as typed and `answered_as` the rewrite.
         """
         inputs = self._research_inputs(question, sources, as_of, filters, top_k, session_id, streaming_callback)
         self.get(RESEARCH_PIPELINE)  # building and warming the pipeline (first question only) is not the question's
+        asked = inputs["question"]
         with question_budget():
+            answered_as = "" if as_typed else self._follow_up(asked, history, session_id)
+            inputs["question"] = answered_as or asked
             selection = self._resolve_auto(inputs)
             result = ResearchResult.from_outputs(inputs["question"], self.run(RESEARCH_PIPELINE, inputs))
-        return result.model_copy(update={"source_selection": selection}) if selection else result
+        update: dict[str, Any] = {"asked": asked, "answered_as": answered_as}
+        return result.model_copy(update={**update, "source_selection": selection} if selection else update)
 
     async def research_async(self, question: str, **options: Any) -> ResearchResult:
         """`research` on the event loop, its branches concurrent, within `QUESTION_BUDGET_S`; `options` are
         `research`'s (sources, as_of, filters, top_k, session_id, streaming_callback)."""
         arguments = inspect.signature(self.research).bind(question, **options)  # TypeError for an unknown option
         arguments.apply_defaults()
+        history, as_typed = arguments.arguments.pop("history"), arguments.arguments.pop("as_typed")
         inputs = self._research_inputs(*arguments.args)
         if self._entries[RESEARCH_PIPELINE].pipeline is None:
             await asyncio.to_thread(self.get, RESEARCH_PIPELINE)
+        asked = inputs["question"]
         with question_budget():
+            session_id = arguments.arguments.get("session_id")
+            answered_as = "" if as_typed else await asyncio.to_thread(self._follow_up, asked, history, session_id)
+            inputs["question"] = answered_as or asked
             selection = self._resolve_auto(inputs)
             result = ResearchResult.from_outputs(inputs["question"], await self.run_async(RESEARCH_PIPELINE, inputs))
-        return result.model_copy(update={"source_selection": selection}) if selection else result
+        update: dict[str, Any] = {"asked": asked, "answered_as": answered_as}
+        return result.model_copy(update={**update, "source_selection": selection} if selection else update)
+
+    def _follow_up(self, question: str, history: list[dict] | None, session_id: str | None) -> str:
+        """The question rewritten against the earlier turns (`history`, else the session's memory), or "" when it
+        stands alone or there is nothing earlier. Read once per question, before any source is asked."""
+        from components.generation.follow_up import MAX_TURNS, FollowUpRewriter
+        from components.memory.recall import MemoryRecall
+
+        if history is None and session_id:
+            memory = next(
+                (part for _, part in self.get(RESEARCH_PIPELINE).walk() if isinstance(part, MemoryRecall)), None
+            )
+            turns = memory.session_turns(session_id, MAX_TURNS, question) if memory is not None else []
+            history = [{"question": turn.query, "answer": turn.response, "entities": turn.entities} for turn in turns]
+        if not history:
+            return ""
+        with self._follow_up_lock:
+            if self._rewriter is None:
+                self._rewriter = FollowUpRewriter()
+        return self._rewriter.run(question=question, history=history)["answered_as"]
 
     def _resolve_auto(self, inputs: dict[str, Any]) -> dict[str, Any] | None:
         """Replace `auto` in the sources by the sources the question is worth asking; the reasons are returned.

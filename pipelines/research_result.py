@@ -64,6 +64,12 @@ class ResearchResult(BaseModel):
     invalid_citations: list[int] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
     source_selection: dict[str, Any] | None = None  # with sources=["auto"]: the chosen sources and the reasons
+    # A follow-up's question as typed, and the rewrite that was searched and answered ("" when it stood alone).
+    asked: str = ""
+    answered_as: str = ""
+    # Values the evidence gives differently for the same attribute: [{"attribute", "subject", "values": [{"value",
+    # "citations", "document_dates"}]}], numbered like `chunks`.
+    conflicts: list[dict[str, Any]] = Field(default_factory=list)
 
     def status_of(self, source: str) -> SourceStatus | None:
         """The status of one source, if it reported."""
@@ -89,7 +95,9 @@ class ResearchResult(BaseModel):
         citations = [Citation.model_validate(item) for item in outputs.get("citations") or []]
         sentences = [SentenceCheck.model_validate(item) for item in outputs.get("sentences") or []]
         invalid = list(outputs.get("invalid_citations") or [])
+        conflicts = [dict(conflict) for conflict in outputs.get("conflicts") or []]
         if len(chunks) < len(documents):
+            conflicts = _renumbered_conflicts(conflicts, numbers)
             invalid += [number for number in cited_numbers(answer) if number not in numbers and number not in invalid]
             answer = renumber_citations(answer, numbers)
             citations = [
@@ -110,7 +118,23 @@ class ResearchResult(BaseModel):
             sentences=sentences,
             invalid_citations=invalid,
             timings=dict(outputs.get("timings") or {}),
+            conflicts=conflicts,
         )
+
+
+def _renumbered_conflicts(conflicts: list[dict[str, Any]], numbers: dict[int, int]) -> list[dict[str, Any]]:
+    """Conflicts with their citations renumbered; a side left citing nothing, and a conflict left with one side,
+    are dropped."""
+    kept = []
+    for conflict in conflicts:
+        values = []
+        for side in conflict.get("values") or []:
+            cited = [numbers[number] for number in side.get("citations") or [] if number in numbers]
+            if cited:
+                values.append({**side, "citations": cited})
+        if len(values) > 1:
+            kept.append({**conflict, "values": values})
+    return kept
 
 
 def _renumbered(sentence: SentenceCheck, numbers: dict[int, int]) -> SentenceCheck:

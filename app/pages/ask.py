@@ -75,22 +75,24 @@ if asked:
             }.items()
             if value
         }
+        options = {
+            "sources": sources,
+            "as_of": as_of.isoformat() if as_of else None,
+            "filters": filters or None,
+            "top_k": int(top_k),
+            "session_id": state[services.SESSION_ID],
+        }
         streamed = st.empty()
         with st.spinner("Searching the selected sources…"):
+            # A follow-up ("Who leads it?") is rewritten against this session's earlier questions and answers.
             result, error = services.research_streaming(
-                streamed,
-                question.strip(),
-                sources=sources,
-                as_of=as_of.isoformat() if as_of else None,
-                filters=filters or None,
-                top_k=int(top_k),
-                session_id=state[services.SESSION_ID],
+                streamed, question.strip(), history=services.earlier_turns(state[services.HISTORY]), **options
             )
         streamed.empty()  # the streamed draft gives way to the checked, cited answer below
         if error is not None:
             st.error(f"The question could not be answered: {plain(error)}")
         else:
-            state[services.HISTORY].append({"question": question.strip(), "result": result})
+            state[services.HISTORY].append({"question": question.strip(), "result": result, "options": options})
 
 history = state[services.HISTORY]
 if not history:
@@ -100,7 +102,22 @@ if not history:
 entry = history[-1]
 result = entry["result"]
 
+if result.answered_as and st.button(
+    f"Ask “{plain(entry['question'])}” as typed", key=f"as-typed-{len(history)}", type="secondary"
+):
+    with st.spinner("Asking the question as typed…"):
+        retyped, error = services.research_streaming(
+            st.empty(), entry["question"], as_typed=True, **entry.get("options", {})
+        )
+    if error is not None:
+        st.error(f"The question could not be answered: {plain(error)}")
+    else:
+        history[-1] = {**entry, "result": retyped}
+        st.rerun()
+
 st.subheader(plain(entry["question"]))
+if result.answered_as:
+    st.caption(f"Answered as: **{plain(result.answered_as)}** (a follow-up, read with the earlier questions)")
 chips = " ".join(
     f":{STATUS_COLOURS.get(status.status.value, 'gray')}-badge[{status.source} · {status.status.value} · "
     f"{status.execution_time_ms:.0f} ms" + (f" · {status.total_found} found" if status.total_found else "") + "]"
@@ -161,6 +178,13 @@ def _confidence_cue() -> None:
 if result.short_answer:
     st.markdown(f"### {plain(result.short_answer)}")
 _confidence_cue()
+for conflict in result.conflicts:
+    sides = "; ".join(
+        f"**{plain(side['value'])}** " + "".join(f"[{number}]" for number in side["citations"])
+        + (f" (dated {', '.join(side['document_dates'])})" if side.get("document_dates") else "")
+        for side in conflict["values"]
+    )
+    st.warning(f"Sources disagree on {plain(conflict['subject'])} ({plain(conflict['attribute'])}): {sides}")
 st.markdown(_cited_answer_markdown())
 if not result.chunks:
     st.info("No evidence was found. Try other sources, or ingest documents on the Ingest page.")

@@ -9,6 +9,7 @@ import streamlit as st
 
 from app import services
 from app.document_text import plain, show_text
+from components.generation.conflict_finder import timeline_conflicts
 from components.text.dates import iso_date
 
 services.session_state()
@@ -76,6 +77,15 @@ with timeline_tab:
         st.error(str(exc))
         hits = []
     facts = [hit.fact.contract() for hit in hits]
+    # Facts that date the same event differently in different documents are a disagreement, not two events.
+    disputed: dict[int, str] = {}
+    for conflict in timeline_conflicts(facts, entity.name):
+        sides = "; ".join(
+            f"**{plain(side['value'])}** (fact {', '.join(str(n) for n in side['citations'])})"
+            for side in conflict["values"]
+        )
+        st.warning(f"Sources disagree on the date it was {plain(conflict['attribute'])}: {sides}")
+        disputed.update({n: conflict["attribute"] for side in conflict["values"] for n in side["citations"]})
     if not facts:
         st.info("No dated facts in this range.")
     else:
@@ -107,12 +117,13 @@ with timeline_tab:
             (spans + points).properties(height=max(160, 28 * len({r["document"] for r in rows}))),
             use_container_width=True,
         )
-        for fact in facts:
+        for position, fact in enumerate(facts, start=1):
             with st.container(border=True):
                 when = fact["valid_at"] or "undated"
                 if fact.get("invalid_at"):
                     when += f" – {fact['invalid_at']}"
-                st.markdown(f"**{plain(when)}** · {plain(fact.get('document_title'))}")
+                mark = " :red-badge[sources disagree]" if position in disputed else ""
+                st.markdown(f"{position}. **{plain(when)}** · {plain(fact.get('document_title'))}{mark}")
                 show_text(fact["fact"])
                 st.caption(
                     f"sentence {fact.get('sentence_index', 0) + 1} of document {fact.get('document_id')}"

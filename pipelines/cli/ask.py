@@ -52,6 +52,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--local", action="store_true", help="answer in this process even when a server is running"
     )
+    parser.add_argument(
+        "--session",
+        metavar="NAME",
+        help="the conversation this question belongs to: it is remembered, and a follow-up ('Who leads it?') is "
+        "rewritten against the session's earlier questions",
+    )
+    parser.add_argument(
+        "--as-typed", dest="as_typed", action="store_true", help="ask the question as typed, never rewritten"
+    )
     parser.set_defaults(func=run, without_torch=embeds_without_torch)
 
 
@@ -73,7 +82,15 @@ def _sources(value: str | None) -> list[str] | None:
 def run(args: argparse.Namespace) -> int:
     if not args.question.strip():
         raise UserError('The question is empty; ask something, e.g. research ask "What is RAG?".')
-    request = {"question": args.question, "sources": _sources(args.sources), "as_of": args.as_of, "top_k": args.top_k}
+    session = (args.session or "").strip() or None
+    request = {
+        "question": args.question,
+        "sources": _sources(args.sources),
+        "as_of": args.as_of,
+        "top_k": args.top_k,
+        "session_id": session,
+        "as_typed": args.as_typed or None,
+    }
     result = None if args.local else ask_server(request)
     answered_here = result is None
     if result is None:
@@ -130,7 +147,12 @@ def ask_here(request: dict[str, Any]) -> dict[str, Any]:
     if set(sources) <= {"kb"} and _knowledge_base_is_empty():
         raise UserError(EMPTY_KB_MESSAGE)
     result = get_catalog().research(
-        request["question"], sources=sources, as_of=request["as_of"], top_k=request["top_k"]
+        request["question"],
+        sources=sources,
+        as_of=request["as_of"],
+        top_k=request["top_k"],
+        session_id=request.get("session_id"),
+        as_typed=bool(request.get("as_typed")),
     )
     if not result.chunks and asks_kb and _knowledge_base_is_empty():
         raise UserError(EMPTY_KB_MESSAGE)
@@ -232,8 +254,11 @@ def format_result(result: dict[str, Any]) -> str:
 
     width = min(shutil.get_terminal_size((100, 20)).columns, 120)
     lines = []
+    if result.get("answered_as"):
+        lines += [f"Answered as: {result['answered_as']}  (--as-typed asks {result.get('asked', '')!r} as typed)", ""]
     short = str(result.get("short_answer") or "")
-    confidence = _confidence(result.get("short_answer_confidence"), result.get("sure"))
+    # A short answer is shown only when the product is sure of it; with a confidence and none shown, it is not.
+    confidence = _confidence(result.get("short_answer_confidence"), bool(short))
     if short:
         lines.append(f"Short answer: {short}" + (f"  [{confidence}]" if confidence else ""))
     elif confidence:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -146,10 +147,42 @@ def confidence_note(result: Any) -> str | None:
     return f"Short answer: not sure (confidence {confidence:.0%}), so none is given."
 
 
+_ANSWERED_AS = re.compile(r"\(Answered as: (.+?)\)\s*")
+
+
+def earlier_turns(messages: list[dict]) -> list[dict]:
+    """The chat's turns before its last user message, oldest first: each user question with the assistant's reply
+    that followed it (the context a follow-up question is rewritten against)."""
+    texts = []
+    for message in messages or []:
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            content = " ".join(part.get("text", "") for part in content if isinstance(part, dict))
+        texts.append((message["role"], str(content or "").strip()))
+    while texts and texts[-1][0] != "user":
+        texts.pop()
+    texts = texts[:-1]  # the question being asked
+    turns: list[dict] = []
+    for role, text in texts:
+        if role == "user" and text:
+            turns.append({"question": text, "answer": ""})
+        elif role == "assistant" and turns and not turns[-1]["answer"]:
+            rewritten = _ANSWERED_AS.match(text)
+            if rewritten:  # the question that was answered, so that a chain of follow-ups keeps its subject
+                turns[-1]["question"] = rewritten.group(1)
+                text = text[rewritten.end() :]
+            turns[-1]["answer"] = text.split("\n\nSources", 1)[0].strip()
+    return turns
+
+
 def format_chat_answer(result: Any, include_answer: bool = True) -> str:
     """The chat reply: the cited answer, then the numbered sources it cites (title and link)."""
     lines: list[str] = []
     if include_answer:
+        if getattr(result, "answered_as", ""):
+            lines.append(f"(Answered as: {result.answered_as})\n\n")
         lines.append(result.answer.strip() or "The sources do not answer this question.")
     if (note := confidence_note(result)) is not None:
         lines.append(f"\n\n{note}")

@@ -27,6 +27,7 @@ def answer_catalog() -> dict:
         "generator",
         "answer_builder",
         "citation_check",
+        "conflicts",
     )
     components = {k: v for k, v in research["pipeline"]["components"].items() if k in after_retrieval}
     # Every short answer leads here, however sure: these tests read the catalog, not the confidence.
@@ -41,7 +42,7 @@ def answer_catalog() -> dict:
             "answer": {
                 "description": "Rank, answer and cite given chunks.",
                 "inputs": {
-                    "question": ["ranker.query", "prompt_builder.query", "generator.query"],
+                    "question": ["ranker.query", "prompt_builder.query", "generator.query", "conflicts.query"],
                     "documents": ["ranker.branch_documents"],
                     "top_k": ["ranker.top_k"],
                 },

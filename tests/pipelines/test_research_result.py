@@ -59,6 +59,23 @@ class TestFromOutputs:
         assert [s.supported for s in result.sentences] == [True, False, True]
         assert result.invalid_citations == [2]
 
+    def test_conflicts_are_renumbered_with_the_chunks_and_lose_a_side_citing_only_a_dropped_one(self) -> None:
+        broken = Document(id="chunk-2", content="No source type.", meta={"source_id": "x"})
+        conflict = {
+            "attribute": "founded",
+            "subject": "Brevik Labs",
+            "values": [
+                {"value": "2019", "citations": [1], "document_dates": []},
+                {"value": "2020", "citations": [3], "document_dates": []},
+            ],
+        }
+        outputs = {"answer": "A [1]. Sources disagree: 2019 [1], 2020 [3].", "chunks": [chunk(1), broken, chunk(3)],
+                   "conflicts": [conflict, {**conflict, "values": [conflict["values"][0], {"value": "2021",
+                                                                                           "citations": [2]}]}]}
+        result = ResearchResult.from_outputs("q", outputs)
+        assert result.answer == "A [1]. Sources disagree: 2019 [1], 2020 [2]."
+        assert [side["citations"] for side in result.conflicts[0]["values"]] == [[1], [2]]
+        assert len(result.conflicts) == 1  # the other kept one side only
 
 class TestShortAnswerConfidence:
     def test_the_confidence_and_each_part_are_carried_to_every_output(self) -> None:

@@ -133,9 +133,12 @@ class TestConfidence:
         assert "  - Who founded Quillmark?: Mira Tallow  [sure (0.91)]" in text
         assert "  - When was Quillmark founded?: 1987  [not sure (0.21)]" in text
 
-    def test_a_confidence_without_a_verdict_is_shown_as_a_value(self) -> None:
-        text = ask_command.format_result(_result(short_answer_confidence=0.42, parts=None))
-        assert text.startswith("Short answer: Mira Tallow  [confidence 0.42]\n")
+    def test_a_short_answer_held_back_reads_as_not_sure(self) -> None:
+        # The generator shows a short answer only above its threshold: one withheld is one it is not sure of.
+        text = ask_command.format_result(_result(short_answer="", short_answer_confidence=0.42, parts=None))
+        assert text.startswith("Confidence: not sure (0.42)\n")
+        shown = ask_command.format_result(_result(short_answer_confidence=0.93, parts=None))
+        assert shown.startswith("Short answer: Mira Tallow  [sure (0.93)]\n")
 
     def test_a_result_without_confidence_reads_as_before(self) -> None:
         text = ask_command.format_result(_result())

@@ -20,7 +20,7 @@ from pipelines.serving.catalog_wrapper import (
     as_payload,
     user_error_message,
 )
-from pipelines.serving.models import ResearchFilters, format_chat_answer, last_user_message
+from pipelines.serving.models import ResearchFilters, earlier_turns, format_chat_answer, last_user_message
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +56,7 @@ class PipelineWrapper(CatalogPipelineWrapper):
         filters: ResearchFilters | None = None,
         top_k: StrictInt | None = None,
         session_id: str | None = None,
+        as_typed: bool = False,
     ) -> ResearchResult:
         """Answer an analyst's question with cited evidence from the knowledge base, graph, web, arXiv and memory.
 
@@ -65,13 +66,16 @@ class PipelineWrapper(CatalogPipelineWrapper):
         :param as_of: Only use what was known on this date (YYYY-MM-DD); omitted: today.
         :param filters: Restrict knowledge-base documents by type, date range or id.
         :param top_k: How many ranked chunks to keep as evidence (1-50).
-        :param session_id: Conversation id; the memory source recalls earlier questions of the same session.
+        :param session_id: Conversation id; the memory source recalls earlier questions of the same session, and a
+            follow-up ("Who leads it?") is rewritten against them (the result's `answered_as`).
+        :param as_typed: Ask the question as typed, never rewritten as a follow-up.
         :returns: The answer, its citations, the numbered chunks, every source's status and the citation check.
         """
         request = self._validate(question, sources, as_of, top_k)
         # Hayhooks hands over the request model dumped to plain values: filters arrive as a dict.
         request["filters"] = ResearchFilters.model_validate(filters).to_catalog() if filters is not None else None
         request["session_id"] = session_id.strip() if session_id and session_id.strip() else None
+        request["as_typed"] = bool(as_typed)
         return as_payload(await self._research(request))
 
     async def run_chat_completion_async(self, model: str, messages: list[dict], body: dict) -> str | AsyncGenerator:
@@ -81,6 +85,9 @@ class PipelineWrapper(CatalogPipelineWrapper):
             raise InvalidRequest("the chat has no user message to answer")
         request = self._validate(question, None, None, None)
         request["session_id"] = str(body.get("user") or "") or None
+        # The chat's earlier messages are the conversation a follow-up is rewritten against.
+        request["history"] = earlier_turns(messages)
+        request["as_typed"] = bool(body.get("as_typed"))
         if not body.get("stream"):
             return format_chat_answer(await self._research(request))
         return self._stream(request)

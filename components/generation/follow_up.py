@@ -1,0 +1,462 @@
+"""`FollowUpRewriter`: a follow-up question ("Who leads it?", "What about Zorvan?") rewritten to stand alone
+against the session's earlier turns, offline with the product's language analysis, or by a chat model when one
+is configured (the offline rewrite is then its fallback).
+
+Usage:
+```python
+rewriter = FollowUpRewriter()
+turns = [{"question": "When was Brevik Labs founded?", "answer": "Brevik Labs was founded in 2019 [1]."}]
+rewriter.run(question="Who leads it?", history=turns)  # {'question': 'Who leads Brevik Labs?', 'answered_as': ...}
+rewriter.run(question="Who leads Brevik Labs?", history=turns)["answered_as"]  # '' (it stands alone)
+```
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from haystack import component, logging
+from haystack.utils import Secret
+
+from components.generation.question_analysis import HEAD_NOUN_LABELS, WH_WORDS, analyze_question
+from components.serialization import InitParameterSerialization
+
+logger = logging.getLogger(__name__)
+
+# Pronouns that point outside the question, by what they can stand for.
+PERSON_PRONOUNS = frozenset({"he", "him", "his", "she", "her", "hers", "himself", "herself"})
+THING_PRONOUNS = frozenset({"it", "its", "itself"})
+PLURAL_PRONOUNS = frozenset({"they", "them", "their", "theirs", "themselves"})
+POSSESSIVE_PRONOUNS = frozenset({"its", "his", "her", "their", "hers", "theirs"})
+# Words that open a clause of its own: a name before one of them is not what a later pronoun of the same question
+# has to stand for... unless it is, which is what makes the question stand alone ("What is Vexa and who leads it?").
+CLAUSE_BOUNDARIES = frozenset({"and", "or", "but", ",", ";", "before", "after", "because", "since", "while", "until"})
+# "What about X?", "How about X?", "And X?": the previous question asked again about X.
+ELLIPSIS_OPENINGS = (("what", "about"), ("how", "about"), ("and", "what", "about"), ("and", "how", "about"), ("and",))
+# "Is it true that ...", "Why is it hard to ...": an "it" that stands for the clause after it, not a thing.
+EXPLETIVE_FOLLOWERS = frozenset({"that", "to", "whether", "if"})
+MAX_TURNS = 3
+REWRITE_PROMPT = (
+    "Rewrite the analyst's last question so that it stands alone: replace pronouns and fill in what it leaves out "
+    "from the earlier questions and answers. Keep its wording otherwise. Reply with the rewritten question only."
+)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One earlier question of the session (as it was answered) and its answer."""
+
+    question: str
+    answer: str = ""
+    short_answer: str = ""
+    entities: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Turn:
+        return cls(
+            question=str(data.get("answered_as") or data.get("question") or ""),
+            answer=str(data.get("answer") or ""),
+            short_answer=str(data.get("short_answer") or ""),
+            entities=tuple(str(entity) for entity in data.get("entities") or ()),
+        )
+
+
+@dataclass
+class _Names:
+    """The names one earlier turn offers a pronoun: the question's own and those of its answer, with their kinds."""
+
+    question: list[str] = field(default_factory=list)
+    question_people: list[str] = field(default_factory=list)
+    answer_people: list[str] = field(default_factory=list)
+    answer_things: list[str] = field(default_factory=list)
+    asked: str = ""  # the earlier question's kind (who, which, ...)
+    focus: str = ""  # the noun a "which"/"what" asked about ("company")
+    asked_labels: tuple[str, ...] = ()
+
+
+def _names(turn: Turn) -> _Names:
+    from components.text.language import parse
+    from components.tools.source_selection import capitalised_phrases
+
+    names = _Names()
+    analysis = analyze_question(turn.question)
+    names.asked = analysis.kind
+    names.asked_labels = analysis.parts[0].labels if analysis.parts else ()
+    names.focus = analysis.parts[0].focus if analysis.parts else ""
+    labelled = {ent.text.lower(): ent.label_ for ent in parse(turn.question).ents}
+    for phrase in capitalised_phrases(turn.question):
+        if re.search(rf"\bThe {re.escape(phrase)}", turn.question):
+            phrase = f"The {phrase}"  # a title's own article ("The Glass Orchard")
+        names.question.append(phrase)
+        if labelled.get(phrase.lower()) == "PERSON":
+            names.question_people.append(phrase)
+    answer = turn.short_answer or _first_sentence(turn.answer)
+    asked_names = {name.lower() for name in names.question}
+    short = _uncited(turn.short_answer).strip(" .")
+    if short and short.lower() not in asked_names:
+        # The short answer is what the question asked for, whatever label the recogniser gives a name it does not
+        # know: the person of a "who" (unless it recognises an organisation), the company of a "which company".
+        if names.asked == "who":
+            labels = {ent.label_ for ent in parse(short).ents}
+            (names.answer_things if labels == {"ORG"} else names.answer_people).append(short)
+        elif names.asked_labels[:1] in (("ORG",), ("PRODUCT",)):
+            names.answer_things.append(short)
+        asked_names.add(short.lower())
+    if answer:
+        for ent in parse(_uncited(answer)).ents:
+            if ent.text.lower() in asked_names:
+                continue
+            if ent.label_ == "PERSON":
+                names.answer_people.append(ent.text)
+            elif ent.label_ in {"ORG", "PRODUCT", "GPE", "LOC", "FAC", "WORK_OF_ART", "EVENT", "NORP"}:
+                names.answer_things.append(ent.text)
+    return names
+
+
+def _uncited(text: str) -> str:
+    return " ".join(re.sub(r"\[\d+(?:\s*,\s*\d+)*\]", " ", text).split())
+
+
+def _first_sentence(text: str) -> str:
+    from components.text.analyzer import sentences
+
+    found = sentences(_uncited(text))
+    return found[0] if found else ""
+
+
+def _joined(names: list[str]) -> str:
+    names = list(dict.fromkeys(names))
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+class _Tokens:
+    """The question's words with their tags (spaCy's light analysis), and where its pronouns point."""
+
+    def __init__(self, question: str) -> None:
+        from components.text.language import parse_question
+
+        self.doc = parse_question(question)
+        self.words = [token.text for token in self.doc]
+        self.lower = [token.lower_ for token in self.doc]
+
+    def external_pronouns(self) -> list[int]:
+        """Indexes of the pronouns that stand for something outside the question."""
+        found = []
+        for token in self.doc:
+            word = token.lower_
+            if word not in PERSON_PRONOUNS | THING_PRONOUNS | PLURAL_PRONOUNS or token.pos_ != "PRON":
+                continue
+            if word == "it" and self._expletive(token.i):
+                continue
+            if not self._antecedent_inside(token.i, word in POSSESSIVE_PRONOUNS and token.tag_ == "PRP$"):
+                found.append(token.i)
+        return found
+
+    def demonstratives(self) -> list[int]:
+        """Indexes of "this/that/these/those" determining a noun ("that company"): a reference to an earlier
+        turn."""
+        return [
+            token.i
+            for token in self.doc[:-1]
+            if token.lower_ in {"this", "that", "these", "those"}
+            and token.tag_ == "DT"
+            and self.doc[token.i + 1].pos_ == "NOUN"
+        ]
+
+    def _expletive(self, index: int) -> bool:
+        rest = self.lower[index + 1 : index + 4]
+        tags = [token.pos_ for token in self.doc[index + 1 : index + 4]]
+        if rest and rest[0] in {"is", "was", "'s"}:
+            rest, tags = rest[1:], tags[1:]
+        return len(rest) >= 2 and tags[0] == "ADJ" and rest[1] in EXPLETIVE_FOLLOWERS
+
+    def _antecedent_inside(self, index: int, possessive: bool) -> bool:
+        """Whether a name (or, across a clause boundary, a noun) before the pronoun is what it stands for."""
+        boundary = False
+        for token in reversed(self.doc[:index]):
+            if token.lower_ in CLAUSE_BOUNDARIES:
+                boundary = True
+            if token.i == 0:
+                break
+            if token.pos_ == "PROPN" and (possessive or boundary):
+                return True
+            if token.pos_ == "NOUN" and boundary:
+                return True
+        return False
+
+
+def _ellipsis_rest(tokens: _Tokens) -> int | None:
+    """Where the new subject of "What about X?" / "And X?" starts, or None when the question is no such ellipsis."""
+    for opening in ELLIPSIS_OPENINGS:
+        size = len(opening)
+        if tuple(tokens.lower[:size]) == opening:
+            rest = [token for token in tokens.doc[size:] if not token.is_punct]
+            if rest and not any(t.pos_ in {"VERB", "AUX"} or t.lower_ in WH_WORDS for t in rest):
+                return size
+    return None
+
+
+def _bare_wh(tokens: _Tokens) -> str | None:
+    """The wh-word of a question made of nothing else ("And when?", "Where?"), or None."""
+    content = [token for token in tokens.doc if not token.is_punct and token.lower_ not in {"and", "or", "so"}]
+    if 1 <= len(content) <= 2 and content[0].lower_ in WH_WORDS and all(
+        token.lower_ in WH_WORDS | {"many", "much", "long", "old", "exactly"} for token in content
+    ):
+        return " ".join(token.text for token in content)
+    return None
+
+
+def _replace_subject(question: str, subject: str, new: str) -> str:
+    return re.sub(re.escape(subject), new, question, count=1, flags=re.IGNORECASE)
+
+
+def _after_wh(question: str) -> str | None:
+    """The earlier question without its opening wh-phrase ("Who founded Acme?" -> "founded Acme"), or None."""
+    tokens = _Tokens(question)
+    if not tokens.lower or tokens.lower[0] not in WH_WORDS:
+        return None
+    index = 1
+    if tokens.lower[0] == "how" and len(tokens.lower) > 1 and tokens.doc[1].pos_ in {"ADJ", "ADV"}:
+        index = 2
+    determines = tokens.lower[0] in {"which", "what"}
+    while determines and index < len(tokens.doc) and tokens.doc[index].pos_ in {"NOUN", "ADJ"}:
+        index += 1
+    rest = tokens.doc[index:].text if index < len(tokens.doc) else ""
+    return rest.rstrip(" ?.") or None
+
+
+def _possessive(name: str) -> str:
+    return f"{name}'" if name.endswith("s") else f"{name}'s"
+
+
+def _capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def rewrite_offline(question: str, history: list[Turn]) -> str:
+    """The question rewritten against the newest of `history` (oldest first), or "" when it stands alone."""
+    text = " ".join((question or "").split())
+    turns = [turn for turn in history if turn.question.strip()][-MAX_TURNS:]
+    if not text or not turns:
+        return ""
+    tokens = _Tokens(text)
+    start = _ellipsis_rest(tokens)
+    wh = _bare_wh(tokens) if start is None else None
+    pronouns = tokens.external_pronouns()
+    demonstratives = tokens.demonstratives()
+    if start is None and wh is None and not pronouns and not demonstratives:
+        return ""  # it stands alone: the earlier turns are not even read
+    # The newest turn that names something: a turn asked as typed ("Who leads it?") names nothing to refer to.
+    previous, names = turns[-1], _names(turns[-1])
+    for turn in reversed(turns[:-1]):
+        if names.question:
+            break
+        previous, names = turn, _names(turn)
+    if not names.question:
+        previous, names = turns[-1], _names(turns[-1])
+    subject = names.question[0] if names.question else ""
+    if start is not None:
+        return _ellipsis(tokens, start, previous, names, subject)
+    if wh is not None:
+        rest = _after_wh(previous.question)
+        if rest is None and not subject:
+            return ""
+        return f"{_capitalised(wh)} {rest or subject}?"
+    words = list(tokens.words)
+    for index in pronouns:
+        word = tokens.lower[index]
+        name = _antecedent(word, names, turns)
+        if not name:
+            return ""
+        possessive = tokens.doc[index].tag_ == "PRP$" or word in {"its", "their", "theirs", "hers"}
+        words[index] = _possessive(name) if possessive else name
+    for index in demonstratives:
+        # "that company" stands for the thing, "this person" for the person, "these firms" for several.
+        noun = tokens.doc[index + 1]
+        plural = tokens.lower[index] in {"these", "those"}
+        person = HEAD_NOUN_LABELS.get(noun.lemma_.lower(), ("",))[0] == "PERSON"
+        answered = names.answer_people + names.answer_things
+        if noun.lemma_.lower() == names.focus and answered:
+            name = answered[0]  # "Which company makes X?" ... "that company": the one the answer named
+        else:
+            name = _antecedent("they" if plural else "he" if person else "it", names, turns)
+        if not name:
+            return ""
+        words[index], words[index + 1] = name, ""
+    words = [word for word in words if word]
+    if tokens.lower[0] == "and" and len(words) > 1:
+        words = words[1:]
+    rewritten = _detokenised(words)
+    if not any(token.lower_ in WH_WORDS or token.pos_ in {"VERB", "AUX"} for token in tokens.doc):
+        rewritten = f"What is {rewritten.rstrip(' ?')}?"  # "And its funding?" -> "What is Acme's funding?"
+    return _capitalised(rewritten)
+
+
+def _ellipsis(tokens: _Tokens, start: int, previous: Turn, names: _Names, subject: str) -> str:
+    rest_tokens = [token for token in tokens.doc[start:] if not token.is_punct]
+    rest = " ".join(token.text for token in rest_tokens)
+    if any(token.pos_ == "PROPN" for token in rest_tokens):
+        if not subject:
+            return ""
+        return _replace_subject(previous.question, subject, rest)  # "What about Zorvan?" -> the last question
+    # "What about the founder?", "And its funding?": an attribute of the earlier subject.
+    owner = subject or (names.answer_things[0] if names.answer_things else "")
+    if not owner:
+        return ""
+    nouns = [token for token in rest_tokens if token.pos_ in {"NOUN", "ADJ", "NUM"}]
+    if not nouns:
+        return ""
+    head = nouns[-1].lemma_.lower()
+    wh = "Who" if HEAD_NOUN_LABELS.get(head, ("",))[0] == "PERSON" else "What"
+    verb = "are" if nouns[-1].tag_ == "NNS" else "is"
+    return f"{wh} {verb} {_possessive(owner)} {' '.join(token.text for token in nouns)}?"
+
+
+def _antecedent(word: str, names: _Names, turns: list[Turn]) -> str:
+    """What a pronoun stands for in the newest turn: a person for he/she, a thing for it, several for they."""
+    if word in PERSON_PRONOUNS:
+        ranked = (
+            names.answer_people + names.question_people
+            if names.asked == "who"
+            else names.question_people + names.answer_people
+        )
+        return (ranked or names.question or [""])[0]
+    if word in THING_PRONOUNS:
+        things = [name for name in names.question if name not in names.question_people]
+        return (things or names.question or names.answer_things or [""])[0]
+    # they / them / their: the people a "who" was answered with, the organisation a "which company" was, the
+    # several subjects of the last question or of the last turns, or its answer's.
+    if names.asked == "who" and len(names.answer_people) > 1:
+        return _joined(names.answer_people)
+    if names.asked in {"which", "what"} and names.asked_labels[:1] in (("ORG",), ("PRODUCT",)):
+        if names.answer_things:
+            return names.answer_things[0]
+    if len(names.question) > 1:
+        return _joined(names.question)
+    subjects: list[str] = []
+    for turn in turns[-2:]:
+        asked = _names(turn).question
+        if asked:
+            subjects.append(asked[0])
+    if len(dict.fromkeys(subjects)) > 1:
+        return _joined(subjects)
+    if len(names.answer_things) > 1:
+        return _joined(names.answer_things)
+    return (names.question or names.answer_things or [""])[0]
+
+
+def _detokenised(words: list[str]) -> str:
+    text = " ".join(words)
+    text = re.sub(r"\s+([?.,;:!])", r"\1", text)
+    return re.sub(r"\s+('s|n't|')(?=\s|$|[?.,])", r"\1", text)
+
+
+def is_follow_up(question: str, history: list[Turn]) -> bool:
+    """Whether the question needs the earlier turns to be understood (what the offline rewrite detects)."""
+    return bool(rewrite_offline(question, history))
+
+
+@component
+class FollowUpRewriter(InitParameterSerialization):
+    """Rewrites a follow-up question against the session's earlier turns so that it stands alone.
+
+    A question is a follow-up when a pronoun in it stands for nothing inside it ("Who leads it?"), when it asks the
+    last question again about something else ("What about Zorvan?", "And its funding?") or is a bare wh-word ("And
+    when?"). The offline rewrite puts the earlier question's subject, or the entity its answer named (a person for
+    "he"/"she"), in place. With `generator="openai"` (or the `GENERATOR` setting) a chat model rewrites a question
+    the offline analysis found to be a follow-up; when it fails, the offline rewrite stands. A question that stands
+    alone is never rewritten and never sent to the model.
+    """
+
+    def __init__(
+        self,
+        generator: str | None = None,
+        model: str | None = None,
+        api_base_url: str | None = None,
+        timeout_s: float = 10.0,
+        max_turns: int = MAX_TURNS,
+    ) -> None:
+        """
+        :param generator: `extractive` (offline only) or `openai`; empty takes the `GENERATOR` setting.
+        :param model: the chat model; empty takes `OPENAI_MODEL`.
+        :param api_base_url: the chat server (ending in /v1); empty takes `OPENAI_BASE_URL`.
+        :param timeout_s: how long the model's rewrite may take (0-60 s).
+        :param max_turns: how many earlier turns are read (1-10).
+        """
+        if generator is not None and generator not in ("extractive", "openai"):
+            raise ValueError(f"generator must be extractive or openai, not {generator!r}")
+        if not 0 < timeout_s <= 60:
+            raise ValueError("timeout_s must be between 0 and 60 seconds")
+        if not 1 <= max_turns <= 10:
+            raise ValueError("max_turns must be between 1 and 10")
+        self.generator = generator
+        self.model = model
+        self.api_base_url = api_base_url
+        self.timeout_s = float(timeout_s)
+        self.max_turns = int(max_turns)
+        self._chat: Any = None
+        self._warm = False
+
+    def warm_up(self) -> None:
+        """Load the language pipeline and, with a chat model configured, its client (no network call)."""
+        if self._warm:
+            return
+        from components.settings import get_settings
+        from components.text.language import language_pipeline
+
+        language_pipeline()
+        settings = get_settings()
+        if (self.generator or settings.generator) == "openai":
+            api_key = Secret.from_env_var("OPENAI_API_KEY", strict=False)
+            if api_key.resolve_value() is not None:
+                from haystack.components.generators.chat import OpenAIChatGenerator
+
+                self._chat = OpenAIChatGenerator(
+                    api_key=api_key,
+                    model=self.model or settings.openai_model,
+                    api_base_url=self.api_base_url or settings.openai_base_url,
+                    timeout=self.timeout_s,
+                    max_retries=0,
+                )
+        self._warm = True
+
+    @component.output_types(question=str, answered_as=str)
+    def run(self, question: str, history: list[dict] | None = None) -> dict[str, Any]:
+        """Rewrite `question` against `history` (earlier turns, oldest first: {"question", "answer",
+        "short_answer"}).
+
+        :returns: `question`: what to search (the rewrite, or the question as given); `answered_as`: the rewrite,
+            "" when the question stands alone.
+        """
+        self.warm_up()
+        turns = [Turn.from_dict(item) for item in history or [] if isinstance(item, dict)][-self.max_turns :]
+        offline = rewrite_offline(question, turns)
+        if not offline:
+            return {"question": question, "answered_as": ""}
+        rewritten = self._by_model(question, turns) or offline
+        if rewritten.strip().lower() == question.strip().lower():
+            return {"question": question, "answered_as": ""}
+        return {"question": rewritten, "answered_as": rewritten}
+
+    def _by_model(self, question: str, turns: list[Turn]) -> str:
+        """The chat model's rewrite, or "" when there is no model or it fails (the offline rewrite stands)."""
+        if self._chat is None:
+            return ""
+        from haystack.dataclasses import ChatMessage
+
+        messages = [ChatMessage.from_system(REWRITE_PROMPT)]
+        for turn in turns:
+            messages.append(ChatMessage.from_user(turn.question))
+            if turn.answer:
+                messages.append(ChatMessage.from_assistant(_uncited(turn.answer)[:600]))
+        messages.append(ChatMessage.from_user(question))
+        try:
+            reply = self._chat.run(messages=messages)["replies"][0].text or ""
+        except Exception as exc:  # noqa: BLE001 - any fault of the model leaves the offline rewrite
+            logger.warning("The chat model could not rewrite the follow-up: {problem}", problem=str(exc)[:200])
+            return ""
+        lines = [line.strip().strip('"') for line in reply.strip().splitlines() if line.strip()]
+        text = lines[0] if lines else ""
+        return text if 0 < len(text) <= 500 else ""

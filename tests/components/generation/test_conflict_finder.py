@@ -1,0 +1,104 @@
+"""Disagreeing sources: a real conflict is reported with each side's citations; agreeing values are not."""
+
+from __future__ import annotations
+
+import pytest
+from haystack import Document
+
+from components.generation.conflict_finder import ConflictFinder, find_conflicts, timeline_conflicts
+
+
+def chunks(*texts: str) -> list[Document]:
+    return [
+        Document(content=text, meta={"document_id": f"doc-{n}", "source_date": f"2024-0{n}-01"})
+        for n, text in enumerate(texts, start=1)
+    ]
+
+
+class TestConflictFinder:
+    def test_a_date_conflict_is_said_in_the_answer_and_structured(self) -> None:
+        documents = chunks(
+            "Brevik Labs was founded in 2019 in Kestrel Bay.",
+            "The drone maker Brevik Labs was founded in 2020 by Orla Venn.",
+        )
+        result = ConflictFinder().run(
+            query="When was Brevik Labs founded?", answer="Brevik Labs was founded in 2019 [1].", documents=documents
+        )
+        assert result["answer"] == "Brevik Labs was founded in 2019 [1]. Sources disagree: 2019 [1], 2020 [2]."
+        [conflict] = result["conflicts"]
+        assert conflict["subject"] == "Brevik Labs" and conflict["attribute"] == "founded"
+        assert conflict["values"] == [
+            {"value": "2019", "citations": [1], "document_dates": ["2024-01-01"]},
+            {"value": "2020", "citations": [2], "document_dates": ["2024-02-01"]},
+        ]
+
+    @pytest.mark.parametrize(
+        ("query", "texts"),
+        [
+            ("How much did Brevik Labs raise in its seed round?",
+             ("Brevik Labs raised $4 million in its seed round.", "In its seed round Brevik Labs raised $6 million.")),
+            ("Who leads Brevik Labs?", ("Brevik Labs is led by Orla Venn.", "Tomas Hale leads Brevik Labs.")),
+            ("Where is Brevik Labs headquartered?",
+             ("Brevik Labs is headquartered in Oslo.", "Brevik Labs is headquartered in Bergen.")),
+            ("How many employees does Brevik Labs have?",
+             ("Brevik Labs has 120 employees.", "Brevik Labs has 340 employees.")),
+        ],
+    )
+    def test_amounts_people_places_and_counts_conflict_too(self, query: str, texts: tuple[str, str]) -> None:
+        [conflict] = find_conflicts(query, chunks(*texts))
+        assert [side["citations"] for side in conflict["values"]] == [[1], [2]]
+
+    def test_the_same_value_up_to_precision_is_no_conflict(self) -> None:
+        documents = chunks("Brevik Labs was founded in 2019.", "Brevik Labs was founded in March 2019 in Kestrel Bay.")
+        assert find_conflicts("When was Brevik Labs founded?", documents) == []
+
+    def test_values_true_at_different_times_are_no_conflict(self) -> None:
+        documents = chunks("Brevik Labs raised 40 million dollars in 2021.", "In 2022 Brevik Labs raised $100 million.")
+        assert find_conflicts("How much did Brevik Labs raise?", documents) == []
+
+    def test_the_same_amount_written_differently_is_no_conflict(self) -> None:
+        documents = chunks("Brevik Labs raised $40 million.", "Brevik Labs raised $40,000,000 from Kestrel Fund.")
+        assert find_conflicts("How much did Brevik Labs raise?", documents) == []
+
+    def test_another_subjects_value_is_no_conflict(self) -> None:
+        documents = chunks("Brevik Labs was founded in 2019.", "Zorvan Systems was founded in 2016.")
+        assert find_conflicts("When was Brevik Labs founded?", documents) == []
+
+    def test_a_name_and_its_shorter_form_are_no_conflict(self) -> None:
+        documents = chunks("Brevik Labs is led by Orla Venn.", "Venn leads Brevik Labs.")
+        assert find_conflicts("Who leads Brevik Labs?", documents) == []
+
+    def test_round_trips_and_checks_its_parameter(self) -> None:
+        finder = ConflictFinder(max_conflicts=2)
+        assert ConflictFinder.from_dict(finder.to_dict()).max_conflicts == 2
+        with pytest.raises(ValueError, match="max_conflicts"):
+            ConflictFinder(max_conflicts=0)
+
+
+class TestTimelineConflicts:
+    FACTS = [
+        {"fact": "Zorvan Systems, a sensor maker, was founded in 2016.", "valid_at": "2016", "document_id": "a"},
+        {"fact": "According to a filing, Zorvan Systems was founded in 2015.", "valid_at": "2015", "document_id": "b"},
+        {"fact": "Zorvan Systems was founded in March 2016.", "valid_at": "2016-03", "document_id": "c"},
+    ]
+
+    def test_one_event_dated_differently_by_two_documents_is_a_conflict(self) -> None:
+        [conflict] = timeline_conflicts(self.FACTS, "Zorvan Systems")
+        assert conflict["attribute"] == "founded"
+        assert [side["citations"] for side in conflict["values"]] == [[1, 3], [2]]
+
+    def test_repeated_events_and_the_same_date_at_another_precision_are_not(self) -> None:
+        facts = [
+            {"fact": "Zorvan Systems raised 40 million dollars in 2021.", "valid_at": "2021", "document_id": "a"},
+            {"fact": "Zorvan Systems raised 100 million dollars in 2022.", "valid_at": "2022", "document_id": "b"},
+            self.FACTS[0],
+            self.FACTS[2],
+        ]
+        assert timeline_conflicts(facts, "Zorvan Systems") == []
+
+    def test_a_dated_fact_without_a_verb_is_no_event(self) -> None:
+        facts = [
+            {"fact": "Zorvan Systems 2.0 (2016).", "valid_at": "2016", "document_id": "a"},
+            {"fact": "Zorvan Systems 2.0 (2017).", "valid_at": "2017", "document_id": "b"},
+        ]
+        assert timeline_conflicts(facts, "Zorvan Systems") == []
