@@ -148,7 +148,7 @@ def _question_parts(query: str) -> list[tuple[tuple[str, ...], frozenset[str], f
     """For each part of the question that asks for a value: (labels, subject terms, predicate terms, subject,
     attribute words)."""
     from components.text.language import parse_question
-    from components.tools.source_selection import capitalised_phrases
+    from components.text.phrases import capitalised_phrases
 
     analysis = analyze_question(query)
     names = capitalised_phrases(query)

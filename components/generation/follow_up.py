@@ -78,7 +78,7 @@ class _Names:
 
 def _names(turn: Turn) -> _Names:
     from components.text.language import parse
-    from components.tools.source_selection import capitalised_phrases
+    from components.text.phrases import capitalised_phrases
 
     names = _Names()
     analysis = analyze_question(turn.question)

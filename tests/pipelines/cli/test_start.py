@@ -93,7 +93,7 @@ class TestDefaultSources:
         asked = {}
 
         class Catalog:
-            def research(self, question, sources=None, as_of=None, top_k=None):
+            def research(self, question, sources=None, as_of=None, top_k=None, session_id=None, as_typed=False):
                 asked["sources"] = sources
                 return ResearchResult(question=question, answer="Nothing.", chunks=[])
 
