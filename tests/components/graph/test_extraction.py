@@ -45,7 +45,9 @@ class TestLanguageExtractor:
         with pytest.raises(ValueError, match="min_sentence_words"):
             LanguageExtractor(min_sentence_words=0)
         extractor = LanguageExtractor(min_sentence_words=3)
-        assert extractor.to_dict() == {"type": "spacy", "min_sentence_words": 3, "resolve_references": True}
+        assert extractor.to_dict() == {
+            "type": "spacy", "min_sentence_words": 3, "resolve_references": True, "kind_model_path": None
+        }
         assert LanguageExtractor.from_dict(extractor.to_dict()).min_sentence_words == 3
 
     def test_entities_kinds_and_suffixes(self):
