@@ -179,6 +179,10 @@ class Fact:
             "chunk_id": self.chunk_id,
             "sentence_index": self.sentence_index,
             "date_method": self.date_method,
+            # Only the document's date dates it: not an event on that date (`as_of` still counts it from then).
+            "undated": self.date_method in ("document", "none") or self.valid_at is None,
+            "document_url": self.document_url,
+            "document_date": self.document_date.isoformat() if self.document_date else None,
         }
 
 
