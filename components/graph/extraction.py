@@ -240,8 +240,12 @@ def _split_name(span: Any, label: str) -> list[Any]:
     initial ending a sentence ("at Google X. Treuille then ...": only a person's name has a middle initial) stops
     at the initial."""
     doc = span.doc
+    # A preposition before the name left without its object ("at Nordvik X. Roe then led": the parser made "Roe"
+    # the next clause's subject) shows where the sentence ended, whatever the recogniser's label.
+    before = doc[span.start - 1] if span.start > 0 else None
+    dangling = before is not None and before.pos_ == "ADP" and not any(c.dep_ == "pobj" for c in before.children)
     for token in span[1:-1]:
-        if label != "PERSON" and _INITIAL.match(token.text):
+        if (label != "PERSON" or dangling) and _INITIAL.match(token.text):
             return [doc[span.start : token.i + 1]]
     if label in ("PERSON", "GPE", "LOC"):
         for token in span[1:-1]:
@@ -269,8 +273,12 @@ def _title_word(token: Any) -> bool:
 
 
 def _common_noun(span: Any) -> bool:
-    """True for a name written in lower case that the tagger reads as common words ("metadata", "node")."""
-    return not any(c.isupper() for c in span.text) and not any(t.pos_ in ("PROPN", "X", "NUM") for t in span)
+    """True for a name written in lower case that the tagger reads as common words ("metadata") or that takes an
+    article ("the node"; a lower-case name such as "pgvector" does not: "the pgvector extension")."""
+    if any(c.isupper() for c in span.text):
+        return False
+    article = any(child.dep_ == "det" for child in span.root.children)
+    return article or not any(t.pos_ in ("PROPN", "X", "NUM") for t in span)
 
 
 def _singular(name: str) -> str:
@@ -953,6 +961,10 @@ class LanguageExtractor(GraphExtractor):
             target.evidence.add(source.evidence)
             target.reasons.update(source.reasons)
             target.reasons.setdefault(short, reasons.get(short, "a shorter name of it in the same document"))
+        # A bare number is no entity once it has not joined a longer name ("the 909" of the "Nordvik 909"); a model
+        # designation read as one ("the 909-300LR") is written with letters.
+        for key in [k for k, e in entities.items() if not any(re.search(r"[^\W\d_]", n) for n in [k, *e.names])]:
+            del entities[key]
         for key, entity in entities.items():
             if entity.kind() == "person" and len(key.split()) >= 2:
                 entity.aliases.add(key.split()[-1])
@@ -1138,17 +1150,16 @@ class LanguageExtractor(GraphExtractor):
 
     @staticmethod
     def _junk(entities: dict[str, _DocEntity], sentences: list[Sentence]) -> list[str]:
-        """Names that are no entity: a bare number (a model designation read as one, "the 909-300LR", stays),
-        and a capitalised common word ("Standings", "Award", "Retry") that the same text also writes in lower case."""
-        lower = {t.text for s in sentences for t in s.span if t.is_lower and t.is_alpha}
+        """Capitalised common words ("Standings", "Award") that the same text also uses as lower-case nouns: no
+        entities."""
+        lower = {t.text for s in sentences for t in s.span if t.is_lower and t.is_alpha and t.pos_ == "NOUN"}
+        # A word of a longer name of the document is that name's short form ("Cook" of "Tim Cook"), not a common word.
+        parts = {word for key in entities if " " in key for word in key.split()}
         junk = []
         for key, entity in entities.items():
-            if not any(re.search(r"[^\W\d_]", name) for name in [key, *entity.names]):
-                junk.append(key)
-                continue
             written = [name for name in entity.names if entity.names[name]]
             single = bool(written) and all(len(name.split()) == 1 and name.istitle() for name in written)
-            if single and key in lower and entity.kinds.get("person", 0) < sum(entity.kinds.values()) / 2 + 0.5:
+            if single and key in lower and key not in parts:
                 junk.append(key)
         return junk
 
@@ -1205,7 +1216,7 @@ class LanguageExtractor(GraphExtractor):
                     written_short = "person" in kinds or all(len(name.split()) == 1 for name in short.names)
                     # A name's first word used more often than the name itself is a name of its own ("Nordvik" and
                     # its "Nordvik Cloud" service); a surname alone is the person's whatever the recogniser said.
-                    rarer = "person" in kinds or sum(short.names.values()) <= sum(entities[keys[0]].names.values())
+                    rarer = part_index == -1 or sum(short.names.values()) <= sum(entities[keys[0]].names.values())
                     fits = short.kind() in (*kinds, "other") or (part_index == -1 and "person" in kinds)
                     if fits and written_short and rarer:
                         redirect[part] = keys[0]

@@ -225,6 +225,11 @@ def features(evidence: KindEvidence, context: list[str] = ()) -> list[float]:
     return [values.get(name, 0.0) for name in FEATURES] + [min(1.0, evidence.context[w] / total) for w in context]
 
 
+def designation_share(evidence: KindEvidence) -> float:
+    """The share of an entity's mentions read as a model designation."""
+    return evidence.labels.get("designation", 0) / (sum(evidence.labels.values()) or 1)
+
+
 @dataclass
 class KindDecision:
     kind: str
@@ -280,7 +285,13 @@ class KindModel:
         return {kind: e / total for kind, e in zip(self.classes, exps, strict=True)}
 
     def decide(self, evidence: KindEvidence) -> KindDecision:
-        """The most probable kind and its probability; "other" when that is below the threshold."""
+        """The most probable kind and its probability; "other" when that is below the threshold. A name read as a
+        model designation in most of its mentions ("the Nordvik 909", "NV900") is a product, as sure as that share."""
+        share = designation_share(evidence)
+        if share >= 0.5:
+            return KindDecision(
+                "product", round(share, 3), "; ".join(filter(None, [evidence.summary(), "a model designation"]))
+            )
         probabilities = self.probabilities(evidence)
         kind, confidence = max(probabilities.items(), key=lambda item: item[1])
         if confidence < self.threshold:
