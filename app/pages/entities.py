@@ -179,5 +179,9 @@ with network_tab:
         st.caption(f"{len(related)} facts within {result['depth']} hops ({result['search_method']}).")
         with st.expander("The facts behind the links"):
             for fact in related:
-                when = plain(fact.get("valid_at") or "undated")
+                when = plain(
+                    f"undated, from a document of {fact.get('document_date') or 'unknown date'}"
+                    if fact.get("undated")
+                    else fact.get("valid_at") or "undated"
+                )
                 st.markdown(f"- hop {fact.get('hop', 0)} · {when} · {plain(fact['fact'])}")
