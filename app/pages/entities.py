@@ -53,8 +53,20 @@ chosen_uuid = st.radio(
 )
 entity = next(entity for entity in matches if entity.uuid == chosen_uuid)
 st.subheader(plain(entity.name))
+notes = tools.store.entity_notes(entity.uuid)
+kind_line = f"Kind: **{entity.kind}**, confidence {notes['confidence']:.2f}"
+if entity.kind == "other" and notes["evidence"]:
+    kind_line += " (the evidence is weak or disagrees)"
+st.markdown(kind_line)
+if notes["evidence"]:
+    st.caption("Evidence: " + plain(notes["evidence"]))
 if entity.aliases:
     st.caption("Also known as: " + ", ".join(plain(alias) for alias in entity.aliases[:12]))
+merged = [note for note in notes["merged"] if note["reason"]]
+if merged:
+    with st.expander(f"Why these names are one entity ({len(merged)})"):
+        for note in dict((note["alias"], note) for note in merged).values():
+            st.markdown(f"- **{plain(note['alias'])}**: {plain(note['reason'])}")
 
 timeline_tab, network_tab = st.tabs(["Timeline", "Relationships"])
 
@@ -86,21 +98,34 @@ with timeline_tab:
         )
         st.warning(f"Sources disagree on the date it was {plain(conflict['attribute'])}: {sides}")
         disputed.update({n: conflict["attribute"] for side in conflict["values"] for n in side["citations"]})
+    # A fact is drawn where its sentence dates it; one whose only date is its document's is listed apart.
+    dated = [fact for fact in facts if not fact.get("undated") and _parse(fact["valid_at"])]
+    undated = [fact for fact in facts if fact not in dated]
+
+    def _source(fact: dict) -> str:
+        """The fact's document by title, linked when it has an address."""
+        title = plain(fact.get("document_title") or "untitled document")
+        url = fact.get("document_url")
+        if not url or not str(url).startswith(("http://", "https://")):
+            return title
+        target = str(url).replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+        return f"[{title}]({target})"
+
+    positions = {id(fact): number for number, fact in enumerate(facts, start=1)}
+
     if not facts:
-        st.info("No dated facts in this range.")
-    else:
+        st.info("No facts in this range.")
+    if dated:
         rows = []
-        for fact in facts:
+        for fact in dated:
             begin = _parse(fact["valid_at"])
-            if begin is None:
-                continue
             rows.append(
                 {
                     "date": begin.isoformat(),
                     "until": (_parse(fact["invalid_at"]) or begin).isoformat(),
                     "precision": fact["valid_at"],
                     "fact": fact["fact"],
-                    "document": fact.get("document_title") or fact.get("document_id") or "",
+                    "document": fact.get("document_title") or "untitled document",
                 }
             )
         base = alt.Chart(alt.Data(values=rows))
@@ -117,18 +142,27 @@ with timeline_tab:
             (spans + points).properties(height=max(160, 28 * len({r["document"] for r in rows}))),
             use_container_width=True,
         )
-        for position, fact in enumerate(facts, start=1):
+        for fact in dated:
+            position = positions[id(fact)]
             with st.container(border=True):
-                when = fact["valid_at"] or "undated"
+                when = fact["valid_at"]
                 if fact.get("invalid_at"):
                     when += f" – {fact['invalid_at']}"
                 mark = " :red-badge[sources disagree]" if position in disputed else ""
-                st.markdown(f"{position}. **{plain(when)}** · {plain(fact.get('document_title'))}{mark}")
+                st.markdown(f"{position}. **{plain(when)}** · {_source(fact)}{mark}")
                 show_text(fact["fact"])
+                confidence = fact.get("confidence")
                 st.caption(
-                    f"sentence {fact.get('sentence_index', 0) + 1} of document {fact.get('document_id')}"
-                    + (f" · date from {fact['date_method']}" if fact.get("date_method") else "")
+                    f"date from {fact.get('date_method') or 'the text'}"
+                    + (f" · confidence {confidence:.2f}" if isinstance(confidence, float) else "")
                 )
+    if undated:
+        st.markdown(f"**Undated facts** ({len(undated)}): the text gives them no date of their own.")
+        for fact in undated:
+            with st.container(border=True):
+                of = fact.get("document_date") or "unknown date"
+                st.markdown(f"undated, from a document of {plain(of)} · {_source(fact)}")
+                show_text(fact["fact"])
 
 with network_tab:
     depth = st.slider("Depth", min_value=1, max_value=5, value=2, help="How many hops from the entity to follow")
@@ -162,5 +196,9 @@ with network_tab:
         st.caption(f"{len(related)} facts within {result['depth']} hops ({result['search_method']}).")
         with st.expander("The facts behind the links"):
             for fact in related:
-                when = plain(fact.get("valid_at") or "undated")
+                when = plain(
+                    f"undated, from a document of {fact.get('document_date') or 'unknown date'}"
+                    if fact.get("undated")
+                    else fact.get("valid_at") or "undated"
+                )
                 st.markdown(f"- hop {fact.get('hop', 0)} · {when} · {plain(fact['fact'])}")

@@ -444,7 +444,8 @@ def timeline_conflicts(facts: list[dict[str, Any]], entity: str = "") -> list[di
         event = verbs[key]
         values = []
         for position, fact in items:
-            found = iso_date(str(fact["valid_at"]))
+            # A fact the text does not date carries its document's date, which says nothing of the event's.
+            found = None if fact.get("undated") else iso_date(str(fact["valid_at"]))
             if found is None:
                 continue
             day, precision = found

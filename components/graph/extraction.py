@@ -34,12 +34,13 @@ from itertools import groupby
 from typing import Any, Self
 
 from components.graph.dates import DateMention, FuzzyDate, sentence_validity, validity
+from components.graph.kinds import TITLE_WORDS, KindEvidence, KindModel, default_kind_model
 from components.graph.model import DocumentGraph, EntityMention, Fact, normalise_name
 from components.serialization import init_parameters_to_dict
 from components.text.language import analyse_text, entity_kind
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-11"
+EXTRACTOR_VERSION = "spacy-12"
 
 
 class GraphExtractor(ABC):
@@ -231,6 +232,55 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
     return found
 
 
+_INITIAL = re.compile(r"^[A-Z]\.$")
+
+
+def _split_name(span: Any, label: str) -> list[Any]:
+    """The names a recognised span holds: "A and B" of people or places is two names; a name that runs on past an
+    initial ending a sentence ("at Google X. Treuille then ...": only a person's name has a middle initial) stops
+    at the initial."""
+    doc = span.doc
+    # A preposition before the name left without its object ("at Nordvik X. Roe then led": the parser made "Roe"
+    # the next clause's subject) shows where the sentence ended, whatever the recogniser's label.
+    before = doc[span.start - 1] if span.start > 0 else None
+    dangling = before is not None and before.pos_ == "ADP" and not any(c.dep_ == "pobj" for c in before.children)
+    for token in span[1:-1]:
+        if (label != "PERSON" or dangling) and _INITIAL.match(token.text):
+            return [doc[span.start : token.i + 1]]
+    if label in ("PERSON", "GPE", "LOC"):
+        for token in span[1:-1]:
+            if token.lower_ == "and" and token.dep_ == "cc":
+                left, right = doc[span.start : token.i], doc[token.i + 1 : span.end]
+                if left[0].is_title and right[0].is_title:
+                    return [left, right]
+    return [span]
+
+
+def _fragment(span: Any) -> bool:
+    """True when a name is part of a longer written word: "Retry" of "Retry-After", "Character" of "Character.AI",
+    "L6" of "MiniLM-L6-v2" (the recogniser cut a token run that the text writes as one)."""
+    text = span.doc.text
+    start, end = span.start_char, span.end_char
+    before = text[max(0, start - 2) : start]
+    after = text[end : end + 2]
+    joined_after = len(after) == 2 and (after[0].isalnum() or (after[0] in "-./" and after[1].isalnum()))
+    joined_before = len(before) == 2 and (before[1].isalnum() or (before[1] in "-/" and before[0].isalnum()))
+    return joined_after or joined_before
+
+
+def _title_word(token: Any) -> bool:
+    return token.lower_.rstrip(".") in TITLE_WORDS or token.text == "."
+
+
+def _common_noun(span: Any) -> bool:
+    """True for a name written in lower case that the tagger reads as common words ("metadata") or that takes an
+    article ("the node"; a lower-case name such as "pgvector" does not: "the pgvector extension")."""
+    if any(c.isupper() for c in span.text):
+        return False
+    article = any(child.dep_ == "det" for child in span.root.children)
+    return article or not any(t.pos_ in ("PROPN", "X", "NUM") for t in span)
+
+
 def _singular(name: str) -> str:
     """A product name in the singular: "787s" -> "787", "787 Dreamliners" -> "787 Dreamliner"."""
     head, _, last = name.rpartition(" ")
@@ -305,6 +355,25 @@ def _role(token: Any) -> str | None:
 
 
 _PARTS = {"first", "last", "one", "some", "many", "most", "all", "each", "half", "none", "several", "both", "few"}
+
+
+def _evidence_role(token: Any) -> str | None:
+    """The role a name plays, as kind evidence: "s:found" (its predicate's subject, also "founded by X"), "p:bear"
+    (a passive subject: "X was born"), "o:release" (an object), "i:in" (the object of a preposition)."""
+    while token.dep_ in ("conj", "compound", "flat", "appos") and token.head.i != token.i:
+        token = token.head
+    head = token.head
+    if token.dep_ == "nsubj" and head.pos_ in ("VERB", "AUX"):
+        return f"s:{head.lemma_.lower()}"
+    if token.dep_ == "nsubjpass":
+        return f"p:{head.lemma_.lower()}"
+    if token.dep_ in ("dobj", "obj") and head.pos_ == "VERB":
+        return f"o:{head.lemma_.lower()}"
+    if token.dep_ == "pobj" and head.dep_ == "agent":
+        return f"s:{head.head.lemma_.lower()}"
+    if token.dep_ == "pobj":
+        return f"i:{head.lower_}"
+    return None
 
 
 def _partitive_of(preposition: Any) -> bool:
@@ -586,6 +655,8 @@ class _DocEntity:
     kinds: Counter = field(default_factory=Counter)
     type_nouns: set[str] = field(default_factory=set)
     aliases: set[str] = field(default_factory=set)
+    evidence: KindEvidence = field(default_factory=KindEvidence)
+    reasons: dict[str, str] = field(default_factory=dict)  # alias key -> why it names this entity
 
     def best_name(self) -> str:
         # The fullest name ("Steve Jobs" over "Jobs"), then the most used, then the shortest spelling.
@@ -641,11 +712,23 @@ class LanguageExtractor(GraphExtractor):
     name = "spacy"
     version = EXTRACTOR_VERSION
 
-    def __init__(self, min_sentence_words: int = 4, resolve_references: bool = True) -> None:
+    def __init__(
+        self, min_sentence_words: int = 4, resolve_references: bool = True, kind_model_path: str | None = None
+    ) -> None:
+        """`kind_model_path`: a fitted entity-kind model (JSON, see `components.graph.kinds`); the shipped one by
+        default."""
         if min_sentence_words < 1:
             raise ValueError("min_sentence_words must be at least 1")
         self.min_sentence_words = min_sentence_words
         self.resolve_references = resolve_references
+        self.kind_model_path = kind_model_path
+        self._kind_model: KindModel | None = None
+
+    @property
+    def kind_model(self) -> KindModel:
+        if self._kind_model is None:
+            self._kind_model = KindModel.load(self.kind_model_path) if self.kind_model_path else default_kind_model()
+        return self._kind_model
 
     # -- public -------------------------------------------------------------------------------------------------
 
@@ -738,11 +821,25 @@ class LanguageExtractor(GraphExtractor):
                     )
                 )
         used = {key for fact in facts for key in fact.entity_keys}
-        graph_entities = [
-            EntityMention(key=key, name=entity.best_name(), kind=entity.kind(), aliases=set(entity.aliases) - {key})
-            for key, entity in entities.items()
-            if key in used
-        ]
+        graph_entities = []
+        model = self.kind_model
+        for key, entity in entities.items():
+            if key not in used:
+                continue
+            decision = model.decide(entity.evidence)
+            aliases = set(entity.aliases) - {key}
+            graph_entities.append(
+                EntityMention(
+                    key=key,
+                    name=entity.best_name(),
+                    kind=decision.kind,
+                    aliases=aliases,
+                    confidence=decision.confidence,
+                    evidence=decision.evidence,
+                    reasons={alias: entity.reasons[alias] for alias in aliases if alias in entity.reasons},
+                    kind_evidence=entity.evidence,
+                )
+            )
         return DocumentGraph(document_id=document_id, entities=graph_entities, facts=facts, extractor=self.stamp)
 
     # -- steps --------------------------------------------------------------------------------------------------
@@ -831,13 +928,16 @@ class LanguageExtractor(GraphExtractor):
                     if full:
                         entities[mention.key].names[full] += 1
                         entities[mention.key].aliases.add(normalise_name(_singular(full)))
+                    if _variant_after(span[-1]):  # "909-300LR": written with letters, not a bare number
+                        entities[mention.key].names[span.doc[span[-1].i : span[-1].i + 3].text] += 0
                     row.append(mention)
                     taken.update(range(span.start, span.end + 2 if _variant_after(span[-1]) else span.end))
             for ent in sentence.span.ents:
                 kind = entity_kind(ent.label_)
                 if kind is None or taken.intersection(range(ent.start, ent.end)):
                     continue
-                row += filter(None, (self._mention(part, entities, kind) for part in _split_parenthesis(ent)))
+                parts = [piece for part in _split_parenthesis(ent) for piece in _split_name(part, ent.label_)]
+                row += filter(None, (self._mention(part, entities, kind) for part in parts))
                 taken.update(range(ent.start, ent.end))
             runs = self._proper_noun_runs(sentence.span, taken)
             row += filter(None, (self._mention(span, entities, None) for span in runs))
@@ -846,7 +946,10 @@ class LanguageExtractor(GraphExtractor):
         self._gazetteer(sentences, raw, entities, known_names)
         for sentence, row in zip(sentences, raw, strict=True):
             self._learn_type_nouns(sentence.span, row, entities)
-        redirect = self._aliases(entities, sentences)
+        self._rejoin_cut_names(raw, entities)
+        for key in self._junk(entities, sentences):
+            del entities[key]
+        redirect, reasons = self._aliases(entities, sentences)
         for short, long in redirect.items():
             if short not in entities or long not in entities:
                 continue
@@ -855,12 +958,22 @@ class LanguageExtractor(GraphExtractor):
             target.kinds.update(source.kinds)
             target.type_nouns |= source.type_nouns
             target.aliases |= source.aliases | {short}
+            target.evidence.add(source.evidence)
+            target.reasons.update(source.reasons)
+            target.reasons.setdefault(short, reasons.get(short, "a shorter name of it in the same document"))
+        # A bare number is no entity once it has not joined a longer name ("the 909" of the "Nordvik 909"); a model
+        # designation read as one ("the 909-300LR") is written with letters.
+        for key in [k for k, e in entities.items() if not any(re.search(r"[^\W\d_]", n) for n in [k, *e.names])]:
+            del entities[key]
         for key, entity in entities.items():
             if entity.kind() == "person" and len(key.split()) >= 2:
                 entity.aliases.add(key.split()[-1])
+                entity.reasons.setdefault(key.split()[-1], f"the surname of {key}")
             elif entity.kind() in ("organization", "event", "law") and len(key.split()) >= 3:
                 entity.aliases.add(_initials(key))  # "European Aeronautic Defence and Space" -> "eads"
                 entity.aliases.update(_shortened(key))
+                for alias in {_initials(key), *_shortened(key)}:
+                    entity.reasons.setdefault(alias, f"the initials of {key}")
 
         def moved(key: str | None) -> str | None:
             """A mention's key after the merges, None when no entity has it."""
@@ -881,6 +994,19 @@ class LanguageExtractor(GraphExtractor):
             span = span[1:]
         while len(span) > 1 and (span[-1].tag_ == "POS" or span[-1].is_punct):
             span = span[:-1]
+        # Titles are not part of a name ("Spokeswoman Jane Roe", "Nordvik CEO"), and a name of titles alone
+        # ("Chief Executive", "Vice President") is none.
+        if not singular and all(_title_word(token) or token.lower_ in _NOT_INITIALS for token in span):
+            return None
+        while len(span) > 1 and _title_word(span[0]):
+            span = span[1:]
+        while len(span) > 1 and _title_word(span[-1]):
+            span = span[:-1]
+        # Trailing common words are not part of a name ("GloVe averages").
+        while len(span) > 1 and span[-1].is_lower and span[-1].is_alpha and span[-1].pos_ != "PROPN":
+            span = span[:-1]
+        if not singular and (_fragment(span) or _common_noun(span)):
+            return None
         text = span.text.strip()
         if any(token.text in _OPENING_QUOTES | _CLOSING_QUOTES for token in span[1:-1]):  # 787 "Dreamliner"
             text = " ".join(token.text for token in span if token.text not in _OPENING_QUOTES | _CLOSING_QUOTES)
@@ -896,6 +1022,10 @@ class LanguageExtractor(GraphExtractor):
             return None
         entity = entities.setdefault(key, _DocEntity(key))
         entity.names[text] += 1
+        # A model designation ("Nordvik 909", "the NV900") is evidence of its own.
+        entity.evidence.labels["designation" if singular else kind or ""] += 1
+        if text not in entity.evidence.names:
+            entity.evidence.names.append(text)
         if kind is not None:
             entity.kinds[kind] += 1
         return _Mention(key, span.root, span.start, span.end)
@@ -976,7 +1106,18 @@ class LanguageExtractor(GraphExtractor):
                 nouns += [child for child in root.head.children if child.dep_ == "attr"]
             if root.dep_ == "appos":
                 nouns.append(root.head)
-            entity.type_nouns.update(noun.lemma_.lower() for noun in nouns if noun.pos_ == "NOUN")
+            said = {noun.lemma_.lower() for noun in nouns if noun.pos_ == "NOUN"}
+            entity.type_nouns.update(said)
+            entity.evidence.nouns |= said
+            role = _evidence_role(root)
+            if role:
+                entity.evidence.roles[role] += 1
+            around = [root.head] if root.head.i != root.i else []
+            modifiers = ("amod", "compound", "appos", "nmod")
+            around += [c for c in root.children if c.dep_ in modifiers and c.i < mention.start]
+            entity.evidence.context.update(
+                {t.lemma_.lower() for t in around if t.is_alpha and not (mention.start <= t.i < mention.end)}
+            )
         # A heading "Name: a description" (the tagger often misreads the name there).
         colon = next((t.i for t in sentence if t.text in (":", "—", "–")), None)
         if colon is not None and 0 < colon - sentence.start <= 4:
@@ -988,9 +1129,47 @@ class LanguageExtractor(GraphExtractor):
                         break
 
     @staticmethod
-    def _aliases(entities: dict[str, _DocEntity], sentences: list[Sentence]) -> dict[str, str]:
-        """Short names -> the full name they stand for in this document."""
+    def _rejoin_cut_names(raw: list[list[_Mention]], entities: dict[str, _DocEntity]) -> None:
+        """A mention whose word before it completes a longer name of the document ("Face" after "Hugging", where
+        the recogniser took only the last word) is a mention of that name; a name left with no mention goes."""
+        for row in raw:
+            for mention in row:
+                doc = mention.root.doc
+                if mention.start == 0 or not doc[mention.start - 1].is_alpha:
+                    continue
+                longer = normalise_name(f"{doc[mention.start - 1].text} {doc[mention.start : mention.end].text}")
+                if longer == mention.key or longer not in entities:
+                    continue
+                short = entities.get(mention.key)
+                if short is not None:
+                    name = doc[mention.start : mention.end].text
+                    short.names[name] = max(0, short.names[name] - 1)
+                    if not any(short.names.values()):
+                        del entities[mention.key]
+                mention.key, mention.start = longer, mention.start - 1
+
+    @staticmethod
+    def _junk(entities: dict[str, _DocEntity], sentences: list[Sentence]) -> list[str]:
+        """Capitalised common words ("Standings", "Award") that the same text also uses as lower-case nouns: no
+        entities."""
+        lower = {t.text for s in sentences for t in s.span if t.is_lower and t.is_alpha and t.pos_ == "NOUN"}
+        # A word of a longer name of the document is that name's short form ("Cook" of "Tim Cook"), not a common word.
+        parts = {word for key in entities if " " in key for word in key.split()}
+        junk = []
+        for key, entity in entities.items():
+            written = [name for name in entity.names if entity.names[name]]
+            single = bool(written) and all(len(name.split()) == 1 and name.istitle() for name in written)
+            if single and key in lower and key not in parts:
+                junk.append(key)
+        return junk
+
+    @staticmethod
+    def _aliases(
+        entities: dict[str, _DocEntity], sentences: list[Sentence]
+    ) -> tuple[dict[str, str], dict[str, str]]:
+        """Short names -> the full name they stand for in this document, and why."""
         redirect: dict[str, str] = {}
+        reasons: dict[str, str] = {}
         # "European Aeronautic Defence and Space Company (EADS)": the acronym in parentheses.
         for sentence in sentences:
             for match in _NAME_AND_ACRONYM.finditer(sentence.text):
@@ -999,6 +1178,7 @@ class LanguageExtractor(GraphExtractor):
                 long_key = next((k for k in longer if _initials(k).startswith(acronym)), None)
                 if acronym in entities and long_key:
                     redirect[acronym] = long_key
+                    reasons[acronym] = f"the acronym the text defines for {long_key}"
         # An acronym that spells the initials of exactly one longer name of the document.
         for key in entities:
             if key in redirect or len(key.split()) != 1 or not any(n.isupper() for n in entities[key].names):
@@ -1006,6 +1186,7 @@ class LanguageExtractor(GraphExtractor):
             owners = [k for k in entities if k != key and len(k.split()) >= 2 and _initials(k) == key]
             if len(owners) == 1:
                 redirect[key] = owners[0]
+                reasons[key] = f"the initials of {owners[0]}, the only name of the document they spell"
         # A part of a product's name ("787" of "787 Dreamliner"), else a model number without its letters ("380" of
         # the "A380"), when only one product of the document has it.
         products = [k for k, e in entities.items() if e.kind() == "product"]
@@ -1013,10 +1194,14 @@ class LanguageExtractor(GraphExtractor):
             if key in redirect or entity.kind() not in ("product", "other"):
                 continue
             owners = [k for k in products if k != key and set(key.split()) < set(k.split())]
+            # ... when the part is not itself the more used name ("Nordvik" beside one "Nordvik Cloud").
+            rare = [k for k in owners if sum(entity.names.values()) <= sum(entities[k].names.values())]
+            owners = owners if re.search(r"\d", key) else rare
             if len(owners) != 1 and key.isdigit():
                 owners = [k for k in products if re.fullmatch(rf"[a-z]{{1,3}}{key}", k)]
             if len(owners) == 1:
                 redirect[key] = owners[0]
+                reasons[key] = f"part of the name {owners[0]}, the only product of the document with it"
         # A person's surname or first name alone, and an organisation's first word alone, when only one full name
         # of the document has it.
         for part_index, kinds in ((-1, ("person",)), (0, ("person",)), (0, ("organization", "product"))):
@@ -1029,8 +1214,14 @@ class LanguageExtractor(GraphExtractor):
                     short = entities[part]
                     # "Apple Computer" keyed "apple" is a name of its own, not the first word of "Apple Corps".
                     written_short = "person" in kinds or all(len(name.split()) == 1 for name in short.names)
-                    if short.kind() in (*kinds, "other") and written_short:
+                    # A name's first word used more often than the name itself is a name of its own ("Nordvik" and
+                    # its "Nordvik Cloud" service); a surname alone is the person's whatever the recogniser said.
+                    rarer = part_index == -1 or sum(short.names.values()) <= sum(entities[keys[0]].names.values())
+                    fits = short.kind() in (*kinds, "other") or (part_index == -1 and "person" in kinds)
+                    if fits and written_short and rarer:
                         redirect[part] = keys[0]
+                        which = "surname" if part_index == -1 else "first name" if "person" in kinds else "first word"
+                        reasons[part] = f"the {which} of {keys[0]}, the only full name of the document with it"
         # An organisation's name without its leading words ("the Air Force" of the "United States Air Force", "the
         # Commission" is one word and stays itself), when only one longer name of the document ends with it.
         tails: dict[str, list[str]] = {}
@@ -1045,13 +1236,14 @@ class LanguageExtractor(GraphExtractor):
             if len(keys) == 1 and tail in entities and tail not in redirect:
                 if entities[tail].kind() in ("organization", "other"):
                     redirect[tail] = keys[0]
+                    reasons[tail] = f"the end of the name {keys[0]}, the only longer name of the document with it"
         # Chains ("a" -> "b" -> "c") end at their last name.
         for short in list(redirect):
             seen = {short}
             while redirect[short] in redirect and redirect[short] not in seen:
                 seen.add(redirect[short])
                 redirect[short] = redirect[redirect[short]]
-        return redirect
+        return redirect, reasons
 
     def _participants(
         self,

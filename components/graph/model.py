@@ -17,7 +17,7 @@ from typing import Any
 
 from components.graph.dates import FuzzyDate
 
-ENTITY_KINDS = ("person", "organization", "place", "product", "event", "other")
+ENTITY_KINDS = ("person", "organization", "place", "product", "work", "event", "other")
 
 _NAMESPACE = uuid.UUID("6f1d0c52-4f3e-4c1b-9a57-3f0e2b7d9c11")
 
@@ -86,6 +86,10 @@ class EntityMention:
     name: str
     kind: str = "other"
     aliases: set[str] = field(default_factory=set)  # normalised keys
+    confidence: float = 0.0  # the kind's probability
+    evidence: str = ""  # what the kind was decided from
+    reasons: dict[str, str] = field(default_factory=dict)  # alias key -> why it names this entity
+    kind_evidence: Any = field(default=None, repr=False, compare=False)  # the `KindEvidence` it was decided from
 
     @property
     def uuid(self) -> str:
@@ -175,6 +179,10 @@ class Fact:
             "chunk_id": self.chunk_id,
             "sentence_index": self.sentence_index,
             "date_method": self.date_method,
+            # Only the document's date dates it: not an event on that date (`as_of` still counts it from then).
+            "undated": self.date_method in ("document", "none") or self.valid_at is None,
+            "document_url": self.document_url,
+            "document_date": self.document_date.isoformat() if self.document_date else None,
         }
 
 

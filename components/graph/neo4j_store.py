@@ -65,11 +65,18 @@ QUERIES = {
     "AND NOT EXISTS { MATCH (x:Entity {collection: $c, key: a.key}) } "
     "RETURN a.key AS key, collect(DISTINCT e.uuid) AS uuids",
     "write_entities": "UNWIND $rows AS row MERGE (e:Entity {collection: $c, uuid: row.uuid}) "
-    "ON CREATE SET e.key = row.key, e.name = row.name, e.kind = row.kind "
+    "ON CREATE SET e.key = row.key, e.name = row.name, e.kind = row.kind, e.confidence = row.confidence, "
+    "e.evidence = row.evidence "
     "ON MATCH SET e.name = CASE WHEN size(row.name) < size(e.name) THEN row.name ELSE e.name END, "
-    "e.kind = CASE WHEN e.kind = 'other' THEN row.kind ELSE e.kind END",
+    "e.kind = CASE WHEN row.confidence > coalesce(e.confidence, 0) THEN row.kind ELSE e.kind END, "
+    "e.evidence = CASE WHEN row.confidence > coalesce(e.confidence, 0) THEN row.evidence ELSE e.evidence END, "
+    "e.confidence = CASE WHEN row.confidence > coalesce(e.confidence, 0) THEN row.confidence ELSE e.confidence END",
     "write_aliases": "UNWIND $rows AS row MERGE (a:Alias {collection: $c, key: row.key}) WITH a, row "
-    "MATCH (e:Entity {collection: $c, uuid: row.uuid}) MERGE (a)-[:NAMES {document_id: row.d}]->(e)",
+    "MATCH (e:Entity {collection: $c, uuid: row.uuid}) MERGE (a)-[n:NAMES {document_id: row.d}]->(e) "
+    "SET n.reason = row.reason",
+    "entity_notes": "MATCH (e:Entity {collection: $c, uuid: $uuid}) OPTIONAL MATCH (a:Alias)-[n:NAMES]->(e) "
+    "RETURN coalesce(e.confidence, 0.0) AS confidence, coalesce(e.evidence, '') AS evidence, a.key AS alias_key, "
+    "coalesce(n.reason, '') AS reason, n.document_id AS document_id ORDER BY alias_key, document_id",
     "write_facts": "UNWIND $rows AS row MERGE (f:Fact {collection: $c, uuid: row.uuid}) SET f += row",
     "write_links": "UNWIND $rows AS row MATCH (f:Fact {collection: $c, uuid: row.fact}) "
     "MATCH (e:Entity {collection: $c, uuid: row.entity}) MERGE (f)-[m:MENTIONS]->(e) SET m.position = row.position",

@@ -47,6 +47,9 @@ CREATE TABLE IF NOT EXISTS {fact_mentions} (
     fact_uuid text NOT NULL REFERENCES {facts}(uuid) ON DELETE CASCADE, entity_key text NOT NULL,
     PRIMARY KEY (fact_uuid, entity_key)
 );
+ALTER TABLE {entities} ADD COLUMN IF NOT EXISTS confidence real NOT NULL DEFAULT 0;
+ALTER TABLE {entities} ADD COLUMN IF NOT EXISTS evidence text NOT NULL DEFAULT '';
+ALTER TABLE {aliases} ADD COLUMN IF NOT EXISTS reason text NOT NULL DEFAULT '';
 CREATE INDEX IF NOT EXISTS {facts_doc_idx} ON {facts} (document_id);
 CREATE INDEX IF NOT EXISTS {facts_date_idx} ON {facts} (valid_from);
 CREATE INDEX IF NOT EXISTS {facts_tsv_idx} ON {facts} USING gin (tsv);
@@ -107,14 +110,22 @@ QUERIES = {
     "taught_aliases": "SELECT a.alias_key AS key, array_agg(DISTINCT a.entity_uuid) AS uuids FROM {aliases} a "
     "WHERE a.alias_key = ANY(%(keys)s::text[]) "
     "AND NOT EXISTS (SELECT 1 FROM {entities} e WHERE e.key = a.alias_key) GROUP BY a.alias_key",
-    "write_entities": """INSERT INTO {entities} (uuid, key, name, kind)
-        SELECT uuid, key, name, kind FROM jsonb_to_recordset(%(rows)s) AS r(uuid text, key text, name text, kind text)
+    # The kind of the document that tells it most confidently stays.
+    "write_entities": """INSERT INTO {entities} (uuid, key, name, kind, confidence, evidence)
+        SELECT uuid, key, name, kind, confidence, evidence FROM jsonb_to_recordset(%(rows)s)
+            AS r(uuid text, key text, name text, kind text, confidence real, evidence text)
         ON CONFLICT (uuid) DO UPDATE SET
         name = CASE WHEN length(EXCLUDED.name) < length({entities}.name) THEN EXCLUDED.name ELSE {entities}.name END,
-        kind = CASE WHEN {entities}.kind = 'other' THEN EXCLUDED.kind ELSE {entities}.kind END""",
-    "write_aliases": """INSERT INTO {aliases} (alias_key, entity_uuid, document_id)
-        SELECT key, uuid, d FROM jsonb_to_recordset(%(rows)s) AS r(key text, uuid text, d text)
+        kind = CASE WHEN EXCLUDED.confidence > {entities}.confidence THEN EXCLUDED.kind ELSE {entities}.kind END,
+        evidence = CASE WHEN EXCLUDED.confidence > {entities}.confidence
+            THEN EXCLUDED.evidence ELSE {entities}.evidence END,
+        confidence = greatest(EXCLUDED.confidence, {entities}.confidence)""",
+    "write_aliases": """INSERT INTO {aliases} (alias_key, entity_uuid, document_id, reason)
+        SELECT key, uuid, d, reason FROM jsonb_to_recordset(%(rows)s) AS r(key text, uuid text, d text, reason text)
         ON CONFLICT DO NOTHING""",
+    "entity_notes": """SELECT e.confidence, e.evidence, a.alias_key, a.reason, a.document_id
+        FROM {entities} e LEFT JOIN {aliases} a ON a.entity_uuid = e.uuid WHERE e.uuid = %(uuid)s
+        ORDER BY a.alias_key, a.document_id""",
     "write_facts": """INSERT INTO {facts} (uuid, document_id, chunk_id, chunk_index, sentence_index, text, valid_from,
             valid_to, valid_precision, invalid_from, invalid_precision, date_method, document_title, document_url,
             document_date)
@@ -268,8 +279,9 @@ class PostgresGraphStore(GraphStore):
             with self._get_pool().connection() as conn, conn.transaction():
                 # The trigger is made last; when it exists the schema is complete and no lock is needed.
                 found = conn.execute(
-                    "SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass(%s) AND tgname = %s",
-                    (self._names["facts"].as_string(conn), self._trigger),
+                    "SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass(%s) AND tgname = %s "
+                    "AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'reason')",
+                    (self._names["facts"].as_string(conn), self._trigger, self._names["aliases"].as_string(conn)),
                 ).fetchone()
                 if found is None:
                     conn.execute("SELECT pg_advisory_xact_lock(726355)")

@@ -341,9 +341,31 @@ class GraphStore(InitParameterSerialization, ABC):
             for alias in m.aliases | ({m.key} if m.key in by_alias else set())
             if alias
         }
+        # Why each alias names its entity: the document's own reason, or that the key was taught by another document.
+        reasons = {(alias, uuid_of[m.key]): m.reasons.get(alias, "") for m in graph.entities for alias in m.aliases}
+        reasons.update(
+            {
+                (m.key, by_alias[m.key]): "the same name another document gave as this entity's alias"
+                for m in graph.entities
+                if m.key in by_alias
+            }
+        )
         rows = {
-            "write_entities": [{"uuid": m.uuid, "key": m.key, "name": m.name, "kind": m.kind} for m in own],
-            "write_aliases": [{"key": key, "uuid": uuid, "d": graph.document_id} for key, uuid in sorted(aliases)],
+            "write_entities": [
+                {
+                    "uuid": m.uuid,
+                    "key": m.key,
+                    "name": m.name,
+                    "kind": m.kind,
+                    "confidence": float(m.confidence),
+                    "evidence": m.evidence,
+                }
+                for m in own
+            ],
+            "write_aliases": [
+                {"key": key, "uuid": uuid, "d": graph.document_id, "reason": reasons.get((key, uuid), "")}
+                for key, uuid in sorted(aliases)
+            ],
             "write_facts": [_fact_row(fact) for fact in graph.facts],
             "write_links": [
                 {"fact": fact.uuid, "entity": uuid, "position": position}
@@ -492,6 +514,20 @@ class GraphStore(InitParameterSerialization, ABC):
         """The entities a document's facts mention, most facts first."""
         rows = self._read("document_entities", d=document_id, limit=clamp(limit, 1, 1000, "limit"))
         return [Entity(row["uuid"], row["name"], row["kind"], [], int(row["n"])) for row in rows]
+
+    def entity_notes(self, entity_uuid: str) -> dict[str, Any]:
+        """Why an entity is what it is: its kind's `confidence` and `evidence`, and `merged`: each other name it goes
+        by, with why it names this entity and the document that said so (`alias`, `reason`, `document_id`)."""
+        rows = self._read("entity_notes", uuid=entity_uuid)
+        if not rows:
+            return {"confidence": 0.0, "evidence": "", "merged": []}
+        merged = [
+            {"alias": row["alias_key"], "reason": row["reason"], "document_id": row["document_id"]}
+            for row in rows
+            if row.get("alias_key")
+        ]
+        first = rows[0]
+        return {"confidence": float(first["confidence"] or 0), "evidence": first["evidence"] or "", "merged": merged}
 
     def known_names(self, keys: set[str]) -> set[str]:
         """Which of these normalised names are entity names or aliases in the graph (the corpus's gazetteer)."""

@@ -96,6 +96,10 @@ class TestTimelineConflicts:
         ]
         assert timeline_conflicts(facts, "Zorvan Systems") == []
 
+    def test_a_fact_dated_only_by_its_document_takes_no_side(self) -> None:
+        facts = [self.FACTS[0], {**self.FACTS[1], "undated": True}]  # 2015 is the filing's date, not the event's
+        assert timeline_conflicts(facts, "Zorvan Systems") == []
+
     def test_a_dated_fact_without_a_verb_is_no_event(self) -> None:
         facts = [
             {"fact": "Zorvan Systems 2.0 (2016).", "valid_at": "2016", "document_id": "a"},

@@ -160,6 +160,37 @@ class TestGraphStoreConformance:
         texts = [hit.fact.text for hit in empty_store.entity_facts(uuids)]
         assert "The NK Air Force cancelled the order on Friday." in texts
 
+    def test_kind_confidence_evidence_and_merge_reasons_are_kept_and_undone(self, empty_store):
+        extractor = LanguageExtractor()
+        text = "In 2021 Andrei Zorvanek founded Pellucid in Tallinn. Zorvanek led the company until 2023."
+        empty_store.replace_document(extractor.extract(*make_document("z", text, dt.date(2024, 1, 23))))
+        person = empty_store.find_entities("Andrei Zorvanek")[0]
+        notes = empty_store.entity_notes(person.uuid)
+        assert person.kind == "person" and 0.5 < notes["confidence"] <= 1 and "labels" in notes["evidence"]
+        assert any(m["alias"] == "zorvanek" and "surname" in m["reason"] for m in notes["merged"])
+        # Re-extracting the document without the short name undoes the merge it taught.
+        text = "In 2021 Andrei Zorvanek founded Pellucid in Tallinn."
+        empty_store.replace_document(extractor.extract(*make_document("z", text, dt.date(2024, 1, 23))))
+        notes = empty_store.entity_notes(person.uuid)
+        assert not any(m["alias"] == "zorvanek" and m["reason"].startswith("the surname of andrei zorvanek, the only")
+                       for m in notes["merged"])
+        assert empty_store.entity_notes("no-such-uuid") == {"confidence": 0.0, "evidence": "", "merged": []}
+
+    def test_the_most_confident_documents_kind_stays(self, empty_store):
+        from components.graph.model import EntityMention, Fact, fact_uuid
+
+        def graph(document_id: str, kind: str, confidence: float) -> DocumentGraph:
+            mention = EntityMention("quorra", "Quorra", kind, confidence=confidence, evidence=f"said {kind}")
+            fact = Fact(fact_uuid(document_id, 0, "Quorra grew."), "Quorra grew.", document_id, 0, ["quorra"])
+            return DocumentGraph(document_id, [mention], [fact])
+
+        for document_id, kind, confidence in (("a", "organization", 0.4), ("b", "person", 0.9), ("c", "place", 0.6)):
+            empty_store.replace_document(graph(document_id, kind, confidence))
+        quorra = empty_store.find_entities("Quorra")[0]
+        notes = empty_store.entity_notes(quorra.uuid)
+        assert quorra.kind == "person" and notes["confidence"] == pytest.approx(0.9)
+        assert notes["evidence"] == "said person"
+
     def test_empty_graph_and_counts(self, empty_store):
         assert empty_store.counts()["facts"] == 0
         empty_store.replace_document(DocumentGraph("nothing"))

@@ -1,0 +1,317 @@
+"""An entity's kind from all the evidence of its mentions, with a confidence; and what is not an entity at all.
+
+Evidence of one entity in one document (`KindEvidence`):
+
+- the named-entity labels spaCy gave its mentions (PERSON, ORG, GPE ...), or none (a proper-noun run);
+- the nouns the text equates it with ("X is an open-source database", "X, a physicist at ...", "the company X");
+- the roles it plays: the predicates it is the subject or the object of ("was born", "founded", "raised",
+  "released", "located in");
+- the shape of its name (an acronym, a name with digits or an inner capital, how many words).
+
+`KindModel` combines them: a multinomial logistic regression over `features(evidence)` whose weights are fitted by
+`pipelines.evaluation.entity_kinds` on a labelled set and shipped in `entity_kinds.json`. The kind with the highest
+probability is kept when that probability reaches the model's threshold; below it the kind is "other" (the
+evidence is kept and shown): a weak or disagreeing entity is never given a confident wrong kind.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+# The inventory an analyst's corpus needs; "other" also holds concepts ("JSON", "CPU") and weak evidence.
+KINDS = ("person", "organization", "place", "product", "work", "event", "other")
+_MODEL_PATH = Path(__file__).with_name("entity_kinds.json")
+
+# Nouns an entity is equated with, by the kind they name (general English; "the company", "X, a physicist").
+KIND_NOUNS: dict[str, set[str]] = {
+    "organization": set(
+        "company firm corporation business startup start-up manufacturer maker carrier airline bank group agency "
+        "organisation organization institution university party team label publisher retailer supplier operator "
+        "vendor conglomerate subsidiary giant consortium authority ministry government lab laboratory foundation "
+        "club union outlet newspaper network broadcaster insurer lender institute investor fund".split()
+    ),
+    "product": set(
+        "product device phone smartphone computer laptop tablet software program application app service platform "
+        "tool engine database library framework system model aircraft airliner airplane plane jet jetliner car "
+        "vehicle console browser package player game drug vaccine chip processor language toolkit extension "
+        "interface api client server store editor compiler version release plugin module".split()
+    ),
+    "person": set(
+        "man woman executive founder co-founder cofounder chairman chairwoman president minister director officer "
+        "analyst spokesman spokeswoman spokesperson leader chief engineer researcher scientist author singer actor "
+        "player professor student developer programmer maintainer inventor writer designer entrepreneur ceo cto "
+        "investor partner colleague student".split()
+    ),
+    "place": set("city country state town region capital nation island province village county district".split()),
+    "event": set("event conference summit show festival election war meeting ceremony tournament workshop".split()),
+    "work": set("paper book article novel film album song essay report study thesis series poem".split()),
+}
+# Words of a title or an office ("Chief Executive", "Vice President", "Sen."): a name made only of them is no
+# entity, and they are not part of the name they precede ("Spokeswoman Jane Roe").
+TITLE_WORDS = set(
+    "mr mrs ms miss dr prof sir dame lord lady sen senator rep representative gov governor gen general col colonel "
+    "capt captain lt sgt president vice deputy assistant associate acting chief executive officer operating "
+    "financial technology director managing chairman chairwoman chair secretary undersecretary minister prime "
+    "premier chancellor spokesman spokeswoman spokesperson head manager ceo cfo coo cto evp svp vp mayor judge "
+    "justice king queen prince princess pope bishop father saint st special senior junior asst civilian".split()
+)
+# Predicates whose subject (s:), passive subject (p:) or object (o:) is most often of one kind.
+ROLE_KINDS: dict[str, set[str]] = {
+    "person": {
+        "p:bear",
+        "s:die",
+        "s:marry",
+        "s:study",
+        "s:graduate",
+        "s:join",
+        "s:leave",
+        "s:retire",
+        "s:co-found",
+        "s:cofound",
+        "s:found",
+        "s:say",
+        "s:tell",
+        "s:write",
+        "s:invent",
+        "s:serve",
+        "s:resign",
+        "s:work",
+        "s:receive",
+        "s:win",
+        "s:propose",
+        "s:lead",
+    },
+    "organization": {
+        "s:raise",
+        "s:acquire",
+        "s:hire",
+        "s:employ",
+        "s:sponsor",
+        "p:found",
+        "p:acquire",
+        "p:headquarter",
+        "s:announce",
+        "s:sell",
+        "s:buy",
+        "s:sign",
+        "s:invest",
+        "s:fund",
+        "s:open",
+        "s:partner",
+        "p:fund",
+        "s:order",
+    },
+    "product": {
+        "p:release",
+        "p:launch",
+        "o:release",
+        "o:launch",
+        "o:use",
+        "o:install",
+        "o:download",
+        "p:write",
+        "s:support",
+        "s:store",
+        "s:run",
+        "s:index",
+        "s:provide",
+        "p:use",
+        "s:offer",
+        "o:ship",
+        "p:ship",
+        "s:implement",
+        "o:fork",
+        "p:fork",
+        "s:add",
+    },
+    "place": {"i:in", "i:at", "i:near", "i:from", "i:across"},
+}
+
+
+def kind_of_noun(noun: str) -> str | None:
+    """The kind a noun names ("company" -> organization, "physicist" -> person), or None."""
+    noun = noun.lower()
+    found = next((kind for kind, nouns in KIND_NOUNS.items() if noun in nouns), None)
+    if found is None and noun.endswith(("maker", "builder", "producer", "provider")):
+        return "organization"
+    if found is None and len(noun) > 5 and noun.endswith(("ist", "ian")) and noun not in ("christian", "asian"):
+        return "person"  # physicist, mathematician, librarian
+    return found
+
+
+@dataclass
+class KindEvidence:
+    """What one document says of one entity's kind."""
+
+    names: list[str] = field(default_factory=list)
+    labels: Counter = field(default_factory=Counter)  # product kinds of spaCy labels, "" for none
+    nouns: set[str] = field(default_factory=set)
+    roles: Counter = field(default_factory=Counter)  # "s:found", "p:bear", "o:release", "i:in"
+    context: Counter = field(default_factory=Counter)  # lemmas around its mentions: its head and modifiers
+
+    def add(self, other: KindEvidence) -> None:
+        self.names += [name for name in other.names if name not in self.names]
+        self.labels.update(other.labels)
+        self.nouns |= other.nouns
+        self.roles.update(other.roles)
+        self.context.update(other.context)
+
+    def summary(self) -> str:
+        """The evidence in one line: "labels person 3, organization 1; called engineer; roles s:found"."""
+        parts = []
+        if self.labels:
+            parts.append("labels " + ", ".join(f"{k or 'none'} {n}" for k, n in self.labels.most_common(4)))
+        if self.nouns:
+            parts.append("called " + ", ".join(sorted(self.nouns)[:5]))
+        telling = [role for role, _ in self.roles.most_common() if any(role in r for r in ROLE_KINDS.values())]
+        if telling:
+            parts.append("roles " + ", ".join(telling[:5]))
+        return "; ".join(parts)
+
+
+FEATURES = (
+    *(f"label:{k}" for k in (*KINDS[:-1], "group", "law", "designation", "")),
+    *(f"noun:{k}" for k in KINDS[:-1]),
+    *(f"role:{k}" for k in ROLE_KINDS),
+    "shape:acronym",
+    "shape:digit",
+    "shape:inner_capital",
+    "shape:lower",
+    "shape:one_word",
+    "shape:three_words",
+    "mentions",
+)
+
+
+def _shape(name: str) -> dict[str, float]:
+    letters = [c for c in name if c.isalpha()]
+    words = name.split()
+    return {
+        "shape:acronym": float(
+            bool(letters) and len(words) == 1 and all(c.isupper() for c in letters) and len(name) <= 6
+        ),
+        "shape:digit": float(any(c.isdigit() for c in name)),
+        "shape:inner_capital": float(any(any(c.isupper() for c in w[1:]) and not w.isupper() for w in words)),
+        "shape:lower": float(not any(c.isupper() for c in name)),
+        "shape:one_word": float(len(words) == 1),
+        "shape:three_words": float(len(words) >= 3),
+    }
+
+
+def features(evidence: KindEvidence, context: list[str] = ()) -> list[float]:
+    """The evidence as the model's feature vector (in `FEATURES` order, then the `context` words' shares of the
+    mentions): label, noun and role shares, shape."""
+    values: dict[str, float] = {}
+    total = sum(evidence.labels.values()) or 1
+    for label, count in evidence.labels.items():
+        values[f"label:{label}"] = count / total
+    noun_kinds = Counter(filter(None, map(kind_of_noun, evidence.nouns)))
+    for kind, count in noun_kinds.items():
+        values[f"noun:{kind}"] = count / sum(noun_kinds.values())
+    role_kinds: Counter = Counter()
+    for role, count in evidence.roles.items():
+        role_kinds.update({kind: count for kind, roles in ROLE_KINDS.items() if role in roles})
+    for kind, count in role_kinds.items():
+        values[f"role:{kind}"] = count / sum(role_kinds.values())
+    name = max(evidence.names, key=lambda n: (len(n.split()), len(n)), default="")
+    values.update(_shape(name))
+    values["mentions"] = math.log1p(total) / 3
+    return [values.get(name, 0.0) for name in FEATURES] + [min(1.0, evidence.context[w] / total) for w in context]
+
+
+def designation_share(evidence: KindEvidence) -> float:
+    """The share of an entity's mentions read as a model designation."""
+    return evidence.labels.get("designation", 0) / (sum(evidence.labels.values()) or 1)
+
+
+@dataclass
+class KindDecision:
+    kind: str
+    confidence: float
+    evidence: str
+
+
+class KindModel:
+    """The fitted combination of the evidence (see the module's docstring); `decide` gives kind and confidence."""
+
+    def __init__(
+        self,
+        classes: list[str],
+        coef: list[list[float]],
+        intercept: list[float],
+        threshold: float,
+        version: str = "",
+        feature_names: list[str] | None = None,
+        context: list[str] = (),
+    ) -> None:
+        if feature_names is not None and list(feature_names) != list(FEATURES):
+            raise ValueError("The entity-kind model was fitted on other features; fit it again.")
+        self.classes, self.coef, self.intercept = list(classes), coef, intercept
+        self.threshold, self.version, self.context = threshold, version, list(context)
+
+    @classmethod
+    def neutral(cls) -> KindModel:
+        """A model without evidence weights: every entity "other" (to extract the evidence a model is fitted on)."""
+        return cls(["other"], [[0.0] * len(FEATURES)], [0.0], 0.0, "neutral")
+
+    @classmethod
+    def load(cls, path: Path | str = _MODEL_PATH) -> KindModel:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return cls(
+            data["classes"],
+            data["coef"],
+            data["intercept"],
+            data["threshold"],
+            data.get("version", ""),
+            data.get("features"),
+            data.get("context", []),
+        )
+
+    def probabilities(self, evidence: KindEvidence) -> dict[str, float]:
+        x = features(evidence, self.context)
+        scores = [
+            sum(w * v for w, v in zip(row, x, strict=True)) + b
+            for row, b in zip(self.coef, self.intercept, strict=True)
+        ]
+        top = max(scores)
+        exps = [math.exp(s - top) for s in scores]
+        total = sum(exps)
+        return {kind: e / total for kind, e in zip(self.classes, exps, strict=True)}
+
+    def decide(self, evidence: KindEvidence) -> KindDecision:
+        """The most probable kind and its probability; "other" when that is below the threshold. A name read as a
+        model designation in most of its mentions ("the Nordvik 909", "NV900") is a product, as sure as that share."""
+        share = designation_share(evidence)
+        if share >= 0.5:
+            return KindDecision(
+                "product", round(share, 3), "; ".join(filter(None, [evidence.summary(), "a model designation"]))
+            )
+        probabilities = self.probabilities(evidence)
+        kind, confidence = max(probabilities.items(), key=lambda item: item[1])
+        if confidence < self.threshold:
+            kind = "other"
+        return KindDecision(kind, round(confidence, 3), evidence.summary())
+
+
+@lru_cache(maxsize=1)
+def default_kind_model() -> KindModel:
+    """The shipped model (`entity_kinds.json`), loaded once."""
+    return KindModel.load()
+
+
+def to_json(model: KindModel) -> dict[str, Any]:
+    return {
+        "version": model.version,
+        "features": list(FEATURES),
+        "context": model.context,
+        "classes": model.classes,
+        "coef": [[round(w, 5) for w in row] for row in model.coef],
+        "intercept": [round(b, 5) for b in model.intercept],
+        "threshold": model.threshold,
+    }

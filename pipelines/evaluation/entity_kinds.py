@@ -1,0 +1,216 @@
+"""`python -m pipelines.evaluation.entity_kinds`: fit and check the entity-kind model on labelled entities.
+
+A labelled set is a JSONL file of `{"key": normalised name, "kind": person | organization | place | product | work
+| event | other | junk}` (junk: not an entity at all: a common noun, a fragment of a name, a heading word). The
+corpus is extracted with the graph's `LanguageExtractor`; every entity the graph keeps is one sample per document
+(its evidence there), labelled by its key.
+
+- `fit --corpus demo --labels L.jsonl` fits the multinomial logistic regression and its "other" threshold on the
+  tune set and writes `components/graph/entity_kinds.json`;
+- `check --corpus C --labels L.jsonl` reports, per corpus entity (the most confident document's kind, as the
+  graph store keeps it): kinds correct among the kept entities, the junk share, and unlabelled keys;
+- `dump --corpus C` lists the kept entities with their kind and evidence, to label.
+
+`--corpus demo` is the shipped demo corpus; any other value is a corpus JSONL (id, title, text, date, url).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from components.graph.extraction import LanguageExtractor
+from components.graph.kinds import (
+    _MODEL_PATH,
+    FEATURES,
+    KINDS,
+    KindEvidence,
+    KindModel,
+    designation_share,
+    features,
+    to_json,
+)
+from components.text.dates import parse_date
+
+VERSION = "kinds-1"
+MIN_CONTEXT = 3  # a context word must occur around this many labelled entities to be a feature
+C_GRID = (0.3, 1.0, 3.0, 10.0)  # the regression's inverse regularisations tried (the best out of fold is kept)
+WRONG_COST = 0.5  # what a wrong kind costs beside "other" (0) and a right kind (1), when choosing the threshold
+
+
+def demo_documents() -> list[Any]:
+    """The shipped demo corpus as document records (converted as ingestion converts them)."""
+    from ingest.demo import demo_items
+    from ingest.formats import convert_bytes
+
+    documents = []
+    for item in demo_items():
+        converted = convert_bytes(item.path.read_bytes(), item.filename, item.doc_type)
+        documents.append(
+            SimpleNamespace(
+                document_id=item.source,
+                text=converted.text,
+                title=converted.title or item.filename,
+                date=converted.date,
+                url=converted.url,
+            )
+        )
+    return documents
+
+
+def corpus_documents(path: Path) -> list[Any]:
+    documents = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            date = parse_date(row.get("date") or "") if row.get("date") else None
+            date = date.date() if isinstance(date, dt.datetime) else date
+            documents.append(
+                SimpleNamespace(
+                    document_id=row["id"], text=row["text"], title=row.get("title", ""), date=date, url=row.get("url")
+                )
+            )
+    return documents
+
+
+def documents_of(corpus: str) -> list[Any]:
+    return demo_documents() if corpus == "demo" else corpus_documents(Path(corpus))
+
+
+def samples(documents: list[Any], model: KindModel | None = None) -> list[tuple[str, str, KindEvidence, Any]]:
+    """(document id, entity key, its evidence there, the graph's `EntityMention`) for every entity kept; the kinds
+    are `model`'s (the shipped model's by default)."""
+    extractor = LanguageExtractor()
+    if model is not None:
+        extractor._kind_model = model
+    found = []
+    for document in documents:
+        graph = extractor.extract(document, [])
+        found += [(document.document_id, m.key, m.kind_evidence, m) for m in graph.entities]
+    return found
+
+
+def load_labels(path: Path) -> dict[str, str]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {row["key"]: row["kind"] for row in rows}
+
+
+def fit(found: list[tuple[str, str, KindEvidence, Any]], labels: dict[str, str]) -> KindModel:
+    """The logistic regression over the labelled samples (junk left out: the junk rules decide it), and the
+    threshold below which a kind is "other": the one maximising the samples whose kind is right less `WRONG_COST`
+    for each given a wrong kind other than "other" (a confident wrong kind is worse than "other"), on
+    probabilities predicted out of fold (5 folds), so that the threshold does not fit the training samples."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import cross_val_predict
+
+    # Model designations are products by rule (see `KindModel.decide`): not the regression's to learn.
+    labelled = [
+        (ev, labels[key]) for _, key, ev, _ in found if labels.get(key) in KINDS and designation_share(ev) < 0.5
+    ]
+    # Context words seen around at least `MIN_CONTEXT` labelled entities.
+    spread = Counter(word for ev, _ in labelled for word in ev.context)
+    context = sorted(word for word, n in spread.items() if n >= MIN_CONTEXT)
+    x, y = [features(ev, context) for ev, _ in labelled], [kind for _, kind in labelled]
+    best = (-9.0, 0.0, 1.0)  # utility, threshold, C
+    for strength in C_GRID:
+        model = LogisticRegression(C=strength, max_iter=5000)
+        held_out = cross_val_predict(model, x, y, cv=5, method="predict_proba")
+        classes = sorted(set(y))
+        for step in range(0, 90, 5):
+            threshold = step / 100
+            utility = 0.0
+            for probabilities, gold in zip(held_out, y, strict=True):
+                top = max(range(len(classes)), key=lambda i: probabilities[i])
+                kind = classes[top] if probabilities[top] >= threshold else "other"
+                utility += 1.0 if kind == gold else 0.0 if kind == "other" else -WRONG_COST
+            if utility / len(y) > best[0] + 1e-9:
+                best = (utility / len(y), threshold, strength)
+    print(f"out-of-fold utility on the labelled tune samples: {best[0]:.3f} at threshold {best[1]}, C {best[2]}")
+    regression = LogisticRegression(C=best[2], max_iter=5000).fit(x, y)
+    classes = list(regression.classes_)
+    return KindModel(
+        classes, regression.coef_.tolist(), regression.intercept_.tolist(), best[1], VERSION, context=context
+    )
+
+
+def score(
+    found: list[tuple[str, str, KindEvidence, Any]], labels: dict[str, str], model: KindModel | None = None
+) -> dict[str, Any]:
+    """Per corpus entity (the most confident document's decision): kinds correct and junk share among the kept."""
+    kept: dict[str, tuple[float, str]] = {}
+    for _, key, evidence, mention in found:
+        if model is not None:
+            decision = model.decide(evidence)
+            kind, confidence = decision.kind, decision.confidence
+        else:
+            kind, confidence = mention.kind, mention.confidence
+        if key not in kept or confidence > kept[key][0]:
+            kept[key] = (confidence, kind)
+    labelled = {key: kind for key, (_, kind) in kept.items() if key in labels}
+    confusion = Counter((labels[key], kind) for key, kind in labelled.items() if labels[key] != kind)
+    n = len(labelled) or 1
+    return {
+        "entities": len(kept),
+        "labelled": len(labelled),
+        "kinds_correct": round(sum(labels[k] == kind for k, kind in labelled.items()) / n, 3),
+        "junk": round(sum(labels[k] == "junk" for k in labelled) / n, 3),
+        "wrong": [f"{gold}->{kind} x{count}" for (gold, kind), count in confusion.most_common(12)],
+        "unlabelled": sorted(set(kept) - set(labels))[:40],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pipelines.evaluation.entity_kinds")
+    parser.add_argument("action", choices=("fit", "check", "dump"))
+    parser.add_argument("--corpus", action="append", help="'demo' or a corpus JSONL (repeat with --labels)")
+    parser.add_argument("--labels", type=Path, action="append", help="labelled keys JSONL, one per --corpus")
+    parser.add_argument("--out", type=Path, default=_MODEL_PATH, help="where `fit` writes the model")
+    args = parser.parse_args(argv)
+    corpora = args.corpus or ["demo"]
+    if args.action == "dump":
+        for _, key, _, mention in sorted(samples(documents_of(corpora[0])), key=lambda item: item[1]):
+            print(
+                json.dumps(
+                    {
+                        "key": key,
+                        "name": mention.name,
+                        "kind": mention.kind,
+                        "p": mention.confidence,
+                        "evidence": mention.evidence,
+                    },
+                    ensure_ascii=False,
+                )
+            )
+        return 0
+    if not args.labels or len(args.labels) != len(corpora):
+        parser.error("give one --labels file per --corpus")
+    model = KindModel.neutral() if args.action == "fit" else None
+    sets = [
+        (samples(documents_of(corpus), model), load_labels(labels))
+        for corpus, labels in zip(corpora, args.labels, strict=True)
+    ]
+    if args.action == "fit":
+        found = [sample for part, _ in sets for sample in part]
+        labels = {key: kind for _, part in sets for key, kind in part.items()}
+        fitted = fit(found, labels)
+        args.out.write_text(json.dumps(to_json(fitted), indent=1) + "\n", encoding="utf-8")
+        print(
+            f"fitted on {sum(labels.get(k) in KINDS for _, k, _, _ in found)} samples, "
+            f"{len(FEATURES) + len(fitted.context)} features; threshold {fitted.threshold}"
+        )
+        for (part, part_labels), corpus in zip(sets, corpora, strict=True):
+            print(corpus, json.dumps(score(part, part_labels, fitted), ensure_ascii=False))
+        return 0
+    for (part, part_labels), corpus in zip(sets, corpora, strict=True):
+        print(corpus, json.dumps(score(part, part_labels), ensure_ascii=False, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
