@@ -10,8 +10,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# Loaded on first use (PEP 562): `pipelines.cli.ingest` and `ingest.report` must not pull the stores and the embedder in, so
-# that `research --help` stays instant.
+# Loaded on first use (PEP 562): `pipelines.cli.ingest` and `ingest.report` must not pull the stores and the
+# embedder in, so that `research --help` stays instant.
 _EXPORTS = {
     "IngestHook": "components.knowledge_base.hooks",
     "default_hooks": "ingest.ingestor",

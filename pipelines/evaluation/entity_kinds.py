@@ -46,8 +46,8 @@ WRONG_COST = 0.5  # what a wrong kind costs beside "other" (0) and a right kind 
 
 def demo_documents() -> list[Any]:
     """The shipped demo corpus as document records (converted as ingestion converts them)."""
+    from components.ingestion.formats import convert_bytes
     from ingest.demo import demo_items
-    from ingest.formats import convert_bytes
 
     documents = []
     for item in demo_items():
