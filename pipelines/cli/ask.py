@@ -69,9 +69,12 @@ def embeds_without_torch(args: argparse.Namespace) -> bool:
     (made by `research ingest`, or by the first question answered with torch), so a cold question skips importing
     torch and sentence-transformers (several seconds of CPU). Reads only the settings and the folder."""
     from components.embedding.runtime import settings_export_ready
-    from components.settings import get_settings
+    from components.settings import SettingsError, get_settings
 
-    return settings_export_ready(get_settings())
+    try:
+        return settings_export_ready(get_settings())
+    except SettingsError:
+        return False  # the command itself reports the invalid setting, in one sentence
 
 
 def _sources(value: str | None) -> list[str] | None:
@@ -257,17 +260,19 @@ def format_result(result: dict[str, Any]) -> str:
     if result.get("answered_as"):
         lines += [f"Answered as: {result['answered_as']}  (--as-typed asks {result.get('asked', '')!r} as typed)", ""]
     short = str(result.get("short_answer") or "")
-    # A short answer is shown only when the product is sure of it; with a confidence and none shown, it is not.
-    confidence = _confidence(result.get("short_answer_confidence"), bool(short))
+    # A short answer is shown only when the product is sure of it; one held back is shown as evidence, not a claim.
+    confidence = result.get("short_answer_confidence")
     if short:
-        lines.append(f"Short answer: {short}" + (f"  [{confidence}]" if confidence else ""))
-    elif confidence:
-        lines.append(f"Confidence: {confidence}")
+        shown = _confidence(confidence, True)
+        lines.append(f"Short answer: {short}" + (f"  [{shown}]" if shown else ""))
+    elif _confidence(confidence):
+        lines.append(f"Short answer: not sure (confidence {confidence:.2f}), so none is given; see the sentences.")
     parts = [part for part in result.get("parts") or [] if isinstance(part, dict)]
-    for part in parts:
-        shown = _confidence(part.get("short_answer_confidence"), part.get("sure"))
-        answer = part.get("short_answer") or "(no short answer)"
-        text = textwrap.shorten(f"- {part.get('question', '')}: {answer}", width=width - len(shown) - 6)
+    for part in parts if len(parts) > 1 else []:
+        sure = part.get("sure")
+        shown = _confidence(part.get("short_answer_confidence"), sure)
+        answer = part.get("short_answer") if sure is not False else ""
+        text = textwrap.shorten(f"- {part.get('question', '')}: {answer or '(no short answer)'}", width=width - 24)
         lines.append(f"  {text}" + (f"  [{shown}]" if shown else ""))
     if lines:
         lines.append("")

@@ -51,8 +51,9 @@ def _unreadable(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         return
     real_scandir = os.scandir
 
-    def scandir(path):  # noqa: ANN001, ANN202
-        if Path(path) == folder:
+    def scandir(path="."):  # noqa: ANN001, ANN202
+        # os.scandir also takes an open folder's descriptor (shutil.rmtree passes one): never this folder's path.
+        if not isinstance(path, int) and Path(path) == folder:
             raise PermissionError(13, "Permission denied", str(path))
         return real_scandir(path)
 

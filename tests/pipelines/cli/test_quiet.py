@@ -40,7 +40,7 @@ def test_plain_ask_prints_no_log_record_and_no_progress_bar(collection) -> None:
     # arXiv is pointed at a closed port by the tests' environment: it fails, and says so in its status line only.
     done = research("ask", "Which river does Warsaw stand on?", "--sources", "kb,arxiv", collection=collection)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.startswith("Short answer: ") or done.stdout.startswith("Answer\n")
+    assert done.stdout.startswith(("Short answer: ", "Answer\n"))
     assert "Vistula" in done.stdout
     assert re.search(r"^  arxiv +error ", done.stdout, re.MULTILINE)
     for stream in (done.stdout, done.stderr):

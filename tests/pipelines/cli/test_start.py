@@ -116,11 +116,10 @@ def _result(**extra) -> dict:
 
 
 class TestConfidence:
-    def test_confidence_and_parts_are_shown_when_present(self) -> None:
+    def test_a_sure_short_answer_and_each_part_are_shown_with_their_confidence(self) -> None:
         text = ask_command.format_result(
             _result(
                 short_answer_confidence=0.87,
-                sure=True,
                 parts=[
                     {"question": "Who founded Quillmark?", "short_answer": "Mira Tallow",
                      "short_answer_confidence": 0.91, "sure": True},
@@ -131,14 +130,16 @@ class TestConfidence:
         )
         assert text.startswith("Short answer: Mira Tallow  [sure (0.87)]\n")
         assert "  - Who founded Quillmark?: Mira Tallow  [sure (0.91)]" in text
-        assert "  - When was Quillmark founded?: 1987  [not sure (0.21)]" in text
+        # A part the product is not sure of shows no short answer: the cited sentences are the evidence.
+        assert "  - When was Quillmark founded?: (no short answer)  [not sure (0.21)]" in text
+        assert "1987" not in text.split("Answer\n")[0]
 
-    def test_a_short_answer_held_back_reads_as_not_sure(self) -> None:
-        # The generator shows a short answer only above its threshold: one withheld is one it is not sure of.
-        text = ask_command.format_result(_result(short_answer="", short_answer_confidence=0.42, parts=None))
-        assert text.startswith("Confidence: not sure (0.42)\n")
-        shown = ask_command.format_result(_result(short_answer_confidence=0.93, parts=None))
-        assert shown.startswith("Short answer: Mira Tallow  [sure (0.93)]\n")
+    def test_a_short_answer_held_back_reads_as_not_sure_and_names_none(self) -> None:
+        part = {"question": "Who founded Quillmark", "short_answer": "Mira Tallow", "short_answer_confidence": 0.42,
+                "sure": False}
+        text = ask_command.format_result(_result(short_answer="", short_answer_confidence=0.42, parts=[part]))
+        assert text.startswith("Short answer: not sure (confidence 0.42), so none is given")
+        assert "Mira Tallow" not in text.split("Answer\n")[0]  # one part: no parts list under the line
 
     def test_a_result_without_confidence_reads_as_before(self) -> None:
         text = ask_command.format_result(_result())
