@@ -32,6 +32,7 @@ from haystack import logging
 
 from components.embedding.runtime import (
     OnnxEncoder,
+    discard_export,
     export_folder,
     export_onnx,
     onnx_export_ready,
@@ -71,12 +72,28 @@ class EmbeddingModel:
         # The one place that picks the runtime: the ONNX export when there is one, else sentence-transformers.
         self._onnx: OnnxEncoder | None = None
         if self.export_root is not None and onnx_export_ready(self.export_root, self.model_path):
-            self._onnx = OnnxEncoder(export_folder(self.export_root, self.model_path), self.model_path, threads)
+            self._onnx = self._load_export(threads)
+        if self._onnx is not None:
             self.dimension, self.max_tokens = self._onnx.dimension, self._onnx.max_tokens
         else:
             model = self._model
             self.dimension = int(model.get_embedding_dimension())
             self.max_tokens = int(model.max_seq_length)
+
+    def _load_export(self, threads: int) -> OnnxEncoder | None:
+        """The ONNX export on ONNX Runtime, or None (with one warning) when it cannot be loaded: a damaged export is
+        removed, so torch embeds now and the next export makes it anew."""
+        folder = export_folder(self.export_root, self.model_path)
+        try:
+            return OnnxEncoder(folder, self.model_path, threads)
+        except Exception as exc:  # noqa: BLE001 - any damage (truncated model, bad manifest): torch still works
+            logger.warning(
+                "The ONNX export of the embedding model cannot be loaded ({error}); embedding with torch; "
+                "the export is removed, to be made again.",
+                error=str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__,
+            )
+            discard_export(self.export_root, self.model_path)
+            return None
 
     @property
     def runtime(self) -> str:

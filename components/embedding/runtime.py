@@ -18,8 +18,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 import threading
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,8 @@ EXPORT_FILE = "model.onnx"
 MANIFEST_FILE = "export.json"
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 _EXPORT_LOCK = threading.Lock()
+# A staging folder this old is left over even when the process number in its name is running again (reused).
+STALE_STAGING_S = 3600.0
 
 
 def resolve_model_path(name: str) -> str:
@@ -93,6 +97,46 @@ def onnx_export_ready(export_root: str | Path, model_path: str | Path) -> bool:
     )
 
 
+def discard_export(export_root: str | Path, model_path: str | Path) -> None:
+    """Remove the model's export under `export_root` (one that cannot be loaded), so that the next export makes it
+    anew; a folder that cannot be removed is left as it is."""
+    shutil.rmtree(export_folder(export_root, model_path), ignore_errors=True)
+
+
+def _staging_owner_gone(path: Path, prefix: str) -> bool:
+    """Whether the staging folder `path` (named `<prefix><pid>-<random>`) belongs to no running export: its process
+    has ended, or it is older than `STALE_STAGING_S` (a process number used again)."""
+    try:
+        if time.time() - path.stat().st_mtime > STALE_STAGING_S:
+            return True
+    except OSError:
+        return False
+    pid, dash, _ = path.name[len(prefix):].partition("-")
+    if not (dash and pid.isdigit() and 0 < int(pid) < 2**22) or int(pid) == os.getpid():
+        return False  # not named that way (left to the age rule), or this process's own
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # running, under another user
+        return False
+    return False
+
+
+def clear_stale_staging(folder: Path) -> list[Path]:
+    """Remove the staging folders of exports of `folder` that were stopped midway (a process killed while it
+    exported); returns those removed."""
+    removed = []
+    if not folder.parent.is_dir():
+        return removed
+    prefix = f".{folder.name}-"
+    for path in folder.parent.glob(f"{prefix}*"):
+        if path.is_dir() and _staging_owner_gone(path, prefix):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
 def exportable(model_path: str | Path) -> bool:
     """Whether the sentence-transformers pipeline at `model_path` is a transformer, mean pooling and at most a
     normalisation (what `OnnxEncoder` reproduces), without lower-casing outside the tokenizer."""
@@ -137,7 +181,8 @@ def export_onnx(transformer: Any, model_path: str | Path, export_root: str | Pat
                 ).last_hidden_state
 
         folder.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+        clear_stale_staging(folder)
+        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-{os.getpid()}-", dir=folder.parent))
         example = torch.ones((1, 4), dtype=torch.long)
         axes = {"batch": 0, "tokens": 1}
         dynamic = {name: {index: axis for axis, index in axes.items()} for name in (*INPUT_NAMES, "last_hidden_state")}
@@ -168,8 +213,6 @@ def export_onnx(transformer: Any, model_path: str | Path, export_root: str | Pat
         finally:
             transformer.train(was_training)
             if staging.exists():
-                import shutil
-
                 shutil.rmtree(staging, ignore_errors=True)
         return folder
 

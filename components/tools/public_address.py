@@ -18,7 +18,8 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import socket
-from urllib.parse import urlsplit
+import unicodedata
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -138,15 +139,46 @@ def public_addresses(host: str, port: int) -> list[IPAddress]:
     return addresses
 
 
+def _ambiguous(url: str) -> bool:
+    """True when `url` holds a backslash, whitespace or a control character: parsers disagree on such a URL (WHATWG
+    parsers, a scraping service's among them, read `\\` as `/`, Python's `urlsplit` does not), so the host checked
+    here could differ from the host fetched there."""
+    return any(char == "\\" or char.isspace() or unicodedata.category(char) == "Cc" for char in url)
+
+
+def _split(url: str) -> SplitResult:
+    """`url` split, or `RefusedAddress` when it cannot be read the same way by every URL parser."""
+    if _ambiguous(url):
+        raise RefusedAddress(
+            f"{url[:200]!r} contains a backslash, whitespace or a control character; fetching it is refused."
+        )
+    try:
+        return urlsplit(url)
+    except ValueError:
+        raise RefusedAddress(f"{url[:200]!r} is not a valid URL.") from None
+
+
+def canonical_url(url: str) -> str:
+    """`url` rebuilt from its parsed parts (scheme, host, explicit port, path, query, fragment; user info left out):
+    what a service is asked to fetch, so that it reaches the host `check_url` checked. `RefusedAddress` as there."""
+    parts = _split(url)
+    try:
+        host, port = parts.hostname or "", parts.port
+    except ValueError:
+        raise RefusedAddress(f"{url[:200]!r} has an invalid host or port.") from None
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None:
+        netloc += f":{port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
 def check_url(url: str, allow_private: bool) -> str | None:
     """The address to connect to for `url` (None when private addresses are allowed: let the client resolve).
 
-    `RefusedAddress` (one sentence) unless `url` is http(s) with a host whose every address is public.
+    `RefusedAddress` (one sentence) unless `url` is http(s) with a host whose every address is public; a URL with a
+    backslash, whitespace or a control character anywhere is refused whatever its host.
     """
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        raise RefusedAddress(f"{url[:200]!r} is not a valid URL.") from None
+    parts = _split(url)
     if parts.scheme not in ("http", "https"):
         raise RefusedAddress(f"Only http and https URLs can be fetched, not {parts.scheme or 'a bare path'!r}.")
     try:

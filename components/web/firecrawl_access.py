@@ -84,13 +84,16 @@ def _date_from(metadata: dict[str, Any]) -> dt.date | None:
     return None
 
 
-def check_address(url: str, allow_private: bool) -> None:
-    """A `SourceError` when `url`'s host is not public (the page fetcher's address policy, `public_address`):
-    Firecrawl, self-hosted above all, fetches whatever it is asked to, cloud metadata and inside services included."""
+def check_address(url: str, allow_private: bool) -> str:
+    """`url` rebuilt from its parsed parts (`public_address.canonical_url`: what Firecrawl is to be sent), or a
+    `SourceError` when its host is not public or the URL is ambiguous (the page fetcher's address policy,
+    `public_address`): Firecrawl, self-hosted above all, fetches whatever it is asked to, cloud metadata and inside
+    services included."""
     from components.tools import public_address
 
     try:
         public_address.check_url(url, allow_private)
+        return public_address.canonical_url(url)
     except public_address.RefusedAddress as exc:
         raise SourceError(str(exc)) from None
 

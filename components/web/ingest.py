@@ -34,6 +34,10 @@ def ingest_url(url: str, ingestor: Any, scraper: WebScrape | None = None) -> Any
     page, snapshot, status = scraper.fetch(url)
     if page is None:
         raise UrlNotIngested(f"{url} was not ingested: {status.message or status.status.value}")
+    try:  # the page's final URL (after redirects), whatever scraper fetched it
+        check_address(page.url, setting_or(scraper.allow_private_addresses, "allow_private_addresses"))
+    except SourceError as exc:
+        raise UrlRefused(f"{url} was not ingested: {exc}") from None
     metadata = page_metadata(page, snapshot)
     return ingestor.ingest_text(
         page.markdown,

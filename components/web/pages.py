@@ -101,16 +101,19 @@ class PageFetch:
 
 def _fetch_one(access: FirecrawlAccess, url: str, page_timeout_s: float, until: float,
                languages: list[str] | None, allow_private: bool) -> FetchedPage:
-    check_address(url, allow_private)  # Firecrawl fetches whatever it is asked to: the policy applies before
+    # Firecrawl fetches whatever it is asked to: the policy applies before, and Firecrawl is sent the URL as checked.
+    target = check_address(url, allow_private)
     left = until - time.monotonic()
     try:
-        return access.scrape(url, timeout_s=max(0.5, min(page_timeout_s, left)), languages=languages)
+        page = access.scrape(target, timeout_s=max(0.5, min(page_timeout_s, left)), languages=languages)
     except RetryableError as exc:
         # One polite retry when the server says when, and that moment still fits this page's time.
         if exc.kind != "rate_limited" or exc.retry_after is None or exc.retry_after + 0.5 >= left:
             raise
         time.sleep(exc.retry_after)
-    return access.scrape(url, timeout_s=max(0.5, until - time.monotonic()), languages=languages)
+        page = access.scrape(target, timeout_s=max(0.5, until - time.monotonic()), languages=languages)
+    check_address(page.url, allow_private)  # where it ended up: a redirect to an inside address is dropped
+    return page
 
 
 def fetch_pages(

@@ -4,13 +4,27 @@ and the one choice of runtime (ONNX when the export is there, torch otherwise)."
 from __future__ import annotations
 
 import json
+import logging
+import os
 import shutil
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
 
 from components.embedding.model import EmbeddingModel
-from components.embedding.runtime import export_folder, export_onnx, exportable, model_fingerprint, onnx_export_ready
+from components.embedding.runtime import (
+    EXPORT_FILE,
+    MANIFEST_FILE,
+    clear_stale_staging,
+    export_folder,
+    export_onnx,
+    exportable,
+    model_fingerprint,
+    onnx_export_ready,
+)
 
 TEXTS = [
     "Who maintains the Zorblat library?",
@@ -89,3 +103,71 @@ class TestOnnxRuntime:
     def test_without_an_export_root_nothing_is_exported(self, embedding_model) -> None:
         model = EmbeddingModel(embedding_model.name, 1)
         assert model.runtime == "torch" and model.export_onnx() is None
+
+
+def _dead_pid() -> int:
+    """The number of a process that has ended."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def _staging(folder, name: str):  # noqa: ANN001, ANN202
+    path = folder.parent / f".{folder.name}-{name}"
+    path.mkdir(parents=True)
+    (path / EXPORT_FILE).write_bytes(b"half an export")
+    return path
+
+
+class TestABrokenExport:
+    @pytest.mark.parametrize(
+        ("damaged", "content"),
+        [(EXPORT_FILE, b"\x08\x07not a model, cut short"), (MANIFEST_FILE, b'{"dimension": ')],
+    )
+    def test_a_damaged_export_falls_back_to_torch_with_one_warning_and_is_removed(
+        self, exported, tmp_path, caplog, damaged, content
+    ) -> None:
+        torch_model, onnx_model = exported
+        root = tmp_path / "models"
+        folder = export_folder(root, torch_model.model_path)
+        shutil.copytree(export_folder(onnx_model.export_root, onnx_model.model_path), folder)
+        (folder / damaged).write_bytes(content)
+        assert onnx_export_ready(root, torch_model.model_path)
+        with caplog.at_level(logging.WARNING):
+            model = EmbeddingModel(torch_model.name, 1, export_root=root)
+        assert model.runtime == "torch"
+        warned = [record for record in caplog.records if "ONNX export" in record.getMessage()]
+        assert len(warned) == 1 and "embedding with torch" in warned[0].getMessage()
+        assert not folder.exists() and not onnx_export_ready(root, torch_model.model_path)
+        assert np.abs(model.embed(TEXTS[:2]) - torch_model.embed(TEXTS[:2])).max() < 1e-6
+        assert (model.dimension, model.max_tokens) == (torch_model.dimension, torch_model.max_tokens)
+
+    def test_the_next_export_makes_it_anew_and_clears_what_a_killed_export_left(self, exported, tmp_path) -> None:
+        torch_model, onnx_model = exported
+        root = tmp_path / "models"
+        folder = export_folder(root, torch_model.model_path)
+        shutil.copytree(export_folder(onnx_model.export_root, onnx_model.model_path), folder)
+        (folder / EXPORT_FILE).write_bytes(b"garbage")
+        left_over = _staging(folder, f"{_dead_pid()}-abcd1234")
+        model = EmbeddingModel(torch_model.name, 1, export_root=root)
+        assert model.runtime == "torch"
+        assert model.export_onnx() == folder
+        assert not left_over.exists()
+        assert [path.name for path in root.iterdir()] == [folder.name]
+        again = EmbeddingModel(torch_model.name, 1, export_root=root)
+        assert again.runtime == "onnx"
+        assert np.abs(again.embed(TEXTS[:2]) - torch_model.embed(TEXTS[:2])).max() < 1e-5
+
+    def test_only_staging_folders_of_ended_or_old_exports_are_cleared(self, tmp_path) -> None:
+        folder = tmp_path / "models" / "some-model-0123456789abcdef"
+        dead = _staging(folder, f"{_dead_pid()}-k2j4h5g6")
+        running = _staging(folder, f"{os.getppid()}-p9o8i7u6")  # a process that is running
+        own = _staging(folder, f"{os.getpid()}-q1w2e3r4")
+        unnamed = _staging(folder, "z9x8c7v6")  # named by an earlier version: the age rule only
+        old = _staging(folder, "y1u2i3o4")
+        an_hour_ago = time.time() - 2 * 3600
+        os.utime(old, (an_hour_ago, an_hour_ago))
+        other_model = _staging(tmp_path / "models" / "other-model-fedcba9876543210", f"{_dead_pid()}-a1s2d3f4")
+        assert sorted(clear_stale_staging(folder)) == sorted([dead, old])
+        assert running.exists() and own.exists() and unnamed.exists() and other_model.exists()
+        assert not dead.exists() and not old.exists()

@@ -170,3 +170,41 @@ class TestKeywordPostings:
         kb.upsert_document(document, [ChunkRecord("plain-0", "plain", 0, text, _unit(1))])
         stored = {"plain-0": term_counts(f"Quistel notes\n{text}")}
         _assert_same(kb.keyword_search("brenard quistel", 3), exact_bm25(stored, "brenard quistel", 3))
+
+    def test_a_chunk_with_no_terms_upserted_again_and_again_leaves_the_totals_right(self, kb):
+        corpus = _corpus(10, documents=4)
+        stored = self._load(kb, corpus)
+        empty = DocumentRecord("blank", "", "files/blank.md", "md", "h")
+        for _ in range(4):
+            kb.upsert_document(empty, [ChunkRecord("blank-0", "blank", 0, "", _unit(2), term_counts={})])
+            statistics = kb.term_statistics(["valmor"])
+            assert statistics is not None
+            assert statistics.n_chunks == len(stored)
+            assert statistics.avg_terms == pytest.approx(sum(sum(c.values()) for c in stored.values()) / len(stored))
+            for query in _questions(11, count=5):
+                _assert_same(kb.keyword_search(query, 5), exact_bm25(stored, query, 5))
+        assert kb.delete_document("blank")
+        assert kb.term_statistics(["valmor"]).n_chunks == len(stored)
+
+    def test_a_collection_with_empty_counts_stored_before_is_counted_the_same_everywhere(self, kb, collection_name):
+        stored = self._load(kb, _corpus(12, documents=3))
+        with kb.registry.connection() as conn:
+            # A row as an earlier version stored it: empty counts, not none.
+            conn.execute(
+                f"INSERT INTO {collection_name}_chunk_terms (chunk_id, tsv, term_counts, term_total) "
+                "VALUES ('old-blank', ''::tsvector, '{}'::jsonb, 0)"
+            )
+            conn.execute(f"DROP TABLE {collection_name}_postings, {collection_name}_postings_totals")
+            conn.commit()
+        kb.close()
+        reopened = knowledge_base_for(_store(collection_name))
+        try:
+            assert reopened.term_statistics(["valmor"]).n_chunks == len(stored)
+            empty = DocumentRecord("old", "", "files/old.md", "md", "h")
+            for _ in range(3):
+                reopened.upsert_document(empty, [ChunkRecord("old-blank", "old", 0, "", _unit(3), term_counts={})])
+            assert reopened.term_statistics(["valmor"]).n_chunks == len(stored)
+            for query in _questions(13, count=5):
+                _assert_same(reopened.keyword_search(query, 5), exact_bm25(stored, query, 5))
+        finally:
+            reopened.close()

@@ -135,6 +135,42 @@ class TestAddressClasses:
         with pytest.raises(SourceError, match="does not resolve"):
             check_url("http://nowhere.example/", allow_private=False)
 
+    @pytest.mark.parametrize(
+        "url",
+        [
+            # urlsplit reads the host as the name after '@'; WHATWG parsers read '\\' as '/' and the host before it.
+            "http://169.254.169.254\\@quillon.example/latest/meta-data/",
+            "http://quillon.example\\@127.0.0.1/",
+            "http://quillon.example/a\\b",
+            "http://quillon.example /",
+            "http://quillon.example\t.evil/",
+            "http://quillon.example/\nHost: 10.0.0.1",
+            "http://quillon.example/\x00",
+            "http://quillon.example/\x7f",
+            "http://quillon.example/\u00a0",
+        ],
+    )
+    def test_a_url_with_a_backslash_whitespace_or_control_character_is_refused(self, url: str, no_real_dns) -> None:
+        no_real_dns["quillon.example"] = ["93.184.216.34"]
+        with pytest.raises(RefusedAddress, match=r"contains a backslash, whitespace or a control character"):
+            public_address.check_url(url, allow_private=False)
+        with pytest.raises(RefusedAddress, match=r"contains a backslash"):
+            public_address.check_url(url, allow_private=True)
+        with pytest.raises(SourceError, match=r"fetching it is refused\.$"):
+            check_url(url, allow_private=False)
+
+    @pytest.mark.parametrize(
+        ("url", "rebuilt"),
+        [
+            ("https://Quillon.EXAMPLE/guide?x=1#part", "https://quillon.example/guide?x=1#part"),
+            ("https://someone:secret@quillon.example:8443/a/b", "https://quillon.example:8443/a/b"),
+            ("http://[2606:4700::1111]/notes", "http://[2606:4700::1111]/notes"),
+            ("http://[2606:4700::1111]:8080", "http://[2606:4700::1111]:8080"),
+        ],
+    )
+    def test_the_url_a_service_is_sent_is_rebuilt_from_the_checked_parts(self, url: str, rebuilt: str) -> None:
+        assert public_address.canonical_url(url) == rebuilt
+
 
 @pytest.fixture(scope="module")
 def redirect_server() -> Iterator[PageServer]:
