@@ -80,6 +80,15 @@ def _invalid_value(value: Any, where: str = "") -> str | None:
     return None
 
 
+def _parsed_as_json(content_type: bytes | None) -> bool:
+    """Whether the endpoints will read a body of this content type as JSON: as FastAPI does, when it has none, or
+    when its media type (in any case) is `application/json` or `application/<anything>+json`."""
+    if not content_type or not content_type.strip():
+        return True
+    media = content_type.split(b";", 1)[0].strip().lower()
+    return media == b"application/json" or (media.startswith(b"application/") and media.endswith(b"+json"))
+
+
 class RequestCheckMiddleware:
     """Bounds request bodies and refuses JSON bodies holding invalid Unicode, before any endpoint sees them."""
 
@@ -111,7 +120,7 @@ class RequestCheckMiddleware:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        if b"json" in headers.get(b"content-type", b""):
+        if _parsed_as_json(headers.get(b"content-type")):
             try:
                 problem = _invalid_value(json.loads(body, parse_float=_number, parse_constant=_number))
             except (ValueError, RecursionError):
