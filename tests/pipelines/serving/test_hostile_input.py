@@ -111,3 +111,15 @@ def test_bad_json_is_checked_whatever_the_content_type_says(
     assert response.status_code == 422, response.text
     assert said in response.json()["detail"], response.text
 
+
+@pytest.mark.parametrize("offset", [2**63, 2**64 + 5, 10**9 + 1])
+def test_an_offset_beyond_the_bound_is_a_422_naming_it(server: RunningServer, offset: int) -> None:
+    response = post_raw(server, "/documents/run", f'{{"offset": {offset}}}')
+    assert response.status_code == 422, response.text
+    assert response.json()["detail"] == "offset must be between 0 and 1,000,000,000"
+
+
+def test_the_largest_offset_allowed_is_an_empty_page(server: RunningServer) -> None:
+    response = post_raw(server, "/documents/run", f'{{"offset": {10**9}}}')
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["documents"] == []
