@@ -107,12 +107,12 @@ def _redact_prefixes(text: str, value: str) -> str:
     return "".join(parts)
 
 
-def redact(text: str) -> str:
+def redact(text: str, secrets: list[str] | None = None) -> str:
     """`text` with every known secret value (and a long prefix of one where a cut ends it) and every URL password
-    replaced."""
+    replaced; `secrets` (longest first) instead of the settings' and environment's values when given."""
     if not text:
         return text
-    for value in secret_values():
+    for value in secret_values() if secrets is None else secrets:
         # A connection string's first characters are its scheme ("postgresql://"), not a secret: whole values only.
         if len(value) < PREFIX_CHARS or "://" in value or "%3A%2F%2F" in value.upper():
             text = text.replace(value, REDACTED)
@@ -121,6 +121,50 @@ def redact(text: str) -> str:
     if "://" in text and "@" in text:
         text = _URL_CREDENTIALS.sub(lambda match: f"{match['head']}:***@", text)
     return text
+
+
+class StreamRedactor:
+    """Redacts a text that arrives in pieces, so that a secret split across pieces is caught whole.
+
+    `feed` returns the redacted text that is safe to pass on and holds back the end of what it was given that could
+    still be the start of a secret (at most the longest secret less one character); `flush` returns what is held
+    once the text ends.
+    """
+
+    def __init__(self, secrets: list[str] | None = None) -> None:
+        self._secrets = secret_values() if secrets is None else sorted(secrets, key=len, reverse=True)
+        self._longest = max((len(value) for value in self._secrets), default=0)
+        self._held = ""
+
+    def _unsafe_from(self, text: str) -> int:
+        """Where the held-back end of `text` starts: the first position, among its last (longest secret - 1)
+        characters, from which the rest could still grow into a secret, moved back over any secret spanning it."""
+        cut = len(text)
+        for start in range(max(0, len(text) - self._longest + 1), len(text)):
+            rest = text[start:]
+            if any(len(value) > len(rest) and value.startswith(rest) for value in self._secrets):
+                cut = start
+                break
+        moved = True
+        while moved:
+            moved = False
+            for value in self._secrets:
+                found = text.find(value, max(0, cut - len(value) + 1))
+                if found != -1 and found < cut < found + len(value):
+                    cut, moved = found, True
+        return cut
+
+    def feed(self, piece: str) -> str:
+        text = self._held + piece
+        if not self._secrets:
+            return redact(text, self._secrets)
+        cut = self._unsafe_from(text)
+        self._held = text[cut:]
+        return redact(text[:cut], self._secrets)
+
+    def flush(self) -> str:
+        text, self._held = self._held, ""
+        return redact(text, self._secrets)
 
 
 def cut(text: str, limit: int) -> str:
