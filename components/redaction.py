@@ -2,10 +2,10 @@
 
 `redact(text)` replaces every known secret value (the settings' `SecretStr` values: OPENAI_API_KEY,
 FIRECRAWL_API_KEY, ZEP_API_KEY, MILVUS_TOKEN, QDRANT_API_KEY, NEO4J_PASSWORD, API_TOKEN, DATABASE_URL and the
-password inside it) with `[redacted]`, also where only a long prefix of one is left (a message cut in the middle of
-a key), and the password of any `scheme://user:password@host` URL with `***`. Text is redacted before it is cut
-(`cut`), so that a secret straddling the cut is not left as all but its last characters. It is
-applied where text leaves the product: status messages are redacted when a `SourceStatus` is made,
+password inside it) with `[redacted]`, also where only a long prefix of one is left at the end of a text or before
+an ellipsis (a message cut in the middle of a key), and the password of any `scheme://user:password@host` URL with
+`***`. Text is redacted before it is cut (`cut`), so that a secret straddling the cut is not left as all but its last
+characters. It is applied where text leaves the product: status messages are redacted when a `SourceStatus` is made,
 `install_log_redaction()` redacts every log record (stdlib, Haystack's and Hayhooks' loguru), the HTTP server
 redacts every response body, and the CLI writes through `RedactingStream`.
 
@@ -44,7 +44,7 @@ SECRET_SETTINGS = (
 )
 # Values this short would redact ordinary words; no real key is this short.
 _MIN_SECRET_CHARS = 4
-# A secret's first characters, this many or more, are redacted wherever they appear (what a cut leaves of a key).
+# A secret's first characters, this many or more, are redacted where a cut ends them (what a cut leaves of a key).
 PREFIX_CHARS = 8
 _URL_CREDENTIALS = re.compile(r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@\"'<>]*):(?P<password>[^\s@/\"'<>]+)@")
 
@@ -82,27 +82,37 @@ def secret_values() -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
+# What a cut leaves after the text it cut: nothing, or an ellipsis saying text was left out.
+_CUT_MARKS = ("…", "...")
+
+
 def _redact_prefixes(text: str, value: str) -> str:
-    """`text` with every run of `value`'s first characters (at least `PREFIX_CHARS` of them) replaced."""
+    """`text` with `value` replaced, and with a run of its first characters (`PREFIX_CHARS` or more) replaced where
+    a cut ends it: at the end of `text` or before an ellipsis. Elsewhere such a run is an ordinary word ("password"
+    of the password "password123"), left alone."""
+    text = text.replace(value, REDACTED)
     head = value[:PREFIX_CHARS]
     parts: list[str] = []
-    start = 0
-    while (found := text.find(head, start)) != -1:
+    start = searched = 0
+    while (found := text.find(head, searched)) != -1:
         end, matched = found + len(head), len(head)
         while end < len(text) and matched < len(value) and text[end] == value[matched]:
             end += 1
             matched += 1
-        parts += [text[start:found], REDACTED]
-        start = end
+        if end == len(text) or text.startswith(_CUT_MARKS, end):
+            parts += [text[start:found], REDACTED]
+            start = end
+        searched = found + 1
     parts.append(text[start:])
     return "".join(parts)
 
 
-def redact(text: str) -> str:
-    """`text` with every known secret value (and every long prefix of one) and every URL password replaced."""
+def redact(text: str, secrets: list[str] | None = None) -> str:
+    """`text` with every known secret value (and a long prefix of one where a cut ends it) and every URL password
+    replaced; `secrets` (longest first) instead of the settings' and environment's values when given."""
     if not text:
         return text
-    for value in secret_values():
+    for value in secret_values() if secrets is None else secrets:
         # A connection string's first characters are its scheme ("postgresql://"), not a secret: whole values only.
         if len(value) < PREFIX_CHARS or "://" in value or "%3A%2F%2F" in value.upper():
             text = text.replace(value, REDACTED)
@@ -111,6 +121,50 @@ def redact(text: str) -> str:
     if "://" in text and "@" in text:
         text = _URL_CREDENTIALS.sub(lambda match: f"{match['head']}:***@", text)
     return text
+
+
+class StreamRedactor:
+    """Redacts a text that arrives in pieces, so that a secret split across pieces is caught whole.
+
+    `feed` returns the redacted text that is safe to pass on and holds back the end of what it was given that could
+    still be the start of a secret (at most the longest secret less one character); `flush` returns what is held
+    once the text ends.
+    """
+
+    def __init__(self, secrets: list[str] | None = None) -> None:
+        self._secrets = secret_values() if secrets is None else sorted(secrets, key=len, reverse=True)
+        self._longest = max((len(value) for value in self._secrets), default=0)
+        self._held = ""
+
+    def _unsafe_from(self, text: str) -> int:
+        """Where the held-back end of `text` starts: the first position, among its last (longest secret - 1)
+        characters, from which the rest could still grow into a secret, moved back over any secret spanning it."""
+        cut = len(text)
+        for start in range(max(0, len(text) - self._longest + 1), len(text)):
+            rest = text[start:]
+            if any(len(value) > len(rest) and value.startswith(rest) for value in self._secrets):
+                cut = start
+                break
+        moved = True
+        while moved:
+            moved = False
+            for value in self._secrets:
+                found = text.find(value, max(0, cut - len(value) + 1))
+                if found != -1 and found < cut < found + len(value):
+                    cut, moved = found, True
+        return cut
+
+    def feed(self, piece: str) -> str:
+        text = self._held + piece
+        if not self._secrets:
+            return redact(text, self._secrets)
+        cut = self._unsafe_from(text)
+        self._held = text[cut:]
+        return redact(text[:cut], self._secrets)
+
+    def flush(self) -> str:
+        text, self._held = self._held, ""
+        return redact(text, self._secrets)
 
 
 def cut(text: str, limit: int) -> str:

@@ -4,8 +4,9 @@
 sentence when a JSON body holds a string that is not valid Unicode (a lone surrogate such as `\\ud800`, which would
 otherwise fail deep inside a pipeline as a 500), a NUL character (which PostgreSQL refuses in text, and which would
 silently switch off keyword search for a question) or a non-finite number (NaN, Infinity, 1e400).
-`RedactingResponseMiddleware` passes every response body through `components.redaction.redact`, streaming ones chunk
-by chunk, fixing `Content-Length` where it changes.
+`RedactingResponseMiddleware` passes every response body through `components.redaction.redact`, fixing
+`Content-Length` where it changes; a streamed body goes through a `StreamRedactor`, which holds back the end of each
+piece that could be the start of a secret until the next piece shows whether it is one.
 
 Usage:
 ```python
@@ -22,7 +23,7 @@ from typing import Any
 
 from haystack import logging
 
-from components.redaction import redact
+from components.redaction import StreamRedactor, redact
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +81,15 @@ def _invalid_value(value: Any, where: str = "") -> str | None:
     return None
 
 
+def _parsed_as_json(content_type: bytes | None) -> bool:
+    """Whether the endpoints will read a body of this content type as JSON: as FastAPI does, when it has none, or
+    when its media type (in any case) is `application/json` or `application/<anything>+json`."""
+    if not content_type or not content_type.strip():
+        return True
+    media = content_type.split(b";", 1)[0].strip().lower()
+    return media == b"application/json" or (media.startswith(b"application/") and media.endswith(b"+json"))
+
+
 class RequestCheckMiddleware:
     """Bounds request bodies and refuses JSON bodies holding invalid Unicode, before any endpoint sees them."""
 
@@ -111,7 +121,7 @@ class RequestCheckMiddleware:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        if b"json" in headers.get(b"content-type", b""):
+        if _parsed_as_json(headers.get(b"content-type")):
             try:
                 problem = _invalid_value(json.loads(body, parse_float=_number, parse_constant=_number))
             except (ValueError, RecursionError):
@@ -146,9 +156,10 @@ class RedactingResponseMiddleware:
         start: Message | None = None
         whole = False  # a body with a declared length is held, redacted and sent with its new length
         held: list[bytes] = []
+        streamed: StreamRedactor | None = None  # a streamed body: a secret split across pieces is caught whole
 
         async def redacting_send(message: Message) -> None:
-            nonlocal start, whole
+            nonlocal start, whole, streamed
             if message["type"] == "http.response.start":
                 start = message
                 whole = any(key.lower() == b"content-length" for key, _ in message.get("headers", []))
@@ -171,7 +182,11 @@ class RedactingResponseMiddleware:
             if start is not None:
                 await send(start)
                 start = None
-            await send({**message, "body": _redact_bytes(message.get("body", b""))})
+            streamed = streamed or StreamRedactor()
+            text = streamed.feed(message.get("body", b"").decode("utf-8", "surrogateescape"))
+            if not more:
+                text += streamed.flush()
+            await send({**message, "body": text.encode("utf-8", "surrogateescape")})
 
         await self.app(scope, receive, redacting_send)
 

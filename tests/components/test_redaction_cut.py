@@ -57,3 +57,19 @@ def test_a_log_record_is_redacted_before_it_is_bounded(secret_key, caplog):
     with caplog.at_level(logging.WARNING):
         logging.getLogger("tests.redaction").warning(message)
     assert not leaked(caplog.text)
+
+
+def test_a_prefix_is_redacted_only_where_a_cut_ends_it(monkeypatch):
+    """A password's first characters are often an ordinary word: only a cut leaves them to stand for the secret."""
+    monkeypatch.setenv("NEO4J_PASSWORD", "password123")
+    reload_settings()
+    try:
+        text = "The password reset of passwords was logged; the password123 is wrong."
+        assert redact(text) == f"The password reset of passwords was logged; the {REDACTED} is wrong."
+        assert redact("Invalid credentials: password12") == f"Invalid credentials: {REDACTED}"
+        assert redact("Invalid credentials: password12… (more)") == f"Invalid credentials: {REDACTED}… (more)"
+        assert redact("Invalid credentials: password12...") == f"Invalid credentials: {REDACTED}..."
+        assert redact("a password") == f"a {REDACTED}"  # at the very end it may be a cut: redacted
+    finally:
+        monkeypatch.undo()
+        reload_settings()

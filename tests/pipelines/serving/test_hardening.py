@@ -9,6 +9,7 @@ from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from components.redaction import StreamRedactor
 from components.settings import reload_settings
 from pipelines.serving.hardening import RedactingResponseMiddleware, RequestCheckMiddleware
 
@@ -28,11 +29,28 @@ async def stream(request: Request) -> StreamingResponse:
     return StreamingResponse(pieces(), media_type="text/event-stream")
 
 
+async def stream_split(request: Request) -> StreamingResponse:
+    """The key sent four characters at a time, as `/v1/chat/completions` streams an answer."""
+    text = f"data: the key is {KEY}, the key.\n\ndata: [DONE]\n\n"
+
+    async def pieces():  # noqa: ANN202
+        for start in range(0, len(text), 4):
+            yield text[start : start + 4].encode()
+
+    return StreamingResponse(pieces(), media_type="text/event-stream")
+
+
 @pytest.fixture()
 def client(monkeypatch) -> TestClient:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     reload_settings()
-    app = Starlette(routes=[Route("/echo", echo, methods=["POST"]), Route("/stream", stream, methods=["POST"])])
+    app = Starlette(
+        routes=[
+            Route("/echo", echo, methods=["POST"]),
+            Route("/stream", stream, methods=["POST"]),
+            Route("/stream-split", stream_split, methods=["POST"]),
+        ]
+    )
     app.add_middleware(RedactingResponseMiddleware)
     app.add_middleware(RequestCheckMiddleware, max_bytes=10_000)
     yield TestClient(app)
@@ -51,6 +69,23 @@ def test_valid_requests_pass_through_and_responses_are_redacted(client: TestClie
 def test_streamed_responses_are_redacted_piece_by_piece(client: TestClient) -> None:
     response = client.post("/stream", json={})
     assert response.status_code == 200 and KEY not in response.text and "second piece" in response.text
+
+
+def test_a_key_split_across_streamed_pieces_is_redacted_whole(client: TestClient) -> None:
+    response = client.post("/stream-split", json={})
+    assert response.status_code == 200
+    assert response.text == "data: the key is [redacted], the key.\n\ndata: [DONE]\n\n"
+
+
+def test_the_stream_redactor_holds_back_only_what_could_start_a_secret() -> None:
+    redactor = StreamRedactor([KEY])
+    assert redactor.feed("plain text sk-MAR") == "plain text "  # "sk-MAR" could be the key's start: held
+    assert redactor.feed("KER-hard") == ""
+    assert redactor.feed("ening-1 done sk-") == "[redacted] done "
+    assert redactor.feed("x") == "sk-x"  # "sk-x" cannot grow into the key: passed on
+    assert redactor.feed(" sk-MAR") == " "
+    assert redactor.flush() == "sk-MAR"  # the text ended: not the key
+    assert redactor.feed("sk-MARKER-har") == "" and redactor.flush() == "[redacted]"  # a key cut by the end
 
 
 @pytest.mark.parametrize(

@@ -85,3 +85,41 @@ def test_url_ingestion_of_an_inside_address_is_refused(server: RunningServer, ur
     response = httpx.post(server.base_url + "/ingestion/run", json={"url": url}, headers=server.headers, timeout=60)
     assert response.status_code == 422, response.text
     assert "fetching it is refused" in response.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    "content_type", [None, "Application/JSON", "APPLICATION/JSON; charset=utf-8", "application/x+JSON"]
+)
+@pytest.mark.parametrize(
+    ("path", "body", "said"),
+    [
+        ("/research/run", '{"question": "Who won Super Bowl 50?", "top_k": NaN}', "not a finite number"),
+        ("/documents/run", '{"search": "Super\\u0000Bowl"}', "NUL character"),
+    ],
+)
+def test_bad_json_is_checked_whatever_the_content_type_says(
+    server: RunningServer, content_type: str | None, path: str, body: str, said: str
+) -> None:
+    """FastAPI reads a body as JSON whatever the case of its media type (and, if not strict, with none at all)."""
+    headers = dict(server.headers)
+    if content_type is not None:
+        headers["Content-Type"] = content_type
+    request = httpx.Request("POST", server.base_url + path, content=body.encode("ascii"), headers=headers)
+    assert content_type is not None or "content-type" not in request.headers
+    with httpx.Client(timeout=120) as client:
+        response = client.send(request)
+    assert response.status_code == 422, response.text
+    assert said in response.json()["detail"], response.text
+
+
+@pytest.mark.parametrize("offset", [2**63, 2**64 + 5, 10**9 + 1])
+def test_an_offset_beyond_the_bound_is_a_422_naming_it(server: RunningServer, offset: int) -> None:
+    response = post_raw(server, "/documents/run", f'{{"offset": {offset}}}')
+    assert response.status_code == 422, response.text
+    assert response.json()["detail"] == "offset must be between 0 and 1,000,000,000"
+
+
+def test_the_largest_offset_allowed_is_an_empty_page(server: RunningServer) -> None:
+    response = post_raw(server, "/documents/run", f'{{"offset": {10**9}}}')
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["documents"] == []
