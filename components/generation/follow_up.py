@@ -21,6 +21,7 @@ from haystack import component, logging
 from haystack.utils import Secret
 
 from components.generation.question_analysis import HEAD_NOUN_LABELS, WH_WORDS, analyze_question
+from components.redaction import cut
 from components.serialization import InitParameterSerialization
 
 logger = logging.getLogger(__name__)
@@ -455,7 +456,7 @@ class FollowUpRewriter(InitParameterSerialization):
         try:
             reply = self._chat.run(messages=messages)["replies"][0].text or ""
         except Exception as exc:  # noqa: BLE001 - any fault of the model leaves the offline rewrite
-            logger.warning("The chat model could not rewrite the follow-up: {problem}", problem=str(exc)[:200])
+            logger.warning("The chat model could not rewrite the follow-up: {problem}", problem=cut(str(exc), 200))
             return ""
         lines = [line.strip().strip('"') for line in reply.strip().splitlines() if line.strip()]
         text = lines[0] if lines else ""

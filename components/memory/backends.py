@@ -17,6 +17,7 @@ from components.embedding import EmbeddingModel, get_embedding_model
 from components.memory.embedded import EmbeddedMemoryStore, validate_table_name
 from components.memory.store import Interaction, MemoryStore, MemoryUnavailable, RecallQuery
 from components.memory.zep import ZepMemoryStore
+from components.redaction import cut
 from components.resilience import ResiliencePolicy, SourceGuard
 from components.serialization import InitParameterSerialization
 from components.settings import get_settings
@@ -110,7 +111,7 @@ class MemoryComponent(InitParameterSerialization):
         try:
             found = self._store().search(RecallQuery(text=text or "", session_id=session_id.strip(), limit=limit))
         except Exception as exc:  # noqa: BLE001 - an unreachable memory costs the rewrite, never the question
-            logger.warning("The session's earlier turns could not be read: {problem}", problem=str(exc)[:200])
+            logger.warning("The session's earlier turns could not be read: {problem}", problem=cut(str(exc), 200))
             return []
         interactions = sorted((item.interaction for item in found), key=lambda interaction: interaction.created_at)
         return interactions[-limit:]
