@@ -523,7 +523,12 @@ class PipelineCatalog:
             return ""
         with self._follow_up_lock:
             if self._rewriter is None:
-                self._rewriter = FollowUpRewriter()
+                from components.settings import get_settings
+
+                settings = get_settings()
+                self._rewriter = FollowUpRewriter(
+                    generator=settings.generator, model=settings.openai_model, api_base_url=settings.openai_base_url
+                )
         return self._rewriter.run(question=question, history=history)["answered_as"]
 
     def _resolve_auto(self, inputs: dict[str, Any]) -> dict[str, Any] | None:

@@ -366,28 +366,31 @@ class FollowUpRewriter(InitParameterSerialization):
     A question is a follow-up when a pronoun in it stands for nothing inside it ("Who leads it?"), when it asks the
     last question again about something else ("What about Zorvan?", "And its funding?") or is a bare wh-word ("And
     when?"). The offline rewrite puts the earlier question's subject, or the entity its answer named (a person for
-    "he"/"she"), in place. With `generator="openai"` (or the `GENERATOR` setting) a chat model rewrites a question
-    the offline analysis found to be a follow-up; when it fails, the offline rewrite stands. A question that stands
-    alone is never rewritten and never sent to the model.
+    "he"/"she"), in place. With `generator="openai"` a chat model rewrites a question the offline analysis found to
+    be a follow-up; when it fails, the offline rewrite stands. A question that stands alone is never rewritten and
+    never sent to the model. The product builds it from the `GENERATOR`, `OPENAI_MODEL` and `OPENAI_BASE_URL`
+    settings; the component itself reads no setting.
     """
 
     def __init__(
         self,
-        generator: str | None = None,
-        model: str | None = None,
+        generator: str = "extractive",
+        model: str = "gpt-4o-mini",
         api_base_url: str | None = None,
         timeout_s: float = 10.0,
         max_turns: int = MAX_TURNS,
     ) -> None:
         """
-        :param generator: `extractive` (offline only) or `openai`; empty takes the `GENERATOR` setting.
-        :param model: the chat model; empty takes `OPENAI_MODEL`.
-        :param api_base_url: the chat server (ending in /v1); empty takes `OPENAI_BASE_URL`.
+        :param generator: `extractive` (offline only) or `openai` (a chat model, the offline rewrite its fallback).
+        :param model: the chat model.
+        :param api_base_url: the OpenAI-compatible chat server (ending in /v1); None is OpenAI's.
         :param timeout_s: how long the model's rewrite may take (0-60 s).
         :param max_turns: how many earlier turns are read (1-10).
         """
-        if generator is not None and generator not in ("extractive", "openai"):
+        if generator not in ("extractive", "openai"):
             raise ValueError(f"generator must be extractive or openai, not {generator!r}")
+        if generator == "openai" and not (model or "").strip():
+            raise ValueError("model must name the chat model when generator is openai")
         if not 0 < timeout_s <= 60:
             raise ValueError("timeout_s must be between 0 and 60 seconds")
         if not 1 <= max_turns <= 10:
@@ -404,20 +407,18 @@ class FollowUpRewriter(InitParameterSerialization):
         """Load the language pipeline and, with a chat model configured, its client (no network call)."""
         if self._warm:
             return
-        from components.settings import get_settings
         from components.text.language import language_pipeline
 
         language_pipeline()
-        settings = get_settings()
-        if (self.generator or settings.generator) == "openai":
+        if self.generator == "openai":
             api_key = Secret.from_env_var("OPENAI_API_KEY", strict=False)
             if api_key.resolve_value() is not None:
                 from haystack.components.generators.chat import OpenAIChatGenerator
 
                 self._chat = OpenAIChatGenerator(
                     api_key=api_key,
-                    model=self.model or settings.openai_model,
-                    api_base_url=self.api_base_url or settings.openai_base_url,
+                    model=self.model,
+                    api_base_url=self.api_base_url or None,
                     timeout=self.timeout_s,
                     max_retries=0,
                 )

@@ -121,3 +121,33 @@ def test_they_after_a_who_answered_with_two_people_are_both() -> None:
 def test_the_short_answer_to_a_who_is_the_person_whatever_its_label() -> None:
     turns = [Turn("Who designed the Pelloran Bridge?", "Aurelio Mast designed it [2].", short_answer="Aurelio Mast")]
     assert rewrite_offline("What else did he design?", turns) == "What else did Aurelio Mast design?"
+
+
+def test_the_rewriter_reads_no_setting_and_the_catalog_passes_them(monkeypatch) -> None:
+    from components.settings import reload_settings
+    from pipelines.catalog import PipelineCatalog
+
+    monkeypatch.setenv("GENERATOR", "openai")
+    monkeypatch.setenv("OPENAI_MODEL", "quillon-small")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-quillon-000000")
+    reload_settings()
+    try:
+        # Built without parameters, the rewriter is offline whatever the settings say, and says so in to_dict.
+        alone = FollowUpRewriter()
+        alone.warm_up()
+        assert alone._chat is None
+        assert alone.to_dict()["init_parameters"]["generator"] == "extractive"
+        # The catalog builds it from the settings.
+        catalog = PipelineCatalog(specs={})
+        history = [{"question": FOUNDED.question, "answer": FOUNDED.answer}]
+        monkeypatch.setattr(FollowUpRewriter, "_by_model", lambda self, question, turns: "")
+        assert catalog._follow_up("Who leads it?", history, None) == "Who leads Brevik Labs?"
+        parameters = catalog._rewriter.to_dict()["init_parameters"]
+        assert parameters["generator"] == "openai" and parameters["model"] == "quillon-small"
+        assert parameters["api_base_url"] == "http://127.0.0.1:9/v1"
+    finally:
+        monkeypatch.undo()
+        reload_settings()
+    with pytest.raises(ValueError, match="model"):
+        FollowUpRewriter(generator="openai", model="")
