@@ -517,7 +517,7 @@ class PipelineCatalog:
             memory = next(
                 (part for _, part in self.get(RESEARCH_PIPELINE).walk() if isinstance(part, MemoryRecall)), None
             )
-            turns = memory.session_turns(session_id, MAX_TURNS, question) if memory is not None else []
+            turns = memory.session_turns(session_id, MAX_TURNS) if memory is not None else []
             history = [{"question": turn.query, "answer": turn.response, "entities": turn.entities} for turn in turns]
         if not history:
             return ""
