@@ -302,8 +302,6 @@ class PgvectorChunkIndex(ChunkIndex):
                 # Keyword search reads the postings of these counts: a chunk written without them gets what
                 # ingestion would have counted (its title and text).
                 terms = term_counts(f"{(doc.meta or {}).get('title') or ''}\n{doc.content or ''}") or None
-            if not terms or sum(terms.values()) <= 0:
-                terms = None  # no terms: stored as none, so no count of the keyword totals ever includes it
             ids.append(str(doc.id))
             texts.append((doc.content or "").replace("\x00", ""))
             counts.append(None if terms is None else Jsonb(terms))
@@ -439,8 +437,6 @@ class PgvectorChunkIndex(ChunkIndex):
             if statistics is None:
                 return []
             n_chunks, average = statistics.n_chunks, statistics.avg_terms
-            if n_chunks <= 0:
-                return []
             idf = {term: bm25.idf(n_chunks, min(df, n_chunks)) for term, df in statistics.df.items() if df}
             top = self._postings.search(conn, idf, limit, average, where if filters else None, params)
             if not top:
@@ -534,8 +530,8 @@ class PgvectorChunkIndex(ChunkIndex):
             ),
             (wanted,),
         ).fetchone()
-        if row is None or row[1] is None or int(row[1]) <= 0:
-            return None  # no chunk with terms (a count below 1 would make no IDF)
+        if row is None or not row[1]:
+            return None
         found = row[0] or {}
         return TermStatistics(
             n_chunks=int(row[1]), avg_terms=float(row[2]) / float(row[1]), df={t: int(found.get(t, 0)) for t in wanted}

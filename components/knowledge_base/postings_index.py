@@ -105,15 +105,14 @@ class KeywordPostings:
         conn.execute(
             self._q(
                 "INSERT INTO {totals} (chunks, terms) SELECT count(term_total), coalesce(sum(term_total), 0) "
-                "FROM {chunk_terms} WHERE term_counts IS NOT NULL AND term_total > 0"
+                "FROM {chunk_terms} WHERE term_counts IS NOT NULL"
             )
         )
         conn.execute(
             self._q(
                 "INSERT INTO {postings} (term, impact, chunk_id, tf, dl) "
                 f"SELECT k.key, {_impact('k.value::int', 'c.term_total')}, c.chunk_id, k.value::int, c.term_total "
-                "FROM {chunk_terms} c, jsonb_each_text(c.term_counts) k "
-                "WHERE c.term_counts IS NOT NULL AND c.term_total > 0"
+                "FROM {chunk_terms} c, jsonb_each_text(c.term_counts) k WHERE c.term_counts IS NOT NULL"
             )
         )
         return True
@@ -124,15 +123,14 @@ class KeywordPostings:
     # -- writes (pipelined: nothing is read back) -------------------------------------------------------------------
 
     def add(self, conn: Any, chunk_ids: list[str], counts: list[dict[str, int] | None]) -> None:
-        """Add the postings of these chunks (their term counts; None or no terms adds nothing) and count them in the
-        totals. Call `forget` first for chunks that may already be there. A chunk counts in the totals exactly when
-        its stored `term_total` is above 0, here, in `forget` and in `create` alike."""
+        """Add the postings of these chunks (their term counts; None adds nothing) and count them in the totals.
+        Call `forget` first for chunks that may already be there."""
         terms, ids, tfs, lengths = [], [], [], []
         chunks = total = 0
         for chunk_id, chunk in zip(chunk_ids, counts, strict=True):
-            length = int(sum(chunk.values())) if chunk else 0
-            if length <= 0:
+            if not chunk:
                 continue
+            length = int(sum(chunk.values()))
             chunks += 1
             total += length
             for term, tf in chunk.items():
@@ -160,7 +158,7 @@ class KeywordPostings:
                 "WITH o AS ("
                 f"  SELECT k.key AS term, {_impact('k.value::int', 'c.term_total')} AS impact, c.chunk_id "
                 "  FROM {chunk_terms} c, jsonb_each_text(c.term_counts) k "
-                "  WHERE c.term_counts IS NOT NULL AND c.term_total > 0 AND c.chunk_id = ANY(%s)"
+                "  WHERE c.term_counts IS NOT NULL AND c.chunk_id = ANY(%s)"
                 ") DELETE FROM {postings} p USING o "
                 "WHERE p.term = o.term AND p.impact = o.impact AND p.chunk_id = o.chunk_id"
             ),
@@ -170,7 +168,7 @@ class KeywordPostings:
             self._q(
                 "UPDATE {totals} t SET chunks = t.chunks - g.n, terms = t.terms - g.total FROM ("
                 "  SELECT count(*) AS n, coalesce(sum(term_total), 0) AS total FROM {chunk_terms} "
-                "  WHERE term_counts IS NOT NULL AND term_total > 0 AND chunk_id = ANY(%s)) g"
+                "  WHERE term_counts IS NOT NULL AND chunk_id = ANY(%s)) g"
             ),
             (chunk_ids,),
         )
