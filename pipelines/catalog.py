@@ -517,13 +517,18 @@ class PipelineCatalog:
             memory = next(
                 (part for _, part in self.get(RESEARCH_PIPELINE).walk() if isinstance(part, MemoryRecall)), None
             )
-            turns = memory.session_turns(session_id, MAX_TURNS, question) if memory is not None else []
+            turns = memory.session_turns(session_id, MAX_TURNS) if memory is not None else []
             history = [{"question": turn.query, "answer": turn.response, "entities": turn.entities} for turn in turns]
         if not history:
             return ""
         with self._follow_up_lock:
             if self._rewriter is None:
-                self._rewriter = FollowUpRewriter()
+                from components.settings import get_settings
+
+                settings = get_settings()
+                self._rewriter = FollowUpRewriter(
+                    generator=settings.generator, model=settings.openai_model, api_base_url=settings.openai_base_url
+                )
         return self._rewriter.run(question=question, history=history)["answered_as"]
 
     def _resolve_auto(self, inputs: dict[str, Any]) -> dict[str, Any] | None:

@@ -21,6 +21,7 @@ from haystack import component, logging
 from haystack.utils import Secret
 
 from components.generation.question_analysis import HEAD_NOUN_LABELS, WH_WORDS, analyze_question
+from components.redaction import cut
 from components.serialization import InitParameterSerialization
 
 logger = logging.getLogger(__name__)
@@ -38,6 +39,8 @@ ELLIPSIS_OPENINGS = (("what", "about"), ("how", "about"), ("and", "what", "about
 # "Is it true that ...", "Why is it hard to ...": an "it" that stands for the clause after it, not a thing.
 EXPLETIVE_FOLLOWERS = frozenset({"that", "to", "whether", "if"})
 MAX_TURNS = 3
+# The entity labels of things a name can be (not a person, date or amount).
+THING_LABELS = frozenset({"ORG", "PRODUCT", "GPE", "LOC", "FAC", "WORK_OF_ART", "EVENT", "NORP"})
 REWRITE_PROMPT = (
     "Rewrite the analyst's last question so that it stands alone: replace pronouns and fill in what it leaves out "
     "from the earlier questions and answers. Keep its wording otherwise. Reply with the rewritten question only."
@@ -74,6 +77,8 @@ class _Names:
     asked: str = ""  # the earlier question's kind (who, which, ...)
     focus: str = ""  # the noun a "which"/"what" asked about ("company")
     asked_labels: tuple[str, ...] = ()
+    remembered: list[str] = field(default_factory=list)  # the entities memory kept for the turn, after its own names
+    kinds: dict[str, str] = field(default_factory=dict)  # a name (lower case) -> its entity label, where known
 
 
 def _names(turn: Turn) -> _Names:
@@ -92,8 +97,14 @@ def _names(turn: Turn) -> _Names:
         names.question.append(phrase)
         if labelled.get(phrase.lower()) == "PERSON":
             names.question_people.append(phrase)
+        if labelled.get(phrase.lower()):
+            names.kinds[phrase.lower()] = labelled[phrase.lower()]
     answer = turn.short_answer or _first_sentence(turn.answer)
     asked_names = {name.lower() for name in names.question}
+    # The entities memory kept for the turn: antecedents after the question's own subject, and its subject when
+    # the question names it in a way the language analysis missed ("who leads pellow freight?").
+    remembered = dict.fromkeys(name for name in turn.entities if name.strip())
+    names.remembered = [name for name in remembered if name.lower() not in asked_names]
     short = _uncited(turn.short_answer).strip(" .")
     if short and short.lower() not in asked_names:
         # The short answer is what the question asked for, whatever label the recogniser gives a name it does not
@@ -110,8 +121,9 @@ def _names(turn: Turn) -> _Names:
                 continue
             if ent.label_ == "PERSON":
                 names.answer_people.append(ent.text)
-            elif ent.label_ in {"ORG", "PRODUCT", "GPE", "LOC", "FAC", "WORK_OF_ART", "EVENT", "NORP"}:
+            elif ent.label_ in THING_LABELS:
                 names.answer_things.append(ent.text)
+            names.kinds.setdefault(ent.text.lower(), ent.label_)
     return names
 
 
@@ -212,8 +224,11 @@ def _replace_subject(question: str, subject: str, new: str) -> str:
     return re.sub(re.escape(subject), new, question, count=1, flags=re.IGNORECASE)
 
 
-def _after_wh(question: str) -> str | None:
-    """The earlier question without its opening wh-phrase ("Who founded Acme?" -> "founded Acme"), or None."""
+def _after_wh(question: str, answered: str = "") -> str | None:
+    """The earlier question without its opening wh-phrase, to be asked with another wh-word ("When was Acme
+    founded?" -> "was Acme founded", "Who founded Acme?" -> "was Acme founded", "Which company develops Vexa?"
+    answered by Lumio -> "does Lumio develop Vexa"); None when it opens with no wh-word, "" when it cannot be
+    asked with another one."""
     tokens = _Tokens(question)
     if not tokens.lower or tokens.lower[0] not in WH_WORDS:
         return None
@@ -223,6 +238,20 @@ def _after_wh(question: str) -> str | None:
     determines = tokens.lower[0] in {"which", "what"}
     while determines and index < len(tokens.doc) and tokens.doc[index].pos_ in {"NOUN", "ADJ"}:
         index += 1
+    rest_tokens = [token for token in tokens.doc[index:] if not token.is_punct]
+    if rest_tokens and rest_tokens[0].pos_ == "VERB":
+        # The wh-word was the subject ("Who founded Acme Corp?"): asked again of another wh-word, the question
+        # turns passive ("When was Acme Corp founded?"), which a regular past tense allows; else it is not rewritten.
+        # Else the answer becomes the subject, with "do" ("Where does Lumio develop Vexa?"); without one, the
+        # question is not rewritten.
+        verb, object_ = rest_tokens[0], rest_tokens[1:]
+        words = " ".join(token.text for token in object_)
+        if verb.tag_ == "VBD" and verb.lower_.endswith("ed") and object_:
+            return f"{'were' if object_[-1].tag_ in {'NNS', 'NNPS'} else 'was'} {words} {verb.text}"
+        do = {"VBD": "did", "VBZ": "does", "VBP": "do"}.get(verb.tag_)
+        if not do or not answered:
+            return ""
+        return " ".join(part for part in (do, answered, verb.lemma_, words) if part)
     rest = tokens.doc[index:].text if index < len(tokens.doc) else ""
     return rest.rstrip(" ?.") or None
 
@@ -251,20 +280,21 @@ def rewrite_offline(question: str, history: list[Turn]) -> str:
     # The newest turn that names something: a turn asked as typed ("Who leads it?") names nothing to refer to.
     previous, names = turns[-1], _names(turns[-1])
     for turn in reversed(turns[:-1]):
-        if names.question:
+        if names.question or names.remembered:
             break
         previous, names = turn, _names(turn)
-    if not names.question:
+    if not (names.question or names.remembered):
         previous, names = turns[-1], _names(turns[-1])
-    subject = names.question[0] if names.question else ""
+    subject = (names.question or names.remembered or [""])[0]
     if start is not None:
         return _ellipsis(tokens, start, previous, names, subject)
     if wh is not None:
-        rest = _after_wh(previous.question)
-        if rest is None and not subject:
-            return ""
-        return f"{_capitalised(wh)} {rest or subject}?"
+        rest = _after_wh(previous.question, (names.answer_people + names.answer_things or [""])[0])
+        if rest is None:
+            return f"{_capitalised(wh)} {subject}?" if subject else ""
+        return f"{_capitalised(wh)} {rest}?" if rest else ""
     words = list(tokens.words)
+    replaced = len(pronouns)
     for index in pronouns:
         word = tokens.lower[index]
         name = _antecedent(word, names, turns)
@@ -282,9 +312,14 @@ def rewrite_offline(question: str, history: list[Turn]) -> str:
             name = answered[0]  # "Which company makes X?" ... "that company": the one the answer named
         else:
             name = _antecedent("they" if plural else "he" if person else "it", names, turns)
+            if name and not _same_kind(noun.lemma_.lower(), name, names):
+                continue  # "this paper" after a question about a company: not the company, left as asked
         if not name:
             return ""
         words[index], words[index + 1] = name, ""
+        replaced += 1
+    if not replaced:
+        return ""  # nothing in it stands for an earlier turn's name
     words = [word for word in words if word]
     if tokens.lower[0] == "and" and len(words) > 1:
         words = words[1:]
@@ -294,24 +329,67 @@ def rewrite_offline(question: str, history: list[Turn]) -> str:
     return _capitalised(rewritten)
 
 
+def _is_attribute(rest_tokens: list[Any]) -> bool:
+    """Whether the rest of "What about X?" is something of the earlier subject ("the founder", "its funding", "the
+    CEO") rather than a new subject ("Zorvan", "zorvan", "the Glass Orchard"): it has a possessive, its head is a
+    noun the question analysis knows as an attribute, or it has a determiner before a head that is no name."""
+    if not rest_tokens:
+        return False
+    head = rest_tokens[-1]
+    if any(token.tag_ in {"PRP$", "POS"} for token in rest_tokens) or head.lemma_.lower() in HEAD_NOUN_LABELS:
+        return True
+    determined = any(token.pos_ == "DET" or token.dep_ == "det" for token in rest_tokens[:-1])
+    return determined and head.pos_ != "PROPN" and not head.text[:1].isupper()
+
+
+def _another_phrase(question: str, rest_tokens: list[Any]) -> str:
+    """The earlier question with its phrase of the same preposition replaced by the follow-up's ("How much did
+    Vexa raise in 2023?" + "in 2021"), or with the phrase added where it had none."""
+    phrase = " ".join(token.text for token in rest_tokens)
+    tokens = _Tokens(question)
+    for token in tokens.doc:
+        if token.lower_ == rest_tokens[0].lower_ and token.pos_ == "ADP":
+            end = token.i + 1
+            while end < len(tokens.doc) and tokens.doc[end].pos_ not in {"VERB", "AUX", "ADP", "PUNCT", "CCONJ"}:
+                end += 1
+            span = tokens.doc[token.i : end]
+            return _capitalised(f"{question[: span.start_char]}{phrase}{question[span.end_char :]}")
+    return _capitalised(f"{question.rstrip(' ?.')} {phrase}?")
+
+
 def _ellipsis(tokens: _Tokens, start: int, previous: Turn, names: _Names, subject: str) -> str:
     rest_tokens = [token for token in tokens.doc[start:] if not token.is_punct]
     rest = " ".join(token.text for token in rest_tokens)
-    if any(token.pos_ == "PROPN" for token in rest_tokens):
-        if not subject:
+    if rest_tokens and rest_tokens[0].pos_ == "ADP":
+        return _another_phrase(previous.question, rest_tokens)  # "And in 2021?": the last question, in 2021
+    if not _is_attribute(rest_tokens):
+        if not subject or subject.lower() not in previous.question.lower():
             return ""
-        return _replace_subject(previous.question, subject, rest)  # "What about Zorvan?" -> the last question
+        return _capitalised(_replace_subject(previous.question, subject, rest))  # "What about Zorvan?": asked again
     # "What about the founder?", "And its funding?": an attribute of the earlier subject.
     owner = subject or (names.answer_things[0] if names.answer_things else "")
     if not owner:
         return ""
-    nouns = [token for token in rest_tokens if token.pos_ in {"NOUN", "ADJ", "NUM"}]
+    nouns = [token for token in rest_tokens if token.pos_ in {"NOUN", "PROPN", "ADJ", "NUM"}]
     if not nouns:
         return ""
     head = nouns[-1].lemma_.lower()
     wh = "Who" if HEAD_NOUN_LABELS.get(head, ("",))[0] == "PERSON" else "What"
     verb = "are" if nouns[-1].tag_ == "NNS" else "is"
     return f"{wh} {verb} {_possessive(owner)} {' '.join(token.text for token in nouns)}?"
+
+
+def _same_kind(noun: str, name: str, names: _Names) -> bool:
+    """Whether a demonstrative's noun ("that company", "this person") can be `name`: the noun's labels hold the
+    name's entity label, or, for a name the recogniser did not label, the noun is a kind of thing."""
+    labels = HEAD_NOUN_LABELS.get(noun, ())
+    if not labels:
+        return False
+    people = names.question_people + names.answer_people
+    kind = names.kinds.get(name.lower()) or ("PERSON" if name in people else "")
+    if kind:
+        return kind in labels
+    return labels[0] != "PERSON" and bool(THING_LABELS.intersection(labels))
 
 
 def _antecedent(word: str, names: _Names, turns: list[Turn]) -> str:
@@ -322,10 +400,10 @@ def _antecedent(word: str, names: _Names, turns: list[Turn]) -> str:
             if names.asked == "who"
             else names.question_people + names.answer_people
         )
-        return (ranked or names.question or [""])[0]
+        return (ranked or names.question or names.remembered or [""])[0]
     if word in THING_PRONOUNS:
         things = [name for name in names.question if name not in names.question_people]
-        return (things or names.question or names.answer_things or [""])[0]
+        return (things or names.question or names.remembered or names.answer_things or [""])[0]
     # they / them / their: the people a "who" was answered with, the organisation a "which company" was, the
     # several subjects of the last question or of the last turns, or its answer's.
     if names.asked == "who" and len(names.answer_people) > 1:
@@ -344,7 +422,7 @@ def _antecedent(word: str, names: _Names, turns: list[Turn]) -> str:
         return _joined(subjects)
     if len(names.answer_things) > 1:
         return _joined(names.answer_things)
-    return (names.question or names.answer_things or [""])[0]
+    return (names.question or names.remembered or names.answer_things or [""])[0]
 
 
 def _detokenised(words: list[str]) -> str:
@@ -365,28 +443,31 @@ class FollowUpRewriter(InitParameterSerialization):
     A question is a follow-up when a pronoun in it stands for nothing inside it ("Who leads it?"), when it asks the
     last question again about something else ("What about Zorvan?", "And its funding?") or is a bare wh-word ("And
     when?"). The offline rewrite puts the earlier question's subject, or the entity its answer named (a person for
-    "he"/"she"), in place. With `generator="openai"` (or the `GENERATOR` setting) a chat model rewrites a question
-    the offline analysis found to be a follow-up; when it fails, the offline rewrite stands. A question that stands
-    alone is never rewritten and never sent to the model.
+    "he"/"she"), in place. With `generator="openai"` a chat model rewrites a question the offline analysis found to
+    be a follow-up; when it fails, the offline rewrite stands. A question that stands alone is never rewritten and
+    never sent to the model. The product builds it from the `GENERATOR`, `OPENAI_MODEL` and `OPENAI_BASE_URL`
+    settings; the component itself reads no setting.
     """
 
     def __init__(
         self,
-        generator: str | None = None,
-        model: str | None = None,
+        generator: str = "extractive",
+        model: str = "gpt-4o-mini",
         api_base_url: str | None = None,
         timeout_s: float = 10.0,
         max_turns: int = MAX_TURNS,
     ) -> None:
         """
-        :param generator: `extractive` (offline only) or `openai`; empty takes the `GENERATOR` setting.
-        :param model: the chat model; empty takes `OPENAI_MODEL`.
-        :param api_base_url: the chat server (ending in /v1); empty takes `OPENAI_BASE_URL`.
+        :param generator: `extractive` (offline only) or `openai` (a chat model, the offline rewrite its fallback).
+        :param model: the chat model.
+        :param api_base_url: the OpenAI-compatible chat server (ending in /v1); None is OpenAI's.
         :param timeout_s: how long the model's rewrite may take (0-60 s).
         :param max_turns: how many earlier turns are read (1-10).
         """
-        if generator is not None and generator not in ("extractive", "openai"):
+        if generator not in ("extractive", "openai"):
             raise ValueError(f"generator must be extractive or openai, not {generator!r}")
+        if generator == "openai" and not (model or "").strip():
+            raise ValueError("model must name the chat model when generator is openai")
         if not 0 < timeout_s <= 60:
             raise ValueError("timeout_s must be between 0 and 60 seconds")
         if not 1 <= max_turns <= 10:
@@ -403,20 +484,18 @@ class FollowUpRewriter(InitParameterSerialization):
         """Load the language pipeline and, with a chat model configured, its client (no network call)."""
         if self._warm:
             return
-        from components.settings import get_settings
         from components.text.language import language_pipeline
 
         language_pipeline()
-        settings = get_settings()
-        if (self.generator or settings.generator) == "openai":
+        if self.generator == "openai":
             api_key = Secret.from_env_var("OPENAI_API_KEY", strict=False)
             if api_key.resolve_value() is not None:
                 from haystack.components.generators.chat import OpenAIChatGenerator
 
                 self._chat = OpenAIChatGenerator(
                     api_key=api_key,
-                    model=self.model or settings.openai_model,
-                    api_base_url=self.api_base_url or settings.openai_base_url,
+                    model=self.model,
+                    api_base_url=self.api_base_url or None,
                     timeout=self.timeout_s,
                     max_retries=0,
                 )
@@ -455,7 +534,7 @@ class FollowUpRewriter(InitParameterSerialization):
         try:
             reply = self._chat.run(messages=messages)["replies"][0].text or ""
         except Exception as exc:  # noqa: BLE001 - any fault of the model leaves the offline rewrite
-            logger.warning("The chat model could not rewrite the follow-up: {problem}", problem=str(exc)[:200])
+            logger.warning("The chat model could not rewrite the follow-up: {problem}", problem=cut(str(exc), 200))
             return ""
         lines = [line.strip().strip('"') for line in reply.strip().splitlines() if line.strip()]
         text = lines[0] if lines else ""

@@ -15,8 +15,9 @@ from haystack.utils import Secret
 
 from components.embedding import EmbeddingModel, get_embedding_model
 from components.memory.embedded import EmbeddedMemoryStore, validate_table_name
-from components.memory.store import Interaction, MemoryStore, MemoryUnavailable, RecallQuery
+from components.memory.store import Interaction, MemoryStore, MemoryUnavailable
 from components.memory.zep import ZepMemoryStore
+from components.redaction import cut
 from components.resilience import ResiliencePolicy, SourceGuard
 from components.serialization import InitParameterSerialization
 from components.settings import get_settings
@@ -102,18 +103,16 @@ class MemoryComponent(InitParameterSerialization):
         if self._model is None:
             self._model = get_embedding_model(self.embedding_model)
 
-    def session_turns(self, session_id: str, limit: int = 3, text: str = "") -> list[Interaction]:
-        """The session's latest `limit` interactions, oldest first (for a follow-up question: `text`); [] when there
-        is no session or the store cannot say (a follow-up is then answered as typed)."""
+    def session_turns(self, session_id: str, limit: int = 3) -> list[Interaction]:
+        """The session's latest `limit` interactions by time, oldest first (what a follow-up question refers to);
+        [] when there is no session or the store cannot say (a follow-up is then answered as typed)."""
         if not (session_id or "").strip():
             return []
         try:
-            found = self._store().search(RecallQuery(text=text or "", session_id=session_id.strip(), limit=limit))
+            return self._store().latest(session_id.strip(), limit)
         except Exception as exc:  # noqa: BLE001 - an unreachable memory costs the rewrite, never the question
-            logger.warning("The session's earlier turns could not be read: {problem}", problem=str(exc)[:200])
+            logger.warning("The session's earlier turns could not be read: {problem}", problem=cut(str(exc), 200))
             return []
-        interactions = sorted((item.interaction for item in found), key=lambda interaction: interaction.created_at)
-        return interactions[-limit:]
 
     def _store(self) -> MemoryStore:
         """The store, made now if it was not yet; raises `MemoryUnavailable` when it cannot be made."""

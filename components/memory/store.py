@@ -84,6 +84,11 @@ class MemoryStore(ABC):
     def search(self, query: RecallQuery) -> list[RecalledInteraction]:
         """The interactions that best match `query`, best first, at most `query.limit`."""
 
+    def latest(self, session_id: str, limit: int) -> list[Interaction]:
+        """The session's newest `limit` interactions by time, oldest first (what a follow-up question refers to)."""
+        found = self.search(RecallQuery(text="", session_id=session_id, limit=limit))
+        return sorted((item.interaction for item in found), key=lambda interaction: interaction.created_at)[-limit:]
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""
 

@@ -91,6 +91,35 @@ def _remembered_text(
     return RecalledInteraction(interaction=interaction, cosine=None, raw_score=score)
 
 
+def _message_interaction(message: Any, session_id: str, score: float | None) -> RecalledInteraction | None:
+    """A Zep message (the analyst's question or the assistant's answer, with the interaction's metadata) as the
+    interaction it belongs to; None for an empty message."""
+    if message is None or not message.content:
+        return None
+    meta = dict(message.metadata or {})
+    created = (
+        _parse_time(meta.get("interaction_timestamp"))
+        or _parse_time(message.created_at)
+        or dt.datetime.now(dt.UTC)
+    )
+    is_answer = (message.role_type or "") == "assistant"
+    query_text = meta.get("prior_query", "") if is_answer else message.content
+    response = message.content if is_answer else ""
+    interaction = Interaction(
+        interaction_id=str(
+            meta.get("interaction_id") or message.uuid_ or f"{session_id}:{created.isoformat()}"
+        ),
+        session_id=session_id or str(meta.get("session_id") or "zep"),
+        user_id=meta.get("user_id"),
+        query=str(query_text or ""),
+        response=response,
+        response_summary=str(meta.get("prior_response_summary") or ""),
+        entities=[str(entity) for entity in meta.get("entity_references") or []],
+        created_at=created,
+    )
+    return RecalledInteraction(interaction=interaction, cosine=None, raw_score=score)
+
+
 class ZepMemoryStore(MemoryStore):
     """Memory on Zep (cloud or Community Edition) at `api_url`, authenticated by `api_key`."""
 
@@ -198,34 +227,37 @@ class ZepMemoryStore(MemoryStore):
                 found[key] = item
         return sorted(found.values(), key=lambda item: item.raw_score or 0.0, reverse=True)[: query.limit]
 
+    def latest(self, session_id: str, limit: int) -> list[Interaction]:
+        """The session's newest `limit` interactions by time (its last messages, not a search), oldest first."""
+        from zep_python.core.api_error import ApiError
+
+        try:
+            with _malformed_answers("reading the session"):
+                memory = self._zep().memory.get(session_id, lastn=limit * 2)
+        except ApiError as exc:
+            if exc.status_code == 404:
+                return []
+            raise
+        found: dict[str, Interaction] = {}
+        for message in memory.messages or []:
+            item = _message_interaction(message, session_id, None)
+            if item is None:
+                continue
+            turn, key = item.interaction, item.interaction.interaction_id
+            earlier = found.get(key)
+            if earlier is not None:  # the question and the answer of one interaction: one turn
+                turn.query = turn.query or earlier.query
+                turn.response = turn.response or earlier.response
+            found[key] = turn
+        return sorted(found.values(), key=lambda interaction: interaction.created_at)[-limit:]
+
     @staticmethod
     def _to_interaction(result: Any) -> RecalledInteraction | None:
         score = float(result.score) if result.score is not None else None
         session_id = result.session_id or ""
-        message = result.message
-        if message is not None and message.content:
-            meta = dict(message.metadata or {})
-            created = (
-                _parse_time(meta.get("interaction_timestamp"))
-                or _parse_time(message.created_at)
-                or dt.datetime.now(dt.UTC)
-            )
-            is_answer = (message.role_type or "") == "assistant"
-            query_text = meta.get("prior_query", "") if is_answer else message.content
-            response = message.content if is_answer else ""
-            interaction = Interaction(
-                interaction_id=str(
-                    meta.get("interaction_id") or message.uuid_ or f"{session_id}:{created.isoformat()}"
-                ),
-                session_id=session_id or str(meta.get("session_id") or "zep"),
-                user_id=meta.get("user_id"),
-                query=str(query_text or ""),
-                response=response,
-                response_summary=str(meta.get("prior_response_summary") or ""),
-                entities=[str(entity) for entity in meta.get("entity_references") or []],
-                created_at=created,
-            )
-            return RecalledInteraction(interaction=interaction, cosine=None, raw_score=score)
+        item = _message_interaction(result.message, session_id, score)
+        if item is not None:
+            return item
         fact = result.fact
         if fact is not None and fact.fact:
             return _remembered_text(fact, fact.fact, f"fact:{hash(fact.fact)}", session_id, score)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -73,9 +74,31 @@ def score_follow_ups(records: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _value_key(text: str) -> tuple[str, Any]:
+    """A value in the form it is compared in: a date (year, month, day), an amount, or the words of a name."""
+    from components.generation.conflict_finder import _YEAR, _amount_key, _date_key, _name_key
+
+    if _YEAR.search(text) and not re.search(r"\d[\d,.]*\s*(?:thousand|million|billion|bn|mn)\b", text, re.I):
+        return "date", _date_key(text)
+    amount = _amount_key(text)
+    if amount is not None:
+        return "amount", amount
+    return "name", _name_key(text)
+
+
+def _matches(planted: str, found: str) -> bool:
+    """Whether a reported value is the planted one: the same date to the planted precision ("2019" is "March
+    2019", never "20"), the same amount ("$3 million" is "3 million"), the same name."""
+    (kind, want), (found_kind, got) = _value_key(planted), _value_key(found)
+    if kind != found_kind or want is None or got is None:
+        return False
+    if kind == "date":
+        return all(w is None or w == g for w, g in zip(want, got, strict=True))
+    return want == got
+
+
 def _covers(conflict: dict[str, Any], values: list[str]) -> bool:
-    found = [_norm(side["value"]) for side in conflict["values"]]
-    return all(any(_norm(value) in side or side in _norm(value) for side in found) for value in values)
+    return all(any(_matches(value, side["value"]) for side in conflict["values"]) for value in values)
 
 
 def score_conflicts(records: list[dict[str, Any]]) -> dict[str, Any]:

@@ -121,3 +121,74 @@ def test_they_after_a_who_answered_with_two_people_are_both() -> None:
 def test_the_short_answer_to_a_who_is_the_person_whatever_its_label() -> None:
     turns = [Turn("Who designed the Pelloran Bridge?", "Aurelio Mast designed it [2].", short_answer="Aurelio Mast")]
     assert rewrite_offline("What else did he design?", turns) == "What else did Aurelio Mast design?"
+
+
+def test_the_rewriter_reads_no_setting_and_the_catalog_passes_them(monkeypatch) -> None:
+    from components.settings import reload_settings
+    from pipelines.catalog import PipelineCatalog
+
+    monkeypatch.setenv("GENERATOR", "openai")
+    monkeypatch.setenv("OPENAI_MODEL", "quillon-small")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-quillon-000000")
+    reload_settings()
+    try:
+        # Built without parameters, the rewriter is offline whatever the settings say, and says so in to_dict.
+        alone = FollowUpRewriter()
+        alone.warm_up()
+        assert alone._chat is None
+        assert alone.to_dict()["init_parameters"]["generator"] == "extractive"
+        # The catalog builds it from the settings.
+        catalog = PipelineCatalog(specs={})
+        history = [{"question": FOUNDED.question, "answer": FOUNDED.answer}]
+        monkeypatch.setattr(FollowUpRewriter, "_by_model", lambda self, question, turns: "")
+        assert catalog._follow_up("Who leads it?", history, None) == "Who leads Brevik Labs?"
+        parameters = catalog._rewriter.to_dict()["init_parameters"]
+        assert parameters["generator"] == "openai" and parameters["model"] == "quillon-small"
+        assert parameters["api_base_url"] == "http://127.0.0.1:9/v1"
+    finally:
+        monkeypatch.undo()
+        reload_settings()
+    with pytest.raises(ValueError, match="model"):
+        FollowUpRewriter(generator="openai", model="")
+
+
+class TestWhatIsNotRewrittenWrongly:
+    def test_a_lower_case_or_unknown_name_is_a_new_subject_not_an_attribute(self) -> None:
+        assert rewrite_offline("What about zentrix?", [FOUNDED]) == "When was zentrix founded?"
+        assert rewrite_offline("what about Quorvel?", [FOUNDED]) == "When was Quorvel founded?"
+
+    def test_an_acronym_with_its_determiner_is_an_attribute(self) -> None:
+        assert rewrite_offline("And the CEO?", [FOUNDED]) == "Who is Brevik Labs' CEO?"
+        assert rewrite_offline("And the headquarters?", [FOUNDED]) == "What is Brevik Labs' headquarters?"
+
+    def test_a_bare_wh_after_a_who_is_asked_in_the_passive_or_not_at_all(self) -> None:
+        assert rewrite_offline("And when?", [WHO]) == "When was Brevik Labs founded?"
+        wrote = Turn("Who wrote Marrow Tide?", "Orla Venn wrote Marrow Tide [1].", short_answer="Orla Venn")
+        assert rewrite_offline("And when?", [wrote]) == "When did Orla Venn write Marrow Tide?"  # not "When wrote"
+        unanswered = Turn("Who wrote Marrow Tide?", "The sources do not say.")
+        assert rewrite_offline("And when?", [unanswered]) == ""
+        lumio = Turn("Which company develops Dovecote DB?", "Lumio develops it [2].", short_answer="Lumio")
+        assert rewrite_offline("Where?", [lumio]) == "Where does Lumio develop Dovecote DB?"
+
+    def test_a_phrase_of_a_preposition_replaces_the_earlier_ones(self) -> None:
+        raised = Turn("How much did Ostara Health raise in 2023?", "Ostara Health raised $55 million in 2023 [1].")
+        assert rewrite_offline("And in 2021?", [raised]) == "How much did Ostara Health raise in 2021?"
+        assert rewrite_offline("And in Osmer?", [FOUNDED]) == "When was Brevik Labs founded in Osmer?"
+
+    def test_a_demonstrative_stands_for_an_earlier_name_only_of_its_kind(self) -> None:
+        assert rewrite_offline("Who wrote this paper?", [FOUNDED]) == ""
+        assert rewrite_offline("What happened this year?", [FOUNDED]) == ""
+        assert rewrite_offline("Where did this person study?", [WHO]) == "Where did Orla Venn study?"
+
+
+def test_the_entities_memory_kept_are_antecedents_after_the_questions_subject() -> None:
+    remembered = Turn("who leads pellow freight?", "The sources do not say.", entities=("Pellow Freight",))
+    assert rewrite_offline("Where is it based?", [remembered]) == "Where is Pellow Freight based?"
+    assert rewrite_offline("What about quorra?", [remembered]) == "Who leads quorra?"
+    # The question's own subject comes first.
+    both = Turn("When was Tindle Yard opened?", "Tindle Yard opened in 2004.", entities=("Osmer Quay", "Tindle Yard"))
+    assert rewrite_offline("Who owns it?", [both]) == "Who owns Tindle Yard?"
+    # Read from the history the product passes (memory's entities).
+    history = [{"question": remembered.question, "answer": remembered.answer, "entities": ["Pellow Freight"]}]
+    assert FollowUpRewriter().run(question="Who owns it?", history=history)["answered_as"] == "Who owns Pellow Freight?"
