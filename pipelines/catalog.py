@@ -481,7 +481,7 @@ class PipelineCatalog:
         self.get(RESEARCH_PIPELINE)  # building and warming the pipeline (first question only) is not the question's
         asked = inputs["question"]
         with question_budget():
-            answered_as = "" if as_typed else self._follow_up(asked, history, session_id)
+            answered_as = "" if as_typed else self.follow_up(asked, history, session_id)
             inputs["question"] = answered_as or asked
             selection = self._resolve_auto(inputs)
             result = ResearchResult.from_outputs(inputs["question"], self.run(RESEARCH_PIPELINE, inputs))
@@ -500,14 +500,14 @@ class PipelineCatalog:
         asked = inputs["question"]
         with question_budget():
             session_id = arguments.arguments.get("session_id")
-            answered_as = "" if as_typed else await asyncio.to_thread(self._follow_up, asked, history, session_id)
+            answered_as = "" if as_typed else await asyncio.to_thread(self.follow_up, asked, history, session_id)
             inputs["question"] = answered_as or asked
             selection = self._resolve_auto(inputs)
             result = ResearchResult.from_outputs(inputs["question"], await self.run_async(RESEARCH_PIPELINE, inputs))
         update: dict[str, Any] = {"asked": asked, "answered_as": answered_as}
         return result.model_copy(update={**update, "source_selection": selection} if selection else update)
 
-    def _follow_up(self, question: str, history: list[dict] | None, session_id: str | None) -> str:
+    def follow_up(self, question: str, history: list[dict] | None, session_id: str | None) -> str:
         """The question rewritten against the earlier turns (`history`, else the session's memory), or "" when it
         stands alone or there is nothing earlier. Read once per question, before any source is asked."""
         from components.generation.follow_up import MAX_TURNS, FollowUpRewriter

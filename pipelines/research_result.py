@@ -39,7 +39,7 @@ class AnswerPart(BaseModel):
 
     question: str
     short_answer: str = ""
-    short_answer_confidence: float = Field(ge=0.0, le=1.0)
+    short_answer_confidence: float | None = Field(default=None, ge=0.0, le=1.0)  # None: it has no short answer
     sure: bool = False
 
 

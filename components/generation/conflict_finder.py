@@ -134,14 +134,18 @@ class ConflictFinder(InitParameterSerialization):
         """
         conflicts = find_conflicts(query, list(documents or []))[: self.max_conflicts]
         for conflict in conflicts:
-            sides = ", ".join(
-                f"{side['value']} " + "".join(f"[{number}]" for number in side["citations"])
-                for side in conflict["values"]
-            )
-            answer = f"{answer.rstrip()} Sources disagree: {sides}.".strip()
+            answer = f"{answer.rstrip()} {disagreement_sentence(conflict)}".strip()
         return {"answer": answer, "conflicts": conflicts}
 
     run_async = async_twin(run)
+
+
+def disagreement_sentence(conflict: dict[str, Any]) -> str:
+    """The sentence the answer gains for one conflict: "Sources disagree: 2019 [1], 2020 [3]."."""
+    sides = ", ".join(
+        f"{side['value']} " + "".join(f"[{number}]" for number in side["citations"]) for side in conflict["values"]
+    )
+    return f"Sources disagree: {sides}."
 
 
 def _question_parts(query: str) -> list[tuple[tuple[str, ...], frozenset[str], frozenset[str], str, str]]:

@@ -413,6 +413,13 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 found = _subject_answer(ordered, documents, question.question, asked, picks[0][3], self.min_support)
                 if found is not None:
                     shorts = {0: (*found, "subject")}
+        # A part that asks for no short answer ("Why ...?", "Tell me about X") and got one only from the fallbacks
+        # above has none: its cited sentences are the answer, rated by no one and not flagged unsure.
+        shorts = {
+            position: found
+            for position, found in shorts.items()
+            if found[2] not in {"stretch", "subject"} or picks[position][0].labels or picks[position][0].focus
+        }
         # Each part's short answer with its confidence; only those that reach the threshold lead the answer.
         top_chunks = [
             (document.content or "", str((document.meta or {}).get("source_type") or ""))
@@ -476,17 +483,17 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 {
                     "question": part.text,
                     "short_answer": text,
-                    "short_answer_confidence": round(confidences.get(position, 0.0), 4),
+                    "short_answer_confidence": round(confidences[position], 4) if position in confidences else None,
                     "sure": position in sure,
                     "features": found_how[position].get("features") if position is not None else None,
                 }
             )
         headline = [confidences[position] for position in sure]
-        overall = min(headline) if headline else max(confidences.values(), default=0.0)
+        overall = min(headline) if headline else max(confidences.values(), default=None)  # None: no part has one
         return {
             "replies": [" ".join(lines)],
             "short_answer": short_answer,
-            "short_answer_confidence": round(overall, 4),
+            "short_answer_confidence": None if overall is None else round(overall, 4),
             "parts": answer_parts,
         }
 

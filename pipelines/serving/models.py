@@ -177,13 +177,25 @@ def earlier_turns(messages: list[dict]) -> list[dict]:
     return turns
 
 
+def answered_as_line(answered_as: str) -> str:
+    """The line a chat reply opens with when the question was rewritten as a follow-up ("" when it was not)."""
+    return f"(Answered as: {answered_as})\n\n" if answered_as else ""
+
+
 def format_chat_answer(result: Any, include_answer: bool = True) -> str:
-    """The chat reply: the cited answer, then the numbered sources it cites (title and link)."""
+    """The chat reply: the cited answer, then the numbered sources it cites (title and link).
+
+    With `include_answer=False` (the answer was streamed as the generator wrote it, before the rewrite line and the
+    disagreements were known to the stream) the reply is what follows the streamed answer: its conflicts, then the
+    rest."""
     lines: list[str] = []
     if include_answer:
-        if getattr(result, "answered_as", ""):
-            lines.append(f"(Answered as: {result.answered_as})\n\n")
+        lines.append(answered_as_line(getattr(result, "answered_as", "")))
         lines.append(result.answer.strip() or "The sources do not answer this question.")
+    else:
+        from components.generation.conflict_finder import disagreement_sentence
+
+        lines.extend(f" {disagreement_sentence(conflict)}" for conflict in getattr(result, "conflicts", None) or [])
     if (note := confidence_note(result)) is not None:
         lines.append(f"\n\n{note}")
     cited = {citation.number for citation in result.citations}

@@ -204,6 +204,25 @@ class TestThreshold:
         again = ExtractiveAnswerGenerator.from_dict(generator.to_dict())
         assert again.threshold == 0.1
 
+    def test_an_open_question_gets_its_sentences_with_no_unsure_cue_and_no_confidence(self, tmp_path: Path) -> None:
+        documents = [
+            Document(
+                content="Orvelle Dunmark founded the Kestrel Lantern Works because the harbour of Tarrow Quay needed "
+                "ship lamps. The works made ship lamps.",
+                meta={"source_title": "Kestrel Lantern Works", "source_type": "kb"},
+            )
+        ]
+        generator = ExtractiveAnswerGenerator(embedding_model="", confidence_model=str(model_file(tmp_path, -2.0, 0.5)))
+        for question in ("Why did Orvelle Dunmark found the Kestrel Lantern Works?", "Tell me about Kestrel Lantern"):
+            out = generator.run(query=question, documents=documents)
+            reply = out["replies"][0]
+            assert reply.startswith("Orvelle Dunmark founded the Kestrel Lantern Works because") and "[1]" in reply
+            assert UNSURE_PREFIX not in reply
+            # Sentences were chosen but no part has a short answer: no confidence, not "not sure, 0%".
+            assert out["short_answer"] == "" and out["short_answer_confidence"] is None
+            (part,) = out["parts"]
+            assert part["short_answer_confidence"] is None and not part["sure"]
+
     def test_no_answer_has_no_confidence(self) -> None:
         out = ExtractiveAnswerGenerator(embedding_model="").run(query=QUESTION, documents=[])
         assert out["short_answer_confidence"] is None and out["parts"] == []

@@ -118,3 +118,41 @@ class TestFollowUpsOverChatAndMcp:
 
         result = asyncio.run(calls())
         assert result["answered_as"] == "Who leads Brevik Labs?" and "Orla Venn" in result["answer"]
+
+
+def streamed_chat(server: RunningServer, messages: list[dict]) -> list[str]:
+    """The pieces of a streamed chat reply, in order."""
+    pieces: list[str] = []
+    body = {"model": "research", "stream": True, "messages": messages}
+    with server.client() as client, client.stream("POST", "/v1/chat/completions", json=body) as response:
+        assert response.status_code == 200
+        for line in response.iter_lines():
+            payload = line.removeprefix("data: ")
+            if not line.startswith("data: ") or payload.strip() == "[DONE]":
+                continue
+            pieces.append((json.loads(payload)["choices"][0].get("delta") or {}).get("content") or "")
+    return [piece for piece in pieces if piece]
+
+
+class TestStreamedChat:
+    def test_a_streamed_follow_up_opens_with_the_question_answered(self, invented: RunningServer) -> None:
+        messages = [
+            {"role": "user", "content": "When was Brevik Labs founded?"},
+            {"role": "assistant", "content": "Brevik Labs is a drone maker founded in 2019 [1]."},
+            {"role": "user", "content": "Who leads it?"},
+        ]
+        pieces = streamed_chat(invented, messages)
+        assert pieces[0] == "(Answered as: Who leads Brevik Labs?)\n\n"
+        reply = "".join(pieces)
+        assert "Orla Venn" in reply and reply.count("(Answered as:") == 1
+        # The next request reads the question that was answered from the streamed reply.
+        from pipelines.serving.models import earlier_turns
+
+        turns = earlier_turns([*messages, {"role": "assistant", "content": reply}, {"role": "user", "content": "x"}])
+        assert turns[-1]["question"] == "Who leads Brevik Labs?"
+
+    def test_a_streamed_reply_says_the_sources_disagree(self, invented: RunningServer) -> None:
+        reply = "".join(streamed_chat(invented, [{"role": "user", "content": "When was Zorvan Systems founded?"}]))
+        answer = reply.split("\n\nSources:", 1)[0]
+        assert "Sources disagree: " in answer and "2015 [" in answer and "2016 [" in answer
+        assert not reply.startswith("(Answered as:")

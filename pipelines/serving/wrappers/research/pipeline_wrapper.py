@@ -20,7 +20,13 @@ from pipelines.serving.catalog_wrapper import (
     as_payload,
     user_error_message,
 )
-from pipelines.serving.models import ResearchFilters, earlier_turns, format_chat_answer, last_user_message
+from pipelines.serving.models import (
+    ResearchFilters,
+    answered_as_line,
+    earlier_turns,
+    format_chat_answer,
+    last_user_message,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +98,15 @@ class PipelineWrapper(CatalogPipelineWrapper):
             return format_chat_answer(await self._research(request))
         return self._stream(request)
 
+    async def _follow_up(self, request: dict[str, Any]) -> str:
+        """The request's question rewritten against its earlier turns, "" when it stands alone."""
+        try:
+            return await asyncio.to_thread(
+                self.catalog.follow_up, request["question"], request.get("history"), request.get("session_id")
+            )
+        except (ValueError, TypeError) as exc:
+            raise InvalidRequest(user_error_message(exc)) from exc
+
     async def _stream(self, request: dict[str, Any]) -> AsyncGenerator[StreamingChunk, None]:
         """Tokens as the generator produces them when it streams; else the answer in pieces once it is ready."""
         queue: asyncio.Queue[str] = asyncio.Queue()
@@ -101,6 +116,12 @@ class PipelineWrapper(CatalogPipelineWrapper):
             if chunk.content:
                 loop.call_soon_threadsafe(queue.put_nowait, chunk.content)
 
+        # The rewrite of a follow-up is known before any token: it opens the reply, and a later request's
+        # `earlier_turns` reads the question that was answered from it.
+        answered_as = "" if request.get("as_typed") else await self._follow_up(request)
+        if answered_as:
+            yield StreamingChunk(content=answered_as_line(answered_as))
+        request = {**request, "question": answered_as or request["question"], "as_typed": True}  # rewritten once
         task = asyncio.create_task(self._research(request, streaming_callback=on_chunk))
         streamed = False
         while True:
