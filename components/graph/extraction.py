@@ -34,13 +34,13 @@ from itertools import groupby
 from typing import Any, Self
 
 from components.graph.dates import DateMention, FuzzyDate, sentence_validity, validity
-from components.graph.kinds import TITLE_WORDS, KindEvidence, KindModel, default_kind_model
+from components.graph.kinds import KIND_NOUNS, TITLE_WORDS, KindEvidence, KindModel, default_kind_model
 from components.graph.model import DocumentGraph, EntityMention, Fact, normalise_name
 from components.serialization import init_parameters_to_dict
 from components.text.language import analyse_text, entity_kind
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-12"
+EXTRACTOR_VERSION = "spacy-13"
 
 
 class GraphExtractor(ABC):
@@ -120,26 +120,6 @@ def read_document(document: Any, chunks: list[Any]) -> tuple[str, list[Sentence]
 
 # Code identifiers and setting names: underscores, dotted names ("CamelCase.method"), calls, paths, file suffixes.
 _CODE_NAME = re.compile(r"_|\w\.\w|\(\)|/|=|\.(py|js|ts|rs|md|json|yaml|yml|toml)$")
-# Generic nouns naming a kind, for definite descriptions ("the company") and apposition ("X, a startup").
-_KIND_NOUNS: dict[str, set[str]] = {
-    "organization": set(
-        "company firm corporation business startup start-up manufacturer maker carrier airline bank group agency "
-        "organisation organization institution university party team label publisher retailer supplier operator "
-        "vendor conglomerate subsidiary giant consortium authority ministry government lab laboratory foundation "
-        "club union outlet newspaper network broadcaster insurer lender".split()
-    ),
-    "product": set(
-        "product device phone smartphone computer laptop tablet software program application app service platform "
-        "tool engine database library framework system model aircraft airliner airplane plane jet jetliner car "
-        "vehicle console browser package player game drug vaccine chip processor language".split()
-    ),
-    "person": set(
-        "man woman executive founder chairman chairwoman president minister director officer analyst spokesman "
-        "spokeswoman spokesperson leader chief engineer researcher scientist author singer actor player".split()
-    ),
-    "place": set("city country state town region capital nation island province village".split()),
-    "event": set("event conference summit show festival election war meeting ceremony tournament".split()),
-}
 _PERSON_PRONOUNS = {"he", "him", "his", "himself", "she", "her", "hers", "herself"}
 _THING_PRONOUNS = {"it", "its", "itself"}
 _GROUP_PRONOUNS = {"they", "them", "their", "theirs"}
@@ -218,7 +198,7 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
         ):
             right = opened + 2
         # "its 777 airliner", "Boeing's 787": a number naming a kind of product, or after its maker's name.
-        typed = token.dep_ in ("nummod", "compound") and token.head.lemma_.lower() in _KIND_NOUNS["product"]
+        typed = token.dep_ in ("nummod", "compound") and token.head.lemma_.lower() in KIND_NOUNS["product"]
         owner = token.i >= 2 and doc[token.i - 1].tag_ == "POS" and doc[token.i - 2].ent_type_ == "ORG"
         variant = _variant_after(token)
         named = left < token.i or right > token.i + 1 or token.head.is_title or typed or owner or variant
@@ -303,7 +283,7 @@ def _split_parenthesis(span: Any) -> list[Any]:
 def _kind_of_noun(noun: str) -> str | None:
     noun = noun.lower()
     maker = "organization" if noun.endswith(("maker", "builder", "producer", "provider", "company")) else None
-    return next((kind for kind, nouns in _KIND_NOUNS.items() if noun in nouns), maker)
+    return next((kind for kind, nouns in KIND_NOUNS.items() if noun in nouns), maker)
 
 
 def _variant_after(token: Any) -> bool:
@@ -355,6 +335,12 @@ def _role(token: Any) -> str | None:
 
 
 _PARTS = {"first", "last", "one", "some", "many", "most", "all", "each", "half", "none", "several", "both", "few"}
+
+
+def _context_word(token: Any) -> bool:
+    """A word that may be a kind-model context feature: a common noun, verb or adjective written in lower case
+    (never a proper noun, nor a capitalised word the tagger took for a common one)."""
+    return token.pos_ in ("NOUN", "VERB", "ADJ") and token.is_alpha and token.is_lower
 
 
 def _evidence_role(token: Any) -> str | None:
@@ -1115,8 +1101,14 @@ class LanguageExtractor(GraphExtractor):
             around = [root.head] if root.head.i != root.i else []
             modifiers = ("amod", "compound", "appos", "nmod")
             around += [c for c in root.children if c.dep_ in modifiers and c.i < mention.start]
+            # Only common words are context features: a name nearby ("Acme", "Zorblex") would make the fitted model
+            # learn the entities of the set it is fitted on.
             entity.evidence.context.update(
-                {t.lemma_.lower() for t in around if t.is_alpha and not (mention.start <= t.i < mention.end)}
+                {
+                    t.lemma_.lower()
+                    for t in around
+                    if _context_word(t) and not (mention.start <= t.i < mention.end)
+                }
             )
         # A heading "Name: a description" (the tagger often misreads the name there).
         colon = next((t.i for t in sentence if t.text in (":", "—", "–")), None)

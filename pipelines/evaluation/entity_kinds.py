@@ -32,13 +32,12 @@ from components.graph.kinds import (
     KINDS,
     KindEvidence,
     KindModel,
-    designation_share,
     features,
     to_json,
 )
 from components.text.dates import parse_date
 
-VERSION = "kinds-1"
+VERSION = "kinds-2"
 MIN_CONTEXT = 3  # a context word must occur around this many labelled entities to be a feature
 C_GRID = (0.3, 1.0, 3.0, 10.0)  # the regression's inverse regularisations tried (the best out of fold is kept)
 WRONG_COST = 0.5  # what a wrong kind costs beside "other" (0) and a right kind (1), when choosing the threshold
@@ -109,10 +108,7 @@ def fit(found: list[tuple[str, str, KindEvidence, Any]], labels: dict[str, str])
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import cross_val_predict
 
-    # Model designations are products by rule (see `KindModel.decide`): not the regression's to learn.
-    labelled = [
-        (ev, labels[key]) for _, key, ev, _ in found if labels.get(key) in KINDS and designation_share(ev) < 0.5
-    ]
+    labelled = [(ev, labels[key]) for _, key, ev, _ in found if labels.get(key) in KINDS]
     # Context words seen around at least `MIN_CONTEXT` labelled entities.
     spread = Counter(word for ev, _ in labelled for word in ev.context)
     context = sorted(word for word, n in spread.items() if n >= MIN_CONTEXT)
