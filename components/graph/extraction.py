@@ -343,6 +343,19 @@ def _context_word(token: Any) -> bool:
     return token.pos_ in ("NOUN", "VERB", "ADJ") and token.is_alpha and token.is_lower
 
 
+def _first_word(span: Any) -> int:
+    """The index of a sentence's first word (after opening quotes, bullets and heading marks)."""
+    return next((t.i for t in span if t.is_alpha or t.like_num), span.start)
+
+
+def _is_heading(sentence: Sentence) -> bool:
+    """A heading: a Markdown heading, or a short line without a sentence's closing punctuation ("Final Standings")."""
+    text = sentence.text
+    words = [t for t in sentence.span if t.is_alpha]
+    closed = text.endswith((".", "!", "?", ":", ";"))
+    return text.startswith("#") or ("\n" not in text and len(words) <= 8 and not closed)
+
+
 def _evidence_role(token: Any) -> str | None:
     """The role a name plays, as kind evidence: "s:found" (its predicate's subject, also "founded by X"), "p:bear"
     (a passive subject: "X was born"), "o:release" (an object), "i:in" (the object of a preposition)."""
@@ -1142,16 +1155,25 @@ class LanguageExtractor(GraphExtractor):
 
     @staticmethod
     def _junk(entities: dict[str, _DocEntity], sentences: list[Sentence]) -> list[str]:
-        """Capitalised common words ("Standings", "Award") that the same text also uses as lower-case nouns: no
-        entities."""
+        """Capitalised common words ("Standings", "Award") that the same text also uses as lower-case nouns, and
+        writes capitalised only where every word may be (opening a sentence, in a heading): no entities. A name the
+        text capitalises mid-sentence stays one ("we rewrote it in Rust" beside "rust on the hinge")."""
         lower = {t.text for s in sentences for t in s.span if t.is_lower and t.is_alpha and t.pos_ == "NOUN"}
         # A word of a longer name of the document is that name's short form ("Cook" of "Tim Cook"), not a common word.
         parts = {word for key in entities if " " in key for word in key.split()}
+        # Where the text capitalises each word mid-sentence in prose.
+        named = {
+            token.text.lower()
+            for sentence in sentences
+            if not _is_heading(sentence)
+            for token in sentence.span
+            if token.is_title and token.i > _first_word(sentence.span)
+        }
         junk = []
         for key, entity in entities.items():
             written = [name for name in entity.names if entity.names[name]]
             single = bool(written) and all(len(name.split()) == 1 and name.istitle() for name in written)
-            if single and key in lower and key not in parts:
+            if single and key in lower and key not in parts and key not in named:
                 junk.append(key)
         return junk
 

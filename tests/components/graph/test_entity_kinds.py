@@ -90,8 +90,25 @@ class TestNoJunk:
         assert not any("treadway" in key and "brightwell" in key for key in found)
 
     def test_a_capitalised_word_the_text_also_writes_in_lower_case_is_no_entity(self):
-        found = entities("The Award went to Oslo Works in 2020. The award is given every year.")
+        found = entities("Award winners included Oslo Works in 2020. The award is given every year.")
         assert "award" not in found and "oslo works" in found
+
+    def test_a_capitalised_word_in_a_heading_only_is_no_entity(self):
+        found = entities("# Standings\n\nOslo Works led the standings in 2020 and kept the lead.")
+        assert "standings" not in found and "oslo works" in found
+
+    @pytest.mark.parametrize(
+        ("text", "name"),
+        [
+            (
+                "Oslo Works wrote the new parser in Rust in 2021, and Rust made it faster. The old hinge showed rust.",
+                "rust",
+            ),
+            ("Oslo Works ships builds for Windows since 2019. The windows of the office face north.", "windows"),
+        ],
+    )
+    def test_a_name_written_capitalised_mid_sentence_stays_beside_its_common_noun(self, text, name):
+        assert name in entities(text)
 
     def test_a_lower_case_common_noun_is_no_entity(self):
         found = entities("The node holds a vector and metadata. Hollis Grane wrote the store in 2018.")
