@@ -159,4 +159,26 @@ class TestNumbers:
         )
         assert "22" not in found
         model = found["talmont 909 dreamliner"]
-        assert model.kind == "product" and "a model designation" in model.evidence
+        assert model.kind == "product" and "designation" in model.evidence  # a feature of the fitted model
+
+
+class TestKindFeatures:
+    def test_context_features_are_common_words_never_names(self):
+        from components.graph.extraction import _context_word
+        from components.text.language import analyse_text
+
+        _, doc = next(iter(analyse_text("Oslo Works sued Brindle over the new Quorra tablet in Varna.")))
+        kept = {token.text for token in doc if _context_word(token)}
+        assert {"sued", "new", "tablet"} <= kept
+        assert not kept & {"Oslo", "Works", "Brindle", "Quorra", "Varna", "over", "the", "in"}
+
+    def test_a_model_designation_is_weighed_by_the_model_not_decided_by_rule(self):
+        index = FEATURES.index("label:designation")
+        weights = [[0.0] * len(FEATURES), [0.0] * len(FEATURES)]
+        weights[1][index] = 4.0
+        model = KindModel(["person", "product"], weights, [0.0, 0.0], threshold=0.6)
+        designated = KindEvidence(names=["Talmont 909"], labels=Counter({"designation": 2}))
+        assert model.decide(designated).kind == "product" and model.decide(designated).confidence > 0.9
+        unweighted = KindModel(["person", "product"], [[0.0] * len(FEATURES)] * 2, [0.0, 0.0], threshold=0.6)
+        decision = unweighted.decide(designated)
+        assert decision.kind == "other" and decision.confidence == 0.5  # no shortcut around the model
