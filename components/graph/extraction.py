@@ -197,7 +197,7 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
             and doc[opened + 1].text in _CLOSING_QUOTES
         ):
             right = opened + 2
-        # "its 777 airliner", "Boeing's 787": a number naming a kind of product, or after its maker's name.
+        # "its 900 engine", "Boeing's 787": a number naming a kind of product, or after its maker's name.
         typed = token.dep_ in ("nummod", "compound") and token.head.lemma_.lower() in KIND_NOUNS["product"]
         owner = token.i >= 2 and doc[token.i - 1].tag_ == "POS" and doc[token.i - 2].ent_type_ == "ORG"
         variant = _variant_after(token)
