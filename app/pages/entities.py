@@ -19,7 +19,7 @@ try:
     tools = services.graph_tools()
     counts = tools.store.counts()
 except Exception as exc:  # noqa: BLE001
-    st.error(f"The knowledge graph cannot be opened: {services.friendly_error(exc)}")
+    st.error(f"The knowledge graph cannot be opened: {plain(services.friendly_error(exc))}")
     st.stop()
 
 if not counts.get("entities"):
@@ -41,7 +41,7 @@ try:
     # The same ranked search as the `entity_search` pipeline and endpoint.
     matches = [match.entity for match in tools.entity_matches(query, limit=25)]
 except ValueError as exc:
-    st.error(str(exc))
+    st.error(plain(str(exc)))
     st.stop()
 if not matches:
     st.warning(f"No entity matches “{query}”.")
@@ -86,7 +86,7 @@ with timeline_tab:
             entity.name, start.isoformat() if start else None, end.isoformat() if end else None
         )
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(plain(str(exc)))
         hits = []
     facts = [hit.fact.contract() for hit in hits]
     # Facts that date the same event differently in different documents are a disagreement, not two events.
@@ -151,11 +151,7 @@ with timeline_tab:
                 mark = " :red-badge[sources disagree]" if position in disputed else ""
                 st.markdown(f"{position}. **{plain(when)}** · {_source(fact)}{mark}")
                 show_text(fact["fact"])
-                confidence = fact.get("confidence")
-                st.caption(
-                    f"date from {fact.get('date_method') or 'the text'}"
-                    + (f" · confidence {confidence:.2f}" if isinstance(confidence, float) else "")
-                )
+                st.caption(f"date from {plain(fact.get('date_method') or 'the text')}")
     if undated:
         st.markdown(f"**Undated facts** ({len(undated)}): the text gives them no date of their own.")
         for fact in undated:

@@ -34,13 +34,13 @@ from itertools import groupby
 from typing import Any, Self
 
 from components.graph.dates import DateMention, FuzzyDate, sentence_validity, validity
-from components.graph.kinds import TITLE_WORDS, KindEvidence, KindModel, default_kind_model
+from components.graph.kinds import KIND_NOUNS, TITLE_WORDS, KindEvidence, KindModel, default_kind_model
 from components.graph.model import DocumentGraph, EntityMention, Fact, normalise_name
 from components.serialization import init_parameters_to_dict
 from components.text.language import analyse_text, entity_kind
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-12"
+EXTRACTOR_VERSION = "spacy-13"
 
 
 class GraphExtractor(ABC):
@@ -120,26 +120,6 @@ def read_document(document: Any, chunks: list[Any]) -> tuple[str, list[Sentence]
 
 # Code identifiers and setting names: underscores, dotted names ("CamelCase.method"), calls, paths, file suffixes.
 _CODE_NAME = re.compile(r"_|\w\.\w|\(\)|/|=|\.(py|js|ts|rs|md|json|yaml|yml|toml)$")
-# Generic nouns naming a kind, for definite descriptions ("the company") and apposition ("X, a startup").
-_KIND_NOUNS: dict[str, set[str]] = {
-    "organization": set(
-        "company firm corporation business startup start-up manufacturer maker carrier airline bank group agency "
-        "organisation organization institution university party team label publisher retailer supplier operator "
-        "vendor conglomerate subsidiary giant consortium authority ministry government lab laboratory foundation "
-        "club union outlet newspaper network broadcaster insurer lender".split()
-    ),
-    "product": set(
-        "product device phone smartphone computer laptop tablet software program application app service platform "
-        "tool engine database library framework system model aircraft airliner airplane plane jet jetliner car "
-        "vehicle console browser package player game drug vaccine chip processor language".split()
-    ),
-    "person": set(
-        "man woman executive founder chairman chairwoman president minister director officer analyst spokesman "
-        "spokeswoman spokesperson leader chief engineer researcher scientist author singer actor player".split()
-    ),
-    "place": set("city country state town region capital nation island province village".split()),
-    "event": set("event conference summit show festival election war meeting ceremony tournament".split()),
-}
 _PERSON_PRONOUNS = {"he", "him", "his", "himself", "she", "her", "hers", "herself"}
 _THING_PRONOUNS = {"it", "its", "itself"}
 _GROUP_PRONOUNS = {"they", "them", "their", "theirs"}
@@ -217,8 +197,8 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
             and doc[opened + 1].text in _CLOSING_QUOTES
         ):
             right = opened + 2
-        # "its 777 airliner", "Boeing's 787": a number naming a kind of product, or after its maker's name.
-        typed = token.dep_ in ("nummod", "compound") and token.head.lemma_.lower() in _KIND_NOUNS["product"]
+        # "its 900 engine", "Boeing's 787": a number naming a kind of product, or after its maker's name.
+        typed = token.dep_ in ("nummod", "compound") and token.head.lemma_.lower() in KIND_NOUNS["product"]
         owner = token.i >= 2 and doc[token.i - 1].tag_ == "POS" and doc[token.i - 2].ent_type_ == "ORG"
         variant = _variant_after(token)
         named = left < token.i or right > token.i + 1 or token.head.is_title or typed or owner or variant
@@ -303,7 +283,7 @@ def _split_parenthesis(span: Any) -> list[Any]:
 def _kind_of_noun(noun: str) -> str | None:
     noun = noun.lower()
     maker = "organization" if noun.endswith(("maker", "builder", "producer", "provider", "company")) else None
-    return next((kind for kind, nouns in _KIND_NOUNS.items() if noun in nouns), maker)
+    return next((kind for kind, nouns in KIND_NOUNS.items() if noun in nouns), maker)
 
 
 def _variant_after(token: Any) -> bool:
@@ -355,6 +335,25 @@ def _role(token: Any) -> str | None:
 
 
 _PARTS = {"first", "last", "one", "some", "many", "most", "all", "each", "half", "none", "several", "both", "few"}
+
+
+def _context_word(token: Any) -> bool:
+    """A word that may be a kind-model context feature: a common noun, verb or adjective written in lower case
+    (never a proper noun, nor a capitalised word the tagger took for a common one)."""
+    return token.pos_ in ("NOUN", "VERB", "ADJ") and token.is_alpha and token.is_lower
+
+
+def _first_word(span: Any) -> int:
+    """The index of a sentence's first word (after opening quotes, bullets and heading marks)."""
+    return next((t.i for t in span if t.is_alpha or t.like_num), span.start)
+
+
+def _is_heading(sentence: Sentence) -> bool:
+    """A heading: a Markdown heading, or a short line without a sentence's closing punctuation ("Final Standings")."""
+    text = sentence.text
+    words = [t for t in sentence.span if t.is_alpha]
+    closed = text.endswith((".", "!", "?", ":", ";"))
+    return text.startswith("#") or ("\n" not in text and len(words) <= 8 and not closed)
 
 
 def _evidence_role(token: Any) -> str | None:
@@ -1115,8 +1114,14 @@ class LanguageExtractor(GraphExtractor):
             around = [root.head] if root.head.i != root.i else []
             modifiers = ("amod", "compound", "appos", "nmod")
             around += [c for c in root.children if c.dep_ in modifiers and c.i < mention.start]
+            # Only common words are context features: a name nearby ("Acme", "Zorblex") would make the fitted model
+            # learn the entities of the set it is fitted on.
             entity.evidence.context.update(
-                {t.lemma_.lower() for t in around if t.is_alpha and not (mention.start <= t.i < mention.end)}
+                {
+                    t.lemma_.lower()
+                    for t in around
+                    if _context_word(t) and not (mention.start <= t.i < mention.end)
+                }
             )
         # A heading "Name: a description" (the tagger often misreads the name there).
         colon = next((t.i for t in sentence if t.text in (":", "—", "–")), None)
@@ -1150,16 +1155,25 @@ class LanguageExtractor(GraphExtractor):
 
     @staticmethod
     def _junk(entities: dict[str, _DocEntity], sentences: list[Sentence]) -> list[str]:
-        """Capitalised common words ("Standings", "Award") that the same text also uses as lower-case nouns: no
-        entities."""
+        """Capitalised common words ("Standings", "Award") that the same text also uses as lower-case nouns, and
+        writes capitalised only where every word may be (opening a sentence, in a heading): no entities. A name the
+        text capitalises mid-sentence stays one ("we rewrote it in Rust" beside "rust on the hinge")."""
         lower = {t.text for s in sentences for t in s.span if t.is_lower and t.is_alpha and t.pos_ == "NOUN"}
         # A word of a longer name of the document is that name's short form ("Cook" of "Tim Cook"), not a common word.
         parts = {word for key in entities if " " in key for word in key.split()}
+        # Where the text capitalises each word mid-sentence in prose.
+        named = {
+            token.text.lower()
+            for sentence in sentences
+            if not _is_heading(sentence)
+            for token in sentence.span
+            if token.is_title and token.i > _first_word(sentence.span)
+        }
         junk = []
         for key, entity in entities.items():
             written = [name for name in entity.names if entity.names[name]]
             single = bool(written) and all(len(name.split()) == 1 and name.istitle() for name in written)
-            if single and key in lower and key not in parts:
+            if single and key in lower and key not in parts and key not in named:
                 junk.append(key)
         return junk
 

@@ -49,7 +49,11 @@ class LLMGraphExtractor(GraphExtractor):
         batch_sentences: int = 40,
         timeout_s: float = 60.0,
         api_key_env: str = "OPENAI_API_KEY",
+        kind_confidence: float = 0.7,
     ) -> None:
+        """`kind_confidence` is the confidence stored with a kind the chat model names (not "other"): across
+        documents the most confident kind of an entity stays, so the default 0.7 lets a named kind replace an offline
+        kind the fitted model gave less than that (its "other" included), and not a surer one."""
         if not model:
             raise ValueError("model must name the chat model")
         within("batch_sentences", batch_sentences, 1, 200)
@@ -60,6 +64,7 @@ class LLMGraphExtractor(GraphExtractor):
         self.batch_sentences = batch_sentences
         self.timeout_s = timeout_s
         self.api_key_env = api_key_env
+        self.kind_confidence = within("kind_confidence", kind_confidence, 0.0, 1.0)
         self._generator: Any = None
 
     @classmethod
@@ -133,7 +138,17 @@ class LLMGraphExtractor(GraphExtractor):
                 if not key:
                     continue
                 kind = item.get("kind") if item.get("kind") in ENTITY_KINDS else "other"
-                mention = mentions.setdefault(key, EntityMention(key=key, name=item["name"].strip(), kind=kind))
+                named = kind != "other"
+                mention = mentions.setdefault(
+                    key,
+                    EntityMention(
+                        key=key,
+                        name=item["name"].strip(),
+                        kind=kind,
+                        confidence=self.kind_confidence if named else 0.0,
+                        evidence="kind named by the chat model" if named else "",
+                    ),
+                )
                 aliases = {normalise_name(alias) for alias in item.get("aliases") or [] if isinstance(alias, str)}
                 mention.aliases |= aliases - {"", key}
             alias_to_key = {alias: m.key for m in mentions.values() for alias in m.aliases}

@@ -32,13 +32,12 @@ from components.graph.kinds import (
     KINDS,
     KindEvidence,
     KindModel,
-    designation_share,
     features,
     to_json,
 )
 from components.text.dates import parse_date
 
-VERSION = "kinds-1"
+VERSION = "kinds-2"
 MIN_CONTEXT = 3  # a context word must occur around this many labelled entities to be a feature
 C_GRID = (0.3, 1.0, 3.0, 10.0)  # the regression's inverse regularisations tried (the best out of fold is kept)
 WRONG_COST = 0.5  # what a wrong kind costs beside "other" (0) and a right kind (1), when choosing the threshold
@@ -101,7 +100,9 @@ def load_labels(path: Path) -> dict[str, str]:
     return {row["key"]: row["kind"] for row in rows}
 
 
-def fit(found: list[tuple[str, str, KindEvidence, Any]], labels: dict[str, str]) -> KindModel:
+def fit(
+    found: list[tuple[str, str, KindEvidence, Any]], labels: dict[str, str], source: dict[str, int] | None = None
+) -> KindModel:
     """The logistic regression over the labelled samples (junk left out: the junk rules decide it), and the
     threshold below which a kind is "other": the one maximising the samples whose kind is right less `WRONG_COST`
     for each given a wrong kind other than "other" (a confident wrong kind is worse than "other"), on
@@ -109,13 +110,18 @@ def fit(found: list[tuple[str, str, KindEvidence, Any]], labels: dict[str, str])
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import cross_val_predict
 
-    # Model designations are products by rule (see `KindModel.decide`): not the regression's to learn.
-    labelled = [
-        (ev, labels[key]) for _, key, ev, _ in found if labels.get(key) in KINDS and designation_share(ev) < 0.5
-    ]
-    # Context words seen around at least `MIN_CONTEXT` labelled entities.
+    labelled = [(ev, labels[key]) for _, key, ev, _ in found if labels.get(key) in KINDS]
+    # Context words seen around at least `MIN_CONTEXT` labelled entities, and, when the samples come from several
+    # corpora (`source`: document id -> corpus), around entities of at least two of them: a word only one corpus
+    # uses near its names (a product line's lower-case name) would fit that corpus's entities, not kinds.
     spread = Counter(word for ev, _ in labelled for word in ev.context)
-    context = sorted(word for word, n in spread.items() if n >= MIN_CONTEXT)
+    corpora: dict[str, set[int]] = {}
+    for document_id, key, ev, _ in found:
+        if labels.get(key) in KINDS:
+            for word in ev.context:
+                corpora.setdefault(word, set()).add((source or {}).get(document_id, 0))
+    needed = min(2, len(set((source or {0: 0}).values())))
+    context = sorted(word for word, n in spread.items() if n >= MIN_CONTEXT and len(corpora[word]) >= needed)
     x, y = [features(ev, context) for ev, _ in labelled], [kind for _, kind in labelled]
     best = (-9.0, 0.0, 1.0)  # utility, threshold, C
     for strength in C_GRID:
@@ -198,7 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.action == "fit":
         found = [sample for part, _ in sets for sample in part]
         labels = {key: kind for _, part in sets for key, kind in part.items()}
-        fitted = fit(found, labels)
+        source = {document_id: i for i, (part, _) in enumerate(sets) for document_id, _, _, _ in part}
+        fitted = fit(found, labels, source)
         args.out.write_text(json.dumps(to_json(fitted), indent=1) + "\n", encoding="utf-8")
         print(
             f"fitted on {sum(labels.get(k) in KINDS for _, k, _, _ in found)} samples, "

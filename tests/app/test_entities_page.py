@@ -45,3 +45,17 @@ class TestEntitiesPage:
         shown = [label.split(" · ")[0] for label in at.radio[0].options]
         served = EntitySearch(limit=25).run(query="Postgres")["entities"]
         assert len(shown) > 1 and shown == [entity["name"] for entity in served]
+
+
+@pytest.mark.integration
+def test_an_error_text_is_shown_as_written_not_rendered(demo_collection, monkeypatch):  # noqa: F811
+    from components.graph.tools import GraphTools
+
+    def refuse(self, query, *args, **kwargs):
+        raise ValueError("query *Nordvik* [see](http://127.0.0.1/x) is refused")
+
+    monkeypatch.setattr(GraphTools, "entity_matches", refuse)
+    at = run_page("entities.py")
+    at.text_input[0].input("Nordvik").run()
+    shown = [element.value for element in at.error]
+    assert shown and "\\*Nordvik\\*" in shown[0] and "\\[see\\]" in shown[0]

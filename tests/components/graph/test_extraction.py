@@ -278,8 +278,8 @@ class TestEventsOfTheEntity:
 
     def test_the_object_of_an_event_noun_takes_part_in_the_event(self):
         graph = extract(
-            "Nordvik SE unveiled the NV900 superjumbo in Bergen. To date, 149 orders for the aircraft have been "
-            "received. The wings of the aircraft are large.",
+            "Nordvik SE unveiled the NV900 device in Bergen. To date, 149 orders for the device have been "
+            "received. The screens of the device are large.",
             date=dt.date(2005, 1, 18),
         )
         assert "nv900" in fact_for(graph, "To date, 149 orders").entity_keys
@@ -358,10 +358,10 @@ class TestEventsOfTheEntity:
 
     def test_a_name_in_parentheses_is_not_the_latest_antecedent(self):
         graph = extract(
-            "Talmont Aerospace unveiled the K900 jet, which carries 500 people (300 for a Norvik N200). "
-            "The new aircraft will fly next year."
+            "Talmont Systems unveiled the K900 engine, which holds 500 songs (300 for a Norvik N200). "
+            "The new engine will ship next year."
         )
-        assert fact_for(graph, "The new aircraft").entity_keys == ["k900"]
+        assert fact_for(graph, "The new engine").entity_keys == ["k900"]
 
     def test_a_headline_takes_every_name_it_holds(self):
         title = "Norvik exercises options on five Talmont jets"  # parsed without a verb
@@ -391,8 +391,8 @@ class TestEventsOfTheEntity:
 
     def test_the_part_of_a_description_takes_its_role(self):
         graph = extract(
-            "Talmont Aerospace showed the K900 jet last week. "
-            "The first of the new aircraft will be delivered to Norvik Airlines in March."
+            "Talmont Systems showed the K900 engine last week. "
+            "The first of the new engines will be delivered to Norvik Retail in March."
         )
         assert "k900" in fact_for(graph, "The first of").entity_keys
 
@@ -403,7 +403,7 @@ class TestEventsOfTheEntity:
 
     def test_a_model_number_without_its_letters_is_the_model(self):
         graph = extract(
-            "Talmont Aerospace unveiled the K900 on Monday. It is expected that the 900 jet will land in Oslo in May."
+            "Talmont Systems unveiled the K900 on Monday. It is expected that the 900 device will ship in Oslo in May."
         )
         assert "k900" in fact_for(graph, "It is expected").entity_keys
         assert not any(entity.key == "900" for entity in graph.entities)
@@ -436,11 +436,11 @@ class TestEventsOfTheEntity:
 
     def test_the_maker_named_in_a_product_takes_part_in_the_trade_a_later_noun_refers_to(self):
         graph = extract(
-            "Kestrel is based in Lyon. Norvik Airlines agreed to purchase ten Kestrel K900 jets. "
+            "Kestrel is based in Lyon. Norvik Retail agreed to purchase ten Kestrel K900 devices. "
             "The deal was approved by regulators on Friday."
         )
-        assert "kestrel" not in fact_for(graph, "Norvik Airlines agreed").entity_keys  # the product's event
-        assert set(fact_for(graph, "The deal").entity_keys) == {"norvik airlines", "k900", "kestrel"}
+        assert "kestrel" not in fact_for(graph, "Norvik Retail agreed").entity_keys  # the product's event
+        assert set(fact_for(graph, "The deal").entity_keys) == {"norvik retail", "k900", "kestrel"}
 
     def test_a_number_after_its_makers_name_is_a_model_not_a_count(self):
         graph = extract("Norvik Airlines has negotiated the purchase of 22 new Talmont 909 Dreamliners.")
@@ -448,9 +448,9 @@ class TestEventsOfTheEntity:
 
     def test_the_possessor_of_an_event_noun_takes_part(self):
         graph = extract(
-            "Talmont Aerospace showed the K900 jet last week. The aircraft's delivery will be delayed until October."
+            "Talmont Systems showed the K900 engine last week. The engine's delivery will be delayed until October."
         )
-        assert fact_for(graph, "The aircraft's delivery").entity_keys == ["k900"]
+        assert fact_for(graph, "The engine's delivery").entity_keys == ["k900"]
 
     def test_a_demonstrative_subject_continues_the_previous_subject(self):
         graph = extract("A second K900 jet is travelling to Oslo on Monday. This will be branded as a Norvik flight.")

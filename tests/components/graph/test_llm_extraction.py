@@ -80,7 +80,10 @@ class TestLLMGraphExtractor:
             LLMGraphExtractor(model="")
         with pytest.raises(ValueError, match="batch_sentences"):
             LLMGraphExtractor(model="m", batch_sentences=0)
+        with pytest.raises(ValueError, match="kind_confidence"):
+            LLMGraphExtractor(model="m", kind_confidence=1.5)
         data = LLMGraphExtractor(model="m", api_base_url="http://127.0.0.1:1/v1").to_dict()
+        assert data["kind_confidence"] == 0.7
         assert data["type"] == "llm" and data["api_key_env"] == "OPENAI_API_KEY" and "sk-" not in json.dumps(data)
 
     def test_extracts_through_the_chat_api(self, chat):
@@ -114,6 +117,9 @@ class TestLLMGraphExtractor:
         assert by_sentence[4].valid_at.iso() == "2021" and by_sentence[4].date_method == "relative"  # rules' date
         assert by_sentence[1].chunk_id == chunks[0].chunk_id
         assert {m.key for m in graph.entities} == {"nordvik", "johan lindqvist", "henrik dahl"}
+        # A kind the chat model names carries the stated confidence, so it can replace a weaker offline kind.
+        dahl = next(m for m in graph.entities if m.key == "henrik dahl")
+        assert dahl.kind == "person" and dahl.confidence == 0.7 and "chat model" in dahl.evidence
 
     def test_malformed_answer_and_server_errors(self, chat):
         document, chunks = make_document("d", NORDVIK_2020, dt.date(2020, 1, 28))
