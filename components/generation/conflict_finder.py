@@ -340,24 +340,7 @@ def find_conflicts(query: str, documents: list[Document]) -> list[dict[str, Any]
             for (number, owner, _), doc in zip(found, docs, strict=True)
             if (value := _value(doc, number, owner, kind, labels, anchors, predicate, query.lower())) is not None
         ]
-        groups: list[list[_Value]] = []
-        for value in values:
-            group = next((group for group in groups if all(_same(value, other) for other in group)), None)
-            if group is None:
-                groups.append([value])
-            else:
-                group.append(value)
-        disagreeing = [
-            group
-            for group in groups
-            if any(
-                _disagree(value, other)
-                for other_group in groups
-                if other_group is not group
-                for value in group
-                for other in other_group
-            )
-        ]
+        disagreeing = _disagreeing_groups(values)
         if len(disagreeing) < 2:
             continue
         dates = {number: str((document.meta or {}).get("source_date") or "")
@@ -377,6 +360,23 @@ def find_conflicts(query: str, documents: list[Document]) -> list[dict[str, Any]
             }
         )
     return conflicts
+
+
+def _disagreeing_groups(values: list[_Value]) -> list[list[_Value]]:
+    """The values grouped by sameness (each joins the first group all of whose members it equals), keeping the
+    groups that disagree with another group: two or more of them are a conflict."""
+    groups: list[list[_Value]] = []
+    for value in values:
+        group = next((group for group in groups if all(_same(value, other) for other in group)), None)
+        if group is None:
+            groups.append([value])
+        else:
+            group.append(value)
+    return [
+        group
+        for group in groups
+        if any(_disagree(a, b) for other in groups if other is not group for a in group for b in other)
+    ]
 
 
 def _disagree(a: _Value, b: _Value) -> bool:
@@ -456,17 +456,7 @@ def timeline_conflicts(facts: list[dict[str, Any]], entity: str = "") -> list[di
             key = (day.year, day.month if precision != "year" else None, day.day if precision == "day" else None)
             owner = str(fact.get("document_id") or fact.get("document_title") or position)
             values.append(_Value(str(fact["valid_at"]), position, key, "date", frozenset(), owner))
-        groups: list[list[_Value]] = []
-        for value in values:
-            group = next((group for group in groups if all(_same(value, other) for other in group)), None)
-            if group is None:
-                groups.append([value])
-            else:
-                group.append(value)
-        disagreeing = [
-            group for group in groups
-            if any(_disagree(a, b) for other in groups if other is not group for a in group for b in other)
-        ]
+        disagreeing = _disagreeing_groups(values)
         if len(disagreeing) > 1:
             conflicts.append(
                 {
