@@ -142,7 +142,7 @@ def test_the_rewriter_reads_no_setting_and_the_catalog_passes_them(monkeypatch) 
         catalog = PipelineCatalog(specs={})
         history = [{"question": FOUNDED.question, "answer": FOUNDED.answer}]
         monkeypatch.setattr(FollowUpRewriter, "_by_model", lambda self, question, turns: "")
-        assert catalog._follow_up("Who leads it?", history, None) == "Who leads Brevik Labs?"
+        assert catalog.follow_up("Who leads it?", history, None) == "Who leads Brevik Labs?"
         parameters = catalog._rewriter.to_dict()["init_parameters"]
         assert parameters["generator"] == "openai" and parameters["model"] == "quillon-small"
         assert parameters["api_base_url"] == "http://127.0.0.1:9/v1"
