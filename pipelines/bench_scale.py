@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import math
 import os
 import random
 import time
@@ -29,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from pipelines.bench_backends import _one_blas_thread, _percentile, _seal
+from pipelines.bench_backends import _one_blas_thread, _seal
+from pipelines.evaluation.metrics import percentile
 from pipelines.scale_corpus import CHUNKS_PER_DOCUMENT, EmbeddingCache, ScaleCorpus, eval_data_dir
 
 Out = Callable[[str], None]
@@ -254,7 +256,10 @@ def _timed(calls: list[Callable[[], Any]], warm: list[Callable[[], Any]]) -> tup
 
 
 def _summary(name: str, timings: list[float]) -> dict[str, float]:
-    return {f"{name}_p50_ms": round(_percentile(timings, 50), 2), f"{name}_p95_ms": round(_percentile(timings, 95), 2)}
+    return {
+        f"{name}_p50_ms": round(percentile(timings, 50, empty=math.nan), 2),
+        f"{name}_p95_ms": round(percentile(timings, 95, empty=math.nan), 2),
+    }
 
 
 def _dense_recall(base: ScaleBase, vectors: list[np.ndarray], hits: list[list[Any]]) -> float:
