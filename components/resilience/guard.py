@@ -39,7 +39,7 @@ from haystack import logging
 from components.contracts import BranchDocuments, ContextChunk, SourceStatus, StatusKind, chunk_to_document
 from components.contracts.selection import source_selected
 from components.resilience.budget import deadline_scope, question_deadline
-from components.resilience.errors import Fault, RetryableError, SourceError, classify_exception
+from components.resilience.errors import Fault, RetryableError, ServiceUnreachable, SourceError, classify_exception
 from components.resilience.telemetry import telemetry
 from components.validation import within
 
@@ -231,6 +231,12 @@ class _RateGate:
             start = max(now, self._next_free)
             self._next_free = start + min_interval_s
             return start - now
+
+    def give_back(self, min_interval_s: float) -> None:
+        """Return a slot whose call never reached the service (its name did not resolve, nothing listened): the
+        interval spaces requests the service receives, so the next call need not wait for one it never got."""
+        with self._lock:
+            self._next_free = max(time.monotonic(), self._next_free - min_interval_s)
 
 
 class _HungCalls:
@@ -429,6 +435,8 @@ class SourceGuard:
                 if isinstance(exc, TimeoutError):
                     reason = f"the service timed out: {exc}" if str(exc) else "the service timed out"
                     exc = RetryableError(reason, kind="timeout")
+                if self.policy.min_interval_s and isinstance(exc, ServiceUnreachable):
+                    self._gate.give_back(self.policy.min_interval_s)
                 fault = classify_exception(exc)
                 logger.debug(
                     "Source {source} attempt {attempt} failed", source=self.source, attempt=attempt, exc_info=True

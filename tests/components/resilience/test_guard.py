@@ -320,6 +320,27 @@ class TestCacheAndRateLimit:
         assert all(stamp >= started + index * 0.15 - 0.01 for index, stamp in enumerate(stamps))
 
 
+    def test_a_call_that_never_reached_the_service_gives_its_slot_back(self):
+        # The interval spaces requests the service receives: a name that does not resolve sent none, so the next
+        # question does not wait for it (offline, a source with an interval would otherwise cost every question it).
+        from components.resilience.errors import ServiceUnreachable
+
+        def unreachable():
+            raise ServiceUnreachable("cannot reach the zorbit API: its name does not resolve")
+
+        guard = SourceGuard("t-rate-unreachable", fast_policy(min_interval_s=2.0, retries=0))
+        _, first = guard.call(unreachable)
+        started = time.monotonic()
+        _, second = guard.call(unreachable)
+        assert first.status == second.status == StatusKind.ERROR
+        assert time.monotonic() - started < 1.0
+        answered = SourceGuard("t-rate-answered", fast_policy(min_interval_s=0.3, retries=0))
+        answered.call(lambda: [])
+        started = time.monotonic()
+        answered.call(lambda: [])
+        assert time.monotonic() - started >= 0.25  # a request that reached the service keeps its slot
+
+
 class TestClassification:
     def test_retry_after_forms(self):
         assert parse_retry_after("2") == 2.0
