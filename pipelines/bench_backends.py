@@ -154,7 +154,12 @@ def _one_blas_thread() -> Any:
 
 
 def _time(calls: list[Callable[[], Any]], warm: int = 3) -> tuple[list[float], list[Any]]:
-    for call in calls[:warm]:
+    return timed(calls, calls[:warm])
+
+
+def timed(calls: list[Callable[[], Any]], warm: list[Callable[[], Any]]) -> tuple[list[float], list[Any]]:
+    """Milliseconds of each of `calls` and its result, after running the `warm` calls untimed."""
+    for call in warm:
         call()
     timings, results = [], []
     for call in calls:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from pipelines.bench_backends import _one_blas_thread, _seal
+from pipelines.bench_backends import _one_blas_thread, _seal, timed
 from pipelines.evaluation.metrics import percentile
 from pipelines.scale_corpus import CHUNKS_PER_DOCUMENT, EmbeddingCache, ScaleCorpus, eval_data_dir
 
@@ -244,17 +244,6 @@ def _build(kb: Any, base: ScaleBase, entry: dict, out: Out, save: Callable[[dict
     return kb, entry
 
 
-def _timed(calls: list[Callable[[], Any]], warm: list[Callable[[], Any]]) -> tuple[list[float], list[Any]]:
-    for call in warm:
-        call()
-    timings, results = [], []
-    for call in calls:
-        started = time.perf_counter()
-        results.append(call())
-        timings.append((time.perf_counter() - started) * 1000.0)
-    return timings, results
-
-
 def _summary(name: str, timings: list[float]) -> dict[str, float]:
     return {
         f"{name}_p50_ms": round(percentile(timings, 50, empty=math.nan), 2),
@@ -298,7 +287,7 @@ def _pgvector_alternatives(kb: Any, base: ScaleBase, queries: list[str], vectors
     try:
         for ef in EF_SEARCH:
             pgvector_index._EF_SEARCH_MIN = ef
-            timings, hits = _timed([lambda v=v: kb.dense_search(v, TOP_K) for v in vectors],
+            timings, hits = timed([lambda v=v: kb.dense_search(v, TOP_K) for v in vectors],
                                    [lambda v=v: kb.dense_search(v, TOP_K) for v in vectors[:WARM]])
             result["dense"][f"hnsw ef_search {ef}"] = {
                 **_summary("dense", timings), "recall_at_10": _dense_recall(base, vectors, hits)
@@ -311,7 +300,7 @@ def _pgvector_alternatives(kb: Any, base: ScaleBase, queries: list[str], vectors
         with index._connection() as conn:
             return conn.execute(exact_sql, (vector, TOP_K)).fetchall()
 
-    timings, _ = _timed([lambda v=v: exact(v) for v in vectors], [lambda v=v: exact(v) for v in vectors[:WARM]])
+    timings, _ = timed([lambda v=v: exact(v) for v in vectors], [lambda v=v: exact(v) for v in vectors[:WARM]])
     result["dense"]["exact (no index)"] = {**_summary("dense", timings), "recall_at_10": 1.0}
 
     ts_rank = index._q(
@@ -342,7 +331,7 @@ def _pgvector_alternatives(kb: Any, base: ScaleBase, queries: list[str], vectors
 
     for name, call in (("ts_rank (OR of lexemes)", by_ts_rank), ("BM25, every posting", every_posting),
                        ("BM25, postings with cut-off", cut_off), ("BM25 in memory (numpy)", base.exact_bm25)):
-        timings, hits = _timed([lambda q=q, c=call: c(q) for q in queries],
+        timings, hits = timed([lambda q=q, c=call: c(q) for q in queries],
                                [lambda q=q, c=call: c(q) for q in queries[:WARM]])
         result["keyword"][name] = {**_summary("keyword", timings), "recall_at_10": _keyword_recall(base, queries, hits)}
     return result
@@ -356,11 +345,11 @@ def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors
 
     result: dict[str, Any] = {}
     warm_vectors = [get_embedding_model().embed_one(q) for q in warm]
-    timings, hits = _timed([lambda v=v: kb.dense_search(v, TOP_K) for v in vectors],
+    timings, hits = timed([lambda v=v: kb.dense_search(v, TOP_K) for v in vectors],
                            [lambda v=v: kb.dense_search(v, TOP_K) for v in warm_vectors])
     result.update(_summary("dense", timings))
     result["dense_recall_at_10"] = _dense_recall(base, vectors, hits)
-    timings, hits = _timed([lambda q=q: kb.keyword_search(q, TOP_K) for q in queries],
+    timings, hits = timed([lambda q=q: kb.keyword_search(q, TOP_K) for q in queries],
                            [lambda q=q: kb.keyword_search(q, TOP_K) for q in warm])
     result.update(_summary("keyword", timings))
     result["keyword_recall_at_10"] = _keyword_recall(
@@ -373,7 +362,7 @@ def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors
     def hybrid(query: str, vector: np.ndarray) -> Any:
         return search.run(query=query, query_embedding=vector.tolist())
 
-    timings, _ = _timed([lambda q=q, v=v: hybrid(q, v) for q, v in zip(queries, vectors, strict=True)],
+    timings, _ = timed([lambda q=q, v=v: hybrid(q, v) for q, v in zip(queries, vectors, strict=True)],
                         [lambda q=q, v=v: hybrid(q, v) for q, v in zip(warm, warm_vectors, strict=True)])
     result.update(_summary("hybrid", timings))
     catalog = PipelineCatalog()
@@ -383,7 +372,7 @@ def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors
         model.clear_query_cache()
         return catalog.research(query, sources=["kb"])
 
-    timings, _ = _timed([lambda q=q: research(q) for q in queries], [lambda q=q: research(q) for q in warm])
+    timings, _ = timed([lambda q=q: research(q) for q in queries], [lambda q=q: research(q) for q in warm])
     result.update(_summary("research", timings))
     out(
         f"  {backend:<9} dense p50 {result['dense_p50_ms']:.1f} p95 {result['dense_p95_ms']:.1f} ms "

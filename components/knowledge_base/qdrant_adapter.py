@@ -134,16 +134,8 @@ def query_dense(
 ) -> list[Document]:
     """The `top_k` documents nearest `embedding` under Haystack `filters`, scored by the collection's distance (what
     `QdrantEmbeddingRetriever` returns with `scale_score=False`)."""
-    points = client.query_points(
-        collection_name=store.index,
-        query=embedding,
-        using=DENSE_VECTORS_NAME if store.use_sparse_embeddings else None,
-        query_filter=convert_filters_to_qdrant(filters),
-        limit=top_k,
-        with_payload=True,
-        with_vectors=return_embedding,
-    ).points
-    return _documents(points, store)
+    using = DENSE_VECTORS_NAME if store.use_sparse_embeddings else None
+    return _query(client, store, embedding, using, filters, top_k, return_embedding)
 
 
 def query_sparse(
@@ -157,10 +149,24 @@ def query_sparse(
 ) -> list[Document]:
     """The `top_k` documents for a sparse query vector under Haystack `filters` (what
     `QdrantSparseEmbeddingRetriever` returns with `scale_score=False`)."""
+    query = models.SparseVector(indices=indices, values=values)
+    return _query(client, store, query, SPARSE_VECTORS_NAME, filters, top_k, return_embedding)
+
+
+def _query(
+    client: QdrantClient,
+    store: Any,
+    query: Any,
+    using: str | None,
+    filters: dict | None,
+    top_k: int,
+    return_embedding: bool,
+) -> list[Document]:
+    """One `query_points` call on the store's collection, its points as the integration's documents."""
     points = client.query_points(
         collection_name=store.index,
-        query=models.SparseVector(indices=indices, values=values),
-        using=SPARSE_VECTORS_NAME,
+        query=query,
+        using=using,
         query_filter=convert_filters_to_qdrant(filters),
         limit=top_k,
         with_payload=True,
