@@ -128,11 +128,12 @@ def _start_server(port: int, env: dict[str, str], log_path: Path, timeout_s: flo
         except (OSError, urllib.error.URLError, ValueError):
             pass
         time.sleep(0.5)
-    _stop(process)
+    stop_server(process)
     raise BenchSetupError(f"the server did not deploy the research pipeline within {timeout_s:.0f} s; see {log_path}")
 
 
-def _stop(process: subprocess.Popen) -> None:
+def stop_server(process: subprocess.Popen) -> None:
+    """End a server this process started: terminate, and kill it if it has not exited within 30 s."""
     process.terminate()
     try:
         process.wait(timeout=30)
@@ -184,7 +185,7 @@ def bench_cli(out: Out, question: str = DEFAULT_QUESTION, runs: int = 3, work_di
         _research(["ask", question], served)  # the server's first question warms its pipeline
         results["ask_server"] = _timed("ask_server", ["ask", question], served, max(runs, 5), out, answered_there)
     finally:
-        _stop(server)
+        stop_server(server)
     results["warm_in_process"] = warm_in_process(question, max(runs, 5))
     out(f"  warm question in this process: median {results['warm_in_process']['median_s']:.3f} s "
         f"{results['warm_in_process']['seconds']}")

@@ -25,6 +25,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from pipelines.bench_cli import stop_server
+
 TARGET_RATIO = 1.5
 SLOW_BYTES_S = 1_000_000  # slower than the byte limit within the budget: the deadline stops these reads
 _CHUNK = b"<p>" + b"endless upstream answer " * 2600 + b"</p>\n"  # about 62 KB
@@ -176,12 +178,7 @@ def bench_hostile(out: Callable[[str], None], duration_s: float = 90.0, budget_s
                 sampler.join()
                 after = _rss_mb(server.pid)
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait(timeout=10)
+            stop_server(server)
         sent_mb = upstream.bytes_sent / 1e6
         requests = upstream.requests
     ratio = peak[0] / idle

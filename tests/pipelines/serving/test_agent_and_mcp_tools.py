@@ -17,6 +17,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from pipelines.bench_cli import stop_server
 from tests.contract_servers.chat import ChatContractServer
 from tests.pipelines.serving.conftest import RunningServer, free_port, wait_until_up
 
@@ -75,12 +76,7 @@ def tool_server(session_dir: Path, database_url: str, chat_model: ChatContractSe
         wait_until_up(running, set(served_pipeline_names()))
         yield running
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_server(process)
 
 
 @pytest.mark.integration
