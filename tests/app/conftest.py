@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -39,3 +41,27 @@ def app_env(collection_name: str, database_url: str) -> Iterator[str]:
         yield collection_name
     st.cache_resource.clear()
     reset_catalog()
+
+
+@contextmanager
+def chat_model_with(chat_server: Any, collection: str, records: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The chat contract server as the configured chat model and `records` (document, chunks pairs) in the
+    app's collection, for the length of the block; the settings and Streamlit's caches restored after it."""
+    import streamlit as st
+
+    from components.knowledge_base.factory import open_knowledge_base
+    from components.settings import reload_settings
+
+    monkeypatch.setenv("OPENAI_API_KEY", chat_server.api_key)
+    monkeypatch.setenv("OPENAI_BASE_URL", chat_server.base_url_v1)
+    monkeypatch.setenv("OPENAI_MODEL", "contract-model")
+    store = open_knowledge_base(reload_settings(), collection)
+    for document, chunks in records:
+        store.upsert_document(document, chunks)
+    st.cache_resource.clear()
+    try:
+        yield chat_server
+    finally:
+        monkeypatch.undo()
+        reload_settings()
+        st.cache_resource.clear()

@@ -8,7 +8,7 @@ import pytest
 
 # The package, imported before AppTest puts app/pages (which holds an ingest.py page) on the import path.
 import ingest.demo  # noqa: F401
-from tests.app.conftest import run_page
+from tests.app.conftest import chat_model_with, run_page
 from tests.components.knowledge_base.kb_corpus import corpus
 from tests.contract_servers.chat import chat_server, chat_server_session  # noqa: F401 - fixtures
 
@@ -16,22 +16,8 @@ from tests.contract_servers.chat import chat_server, chat_server_session  # noqa
 @pytest.fixture()
 def agent_env(app_env, chat_server, embedding_model, monkeypatch):  # noqa: ANN001, ANN201, F811
     """A fresh collection holding the small test corpus, and the chat contract server as the chat model."""
-    import streamlit as st
-
-    from components.knowledge_base.factory import open_knowledge_base
-    from components.settings import reload_settings
-
-    monkeypatch.setenv("OPENAI_API_KEY", chat_server.api_key)
-    monkeypatch.setenv("OPENAI_BASE_URL", chat_server.base_url_v1)
-    monkeypatch.setenv("OPENAI_MODEL", "contract-model")
-    store = open_knowledge_base(reload_settings(), app_env)
-    for document, chunks in corpus(embedding_model):
-        store.upsert_document(document, chunks)
-    st.cache_resource.clear()
-    yield chat_server
-    monkeypatch.undo()
-    reload_settings()
-    st.cache_resource.clear()
+    with chat_model_with(chat_server, app_env, corpus(embedding_model), monkeypatch) as server:
+        yield server
 
 
 @pytest.mark.integration

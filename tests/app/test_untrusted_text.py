@@ -10,7 +10,7 @@ import pytest
 
 # The package, imported before AppTest puts app/pages (which holds an ingest.py page) on the import path.
 import ingest.demo  # noqa: F401
-from tests.app.conftest import run_page
+from tests.app.conftest import chat_model_with, run_page
 from tests.contract_servers.chat import chat_server, chat_server_session  # noqa: F401 - fixtures
 
 PIXEL = "![p](http://127.0.0.1:9/pixel.png)"
@@ -77,25 +77,13 @@ def test_an_upstream_message_on_the_status_page_is_text(app_env, monkeypatch):
 def hostile_kb(app_env, chat_server, embedding_model, monkeypatch):  # noqa: ANN001, ANN201, F811
     """A collection holding one document whose title and text are hostile Markdown and HTML, and the chat
     contract server as the chat model."""
-    import streamlit as st
-
-    from components.knowledge_base.factory import open_knowledge_base
-    from components.settings import reload_settings
     from tests.components.knowledge_base.kb_corpus import build_records
 
-    monkeypatch.setenv("OPENAI_API_KEY", chat_server.api_key)
-    monkeypatch.setenv("OPENAI_BASE_URL", chat_server.base_url_v1)
-    monkeypatch.setenv("OPENAI_MODEL", "contract-model")
-    store = open_knowledge_base(reload_settings(), app_env)
     documents = [("doc-zorblax", f"Zorblax {PIXEL}", "notes/zorblax.md", "md", None, None,
                   [(f"The zorblax starter ferments overnight. {HOSTILE}", {})])]
-    for document, chunks in build_records(embedding_model, documents, origin="test", separator=":"):
-        store.upsert_document(document, chunks)
-    st.cache_resource.clear()
-    yield chat_server
-    monkeypatch.undo()
-    reload_settings()
-    st.cache_resource.clear()
+    records = build_records(embedding_model, documents, origin="test", separator=":")
+    with chat_model_with(chat_server, app_env, records, monkeypatch) as server:
+        yield server
 
 
 @pytest.mark.integration
