@@ -112,6 +112,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("research: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`research docs show ID | head`): what it did not read is not an error of ours.
+        # Point stdout at /dev/null so the interpreter's final flush does not fail a second time.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+        return 0
     finally:
         sys.stdout, sys.stderr = stdout, stderr
 

@@ -85,6 +85,8 @@ def _sources(value: str | None) -> list[str] | None:
 def run(args: argparse.Namespace) -> int:
     if not args.question.strip():
         raise UserError('The question is empty; ask something, e.g. research ask "What is RAG?".')
+    if "\x00" in args.question:
+        raise UserError("The question holds a NUL character; remove it.")
     session = (args.session or "").strip() or None
     request = {
         "question": args.question,

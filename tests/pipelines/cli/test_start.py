@@ -6,6 +6,9 @@ from __future__ import annotations
 import ast
 import json
 import logging
+import os
+import subprocess
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -204,6 +207,27 @@ class TestVerboseLogging:
                                     if isinstance(key, ast.Constant) and key.value in RESERVED
                                 ]
         assert found == []
+
+
+class TestClosedOutput:
+    def test_a_reader_that_goes_away_is_not_a_traceback(self) -> None:
+        """`research settings | head -1`: the reader closes the pipe before the command has written; the command
+        ends quietly (exit 0) instead of printing BrokenPipeError twice."""
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pipelines.cli", "settings", "--markdown"],
+            cwd=REPO_ROOT,
+            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        process.stdout.close()
+        stderr = process.stderr.read().decode()
+        assert process.wait(timeout=60) == 0, stderr
+        assert "Traceback" not in stderr and "BrokenPipe" not in stderr
+
+    def test_a_nul_character_in_the_question_is_one_sentence(self, capsys) -> None:
+        assert main(["ask", "Who founded\x00 it?", "--local"]) == 1
+        assert capsys.readouterr().err.strip() == "research: The question holds a NUL character; remove it."
 
 
 class _FakeServer(ThreadingHTTPServer):
