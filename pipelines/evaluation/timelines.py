@@ -133,46 +133,68 @@ def parse_gold_date(text: str | None) -> FuzzyDate | None:
         return None
 
 
-def score_timeline(
-    entity: str, entries: list[TimelineEntry], gold: dict[str, Any], gold_doc_ids: dict[str, str]
-) -> EntityScore:
-    """Score one entity's timeline. `gold_doc_ids` maps the gold's document ids to the ingested ones."""
-    score = EntityScore(entity)
-    mentions: dict[tuple[str, int], dict[str, Any]] = {}
-    dated: list[tuple[tuple[str, int], FuzzyDate]] = []
-    for event in gold.get("events", []):
-        date = parse_gold_date(event.get("date"))
-        for mention in event.get("mentions", []):
-            if not mention.get("sentence"):
-                continue
-            key = (gold_doc_ids.get(mention["doc_id"], mention["doc_id"]), int(mention["sentence_id"]))
-            mentions.setdefault(key, mention)
-            if date is not None:
-                dated.append((key, date))
-    by_document: dict[str, list[TimelineEntry]] = {}
-    for entry in entries:
-        by_document.setdefault(entry.document_id, []).append(entry)
+class GoldTimeline:
+    """One gold entity's event mentions, keyed by (ingested document id, sentence index), and the matcher that tells
+    which timeline entry holds which of them (the same sentence, or one holding the other when longer than 20
+    characters). `gold_doc_ids` maps the gold's document ids to the ingested ones."""
 
-    def match(key: tuple[str, int]) -> TimelineEntry | None:
-        gold_text = normalise_sentence(mentions[key]["sentence"])
-        for entry in by_document.get(key[0], []):
+    def __init__(self, gold: dict[str, Any], gold_doc_ids: dict[str, str]) -> None:
+        self.mentions: dict[tuple[str, int], dict[str, Any]] = {}
+        self.dated: list[tuple[tuple[str, int], FuzzyDate]] = []
+        for event in gold.get("events", []):
+            date = parse_gold_date(event.get("date"))
+            for mention in event.get("mentions", []):
+                if not mention.get("sentence"):
+                    continue
+                key = (gold_doc_ids.get(mention["doc_id"], mention["doc_id"]), int(mention["sentence_id"]))
+                self.mentions.setdefault(key, mention)
+                if date is not None:
+                    self.dated.append((key, date))
+        self.texts = {(key[0], normalise_sentence(m["sentence"])) for key, m in self.mentions.items()}
+
+    def match(self, key: tuple[str, int], entries: list[TimelineEntry]) -> TimelineEntry | None:
+        """The first of `entries` holding the gold mention `key`, or None."""
+        gold_text = normalise_sentence(self.mentions[key]["sentence"])
+        for entry in entries:
+            if entry.document_id != key[0]:
+                continue
             text = normalise_sentence(entry.sentence)
             if text == gold_text or (len(text) > 20 and (text in gold_text or gold_text in text)):
                 return entry
         return None
 
-    matched = {key: match(key) for key in mentions}
-    score.gold_mentions = len(mentions)
+    def judge(self, entries: list[TimelineEntry]) -> list[tuple[bool, bool | None]]:
+        """For each entry: whether it holds a gold event of the entity, and whether its date agrees with that
+        event's known gold date (None when it holds none with a known date)."""
+        matched = {key: self.match(key, entries) for key in self.mentions}
+        good = {id(entry) for entry in matched.values() if entry is not None}
+        dates: dict[int, bool] = {}
+        for key, date in self.dated:
+            entry = matched.get(key)
+            if entry is not None:
+                right = entry.date is not None and entry.date.agrees_with(date)
+                dates[id(entry)] = dates.get(id(entry), True) and right
+        return [
+            (
+                id(entry) in good or (entry.document_id, normalise_sentence(entry.sentence)) in self.texts,
+                dates.get(id(entry)),
+            )
+            for entry in entries
+        ]
+
+
+def score_timeline(
+    entity: str, entries: list[TimelineEntry], gold: dict[str, Any], gold_doc_ids: dict[str, str]
+) -> EntityScore:
+    """Score one entity's timeline. `gold_doc_ids` maps the gold's document ids to the ingested ones."""
+    score = EntityScore(entity)
+    timeline = GoldTimeline(gold, gold_doc_ids)
+    matched = {key: timeline.match(key, entries) for key in timeline.mentions}
+    score.gold_mentions = len(timeline.mentions)
     score.recalled = sum(1 for entry in matched.values() if entry is not None)
-    good = {id(entry) for entry in matched.values() if entry is not None}
     score.entries = len(entries)
-    gold_texts = {(key[0], normalise_sentence(mention["sentence"])) for key, mention in mentions.items()}
-    score.correct_entries = sum(
-        1
-        for entry in entries
-        if id(entry) in good or (entry.document_id, normalise_sentence(entry.sentence)) in gold_texts
-    )
-    for key, date in dated:
+    score.correct_entries = sum(1 for correct, _ in timeline.judge(entries) if correct)
+    for key, date in timeline.dated:
         entry = matched.get(key)
         if entry is None:
             continue
