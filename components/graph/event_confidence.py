@@ -254,6 +254,16 @@ def default_threshold() -> float:
     return model.threshold if model is not None else 0.0
 
 
+def check_min_confidence(value: Any) -> float | None:
+    """A `min_event_confidence` init parameter: None (the shipped model's threshold) or a number in 0-1;
+    ValueError otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"min_event_confidence must be a number between 0 and 1, or null, not {value!r}")
+    return float(value)
+
+
 def is_certain(confidence: float | None, threshold: float) -> bool:
     """True when a fact with this confidence is kept at `threshold` (a fact no model scored always is)."""
     return confidence is None or confidence >= threshold

@@ -259,12 +259,15 @@ def _ingest(corpus: list[dict[str, Any]], kb: Any, graph: Any) -> dict[str, str]
     return ids
 
 
-def graph_timeline(graph: Any, entity: str) -> list[TimelineEntry]:
-    """The graph's timeline of `entity` as entries."""
+def graph_timeline(graph: Any, entity: str, min_event_confidence: float | None = None) -> list[TimelineEntry]:
+    """The graph's timeline of `entity` as entries: the facts the timeline draws, at or above `min_event_confidence`
+    (None: the fitted threshold, as the app and the `entity_timeline` pipeline use by default)."""
     from components.graph.tools import GraphTools
 
-    _, hits = GraphTools(graph).timeline_hits(entity, limit=1000)
-    return [TimelineEntry(hit.fact.document_id, hit.fact.text, hit.fact.valid_at) for hit in hits]
+    tools = GraphTools(graph)
+    _, hits = tools.timeline_hits(entity, limit=1000)
+    certain, _ = tools.split_certain(hits, min_event_confidence)
+    return [TimelineEntry(hit.fact.document_id, hit.fact.text, hit.fact.valid_at) for hit in certain]
 
 
 def baseline_timeline(kb: Any, entity: str, k: int, collection: str) -> list[TimelineEntry]:
@@ -295,8 +298,10 @@ def evaluate_timelines(
     baseline_k: int = 10,
     fresh: bool = True,
     progress: Any = None,
+    min_event_confidence: float | None = None,
 ) -> TimelineReport:
-    """Ingest the corpus into `collection`, build every gold entity's timeline and score it and the baseline."""
+    """Ingest the corpus into `collection`, build every gold entity's timeline (its facts at or above
+    `min_event_confidence`, None: the fitted threshold) and score it and the baseline."""
     corpus = load_jsonl(corpus_path, ())
     gold = load_jsonl(gold_path, ())
     for record in corpus:
@@ -318,7 +323,7 @@ def evaluate_timelines(
         for record in gold:
             entity = record["entity"]
             if system == "graph":
-                entries = graph_timeline(graph, entity)
+                entries = graph_timeline(graph, entity, min_event_confidence)
             else:
                 entries = baseline_timeline(kb, entity, baseline_k, collection)
             report.systems[system].append(score_timeline(entity, entries, record, ids))
@@ -334,12 +339,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--baseline-k", type=int, default=10, help="chunks the semantic-search baseline reads (1-50)")
     parser.add_argument("--keep", action="store_true", help="do not empty the collection before ingesting")
     parser.add_argument("--json", type=Path, help="also write the scores as JSON to this file")
+    parser.add_argument(
+        "--min-confidence",
+        type=float,
+        default=None,
+        help="event confidence (0-1) a fact needs to be on the timeline (default: the fitted threshold; 0: all)",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
     """Run the evaluation the parsed arguments describe and print the table."""
     if not 1 <= args.baseline_k <= 50:
         raise ValueError("--baseline-k must be between 1 and 50")
+    if args.min_confidence is not None and not 0 <= args.min_confidence <= 1:
+        raise ValueError("--min-confidence must be between 0 and 1")
     report = evaluate_timelines(
         args.corpus,
         args.gold,
@@ -347,6 +360,7 @@ def main(args: argparse.Namespace) -> int:
         args.baseline_k,
         fresh=not args.keep,
         progress=lambda line: print(line, flush=True),
+        min_event_confidence=args.min_confidence,
     )
     print(report.table())
     for system in report.systems:
