@@ -10,6 +10,7 @@ import streamlit as st
 from app import services
 from app.document_text import plain, show_text
 from components.generation.conflict_finder import timeline_conflicts
+from components.graph.event_confidence import default_threshold
 from components.text.dates import iso_date
 
 services.session_state()
@@ -77,6 +78,8 @@ def _parse(value: str | None) -> dt.date | None:
     return found[0] if found else None
 
 
+threshold = default_threshold()
+
 with timeline_tab:
     left, right = st.columns(2)
     start = left.date_input("From", value=None, min_value=dt.date(1800, 1, 1), key="timeline_from")
@@ -88,7 +91,10 @@ with timeline_tab:
     except ValueError as exc:
         st.error(plain(str(exc)))
         hits = []
-    facts = [hit.fact.contract() for hit in hits]
+    # Facts whose event confidence is below the fitted threshold are listed apart, not drawn as events.
+    certain, unsure = tools.split_certain(hits)
+    facts = [hit.fact.contract() for hit in certain]
+    less_certain = [hit.fact.contract() for hit in unsure]
     # Facts that date the same event differently in different documents are a disagreement, not two events.
     disputed: dict[int, str] = {}
     for conflict in timeline_conflicts(facts, entity.name):
@@ -102,6 +108,18 @@ with timeline_tab:
     dated = [fact for fact in facts if not fact.get("undated") and _parse(fact["valid_at"])]
     undated = [fact for fact in facts if fact not in dated]
 
+    def _certainty(fact: dict) -> tuple[str, str]:
+        """How sure the extractor is that the fact is an event of the entity at its date, in words and as a
+        coloured badge (the confidence itself is a probability an analyst need not read)."""
+        confidence = fact.get("confidence")
+        if confidence is None:
+            return "not scored", ""
+        if confidence >= max(0.8, threshold):
+            return "sure event", ":green-badge[sure event]"
+        if confidence >= threshold:
+            return "likely event", ":blue-badge[likely event]"
+        return "less certain", ":orange-badge[less certain]"
+
     def _source(fact: dict) -> str:
         """The fact's document by title, linked when it has an address."""
         title = plain(fact.get("document_title") or "untitled document")
@@ -113,7 +131,7 @@ with timeline_tab:
 
     positions = {id(fact): number for number, fact in enumerate(facts, start=1)}
 
-    if not facts:
+    if not facts and not less_certain:
         st.info("No facts in this range.")
     if dated:
         rows = []
@@ -126,6 +144,8 @@ with timeline_tab:
                     "precision": fact["valid_at"],
                     "fact": fact["fact"],
                     "document": fact.get("document_title") or "untitled document",
+                    "certainty": _certainty(fact)[0],
+                    "confidence": fact.get("confidence") if fact.get("confidence") is not None else 1.0,
                 }
             )
         base = alt.Chart(alt.Data(values=rows))
@@ -136,7 +156,9 @@ with timeline_tab:
             x="date:T",
             y="document:N",
             color=alt.Color("document:N", legend=None),
-            tooltip=["precision:N", "fact:N", "document:N"],
+            # The surer the event, the more solid its dot.
+            opacity=alt.Opacity("confidence:Q", scale=alt.Scale(domain=[0, 1], range=[0.35, 1]), legend=None),
+            tooltip=["precision:N", "fact:N", "document:N", "certainty:N"],
         )
         st.altair_chart(
             (spans + points).properties(height=max(160, 28 * len({r["document"] for r in rows}))),
@@ -149,7 +171,7 @@ with timeline_tab:
                 if fact.get("invalid_at"):
                     when += f" – {fact['invalid_at']}"
                 mark = " :red-badge[sources disagree]" if position in disputed else ""
-                st.markdown(f"{position}. **{plain(when)}** · {_source(fact)}{mark}")
+                st.markdown(f"{position}. **{plain(when)}** · {_source(fact)} {_certainty(fact)[1]}{mark}")
                 show_text(fact["fact"])
                 st.caption(f"date from {plain(fact.get('date_method') or 'the text')}")
     if undated:
@@ -157,7 +179,21 @@ with timeline_tab:
         for fact in undated:
             with st.container(border=True):
                 of = fact.get("document_date") or "unknown date"
-                st.markdown(f"undated, from a document of {plain(of)} · {_source(fact)}")
+                st.markdown(f"undated, from a document of {plain(of)} · {_source(fact)} {_certainty(fact)[1]}")
+                show_text(fact["fact"])
+    if less_certain:
+        st.markdown(
+            f"**Less certain** ({len(less_certain)}): the extractor is not sure these are events of "
+            f"{plain(entity.name)} at these dates, so they are not drawn."
+        )
+        for fact in less_certain:
+            with st.container(border=True):
+                when = (
+                    f"undated, from a document of {fact.get('document_date') or 'unknown date'}"
+                    if fact.get("undated")
+                    else fact.get("valid_at") or "undated"
+                )
+                st.markdown(f"{plain(when)} · {_source(fact)} {_certainty(fact)[1]}")
                 show_text(fact["fact"])
 
 with network_tab:

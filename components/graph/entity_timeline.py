@@ -7,6 +7,7 @@ from typing import Any
 from haystack import Document, component
 
 from components.contracts import SourceStatus
+from components.graph.event_confidence import check_min_confidence
 from components.graph.store import GraphStore
 from components.graph.tools import GraphToolComponent, GraphTools, fact_to_chunk
 
@@ -27,11 +28,22 @@ class EntityTimeline(GraphToolComponent):
     ```
     """
 
-    def __init__(self, collection: str | None = None, limit: int = 200, graph_store: GraphStore | None = None) -> None:
-        """`limit` is described above; `collection` and `graph_store` as in `GraphToolComponent`."""
+    def __init__(
+        self,
+        collection: str | None = None,
+        limit: int = 200,
+        graph_store: GraphStore | None = None,
+        min_event_confidence: float | None = None,
+    ) -> None:
+        """`limit` is described above; `collection` and `graph_store` as in `GraphToolComponent`.
+        `min_event_confidence` (0-1): the event confidence a fact needs to be on the timeline (the others are in
+        `less_certain`); None: the threshold the shipped event-confidence model was fitted with, 0: every fact."""
+        self.min_event_confidence = check_min_confidence(min_event_confidence)
         self._configure("graph_timeline", collection, limit, 1000, graph_store)
 
-    @component.output_types(documents=list[Document], timeline=list[dict], entities=list[str], status=SourceStatus)
+    @component.output_types(
+        documents=list[Document], timeline=list[dict], less_certain=list[dict], entities=list[str], status=SourceStatus
+    )
     def run(
         self,
         entity_name: str,
@@ -41,16 +53,20 @@ class EntityTimeline(GraphToolComponent):
     ) -> dict[str, Any]:
         """The timeline of `entity_name`.
 
-        :returns: `documents`: the facts as graph Documents in date order; `timeline`: the tool-contract dicts
-            (`fact`, `uuid`, `valid_at`, `invalid_at`, `source_node_uuid`, attribution); `entities`: the entity
-            names the name matched; `status`: the run's `SourceStatus`.
+        :returns: `documents`: the timeline's facts as graph Documents in date order; `timeline`: the tool-contract
+            dicts (`fact`, `uuid`, `valid_at`, `invalid_at`, `source_node_uuid`, `confidence`, attribution) of the
+            facts at or above `min_event_confidence`; `less_certain`: those below it, in the same shape;
+            `entities`: the entity names the name matched; `status`: the run's `SourceStatus`.
         """
-        found: dict[str, Any] = {"entities": [], "timeline": []}
+        empty: dict[str, Any] = {"entities": [], "timeline": [], "less_certain": []}
+        found = dict(empty)
 
         def work(tools: GraphTools) -> list:
             found["entities"], hits = tools.timeline_hits(entity_name, start_date, end_date, self.limit, as_of)
-            found["timeline"] = [hit.fact.contract() for hit in hits]
-            return [fact_to_chunk(hit) for hit in hits]
+            certain, unsure = tools.split_certain(hits, self.min_event_confidence)
+            found["timeline"] = [hit.fact.contract() for hit in certain]
+            found["less_certain"] = [hit.fact.contract() for hit in unsure]
+            return [fact_to_chunk(hit) for hit in certain]
 
         outputs = self._call(work)
-        return {**outputs, **(found if outputs["status"].ok else {"entities": [], "timeline": []})}
+        return {**outputs, **(found if outputs["status"].ok else empty)}

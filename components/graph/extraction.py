@@ -34,13 +34,20 @@ from itertools import groupby
 from typing import Any, Self
 
 from components.graph.dates import DateMention, FuzzyDate, sentence_validity, validity
+from components.graph.event_confidence import (
+    EventConfidenceModel,
+    complete_features,
+    default_event_model,
+    event_features,
+    fact_confidence,
+)
 from components.graph.kinds import KIND_NOUNS, TITLE_WORDS, KindEvidence, KindModel, default_kind_model
 from components.graph.model import DocumentGraph, EntityMention, Fact, normalise_name
 from components.serialization import init_parameters_to_dict
 from components.text.language import analyse_text, entity_kind
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-13"
+EXTRACTOR_VERSION = "spacy-14"
 
 
 class GraphExtractor(ABC):
@@ -712,16 +719,29 @@ class LanguageExtractor(GraphExtractor):
     version = EXTRACTOR_VERSION
 
     def __init__(
-        self, min_sentence_words: int = 4, resolve_references: bool = True, kind_model_path: str | None = None
+        self,
+        min_sentence_words: int = 4,
+        resolve_references: bool = True,
+        kind_model_path: str | None = None,
+        event_model_path: str | None = None,
     ) -> None:
-        """`kind_model_path`: a fitted entity-kind model (JSON, see `components.graph.kinds`); the shipped one by
-        default."""
+        """`kind_model_path`: a fitted entity-kind model (JSON, see `components.graph.kinds`); `event_model_path`: a
+        fitted event-confidence model (`components.graph.event_confidence`); the shipped ones by default."""
         if min_sentence_words < 1:
             raise ValueError("min_sentence_words must be at least 1")
         self.min_sentence_words = min_sentence_words
         self.resolve_references = resolve_references
         self.kind_model_path = kind_model_path
         self._kind_model: KindModel | None = None
+        self.event_model_path = event_model_path
+        self._event_model: EventConfidenceModel | None = None
+
+    @property
+    def event_model(self) -> EventConfidenceModel | None:
+        if self._event_model is None:
+            path = self.event_model_path
+            self._event_model = EventConfidenceModel.load(path) if path else default_event_model()
+        return self._event_model
 
     @property
     def kind_model(self) -> KindModel:
@@ -746,6 +766,7 @@ class LanguageExtractor(GraphExtractor):
         focus: list[str] = []  # the previous sentence's subjects
         dated, frame = self._dates(sentences, anchor)
         events: list[tuple[set[str], list[str]]] = []  # each earlier sentence's nouns and verbs, and its participants
+        named_count = Counter(m.key for row in mentions for m in row)  # how often the document names each entity
         for index, sentence in enumerate(sentences):
             row = mentions[index]
             explicit = list(dict.fromkeys(m.key for m in row))
@@ -784,6 +805,7 @@ class LanguageExtractor(GraphExtractor):
             # Each entity's event is dated by the dates of its own predicate; entities whose events fall on the same
             # date share one fact of the sentence.
             groups: dict[tuple[Any, ...], list[str]] = {}
+            described: dict[str, dict[str, float]] = {}  # each participant's event features (event_confidence)
             for key, (role, token) in linked.items():
                 # An event noun referring back ("the landing was a milestone") tells of the event, not a state.
                 state = role != "event" and _is_state(token)
@@ -795,6 +817,20 @@ class LanguageExtractor(GraphExtractor):
                 )
                 own_valid, own_method = self._in_frame(sentence.span, own_valid, own_method, anchor, frame, headline)
                 groups.setdefault((own_valid, own_invalid, own_method), []).append(key)
+                described[key] = event_features(
+                    sentence.span,
+                    token,
+                    role,
+                    dates,
+                    event_dates,
+                    (own_valid, own_invalid, own_method),
+                    anchor,
+                    0.0,  # the kind's confidence, known once the document is read (see `_confidences`)
+                    headline=headline,
+                    participants=len(linked),
+                    entity_mentions=named_count[key],
+                    first_named=key == next(iter(linked)),
+                )
             chunk = locate.find(sentence.offset, sentence.text)
             # Names that take part in no event here (a state, a supposition) still link this passage for the
             # retrieval walk ("X is an American director" is what bridges two passages); with no event at all the
@@ -819,6 +855,7 @@ class LanguageExtractor(GraphExtractor):
                         variant=number,
                     )
                 )
+                facts[-1].event_features = {key: described[key] for key in keys}
         used = {key for fact in facts for key in fact.entity_keys}
         graph_entities = []
         model = self.kind_model
@@ -839,7 +876,19 @@ class LanguageExtractor(GraphExtractor):
                     kind_evidence=entity.evidence,
                 )
             )
+        self._confidences(facts, graph_entities)
         return DocumentGraph(document_id=document_id, entities=graph_entities, facts=facts, extractor=self.stamp)
+
+    def _confidences(self, facts: list[Fact], graph_entities: list[EntityMention]) -> None:
+        """Each event fact's confidence: the event-confidence model's probability for its surest participant (with
+        that entity's kind and kind confidence); a fact without participants, which no timeline lists, gets 0."""
+        model = self.event_model
+        if model is None:
+            return
+        kinds = {mention.key: mention for mention in graph_entities}
+        for fact in facts:
+            described = [complete_features(f, kinds.get(key)) for key, f in fact.event_features.items()]
+            fact.confidence = fact_confidence(model, described)
 
     # -- steps --------------------------------------------------------------------------------------------------
 

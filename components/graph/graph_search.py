@@ -11,6 +11,7 @@ import numpy as np
 from haystack import component, logging
 
 from components.contracts import SOURCE_OUTPUTS, ContextChunk, ScoreKind
+from components.graph.event_confidence import check_min_confidence, default_threshold, is_certain
 from components.graph.factory import GraphStoreComponent, check_graph_store, component_graph_store, known_entities_in
 from components.graph.model import FactHit
 from components.graph.passage_walk import DEFAULT_DAMPING, PassageGraphCache, WalkedPassage
@@ -70,6 +71,7 @@ class GraphSearch(GraphStoreComponent):
         timeout_s: float | None = None,
         graph_store: GraphStore | None = None,
         document_store: Any = None,
+        min_event_confidence: float | None = None,
     ) -> None:
         """
         :param collection: the knowledge base's collection (its graph is walked), or None for the settings' one.
@@ -83,6 +85,8 @@ class GraphSearch(GraphStoreComponent):
             settings choose (`GRAPH_BACKEND`), made in `warm_up()`.
         :param document_store: the integration's document store of the knowledge base whose chunks the walk returns
             as passages (as for `KnowledgeBaseSearch`); None: the store `KB_BACKEND` chooses.
+        :param min_event_confidence: the event confidence (0-1) a fact needs to be attached to a passage; None: the
+            threshold the shipped event-confidence model was fitted with, 0: every fact.
         """
         if collection is not None and not collection.strip():
             raise ValueError("collection must name the knowledge base's collection, or be None for the settings' one")
@@ -99,6 +103,7 @@ class GraphSearch(GraphStoreComponent):
         self.document_store = check_document_store(document_store)
         self._kb = KnowledgeBaseAccess(self.document_store, collection)  # the passages' chunks
         self._passage_graph: PassageGraphCache | None = None
+        self.min_event_confidence = check_min_confidence(min_event_confidence)
 
     def warm_up(self) -> None:
         """Open the graph store, read its entity-passage graph and load the language pipeline and the embedding
@@ -157,7 +162,9 @@ class GraphSearch(GraphStoreComponent):
         return chunks
 
     def _attach_facts(self, chunks: list[ContextChunk], entities: list[str], found: dict[str, list[FactHit]]) -> None:
-        """Give each passage the facts read in it, in `metadata["graph_facts"]`: why the graph found it."""
+        """Give each passage the facts read in it, in `metadata["graph_facts"]`: why the graph found it (the facts at or
+        above `min_event_confidence`)."""
+        threshold = default_threshold() if self.min_event_confidence is None else self.min_event_confidence
         by_chunk = {chunk.id: chunk for chunk in chunks}
         nearest = {chunk.source_id: chunk for chunk in reversed(chunks)}
         seen: set[str] = set()
@@ -165,7 +172,7 @@ class GraphSearch(GraphStoreComponent):
             for hit in found.get(entity, []):
                 fact = hit.fact
                 chunk = by_chunk.get(fact.chunk_id) if fact.chunk_id else nearest.get(fact.document_id)
-                if chunk is None or fact.uuid in seen:
+                if chunk is None or fact.uuid in seen or not is_certain(fact.confidence, threshold):
                     continue
                 facts = chunk.metadata.setdefault("graph_facts", [])
                 if len(facts) < self.facts_per_passage:

@@ -118,6 +118,10 @@ class Fact:
     # Entities the sentence names without taking part in its event ("Nordvik employees protested"): not on their
     # timelines, but the retrieval walk links the passage to them (retrieval needs mentions).
     mention_keys: list[str] = field(default_factory=list)
+    # How sure the extractor is that this is a real, correctly dated event of its entities (0-1; None: not scored).
+    confidence: float | None = None
+    # Each participant's event features, as the extractor read them (not stored).
+    event_features: dict[str, dict[str, float]] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def of_sentence(
@@ -183,6 +187,7 @@ class Fact:
             "undated": self.date_method in ("document", "none") or self.valid_at is None,
             "document_url": self.document_url,
             "document_date": self.document_date.isoformat() if self.document_date else None,
+            "confidence": self.confidence,
         }
 
 

@@ -50,6 +50,7 @@ CREATE TABLE IF NOT EXISTS {fact_mentions} (
 ALTER TABLE {entities} ADD COLUMN IF NOT EXISTS confidence real NOT NULL DEFAULT 0;
 ALTER TABLE {entities} ADD COLUMN IF NOT EXISTS evidence text NOT NULL DEFAULT '';
 ALTER TABLE {aliases} ADD COLUMN IF NOT EXISTS reason text NOT NULL DEFAULT '';
+ALTER TABLE {facts} ADD COLUMN IF NOT EXISTS confidence real;
 CREATE INDEX IF NOT EXISTS {facts_doc_idx} ON {facts} (document_id);
 CREATE INDEX IF NOT EXISTS {facts_date_idx} ON {facts} (valid_from);
 CREATE INDEX IF NOT EXISTS {facts_tsv_idx} ON {facts} USING gin (tsv);
@@ -128,10 +129,11 @@ QUERIES = {
         ORDER BY a.alias_key, a.document_id""",
     "write_facts": """INSERT INTO {facts} (uuid, document_id, chunk_id, chunk_index, sentence_index, text, valid_from,
             valid_to, valid_precision, invalid_from, invalid_precision, date_method, document_title, document_url,
-            document_date)
+            document_date, confidence)
         SELECT * FROM jsonb_to_recordset(%(rows)s) AS r(uuid text, document_id text, chunk_id text, chunk_index integer,
             sentence_index integer, text text, valid_from date, valid_to date, valid_precision text, invalid_from date,
-            invalid_precision text, date_method text, document_title text, document_url text, document_date date)
+            invalid_precision text, date_method text, document_title text, document_url text, document_date date,
+            confidence real)
         ON CONFLICT (uuid) DO NOTHING""",
     "write_links": """INSERT INTO {fact_entities} (fact_uuid, entity_uuid, position)
         SELECT fact, entity, position FROM jsonb_to_recordset(%(rows)s) AS r(fact text, entity text, position integer)

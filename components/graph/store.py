@@ -231,6 +231,7 @@ def fact_from_row(row: Mapping[str, Any]) -> Fact:
         document_title=props.get("document_title") or "",
         document_url=props.get("document_url"),
         document_date=_date(props.get("document_date")),
+        confidence=None if props.get("confidence") is None else float(props["confidence"]),
         entity_names=[item["name"] for item in linked],
         entity_uuids=[item["uuid"] for item in linked],
     )
@@ -239,7 +240,7 @@ def fact_from_row(row: Mapping[str, Any]) -> Fact:
 # The fact's own properties, stored as they are; its dates are stored as ISO text (see `_fact_row`).
 _FACT_PROPERTIES = (
     "uuid", "document_id", "chunk_id", "chunk_index", "sentence_index", "text", "date_method", "document_title",
-    "document_url",
+    "document_url", "confidence",
 )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from components.contracts import ContextChunk, ScoreKind, SourceType
 from components.graph.dates import FuzzyDate
+from components.graph.event_confidence import default_threshold, is_certain
 from components.graph.factory import GraphStoreComponent, check_graph_store, component_graph_store
 from components.graph.model import ENTITY_KINDS, EntityMatch, Fact, FactHit
 from components.graph.store import MAX_DEPTH, GraphStore
@@ -219,6 +220,15 @@ class GraphTools:
             [e.uuid for e in entities], start, end, parse_bound(as_of, "as_of", end=True), limit
         )
         return [e.name for e in entities], hits
+
+    @staticmethod
+    def split_certain(hits: list[FactHit], min_confidence: float | None = None) -> tuple[list[FactHit], list[FactHit]]:
+        """`hits` split into the facts at or above `min_confidence` (None: the shipped event-confidence model's
+        threshold), which a timeline draws as events, and the less certain ones, which it only lists; a fact no
+        model scored is certain."""
+        threshold = default_threshold() if min_confidence is None else min_confidence
+        certain = [hit for hit in hits if is_certain(hit.fact.confidence, threshold)]
+        return certain, [hit for hit in hits if not is_certain(hit.fact.confidence, threshold)]
 
     # -- entity search --------------------------------------------------------------------------------------------
 

@@ -16,6 +16,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     timeline.add_argument("--from", dest="start", help="ISO start date: YYYY, YYYY-MM or YYYY-MM-DD")
     timeline.add_argument("--to", dest="end", help="ISO end date: YYYY, YYYY-MM or YYYY-MM-DD")
     timeline.add_argument("--limit", type=int, default=200, help="most facts shown (1-1000)")
+    timeline.add_argument(
+        "--min-confidence",
+        type=float,
+        default=None,
+        help="event confidence (0-1) a fact needs to be on the timeline; the others are listed as less certain "
+        "(default: the fitted threshold)",
+    )
 
     relations = commands.add_parser("relations", help="how NAME is connected to other entities")
     relations.add_argument("name", help="entity name")
@@ -43,7 +50,8 @@ def _line(item: dict[str, Any], prefix: str = "") -> str:
     when = item.get("valid_at") or "undated"
     until = f" until {item['invalid_at']}" if item.get("invalid_at") else ""
     source = item.get("document_title") or item.get("document_id")
-    return f"{prefix}{when:<10}{until}  {item['fact']}\n{' ' * (len(prefix) + 12)}— {source}"
+    sure = f" · event confidence {item['confidence']:.2f}" if item.get("confidence") is not None else ""
+    return f"{prefix}{when:<10}{until}  {item['fact']}\n{' ' * (len(prefix) + 12)}— {source}{sure}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,10 +65,15 @@ def run(args: argparse.Namespace) -> int:
     if command == "timeline":
         if not 1 <= args.limit <= 1000:
             raise UserError("--limit must be between 1 and 1000")
+        if args.min_confidence is not None and not 0 <= args.min_confidence <= 1:
+            raise UserError("--min-confidence must be between 0 and 1")
         names, hits = tools.timeline_hits(args.name, args.start, args.end, args.limit)
-        items = [hit.fact.contract() for hit in hits]
+        certain, unsure = tools.split_certain(hits, args.min_confidence)
+        items = [hit.fact.contract() for hit in certain]
+        less_certain = [hit.fact.contract() for hit in unsure]
         if args.json:
-            print(json.dumps({"entities": names, "timeline": items}, indent=2, ensure_ascii=False))
+            payload = {"entities": names, "timeline": items, "less_certain": less_certain}
+            print(json.dumps(payload, indent=2, ensure_ascii=False))
             return 0
         if not names:
             raise UserError(f"no entity called {args.name!r} is in the knowledge graph")
@@ -68,6 +81,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"{', '.join(names)}: {len(items)} dated facts{window}")
         for item in items:
             print(_line(item))
+        if less_certain:
+            print(f"less certain ({len(less_certain)}, event confidence below the threshold):")
+            for item in less_certain:
+                print(_line(item))
         return 0
     if command == "relations":
         result = tools.get_entity_relationships(args.name, args.depth)

@@ -133,46 +133,68 @@ def parse_gold_date(text: str | None) -> FuzzyDate | None:
         return None
 
 
-def score_timeline(
-    entity: str, entries: list[TimelineEntry], gold: dict[str, Any], gold_doc_ids: dict[str, str]
-) -> EntityScore:
-    """Score one entity's timeline. `gold_doc_ids` maps the gold's document ids to the ingested ones."""
-    score = EntityScore(entity)
-    mentions: dict[tuple[str, int], dict[str, Any]] = {}
-    dated: list[tuple[tuple[str, int], FuzzyDate]] = []
-    for event in gold.get("events", []):
-        date = parse_gold_date(event.get("date"))
-        for mention in event.get("mentions", []):
-            if not mention.get("sentence"):
-                continue
-            key = (gold_doc_ids.get(mention["doc_id"], mention["doc_id"]), int(mention["sentence_id"]))
-            mentions.setdefault(key, mention)
-            if date is not None:
-                dated.append((key, date))
-    by_document: dict[str, list[TimelineEntry]] = {}
-    for entry in entries:
-        by_document.setdefault(entry.document_id, []).append(entry)
+class GoldTimeline:
+    """One gold entity's event mentions, keyed by (ingested document id, sentence index), and the matcher that tells
+    which timeline entry holds which of them (the same sentence, or one holding the other when longer than 20
+    characters). `gold_doc_ids` maps the gold's document ids to the ingested ones."""
 
-    def match(key: tuple[str, int]) -> TimelineEntry | None:
-        gold_text = normalise_sentence(mentions[key]["sentence"])
-        for entry in by_document.get(key[0], []):
+    def __init__(self, gold: dict[str, Any], gold_doc_ids: dict[str, str]) -> None:
+        self.mentions: dict[tuple[str, int], dict[str, Any]] = {}
+        self.dated: list[tuple[tuple[str, int], FuzzyDate]] = []
+        for event in gold.get("events", []):
+            date = parse_gold_date(event.get("date"))
+            for mention in event.get("mentions", []):
+                if not mention.get("sentence"):
+                    continue
+                key = (gold_doc_ids.get(mention["doc_id"], mention["doc_id"]), int(mention["sentence_id"]))
+                self.mentions.setdefault(key, mention)
+                if date is not None:
+                    self.dated.append((key, date))
+        self.texts = {(key[0], normalise_sentence(m["sentence"])) for key, m in self.mentions.items()}
+
+    def match(self, key: tuple[str, int], entries: list[TimelineEntry]) -> TimelineEntry | None:
+        """The first of `entries` holding the gold mention `key`, or None."""
+        gold_text = normalise_sentence(self.mentions[key]["sentence"])
+        for entry in entries:
+            if entry.document_id != key[0]:
+                continue
             text = normalise_sentence(entry.sentence)
             if text == gold_text or (len(text) > 20 and (text in gold_text or gold_text in text)):
                 return entry
         return None
 
-    matched = {key: match(key) for key in mentions}
-    score.gold_mentions = len(mentions)
+    def judge(self, entries: list[TimelineEntry]) -> list[tuple[bool, bool | None]]:
+        """For each entry: whether it holds a gold event of the entity, and whether its date agrees with that
+        event's known gold date (None when it holds none with a known date)."""
+        matched = {key: self.match(key, entries) for key in self.mentions}
+        good = {id(entry) for entry in matched.values() if entry is not None}
+        dates: dict[int, bool] = {}
+        for key, date in self.dated:
+            entry = matched.get(key)
+            if entry is not None:
+                right = entry.date is not None and entry.date.agrees_with(date)
+                dates[id(entry)] = dates.get(id(entry), True) and right
+        return [
+            (
+                id(entry) in good or (entry.document_id, normalise_sentence(entry.sentence)) in self.texts,
+                dates.get(id(entry)),
+            )
+            for entry in entries
+        ]
+
+
+def score_timeline(
+    entity: str, entries: list[TimelineEntry], gold: dict[str, Any], gold_doc_ids: dict[str, str]
+) -> EntityScore:
+    """Score one entity's timeline. `gold_doc_ids` maps the gold's document ids to the ingested ones."""
+    score = EntityScore(entity)
+    timeline = GoldTimeline(gold, gold_doc_ids)
+    matched = {key: timeline.match(key, entries) for key in timeline.mentions}
+    score.gold_mentions = len(timeline.mentions)
     score.recalled = sum(1 for entry in matched.values() if entry is not None)
-    good = {id(entry) for entry in matched.values() if entry is not None}
     score.entries = len(entries)
-    gold_texts = {(key[0], normalise_sentence(mention["sentence"])) for key, mention in mentions.items()}
-    score.correct_entries = sum(
-        1
-        for entry in entries
-        if id(entry) in good or (entry.document_id, normalise_sentence(entry.sentence)) in gold_texts
-    )
-    for key, date in dated:
+    score.correct_entries = sum(1 for correct, _ in timeline.judge(entries) if correct)
+    for key, date in timeline.dated:
         entry = matched.get(key)
         if entry is None:
             continue
@@ -237,12 +259,15 @@ def _ingest(corpus: list[dict[str, Any]], kb: Any, graph: Any) -> dict[str, str]
     return ids
 
 
-def graph_timeline(graph: Any, entity: str) -> list[TimelineEntry]:
-    """The graph's timeline of `entity` as entries."""
+def graph_timeline(graph: Any, entity: str, min_event_confidence: float | None = None) -> list[TimelineEntry]:
+    """The graph's timeline of `entity` as entries: the facts the timeline draws, at or above `min_event_confidence`
+    (None: the fitted threshold, as the app and the `entity_timeline` pipeline use by default)."""
     from components.graph.tools import GraphTools
 
-    _, hits = GraphTools(graph).timeline_hits(entity, limit=1000)
-    return [TimelineEntry(hit.fact.document_id, hit.fact.text, hit.fact.valid_at) for hit in hits]
+    tools = GraphTools(graph)
+    _, hits = tools.timeline_hits(entity, limit=1000)
+    certain, _ = tools.split_certain(hits, min_event_confidence)
+    return [TimelineEntry(hit.fact.document_id, hit.fact.text, hit.fact.valid_at) for hit in certain]
 
 
 def baseline_timeline(kb: Any, entity: str, k: int, collection: str) -> list[TimelineEntry]:
@@ -273,8 +298,10 @@ def evaluate_timelines(
     baseline_k: int = 10,
     fresh: bool = True,
     progress: Any = None,
+    min_event_confidence: float | None = None,
 ) -> TimelineReport:
-    """Ingest the corpus into `collection`, build every gold entity's timeline and score it and the baseline."""
+    """Ingest the corpus into `collection`, build every gold entity's timeline (its facts at or above
+    `min_event_confidence`, None: the fitted threshold) and score it and the baseline."""
     corpus = load_jsonl(corpus_path, ())
     gold = load_jsonl(gold_path, ())
     for record in corpus:
@@ -296,7 +323,7 @@ def evaluate_timelines(
         for record in gold:
             entity = record["entity"]
             if system == "graph":
-                entries = graph_timeline(graph, entity)
+                entries = graph_timeline(graph, entity, min_event_confidence)
             else:
                 entries = baseline_timeline(kb, entity, baseline_k, collection)
             report.systems[system].append(score_timeline(entity, entries, record, ids))
@@ -312,12 +339,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--baseline-k", type=int, default=10, help="chunks the semantic-search baseline reads (1-50)")
     parser.add_argument("--keep", action="store_true", help="do not empty the collection before ingesting")
     parser.add_argument("--json", type=Path, help="also write the scores as JSON to this file")
+    parser.add_argument(
+        "--min-confidence",
+        type=float,
+        default=None,
+        help="event confidence (0-1) a fact needs to be on the timeline (default: the fitted threshold; 0: all)",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
     """Run the evaluation the parsed arguments describe and print the table."""
     if not 1 <= args.baseline_k <= 50:
         raise ValueError("--baseline-k must be between 1 and 50")
+    if args.min_confidence is not None and not 0 <= args.min_confidence <= 1:
+        raise ValueError("--min-confidence must be between 0 and 1")
     report = evaluate_timelines(
         args.corpus,
         args.gold,
@@ -325,6 +360,7 @@ def main(args: argparse.Namespace) -> int:
         args.baseline_k,
         fresh=not args.keep,
         progress=lambda line: print(line, flush=True),
+        min_event_confidence=args.min_confidence,
     )
     print(report.table())
     for system in report.systems:

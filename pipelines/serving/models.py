@@ -227,7 +227,12 @@ class TimelineResponse(GraphFactsResponse):
 
     entities: list[str] = Field(default_factory=list, description="The entity names the name matched.")
     timeline: list[dict[str, Any]] = Field(
-        default_factory=list, description="Tool-contract entries: fact, uuid, valid_at, invalid_at, attribution."
+        default_factory=list,
+        description="Tool-contract entries: fact, uuid, valid_at, invalid_at, confidence, attribution.",
+    )
+    less_certain: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Facts below the event-confidence threshold, in the same shape: listed, not drawn as events.",
     )
 
 

@@ -43,6 +43,19 @@ class TestEntityCommand:
         assert cli_main(["entity", "timeline", "Nobody", "--collection", collection]) == 1
         assert "no entity called 'Nobody'" in capsys.readouterr().err
 
+    def test_timeline_event_confidence(self, collection, capsys):
+        assert cli_main(["entity", "timeline", "Dahl", "--json", "--min-confidence", "1", "--collection",
+                         collection]) == 0
+        data = json.loads(capsys.readouterr().out)
+        # At 1 no extracted fact is certain: all are listed as less certain, each with its confidence.
+        assert data["timeline"] == [] and data["less_certain"]
+        assert all(0 <= item["confidence"] < 1 for item in data["less_certain"])
+        assert cli_main(["entity", "timeline", "Dahl", "--min-confidence", "0", "--collection", collection]) == 0
+        out = capsys.readouterr().out
+        assert "event confidence 0." in out and "less certain" not in out
+        assert cli_main(["entity", "timeline", "Dahl", "--min-confidence", "1.5", "--collection", collection]) == 1
+        assert "--min-confidence must be between 0 and 1" in capsys.readouterr().err
+
     def test_relations_and_search(self, collection, capsys):
         assert cli_main(["entity", "relations", "Lindqvist", "--depth", "9", "--collection", collection]) == 0
         out = capsys.readouterr().out

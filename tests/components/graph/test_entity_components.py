@@ -15,7 +15,12 @@ class TestEntityTimeline:
         with pytest.raises(ValueError, match="limit"):
             EntityTimeline(limit=0)
         data = EntityTimeline(collection="research", limit=20).to_dict()
-        assert data["init_parameters"] == {"collection": "research", "limit": 20, "graph_store": None}
+        assert data["init_parameters"] == {
+            "collection": "research",
+            "limit": 20,
+            "graph_store": None,
+            "min_event_confidence": None,
+        }
         assert EntityTimeline.from_dict(data).limit == 20
 
     @pytest.mark.integration

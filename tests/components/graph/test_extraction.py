@@ -46,7 +46,11 @@ class TestLanguageExtractor:
             LanguageExtractor(min_sentence_words=0)
         extractor = LanguageExtractor(min_sentence_words=3)
         assert extractor.to_dict() == {
-            "type": "spacy", "min_sentence_words": 3, "resolve_references": True, "kind_model_path": None
+            "type": "spacy",
+            "min_sentence_words": 3,
+            "resolve_references": True,
+            "kind_model_path": None,
+            "event_model_path": None,
         }
         assert LanguageExtractor.from_dict(extractor.to_dict()).min_sentence_words == 3
 

@@ -201,6 +201,8 @@ class TestGraph:
         assert result["timeline"] and all(fact["source_type"] == "graph" for fact in result["facts"])
         assert len(result["facts"]) == len(result["timeline"])
         assert any("Super Bowl 50" in fact["text"] for fact in result["facts"])
+        # Every fact carries its event confidence; those below the threshold are listed apart, not lost.
+        assert all(0 <= item["confidence"] <= 1 for item in result["timeline"] + result["less_certain"])
 
     def test_entity_search(self, server: RunningServer) -> None:
         with server.client() as client:

@@ -25,7 +25,8 @@ class PipelineWrapper(CatalogPipelineWrapper):
         :param start_date: Keep facts from this date on (2019, 2019-06 or 2019-06-30).
         :param end_date: Keep facts up to this date (any precision, as start_date).
         :param as_of: Only facts known on this date (YYYY-MM-DD).
-        :returns: The matched entity names, the timeline entries and the facts as chunks with their sources.
+        :returns: The matched entity names, the timeline entries (each with its event `confidence`), the less
+            certain facts below the event-confidence threshold, and the facts as chunks with their sources.
         """
         name = require_text(entity_name, "entity_name", max_chars=200)
         try:  # a bad date is the caller's to fix (422), not a timeline with an error status
@@ -40,6 +41,7 @@ class PipelineWrapper(CatalogPipelineWrapper):
             entity=name,
             entities=list(outputs.get("entities") or []),
             timeline=list(outputs.get("timeline") or []),
+            less_certain=list(outputs.get("less_certain") or []),
             facts=facts_from(outputs.get("documents")),
             status=outputs["status"],
         )

@@ -1,0 +1,200 @@
+"""Event facts carry a confidence (`components.graph.event_confidence`), and the timeline and the graph branch keep
+the facts at or above a threshold by default, listing the others as less certain."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from components.contracts import StatusKind
+from components.graph.dates import FuzzyDate
+from components.graph.entity_timeline import EntityTimeline
+from components.graph.event_confidence import (
+    FEATURES,
+    EventConfidenceModel,
+    check_min_confidence,
+    default_event_model,
+    default_threshold,
+    is_certain,
+)
+from components.graph.extraction import LanguageExtractor
+from components.graph.graph_search import GraphSearch
+from components.graph.model import DocumentGraph, EntityMention, Fact
+from components.graph.tools import GraphTools
+from tests.components.graph.conftest import make_document
+
+ANCHOR = dt.date(2022, 5, 10)
+
+
+def _features(text: str, entity: str) -> dict[str, float]:
+    """The event features of `entity`'s fact in a one-paragraph invented document dated `ANCHOR`."""
+    document, chunks = make_document("doc-brask", text, ANCHOR, "Brask Optics news")
+    graph = LanguageExtractor().extract(document, chunks)
+    for fact in graph.facts:
+        for key, features in fact.event_features.items():
+            if key == entity:
+                return features
+    raise AssertionError(f"no fact of {entity!r} in {[f.text for f in graph.facts]}")
+
+
+class TestFeatures:
+    @pytest.mark.parametrize(
+        ("sentence", "source"),
+        [
+            ("Brask Optics opened a plant in Velmora on 3 March 2019.", "date:day"),
+            ("Brask Optics opened a plant in Velmora in March 2019.", "date:month"),
+            ("Brask Optics opened a plant in Velmora in 2019.", "date:year"),
+            ("Brask Optics opened a plant in Velmora last year.", "date:relative"),
+            ("Brask Optics makes lenses for telescopes in Velmora.", "date:document"),
+        ],
+    )
+    def test_how_the_date_was_found(self, sentence, source):
+        features = _features(sentence, "brask optics")
+        assert features[source] == 1.0
+        assert sum(features.get(f"date:{s}", 0.0) for s in ("day", "month", "year", "relative", "document")) == 1.0
+
+    def test_role_tense_and_modality(self):
+        past = _features("Brask Optics opened a plant in Velmora in 2019.", "brask optics")
+        assert past["role:subject"] == 1.0 and past["tense:past"] == 1.0 and not past.get("tense:future")
+        future = _features("Brask Optics will open a plant in Velmora in 2025.", "brask optics")
+        assert future["tense:future"] == 1.0 and not future.get("tense:past")
+        assert future.get("after_document") == 1.0
+        modal = _features("Brask Optics could open a plant in Velmora in 2025.", "brask optics")
+        assert modal["modal"] == 1.0
+        negated = _features("Brask Optics did not open a plant in Velmora in 2019.", "brask optics")
+        assert negated["negated"] == 1.0
+        passive = _features("Brask Optics was founded by Ilse Varga in 2001.", "brask optics")
+        assert passive["role:passive"] == 1.0
+
+    def test_reported_speech_and_distances(self):
+        reported = _features("Ilse Varga said that Brask Optics opened a plant in Velmora in 2019.", "brask optics")
+        assert reported["reported"] == 1.0 and reported["subordinate"] == 1.0
+        near = _features("In 2019 Brask Optics opened a plant in Velmora.", "brask optics")
+        far = _features(
+            "Brask Optics, the lens maker that Ilse Varga started with two friends, opened a plant in Velmora in 2019.",
+            "brask optics",
+        )
+        assert far["log_date_distance"] > near["log_date_distance"]
+        assert far["log_sentence_tokens"] > near["log_sentence_tokens"]
+        assert near["dates_in_sentence"] == 1.0
+
+
+def _model(tmp_path, weights: dict[str, float], threshold: float = 0.5) -> str:
+    model = {
+        "version": "test",
+        "threshold": threshold,
+        "features": list(FEATURES),
+        "coef": [weights.get(name, 0.0) for name in FEATURES],
+        "intercept": 0.0,
+        "mean": [0.0] * len(FEATURES),
+        "scale": [1.0] * len(FEATURES),
+    }
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(model), encoding="utf-8")
+    return str(path)
+
+
+class TestModel:
+    def test_probability_follows_the_weights(self, tmp_path):
+        model = EventConfidenceModel.load(_model(tmp_path, {"tense:future": -2.0, "date:day": 1.0}))
+        assert model.probability({}) == pytest.approx(0.5)
+        assert model.probability({"tense:future": 1.0}) < 0.5 < model.probability({"date:day": 1.0})
+
+    def test_the_extractor_stores_the_surest_participants_confidence(self, tmp_path):
+        path = _model(tmp_path, {"tense:future": -3.0})
+        extractor = LanguageExtractor(event_model_path=path)
+        assert extractor.to_dict()["event_model_path"] == path
+        document, chunks = make_document(
+            "doc-brask",
+            "Brask Optics opened a plant in Velmora in 2019. Brask Optics will open a plant in Tarnholm in 2025.",
+            ANCHOR,
+        )
+        facts = {fact.text[:30]: fact for fact in extractor.extract(document, chunks).facts}
+        opened = next(f for text, f in facts.items() if "opened" in text)
+        planned = next(f for text, f in facts.items() if "will open" in text)
+        assert opened.confidence == pytest.approx(0.5)
+        assert planned.confidence < 0.1
+        assert planned.contract()["confidence"] == planned.confidence
+
+    def test_the_shipped_model_scores_every_extracted_fact(self):
+        model = default_event_model()
+        assert model is not None and model.features == list(FEATURES) and 0 < model.threshold < 1
+        document, chunks = make_document("doc-brask", "Brask Optics opened a plant in Velmora in 2019.", ANCHOR)
+        facts = LanguageExtractor().extract(document, chunks).facts
+        assert facts and all(0 <= fact.confidence <= 1 for fact in facts)
+
+    def test_thresholds(self):
+        assert is_certain(None, 0.9) and is_certain(0.6, 0.6) and not is_certain(0.59, 0.6)
+        assert check_min_confidence(None) is None and check_min_confidence(0) == 0.0
+        for bad in (1.5, -0.1, "high", True):
+            with pytest.raises(ValueError, match="min_event_confidence must be a number between 0 and 1"):
+                check_min_confidence(bad)
+        with pytest.raises(ValueError, match="min_event_confidence"):
+            EntityTimeline(min_event_confidence=2)
+        with pytest.raises(ValueError, match="min_event_confidence"):
+            GraphSearch(min_event_confidence=-1)
+
+
+def _fact(number: int, text: str, confidence: float | None, year: int) -> Fact:
+    document = SimpleNamespace(document_id="doc-halvard", url="https://example.org/halvard")
+    fact = Fact.of_sentence(
+        document,
+        number,
+        text,
+        None,
+        ["halvard mills"],
+        ["Halvard Mills"],
+        (FuzzyDate(dt.date(year, 1, 1), "year"), None, "stated"),
+        title="Halvard Mills through the years",
+        anchor=dt.date(2023, 4, 2),
+    )
+    fact.confidence = confidence
+    return fact
+
+
+@pytest.fixture()
+def halvard_store(empty_store):
+    """A graph with one entity and three facts: a sure one, a doubtful one and one no model scored."""
+    graph = DocumentGraph(
+        document_id="doc-halvard",
+        entities=[EntityMention("halvard mills", "Halvard Mills", "organization", confidence=0.9)],
+        facts=[
+            _fact(0, "Halvard Mills opened its first mill in 1998.", 0.93, 1998),
+            _fact(1, "Halvard Mills might have sold a mill in 2005.", 0.12, 2005),
+            _fact(2, "Halvard Mills moved to Orlund in 2011.", None, 2011),
+        ],
+    )
+    empty_store.replace_document(graph)
+    return empty_store
+
+
+@pytest.mark.integration
+class TestThreshold:
+    def test_the_store_keeps_the_confidence(self, halvard_store):
+        _, hits = GraphTools(halvard_store).timeline_hits("Halvard Mills")
+        assert [hit.fact.confidence for hit in hits] == [pytest.approx(0.93), pytest.approx(0.12), None]
+
+    def test_a_fact_below_the_threshold_is_listed_not_drawn(self, halvard_store):
+        result = EntityTimeline(graph_store=halvard_store, min_event_confidence=0.5).run(entity_name="Halvard Mills")
+        assert result["status"].status is StatusKind.SUCCESS
+        assert [item["valid_at"] for item in result["timeline"]] == ["1998", "2011"]
+        assert [item["fact"] for item in result["less_certain"]] == ["Halvard Mills might have sold a mill in 2005."]
+        assert result["less_certain"][0]["confidence"] == pytest.approx(0.12)
+        assert len(result["documents"]) == 2
+        everything = EntityTimeline(graph_store=halvard_store, min_event_confidence=0).run(entity_name="Halvard Mills")
+        assert len(everything["timeline"]) == 3 and everything["less_certain"] == []
+
+    def test_the_default_is_the_fitted_threshold(self, halvard_store):
+        assert 0.12 < default_threshold() < 0.93
+        result = EntityTimeline(graph_store=halvard_store).run(entity_name="Halvard Mills")
+        assert [item["valid_at"] for item in result["less_certain"]] == ["2005"]
+
+    def test_the_graph_branch_attaches_only_certain_facts(self, halvard_store):
+        _, hits = GraphTools(halvard_store).timeline_hits("Halvard Mills")
+        passage = SimpleNamespace(id="chunk-1", source_id="doc-halvard", metadata={})
+        search = GraphSearch(graph_store=halvard_store, min_event_confidence=0.5, facts_per_passage=5)
+        search._attach_facts([passage], ["halvard"], {"halvard": hits})
+        assert [fact["valid_at"] for fact in passage.metadata["graph_facts"]] == ["1998", "2011"]
