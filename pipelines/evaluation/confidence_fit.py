@@ -153,23 +153,39 @@ def fit_answer_confidence(
     command: str = "",
     ablation: bool = False,
 ) -> dict[str, Any]:
-    """Fit on the tune half, choose the threshold on the check half (unless given), write the model file to `out`
-    and return `{"model", "sets": per set and half scores at that threshold, "records", "ablation": per feature
-    group (`feature_ablation`, when asked)}`."""
-    from components.generation.answer_confidence import FEATURES, fit
+    """Replay the captured sets, then `fit_records`: fit on the tune half, choose the threshold on the check half
+    (unless given), write the model file to `out` and return `{"model", "sets": per set and half scores at that
+    threshold, "records", "ablation": per feature group (`feature_ablation`, when asked)}`."""
     from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 
     records = replayed(sets, ExtractiveAnswerGenerator(confidence_threshold=0.0))
+    files = {name: Path(path).name for name, path in sets.items()}
+    return fit_records(records, files, out, threshold, target, c, command, ablation)
+
+
+def fit_records(
+    records: list[dict[str, Any]],
+    files: Mapping[str, str],
+    out: Path,
+    threshold: float | None = None,
+    target: float = TARGET_PRECISION,
+    c: float = 1.0,
+    command: str = "",
+    ablation: bool = False,
+) -> dict[str, Any]:
+    """`fit_answer_confidence` on records already replayed (`replayed`); `files`: each set's capture file name."""
+    from components.generation.answer_confidence import FEATURES, fit
+
     ablated = feature_ablation(records, target, c) if ablation else []
     tune = [record for record in records if record["half"] == "tune"]
     rows, labels = labelled_rows(tune)
     fitted_from = [
         {
             "set": name,
-            "file": Path(path).name,
+            "file": file,
             **{f"{half}_questions": sum(r["set"] == name and r["half"] == half for r in records) for half in HALVES},
         }
-        for name, path in sets.items()
+        for name, file in files.items()
     ]
     meta = {
         "fitted_from": fitted_from,
