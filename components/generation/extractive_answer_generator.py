@@ -460,12 +460,10 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 )
                 features |= evidence_features(
                     question=question.question,
-                    part=part,
                     sentence=sentence.text if how in {"entity", "role", "phrase", "chain"} else "",
                     span=text,
                     top=stats["top"],
                     scores=retrieval_scores,
-                    rank=number - 1 if not links else sentence.rank,
                     question_terms=question.question_terms,
                     model=self._model,
                 )
