@@ -104,3 +104,27 @@ class TestMeaning:
     def test_without_a_model_they_are_zero(self) -> None:
         out = features()
         assert out["span_cosine"] == out["cosine_drop"] == 0.0
+
+
+def test_the_packaged_model_reads_every_evidence_feature() -> None:
+    from components.generation.answer_confidence import AnswerConfidence
+
+    model = AnswerConfidence.load()
+    assert set(EVIDENCE_FEATURES) <= set(model.features)
+    assert all(model.coef[model.features.index(name)] != 0 for name in EVIDENCE_FEATURES)
+
+
+def test_the_generator_rates_its_short_answer_with_the_evidence_features() -> None:
+    from haystack import Document
+
+    from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
+
+    documents = [
+        Document(content=SENTENCE + " It made ship lamps.", score=0.9, meta={"source_title": "Kestrel Lantern Works"}),
+        Document(content="Halvard Quince repaired lamps in Tarrow.", score=0.3, meta={"source_title": "Tarrow"}),
+    ]
+    generator = ExtractiveAnswerGenerator(embedding_model="", confidence_threshold=0.0)
+    (part,) = generator.run(query=QUESTION, documents=documents)["parts"]
+    assert part["short_answer"] == "Orvelle Dunmark"
+    assert part["features"]["retrieval_gap"] == pytest.approx((0.9 - 0.3) / 0.9)
+    assert part["features"]["window_share"] > 0 and part["features"]["span_support"] > 0
