@@ -30,6 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from components.generation.answer_evidence import EVIDENCE_FEATURES
 from components.text.analyzer import stem, terms, words
 
 MODEL_VERSION = 1
@@ -38,7 +39,8 @@ DEFAULT_MODEL_PATH = Path(__file__).with_name("answer_confidence.json")
 # How a part's short answer was found.
 FOUND_BY = ("entity", "role", "phrase", "chain", "verdict", "stretch", "subject")
 
-FEATURES = (
+# What `part_features` reads of how the answer was found.
+FOUND_FEATURES = (
     "score",  # the chosen sentence's score (term share, cosine, rank and the kind bonus)
     "margin",  # its score over the best other sentence's (0 when it stood alone)
     "cosine",  # the chosen sentence's cosine to the question
@@ -57,6 +59,9 @@ FEATURES = (
     "span_words",  # log(1 + words of the span)
     "span_asked",  # share of the span's terms the question already holds
 )
+# Every feature a model may read: those, and whether the sentence answers and the span is its answer
+# (`answer_evidence.evidence_features`).
+FEATURES = FOUND_FEATURES + EVIDENCE_FEATURES
 
 
 def part_features(

@@ -14,6 +14,7 @@ from haystack import Document, component, logging
 from spacy.tokens import Span
 
 from components.generation.answer_confidence import AnswerConfidence, part_features
+from components.generation.answer_evidence import TOP_SENTENCES, evidence_features
 from components.generation.comparison import compare, yes_no
 from components.generation.question_analysis import (
     LIGHT_NOUNS,
@@ -302,7 +303,15 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             if span:
                 shorts[len(picks)] = (span, best.number, how)
             runner_up = max((score for score, candidate in scored if candidate is not best), default=None)
-            found_how.append({"score": best_score, "runner_up": runner_up, "kind_match": kind_match, "sentence": best})
+            found_how.append(
+                {
+                    "score": best_score,
+                    "runner_up": runner_up,
+                    "kind_match": kind_match,
+                    "sentence": best,
+                    "top": [(score, candidate.text) for score, candidate in scored[:TOP_SENTENCES]],
+                }
+            )
             if not picks:
                 fellows = [
                     candidate
@@ -425,6 +434,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             (document.content or "", str((document.meta or {}).get("source_type") or ""))
             for document in documents[: self.max_chunks]
         ]
+        retrieval_scores = [document.score or 0.0 for document in documents[: self.max_chunks]]
         confidences: dict[int, float] = {}
         for position, (text, number, how) in shorts.items():
             part, stats = picks[position][0], found_how[position]
@@ -447,6 +457,15 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     asks_phrase=bool(part.focus) or part.kind in PHRASE_KINDS,
                     parts=len(parts),
                     question_terms=question.question_terms,
+                )
+                features |= evidence_features(
+                    question=question.question,
+                    sentence=sentence.text if how in {"entity", "role", "phrase", "chain"} else "",
+                    span=text,
+                    top=stats["top"],
+                    scores=retrieval_scores,
+                    question_terms=question.question_terms,
+                    model=self._model,
                 )
                 rated.append((self._confidence.probability(features), features))
             confidences[position], stats["features"] = min(rated, key=lambda item: item[0])

@@ -31,6 +31,9 @@ def register(subparsers: Any) -> None:
     answer.add_argument("--threshold", type=float, default=None, help="use this threshold instead of choosing one")
     answer.add_argument("--target", type=float, default=0.9, help="check-half headline precision (default 0.9)")
     answer.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength (default 1.0)")
+    answer.add_argument(
+        "--ablation", action="store_true", help="also print what each evidence feature group adds (tune/check AUC)"
+    )
     answer.add_argument("--chart", type=Path, default=None, help="also write a risk-coverage chart (PNG) here")
     answer.set_defaults(func=fit_answer)
 
@@ -64,7 +67,13 @@ def fit_answer(args: argparse.Namespace) -> int:
     out = args.out or DEFAULT_MODEL_PATH
     try:
         report = fit_answer_confidence(
-            sets, out=out, threshold=args.threshold, target=args.target, c=args.c, command=command
+            sets,
+            out=out,
+            threshold=args.threshold,
+            target=args.target,
+            c=args.c,
+            command=command,
+            ablation=args.ablation,
         )
     except (EvaluationInputError, ValueError) as exc:
         raise UserError(str(exc)) from exc
@@ -81,6 +90,13 @@ def fit_answer(args: argparse.Namespace) -> int:
             cells = [row[key] for key in ("coverage", "precision", "aurc", "ece", "exact_match", "token_f1")]
             shown = " | ".join("–" if value is None else f"{value:.3f}" for value in cells)
             print(f"| {name} | {half} | {row['questions']} | {row['parts']} | {shown} |")
+    if report["ablation"]:
+        columns = [key for key in report["ablation"][0] if key != "variant"]
+        print("| features | " + " | ".join(columns) + " |")
+        print("|---" * (len(columns) + 1) + "|")
+        for line in report["ablation"]:
+            cells = ["–" if line[key] is None else f"{line[key]:.3f}" for key in columns]
+            print(f"| {line['variant']} | " + " | ".join(cells) + " |")
     if args.chart is not None:
         curves = {
             f"{name} {half}": curve_summary(

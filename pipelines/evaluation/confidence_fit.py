@@ -103,6 +103,47 @@ def scores_by_half(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any
     return out
 
 
+def _auc(scored: Sequence[tuple[float, bool]]) -> float | None:
+    """The area under the ROC curve of confidences against right/wrong (None without both labels)."""
+    from sklearn.metrics import roc_auc_score
+
+    labels = [bool(label) for _, label in scored]
+    if len(set(labels)) < 2:
+        return None
+    return float(roc_auc_score(labels, [confidence for confidence, _ in scored]))
+
+
+def feature_ablation(
+    records: Sequence[dict[str, Any]], target: float = TARGET_PRECISION, c: float = 1.0
+) -> list[dict[str, Any]]:
+    """What each evidence feature group adds: the model refitted on the tune half with every feature, without each
+    group, and with none of them (`found only`). Per variant and set: tune and check AUC, and the check half's
+    coverage at the threshold chosen on it for `target` precision of shown headlines."""
+    from components.generation.answer_confidence import FEATURES, FOUND_FEATURES, fit
+    from components.generation.answer_evidence import EVIDENCE_GROUPS
+
+    variants = {"all": FEATURES, "found only": FOUND_FEATURES}
+    variants |= {
+        f"without {group}": tuple(f for f in FEATURES if f not in kept) for group, kept in EVIDENCE_GROUPS.items()
+    }
+    rows, labels = labelled_rows([record for record in records if record["half"] == "tune"])
+    out = []
+    for variant, features in variants.items():
+        model = fit(rows, labels, threshold=0.5, features=features, c=c)
+        line: dict[str, Any] = {"variant": variant}
+        for set_name in dict.fromkeys(record["set"] for record in records):
+            for half in HALVES:
+                set_rows, set_labels = labelled_rows([r for r in records if r["set"] == set_name and r["half"] == half])
+                scored = [(model.probability(row), label) for row, label in zip(set_rows, set_labels, strict=True)]
+                line[f"{set_name} {half} AUC"] = _auc(scored)
+                if half == "check":
+                    chosen = choose_threshold(scored, target)
+                    shown = [label for confidence, label in scored if confidence >= chosen]
+                    line[f"{set_name} check coverage"] = len(shown) / len(scored) if scored else None
+        out.append(line)
+    return out
+
+
 def fit_answer_confidence(
     sets: Mapping[str, Path],
     out: Path,
@@ -110,22 +151,41 @@ def fit_answer_confidence(
     target: float = TARGET_PRECISION,
     c: float = 1.0,
     command: str = "",
+    ablation: bool = False,
 ) -> dict[str, Any]:
-    """Fit on the tune half, choose the threshold on the check half (unless given), write the model file to `out`
-    and return `{"model", "sets": per set and half scores at that threshold}`."""
-    from components.generation.answer_confidence import FEATURES, fit
+    """Replay the captured sets, then `fit_records`: fit on the tune half, choose the threshold on the check half
+    (unless given), write the model file to `out` and return `{"model", "sets": per set and half scores at that
+    threshold, "records", "ablation": per feature group (`feature_ablation`, when asked)}`."""
     from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 
     records = replayed(sets, ExtractiveAnswerGenerator(confidence_threshold=0.0))
+    files = {name: Path(path).name for name, path in sets.items()}
+    return fit_records(records, files, out, threshold, target, c, command, ablation)
+
+
+def fit_records(
+    records: list[dict[str, Any]],
+    files: Mapping[str, str],
+    out: Path,
+    threshold: float | None = None,
+    target: float = TARGET_PRECISION,
+    c: float = 1.0,
+    command: str = "",
+    ablation: bool = False,
+) -> dict[str, Any]:
+    """`fit_answer_confidence` on records already replayed (`replayed`); `files`: each set's capture file name."""
+    from components.generation.answer_confidence import FEATURES, fit
+
+    ablated = feature_ablation(records, target, c) if ablation else []
     tune = [record for record in records if record["half"] == "tune"]
     rows, labels = labelled_rows(tune)
     fitted_from = [
         {
             "set": name,
-            "file": Path(path).name,
+            "file": file,
             **{f"{half}_questions": sum(r["set"] == name and r["half"] == half for r in records) for half in HALVES},
         }
-        for name, path in sets.items()
+        for name, file in files.items()
     ]
     meta = {
         "fitted_from": fitted_from,
@@ -157,4 +217,4 @@ def fit_answer_confidence(
     data["scores"] = scores
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    return {"model": data, "sets": scores, "records": records}
+    return {"model": data, "sets": scores, "records": records, "ablation": ablated}

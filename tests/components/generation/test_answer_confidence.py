@@ -13,6 +13,7 @@ from components.generation.answer_confidence import (
     DEFAULT_MODEL_PATH,
     FAR,
     FEATURES,
+    FOUND_FEATURES,
     MODEL_VERSION,
     AnswerConfidence,
     ConfidenceModelError,
@@ -52,7 +53,7 @@ def features(**changes: object) -> dict[str, float]:
 
 class TestFeatures:
     def test_every_feature_is_computed(self) -> None:
-        assert set(features()) == set(FEATURES)
+        assert set(features()) == set(FOUND_FEATURES)
 
     def test_margin_is_the_lead_over_the_runner_up_and_full_when_alone(self) -> None:
         assert features()["margin"] == pytest.approx(0.5)

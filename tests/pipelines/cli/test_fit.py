@@ -84,6 +84,18 @@ def test_fits_on_the_tune_half_and_writes_a_file_the_generator_reads(capture: Pa
     )
 
 
+def test_ablation_prints_what_each_feature_group_adds(capture: Path, tmp_path: Path, capsys) -> None:
+    from components.generation.answer_evidence import EVIDENCE_GROUPS
+
+    out = tmp_path / "confidence.json"
+    assert main(["fit", "answer", f"squad_mini={capture}", "--out", str(out), "--ablation"]) == 0
+    printed = capsys.readouterr().out
+    header = next(line for line in printed.splitlines() if line.startswith("| features |"))
+    assert "squad_mini tune AUC" in header and "squad_mini check AUC" in header and "check coverage" in header
+    variants = [line.split(" | ")[0].removeprefix("| ") for line in printed.splitlines() if line.startswith("| ")]
+    assert {"all", "found only", *(f"without {group}" for group in EVIDENCE_GROUPS)} <= set(variants)
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [

@@ -1,0 +1,129 @@
+"""What the answer confidence reads beyond how the answer was found: whether the chosen sentence is the one that
+answers the question, and whether the short answer is what it says in the question's place.
+
+Each group of features (`EVIDENCE_GROUPS`) is a general property of the question, the sentence, the span and the
+retrieved chunks, never their wording; each was kept because it raised the check half's AUC or coverage at 0.9
+precision (`research fit answer --ablation`; the groups and features that did not are listed in
+docs/answer-confidence.md):
+
+- `window`: the share of the question's terms held near the span in its sentence (a span among the question's words
+  is in the place the question asks about).
+- `spread`: agreement of the part's best sentences on the span (share of them holding it, share of their score).
+- `retrieval`: the top chunk's lead over the next in retrieval score.
+- `meaning`: the span's cosine to the question, and how much the sentence's cosine to the question drops without it
+  (the embedding model's vectors).
+
+Usage:
+```python
+features = evidence_features(question="Who bought Acme?", sentence="Zeta acquired Acme in 2001.", span="Zeta",
+                             top=[(1.2, "Zeta acquired Acme in 2001.")], scores=[0.9, 0.4],
+                             question_terms=frozenset({"bought", "acm"}), model=None)
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from components.text.analyzer import stem, words
+
+EVIDENCE_GROUPS: dict[str, tuple[str, ...]] = {
+    "window": ("window_share",),
+    "spread": ("span_support", "span_weight"),
+    "retrieval": ("retrieval_gap",),
+    "meaning": ("span_cosine", "cosine_drop"),
+}
+EVIDENCE_FEATURES = tuple(name for group in EVIDENCE_GROUPS.values() for name in group)
+
+WINDOW = 8  # words either side of the span read for the question's terms
+TOP_SENTENCES = 5  # the part's best sentences read for agreement
+
+
+def evidence_features(
+    *,
+    question: str,
+    sentence: str,
+    span: str,
+    top: Sequence[tuple[float, str]],
+    scores: Sequence[float],
+    question_terms: frozenset[str],
+    model: Any = None,
+) -> dict[str, float]:
+    """The evidence features of one part's short answer.
+
+    :param question: the whole question.
+    :param sentence: the sentence the span was taken from (empty when it came from no one sentence).
+    :param span: the short answer.
+    :param top: the part's best sentences as (score, text), best first.
+    :param scores: the retrieval scores of the top chunks, in rank order.
+    :param question_terms: the question's terms (stems).
+    :param model: the embedding model (`embed(texts)`, `embed_one(text)`, normalised vectors); None: the features
+        that need it are 0.
+    """
+    return {
+        "window_share": _window_share(sentence, span, question_terms),
+        **_spread(span, top),
+        "retrieval_gap": _retrieval_gap(scores),
+        **_meaning(question, sentence, span, model),
+    }
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _span_position(span_words: list[str], sentence_words: list[str]) -> int | None:
+    """The index of the span's first occurrence among the sentence's words (None when it does not hold it)."""
+    size = len(span_words)
+    return next(
+        (i for i in range(len(sentence_words) - size + 1) if size and sentence_words[i : i + size] == span_words), None
+    )
+
+
+def _window_share(sentence: str, span: str, question_terms: frozenset[str]) -> float:
+    """The share of the question's terms within `WINDOW` words either side of the span in its sentence (0 when the
+    sentence does not hold the span)."""
+    sentence_words, span_words = words(sentence), words(span)
+    start = _span_position(span_words, sentence_words)
+    if start is None or not question_terms:
+        return 0.0
+    end = start + len(span_words)
+    near = sentence_words[max(0, start - WINDOW) : start] + sentence_words[end : end + WINDOW]
+    return len({stem(word) for word in near} & question_terms) / len(question_terms)
+
+
+def _spread(span: str, top: Sequence[tuple[float, str]]) -> dict[str, float]:
+    best = list(top)[:TOP_SENTENCES]
+    needle = _normal(span)
+    if not best or not needle:
+        return {"span_support": 0.0, "span_weight": 0.0}
+    holding = [needle in _normal(text) for _, text in best]
+    weights = [max(score, 0.0) for score, _ in best]
+    total = sum(weights)
+    return {
+        "span_support": sum(holding) / len(best),
+        "span_weight": sum(w for w, held in zip(weights, holding, strict=True) if held) / total if total else 0.0,
+    }
+
+
+def _retrieval_gap(scores: Sequence[float]) -> float:
+    """The top chunk's lead over the second, relative to its score (1 for a lone chunk, 0 without scores)."""
+    values = [float(score) for score in scores if score is not None]
+    if not values or values[0] <= 0:
+        return 0.0
+    return min(max((values[0] - values[1]) / values[0], 0.0), 1.0) if len(values) > 1 else 1.0
+
+
+def _meaning(question: str, sentence: str, span: str, model: Any) -> dict[str, float]:
+    if model is None or not span:
+        return {"span_cosine": 0.0, "cosine_drop": 0.0}
+    asked = model.embed_one(question)
+    texts = [span]
+    if sentence and span.lower() in sentence.lower():
+        at = sentence.lower().find(span.lower())
+        texts += [sentence, (sentence[:at] + sentence[at + len(span) :]).strip() or "."]
+    vectors = model.embed(texts)
+    cosines = vectors @ asked
+    drop = float(cosines[1] - cosines[2]) if len(texts) == 3 else 0.0
+    return {"span_cosine": float(cosines[0]), "cosine_drop": drop}

@@ -1,0 +1,130 @@
+"""The answer confidence's evidence features: whether the chosen sentence answers the question and the span is its
+answer (invented names throughout)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from components.generation.answer_evidence import EVIDENCE_FEATURES, EVIDENCE_GROUPS, evidence_features
+from components.generation.question_analysis import analyze_question
+
+QUESTION = "Who bought the Kestrel Lantern Works?"
+SENTENCE = "In 1911 the Kestrel Lantern Works was acquired by Orvelle Dunmark, a shipowner from Tarrow."
+TOP = [
+    (1.4, SENTENCE),
+    (1.1, "Orvelle Dunmark also ran a ferry line."),
+    (0.9, "Halvard Quince repaired the Kestrel lamps in 1920."),
+    (0.5, "The works closed in 1950."),
+]
+
+
+class FakeModel:
+    """Vectors that make the span near the question, so the model-read features can be checked without loading the
+    embedding model."""
+
+    vectors = {
+        "Orvelle Dunmark": [0.0, 0.6, 0.8],
+        QUESTION: [0.0, 0.0, 1.0],
+        SENTENCE: [0.0, 0.6, 0.8],
+    }
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return np.array([self.vectors.get(text, [0.6, 0.8, 0.0]) for text in texts])
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+def features(question: str = QUESTION, **changes: object) -> dict[str, float]:
+    analysis = analyze_question(question)
+    arguments: dict = {
+        "question": question,
+        "sentence": SENTENCE,
+        "span": "Orvelle Dunmark",
+        "top": TOP,
+        "scores": [0.8, 0.4, 0.2],
+        "question_terms": analysis.question_terms,
+        "model": None,
+    }
+    arguments.update(changes)
+    return evidence_features(**arguments)
+
+
+def test_every_evidence_feature_is_computed_and_grouped_once() -> None:
+    assert set(features()) == set(EVIDENCE_FEATURES)
+    assert len(EVIDENCE_FEATURES) == len(set(EVIDENCE_FEATURES)) == sum(map(len, EVIDENCE_GROUPS.values()))
+
+
+class TestWindow:
+    def test_the_questions_terms_near_the_span_count(self) -> None:
+        near = features()["window_share"]
+        # The same span at the far end of a long sentence, away from the question's words.
+        far_sentence = "The Kestrel Lantern Works was acquired in 1911, many years later, as the town recalls, by " + (
+            "a shipowner who had sailed for decades along the northern coast and who was called Orvelle Dunmark."
+        )
+        far = features(sentence=far_sentence)["window_share"]
+        assert near > far >= 0.0
+
+    def test_a_span_the_sentence_does_not_hold_has_no_window(self) -> None:
+        assert features(span="Halvard Quince")["window_share"] == 0.0
+
+    def test_no_sentence_no_window(self) -> None:
+        assert features(sentence="")["window_share"] == 0.0
+
+
+class TestSpread:
+    def test_agreement_of_the_best_sentences_on_the_span(self) -> None:
+        out = features()
+        assert out["span_support"] == pytest.approx(2 / 4)
+        assert out["span_weight"] == pytest.approx((1.4 + 1.1) / (1.4 + 1.1 + 0.9 + 0.5))
+
+    def test_no_span_no_agreement(self) -> None:
+        out = features(span="")
+        assert out["span_support"] == out["span_weight"] == 0.0
+
+
+class TestRetrieval:
+    def test_the_top_chunks_lead_over_the_next(self) -> None:
+        assert features()["retrieval_gap"] == pytest.approx(0.5)
+        assert features(scores=[0.8, 0.8])["retrieval_gap"] == 0.0
+        assert features(scores=[0.8])["retrieval_gap"] == 1.0  # a lone chunk leads by all of it
+
+    def test_no_scores_no_retrieval_gap(self) -> None:
+        assert features(scores=[])["retrieval_gap"] == 0.0
+
+
+class TestMeaning:
+    def test_the_spans_cosine_and_the_sentences_drop_without_it(self) -> None:
+        out = features(model=FakeModel())
+        assert out["span_cosine"] == pytest.approx(0.8)
+        # With the span the sentence reads 0.8 like the question; without it, 0.0.
+        assert out["cosine_drop"] == pytest.approx(0.8)
+
+    def test_without_a_model_they_are_zero(self) -> None:
+        out = features()
+        assert out["span_cosine"] == out["cosine_drop"] == 0.0
+
+
+def test_the_packaged_model_reads_every_evidence_feature() -> None:
+    from components.generation.answer_confidence import AnswerConfidence
+
+    model = AnswerConfidence.load()
+    assert set(EVIDENCE_FEATURES) <= set(model.features)
+    assert all(model.coef[model.features.index(name)] != 0 for name in EVIDENCE_FEATURES)
+
+
+def test_the_generator_rates_its_short_answer_with_the_evidence_features() -> None:
+    from haystack import Document
+
+    from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
+
+    documents = [
+        Document(content=SENTENCE + " It made ship lamps.", score=0.9, meta={"source_title": "Kestrel Lantern Works"}),
+        Document(content="Halvard Quince repaired lamps in Tarrow.", score=0.3, meta={"source_title": "Tarrow"}),
+    ]
+    generator = ExtractiveAnswerGenerator(embedding_model="", confidence_threshold=0.0)
+    (part,) = generator.run(query=QUESTION, documents=documents)["parts"]
+    assert part["short_answer"] == "Orvelle Dunmark"
+    assert part["features"]["retrieval_gap"] == pytest.approx((0.9 - 0.3) / 0.9)
+    assert part["features"]["window_share"] > 0 and part["features"]["span_support"] > 0
