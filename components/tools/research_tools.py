@@ -1,6 +1,7 @@
-"""The research tools of the registry: each tool contract's JSON schemas and a thin adapter onto the component the
-pipelines run (the knowledge-base search, the graph components, the web, arXiv and memory sources), so a tool
-call and a pipeline branch share one implementation.
+"""The research tools of the registry: each tool contract's adapter onto the component the pipelines run (the
+knowledge-base search, the graph components, the web, arXiv and memory sources), so a tool call and a pipeline
+branch share one implementation. An adapter's typed signature declares the tool's arguments (their schema is
+derived from it, see `ToolSpec.input_schema`); the result schemas are the contracts' own.
 
 Numbers out of range are clamped by the components as the contracts say (the schemas describe the ranges but do
 not refuse them); bad input and backend faults come back in `status` (and, for `retrieve_book_content`, as its
@@ -241,12 +242,17 @@ def _book_content(
 
 
 # -- arguments passed through: the plain knowledge-base searches, the web, arXiv and memory -------------------------
-# The arguments go to the component as they are (None where not given): the sources clamp and check their own
-# inputs and fill in their own defaults (the knowledge-base searches' limit 10 and text weight 0.5).
+
+
+def _passed(component: Any, arguments: dict[str, Any]) -> ToolRun:
+    """The adapter's own arguments (its `locals()`, read first thing) handed to the component as they are, None
+    where not given: the sources clamp and check their own inputs and fill in their own defaults (the
+    knowledge-base searches' limit 10 and text weight 0.5)."""
+    return _chunks_run(component.run(**{name: value for name, value in arguments.items() if name != "component"}))
 
 
 def _vector_search(component: Any, query: Query, limit: ChunkLimit = None) -> ToolRun:
-    return _chunks_run(component.run(query=query, limit=limit))
+    return _passed(component, locals())
 
 
 def _hybrid_search(
@@ -257,7 +263,7 @@ def _hybrid_search(
         float | None, "Weight of the keyword list in the fusion (0-1, default 0.5; clamped)."
     ] = None,
 ) -> ToolRun:
-    return _chunks_run(component.run(query=query, limit=limit, text_weight=text_weight))
+    return _passed(component, locals())
 
 
 def _web_search(
@@ -268,15 +274,7 @@ def _web_search(
     include_domains: Annotated[list[str] | None, "Only pages of these domains."] = None,
     exclude_domains: Annotated[list[str] | None, "Never pages of these domains."] = None,
 ) -> ToolRun:
-    return _chunks_run(
-        component.run(
-            query=query,
-            num_results=num_results,
-            languages=languages,
-            include_domains=include_domains,
-            exclude_domains=exclude_domains,
-        )
-    )
+    return _passed(component, locals())
 
 
 def _arxiv_search(
@@ -291,16 +289,7 @@ def _arxiv_search(
     date_from: Annotated[str | None, "Only papers submitted on or after this date (YYYY-MM-DD)."] = None,
     date_to: Annotated[str | None, "Only papers submitted on or before this date (YYYY-MM-DD)."] = None,
 ) -> ToolRun:
-    return _chunks_run(
-        component.run(
-            query=query,
-            num_results=num_results,
-            sort_by=sort_by,
-            categories=categories,
-            date_from=date_from,
-            date_to=date_to,
-        )
-    )
+    return _passed(component, locals())
 
 
 def _memory_recall(
@@ -310,9 +299,7 @@ def _memory_recall(
     num_results: Annotated[int | None, "How many interactions (default 3; clamped to the memory's maximum)."] = None,
     time_window: Annotated[str | None, "Only interactions within this duration before now: 24h, 7d, 2w."] = None,
 ) -> ToolRun:
-    return _chunks_run(
-        component.run(query=query, session_id=session_id, num_results=num_results, time_window=time_window)
-    )
+    return _passed(component, locals())
 
 
 # -- the graph --------------------------------------------------------------------------------------------------------
