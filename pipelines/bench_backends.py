@@ -24,6 +24,7 @@ import shutil
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,42 @@ def _vocabulary(rng: np.random.Generator) -> list[str]:
     return sorted(words)
 
 
+class KeywordFloor:
+    """BM25 over a numpy inverted index of chunks' term counts: the exact keyword search every backend's keyword
+    search is measured against (its top 10 and their scores). `query_terms` analyses a query as the counts were."""
+
+    def __init__(
+        self, counts: list[dict[str, int]], query_terms: Callable[[str], list[str]], dtype: Any = np.float64
+    ) -> None:
+        self.size = len(counts)
+        self.query_terms = query_terms
+        self.dtype = dtype
+        postings: dict[str, tuple[list[int], list[int]]] = {}
+        lengths = np.asarray([sum(row.values()) for row in counts], dtype=dtype)
+        for row, row_counts in enumerate(counts):
+            for term, tf in row_counts.items():
+                rows, tfs = postings.setdefault(term, ([], []))
+                rows.append(row)
+                tfs.append(tf)
+        self.average_terms = float(lengths.mean()) if self.size else 1.0
+        self._postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for term, (rows, tfs) in postings.items():
+            index = np.asarray(rows, dtype=np.int64)
+            tf = np.asarray(tfs, dtype=dtype)
+            weights = bm25.idf(self.size, len(rows)) * bm25.term_weight(tf, lengths[index], self.average_terms)
+            self._postings[term] = (index, np.asarray(weights, dtype=dtype))
+
+    def top(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of the top 10 chunks for the query's distinct terms, best first, and every row's score."""
+        scores = np.zeros(self.size, dtype=self.dtype)
+        for term in set(self.query_terms(query)):
+            found = self._postings.get(term)
+            if found is not None:
+                np.add.at(scores, found[0], found[1])
+        top = np.argpartition(-scores, TOP_K)[:TOP_K]
+        return top[np.argsort(-scores[top], kind="stable")], scores
+
+
 class SyntheticBase:
     """N chunks of synthetic vectors and text, their documents, the queries, and the numpy floors."""
 
@@ -75,25 +112,7 @@ class SyntheticBase:
             chunk_words = sorted(set(terms(self.texts[anchor])), key=lambda w: rank.get(w, 0))
             middle = chunk_words[len(chunk_words) // 3 : len(chunk_words) // 3 + 2] or chunk_words[:2]
             self.keyword_queries.append(" ".join(middle))
-        self._build_inverted_index()
-
-    def _build_inverted_index(self) -> None:
-        postings: dict[str, list[tuple[int, int]]] = {}
-        lengths = np.zeros(self.size, dtype=np.float32)
-        for row, text in enumerate(self.texts):
-            counts: dict[str, int] = {}
-            for term in terms(text):
-                counts[term] = counts.get(term, 0) + 1
-            lengths[row] = sum(counts.values())
-            for term, count in counts.items():
-                postings.setdefault(term, []).append((row, count))
-        average = float(lengths.mean()) if self.size else 1.0
-        self._postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        for term, items in postings.items():
-            rows = np.fromiter((r for r, _ in items), dtype=np.int64, count=len(items))
-            tf = np.fromiter((c for _, c in items), dtype=np.float32, count=len(items))
-            weights = bm25.idf(self.size, len(items)) * bm25.term_weight(tf, lengths[rows], average)
-            self._postings[term] = (rows, weights.astype(np.float32))
+        self._keyword = KeywordFloor([Counter(terms(text)) for text in self.texts], terms, dtype=np.float32)
 
     def numpy_dense(self, query: np.ndarray) -> np.ndarray:
         """The exact top 10 by cosine: the floor every dense search is measured against."""
@@ -103,13 +122,7 @@ class SyntheticBase:
 
     def numpy_keyword(self, query: str) -> np.ndarray:
         """The BM25 top 10 over a numpy inverted index: the keyword floor."""
-        scores = np.zeros(self.size, dtype=np.float32)
-        for term in set(terms(query)):
-            found = self._postings.get(term)
-            if found is not None:
-                np.add.at(scores, found[0], found[1])
-        top = np.argpartition(-scores, TOP_K)[:TOP_K]
-        return top[np.argsort(-scores[top])]
+        return self._keyword.top(query)[0]
 
     def documents(self) -> Any:
         """(DocumentRecord, chunks) pairs in ingestion order."""

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from pipelines.bench_backends import _one_blas_thread, _seal, timed
+from pipelines.bench_backends import KeywordFloor, _one_blas_thread, _seal, timed
 from pipelines.evaluation.metrics import percentile
 from pipelines.scale_corpus import CHUNKS_PER_DOCUMENT, EmbeddingCache, ScaleCorpus, eval_data_dir
 
@@ -53,25 +53,10 @@ class ScaleBase:
         self.vectors = np.stack([item[4] for item in prepared[:size]])
         self.real = sum(int(item[5]) for item in prepared[:size])
         self.counts: list[dict[str, int]] = [item[3] for item in prepared[:size]]
-        self._inverted_index()
+        from components.text.analyzer import terms
 
-    def _inverted_index(self) -> None:
-        from components.text import bm25
-
-        postings: dict[str, tuple[list[int], list[int]]] = {}
-        lengths = np.asarray([sum(counts.values()) for counts in self.counts], dtype=np.float64)
-        for row, counts in enumerate(self.counts):
-            for term, tf in counts.items():
-                rows, tfs = postings.setdefault(term, ([], []))
-                rows.append(row)
-                tfs.append(tf)
-        average = float(lengths.mean())
-        self.average_terms = average
-        self._postings = {}
-        for term, (rows, tfs) in postings.items():
-            index = np.asarray(rows, dtype=np.int64)
-            weights = bm25.idf(self.size, len(rows)) * bm25.term_weight(np.asarray(tfs, float), lengths[index], average)
-            self._postings[term] = (index, weights)
+        self._keyword = KeywordFloor(self.counts, terms)
+        self.average_terms = self._keyword.average_terms
 
     def chunk_id(self, number: int) -> str:
         return f"scale-{number // CHUNKS_PER_DOCUMENT:06d}:{number % CHUNKS_PER_DOCUMENT}"
@@ -83,15 +68,7 @@ class ScaleBase:
 
     def exact_bm25(self, query: str) -> list[tuple[str, float]]:
         """BM25 of every chunk for the question's distinct analyzer terms: the top 10 with their scores."""
-        from components.text.analyzer import terms
-
-        scores = np.zeros(self.size, dtype=np.float64)
-        for term in set(terms(query)):
-            found = self._postings.get(term)
-            if found is not None:
-                np.add.at(scores, found[0], found[1])
-        top = np.argpartition(-scores, TOP_K)[:TOP_K]
-        top = top[np.argsort(-scores[top], kind="stable")]
+        top, scores = self._keyword.top(query)
         return [(self.chunk_id(int(i)), float(scores[i])) for i in top if scores[i] > 0]
 
     def documents(self, first_chunk: int = 0, last_chunk: int | None = None) -> Iterator[tuple[Any, list[Any]]]:
@@ -386,13 +363,10 @@ def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors
 
 def chart(report: dict, path: Path) -> Path:
     """p95 per mode against the base size, one line per backend (log scales), as a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from pipelines.evaluation.report import new_chart, save_chart
 
     modes = ("dense", "keyword", "hybrid", "research")
-    figure, axes = plt.subplots(1, len(modes), figsize=(4 * len(modes), 3.6))
+    figure, axes = new_chart(1, len(modes), figsize=(4 * len(modes), 3.6))
     sizes = sorted(int(size) for size in report["sizes"])
     for axis, mode in zip(axes, modes, strict=True):
         for backend in BACKENDS:
@@ -408,11 +382,7 @@ def chart(report: dict, path: Path) -> Path:
         axis.grid(True, which="both", alpha=0.3)
     axes[0].legend()
     figure.suptitle("Search at scale (top 10, real text; see the table for which vectors are real)")
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    return save_chart(figure, path)
 
 
 def bench_scale(

@@ -19,7 +19,6 @@ never copied into the repository.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import random
 import time
@@ -28,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from pipelines.evaluation.jsonl import load_jsonl
 
 Out = Callable[[str], None]
 
@@ -106,13 +107,11 @@ class ScaleCorpus:
             folder = data_dir / name
             if not (folder / "corpus.jsonl").exists():
                 continue
-            with (folder / "corpus.jsonl").open(encoding="utf-8") as handle:
-                for line in handle:
-                    record = json.loads(line)
-                    self.sources.extend(_pieces(str(record.get("title") or ""), str(record.get("text") or "")))
+            for record in load_jsonl(folder / "corpus.jsonl", ()):
+                self.sources.extend(_pieces(str(record.get("title") or ""), str(record.get("text") or "")))
             if (folder / "questions.jsonl").exists():
-                with (folder / "questions.jsonl").open(encoding="utf-8") as handle:
-                    self.questions.extend(str(json.loads(line)["question"]) for line in handle)
+                questions = load_jsonl(folder / "questions.jsonl", ["question"])
+                self.questions.extend(str(row["question"]) for row in questions)
         for path in sorted(demo_dir.iterdir()):
             if path.is_file() and path.suffix in {".md", ".txt", ".html"}:
                 title = path.stem.replace("-", " ").replace("_", " ")

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from components.text.analyzer import terms
+from components.text.analyzer import terms, words
 from components.text.language import parse
 
 # Words that compare by time: the earlier value wins, or the later one.
@@ -82,14 +82,14 @@ def compare(question: str, sentences: Sequence[Any]) -> Verdict | None:
     evidence = [_evidence_of(name, sentences) for name in named]
     if not all(evidence):
         return None
-    words = {word.lower() for word in re.findall(r"[A-Za-z]+", question)}
+    question_words = set(words(question))
     values, later = None, True
-    if words & (EARLIER | LATER):
+    if question_words & (EARLIER | LATER):
         values = [_first_year(rows) for rows in evidence]
-        later = bool(words & LATER)
-    elif words & (LARGER | SMALLER):
+        later = bool(question_words & LATER)
+    elif question_words & (LARGER | SMALLER):
         values = [_largest_number(rows) for rows in evidence]
-        later = bool(words & LARGER)
+        later = bool(question_words & LARGER)
     if values is not None and all(value is not None for value in values):
         pick = values.index(max(values) if later else min(values))
     else:

@@ -22,7 +22,7 @@ from haystack import Document, component
 from components.generation.question_analysis import DATE_LABELS, WH_WORDS, analyze_question
 from components.resilience.scheduling import async_twin
 from components.serialization import InitParameterSerialization
-from components.text.analyzer import STOP_WORDS, sentences, terms
+from components.text.analyzer import content_words, sentences, terms, words
 from components.text.dates import MONTH_NAMES
 from components.text.language import ENTITY_KINDS_BY_LABEL, parse
 
@@ -83,7 +83,7 @@ def _amount_key(text: str) -> float | None:
 
 
 def _name_key(text: str) -> frozenset[str]:
-    return frozenset(word for word in re.findall(r"[^\W_]+", text.lower()) if word not in STOP_WORDS)
+    return frozenset(content_words(text))
 
 
 def _same(a: _Value, b: _Value) -> bool:
@@ -188,7 +188,7 @@ def _may_hold(sentence: str, kind: str, anchors: frozenset[str]) -> bool:
         return bool(_YEAR.search(sentence))
     if kind == "amount":
         return any(character.isdigit() for character in sentence) or bool(
-            set(re.findall(r"[a-z]+", sentence.lower())) & set(SCALES)
+            set(words(sentence)) & set(SCALES)
         )
     return any(word[:1].isupper() and not set(terms(word)) & anchors for word in sentence.split()[1:])
 

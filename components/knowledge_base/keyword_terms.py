@@ -10,24 +10,22 @@ distinct terms with weight 1, so the score is the classic BM25 sum over the quer
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections import Counter
 
 from components.text import bm25
-from components.text.analyzer import STOP_WORDS
+from components.text.analyzer import STOP_WORDS, content_words
 
 # The product's one stop-word list (also passed to Milvus's analyzer, so both sides drop the same words).
 ENGLISH_STOP_WORDS: tuple[str, ...] = tuple(sorted(STOP_WORDS))
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 # The average chunk length is fixed because chunks are cut to a similar size.
 AVERAGE_TERMS = 100.0
 
 
-def terms(text: str) -> list[str]:
-    """The keyword terms of `text`: lower-cased words without stop words (the same rule as Milvus's analyzer)."""
-    return [word for word in _WORD.findall((text or "").lower()) if word not in STOP_WORDS]
+# The keyword terms of a text: its lower-cased words without stop words, unstemmed (the same rule as Milvus's
+# analyzer), by the product's one tokeniser.
+terms = content_words
 
 
 def term_index(term: str) -> int:

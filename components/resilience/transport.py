@@ -16,6 +16,7 @@ session = capped_session(max_bytes=2_000_000, service="arXiv")
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -155,19 +156,22 @@ class CappedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         request.headers["Accept-Encoding"] = "identity"
         return call_deadline((request.extensions.get("timeout") or {}).get("read"))
 
-    def _unreachable(self, exc: httpx.ConnectError) -> ServiceUnreachable:
-        # Refused or not resolved: named, and not worth a retry within the budget.
-        what = "its name does not resolve" if "name" in str(exc).lower() else "nothing answers there"
-        return ServiceUnreachable(f"cannot reach {self.service}: {what}")
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        deadline = self._prepare(request)
+    @contextlib.contextmanager
+    def _connecting(self) -> Iterator[None]:
+        """A refused or unresolved connection as `ServiceUnreachable` naming the service (not worth a retry within
+        the budget); a connect timeout stays a timeout."""
         try:
-            response = self._inner.handle_request(request)
+            yield
         except httpx.ConnectTimeout:
             raise
         except httpx.ConnectError as exc:
-            raise self._unreachable(exc) from exc
+            what = "its name does not resolve" if "name" in str(exc).lower() else "nothing answers there"
+            raise ServiceUnreachable(f"cannot reach {self.service}: {what}") from exc
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        deadline = self._prepare(request)
+        with self._connecting():
+            response = self._inner.handle_request(request)
         assert isinstance(response.stream, httpx.SyncByteStream)
         response.stream = _CappedStream(response.stream, self.max_bytes, deadline, self.service)
         return response
@@ -176,12 +180,8 @@ class CappedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         deadline = self._prepare(request)
         if self._async_inner is None:
             self._async_inner = httpx.AsyncHTTPTransport()
-        try:
+        with self._connecting():
             response = await self._async_inner.handle_async_request(request)
-        except httpx.ConnectTimeout:
-            raise
-        except httpx.ConnectError as exc:
-            raise self._unreachable(exc) from exc
         assert isinstance(response.stream, httpx.AsyncByteStream)
         response.stream = _AsyncCappedStream(response.stream, self.max_bytes, deadline, self.service)
         return response

@@ -18,29 +18,59 @@ analysis.counts, analysis.sentence_spans, analysis.sentence_terms
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import re
+import runpy
 import threading
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from pathlib import Path
 
 import snowballstemmer
 
 from components.text.language import ABBREVIATIONS, append_stripped, language_pipeline
 
-# Function words that carry no topic, plus question words (a question's "when" or "which" is never evidence).
-# fmt: off
-STOP_WORDS: frozenset[str] = frozenset("""
-a about above after again against all also am an and any are as at be because been before being below between
-both but by can could did do does doing don down during each few for from further had has have having he her here
-hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off
-on once only or other our ours ourselves out over own same she should so some such t than that the their theirs
-them themselves then there these they this those through to too under until up very was we were what when where
-which while who whom whose why will with would you your yours yourself yourselves s shall may might must
-""".split())
-# fmt: on
-
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _spacy_english(module: str) -> Path:
+    """The path of a data module of spaCy's English language data (read as data: importing spaCy costs processes
+    that never parse, such as listing documents, a second)."""
+    package = importlib.util.find_spec("spacy")
+    if package is None or package.origin is None:
+        raise ImportError("spaCy is not installed; it is a dependency of the product")
+    return Path(package.origin).parent / "lang" / "en" / f"{module}.py"
+
+
+def _spacy_number_words() -> frozenset[str]:
+    """The number and ordinal words spaCy's English `like_num` knows ("nine", "hundred", "first")."""
+    tree = ast.parse(_spacy_english("lex_attrs").read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in tree.body:
+        names = {getattr(target, "id", "") for target in node.targets} if isinstance(node, ast.Assign) else set()
+        if names & {"_num_words", "_ordinal_words"}:
+            found.update(ast.literal_eval(node.value))
+    return frozenset(found)
+
+
+SPACY_STOP_WORDS: frozenset[str] = frozenset(runpy.run_path(str(_spacy_english("stop_words")))["STOP_WORDS"])
+
+# The product's one stop-word list: spaCy's English stop words (function words, question words, pronouns, common
+# verbs and adverbs) without its number words ("nine", "first": the values a question asks for), plus the pieces
+# `words` cuts from its contractions ("'s" -> "s", "n't" -> "n", "t"), since apostrophes split words here. Every
+# analysis that drops stop words (terms, keyword indexes, Milvus's analyzer, entity lookups, the evaluation's
+# lexical support) reads this one.
+STOP_WORDS: frozenset[str] = (SPACY_STOP_WORDS - _spacy_number_words()) | frozenset(
+    piece for word in SPACY_STOP_WORDS if not word.isalpha() for piece in _WORD.findall(word.lower())
+)
+# Request words a question opens with besides the stop words ("Tell me about ...", "Compare ..."): what
+# `components.text.phrases` strips from the front of a capitalised phrase.
+REQUEST_WORDS: frozenset[str] = frozenset(
+    "tell show give list find explain summarise summarize compare describe please remind".split()
+)
+
 # A sentence ends at . ! ? (and closing quotes/brackets) before whitespace and a capital, digit or opening quote.
 _SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9\u00c0-\u024f])")
 # Blank lines end a sentence, and so does a line break before a list item or a heading.
@@ -86,9 +116,15 @@ def words(text: str) -> list[str]:
     return _WORD.findall((text or "").lower())
 
 
+def content_words(text: str) -> list[str]:
+    """The lower-cased words of `text` in order without stop words, unstemmed (keyword indexes that match words as
+    written, names, lexical overlap)."""
+    return [word for word in words(text) if word not in STOP_WORDS]
+
+
 def terms(text: str) -> list[str]:
     """The stemmed content terms of `text` in order, stop words dropped, duplicates kept."""
-    return [stem(word) for word in words(text) if word not in STOP_WORDS]
+    return [stem(word) for word in content_words(text)]
 
 
 def term_counts(text: str) -> dict[str, int]:

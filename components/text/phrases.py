@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import re
 
+from components.text.analyzer import REQUEST_WORDS, STOP_WORDS
+
 _PHRASE = re.compile(r"\b([A-Z][\w&.-]*(?:\s+(?:of|de|la|von|van|&)?\s*[A-Z][\w&.-]*)*)")
-_STOP = set(
-    """what who when where why how which is are was were do does did can could should would will the a an tell show
-    give list find explain summarise summarize compare describe please i we you it in on for and or of to from
-    with about remind me our my this that these those""".split()
-)
+_STOP = STOP_WORDS | REQUEST_WORDS
 
 
 def capitalised_phrases(text: str) -> list[str]:

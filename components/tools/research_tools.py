@@ -1,6 +1,7 @@
-"""The research tools of the registry: each tool contract's JSON schemas and a thin adapter onto the component the
-pipelines run (the knowledge-base search, the graph components, the web, arXiv and memory sources), so a tool
-call and a pipeline branch share one implementation.
+"""The research tools of the registry: each tool contract's adapter onto the component the pipelines run (the
+knowledge-base search, the graph components, the web, arXiv and memory sources), so a tool call and a pipeline
+branch share one implementation. An adapter's typed signature declares the tool's arguments (their schema is
+derived from it, see `ToolSpec.input_schema`); the result schemas are the contracts' own.
 
 Numbers out of range are clamped by the components as the contracts say (the schemas describe the ranges but do
 not refuse them); bad input and backend faults come back in `status` (and, for `retrieve_book_content`, as its
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from haystack import Document
 
@@ -70,22 +71,6 @@ FACT_SCHEMA: dict[str, Any] = {
 }
 
 
-def _typed(kind: str) -> Any:
-    """The schema maker of a `kind` argument (string, integer, number) with its description."""
-    return lambda description: {"type": kind, "description": description}
-
-
-_string, _integer, _number = _typed("string"), _typed("integer"), _typed("number")
-
-
-def _strings(description: str) -> dict[str, Any]:
-    return {"type": "array", "items": {"type": "string"}, "description": description}
-
-
-def _arguments(required: list[str], **properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
-
-
 def _result(**properties: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": sorted(properties)}
 
@@ -102,7 +87,10 @@ CHUNKS_RESULT = _result(
     status=STATUS_SCHEMA,
 )
 
-QUERY = _string("What to look for, in plain language (1-2,000 characters).")
+# The arguments every search tool shares (an adapter's typed signature declares its tool's arguments).
+Query = Annotated[str, "What to look for, in plain language (1-2,000 characters)."]
+ChunkLimit = Annotated[int | None, "How many chunks (1-50, default 10; clamped)."]
+FactLimit = Annotated[int, "How many facts (1-50, default 10; clamped)."]
 
 
 # -- shaping ----------------------------------------------------------------------------------------------------------
@@ -197,108 +185,172 @@ def _source_types(value: Any) -> list[str]:
     return [item.strip().lower() for item in items if isinstance(item, str) and item.strip()]
 
 
-def _rag_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
+def _rag_search(
+    component: Any,
+    query: Query,
+    top_k: Annotated[int, "How many chunks (1-50, default 5; out-of-range values are clamped)."] = 5,
+    min_relevance: Annotated[float, "Lowest semantic relevance kept (0-1, default 0.5; clamped)."] = 0.5,
+    filter_source_type: Annotated[
+        list[str] | None, "Only these document types (pdf, md, html, txt, docx, web, arxiv)."
+    ] = None,
+    filter_date_range: Annotated[
+        dict[str, Any] | None, 'Only documents dated in this range: {"start": "YYYY-MM-DD", "end": "YYYY-MM-DD"}.'
+    ] = None,
+) -> ToolRun:
     try:
-        start, end = parse_date_range(arguments.get("filter_date_range"))
+        start, end = parse_date_range(filter_date_range)
     except ValueError as exc:  # the contract's answer to a range it cannot take: no chunks, an error status
         status = SourceStatus(source="rag_search", status="error", execution_time_ms=0.0, message=str(exc), attempts=0)
         return _reported({"status": status}, {"chunks": [], "total_found": 0, "execution_time_ms": 0.0})
     filters: dict[str, Any] = {}
-    if doc_types := _source_types(arguments.get("filter_source_type")):
+    if doc_types := _source_types(filter_source_type):
         filters["doc_types"] = doc_types
     if start:
         filters["date_from"] = start.isoformat()
     if end:
         filters["date_to"] = end.isoformat()
-    outputs = component.run(
-        query=arguments["query"],
-        limit=arguments.get("top_k", 5),
-        min_relevance=arguments.get("min_relevance", 0.5),
-        filters=filters or None,
-    )
+    outputs = component.run(query=query, limit=top_k, min_relevance=min_relevance, filters=filters or None)
     return _chunks_run(outputs)
 
 
-def _get_document(component: Any, arguments: dict[str, Any]) -> ToolRun:
-    outputs = component.run(document_id=arguments["document_id"])
+def _get_document(
+    component: Any, document_id: Annotated[str, "The document's id (from list_documents)."]
+) -> ToolRun:
+    outputs = component.run(document_id=document_id)
     chunks = [chunk_json(chunk) for chunk in _chunks(outputs.get("chunks"))]
     return _reported(outputs, {"document": outputs.get("document"), "chunks": chunks}, evidence="chunks")
 
 
-def _list_documents(component: Any, arguments: dict[str, Any]) -> ToolRun:
-    outputs = component.run(
-        limit=arguments.get("limit", 20), offset=arguments.get("offset", 0), search=arguments.get("search")
-    )
+def _list_documents(
+    component: Any,
+    limit: Annotated[int, "Documents per page (1-100, default 20; clamped)."] = 20,
+    offset: Annotated[int, "Documents to skip (0 or more, default 0; clamped)."] = 0,
+    search: Annotated[str | None, "A part of the title or source to match."] = None,
+) -> ToolRun:
+    outputs = component.run(limit=limit, offset=offset, search=search)
     return _reported(outputs, {"documents": outputs["documents"], "total": outputs["total"]}, evidence="")
 
 
-def _book_content(component: Any, arguments: dict[str, Any]) -> ToolRun:
-    outputs = component.run(
-        query=arguments["query"], top_k=arguments.get("top_k", 5), min_score=arguments.get("min_score", 0.5)
-    )
+def _book_content(
+    component: Any,
+    query: Annotated[str, "What to look for (1-1,000 characters)."],
+    top_k: Annotated[int, "How many passages (1-10, default 5; clamped)."] = 5,
+    min_score: Annotated[float, "Lowest similarity score kept (0-1, default 0.5; clamped)."] = 0.5,
+) -> ToolRun:
+    outputs = component.run(query=query, top_k=top_k, min_score=min_score)
     return ToolRun(output=dict(outputs["result"]), chunks=_chunks(outputs.get("documents")), status=outputs["status"])
 
 
 # -- arguments passed through: the plain knowledge-base searches, the web, arXiv and memory -------------------------
 
 
-def _passing(*names: str) -> Any:
-    """An adapter that hands the query and the named arguments (None where not given) to the component as they are:
-    the sources clamp and check their own inputs and fill in their own defaults."""
-
-    def adapter(component: Any, arguments: dict[str, Any]) -> ToolRun:
-        return _chunks_run(component.run(query=arguments["query"], **{name: arguments.get(name) for name in names}))
-
-    return adapter
+def _passed(component: Any, arguments: dict[str, Any]) -> ToolRun:
+    """The adapter's own arguments (its `locals()`, read first thing) handed to the component as they are, None
+    where not given: the sources clamp and check their own inputs and fill in their own defaults (the
+    knowledge-base searches' limit 10 and text weight 0.5)."""
+    return _chunks_run(component.run(**{name: value for name, value in arguments.items() if name != "component"}))
 
 
-# The knowledge-base searches' defaults (limit 10, text weight 0.5) are their components'.
-_kb_search = _passing("limit", "text_weight")
-_web_search = _passing("num_results", "languages", "include_domains", "exclude_domains")
-_arxiv_search = _passing("num_results", "sort_by", "categories", "date_from", "date_to")
-_memory_recall = _passing("session_id", "num_results", "time_window")
+def _vector_search(component: Any, query: Query, limit: ChunkLimit = None) -> ToolRun:
+    return _passed(component, locals())
+
+
+def _hybrid_search(
+    component: Any,
+    query: Query,
+    limit: ChunkLimit = None,
+    text_weight: Annotated[
+        float | None, "Weight of the keyword list in the fusion (0-1, default 0.5; clamped)."
+    ] = None,
+) -> ToolRun:
+    return _passed(component, locals())
+
+
+def _web_search(
+    component: Any,
+    query: Annotated[str, "What to search the web for (1-1,000 characters)."],
+    num_results: Annotated[int | None, "How many pages (1-20, default 5; clamped)."] = None,
+    languages: Annotated[list[str] | None, "Preferred page languages (e.g. en, de)."] = None,
+    include_domains: Annotated[list[str] | None, "Only pages of these domains."] = None,
+    exclude_domains: Annotated[list[str] | None, "Never pages of these domains."] = None,
+) -> ToolRun:
+    return _passed(component, locals())
+
+
+def _arxiv_search(
+    component: Any,
+    query: Annotated[str, "Plain words, or arXiv's field syntax (ti:transformer AND au:vaswani)."],
+    num_results: Annotated[int | None, "How many papers (1-50, default 5; clamped)."] = None,
+    sort_by: Annotated[
+        Literal[ARXIV_SORT_OPTIONS] | None,  # type: ignore[valid-type]
+        "Order of papers: relevance (default) or date (newest submission first).",
+    ] = None,
+    categories: Annotated[list[str] | None, "Only these arXiv categories (cs.IR, cs.CL...)."] = None,
+    date_from: Annotated[str | None, "Only papers submitted on or after this date (YYYY-MM-DD)."] = None,
+    date_to: Annotated[str | None, "Only papers submitted on or before this date (YYYY-MM-DD)."] = None,
+) -> ToolRun:
+    return _passed(component, locals())
+
+
+def _memory_recall(
+    component: Any,
+    query: Query,
+    session_id: Annotated[str | None, "The conversation to recall from (all conversations when absent)."] = None,
+    num_results: Annotated[int | None, "How many interactions (default 3; clamped to the memory's maximum)."] = None,
+    time_window: Annotated[str | None, "Only interactions within this duration before now: 24h, 7d, 2w."] = None,
+) -> ToolRun:
+    return _passed(component, locals())
 
 
 # -- the graph --------------------------------------------------------------------------------------------------------
 
 
-def _graph_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
-    outputs = component.run(
-        query=arguments["query"], filters={"top_k": arguments.get("limit", 10)}, as_of=arguments.get("as_of")
-    )
+def _graph_search(
+    component: Any,
+    query: Query,
+    limit: FactLimit = 10,
+    as_of: Annotated[str | None, "Only facts valid on this ISO date."] = None,
+) -> ToolRun:
+    outputs = component.run(query=query, filters={"top_k": limit}, as_of=as_of)
     # The graph branch returns the passages its walk reached, each carrying the facts read in it: the tool's
     # answer is those facts (with their passage's attribution), its evidence the passages.
     facts = [
         _passage_fact_json(fact, chunk)
         for chunk in _chunks(outputs.get("documents"))
         for fact in chunk.metadata.get("graph_facts") or []
-    ][: clamp(arguments.get("limit", 10), 1, 50, "limit", default=10)]
+    ][: clamp(limit, 1, 50, "limit", default=10)]
     output = {"facts": facts, "total_found": len(facts), "execution_time_ms": outputs["status"].execution_time_ms}
     return _reported(outputs, output)
 
 
-def _comprehensive(component: Any, arguments: dict[str, Any]) -> ToolRun:
-    outputs = component.run(
-        query=arguments["query"],
-        use_vector=arguments.get("use_vector", True),
-        use_graph=arguments.get("use_graph", True),
-        limit=arguments.get("limit", 10),
-    )
+def _comprehensive(
+    component: Any,
+    query: Query,
+    use_vector: Annotated[bool, "Search the knowledge base (default true)."] = True,
+    use_graph: Annotated[bool, "Search the knowledge graph (default true)."] = True,
+    limit: Annotated[int, "Results per side (1-50, default 10; clamped)."] = 10,
+) -> ToolRun:
+    outputs = component.run(query=query, use_vector=use_vector, use_graph=use_graph, limit=limit)
     return _reported(outputs, outputs["result"])
 
 
-def _relationships(component: Any, arguments: dict[str, Any]) -> ToolRun:
-    outputs = component.run(entity_name=arguments["entity_name"], depth=arguments.get("depth", 2))
+def _relationships(
+    component: Any,
+    entity_name: Annotated[str, "The entity (company, person, product, place...)."],
+    depth: Annotated[int, "Hops to walk (1-5, default 2; clamped)."] = 2,
+) -> ToolRun:
+    outputs = component.run(entity_name=entity_name, depth=depth)
     return _reported(outputs, outputs["relationships"])
 
 
-def _timeline(component: Any, arguments: dict[str, Any]) -> ToolRun:
-    outputs = component.run(
-        entity_name=arguments["entity_name"],
-        start_date=arguments.get("start_date"),
-        end_date=arguments.get("end_date"),
-    )
-    entity = str(arguments["entity_name"]).strip()
+def _timeline(
+    component: Any,
+    entity_name: Annotated[str, "The entity; its aliases and more specific names match too."],
+    start_date: Annotated[str | None, "Keep facts from this ISO date on (2019, 2019-06 or 2019-06-30)."] = None,
+    end_date: Annotated[str | None, "Keep facts up to this ISO date (any precision)."] = None,
+) -> ToolRun:
+    outputs = component.run(entity_name=entity_name, start_date=start_date, end_date=end_date)
+    entity = str(entity_name).strip()
     return _reported(outputs, {"entity": entity, "entities": outputs["entities"], "timeline": outputs["timeline"]})
 
 
@@ -320,25 +372,16 @@ def _tool(
     adapter: Any,
     source: str,
     *,
-    required: tuple[str, ...] = ("query",),
     result: dict[str, Any] | None = None,
     result_schema: dict[str, Any] | None = None,
     network: bool = False,
-    **arguments: dict[str, Any],
 ) -> ToolSpec:
-    """A research tool's spec: its `arguments` (those named in `required` required) and its result schema
-    (`result_schema`, else the `result` properties and the status; the chunks contract when neither is given)."""
+    """A research tool's spec: its arguments are its adapter's typed signature; its result schema is `result_schema`,
+    else the `result` properties and the status (the chunks contract when neither is given)."""
     if result_schema is None:
         result_schema = CHUNKS_RESULT if result is None else _result(**result, status=STATUS_SCHEMA)
     return ToolSpec(
-        name,
-        description,
-        factory,
-        network=network,
-        arguments_schema=_arguments(list(required), **arguments),
-        result_schema=result_schema,
-        adapter=adapter,
-        source=source,
+        name, description, factory, network=network, result_schema=result_schema, adapter=adapter, source=source
     )
 
 
@@ -352,34 +395,21 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         _factory(_KB_SEARCH, mode="dense", limit=5, min_relevance=0.5, source_name="kb_rag_search"),
         _rag_search,
         "kb",
-        query=QUERY,
-        top_k=_integer("How many chunks (1-50, default 5; out-of-range values are clamped)."),
-        min_relevance=_number("Lowest semantic relevance kept (0-1, default 0.5; clamped)."),
-        filter_source_type=_strings("Only these document types (pdf, md, html, txt, docx, web, arxiv)."),
-        filter_date_range={
-            "type": "object",
-            "description": 'Only documents dated in this range: {"start": "YYYY-MM-DD", "end": "YYYY-MM-DD"}.',
-        },
     ),
     _tool(
         "vector_search",
         "Dense vector search of the knowledge base: the chunks nearest the query's embedding.",
         _factory(_KB_SEARCH, mode="dense", limit=10, source_name="kb_vector_search"),
-        _kb_search,
+        _vector_search,
         "kb",
-        query=QUERY,
-        limit=_integer("How many chunks (1-50, default 10; clamped)."),
     ),
     _tool(
         "hybrid_search",
         "Hybrid search of the knowledge base: dense and keyword results fused (reciprocal rank fusion). Best for "
         "names, numbers and exact terms.",
         _factory(_KB_SEARCH, mode="hybrid", limit=10, source_name="kb_hybrid_search"),
-        _kb_search,
+        _hybrid_search,
         "kb",
-        query=QUERY,
-        limit=_integer("How many chunks (1-50, default 10; clamped)."),
-        text_weight=_number("Weight of the keyword list in the fusion (0-1, default 0.5; clamped)."),
     ),
     _tool(
         "list_documents",
@@ -388,7 +418,6 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         _factory("components.knowledge_base.list_documents.ListDocuments"),
         _list_documents,
         "kb",
-        required=(),
         result={
             "documents": {
                 "type": "array",
@@ -400,9 +429,6 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
             },
             "total": {"type": "integer", "minimum": 0},
         },
-        limit=_integer("Documents per page (1-100, default 20; clamped)."),
-        offset=_integer("Documents to skip (0 or more, default 0; clamped)."),
-        search=_string("A part of the title or source to match."),
     ),
     _tool(
         "get_document",
@@ -410,12 +436,10 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         _factory("components.knowledge_base.get_document.GetDocument"),
         _get_document,
         "kb",
-        required=("document_id",),
         result={
             "document": {"type": ["object", "null"]},
             "chunks": {"type": "array", "items": CHUNK_SCHEMA},
         },
-        document_id=_string("The document's id (from list_documents)."),
     ),
     _tool(
         "retrieve_book_content",
@@ -452,9 +476,6 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
                 ),
             ],
         },
-        query=_string("What to look for (1-1,000 characters)."),
-        top_k=_integer("How many passages (1-10, default 5; clamped)."),
-        min_score=_number("Lowest similarity score kept (0-1, default 0.5; clamped)."),
     ),
     _tool(
         "graph_search",
@@ -467,9 +488,6 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
             "total_found": {"type": "integer", "minimum": 0},
             "execution_time_ms": {"type": "number", "minimum": 0},
         },
-        query=QUERY,
-        limit=_integer("How many facts (1-50, default 10; clamped)."),
-        as_of=_string("Only facts valid on this ISO date."),
     ),
     _tool(
         "get_entity_relationships",
@@ -477,15 +495,12 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         _factory("components.graph.entity_relationships.EntityRelationships"),
         _relationships,
         "graph",
-        required=("entity_name",),
         result={
             "central_entity": {"type": "string"},
             "related_facts": {"type": "array", "items": FACT_SCHEMA},
             "search_method": {"enum": ["graph_traversal", "text_search"]},
             "depth": {"type": "integer", "minimum": 1, "maximum": 5},
         },
-        entity_name=_string("The entity (company, person, product, place...)."),
-        depth=_integer("Hops to walk (1-5, default 2; clamped)."),
     ),
     _tool(
         "get_entity_timeline",
@@ -494,15 +509,11 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         _factory("components.graph.entity_timeline.EntityTimeline"),
         _timeline,
         "graph",
-        required=("entity_name",),
         result={
             "entity": {"type": "string"},
             "entities": {"type": "array", "items": {"type": "string"}},
             "timeline": {"type": "array", "items": FACT_SCHEMA},
         },
-        entity_name=_string("The entity; its aliases and more specific names match too."),
-        start_date=_string("Keep facts from this ISO date on (2019, 2019-06 or 2019-06-30)."),
-        end_date=_string("Keep facts up to this ISO date (any precision)."),
     ),
     _tool(
         "perform_comprehensive_search",
@@ -517,10 +528,6 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
             "total_results": {"type": "integer", "minimum": 0},
             "errors": {"type": "object", "additionalProperties": {"type": "string"}},
         },
-        query=QUERY,
-        use_vector={"type": "boolean", "description": "Search the knowledge base (default true)."},
-        use_graph={"type": "boolean", "description": "Search the knowledge graph (default true)."},
-        limit=_integer("Results per side (1-50, default 10; clamped)."),
     ),
     _tool(
         "firecrawl_search",
@@ -530,11 +537,6 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         _web_search,
         "web",
         network=True,
-        query=_string("What to search the web for (1-1,000 characters)."),
-        num_results=_integer("How many pages (1-20, default 5; clamped)."),
-        languages=_strings("Preferred page languages (e.g. en, de)."),
-        include_domains=_strings("Only pages of these domains."),
-        exclude_domains=_strings("Never pages of these domains."),
     ),
     _tool(
         "arxiv_search",
@@ -544,15 +546,6 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         _arxiv_search,
         "arxiv",
         network=True,
-        query=_string("Plain words, or arXiv's field syntax (ti:transformer AND au:vaswani)."),
-        num_results=_integer("How many papers (1-50, default 5; clamped)."),
-        sort_by={
-            "enum": list(ARXIV_SORT_OPTIONS),
-            "description": "Order of papers: relevance (default) or date (newest submission first).",
-        },
-        categories=_strings("Only these arXiv categories (cs.IR, cs.CL...)."),
-        date_from=_string("Only papers submitted on or after this date (YYYY-MM-DD)."),
-        date_to=_string("Only papers submitted on or before this date (YYYY-MM-DD)."),
     ),
     _tool(
         "memory_recall",
@@ -560,9 +553,5 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
         _factory("components.memory.recall.MemoryRecall"),
         _memory_recall,
         "memory",
-        query=QUERY,
-        session_id=_string("The conversation to recall from (all conversations when absent)."),
-        num_results=_integer("How many interactions (default 3; clamped to the memory's maximum)."),
-        time_window=_string("Only interactions within this duration before now: 24h, 7d, 2w."),
     ),
 )

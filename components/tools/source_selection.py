@@ -38,11 +38,14 @@ _MEMORY = re.compile(
     r"earlier|previous(ly)?|last time|remind me|as (we|you) (said|mentioned)|our (conversation|discussion|chat))\b",
     re.IGNORECASE,
 )
-_RELATIONS = re.compile(
-    r"\b(who|relationship|related|connected|owns?|owned|acquired?|acquisition|subsidiar(y|ies)|partners?|"
-    r"ceo|founder|founded|works? (for|at)|timeline|history of)\b",
+# The product's one vocabulary of questions about how entities relate (source and tool selection both read it).
+RELATIONS = re.compile(
+    r"\b(relationships?|related|connected|connections?|links?|owns?|owned|acquired?|acquisitions?|partners?|"
+    r"subsidiar(y|ies)|works? (for|at)|founders?|founded|ceo|between)\b",
     re.IGNORECASE,
 )
+# Besides relations, who-questions and histories of named entities are the graph's to answer.
+_WHO_AND_HISTORY = re.compile(r"\b(who|timeline|history of)\b", re.IGNORECASE)
 
 
 @dataclass
@@ -95,7 +98,11 @@ def select_sources(
             logger.warning("Entity lookup failed during source selection: {reason}", reason=cut(str(exc), 200))
     if entities:
         choose("graph", "entities known to the graph: " + ", ".join(entities[:10]))
-    elif (relations := matched_words(_RELATIONS, text)) and known_entities is None and capitalised_phrases(text):
+    elif (
+        (relations := matched_words(_WHO_AND_HISTORY, text) + matched_words(RELATIONS, text))
+        and known_entities is None
+        and capitalised_phrases(text)
+    ):
         choose("graph", "asks about relations between named entities: " + ", ".join(relations))
     chosen = list(reasons)
     for source in available:

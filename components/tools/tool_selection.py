@@ -14,16 +14,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from components.tools.source_selection import matched_words, select_sources
+from components.tools.source_selection import RELATIONS, matched_words, select_sources
 
 _TIMELINE = re.compile(
     r"\b(when|timeline|chronolog\w*|history|happened|over time|since|until|before|after|dates?|years?|"
     r"(19|20)\d\d)\b",
-    re.IGNORECASE,
-)
-_RELATIONS = re.compile(
-    r"\b(relationships?|related|connected|connections?|links?|owns?|owned|acquired?|acquisitions?|partners?|"
-    r"subsidiar(y|ies)|works? (for|at)|founded|ceo|between)\b",
     re.IGNORECASE,
 )
 _DOCUMENTS = re.compile(
@@ -121,7 +116,7 @@ def select_tools(
             choose("retrieve_book_content", "books, pages or sections: " + ", ".join(books))
     if matched_words(_TIMELINE, context) and sources.entities:
         choose("get_entity_timeline", "asks when about " + ", ".join(sources.entities[:3]))
-    if (relations := matched_words(_RELATIONS, context)) and sources.entities:
+    if (relations := matched_words(RELATIONS, context)) and sources.entities:
         choose("get_entity_relationships", "asks how entities relate: " + ", ".join(relations))
     if "graph" in sources.sources and "kb" in sources.sources:
         choose("perform_comprehensive_search", "both the documents and the graph know about it")

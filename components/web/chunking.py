@@ -7,7 +7,6 @@ Query terms pick the chunks worth embedding when a page is long, so a search nev
 from __future__ import annotations
 
 import hashlib
-import re
 from functools import lru_cache
 from typing import Any
 
@@ -19,15 +18,12 @@ from components.ingestion.formats.markdown import convert_markdown
 from components.ingestion.splitter import TokenSplitter
 from components.ingestion.structure import ConvertedDocument
 from components.knowledge_base.store import cosine_to_relevance
-from components.text.analyzer import STOP_WORDS
-
-_WORD = re.compile(r"[a-z0-9]+")
+from components.text.analyzer import content_words, words
 
 
 def query_terms(text: str) -> list[str]:
     """The content words of `text`, lower case, stopwords and one-letter words removed, in order, unique."""
-    words = _WORD.findall(text.lower())
-    return list(dict.fromkeys(word for word in words if len(word) > 1 and word not in STOP_WORDS))
+    return list(dict.fromkeys(word for word in content_words(text) if len(word) > 1))
 
 
 def page_text(markdown: str) -> str:
@@ -72,8 +68,8 @@ def pick_chunks(chunks: list[str], terms: list[str], limit: int) -> list[int]:
     wanted = set(terms)
 
     def overlap(index: int) -> tuple[int, int, int]:
-        words = _WORD.findall(chunks[index].lower())
-        return (len(wanted.intersection(words)), sum(1 for word in words if word in wanted), -index)
+        chunk_words = words(chunks[index])
+        return (len(wanted.intersection(chunk_words)), sum(1 for word in chunk_words if word in wanted), -index)
 
     best = sorted(range(len(chunks)), key=overlap, reverse=True)[:limit]
     return sorted(best)

@@ -25,16 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from components.text.analyzer import content_words
+
 RECALL_KS = (1, 5, 10)
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.IGNORECASE)
 _CITATION_MARK = re.compile(r"\s*\[(\d+(?:\s*,\s*\d+)*)\]")
-_TOKEN = re.compile(r"\w+", re.UNICODE)
-_STOPWORDS = frozenset(
-    "a an the of in on at to for from by with and or but is are was were be been being it its this that these those "
-    "as which who whom whose what when where why how not no do does did has have had than then so such into over "
-    "under about after before between during also can could may might will would shall should he she they them his "
-    "her their there here i we you our your".split()
-)
 
 
 def distinct_in_order(values: Iterable[str]) -> list[str]:
@@ -118,17 +113,12 @@ def split_cited_sentences(answer: str) -> list[tuple[str, list[int]]]:
     return cited
 
 
-def content_tokens(text: str) -> set[str]:
-    """Lower-case word tokens of `text` without stop words."""
-    return {token for token in _TOKEN.findall(text.lower()) if token not in _STOPWORDS}
-
-
 def lexical_support(sentence: str, chunk_text: str) -> float:
     """The share of the sentence's content words (its citation marks left out) that the chunk contains."""
-    words = content_tokens(_CITATION_MARK.sub(" ", sentence))
+    words = set(content_words(_CITATION_MARK.sub(" ", sentence)))
     if not words:
         return 0.0
-    return len(words & content_tokens(chunk_text)) / len(words)
+    return len(words & set(content_words(chunk_text))) / len(words)
 
 
 def percentile(values: Sequence[float], q: float, empty: float = 0.0) -> float:

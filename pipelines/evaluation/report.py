@@ -151,18 +151,35 @@ def markdown_report(summary: dict[str, Any]) -> str:
     )
 
 
-def write_charts(summary: dict[str, Any], out: Path) -> list[Path]:
-    """Bar charts of retrieval quality, latency and source shares; the files written."""
+def new_chart(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """A matplotlib figure and its axes (`plt.subplots`' arguments), drawn off-screen."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    return plt.subplots(*args, **kwargs)
+
+
+def save_chart(figure: Any, path: Path) -> Path:
+    """Lay `figure` out, write it to `path` as a PNG (its folder created) and free it; the path."""
+    import matplotlib.pyplot as plt
+
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def write_charts(summary: dict[str, Any], out: Path) -> list[Path]:
+    """Bar charts of retrieval quality, latency and source shares; the files written."""
     import numpy as np
 
     names = list(summary["variants"])
     written: list[Path] = []
 
-    figure, axis = plt.subplots(figsize=(max(6, 1.6 * len(names) + 3), 4))
+    figure, axis = new_chart(figsize=(max(6, 1.6 * len(names) + 3), 4))
     keys = [
         ("recall_any@1", "R@1"),
         ("recall_any@5", "R@5"),
@@ -180,12 +197,9 @@ def write_charts(summary: dict[str, Any], out: Path) -> list[Path]:
     axis.set_ylabel("score")
     axis.set_title("Retrieval quality per variant")
     axis.legend(loc="lower right", fontsize="small")
-    figure.tight_layout()
-    written.append(out / "retrieval.png")
-    figure.savefig(written[-1], dpi=110)
-    plt.close(figure)
+    written.append(save_chart(figure, out / "retrieval.png"))
 
-    figure, axis = plt.subplots(figsize=(max(6, 1.4 * len(names) + 3), 4))
+    figure, axis = new_chart(figsize=(max(6, 1.4 * len(names) + 3), 4))
     p50 = [summary["variants"][name]["latency_ms"]["p50"] for name in names]
     p95 = [summary["variants"][name]["latency_ms"]["p95"] for name in names]
     axis.bar(positions - 0.2, p50, 0.4, label="p50")
@@ -194,13 +208,10 @@ def write_charts(summary: dict[str, Any], out: Path) -> list[Path]:
     axis.set_ylabel("milliseconds per question")
     axis.set_title("Latency per variant")
     axis.legend()
-    figure.tight_layout()
-    written.append(out / "latency.png")
-    figure.savefig(written[-1], dpi=110)
-    plt.close(figure)
+    written.append(save_chart(figure, out / "latency.png"))
 
     sources = sorted({source for name in names for source in summary["variants"][name]["sources"]})
-    figure, axis = plt.subplots(figsize=(max(6, 1.4 * len(names) + 3), 4))
+    figure, axis = new_chart(figsize=(max(6, 1.4 * len(names) + 3), 4))
     bottom = np.zeros(len(names))
     for source in sources:
         values = np.array(
@@ -214,10 +225,7 @@ def write_charts(summary: dict[str, Any], out: Path) -> list[Path]:
     axis.set_title("Where each variant's chunks came from")
     if sources:
         axis.legend()
-    figure.tight_layout()
-    written.append(out / "sources.png")
-    figure.savefig(written[-1], dpi=110)
-    plt.close(figure)
+    written.append(save_chart(figure, out / "sources.png"))
 
     from pipelines.evaluation.selective import write_risk_coverage_chart
 

@@ -92,12 +92,9 @@ def curve_summary(rows: Sequence[tuple[float, bool, bool]], points: int = 100) -
 def write_risk_coverage_chart(curves: dict[str, dict[str, Any]], path: Path) -> Path:
     """One risk-coverage line per name (a variant, a set or a half; each a `curve_summary`), with the operating point
     (the coverage and risk of the headlines actually shown) marked; written as a PNG."""
-    import matplotlib
+    from pipelines.evaluation.report import new_chart, save_chart
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(6.4, 4.2))
+    figure, axes = new_chart(figsize=(6.4, 4.2))
     plotted = False
     for name, summary in curves.items():
         curve = summary.get("curve") or []
@@ -115,8 +112,4 @@ def write_risk_coverage_chart(curves: dict[str, dict[str, Any]], path: Path) -> 
     if plotted:
         axes.legend(fontsize=8)
     axes.set_title("Risk-coverage of the short answer (dot: the threshold in use)")
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    return save_chart(figure, path)

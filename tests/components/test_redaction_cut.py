@@ -24,9 +24,9 @@ def secret_key(monkeypatch):
     reload_settings()
 
 
-def leaked(text: str) -> bool:
-    """Whether `text` holds PREFIX_CHARS or more characters of the key in a row."""
-    return any(KEY[start : start + PREFIX_CHARS] in text for start in range(len(KEY) - PREFIX_CHARS + 1))
+def leaked(text: str, key: str = KEY) -> bool:
+    """Whether `text` holds PREFIX_CHARS or more characters of `key` in a row."""
+    return any(key[start : start + PREFIX_CHARS] in text for start in range(len(key) - PREFIX_CHARS + 1))
 
 
 @pytest.mark.parametrize("kept", [PREFIX_CHARS, 12, len(KEY) - 1])

@@ -815,8 +815,8 @@ class TestPhraseSpan:
             ("What gas does the vent release?", "The vent releases a steady stream of sulphur gas.", "sulphur gas"),
             # "What kind of ..." asks for the sort the noun's own words give, not what its "of" phrase names.
             (
-                "What kind of district does the valley keep?",
-                "The valley keeps the market districts of Orvel.",
+                "What kind of district does the valley hold?",
+                "The valley holds the market districts of Orvel.",
                 "the market districts of Orvel",
             ),
         ],

@@ -9,8 +9,8 @@ import pytest
 from components.generation.follow_up import FollowUpRewriter
 from components.memory.recall import MemoryRecall
 from components.memory.store import MemoryStore
-from components.redaction import PREFIX_CHARS
 from components.settings import reload_settings
+from tests.components.test_redaction_cut import leaked
 
 KEY = "sk-quellmar-5a4b3c2d1e0f99887766"
 HISTORY = [{"question": "When was Drovane Works founded?", "answer": "Drovane Works was founded in 2011 [1]."}]
@@ -28,7 +28,7 @@ def secret_key(monkeypatch):
 
 
 def _leaked(text: str) -> bool:
-    return any(KEY[start : start + PREFIX_CHARS] in text for start in range(len(KEY) - PREFIX_CHARS + 1))
+    return leaked(text, KEY)
 
 
 class _Failing:

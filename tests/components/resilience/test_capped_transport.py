@@ -117,19 +117,25 @@ class TestTransports:
             assert sent < 3 * 16_000_000 + IN_FLIGHT  # about one second's worth at the body's rate
 
 
+def assert_stops_an_endless_body(source, server, service: str) -> None:
+    """`source`'s search ends in an error naming `service`'s byte limit when `server` sends a body without end, and
+    the server could send little more than the limit."""
+    source.warm_up()
+    server.fail("endless")
+    with question_budget(10):
+        status = source.run(query="retrieval augmented generation")["status"]
+    assert status.status is StatusKind.ERROR
+    assert f"{service} sent more than its 300,000-byte limit" in status.message
+    assert settled_bytes(server) < LIMIT + IN_FLIGHT
+
+
 def test_web_search_stops_an_endless_body(firecrawl_server, monkeypatch, tmp_path):  # noqa: F811
     from components.web import WebSearch
 
     monkeypatch.setenv("FIRECRAWL_API_KEY", firecrawl_server.api_key)
     web = WebSearch(api_url=firecrawl_server.url, snapshot_dir=str(tmp_path), timeout_s=5.0, retries=0,
                     max_response_bytes=LIMIT)
-    web.warm_up()
-    firecrawl_server.fail("endless")
-    with question_budget(10):
-        status = web.run(query="retrieval augmented generation")["status"]
-    assert status.status is StatusKind.ERROR
-    assert "Firecrawl sent more than its 300,000-byte limit" in status.message
-    assert settled_bytes(firecrawl_server) < LIMIT + IN_FLIGHT
+    assert_stops_an_endless_body(web, firecrawl_server, "Firecrawl")
 
 
 def test_arxiv_search_stops_an_endless_body(arxiv_server):  # noqa: F811
@@ -137,13 +143,7 @@ def test_arxiv_search_stops_an_endless_body(arxiv_server):  # noqa: F811
 
     arxiv = ArxivSearch(api_url=arxiv_server.url, timeout_s=5.0, retries=0, min_interval_s=0.0,
                         max_response_bytes=LIMIT)
-    arxiv.warm_up()
-    arxiv_server.fail("endless")
-    with question_budget(10):
-        status = arxiv.run(query="retrieval augmented generation")["status"]
-    assert status.status is StatusKind.ERROR
-    assert "The arXiv API sent more than its 300,000-byte limit" in status.message
-    assert settled_bytes(arxiv_server) < LIMIT + IN_FLIGHT
+    assert_stops_an_endless_body(arxiv, arxiv_server, "The arXiv API")
 
 
 def test_zep_memory_stops_an_endless_body(zep_server, monkeypatch):  # noqa: F811
