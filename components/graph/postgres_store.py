@@ -181,6 +181,8 @@ QUERIES = {
                    ) AS rank
             FROM {{fact_entities}} x JOIN {{facts}} f ON f.uuid = x.fact_uuid
             WHERE x.entity_uuid = ANY(%(uuids)s){_AS_OF}
+                AND (%(min_confidence)s::real IS NULL OR f.confidence IS NULL
+                     OR f.confidence >= %(min_confidence)s::real)
         )
         SELECT {_FACT}, r.entity_uuid AS for_entity
         FROM ranked r JOIN {{facts}} f ON f.uuid = r.fact_uuid
