@@ -259,3 +259,17 @@ def test_the_neo4j_query_leaves_less_certain_facts_out_of_the_ranking():
     assert "f.confidence IS NULL OR f.confidence >= $min_confidence" in query
     assert query.index("$min_confidence") < query.index("collect(f)[..$per]")
     assert params["min_confidence"] == 0.6
+
+
+@pytest.mark.integration
+def test_the_timeline_tool_hands_the_agent_the_less_certain_facts_too(halvard_store):
+    import jsonschema
+
+    from components.tools.registry import get_tool
+    from components.tools.research_tools import _timeline
+
+    component = EntityTimeline(graph_store=halvard_store, min_event_confidence=0.5)
+    run = _timeline(component, {"entity_name": "Halvard Mills"})
+    assert [item["valid_at"] for item in run.output["timeline"]] == ["1998", "2011"]
+    assert [item["fact"] for item in run.output["less_certain"]] == ["Halvard Mills might have sold a mill in 2005."]
+    jsonschema.validate(run.output, get_tool("get_entity_timeline").output_schema)
