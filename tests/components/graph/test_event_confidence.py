@@ -119,6 +119,15 @@ class TestModel:
         assert planned.confidence < 0.1
         assert planned.contract()["confidence"] == planned.confidence
 
+    def test_a_model_that_cannot_be_read_is_an_error_when_the_extractor_is_made(self, tmp_path):
+        with pytest.raises(ValueError, match="is not a readable event-confidence model"):
+            LanguageExtractor(event_model_path=str(tmp_path / "missing.json"))
+        short = json.loads(open(_model(tmp_path, {})).read())
+        short["coef"] = short["coef"][:3]
+        (tmp_path / "short.json").write_text(json.dumps(short), encoding="utf-8")
+        with pytest.raises(ValueError, match="its lists differ in length"):
+            LanguageExtractor(event_model_path=str(tmp_path / "short.json"))
+
     def test_the_shipped_model_scores_every_extracted_fact(self):
         model = default_event_model()
         assert model is not None and model.features == list(FEATURES) and 0 < model.threshold < 1
