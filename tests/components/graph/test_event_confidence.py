@@ -282,3 +282,32 @@ def test_the_timeline_tool_hands_the_agent_the_less_certain_facts_too(halvard_st
     assert [item["valid_at"] for item in run.output["timeline"]] == ["1998", "2011"]
     assert [item["fact"] for item in run.output["less_certain"]] == ["Halvard Mills might have sold a mill in 2005."]
     jsonschema.validate(run.output, get_tool("get_entity_timeline").output_schema)
+
+
+@pytest.mark.integration
+def test_a_postgres_graph_written_before_fact_confidences_takes_them(database_url):
+    """A graph made by an earlier version (its facts table without the confidence column, every other part of the
+    schema in place) gains the column on first use, so its documents can be re-extracted with confidences."""
+    import uuid
+
+    from psycopg import sql
+
+    from components.graph.postgres_store import PostgresGraphStore
+
+    collection = f"g_{uuid.uuid4().hex[:10]}"
+    old = PostgresGraphStore(collection)
+    old.ensure_schema()
+    with old._get_pool().connection() as conn:
+        conn.execute(sql.SQL("ALTER TABLE {} DROP COLUMN confidence").format(old._names["facts"]))
+    try:
+        store = PostgresGraphStore(collection)  # the next process to open the graph
+        graph = DocumentGraph(
+            document_id="doc-halvard",
+            entities=[EntityMention("halvard mills", "Halvard Mills", "organization", confidence=0.9)],
+            facts=[_fact(0, "Halvard Mills opened its first mill in 1998.", 0.93, 1998)],
+        )
+        store.replace_document(graph)
+        _, hits = GraphTools(store).timeline_hits("Halvard Mills")
+        assert [hit.fact.confidence for hit in hits] == [pytest.approx(0.93)]
+    finally:
+        old.drop()
