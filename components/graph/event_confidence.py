@@ -230,16 +230,25 @@ class EventConfidenceModel:
 
     @classmethod
     def load(cls, path: Path | str = MODEL_PATH) -> EventConfidenceModel:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        return cls(
-            features=list(data["features"]),
-            coef=[float(x) for x in data["coef"]],
-            intercept=float(data["intercept"]),
-            mean=[float(x) for x in data["mean"]],
-            scale=[float(x) for x in data["scale"]],
-            threshold=float(data["threshold"]),
-            version=str(data.get("version", "")),
-        )
+        """The model written by the fitting script at `path`; ValueError with one sentence when it cannot be read."""
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            model = cls(
+                features=list(data["features"]),
+                coef=[float(x) for x in data["coef"]],
+                intercept=float(data["intercept"]),
+                mean=[float(x) for x in data["mean"]],
+                scale=[float(x) for x in data["scale"]],
+                threshold=float(data["threshold"]),
+                version=str(data.get("version", "")),
+            )
+        except (OSError, KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{path} is not a readable event-confidence model: {exc}") from exc
+        if not len(model.features) == len(model.coef) == len(model.mean) == len(model.scale):
+            raise ValueError(f"{path} is not a readable event-confidence model: its lists differ in length")
+        if not 0.0 <= model.threshold <= 1.0:
+            raise ValueError(f"{path} is not a readable event-confidence model: its threshold is not in 0-1")
+        return model
 
 
 @lru_cache(maxsize=1)

@@ -734,7 +734,10 @@ class LanguageExtractor(GraphExtractor):
         self.kind_model_path = kind_model_path
         self._kind_model: KindModel | None = None
         self.event_model_path = event_model_path
-        self._event_model: EventConfidenceModel | None = None
+        # A given model is read now: one that cannot be read is the caller's error, not an empty graph per document.
+        self._event_model: EventConfidenceModel | None = (
+            EventConfidenceModel.load(event_model_path) if event_model_path else None
+        )
 
     @property
     def event_model(self) -> EventConfidenceModel | None:

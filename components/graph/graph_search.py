@@ -161,10 +161,14 @@ class GraphSearch(GraphStoreComponent):
             chunks.append(chunk)
         return chunks
 
+    def _event_threshold(self) -> float:
+        """The event confidence a fact needs to be attached: `min_event_confidence`, or the fitted threshold."""
+        return default_threshold() if self.min_event_confidence is None else self.min_event_confidence
+
     def _attach_facts(self, chunks: list[ContextChunk], entities: list[str], found: dict[str, list[FactHit]]) -> None:
         """Give each passage the facts read in it, in `metadata["graph_facts"]`: why the graph found it (the facts at or
         above `min_event_confidence`)."""
-        threshold = default_threshold() if self.min_event_confidence is None else self.min_event_confidence
+        threshold = self._event_threshold()
         by_chunk = {chunk.id: chunk for chunk in chunks}
         nearest = {chunk.source_id: chunk for chunk in reversed(chunks)}
         seen: set[str] = set()
@@ -190,7 +194,12 @@ class GraphSearch(GraphStoreComponent):
         # The facts of the entities the walk reached most (the question's and the bridges) need no embedding: they
         # are read while the passages are fetched.
         store, per_entity, when = self._store, self.facts_per_passage, parse_bound(as_of, "as_of", end=True)
-        facts = submit_in_thread(lambda: store.best_entity_facts(walk.entities[:FACT_ENTITIES], per_entity, when))
+        # Less certain facts are left out when each entity's best facts are chosen, not after: they never take the
+        # place of surer ones.
+        threshold = self._event_threshold()
+        facts = submit_in_thread(
+            lambda: store.best_entity_facts(walk.entities[:FACT_ENTITIES], per_entity, when, min_confidence=threshold)
+        )
         chunks = self._passages(walk.passages, self._embedding(query, query_embedding), scope)
         try:
             self._attach_facts(chunks, walk.entities, facts.result())

@@ -95,6 +95,7 @@ QUERIES = {
     "ELSE 3 END, n DESC, name LIMIT $cap",
     "best_entity_facts": "MATCH (e:Entity {collection: $c})<-[m:MENTIONS]-(f:Fact {collection: $c}) "
     f"WHERE e.uuid IN $uuids{_AS_OF} "
+    "AND ($min_confidence IS NULL OR f.confidence IS NULL OR f.confidence >= $min_confidence) "
     "WITH e, f, m.position = 0 AS about, EXISTS { MATCH (f)-[:MENTIONS]->(o:Entity) WHERE o <> e } AS linking "
     "ORDER BY e.uuid, about DESC, linking DESC, f.valid_from IS NULL, f.valid_from DESC, "
     "f.document_date IS NULL, f.document_date DESC, f.document_id, f.sentence_index "

@@ -181,6 +181,8 @@ QUERIES = {
                    ) AS rank
             FROM {{fact_entities}} x JOIN {{facts}} f ON f.uuid = x.fact_uuid
             WHERE x.entity_uuid = ANY(%(uuids)s){_AS_OF}
+                AND (%(min_confidence)s::real IS NULL OR f.confidence IS NULL
+                     OR f.confidence >= %(min_confidence)s::real)
         )
         SELECT {_FACT}, r.entity_uuid AS for_entity
         FROM ranked r JOIN {{facts}} f ON f.uuid = r.fact_uuid
@@ -279,11 +281,15 @@ class PostgresGraphStore(GraphStore):
         serialised by an advisory lock)."""
         try:
             with self._get_pool().connection() as conn, conn.transaction():
-                # The trigger is made last; when it exists the schema is complete and no lock is needed.
+                # The trigger is made last; when it exists and the columns added last are there (a graph of an
+                # earlier version lacks them), the schema is complete and no lock is needed.
+                facts = self._names["facts"].as_string(conn)
                 found = conn.execute(
                     "SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass(%s) AND tgname = %s "
-                    "AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'reason')",
-                    (self._names["facts"].as_string(conn), self._trigger, self._names["aliases"].as_string(conn)),
+                    "AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'reason') "
+                    "AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'confidence'"
+                    " AND NOT attisdropped)",
+                    (facts, self._trigger, self._names["aliases"].as_string(conn), facts),
                 ).fetchone()
                 if found is None:
                     conn.execute("SELECT pg_advisory_xact_lock(726355)")

@@ -501,13 +501,20 @@ class GraphStore(InitParameterSerialization, ABC):
         return hits[:limit]
 
     def best_entity_facts(
-        self, entity_uuids: list[str], per_entity: int = 3, as_of: dt.date | None = None
+        self,
+        entity_uuids: list[str],
+        per_entity: int = 3,
+        as_of: dt.date | None = None,
+        min_confidence: float | None = None,
     ) -> dict[str, list[FactHit]]:
         """Up to `per_entity` facts of each entity, best first: those about it (it comes first in the sentence),
-        then those linking it to other entities, then the most recent. One query; a fact may serve two entities."""
+        then those linking it to other entities, then the most recent. One query; a fact may serve two entities.
+        `min_confidence`: only facts whose event confidence reaches it (or that no model scored) are ranked, so that
+        less certain facts never take the place of surer ones; None: every fact."""
         found: dict[str, list[FactHit]] = {}
         if entity_uuids and per_entity > 0:
-            for row in self._read("best_entity_facts", uuids=list(entity_uuids), per=per_entity, as_of=as_of):
+            params = {"uuids": list(entity_uuids), "per": per_entity, "as_of": as_of, "min_confidence": min_confidence}
+            for row in self._read("best_entity_facts", **params):
                 found.setdefault(row["for_entity"], []).append(FactHit(fact_from_row(row), 1.0))
         return found
 

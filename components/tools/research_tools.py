@@ -351,7 +351,9 @@ def _timeline(
 ) -> ToolRun:
     outputs = component.run(entity_name=entity_name, start_date=start_date, end_date=end_date)
     entity = str(entity_name).strip()
-    return _reported(outputs, {"entity": entity, "entities": outputs["entities"], "timeline": outputs["timeline"]})
+    # The facts below the event-confidence threshold are not events of the timeline, but they are not withheld.
+    output = {"entity": entity, "entities": outputs["entities"], "timeline": outputs["timeline"]}
+    return _reported(outputs, {**output, "less_certain": outputs.get("less_certain") or []})
 
 
 # -- factories (imports kept lazy: listing the tools must not load the stores) ----------------------------------------
@@ -505,7 +507,7 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
     _tool(
         "get_entity_timeline",
         "What happened to an entity, and when: its dated facts from the knowledge graph, oldest first, within an "
-        "optional ISO date range.",
+        "optional ISO date range; facts the extractor is less sure are events of the entity are in `less_certain`.",
         _factory("components.graph.entity_timeline.EntityTimeline"),
         _timeline,
         "graph",
@@ -513,6 +515,7 @@ RESEARCH_TOOLS: tuple[ToolSpec, ...] = (
             "entity": {"type": "string"},
             "entities": {"type": "array", "items": {"type": "string"}},
             "timeline": {"type": "array", "items": FACT_SCHEMA},
+            "less_certain": {"type": "array", "items": FACT_SCHEMA},
         },
     ),
     _tool(

@@ -119,6 +119,15 @@ class TestModel:
         assert planned.confidence < 0.1
         assert planned.contract()["confidence"] == planned.confidence
 
+    def test_a_model_that_cannot_be_read_is_an_error_when_the_extractor_is_made(self, tmp_path):
+        with pytest.raises(ValueError, match="is not a readable event-confidence model"):
+            LanguageExtractor(event_model_path=str(tmp_path / "missing.json"))
+        short = json.loads(open(_model(tmp_path, {})).read())
+        short["coef"] = short["coef"][:3]
+        (tmp_path / "short.json").write_text(json.dumps(short), encoding="utf-8")
+        with pytest.raises(ValueError, match="its lists differ in length"):
+            LanguageExtractor(event_model_path=str(tmp_path / "short.json"))
+
     def test_the_shipped_model_scores_every_extracted_fact(self):
         model = default_event_model()
         assert model is not None and model.features == list(FEATURES) and 0 < model.threshold < 1
@@ -198,3 +207,107 @@ class TestThreshold:
         search = GraphSearch(graph_store=halvard_store, min_event_confidence=0.5, facts_per_passage=5)
         search._attach_facts([passage], ["halvard"], {"halvard": hits})
         assert [fact["valid_at"] for fact in passage.metadata["graph_facts"]] == ["1998", "2011"]
+
+
+@pytest.fixture()
+def doubtful_store(empty_store):
+    """A graph whose entity's most recent facts are doubtful and whose only sure fact is its oldest one (one fact
+    scored exactly 0.7, to check the stored confidence compares as written)."""
+    graph = DocumentGraph(
+        document_id="doc-halvard",
+        entities=[EntityMention("halvard mills", "Halvard Mills", "organization", confidence=0.9)],
+        facts=[
+            _fact(0, "Halvard Mills opened its first mill in 1998.", 0.93, 1998),
+            _fact(1, "Halvard Mills might have sold a mill in 2010.", 0.2, 2010),
+            _fact(2, "Halvard Mills may have closed a mill in 2015.", 0.1, 2015),
+            _fact(3, "Halvard Mills bought a loom in 2004.", 0.7, 2004),
+        ],
+    )
+    empty_store.replace_document(graph)
+    return empty_store
+
+
+@pytest.mark.integration
+class TestBestFactsAboveTheThreshold:
+    def test_the_store_ranks_only_facts_at_or_above_the_threshold(self, doubtful_store):
+        uuid = EntityMention("halvard mills", "Halvard Mills", "organization").uuid
+        ranked = doubtful_store.best_entity_facts([uuid], per_entity=2)[uuid]
+        assert [hit.fact.valid_at.iso() for hit in ranked] == ["2015", "2010"]  # the most recent first
+        sure = doubtful_store.best_entity_facts([uuid], per_entity=2, min_confidence=0.5)[uuid]
+        assert [hit.fact.valid_at.iso() for hit in sure] == ["2004", "1998"]
+        at = doubtful_store.best_entity_facts([uuid], per_entity=5, min_confidence=0.7)[uuid]
+        assert [hit.fact.valid_at.iso() for hit in at] == ["2004", "1998"]
+
+    def test_the_graph_branch_attaches_the_sure_fact_behind_doubtful_ones(self, doubtful_store, monkeypatch):
+        from components.knowledge_base.store import SearchFilters
+
+        uuid = EntityMention("halvard mills", "Halvard Mills", "organization").uuid
+        passage = SimpleNamespace(id="chunk-1", source_id="doc-halvard", metadata={})
+        walk = SimpleNamespace(passages=["walked"], entities=[uuid])
+        search = GraphSearch(graph_store=doubtful_store, min_event_confidence=0.5, facts_per_passage=1)
+        search._store = doubtful_store
+        search._passage_graph = SimpleNamespace(get=lambda: SimpleNamespace(top_passages=lambda *args: walk))
+        monkeypatch.setattr(search, "_embedding", lambda query, embedding: None)
+        monkeypatch.setattr(search, "_passages", lambda walked, vector, scope: [passage])
+        result = search._search("When did Halvard Mills open a mill?", None, None, 5, SearchFilters())
+        assert result.chunks == [passage]
+        assert [fact["valid_at"] for fact in passage.metadata["graph_facts"]] == ["2004"]
+
+
+def test_the_neo4j_query_leaves_less_certain_facts_out_of_the_ranking():
+    from unittest.mock import MagicMock
+
+    from components.graph.neo4j_store import Neo4jGraphStore
+
+    driver = MagicMock()
+    driver.execute_query.return_value = SimpleNamespace(records=[])
+    store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, driver=driver)
+    store._ready = True
+    store.best_entity_facts(["e1"], per_entity=2, min_confidence=0.6)
+    query, params = driver.execute_query.call_args.args[0], driver.execute_query.call_args.kwargs["parameters_"]
+    assert "f.confidence IS NULL OR f.confidence >= $min_confidence" in query
+    assert query.index("$min_confidence") < query.index("collect(f)[..$per]")
+    assert params["min_confidence"] == 0.6
+
+
+@pytest.mark.integration
+def test_the_timeline_tool_hands_the_agent_the_less_certain_facts_too(halvard_store):
+    import jsonschema
+
+    from components.tools.registry import get_tool
+    from components.tools.research_tools import _timeline
+
+    component = EntityTimeline(graph_store=halvard_store, min_event_confidence=0.5)
+    run = _timeline(component, entity_name="Halvard Mills")
+    assert [item["valid_at"] for item in run.output["timeline"]] == ["1998", "2011"]
+    assert [item["fact"] for item in run.output["less_certain"]] == ["Halvard Mills might have sold a mill in 2005."]
+    jsonschema.validate(run.output, get_tool("get_entity_timeline").output_schema)
+
+
+@pytest.mark.integration
+def test_a_postgres_graph_written_before_fact_confidences_takes_them(database_url):
+    """A graph made by an earlier version (its facts table without the confidence column, every other part of the
+    schema in place) gains the column on first use, so its documents can be re-extracted with confidences."""
+    import uuid
+
+    from psycopg import sql
+
+    from components.graph.postgres_store import PostgresGraphStore
+
+    collection = f"g_{uuid.uuid4().hex[:10]}"
+    old = PostgresGraphStore(collection)
+    old.ensure_schema()
+    with old._get_pool().connection() as conn:
+        conn.execute(sql.SQL("ALTER TABLE {} DROP COLUMN confidence").format(old._names["facts"]))
+    try:
+        store = PostgresGraphStore(collection)  # the next process to open the graph
+        graph = DocumentGraph(
+            document_id="doc-halvard",
+            entities=[EntityMention("halvard mills", "Halvard Mills", "organization", confidence=0.9)],
+            facts=[_fact(0, "Halvard Mills opened its first mill in 1998.", 0.93, 1998)],
+        )
+        store.replace_document(graph)
+        _, hits = GraphTools(store).timeline_hits("Halvard Mills")
+        assert [hit.fact.confidence for hit in hits] == [pytest.approx(0.93)]
+    finally:
+        old.drop()
