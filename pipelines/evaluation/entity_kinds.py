@@ -13,6 +13,8 @@ corpus is extracted with the graph's `LanguageExtractor`; every entity the graph
 - `dump --corpus C` lists the kept entities with their kind and evidence, to label.
 
 `--corpus demo` is the shipped demo corpus; any other value is a corpus JSONL (id, title, text, date, url).
+`--ids REGEX` keeps the documents whose id matches, and `--sample N` a fixed-seed sample of N of them (the same
+documents on every run), so that a part of a large corpus can be labelled and checked.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import random
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -41,6 +45,7 @@ from components.text.dates import parse_date
 VERSION = "kinds-2"
 MIN_CONTEXT = 3  # a context word must occur around this many labelled entities to be a feature
 C_GRID = (0.3, 1.0, 3.0, 10.0)  # the regression's inverse regularisations tried (the best out of fold is kept)
+SEED = 0  # the seed of `--sample`
 WRONG_COST = 0.5  # what a wrong kind costs beside "other" (0) and a right kind (1), when choosing the threshold
 
 
@@ -79,8 +84,16 @@ def corpus_documents(path: Path) -> list[Any]:
     return documents
 
 
-def documents_of(corpus: str) -> list[Any]:
-    return demo_documents() if corpus == "demo" else corpus_documents(Path(corpus))
+def documents_of(corpus: str, ids: str | None = None, sample: int | None = None) -> list[Any]:
+    """The corpus's documents; those whose id matches `ids` (a regular expression), and of them a sample of
+    `sample` drawn with a fixed seed."""
+    documents = demo_documents() if corpus == "demo" else corpus_documents(Path(corpus))
+    if ids:
+        documents = [d for d in documents if re.match(ids, str(d.document_id))]
+    if sample is not None and sample < len(documents):
+        chosen = set(random.Random(SEED).sample(range(len(documents)), sample))
+        documents = [d for i, d in enumerate(documents) if i in chosen]
+    return documents
 
 
 def samples(documents: list[Any], model: KindModel | None = None) -> list[tuple[str, str, KindEvidence, Any]]:
@@ -190,10 +203,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", action="append", help="'demo' or a corpus JSONL (repeat with --labels)")
     parser.add_argument("--labels", type=Path, action="append", help="labelled keys JSONL, one per --corpus")
     parser.add_argument("--out", type=Path, default=_MODEL_PATH, help="where `fit` writes the model")
+    parser.add_argument("--ids", help="keep the documents whose id matches this regular expression (every corpus)")
+    parser.add_argument("--sample", type=int, help="a fixed-seed sample of this many documents (every corpus)")
     args = parser.parse_args(argv)
     corpora = args.corpus or ["demo"]
     if args.action == "dump":
-        for _, key, _, mention in sorted(samples(documents_of(corpora[0])), key=lambda item: item[1]):
+        found = samples(documents_of(corpora[0], args.ids, args.sample))
+        for _, key, _, mention in sorted(found, key=lambda item: item[1]):
             print(
                 json.dumps(
                     {
@@ -211,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give one --labels file per --corpus")
     model = KindModel.neutral() if args.action == "fit" else None
     sets = [
-        (samples(documents_of(corpus), model), load_labels(labels))
+        (samples(documents_of(corpus, args.ids, args.sample), model), load_labels(labels))
         for corpus, labels in zip(corpora, args.labels, strict=True)
     ]
     if args.action == "fit":
