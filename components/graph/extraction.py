@@ -40,7 +40,7 @@ from components.serialization import init_parameters_to_dict
 from components.text.language import analyse_text, entity_kind
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-13"
+EXTRACTOR_VERSION = "spacy-14"
 
 
 class GraphExtractor(ABC):
@@ -215,11 +215,27 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
 _INITIAL = re.compile(r"^[A-Z]\.$")
 
 
+_SPACED_DASHES = {"-", "–", "—"}
+_PLACE_PREPOSITIONS = {"in", "at"}
+
+
+def _after_place_preposition(part: Any, span: Any) -> bool:
+    """True when `part` of a recognised `span` follows a lower-case "in" or "at" inside it."""
+    return part.start > span.start and part.doc[part.start - 1].text in _PLACE_PREPOSITIONS
+
+
 def _split_name(span: Any, label: str) -> list[Any]:
-    """The names a recognised span holds: "A and B" of people or places is two names; a name that runs on past an
-    initial ending a sentence ("at Google X. Treuille then ...": only a person's name has a middle initial) stops
-    at the initial."""
+    """The names a recognised span holds: "A and B" of people or places is two names, and so is "Zentra and Zentra
+    Pro" (the second repeats the first's first word); a dash set off by spaces ("Port Ulm - Vexcom") and a
+    lower-case "in" or "at" ("Harlow University in Ostby") end a name; a name that runs on past an initial ending a
+    sentence ("at Google X. Treuille then ...": only a person's name has a middle initial) stops at the initial."""
     doc = span.doc
+    for token in span[1:-1]:
+        spaced_dash = token.text in _SPACED_DASHES and token.whitespace_ and doc[token.i - 1].whitespace_
+        place = token.text in _PLACE_PREPOSITIONS and label != "PERSON" and doc[token.i + 1].is_title
+        if spaced_dash or place:
+            left, right = doc[span.start : token.i], doc[token.i + 1 : span.end]
+            return [*_split_name(left, label), *_split_name(right, "GPE" if place else label)]
     # A preposition before the name left without its object ("at Nordvik X. Roe then led": the parser made "Roe"
     # the next clause's subject) shows where the sentence ended, whatever the recogniser's label.
     before = doc[span.start - 1] if span.start > 0 else None
@@ -227,12 +243,12 @@ def _split_name(span: Any, label: str) -> list[Any]:
     for token in span[1:-1]:
         if (label != "PERSON" or dangling) and _INITIAL.match(token.text):
             return [doc[span.start : token.i + 1]]
-    if label in ("PERSON", "GPE", "LOC"):
-        for token in span[1:-1]:
-            if token.lower_ == "and" and token.dep_ == "cc":
-                left, right = doc[span.start : token.i], doc[token.i + 1 : span.end]
-                if left[0].is_title and right[0].is_title:
-                    return [left, right]
+    for token in span[1:-1]:
+        if token.lower_ == "and" and token.dep_ == "cc":
+            left, right = doc[span.start : token.i], doc[token.i + 1 : span.end]
+            repeated = len(right) > len(left) and right[0].lower_ == left[0].lower_
+            if left[0].is_title and right[0].is_title and (label in ("PERSON", "GPE", "LOC") or repeated):
+                return [left, right]
     return [span]
 
 
@@ -936,7 +952,14 @@ class LanguageExtractor(GraphExtractor):
                 if kind is None or taken.intersection(range(ent.start, ent.end)):
                     continue
                 parts = [piece for part in _split_parenthesis(ent) for piece in _split_name(part, ent.label_)]
-                row += filter(None, (self._mention(part, entities, kind) for part in parts))
+                # A name split off after "in" or "at" ("Harlow University in Ostby") is where the first one is.
+                row += filter(
+                    None,
+                    (
+                        self._mention(part, entities, "place" if _after_place_preposition(part, ent) else kind)
+                        for part in parts
+                    ),
+                )
                 taken.update(range(ent.start, ent.end))
             runs = self._proper_noun_runs(sentence.span, taken)
             row += filter(None, (self._mention(span, entities, None) for span in runs))

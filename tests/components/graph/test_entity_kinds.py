@@ -135,6 +135,31 @@ class TestOnePerThing:
         assert [part.text for part in parts] == ["Orrin Vale", "Petra Lund"]
         assert [part.text for part in _split_name(doc[0:5], "ORG")] == ["Orrin Vale and Petra Lund"]
 
+    def test_a_name_and_its_longer_variant_are_two_names(self):
+        from components.graph.extraction import _split_name
+        from components.text.language import analyse_text
+
+        _, doc = next(iter(analyse_text("The shop sells the Zentra and Zentra Pro laptops.")))
+        span = doc[4:8]  # "Zentra and Zentra Pro", as the recogniser may take it: one ORG span
+        assert [part.text for part in _split_name(span, "ORG")] == ["Zentra", "Zentra Pro"]
+        _, doc = next(iter(analyse_text("The shop sells Zentra and Vexo Labs laptops.")))
+        assert [part.text for part in _split_name(doc[3:7], "ORG")] == ["Zentra and Vexo Labs"]  # one name
+
+    @pytest.mark.parametrize(
+        ("text", "start", "end", "parts"),
+        [
+            ("Orla Fenn moved to Harlow University in Ostby last year.", 4, 8, ["Harlow University", "Ostby"]),
+            ("The router maker is based in Port Ulm - Vexcom said so.", 6, 10, ["Port Ulm", "Vexcom"]),
+        ],
+    )
+    def test_a_place_preposition_or_a_spaced_dash_ends_a_name(self, text, start, end, parts):
+        from components.graph.extraction import _split_name
+        from components.text.language import analyse_text
+
+        _, doc = next(iter(analyse_text(text)))
+        assert [part.text for part in _split_name(doc[start:end], "ORG")] == parts
+        assert [part.text for part in _split_name(doc[start : end - 2], "ORG")] == [parts[0]]  # a name stays whole
+
     def test_a_surname_alone_joins_the_full_name_with_its_reason(self):
         found = entities(
             "In 2021 Andrei Zorvanek founded Pellucid in Tallinn. Zorvanek led the company until 2023, "
