@@ -1097,11 +1097,19 @@ class LanguageExtractor(GraphExtractor):
 
     @staticmethod
     def _proper_noun_runs(sentence: Any, taken: set[int]) -> list[Any]:
-        """Runs of proper nouns the recogniser did not tag, when the run takes part in a predicate."""
+        """Runs of proper nouns the recogniser did not tag, when the run takes part in a predicate; an "of" or "for"
+        between two of them joins them ("Society for Applied Tinkering", "Festival of Lanterns")."""
+        doc = sentence.doc
+
+        def free(t: Any) -> bool:
+            return t.pos_ == "PROPN" and t.i not in taken and not t.ent_type_
+
+        def joining(t: Any) -> bool:
+            inside = sentence.start < t.i < sentence.end - 1
+            return inside and t.text in ("of", "for") and free(doc[t.i - 1]) and free(doc[t.i + 1])
+
         runs = []
-        for proper, group in groupby(
-            sentence, key=lambda t: t.pos_ == "PROPN" and t.i not in taken and not t.ent_type_
-        ):
+        for proper, group in groupby(sentence, key=lambda t: free(t) or joining(t)):
             tokens = list(group)
             span = sentence.doc[tokens[0].i : tokens[-1].i + 1]
             # One capitalised word opening a sentence ("Version 3 followed") is a name only when the document or the

@@ -160,6 +160,15 @@ class TestOnePerThing:
         assert [part.text for part in _split_name(doc[start:end], "ORG")] == parts
         assert [part.text for part in _split_name(doc[start : end - 2], "ORG")] == [parts[0]]  # a name stays whole
 
+    def test_an_of_or_for_joins_untagged_proper_nouns_into_one_name(self):
+        from components.graph.extraction import LanguageExtractor
+        from components.text.language import analyse_text
+
+        _, doc = next(iter(analyse_text("In 2015, the Society for Applied Tinkering announced that Mira Coll won.")))
+        doc.ents = []  # as when the recogniser misses the name: its proper nouns are runs
+        runs = [run.text for run in LanguageExtractor._proper_noun_runs(doc[:], set())]
+        assert "Society for Applied Tinkering" in runs and "Applied Tinkering" not in runs
+
     def test_a_surname_alone_joins_the_full_name_with_its_reason(self):
         found = entities(
             "In 2021 Andrei Zorvanek founded Pellucid in Tallinn. Zorvanek led the company until 2023, "
