@@ -42,9 +42,9 @@ from components.graph.kinds import (
 )
 from components.text.dates import parse_date
 
-VERSION = "kinds-2"
+VERSION = "kinds-3"
 MIN_CONTEXT = 3  # a context word must occur around this many labelled entities to be a feature
-C_GRID = (0.3, 1.0, 3.0, 10.0)  # the regression's inverse regularisations tried (the best out of fold is kept)
+C_GRID = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0)  # the inverse regularisations tried (the best out of fold is kept)
 SEED = 0  # the seed of `--sample`
 WRONG_COST = 0.5  # what a wrong kind costs beside "other" (0) and a right kind (1), when choosing the threshold
 
@@ -120,11 +120,13 @@ def fit(
     """The logistic regression over the labelled samples (junk left out: the junk rules decide it), and the
     threshold below which a kind is "other": the one maximising the samples whose kind is right less `WRONG_COST`
     for each given a wrong kind other than "other" (a confident wrong kind is worse than "other"), on
-    probabilities predicted out of fold (5 folds), so that the threshold does not fit the training samples."""
+    probabilities predicted out of fold (each fitting corpus by a model fitted on the others; 5 folds when there
+    is one corpus), so that the threshold does not fit the training samples nor their corpus."""
     from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import cross_val_predict
+    from sklearn.model_selection import LeaveOneGroupOut, cross_val_predict
 
     labelled = [(ev, labels[key]) for _, key, ev, _ in found if labels.get(key) in KINDS]
+    groups = [(source or {}).get(document_id, 0) for document_id, key, _, _ in found if labels.get(key) in KINDS]
     # Context words seen around at least `MIN_CONTEXT` labelled entities, and, when the samples come from several
     # corpora (`source`: document id -> corpus), around entities of at least two of them: a word only one corpus
     # uses near its names (a product line's lower-case name) would fit that corpus's entities, not kinds.
@@ -138,9 +140,17 @@ def fit(
     context = sorted(word for word, n in spread.items() if n >= MIN_CONTEXT and len(corpora[word]) >= needed)
     x, y = [features(ev, context) for ev, _ in labelled], [kind for _, kind in labelled]
     best = (-9.0, 0.0, 1.0)  # utility, threshold, C
+    # With several fitting corpora each is predicted by a model fitted on the others (a corpus's own names and
+    # wording cannot help), so that C and the threshold are those that carry over to a text not fitted on; and each
+    # corpus weighs the same, however many entities it has.
+    folds = LeaveOneGroupOut() if len(set(groups)) > 1 else 5
+    sizes = Counter(groups)
+    weights = [len(groups) / (len(sizes) * sizes[group]) for group in groups]
     for strength in C_GRID:
         model = LogisticRegression(C=strength, max_iter=5000)
-        held_out = cross_val_predict(model, x, y, cv=5, method="predict_proba")
+        held_out = cross_val_predict(
+            model, x, y, groups=groups, cv=folds, method="predict_proba", params={"sample_weight": weights}
+        )
         classes = sorted(set(y))
         for step in range(0, 90, 5):
             threshold = step / 100
@@ -152,7 +162,7 @@ def fit(
             if utility / len(y) > best[0] + 1e-9:
                 best = (utility / len(y), threshold, strength)
     print(f"out-of-fold utility on the labelled tune samples: {best[0]:.3f} at threshold {best[1]}, C {best[2]}")
-    regression = LogisticRegression(C=best[2], max_iter=5000).fit(x, y)
+    regression = LogisticRegression(C=best[2], max_iter=5000).fit(x, y, sample_weight=weights)
     classes = list(regression.classes_)
     return KindModel(
         classes, regression.coef_.tolist(), regression.intercept_.tolist(), best[1], VERSION, context=context
