@@ -14,7 +14,8 @@ corpus is extracted with the graph's `LanguageExtractor`; every entity the graph
 
 `--corpus demo` is the shipped demo corpus; any other value is a corpus JSONL (id, title, text, date, url).
 `--ids REGEX` keeps the documents whose id matches, and `--sample N` a fixed-seed sample of N of them (the same
-documents on every run), so that a part of a large corpus can be labelled and checked.
+documents on every run), so that a part of a large corpus can be labelled and checked; for one corpus among
+several, the same selection follows its path: `--corpus 'corpus.jsonl?ids=REGEX&sample=N'`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import parse_qsl
 
 from components.graph.extraction import LanguageExtractor
 from components.graph.kinds import (
@@ -86,8 +88,12 @@ def corpus_documents(path: Path) -> list[Any]:
 
 def documents_of(corpus: str, ids: str | None = None, sample: int | None = None) -> list[Any]:
     """The corpus's documents; those whose id matches `ids` (a regular expression), and of them a sample of
-    `sample` drawn with a fixed seed."""
-    documents = demo_documents() if corpus == "demo" else corpus_documents(Path(corpus))
+    `sample` drawn with a fixed seed. `corpus` may carry its own selection: "corpus.jsonl?ids=REGEX&sample=N"."""
+    path, _, query = corpus.partition("?")
+    selection = dict(parse_qsl(query))
+    ids = selection.get("ids", ids)
+    sample = int(selection["sample"]) if "sample" in selection else sample
+    documents = demo_documents() if path == "demo" else corpus_documents(Path(path))
     if ids:
         documents = [d for d in documents if re.match(ids, str(d.document_id))]
     if sample is not None and sample < len(documents):

@@ -41,3 +41,4 @@ def test_a_corpus_part_is_chosen_by_id_and_a_fixed_seed(tmp_path):
     assert len(chosen) == 5 and all(i.startswith("b-") for i in chosen)
     assert chosen == [d.document_id for d in documents_of(str(corpus), ids="b-", sample=5)]  # the same every run
     assert len(documents_of(str(corpus))) == 40
+    assert [d.document_id for d in documents_of(f"{corpus}?ids=b-&sample=5")] == chosen  # one corpus's own part
