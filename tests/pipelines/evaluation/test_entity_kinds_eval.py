@@ -42,3 +42,35 @@ def test_a_corpus_part_is_chosen_by_id_and_a_fixed_seed(tmp_path):
     assert chosen == [d.document_id for d in documents_of(str(corpus), ids="b-", sample=5)]  # the same every run
     assert len(documents_of(str(corpus))) == 40
     assert [d.document_id for d in documents_of(f"{corpus}?ids=b-&sample=5")] == chosen  # one corpus's own part
+
+
+def test_the_fit_predicts_each_corpus_by_a_model_of_the_others_and_weighs_corpora_alike(monkeypatch):
+    from collections import Counter
+
+    import sklearn.model_selection as selection
+
+    from components.graph.kinds import KindEvidence
+    from pipelines.evaluation.entity_kinds import fit
+
+    calls = []
+    real = selection.cross_val_predict
+
+    def spy(model, x, y, **kwargs):
+        calls.append(kwargs)
+        return real(model, x, y, **kwargs)
+
+    monkeypatch.setattr(selection, "cross_val_predict", spy)
+    found, labels, source = [], {}, {}
+    for corpus, size in ((0, 12), (1, 6)):
+        for n in range(size):
+            kind = ("person", "organization", "place")[n % 3]
+            key = f"name {corpus} {n}"
+            evidence = KindEvidence(names=[f"Zor{corpus}{n}"], labels=Counter({kind: 1}))
+            found.append((f"d{corpus}-{n}", key, evidence, None))
+            labels[key], source[f"d{corpus}-{n}"] = kind, corpus
+    model = fit(found, labels, source)
+    assert calls and all(type(call["cv"]).__name__ == "LeaveOneGroupOut" for call in calls)
+    groups, weights = calls[0]["groups"], calls[0]["params"]["sample_weight"]
+    per_corpus = {g: sum(w for w, h in zip(weights, groups, strict=True) if h == g) for g in set(groups)}
+    assert per_corpus[0] == per_corpus[1]  # 12 and 6 entities, the same weight
+    assert model.decide(KindEvidence(names=["Quorra"], labels=Counter({"person": 2}))).kind == "person"
