@@ -1046,6 +1046,7 @@ class LanguageExtractor(GraphExtractor):
         entity.names[text] += 1
         # A model designation ("Nordvik 909", "the NV900") is evidence of its own.
         entity.evidence.labels["designation" if singular else kind or ""] += 1
+        entity.evidence.name_labels[(len(text.split()), "designation" if singular else kind or "")] += 1
         if text not in entity.evidence.names:
             entity.evidence.names.append(text)
         if kind is not None:

@@ -38,6 +38,19 @@ class TestKindModel:
         with pytest.raises(ValueError, match="fit it again"):
             KindModel(["other"], [[0.0]], [0.0], 0.0, feature_names=["label:person"])
 
+    def test_the_labels_of_the_fullest_name_are_features_of_their_own(self):
+        evidence = KindEvidence(
+            names=["Nordvik Aerospace", "Nordvik"],
+            labels=Counter({"place": 3, "organization": 1}),
+            name_labels=Counter({(2, "organization"): 1, (1, "place"): 3}),
+        )
+        values = features(evidence)
+        assert values[FEATURES.index("full:organization")] == 1.0 and values[FEATURES.index("full:place")] == 0.0
+        assert values[FEATURES.index("label:place")] == 0.75
+        found = entities("Nordvik Aerospace opened a plant in Varna in 2019. Nordvik said the plant employs 300.")
+        name_labels = found["nordvik aerospace"].kind_evidence.name_labels
+        assert name_labels and max(words for words, _ in name_labels) == 2
+
     def test_nouns_and_roles_are_features(self):
         plain = features(KindEvidence(names=["Zorvex"], labels=Counter({"organization": 1})))
         told = features(
