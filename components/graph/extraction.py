@@ -222,11 +222,27 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
 _INITIAL = re.compile(r"^[A-Z]\.$")
 
 
+_SPACED_DASHES = {"-", "–", "—"}
+_PLACE_PREPOSITIONS = {"in", "at"}
+
+
+def _after_place_preposition(part: Any, span: Any) -> bool:
+    """True when `part` of a recognised `span` follows a lower-case "in" or "at" inside it."""
+    return part.start > span.start and part.doc[part.start - 1].text in _PLACE_PREPOSITIONS
+
+
 def _split_name(span: Any, label: str) -> list[Any]:
-    """The names a recognised span holds: "A and B" of people or places is two names; a name that runs on past an
-    initial ending a sentence ("at Google X. Treuille then ...": only a person's name has a middle initial) stops
-    at the initial."""
+    """The names a recognised span holds: "A and B" of people or places is two names, and so is "Zentra and Zentra
+    Pro" (the second repeats the first's first word); a dash set off by spaces ("Port Ulm - Vexcom") and a
+    lower-case "in" or "at" ("Harlow University in Ostby") end a name; a name that runs on past an initial ending a
+    sentence ("at Google X. Treuille then ...": only a person's name has a middle initial) stops at the initial."""
     doc = span.doc
+    for token in span[1:-1]:
+        spaced_dash = token.text in _SPACED_DASHES and token.whitespace_ and doc[token.i - 1].whitespace_
+        place = token.text in _PLACE_PREPOSITIONS and label != "PERSON" and doc[token.i + 1].is_title
+        if spaced_dash or place:
+            left, right = doc[span.start : token.i], doc[token.i + 1 : span.end]
+            return [*_split_name(left, label), *_split_name(right, "GPE" if place else label)]
     # A preposition before the name left without its object ("at Nordvik X. Roe then led": the parser made "Roe"
     # the next clause's subject) shows where the sentence ended, whatever the recogniser's label.
     before = doc[span.start - 1] if span.start > 0 else None
@@ -234,12 +250,12 @@ def _split_name(span: Any, label: str) -> list[Any]:
     for token in span[1:-1]:
         if (label != "PERSON" or dangling) and _INITIAL.match(token.text):
             return [doc[span.start : token.i + 1]]
-    if label in ("PERSON", "GPE", "LOC"):
-        for token in span[1:-1]:
-            if token.lower_ == "and" and token.dep_ == "cc":
-                left, right = doc[span.start : token.i], doc[token.i + 1 : span.end]
-                if left[0].is_title and right[0].is_title:
-                    return [left, right]
+    for token in span[1:-1]:
+        if token.lower_ == "and" and token.dep_ == "cc":
+            left, right = doc[span.start : token.i], doc[token.i + 1 : span.end]
+            repeated = len(right) > len(left) and right[0].lower_ == left[0].lower_
+            if left[0].is_title and right[0].is_title and (label in ("PERSON", "GPE", "LOC") or repeated):
+                return [left, right]
     return [span]
 
 
@@ -988,7 +1004,14 @@ class LanguageExtractor(GraphExtractor):
                 if kind is None or taken.intersection(range(ent.start, ent.end)):
                     continue
                 parts = [piece for part in _split_parenthesis(ent) for piece in _split_name(part, ent.label_)]
-                row += filter(None, (self._mention(part, entities, kind) for part in parts))
+                # A name split off after "in" or "at" ("Harlow University in Ostby") is where the first one is.
+                row += filter(
+                    None,
+                    (
+                        self._mention(part, entities, "place" if _after_place_preposition(part, ent) else kind)
+                        for part in parts
+                    ),
+                )
                 taken.update(range(ent.start, ent.end))
             runs = self._proper_noun_runs(sentence.span, taken)
             row += filter(None, (self._mention(span, entities, None) for span in runs))
@@ -1075,6 +1098,7 @@ class LanguageExtractor(GraphExtractor):
         entity.names[text] += 1
         # A model designation ("Nordvik 909", "the NV900") is evidence of its own.
         entity.evidence.labels["designation" if singular else kind or ""] += 1
+        entity.evidence.name_labels[(len(text.split()), "designation" if singular else kind or "")] += 1
         if text not in entity.evidence.names:
             entity.evidence.names.append(text)
         if kind is not None:
@@ -1126,11 +1150,19 @@ class LanguageExtractor(GraphExtractor):
 
     @staticmethod
     def _proper_noun_runs(sentence: Any, taken: set[int]) -> list[Any]:
-        """Runs of proper nouns the recogniser did not tag, when the run takes part in a predicate."""
+        """Runs of proper nouns the recogniser did not tag, when the run takes part in a predicate; an "of" or "for"
+        between two of them joins them ("Society for Applied Tinkering", "Festival of Lanterns")."""
+        doc = sentence.doc
+
+        def free(t: Any) -> bool:
+            return t.pos_ == "PROPN" and t.i not in taken and not t.ent_type_
+
+        def joining(t: Any) -> bool:
+            inside = sentence.start < t.i < sentence.end - 1
+            return inside and t.text in ("of", "for") and free(doc[t.i - 1]) and free(doc[t.i + 1])
+
         runs = []
-        for proper, group in groupby(
-            sentence, key=lambda t: t.pos_ == "PROPN" and t.i not in taken and not t.ent_type_
-        ):
+        for proper, group in groupby(sentence, key=lambda t: free(t) or joining(t)):
             tokens = list(group)
             span = sentence.doc[tokens[0].i : tokens[-1].i + 1]
             # One capitalised word opening a sentence ("Version 3 followed") is a name only when the document or the

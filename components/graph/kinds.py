@@ -2,7 +2,8 @@
 
 Evidence of one entity in one document (`KindEvidence`):
 
-- the named-entity labels spaCy gave its mentions (PERSON, ORG, GPE ...), or none (a proper-noun run);
+- the named-entity labels spaCy gave its mentions (PERSON, ORG, GPE ...), or none (a proper-noun run), over all its
+  mentions and over those by its fullest name;
 - the nouns the text equates it with ("X is an open-source database", "X, a physicist at ...", "the company X");
 - the roles it plays: the predicates it is the subject or the object of ("was born", "founded", "raised",
   "released", "located in");
@@ -157,6 +158,7 @@ class KindEvidence:
     nouns: set[str] = field(default_factory=set)
     roles: Counter = field(default_factory=Counter)  # "s:found", "p:bear", "o:release", "i:in"
     context: Counter = field(default_factory=Counter)  # lemmas around its mentions: its head and modifiers
+    name_labels: Counter = field(default_factory=Counter)  # (words in the mention's name, its label): mentions
 
     def add(self, other: KindEvidence) -> None:
         self.names += [name for name in other.names if name not in self.names]
@@ -164,6 +166,7 @@ class KindEvidence:
         self.nouns |= other.nouns
         self.roles.update(other.roles)
         self.context.update(other.context)
+        self.name_labels.update(other.name_labels)
 
     def summary(self) -> str:
         """The evidence in one line: "labels person 3, organization 1; called engineer; roles s:found"."""
@@ -178,8 +181,10 @@ class KindEvidence:
         return "; ".join(parts)
 
 
+LABELS = (*KINDS[:-1], "group", "law", "designation", "")
 FEATURES = (
-    *(f"label:{k}" for k in (*KINDS[:-1], "group", "law", "designation", "")),
+    *(f"label:{k}" for k in LABELS),
+    *(f"full:{k}" for k in LABELS),
     *(f"noun:{k}" for k in KINDS[:-1]),
     *(f"role:{k}" for k in ROLE_KINDS),
     "shape:acronym",
@@ -214,6 +219,12 @@ def features(evidence: KindEvidence, context: list[str] = ()) -> list[float]:
     total = sum(evidence.labels.values()) or 1
     for label, count in evidence.labels.items():
         values[f"label:{label}"] = count / total
+    # The labels of the mentions by the fullest name ("Nordvik Aerospace" over the bare "Nordvik" the recogniser
+    # may read as a place): a full name is the recogniser's surest cue.
+    longest = max((words for words, _ in evidence.name_labels), default=0)
+    full = {label: n for (words, label), n in evidence.name_labels.items() if words == longest}
+    for label, count in full.items():
+        values[f"full:{label}"] = count / sum(full.values())
     noun_kinds = Counter(filter(None, map(kind_of_noun, evidence.nouns)))
     for kind, count in noun_kinds.items():
         values[f"noun:{kind}"] = count / sum(noun_kinds.values())

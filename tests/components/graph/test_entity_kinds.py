@@ -38,6 +38,19 @@ class TestKindModel:
         with pytest.raises(ValueError, match="fit it again"):
             KindModel(["other"], [[0.0]], [0.0], 0.0, feature_names=["label:person"])
 
+    def test_the_labels_of_the_fullest_name_are_features_of_their_own(self):
+        evidence = KindEvidence(
+            names=["Nordvik Aerospace", "Nordvik"],
+            labels=Counter({"place": 3, "organization": 1}),
+            name_labels=Counter({(2, "organization"): 1, (1, "place"): 3}),
+        )
+        values = features(evidence)
+        assert values[FEATURES.index("full:organization")] == 1.0 and values[FEATURES.index("full:place")] == 0.0
+        assert values[FEATURES.index("label:place")] == 0.75
+        found = entities("Nordvik Aerospace opened a plant in Varna in 2019. Nordvik said the plant employs 300.")
+        name_labels = found["nordvik aerospace"].kind_evidence.name_labels
+        assert name_labels and max(words for words, _ in name_labels) == 2
+
     def test_nouns_and_roles_are_features(self):
         plain = features(KindEvidence(names=["Zorvex"], labels=Counter({"organization": 1})))
         told = features(
@@ -134,6 +147,40 @@ class TestOnePerThing:
         parts = _split_name(doc[0:5], "PERSON")  # as the recogniser sometimes takes them: one PERSON span
         assert [part.text for part in parts] == ["Orrin Vale", "Petra Lund"]
         assert [part.text for part in _split_name(doc[0:5], "ORG")] == ["Orrin Vale and Petra Lund"]
+
+    def test_a_name_and_its_longer_variant_are_two_names(self):
+        from components.graph.extraction import _split_name
+        from components.text.language import analyse_text
+
+        _, doc = next(iter(analyse_text("The shop sells the Zentra and Zentra Pro laptops.")))
+        span = doc[4:8]  # "Zentra and Zentra Pro", as the recogniser may take it: one ORG span
+        assert [part.text for part in _split_name(span, "ORG")] == ["Zentra", "Zentra Pro"]
+        _, doc = next(iter(analyse_text("The shop sells Zentra and Vexo Labs laptops.")))
+        assert [part.text for part in _split_name(doc[3:7], "ORG")] == ["Zentra and Vexo Labs"]  # one name
+
+    @pytest.mark.parametrize(
+        ("text", "start", "end", "parts"),
+        [
+            ("Orla Fenn moved to Harlow University in Ostby last year.", 4, 8, ["Harlow University", "Ostby"]),
+            ("The router maker is based in Port Ulm - Vexcom said so.", 6, 10, ["Port Ulm", "Vexcom"]),
+        ],
+    )
+    def test_a_place_preposition_or_a_spaced_dash_ends_a_name(self, text, start, end, parts):
+        from components.graph.extraction import _split_name
+        from components.text.language import analyse_text
+
+        _, doc = next(iter(analyse_text(text)))
+        assert [part.text for part in _split_name(doc[start:end], "ORG")] == parts
+        assert [part.text for part in _split_name(doc[start : end - 2], "ORG")] == [parts[0]]  # a name stays whole
+
+    def test_an_of_or_for_joins_untagged_proper_nouns_into_one_name(self):
+        from components.graph.extraction import LanguageExtractor
+        from components.text.language import analyse_text
+
+        _, doc = next(iter(analyse_text("In 2015, the Society for Applied Tinkering announced that Mira Coll won.")))
+        doc.ents = []  # as when the recogniser misses the name: its proper nouns are runs
+        runs = [run.text for run in LanguageExtractor._proper_noun_runs(doc[:], set())]
+        assert "Society for Applied Tinkering" in runs and "Applied Tinkering" not in runs
 
     def test_a_surname_alone_joins_the_full_name_with_its_reason(self):
         found = entities(

@@ -1,0 +1,76 @@
+"""The entity-kind evaluation: the coarse inventory, the share of real entities kept, and a fixed part of a corpus."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+from pipelines.evaluation.entity_kinds import coarse, documents_of, score
+
+
+def sample(document_id: str, key: str, kind: str, confidence: float = 0.9):
+    return (document_id, key, None, SimpleNamespace(kind=kind, confidence=confidence))
+
+
+def test_the_coarse_inventory_folds_products_works_and_events_into_other():
+    assert [coarse(k) for k in ("person", "organization", "place", "product", "work", "event", "other", "junk")] == [
+        "person",
+        "organization",
+        "place",
+        "other",
+        "other",
+        "other",
+        "other",
+        "junk",
+    ]
+    labels = {"talia brennick": "person", "zorvex": "product", "quorra": "junk", "ostby": "place"}
+    found = [sample("d1", "talia brennick", "person"), sample("d1", "zorvex", "other"), sample("d2", "quorra", "place")]
+    result = score(found, labels)
+    assert result["kinds_correct"] == round(1 / 3, 3)  # zorvex is a product, not "other"
+    assert result["kinds_correct_4"] == round(2 / 3, 3)  # ... which the coarse inventory counts as right
+    assert result["junk"] == round(1 / 3, 3)
+    assert result["real_kept"] == round(2 / 3, 3)  # ostby, a real entity, is not kept
+
+
+def test_a_corpus_part_is_chosen_by_id_and_a_fixed_seed(tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    text = "Orla Fenn met Tavi Ronn."
+    rows = [{"id": f"{part}-{n:02d}", "title": "t", "text": text} for part in "ab" for n in range(20)]
+    corpus.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    chosen = [d.document_id for d in documents_of(str(corpus), ids="b-", sample=5)]
+    assert len(chosen) == 5 and all(i.startswith("b-") for i in chosen)
+    assert chosen == [d.document_id for d in documents_of(str(corpus), ids="b-", sample=5)]  # the same every run
+    assert len(documents_of(str(corpus))) == 40
+    assert [d.document_id for d in documents_of(f"{corpus}?ids=b-&sample=5")] == chosen  # one corpus's own part
+
+
+def test_the_fit_predicts_each_corpus_by_a_model_of_the_others_and_weighs_corpora_alike(monkeypatch):
+    from collections import Counter
+
+    import sklearn.model_selection as selection
+
+    from components.graph.kinds import KindEvidence
+    from pipelines.evaluation.entity_kinds import fit
+
+    calls = []
+    real = selection.cross_val_predict
+
+    def spy(model, x, y, **kwargs):
+        calls.append(kwargs)
+        return real(model, x, y, **kwargs)
+
+    monkeypatch.setattr(selection, "cross_val_predict", spy)
+    found, labels, source = [], {}, {}
+    for corpus, size in ((0, 12), (1, 6)):
+        for n in range(size):
+            kind = ("person", "organization", "place")[n % 3]
+            key = f"name {corpus} {n}"
+            evidence = KindEvidence(names=[f"Zor{corpus}{n}"], labels=Counter({kind: 1}))
+            found.append((f"d{corpus}-{n}", key, evidence, None))
+            labels[key], source[f"d{corpus}-{n}"] = kind, corpus
+    model = fit(found, labels, source)
+    assert calls and all(type(call["cv"]).__name__ == "LeaveOneGroupOut" for call in calls)
+    groups, weights = calls[0]["groups"], calls[0]["params"]["sample_weight"]
+    per_corpus = {g: sum(w for w, h in zip(weights, groups, strict=True) if h == g) for g in set(groups)}
+    assert per_corpus[0] == per_corpus[1]  # 12 and 6 entities, the same weight
+    assert model.decide(KindEvidence(names=["Quorra"], labels=Counter({"person": 2}))).kind == "person"
