@@ -370,6 +370,7 @@ class EvaluationRun:
             "ranked_sources": [found_by[chunk.chunk_id] for chunk in answer.chunks],
             "answer": answer.answer,
             "short_answer": answer.short_answer,
+            "short_answer_confidence": answer.short_answer_confidence,
             "parts": answer.parts,
             "citations": citations,
             "statuses": answer.statuses,
