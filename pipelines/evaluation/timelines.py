@@ -348,14 +348,17 @@ def main(args: argparse.Namespace) -> int:
     """Run the evaluation the parsed arguments describe and print the table."""
     if not 1 <= args.baseline_k <= 50:
         raise ValueError("--baseline-k must be between 1 and 50")
-    report = evaluate_timelines(
-        args.corpus,
-        args.gold,
-        args.collection,
-        args.baseline_k,
-        fresh=not args.keep,
-        progress=lambda line: print(line, flush=True),
-    )
+    from pipelines.runtime import Runtime
+
+    with Runtime():  # the process's set-up, and the database closed after the run
+        report = evaluate_timelines(
+            args.corpus,
+            args.gold,
+            args.collection,
+            args.baseline_k,
+            fresh=not args.keep,
+            progress=lambda line: print(line, flush=True),
+        )
     print(report.table())
     for system in report.systems:
         total = report.total(system)
