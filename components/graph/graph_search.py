@@ -100,6 +100,10 @@ class GraphSearch(GraphStoreComponent):
         self._kb = KnowledgeBaseAccess(self.document_store, collection)  # the passages' chunks
         self._passage_graph: PassageGraphCache | None = None
 
+    def close(self) -> None:
+        """Close the knowledge base the passages' chunks came from (the runtime closes its pipelines' components)."""
+        self._kb.close()
+
     def warm_up(self) -> None:
         """Open the graph store, read its entity-passage graph and load the language pipeline and the embedding
         model once, so the first question does not pay for them."""

@@ -136,6 +136,28 @@ class TestRuntime:
             assert third.connection_pool() is session_pool
         assert not session_pool.closed
 
+    @pytest.mark.integration
+    def test_closing_a_runtime_closes_its_components_knowledge_bases(
+        self, work_dir: Path, database_url: str, collection_name: str
+    ) -> None:
+        path = work_dir / "search.yaml"
+        path.write_text(
+            "pipelines:\n  search:\n    inputs: {query: [search.query]}\n    outputs: {documents: search.documents}\n"
+            "    pipeline:\n      components:\n        search:\n"
+            "          type: components.knowledge_base.search.KnowledgeBaseSearch\n"
+            f"          init_parameters: {{mode: keyword, collection: {collection_name}}}\n",
+            encoding="utf-8",
+        )
+        closed = []
+        with Runtime(pipelines_file=path) as runtime:
+            assert runtime.catalog.run("search", {"query": "Quillmoor"})["documents"] == []  # an empty collection
+            search = runtime.catalog.get("search")
+            knowledge_base = search.get_component("search")._kb.get()
+            original = knowledge_base.close
+            knowledge_base.close = lambda: closed.append(True) or original()
+        assert closed == [True]
+        assert search.get_component("search")._kb._store is None
+
 
 class TestCachedDocs:
     TEXT = "Ada Brennick founded Quillmoor Labs in Vellport in 2011."
