@@ -16,12 +16,19 @@ PINNED = "pinned"  # chunk id -> {"chunk", "question", "note"}
 SESSION_ID = "session_id"
 
 
+@st.cache_resource(show_spinner=False, on_release=lambda runtime: runtime.close())
+def runtime():  # noqa: ANN201
+    """The app's runtime (the process's set-up, its catalog and database), started once per server process; clearing
+    Streamlit's resource cache closes it, and the next page run starts a new one with a catalog of its own."""
+    from pipelines.runtime import Runtime
+
+    return Runtime().start()
+
+
 @st.cache_resource(show_spinner="Loading the research pipelines…")
 def catalog():  # noqa: ANN201
-    """The pipeline catalog, loaded and warmed once per server process."""
-    from pipelines.catalog import get_catalog
-
-    return get_catalog()
+    """The runtime's pipeline catalog, loaded and warmed once per server process."""
+    return runtime().catalog
 
 
 @st.cache_resource(show_spinner=False)

@@ -9,6 +9,11 @@ This module is one of the two explicit process-wide caches of the product (the o
 database URL (`_POOLS`). Sharing matters here: a server is one per folder by nature, and a pool per store would
 open eight connections for every component of every pipeline. The stores themselves (graph, memory, knowledge
 base) are made by the components that use them, in `warm_up()`, and borrow connections from this pool.
+
+Who closes them: a `DatabaseLease` (the application runtime holds one, `pipelines/runtime.py`) says "this database
+is in use until I close". A server or pool made while a lease of its database is held belongs to the leases: the
+last lease to close closes the pools and detaches from the embedded server. One made with no lease held (a script,
+a test's session database) stays until `close_pools` / the end of the process, as before.
 """
 
 from __future__ import annotations
@@ -29,6 +34,10 @@ logger = logging.getLogger(__name__)
 _LOCK = threading.Lock()
 _SERVERS: dict[Path, object] = {}
 _POOLS: dict[str, object] = {}
+_LEASES: dict[str, int] = {}  # database key (its configured URL, or the embedded server's folder) -> open leases
+# database key -> what was made while it was leased: ("server", folder) and ("pool", url)
+_LEASED: dict[str, list[tuple[str, object]]] = {}
+_URL_KEYS: dict[str, str] = {}  # an embedded server's URL -> its database key
 
 
 class DatabaseUnavailable(RuntimeError):
@@ -50,6 +59,7 @@ def _start_embedded(folder: Path) -> str:
         hint = f" See {log} for PostgreSQL's own log." if log.exists() else ""
         raise DatabaseUnavailable(f"The embedded PostgreSQL in {folder} could not start: {exc}.{hint}") from exc
     _SERVERS[folder] = server
+    _note_made(str(folder), ("server", folder))
     # Exit handlers run last-registered first, so this prune runs before pgserver's own detach: a test or helper
     # process that died without detaching must not keep the server alive after its last real user leaves.
     atexit.register(_forget_dead_handles, folder)
@@ -86,9 +96,74 @@ def database_url(settings: Settings | None = None) -> str:
     folder = settings.data_dir / "pg"
     with _LOCK:
         server = _SERVERS.get(folder)
-        if server is not None:
-            return server.get_uri()  # type: ignore[attr-defined]
-        return _start_embedded(folder)
+        url = server.get_uri() if server is not None else _start_embedded(folder)  # type: ignore[attr-defined]
+        _URL_KEYS[url] = str(folder)
+        return url
+
+
+def _database_key(settings: Settings) -> str:
+    if settings.database_url is not None:
+        return settings.database_url.get_secret_value()
+    return str(settings.data_dir / "pg")
+
+
+def _note_made(key: str, resource: tuple[str, object]) -> None:
+    """Record a server or pool just made (under `_LOCK`) as the leases' when its database is leased."""
+    if _LEASES.get(key, 0) > 0:
+        _LEASED.setdefault(key, []).append(resource)
+
+
+class DatabaseLease:
+    """A claim on the settings' database until `close()`: the servers and pools made for it meanwhile are closed
+    when its last lease closes (a context manager too). Taking one starts nothing; the database starts on first use.
+
+    Usage:
+    ```python
+    with DatabaseLease(settings) as lease:
+        pool = lease.pool()  # made now, closed at the end of the block (unless another lease still holds it)
+    ```
+    """
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or get_settings()
+        self.key = _database_key(self.settings)
+        self.closed = False
+        with _LOCK:
+            _LEASES[self.key] = _LEASES.get(self.key, 0) + 1
+
+    def url(self) -> str:
+        """The database's connection string (starting the embedded server if needed)."""
+        return database_url(self.settings)
+
+    def pool(self):  # noqa: ANN201 - psycopg_pool is imported lazily
+        """The database's shared connection pool."""
+        return connection_pool(self.settings)
+
+    def close(self) -> None:
+        """Give the claim up (idempotent); the last lease closes what was made under the leases."""
+        with _LOCK:
+            if self.closed:
+                return
+            self.closed = True
+            _LEASES[self.key] -= 1
+            if _LEASES[self.key] > 0:
+                return
+            del _LEASES[self.key]
+            made = _LEASED.pop(self.key, [])
+            pools = [_POOLS.pop(url) for kind, url in made if kind == "pool" and url in _POOLS]
+            servers = [_SERVERS.pop(where) for kind, where in made if kind == "server" and where in _SERVERS]
+            for url in [url for url, key in _URL_KEYS.items() if key == self.key and servers]:
+                del _URL_KEYS[url]
+        for pool in pools:
+            pool.close()  # type: ignore[attr-defined]
+        for server in servers:
+            server.cleanup()  # type: ignore[attr-defined]
+
+    def __enter__(self) -> DatabaseLease:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def describe_database(settings: Settings | None = None) -> str:
@@ -134,6 +209,7 @@ def connection_pool_for(url: str):  # noqa: ANN201 - psycopg_pool is imported la
             reason = first_line(exc, 1000)
             raise DatabaseUnavailable(f"Cannot connect to the knowledge base's PostgreSQL: {reason}") from exc
         _POOLS[url] = pool
+        _note_made(_URL_KEYS.get(url, url), ("pool", url))
         return pool
 
 

@@ -144,15 +144,16 @@ def stop_server(process: subprocess.Popen) -> None:
 
 def warm_in_process(question: str, runs: int) -> dict[str, Any]:
     """The question answered by this process's catalog once warm: wall seconds per question."""
-    from pipelines.catalog import get_catalog
+    from pipelines.runtime import Runtime
 
-    catalog = get_catalog()
-    catalog.research(question)  # loads and warms the pipeline, as the first question of a process does
-    seconds = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        catalog.research(question)
-        seconds.append(round(time.perf_counter() - started, 3))
+    with Runtime() as runtime:
+        catalog = runtime.catalog
+        catalog.research(question)  # loads and warms the pipeline, as the first question of a process does
+        seconds = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            catalog.research(question)
+            seconds.append(round(time.perf_counter() - started, 3))
     return {"seconds": seconds, "median_s": statistics.median(seconds)}
 
 

@@ -3,7 +3,9 @@
 `pipelines.yaml` holds a top-level mapping `pipelines:` of named pipelines, each with a `description`, `inputs`
 (input name -> the "component.socket"s it feeds), `outputs` (output name -> "component.socket") and `pipeline`
 (Haystack's `Pipeline.to_dict()` shape). The CLI, the Streamlit app and the HTTP server all call
-`get_catalog().research(...)` or `run(name, inputs)`, so they answer the same way.
+`runtime.catalog.research(...)` or `run(name, inputs)` of their runtime (`pipelines/runtime.py`), so they answer the
+same way. Constructing a catalog changes no process-wide state: the set-up its runs rely on (the deserialisation
+allowlist, Haystack's input copies, the timing tracer, log redaction) is `pipelines.runtime.setup()`.
 """
 
 from __future__ import annotations
@@ -24,12 +26,10 @@ import yaml
 from haystack import Pipeline, logging
 
 from components.contracts.selection import AUTO, check_sources
-from components.redaction import install_log_redaction
 from components.resilience.budget import question_budget
 from components.resilience.errors import first_line
 from components.text.dates import input_date
 from components.validation import bounded_text
-from pipelines.input_copies import install as install_input_copies
 from pipelines.research_result import ResearchResult
 from pipelines.timing import record_timings
 
@@ -293,11 +293,6 @@ class PipelineCatalog:
     """
 
     def __init__(self, path: str | Path | None = None, *, specs: dict[str, PipelineSpec] | None = None) -> None:
-        allow_our_modules()
-        # Haystack's copies of every component's inputs, without a Protocol check per string and chunk.
-        install_input_copies()
-        # Every process that answers questions (CLI, app, server, a notebook) keeps secrets out of its logs.
-        install_log_redaction()
         if specs is None:
             self.path = Path(path) if path is not None else default_pipelines_file()
             specs = self._read(self.path)
@@ -359,6 +354,21 @@ class PipelineCatalog:
                 pipeline.warm_up()
                 entry.pipeline = pipeline
         return entry.pipeline
+
+    def close(self) -> None:
+        """Forget the built pipelines, closing each component that has a `close()` (its stores, clients)."""
+        for entry in self._entries.values():
+            with entry.lock:
+                pipeline, entry.pipeline = entry.pipeline, None
+            if pipeline is None:
+                continue
+            for name, component in pipeline.walk():
+                close = getattr(component, "close", None)
+                if callable(close):
+                    try:
+                        close()
+                    except Exception as exc:  # noqa: BLE001 - one component failing to close must not keep others open
+                        logger.warning("Closing {component} failed: {reason}", component=name, reason=first_line(exc))
 
     def dumps(self) -> str:
         """The catalog as YAML, each pipeline as it is now (`Pipeline.to_dict()` of the built pipeline)."""
@@ -554,22 +564,3 @@ class PipelineCatalog:
                 return component.known_entities
         return None
 
-
-_CATALOG: PipelineCatalog | None = None
-_CATALOG_LOCK = threading.Lock()
-
-
-def get_catalog() -> PipelineCatalog:
-    """The process-wide catalog (the settings' file), loaded once."""
-    global _CATALOG
-    with _CATALOG_LOCK:
-        if _CATALOG is None:
-            _CATALOG = PipelineCatalog()
-        return _CATALOG
-
-
-def reset_catalog() -> None:
-    """Forget the process-wide catalog (after the settings or the file changed)."""
-    global _CATALOG
-    with _CATALOG_LOCK:
-        _CATALOG = None

@@ -1,8 +1,10 @@
 """Per-component wall-clock timings of a pipeline run, taken from Haystack's component spans.
 
 `record_timings()` is a context manager: every component that runs inside it (sync or async, in any thread the
-pipeline uses) adds its elapsed milliseconds to the dict it yields. The tracer wraps whatever tracer was active,
-so OpenTelemetry or Datadog tracing keeps working.
+pipeline uses) adds its elapsed milliseconds to the dict it yields. The timing tracer is put in Haystack's
+process-wide tracer by `install()`, which the process's set-up calls (`pipelines/runtime.py: setup()`), never by
+recording; without it the dict stays empty. It wraps whatever tracer was active, so OpenTelemetry or Datadog tracing
+keeps working.
 """
 
 from __future__ import annotations
@@ -49,16 +51,22 @@ class _TimingTracer(Tracer):
         return self.inner.current_span()
 
 
-def _install() -> None:
+def install() -> None:
+    """Wrap Haystack's active tracer in the timing tracer (idempotent)."""
     with _INSTALL_LOCK:
-        if not isinstance(tracing.tracer.actual_tracer, _TimingTracer):
+        if not installed():
             tracing.enable_tracing(_TimingTracer(tracing.tracer.actual_tracer))
+
+
+def installed() -> bool:
+    """Whether the timing tracer is Haystack's active tracer."""
+    return isinstance(tracing.tracer.actual_tracer, _TimingTracer)
 
 
 @contextlib.contextmanager
 def record_timings() -> Iterator[dict[str, float]]:
-    """Yield a dict that fills with `component name -> milliseconds` for the pipeline runs inside the block."""
-    _install()
+    """Yield a dict that fills with `component name -> milliseconds` for the pipeline runs inside the block (once
+    `install()` has run)."""
     timings: dict[str, float] = {}
     token = _CURRENT.set(timings)
     try:

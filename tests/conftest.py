@@ -108,6 +108,15 @@ def work_dir(session_dir: Path) -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _process_set_up() -> None:
+    """The process-wide set-up every entry point of the product makes (`pipelines.runtime.setup`), so tests run
+    pipelines as the product does; the tests of the set-up itself run in fresh processes."""
+    from pipelines.runtime import setup
+
+    setup()
+
+
 @pytest.fixture(autouse=True)
 def _fresh_resilience_state() -> Iterator[None]:
     """Breakers, caches and telemetry never leak from one test into another."""

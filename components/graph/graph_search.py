@@ -105,6 +105,10 @@ class GraphSearch(GraphStoreComponent):
         self._passage_graph: PassageGraphCache | None = None
         self.min_event_confidence = check_min_confidence(min_event_confidence)
 
+    def close(self) -> None:
+        """Close the knowledge base the passages' chunks came from (the runtime closes its pipelines' components)."""
+        self._kb.close()
+
     def warm_up(self) -> None:
         """Open the graph store, read its entity-passage graph and load the language pipeline and the embedding
         model once, so the first question does not pay for them."""

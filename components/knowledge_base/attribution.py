@@ -122,6 +122,14 @@ class KnowledgeBaseAccess:
                     raise RetryableError(str(exc), kind="connection") from exc
             return self._store
 
+    def close(self) -> None:
+        """Close the knowledge base opened here (its store's connection, a local engine's shared client); the next
+        call opens it again."""
+        with self._lock:
+            store, self._store = self._store, None
+        if store is not None:
+            store.close()
+
     def warm_up(self) -> None:
         """Open the knowledge base now; a failure is logged once and retried by the next call."""
         if self._store is not None:
@@ -175,6 +183,10 @@ class KnowledgeBaseComponent(InitParameterSerialization):
     def warm_up(self) -> None:
         """Open the knowledge base over the document store (a failure shows in the next run's status)."""
         self._kb.warm_up()
+
+    def close(self) -> None:
+        """Close the knowledge base `warm_up` opened (the runtime closes its pipelines' components when it ends)."""
+        self._kb.close()
 
     def _guard(self) -> SourceGuard:
         """The resilience guard of one call, with this component's name and timeout."""

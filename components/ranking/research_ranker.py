@@ -144,6 +144,10 @@ class ResearchRanker(InitParameterSerialization):
         if self.use_store_evidence:
             self._kb.warm_up()
 
+    def close(self) -> None:
+        """Close the knowledge base the evidence came from (the runtime closes its pipelines' components)."""
+        self._kb.close()
+
     @component.output_types(documents=list[Document])
     def run(
         self,

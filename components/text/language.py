@@ -26,7 +26,8 @@ from __future__ import annotations
 import importlib
 import re
 import threading
-from functools import lru_cache
+from collections.abc import Callable
+from functools import lru_cache, wraps
 from typing import TYPE_CHECKING
 
 import cachetools
@@ -109,20 +110,34 @@ def language_pipeline(name: str | None = None) -> Language:
         return _load(name)
 
 
+def _own_copies(cached: Callable[[str], Doc]) -> Callable[[str], Doc]:
+    """A Doc cache (an `lru_cache` of a text's analysis) that gives every caller its own copy of the cached Doc
+    (`Doc.copy`, about 0.1 ms against milliseconds for a parse): a caller that sets entities, user data or extension
+    attributes on its Doc changes nobody else's. `cache_info` and `cache_clear` are the cache's."""
+
+    @wraps(cached)
+    def copied(text: str) -> Doc:
+        return cached(text).copy()
+
+    copied.cache_info = cached.cache_info  # type: ignore[attr-defined]
+    copied.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    return copied
+
+
+@_own_copies
 @lru_cache(maxsize=2048)
 def parse(text: str) -> Doc:
-    """The spaCy analysis of `text` (sentences, entities, parse, lemmas); cached, since questions repeat.
-
-    The returned Doc is shared between callers: read it, never change it.
-    """
+    """The spaCy analysis of `text` (sentences, entities, parse, lemmas); parsed once per text (questions repeat),
+    each caller given its own copy."""
     return language_pipeline()(text)
 
 
+@_own_copies
 @lru_cache(maxsize=2048)
 def parse_syntax(text: str) -> Doc:
     """`parse` without the entity recogniser: the same tokens, tags, dependency parse and lemmas (the recogniser runs
     last and changes none of them) for about 60% of the cost. For readers of a question's structure (its wh-word's
-    role, the word it asks about), which never read entities. Cached; read the Doc, never change it."""
+    role, the word it asks about), which never read entities. Parsed once per text; each caller's own copy."""
     pipeline = language_pipeline()
     last = pipeline.pipe_names[-1:]
     return pipeline(text, disable=last if last == ["ner"] else [])
@@ -161,7 +176,8 @@ def text_lines(text: str) -> list[tuple[int, int]]:
 
 
 def parse_lines(lines: list[str], batch_size: int = 64) -> list[Doc]:
-    """The Docs of `lines`, parsed in batches; lines parsed before in this process come from the cache."""
+    """The Docs of `lines`, parsed in batches; lines parsed before in this process come from the cache. Each Doc is
+    the caller's own copy."""
     missing = [line for line in dict.fromkeys(lines) if line not in _DOC_CACHE]
     if missing:
         parsed = list(language_pipeline().pipe(missing, batch_size=batch_size))
@@ -174,10 +190,9 @@ def parse_lines(lines: list[str], batch_size: int = 64) -> list[Doc]:
     with _CACHE_LOCK:
         for line in lines:
             doc = _DOC_CACHE.get(line)
-            if doc is None:  # evicted by a concurrent parse of many lines
-                doc = language_pipeline()(line)
-            docs.append(doc)
-    return docs
+            docs.append(doc.copy() if doc is not None else None)
+    # A line evicted by a concurrent parse of many lines is parsed again, outside the lock.
+    return [doc if doc is not None else language_pipeline()(line) for line, doc in zip(lines, docs, strict=True)]
 
 
 def analyse_text(text: str) -> list[tuple[int, Doc]]:
@@ -248,10 +263,11 @@ def _continues(previous: str, following: str) -> bool:
 QUESTION_SKIPPED_PIPES = ("parser", "ner")
 
 
+@_own_copies
 @lru_cache(maxsize=2048)
 def parse_question(text: str) -> Doc:
     """The light analysis of a question (tags, parts of speech, lemmas; no parse, no entities), made once per
-    question text and shared by every stage that reads the question (the answer's question analysis, the graph's
-    passage walk). Cached; read the Doc, never change it."""
+    question text for every stage that reads the question (the answer's question analysis, the graph's passage
+    walk); each caller's own copy."""
     pipeline = language_pipeline()
     return pipeline(text, disable=[name for name in QUESTION_SKIPPED_PIPES if name in pipeline.pipe_names])

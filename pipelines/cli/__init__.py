@@ -96,10 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    from components.redaction import RedactingStream, install_log_redaction
+    from components.redaction import RedactingStream
+    from pipelines.runtime import close_process_runtime, setup
 
-    # Whatever a command prints or logs passes through the one redaction (keys echoed by upstream errors).
-    install_log_redaction()
+    # Whatever a command prints or logs passes through the one redaction (keys echoed by upstream errors). The rest
+    # of the set-up (Haystack's) comes with the runtime of a command that runs pipelines (`process_runtime()`).
+    setup(pipelines=False)
     stdout, stderr = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = RedactingStream(stdout), RedactingStream(stderr)
     try:
@@ -118,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
         return 0
     finally:
+        close_process_runtime()  # one command, one runtime: the next command (a host calling `main`) starts afresh
         sys.stdout, sys.stderr = stdout, stderr
 
 

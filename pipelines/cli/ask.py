@@ -142,7 +142,7 @@ def _knowledge_base_is_empty() -> bool:
 def ask_here(request: dict[str, Any]) -> dict[str, Any]:
     """The question answered in this process (the catalog loaded and warmed here), as the server's JSON."""
     from components.contracts.selection import DEFAULT_SOURCES, check_sources
-    from pipelines.catalog import get_catalog
+    from pipelines.runtime import process_runtime
 
     try:
         sources = check_sources(request["sources"] if request["sources"] is not None else list(DEFAULT_SOURCES))
@@ -151,7 +151,7 @@ def ask_here(request: dict[str, Any]) -> dict[str, Any]:
     asks_kb = bool({"kb", "auto"} & set(sources))
     if set(sources) <= {"kb"} and _knowledge_base_is_empty():
         raise UserError(EMPTY_KB_MESSAGE)
-    result = get_catalog().research(
+    result = process_runtime().catalog.research(
         request["question"],
         sources=sources,
         as_of=request["as_of"],

@@ -45,7 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pipelines.cli import UserError
+    from pipelines.runtime import setup
 
+    setup()  # the benchmarks measure the pipelines as the product's entry points run them
     if args.chunks < 1000:
         raise UserError("--chunks must be at least 1000")
     if not 10 <= args.queries <= 1000:

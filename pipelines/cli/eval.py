@@ -13,9 +13,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "question set (eval QUESTIONS.jsonl ...)",
         description="`research eval timelines --corpus CORPUS.jsonl --gold TIMELINES.jsonl [--collection NAME]` "
         "scores the graph's entity timelines (event recall, precision, date accuracy) against a gold file, next to "
-        "a semantic-search baseline. `research eval QUESTIONS.jsonl ...` evaluates a question set.",
+        "a semantic-search baseline. `research eval QUESTIONS.jsonl ...` evaluates a question set. `research eval "
+        "compare BEFORE AFTER` compares two runs answer for answer and fact for fact (exit code 1 when they differ).",
     )
-    parser.add_argument("target", help="'timelines', 'follow-ups', 'conflicts', or a question set ending in .jsonl")
+    parser.add_argument(
+        "target", help="'timelines', 'follow-ups', 'conflicts', 'compare', or a question set ending in .jsonl"
+    )
     parser.add_argument("rest", nargs=argparse.REMAINDER, help="the options of that evaluation")
     parser.set_defaults(func=run)
 
@@ -29,6 +32,10 @@ def run(args: argparse.Namespace) -> int:
         parser = argparse.ArgumentParser(prog="research eval timelines")
         timelines.add_arguments(parser)
         return timelines.main(parser.parse_args(args.rest))
+    if args.target == "compare":
+        from pipelines.evaluation import compare
+
+        return compare.main(args.rest)
     if args.target in ("follow-ups", "conflicts"):
         from pipelines.evaluation import conversation
 
@@ -38,5 +45,6 @@ def run(args: argparse.Namespace) -> int:
 
         return questions.main([args.target, *args.rest])
     raise UserError(
-        f"unknown evaluation {args.target!r}: use 'timelines', 'follow-ups', 'conflicts' or a question set (.jsonl)"
+        f"unknown evaluation {args.target!r}: use 'timelines', 'follow-ups', 'conflicts', 'compare' or a question set "
+        "(.jsonl)"
     )

@@ -66,11 +66,12 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from pipelines.catalog import CatalogError, get_catalog
+    from pipelines.catalog import CatalogError
     from pipelines.cli import UserError
+    from pipelines.runtime import process_runtime
     from pipelines.serving.export import export_hayhooks_yaml
 
-    catalog = get_catalog()
+    catalog = process_runtime().catalog
     if args.name not in catalog.names():
         raise UserError(f"There is no pipeline '{args.name}'; the catalog has: {', '.join(catalog.names())}.")
     try:

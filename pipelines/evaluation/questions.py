@@ -137,7 +137,7 @@ class EvaluationRun:
         self.collection: str | None = None  # None: the settings' collection
         # Corpus documents that could not be ingested, as {"id", "reason"}; the run goes on without them.
         self.corpus_failures: list[dict[str, str]] = []
-        self._catalog: Any = None
+        self._runtime: Any = None  # the run's `Runtime`, from `run()`
         self._model: Any = None
 
     # -- knowledge base ---------------------------------------------------------------------------------------------
@@ -154,9 +154,6 @@ class EvaluationRun:
         # The research pipeline reads the collection from the settings; the baselines are given it.
         os.environ["KB_COLLECTION"] = collection
         reload_settings()
-        from pipelines.catalog import reset_catalog
-
-        reset_catalog()
         from components.knowledge_base.factory import open_knowledge_base
         from ingest.ingestor import IngestItem, Ingestor, document_id_for
 
@@ -228,11 +225,10 @@ class EvaluationRun:
         return self.doc_id_map.get(document_id, document_id)
 
     def _research_catalog(self) -> Any:
-        if self._catalog is None:
-            from pipelines.catalog import get_catalog
-
-            self._catalog = get_catalog()
-        return self._catalog
+        """The run's catalog, made on first use (after the corpus's collection is in the settings)."""
+        if self._runtime is None:
+            raise RuntimeError("the research variants run inside `run()`")
+        return self._runtime.catalog
 
     def _embedding_model(self) -> Any:
         if self._model is None:
@@ -256,7 +252,10 @@ class EvaluationRun:
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "results").mkdir(exist_ok=True)
         previous_collection = os.environ.get("KB_COLLECTION")
+        from pipelines.runtime import Runtime
+
         try:
+            self._runtime = Runtime().start()
             self.prepare_knowledge_base()
             records_by_variant: dict[str, list[dict[str, Any]]] = {}
             with contextlib.ExitStack() as stack:
@@ -269,6 +268,9 @@ class EvaluationRun:
             if self.config.capture is not None:
                 capture.write_capture(capture.attach_gold(captured, questions), Path(self.config.capture))
         finally:
+            runtime, self._runtime = self._runtime, None
+            if runtime is not None:
+                runtime.close()
             if self.collection is not None:
                 self._restore_collection(previous_collection)
         summary = self.summarise(records_by_variant, questions)
@@ -278,17 +280,14 @@ class EvaluationRun:
         return summary
 
     def _restore_collection(self, previous: str | None) -> None:
-        """Point the settings and the catalog back at the collection they had before the run."""
+        """Point the settings back at the collection they had before the run."""
         from components.settings import reload_settings
-        from pipelines.catalog import reset_catalog
 
         if previous is None:
             os.environ.pop("KB_COLLECTION", None)
         else:
             os.environ["KB_COLLECTION"] = previous
         reload_settings()
-        reset_catalog()
-        self._catalog = None
 
     def _run_variant(self, variant: str, questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         kind, _ = parse_variant(variant, self.config.sources)
@@ -370,6 +369,7 @@ class EvaluationRun:
             "ranked_sources": [found_by[chunk.chunk_id] for chunk in answer.chunks],
             "answer": answer.answer,
             "short_answer": answer.short_answer,
+            "short_answer_confidence": answer.short_answer_confidence,
             "parts": answer.parts,
             "citations": citations,
             "statuses": answer.statuses,

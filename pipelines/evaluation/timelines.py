@@ -77,6 +77,9 @@ class TimelineReport:
 
     systems: dict[str, list[EntityScore]] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    # Per system, each entity's timeline as built (in its order), for `facts_records`.
+    timelines: dict[str, dict[str, list[TimelineEntry]]] = field(default_factory=dict)
+    corpus_ids: dict[str, str] = field(default_factory=dict)  # ingested document id -> corpus id
 
     def total(self, system: str) -> EntityScore:
         total = EntityScore("ALL")
@@ -110,6 +113,27 @@ class TimelineReport:
                 for score in [*scores, self.total(system)]
             }
         return out
+
+    def facts_records(self) -> list[dict[str, Any]]:
+        """Every timeline fact for fact, one record per system and entity: `{"system", "entity", "facts":
+        [{"document" (corpus id), "sentence", "date" (ISO at its precision, or None)}]}`, in timeline order (what
+        `research eval compare` compares)."""
+        return [
+            {
+                "system": system,
+                "entity": entity,
+                "facts": [
+                    {
+                        "document": self.corpus_ids.get(entry.document_id, entry.document_id),
+                        "sentence": entry.sentence,
+                        "date": entry.date.iso() if entry.date is not None else None,
+                    }
+                    for entry in entries
+                ],
+            }
+            for system, by_entity in self.timelines.items()
+            for entity, entries in by_entity.items()
+        ]
 
 
 def normalise_sentence(text: str) -> str:
@@ -318,6 +342,8 @@ def evaluate_timelines(
     report = TimelineReport()
     report.seconds["ingest"] = round(time.perf_counter() - started, 3)
     report.systems = {"graph": [], "baseline": []}
+    report.timelines = {"graph": {}, "baseline": {}}
+    report.corpus_ids = {ingested: corpus_id for corpus_id, ingested in ids.items()}
     for system in ("graph", "baseline"):
         started = time.perf_counter()
         for record in gold:
@@ -326,6 +352,7 @@ def evaluate_timelines(
                 entries = graph_timeline(graph, entity, min_event_confidence)
             else:
                 entries = baseline_timeline(kb, entity, baseline_k, collection)
+            report.timelines[system][entity] = entries
             report.systems[system].append(score_timeline(entity, entries, record, ids))
         report.seconds[system] = round(time.perf_counter() - started, 3)
     return report
@@ -345,6 +372,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="event confidence (0-1) a fact needs to be on the timeline (default: the fitted threshold; 0: all)",
     )
+    parser.add_argument(
+        "--facts", type=Path, help="also write every timeline fact for fact (JSONL, for `research eval compare`)"
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -353,15 +383,18 @@ def main(args: argparse.Namespace) -> int:
         raise ValueError("--baseline-k must be between 1 and 50")
     if args.min_confidence is not None and not 0 <= args.min_confidence <= 1:
         raise ValueError("--min-confidence must be between 0 and 1")
-    report = evaluate_timelines(
-        args.corpus,
-        args.gold,
-        args.collection,
-        args.baseline_k,
-        fresh=not args.keep,
-        progress=lambda line: print(line, flush=True),
-        min_event_confidence=args.min_confidence,
-    )
+    from pipelines.runtime import Runtime
+
+    with Runtime():  # the process's set-up, and the database closed after the run
+        report = evaluate_timelines(
+            args.corpus,
+            args.gold,
+            args.collection,
+            args.baseline_k,
+            fresh=not args.keep,
+            progress=lambda line: print(line, flush=True),
+            min_event_confidence=args.min_confidence,
+        )
     print(report.table())
     for system in report.systems:
         total = report.total(system)
@@ -371,4 +404,9 @@ def main(args: argparse.Namespace) -> int:
         )
     if args.json:
         args.json.write_text(json.dumps(report.to_dict(), indent=2), encoding="utf-8")
+    if args.facts:
+        args.facts.parent.mkdir(parents=True, exist_ok=True)
+        with args.facts.open("w", encoding="utf-8") as handle:
+            for record in report.facts_records():
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     return 0

@@ -60,6 +60,7 @@ class VariantAnswer:
     chunks: list[RankedChunk]
     answer: str | None = None
     short_answer: str = ""  # the answer's leading name, date, number or place, when it has one
+    short_answer_confidence: float | None = None  # how likely the short answer is right (None: no short answer)
     sentences: list[CitedSentence] = field(default_factory=list)
     statuses: dict[str, str] = field(default_factory=dict)
     # Per part of the question: {"question", "short_answer", "short_answer_confidence", "sure"} (the offline answer's).
@@ -183,6 +184,7 @@ class ResearchVariant:
             chunks=chunks,
             answer=str(_get(result, "answer", default="") or ""),
             short_answer=str(_get(result, "short_answer", default="") or ""),
+            short_answer_confidence=_get(result, "short_answer_confidence", default=None),
             sentences=sentences,
             statuses=statuses,
             parts=[

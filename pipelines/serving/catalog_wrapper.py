@@ -40,10 +40,10 @@ class InvalidRequest(HTTPException):
 
 
 def catalog() -> Any:
-    """The process-wide pipeline catalog."""
-    from pipelines.catalog import get_catalog
+    """The catalog of the server's runtime (started, with the process's set-up, by the first wrapper)."""
+    from pipelines.runtime import process_runtime
 
-    return get_catalog()
+    return process_runtime().catalog
 
 
 def parse_day(value: str | None, field: str) -> dt.date | None:

@@ -24,9 +24,10 @@ _NOT_JSON_INPUTS = frozenset({"streaming_callback"})
 
 def hayhooks_document(name: str, catalog: Any = None) -> dict[str, Any]:
     """The Hayhooks YAML document of pipeline `name` as a dict."""
-    from pipelines.catalog import build_pipeline, get_catalog
+    from pipelines.catalog import build_pipeline
+    from pipelines.runtime import process_runtime
 
-    catalog = catalog or get_catalog()
+    catalog = catalog or process_runtime().catalog
     spec = catalog.spec(name)
     document: dict[str, Any] = {"description": " ".join(spec.description.split())}
     document.update(build_pipeline(spec).to_dict())

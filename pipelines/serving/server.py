@@ -30,9 +30,9 @@ from typing import Any
 
 from haystack import logging
 
-from components.redaction import install_log_redaction
 from components.settings import Settings, get_settings
 from pipelines.catalog import ALLOWED_MODULES
+from pipelines.runtime import setup
 from pipelines.serving.auth import BearerTokenMiddleware, is_loopback
 from pipelines.serving.hardening import RedactingResponseMiddleware, RequestCheckMiddleware
 
@@ -246,7 +246,7 @@ def create_app(
 ) -> Any:
     """The FastAPI app: Hayhooks with every wrapper deployed at startup, MCP at `/mcp`, the token if set."""
     settings = settings or get_settings()
-    install_log_redaction()
+    setup()
     configure_hayhooks(host or settings.hayhooks_host, port or settings.hayhooks_port)
     from hayhooks.server.app import create_app as create_hayhooks_app
 
@@ -276,7 +276,7 @@ def create_mcp_app(
 ) -> Any:
     """What `hayhooks mcp run` serves (SSE at `/sse`, streamable HTTP at `/mcp`), with the token if set."""
     settings = settings or get_settings()
-    install_log_redaction()
+    setup()
     configure_hayhooks(host or settings.hayhooks_host, port or settings.hayhooks_port)
     from hayhooks.server.utils.deploy_utils import deploy_pipelines
     from hayhooks.server.utils.mcp_utils import create_starlette_app

@@ -29,18 +29,14 @@ def run_page(name: str) -> AppTest:
 
 @pytest.fixture()
 def app_env(collection_name: str, database_url: str) -> Iterator[str]:
-    """Point the app at a fresh, empty collection for one test and clear Streamlit's resource caches and the
-    process's pipeline catalog (which holds the collection it was built for)."""
+    """Point the app at a fresh, empty collection for one test and clear Streamlit's resource caches (the app's
+    runtime, whose catalog holds the collection it was built for, is closed with them)."""
     import streamlit as st
-
-    from pipelines.catalog import reset_catalog
 
     with environment({"KB_COLLECTION": collection_name}):
         st.cache_resource.clear()
-        reset_catalog()
         yield collection_name
     st.cache_resource.clear()
-    reset_catalog()
 
 
 @contextmanager

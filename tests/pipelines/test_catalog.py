@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from components.contracts import StatusKind
-from pipelines.catalog import CatalogError, PipelineCatalog, default_pipelines_file, reset_catalog
+from pipelines.catalog import CatalogError, PipelineCatalog, default_pipelines_file
 from tests.components.ranking.chunks import kb_document
 from tests.pipelines.knowledge import REPO_CATALOG
 
@@ -107,7 +107,6 @@ class TestPipelineCatalog:
         finally:
             monkeypatch.delenv("PIPELINES_FILE")
             reload_settings()
-            reset_catalog()
         assert default_pipelines_file().name == "pipelines.yaml"
 
     def test_run_sync_and_async_give_the_same_outputs(self):

@@ -84,12 +84,17 @@ class TestEvaluateTimelines:
         assert graph.precision > baseline.precision
         assert set(report.systems) == {"graph", "baseline"} and report.seconds["ingest"] > 0
         # The CLI prints the same three numbers for both systems, in one run.
-        out_json = work_dir / "scores.json"
+        out_json, facts = work_dir / "scores.json", work_dir / "run" / "facts.jsonl"
         code = cli_main(["eval", "timelines", "--corpus", str(corpus), "--gold", str(gold), "--collection",
-                         collection, "--baseline-k", "3", "--json", str(out_json)])
+                         collection, "--baseline-k", "3", "--json", str(out_json), "--facts", str(facts)])
         printed = capsys.readouterr().out
         assert code == 0 and "graph: event recall 1.000" in printed and "baseline: event recall" in printed
         assert json.loads(out_json.read_text())["graph"]["ALL"]["recall"] == 1.0
+        # Every fact of both systems' timelines, by corpus id, for `research eval compare`.
+        written = {(r["system"], r["entity"]): r["facts"] for r in map(json.loads, facts.read_text().splitlines())}
+        assert set(written) == {("graph", "Henrik Dahl"), ("baseline", "Henrik Dahl")}
+        said = {"document": "n1", "sentence": GOLD["events"][0]["mentions"][0]["sentence"], "date": "2019-02-14"}
+        assert said in written[("graph", "Henrik Dahl")]
 
 
 SEMEVAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "semeval2015_timeline_trial"

@@ -11,7 +11,6 @@ from haystack.dataclasses import ChatMessage
 
 from components.contracts import BranchDocuments, SourceStatus
 from pipelines import input_copies
-from pipelines.catalog import PipelineCatalog
 from tests.pipelines.test_research_result import chunk as web_chunk
 
 Pair = collections.namedtuple("Pair", "left right")
@@ -82,14 +81,13 @@ def test_the_copies_are_haystacks() -> None:
     assert ours["query"] is original["query"]
 
 
-def test_a_catalog_installs_it_where_haystack_copies() -> None:
+def test_the_set_up_installs_it_where_haystack_copies() -> None:
     import haystack.core.pipeline.base as base
     import haystack.core.pipeline.pipeline as pipeline
 
-    PipelineCatalog.loads(
-        "pipelines:\n  echo:\n    inputs: {value: [echo.value]}\n    outputs: {value: echo.value}\n"
-        "    pipeline:\n      components:\n        echo: {type: tests.pipelines.test_input_copies.Echo}\n"
-    )
+    from pipelines.runtime import setup
+
+    setup()  # what every entry point calls (constructing a catalog patches nothing: tests/pipelines/test_runtime.py)
     assert pipeline._deepcopy_with_exceptions is input_copies.copy_inputs
     assert base._deepcopy_with_exceptions is input_copies.copy_inputs
     assert input_copies.install()  # idempotent

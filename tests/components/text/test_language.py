@@ -44,7 +44,10 @@ class TestSentences:
 class TestQuestions:
     def test_a_question_is_read_once_without_parse_or_entities(self):
         doc = parse_question("Who wrote the pgvector extension?")
-        assert doc is parse_question("Who wrote the pgvector extension?")
+        hits = parse_question.cache_info().hits
+        again = parse_question("Who wrote the pgvector extension?")
+        # Parsed once (the second call is a cache hit); each caller gets its own copy of the Doc.
+        assert parse_question.cache_info().hits == hits + 1 and again is not doc and again.text == doc.text
         assert [token.lemma_ for token in doc][:2] == ["who", "write"] and not doc.has_annotation("DEP")
 
 

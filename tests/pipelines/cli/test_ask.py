@@ -5,7 +5,6 @@ import re
 
 import pytest
 
-from pipelines.catalog import reset_catalog
 from pipelines.cli import main
 from pipelines.cli.ask import EMPTY_KB_MESSAGE
 from tests.pipelines.knowledge import fill_collection, fresh_collection_name
@@ -27,12 +26,10 @@ def use_collection(monkeypatch):
     def use(collection: str) -> None:
         monkeypatch.setenv("KB_COLLECTION", collection)
         reload_settings()
-        reset_catalog()
 
     yield use
     monkeypatch.delenv("KB_COLLECTION", raising=False)
     reload_settings()
-    reset_catalog()
 
 
 class TestAsk:

@@ -91,7 +91,7 @@ class TestFastStart:
 
 class TestDefaultSources:
     def test_ask_without_sources_asks_what_the_app_asks(self, monkeypatch, capsys) -> None:
-        import pipelines.catalog as catalog_module
+        import pipelines.runtime as runtime_module
 
         asked = {}
 
@@ -100,7 +100,7 @@ class TestDefaultSources:
                 asked["sources"] = sources
                 return ResearchResult(question=question, answer="Nothing.", chunks=[])
 
-        monkeypatch.setattr(catalog_module, "get_catalog", lambda: Catalog())
+        monkeypatch.setattr(runtime_module.Runtime, "catalog", Catalog())
         monkeypatch.setattr(ask_command, "_knowledge_base_is_empty", lambda: False)
         assert main(["ask", "What is Zorblat?", "--local"]) == 0
         # The app's Ask page preselects DEFAULT_SOURCES (tests/app/test_ask_page.py checks the widget).

@@ -15,22 +15,20 @@ QUESTIONS = Path(__file__).resolve().parents[2] / "data" / "demo_questions.jsonl
 
 @pytest.fixture
 def demo_collection(monkeypatch: pytest.MonkeyPatch, database_url: str):
-    """The demo corpus ingested into a collection of its own, the settings and the catalog pointed at it."""
+    """The demo corpus ingested into a collection of its own, the settings pointed at it (each evaluation run builds
+    its catalog from them)."""
     from components.knowledge_base.factory import open_knowledge_base
     from components.settings import reload_settings
     from ingest.demo import ingest_demo_corpus
     from ingest.ingestor import Ingestor
-    from pipelines.catalog import reset_catalog
 
     monkeypatch.setenv("KB_COLLECTION", "demo_questions")
     reload_settings()
-    reset_catalog()
     report = ingest_demo_corpus(Ingestor(store=open_knowledge_base(collection="demo_questions")))
     assert not report.failed
     yield "demo_questions"
     monkeypatch.delenv("KB_COLLECTION")
     reload_settings()
-    reset_catalog()
 
 
 def test_the_set_is_well_formed() -> None:

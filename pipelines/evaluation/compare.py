@@ -1,0 +1,269 @@
+"""`research eval compare BEFORE AFTER`: two runs of the same evaluations, answer for answer and fact for fact.
+
+A refactor that should not change behaviour is checked by running the development sets before and after it and
+comparing the runs (`docs/architecture.md`, "Checking a refactor"). BEFORE and AFTER are either
+
+- two folders: every question evaluation found under them (`<dir>/results/<variant>.jsonl`, as `research eval
+  QUESTIONS.jsonl --out <dir>` writes) and every timeline facts file (`*facts.jsonl`, as `research eval timelines
+  --facts FILE` writes) is paired with the file at the same place under the other folder; or
+- two files of the same kind (a variant's results, or timeline facts).
+
+Per question (matched by its id) the answer, the short answer, the confidence (the answer's and every part's: its
+short answer, confidence and whether it is shown), the cited sentences with their chunk ids, the ranked documents,
+the source statuses and any error are compared; latencies are not. Per timeline (system and entity) every fact is
+compared: its document, sentence and date, and the order of the facts. A question or timeline only one run has is
+a difference too. Every difference is printed, then their count; the exit code is 1 when there is any.
+
+Usage:
+```python
+differences = compare_paths(Path("before"), Path("after"))
+print(format_differences(differences))
+```
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipelines.evaluation.jsonl import EvaluationInputError, load_jsonl
+
+FACTS_SUFFIX = "facts.jsonl"
+# The fields of a question's record that say what the analyst was told; `latency_ms` is left out on purpose.
+ANSWER_FIELDS = ("answer", "short_answer", "confidence", "citations", "ranked_doc_ids", "statuses", "error")
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One way two runs differ: where (file, then question id or timeline), what (`field`), and the two values."""
+
+    where: str
+    field: str
+    before: Any
+    after: Any
+
+    def line(self) -> str:
+        return f"{self.where}: {self.field}: {_show(self.before)} -> {_show(self.after)}"
+
+
+def _show(value: Any, limit: int = 200) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _same(before: Any, after: Any, tolerance: float) -> bool:
+    """Equal, numbers within `tolerance` (0: exactly), recursively through lists and dicts."""
+    if isinstance(before, bool) or isinstance(after, bool):
+        return before is after
+    if isinstance(before, int | float) and isinstance(after, int | float):
+        if math.isnan(before) or math.isnan(after):
+            return math.isnan(before) and math.isnan(after)
+        return abs(before - after) <= tolerance
+    if isinstance(before, dict) and isinstance(after, dict):
+        return before.keys() == after.keys() and all(_same(before[k], after[k], tolerance) for k in before)
+    if isinstance(before, list) and isinstance(after, list):
+        return len(before) == len(after) and all(_same(b, a, tolerance) for b, a in zip(before, after, strict=True))
+    return before == after
+
+
+# -- question runs --------------------------------------------------------------------------------------------------
+
+
+def _confidence(record: dict[str, Any], recorded: bool) -> dict[str, Any]:
+    """The answer's confidence (when both runs recorded it) and every part's short answer, confidence and shown."""
+    parts = [
+        {key: part.get(key) for key in ("question", "short_answer", "short_answer_confidence", "sure")}
+        for part in record.get("parts") or []
+    ]
+    out: dict[str, Any] = {"parts": parts}
+    if recorded:
+        out["answer"] = record.get("short_answer_confidence")
+    return out
+
+
+def answer_view(record: dict[str, Any], *, with_answer_confidence: bool = True) -> dict[str, Any]:
+    """What is compared of one question's record (`ANSWER_FIELDS`)."""
+    return {
+        "answer": record.get("answer"),
+        "short_answer": record.get("short_answer") or "",
+        "confidence": _confidence(record, with_answer_confidence),
+        "citations": [[cited.get("sentence"), cited.get("chunk_id")] for cited in record.get("citations") or []],
+        "ranked_doc_ids": list(record.get("ranked_doc_ids") or []),
+        "statuses": dict(record.get("statuses") or {}),
+        "error": record.get("error"),
+    }
+
+
+def compare_answers(
+    before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]], where: str = "", tolerance: float = 0.0
+) -> list[Difference]:
+    """The differences between two runs of one variant over a question set, question by question (by id)."""
+    prefix = f"{where} " if where else ""
+    old = {str(record["id"]): record for record in before}
+    new = {str(record["id"]): record for record in after}
+    differences: list[Difference] = []
+    for qid in [*old, *(qid for qid in new if qid not in old)]:
+        if qid not in new:
+            differences.append(Difference(f"{prefix}{qid}", "question", "asked", "missing"))
+            continue
+        if qid not in old:
+            differences.append(Difference(f"{prefix}{qid}", "question", "missing", "asked"))
+            continue
+        # A run made before the answer's own confidence was recorded still compares its parts' confidences.
+        recorded = "short_answer_confidence" in old[qid] and "short_answer_confidence" in new[qid]
+        was = answer_view(old[qid], with_answer_confidence=recorded)
+        now = answer_view(new[qid], with_answer_confidence=recorded)
+        for name in ANSWER_FIELDS:
+            if not _same(was[name], now[name], tolerance):
+                differences.append(Difference(f"{prefix}{qid}", name, was[name], now[name]))
+    return differences
+
+
+# -- timeline facts -------------------------------------------------------------------------------------------------
+
+
+def _timelines(records: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    return {f"{record['system']}/{record['entity']}": list(record.get("facts") or []) for record in records}
+
+
+def _fact_key(fact: dict[str, Any]) -> tuple[str, str]:
+    return str(fact.get("document")), str(fact.get("sentence"))
+
+
+def compare_facts(
+    before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]], where: str = ""
+) -> list[Difference]:
+    """The differences between two runs' timelines, fact for fact: a fact only one has, a fact whose date changed,
+    and (when the facts are the same) a changed order."""
+    prefix = f"{where} " if where else ""
+    old, new = _timelines(before), _timelines(after)
+    differences: list[Difference] = []
+    for name in [*old, *(name for name in new if name not in old)]:
+        label = f"{prefix}{name}"
+        if name not in old:
+            differences.append(Difference(label, "timeline", "missing", "built"))
+            continue
+        if name not in new:
+            differences.append(Difference(label, "timeline", "built", "missing"))
+            continue
+        was = {_fact_key(fact): fact for fact in old[name]}
+        now = {_fact_key(fact): fact for fact in new[name]}
+        for key, fact in was.items():
+            if key not in now:
+                differences.append(Difference(label, "fact", fact, None))
+            elif fact.get("date") != now[key].get("date"):
+                field = f"date of {_show(key[1], 80)}"
+                differences.append(Difference(label, field, fact.get("date"), now[key].get("date")))
+        for key, fact in now.items():
+            if key not in was:
+                differences.append(Difference(label, "fact", None, fact))
+        if was.keys() == now.keys() and len(old[name]) == len(new[name]):
+            order_before = [_fact_key(fact) for fact in old[name]]
+            order_after = [_fact_key(fact) for fact in new[name]]
+            if order_before != order_after:
+                first = next(i for i, (b, a) in enumerate(zip(order_before, order_after, strict=True)) if b != a)
+                differences.append(
+                    Difference(label, f"order from fact {first + 1}", order_before[first][1], order_after[first][1])
+                )
+        elif len(was) != len(old[name]) or len(now) != len(new[name]):
+            differences.append(Difference(label, "facts", len(old[name]), len(new[name])))
+    return differences
+
+
+# -- runs on disk ---------------------------------------------------------------------------------------------------
+
+
+def _kind(path: Path) -> str:
+    return "facts" if path.name.endswith(FACTS_SUFFIX) else "answers"
+
+
+def _run_files(folder: Path) -> dict[str, Path]:
+    """A run folder's comparable files by their place in it: question results and timeline facts."""
+    found = {
+        path.relative_to(folder).as_posix(): path
+        for path in folder.rglob("*.jsonl")
+        if path.parent.name == "results" or path.name.endswith(FACTS_SUFFIX)
+    }
+    return dict(sorted(found.items()))
+
+
+def _load(path: Path) -> list[dict[str, Any]]:
+    if not path.stat().st_size:
+        return []  # a variant that was started on no question
+    required = ("system", "entity", "facts") if _kind(path) == "facts" else ("id",)
+    return load_jsonl(path, required)
+
+
+def compare_files(before: Path, after: Path, where: str = "", tolerance: float = 0.0) -> list[Difference]:
+    """The differences between two results files or two facts files."""
+    if _kind(before) == "facts":
+        return compare_facts(_load(before), _load(after), where)
+    return compare_answers(_load(before), _load(after), where, tolerance)
+
+
+def compare_paths(before: Path, after: Path, tolerance: float = 0.0) -> list[Difference]:
+    """The differences between two run folders (every evaluation file under them, paired by place) or two files."""
+    for path in (before, after):
+        if not path.exists():
+            raise EvaluationInputError(f"{path} does not exist")
+    if before.is_file() and after.is_file():
+        if _kind(before) != _kind(after):
+            raise EvaluationInputError(f"{before.name} and {after.name} are not the same kind of evaluation output")
+        return compare_files(before, after, "", tolerance)
+    if before.is_file() or after.is_file():
+        raise EvaluationInputError("compare two run folders or two files, not a folder with a file")
+    old, new = _run_files(before), _run_files(after)
+    if not old and not new:
+        raise EvaluationInputError(
+            f"neither {before} nor {after} holds evaluation results (results/*.jsonl) or timeline facts (*facts.jsonl)"
+        )
+    differences: list[Difference] = []
+    for place in [*old, *(place for place in new if place not in old)]:
+        if place not in new or place not in old:
+            state = {True: "present", False: "missing"}
+            differences.append(Difference(place, "file", state[place in old], state[place in new]))
+            continue
+        differences.extend(compare_files(old[place], new[place], place, tolerance))
+    return differences
+
+
+def count_compared(before: Path) -> int:
+    """How many questions and timelines a run holds (for the summary line)."""
+    files = [before] if before.is_file() else list(_run_files(before).values())
+    return sum(len(_load(path)) for path in files)
+
+
+def format_differences(differences: Sequence[Difference]) -> str:
+    """One line per difference."""
+    return "\n".join(difference.line() for difference in differences)
+
+
+# -- command line ---------------------------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `research eval compare BEFORE AFTER` (`argv`: the arguments after `compare`)."""
+    parser = argparse.ArgumentParser(
+        prog="research eval compare",
+        description="Compare two evaluation runs answer for answer (question results) and fact for fact (timeline "
+        "facts); exit code 1 when they differ.",
+    )
+    parser.add_argument("before", type=Path, help="run folder (or results / facts file) before the change")
+    parser.add_argument("after", type=Path, help="run folder (or file) after the change")
+    parser.add_argument(
+        "--tolerance", type=float, default=0.0, help="largest difference of two numbers counted as equal (default: 0)"
+    )
+    args = parser.parse_args(argv)
+    if args.tolerance < 0:
+        raise EvaluationInputError("--tolerance must not be negative")
+    differences = compare_paths(args.before, args.after, args.tolerance)
+    if differences:
+        print(format_differences(differences))
+    compared = count_compared(args.before)
+    print(f"{len(differences)} differences over {compared} answers and timelines")
+    return 1 if differences else 0

@@ -1,0 +1,177 @@
+"""`research eval compare`: two invented runs, compared answer for answer and fact for fact."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from components.graph.dates import FuzzyDate
+from pipelines.cli import main as cli_main
+from pipelines.evaluation.compare import compare_answers, compare_facts, compare_paths
+from pipelines.evaluation.timelines import TimelineEntry, TimelineReport
+
+ANSWER = {
+    "id": "q1",
+    "question": "Who founded Quillmoor Labs?",
+    "answer": "Ada Brennick founded Quillmoor Labs [1].",
+    "short_answer": "Ada Brennick",
+    "short_answer_confidence": 0.82,
+    "parts": [{"question": "Who founded Quillmoor Labs?", "short_answer": "Ada Brennick",
+               "short_answer_confidence": 0.82, "sure": True}],
+    "citations": [{"sentence": "Ada Brennick founded Quillmoor Labs [1].", "chunk_id": "c-17", "supported": True}],
+    "ranked_doc_ids": ["quillmoor.md", "harbour.md"],
+    "statuses": {"kb_dense": "ok"},
+    "latency_ms": 812.5,
+    "error": None,
+}
+OTHER = {**ANSWER, "id": "q2", "question": "Where is Quillmoor Labs?", "answer": "In Vellport [1].",
+         "short_answer": "Vellport", "parts": [], "citations": [], "latency_ms": 90.0}
+FACTS = [
+    {"system": "graph", "entity": "Quillmoor Labs", "facts": [
+        {"document": "n1", "sentence": "Quillmoor Labs opened in 2011.", "date": "2011"},
+        {"document": "n2", "sentence": "Quillmoor Labs moved to Vellport.", "date": "2014-03"},
+    ]},
+    {"system": "baseline", "entity": "Quillmoor Labs", "facts": [
+        {"document": "n2", "sentence": "Quillmoor Labs moved to Vellport.", "date": "2014-03-02"},
+    ]},
+]
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    return path
+
+
+def write_run(folder: Path, answers: list[dict], facts: list[dict]) -> Path:
+    write_jsonl(folder / "demo" / "results" / "research-kb.jsonl", answers)
+    write_jsonl(folder / "apple" / "facts.jsonl", facts)
+    (folder / "demo" / "report.json").write_text("{}")  # reports are not compared
+    return folder
+
+
+class TestAnswers:
+    def test_identical_runs_and_latencies_do_not_count(self):
+        slower = [{**ANSWER, "latency_ms": 4000.0}, OTHER]
+        assert compare_answers([ANSWER, OTHER], slower) == []
+
+    @pytest.mark.parametrize(
+        ("change", "field"),
+        [
+            ({"answer": "Ada Brennick started Quillmoor Labs [1]."}, "answer"),
+            ({"short_answer": "Brennick"}, "short_answer"),
+            ({"short_answer_confidence": 0.81}, "confidence"),
+            ({"ranked_doc_ids": ["harbour.md", "quillmoor.md"]}, "ranked_doc_ids"),
+            ({"statuses": {"kb_dense": "timeout"}}, "statuses"),
+            ({"error": "RuntimeError: boom"}, "error"),
+        ],
+    )
+    def test_each_field_is_compared(self, change, field):
+        differences = compare_answers([ANSWER], [{**ANSWER, **change}], where="demo")
+        assert [(d.where, d.field) for d in differences] == [("demo q1", field)]
+        assert differences[0].before != differences[0].after and differences[0].line().startswith(f"demo q1: {field}: ")
+
+    def test_cited_chunks_and_part_confidences(self):
+        cited = copy.deepcopy(ANSWER)
+        cited["citations"][0]["chunk_id"] = "c-18"
+        part = copy.deepcopy(ANSWER)
+        part["parts"][0]["sure"] = False
+        assert [d.field for d in compare_answers([ANSWER], [cited])] == ["citations"]
+        assert [d.field for d in compare_answers([ANSWER], [part])] == ["confidence"]
+
+    def test_tolerance_for_numbers(self):
+        close = {**ANSWER, "short_answer_confidence": 0.82 + 1e-9}
+        assert compare_answers([ANSWER], [close]) != []
+        assert compare_answers([ANSWER], [close], tolerance=1e-6) == []
+
+    def test_a_run_without_the_answers_confidence_compares_its_parts(self):
+        older = {key: value for key, value in ANSWER.items() if key != "short_answer_confidence"}
+        assert compare_answers([older], [ANSWER]) == []
+        changed = copy.deepcopy(ANSWER)
+        changed["parts"][0]["short_answer_confidence"] = 0.5
+        assert [d.field for d in compare_answers([older], [changed])] == ["confidence"]
+
+    def test_questions_only_one_run_has(self):
+        differences = compare_answers([ANSWER, OTHER], [OTHER, {**ANSWER, "id": "q3"}])
+        assert [(d.where, d.before, d.after) for d in differences] == [
+            ("q1", "asked", "missing"),
+            ("q3", "missing", "asked"),
+        ]
+
+
+class TestFacts:
+    def test_fact_for_fact(self):
+        assert compare_facts(FACTS, copy.deepcopy(FACTS)) == []
+        changed = copy.deepcopy(FACTS)
+        changed[0]["facts"][1]["date"] = "2014"
+        changed[0]["facts"].append({"document": "n3", "sentence": "Quillmoor Labs closed.", "date": None})
+        del changed[1]["facts"][0]
+        differences = compare_facts(FACTS, changed)
+        assert [(d.where, d.field) for d in differences] == [
+            ("graph/Quillmoor Labs", 'date of "Quillmoor Labs moved to Vellport."'),
+            ("graph/Quillmoor Labs", "fact"),
+            ("baseline/Quillmoor Labs", "fact"),
+        ]
+        assert differences[1].before is None and differences[2].after is None
+
+    def test_order_and_missing_timelines(self):
+        swapped = copy.deepcopy(FACTS)
+        swapped[0]["facts"].reverse()
+        assert [d.field for d in compare_facts(FACTS, swapped)] == ["order from fact 1"]
+        assert [(d.where, d.after) for d in compare_facts(FACTS, FACTS[:1])] == [("baseline/Quillmoor Labs", "missing")]
+
+    def test_the_timelines_evaluation_writes_its_facts(self):
+        report = TimelineReport(
+            timelines={"graph": {"Quillmoor Labs": [
+                TimelineEntry("doc-a1", "Quillmoor Labs opened in 2011.", FuzzyDate.parse("2011")),
+                TimelineEntry("doc-b2", "Quillmoor Labs moved.", None),
+            ]}},
+            corpus_ids={"doc-a1": "n1"},
+        )
+        assert report.facts_records() == [{"system": "graph", "entity": "Quillmoor Labs", "facts": [
+            {"document": "n1", "sentence": "Quillmoor Labs opened in 2011.", "date": "2011"},
+            {"document": "doc-b2", "sentence": "Quillmoor Labs moved.", "date": None},
+        ]}]
+
+
+class TestCommand:
+    def test_same_runs_exit_zero(self, tmp_path: Path, capsys):
+        before = write_run(tmp_path / "before", [ANSWER, OTHER], FACTS)
+        after = write_run(tmp_path / "after", [{**ANSWER, "latency_ms": 1.0}, OTHER], FACTS)
+        assert cli_main(["eval", "compare", str(before), str(after)]) == 0
+        assert "0 differences over 4 answers and timelines" in capsys.readouterr().out
+
+    def test_differences_are_printed_and_counted(self, tmp_path: Path, capsys):
+        before = write_run(tmp_path / "before", [ANSWER, OTHER], FACTS)
+        changed = copy.deepcopy(FACTS)
+        changed[1]["facts"][0]["date"] = "2014-03-03"
+        after = write_run(tmp_path / "after", [{**ANSWER, "short_answer": "A. Brennick"}, OTHER], changed)
+        write_jsonl(after / "demo" / "results" / "dense.jsonl", [ANSWER])
+        assert cli_main(["eval", "compare", str(before), str(after)]) == 1
+        out = capsys.readouterr().out
+        assert 'demo/results/research-kb.jsonl q1: short_answer: "Ada Brennick" -> "A. Brennick"' in out
+        assert 'apple/facts.jsonl baseline/Quillmoor Labs: date of' in out and '"2014-03-02" -> "2014-03-03"' in out
+        assert 'demo/results/dense.jsonl: file: "missing" -> "present"' in out
+        assert "3 differences over 4 answers and timelines" in out
+        # Two files of one kind compare too.
+        one = before / "demo" / "results" / "research-kb.jsonl"
+        assert cli_main(["eval", "compare", str(one), str(after / "demo" / "results" / "research-kb.jsonl")]) == 1
+
+    def test_bad_input_is_one_sentence(self, tmp_path: Path, capsys):
+        assert cli_main(["eval", "compare", str(tmp_path / "nope"), str(tmp_path)]) == 1
+        assert "does not exist" in capsys.readouterr().err
+        (tmp_path / "a").mkdir()
+        (tmp_path / "b").mkdir()
+        assert cli_main(["eval", "compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 1
+        assert "holds evaluation results" in capsys.readouterr().err
+        good = write_jsonl(tmp_path / "good" / "results" / "x.jsonl", [ANSWER])
+        broken = write_jsonl(tmp_path / "broken" / "results" / "x.jsonl", [ANSWER])
+        broken.write_text("not json\n")
+        assert cli_main(["eval", "compare", str(good.parents[1]), str(broken.parents[1])]) == 1
+        assert "x.jsonl line 1 is not JSON" in capsys.readouterr().err
+        assert cli_main(["eval", "compare", str(good), str(tmp_path / "good")]) == 1
+        assert "not a folder with a file" in capsys.readouterr().err
+        assert compare_paths(good.parents[1], good.parents[1]) == []

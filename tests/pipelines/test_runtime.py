@@ -1,0 +1,194 @@
+"""The process's set-up and the runtime: set-up only when asked (once), one catalog per runtime, the database closed
+with the runtime that made it, and cached spaCy Docs that no caller can change for the next."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from haystack import component
+from pydantic import SecretStr
+
+from components.settings import Settings
+from pipelines.runtime import Runtime, RuntimeClosed
+from tests.fresh_process import reported, run_python
+
+ECHO_CATALOG = (
+    "pipelines:\n  echo:\n    inputs: {value: [echo.value]}\n    outputs: {value: echo.value}\n"
+    "    pipeline:\n      components:\n        echo: {type: tests.pipelines.test_runtime.Closable}\n"
+)
+CLOSED: list[str] = []
+TESTS_ALLOWED = {"HAYSTACK_DESERIALIZATION_ALLOWLIST": "tests.*"}  # the catalog's component lives in this module
+
+
+@pytest.fixture(autouse=True)
+def _tests_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in TESTS_ALLOWED.items():
+        monkeypatch.setenv(name, value)
+
+
+@component
+class Closable:
+    """Echoes its input; records being closed."""
+
+    @component.output_types(value=str)
+    def run(self, value: str) -> dict[str, Any]:
+        return {"value": value}
+
+    def close(self) -> None:
+        CLOSED.append("echo")
+
+
+SET_UP_SCRIPT = """
+import json, logging, sys
+import haystack.core.pipeline.pipeline as haystack_pipeline
+from haystack import tracing
+from pipelines.catalog import PipelineCatalog
+from pipelines import input_copies, runtime, timing
+
+def state():
+    return {
+        "copies": haystack_pipeline._deepcopy_with_exceptions is input_copies.copy_inputs,
+        "records": logging.getLogRecordFactory() is not logging.LogRecord,
+        "tracer": timing.installed(),
+    }
+
+catalog = PipelineCatalog.loads(sys.argv[1])
+before_run = state()
+timings = catalog.run("echo", {"value": "x"})["timings"]
+after_run = state()
+runtime.setup()
+factory = logging.getLogRecordFactory()
+set_up = state()
+runtime.setup()
+again = logging.getLogRecordFactory() is factory and timing.installed()
+timed = catalog.run("echo", {"value": "x"})["timings"]
+print(json.dumps({"before_run": before_run, "after_run": after_run, "untimed": sorted(timings), "set_up": set_up,
+                  "once": again, "timed": sorted(timed)}))
+"""
+
+
+@pytest.mark.integration
+def test_the_set_up_is_explicit_and_happens_once() -> None:
+    # A fresh process: this test session made its own set-up already.
+    done = reported(run_python(SET_UP_SCRIPT, ECHO_CATALOG, env=TESTS_ALLOWED, timeout=600))
+    nothing = {"copies": False, "records": False, "tracer": False}
+    # Constructing a catalog, building and running its pipeline patch nothing (and time nothing but the total).
+    assert done["before_run"] == nothing and done["after_run"] == nothing
+    assert done["untimed"] == ["total_ms"]
+    # `setup()` patches Haystack's copies, the log record factory and the tracer, once.
+    assert done["set_up"] == {"copies": True, "records": True, "tracer": True}
+    assert done["once"] is True
+    assert done["timed"] == ["echo", "total_ms"]
+
+
+def echo_runtime(work_dir: Path, settings: Settings | None = None) -> Runtime:
+    path = work_dir / f"catalog-{uuid.uuid4().hex[:6]}.yaml"
+    path.write_text(ECHO_CATALOG, encoding="utf-8")
+    return Runtime(settings, pipelines_file=path)
+
+
+class TestRuntime:
+    def test_two_runtimes_do_not_share_a_catalog(self, work_dir: Path) -> None:
+        with echo_runtime(work_dir) as first, echo_runtime(work_dir) as second:
+            assert first.catalog is first.catalog
+            assert first.catalog is not second.catalog
+            assert first.catalog.get("echo") is not second.catalog.get("echo")
+            CLOSED.clear()
+            first.close()
+            assert CLOSED == ["echo"]  # the closed runtime's components are closed, not the other's
+            assert second.catalog.run("echo", {"value": "still here"})["value"] == "still here"
+        assert CLOSED == ["echo", "echo"]
+
+    def test_used_only_between_start_and_close(self, work_dir: Path) -> None:
+        runtime = echo_runtime(work_dir)
+        with pytest.raises(RuntimeClosed, match="start the runtime"):
+            _ = runtime.catalog
+        with runtime:
+            assert runtime.catalog.names() == ["echo"]
+        with pytest.raises(RuntimeClosed, match="closed"):
+            _ = runtime.catalog
+        with pytest.raises(RuntimeClosed, match="closed"):
+            runtime.start()
+        runtime.close()  # idempotent
+
+    @pytest.mark.integration
+    def test_closing_a_runtime_closes_the_pools_it_made(self, work_dir: Path, settings, database_url: str) -> None:
+        from components.database import connection_pool_for
+
+        # Its own URL (the session's server under another application name), so the pool is made under the runtimes.
+        url = f"{database_url}{'&' if '?' in database_url else '?'}application_name=rt_{uuid.uuid4().hex[:6]}"
+        own = settings.model_copy(update={"database_url": SecretStr(url)})
+        first, second = echo_runtime(work_dir, own).start(), echo_runtime(work_dir, own).start()
+        pool = first.connection_pool()
+        assert second.connection_pool() is pool and connection_pool_for(url) is pool  # one pool, as components get
+        with pool.connection() as connection:
+            assert connection.execute("SELECT 1").fetchone() == (1,)
+        first.close()
+        assert not pool.closed  # the other runtime still holds the database
+        second.close()
+        assert pool.closed
+        # The session's pool, made before any runtime, is not the runtimes' to close.
+        session_pool = connection_pool_for(database_url)
+        with echo_runtime(work_dir).start() as third:
+            assert third.connection_pool() is session_pool
+        assert not session_pool.closed
+
+    @pytest.mark.integration
+    def test_closing_a_runtime_closes_its_components_knowledge_bases(
+        self, work_dir: Path, database_url: str, collection_name: str
+    ) -> None:
+        path = work_dir / "search.yaml"
+        path.write_text(
+            "pipelines:\n  search:\n    inputs: {query: [search.query]}\n    outputs: {documents: search.documents}\n"
+            "    pipeline:\n      components:\n        search:\n"
+            "          type: components.knowledge_base.search.KnowledgeBaseSearch\n"
+            f"          init_parameters: {{mode: keyword, collection: {collection_name}}}\n",
+            encoding="utf-8",
+        )
+        closed = []
+        with Runtime(pipelines_file=path) as runtime:
+            assert runtime.catalog.run("search", {"query": "Quillmoor"})["documents"] == []  # an empty collection
+            search = runtime.catalog.get("search")
+            knowledge_base = search.get_component("search")._kb.get()
+            original = knowledge_base.close
+            knowledge_base.close = lambda: closed.append(True) or original()
+        assert closed == [True]
+        assert search.get_component("search")._kb._store is None
+
+
+class TestCachedDocs:
+    TEXT = "Ada Brennick founded Quillmoor Labs in Vellport in 2011."
+
+    @pytest.mark.parametrize("name", ["parse", "parse_syntax", "parse_question"])
+    def test_a_callers_changes_are_not_seen_by_the_next(self, name: str) -> None:
+        from components.text import language
+
+        analyse = getattr(language, name)
+        text = f"{self.TEXT} ({name})"
+        first = analyse(text)
+        entities = [(ent.text, ent.label_) for ent in first.ents]
+        first.ents = []
+        first.user_data["seen"] = True
+        first[0].lemma_ = "changed"
+        second = analyse(text)
+        assert analyse.cache_info().hits >= 1  # it came from the cache
+        assert second is not first
+        assert [(ent.text, ent.label_) for ent in second.ents] == entities
+        assert "seen" not in second.user_data and second[0].lemma_ != "changed"
+
+    def test_parsed_lines_too(self) -> None:
+        from components.text.language import analyse_text, sentence_spans
+
+        text = f"{self.TEXT} She left in 2019.\nThe lab closed."
+        (_, doc), _ = analyse_text(text)
+        entities = [ent.text for ent in doc.ents]
+        spans = sentence_spans(text)
+        doc.ents = []
+        doc.user_data["seen"] = True
+        (_, again), _ = analyse_text(text)
+        assert again is not doc and "seen" not in again.user_data
+        assert [ent.text for ent in again.ents] == entities != []
+        assert sentence_spans(text) == spans
