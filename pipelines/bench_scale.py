@@ -363,7 +363,7 @@ def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors
 
 def chart(report: dict, path: Path) -> Path:
     """p95 per mode against the base size, one line per backend (log scales), as a PNG."""
-    from pipelines.evaluation.report import new_chart, save_chart
+    from pipelines.evaluation.charts import new_chart, save_chart
 
     modes = ("dense", "keyword", "hybrid", "research")
     figure, axes = new_chart(1, len(modes), figsize=(4 * len(modes), 3.6))

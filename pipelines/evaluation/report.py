@@ -13,6 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pipelines.evaluation.charts import new_chart, save_chart
+from pipelines.evaluation.selective import write_risk_coverage_chart
+
 RETRIEVAL_COLUMNS = (
     ("recall_any@1", "R@1"),
     ("recall_any@5", "R@5"),
@@ -151,27 +154,6 @@ def markdown_report(summary: dict[str, Any]) -> str:
     )
 
 
-def new_chart(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-    """A matplotlib figure and its axes (`plt.subplots`' arguments), drawn off-screen."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt.subplots(*args, **kwargs)
-
-
-def save_chart(figure: Any, path: Path) -> Path:
-    """Lay `figure` out, write it to `path` as a PNG (its folder created) and free it; the path."""
-    import matplotlib.pyplot as plt
-
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
-
-
 def write_charts(summary: dict[str, Any], out: Path) -> list[Path]:
     """Bar charts of retrieval quality, latency and source shares; the files written."""
     import numpy as np
@@ -226,8 +208,6 @@ def write_charts(summary: dict[str, Any], out: Path) -> list[Path]:
     if sources:
         axis.legend()
     written.append(save_chart(figure, out / "sources.png"))
-
-    from pipelines.evaluation.selective import write_risk_coverage_chart
 
     curves = {
         f"{name} ({half})" if half != "all" else name: scores

@@ -92,7 +92,7 @@ def curve_summary(rows: Sequence[tuple[float, bool, bool]], points: int = 100) -
 def write_risk_coverage_chart(curves: dict[str, dict[str, Any]], path: Path) -> Path:
     """One risk-coverage line per name (a variant, a set or a half; each a `curve_summary`), with the operating point
     (the coverage and risk of the headlines actually shown) marked; written as a PNG."""
-    from pipelines.evaluation.report import new_chart, save_chart
+    from pipelines.evaluation.charts import new_chart, save_chart
 
     figure, axes = new_chart(figsize=(6.4, 4.2))
     plotted = False
