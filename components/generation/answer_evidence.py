@@ -23,6 +23,8 @@ features = evidence_features(question="Who bought Acme?", sentence="Zeta acquire
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -94,12 +96,14 @@ def _window_share(sentence: str, span: str, question_terms: frozenset[str]) -> f
 
 
 def _spread(span: str, top: Sequence[tuple[float, str]]) -> dict[str, float]:
+    """The share of the best sentences that hold the span as whole words ("Ian" is not in "Italian", "50" not in
+    "500"), and their share of those sentences' scores (a score that is negative or not finite weighs nothing)."""
     best = list(top)[:TOP_SENTENCES]
-    needle = _normal(span)
-    if not best or not needle:
+    span_words = words(span)
+    if not best or not span_words:
         return {"span_support": 0.0, "span_weight": 0.0}
-    holding = [needle in _normal(text) for _, text in best]
-    weights = [max(score, 0.0) for score, _ in best]
+    holding = [_span_position(span_words, words(text)) is not None for _, text in best]
+    weights = [_finite(score) for score, _ in best]
     total = sum(weights)
     return {
         "span_support": sum(holding) / len(best),
@@ -107,10 +111,18 @@ def _spread(span: str, top: Sequence[tuple[float, str]]) -> dict[str, float]:
     }
 
 
+def _finite(value: float | None) -> float:
+    """`value` when it is a finite positive number, else 0."""
+    number = float(value) if value is not None else 0.0
+    return number if math.isfinite(number) and number > 0 else 0.0
+
+
 def _retrieval_gap(scores: Sequence[float]) -> float:
-    """The top chunk's lead over the second, relative to its score (1 for a lone chunk, 0 without scores)."""
-    values = [float(score) for score in scores if score is not None]
-    if not values or values[0] <= 0:
+    """The top chunk's lead over the second, relative to its score (1 for a lone chunk, 0 without scores or
+    when they are not finite)."""
+    values = [float(score) for score in scores if score is not None][:2]
+    # A score that is not a finite number (a caller's NaN or infinity) says nothing about the lead.
+    if not values or values[0] <= 0 or not all(map(math.isfinite, values)):
         return 0.0
     return min(max((values[0] - values[1]) / values[0], 0.0), 1.0) if len(values) > 1 else 1.0
 
@@ -120,10 +132,16 @@ def _meaning(question: str, sentence: str, span: str, model: Any) -> dict[str, f
         return {"span_cosine": 0.0, "cosine_drop": 0.0}
     asked = model.embed_one(question)
     texts = [span]
-    if sentence and span.lower() in sentence.lower():
-        at = sentence.lower().find(span.lower())
-        texts += [sentence, (sentence[:at] + sentence[at + len(span) :]).strip() or "."]
+    # The span as whole words, found in the sentence itself: offsets of a lower-cased copy can be off ("İ" lowers to
+    # two characters), and a span inside a longer word ("Ian" in "Italian") is not the span.
+    found = re.search(rf"(?<!\w){re.escape(span)}(?!\w)", sentence, re.IGNORECASE) if sentence else None
+    if found:
+        texts += [sentence, (sentence[: found.start()] + sentence[found.end() :]).strip() or "."]
     vectors = model.embed(texts)
     cosines = vectors @ asked
     drop = float(cosines[1] - cosines[2]) if len(texts) == 3 else 0.0
-    return {"span_cosine": float(cosines[0]), "cosine_drop": drop}
+    span_cosine = float(cosines[0])
+    return {
+        "span_cosine": span_cosine if math.isfinite(span_cosine) else 0.0,
+        "cosine_drop": drop if math.isfinite(drop) else 0.0,
+    }
