@@ -48,7 +48,7 @@ def evidence_features(
     sentence: str,
     span: str,
     top: Sequence[tuple[float, str]],
-    scores: Sequence[float],
+    scores: Sequence[float | None],
     question_terms: frozenset[str],
     model: Any = None,
 ) -> dict[str, float]:
@@ -58,7 +58,7 @@ def evidence_features(
     :param sentence: the sentence the span was taken from (empty when it came from no one sentence).
     :param span: the short answer.
     :param top: the part's best sentences as (score, text), best first.
-    :param scores: the retrieval scores of the top chunks, in rank order.
+    :param scores: the retrieval scores of the top chunks, in rank order (None: a chunk without one).
     :param question_terms: the question's terms (stems).
     :param model: the embedding model (`embed(texts)`, `embed_one(text)`, normalised vectors); None: the features
         that need it are 0.
@@ -117,11 +117,12 @@ def _finite(value: float | None) -> float:
     return number if math.isfinite(number) and number > 0 else 0.0
 
 
-def _retrieval_gap(scores: Sequence[float]) -> float:
+def _retrieval_gap(scores: Sequence[float | None]) -> float:
     """The top chunk's lead over the second, relative to its score (1 for a lone chunk, 0 without scores or
-    when they are not finite)."""
-    values = [float(score) for score in scores if score is not None][:2]
-    # A score that is not a finite number (a caller's NaN or infinity) says nothing about the lead.
+    when one of the two is missing or not finite)."""
+    values = [math.nan if score is None else float(score) for score in scores][:2]
+    # A chunk without a score, or one that is not a finite number (a caller's NaN or infinity), says nothing about
+    # the lead.
     if not values or values[0] <= 0 or not all(map(math.isfinite, values)):
         return 0.0
     return min(max((values[0] - values[1]) / values[0], 0.0), 1.0) if len(values) > 1 else 1.0

@@ -434,7 +434,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             (document.content or "", str((document.meta or {}).get("source_type") or ""))
             for document in documents[: self.max_chunks]
         ]
-        retrieval_scores = [document.score or 0.0 for document in documents[: self.max_chunks]]
+        retrieval_scores = [document.score for document in documents[: self.max_chunks]]
         confidences: dict[int, float] = {}
         for position, (text, number, how) in shorts.items():
             part, stats = picks[position][0], found_how[position]

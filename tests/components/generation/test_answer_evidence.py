@@ -161,3 +161,19 @@ def test_the_generator_rates_its_short_answer_with_the_evidence_features() -> No
     assert part["short_answer"] == "Orvelle Dunmark"
     assert part["features"]["retrieval_gap"] == pytest.approx((0.9 - 0.3) / 0.9)
     assert part["features"]["window_share"] > 0 and part["features"]["span_support"] > 0
+
+
+def test_a_chunk_without_a_retrieval_score_gives_no_gap() -> None:
+    from haystack import Document
+
+    from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
+
+    # An unscored second chunk once read as a score of 0, so the top chunk led by all of it (gap 1).
+    documents = [
+        Document(content=SENTENCE + " It made ship lamps.", score=0.9, meta={"source_title": "Kestrel Lantern Works"}),
+        Document(content="Halvard Quince repaired lamps in Tarrow.", meta={"source_title": "Tarrow"}),
+    ]
+    generator = ExtractiveAnswerGenerator(embedding_model="", confidence_threshold=0.0)
+    (part,) = generator.run(query=QUESTION, documents=documents)["parts"]
+    assert part["short_answer"] == "Orvelle Dunmark" and part["features"]["retrieval_gap"] == 0.0
+    assert features(scores=[None, 0.4])["retrieval_gap"] == features(scores=[0.8, None])["retrieval_gap"] == 0.0
