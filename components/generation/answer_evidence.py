@@ -25,8 +25,11 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Sequence
 from typing import Any
+
+import cachetools
 
 from components.text.analyzer import stem, words
 
@@ -38,6 +41,7 @@ EVIDENCE_GROUPS: dict[str, tuple[str, ...]] = {
 }
 EVIDENCE_FEATURES = tuple(name for group in EVIDENCE_GROUPS.values() for name in group)
 
+MEANING_CACHE_SIZE = 512  # (question, sentence, span) triples whose model-read features a generator keeps
 WINDOW = 8  # words either side of the span read for the question's terms
 TOP_SENTENCES = 5  # the part's best sentences read for agreement
 
@@ -51,6 +55,7 @@ def evidence_features(
     scores: Sequence[float | None],
     question_terms: frozenset[str],
     model: Any = None,
+    cache: MeaningCache | None = None,
 ) -> dict[str, float]:
     """The evidence features of one part's short answer.
 
@@ -62,12 +67,15 @@ def evidence_features(
     :param question_terms: the question's terms (stems).
     :param model: the embedding model (`embed(texts)`, `embed_one(text)`, normalised vectors); None: the features
         that need it are 0.
+    :param cache: where the model-read features of a (question, sentence, span) are kept (`MeaningCache`), so the
+        same answer rated again costs no forward pass; None: computed every time.
     """
+    meaning = (cache or MeaningCache(size=1)).get(question, sentence, span, model)
     return {
         "window_share": _window_share(sentence, span, question_terms),
         **_spread(span, top),
         "retrieval_gap": _retrieval_gap(scores),
-        **_meaning(question, sentence, span, model),
+        **meaning,
     }
 
 
@@ -146,3 +154,27 @@ def _meaning(question: str, sentence: str, span: str, model: Any) -> dict[str, f
         "span_cosine": span_cosine if math.isfinite(span_cosine) else 0.0,
         "cosine_drop": drop if math.isfinite(drop) else 0.0,
     }
+
+
+class MeaningCache:
+    """The model-read features (`span_cosine`, `cosine_drop`) of recent (question, sentence, span) triples, kept by one
+    generator (never process-wide), thread-safe. A triple's features are always computed the same way (one batch of
+    its span, sentence and sentence without the span), so a kept value equals a fresh one: the cache changes what an
+    answer asked again costs, never its confidence."""
+
+    def __init__(self, size: int = MEANING_CACHE_SIZE) -> None:
+        self._kept: cachetools.LRUCache[tuple[str, str, str], dict[str, float]] = cachetools.LRUCache(maxsize=size)
+        self._lock = threading.Lock()
+
+    def get(self, question: str, sentence: str, span: str, model: Any) -> dict[str, float]:
+        """The features of the triple under `model` (computed now when not kept; not kept without a model)."""
+        if model is None:
+            return _meaning(question, sentence, span, model)
+        key = (question, sentence, span)
+        with self._lock:
+            kept = self._kept.get(key)
+        if kept is None:
+            kept = _meaning(question, sentence, span, model)
+            with self._lock:
+                self._kept[key] = kept
+        return dict(kept)

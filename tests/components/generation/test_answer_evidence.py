@@ -177,3 +177,33 @@ def test_a_chunk_without_a_retrieval_score_gives_no_gap() -> None:
     (part,) = generator.run(query=QUESTION, documents=documents)["parts"]
     assert part["short_answer"] == "Orvelle Dunmark" and part["features"]["retrieval_gap"] == 0.0
     assert features(scores=[None, 0.4])["retrieval_gap"] == features(scores=[0.8, None])["retrieval_gap"] == 0.0
+
+
+def test_the_same_answer_rated_again_costs_no_forward_pass() -> None:
+    from haystack import Document
+
+    from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
+
+    class Counting(FakeModel):
+        def __init__(self) -> None:
+            self.embedded: list[str] = []
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            self.embedded.extend(texts)
+            return super().embed(texts)
+
+    documents = [
+        Document(content=SENTENCE + " It made ship lamps.", score=0.9, meta={"source_title": "Kestrel Lantern Works"}),
+        Document(content="Halvard Quince repaired lamps in Tarrow.", score=0.3, meta={"source_title": "Tarrow"}),
+    ]
+    generator = ExtractiveAnswerGenerator(embedding_model="", confidence_threshold=0.0)
+    generator._model = model = Counting()
+    first = generator.run(query=QUESTION, documents=documents)
+    assert "Orvelle Dunmark" in model.embedded and first["parts"][0]["features"]["span_cosine"] == pytest.approx(0.8)
+    model.embedded.clear()
+    assert generator.run(query=QUESTION, documents=documents) == first
+    assert "Orvelle Dunmark" not in model.embedded
+    # Another generator keeps its own: nothing is shared across the process.
+    other = ExtractiveAnswerGenerator(embedding_model="", confidence_threshold=0.0)
+    other._model = model
+    assert other.run(query=QUESTION, documents=documents) == first and "Orvelle Dunmark" in model.embedded
