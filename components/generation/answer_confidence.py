@@ -160,10 +160,12 @@ class AnswerConfidence:
     meta: Mapping[str, Any]
 
     def probability(self, features: Mapping[str, float]) -> float:
-        """The probability that the short answer these features describe is right."""
+        """The probability that the short answer these features describe is right. A feature that is not a finite
+        number reads as its mean (it neither raises nor lowers the confidence): NaN must never make a headline sure."""
         z = self.intercept
         for name, mean, scale, weight in zip(self.features, self.mean, self.scale, self.coef, strict=True):
-            z += weight * (float(features.get(name, 0.0)) - mean) / scale
+            value = float(features.get(name, 0.0))
+            z += weight * ((value if math.isfinite(value) else mean) - mean) / scale
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
     @classmethod
@@ -177,6 +179,9 @@ class AnswerConfidence:
             intercept, threshold = float(data["intercept"]), float(data["threshold"])
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfidenceModelError(f"the confidence model lacks or mistypes {exc}") from exc
+        numbers = (intercept, threshold, *(value for column in columns for value in column))
+        if not all(math.isfinite(value) for value in numbers):
+            raise ConfidenceModelError("the confidence model holds a number that is not finite")
         if any(len(column) != len(features) for column in columns) or any(value <= 0 for value in columns[1]):
             raise ConfidenceModelError("the confidence model's features, mean, scale and coef do not match")
         unknown = sorted(set(features) - set(FEATURES))

@@ -23,8 +23,13 @@ features = evidence_features(question="Who bought Acme?", sentence="Zeta acquire
 
 from __future__ import annotations
 
+import math
+import re
+import threading
 from collections.abc import Sequence
 from typing import Any
+
+import cachetools
 
 from components.text.analyzer import stem, words
 
@@ -36,6 +41,7 @@ EVIDENCE_GROUPS: dict[str, tuple[str, ...]] = {
 }
 EVIDENCE_FEATURES = tuple(name for group in EVIDENCE_GROUPS.values() for name in group)
 
+MEANING_CACHE_SIZE = 512  # (question, sentence, span) triples whose model-read features a generator keeps
 WINDOW = 8  # words either side of the span read for the question's terms
 TOP_SENTENCES = 5  # the part's best sentences read for agreement
 
@@ -46,9 +52,10 @@ def evidence_features(
     sentence: str,
     span: str,
     top: Sequence[tuple[float, str]],
-    scores: Sequence[float],
+    scores: Sequence[float | None],
     question_terms: frozenset[str],
     model: Any = None,
+    cache: MeaningCache | None = None,
 ) -> dict[str, float]:
     """The evidence features of one part's short answer.
 
@@ -56,16 +63,19 @@ def evidence_features(
     :param sentence: the sentence the span was taken from (empty when it came from no one sentence).
     :param span: the short answer.
     :param top: the part's best sentences as (score, text), best first.
-    :param scores: the retrieval scores of the top chunks, in rank order.
+    :param scores: the retrieval scores of the top chunks, in rank order (None: a chunk without one).
     :param question_terms: the question's terms (stems).
     :param model: the embedding model (`embed(texts)`, `embed_one(text)`, normalised vectors); None: the features
         that need it are 0.
+    :param cache: where the model-read features of a (question, sentence, span) are kept (`MeaningCache`), so the
+        same answer rated again costs no forward pass; None: computed every time.
     """
+    meaning = (cache or MeaningCache(size=1)).get(question, sentence, span, model)
     return {
         "window_share": _window_share(sentence, span, question_terms),
         **_spread(span, top),
         "retrieval_gap": _retrieval_gap(scores),
-        **_meaning(question, sentence, span, model),
+        **meaning,
     }
 
 
@@ -94,12 +104,14 @@ def _window_share(sentence: str, span: str, question_terms: frozenset[str]) -> f
 
 
 def _spread(span: str, top: Sequence[tuple[float, str]]) -> dict[str, float]:
+    """The share of the best sentences that hold the span as whole words ("Ian" is not in "Italian", "50" not in
+    "500"), and their share of those sentences' scores (a score that is negative or not finite weighs nothing)."""
     best = list(top)[:TOP_SENTENCES]
-    needle = _normal(span)
-    if not best or not needle:
+    span_words = words(span)
+    if not best or not span_words:
         return {"span_support": 0.0, "span_weight": 0.0}
-    holding = [needle in _normal(text) for _, text in best]
-    weights = [max(score, 0.0) for score, _ in best]
+    holding = [_span_position(span_words, words(text)) is not None for _, text in best]
+    weights = [_finite(score) for score, _ in best]
     total = sum(weights)
     return {
         "span_support": sum(holding) / len(best),
@@ -107,10 +119,19 @@ def _spread(span: str, top: Sequence[tuple[float, str]]) -> dict[str, float]:
     }
 
 
-def _retrieval_gap(scores: Sequence[float]) -> float:
-    """The top chunk's lead over the second, relative to its score (1 for a lone chunk, 0 without scores)."""
-    values = [float(score) for score in scores if score is not None]
-    if not values or values[0] <= 0:
+def _finite(value: float | None) -> float:
+    """`value` when it is a finite positive number, else 0."""
+    number = float(value) if value is not None else 0.0
+    return number if math.isfinite(number) and number > 0 else 0.0
+
+
+def _retrieval_gap(scores: Sequence[float | None]) -> float:
+    """The top chunk's lead over the second, relative to its score (1 for a lone chunk, 0 without scores or
+    when one of the two is missing or not finite)."""
+    values = [math.nan if score is None else float(score) for score in scores][:2]
+    # A chunk without a score, or one that is not a finite number (a caller's NaN or infinity), says nothing about
+    # the lead.
+    if not values or values[0] <= 0 or not all(map(math.isfinite, values)):
         return 0.0
     return min(max((values[0] - values[1]) / values[0], 0.0), 1.0) if len(values) > 1 else 1.0
 
@@ -120,10 +141,40 @@ def _meaning(question: str, sentence: str, span: str, model: Any) -> dict[str, f
         return {"span_cosine": 0.0, "cosine_drop": 0.0}
     asked = model.embed_one(question)
     texts = [span]
-    if sentence and span.lower() in sentence.lower():
-        at = sentence.lower().find(span.lower())
-        texts += [sentence, (sentence[:at] + sentence[at + len(span) :]).strip() or "."]
+    # The span as whole words, found in the sentence itself: offsets of a lower-cased copy can be off ("İ" lowers to
+    # two characters), and a span inside a longer word ("Ian" in "Italian") is not the span.
+    found = re.search(rf"(?<!\w){re.escape(span)}(?!\w)", sentence, re.IGNORECASE) if sentence else None
+    if found:
+        texts += [sentence, (sentence[: found.start()] + sentence[found.end() :]).strip() or "."]
     vectors = model.embed(texts)
     cosines = vectors @ asked
     drop = float(cosines[1] - cosines[2]) if len(texts) == 3 else 0.0
-    return {"span_cosine": float(cosines[0]), "cosine_drop": drop}
+    span_cosine = float(cosines[0])
+    return {
+        "span_cosine": span_cosine if math.isfinite(span_cosine) else 0.0,
+        "cosine_drop": drop if math.isfinite(drop) else 0.0,
+    }
+
+
+class MeaningCache:
+    """The model-read features (`span_cosine`, `cosine_drop`) of recent (question, sentence, span) triples, kept by one
+    generator (never process-wide), thread-safe. A triple's features are always computed the same way (one batch of
+    its span, sentence and sentence without the span), so a kept value equals a fresh one: the cache changes what an
+    answer asked again costs, never its confidence."""
+
+    def __init__(self, size: int = MEANING_CACHE_SIZE) -> None:
+        self._kept: cachetools.LRUCache[tuple[str, str, str], dict[str, float]] = cachetools.LRUCache(maxsize=size)
+        self._lock = threading.Lock()
+
+    def get(self, question: str, sentence: str, span: str, model: Any) -> dict[str, float]:
+        """The features of the triple under `model` (computed now when not kept; not kept without a model)."""
+        if model is None:
+            return _meaning(question, sentence, span, model)
+        key = (question, sentence, span)
+        with self._lock:
+            kept = self._kept.get(key)
+        if kept is None:
+            kept = _meaning(question, sentence, span, model)
+            with self._lock:
+                self._kept[key] = kept
+        return dict(kept)

@@ -14,7 +14,7 @@ from haystack import Document, component, logging
 from spacy.tokens import Span
 
 from components.generation.answer_confidence import AnswerConfidence, part_features
-from components.generation.answer_evidence import TOP_SENTENCES, evidence_features
+from components.generation.answer_evidence import TOP_SENTENCES, MeaningCache, evidence_features
 from components.generation.comparison import compare, yes_no
 from components.generation.question_analysis import (
     LIGHT_NOUNS,
@@ -206,6 +206,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         self._confidence = AnswerConfidence.load(confidence_model or None)
         self.threshold = self._confidence.threshold if confidence_threshold is None else self.confidence_threshold
         self._model: Any = None
+        self._meaning = MeaningCache()  # the same answer rated again costs no forward pass
 
     def warm_up(self) -> None:
         """Load the embedding model (shared with the rest of the process: the query embedder loads the same one)."""
@@ -434,7 +435,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             (document.content or "", str((document.meta or {}).get("source_type") or ""))
             for document in documents[: self.max_chunks]
         ]
-        retrieval_scores = [document.score or 0.0 for document in documents[: self.max_chunks]]
+        retrieval_scores = [document.score for document in documents[: self.max_chunks]]
         confidences: dict[int, float] = {}
         for position, (text, number, how) in shorts.items():
             part, stats = picks[position][0], found_how[position]
@@ -466,6 +467,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     scores=retrieval_scores,
                     question_terms=question.question_terms,
                     model=self._model,
+                    cache=self._meaning,
                 )
                 rated.append((self._confidence.probability(features), features))
             confidences[position], stats["features"] = min(rated, key=lambda item: item[0])

@@ -129,10 +129,22 @@ class TestModelFile:
         assert model.probability({"cosine": 0.0}) == pytest.approx(0.5)
         assert model.probability({"cosine": 1.0}) == pytest.approx(1 / (1 + 2.718281828**-2), rel=1e-6)
 
+    @pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+    def test_a_feature_that_is_not_a_finite_number_reads_as_its_mean(self, tmp_path: Path, value: float) -> None:
+        coef = [0.0] * len(FEATURES)
+        coef[FEATURES.index("retrieval_gap")] = 3.0
+        mean = [0.0] * len(FEATURES)
+        mean[FEATURES.index("retrieval_gap")] = 0.4
+        model = AnswerConfidence.load(model_file(tmp_path, -1.0, 0.5, coef=coef, mean=mean))
+        # NaN once clamped the logit to its top and rated the headline sure (1.0).
+        assert model.probability({"retrieval_gap": value}) == pytest.approx(1 / (1 + 2.718281828**1.0), rel=1e-6)
+
     @pytest.mark.parametrize(
         ("changes", "message"),
         [
             ({"version": 99}, "version"),
+            ({"mean": [float("nan")] * len(FEATURES)}, "not finite"),
+            ({"coef": [float("inf")] * len(FEATURES)}, "not finite"),
             ({"coef": [1.0]}, "do not match"),
             ({"features": ["colour_of_the_sky"], "mean": [0], "scale": [1], "coef": [1]}, "unknown features"),
             ({"threshold": "high"}, "mistypes"),

@@ -79,6 +79,17 @@ class TestSpread:
         assert out["span_support"] == pytest.approx(2 / 4)
         assert out["span_weight"] == pytest.approx((1.4 + 1.1) / (1.4 + 1.1 + 0.9 + 0.5))
 
+    def test_a_sentence_holds_the_span_only_as_whole_words(self) -> None:
+        top = [(1.0, "Ian Corran sold it."), (1.0, "The Italian yard built it."), (1.0, "It cost 500 crowns.")]
+        assert features(span="Ian", top=top)["span_support"] == pytest.approx(1 / 3)
+        assert features(span="50", top=top)["span_support"] == 0.0
+        assert features(span="500 crowns", top=top)["span_support"] == pytest.approx(1 / 3)
+
+    def test_a_score_that_is_not_finite_weighs_nothing(self) -> None:
+        top = [(float("nan"), SENTENCE), (float("inf"), "Nothing here."), (1.0, "Orvelle Dunmark sailed.")]
+        out = features(top=top)
+        assert out["span_weight"] == 1.0 and out["span_support"] == pytest.approx(2 / 3)
+
     def test_no_span_no_agreement(self) -> None:
         out = features(span="")
         assert out["span_support"] == out["span_weight"] == 0.0
@@ -93,6 +104,11 @@ class TestRetrieval:
     def test_no_scores_no_retrieval_gap(self) -> None:
         assert features(scores=[])["retrieval_gap"] == 0.0
 
+    @pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+    def test_scores_that_are_not_finite_give_no_gap(self, bad: float) -> None:
+        assert features(scores=[bad, 0.4])["retrieval_gap"] == 0.0
+        assert features(scores=[0.8, bad])["retrieval_gap"] == 0.0
+
 
 class TestMeaning:
     def test_the_spans_cosine_and_the_sentences_drop_without_it(self) -> None:
@@ -100,6 +116,23 @@ class TestMeaning:
         assert out["span_cosine"] == pytest.approx(0.8)
         # With the span the sentence reads 0.8 like the question; without it, 0.0.
         assert out["cosine_drop"] == pytest.approx(0.8)
+
+    def test_the_sentence_without_the_span_is_cut_at_the_span_itself(self) -> None:
+        class Recording(FakeModel):
+            texts: list[str] = []
+
+            def embed(self, texts: list[str]) -> np.ndarray:
+                self.texts.extend(texts)
+                return super().embed(texts)
+
+        # Lower-casing "İ" adds a character, which once shifted the cut; "Ian" inside "Italian" is not the span.
+        sentence = "The İzmir yard of the Italian firm was sold to Ian Corran."
+        model = Recording()
+        features(sentence=sentence, span="Ian Corran", model=model)
+        assert model.texts[-1] == "The İzmir yard of the Italian firm was sold to ."
+        model.texts.clear()
+        features(sentence=sentence, span="Ian", model=model)
+        assert model.texts[-1] == "The İzmir yard of the Italian firm was sold to  Corran."
 
     def test_without_a_model_they_are_zero(self) -> None:
         out = features()
@@ -128,3 +161,49 @@ def test_the_generator_rates_its_short_answer_with_the_evidence_features() -> No
     assert part["short_answer"] == "Orvelle Dunmark"
     assert part["features"]["retrieval_gap"] == pytest.approx((0.9 - 0.3) / 0.9)
     assert part["features"]["window_share"] > 0 and part["features"]["span_support"] > 0
+
+
+def test_a_chunk_without_a_retrieval_score_gives_no_gap() -> None:
+    from haystack import Document
+
+    from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
+
+    # An unscored second chunk once read as a score of 0, so the top chunk led by all of it (gap 1).
+    documents = [
+        Document(content=SENTENCE + " It made ship lamps.", score=0.9, meta={"source_title": "Kestrel Lantern Works"}),
+        Document(content="Halvard Quince repaired lamps in Tarrow.", meta={"source_title": "Tarrow"}),
+    ]
+    generator = ExtractiveAnswerGenerator(embedding_model="", confidence_threshold=0.0)
+    (part,) = generator.run(query=QUESTION, documents=documents)["parts"]
+    assert part["short_answer"] == "Orvelle Dunmark" and part["features"]["retrieval_gap"] == 0.0
+    assert features(scores=[None, 0.4])["retrieval_gap"] == features(scores=[0.8, None])["retrieval_gap"] == 0.0
+
+
+def test_the_same_answer_rated_again_costs_no_forward_pass() -> None:
+    from haystack import Document
+
+    from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
+
+    class Counting(FakeModel):
+        def __init__(self) -> None:
+            self.embedded: list[str] = []
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            self.embedded.extend(texts)
+            return super().embed(texts)
+
+    documents = [
+        Document(content=SENTENCE + " It made ship lamps.", score=0.9, meta={"source_title": "Kestrel Lantern Works"}),
+        Document(content="Halvard Quince repaired lamps in Tarrow.", score=0.3, meta={"source_title": "Tarrow"}),
+    ]
+    generator = ExtractiveAnswerGenerator(embedding_model="", confidence_threshold=0.0)
+    generator._model = model = Counting()
+    first = generator.run(query=QUESTION, documents=documents)
+    assert "Orvelle Dunmark" in model.embedded and first["parts"][0]["features"]["span_cosine"] == pytest.approx(0.8)
+    model.embedded.clear()
+    assert generator.run(query=QUESTION, documents=documents) == first
+    assert "Orvelle Dunmark" not in model.embedded
+    # Another generator keeps its own: nothing is shared across the process.
+    other = ExtractiveAnswerGenerator(embedding_model="", confidence_threshold=0.0)
+    other._model = model
+    assert other.run(query=QUESTION, documents=documents) == first and "Orvelle Dunmark" in model.embedded
