@@ -292,8 +292,22 @@ class PipelineCatalog:
     ```
     """
 
-    def __init__(self, path: str | Path | None = None, *, specs: dict[str, PipelineSpec] | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        specs: dict[str, PipelineSpec] | None = None,
+        question_budget_s: float | None = None,
+    ) -> None:
+        from components.settings import get_settings
+
         allow_our_modules()
+        settings = get_settings()
+        # What the catalog itself does per question, read from the settings now, not per question.
+        self.question_budget_s = question_budget_s if question_budget_s is not None else settings.question_budget_s
+        self._chat_settings = {
+            "generator": settings.generator, "model": settings.openai_model, "api_base_url": settings.openai_base_url,
+        }
         # Haystack's copies of every component's inputs, without a Protocol check per string and chunk.
         install_input_copies()
         # Every process that answers questions (CLI, app, server, a notebook) keeps secrets out of its logs.
@@ -480,7 +494,7 @@ class PipelineCatalog:
         inputs = self._research_inputs(question, sources, as_of, filters, top_k, session_id, streaming_callback)
         self.get(RESEARCH_PIPELINE)  # building and warming the pipeline (first question only) is not the question's
         asked = inputs["question"]
-        with question_budget():
+        with question_budget(self.question_budget_s):
             answered_as = "" if as_typed else self.follow_up(asked, history, session_id)
             inputs["question"] = answered_as or asked
             selection = self._resolve_auto(inputs)
@@ -498,7 +512,7 @@ class PipelineCatalog:
         if self._entries[RESEARCH_PIPELINE].pipeline is None:
             await asyncio.to_thread(self.get, RESEARCH_PIPELINE)
         asked = inputs["question"]
-        with question_budget():
+        with question_budget(self.question_budget_s):
             session_id = arguments.arguments.get("session_id")
             answered_as = "" if as_typed else await asyncio.to_thread(self.follow_up, asked, history, session_id)
             inputs["question"] = answered_as or asked
@@ -523,12 +537,7 @@ class PipelineCatalog:
             return ""
         with self._follow_up_lock:
             if self._rewriter is None:
-                from components.settings import get_settings
-
-                settings = get_settings()
-                self._rewriter = FollowUpRewriter(
-                    generator=settings.generator, model=settings.openai_model, api_base_url=settings.openai_base_url
-                )
+                self._rewriter = FollowUpRewriter(**self._chat_settings)
         return self._rewriter.run(question=question, history=history)["answered_as"]
 
     def _resolve_auto(self, inputs: dict[str, Any]) -> dict[str, Any] | None:

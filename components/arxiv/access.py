@@ -19,6 +19,7 @@ import requests
 from components.resilience import RetryableError, SourceError
 from components.resilience.errors import parse_retry_after, raise_for_busy
 from components.resilience.transport import capped_session
+from components.settings import default_setting
 from components.text.dates import input_date
 from components.web.chunking import query_terms
 from components.web.faults import connection_fault
@@ -28,6 +29,7 @@ _CATEGORY = re.compile(r"^[a-z\-]+(\.[A-Za-z\-]+)?$")
 _NEW_ID = re.compile(r"^\d{4}\.\d{4,5}(v\d+)?$")
 _OLD_ID = re.compile(r"^[a-z\-]+(\.[A-Z]{2})?/\d{7}(v\d+)?$")
 MAX_PDF_BYTES = 30 * 1024 * 1024
+UPSTREAM_MAX_BYTES: int = default_setting("upstream_max_bytes")
 
 
 @dataclass
@@ -197,15 +199,13 @@ class ArxivAccess:
     """
 
     def __init__(self, api_url: str, request_timeout_s: float, page_interval_s: float = 3.0,
-                 max_bytes: int | None = None) -> None:
-        from components.settings import setting_or
-
+                 max_bytes: int = UPSTREAM_MAX_BYTES) -> None:
         if not api_url or not api_url.startswith(("http://", "https://")):
             raise SourceError("ARXIV_API_URL must be an http(s) URL")
         self.api_url = api_url
         self.request_timeout_s = request_timeout_s
         self.page_interval_s = page_interval_s
-        self.max_bytes = setting_or(max_bytes, "upstream_max_bytes")
+        self.max_bytes = max_bytes
 
     def _run(self, search: Any) -> list[ArxivPaper]:
         import arxiv

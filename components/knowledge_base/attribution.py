@@ -26,7 +26,7 @@ from components.knowledge_base.store import (
 )
 from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
 from components.serialization import InitParameterSerialization
-from components.settings import get_settings
+from components.settings import get_settings, setting_or
 from components.text.dates import input_date
 from components.validation import clamp
 
@@ -166,7 +166,9 @@ class KnowledgeBaseComponent(InitParameterSerialization):
             timeout_s = clamp(timeout_s, 0.0, 120.0, "timeout_s")
             if timeout_s <= 0:
                 raise ValueError("timeout_s must be positive, or None for the settings' tool timeout")
-        self.timeout_s = timeout_s
+        # None: TOOL_TIMEOUT_S as the component is built; `to_dict` writes the value used.
+        self.timeout_s = setting_or(timeout_s, "tool_timeout_s")
+        self._policy = ResiliencePolicy.from_settings(timeout_s=self.timeout_s)
         self.document_store = check_document_store(document_store)
         self.collection = collection
         self.source_name = source_name or self.SOURCE_NAME
@@ -178,7 +180,7 @@ class KnowledgeBaseComponent(InitParameterSerialization):
 
     def _guard(self) -> SourceGuard:
         """The resilience guard of one call, with this component's name and timeout."""
-        return SourceGuard(self.source_name, ResiliencePolicy.from_settings(timeout_s=self.timeout_s))
+        return SourceGuard(self.source_name, self._policy)
 
 
 def hit_to_chunk(
