@@ -27,7 +27,7 @@ from components.redaction import cut
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.guard import submit_in_thread
 from components.resilience.scheduling import source_twin
-from components.settings import DEFAULT_EMBEDDING_MODEL
+from components.settings import DEFAULT_EMBEDDING_MODEL, setting_or
 from components.validation import clamp, within
 
 logger = logging.getLogger(__name__)
@@ -91,9 +91,9 @@ class GraphSearch(GraphStoreComponent):
         self.facts_per_passage = within("facts_per_passage", facts_per_passage, 0, 10, whole=True)
         self.damping = float(within("damping", float(damping), 0.1, 0.9))
         self.embedding_model = embedding_model
-        self.timeout_s = timeout_s
+        self.timeout_s = setting_or(timeout_s, "tool_timeout_s")  # None: TOOL_TIMEOUT_S as the branch is built
         self.graph_store = check_graph_store(graph_store, collection)
-        self._guard = SourceGuard(SOURCE, ResiliencePolicy.from_settings(timeout_s=timeout_s))
+        self._guard = SourceGuard(SOURCE, ResiliencePolicy.from_settings(timeout_s=self.timeout_s))
         self._store: GraphStore | None = None
         self._model: Any = None
         self.document_store = check_document_store(document_store)
