@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import datetime as dt
 import inspect
 import threading
 import time
@@ -27,7 +28,7 @@ from components.contracts.selection import AUTO, check_sources
 from components.redaction import install_log_redaction
 from components.resilience.budget import question_budget
 from components.resilience.errors import first_line
-from components.text.dates import input_date
+from components.text.dates import date_bounds
 from components.validation import bounded_text
 from pipelines.input_copies import install as install_input_copies
 from pipelines.research_result import ResearchResult
@@ -75,22 +76,27 @@ MAX_QUESTION_CHARS = 2000
 
 
 def check_research_request(
-    question: str, sources: list[str] | None, as_of: str | None, top_k: int | None, filters: dict | None = None
+    question: str,
+    sources: list[str] | None,
+    as_of: str | dt.date | None,
+    top_k: int | None,
+    filters: dict | None = None,
 ) -> dict[str, Any]:
     """A research question's request, checked the one way every caller (CLI, app, HTTP, evaluation) gets: the
-    question stripped, the sources resolved (`all`, `auto`), as_of as an ISO date; bad input raises `ValueError`
+    question stripped, the sources resolved (`all`, `auto`), as_of parsed into a `date` once, here, for every branch
+    (`date_bounds`, with the filters' date_from/date_to checked against each other); bad input raises `ValueError`
     with one sentence."""
     text = bounded_text("The question", question, MAX_QUESTION_CHARS)
-    if as_of is not None:
-        day = input_date(as_of, "as_of")
-        if day is None:  # blank
-            raise ValueError(f"as_of must be a date as YYYY-MM-DD, not {as_of!r}")
-        as_of = day.isoformat()
+    if as_of is not None and not str(as_of).strip():
+        raise ValueError(f"as_of must be a date as YYYY-MM-DD, not {as_of!r}")
     if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 50):
         raise ValueError("top_k must be a whole number between 1 and 50.")
     if filters is not None and not isinstance(filters, dict):
         raise ValueError("filters must be a mapping of field to condition.")
-    return {"question": text, "sources": check_sources(sources), "as_of": as_of, "top_k": top_k, "filters": filters}
+    bounds = date_bounds(as_of, *((filters or {}).get(key) for key in ("date_from", "date_to")))
+    return {
+        "question": text, "sources": check_sources(sources), "as_of": bounds.as_of, "top_k": top_k, "filters": filters,
+    }
 
 
 class CatalogError(ValueError):
@@ -461,7 +467,7 @@ class PipelineCatalog:
         self,
         question: str,
         sources: list[str] | None,
-        as_of: str | None,
+        as_of: str | dt.date | None,
         filters: dict | None,
         top_k: int | None,
         session_id: str | None,
@@ -477,7 +483,7 @@ class PipelineCatalog:
         self,
         question: str,
         sources: list[str] | None = None,
-        as_of: str | None = None,
+        as_of: str | dt.date | None = None,
         filters: dict | None = None,
         top_k: int | None = None,
         session_id: str | None = None,

@@ -20,7 +20,7 @@ from components.resilience import RetryableError, SourceError
 from components.resilience.errors import parse_retry_after, raise_for_busy
 from components.resilience.transport import capped_session
 from components.settings import default_setting
-from components.text.dates import input_date
+from components.text.dates import date_bounds
 from components.web.chunking import query_terms
 from components.web.faults import connection_fault
 
@@ -89,15 +89,10 @@ def strip_version(paper_id: str) -> str:
 
 
 def date_range(date_from: Any, date_to: Any, as_of: Any = None) -> tuple[dt.date | None, dt.date | None]:
-    """The inclusive submission-date range to search: `as_of` caps `date_to`; errors are one sentence."""
-    start = input_date(date_from, "date_from", SourceError)
-    end = input_date(date_to, "date_to", SourceError)
-    cap = input_date(as_of, "as_of", SourceError)
-    if cap is not None and (end is None or cap < end):
-        end = cap
-    if start and end and start > end:
-        raise SourceError(f"date_from ({start}) is after date_to ({end})")
-    return start, end
+    """The inclusive submission-date range to search (`date_bounds`: `as_of` caps `date_to`); errors are one
+    sentence."""
+    bounds = date_bounds(as_of, date_from, date_to, SourceError)
+    return bounds.date_from, bounds.date_to
 
 
 def build_query(query: str, categories: list[str] | None, start: dt.date | None, end: dt.date | None) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from collections.abc import Callable
 from typing import Any
@@ -115,7 +116,7 @@ class ArxivSearch(InitParameterSerialization):
         query: str,
         query_embedding: list[float] | None = None,
         filters: dict[str, Any] | None = None,
-        as_of: str | None = None,
+        as_of: str | dt.date | None = None,
         sources: list[str] | None = None,
         num_results: int | None = None,
         sort_by: str | None = None,

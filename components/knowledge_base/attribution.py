@@ -7,6 +7,7 @@ filters, errors and attribution the same way for every backend.
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from typing import Any
 
@@ -27,7 +28,7 @@ from components.knowledge_base.store import (
 from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
 from components.serialization import InitParameterSerialization
 from components.settings import get_settings, setting_or
-from components.text.dates import input_date
+from components.text.dates import date_bounds
 from components.validation import clamp
 
 logger = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ def _string_list(value: Any, name: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in value if item.strip())
 
 
-def parse_filters(filters: dict | None, as_of: str | None = None) -> SearchFilters:
+def parse_filters(filters: dict | None, as_of: str | dt.date | None = None) -> SearchFilters:
     """The `SearchFilters` of a filters dict and an `as_of` date (which caps `date_to`).
 
     Raises `SourceError` (a clear status, never a stack trace) for unknown keys, malformed dates and a
@@ -59,17 +60,11 @@ def parse_filters(filters: dict | None, as_of: str | None = None) -> SearchFilte
     unknown = sorted(str(key) for key in filters if key not in FILTER_KEYS + OTHER_SOURCES_KEYS)
     if unknown:
         raise SourceError(f"unknown filter {', '.join(unknown)}; use {', '.join(FILTER_KEYS)}")
-    date_from = input_date(filters.get("date_from"), "date_from", SourceError)
-    date_to = input_date(filters.get("date_to"), "date_to", SourceError)
-    if date_from and date_to and date_from > date_to:
-        raise SourceError(f"date_from {date_from.isoformat()} is after date_to {date_to.isoformat()}")
-    cap = input_date(as_of, "as_of", SourceError)
-    if cap is not None and (date_to is None or cap < date_to):
-        date_to = cap
+    bounds = date_bounds(as_of, filters.get("date_from"), filters.get("date_to"), SourceError)
     return SearchFilters(
         doc_types=_string_list(filters.get("doc_types"), "doc_types"),
-        date_from=date_from,
-        date_to=date_to,
+        date_from=bounds.date_from,
+        date_to=bounds.date_to,
         document_ids=_string_list(filters.get("document_ids"), "document_ids"),
     )
 

@@ -264,7 +264,7 @@ _memory_recall = _passing("session_id", "num_results", "time_window")
 
 def _graph_search(component: Any, arguments: dict[str, Any]) -> ToolRun:
     outputs = component.run(
-        query=arguments["query"], filters={"top_k": arguments.get("limit", 10)}, as_of=arguments.get("as_of")
+        query=arguments["query"], top_k=arguments.get("limit", 10), as_of=arguments.get("as_of")
     )
     # The graph branch returns the passages its walk reached, each carrying the facts read in it: the tool's
     # answer is those facts (with their passage's attribution), its evidence the passages.

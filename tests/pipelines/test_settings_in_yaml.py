@@ -5,6 +5,7 @@ and holds no secret's value (only the names of the environment variables that ho
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -97,3 +98,23 @@ def test_each_pipeline_round_trips_and_keeps_its_behaviour_on_another_machine(du
             built = build_pipeline(catalog.spec(pipeline))
             for component, parameter in components.items():
                 assert getattr(built.get_component(component), parameter) == value, (name, component, parameter)
+
+
+def test_the_configuration_page_lists_the_same_places() -> None:
+    page = (REPO_CATALOG.parent / "docs" / "configuration.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in page.splitlines():
+        match = re.fullmatch(r"\| `([A-Z_]+)` \| (.+) \|", line.strip())
+        if match:
+            rows[match.group(1)] = match.group(2)
+    assert set(rows) == set(SETTINGS)
+    for name, (_, _, places) in SETTINGS.items():
+        written = {
+            pipeline.strip(): {item.strip() for item in items.split(",")}
+            for pipeline, items in (part.split(":") for part in rows[name].split(";"))
+        }
+        expected = {
+            pipeline: {f"{component}.{parameter}" for component, parameter in components.items()}
+            for pipeline, components in places.items()
+        }
+        assert written == expected, name
