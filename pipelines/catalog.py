@@ -25,7 +25,7 @@ import yaml
 from haystack import Pipeline, logging
 
 from components.contracts.selection import AUTO, check_sources
-from components.redaction import install_log_redaction
+from components.redaction import install_log_redaction, remember_settings_secrets
 from components.resilience.budget import question_budget
 from components.resilience.errors import first_line
 from components.text.dates import date_bounds
@@ -318,6 +318,7 @@ class PipelineCatalog:
         install_input_copies()
         # Every process that answers questions (CLI, app, server, a notebook) keeps secrets out of its logs.
         install_log_redaction()
+        remember_settings_secrets()  # a `.env` file's secrets too, read now rather than per message
         if specs is None:
             self.path = Path(path) if path is not None else default_pipelines_file()
             specs = self._read(self.path)

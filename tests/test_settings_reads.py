@@ -36,7 +36,7 @@ BUILD_TIME = {
     # Process-wide resources, loaded once.
     "embedding/model.py:_load_embedding_model",
     "text/language.py:_default_pipeline_name",
-    "redaction.py:secret_values",
+    "redaction.py:remember_settings_secrets",
     # Commands (`research arxiv add`, `research tools ...`), each a whole run of its own.
     "arxiv/ingest.py:fetch_papers",
     "arxiv/ingest.py:ingest_arxiv",
