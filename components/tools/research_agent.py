@@ -310,13 +310,17 @@ class ResearchAgent(InitParameterSerialization):
             except ValueError as exc:
                 self._no_generator = str(exc)
         self._entity_lookup: Callable[[str], list[str]] | None = None
+        self._executor = ToolExecutor(profile=self.profile, profiles=self._profiles)
+        self._warmed = False
 
     def warm_up(self) -> None:
         """Build the chat model from the settings (unless one was given). Without one configured the agent still
         builds (a server can deploy it); each run then says so in its status. The graph's entity lookup for
         the tool choice is made once here too."""
-        if self._entity_lookup is None:
+        if not self._warmed:
             self._entity_lookup = _entity_lookup()
+            self._executor.prepare()  # the granted tools, built now: a question never builds one
+            self._warmed = True
         if self._generator is None:
             logger.info("The research agent has no chat model: {reason}", reason=self._no_generator)
 
@@ -347,7 +351,7 @@ class ResearchAgent(InitParameterSerialization):
             return _outputs(ToolSelection(tools=[]), None, started, reason)
         if self._generator is None:
             return _outputs(ToolSelection(tools=[]), None, started, self._no_generator)
-        executor = ToolExecutor(profile=self.profile, profiles=self._profiles)
+        executor = self._executor
         selection = choose_tools(
             text,
             profile=executor.profile,

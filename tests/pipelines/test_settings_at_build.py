@@ -29,7 +29,7 @@ REQUESTS: dict[str, dict[str, Any]] = {
     "entity_timeline": {"entity_name": "Warsaw"},
     "entity_relationships": {"entity_name": "Warsaw"},
     "entity_search": {"query": "Warsaw"},
-    "research_agent": {"question": "What is the capital of Poland?"},
+    "research_agent": {"question": "What is 12 * (3 + 4)?"},  # the chat model calls the calculator tool
 }
 
 
@@ -95,4 +95,8 @@ def test_every_pipeline_answers_with_the_settings_unreadable(built_catalog: Pipe
         outputs = built_catalog.run(name, REQUESTS[name])
         status = outputs["status"]
         assert status.status in (StatusKind.SUCCESS, StatusKind.PARTIAL), (name, status)
+        if name == "research_agent":
+            tools = [call["tool"] for call in outputs["tool_calls"]]
+            assert tools == ["calculator"], (outputs["selection"], outputs["answer"])
+            assert "84" in outputs["answer"]
     assert not READS, READS
