@@ -27,7 +27,6 @@ BUILD_TIME = {
     "knowledge_base/factory.py:open_knowledge_base",
     "knowledge_base/factory.py:embedding_dimension",
     "knowledge_base/factory.py:knowledge_base_for",
-    "knowledge_base/attribution.py:_open",
     "knowledge_base/milvus_index.py:open_chunk_index",
     "memory/backends.py:make_memory_store",
     "memory/backends.py:_configure",

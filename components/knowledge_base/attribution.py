@@ -93,6 +93,11 @@ class KnowledgeBaseAccess:
         self.document_store = document_store
         self.collection = collection
         self.backend = backend  # without a store: this backend's, whatever KB_BACKEND says
+        # Without a store, the settings' knowledge base (KB_BACKEND, KB_COLLECTION, the database) as of now.
+        self._settings = None
+        if document_store is None:
+            settings = get_settings()
+            self._settings = settings.model_copy(update={"kb_backend": backend}) if backend is not None else settings
         self._store: KnowledgeBase | None = None
         self._lock = threading.Lock()
 
@@ -106,10 +111,7 @@ class KnowledgeBaseAccess:
                 try:
                     document_store = self.document_store
                     if document_store is None:
-                        settings = get_settings()
-                        if self.backend is not None:
-                            settings = settings.model_copy(update={"kb_backend": self.backend})
-                        document_store = document_store_for(settings, self.collection)
+                        document_store = document_store_for(self._settings, self.collection)
                     self._store = knowledge_base_for(document_store)
                 except (KnowledgeBaseMismatch, ValueError) as exc:  # retrying cannot help
                     raise SourceError(str(exc)) from exc
