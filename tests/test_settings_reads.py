@@ -44,7 +44,7 @@ BUILD_TIME = {
     "tools/registry.py:_configured",
     "tools/registry.py:tool_status",
     "tools/call_log.py:call_log_path",
-    "tools/workspace.py:workspace_root",
+    "tools/workspace.py:configured_workspace",
     "web/snapshots.py:in_folder",
     # Shared halves of components' `__init__`.
     "web/pages.py:_configure",
