@@ -62,8 +62,12 @@ def _values_of(raw: str) -> list[str]:
     return [value for value in values if len(value) >= _MIN_SECRET_CHARS]
 
 
-def secret_values() -> list[str]:
-    """Every known secret value in force (settings and environment), longest first."""
+_SETTINGS_SECRETS: list[frozenset[str]] = []  # the settings' secret values, as last read
+
+
+def remember_settings_secrets() -> None:
+    """Read the settings' secret values (a `.env` file's included) for redaction: when a process sets up (the
+    catalog does, as it is made) and after the settings change; the first redaction reads them if nobody did."""
     found: set[str] = set()
     try:
         from components.settings import get_settings
@@ -75,6 +79,14 @@ def secret_values() -> list[str]:
                 found.update(_values_of(secret.get_secret_value()))
     except Exception:  # noqa: BLE001 - invalid settings must not stop redaction of what the environment holds
         pass
+    _SETTINGS_SECRETS[:] = [frozenset(found)]
+
+
+def secret_values() -> list[str]:
+    """Every known secret value in force (the settings' as last read, and the environment's now), longest first."""
+    if not _SETTINGS_SECRETS:
+        remember_settings_secrets()
+    found: set[str] = set(_SETTINGS_SECRETS[0])
     for name in SECRET_SETTINGS:
         value = os.environ.get(name.upper())
         if value:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -204,6 +204,11 @@ def get_settings() -> Settings:
             f"{'.'.join(str(part) for part in error['loc']).upper()}: {error['msg']}" for error in exc.errors()
         )
         raise SettingsError(f"Invalid setting: {problems}.") from None
+
+
+def default_setting(name: str) -> Any:
+    """The embedded default of setting `name` (its value when nothing sets it); reads no environment."""
+    return Settings.model_fields[name].get_default(call_default_factory=True)
 
 
 def setting_or(value: T, name: str) -> T:

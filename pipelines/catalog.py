@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import datetime as dt
 import inspect
 import threading
 import time
@@ -26,9 +27,10 @@ import yaml
 from haystack import Pipeline, logging
 
 from components.contracts.selection import AUTO, check_sources
+from components.redaction import remember_settings_secrets
 from components.resilience.budget import question_budget
 from components.resilience.errors import first_line
-from components.text.dates import input_date
+from components.text.dates import date_bounds
 from components.validation import bounded_text
 from pipelines.research_result import ResearchResult
 from pipelines.timing import record_timings
@@ -75,22 +77,27 @@ MAX_QUESTION_CHARS = 2000
 
 
 def check_research_request(
-    question: str, sources: list[str] | None, as_of: str | None, top_k: int | None, filters: dict | None = None
+    question: str,
+    sources: list[str] | None,
+    as_of: str | dt.date | None,
+    top_k: int | None,
+    filters: dict | None = None,
 ) -> dict[str, Any]:
     """A research question's request, checked the one way every caller (CLI, app, HTTP, evaluation) gets: the
-    question stripped, the sources resolved (`all`, `auto`), as_of as an ISO date; bad input raises `ValueError`
+    question stripped, the sources resolved (`all`, `auto`), as_of parsed into a `date` once, here, for every branch
+    (`date_bounds`, with the filters' date_from/date_to checked against each other); bad input raises `ValueError`
     with one sentence."""
     text = bounded_text("The question", question, MAX_QUESTION_CHARS)
-    if as_of is not None:
-        day = input_date(as_of, "as_of")
-        if day is None:  # blank
-            raise ValueError(f"as_of must be a date as YYYY-MM-DD, not {as_of!r}")
-        as_of = day.isoformat()
+    if as_of is not None and not str(as_of).strip():
+        raise ValueError(f"as_of must be a date as YYYY-MM-DD, not {as_of!r}")
     if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 50):
         raise ValueError("top_k must be a whole number between 1 and 50.")
     if filters is not None and not isinstance(filters, dict):
         raise ValueError("filters must be a mapping of field to condition.")
-    return {"question": text, "sources": check_sources(sources), "as_of": as_of, "top_k": top_k, "filters": filters}
+    bounds = date_bounds(as_of, *((filters or {}).get(key) for key in ("date_from", "date_to")))
+    return {
+        "question": text, "sources": check_sources(sources), "as_of": bounds.as_of, "top_k": top_k, "filters": filters,
+    }
 
 
 class CatalogError(ValueError):
@@ -292,7 +299,24 @@ class PipelineCatalog:
     ```
     """
 
-    def __init__(self, path: str | Path | None = None, *, specs: dict[str, PipelineSpec] | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        specs: dict[str, PipelineSpec] | None = None,
+        question_budget_s: float | None = None,
+    ) -> None:
+        from components.settings import get_settings
+
+        settings = get_settings()
+        # What the catalog itself does per question, read from the settings now, not per question.
+        self.question_budget_s = question_budget_s if question_budget_s is not None else settings.question_budget_s
+        self._chat_settings = {
+            "generator": settings.generator, "model": settings.openai_model, "api_base_url": settings.openai_base_url,
+        }
+        # The settings' secrets (a `.env` file's too) for redaction, read now rather than per message. The global
+        # patches (log redaction, input copies, the tracer) are `pipelines.runtime.setup()`'s, not the catalog's.
+        remember_settings_secrets()
         if specs is None:
             self.path = Path(path) if path is not None else default_pipelines_file()
             specs = self._read(self.path)
@@ -457,7 +481,7 @@ class PipelineCatalog:
         self,
         question: str,
         sources: list[str] | None,
-        as_of: str | None,
+        as_of: str | dt.date | None,
         filters: dict | None,
         top_k: int | None,
         session_id: str | None,
@@ -473,7 +497,7 @@ class PipelineCatalog:
         self,
         question: str,
         sources: list[str] | None = None,
-        as_of: str | None = None,
+        as_of: str | dt.date | None = None,
         filters: dict | None = None,
         top_k: int | None = None,
         session_id: str | None = None,
@@ -490,7 +514,7 @@ class PipelineCatalog:
         inputs = self._research_inputs(question, sources, as_of, filters, top_k, session_id, streaming_callback)
         self.get(RESEARCH_PIPELINE)  # building and warming the pipeline (first question only) is not the question's
         asked = inputs["question"]
-        with question_budget():
+        with question_budget(self.question_budget_s):
             answered_as = "" if as_typed else self.follow_up(asked, history, session_id)
             inputs["question"] = answered_as or asked
             selection = self._resolve_auto(inputs)
@@ -508,7 +532,7 @@ class PipelineCatalog:
         if self._entries[RESEARCH_PIPELINE].pipeline is None:
             await asyncio.to_thread(self.get, RESEARCH_PIPELINE)
         asked = inputs["question"]
-        with question_budget():
+        with question_budget(self.question_budget_s):
             session_id = arguments.arguments.get("session_id")
             answered_as = "" if as_typed else await asyncio.to_thread(self.follow_up, asked, history, session_id)
             inputs["question"] = answered_as or asked
@@ -533,12 +557,7 @@ class PipelineCatalog:
             return ""
         with self._follow_up_lock:
             if self._rewriter is None:
-                from components.settings import get_settings
-
-                settings = get_settings()
-                self._rewriter = FollowUpRewriter(
-                    generator=settings.generator, model=settings.openai_model, api_base_url=settings.openai_base_url
-                )
+                self._rewriter = FollowUpRewriter(**self._chat_settings)
         return self._rewriter.run(question=question, history=history)["answered_as"]
 
     def _resolve_auto(self, inputs: dict[str, Any]) -> dict[str, Any] | None:

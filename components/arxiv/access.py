@@ -19,7 +19,8 @@ import requests
 from components.resilience import RetryableError, SourceError
 from components.resilience.errors import parse_retry_after, raise_for_busy
 from components.resilience.transport import capped_session
-from components.text.dates import input_date
+from components.settings import default_setting
+from components.text.dates import date_bounds
 from components.web.chunking import query_terms
 from components.web.faults import connection_fault
 
@@ -28,6 +29,7 @@ _CATEGORY = re.compile(r"^[a-z\-]+(\.[A-Za-z\-]+)?$")
 _NEW_ID = re.compile(r"^\d{4}\.\d{4,5}(v\d+)?$")
 _OLD_ID = re.compile(r"^[a-z\-]+(\.[A-Z]{2})?/\d{7}(v\d+)?$")
 MAX_PDF_BYTES = 30 * 1024 * 1024
+UPSTREAM_MAX_BYTES: int = default_setting("upstream_max_bytes")
 
 
 @dataclass
@@ -87,15 +89,10 @@ def strip_version(paper_id: str) -> str:
 
 
 def date_range(date_from: Any, date_to: Any, as_of: Any = None) -> tuple[dt.date | None, dt.date | None]:
-    """The inclusive submission-date range to search: `as_of` caps `date_to`; errors are one sentence."""
-    start = input_date(date_from, "date_from", SourceError)
-    end = input_date(date_to, "date_to", SourceError)
-    cap = input_date(as_of, "as_of", SourceError)
-    if cap is not None and (end is None or cap < end):
-        end = cap
-    if start and end and start > end:
-        raise SourceError(f"date_from ({start}) is after date_to ({end})")
-    return start, end
+    """The inclusive submission-date range to search (`date_bounds`: `as_of` caps `date_to`); errors are one
+    sentence."""
+    bounds = date_bounds(as_of, date_from, date_to, SourceError)
+    return bounds.date_from, bounds.date_to
 
 
 def build_query(query: str, categories: list[str] | None, start: dt.date | None, end: dt.date | None) -> str:
@@ -197,15 +194,13 @@ class ArxivAccess:
     """
 
     def __init__(self, api_url: str, request_timeout_s: float, page_interval_s: float = 3.0,
-                 max_bytes: int | None = None) -> None:
-        from components.settings import setting_or
-
+                 max_bytes: int = UPSTREAM_MAX_BYTES) -> None:
         if not api_url or not api_url.startswith(("http://", "https://")):
             raise SourceError("ARXIV_API_URL must be an http(s) URL")
         self.api_url = api_url
         self.request_timeout_s = request_timeout_s
         self.page_interval_s = page_interval_s
-        self.max_bytes = setting_or(max_bytes, "upstream_max_bytes")
+        self.max_bytes = max_bytes
 
     def _run(self, search: Any) -> list[ArxivPaper]:
         import arxiv

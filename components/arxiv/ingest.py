@@ -31,7 +31,8 @@ def fetch_papers(paper_ids: list[str], timeout_s: float | None = None) -> tuple[
     holder: dict[str, list[ArxivPaper]] = {}
 
     def fetch() -> SourceResult:
-        access = ArxivAccess(settings.arxiv_api_url, max(1.0, policy.timeout_s - 0.5), settings.arxiv_min_interval_s)
+        access = ArxivAccess(settings.arxiv_api_url, max(1.0, policy.timeout_s - 0.5), settings.arxiv_min_interval_s,
+                             max_bytes=settings.upstream_max_bytes)
         holder["papers"] = access.fetch(paper_ids)
         return SourceResult(chunks=[], total_found=len(holder["papers"]))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +20,7 @@ from components.contracts.selection import filter_names
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
 from components.resilience.scheduling import map_until, source_twin
 from components.serialization import InitParameterSerialization
-from components.settings import DEFAULT_EMBEDDING_MODEL, get_settings, setting_or
+from components.settings import DEFAULT_EMBEDDING_MODEL, setting_or
 from components.validation import bounded_count, bounded_text, positive_int, string_list
 from components.web.chunking import fetched_chunk, pick_chunks, query_cosines, query_terms, text_chunks
 
@@ -62,9 +63,13 @@ class ArxivSearch(InitParameterSerialization):
         api_url: str | None = None,
         model: str = DEFAULT_EMBEDDING_MODEL,
         max_response_bytes: int | None = None,
+        chunk_tokens: int | None = None,
     ) -> None:
-        self.max_response_bytes = None if max_response_bytes is None else positive_int("max_response_bytes",
-                                                                                      max_response_bytes)
+        # None: the setting in force when the component is built (TOOL_TIMEOUT_S, TOOL_RETRIES,
+        # ARXIV_MIN_INTERVAL_S, ARXIV_API_URL, UPSTREAM_MAX_BYTES, CHUNK_TOKENS); `to_dict` writes the value used.
+        self.max_response_bytes = positive_int("max_response_bytes", setting_or(max_response_bytes,
+                                                                                "upstream_max_bytes"))
+        self.chunk_tokens = positive_int("chunk_tokens", setting_or(chunk_tokens, "chunk_tokens"))
         self.num_results = positive_int("num_results", num_results)
         self.max_chunks_per_paper = positive_int("max_chunks_per_paper", max_chunks_per_paper)
         self.categories = string_list("categories", categories)
@@ -80,15 +85,17 @@ class ArxivSearch(InitParameterSerialization):
         self.date_from = date_from
         self.date_to = date_to
         self.full_text = full_text
-        self.timeout_s = timeout_s
-        self.retries = retries
-        self.min_interval_s = min_interval_s
-        self.api_url = api_url
+        self.timeout_s = setting_or(timeout_s, "tool_timeout_s")
+        self.retries = setting_or(retries, "tool_retries")
+        self.min_interval_s = setting_or(min_interval_s, "arxiv_min_interval_s")
+        self.api_url = setting_or(api_url, "arxiv_api_url")
         self.model = model
         self._model: Any = None
-        interval = setting_or(min_interval_s, "arxiv_min_interval_s")
         self._guard = SourceGuard(
-            SOURCE, ResiliencePolicy.from_settings(timeout_s=timeout_s, retries=retries, min_interval_s=interval)
+            SOURCE,
+            ResiliencePolicy.from_settings(
+                timeout_s=self.timeout_s, retries=self.retries, min_interval_s=self.min_interval_s
+            ),
         )
 
     def warm_up(self) -> None:
@@ -109,7 +116,7 @@ class ArxivSearch(InitParameterSerialization):
         query: str,
         query_embedding: list[float] | None = None,
         filters: dict[str, Any] | None = None,
-        as_of: str | None = None,
+        as_of: str | dt.date | None = None,
         sources: list[str] | None = None,
         num_results: int | None = None,
         sort_by: str | None = None,
@@ -144,7 +151,7 @@ class ArxivSearch(InitParameterSerialization):
             except SourceError:
                 paper_id = None
             search_query = None if paper_id else build_query(text, cats, start, end)
-            api_url = self.api_url or get_settings().arxiv_api_url
+            api_url = self.api_url
             budget = self._guard.policy.timeout_s
 
             def work() -> SourceResult:
@@ -186,7 +193,6 @@ class ArxivSearch(InitParameterSerialization):
         }
         if not full_text:
             return pieces, None
-        settings = get_settings()
         fallbacks: list[str] = []
         timeout_s = max(0.5, deadline - time.monotonic())
         futures, done, not_done = map_until(
@@ -204,7 +210,7 @@ class ArxivSearch(InitParameterSerialization):
             except Exception as exc:  # noqa: BLE001 - any PDF problem means: use the abstract
                 fallbacks.append(f"{paper.paper_id} ({exc})")
                 continue
-            parts = text_chunks(body, settings.chunk_tokens, self._model.name)
+            parts = text_chunks(body, self.chunk_tokens, self._model.name)
             keep = pick_chunks(parts, terms, self.max_chunks_per_paper)
             if keep:
                 pieces[paper.paper_id] = [(index, len(parts), parts[index], "full_text") for index in keep]

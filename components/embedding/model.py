@@ -44,7 +44,8 @@ __all__ = ["EmbeddingModel", "get_embedding_model", "query_vector", "resolve_mod
 logger = logging.getLogger(__name__)
 
 _LOCK = threading.Lock()
-_MODELS: dict[tuple[str, int], EmbeddingModel] = {}
+_MODELS: dict[str, EmbeddingModel] = {}  # by name; `_DEFAULT_NAME` holds the settings' model once loaded
+_DEFAULT_NAME = ""
 # A lone UTF-16 surrogate cannot be handed to the tokenizer; U+FFFD keeps every character offset where it was.
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
@@ -262,18 +263,31 @@ def _normalised(vector: np.ndarray) -> np.ndarray:
 
 def get_embedding_model(name: str | None = None) -> EmbeddingModel:
     """The process-wide model for `name` (default: the settings' model), loaded on first call and shared (about
-    90 MB and seconds to load; identical for every caller, and thread-safe to share)."""
+    90 MB and seconds to load; identical for every caller, and thread-safe to share). The settings are read only
+    when a model is loaded (a component's warm-up), never to find one already loaded."""
+    with _LOCK:
+        model = _MODELS.get(name or _DEFAULT_NAME)
+        if model is None:
+            model = _load_embedding_model(name)
+        return model
+
+
+def _load_embedding_model(name: str | None) -> EmbeddingModel:
+    """Load `name` (default: EMBEDDING_MODEL) with the settings' EMBEDDING_THREADS and ONNX export folder; the
+    caller holds `_LOCK`."""
     from components.settings import get_settings
 
     settings = get_settings()
     name = name or settings.embedding_model
-    threads = settings.embedding_threads
-    with _LOCK:
-        model = _MODELS.get((name, threads))
-        if model is None:
-            logger.info("Loading embedding model {model}", model=name)
-            model = _MODELS[(name, threads)] = EmbeddingModel(name, threads, export_root=onnx_export_root(settings))
-        return model
+    model = _MODELS.get(name)
+    if model is None:
+        logger.info("Loading embedding model {model}", model=name)
+        model = _MODELS[name] = EmbeddingModel(
+            name, settings.embedding_threads, export_root=onnx_export_root(settings)
+        )
+    if name == settings.embedding_model:
+        _MODELS[_DEFAULT_NAME] = model
+    return model
 
 
 def query_vector(text: str, query_embedding: list[float] | None = None, model: str | None = None) -> np.ndarray:

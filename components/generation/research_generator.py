@@ -75,7 +75,15 @@ class ResearchGenerator(InitParameterSerialization):
         :param confidence_model: the extractive answer's confidence model file (empty: the packaged one).
         :param confidence_threshold: the confidence its short answer needs to lead the answer (None: the model's).
         """
-        self.max_response_bytes = max_response_bytes
+        from components.settings import get_settings
+
+        # Empty or None takes the setting in force as the generator is built (GENERATOR, OPENAI_MODEL,
+        # OPENAI_BASE_URL, UPSTREAM_MAX_BYTES); `to_dict` writes the values used. The key stays an env-var secret.
+        settings = get_settings()
+        generator = generator or settings.generator
+        model = model or settings.openai_model
+        api_base_url = api_base_url or settings.openai_base_url
+        self.max_response_bytes = max_response_bytes if max_response_bytes is not None else settings.upstream_max_bytes
         if generator is not None and generator not in GENERATORS:
             raise ValueError(f"generator must be one of {', '.join(GENERATORS)}, not {generator!r}")
         if not 0 < timeout_s <= 600:
@@ -106,13 +114,10 @@ class ResearchGenerator(InitParameterSerialization):
         return self._kind
 
     def warm_up(self) -> None:
-        """Choose the generator from the settings and build the chat client (no network call); idempotent."""
+        """Build the chat client of the chosen generator (no network call); idempotent."""
         if self._kind is not None:
             return
-        from components.settings import get_settings
-
-        settings = get_settings()
-        kind = self.generator or settings.generator
+        kind = self.generator
         if kind == "openai":
             from haystack.components.generators.chat import OpenAIChatGenerator
 
@@ -123,8 +128,8 @@ class ResearchGenerator(InitParameterSerialization):
                 # Our guard retries (honouring Retry-After); the client must not retry underneath it.
                 self._chat = OpenAIChatGenerator(
                     api_key=api_key,
-                    model=self.model or settings.openai_model,
-                    api_base_url=self.api_base_url or settings.openai_base_url,
+                    model=self.model,
+                    api_base_url=self.api_base_url,
                     generation_kwargs=self.generation_kwargs or None,
                     timeout=self.timeout_s,
                     max_retries=0,

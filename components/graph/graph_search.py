@@ -3,6 +3,7 @@ and their best facts."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -28,7 +29,7 @@ from components.redaction import cut
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.guard import submit_in_thread
 from components.resilience.scheduling import source_twin
-from components.settings import DEFAULT_EMBEDDING_MODEL
+from components.settings import DEFAULT_EMBEDDING_MODEL, setting_or
 from components.validation import clamp, within
 
 logger = logging.getLogger(__name__)
@@ -95,9 +96,9 @@ class GraphSearch(GraphStoreComponent):
         self.facts_per_passage = within("facts_per_passage", facts_per_passage, 0, 10, whole=True)
         self.damping = float(within("damping", float(damping), 0.1, 0.9))
         self.embedding_model = embedding_model
-        self.timeout_s = timeout_s
+        self.timeout_s = setting_or(timeout_s, "tool_timeout_s")  # None: TOOL_TIMEOUT_S as the branch is built
         self.graph_store = check_graph_store(graph_store, collection)
-        self._guard = SourceGuard(SOURCE, ResiliencePolicy.from_settings(timeout_s=timeout_s))
+        self._guard = SourceGuard(SOURCE, ResiliencePolicy.from_settings(timeout_s=self.timeout_s))
         self._store: GraphStore | None = None
         self._model: Any = None
         self.document_store = check_document_store(document_store)
@@ -188,7 +189,8 @@ class GraphSearch(GraphStoreComponent):
                     facts.append(fact.contract())
 
     def _search(
-        self, query: str, query_embedding: list[float] | None, as_of: str | None, limit: int, scope: SearchFilters
+        self, query: str, query_embedding: list[float] | None, as_of: str | dt.date | None, limit: int,
+        scope: SearchFilters,
     ) -> SourceResult:
         self.warm_up()
         assert self._store is not None and self._passage_graph is not None
@@ -218,14 +220,17 @@ class GraphSearch(GraphStoreComponent):
         query: str,
         query_embedding: list[float] | None = None,
         filters: dict[str, Any] | None = None,
-        as_of: str | None = None,
+        as_of: str | dt.date | None = None,
         sources: list[str] | None = None,
+        top_k: int | None = None,
     ) -> dict[str, Any]:
         """Passages and facts for `query`.
 
         :param filters: the knowledge base's filters (`doc_types`, `document_ids`, `date_from`/`date_to`) restrict
-            the passages and the facts; `top_k` overrides the number of passages.
-        :param as_of: ISO date; only documents dated by then and facts valid then (begun by it, not yet ended).
+            the passages and the facts.
+        :param as_of: a date (or ISO text); only documents dated by then and facts valid then (begun by it, not
+            yet ended).
+        :param top_k: the number of passages (1-50); None: the component's `top_k`.
         :returns: `documents`: knowledge-base passages in walk order, their facts in `meta["graph_facts"]`;
             `status`: the run's `SourceStatus`; `branch`: the same documents as the ranker's `BranchDocuments`.
         """
@@ -234,8 +239,8 @@ class GraphSearch(GraphStoreComponent):
             text = check_text(query, "query")
             parse_bound(as_of, "as_of", end=True)
             # Malformed filters are an input error, said before any work.
-            scope = parse_filters({key: value for key, value in (filters or {}).items() if key != "top_k"}, as_of)
-            limit = clamp((filters or {}).get("top_k", self.top_k), 1, 50, "top_k", default=self.top_k)
+            scope = parse_filters(filters, as_of)
+            limit = clamp(self.top_k if top_k is None else top_k, 1, 50, "top_k", default=self.top_k)
             return lambda: self._search(text, query_embedding, as_of, limit, scope)
 
         return self._guard.branch_outputs(sources, "the graph was not among the selected sources", prepare)

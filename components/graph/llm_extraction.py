@@ -16,8 +16,11 @@ from typing import Any
 from components.graph.dates import FuzzyDate, find_dates, sentence_validity
 from components.graph.extraction import GraphExtractor, _ChunkLocator, read_document
 from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, normalise_name
+from components.settings import default_setting
 from components.text.dates import iso_date
 from components.validation import within
+
+UPSTREAM_MAX_BYTES: int = default_setting("upstream_max_bytes")
 
 _INSTRUCTIONS = (
     "You extract a knowledge graph from numbered sentences of one document dated {date}. Answer with JSON only: "
@@ -50,6 +53,7 @@ class LLMGraphExtractor(GraphExtractor):
         timeout_s: float = 60.0,
         api_key_env: str = "OPENAI_API_KEY",
         kind_confidence: float = 0.7,
+        max_response_bytes: int = UPSTREAM_MAX_BYTES,
     ) -> None:
         """`kind_confidence` is the confidence stored with a kind the chat model names (not "other"): across
         documents the most confident kind of an entity stays, so the default 0.7 lets a named kind replace an offline
@@ -65,6 +69,7 @@ class LLMGraphExtractor(GraphExtractor):
         self.timeout_s = timeout_s
         self.api_key_env = api_key_env
         self.kind_confidence = within("kind_confidence", kind_confidence, 0.0, 1.0)
+        self.max_response_bytes = max_response_bytes
         self._generator: Any = None
 
     @classmethod
@@ -73,7 +78,8 @@ class LLMGraphExtractor(GraphExtractor):
             raise ValueError(
                 "GRAPH_EXTRACTOR is llm but no chat model is configured (OPENAI_BASE_URL / OPENAI_API_KEY)"
             )
-        return cls(model=settings.openai_model, api_base_url=settings.openai_base_url)
+        return cls(model=settings.openai_model, api_base_url=settings.openai_base_url,
+                   max_response_bytes=settings.upstream_max_bytes)
 
     def _chat(self, prompt: str, sentences: str) -> str:
         if self._generator is None:
@@ -93,7 +99,7 @@ class LLMGraphExtractor(GraphExtractor):
                 timeout=self.timeout_s,
                 max_retries=1,
                 generation_kwargs={"temperature": 0},
-                http_client_kwargs=capped_client_kwargs(None, "the chat model"),
+                http_client_kwargs=capped_client_kwargs(self.max_response_bytes, "the chat model"),
             )
         from haystack.dataclasses import ChatMessage
 

@@ -21,6 +21,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from components.graph.store import GraphStore, GraphUnavailable, table_prefix
+from components.settings import get_settings
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS {entities} (
@@ -266,6 +267,8 @@ class PostgresGraphStore(GraphStore):
         self._queries = {name: sql.SQL(query).format(**self._names) for name, query in QUERIES.items()}
         self._row_queries = {name for name, query in QUERIES.items() if _RETURNS_ROWS.search(query)}
         self._pool = pool
+        # Which database (DATABASE_URL, else the data folder's embedded one) is decided now; the pool opens later.
+        self._database_settings = get_settings() if pool is None else None
         self._ready = False
         self._lock = threading.Lock()
 
@@ -273,7 +276,7 @@ class PostgresGraphStore(GraphStore):
         if self._pool is None:
             from components.database import connection_pool
 
-            self._pool = connection_pool()
+            self._pool = connection_pool(self._database_settings)
         return self._pool
 
     def _create_schema(self) -> None:

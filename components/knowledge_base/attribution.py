@@ -7,6 +7,7 @@ filters, errors and attribution the same way for every backend.
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from typing import Any
 
@@ -26,8 +27,8 @@ from components.knowledge_base.store import (
 )
 from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
 from components.serialization import InitParameterSerialization
-from components.settings import get_settings
-from components.text.dates import input_date
+from components.settings import get_settings, setting_or
+from components.text.dates import date_bounds
 from components.validation import clamp
 
 logger = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ def _string_list(value: Any, name: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in value if item.strip())
 
 
-def parse_filters(filters: dict | None, as_of: str | None = None) -> SearchFilters:
+def parse_filters(filters: dict | None, as_of: str | dt.date | None = None) -> SearchFilters:
     """The `SearchFilters` of a filters dict and an `as_of` date (which caps `date_to`).
 
     Raises `SourceError` (a clear status, never a stack trace) for unknown keys, malformed dates and a
@@ -59,17 +60,11 @@ def parse_filters(filters: dict | None, as_of: str | None = None) -> SearchFilte
     unknown = sorted(str(key) for key in filters if key not in FILTER_KEYS + OTHER_SOURCES_KEYS)
     if unknown:
         raise SourceError(f"unknown filter {', '.join(unknown)}; use {', '.join(FILTER_KEYS)}")
-    date_from = input_date(filters.get("date_from"), "date_from", SourceError)
-    date_to = input_date(filters.get("date_to"), "date_to", SourceError)
-    if date_from and date_to and date_from > date_to:
-        raise SourceError(f"date_from {date_from.isoformat()} is after date_to {date_to.isoformat()}")
-    cap = input_date(as_of, "as_of", SourceError)
-    if cap is not None and (date_to is None or cap < date_to):
-        date_to = cap
+    bounds = date_bounds(as_of, filters.get("date_from"), filters.get("date_to"), SourceError)
     return SearchFilters(
         doc_types=_string_list(filters.get("doc_types"), "doc_types"),
-        date_from=date_from,
-        date_to=date_to,
+        date_from=bounds.date_from,
+        date_to=bounds.date_to,
         document_ids=_string_list(filters.get("document_ids"), "document_ids"),
     )
 
@@ -98,6 +93,11 @@ class KnowledgeBaseAccess:
         self.document_store = document_store
         self.collection = collection
         self.backend = backend  # without a store: this backend's, whatever KB_BACKEND says
+        # Without a store, the settings' knowledge base (KB_BACKEND, KB_COLLECTION, the database) as of now.
+        self._settings = None
+        if document_store is None:
+            settings = get_settings()
+            self._settings = settings.model_copy(update={"kb_backend": backend}) if backend is not None else settings
         self._store: KnowledgeBase | None = None
         self._lock = threading.Lock()
 
@@ -111,10 +111,7 @@ class KnowledgeBaseAccess:
                 try:
                     document_store = self.document_store
                     if document_store is None:
-                        settings = get_settings()
-                        if self.backend is not None:
-                            settings = settings.model_copy(update={"kb_backend": self.backend})
-                        document_store = document_store_for(settings, self.collection)
+                        document_store = document_store_for(self._settings, self.collection)
                     self._store = knowledge_base_for(document_store)
                 except (KnowledgeBaseMismatch, ValueError) as exc:  # retrying cannot help
                     raise SourceError(str(exc)) from exc
@@ -174,7 +171,9 @@ class KnowledgeBaseComponent(InitParameterSerialization):
             timeout_s = clamp(timeout_s, 0.0, 120.0, "timeout_s")
             if timeout_s <= 0:
                 raise ValueError("timeout_s must be positive, or None for the settings' tool timeout")
-        self.timeout_s = timeout_s
+        # None: TOOL_TIMEOUT_S as the component is built; `to_dict` writes the value used.
+        self.timeout_s = setting_or(timeout_s, "tool_timeout_s")
+        self._policy = ResiliencePolicy.from_settings(timeout_s=self.timeout_s)
         self.document_store = check_document_store(document_store)
         self.collection = collection
         self.source_name = source_name or self.SOURCE_NAME
@@ -190,7 +189,7 @@ class KnowledgeBaseComponent(InitParameterSerialization):
 
     def _guard(self) -> SourceGuard:
         """The resilience guard of one call, with this component's name and timeout."""
-        return SourceGuard(self.source_name, ResiliencePolicy.from_settings(timeout_s=self.timeout_s))
+        return SourceGuard(self.source_name, self._policy)
 
 
 def hit_to_chunk(

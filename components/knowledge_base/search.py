@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import inspect
 from typing import Any
@@ -92,7 +93,7 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         min_relevance: float | None,
         text_weight: float | None,
         filters: dict | None,
-        as_of: str | None,
+        as_of: str | dt.date | None,
     ) -> tuple[Any, str | None]:
         """The guarded work for one question and its cache key; a bad question or parameter is a work that refuses
         (so it surfaces as the source's status)."""
@@ -194,7 +195,7 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         min_relevance: float | None = None,
         text_weight: float | None = None,
         filters: dict | None = None,
-        as_of: str | None = None,
+        as_of: str | dt.date | None = None,
         sources: list[str] | None = None,
     ) -> dict[str, Any]:
         """Search the knowledge base for `query`.

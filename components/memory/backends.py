@@ -81,14 +81,19 @@ class MemoryComponent(InitParameterSerialization):
             raise ValueError(f"memory_store must be a MemoryStore or None, not {type(memory_store).__name__}")
         if not embedding_model:
             raise ValueError("embedding_model must name the embedding model")
-        self.backend = validate_backend(backend)
+        # Called by the components' `__init__`: a None takes the setting in force as the component is built
+        # (MEMORY_BACKEND, ZEP_API_URL, TOOL_TIMEOUT_S, TOOL_RETRIES); `to_dict` writes the values used.
+        settings = get_settings()
+        self.backend = validate_backend(backend) or settings.memory_backend
         self.table = validate_table_name(table)
-        self.zep_api_url = zep_api_url
+        self.zep_api_url = zep_api_url or settings.zep_api_url
         self.zep_api_key = zep_api_key
         self.embedding_model = embedding_model
-        self.timeout_s = timeout_s
-        self.retries = retries
-        self._guard = SourceGuard(source, ResiliencePolicy.from_settings(timeout_s=timeout_s, retries=retries))
+        self.timeout_s = timeout_s if timeout_s is not None else settings.tool_timeout_s
+        self.retries = retries if retries is not None else settings.tool_retries
+        self._settings = settings  # the database and a ZEP_API_KEY written in `.env`, for the store made later
+        self._guard = SourceGuard(source, ResiliencePolicy.from_settings(timeout_s=self.timeout_s,
+                                                                         retries=self.retries))
         self._model: EmbeddingModel | None = None
         self._given_store = memory_store
         self._lock = threading.Lock()
@@ -121,6 +126,7 @@ class MemoryComponent(InitParameterSerialization):
                 if self._given_store is None:
                     key = self.zep_api_key.resolve_value() if self.zep_api_key is not None else None
                     self._given_store = make_memory_store(
-                        self.backend, self.table, self.zep_api_url, key, self._guard.policy.timeout_s
+                        self.backend, self.table, self.zep_api_url, key, self._guard.policy.timeout_s,
+                        settings=self._settings,
                     )
         return self._given_store

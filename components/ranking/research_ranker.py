@@ -156,7 +156,7 @@ class ResearchRanker(InitParameterSerialization):
         query_embedding: list[float] | None = None,
         branch_documents: Variadic[list[Document] | BranchDocuments] = (),  # type: ignore[assignment]
         top_k: int | None = None,
-        as_of: str | None = None,
+        as_of: str | dt.date | None = None,
     ) -> dict[str, Any]:
         """Rank `documents` for `query`.
 
@@ -311,7 +311,7 @@ class ResearchRanker(InitParameterSerialization):
             return None, {}
         return statistics, sentences
 
-    def _recency(self, documents: list[Document], as_of: str | None) -> np.ndarray:
+    def _recency(self, documents: list[Document], as_of: str | dt.date | None) -> np.ndarray:
         today = parse_date(as_of) or dt.date.today()
         dates = [parse_date((document.meta or {}).get("source_date")) for document in documents]
         ages = [None if date is None else max(0, (today - date).days) for date in dates]

@@ -1,13 +1,13 @@
 """The whole-question time budget, carried with the question to every source and the generator.
 
-`question_budget()` opens a budget for the question being answered (default: the `QUESTION_BUDGET_S` setting);
+`question_budget(seconds)` opens a budget for the question being answered (the caller passes `QUESTION_BUDGET_S`);
 inside it `question_deadline()` is the `time.monotonic()` instant by which everything must be done. The deadline
 lives in a context variable, so it follows the question into `Pipeline.run_async`'s tasks and threads (both copy
 the context) and into the guard's worker threads, and concurrent questions each keep their own.
 
 Usage:
 ```python
-with question_budget():  # 30 s by default
+with question_budget(30.0):  # the catalog passes its QUESTION_BUDGET_S
     catalog.run("research", inputs)  # every guarded source and the generator stop at the deadline
 ```
 """
@@ -43,14 +43,12 @@ def deadline_scope(deadline: float) -> Iterator[float]:
 
 
 @contextmanager
-def question_budget(seconds: float | None = None) -> Iterator[float]:
-    """Run the enclosed work under a budget of `seconds` (default: `QUESTION_BUDGET_S`); yields the deadline.
+def question_budget(seconds: float) -> Iterator[float]:
+    """Run the enclosed work under a budget of `seconds` (the caller's `QUESTION_BUDGET_S`, read when it was
+    built); yields the deadline.
 
     A budget opened inside another keeps the earlier deadline: a nested question cannot outlive its caller's.
     """
-    from components.settings import setting_or
-
-    seconds = setting_or(seconds, "question_budget_s")
     if seconds <= 0:
         raise ValueError("the question budget must be positive")
     with deadline_scope(time.monotonic() + seconds) as deadline:

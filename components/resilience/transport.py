@@ -233,9 +233,7 @@ def capped_session(max_bytes: int, service: str, session: requests.Session | Non
     return session
 
 
-def capped_client_kwargs(max_bytes: int | None, service: str) -> dict[str, Any]:
+def capped_client_kwargs(max_bytes: int, service: str) -> dict[str, Any]:
     """`http_client_kwargs` for Haystack's OpenAI-compatible generators: their sync and async httpx clients on
-    `CappedTransport` (`max_bytes` None: the UPSTREAM_MAX_BYTES setting)."""
-    from components.settings import setting_or
-
-    return {"transport": CappedTransport(setting_or(max_bytes, "upstream_max_bytes"), service)}
+    `CappedTransport` (`max_bytes`: the caller's UPSTREAM_MAX_BYTES)."""
+    return {"transport": CappedTransport(max_bytes, service)}

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -113,6 +114,31 @@ def input_date(value: Any, name: str, error: type[Exception] = ValueError) -> dt
         return parse_date(value, strict=True)
     except ValueError:
         raise error(f"{name} must be a date as YYYY-MM-DD, not {value!r:.40}") from None
+
+
+@dataclass(frozen=True)
+class DateBounds:
+    """A request's dates, parsed: `as_of` (None: today) and the inclusive range `date_from`..`date_to`, where
+    `date_to` is already capped by `as_of` (nothing known after that day can count)."""
+
+    as_of: dt.date | None = None
+    date_from: dt.date | None = None
+    date_to: dt.date | None = None
+
+
+def date_bounds(
+    as_of: Any = None, date_from: Any = None, date_to: Any = None, error: type[Exception] = ValueError
+) -> DateBounds:
+    """The one place a request's dates are read: each a `date` or ISO text (`error` naming it when malformed),
+    `date_from` after `date_to` refused, and `as_of` capping `date_to`."""
+    day = input_date(as_of, "as_of", error)
+    start = input_date(date_from, "date_from", error)
+    end = input_date(date_to, "date_to", error)
+    if start and end and start > end:
+        raise error(f"date_from {start.isoformat()} is after date_to {end.isoformat()}")
+    if day is not None and (end is None or day < end):
+        end = day
+    return DateBounds(day, start, end)
 
 
 def parse_moment(value: Any) -> dt.datetime | dt.date | None:

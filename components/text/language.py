@@ -101,13 +101,18 @@ def _load(name: str) -> Language:
 
 
 def language_pipeline(name: str | None = None) -> Language:
-    """The spaCy pipeline `name` (default: the one the `SPACY_MODEL` setting names), loaded once per process;
-    thread-safe."""
+    """The spaCy pipeline `name` (default: the one the `SPACY_MODEL` setting names, read once, when the first
+    component warms it up), loaded once per process; thread-safe."""
+    with _LOCK:
+        return _load(name or _default_pipeline_name())
+
+
+@lru_cache(maxsize=1)
+def _default_pipeline_name() -> str:
+    """The `SPACY_MODEL` setting, read once per process (the language pipeline is a process-wide resource)."""
     from components.settings import get_settings
 
-    name = name or get_settings().spacy_model or DEFAULT_SPACY_MODEL
-    with _LOCK:
-        return _load(name)
+    return get_settings().spacy_model or DEFAULT_SPACY_MODEL
 
 
 def _own_copies(cached: Callable[[str], Doc]) -> Callable[[str], Doc]:

@@ -29,8 +29,9 @@ def call_log_path() -> Path:
     return get_settings().data_dir / "telemetry" / "tool_calls.jsonl"
 
 
-def record_call(tool: str, status: SourceStatus, fault: str | None = None) -> None:
-    """Append one call; a full log keeps its newer half. Logging never breaks a tool call."""
+def record_call(tool: str, status: SourceStatus, fault: str | None = None, path: Path | None = None) -> None:
+    """Append one call to `path` (the caller's `call_log_path()`, taken when it was built; None: read now); a full
+    log keeps its newer half. Logging never breaks a tool call."""
     line = json.dumps(
         {
             "t": round(time.time(), 3),
@@ -42,7 +43,7 @@ def record_call(tool: str, status: SourceStatus, fault: str | None = None) -> No
         }
     )
     try:
-        path = call_log_path()
+        path = path or call_log_path()
         path.parent.mkdir(parents=True, exist_ok=True)
         with _LOCK:
             if path.exists() and path.stat().st_size > MAX_BYTES:

@@ -18,9 +18,10 @@ from haystack import logging
 from components.contracts import ContextChunk, SourceStatus, StatusKind
 from components.resilience import RetryableError, SourceError, SourceGuard, SourceResult, telemetry
 from components.resilience.guard import cache_key
+from components.tools import call_log
 from components.tools.call_log import record_call
 from components.tools.profiles import ToolProfiles, load_profiles
-from components.tools.registry import get_tool
+from components.tools.registry import get_tool, tool_names
 from components.tools.tool_spec import ToolRun, ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -91,6 +92,15 @@ class ToolExecutor:
         self.profile = self.profiles.require_profile(profile or None)
         self._components: dict[str, Any] = {}
         self._guards: dict[str, SourceGuard] = {}
+        self._call_log = call_log.call_log_path()  # the data folder's, as the executor is built
+
+    def prepare(self) -> None:
+        """Build every tool the profile is granted, with its guard, now (an agent's warm-up): building reads the
+        settings, which a running question never does. Idempotent."""
+        for name in tool_names():
+            if self.profiles.granted(self.profile, name):
+                self._guard(name)
+                self._component(get_tool(name))
 
     def _component(self, spec: ToolSpec) -> Any:
         component = self._components.get(spec.name)
@@ -110,7 +120,7 @@ class ToolExecutor:
         status = SourceStatus.refused(name, message, started)
         if fault != "unknown_tool":  # counters only for real tools, not for every misspelt name
             telemetry.record(name, "error", status.execution_time_ms, fault=fault)
-            record_call(name, status, fault)
+            record_call(name, status, fault, self._call_log)
         logger.warning("Tool {tool} refused ({fault}): {reason}", tool=name, fault=fault, reason=message)
         return ToolOutcome(tool=name, output=None, status=status)
 
@@ -154,7 +164,7 @@ class ToolExecutor:
 
         result, status = self._guard(name).call(work, key=key)
         if not status.ok:
-            record_call(name, status, _fault_of(status))
+            record_call(name, status, _fault_of(status), self._call_log)
             # A component that failed still answers with its contract's shape (an empty list, an error code).
             answer = failed.get("run")
             output = _jsonable(answer.output) if answer is not None else None
@@ -165,5 +175,5 @@ class ToolExecutor:
         problem = _schema_error(spec.output_schema, output)
         if problem:
             return self._refuse(name, started, "invalid_output", f"{name} returned an invalid result: {problem}")
-        record_call(name, status)
+        record_call(name, status, path=self._call_log)
         return ToolOutcome(tool=name, output=output, status=status, chunks=list(getattr(result, "chunks", [])))

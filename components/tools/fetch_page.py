@@ -95,10 +95,13 @@ class FetchPage(InitParameterSerialization):
     ) -> None:
         if timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
-        self.allow_private_addresses = allow_private_addresses
+        from components.settings import setting_or
+
+        # None: ALLOW_PRIVATE_ADDRESSES and PAGE_MAX_BYTES as the tool is built; `to_dict` writes the values used.
+        self.allow_private_addresses = bool(setting_or(allow_private_addresses, "allow_private_addresses"))
         self.timeout_s = timeout_s
         self.max_chars = positive_int("max_chars", max_chars)
-        self.max_bytes = None if max_bytes is None else positive_int("max_bytes", max_bytes)
+        self.max_bytes = positive_int("max_bytes", setting_or(max_bytes, "page_max_bytes"))
 
     @component.output_types(url=str, final_url=str, title=str, text=str, content_type=str, truncated=bool)
     def run(self, url: str) -> dict[str, Any]:
@@ -112,9 +115,7 @@ class FetchPage(InitParameterSerialization):
         asked = target = (url or "").strip()
         if not target:
             raise SourceError("The URL is empty.")
-        from components.settings import setting_or
-
-        allow_private = setting_or(self.allow_private_addresses, "allow_private_addresses")
+        allow_private = self.allow_private_addresses
         deadline = min(d for d in (time.monotonic() + self.timeout_s, question_deadline()) if d is not None)
         with httpx.Client(follow_redirects=False, headers={"User-Agent": USER_AGENT}) as client:
             for _ in range(MAX_REDIRECTS + 1):
@@ -149,9 +150,7 @@ class FetchPage(InitParameterSerialization):
 
     def _read(self, response: httpx.Response, deadline: float) -> tuple[str, bool]:
         """The body as text, at most `max_bytes`, read before `deadline`; (text, whether it was cut short)."""
-        from components.settings import setting_or
-
-        limit = setting_or(self.max_bytes, "page_max_bytes")
+        limit = self.max_bytes
         decoder = codecs.getincrementaldecoder(response.encoding or "utf-8")(errors="replace")
         # Each read waits at most until the deadline (the client's timeout is what was left when the request went
         # out); past the deadline or the cap the transfer stops and the connection closes with the `with` block.

@@ -7,7 +7,13 @@ from typing import Any
 from haystack import component
 
 from components.resilience import SourceError
-from components.tools.workspace import WorkspaceTool, display_path, resolve_in_workspace, workspace_root
+from components.tools.workspace import (
+    WorkspaceTool,
+    configured_workspace,
+    display_path,
+    resolve_in_workspace,
+    workspace_root,
+)
 from components.validation import positive_int
 
 
@@ -22,7 +28,7 @@ class ListDirectory(WorkspaceTool):
     """
 
     def __init__(self, workspace_dir: str | None = None, max_entries: int = 500) -> None:
-        self.workspace_dir = workspace_dir
+        self.workspace_dir = workspace_dir or configured_workspace()  # None: the settings' as the tool is built
         self.max_entries = positive_int("max_entries", max_entries)
 
     @component.output_types(path=str, entries=list[dict[str, Any]], truncated=bool)

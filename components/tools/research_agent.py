@@ -296,26 +296,33 @@ class ResearchAgent(InitParameterSerialization):
         self.max_agent_steps = positive_int("max_agent_steps", max_agent_steps)
         self.max_invalid_calls = positive_int("max_invalid_calls", max_invalid_calls)
         self.min_support = within("min_support", min_support, 0, 1)
-        if profile is not None:
-            load_profiles().require_profile(profile)
-        self.profile = profile
+        # The profiles (TOOL_PROFILES_FILE) and, for None, TOOL_PROFILE are read now, when the agent is built.
+        self._profiles = load_profiles()
+        self.profile = self._profiles.require_profile(profile)
         self.system_prompt = system_prompt
         self.chat_generator = chat_generator
         self._checker = CitationChecker(min_support=min_support)
         self._generator: Any = chat_generator
+        self._no_generator = ""  # why there is no chat model (OPENAI_* not set when the agent was built)
+        if chat_generator is None:
+            try:
+                self._generator = chat_generator_from_settings()
+            except ValueError as exc:
+                self._no_generator = str(exc)
         self._entity_lookup: Callable[[str], list[str]] | None = None
+        self._executor = ToolExecutor(profile=self.profile, profiles=self._profiles)
+        self._warmed = False
 
     def warm_up(self) -> None:
         """Build the chat model from the settings (unless one was given). Without one configured the agent still
         builds (a server can deploy it); each run then says so in its status. The graph's entity lookup for
         the tool choice is made once here too."""
-        if self._entity_lookup is None:
+        if not self._warmed:
             self._entity_lookup = _entity_lookup()
+            self._executor.prepare()  # the granted tools, built now: a question never builds one
+            self._warmed = True
         if self._generator is None:
-            try:
-                self._generator = chat_generator_from_settings()
-            except ValueError as exc:
-                logger.info("The research agent has no chat model yet: {reason}", reason=str(exc))
+            logger.info("The research agent has no chat model: {reason}", reason=self._no_generator)
 
     @component.output_types(
         answer=str,
@@ -343,11 +350,8 @@ class ResearchAgent(InitParameterSerialization):
             reason = "the question is empty" if not text else "the question is longer than 2,000 characters"
             return _outputs(ToolSelection(tools=[]), None, started, reason)
         if self._generator is None:
-            try:
-                self._generator = chat_generator_from_settings()
-            except ValueError as exc:
-                return _outputs(ToolSelection(tools=[]), None, started, str(exc))
-        executor = ToolExecutor(profile=self.profile)
+            return _outputs(ToolSelection(tools=[]), None, started, self._no_generator)
+        executor = self._executor
         selection = choose_tools(
             text,
             profile=executor.profile,

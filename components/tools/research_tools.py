@@ -311,7 +311,7 @@ def _graph_search(
     limit: FactLimit = 10,
     as_of: Annotated[str | None, "Only facts valid on this ISO date."] = None,
 ) -> ToolRun:
-    outputs = component.run(query=query, filters={"top_k": limit}, as_of=as_of)
+    outputs = component.run(query=query, top_k=limit, as_of=as_of)
     # The graph branch returns the passages its walk reached, each carrying the facts read in it: the tool's
     # answer is those facts (with their passage's attribution), its evidence the passages.
     facts = [

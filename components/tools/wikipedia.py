@@ -37,10 +37,13 @@ class WikipediaSummary(InitParameterSerialization):
             raise ValueError("api_url must be an http(s) URL of a MediaWiki api.php")
         if timeout_s <= 0 or max_chars < 1:
             raise ValueError("timeout_s and max_chars must be positive")
-        self.api_url = api_url
+        from components.settings import setting_or
+
+        # None: WIKIPEDIA_API_URL and UPSTREAM_MAX_BYTES as the tool is built; `to_dict` writes the values used.
+        self.api_url = setting_or(api_url, "wikipedia_api_url")
         self.timeout_s = timeout_s
         self.max_chars = max_chars
-        self.max_response_bytes = max_response_bytes
+        self.max_response_bytes = setting_or(max_response_bytes, "upstream_max_bytes")
 
     @component.output_types(title=str, summary=str, url=str, found=bool)
     def run(self, title: str) -> dict[str, Any]:
@@ -66,11 +69,9 @@ class WikipediaSummary(InitParameterSerialization):
             "redirects": "1",
             "titles": name,
         }
-        from components.settings import setting_or
-
-        endpoint = setting_or(self.api_url, "wikipedia_api_url")
+        endpoint = self.api_url
         # Read through the capped transport: an endless answer stops at UPSTREAM_MAX_BYTES or the deadline.
-        transport = CappedTransport(setting_or(self.max_response_bytes, "upstream_max_bytes"), "Wikipedia")
+        transport = CappedTransport(self.max_response_bytes, "Wikipedia")
         with httpx.Client(transport=transport, headers={"User-Agent": USER_AGENT}) as client:
             response = client.get(endpoint, params=params, timeout=self.timeout_s)
         raise_for_busy(response.status_code, response.headers, "Wikipedia")

@@ -14,15 +14,18 @@ from components.serialization import InitParameterSerialization
 from components.validation import positive_int
 
 
-def workspace_root(folder: str | None) -> Path:
-    """The configured workspace (`folder`, else WORKSPACE_DIR, else the data folder's `workspace`), resolved and
-    created on first use."""
-    if not folder:
-        from components.settings import get_settings
+def configured_workspace() -> str:
+    """The settings' workspace folder: WORKSPACE_DIR, else the data folder's `workspace` (a file tool takes it when
+    it is built)."""
+    from components.settings import get_settings
 
-        settings = get_settings()
-        folder = settings.workspace_dir or settings.data_dir / "workspace"
-    root = Path(folder).expanduser()
+    settings = get_settings()
+    return str(settings.workspace_dir or settings.data_dir / "workspace")
+
+
+def workspace_root(folder: str | None) -> Path:
+    """The workspace `folder` (None: `configured_workspace()`), resolved and created on first use."""
+    root = Path(folder or configured_workspace()).expanduser()
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file in the way, no permission, a read-only disk: the analyst's to fix, not a retry
@@ -68,5 +71,5 @@ class WorkspaceTool(InitParameterSerialization):
     the most bytes a file they read or write may hold (`max_bytes`), and their serialisation."""
 
     def __init__(self, workspace_dir: str | None = None, max_bytes: int = 1_000_000) -> None:
-        self.workspace_dir = workspace_dir
+        self.workspace_dir = workspace_dir or configured_workspace()  # None: the settings' as the tool is built
         self.max_bytes = positive_int("max_bytes", max_bytes)

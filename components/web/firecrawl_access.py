@@ -98,16 +98,13 @@ def check_address(url: str, allow_private: bool) -> str:
         raise SourceError(str(exc)) from None
 
 
-def firecrawl_endpoint(api_key: Any, api_url: str | None) -> tuple[str | None, str | None]:
-    """(key, URL) from a component's `api_key` (a `Secret` or None) and `api_url`, each falling back on the
-    settings (FIRECRAWL_API_KEY, FIRECRAWL_API_URL); None where neither gives one."""
-    from components.settings import get_settings
-
-    settings = get_settings()
+def firecrawl_endpoint(api_key: Any, api_url: str | None, fallback_key: Any = None) -> tuple[str | None, str | None]:
+    """(key, URL) from a component's `api_key` (a `Secret` or None), else `fallback_key` (the settings'
+    FIRECRAWL_API_KEY, a `SecretStr`, when it was written in `.env`), and `api_url`; None where none gives one."""
     key = api_key.resolve_value() if api_key else None
-    if not key and settings.firecrawl_api_key is not None:
-        key = settings.firecrawl_api_key.get_secret_value()
-    return key or None, api_url or settings.firecrawl_api_url
+    if not key and fallback_key is not None:
+        key = fallback_key.get_secret_value()
+    return key or None, api_url or None
 
 
 def _raise_for(exc: Exception, action: str) -> None:
@@ -180,14 +177,7 @@ class FirecrawlAccess:
     ```
     """
 
-    @classmethod
-    def configured(cls, api_key: Any, api_url: str | None, request_timeout_s: float,
-                   max_bytes: int | None = None) -> FirecrawlAccess:
-        """The access a component's `api_key` (a `Secret` or None) and `api_url` give (see `firecrawl_endpoint`)."""
-        return cls(*firecrawl_endpoint(api_key, api_url), request_timeout_s, max_bytes)
-
-    def __init__(self, api_key: str | None, api_url: str | None, request_timeout_s: float,
-                 max_bytes: int | None = None) -> None:
+    def __init__(self, api_key: str | None, api_url: str | None, request_timeout_s: float, max_bytes: int) -> None:
         self.api_url = (api_url or HOSTED_API_URL).rstrip("/")
         if not api_key and self.api_url == HOSTED_API_URL:
             raise SourceError(NOT_CONFIGURED)
@@ -197,11 +187,9 @@ class FirecrawlAccess:
         # max_retries=1: one attempt per call; the guard owns retries so they respect the time budget.
         self._client = Firecrawl(api_key=api_key or None, api_url=self.api_url, timeout=request_timeout_s,
                                  max_retries=1, backoff_factor=0.0)
-        from components.settings import setting_or
-
         # Every answer is read through the capped transport: an endless body stops at the limit or the deadline.
         v2 = self._client._v2_client  # noqa: SLF001 - the client takes no session; its HTTP client is swapped
-        v2.http_client = capped_http_client(v2.http_client, setting_or(max_bytes, "upstream_max_bytes"))
+        v2.http_client = capped_http_client(v2.http_client, max_bytes)
         self.request_timeout_s = request_timeout_s
         if _SCRAPE_RESUMES is None:
             _SCRAPE_RESUMES = "auto_resume" in inspect.signature(self._client.scrape).parameters

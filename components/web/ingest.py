@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from components.resilience import SourceError
-from components.settings import setting_or
 from components.web.firecrawl_access import check_address
 from components.web.pages import page_metadata
 from components.web.scrape import WebScrape, check_url
@@ -28,14 +27,14 @@ def ingest_url(url: str, ingestor: Any, scraper: WebScrape | None = None) -> Any
     """
     scraper = scraper or WebScrape()
     try:
-        check_address(check_url(url), setting_or(scraper.allow_private_addresses, "allow_private_addresses"))
+        check_address(check_url(url), scraper.allow_private_addresses)
     except SourceError as exc:
         raise UrlRefused(f"{url} was not ingested: {exc}") from None
     page, snapshot, status = scraper.fetch(url)
     if page is None:
         raise UrlNotIngested(f"{url} was not ingested: {status.message or status.status.value}")
     try:  # the page's final URL (after redirects), whatever scraper fetched it
-        check_address(page.url, setting_or(scraper.allow_private_addresses, "allow_private_addresses"))
+        check_address(page.url, scraper.allow_private_addresses)
     except SourceError as exc:
         raise UrlRefused(f"{url} was not ingested: {exc}") from None
     metadata = page_metadata(page, snapshot)

@@ -19,10 +19,10 @@ from components.redaction import cut
 from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
 from components.resilience.scheduling import map_until
 from components.serialization import InitParameterSerialization
-from components.settings import Settings, get_settings
-from components.validation import string_list
+from components.settings import get_settings, setting_or
+from components.validation import positive_int, string_list
 from components.web.chunking import fetched_chunk, markdown_chunks, page_text, pick_chunks, query_cosines, query_terms
-from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, check_address
+from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, check_address, firecrawl_endpoint
 from components.web.snapshots import PageSnapshot, SnapshotStore
 
 logger = logging.getLogger(__name__)
@@ -47,19 +47,37 @@ class WebSource(InitParameterSerialization):
         api_key: Secret | None,
         snapshot_dir: str | None,
         model: str,
+        chunk_tokens: int | None = None,
+        allow_private_addresses: bool | None = None,
+        max_response_bytes: int | None = None,
     ) -> None:
+        """Called by the components' `__init__`: a None takes the setting in force as the component is built
+        (WEB_PAGE_TIMEOUT_S, TOOL_TIMEOUT_S, TOOL_RETRIES, WEB_EXCLUDE_PATTERNS, FIRECRAWL_API_URL, the data folder's
+        snapshots, CHUNK_TOKENS, ALLOW_PRIVATE_ADDRESSES, UPSTREAM_MAX_BYTES); `to_dict` writes the values used."""
+        settings = get_settings()
         if page_timeout_s is not None and page_timeout_s <= 0:
             raise ValueError("page_timeout_s must be positive")
-        self.page_timeout_s = page_timeout_s
-        self.timeout_s = timeout_s
-        self.retries = retries
-        self.exclude_patterns = string_list("exclude_patterns", exclude_patterns)
-        self.api_url = api_url
+        self.page_timeout_s = page_timeout_s or settings.web_page_timeout_s
+        self.timeout_s = setting_or(timeout_s, "tool_timeout_s")
+        self.retries = setting_or(retries, "tool_retries")
+        self.exclude_patterns = string_list("exclude_patterns", setting_or(exclude_patterns, "web_exclude_patterns"))
+        self.api_url = api_url or settings.firecrawl_api_url
         self.api_key = api_key or Secret.from_env_var("FIRECRAWL_API_KEY", strict=False)
-        self.snapshot_dir = snapshot_dir
+        # A key written in the settings' `.env` file (not the environment) counts; it is never serialised.
+        self._env_file_key = settings.firecrawl_api_key
+        self.snapshot_dir = snapshot_dir or str(settings.data_dir / "snapshots")
         self.model = model
+        self.chunk_tokens = positive_int("chunk_tokens", setting_or(chunk_tokens, "chunk_tokens"))
+        self.allow_private_addresses = bool(setting_or(allow_private_addresses, "allow_private_addresses"))
+        self.max_response_bytes = positive_int("max_response_bytes", setting_or(max_response_bytes,
+                                                                                "upstream_max_bytes"))
         self._model: Any = None
-        self._guard = SourceGuard(source, ResiliencePolicy.from_settings(timeout_s=timeout_s, retries=retries))
+        self._guard = SourceGuard(source, ResiliencePolicy.from_settings(timeout_s=self.timeout_s,
+                                                                         retries=self.retries))
+
+    def _endpoint(self) -> tuple[str | None, str | None]:
+        """(key, URL) of Firecrawl for this component (see `firecrawl_endpoint`)."""
+        return firecrawl_endpoint(self.api_key, self.api_url, self._env_file_key)
 
     def warm_up(self) -> None:
         """Load the embedding model, the sentence parser the chunker uses and the Firecrawl client library (once per
@@ -73,12 +91,10 @@ class WebSource(InitParameterSerialization):
             self._model = get_embedding_model(self.model)
             language_pipeline()
 
-    def _run_settings(self) -> tuple[Settings, float, float, list[str], SnapshotStore]:
-        """(the settings, the page timeout, the call's budget, the exclusion patterns, the snapshot store) of a run."""
-        settings = get_settings()
-        patterns = self.exclude_patterns if self.exclude_patterns is not None else settings.web_exclude_patterns
-        return (settings, self.page_timeout_s or settings.web_page_timeout_s, self._guard.policy.timeout_s,
-                list(patterns), SnapshotStore.in_folder(self.snapshot_dir))
+    def _run_settings(self) -> tuple[float, float, list[str], SnapshotStore]:
+        """(the page timeout, the call's budget, the exclusion patterns, the snapshot store) of a run."""
+        return (self.page_timeout_s, self._guard.policy.timeout_s, list(self.exclude_patterns),
+                SnapshotStore(self.snapshot_dir))
 
 
 @dataclass

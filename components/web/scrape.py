@@ -11,7 +11,7 @@ from haystack.utils import Secret
 
 from components.contracts import SourceStatus
 from components.resilience import RetryableError, SourceError, SourceResult
-from components.settings import DEFAULT_EMBEDDING_MODEL, setting_or
+from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.validation import positive_int
 from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, check_address, matches_pattern
 from components.web.pages import WebSource, fetch_pages, page_chunks
@@ -64,13 +64,11 @@ class WebScrape(WebSource):
         model: str = DEFAULT_EMBEDDING_MODEL,
         allow_private_addresses: bool | None = None,
         max_response_bytes: int | None = None,
+        chunk_tokens: int | None = None,
     ) -> None:
         self._configure(SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir,
-                        model)
+                        model, chunk_tokens, allow_private_addresses, max_response_bytes)
         self.max_chunks = positive_int("max_chunks", max_chunks)
-        self.allow_private_addresses = allow_private_addresses
-        self.max_response_bytes = None if max_response_bytes is None else positive_int("max_response_bytes",
-                                                                                      max_response_bytes)
 
     @component.output_types(documents=list[Document], status=SourceStatus)
     def run(self, url: str, query: str | None = None, query_embedding: list[float] | None = None) -> dict[str, Any]:
@@ -92,17 +90,16 @@ class WebScrape(WebSource):
 
     def _work(self, url: str, query: str | None, query_embedding: list[float] | None, *, chunked: bool,
               holder: dict[str, Any] | None = None):  # noqa: ANN202 - a closure for the guard
-        settings, page_timeout, budget, patterns, snapshots = self._run_settings()
+        page_timeout, budget, patterns, snapshots = self._run_settings()
 
         def work() -> SourceResult:
             target = check_url(url)
             blocked = next((pattern for pattern in patterns if matches_pattern(target, pattern)), None)
             if blocked:
                 raise SourceError(f"{target} is excluded by the web exclusion pattern {blocked!r}")
-            allow_private = setting_or(self.allow_private_addresses, "allow_private_addresses")
+            allow_private = self.allow_private_addresses
             check_address(target, allow_private)
-            access = FirecrawlAccess.configured(self.api_key, self.api_url, min(page_timeout, budget),
-                                                self.max_response_bytes)
+            access = FirecrawlAccess(*self._endpoint(), min(page_timeout, budget), self.max_response_bytes)
             deadline = time.monotonic() + max(budget - 1.0, budget * 0.7)
             fetched = fetch_pages(access, [SearchHit(url=target)], page_timeout_s=min(page_timeout, budget),
                                   deadline=deadline, snapshots=snapshots, allow_private=allow_private)
@@ -119,7 +116,7 @@ class WebScrape(WebSource):
                 return SourceResult(chunks=[], total_found=1)
             self.warm_up()
             chunks = page_chunks(fetched.pages, query or "", query_embedding, self._model,
-                                 chunk_tokens=settings.chunk_tokens,
+                                 chunk_tokens=self.chunk_tokens,
                                  max_chunks_per_page=self.max_chunks if (query or query_embedding) else None)
             if not (query or query_embedding):
                 chunks.sort(key=lambda chunk: chunk.metadata["chunk_index"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from collections.abc import Callable
 from typing import Any
@@ -16,7 +17,7 @@ from components.resilience.errors import RetryableError
 from components.resilience.scheduling import source_twin
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.validation import bounded_count, bounded_text, positive_int, string_list
-from components.web.firecrawl_access import NOT_CONFIGURED, FirecrawlAccess, firecrawl_endpoint, matches_pattern
+from components.web.firecrawl_access import NOT_CONFIGURED, FirecrawlAccess, matches_pattern
 from components.web.pages import WebSource, fetch_pages, page_chunks
 
 logger = logging.getLogger(__name__)
@@ -63,16 +64,17 @@ class WebSearch(WebSource):
         snapshot_dir: str | None = None,
         model: str = DEFAULT_EMBEDDING_MODEL,
         max_response_bytes: int | None = None,
+        chunk_tokens: int | None = None,
+        allow_private_addresses: bool | None = None,
     ) -> None:
-        self.max_response_bytes = None if max_response_bytes is None else positive_int("max_response_bytes",
-                                                                                      max_response_bytes)
         self.languages = string_list("languages", languages)
         self.include_domains = string_list("include_domains", include_domains)
         self.exclude_domains = string_list("exclude_domains", exclude_domains)
         self.num_results = positive_int("num_results", num_results)
         self.max_chunks_per_page = positive_int("max_chunks_per_page", max_chunks_per_page)
         self._configure(
-            SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir, model
+            SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir, model,
+            chunk_tokens, allow_private_addresses, max_response_bytes,
         )
 
     # -- the branch -----------------------------------------------------------------------------------------
@@ -83,7 +85,7 @@ class WebSearch(WebSource):
         query: str,
         query_embedding: list[float] | None = None,
         filters: dict[str, Any] | None = None,
-        as_of: str | None = None,
+        as_of: str | dt.date | None = None,
         sources: list[str] | None = None,
         num_results: int | None = None,
         languages: list[str] | None = None,
@@ -105,13 +107,13 @@ class WebSearch(WebSource):
                     SOURCE,
                     f"web pages cannot be dated reliably, so the web is not searched for a question as of {as_of}",
                 )
-            if not any(firecrawl_endpoint(self.api_key, self.api_url)):
+            if not any(self._endpoint()):
                 if sources is not None and SOURCE in {str(source).strip().lower() for source in sources}:
                     # Asked for by name: say it failed; as part of "every source" it just does not take part.
                     logger.warning("Web search asked for but not configured")
                     return SourceStatus.refused(SOURCE, NOT_CONFIGURED, time.monotonic())
                 return SourceStatus.skipped(SOURCE, NOT_CONFIGURED)
-            settings, page_timeout, budget, patterns, snapshots = self._run_settings()
+            page_timeout, budget, patterns, snapshots = self._run_settings()
             domains = include_domains or filter_names(filters, "domains")
 
             def work() -> SourceResult:
@@ -123,8 +125,8 @@ class WebSearch(WebSource):
                 exclude = string_list("exclude_domains", exclude_domains, self.exclude_domains) or []
                 # Leave room in the budget for chunking and embedding after the pages arrive.
                 deadline = started + max(budget - 1.0, budget * 0.7)
-                access = FirecrawlAccess.configured(self.api_key, self.api_url, max(1.0, min(page_timeout, budget)),
-                                                    self.max_response_bytes)
+                access = FirecrawlAccess(*self._endpoint(), max(1.0, min(page_timeout, budget)),
+                                         self.max_response_bytes)
                 # Domains go to Firecrawl too, but only as a hint: a self-hosted one may ignore them.
                 domain_patterns = [p for p in patterns if not any(c in p for c in "*?[/:")]
                 hits = access.search(
@@ -143,7 +145,7 @@ class WebSearch(WebSource):
                 self.warm_up()
                 fetched = fetch_pages(
                     access, kept, page_timeout_s=page_timeout, deadline=deadline, languages=langs, snapshots=snapshots,
-                    allow_private=settings.allow_private_addresses,
+                    allow_private=self.allow_private_addresses,
                 )
                 if not fetched.pages and fetched.rate_limited and len(fetched.rate_limited) == len(fetched.skipped):
                     waits = [wait for wait in fetched.rate_limited if wait is not None]
@@ -158,7 +160,7 @@ class WebSearch(WebSource):
                     text,
                     query_embedding,
                     self._model,
-                    chunk_tokens=settings.chunk_tokens,
+                    chunk_tokens=self.chunk_tokens,
                     max_chunks_per_page=self.max_chunks_per_page,
                 )
                 logger.info(

@@ -36,7 +36,11 @@ class TestCatalogStores:
                     # null in the YAML: the catalog gives the component the knowledge base KB_BACKEND chooses.
                     assert written.pop("document_store") is None
                     assert made.pop("document_store")["type"].endswith("PgvectorDocumentStore"), (name, component)
-                assert written == made, (name, component)
+                # A null is the setting in force when the pipeline was built, which the built component writes out.
+                assert set(written) == set(made), (name, component)
+                assert {key: made[key] for key, value in written.items() if value is not None} == {
+                    key: value for key, value in written.items() if value is not None
+                }, (name, component)
         assert catalog.spec("entity_search").pipeline["components"]["search"]["init_parameters"]["graph_store"] is None
 
     def test_named_stores_round_trip_and_the_dump_holds_no_secret(self, monkeypatch: pytest.MonkeyPatch):

@@ -94,7 +94,7 @@ class TestGraphSearch:
         search = searcher(collection)
         before = search.run(query=QUESTION, as_of="2019-12-31")["documents"]
         assert [d.meta["source_id"] for d in before] == [ids["nordvik"]]  # the founder's document is dated 2020
-        only = search.run(query=QUESTION, filters={"document_ids": [ids["olsen"]], "top_k": 3})["documents"]
+        only = search.run(query=QUESTION, filters={"document_ids": [ids["olsen"]]}, top_k=3)["documents"]
         assert [d.meta["source_id"] for d in only] == [ids["olsen"]]
         bad = search.run(query=QUESTION, filters={"date_from": "01/01/2020"})["status"]
         assert bad.status is StatusKind.ERROR

@@ -20,9 +20,11 @@ COMPONENTS = [
 
 @pytest.mark.parametrize(("component", "source_name"), COMPONENTS)
 class TestKnowledgeBaseComponent:
-    def test_init(self, component, source_name):
+    def test_init(self, component, source_name, settings):
         made = component()
-        assert (made.document_store, made.collection, made.timeout_s) == (None, None, None)
+        # The timeout is the setting in force when the component is built, and serialised as such.
+        assert (made.document_store, made.collection, made.timeout_s) == (None, None, settings.tool_timeout_s)
+        assert made.to_dict()["init_parameters"]["timeout_s"] == settings.tool_timeout_s
         assert made.source_name == source_name
         assert component(source_name="kb_mine").source_name == "kb_mine"
         for refused in ({"collection": ""}, {"source_name": " "}, {"timeout_s": -1}):

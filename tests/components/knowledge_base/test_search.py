@@ -16,14 +16,14 @@ from tests.components.knowledge_base.test_conformance import build_corpus
 
 
 class TestKnowledgeBaseSearch:
-    def test_init_defaults(self):
+    def test_init_defaults(self, settings):
         search = KnowledgeBaseSearch()
         assert (search.mode, search.collection, search.limit) == ("dense", None, 10)
         assert (search.min_relevance, search.text_weight, search.source_name, search.timeout_s) == (
             0.0,
             0.5,
             "kb_dense",
-            None,
+            settings.tool_timeout_s,  # the setting as the component is built
         )
         assert KnowledgeBaseSearch(mode="hybrid").source_name == "kb_hybrid"
         assert KnowledgeBaseSearch(mode="keyword", source_name="kb_text").source_name == "kb_text"
