@@ -13,7 +13,7 @@ from components.generation.extractive_answer_generator import (
     _from_neighbour,
     _may_hold_value,
     _ranked_answer_span,
-    _statement_costs,
+    _statement_cosines,
     phrase_span,
     relation_terms,
 )
@@ -798,8 +798,8 @@ class TestPhraseSpan:
                 return numpy.eye(len(texts), 4)
 
         model = Recorder()
-        ranked = [("a log engine", 0.0), ("Lantern", 1.0)]
-        _statement_costs("Lantern uses a log engine.", "What kind of engine does Lantern use?", ranked, model)
+        phrases = ["a log engine", "Lantern"]
+        _statement_cosines("Lantern uses a log engine.", "What kind of engine does Lantern use?", phrases, model)
         assert model.texts[1] == "a log engine does Lantern use?"
 
     @pytest.mark.parametrize(
