@@ -157,6 +157,10 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
     chunks is used once, cited to the higher-ranked chunk. When no sentence supports a part, the answer says which part
     the sources do not answer.
 
+    A sentence's score and a span's cost are weighted sums of named features whose weights come from a versioned file
+    (`answer_scoring`, fitted by `research fit scoring`); each rule family can be switched off (`rules_off`) to measure
+    what it adds.
+
     Usage:
     ```python
     generator = ExtractiveAnswerGenerator(max_sentences=3)

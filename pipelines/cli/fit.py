@@ -54,6 +54,12 @@ def register(subparsers: Any) -> None:
         default=None,
         help="measure what rule families add (all of them when none is named) instead of fitting",
     )
+    scoring.add_argument(
+        "--halves",
+        choices=("tune", "check", "both"),
+        default="both",
+        help="with --ablate: replay only this half of each set (default both)",
+    )
     scoring.add_argument("--json", type=Path, default=None, help="also write the numbers as JSON here")
     scoring.set_defaults(func=fit_scoring)
 
@@ -144,7 +150,8 @@ def fit_scoring(args: argparse.Namespace) -> int:
             unknown = sorted(set(families) - set(RULE_FAMILIES))
             if unknown:
                 raise UserError(f"unknown rule families: {', '.join(unknown)} (known: {', '.join(RULE_FAMILIES)})")
-            table = ablate(sets, families, scoring_model=args.start, progress=progress)
+            halves = HALVES if args.halves == "both" else (args.halves,)
+            table = ablate(sets, families, scoring_model=args.start, progress=progress, halves=halves)
             print("| rules | set | tune EM / F1 / contains | check EM / F1 / contains |")
             print("|---|---|---|---|")
             for name, scores in table.items():

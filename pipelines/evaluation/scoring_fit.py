@@ -41,16 +41,20 @@ def replay_variants(
     sets: Mapping[str, Path],
     generators: Mapping[str, Any],
     on_record: Callable[[str, str, dict[str, Any], Any], None] | None = None,
+    halves: Sequence[str] = HALVES,
 ) -> dict[str, list[dict[str, Any]]]:
     """Every captured question answered by each generator (question by question, so the parses each reads are
     shared): per variant name, `{"set", "half", "id", "answers", "candidates", "answer"}` per question.
     `on_record(variant, set name, record, generator)` runs after each answer (the fitting reads the generator's log
-    there)."""
+    there). Only the questions of `halves` are asked."""
     for generator in generators.values():
         generator.warm_up()
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in generators}
     for set_name, path in sets.items():
         for record in load_capture(Path(path)):
+            half = half_of(set_name, record)
+            if half not in halves:
+                continue
             documents = documents_of(record)
             for name, generator in generators.items():
                 answer = generator.run(query=record["query"], documents=documents, analysis=record["analysis"])
@@ -58,7 +62,7 @@ def replay_variants(
                 out[name].append(
                     {
                         "set": set_name,
-                        "half": half_of(set_name, record),
+                        "half": half,
                         "id": record.get("id"),
                         "answers": list(record.get("answers") or []),
                         "candidates": "; ".join(part["short_answer"] for part in parts if part["short_answer"]),
@@ -226,8 +230,10 @@ def ablate(
     families: Sequence[str],
     scoring_model: str = "",
     progress: Callable[[str], None] = lambda message: None,
+    halves: Sequence[str] = HALVES,
 ) -> dict[str, dict[str, Any]]:
-    """Per rule family (and `all rules` first): the scores with every rule, and with that family switched off."""
+    """Per rule family (and `all rules` first): the scores with every rule, and with that family switched off, on the
+    questions of `halves` (a half left out scores None)."""
     from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 
     generators = {
@@ -238,4 +244,5 @@ def ablate(
         },
     }
     progress(f"replaying with {len(generators)} variants")
-    return {name: half_scores(records) for name, records in replay_variants(sets, generators).items()}
+    replayed = replay_variants(sets, generators, halves=halves)
+    return {name: half_scores(records) for name, records in replayed.items()}

@@ -86,6 +86,9 @@ def test_the_ablation_prints_each_family_beside_all_rules(capture: Path, capsys)
     printed = capsys.readouterr().out
     assert "| all rules | squad_mini |" in printed
     assert "| without chain | squad_mini |" in printed and "| without expansion | squad_mini |" in printed
+    # Only the check half replayed: the tune half has no numbers.
+    assert main(["fit", "scoring", f"squad_mini={capture}", "--ablate", "chain", "--halves", "check"]) == 0
+    assert "| without chain | squad_mini | – / – / – | " in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
