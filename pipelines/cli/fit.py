@@ -167,6 +167,11 @@ def fit_scoring(args: argparse.Namespace) -> int:
             report = fit_scoring(sets, out=out, start=args.start, c=args.c, command=command, progress=progress)
             kept = ", ".join(report["kept"]) or "none"
             print(f"Fitted groups kept (the check halves did not lose by them): {kept}; written to {out}")
+            print("| fitted group | kept | pooled tune EM / F1 / contains | pooled check EM / F1 / contains |")
+            print("|---|---|---|---|")
+            for group, trial in report["trials"].items():
+                kept_it = "yes" if group in report["kept"] else "no"
+                print(f"| {group} | {kept_it} | {_cells(trial['all']['tune'])} | {_cells(trial['all']['check'])} |")
             print("| set | half | questions | before EM / F1 / contains | after EM / F1 / contains |")
             print("|---|---|---|---|---|")
             for set_name, halves in report["before"].items():

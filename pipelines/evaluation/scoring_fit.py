@@ -160,7 +160,8 @@ def fit_scoring(
     progress: Callable[[str], None] = lambda message: None,
 ) -> dict[str, Any]:
     """Fit the sentence and span weights on the tune halves, keep each fitted group only when the check halves do not
-    lose by it, write the scoring file to `out` and return `{"scoring", "before", "after", "kept", "fitted"}`."""
+    lose by it (tried in turn, each on top of those kept before it), write the scoring file to `out` and return
+    `{"scoring", "before", "after", "kept", "fitted", "trials"}` (`trials`: per group, the scores with it)."""
     from components.generation.answer_scoring import GROUPS, AnswerScoring
     from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 
@@ -186,6 +187,7 @@ def fit_scoring(
             collected[group], features, pinned, float(getattr(current, group).get(pinned, 1.0)), group == "sentence", c
         )
     kept: list[str] = []
+    trials: dict[str, Any] = {}  # per fitted group: the scores with it, kept or not
     scores = before
     for group, weights in fitted.items():
         if weights is None:
@@ -197,7 +199,7 @@ def fit_scoring(
             path.write_text(json.dumps(trial.to_dict()), encoding="utf-8")
             generator = ExtractiveAnswerGenerator(scoring_model=str(path), confidence_threshold=0.0)
             records = replay_variants(sets, {"trial": generator})["trial"]
-        trial_scores = half_scores(records)
+        trial_scores = trials[group] = half_scores(records)
         if does_not_lose(scores, trial_scores):
             current, scores = trial, trial_scores
             kept.append(group)
@@ -215,6 +217,7 @@ def fit_scoring(
         "tune_groups": {group: len(groups) for group, groups in collected.items()},
         "fitted": fitted,
         "kept": kept,
+        "trials": trials,
         "scores_before": before,
         "scores": scores,
     }
@@ -222,7 +225,7 @@ def fit_scoring(
     data.pop("note", None)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    return {"scoring": data, "before": before, "after": scores, "kept": kept, "fitted": fitted}
+    return {"scoring": data, "before": before, "after": scores, "kept": kept, "fitted": fitted, "trials": trials}
 
 
 def ablate(

@@ -72,7 +72,7 @@ def test_the_command_fits_on_the_tune_half_and_writes_a_file_the_generator_reads
         {"set": "squad_mini", "file": "mini.capture.jsonl", "tune_questions": 4, "check_questions": 2}
     ]
     assert set(data["scores"]["squad_mini"]) == {"tune", "check"} and "scores_before" in data
-    assert set(data["fitted"]) == set(GROUPS) and set(data["kept"]) <= set(GROUPS)
+    assert set(data["fitted"]) == set(GROUPS) and set(data["kept"]) <= set(data["trials"]) <= set(GROUPS)
     for group, features in GROUPS.items():
         assert set(data[group]) <= set(features)
     assert json.loads(report.read_text())["before"]["squad_mini"]["tune"]["questions"] == 4
