@@ -38,7 +38,6 @@ SENTENCE_FEATURES = (
     "cosine",  # its in-context cosine to the question
     "top_rank",  # 1 / (1 + its chunk's rank)
     "off_subject",  # 1 when it names none of the question's subjects, in itself, its title or the sentence before
-    "no_value",  # 1 when the part asks for a count, amount or date and it holds no number beyond the question's own
     "kind_found",  # 1 when it holds an entity of a kind the part asks for (read for the few best only)
     "kind_rank",  # that entity's kind's position among the asked kinds (0: the most wanted; at most 2)
     "gap_found",  # a phrase part: 1 when it holds a phrase in the role the question's wh-word plays
@@ -48,7 +47,7 @@ ENTITY_FEATURES = (
     "distance",  # words to the nearest of the question's words in the sentence (0 when it holds none)
     "position",  # its position in the sentence, when the sentence holds none of the question's words
     "label_rank",  # its kind's position among the asked kinds (+2 for a date without a digit)
-    "role",  # 1 when it plays the wh-word's role, or does what the question's verb does ("who")
+    "role",  # 1 when it plays the wh-word's role (or is coordinated with what the question sets aside)
 )
 # A candidate noun phrase of the chosen sentence for a "what"/"which"/"who"/"where" part (lower costs win).
 PHRASE_FEATURES = (
@@ -60,8 +59,6 @@ PHRASE_FEATURES = (
     "partner",  # 1 when it is coordinated with what the question sets aside ("besides X")
     "proper_name",  # 1 when it holds a proper noun
     "value",  # 1 when it is a date or number
-    "doer",  # "who": 1 when it does what the question's verb does
-    "subject",  # "who": 1 when it is the subject (and not a doer)
     "place",  # "where": 1 when it is the object of a place preposition
     "statement",  # cosine of the sentence with the question read with it in the wh-word's place (the few best)
 )
@@ -71,12 +68,9 @@ GROUPS = {"sentence": SENTENCE_FEATURES, "entity_span": ENTITY_FEATURES, "phrase
 RULE_FAMILIES = {
     "kind": "a sentence holding an entity of the asked kind gains (`kind_found`, `kind_rank`)",
     "off_subject": "a sentence naming none of the question's subjects loses (`off_subject`)",
-    "no_value": "a sentence without a number when a count, amount or date is asked loses (`no_value`)",
     "gap": "the wh-word's role in the parse: the phrase that fills it (`gap_found`, entity `role`, the phrase itself)",
-    "doer": "'who' asks for the doer of the question's verb (entity `role`, phrase `doer`/`subject`)",
     "equated": "the phrase headed by the asked noun, or that the sentence equates it with (`equated`)",
     "set_aside": "'besides X, what ...': the phrase coordinated with X (`partner`)",
-    "expansion": "'what does ABC stand for': the words whose initials spell it",
     "statement": "the few best phrases read back into the question, compared with the sentence (`statement`)",
     "chain": "multi-hop: follow the chosen sentence through the names it brings in to a sentence about them",
     "relation": "a sentence adding the relation the question asks of a second subject joins the answer",
@@ -89,11 +83,9 @@ RULE_FAMILIES = {
 FAMILY_FEATURES = {
     "kind": {"sentence": ("kind_found", "kind_rank")},
     "off_subject": {"sentence": ("off_subject",)},
-    "no_value": {"sentence": ("no_value",)},
     "gap": {"sentence": ("gap_found",)},
     "equated": {"phrase_span": ("equated",)},
     "set_aside": {"phrase_span": ("partner",)},
-    "doer": {"phrase_span": ("doer", "subject")},
     "statement": {"phrase_span": ("statement",)},
 }
 

@@ -42,8 +42,7 @@ from components.generation.question_gap import (
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text import bm25
-from components.text.analyzer import sentence_spans, sentences, terms, words
-from components.text.dates import MONTH_NAMES
+from components.text.analyzer import sentence_spans, sentences, terms
 from components.text.language import VALUE_LABELS, parse, parse_question, parse_syntax
 from components.validation import within
 
@@ -109,7 +108,6 @@ _SET_ASIDE = re.compile(
     re.I,
 )
 _AND_OTHER = re.compile(r"([^,?]+?),?\s+(?:and|or)\s+(?:what|which|who)\s+(?:other|else)\b", re.I)
-_STANDS_FOR = re.compile(r"\b([A-Z][A-Za-z]*[A-Z])\b[^?]*\b(?:stands?|stood|short)\s+for\b")
 _KIND_OF = re.compile(r"\b(?:what|which)\s+(?:kind|type|sort|class)s?\s+of\b", re.I)
 _PERSONAL = frozenset({"it", "he", "she", "they"})
 _PERSONAL_WORD = re.compile(r"\b(?:it|he|she|they)\b", re.I)
@@ -277,7 +275,6 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     "off_subject": float(
                         bool(anchors) and not anchors & (candidate.terms | candidate.title_terms | candidate.before)
                     ),
-                    "no_value": float(not _may_hold_value(candidate.text, part, question.question_terms)),
                 }
                 if features["off_subject"]:
                     unanchored.add(id(candidate))
@@ -537,27 +534,6 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         }
 
 
-def _doers(doc: Any, anchors: list[int]) -> set[int]:
-    """The tokens that do what a verb of the question does in `doc`: the subject of that verb, or of the verb it
-    depends on ("The Broncos defeated the Panthers to win ..." -> "Broncos" wins), or the agent of a passive
-    ("written by Andrew Kane")."""
-    found: set[int] = set()
-    for index in anchors:
-        verb = doc[index]
-        for _ in range(3):  # up through "to win" (xcomp), "and won" (conj), "after winning" (advcl)
-            if verb.pos_ not in ("VERB", "AUX"):
-                break
-            for child in verb.children:
-                if child.dep_ in SUBJECT_DEPS and verb.dep_ != "auxpass":
-                    found.add(child.i)
-                elif child.dep_ == "agent":
-                    found.update(grandchild.i for grandchild in child.children if grandchild.dep_ == "pobj")
-            if found or verb.dep_ not in ("xcomp", "conj", "advcl"):
-                break
-            verb = verb.head
-    return found
-
-
 # Parts that take a phrase as their short answer when the chosen sentence holds no entity of their kind (a
 # "what"/"which" does when it names what it asks for: its `focus`).
 PHRASE_KINDS = frozenset({"who", "where"})
@@ -587,13 +563,11 @@ def phrase_span(
     the phrase the sentence equates that noun with ("The most common metal ... is nickel" -> "nickel"), then the
     phrase nearest the question's words in the sentence, with fewer of the question's own words. With an
     embedding `model`, the few best are each put in the wh-word's place in the question, and the statement that
-    reads most like the sentence gains (`_statement_costs`: one batch of a handful of short texts). The weights of
+    reads most like the sentence gains (`_statement_cosines`: one batch of a handful of short texts). The weights of
     these features are `scoring`'s (the packaged file's when None).
     """
     scoring = scoring or AnswerScoring.load()
     doc = parse(sentence)
-    if scoring.on("expansion") and (expanded := _expansion(doc, part.text)):
-        return expanded
     partners = _partners(doc, part.text) if scoring.on("set_aside") else set()
     # The phrase in the role the question's wh-word plays ("What did Tesla patent?" -> the object of "patented").
     gap = question_gap(part.text)
@@ -620,10 +594,6 @@ def phrase_span(
     if filled and not _repeats_question(filled, question_terms) and not partners:
         return filled
     anchors = _anchors(doc, question_terms)
-    words_asked = part.text.lower().split()
-    asks_subject = part.kind == "who" and len(words_asked) > 1 and words_asked[1] not in YES_NO_STARTS
-    doers = _doers(doc, anchors) if scoring.on("doer") else set()
-    asks_subject = asks_subject and scoring.on("doer")
     anchor_set = set(anchors)
     chunks = [chunk for chunk in doc.noun_chunks if chunk.root.pos_ != "PRON"]
     # An ordinal ("first", "50th") ranks something; it is not the thing asked for.
@@ -672,8 +642,6 @@ def phrase_span(
             "partner": float(root.i in partners),  # "Along with toys, where ...?" -> "in toys and models"
             "proper_name": float(any(token.pos_ == "PROPN" for token in words)),  # a name is more often asked for
             "value": float(span.label_ in VALUE_LABELS),  # a date or number answers "what" less often than a thing
-            "doer": float(asks_subject and root.i in doers),  # "Who won ...?": who did what the question asks
-            "subject": float(asks_subject and root.i not in doers and root.dep_ in SUBJECT_DEPS),  # the likeliest doer
             # "where": the object of "in", "at", "from" ...
             "place": float(part.kind == "where" and root.dep_ == "pobj" and root.head.lower_ in PLACE_PREPOSITIONS),
         }
@@ -696,38 +664,6 @@ def phrase_span(
         for text in best[:STATEMENT_CANDIDATES]
     ]
     return shown[min(ranked, key=lambda item: item[1])[0]] if ranked else ""
-
-
-def _expansion(doc: Any, question: str) -> str:
-    """What the acronym a question asks about ("What does CSM stand for?", "What is the AFC short for?") abbreviates
-    in the sentence: the words whose initials spell it, before it ("the Command/Service Module (CSM)") or in brackets
-    after it ("CSM (Command/Service Module)"); empty when the sentence spells it nowhere."""
-    match = _STANDS_FOR.search(question)
-    if match is None:
-        return ""
-    letters = match.group(1).lower()
-    for token in doc:
-        if token.text != match.group(1):
-            continue
-        if token.i >= 2 and doc[token.i - 1].text == "(":
-            words = list(reversed(doc[: token.i - 1]))
-        elif token.i + 2 < len(doc) and doc[token.i + 1].text == "(":
-            close = next((word.i for word in doc[token.i + 2 :] if word.text == ")"), len(doc))
-            words = list(doc[token.i + 2 : close])
-        else:
-            continue
-        wanted = letters[::-1] if words and words[0].i < token.i else letters
-        taken = []
-        for word in words:
-            if len(taken) == len(wanted):
-                break
-            if word.lower_[:1] == wanted[len(taken)]:
-                taken.append(word.i)
-            elif not (word.is_stop or word.text in {"-", "/", "&"}):
-                break
-        if len(taken) == len(wanted):
-            return doc[min(taken) : max(taken) + 1].text
-    return ""
 
 
 def _equated_with(doc: Any, focus: str) -> dict[int, int]:
@@ -880,7 +816,6 @@ def _ranked_answer_span(
             rank += 2  # "the regular season", "spring": a date, but rarely the one a "when" asks for
         return rank
 
-    doers = _doers(doc, anchors) if part.kind == "who" and scoring.on("doer") else set()
     if scoring.on("set_aside"):
         filled = filled | ({ent.root.i for ent in allowed} & _partners(doc, part.text))
     if counted and scoring.on("gap"):
@@ -888,8 +823,7 @@ def _ranked_answer_span(
         filled = filled | {ent.root.i for ent in allowed if counted in _counts(ent)}
 
     def features(group: list[Any]) -> dict[str, float]:
-        # "Who ..." asks for the doer of the question's verb: a name that does it answers before a name the
-        # sentence mentions elsewhere; any part prefers a name in the role its wh-word plays.
+        # A part prefers a name in the role its wh-word plays.
         distance = min(
             (min(abs(anchor - ent.start), abs(anchor - (ent.end - 1))) for ent in group for anchor in anchors),
             default=0,
@@ -898,7 +832,7 @@ def _ranked_answer_span(
             "distance": distance,
             "position": 0 if anchors else group[0].start,
             "label_rank": label_rank(group),
-            "role": float(any(ent.root.i in (filled or doers) for ent in group)),
+            "role": float(any(ent.root.i in filled for ent in group)),
         }
 
     costs = [(scoring.entity_cost(features(group)), position) for position, group in enumerate(groups)]
@@ -1231,28 +1165,6 @@ def _further_sentences(
             ranked[id(candidate)] = (ranked[id(candidate)][0] + bonus, candidate)
     kept = [item for item in ranked.values() if item[0] >= RELATIVE_CUTOFF * top]
     return sorted(kept, key=lambda item: (-item[0], item[1].rank))
-
-
-# Words that write a number without digits (spaCy's `like_num` would also take ordinals, "second", "first").
-_NUMBER_WORDS = frozenset(
-    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
-    "eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred hundreds thousand thousands "
-    "million millions billion billions trillion dozen dozens half twice thrice single double triple".split()
-)
-_DATE_WORDS = frozenset([*MONTH_NAMES, "century", "centuries", "decade", "decades"])
-# The labels of a value: a part whose first label is one asks for a count, an amount or a date.
-VALUE_ASKED = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL"})
-
-
-def _may_hold_value(text: str, part: QuestionPart, question_terms: frozenset[str]) -> bool:
-    """Whether a sentence may hold the value a part asks for, read from its words without a parse: a number (digits or
-    a number word) for a count or an amount, that or a month or century for a date, beyond the question's own words
-    ("Super Bowl 50" answers no "how many"). True for a part that asks for no value."""
-    if not part.labels or part.labels[0] not in VALUE_ASKED:
-        return True
-    written = _NUMBER_WORDS | _DATE_WORDS if part.labels[0] in {"DATE", "TIME"} else _NUMBER_WORDS
-    values = (word for word in words(text) if word in written or any(char.isdigit() for char in word))
-    return any(not _terms_of(word) <= question_terms for word in values)
 
 
 def _asks_a_name(part: QuestionPart) -> bool:

@@ -15,8 +15,7 @@ from components.generation.answer_scoring import (
     AnswerScoring,
     ScoringModelError,
 )
-from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator, phrase_span
-from components.generation.question_analysis import analyze_question
+from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 
 QUESTION = "When did Orvelle Dunmark open the Kestrel foundry?"
 DOCUMENTS = [
@@ -78,13 +77,16 @@ def test_a_missing_file_and_an_unknown_family_are_clear_errors(tmp_path: Path) -
 
 
 def test_switching_a_family_off_changes_what_it_decides() -> None:
-    analysis = analyze_question("What does KLW stand for?")
-    sentence = "The Kestrel Lantern Works (KLW) opened a second foundry in Ostery."
-    part, asked = analysis.parts[0], analysis.question_terms
-    assert phrase_span(sentence, part, asked) == "Kestrel Lantern Works"
-    assert phrase_span(sentence, part, asked, scoring=AnswerScoring.load().without(["expansion"])) != (
-        "Kestrel Lantern Works"
-    )
+    documents = [
+        Document(content="The Kestrel foundry was founded in 1874 by Orvelle Dunmark.", meta={"source_title": "K"}),
+        Document(content="Brambleford Mill was founded in 1902 by Wendolin Pratt.", meta={"source_title": "B"}),
+    ]
+    question = "Were the Kestrel foundry and Brambleford Mill both founded in the 19th century?"
+    every_rule = ExtractiveAnswerGenerator(embedding_model="", confidence_threshold=0.0)
+    assert every_rule.run(query=question, documents=documents)["parts"][0]["short_answer"] == "no"
+    # Without the comparison / yes-no verdict, nothing answers "no": the sentences are the answer.
+    no_verdict = ExtractiveAnswerGenerator(embedding_model="", confidence_threshold=0.0, rules_off=["verdict"])
+    assert no_verdict.run(query=question, documents=documents)["parts"][0]["short_answer"] != "no"
 
 
 def test_a_family_switched_off_sets_its_features_weights_to_nothing() -> None:

@@ -82,10 +82,10 @@ def test_the_command_fits_on_the_tune_half_and_writes_a_file_the_generator_reads
 
 
 def test_the_ablation_prints_each_family_beside_all_rules(capture: Path, capsys) -> None:
-    assert main(["fit", "scoring", f"squad_mini={capture}", "--ablate", "chain", "expansion"]) == 0
+    assert main(["fit", "scoring", f"squad_mini={capture}", "--ablate", "chain", "statement"]) == 0
     printed = capsys.readouterr().out
     assert "| all rules | squad_mini |" in printed
-    assert "| without chain | squad_mini |" in printed and "| without expansion | squad_mini |" in printed
+    assert "| without chain | squad_mini |" in printed and "| without statement | squad_mini |" in printed
     # Only the check half replayed: the tune half has no numbers.
     assert main(["fit", "scoring", f"squad_mini={capture}", "--ablate", "chain", "--halves", "check"]) == 0
     assert "| without chain | squad_mini | – / – / – | " in capsys.readouterr().out
