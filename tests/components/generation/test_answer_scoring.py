@@ -106,3 +106,13 @@ def test_the_generator_serialises_the_families_it_switched_off() -> None:
 
 def test_every_family_has_a_description() -> None:
     assert all(isinstance(text, str) and text for text in RULE_FAMILIES.values())
+
+
+def test_the_research_generator_hands_its_scoring_file_to_the_offline_answer(tmp_path: Path) -> None:
+    from components.generation import ResearchGenerator
+
+    rank_only = {name: 0.0 for name in GROUPS["sentence"]} | {"top_rank": 10.0}
+    path = scoring_file(tmp_path, sentence=rank_only)
+    generator = ResearchGenerator(generator="extractive", scoring_model=str(path), confidence_threshold=0.0)
+    assert generator.to_dict()["init_parameters"]["scoring_model"] == str(path)
+    assert generator._extractive.scoring_model == str(path)
