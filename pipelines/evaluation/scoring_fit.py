@@ -8,7 +8,7 @@ right when their token F1 with a gold answer is at least 0.5). Each group of can
 wrong one; a logistic regression without intercept on the pairs' feature differences (a pairwise ranking) gives the
 weights, scaled so that the first feature (a sentence's `share`, a span's `distance`) keeps its weight. A fitted group
 of weights is kept only when the replayed check halves do not lose by it (EM, F1 and "the whole answer contains a
-gold answer", over the sets' pooled check questions); the others keep the weights they had.
+gold answer", on every set's check half and on them pooled); the others keep the weights they had.
 
 Usage:
 ```python
@@ -95,8 +95,13 @@ def half_scores(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[s
 
 
 def does_not_lose(before: Mapping[str, Any], after: Mapping[str, Any], half: str = "check") -> bool:
-    """Whether `after` is at least as good as `before` on every measure over the pooled `half` questions."""
-    return all((after["all"][half][key] or 0.0) >= (before["all"][half][key] or 0.0) - 1e-9 for key in MEASURES)
+    """Whether `after` is at least as good as `before` on every measure, on the `half` of every set and of the sets
+    pooled: a gain on the large set may not hide a loss on a small one of another kind."""
+    return all(
+        (after[name][half][key] or 0.0) >= (before[name][half][key] or 0.0) - 1e-9
+        for name in before
+        for key in MEASURES
+    )
 
 
 def labelled_groups(log: Sequence[dict[str, Any]], answers: Sequence[str]) -> dict[str, list[list[tuple]]]:

@@ -55,6 +55,10 @@ def test_a_change_is_kept_only_when_no_check_measure_loses() -> None:
 
     assert does_not_lose(scores(0.4, 0.5, 0.9), scores(0.4, 0.55, 0.9))
     assert not does_not_lose(scores(0.4, 0.5, 0.9), scores(0.45, 0.55, 0.89))
+    # A pooled gain does not hide a loss on one set's check half.
+    before = scores(0.4, 0.5, 0.9) | {"small": {"check": {"exact_match": 0.2, "token_f1": 0.3, "contains": 0.7}}}
+    after = scores(0.4, 0.51, 0.9) | {"small": {"check": {"exact_match": 0.2, "token_f1": 0.29, "contains": 0.7}}}
+    assert not does_not_lose(before, after)
 
 
 def test_the_command_fits_on_the_tune_half_and_writes_a_file_the_generator_reads(
