@@ -15,6 +15,7 @@ from spacy.tokens import Span
 
 from components.generation.answer_confidence import AnswerConfidence, part_features
 from components.generation.answer_evidence import TOP_SENTENCES, MeaningCache, evidence_features
+from components.generation.answer_scoring import AnswerScoring
 from components.generation.comparison import compare, yes_no
 from components.generation.question_analysis import (
     LIGHT_NOUNS,
@@ -42,8 +43,7 @@ from components.generation.question_gap import (
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text import bm25
-from components.text.analyzer import sentence_spans, sentences, terms, words
-from components.text.dates import MONTH_NAMES
+from components.text.analyzer import sentence_spans, sentences, terms
 from components.text.language import VALUE_LABELS, parse, parse_question, parse_syntax
 from components.validation import within
 
@@ -57,16 +57,14 @@ NO_EVIDENCE_ANSWER = f"{ABSTENTION_PREFIX} this question; the closest passages a
 UNSURE_PREFIX = "Not sure of the short answer"
 _NO_SHORT_ANSWER: dict[str, Any] = {"short_answer": "", "short_answer_confidence": None, "parts": []}
 
-# A sentence's score: its share of the part's (locally rare) terms, plus its in-context cosine to the question,
-# plus a little for its chunk's rank, plus TYPE_BONUS when it holds a span of the kind the part asks for.
-TYPE_BONUS = 0.5
+# A sentence's score and a span's cost are weighted sums of named features whose weights are fitted
+# (`answer_scoring`: `research fit scoring`); what follows are the term weights inside a sentence's share and the
+# reading budgets.
 # Terms of the question's other parts ("... and who develops it?" is about the first part's subject) count half.
 OTHER_PART_WEIGHT = 0.5
 # The names the question is about weigh this many times their IDF: a sentence about another subject is wrong
 # however many of the other words it shares ("first released" in a sentence about another library).
 ANCHOR_WEIGHT = 2.0
-# ... and a sentence that names none of them, in itself or in its chunk's title, loses this much.
-OFF_SUBJECT_PENALTY = 0.4
 # A term found only in the chunk's title (the subject a sentence's "it" refers to) counts this much.
 TITLE_WEIGHT = 0.5
 # Sentences parsed for answer spans per part: the best few by terms and meaning (spaCy costs ~5 ms a sentence).
@@ -88,17 +86,12 @@ HOP_PARSED = 2
 RELATION_WEIGHT = 1.0
 # Further sentences join the answer only when they score this share of the best one.
 RELATIVE_CUTOFF = 0.5
-# A further sentence holding a span of the asked kind the answer does not give yet gains this much (of the few best
-# read); one naming none of the question's subjects takes back OFF_SUBJECT_PENALTY (the sentences before it named them).
-FURTHER_TYPE_BONUS = 0.3
+# A further sentence holding a span of the asked kind the answer does not give yet gains the scoring's `further_bonus`
+# (of the few best read); one naming none of the question's subjects takes back its off-subject weight (the
+# sentences before it named them).
 FURTHER_PARSED = 4
-# A sentence without a number (or for a date, a month or century) beyond the question's own when the part asks for a
-# count, an amount or a date loses this much: the few sentences read for spans should be ones that may hold one.
-NO_VALUE_PENALTY = 0.2
-# A phrase part's sentence among the few best that has a phrase in the role the question's wh-word plays gains this.
-GAP_BONUS = 0.3
-# A sentence's cosine to the question weighs this much beside its term share: a paraphrase holds meaning, not words.
-COSINE_WEIGHT = 1.5
+# When fitting, this many of a part's best sentences are logged with their features (all of them read for spans).
+LOGGED_SENTENCES = 8
 # Without a stored sentence vector a sentence takes its chunk's relevance, slightly discounted.
 UNSTORED_COSINE_FACTOR = 0.8
 _LOWER_START = re.compile(r"^(?:[\"'(\[]?[a-z]|[,;:)\]])")
@@ -116,7 +109,6 @@ _SET_ASIDE = re.compile(
     re.I,
 )
 _AND_OTHER = re.compile(r"([^,?]+?),?\s+(?:and|or)\s+(?:what|which|who)\s+(?:other|else)\b", re.I)
-_STANDS_FOR = re.compile(r"\b([A-Z][A-Za-z]*[A-Z])\b[^?]*\b(?:stands?|stood|short)\s+for\b")
 _KIND_OF = re.compile(r"\b(?:what|which)\s+(?:kind|type|sort|class)s?\s+of\b", re.I)
 _PERSONAL = frozenset({"it", "he", "she", "they"})
 _PERSONAL_WORD = re.compile(r"\b(?:it|he|she|they)\b", re.I)
@@ -164,6 +156,10 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
     chunks is used once, cited to the higher-ranked chunk. When no sentence supports a part, the answer says which part
     the sources do not answer.
 
+    A sentence's score and a span's cost are weighted sums of named features whose weights come from a versioned file
+    (`answer_scoring`, fitted by `research fit scoring`); each rule family can be switched off (`rules_off`) to measure
+    what it adds.
+
     Usage:
     ```python
     generator = ExtractiveAnswerGenerator(max_sentences=3)
@@ -182,6 +178,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         embedding_model: str = DEFAULT_EMBEDDING_MODEL,
         confidence_model: str = "",
         confidence_threshold: float | None = None,
+        scoring_model: str = "",
+        rules_off: list[str] | None = None,
     ) -> None:
         """
         :param max_sentences: the most sentences an answer holds (1-10).
@@ -193,6 +191,9 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         :param confidence_model: the fitted confidence model's JSON file (`answer_confidence`); empty: the packaged one.
         :param confidence_threshold: the confidence a part's short answer needs to lead the answer (0-1); None: the
             threshold the model file was chosen with.
+        :param scoring_model: the fitted sentence and span weights' JSON file (`answer_scoring`); empty: the packaged
+            one.
+        :param rules_off: rule families to switch off (`answer_scoring.RULE_FAMILIES`), to measure what each adds.
         """
         self.max_sentences = within("max_sentences", max_sentences, 1, 10)
         self.max_chunks = within("max_chunks", max_chunks, 1, 20)
@@ -204,6 +205,9 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             None if confidence_threshold is None else within("confidence_threshold", confidence_threshold, 0, 1)
         )
         self._confidence = AnswerConfidence.load(confidence_model or None)
+        self.scoring_model = scoring_model
+        self.rules_off = sorted(set(rules_off or []))
+        self.scoring = AnswerScoring.load(scoring_model or None).without(self.rules_off)
         self.threshold = self._confidence.threshold if confidence_threshold is None else self.confidence_threshold
         self._model: Any = None
         self._meaning = MeaningCache()  # the same answer rated again costs no forward pass
@@ -247,16 +251,18 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         found_how: list[dict[str, Any]] = []  # per answered part: what its confidence reads of the sentence chosen
         unanswered: list[QuestionPart] = []
         all_scored: list[tuple[float, _Sentence, QuestionPart]] = []
-        unanchored: set[int] = set()  # the sentences that lost OFF_SUBJECT_PENALTY
+        unanchored: set[int] = set()  # the sentences that lost their off-subject weight
         picks: list[tuple[QuestionPart, _Sentence, str, dict[str, float]]] = []  # per answered part
         fellows: list[_Sentence] = []  # the first answered part's other supporting sentences of its chunk
         # The names the question is about: its names, and its words that name a top chunk's subject (a title).
         top_titles = (str((document.meta or {}).get("source_title") or "") for document in documents[: self.max_chunks])
         titles = frozenset().union(*(_terms_of(title) for title in top_titles))
         anchors = (question.anchor_terms | (question.question_terms & titles)) & frozenset(document_frequency)
+        scoring = self.scoring
         for part in parts:
             weights = _part_weights(part, parts, document_frequency, len(candidates), anchors)
             scored = []
+            base: dict[int, dict[str, float]] = {}  # per candidate: the features read without a parse
             # The question's names decide which sentences may answer and which names a hop follows; among those, a
             # term counts by its IDF alone: all the subject's sentences name it, the answer says what is asked of it.
             ranking = _part_weights(part, parts, document_frequency, len(candidates))
@@ -264,42 +270,65 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 share = _share(weights, candidate)
                 if share < self.min_support and not (candidate.stored and candidate.cosine >= self.min_cosine):
                     continue
-                score = _share(ranking, candidate) + COSINE_WEIGHT * candidate.cosine + 0.1 / (1 + candidate.rank)
-                if anchors and not anchors & (candidate.terms | candidate.title_terms | candidate.before):
-                    score -= OFF_SUBJECT_PENALTY
+                features = {
+                    "share": _share(ranking, candidate),
+                    "cosine": candidate.cosine,
+                    "top_rank": 1.0 / (1 + candidate.rank),
+                    "off_subject": float(
+                        bool(anchors) and not anchors & (candidate.terms | candidate.title_terms | candidate.before)
+                    ),
+                }
+                if features["off_subject"]:
                     unanchored.add(id(candidate))
-                if not _may_hold_value(candidate.text, part, question.question_terms):
-                    score -= NO_VALUE_PENALTY
-                scored.append((score, candidate))
+                base[id(candidate)] = features
+                scored.append((scoring.sentence_score(features), candidate))
             if not scored:
                 unanswered.append(part)
                 continue
             scored.sort(key=lambda item: (-item[0], item[1].rank))
             best_score, best, span = scored[0][0], scored[0][1], ""
             how, kind_match = "phrase", 0.0
-            # The few best sentences are read for a span of the asked kind (TYPE_BONUS) or, for a phrase part, for a
-            # phrase in its wh-word's role ("What did Tesla patent?" -> "he patented the Tesla coil": GAP_BONUS).
-            gap = question_gap(part.text) if not part.wants_span and (part.focus or part.kind in PHRASE_KINDS) else None
+            # The few best sentences are read for a span of the asked kind (`kind_found`) or, for a phrase part, for
+            # a phrase in its wh-word's role ("What did Tesla patent?" -> "he patented the Tesla coil": `gap_found`).
+            phrase_part = not part.wants_span and (part.focus or part.kind in PHRASE_KINDS)
+            gap = question_gap(part.text) if phrase_part and scoring.on("gap") else None
+            logged = scoring.log is not None and (part.wants_span or gap is not None)
             if part.wants_span or gap is not None:
-                bonus, best_score = (TYPE_BONUS if part.wants_span else GAP_BONUS), -math.inf
-                for position, (score, candidate) in enumerate(scored[:PARSED_PER_PART]):
-                    if position and best_score >= score + bonus:
-                        break  # no later sentence can overtake the one chosen
+                read = ("kind_found", "kind_rank") if part.wants_span else ("gap_found",)
+                bonus, best_score = scoring.most_gained(read), -math.inf
+                group = []
+                read_at_most = LOGGED_SENTENCES if logged else PARSED_PER_PART
+                for position, (score, candidate) in enumerate(scored[:read_at_most]):
+                    if position >= PARSED_PER_PART or (position and best_score >= score + bonus):
+                        if not logged:
+                            break  # no later sentence can overtake the one chosen
+                        compete = False
+                    else:
+                        compete = True
                     if gap is None:
-                        found, preference = _ranked_answer_span(candidate.text, part, question.question_terms)
+                        found, preference = _ranked_answer_span(candidate.text, part, question.question_terms, scoring)
                         # The part's first label is what it most likely wants ("who": a person before an organisation).
-                        effective = score + (bonus * (1.0 - 0.3 * min(preference, 2)) if found else 0.0)
+                        gained = {"kind_found": float(bool(found)), "kind_rank": min(preference, 2.0) if found else 0.0}
                     else:  # phrase_span below reads the chosen sentence for its phrase
                         filled, found = fill_gap(parse(candidate.text), gap), ""
                         fits = filled and not _repeats_question(filled, question.question_terms)
-                        effective = score + (bonus if fits else 0.0)
+                        gained = {"gap_found": float(bool(fits))}
+                    effective = score + scoring.sentence_score(gained)
+                    group.append(({**base[id(candidate)], **gained}, candidate.text))
+                    if not compete:
+                        continue
                     if effective > best_score:
                         best_score, best, span = effective, candidate, found
                         how = "entity" if found else ("role" if gap is not None and fits else "phrase")
                         kind_match = (1.0 if preference == 0 else 0.5) if found else 0.0
+                if logged:
+                    scoring.log.append({"kind": "sentence", "candidates": group})
+            elif scoring.log is not None:
+                group = [(base[id(candidate)], candidate.text) for _, candidate in scored[:LOGGED_SENTENCES]]
+                scoring.log.append({"kind": "sentence", "candidates": group})
             if not span and (part.focus or part.kind in PHRASE_KINDS):
                 # No entity of the asked kind in the chosen sentence: the phrase the wh-word stands for.
-                span = phrase_span(best.text, part, question.question_terms, self._model)
+                span = phrase_span(best.text, part, question.question_terms, self._model, scoring)
             chosen.append((best, best_score))
             if span:
                 shorts[len(picks)] = (span, best.number, how)
@@ -334,7 +363,9 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         # "A has an OBE. Does B also have one?": the question asked is its last sentence.
         start, end = (sentence_spans(question.question) or [(0, len(question.question))])[-1]
         asked = question.question[start:end]
-        if question.kind == "yes_no" or asked.split(" ", 1)[0].lower() in YES_NO_STARTS:
+        if not scoring.on("verdict"):
+            pass
+        elif question.kind == "yes_no" or asked.split(" ", 1)[0].lower() in YES_NO_STARTS:
             verdict = yes_no(asked, pool)
         elif question.kind in {"which", "who", "what"} and _ALTERNATIVE.search(question.question):
             verdict = compare(question.question, pool)
@@ -352,7 +383,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             # The best sentence is about another subject sharing a word of the question's name, and a sentence of the
             # chunk about that name scored too ("Drew Fuller stared in ..."; "The Drew Pearson Show was ..."): the
             # chain starts there ...
-            start = _subject_start(first, all_scored, question) if len(picks) == 1 else None
+            start = _subject_start(first, all_scored, question) if len(picks) == 1 and scoring.on("chain") else None
             if start is not None:
                 # ... in place of the sentence about another subject, whose span answered nothing asked of it.
                 used.discard(id(first))
@@ -362,7 +393,11 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     shorts.pop(0, None)
                 first, span = start, ""
                 fellows = [candidate for _, candidate, _ in all_scored if candidate.number == start.number]
-            hops = _hops(first, part, pool, question.question_terms, weights, used, room, fellows)
+            hops = (
+                _hops(first, part, pool, question.question_terms, weights, used, room, fellows, scoring)
+                if scoring.on("chain")
+                else []
+            )
             for hop in hops:
                 if hop.via is not first and all(hop.via is not sentence for sentence, _ in chosen):
                     chosen.append((hop.via, hop.score))
@@ -380,7 +415,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     found = hop.span
                     if not found and not part.wants_span and (part.focus or part.kind in PHRASE_KINDS):
                         crossed = _brought_in(first, *(earlier.sentence for earlier in hops[:position]))
-                        found = phrase_span(hop.sentence.text, part, question.question_terms | crossed, self._model)
+                        asked_terms = question.question_terms | crossed
+                        found = phrase_span(hop.sentence.text, part, asked_terms, self._model, scoring)
                     if found:
                         hop_span, number, last = found, hop.sentence.number, position
                 if hop_span:
@@ -390,14 +426,14 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     for hop in hops[: last + 1]:
                         links += [sentence for sentence in (hop.via, hop.sentence) if sentence not in links]
                     found_how[0]["links"] = [(link, _link_score(link, hops, found_how[0]["score"])) for link in links]
-            if len(used) < self.max_sentences:
+            if len(used) < self.max_sentences and scoring.on("relation"):
                 # A second subject the question names ("... by Harold and Tostig Godwinson, he was an Earl of which
                 # location?"): the sentence of the chunk about it that adds most to the question joins the answer.
                 other = _relation_sentence([sentence for sentence, _ in chosen], pool, question, weights, used)
                 if other is not None:
                     used.add(id(other))
                     chosen.append((other, top))
-        if verdict is None and not shorts:
+        if verdict is None and not shorts and scoring.on("stretch"):
             # A question whose wh-word aligns with no phrase ("Why ...?", "How ...?"): what its sentence adds to it.
             for position, (part, sentence, _, _) in enumerate(picks):
                 if part.kind == "yes_no":
@@ -407,14 +443,14 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if len(used) < self.max_sentences:
             spans = {text for text, _, _ in shorts.values()}
             for score, candidate in _further_sentences(
-                all_scored, used, unanchored, spans, question.question_terms, top
+                all_scored, used, unanchored, spans, question.question_terms, top, scoring
             ):
                 if len(used) >= self.max_sentences:
                     break
                 used.add(id(candidate))
                 chosen.append((candidate, score))
         ordered = [sentence for sentence, _ in chosen]
-        if verdict is None and picks and _asks_a_name(picks[0][0]):
+        if verdict is None and picks and _asks_a_name(picks[0][0]) and scoring.on("subject"):
             # No short answer beyond the question's own names: a cited sentence about its chunk's subject ("it became
             # the first aircraft to drop ...", "Smithers first appeared in ...") answers with that subject's name.
             asked = frozenset(terms(_folded(question.question)))
@@ -519,54 +555,28 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         }
 
 
-# How many tokens of distance being the doer of the question's verb is worth for a "who" question.
-SUBJECT_PREFERENCE = 6.0
-
-
-def _doers(doc: Any, anchors: list[int]) -> set[int]:
-    """The tokens that do what a verb of the question does in `doc`: the subject of that verb, or of the verb it
-    depends on ("The Broncos defeated the Panthers to win ..." -> "Broncos" wins), or the agent of a passive
-    ("written by Andrew Kane")."""
-    found: set[int] = set()
-    for index in anchors:
-        verb = doc[index]
-        for _ in range(3):  # up through "to win" (xcomp), "and won" (conj), "after winning" (advcl)
-            if verb.pos_ not in ("VERB", "AUX"):
-                break
-            for child in verb.children:
-                if child.dep_ in SUBJECT_DEPS and verb.dep_ != "auxpass":
-                    found.add(child.i)
-                elif child.dep_ == "agent":
-                    found.update(grandchild.i for grandchild in child.children if grandchild.dep_ == "pobj")
-            if found or verb.dep_ not in ("xcomp", "conj", "advcl"):
-                break
-            verb = verb.head
-    return found
-
-
 # Parts that take a phrase as their short answer when the chosen sentence holds no entity of their kind (a
 # "what"/"which" does when it names what it asks for: its `focus`).
 PHRASE_KINDS = frozenset({"who", "where"})
-PROPER_NAME_BONUS = 1.0
-# A phrase that is an argument (subject, object, object of a preposition) of a content word the question holds is
-# preferred by this many words of distance: the question's predicate leaves that role open.
+# A phrase that is an argument (subject, object, object of a preposition) of a content word the question holds plays
+# a role the question's predicate leaves open (`argument`).
 ARGUMENT_ROLES = frozenset({"nsubj", "nsubjpass", "dobj", "attr", "pobj", "oprd", "dative", "appos"})
-ARGUMENT_PREFERENCE = 2.0
-VALUE_PENALTY = 1.5
-# A phrase headed by the noun the part asks about, or one the sentence equates that noun with ("which orbiter" ->
-# "the Lunar Reconnaissance Orbiter"), is preferred by this many words of distance: beyond the sentence's width, so
-# only another phrase of that kind, or the statement check, competes with it.
-EQUATED_PREFERENCE = 10.0
 NAMING_VERBS = frozenset({"call", "name", "know", "term", "refer", "dub", "entitle", "title"})
 
 
 # The few phrases that cost least by position and form are read back into the question (the phrase in the wh-word's
-# place) and compared with the sentence by the embedding model; a cosine point is worth this many words of distance.
+# place) and compared with the sentence by the embedding model (`statement`); more of them when fitting.
 STATEMENT_CANDIDATES = 3
-STATEMENT_WEIGHT = 30.0
+LOGGED_PHRASES = 6
 
 
-def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str], model: Any = None) -> str:
+def phrase_span(
+    sentence: str,
+    part: QuestionPart,
+    question_terms: frozenset[str],
+    model: Any = None,
+    scoring: AnswerScoring | None = None,
+) -> str:
     """The noun phrase of `sentence` that a "what"/"which" part asks for; empty when none.
 
     The candidates are the sentence's entities and noun chunks (spaCy) that bring in words the question does not
@@ -574,16 +584,16 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     the phrase the sentence equates that noun with ("The most common metal ... is nickel" -> "nickel"), then the
     phrase nearest the question's words in the sentence, with fewer of the question's own words. With an
     embedding `model`, the few best are each put in the wh-word's place in the question, and the statement that
-    reads most like the sentence gains (`_statement_costs`: one batch of a handful of short texts).
+    reads most like the sentence gains (`_statement_cosines`: one batch of a handful of short texts). The weights of
+    these features are `scoring`'s (the packaged file's when None).
     """
+    scoring = scoring or AnswerScoring.load()
     doc = parse(sentence)
-    if expanded := _expansion(doc, part.text):
-        return expanded
-    partners = _partners(doc, part.text)
+    partners = _partners(doc, part.text) if scoring.on("set_aside") else set()
     # The phrase in the role the question's wh-word plays ("What did Tesla patent?" -> the object of "patented").
     gap = question_gap(part.text)
-    token = fill_gap_token(doc, gap, question_terms)
-    filled = phrase_text(token) if token is not None else action_phrase(doc, gap)
+    token = fill_gap_token(doc, gap, question_terms) if scoring.on("gap") else None
+    filled = phrase_text(token) if token is not None else action_phrase(doc, gap) if scoring.on("gap") else ""
     if token is not None and filled:
         # "the concept of a reduction" for "what concept", "a stream of oxygen gas" for "what gas": when the phrase
         # or its "of" phrase is the noun asked about, the other is only its kind or its measure, and the "of" phrase
@@ -594,16 +604,17 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
         if part.focus in asked and not _repeats_question(phrase_text(of), question_terms):
             filled = phrase_text(of)
         # "One moth, the Dusk Moth, was brought ...": a common noun the sentence names answers with that name.
-        elif token.pos_ == "NOUN" and not any(doc[i].pos_ == "PROPN" for i in phrase_tokens(token)):
+        elif (
+            scoring.on("equated")
+            and token.pos_ == "NOUN"
+            and not any(doc[i].pos_ == "PROPN" for i in phrase_tokens(token))
+        ):
             naming = _equated_with(doc, token.lemma_.lower())
             name = next((doc[i] for i, noun in naming.items() if noun == token.i and doc[i].pos_ == "PROPN"), None)
             filled = (phrase_text(name) if name is not None else "") or filled
     if filled and not _repeats_question(filled, question_terms) and not partners:
         return filled
     anchors = _anchors(doc, question_terms)
-    words_asked = part.text.lower().split()
-    asks_subject = part.kind == "who" and len(words_asked) > 1 and words_asked[1] not in YES_NO_STARTS
-    doers = _doers(doc, anchors)
     anchor_set = set(anchors)
     chunks = [chunk for chunk in doc.noun_chunks if chunk.root.pos_ != "PRON"]
     # An ordinal ("first", "50th") ranks something; it is not the thing asked for.
@@ -615,8 +626,8 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
             last = [child.i for child in chunk.root.conjuncts if child.i > chunk.root.i and child.i in ends]
             if last:
                 candidates.append(doc[chunk.start : ends[max(last)]])
-    equated = _equated_with(doc, part.focus) if part.focus not in {"", "?"} else {}
-    if not equated:
+    equated = _equated_with(doc, part.focus) if part.focus not in {"", "?"} and scoring.on("equated") else {}
+    if not equated and scoring.on("equated"):
         # "What was the total revenue of X?": the phrase the sentence equates that noun with, or gives as what it does.
         subject = _copular_subject(part.text)
         equated = _equated_with(doc, subject) or _complements(doc, subject) if subject else {}
@@ -624,6 +635,7 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
     # unless the question names that phrase ("What kind of company is X?" -> "X, a postal company").
     describing = {noun for name, noun in equated.items() if term_of(doc[name]) not in question_terms}
     costs: dict[str, float] = {}
+    features_of: dict[str, dict[str, float]] = {}
     shown: dict[str, str] = {}  # a phrase's text as the answer gives it
     for span in candidates:
         words = [token for token in span if not token.is_punct]
@@ -634,67 +646,45 @@ def phrase_span(sentence: str, part: QuestionPart, question_terms: frozenset[str
             continue
         repeated = sum(term in question_terms for term in span_terms) / len(span_terms)
         distance = min((min(abs(a - span.start), abs(a - (span.end - 1))) for a in anchors), default=span.start)
-        cost = min(distance, 8) + 4.0 * repeated - 0.05 * len(words)  # of two phrases for a thing, the fuller
         root = span.root
         governor = root.head.head if root.dep_ == "pobj" else root.head
-        if root.dep_ in ARGUMENT_ROLES and governor.i in anchor_set and governor.pos_ in {"VERB", "NOUN", "ADJ"}:
-            cost -= ARGUMENT_PREFERENCE  # an argument of a word the question holds: the role it leaves open
-        if span.root.i in equated or (
-            part.focus not in {"", "?"} and span.root.lemma_.lower() == part.focus and span.root.i not in describing
-        ):
-            cost -= EQUATED_PREFERENCE
-        if span.root.i in partners:
-            cost -= EQUATED_PREFERENCE  # "Along with toys, where ...?" -> "in toys and models": the other one
-        if any(token.pos_ == "PROPN" for token in words):
-            cost -= PROPER_NAME_BONUS  # a name is more often what is asked for than a common noun phrase
-        if span.label_ in VALUE_LABELS:
-            cost += VALUE_PENALTY  # a date or number answers "what" less often than a thing does
-        if asks_subject and span.root.i in doers:
-            cost -= SUBJECT_PREFERENCE  # "Who won ...?": the one that did what the question asks about
-        elif asks_subject and span.root.dep_ in SUBJECT_DEPS:
-            cost -= 2.5  # else the sentence's subject is the likeliest doer
-        if part.kind == "where" and span.root.dep_ == "pobj" and span.root.head.lower_ in PLACE_PREPOSITIONS:
-            cost -= 2.0  # "where": the object of "in", "at", "from" ...
+        features = {
+            "distance": min(distance, 8),
+            "repeated": repeated,
+            "words": len(words),  # of two phrases for a thing, the fuller
+            # An argument of a word the question holds: the role it leaves open.
+            "argument": float(
+                root.dep_ in ARGUMENT_ROLES and governor.i in anchor_set and governor.pos_ in {"VERB", "NOUN", "ADJ"}
+            ),
+            "equated": float(
+                root.i in equated
+                or (part.focus not in {"", "?"} and root.lemma_.lower() == part.focus and root.i not in describing)
+            ),
+            "partner": float(root.i in partners),  # "Along with toys, where ...?" -> "in toys and models"
+            "proper_name": float(any(token.pos_ == "PROPN" for token in words)),  # a name is more often asked for
+            "value": float(span.label_ in VALUE_LABELS),  # a date or number answers "what" less often than a thing
+            # "where": the object of "in", "at", "from" ...
+            "place": float(part.kind == "where" and root.dep_ == "pobj" and root.head.lower_ in PLACE_PREPOSITIONS),
+        }
+        cost = scoring.phrase_cost(features)
         text = span.text.strip(" ,;")
         bare = _unpossessed(span)
         shown[text] = closed(span.doc[max(bare.start, untitled_start(span)) : span.end].text.strip(" ,;"))
-        costs[text] = min(cost, costs.get(text, math.inf))
-    ranked = sorted(costs.items(), key=lambda item: item[1])[:STATEMENT_CANDIDATES]
-    if model is not None and len(ranked) > 1:
-        ranked = _statement_costs(sentence, part.text, ranked, model)
+        if cost < costs.get(text, math.inf):
+            costs[text], features_of[text] = cost, features
+    logged = scoring.log is not None
+    best = [text for text, _ in sorted(costs.items(), key=lambda item: item[1])]
+    read = best[: LOGGED_PHRASES if logged else STATEMENT_CANDIDATES]
+    if model is not None and len(read) > 1 and scoring.on("statement"):
+        for text, cosine in zip(read, _statement_cosines(sentence, part.text, read, model), strict=True):
+            features_of[text]["statement"] = cosine
+    if logged and len(read) > 1:
+        scoring.log.append({"kind": "phrase_span", "candidates": [(features_of[text], shown[text]) for text in read]})
+    ranked = [
+        (text, costs[text] + scoring.phrase_cost({"statement": features_of[text].get("statement", 0.0)}))
+        for text in best[:STATEMENT_CANDIDATES]
+    ]
     return shown[min(ranked, key=lambda item: item[1])[0]] if ranked else ""
-
-
-def _expansion(doc: Any, question: str) -> str:
-    """What the acronym a question asks about ("What does CSM stand for?", "What is the AFC short for?") abbreviates
-    in the sentence: the words whose initials spell it, before it ("the Command/Service Module (CSM)") or in brackets
-    after it ("CSM (Command/Service Module)"); empty when the sentence spells it nowhere."""
-    match = _STANDS_FOR.search(question)
-    if match is None:
-        return ""
-    letters = match.group(1).lower()
-    for token in doc:
-        if token.text != match.group(1):
-            continue
-        if token.i >= 2 and doc[token.i - 1].text == "(":
-            words = list(reversed(doc[: token.i - 1]))
-        elif token.i + 2 < len(doc) and doc[token.i + 1].text == "(":
-            close = next((word.i for word in doc[token.i + 2 :] if word.text == ")"), len(doc))
-            words = list(doc[token.i + 2 : close])
-        else:
-            continue
-        wanted = letters[::-1] if words and words[0].i < token.i else letters
-        taken = []
-        for word in words:
-            if len(taken) == len(wanted):
-                break
-            if word.lower_[:1] == wanted[len(taken)]:
-                taken.append(word.i)
-            elif not (word.is_stop or word.text in {"-", "/", "&"}):
-                break
-        if len(taken) == len(wanted):
-            return doc[min(taken) : max(taken) + 1].text
-    return ""
 
 
 def _equated_with(doc: Any, focus: str) -> dict[int, int]:
@@ -769,38 +759,37 @@ def _asks_several(question: str) -> bool:
     return wh.head.lower_ in {"are", "were"}
 
 
-def _statement_costs(
-    sentence: str, question: str, ranked: list[tuple[str, float]], model: Any
-) -> list[tuple[str, float]]:
-    """`ranked` (phrase, cost) with each cost lowered by STATEMENT_WEIGHT times the cosine between the sentence and
-    the question with the phrase in its wh-word's place ("What register ... placed on?" -> "the sex offenders
-    register ... placed on?"): the phrase that plays the asked role makes the statement closest to the sentence."""
+def _statement_cosines(sentence: str, question: str, phrases: list[str], model: Any) -> list[float]:
+    """Each phrase's cosine between the sentence and the question with the phrase in its wh-word's place ("What
+    register ... placed on?" -> "the sex offenders register ... placed on?"): the phrase that plays the asked role
+    makes the statement closest to the sentence. All 0 when the question has no wh-word."""
     doc = parse_syntax(question)
     wh = next((token for token in doc if token.lower_ in WH_PHRASE_WORDS), None)
     if wh is None:
-        return ranked
+        return [0.0] * len(phrases)
     # "What register": the noun the wh-word determines goes with it, and "what kind of company" its "of" phrase.
     end = wh.i + 1
     if wh.dep_ == "det" and wh.head.i > wh.i:
         end = max(phrase_tokens(wh.head)) + 1 if wh.head.lemma_.lower() in LIGHT_NOUNS else wh.head.i + 1
     before, after = doc[: wh.i].text, doc[end:].text
-    vectors = model.embed([sentence, *(f"{before} {text} {after}".strip() for text, _ in ranked)])
-    cosines = vectors[1:] @ vectors[0]
-    return [
-        (text, cost - STATEMENT_WEIGHT * float(cosine)) for (text, cost), cosine in zip(ranked, cosines, strict=True)
-    ]
+    vectors = model.embed([sentence, *(f"{before} {text} {after}".strip() for text in phrases)])
+    return [float(cosine) for cosine in vectors[1:] @ vectors[0]]
 
 
-def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: frozenset[str]) -> tuple[str, int]:
+def _ranked_answer_span(
+    sentence: str, part: QuestionPart, question_terms: frozenset[str], scoring: AnswerScoring | None = None
+) -> tuple[str, int]:
     """The span of `sentence` that answers `part` (an entity of one of its labels that the question does not
     already name, coordinated names joined: "Emil Eifrem, Johan Svensson and Peter Neubauer"; empty when none), and
     the position of its label among the part's labels (0: the most wanted).
 
-    Among several, the one nearest the question's terms in the sentence wins; earlier labels of the part are
-    preferred ("who" prefers a person to an organisation).
+    Among several, the one that costs least by `scoring`'s entity weights (the packaged file's when None) wins: near
+    the question's terms in the sentence, of an earlier label of the part ("who" prefers a person to an
+    organisation), in the role the question's wh-word plays.
     """
     if not part.labels:
         return "", 0
+    scoring = scoring or AnswerScoring.load()
     doc = parse(sentence)
     labels = part.labels
     counted = _counted(part.text) if part.kind in {"how_many", "how_much"} else ""
@@ -820,9 +809,9 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
         allowed.sort(key=lambda ent: ent.start)
     if part.kind == "who":  # "the British rock group Coldplay": a nationality modifying a noun is not who is asked for
         allowed = [ent for ent in allowed if not (ent.label_ == "NORP" and ent.root.dep_ in {"amod", "compound"})]
-    gap = fill_gap_token(doc, question_gap(part.text), question_terms)
+    gap = fill_gap_token(doc, question_gap(part.text), question_terms) if scoring.on("gap") else None
     filled = phrase_tokens(gap) if gap is not None else set()
-    if part.kind == "who" and not filled:
+    if part.kind == "who" and not filled and scoring.on("equated"):
         # "Who is the primary operator?" -> "Stagecoach is the primary operator": the name equated with its noun.
         subject = _copular_subject(part.text)
         filled = set(_equated_with(doc, subject)) if subject else set()
@@ -848,24 +837,37 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
             rank += 2  # "the regular season", "spring": a date, but rarely the one a "when" asks for
         return rank
 
-    doers = _doers(doc, anchors) if part.kind == "who" else set()
-    filled = filled | ({ent.root.i for ent in allowed} & _partners(doc, part.text))
-    if counted:
+    if scoring.on("set_aside"):
+        filled = filled | ({ent.root.i for ent in allowed} & _partners(doc, part.text))
+    if counted and scoring.on("gap"):
         # "How many seats ...?" -> "12 seats": the number that counts the asked noun plays the wh-word's role.
         filled = filled | {ent.root.i for ent in allowed if counted in _counts(ent)}
 
-    def cost(group: list[Any]) -> float:
-        rank = label_rank(group)
-        # "Who ..." asks for the doer of the question's verb: a name that does it answers before a name the
-        # sentence mentions elsewhere; any part prefers a name in the role its wh-word plays.
-        role = -SUBJECT_PREFERENCE if any(ent.root.i in (filled or doers) for ent in group) else 0.0
-        if not anchors:
-            return 3.0 * rank + group[0].start * 0.01 + role
-        distance = min(min(abs(anchor - ent.start), abs(anchor - (ent.end - 1))) for ent in group for anchor in anchors)
-        return distance + 3.0 * rank + role
+    def features(group: list[Any]) -> dict[str, float]:
+        # A part prefers a name in the role its wh-word plays.
+        distance = min(
+            (min(abs(anchor - ent.start), abs(anchor - (ent.end - 1))) for ent in group for anchor in anchors),
+            default=0,
+        )
+        return {
+            "distance": distance,
+            "position": 0 if anchors else group[0].start,
+            "label_rank": label_rank(group),
+            "role": float(any(ent.root.i in filled for ent in group)),
+        }
 
-    best = min(groups, key=cost)
-    preference = label_rank(best)
+    costs = [(scoring.entity_cost(features(group)), position) for position, group in enumerate(groups)]
+    best = groups[min(costs)[1]]
+    if scoring.log is not None and len(groups) > 1:
+        candidates = [(features(group), _entity_text(doc, group, part, counted)) for group in groups]
+        scoring.log.append({"kind": "entity_span", "candidates": candidates})
+    return _entity_text(doc, best, part, counted), label_rank(best)
+
+
+def _entity_text(doc: Any, group: list[Any], part: QuestionPart, counted: str) -> str:
+    """The short answer a group of coordinated entities gives: without a hedge on its number or the unit the question
+    names, with a currency sign the recogniser left out, a bare "how much" number with the noun it counts."""
+    best = group
     first = _unhedged(best[0])
     if first.label_ == "MONEY" and first.start and doc[first.start - 1].is_currency:
         first = doc[first.start - 1 : first.end]  # "£40,000": the recogniser may leave the currency sign out
@@ -875,7 +877,7 @@ def _ranked_answer_span(sentence: str, part: QuestionPart, question_terms: froze
     noun = doc[found.end] if found.end < len(doc) and best[-1].label_ == "CARDINAL" else None
     if part.kind == "how_much" and noun is not None and found[-1].head == noun and noun.pos_ in {"NOUN", "PROPN"}:
         found = doc[found.start : found.end + 1]
-    return found.text.strip(" ,;-–"), preference
+    return found.text.strip(" ,;-–")
 
 
 def _link_score(sentence: _Sentence, hops: list[_Hop], first_score: float) -> float:
@@ -983,6 +985,7 @@ def _hops(
     used: set[int],
     room: int,
     companions: list[_Sentence],
+    scoring: AnswerScoring,
 ) -> list[_Hop]:
     """The further hops of a multi-hop question, each a sentence of another chunk: from the sentence at hand, a name
     it brings in that the question does not hold (the bridge: "... shot the film Maximum Overdrive") leads to a
@@ -1044,10 +1047,15 @@ def _hops(
         read = []
         for score, candidate, held, gain, via, about in found[:HOP_PARSED]:
             # The asked kind in a sentence about the bridge: the answer the chain was looking for.
-            span = _ranked_answer_span(candidate.text, part, frozenset(known | bridge))[0] if part.wants_span else ""
+            span = (
+                _ranked_answer_span(candidate.text, part, frozenset(known | bridge), scoring)[0]
+                if part.wants_span
+                else ""
+            )
             if span and _terms_of(span) & crossed:
                 span = ""
-            read.append(_Hop(candidate, score + (TYPE_BONUS if span else 0.0), held, gain, span, via, about))
+            gained = scoring.sentence_score({"kind_found": float(bool(span))})
+            read.append(_Hop(candidate, score + gained, held, gain, span, via, about))
         best = max(read, key=lambda hop: hop.score)
         hops.append(best)
         used.add(id(best.sentence))
@@ -1157,46 +1165,27 @@ def _further_sentences(
     spans: set[str],
     question_terms: frozenset[str],
     top: float,
+    scoring: AnswerScoring,
 ) -> list[tuple[float, _Sentence]]:
     """The sentences that may follow the chosen ones, best first, each scoring RELATIVE_CUTOFF of the best once
-    scored again as FURTHER_TYPE_BONUS says (the first sentence's span may be the wrong one: the next one offers
-    another)."""
+    scored again: its off-subject weight taken back, and the scoring's `further_bonus` for a span of the asked kind
+    the answer does not give yet (the first sentence's span may be the wrong one: the next one offers another)."""
     ranked: dict[int, tuple[float, _Sentence]] = {}
     read: list[tuple[_Sentence, QuestionPart]] = []
     for score, candidate, part in sorted(scored, key=lambda item: (-item[0], item[1].rank)):
         if id(candidate) in used or id(candidate) in ranked:
             continue
-        ranked[id(candidate)] = (score + (OFF_SUBJECT_PENALTY if id(candidate) in unanchored else 0.0), candidate)
+        taken_back = -scoring.weight("sentence", "off_subject") if id(candidate) in unanchored else 0.0
+        ranked[id(candidate)] = (score + taken_back, candidate)
         if part.wants_span and len(read) < FURTHER_PARSED:
             read.append((candidate, part))
-    for candidate, part in read:
-        found, _ = _ranked_answer_span(candidate.text, part, question_terms)
+    bonus = scoring.further_bonus if scoring.on("further_kind") else 0.0
+    for candidate, part in read if bonus else []:
+        found, _ = _ranked_answer_span(candidate.text, part, question_terms, scoring)
         if found and found not in spans:
-            ranked[id(candidate)] = (ranked[id(candidate)][0] + FURTHER_TYPE_BONUS, candidate)
+            ranked[id(candidate)] = (ranked[id(candidate)][0] + bonus, candidate)
     kept = [item for item in ranked.values() if item[0] >= RELATIVE_CUTOFF * top]
     return sorted(kept, key=lambda item: (-item[0], item[1].rank))
-
-
-# Words that write a number without digits (spaCy's `like_num` would also take ordinals, "second", "first").
-_NUMBER_WORDS = frozenset(
-    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
-    "eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred hundreds thousand thousands "
-    "million millions billion billions trillion dozen dozens half twice thrice single double triple".split()
-)
-_DATE_WORDS = frozenset([*MONTH_NAMES, "century", "centuries", "decade", "decades"])
-# The labels of a value: a part whose first label is one asks for a count, an amount or a date.
-VALUE_ASKED = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL"})
-
-
-def _may_hold_value(text: str, part: QuestionPart, question_terms: frozenset[str]) -> bool:
-    """Whether a sentence may hold the value a part asks for, read from its words without a parse: a number (digits or
-    a number word) for a count or an amount, that or a month or century for a date, beyond the question's own words
-    ("Super Bowl 50" answers no "how many"). True for a part that asks for no value."""
-    if not part.labels or part.labels[0] not in VALUE_ASKED:
-        return True
-    written = _NUMBER_WORDS | _DATE_WORDS if part.labels[0] in {"DATE", "TIME"} else _NUMBER_WORDS
-    values = (word for word in words(text) if word in written or any(char.isdigit() for char in word))
-    return any(not _terms_of(word) <= question_terms for word in values)
 
 
 def _asks_a_name(part: QuestionPart) -> bool:

@@ -62,6 +62,7 @@ class ResearchGenerator(InitParameterSerialization):
         max_response_bytes: int | None = None,
         confidence_model: str = "",
         confidence_threshold: float | None = None,
+        scoring_model: str = "",
     ) -> None:
         """
         :param generator: `extractive` or `openai`; empty takes the `GENERATOR` setting.
@@ -74,6 +75,7 @@ class ResearchGenerator(InitParameterSerialization):
         :param max_response_bytes: the largest answer read from the chat server; empty takes `UPSTREAM_MAX_BYTES`.
         :param confidence_model: the extractive answer's confidence model file (empty: the packaged one).
         :param confidence_threshold: the confidence its short answer needs to lead the answer (None: the model's).
+        :param scoring_model: the extractive answer's sentence and span weights file (empty: the packaged one).
         """
         from components.settings import get_settings
 
@@ -98,8 +100,12 @@ class ResearchGenerator(InitParameterSerialization):
         self.max_sentences = max_sentences
         self.confidence_model = confidence_model
         self.confidence_threshold = confidence_threshold
+        self.scoring_model = scoring_model
         self._extractive = ExtractiveAnswerGenerator(
-            max_sentences=max_sentences, confidence_model=confidence_model, confidence_threshold=confidence_threshold
+            max_sentences=max_sentences,
+            confidence_model=confidence_model,
+            confidence_threshold=confidence_threshold,
+            scoring_model=scoring_model,
         )
         self._chat: Any = None
         self._chat_problem: str | None = None

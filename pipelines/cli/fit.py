@@ -1,4 +1,6 @@
-"""`research fit answer SET=CAPTURE.jsonl ...`: fits the answer confidence on labelled question sets and writes it."""
+"""`research fit answer SET=CAPTURE.jsonl ...`: fits the answer confidence on labelled question sets and writes it;
+`research fit scoring SET=CAPTURE.jsonl ...`: fits the answer's sentence and span weights, or (`--ablate`) measures
+what each rule family adds."""
 
 from __future__ import annotations
 
@@ -36,6 +38,33 @@ def register(subparsers: Any) -> None:
     )
     answer.add_argument("--chart", type=Path, default=None, help="also write a risk-coverage chart (PNG) here")
     answer.set_defaults(func=fit_answer)
+    scoring = commands.add_parser(
+        "scoring",
+        help="fit the answer's sentence and span weights (tune half), kept where the check half does not lose",
+        description="Replays the answer step on captured question sets, fits the weights the offline answer chooses "
+        "its sentence and short answer with on the sets' tune halves (a pairwise ranking of each part's candidates), "
+        "keeps each fitted group of weights only when the check halves do not lose by it, and writes the scoring "
+        "file. With --ablate, replays the sets with each rule family switched off instead and prints what each adds.",
+    )
+    scoring.add_argument("sets", nargs="+", metavar="SET=CAPTURE.jsonl", help="as for `research fit answer`")
+    scoring.add_argument("--out", type=Path, default=None, help="scoring file (default: the packaged one)")
+    scoring.add_argument("--start", default="", help="the scoring file to start from (default: the packaged one)")
+    scoring.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength (default 1.0)")
+    scoring.add_argument(
+        "--ablate",
+        nargs="*",
+        metavar="FAMILY",
+        default=None,
+        help="measure what rule families add (all of them when none is named) instead of fitting",
+    )
+    scoring.add_argument(
+        "--halves",
+        choices=("tune", "check", "both"),
+        default="both",
+        help="with --ablate: replay only this half of each set (default both)",
+    )
+    scoring.add_argument("--json", type=Path, default=None, help="also write the numbers as JSON here")
+    scoring.set_defaults(func=fit_scoring)
 
 
 def _sets(values: list[str]) -> dict[str, Path]:
@@ -106,4 +135,68 @@ def fit_answer(args: argparse.Namespace) -> int:
             for half in HALVES
         }
         print(f"Chart: {write_risk_coverage_chart(curves, args.chart)}")
+    return 0
+
+
+def _cells(row: dict[str, Any]) -> str:
+    from pipelines.evaluation.scoring_fit import MEASURES
+
+    return " / ".join("–" if row[key] is None else f"{row[key]:.3f}" for key in MEASURES)
+
+
+def fit_scoring(args: argparse.Namespace) -> int:
+    import json
+    import sys
+
+    from components.generation.answer_scoring import DEFAULT_SCORING_PATH, RULE_FAMILIES, ScoringModelError
+    from pipelines.evaluation.halves import HALVES
+    from pipelines.evaluation.questions import EvaluationInputError
+    from pipelines.evaluation.scoring_fit import ablate, fit_scoring
+
+    sets = _sets(args.sets)
+    if args.start and not Path(args.start).is_file():
+        raise UserError(f"{args.start} does not exist or is not a file")
+
+    def progress(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    try:
+        if args.ablate is not None:
+            families = args.ablate or list(RULE_FAMILIES)
+            unknown = sorted(set(families) - set(RULE_FAMILIES))
+            if unknown:
+                raise UserError(f"unknown rule families: {', '.join(unknown)} (known: {', '.join(RULE_FAMILIES)})")
+            halves = HALVES if args.halves == "both" else (args.halves,)
+            table = ablate(sets, families, scoring_model=args.start, progress=progress, halves=halves)
+            print("| rules | set | tune EM / F1 / contains | check EM / F1 / contains |")
+            print("|---|---|---|---|")
+            for name, scores in table.items():
+                label = name if name == "all rules" else f"without {name}"
+                for set_name, halves in scores.items():
+                    print(f"| {label} | {set_name} | {_cells(halves['tune'])} | {_cells(halves['check'])} |")
+            report: dict[str, Any] = {"ablation": table}
+        else:
+            command = "research fit scoring " + " ".join(
+                shlex.quote(f"{name}={path.name}") for name, path in sets.items()
+            )
+            out = args.out or DEFAULT_SCORING_PATH
+            report = fit_scoring(sets, out=out, start=args.start, c=args.c, command=command, progress=progress)
+            kept = ", ".join(report["kept"]) or "none"
+            print(f"Fitted groups kept (the check halves did not lose by them): {kept}; written to {out}")
+            print("| fitted group | kept | pooled tune EM / F1 / contains | pooled check EM / F1 / contains |")
+            print("|---|---|---|---|")
+            for group, trial in report["trials"].items():
+                kept_it = "yes" if group in report["kept"] else "no"
+                print(f"| {group} | {kept_it} | {_cells(trial['all']['tune'])} | {_cells(trial['all']['check'])} |")
+            print("| set | half | questions | before EM / F1 / contains | after EM / F1 / contains |")
+            print("|---|---|---|---|---|")
+            for set_name, halves in report["before"].items():
+                for half in HALVES:
+                    before, after = halves[half], report["after"][set_name][half]
+                    print(f"| {set_name} | {half} | {before['questions']} | {_cells(before)} | {_cells(after)} |")
+    except (EvaluationInputError, ScoringModelError, ValueError) as exc:
+        raise UserError(str(exc)) from exc
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=1, default=str) + "\n", encoding="utf-8")
     return 0

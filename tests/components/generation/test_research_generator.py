@@ -10,11 +10,11 @@ from tests.components.ranking.chunks import kb_document
 from tests.contract_servers.chat import chat_server, chat_server_session  # noqa: F401 - fixtures
 
 DOCUMENTS = [
-    kb_document("sb", "The Denver Broncos defeated the Carolina Panthers 24-10 to win Super Bowl 50.", 0.7),
+    kb_document("sb", "The Kestrel Rovers won the Brambleford Cup in 1911 after a replay.", 0.7),
     kb_document("pa", "Paris is the capital of France.", 0.1),
 ]
-QUESTION = "Who won Super Bowl 50?"
-ANSWER = "The Denver Broncos won Super Bowl 50 [1]."
+QUESTION = "Who won the Brambleford Cup?"
+ANSWER = "The Kestrel Rovers won the Brambleford Cup [1]."
 PROMPT = [ChatMessage.from_system("Answer with citations."), ChatMessage.from_user("[1] ... Question: Who won?")]
 
 
@@ -63,9 +63,9 @@ class TestResearchGenerator:
         assert [part["sure"] for part in result["parts"]] == [True]
         # "Who won": the sentence's subject leads as the short answer, then the sentence it comes from.
         assert result["replies"] == [
-            "The Denver Broncos [1]. The Denver Broncos defeated the Carolina Panthers 24-10 to win Super Bowl 50 [1]."
+            "The Kestrel Rovers [1]. The Kestrel Rovers won the Brambleford Cup in 1911 after a replay [1]."
         ]
-        assert result["short_answer"] == "The Denver Broncos"
+        assert result["short_answer"] == "The Kestrel Rovers"
         assert result["status"].status is StatusKind.SUCCESS and result["status"].source == "generator"
         assert "".join(chunk.content for chunk in chunks) == result["replies"][0]
 
@@ -127,7 +127,7 @@ class TestResearchGenerator:
         )
         assert result["status"].status is StatusKind.TIMEOUT
         assert "did not answer within 0.5 s" in result["status"].message
-        assert result["replies"][0].startswith("The Denver Broncos")
+        assert result["replies"][0].startswith("The Kestrel Rovers")
 
     def test_missing_key_is_a_clear_status(self, monkeypatch):
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
