@@ -22,6 +22,12 @@ except SettingsError as exc:  # an invalid setting is one sentence on the page, 
     st.error(f"{exc} Correct it in the environment or `.env` and start the app again.")
     st.stop()
 
+from pipelines.runtime import setup  # noqa: E402
+
+# Every page of the app, not only those that run a pipeline, logs through the redaction (an ingestion's fetcher or
+# the demo corpus's first load can echo a key): the process's one set-up, before any page runs.
+setup()
+
 available = [
     ("ask.py", "Ask", ":material/question_answer:"),
     ("evidence.py", "Evidence board", ":material/push_pin:"),

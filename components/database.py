@@ -19,6 +19,7 @@ a test's session database) stays until `close_pools` / the end of the process, a
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 import warnings
 from pathlib import Path
@@ -50,6 +51,7 @@ def _start_embedded(folder: Path) -> str:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
         import pgserver
+        from pgserver.postgres_server import PostgresServer
     folder.mkdir(parents=True, exist_ok=True)
     _forget_dead_handles(folder)
     try:
@@ -58,6 +60,14 @@ def _start_embedded(folder: Path) -> str:
         log = folder / "log"
         hint = f" See {log} for PostgreSQL's own log." if log.exists() else ""
         raise DatabaseUnavailable(f"The embedded PostgreSQL in {folder} could not start: {exc}.{hint}") from exc
+    # pgserver counts this process as a user, and starts the server, when it first makes the server's handle. After a
+    # lease's close detached this process while another kept the server running, `get_server` hands that handle back
+    # as it was: this process would not be counted (the other's exit would stop the server under it), and the server
+    # may meanwhile have stopped with its last user. Both are checked again (idempotent), under pgserver's
+    # cross-process lock as `_forget_dead_handles` takes it.
+    with PostgresServer._lock:
+        server.ensure_postgres_running()
+        server.global_process_id_list.get_and_add(os.getpid())
     _SERVERS[folder] = server
     _note_made(str(folder), ("server", folder))
     # Exit handlers run last-registered first, so this prune runs before pgserver's own detach: a test or helper

@@ -192,3 +192,86 @@ class TestCachedDocs:
         assert again is not doc and "seen" not in again.user_data
         assert [ent.text for ent in again.ents] == entities != []
         assert sentence_spans(text) == spans
+
+
+@pytest.mark.integration
+def test_a_runtime_after_a_closed_one_counts_as_a_user_of_the_embedded_server(tmp_path: Path, settings) -> None:
+    """The embedded PostgreSQL stops when its last user process detaches: a process that closed a runtime (detaching)
+    while another process kept the server running, and then started a new runtime, must be counted again, or the
+    other process's exit stops the server under it."""
+    import os
+    import subprocess
+
+    from pgserver.utils import DiskList
+
+    own = settings.model_copy(update={"database_url": None, "research_data_dir": tmp_path})
+    handles = DiskList(tmp_path / "pg" / ".handle_pids.json")
+    other = subprocess.Popen(["sleep", "600"])  # another process of the user, attached to the same server
+    try:
+        with Runtime(own).start() as first:
+            with first.connection_pool().connection() as connection:
+                assert connection.execute("SELECT 1").fetchone() == (1,)
+            handles.get_and_add(other.pid)
+        assert handles.get() == [other.pid]  # this process detached; the other keeps the server running
+        second = Runtime(own).start()
+        try:
+            with second.connection_pool().connection() as connection:
+                assert connection.execute("SELECT 1").fetchone() == (1,)
+            assert sorted(handles.get()) == sorted([other.pid, os.getpid()])
+        finally:
+            handles.get_and_remove(other.pid)  # the other process leaves first, so closing stops the server
+            second.close()
+    finally:
+        other.kill()
+        other.wait()
+        _stop_left_server(tmp_path / "pg")
+
+
+@pytest.mark.integration
+def test_a_runtime_after_a_closed_one_starts_the_server_its_other_user_stopped(tmp_path: Path, settings) -> None:
+    """This process detached (closing its runtime) while another process used the embedded server; that process then
+    left and the server stopped. A new runtime of this process starts it again instead of naming a dead server."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from pgserver.utils import DiskList
+
+    own = settings.model_copy(update={"database_url": None, "research_data_dir": tmp_path})
+    folder = tmp_path / "pg"
+    handles = DiskList(folder / ".handle_pids.json")
+    other = subprocess.Popen(["sleep", "600"])
+    try:
+        with Runtime(own).start() as first:
+            first.database_url()
+            handles.get_and_add(other.pid)
+        # The other process leaves as the server's last user: the server stops.
+        postmaster = int((folder / "postmaster.pid").read_text().splitlines()[0])
+        handles.get_and_remove(other.pid)
+        os.kill(postmaster, signal.SIGINT)
+        for _ in range(100):
+            if not (folder / "postmaster.pid").exists():
+                break
+            time.sleep(0.1)
+        with Runtime(own).start() as second:
+            with second.connection_pool().connection() as connection:
+                assert connection.execute("SELECT 1").fetchone() == (1,)
+            assert handles.get() == [os.getpid()]
+    finally:
+        other.kill()
+        other.wait()
+        _stop_left_server(tmp_path / "pg")
+
+
+def _stop_left_server(folder: Path) -> None:
+    """Stop a server a failing test left running in its own folder."""
+    import os
+    import signal
+
+    pid_file = folder / "postmaster.pid"
+    if pid_file.exists():
+        try:
+            os.kill(int(pid_file.read_text().splitlines()[0]), signal.SIGINT)
+        except (ProcessLookupError, ValueError):
+            pass
