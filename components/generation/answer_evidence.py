@@ -38,12 +38,15 @@ EVIDENCE_GROUPS: dict[str, tuple[str, ...]] = {
     "spread": ("span_support", "span_weight"),
     "retrieval": ("retrieval_gap",),
     "meaning": ("span_cosine", "cosine_drop"),
+    "list": ("span_list",),
 }
 EVIDENCE_FEATURES = tuple(name for group in EVIDENCE_GROUPS.values() for name in group)
 
 MEANING_CACHE_SIZE = 512  # (question, sentence, span) triples whose model-read features a generator keeps
 WINDOW = 8  # words either side of the span read for the question's terms
 TOP_SENTENCES = 5  # the part's best sentences read for agreement
+# A span that joins several items ("A and B", "A, B or C"): a question answered by one name seldom wants a list.
+_LIST = re.compile(r"\s(?:and|or)\s")
 
 
 def evidence_features(
@@ -76,6 +79,7 @@ def evidence_features(
         **_spread(span, top),
         "retrieval_gap": _retrieval_gap(scores),
         **meaning,
+        "span_list": float(bool(_LIST.search(span))),
     }
 
 

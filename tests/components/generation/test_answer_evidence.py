@@ -95,6 +95,17 @@ class TestSpread:
         assert out["span_support"] == out["span_weight"] == 0.0
 
 
+class TestList:
+    def test_a_span_that_joins_several_items_is_a_list(self) -> None:
+        assert features(span="Orvelle Dunmark and Halvard Quince")["span_list"] == 1.0
+        assert features(span="Orvelle Dunmark or Halvard Quince")["span_list"] == 1.0
+
+    def test_one_name_or_a_date_is_not_a_list(self) -> None:
+        assert features()["span_list"] == 0.0
+        assert features(span="March 4, 1911")["span_list"] == 0.0
+        assert features(span="Andover")["span_list"] == 0.0
+
+
 class TestRetrieval:
     def test_the_top_chunks_lead_over_the_next(self) -> None:
         assert features()["retrieval_gap"] == pytest.approx(0.5)
