@@ -47,7 +47,7 @@ ENTITY_FEATURES = (
     "distance",  # words to the nearest of the question's words in the sentence (0 when it holds none)
     "position",  # its position in the sentence, when the sentence holds none of the question's words
     "label_rank",  # its kind's position among the asked kinds (+2 for a date without a digit)
-    "role",  # 1 when it plays the wh-word's role (or is coordinated with what the question sets aside)
+    "role",  # 1 when it plays the wh-word's role, or does what the question's verb does ("who")
 )
 # A candidate noun phrase of the chosen sentence for a "what"/"which"/"who"/"where" part (lower costs win).
 PHRASE_FEATURES = (
@@ -59,6 +59,8 @@ PHRASE_FEATURES = (
     "partner",  # 1 when it is coordinated with what the question sets aside ("besides X")
     "proper_name",  # 1 when it holds a proper noun
     "value",  # 1 when it is a date or number
+    "doer",  # "who": 1 when it does what the question's verb does
+    "subject",  # "who": 1 when it is the subject (and not a doer)
     "place",  # "where": 1 when it is the object of a place preposition
     "statement",  # cosine of the sentence with the question read with it in the wh-word's place (the few best)
 )
@@ -69,6 +71,7 @@ RULE_FAMILIES = {
     "kind": "a sentence holding an entity of the asked kind gains (`kind_found`, `kind_rank`)",
     "off_subject": "a sentence naming none of the question's subjects loses (`off_subject`)",
     "gap": "the wh-word's role in the parse: the phrase that fills it (`gap_found`, entity `role`, the phrase itself)",
+    "doer": "'who' asks for the doer of the question's verb (entity `role`, phrase `doer`/`subject`)",
     "equated": "the phrase headed by the asked noun, or that the sentence equates it with (`equated`)",
     "set_aside": "'besides X, what ...': the phrase coordinated with X (`partner`)",
     "statement": "the few best phrases read back into the question, compared with the sentence (`statement`)",
@@ -86,6 +89,7 @@ FAMILY_FEATURES = {
     "gap": {"sentence": ("gap_found",)},
     "equated": {"phrase_span": ("equated",)},
     "set_aside": {"phrase_span": ("partner",)},
+    "doer": {"phrase_span": ("doer", "subject")},
     "statement": {"phrase_span": ("statement",)},
 }
 

@@ -555,6 +555,27 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         }
 
 
+def _doers(doc: Any, anchors: list[int]) -> set[int]:
+    """The tokens that do what a verb of the question does in `doc`: the subject of that verb, or of the verb it
+    depends on ("The Broncos defeated the Panthers to win ..." -> "Broncos" wins), or the agent of a passive
+    ("written by Andrew Kane")."""
+    found: set[int] = set()
+    for index in anchors:
+        verb = doc[index]
+        for _ in range(3):  # up through "to win" (xcomp), "and won" (conj), "after winning" (advcl)
+            if verb.pos_ not in ("VERB", "AUX"):
+                break
+            for child in verb.children:
+                if child.dep_ in SUBJECT_DEPS and verb.dep_ != "auxpass":
+                    found.add(child.i)
+                elif child.dep_ == "agent":
+                    found.update(grandchild.i for grandchild in child.children if grandchild.dep_ == "pobj")
+            if found or verb.dep_ not in ("xcomp", "conj", "advcl"):
+                break
+            verb = verb.head
+    return found
+
+
 # Parts that take a phrase as their short answer when the chosen sentence holds no entity of their kind (a
 # "what"/"which" does when it names what it asks for: its `focus`).
 PHRASE_KINDS = frozenset({"who", "where"})
@@ -584,7 +605,7 @@ def phrase_span(
     the phrase the sentence equates that noun with ("The most common metal ... is nickel" -> "nickel"), then the
     phrase nearest the question's words in the sentence, with fewer of the question's own words. With an
     embedding `model`, the few best are each put in the wh-word's place in the question, and the statement that
-    reads most like the sentence gains (`_statement_cosines`: one batch of a handful of short texts). The weights of
+    reads most like the sentence gains (`_statement_costs`: one batch of a handful of short texts). The weights of
     these features are `scoring`'s (the packaged file's when None).
     """
     scoring = scoring or AnswerScoring.load()
@@ -615,6 +636,10 @@ def phrase_span(
     if filled and not _repeats_question(filled, question_terms) and not partners:
         return filled
     anchors = _anchors(doc, question_terms)
+    words_asked = part.text.lower().split()
+    asks_subject = part.kind == "who" and len(words_asked) > 1 and words_asked[1] not in YES_NO_STARTS
+    doers = _doers(doc, anchors) if scoring.on("doer") else set()
+    asks_subject = asks_subject and scoring.on("doer")
     anchor_set = set(anchors)
     chunks = [chunk for chunk in doc.noun_chunks if chunk.root.pos_ != "PRON"]
     # An ordinal ("first", "50th") ranks something; it is not the thing asked for.
@@ -663,6 +688,8 @@ def phrase_span(
             "partner": float(root.i in partners),  # "Along with toys, where ...?" -> "in toys and models"
             "proper_name": float(any(token.pos_ == "PROPN" for token in words)),  # a name is more often asked for
             "value": float(span.label_ in VALUE_LABELS),  # a date or number answers "what" less often than a thing
+            "doer": float(asks_subject and root.i in doers),  # "Who won ...?": who did what the question asks
+            "subject": float(asks_subject and root.i not in doers and root.dep_ in SUBJECT_DEPS),  # the likeliest doer
             # "where": the object of "in", "at", "from" ...
             "place": float(part.kind == "where" and root.dep_ == "pobj" and root.head.lower_ in PLACE_PREPOSITIONS),
         }
@@ -837,6 +864,7 @@ def _ranked_answer_span(
             rank += 2  # "the regular season", "spring": a date, but rarely the one a "when" asks for
         return rank
 
+    doers = _doers(doc, anchors) if part.kind == "who" and scoring.on("doer") else set()
     if scoring.on("set_aside"):
         filled = filled | ({ent.root.i for ent in allowed} & _partners(doc, part.text))
     if counted and scoring.on("gap"):
@@ -844,7 +872,8 @@ def _ranked_answer_span(
         filled = filled | {ent.root.i for ent in allowed if counted in _counts(ent)}
 
     def features(group: list[Any]) -> dict[str, float]:
-        # A part prefers a name in the role its wh-word plays.
+        # "Who ..." asks for the doer of the question's verb: a name that does it answers before a name the
+        # sentence mentions elsewhere; any part prefers a name in the role its wh-word plays.
         distance = min(
             (min(abs(anchor - ent.start), abs(anchor - (ent.end - 1))) for ent in group for anchor in anchors),
             default=0,
@@ -853,7 +882,7 @@ def _ranked_answer_span(
             "distance": distance,
             "position": 0 if anchors else group[0].start,
             "label_rank": label_rank(group),
-            "role": float(any(ent.root.i in filled for ent in group)),
+            "role": float(any(ent.root.i in (filled or doers) for ent in group)),
         }
 
     costs = [(scoring.entity_cost(features(group)), position) for position, group in enumerate(groups)]

@@ -647,6 +647,22 @@ class TestPhraseSpan:
         analysis = analyze_question(question)
         return phrase_span(sentence, analysis.parts[0], analysis.question_terms)
 
+    @pytest.mark.parametrize(
+        ("question", "sentence", "expected"),
+        [
+            (
+                "Who won the Brambleford Cup?",
+                "The Kestrel Rovers defeated the Ostery Wanderers 3-1 to win the Brambleford Cup.",
+                "The Kestrel Rovers",
+            ),
+            ("Who wrote the harbour charter?", "The harbour charter was written by Wendolin Pratt.", "Wendolin Pratt"),
+        ],
+    )
+    def test_who_asks_for_the_doer_of_the_questions_verb(self, question, sentence, expected):
+        """The one who does what the question asks (wins, writes) answers "who", not another name of the sentence;
+        without the doer rule "Who won" was answered by the side that lost."""
+        assert self.span(question, sentence) == expected
+
     def test_the_name_the_asked_noun_describes_answers(self):
         sentence = (
             "Professional skater Ana Ruiz, professional surfer Tom Hale and the painter Lena Holm live in Kestrel Bay."
