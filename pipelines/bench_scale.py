@@ -428,7 +428,7 @@ def bench_scale(
     from components.embedding import get_embedding_model
     from components.knowledge_base.store import KnowledgeBaseUnavailable
     from components.settings import get_settings
-    from pipelines.bench import _demo_dir
+    from ingest.demo import DEMO_CORPUS_DIR
 
     data = eval_data_dir()
     if data is None:
@@ -436,7 +436,7 @@ def bench_scale(
         return {"skipped": "no evaluation data"}
     folder = get_settings().data_dir / "bench-scale"
     folder.mkdir(parents=True, exist_ok=True)
-    corpus = ScaleCorpus(data, _demo_dir())
+    corpus = ScaleCorpus(data, DEMO_CORPUS_DIR)
     cache = EmbeddingCache(corpus, folder)
     out(f"corpus: {len(corpus.sources):,} paragraphs of real text, {len(corpus.sentences):,} sentences to recombine")
     need = max(len(corpus.sources), min(embed_upto, max(sizes)))

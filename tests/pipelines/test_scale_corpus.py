@@ -61,3 +61,12 @@ def test_embeddings_resume_and_compose_the_rest(corpus, tmp_path, monkeypatch, e
     assert not real and len(spans) == len(sentence_vectors) > 0
     mean = sentence_vectors.mean(axis=0)
     assert np.allclose(vector, mean / np.linalg.norm(mean), atol=1e-6)
+
+
+def test_the_scale_bench_without_the_public_sets_says_so(tmp_path, monkeypatch):
+    from pipelines.bench_scale import bench_scale
+
+    monkeypatch.setenv("RESEARCH_EVAL_DATA", str(tmp_path / "absent"))
+    lines: list[str] = []
+    assert bench_scale(lines.append, sizes=(10,), backends=("pgvector",)) == {"skipped": "no evaluation data"}
+    assert "scale benchmark needs their text" in lines[0]
