@@ -432,6 +432,24 @@ class PgvectorChunkIndex(ChunkIndex):
         wanted = sorted(set(analyzer_terms(query or "")))
         if not wanted:
             return []
+        cosine = sql.SQL("1 - (embedding <=> %s)") if query_embedding is not None else sql.SQL("NULL::float8")
+        vector = [] if query_embedding is None else [np.asarray(query_embedding, dtype=np.float32).reshape(-1)]
+        if not filters:
+            # One statement: the server-side function reads the statistics and finds the top k (the same steps as
+            # `KeywordPostings.search`, without a round trip each), joined with the rows it names.
+            with self._connection() as conn:
+                rows = conn.execute(
+                    self._q(
+                        "SELECT t.id, t.content, t.meta, {cosine}, f.score FROM {top} f JOIN {table} t "
+                        "ON t.id = f.chunk_id ORDER BY f.place",
+                        cosine=cosine, top=self._postings.top(),
+                    ),
+                    [*vector, *self._postings.top_params(wanted, limit)],
+                ).fetchall()
+            return [
+                IndexHit(self._document(row), float(row[4]), ScoreKind.BM25, None if row[3] is None else float(row[3]))
+                for row in rows
+            ]
         where, params = _haystack_where(filters, "AND")
         # Autocommit, no transaction: each statement sees a consistent table, and the scores use the IDFs read here.
         with self._connection() as conn:
@@ -442,15 +460,12 @@ class PgvectorChunkIndex(ChunkIndex):
             if n_chunks <= 0:
                 return []
             idf = {term: bm25.idf(n_chunks, min(df, n_chunks)) for term, df in statistics.df.items() if df}
-            top = self._postings.search(conn, idf, limit, average, where if filters else None, params)
+            top = self._postings.search(conn, idf, limit, average, where, params)
             if not top:
                 return []
-            cosine = sql.SQL("1 - (embedding <=> %s)") if query_embedding is not None else sql.SQL("NULL::float8")
-            values: list[Any] = [[chunk_id for chunk_id, _ in top]]
-            if query_embedding is not None:
-                values.insert(0, np.asarray(query_embedding, dtype=np.float32).reshape(-1))
             rows = conn.execute(
-                self._q("SELECT id, content, meta, {cosine} FROM {table} WHERE id = ANY(%s)", cosine=cosine), values
+                self._q("SELECT id, content, meta, {cosine} FROM {table} WHERE id = ANY(%s)", cosine=cosine),
+                [*vector, [chunk_id for chunk_id, _ in top]],
             ).fetchall()
         found = {row[0]: row for row in rows}
         return [

@@ -6,16 +6,24 @@ a B-tree on `(term, impact DESC)`: each term's postings can be read best first. 
 chunk count and their terms in all, so BM25's average length costs no scan. Both change in the transaction that
 writes or deletes the chunk's evidence, so every process on the database sees one consistent index.
 
-A question's top k is found by reading each term's best postings to a depth m (64 first, then four times deeper):
-a chunk seen in some lists has a lower bound (what it scored there) and an upper bound (plus, per list it was not
-seen in, the best any unread posting of that list can score); the candidates with the best upper bounds (four per
-result) get their exact score from their stored term counts, and the search stops when the k-th exact score is at
-least the best any other chunk can score: an unread one (the sum of the lists' bounds) or a candidate not completed
-(its upper bound). The result is exactly BM25's top k over
-the collection (k1 1.2, b 0.75, `components.text.bm25`, IDF from the collection's document frequencies), ties aside.
+A question's top k is found in two steps. First each term's best postings are read to a depth (`FIRST_DEPTH`): a
+chunk seen in some lists has a lower bound (what it scored there) and an upper bound (plus, per list it was not seen
+in, the best any unread posting of that list can score); the candidates with the best lower bounds (those of several
+lists first; four per result) get their exact score from their stored term counts, and the search stops when the
+k-th exact score is at least the best any other chunk can score: an unread one (the sum of the lists' bounds) or a
+candidate not completed (its upper bound). Otherwise max-score: the k-th exact score is a floor every answer
+reaches, so the lists whose best scores together stay below it cannot bring a chunk in alone; every posting of the
+other lists is read, and the candidates get their remaining terms from their stored counts, best first, until none
+left can win. The result is exactly BM25's top k over the collection (k1 1.2, b 0.75, `components.text.bm25`, IDF
+from the collection's document frequencies), ties aside.
+
+`search` runs these steps from the client, a statement each; `<table>_postings_top(...)`, a PL/pgSQL function made
+with the tables (`create_function`, from the same SQL), runs them on the server in one call and one snapshot, the
+statistics read included: keyword search without filters is one statement (`top`).
 
 `impact` orders a list: the term's saturated frequency at a fixed reference length. Bounds at the collection's real
-average length follow from it (see `_bound`), so the order never needs rewriting when the average moves.
+average length follow from it (the `edge` step of `_round_sql`), so the order never needs rewriting when the
+average moves.
 
 Usage:
 ```python
@@ -23,7 +31,8 @@ postings = KeywordPostings(schema="public", collection="research")
 with conn.transaction():
     postings.create(conn)
     postings.add(conn, ["c1"], [{"bm25": 2, "rank": 1}])
-top = postings.search(conn, {"bm25": 1.3}, 10)  # [(chunk_id, score), ...]
+top = postings.search(conn, {"bm25": 1.3}, 10, average=2.0)  # [(chunk_id, score), ...]
+top = postings.search_on_server(conn, ["bm25"], 10)  # the same, statistics read on the server
 ```
 """
 
@@ -35,7 +44,8 @@ from psycopg import sql
 
 from components.text import bm25
 
-# The reference length the stored impacts are computed at; bounds stay exact at any other average (see `_bound`).
+# The reference length the stored impacts are computed at; bounds stay exact at any other average
+# (the `edge` step of `_round_sql`).
 REFERENCE_LENGTH = 100.0
 FIRST_DEPTH = 256
 # Per round, the candidates with the best upper bounds, this many per result (at least MIN_COMPLETED), get their
@@ -51,6 +61,18 @@ _IMPACT = (
     f"(({{tf}})::float8 / (({{tf}}) + {bm25.K1} * (1 - {bm25.B} + {bm25.B} * ({{dl}})::float8 / {REFERENCE_LENGTH})))"
     "::real"
 )
+
+
+# How the statements below spell their parameters: psycopg's placeholders (the client-side search) or the
+# variables of the server-side function (`create_function`), so that both run the same SQL.
+_CLIENT = {
+    "terms": "%(terms)s::text[]", "idf": "%(idf)s::float8[]", "depth": "%(depth)s", "limit": "%(limit)s",
+    "avg": "%(avg)s::float8", "slack": "%(slack)s", "complete": "%(complete)s", "theta": "%(theta)s",
+    "others": "%(others)s::text[]", "others_idf": "%(others_idf)s::float8[]", "ids": "%(ids)s",
+}
+_SERVER = {name: f"v_{name}" for name in _CLIENT}
+# Bump when the function's body changes: a collection whose function has another version gets it replaced on open.
+FUNCTION_VERSION = "keyword-postings-top 1"
 
 
 def _impact(tf: str, dl: str) -> str:
@@ -70,19 +92,28 @@ class KeywordPostings:
         self._postings = sql.Identifier(schema, f"{collection}_postings")
         self._totals = sql.Identifier(schema, f"{collection}_postings_totals")
         self._chunk_terms = sql.Identifier(schema, f"{collection}_chunk_terms")
+        self._terms = sql.Identifier(schema, f"{collection}_terms")
         self._order_index = sql.Identifier(f"{collection}_postings_order")
+        self._function = sql.Identifier(schema, f"{collection}_postings_top")
 
     def _q(self, template: str, **more: Any) -> sql.Composed:
         return sql.SQL(template).format(
-            postings=self._postings, totals=self._totals, chunk_terms=self._chunk_terms, **more
+            postings=self._postings, totals=self._totals, chunk_terms=self._chunk_terms, terms=self._terms,
+            function=self._function, **more
         )
 
     # -- schema -----------------------------------------------------------------------------------------------------
 
     def create(self, conn: Any) -> bool:
         """Create the tables if missing; when the postings are new and the collection already has term counts (made
-        before this index existed), fill them from those counts. True when they were created now."""
-        exists = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (self._postings.as_string(conn),)).fetchone()[0]
+        before this index existed), fill them from those counts. The search function (`create_function`) is created
+        too, or replaced when it is another version's. True when the tables were created now."""
+        exists, version = conn.execute(
+            "SELECT to_regclass(%s) IS NOT NULL, obj_description(to_regprocedure(%s), 'pg_proc')",
+            (self._postings.as_string(conn), self._signature(conn)),
+        ).fetchone()
+        if version != FUNCTION_VERSION:
+            self.create_function(conn)
         if exists:
             return False
         conn.execute(
@@ -120,6 +151,128 @@ class KeywordPostings:
 
     def drop(self, conn: Any) -> None:
         conn.execute(self._q("DROP TABLE IF EXISTS {postings}, {totals}"))
+        conn.execute(self._q("DROP FUNCTION IF EXISTS {function}(text[], integer, integer, integer, integer)"))
+
+    def _signature(self, conn: Any) -> str:
+        return f"{self._function.as_string(conn)}(text[], integer, integer, integer, integer)"
+
+    def create_function(self, conn: Any) -> None:
+        """(Re)create `<table>_postings_top(terms, limit, depth, complete, batch)`: `search` as one server-side
+        call, the statistics read included. It runs the same statements as `search` (the cut-off's round, then
+        max-score's essential lists and the other terms a batch at a time), in one snapshot, and returns
+        `(chunk_id, score, place)`, best first: exactly what `search` returns for the IDFs of the collection's
+        document frequencies, without a round trip per step."""
+        body = self._function_body().as_string(conn)
+        conn.execute(self._q("DROP FUNCTION IF EXISTS {function}(text[], integer, integer, integer, integer)"))
+        conn.execute(
+            self._q(
+                "CREATE FUNCTION {function}(p_terms text[], p_limit integer, p_depth integer, p_complete integer, "
+                "p_batch integer) RETURNS TABLE (chunk_id text, score float8, place bigint) "
+                "LANGUAGE plpgsql STABLE AS {body}",
+                body=sql.Literal(body),
+            )
+        )
+        conn.execute(
+            self._q(
+                "COMMENT ON FUNCTION {function}(text[], integer, integer, integer, integer) IS {version}",
+                version=sql.Literal(FUNCTION_VERSION),
+            )
+        )
+
+    def _function_body(self) -> sql.Composed:
+        p = _SERVER
+        order = "ORDER BY z.s DESC, z.i COLLATE \"C\""  # Python's order of (-score, chunk id)
+        return sql.SQL(
+            f"""
+#variable_conflict use_column
+DECLARE
+    v_n bigint; v_total bigint; v_avg float8; v_slack float8; v_terms text[]; v_idf float8[];
+    v_limit integer := p_limit; v_depth integer := p_depth; v_complete integer := p_complete;
+    v_found text[]; v_found_scores float8[]; v_unread float8; v_uncompleted float8; v_best_left float8;
+    v_theta float8; v_rest float8; v_others text[]; v_others_idf float8[];
+    v_candidates text[]; v_partials float8[]; v_count integer; v_done integer := 0; v_batch integer := p_batch;
+    v_ids text[]; v_members_partial float8[]; v_ranked text[]; v_ranked_scores float8[];
+BEGIN
+    SELECT chunks, terms INTO v_n, v_total FROM {{totals}};
+    IF v_n IS NULL OR v_n <= 0 OR v_limit <= 0 THEN RETURN; END IF;
+    v_avg := v_total::float8 / v_n::float8;
+    IF v_avg <= 0 THEN RETURN; END IF;
+    v_slack := least(1.0::float8, {REFERENCE_LENGTH}::float8 / v_avg);
+    -- BM25's IDF of each term of the question the collection holds (components.text.bm25.idf), in Python's order.
+    SELECT array_agg(d.term ORDER BY d.term COLLATE "C"),
+           array_agg(ln(1.0::float8 + ((v_n - least(d.df, v_n))::float8 + 0.5::float8)
+                        / (least(d.df, v_n)::float8 + 0.5::float8)) ORDER BY d.term COLLATE "C")
+      INTO v_terms, v_idf FROM {{terms}} d WHERE d.term = ANY(p_terms) AND d.df > 0;
+    IF v_terms IS NULL THEN RETURN; END IF;
+
+    SELECT coalesce(array_agg(x.chunk_id ORDER BY x.score DESC, x.chunk_id) FILTER (WHERE x.chunk_id IS NOT NULL),
+                    '{{{{}}}}'),
+           coalesce(array_agg(x.score ORDER BY x.score DESC, x.chunk_id) FILTER (WHERE x.chunk_id IS NOT NULL),
+                    '{{{{}}}}'),
+           coalesce(max(x.tau), 0), coalesce(max(x.upper), 0)
+      INTO v_found, v_found_scores, v_unread, v_uncompleted
+      FROM ({{round}}) AS x(chunk_id, score, tau, upper);
+    v_best_left := greatest(v_unread, v_uncompleted);
+    IF v_best_left <= 0 OR (cardinality(v_found) >= v_limit AND v_found_scores[v_limit] >= v_best_left) THEN
+        RETURN QUERY SELECT a.i, a.s, a.n FROM unnest(v_found[1:v_limit], v_found_scores[1:v_limit])
+                     WITH ORDINALITY AS a(i, s, n);
+        RETURN;
+    END IF;
+
+    v_theta := CASE WHEN cardinality(v_found) >= v_limit THEN v_found_scores[v_limit] ELSE 0 END;
+    SELECT array_agg(x.chunk_id ORDER BY x.partial DESC, x.chunk_id),
+           array_agg(x.partial ORDER BY x.partial DESC, x.chunk_id),
+           min(x.bound), min(x.others), min(x.others_idf)  -- the same on every row
+      INTO v_candidates, v_partials, v_rest, v_others, v_others_idf
+      FROM ({{essential}}) AS x(chunk_id, partial, bound, others, others_idf);
+    v_count := coalesce(cardinality(v_candidates), 0);
+    IF v_count = 0 OR v_rest IS NULL OR v_rest = 0 THEN
+        RETURN QUERY SELECT a.i, a.s, a.n FROM unnest(v_candidates[1:v_limit], v_partials[1:v_limit])
+                     WITH ORDINALITY AS a(i, s, n);
+        RETURN;
+    END IF;
+
+    v_ranked := '{{{{}}}}'; v_ranked_scores := '{{{{}}}}';
+    WHILE v_done < v_count LOOP
+        v_ids := v_candidates[v_done + 1 : v_done + v_batch];
+        v_members_partial := v_partials[v_done + 1 : v_done + v_batch];
+        v_done := v_done + cardinality(v_ids);
+        SELECT array_agg(z.i {order}), array_agg(z.s {order}) INTO v_ranked, v_ranked_scores
+          FROM (SELECT a.i, a.s FROM unnest(v_ranked, v_ranked_scores) AS a(i, s)
+                UNION ALL
+                SELECT m.i, m.p + coalesce(o.extra, 0) FROM unnest(v_ids, v_members_partial) AS m(i, p)
+                LEFT JOIN ({{others}}) AS o(chunk_id, extra) ON o.chunk_id = m.i) AS z;
+        EXIT WHEN cardinality(v_ranked) >= v_limit AND v_done < v_count
+                  AND v_ranked_scores[v_limit] >= v_partials[v_done + 1] + v_rest;
+        v_batch := least(v_batch, v_count) * 4;
+    END LOOP;
+    RETURN QUERY SELECT a.i, a.s, a.n FROM unnest(v_ranked[1:v_limit], v_ranked_scores[1:v_limit])
+                 WITH ORDINALITY AS a(i, s, n);
+END
+"""
+        ).format(
+            totals=self._totals, terms=self._terms,
+            round=self._round_sql(p), essential=self._essential_sql(p), others=self._others_sql(p),
+        )
+
+    def top(self) -> sql.Composed:
+        """A FROM item of the function's rows `(chunk_id, score, place)`, whose parameters are `top_params` (the
+        question's analyzer terms, in any order: those no chunk holds are left out)."""
+        return self._q("{function}(%s::text[], %s, %s, %s, %s)")
+
+    @staticmethod
+    def top_params(terms: list[str], limit: int) -> tuple:
+        """The parameters of `top`: what `search` passes for the same question and `limit`."""
+        return (list(terms), limit, max(FIRST_DEPTH, limit), max(COMPLETED * limit, MIN_COMPLETED),
+                max(OTHERS_BATCH * limit, MIN_COMPLETED))
+
+    def search_on_server(self, conn: Any, terms: list[str], limit: int) -> list[tuple[str, float]]:
+        """`search` as the one call of the server-side function (the collection's statistics read there)."""
+        rows = conn.execute(
+            sql.SQL("SELECT chunk_id, score FROM {} ORDER BY place").format(self.top()),
+            self.top_params(terms, limit),
+        ).fetchall()
+        return [(str(chunk_id), float(score)) for chunk_id, score in rows]
 
     # -- writes (pipelined: nothing is read back) -------------------------------------------------------------------
 
@@ -224,7 +377,8 @@ class KeywordPostings:
         while done < len(candidates):
             members = candidates[done : done + batch]
             done += len(members)
-            extra = dict(conn.execute(self._others, (average, others, others_idf, [row[0] for row in members])))
+            extra = dict(conn.execute(self._others, {"avg": average, "others": others, "others_idf": others_idf,
+                                                     "ids": [row[0] for row in members]}))
             scored.extend((str(row[0]), float(row[1]) + float(extra.get(row[0]) or 0.0)) for row in members)
             scored.sort(key=lambda item: (-item[1], item[0]))
             if len(scored) >= limit and done < len(candidates) and scored[limit - 1][1] >= candidates[done][1] + rest:
@@ -241,26 +395,29 @@ class KeywordPostings:
 
     @property
     def _round(self) -> sql.Composed:
+        return self._round_sql(_CLIENT)
+
+    def _round_sql(self, p: dict[str, str]) -> sql.Composed:
         """One round of the cut-off at depth `depth`: the top `limit` of the `complete` candidates with the best
         upper bounds, with exact scores, and on every row the best score any other chunk can have (unread, or read
         but not completed); one row with a NULL chunk when nothing was read."""
         k1, b = bm25.K1, bm25.B
-        average = "(%(avg)s::float8)"
+        average = f"({p['avg']})"
         return self._q(
             f"""
-            WITH q AS (SELECT * FROM unnest(%(terms)s::text[], %(idf)s::float8[]) AS q(term, idf)),
+            WITH q AS (SELECT * FROM unnest({p['terms']}, {p['idf']}) AS q(term, idf)),
             r AS (
                 SELECT q.term, p.chunk_id, p.impact,
                        q.idf * p.tf * {k1 + 1} / (p.tf + {k1} * (1 - {b} + {b} * p.dl / {average})) AS w
                 FROM q CROSS JOIN LATERAL (
                     SELECT chunk_id, impact, tf, dl FROM {{postings}} WHERE term = q.term
-                    ORDER BY impact DESC LIMIT %(depth)s) p
+                    ORDER BY impact DESC LIMIT {p['depth']}) p
             ),
             edge AS (
                 -- The most an unread posting of the list can score (0 once the list is read to its end): at the real
                 -- average its saturated frequency is at most s / (s + slack (1 - s)) for a stored impact s.
-                SELECT q.term, CASE WHEN count(r.chunk_id) < %(depth)s THEN 0::float8
-                       ELSE q.idf * {k1 + 1} * min(r.impact) / (min(r.impact) + %(slack)s * (1 - min(r.impact)))
+                SELECT q.term, CASE WHEN count(r.chunk_id) < {p['depth']} THEN 0::float8
+                       ELSE q.idf * {k1 + 1} * min(r.impact) / (min(r.impact) + {p['slack']} * (1 - min(r.impact)))
                        END AS bound
                 FROM q LEFT JOIN r ON r.term = q.term GROUP BY q.term, q.idf
             ),
@@ -269,22 +426,24 @@ class KeywordPostings:
                 SELECT r.chunk_id, sum(r.w) AS lower, tau.tau - sum(e.bound) AS unseen
                 FROM r JOIN edge e ON e.term = r.term, tau GROUP BY r.chunk_id, tau.tau
             ),
+            -- Completed first: the chunks with the best scores seen (most often those of several lists), so that
+            -- the k-th exact score is a high floor for max-score.
             ranked AS (
                 SELECT chunk_id, lower, unseen, lower + unseen AS upper,
-                       row_number() OVER (ORDER BY lower + unseen DESC, chunk_id) AS place
-                FROM c ORDER BY upper DESC, chunk_id LIMIT %(complete)s + 1
+                       row_number() OVER (ORDER BY lower DESC, lower + unseen DESC, chunk_id) AS place
+                FROM c
             ),
             -- The best a chunk not completed here can score.
-            rest AS (SELECT coalesce((SELECT upper FROM ranked WHERE place > %(complete)s), 0) AS upper),
+            rest AS (SELECT coalesce(max(upper), 0) AS upper FROM ranked WHERE place > {p['complete']}),
             exact AS (
                 SELECT c.chunk_id, CASE WHEN c.unseen <= 0 THEN c.lower ELSE (
                     SELECT coalesce(sum(q.idf * x.tf * {k1 + 1} / (x.tf + {k1} * (1 - {b} + {b} * s.term_total
                                                                                      / {average}))), 0)
                     FROM {{chunk_terms}} s, q, LATERAL (SELECT (s.term_counts ->> q.term)::float8 AS tf) x
                     WHERE s.chunk_id = c.chunk_id AND x.tf IS NOT NULL) END AS score
-                FROM ranked c WHERE c.place <= %(complete)s
+                FROM ranked c WHERE c.place <= {p['complete']}
             ),
-            top AS (SELECT chunk_id, score FROM exact ORDER BY score DESC, chunk_id LIMIT %(limit)s)
+            top AS (SELECT chunk_id, score FROM exact ORDER BY score DESC, chunk_id LIMIT {p['limit']})
             SELECT top.chunk_id, top.score, tau.tau, rest.upper
             FROM tau CROSS JOIN rest LEFT JOIN top ON true ORDER BY top.score DESC, top.chunk_id
             """
@@ -292,32 +451,36 @@ class KeywordPostings:
 
     @property
     def _essential(self) -> sql.Composed:
+        return self._essential_sql(_CLIENT)
+
+    def _essential_sql(self, p: dict[str, str]) -> sql.Composed:
         """Max-score: the terms sorted by the best score their list can give; the cheapest ones whose bests add up
         to less than `theta` are non-essential (the others). Every posting of the essential lists is read; returned
         are the chunks whose essential score plus the others' bests reaches the floor (`theta`, or the k-th best
         essential score if higher), best essential score first, with that bound and the other terms and IDFs."""
         k1, b = bm25.K1, bm25.B
-        average = "(%(avg)s::float8)"
+        average = f"({p['avg']})"
         weight = f"{k1 + 1} / ({{tf}} + {k1} * (1 - {b} + {b} * {{dl}} / {average}))"
+        theta = p["theta"]
         return self._q(
             f"""
             WITH q AS (
                 SELECT u.term, u.idf, sum(best.bound) OVER (ORDER BY best.bound, u.term) AS cumulative
-                FROM unnest(%(terms)s::text[], %(idf)s::float8[]) AS u(term, idf),
-                LATERAL (SELECT u.idf * {k1 + 1} * p.impact / (p.impact + %(slack)s * (1 - p.impact)) AS bound
+                FROM unnest({p['terms']}, {p['idf']}) AS u(term, idf),
+                LATERAL (SELECT u.idf * {k1 + 1} * p.impact / (p.impact + {p['slack']} * (1 - p.impact)) AS bound
                          FROM {{postings}} p WHERE p.term = u.term ORDER BY p.impact DESC LIMIT 1) best
             ),
-            rest AS (SELECT coalesce(max(cumulative) FILTER (WHERE cumulative < %(theta)s), 0) AS bound FROM q),
+            rest AS (SELECT coalesce(max(cumulative) FILTER (WHERE cumulative < {theta}), 0) AS bound FROM q),
             e AS (
                 SELECT p.chunk_id, sum(q.idf * p.tf * {weight.format(tf="p.tf", dl="p.dl")}) AS partial
-                FROM q JOIN {{postings}} p ON p.term = q.term WHERE q.cumulative >= %(theta)s GROUP BY p.chunk_id
+                FROM q JOIN {{postings}} p ON p.term = q.term WHERE q.cumulative >= {theta} GROUP BY p.chunk_id
             ),
             -- Essential scores are part of the exact ones: their k-th best is a floor too, often a higher one.
-            floor AS (SELECT greatest(%(theta)s, (SELECT partial FROM e ORDER BY partial DESC
-                                                  OFFSET %(limit)s - 1 LIMIT 1)) AS theta)
+            floor AS (SELECT greatest({theta}, (SELECT partial FROM e ORDER BY partial DESC
+                                                OFFSET {p['limit']} - 1 LIMIT 1)) AS theta)
             SELECT e.chunk_id, e.partial, rest.bound,
-                   (SELECT array_agg(term ORDER BY term) FROM q WHERE cumulative < %(theta)s) AS others,
-                   (SELECT array_agg(idf ORDER BY term) FROM q WHERE cumulative < %(theta)s) AS others_idf
+                   (SELECT array_agg(term ORDER BY term) FROM q WHERE cumulative < {theta}) AS others,
+                   (SELECT array_agg(idf ORDER BY term) FROM q WHERE cumulative < {theta}) AS others_idf
             FROM e, rest, floor WHERE e.partial + rest.bound >= floor.theta
             ORDER BY e.partial DESC, e.chunk_id
             """
@@ -325,15 +488,18 @@ class KeywordPostings:
 
     @property
     def _others(self) -> sql.Composed:
+        return self._others_sql(_CLIENT)
+
+    def _others_sql(self, p: dict[str, str]) -> sql.Composed:
         """Per chunk of the given ids, the BM25 of the given terms read from its stored term counts."""
         k1, b = bm25.K1, bm25.B
         return self._q(
             f"""
             SELECT s.chunk_id,
-                   sum(q.idf * x.tf * {k1 + 1} / (x.tf + {k1} * (1 - {b} + {b} * s.term_total / %s::float8)))
-            FROM unnest(%s::text[], %s::float8[]) AS q(term, idf), {{chunk_terms}} s,
+                   sum(q.idf * x.tf * {k1 + 1} / (x.tf + {k1} * (1 - {b} + {b} * s.term_total / {p['avg']})))
+            FROM unnest({p['others']}, {p['others_idf']}) AS q(term, idf), {{chunk_terms}} s,
                  LATERAL (SELECT (s.term_counts ->> q.term)::float8 AS tf) x
-            WHERE s.chunk_id = ANY(%s) AND x.tf IS NOT NULL GROUP BY s.chunk_id
+            WHERE s.chunk_id = ANY({p['ids']}) AND x.tf IS NOT NULL GROUP BY s.chunk_id
             """
         )
 

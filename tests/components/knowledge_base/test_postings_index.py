@@ -75,7 +75,7 @@ def _questions(seed: int, count: int = 25) -> list[str]:
 
 def _assert_same(found, expected) -> None:
     """Same scores at every rank, and the same chunks wherever the score is not tied."""
-    got = [(hit.chunk.chunk_id, hit.raw_score) for hit in found]
+    got = [(hit.chunk.chunk_id if hasattr(hit, "chunk") else hit.document.id, hit.raw_score) for hit in found]
     assert len(got) == len(expected)
     assert np.allclose([score for _, score in got], [score for _, score in expected], rtol=1e-6, atol=1e-9)
     tied = {round(score, 6) for score, count in _score_counts(expected).items() if count > 1}
@@ -208,3 +208,52 @@ class TestKeywordPostings:
                 _assert_same(reopened.keyword_search(query, 5), exact_bm25(stored, query, 5))
         finally:
             reopened.close()
+
+    def test_the_server_side_function_returns_what_the_client_side_search_returns(self, kb):
+        self._load(kb, _corpus(14))
+        index = kb.index
+        with index._connection() as conn:
+            for query in _questions(15):
+                wanted = sorted(set(terms(query)))
+                statistics = index._statistics(conn, wanted)
+                n = statistics.n_chunks
+                idf = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in statistics.df.items() if df}
+                for limit in (1, 3, 10):
+                    client = index._postings.search(conn, idf, limit, statistics.avg_terms)
+                    server = index._postings.search_on_server(conn, list(reversed(wanted)), limit)
+                    assert [chunk_id for chunk_id, _ in server] == [chunk_id for chunk_id, _ in client]
+                    assert np.allclose([s for _, s in server], [s for _, s in client], rtol=1e-12, atol=0)
+
+    def test_a_keyword_search_without_filters_is_one_statement(self, kb, monkeypatch):
+        import psycopg
+
+        stored = self._load(kb, _corpus(16))
+        query = "valmor quistel brenard osk"
+        kb.index.keyword(query, 5)
+        sent: list[str] = []
+        execute = psycopg.Connection.execute
+
+        def counted(conn, statement, *args, **kwargs):
+            sent.append(str(statement))
+            return execute(conn, statement, *args, **kwargs)
+
+        monkeypatch.setattr(psycopg.Connection, "execute", counted)
+        hits = kb.index.keyword(query, 5)
+        assert len(sent) == 1
+        _assert_same(hits, exact_bm25(stored, query, 5))
+
+    def test_a_collection_without_the_function_or_with_another_version_gets_it_when_opened(self, kb, collection_name):
+        stored = self._load(kb, _corpus(17, documents=6))
+        signature = f"{collection_name}_postings_top(text[], integer, integer, integer, integer)"
+        for change in (f"DROP FUNCTION {signature}", f"COMMENT ON FUNCTION {signature} IS 'an earlier version'"):
+            with kb.registry.connection() as conn:
+                conn.execute(change)
+                conn.commit()
+            kb.close()
+            kb = knowledge_base_for(_store(collection_name))
+            with kb.registry.connection() as conn:
+                version = conn.execute("SELECT obj_description(to_regprocedure(%s), 'pg_proc')", (signature,))
+                assert version.fetchone()[0] == postings_index.FUNCTION_VERSION
+            for query in _questions(18, count=5):
+                _assert_same(kb.keyword_search(query, 5), exact_bm25(stored, query, 5))
+        kb.close()
