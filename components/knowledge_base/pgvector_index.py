@@ -578,7 +578,14 @@ class PgvectorChunkIndex(ChunkIndex):
         create (an attached one) HNSW is built only with `users_table=True` (`research kb enrich --index`): it is
         the one change to the user's table; without it, dense search stays exact. `progress(done, total)` is told
         the table blocks the build has read. True when the table has an HNSW index afterwards.
-        Idempotent; bulk loads call it once at the end (the benchmark's seal)."""
+        Then the keyword postings are vacuumed (`KeywordPostings.vacuum`), so that keyword search reads them from
+        their index alone. Idempotent; bulk loads call it once at the end (the benchmark's seal)."""
+        hnsw = self._ensure_indexes(users_table, progress)
+        with self._connection() as conn:
+            self._postings.vacuum(conn)
+        return hnsw
+
+    def _ensure_indexes(self, users_table: bool, progress: Callable[[int, int], None] | None) -> bool:
         if self._sealed and (self._hnsw or not users_table):
             return self._hnsw
         with self._index_lock:

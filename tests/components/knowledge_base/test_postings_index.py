@@ -209,8 +209,11 @@ class TestKeywordPostings:
         finally:
             reopened.close()
 
-    def test_the_server_side_function_returns_what_the_client_side_search_returns(self, kb):
-        self._load(kb, _corpus(14))
+    @pytest.mark.parametrize("lookup", [0, 8, 10**6], ids=["counts", "either", "lists"])
+    def test_the_server_side_function_returns_what_the_client_side_search_returns(self, kb, monkeypatch, lookup):
+        # Max-score's other terms read from each candidate's counts, from the lists, or either as it costs less.
+        monkeypatch.setattr(postings_index, "LOOKUP_POSTINGS", lookup)
+        stored = self._load(kb, _corpus(14))
         index = kb.index
         with index._connection() as conn:
             for query in _questions(15):
@@ -223,6 +226,7 @@ class TestKeywordPostings:
                     server = index._postings.search_on_server(conn, list(reversed(wanted)), limit)
                     assert [chunk_id for chunk_id, _ in server] == [chunk_id for chunk_id, _ in client]
                     assert np.allclose([s for _, s in server], [s for _, s in client], rtol=1e-12, atol=0)
+                    _assert_same(kb.keyword_search(query, limit), exact_bm25(stored, query, limit))
 
     def test_a_keyword_search_without_filters_is_one_statement(self, kb, monkeypatch):
         import psycopg
@@ -244,7 +248,7 @@ class TestKeywordPostings:
 
     def test_a_collection_without_the_function_or_with_another_version_gets_it_when_opened(self, kb, collection_name):
         stored = self._load(kb, _corpus(17, documents=6))
-        signature = f"{collection_name}_postings_top(text[], integer, integer, integer, integer)"
+        signature = f"{collection_name}_postings_top({postings_index.FUNCTION_ARGUMENTS})"
         for change in (f"DROP FUNCTION {signature}", f"COMMENT ON FUNCTION {signature} IS 'an earlier version'"):
             with kb.registry.connection() as conn:
                 conn.execute(change)
@@ -257,3 +261,13 @@ class TestKeywordPostings:
             for query in _questions(18, count=5):
                 _assert_same(kb.keyword_search(query, 5), exact_bm25(stored, query, 5))
         kb.close()
+
+    def test_the_seal_after_a_bulk_load_leaves_the_postings_readable_from_their_index_alone(self, kb, collection_name):
+        self._load(kb, _corpus(19))
+        kb.ensure_vector_index()
+        with kb.registry.connection() as conn:
+            pages, visible = conn.execute(
+                "SELECT relpages, relallvisible FROM pg_class WHERE oid = to_regclass(%s)",
+                (f"{collection_name}_postings",),
+            ).fetchone()
+        assert pages > 0 and visible == pages
