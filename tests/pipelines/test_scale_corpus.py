@@ -70,3 +70,16 @@ def test_the_scale_bench_without_the_public_sets_says_so(tmp_path, monkeypatch):
     lines: list[str] = []
     assert bench_scale(lines.append, sizes=(10,), backends=("pgvector",)) == {"skipped": "no evaluation data"}
     assert "scale benchmark needs their text" in lines[0]
+
+
+def test_the_scale_bench_measures_the_backends_asked_for(monkeypatch, capsys, tmp_path):
+    from pipelines import bench_scale
+    from pipelines.cli import main
+
+    asked: list[tuple] = []
+    monkeypatch.setattr(bench_scale, "bench_scale", lambda out, sizes, **kwargs: asked.append(kwargs["backends"]) or {})
+    report = str(tmp_path / "r.json")
+    assert main(["bench", "--only", "scale", "--scale-backends", "pgvector, qdrant", "--out", report]) == 0
+    assert asked == [("pgvector", "qdrant")]
+    assert main(["bench", "--only", "scale", "--scale-backends", "pgvector,solr"]) == 1
+    assert "--scale-backends takes pgvector, milvus and qdrant, not solr" in capsys.readouterr().err
