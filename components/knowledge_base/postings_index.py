@@ -77,7 +77,7 @@ _CLIENT = {
 }
 _SERVER = {name: f"v_{name}" for name in _CLIENT}
 # Bump when the function's body changes: a collection whose function has another version gets it replaced on open.
-FUNCTION_VERSION = "keyword-postings-top 2"
+FUNCTION_VERSION = "keyword-postings-top 3"
 FUNCTION_ARGUMENTS = "text[], integer, integer, integer, integer, integer"
 
 
@@ -230,10 +230,10 @@ BEGIN
       INTO v_terms, v_idf FROM {{terms}} d WHERE d.term = ANY(p_terms) AND d.df > 0;
     IF v_terms IS NULL THEN RETURN; END IF;
 
-    SELECT coalesce(array_agg(x.chunk_id ORDER BY x.score DESC, x.chunk_id) FILTER (WHERE x.chunk_id IS NOT NULL),
-                    '{{{{}}}}'),
-           coalesce(array_agg(x.score ORDER BY x.score DESC, x.chunk_id) FILTER (WHERE x.chunk_id IS NOT NULL),
-                    '{{{{}}}}'),
+    SELECT coalesce(array_agg(x.chunk_id ORDER BY x.score DESC, x.chunk_id COLLATE "C")
+                    FILTER (WHERE x.chunk_id IS NOT NULL), '{{{{}}}}'),
+           coalesce(array_agg(x.score ORDER BY x.score DESC, x.chunk_id COLLATE "C")
+                    FILTER (WHERE x.chunk_id IS NOT NULL), '{{{{}}}}'),
            coalesce(max(x.tau), 0), coalesce(max(x.upper), 0)
       INTO v_found, v_found_scores, v_unread, v_uncompleted
       FROM ({{round}}) AS x(chunk_id, score, tau, upper);
@@ -245,8 +245,8 @@ BEGIN
     END IF;
 
     v_theta := CASE WHEN cardinality(v_found) >= v_limit THEN v_found_scores[v_limit] ELSE 0 END;
-    SELECT array_agg(x.chunk_id ORDER BY x.partial DESC, x.chunk_id),
-           array_agg(x.partial ORDER BY x.partial DESC, x.chunk_id),
+    SELECT array_agg(x.chunk_id ORDER BY x.partial DESC, x.chunk_id COLLATE "C"),
+           array_agg(x.partial ORDER BY x.partial DESC, x.chunk_id COLLATE "C"),
            min(x.bound), min(x.others), min(x.others_idf), min(x.others_postings)  -- the same on every row
       INTO v_candidates, v_partials, v_rest, v_others, v_others_idf, v_others_postings
       FROM ({{essential}}) AS x(chunk_id, partial, bound, others, others_idf, others_postings);
@@ -472,7 +472,7 @@ END
             -- the k-th exact score is a high floor for max-score.
             ranked AS (
                 SELECT chunk_id, lower, unseen, lower + unseen AS upper,
-                       row_number() OVER (ORDER BY lower DESC, lower + unseen DESC, chunk_id) AS place
+                       row_number() OVER (ORDER BY lower DESC, lower + unseen DESC, chunk_id COLLATE "C") AS place
                 FROM c
             ),
             -- The best a chunk not completed here can score.
@@ -485,9 +485,9 @@ END
                     WHERE s.chunk_id = c.chunk_id AND x.tf IS NOT NULL) END AS score
                 FROM ranked c WHERE c.place <= {p['complete']}
             ),
-            top AS (SELECT chunk_id, score FROM exact ORDER BY score DESC, chunk_id LIMIT {p['limit']})
+            top AS (SELECT chunk_id, score FROM exact ORDER BY score DESC, chunk_id COLLATE "C" LIMIT {p['limit']})
             SELECT top.chunk_id, top.score, tau.tau, rest.upper
-            FROM tau CROSS JOIN rest LEFT JOIN top ON true ORDER BY top.score DESC, top.chunk_id
+            FROM tau CROSS JOIN rest LEFT JOIN top ON true ORDER BY top.score DESC, top.chunk_id COLLATE "C"
             """
         )
 
@@ -526,7 +526,7 @@ END
                    (SELECT coalesce(sum(d.df), 0) FROM {{terms}} d
                     WHERE d.term IN (SELECT term FROM q WHERE cumulative < {theta})) AS others_postings
             FROM e, rest, floor WHERE e.partial + rest.bound >= floor.theta
-            ORDER BY e.partial DESC, e.chunk_id
+            ORDER BY e.partial DESC, e.chunk_id COLLATE "C"
             """
         )
 
@@ -582,7 +582,7 @@ END
             FROM unnest(%s::text[], %s::float8[]) AS q(term, idf)
             JOIN {{postings}} p ON p.term = q.term JOIN {{table}} ON {{table}}.id = p.chunk_id
             WHERE true {{where}}
-            GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id LIMIT %s
+            GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id COLLATE "C" LIMIT %s
             """,
             table=self._table,
             where=where,
