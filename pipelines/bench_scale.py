@@ -410,8 +410,14 @@ def chart(report: dict, path: Path) -> Path:
     figure.suptitle("Search at scale (top 10, real text; see the table for which vectors are real)")
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
+    figure.savefig(path, dpi=90)
     plt.close(figure)
+    # A few flat colours: as a palette image the chart is a fraction of the size (it is kept in the docs).
+    from PIL import Image
+
+    with Image.open(path) as image:
+        small = image.convert("RGB").quantize(colors=32)
+    small.save(path, optimize=True)
     return path
 
 
