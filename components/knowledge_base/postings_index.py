@@ -77,7 +77,7 @@ _CLIENT = {
 }
 _SERVER = {name: f"v_{name}" for name in _CLIENT}
 # Bump when the function's body changes: a collection whose function has another version gets it replaced on open.
-FUNCTION_VERSION = "keyword-postings-top 3"
+FUNCTION_VERSION = "keyword-postings-top 4"
 FUNCTION_ARGUMENTS = "text[], integer, integer, integer, integer, integer"
 
 
@@ -245,11 +245,9 @@ BEGIN
     END IF;
 
     v_theta := CASE WHEN cardinality(v_found) >= v_limit THEN v_found_scores[v_limit] ELSE 0 END;
-    SELECT array_agg(x.chunk_id ORDER BY x.partial DESC, x.chunk_id COLLATE "C"),
-           array_agg(x.partial ORDER BY x.partial DESC, x.chunk_id COLLATE "C"),
-           min(x.bound), min(x.others), min(x.others_idf), min(x.others_postings)  -- the same on every row
+    SELECT x.candidates, x.partials, x.bound, x.others, x.others_idf, x.others_postings
       INTO v_candidates, v_partials, v_rest, v_others, v_others_idf, v_others_postings
-      FROM ({{essential}}) AS x(chunk_id, partial, bound, others, others_idf, others_postings);
+      FROM ({{essential}}) AS x(candidates, partials, bound, others, others_idf, others_postings);
     v_count := coalesce(cardinality(v_candidates), 0);
     IF v_count = 0 OR v_rest IS NULL OR v_rest = 0 THEN
         RETURN QUERY SELECT a.i, a.s, a.n FROM unnest(v_candidates[1:v_limit], v_partials[1:v_limit])
@@ -402,11 +400,11 @@ END
         # Not settled by the best postings: the k-th score found is a floor every answer reaches, so the lists
         # whose best scores together stay below it cannot bring a chunk in on their own.
         values["theta"] = found[limit - 1][1] if len(found) >= limit else 0.0
-        candidates = conn.execute(self._essential, values).fetchall()
-        if not candidates or not candidates[0][2]:  # no non-essential term: the essential scores are exact
+        ids, partials, rest, others, others_idf, others_postings = conn.execute(self._essential, values).fetchone()
+        candidates = list(zip(ids or [], partials or [], strict=True))
+        if not candidates or not rest:  # no non-essential term: the essential scores are exact
             return [(str(row[0]), float(row[1])) for row in candidates[:limit]]
-        rest, others, others_idf = float(candidates[0][2]), candidates[0][3], candidates[0][4]
-        others_postings = int(candidates[0][5])
+        rest, others_postings = float(rest), int(others_postings)
         # Best essential score first, a growing batch at a time, each chunk's other terms read from its term counts,
         # until no chunk left can beat the k-th exact score (its essential score plus the others' bests); or, when
         # that costs less, the other terms' lists read once for every candidate left.
@@ -497,9 +495,10 @@ END
 
     def _essential_sql(self, p: dict[str, str]) -> sql.Composed:
         """Max-score: the terms sorted by the best score their list can give; the cheapest ones whose bests add up
-        to less than `theta` are non-essential (the others). Every posting of the essential lists is read; returned
-        are the chunks whose essential score plus the others' bests reaches the floor (`theta`, or the k-th best
-        essential score if higher), best essential score first, with that bound and the other terms and IDFs."""
+        to less than `theta` are non-essential (the others). Every posting of the essential lists is read; returned,
+        in one row: the chunks whose essential score plus the others' bests reaches the floor (`theta`, or the k-th
+        best essential score if higher) and their essential scores (two arrays, best first), that bound, the other
+        terms, their IDFs and how many postings their lists hold."""
         k1, b = bm25.K1, bm25.B
         average = f"({p['avg']})"
         weight = f"{k1 + 1} / ({{tf}} + {k1} * (1 - {b} + {b} * {{dl}} / {average}))"
@@ -519,14 +518,18 @@ END
             ),
             -- Essential scores are part of the exact ones: their k-th best is a floor too, often a higher one.
             floor AS (SELECT greatest({theta}, (SELECT partial FROM e ORDER BY partial DESC
-                                                OFFSET {p['limit']} - 1 LIMIT 1)) AS theta)
-            SELECT e.chunk_id, e.partial, rest.bound,
+                                                OFFSET {p['limit']} - 1 LIMIT 1)) AS theta),
+            kept AS (
+                SELECT e.chunk_id, e.partial, row_number() OVER (ORDER BY e.partial DESC, e.chunk_id COLLATE "C") AS n
+                FROM e, rest, floor WHERE e.partial + rest.bound >= floor.theta
+            )
+            SELECT (SELECT array_agg(chunk_id ORDER BY n) FROM kept) AS candidates,
+                   (SELECT array_agg(partial ORDER BY n) FROM kept) AS partials, rest.bound,
                    (SELECT array_agg(term ORDER BY term) FROM q WHERE cumulative < {theta}) AS others,
                    (SELECT array_agg(idf ORDER BY term) FROM q WHERE cumulative < {theta}) AS others_idf,
                    (SELECT coalesce(sum(d.df), 0) FROM {{terms}} d
                     WHERE d.term IN (SELECT term FROM q WHERE cumulative < {theta})) AS others_postings
-            FROM e, rest, floor WHERE e.partial + rest.bound >= floor.theta
-            ORDER BY e.partial DESC, e.chunk_id COLLATE "C"
+            FROM rest
             """
         )
 
