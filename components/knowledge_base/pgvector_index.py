@@ -68,7 +68,6 @@ from components.knowledge_base.postings_index import KeywordPostings
 from components.knowledge_base.registry import keyset_pages, pooled_connection, select_by_ids
 from components.knowledge_base.store import KnowledgeBaseUnavailable, TermStatistics
 from components.settings import get_settings
-from components.text import bm25
 from components.text.analyzer import term_counts
 from components.text.analyzer import terms as analyzer_terms
 
@@ -451,32 +450,20 @@ class PgvectorChunkIndex(ChunkIndex):
                 for row in rows
             ]
         where, params = _haystack_where(filters, "AND")
-        # Autocommit, no transaction: each statement sees a consistent table, and the scores use the IDFs read here.
+        # With a filter, every posting of the terms is scored (a filter can leave any chunk as the best); also one
+        # statement, the statistics read in it.
         with self._connection() as conn:
-            statistics = self._statistics(conn, wanted)
-            if statistics is None:
-                return []
-            n_chunks, average = statistics.n_chunks, statistics.avg_terms
-            if n_chunks <= 0:
-                return []
-            idf = {term: bm25.idf(n_chunks, min(df, n_chunks)) for term, df in statistics.df.items() if df}
-            top = self._postings.search(conn, idf, limit, average, where, params)
-            if not top:
-                return []
             rows = conn.execute(
-                self._q("SELECT id, content, meta, {cosine} FROM {table} WHERE id = ANY(%s)", cosine=cosine),
-                [*vector, [chunk_id for chunk_id, _ in top]],
+                self._q(
+                    "WITH f AS ({top}) SELECT t.id, t.content, t.meta, {cosine}, f.score FROM f JOIN {table} t "
+                    "ON t.id = f.chunk_id ORDER BY f.score DESC, f.chunk_id COLLATE \"C\"",
+                    top=self._postings.filtered_top(where), cosine=cosine,
+                ),
+                [wanted, *params, limit, *vector],
             ).fetchall()
-        found = {row[0]: row for row in rows}
         return [
-            IndexHit(
-                self._document(found[chunk_id]),
-                score,
-                ScoreKind.BM25,
-                None if found[chunk_id][3] is None else float(found[chunk_id][3]),
-            )
-            for chunk_id, score in top
-            if chunk_id in found
+            IndexHit(self._document(row), float(row[4]), ScoreKind.BM25, None if row[3] is None else float(row[3]))
+            for row in rows
         ]
 
     def count(self) -> int:

@@ -570,6 +570,28 @@ END
             """
         )
 
+    def filtered_top(self, where: sql.Composable) -> sql.Composed:
+        """A statement of the `(chunk_id, score)` top k with a filter, best first, the statistics read in it: every
+        posting of the terms scored (as `search` does with `where`). Its parameters: the question's analyzer terms,
+        the filter's parameters, the limit."""
+        k1, b = bm25.K1, bm25.B
+        return self._q(
+            f"""
+            WITH s AS (SELECT chunks::float8 AS n, terms::float8 / chunks::float8 AS average FROM {{totals}}
+                       WHERE chunks > 0 AND terms > 0),
+            d AS (SELECT d.term, ln(1.0::float8 + ((s.n - least(d.df, s.n))::float8 + 0.5::float8)
+                                    / (least(d.df, s.n)::float8 + 0.5::float8)) AS idf
+                  FROM {{terms}} d, s WHERE d.term = ANY(%s::text[]) AND d.df > 0)
+            SELECT p.chunk_id, sum(d.idf * p.tf * {k1 + 1} / (p.tf + {k1} * (1 - {b} + {b} * p.dl / s.average)))
+                   AS score
+            FROM d JOIN {{postings}} p ON p.term = d.term JOIN {{table}} ON {{table}}.id = p.chunk_id, s
+            WHERE true {{where}}
+            GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id COLLATE "C" LIMIT %s
+            """,
+            table=self._table,
+            where=where,
+        )
+
     def _score_all(
         self,
         conn: Any,

@@ -228,11 +228,14 @@ class TestKeywordPostings:
                     assert np.allclose([s for _, s in server], [s for _, s in client], rtol=1e-12, atol=0)
                     _assert_same(kb.keyword_search(query, limit), exact_bm25(stored, query, limit))
 
-    def test_a_keyword_search_without_filters_is_one_statement(self, kb, monkeypatch):
+    def test_a_keyword_search_is_one_statement_with_or_without_filters(self, kb, monkeypatch):
         import psycopg
 
-        stored = self._load(kb, _corpus(16))
+        corpus = _corpus(16)
+        stored = self._load(kb, corpus)
+        pdf = {chunk.chunk_id for document, chunks in corpus if document.doc_type == "pdf" for chunk in chunks}
         query = "valmor quistel brenard osk"
+        only_pdf = {"field": "meta.doc_type", "operator": "==", "value": "pdf"}
         kb.index.keyword(query, 5)
         sent: list[str] = []
         execute = psycopg.Connection.execute
@@ -245,6 +248,9 @@ class TestKeywordPostings:
         hits = kb.index.keyword(query, 5)
         assert len(sent) == 1
         _assert_same(hits, exact_bm25(stored, query, 5))
+        filtered = kb.index.keyword(query, 5, filters=only_pdf)
+        assert len(sent) == 2
+        _assert_same(filtered, [item for item in exact_bm25(stored, query, len(stored)) if item[0] in pdf][:5])
 
     def test_a_collection_without_the_function_or_with_another_version_gets_it_when_opened(self, kb, collection_name):
         stored = self._load(kb, _corpus(17, documents=6))
