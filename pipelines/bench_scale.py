@@ -352,7 +352,34 @@ def _pgvector_alternatives(kb: Any, base: ScaleBase, queries: list[str], vectors
         timings, hits = timed([lambda q=q, c=call: c(q) for q in queries],
                                [lambda q=q, c=call: c(q) for q in queries[:WARM]])
         result["keyword"][name] = {**_summary("keyword", timings), "recall_at_10": _keyword_recall(base, queries, hits)}
+    cpu = _server_cpu(index, queries)
+    if cpu is not None:
+        result["keyword"]["BM25, cut-off, one statement"].update(_summary("server_cpu", cpu))
     return result
+
+
+def _server_cpu(index: Any, queries: list[str]) -> list[float] | None:
+    """Milliseconds of CPU the database server spends on each question's keyword search function: what the search
+    costs whatever else runs on the machine (wall time under load is mostly waiting for a core). Read from the
+    server process's scheduler statistics, so only for a server on this machine (None otherwise)."""
+    from components.text.analyzer import terms
+
+    with index._connection() as conn:
+        stat = Path(f"/proc/{conn.info.backend_pid}/schedstat")
+        if not stat.exists():
+            return None
+
+        def used() -> float:
+            return int(stat.read_text().split()[0]) / 1e6
+
+        for query in queries[:WARM]:
+            index._postings.search_on_server(conn, sorted(set(terms(query))), TOP_K)
+        spent = []
+        for query in queries:
+            started = used()
+            index._postings.search_on_server(conn, sorted(set(terms(query))), TOP_K)
+            spent.append(used() - started)
+    return spent
 
 
 def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors: list[np.ndarray],
