@@ -68,7 +68,6 @@ from components.knowledge_base.postings_index import KeywordPostings
 from components.knowledge_base.registry import keyset_pages, pooled_connection, select_by_ids
 from components.knowledge_base.store import KnowledgeBaseUnavailable, TermStatistics
 from components.settings import get_settings
-from components.text import bm25
 from components.text.analyzer import term_counts
 from components.text.analyzer import terms as analyzer_terms
 
@@ -432,36 +431,39 @@ class PgvectorChunkIndex(ChunkIndex):
         wanted = sorted(set(analyzer_terms(query or "")))
         if not wanted:
             return []
+        cosine = sql.SQL("1 - (embedding <=> %s)") if query_embedding is not None else sql.SQL("NULL::float8")
+        vector = [] if query_embedding is None else [np.asarray(query_embedding, dtype=np.float32).reshape(-1)]
+        if not filters:
+            # One statement: the server-side function reads the statistics and finds the top k (the same steps as
+            # `KeywordPostings.search`, without a round trip each), joined with the rows it names.
+            with self._connection() as conn:
+                rows = conn.execute(
+                    self._q(
+                        "SELECT t.id, t.content, t.meta, {cosine}, f.score FROM {top} f JOIN {table} t "
+                        "ON t.id = f.chunk_id ORDER BY f.place",
+                        cosine=cosine, top=self._postings.top(),
+                    ),
+                    [*vector, *self._postings.top_params(wanted, limit)],
+                ).fetchall()
+            return [
+                IndexHit(self._document(row), float(row[4]), ScoreKind.BM25, None if row[3] is None else float(row[3]))
+                for row in rows
+            ]
         where, params = _haystack_where(filters, "AND")
-        # Autocommit, no transaction: each statement sees a consistent table, and the scores use the IDFs read here.
+        # With a filter, every posting of the terms is scored (a filter can leave any chunk as the best); also one
+        # statement, the statistics read in it.
         with self._connection() as conn:
-            statistics = self._statistics(conn, wanted)
-            if statistics is None:
-                return []
-            n_chunks, average = statistics.n_chunks, statistics.avg_terms
-            if n_chunks <= 0:
-                return []
-            idf = {term: bm25.idf(n_chunks, min(df, n_chunks)) for term, df in statistics.df.items() if df}
-            top = self._postings.search(conn, idf, limit, average, where if filters else None, params)
-            if not top:
-                return []
-            cosine = sql.SQL("1 - (embedding <=> %s)") if query_embedding is not None else sql.SQL("NULL::float8")
-            values: list[Any] = [[chunk_id for chunk_id, _ in top]]
-            if query_embedding is not None:
-                values.insert(0, np.asarray(query_embedding, dtype=np.float32).reshape(-1))
             rows = conn.execute(
-                self._q("SELECT id, content, meta, {cosine} FROM {table} WHERE id = ANY(%s)", cosine=cosine), values
+                self._q(
+                    "WITH f AS ({top}) SELECT t.id, t.content, t.meta, {cosine}, f.score FROM f JOIN {table} t "
+                    "ON t.id = f.chunk_id ORDER BY f.score DESC, f.chunk_id COLLATE \"C\"",
+                    top=self._postings.filtered_top(where), cosine=cosine,
+                ),
+                [wanted, *params, limit, *vector],
             ).fetchall()
-        found = {row[0]: row for row in rows}
         return [
-            IndexHit(
-                self._document(found[chunk_id]),
-                score,
-                ScoreKind.BM25,
-                None if found[chunk_id][3] is None else float(found[chunk_id][3]),
-            )
-            for chunk_id, score in top
-            if chunk_id in found
+            IndexHit(self._document(row), float(row[4]), ScoreKind.BM25, None if row[3] is None else float(row[3]))
+            for row in rows
         ]
 
     def count(self) -> int:
@@ -563,7 +565,14 @@ class PgvectorChunkIndex(ChunkIndex):
         create (an attached one) HNSW is built only with `users_table=True` (`research kb enrich --index`): it is
         the one change to the user's table; without it, dense search stays exact. `progress(done, total)` is told
         the table blocks the build has read. True when the table has an HNSW index afterwards.
-        Idempotent; bulk loads call it once at the end (the benchmark's seal)."""
+        Then the keyword postings are vacuumed (`KeywordPostings.vacuum`), so that keyword search reads them from
+        their index alone. Idempotent; bulk loads call it once at the end (the benchmark's seal)."""
+        hnsw = self._ensure_indexes(users_table, progress)
+        with self._connection() as conn:
+            self._postings.vacuum(conn)
+        return hnsw
+
+    def _ensure_indexes(self, users_table: bool, progress: Callable[[int, int], None] | None) -> bool:
         if self._sealed and (self._hnsw or not users_table):
             return self._hnsw
         with self._index_lock:

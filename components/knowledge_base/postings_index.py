@@ -6,16 +6,24 @@ a B-tree on `(term, impact DESC)`: each term's postings can be read best first. 
 chunk count and their terms in all, so BM25's average length costs no scan. Both change in the transaction that
 writes or deletes the chunk's evidence, so every process on the database sees one consistent index.
 
-A question's top k is found by reading each term's best postings to a depth m (64 first, then four times deeper):
-a chunk seen in some lists has a lower bound (what it scored there) and an upper bound (plus, per list it was not
-seen in, the best any unread posting of that list can score); the candidates with the best upper bounds (four per
-result) get their exact score from their stored term counts, and the search stops when the k-th exact score is at
-least the best any other chunk can score: an unread one (the sum of the lists' bounds) or a candidate not completed
-(its upper bound). The result is exactly BM25's top k over
-the collection (k1 1.2, b 0.75, `components.text.bm25`, IDF from the collection's document frequencies), ties aside.
+A question's top k is found in two steps. First each term's best postings are read to a depth (`FIRST_DEPTH`): a
+chunk seen in some lists has a lower bound (what it scored there) and an upper bound (plus, per list it was not seen
+in, the best any unread posting of that list can score); the candidates with the best lower bounds (those of several
+lists first; four per result) get their exact score from their stored term counts, and the search stops when the
+k-th exact score is at least the best any other chunk can score: an unread one (the sum of the lists' bounds) or a
+candidate not completed (its upper bound). Otherwise max-score: the k-th exact score is a floor every answer
+reaches, so the lists whose best scores together stay below it cannot bring a chunk in alone; every posting of the
+other lists is read, and the candidates get their remaining terms from their stored counts, best first, until none
+left can win. The result is exactly BM25's top k over the collection (k1 1.2, b 0.75, `components.text.bm25`, IDF
+from the collection's document frequencies), ties aside.
+
+`search` runs these steps from the client, a statement each; `<table>_postings_top(...)`, a PL/pgSQL function made
+with the tables (`create_function`, from the same SQL), runs them on the server in one call and one snapshot, the
+statistics read included: keyword search without filters is one statement (`top`).
 
 `impact` orders a list: the term's saturated frequency at a fixed reference length. Bounds at the collection's real
-average length follow from it (see `_bound`), so the order never needs rewriting when the average moves.
+average length follow from it (the `edge` step of `_round_sql`), so the order never needs rewriting when the
+average moves.
 
 Usage:
 ```python
@@ -23,7 +31,8 @@ postings = KeywordPostings(schema="public", collection="research")
 with conn.transaction():
     postings.create(conn)
     postings.add(conn, ["c1"], [{"bm25": 2, "rank": 1}])
-top = postings.search(conn, {"bm25": 1.3}, 10)  # [(chunk_id, score), ...]
+top = postings.search(conn, {"bm25": 1.3}, 10, average=2.0)  # [(chunk_id, score), ...]
+top = postings.search_on_server(conn, ["bm25"], 10)  # the same, statistics read on the server
 ```
 """
 
@@ -35,9 +44,13 @@ from psycopg import sql
 
 from components.text import bm25
 
-# The reference length the stored impacts are computed at; bounds stay exact at any other average (see `_bound`).
+# The reference length the stored impacts are computed at; bounds stay exact at any other average
+# (the `edge` step of `_round_sql`).
 REFERENCE_LENGTH = 100.0
-FIRST_DEPTH = 256
+# How deep each list is read first. Most questions at 30k+ chunks go on to max-score whatever the depth (a list's
+# postings of one occurrence score nearly alike), so the first read mostly finds the floor: server CPU for 40
+# questions at 10k / 30k / 100k chunks was 136 / 319 / 641 ms at 64 against 178 / 412 / 756 ms at 256.
+FIRST_DEPTH = 64
 # Per round, the candidates with the best upper bounds, this many per result (at least MIN_COMPLETED), get their
 # exact score.
 COMPLETED = 4
@@ -45,12 +58,30 @@ MIN_COMPLETED = 40
 # After max-score, candidates get their other terms' scores this many per result at a time (each batch is a round
 # trip; a lookup costs about 20 us).
 OTHERS_BATCH = 20
+# A candidate's other terms read from its stored counts cost about as much as reading this many postings (index
+# only); when a batch would cost more than reading the other terms' lists, those lists are read once for every
+# candidate left (measured at 100k chunks, server CPU for 40 questions: 1.6 s never reading the lists, 1.4 s at 8,
+# 1.1 s at 30, 1.0 s at 100 and 1.0 s always reading them).
+LOOKUP_POSTINGS = 100
 # One SQL expression for a posting's impact, used on insert and to find the row again on delete (same inputs, same
 # float): its saturated term frequency at the reference length.
 _IMPACT = (
     f"(({{tf}})::float8 / (({{tf}}) + {bm25.K1} * (1 - {bm25.B} + {bm25.B} * ({{dl}})::float8 / {REFERENCE_LENGTH})))"
     "::real"
 )
+
+
+# How the statements below spell their parameters: psycopg's placeholders (the client-side search) or the
+# variables of the server-side function (`create_function`), so that both run the same SQL.
+_CLIENT = {
+    "terms": "%(terms)s::text[]", "idf": "%(idf)s::float8[]", "depth": "%(depth)s", "limit": "%(limit)s",
+    "avg": "%(avg)s::float8", "slack": "%(slack)s", "complete": "%(complete)s", "theta": "%(theta)s",
+    "others": "%(others)s::text[]", "others_idf": "%(others_idf)s::float8[]", "ids": "%(ids)s",
+}
+_SERVER = {name: f"v_{name}" for name in _CLIENT}
+# Bump when the function's body changes: a collection whose function has another version gets it replaced on open.
+FUNCTION_VERSION = "keyword-postings-top 5"
+FUNCTION_ARGUMENTS = "text[], integer, integer, integer, integer, integer"
 
 
 def _impact(tf: str, dl: str) -> str:
@@ -70,19 +101,29 @@ class KeywordPostings:
         self._postings = sql.Identifier(schema, f"{collection}_postings")
         self._totals = sql.Identifier(schema, f"{collection}_postings_totals")
         self._chunk_terms = sql.Identifier(schema, f"{collection}_chunk_terms")
+        self._terms = sql.Identifier(schema, f"{collection}_terms")
         self._order_index = sql.Identifier(f"{collection}_postings_order")
+        self._function = sql.Identifier(schema, f"{collection}_postings_top")
+        self._function_name = (schema, f"{collection}_postings_top")
 
     def _q(self, template: str, **more: Any) -> sql.Composed:
         return sql.SQL(template).format(
-            postings=self._postings, totals=self._totals, chunk_terms=self._chunk_terms, **more
+            postings=self._postings, totals=self._totals, chunk_terms=self._chunk_terms, terms=self._terms,
+            function=self._function, **more
         )
 
     # -- schema -----------------------------------------------------------------------------------------------------
 
     def create(self, conn: Any) -> bool:
         """Create the tables if missing; when the postings are new and the collection already has term counts (made
-        before this index existed), fill them from those counts. True when they were created now."""
-        exists = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (self._postings.as_string(conn),)).fetchone()[0]
+        before this index existed), fill them from those counts. The search function (`create_function`) is created
+        too, or replaced when it is another version's. True when the tables were created now."""
+        exists, version = conn.execute(
+            "SELECT to_regclass(%s) IS NOT NULL, obj_description(to_regprocedure(%s), 'pg_proc')",
+            (self._postings.as_string(conn), self._signature(conn)),
+        ).fetchone()
+        if version != FUNCTION_VERSION:
+            self.create_function(conn)
         if exists:
             return False
         conn.execute(
@@ -118,8 +159,159 @@ class KeywordPostings:
         )
         return True
 
+    def vacuum(self, conn: Any) -> None:
+        """VACUUM (ANALYZE) the postings, on a connection outside any transaction (after a bulk load). Writes leave
+        pages the visibility map does not mark all-visible until autovacuum comes, and it comes after a fifth of
+        the table changed: until then a keyword search fetches the heap row of every posting on them (16% of the
+        pages of a freshly built 100k-chunk collection, 3,000 heap fetches for one question)."""
+        conn.execute(self._q("VACUUM (ANALYZE) {postings}"))
+
     def drop(self, conn: Any) -> None:
         conn.execute(self._q("DROP TABLE IF EXISTS {postings}, {totals}"))
+        self._drop_function(conn)
+
+    def _drop_function(self, conn: Any) -> None:
+        """Drop the search function, whatever its version's arguments."""
+        found = conn.execute(
+            "SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+            "WHERE n.nspname = %s AND p.proname = %s",
+            self._function_name,
+        ).fetchall()
+        for (signature,) in found:
+            conn.execute(sql.SQL("DROP FUNCTION IF EXISTS {}").format(sql.SQL(signature)))
+
+    def _signature(self, conn: Any) -> str:
+        return f"{self._function.as_string(conn)}({FUNCTION_ARGUMENTS})"
+
+    def create_function(self, conn: Any) -> None:
+        """(Re)create `<table>_postings_top(terms, limit, depth, complete, batch, lookup)`: `search` as one server-side
+        call, the statistics read included. It runs the same statements as `search` (the cut-off's round, then
+        max-score's essential lists and the other terms a batch at a time), in one snapshot, and returns
+        `(chunk_id, score, place)`, best first: exactly what `search` returns for the IDFs of the collection's
+        document frequencies, without a round trip per step."""
+        # ROWS 10: the planner's estimate of its rows (the default, 1000, made the join with the chunk table read that
+        # whole table at 10k chunks instead of looking the ten ids up).
+        body = self._function_body().as_string(conn)
+        self._drop_function(conn)
+        conn.execute(
+            self._q(
+                "CREATE FUNCTION {function}(p_terms text[], p_limit integer, p_depth integer, p_complete integer, "
+                "p_batch integer, p_lookup integer) RETURNS TABLE (chunk_id text, score float8, place bigint) "
+                "LANGUAGE plpgsql STABLE ROWS 10 AS {body}",
+                body=sql.Literal(body),
+            )
+        )
+        conn.execute(
+            self._q(
+                f"COMMENT ON FUNCTION {{function}}({FUNCTION_ARGUMENTS}) IS {{version}}",
+                version=sql.Literal(FUNCTION_VERSION),
+            )
+        )
+
+    def _function_body(self) -> sql.Composed:
+        p = _SERVER
+        order = "ORDER BY z.s DESC, z.i COLLATE \"C\""  # Python's order of (-score, chunk id)
+        return sql.SQL(
+            f"""
+#variable_conflict use_column
+DECLARE
+    v_n bigint; v_total bigint; v_avg float8; v_slack float8; v_terms text[]; v_idf float8[];
+    v_limit integer := p_limit; v_depth integer := p_depth; v_complete integer := p_complete;
+    v_found text[]; v_found_scores float8[]; v_unread float8; v_uncompleted float8; v_best_left float8;
+    v_theta float8; v_rest float8; v_others text[]; v_others_idf float8[];
+    v_candidates text[]; v_partials float8[]; v_count integer; v_done integer := 0; v_batch integer := p_batch;
+    v_ids text[]; v_members_partial float8[]; v_ranked text[]; v_ranked_scores float8[];
+    v_others_postings bigint; v_scan boolean;
+BEGIN
+    SELECT chunks, terms INTO v_n, v_total FROM {{totals}};
+    IF v_n IS NULL OR v_n <= 0 OR v_limit <= 0 THEN RETURN; END IF;
+    v_avg := v_total::float8 / v_n::float8;
+    IF v_avg <= 0 THEN RETURN; END IF;
+    v_slack := least(1.0::float8, {REFERENCE_LENGTH}::float8 / v_avg);
+    -- BM25's IDF of each term of the question the collection holds (components.text.bm25.idf), in Python's order.
+    SELECT array_agg(d.term ORDER BY d.term COLLATE "C"),
+           array_agg(ln(1.0::float8 + ((v_n - least(d.df, v_n))::float8 + 0.5::float8)
+                        / (least(d.df, v_n)::float8 + 0.5::float8)) ORDER BY d.term COLLATE "C")
+      INTO v_terms, v_idf FROM {{terms}} d WHERE d.term = ANY(p_terms) AND d.df > 0;
+    IF v_terms IS NULL THEN RETURN; END IF;
+
+    SELECT coalesce(array_agg(x.chunk_id ORDER BY x.score DESC, x.chunk_id COLLATE "C")
+                    FILTER (WHERE x.chunk_id IS NOT NULL), '{{{{}}}}'),
+           coalesce(array_agg(x.score ORDER BY x.score DESC, x.chunk_id COLLATE "C")
+                    FILTER (WHERE x.chunk_id IS NOT NULL), '{{{{}}}}'),
+           coalesce(max(x.tau), 0), coalesce(max(x.upper), 0)
+      INTO v_found, v_found_scores, v_unread, v_uncompleted
+      FROM ({{round}}) AS x(chunk_id, score, tau, upper);
+    v_best_left := greatest(v_unread, v_uncompleted);
+    IF v_best_left <= 0 OR (cardinality(v_found) >= v_limit AND v_found_scores[v_limit] >= v_best_left) THEN
+        RETURN QUERY SELECT a.i, a.s, a.n FROM unnest(v_found[1:v_limit], v_found_scores[1:v_limit])
+                     WITH ORDINALITY AS a(i, s, n);
+        RETURN;
+    END IF;
+
+    v_theta := CASE WHEN cardinality(v_found) >= v_limit THEN v_found_scores[v_limit] ELSE 0 END;
+    SELECT x.candidates, x.partials, x.bound, x.others, x.others_idf, x.others_postings
+      INTO v_candidates, v_partials, v_rest, v_others, v_others_idf, v_others_postings
+      FROM ({{essential}}) AS x(candidates, partials, bound, others, others_idf, others_postings);
+    v_count := coalesce(cardinality(v_candidates), 0);
+    IF v_count = 0 OR v_rest IS NULL OR v_rest = 0 THEN
+        RETURN QUERY SELECT a.i, a.s, a.n FROM unnest(v_candidates[1:v_limit], v_partials[1:v_limit])
+                     WITH ORDINALITY AS a(i, s, n);
+        RETURN;
+    END IF;
+
+    v_ranked := '{{{{}}}}'; v_ranked_scores := '{{{{}}}}';
+    WHILE v_done < v_count LOOP
+        v_ids := v_candidates[v_done + 1 : v_done + v_batch];
+        v_scan := cardinality(v_ids) * p_lookup >= v_others_postings;
+        IF v_scan THEN v_ids := v_candidates[v_done + 1 : v_count]; END IF;
+        v_members_partial := v_partials[v_done + 1 : v_done + cardinality(v_ids)];
+        v_done := v_done + cardinality(v_ids);
+        IF v_scan THEN
+            SELECT array_agg(z.i {order}), array_agg(z.s {order}) INTO v_ranked, v_ranked_scores
+              FROM (SELECT a.i, a.s FROM unnest(v_ranked, v_ranked_scores) AS a(i, s)
+                    UNION ALL
+                    SELECT m.i, m.p + coalesce(o.extra, 0) FROM unnest(v_ids, v_members_partial) AS m(i, p)
+                    LEFT JOIN ({{others_scan}}) AS o(chunk_id, extra) ON o.chunk_id = m.i) AS z;
+        ELSE
+            SELECT array_agg(z.i {order}), array_agg(z.s {order}) INTO v_ranked, v_ranked_scores
+              FROM (SELECT a.i, a.s FROM unnest(v_ranked, v_ranked_scores) AS a(i, s)
+                    UNION ALL
+                    SELECT m.i, m.p + coalesce(o.extra, 0) FROM unnest(v_ids, v_members_partial) AS m(i, p)
+                    LEFT JOIN ({{others}}) AS o(chunk_id, extra) ON o.chunk_id = m.i) AS z;
+        END IF;
+        EXIT WHEN cardinality(v_ranked) >= v_limit AND v_done < v_count
+                  AND v_ranked_scores[v_limit] >= v_partials[v_done + 1] + v_rest;
+        v_batch := least(v_batch, v_count) * 4;
+    END LOOP;
+    RETURN QUERY SELECT a.i, a.s, a.n FROM unnest(v_ranked[1:v_limit], v_ranked_scores[1:v_limit])
+                 WITH ORDINALITY AS a(i, s, n);
+END
+"""
+        ).format(
+            totals=self._totals, terms=self._terms,
+            round=self._round_sql(p), essential=self._essential_sql(p), others=self._others_sql(p),
+            others_scan=self._others_scan_sql(p),
+        )
+
+    def top(self) -> sql.Composed:
+        """A FROM item of the function's rows `(chunk_id, score, place)`, whose parameters are `top_params` (the
+        question's analyzer terms, in any order: those no chunk holds are left out)."""
+        return self._q("{function}(%s::text[], %s, %s, %s, %s, %s)")
+
+    @staticmethod
+    def top_params(terms: list[str], limit: int) -> tuple:
+        """The parameters of `top`: what `search` passes for the same question and `limit`."""
+        return (list(terms), limit, max(FIRST_DEPTH, limit), max(COMPLETED * limit, MIN_COMPLETED),
+                max(OTHERS_BATCH * limit, MIN_COMPLETED), LOOKUP_POSTINGS)
+
+    def search_on_server(self, conn: Any, terms: list[str], limit: int) -> list[tuple[str, float]]:
+        """`search` as the one call of the server-side function (the collection's statistics read there)."""
+        rows = conn.execute(
+            sql.SQL("SELECT chunk_id, score FROM {} ORDER BY place").format(self.top()),
+            self.top_params(terms, limit),
+        ).fetchall()
+        return [(str(chunk_id), float(score)) for chunk_id, score in rows]
 
     # -- writes (pipelined: nothing is read back) -------------------------------------------------------------------
 
@@ -213,18 +405,25 @@ class KeywordPostings:
         # Not settled by the best postings: the k-th score found is a floor every answer reaches, so the lists
         # whose best scores together stay below it cannot bring a chunk in on their own.
         values["theta"] = found[limit - 1][1] if len(found) >= limit else 0.0
-        candidates = conn.execute(self._essential, values).fetchall()
-        if not candidates or not candidates[0][2]:  # no non-essential term: the essential scores are exact
+        ids, partials, rest, others, others_idf, others_postings = conn.execute(self._essential, values).fetchone()
+        candidates = list(zip(ids or [], partials or [], strict=True))
+        if not candidates or not rest:  # no non-essential term: the essential scores are exact
             return [(str(row[0]), float(row[1])) for row in candidates[:limit]]
-        rest, others, others_idf = float(candidates[0][2]), candidates[0][3], candidates[0][4]
+        rest, others_postings = float(rest), int(others_postings)
         # Best essential score first, a growing batch at a time, each chunk's other terms read from its term counts,
-        # until no chunk left can beat the k-th exact score (its essential score plus the others' bests).
+        # until no chunk left can beat the k-th exact score (its essential score plus the others' bests); or, when
+        # that costs less, the other terms' lists read once for every candidate left.
         scored: list[tuple[str, float]] = []
         done, batch = 0, max(OTHERS_BATCH * limit, MIN_COMPLETED)
         while done < len(candidates):
             members = candidates[done : done + batch]
+            scan = len(members) * LOOKUP_POSTINGS >= others_postings
+            if scan:
+                members = candidates[done:]
             done += len(members)
-            extra = dict(conn.execute(self._others, (average, others, others_idf, [row[0] for row in members])))
+            extra = dict(conn.execute(self._others_scan if scan else self._others,
+                                      {"avg": average, "others": others, "others_idf": others_idf,
+                                       "ids": [row[0] for row in members]}))
             scored.extend((str(row[0]), float(row[1]) + float(extra.get(row[0]) or 0.0)) for row in members)
             scored.sort(key=lambda item: (-item[1], item[0]))
             if len(scored) >= limit and done < len(candidates) and scored[limit - 1][1] >= candidates[done][1] + rest:
@@ -241,26 +440,29 @@ class KeywordPostings:
 
     @property
     def _round(self) -> sql.Composed:
+        return self._round_sql(_CLIENT)
+
+    def _round_sql(self, p: dict[str, str]) -> sql.Composed:
         """One round of the cut-off at depth `depth`: the top `limit` of the `complete` candidates with the best
         upper bounds, with exact scores, and on every row the best score any other chunk can have (unread, or read
         but not completed); one row with a NULL chunk when nothing was read."""
         k1, b = bm25.K1, bm25.B
-        average = "(%(avg)s::float8)"
+        average = f"({p['avg']})"
         return self._q(
             f"""
-            WITH q AS (SELECT * FROM unnest(%(terms)s::text[], %(idf)s::float8[]) AS q(term, idf)),
+            WITH q AS (SELECT * FROM unnest({p['terms']}, {p['idf']}) AS q(term, idf)),
             r AS (
                 SELECT q.term, p.chunk_id, p.impact,
                        q.idf * p.tf * {k1 + 1} / (p.tf + {k1} * (1 - {b} + {b} * p.dl / {average})) AS w
                 FROM q CROSS JOIN LATERAL (
                     SELECT chunk_id, impact, tf, dl FROM {{postings}} WHERE term = q.term
-                    ORDER BY impact DESC LIMIT %(depth)s) p
+                    ORDER BY impact DESC LIMIT {p['depth']}) p
             ),
             edge AS (
                 -- The most an unread posting of the list can score (0 once the list is read to its end): at the real
                 -- average its saturated frequency is at most s / (s + slack (1 - s)) for a stored impact s.
-                SELECT q.term, CASE WHEN count(r.chunk_id) < %(depth)s THEN 0::float8
-                       ELSE q.idf * {k1 + 1} * min(r.impact) / (min(r.impact) + %(slack)s * (1 - min(r.impact)))
+                SELECT q.term, CASE WHEN count(r.chunk_id) < {p['depth']} THEN 0::float8
+                       ELSE q.idf * {k1 + 1} * min(r.impact) / (min(r.impact) + {p['slack']} * (1 - min(r.impact)))
                        END AS bound
                 FROM q LEFT JOIN r ON r.term = q.term GROUP BY q.term, q.idf
             ),
@@ -269,72 +471,127 @@ class KeywordPostings:
                 SELECT r.chunk_id, sum(r.w) AS lower, tau.tau - sum(e.bound) AS unseen
                 FROM r JOIN edge e ON e.term = r.term, tau GROUP BY r.chunk_id, tau.tau
             ),
+            -- Completed first: the chunks with the best scores seen (most often those of several lists), so that
+            -- the k-th exact score is a high floor for max-score.
             ranked AS (
                 SELECT chunk_id, lower, unseen, lower + unseen AS upper,
-                       row_number() OVER (ORDER BY lower + unseen DESC, chunk_id) AS place
-                FROM c ORDER BY upper DESC, chunk_id LIMIT %(complete)s + 1
+                       row_number() OVER (ORDER BY lower DESC, lower + unseen DESC, chunk_id COLLATE "C") AS place
+                FROM c
             ),
             -- The best a chunk not completed here can score.
-            rest AS (SELECT coalesce((SELECT upper FROM ranked WHERE place > %(complete)s), 0) AS upper),
+            rest AS (SELECT coalesce(max(upper), 0) AS upper FROM ranked WHERE place > {p['complete']}),
             exact AS (
                 SELECT c.chunk_id, CASE WHEN c.unseen <= 0 THEN c.lower ELSE (
                     SELECT coalesce(sum(q.idf * x.tf * {k1 + 1} / (x.tf + {k1} * (1 - {b} + {b} * s.term_total
                                                                                      / {average}))), 0)
                     FROM {{chunk_terms}} s, q, LATERAL (SELECT (s.term_counts ->> q.term)::float8 AS tf) x
                     WHERE s.chunk_id = c.chunk_id AND x.tf IS NOT NULL) END AS score
-                FROM ranked c WHERE c.place <= %(complete)s
+                FROM ranked c WHERE c.place <= {p['complete']}
             ),
-            top AS (SELECT chunk_id, score FROM exact ORDER BY score DESC, chunk_id LIMIT %(limit)s)
+            top AS (SELECT chunk_id, score FROM exact ORDER BY score DESC, chunk_id COLLATE "C" LIMIT {p['limit']})
             SELECT top.chunk_id, top.score, tau.tau, rest.upper
-            FROM tau CROSS JOIN rest LEFT JOIN top ON true ORDER BY top.score DESC, top.chunk_id
+            FROM tau CROSS JOIN rest LEFT JOIN top ON true ORDER BY top.score DESC, top.chunk_id COLLATE "C"
             """
         )
 
     @property
     def _essential(self) -> sql.Composed:
+        return self._essential_sql(_CLIENT)
+
+    def _essential_sql(self, p: dict[str, str]) -> sql.Composed:
         """Max-score: the terms sorted by the best score their list can give; the cheapest ones whose bests add up
-        to less than `theta` are non-essential (the others). Every posting of the essential lists is read; returned
-        are the chunks whose essential score plus the others' bests reaches the floor (`theta`, or the k-th best
-        essential score if higher), best essential score first, with that bound and the other terms and IDFs."""
+        to less than `theta` are non-essential (the others). Every posting of the essential lists is read; returned,
+        in one row: the chunks whose essential score plus the others' bests reaches the floor (`theta`, or the k-th
+        best essential score if higher) and their essential scores (two arrays, best first), that bound, the other
+        terms, their IDFs and how many postings their lists hold."""
         k1, b = bm25.K1, bm25.B
-        average = "(%(avg)s::float8)"
+        average = f"({p['avg']})"
         weight = f"{k1 + 1} / ({{tf}} + {k1} * (1 - {b} + {b} * {{dl}} / {average}))"
+        theta = p["theta"]
         return self._q(
             f"""
             WITH q AS (
                 SELECT u.term, u.idf, sum(best.bound) OVER (ORDER BY best.bound, u.term) AS cumulative
-                FROM unnest(%(terms)s::text[], %(idf)s::float8[]) AS u(term, idf),
-                LATERAL (SELECT u.idf * {k1 + 1} * p.impact / (p.impact + %(slack)s * (1 - p.impact)) AS bound
+                FROM unnest({p['terms']}, {p['idf']}) AS u(term, idf),
+                LATERAL (SELECT u.idf * {k1 + 1} * p.impact / (p.impact + {p['slack']} * (1 - p.impact)) AS bound
                          FROM {{postings}} p WHERE p.term = u.term ORDER BY p.impact DESC LIMIT 1) best
             ),
-            rest AS (SELECT coalesce(max(cumulative) FILTER (WHERE cumulative < %(theta)s), 0) AS bound FROM q),
+            rest AS (SELECT coalesce(max(cumulative) FILTER (WHERE cumulative < {theta}), 0) AS bound FROM q),
             e AS (
                 SELECT p.chunk_id, sum(q.idf * p.tf * {weight.format(tf="p.tf", dl="p.dl")}) AS partial
-                FROM q JOIN {{postings}} p ON p.term = q.term WHERE q.cumulative >= %(theta)s GROUP BY p.chunk_id
+                FROM q JOIN {{postings}} p ON p.term = q.term WHERE q.cumulative >= {theta} GROUP BY p.chunk_id
             ),
             -- Essential scores are part of the exact ones: their k-th best is a floor too, often a higher one.
-            floor AS (SELECT greatest(%(theta)s, (SELECT partial FROM e ORDER BY partial DESC
-                                                  OFFSET %(limit)s - 1 LIMIT 1)) AS theta)
-            SELECT e.chunk_id, e.partial, rest.bound,
-                   (SELECT array_agg(term ORDER BY term) FROM q WHERE cumulative < %(theta)s) AS others,
-                   (SELECT array_agg(idf ORDER BY term) FROM q WHERE cumulative < %(theta)s) AS others_idf
-            FROM e, rest, floor WHERE e.partial + rest.bound >= floor.theta
-            ORDER BY e.partial DESC, e.chunk_id
+            floor AS (SELECT greatest({theta}, (SELECT partial FROM e ORDER BY partial DESC
+                                                OFFSET {p['limit']} - 1 LIMIT 1)) AS theta),
+            kept AS (
+                SELECT e.chunk_id, e.partial, row_number() OVER (ORDER BY e.partial DESC, e.chunk_id COLLATE "C") AS n
+                FROM e, rest, floor WHERE e.partial + rest.bound >= floor.theta
+            )
+            SELECT (SELECT array_agg(chunk_id ORDER BY n) FROM kept) AS candidates,
+                   (SELECT array_agg(partial ORDER BY n) FROM kept) AS partials, rest.bound,
+                   (SELECT array_agg(term ORDER BY term) FROM q WHERE cumulative < {theta}) AS others,
+                   (SELECT array_agg(idf ORDER BY term) FROM q WHERE cumulative < {theta}) AS others_idf,
+                   (SELECT coalesce(sum(d.df), 0) FROM {{terms}} d
+                    WHERE d.term IN (SELECT term FROM q WHERE cumulative < {theta})) AS others_postings
+            FROM rest
             """
         )
 
     @property
     def _others(self) -> sql.Composed:
+        return self._others_sql(_CLIENT)
+
+    @property
+    def _others_scan(self) -> sql.Composed:
+        return self._others_scan_sql(_CLIENT)
+
+    def _others_scan_sql(self, p: dict[str, str]) -> sql.Composed:
+        """`_others` from the given terms' postings, each list read once (the same arithmetic, so the same scores)."""
+        k1, b = bm25.K1, bm25.B
+        return self._q(
+            f"""
+            SELECT p.chunk_id,
+                   sum(q.idf * p.tf::float8 * {k1 + 1} / (p.tf::float8 + {k1} * (1 - {b} + {b} * p.dl / {p['avg']})))
+            FROM unnest({p['others']}, {p['others_idf']}) AS q(term, idf)
+            JOIN {{postings}} p ON p.term = q.term JOIN unnest({p['ids']}::text[]) AS m(id) ON m.id = p.chunk_id
+            GROUP BY p.chunk_id
+            """
+        )
+
+    def _others_sql(self, p: dict[str, str]) -> sql.Composed:
         """Per chunk of the given ids, the BM25 of the given terms read from its stored term counts."""
         k1, b = bm25.K1, bm25.B
         return self._q(
             f"""
             SELECT s.chunk_id,
-                   sum(q.idf * x.tf * {k1 + 1} / (x.tf + {k1} * (1 - {b} + {b} * s.term_total / %s::float8)))
-            FROM unnest(%s::text[], %s::float8[]) AS q(term, idf), {{chunk_terms}} s,
+                   sum(q.idf * x.tf * {k1 + 1} / (x.tf + {k1} * (1 - {b} + {b} * s.term_total / {p['avg']})))
+            FROM unnest({p['others']}, {p['others_idf']}) AS q(term, idf), {{chunk_terms}} s,
                  LATERAL (SELECT (s.term_counts ->> q.term)::float8 AS tf) x
-            WHERE s.chunk_id = ANY(%s) AND x.tf IS NOT NULL GROUP BY s.chunk_id
+            WHERE s.chunk_id = ANY({p['ids']}) AND x.tf IS NOT NULL GROUP BY s.chunk_id
             """
+        )
+
+    def filtered_top(self, where: sql.Composable) -> sql.Composed:
+        """A statement of the `(chunk_id, score)` top k with a filter, best first, the statistics read in it: every
+        posting of the terms scored (as `search` does with `where`). Its parameters: the question's analyzer terms,
+        the filter's parameters, the limit."""
+        k1, b = bm25.K1, bm25.B
+        return self._q(
+            f"""
+            WITH s AS (SELECT chunks::float8 AS n, terms::float8 / chunks::float8 AS average FROM {{totals}}
+                       WHERE chunks > 0 AND terms > 0),
+            d AS (SELECT d.term, ln(1.0::float8 + ((s.n - least(d.df, s.n))::float8 + 0.5::float8)
+                                    / (least(d.df, s.n)::float8 + 0.5::float8)) AS idf
+                  FROM {{terms}} d, s WHERE d.term = ANY(%s::text[]) AND d.df > 0)
+            SELECT p.chunk_id, sum(d.idf * p.tf * {k1 + 1} / (p.tf + {k1} * (1 - {b} + {b} * p.dl / s.average)))
+                   AS score
+            FROM d JOIN {{postings}} p ON p.term = d.term JOIN {{table}} ON {{table}}.id = p.chunk_id, s
+            WHERE true {{where}}
+            GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id COLLATE "C" LIMIT %s
+            """,
+            table=self._table,
+            where=where,
         )
 
     def _score_all(
@@ -355,7 +612,7 @@ class KeywordPostings:
             FROM unnest(%s::text[], %s::float8[]) AS q(term, idf)
             JOIN {{postings}} p ON p.term = q.term JOIN {{table}} ON {{table}}.id = p.chunk_id
             WHERE true {{where}}
-            GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id LIMIT %s
+            GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id COLLATE "C" LIMIT %s
             """,
             table=self._table,
             where=where,

@@ -39,6 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="base sizes of --only scale (real text; built once, cached in the data folder)")
     parser.add_argument("--scale-embed", type=int, default=10_000,
                         help="chunks of --only scale with real embeddings (cached, resumed; the rest composed)")
+    parser.add_argument("--scale-backends", default="pgvector,milvus,qdrant",
+                        help="comma-separated backends of --only scale (a base not built yet is built first)")
     parser.add_argument("--out", type=Path, help="write the results as JSON to this file")
     parser.set_defaults(func=run)
 
@@ -54,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--queries must be between 10 and 1000")
     if not 10 <= args.hostile_seconds <= 3600:
         raise UserError("--hostile-seconds must be between 10 and 3600")
+    unknown = {name.strip() for name in args.scale_backends.split(",")} - {"pgvector", "milvus", "qdrant"}
+    if unknown:
+        raise UserError(f"--scale-backends takes pgvector, milvus and qdrant, not {', '.join(sorted(unknown))}")
     parts = set(args.only or ["ingest", "query"]) | ({"backends"} if args.backend else set())
     # Each speed target comes with the overhead measured beside it: ingestion's graph extraction, the query's fan-out.
     parts |= {"extraction"} if "ingest" in parts else set()
@@ -86,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
             lambda: bench_hostile(out, duration_s=args.hostile_seconds),
         ),
         "scale": ("scale", "== search at scale", lambda: bench_scale(
-            out, tuple(int(n) for n in args.scale_sizes.split(",")), queries=args.queries, embed_upto=args.scale_embed
+            out, tuple(int(n) for n in args.scale_sizes.split(",")), queries=args.queries, embed_upto=args.scale_embed,
+            backends=tuple(name.strip() for name in args.scale_backends.split(",") if name.strip()),
         )),
         "backends": (
             "backends",

@@ -17,12 +17,12 @@ def new_chart(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
     return plt.subplots(*args, **kwargs)
 
 
-def save_chart(figure: Any, path: Path) -> Path:
+def save_chart(figure: Any, path: Path, dpi: int = 110) -> Path:
     """Lay `figure` out, write it to `path` as a PNG (its folder created) and free it; the path."""
     import matplotlib.pyplot as plt
 
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
+    figure.savefig(path, dpi=dpi)
     plt.close(figure)
     return path

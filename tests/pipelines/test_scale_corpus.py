@@ -61,3 +61,48 @@ def test_embeddings_resume_and_compose_the_rest(corpus, tmp_path, monkeypatch, e
     assert not real and len(spans) == len(sentence_vectors) > 0
     mean = sentence_vectors.mean(axis=0)
     assert np.allclose(vector, mean / np.linalg.norm(mean), atol=1e-6)
+
+
+def test_the_scale_bench_without_the_public_sets_says_so(tmp_path, monkeypatch):
+    from pipelines.bench_scale import bench_scale
+
+    monkeypatch.setenv("RESEARCH_EVAL_DATA", str(tmp_path / "absent"))
+    lines: list[str] = []
+    assert bench_scale(lines.append, sizes=(10,), backends=("pgvector",)) == {"skipped": "no evaluation data"}
+    assert "scale benchmark needs their text" in lines[0]
+
+
+def test_the_scale_bench_measures_the_backends_asked_for(monkeypatch, capsys, tmp_path):
+    from pipelines import bench_scale
+    from pipelines.cli import main
+
+    asked: list[tuple] = []
+    monkeypatch.setattr(bench_scale, "bench_scale", lambda out, sizes, **kwargs: asked.append(kwargs["backends"]) or {})
+    report = str(tmp_path / "r.json")
+    assert main(["bench", "--only", "scale", "--scale-backends", "pgvector, qdrant", "--out", report]) == 0
+    assert asked == [("pgvector", "qdrant")]
+    assert main(["bench", "--only", "scale", "--scale-backends", "pgvector,solr"]) == 1
+    assert "--scale-backends takes pgvector, milvus and qdrant, not solr" in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_the_scale_bench_reads_the_servers_cpu_for_each_keyword_search(database_url, collection_name):
+    from components.knowledge_base.factory import knowledge_base_for
+    from components.knowledge_base.store import ChunkRecord, DocumentRecord
+    from components.text.analyzer import term_counts
+    from pipelines.bench_scale import _server_cpu
+    from tests.components.knowledge_base.test_pgvector_index import _store, _unit
+
+    kb = knowledge_base_for(_store(collection_name))
+    try:
+        for number, (title, text) in enumerate(PARAGRAPHS):
+            document = DocumentRecord(f"d{number}", title, f"files/d{number}.md", "md", "h")
+            chunk = ChunkRecord(f"d{number}-0", f"d{number}", 0, text, _unit(number), term_counts=term_counts(text))
+            kb.upsert_document(document, [chunk])
+        questions = ["When did the bridge open?", "Which pears grow in Osk?", "Who founded the choir?"]
+        spent = _server_cpu(kb.index, questions)
+        assert spent is not None and len(spent) == len(questions)
+        assert all(value >= 0 for value in spent) and sum(spent) > 0
+    finally:
+        kb.drop()
+        kb.close()

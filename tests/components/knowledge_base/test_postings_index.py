@@ -75,7 +75,7 @@ def _questions(seed: int, count: int = 25) -> list[str]:
 
 def _assert_same(found, expected) -> None:
     """Same scores at every rank, and the same chunks wherever the score is not tied."""
-    got = [(hit.chunk.chunk_id, hit.raw_score) for hit in found]
+    got = [(hit.chunk.chunk_id if hasattr(hit, "chunk") else hit.document.id, hit.raw_score) for hit in found]
     assert len(got) == len(expected)
     assert np.allclose([score for _, score in got], [score for _, score in expected], rtol=1e-6, atol=1e-9)
     tied = {round(score, 6) for score, count in _score_counts(expected).items() if count > 1}
@@ -208,3 +208,72 @@ class TestKeywordPostings:
                 _assert_same(reopened.keyword_search(query, 5), exact_bm25(stored, query, 5))
         finally:
             reopened.close()
+
+    @pytest.mark.parametrize("lookup", [0, 8, 10**6], ids=["counts", "either", "lists"])
+    def test_the_server_side_function_returns_what_the_client_side_search_returns(self, kb, monkeypatch, lookup):
+        # Max-score's other terms read from each candidate's counts, from the lists, or either as it costs less.
+        monkeypatch.setattr(postings_index, "LOOKUP_POSTINGS", lookup)
+        stored = self._load(kb, _corpus(14))
+        index = kb.index
+        with index._connection() as conn:
+            for query in _questions(15):
+                wanted = sorted(set(terms(query)))
+                statistics = index._statistics(conn, wanted)
+                n = statistics.n_chunks
+                idf = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in statistics.df.items() if df}
+                for limit in (1, 3, 10):
+                    client = index._postings.search(conn, idf, limit, statistics.avg_terms)
+                    server = index._postings.search_on_server(conn, list(reversed(wanted)), limit)
+                    assert [chunk_id for chunk_id, _ in server] == [chunk_id for chunk_id, _ in client]
+                    assert np.allclose([s for _, s in server], [s for _, s in client], rtol=1e-12, atol=0)
+                    _assert_same(kb.keyword_search(query, limit), exact_bm25(stored, query, limit))
+
+    def test_a_keyword_search_is_one_statement_with_or_without_filters(self, kb, monkeypatch):
+        import psycopg
+
+        corpus = _corpus(16)
+        stored = self._load(kb, corpus)
+        pdf = {chunk.chunk_id for document, chunks in corpus if document.doc_type == "pdf" for chunk in chunks}
+        query = "valmor quistel brenard osk"
+        only_pdf = {"field": "meta.doc_type", "operator": "==", "value": "pdf"}
+        kb.index.keyword(query, 5)
+        sent: list[str] = []
+        execute = psycopg.Connection.execute
+
+        def counted(conn, statement, *args, **kwargs):
+            sent.append(str(statement))
+            return execute(conn, statement, *args, **kwargs)
+
+        monkeypatch.setattr(psycopg.Connection, "execute", counted)
+        hits = kb.index.keyword(query, 5)
+        assert len(sent) == 1
+        _assert_same(hits, exact_bm25(stored, query, 5))
+        filtered = kb.index.keyword(query, 5, filters=only_pdf)
+        assert len(sent) == 2
+        _assert_same(filtered, [item for item in exact_bm25(stored, query, len(stored)) if item[0] in pdf][:5])
+
+    def test_a_collection_without_the_function_or_with_another_version_gets_it_when_opened(self, kb, collection_name):
+        stored = self._load(kb, _corpus(17, documents=6))
+        signature = f"{collection_name}_postings_top({postings_index.FUNCTION_ARGUMENTS})"
+        for change in (f"DROP FUNCTION {signature}", f"COMMENT ON FUNCTION {signature} IS 'an earlier version'"):
+            with kb.registry.connection() as conn:
+                conn.execute(change)
+                conn.commit()
+            kb.close()
+            kb = knowledge_base_for(_store(collection_name))
+            with kb.registry.connection() as conn:
+                version = conn.execute("SELECT obj_description(to_regprocedure(%s), 'pg_proc')", (signature,))
+                assert version.fetchone()[0] == postings_index.FUNCTION_VERSION
+            for query in _questions(18, count=5):
+                _assert_same(kb.keyword_search(query, 5), exact_bm25(stored, query, 5))
+        kb.close()
+
+    def test_the_seal_after_a_bulk_load_leaves_the_postings_readable_from_their_index_alone(self, kb, collection_name):
+        self._load(kb, _corpus(19))
+        kb.ensure_vector_index()
+        with kb.registry.connection() as conn:
+            pages, visible = conn.execute(
+                "SELECT relpages, relallvisible FROM pg_class WHERE oid = to_regclass(%s)",
+                (f"{collection_name}_postings",),
+            ).fetchone()
+        assert pages > 0 and visible == pages
