@@ -22,7 +22,6 @@ model.probability(part_features(...)) >= model.threshold
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from components.generation.answer_evidence import EVIDENCE_FEATURES
+from components.model_files import read_json_object
 from components.text.analyzer import stem, terms, words
 
 MODEL_VERSION = 1
@@ -209,15 +209,7 @@ class AnswerConfidence:
 
 @lru_cache(maxsize=8)
 def _load(path: str) -> AnswerConfidence:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfidenceModelError(f"no confidence model at {path}") from exc
-    except json.JSONDecodeError as exc:
-        raise ConfidenceModelError(f"the confidence model at {path} is not JSON: {exc.msg}") from exc
-    if not isinstance(data, dict):
-        raise ConfidenceModelError(f"the confidence model at {path} is not a JSON object")
-    return AnswerConfidence.from_dict(data)
+    return AnswerConfidence.from_dict(read_json_object(path, "confidence model", ConfidenceModelError))
 
 
 def fit(

@@ -22,12 +22,13 @@ scoring.without(["statement"]).on("statement")  # False
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from components.model_files import read_json_object
 
 SCORING_VERSION = 1
 DEFAULT_SCORING_PATH = Path(__file__).with_name("answer_scoring.json")
@@ -189,12 +190,4 @@ class AnswerScoring:
 
 @lru_cache(maxsize=8)
 def _load(path: str) -> AnswerScoring:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ScoringModelError(f"no scoring file at {path}") from exc
-    except json.JSONDecodeError as exc:
-        raise ScoringModelError(f"the scoring file at {path} is not JSON: {exc.msg}") from exc
-    if not isinstance(data, dict):
-        raise ScoringModelError(f"the scoring file at {path} is not a JSON object")
-    return AnswerScoring.from_dict(data)
+    return AnswerScoring.from_dict(read_json_object(path, "scoring file", ScoringModelError))

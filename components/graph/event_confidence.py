@@ -21,7 +21,6 @@ model.probability(event_features(sentence_span, token, "nsubj", dates, event_dat
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from components.graph.dates import DateMention, FuzzyDate
+from components.model_files import read_json_object
 
 MODEL_PATH = Path(__file__).with_name("event_confidence.json")
 
@@ -231,8 +231,8 @@ class EventConfidenceModel:
     @classmethod
     def load(cls, path: Path | str = MODEL_PATH) -> EventConfidenceModel:
         """The model written by the fitting script at `path`; ValueError with one sentence when it cannot be read."""
+        data = read_json_object(path, "event-confidence model")
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
             model = cls(
                 features=list(data["features"]),
                 coef=[float(x) for x in data["coef"]],
@@ -242,7 +242,7 @@ class EventConfidenceModel:
                 threshold=float(data["threshold"]),
                 version=str(data.get("version", "")),
             )
-        except (OSError, KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{path} is not a readable event-confidence model: {exc}") from exc
         if not len(model.features) == len(model.coef) == len(model.mean) == len(model.scale):
             raise ValueError(f"{path} is not a readable event-confidence model: its lists differ in length")

@@ -17,13 +17,14 @@ evidence is kept and shown): a weak or disagreeing entity is never given a confi
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from components.model_files import read_json_object
 
 # The inventory an analyst's corpus needs; "other" also holds concepts ("JSON", "CPU") and weak evidence.
 KINDS = ("person", "organization", "place", "product", "work", "event", "other")
@@ -271,16 +272,20 @@ class KindModel:
 
     @classmethod
     def load(cls, path: Path | str = _MODEL_PATH) -> KindModel:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        return cls(
-            data["classes"],
-            data["coef"],
-            data["intercept"],
-            data["threshold"],
-            data.get("version", ""),
-            data.get("features"),
-            data.get("context", []),
-        )
+        """The model the fitting script wrote at `path`; ValueError with one sentence when it cannot be read."""
+        data = read_json_object(path, "entity-kind model")
+        try:
+            return cls(
+                data["classes"],
+                data["coef"],
+                data["intercept"],
+                data["threshold"],
+                data.get("version", ""),
+                data.get("features"),
+                data.get("context", []),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"the entity-kind model at {path} is not one the fitting script writes: {exc}") from exc
 
     def probabilities(self, evidence: KindEvidence) -> dict[str, float]:
         x = features(evidence, self.context)
