@@ -3,34 +3,15 @@ certainty as a badge, and lists the less certain facts apart instead of dropping
 
 from __future__ import annotations
 
-import datetime as dt
 import uuid
-from types import SimpleNamespace
 
 import pytest
 
-from components.graph.dates import FuzzyDate
 from components.graph.event_confidence import default_threshold
-from components.graph.model import DocumentGraph, EntityMention, Fact
+from components.graph.model import DocumentGraph, EntityMention
 from tests.app.conftest import run_page
+from tests.components.graph.facts import halvard_fact
 from tests.components.knowledge_base.conftest import environment
-
-
-def _fact(number: int, text: str, confidence: float, year: int) -> Fact:
-    document = SimpleNamespace(document_id="doc-halvard", url="https://example.org/halvard")
-    fact = Fact.of_sentence(
-        document,
-        number,
-        text,
-        None,
-        ["halvard mills"],
-        ["Halvard Mills"],
-        (FuzzyDate(dt.date(year, 1, 1), "year"), None, "stated"),
-        title="Halvard Mills through the years",
-        anchor=dt.date(2023, 4, 2),
-    )
-    fact.confidence = confidence
-    return fact
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +28,8 @@ def halvard_collection(database_url):
             document_id="doc-halvard",
             entities=[EntityMention("halvard mills", "Halvard Mills", "organization", confidence=0.9)],
             facts=[
-                _fact(0, "Halvard Mills opened its first mill in 1998.", 0.97, 1998),
-                _fact(1, "Halvard Mills might have sold a mill in 2005.", 0.05, 2005),
+                halvard_fact(0, "Halvard Mills opened its first mill in 1998.", 0.97, 1998),
+                halvard_fact(1, "Halvard Mills might have sold a mill in 2005.", 0.05, 2005),
             ],
         )
     )

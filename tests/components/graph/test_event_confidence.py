@@ -10,7 +10,6 @@ from types import SimpleNamespace
 import pytest
 
 from components.contracts import StatusKind
-from components.graph.dates import FuzzyDate
 from components.graph.entity_timeline import EntityTimeline
 from components.graph.event_confidence import (
     FEATURES,
@@ -22,9 +21,10 @@ from components.graph.event_confidence import (
 )
 from components.graph.extraction import LanguageExtractor
 from components.graph.graph_search import GraphSearch
-from components.graph.model import DocumentGraph, EntityMention, Fact
+from components.graph.model import DocumentGraph, EntityMention
 from components.graph.tools import GraphTools
 from tests.components.graph.conftest import make_document
+from tests.components.graph.facts import halvard_fact
 
 ANCHOR = dt.date(2022, 5, 10)
 
@@ -128,7 +128,7 @@ class TestModel:
         with pytest.raises(ValueError, match="its lists differ in length"):
             LanguageExtractor(event_model_path=str(tmp_path / "short.json"))
 
-    def test_the_shipped_model_scores_every_extracted_fact(self):
+    def test_the_shipped_model_scores_every_extractedhalvard_fact(self):
         model = default_event_model()
         assert model is not None and model.features == list(FEATURES) and 0 < model.threshold < 1
         document, chunks = make_document("doc-brask", "Brask Optics opened a plant in Velmora in 2019.", ANCHOR)
@@ -147,23 +147,6 @@ class TestModel:
             GraphSearch(min_event_confidence=-1)
 
 
-def _fact(number: int, text: str, confidence: float | None, year: int) -> Fact:
-    document = SimpleNamespace(document_id="doc-halvard", url="https://example.org/halvard")
-    fact = Fact.of_sentence(
-        document,
-        number,
-        text,
-        None,
-        ["halvard mills"],
-        ["Halvard Mills"],
-        (FuzzyDate(dt.date(year, 1, 1), "year"), None, "stated"),
-        title="Halvard Mills through the years",
-        anchor=dt.date(2023, 4, 2),
-    )
-    fact.confidence = confidence
-    return fact
-
-
 @pytest.fixture()
 def halvard_store(empty_store):
     """A graph with one entity and three facts: a sure one, a doubtful one and one no model scored."""
@@ -171,9 +154,9 @@ def halvard_store(empty_store):
         document_id="doc-halvard",
         entities=[EntityMention("halvard mills", "Halvard Mills", "organization", confidence=0.9)],
         facts=[
-            _fact(0, "Halvard Mills opened its first mill in 1998.", 0.93, 1998),
-            _fact(1, "Halvard Mills might have sold a mill in 2005.", 0.12, 2005),
-            _fact(2, "Halvard Mills moved to Orlund in 2011.", None, 2011),
+            halvard_fact(0, "Halvard Mills opened its first mill in 1998.", 0.93, 1998),
+            halvard_fact(1, "Halvard Mills might have sold a mill in 2005.", 0.12, 2005),
+            halvard_fact(2, "Halvard Mills moved to Orlund in 2011.", None, 2011),
         ],
     )
     empty_store.replace_document(graph)
@@ -217,10 +200,10 @@ def doubtful_store(empty_store):
         document_id="doc-halvard",
         entities=[EntityMention("halvard mills", "Halvard Mills", "organization", confidence=0.9)],
         facts=[
-            _fact(0, "Halvard Mills opened its first mill in 1998.", 0.93, 1998),
-            _fact(1, "Halvard Mills might have sold a mill in 2010.", 0.2, 2010),
-            _fact(2, "Halvard Mills may have closed a mill in 2015.", 0.1, 2015),
-            _fact(3, "Halvard Mills bought a loom in 2004.", 0.7, 2004),
+            halvard_fact(0, "Halvard Mills opened its first mill in 1998.", 0.93, 1998),
+            halvard_fact(1, "Halvard Mills might have sold a mill in 2010.", 0.2, 2010),
+            halvard_fact(2, "Halvard Mills may have closed a mill in 2015.", 0.1, 2015),
+            halvard_fact(3, "Halvard Mills bought a loom in 2004.", 0.7, 2004),
         ],
     )
     empty_store.replace_document(graph)
@@ -304,7 +287,7 @@ def test_a_postgres_graph_written_before_fact_confidences_takes_them(database_ur
         graph = DocumentGraph(
             document_id="doc-halvard",
             entities=[EntityMention("halvard mills", "Halvard Mills", "organization", confidence=0.9)],
-            facts=[_fact(0, "Halvard Mills opened its first mill in 1998.", 0.93, 1998)],
+            facts=[halvard_fact(0, "Halvard Mills opened its first mill in 1998.", 0.93, 1998)],
         )
         store.replace_document(graph)
         _, hits = GraphTools(store).timeline_hits("Halvard Mills")
