@@ -1232,9 +1232,9 @@ def _subject_answer(
 ) -> tuple[str, int] | None:
     """The name a cited sentence's subject stands for, when the sentence holds what the question asks (its relation,
     or a supporting share of its terms) and its subject is a pronoun or a short form of its chunk's title, and the
-    chunk opens its document: the opening sentence's noun phrase holding the title ("Waylon J. Smithers Jr."), or
-    for a "what kind of ..." question the phrase that opening sentence equates it with ("The Enola Gay is a Boeing
-    B-29 Superfortress bomber"). Returns (the name, its citation number); None when no sentence qualifies."""
+    chunk opens its document: the opening sentence's noun phrase holding the title ("Orvelle J. Dunmark Jr."), or
+    for a "what kind of ..." question the phrase that opening sentence equates it with ("The Kestrel Lark is a Talmont
+    T-9 cargo glider"). Returns (the name, its citation number); None when no sentence qualifies."""
     relation = relation_terms(question)
     for sentence in cited:
         document = documents[sentence.number - 1]

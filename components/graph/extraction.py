@@ -143,13 +143,13 @@ def _looks_like_code(span: Any) -> bool:
     doc = span.doc
     before = doc[span.start - 1].text if span.start > 0 else ""
     after = doc[span.end].text if span.end < len(doc) else ""
-    # Backticks closed by two apostrophes are quotation marks (``Dreamliner''), not code.
+    # Backticks closed by two apostrophes are quotation marks (``Skylark''), not code.
     quoted = "``" in doc.text and "''" in doc[span.start :].text
     return not quoted and ("`" in before or "`" in after or "`" in text)
 
 
 _MODEL = re.compile(r"^[A-Z]{0,3}-?\d{2,5}[A-Z]{0,3}s?$")
-# A one-digit designation ("iPhone 4", "iPhone 3GS") is a model only right after the name it designates.
+# A one-digit designation ("Vexa 4", "Vexa 3XS") is a model only right after the name it designates.
 _SHORT_MODEL = re.compile(r"^\d[A-Z]{0,3}$")
 _NOT_MODELS = {"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "ORDINAL"}
 _OPENING_QUOTES = {"`", "``", '"', "“", "'"}
@@ -157,14 +157,14 @@ _CLOSING_QUOTES = {"'", "''", '"', "”"}
 
 
 def _capitalised(token: Any) -> bool:
-    """A word written as a name: "Boeing", "iPhone", "AirTanker"."""
+    """A word written as a name: "Talmont", "Vexa", "SkyHauler"."""
     return token.is_alpha and any(character.isupper() for character in token.text)
 
 
 def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
-    """Model designations ("A380", "Boeing 777", "787 Dreamliner", "787s") as product names, with how many of
+    """Model designations ("N900", "Talmont 606", "909 Skylark", "909s") as product names, with how many of
     their leading words name the maker (an organisation the recogniser tagged), and the maker's token when the
-    text names it as an owner ("Boeing's 787")."""
+    text names it as an owner ("Talmont's 909")."""
     found: list[tuple[Any, int, Any]] = []
     doc = sentence.doc
     last_end = sentence.start
@@ -184,7 +184,7 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
             left -= 1
         counted = token.i + 1 < sentence.end and doc[token.i + 1].tag_ in ("NNS", "NNPS")
         if not lettered and left == token.i and counted:
-            continue  # a count: "20 Dreamliners" (but "22 Boeing 787 Dreamliners" names the model)
+            continue  # a count: "20 Skylarks" (but "22 Talmont 909 Skylarks" names the model)
         right = token.i + 1
         while (
             right < sentence.end
@@ -193,7 +193,7 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
             and doc[right].ent_type_ not in _NOT_MODELS
         ):
             right += 1
-        # A nickname in quotation marks right after the designation is part of the name: 787 "Dreamliner".
+        # A nickname in quotation marks right after the designation is part of the name: 909 "Skylark".
         opened = right
         while opened < sentence.end and doc[opened].text in _OPENING_QUOTES:
             opened += 1
@@ -204,7 +204,7 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
             and doc[opened + 1].text in _CLOSING_QUOTES
         ):
             right = opened + 2
-        # "its 900 engine", "Boeing's 787": a number naming a kind of product, or after its maker's name.
+        # "its 900 engine", "Talmont's 909": a number naming a kind of product, or after its maker's name.
         typed = token.dep_ in ("nummod", "compound") and token.head.lemma_.lower() in KIND_NOUNS["product"]
         owner = token.i >= 2 and doc[token.i - 1].tag_ == "POS" and doc[token.i - 2].ent_type_ == "ORG"
         variant = _variant_after(token)
@@ -285,7 +285,7 @@ def _common_noun(span: Any) -> bool:
 
 
 def _singular(name: str) -> str:
-    """A product name in the singular: "787s" -> "787", "787 Dreamliners" -> "787 Dreamliner"."""
+    """A product name in the singular: "909s" -> "909", "909 Skylarks" -> "909 Skylark"."""
     head, _, last = name.rpartition(" ")
     if len(last) > 3 and last.endswith("s") and not last.endswith("ss") and (last[-2].isdigit() or last[0].isupper()):
         last = last[:-1]
@@ -310,7 +310,7 @@ def _kind_of_noun(noun: str) -> str | None:
 
 
 def _variant_after(token: Any) -> bool:
-    """True when a variant's designation is joined to this model's by a hyphen ("777-200LR", "737-800s"): the
+    """True when a variant's designation is joined to this model's by a hyphen ("606-200XL", "404-800s"): the
     variant is a version of the model, and its events are the model's."""
     doc = token.doc
     return (
@@ -347,7 +347,7 @@ def _role(token: Any) -> str | None:
             links.append(f"{token.dep_}:{token.head.pos_}" if typed else token.dep_)
             token = token.head
             continue
-        # A headline's subject is often parsed as the root ("Airbus A380 test flight delayed after accident"), and
+        # A headline's subject is often parsed as the root ("Nordvik N900 test flight delayed after accident"), and
         # a name right under a verb is its argument whatever the tagger called it ("renamed PostgreSQL" as advmod).
         if token.dep_ == "ROOT":
             return f"{prefix}ROOT"
@@ -411,7 +411,7 @@ def _partitive_of(preposition: Any) -> bool:
     )
 
 
-# Nouns naming an event or an action ("the iPod's use", "an A380 test flight"): a name modifying one of them takes
+# Nouns naming an event or an action ("the Lumo's use", "an N900 test flight"): a name modifying one of them takes
 # part in that event. Nouns made from verbs by a suffix are recognised by it; these are the common ones made
 # without a suffix.
 _EVENT_NOUNS = set(
@@ -483,11 +483,11 @@ def _is_event_noun(token: Any) -> bool:
 
 
 def _modifies_other_thing(token: Any, kind: str) -> bool:
-    """True when a name only modifies a common noun naming something else: "Airbus employees", "the iPod family",
-    "the iPhone 4 antenna" (the entity is not a participant of the sentence's event). Not when that noun is what the
-    name is ("iPod players", "the A380 superjumbo": a noun of its own kind, or a product it names), a title of
-    someone acting for it ("Airbus chief executive Noel Forgeard"), an event the entity takes part in ("iPod use",
-    "A380 test flight"), or a name itself."""
+    """True when a name only modifies a common noun naming something else: "Nordvik employees", "the Lumo family",
+    "the Vexa 4 antenna" (the entity is not a participant of the sentence's event). Not when that noun is what the
+    name is ("Lumo players", "the N900 superjumbo": a noun of its own kind, or a product it names), a title of
+    someone acting for it ("Nordvik chief executive Ivo Ranta"), an event the entity takes part in ("Lumo use",
+    "N900 test flight"), or a name itself."""
     head = token
     while head.dep_ in ("compound", "nmod", "amod") and head.head.i > head.i:
         head = head.head
@@ -499,14 +499,14 @@ def _modifies_other_thing(token: Any, kind: str) -> bool:
 
 
 def _of_a_thing(token: Any, role: str) -> bool:
-    """True when a name only completes a noun naming a thing, not an event ("a letter from Airbus", "staff of
-    Airbus"): the thing takes part, not the name. The object of an event noun ("sales of the A380") takes part, and
+    """True when a name only completes a noun naming a thing, not an event ("a letter from Nordvik", "staff of
+    Nordvik"): the thing takes part, not the name. The object of an event noun ("sales of the N900") takes part, and
     so does a place (the caller's choice: "a plant in Alabama" is where the event happens)."""
     links = role.split(">")
     if links[-1] != "pobj:NOUN" or not all(link.startswith(("compound", "flat")) for link in links[:-1]):
         return False
     while token.dep_ in ("compound", "flat") and token.head.i != token.i:
-        token = token.head  # "Airbus" of "Airbus SE"
+        token = token.head  # "Nordvik" of "Nordvik SE"
     noun = token.head.head
     return noun.pos_ == "NOUN" and not _is_event_noun(noun) and _kind_of_noun(noun.lemma_) is None
 
@@ -548,8 +548,8 @@ def _event_dates(sentence: Any, dates: list[DateMention], participant: Any) -> l
 
 
 def _phrase(token: Any) -> set[int]:
-    """The token positions naming one thing with `token`: its appositions and the names it is part of ("Boeing's
-    rival Airbus, which ...": a clause on "rival" describes Airbus)."""
+    """The token positions naming one thing with `token`: its appositions and the names it is part of ("Talmont's
+    rival Nordvik, which ...": a clause on "rival" describes Nordvik)."""
     positions = {token.i} | {child.i for child in token.children if child.dep_ == "appos"}
     while token.dep_ in ("appos", "compound", "flat") and token.head.i != token.i:
         token = token.head
@@ -586,7 +586,7 @@ def _tells_past(verb: Any) -> bool:
     if any(token.tag_ == "MD" or token.lower_ in ("will", "shall", "'ll") for token in verbs):
         return False
     # The finite verb carries the tense ("is priced" is present); a participle alone is a headline's past ("First
-    # A380 delivered"), and a present perfect ("has unveiled") reports a completed event as news does.
+    # N900 delivered"), and a present perfect ("has unveiled") reports a completed event as news does.
     finite = [token for token in verbs if "Fin" in token.morph.get("VerbForm")]
     if verb.tag_ == "VBN" and any(token.lemma_ == "have" for token in finite):
         return True
@@ -611,11 +611,11 @@ def _supposed(token: Any) -> bool:
 
 
 def _is_state(subject: Any) -> bool:
-    """True when `subject` is the subject of a copula describing it ("It is Boeing's most popular airliner", "the
-    company is in talks with China", "Airbus is two years behind schedule"): a state, not an event, when nothing
+    """True when `subject` is the subject of a copula describing it ("It is Talmont's most popular airliner", "the
+    company is in talks with China", "Nordvik is two years behind schedule"): a state, not an event, when nothing
     dates it. Not when what it is names an event ("the store was a violation of the agreement")."""
     while subject.dep_ in ("compound", "flat") and subject.head.i != subject.i:
-        subject = subject.head  # "Airbus" of "Airbus SE"
+        subject = subject.head  # "Nordvik" of "Nordvik SE"
     verb = subject.head
     if subject.dep_ != "nsubj" or verb.lemma_ != "be" or any(c.dep_ in ("aux", "auxpass") for c in verb.children):
         return False
@@ -632,7 +632,7 @@ def _event_references(
     """The entities taking part in the event a definite event noun refers back to, when it is the subject of its
     sentence (or a subject's possessor) outside a quotation ("the deal was approved", "those cuts will be made"),
     each with the noun: the participants of the last earlier sentence that named the same event (its noun or its
-    verb: "purchase"). A noun naming its own participants ("the Boeing deal") refers to nothing before it."""
+    verb: "purchase"). A noun naming its own participants ("the Talmont deal") refers to nothing before it."""
     covered = {i for m in row for i in range(m.start, m.end)}
     quoted = _quoted_positions(sentence)
     found: list[tuple[str, Any]] = []
@@ -696,7 +696,7 @@ class _Mention:
     root: Any  # the head token of the name
     start: int
     end: int
-    maker: str | None = None  # the organisation named in a product's name ("Boeing" of "Boeing 787")
+    maker: str | None = None  # the organisation named in a product's name ("Talmont" of "Talmont 909")
 
 
 _NAME_AND_ACRONYM = re.compile(r"([A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){1,8})\s*\(([A-Z][A-Za-z&.]{1,9})\)")
@@ -804,7 +804,7 @@ class LanguageExtractor(GraphExtractor):
                 if entities[key].kind() not in ("place", "group"):
                     linked.setdefault(key, ("event", token))
             if linked:
-                # The maker named in a product's name ("Boeing 787") takes part in the trade or event a later noun
+                # The maker named in a product's name ("Talmont 909") takes part in the trade or event a later noun
                 # refers back to ("the deal", "the deliveries"), not in the product's own events.
                 makers = [m.maker for m in row if m.key in linked and m.maker and m.maker not in linked]
                 lemmas = {t.lemma_.lower() for t in sentence.span if t.pos_ in ("NOUN", "VERB")}
@@ -961,13 +961,13 @@ class LanguageExtractor(GraphExtractor):
     ) -> tuple[FuzzyDate | None, str]:
         """Undated past-tense news happens on the day the text just named; a bare year or month that is the
         document's own is made as precise as that day (or the document's date). A headline tells the news in the
-        present tense ("Boeing unveils its new jet"): its undated event happens on that day too."""
+        present tense ("Talmont unveils its new jet"): its undated event happens on that day too."""
         if anchor is None:
             return valid, method
         # Tense and modality of the sentence's own predicate (its root and auxiliaries), not of a clause it reports:
         # "Jobs also said that buyers will receive a refund" is a past saying.
         if method == "document":
-            says = sentence.root.lemma_ in _SAYING and sentence.root.tag_ == "VBZ"  # "Boeing claims that ..."
+            says = sentence.root.lemma_ in _SAYING and sentence.root.tag_ == "VBZ"  # "Talmont claims that ..."
             if frame is not None and (headline or says or _tells_past(sentence.root)):
                 return frame, "context"
             return valid, method
@@ -990,12 +990,12 @@ class LanguageExtractor(GraphExtractor):
                 mention = self._mention(span[maker:], entities, "product", singular=True)
                 if mention is not None:
                     mention.maker = normalise_name(span[:maker].text) if maker else None
-                    # "Airbus A380" and "Airbus's A380" are the A380, made by Airbus: both names are its.
+                    # "Nordvik N900" and "Nordvik's N900" are the N900, made by Nordvik: both names are its.
                     full = span.text if maker else f"{owner.text} {span.text}" if owner is not None else ""
                     if full:
                         entities[mention.key].names[full] += 1
                         entities[mention.key].aliases.add(normalise_name(_singular(full)))
-                    if _variant_after(span[-1]):  # "909-300LR": written with letters, not a bare number
+                    if _variant_after(span[-1]):  # "909-300XL": written with letters, not a bare number
                         entities[mention.key].names[span.doc[span[-1].i : span[-1].i + 3].text] += 0
                     row.append(mention)
                     taken.update(range(span.start, span.end + 2 if _variant_after(span[-1]) else span.end))
@@ -1036,7 +1036,7 @@ class LanguageExtractor(GraphExtractor):
             target.reasons.update(source.reasons)
             target.reasons.setdefault(short, reasons.get(short, "a shorter name of it in the same document"))
         # A bare number is no entity once it has not joined a longer name ("the 909" of the "Nordvik 909"); a model
-        # designation read as one ("the 909-300LR") is written with letters.
+        # designation read as one ("the 909-300XL") is written with letters.
         for key in [k for k, e in entities.items() if not any(re.search(r"[^\W\d_]", n) for n in [k, *e.names])]:
             del entities[key]
         for key, entity in entities.items():
@@ -1068,7 +1068,7 @@ class LanguageExtractor(GraphExtractor):
             span = span[1:]
         while len(span) > 1 and (span[-1].tag_ == "POS" or span[-1].is_punct):
             span = span[:-1]
-        # Titles are not part of a name ("Spokeswoman Jane Roe", "Nordvik CEO"), and a name of titles alone
+        # Titles are not part of a name ("Spokesman Tomas Vell", "Nordvik CEO"), and a name of titles alone
         # ("Chief Executive", "Vice President") is none.
         if not singular and all(_title_word(token) or token.lower_ in _NOT_INITIALS for token in span):
             return None
@@ -1082,9 +1082,9 @@ class LanguageExtractor(GraphExtractor):
         if not singular and (_fragment(span) or _common_noun(span)):
             return None
         text = span.text.strip()
-        if any(token.text in _OPENING_QUOTES | _CLOSING_QUOTES for token in span[1:-1]):  # 787 "Dreamliner"
+        if any(token.text in _OPENING_QUOTES | _CLOSING_QUOTES for token in span[1:-1]):  # 909 "Skylark"
             text = " ".join(token.text for token in span if token.text not in _OPENING_QUOTES | _CLOSING_QUOTES)
-        # A model number alone ("the 777", "its 777 airliner") is a name; other names hold a letter.
+        # A model number alone ("the 606", "its 606 airliner") is a name; other names hold a letter.
         if len(text) < 2 or not (singular or re.search(r"[A-Za-z]", text)) or _looks_like_code(span):
             return None
         if kind is None and not singular and not re.search(r"[A-Z]", span.text):
@@ -1136,7 +1136,7 @@ class LanguageExtractor(GraphExtractor):
                 if token.text[:1].isupper() and token.pos_ in ("NOUN", "PROPN", "ADJ", "ADV") and not token.ent_type_:
                     candidates.append((index, token))
                 elif _MODEL.match(token.text) and token.ent_type_ not in _NOT_MODELS and token.text in model_words:
-                    candidates.append((index, token))  # "the 787" of a document about the 787 Dreamliner
+                    candidates.append((index, token))  # "the 909" of a document about the 909 Skylark
         unknown = {normalise_name(t.text) for _, t in candidates if t.text[:1].isupper()} - names
         if known_names is not None and unknown:
             names |= known_names(unknown)
@@ -1174,7 +1174,7 @@ class LanguageExtractor(GraphExtractor):
     @staticmethod
     def _learn_type_nouns(sentence: Any, row: list[_Mention], entities: dict[str, _DocEntity]) -> None:
         """What the text calls each entity: "Qdrant, a vector search engine", "Qdrant is a database", "the
-        planemaker Airbus", "Qdrant: a vector search engine" make "engine", "database", "planemaker" type nouns."""
+        planemaker Nordvik", "Qdrant: a vector search engine" make "engine", "database", "planemaker" type nouns."""
         for mention in row:
             root = mention.root
             entity = entities[mention.key]
@@ -1243,7 +1243,7 @@ class LanguageExtractor(GraphExtractor):
         writes capitalised only where every word may be (opening a sentence, in a heading): no entities. A name the
         text capitalises mid-sentence stays one ("we rewrote it in Rust" beside "rust on the hinge")."""
         lower = {t.text for s in sentences for t in s.span if t.is_lower and t.is_alpha and t.pos_ == "NOUN"}
-        # A word of a longer name of the document is that name's short form ("Cook" of "Tim Cook"), not a common word.
+        # A word of a longer name of the document is that name's short form ("Lind" of "Mara Lind"), not a common word.
         parts = {word for key in entities if " " in key for word in key.split()}
         # Where the text capitalises each word mid-sentence in prose.
         named = {
@@ -1285,8 +1285,8 @@ class LanguageExtractor(GraphExtractor):
             if len(owners) == 1:
                 redirect[key] = owners[0]
                 reasons[key] = f"the initials of {owners[0]}, the only name of the document they spell"
-        # A part of a product's name ("787" of "787 Dreamliner"), else a model number without its letters ("380" of
-        # the "A380"), when only one product of the document has it.
+        # A part of a product's name ("909" of "909 Skylark"), else a model number without its letters ("900" of
+        # the "N900"), when only one product of the document has it.
         products = [k for k, e in entities.items() if e.kind() == "product"]
         for key, entity in entities.items():
             if key in redirect or entity.kind() not in ("product", "other"):
@@ -1325,7 +1325,7 @@ class LanguageExtractor(GraphExtractor):
         tails: dict[str, list[str]] = {}
         for key, entity in entities.items():
             words = key.split()
-            # "Boeing-Air Force" (a contract between the two) joins two names; it is not a longer name of either.
+            # "Talmont-Navy" (a contract between the two) joins two names; it is not a longer name of either.
             joined = any(re.search(r"[A-Za-z]-[A-Z]", name) for name in entity.names)
             if len(words) >= 3 and entity.kind() == "organization" and not joined:
                 for cut in range(1, len(words) - 1):
@@ -1428,7 +1428,7 @@ class LanguageExtractor(GraphExtractor):
                 key = latest(lambda e, n=noun: n in e.type_nouns)
                 if key is None and kind not in (None, "person"):
                     key = latest(lambda e, k=kind: e.kind() == k)
-            # A name that is only a modifier does not stop a reference to it ("on the Airbus website, the company
+            # A name that is only a modifier does not stop a reference to it ("on the Nordvik website, the company
             # said"): the caller keeps one role per entity.
             if key is not None and key not in (k for k, _, _ in found):
                 found.append((key, role, token))

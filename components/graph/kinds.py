@@ -58,13 +58,13 @@ KIND_NOUNS: dict[str, set[str]] = {
     "work": set("paper book article novel film album song essay report study thesis series poem".split()),
 }
 # Words of a title or an office ("Chief Executive", "Vice President", "Sen."): a name made only of them is no
-# entity, and they are not part of the name they precede ("Spokeswoman Jane Roe").
+# entity, and they are not part of the name they precede ("Spokesman Tomas Vell").
 TITLE_WORDS = set(
     "mr mrs ms miss dr prof sir dame lord lady sen senator rep representative gov governor gen general col colonel "
     "capt captain lt sgt president vice deputy assistant associate acting chief executive officer operating "
-    "financial technology director managing chairman chairwoman chair secretary undersecretary minister prime "
+    "financial technology director managing chairman chairwoman chair secretary minister prime "
     "premier chancellor spokesman spokeswoman spokesperson head manager ceo cfo coo cto evp svp vp mayor judge "
-    "justice king queen prince princess pope bishop father saint st special senior junior asst civilian".split()
+    "justice king queen prince princess pope bishop father saint st senior junior".split()
 )
 # Predicates whose subject (s:), passive subject (p:) or object (o:) is most often of one kind.
 ROLE_KINDS: dict[str, set[str]] = {

@@ -89,7 +89,7 @@ def rank_entity_matches(name: str, candidates: list[Entity]) -> list[Entity]:
     if exact or wider:
         return exact + wider
     # The longest known name inside it ("Saltmarsh Quillmoor Records" -> "Quillmoor Records"), but never by dropping a
-    # model number: "Halden 777" is not "Halden".
+    # model number: "Halden 606" is not "Halden".
     inner = [
         e
         for e in candidates

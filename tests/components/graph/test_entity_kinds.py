@@ -202,10 +202,10 @@ class TestOnePerThing:
 class TestNumbers:
     def test_a_bare_number_is_no_entity_but_a_model_keeps_its_short_form(self):
         found = entities(
-            "Norvik Airlines has negotiated the purchase of 22 new Talmont 909 Dreamliners. The 909 seats 250."
+            "Brask Ferries has ordered 22 new Talmont 909 ferries. The 909 seats 250 passengers."
         )
         assert "22" not in found
-        model = found["talmont 909 dreamliner"]
+        model = found["talmont 909"]
         assert model.kind == "product" and "designation" in model.evidence  # a feature of the fitted model
 
 
