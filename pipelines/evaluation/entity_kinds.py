@@ -43,6 +43,7 @@ from components.graph.kinds import (
     to_json,
 )
 from components.text.dates import parse_date
+from pipelines.evaluation.jsonl import EvaluationInputError, load_jsonl
 
 VERSION = "kinds-3"
 MIN_CONTEXT = 3  # a context word must occur around this many labelled entities to be a feature
@@ -72,17 +73,16 @@ def demo_documents() -> list[Any]:
 
 
 def corpus_documents(path: Path) -> list[Any]:
+    """The documents of a corpus JSONL (`id`, `text`; `title`, `date`, `url` optional)."""
     documents = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            date = parse_date(row.get("date") or "") if row.get("date") else None
-            date = date.date() if isinstance(date, dt.datetime) else date
-            documents.append(
-                SimpleNamespace(
-                    document_id=row["id"], text=row["text"], title=row.get("title", ""), date=date, url=row.get("url")
-                )
+    for row in load_jsonl(path, ("id", "text")):
+        date = parse_date(row.get("date") or "") if row.get("date") else None
+        date = date.date() if isinstance(date, dt.datetime) else date
+        documents.append(
+            SimpleNamespace(
+                document_id=row["id"], text=row["text"], title=row.get("title", ""), date=date, url=row.get("url")
             )
+        )
     return documents
 
 
@@ -116,8 +116,8 @@ def samples(documents: list[Any], model: KindModel | None = None) -> list[tuple[
 
 
 def load_labels(path: Path) -> dict[str, str]:
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return {row["key"]: row["kind"] for row in rows}
+    """Labelled entity keys: `{"key": normalised name, "kind": a kind or "junk"}` a line."""
+    return {row["key"]: row["kind"] for row in load_jsonl(path, ("key", "kind"))}
 
 
 def fit(
@@ -222,6 +222,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ids", help="keep the documents whose id matches this regular expression (every corpus)")
     parser.add_argument("--sample", type=int, help="a fixed-seed sample of this many documents (every corpus)")
     args = parser.parse_args(argv)
+    if args.sample is not None and args.sample < 1:
+        parser.error("--sample must be 1 or more")
+    try:
+        return _run(args)
+    except (EvaluationInputError, re.error) as exc:
+        parser.error(str(exc))
+
+
+def _run(args: argparse.Namespace) -> int:
     corpora = args.corpus or ["demo"]
     if args.action == "dump":
         found = samples(documents_of(corpora[0], args.ids, args.sample))
@@ -240,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         return 0
     if not args.labels or len(args.labels) != len(corpora):
-        parser.error("give one --labels file per --corpus")
+        raise EvaluationInputError("give one --labels file per --corpus")
     model = KindModel.neutral() if args.action == "fit" else None
     sets = [
         (samples(documents_of(corpus, args.ids, args.sample), model), load_labels(labels))

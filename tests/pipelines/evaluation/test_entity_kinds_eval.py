@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
+import pytest
+
+from pipelines.evaluation import entity_kinds
 from pipelines.evaluation.entity_kinds import coarse, documents_of, score
 
 
@@ -74,3 +77,26 @@ def test_the_fit_predicts_each_corpus_by_a_model_of_the_others_and_weighs_corpor
     per_corpus = {g: sum(w for w, h in zip(weights, groups, strict=True) if h == g) for g in set(groups)}
     assert per_corpus[0] == per_corpus[1]  # 12 and 6 entities, the same weight
     assert model.decide(KindEvidence(names=["Quorra"], labels=Counter({"person": 2}))).kind == "person"
+
+
+@pytest.mark.parametrize(
+    ("files", "says"),
+    [
+        ({}, "corpus.jsonl does not exist"),
+        (
+            {"corpus.jsonl": '{"id": "a", "text": "Orvelle Dunmark rows."}\n', "labels.jsonl": "{not json\n"},
+            "line 1 is not JSON",
+        ),
+        ({"corpus.jsonl": '{"id": "a"}\n', "labels.jsonl": '{"key": "x", "kind": "person"}\n'}, "line 1 lacks text"),
+    ],
+)
+def test_a_missing_or_broken_file_is_one_sentence(tmp_path, capsys, files, says):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    with pytest.raises(SystemExit) as ended:
+        entity_kinds.main(
+            ["check", "--corpus", str(tmp_path / "corpus.jsonl"), "--labels", str(tmp_path / "labels.jsonl")]
+        )
+    assert ended.value.code == 2
+    error = capsys.readouterr().err
+    assert says in error and "Traceback" not in error
