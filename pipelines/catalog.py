@@ -239,7 +239,10 @@ def build_pipeline(spec: PipelineSpec) -> Pipeline:
     try:
         pipeline = Pipeline.from_dict(with_document_stores(spec.pipeline), allowed_modules=ALLOWED_MODULES)
     except Exception as exc:  # noqa: BLE001 - Haystack raises many kinds; the analyst needs one sentence
-        raise CatalogError(f"Pipeline '{spec.name}' cannot be built: {first_line(exc, 400)}") from exc
+        # Haystack's "Couldn't deserialize component ..." hides what was wrong: the cause (a missing model file, an
+        # unknown rule family) says it.
+        cause = f" ({first_line(exc.__cause__, 300)})" if exc.__cause__ is not None else ""
+        raise CatalogError(f"Pipeline '{spec.name}' cannot be built: {first_line(exc, 400)}{cause}") from exc
     check_sockets(spec, pipeline)
     return pipeline
 

@@ -197,6 +197,9 @@ def fit_scoring(args: argparse.Namespace) -> int:
     except (EvaluationInputError, ScoringModelError, ValueError) as exc:
         raise UserError(str(exc)) from exc
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=1, default=str) + "\n", encoding="utf-8")
+        try:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(report, indent=1, default=str) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"cannot write {args.json}: {exc.strerror or exc}") from exc
     return 0

@@ -204,6 +204,13 @@ class TestPipelineCatalog:
                 "Pipeline 'answer' cannot be built",
             ),
             (
+                lambda d: d["pipelines"]["answer"]["pipeline"]["components"]["generator"]["init_parameters"].update(
+                    scoring_model="/nowhere/scoring.json"
+                ),
+                "Pipeline 'answer' cannot be built: Couldn't deserialize component 'generator' of class "
+                "'ResearchGenerator' with the following data: (no scoring file at /nowhere/scoring.json)",
+            ),
+            (
                 lambda d: d["pipelines"]["answer"]["inputs"].update(question=["ranker.question"]),
                 "input 'question' feeds 'ranker.question', but 'ranker' has no input 'question'",
             ),
