@@ -6,13 +6,40 @@
 #
 # Usage: scripts/replay_dev_sets.sh OUT [SETS]
 #   OUT   the run folder (created); SETS: the public sets' folder (default: ../shared/data)
-#   RESEARCH: the command to run (default: research), e.g. RESEARCH="python -m pipelines.cli"
+#   RESEARCH: the command to run (default: .venv/bin/research, which `make install` makes), e.g.
+#   RESEARCH="python -m pipelines.cli"; PYTHON: the Python that picks the sets' lines (default: .venv/bin/python)
 #   ONLY: a space-separated subset of "demo squad hotpotqa musique apple" (default: all)
 set -euo pipefail
 
 out=${1:?usage: scripts/replay_dev_sets.sh OUT [SETS]}
 sets=${2:-../shared/data}
-read -r -a research <<< "${RESEARCH:-research}"
+read -r -a research <<< "${RESEARCH:-.venv/bin/research}"
+python=${PYTHON:-.venv/bin/python}
+[[ -x ${research[0]} ]] || command -v "${research[0]}" > /dev/null \
+    || { echo "replay_dev_sets: ${research[0]} not found; run make install, or set RESEARCH" >&2; exit 2; }
+
+pick() {  # the JSON lines of a set's file that a part of the replay reads (standard library only)
+    # pick prefix FILE FIELD PREFIX...: the lines whose FIELD (or its first item) starts with one of the PREFIXes
+    # pick gold CORPUS QUESTIONS: the corpus lines that are a gold document of some question
+    "$python" - "$@" <<'PICK'
+import json, sys
+
+mode, path = sys.argv[1], sys.argv[2]
+if mode == "gold":
+    with open(sys.argv[3], encoding="utf-8") as questions:
+        gold = {doc for line in questions if line.strip() for doc in json.loads(line)["gold_doc_ids"]}
+with open(path, encoding="utf-8") as lines:
+    for line in filter(str.strip, lines):
+        record = json.loads(line)
+        if mode == "gold":
+            keep = record["id"] in gold
+        else:
+            value = record[sys.argv[3]]
+            keep = str(value[0] if isinstance(value, list) else value).startswith(tuple(sys.argv[4:]))
+        if keep:
+            print(line.rstrip("\n"))
+PICK
+}
 only=" ${ONLY:-demo squad hotpotqa musique apple} "
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -42,9 +69,8 @@ fi
 if [[ $only == *" squad "* ]]; then
     # Two articles of the check half (their paragraphs as the corpus), questions sampled from them.
     fresh squad
-    jq -c 'select(.id | test("^squad-1[23]-"))' "$sets/squad_dev_a/corpus.jsonl" > "$scratch/squad-corpus.jsonl"
-    jq -c 'select(.gold_doc_ids[0] | test("^squad-1[23]-"))' "$sets/squad_dev_a/questions.jsonl" \
-        > "$scratch/squad-questions.jsonl"
+    pick prefix "$sets/squad_dev_a/corpus.jsonl" id squad-12- squad-13- > "$scratch/squad-corpus.jsonl"
+    pick prefix "$sets/squad_dev_a/questions.jsonl" gold_doc_ids squad-12- squad-13- > "$scratch/squad-questions.jsonl"
     timed "${research[@]}" eval "$scratch/squad-questions.jsonl" --corpus "$scratch/squad-corpus.jsonl" \
         --sample "$sample" --variants research:kb --no-progress --out "$out/squad" > /dev/null
 fi
@@ -54,9 +80,7 @@ for set in hotpotqa musique; do
         # The gold paragraphs of all 40 questions as the corpus (each question's are distractors for the others),
         # so ingestion and the graph take a minute or two rather than the whole corpus's quarter of an hour.
         fresh "$set"
-        jq -c --slurpfile q "$sets/${set}_dev40/questions.jsonl" \
-            '([$q[].gold_doc_ids[]] | unique) as $gold | select(.id as $id | $gold | any(.[]; . == $id))' \
-            "$sets/${set}_dev40/corpus.jsonl" > "$scratch/$set-corpus.jsonl"
+        pick gold "$sets/${set}_dev40/corpus.jsonl" "$sets/${set}_dev40/questions.jsonl" > "$scratch/$set-corpus.jsonl"
         timed "${research[@]}" eval "$sets/${set}_dev40/questions.jsonl" --corpus "$scratch/$set-corpus.jsonl" \
             --sample "$sample" --variants research:kb,research:kb+graph --no-progress --out "$out/$set" > /dev/null
     fi
