@@ -47,6 +47,11 @@ _MIN_SECRET_CHARS = 4
 # A secret's first characters, this many or more, are redacted where a cut ends them (what a cut leaves of a key).
 PREFIX_CHARS = 8
 _URL_CREDENTIALS = re.compile(r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@\"'<>]*):(?P<password>[^\s@/\"'<>]+)@")
+# The end of a streamed text that may still become a URL's credentials ("postgres://user:pa" before "ss@host"): a
+# scheme and what may follow it up to the "@", with nothing yet that ends the credentials. At most this many
+# characters are held back for it.
+_OPEN_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*:(?://[^\s/@\"'<>]*|/)?$")
+_OPEN_URL_CHARS = 1024
 
 
 def _values_of(raw: str) -> list[str]:
@@ -139,8 +144,8 @@ class StreamRedactor:
     """Redacts a text that arrives in pieces, so that a secret split across pieces is caught whole.
 
     `feed` returns the redacted text that is safe to pass on and holds back the end of what it was given that could
-    still be the start of a secret (at most the longest secret less one character); `flush` returns what is held
-    once the text ends.
+    still be the start of a secret (at most the longest secret less one character) or of a URL's credentials (from
+    its scheme, until the "@" or anything that ends them arrives); `flush` returns what is held once the text ends.
     """
 
     def __init__(self, secrets: list[str] | None = None) -> None:
@@ -164,12 +169,13 @@ class StreamRedactor:
                 found = text.find(value, max(0, cut - len(value) + 1))
                 if found != -1 and found < cut < found + len(value):
                     cut, moved = found, True
+        window = max(0, len(text) - _OPEN_URL_CHARS)
+        if opened := _OPEN_URL.search(text, window):
+            cut = min(cut, opened.start())
         return cut
 
     def feed(self, piece: str) -> str:
         text = self._held + piece
-        if not self._secrets:
-            return redact(text, self._secrets)
         cut = self._unsafe_from(text)
         self._held = text[cut:]
         return redact(text[:cut], self._secrets)

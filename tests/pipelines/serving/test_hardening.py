@@ -89,6 +89,25 @@ def test_the_stream_redactor_holds_back_only_what_could_start_a_secret() -> None
 
 
 @pytest.mark.parametrize(
+    "pieces",
+    [
+        ["cannot reach postgres://analyst:s3cr", "et-pw@db.internal/kb"],
+        ["cannot reach postgres:", "//analyst:s3cret-pw@db.internal/kb"],
+        ["cannot reach postgres://analyst:s3cret-pw", "@db.internal/kb"],
+    ],
+)
+def test_a_urls_password_split_across_pieces_is_redacted(pieces: list[str]) -> None:
+    """A connection string the settings do not name (no secret is configured) still loses its password when a
+    stream splits it; a URL without credentials passes on as it comes."""
+    redactor = StreamRedactor([])
+    streamed = "".join(redactor.feed(piece) for piece in pieces) + redactor.flush()
+    assert "s3cret" not in streamed and "s3cr" not in streamed
+    assert streamed.startswith("cannot reach postgres://analyst:") and streamed.endswith("@db.internal/kb")
+    plain = StreamRedactor([])
+    assert plain.feed("see https://example.org/a ") == "see https://example.org/a "
+
+
+@pytest.mark.parametrize(
     ("body", "field"),
     [
         ('{"question": "\\ud800"}', "question"),
