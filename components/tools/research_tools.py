@@ -273,14 +273,8 @@ def _web_search(
     include_domains: Annotated[list[str] | None, "Only pages of these domains."] = None,
     exclude_domains: Annotated[list[str] | None, "Never pages of these domains."] = None,
 ) -> ToolRun:
-    return _passed(
-        component,
-        query=query,
-        num_results=num_results,
-        languages=languages,
-        include_domains=include_domains,
-        exclude_domains=exclude_domains,
-    )
+    return _passed(component, query=query, num_results=num_results, languages=languages,
+                   include_domains=include_domains, exclude_domains=exclude_domains)
 
 
 def _arxiv_search(
@@ -295,15 +289,8 @@ def _arxiv_search(
     date_from: Annotated[str | None, "Only papers submitted on or after this date (YYYY-MM-DD)."] = None,
     date_to: Annotated[str | None, "Only papers submitted on or before this date (YYYY-MM-DD)."] = None,
 ) -> ToolRun:
-    return _passed(
-        component,
-        query=query,
-        num_results=num_results,
-        sort_by=sort_by,
-        categories=categories,
-        date_from=date_from,
-        date_to=date_to,
-    )
+    return _passed(component, query=query, num_results=num_results, sort_by=sort_by, categories=categories,
+                   date_from=date_from, date_to=date_to)
 
 
 def _memory_recall(
@@ -313,9 +300,7 @@ def _memory_recall(
     num_results: Annotated[int | None, "How many interactions (default 3; clamped to the memory's maximum)."] = None,
     time_window: Annotated[str | None, "Only interactions within this duration before now: 24h, 7d, 2w."] = None,
 ) -> ToolRun:
-    return _passed(
-        component, query=query, session_id=session_id, num_results=num_results, time_window=time_window
-    )
+    return _passed(component, query=query, session_id=session_id, num_results=num_results, time_window=time_window)
 
 
 # -- the graph --------------------------------------------------------------------------------------------------------
