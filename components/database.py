@@ -98,11 +98,32 @@ def _forget_dead_handles(folder: Path) -> None:
             handles.put(alive)
 
 
+def postgres_url(value: str, setting: str = "DATABASE_URL") -> str:
+    """`value` when it is a PostgreSQL connection string (a `postgresql://` or `postgres://` URL, or libpq's
+    `key=value` form); otherwise `DatabaseUnavailable` naming `setting` (never the value, which may hold a password),
+    instead of the driver's puzzle about a missing "=" once a connection is tried."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    scheme = urlsplit(value).scheme.lower() if "://" in value else ""
+    if scheme in ("postgresql", "postgres"):
+        return value
+    if not scheme:
+        try:
+            if conninfo_to_dict(value):
+                return value
+        except Exception:  # noqa: BLE001, S110 - any parse failure is the sentence below
+            pass
+    raise DatabaseUnavailable(
+        f"{setting} is not a PostgreSQL URL: set it to a postgresql:// URL (such as "
+        "postgresql://localhost:5432/research), or leave it empty for the embedded PostgreSQL."
+    )
+
+
 def database_url(settings: Settings | None = None) -> str:
     """The connection string of the knowledge base's PostgreSQL, starting the embedded one if needed."""
     settings = settings or get_settings()
     if settings.database_url is not None:
-        return settings.database_url.get_secret_value()
+        return postgres_url(settings.database_url.get_secret_value())
     folder = settings.data_dir / "pg"
     with _LOCK:
         server = _SERVERS.get(folder)

@@ -13,11 +13,12 @@ Nothing else patches: constructing a catalog or a pipeline changes no process-wi
 
 A `Runtime` owns what the pipelines of one application share, from `start()` to `close()` (or its `with` block):
 its pipeline catalog (built from its settings' catalog file on first use, warmed per pipeline on first use, never
-shared with another runtime), a lease on its database (the embedded PostgreSQL and the connection pool its components
-borrow from; the last lease to close closes them, `components/database.py`) and the embedding model. Two runtimes in
-one process have two catalogs. The caches that stay process-wide are pure functions of their arguments and are
-documented where they live: models loaded by name (the embedding model, `components/embedding/model.py`; the spaCy
-pipeline, `components/text/language.py`), and analyses of a text (its parse, its terms), which callers cannot change.
+shared with another runtime) and a lease on its database (the embedded PostgreSQL and the connection pool its
+components borrow from; the last lease to close closes them, `components/database.py`). Two runtimes in one process
+have two catalogs. The caches that stay process-wide are pure functions of their arguments and are documented where
+they live: models loaded by name (the embedding model, which each component loads in `warm_up()` by the name its
+init parameters give, `components/embedding/model.py`; the spaCy pipeline, `components/text/language.py`), and
+analyses of a text (its parse, its terms), which callers cannot change.
 
 Usage:
 ```python
@@ -118,14 +119,6 @@ class Runtime:
 
                 self._catalog = PipelineCatalog(self.pipelines_file)
             return self._catalog
-
-    @property
-    def embedding_model(self) -> Any:
-        """The settings' embedding model (loaded once per process and name: a pure function of the name)."""
-        self._check_open()
-        from components.embedding import get_embedding_model
-
-        return get_embedding_model(self.settings.embedding_model)
 
     def database_url(self) -> str:
         """The connection string of this runtime's database (the embedded PostgreSQL starts now if needed)."""

@@ -18,7 +18,7 @@ import requests
 
 from components.resilience import RetryableError, SourceError
 from components.resilience.errors import parse_retry_after, raise_for_busy
-from components.resilience.transport import capped_session
+from components.resilience.transport import BodyTooLarge, BodyTooSlow, CappedTransport, capped_session
 from components.settings import default_setting
 from components.text.dates import date_bounds
 from components.web.chunking import query_terms
@@ -258,26 +258,30 @@ class ArxivAccess:
 
 
 def pdf_text(pdf_url: str, timeout_s: float) -> str:
-    """The text of the PDF at `pdf_url` (pypdf); errors as the contract's errors."""
+    """The text of the PDF at `pdf_url` (pypdf), downloaded within `timeout_s` in all (not per read: a server that
+    sends a few bytes at a time cannot hold the caller past it); errors as the contract's errors."""
+    import httpx
     import pypdf
 
+    late = RetryableError(f"the PDF did not arrive within {timeout_s:g} s", kind="timeout")
+    # The capped transport stops reading at the byte limit or at the deadline (now + timeout_s, or the question's).
+    transport = CappedTransport(MAX_PDF_BYTES, "the PDF server")
     try:
-        with requests.get(pdf_url, timeout=timeout_s, stream=True,
-                          headers={"User-Agent": "research-assistant (arXiv full text)"}) as response:
+        with httpx.Client(timeout=timeout_s, transport=transport, follow_redirects=True) as client, client.stream(
+            "GET", pdf_url, headers={"User-Agent": "research-assistant (arXiv full text)"}
+        ) as response:
             raise_for_busy(response.status_code, response.headers, "the PDF server")
             if response.status_code != 200:
                 raise SourceError(f"the PDF is not available (HTTP {response.status_code})")
-            data = bytearray()
-            for block in response.iter_content(64 * 1024):
-                data += block
-                if len(data) > MAX_PDF_BYTES:
-                    raise SourceError("the PDF is larger than 30 MB")
-    except requests.exceptions.Timeout as exc:
-        raise RetryableError("the PDF did not arrive in time", kind="timeout") from exc
-    except requests.exceptions.ConnectionError as exc:
-        raise connection_fault(exc, "the PDF server") from exc
+            data = response.read()
+    except BodyTooLarge as exc:
+        raise SourceError("the PDF is larger than 30 MB") from exc
+    except (BodyTooSlow, httpx.TimeoutException) as exc:
+        raise late from exc
+    except httpx.TransportError as exc:
+        raise RetryableError("cannot reach the PDF server: the connection dropped", kind="connection") from exc
     try:
-        reader = pypdf.PdfReader(io.BytesIO(bytes(data)))
+        reader = pypdf.PdfReader(io.BytesIO(data))
         text = "\n\n".join((page.extract_text() or "") for page in reader.pages)
     except Exception as exc:  # noqa: BLE001 - pypdf raises many kinds on broken files
         raise SourceError(f"the PDF cannot be read: {type(exc).__name__}") from exc

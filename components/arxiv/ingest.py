@@ -7,7 +7,7 @@ from typing import Any
 
 from components.arxiv.access import ArxivAccess, ArxivPaper, normalise_id, pdf_text, strip_version
 from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
-from components.settings import get_settings
+from components.settings import get_settings, setting_or
 
 
 @dataclass
@@ -44,33 +44,35 @@ def fetch_papers(paper_ids: list[str], timeout_s: float | None = None) -> tuple[
     return holder.get("papers", []), None
 
 
-def ingest_arxiv(paper_ids: list[str], full_text: bool = False, *, ingestor: Any) -> ArxivIngestOutcome:
+def ingest_arxiv(
+    paper_ids: list[str], full_text: bool = False, *, ingestor: Any, timeout_s: float | None = None
+) -> ArxivIngestOutcome:
     """Add these arXiv papers to the knowledge base (`doc_type="arxiv"`, source `arxiv:<id>`) with `ingestor` (the
     ingestion service, `ingest.Ingestor`).
 
-    The text is the abstract, or the PDF's full text when `full_text` is asked and the PDF is readable (the
-    abstract otherwise). Raises `ValueError` for identifiers that are not arXiv identifiers, and when arXiv
-    cannot be reached (the message says why).
+    The text is the abstract, or the PDF's full text when `full_text` is asked and the PDF is read within
+    `timeout_s` (None: TOOL_TIMEOUT_S; the abstract otherwise). Raises `ValueError` for identifiers that are not
+    arXiv identifiers, and when arXiv cannot be reached (the message says why).
     """
+    timeout_s = setting_or(timeout_s, "tool_timeout_s")
     try:
         ids = [normalise_id(paper_id) for paper_id in paper_ids]
     except SourceError as exc:
         raise ValueError(str(exc)) from None
     if not ids:
         raise ValueError("give at least one arXiv identifier")
-    papers, problem = fetch_papers(ids)
+    papers, problem = fetch_papers(ids, timeout_s)
     if problem:
         raise ValueError(f"arXiv could not be asked for {', '.join(ids)}: {problem}")
     outcome = ArxivIngestOutcome(papers=papers)
     found = {paper.paper_id for paper in papers}
     outcome.not_found = [paper_id for paper_id in ids if strip_version(paper_id) not in found]
-    settings = get_settings()
     for paper in papers:
         body = paper.abstract
         used_pdf = False
         if full_text and paper.pdf_url:
             try:
-                body = f"{paper.title}\n\n{pdf_text(paper.pdf_url, settings.tool_timeout_s)}"
+                body = f"{paper.title}\n\n{pdf_text(paper.pdf_url, timeout_s)}"
                 used_pdf = True
             except Exception as exc:  # noqa: BLE001 - the abstract is the documented fallback
                 outcome.failed.append((paper.paper_id, f"full text unavailable ({exc}); ingested the abstract"))

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import threading
 import time
 from collections import Counter
@@ -61,7 +62,7 @@ from psycopg.conninfo import make_conninfo
 from psycopg.types.json import Jsonb
 
 from components.contracts import ScoreKind
-from components.database import DatabaseUnavailable, connection_pool_for, database_url
+from components.database import DatabaseUnavailable, connection_pool_for, database_url, postgres_url
 from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit, in_order
 from components.knowledge_base.pgvector_adapter import adopt_existing_table, env_var_names
 from components.knowledge_base.postings_index import KeywordPostings
@@ -728,7 +729,12 @@ def _store_url(document_store: Any) -> str:
         url = secret.database_url
     else:
         url = secret.resolve_value() if secret is not None else None
-    if not url:
+    if url:
+        try:
+            postgres_url(url, _setting_of(secret))
+        except DatabaseUnavailable as exc:
+            raise KnowledgeBaseUnavailable(str(exc)) from exc
+    else:
         try:
             url = database_url()
         except DatabaseUnavailable as exc:
@@ -737,3 +743,11 @@ def _store_url(document_store: Any) -> str:
         env_vars, strict = env_var_names(secret) if isinstance(secret, EnvVarSecret) else default
         document_store.connection_string = EmbeddedDatabaseSecret(_env_vars=env_vars, _strict=strict, _fallback=url)
     return url
+
+
+def _setting_of(secret: Any) -> str:
+    """The environment variable an env-var secret read its value from (the first one set), else "the connection
+    string"."""
+    if isinstance(secret, EnvVarSecret):
+        return next((name for name in env_var_names(secret)[0] if os.environ.get(name)), "the connection string")
+    return "the connection string"

@@ -23,6 +23,8 @@ from components.resilience.errors import raise_for_busy
 from components.resilience.transport import CappedTransport
 from components.text.dates import parse_moment
 
+ABSENT = object()  # what `ZepMemoryStore.request` returns when Zep answers one of the statuses the caller expects
+
 
 @contextlib.contextmanager
 def _malformed_answers(action: str) -> Iterator[None]:
@@ -52,18 +54,6 @@ def _malformed_answers(action: str) -> Iterator[None]:
                 f"Zep's answer to {action} is malformed: HTTP {status} with a body that is not the JSON Zep documents."
             ) from None
         raise
-
-
-def _add_once(action: str, call: Callable[[], Any]) -> None:
-    """`call` (a Zep create request); an answer that the thing already exists (HTTP 400/409) counts as done."""
-    from zep_python.core.api_error import ApiError
-
-    try:
-        with _malformed_answers(action):
-            call()
-    except ApiError as exc:
-        if exc.status_code not in (400, 409):
-            raise
 
 
 def _parse_time(value: str | None) -> dt.datetime | None:
@@ -154,17 +144,34 @@ class ZepMemoryStore(MemoryStore):
                 self._client = Zep(base_url=self.api_url, api_key=self._api_key, httpx_client=http)
             return self._client
 
+    def request(self, action: str, call: Callable[[Any], Any], expected: tuple[int, ...] = ()) -> Any:
+        """`call(client)`, the one way this store asks Zep anything: a malformed answer becomes one sentence naming
+        `action`, and an error status in `expected` (a 404 for a session that is gone, a 400 for a user that
+        exists) returns `ABSENT` instead of raising."""
+        from zep_python.core.api_error import ApiError
+
+        try:
+            with _malformed_answers(action):
+                return call(self._zep())
+        except ApiError as exc:
+            if exc.status_code in expected:
+                return ABSENT
+            raise
+
     def _ensure_session(self, session_id: str, user_id: str | None) -> None:
-        client = self._zep()
+        # Zep answers 400 (or 409) for a user or session that exists already: that counts as added.
         if user_id and user_id not in self._known_users:
-            _add_once("adding a user", lambda: client.user.add(user_id=user_id))
+            self.request("adding a user", lambda zep: zep.user.add(user_id=user_id), expected=(400, 409))
             self._known_users.add(user_id)
         if session_id not in self._known_sessions:
-            _add_once("adding a session", lambda: client.memory.add_session(session_id=session_id, user_id=user_id))
+            self.request(
+                "adding a session",
+                lambda zep: zep.memory.add_session(session_id=session_id, user_id=user_id),
+                expected=(400, 409),
+            )
             self._known_sessions.add(session_id)
 
     def add(self, interaction: Interaction, embedding: list[float] | None) -> None:
-        from zep_python.core.api_error import ApiError
         from zep_python.types import Message
 
         created = interaction.created_at.astimezone(dt.UTC).isoformat()
@@ -186,32 +193,26 @@ class ZepMemoryStore(MemoryStore):
         ]
         for attempt in range(2):
             self._ensure_session(interaction.session_id, interaction.user_id)
-            try:
-                with _malformed_answers("storing an interaction"):
-                    self._zep().memory.add(interaction.session_id, messages=messages)
+            stored = self.request(
+                "storing an interaction",
+                lambda zep: zep.memory.add(interaction.session_id, messages=messages),
+                expected=() if attempt else (404,),
+            )
+            if stored is not ABSENT:
                 return
-            except ApiError as exc:
-                if exc.status_code != 404 or attempt:
-                    raise
-                # The session (or its user) was deleted on the server since we saw it: create it again, once.
-                self._known_sessions.discard(interaction.session_id)
-                self._known_users.discard(interaction.user_id or "")
+            # The session (or its user) was deleted on the server since we saw it: create it again, once.
+            self._known_sessions.discard(interaction.session_id)
+            self._known_users.discard(interaction.user_id or "")
 
     def search(self, query: RecallQuery) -> list[RecalledInteraction]:
-        from zep_python.core.api_error import ApiError
-
         kwargs: dict[str, Any] = {"text": query.text, "search_scope": "messages", "limit": query.limit * 3}
         if query.user_id:
             kwargs["user_id"] = query.user_id
         if query.session_id:
             kwargs["session_ids"] = [query.session_id]
-        try:
-            with _malformed_answers("the memory search"):
-                response = self._zep().memory.search_sessions(**kwargs)
-        except ApiError as exc:
-            if exc.status_code == 404:
-                return []
-            raise
+        response = self.request("the memory search", lambda zep: zep.memory.search_sessions(**kwargs), expected=(404,))
+        if response is ABSENT:
+            return []
         found: dict[str, RecalledInteraction] = {}
         for result in response.results or []:
             item = self._to_interaction(result)
@@ -229,15 +230,9 @@ class ZepMemoryStore(MemoryStore):
 
     def latest(self, session_id: str, limit: int) -> list[Interaction]:
         """The session's newest `limit` interactions by time (its last messages, not a search), oldest first."""
-        from zep_python.core.api_error import ApiError
-
-        try:
-            with _malformed_answers("reading the session"):
-                memory = self._zep().memory.get(session_id, lastn=limit * 2)
-        except ApiError as exc:
-            if exc.status_code == 404:
-                return []
-            raise
+        memory = self.request("reading the session", lambda zep: zep.memory.get(session_id, lastn=limit * 2), (404,))
+        if memory is ABSENT:
+            return []
         found: dict[str, Interaction] = {}
         for message in memory.messages or []:
             item = _message_interaction(message, session_id, None)
@@ -268,8 +263,7 @@ class ZepMemoryStore(MemoryStore):
 
     def count_sessions(self) -> int:
         """How many sessions the Zep project holds (one small request; also proves the server answers)."""
-        with _malformed_answers("listing sessions"):
-            response = self._zep().memory.list_sessions(page_number=1, page_size=1)
+        response = self.request("listing sessions", lambda zep: zep.memory.list_sessions(page_number=1, page_size=1))
         return int(response.total_count or 0)
 
     def close(self) -> None:

@@ -244,15 +244,14 @@ def _book_content(
 # -- arguments passed through: the plain knowledge-base searches, the web, arXiv and memory -------------------------
 
 
-def _passed(component: Any, arguments: dict[str, Any]) -> ToolRun:
-    """The adapter's own arguments (its `locals()`, read first thing) handed to the component as they are, None
-    where not given: the sources clamp and check their own inputs and fill in their own defaults (the
-    knowledge-base searches' limit 10 and text weight 0.5)."""
-    return _chunks_run(component.run(**{name: value for name, value in arguments.items() if name != "component"}))
+def _passed(component: Any, **arguments: Any) -> ToolRun:
+    """The tool's arguments handed to the component as they are, None where not given: the sources clamp and check
+    their own inputs and fill in their own defaults (the knowledge-base searches' limit 10 and text weight 0.5)."""
+    return _chunks_run(component.run(**arguments))
 
 
 def _vector_search(component: Any, query: Query, limit: ChunkLimit = None) -> ToolRun:
-    return _passed(component, locals())
+    return _passed(component, query=query, limit=limit)
 
 
 def _hybrid_search(
@@ -263,7 +262,7 @@ def _hybrid_search(
         float | None, "Weight of the keyword list in the fusion (0-1, default 0.5; clamped)."
     ] = None,
 ) -> ToolRun:
-    return _passed(component, locals())
+    return _passed(component, query=query, limit=limit, text_weight=text_weight)
 
 
 def _web_search(
@@ -274,7 +273,8 @@ def _web_search(
     include_domains: Annotated[list[str] | None, "Only pages of these domains."] = None,
     exclude_domains: Annotated[list[str] | None, "Never pages of these domains."] = None,
 ) -> ToolRun:
-    return _passed(component, locals())
+    return _passed(component, query=query, num_results=num_results, languages=languages,
+                   include_domains=include_domains, exclude_domains=exclude_domains)
 
 
 def _arxiv_search(
@@ -289,7 +289,8 @@ def _arxiv_search(
     date_from: Annotated[str | None, "Only papers submitted on or after this date (YYYY-MM-DD)."] = None,
     date_to: Annotated[str | None, "Only papers submitted on or before this date (YYYY-MM-DD)."] = None,
 ) -> ToolRun:
-    return _passed(component, locals())
+    return _passed(component, query=query, num_results=num_results, sort_by=sort_by, categories=categories,
+                   date_from=date_from, date_to=date_to)
 
 
 def _memory_recall(
@@ -299,7 +300,7 @@ def _memory_recall(
     num_results: Annotated[int | None, "How many interactions (default 3; clamped to the memory's maximum)."] = None,
     time_window: Annotated[str | None, "Only interactions within this duration before now: 24h, 7d, 2w."] = None,
 ) -> ToolRun:
-    return _passed(component, locals())
+    return _passed(component, query=query, session_id=session_id, num_results=num_results, time_window=time_window)
 
 
 # -- the graph --------------------------------------------------------------------------------------------------------

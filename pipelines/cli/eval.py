@@ -14,7 +14,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="`research eval timelines --corpus CORPUS.jsonl --gold TIMELINES.jsonl [--collection NAME]` "
         "scores the graph's entity timelines (event recall, precision, date accuracy) against a gold file, next to "
         "a semantic-search baseline. `research eval QUESTIONS.jsonl ...` evaluates a question set. `research eval "
-        "compare BEFORE AFTER` compares two runs answer for answer and fact for fact (exit code 1 when they differ).",
+        "compare BEFORE AFTER` compares two runs answer for answer and fact for fact (exit code 1 when they differ, 2 "
+        "when they cannot be compared).",
     )
     parser.add_argument(
         "target", help="'timelines', 'follow-ups', 'conflicts', 'compare', or a question set ending in .jsonl"

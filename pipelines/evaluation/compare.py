@@ -12,7 +12,8 @@ Per question (matched by its id) the answer, the short answer, the confidence (t
 short answer, confidence and whether it is shown), the cited sentences with their chunk ids, the ranked documents,
 the source statuses and any error are compared; latencies are not. Per timeline (system and entity) every fact is
 compared: its document, sentence and date, and the order of the facts. A question or timeline only one run has is
-a difference too. Every difference is printed, then their count; the exit code is 1 when there is any.
+a difference too. Every difference is printed, then their count; the exit code is 1 when there is any, 2 when the
+runs cannot be compared (as `diff`).
 
 Usage:
 ```python
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -246,24 +248,40 @@ def format_differences(differences: Sequence[Difference]) -> str:
 # -- command line ---------------------------------------------------------------------------------------------------
 
 
+EXIT_SAME, EXIT_DIFFERENT, EXIT_BAD_INPUT = 0, 1, 2  # as `diff`: 1 only ever means "the runs differ"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `research eval compare BEFORE AFTER` (`argv`: the arguments after `compare`)."""
+    """Entry point of `research eval compare BEFORE AFTER` (`argv`: the arguments after `compare`): 0 when the runs
+    are the same, 1 when they differ, 2 when they cannot be compared (the reason printed as one sentence)."""
     parser = argparse.ArgumentParser(
         prog="research eval compare",
         description="Compare two evaluation runs answer for answer (question results) and fact for fact (timeline "
-        "facts); exit code 1 when they differ.",
+        "facts).",
+        epilog="Exit status: 0 when the runs are the same, 1 when they differ, 2 when they cannot be compared (a "
+        "path that does not exist, files of different kinds, a file that is not JSON Lines, a bad option), as diff.",
     )
     parser.add_argument("before", type=Path, help="run folder (or results / facts file) before the change")
     parser.add_argument("after", type=Path, help="run folder (or file) after the change")
     parser.add_argument(
         "--tolerance", type=float, default=0.0, help="largest difference of two numbers counted as equal (default: 0)"
     )
-    args = parser.parse_args(argv)
-    if args.tolerance < 0:
-        raise EvaluationInputError("--tolerance must not be negative")
-    differences = compare_paths(args.before, args.after, args.tolerance)
+    args = parser.parse_args(argv)  # a bad option exits with argparse's status, 2
+    try:
+        if args.tolerance < 0:
+            raise EvaluationInputError("--tolerance must not be negative")
+        differences = compare_paths(args.before, args.after, args.tolerance)
+        compared = count_compared(args.before)
+    except (EvaluationInputError, OSError) as exc:
+        print(f"research eval compare: {_reason(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if differences:
         print(format_differences(differences))
-    compared = count_compared(args.before)
     print(f"{len(differences)} differences over {compared} answers and timelines")
-    return 1 if differences else 0
+    return EXIT_DIFFERENT if differences else EXIT_SAME
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, OSError) and exc.filename:
+        return f"{exc.filename} cannot be read ({exc.strerror or type(exc).__name__})"
+    return str(exc)

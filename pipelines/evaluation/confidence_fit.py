@@ -26,33 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.evaluation import metrics
-from pipelines.evaluation.capture import load_capture, replay
-from pipelines.evaluation.halves import HALVES, half_of
+from pipelines.evaluation.answer_replay import replay_sets, scores_by_half, short_answer_scores
+from pipelines.evaluation.halves import HALVES
 from pipelines.evaluation.selective import part_rows, selective_scores
 
 TARGET_PRECISION = 0.9
 MIN_SHOWN = 20  # the threshold is chosen where at least this many check-half headlines are shown
-
-
-def replayed(sets: Mapping[str, Path], generator: Any) -> list[dict[str, Any]]:
-    """Every captured question of every set, answered again: `{"set", "half", "id", "answers", "parts",
-    "candidates"}` (`candidates`: every part's short answer joined, shown or not)."""
-    out = []
-    for set_name, path in sets.items():
-        for record, answer in replay(load_capture(Path(path)), generator):
-            parts = answer.get("parts") or []
-            out.append(
-                {
-                    "set": set_name,
-                    "half": half_of(set_name, record),
-                    "id": record.get("id"),
-                    "answers": list(record.get("answers") or []),
-                    "parts": parts,
-                    "candidates": "; ".join(part["short_answer"] for part in parts if part["short_answer"]),
-                    "answer": answer["replies"][0],
-                }
-            )
-    return out
 
 
 def labelled_rows(records: Sequence[dict[str, Any]]) -> tuple[list[dict[str, float]], list[bool]]:
@@ -85,22 +64,10 @@ def choose_threshold(scored: Sequence[tuple[float, bool]], target: float = TARGE
     return best
 
 
-def scores_by_half(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per set and half: the selective scores of the parts, and EM / F1 of every part's short answer (shown or
-    not) over all questions with a gold answer."""
-    out: dict[str, dict[str, Any]] = {}
-    for set_name in dict.fromkeys(record["set"] for record in records):
-        out[set_name] = {}
-        for half in HALVES:
-            chosen = [r for r in records if r["set"] == set_name and r["half"] == half and r["answers"]]
-            rows = [row for record in chosen for row in part_rows(record)]
-            out[set_name][half] = {
-                "questions": len(chosen),
-                **selective_scores(rows),
-                "exact_match": metrics.mean(metrics.exact_match(r["candidates"], r["answers"]) for r in chosen),
-                "token_f1": metrics.mean(metrics.token_f1(r["candidates"], r["answers"]) for r in chosen),
-            }
-    return out
+def _answer_scores(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The selective scores of the records' parts, then EM / F1 of every part's short answer (shown or not)."""
+    rows = [row for record in records for row in part_rows(record)]
+    return {**selective_scores(rows), **short_answer_scores(records)}
 
 
 def _auc(scored: Sequence[tuple[float, bool]]) -> float | None:
@@ -153,28 +120,13 @@ def fit_answer_confidence(
     command: str = "",
     ablation: bool = False,
 ) -> dict[str, Any]:
-    """Replay the captured sets, then `fit_records`: fit on the tune half, choose the threshold on the check half
-    (unless given), write the model file to `out` and return `{"model", "sets": per set and half scores at that
-    threshold, "records", "ablation": per feature group (`feature_ablation`, when asked)}`."""
+    """Replay the captured sets, fit on the tune half, choose the threshold on the check half (unless given), write
+    the model file to `out` and return `{"model", "sets": per set and half scores at that threshold, "records",
+    "ablation": per feature group (`feature_ablation`, when asked)}`."""
+    from components.generation.answer_confidence import FEATURES, fit
     from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 
-    records = replayed(sets, ExtractiveAnswerGenerator(confidence_threshold=0.0))
-    files = {name: Path(path).name for name, path in sets.items()}
-    return fit_records(records, files, out, threshold, target, c, command, ablation)
-
-
-def fit_records(
-    records: list[dict[str, Any]],
-    files: Mapping[str, str],
-    out: Path,
-    threshold: float | None = None,
-    target: float = TARGET_PRECISION,
-    c: float = 1.0,
-    command: str = "",
-    ablation: bool = False,
-) -> dict[str, Any]:
-    """`fit_answer_confidence` on records already replayed (`replayed`); `files`: each set's capture file name."""
-    from components.generation.answer_confidence import FEATURES, fit
+    records = replay_sets(sets, {"fit": ExtractiveAnswerGenerator(confidence_threshold=0.0)})["fit"]
 
     ablated = feature_ablation(records, target, c) if ablation else []
     tune = [record for record in records if record["half"] == "tune"]
@@ -182,10 +134,10 @@ def fit_records(
     fitted_from = [
         {
             "set": name,
-            "file": file,
+            "file": Path(path).name,
             **{f"{half}_questions": sum(r["set"] == name and r["half"] == half for r in records) for half in HALVES},
         }
-        for name, file in files.items()
+        for name, path in sets.items()
     ]
     meta = {
         "fitted_from": fitted_from,
@@ -212,7 +164,7 @@ def fit_records(
         for part in record["parts"]:
             part["sure"] = bool(part["short_answer"]) and part["short_answer_confidence"] >= threshold
     model = type(model)(model.features, model.mean, model.scale, model.coef, model.intercept, threshold, model.meta)
-    scores = scores_by_half(records)
+    scores = scores_by_half(records, _answer_scores)
     data = model.to_dict()
     data["scores"] = scores
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.evaluation import metrics
-from pipelines.evaluation.capture import documents_of, load_capture
+from pipelines.evaluation.answer_replay import replay_sets, scores_by_half, short_answer_scores
 from pipelines.evaluation.halves import HALVES, half_of
 
 MEASURES = ("exact_match", "token_f1", "contains")
@@ -37,61 +37,13 @@ RIGHT_SPAN = 0.5  # a span is right when its token F1 with a gold answer reaches
 PINNED = {"sentence": "share", "entity_span": "distance", "phrase_span": "distance"}
 
 
-def replay_variants(
-    sets: Mapping[str, Path],
-    generators: Mapping[str, Any],
-    on_record: Callable[[str, str, dict[str, Any], Any], None] | None = None,
-    halves: Sequence[str] = HALVES,
-) -> dict[str, list[dict[str, Any]]]:
-    """Every captured question answered by each generator (question by question, so the parses each reads are
-    shared): per variant name, `{"set", "half", "id", "answers", "candidates", "answer"}` per question.
-    `on_record(variant, set name, record, generator)` runs after each answer (the fitting reads the generator's log
-    there). Only the questions of `halves` are asked."""
-    for generator in generators.values():
-        generator.warm_up()
-    out: dict[str, list[dict[str, Any]]] = {name: [] for name in generators}
-    for set_name, path in sets.items():
-        for record in load_capture(Path(path)):
-            half = half_of(set_name, record)
-            if half not in halves:
-                continue
-            documents = documents_of(record)
-            for name, generator in generators.items():
-                answer = generator.run(query=record["query"], documents=documents, analysis=record["analysis"])
-                parts = answer.get("parts") or []
-                out[name].append(
-                    {
-                        "set": set_name,
-                        "half": half,
-                        "id": record.get("id"),
-                        "answers": list(record.get("answers") or []),
-                        "candidates": "; ".join(part["short_answer"] for part in parts if part["short_answer"]),
-                        "answer": answer["replies"][0],
-                    }
-                )
-                if on_record is not None:
-                    on_record(name, set_name, record, generator)
-    return out
-
-
-def half_scores(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, float | int | None]]]:
-    """Per set and half (and `all` sets pooled): questions, EM and F1 of every part's short answer (shown or not),
-    and the share of whole answers that contain a gold answer."""
-    names = [*dict.fromkeys(record["set"] for record in records), "all"]
-    out: dict[str, dict[str, dict[str, float | int | None]]] = {}
-    for set_name in names:
-        out[set_name] = {}
-        for half in HALVES:
-            chosen = [
-                r for r in records if (set_name == "all" or r["set"] == set_name) and r["half"] == half and r["answers"]
-            ]
-            out[set_name][half] = {
-                "questions": len(chosen),
-                "exact_match": metrics.mean(metrics.exact_match(r["candidates"], r["answers"]) for r in chosen),
-                "token_f1": metrics.mean(metrics.token_f1(r["candidates"], r["answers"]) for r in chosen),
-                "contains": metrics.mean(metrics.answer_contains_gold(r["answer"], r["answers"]) for r in chosen),
-            }
-    return out
+def _answer_scores(records: list[dict[str, Any]]) -> dict[str, float | None]:
+    """EM and F1 of every part's short answer (shown or not), and the share of whole answers that contain a gold
+    answer."""
+    return {
+        **short_answer_scores(records),
+        "contains": metrics.mean(metrics.answer_contains_gold(r["answer"], r["answers"]) for r in records),
+    }
 
 
 def does_not_lose(before: Mapping[str, Any], after: Mapping[str, Any], half: str = "check") -> bool:
@@ -183,8 +135,8 @@ def fit_scoring(
             collected[group].extend(labelled)
 
     progress("replaying the captures with the weights they start from, logging the candidates")
-    before_records = replay_variants(sets, {"before": logging_generator}, collect)["before"]
-    before = half_scores(before_records)
+    before_records = replay_sets(sets, {"before": logging_generator}, collect)["before"]
+    before = scores_by_half(before_records, _answer_scores, pooled=True)
     fitted: dict[str, dict[str, float] | None] = {}
     for group, features in GROUPS.items():
         pinned = PINNED[group]
@@ -203,8 +155,8 @@ def fit_scoring(
             path = Path(folder) / "answer_scoring.json"
             path.write_text(json.dumps(trial.to_dict()), encoding="utf-8")
             generator = ExtractiveAnswerGenerator(scoring_model=str(path), confidence_threshold=0.0)
-            records = replay_variants(sets, {"trial": generator})["trial"]
-        trial_scores = trials[group] = half_scores(records)
+            records = replay_sets(sets, {"trial": generator})["trial"]
+        trial_scores = trials[group] = scores_by_half(records, _answer_scores, pooled=True)
         if does_not_lose(scores, trial_scores):
             current, scores = trial, trial_scores
             kept.append(group)
@@ -252,5 +204,5 @@ def ablate(
         },
     }
     progress(f"replaying with {len(generators)} variants")
-    replayed = replay_variants(sets, generators, halves=halves)
-    return {name: half_scores(records) for name, records in replayed.items()}
+    variants = replay_sets(sets, generators, halves=halves)
+    return {name: scores_by_half(records, _answer_scores, pooled=True) for name, records in variants.items()}

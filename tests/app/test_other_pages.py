@@ -83,23 +83,18 @@ class TestIngestPage:
         assert not at.exception
         assert any("Add a file, a URL or an arXiv id first" in element.value for element in at.error)
 
-    def test_arxiv_paper_is_ingested_and_an_unknown_id_reported(self, app_env, arxiv_server, monkeypatch):  # noqa: F811
-        from components.settings import reload_settings
+    def test_arxiv_paper_is_ingested_and_an_unknown_id_reported(self, app_env, arxiv_server):  # noqa: F811
+        from tests.components.knowledge_base.conftest import environment
 
-        monkeypatch.setenv("ARXIV_API_URL", arxiv_server.url)
-        reload_settings()
-        try:
+        with environment({"ARXIV_API_URL": arxiv_server.url}):
             at = run_page("ingest.py")
             at.text_input[0].input("1706.03762 9999.99999")
             at.button[0].click().run()
-            assert not at.exception
-            metrics = {metric.label: metric.value for metric in at.metric}
-            assert metrics["Added"] == "1"
-            assert metrics["Failed"] == "1"
-            assert any("9999.99999" in element.value.replace("\\", "") for element in at.error)  # shown escaped
-        finally:
-            monkeypatch.delenv("ARXIV_API_URL")
-            reload_settings()
+        assert not at.exception
+        metrics = {metric.label: metric.value for metric in at.metric}
+        assert metrics["Added"] == "1"
+        assert metrics["Failed"] == "1"
+        assert any("9999.99999" in element.value.replace("\\", "") for element in at.error)  # shown escaped
 
 
 def test_an_invalid_setting_is_one_sentence_on_the_page(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -101,19 +101,14 @@ def test_the_agent_modes_answer_titles_and_chunks_are_text(hostile_kb):
 
 
 @pytest.mark.integration
-def test_the_ingest_page_refuses_an_inside_address_before_asking_firecrawl(app_env, monkeypatch):
-    from components.settings import reload_settings
+def test_the_ingest_page_refuses_an_inside_address_before_asking_firecrawl(app_env):
+    from tests.components.knowledge_base.conftest import environment
 
-    monkeypatch.setenv("FIRECRAWL_API_URL", "http://127.0.0.1:9")  # would be asked, were the URL not refused
-    monkeypatch.setenv("FIRECRAWL_API_KEY", "fc-test-key")
-    reload_settings()
-    try:
+    # Firecrawl would be asked at FIRECRAWL_API_URL, were the URL not refused.
+    with environment({"FIRECRAWL_API_URL": "http://127.0.0.1:9", "FIRECRAWL_API_KEY": "fc-test-key"}):
         at = run_page("ingest.py")
         at.text_area[0].input("http://169.254.169.254/latest/meta-data/")
         at.button[0].click().run()
-        assert not at.exception
-        errors = " ".join(element.value.replace("\\", "") for element in at.error)
-        assert "a cloud metadata address" in errors and "fetching it is refused" in errors
-    finally:
-        monkeypatch.undo()
-        reload_settings()
+    assert not at.exception
+    errors = " ".join(element.value.replace("\\", "") for element in at.error)
+    assert "a cloud metadata address" in errors and "fetching it is refused" in errors

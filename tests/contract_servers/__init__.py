@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-FAULT_MODES = ("slow", "429", "500", "malformed", "hang", "drop", "endless", "echo_key")
+FAULT_MODES = ("slow", "429", "500", "malformed", "hang", "drop", "endless", "drip", "echo_key")
 # An endless body stops after this long even if nobody reads it to the end, so a test never leaves it running, and
 # goes out at a bounded rate: a client that buffers bodies and was abandoned at its timeout keeps reading until the
 # body ends, and an unthrottled loopback body would fill the test process's memory (gigabytes a second).
@@ -157,7 +157,8 @@ class ContractServer:
         status: int = 0,
     ) -> None:
         """Misbehave on matching requests: slow (answer after `delay_s`), 429, 500, malformed, hang, drop, endless
-        (a 200 whose body never ends; `bytes_sent` counts what went out), echo_key (an error, `status` or 400, whose
+        (a 200 whose body never ends; `bytes_sent` counts what went out), drip (the same, a few bytes every `delay_s`
+        or 0.1 s), echo_key (an error, `status` or 400, whose
         body repeats the request's credentials)."""
         if mode not in FAULT_MODES:
             raise ValueError(f"mode must be one of {', '.join(FAULT_MODES)}")
@@ -230,8 +231,8 @@ class ContractServer:
             if fault.mode == "drop":
                 self._close(handler)
                 return
-            if fault.mode == "endless":
-                self._send_endless(handler)
+            if fault.mode in ("endless", "drip"):
+                self._send_endless(handler, fault.delay_s or 0.1 if fault.mode == "drip" else None)
                 return
             if fault.mode == "echo_key":
                 self._send(handler, self.key_echo_reply(fault.status or 400, headers, parts.query, body))
@@ -282,10 +283,11 @@ class ContractServer:
         )
         return Reply(status, {"error": {"message": text, "type": "invalid_request_error"}, "detail": text})
 
-    def _send_endless(self, handler: BaseHTTPRequestHandler) -> None:
-        """A 200 with no length that keeps sending (at most `ENDLESS_RATE_BYTES_S`) until the client hangs up, the
-        server stops, or `ENDLESS_LIMIT_S` pass."""
-        chunk = b"<p>" + b"endless page " * 4000 + b"</p>\n"
+    def _send_endless(self, handler: BaseHTTPRequestHandler, drip_every_s: float | None = None) -> None:
+        """A 200 with no length that keeps sending (at most `ENDLESS_RATE_BYTES_S`; with `drip_every_s`, a few
+        bytes that often, so that no read waits long but the body never ends) until the client hangs up, the server
+        stops, or `ENDLESS_LIMIT_S` pass."""
+        chunk = b"<p>drip</p>\n" if drip_every_s else b"<p>" + b"endless page " * 4000 + b"</p>\n"
         started = time.monotonic()
         try:
             handler.send_response(200)
@@ -298,7 +300,8 @@ class ContractServer:
                 sent += len(chunk)
                 with self._lock:
                     self.bytes_sent += len(chunk)
-                ahead = sent / ENDLESS_RATE_BYTES_S - (time.monotonic() - started)
+                handler.wfile.flush()
+                ahead = drip_every_s or sent / ENDLESS_RATE_BYTES_S - (time.monotonic() - started)
                 if ahead > 0:
                     self._released.wait(ahead)
         except (BrokenPipeError, ConnectionResetError, OSError):

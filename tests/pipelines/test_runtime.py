@@ -275,3 +275,15 @@ def _stop_left_server(folder: Path) -> None:
             os.kill(int(pid_file.read_text().splitlines()[0]), signal.SIGINT)
         except (ProcessLookupError, ValueError):
             pass
+
+
+def test_the_embedding_model_is_the_components_by_name_not_the_runtimes() -> None:
+    # Components load the model in warm_up() by the name their init parameters give (serialised in the YAML), from
+    # the process's cache by name; a runtime-held model would be a second, unused way to reach it.
+    from components.embedding import QueryEmbedder
+
+    assert not hasattr(Runtime, "embedding_model")
+    first, second = QueryEmbedder(), QueryEmbedder()
+    first.warm_up()
+    second.warm_up()
+    assert first._model is second._model  # noqa: SLF001 - one copy per model name in the process

@@ -48,25 +48,23 @@ class TestConflictFinder:
         [conflict] = find_conflicts(query, chunks(*texts))
         assert [side["citations"] for side in conflict["values"]] == [[1], [2]]
 
-    def test_the_same_value_up_to_precision_is_no_conflict(self) -> None:
-        documents = chunks("Brevik Labs was founded in 2019.", "Brevik Labs was founded in March 2019 in Kestrel Bay.")
-        assert find_conflicts("When was Brevik Labs founded?", documents) == []
-
-    def test_values_true_at_different_times_are_no_conflict(self) -> None:
-        documents = chunks("Brevik Labs raised 40 million dollars in 2021.", "In 2022 Brevik Labs raised $100 million.")
-        assert find_conflicts("How much did Brevik Labs raise?", documents) == []
-
-    def test_the_same_amount_written_differently_is_no_conflict(self) -> None:
-        documents = chunks("Brevik Labs raised $40 million.", "Brevik Labs raised $40,000,000 from Kestrel Fund.")
-        assert find_conflicts("How much did Brevik Labs raise?", documents) == []
-
-    def test_another_subjects_value_is_no_conflict(self) -> None:
-        documents = chunks("Brevik Labs was founded in 2019.", "Zorvan Systems was founded in 2016.")
-        assert find_conflicts("When was Brevik Labs founded?", documents) == []
-
-    def test_a_name_and_its_shorter_form_are_no_conflict(self) -> None:
-        documents = chunks("Brevik Labs is led by Orla Venn.", "Venn leads Brevik Labs.")
-        assert find_conflicts("Who leads Brevik Labs?", documents) == []
+    @pytest.mark.parametrize(
+        ("query", "first", "second"),
+        [
+            pytest.param("When was Brevik Labs founded?", "Brevik Labs was founded in 2019.",
+                         "Brevik Labs was founded in March 2019 in Kestrel Bay.", id="the same value up to precision"),
+            pytest.param("How much did Brevik Labs raise?", "Brevik Labs raised 40 million dollars in 2021.",
+                         "In 2022 Brevik Labs raised $100 million.", id="values true at different times"),
+            pytest.param("How much did Brevik Labs raise?", "Brevik Labs raised $40 million.",
+                         "Brevik Labs raised $40,000,000 from Kestrel Fund.", id="the same amount written differently"),
+            pytest.param("When was Brevik Labs founded?", "Brevik Labs was founded in 2019.",
+                         "Zorvan Systems was founded in 2016.", id="another subject's value"),
+            pytest.param("Who leads Brevik Labs?", "Brevik Labs is led by Orla Venn.", "Venn leads Brevik Labs.",
+                         id="a name and its shorter form"),
+        ],
+    )
+    def test_agreeing_values_are_no_conflict(self, query: str, first: str, second: str) -> None:
+        assert find_conflicts(query, chunks(first, second)) == []
 
     def test_round_trips_and_checks_its_parameter(self) -> None:
         finder = ConflictFinder(max_conflicts=2)

@@ -147,20 +147,28 @@ class TestModel:
             GraphSearch(min_event_confidence=-1)
 
 
+def halvard_graph(store, *later: tuple[str, float | None, int]):  # noqa: ANN001, ANN201
+    """`store` holding Halvard Mills with its sure first fact (1998, confidence 0.93) and the `later` facts
+    (sentence, confidence, year) after it."""
+    first = ("Halvard Mills opened its first mill in 1998.", 0.93, 1998)
+    store.replace_document(
+        DocumentGraph(
+            document_id="doc-halvard",
+            entities=[EntityMention("halvard mills", "Halvard Mills", "organization", confidence=0.9)],
+            facts=[halvard_fact(index, *fact) for index, fact in enumerate([first, *later])],
+        )
+    )
+    return store
+
+
 @pytest.fixture()
 def halvard_store(empty_store):
     """A graph with one entity and three facts: a sure one, a doubtful one and one no model scored."""
-    graph = DocumentGraph(
-        document_id="doc-halvard",
-        entities=[EntityMention("halvard mills", "Halvard Mills", "organization", confidence=0.9)],
-        facts=[
-            halvard_fact(0, "Halvard Mills opened its first mill in 1998.", 0.93, 1998),
-            halvard_fact(1, "Halvard Mills might have sold a mill in 2005.", 0.12, 2005),
-            halvard_fact(2, "Halvard Mills moved to Orlund in 2011.", None, 2011),
-        ],
+    return halvard_graph(
+        empty_store,
+        ("Halvard Mills might have sold a mill in 2005.", 0.12, 2005),
+        ("Halvard Mills moved to Orlund in 2011.", None, 2011),
     )
-    empty_store.replace_document(graph)
-    return empty_store
 
 
 @pytest.mark.integration
@@ -196,18 +204,12 @@ class TestThreshold:
 def doubtful_store(empty_store):
     """A graph whose entity's most recent facts are doubtful and whose only sure fact is its oldest one (one fact
     scored exactly 0.7, to check the stored confidence compares as written)."""
-    graph = DocumentGraph(
-        document_id="doc-halvard",
-        entities=[EntityMention("halvard mills", "Halvard Mills", "organization", confidence=0.9)],
-        facts=[
-            halvard_fact(0, "Halvard Mills opened its first mill in 1998.", 0.93, 1998),
-            halvard_fact(1, "Halvard Mills might have sold a mill in 2010.", 0.2, 2010),
-            halvard_fact(2, "Halvard Mills may have closed a mill in 2015.", 0.1, 2015),
-            halvard_fact(3, "Halvard Mills bought a loom in 2004.", 0.7, 2004),
-        ],
+    return halvard_graph(
+        empty_store,
+        ("Halvard Mills might have sold a mill in 2010.", 0.2, 2010),
+        ("Halvard Mills may have closed a mill in 2015.", 0.1, 2015),
+        ("Halvard Mills bought a loom in 2004.", 0.7, 2004),
     )
-    empty_store.replace_document(graph)
-    return empty_store
 
 
 @pytest.mark.integration

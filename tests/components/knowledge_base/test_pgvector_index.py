@@ -317,3 +317,14 @@ class TestPgvectorChunkIndex:
         monkeypatch.setenv("DATABASE_URL", f"postgresql://kb@127.0.0.1:{closed_port()}/kb?connect_timeout=2")
         with pytest.raises(KnowledgeBaseUnavailable, match="Cannot connect"):
             knowledge_base_for(_store("kb"))
+
+    @pytest.mark.parametrize(
+        ("variable", "value"), [("DATABASE_URL", "notaurl"), ("DATABASE_URL", "mysql://kb@127.0.0.1/kb"),
+                                ("PG_CONN_STR", "notaurl")]
+    )
+    def test_a_value_that_is_no_postgresql_url_names_its_setting(self, monkeypatch, variable, value):
+        monkeypatch.delenv("DATABASE_URL", raising=False)
+        monkeypatch.setenv(variable, value)
+        with pytest.raises(KnowledgeBaseUnavailable, match=f"^{variable} is not a PostgreSQL URL: ") as refused:
+            knowledge_base_for(_store("kb"))
+        assert value not in str(refused.value)  # the value may hold a password

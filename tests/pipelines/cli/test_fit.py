@@ -1,4 +1,5 @@
-"""`research fit answer`: fits the answer confidence on a tiny labelled capture; the generator reads the file."""
+"""`research fit answer`: fits the answer confidence on a tiny labelled capture; the generator reads the file. Bad
+arguments to either `research fit` command are one sentence."""
 
 from __future__ import annotations
 
@@ -99,13 +100,15 @@ def test_ablation_prints_what_each_feature_group_adds(capture: Path, tmp_path: P
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["{capture}"], "is not SET=CAPTURE.jsonl"),
-        (["squad={absent}"], "does not exist"),
-        (["squad={capture}", "--threshold", "2"], "--threshold must be between 0 and 1"),
+        (["answer", "{capture}"], "is not SET=CAPTURE.jsonl"),
+        (["answer", "squad={absent}"], "does not exist"),
+        (["answer", "squad={capture}", "--threshold", "2"], "--threshold must be between 0 and 1"),
+        (["scoring", "squad={capture}", "--ablate", "loudness"], "unknown rule families: loudness"),
+        (["scoring", "squad={capture}", "--start", "{absent}"], "does not exist"),
     ],
 )
 def test_bad_arguments_are_one_sentence(capture: Path, tmp_path: Path, capsys, arguments, message) -> None:
     filled = [value.format(capture=capture, absent=tmp_path / "absent.jsonl") for value in arguments]
-    assert main(["fit", "answer", *filled]) != 0
+    assert main(["fit", *filled]) != 0
     error = capsys.readouterr().err
     assert message in error and "Traceback" not in error

@@ -160,18 +160,33 @@ class TestCommand:
         one = before / "demo" / "results" / "research-kb.jsonl"
         assert cli_main(["eval", "compare", str(one), str(after / "demo" / "results" / "research-kb.jsonl")]) == 1
 
-    def test_bad_input_is_one_sentence(self, tmp_path: Path, capsys):
-        assert cli_main(["eval", "compare", str(tmp_path / "nope"), str(tmp_path)]) == 1
+    def test_bad_input_is_one_sentence_and_exit_code_2_not_the_1_of_a_difference(self, tmp_path: Path, capsys):
+        assert cli_main(["eval", "compare", str(tmp_path / "nope"), str(tmp_path)]) == 2
         assert "does not exist" in capsys.readouterr().err
         (tmp_path / "a").mkdir()
         (tmp_path / "b").mkdir()
-        assert cli_main(["eval", "compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 1
+        assert cli_main(["eval", "compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 2
         assert "holds evaluation results" in capsys.readouterr().err
         good = write_jsonl(tmp_path / "good" / "results" / "x.jsonl", [ANSWER])
         broken = write_jsonl(tmp_path / "broken" / "results" / "x.jsonl", [ANSWER])
         broken.write_text("not json\n")
-        assert cli_main(["eval", "compare", str(good.parents[1]), str(broken.parents[1])]) == 1
+        assert cli_main(["eval", "compare", str(good.parents[1]), str(broken.parents[1])]) == 2
         assert "x.jsonl line 1 is not JSON" in capsys.readouterr().err
-        assert cli_main(["eval", "compare", str(good), str(tmp_path / "good")]) == 1
+        assert cli_main(["eval", "compare", str(good), str(tmp_path / "good")]) == 2
         assert "not a folder with a file" in capsys.readouterr().err
         assert compare_paths(good.parents[1], good.parents[1]) == []
+        assert cli_main(["eval", "compare", str(good), str(good), "--tolerance", "-1"]) == 2
+        assert "--tolerance must not be negative" in capsys.readouterr().err
+        unreadable = tmp_path / "unreadable" / "results" / "x.jsonl"
+        unreadable.mkdir(parents=True)  # a folder where a results file should be
+        assert cli_main(["eval", "compare", str(good.parents[1]), str(unreadable.parents[1])]) == 2
+        assert "x.jsonl does not exist or is not a file" in capsys.readouterr().err
+        with pytest.raises(SystemExit) as refused:
+            cli_main(["eval", "compare", str(good)])  # AFTER missing: argparse's usage error
+        assert refused.value.code == 2
+
+    def test_help_says_what_each_exit_code_means(self, capsys):
+        with pytest.raises(SystemExit):
+            cli_main(["eval", "compare", "--help"])
+        usage = " ".join(capsys.readouterr().out.split())
+        assert "0 when the runs are the same, 1 when they differ, 2 when they cannot be compared" in usage

@@ -95,17 +95,3 @@ def test_the_ablation_prints_each_family_beside_all_rules(capture: Path, capsys)
     # Only the check half replayed: the tune half has no numbers.
     assert main(["fit", "scoring", f"squad_mini={capture}", "--ablate", "chain", "--halves", "check"]) == 0
     assert "| without chain | squad_mini | – / – / – | " in capsys.readouterr().out
-
-
-@pytest.mark.parametrize(
-    ("arguments", "message"),
-    [
-        (["squad={capture}", "--ablate", "loudness"], "unknown rule families: loudness"),
-        (["squad={capture}", "--start", "{absent}"], "does not exist"),
-    ],
-)
-def test_bad_arguments_are_one_sentence(capture: Path, tmp_path: Path, capsys, arguments, message) -> None:
-    filled = [value.format(capture=capture, absent=tmp_path / "absent.json") for value in arguments]
-    assert main(["fit", "scoring", *filled]) != 0
-    error = capsys.readouterr().err
-    assert message in error and "Traceback" not in error

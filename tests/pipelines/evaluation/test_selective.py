@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.evaluation.confidence_fit import choose_threshold, half_of
+from pipelines.evaluation.confidence_fit import choose_threshold
+from pipelines.evaluation.halves import half_of
 from pipelines.evaluation.selective import (
     curve_summary,
     expected_calibration_error,
