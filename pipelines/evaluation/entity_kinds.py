@@ -9,7 +9,8 @@ corpus is extracted with the graph's `LanguageExtractor`; every entity the graph
   tune set and writes `components/graph/entity_kinds.json`;
 - `check --corpus C --labels L.jsonl` reports, per corpus entity (the most confident document's kind, as the
   graph store keeps it): kinds correct among the kept entities (all kinds, and person / organization / place /
-  other), the junk share, the share of labelled real entities kept, and unlabelled keys;
+  other), the junk share, the share of labelled real entities kept, the share of the kept real ones given a wrong
+  kind other than "other" (`wrong_kind`, `wrong_kind_4`), and unlabelled keys;
 - `dump --corpus C` lists the kept entities with their kind and evidence, to label.
 
 `--corpus demo` is the shipped demo corpus; any other value is a corpus JSONL (id, title, text, date, url).
@@ -45,7 +46,7 @@ from components.graph.kinds import (
 from components.text.dates import parse_date
 from pipelines.evaluation.jsonl import EvaluationInputError, load_jsonl
 
-VERSION = "kinds-3"
+VERSION = "kinds-4"
 MIN_CONTEXT = 3  # a context word must occur around this many labelled entities to be a feature
 C_GRID = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0)  # the inverse regularisations tried (the best out of fold is kept)
 SEED = 0  # the seed of `--sample`
@@ -113,6 +114,15 @@ def samples(documents: list[Any], model: KindModel | None = None) -> list[tuple[
         graph = extractor.extract(document, [])
         found += [(document.document_id, m.key, m.kind_evidence, m) for m in graph.entities]
     return found
+
+
+def _corpus_name(corpus: str) -> str:
+    """A corpus as the fitted model records it: "demo", or the corpus file's folder and name with its selection
+    (not where the folder lies on the machine that fitted it)."""
+    path, mark, query = corpus.partition("?")
+    if path == "demo":
+        return path
+    return "/".join(Path(path).parts[-2:]) + mark + query
 
 
 def load_labels(path: Path) -> dict[str, str]:
@@ -201,6 +211,7 @@ def score(
     confusion = Counter((labels[key], kind) for key, kind in labelled.items() if labels[key] != kind)
     n = len(labelled) or 1
     real = [key for key, kind in labels.items() if kind != "junk"]
+    kept_real = {key: kind for key, kind in labelled.items() if labels[key] != "junk"}
     return {
         "entities": len(kept),
         "labelled": len(labelled),
@@ -208,6 +219,16 @@ def score(
         "kinds_correct_4": round(sum(coarse(labels[k]) == coarse(kind) for k, kind in labelled.items()) / n, 3),
         "junk": round(sum(labels[k] == "junk" for k in labelled) / n, 3),
         "real_kept": round(sum(key in kept for key in real) / (len(real) or 1), 3),
+        # Kept real entities given a kind that is neither theirs nor "other": the confident wrong kinds the graph must
+        # not show (full inventory, and coarse, where a product shown as "other" is no wrong kind).
+        "wrong_kind": round(
+            sum(kind not in (labels[k], "other") for k, kind in kept_real.items()) / (len(kept_real) or 1), 3
+        ),
+        "wrong_kind_4": round(
+            sum(coarse(kind) not in (coarse(labels[k]), "other") for k, kind in kept_real.items())
+            / (len(kept_real) or 1),
+            3,
+        ),
         "wrong": [f"{gold}->{kind} x{count}" for (gold, kind), count in confusion.most_common(12)],
         "unlabelled": sorted(set(kept) - set(labels))[:40],
     }
@@ -260,7 +281,14 @@ def _run(args: argparse.Namespace) -> int:
         labels = {key: kind for _, part in sets for key, kind in part.items()}
         source = {document_id: i for i, (part, _) in enumerate(sets) for document_id, _, _, _ in part}
         fitted = fit(found, labels, source)
-        args.out.write_text(json.dumps(to_json(fitted), indent=1) + "\n", encoding="utf-8")
+        written = to_json(fitted)
+        # What it was fitted on (the corpus file with its selection, and the labels file): the record that no check
+        # set is among them.
+        written["fitted_on"] = [
+            {"corpus": _corpus_name(corpus), "labels": labels.name}
+            for corpus, labels in zip(corpora, args.labels, strict=True)
+        ]
+        args.out.write_text(json.dumps(written, indent=1) + "\n", encoding="utf-8")
         print(
             f"fitted on {sum(labels.get(k) in KINDS for _, k, _, _ in found)} samples, "
             f"{len(FEATURES) + len(fitted.context)} features; threshold {fitted.threshold}"

@@ -21,6 +21,16 @@ def entities(text: str) -> dict:
     return {entity.key: entity for entity in extract(text).entities}
 
 
+def read_as_model(entity) -> bool:
+    """A name read as a model designation: product is its most probable kind, shown as product or, where the fitted
+    model is less sure of it than its threshold, as "other" with the designation as evidence (never a wrong kind)."""
+    from components.graph.kinds import default_kind_model
+
+    probabilities = default_kind_model().probabilities(entity.kind_evidence)
+    top = max(probabilities, key=probabilities.get)
+    return top == "product" and entity.kind in ("product", "other") and "designation" in entity.evidence
+
+
 class TestKindModel:
     def test_the_shipped_model_loads_and_gives_a_probability(self):
         model = default_kind_model()
@@ -206,7 +216,7 @@ class TestNumbers:
         )
         assert "22" not in found
         model = found["talmont 909"]
-        assert model.kind == "product" and "designation" in model.evidence  # a feature of the fitted model
+        assert read_as_model(model)  # the designation is a feature of the fitted model
 
 
 class TestKindFeatures:

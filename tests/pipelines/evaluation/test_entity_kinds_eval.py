@@ -100,3 +100,49 @@ def test_a_missing_or_broken_file_is_one_sentence(tmp_path, capsys, files, says)
     assert ended.value.code == 2
     error = capsys.readouterr().err
     assert says in error and "Traceback" not in error
+
+
+def test_a_confident_wrong_kind_is_counted_and_other_is_not():
+    labels = {"mirelle vast": "person", "quorra": "product", "ostby": "place", "tenbrook": "junk"}
+    found = [
+        sample("d1", "mirelle vast", "organization"),  # a confident wrong kind
+        sample("d1", "quorra", "other"),  # weak evidence shown as "other": no wrong kind
+        sample("d2", "ostby", "place"),
+        sample("d2", "tenbrook", "person"),  # junk is counted as junk, not here
+    ]
+    result = score(found, labels)
+    assert result["wrong_kind"] == round(1 / 3, 3)
+    assert result["wrong_kind_4"] == round(1 / 3, 3)
+    as_place = score([sample("d1", "quorra", "place")], labels)
+    assert as_place["wrong_kind"] == 1.0 and as_place["wrong_kind_4"] == 1.0  # a product shown as a place
+    as_work = score([sample("d1", "quorra", "work")], labels)
+    assert as_work["wrong_kind"] == 1.0 and as_work["wrong_kind_4"] == 0.0  # both "other" in the coarse inventory
+
+
+def test_the_fitted_model_names_its_corpora_without_their_folder():
+    from pipelines.evaluation.entity_kinds import _corpus_name
+
+    assert _corpus_name("demo") == "demo"
+    assert _corpus_name("/data/sets/news_a/corpus.jsonl?ids=a-&sample=5") == "news_a/corpus.jsonl?ids=a-&sample=5"
+
+
+def test_the_shipped_kind_model_is_fitted_on_tune_sets_only():
+    import re
+    from pathlib import Path
+
+    from components.graph.kinds import _MODEL_PATH
+
+    shipped = json.loads(_MODEL_PATH.read_text(encoding="utf-8"))
+    assert shipped["version"] == entity_kinds.VERSION
+    fitted_on = shipped["fitted_on"]
+    labels = {part["labels"] for part in fitted_on}
+    assert labels == {"entity_kinds_demo.jsonl", "entity_kinds_apple.jsonl", "entity_kinds_squad_tune.jsonl"}
+    assert not any("airbus" in part["corpus"] for part in fitted_on)  # the news check corpus
+    squad = next(part["corpus"] for part in fitted_on if part["corpus"].startswith("squad_dev_a/"))
+    ids = dict(part.split("=", 1) for part in squad.partition("?")[2].split("&"))["ids"]
+    assert all(re.match(ids, f"squad-{n:02d}-000") for n in range(12))  # the tune articles 0-11 ...
+    assert not any(re.match(ids, f"squad-{n:02d}-000") for n in range(12, 24))  # ... and no check article
+    root = Path(__file__).resolve().parents[2] / "data"
+    for name in labels:  # labels are names and kinds, never the texts they come from
+        rows = [json.loads(line) for line in (root / name).read_text(encoding="utf-8").splitlines()]
+        assert all(set(row) == {"key", "kind"} and len(row["key"]) <= 80 for row in rows)
