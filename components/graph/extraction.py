@@ -47,7 +47,7 @@ from components.serialization import init_parameters_to_dict
 from components.text.language import analyse_text, entity_kind
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-14"
+EXTRACTOR_VERSION = "spacy-15"
 
 
 class GraphExtractor(ABC):
@@ -849,6 +849,8 @@ class LanguageExtractor(GraphExtractor):
                     participants=len(linked),
                     entity_mentions=named_count[key],
                     first_named=key == next(iter(linked)),
+                    position=index,
+                    sentences=len(sentences),
                 )
             chunk = locate.find(sentence.offset, sentence.text)
             # Names that take part in no event here (a state, a supposition) still link this passage for the
