@@ -7,9 +7,14 @@ verb), how far the entity is from the date and from the predicate, the sentence'
 its tense and modality (future, modal, negated, reported), whether the entity is quoted, and how sure its kind is.
 None of them names a word of a text's subject.
 
+The features come in families (`FAMILIES`): besides the first model's, the entity's part in the sentence's main
+event (`participation`), how little the sentence looks like prose (`line`), its place in the document
+(`position`), whether a date modifies the entity's own clause (`date_clause`), the entity as the one who says
+(`saying`), and an intended or hypothetical event (`modality`). A fitted model uses the families its fitting kept.
+
 `EventConfidenceModel` is a logistic regression over them, fitted by `pipelines.evaluation.event_confidence` on
-labelled timelines and shipped in `event_confidence.json` with the threshold chosen on the check set: the timeline
-and the graph branch keep the facts at or above it by default and list the others as less certain.
+labelled timelines and shipped in `event_confidence.json` with the threshold chosen on the tune set (out of fold):
+the timeline and the graph branch keep the facts at or above it by default and list the others as less certain.
 
 Usage:
 ```python

@@ -7,16 +7,21 @@ own matcher: positive when the fact's sentence holds a gold event of the entity 
 date is not part of the label: a label that also asked for the right date fitted worse out of fold (its errors are
 mostly the gold's own vagueness), and the dates right are reported beside every threshold.
 
-- `fit` fits a logistic regression on the tune corpus (its C chosen by 5-fold cross-validation grouped by
-  document), chooses the threshold on the check corpus (precision first within the target: the highest recall
-  whose precision reaches `--min-precision` with recall at least `--min-recall`; without one, the highest precision
-  at that recall), writes `components/graph/event_confidence.json` and prints the
-  precision / recall / dates-right table at several thresholds on both corpora;
-- `curve` prints the same table for the shipped model.
+- `fit` fits a logistic regression on the tune corpus over the feature families `--families` (its C chosen by
+  5-fold cross-validation over whole documents) and chooses the threshold on the tune corpus too, from each fact's
+  out-of-fold confidence (precision first within the target: the highest recall whose precision reaches
+  `--min-precision` with recall at least `--min-recall`; without one, the highest precision at that recall); it
+  writes `components/graph/event_confidence.json` and prints the precision / recall / dates-right table at several
+  thresholds; a `--check` corpus is only reported beside the tune corpus, never read for a choice;
+- `curve` prints the same table for the shipped model on both corpora;
+- `ablate` fits and chooses (on the tune corpus) the base families alone, with each other family, the shipped
+  families and a forward selection by out-of-fold AUC, and reports each on the check corpus: the check corpus
+  confirms a family or not.
 
 Usage:
 ```
-python -m pipelines.evaluation.event_confidence fit \\
+python -m pipelines.evaluation.event_confidence fit --tune ../shared/data/semeval2015_timeline_trial
+python -m pipelines.evaluation.event_confidence curve \\
     --tune ../shared/data/semeval2015_timeline_trial --check ../shared/data/semeval2015_timeline_airbus
 ```
 """
