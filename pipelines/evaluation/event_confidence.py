@@ -315,15 +315,18 @@ def _line(score: EntityScore) -> str:
     return f"{score.recall:.3f} / {score.precision:.3f} / {score.date_accuracy:.3f} ({score.entries})"
 
 
-def select_families(samples: list[TimelineFact], min_gain: float = MIN_GAIN) -> list[tuple[list[str], float]]:
-    """Forward selection of feature families on the tune samples alone: starting from none, add the family whose
-    addition gives the best out-of-fold ROC AUC (`fit_model`'s folds and C), while it gains at least `min_gain`.
-    Returns each step's families and AUC."""
+def select_families(
+    samples: list[TimelineFact], min_gain: float = MIN_GAIN, candidates: tuple[str, ...] | None = None
+) -> list[tuple[list[str], float]]:
+    """Forward selection of feature families (`candidates`, all of `FAMILIES` by default) on the tune samples alone:
+    starting from none, add the family whose addition gives the best out-of-fold ROC AUC (`fit_model`'s folds and
+    C), while it gains at least `min_gain`. Returns each step's families and AUC."""
+    candidates = tuple(candidates or FAMILIES)
     chosen: list[str] = []
     steps: list[tuple[list[str], float]] = []
     best = 0.5
-    while len(chosen) < len(FAMILIES):
-        left = [family for family in FAMILIES if family not in chosen]
+    while len(chosen) < len(candidates):
+        left = [family for family in candidates if family not in chosen]
         trials = [(fit_model(samples, features_of([*chosen, family]))[2], family) for family in left]
         auc, family = max(trials)
         if auc < best + min_gain:

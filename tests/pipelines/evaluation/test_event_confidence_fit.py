@@ -21,6 +21,7 @@ from pipelines.evaluation.event_confidence import (
     fit_on_tune,
     main,
     out_of_fold,
+    select_families,
 )
 from pipelines.evaluation.timelines import GoldTimeline, TimelineEntry
 
@@ -152,3 +153,17 @@ def test_fit_needs_no_check_set_and_refuses_an_unknown_family(tmp_path, capsys):
     assert "unknown feature families shoe" in capsys.readouterr().err
     assert main(["curve", "--tune", str(tmp_path)]) == 2
     assert "curve needs --check" in capsys.readouterr().err
+
+
+def test_forward_selection_picks_the_family_that_tells_events_apart():
+    rng = random.Random(11)
+    samples = []
+    for number in range(160):
+        label = rng.random() < 0.5
+        # Only a date feature follows the label; a line feature is noise.
+        features = {"log_days_from_document": label + rng.gauss(0, 0.6), "number_share": rng.random()}
+        fact = TimelineFact(_entry(f"s{number}"), features, label, f"d{number % 8}", participants={"e": features})
+        samples.append(fact)
+    steps = select_families(samples, 0.02, ("line", "date", "position"))
+    assert steps[0][0] == ["date"] and steps[0][1] > 0.75
+    assert len(steps) == 1  # noise gains too little to be added
