@@ -7,9 +7,14 @@ verb), how far the entity is from the date and from the predicate, the sentence'
 its tense and modality (future, modal, negated, reported), whether the entity is quoted, and how sure its kind is.
 None of them names a word of a text's subject.
 
+The features come in families (`FAMILIES`): besides the first model's, the entity's part in the sentence's main
+event (`participation`), how little the sentence looks like prose (`line`), its place in the document
+(`position`), whether a date modifies the entity's own clause (`date_clause`), the entity as the one who says
+(`saying`), and an intended or hypothetical event (`modality`). A fitted model uses the families its fitting kept.
+
 `EventConfidenceModel` is a logistic regression over them, fitted by `pipelines.evaluation.event_confidence` on
-labelled timelines and shipped in `event_confidence.json` with the threshold chosen on the check set: the timeline
-and the graph branch keep the facts at or above it by default and list the others as less certain.
+labelled timelines and shipped in `event_confidence.json` with the threshold chosen on the tune set (out of fold):
+the timeline and the graph branch keep the facts at or above it by default and list the others as less certain.
 
 Usage:
 ```python
@@ -42,7 +47,8 @@ _MODALS = {"would", "could", "might", "may", "should", "must", "can"}
 _FUTURES = {"will", "shall", "'ll"}
 _QUOTES = {'"', "``", "''", "“", "”"}
 
-FEATURES: tuple[str, ...] = (
+# The features of the first fitted model (`events-1`).
+BASE_FEATURES: tuple[str, ...] = (
     *(f"date:{source}" for source in DATE_SOURCES),
     "date:own_predicate",
     *(f"role:{role}" for role in ROLES),
@@ -68,6 +74,47 @@ FEATURES: tuple[str, ...] = (
     "first_named",
     "log_clauses",
 )
+
+# Families of features a fitted model may add to `BASE_FEATURES`, each from the parse the extractor already has.
+FAMILIES: dict[str, tuple[str, ...]] = {
+    # `BASE_FEATURES` in families of their own.
+    "date": (
+        *(f"date:{source}" for source in DATE_SOURCES),
+        "date:own_predicate",
+        "dates_in_sentence",
+        "log_days_from_document",
+        "after_document",
+    ),
+    "role": (*(f"role:{role}" for role in ROLES), "role_links", "participants", "first_named"),
+    "predicate": (*(f"predicate:{kind}" for kind in PREDICATES), "tense:past", "tense:future", "modal", "negated"),
+    "speech": ("reported", "quoted", "sentence_has_quote", "subordinate"),
+    "distance": ("log_date_distance", "log_predicate_distance"),
+    "sentence": ("log_sentence_tokens", "log_clauses"),
+    "entity": ("kind_confidence", "log_entity_mentions"),
+    # Whether the entity takes part in the sentence's main event: a subject, object or prepositional object of the
+    # sentence's root (its subject in particular), or only attached to a noun ("a statement from X", "X's plant"),
+    # and how many dependency links separate it from its predicate and from the root.
+    "participation": (
+        "main_participant",
+        "main_subject",
+        "noun_attached",
+        "predicate_is_root",
+        "log_tree_distance",
+        "log_root_distance",
+    ),
+    # A line that is not a sentence: no finite verb, most words capitalised, many numbers, no closing mark.
+    "line": ("no_finite_verb", "capitalised_share", "number_share", "unclosed"),
+    # Where the sentence stands in its document.
+    "position": ("log_position", "position_share"),
+    # Whether a date of the sentence modifies the entity's own clause, or only another clause.
+    "date_clause": ("date_same_clause", "date_other_clause"),
+    # The entity as the one who says something, and a sentence that as a whole reports a saying.
+    "saying": ("sayer", "root_saying"),
+    # An intended, planned or hypothetical event ("agreed to buy", "plans to open", "if ..."), a question, the present.
+    "modality": ("infinitive", "conditional", "question", "tense:present"),
+}
+BASE_FAMILIES = ("date", "role", "predicate", "speech", "distance", "sentence", "entity")
+FEATURES: tuple[str, ...] = tuple(name for names in FAMILIES.values() for name in names)
 
 
 def _log(value: float) -> float:
@@ -120,12 +167,15 @@ def event_features(
     participants: int = 1,
     entity_mentions: int = 1,
     first_named: bool = True,
+    position: int = 0,
+    sentences: int = 1,
 ) -> dict[str, float]:
     """The features of the event the entity named by `token` (its role `role`) takes part in, in the spaCy span
     `sentence` whose `dates` are all its date mentions, `event_dates` those dating this entity's event, and `when`
     (valid_at, invalid_at, date_method) the fact's date; `anchor` is the document's date. The rest describe the
     sentence and the entity in its document: whether the sentence is the headline, how many entities take part in
-    it, how often the document names the entity and whether it is the first of them the sentence names."""
+    it, how often the document names the entity and whether it is the first of them the sentence names, and the
+    sentence's `position` (0 first) among the document's `sentences`."""
     valid, _, method = when
     features: dict[str, float] = {f"date:{_date_source(method, valid)}": 1.0}
     features["date:own_predicate"] = float(bool(event_dates) and len(event_dates) < len(dates))
@@ -165,8 +215,7 @@ def event_features(
     features["log_sentence_tokens"] = _log(len(words))
     features["dates_in_sentence"] = float(min(len(dates), 4))
     if token is not None:
-        starts = [sentence.start_char + mention.start for mention in event_dates or dates]
-        positions = [next((t.i for t in sentence if t.idx >= start), sentence.end) for start in starts]
+        positions = _date_tokens(sentence, event_dates or dates)
         if positions:
             features["log_date_distance"] = _log(min(abs(token.i - i) for i in positions))
         features["log_predicate_distance"] = _log(abs(token.i - verb.i))
@@ -186,7 +235,101 @@ def event_features(
     features["log_entity_mentions"] = _log(entity_mentions)
     features["first_named"] = float(first_named)
     features["log_clauses"] = _log(sum(1 for t in sentence if t.pos_ == "VERB"))
+    features.update(_participation(sentence, token, verb))
+    features.update(_line_shape(sentence, words))
+    features["log_position"] = _log(position)
+    features["position_share"] = position / max(1, sentences - 1) if sentences > 1 else 0.0
+    if token is not None and dates:
+        clauses = {_predicate(sentence.doc[min(i, sentence.end - 1)]).i for i in _date_tokens(sentence, dates)}
+        features["date_same_clause"] = float(verb.i in clauses)
+        features["date_other_clause"] = float(verb.i not in clauses)
+    root = sentence.root
+    features["root_saying"] = float(root.pos_ in ("VERB", "AUX") and root.lemma_.lower() in _SAYING)
+    features["sayer"] = float(
+        features.get("predicate:saying", 0.0) == 1.0 and _role_class(role) in ("subject", "reference")
+    )
+    features.update(_modality(sentence, verb))
     return features
+
+
+def _name_head(token: Any) -> Any:
+    """The token heading the name `token` is part of ("Brask" of "Brask Optics" -> "Optics"), and through a
+    possessive or an apposition the noun the name stands for in the clause."""
+    while token.dep_ in ("compound", "flat", "appos", "poss", "nmod") and token.head.i != token.i:
+        token = token.head
+    return token
+
+
+def _participation(sentence: Any, token: Any, verb: Any) -> dict[str, float]:
+    """Whether the entity (`token`) is a subject, object or prepositional object of the sentence's root (the main
+    event), whether its own predicate `verb` is that root, and its dependency distances to the predicate and root."""
+    root = sentence.root
+    features = {"predicate_is_root": float(verb.i == root.i)}
+    if token is None:
+        return features
+    head = _name_head(token)
+    if head.dep_ in ("pobj", "pcomp") and head.head.dep_ in ("prep", "agent"):
+        head = head.head
+    features["main_participant"] = float(
+        head.i == root.i
+        or (head.head.i == root.i and head.dep_ in ("nsubj", "nsubjpass", "dobj", "dative", "attr", "prep", "agent"))
+    )
+    features["main_subject"] = float(head.head.i == root.i and head.dep_ in ("nsubj", "nsubjpass"))
+    node = token
+    while node.dep_ in ("compound", "flat") and node.head.i != node.i:
+        node = node.head  # the name's last word
+    while node.i != verb.i and node.head.i != node.i:
+        node = node.head
+        if node.i != verb.i and node.pos_ in ("NOUN", "PROPN", "PRON"):
+            features["noun_attached"] = 1.0
+            break
+    links, node = 0, token
+    while node.i != verb.i and node.head.i != node.i:
+        node, links = node.head, links + 1
+    features["log_tree_distance"] = _log(links)
+    links, node = 0, token
+    while node.head.i != node.i:
+        node, links = node.head, links + 1
+    features["log_root_distance"] = _log(links)
+    return features
+
+
+def _line_shape(sentence: Any, words: list[Any]) -> dict[str, float]:
+    """How little the sentence looks like running prose: a headline, a list item or a table row."""
+    alphabetic = [t for t in words if t.is_alpha]
+    text = sentence.text.rstrip()
+    return {
+        "no_finite_verb": float(not any("Fin" in t.morph.get("VerbForm") for t in sentence)),
+        "capitalised_share": sum(t.text[:1].isupper() for t in alphabetic) / len(alphabetic) if alphabetic else 0.0,
+        "number_share": sum(t.like_num for t in words) / len(words) if words else 0.0,
+        "unclosed": float(not text.endswith((".", "!", "?", '"', "'", "”", ")"))),
+    }
+
+
+def _date_tokens(sentence: Any, dates: list[DateMention]) -> list[int]:
+    """The index of the first token of each date mention of `sentence`."""
+    starts = [sentence.start_char + mention.start for mention in dates]
+    return [next((t.i for t in sentence if t.idx >= start), sentence.end) for start in starts]
+
+
+def _modality(sentence: Any, verb: Any) -> dict[str, float]:
+    """An event not (yet) told as having happened: a to-infinitive ("agreed to buy", "plans to open"), a clause in
+    or under a condition, a question; and a present-tense predicate."""
+    helpers = [verb, *(c for c in verb.children if c.dep_ in ("aux", "auxpass"))]
+    clauses = [verb, *verb.ancestors]
+    finite = [t for t in helpers if "Fin" in t.morph.get("VerbForm")]
+    return {
+        "infinitive": float(
+            any(t.tag_ == "TO" for t in helpers)
+            or verb.dep_ == "xcomp"
+            or any(c.dep_ == "xcomp" and any(t.tag_ == "TO" for t in c.children) for c in verb.children)
+        ),
+        "conditional": float(
+            any(c.dep_ == "mark" and c.lower_ in ("if", "unless") for clause in clauses for c in clause.children)
+        ),
+        "question": float(sentence.text.rstrip().endswith("?")),
+        "tense:present": float(bool(finite) and all("Pres" in t.morph.get("Tense") for t in finite)),
+    }
 
 
 def complete_features(features: dict[str, float], mention: Any) -> dict[str, float]:
@@ -203,9 +346,9 @@ def fact_confidence(model: EventConfidenceModel, participants: list[dict[str, fl
     return round(max((model.probability(f) for f in participants), default=0.0), 4)
 
 
-def vector(features: dict[str, float]) -> list[float]:
-    """`features` in the order of `FEATURES` (absent ones 0)."""
-    return [float(features.get(name, 0.0)) for name in FEATURES]
+def vector(features: dict[str, float], names: tuple[str, ...] | list[str] = FEATURES) -> list[float]:
+    """`features` in the order of `names` (`FEATURES` by default; absent ones 0)."""
+    return [float(features.get(name, 0.0)) for name in names]
 
 
 @dataclass
@@ -246,6 +389,11 @@ class EventConfidenceModel:
             raise ValueError(f"{path} is not a readable event-confidence model: {exc}") from exc
         if not len(model.features) == len(model.coef) == len(model.mean) == len(model.scale):
             raise ValueError(f"{path} is not a readable event-confidence model: its lists differ in length")
+        unknown = [name for name in model.features if name not in FEATURES]
+        if unknown:
+            raise ValueError(
+                f"{path} is not a readable event-confidence model: the extractor computes no {', '.join(unknown)}"
+            )
         if not 0.0 <= model.threshold <= 1.0:
             raise ValueError(f"{path} is not a readable event-confidence model: its threshold is not in 0-1")
         return model

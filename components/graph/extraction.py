@@ -849,6 +849,8 @@ class LanguageExtractor(GraphExtractor):
                     participants=len(linked),
                     entity_mentions=named_count[key],
                     first_named=key == next(iter(linked)),
+                    position=index,
+                    sentences=len(sentences),
                 )
             chunk = locate.find(sentence.offset, sentence.text)
             # Names that take part in no event here (a state, a supposition) still link this passage for the

@@ -7,16 +7,21 @@ own matcher: positive when the fact's sentence holds a gold event of the entity 
 date is not part of the label: a label that also asked for the right date fitted worse out of fold (its errors are
 mostly the gold's own vagueness), and the dates right are reported beside every threshold.
 
-- `fit` fits a logistic regression on the tune corpus (its C chosen by 5-fold cross-validation grouped by
-  document), chooses the threshold on the check corpus (precision first within the target: the highest recall
-  whose precision reaches `--min-precision` with recall at least `--min-recall`; without one, the highest precision
-  at that recall), writes `components/graph/event_confidence.json` and prints the
-  precision / recall / dates-right table at several thresholds on both corpora;
-- `curve` prints the same table for the shipped model.
+- `fit` fits a logistic regression on the tune corpus over the feature families `--families` (its C chosen by
+  5-fold cross-validation over whole documents) and chooses the threshold on the tune corpus too, from each fact's
+  out-of-fold confidence (precision first within the target: the highest recall whose precision reaches
+  `--min-precision` with recall at least `--min-recall`; without one, the highest precision at that recall); it
+  writes `components/graph/event_confidence.json` and prints the precision / recall / dates-right table at several
+  thresholds; a `--check` corpus is only reported beside the tune corpus, never read for a choice;
+- `curve` prints the same table for the shipped model on both corpora;
+- `ablate` fits and chooses (on the tune corpus) the base families alone, with each other family, the shipped
+  families and a forward selection by out-of-fold AUC, and reports each on the check corpus: the check corpus
+  confirms a family or not.
 
 Usage:
 ```
-python -m pipelines.evaluation.event_confidence fit \\
+python -m pipelines.evaluation.event_confidence fit --tune ../shared/data/semeval2015_timeline_trial
+python -m pipelines.evaluation.event_confidence curve \\
     --tune ../shared/data/semeval2015_timeline_trial --check ../shared/data/semeval2015_timeline_airbus
 ```
 """
@@ -31,7 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from components.graph.event_confidence import (
-    FEATURES,
+    BASE_FAMILIES,
+    FAMILIES,
     MODEL_PATH,
     EventConfidenceModel,
     complete_features,
@@ -44,8 +50,13 @@ from pipelines.evaluation.entity_kinds import corpus_documents
 from pipelines.evaluation.jsonl import load_jsonl
 from pipelines.evaluation.timelines import EntityScore, GoldTimeline, TimelineEntry, normalise_sentence, score_timeline
 
-VERSION = "events-1"
+VERSION = "events-2"
 C_GRID = (0.03, 0.1, 0.3, 1.0, 3.0)
+FOLDS = 5
+MIN_GAIN = 0.005  # the least out-of-fold AUC a family must add to be selected
+# The feature families the shipped model uses (see `ablate`): each one kept helped out of fold on the tune set and
+# was confirmed on the check set.
+DEFAULT_FAMILIES: tuple[str, ...] = ("base", "participation", "line", "date_clause")
 THRESHOLDS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 MIN_PRECISION = 0.70
 MIN_RECALL = 0.55
@@ -136,47 +147,96 @@ def extract_timelines(folder: Path, collection: str) -> CorpusTimelines:
     return CorpusTimelines(folder.name, gold, timelines, headlines)
 
 
-def _matrix(samples: list[TimelineFact]) -> tuple[Any, Any]:
+def features_of(families: tuple[str, ...] | list[str]) -> list[str]:
+    """The feature names of `families` (names of `FAMILIES`, or "base": the first model's families), in the order
+    of `FAMILIES`; ValueError for an unknown one."""
+    chosen = {name for family in families for name in (BASE_FAMILIES if family == "base" else (family,))}
+    unknown = sorted(chosen - set(FAMILIES))
+    if unknown:
+        raise ValueError(f"unknown feature families {', '.join(unknown)}; known: base, {', '.join(FAMILIES)}")
+    return [feature for family in FAMILIES if family in chosen for feature in FAMILIES[family]]
+
+
+def _matrix(samples: list[TimelineFact], names: list[str]) -> tuple[Any, Any]:
     import numpy as np
 
-    return np.array([vector(s.features) for s in samples]), np.array([int(s.label) for s in samples])
+    return np.array([vector(s.features, names) for s in samples]), np.array([int(s.label) for s in samples])
 
 
-def fit_model(samples: list[TimelineFact], threshold: float = 0.5) -> tuple[EventConfidenceModel, float, float]:
-    """A logistic regression over `samples`, its C the best mean out-of-fold ROC AUC (5 folds grouped by
-    document); returns the model, its C and that AUC."""
-    import numpy as np
+def _regression(samples: list[TimelineFact], names: list[str], c: float) -> EventConfidenceModel:
+    """A logistic regression with C `c` over `names` (standardised on `samples`), as the extractor reads it."""
     from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import roc_auc_score
-    from sklearn.model_selection import GroupKFold
 
-    x, y = _matrix(samples)
+    x, y = _matrix(samples, names)
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale == 0] = 1.0
-    z = (x - mean) / scale
-    groups = [s.document_id for s in samples]
-    best = (-1.0, C_GRID[0])
-    for c in C_GRID:
-        predicted = np.zeros(len(y))
-        for train, test in GroupKFold(n_splits=5).split(z, y, groups):
-            model = LogisticRegression(C=c, max_iter=2000).fit(z[train], y[train])
-            predicted[test] = model.predict_proba(z[test])[:, 1]
-        auc = float(roc_auc_score(y, predicted))
-        if auc > best[0]:
-            best = (auc, c)
-    auc, c = best
-    fitted = LogisticRegression(C=c, max_iter=2000).fit(z, y)
-    model = EventConfidenceModel(
-        features=list(FEATURES),
+    fitted = LogisticRegression(C=c, max_iter=2000).fit((x - mean) / scale, y)
+    return EventConfidenceModel(
+        features=list(names),
         coef=[round(float(w), 6) for w in fitted.coef_[0]],
         intercept=round(float(fitted.intercept_[0]), 6),
         mean=[round(float(m), 6) for m in mean],
-        scale=[round(float(s), 6) for s in scale],
-        threshold=threshold,
+        scale=[round(float(v), 6) for v in scale],
+        threshold=0.5,
         version=VERSION,
     )
+
+
+def _folds(samples: list[TimelineFact]) -> list[set[str]]:
+    """The documents held out by each of (at most) `FOLDS` folds of whole documents."""
+    from sklearn.model_selection import GroupKFold
+
+    documents = sorted({s.document_id for s in samples})
+    if len(documents) < 2:
+        raise ValueError("fitting the event-confidence model needs labelled facts of at least 2 documents")
+    folds = GroupKFold(n_splits=min(FOLDS, len(documents))).split(documents, groups=documents)
+    return [{documents[i] for i in held} for _, held in folds]
+
+
+def fit_model(
+    samples: list[TimelineFact], names: list[str] | None = None, threshold: float = 0.5
+) -> tuple[EventConfidenceModel, float, float]:
+    """A logistic regression over `samples` and the features `names` (the default families' by default), its C the
+    best mean out-of-fold ROC AUC (folds of whole documents); returns the model, its C and that AUC."""
+    from sklearn.metrics import roc_auc_score
+
+    names = list(names or features_of(DEFAULT_FAMILIES))
+    folds = _folds(samples)
+    best = (-1.0, C_GRID[0])
+    for c in C_GRID:
+        predicted: dict[int, float] = {}
+        for held in folds:
+            model = _regression([s for s in samples if s.document_id not in held], names, c)
+            predicted.update({id(s): model.probability(s.features) for s in samples if s.document_id in held})
+        auc = float(roc_auc_score([int(s.label) for s in samples], [predicted[id(s)] for s in samples]))
+        if auc > best[0]:
+            best = (auc, c)
+    auc, c = best
+    model = _regression(samples, names, c)
+    model.threshold = threshold
     return model, c, auc
+
+
+def out_of_fold(corpus: CorpusTimelines, names: list[str], c: float) -> None:
+    """Each timeline fact's confidence as a model fitted without its document would give it (the folds of
+    `fit_model`): what the tune set says of a text not fitted on, to choose the threshold from."""
+    samples = corpus.training_samples()
+    for held in _folds(corpus.samples()):
+        model = _regression([s for s in samples if s.document_id not in held], names, c)
+        for fact in corpus.samples():
+            if fact.document_id in held:
+                fact.confidence = fact_confidence(model, list(fact.participants.values()))
+
+
+def auc_of(corpus: CorpusTimelines) -> float:
+    """The ROC AUC of the facts' confidences against their labels (0.5 when one class is missing)."""
+    from sklearn.metrics import roc_auc_score
+
+    labels = [int(f.label) for f in corpus.samples()]
+    if len(set(labels)) < 2:
+        return 0.5
+    return float(roc_auc_score(labels, [f.confidence for f in corpus.samples()]))
 
 
 def apply_model(model: EventConfidenceModel, corpus: CorpusTimelines) -> None:
@@ -202,6 +262,18 @@ def choose_threshold(corpus: CorpusTimelines, min_precision: float, min_recall: 
         return 1.25 * p * r / (0.25 * p + r) if p + r else 0.0
 
     return max(scored, key=lambda item: (f05(item[1]), -item[0]))[0]
+
+
+def fit_on_tune(
+    tune: CorpusTimelines, names: list[str], min_precision: float, min_recall: float
+) -> tuple[EventConfidenceModel, float, float, EntityScore]:
+    """The model fitted on the tune corpus and its threshold chosen there, out of fold: returns the model (threshold
+    set), its C, its out-of-fold AUC and the tune set's out-of-fold scores at that threshold. Nothing of another
+    corpus is read."""
+    model, c, auc = fit_model(tune.training_samples(), names)
+    out_of_fold(tune, names, c)
+    model.threshold = choose_threshold(tune, min_precision, min_recall)
+    return model, c, auc, tune.score(model.threshold)
 
 
 def curve(corpora: list[CorpusTimelines], thresholds: tuple[float, ...]) -> list[dict[str, Any]]:
@@ -231,59 +303,148 @@ def print_curve(rows: list[dict[str, Any]], names: list[str], labels: list[str])
         print(f"{row['threshold']:>9.2f} " + " ".join(cells))
 
 
+def _scores(score: EntityScore) -> dict[str, float]:
+    return {
+        "recall": round(score.recall, 3),
+        "precision": round(score.precision, 3),
+        "dates": round(score.date_accuracy, 3),
+    }
+
+
+def _line(score: EntityScore) -> str:
+    return f"{score.recall:.3f} / {score.precision:.3f} / {score.date_accuracy:.3f} ({score.entries})"
+
+
+def select_families(
+    samples: list[TimelineFact], min_gain: float = MIN_GAIN, candidates: tuple[str, ...] | None = None
+) -> list[tuple[list[str], float]]:
+    """Forward selection of feature families (`candidates`, all of `FAMILIES` by default) on the tune samples alone:
+    starting from none, add the family whose addition gives the best out-of-fold ROC AUC (`fit_model`'s folds and
+    C), while it gains at least `min_gain`. Returns each step's families and AUC."""
+    candidates = tuple(candidates or FAMILIES)
+    chosen: list[str] = []
+    steps: list[tuple[list[str], float]] = []
+    best = 0.5
+    while len(chosen) < len(candidates):
+        left = [family for family in candidates if family not in chosen]
+        trials = [(fit_model(samples, features_of([*chosen, family]))[2], family) for family in left]
+        auc, family = max(trials)
+        if auc < best + min_gain:
+            break
+        chosen.append(family)
+        best = auc
+        steps.append((list(chosen), auc))
+    return steps
+
+
+def ablate(
+    tune: CorpusTimelines, check: CorpusTimelines, min_precision: float, min_recall: float
+) -> list[dict[str, Any]]:
+    """The families chosen on the tune set by forward selection, then, for the first model's families, each step of
+    the selection and the selection without each of its families: the model and threshold fitted and chosen on the
+    tune set (out of fold) and what they give on the check set, which confirms (or not) each family. Prints one row
+    each."""
+    steps = select_families(tune.training_samples())
+    print("forward selection on the tune set (out-of-fold AUC): " + ", ".join(f"+{f[-1]} {a:.3f}" for f, a in steps))
+    added = [family for family in FAMILIES if family not in BASE_FAMILIES]
+    variants: list[tuple[str, list[str]]] = [("base (events-1)", ["base"])]
+    variants += [(f"base +{family}", ["base", family]) for family in added]
+    variants += [("+".join(DEFAULT_FAMILIES) + " (shipped)", list(DEFAULT_FAMILIES))]
+    variants += [(f"forward selection: {'+'.join(steps[-1][0])}", steps[-1][0])] if steps else []
+    rows = []
+    print(f"{'families':<34} {'C':>5} {'tune AUC':>8} {'thr':>5} {'tune R / P / dates (oof)':>28} {'check AUC':>9} "
+          f"{'check R / P / dates':>28}")
+    for label, families in variants:
+        names = features_of(families)
+        model, c, auc, tuned = fit_on_tune(tune, names, min_precision, min_recall)
+        apply_model(model, check)
+        checked = check.score(model.threshold)
+        row = {
+            "label": label,
+            "families": families,
+            "C": c,
+            "tune_auc": round(auc, 3),
+            "threshold": model.threshold,
+            "tune": _scores(tuned),
+            "check_auc": round(auc_of(check), 3),
+            "check": _scores(checked),
+        }
+        rows.append(row)
+        print(f"{label:<34} {c:>5} {auc:>8.3f} {model.threshold:>5.2f} {_line(tuned):>28} {row['check_auc']:>9.3f} "
+              f"{_line(checked):>28}")
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pipelines.evaluation.event_confidence")
-    parser.add_argument("command", choices=("fit", "curve"))
+    parser.add_argument("command", choices=("fit", "curve", "ablate"))
     parser.add_argument("--tune", type=Path, required=True, help="folder with corpus.jsonl and entity_timelines.jsonl")
-    parser.add_argument("--check", type=Path, required=True, help="the check set's folder, same files")
+    parser.add_argument(
+        "--check", type=Path, help="the check set's folder, same files: reported beside the tune set, never fitted on"
+    )
     parser.add_argument("--min-precision", type=float, default=MIN_PRECISION)
     parser.add_argument("--min-recall", type=float, default=MIN_RECALL)
+    parser.add_argument(
+        "--families",
+        default=",".join(DEFAULT_FAMILIES),
+        help=f"feature families `fit` uses, comma-separated, among {', '.join(FAMILIES)} (default: the shipped ones)",
+    )
     parser.add_argument("--out", type=Path, default=MODEL_PATH, help="where `fit` writes the model")
     args = parser.parse_args(argv)
+    if args.command in ("curve", "ablate") and args.check is None:
+        print(f"{args.command} needs --check", file=sys.stderr)
+        return 2
     for folder in (args.tune, args.check):
-        if not (folder / "corpus.jsonl").exists() or not (folder / "entity_timelines.jsonl").exists():
+        if folder is not None and not (
+            (folder / "corpus.jsonl").exists() and (folder / "entity_timelines.jsonl").exists()
+        ):
             print(f"{folder} needs corpus.jsonl and entity_timelines.jsonl", file=sys.stderr)
             return 2
+    try:
+        names = features_of([name.strip() for name in args.families.split(",") if name.strip()])
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     tune = extract_timelines(args.tune, "eval_event_tune")
-    check = extract_timelines(args.check, "eval_event_check")
-    if args.command == "fit":
-        model, c, auc = fit_model(tune.training_samples())
-    else:
-        model = EventConfidenceModel.load(args.out)
-    for corpus in (tune, check):
+    check = extract_timelines(args.check, "eval_event_check") if args.check is not None else None
+    tuned: EntityScore | None = None
+    try:
+        if args.command == "ablate":
+            ablate(tune, check, args.min_precision, args.min_recall)
+            return 0
+        if args.command == "fit":
+            # Everything is chosen on the tune set: C and the threshold out of fold; the check set is only reported.
+            model, c, auc, tuned = fit_on_tune(tune, names, args.min_precision, args.min_recall)
+        else:
+            model = EventConfidenceModel.load(args.out)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    corpora = [tune, *([check] if check is not None else [])]
+    for corpus in corpora:
         apply_model(model, corpus)
+    rows = curve(corpora, tuple(sorted({*THRESHOLDS, model.threshold})))
+    print_curve(rows, [corpus.name for corpus in corpora], ["tune", "check"][: len(corpora)])
+    at = {name: corpus.score(model.threshold) for name, corpus in zip(("tune", "check"), corpora, strict=False)}
+    print(f"threshold {model.threshold:.2f}: " + "; ".join(f"{name} {_line(s)}" for name, s in at.items()))
     if args.command == "fit":
-        model.threshold = choose_threshold(check, args.min_precision, args.min_recall)
-    rows = curve([tune, check], tuple(sorted({*THRESHOLDS, model.threshold})))
-    print_curve(rows, [tune.name, check.name], ["tune", "check"])
-    at = {name: corpus.score(model.threshold) for name, corpus in (("tune", tune), ("check", check))}
-    print(
-        f"threshold {model.threshold:.2f}: "
-        + "; ".join(
-            f"{name} recall {s.recall:.3f}, precision {s.precision:.3f}, dates {s.date_accuracy:.3f}"
-            for name, s in at.items()
-        )
-    )
-    if args.command == "fit":
+        print(f"tune out of fold at {model.threshold:.2f}: {_line(tuned)}")
         tune_labels = [s.label for s in tune.training_samples()]
+        command = f"python -m pipelines.evaluation.event_confidence fit --tune {args.tune.name}"
+        if args.check is not None:
+            command += f" --check {args.check.name}"
+        command += f" --families {','.join(dict.fromkeys(['base', *args.families.split(',')]))}"
+        command += f" --min-precision {args.min_precision} --min-recall {args.min_recall}"
         data = {
             "version": VERSION,
-            "command": "python -m pipelines.evaluation.event_confidence fit --tune "
-            f"{args.tune.name} --check {args.check.name} --min-precision {args.min_precision} "
-            f"--min-recall {args.min_recall}",
-            "sets": {"tune": args.tune.name, "check": args.check.name},
+            "command": command,
+            "sets": {"tune": args.tune.name, **({"check": args.check.name} if args.check is not None else {})},
             "samples": {"tune": len(tune_labels), "tune_positive": sum(tune_labels)},
             "C": c,
             "cross_validated_auc": round(auc, 4),
             "threshold": model.threshold,
-            "scores": {
-                name: {
-                    "recall": round(s.recall, 3),
-                    "precision": round(s.precision, 3),
-                    "dates": round(s.date_accuracy, 3),
-                }
-                for name, s in at.items()
-            },
+            "threshold_chosen_on": "tune, out of fold",
+            "scores": {"tune_out_of_fold": _scores(tuned), **{name: _scores(s) for name, s in at.items()}},
             "curve": rows,
             "features": model.features,
             "coef": model.coef,

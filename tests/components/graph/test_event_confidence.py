@@ -82,6 +82,48 @@ class TestFeatures:
         assert near["dates_in_sentence"] == 1.0
 
 
+    def test_whether_the_entity_takes_part_in_the_main_event(self):
+        main = _features("Brask Optics opened a plant in Velmora in 2019.", "brask optics")
+        assert main["main_participant"] == main["main_subject"] == main["predicate_is_root"] == 1.0
+        assert not main.get("noun_attached")
+        aside = _features(
+            "A statement from Brask Optics described the plant that opened in Velmora in 2019.", "brask optics"
+        )
+        assert not aside["main_participant"] and not aside["main_subject"] and aside["noun_attached"] == 1.0
+        assert aside["log_tree_distance"] > main["log_tree_distance"]
+        reported = _features("Ilse Varga said that Brask Optics opened a plant in Velmora in 2019.", "brask optics")
+        assert not reported["predicate_is_root"] and reported["log_root_distance"] > main["log_root_distance"]
+        assert reported["root_saying"] == 1.0 and not reported["sayer"]
+        sayer = _features("Brask Optics said in 2019 that the plant in Velmora had opened.", "brask optics")
+        assert sayer["sayer"] == 1.0
+
+    def test_whether_the_date_modifies_the_entitys_own_clause(self):
+        own = _features("Brask Optics opened a plant in Velmora in 2019.", "brask optics")
+        assert own["date_same_clause"] == 1.0 and not own["date_other_clause"]
+        other = _features(
+            "Brask Optics, which opened a plant in Velmora in 2019, makes lenses for telescopes.", "brask optics"
+        )
+        assert other["date_other_clause"] == 1.0 and not other["date_same_clause"]
+        undated = _features("Brask Optics makes lenses for telescopes in Velmora.", "brask optics")
+        assert "date_same_clause" not in undated and "date_other_clause" not in undated
+
+    def test_line_shape_position_and_modality(self):
+        prose = _features("Brask Optics opened a plant in Velmora in 2019.", "brask optics")
+        listed = _features("Brask Optics opened 3 Plants and 2 Labs in Velmora in 2019 and 2020", "brask optics")
+        assert listed["capitalised_share"] > prose["capitalised_share"]
+        assert listed["number_share"] > prose["number_share"]
+        assert listed["unclosed"] == 1.0 and not prose["unclosed"]
+        later = _features(
+            "Ilse Varga reads maps. Tomas Ek paints walls. Brask Optics opened a plant in Velmora in 2019.",
+            "brask optics",
+        )
+        assert later["position_share"] == 1.0 and later["log_position"] > prose["log_position"] == 0.0
+        planned = _features("Brask Optics agreed to buy a plant in Velmora in 2019.", "brask optics")
+        assert planned["infinitive"] == 1.0 and not prose["infinitive"]
+        assert prose["tense:present"] == 0.0
+        assert _features("Brask Optics makes lenses for telescopes in Velmora.", "brask optics")["tense:present"] == 1.0
+
+
 def _model(tmp_path, weights: dict[str, float], threshold: float = 0.5) -> str:
     model = {
         "version": "test",
@@ -128,9 +170,16 @@ class TestModel:
         with pytest.raises(ValueError, match="its lists differ in length"):
             LanguageExtractor(event_model_path=str(tmp_path / "short.json"))
 
+    def test_a_model_naming_a_feature_the_extractor_does_not_compute_is_refused(self, tmp_path):
+        unknown = json.loads(open(_model(tmp_path, {})).read())
+        unknown["features"][0] = "shoe_size"
+        (tmp_path / "unknown.json").write_text(json.dumps(unknown), encoding="utf-8")
+        with pytest.raises(ValueError, match="shoe_size"):
+            EventConfidenceModel.load(tmp_path / "unknown.json")
+
     def test_the_shipped_model_scores_every_extractedhalvard_fact(self):
         model = default_event_model()
-        assert model is not None and model.features == list(FEATURES) and 0 < model.threshold < 1
+        assert model is not None and set(model.features) <= set(FEATURES) and 0 < model.threshold < 1
         document, chunks = make_document("doc-brask", "Brask Optics opened a plant in Velmora in 2019.", ANCHOR)
         facts = LanguageExtractor().extract(document, chunks).facts
         assert facts and all(0 <= fact.confidence <= 1 for fact in facts)
