@@ -55,8 +55,11 @@ C_GRID = (0.03, 0.1, 0.3, 1.0, 3.0)
 FOLDS = 5
 MIN_GAIN = 0.005  # the least out-of-fold AUC a family must add to be selected
 # The feature families the shipped model uses (see `ablate`): each one kept helped out of fold on the tune set and
-# was confirmed on the check set.
-DEFAULT_FAMILIES: tuple[str, ...] = ("base", "participation", "line", "date_clause")
+# was confirmed on the check set. The first model's "entity" family (the kind's confidence) is left out: with the
+# `kinds-4` confidences it lowered the out-of-fold AUC on the tune set and recall on the check set.
+DEFAULT_FAMILIES: tuple[str, ...] = (
+    *(family for family in BASE_FAMILIES if family != "entity"), "participation", "line", "date_clause"
+)
 THRESHOLDS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 MIN_PRECISION = 0.70
 MIN_RECALL = 0.55
@@ -349,7 +352,7 @@ def ablate(
     added = [family for family in FAMILIES if family not in BASE_FAMILIES]
     variants: list[tuple[str, list[str]]] = [("base (events-1)", ["base"])]
     variants += [(f"base +{family}", ["base", family]) for family in added]
-    variants += [("+".join(DEFAULT_FAMILIES) + " (shipped)", list(DEFAULT_FAMILIES))]
+    variants += [("shipped", list(DEFAULT_FAMILIES)), ("shipped +entity", [*DEFAULT_FAMILIES, "entity"])]
     variants += [(f"forward selection: {'+'.join(steps[-1][0])}", steps[-1][0])] if steps else []
     rows = []
     print(f"{'families':<34} {'C':>5} {'tune AUC':>8} {'thr':>5} {'tune R / P / dates (oof)':>28} {'check AUC':>9} "
