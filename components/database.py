@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import threading
 import warnings
 from pathlib import Path
@@ -98,13 +99,17 @@ def _forget_dead_handles(folder: Path) -> None:
             handles.put(alive)
 
 
+_URL_SCHEME = re.compile(r"\s*([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
 def postgres_url(value: str, setting: str = "DATABASE_URL") -> str:
     """`value` when it is a PostgreSQL connection string (a `postgresql://` or `postgres://` URL, or libpq's
     `key=value` form); otherwise `DatabaseUnavailable` naming `setting` (never the value, which may hold a password),
     instead of the driver's puzzle about a missing "=" once a connection is tried."""
     from psycopg.conninfo import conninfo_to_dict
 
-    scheme = urlsplit(value).scheme.lower() if "://" in value else ""
+    # The scheme alone, read by hand: `urlsplit` raises on a password with a bare "[" or "]", which libpq accepts.
+    scheme = match.group(1).lower() if (match := _URL_SCHEME.match(value)) else ""
     if scheme in ("postgresql", "postgres"):
         return value
     if not scheme:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,7 @@ import requests
 
 from components.resilience import RetryableError, SourceError
 from components.resilience.errors import parse_retry_after, raise_for_busy
-from components.resilience.transport import BodyTooLarge, BodyTooSlow, CappedTransport, capped_session
+from components.resilience.transport import BodyTooLarge, BodyTooSlow, CappedBody, CappedTransport, capped_session
 from components.settings import default_setting
 from components.text.dates import date_bounds
 from components.web.chunking import query_terms
@@ -264,16 +265,31 @@ def pdf_text(pdf_url: str, timeout_s: float) -> str:
     import pypdf
 
     late = RetryableError(f"the PDF did not arrive within {timeout_s:g} s", kind="timeout")
-    # The capped transport stops reading at the byte limit or at the deadline (now + timeout_s, or the question's).
+    deadline = time.monotonic() + timeout_s
+
+    def time_left(request: httpx.Request) -> None:
+        """Each request (a redirect is a new one) gets what is left of the download's time, not `timeout_s` anew."""
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise late
+        request.extensions["timeout"] = httpx.Timeout(left).as_dict()
+
+    # The capped transport stops reading at the byte limit or at the deadline (the request's time, or the question's).
     transport = CappedTransport(MAX_PDF_BYTES, "the PDF server")
     try:
-        with httpx.Client(timeout=timeout_s, transport=transport, follow_redirects=True) as client, client.stream(
+        with httpx.Client(
+            timeout=timeout_s, transport=transport, follow_redirects=True, event_hooks={"request": [time_left]}
+        ) as client, client.stream(
             "GET", pdf_url, headers={"User-Agent": "research-assistant (arXiv full text)"}
         ) as response:
             raise_for_busy(response.status_code, response.headers, "the PDF server")
             if response.status_code != 200:
                 raise SourceError(f"the PDF is not available (HTTP {response.status_code})")
-            data = response.read()
+            # The cap again on the decoded bytes: a server may compress the body though it was asked not to.
+            body = CappedBody(response.iter_bytes(), MAX_PDF_BYTES)
+            data = b"".join(body)
+            if body.cut:
+                raise BodyTooLarge("the PDF is larger than its limit")
     except BodyTooLarge as exc:
         raise SourceError("the PDF is larger than 30 MB") from exc
     except (BodyTooSlow, httpx.TimeoutException) as exc:

@@ -203,9 +203,16 @@ def _load(path: Path) -> list[dict[str, Any]]:
 
 def compare_files(before: Path, after: Path, where: str = "", tolerance: float = 0.0) -> list[Difference]:
     """The differences between two results files or two facts files."""
-    if _kind(before) == "facts":
-        return compare_facts(_load(before), _load(after), where)
-    return compare_answers(_load(before), _load(after), where, tolerance)
+    old, new = _load(before), _load(after)
+    try:
+        if _kind(before) == "facts":
+            return compare_facts(old, new, where)
+        return compare_answers(old, new, where, tolerance)
+    except (AttributeError, TypeError) as exc:  # a field of another type than the evaluation writes (a list of text)
+        raise EvaluationInputError(
+            f"{before.name} and {after.name} cannot be compared: a record has a field of another shape than "
+            f"evaluation output ({exc})"
+        ) from exc
 
 
 def compare_paths(before: Path, after: Path, tolerance: float = 0.0) -> list[Difference]:

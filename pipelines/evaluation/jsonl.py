@@ -4,13 +4,22 @@ the file and line of anything it cannot use."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 
 class EvaluationInputError(ValueError):
     """A question or corpus file cannot be used; the message names the file and line."""
+
+
+def _decoded(handle: IO[str], path: Path) -> Iterator[str]:
+    """The lines of `handle`; a byte that is not UTF-8 is `EvaluationInputError` naming the file (text is decoded a
+    block at a time, ahead of the lines, so the line cannot be told)."""
+    try:
+        yield from handle
+    except UnicodeDecodeError:
+        raise EvaluationInputError(f"{path.name} is not UTF-8 text") from None
 
 
 def load_jsonl(path: Path, required: Sequence[str]) -> list[dict[str, Any]]:
@@ -20,7 +29,7 @@ def load_jsonl(path: Path, required: Sequence[str]) -> list[dict[str, Any]]:
         raise EvaluationInputError(f"{path} does not exist or is not a file")
     records: list[dict[str, Any]] = []
     with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+        for number, line in enumerate(_decoded(handle, path), start=1):
             if not line.strip():
                 continue
             try:

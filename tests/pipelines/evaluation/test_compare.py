@@ -185,6 +185,31 @@ class TestCommand:
             cli_main(["eval", "compare", str(good)])  # AFTER missing: argparse's usage error
         assert refused.value.code == 2
 
+    @pytest.mark.parametrize(
+        ("after", "message"),
+        [
+            (b"\xff\xfe" + json.dumps(ANSWER).encode() + b"\n", "x.jsonl is not UTF-8 text"),
+            (json.dumps({**ANSWER, "citations": ["Ada Brennick founded it."]}).encode() + b"\n",
+             "a record has a field of another shape than evaluation output"),
+            (json.dumps({**ANSWER, "parts": [3]}).encode() + b"\n",
+             "a record has a field of another shape than evaluation output"),
+        ],
+    )
+    def test_a_file_that_cannot_be_read_as_results_is_exit_code_2(self, tmp_path: Path, capsys, after, message):
+        good = write_jsonl(tmp_path / "good" / "results" / "x.jsonl", [ANSWER])
+        odd = tmp_path / "odd" / "results" / "x.jsonl"
+        odd.parent.mkdir(parents=True)
+        odd.write_bytes(after)
+        assert cli_main(["eval", "compare", str(good.parents[1]), str(odd.parents[1])]) == 2
+        error = capsys.readouterr().err
+        assert message in error and "Traceback" not in error
+
+    def test_facts_of_another_shape_are_exit_code_2(self, tmp_path: Path, capsys):
+        good = write_jsonl(tmp_path / "a" / "timeline.facts.jsonl", FACTS)
+        odd = write_jsonl(tmp_path / "b" / "timeline.facts.jsonl", [{**FACTS[0], "facts": ["opened in 2011"]}])
+        assert cli_main(["eval", "compare", str(good), str(odd)]) == 2
+        assert "field of another shape" in capsys.readouterr().err
+
     def test_help_says_what_each_exit_code_means(self, capsys):
         with pytest.raises(SystemExit):
             cli_main(["eval", "compare", "--help"])
