@@ -106,6 +106,40 @@ class ScaleBase:
             yield document, records
 
 
+class StoredCounts:
+    """The exact BM25 (numpy) over the term counts a knowledge base stores, for a base counted by an earlier analyzer:
+    its keyword search is exact over those counts, so that is what its recall is measured against."""
+
+    def __init__(self, chunk_ids: list[str], counts: list[dict[str, int]]) -> None:
+        from components.text.analyzer import terms
+
+        self.chunk_ids = chunk_ids
+        self._keyword = KeywordFloor(counts, terms)
+        self.average_terms = self._keyword.average_terms
+
+    def exact_bm25(self, query: str) -> list[tuple[str, float]]:
+        top, scores = self._keyword.top(query)
+        return [(self.chunk_ids[int(i)], float(scores[i])) for i in top if scores[i] > 0]
+
+
+def _keyword_reference(kb: Any, base: ScaleBase, out: Out) -> Any:
+    """What a pgvector base's keyword recall is measured against: `base` (today's analyzer's counts, the ones a build
+    writes), or, when the base stores counts an earlier analyzer made (its average length differs), the counts it
+    stores (`StoredCounts`), said in one line."""
+    statistics = kb.term_statistics([])
+    if statistics is None or math.isclose(statistics.avg_terms, base.average_terms, rel_tol=1e-9):
+        return base
+    index = kb.index
+    with index._connection() as conn:
+        rows = conn.execute(index._q(
+            "SELECT chunk_id, term_counts FROM {chunk_terms} WHERE term_total > 0 ORDER BY chunk_id"
+        )).fetchall()
+    out(f"  pgvector: the base's term counts are an earlier analyzer's (average {statistics.avg_terms:.2f} terms a "
+        f"chunk against {base.average_terms:.2f} today): keyword recall is measured against an exact BM25 over the "
+        "counts it stores; a rebuild counts it again")
+    return StoredCounts([str(row[0]) for row in rows], [dict(row[1]) for row in rows])
+
+
 def _prepare(corpus: ScaleCorpus, cache: EmbeddingCache, size: int, out: Out) -> list[tuple]:
     """Per chunk up to `size`: (chunk, sentence spans with vectors, their vectors, term counts, vector, real?), the
     term counts as ingestion counts them (title and text)."""
@@ -236,12 +270,12 @@ def _dense_recall(base: ScaleBase, vectors: list[np.ndarray], hits: list[list[An
     return round(float(np.mean(found)), 3)
 
 
-def _keyword_recall(base: ScaleBase, queries: list[str], hits: list[list[tuple[str, float]]]) -> float:
-    """Recall@10 against the exact BM25: a returned chunk counts when it is in the exact top 10, or scores as much as
-    the exact 10th (a tie)."""
+def _keyword_recall(reference: Any, queries: list[str], hits: list[list[tuple[str, float]]]) -> float:
+    """Recall@10 against the exact BM25 of `reference` (a `ScaleBase` or `StoredCounts`): a returned chunk counts when
+    it is in the exact top 10, or scores as much as the exact 10th (a tie)."""
     recalls = []
     for query, found in zip(queries, hits, strict=True):
-        exact = base.exact_bm25(query)
+        exact = reference.exact_bm25(query)
         if not exact:
             continue
         wanted = {chunk_id for chunk_id, _ in exact}
@@ -251,7 +285,9 @@ def _keyword_recall(base: ScaleBase, queries: list[str], hits: list[list[tuple[s
     return round(float(np.mean(recalls)), 3) if recalls else float("nan")
 
 
-def _pgvector_alternatives(kb: Any, base: ScaleBase, queries: list[str], vectors: list[np.ndarray]) -> dict:
+def _pgvector_alternatives(
+    kb: Any, base: ScaleBase, queries: list[str], vectors: list[np.ndarray], reference: Any = None
+) -> dict:
     """Dense at several ef_search values and exact; keyword by ts_rank, by every posting, and by the cut-off (run
     from the client a statement per step, and as the one statement the index sends); the index's own calls, without
     the knowledge base's document lookup."""
@@ -328,7 +364,9 @@ def _pgvector_alternatives(kb: Any, base: ScaleBase, queries: list[str], vectors
                        ("BM25, cut-off, one statement", cut_off), ("BM25 in memory (numpy)", base.exact_bm25)):
         timings, hits = timed([lambda q=q, c=call: c(q) for q in queries],
                                [lambda q=q, c=call: c(q) for q in queries[:WARM]])
-        result["keyword"][name] = {**_summary("keyword", timings), "recall_at_10": _keyword_recall(base, queries, hits)}
+        result["keyword"][name] = {
+            **_summary("keyword", timings), "recall_at_10": _keyword_recall(reference or base, queries, hits)
+        }
     cpu = _server_cpu(index, queries)
     if cpu is not None:
         result["keyword"]["BM25, cut-off, one statement"].update(_summary("server_cpu", cpu))
@@ -360,7 +398,7 @@ def _server_cpu(index: Any, queries: list[str]) -> list[float] | None:
 
 
 def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors: list[np.ndarray],
-             warm: list[str], out: Out) -> dict:
+             warm: list[str], out: Out, reference: Any = None) -> dict:
     from components.embedding import get_embedding_model
     from components.knowledge_base.search import KnowledgeBaseSearch
     from pipelines.catalog import PipelineCatalog
@@ -375,7 +413,7 @@ def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors
                            [lambda q=q: kb.keyword_search(q, TOP_K) for q in warm])
     result.update(_summary("keyword", timings))
     result["keyword_recall_at_10"] = _keyword_recall(
-        base, queries, [[(h.chunk.chunk_id, h.raw_score if h.score_kind.value == "bm25" else float("-inf"))
+        reference or base, queries, [[(h.chunk.chunk_id, h.raw_score if h.score_kind.value == "bm25" else float("-inf"))
                          for h in found] for found in hits]
     )
     search = KnowledgeBaseSearch(document_store=kb.index.document_store, mode="hybrid", limit=TOP_K)
@@ -498,11 +536,13 @@ def bench_scale(
                         manifest_path.write_text(json.dumps(manifest, indent=2))
 
                     kb, entry = _build(kb, base, manifest.get(key, {}), out, save)
+                    reference = _keyword_reference(kb, base, out) if backend == "pgvector" else base
                     with _one_blas_thread():
-                        measured = _measure(backend, kb, base, asked, vectors, warm, out)
-                    row[backend] = {**entry, **_disk_size(kb, folder), **measured}
+                        measured = _measure(backend, kb, base, asked, vectors, warm, out, reference)
+                    row[backend] = {**entry, **_disk_size(kb, folder), **measured,
+                                    "keyword_reference": "stored counts" if reference is not base else "analyzer"}
                     if backend == "pgvector":
-                        row[backend]["alternatives"] = _pgvector_alternatives(kb, base, asked, vectors)
+                        row[backend]["alternatives"] = _pgvector_alternatives(kb, base, asked, vectors, reference)
                         for kind, variants in row[backend]["alternatives"].items():
                             for name, values in variants.items():
                                 out(f"    {kind:<7} {name:<28} " + " ".join(f"{k} {v}" for k, v in values.items()))

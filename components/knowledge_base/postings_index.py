@@ -40,9 +40,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from haystack import logging
 from psycopg import sql
 
 from components.text import bm25
+
+logger = logging.getLogger(__name__)
 
 # The reference length the stored impacts are computed at; bounds stay exact at any other average
 # (the `edge` step of `_round_sql`).
@@ -80,12 +83,23 @@ _CLIENT = {
 }
 _SERVER = {name: f"v_{name}" for name in _CLIENT}
 # Bump when the function's body changes: a collection whose function has another version gets it replaced on open.
-FUNCTION_VERSION = "keyword-postings-top 5"
+FUNCTION_VERSION = "keyword-postings-top 6"
 FUNCTION_ARGUMENTS = "text[], integer, integer, integer, integer, integer"
 
 
 def _impact(tf: str, dl: str) -> str:
     return _IMPACT.format(tf=tf, dl=dl)
+
+
+def _weight(tf: str, dl: str, average: str) -> str:
+    """SQL for BM25's saturated, length-normalised term frequency (`bm25.term_weight`), in float8 throughout. A bare
+    decimal constant is `numeric` in PostgreSQL: `0.75 * dl` was a numeric product cast back to float8 for every
+    posting scored."""
+    k1, b = bm25.K1, bm25.B
+    return (
+        f"({tf})::float8 * {k1 + 1}::float8 / (({tf})::float8 + {k1}::float8 * ({1 - b}::float8 + {b}::float8 "
+        f"* ({dl})::float8 / ({average})::float8))"
+    )
 
 
 class KeywordPostings:
@@ -124,6 +138,11 @@ class KeywordPostings:
         ).fetchone()
         if version != FUNCTION_VERSION:
             self.create_function(conn)
+            if exists:  # a collection made by an earlier version: its function is brought up to date on open
+                logger.info(
+                    "Keyword search function of {collection} updated ({old} -> {new})",
+                    collection=self.collection, old=version or "none", new=FUNCTION_VERSION,
+                )
         if exists:
             return False
         conn.execute(
@@ -446,14 +465,14 @@ END
         """One round of the cut-off at depth `depth`: the top `limit` of the `complete` candidates with the best
         upper bounds, with exact scores, and on every row the best score any other chunk can have (unread, or read
         but not completed); one row with a NULL chunk when nothing was read."""
-        k1, b = bm25.K1, bm25.B
+        k1 = bm25.K1
         average = f"({p['avg']})"
         return self._q(
             f"""
             WITH q AS (SELECT * FROM unnest({p['terms']}, {p['idf']}) AS q(term, idf)),
             r AS (
                 SELECT q.term, p.chunk_id, p.impact,
-                       q.idf * p.tf * {k1 + 1} / (p.tf + {k1} * (1 - {b} + {b} * p.dl / {average})) AS w
+                       q.idf * {_weight('p.tf', 'p.dl', average)} AS w
                 FROM q CROSS JOIN LATERAL (
                     SELECT chunk_id, impact, tf, dl FROM {{postings}} WHERE term = q.term
                     ORDER BY impact DESC LIMIT {p['depth']}) p
@@ -482,8 +501,7 @@ END
             rest AS (SELECT coalesce(max(upper), 0) AS upper FROM ranked WHERE place > {p['complete']}),
             exact AS (
                 SELECT c.chunk_id, CASE WHEN c.unseen <= 0 THEN c.lower ELSE (
-                    SELECT coalesce(sum(q.idf * x.tf * {k1 + 1} / (x.tf + {k1} * (1 - {b} + {b} * s.term_total
-                                                                                     / {average}))), 0)
+                    SELECT coalesce(sum(q.idf * {_weight('x.tf', 's.term_total', average)}), 0)
                     FROM {{chunk_terms}} s, q, LATERAL (SELECT (s.term_counts ->> q.term)::float8 AS tf) x
                     WHERE s.chunk_id = c.chunk_id AND x.tf IS NOT NULL) END AS score
                 FROM ranked c WHERE c.place <= {p['complete']}
@@ -504,9 +522,8 @@ END
         in one row: the chunks whose essential score plus the others' bests reaches the floor (`theta`, or the k-th
         best essential score if higher) and their essential scores (two arrays, best first), that bound, the other
         terms, their IDFs and how many postings their lists hold."""
-        k1, b = bm25.K1, bm25.B
+        k1 = bm25.K1
         average = f"({p['avg']})"
-        weight = f"{k1 + 1} / ({{tf}} + {k1} * (1 - {b} + {b} * {{dl}} / {average}))"
         theta = p["theta"]
         return self._q(
             f"""
@@ -518,23 +535,24 @@ END
             ),
             rest AS (SELECT coalesce(max(cumulative) FILTER (WHERE cumulative < {theta}), 0) AS bound FROM q),
             e AS (
-                SELECT p.chunk_id, sum(q.idf * p.tf * {weight.format(tf="p.tf", dl="p.dl")}) AS partial
+                SELECT p.chunk_id, sum(q.idf * {_weight('p.tf', 'p.dl', average)}) AS partial
                 FROM q JOIN {{postings}} p ON p.term = q.term WHERE q.cumulative >= {theta} GROUP BY p.chunk_id
             ),
             -- Essential scores are part of the exact ones: their k-th best is a floor too, often a higher one.
             floor AS (SELECT greatest({theta}, (SELECT partial FROM e ORDER BY partial DESC
                                                 OFFSET {p['limit']} - 1 LIMIT 1)) AS theta),
+            -- Both arrays from one sort of the kept chunks (an aggregate reads a sorted subquery in its order).
             kept AS (
-                SELECT e.chunk_id, e.partial, row_number() OVER (ORDER BY e.partial DESC, e.chunk_id COLLATE "C") AS n
-                FROM e, rest, floor WHERE e.partial + rest.bound >= floor.theta
+                SELECT array_agg(k.chunk_id) AS candidates, array_agg(k.partial) AS partials FROM (
+                    SELECT e.chunk_id, e.partial FROM e, rest, floor WHERE e.partial + rest.bound >= floor.theta
+                    ORDER BY e.partial DESC, e.chunk_id COLLATE "C") k
             )
-            SELECT (SELECT array_agg(chunk_id ORDER BY n) FROM kept) AS candidates,
-                   (SELECT array_agg(partial ORDER BY n) FROM kept) AS partials, rest.bound,
+            SELECT kept.candidates, kept.partials, rest.bound,
                    (SELECT array_agg(term ORDER BY term) FROM q WHERE cumulative < {theta}) AS others,
                    (SELECT array_agg(idf ORDER BY term) FROM q WHERE cumulative < {theta}) AS others_idf,
                    (SELECT coalesce(sum(d.df), 0) FROM {{terms}} d
                     WHERE d.term IN (SELECT term FROM q WHERE cumulative < {theta})) AS others_postings
-            FROM rest
+            FROM rest, kept
             """
         )
 
@@ -548,11 +566,10 @@ END
 
     def _others_scan_sql(self, p: dict[str, str]) -> sql.Composed:
         """`_others` from the given terms' postings, each list read once (the same arithmetic, so the same scores)."""
-        k1, b = bm25.K1, bm25.B
         return self._q(
             f"""
             SELECT p.chunk_id,
-                   sum(q.idf * p.tf::float8 * {k1 + 1} / (p.tf::float8 + {k1} * (1 - {b} + {b} * p.dl / {p['avg']})))
+                   sum(q.idf * {_weight('p.tf', 'p.dl', p['avg'])})
             FROM unnest({p['others']}, {p['others_idf']}) AS q(term, idf)
             JOIN {{postings}} p ON p.term = q.term JOIN unnest({p['ids']}::text[]) AS m(id) ON m.id = p.chunk_id
             GROUP BY p.chunk_id
@@ -561,11 +578,10 @@ END
 
     def _others_sql(self, p: dict[str, str]) -> sql.Composed:
         """Per chunk of the given ids, the BM25 of the given terms read from its stored term counts."""
-        k1, b = bm25.K1, bm25.B
         return self._q(
             f"""
             SELECT s.chunk_id,
-                   sum(q.idf * x.tf * {k1 + 1} / (x.tf + {k1} * (1 - {b} + {b} * s.term_total / {p['avg']})))
+                   sum(q.idf * {_weight('x.tf', 's.term_total', p['avg'])})
             FROM unnest({p['others']}, {p['others_idf']}) AS q(term, idf), {{chunk_terms}} s,
                  LATERAL (SELECT (s.term_counts ->> q.term)::float8 AS tf) x
             WHERE s.chunk_id = ANY({p['ids']}) AND x.tf IS NOT NULL GROUP BY s.chunk_id
@@ -576,7 +592,6 @@ END
         """A statement of the `(chunk_id, score)` top k with a filter, best first, the statistics read in it: every
         posting of the terms scored (as `search` does with `where`). Its parameters: the question's analyzer terms,
         the filter's parameters, the limit."""
-        k1, b = bm25.K1, bm25.B
         return self._q(
             f"""
             WITH s AS (SELECT chunks::float8 AS n, terms::float8 / chunks::float8 AS average FROM {{totals}}
@@ -584,7 +599,7 @@ END
             d AS (SELECT d.term, ln(1.0::float8 + ((s.n - least(d.df, s.n))::float8 + 0.5::float8)
                                     / (least(d.df, s.n)::float8 + 0.5::float8)) AS idf
                   FROM {{terms}} d, s WHERE d.term = ANY(%s::text[]) AND d.df > 0)
-            SELECT p.chunk_id, sum(d.idf * p.tf * {k1 + 1} / (p.tf + {k1} * (1 - {b} + {b} * p.dl / s.average)))
+            SELECT p.chunk_id, sum(d.idf * {_weight('p.tf', 'p.dl', 's.average')})
                    AS score
             FROM d JOIN {{postings}} p ON p.term = d.term JOIN {{table}} ON {{table}}.id = p.chunk_id, s
             WHERE true {{where}}
@@ -604,10 +619,9 @@ END
         where: sql.Composable,
         params: tuple,
     ) -> list[tuple[str, float]]:
-        k1, b = bm25.K1, bm25.B
         statement = self._q(
             f"""
-            SELECT p.chunk_id, sum(q.idf * p.tf * {k1 + 1} / (p.tf + {k1} * (1 - {b} + {b} * p.dl / %s::float8)))
+            SELECT p.chunk_id, sum(q.idf * {_weight('p.tf', 'p.dl', '%s::float8')})
                    AS score
             FROM unnest(%s::text[], %s::float8[]) AS q(term, idf)
             JOIN {{postings}} p ON p.term = q.term JOIN {{table}} ON {{table}}.id = p.chunk_id

@@ -8,6 +8,7 @@ import random
 
 import numpy as np
 import pytest
+from psycopg import sql
 
 from components.knowledge_base import postings_index
 from components.knowledge_base.factory import knowledge_base_for
@@ -252,15 +253,23 @@ class TestKeywordPostings:
         assert len(sent) == 2
         _assert_same(filtered, [item for item in exact_bm25(stored, query, len(stored)) if item[0] in pdf][:5])
 
-    def test_a_collection_without_the_function_or_with_another_version_gets_it_when_opened(self, kb, collection_name):
+    def test_a_collection_without_the_function_or_with_another_version_gets_it_when_opened(
+        self, kb, collection_name, caplog
+    ):
         stored = self._load(kb, _corpus(17, documents=6))
         signature = f"{collection_name}_postings_top({postings_index.FUNCTION_ARGUMENTS})"
-        for change in (f"DROP FUNCTION {signature}", f"COMMENT ON FUNCTION {signature} IS 'an earlier version'"):
+        for change, old in ((f"DROP FUNCTION {signature}", "none"),
+                            (f"COMMENT ON FUNCTION {signature} IS 'an earlier version'", "an earlier version")):
             with kb.registry.connection() as conn:
                 conn.execute(change)
                 conn.commit()
             kb.close()
-            kb = knowledge_base_for(_store(collection_name))
+            caplog.clear()
+            with caplog.at_level("INFO"):
+                kb = knowledge_base_for(_store(collection_name))
+                kb.keyword_search("valmor", 1)
+            assert (f"Keyword search function of {collection_name} updated ({old} -> "
+                    f"{postings_index.FUNCTION_VERSION})") in caplog.text
             with kb.registry.connection() as conn:
                 version = conn.execute("SELECT obj_description(to_regprocedure(%s), 'pg_proc')", (signature,))
                 assert version.fetchone()[0] == postings_index.FUNCTION_VERSION
@@ -277,3 +286,78 @@ class TestKeywordPostings:
                 (f"{collection_name}_postings",),
             ).fetchone()
         assert pages > 0 and visible == pages
+
+
+@pytest.mark.integration
+class TestKeywordPostingsEdges:
+    """The function's answer against the exact BM25 where the cut-off has least to go on: tied scores, questions of
+    stop words or unknown words only, and documents deleted after they were the best match."""
+
+    @pytest.fixture()
+    def kb(self, database_url, collection_name, monkeypatch):
+        monkeypatch.setattr(postings_index, "FIRST_DEPTH", 1)
+        monkeypatch.setattr(postings_index, "COMPLETED", 1)
+        monkeypatch.setattr(postings_index, "MIN_COMPLETED", 1)
+        monkeypatch.setattr(postings_index, "OTHERS_BATCH", 1)
+        kb = knowledge_base_for(_store(collection_name))
+        yield kb
+        kb.drop()
+        kb.close()
+
+    @staticmethod
+    def _write(kb, stored, document_id: str, texts: list[str]) -> None:
+        document = DocumentRecord(document_id, "", f"files/{document_id}.md", "md", "h")
+        chunks = [
+            ChunkRecord(f"{document_id}-{index}", document_id, index, text, _unit(index + len(stored)),
+                        term_counts=term_counts(text))
+            for index, text in enumerate(texts)
+        ]
+        kb.upsert_document(document, chunks)
+        stored.update({chunk.chunk_id: chunk.term_counts for chunk in chunks})
+
+    def test_ties_stop_words_unknown_words_and_deleted_documents(self, kb):
+        stored: dict[str, dict[str, int]] = {}
+        # Twelve chunks alike (one score for all), in documents written out of id order, and others around them.
+        for number in (7, 3, 11, 0, 9, 5, 1, 10, 2, 8, 4, 6):
+            self._write(kb, stored, f"same{number:02d}", ["Valmor quistel brenard."])
+        self._write(kb, stored, "other", ["Valmor tiravel pundric melsha.", "Quistel osk osk corvane drubbel."])
+        self._write(kb, stored, "rare", ["Zembic yarrowin valmor.", "Zembic zembic fenwix."])
+        for query, limit in (("valmor quistel brenard", 10), ("valmor quistel brenard", 12), ("quistel", 5),
+                             ("zembic valmor", 3), ("osk corvane valmor", 4)):
+            hits = kb.keyword_search(query, limit)
+            expected = exact_bm25(stored, query, limit)
+            _assert_same(hits, expected)
+            # Ties in the chunk ids' order, as the exact ranking breaks them.
+            assert [hit.chunk.chunk_id for hit in hits] == [chunk_id for chunk_id, _ in expected]
+        # Only stop words, only words no chunk holds: no hits; an unknown word beside known ones changes nothing.
+        assert terms("the and of which") == []
+        assert kb.keyword_search("the and of which?", 5) == []
+        assert kb.keyword_search("gallotry hestrin", 5) == []
+        _assert_same(kb.keyword_search("gallotry zembic", 5), exact_bm25(stored, "zembic", 5))
+        # The best match deleted: gone from the answer and from the statistics (its words' IDF included).
+        assert kb.delete_document("rare")
+        for chunk_id in ("rare-0", "rare-1"):
+            del stored[chunk_id]
+        assert kb.keyword_search("zembic", 5) == []
+        for query in ("zembic valmor", "valmor quistel brenard", "osk fenwix quistel"):
+            expected = exact_bm25(stored, query, 10)
+            hits = kb.keyword_search(query, 10)
+            _assert_same(hits, expected)
+            assert [hit.chunk.chunk_id for hit in hits] == [chunk_id for chunk_id, _ in expected]
+
+    def test_scores_are_computed_in_float8_without_numeric_arithmetic(self, kb):
+        # A bare decimal constant is numeric in PostgreSQL: `0.75 * dl` made a numeric product (and a cast back to
+        # float8) for every posting scored.
+        stored: dict[str, dict[str, int]] = {}
+        self._write(kb, stored, "some", ["Valmor quistel brenard.", "Quistel osk."])
+        postings = kb.index._postings
+        values = {"terms": ["quistel", "valmor"], "idf": [0.5, 1.0], "depth": 2, "limit": 2, "avg": 2.5,
+                  "slack": 1.0, "complete": 2, "theta": 0.1, "others": ["valmor"], "others_idf": [1.0],
+                  "ids": ["some-0"]}
+        with kb.index._connection() as conn:
+            for statement in (postings._round, postings._essential, postings._others, postings._others_scan):
+                plan = "\n".join(row[0] for row in conn.execute(sql.SQL("EXPLAIN VERBOSE ") + statement, values))
+                assert "numeric" not in plan
+            plan = "\n".join(row[0] for row in conn.execute(
+                sql.SQL("EXPLAIN VERBOSE ") + postings.filtered_top(sql.SQL("")), (["quistel"], 2)))
+            assert "numeric" not in plan

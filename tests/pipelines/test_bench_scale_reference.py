@@ -1,0 +1,59 @@
+"""The scale bench's keyword reference on pgvector: today's analyzer's counts, or the counts a base stores when an
+earlier analyzer counted it (the search is exact over what it stores)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from components.knowledge_base.factory import knowledge_base_for
+from components.knowledge_base.store import ChunkRecord, DocumentRecord
+from pipelines.bench_scale import StoredCounts, _keyword_reference
+from tests.components.knowledge_base.test_pgvector_index import _store, _unit
+from tests.components.knowledge_base.test_postings_index import exact_bm25
+
+WORDS = ["valmor", "quistel", "brenard", "osk", "tiravel", "pundric", "melsha"]
+# Fourteen chunks (the reference's top 10 needs more than ten), each a few of the words a few times.
+COUNTS = {
+    f"memo-{number}": {WORDS[(number + step) % len(WORDS)]: 1 + (number * step) % 3 for step in range(1 + number % 4)}
+    for number in range(14)
+}
+
+
+def _same(got: list[tuple[str, float]], expected: list[tuple[str, float]]) -> None:
+    """The same scores rank by rank, and the same chunks above the last score (ties there may be either)."""
+    assert [score for _, score in got] == pytest.approx([score for _, score in expected], rel=1e-9)
+    last = expected[-1][1] if expected else 0.0
+    assert {c for c, s in got if s > last + 1e-9} == {c for c, s in expected if s > last + 1e-9}
+
+
+def test_stored_counts_rank_as_the_exact_bm25() -> None:
+    reference = StoredCounts(list(COUNTS), list(COUNTS.values()))
+    for query in ("valmor quistel", "osk", "pundric valmor brenard", "gallotry"):
+        _same(reference.exact_bm25(query), exact_bm25(COUNTS, query, 10))
+
+
+@pytest.mark.integration
+def test_a_base_counted_by_an_earlier_analyzer_is_measured_against_its_stored_counts(database_url, collection_name):
+    kb = knowledge_base_for(_store(collection_name))
+    try:
+        document = DocumentRecord("memo", "", "files/memo.md", "md", "h")
+        kb.upsert_document(document, [
+            ChunkRecord(chunk_id, "memo", index, " ".join(counts), _unit(index), term_counts=counts)
+            for index, (chunk_id, counts) in enumerate(COUNTS.items())
+        ])
+        stored_average = sum(sum(c.values()) for c in COUNTS.values()) / len(COUNTS)
+        lines: list[str] = []
+        same = SimpleNamespace(average_terms=stored_average)
+        assert _keyword_reference(kb, same, lines.append) is same
+        assert lines == []
+        other = SimpleNamespace(average_terms=stored_average - 1.0)
+        reference = _keyword_reference(kb, other, lines.append)
+        assert isinstance(reference, StoredCounts)
+        assert "an earlier analyzer's" in lines[0] and "the counts it stores" in lines[0]
+        for query in ("valmor quistel", "osk tiravel"):
+            _same(reference.exact_bm25(query), exact_bm25(COUNTS, query, 10))
+    finally:
+        kb.drop()
+        kb.close()
