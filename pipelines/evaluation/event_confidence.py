@@ -403,8 +403,9 @@ def main(argv: list[str] | None = None) -> int:
         ):
             print(f"{folder} needs corpus.jsonl and entity_timelines.jsonl", file=sys.stderr)
             return 2
+    families = list(dict.fromkeys(name.strip() for name in args.families.split(",") if name.strip()))
     try:
-        names = features_of([name.strip() for name in args.families.split(",") if name.strip()])
+        names = features_of(families)
     except ValueError as exc:
         print(exc, file=sys.stderr)
         return 2
@@ -436,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
         command = f"python -m pipelines.evaluation.event_confidence fit --tune {args.tune.name}"
         if args.check is not None:
             command += f" --check {args.check.name}"
-        command += f" --families {','.join(dict.fromkeys(['base', *args.families.split(',')]))}"
+        command += f" --families {','.join(families)}"  # the families fitted, so the command gives this model again
         command += f" --min-precision {args.min_precision} --min-recall {args.min_recall}"
         data = {
             "version": VERSION,
