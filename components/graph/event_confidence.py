@@ -392,6 +392,9 @@ class EventConfidenceModel:
             raise ValueError(f"{path} is not a readable event-confidence model: {exc}") from exc
         if not len(model.features) == len(model.coef) == len(model.mean) == len(model.scale):
             raise ValueError(f"{path} is not a readable event-confidence model: its lists differ in length")
+        if not all(math.isfinite(x) for x in (model.intercept, *model.coef, *model.mean, *model.scale)):
+            # JSON lets NaN through, and a NaN weight would make every fact certain.
+            raise ValueError(f"{path} is not a readable event-confidence model: it holds a number that is not finite")
         unknown = [name for name in model.features if name not in FEATURES]
         if unknown:
             raise ValueError(

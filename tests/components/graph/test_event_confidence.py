@@ -196,6 +196,15 @@ class TestModel:
         with pytest.raises(ValueError, match="shoe_size"):
             EventConfidenceModel.load(tmp_path / "unknown.json")
 
+    @pytest.mark.parametrize(("field", "value"), [("coef", "nan"), ("scale", "inf"), ("intercept", "nan")])
+    def test_a_model_holding_a_number_that_is_not_finite_is_refused(self, tmp_path, field, value):
+        broken = json.loads(open(_model(tmp_path, {"tense:past": 2.0})).read())
+        number = float(value)
+        broken[field] = number if field == "intercept" else [number, *broken[field][1:]]
+        (tmp_path / "broken.json").write_text(json.dumps(broken), encoding="utf-8")  # JSON writes NaN and Infinity
+        with pytest.raises(ValueError, match="not finite"):
+            EventConfidenceModel.load(tmp_path / "broken.json")
+
     def test_the_shipped_model_scores_every_extractedhalvard_fact(self):
         model = default_event_model()
         assert model is not None and set(model.features) <= set(FEATURES) and 0 < model.threshold < 1
