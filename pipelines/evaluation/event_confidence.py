@@ -110,7 +110,7 @@ def extract_timelines(folder: Path, collection: str) -> CorpusTimelines:
     from components.graph.tools import GraphTools
 
     documents = corpus_documents(folder / "corpus.jsonl")
-    gold = load_jsonl(folder / "entity_timelines.jsonl", ())
+    gold = load_jsonl(folder / "entity_timelines.jsonl", ("entity", "events"))
     store = graph_store_from_settings(collection)
     extractor = LanguageExtractor()
     described: dict[str, tuple[dict[str, dict[str, float]], dict[str, Any]]] = {}
@@ -409,10 +409,11 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(exc, file=sys.stderr)
         return 2
-    tune = extract_timelines(args.tune, "eval_event_tune")
-    check = extract_timelines(args.check, "eval_event_check") if args.check is not None else None
     tuned: EntityScore | None = None
     try:
+        # A corpus or gold file that cannot be read is one sentence naming its file and line.
+        tune = extract_timelines(args.tune, "eval_event_tune")
+        check = extract_timelines(args.check, "eval_event_check") if args.check is not None else None
         if args.command == "ablate":
             ablate(tune, check, args.min_precision, args.min_recall)
             return 0

@@ -156,6 +156,23 @@ def test_fit_needs_no_check_set_and_refuses_an_unknown_family(tmp_path, capsys):
     assert "curve needs --check" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("corpus", "gold", "says"),
+    [
+        ("", '{"entity": "Orlund Rail", "events": []}', "corpus.jsonl holds no records"),
+        ('{"id": "d1", "text": "Orlund Rail opened."}\n{"id": "d2"', "", "corpus.jsonl line 2 is not JSON"),
+        ('{"id": "d1", "text": "Orlund Rail opened."}', '{"events": []}', "entity_timelines.jsonl line 1 lacks entity"),
+    ],
+)
+def test_a_corpus_or_gold_file_that_cannot_be_read_is_one_sentence(tmp_path, capsys, corpus, gold, says):
+    (tmp_path / "corpus.jsonl").write_text(corpus, encoding="utf-8")
+    (tmp_path / "entity_timelines.jsonl").write_text(gold, encoding="utf-8")
+    assert main(["fit", "--tune", str(tmp_path), "--out", str(tmp_path / "model.json")]) == 2
+    error = capsys.readouterr().err
+    assert says in error and "Traceback" not in error
+    assert not (tmp_path / "model.json").exists()
+
+
 def test_forward_selection_picks_the_family_that_tells_events_apart():
     rng = random.Random(11)
     samples = []
