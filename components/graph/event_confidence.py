@@ -177,6 +177,9 @@ def event_features(
     it, how often the document names the entity and whether it is the first of them the sentence names, and the
     sentence's `position` (0 first) among the document's `sentences`."""
     valid, _, method = when
+    # A headline borrows the lead sentence's subject: its token lies in another sentence (often another parse), where
+    # its place says nothing of this sentence's dates, quotes or root.
+    inside = token is not None and token.doc is sentence.doc and sentence.start <= token.i < sentence.end
     features: dict[str, float] = {f"date:{_date_source(method, valid)}": 1.0}
     features["date:own_predicate"] = float(bool(event_dates) and len(event_dates) < len(dates))
     features[f"role:{_role_class(role)}"] = 1.0
@@ -209,14 +212,14 @@ def event_features(
     features["reported"] = float(reported)
     marks = [t.i for t in sentence if t.text in _QUOTES]
     features["sentence_has_quote"] = float(bool(marks))
-    if token is not None and len(marks) >= 2:
+    if inside and len(marks) >= 2:
         features["quoted"] = float(any(a < token.i < b for a, b in zip(marks[::2], marks[1::2], strict=False)))
     words = [t for t in sentence if not t.is_punct and not t.is_space]
     features["log_sentence_tokens"] = _log(len(words))
     features["dates_in_sentence"] = float(min(len(dates), 4))
     if token is not None:
         positions = _date_tokens(sentence, event_dates or dates)
-        if positions:
+        if positions and inside:
             features["log_date_distance"] = _log(min(abs(token.i - i) for i in positions))
         features["log_predicate_distance"] = _log(abs(token.i - verb.i))
     if valid is not None and anchor is not None and method not in ("document", "none"):
@@ -241,8 +244,8 @@ def event_features(
     features["position_share"] = position / max(1, sentences - 1) if sentences > 1 else 0.0
     if token is not None and dates:
         clauses = {_predicate(sentence.doc[min(i, sentence.end - 1)]).i for i in _date_tokens(sentence, dates)}
-        features["date_same_clause"] = float(verb.i in clauses)
-        features["date_other_clause"] = float(verb.i not in clauses)
+        features["date_same_clause"] = float(inside and verb.i in clauses)
+        features["date_other_clause"] = 1.0 - features["date_same_clause"]
     root = sentence.root
     features["root_saying"] = float(root.pos_ in ("VERB", "AUX") and root.lemma_.lower() in _SAYING)
     features["sayer"] = float(
@@ -264,17 +267,17 @@ def _participation(sentence: Any, token: Any, verb: Any) -> dict[str, float]:
     """Whether the entity (`token`) is a subject, object or prepositional object of the sentence's root (the main
     event), whether its own predicate `verb` is that root, and its dependency distances to the predicate and root."""
     root = sentence.root
-    features = {"predicate_is_root": float(verb.i == root.i)}
+    features = {"predicate_is_root": float(verb == root)}  # tokens of one parse only are equal
     if token is None:
         return features
     head = _name_head(token)
     if head.dep_ in ("pobj", "pcomp") and head.head.dep_ in ("prep", "agent"):
         head = head.head
     features["main_participant"] = float(
-        head.i == root.i
-        or (head.head.i == root.i and head.dep_ in ("nsubj", "nsubjpass", "dobj", "dative", "attr", "prep", "agent"))
+        head == root
+        or (head.head == root and head.dep_ in ("nsubj", "nsubjpass", "dobj", "dative", "attr", "prep", "agent"))
     )
-    features["main_subject"] = float(head.head.i == root.i and head.dep_ in ("nsubj", "nsubjpass"))
+    features["main_subject"] = float(head.head == root and head.dep_ in ("nsubj", "nsubjpass"))
     node = token
     while node.dep_ in ("compound", "flat") and node.head.i != node.i:
         node = node.head  # the name's last word
@@ -389,6 +392,9 @@ class EventConfidenceModel:
             raise ValueError(f"{path} is not a readable event-confidence model: {exc}") from exc
         if not len(model.features) == len(model.coef) == len(model.mean) == len(model.scale):
             raise ValueError(f"{path} is not a readable event-confidence model: its lists differ in length")
+        if not all(math.isfinite(x) for x in (model.intercept, *model.coef, *model.mean, *model.scale)):
+            # JSON lets NaN through, and a NaN weight would make every fact certain.
+            raise ValueError(f"{path} is not a readable event-confidence model: it holds a number that is not finite")
         unknown = [name for name in model.features if name not in FEATURES]
         if unknown:
             raise ValueError(

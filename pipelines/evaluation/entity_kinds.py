@@ -116,13 +116,16 @@ def samples(documents: list[Any], model: KindModel | None = None) -> list[tuple[
     return found
 
 
-def _corpus_name(corpus: str) -> str:
-    """A corpus as the fitted model records it: "demo", or the corpus file's folder and name with its selection
-    (not where the folder lies on the machine that fitted it)."""
-    path, mark, query = corpus.partition("?")
-    if path == "demo":
-        return path
-    return "/".join(Path(path).parts[-2:]) + mark + query
+def _corpus_name(corpus: str, ids: str | None = None, sample: int | None = None) -> str:
+    """A corpus as the fitted model records it: "demo", or the corpus file's folder and name, with the selection
+    `documents_of` made of it (its own, else the `ids` and `sample` given for every corpus); not where the folder
+    lies on the machine that fitted it."""
+    path, _, query = corpus.partition("?")
+    selection = dict(parse_qsl(query))
+    added = [f"ids={ids}"] if ids and "ids" not in selection else []
+    added += [f"sample={sample}"] if sample is not None and "sample" not in selection else []
+    query = "&".join([*([query] if query else []), *added])
+    return (path if path == "demo" else "/".join(Path(path).parts[-2:])) + (f"?{query}" if query else "")
 
 
 def load_labels(path: Path) -> dict[str, str]:
@@ -285,7 +288,7 @@ def _run(args: argparse.Namespace) -> int:
         # What it was fitted on (the corpus file with its selection, and the labels file): the record that no check
         # set is among them.
         written["fitted_on"] = [
-            {"corpus": _corpus_name(corpus), "labels": labels.name}
+            {"corpus": _corpus_name(corpus, args.ids, args.sample), "labels": labels.name}
             for corpus, labels in zip(corpora, args.labels, strict=True)
         ]
         args.out.write_text(json.dumps(written, indent=1) + "\n", encoding="utf-8")

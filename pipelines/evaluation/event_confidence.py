@@ -110,7 +110,7 @@ def extract_timelines(folder: Path, collection: str) -> CorpusTimelines:
     from components.graph.tools import GraphTools
 
     documents = corpus_documents(folder / "corpus.jsonl")
-    gold = load_jsonl(folder / "entity_timelines.jsonl", ())
+    gold = load_jsonl(folder / "entity_timelines.jsonl", ("entity", "events"))
     store = graph_store_from_settings(collection)
     extractor = LanguageExtractor()
     described: dict[str, tuple[dict[str, dict[str, float]], dict[str, Any]]] = {}
@@ -403,15 +403,17 @@ def main(argv: list[str] | None = None) -> int:
         ):
             print(f"{folder} needs corpus.jsonl and entity_timelines.jsonl", file=sys.stderr)
             return 2
+    families = list(dict.fromkeys(name.strip() for name in args.families.split(",") if name.strip()))
     try:
-        names = features_of([name.strip() for name in args.families.split(",") if name.strip()])
+        names = features_of(families)
     except ValueError as exc:
         print(exc, file=sys.stderr)
         return 2
-    tune = extract_timelines(args.tune, "eval_event_tune")
-    check = extract_timelines(args.check, "eval_event_check") if args.check is not None else None
     tuned: EntityScore | None = None
     try:
+        # A corpus or gold file that cannot be read is one sentence naming its file and line.
+        tune = extract_timelines(args.tune, "eval_event_tune")
+        check = extract_timelines(args.check, "eval_event_check") if args.check is not None else None
         if args.command == "ablate":
             ablate(tune, check, args.min_precision, args.min_recall)
             return 0
@@ -436,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
         command = f"python -m pipelines.evaluation.event_confidence fit --tune {args.tune.name}"
         if args.check is not None:
             command += f" --check {args.check.name}"
-        command += f" --families {','.join(dict.fromkeys(['base', *args.families.split(',')]))}"
+        command += f" --families {','.join(families)}"  # the families fitted, so the command gives this model again
         command += f" --min-precision {args.min_precision} --min-recall {args.min_recall}"
         data = {
             "version": VERSION,

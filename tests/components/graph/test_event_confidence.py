@@ -123,6 +123,25 @@ class TestFeatures:
         assert prose["tense:present"] == 0.0
         assert _features("Brask Optics makes lenses for telescopes in Velmora.", "brask optics")["tense:present"] == 1.0
 
+    def test_a_headline_borrowing_the_lead_s_subject_is_described_by_the_headline_alone(self):
+        # The headline names no one, so the lead's subject takes part in it; that name's token lies in the lead (its
+        # own parse), whose word positions must not be read as the headline's.
+        title = "Largest airliner in the world makes its first flight"
+        described = []
+        for lead in (
+            "In Velmora, Brask Optics flew its new airliner on Monday.",  # its verb at the index of the title's root
+            "On Monday, in a long awaited and much delayed event, Brask Optics flew its new airliner over Velmora.",
+        ):
+            document, chunks = make_document("doc-brask", f"{title}\n{lead}", ANCHOR, title)
+            facts = LanguageExtractor().extract(document, chunks).facts
+            headline = next(fact for fact in facts if fact.text == title)
+            described.append(headline.event_features["brask optics"])
+        for features in described:
+            assert features["headline"] == 1.0
+            assert not features["predicate_is_root"] and not features.get("main_participant")
+            assert not features.get("main_subject") and "log_date_distance" not in features
+        assert described[0] == described[1]
+
 
 def _model(tmp_path, weights: dict[str, float], threshold: float = 0.5) -> str:
     model = {
@@ -176,6 +195,15 @@ class TestModel:
         (tmp_path / "unknown.json").write_text(json.dumps(unknown), encoding="utf-8")
         with pytest.raises(ValueError, match="shoe_size"):
             EventConfidenceModel.load(tmp_path / "unknown.json")
+
+    @pytest.mark.parametrize(("field", "value"), [("coef", "nan"), ("scale", "inf"), ("intercept", "nan")])
+    def test_a_model_holding_a_number_that_is_not_finite_is_refused(self, tmp_path, field, value):
+        broken = json.loads(open(_model(tmp_path, {"tense:past": 2.0})).read())
+        number = float(value)
+        broken[field] = number if field == "intercept" else [number, *broken[field][1:]]
+        (tmp_path / "broken.json").write_text(json.dumps(broken), encoding="utf-8")  # JSON writes NaN and Infinity
+        with pytest.raises(ValueError, match="not finite"):
+            EventConfidenceModel.load(tmp_path / "broken.json")
 
     def test_the_shipped_model_scores_every_extractedhalvard_fact(self):
         model = default_event_model()

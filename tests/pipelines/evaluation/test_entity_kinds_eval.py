@@ -124,6 +124,10 @@ def test_the_fitted_model_names_its_corpora_without_their_folder():
 
     assert _corpus_name("demo") == "demo"
     assert _corpus_name("/data/sets/news_a/corpus.jsonl?ids=a-&sample=5") == "news_a/corpus.jsonl?ids=a-&sample=5"
+    # The selection given for every corpus is recorded too (the corpus's own wins, as when its documents are read).
+    assert _corpus_name("/data/sets/news_a/corpus.jsonl", "a-", 5) == "news_a/corpus.jsonl?ids=a-&sample=5"
+    assert _corpus_name("/data/sets/news_a/corpus.jsonl?ids=b-", "a-", 5) == "news_a/corpus.jsonl?ids=b-&sample=5"
+    assert _corpus_name("demo?ids=doc-1") == "demo?ids=doc-1"
 
 
 def test_the_shipped_kind_model_is_fitted_on_tune_sets_only():

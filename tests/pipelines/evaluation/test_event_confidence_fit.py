@@ -4,6 +4,7 @@ precision first."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import random
 
 import pytest
@@ -155,6 +156,23 @@ def test_fit_needs_no_check_set_and_refuses_an_unknown_family(tmp_path, capsys):
     assert "curve needs --check" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("corpus", "gold", "says"),
+    [
+        ("", '{"entity": "Orlund Rail", "events": []}', "corpus.jsonl holds no records"),
+        ('{"id": "d1", "text": "Orlund Rail opened."}\n{"id": "d2"', "", "corpus.jsonl line 2 is not JSON"),
+        ('{"id": "d1", "text": "Orlund Rail opened."}', '{"events": []}', "entity_timelines.jsonl line 1 lacks entity"),
+    ],
+)
+def test_a_corpus_or_gold_file_that_cannot_be_read_is_one_sentence(tmp_path, capsys, corpus, gold, says):
+    (tmp_path / "corpus.jsonl").write_text(corpus, encoding="utf-8")
+    (tmp_path / "entity_timelines.jsonl").write_text(gold, encoding="utf-8")
+    assert main(["fit", "--tune", str(tmp_path), "--out", str(tmp_path / "model.json")]) == 2
+    error = capsys.readouterr().err
+    assert says in error and "Traceback" not in error
+    assert not (tmp_path / "model.json").exists()
+
+
 def test_forward_selection_picks_the_family_that_tells_events_apart():
     rng = random.Random(11)
     samples = []
@@ -167,3 +185,59 @@ def test_forward_selection_picks_the_family_that_tells_events_apart():
     steps = select_families(samples, 0.02, ("line", "date", "position"))
     assert steps[0][0] == ["date"] and steps[0][1] > 0.75
     assert len(steps) == 1  # noise gains too little to be added
+
+
+def _timelines(name: str, seed: int) -> CorpusTimelines:
+    """Ten invented documents of one entity whose facts are events when told in the past tense (mostly), and whose
+    kind confidence (a feature of the family the default families leave out) follows the label too."""
+    rng = random.Random(seed)
+    events, facts = [], []
+    for number in range(80):
+        sentence = f"Orlund Rail event number {number} of {name} happened."
+        label = rng.random() < 0.6
+        if label:
+            events.append({"date": "2015", "mentions": [{"doc_id": "d1", "sentence_id": number, "sentence": sentence}]})
+        past = float(label if rng.random() < 0.8 else not label)
+        features = {"tense:past": past, "kind_confidence": float(label) * 0.5 + rng.random() * 0.5}
+        fact = TimelineFact(_entry(sentence, 2015), features, label, f"d{number % 10}", participants={"e": features})
+        facts.append(fact)
+    return CorpusTimelines(name, [{"entity": "Orlund Rail", "events": events}], {"Orlund Rail": facts})
+
+
+def test_fit_records_a_command_that_gives_its_features_again_and_reads_nothing_of_the_check_set(
+    tmp_path, monkeypatch, capsys
+):
+    from pipelines.evaluation import event_confidence
+
+    corpora = {"tune_set": 5, "check_set": 9}
+    monkeypatch.setattr(
+        event_confidence, "extract_timelines", lambda folder, _: _timelines(folder.name, corpora[folder.name])
+    )
+    for name in corpora:
+        (tmp_path / name).mkdir()
+        for file in ("corpus.jsonl", "entity_timelines.jsonl"):
+            (tmp_path / name / file).write_text("", encoding="utf-8")
+    written = {}
+    for label, check in (("alone", []), ("beside", ["--check", str(tmp_path / "check_set")])):
+        out = tmp_path / f"{label}.json"
+        assert main(["fit", "--tune", str(tmp_path / "tune_set"), *check, "--out", str(out)]) == 0
+        written[label] = json.loads(out.read_text(encoding="utf-8"))
+    capsys.readouterr()
+    model = written["alone"]
+    assert model["features"] == features_of(DEFAULT_FAMILIES) and "kind_confidence" not in model["features"]
+    # The recorded command names the families fitted: run again, it gives a model over the same features.
+    recorded = model["command"].split("--families ")[1].split()[0].split(",")
+    assert features_of(recorded) == model["features"]
+    # A check set beside the tune set is only reported: the model, its C and its threshold are the same.
+    beside = written["beside"]
+    assert "check" in beside["scores"] and "check" not in model["scores"]
+    for key in ("features", "coef", "intercept", "mean", "scale", "C", "threshold", "cross_validated_auc"):
+        assert beside[key] == model[key], key
+
+
+def test_the_shipped_model_s_command_names_the_families_it_was_fitted_on():
+    from components.graph.event_confidence import MODEL_PATH
+
+    shipped = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
+    recorded = shipped["command"].split("--families ")[1].split()[0].split(",")
+    assert features_of(recorded) == shipped["features"]
