@@ -24,7 +24,6 @@ import re
 import threading
 import warnings
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from haystack import logging
 
@@ -203,13 +202,35 @@ class DatabaseLease:
 
 
 def describe_database(settings: Settings | None = None) -> str:
-    """Where the database is, for status pages: never the password."""
+    """Where the database is, for status pages: its hosts, ports and database, never the user or password; a
+    sentence saying DATABASE_URL cannot be read when it cannot (never raises)."""
+    from psycopg.conninfo import conninfo_to_dict
+
     settings = settings or get_settings()
     if settings.database_url is None:
         return f"embedded PostgreSQL in {settings.data_dir / 'pg'}"
-    parts = urlsplit(settings.database_url.get_secret_value())
-    host = parts.hostname or "local socket"
-    return f"PostgreSQL at {host}{':' + str(parts.port) if parts.port else ''}{parts.path or ''}"
+    try:
+        # Read as libpq reads it (URL or key=value; a password with "[" or "]", several hosts), not by `urlsplit`.
+        parts = conninfo_to_dict(postgres_url(settings.database_url.get_secret_value()))
+    except DatabaseUnavailable:
+        return "DATABASE_URL cannot be read: it is not a PostgreSQL URL"
+    except Exception:  # noqa: BLE001 - the driver's message may quote the password
+        return "DATABASE_URL cannot be read as a PostgreSQL connection string"
+    hosts = str(parts.get("host") or parts.get("hostaddr") or "").split(",")
+    ports = str(parts.get("port") or "").split(",")
+    if len(ports) == 1:
+        ports = ports * len(hosts)
+    places = []
+    for host, port in zip(hosts, ports + [""] * len(hosts), strict=False):
+        if not host:
+            place = "local socket"
+        elif host.startswith("/"):
+            place = f"local socket in {host}"
+        else:
+            place = f"[{host}]" if ":" in host else host
+        places.append(place + (f":{port}" if port else ""))
+    database = parts.get("dbname")
+    return f"PostgreSQL at {', '.join(places)}{'/' + database if database else ''}"
 
 
 def connection_pool(settings: Settings | None = None):  # noqa: ANN201 - psycopg_pool is imported lazily

@@ -258,27 +258,43 @@ class ArxivAccess:
         return sorted(papers, key=lambda paper: order.get(paper.paper_id, len(order)))
 
 
-def pdf_text(pdf_url: str, timeout_s: float) -> str:
+def pdf_text(pdf_url: str, timeout_s: float, *, allow_private: bool = False) -> str:
     """The text of the PDF at `pdf_url` (pypdf), downloaded within `timeout_s` in all (not per read: a server that
-    sends a few bytes at a time cannot hold the caller past it); errors as the contract's errors."""
+    sends a few bytes at a time cannot hold the caller past it); errors as the contract's errors.
+
+    The link comes from the feed, so it is checked like every URL the product fetches (`public_address.check_url`):
+    before the first request and before every redirect hop, a host that is not public is refused with one sentence
+    (`SourceError`) unless `allow_private` (ALLOW_PRIVATE_ADDRESSES) is set."""
     import httpx
     import pypdf
+
+    from components.tools import public_address
 
     late = RetryableError(f"the PDF did not arrive within {timeout_s:g} s", kind="timeout")
     deadline = time.monotonic() + timeout_s
 
-    def time_left(request: httpx.Request) -> None:
-        """Each request (a redirect is a new one) gets what is left of the download's time, not `timeout_s` anew."""
+    def check(url: str) -> None:
+        try:
+            public_address.check_url(url, allow_private)
+        except public_address.RefusedAddress as exc:
+            raise SourceError(f"the PDF link was refused: {str(exc).rstrip('.')}") from None
+
+    def before_each_request(request: httpx.Request) -> None:
+        """Each request (a redirect is a new one) is checked against the address policy and gets what is left of
+        the download's time, not `timeout_s` anew."""
+        check(str(request.url))
         left = deadline - time.monotonic()
         if left <= 0:
             raise late
         request.extensions["timeout"] = httpx.Timeout(left).as_dict()
 
+    check(pdf_url)  # before httpx reads it: a link it cannot parse is refused in the same words
     # The capped transport stops reading at the byte limit or at the deadline (the request's time, or the question's).
     transport = CappedTransport(MAX_PDF_BYTES, "the PDF server")
+    hooks = {"request": [before_each_request]}
     try:
         with httpx.Client(
-            timeout=timeout_s, transport=transport, follow_redirects=True, event_hooks={"request": [time_left]}
+            timeout=timeout_s, transport=transport, follow_redirects=True, event_hooks=hooks
         ) as client, client.stream(
             "GET", pdf_url, headers={"User-Agent": "research-assistant (arXiv full text)"}
         ) as response:

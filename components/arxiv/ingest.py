@@ -45,16 +45,19 @@ def fetch_papers(paper_ids: list[str], timeout_s: float | None = None) -> tuple[
 
 
 def ingest_arxiv(
-    paper_ids: list[str], full_text: bool = False, *, ingestor: Any, timeout_s: float | None = None
+    paper_ids: list[str], full_text: bool = False, *, ingestor: Any, timeout_s: float | None = None,
+    allow_private: bool | None = None,
 ) -> ArxivIngestOutcome:
     """Add these arXiv papers to the knowledge base (`doc_type="arxiv"`, source `arxiv:<id>`) with `ingestor` (the
     ingestion service, `ingest.Ingestor`).
 
     The text is the abstract, or the PDF's full text when `full_text` is asked and the PDF is read within
-    `timeout_s` (None: TOOL_TIMEOUT_S; the abstract otherwise). Raises `ValueError` for identifiers that are not
-    arXiv identifiers, and when arXiv cannot be reached (the message says why).
+    `timeout_s` (None: TOOL_TIMEOUT_S; the abstract otherwise) from an address the address policy allows
+    (`allow_private`; None: ALLOW_PRIVATE_ADDRESSES; a refused link is reported in `failed`). Raises `ValueError`
+    for identifiers that are not arXiv identifiers, and when arXiv cannot be reached (the message says why).
     """
     timeout_s = setting_or(timeout_s, "tool_timeout_s")
+    allow_private = bool(setting_or(allow_private, "allow_private_addresses"))
     try:
         ids = [normalise_id(paper_id) for paper_id in paper_ids]
     except SourceError as exc:
@@ -72,7 +75,7 @@ def ingest_arxiv(
         used_pdf = False
         if full_text and paper.pdf_url:
             try:
-                body = f"{paper.title}\n\n{pdf_text(paper.pdf_url, timeout_s)}"
+                body = f"{paper.title}\n\n{pdf_text(paper.pdf_url, timeout_s, allow_private=allow_private)}"
                 used_pdf = True
             except Exception as exc:  # noqa: BLE001 - the abstract is the documented fallback
                 outcome.failed.append((paper.paper_id, f"full text unavailable ({exc}); ingested the abstract"))

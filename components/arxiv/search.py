@@ -36,7 +36,9 @@ class ArxivSearch(InitParameterSerialization):
 
     Filters: `categories` (any of), `date_from` / `date_to` (submission dates, inclusive) and `as_of` (papers
     submitted on or before it). Requests to the API are spaced `ARXIV_MIN_INTERVAL_S` apart across the process.
-    When full text is asked and a PDF cannot be read in time, the paper's abstract stands in (status `partial`).
+    When full text is asked and a PDF cannot be read in time, the paper's abstract stands in (status `partial`); so
+    it does when the PDF link (or a redirect) names an address the address policy refuses
+    (`allow_private_addresses=None`: the ALLOW_PRIVATE_ADDRESSES setting).
     Chunk relevance is the cosine to the question from the local model. The run never raises.
 
     Usage:
@@ -64,9 +66,12 @@ class ArxivSearch(InitParameterSerialization):
         model: str = DEFAULT_EMBEDDING_MODEL,
         max_response_bytes: int | None = None,
         chunk_tokens: int | None = None,
+        allow_private_addresses: bool | None = None,
     ) -> None:
         # None: the setting in force when the component is built (TOOL_TIMEOUT_S, TOOL_RETRIES,
-        # ARXIV_MIN_INTERVAL_S, ARXIV_API_URL, UPSTREAM_MAX_BYTES, CHUNK_TOKENS); `to_dict` writes the value used.
+        # ARXIV_MIN_INTERVAL_S, ARXIV_API_URL, UPSTREAM_MAX_BYTES, CHUNK_TOKENS, ALLOW_PRIVATE_ADDRESSES);
+        # `to_dict` writes the value used.
+        self.allow_private_addresses = bool(setting_or(allow_private_addresses, "allow_private_addresses"))
         self.max_response_bytes = positive_int("max_response_bytes", setting_or(max_response_bytes,
                                                                                 "upstream_max_bytes"))
         self.chunk_tokens = positive_int("chunk_tokens", setting_or(chunk_tokens, "chunk_tokens"))
@@ -195,8 +200,9 @@ class ArxivSearch(InitParameterSerialization):
             return pieces, None
         fallbacks: list[str] = []
         timeout_s = max(0.5, deadline - time.monotonic())
+        allow_private = self.allow_private_addresses
         futures, done, not_done = map_until(
-            lambda paper: pdf_text(paper.pdf_url, timeout_s),
+            lambda paper: pdf_text(paper.pdf_url, timeout_s, allow_private=allow_private),
             [paper for paper in papers if paper.pdf_url],
             deadline,
             workers=3,

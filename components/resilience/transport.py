@@ -141,16 +141,56 @@ class _AsyncCappedStream(httpx.AsyncByteStream):
         await self._inner.aclose()
 
 
+def environment_proxies() -> list[tuple[Any, str | None]]:
+    """(URL pattern, proxy URL, or None for "connect directly") for HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY,
+    most specific pattern first: read and matched exactly as `httpx.Client(trust_env=True)` builds its proxy mounts.
+    httpx reads them only when it makes its own transport, so a client given `CappedTransport` would lose them."""
+    from httpx._utils import URLPattern, get_environment_proxies  # httpx's own reading of the environment
+
+    return sorted(((URLPattern(key), url) for key, url in get_environment_proxies().items()), key=lambda item: item[0])
+
+
 class CappedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     """An httpx transport whose responses are read through `CappedBody`: at most `max_bytes` each, and not past the
     request's read timeout or the question's deadline. Bodies are asked for uncompressed, so the limit counts what
-    is kept in memory. A refused connection is `ServiceUnreachable` naming the service, as for web and arXiv."""
+    is kept in memory. A refused connection is `ServiceUnreachable` naming the service, as for web and arXiv.
 
-    def __init__(self, max_bytes: int, service: str, inner: httpx.BaseTransport | None = None) -> None:
+    Without an `inner` transport, requests go through the proxies of the environment (HTTP_PROXY, HTTPS_PROXY,
+    ALL_PROXY, NO_PROXY, read when the transport is made) as httpx's own default transport sends them
+    (`trust_env=False`: always directly); every answer, proxied or not, is read under the same cap and deadline."""
+
+    def __init__(self, max_bytes: int, service: str, inner: httpx.BaseTransport | None = None,
+                 trust_env: bool = True) -> None:
         self.max_bytes = max_bytes
         self.service = service
         self._inner = inner or httpx.HTTPTransport()
-        self._async_inner: httpx.AsyncHTTPTransport | None = None  # made when an async client first sends
+        self._routes = environment_proxies() if inner is None and trust_env else []
+        # One transport per proxy, as httpx mounts them; the async ones are made when an async client first sends.
+        self._proxied = {url: httpx.HTTPTransport(proxy=url) for _, url in self._routes if url is not None}
+        self._async_inner: httpx.AsyncHTTPTransport | None = None
+        self._async_proxied: dict[str, httpx.AsyncHTTPTransport] = {}
+
+    def proxy_for(self, url: httpx.URL) -> str | None:
+        """The proxy URL a request to `url` goes through (None: directly), by the environment's first matching
+        pattern, as httpx's client chooses its mount."""
+        for pattern, proxy in self._routes:
+            if pattern.matches(url):
+                return proxy
+        return None
+
+    def _sync_transport(self, url: httpx.URL) -> httpx.BaseTransport:
+        proxy = self.proxy_for(url)
+        return self._inner if proxy is None else self._proxied[proxy]
+
+    def _async_transport(self, url: httpx.URL) -> httpx.AsyncBaseTransport:
+        proxy = self.proxy_for(url)
+        if proxy is None:
+            if self._async_inner is None:
+                self._async_inner = httpx.AsyncHTTPTransport()
+            return self._async_inner
+        if proxy not in self._async_proxied:
+            self._async_proxied[proxy] = httpx.AsyncHTTPTransport(proxy=proxy)
+        return self._async_proxied[proxy]
 
     def _prepare(self, request: httpx.Request) -> float | None:
         request.headers["Accept-Encoding"] = "identity"
@@ -171,27 +211,28 @@ class CappedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         deadline = self._prepare(request)
         with self._connecting():
-            response = self._inner.handle_request(request)
+            response = self._sync_transport(request.url).handle_request(request)
         assert isinstance(response.stream, httpx.SyncByteStream)
         response.stream = _CappedStream(response.stream, self.max_bytes, deadline, self.service)
         return response
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         deadline = self._prepare(request)
-        if self._async_inner is None:
-            self._async_inner = httpx.AsyncHTTPTransport()
         with self._connecting():
-            response = await self._async_inner.handle_async_request(request)
+            response = await self._async_transport(request.url).handle_async_request(request)
         assert isinstance(response.stream, httpx.AsyncByteStream)
         response.stream = _AsyncCappedStream(response.stream, self.max_bytes, deadline, self.service)
         return response
 
     def close(self) -> None:
         self._inner.close()
+        for transport in self._proxied.values():
+            transport.close()
 
     async def aclose(self) -> None:
-        if self._async_inner is not None:
-            await self._async_inner.aclose()
+        for transport in [self._async_inner, *self._async_proxied.values()]:
+            if transport is not None:
+                await transport.aclose()
 
 
 class CappedAdapter(HTTPAdapter):

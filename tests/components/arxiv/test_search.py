@@ -17,6 +17,7 @@ def make(server, **kwargs) -> ArxivSearch:
     kwargs.setdefault("timeout_s", 2.0)
     kwargs.setdefault("retries", 1)
     kwargs.setdefault("min_interval_s", 0.0)
+    kwargs.setdefault("allow_private_addresses", True)  # the contract server's PDF links name 127.0.0.1
     component = ArxivSearch(api_url=server.url, **kwargs)
     component.warm_up()
     return component
