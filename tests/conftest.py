@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import errno
+import ipaddress
 import os
 import shutil
+import socket
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -32,6 +35,49 @@ os.environ.pop("FIRECRAWL_API_KEY", None)
 os.environ.pop("FIRECRAWL_API_URL", None)
 os.environ.pop("ZEP_API_URL", None)
 os.environ.pop("NEO4J_URI", None)
+
+# Tests send traffic only to this machine: a connection to any other address fails at once, before a packet leaves,
+# whatever the code under test does (a test whose guard regressed must fail, not reach a real address). Tests marked
+# `external` (a real hosted service, run only when its URL and key are set) are let through.
+_connect = socket.socket.connect
+_connect_ex = socket.socket.connect_ex
+_EXTERNAL = {"allowed": False}
+
+
+def _refused(sock: socket.socket, address: object) -> OSError | None:
+    if sock.family not in (socket.AF_INET, socket.AF_INET6) or _EXTERNAL["allowed"]:
+        return None
+    host = str(address[0]) if isinstance(address, tuple) and address else str(address)
+    if host == "localhost":
+        return None
+    try:
+        ip = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return OSError(errno.EHOSTUNREACH, f"tests connect only to loopback addresses, not to the name {host}")
+    if ip.is_loopback or ip.is_unspecified or getattr(ip, "ipv4_mapped", None) and ip.ipv4_mapped.is_loopback:
+        return None
+    return OSError(errno.ENETUNREACH, f"tests connect only to loopback addresses, not to {host}")
+
+
+def _loopback_connect(sock: socket.socket, address: object) -> None:
+    if (error := _refused(sock, address)) is not None:
+        raise error
+    return _connect(sock, address)
+
+
+def _loopback_connect_ex(sock: socket.socket, address: object) -> int:
+    if (error := _refused(sock, address)) is not None:
+        return error.errno
+    return _connect_ex(sock, address)
+
+
+socket.socket.connect = _loopback_connect  # type: ignore[method-assign]
+socket.socket.connect_ex = _loopback_connect_ex  # type: ignore[method-assign]
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _EXTERNAL["allowed"] = item.get_closest_marker("external") is not None
+
 
 # One short, private data folder for the whole session (unix socket paths have a length limit).
 _SESSION_DIR = Path(tempfile.mkdtemp(prefix="ra-test-"))
