@@ -100,19 +100,48 @@ def _load(name: str) -> Language:
     return nlp
 
 
+class LanguageModelMismatch(ValueError):
+    """A component asks for another spaCy pipeline than the one the process already analyses text with."""
+
+
+# The name of the process's analysis pipeline (what `parse` and the other helpers use): the first component that
+# warms up names it (its `spacy_model` init parameter), else the `SPACY_MODEL` setting when a helper needs it first.
+_chosen: list[str] = []
+
+
 def language_pipeline(name: str | None = None) -> Language:
-    """The spaCy pipeline `name` (default: the one the `SPACY_MODEL` setting names, read once, when the first
-    component warms it up), loaded once per process; thread-safe."""
+    """The spaCy pipeline `name` (default: the process's analysis pipeline, see `use_language_pipeline`), loaded
+    once per process; thread-safe."""
     with _LOCK:
         return _load(name or _default_pipeline_name())
 
 
-@lru_cache(maxsize=1)
-def _default_pipeline_name() -> str:
-    """The `SPACY_MODEL` setting, read once per process (the language pipeline is a process-wide resource)."""
-    from components.settings import get_settings
+def use_language_pipeline(name: str) -> Language:
+    """Load `name` as the process's analysis pipeline: called by the `warm_up()` of each component that analyses
+    text, with its `spacy_model` init parameter. Sentences, parses, entities and lemmas are cached per text, so a
+    process analyses with one pipeline: a component that names another gets `LanguageModelMismatch` (one sentence)
+    instead of silently reading the first one's analysis."""
+    with _LOCK:
+        if not _chosen:
+            nlp = _load(name)
+            _chosen.append(name)
+            return nlp
+        if _chosen[0] != name:
+            raise LanguageModelMismatch(
+                f"This process analyses text with the spaCy pipeline {_chosen[0]!r}, and a component asks for "
+                f"{name!r}: give every component of the process the same spacy_model (SPACY_MODEL when built)."
+            )
+        return _load(name)
 
-    return get_settings().spacy_model or DEFAULT_SPACY_MODEL
+
+def _default_pipeline_name() -> str:
+    """The process's analysis pipeline: the one a component chose, else the `SPACY_MODEL` setting (read once, when
+    a helper needs the pipeline before any component warmed up; the pipeline is a process-wide resource)."""
+    if not _chosen:
+        from components.settings import get_settings
+
+        _chosen.append(get_settings().spacy_model or DEFAULT_SPACY_MODEL)
+    return _chosen[0]
 
 
 def _own_copies(cached: Callable[[str], Doc]) -> Callable[[str], Doc]:

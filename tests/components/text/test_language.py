@@ -55,3 +55,15 @@ class TestIrregularForms:
     def test_irregular_forms_join_their_lemma_from_the_pipelines_tables(self):
         assert irregular_forms()["written"] == "write" and irregular_forms()["children"] == "child"
         assert terms("Who wrote it? It was written by Andrew Kane.") == ["write", "write", "andrew", "kane"]
+
+
+def test_a_component_asking_for_another_spacy_pipeline_than_the_processes_is_told_so() -> None:
+    """One process analyses with one spaCy pipeline (its analyses are cached per text): a component whose
+    `spacy_model` names another gets one sentence at warm-up, not the first pipeline's analysis in silence."""
+    from components.text import language
+
+    chosen = language_pipeline()  # the process's pipeline, chosen now if nothing chose it yet
+    name = language._default_pipeline_name()
+    assert language.use_language_pipeline(name) is chosen
+    with pytest.raises(language.LanguageModelMismatch, match="give every component of the process the same"):
+        language.use_language_pipeline("some_other_spacy_pipeline")
