@@ -12,8 +12,8 @@ from components.resilience.scheduling import async_twin
 from components.serialization import InitParameterSerialization
 from components.settings import setting_or
 from components.text import bm25
-from components.text.analyzer import analyze, sentences, terms
-from components.text.language import use_language_pipeline
+from components.text.analyzer import analyze, terms
+from components.text.language import sentences, use_language_pipeline
 from components.validation import within
 
 

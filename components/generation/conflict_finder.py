@@ -23,9 +23,9 @@ from components.generation.question_analysis import DATE_LABELS, WH_WORDS, analy
 from components.resilience.scheduling import async_twin
 from components.serialization import InitParameterSerialization
 from components.settings import setting_or
-from components.text.analyzer import content_words, sentences, terms, words
+from components.text.analyzer import content_words, terms, words
 from components.text.dates import MONTH_NAMES
-from components.text.language import ENTITY_KINDS_BY_LABEL, parse
+from components.text.language import ENTITY_KINDS_BY_LABEL, chunk_sentences, parse
 
 # What a question's wanted labels are compared as.
 AMOUNT_LABELS = frozenset({"MONEY", "CARDINAL", "QUANTITY", "PERCENT"})
@@ -269,7 +269,7 @@ def _candidates(document: Document, number: int, kind: str, anchors: frozenset[s
     owner = str(meta.get("document_id") or meta.get("source_id") or document.id)
     found = []
     previous_terms: set[str] = set()
-    for sentence in sentences(text):
+    for sentence in chunk_sentences(text, meta):
         sentence_terms = set(terms(sentence))
         first = sentence.split(maxsplit=1)[0].lower() if sentence.strip() else ""
         # A sentence opening on "It"/"The company" speaks of the subject only right after a sentence naming it.

@@ -30,6 +30,7 @@ from components.resilience.guard import guard_policy_from_settings
 from components.serialization import InitParameterSerialization
 from components.settings import get_settings, setting_or
 from components.text.dates import date_bounds
+from components.text.language import SENTENCE_SPANS_KEY
 from components.validation import clamp
 
 logger = logging.getLogger(__name__)
@@ -252,7 +253,7 @@ def record_to_chunk(
         "similarity_score": raw_score,
         "doc_type": document.doc_type,
     }
-    for key in ("page_number", "section_title"):
+    for key in ("page_number", "section_title", SENTENCE_SPANS_KEY):
         if chunk.metadata.get(key) is not None:
             metadata[key] = chunk.metadata[key]
     return ContextChunk(

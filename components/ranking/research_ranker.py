@@ -23,7 +23,7 @@ from components.serialization import InitParameterSerialization
 from components.settings import setting_or
 from components.text.analyzer import terms
 from components.text.dates import parse_date
-from components.text.language import use_language_pipeline
+from components.text.language import stored_sentence_spans, use_language_pipeline
 from components.validation import within
 
 logger = logging.getLogger(__name__)
@@ -283,6 +283,7 @@ class ResearchRanker(InitParameterSerialization):
                 text=document.content or "",
                 title=str((document.meta or {}).get("source_title") or ""),
                 cosine=float(semantic[index]),
+                sentence_spans=_stored_spans(document),
             )
             for index, document in enumerate(documents)
         ]
@@ -362,3 +363,9 @@ def _relative(values: np.ndarray) -> np.ndarray:
         return values
     top = float(values.max())
     return np.zeros_like(values) if top <= 0 else np.clip(values / top, 0.0, 1.0)
+
+
+def _stored_spans(document: Document) -> tuple[tuple[int, int], ...] | None:
+    """The sentence spans a chunk carries in its metadata, when they fit its text."""
+    spans = stored_sentence_spans(document.content or "", document.meta or {})
+    return tuple(spans) if spans is not None else None

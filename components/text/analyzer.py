@@ -1,4 +1,5 @@
-"""The lexical analyzer ingestion and ranking share: words, stop words, Snowball stems, term counts, sentences.
+"""The lexical analyzer ingestion and ranking share: words, stop words, Snowball stems, term counts (sentences are
+the language analysis's: `components.text.language.sentence_spans`).
 
 One analysis for both sides matters: the term counts a store keeps for its chunks (and the document frequencies
 built from them) are only comparable with a question's terms when both went through the same steps. Stemming is
@@ -12,7 +13,7 @@ from components.text.analyzer import analyze, terms
 
 terms("Which teams played in the Super Bowl?")  # ['team', 'play', 'super', 'bowl']
 analysis = analyze("The Broncos won. Denver's defense played well.")
-analysis.counts, analysis.sentence_spans, analysis.sentence_terms
+analysis.counts, analysis.length
 ```
 """
 
@@ -25,12 +26,12 @@ import runpy
 import threading
 from collections import Counter
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from pathlib import Path
 
 import snowballstemmer
 
-from components.text.language import ABBREVIATIONS, append_stripped, language_pipeline
+from components.text.language import language_pipeline
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -70,12 +71,6 @@ STOP_WORDS: frozenset[str] = (SPACY_STOP_WORDS - _spacy_number_words()) | frozen
 REQUEST_WORDS: frozenset[str] = frozenset(
     "tell show give list find explain summarise summarize compare describe please remind".split()
 )
-
-# A sentence ends at . ! ? (and closing quotes/brackets) before whitespace and a capital, digit or opening quote.
-_SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9\u00c0-\u024f])")
-# Blank lines end a sentence, and so does a line break before a list item or a heading.
-_PARAGRAPH = re.compile(r"\n\s*\n|\n(?=[ \t]*(?:[-*\u2022#]|\d+\.)\s)")
-_LAST_WORD = re.compile(r"([\w.]+)$")
 
 _STEMMERS = threading.local()  # Snowball stemmers (Python or PyStemmer) are not thread-safe: one per thread
 
@@ -132,57 +127,17 @@ def term_counts(text: str) -> dict[str, int]:
     return dict(Counter(terms(text)))
 
 
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans `(start, end)` of the sentences of `text`, stripped of surrounding whitespace.
-
-    Blank lines always end a sentence; abbreviations ("Dr.", "e.g.") and single initials ("J. R. R.") do not.
-    """
-    spans: list[tuple[int, int]] = []
-    text = text or ""
-    block_start = 0
-    blocks = [(m.start(), m.end()) for m in _PARAGRAPH.finditer(text)] + [(len(text), len(text))]
-    for gap_start, gap_end in blocks:
-        start = block_start
-        for match in _SENTENCE_END.finditer(text, block_start, gap_start):
-            # Only the last whitespace-separated token is searched: a regex over the whole sentence is quadratic.
-            tokens = text[start : match.start()].rsplit(None, 1)
-            last = _LAST_WORD.search(tokens[-1]) if tokens else None
-            word = last.group(1).lower() if last else ""
-            if word in ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
-                continue
-            append_stripped(text, start, match.end(), spans)
-            start = match.end()
-        append_stripped(text, start, gap_start, spans)
-        block_start = gap_end
-    return spans
-
-
-def sentences(text: str) -> list[str]:
-    """The sentences of `text` (see `sentence_spans`), each with its whitespace runs made single spaces."""
-    return [" ".join(text[start:end].split()) for start, end in sentence_spans(text)]
-
-
 @dataclass(frozen=True)
 class TextAnalysis:
-    """A text's terms as a whole and, read on demand, per sentence (a ranker with stored sentences never needs them)."""
+    """A text's terms as a whole (its sentences are the language analysis's: `language.chunk_sentence_spans`)."""
 
     text: str
     counts: dict[str, int]  # term -> occurrences in the whole text
     length: int  # content terms in the text (the BM25 document length)
 
-    @cached_property
-    def sentence_spans(self) -> tuple[tuple[int, int], ...]:
-        return tuple(sentence_spans(self.text))
-
-    @cached_property
-    def sentence_terms(self) -> tuple[frozenset[str], ...]:
-        """The distinct terms of each sentence, aligned with `sentence_spans`."""
-        return tuple(frozenset(terms(self.text[start:end])) for start, end in self.sentence_spans)
-
 
 @lru_cache(maxsize=8192)
 def analyze(text: str) -> TextAnalysis:
-    """Terms, term counts, sentence spans and per-sentence terms of `text`; cached per text."""
-    # Sentences never cut a word, so the whole text's terms are the sentences' terms, in the same order.
+    """Terms and term counts of `text`; cached per text."""
     counts = Counter(terms(text))
     return TextAnalysis(text=text, counts=dict(counts), length=sum(counts.values()))

@@ -28,7 +28,7 @@ import re
 import threading
 from collections.abc import Callable
 from functools import lru_cache, wraps
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import cachetools
 import numpy
@@ -258,6 +258,50 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
             else:
                 append_stripped(text, start, end, spans)
     return spans
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of `text` (`sentence_spans`), each with its whitespace runs made single spaces."""
+    return [" ".join(text[start:end].split()) for start, end in sentence_spans(text)]
+
+
+# The metadata key under which a chunk carries its sentences: `[[start, end], ...]`, offsets in the chunk's text, as
+# the splitter cut them at ingestion (or as the web and arXiv sources' chunker did).
+SENTENCE_SPANS_KEY = "sentence_spans"
+
+
+def stored_sentence_spans(text: str, metadata: Any) -> list[tuple[int, int]] | None:
+    """The sentence spans a chunk's `metadata` carries (`SENTENCE_SPANS_KEY`) when they fit its `text` (ordered,
+    not overlapping, within the text, none blank), else None."""
+    stored = metadata.get(SENTENCE_SPANS_KEY) if isinstance(metadata, dict) else None
+    if not isinstance(stored, list | tuple) or not stored:
+        return None
+    spans: list[tuple[int, int]] = []
+    previous_end = 0
+    for item in stored:
+        if not isinstance(item, list | tuple) or len(item) != 2:
+            return None
+        start, end = item
+        if not (isinstance(start, int) and isinstance(end, int)) or isinstance(start, bool) or isinstance(end, bool):
+            return None
+        if not previous_end <= start < end <= len(text) or not text[start:end].strip():
+            return None
+        spans.append((start, end))
+        previous_end = end
+    return spans
+
+
+def chunk_sentence_spans(text: str, metadata: Any = None) -> list[tuple[int, int]]:
+    """The sentence spans of a chunk: those stored with it (`stored_sentence_spans`: ingestion split it once), else
+    the splitter's (`sentence_spans`; a chunk of an older knowledge base, a page or paper fetched for the question,
+    a memory). What every reader of a chunk's sentences at question time asks."""
+    stored = stored_sentence_spans(text, metadata)
+    return stored if stored is not None else sentence_spans(text)
+
+
+def chunk_sentences(text: str, metadata: Any = None) -> list[str]:
+    """The chunk's sentences (`chunk_sentence_spans`), each with its whitespace runs made single spaces."""
+    return [" ".join(text[start:end].split()) for start, end in chunk_sentence_spans(text, metadata)]
 
 
 # A sentence ends on one of these, perhaps followed by closing quotes and brackets.
