@@ -20,7 +20,10 @@ analysis.counts, analysis.length
 from __future__ import annotations
 
 import ast
+import hashlib
+import importlib.metadata
 import importlib.util
+import json
 import re
 import runpy
 import threading
@@ -97,6 +100,40 @@ def irregular_forms() -> dict[str, str]:
             if lemmas and lemmas[0] != form and form.isalpha():
                 forms.setdefault(form, lemmas[0])
     return forms
+
+
+# Raise when the analysis changes in a way `text_analysis` cannot see (how words are cut, how a stem is made).
+ANALYSIS_VERSION = 1
+
+
+@lru_cache(maxsize=1)
+def text_analysis() -> str:
+    """The name of the analysis that counts terms in this process, recorded beside a keyword index when it is made:
+    the spaCy pipeline whose lemma tables join irregular forms (name and version), and a digest of the rest (the word
+    pattern, the stop words, the stemmer and `ANALYSIS_VERSION`). Term counts made by another analysis do not match
+    this one's question terms. Reads package metadata only: no spaCy pipeline is loaded for it."""
+    from components.text import language
+
+    pipeline = language._default_pipeline_name()
+    parts = {
+        "version": ANALYSIS_VERSION,
+        "word": _WORD.pattern,
+        "stop_words": sorted(STOP_WORDS),
+        "stemmer": f"snowball english {_package_version('snowballstemmer')}",
+        "lemma_tables": f"{pipeline} {_package_version(pipeline)}",
+    }
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()[:12]
+    return f"{Path(pipeline).name} {_package_version(pipeline)} / {digest}"
+
+
+def _package_version(name: str) -> str:
+    """The installed version of the package `name` (a module or distribution name), or "unknown"."""
+    for candidate in (name, name.replace("_", "-")):
+        try:
+            return importlib.metadata.version(candidate)
+        except (importlib.metadata.PackageNotFoundError, ValueError):
+            continue
+    return "unknown"
 
 
 @lru_cache(maxsize=200_000)

@@ -16,7 +16,7 @@ from haystack import Pipeline
 
 from components.contracts import ScoreKind, SourceType, StatusKind, document_to_chunk
 from components.knowledge_base import GetDocument, KnowledgeBaseSearch, ListDocuments
-from components.knowledge_base.store import ChunkRecord, DocumentRecord, SearchFilters
+from components.knowledge_base.store import ChunkRecord, DocumentRecord, KnowledgeBaseMismatch, SearchFilters
 from components.text.language import chunk_sentence_spans
 from tests.components.knowledge_base.kb_corpus import build_records
 from tests.fresh_process import reported, run_python
@@ -342,6 +342,16 @@ class TestKnowledgeBaseConformance:
         assert skipped["status"].status is StatusKind.SKIPPED
         bad = await run_async(query="")
         assert bad["status"].status is StatusKind.ERROR
+
+    def test_a_keyword_index_counted_by_another_text_analysis_is_refused(self, loaded, kb_backend, monkeypatch):
+        """A collection records the text analysis that counted its terms; a version that analyses otherwise (other
+        stop words, stems or lemma tables) refuses it in one sentence instead of mis-scoring every keyword search."""
+        from components.knowledge_base import chunk_index
+
+        assert kb_backend.store(loaded).keyword_search("graph layers", 3)  # the analysis that built it: fine
+        monkeypatch.setattr(chunk_index, "text_analysis", lambda: "another_pipeline 1.0 / 000000000000")
+        with pytest.raises(KnowledgeBaseMismatch, match="was keyword-indexed by the text analysis .* re-ingest"):
+            kb_backend.store(loaded).keyword_search("graph layers", 3)
 
     def test_get_document_returns_fields_and_ordered_chunks(self, loaded):
         result = GetDocument(collection=loaded).run(document_id="fulltext")
