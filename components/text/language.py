@@ -40,9 +40,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# Abbreviations a sentence does not end after (lower case, without the final dot): the one list every
-# sentence splitter of the project uses (ingestion, graph extraction, ranking). Not "no": in prose it ends
-# sentences ("he said no.") far more often than it abbreviates "number".
+# Abbreviations a sentence does not end after (lower case, without the final dot): what the one sentence splitter's
+# mending rules join again (`_continues`). Not "no": in prose it ends sentences ("he said no.") far more often than
+# it abbreviates "number".
 ABBREVIATIONS: frozenset[str] = frozenset(
     "al approx apr aug ca capt cf ch co col corp dec dept dr e.g eq est etc feb fig figs gen gov i.e inc "
     "jan jr jul jun lt ltd mar mr mrs ms mt nov oct ph.d pp prof rep rev sec sen sep sept sr st u.k "
@@ -247,7 +247,8 @@ def append_stripped(text: str, start: int, end: int, spans: list[tuple[int, int]
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Character spans `(start, end)` of the sentences of `text`, as spaCy's parser cuts them (per line), with the
-    parser's cuts inside a sentence mended (see `_continues`)."""
+    parser's cuts inside a sentence mended (see `_continues`): the product's one sentence splitter. A chunk's
+    sentences are read with `chunk_sentence_spans`, which splits only a chunk that does not carry them."""
     spans: list[tuple[int, int]] = []
     for offset, doc in analyse_text(text):
         line_start = len(spans)
