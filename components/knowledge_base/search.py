@@ -96,8 +96,8 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
     def warm_up(self) -> None:
         """Open the knowledge base over the document store, and load the embedding model (shared per process) for
         questions that arrive without an embedding."""
+        use_language_pipeline(self.spacy_model)  # first: the knowledge base checks which analysis counted its terms
         KnowledgeBaseComponent.warm_up(self)
-        use_language_pipeline(self.spacy_model)
         get_embedding_model(self.embedding_model)
 
     # -- the work -----------------------------------------------------------------------------------------------

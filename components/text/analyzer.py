@@ -106,15 +106,18 @@ def irregular_forms() -> dict[str, str]:
 ANALYSIS_VERSION = 1
 
 
-@lru_cache(maxsize=1)
 def text_analysis() -> str:
     """The name of the analysis that counts terms in this process, recorded beside a keyword index when it is made:
     the spaCy pipeline whose lemma tables join irregular forms (name and version), and a digest of the rest (the word
     pattern, the stop words, the stemmer and `ANALYSIS_VERSION`). Term counts made by another analysis do not match
-    this one's question terms. Reads package metadata only: no spaCy pipeline is loaded for it."""
-    from components.text import language
+    this one's question terms. Reads package metadata only: no spaCy pipeline is loaded (or chosen) for it."""
+    from components.text.language import analysis_pipeline_name
 
-    pipeline = language._default_pipeline_name()
+    return _text_analysis(analysis_pipeline_name())
+
+
+@lru_cache(maxsize=4)
+def _text_analysis(pipeline: str) -> str:
     parts = {
         "version": ANALYSIS_VERSION,
         "word": _WORD.pattern,

@@ -138,10 +138,21 @@ def _default_pipeline_name() -> str:
     """The process's analysis pipeline: the one a component chose, else the `SPACY_MODEL` setting (read once, when
     a helper needs the pipeline before any component warmed up; the pipeline is a process-wide resource)."""
     if not _chosen:
-        from components.settings import get_settings
-
-        _chosen.append(get_settings().spacy_model or DEFAULT_SPACY_MODEL)
+        _chosen.append(pipeline_name_from_settings())
     return _chosen[0]
+
+
+def pipeline_name_from_settings() -> str:
+    """The spaCy pipeline the `SPACY_MODEL` setting names."""
+    from components.settings import get_settings
+
+    return get_settings().spacy_model or DEFAULT_SPACY_MODEL
+
+
+def analysis_pipeline_name() -> str:
+    """The name of the pipeline this process analyses with, or will (the `SPACY_MODEL` setting while no component
+    has chosen one), without choosing it: for records of what analysed a text (`analyzer.text_analysis`)."""
+    return _chosen[0] if _chosen else pipeline_name_from_settings()
 
 
 def _own_copies(cached: Callable[[str], Doc]) -> Callable[[str], Doc]:

@@ -110,3 +110,15 @@ class TestTheOneSentenceSplitter:
         text = "Halvard Mills opened in 1921. It closed in 1988."
         assert stored_sentence_spans(text, {"sentence_spans": stored}) is None
         assert chunk_sentence_spans(text, {"sentence_spans": stored}) == sentence_spans(text) == [(0, 29), (30, 48)]
+
+
+def test_naming_the_analysis_of_a_keyword_index_does_not_choose_the_processs_pipeline(monkeypatch) -> None:
+    """A knowledge base opened before any component warmed up (its record of the text analysis is checked) must not
+    fix the process's spaCy pipeline: the components' `spacy_model` chooses it."""
+    from components.text import analyzer, language
+
+    monkeypatch.setattr(language, "_chosen", [])
+    assert analyzer.text_analysis().startswith(language.pipeline_name_from_settings())
+    assert language._chosen == []
+    monkeypatch.setattr(language, "_chosen", ["another_pipeline"])
+    assert analyzer.text_analysis().startswith("another_pipeline unknown / ")
