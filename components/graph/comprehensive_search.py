@@ -55,18 +55,19 @@ class ComprehensiveSearch(GraphToolComponent):
         graph_store: GraphStore | None = None,
         breaker_failures: int | None = None,
         breaker_cooldown_s: float | None = None,
+        timeout_s: float | None = None,
     ) -> None:
         """
         :param collection: the knowledge base's collection searched on both sides (None: the settings' one).
         :param limit: how many results each side returns by default (1-50).
         :param vector_mode: the knowledge base's search: dense, keyword or hybrid.
-        :param graph_store: as in `GraphToolComponent`, and the breaker parameters.
+        :param graph_store: as in `GraphToolComponent`, and the breaker parameters and `timeout_s`.
         """
         if vector_mode not in ("dense", "keyword", "hybrid"):
             raise ValueError("vector_mode must be dense, keyword or hybrid")
         self.vector_mode = vector_mode
         self._configure(
-            "comprehensive_search", collection, limit, 50, graph_store, breaker_failures, breaker_cooldown_s,
+            "comprehensive_search", collection, limit, 50, graph_store, breaker_failures, breaker_cooldown_s, timeout_s,
             retries=0,
         )
 

@@ -51,11 +51,12 @@ class EntitySearch(GraphToolComponent):
         graph_store: GraphStore | None = None,
         breaker_failures: int | None = None,
         breaker_cooldown_s: float | None = None,
+        timeout_s: float | None = None,
     ) -> None:
-        """`limit` is described above; `collection`, `graph_store` and the breaker parameters (None: the
-        BREAKER_FAILURES and BREAKER_COOLDOWN_S settings) as in `GraphToolComponent`."""
+        """`limit` is described above; `collection`, `graph_store`, the breaker parameters and `timeout_s` (None:
+        the BREAKER_FAILURES, BREAKER_COOLDOWN_S and TOOL_TIMEOUT_S settings) as in `GraphToolComponent`."""
         self._configure(
-            SOURCE, collection, limit, MAX_LIMIT, graph_store, breaker_failures, breaker_cooldown_s
+            SOURCE, collection, limit, MAX_LIMIT, graph_store, breaker_failures, breaker_cooldown_s, timeout_s
         )
 
     @component.output_types(entities=list[dict], documents=list[Document], status=SourceStatus)

@@ -49,6 +49,7 @@ class GraphToolComponent(GraphStoreComponent):
         graph_store: GraphStore | None,
         breaker_failures: int | None = None,
         breaker_cooldown_s: float | None = None,
+        timeout_s: float | None = None,
         **policy: Any,
     ) -> None:
         """
@@ -58,15 +59,18 @@ class GraphToolComponent(GraphStoreComponent):
             settings choose as the component is built (`GRAPH_BACKEND`, `NEO4J_*`), connected in `warm_up()`.
         :param breaker_failures: failures in a row that open the tool's breaker (None: BREAKER_FAILURES).
         :param breaker_cooldown_s: seconds an open breaker skips the tool (None: BREAKER_COOLDOWN_S).
+        :param timeout_s: how long one call may take (None: TOOL_TIMEOUT_S).
         :param policy: other values of the tool's `ResiliencePolicy` (retries...).
         """
+        if timeout_s is not None and not 0 < timeout_s <= 120:
+            raise ValueError("timeout_s must be between 0 and 120 seconds, or None for the settings' tool timeout")
         within("limit", limit, 1, max_limit, whole=True)
         self.collection = collection
         self.limit = limit
         self.graph_store = resolved_graph_store(graph_store, collection)
-        self._guard = SourceGuard(
-            source, guard_policy_from_settings(self, breaker_failures, breaker_cooldown_s, **policy)
-        )
+        policy = guard_policy_from_settings(self, breaker_failures, breaker_cooldown_s, timeout_s=timeout_s, **policy)
+        self.timeout_s = policy.timeout_s
+        self._guard = SourceGuard(source, policy)
         self._tools: GraphTools | None = None
 
     def warm_up(self) -> None:

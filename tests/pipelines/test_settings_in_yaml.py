@@ -37,8 +37,7 @@ SETTINGS: dict[str, tuple[str, Any, dict[str, dict[str, str]]]] = {
     "TOOL_TIMEOUT_S": ("4.5", 4.5, {
         "research": {"kb_dense": "timeout_s", "kb_keyword": "timeout_s", "graph": "timeout_s", "web": "timeout_s",
                      "arxiv": "timeout_s", "memory": "timeout_s", "memory_writer": "timeout_s"},
-        "documents": {"list_documents": "timeout_s"},
-        "document": {"get_document": "timeout_s"},
+        **GUARDED_ELSEWHERE("timeout_s"),
     }),
     "TOOL_RETRIES": ("1", 1, {"research": {"web": "retries", "arxiv": "retries", "memory": "retries"}}),
     "UPSTREAM_MAX_BYTES": ("1234567", 1234567, {

@@ -28,6 +28,7 @@ class TestEntityTimeline:
             "min_event_confidence": None,
             "breaker_failures": 5,
             "breaker_cooldown_s": 30.0,
+            "timeout_s": 7.0,  # TOOL_TIMEOUT_S as it was built
         }
         assert EntityTimeline.from_dict(data).limit == 20
 
@@ -77,7 +78,7 @@ class TestComprehensiveSearch:
         assert data["init_parameters"] == {
             "collection": None, "limit": 5, "vector_mode": "dense",
             "graph_store": PG_RESEARCH,  # KB_COLLECTION's
-            "breaker_failures": 5, "breaker_cooldown_s": 30.0,
+            "breaker_failures": 5, "breaker_cooldown_s": 30.0, "timeout_s": 7.0,
         }
         assert ComprehensiveSearch.from_dict(data).vector_mode == "dense"
 
