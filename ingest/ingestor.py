@@ -34,7 +34,7 @@ from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.store import ChunkRecord, DocumentRecord
 from components.resilience.errors import first_line
 from components.text.analyzer import term_counts
-from components.text.language import sentence_spans
+from components.text.language import SENTENCE_SPANS_KEY, sentence_spans
 from components.validation import positive_int
 from ingest.report import IngestProgress, IngestReport, printable
 
@@ -339,6 +339,8 @@ class Ingestor:
                 "char_end": chunk.char_end,
                 "token_count": chunk.token_count,
                 "document_total_chunks": len(prepared.chunks),
+                # The chunk's sentences as the splitter cut them, so a question reads them instead of splitting again.
+                SENTENCE_SPANS_KEY: [[start, end] for start, end in chunk.sentence_spans or sentence_spans(chunk.text)],
             }
             records.append(
                 ChunkRecord(

@@ -234,10 +234,35 @@ def with_document_stores(pipeline: dict[str, Any]) -> dict[str, Any]:
     return {**pipeline, "components": components}
 
 
+# The research pipeline's whole-question budget, in its YAML: `metadata: {question_budget_s: ...}`.
+BUDGET_KEY = "question_budget_s"
+
+
+def with_question_budget(name: str, pipeline: dict[str, Any]) -> dict[str, Any]:
+    """The pipeline dict with `QUESTION_BUDGET_S` in the research pipeline's metadata when its YAML gives none, so
+    that the dumped YAML says how long a question may take (the catalog reads it back when it runs a question)."""
+    metadata = pipeline.get("metadata") or {}
+    if name != RESEARCH_PIPELINE or metadata.get(BUDGET_KEY) is not None:
+        return pipeline
+    from components.settings import get_settings
+
+    return {**pipeline, "metadata": {**metadata, BUDGET_KEY: get_settings().question_budget_s}}
+
+
+def question_budget_of(pipeline: Pipeline) -> float:
+    """The whole-question budget a built research pipeline carries in its metadata, checked like the setting."""
+    value = (pipeline.metadata or {}).get(BUDGET_KEY)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 600:
+        raise CatalogError(f"The research pipeline's metadata {BUDGET_KEY} must be seconds in (0, 600], not {value!r}.")
+    return float(value)
+
+
 def build_pipeline(spec: PipelineSpec) -> Pipeline:
     """A fresh (not warmed) pipeline from its spec, with its inputs and outputs checked against real sockets."""
     try:
-        pipeline = Pipeline.from_dict(with_document_stores(spec.pipeline), allowed_modules=ALLOWED_MODULES)
+        pipeline = Pipeline.from_dict(
+            with_question_budget(spec.name, with_document_stores(spec.pipeline)), allowed_modules=ALLOWED_MODULES
+        )
     except Exception as exc:  # noqa: BLE001 - Haystack raises many kinds; the analyst needs one sentence
         # Haystack's "Couldn't deserialize component ..." hides what was wrong: the cause (a missing model file, an
         # unknown rule family) says it.
@@ -312,8 +337,9 @@ class PipelineCatalog:
         from components.settings import get_settings
 
         settings = get_settings()
-        # What the catalog itself does per question, read from the settings now, not per question.
-        self.question_budget_s = question_budget_s if question_budget_s is not None else settings.question_budget_s
+        # The whole-question budget: this one when given, else the research pipeline's (its YAML's metadata, which
+        # the build fills from QUESTION_BUDGET_S when the YAML gives none).
+        self.question_budget_s = question_budget_s
         self._chat_settings = {
             "generator": settings.generator, "model": settings.openai_model, "api_base_url": settings.openai_base_url,
         }
@@ -515,9 +541,9 @@ class PipelineCatalog:
         `as_typed`; the result's `asked` is the question as typed and `answered_as` the rewrite.
         """
         inputs = self._research_inputs(question, sources, as_of, filters, top_k, session_id, streaming_callback)
-        self.get(RESEARCH_PIPELINE)  # building and warming the pipeline (first question only) is not the question's
+        pipeline = self.get(RESEARCH_PIPELINE)  # building and warming it (first question only) is not the question's
         asked = inputs["question"]
-        with question_budget(self.question_budget_s):
+        with question_budget(self._budget(pipeline)):
             answered_as = "" if as_typed else self.follow_up(asked, history, session_id)
             inputs["question"] = answered_as or asked
             selection = self._resolve_auto(inputs)
@@ -532,10 +558,9 @@ class PipelineCatalog:
         arguments.apply_defaults()
         history, as_typed = arguments.arguments.pop("history"), arguments.arguments.pop("as_typed")
         inputs = self._research_inputs(*arguments.args)
-        if self._entries[RESEARCH_PIPELINE].pipeline is None:
-            await asyncio.to_thread(self.get, RESEARCH_PIPELINE)
+        pipeline = self._entries[RESEARCH_PIPELINE].pipeline or await asyncio.to_thread(self.get, RESEARCH_PIPELINE)
         asked = inputs["question"]
-        with question_budget(self.question_budget_s):
+        with question_budget(self._budget(pipeline)):
             session_id = arguments.arguments.get("session_id")
             answered_as = "" if as_typed else await asyncio.to_thread(self.follow_up, asked, history, session_id)
             inputs["question"] = answered_as or asked
@@ -543,6 +568,10 @@ class PipelineCatalog:
             result = ResearchResult.from_outputs(inputs["question"], await self.run_async(RESEARCH_PIPELINE, inputs))
         update: dict[str, Any] = {"asked": asked, "answered_as": answered_as}
         return result.model_copy(update={**update, "source_selection": selection} if selection else update)
+
+    def _budget(self, pipeline: Pipeline) -> float:
+        """The whole-question budget: the catalog's when it was given one, else the research pipeline's."""
+        return self.question_budget_s if self.question_budget_s is not None else question_budget_of(pipeline)
 
     def follow_up(self, question: str, history: list[dict] | None, session_id: str | None) -> str:
         """The question rewritten against the earlier turns (`history`, else the session's memory), or "" when it

@@ -72,7 +72,7 @@ class Chunk:
 
 def _pieces(title: str, text: str) -> Iterator[Source]:
     """`text` cut at sentence ends into pieces of at most `WORDS_PER_CHUNK` words (a longer sentence stands alone)."""
-    from components.text.analyzer import sentence_spans
+    from components.text.language import sentence_spans
 
     spans = [(s, e) for s, e in sentence_spans(text) if text[s:e].strip()]
     piece: list[str] = []

@@ -34,7 +34,6 @@ BUILD_TIME = {
     "graph/neo4j_store.py:_resolve_password",
     # Process-wide resources, loaded once.
     "embedding/model.py:_load_embedding_model",
-    "text/language.py:_default_pipeline_name",
     "redaction.py:remember_settings_secrets",
     # Commands (`research arxiv add`, `research tools ...`), each a whole run of its own.
     "arxiv/ingest.py:fetch_papers",

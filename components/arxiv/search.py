@@ -17,10 +17,11 @@ from components.contracts import (
     SourceType,
 )
 from components.contracts.selection import filter_names
-from components.resilience import ResiliencePolicy, SourceError, SourceGuard, SourceResult
+from components.resilience import SourceError, SourceGuard, SourceResult
+from components.resilience.guard import guard_policy_from_settings
 from components.resilience.scheduling import map_until, source_twin
 from components.serialization import InitParameterSerialization
-from components.settings import DEFAULT_EMBEDDING_MODEL, setting_or
+from components.settings import setting_or
 from components.validation import bounded_count, bounded_text, positive_int, string_list
 from components.web.chunking import fetched_chunk, pick_chunks, query_cosines, query_terms, text_chunks
 
@@ -63,14 +64,17 @@ class ArxivSearch(InitParameterSerialization):
         retries: int | None = None,
         min_interval_s: float | None = None,
         api_url: str | None = None,
-        model: str = DEFAULT_EMBEDDING_MODEL,
+        model: str | None = None,
         max_response_bytes: int | None = None,
         chunk_tokens: int | None = None,
         allow_private_addresses: bool | None = None,
+        breaker_failures: int | None = None,
+        breaker_cooldown_s: float | None = None,
+        spacy_model: str | None = None,
     ) -> None:
         # None: the setting in force when the component is built (TOOL_TIMEOUT_S, TOOL_RETRIES,
-        # ARXIV_MIN_INTERVAL_S, ARXIV_API_URL, UPSTREAM_MAX_BYTES, CHUNK_TOKENS, ALLOW_PRIVATE_ADDRESSES);
-        # `to_dict` writes the value used.
+        # ARXIV_MIN_INTERVAL_S, ARXIV_API_URL, UPSTREAM_MAX_BYTES, CHUNK_TOKENS, EMBEDDING_MODEL, SPACY_MODEL,
+        # BREAKER_FAILURES, BREAKER_COOLDOWN_S, ALLOW_PRIVATE_ADDRESSES); `to_dict` writes the value used.
         self.allow_private_addresses = bool(setting_or(allow_private_addresses, "allow_private_addresses"))
         self.max_response_bytes = positive_int("max_response_bytes", setting_or(max_response_bytes,
                                                                                 "upstream_max_bytes"))
@@ -94,12 +98,14 @@ class ArxivSearch(InitParameterSerialization):
         self.retries = setting_or(retries, "tool_retries")
         self.min_interval_s = setting_or(min_interval_s, "arxiv_min_interval_s")
         self.api_url = setting_or(api_url, "arxiv_api_url")
-        self.model = model
+        self.model = setting_or(model, "embedding_model")
+        self.spacy_model = setting_or(spacy_model, "spacy_model")
         self._model: Any = None
         self._guard = SourceGuard(
             SOURCE,
-            ResiliencePolicy.from_settings(
-                timeout_s=self.timeout_s, retries=self.retries, min_interval_s=self.min_interval_s
+            guard_policy_from_settings(
+                self, breaker_failures, breaker_cooldown_s,
+                timeout_s=self.timeout_s, retries=self.retries, min_interval_s=self.min_interval_s,
             ),
         )
 
@@ -110,10 +116,10 @@ class ArxivSearch(InitParameterSerialization):
             import pypdf  # noqa: F401
 
             from components.embedding import get_embedding_model
-            from components.text.language import language_pipeline
+            from components.text.language import use_language_pipeline
 
             self._model = get_embedding_model(self.model)
-            language_pipeline()  # the chunker's sentence parser: loading it is not a search's latency
+            use_language_pipeline(self.spacy_model)  # the chunker's sentence parser: not a search's latency
 
     @component.output_types(**SOURCE_OUTPUTS)
     def run(

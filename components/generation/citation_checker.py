@@ -10,8 +10,10 @@ from components.generation.cited_answer_builder import CITATION_MARK, cited_numb
 from components.generation.extractive_answer_generator import ABSTENTION_PREFIX, UNSURE_PREFIX
 from components.resilience.scheduling import async_twin
 from components.serialization import InitParameterSerialization
+from components.settings import setting_or
 from components.text import bm25
-from components.text.analyzer import analyze, sentences, terms
+from components.text.analyzer import analyze, terms
+from components.text.language import sentences, use_language_pipeline
 from components.validation import within
 
 
@@ -33,9 +35,18 @@ class CitationChecker(InitParameterSerialization):
     ```
     """
 
-    def __init__(self, min_support: float = 0.5) -> None:
-        """:param min_support: the support score (0-1) at which a sentence counts as supported."""
+    def __init__(self, min_support: float = 0.5, spacy_model: str | None = None) -> None:
+        """
+        :param min_support: the support score (0-1) at which a sentence counts as supported.
+        :param spacy_model: the spaCy pipeline whose lemmas the terms are read with; None: SPACY_MODEL as it is
+            built.
+        """
         self.min_support = float(within("min_support", min_support, 0, 1))
+        self.spacy_model = setting_or(spacy_model, "spacy_model")
+
+    def warm_up(self) -> None:
+        """Load the language pipeline (once per process)."""
+        use_language_pipeline(self.spacy_model)
 
     @component.output_types(sentences=list[dict], unsupported=int)
     def run(self, answer: str, documents: list[Document]) -> dict[str, Any]:

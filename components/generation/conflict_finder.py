@@ -22,9 +22,10 @@ from haystack import Document, component
 from components.generation.question_analysis import DATE_LABELS, WH_WORDS, analyze_question
 from components.resilience.scheduling import async_twin
 from components.serialization import InitParameterSerialization
-from components.text.analyzer import content_words, sentences, terms, words
+from components.settings import setting_or
+from components.text.analyzer import content_words, terms, words
 from components.text.dates import MONTH_NAMES
-from components.text.language import ENTITY_KINDS_BY_LABEL, parse
+from components.text.language import ENTITY_KINDS_BY_LABEL, chunk_sentences, parse
 
 # What a question's wanted labels are compared as.
 AMOUNT_LABELS = frozenset({"MONEY", "CARDINAL", "QUANTITY", "PERCENT"})
@@ -113,17 +114,22 @@ class ConflictFinder(InitParameterSerialization):
     The answer gains one sentence citing each side; `conflicts` holds them structured.
     """
 
-    def __init__(self, max_conflicts: int = 3) -> None:
-        """:param max_conflicts: how many disagreements one answer reports at most (1-10)."""
+    def __init__(self, max_conflicts: int = 3, spacy_model: str | None = None) -> None:
+        """
+        :param max_conflicts: how many disagreements one answer reports at most (1-10).
+        :param spacy_model: the spaCy pipeline whose entities and parses the values are read with; None:
+            SPACY_MODEL as it is built.
+        """
         if not 1 <= max_conflicts <= 10:
             raise ValueError("max_conflicts must be between 1 and 10")
         self.max_conflicts = int(max_conflicts)
+        self.spacy_model = setting_or(spacy_model, "spacy_model")
 
     def warm_up(self) -> None:
         """Load the language pipeline (once per process)."""
-        from components.text.language import language_pipeline
+        from components.text.language import use_language_pipeline
 
-        language_pipeline()
+        use_language_pipeline(self.spacy_model)
 
     @component.output_types(answer=str, conflicts=list[dict])
     def run(self, query: str, answer: str, documents: list[Document] | None = None) -> dict[str, Any]:
@@ -263,7 +269,7 @@ def _candidates(document: Document, number: int, kind: str, anchors: frozenset[s
     owner = str(meta.get("document_id") or meta.get("source_id") or document.id)
     found = []
     previous_terms: set[str] = set()
-    for sentence in sentences(text):
+    for sentence in chunk_sentences(text, meta):
         sentence_terms = set(terms(sentence))
         first = sentence.split(maxsplit=1)[0].lower() if sentence.strip() else ""
         # A sentence opening on "It"/"The company" speaks of the subject only right after a sentence naming it.

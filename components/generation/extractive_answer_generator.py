@@ -43,8 +43,16 @@ from components.generation.question_gap import (
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text import bm25
-from components.text.analyzer import sentence_spans, sentences, terms
-from components.text.language import VALUE_LABELS, parse, parse_question, parse_syntax
+from components.text.analyzer import terms
+from components.text.language import (
+    VALUE_LABELS,
+    chunk_sentence_spans,
+    chunk_sentences,
+    parse,
+    parse_question,
+    parse_syntax,
+    sentence_spans,
+)
 from components.validation import within
 
 logger = logging.getLogger(__name__)
@@ -1240,7 +1248,7 @@ def _subject_answer(
         document = documents[sentence.number - 1]
         meta = document.meta or {}
         title = _terms_of(_DISAMBIGUATION.sub("", str(meta.get("source_title") or "")))
-        opening = next(iter(sentences(document.content or "")), "")
+        opening = next(iter(chunk_sentences(document.content or "", meta)), "")
         if int(meta.get("chunk_index") or 0) or not opening or not title or title <= asked:
             continue
         if sentence.text == opening or not (relation & sentence.terms or _share(weights, sentence) >= min_support):
@@ -1365,7 +1373,7 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
         rows = (
             [(int(start), int(end), float(cosine)) for start, end, cosine in stored]
             if stored
-            else [(start, end, relevance) for start, end in sentence_spans(content)]
+            else [(start, end, relevance) for start, end in chunk_sentence_spans(content, meta)]
         )
         rows.sort()
         previous_terms: frozenset[str] = frozenset()
@@ -1418,7 +1426,7 @@ def _from_neighbour(fragment: str, document: Document, documents: list[Document]
             continue
         if other_meta.get("chunk_index") is None or int(other_meta["chunk_index"]) != index - 1:
             continue
-        for text in sentences(other.content or ""):
+        for text in chunk_sentences(other.content or "", other_meta):
             if text.endswith(fragment) and len(text) > len(fragment):
                 return text, rank + 1, rank
     return None

@@ -132,7 +132,7 @@ def _uncited(text: str) -> str:
 
 
 def _first_sentence(text: str) -> str:
-    from components.text.analyzer import sentences
+    from components.text.language import sentences
 
     found = sentences(_uncited(text))
     return found[0] if found else ""

@@ -9,6 +9,8 @@ from haystack import Document, component
 from components.generation.question_analysis import analyze_question
 from components.resilience.scheduling import async_twin
 from components.serialization import InitParameterSerialization
+from components.settings import setting_or
+from components.text.language import use_language_pipeline
 
 
 @component
@@ -27,11 +29,13 @@ class QuestionAnalyzer(InitParameterSerialization):
     ```
     """
 
+    def __init__(self, spacy_model: str | None = None) -> None:
+        """:param spacy_model: the spaCy pipeline that tags the question; None: SPACY_MODEL as it is built."""
+        self.spacy_model = setting_or(spacy_model, "spacy_model")
+
     def warm_up(self) -> None:
         """Load the language pipeline (once per process)."""
-        from components.text.language import language_pipeline
-
-        language_pipeline()
+        use_language_pipeline(self.spacy_model)
 
     @component.output_types(analysis=dict, guidance=str)
     def run(self, query: str, after: list[Document] | None = None) -> dict[str, Any]:

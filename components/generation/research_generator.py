@@ -18,6 +18,7 @@ from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.budget import question_deadline
 from components.resilience.transport import capped_client_kwargs
 from components.serialization import InitParameterSerialization
+from components.text.language import use_language_pipeline
 from components.validation import within
 
 logger = logging.getLogger(__name__)
@@ -63,6 +64,10 @@ class ResearchGenerator(InitParameterSerialization):
         confidence_model: str = "",
         confidence_threshold: float | None = None,
         scoring_model: str = "",
+        embedding_model: str | None = None,
+        spacy_model: str | None = None,
+        breaker_failures: int | None = None,
+        breaker_cooldown_s: float | None = None,
     ) -> None:
         """
         :param generator: `extractive` or `openai`; empty takes the `GENERATOR` setting.
@@ -76,11 +81,18 @@ class ResearchGenerator(InitParameterSerialization):
         :param confidence_model: the extractive answer's confidence model file (empty: the packaged one).
         :param confidence_threshold: the confidence its short answer needs to lead the answer (None: the model's).
         :param scoring_model: the extractive answer's sentence and span weights file (empty: the packaged one).
+        :param embedding_model: the extractive answer's sentence embedding model; None takes `EMBEDDING_MODEL`.
+        :param spacy_model: the spaCy pipeline the answer's sentences, entities and parses come from; None takes
+            `SPACY_MODEL`.
+        :param breaker_failures: chat failures in a row that open its breaker; None takes `BREAKER_FAILURES`.
+        :param breaker_cooldown_s: seconds an open breaker skips the chat model; None takes `BREAKER_COOLDOWN_S`.
+            (A chat answer is never cached: `CACHE_TTL_S` does not apply.)
         """
         from components.settings import get_settings
 
         # Empty or None takes the setting in force as the generator is built (GENERATOR, OPENAI_MODEL,
-        # OPENAI_BASE_URL, UPSTREAM_MAX_BYTES); `to_dict` writes the values used. The key stays an env-var secret.
+        # OPENAI_BASE_URL, UPSTREAM_MAX_BYTES, EMBEDDING_MODEL, SPACY_MODEL, BREAKER_*); `to_dict` writes the values
+        # used. The key stays an env-var secret.
         settings = get_settings()
         generator = generator or settings.generator
         model = model or settings.openai_model
@@ -101,7 +113,12 @@ class ResearchGenerator(InitParameterSerialization):
         self.confidence_model = confidence_model
         self.confidence_threshold = confidence_threshold
         self.scoring_model = scoring_model
+        self.embedding_model = embedding_model or settings.embedding_model
+        self.spacy_model = spacy_model or settings.spacy_model
+        self.breaker_failures = breaker_failures if breaker_failures is not None else settings.breaker_failures
+        self.breaker_cooldown_s = breaker_cooldown_s if breaker_cooldown_s is not None else settings.breaker_cooldown_s
         self._extractive = ExtractiveAnswerGenerator(
+            embedding_model=self.embedding_model,
             max_sentences=max_sentences,
             confidence_model=confidence_model,
             confidence_threshold=confidence_threshold,
@@ -123,6 +140,7 @@ class ResearchGenerator(InitParameterSerialization):
         """Build the chat client of the chosen generator (no network call); idempotent."""
         if self._kind is not None:
             return
+        use_language_pipeline(self.spacy_model)
         kind = self.generator
         if kind == "openai":
             from haystack.components.generators.chat import OpenAIChatGenerator
@@ -143,7 +161,10 @@ class ResearchGenerator(InitParameterSerialization):
                 )
             self._guard = SourceGuard(
                 STATUS_SOURCE,
-                ResiliencePolicy.from_settings(timeout_s=self.timeout_s, retries=self.retries, cache_ttl_s=0.0),
+                ResiliencePolicy(
+                    timeout_s=self.timeout_s, retries=self.retries, breaker_failures=self.breaker_failures,
+                    breaker_cooldown_s=self.breaker_cooldown_s, cache_ttl_s=0.0,
+                ),
             )
         self._kind = kind
 

@@ -11,7 +11,7 @@ from components.contracts import ContextChunk, SourceStatus, StatusKind, documen
 from components.graph.factory import component_graph_store
 from components.graph.store import GraphStore
 from components.graph.tools import GraphToolComponent, GraphTools, fact_to_chunk
-from components.resilience import ResiliencePolicy, SourceResult
+from components.resilience import SourceResult
 from components.resilience.errors import first_line
 
 
@@ -53,18 +53,23 @@ class ComprehensiveSearch(GraphToolComponent):
         limit: int = 10,
         vector_mode: str = "hybrid",
         graph_store: GraphStore | None = None,
+        breaker_failures: int | None = None,
+        breaker_cooldown_s: float | None = None,
+        timeout_s: float | None = None,
     ) -> None:
         """
         :param collection: the knowledge base's collection searched on both sides (None: the settings' one).
         :param limit: how many results each side returns by default (1-50).
         :param vector_mode: the knowledge base's search: dense, keyword or hybrid.
-        :param graph_store: as in `GraphToolComponent`.
+        :param graph_store: as in `GraphToolComponent`, and the breaker parameters and `timeout_s`.
         """
         if vector_mode not in ("dense", "keyword", "hybrid"):
             raise ValueError("vector_mode must be dense, keyword or hybrid")
         self.vector_mode = vector_mode
-        policy = ResiliencePolicy.from_settings(retries=0)
-        self._configure("comprehensive_search", collection, limit, 50, graph_store, policy)
+        self._configure(
+            "comprehensive_search", collection, limit, 50, graph_store, breaker_failures, breaker_cooldown_s, timeout_s,
+            retries=0,
+        )
 
     def warm_up(self) -> None:
         """Open the graph store and the knowledge-base search once (a missing side is reported per call)."""

@@ -44,9 +44,20 @@ class EntitySearch(GraphToolComponent):
     ```
     """
 
-    def __init__(self, collection: str | None = None, limit: int = 10, graph_store: GraphStore | None = None) -> None:
-        """`limit` is described above; `collection` and `graph_store` as in `GraphToolComponent`."""
-        self._configure(SOURCE, collection, limit, MAX_LIMIT, graph_store)
+    def __init__(
+        self,
+        collection: str | None = None,
+        limit: int = 10,
+        graph_store: GraphStore | None = None,
+        breaker_failures: int | None = None,
+        breaker_cooldown_s: float | None = None,
+        timeout_s: float | None = None,
+    ) -> None:
+        """`limit` is described above; `collection`, `graph_store`, the breaker parameters and `timeout_s` (None:
+        the BREAKER_FAILURES, BREAKER_COOLDOWN_S and TOOL_TIMEOUT_S settings) as in `GraphToolComponent`."""
+        self._configure(
+            SOURCE, collection, limit, MAX_LIMIT, graph_store, breaker_failures, breaker_cooldown_s, timeout_s
+        )
 
     @component.output_types(entities=list[dict], documents=list[Document], status=SourceStatus)
     def run(

@@ -34,12 +34,18 @@ class EntityTimeline(GraphToolComponent):
         limit: int = 200,
         graph_store: GraphStore | None = None,
         min_event_confidence: float | None = None,
+        breaker_failures: int | None = None,
+        breaker_cooldown_s: float | None = None,
+        timeout_s: float | None = None,
     ) -> None:
-        """`limit` is described above; `collection` and `graph_store` as in `GraphToolComponent`.
+        """`limit` is described above; `collection`, `graph_store`, the breaker parameters and `timeout_s` as in
+        `GraphToolComponent`.
         `min_event_confidence` (0-1): the event confidence a fact needs to be on the timeline (the others are in
         `less_certain`); None: the threshold the shipped event-confidence model was fitted with, 0: every fact."""
         self.min_event_confidence = check_min_confidence(min_event_confidence)
-        self._configure("graph_timeline", collection, limit, 1000, graph_store)
+        self._configure(
+            "graph_timeline", collection, limit, 1000, graph_store, breaker_failures, breaker_cooldown_s, timeout_s
+        )
 
     @component.output_types(
         documents=list[Document], timeline=list[dict], less_certain=list[dict], entities=list[str], status=SourceStatus

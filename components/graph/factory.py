@@ -54,6 +54,20 @@ def check_graph_store(graph_store: GraphStore | None, collection: str | None) ->
     return graph_store
 
 
+def resolved_graph_store(graph_store: GraphStore | None, collection: str | None) -> GraphStore | None:
+    """A graph component's `graph_store` init parameter as its `__init__` keeps it: the store given (checked by
+    `check_graph_store`), else the store the settings choose now (`GRAPH_BACKEND`, `NEO4J_*`; unconnected), so the
+    component's YAML names it. None only when the settings name no usable store (GRAPH_BACKEND neo4j without
+    NEO4J_URI): `warm_up()` and each run then say why."""
+    graph_store = check_graph_store(graph_store, collection)
+    if graph_store is not None:
+        return graph_store
+    try:
+        return graph_store_from_settings(collection)
+    except GraphUnavailable:
+        return None
+
+
 def component_graph_store(graph_store: GraphStore | None, collection: str | None) -> GraphStore:
     """The store a graph component reads: the one it was given, else a new one the settings choose (its
     `warm_up()` calls this once)."""

@@ -13,7 +13,7 @@ from haystack import component, logging
 
 from components.contracts import SOURCE_OUTPUTS, ContextChunk, ScoreKind
 from components.graph.event_confidence import check_min_confidence, default_threshold, is_certain
-from components.graph.factory import GraphStoreComponent, check_graph_store, component_graph_store, known_entities_in
+from components.graph.factory import GraphStoreComponent, component_graph_store, known_entities_in, resolved_graph_store
 from components.graph.model import FactHit
 from components.graph.passage_walk import DEFAULT_DAMPING, PassageGraphCache, WalkedPassage
 from components.graph.store import GraphStore
@@ -26,10 +26,10 @@ from components.knowledge_base.attribution import (
 )
 from components.knowledge_base.store import ChunkHit, SearchFilters
 from components.redaction import cut
-from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
-from components.resilience.guard import submit_in_thread
+from components.resilience import SourceGuard, SourceResult
+from components.resilience.guard import guard_policy_from_settings, submit_in_thread
 from components.resilience.scheduling import source_twin
-from components.settings import DEFAULT_EMBEDDING_MODEL, setting_or
+from components.settings import setting_or
 from components.validation import clamp, within
 
 logger = logging.getLogger(__name__)
@@ -68,11 +68,14 @@ class GraphSearch(GraphStoreComponent):
         top_k: int = 10,
         facts_per_passage: int = 3,
         damping: float = DEFAULT_DAMPING,
-        embedding_model: str = DEFAULT_EMBEDDING_MODEL,
+        embedding_model: str | None = None,
         timeout_s: float | None = None,
         graph_store: GraphStore | None = None,
         document_store: Any = None,
         min_event_confidence: float | None = None,
+        breaker_failures: int | None = None,
+        breaker_cooldown_s: float | None = None,
+        spacy_model: str | None = None,
     ) -> None:
         """
         :param collection: the knowledge base's collection (its graph is walked), or None for the settings' one.
@@ -80,14 +83,18 @@ class GraphSearch(GraphStoreComponent):
         :param facts_per_passage: how many of the graph's facts each passage carries (0-10).
         :param damping: the share of the walk's mass that moves on at each step (0.1-0.9; the rest returns to
             the question's entities). HippoRAG's 0.5 keeps the walk within about two hops.
-        :param embedding_model: the model of the question's embedding (passage and fact relevance).
+        :param embedding_model: the model of the question's embedding (passage and fact relevance) and of the
+            knowledge base's vectors; None: EMBEDDING_MODEL as the branch is built.
         :param timeout_s: the branch's timeout, or None for the settings' tool timeout.
         :param graph_store: the graph store to walk (serialised in the pipeline YAML); None: the store the
-            settings choose (`GRAPH_BACKEND`), made in `warm_up()`.
+            settings choose as the branch is built (`GRAPH_BACKEND`, `NEO4J_*`), connected in `warm_up()`.
         :param document_store: the integration's document store of the knowledge base whose chunks the walk returns
             as passages (as for `KnowledgeBaseSearch`); None: the store `KB_BACKEND` chooses.
         :param min_event_confidence: the event confidence (0-1) a fact needs to be attached to a passage; None: the
             threshold the shipped event-confidence model was fitted with, 0: every fact.
+        :param breaker_failures: failures in a row that open the branch's breaker (None: BREAKER_FAILURES).
+        :param breaker_cooldown_s: seconds an open breaker skips the branch (None: BREAKER_COOLDOWN_S).
+        :param spacy_model: the spaCy pipeline that finds the question's entities (None: SPACY_MODEL).
         """
         if collection is not None and not collection.strip():
             raise ValueError("collection must name the knowledge base's collection, or be None for the settings' one")
@@ -95,14 +102,19 @@ class GraphSearch(GraphStoreComponent):
         self.top_k = within("top_k", top_k, 1, 50, whole=True)
         self.facts_per_passage = within("facts_per_passage", facts_per_passage, 0, 10, whole=True)
         self.damping = float(within("damping", float(damping), 0.1, 0.9))
-        self.embedding_model = embedding_model
+        self.embedding_model = setting_or(embedding_model, "embedding_model")
+        self.spacy_model = setting_or(spacy_model, "spacy_model")
         self.timeout_s = setting_or(timeout_s, "tool_timeout_s")  # None: TOOL_TIMEOUT_S as the branch is built
-        self.graph_store = check_graph_store(graph_store, collection)
-        self._guard = SourceGuard(SOURCE, ResiliencePolicy.from_settings(timeout_s=self.timeout_s))
+        self.graph_store = resolved_graph_store(graph_store, collection)
+        policy = guard_policy_from_settings(
+            self, breaker_failures, breaker_cooldown_s, timeout_s=self.timeout_s
+        )
+        self._guard = SourceGuard(SOURCE, policy)
         self._store: GraphStore | None = None
         self._model: Any = None
         self.document_store = check_document_store(document_store)
-        self._kb = KnowledgeBaseAccess(self.document_store, collection)  # the passages' chunks
+        # The passages' chunks.
+        self._kb = KnowledgeBaseAccess(self.document_store, collection, embedding_model=self.embedding_model)
         self._passage_graph: PassageGraphCache | None = None
         self.min_event_confidence = check_min_confidence(min_event_confidence)
 
@@ -115,13 +127,13 @@ class GraphSearch(GraphStoreComponent):
         model once, so the first question does not pay for them."""
         if self._store is None:
             from components.embedding import get_embedding_model
-            from components.text.language import language_pipeline
+            from components.text.language import use_language_pipeline
 
             self._store = component_graph_store(self.graph_store, self.collection)
             self._passage_graph = PassageGraphCache(self._store)
             self._model = get_embedding_model(self.embedding_model)
+            use_language_pipeline(self.spacy_model)
             try:
-                language_pipeline()
                 self._passage_graph.get()
             except Exception as exc:  # noqa: BLE001 - an unreachable graph is reported by each run's status
                 logger.warning("The graph is not ready yet: {reason}", reason=cut(str(exc), 200))

@@ -19,12 +19,12 @@ from typing import Any
 from components.contracts import ContextChunk, ScoreKind, SourceType
 from components.graph.dates import FuzzyDate
 from components.graph.event_confidence import default_threshold, is_certain
-from components.graph.factory import GraphStoreComponent, check_graph_store, component_graph_store
+from components.graph.factory import GraphStoreComponent, component_graph_store, resolved_graph_store
 from components.graph.model import ENTITY_KINDS, EntityMatch, Fact, FactHit
 from components.graph.store import MAX_DEPTH, GraphStore
-from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
+from components.resilience import SourceGuard, SourceResult
 from components.resilience.errors import first_line
-from components.resilience.guard import submit_in_thread
+from components.resilience.guard import guard_policy_from_settings, submit_in_thread
 from components.validation import bounded_text, clamp, within
 
 MAX_QUERY_CHARS = 1000
@@ -47,19 +47,30 @@ class GraphToolComponent(GraphStoreComponent):
         limit: int,
         max_limit: int,
         graph_store: GraphStore | None,
-        policy: ResiliencePolicy | None = None,
+        breaker_failures: int | None = None,
+        breaker_cooldown_s: float | None = None,
+        timeout_s: float | None = None,
+        **policy: Any,
     ) -> None:
         """
         :param collection: the knowledge base's collection whose graph is read (None: the settings' one).
         :param limit: the component's `limit` init parameter, checked to lie in 1..`max_limit`.
         :param graph_store: the graph store to read (serialised in the pipeline YAML); None: the store the
-            settings choose (`GRAPH_BACKEND`), made in `warm_up()`.
+            settings choose as the component is built (`GRAPH_BACKEND`, `NEO4J_*`), connected in `warm_up()`.
+        :param breaker_failures: failures in a row that open the tool's breaker (None: BREAKER_FAILURES).
+        :param breaker_cooldown_s: seconds an open breaker skips the tool (None: BREAKER_COOLDOWN_S).
+        :param timeout_s: how long one call may take (None: TOOL_TIMEOUT_S).
+        :param policy: other values of the tool's `ResiliencePolicy` (retries...).
         """
+        if timeout_s is not None and not 0 < timeout_s <= 120:
+            raise ValueError("timeout_s must be between 0 and 120 seconds, or None for the settings' tool timeout")
         within("limit", limit, 1, max_limit, whole=True)
         self.collection = collection
         self.limit = limit
-        self.graph_store = check_graph_store(graph_store, collection)
-        self._guard = SourceGuard(source, policy or ResiliencePolicy.from_settings())
+        self.graph_store = resolved_graph_store(graph_store, collection)
+        policy = guard_policy_from_settings(self, breaker_failures, breaker_cooldown_s, timeout_s=timeout_s, **policy)
+        self.timeout_s = policy.timeout_s
+        self._guard = SourceGuard(source, policy)
         self._tools: GraphTools | None = None
 
     def warm_up(self) -> None:

@@ -25,10 +25,12 @@ from components.knowledge_base.store import (
     SearchFilters,
     cosine_to_relevance,
 )
-from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
+from components.resilience import RetryableError, SourceError, SourceGuard
+from components.resilience.guard import guard_policy_from_settings
 from components.serialization import InitParameterSerialization
 from components.settings import get_settings, setting_or
 from components.text.dates import date_bounds
+from components.text.language import SENTENCE_SPANS_KEY
 from components.validation import clamp
 
 logger = logging.getLogger(__name__)
@@ -89,10 +91,17 @@ class KnowledgeBaseAccess:
     ```
     """
 
-    def __init__(self, document_store: Any = None, collection: str | None = None, backend: str | None = None) -> None:
+    def __init__(
+        self,
+        document_store: Any = None,
+        collection: str | None = None,
+        backend: str | None = None,
+        embedding_model: str | None = None,
+    ) -> None:
         self.document_store = document_store
         self.collection = collection
         self.backend = backend  # without a store: this backend's, whatever KB_BACKEND says
+        self.embedding_model = embedding_model  # the model of the chunks' vectors (None: EMBEDDING_MODEL)
         # Without a store, the settings' knowledge base (KB_BACKEND, KB_COLLECTION, the database) as of now.
         self._settings = None
         if document_store is None:
@@ -112,7 +121,7 @@ class KnowledgeBaseAccess:
                     document_store = self.document_store
                     if document_store is None:
                         document_store = document_store_for(self._settings, self.collection)
-                    self._store = knowledge_base_for(document_store)
+                    self._store = knowledge_base_for(document_store, self.embedding_model)
                 except (KnowledgeBaseMismatch, ValueError) as exc:  # retrying cannot help
                     raise SourceError(str(exc)) from exc
                 except KnowledgeBaseUnavailable as exc:
@@ -139,12 +148,13 @@ class KnowledgeBaseAccess:
 
 class KnowledgeBaseComponent(InitParameterSerialization):
     """What every knowledge-base tool component keeps and checks: the integration's `document_store` (None: the store
-    `KB_BACKEND` chooses for `collection`), its `source_name` in statuses (None: the class's `SOURCE_NAME`) and its
-    `timeout_s` (None: the settings' tool timeout); the knowledge base over the store is opened in `warm_up()`;
-    `to_dict` writes every init parameter of the subclass.
+    `KB_BACKEND` chooses for `collection`), its `source_name` in statuses (None: the class's `SOURCE_NAME`), its
+    `timeout_s`, `breaker_failures` and `breaker_cooldown_s` (None: the settings of those names) and
+    the `embedding_model` of the store's vectors (None: EMBEDDING_MODEL); the knowledge base over the store is opened
+    in `warm_up()`; `to_dict` writes every init parameter of the subclass.
 
     Usage (a component's own `__init__`, when it takes more parameters, calls
-    `KnowledgeBaseComponent.__init__(self, document_store, collection, source_name, timeout_s)`; not `super()`,
+    `KnowledgeBaseComponent.__init__(self, document_store, collection, source_name, timeout_s, ...)`; not `super()`,
     which breaks on the class `@component` makes anew):
     ```python
     @component
@@ -162,6 +172,9 @@ class KnowledgeBaseComponent(InitParameterSerialization):
         collection: str | None = None,
         source_name: str | None = None,
         timeout_s: float | None = None,
+        breaker_failures: int | None = None,
+        breaker_cooldown_s: float | None = None,
+        embedding_model: str | None = None,
     ) -> None:
         if collection is not None and (not isinstance(collection, str) or not collection.strip()):
             raise ValueError("collection must be a non-empty name, or None for the settings' collection")
@@ -173,11 +186,16 @@ class KnowledgeBaseComponent(InitParameterSerialization):
                 raise ValueError("timeout_s must be positive, or None for the settings' tool timeout")
         # None: TOOL_TIMEOUT_S as the component is built; `to_dict` writes the value used.
         self.timeout_s = setting_or(timeout_s, "tool_timeout_s")
-        self._policy = ResiliencePolicy.from_settings(timeout_s=self.timeout_s)
+        # None: BREAKER_FAILURES, BREAKER_COOLDOWN_S likewise.
+        self._policy = guard_policy_from_settings(
+            self, breaker_failures, breaker_cooldown_s, timeout_s=self.timeout_s
+        )
         self.document_store = check_document_store(document_store)
         self.collection = collection
         self.source_name = source_name or self.SOURCE_NAME
-        self._kb = KnowledgeBaseAccess(self.document_store, collection, self.BACKEND)
+        # The model of the knowledge base's vectors (and of a question's); None: EMBEDDING_MODEL as it is built.
+        self.embedding_model = setting_or(embedding_model, "embedding_model")
+        self._kb = KnowledgeBaseAccess(self.document_store, collection, self.BACKEND, self.embedding_model)
 
     def warm_up(self) -> None:
         """Open the knowledge base over the document store (a failure shows in the next run's status)."""
@@ -235,7 +253,7 @@ def record_to_chunk(
         "similarity_score": raw_score,
         "doc_type": document.doc_type,
     }
-    for key in ("page_number", "section_title"):
+    for key in ("page_number", "section_title", SENTENCE_SPANS_KEY):
         if chunk.metadata.get(key) is not None:
             metadata[key] = chunk.metadata[key]
     return ContextChunk(

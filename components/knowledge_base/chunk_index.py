@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from haystack import Document
+from haystack import Document, logging
 
 from components.contracts import ScoreKind
 from components.knowledge_base.store import (
@@ -53,6 +53,9 @@ from components.knowledge_base.store import (
     SearchFilters,
     TermStatistics,
 )
+from components.text.analyzer import text_analysis
+
+logger = logging.getLogger(__name__)
 
 # The meta fields the assistant writes on its own chunks; everything else in `meta` is the chunk's own metadata.
 DOCUMENT_FIELDS_ON_CHUNKS = ("document_id", "chunk_index", "title", "source", "doc_type", "url", "date", "date_ordinal")
@@ -184,6 +187,28 @@ class ChunkIndex(ABC):
             f"The {self.backend} collection {self.collection!r} holds {dimension}-dimensional embeddings from "
             f"{model or 'an unknown model'}, but this knowledge base is set up for {self.dimension} dimensions from "
             f"{self.embedding_model or 'an unknown model'}; use another collection or re-ingest into a new one."
+        )
+
+    def check_text_analysis(self, recorded: str | None, holds_chunks: bool) -> str | None:
+        """The text analysis to record beside the collection's keyword index (`analyzer.text_analysis`), checked
+        against the one `recorded` there when it was made: `KnowledgeBaseMismatch` in one sentence when another
+        analysis counted its terms (other stop words, stems or lemma tables would mis-score every keyword search).
+        A collection that holds chunks but no record (made before analyses were recorded) cannot be checked: None,
+        with a warning, and nothing is recorded for it."""
+        current = text_analysis()
+        if recorded is None or recorded == current:
+            if recorded is None and holds_chunks:
+                logger.warning(
+                    "The keyword index of {collection} does not say which text analysis counted its terms; if "
+                    "keyword results look wrong, re-ingest it into a new collection.", collection=self.collection
+                )
+                return None
+            return current
+        raise KnowledgeBaseMismatch(
+            f"The {self.backend} collection {self.collection!r} was keyword-indexed by the text analysis "
+            f"{recorded!r}, but this version analyses text with {current!r} (its stop words, stems or lemma tables "
+            "differ), so its keyword scores would be wrong; re-ingest into a new collection, or use the version "
+            "that built it."
         )
 
     # -- writes -----------------------------------------------------------------------------------------------------

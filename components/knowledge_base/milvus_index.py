@@ -99,6 +99,7 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
 # The collection property naming the embedding model of a collection the assistant created (milvus-lite keeps no
 # collection description).
 _MODEL_PROPERTY = "research_assistant.embedding_model"
+_ANALYSIS_PROPERTY = "research_assistant.text_analysis"
 
 # The analyzer of the BM25 function: Milvus's standard tokenizer with the product's one stop-word list, so Milvus
 # and `keyword_terms.terms` drop the same words.
@@ -327,7 +328,9 @@ class MilvusChunkIndex(ChunkIndex):
                 "another collection."
             )
         dimension = int(fields[self.layout.vector].get("params", {}).get("dim", self.dimension))
-        self.check_embeddings(dimension, (description.get("properties") or {}).get(_MODEL_PROPERTY))
+        properties = description.get("properties") or {}
+        self.check_embeddings(dimension, properties.get(_MODEL_PROPERTY))
+        self.check_text_analysis(properties.get(_ANALYSIS_PROPERTY), holds_chunks=True)
 
     def _read_shape(self, description: dict[str, Any]) -> None:
         layout = self.layout
@@ -429,8 +432,11 @@ class MilvusChunkIndex(ChunkIndex):
                 return
             dimension = len(chunks[0].embedding) if chunks[0].embedding is not None else self.dimension
             milvus_adapter.create_collection(self.client, self.document_store, self.layout, dimension)
+            # What counted the terms of its keyword index, checked whenever the collection is opened again.
+            recorded = {_ANALYSIS_PROPERTY: self.check_text_analysis(None, holds_chunks=False)}
             if self.embedding_model:
-                self.client.alter_collection_properties(self.collection, {_MODEL_PROPERTY: self.embedding_model})
+                recorded[_MODEL_PROPERTY] = self.embedding_model
+            self.client.alter_collection_properties(self.collection, recorded)
             self.client.load_collection(self.collection)
 
     def add_evidence(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:

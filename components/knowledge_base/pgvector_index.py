@@ -271,6 +271,10 @@ class PgvectorChunkIndex(ChunkIndex):
             self.check_embeddings(self.dimension, recorded.get("embedding_model"))
             marker = {"embedding_model": recorded.get("embedding_model") or self.embedding_model}
             marker["owns_table"] = self.owns_table
+            holds_terms = conn.execute(self._q("SELECT EXISTS (SELECT 1 FROM {chunk_terms})")).fetchone()[0]
+            analysis = self.check_text_analysis(recorded.get("text_analysis"), bool(holds_terms))
+            if analysis is not None:
+                marker["text_analysis"] = analysis
             if marker != recorded:
                 conn.execute(self._q("COMMENT ON TABLE {chunk_terms} IS {m}", m=sql.Literal(json.dumps(marker))))
             self._hnsw, missing = self._index_state(conn)

@@ -275,12 +275,16 @@ class QdrantChunkIndex(ChunkIndex):
         metadata = dict(config.metadata or {})
         sparse = config.params.sparse_vectors or {}
         idf = SPARSE_VECTORS_NAME in sparse and sparse[SPARSE_VECTORS_NAME].modifier == models.Modifier.IDF
+        analysis = self.check_text_analysis(metadata.get("text_analysis"), holds_chunks=not created)
         if idf and created:
             metadata.update(keyword_vectors=KEYWORD_VECTORS, embedding_model=self.embedding_model)
-            client.update_collection(self.collection, metadata=metadata)
             logger.info(
                 "Qdrant collection {collection} takes the assistant's keyword vectors", collection=self.collection
             )
+        if created and analysis is not None:
+            metadata["text_analysis"] = analysis  # what counted the terms of its keyword vectors
+        if created and metadata != dict(config.metadata or {}):
+            client.update_collection(self.collection, metadata=metadata)
         self._own_sparse = idf and metadata.get("keyword_vectors") == KEYWORD_VECTORS
         if not client.collection_exists(self.sentences_name):
             client.create_collection(

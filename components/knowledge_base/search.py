@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import inspect
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,8 @@ from components.knowledge_base.store import ChunkHit, SearchFilters, cosine_to_r
 from components.resilience import SourceError, SourceResult
 from components.resilience.guard import cache_key, submit_in_thread
 from components.serialization import init_parameters_to_dict
+from components.settings import setting_or
+from components.text.language import use_language_pipeline
 from components.validation import bounded_text, clamp
 
 logger = logging.getLogger(__name__)
@@ -64,12 +67,25 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         text_weight: float = 0.5,
         source_name: str | None = None,
         timeout_s: float | None = None,
+        breaker_failures: int | None = None,
+        breaker_cooldown_s: float | None = None,
+        cache_ttl_s: float | None = None,
+        embedding_model: str | None = None,
+        spacy_model: str | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         self.mode = mode
         source_name = f"kb_{mode}" if source_name is None else source_name
-        KnowledgeBaseComponent.__init__(self, document_store, collection, source_name, timeout_s)
+        KnowledgeBaseComponent.__init__(
+            self, document_store, collection, source_name, timeout_s, breaker_failures, breaker_cooldown_s,
+            embedding_model,
+        )
+        # Results cached for this long (0: not at all; None: CACHE_TTL_S as the search is built).
+        self.cache_ttl_s = float(setting_or(cache_ttl_s, "cache_ttl_s"))
+        self._policy = replace(self._policy, cache_ttl_s=self.cache_ttl_s)
+        # The spaCy pipeline whose lemmas a question's keywords are read with (None: SPACY_MODEL as it is built).
+        self.spacy_model = setting_or(spacy_model, "spacy_model")
         # The tool contract clamps silently.
         self.limit = clamp(limit, 1, 50, "limit")
         self.min_relevance = clamp(min_relevance, 0.0, 1.0, "min_relevance")
@@ -80,8 +96,9 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
     def warm_up(self) -> None:
         """Open the knowledge base over the document store, and load the embedding model (shared per process) for
         questions that arrive without an embedding."""
+        use_language_pipeline(self.spacy_model)  # first: the knowledge base checks which analysis counted its terms
         KnowledgeBaseComponent.warm_up(self)
-        get_embedding_model()
+        get_embedding_model(self.embedding_model)
 
     # -- the work -----------------------------------------------------------------------------------------------
 
@@ -134,18 +151,18 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         filters: SearchFilters,
     ) -> list[ContextChunk]:
         if self.mode == "dense":
-            hits = store.dense_search(query_vector(text, query_embedding), limit, filters)
+            hits = store.dense_search(query_vector(text, query_embedding, self.embedding_model), limit, filters)
             return ranked_chunks(hits, store, floor, self.source_name)
         # A keyword search needs the embedding only for the cosines of what it finds, which the store adds afterwards:
         # the full-text query runs while the question is embedded (in another branch or right here).
         depth = limit if self.mode == "keyword" else min(100, max(2 * limit, 20))
         if query_embedding is None:
             pending = submit_in_thread(lambda: store.keyword_search(text, depth, filters))
-            embedding = query_vector(text)
+            embedding = query_vector(text, model=self.embedding_model)
             dense = store.dense_search(embedding, depth, filters) if self.mode == "hybrid" else []
             keyword = self._with_cosines(store, pending.result(), embedding)
         else:
-            embedding = query_vector(text, query_embedding)
+            embedding = query_vector(text, query_embedding, self.embedding_model)
             dense = store.dense_search(embedding, depth, filters) if self.mode == "hybrid" else []
             keyword = store.keyword_search(text, depth, filters, query_embedding=embedding)
         if self.mode == "keyword":

@@ -18,9 +18,11 @@ from components.memory.embedded import EmbeddedMemoryStore, validate_table_name
 from components.memory.store import Interaction, MemoryStore, MemoryUnavailable
 from components.memory.zep import ZepMemoryStore
 from components.redaction import cut
-from components.resilience import ResiliencePolicy, SourceGuard
+from components.resilience import SourceGuard
+from components.resilience.guard import guard_policy_from_settings
 from components.serialization import InitParameterSerialization
 from components.settings import get_settings
+from components.text.language import use_language_pipeline
 
 logger = logging.getLogger(__name__)
 
@@ -72,28 +74,35 @@ class MemoryComponent(InitParameterSerialization):
         table: str,
         zep_api_url: str | None,
         zep_api_key: Secret | None,
-        embedding_model: str,
+        embedding_model: str | None,
         timeout_s: float | None,
         retries: int | None,
         memory_store: MemoryStore | None,
+        breaker_failures: int | None = None,
+        breaker_cooldown_s: float | None = None,
+        spacy_model: str | None = None,
     ) -> None:
         if memory_store is not None and not isinstance(memory_store, MemoryStore):
             raise ValueError(f"memory_store must be a MemoryStore or None, not {type(memory_store).__name__}")
-        if not embedding_model:
-            raise ValueError("embedding_model must name the embedding model")
+        if embedding_model is not None and not embedding_model:
+            raise ValueError("embedding_model must name the embedding model, or be None for EMBEDDING_MODEL")
         # Called by the components' `__init__`: a None takes the setting in force as the component is built
-        # (MEMORY_BACKEND, ZEP_API_URL, TOOL_TIMEOUT_S, TOOL_RETRIES); `to_dict` writes the values used.
+        # (MEMORY_BACKEND, ZEP_API_URL, EMBEDDING_MODEL, TOOL_TIMEOUT_S, TOOL_RETRIES, BREAKER_FAILURES,
+        # BREAKER_COOLDOWN_S, SPACY_MODEL); `to_dict` writes the values used.
         settings = get_settings()
         self.backend = validate_backend(backend) or settings.memory_backend
         self.table = validate_table_name(table)
         self.zep_api_url = zep_api_url or settings.zep_api_url
         self.zep_api_key = zep_api_key
-        self.embedding_model = embedding_model
+        self.embedding_model = embedding_model or settings.embedding_model
+        # The spaCy pipeline whose lemmas the recalled turns' terms are read with.
+        self.spacy_model = spacy_model or settings.spacy_model
         self.timeout_s = timeout_s if timeout_s is not None else settings.tool_timeout_s
         self.retries = retries if retries is not None else settings.tool_retries
         self._settings = settings  # the database and a ZEP_API_KEY written in `.env`, for the store made later
-        self._guard = SourceGuard(source, ResiliencePolicy.from_settings(timeout_s=self.timeout_s,
-                                                                         retries=self.retries))
+        self._guard = SourceGuard(source, guard_policy_from_settings(
+            self, breaker_failures, breaker_cooldown_s, timeout_s=self.timeout_s, retries=self.retries
+        ))
         self._model: EmbeddingModel | None = None
         self._given_store = memory_store
         self._lock = threading.Lock()
@@ -106,6 +115,7 @@ class MemoryComponent(InitParameterSerialization):
         except MemoryUnavailable:
             pass  # the next run says why
         if self._model is None:
+            use_language_pipeline(self.spacy_model)
             self._model = get_embedding_model(self.embedding_model)
 
     def session_turns(self, session_id: str, limit: int = 3) -> list[Interaction]:

@@ -27,7 +27,6 @@ from components.memory.store import (
 )
 from components.resilience import SourceError, SourceResult
 from components.resilience.scheduling import source_twin
-from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text.phrases import capitalised_phrases
 from components.validation import bounded_text, clamp, positive_int
 
@@ -84,14 +83,18 @@ class MemoryRecall(MemoryComponent):
         num_results: int = 3,
         zep_api_url: str | None = None,
         zep_api_key: Secret = Secret.from_env_var("ZEP_API_KEY", strict=False),  # noqa: B008
-        embedding_model: str = DEFAULT_EMBEDDING_MODEL,
+        embedding_model: str | None = None,
         timeout_s: float | None = None,
         retries: int | None = None,
         memory_store: MemoryStore | None = None,
+        breaker_failures: int | None = None,
+        breaker_cooldown_s: float | None = None,
+        spacy_model: str | None = None,
     ) -> None:
         self.num_results = min(positive_int("num_results", num_results), MAX_NUM_RESULTS)
         self._configure(
-            SOURCE, backend, table, zep_api_url, zep_api_key, embedding_model, timeout_s, retries, memory_store
+            SOURCE, backend, table, zep_api_url, zep_api_key, embedding_model, timeout_s, retries, memory_store,
+            breaker_failures, breaker_cooldown_s, spacy_model,
         )
 
     def _prepare(

@@ -20,7 +20,6 @@ from components.memory.store import (
 )
 from components.resilience import SourceResult
 from components.resilience.scheduling import async_twin
-from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text.phrases import capitalised_phrases
 
 logger = logging.getLogger(__name__)
@@ -74,16 +73,20 @@ class MemoryWriter(MemoryComponent):
         table: str = "memory_interactions",
         zep_api_url: str | None = None,
         zep_api_key: Secret = Secret.from_env_var("ZEP_API_KEY", strict=False),  # noqa: B008
-        embedding_model: str = DEFAULT_EMBEDDING_MODEL,
+        embedding_model: str | None = None,
         timeout_s: float | None = None,
         retries: int | None = None,
         memory_store: MemoryStore | None = None,
         require_session: bool = False,
+        breaker_failures: int | None = None,
+        breaker_cooldown_s: float | None = None,
+        spacy_model: str | None = None,
     ) -> None:
         # In a shared pipeline, only conversations that name a session are remembered (not evaluation runs).
         self.require_session = bool(require_session)
         self._configure(
-            SOURCE, backend, table, zep_api_url, zep_api_key, embedding_model, timeout_s, retries, memory_store
+            SOURCE, backend, table, zep_api_url, zep_api_key, embedding_model, timeout_s, retries, memory_store,
+            breaker_failures, breaker_cooldown_s, spacy_model,
         )
 
     def _write(self, interaction: Interaction) -> SourceResult:

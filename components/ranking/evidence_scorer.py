@@ -38,18 +38,21 @@ from functools import lru_cache
 from components.knowledge_base.store import TermStatistics
 from components.text import bm25
 from components.text.analyzer import analyze, terms
+from components.text.language import chunk_sentence_spans
 
 DEFAULT_WEIGHTS = {"bm25": 1.0, "dense": 0.5, "sentence": 1.0, "coverage": 0.5, "best_sentence": 0.5}
 
 
 @dataclass(frozen=True)
 class EvidenceCandidate:
-    """What the scorer needs of a chunk: its text, its title and its cosine to the question."""
+    """What the scorer needs of a chunk: its text, its title, its cosine to the question and the sentence spans it
+    carries (its metadata's `sentence_spans`, when ingestion or its source's chunker stored them)."""
 
     chunk_id: str
     text: str
     title: str = ""
     cosine: float = 0.0
+    sentence_spans: tuple[tuple[int, int], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,7 @@ class EvidenceScorer:
         best_possible = total_idf * (self.k1 + 1.0)
 
         features = []
-        for candidate, analysis, count, length in zip(candidates, analyses, counts, lengths, strict=True):
+        for candidate, count, length in zip(candidates, counts, lengths, strict=True):
             found = [term for term in known if count.get(term)]
             held = sum(idf[term] for term in found)
             keyword = sum(idf[term] * bm25.term_weight(count[term], length, average, self.k1, self.b) for term in found)
@@ -155,13 +158,12 @@ class EvidenceScorer:
                 rows = [(start, end, cosine, _span_terms(candidate.text, start, end)) for start, end, cosine in stored]
                 sentence = max(cosine for _, _, cosine, _ in rows)
             else:
-                # No stored sentence vectors (another source, or an older ingestion): the chunk's cosine stands in.
-                rows = [
-                    (start, end, dense, sentence_terms)
-                    for (start, end), sentence_terms in zip(
-                        analysis.sentence_spans, analysis.sentence_terms, strict=True
-                    )
-                ]
+                # No stored sentence vectors (another source, or an older ingestion): the chunk's cosine stands in,
+                # for the sentences it carries, else the splitter's.
+                spans = candidate.sentence_spans
+                if spans is None:
+                    spans = tuple(chunk_sentence_spans(candidate.text))
+                rows = [(start, end, dense, _span_terms(candidate.text, start, end)) for start, end in spans]
                 sentence = dense
             # A text without sentences (a table cell, a title) is its own best sentence.
             best_sentence = -math.inf if rows else coverage + dense

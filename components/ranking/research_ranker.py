@@ -20,9 +20,10 @@ from components.knowledge_base.store import TermStatistics
 from components.ranking.evidence_scorer import DEFAULT_WEIGHTS, EvidenceCandidate, EvidenceFeatures, EvidenceScorer
 from components.resilience.guard import submit_in_thread
 from components.serialization import InitParameterSerialization
-from components.settings import DEFAULT_EMBEDDING_MODEL
+from components.settings import setting_or
 from components.text.analyzer import terms
 from components.text.dates import parse_date
+from components.text.language import stored_sentence_spans, use_language_pipeline
 from components.validation import within
 
 logger = logging.getLogger(__name__)
@@ -77,9 +78,10 @@ class ResearchRanker(InitParameterSerialization):
         recency_half_life_days: float = 365.0,
         graph_weight: float = 0.0,
         use_store_evidence: bool = True,
-        model: str = DEFAULT_EMBEDDING_MODEL,
+        model: str | None = None,
         max_candidates: int = 30,
         document_store: Any = None,
+        spacy_model: str | None = None,
     ) -> None:
         """
         :param top_k: how many chunks to keep (1-50).
@@ -97,12 +99,14 @@ class ResearchRanker(InitParameterSerialization):
         :param use_store_evidence: ask the knowledge base for sentence similarities and term statistics of the
             candidates it holds.
         :param model: the embedding model for chunks without a semantic relevance and questions without an
-            embedding.
+            embedding, and of the knowledge base the evidence is asked from; None: EMBEDDING_MODEL as it is built.
         :param max_candidates: how many of the best fused candidates get the evidence scoring (10-200); the rest
             rank below them. Evidence costs text analysis per candidate, and the fused tail rarely holds an answer.
         :param document_store: the integration's store of the knowledge base the evidence is asked from (the one the
             knowledge-base searches read); None for the store `KB_BACKEND` chooses for `KB_COLLECTION`. Opened in
             `warm_up()`.
+        :param spacy_model: the spaCy pipeline whose sentences and lemmas the evidence is read with; None:
+            SPACY_MODEL as it is built.
         """
         self.top_k = within("top_k", int(top_k), 1, 50)
         self.max_candidates = within("max_candidates", int(max_candidates), 10, 200)
@@ -118,8 +122,8 @@ class ResearchRanker(InitParameterSerialization):
             raise ValueError("ranking weights must be non-negative and not all zero")
         if recency_half_life_days <= 0:
             raise ValueError("recency_half_life_days must be positive")
-        if not model:
-            raise ValueError("model must name the embedding model")
+        if model is not None and not model:
+            raise ValueError("model must name the embedding model, or be None for EMBEDDING_MODEL")
         self.bm25_weight = float(bm25_weight)
         self.dense_weight = float(dense_weight)
         self.sentence_weight = float(sentence_weight)
@@ -130,9 +134,10 @@ class ResearchRanker(InitParameterSerialization):
         self.recency_half_life_days = float(recency_half_life_days)
         self.graph_weight = float(graph_weight)
         self.use_store_evidence = bool(use_store_evidence)
-        self.model = model
+        self.model = setting_or(model, "embedding_model")
+        self.spacy_model = setting_or(spacy_model, "spacy_model")
         self.document_store = check_document_store(document_store)
-        self._kb = KnowledgeBaseAccess(self.document_store)
+        self._kb = KnowledgeBaseAccess(self.document_store, embedding_model=self.model)
         self._scorer = EvidenceScorer({key: float(value) for key, value in evidence.items()})
         self._model: EmbeddingModel | None = None
 
@@ -140,6 +145,7 @@ class ResearchRanker(InitParameterSerialization):
         """Load the embedding model (shared process-wide; used only for chunks without a relevance) and open the
         knowledge base the evidence comes from."""
         if self._model is None:
+            use_language_pipeline(self.spacy_model)
             self._model = get_embedding_model(self.model)
         if self.use_store_evidence:
             self._kb.warm_up()
@@ -277,6 +283,7 @@ class ResearchRanker(InitParameterSerialization):
                 text=document.content or "",
                 title=str((document.meta or {}).get("source_title") or ""),
                 cosine=float(semantic[index]),
+                sentence_spans=_stored_spans(document),
             )
             for index, document in enumerate(documents)
         ]
@@ -356,3 +363,9 @@ def _relative(values: np.ndarray) -> np.ndarray:
         return values
     top = float(values.max())
     return np.zeros_like(values) if top <= 0 else np.clip(values / top, 0.0, 1.0)
+
+
+def _stored_spans(document: Document) -> tuple[tuple[int, int], ...] | None:
+    """The sentence spans a chunk carries in its metadata, when they fit its text."""
+    spans = stored_sentence_spans(document.content or "", document.meta or {})
+    return tuple(spans) if spans is not None else None

@@ -144,6 +144,28 @@ class ResiliencePolicy:
         return cls(**values)
 
 
+# The guard's init parameters every guarded component takes (None: the setting of the same name, upper case, in
+# force when the component is built) and serialises: how many failures in a row open the source's breaker, and how
+# long it stays open. A component whose guard caches results (it gives the guard a cache key) takes `cache_ttl_s` too.
+BREAKER_PARAMETERS = ("breaker_failures", "breaker_cooldown_s")
+
+
+def guard_policy_from_settings(
+    component: Any, breaker_failures: int | None, breaker_cooldown_s: float | None, **overrides: Any
+) -> ResiliencePolicy:
+    """The policy of a component being built (call it from `__init__`): its breaker init parameters, a None taking
+    BREAKER_FAILURES or BREAKER_COOLDOWN_S, and `overrides` (timeout, retries...; `cache_ttl_s` 0 unless given, a
+    None taking CACHE_TTL_S). The breaker values used are kept as the component's attributes of the same names, so
+    its `to_dict` writes them."""
+    overrides.setdefault("cache_ttl_s", 0.0)
+    policy = ResiliencePolicy.from_settings(
+        breaker_failures=breaker_failures, breaker_cooldown_s=breaker_cooldown_s, **overrides
+    )
+    for name in BREAKER_PARAMETERS:
+        setattr(component, name, getattr(policy, name))
+    return policy
+
+
 @dataclass
 class SourceResult:
     """What a source's work returns: its chunks, how many it found in all, and a note if the result is partial."""

@@ -1,4 +1,5 @@
-"""The lexical analyzer ingestion and ranking share: words, stop words, Snowball stems, term counts, sentences.
+"""The lexical analyzer ingestion and ranking share: words, stop words, Snowball stems, term counts (sentences are
+the language analysis's: `components.text.language.sentence_spans`).
 
 One analysis for both sides matters: the term counts a store keeps for its chunks (and the document frequencies
 built from them) are only comparable with a question's terms when both went through the same steps. Stemming is
@@ -12,25 +13,28 @@ from components.text.analyzer import analyze, terms
 
 terms("Which teams played in the Super Bowl?")  # ['team', 'play', 'super', 'bowl']
 analysis = analyze("The Broncos won. Denver's defense played well.")
-analysis.counts, analysis.sentence_spans, analysis.sentence_terms
+analysis.counts, analysis.length
 ```
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
+import importlib.metadata
 import importlib.util
+import json
 import re
 import runpy
 import threading
 from collections import Counter
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from pathlib import Path
 
 import snowballstemmer
 
-from components.text.language import ABBREVIATIONS, append_stripped, language_pipeline
+from components.text.language import language_pipeline
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -71,12 +75,6 @@ REQUEST_WORDS: frozenset[str] = frozenset(
     "tell show give list find explain summarise summarize compare describe please remind".split()
 )
 
-# A sentence ends at . ! ? (and closing quotes/brackets) before whitespace and a capital, digit or opening quote.
-_SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9\u00c0-\u024f])")
-# Blank lines end a sentence, and so does a line break before a list item or a heading.
-_PARAGRAPH = re.compile(r"\n\s*\n|\n(?=[ \t]*(?:[-*\u2022#]|\d+\.)\s)")
-_LAST_WORD = re.compile(r"([\w.]+)$")
-
 _STEMMERS = threading.local()  # Snowball stemmers (Python or PyStemmer) are not thread-safe: one per thread
 
 
@@ -102,6 +100,43 @@ def irregular_forms() -> dict[str, str]:
             if lemmas and lemmas[0] != form and form.isalpha():
                 forms.setdefault(form, lemmas[0])
     return forms
+
+
+# Raise when the analysis changes in a way `text_analysis` cannot see (how words are cut, how a stem is made).
+ANALYSIS_VERSION = 1
+
+
+def text_analysis() -> str:
+    """The name of the analysis that counts terms in this process, recorded beside a keyword index when it is made:
+    the spaCy pipeline whose lemma tables join irregular forms (name and version), and a digest of the rest (the word
+    pattern, the stop words, the stemmer and `ANALYSIS_VERSION`). Term counts made by another analysis do not match
+    this one's question terms. Reads package metadata only: no spaCy pipeline is loaded (or chosen) for it."""
+    from components.text.language import analysis_pipeline_name
+
+    return _text_analysis(analysis_pipeline_name())
+
+
+@lru_cache(maxsize=4)
+def _text_analysis(pipeline: str) -> str:
+    parts = {
+        "version": ANALYSIS_VERSION,
+        "word": _WORD.pattern,
+        "stop_words": sorted(STOP_WORDS),
+        "stemmer": f"snowball english {_package_version('snowballstemmer')}",
+        "lemma_tables": f"{pipeline} {_package_version(pipeline)}",
+    }
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()[:12]
+    return f"{Path(pipeline).name} {_package_version(pipeline)} / {digest}"
+
+
+def _package_version(name: str) -> str:
+    """The installed version of the package `name` (a module or distribution name), or "unknown"."""
+    for candidate in (name, name.replace("_", "-")):
+        try:
+            return importlib.metadata.version(candidate)
+        except (importlib.metadata.PackageNotFoundError, ValueError):
+            continue
+    return "unknown"
 
 
 @lru_cache(maxsize=200_000)
@@ -132,57 +167,17 @@ def term_counts(text: str) -> dict[str, int]:
     return dict(Counter(terms(text)))
 
 
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans `(start, end)` of the sentences of `text`, stripped of surrounding whitespace.
-
-    Blank lines always end a sentence; abbreviations ("Dr.", "e.g.") and single initials ("J. R. R.") do not.
-    """
-    spans: list[tuple[int, int]] = []
-    text = text or ""
-    block_start = 0
-    blocks = [(m.start(), m.end()) for m in _PARAGRAPH.finditer(text)] + [(len(text), len(text))]
-    for gap_start, gap_end in blocks:
-        start = block_start
-        for match in _SENTENCE_END.finditer(text, block_start, gap_start):
-            # Only the last whitespace-separated token is searched: a regex over the whole sentence is quadratic.
-            tokens = text[start : match.start()].rsplit(None, 1)
-            last = _LAST_WORD.search(tokens[-1]) if tokens else None
-            word = last.group(1).lower() if last else ""
-            if word in ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
-                continue
-            append_stripped(text, start, match.end(), spans)
-            start = match.end()
-        append_stripped(text, start, gap_start, spans)
-        block_start = gap_end
-    return spans
-
-
-def sentences(text: str) -> list[str]:
-    """The sentences of `text` (see `sentence_spans`), each with its whitespace runs made single spaces."""
-    return [" ".join(text[start:end].split()) for start, end in sentence_spans(text)]
-
-
 @dataclass(frozen=True)
 class TextAnalysis:
-    """A text's terms as a whole and, read on demand, per sentence (a ranker with stored sentences never needs them)."""
+    """A text's terms as a whole (its sentences are the language analysis's: `language.chunk_sentence_spans`)."""
 
     text: str
     counts: dict[str, int]  # term -> occurrences in the whole text
     length: int  # content terms in the text (the BM25 document length)
 
-    @cached_property
-    def sentence_spans(self) -> tuple[tuple[int, int], ...]:
-        return tuple(sentence_spans(self.text))
-
-    @cached_property
-    def sentence_terms(self) -> tuple[frozenset[str], ...]:
-        """The distinct terms of each sentence, aligned with `sentence_spans`."""
-        return tuple(frozenset(terms(self.text[start:end])) for start, end in self.sentence_spans)
-
 
 @lru_cache(maxsize=8192)
 def analyze(text: str) -> TextAnalysis:
-    """Terms, term counts, sentence spans and per-sentence terms of `text`; cached per text."""
-    # Sentences never cut a word, so the whole text's terms are the sentences' terms, in the same order.
+    """Terms and term counts of `text`; cached per text."""
     counts = Counter(terms(text))
     return TextAnalysis(text=text, counts=dict(counts), length=sum(counts.values()))

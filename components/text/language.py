@@ -28,7 +28,7 @@ import re
 import threading
 from collections.abc import Callable
 from functools import lru_cache, wraps
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import cachetools
 import numpy
@@ -40,9 +40,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# Abbreviations a sentence does not end after (lower case, without the final dot): the one list every
-# sentence splitter of the project uses (ingestion, graph extraction, ranking). Not "no": in prose it ends
-# sentences ("he said no.") far more often than it abbreviates "number".
+# Abbreviations a sentence does not end after (lower case, without the final dot): what the one sentence splitter's
+# mending rules join again (`_continues`). Not "no": in prose it ends sentences ("he said no.") far more often than
+# it abbreviates "number".
 ABBREVIATIONS: frozenset[str] = frozenset(
     "al approx apr aug ca capt cf ch co col corp dec dept dr e.g eq est etc feb fig figs gen gov i.e inc "
     "jan jr jul jun lt ltd mar mr mrs ms mt nov oct ph.d pp prof rep rev sec sen sep sept sr st u.k "
@@ -100,19 +100,59 @@ def _load(name: str) -> Language:
     return nlp
 
 
+class LanguageModelMismatch(ValueError):
+    """A component asks for another spaCy pipeline than the one the process already analyses text with."""
+
+
+# The name of the process's analysis pipeline (what `parse` and the other helpers use): the first component that
+# warms up names it (its `spacy_model` init parameter), else the `SPACY_MODEL` setting when a helper needs it first.
+_chosen: list[str] = []
+
+
 def language_pipeline(name: str | None = None) -> Language:
-    """The spaCy pipeline `name` (default: the one the `SPACY_MODEL` setting names, read once, when the first
-    component warms it up), loaded once per process; thread-safe."""
+    """The spaCy pipeline `name` (default: the process's analysis pipeline, see `use_language_pipeline`), loaded
+    once per process; thread-safe."""
     with _LOCK:
         return _load(name or _default_pipeline_name())
 
 
-@lru_cache(maxsize=1)
+def use_language_pipeline(name: str) -> Language:
+    """Load `name` as the process's analysis pipeline: called by the `warm_up()` of each component that analyses
+    text, with its `spacy_model` init parameter. Sentences, parses, entities and lemmas are cached per text, so a
+    process analyses with one pipeline: a component that names another gets `LanguageModelMismatch` (one sentence)
+    instead of silently reading the first one's analysis."""
+    with _LOCK:
+        if not _chosen:
+            nlp = _load(name)
+            _chosen.append(name)
+            return nlp
+        if _chosen[0] != name:
+            raise LanguageModelMismatch(
+                f"This process analyses text with the spaCy pipeline {_chosen[0]!r}, and a component asks for "
+                f"{name!r}: give every component of the process the same spacy_model (SPACY_MODEL when built)."
+            )
+        return _load(name)
+
+
 def _default_pipeline_name() -> str:
-    """The `SPACY_MODEL` setting, read once per process (the language pipeline is a process-wide resource)."""
+    """The process's analysis pipeline: the one a component chose, else the `SPACY_MODEL` setting (read once, when
+    a helper needs the pipeline before any component warmed up; the pipeline is a process-wide resource)."""
+    if not _chosen:
+        _chosen.append(pipeline_name_from_settings())
+    return _chosen[0]
+
+
+def pipeline_name_from_settings() -> str:
+    """The spaCy pipeline the `SPACY_MODEL` setting names."""
     from components.settings import get_settings
 
     return get_settings().spacy_model or DEFAULT_SPACY_MODEL
+
+
+def analysis_pipeline_name() -> str:
+    """The name of the pipeline this process analyses with, or will (the `SPACY_MODEL` setting while no component
+    has chosen one), without choosing it: for records of what analysed a text (`analyzer.text_analysis`)."""
+    return _chosen[0] if _chosen else pipeline_name_from_settings()
 
 
 def _own_copies(cached: Callable[[str], Doc]) -> Callable[[str], Doc]:
@@ -218,7 +258,8 @@ def append_stripped(text: str, start: int, end: int, spans: list[tuple[int, int]
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Character spans `(start, end)` of the sentences of `text`, as spaCy's parser cuts them (per line), with the
-    parser's cuts inside a sentence mended (see `_continues`)."""
+    parser's cuts inside a sentence mended (see `_continues`): the product's one sentence splitter. A chunk's
+    sentences are read with `chunk_sentence_spans`, which splits only a chunk that does not carry them."""
     spans: list[tuple[int, int]] = []
     for offset, doc in analyse_text(text):
         line_start = len(spans)
@@ -229,6 +270,50 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
             else:
                 append_stripped(text, start, end, spans)
     return spans
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of `text` (`sentence_spans`), each with its whitespace runs made single spaces."""
+    return [" ".join(text[start:end].split()) for start, end in sentence_spans(text)]
+
+
+# The metadata key under which a chunk carries its sentences: `[[start, end], ...]`, offsets in the chunk's text, as
+# the splitter cut them at ingestion (or as the web and arXiv sources' chunker did).
+SENTENCE_SPANS_KEY = "sentence_spans"
+
+
+def stored_sentence_spans(text: str, metadata: Any) -> list[tuple[int, int]] | None:
+    """The sentence spans a chunk's `metadata` carries (`SENTENCE_SPANS_KEY`) when they fit its `text` (ordered,
+    not overlapping, within the text, none blank), else None."""
+    stored = metadata.get(SENTENCE_SPANS_KEY) if isinstance(metadata, dict) else None
+    if not isinstance(stored, list | tuple) or not stored:
+        return None
+    spans: list[tuple[int, int]] = []
+    previous_end = 0
+    for item in stored:
+        if not isinstance(item, list | tuple) or len(item) != 2:
+            return None
+        start, end = item
+        if not (isinstance(start, int) and isinstance(end, int)) or isinstance(start, bool) or isinstance(end, bool):
+            return None
+        if not previous_end <= start < end <= len(text) or not text[start:end].strip():
+            return None
+        spans.append((start, end))
+        previous_end = end
+    return spans
+
+
+def chunk_sentence_spans(text: str, metadata: Any = None) -> list[tuple[int, int]]:
+    """The sentence spans of a chunk: those stored with it (`stored_sentence_spans`: ingestion split it once), else
+    the splitter's (`sentence_spans`; a chunk of an older knowledge base, a page or paper fetched for the question,
+    a memory). What every reader of a chunk's sentences at question time asks."""
+    stored = stored_sentence_spans(text, metadata)
+    return stored if stored is not None else sentence_spans(text)
+
+
+def chunk_sentences(text: str, metadata: Any = None) -> list[str]:
+    """The chunk's sentences (`chunk_sentence_spans`), each with its whitespace runs made single spaces."""
+    return [" ".join(text[start:end].split()) for start, end in chunk_sentence_spans(text, metadata)]
 
 
 # A sentence ends on one of these, perhaps followed by closing quotes and brackets.

@@ -16,7 +16,8 @@ from haystack.utils import Secret
 
 from components.contracts import ContextChunk, SourceType
 from components.redaction import cut
-from components.resilience import ResiliencePolicy, RetryableError, SourceError, SourceGuard
+from components.resilience import RetryableError, SourceError, SourceGuard
+from components.resilience.guard import guard_policy_from_settings
 from components.resilience.scheduling import map_until
 from components.serialization import InitParameterSerialization
 from components.settings import get_settings, setting_or
@@ -46,14 +47,18 @@ class WebSource(InitParameterSerialization):
         api_url: str | None,
         api_key: Secret | None,
         snapshot_dir: str | None,
-        model: str,
+        model: str | None,
         chunk_tokens: int | None = None,
         allow_private_addresses: bool | None = None,
         max_response_bytes: int | None = None,
+        breaker_failures: int | None = None,
+        breaker_cooldown_s: float | None = None,
+        spacy_model: str | None = None,
     ) -> None:
         """Called by the components' `__init__`: a None takes the setting in force as the component is built
         (WEB_PAGE_TIMEOUT_S, TOOL_TIMEOUT_S, TOOL_RETRIES, WEB_EXCLUDE_PATTERNS, FIRECRAWL_API_URL, the data folder's
-        snapshots, CHUNK_TOKENS, ALLOW_PRIVATE_ADDRESSES, UPSTREAM_MAX_BYTES); `to_dict` writes the values used."""
+        snapshots, EMBEDDING_MODEL, CHUNK_TOKENS, ALLOW_PRIVATE_ADDRESSES, UPSTREAM_MAX_BYTES, BREAKER_FAILURES,
+        BREAKER_COOLDOWN_S, SPACY_MODEL); `to_dict` writes the values used."""
         settings = get_settings()
         if page_timeout_s is not None and page_timeout_s <= 0:
             raise ValueError("page_timeout_s must be positive")
@@ -66,14 +71,16 @@ class WebSource(InitParameterSerialization):
         # A key written in the settings' `.env` file (not the environment) counts; it is never serialised.
         self._env_file_key = settings.firecrawl_api_key
         self.snapshot_dir = snapshot_dir or str(settings.data_dir / "snapshots")
-        self.model = model
+        self.model = setting_or(model, "embedding_model")
+        self.spacy_model = setting_or(spacy_model, "spacy_model")
         self.chunk_tokens = positive_int("chunk_tokens", setting_or(chunk_tokens, "chunk_tokens"))
         self.allow_private_addresses = bool(setting_or(allow_private_addresses, "allow_private_addresses"))
         self.max_response_bytes = positive_int("max_response_bytes", setting_or(max_response_bytes,
                                                                                 "upstream_max_bytes"))
         self._model: Any = None
-        self._guard = SourceGuard(source, ResiliencePolicy.from_settings(timeout_s=self.timeout_s,
-                                                                         retries=self.retries))
+        self._guard = SourceGuard(source, guard_policy_from_settings(
+            self, breaker_failures, breaker_cooldown_s, timeout_s=self.timeout_s, retries=self.retries
+        ))
 
     def _endpoint(self) -> tuple[str | None, str | None]:
         """(key, URL) of Firecrawl for this component (see `firecrawl_endpoint`)."""
@@ -86,10 +93,10 @@ class WebSource(InitParameterSerialization):
             import firecrawl  # noqa: F401 - its import takes seconds on a busy machine; not a search's latency
 
             from components.embedding import get_embedding_model
-            from components.text.language import language_pipeline
+            from components.text.language import use_language_pipeline
 
             self._model = get_embedding_model(self.model)
-            language_pipeline()
+            use_language_pipeline(self.spacy_model)
 
     def _run_settings(self) -> tuple[float, float, list[str], SnapshotStore]:
         """(the page timeout, the call's budget, the exclusion patterns, the snapshot store) of a run."""

@@ -15,7 +15,6 @@ from components.contracts.selection import filter_names
 from components.resilience import SourceResult
 from components.resilience.errors import RetryableError
 from components.resilience.scheduling import source_twin
-from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.validation import bounded_count, bounded_text, positive_int, string_list
 from components.web.firecrawl_access import NOT_CONFIGURED, FirecrawlAccess, matches_pattern
 from components.web.pages import WebSource, fetch_pages, page_chunks
@@ -62,10 +61,13 @@ class WebSearch(WebSource):
         api_url: str | None = None,
         api_key: Secret | None = None,
         snapshot_dir: str | None = None,
-        model: str = DEFAULT_EMBEDDING_MODEL,
+        model: str | None = None,
         max_response_bytes: int | None = None,
         chunk_tokens: int | None = None,
         allow_private_addresses: bool | None = None,
+        breaker_failures: int | None = None,
+        breaker_cooldown_s: float | None = None,
+        spacy_model: str | None = None,
     ) -> None:
         self.languages = string_list("languages", languages)
         self.include_domains = string_list("include_domains", include_domains)
@@ -74,7 +76,8 @@ class WebSearch(WebSource):
         self.max_chunks_per_page = positive_int("max_chunks_per_page", max_chunks_per_page)
         self._configure(
             SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir, model,
-            chunk_tokens, allow_private_addresses, max_response_bytes,
+            chunk_tokens, allow_private_addresses, max_response_bytes, breaker_failures, breaker_cooldown_s,
+            spacy_model,
         )
 
     # -- the branch -----------------------------------------------------------------------------------------

@@ -27,6 +27,8 @@ class TestIngestedEvidence:
             assert chunk.sentence_embeddings.shape == (len(chunk.sentence_spans), embedding_model.dimension)
             pieces = [chunk.text[start:end] for start, end in chunk.sentence_spans]
             assert all(piece == piece.strip() and piece for piece in pieces)
+            # The same sentences are in the chunk's metadata, which every backend returns with a search hit.
+            assert chunk.metadata["sentence_spans"] == [[start, end] for start, end in chunk.sentence_spans]
             assert chunk.term_counts == term_counts(f"{document.title}\n{chunk.text}")
             # The chunk vector is still exactly what the embedder gives for the chunk text.
             assert np.allclose(chunk.embedding, embedding_model.embed([chunk.text])[0], atol=1e-4)

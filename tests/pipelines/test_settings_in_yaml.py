@@ -16,14 +16,28 @@ from components.settings import Settings, reload_settings
 from pipelines.catalog import PipelineCatalog, build_pipeline
 from tests.pipelines.knowledge import REPO_CATALOG
 
+# The components of the research pipeline that run under the resilience guard (a breaker and a result cache).
+GUARDED = ("kb_dense", "kb_keyword", "graph", "web", "arxiv", "memory", "memory_writer")
+
+
+def GUARDED_ELSEWHERE(parameter: str) -> dict[str, dict[str, str]]:  # noqa: N802 - read as a table's constant
+    """The guarded components of the other pipelines, each with `parameter`."""
+    return {
+        "documents": {"list_documents": parameter},
+        "document": {"get_document": parameter},
+        "entity_timeline": {"timeline": parameter},
+        "entity_relationships": {"relationships": parameter},
+        "entity_search": {"search": parameter},
+    }
+
+
 # setting (environment variable) -> (value set, the YAML's value) and where that value must show up:
-# pipeline -> component -> init parameter.
+# pipeline -> component -> init parameter (component `metadata`: the pipeline's metadata).
 SETTINGS: dict[str, tuple[str, Any, dict[str, dict[str, str]]]] = {
     "TOOL_TIMEOUT_S": ("4.5", 4.5, {
         "research": {"kb_dense": "timeout_s", "kb_keyword": "timeout_s", "graph": "timeout_s", "web": "timeout_s",
                      "arxiv": "timeout_s", "memory": "timeout_s", "memory_writer": "timeout_s"},
-        "documents": {"list_documents": "timeout_s"},
-        "document": {"get_document": "timeout_s"},
+        **GUARDED_ELSEWHERE("timeout_s"),
     }),
     "TOOL_RETRIES": ("1", 1, {"research": {"web": "retries", "arxiv": "retries", "memory": "retries"}}),
     "UPSTREAM_MAX_BYTES": ("1234567", 1234567, {
@@ -45,6 +59,33 @@ SETTINGS: dict[str, tuple[str, Any, dict[str, dict[str, str]]]] = {
     "OPENAI_MODEL": ("model-of-the-test", "model-of-the-test", {"research": {"generator": "model"}}),
     "OPENAI_BASE_URL": ("http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1", {"research": {"generator": "api_base_url"}}),
     "TOOL_PROFILE": ("reader", "reader", {"research_agent": {"agent": "profile"}}),
+    # The research pipeline's whole-question budget is the pipeline's own: in its `metadata`.
+    "QUESTION_BUDGET_S": ("12.5", 12.5, {"research": {"metadata": "question_budget_s"}}),
+    "BREAKER_FAILURES": ("3", 3, {
+        "research": {**dict.fromkeys(GUARDED, "breaker_failures"), "generator": "breaker_failures"},
+        **GUARDED_ELSEWHERE("breaker_failures"),
+    }),
+    "BREAKER_COOLDOWN_S": ("12.5", 12.5, {
+        "research": {**dict.fromkeys(GUARDED, "breaker_cooldown_s"), "generator": "breaker_cooldown_s"},
+        **GUARDED_ELSEWHERE("breaker_cooldown_s"),
+    }),
+    # Only the knowledge-base searches cache their results.
+    "CACHE_TTL_S": ("60", 60.0, {"research": {"kb_dense": "cache_ttl_s", "kb_keyword": "cache_ttl_s"}}),
+    # Another name of the bundled model: a value that is not the default, and loads.
+    "EMBEDDING_MODEL": ("all-MiniLM-L6-v2", "all-MiniLM-L6-v2", {
+        "research": {"kb_dense": "embedding_model", "kb_keyword": "embedding_model", "graph": "embedding_model",
+                     "web": "model", "arxiv": "model", "memory": "embedding_model", "memory_writer": "embedding_model",
+                     "ranker": "model", "generator": "embedding_model"},
+        "documents": {"list_documents": "embedding_model"},
+        "document": {"get_document": "embedding_model"},
+    }),
+    "SPACY_MODEL": ("en_core_web_sm", "en_core_web_sm", {
+        "research": dict.fromkeys(
+            ("kb_dense", "kb_keyword", "graph", "web", "arxiv", "memory", "memory_writer", "ranker",
+             "question_analyzer", "generator", "citation_check", "conflicts"),
+            "spacy_model",
+        ),
+    }),
 }
 SECRETS = ("FIRECRAWL_API_KEY", "OPENAI_API_KEY", "ZEP_API_KEY", "NEO4J_PASSWORD", "API_TOKEN")
 
@@ -69,6 +110,11 @@ def dumped(monkeypatch: pytest.MonkeyPatch, settings: Any) -> dict[str, Any]:
     return yaml.safe_load(text)
 
 
+def _place(pipeline: dict[str, Any], component: str) -> dict[str, Any]:
+    """Where a pipeline's dump holds a component's init parameters (or, for `metadata`, the pipeline's own)."""
+    return pipeline["metadata"] if component == "metadata" else pipeline["components"][component]["init_parameters"]
+
+
 def test_the_settings_checked_are_not_their_defaults() -> None:
     for name, (_, value, _) in SETTINGS.items():
         field = Settings.model_fields[name.lower()]
@@ -79,7 +125,7 @@ def test_every_behaviour_changing_setting_is_in_the_yaml_and_no_secret(dumped: d
     for name, (_, value, places) in SETTINGS.items():
         for pipeline, components in places.items():
             for component, parameter in components.items():
-                written = dumped["pipelines"][pipeline]["pipeline"]["components"][component]["init_parameters"]
+                written = _place(dumped["pipelines"][pipeline]["pipeline"], component)
                 assert written[parameter] == value, (name, pipeline, component, parameter, written[parameter])
     research = dumped["pipelines"]["research"]["pipeline"]["components"]
     assert research["web"]["init_parameters"]["api_key"] == {
@@ -98,7 +144,10 @@ def test_each_pipeline_round_trips_and_keeps_its_behaviour_on_another_machine(du
         for pipeline, components in places.items():
             built = build_pipeline(catalog.spec(pipeline))
             for component, parameter in components.items():
-                assert getattr(built.get_component(component), parameter) == value, (name, component, parameter)
+                if component == "metadata":
+                    assert built.metadata[parameter] == value, (name, pipeline, parameter)
+                else:
+                    assert getattr(built.get_component(component), parameter) == value, (name, component, parameter)
 
 
 def test_the_configuration_page_lists_the_same_places() -> None:
@@ -119,3 +168,56 @@ def test_the_configuration_page_lists_the_same_places() -> None:
             for pipeline, components in places.items()
         }
         assert written == expected, name
+
+
+GRAPH_COMPONENTS = {
+    "research": "graph", "entity_timeline": "timeline", "entity_relationships": "relationships",
+    "entity_search": "search",
+}
+
+
+def test_the_graph_store_the_settings_choose_is_in_the_yaml(monkeypatch: pytest.MonkeyPatch, settings: Any) -> None:
+    """A graph component whose `graph_store` is null gets the store GRAPH_BACKEND and NEO4J_* choose as it is built,
+    written out in full (the password an env-var secret), and rebuilt from the YAML alone."""
+    monkeypatch.setenv("GRAPH_BACKEND", "neo4j")
+    monkeypatch.setenv("NEO4J_URI", "neo4j://127.0.0.1:9")
+    monkeypatch.setenv("NEO4J_USERNAME", "reader-of-the-test")
+    monkeypatch.setenv("NEO4J_DATABASE", "graph-of-the-test")
+    monkeypatch.setenv("NEO4J_PASSWORD", _secret("NEO4J_PASSWORD"))
+    reload_settings()
+    text = PipelineCatalog(REPO_CATALOG).dumps()
+    monkeypatch.undo()
+    reload_settings()
+    assert _secret("NEO4J_PASSWORD") not in text
+    dumped = yaml.safe_load(text)
+    catalog = PipelineCatalog.loads(text)
+    for pipeline, component in GRAPH_COMPONENTS.items():
+        store = dumped["pipelines"][pipeline]["pipeline"]["components"][component]["init_parameters"]["graph_store"]
+        assert store["type"] == "components.graph.neo4j_store.Neo4jGraphStore", pipeline
+        params = store["init_parameters"]
+        assert (params["uri"], params["username"], params["database"]) == (
+            "neo4j://127.0.0.1:9", "reader-of-the-test", "graph-of-the-test",
+        ), pipeline
+        assert params["password"] == {"type": "env_var", "env_vars": ["NEO4J_PASSWORD"], "strict": False}
+        # Under the default settings (GRAPH_BACKEND postgres) the YAML's store is the one built.
+        built = build_pipeline(catalog.spec(pipeline)).get_component(component)
+        assert type(built.graph_store).__name__ == "Neo4jGraphStore", pipeline
+        assert built.graph_store.to_dict()["init_parameters"]["uri"] == "neo4j://127.0.0.1:9"
+
+
+def test_a_research_pipeline_without_a_budget_in_its_yaml_gets_the_setting(
+    monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    """The budget a catalog applies to a question is the one its research pipeline's YAML carries."""
+    monkeypatch.setenv("QUESTION_BUDGET_S", "7.5")
+    reload_settings()
+    catalog = PipelineCatalog(REPO_CATALOG)
+    pipeline = build_pipeline(catalog.spec("research"))
+    monkeypatch.undo()
+    reload_settings()
+    assert pipeline.metadata["question_budget_s"] == 7.5
+    assert catalog._budget(pipeline) == 7.5
+    assert PipelineCatalog(REPO_CATALOG, question_budget_s=3.0)._budget(pipeline) == 3.0
+    pipeline.metadata["question_budget_s"] = "soon"
+    with pytest.raises(ValueError, match="question_budget_s must be seconds"):
+        catalog._budget(pipeline)

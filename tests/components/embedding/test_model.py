@@ -14,7 +14,7 @@ TEXTS = [
 
 
 def _spans(text: str) -> list[tuple[int, int]]:
-    from components.text.analyzer import sentence_spans
+    from components.text.language import sentence_spans
 
     return sentence_spans(text)
 

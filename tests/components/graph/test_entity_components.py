@@ -9,6 +9,11 @@ from components.graph.comprehensive_search import ComprehensiveSearch
 from components.graph.entity_relationships import EntityRelationships
 from components.graph.entity_timeline import EntityTimeline
 
+# The graph store the test settings choose (GRAPH_BACKEND postgres) for the collection "research".
+PG_RESEARCH = {
+    "type": "components.graph.postgres_store.PostgresGraphStore", "init_parameters": {"collection": "research"},
+}
+
 
 class TestEntityTimeline:
     def test_init_and_serialisation(self):
@@ -18,8 +23,12 @@ class TestEntityTimeline:
         assert data["init_parameters"] == {
             "collection": "research",
             "limit": 20,
-            "graph_store": None,
+            # The store the settings choose (GRAPH_BACKEND postgres), written out.
+            "graph_store": PG_RESEARCH,
             "min_event_confidence": None,
+            "breaker_failures": 5,
+            "breaker_cooldown_s": 30.0,
+            "timeout_s": 7.0,  # TOOL_TIMEOUT_S as it was built
         }
         assert EntityTimeline.from_dict(data).limit == 20
 
@@ -66,7 +75,11 @@ class TestComprehensiveSearch:
         with pytest.raises(ValueError, match="vector_mode"):
             ComprehensiveSearch(vector_mode="fuzzy")
         data = ComprehensiveSearch(limit=5, vector_mode="dense").to_dict()
-        assert data["init_parameters"] == {"collection": None, "limit": 5, "vector_mode": "dense", "graph_store": None}
+        assert data["init_parameters"] == {
+            "collection": None, "limit": 5, "vector_mode": "dense",
+            "graph_store": PG_RESEARCH,  # KB_COLLECTION's
+            "breaker_failures": 5, "breaker_cooldown_s": 30.0, "timeout_s": 7.0,
+        }
         assert ComprehensiveSearch.from_dict(data).vector_mode == "dense"
 
     @pytest.mark.integration

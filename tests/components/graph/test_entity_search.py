@@ -58,7 +58,13 @@ class TestEntitySearch:
             EntitySearch(limit=51)
         data = EntitySearch(collection="research", limit=20).to_dict()
         assert data["type"] == "components.graph.entity_search.EntitySearch"
-        assert data["init_parameters"] == {"collection": "research", "limit": 20, "graph_store": None}
+        assert data["init_parameters"] == {
+            "collection": "research", "limit": 20, "breaker_failures": 5, "breaker_cooldown_s": 30.0, "timeout_s": 7.0,
+            "graph_store": {  # the store the settings choose (GRAPH_BACKEND postgres), written out
+                "type": "components.graph.postgres_store.PostgresGraphStore",
+                "init_parameters": {"collection": "research"},
+            },
+        }
         again = EntitySearch.from_dict(data)
         assert (again.collection, again.limit) == ("research", 20)
 

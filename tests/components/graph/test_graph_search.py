@@ -58,8 +58,12 @@ class TestGraphSearch:
         data = search.to_dict()
         assert data["init_parameters"] == {"collection": "research", "top_k": 7, "facts_per_passage": 2,
                                            "damping": 0.6, "embedding_model": search.embedding_model,
-                                           "timeout_s": 3.0, "graph_store": None, "document_store": None,
-                                           "min_event_confidence": None}
+                                           "timeout_s": 3.0, "document_store": None,
+                                           "graph_store": {
+                                               "type": "components.graph.postgres_store.PostgresGraphStore",
+                                               "init_parameters": {"collection": "research"}},
+                                           "min_event_confidence": None, "breaker_failures": 5,
+                                           "breaker_cooldown_s": 30.0, "spacy_model": search.spacy_model}
         again = GraphSearch.from_dict(data)
         assert (again.collection, again.top_k, again.facts_per_passage, again.damping, again.timeout_s) == (
             "research", 7, 2, 0.6, 3.0)

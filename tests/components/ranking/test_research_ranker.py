@@ -6,7 +6,7 @@ import pytest
 from haystack.components.joiners import DocumentJoiner
 
 from components.ranking import ResearchRanker
-from components.text.analyzer import analyze, sentences, stem, terms
+from components.text.analyzer import stem, terms
 from tests.components.ranking.chunks import kb_document
 
 SUPER_BOWL = kb_document(
@@ -29,16 +29,6 @@ class TestEvidence:
     def test_terms_are_the_analyzers(self):
         assert stem("defeated") == stem("defeat")
         assert terms("Who won the games?") == ["win", "game"]  # "won" is an irregular form of "win"
-
-    def test_sentences_keep_abbreviations_and_initials_and_end_at_list_items(self):
-        text = "Dr. Smith met J. Doe in the U.S. on Monday. They talked e.g. about RAG! Then they left.\n- A list item"
-        assert sentences(text) == [
-            "Dr. Smith met J. Doe in the U.S. on Monday.",
-            "They talked e.g. about RAG!",
-            "Then they left.",
-            "- A list item",
-        ]
-        assert analyze("Broncos won. Panthers lost.").sentence_terms == ({"bronco", "win"}, {"panther", "lose"})
 
 
 class TestResearchRanker:

@@ -12,7 +12,8 @@ from components.knowledge_base import KnowledgeBaseSearch, open_knowledge_base
 from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.store import ChunkRecord, DocumentRecord
 from components.ranking import ResearchRanker
-from components.text.analyzer import sentence_spans, term_counts
+from components.text.analyzer import term_counts
+from components.text.language import sentence_spans
 
 QUESTION = "Which river flows through Warsaw?"
 TEXTS = {

@@ -17,6 +17,7 @@ from haystack.dataclasses import ChatMessage
 from components.contracts import StatusKind
 from components.resilience import reset_resilience_state
 from components.resilience.budget import question_budget
+from components.settings import reload_settings
 from tests.contract_servers import free_port
 from tests.contract_servers.arxiv import arxiv_server, arxiv_server_session  # noqa: F401 - fixtures
 from tests.contract_servers.chat import chat_server, chat_server_session  # noqa: F401 - fixtures
@@ -166,3 +167,27 @@ def test_a_hung_source_does_not_pile_up_threads(firecrawl_server, monkeypatch, t
     assert any("still hung" in status.message for status in statuses)
     # Six questions with three retries each could leave up to 24 threads; here at most one hung call holds one.
     assert most <= 1
+
+
+
+def test_the_breaker_follows_the_components_yaml_not_the_machines_settings(arxiv_server, monkeypatch):  # noqa: F811
+    """A component rebuilt from its YAML (its breaker opens after one failure) behaves so on a machine whose
+    BREAKER_FAILURES says otherwise."""
+    from components.arxiv import ArxivSearch
+
+    written = ArxivSearch(
+        api_url=arxiv_server.url, timeout_s=TOOL_TIMEOUT_S, retries=0, min_interval_s=0.0, breaker_failures=1,
+        breaker_cooldown_s=60.0,
+    ).to_dict()
+    monkeypatch.setenv("BREAKER_FAILURES", "50")
+    reload_settings()
+    arxiv = ArxivSearch.from_dict(written)
+    monkeypatch.undo()
+    reload_settings()
+    arxiv.warm_up()
+    arxiv_server.fail("500")
+    assert arxiv.run(query="dense passage retrieval")["status"].status == StatusKind.ERROR
+    asked = len(arxiv_server.query_requests())
+    paused = arxiv.run(query="sparse retrieval")["status"]  # one failure opened the breaker (the YAML's 1, not 50)
+    assert paused.status == StatusKind.SKIPPED and "paused after repeated failures" in paused.message
+    assert len(arxiv_server.query_requests()) == asked

@@ -6,7 +6,7 @@ import threading
 
 from spacy.lang.en.stop_words import STOP_WORDS as SPACY_STOP_WORDS
 
-from components.text.analyzer import STOP_WORDS, analyze, content_words, sentence_spans, stem, term_counts, terms
+from components.text.analyzer import STOP_WORDS, analyze, content_words, stem, term_counts, terms
 
 
 class TestTerms:
@@ -52,24 +52,11 @@ class TestTerms:
         assert failures == []
 
 
-class TestSentences:
-    def test_spans_are_stripped_sentences(self):
-        text = 'Dr. Smith met J. R. R. Tolkien. He said "Hello." Then left!\n\nNew part, e.g. here. Last one'
-        pieces = [text[start:end] for start, end in sentence_spans(text)]
-        assert pieces == [
-            "Dr. Smith met J. R. R. Tolkien.",
-            'He said "Hello."',
-            "Then left!",
-            "New part, e.g. here.",
-            "Last one",
-        ]
-
+class TestAnalyze:
     def test_analyze_counts_every_word_of_the_text(self):
         text = 'Dr. Smith met J. R. R. Tolkien. He said "Hello." Then left!\n\nNew part, e.g. here. Last one  \n'
         assert analyze(text).counts == term_counts(text)
 
-    def test_analyze_aligns_sentence_terms_with_spans(self):
+    def test_analyze_counts_terms_and_length(self):
         analysis = analyze("The Broncos won the game. Denver's defense played hard.")
         assert analysis.counts["bronco"] == 1 and analysis.length == sum(analysis.counts.values())
-        assert len(analysis.sentence_spans) == len(analysis.sentence_terms) == 2
-        assert analysis.sentence_terms[1] == frozenset({"denver", "defens", "play", "hard"})

@@ -5,11 +5,15 @@ import pytest
 from components.text.analyzer import irregular_forms, terms
 from components.text.language import (
     LanguageModelMissing,
+    chunk_sentence_spans,
+    chunk_sentences,
     entity_kind,
     language_pipeline,
     parse,
     parse_question,
     sentence_spans,
+    sentences,
+    stored_sentence_spans,
 )
 
 
@@ -55,3 +59,66 @@ class TestIrregularForms:
     def test_irregular_forms_join_their_lemma_from_the_pipelines_tables(self):
         assert irregular_forms()["written"] == "write" and irregular_forms()["children"] == "child"
         assert terms("Who wrote it? It was written by Andrew Kane.") == ["write", "write", "andrew", "kane"]
+
+
+def test_a_component_asking_for_another_spacy_pipeline_than_the_processes_is_told_so() -> None:
+    """One process analyses with one spaCy pipeline (its analyses are cached per text): a component whose
+    `spacy_model` names another gets one sentence at warm-up, not the first pipeline's analysis in silence."""
+    from components.text import language
+
+    chosen = language_pipeline()  # the process's pipeline, chosen now if nothing chose it yet
+    name = language._default_pipeline_name()
+    assert language.use_language_pipeline(name) is chosen
+    with pytest.raises(language.LanguageModelMismatch, match="give every component of the process the same"):
+        language.use_language_pipeline("some_other_spacy_pipeline")
+
+
+class TestTheOneSentenceSplitter:
+    """spaCy's sentences with the product's mending rules: every reader of sentences (ingestion, the ranker, the
+    answer, the citation check) gets these."""
+
+    def test_abbreviations_initials_quotes_and_paragraphs(self):
+        text = 'Dr. Smith met J. R. R. Tolkien. He said "Hello." Then left!\n\nNew part, e.g. here. Last one'
+        assert [text[start:end] for start, end in sentence_spans(text)] == [
+            "Dr. Smith met J. R. R. Tolkien.", 'He said "Hello."', "Then left!", "New part, e.g. here.", "Last one",
+        ]
+
+    def test_abbreviations_inside_and_at_the_end_and_list_items(self):
+        text = "Dr. Smith met J. Doe in the U.S. on Monday. They talked e.g. about RAG! Then they left.\n- A list item"
+        assert sentences(text) == [
+            "Dr. Smith met J. Doe in the U.S. on Monday.", "They talked e.g. about RAG!", "Then they left.",
+            "- A list item",
+        ]
+
+    def test_a_chunk_is_read_from_its_stored_spans_without_a_parse(self, monkeypatch):
+        from components.text import language
+
+        text = "Halvard Mills opened in 1921. It closed in 1988."
+        stored = {"sentence_spans": [[0, 29], [30, 48]]}
+        monkeypatch.setattr(language, "sentence_spans", lambda _: pytest.fail("the chunk was split again"))
+        assert chunk_sentence_spans(text, stored) == [(0, 29), (30, 48)]
+        assert chunk_sentences(text, stored) == ["Halvard Mills opened in 1921.", "It closed in 1988."]
+
+    @pytest.mark.parametrize(
+        "stored",
+        [
+            None, [], "0-29", [[0, 29], [30, 99]], [[30, 48], [0, 29]], [[0, 29, 1]], [[0.0, 29]], [[5, 5]],
+            [[True, 29]], [[29, 30]],
+        ],
+    )
+    def test_spans_that_do_not_fit_the_text_fall_back_to_the_splitter(self, stored):
+        text = "Halvard Mills opened in 1921. It closed in 1988."
+        assert stored_sentence_spans(text, {"sentence_spans": stored}) is None
+        assert chunk_sentence_spans(text, {"sentence_spans": stored}) == sentence_spans(text) == [(0, 29), (30, 48)]
+
+
+def test_naming_the_analysis_of_a_keyword_index_does_not_choose_the_processs_pipeline(monkeypatch) -> None:
+    """A knowledge base opened before any component warmed up (its record of the text analysis is checked) must not
+    fix the process's spaCy pipeline: the components' `spacy_model` chooses it."""
+    from components.text import analyzer, language
+
+    monkeypatch.setattr(language, "_chosen", [])
+    assert analyzer.text_analysis().startswith(language.pipeline_name_from_settings())
+    assert language._chosen == []
+    monkeypatch.setattr(language, "_chosen", ["another_pipeline"])
+    assert analyzer.text_analysis().startswith("another_pipeline unknown / ")
