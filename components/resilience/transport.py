@@ -17,6 +17,7 @@ session = capped_session(max_bytes=2_000_000, service="arXiv")
 from __future__ import annotations
 
 import contextlib
+import io
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -249,10 +250,31 @@ class CappedAdapter(HTTPAdapter):
         if refusal is not None:
             response.close()
             raise refusal
-        response._content = content  # noqa: SLF001 - the body, read here under the cap, as requests keeps it
-        response._content_consumed = True  # noqa: SLF001
-        response.close()
+        response.close()  # the connection goes back to the pool; the body is kept
+        response.raw = ReadBody(response.raw, content)
         return response
+
+
+class ReadBody:
+    """A requests response's `raw` once `CappedAdapter` has read its body under the cap: reading it gives the kept
+    (already decoded) bytes, from which requests makes `content`; anything else (headers, what requests reads for
+    cookies, closing) is the original urllib3 response's. `raw` is the public place requests reads a body from."""
+
+    def __init__(self, original: Any, content: bytes) -> None:
+        self.original = original
+        self.body = io.BytesIO(content)
+
+    def stream(self, amt: int = READ_SIZE, decode_content: bool | None = None) -> Iterator[bytes]:
+        while piece := self.body.read(amt):
+            yield piece
+
+    def read(self, amt: int | None = None, decode_content: bool | None = None, **_: Any) -> bytes:
+        return self.body.read(-1 if amt is None else amt)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "original":  # not yet set (a copy being made)
+            raise AttributeError(name)
+        return getattr(self.original, name)
 
 
 def capped_session(max_bytes: int, service: str, session: requests.Session | None = None) -> requests.Session:
