@@ -39,6 +39,7 @@ class Reader:
         self.imported: set[str] = set()  # names bound to a third-party module or name, anywhere in the module
         self.parents: dict[ast.AST, ast.AST] = {}
         self.assigned: dict[ast.AST, set[str]] = {}
+        self.scopes: dict[ast.AST, set[str]] = {}
         for node in ast.walk(tree):
             for child in ast.iter_child_nodes(node):
                 self.parents[child] = node
@@ -89,8 +90,15 @@ class Reader:
             return self.is_third_party(node.value, names)
         if isinstance(node, ast.BinOp):  # `Response | None`
             return self.is_third_party(node.left, names) or self.is_third_party(node.right, names)
+        if isinstance(node, ast.ListComp | ast.GeneratorExp | ast.SetComp):
+            return self.is_third_party(node.elt, names)
         if isinstance(node, ast.Call):
             func = node.func
+            if getattr(func, "attr", getattr(func, "id", None)) == "import_module" and node.args:
+                # A dependency's module by name; a name not written out counts too (the product imports its own
+                # modules with `import`).
+                named = node.args[0]
+                return not isinstance(named, ast.Constant) or third_party(str(named.value))
             if (
                 isinstance(func, ast.Attribute)
                 and isinstance(func.value, ast.Call)
@@ -116,11 +124,22 @@ class Reader:
             self.assigned[cls] = {
                 target.attr
                 for assign in ast.walk(cls)
-                if isinstance(assign, ast.Assign | ast.AnnAssign) and self.is_third_party(assign.value, set())
+                if isinstance(assign, ast.Assign | ast.AnnAssign)
+                and self.is_third_party(assign.value, self.names_around(assign))
                 for target in (assign.targets if isinstance(assign, ast.Assign) else [assign.target])
                 if isinstance(target, ast.Attribute) and ast.unparse(target.value) == "self"
             }
         return self.assigned[cls]
+
+    def names_around(self, node: ast.AST) -> set[str]:
+        """The third-party names of the function `node` is written in."""
+        scope = self.enclosing(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        if scope is None:
+            return set()
+        if scope not in self.scopes:
+            self.scopes[scope] = set()  # while it is read
+            self.scopes[scope] = self.scope_names(scope, set())  # type: ignore[arg-type]
+        return self.scopes[scope]
 
     def scope_nodes(self, scope: Scope) -> Iterator[ast.AST]:
         """The nodes of `scope` outside the functions written in it."""
@@ -166,6 +185,17 @@ class Reader:
         inherited = self.scope_names(outer, set()) if outer is not None else set()  # type: ignore[arg-type]
         names = self.scope_names(scope, inherited)
         for node in self.scope_nodes(scope):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in {"getattr", "setattr", "hasattr", "delattr"}
+                and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str)
+                and private(node.args[1].value)
+                and self.is_third_party(node.args[0], names)
+            ):
+                self.found.add((node.lineno, f"uses {ast.unparse(node.args[0])}.{node.args[1].value}"))
             if not isinstance(node, ast.Attribute) or not private(node.attr):
                 continue
             if self.is_third_party(node.value, names):
@@ -230,6 +260,10 @@ NOT_YET_REPLACED = frozenset({
     "components/web/firecrawl_access.py:158 uses self._build_url (inherited from a dependency)",
     "components/web/firecrawl_access.py:158 uses self._prepare_headers (inherited from a dependency)",
     "components/web/firecrawl_access.py:191 uses self._client._v2_client",
+    "pipelines/input_copies.py:58 uses utils._deepcopy_with_exceptions",  # Haystack's copy of a component's inputs
+    "pipelines/input_copies.py:64 uses module._deepcopy_with_exceptions",
+    "pipelines/input_copies.py:66 uses module._deepcopy_with_exceptions",
+    "pipelines/input_copies.py:67 uses module._deepcopy_with_exceptions",
 })
 
 
@@ -270,6 +304,17 @@ def _write(root: Path, source: str) -> Path:
             "    def send(self):\n        return self.client._wire\n",
             "6 uses self.client._wire",
         ),
+        ("import quorvane\ndef f(r: quorvane.Response):\n    return getattr(r, '_body', None)\n", "3 uses r._body"),
+        ("import importlib\nm = importlib.import_module('quorvane.net')\nm._pool = None\n", "3 uses m._pool"),
+        (
+            "import importlib\nfor m in [importlib.import_module(n) for n in NAMES]:\n    setattr(m, '_pool', 1)\n",
+            "3 uses m._pool",
+        ),
+        (
+            "from quorvane import Secret\nclass A:\n    def __init__(self, key: Secret):\n        self.key = key\n"
+            "    def send(self):\n        return self.key._value\n",
+            "6 uses self.key._value",
+        ),
         (
             "from quorvane import Adapter\nclass A(Adapter):\n    def send(self):\n        return self._pool\n",
             "4 uses self._pool (inherited from a dependency)",
@@ -291,6 +336,7 @@ def test_a_private_use_is_found(tmp_path: Path, source: str, found: str) -> None
         "    def send(self):\n        return self._limit\n",
         "import quorvane\ndef f(rows):\n    return rows._cache\ndef g():\n    rows = quorvane.rows()\n"
         "    return rows\n",
+        "import importlib\nm = importlib.import_module('components.store')\nm._rows\ngetattr(m, '_rows')\n",
         "import quorvane\nclass Store:\n    def __init__(self):\n        self._lock = quorvane.Lock()\n"
         "        self._rows = []\n    def add(self, row):\n        self._rows.append(row)\n",
     ],
