@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from haystack.utils import Secret
+from haystack.utils.auth import SecretType
 
 from components.graph.store import GraphStore, GraphUnavailable
 
@@ -201,7 +202,8 @@ class Neo4jGraphStore(GraphStore):
         if self.password is None:
             return None
         value = self.password.resolve_value()
-        if value is None and "NEO4J_PASSWORD" in getattr(self.password, "_env_vars", ()):
+        named = self.password.to_dict()["env_vars"] if self.password.type is SecretType.ENV_VAR else ()
+        if value is None and "NEO4J_PASSWORD" in named:
             from components.settings import get_settings
 
             stored = get_settings().neo4j_password

@@ -17,6 +17,7 @@ session = capped_session(max_bytes=2_000_000, service="arXiv")
 from __future__ import annotations
 
 import contextlib
+import io
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -27,6 +28,7 @@ from requests.adapters import HTTPAdapter
 
 from components.resilience.budget import question_deadline
 from components.resilience.errors import RetryableError, ServiceUnreachable, SourceError
+from components.resilience.proxies import EnvironmentProxies
 
 READ_SIZE = 64 * 1024
 
@@ -141,42 +143,31 @@ class _AsyncCappedStream(httpx.AsyncByteStream):
         await self._inner.aclose()
 
 
-def environment_proxies() -> list[tuple[Any, str | None]]:
-    """(URL pattern, proxy URL, or None for "connect directly") for HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY,
-    most specific pattern first: read and matched exactly as `httpx.Client(trust_env=True)` builds its proxy mounts.
-    httpx reads them only when it makes its own transport, so a client given `CappedTransport` would lose them."""
-    from httpx._utils import URLPattern, get_environment_proxies  # httpx's own reading of the environment
-
-    return sorted(((URLPattern(key), url) for key, url in get_environment_proxies().items()), key=lambda item: item[0])
-
-
 class CappedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     """An httpx transport whose responses are read through `CappedBody`: at most `max_bytes` each, and not past the
     request's read timeout or the question's deadline. Bodies are asked for uncompressed, so the limit counts what
     is kept in memory. A refused connection is `ServiceUnreachable` naming the service, as for web and arXiv.
 
     Without an `inner` transport, requests go through the proxies of the environment (HTTP_PROXY, HTTPS_PROXY,
-    ALL_PROXY, NO_PROXY, read when the transport is made) as httpx's own default transport sends them
-    (`trust_env=False`: always directly); every answer, proxied or not, is read under the same cap and deadline."""
+    ALL_PROXY, NO_PROXY, read when the transport is made; see `components.resilience.proxies`) as httpx's own default
+    transport sends them (`trust_env=False`: always directly); every answer, proxied or not, is read under the same
+    cap and deadline."""
 
     def __init__(self, max_bytes: int, service: str, inner: httpx.BaseTransport | None = None,
                  trust_env: bool = True) -> None:
         self.max_bytes = max_bytes
         self.service = service
         self._inner = inner or httpx.HTTPTransport()
-        self._routes = environment_proxies() if inner is None and trust_env else []
+        self.proxies = EnvironmentProxies.from_environment() if inner is None and trust_env else EnvironmentProxies()
         # One transport per proxy, as httpx mounts them; the async ones are made when an async client first sends.
-        self._proxied = {url: httpx.HTTPTransport(proxy=url) for _, url in self._routes if url is not None}
+        self._proxied = {url: httpx.HTTPTransport(proxy=url) for url in self.proxies.urls()}
         self._async_inner: httpx.AsyncHTTPTransport | None = None
         self._async_proxied: dict[str, httpx.AsyncHTTPTransport] = {}
 
     def proxy_for(self, url: httpx.URL) -> str | None:
-        """The proxy URL a request to `url` goes through (None: directly), by the environment's first matching
-        pattern, as httpx's client chooses its mount."""
-        for pattern, proxy in self._routes:
-            if pattern.matches(url):
-                return proxy
-        return None
+        """The proxy URL a request to `url` goes through (None: directly), chosen as httpx's own client chooses it
+        (see `components.resilience.proxies`)."""
+        return self.proxies.proxy_for(url)
 
     def _sync_transport(self, url: httpx.URL) -> httpx.BaseTransport:
         proxy = self.proxy_for(url)
@@ -259,10 +250,31 @@ class CappedAdapter(HTTPAdapter):
         if refusal is not None:
             response.close()
             raise refusal
-        response._content = content  # noqa: SLF001 - the body, read here under the cap, as requests keeps it
-        response._content_consumed = True  # noqa: SLF001
-        response.close()
+        response.close()  # the connection goes back to the pool; the body is kept
+        response.raw = ReadBody(response.raw, content)
         return response
+
+
+class ReadBody:
+    """A requests response's `raw` once `CappedAdapter` has read its body under the cap: reading it gives the kept
+    (already decoded) bytes, from which requests makes `content`; anything else (headers, what requests reads for
+    cookies, closing) is the original urllib3 response's. `raw` is the public place requests reads a body from."""
+
+    def __init__(self, original: Any, content: bytes) -> None:
+        self.original = original
+        self.body = io.BytesIO(content)
+
+    def stream(self, amt: int = READ_SIZE, decode_content: bool | None = None) -> Iterator[bytes]:
+        while piece := self.body.read(amt):
+            yield piece
+
+    def read(self, amt: int | None = None, decode_content: bool | None = None, **_: Any) -> bytes:
+        return self.body.read(-1 if amt is None else amt)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "original":  # not yet set (a copy being made)
+            raise AttributeError(name)
+        return getattr(self.original, name)
 
 
 def capped_session(max_bytes: int, service: str, session: requests.Session | None = None) -> requests.Session:

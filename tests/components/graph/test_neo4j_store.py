@@ -88,6 +88,12 @@ class TestNeo4jGraphStore:
         )
         assert Neo4jGraphStore("neo4j://127.0.0.1:7687")._resolve_password() == "from-dotenv"
         assert Neo4jGraphStore("neo4j://127.0.0.1:7687", password=None)._resolve_password() is None
+        from haystack.utils import Secret
+
+        other = Secret.from_env_var("QUORVANE_GRAPH_PASSWORD", strict=False)  # the .env value is NEO4J_PASSWORD's only
+        assert Neo4jGraphStore("neo4j://127.0.0.1:7687", password=other)._resolve_password() is None
+        either = Secret.from_env_var(["QUORVANE_GRAPH_PASSWORD", "NEO4J_PASSWORD"], strict=False)
+        assert Neo4jGraphStore("neo4j://127.0.0.1:7687", password=either)._resolve_password() == "from-dotenv"
 
     def test_the_driver_is_made_on_first_use_and_a_missing_server_is_one_quick_sentence(self, monkeypatch):
         import socket

@@ -105,6 +105,25 @@ class TestTransports:
                 capped_session(LIMIT, "The test service").get(f"{server.base_url}/feed", timeout=5)
             assert settled_bytes(server) < LIMIT + IN_FLIGHT
 
+    def test_requests_adapter_hands_back_a_whole_body_as_requests_does(self) -> None:
+        import gzip
+
+        from tests.contract_servers import Reply
+
+        page = b"quorvane " * 2_000
+        with PageServer({
+            "/plain": Reply(200, page, "text/plain", headers={"Set-Cookie": "visit=brelloway; Path=/"}),
+            "/packed": Reply(200, gzip.compress(page), "text/plain", headers={"Content-Encoding": "gzip"}),
+        }) as server:
+            session = capped_session(LIMIT, "The test service")
+            response = session.get(f"{server.base_url}/plain", timeout=5)
+            assert response.content == page and response.text == page.decode()
+            assert session.cookies.get("visit") == "brelloway"  # requests still reads the answer's cookies
+            streamed = session.get(f"{server.base_url}/packed", timeout=5, stream=True)
+            assert b"".join(streamed.iter_content(1_000)) == page  # decoded once, in the capped reading
+            with pytest.raises(BodyTooLarge):  # the decoded bytes count
+                capped_session(len(page) - 1, "The test service").get(f"{server.base_url}/packed", timeout=5)
+
     def test_an_abandoned_call_stops_reading_at_the_question_deadline(self) -> None:
         # A limit far above what arrives in a second: only the deadline can stop the reading.
         with PageServer() as server:

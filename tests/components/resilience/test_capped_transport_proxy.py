@@ -97,6 +97,24 @@ def test_no_proxy_sends_directly(proxy: TinyProxy, monkeypatch: pytest.MonkeyPat
          "http://127.0.0.1:3129"),
         ({"HTTP_PROXY": "http://127.0.0.1:3128", "NO_PROXY": "*"}, "http://quorvane.test/a", None),
         ({}, "http://quorvane.test/a", None),
+        ({"HTTP_PROXY": "http://127.0.0.1:3128", "NO_PROXY": "quorvane.test"}, "http://notquorvane.test/",
+         "http://127.0.0.1:3128"),
+        ({"HTTP_PROXY": "http://127.0.0.1:3128", "NO_PROXY": "Quorvane.TEST"}, "http://API.quorvane.test/", None),
+        ({"ALL_PROXY": "http://127.0.0.1:3130", "NO_PROXY": "quorvane.test:8443"}, "https://quorvane.test:8443/",
+         None),
+        ({"ALL_PROXY": "http://127.0.0.1:3130", "NO_PROXY": "quorvane.test:8443"}, "https://quorvane.test:9443/",
+         "http://127.0.0.1:3130"),
+        ({"HTTP_PROXY": "http://127.0.0.1:3128", "NO_PROXY": "10.20.30.40"}, "http://10.20.30.40/", None),
+        ({"HTTP_PROXY": "http://127.0.0.1:3128", "NO_PROXY": "10.20.30.40"}, "http://10.20.30.41/",
+         "http://127.0.0.1:3128"),
+        ({"HTTP_PROXY": "http://127.0.0.1:3128", "NO_PROXY": "fd00::7"}, "http://[fd00::7]/", None),
+        ({"ALL_PROXY": "http://127.0.0.1:3130", "NO_PROXY": "http://quorvane.test"}, "http://quorvane.test/", None),
+        ({"ALL_PROXY": "http://127.0.0.1:3130", "NO_PROXY": "http://quorvane.test"}, "https://quorvane.test/",
+         "http://127.0.0.1:3130"),
+        ({"HTTPS_PROXY": "http://127.0.0.1:3129", "ALL_PROXY": "http://127.0.0.1:3130"}, "https://quorvane.test/",
+         "http://127.0.0.1:3129"),
+        ({"HTTPS_PROXY": "http://127.0.0.1:3129", "NO_PROXY": " , brelloway.test , *"}, "https://quorvane.test/",
+         None),
     ],
 )
 def test_the_proxy_is_chosen_as_httpx_chooses_it(monkeypatch: pytest.MonkeyPatch, environment: dict[str, str],
@@ -105,15 +123,38 @@ def test_the_proxy_is_chosen_as_httpx_chooses_it(monkeypatch: pytest.MonkeyPatch
         monkeypatch.setenv(name, value)
     transport = CappedTransport(10_000, "the chat model")
     assert transport.proxy_for(httpx.URL(url)) == expected
-    # httpx's own default client, given no transport, mounts the same proxy for the URL.
+    assert httpx_choice(url) == expected  # httpx's own default client, given no transport, mounts the same proxy
+    assert CappedTransport(10_000, "the chat model", trust_env=False).proxy_for(httpx.URL(url)) is None
+
+
+def httpx_choice(url: str) -> str | None:
+    """The proxy httpx's own default client (given no transport) mounts for `url`, read from its internals: only
+    to compare with."""
     with httpx.Client() as client:
         mounted = client._transport_for_url(httpx.URL(url))  # noqa: SLF001 - httpx's choice, to compare with
         pool = mounted._pool  # noqa: SLF001
         proxy_url = getattr(pool, "_proxy_url", None)
-        chosen = None if proxy_url is None else f"{proxy_url.scheme.decode()}://{proxy_url.host.decode()}:" \
+        return None if proxy_url is None else f"{proxy_url.scheme.decode()}://{proxy_url.host.decode()}:" \
             f"{proxy_url.port}"
-    assert chosen == expected
-    assert CappedTransport(10_000, "the chat model", trust_env=False).proxy_for(httpx.URL(url)) is None
+
+
+@pytest.mark.parametrize(
+    ("no_proxy", "url", "httpx_chooses"),
+    [
+        # A CIDR range covers every address in it; httpx compares the host with its first address only.
+        ("10.20.0.0/16", "http://10.20.30.40/", "http://127.0.0.1:3128"),
+        # A port in NO_PROXY also matches the scheme's default port left implicit; httpx only a written port.
+        ("quorvane.test:80", "http://quorvane.test/", "http://127.0.0.1:3128"),
+        # `localhost` covers the names under it like any host name; httpx only `localhost` itself.
+        ("localhost", "http://api.localhost/", "http://127.0.0.1:3128"),
+    ],
+)
+def test_deliberate_differences_from_httpx(monkeypatch: pytest.MonkeyPatch, no_proxy: str, url: str,
+                                           httpx_chooses: str) -> None:
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:3128")
+    monkeypatch.setenv("NO_PROXY", no_proxy)
+    assert CappedTransport(10_000, "the chat model").proxy_for(httpx.URL(url)) is None
+    assert httpx_choice(url) == httpx_chooses
 
 
 def test_the_cap_holds_through_the_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
