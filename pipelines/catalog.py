@@ -249,6 +249,8 @@ def build_pipeline(spec: PipelineSpec) -> Pipeline:
         # unknown rule family) says it.
         cause = f" ({first_line(exc.__cause__, 300)})" if exc.__cause__ is not None else ""
         raise CatalogError(f"Pipeline '{spec.name}' cannot be built: {first_line(exc, 400)}{cause}") from exc
+    if spec.name == RESEARCH_PIPELINE:
+        question_budget_of(pipeline)  # a budget out of range is the YAML's error, said when it is built
     check_sockets(spec, pipeline)
     return pipeline
 
