@@ -335,8 +335,6 @@ def test_the_assistants_own_documents_are_not_recognised_again(store, embedding_
     assert KnowledgeBaseEnricher(store, hooks=[]).recognise().registered == 0
 
 
-# Milvus keeps no record for an attached collection yet (see the conformance tests for the collections it makes).
-@pytest.mark.parametrize("attached", ["pgvector", "qdrant"], indirect=True)
 def test_an_attached_collections_keyword_index_records_the_text_analysis_that_counted_it(
     attached: tuple[str, str, Any, Any], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
