@@ -32,6 +32,7 @@ from components.resilience.budget import question_budget
 from components.resilience.errors import first_line
 from components.text.dates import date_bounds
 from components.validation import bounded_text
+from pipelines.catalog_file import BUDGET_KEY, RESEARCH_PIPELINE, default_pipelines_file
 from pipelines.research_result import ResearchResult
 from pipelines.timing import record_timings
 
@@ -72,7 +73,6 @@ KNOWLEDGE_BASE_COMPONENTS = {
     "components.graph.graph_search.GraphSearch",
     "ingest.file_ingester.FileIngester",
 }
-RESEARCH_PIPELINE = "research"
 MAX_QUESTION_CHARS = 2000
 
 
@@ -158,21 +158,6 @@ def give_loop_source_threads() -> None:
     _loops_with_source_threads.add(loop)
 
 
-def default_pipelines_file() -> Path:
-    """`PIPELINES_FILE` when set, else ./pipelines.yaml when present, else the one next to the package."""
-    from components.settings import get_settings
-
-    configured = get_settings().pipelines_file
-    if configured is not None:
-        return Path(configured).expanduser()
-    local = Path.cwd() / "pipelines.yaml"
-    if local.is_file():
-        return local
-    import pipelines
-
-    return Path(pipelines.__file__).resolve().parent.parent / "pipelines.yaml"
-
-
 def _socket(value: Any, where: str) -> tuple[str, str]:
     if not isinstance(value, str) or value.count(".") != 1 or not all(value.split(".")):
         raise CatalogError(f"{where} must be written 'component.socket', not {value!r}.")
@@ -234,10 +219,6 @@ def with_document_stores(pipeline: dict[str, Any]) -> dict[str, Any]:
     return {**pipeline, "components": components}
 
 
-# The research pipeline's whole-question budget, in its YAML: `metadata: {question_budget_s: ...}`.
-BUDGET_KEY = "question_budget_s"
-
-
 def with_question_budget(name: str, pipeline: dict[str, Any]) -> dict[str, Any]:
     """The pipeline dict with `QUESTION_BUDGET_S` in the research pipeline's metadata when its YAML gives none, so
     that the dumped YAML says how long a question may take (the catalog reads it back when it runs a question)."""
@@ -268,6 +249,8 @@ def build_pipeline(spec: PipelineSpec) -> Pipeline:
         # unknown rule family) says it.
         cause = f" ({first_line(exc.__cause__, 300)})" if exc.__cause__ is not None else ""
         raise CatalogError(f"Pipeline '{spec.name}' cannot be built: {first_line(exc, 400)}{cause}") from exc
+    if spec.name == RESEARCH_PIPELINE:
+        question_budget_of(pipeline)  # a budget out of range is the YAML's error, said when it is built
     check_sockets(spec, pipeline)
     return pipeline
 

@@ -169,6 +169,8 @@ class ChunkIndex(ABC):
     document_store: Any
     embedding_model: str
     dimension: int
+    # Set when the collection is opened: it holds terms but does not say which text analysis counted them.
+    text_analysis_unknown: bool = False
 
     def check_chunks(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
         """ValueError in one sentence for a chunk without an embedding of the collection's dimension, or evidence
@@ -196,6 +198,7 @@ class ChunkIndex(ABC):
         A collection that holds chunks but no record (made before analyses were recorded) cannot be checked: None,
         with a warning, and nothing is recorded for it."""
         current = text_analysis()
+        self.text_analysis_unknown = recorded is None and holds_chunks
         if recorded is None or recorded == current:
             if recorded is None and holds_chunks:
                 logger.warning(

@@ -273,6 +273,7 @@ class MilvusChunkIndex(ChunkIndex):
         self._metric = "COSINE"
         self._output: list[str] = []
         self._keyword_ready = False
+        self._analysis_beside = False  # an attached collection: its text analysis is recorded on its terms collection
         self._closed = False
         try:
             self._open()  # an existing collection is checked now (layout, model, dimension), not at the first search
@@ -303,8 +304,19 @@ class MilvusChunkIndex(ChunkIndex):
             for name in self._names:
                 # milvus-lite reopens collections released; searches on them fail until they are loaded.
                 self.client.load_collection(name)
+            if self._analysis_beside:
+                self._check_analysis_beside()
             self._opened = True
             return True
+
+    def _check_analysis_beside(self) -> None:
+        """The text analysis that counts an attached collection's terms (enrichment), recorded on its terms
+        collection when that holds none yet, and checked whenever the collection is opened."""
+        recorded = (self.client.describe_collection(self.terms_name).get("properties") or {}).get(_ANALYSIS_PROPERTY)
+        holds = milvus_adapter.count(self.client, self.terms_name) > 0
+        analysis = self.check_text_analysis(recorded, holds_chunks=holds)
+        if analysis is not None and recorded is None:
+            self.client.alter_collection_properties(self.terms_name, {_ANALYSIS_PROPERTY: analysis})
 
     def _check_old_layout(self) -> None:
         """One sentence instead of an empty knowledge base when this name holds an earlier version's collections."""
@@ -330,7 +342,11 @@ class MilvusChunkIndex(ChunkIndex):
         dimension = int(fields[self.layout.vector].get("params", {}).get("dim", self.dimension))
         properties = description.get("properties") or {}
         self.check_embeddings(dimension, properties.get(_MODEL_PROPERTY))
-        self.check_text_analysis(properties.get(_ANALYSIS_PROPERTY), holds_chunks=True)
+        recorded = properties.get(_ANALYSIS_PROPERTY)
+        # A collection the assistant did not make (attached) is never altered: its record is beside it.
+        self._analysis_beside = recorded is None and not properties.get(_MODEL_PROPERTY)
+        if not self._analysis_beside:
+            self.check_text_analysis(recorded, holds_chunks=True)
 
     def _read_shape(self, description: dict[str, Any]) -> None:
         layout = self.layout

@@ -275,17 +275,19 @@ class QdrantChunkIndex(ChunkIndex):
         metadata = dict(config.metadata or {})
         sparse = config.params.sparse_vectors or {}
         idf = SPARSE_VECTORS_NAME in sparse and sparse[SPARSE_VECTORS_NAME].modifier == models.Modifier.IDF
-        analysis = self.check_text_analysis(metadata.get("text_analysis"), holds_chunks=not created)
         if idf and created:
             metadata.update(keyword_vectors=KEYWORD_VECTORS, embedding_model=self.embedding_model)
             logger.info(
                 "Qdrant collection {collection} takes the assistant's keyword vectors", collection=self.collection
             )
-        if created and analysis is not None:
-            metadata["text_analysis"] = analysis  # what counted the terms of its keyword vectors
+        self._own_sparse = idf and metadata.get("keyword_vectors") == KEYWORD_VECTORS
+        if self._own_sparse or created:
+            # Its keyword index is its own sparse vectors (or will be made by this version): the record is its own.
+            analysis = self.check_text_analysis(metadata.get("text_analysis"), holds_chunks=not created)
+            if created and analysis is not None:
+                metadata["text_analysis"] = analysis  # what counted the terms of its keyword vectors
         if created and metadata != dict(config.metadata or {}):
             client.update_collection(self.collection, metadata=metadata)
-        self._own_sparse = idf and metadata.get("keyword_vectors") == KEYWORD_VECTORS
         if not client.collection_exists(self.sentences_name):
             client.create_collection(
                 self.sentences_name,
@@ -304,7 +306,15 @@ class QdrantChunkIndex(ChunkIndex):
                 self.keywords_name,
                 vectors_config={},
                 sparse_vectors_config={SPARSE_VECTORS_NAME: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+                metadata={"text_analysis": self.check_text_analysis(None, holds_chunks=False)},
             )
+        elif not self._own_sparse:
+            # A collection found (attached: never altered) keeps its keyword index beside it, recorded there.
+            kept = dict(client.get_collection(self.keywords_name).config.metadata or {})
+            holds = client.count(self.keywords_name, exact=False).count > 0
+            analysis = self.check_text_analysis(kept.get("text_analysis"), holds_chunks=holds)
+            if analysis is not None and kept.get("text_analysis") is None:
+                client.update_collection(self.keywords_name, metadata={**kept, "text_analysis": analysis})
 
     def _release(self, closed: bool = False) -> None:
         """Let go of the client (`closed`: it was closed under this index already); the next call opens it again."""

@@ -180,41 +180,41 @@ class SourceResult:
 
 
 class CircuitBreaker:
-    """Opens after `failures` consecutive faults and skips the source for `cooldown_s`, then lets one call try."""
+    """The consecutive faults of one source, shared by its guards, each of which reads them with its own policy: the
+    breaker is open for a guard once its `breaker_failures` faults in a row are counted, for its `breaker_cooldown_s`
+    after the last of them; then calls may try again, and one more fault re-opens it at once. (Components of one
+    source may be given other breaker parameters in their YAML: one's parameters neither open nor close another's.)"""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._consecutive = 0
-        self._opened_at: float | None = None
+        self._last_failure_at: float | None = None
 
-    def seconds_open(self, cooldown_s: float) -> float:
-        """Seconds the breaker stays open; 0 when a call may go through."""
+    def seconds_open(self, failures: int, cooldown_s: float) -> float:
+        """Seconds the breaker stays open for a guard that opens after `failures` faults in a row, for `cooldown_s`;
+        0 when a call may go through."""
         with self._lock:
-            if self._opened_at is None:
+            if self._last_failure_at is None or self._consecutive < failures:
                 return 0.0
-            remaining = self._opened_at + cooldown_s - time.monotonic()
-            if remaining <= 0:
-                # Half-open: let this call try; one more failure re-opens at once.
-                self._opened_at = None
-                return 0.0
-            return remaining
+            # Past the cool-down the breaker is half-open: calls try, and one more fault re-opens it at once.
+            return max(self._last_failure_at + cooldown_s - time.monotonic(), 0.0)
 
-    def record_failure(self, threshold: int) -> None:
+    def record_failure(self) -> None:
         with self._lock:
             self._consecutive += 1
-            if self._consecutive >= threshold:
-                self._opened_at = time.monotonic()
+            self._last_failure_at = time.monotonic()
 
     @property
     def is_open(self) -> bool:
+        """Whether faults are counted since the last success (the breaker is open for a guard they are enough for)."""
         with self._lock:
-            return self._opened_at is not None
+            return self._consecutive > 0
 
     def reset(self) -> None:
         """Closed, with no failure counted (a success, or a reset)."""
         with self._lock:
             self._consecutive = 0
-            self._opened_at = None
+            self._last_failure_at = None
 
 
 class TTLCache:
@@ -365,7 +365,7 @@ class SourceGuard:
     def _precheck(
         self, started: float, key: str | None, deadline_at: float
     ) -> tuple[SourceResult, SourceStatus] | None:
-        open_for = self.breaker.seconds_open(self.policy.breaker_cooldown_s)
+        open_for = self.breaker.seconds_open(self.policy.breaker_failures, self.policy.breaker_cooldown_s)
         if open_for > 0:
             message = f"{self.source} is paused after repeated failures; retrying in {open_for:.0f} s"
             return self._finish(started, SourceResult(), StatusKind.SKIPPED, message, attempts=0)
@@ -418,7 +418,7 @@ class SourceGuard:
     def _on_fault(self, started: float, fault: Fault, attempts: int) -> tuple[SourceResult, SourceStatus]:
         if fault.kind != "invalid":
             # Bad input says nothing about the source's health; everything else counts toward the breaker.
-            self.breaker.record_failure(self.policy.breaker_failures)
+            self.breaker.record_failure()
         kind = StatusKind.TIMEOUT if fault.kind == "timeout" else StatusKind.ERROR
         logger.warning(
             "Source {source} failed ({kind}): {reason}", source=self.source, kind=fault.kind, reason=fault.message

@@ -118,15 +118,31 @@ def text_analysis() -> str:
 
 @lru_cache(maxsize=4)
 def _text_analysis(pipeline: str) -> str:
+    name, version = _pipeline_identity(pipeline)
     parts = {
         "version": ANALYSIS_VERSION,
         "word": _WORD.pattern,
         "stop_words": sorted(STOP_WORDS),
         "stemmer": f"snowball english {_package_version('snowballstemmer')}",
-        "lemma_tables": f"{pipeline} {_package_version(pipeline)}",
+        "lemma_tables": f"{name} {version}",
     }
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()[:12]
-    return f"{Path(pipeline).name} {_package_version(pipeline)} / {digest}"
+    return f"{name} {version} / {digest}"
+
+
+def _pipeline_identity(pipeline: str) -> tuple[str, str]:
+    """(name, version) of the spaCy pipeline `pipeline` names: an installed package's own, or, for a pipeline
+    folder on disk, what its `meta.json` says (language and name, as its package is named), so the same pipeline
+    read from another folder (another machine) is the same analysis. Its folder name and "unknown" otherwise."""
+    version = _package_version(pipeline)
+    folder = Path(pipeline).expanduser()
+    if version == "unknown" and folder.is_dir():  # a package comes first, as when the pipeline is loaded
+        try:
+            meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+            return f"{meta['lang']}_{meta['name']}", str(meta["version"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    return folder.name, version
 
 
 def _package_version(name: str) -> str:

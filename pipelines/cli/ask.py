@@ -186,7 +186,7 @@ def ask_server(request: dict[str, Any]) -> dict[str, Any] | None:
     A request the server refuses as bad input (422) or a token it does not accept is the user's to fix."""
     import http.client
 
-    from components.settings import get_settings
+    from pipelines.catalog_file import research_question_budget_s
 
     host, port, token = server_address()
     connection = http.client.HTTPConnection(host, port, timeout=CONNECT_TIMEOUT_S)
@@ -195,7 +195,9 @@ def ask_server(request: dict[str, Any]) -> dict[str, Any] | None:
     except OSError:
         return None
     try:
-        connection.sock.settimeout(get_settings().question_budget_s + READ_MARGIN_S)
+        # The server may take the research pipeline's budget (its YAML's, else QUESTION_BUDGET_S): waiting less
+        # would hang up on an answer on its way and ask the question a second time here.
+        connection.sock.settimeout(research_question_budget_s() + READ_MARGIN_S)
         body = json.dumps({key: value for key, value in request.items() if value is not None})
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if token:

@@ -74,6 +74,7 @@ def copy_knowledge_base(args: Any) -> int:
 
     from components.knowledge_base.factory import open_knowledge_base
     from components.settings import get_settings
+    from components.text.analyzer import term_counts
 
     settings = get_settings()
     source_backend = args.source or settings.kb_backend
@@ -90,7 +91,10 @@ def copy_knowledge_base(args: Any) -> int:
             f"The source holds {source.dimension}-dimensional embeddings but the {args.to} collection takes "
             f"{target.dimension}; copying would need re-embedding."
         )
-    total = source.count_chunks()
+    total = source.count_chunks()  # the source is open: its record of the text analysis was checked
+    # A source that does not say which text analysis counted its terms: the copy's are counted again, by this
+    # version's, which the target records (its keyword scores then match this version's question terms).
+    recount = source.index.text_analysis_unknown
     started = time.monotonic()
     documents = chunks = 0
     with tqdm(
@@ -103,6 +107,9 @@ def copy_knowledge_base(args: Any) -> int:
         for document, records in source.iter_chunks(batch_size=args.batch_size):
             if any(record.embedding is None for record in records):
                 raise UserError(f"Document {document.document_id} has chunks without stored embeddings; re-ingest it.")
+            if recount:
+                for record in records:
+                    record.term_counts = term_counts(f"{document.title}\n{record.text}")
             target.upsert_document(document, records)
             documents += 1
             chunks += len(records)

@@ -326,3 +326,17 @@ class TestSourceThreads:
         barrier = threading.Barrier(12, timeout=10)
         waited = await asyncio.gather(*(asyncio.to_thread(barrier.wait) for _ in range(12)))
         assert sorted(waited) == list(range(12)) and SOURCE_THREADS >= 12
+
+
+def test_the_budget_a_client_reads_is_the_research_pipelines_else_the_setting(tmp_path) -> None:
+    from components.settings import get_settings
+    from pipelines.catalog_file import research_question_budget_s
+
+    path = tmp_path / "pipelines.yaml"
+    path.write_text("pipelines:\n  research:\n    pipeline:\n      metadata:\n        question_budget_s: 75\n")
+    assert research_question_budget_s(path) == 75.0
+    setting = get_settings().question_budget_s
+    for text in ("pipelines:\n  research:\n    pipeline: {}\n", "pipelines: [", "question_budget_s: 9000\n"):
+        path.write_text(text)
+        assert research_question_budget_s(path) == setting
+    assert research_question_budget_s(tmp_path / "missing.yaml") == setting

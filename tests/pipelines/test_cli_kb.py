@@ -73,3 +73,29 @@ class TestKnowledgeBaseCopy:
         assert len(lines) == 1 and "Traceback" not in done.stderr
         assert lines[0].startswith("research: The Qdrant local folder") and "open in another process" in lines[0]
         assert "QDRANT_URL" in lines[0] and "KB_BACKEND=pgvector" in lines[0]
+
+
+@pytest.mark.integration
+def test_a_source_that_does_not_say_what_counted_its_terms_is_counted_again_in_the_copy(engines, embedding_model):
+    """A base from before text analyses were recorded opens unchecked; its copy is recorded with this version's
+    analysis, so the copy's terms are this version's count, not the source's unknown one carried under that record."""
+    import json
+
+    import psycopg
+
+    source = _store("pgvector")
+    document, chunks = next(iter(corpus(embedding_model)))
+    chunks[0].term_counts = {"quillfeather": 4}  # what an analysis this version does not know counted
+    source.upsert_document(document, chunks)
+    table = f"{source.collection}_chunk_terms"
+    comment = "SELECT obj_description(%s::regclass, 'pg_class')"
+    with source.registry.connection() as conn:
+        marker = json.loads(conn.execute(comment, (table,)).fetchone()[0])
+        del marker["text_analysis"]
+        conn.execute(f'COMMENT ON TABLE "{table}" IS {psycopg.sql.quote(json.dumps(marker))}')
+    assert _store("pgvector").term_statistics(["quillfeather"]).df["quillfeather"] == 1
+    assert main(["kb", "copy", "--from", "pgvector", "--to", "qdrant"]) == 0
+    target = _store("qdrant")
+    assert target.count_chunks() == len(chunks)
+    statistics = target.term_statistics(["quillfeather", "search"])
+    assert statistics.df["quillfeather"] == 0 and statistics.df["search"] > 0

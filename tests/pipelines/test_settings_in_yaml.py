@@ -13,7 +13,7 @@ import yaml
 from haystack import Pipeline
 
 from components.settings import Settings, reload_settings
-from pipelines.catalog import PipelineCatalog, build_pipeline
+from pipelines.catalog import CatalogError, PipelineCatalog, build_pipeline
 from tests.pipelines.knowledge import REPO_CATALOG
 
 # The components of the research pipeline that run under the resilience guard (a breaker and a result cache).
@@ -221,3 +221,15 @@ def test_a_research_pipeline_without_a_budget_in_its_yaml_gets_the_setting(
     pipeline.metadata["question_budget_s"] = "soon"
     with pytest.raises(ValueError, match="question_budget_s must be seconds"):
         catalog._budget(pipeline)
+
+
+@pytest.mark.parametrize("budget", ["soon", 0, 900, True])
+def test_a_research_pipeline_whose_yaml_budget_is_out_of_range_is_refused_when_built(budget: Any) -> None:
+    """Not at its first question (where the server would answer each question with a 422, as if the caller had
+    asked wrongly): the catalog says which metadata is wrong as the pipeline is built."""
+    from dataclasses import replace
+
+    spec = PipelineCatalog(REPO_CATALOG).spec("research")
+    written = replace(spec, pipeline={**spec.pipeline, "metadata": {"question_budget_s": budget}})
+    with pytest.raises(CatalogError, match="question_budget_s must be seconds"):
+        build_pipeline(written)

@@ -333,3 +333,29 @@ def test_the_assistants_own_documents_are_not_recognised_again(store, embedding_
     titles = sorted(summary.document.title for summary in store.list_documents(limit=10)[0])
     assert titles == ["Kestrel notes", "orchard.txt"]
     assert KnowledgeBaseEnricher(store, hooks=[]).recognise().registered == 0
+
+
+def test_an_attached_collections_keyword_index_records_the_text_analysis_that_counted_it(
+    attached: tuple[str, str, Any, Any], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Enrichment counts an attached collection's terms into the assistant's own keyword index beside it; a version
+    that analyses text otherwise must refuse it, as it refuses a collection it made, not mis-score every keyword
+    search (and the collection the team wrote is still not altered)."""
+    from components.knowledge_base import chunk_index
+    from components.knowledge_base.factory import open_knowledge_base
+    from components.knowledge_base.store import KnowledgeBaseMismatch
+    from components.settings import get_settings
+    from pipelines.cli import main
+
+    backend, name, before, schema = attached
+    assert main(["kb", "attach", name, "--backend", backend, "--enrich"]) == 0
+    capsys.readouterr()
+    knowledge_base = open_knowledge_base(get_settings(), name)
+    assert knowledge_base.keyword_search("orchard cooperative", 3)  # the analysis that counted it: fine
+    knowledge_base.close()
+    monkeypatch.setattr(chunk_index, "text_analysis", lambda: "another_pipeline 1.0 / 000000000000")
+    with pytest.raises(KnowledgeBaseMismatch, match="was keyword-indexed by the text analysis"):
+        open_knowledge_base(get_settings(), name).keyword_search("orchard cooperative", 3)
+    monkeypatch.undo()
+    assert _schema(backend, name) == schema
+    assert _snapshot(_reopen(backend, name)) == before

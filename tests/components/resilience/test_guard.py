@@ -263,6 +263,26 @@ class TestCircuitBreaker:
     def test_breaker_is_shared_by_instances_of_the_same_source(self):
         assert SourceGuard("t-shared").breaker is SourceGuard("t-shared").breaker
 
+    def test_guards_of_one_source_each_open_and_close_by_their_own_parameters(self):
+        """Two components of one source built with other breaker parameters (their YAML's) share the source's
+        faults, but one's threshold does not pause the other, and one's short cool-down does not close the other's
+        breaker."""
+        strict = SourceGuard("t-mixed-breakers", fast_policy(retries=0, breaker_failures=1, breaker_cooldown_s=60.0))
+        lenient = SourceGuard("t-mixed-breakers", fast_policy(retries=0, breaker_failures=4, breaker_cooldown_s=0.0))
+        calls = []
+
+        def down():
+            calls.append(1)
+            raise ConnectionError("down")
+
+        assert strict.call(down)[1].status is StatusKind.ERROR
+        assert strict.call(down)[1].status is StatusKind.SKIPPED  # one fault is enough for it
+        assert lenient.call(down)[1].status is StatusKind.ERROR  # two faults: not yet its four
+        assert strict.call(down)[1].status is StatusKind.SKIPPED  # still within its own 60 s
+        assert len(calls) == 2
+        assert lenient.call(lambda: [web_chunk()])[1].status is StatusKind.SUCCESS
+        assert strict.call(lambda: [web_chunk()])[1].status is StatusKind.SUCCESS  # the source answered again
+
     def test_bad_input_does_not_trip_the_breaker(self):
         guard = SourceGuard("t-input", fast_policy(breaker_failures=1))
 

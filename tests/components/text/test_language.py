@@ -122,3 +122,27 @@ def test_naming_the_analysis_of_a_keyword_index_does_not_choose_the_processs_pip
     assert language._chosen == []
     monkeypatch.setattr(language, "_chosen", ["another_pipeline"])
     assert analyzer.text_analysis().startswith("another_pipeline unknown / ")
+
+
+def test_the_same_pipeline_read_from_another_folder_is_the_same_text_analysis(tmp_path, monkeypatch) -> None:
+    """SPACY_MODEL may name a pipeline folder: a base built on one machine must not be refused on another where the
+    same pipeline sits in another folder (the record names the pipeline by its meta.json, not by its path)."""
+    import json
+
+    from components.text import analyzer, language
+
+    records = []
+    for place in ("srv/models/one", "home/analyst/pipelines/copy"):
+        folder = tmp_path / place
+        folder.mkdir(parents=True)
+        (folder / "meta.json").write_text(json.dumps({"lang": "xx", "name": "quillon_lemmas", "version": "2.4.1"}))
+        monkeypatch.setattr(language, "_chosen", [str(folder)])
+        records.append(analyzer.text_analysis())
+    assert records[0] == records[1]
+    assert records[0].startswith("xx_quillon_lemmas 2.4.1 / ")
+    (tmp_path / "srv/models/one/meta.json").write_text(
+        json.dumps({"lang": "xx", "name": "quillon_lemmas", "version": "2.5.0"})
+    )
+    analyzer._text_analysis.cache_clear()
+    monkeypatch.setattr(language, "_chosen", [str(tmp_path / "srv/models/one")])
+    assert analyzer.text_analysis() != records[1]  # another release of it may ship other lemma tables

@@ -235,6 +235,7 @@ class _FakeServer(ThreadingHTTPServer):
 
     def __init__(self, status: int, body: dict) -> None:
         self.status, self.body, self.requests = status, body, []
+        self.delay_s = 0.0  # how long it thinks before answering
         super().__init__(("127.0.0.1", 0), _FakeHandler)
 
 
@@ -244,6 +245,7 @@ class _FakeHandler(BaseHTTPRequestHandler):
         self.server.requests.append(
             {"path": self.path, "auth": self.headers.get("Authorization"), "body": json.loads(self.rfile.read(length))}
         )
+        time.sleep(self.server.delay_s)
         payload = json.dumps(self.server.body).encode()
         self.send_response(self.server.status)
         self.send_header("Content-Type", "application/json")
@@ -318,3 +320,24 @@ class TestServerPath:
         monkeypatch.setattr(ask_command, "ask_here", lambda request: answered_here.append(request) or _result())
         assert main(["ask", "Who founded Quillmark?"]) == 0
         assert answered_here and "answered by the server" not in capsys.readouterr().err
+
+    def test_the_client_waits_for_the_budget_the_pipeline_yaml_gives(
+        self, fake_server, monkeypatch, tmp_path, capsys
+    ) -> None:
+        """The question budget is in the research pipeline's YAML: a server given a longer one than
+        QUESTION_BUDGET_S may answer after the setting's time, and the client must not hang up and ask again here."""
+        from components.settings import reload_settings
+
+        server = fake_server()
+        server.delay_s = 0.6
+        catalog = tmp_path / "pipelines.yaml"
+        catalog.write_text("pipelines:\n  research:\n    pipeline:\n      metadata:\n        question_budget_s: 3\n")
+        monkeypatch.setenv("PIPELINES_FILE", str(catalog))
+        monkeypatch.setenv("QUESTION_BUDGET_S", "0.2")
+        reload_settings()
+        monkeypatch.setattr(ask_command, "READ_MARGIN_S", 0.0)
+        answered_here = []
+        monkeypatch.setattr(ask_command, "ask_here", lambda request: answered_here.append(request) or _result())
+        assert main(["ask", "Who founded Quillmark?"]) == 0
+        assert not answered_here
+        assert "answered by the server" in capsys.readouterr().err
