@@ -100,8 +100,9 @@ def _load(name: str) -> Language:
     return nlp
 
 
-class LanguageModelMismatch(ValueError):
-    """A component asks for another spaCy pipeline than the one the process already analyses text with."""
+class LanguageModelMismatch(RuntimeError):
+    """A component asks for another spaCy pipeline than the one the process already analyses text with: the
+    configuration of the process (its pipelines' `spacy_model`), never a caller's bad input, so not a ValueError."""
 
 
 # The name of the process's analysis pipeline (what `parse` and the other helpers use): the first component that
