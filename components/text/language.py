@@ -279,7 +279,7 @@ def sentences(text: str) -> list[str]:
 
 
 # The metadata key under which a chunk carries its sentences: `[[start, end], ...]`, offsets in the chunk's text, as
-# the splitter cut them at ingestion (or as the web and arXiv sources' chunker did).
+# the splitter cut them at ingestion. Web and arXiv chunks carry none: their sentences are split at question time.
 SENTENCE_SPANS_KEY = "sentence_spans"
 
 
