@@ -65,6 +65,8 @@ async def _kept(results: list[Any], work: Awaitable[Any]) -> None:
 ALLOWED_MODULES = ["components", "pipelines", "ingest", "haystack", "haystack_integrations", "milvus_haystack"]
 # Components whose `document_store: null` means "the knowledge base KB_BACKEND chooses": the catalog builds that
 # integration store (for the component's `collection`, else KB_COLLECTION) and gives it to them.
+# The research agent: its chat model's timeout follows the research pipeline's whole-question budget.
+AGENT_COMPONENT = "components.tools.research_agent.ResearchAgent"
 KNOWLEDGE_BASE_COMPONENTS = {
     "components.knowledge_base.search.KnowledgeBaseSearch",
     "components.knowledge_base.list_documents.ListDocuments",
@@ -238,11 +240,28 @@ def question_budget_of(pipeline: Pipeline) -> float:
     return float(value)
 
 
-def build_pipeline(spec: PipelineSpec) -> Pipeline:
-    """A fresh (not warmed) pipeline from its spec, with its inputs and outputs checked against real sockets."""
+def with_agent_timeout(pipeline: dict[str, Any], budget_s: float | None) -> dict[str, Any]:
+    """The pipeline dict with `budget_s` (the research pipeline's whole-question budget) as the chat-model timeout
+    of every research agent whose YAML gives none; unchanged when `budget_s` is None."""
+    if budget_s is None:
+        return pipeline
+    components = dict(pipeline.get("components") or {})
+    for name, entry in components.items():
+        if not isinstance(entry, dict) or entry.get("type") != AGENT_COMPONENT:
+            continue
+        params = dict(entry.get("init_parameters") or {})
+        if params.get("timeout_s") is None:
+            components[name] = {**entry, "init_parameters": {**params, "timeout_s": budget_s}}
+    return {**pipeline, "components": components}
+
+
+def build_pipeline(spec: PipelineSpec, agent_timeout_s: float | None = None) -> Pipeline:
+    """A fresh (not warmed) pipeline from its spec, with its inputs and outputs checked against real sockets;
+    `agent_timeout_s`: the chat-model timeout of a research agent whose YAML gives none (`with_agent_timeout`)."""
     try:
         pipeline = Pipeline.from_dict(
-            with_question_budget(spec.name, with_document_stores(spec.pipeline)), allowed_modules=ALLOWED_MODULES
+            with_agent_timeout(with_question_budget(spec.name, with_document_stores(spec.pipeline)), agent_timeout_s),
+            allowed_modules=ALLOWED_MODULES,
         )
     except Exception as exc:  # noqa: BLE001 - Haystack raises many kinds; the analyst needs one sentence
         # Haystack's "Couldn't deserialize component ..." hides what was wrong: the cause (a missing model file, an
@@ -386,10 +405,22 @@ class PipelineCatalog:
             return entry.pipeline
         with entry.lock:
             if entry.pipeline is None:
-                pipeline = build_pipeline(spec)
+                pipeline = build_pipeline(spec, self.agent_timeout_s())
                 pipeline.warm_up()
                 entry.pipeline = pipeline
         return entry.pipeline
+
+    def agent_timeout_s(self) -> float | None:
+        """The whole-question budget a research agent's chat model waits: the catalog's when it was given one, else
+        the research pipeline's YAML metadata (QUESTION_BUDGET_S when it gives none); None without a research
+        pipeline (the agent then waits QUESTION_BUDGET_S)."""
+        if self.question_budget_s is not None:
+            return float(self.question_budget_s)
+        research = self._specs.get(RESEARCH_PIPELINE)
+        if research is None:
+            return None
+        value = with_question_budget(RESEARCH_PIPELINE, research.pipeline)["metadata"][BUDGET_KEY]
+        return None if isinstance(value, bool) or not isinstance(value, int | float) else float(value)
 
     def close(self) -> None:
         """Forget the built pipelines, closing each component that has a `close()` (its stores, clients)."""
@@ -411,7 +442,7 @@ class PipelineCatalog:
         data = {"pipelines": {}}
         for name, spec in self._specs.items():
             entry = self._entries[name]
-            pipeline = entry.pipeline if entry.pipeline is not None else build_pipeline(spec)
+            pipeline = entry.pipeline if entry.pipeline is not None else build_pipeline(spec, self.agent_timeout_s())
             data["pipelines"][name] = {**spec.to_dict(), "pipeline": pipeline.to_dict()}
         return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 

@@ -97,11 +97,15 @@ class KnowledgeBaseAccess:
         collection: str | None = None,
         backend: str | None = None,
         embedding_model: str | None = None,
+        checks_text_analysis: bool = True,
     ) -> None:
         self.document_store = document_store
         self.collection = collection
         self.backend = backend  # without a store: this backend's, whatever KB_BACKEND says
         self.embedding_model = embedding_model  # the model of the chunks' vectors (None: EMBEDDING_MODEL)
+        # False for a component that never keyword-searches or writes: it does not refuse a base whose keyword index
+        # another text analysis counted (`ChunkIndex.check_text_analysis`).
+        self.checks_text_analysis = checks_text_analysis
         # Without a store, the settings' knowledge base (KB_BACKEND, KB_COLLECTION, the database) as of now.
         self._settings = None
         if document_store is None:
@@ -121,7 +125,7 @@ class KnowledgeBaseAccess:
                     document_store = self.document_store
                     if document_store is None:
                         document_store = document_store_for(self._settings, self.collection)
-                    self._store = knowledge_base_for(document_store, self.embedding_model)
+                    self._store = knowledge_base_for(document_store, self.embedding_model, self.checks_text_analysis)
                 except (KnowledgeBaseMismatch, ValueError) as exc:  # retrying cannot help
                     raise SourceError(str(exc)) from exc
                 except KnowledgeBaseUnavailable as exc:
@@ -165,6 +169,9 @@ class KnowledgeBaseComponent(InitParameterSerialization):
 
     SOURCE_NAME = "kb"
     BACKEND: str | None = None  # the backend used without a document store; None: KB_BACKEND
+    # False for a component that never keyword-searches or writes (listing documents, reading one): it opens a base
+    # whatever text analysis counted its keyword index (that of another pipeline's spacy_model, say).
+    CHECKS_TEXT_ANALYSIS = True
 
     def __init__(
         self,
@@ -195,7 +202,9 @@ class KnowledgeBaseComponent(InitParameterSerialization):
         self.source_name = source_name or self.SOURCE_NAME
         # The model of the knowledge base's vectors (and of a question's); None: EMBEDDING_MODEL as it is built.
         self.embedding_model = setting_or(embedding_model, "embedding_model")
-        self._kb = KnowledgeBaseAccess(self.document_store, collection, self.BACKEND, self.embedding_model)
+        self._kb = KnowledgeBaseAccess(
+            self.document_store, collection, self.BACKEND, self.embedding_model, self.CHECKS_TEXT_ANALYSIS
+        )
 
     def warm_up(self) -> None:
         """Open the knowledge base over the document store (a failure shows in the next run's status)."""

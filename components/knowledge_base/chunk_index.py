@@ -171,6 +171,9 @@ class ChunkIndex(ABC):
     dimension: int
     # Set when the collection is opened: it holds terms but does not say which text analysis counted them.
     text_analysis_unknown: bool = False
+    # False for an index opened by a reader that never keyword-searches or writes (listing documents, reading one):
+    # the keyword index's text analysis is neither checked nor recorded (`check_text_analysis`).
+    checks_text_analysis: bool = True
 
     def check_chunks(self, chunks: list[Document], evidence: list[ChunkEvidence]) -> None:
         """ValueError in one sentence for a chunk without an embedding of the collection's dimension, or evidence
@@ -196,9 +199,12 @@ class ChunkIndex(ABC):
         against the one `recorded` there when it was made: `KnowledgeBaseMismatch` in one sentence when another
         analysis counted its terms (other stop words, stems or lemma tables would mis-score every keyword search).
         A collection that holds chunks but no record (made before analyses were recorded) cannot be checked: None,
-        with a warning, and nothing is recorded for it."""
-        current = text_analysis()
+        with a warning, and nothing is recorded for it. An index that does not check (`checks_text_analysis` False:
+        its reader never counts terms) keeps whatever is `recorded`, refusing nothing and recording nothing new."""
         self.text_analysis_unknown = recorded is None and holds_chunks
+        if not self.checks_text_analysis:
+            return recorded
+        current = text_analysis()
         if recorded is None or recorded == current:
             if recorded is None and holds_chunks:
                 logger.warning(

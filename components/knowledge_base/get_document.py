@@ -24,6 +24,7 @@ class GetDocument(KnowledgeBaseComponent):
     """
 
     SOURCE_NAME = "kb_document"
+    CHECKS_TEXT_ANALYSIS = False  # never keyword-searches: a base another analysis indexed is still read
 
     @component.output_types(document=dict | None, chunks=list[Document], status=SourceStatus)
     def run(self, document_id: str) -> dict[str, Any]:

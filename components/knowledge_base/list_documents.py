@@ -26,6 +26,7 @@ class ListDocuments(KnowledgeBaseComponent):
     """
 
     SOURCE_NAME = "kb_documents"
+    CHECKS_TEXT_ANALYSIS = False  # never keyword-searches: a base another analysis indexed is still read
 
     @component.output_types(documents=list[dict], total=int, status=SourceStatus)
     def run(

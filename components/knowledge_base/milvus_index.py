@@ -198,12 +198,17 @@ def document_store_for(settings: Any, collection: str, dimension: int) -> Any:
     return open_milvus_document_store(collection, uri=uri, metric=settings.milvus_metric)
 
 
-def open_chunk_index(document_store: Any, embedding_model: str | None = None) -> MilvusChunkIndex:
+def open_chunk_index(
+    document_store: Any, embedding_model: str | None = None, checks_text_analysis: bool = True
+) -> MilvusChunkIndex:
     """The chunk index over `document_store`, for `embedding_model` (default: the settings'), with the dimension of
     the settings' model."""
     settings = get_settings()
     model = embedding_model or settings.embedding_model
-    return MilvusChunkIndex(document_store, embedding_model=model, dimension=embedding_dimension(settings))
+    return MilvusChunkIndex(
+        document_store, embedding_model=model, dimension=embedding_dimension(settings),
+        checks_text_analysis=checks_text_analysis,
+    )
 
 
 def collection_names(document_store: Any) -> list[str]:
@@ -254,9 +259,12 @@ class MilvusChunkIndex(ChunkIndex):
 
     backend = "milvus"
 
-    def __init__(self, document_store: Any, *, embedding_model: str = "", dimension: int = 384) -> None:
+    def __init__(
+        self, document_store: Any, *, embedding_model: str = "", dimension: int = 384, checks_text_analysis: bool = True
+    ) -> None:
         if dimension < 2:
             raise ValueError("dimension must be at least 2")
+        self.checks_text_analysis = checks_text_analysis  # False: a reader that never keyword-searches or writes
         self.document_store = document_store
         self.embedding_model = embedding_model
         self.dimension = int(dimension)

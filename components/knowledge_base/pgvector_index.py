@@ -160,13 +160,18 @@ class PgvectorChunkIndex(ChunkIndex):
 
     backend = "pgvector"
 
-    def __init__(self, document_store: Any, url: str, embedding_model: str | None = None) -> None:
+    def __init__(
+        self, document_store: Any, url: str, embedding_model: str | None = None, checks_text_analysis: bool = True
+    ) -> None:
         """
         :param document_store: the integration's `PgvectorDocumentStore`, as given (never replaced).
         :param url: the database the store's `connection_string` resolves to (`open_chunk_index` resolves it).
         :param embedding_model: the model the embeddings come from (recorded beside the table; a table made for
             another model is a `KnowledgeBaseMismatch`); the settings' model when None.
+        :param checks_text_analysis: False for a reader that never keyword-searches or writes
+            (`ChunkIndex.check_text_analysis`).
         """
+        self.checks_text_analysis = checks_text_analysis
         self.document_store = document_store
         self.collection = str(document_store.table_name)
         self.schema = str(document_store.schema_name)
@@ -710,9 +715,14 @@ def document_store_for(settings: Any, collection: str, dimension: int) -> Any:
     )
 
 
-def open_chunk_index(document_store: Any, embedding_model: str | None = None) -> PgvectorChunkIndex:
+def open_chunk_index(
+    document_store: Any, embedding_model: str | None = None, checks_text_analysis: bool = True
+) -> PgvectorChunkIndex:
     """The chunk index over `document_store` (on the database `_store_url` resolves)."""
-    return PgvectorChunkIndex(document_store, url=_store_url(document_store), embedding_model=embedding_model)
+    return PgvectorChunkIndex(
+        document_store, url=_store_url(document_store), embedding_model=embedding_model,
+        checks_text_analysis=checks_text_analysis,
+    )
 
 
 def collection_names(document_store: Any) -> list[str]:

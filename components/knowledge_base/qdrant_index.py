@@ -148,13 +148,18 @@ class QdrantChunkIndex(ChunkIndex):
 
     backend = "qdrant"
 
-    def __init__(self, document_store: Any, embedding_model: str | None = None) -> None:
+    def __init__(
+        self, document_store: Any, embedding_model: str | None = None, checks_text_analysis: bool = True
+    ) -> None:
         """
         :param document_store: the integration's `QdrantDocumentStore`, read for its configuration (its own client
             is never opened: in local mode it would lock the folder that the index's shared client holds).
         :param embedding_model: the model the embeddings come from (recorded in the metadata of a collection the index
             creates; a collection made for another model is a `KnowledgeBaseMismatch`); the settings' model when None.
+        :param checks_text_analysis: False for a reader that never keyword-searches or writes
+            (`ChunkIndex.check_text_analysis`).
         """
+        self.checks_text_analysis = checks_text_analysis
         self.document_store = document_store
         self.collection = str(document_store.index)
         self.dimension = int(document_store.embedding_dim)
@@ -646,9 +651,11 @@ def document_store_for(settings: Settings, collection: str, dimension: int) -> A
     return QdrantDocumentStore(path=str(settings.qdrant_path or settings.data_dir / "qdrant"), **common)
 
 
-def open_chunk_index(document_store: Any, embedding_model: str) -> QdrantChunkIndex:
+def open_chunk_index(
+    document_store: Any, embedding_model: str, checks_text_analysis: bool = True
+) -> QdrantChunkIndex:
     """The chunk index over a `QdrantDocumentStore`, its collections set up (one sentence when it cannot be)."""
-    index = QdrantChunkIndex(document_store, embedding_model)
+    index = QdrantChunkIndex(document_store, embedding_model, checks_text_analysis)
     index.count()  # opens the client and sets the collections up now, so that errors surface here
     return index
 

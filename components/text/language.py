@@ -100,8 +100,9 @@ def _load(name: str) -> Language:
     return nlp
 
 
-class LanguageModelMismatch(ValueError):
-    """A component asks for another spaCy pipeline than the one the process already analyses text with."""
+class LanguageModelMismatch(RuntimeError):
+    """A component asks for another spaCy pipeline than the one the process already analyses text with: the
+    configuration of the process (its pipelines' `spacy_model`), never a caller's bad input, so not a ValueError."""
 
 
 # The name of the process's analysis pipeline (what `parse` and the other helpers use): the first component that
@@ -278,7 +279,7 @@ def sentences(text: str) -> list[str]:
 
 
 # The metadata key under which a chunk carries its sentences: `[[start, end], ...]`, offsets in the chunk's text, as
-# the splitter cut them at ingestion (or as the web and arXiv sources' chunker did).
+# the splitter cut them at ingestion. Web and arXiv chunks carry none: their sentences are split at question time.
 SENTENCE_SPANS_KEY = "sentence_spans"
 
 

@@ -41,8 +41,9 @@ SYSTEM_PROMPT = (
 )
 
 
-def chat_generator_from_settings() -> Any:
-    """The OpenAI-compatible chat generator the settings describe; ValueError (one sentence) when not configured."""
+def chat_generator_from_settings(timeout_s: float | None = None) -> Any:
+    """The OpenAI-compatible chat generator the settings describe, each of its calls given `timeout_s` (None:
+    QUESTION_BUDGET_S); ValueError (one sentence) when not configured."""
     from haystack.components.generators.chat import OpenAIChatGenerator
     from haystack.utils import Secret
 
@@ -59,7 +60,7 @@ def chat_generator_from_settings() -> Any:
         api_key=Secret.from_env_var("OPENAI_API_KEY"),
         model=settings.openai_model,
         api_base_url=settings.openai_base_url,
-        timeout=settings.question_budget_s,
+        timeout=timeout_s if timeout_s is not None else settings.question_budget_s,
         max_retries=settings.tool_retries,
         http_client_kwargs=capped_client_kwargs(settings.upstream_max_bytes, "the chat model"),
     )
@@ -292,7 +293,13 @@ class ResearchAgent(InitParameterSerialization):
         max_invalid_calls: int = 3,
         min_support: float = 0.5,
         system_prompt: str = SYSTEM_PROMPT,
+        timeout_s: float | None = None,
     ) -> None:
+        """:param timeout_s: how long the settings' chat model may take over a call (the catalog gives the research
+            pipeline's whole-question budget); None: QUESTION_BUDGET_S. Unused when `chat_generator` is given."""
+        if timeout_s is not None and (isinstance(timeout_s, bool) or not 0 < float(timeout_s) <= 600):
+            raise ValueError(f"timeout_s must be seconds in (0, 600], or None for QUESTION_BUDGET_S, not {timeout_s!r}")
+        self.timeout_s = None if timeout_s is None else float(timeout_s)
         self.max_agent_steps = positive_int("max_agent_steps", max_agent_steps)
         self.max_invalid_calls = positive_int("max_invalid_calls", max_invalid_calls)
         self.min_support = within("min_support", min_support, 0, 1)
@@ -306,7 +313,7 @@ class ResearchAgent(InitParameterSerialization):
         self._no_generator = ""  # why there is no chat model (OPENAI_* not set when the agent was built)
         if chat_generator is None:
             try:
-                self._generator = chat_generator_from_settings()
+                self._generator = chat_generator_from_settings(self.timeout_s)
             except ValueError as exc:
                 self._no_generator = str(exc)
         self._entity_lookup: Callable[[str], list[str]] | None = None

@@ -41,6 +41,7 @@ class UserError(Exception):
 SETUP_ERRORS = (
     ("components.database", "DatabaseUnavailable"),
     ("components.knowledge_base.store", "KnowledgeBaseUnavailable"),
+    ("components.text.language", "LanguageModelMismatch"),  # two spacy_model values in the process's pipelines
 )
 
 

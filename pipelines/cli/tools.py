@@ -101,8 +101,10 @@ def _select(args: argparse.Namespace) -> int:
 
 def _agent(args: argparse.Namespace) -> int:
     from components.tools.research_agent import ResearchAgent, agent_result_json
+    from pipelines.catalog_file import research_question_budget_s
 
-    agent = ResearchAgent(profile=args.profile, max_agent_steps=args.max_steps)
+    # The chat model waits as long as the catalog's research pipeline gives a question (its YAML's budget).
+    agent = ResearchAgent(profile=args.profile, max_agent_steps=args.max_steps, timeout_s=research_question_budget_s())
     agent.warm_up()
     result = agent.run(question=args.question)
     if args.as_json:

@@ -3,7 +3,8 @@
 A wrapper serves one pipeline of the catalog (`pipelines.yaml`): `setup()` loads the catalog (which sets the
 deserialisation allowlist) and checks the pipeline is there, so Hayhooks skips a wrapper whose pipeline is not
 in the catalog with a warning instead of serving a broken endpoint. Errors the caller caused become HTTP 422 with
-one sentence; nothing else about the server's internals leaks into a response.
+one sentence, errors of the server's own configuration HTTP 503 with one sentence (`ServerMisconfigured`); nothing
+else about the server's internals leaks into a response.
 
 Usage (in `wrappers/NAME/pipeline_wrapper.py`):
 ```python
@@ -27,6 +28,7 @@ from haystack import logging
 from pydantic import BaseModel, ValidationError
 
 from components.text.dates import input_date
+from components.text.language import LanguageModelMismatch
 from components.validation import bounded_text
 
 logger = logging.getLogger(__name__)
@@ -37,6 +39,19 @@ class InvalidRequest(HTTPException):
 
     def __init__(self, message: str) -> None:
         super().__init__(status_code=422, detail=message)
+
+
+class ServerMisconfigured(HTTPException):
+    """The server's configuration keeps a pipeline from running (the caller did nothing wrong): HTTP 503 with the
+    one sentence that names the setting or parameter to change."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(status_code=503, detail=message)
+
+
+# Errors of the server's configuration that show only when a pipeline warms up or runs (ValueErrors among them are
+# caught before the caller's 422).
+CONFIGURATION_ERRORS: tuple[type[BaseException], ...] = (LanguageModelMismatch,)
 
 
 def catalog() -> Any:
@@ -100,6 +115,8 @@ class CatalogPipelineWrapper(BasePipelineWrapper):
             return self.catalog.run(
                 self.pipeline_name, {key: value for key, value in inputs.items() if value is not None}
             )
+        except CONFIGURATION_ERRORS as exc:
+            raise ServerMisconfigured(user_error_message(exc)) from exc
         except (ValueError, ValidationError, TypeError) as exc:
             raise InvalidRequest(user_error_message(exc)) from exc
 

@@ -30,7 +30,7 @@ def hayhooks_document(name: str, catalog: Any = None) -> dict[str, Any]:
     catalog = catalog or process_runtime().catalog
     spec = catalog.spec(name)
     document: dict[str, Any] = {"description": " ".join(spec.description.split())}
-    document.update(build_pipeline(spec).to_dict())
+    document.update(build_pipeline(spec, catalog.agent_timeout_s()).to_dict())  # an agent keeps the catalog's budget
     document["inputs"] = {key: list(value) for key, value in spec.inputs.items() if key not in _NOT_JSON_INPUTS}
     document["outputs"] = dict(spec.outputs)
     return document

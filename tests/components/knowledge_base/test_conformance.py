@@ -353,6 +353,37 @@ class TestKnowledgeBaseConformance:
         with pytest.raises(KnowledgeBaseMismatch, match="was keyword-indexed by the text analysis .* re-ingest"):
             kb_backend.store(loaded).keyword_search("graph layers", 3)
 
+    def test_readers_that_never_keyword_search_open_a_base_another_analysis_indexed(
+        self, loaded, kb_backend, monkeypatch
+    ):
+        """Listing documents and reading one count no terms: a base whose keyword index another text analysis
+        counted (the research pipeline's spacy_model, when SPACY_MODEL names another) is read, and its record is
+        kept; what keyword-searches still refuses it."""
+        from components.knowledge_base import chunk_index
+
+        built_by = chunk_index.text_analysis()
+        monkeypatch.setattr(chunk_index, "text_analysis", lambda: "zorblex_core_lg 9.9 / 000000000000")
+        listing = ListDocuments(collection=loaded).run(limit=100)
+        assert listing["status"].status is StatusKind.SUCCESS and listing["total"] == len(CORPUS)
+        read = GetDocument(collection=loaded).run(document_id="fulltext")
+        assert read["status"].status is StatusKind.SUCCESS and read["document"]["chunk_count"] == 3
+        with pytest.raises(KnowledgeBaseMismatch, match="was keyword-indexed by the text analysis"):
+            kb_backend.store(loaded).keyword_search("graph layers", 3)
+        monkeypatch.setattr(chunk_index, "text_analysis", lambda: built_by)
+        assert kb_backend.store(loaded).keyword_search("graph layers", 3)  # the readers left its record as it was
+
+    def test_a_reader_opening_a_new_base_first_records_no_analysis_for_it(self, kb_backend, monkeypatch):
+        """The analysis of a reader's process is not the one that will count the base's terms: what writes first
+        records its own."""
+        from components.knowledge_base import chunk_index
+
+        built_by = chunk_index.text_analysis()
+        fresh = f"readfirst_{uuid.uuid4().hex[:8]}"
+        monkeypatch.setattr(chunk_index, "text_analysis", lambda: "zorblex_core_lg 9.9 / 000000000000")
+        assert ListDocuments(collection=fresh).run()["status"].status is StatusKind.SUCCESS
+        monkeypatch.setattr(chunk_index, "text_analysis", lambda: built_by)
+        assert kb_backend.store(fresh).keyword_search("graph layers", 3) == []
+
     def test_get_document_returns_fields_and_ordered_chunks(self, loaded):
         result = GetDocument(collection=loaded).run(document_id="fulltext")
         assert result["status"].status is StatusKind.SUCCESS

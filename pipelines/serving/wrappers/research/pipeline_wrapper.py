@@ -15,8 +15,10 @@ from components.contracts.selection import DEFAULT_SOURCES
 from pipelines.catalog import check_research_request
 from pipelines.research_result import ResearchResult
 from pipelines.serving.catalog_wrapper import (
+    CONFIGURATION_ERRORS,
     CatalogPipelineWrapper,
     InvalidRequest,
+    ServerMisconfigured,
     as_payload,
     user_error_message,
 )
@@ -51,6 +53,8 @@ class PipelineWrapper(CatalogPipelineWrapper):
             kwargs["streaming_callback"] = streaming_callback
         try:
             return await self.catalog.research_async(**kwargs)
+        except CONFIGURATION_ERRORS as exc:
+            raise ServerMisconfigured(user_error_message(exc)) from exc
         except (ValueError, TypeError) as exc:
             raise InvalidRequest(user_error_message(exc)) from exc
 
