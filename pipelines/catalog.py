@@ -106,6 +106,11 @@ class CatalogError(ValueError):
     """The catalog file or one of its pipelines is unusable; the message names the pipeline and the problem."""
 
 
+class ResearchBudgetInvalid(CatalogError):
+    """The research pipeline's YAML budget (`metadata.question_budget_s`) is not a usable number of seconds: the
+    server's configuration when it shows on a request (a 503), never the caller's."""
+
+
 @dataclass(frozen=True)
 class PipelineSpec:
     """One named pipeline of the catalog as written in the YAML."""
@@ -236,7 +241,10 @@ def question_budget_of(pipeline: Pipeline) -> float:
     """The whole-question budget a built research pipeline carries in its metadata, checked like the setting."""
     value = (pipeline.metadata or {}).get(BUDGET_KEY)
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 600:
-        raise CatalogError(f"The research pipeline's metadata {BUDGET_KEY} must be seconds in (0, 600], not {value!r}.")
+        raise ResearchBudgetInvalid(
+            f"The research pipeline's metadata.{BUDGET_KEY} must be seconds in (0, 600], not {value!r}: fix it in "
+            f"the pipelines file (PIPELINES_FILE)."
+        )
     return float(value)
 
 

@@ -73,8 +73,9 @@ _LOCK = threading.Lock()
 _LINE = re.compile(r"[^\n]+")
 
 
-class LanguageModelMissing(ValueError):
-    """The configured spaCy pipeline is not installed."""
+class LanguageModelMissing(RuntimeError):
+    """The configured spaCy pipeline (`SPACY_MODEL`, or a component's `spacy_model`) is not installed: the
+    configuration of the process, never a caller's bad input, so not a ValueError."""
 
 
 def entity_kind(label: str) -> str | None:
@@ -93,7 +94,8 @@ def _load(name: str) -> Language:
             return spacy.load(name)
         except OSError:
             raise LanguageModelMissing(
-                f"The spaCy pipeline {name!r} is not installed; install its package or set SPACY_MODEL to one that is."
+                f"The spaCy pipeline {name!r} is not installed; install its package or set SPACY_MODEL (the "
+                f"components' spacy_model when built) to one that is."
             ) from exc
     nlp = module.load()
     logger.info("Loaded spaCy pipeline {pipeline} ({pipes})", pipeline=name, pipes=",".join(nlp.pipe_names))

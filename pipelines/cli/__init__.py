@@ -42,6 +42,7 @@ SETUP_ERRORS = (
     ("components.database", "DatabaseUnavailable"),
     ("components.knowledge_base.store", "KnowledgeBaseUnavailable"),
     ("components.text.language", "LanguageModelMismatch"),  # two spacy_model values in the process's pipelines
+    ("components.text.language", "LanguageModelMissing"),  # SPACY_MODEL / spacy_model names no installed pipeline
 )
 
 

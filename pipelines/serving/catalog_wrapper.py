@@ -28,8 +28,9 @@ from haystack import logging
 from pydantic import BaseModel, ValidationError
 
 from components.text.dates import input_date
-from components.text.language import LanguageModelMismatch
+from components.text.language import LanguageModelMismatch, LanguageModelMissing
 from components.validation import bounded_text
+from pipelines.catalog import ResearchBudgetInvalid
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +52,11 @@ class ServerMisconfigured(HTTPException):
 
 # Errors of the server's configuration that show only when a pipeline warms up or runs (ValueErrors among them are
 # caught before the caller's 422).
-CONFIGURATION_ERRORS: tuple[type[BaseException], ...] = (LanguageModelMismatch,)
+CONFIGURATION_ERRORS: tuple[type[BaseException], ...] = (
+    LanguageModelMismatch,  # two spacy_model values in the process's pipelines
+    LanguageModelMissing,  # SPACY_MODEL / spacy_model names no installed spaCy pipeline
+    ResearchBudgetInvalid,  # the research pipeline's metadata.question_budget_s (a CatalogError, so a ValueError)
+)
 
 
 def catalog() -> Any:

@@ -7,7 +7,15 @@ from typing import Any, Literal
 from fastapi import HTTPException
 from hayhooks import BasePipelineWrapper
 
-from pipelines.serving.catalog_wrapper import InvalidRequest, as_payload, parse_day, require_text, user_error_message
+from pipelines.serving.catalog_wrapper import (
+    CONFIGURATION_ERRORS,
+    InvalidRequest,
+    ServerMisconfigured,
+    as_payload,
+    parse_day,
+    require_text,
+    user_error_message,
+)
 from pipelines.serving.models import IngestResult
 
 _MAX_TEXT = 2_000_000
@@ -52,6 +60,8 @@ class PipelineWrapper(BasePipelineWrapper):
             report = self.ingestor.ingest_text(
                 body, title=(title or origin).strip(), source=origin, doc_type=doc_type, url=url or None, date=day
             )
+        except CONFIGURATION_ERRORS as exc:  # e.g. SPACY_MODEL names no installed pipeline: the server's to fix
+            raise ServerMisconfigured(user_error_message(exc)) from exc
         except ValueError as exc:
             raise InvalidRequest(user_error_message(exc)) from exc
         return as_payload(_result(origin, report))
@@ -68,6 +78,8 @@ class PipelineWrapper(BasePipelineWrapper):
         except UrlNotIngested as exc:
             # The page could not be fetched (no Firecrawl key, refused, slow): the fetcher's one sentence.
             raise HTTPException(status_code=502, detail=user_error_message(exc)) from exc
+        except CONFIGURATION_ERRORS as exc:
+            raise ServerMisconfigured(user_error_message(exc)) from exc
         except ValueError as exc:
             raise InvalidRequest(user_error_message(exc)) from exc
         return as_payload(_result(url, report))

@@ -108,6 +108,8 @@ class PipelineWrapper(CatalogPipelineWrapper):
             return await asyncio.to_thread(
                 self.catalog.follow_up, request["question"], request.get("history"), request.get("session_id")
             )
+        except CONFIGURATION_ERRORS as exc:
+            raise ServerMisconfigured(user_error_message(exc)) from exc
         except (ValueError, TypeError) as exc:
             raise InvalidRequest(user_error_message(exc)) from exc
 
