@@ -20,6 +20,7 @@ from components.generation.cited_answer_builder import cited_numbers
 from components.redaction import cut
 from components.resilience.errors import first_line
 from components.serialization import InitParameterSerialization
+from components.settings import setting_or
 from components.tools.executor import ToolExecutor
 from components.tools.profiles import ToolProfiles, load_profiles
 from components.tools.registry import get_tool, tool_names
@@ -299,7 +300,8 @@ class ResearchAgent(InitParameterSerialization):
             pipeline's whole-question budget); None: QUESTION_BUDGET_S. Unused when `chat_generator` is given."""
         if timeout_s is not None and (isinstance(timeout_s, bool) or not 0 < float(timeout_s) <= 600):
             raise ValueError(f"timeout_s must be seconds in (0, 600], or None for QUESTION_BUDGET_S, not {timeout_s!r}")
-        self.timeout_s = None if timeout_s is None else float(timeout_s)
+        # None: the setting in force when the agent is built; `to_dict` writes the value used.
+        self.timeout_s = float(setting_or(timeout_s, "question_budget_s"))
         self.max_agent_steps = positive_int("max_agent_steps", max_agent_steps)
         self.max_invalid_calls = positive_int("max_invalid_calls", max_invalid_calls)
         self.min_support = within("min_support", min_support, 0, 1)
