@@ -94,6 +94,7 @@ def _synthetic_base(store: Any, n_chunks: int, out: Out, seed: int = 7) -> None:
     from components.embedding import get_embedding_model
     from components.knowledge_base.store import ChunkRecord, DocumentRecord
     from components.text.analyzer import term_counts
+    from components.text.language import SENTENCE_SPANS_KEY
 
     rng = random.Random(seed)
     model = get_embedding_model()
@@ -133,7 +134,8 @@ def _synthetic_base(store: Any, n_chunks: int, out: Out, seed: int = 7) -> None:
                 sentence_vectors = noisy(pool[np_rng.integers(0, len(pool), size=len(spans))])
             records.append(ChunkRecord(
                 chunk_id=f"{doc_id}:{index}", document_id=doc_id, chunk_index=index, text=text, embedding=vector,
-                metadata={}, sentence_spans=list(spans), sentence_embeddings=sentence_vectors,
+                metadata={SENTENCE_SPANS_KEY: [[start, end] for start, end in spans]}, sentence_spans=list(spans),
+                sentence_embeddings=sentence_vectors,
                 term_counts=term_counts(f"{title}\n{text}"),
             ))
         document = DocumentRecord(
