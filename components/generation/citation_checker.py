@@ -61,7 +61,7 @@ class CitationChecker(InitParameterSerialization):
         chunk_terms = [set(analyze(document.content or "").counts) for document in documents]
         results: list[dict[str, Any]] = []
         carried: list[int] = []
-        claims = sentences(answer)
+        claims = sentences(answer, cache=False)  # an answer is read once, for its sentences alone
         for index, sentence in enumerate(claims):
             citations = [number for number in cited_numbers(sentence) if 1 <= number <= len(documents)]
             bare = CITATION_MARK.sub(" ", sentence)

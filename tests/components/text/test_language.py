@@ -149,3 +149,41 @@ def test_the_same_pipeline_read_from_another_folder_is_the_same_text_analysis(tm
     analyzer._text_analysis.cache_clear()
     monkeypatch.setattr(language, "_chosen", [str(tmp_path / "srv/models/one")])
     assert analyzer.text_analysis() != records[1]  # another release of it may ship other lemma tables
+
+
+class TestSentencesReadOnce:
+    """An answer being checked is read once and only for its sentences: parsed without the entity recogniser and not
+    kept in the cache every reader of entities shares, with the same cuts as the cached path."""
+
+    TEXTS = [
+        "Orvella Marsk founded Tindral Works in 1987 [1]. It moved to Kestrow in 1994 [2].",
+        "Dr. Halvar Quen (born 10 July [O.S. 28 June] 1856) studied at Brennmoor; he left in 1880.",
+        "The Vantor bridge opened.\nIt carries two lines [3].\n\nNo more.",
+    ]
+
+    @pytest.mark.parametrize("text", TEXTS)
+    def test_the_cuts_are_those_of_the_cached_path(self, text: str) -> None:
+        once = sentence_spans(text, cache=False)
+        assert once and once == sentence_spans(text)
+
+    def test_an_answer_read_once_is_not_kept_for_readers_of_entities(self) -> None:
+        from components.text import language
+
+        text = "Maelis Droune chaired the Quorvane board in 2011 [1]. She stepped down in 2019 [2]."
+        sentences(text, cache=False)
+        assert not any("Maelis Droune" in line for line in language._DOC_CACHE)
+        # Read with the cache afterwards, the same lines get their entities.
+        assert any(ent.text == "Maelis Droune" for _, doc in language.analyse_text(text) for ent in doc.ents)
+
+    def test_the_citation_check_reads_its_answer_once(self) -> None:
+        from haystack import Document
+
+        from components.generation.citation_checker import CitationChecker
+        from components.text import language
+
+        answer = "Brisa Tolvane built the Harrowgate mill in 1902 [1]."
+        checker = CitationChecker()
+        checker.warm_up()
+        result = checker.run(answer=answer, documents=[Document(content="Brisa Tolvane built the Harrowgate mill.")])
+        assert result["sentences"][0]["supported"]
+        assert not any("Brisa Tolvane" in line for line in language._DOC_CACHE)
