@@ -27,8 +27,8 @@ def two_spacy_models(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
     return warm_other
 
 
-def _assert_one_sentence_naming_the_parameter(detail: str) -> None:
-    assert "spacy_model" in detail and "zorblex_core_lg" in detail
+def _assert_one_sentence(detail: str, *named: str) -> None:
+    assert all(name in detail for name in named), detail
     assert "\n" not in detail and "Traceback" not in detail
 
 
@@ -38,7 +38,7 @@ def test_a_served_pipeline_that_cannot_warm_up_is_a_503_not_the_callers_422(two_
     with pytest.raises(HTTPException) as raised:
         documents.run_api()
     assert raised.value.status_code == 503
-    _assert_one_sentence_naming_the_parameter(raised.value.detail)
+    _assert_one_sentence(raised.value.detail, "spacy_model", "zorblex_core_lg")
 
 
 def test_a_research_question_on_a_misconfigured_server_is_a_503(two_spacy_models) -> None:  # noqa: ANN001
@@ -47,7 +47,7 @@ def test_a_research_question_on_a_misconfigured_server_is_a_503(two_spacy_models
     with pytest.raises(HTTPException) as raised:
         asyncio.run(research.run_api_async(question="Who founded Quellmark?", sources=["kb"]))
     assert raised.value.status_code == 503
-    _assert_one_sentence_naming_the_parameter(raised.value.detail)
+    _assert_one_sentence(raised.value.detail, "spacy_model", "zorblex_core_lg")
 
 
 def test_the_command_line_says_it_in_one_line_and_exits_1(two_spacy_models, monkeypatch, capsys) -> None:  # noqa: ANN001
@@ -57,7 +57,7 @@ def test_the_command_line_says_it_in_one_line_and_exits_1(two_spacy_models, monk
     assert main(["status"]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("research: This process analyses text with the spaCy pipeline 'zorblex_core_sm'")
-    _assert_one_sentence_naming_the_parameter(err)
+    _assert_one_sentence(err, "spacy_model", "zorblex_core_lg")
 
 
 # --- a spaCy pipeline that is not installed, a research budget the YAML gets wrong --------------------------------
@@ -77,9 +77,8 @@ def invalid_budget(*_args, **_kwargs):  # noqa: ANN002, ANN003, ANN202
     question_budget_of(Pipeline(metadata={"question_budget_s": "whenever"}))
 
 
-def _assert_one_sentence(detail: str, *named: str) -> None:
-    assert all(name in detail for name in named), detail
-    assert "\n" not in detail and "Traceback" not in detail
+# What each cause's sentence must name: the invented pipeline, or the YAML key.
+NAMED = {missing_spacy_model: "vexmoor_core_sm", invalid_budget: "metadata.question_budget_s"}
 
 
 def test_a_spacy_model_that_is_not_installed_is_not_a_value_error_the_caller_caused() -> None:
@@ -93,6 +92,7 @@ def test_a_served_pipeline_whose_configuration_fails_on_a_request_is_a_503(cause
     with pytest.raises(HTTPException) as raised:
         documents.run_api()
     assert raised.value.status_code == 503
+    _assert_one_sentence(raised.value.detail, NAMED[cause])
 
 
 def test_a_research_question_without_the_spacy_model_is_a_503_naming_the_setting() -> None:
@@ -128,6 +128,7 @@ def test_a_chat_follow_up_rewrite_on_a_misconfigured_server_is_a_503(cause) -> N
     with pytest.raises(HTTPException) as raised:
         asyncio.run(first_chunk())
     assert raised.value.status_code == 503
+    _assert_one_sentence(raised.value.detail, NAMED[cause])
 
 
 def test_ingesting_on_a_server_without_the_spacy_model_is_a_503() -> None:
@@ -163,4 +164,4 @@ def test_the_ask_page_gets_one_sentence_for_a_misconfigured_research_pipeline(ca
     monkeypatch.setattr(services, "catalog", lambda: failing)
     result, error = services.research_streaming(Mock(), "Who founded Quellmark?")
     assert result is None
-    _assert_one_sentence(error, "vexmoor_core_sm" if cause is missing_spacy_model else "metadata.question_budget_s")
+    _assert_one_sentence(error, NAMED[cause])
