@@ -92,19 +92,24 @@ def _score_counts(expected) -> dict[float, int]:
     return counts
 
 
+def _shallow_kb(collection_name: str, monkeypatch: pytest.MonkeyPatch, first_depth: int):  # noqa: ANN202
+    """A knowledge base whose keyword function reads `first_depth` postings first and grows slowly, so that small
+    collections need several rounds of the cut-off; dropped afterwards."""
+    monkeypatch.setattr(postings_index, "FIRST_DEPTH", first_depth)
+    monkeypatch.setattr(postings_index, "COMPLETED", 1)
+    monkeypatch.setattr(postings_index, "MIN_COMPLETED", 1)
+    monkeypatch.setattr(postings_index, "OTHERS_BATCH", 1)
+    kb = knowledge_base_for(_store(collection_name))
+    yield kb
+    kb.drop()
+    kb.close()
+
+
 @pytest.mark.integration
 class TestKeywordPostings:
     @pytest.fixture()
     def kb(self, database_url, collection_name, monkeypatch):
-        # A shallow first read and slow growth, so that small collections need several rounds of the cut-off.
-        monkeypatch.setattr(postings_index, "FIRST_DEPTH", 2)
-        monkeypatch.setattr(postings_index, "COMPLETED", 1)
-        monkeypatch.setattr(postings_index, "MIN_COMPLETED", 1)
-        monkeypatch.setattr(postings_index, "OTHERS_BATCH", 1)
-        kb = knowledge_base_for(_store(collection_name))
-        yield kb
-        kb.drop()
-        kb.close()
+        yield from _shallow_kb(collection_name, monkeypatch, first_depth=2)
 
     @staticmethod
     def _load(kb, corpus) -> dict[str, dict[str, int]]:
@@ -295,14 +300,7 @@ class TestKeywordPostingsEdges:
 
     @pytest.fixture()
     def kb(self, database_url, collection_name, monkeypatch):
-        monkeypatch.setattr(postings_index, "FIRST_DEPTH", 1)
-        monkeypatch.setattr(postings_index, "COMPLETED", 1)
-        monkeypatch.setattr(postings_index, "MIN_COMPLETED", 1)
-        monkeypatch.setattr(postings_index, "OTHERS_BATCH", 1)
-        kb = knowledge_base_for(_store(collection_name))
-        yield kb
-        kb.drop()
-        kb.close()
+        yield from _shallow_kb(collection_name, monkeypatch, first_depth=1)
 
     @staticmethod
     def _write(kb, stored, document_id: str, texts: list[str]) -> None:
