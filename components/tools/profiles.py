@@ -15,7 +15,7 @@ profiles:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -68,9 +68,16 @@ class ToolProfiles:
         tools = self.profiles.get(profile, [])
         return tool not in self.disabled and ("*" in tools or tool in tools)
 
+    def __post_init__(self) -> None:
+        # The settings' defaults are read once, when the profiles are made (a pipeline or the CLI being built), so a
+        # tool's policy never follows a setting changed while the pipeline runs.
+        self._defaults = ResiliencePolicy.from_settings()
+
     def policy_for(self, tool: str) -> ResiliencePolicy:
-        """The executor policy of `tool`: settings defaults, then the tool's overrides."""
-        return ResiliencePolicy.from_settings(**self.policy.get(tool, {}))
+        """The executor policy of `tool`: the settings' defaults as the profiles were made, then the tool's
+        overrides."""
+        overrides = {key: value for key, value in self.policy.get(tool, {}).items() if value is not None}
+        return replace(self._defaults, **overrides)
 
     def require_profile(self, profile: str | None = None) -> str:
         """`profile` (None: the settings' TOOL_PROFILE), or ValueError naming the known profiles when it is not one."""

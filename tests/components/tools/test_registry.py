@@ -94,6 +94,21 @@ class TestToolProfiles:
         assert not profiles.granted("offline", "firecrawl_search") and profiles.granted("offline", "rag_search")
         assert profiles.policy_for("calculator").retries == 0
 
+    def test_a_policy_keeps_the_settings_in_force_when_the_profiles_were_made(self, monkeypatch) -> None:  # noqa: ANN001
+        from components.settings import reload_settings
+
+        monkeypatch.setenv("BREAKER_FAILURES", "4")
+        reload_settings()
+        try:
+            profiles = ToolProfiles()
+            monkeypatch.setenv("BREAKER_FAILURES", "9")
+            reload_settings()
+            assert profiles.policy_for("calculator").breaker_failures == 4
+            assert ToolProfiles().policy_for("calculator").breaker_failures == 9
+        finally:
+            monkeypatch.delenv("BREAKER_FAILURES")
+            reload_settings()
+
     def test_file_extends_the_builtins(self, work_dir, monkeypatch) -> None:  # noqa: ANN001
         from components.settings import reload_settings
         from components.tools.profiles import load_profiles
