@@ -251,7 +251,6 @@ def private_uses(root: Path) -> list[str]:
 NOT_YET_REPLACED = frozenset({
     "components/arxiv/access.py uses client._session",  # arxiv.Client takes no session or timeout
     "components/database.py uses PostgresServer._lock",  # pgserver's cross-process lock
-    "components/generation/prompt_builder.py uses self._env (inherited from a dependency)",  # Haystack's Jinja env
     "components/knowledge_base/pgvector_index.py imports "
     "haystack_integrations.document_stores.pgvector.filters._convert_filters_to_where_clause_and_params",
     "components/knowledge_base/pgvector_index.py imports "
