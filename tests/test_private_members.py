@@ -254,9 +254,6 @@ NOT_YET_REPLACED = frozenset({
     "haystack_integrations.document_stores.pgvector.filters._convert_filters_to_where_clause_and_params",
     "components/knowledge_base/pgvector_index.py imports "
     "haystack_integrations.document_stores.pgvector.filters._validate_filters",
-    "components/web/firecrawl_access.py uses self._build_url (inherited from a dependency)",  # firecrawl-py
-    "components/web/firecrawl_access.py uses self._prepare_headers (inherited from a dependency)",
-    "components/web/firecrawl_access.py uses self._client._v2_client",
     "pipelines/input_copies.py uses utils._deepcopy_with_exceptions",  # Haystack's copy of a component's inputs
     "pipelines/input_copies.py uses module._deepcopy_with_exceptions",
 })
