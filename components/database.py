@@ -24,6 +24,7 @@ import re
 import threading
 import warnings
 from pathlib import Path
+from typing import Any
 
 from haystack import logging
 
@@ -65,7 +66,7 @@ def _start_embedded(folder: Path) -> str:
     # as it was: this process would not be counted (the other's exit would stop the server under it), and the server
     # may meanwhile have stopped with its last user. Both are checked again (idempotent), under pgserver's
     # cross-process lock as `_forget_dead_handles` takes it.
-    with PostgresServer._lock:
+    with server_lock(PostgresServer):
         server.ensure_postgres_running()
         server.global_process_id_list.get_and_add(os.getpid())
     _SERVERS[folder] = server
@@ -74,6 +75,17 @@ def _start_embedded(folder: Path) -> str:
     # process that died without detaching must not keep the server alive after its last real user leaves.
     atexit.register(_forget_dead_handles, folder)
     return server.get_uri()
+
+
+def server_lock(server_class: type) -> Any:
+    """The cross-process lock pgserver holds while it starts a server, stops it at its last user's exit, or changes
+    its list of users: a POSIX lock (`fasteners.InterProcessLock`, `lockf`) on the file pgserver names in its public
+    `lock_path`. The same file and the same kind of lock, so it also excludes pgserver's own start and exit in other
+    processes (a `flock` lock, or another file, would not). A POSIX lock belongs to the process, so a fresh one is
+    made per use and never held while pgserver takes its own in this process."""
+    import fasteners
+
+    return fasteners.InterProcessLock(server_class.lock_path)  # type: ignore[attr-defined]
 
 
 def _forget_dead_handles(folder: Path) -> None:
@@ -89,7 +101,7 @@ def _forget_dead_handles(folder: Path) -> None:
     path = folder / ".handle_pids.json"
     if not path.exists():
         return
-    with PostgresServer._lock:
+    with server_lock(PostgresServer):
         handles = DiskList(path)
         pids = handles.get()
         alive = [pid for pid in pids if psutil.pid_exists(pid)]

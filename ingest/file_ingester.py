@@ -7,7 +7,9 @@ from typing import Any
 from haystack import component, default_from_dict, logging
 
 from components.knowledge_base.attribution import check_document_store
+from components.knowledge_base.factory import document_field_or_none
 from components.serialization import init_parameters_to_dict
+from components.settings import setting_or
 from ingest.ingestor import Ingestor
 
 logger = logging.getLogger(__name__)
@@ -32,7 +34,8 @@ class FileIngester:
     ```
     """
 
-    def __init__(self, document_store: Any = None, collection: str | None = None, force: bool = False) -> None:
+    def __init__(self, document_store: Any = None, collection: str | None = None, force: bool = False,
+                 document_field: str | None = None) -> None:
         if collection is not None and (not isinstance(collection, str) or not collection.strip()):
             raise ValueError("collection must be a non-empty name, or None for the settings' KB_COLLECTION")
         if not isinstance(force, bool):
@@ -40,6 +43,9 @@ class FileIngester:
         self.document_store = check_document_store(document_store)
         self.collection = collection
         self.force = force
+        # For an attached collection: the meta field naming a chunk's document (None: KB_DOCUMENT_FIELD as the
+        # ingester is built).
+        self.document_field = document_field_or_none(setting_or(document_field, "kb_document_field"))
         self._ingestor: Ingestor | None = None
 
     def warm_up(self) -> None:
@@ -50,7 +56,7 @@ class FileIngester:
             document_store = self.document_store
             if document_store is None:
                 document_store = document_store_for(None, self.collection)
-            self._ingestor = Ingestor(store=knowledge_base_for(document_store))
+            self._ingestor = Ingestor(store=knowledge_base_for(document_store, document_field=self.document_field))
             self._ingestor.warm_up()
 
     @component.output_types(report=dict, document_ids=list[str])

@@ -1,9 +1,10 @@
-"""Talking to arXiv's API through the `arxiv` library: the query it understands, papers, PDFs, and failures.
+"""Talking to arXiv's Atom API: the query it understands, papers, PDFs, and failures.
 
-The API URL comes from the settings (`ARXIV_API_URL`), so a mirror or a contract server can stand in. The library's
-own retries are off and every request gets a timeout: the guard retries within budget and spaces requests
-`ARXIV_MIN_INTERVAL_S` apart (arXiv asks for one request every three seconds). Failures leave as the tool
-contract's errors with one-sentence messages.
+The API URL comes from the settings (`ARXIV_API_URL`), so a mirror or a contract server can stand in. Requests go
+through the product's capped session with a timeout each, and the Atom feed is read with lxml (as arXiv's own Python
+client reads it); there are no retries here: the guard retries within budget and spaces requests
+`ARXIV_MIN_INTERVAL_S` apart (arXiv asks for one request every three seconds). Failures leave as the tool contract's
+errors with one-sentence messages.
 """
 
 from __future__ import annotations
@@ -128,19 +129,21 @@ def build_query(query: str, categories: list[str] | None, start: dt.date | None,
     return " AND ".join(parts)
 
 
-class _RecordingSession(requests.Session):
-    """A session that gives every request a timeout and remembers the last response (the library drops it)."""
+_ATOM = "{http://www.w3.org/2005/Atom}"
+_NAMESPACES = {
+    "atom": "http://www.w3.org/2005/Atom",
+    "arxiv": "http://arxiv.org/schemas/atom",
+    "opensearch": "http://a9.com/-/spec/opensearch/1.1/",
+}
+_USER_AGENT = "research-assistant (arXiv search)"
 
-    def __init__(self, timeout_s: float) -> None:
-        super().__init__()
-        self.timeout_s = timeout_s
-        self.last: requests.Response | None = None
 
-    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> requests.Response:  # type: ignore[override]
-        kwargs.setdefault("timeout", self.timeout_s)
-        response = super().request(method, url, *args, **kwargs)
-        self.last = response
-        return response
+@dataclass
+class _Page:
+    """One page of an arXiv feed: its entries and how many results the whole query has."""
+
+    entries: list[Any]
+    total: int
 
 
 def _error_summary(response: requests.Response | None) -> str | None:
@@ -150,42 +153,76 @@ def _error_summary(response: requests.Response | None) -> str | None:
     return match.group(1).decode("utf-8", "replace").strip() if match else None
 
 
-def _check_feed(response: requests.Response | None) -> None:
-    """Raise when arXiv answered 200 with something that is not a well-formed Atom feed."""
-    if response is None:
-        return
+def _read_feed(content: bytes) -> _Page:
+    """The entries of an arXiv Atom feed (lxml, without entities or network); `RetryableError` when the answer is not
+    a well-formed Atom feed."""
     from lxml import etree
 
     try:
-        root = etree.fromstring(response.content, etree.XMLParser(resolve_entities=False, no_network=True))
+        root = etree.fromstring(content, etree.XMLParser(resolve_entities=False, no_network=True))
     except etree.XMLSyntaxError as exc:
         raise RetryableError("arXiv answered with a malformed feed") from exc
-    if root is None or root.tag != "{http://www.w3.org/2005/Atom}feed":
+    if root is None or root.tag != f"{_ATOM}feed":
         raise RetryableError("arXiv answered with something that is not an Atom feed")
+    total = (root.findtext("opensearch:totalResults", "", _NAMESPACES) or "").strip()
+    return _Page(list(root.iterfind("atom:entry", _NAMESPACES)), int(total) if total.isdigit() else 0)
 
 
-def _to_paper(result: Any) -> ArxivPaper:
-    paper_id, version = re.fullmatch(r"(.*?)(v\d+)?", result.get_short_id(), re.DOTALL).groups()
+def _timestamp(text: str | None) -> dt.date | None:
+    """The date of an Atom timestamp (RFC 3339, `Z` or an offset), in UTC; None when missing or unreadable."""
+    if not text:
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(dt.UTC)
+    return moment.date()
+
+
+def _to_paper(entry: Any) -> ArxivPaper | None:
+    """The paper an Atom `<entry>` describes; None for an entry without an id or its dates (as arXiv's own client
+    skips them)."""
+    def text(path: str) -> str | None:
+        found = entry.find(path, _NAMESPACES)
+        return found.text if found is not None and found.text is not None else None
+
+    entry_id = text("atom:id")
+    published, updated = _timestamp(text("atom:published")), _timestamp(text("atom:updated"))
+    if not entry_id or published is None or updated is None:
+        return None
+    short_id = entry_id.split("arxiv.org/abs/")[-1]
+    paper_id, version = re.fullmatch(r"(.*?)(v\d+)?", short_id, re.DOTALL).groups()
+    categories = [term for term in (node.get("term") for node in entry.iterfind("atom:category", _NAMESPACES)) if term]
+    primary = entry.find("arxiv:primary_category", _NAMESPACES)
+    pdf_links = [link.get("href") for link in entry.iterfind("atom:link", _NAMESPACES)
+                 if link.get("title") == "pdf" and link.get("href")]
     return ArxivPaper(
         paper_id=paper_id,
         version=version,
-        title=" ".join((result.title or "").split()),
-        authors=[author.name for author in result.authors],
-        abstract=" ".join((result.summary or "").split()),
-        published=result.published.date() if result.published and result.published.year > 1 else None,
-        updated=result.updated.date() if result.updated and result.updated.year > 1 else None,
-        categories=list(result.categories),
-        primary_category=result.primary_category or (result.categories[0] if result.categories else ""),
+        title=" ".join((text("atom:title") or "").split()),
+        authors=[node.findtext("atom:name", "", _NAMESPACES) or "" for node in entry.iterfind("atom:author",
+                                                                                              _NAMESPACES)],
+        abstract=" ".join((text("atom:summary") or "").split()),
+        published=published,
+        updated=updated,
+        categories=categories,
+        primary_category=(primary.get("term") if primary is not None else "") or (categories[0] if categories else ""),
         arxiv_url=f"https://arxiv.org/abs/{paper_id}",
-        pdf_url=result.pdf_url,
-        doi=result.doi or None,
-        journal_ref=result.journal_ref or None,
-        comment=result.comment or None,
+        pdf_url=pdf_links[0] if pdf_links else None,
+        doi=text("arxiv:doi") or None,
+        journal_ref=text("arxiv:journal_ref") or None,
+        comment=text("arxiv:comment") or None,
     )
 
 
 class ArxivAccess:
-    """Searches and fetches papers through the `arxiv` library against the configured API URL.
+    """Searches and fetches papers from arXiv's Atom API at the configured URL.
+
+    Every page is one GET through the product's capped session (a timeout on every request; an endless answer stops
+    at the byte limit or the deadline); the feed is read with lxml. Pages after the first are spaced
+    `page_interval_s` apart; there are no retries here (the guard retries within budget).
 
     Usage:
     ```python
@@ -195,65 +232,73 @@ class ArxivAccess:
     """
 
     def __init__(self, api_url: str, request_timeout_s: float, page_interval_s: float = 3.0,
-                 max_bytes: int = UPSTREAM_MAX_BYTES) -> None:
+                 max_bytes: int = UPSTREAM_MAX_BYTES, page_size: int = 100) -> None:
         if not api_url or not api_url.startswith(("http://", "https://")):
             raise SourceError("ARXIV_API_URL must be an http(s) URL")
         self.api_url = api_url
         self.request_timeout_s = request_timeout_s
         self.page_interval_s = page_interval_s
         self.max_bytes = max_bytes
+        self.page_size = max(1, page_size)
 
-    def _run(self, search: Any) -> list[ArxivPaper]:
-        import arxiv
-
-        # One page per call in practice; a longer id list pages, and the library spaces those pages itself.
-        client = arxiv.Client(page_size=max(1, min(search.max_results or 50, 100)),
-                              delay_seconds=self.page_interval_s, num_retries=0)
-        client.query_url_format = self.api_url.split("?")[0] + "?{}"
-        # Every answer is read through the capped transport: an endless feed stops at the limit or the deadline.
-        session = capped_session(self.max_bytes, "the arXiv API", _RecordingSession(self.request_timeout_s))
-        client._session = session  # the library has no timeout option; this session adds one
+    def _page(self, session: requests.Session, arguments: dict[str, str], first: bool) -> _Page:
+        """One page of the query; the API's failures as the contract's errors."""
         try:
-            results = list(client.results(search))
-        except arxiv.HTTPError as exc:
-            headers = session.last.headers if session.last is not None else {}
-            retry_after = parse_retry_after(headers.get("Retry-After"))
-            if exc.status == 429 or exc.status == 503:
-                raise RetryableError(f"arXiv asked to slow down (HTTP {exc.status})", retry_after,
-                                     "rate_limited") from exc
-            if exc.status >= 500:
-                raise RetryableError(f"arXiv failed the request (HTTP {exc.status})", retry_after) from exc
-            detail = _error_summary(session.last)
-            raise SourceError(f"arXiv rejected the request (HTTP {exc.status})" + (f": {detail}" if detail else "")) \
-                from exc
-        except arxiv.UnexpectedEmptyPageError as exc:
-            raise RetryableError("arXiv returned an unexpectedly empty page") from exc
+            response = session.get(self.api_url.split("?")[0], params=arguments, timeout=self.request_timeout_s,
+                                   headers={"User-Agent": _USER_AGENT})
         except requests.exceptions.Timeout as exc:
             raise RetryableError("arXiv did not answer in time", kind="timeout") from exc
         except requests.exceptions.ConnectionError as exc:
             raise connection_fault(exc, "the arXiv API") from exc
-        _check_feed(session.last)
-        papers = []
-        for result in results:
-            if "/api/errors" in (result.entry_id or ""):
-                raise SourceError(f"arXiv rejected the request: {' '.join((result.summary or '').split())}")
-            papers.append(_to_paper(result))
-        return papers
+        status = response.status_code
+        if status != 200:
+            retry_after = parse_retry_after(response.headers.get("Retry-After"))
+            if status in (429, 503):
+                raise RetryableError(f"arXiv asked to slow down (HTTP {status})", retry_after, "rate_limited")
+            if status >= 500:
+                raise RetryableError(f"arXiv failed the request (HTTP {status})", retry_after)
+            detail = _error_summary(response)
+            raise SourceError(f"arXiv rejected the request (HTTP {status})" + (f": {detail}" if detail else ""))
+        page = _read_feed(response.content)
+        if not page.entries and not first:
+            raise RetryableError("arXiv returned an unexpectedly empty page")
+        return page
+
+    def _run(self, arguments: dict[str, str], max_results: int) -> list[ArxivPaper]:
+        """Up to `max_results` papers of the query, a page of up to `page_size` at a time."""
+        page_size = min(max_results, self.page_size)
+        papers: list[ArxivPaper] = []
+        with capped_session(self.max_bytes, "the arXiv API") as session:
+            offset, first = 0, True
+            while len(papers) < max_results:
+                if not first:
+                    time.sleep(self.page_interval_s)  # arXiv asks for a pause between requests
+                size = min(page_size, max_results - len(papers))
+                page = self._page(session, {**arguments, "start": str(offset), "max_results": str(size)}, first)
+                for entry in page.entries:
+                    if "/api/errors" in (entry.findtext("atom:id", "", _NAMESPACES) or ""):
+                        summary = " ".join((entry.findtext("atom:summary", "", _NAMESPACES) or "").split())
+                        raise SourceError(f"arXiv rejected the request: {summary}")
+                    paper = _to_paper(entry)
+                    if paper is not None:
+                        papers.append(paper)
+                offset += len(page.entries)
+                first = False
+                if not page.entries or offset >= page.total:
+                    break
+        return papers[:max_results]
 
     def search(self, search_query: str, max_results: int, sort_by: str = "relevance") -> list[ArxivPaper]:
         """Papers matching `search_query` (arXiv syntax), by relevance or newest submission first."""
-        import arxiv
-
-        criterion = arxiv.SortCriterion.SubmittedDate if sort_by == "date" else arxiv.SortCriterion.Relevance
-        return self._run(arxiv.Search(query=search_query, max_results=max_results, sort_by=criterion,
-                                      sort_order=arxiv.SortOrder.Descending))
+        arguments = {"search_query": search_query, "id_list": "",
+                     "sortBy": "submittedDate" if sort_by == "date" else "relevance", "sortOrder": "descending"}
+        return self._run(arguments, max_results)
 
     def fetch(self, paper_ids: list[str]) -> list[ArxivPaper]:
         """The papers with these identifiers (one request), in the order given."""
-        import arxiv
-
         ids = [normalise_id(paper_id) for paper_id in paper_ids]
-        papers = self._run(arxiv.Search(id_list=ids, max_results=len(ids)))
+        arguments = {"search_query": "", "id_list": ",".join(ids), "sortBy": "relevance", "sortOrder": "descending"}
+        papers = self._run(arguments, len(ids))
         order = {strip_version(paper_id): index for index, paper_id in enumerate(ids)}
         return sorted(papers, key=lambda paper: order.get(paper.paper_id, len(order)))
 

@@ -112,7 +112,7 @@ class ArxivSearch(InitParameterSerialization):
     def warm_up(self) -> None:
         """Load the embedding model, the chunker's sentence parser and the arXiv and PDF libraries (once a process)."""
         if self._model is None:
-            import arxiv  # noqa: F401 - imported here so a search's time budget is spent on the search
+            import lxml.etree  # noqa: F401 - imported here so a search's time budget is spent on the search
             import pypdf  # noqa: F401
 
             from components.embedding import get_embedding_model

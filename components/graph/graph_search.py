@@ -24,6 +24,7 @@ from components.knowledge_base.attribution import (
     hit_to_chunk,
     parse_filters,
 )
+from components.knowledge_base.factory import document_field_or_none
 from components.knowledge_base.store import ChunkHit, SearchFilters
 from components.redaction import cut
 from components.resilience import SourceGuard, SourceResult
@@ -76,6 +77,7 @@ class GraphSearch(GraphStoreComponent):
         breaker_failures: int | None = None,
         breaker_cooldown_s: float | None = None,
         spacy_model: str | None = None,
+        document_field: str | None = None,
     ) -> None:
         """
         :param collection: the knowledge base's collection (its graph is walked), or None for the settings' one.
@@ -95,6 +97,8 @@ class GraphSearch(GraphStoreComponent):
         :param breaker_failures: failures in a row that open the branch's breaker (None: BREAKER_FAILURES).
         :param breaker_cooldown_s: seconds an open breaker skips the branch (None: BREAKER_COOLDOWN_S).
         :param spacy_model: the spaCy pipeline that finds the question's entities (None: SPACY_MODEL).
+        :param document_field: for a knowledge base over an attached collection, the meta field that names a chunk's
+            document (None: KB_DOCUMENT_FIELD as the branch is built; blank: the known fields).
         """
         if collection is not None and not collection.strip():
             raise ValueError("collection must name the knowledge base's collection, or be None for the settings' one")
@@ -114,7 +118,9 @@ class GraphSearch(GraphStoreComponent):
         self._model: Any = None
         self.document_store = check_document_store(document_store)
         # The passages' chunks.
-        self._kb = KnowledgeBaseAccess(self.document_store, collection, embedding_model=self.embedding_model)
+        self.document_field = document_field_or_none(setting_or(document_field, "kb_document_field"))
+        self._kb = KnowledgeBaseAccess(self.document_store, collection, embedding_model=self.embedding_model,
+                                       document_field=self.document_field)
         self._passage_graph: PassageGraphCache | None = None
         self.min_event_confidence = check_min_confidence(min_event_confidence)
 

@@ -14,7 +14,12 @@ from typing import Any
 from haystack import logging
 
 from components.contracts import ContextChunk, ScoreKind, SourceType
-from components.knowledge_base.factory import backend_of, document_store_for, knowledge_base_for
+from components.knowledge_base.factory import (
+    backend_of,
+    document_field_or_none,
+    document_store_for,
+    knowledge_base_for,
+)
 from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.store import (
     ChunkHit,
@@ -98,6 +103,7 @@ class KnowledgeBaseAccess:
         backend: str | None = None,
         embedding_model: str | None = None,
         checks_text_analysis: bool = True,
+        document_field: str | None = None,
     ) -> None:
         self.document_store = document_store
         self.collection = collection
@@ -106,6 +112,8 @@ class KnowledgeBaseAccess:
         # False for a component that never keyword-searches or writes: it does not refuse a base whose keyword index
         # another text analysis counted (`ChunkIndex.check_text_analysis`).
         self.checks_text_analysis = checks_text_analysis
+        # For a collection someone else wrote: the meta field naming a chunk's document (None: the known ones).
+        self.document_field = document_field
         # Without a store, the settings' knowledge base (KB_BACKEND, KB_COLLECTION, the database) as of now.
         self._settings = None
         if document_store is None:
@@ -125,7 +133,9 @@ class KnowledgeBaseAccess:
                     document_store = self.document_store
                     if document_store is None:
                         document_store = document_store_for(self._settings, self.collection)
-                    self._store = knowledge_base_for(document_store, self.embedding_model, self.checks_text_analysis)
+                    self._store = knowledge_base_for(
+                        document_store, self.embedding_model, self.checks_text_analysis, self.document_field
+                    )
                 except (KnowledgeBaseMismatch, ValueError) as exc:  # retrying cannot help
                     raise SourceError(str(exc)) from exc
                 except KnowledgeBaseUnavailable as exc:
@@ -182,6 +192,7 @@ class KnowledgeBaseComponent(InitParameterSerialization):
         breaker_failures: int | None = None,
         breaker_cooldown_s: float | None = None,
         embedding_model: str | None = None,
+        document_field: str | None = None,
     ) -> None:
         if collection is not None and (not isinstance(collection, str) or not collection.strip()):
             raise ValueError("collection must be a non-empty name, or None for the settings' collection")
@@ -202,8 +213,12 @@ class KnowledgeBaseComponent(InitParameterSerialization):
         self.source_name = source_name or self.SOURCE_NAME
         # The model of the knowledge base's vectors (and of a question's); None: EMBEDDING_MODEL as it is built.
         self.embedding_model = setting_or(embedding_model, "embedding_model")
+        # For an attached collection: the meta field naming a chunk's document (None: KB_DOCUMENT_FIELD as it is
+        # built; blank: the known fields).
+        self.document_field = document_field_or_none(setting_or(document_field, "kb_document_field"))
         self._kb = KnowledgeBaseAccess(
-            self.document_store, collection, self.BACKEND, self.embedding_model, self.CHECKS_TEXT_ANALYSIS
+            self.document_store, collection, self.BACKEND, self.embedding_model, self.CHECKS_TEXT_ANALYSIS,
+            self.document_field,
         )
 
     def warm_up(self) -> None:

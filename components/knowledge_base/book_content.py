@@ -82,8 +82,11 @@ class BookContentRetriever(KnowledgeBaseComponent):
         min_score: float = 0.5,
         source_name: str | None = None,
         timeout_s: float | None = None,
+        document_field: str | None = None,
     ) -> None:
-        KnowledgeBaseComponent.__init__(self, document_store, collection, source_name, timeout_s)
+        KnowledgeBaseComponent.__init__(
+            self, document_store, collection, source_name, timeout_s, document_field=document_field
+        )
         self.top_k = clamp(top_k, 1, 10, "top_k")
         self.min_score = clamp(min_score, 0.0, 1.0, "min_score")
 

@@ -110,7 +110,8 @@ def require_collection(document_store: Any) -> None:
 
 
 def knowledge_base_for(
-    document_store: Any, embedding_model: str | None = None, checks_text_analysis: bool = True
+    document_store: Any, embedding_model: str | None = None, checks_text_analysis: bool = True,
+    document_field: str | None = None,
 ) -> KnowledgeBase:
     """The `KnowledgeBase` over an integration's document store (its chunks) and the document registry;
     `checks_text_analysis` False for a reader that never keyword-searches or writes (its keyword index's text
@@ -132,14 +133,21 @@ def knowledge_base_for(
     except Exception as exc:  # noqa: BLE001 - client libraries raise anything; the caller needs one sentence
         raise KnowledgeBaseUnavailable(f"The {backend} knowledge base could not be opened: {first_line(exc)}") from exc
     logger.debug("Opened the {backend} knowledge base {collection}", backend=backend, collection=index.collection)
-    return KnowledgeBase(index, registry, document_field=(get_settings().kb_document_field or "").strip() or None)
+    return KnowledgeBase(index, registry, document_field=document_field_or_none(document_field))
+
+
+def document_field_or_none(name: str | None) -> str | None:
+    """The meta field naming an attached chunk's document (KB_DOCUMENT_FIELD), None when blank."""
+    return (name or "").strip() or None
 
 
 def open_knowledge_base(settings: Settings | None = None, collection: str | None = None) -> KnowledgeBase:
     """A new `KnowledgeBase` on the settings' backend and collection, for the CLI, the app and scripts (components
     are given their document store instead). Close it when done."""
     settings = settings or get_settings()
-    return knowledge_base_for(document_store_for(settings, collection), settings.embedding_model)
+    return knowledge_base_for(
+        document_store_for(settings, collection), settings.embedding_model, document_field=settings.kb_document_field
+    )
 
 
 def close_knowledge_bases() -> None:

@@ -8,14 +8,20 @@ rows, through their public surface only (pinned by `tests/components/knowledge_b
   lazy set-up on its first call finds everything in place and changes nothing: no keyword index of a second name, no
   rebuilt HNSW index, no recreated table. Everything else the product keeps beside the integration's table (its
   keyword statistics, sentence vectors, lookups by id) is plain SQL on psycopg, in `pgvector_index`.
+- `where_clause(filters, keyword)`: Haystack filters as SQL on the integration's table (`meta` and its columns),
+  composed with psycopg's public `sql` module, for the product's own queries beside the integration's; it selects
+  the rows the integration's `filter_documents` selects (a conformance test compares them).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
+from haystack.errors import FilterError
 from haystack.utils import Secret
 from haystack.utils.auth import SecretType
+from psycopg import sql
 
 
 def env_var_names(secret: Secret) -> tuple[tuple[str, ...], bool]:
@@ -48,3 +54,89 @@ def adopt_existing_table(document_store: Any, conn: Any) -> None:
         document_store.search_strategy = "exact_nearest_neighbor"  # never build an index on a table not ours
     document_store.hnsw_recreate_index_if_exists = False
     document_store.recreate_table = False
+
+
+# A meta value is read from the JSONB as text and cast to the filter value's type, as the integration does (the type
+# of the value itself: a bool is no int here).
+_CASTS = {int: "integer", float: "real", bool: "boolean"}
+_ORDER = {">": ">", ">=": ">=", "<": "<", "<=": "<="}
+_MISSING = object()  # a comparison with no parameter (`IS NULL`)
+
+
+def where_clause(filters: dict[str, Any] | None, keyword: str = "WHERE") -> tuple[sql.Composable, tuple[Any, ...]]:
+    """The SQL condition of Haystack `filters` on a pgvector-haystack table, as ` WHERE ...` (or ` AND ...` with
+    `keyword="AND"`) and its parameters; nothing for no filters.
+
+    Fields are `meta.<key>` (the JSONB's value as text, cast to the type of the compared value) or a column (`id`,
+    `content`); logical operators AND and OR nest; comparisons ==, !=, >, >=, <, <=, in, not in (`!=` and
+    `not in` also keep rows without the key, as in Haystack's filter semantics). A filter it cannot read is a
+    `FilterError` in one sentence."""
+    if not filters:
+        return sql.SQL(""), ()
+    if not isinstance(filters, dict):
+        raise FilterError("Filters must be a dictionary.")
+    if keyword not in ("WHERE", "AND"):
+        raise ValueError("keyword must be WHERE or AND")
+    params: list[Any] = []
+    condition = _condition(filters, params)
+    return sql.SQL(f" {keyword} ") + condition, tuple(params)
+
+
+def _condition(node: Any, params: list[Any]) -> sql.Composable:
+    if not isinstance(node, dict):
+        raise FilterError(f"A filter condition must be a dictionary, not {type(node).__name__}.")
+    if "field" in node:
+        return _comparison(node, params)
+    operator, conditions = node.get("operator"), node.get("conditions")
+    if operator not in ("AND", "OR"):
+        raise FilterError(f"Unknown logical operator {operator!r}: use AND or OR.")
+    if not isinstance(conditions, list) or not conditions:
+        raise FilterError(f"The {operator} filter needs a non-empty list of conditions.")
+    parts = [_condition(child, params) for child in conditions]
+    return sql.SQL("(") + sql.SQL(f" {operator} ").join(parts) + sql.SQL(")")
+
+
+def _column(field: str, value: Any) -> sql.Composable:
+    if not field.startswith("meta."):
+        return sql.Identifier(field)
+    text = sql.SQL("meta->>") + sql.Literal(field.split(".", 1)[1])
+    sample = value[0] if isinstance(value, list) and value else value
+    cast = _CASTS.get(type(sample))
+    return sql.SQL("(") + text + sql.SQL(f")::{cast}") if cast else text
+
+
+def _comparison(node: dict[str, Any], params: list[Any]) -> sql.Composable:
+    field, operator = node["field"], node.get("operator")
+    if not isinstance(field, str) or not field:
+        raise FilterError("A filter's field must be a name like meta.doc_type or id.")
+    if "value" not in node:
+        raise FilterError(f"The filter on {field} has no value.")
+    value = node["value"]
+    column = _column(field, value)
+    if operator == "==":
+        if value is None:
+            return sql.SQL("{} IS NULL").format(column)
+        params.append(value)
+        return sql.SQL("{} = %s").format(column)
+    if operator == "!=":
+        params.append(value)
+        return sql.SQL("{} IS DISTINCT FROM %s").format(column)
+    if operator in _ORDER:
+        if isinstance(value, list) or value is None:
+            raise FilterError(f"The filter on {field} compares with {operator} a value that has no order.")
+        if isinstance(value, str):
+            try:
+                dt.datetime.fromisoformat(value)
+            except ValueError:
+                raise FilterError(f"The filter on {field} compares a string with {operator}: only ISO dates "
+                                  "compare.") from None
+        params.append(value)
+        return sql.SQL(f"{{}} {_ORDER[operator]} %s").format(column)
+    if operator in ("in", "not in"):
+        if not isinstance(value, list):
+            raise FilterError(f"The filter on {field} needs a list with {operator!r}.")
+        params.append(value)
+        if operator == "in":
+            return sql.SQL("{} = ANY(%s)").format(column)
+        return sql.SQL("({} IS NULL OR {} != ALL(%s))").format(column, column)
+    raise FilterError(f"Unknown comparison operator {operator!r} in the filter on {field}.")

@@ -53,10 +53,6 @@ from haystack.document_stores.types import DuplicatePolicy
 from haystack.utils import Secret
 from haystack.utils.auth import EnvVarSecret
 from haystack_integrations.document_stores.pgvector import PgvectorDocumentStore
-from haystack_integrations.document_stores.pgvector.filters import (
-    _convert_filters_to_where_clause_and_params,
-    _validate_filters,
-)
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 from psycopg.types.json import Jsonb
@@ -64,7 +60,7 @@ from psycopg.types.json import Jsonb
 from components.contracts import ScoreKind
 from components.database import DatabaseUnavailable, connection_pool_for, database_url, postgres_url
 from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit, in_order
-from components.knowledge_base.pgvector_adapter import adopt_existing_table, env_var_names
+from components.knowledge_base.pgvector_adapter import adopt_existing_table, env_var_names, where_clause
 from components.knowledge_base.postings_index import KeywordPostings
 from components.knowledge_base.registry import keyset_pages, pooled_connection, select_by_ids
 from components.knowledge_base.store import KnowledgeBaseUnavailable, TermStatistics
@@ -110,14 +106,6 @@ class _VectorRow(Document):
 
 def _vector_row(document: Document) -> Document:
     return _VectorRow(**{item.name: getattr(document, item.name) for item in dataclasses.fields(Document)})
-
-
-def _haystack_where(filters: dict | None, operator: str) -> tuple[sql.Composable, tuple]:
-    """The integration's own translation of Haystack filters into SQL on `meta` / `id`, with its parameters."""
-    if not filters:
-        return sql.SQL(""), ()
-    _validate_filters(filters)
-    return _convert_filters_to_where_clause_and_params(filters, operator=operator)  # type: ignore[arg-type]
 
 
 @contextmanager
@@ -402,7 +390,7 @@ class PgvectorChunkIndex(ChunkIndex):
         vector = np.asarray(embedding, dtype=np.float32).reshape(-1)
         limit = max(1, int(limit))
         self._index_on_first_search()
-        where, params = _haystack_where(filters, "WHERE")
+        where, params = where_clause(filters, "WHERE")
         filtered = bool(filters)
         template = (
             "SELECT id, content, meta, 1 - (embedding <=> %s) AS cosine FROM {table}{where} ORDER BY {order} LIMIT %s"
@@ -459,7 +447,7 @@ class PgvectorChunkIndex(ChunkIndex):
                 IndexHit(self._document(row), float(row[4]), ScoreKind.BM25, None if row[3] is None else float(row[3]))
                 for row in rows
             ]
-        where, params = _haystack_where(filters, "AND")
+        where, params = where_clause(filters, "AND")
         # With a filter, every posting of the terms is scored (a filter can leave any chunk as the best); also one
         # statement, the statistics read in it.
         with self._connection() as conn:

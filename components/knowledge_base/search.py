@@ -72,6 +72,7 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         cache_ttl_s: float | None = None,
         embedding_model: str | None = None,
         spacy_model: str | None = None,
+        document_field: str | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -79,7 +80,7 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         source_name = f"kb_{mode}" if source_name is None else source_name
         KnowledgeBaseComponent.__init__(
             self, document_store, collection, source_name, timeout_s, breaker_failures, breaker_cooldown_s,
-            embedding_model,
+            embedding_model, document_field,
         )
         # Results cached for this long (0: not at all; None: CACHE_TTL_S as the search is built).
         self.cache_ttl_s = float(setting_or(cache_ttl_s, "cache_ttl_s"))

@@ -15,6 +15,7 @@ from haystack.core.component.types import Variadic
 from components.contracts import BranchDocuments
 from components.embedding.model import EmbeddingModel, get_embedding_model, query_vector
 from components.knowledge_base.attribution import KnowledgeBaseAccess, check_document_store
+from components.knowledge_base.factory import document_field_or_none
 from components.knowledge_base.rank_fusion import reciprocal_rank_fusion
 from components.knowledge_base.store import TermStatistics
 from components.ranking.evidence_scorer import DEFAULT_WEIGHTS, EvidenceCandidate, EvidenceFeatures, EvidenceScorer
@@ -82,6 +83,7 @@ class ResearchRanker(InitParameterSerialization):
         max_candidates: int = 30,
         document_store: Any = None,
         spacy_model: str | None = None,
+        document_field: str | None = None,
     ) -> None:
         """
         :param top_k: how many chunks to keep (1-50).
@@ -137,7 +139,11 @@ class ResearchRanker(InitParameterSerialization):
         self.model = setting_or(model, "embedding_model")
         self.spacy_model = setting_or(spacy_model, "spacy_model")
         self.document_store = check_document_store(document_store)
-        self._kb = KnowledgeBaseAccess(self.document_store, embedding_model=self.model)
+        # For a knowledge base over an attached collection: the meta field naming a chunk's document (None:
+        # KB_DOCUMENT_FIELD as the ranker is built).
+        self.document_field = document_field_or_none(setting_or(document_field, "kb_document_field"))
+        self._kb = KnowledgeBaseAccess(self.document_store, embedding_model=self.model,
+                                       document_field=self.document_field)
         self._scorer = EvidenceScorer({key: float(value) for key, value in evidence.items()})
         self._model: EmbeddingModel | None = None
 

@@ -14,7 +14,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import requests
 
@@ -134,36 +134,68 @@ def _raise_for(exc: Exception, action: str) -> None:
         raise SourceError(f"Firecrawl could not {action}: {reason}") from exc
 
 
+def api_origin(api_url: str) -> str:
+    """`api_url` without a trailing slash when it is an absolute http(s) URL with a host and nothing after its path
+    (no query, fragment or credentials); otherwise a `SourceError`. Every request goes to this origin."""
+    parts = urlsplit(api_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment \
+            or parts.username or parts.password:
+        raise SourceError("FIRECRAWL_API_URL must be an http(s) URL like https://api.firecrawl.dev")
+    return api_url.rstrip("/")
+
+
+def pinned_url(api_url: str, endpoint: str) -> str:
+    """The URL of `endpoint` on the API: a path is resolved against `api_url`; an absolute URL (a next page the API
+    names) is kept only on the API's own origin (scheme, host and port), so the key is never sent elsewhere."""
+    target = urlsplit(endpoint)
+    if target.scheme or target.netloc:
+        base = urlsplit(api_url)
+        if (target.scheme, target.hostname, target.port) != (base.scheme, base.hostname, base.port):
+            raise SourceError("Firecrawl named a URL outside its API's origin; it was not requested")
+        return endpoint
+    return urljoin(api_url + "/", endpoint)
+
+
 @functools.cache
 def _capped_http_client_class() -> type:
     from firecrawl.v2.utils.http_client import HttpClient
 
     class CappedHttpClient(HttpClient):
-        """firecrawl-py's HTTP client sending through a session whose adapter caps every answer (`CappedAdapter`);
-        one attempt per call (the guard retries)."""
+        """firecrawl-py's HTTP client (the client's public `http_client`) sending through a session whose adapter caps
+        every answer (`CappedAdapter`), to the API's origin only (`pinned_url`); one attempt per call (the guard
+        retries)."""
 
-        def __init__(self, original: HttpClient, max_bytes: int) -> None:
-            super().__init__(original.api_key, original.api_url, timeout=original.timeout, max_retries=1,
-                             backoff_factor=0.0, origin=original.origin)
+        def __init__(self, api_key: str | None, api_url: str, timeout: float, origin: str | None,
+                     max_bytes: int) -> None:
+            super().__init__(api_key, api_url, timeout=timeout, max_retries=1, backoff_factor=0.0, origin=origin)
             self.session = capped_session(max_bytes, "Firecrawl")
+
+        def headers(self) -> dict[str, str]:
+            """JSON, and the key when there is one."""
+            headers = {"Content-Type": "application/json"}
+            if self.api_key:
+                headers["Authorization"] = f"Bearer {self.api_key}"
+            return headers
 
         def post(self, endpoint: str, data: dict[str, Any], headers: dict[str, str] | None = None,
                  timeout: float | None = None, **_: Any) -> requests.Response:
             payload = {**data, "origin": data.get("origin") or self.origin}
-            return self.session.post(self._build_url(endpoint), headers=headers or self._prepare_headers(),
+            return self.session.post(pinned_url(self.api_url, endpoint), headers=headers or self.headers(),
                                      json=payload, timeout=timeout or self.timeout)
 
         def get(self, endpoint: str, headers: dict[str, str] | None = None, timeout: float | None = None,
                 **_: Any) -> requests.Response:
-            return self.session.get(self._build_url(endpoint), headers=headers or self._prepare_headers(),
+            return self.session.get(pinned_url(self.api_url, endpoint), headers=headers or self.headers(),
                                     timeout=timeout or self.timeout)
 
     return CappedHttpClient
 
 
 def capped_http_client(original: Any, max_bytes: int) -> Any:
-    """A copy of firecrawl-py's HTTP client `original` whose answers are capped at `max_bytes` each."""
-    return _capped_http_client_class()(original, max_bytes)
+    """An HTTP client like firecrawl-py's `original` (its key, API URL, timeout and attribution) whose answers are
+    capped at `max_bytes` each."""
+    return _capped_http_client_class()(original.api_key, original.api_url, original.timeout, original.origin,
+                                       max_bytes)
 
 
 class FirecrawlAccess:
@@ -178,18 +210,19 @@ class FirecrawlAccess:
     """
 
     def __init__(self, api_key: str | None, api_url: str | None, request_timeout_s: float, max_bytes: int) -> None:
-        self.api_url = (api_url or HOSTED_API_URL).rstrip("/")
+        self.api_url = api_origin(api_url or HOSTED_API_URL)
         if not api_key and self.api_url == HOSTED_API_URL:
             raise SourceError(NOT_CONFIGURED)
         global _SCRAPE_RESUMES
-        from firecrawl import Firecrawl
+        from firecrawl.v2 import FirecrawlClient
 
-        # max_retries=1: one attempt per call; the guard owns retries so they respect the time budget.
-        self._client = Firecrawl(api_key=api_key or None, api_url=self.api_url, timeout=request_timeout_s,
-                                 max_retries=1, backoff_factor=0.0)
-        # Every answer is read through the capped transport: an endless body stops at the limit or the deadline.
-        v2 = self._client._v2_client  # noqa: SLF001 - the client takes no session; its HTTP client is swapped
-        v2.http_client = capped_http_client(v2.http_client, max_bytes)
+        # The v2 client (what `firecrawl.Firecrawl` delegates search and scrape to). max_retries=1: one attempt per
+        # call; the guard owns retries so they respect the time budget.
+        self._client = FirecrawlClient(api_key=api_key or None, api_url=self.api_url, timeout=request_timeout_s,
+                                       max_retries=1, backoff_factor=0.0)
+        # Every answer is read through the capped transport: an endless body stops at the limit or the deadline. The
+        # client takes no session; its public HTTP client is replaced by one that reads through the cap.
+        self._client.http_client = capped_http_client(self._client.http_client, max_bytes)
         self.request_timeout_s = request_timeout_s
         if _SCRAPE_RESUMES is None:
             _SCRAPE_RESUMES = "auto_resume" in inspect.signature(self._client.scrape).parameters

@@ -163,7 +163,7 @@ def _enricher(settings: Any, collection: str, document_field: str | None, existi
         store = document_store_for(settings, collection)
         if existing:
             require_collection(store)
-        knowledge_base = knowledge_base_for(store, settings.embedding_model)
+        knowledge_base = knowledge_base_for(store, settings.embedding_model, document_field=settings.kb_document_field)
         from ingest.ingestor import default_hooks
 
         hooks = default_hooks(collection=knowledge_base.collection)

@@ -19,10 +19,13 @@ class TestFileIngester:
         data = FileIngester(collection="research", force=True).to_dict()
         assert data == {
             "type": "ingest.file_ingester.FileIngester",
-            "init_parameters": {"document_store": None, "collection": "research", "force": True},
+            "init_parameters": {"document_store": None, "collection": "research", "force": True,
+                                "document_field": None},
         }
         restored = FileIngester.from_dict(data)
         assert (restored.collection, restored.force) == ("research", True)
+        named = FileIngester.from_dict(FileIngester(document_field=" case_ref ").to_dict())
+        assert named.document_field == "case_ref"
 
     @pytest.mark.integration
     def test_run_in_a_pipeline(self, database_url, collection_name, work_dir) -> None:

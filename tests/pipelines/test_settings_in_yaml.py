@@ -86,6 +86,11 @@ SETTINGS: dict[str, tuple[str, Any, dict[str, dict[str, str]]]] = {
             "spacy_model",
         ),
     }),
+    "KB_DOCUMENT_FIELD": ("source_ref", "source_ref", {
+        "research": dict.fromkeys(("kb_dense", "kb_keyword", "graph", "ranker"), "document_field"),
+        "documents": {"list_documents": "document_field"},
+        "document": {"get_document": "document_field"},
+    }),
 }
 SECRETS = ("FIRECRAWL_API_KEY", "OPENAI_API_KEY", "ZEP_API_KEY", "NEO4J_PASSWORD", "API_TOKEN")
 

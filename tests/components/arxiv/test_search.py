@@ -1,4 +1,5 @@
-"""`ArxivSearch` through the real `arxiv` library against the arXiv contract server, with the real model."""
+"""`ArxivSearch` through arXiv's Atom API (the product's capped session, lxml) against the arXiv contract server,
+with the real model."""
 
 from __future__ import annotations
 

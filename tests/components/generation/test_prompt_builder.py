@@ -1,5 +1,6 @@
 from haystack import Document
 from haystack.components.builders import ChatPromptBuilder
+from haystack.dataclasses import ChatMessage
 
 from components.generation.prompt_builder import PrecompiledChatPromptBuilder
 
@@ -24,8 +25,24 @@ class TestPrecompiledChatPromptBuilder:
         builder = PrecompiledChatPromptBuilder(template=TEMPLATE, required_variables=["query", "documents"])
         for index in range(5):
             builder.run(query=f"question {index}", documents=[Document(content="text")])
-        info = builder._env.from_string.cache_info()
+        info = builder.compiled.cache_info()
         assert info.misses == 1 and info.hits == 4
+
+    def test_a_list_template_and_a_run_template_render_like_the_stock_builder(self):
+        messages = [ChatMessage.from_system("Answer briefly."), ChatMessage.from_user("Question: {{ query }}")]
+        ours = PrecompiledChatPromptBuilder(template=messages)
+        stock = ChatPromptBuilder(template=messages)
+        assert ours.run(query="q")["prompt"] == stock.run(query="q")["prompt"]
+        other = '{% message role="system" %}Be {{ tone }}.{% endmessage %}'
+        assert (
+            ours.run(template=other, template_variables={"tone": "brief"}, query="q")["prompt"]
+            == stock.run(template=other, template_variables={"tone": "brief"}, query="q")["prompt"]
+        )
+
+    def test_the_template_variables_override_the_pipeline_ones(self):
+        builder = PrecompiledChatPromptBuilder(template=TEMPLATE, required_variables=["query", "documents"])
+        prompt = builder.run(query="pipeline", documents=[], template_variables={"query": "override"})["prompt"]
+        assert prompt[0].text.endswith("Question: override")
 
     def test_missing_required_variable_is_still_refused(self):
         builder = PrecompiledChatPromptBuilder(template=TEMPLATE, required_variables=["query", "documents"])

@@ -1,0 +1,39 @@
+"""The embedded server's cross-process lock is pgserver's own: the file its public `lock_path` names, locked the way
+pgserver locks it, so a process holding pgserver's lock (starting a server, or stopping it at exit) excludes ours."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+from pgserver.postgres_server import PostgresServer
+
+from components.database import server_lock
+
+HOLD = textwrap.dedent(
+    """
+    import sys
+    from pgserver.postgres_server import PostgresServer
+    with PostgresServer._lock:  # pgserver's own lock, as its start and exit take it
+        print("held", flush=True)
+        sys.stdin.readline()
+    """
+)
+
+
+def test_pgserver_locks_the_file_it_names_in_lock_path() -> None:
+    # Pinned to the installed pgserver: the lock it takes is on the file it publishes.
+    assert os.fsdecode(PostgresServer._lock.path) == str(PostgresServer.lock_path)
+
+
+def test_pgserver_holding_its_lock_in_another_process_excludes_ours() -> None:
+    holder = subprocess.Popen([sys.executable, "-c", HOLD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        lock = server_lock(PostgresServer)
+        assert not lock.acquire(blocking=False)
+    finally:
+        holder.communicate("\n", timeout=30)
+    lock = server_lock(PostgresServer)
+    assert lock.acquire(blocking=False)
+    lock.release()
