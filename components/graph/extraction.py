@@ -381,7 +381,7 @@ def _is_heading(sentence: Sentence) -> bool:
 
 def _beside_a_capitalised_word(sentence: Any, mention: Any) -> bool:
     """True when the word right before or right after a mention, inside its sentence, is written with a capital
-    ("Trust" after "Valley", "iPod" before "Shuffle"): the mention is likely a piece of a longer name. The word
+    ("Trust" after "Valley", "zPad" before "Nimbus"): the mention is likely a piece of a longer name. The word
     opening the sentence counts only when the tagger reads it as a proper noun (not "The" of "The Lumo")."""
     doc = mention.root.doc
     first = _first_word(sentence)
