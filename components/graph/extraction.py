@@ -47,7 +47,7 @@ from components.serialization import init_parameters_to_dict
 from components.text.language import analyse_text, entity_kind
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-16"
+EXTRACTOR_VERSION = "spacy-17"
 
 
 class GraphExtractor(ABC):
@@ -377,6 +377,19 @@ def _is_heading(sentence: Sentence) -> bool:
     words = [t for t in sentence.span if t.is_alpha]
     closed = text.endswith((".", "!", "?", ":", ";"))
     return text.startswith("#") or ("\n" not in text and len(words) <= 8 and not closed)
+
+
+def _beside_a_capitalised_word(sentence: Any, mention: Any) -> bool:
+    """True when the word right before or right after a mention, inside its sentence, is written with a capital
+    ("Trust" after "Valley", "zPad" before "Nimbus"): the mention is likely a piece of a longer name. The word
+    opening the sentence counts only when the tagger reads it as a proper noun (not "The" of "The Lumo")."""
+    doc = mention.root.doc
+    first = _first_word(sentence)
+    beside = [i for i in (mention.start - 1, mention.end) if sentence.start <= i < sentence.end]
+    return any(
+        doc[i].is_alpha and any(c.isupper() for c in doc[i].text) and (i != first or doc[i].pos_ == "PROPN")
+        for i in beside
+    )
 
 
 def _evidence_role(token: Any) -> str | None:
@@ -1023,7 +1036,7 @@ class LanguageExtractor(GraphExtractor):
         for sentence, row in zip(sentences, raw, strict=True):
             self._learn_type_nouns(sentence.span, row, entities)
         self._rejoin_cut_names(raw, entities)
-        for key in self._junk(entities, sentences):
+        for key in self._junk(entities, sentences, raw):
             del entities[key]
         redirect, reasons = self._aliases(entities, sentences)
         for short, long in redirect.items():
@@ -1240,10 +1253,16 @@ class LanguageExtractor(GraphExtractor):
                 mention.key, mention.start = longer, mention.start - 1
 
     @staticmethod
-    def _junk(entities: dict[str, _DocEntity], sentences: list[Sentence]) -> list[str]:
+    def _junk(
+        entities: dict[str, _DocEntity], sentences: list[Sentence], raw: list[list[_Mention]] = ()
+    ) -> list[str]:
         """Capitalised common words ("Standings", "Award") that the same text also uses as lower-case nouns, and
         writes capitalised only where every word may be (opening a sentence, in a heading): no entities. A name the
-        text capitalises mid-sentence stays one ("we rewrote it in Rust" beside "rust on the hinge")."""
+        text capitalises mid-sentence stays one ("we rewrote it in Rust" beside "rust on the hinge").
+
+        Also a piece of a longer name: a name the recogniser labelled in none of its mentions, each of which stands
+        right beside a capitalised word that is not part of it ("Valley" of "the Qorvath Valley Trust" where the
+        tagger cut the name)."""
         lower = {t.text for s in sentences for t in s.span if t.is_lower and t.is_alpha and t.pos_ == "NOUN"}
         # A word of a longer name of the document is that name's short form ("Lind" of "Mara Lind"), not a common word.
         parts = {word for key in entities if " " in key for word in key.split()}
@@ -1260,6 +1279,14 @@ class LanguageExtractor(GraphExtractor):
             written = [name for name in entity.names if entity.names[name]]
             single = bool(written) and all(len(name.split()) == 1 and name.istitle() for name in written)
             if single and key in lower and key not in parts and key not in named:
+                junk.append(key)
+        pieces: dict[str, list[bool]] = {}
+        for sentence, row in zip(sentences, raw, strict=False):
+            for mention in row:
+                pieces.setdefault(mention.key, []).append(_beside_a_capitalised_word(sentence.span, mention))
+        for key, entity in entities.items():
+            unlabelled = set(entity.evidence.labels) == {""}
+            if unlabelled and pieces.get(key) and all(pieces[key]) and key not in junk:
                 junk.append(key)
         return junk
 
