@@ -356,12 +356,23 @@ def _pgvector_alternatives(
                          ([chunk_id for chunk_id, _ in top],)).fetchall()
         return top
 
+    cap = index.keyword_index_max_postings
+
     def cut_off(query: str) -> list[tuple[str, float]]:
+        index.keyword_index_max_postings = 0
+        try:
+            return [(hit.document.id, hit.raw_score) for hit in index.keyword(query, TOP_K)]
+        finally:
+            index.keyword_index_max_postings = cap
+
+    def in_memory(query: str) -> list[tuple[str, float]]:
         return [(hit.document.id, hit.raw_score) for hit in index.keyword(query, TOP_K)]
 
     for name, call in (("ts_rank (OR of lexemes)", by_ts_rank), ("BM25, every posting", every_posting),
                        ("BM25, cut-off, a statement per step", cut_off_steps),
-                       ("BM25, cut-off, one statement", cut_off), ("BM25 in memory (numpy)", base.exact_bm25)):
+                       ("BM25, cut-off, one statement", cut_off),
+                       ("BM25 in memory, generation checked, rows read", in_memory),
+                       ("BM25 in memory (numpy)", base.exact_bm25)):
         timings, hits = timed([lambda q=q, c=call: c(q) for q in queries],
                                [lambda q=q, c=call: c(q) for q in queries[:WARM]])
         result["keyword"][name] = {
@@ -397,6 +408,64 @@ def _server_cpu(index: Any, queries: list[str]) -> list[float] | None:
     return spent
 
 
+def _load_keyword_memory(kb: Any, out: Out) -> dict[str, Any]:
+    """Load a pgvector base's in-memory keyword index now (timed; what a process does in the background after
+    warm-up), so that the questions measure it; its size."""
+    index = kb.index
+    started = time.perf_counter()
+    copy = index._memory.load(index.keyword_index_max_postings)
+    spent = time.perf_counter() - started
+    if copy is None:
+        out(f"  in-memory keyword index: not loaded (more than {index.keyword_index_max_postings:,} postings)")
+        return {"keyword_memory": None}
+    entry = {"load_s": round(spent, 1), "postings": copy.postings, "mb": round(copy.nbytes / 1e6, 1)}
+    out(f"  in-memory keyword index: {copy.postings:,} postings, {entry['mb']} MB, loaded in {entry['load_s']} s")
+    return {"keyword_memory": entry}
+
+
+def _keyword_both_ways(kb: Any, queries: list[str], warm: list[str]) -> tuple[list, list, list, list]:
+    """Keyword search through the knowledge base (rows included) from the in-memory index and on the database
+    (the server-side function), question by question in turn, so that both meet the same load. Raises when a
+    question meant for the in-memory index was answered on the database (a stale copy would measure the other)."""
+    index = kb.index
+    cap = index.keyword_index_max_postings
+    answered: list[bool] = []
+    in_memory = index._keyword_in_memory
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        found = in_memory(*args, **kwargs)
+        answered.append(found is not None)
+        return found
+
+    def on(limit: int) -> Callable[[str], Any]:
+        def search(query: str) -> Any:
+            index.keyword_index_max_postings = limit
+            try:
+                return kb.keyword_search(query, TOP_K)
+            finally:
+                index.keyword_index_max_postings = cap
+        return search
+
+    memory, database = on(cap), on(0)
+    for query in warm:
+        memory(query)
+        database(query)
+    timings: dict[str, list[float]] = {"memory": [], "database": []}
+    hits: dict[str, list[Any]] = {"memory": [], "database": []}
+    index._keyword_in_memory = spy
+    try:
+        for query in queries:
+            for name, call in (("memory", memory), ("database", database)):
+                started = time.perf_counter()
+                hits[name].append(call(query))
+                timings[name].append((time.perf_counter() - started) * 1000.0)
+    finally:
+        del index._keyword_in_memory
+    if cap > 0 and index._memory.current(cap) is not None and not all(answered[::2]):
+        raise RuntimeError("the in-memory keyword index went stale while it was measured")
+    return timings["memory"], hits["memory"], timings["database"], hits["database"]
+
+
 def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors: list[np.ndarray],
              warm: list[str], out: Out, reference: Any = None) -> dict:
     from components.embedding import get_embedding_model
@@ -409,9 +478,17 @@ def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors
                            [lambda v=v: kb.dense_search(v, TOP_K) for v in warm_vectors])
     result.update(_summary("dense", timings))
     result["dense_recall_at_10"] = _dense_recall(base, vectors, hits)
-    timings, hits = timed([lambda q=q: kb.keyword_search(q, TOP_K) for q in queries],
-                           [lambda q=q: kb.keyword_search(q, TOP_K) for q in warm])
-    result.update(_summary("keyword", timings))
+    if backend == "pgvector":
+        timings, hits, on_database, on_database_hits = _keyword_both_ways(kb, queries, warm)
+        result.update(_summary("keyword", timings))
+        result.update(_summary("keyword_database", on_database))
+        result["keyword_database_recall_at_10"] = _keyword_recall(
+            reference or base, queries, [[(h.chunk.chunk_id, h.raw_score) for h in found] for found in on_database_hits]
+        )
+    else:
+        timings, hits = timed([lambda q=q: kb.keyword_search(q, TOP_K) for q in queries],
+                               [lambda q=q: kb.keyword_search(q, TOP_K) for q in warm])
+        result.update(_summary("keyword", timings))
     result["keyword_recall_at_10"] = _keyword_recall(
         reference or base, queries, [[(h.chunk.chunk_id, h.raw_score if h.score_kind.value == "bm25" else float("-inf"))
                          for h in found] for found in hits]
@@ -437,7 +514,10 @@ def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors
     out(
         f"  {backend:<9} dense p50 {result['dense_p50_ms']:.1f} p95 {result['dense_p95_ms']:.1f} ms "
         f"(recall@10 {result['dense_recall_at_10']:.3f}) | keyword p50 {result['keyword_p50_ms']:.1f} "
-        f"p95 {result['keyword_p95_ms']:.1f} ms (recall@10 {result['keyword_recall_at_10']:.3f}) | hybrid p95 "
+        f"p95 {result['keyword_p95_ms']:.1f} ms (recall@10 {result['keyword_recall_at_10']:.3f})"
+        + (f" [on the database p50 {result['keyword_database_p50_ms']:.1f} p95 {result['keyword_database_p95_ms']:.1f}"
+           f" ms]" if "keyword_database_p50_ms" in result else "")
+        + f" | hybrid p95 "
         f"{result['hybrid_p95_ms']:.1f} ms | research p50 {result['research_p50_ms']:.0f} p95 "
         f"{result['research_p95_ms']:.0f} ms"
     )
@@ -537,9 +617,10 @@ def bench_scale(
 
                     kb, entry = _build(kb, base, manifest.get(key, {}), out, save)
                     reference = _keyword_reference(kb, base, out) if backend == "pgvector" else base
+                    memory = _load_keyword_memory(kb, out) if backend == "pgvector" else {}
                     with _one_blas_thread():
                         measured = _measure(backend, kb, base, asked, vectors, warm, out, reference)
-                    row[backend] = {**entry, **_disk_size(kb, folder), **measured,
+                    row[backend] = {**entry, **_disk_size(kb, folder), **measured, **memory,
                                     "keyword_reference": "stored counts" if reference is not base else "analyzer"}
                     if backend == "pgvector":
                         row[backend]["alternatives"] = _pgvector_alternatives(kb, base, asked, vectors, reference)
