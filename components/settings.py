@@ -100,7 +100,7 @@ class Settings(BaseSettings):
         default=10_000_000,
         ge=0,
         description="Most keyword postings (about 80 per chunk) pgvector keyword search keeps in memory per process "
-        "(about 12 bytes each); a larger knowledge base is searched on the database; 0 turns the copy off.",
+        "(about 8 bytes each); a larger knowledge base is searched on the database; 0 turns the copy off.",
     )
 
     # Conversation memory.

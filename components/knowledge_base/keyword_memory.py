@@ -31,6 +31,7 @@ if copy is not None:
 
 from __future__ import annotations
 
+import atexit
 import sys
 import threading
 import time
@@ -164,6 +165,7 @@ class KeywordMemory:
                 target=self._load_quietly, args=(max_postings,), name=f"keyword-memory-{self._postings.collection}",
                 daemon=True,
             )
+            _stop_loads_at_exit()
             self._loading.start()
 
     def wait(self, timeout_s: float = 60.0) -> bool:
@@ -184,6 +186,8 @@ class KeywordMemory:
         started = time.monotonic()
         try:
             self.load(max_postings)
+        except LoadStopped:
+            pass
         except Exception as exc:  # noqa: BLE001 - a failed load leaves questions on the server-side function
             logger.warning(
                 "The in-memory keyword index of {collection} could not be loaded: {reason}",
@@ -231,6 +235,8 @@ class KeywordMemory:
                     )
                 )
                 for chunk_id, length, counts in cursor:
+                    if _STOPPING.is_set():
+                        raise LoadStopped("the process is exiting")
                     chunk_ids.append(chunk_id)
                     lengths.append(int(length))
                     term_ids.extend([number(term, len(vocabulary)) for term in counts])
@@ -271,6 +277,28 @@ def _assemble(
 
 _SHARED: dict[tuple[str, str, str], KeywordMemory] = {}
 _SHARED_LOCK = threading.Lock()
+_STOPPING = threading.Event()
+_AT_EXIT: list[bool] = []
+
+
+class LoadStopped(Exception):
+    """A load given up because the process is exiting."""
+
+
+def _stop_loads_at_exit() -> None:
+    """At the process's exit, stop the loads still running and wait for them (a few seconds at most), before the
+    database connections close and an embedded server stops (registered after them, so run before them): a one-shot
+    command that warmed a search up leaves no reader behind."""
+    if _AT_EXIT:
+        return
+    _AT_EXIT.append(True)
+
+    def stop() -> None:
+        _STOPPING.set()
+        for memory in list(_SHARED.values()):
+            memory.wait(5.0)
+
+    atexit.register(stop)
 
 
 def shared_memory(url: str, pool: Any, postings: Any) -> KeywordMemory:

@@ -187,3 +187,16 @@ class TestKeywordMemory:
         assert generation is not None
         assert reopened.index._memory.load(LARGE).generation == generation
         reopened.close()
+
+    def test_a_load_stops_when_the_process_exits(self, pair, monkeypatch):
+        on_database, in_memory = pair
+        _load(on_database, _corpus(21, documents=3))
+        memory = in_memory.index._memory
+        stopping = threading.Event()
+        monkeypatch.setattr(keyword_memory, "_STOPPING", stopping)
+        stopping.set()  # what the exit hook does before the connections close
+        with pytest.raises(keyword_memory.LoadStopped):
+            memory.load(LARGE)
+        assert memory.current(0) is None and memory.loads == 0
+        stopping.clear()
+        assert memory.load(LARGE) is not None
