@@ -129,14 +129,19 @@ def _keyword_reference(kb: Any, base: ScaleBase, out: Out) -> Any:
     statistics = kb.term_statistics([])
     if statistics is None or math.isclose(statistics.avg_terms, base.average_terms, rel_tol=1e-9):
         return base
+    out(f"  pgvector: the base's term counts are an earlier analyzer's (average {statistics.avg_terms:.2f} terms a "
+        f"chunk against {base.average_terms:.2f} today): keyword recall is measured against an exact BM25 over the "
+        "counts it stores; a rebuild counts it again")
+    return _stored_counts(kb)
+
+
+def _stored_counts(kb: Any) -> StoredCounts:
+    """The exact BM25 over the term counts a pgvector base stores."""
     index = kb.index
     with index._connection() as conn:
         rows = conn.execute(index._q(
             "SELECT chunk_id, term_counts FROM {chunk_terms} WHERE term_total > 0 ORDER BY chunk_id"
         )).fetchall()
-    out(f"  pgvector: the base's term counts are an earlier analyzer's (average {statistics.avg_terms:.2f} terms a "
-        f"chunk against {base.average_terms:.2f} today): keyword recall is measured against an exact BM25 over the "
-        "counts it stores; a rebuild counts it again")
     return StoredCounts([str(row[0]) for row in rows], [dict(row[1]) for row in rows])
 
 
@@ -637,3 +642,88 @@ def bench_scale(
     out(f"chart written to {report['chart']}")
     return report
 
+
+
+def bench_scale_keyword(out: Out, queries: int = 40, passes: int = 2) -> dict[str, Any]:
+    """Keyword search on the pgvector scale bases already built (those the manifest names; nothing is built or
+    embedded, whatever the corpus is today): the in-memory index and the server-side function, through the knowledge
+    base (rows included) and the index's own call, question by question in turn, `passes` times; recall@10 of both
+    against an exact BM25 over the counts each base stores; the copy's load time and size; the function's server
+    CPU. The same questions as `bench_scale`."""
+    from components.knowledge_base.store import KnowledgeBaseUnavailable
+    from components.settings import get_settings
+    from pipelines.scale_corpus import corpus_questions
+
+    data = eval_data_dir()
+    if data is None:
+        out("the public evaluation sets are not here (../shared/data); the scale benchmark's questions come from them")
+        return {"skipped": "no evaluation data"}
+    folder = get_settings().data_dir / "bench-scale"
+    manifest_path = folder / "manifest.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    bases = sorted((int(entry["chunks"]), key.split(":", 1)[1]) for key, entry in manifest.items()
+                   if key.startswith("pgvector:") and entry.get("written") is not None)
+    if not bases:
+        out("no pgvector scale base is built yet; run --only scale first")
+        return {"skipped": "no base"}
+    picked = random.Random(17).sample(corpus_questions(data), k=queries + WARM)
+    warm, asked = picked[:WARM], picked[WARM:]
+    report: dict[str, Any] = {"top_k": TOP_K, "queries": len(asked), "passes": passes, "load_average": [], "sizes": {}}
+    report["load_average"].append(os.getloadavg()[0])
+    for size, collection in bases:
+        with _environment({**_settings_for("pgvector", folder), "KB_COLLECTION": collection}):
+            try:
+                kb = _open("pgvector", collection)
+            except KnowledgeBaseUnavailable as exc:
+                out(f"  {collection}: skipped: {exc}")
+                continue
+            try:
+                out(f"{size:,} chunks ({collection}), {len(asked)} questions, {passes} passes, load average "
+                    f"{os.getloadavg()[0]:.1f}")
+                row: dict[str, Any] = {"collection": collection, **_load_keyword_memory(kb, out)}
+                reference = _stored_counts(kb)
+                timings: dict[str, list[float]] = {}
+                for _ in range(passes):
+                    memory, hits, database, database_hits = _keyword_both_ways(kb, asked, warm)
+                    timings.setdefault("keyword", []).extend(memory)
+                    timings.setdefault("keyword_database", []).extend(database)
+                    pairs = (("keyword", hits), ("keyword_database", database_hits))
+                    for name, found in pairs:
+                        row[f"{name}_recall_at_10"] = _keyword_recall(
+                            reference, asked, [[(h.chunk.chunk_id, h.raw_score) for h in one] for one in found])
+                    index_timings, index_hits = _index_both_ways(kb.index, asked)
+                    for name, values in index_timings.items():
+                        timings.setdefault(name, []).extend(values)
+                    for name, found in index_hits.items():
+                        row[f"{name}_recall_at_10"] = _keyword_recall(reference, asked, found)
+                for name, values in timings.items():
+                    row.update(_summary(name, values))
+                cpu = _server_cpu(kb.index, asked)
+                if cpu is not None:
+                    row.update(_summary("function_server_cpu", cpu))
+                row["load_average"] = os.getloadavg()[0]
+                report["sizes"][size] = row
+                out("  " + " ".join(f"{key} {value}" for key, value in row.items() if key != "collection"))
+            finally:
+                kb.close()
+    report["load_average"].append(os.getloadavg()[0])
+    return report
+
+
+def _index_both_ways(index: Any, queries: list[str]) -> tuple[dict[str, list[float]], dict[str, list[Any]]]:
+    """The index's keyword call (rows read, no document lookup) from the in-memory index and as the server-side
+    function's one statement, question by question in turn."""
+    cap = index.keyword_index_max_postings
+    timings: dict[str, list[float]] = {"index_memory": [], "index_function": []}
+    hits: dict[str, list[Any]] = {"index_memory": [], "index_function": []}
+    for query in queries:
+        for name, limit in (("index_memory", cap), ("index_function", 0)):
+            index.keyword_index_max_postings = limit
+            try:
+                started = time.perf_counter()
+                found = index.keyword(query, TOP_K)
+                timings[name].append((time.perf_counter() - started) * 1000.0)
+            finally:
+                index.keyword_index_max_postings = cap
+            hits[name].append([(hit.document.id, hit.raw_score) for hit in found])
+    return timings, hits
