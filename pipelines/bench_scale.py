@@ -701,6 +701,8 @@ def bench_scale_keyword(out: Out, queries: int = 40, passes: int = 2) -> dict[st
                 cpu = _server_cpu(kb.index, asked)
                 if cpu is not None:
                     row.update(_summary("function_server_cpu", cpu))
+                for name, values in _cpu_both_ways(kb, asked).items():
+                    row.update(_summary(name, values))
                 row["load_average"] = os.getloadavg()[0]
                 report["sizes"][size] = row
                 out("  " + " ".join(f"{key} {value}" for key, value in row.items() if key != "collection"))
@@ -727,3 +729,36 @@ def _index_both_ways(index: Any, queries: list[str]) -> tuple[dict[str, list[flo
                 index.keyword_index_max_postings = cap
             hits[name].append([(hit.document.id, hit.raw_score) for hit in found])
     return timings, hits
+
+
+def _cpu_both_ways(kb: Any, queries: list[str]) -> dict[str, list[float]]:
+    """CPU milliseconds per question of keyword search through the knowledge base, from the in-memory index and on
+    the database: this process's thread plus every backend of the database server (their scheduler statistics; only
+    for a server on this machine that nothing else uses while it runs), what a question costs whatever else runs."""
+    index = kb.index
+    cap = index.keyword_index_max_postings
+    with index._connection() as conn:
+        statement = "SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend'"
+        pids = [row[0] for row in conn.execute(statement)]
+    stats = [Path(f"/proc/{pid}/schedstat") for pid in pids]
+    if not stats or not all(stat.exists() for stat in stats):
+        return {}
+
+    def used() -> float:
+        server = 0.0
+        for stat in stats:
+            with contextlib.suppress(OSError):
+                server += int(stat.read_text().split()[0]) / 1e6
+        return server + time.thread_time() * 1000.0
+
+    spent: dict[str, list[float]] = {"keyword_cpu": [], "keyword_database_cpu": []}
+    for query in queries:
+        for name, limit in (("keyword_cpu", cap), ("keyword_database_cpu", 0)):
+            index.keyword_index_max_postings = limit
+            try:
+                started = used()
+                kb.keyword_search(query, TOP_K)
+                spent[name].append(used() - started)
+            finally:
+                index.keyword_index_max_postings = cap
+    return spent

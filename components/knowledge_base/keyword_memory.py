@@ -116,11 +116,13 @@ class MemoryPostings:
             touched += end - start
         if not touched:
             return []
-        if depth < self.n:
-            kth = scores[np.argpartition(-scores, depth - 1)[depth - 1]]
-            candidates = np.flatnonzero((scores >= kth) & (scores > 0))
-        else:
-            candidates = np.flatnonzero(scores > 0)
+        # Only chunks holding a term score above 0; among them every chunk tied with the depth-th is kept, and the
+        # order is (score, chunk number): the function's (score, chunk id byte-wise).
+        candidates = np.flatnonzero(scores > 0)
+        if depth < len(candidates):
+            held = scores[candidates]
+            kth = held[np.argpartition(-held, depth - 1)[depth - 1]]
+            candidates = candidates[held >= kth]
         order = candidates[np.lexsort((candidates, -scores[candidates]))][:depth]
         return [(self.chunk_ids[number], float(scores[number])) for number in order]
 
