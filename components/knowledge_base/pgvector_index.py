@@ -10,8 +10,10 @@ What goes through the integration, and what through our own SQL, and why:
   serve the concurrent searches of one question (dense and keyword run at once). The integration's retrievers fall
   short here: keyword retrieval ANDs every term (`plainto_tsquery`) and re-parses each matching row's text to rank
   it (multi-second at 100k chunks for common words), and every retrieval is `SELECT *`, embeddings included (about
-  twice the cost of the search). Ours finds the exact BM25 top k of the question's analyzer terms in impact-ordered
-  postings read with a cut-off (`KeywordPostings`, `postings_index.py`), reads only id, content and meta, computes
+  twice the cost of the search). Ours finds the exact BM25 top k of the question's analyzer terms in the process's
+  in-memory copy of the postings while it is at the database's generation (`keyword_memory.py`), else in
+  impact-ordered postings read with a cut-off (`KeywordPostings`, `postings_index.py`), reads only id, content and
+  meta, computes
   cosines in SQL for given ids (`chunk_cosines`, `sentence_similarities`), and sets `hnsw.ef_search` per query,
   with an exact fallback when a selective filter leaves too few rows.
   Filters are translated by the integration's own filter converter, so they mean what they mean to its retrievers.
@@ -449,9 +451,10 @@ class PgvectorChunkIndex(ChunkIndex):
     ) -> list[IndexHit]:
         """The `limit` chunks with the best BM25 of the question's analyzer terms, best first: exact top-k BM25 over
         the collection (k1 1.2, b 0.75, IDF from the collection's document frequencies: the statistics the ranker
-        reads), found in the impact-ordered postings with a cut-off (`KeywordPostings`), so its cost follows the
-        answer, not the table. Raw score: the BM25 score. With `query_embedding`, cosines are computed in SQL for
-        the returned rows only.
+        reads), scored in the in-memory copy of the postings when it is at the database's generation
+        (`_keyword_in_memory`), else found in the impact-ordered postings with a cut-off (`KeywordPostings`), so its
+        cost follows the answer, not the table. Raw score: the BM25 score. With `query_embedding`, cosines are
+        computed in SQL for the returned rows only.
         """
         limit = max(1, int(limit))
         self._index_on_first_search()
