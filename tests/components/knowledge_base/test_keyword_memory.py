@@ -4,7 +4,11 @@ the same under filters."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +26,7 @@ from tests.components.knowledge_base.test_postings_index import (
 )
 
 LARGE = 10**9
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _load(kb, corpus) -> dict[str, dict[str, int]]:
@@ -200,3 +205,38 @@ class TestKeywordMemory:
         assert memory.current(0) is None and memory.loads == 0
         stopping.clear()
         assert memory.load(LARGE) is not None
+
+    def test_a_write_by_another_process_moves_the_generation_the_copy_is_checked_against(
+        self, pair, database_url, collection_name, monkeypatch
+    ):
+        on_database, in_memory = pair
+        stored = _load(on_database, _corpus(22, documents=4))
+        memory = in_memory.index._memory
+        before = memory.load(LARGE)
+        monkeypatch.setattr(memory, "refresh", lambda *_: None)  # the copy stays the old one
+        paths = _Paths(in_memory.index, monkeypatch)
+        # Another process writes a document whose words outscore every chunk here.
+        writer = (
+            "import sys\n"
+            "from components.knowledge_base.factory import knowledge_base_for\n"
+            "from components.knowledge_base.store import ChunkRecord, DocumentRecord\n"
+            "from tests.components.knowledge_base.test_pgvector_index import _store, _unit\n"
+            "kb = knowledge_base_for(_store(sys.argv[1]), keyword_index_max_postings=0)\n"
+            "kb.upsert_document(DocumentRecord('elsewhere', '', 'files/elsewhere.md', 'md', 'h'), [ChunkRecord(\n"
+            "    'elsewhere-0', 'elsewhere', 0, 'valmor valmor quistel', _unit(999),\n"
+            "    term_counts={'valmor': 5, 'quistel': 5})])\n"
+            "kb.close()\n"
+        )
+        environment = {**os.environ, "DATABASE_URL": database_url, "PYTHONPATH": str(ROOT)}
+        done = subprocess.run([sys.executable, "-c", writer, collection_name], env=environment, cwd=ROOT,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        stored["elsewhere-0"] = {"valmor": 5, "quistel": 5}
+        found = in_memory.keyword_search("valmor quistel", 5)
+        _assert_same(found, exact_bm25(stored, "valmor quistel", 5))
+        assert found[0].chunk.chunk_id == "elsewhere-0"  # not the old copy's answer
+        assert paths.answers == [False]
+        with in_memory.index._connection() as conn:
+            now = conn.execute(KeywordPostings("public", collection_name).statement(
+                "SELECT generation FROM {totals}")).fetchone()[0]
+        assert now != before.generation
