@@ -96,6 +96,12 @@ class Settings(BaseSettings):
     breaker_failures: int = Field(default=5, ge=1, le=100, description="Failures that open a source's breaker.")
     breaker_cooldown_s: float = Field(default=30.0, ge=0, le=3600, description="Seconds a tripped source is skipped.")
     cache_ttl_s: float = Field(default=0.0, ge=0, le=86400, description="Result cache lifetime; 0 turns it off.")
+    keyword_index_max_postings: int = Field(
+        default=10_000_000,
+        ge=0,
+        description="Most keyword postings (about 80 per chunk) pgvector keyword search keeps in memory per process "
+        "(about 8 bytes each); a larger knowledge base is searched on the database; 0 turns the copy off.",
+    )
 
     # Conversation memory.
     memory_backend: Literal["embedded", "zep"] = Field(

@@ -129,14 +129,19 @@ def _keyword_reference(kb: Any, base: ScaleBase, out: Out) -> Any:
     statistics = kb.term_statistics([])
     if statistics is None or math.isclose(statistics.avg_terms, base.average_terms, rel_tol=1e-9):
         return base
+    out(f"  pgvector: the base's term counts are an earlier analyzer's (average {statistics.avg_terms:.2f} terms a "
+        f"chunk against {base.average_terms:.2f} today): keyword recall is measured against an exact BM25 over the "
+        "counts it stores; a rebuild counts it again")
+    return _stored_counts(kb)
+
+
+def _stored_counts(kb: Any) -> StoredCounts:
+    """The exact BM25 over the term counts a pgvector base stores."""
     index = kb.index
     with index._connection() as conn:
         rows = conn.execute(index._q(
             "SELECT chunk_id, term_counts FROM {chunk_terms} WHERE term_total > 0 ORDER BY chunk_id"
         )).fetchall()
-    out(f"  pgvector: the base's term counts are an earlier analyzer's (average {statistics.avg_terms:.2f} terms a "
-        f"chunk against {base.average_terms:.2f} today): keyword recall is measured against an exact BM25 over the "
-        "counts it stores; a rebuild counts it again")
     return StoredCounts([str(row[0]) for row in rows], [dict(row[1]) for row in rows])
 
 
@@ -356,12 +361,23 @@ def _pgvector_alternatives(
                          ([chunk_id for chunk_id, _ in top],)).fetchall()
         return top
 
+    cap = index.keyword_index_max_postings
+
     def cut_off(query: str) -> list[tuple[str, float]]:
+        index.keyword_index_max_postings = 0
+        try:
+            return [(hit.document.id, hit.raw_score) for hit in index.keyword(query, TOP_K)]
+        finally:
+            index.keyword_index_max_postings = cap
+
+    def in_memory(query: str) -> list[tuple[str, float]]:
         return [(hit.document.id, hit.raw_score) for hit in index.keyword(query, TOP_K)]
 
     for name, call in (("ts_rank (OR of lexemes)", by_ts_rank), ("BM25, every posting", every_posting),
                        ("BM25, cut-off, a statement per step", cut_off_steps),
-                       ("BM25, cut-off, one statement", cut_off), ("BM25 in memory (numpy)", base.exact_bm25)):
+                       ("BM25, cut-off, one statement", cut_off),
+                       ("BM25 in memory, generation checked, rows read", in_memory),
+                       ("BM25 in memory (numpy)", base.exact_bm25)):
         timings, hits = timed([lambda q=q, c=call: c(q) for q in queries],
                                [lambda q=q, c=call: c(q) for q in queries[:WARM]])
         result["keyword"][name] = {
@@ -397,6 +413,64 @@ def _server_cpu(index: Any, queries: list[str]) -> list[float] | None:
     return spent
 
 
+def _load_keyword_memory(kb: Any, out: Out) -> dict[str, Any]:
+    """Load a pgvector base's in-memory keyword index now (timed; what a process does in the background after
+    warm-up), so that the questions measure it; its size."""
+    index = kb.index
+    started = time.perf_counter()
+    copy = index._memory.load(index.keyword_index_max_postings)
+    spent = time.perf_counter() - started
+    if copy is None:
+        out(f"  in-memory keyword index: not loaded (more than {index.keyword_index_max_postings:,} postings)")
+        return {"keyword_memory": None}
+    entry = {"load_s": round(spent, 1), "postings": copy.postings, "mb": round(copy.nbytes / 1e6, 1)}
+    out(f"  in-memory keyword index: {copy.postings:,} postings, {entry['mb']} MB, loaded in {entry['load_s']} s")
+    return {"keyword_memory": entry}
+
+
+def _keyword_both_ways(kb: Any, queries: list[str], warm: list[str]) -> tuple[list, list, list, list]:
+    """Keyword search through the knowledge base (rows included) from the in-memory index and on the database
+    (the server-side function), question by question in turn, so that both meet the same load. Raises when a
+    question meant for the in-memory index was answered on the database (a stale copy would measure the other)."""
+    index = kb.index
+    cap = index.keyword_index_max_postings
+    answered: list[bool] = []
+    in_memory = index._keyword_in_memory
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        found = in_memory(*args, **kwargs)
+        answered.append(found is not None)
+        return found
+
+    def on(limit: int) -> Callable[[str], Any]:
+        def search(query: str) -> Any:
+            index.keyword_index_max_postings = limit
+            try:
+                return kb.keyword_search(query, TOP_K)
+            finally:
+                index.keyword_index_max_postings = cap
+        return search
+
+    memory, database = on(cap), on(0)
+    for query in warm:
+        memory(query)
+        database(query)
+    timings: dict[str, list[float]] = {"memory": [], "database": []}
+    hits: dict[str, list[Any]] = {"memory": [], "database": []}
+    index._keyword_in_memory = spy
+    try:
+        for query in queries:
+            for name, call in (("memory", memory), ("database", database)):
+                started = time.perf_counter()
+                hits[name].append(call(query))
+                timings[name].append((time.perf_counter() - started) * 1000.0)
+    finally:
+        del index._keyword_in_memory
+    if cap > 0 and index._memory.current(cap) is not None and not all(answered[::2]):
+        raise RuntimeError("the in-memory keyword index went stale while it was measured")
+    return timings["memory"], hits["memory"], timings["database"], hits["database"]
+
+
 def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors: list[np.ndarray],
              warm: list[str], out: Out, reference: Any = None) -> dict:
     from components.embedding import get_embedding_model
@@ -409,9 +483,17 @@ def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors
                            [lambda v=v: kb.dense_search(v, TOP_K) for v in warm_vectors])
     result.update(_summary("dense", timings))
     result["dense_recall_at_10"] = _dense_recall(base, vectors, hits)
-    timings, hits = timed([lambda q=q: kb.keyword_search(q, TOP_K) for q in queries],
-                           [lambda q=q: kb.keyword_search(q, TOP_K) for q in warm])
-    result.update(_summary("keyword", timings))
+    if backend == "pgvector":
+        timings, hits, on_database, on_database_hits = _keyword_both_ways(kb, queries, warm)
+        result.update(_summary("keyword", timings))
+        result.update(_summary("keyword_database", on_database))
+        result["keyword_database_recall_at_10"] = _keyword_recall(
+            reference or base, queries, [[(h.chunk.chunk_id, h.raw_score) for h in found] for found in on_database_hits]
+        )
+    else:
+        timings, hits = timed([lambda q=q: kb.keyword_search(q, TOP_K) for q in queries],
+                               [lambda q=q: kb.keyword_search(q, TOP_K) for q in warm])
+        result.update(_summary("keyword", timings))
     result["keyword_recall_at_10"] = _keyword_recall(
         reference or base, queries, [[(h.chunk.chunk_id, h.raw_score if h.score_kind.value == "bm25" else float("-inf"))
                          for h in found] for found in hits]
@@ -437,7 +519,10 @@ def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors
     out(
         f"  {backend:<9} dense p50 {result['dense_p50_ms']:.1f} p95 {result['dense_p95_ms']:.1f} ms "
         f"(recall@10 {result['dense_recall_at_10']:.3f}) | keyword p50 {result['keyword_p50_ms']:.1f} "
-        f"p95 {result['keyword_p95_ms']:.1f} ms (recall@10 {result['keyword_recall_at_10']:.3f}) | hybrid p95 "
+        f"p95 {result['keyword_p95_ms']:.1f} ms (recall@10 {result['keyword_recall_at_10']:.3f})"
+        + (f" [on the database p50 {result['keyword_database_p50_ms']:.1f} p95 {result['keyword_database_p95_ms']:.1f}"
+           f" ms]" if "keyword_database_p50_ms" in result else "")
+        + f" | hybrid p95 "
         f"{result['hybrid_p95_ms']:.1f} ms | research p50 {result['research_p50_ms']:.0f} p95 "
         f"{result['research_p95_ms']:.0f} ms"
     )
@@ -537,9 +622,10 @@ def bench_scale(
 
                     kb, entry = _build(kb, base, manifest.get(key, {}), out, save)
                     reference = _keyword_reference(kb, base, out) if backend == "pgvector" else base
+                    memory = _load_keyword_memory(kb, out) if backend == "pgvector" else {}
                     with _one_blas_thread():
                         measured = _measure(backend, kb, base, asked, vectors, warm, out, reference)
-                    row[backend] = {**entry, **_disk_size(kb, folder), **measured,
+                    row[backend] = {**entry, **_disk_size(kb, folder), **measured, **memory,
                                     "keyword_reference": "stored counts" if reference is not base else "analyzer"}
                     if backend == "pgvector":
                         row[backend]["alternatives"] = _pgvector_alternatives(kb, base, asked, vectors, reference)
@@ -556,3 +642,123 @@ def bench_scale(
     out(f"chart written to {report['chart']}")
     return report
 
+
+
+def bench_scale_keyword(out: Out, queries: int = 40, passes: int = 2) -> dict[str, Any]:
+    """Keyword search on the pgvector scale bases already built (those the manifest names; nothing is built or
+    embedded, whatever the corpus is today): the in-memory index and the server-side function, through the knowledge
+    base (rows included) and the index's own call, question by question in turn, `passes` times; recall@10 of both
+    against an exact BM25 over the counts each base stores; the copy's load time and size; the function's server
+    CPU. The same questions as `bench_scale`."""
+    from components.knowledge_base.store import KnowledgeBaseUnavailable
+    from components.settings import get_settings
+    from pipelines.scale_corpus import corpus_questions
+
+    data = eval_data_dir()
+    if data is None:
+        out("the public evaluation sets are not here (../shared/data); the scale benchmark's questions come from them")
+        return {"skipped": "no evaluation data"}
+    folder = get_settings().data_dir / "bench-scale"
+    manifest_path = folder / "manifest.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    bases = sorted((int(entry["chunks"]), key.split(":", 1)[1]) for key, entry in manifest.items()
+                   if key.startswith("pgvector:") and entry.get("written") is not None)
+    if not bases:
+        out("no pgvector scale base is built yet; run --only scale first")
+        return {"skipped": "no base"}
+    picked = random.Random(17).sample(corpus_questions(data), k=queries + WARM)
+    warm, asked = picked[:WARM], picked[WARM:]
+    report: dict[str, Any] = {"top_k": TOP_K, "queries": len(asked), "passes": passes, "load_average": [], "sizes": {}}
+    report["load_average"].append(os.getloadavg()[0])
+    for size, collection in bases:
+        with _environment({**_settings_for("pgvector", folder), "KB_COLLECTION": collection}):
+            try:
+                kb = _open("pgvector", collection)
+            except KnowledgeBaseUnavailable as exc:
+                out(f"  {collection}: skipped: {exc}")
+                continue
+            try:
+                out(f"{size:,} chunks ({collection}), {len(asked)} questions, {passes} passes, load average "
+                    f"{os.getloadavg()[0]:.1f}")
+                row: dict[str, Any] = {"collection": collection, **_load_keyword_memory(kb, out)}
+                reference = _stored_counts(kb)
+                timings: dict[str, list[float]] = {}
+                for _ in range(passes):
+                    memory, hits, database, database_hits = _keyword_both_ways(kb, asked, warm)
+                    timings.setdefault("keyword", []).extend(memory)
+                    timings.setdefault("keyword_database", []).extend(database)
+                    pairs = (("keyword", hits), ("keyword_database", database_hits))
+                    for name, found in pairs:
+                        row[f"{name}_recall_at_10"] = _keyword_recall(
+                            reference, asked, [[(h.chunk.chunk_id, h.raw_score) for h in one] for one in found])
+                    index_timings, index_hits = _index_both_ways(kb.index, asked)
+                    for name, values in index_timings.items():
+                        timings.setdefault(name, []).extend(values)
+                    for name, found in index_hits.items():
+                        row[f"{name}_recall_at_10"] = _keyword_recall(reference, asked, found)
+                for name, values in timings.items():
+                    row.update(_summary(name, values))
+                cpu = _server_cpu(kb.index, asked)
+                if cpu is not None:
+                    row.update(_summary("function_server_cpu", cpu))
+                for name, values in _cpu_both_ways(kb, asked).items():
+                    row.update(_summary(name, values))
+                row["load_average"] = os.getloadavg()[0]
+                report["sizes"][size] = row
+                out("  " + " ".join(f"{key} {value}" for key, value in row.items() if key != "collection"))
+            finally:
+                kb.close()
+    report["load_average"].append(os.getloadavg()[0])
+    return report
+
+
+def _index_both_ways(index: Any, queries: list[str]) -> tuple[dict[str, list[float]], dict[str, list[Any]]]:
+    """The index's keyword call (rows read, no document lookup) from the in-memory index and as the server-side
+    function's one statement, question by question in turn."""
+    cap = index.keyword_index_max_postings
+    timings: dict[str, list[float]] = {"index_memory": [], "index_function": []}
+    hits: dict[str, list[Any]] = {"index_memory": [], "index_function": []}
+    for query in queries:
+        for name, limit in (("index_memory", cap), ("index_function", 0)):
+            index.keyword_index_max_postings = limit
+            try:
+                started = time.perf_counter()
+                found = index.keyword(query, TOP_K)
+                timings[name].append((time.perf_counter() - started) * 1000.0)
+            finally:
+                index.keyword_index_max_postings = cap
+            hits[name].append([(hit.document.id, hit.raw_score) for hit in found])
+    return timings, hits
+
+
+def _cpu_both_ways(kb: Any, queries: list[str]) -> dict[str, list[float]]:
+    """CPU milliseconds per question of keyword search through the knowledge base, from the in-memory index and on
+    the database: this process's thread plus every backend of the database server (their scheduler statistics; only
+    for a server on this machine that nothing else uses while it runs), what a question costs whatever else runs."""
+    index = kb.index
+    cap = index.keyword_index_max_postings
+    with index._connection() as conn:
+        statement = "SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend'"
+        pids = [row[0] for row in conn.execute(statement)]
+    stats = [Path(f"/proc/{pid}/schedstat") for pid in pids]
+    if not stats or not all(stat.exists() for stat in stats):
+        return {}
+
+    def used() -> float:
+        server = 0.0
+        for stat in stats:
+            with contextlib.suppress(OSError):
+                server += int(stat.read_text().split()[0]) / 1e6
+        return server + time.thread_time() * 1000.0
+
+    spent: dict[str, list[float]] = {"keyword_cpu": [], "keyword_database_cpu": []}
+    for query in queries:
+        for name, limit in (("keyword_cpu", cap), ("keyword_database_cpu", 0)):
+            index.keyword_index_max_postings = limit
+            try:
+                started = used()
+                kb.keyword_search(query, TOP_K)
+                spent[name].append(used() - started)
+            finally:
+                index.keyword_index_max_postings = cap
+    return spent

@@ -97,6 +97,16 @@ def _source(title: str, sentences: list[str]) -> Source:
     return Source(title, " ".join(sentences), spans)
 
 
+def corpus_questions(data_dir: Path) -> list[str]:
+    """The questions of the sets the corpus reads, in the corpus's order."""
+    found: list[str] = []
+    for name in SETS:
+        folder = data_dir / name
+        if (folder / "corpus.jsonl").exists() and (folder / "questions.jsonl").exists():
+            found.extend(str(row["question"]) for row in load_jsonl(folder / "questions.jsonl", ["question"]))
+    return found
+
+
 class ScaleCorpus:
     """The corpus: `sources` (original chunks) and `chunk(i)` for any i; `questions` to ask it."""
 
@@ -109,9 +119,7 @@ class ScaleCorpus:
                 continue
             for record in load_jsonl(folder / "corpus.jsonl", ()):
                 self.sources.extend(_pieces(str(record.get("title") or ""), str(record.get("text") or "")))
-            if (folder / "questions.jsonl").exists():
-                questions = load_jsonl(folder / "questions.jsonl", ["question"])
-                self.questions.extend(str(row["question"]) for row in questions)
+        self.questions = corpus_questions(data_dir)
         for path in sorted(demo_dir.iterdir()):
             if path.is_file() and path.suffix in {".md", ".txt", ".html"}:
                 title = path.stem.replace("-", " ").replace("_", " ")

@@ -114,6 +114,9 @@ class KnowledgeBaseAccess:
         self.checks_text_analysis = checks_text_analysis
         # For a collection someone else wrote: the meta field naming a chunk's document (None: the known ones).
         self.document_field = document_field
+        # The most postings pgvector keyword search copies into memory (None: KEYWORD_INDEX_MAX_POSTINGS); set by a
+        # component that keyword-searches (`KnowledgeBaseSearch`).
+        self.keyword_index_max_postings: int | None = None
         # Without a store, the settings' knowledge base (KB_BACKEND, KB_COLLECTION, the database) as of now.
         self._settings = None
         if document_store is None:
@@ -134,13 +137,21 @@ class KnowledgeBaseAccess:
                     if document_store is None:
                         document_store = document_store_for(self._settings, self.collection)
                     self._store = knowledge_base_for(
-                        document_store, self.embedding_model, self.checks_text_analysis, self.document_field
+                        document_store, self.embedding_model, self.checks_text_analysis, self.document_field,
+                        keyword_index_max_postings=self.keyword_index_max_postings,
                     )
                 except (KnowledgeBaseMismatch, ValueError) as exc:  # retrying cannot help
                     raise SourceError(str(exc)) from exc
                 except KnowledgeBaseUnavailable as exc:
                     raise RetryableError(str(exc), kind="connection") from exc
             return self._store
+
+    def warm_keyword(self) -> None:
+        """Start loading the opened knowledge base's in-memory keyword index, where it keeps one (pgvector)."""
+        store = self._store
+        warm = getattr(store.index, "warm_keyword", None) if store is not None else None
+        if warm is not None:
+            warm()
 
     def close(self) -> None:
         """Close the knowledge base opened here (its store's connection, a local engine's shared client); the next

@@ -110,20 +110,25 @@ def require_collection(document_store: Any) -> None:
 
 
 def knowledge_base_for(
-    document_store: Any, embedding_model: str | None = None, checks_text_analysis: bool = True,
+    document_store: Any,
+    embedding_model: str | None = None,
+    checks_text_analysis: bool = True,
     document_field: str | None = None,
+    keyword_index_max_postings: int | None = None,
 ) -> KnowledgeBase:
     """The `KnowledgeBase` over an integration's document store (its chunks) and the document registry;
     `checks_text_analysis` False for a reader that never keyword-searches or writes (its keyword index's text
-    analysis is neither checked nor recorded: `ChunkIndex.check_text_analysis`).
+    analysis is neither checked nor recorded: `ChunkIndex.check_text_analysis`); `keyword_index_max_postings` the
+    most postings pgvector keyword search copies into memory (None: the setting; the other backends search natively).
 
     Raises `KnowledgeBaseUnavailable` (or its `KnowledgeBaseMismatch`) with one sentence when it cannot be opened,
     and ValueError for a store of another kind or a bad collection name.
     """
     backend = backend_of(document_store)
     try:
+        options = {"keyword_index_max_postings": keyword_index_max_postings} if backend == "pgvector" else {}
         index = _module(backend).open_chunk_index(
-            document_store, embedding_model or get_settings().embedding_model, checks_text_analysis
+            document_store, embedding_model or get_settings().embedding_model, checks_text_analysis, **options
         )
         # Same-named collections on two engines are two knowledge bases: each engine but pgvector prefixes its name.
         prefix = index.collection if backend == "pgvector" else f"{backend}_{index.collection}"

@@ -10,8 +10,10 @@ What goes through the integration, and what through our own SQL, and why:
   serve the concurrent searches of one question (dense and keyword run at once). The integration's retrievers fall
   short here: keyword retrieval ANDs every term (`plainto_tsquery`) and re-parses each matching row's text to rank
   it (multi-second at 100k chunks for common words), and every retrieval is `SELECT *`, embeddings included (about
-  twice the cost of the search). Ours finds the exact BM25 top k of the question's analyzer terms in impact-ordered
-  postings read with a cut-off (`KeywordPostings`, `postings_index.py`), reads only id, content and meta, computes
+  twice the cost of the search). Ours finds the exact BM25 top k of the question's analyzer terms in the process's
+  in-memory copy of the postings while it is at the database's generation (`keyword_memory.py`), else in
+  impact-ordered postings read with a cut-off (`KeywordPostings`, `postings_index.py`), reads only id, content and
+  meta, computes
   cosines in SQL for given ids (`chunk_cosines`, `sentence_similarities`), and sets `hnsw.ef_search` per query,
   with an exact fallback when a selective filter leaves too few rows.
   Filters are translated by the integration's own filter converter, so they mean what they mean to its retrievers.
@@ -60,6 +62,7 @@ from psycopg.types.json import Jsonb
 from components.contracts import ScoreKind
 from components.database import DatabaseUnavailable, connection_pool_for, database_url, postgres_url
 from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit, in_order
+from components.knowledge_base.keyword_memory import shared_memory
 from components.knowledge_base.pgvector_adapter import adopt_existing_table, env_var_names, where_clause
 from components.knowledge_base.postings_index import KeywordPostings
 from components.knowledge_base.registry import keyset_pages, pooled_connection, select_by_ids
@@ -80,6 +83,10 @@ _BUILD_MEMORY = "256MB"
 # Measured: exact top-10 over 3k chunks ~10x slower than HNSW (31 vs 3 ms on a busy machine); below 1k it is cheap.
 _INDEX_MIN_ROWS = 1000
 _INDEX_CHECK_EVERY_S = 30.0
+# With a filter, keyword search in memory reads its ranking this deep (per result, at least the minimum) under the
+# filter; a filter that leaves fewer than asked for there goes to the server-side path.
+_FILTER_DEPTH = 20
+_FILTER_DEPTH_MIN = 200
 _OPS = {"cosine_similarity": "vector_cosine_ops", "inner_product": "vector_ip_ops", "l2_distance": "vector_l2_ops"}
 
 
@@ -149,7 +156,12 @@ class PgvectorChunkIndex(ChunkIndex):
     backend = "pgvector"
 
     def __init__(
-        self, document_store: Any, url: str, embedding_model: str | None = None, checks_text_analysis: bool = True
+        self,
+        document_store: Any,
+        url: str,
+        embedding_model: str | None = None,
+        checks_text_analysis: bool = True,
+        keyword_index_max_postings: int | None = None,
     ) -> None:
         """
         :param document_store: the integration's `PgvectorDocumentStore`, as given (never replaced).
@@ -158,8 +170,14 @@ class PgvectorChunkIndex(ChunkIndex):
             another model is a `KnowledgeBaseMismatch`); the settings' model when None.
         :param checks_text_analysis: False for a reader that never keyword-searches or writes
             (`ChunkIndex.check_text_analysis`).
+        :param keyword_index_max_postings: keyword search scores in an in-memory copy of the postings
+            (`keyword_memory`) while the collection holds at most this many (0: always on the database); the
+            settings' `KEYWORD_INDEX_MAX_POSTINGS` when None.
         """
         self.checks_text_analysis = checks_text_analysis
+        if keyword_index_max_postings is None:
+            keyword_index_max_postings = get_settings().keyword_index_max_postings
+        self.keyword_index_max_postings = max(0, int(keyword_index_max_postings))
         self.document_store = document_store
         self.collection = str(document_store.table_name)
         self.schema = str(document_store.schema_name)
@@ -178,6 +196,7 @@ class PgvectorChunkIndex(ChunkIndex):
         self._terms = sql.Identifier(self.schema, f"{self.collection}_terms")
         self._tsv_index = f"{self.collection}_chunk_terms_tsv"
         self._postings = KeywordPostings(self.schema, self.collection)
+        self._memory = shared_memory(url, self._pool, self._postings)
         # The indexes a bulk load is faster without, by the name they are checked under: HNSW on the integration's
         # table (any name), the GIN of the side table's tsvectors.
         self._deferred = {
@@ -420,9 +439,10 @@ class PgvectorChunkIndex(ChunkIndex):
     ) -> list[IndexHit]:
         """The `limit` chunks with the best BM25 of the question's analyzer terms, best first: exact top-k BM25 over
         the collection (k1 1.2, b 0.75, IDF from the collection's document frequencies: the statistics the ranker
-        reads), found in the impact-ordered postings with a cut-off (`KeywordPostings`), so its cost follows the
-        answer, not the table. Raw score: the BM25 score. With `query_embedding`, cosines are computed in SQL for
-        the returned rows only.
+        reads), scored in the in-memory copy of the postings when it is at the database's generation
+        (`_keyword_in_memory`), else found in the impact-ordered postings with a cut-off (`KeywordPostings`), so its
+        cost follows the answer, not the table. Raw score: the BM25 score. With `query_embedding`, cosines are
+        computed in SQL for the returned rows only.
         """
         limit = max(1, int(limit))
         self._index_on_first_search()
@@ -431,6 +451,9 @@ class PgvectorChunkIndex(ChunkIndex):
             return []
         cosine = sql.SQL("1 - (embedding <=> %s)") if query_embedding is not None else sql.SQL("NULL::float8")
         vector = [] if query_embedding is None else [np.asarray(query_embedding, dtype=np.float32).reshape(-1)]
+        found = self._keyword_in_memory(wanted, limit, filters, cosine, vector)
+        if found is not None:
+            return found
         if not filters:
             # One statement: the server-side function reads the statistics and finds the top k (the same steps as
             # `KeywordPostings.search`, without a round trip each), joined with the rows it names.
@@ -463,6 +486,55 @@ class PgvectorChunkIndex(ChunkIndex):
             IndexHit(self._document(row), float(row[4]), ScoreKind.BM25, None if row[3] is None else float(row[3]))
             for row in rows
         ]
+
+    def _keyword_in_memory(
+        self, wanted: list[str], limit: int, filters: dict | None, cosine: sql.Composable, vector: list
+    ) -> list[IndexHit] | None:
+        """`keyword` scored in the process's in-memory copy of the postings (`keyword_memory`), when there is one at
+        the database's generation; None when the server-side path must answer (no copy, another generation, or a
+        filter the candidates read could not settle).
+
+        The rows are read in one statement with the database's generation: when it is the copy's, the statement's
+        snapshot holds exactly the postings the copy scored. Without a filter the top `limit` are read by id. With
+        one, the copy's ranking is read in order to a depth (`_FILTER_DEPTH` per result) under the filter: its first
+        `limit` rows that pass are the filtered top `limit` (ties are ordered by id in both), and when fewer pass the
+        answer is settled only if the ranking ended within the depth (every chunk holding a term was read)."""
+        copy = self._memory.current(self.keyword_index_max_postings)
+        if copy is None:
+            return None
+        depth = limit if not filters else max(_FILTER_DEPTH * limit, _FILTER_DEPTH_MIN)
+        ranked = copy.ranked(wanted, depth)
+        where, params = where_clause(filters, "AND")
+        scores = dict(ranked)
+        with self._connection() as conn:
+            rows = conn.execute(
+                self._q(
+                    "SELECT g.generation, x.id, x.content, x.meta, x.cosine FROM {totals} g LEFT JOIN LATERAL ("
+                    "  SELECT t.id, t.content, t.meta, {cosine} AS cosine, c.place "
+                    "  FROM unnest(%s::text[]) WITH ORDINALITY AS c(wanted_id, place) JOIN {table} t "
+                    "  ON t.id = c.wanted_id WHERE true {where} ORDER BY c.place LIMIT %s) x ON true ORDER BY x.place",
+                    totals=self._postings.totals_table, cosine=cosine, where=where,
+                ),
+                [*vector, [chunk_id for chunk_id, _ in ranked], *params, limit],
+            ).fetchall()
+        generation = int(rows[0][0]) if rows else None
+        if generation != copy.generation:
+            if generation is not None:
+                self._memory.stale(generation, self.keyword_index_max_postings)
+            return None
+        found = [row[1:] for row in rows if row[1] is not None]
+        if filters and len(found) < limit and len(ranked) == depth:
+            return None  # the ranking goes on past the depth read: the server-side path scores every posting
+        return [
+            IndexHit(self._document(row), scores[row[0]], ScoreKind.BM25, None if row[3] is None else float(row[3]))
+            for row in found
+        ]
+
+    def warm_keyword(self) -> None:
+        """Start loading the in-memory copy of the keyword postings in the background (when allowed and not
+        loaded): the first questions are answered on the database meanwhile."""
+        if self.keyword_index_max_postings > 0:
+            self._memory.current(self.keyword_index_max_postings)
 
     def count(self) -> int:
         with self._connection() as conn:
@@ -638,6 +710,7 @@ class PgvectorChunkIndex(ChunkIndex):
 
     def drop(self) -> None:
         """Delete the evidence tables and, through the integration, the chunk table if this index created it."""
+        self._memory.forget()
         with self._connection() as conn, conn.transaction():
             self._postings.drop(conn)
             conn.execute(self._q("DROP TABLE IF EXISTS {sentences}, {terms}, {chunk_terms}"))
@@ -704,12 +777,15 @@ def document_store_for(settings: Any, collection: str, dimension: int) -> Any:
 
 
 def open_chunk_index(
-    document_store: Any, embedding_model: str | None = None, checks_text_analysis: bool = True
+    document_store: Any,
+    embedding_model: str | None = None,
+    checks_text_analysis: bool = True,
+    keyword_index_max_postings: int | None = None,
 ) -> PgvectorChunkIndex:
     """The chunk index over `document_store` (on the database `_store_url` resolves)."""
     return PgvectorChunkIndex(
         document_store, url=_store_url(document_store), embedding_model=embedding_model,
-        checks_text_analysis=checks_text_analysis,
+        checks_text_analysis=checks_text_analysis, keyword_index_max_postings=keyword_index_max_postings,
     )
 
 

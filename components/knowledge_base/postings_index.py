@@ -74,6 +74,12 @@ _IMPACT = (
 )
 
 
+# Where a new totals row's `generation` starts: a random number, so that a collection dropped and made again under
+# its name never repeats a generation an in-memory copy (`keyword_memory`) of the old one was loaded at. Every write
+# of postings adds one, in its transaction.
+_START = "(floor(random() * 1e15))::bigint"
+
+
 # How the statements below spell their parameters: psycopg's placeholders (the client-side search) or the
 # variables of the server-side function (`create_function`), so that both run the same SQL.
 _CLIENT = {
@@ -110,6 +116,7 @@ class KeywordPostings:
     """
 
     def __init__(self, schema: str, collection: str) -> None:
+        self.schema = schema
         self.collection = collection
         self._table = sql.Identifier(schema, collection)
         self._postings = sql.Identifier(schema, f"{collection}_postings")
@@ -126,15 +133,20 @@ class KeywordPostings:
             function=self._function, **more
         )
 
+    def statement(self, template: str, **more: Any) -> sql.Composed:
+        """`template` with the collection's tables filled in: `{postings}`, `{totals}`, `{chunk_terms}`, `{terms}`."""
+        return self._q(template, **more)
+
     # -- schema -----------------------------------------------------------------------------------------------------
 
     def create(self, conn: Any) -> bool:
         """Create the tables if missing; when the postings are new and the collection already has term counts (made
         before this index existed), fill them from those counts. The search function (`create_function`) is created
         too, or replaced when it is another version's. True when the tables were created now."""
-        exists, version = conn.execute(
-            "SELECT to_regclass(%s) IS NOT NULL, obj_description(to_regprocedure(%s), 'pg_proc')",
-            (self._postings.as_string(conn), self._signature(conn)),
+        exists, version, generation = conn.execute(
+            "SELECT to_regclass(%s) IS NOT NULL, obj_description(to_regprocedure(%s), 'pg_proc'), "
+            "EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'generation')",
+            (self._postings.as_string(conn), self._signature(conn), self._totals.as_string(conn)),
         ).fetchone()
         if version != FUNCTION_VERSION:
             self.create_function(conn)
@@ -144,6 +156,8 @@ class KeywordPostings:
                     collection=self.collection, old=version or "none", new=FUNCTION_VERSION,
                 )
         if exists:
+            if not generation:  # made before the in-memory copies (`keyword_memory`): the column they compare
+                conn.execute(self._q(f"ALTER TABLE {{totals}} ADD COLUMN generation bigint NOT NULL DEFAULT {_START}"))
             return False
         conn.execute(
             self._q(
@@ -159,7 +173,7 @@ class KeywordPostings:
         conn.execute(
             self._q(
                 "CREATE TABLE {totals} (one boolean PRIMARY KEY DEFAULT true CHECK (one), chunks bigint NOT NULL, "
-                "terms bigint NOT NULL)"
+                f"terms bigint NOT NULL, generation bigint NOT NULL DEFAULT {_START})"
             )
         )
         conn.execute(
@@ -361,7 +375,10 @@ END
             ),
             (terms, ids, tfs, lengths),
         )
-        conn.execute(self._q("UPDATE {totals} SET chunks = chunks + %s, terms = terms + %s"), (chunks, total))
+        conn.execute(
+            self._q("UPDATE {totals} SET chunks = chunks + %s, terms = terms + %s, generation = generation + 1"),
+            (chunks, total),
+        )
 
     def forget(self, conn: Any, chunk_ids: list[str]) -> None:
         """Remove these chunks' postings and take them out of the totals; run it before their rows in the evidence
@@ -379,7 +396,8 @@ END
         )
         conn.execute(
             self._q(
-                "UPDATE {totals} t SET chunks = t.chunks - g.n, terms = t.terms - g.total FROM ("
+                "UPDATE {totals} t SET chunks = t.chunks - g.n, terms = t.terms - g.total, "
+                "generation = t.generation + 1 FROM ("
                 "  SELECT count(*) AS n, coalesce(sum(term_total), 0) AS total FROM {chunk_terms} "
                 "  WHERE term_counts IS NOT NULL AND term_total > 0 AND chunk_id = ANY(%s)) g"
             ),

@@ -73,6 +73,7 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         embedding_model: str | None = None,
         spacy_model: str | None = None,
         document_field: str | None = None,
+        keyword_index_max_postings: int | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -85,6 +86,15 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         # Results cached for this long (0: not at all; None: CACHE_TTL_S as the search is built).
         self.cache_ttl_s = float(setting_or(cache_ttl_s, "cache_ttl_s"))
         self._policy = replace(self._policy, cache_ttl_s=self.cache_ttl_s)
+        # Keyword search on pgvector scores in an in-memory copy of the postings while the knowledge base holds at
+        # most this many (0: always on the database; None: KEYWORD_INDEX_MAX_POSTINGS as the search is built).
+        if keyword_index_max_postings is not None and (
+            isinstance(keyword_index_max_postings, bool) or not isinstance(keyword_index_max_postings, int)
+            or keyword_index_max_postings < 0
+        ):
+            raise ValueError("keyword_index_max_postings must be a whole number of postings, 0 or more (0: off)")
+        self.keyword_index_max_postings = int(setting_or(keyword_index_max_postings, "keyword_index_max_postings"))
+        self._kb.keyword_index_max_postings = self.keyword_index_max_postings
         # The spaCy pipeline whose lemmas a question's keywords are read with (None: SPACY_MODEL as it is built).
         self.spacy_model = setting_or(spacy_model, "spacy_model")
         # The tool contract clamps silently.
@@ -95,10 +105,13 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         self._store_key = repr(init_parameters_to_dict(self)["init_parameters"]["document_store"])
 
     def warm_up(self) -> None:
-        """Open the knowledge base over the document store, and load the embedding model (shared per process) for
-        questions that arrive without an embedding."""
+        """Open the knowledge base over the document store, start loading the in-memory keyword index (pgvector, in
+        the background), and load the embedding model (shared per process) for questions that arrive without an
+        embedding."""
         use_language_pipeline(self.spacy_model)  # first: the knowledge base checks which analysis counted its terms
         KnowledgeBaseComponent.warm_up(self)
+        if self.mode != "dense":
+            self._kb.warm_keyword()
         get_embedding_model(self.embedding_model)
 
     # -- the work -----------------------------------------------------------------------------------------------

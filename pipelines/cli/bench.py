@@ -22,11 +22,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--chunks", type=int, default=10_000, help="chunks in the query benchmark's base (>= 1000)")
     parser.add_argument("--queries", type=int, default=60, help="queries to time (10-1000)")
     parser.add_argument("--only", action="append",
-                        choices=["ingest", "query", "backends", "extraction", "fanout", "cli", "hostile", "scale"],
+                        choices=["ingest", "query", "backends", "extraction", "fanout", "cli", "hostile", "scale",
+                                 "scale-keyword"],
                         help="run only these parts (repeatable); `cli` times fresh `research` "
                         "processes (--help, docs list, cold ask, ask with a running server) on the configured "
                         "knowledge base; `hostile`: a server's memory while every upstream sends an endless body; "
-                        "`scale`: search at 10k-100k chunks of real text (none of the three is run by default)")
+                        "`scale`: search at 10k-100k chunks of real text; `scale-keyword`: keyword search on the "
+                        "scale bases already built, in memory against the database (none of the four is run by "
+                        "default)")
     parser.add_argument("--question", default=None, help="the question `--only cli` asks (default: one of the demo "
                         "corpus)")
     parser.add_argument("--hostile-seconds", type=float, default=90.0,
@@ -72,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.bench_fanout import bench_fanout
     from pipelines.bench_graph import bench_extraction
     from pipelines.bench_hostile import bench_hostile
-    from pipelines.bench_scale import bench_scale
+    from pipelines.bench_scale import bench_scale, bench_scale_keyword
 
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
     backends = args.backend or ["pgvector", "milvus", "qdrant"]
@@ -94,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
             out, tuple(int(n) for n in args.scale_sizes.split(",")), queries=args.queries, embed_upto=args.scale_embed,
             backends=tuple(name.strip() for name in args.scale_backends.split(",") if name.strip()),
         )),
+        "scale-keyword": ("scale_keyword", "== keyword search on the scale bases, in memory and on the database",
+                          lambda: bench_scale_keyword(out, queries=args.queries)),
         "backends": (
             "backends",
             f"== knowledge-base backends at {sizes}",

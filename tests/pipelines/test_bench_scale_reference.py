@@ -57,3 +57,41 @@ def test_a_base_counted_by_an_earlier_analyzer_is_measured_against_its_stored_co
     finally:
         kb.drop()
         kb.close()
+
+
+@pytest.mark.integration
+def test_keyword_is_measured_in_memory_and_on_the_database_with_the_same_answers(database_url, collection_name):
+    from pipelines.bench_scale import _index_both_ways, _keyword_both_ways, _load_keyword_memory
+
+    kb = knowledge_base_for(_store(collection_name), keyword_index_max_postings=10_000)
+    try:
+        document = DocumentRecord("memo", "", "files/memo.md", "md", "h")
+        kb.upsert_document(document, [
+            ChunkRecord(chunk_id, "memo", index, " ".join(counts), _unit(index), term_counts=counts)
+            for index, (chunk_id, counts) in enumerate(COUNTS.items())
+        ])
+        lines: list[str] = []
+        loaded = _load_keyword_memory(kb, lines.append)["keyword_memory"]
+        assert loaded["postings"] == sum(len(counts) for counts in COUNTS.values()) and "postings" in lines[0]
+        questions = ["valmor quistel", "osk tiravel", "pundric"]
+        memory, hits, database, database_hits = _keyword_both_ways(kb, questions, questions[:1])
+        assert len(memory) == len(database) == len(questions)
+        for one, other, query in zip(hits, database_hits, questions, strict=True):
+            assert [h.chunk.chunk_id for h in one] == [h.chunk.chunk_id for h in other]
+            _same([(h.chunk.chunk_id, h.raw_score) for h in one], exact_bm25(COUNTS, query, 10))
+        timings, found = _index_both_ways(kb.index, questions)
+        assert {name: len(values) for name, values in timings.items()} == {"index_memory": 3, "index_function": 3}
+        for one, other in zip(found["index_memory"], found["index_function"], strict=True):
+            assert [c for c, _ in one] == [c for c, _ in other]
+            assert [s for _, s in one] == pytest.approx([s for _, s in other], rel=1e-12)
+        assert kb.index.keyword_index_max_postings == 10_000  # restored after each call on the database
+        # A copy gone stale while measured would measure the database twice: refused.
+        with kb.index._connection() as conn:
+            conn.execute(kb.index._postings.statement("UPDATE {totals} SET generation = generation + 1"))
+        kb.index._memory.refresh = lambda *_: None  # the copy stays the stale one
+        with pytest.raises(RuntimeError, match="went stale"):
+            _keyword_both_ways(kb, questions, [])
+    finally:
+        kb.index._memory.wait()
+        kb.drop()
+        kb.close()

