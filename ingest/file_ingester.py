@@ -7,9 +7,8 @@ from typing import Any
 from haystack import component, default_from_dict, logging
 
 from components.knowledge_base.attribution import check_document_store
-from components.knowledge_base.factory import document_field_or_none
+from components.knowledge_base.factory import document_field_of
 from components.serialization import init_parameters_to_dict
-from components.settings import setting_or
 from ingest.ingestor import Ingestor
 
 logger = logging.getLogger(__name__)
@@ -45,7 +44,7 @@ class FileIngester:
         self.force = force
         # For an attached collection: the meta field naming a chunk's document (None: KB_DOCUMENT_FIELD as the
         # ingester is built).
-        self.document_field = document_field_or_none(setting_or(document_field, "kb_document_field"))
+        self.document_field = document_field_of(document_field)
         self._ingestor: Ingestor | None = None
 
     def warm_up(self) -> None:

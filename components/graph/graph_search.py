@@ -24,7 +24,7 @@ from components.knowledge_base.attribution import (
     hit_to_chunk,
     parse_filters,
 )
-from components.knowledge_base.factory import document_field_or_none
+from components.knowledge_base.factory import document_field_of
 from components.knowledge_base.store import ChunkHit, SearchFilters
 from components.redaction import cut
 from components.resilience import SourceGuard, SourceResult
@@ -118,7 +118,7 @@ class GraphSearch(GraphStoreComponent):
         self._model: Any = None
         self.document_store = check_document_store(document_store)
         # The passages' chunks.
-        self.document_field = document_field_or_none(setting_or(document_field, "kb_document_field"))
+        self.document_field = document_field_of(document_field)
         self._kb = KnowledgeBaseAccess(self.document_store, collection, embedding_model=self.embedding_model,
                                        document_field=self.document_field)
         self._passage_graph: PassageGraphCache | None = None

@@ -16,7 +16,7 @@ from haystack import logging
 from components.contracts import ContextChunk, ScoreKind, SourceType
 from components.knowledge_base.factory import (
     backend_of,
-    document_field_or_none,
+    document_field_of,
     document_store_for,
     knowledge_base_for,
 )
@@ -226,7 +226,7 @@ class KnowledgeBaseComponent(InitParameterSerialization):
         self.embedding_model = setting_or(embedding_model, "embedding_model")
         # For an attached collection: the meta field naming a chunk's document (None: KB_DOCUMENT_FIELD as it is
         # built; blank: the known fields).
-        self.document_field = document_field_or_none(setting_or(document_field, "kb_document_field"))
+        self.document_field = document_field_of(document_field)
         self._kb = KnowledgeBaseAccess(
             self.document_store, collection, self.BACKEND, self.embedding_model, self.CHECKS_TEXT_ANALYSIS,
             self.document_field,

@@ -146,6 +146,15 @@ def document_field_or_none(name: str | None) -> str | None:
     return (name or "").strip() or None
 
 
+def document_field_of(name: str | None) -> str:
+    """A component's meta field naming an attached chunk's document, as it keeps it and its YAML writes it: `name`,
+    or KB_DOCUMENT_FIELD when None; blank (not None) for the known fields, so that a YAML written without the setting
+    does not take another machine's."""
+    if name is None:
+        name = get_settings().kb_document_field
+    return (name or "").strip()
+
+
 def open_knowledge_base(settings: Settings | None = None, collection: str | None = None) -> KnowledgeBase:
     """A new `KnowledgeBase` on the settings' backend and collection, for the CLI, the app and scripts (components
     are given their document store instead). Close it when done."""

@@ -96,10 +96,13 @@ def _condition(node: Any, params: list[Any]) -> sql.Composable:
     return sql.SQL("(") + sql.SQL(f" {operator} ").join(parts) + sql.SQL(")")
 
 
-def _column(field: str, value: Any) -> sql.Composable:
+def _column(field: str, value: Any, params: list[Any]) -> sql.Composable:
+    """The field's SQL; a meta key is a parameter (appended to `params`), not text in the statement: psycopg would
+    read a `%` in it as a placeholder."""
     if not field.startswith("meta."):
         return sql.Identifier(field)
-    text = sql.SQL("meta->>") + sql.Literal(field.split(".", 1)[1])
+    params.append(field.split(".", 1)[1])
+    text = sql.SQL("meta->>(%s::text)")
     sample = value[0] if isinstance(value, list) and value else value
     cast = _CASTS.get(type(sample))
     return sql.SQL("(") + text + sql.SQL(f")::{cast}") if cast else text
@@ -112,13 +115,14 @@ def _comparison(node: dict[str, Any], params: list[Any]) -> sql.Composable:
     if "value" not in node:
         raise FilterError(f"The filter on {field} has no value.")
     value = node["value"]
-    column = _column(field, value)
     if operator == "==":
+        column = _column(field, value, params)
         if value is None:
             return sql.SQL("{} IS NULL").format(column)
         params.append(value)
         return sql.SQL("{} = %s").format(column)
     if operator == "!=":
+        column = _column(field, value, params)
         params.append(value)
         return sql.SQL("{} IS DISTINCT FROM %s").format(column)
     if operator in _ORDER:
@@ -130,13 +134,18 @@ def _comparison(node: dict[str, Any], params: list[Any]) -> sql.Composable:
             except ValueError:
                 raise FilterError(f"The filter on {field} compares a string with {operator}: only ISO dates "
                                   "compare.") from None
+        column = _column(field, value, params)
         params.append(value)
         return sql.SQL(f"{{}} {_ORDER[operator]} %s").format(column)
     if operator in ("in", "not in"):
         if not isinstance(value, list):
             raise FilterError(f"The filter on {field} needs a list with {operator!r}.")
-        params.append(value)
         if operator == "in":
+            column = _column(field, value, params)
+            params.append(value)
             return sql.SQL("{} = ANY(%s)").format(column)
-        return sql.SQL("({} IS NULL OR {} != ALL(%s))").format(column, column)
+        # The column twice, and so its parameters twice, in order.
+        column, again = _column(field, value, params), _column(field, value, params)
+        params.append(value)
+        return sql.SQL("({} IS NULL OR {} != ALL(%s))").format(column, again)
     raise FilterError(f"Unknown comparison operator {operator!r} in the filter on {field}.")

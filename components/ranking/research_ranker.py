@@ -15,7 +15,7 @@ from haystack.core.component.types import Variadic
 from components.contracts import BranchDocuments
 from components.embedding.model import EmbeddingModel, get_embedding_model, query_vector
 from components.knowledge_base.attribution import KnowledgeBaseAccess, check_document_store
-from components.knowledge_base.factory import document_field_or_none
+from components.knowledge_base.factory import document_field_of
 from components.knowledge_base.rank_fusion import reciprocal_rank_fusion
 from components.knowledge_base.store import TermStatistics
 from components.ranking.evidence_scorer import DEFAULT_WEIGHTS, EvidenceCandidate, EvidenceFeatures, EvidenceScorer
@@ -141,7 +141,7 @@ class ResearchRanker(InitParameterSerialization):
         self.document_store = check_document_store(document_store)
         # For a knowledge base over an attached collection: the meta field naming a chunk's document (None:
         # KB_DOCUMENT_FIELD as the ranker is built).
-        self.document_field = document_field_or_none(setting_or(document_field, "kb_document_field"))
+        self.document_field = document_field_of(document_field)
         self._kb = KnowledgeBaseAccess(self.document_store, embedding_model=self.model,
                                        document_field=self.document_field)
         self._scorer = EvidenceScorer({key: float(value) for key, value in evidence.items()})

@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
 from components.resilience.budget import question_deadline
 from components.resilience.errors import RetryableError, ServiceUnreachable, SourceError
@@ -243,6 +244,14 @@ class CappedAdapter(HTTPAdapter):
         body = CappedBody(response.raw.stream(READ_SIZE, decode_content=True), self.max_bytes, deadline)
         try:
             content = b"".join(body)
+        except (ReadTimeoutError, ProtocolError) as exc:
+            # As requests does when it reads a body: the HTTP library's errors become requests' own, so a body cut
+            # short is the dropped connection (or the timeout) its callers handle.
+            response.close()
+            late = isinstance(exc, ReadTimeoutError)
+            raise (requests.exceptions.ReadTimeout if late else requests.exceptions.ConnectionError)(
+                exc, request=request
+            ) from exc
         except BaseException:
             response.close()
             raise

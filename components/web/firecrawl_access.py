@@ -156,6 +156,16 @@ def pinned_url(api_url: str, endpoint: str) -> str:
     return urljoin(api_url + "/", endpoint)
 
 
+def _not_redirected(response: requests.Response) -> requests.Response:
+    """`response`, unless it redirects: a redirect is not followed (it could point anywhere, an inside service
+    included), but refused in one sentence."""
+    if response.is_redirect:
+        response.close()
+        raise SourceError(f"Firecrawl answered with a redirect (HTTP {response.status_code}); it was not followed: "
+                          "check FIRECRAWL_API_URL")
+    return response
+
+
 @functools.cache
 def _capped_http_client_class() -> type:
     from firecrawl.v2.utils.http_client import HttpClient
@@ -180,13 +190,15 @@ def _capped_http_client_class() -> type:
         def post(self, endpoint: str, data: dict[str, Any], headers: dict[str, str] | None = None,
                  timeout: float | None = None, **_: Any) -> requests.Response:
             payload = {**data, "origin": data.get("origin") or self.origin}
-            return self.session.post(pinned_url(self.api_url, endpoint), headers=headers or self.headers(),
-                                     json=payload, timeout=timeout or self.timeout)
+            return _not_redirected(self.session.post(pinned_url(self.api_url, endpoint),
+                                                     headers=headers or self.headers(), json=payload,
+                                                     timeout=timeout or self.timeout, allow_redirects=False))
 
         def get(self, endpoint: str, headers: dict[str, str] | None = None, timeout: float | None = None,
                 **_: Any) -> requests.Response:
-            return self.session.get(pinned_url(self.api_url, endpoint), headers=headers or self.headers(),
-                                    timeout=timeout or self.timeout)
+            return _not_redirected(self.session.get(pinned_url(self.api_url, endpoint),
+                                                    headers=headers or self.headers(),
+                                                    timeout=timeout or self.timeout, allow_redirects=False))
 
     return CappedHttpClient
 

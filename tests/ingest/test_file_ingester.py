@@ -20,7 +20,7 @@ class TestFileIngester:
         assert data == {
             "type": "ingest.file_ingester.FileIngester",
             "init_parameters": {"document_store": None, "collection": "research", "force": True,
-                                "document_field": None},
+                                "document_field": ""},
         }
         restored = FileIngester.from_dict(data)
         assert (restored.collection, restored.force) == ("research", True)

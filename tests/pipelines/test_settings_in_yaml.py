@@ -241,3 +241,27 @@ def test_a_research_pipeline_whose_yaml_budget_is_out_of_range_is_refused_when_b
     written = replace(spec, pipeline={**spec.pipeline, "metadata": {"question_budget_s": budget}})
     with pytest.raises(CatalogError, match="question_budget_s must be seconds"):
         build_pipeline(written)
+
+
+def test_a_blank_document_field_is_written_out_and_stays_blank_on_a_machine_that_sets_one(
+    monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    """Without KB_DOCUMENT_FIELD the components' YAML says so (a blank field: the known fields), so a machine whose
+    KB_DOCUMENT_FIELD names another field builds the same components from it; a YAML without the parameter (written
+    before it was one) still takes the setting."""
+    from components.graph.graph_search import GraphSearch
+    from components.knowledge_base.search import KnowledgeBaseSearch
+    from components.ranking.research_ranker import ResearchRanker
+
+    monkeypatch.delenv("KB_DOCUMENT_FIELD", raising=False)
+    reload_settings()
+    dumped = [kind().to_dict() for kind in (KnowledgeBaseSearch, ResearchRanker, GraphSearch)]
+    monkeypatch.setenv("KB_DOCUMENT_FIELD", "source_ref")
+    reload_settings()
+    for data in dumped:
+        kind = {"KnowledgeBaseSearch": KnowledgeBaseSearch, "ResearchRanker": ResearchRanker,
+                "GraphSearch": GraphSearch}[data["type"].rsplit(".", 1)[-1]]
+        assert data["init_parameters"]["document_field"] == "", data["type"]
+        assert not kind.from_dict(data).document_field, data["type"]
+        del data["init_parameters"]["document_field"]
+        assert kind.from_dict(data).document_field == "source_ref", data["type"]

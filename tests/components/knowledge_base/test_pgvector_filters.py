@@ -4,6 +4,7 @@ integration's own `PgvectorDocumentStore.filter_documents` selects, for every op
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -86,7 +87,7 @@ def test_selects_what_the_integrations_filter_documents_selects(document_store, 
 
 def test_and_continues_a_where_and_no_filter_is_no_condition() -> None:
     where, params = where_clause({"field": "meta.doc_type", "operator": "in", "value": ["web"]}, "AND")
-    assert where.as_string(None).startswith(" AND ") and params == (["web"],)
+    assert where.as_string(None).startswith(" AND ") and params == ("doc_type", ["web"])
     nothing, none = where_clause(None)
     assert nothing.as_string(None) == "" and none == ()
 
@@ -107,6 +108,28 @@ def test_a_filter_it_cannot_read_is_one_sentence(filters: dict[str, Any], words:
         where_clause(filters)
 
 
-def test_a_field_name_is_a_literal_not_sql() -> None:
-    where, _ = where_clause({"field": "meta.x') OR 1=1 --", "operator": "==", "value": "v"})
-    assert "'x'') OR 1=1 --'" in where.as_string(None)
+def test_a_field_name_is_a_parameter_not_sql() -> None:
+    where, params = where_clause({"field": "meta.x') OR 1=1 --", "operator": "==", "value": "v"})
+    assert "OR 1=1" not in where.as_string(None) and params == ("x') OR 1=1 --", "v")
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("operator", ["==", "!=", "in", "not in"])
+def test_a_meta_key_with_quotes_and_percent_signs_selects_its_rows(database_url, operator) -> None:
+    """A `%` in a meta key is no placeholder, a quote no end of a string: the key selects the rows that have it."""
+    import psycopg
+
+    key = "rate %s of 100% 'net'"
+    value: Any = ["high"] if operator in ("in", "not in") else "high"
+    filters = {"operator": AND, "conditions": [
+        {"field": f"meta.{key}", "operator": operator, "value": value},
+        {"field": "meta.%(name)s", "operator": "!=", "value": "x"},
+    ]}
+    where, params = where_clause(filters)
+    with psycopg.connect(database_url) as conn:
+        conn.execute("CREATE TEMP TABLE odd_keys (id text, meta jsonb)")
+        conn.execute("INSERT INTO odd_keys VALUES ('b1', %s), ('b2', %s), ('b3', '{}')",
+                     (json.dumps({key: "high"}), json.dumps({key: "low"})))
+        ids = [row[0] for row in conn.execute(
+            sql.SQL("SELECT id FROM odd_keys{} ORDER BY id").format(where), params).fetchall()]
+    assert ids == (["b1"] if operator in ("==", "in") else ["b2", "b3"])

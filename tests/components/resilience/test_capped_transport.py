@@ -207,3 +207,49 @@ def test_a_refused_zep_connection_names_zep_and_is_not_retried(retries, monkeypa
     assert status.status is StatusKind.ERROR
     assert "cannot reach Zep: nothing answers there" in status.message, status.message
     assert status.attempts == 1
+
+
+@pytest.fixture()
+def cut_short_url():
+    """An HTTP server on 127.0.0.1 that announces a 5,000-byte body, sends a few bytes of it and hangs up."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n"
+                             b"<feed xmlns='http://www.w3.org/2005/Atom'>")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    stop.set()
+    thread.join(5)
+    listener.close()
+
+
+def test_a_connection_dropped_mid_answer_is_a_dropped_connection(cut_short_url) -> None:
+    """A body cut short by the server is the contract's retryable dropped connection, for arXiv and Firecrawl alike,
+    not the HTTP library's own error."""
+    import requests
+
+    from components.arxiv.access import ArxivAccess
+    from components.resilience import RetryableError
+    from components.web.firecrawl_access import FirecrawlAccess
+
+    with pytest.raises(requests.exceptions.ConnectionError):
+        capped_session(LIMIT, "The test service").get(cut_short_url, timeout=5)
+    with pytest.raises(RetryableError, match="the connection dropped"):
+        ArxivAccess(f"{cut_short_url}/api/query", request_timeout_s=5, page_interval_s=0).search("all:x", 3)
+    with pytest.raises(RetryableError, match="the connection dropped"):
+        FirecrawlAccess("fc-test", cut_short_url, request_timeout_s=5, max_bytes=LIMIT).search("quorvane", 2)

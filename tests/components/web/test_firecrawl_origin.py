@@ -35,3 +35,20 @@ def test_the_client_sends_through_the_capped_client_with_the_key() -> None:
     assert (http.api_url, http.timeout, http.max_retries) == (API, 2, 1)
     assert http.headers() == {"Content-Type": "application/json", "Authorization": "Bearer fc-test"}
     assert "Authorization" not in FirecrawlAccess(None, API, 2, 1000)._client.http_client.headers()
+
+
+def test_a_redirect_elsewhere_is_not_followed(firecrawl_server) -> None:
+    """An API answering with a redirect (to another origin: here another port) is refused in one sentence; nothing
+    is sent to where it points."""
+    from tests.contract_servers import ContractServer, Reply
+
+    class Redirecting(ContractServer):
+        def handle(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str]) -> Reply:
+            return Reply(307, b"", headers={"Location": firecrawl_server.url + path})
+
+    with Redirecting() as redirecting:
+        access = FirecrawlAccess(firecrawl_server.api_key, redirecting.base_url, request_timeout_s=5, max_bytes=10_000)
+        with pytest.raises(SourceError, match="redirect"):
+            access.search("quorvane", limit=2)
+        assert len(redirecting.requests) == 1
+    assert firecrawl_server.requests == []
