@@ -10,8 +10,7 @@ None of them names a word of a text's subject.
 The features come in families (`FAMILIES`): besides the first model's, the entity's part in the sentence's main
 event (`participation`), how little the sentence looks like prose (`line`), its place in the document
 (`position`), whether a date modifies the entity's own clause (`date_clause`), the entity as the one who says
-(`saying`), an intended or hypothetical event (`modality`), and the entity's place in its own predicate's clause
-(`argument`: a core or oblique argument, or only a noun's modifier). A fitted model uses the families its fitting kept.
+(`saying`), and an intended or hypothetical event (`modality`). A fitted model uses the families its fitting kept.
 
 `EventConfidenceModel` is a logistic regression over them, fitted by `pipelines.evaluation.event_confidence` on
 labelled timelines and shipped in `event_confidence.json` with the threshold chosen on the tune set (out of fold):
@@ -113,13 +112,6 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "saying": ("sayer", "root_saying"),
     # An intended, planned or hypothetical event ("agreed to buy", "plans to open", "if ..."), a question, the present.
     "modality": ("infinitive", "conditional", "question", "tense:present"),
-    # The entity's place in its own predicate's clause: a core argument (subject, object, agent), an oblique one (the
-    # object of a preposition of the verb), or a modifier of a common noun ("the Brask plant", "Brask's plant"); a
-    # predicate that is a clause describing a noun ("the plant, which Brask opened"); how deep in clauses it is.
-    "argument": ("core_argument", "oblique_argument", "noun_modifier", "describing_clause", "log_clause_depth"),
-    # Aspect and intention: a perfect ("has opened") or progressive ("is opening") predicate, a passive one, and an
-    # event the text only intends ("plans to open", "expects to", "is going to").
-    "aspect": ("perfect", "progressive", "passive_voice", "intended"),
 }
 BASE_FAMILIES = ("date", "role", "predicate", "speech", "distance", "sentence", "entity")
 FEATURES: tuple[str, ...] = tuple(name for names in FAMILIES.values() for name in names)
@@ -260,8 +252,6 @@ def event_features(
         features.get("predicate:saying", 0.0) == 1.0 and _role_class(role) in ("subject", "reference")
     )
     features.update(_modality(sentence, verb))
-    features.update(_argument(token, verb))
-    features.update(_aspect(verb))
     return features
 
 
@@ -305,54 +295,6 @@ def _participation(sentence: Any, token: Any, verb: Any) -> dict[str, float]:
         node, links = node.head, links + 1
     features["log_root_distance"] = _log(links)
     return features
-
-
-# Verbs whose complement is an event intended, not (yet) told as happening.
-_INTENDING = {"plan", "intend", "expect", "hope", "want", "aim", "seek", "try", "propose", "consider", "go", "wish"}
-_CLAUSES = ("relcl", "acl", "advcl", "ccomp", "xcomp", "pcomp", "csubj", "parataxis")
-
-
-def _argument(token: Any, verb: Any) -> dict[str, float]:
-    """The entity's (`token`) place in the clause of its predicate `verb`: a core argument of it, an oblique one,
-    or only a modifier of a common noun; whether that clause describes a noun; how many clauses hold it."""
-    features = {
-        "describing_clause": float(verb.dep_ in ("relcl", "acl")),
-        "log_clause_depth": _log(sum(1 for t in [verb, *verb.ancestors] if t.dep_ in _CLAUSES)),
-    }
-    if token is None:
-        return features
-    last = token
-    while last.dep_ in ("compound", "flat") and last.head.i != last.i:
-        last = last.head  # the name's last word
-    features["noun_modifier"] = float(
-        last.dep_ in ("compound", "poss", "nmod", "amod") and last.head.pos_ == "NOUN"
-    )
-    head = last
-    while head.dep_ == "appos" and head.head.i != head.i:
-        head = head.head  # "the lens maker Brask Optics": the noun it stands beside
-    through = head.head if head.dep_ == "pobj" else None
-    features["core_argument"] = float(
-        (head.head.i == verb.i and head.dep_ in ("nsubj", "nsubjpass", "dobj", "dative", "attr", "iobj"))
-        or (through is not None and through.dep_ == "agent" and through.head.i == verb.i)
-    )
-    features["oblique_argument"] = float(
-        through is not None and through.dep_ in ("prep", "dative") and through.head.i == verb.i
-    )
-    return features
-
-
-def _aspect(verb: Any) -> dict[str, float]:
-    """A perfect, progressive or passive predicate, and an event only intended ("plans to open")."""
-    helpers = [c for c in verb.children if c.dep_ in ("aux", "auxpass")]
-    intending = verb.dep_ == "xcomp" and verb.head.lemma_.lower() in _INTENDING
-    return {
-        "perfect": float(verb.tag_ == "VBN" and any(c.lemma_.lower() == "have" for c in helpers)),
-        "progressive": float(verb.tag_ == "VBG" and any(c.lemma_.lower() == "be" for c in helpers)),
-        "passive_voice": float(any(c.dep_ == "auxpass" for c in verb.children)),
-        "intended": float(
-            intending or (verb.lemma_.lower() in _INTENDING and any(c.dep_ == "xcomp" for c in verb.children))
-        ),
-    }
 
 
 def _line_shape(sentence: Any, words: list[Any]) -> dict[str, float]:

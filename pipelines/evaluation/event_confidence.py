@@ -15,8 +15,9 @@ mostly the gold's own vagueness), and the dates right are reported beside every 
   thresholds; a `--check` corpus is only reported beside the tune corpus, never read for a choice;
 - `curve` prints the same table for the shipped model on both corpora;
 - `ablate` fits and chooses (on the tune corpus) the base families alone, with each other family, the shipped
-  families and a forward selection by out-of-fold AUC, and reports each on the check corpus: the check corpus
-  confirms a family or not.
+  families (alone and with each family they leave out) and a forward selection by out-of-fold AUC, and reports each
+  on the check corpus: the check corpus confirms a family or not. `--scoring entity` scores each timeline fact by its
+  own entity's part in it instead of its surest participant's (what a confidence per participant would give).
 
 Usage:
 ```

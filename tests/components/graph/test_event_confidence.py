@@ -123,28 +123,6 @@ class TestFeatures:
         assert prose["tense:present"] == 0.0
         assert _features("Brask Optics makes lenses for telescopes in Velmora.", "brask optics")["tense:present"] == 1.0
 
-    def test_the_entitys_place_in_its_own_predicates_clause(self):
-        core = _features("Brask Optics opened a plant in Velmora in 2019.", "brask optics")
-        assert core["core_argument"] == 1.0 and not core["oblique_argument"] and not core["noun_modifier"]
-        assert not core["describing_clause"] and core["log_clause_depth"] == 0.0
-        assert _features("The plant was bought by Brask Optics in 2019.", "brask optics")["core_argument"] == 1.0
-        oblique = _features("Ilse Varga sold a plant to Brask Optics in 2019.", "brask optics")
-        assert oblique["oblique_argument"] == 1.0 and not oblique["core_argument"]
-        modifier = _features("Brask Optics's plant in Velmora opened in 2019.", "brask optics")
-        assert modifier["noun_modifier"] == 1.0 and not modifier["core_argument"]
-        describing = _features("Ilse Varga paints the walls that Brask Optics built in 2019.", "brask optics")
-        assert describing["describing_clause"] == 1.0
-        deep = _features("Ilse Varga said that Tomas Ek thought Brask Optics opened a plant in 2019.", "brask optics")
-        assert deep["log_clause_depth"] > describing["log_clause_depth"] > 0.0
-
-    def test_aspect_and_intention(self):
-        simple = _features("Brask Optics opened a plant in Velmora in 2019.", "brask optics")
-        assert not any(simple[name] for name in ("perfect", "progressive", "passive_voice", "intended"))
-        assert _features("Brask Optics has opened a plant in Velmora.", "brask optics")["perfect"] == 1.0
-        assert _features("Brask Optics is opening a plant in Velmora.", "brask optics")["progressive"] == 1.0
-        assert _features("Brask Optics was founded by Ilse Varga in 2001.", "brask optics")["passive_voice"] == 1.0
-        assert _features("Brask Optics plans to open a plant in Velmora in 2025.", "brask optics")["intended"] == 1.0
-
     def test_a_headline_borrowing_the_lead_s_subject_is_described_by_the_headline_alone(self):
         # The headline names no one, so the lead's subject takes part in it; that name's token lies in the lead (its
         # own parse), whose word positions must not be read as the headline's.
