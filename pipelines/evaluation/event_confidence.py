@@ -15,8 +15,9 @@ mostly the gold's own vagueness), and the dates right are reported beside every 
   thresholds; a `--check` corpus is only reported beside the tune corpus, never read for a choice;
 - `curve` prints the same table for the shipped model on both corpora;
 - `ablate` fits and chooses (on the tune corpus) the base families alone, with each other family, the shipped
-  families and a forward selection by out-of-fold AUC, and reports each on the check corpus: the check corpus
-  confirms a family or not.
+  families (alone and with each family they leave out) and a forward selection by out-of-fold AUC, and reports each
+  on the check corpus: the check corpus confirms a family or not. `--scoring entity` scores each timeline fact by its
+  own entity's part in it instead of its surest participant's (what a confidence per participant would give).
 
 Usage:
 ```
@@ -221,7 +222,15 @@ def fit_model(
     return model, c, auc
 
 
-def out_of_fold(corpus: CorpusTimelines, names: list[str], c: float) -> None:
+def _confidence(model: EventConfidenceModel, fact: TimelineFact, scoring: str) -> float:
+    """A timeline fact's confidence: its surest participant's ("fact", as the extractor stores it) or its own
+    entity's ("entity": each (entity, sentence) pair scored alone, a scoring the store does not keep)."""
+    if scoring == "entity":
+        return round(model.probability(fact.features), 4)
+    return fact_confidence(model, list(fact.participants.values()))
+
+
+def out_of_fold(corpus: CorpusTimelines, names: list[str], c: float, scoring: str = "fact") -> None:
     """Each timeline fact's confidence as a model fitted without its document would give it (the folds of
     `fit_model`): what the tune set says of a text not fitted on, to choose the threshold from."""
     samples = corpus.training_samples()
@@ -229,7 +238,7 @@ def out_of_fold(corpus: CorpusTimelines, names: list[str], c: float) -> None:
         model = _regression([s for s in samples if s.document_id not in held], names, c)
         for fact in corpus.samples():
             if fact.document_id in held:
-                fact.confidence = fact_confidence(model, list(fact.participants.values()))
+                fact.confidence = _confidence(model, fact, scoring)
 
 
 def auc_of(corpus: CorpusTimelines) -> float:
@@ -242,10 +251,11 @@ def auc_of(corpus: CorpusTimelines) -> float:
     return float(roc_auc_score(labels, [f.confidence for f in corpus.samples()]))
 
 
-def apply_model(model: EventConfidenceModel, corpus: CorpusTimelines) -> None:
-    """Each timeline fact's confidence as the extractor computes it (its surest participant)."""
+def apply_model(model: EventConfidenceModel, corpus: CorpusTimelines, scoring: str = "fact") -> None:
+    """Each timeline fact's confidence as the extractor computes it (its surest participant; `scoring` "entity":
+    its own entity's, see `_confidence`)."""
     for fact in corpus.samples():
-        fact.confidence = fact_confidence(model, list(fact.participants.values()))
+        fact.confidence = _confidence(model, fact, scoring)
 
 
 def choose_threshold(corpus: CorpusTimelines, min_precision: float, min_recall: float) -> float:
@@ -268,13 +278,13 @@ def choose_threshold(corpus: CorpusTimelines, min_precision: float, min_recall: 
 
 
 def fit_on_tune(
-    tune: CorpusTimelines, names: list[str], min_precision: float, min_recall: float
+    tune: CorpusTimelines, names: list[str], min_precision: float, min_recall: float, scoring: str = "fact"
 ) -> tuple[EventConfidenceModel, float, float, EntityScore]:
     """The model fitted on the tune corpus and its threshold chosen there, out of fold: returns the model (threshold
     set), its C, its out-of-fold AUC and the tune set's out-of-fold scores at that threshold. Nothing of another
     corpus is read."""
     model, c, auc = fit_model(tune.training_samples(), names)
-    out_of_fold(tune, names, c)
+    out_of_fold(tune, names, c, scoring)
     model.threshold = choose_threshold(tune, min_precision, min_recall)
     return model, c, auc, tune.score(model.threshold)
 
@@ -341,7 +351,7 @@ def select_families(
 
 
 def ablate(
-    tune: CorpusTimelines, check: CorpusTimelines, min_precision: float, min_recall: float
+    tune: CorpusTimelines, check: CorpusTimelines, min_precision: float, min_recall: float, scoring: str = "fact"
 ) -> list[dict[str, Any]]:
     """The families chosen on the tune set by forward selection, then, for the first model's families, each step of
     the selection and the selection without each of its families: the model and threshold fitted and chosen on the
@@ -352,15 +362,20 @@ def ablate(
     added = [family for family in FAMILIES if family not in BASE_FAMILIES]
     variants: list[tuple[str, list[str]]] = [("base (events-1)", ["base"])]
     variants += [(f"base +{family}", ["base", family]) for family in added]
-    variants += [("shipped", list(DEFAULT_FAMILIES)), ("shipped +entity", [*DEFAULT_FAMILIES, "entity"])]
+    variants += [("shipped", list(DEFAULT_FAMILIES))]
+    variants += [
+        (f"shipped +{family}", [*DEFAULT_FAMILIES, family])
+        for family in ("entity", *added)
+        if family not in DEFAULT_FAMILIES
+    ]
     variants += [(f"forward selection: {'+'.join(steps[-1][0])}", steps[-1][0])] if steps else []
     rows = []
     print(f"{'families':<34} {'C':>5} {'tune AUC':>8} {'thr':>5} {'tune R / P / dates (oof)':>28} {'check AUC':>9} "
           f"{'check R / P / dates':>28}")
     for label, families in variants:
         names = features_of(families)
-        model, c, auc, tuned = fit_on_tune(tune, names, min_precision, min_recall)
-        apply_model(model, check)
+        model, c, auc, tuned = fit_on_tune(tune, names, min_precision, min_recall, scoring)
+        apply_model(model, check, scoring)
         checked = check.score(model.threshold)
         row = {
             "label": label,
@@ -392,6 +407,13 @@ def main(argv: list[str] | None = None) -> int:
         default=",".join(DEFAULT_FAMILIES),
         help=f"feature families `fit` uses, comma-separated, among {', '.join(FAMILIES)} (default: the shipped ones)",
     )
+    parser.add_argument(
+        "--scoring",
+        choices=("fact", "entity"),
+        default="fact",
+        help="`ablate`: score a timeline fact by its surest participant, as the extractor stores it (fact), or by "
+        "its own entity's part in it (entity)",
+    )
     parser.add_argument("--out", type=Path, default=MODEL_PATH, help="where `fit` writes the model")
     args = parser.parse_args(argv)
     if args.command in ("curve", "ablate") and args.check is None:
@@ -415,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
         tune = extract_timelines(args.tune, "eval_event_tune")
         check = extract_timelines(args.check, "eval_event_check") if args.check is not None else None
         if args.command == "ablate":
-            ablate(tune, check, args.min_precision, args.min_recall)
+            ablate(tune, check, args.min_precision, args.min_recall, args.scoring)
             return 0
         if args.command == "fit":
             # Everything is chosen on the tune set: C and the threshold out of fold; the check set is only reported.

@@ -95,6 +95,28 @@ def test_the_fit_learns_an_informative_feature_and_scores_like_the_extractor():
     assert min(past) > max(present)
 
 
+
+def test_entity_scoring_reads_the_timeline_entity_s_own_part_not_its_surest_participant():
+    rng = random.Random(5)
+    samples = []
+    for number in range(200):
+        past = number % 2 == 0
+        label = rng.random() < (0.85 if past else 0.25)
+        own = {"tense:past": float(past)}
+        # Every fact also has a participant whose own event is past: the fact's surest participant.
+        participants = {"own": own, "other": {"tense:past": 1.0}}
+        samples.append(TimelineFact(_entry(f"s{number}"), own, label, f"d{number % 10}", participants=participants))
+    model, _, _ = fit_model(samples)
+    corpus = CorpusTimelines("invented", [], {"x": samples})
+    apply_model(model, corpus)
+    assert len({s.confidence for s in samples}) == 1  # the other participant decides every fact alike
+    apply_model(model, corpus, scoring="entity")
+    past = [s.confidence for s in samples if s.features["tense:past"]]
+    present = [s.confidence for s in samples if not s.features["tense:past"]]
+    assert min(past) > max(present)
+    out_of_fold(corpus, features_of(DEFAULT_FAMILIES), 1.0, scoring="entity")
+    assert len({s.confidence for s in samples}) > 1
+
 def test_families_name_the_features_a_model_uses():
     assert sorted(features_of(["base"])) == sorted(BASE_FEATURES)
     with_line = features_of(["base", "line"])
