@@ -18,9 +18,8 @@ from components.contracts import (
 )
 from components.contracts.selection import filter_names
 from components.resilience import SourceError, SourceGuard, SourceResult
-from components.resilience.guard import guard_policy_from_settings
+from components.resilience.guard import BreakerPolicy, GuardedComponent, guard_policy_from_settings
 from components.resilience.scheduling import map_until, source_twin
-from components.serialization import InitParameterSerialization
 from components.settings import setting_or
 from components.validation import bounded_count, bounded_text, positive_int, string_list
 from components.web.chunking import fetched_chunk, pick_chunks, query_cosines, query_terms, text_chunks
@@ -32,7 +31,7 @@ SORT_OPTIONS = ARXIV_SORT_OPTIONS
 
 
 @component
-class ArxivSearch(InitParameterSerialization):
+class ArxivSearch(GuardedComponent):
     """Searches arXiv and returns one chunk per paper (its abstract), or chunks of the PDF's text when asked.
 
     Filters: `categories` (any of), `date_from` / `date_to` (submission dates, inclusive) and `as_of` (papers
@@ -68,13 +67,12 @@ class ArxivSearch(InitParameterSerialization):
         max_response_bytes: int | None = None,
         chunk_tokens: int | None = None,
         allow_private_addresses: bool | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
+        breaker: BreakerPolicy | dict[str, Any] | None = None,
         spacy_model: str | None = None,
     ) -> None:
         # None: the setting in force when the component is built (TOOL_TIMEOUT_S, TOOL_RETRIES,
         # ARXIV_MIN_INTERVAL_S, ARXIV_API_URL, UPSTREAM_MAX_BYTES, CHUNK_TOKENS, EMBEDDING_MODEL, SPACY_MODEL,
-        # BREAKER_FAILURES, BREAKER_COOLDOWN_S, ALLOW_PRIVATE_ADDRESSES); `to_dict` writes the value used.
+        # ALLOW_PRIVATE_ADDRESSES; `breaker`: BreakerPolicy.from_settings); `to_dict` writes the value used.
         self.allow_private_addresses = bool(setting_or(allow_private_addresses, "allow_private_addresses"))
         self.max_response_bytes = positive_int("max_response_bytes", setting_or(max_response_bytes,
                                                                                 "upstream_max_bytes"))
@@ -104,7 +102,7 @@ class ArxivSearch(InitParameterSerialization):
         self._guard = SourceGuard(
             SOURCE,
             guard_policy_from_settings(
-                self, breaker_failures, breaker_cooldown_s,
+                self, breaker,
                 timeout_s=self.timeout_s, retries=self.retries, min_interval_s=self.min_interval_s,
             ),
         )

@@ -13,6 +13,7 @@ from components.graph.store import GraphStore
 from components.graph.tools import GraphToolComponent, GraphTools, fact_to_chunk
 from components.resilience import SourceResult
 from components.resilience.errors import first_line
+from components.resilience.guard import BreakerPolicy
 
 
 def knowledge_base_vector_search(collection: str | None, mode: str) -> Callable[[str, int], list[ContextChunk]]:
@@ -53,21 +54,20 @@ class ComprehensiveSearch(GraphToolComponent):
         limit: int = 10,
         vector_mode: str = "hybrid",
         graph_store: GraphStore | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
+        breaker: BreakerPolicy | dict[str, Any] | None = None,
         timeout_s: float | None = None,
     ) -> None:
         """
         :param collection: the knowledge base's collection searched on both sides (None: the settings' one).
         :param limit: how many results each side returns by default (1-50).
         :param vector_mode: the knowledge base's search: dense, keyword or hybrid.
-        :param graph_store: as in `GraphToolComponent`, and the breaker parameters and `timeout_s`.
+        :param graph_store: as in `GraphToolComponent`, and `breaker` and `timeout_s`.
         """
         if vector_mode not in ("dense", "keyword", "hybrid"):
             raise ValueError("vector_mode must be dense, keyword or hybrid")
         self.vector_mode = vector_mode
         self._configure(
-            "comprehensive_search", collection, limit, 50, graph_store, breaker_failures, breaker_cooldown_s, timeout_s,
+            "comprehensive_search", collection, limit, 50, graph_store, breaker, timeout_s,
             retries=0,
         )
 

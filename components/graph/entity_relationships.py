@@ -9,6 +9,7 @@ from haystack import Document, component
 from components.contracts import SourceStatus
 from components.graph.store import MAX_DEPTH, GraphStore
 from components.graph.tools import GraphToolComponent, GraphTools, fact_to_chunk
+from components.resilience.guard import BreakerPolicy
 from components.validation import clamp
 
 
@@ -32,14 +33,13 @@ class EntityRelationships(GraphToolComponent):
         collection: str | None = None,
         limit: int = 50,
         graph_store: GraphStore | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
+        breaker: BreakerPolicy | dict[str, Any] | None = None,
         timeout_s: float | None = None,
     ) -> None:
-        """`limit` is described above; `collection`, `graph_store`, the breaker parameters and `timeout_s` (None:
-        the BREAKER_FAILURES, BREAKER_COOLDOWN_S and TOOL_TIMEOUT_S settings) as in `GraphToolComponent`."""
+        """`limit` is described above; `collection`, `graph_store`, `breaker` and `timeout_s` (None:
+        the settings) as in `GraphToolComponent`."""
         self._configure(
-            "graph_relationships", collection, limit, 200, graph_store, breaker_failures, breaker_cooldown_s,
+            "graph_relationships", collection, limit, 200, graph_store, breaker,
             timeout_s,
         )
 

@@ -19,6 +19,7 @@ from components.graph.tools import (
     parse_bound,
 )
 from components.resilience import SourceResult
+from components.resilience.guard import BreakerPolicy
 from components.validation import clamp
 
 SOURCE = "graph_entity_search"
@@ -49,14 +50,13 @@ class EntitySearch(GraphToolComponent):
         collection: str | None = None,
         limit: int = 10,
         graph_store: GraphStore | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
+        breaker: BreakerPolicy | dict[str, Any] | None = None,
         timeout_s: float | None = None,
     ) -> None:
-        """`limit` is described above; `collection`, `graph_store`, the breaker parameters and `timeout_s` (None:
-        the BREAKER_FAILURES, BREAKER_COOLDOWN_S and TOOL_TIMEOUT_S settings) as in `GraphToolComponent`."""
+        """`limit` is described above; `collection`, `graph_store`, `breaker` and `timeout_s` (None:
+        the settings) as in `GraphToolComponent`."""
         self._configure(
-            SOURCE, collection, limit, MAX_LIMIT, graph_store, breaker_failures, breaker_cooldown_s, timeout_s
+            SOURCE, collection, limit, MAX_LIMIT, graph_store, breaker, timeout_s
         )
 
     @component.output_types(entities=list[dict], documents=list[Document], status=SourceStatus)

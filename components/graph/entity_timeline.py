@@ -10,6 +10,7 @@ from components.contracts import SourceStatus
 from components.graph.event_confidence import check_min_confidence
 from components.graph.store import GraphStore
 from components.graph.tools import GraphToolComponent, GraphTools, fact_to_chunk
+from components.resilience.guard import BreakerPolicy
 
 
 @component
@@ -34,17 +35,16 @@ class EntityTimeline(GraphToolComponent):
         limit: int = 200,
         graph_store: GraphStore | None = None,
         min_event_confidence: float | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
+        breaker: BreakerPolicy | dict[str, Any] | None = None,
         timeout_s: float | None = None,
     ) -> None:
-        """`limit` is described above; `collection`, `graph_store`, the breaker parameters and `timeout_s` as in
+        """`limit` is described above; `collection`, `graph_store`, `breaker` and `timeout_s` as in
         `GraphToolComponent`.
         `min_event_confidence` (0-1): the event confidence a fact needs to be on the timeline (the others are in
         `less_certain`); None: the threshold the shipped event-confidence model was fitted with, 0: every fact."""
         self.min_event_confidence = check_min_confidence(min_event_confidence)
         self._configure(
-            "graph_timeline", collection, limit, 1000, graph_store, breaker_failures, breaker_cooldown_s, timeout_s
+            "graph_timeline", collection, limit, 1000, graph_store, breaker, timeout_s
         )
 
     @component.output_types(

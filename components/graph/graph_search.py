@@ -27,7 +27,7 @@ from components.knowledge_base.attribution import (
 from components.knowledge_base.store import ChunkHit, SearchFilters
 from components.redaction import cut
 from components.resilience import SourceGuard, SourceResult
-from components.resilience.guard import guard_policy_from_settings, submit_in_thread
+from components.resilience.guard import BreakerPolicy, guard_policy_from_settings, submit_in_thread
 from components.resilience.scheduling import source_twin
 from components.settings import setting_or
 from components.validation import clamp, within
@@ -73,8 +73,7 @@ class GraphSearch(GraphStoreComponent):
         graph_store: GraphStore | None = None,
         document_store: Any = None,
         min_event_confidence: float | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
+        breaker: BreakerPolicy | dict[str, Any] | None = None,
         spacy_model: str | None = None,
     ) -> None:
         """
@@ -92,8 +91,7 @@ class GraphSearch(GraphStoreComponent):
             as passages (as for `KnowledgeBaseSearch`); None: the store `KB_BACKEND` chooses.
         :param min_event_confidence: the event confidence (0-1) a fact needs to be attached to a passage; None: the
             threshold the shipped event-confidence model was fitted with, 0: every fact.
-        :param breaker_failures: failures in a row that open the branch's breaker (None: BREAKER_FAILURES).
-        :param breaker_cooldown_s: seconds an open breaker skips the branch (None: BREAKER_COOLDOWN_S).
+        :param breaker: the branch's circuit breaker (`BreakerPolicy.from_settings`: None takes the settings).
         :param spacy_model: the spaCy pipeline that finds the question's entities (None: SPACY_MODEL).
         """
         if collection is not None and not collection.strip():
@@ -107,7 +105,7 @@ class GraphSearch(GraphStoreComponent):
         self.timeout_s = setting_or(timeout_s, "tool_timeout_s")  # None: TOOL_TIMEOUT_S as the branch is built
         self.graph_store = resolved_graph_store(graph_store, collection)
         policy = guard_policy_from_settings(
-            self, breaker_failures, breaker_cooldown_s, timeout_s=self.timeout_s
+            self, breaker, timeout_s=self.timeout_s
         )
         self._guard = SourceGuard(SOURCE, policy)
         self._store: GraphStore | None = None

@@ -24,7 +24,7 @@ from components.graph.model import ENTITY_KINDS, EntityMatch, Fact, FactHit
 from components.graph.store import MAX_DEPTH, GraphStore
 from components.resilience import SourceGuard, SourceResult
 from components.resilience.errors import first_line
-from components.resilience.guard import guard_policy_from_settings, submit_in_thread
+from components.resilience.guard import BreakerPolicy, guard_policy_from_settings, submit_in_thread
 from components.validation import bounded_text, clamp, within
 
 MAX_QUERY_CHARS = 1000
@@ -47,8 +47,7 @@ class GraphToolComponent(GraphStoreComponent):
         limit: int,
         max_limit: int,
         graph_store: GraphStore | None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
+        breaker: BreakerPolicy | dict[str, Any] | None = None,
         timeout_s: float | None = None,
         **policy: Any,
     ) -> None:
@@ -57,8 +56,7 @@ class GraphToolComponent(GraphStoreComponent):
         :param limit: the component's `limit` init parameter, checked to lie in 1..`max_limit`.
         :param graph_store: the graph store to read (serialised in the pipeline YAML); None: the store the
             settings choose as the component is built (`GRAPH_BACKEND`, `NEO4J_*`), connected in `warm_up()`.
-        :param breaker_failures: failures in a row that open the tool's breaker (None: BREAKER_FAILURES).
-        :param breaker_cooldown_s: seconds an open breaker skips the tool (None: BREAKER_COOLDOWN_S).
+        :param breaker: the tool's circuit breaker (`BreakerPolicy.from_settings`: None takes the settings).
         :param timeout_s: how long one call may take (None: TOOL_TIMEOUT_S).
         :param policy: other values of the tool's `ResiliencePolicy` (retries...).
         """
@@ -68,7 +66,7 @@ class GraphToolComponent(GraphStoreComponent):
         self.collection = collection
         self.limit = limit
         self.graph_store = resolved_graph_store(graph_store, collection)
-        policy = guard_policy_from_settings(self, breaker_failures, breaker_cooldown_s, timeout_s=timeout_s, **policy)
+        policy = guard_policy_from_settings(self, breaker, timeout_s=timeout_s, **policy)
         self.timeout_s = policy.timeout_s
         self._guard = SourceGuard(source, policy)
         self._tools: GraphTools | None = None

@@ -19,8 +19,7 @@ from components.memory.store import Interaction, MemoryStore, MemoryUnavailable
 from components.memory.zep import ZepMemoryStore
 from components.redaction import cut
 from components.resilience import SourceGuard
-from components.resilience.guard import guard_policy_from_settings
-from components.serialization import InitParameterSerialization
+from components.resilience.guard import BreakerPolicy, GuardedComponent, guard_policy_from_settings
 from components.settings import get_settings
 from components.text.language import use_language_pipeline
 
@@ -58,7 +57,7 @@ def make_memory_store(
     return EmbeddedMemoryStore(table, settings=settings)
 
 
-class MemoryComponent(InitParameterSerialization):
+class MemoryComponent(GuardedComponent):
     """What `MemoryRecall` and `MemoryWriter` share: the store's configuration (their init parameters of the same
     names), the store made from it the first time it is needed (in `warm_up()`, or in a run when warming up could
     not make it: a Zep without URL is then that run's status, not a pipeline that cannot start) or the one given
@@ -78,8 +77,7 @@ class MemoryComponent(InitParameterSerialization):
         timeout_s: float | None,
         retries: int | None,
         memory_store: MemoryStore | None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
+        breaker: BreakerPolicy | dict[str, Any] | None = None,
         spacy_model: str | None = None,
     ) -> None:
         if memory_store is not None and not isinstance(memory_store, MemoryStore):
@@ -87,8 +85,8 @@ class MemoryComponent(InitParameterSerialization):
         if embedding_model is not None and not embedding_model:
             raise ValueError("embedding_model must name the embedding model, or be None for EMBEDDING_MODEL")
         # Called by the components' `__init__`: a None takes the setting in force as the component is built
-        # (MEMORY_BACKEND, ZEP_API_URL, EMBEDDING_MODEL, TOOL_TIMEOUT_S, TOOL_RETRIES, BREAKER_FAILURES,
-        # BREAKER_COOLDOWN_S, SPACY_MODEL); `to_dict` writes the values used.
+        # (MEMORY_BACKEND, ZEP_API_URL, EMBEDDING_MODEL, TOOL_TIMEOUT_S, TOOL_RETRIES, SPACY_MODEL;
+        # `breaker`: BreakerPolicy.from_settings); `to_dict` writes the values used.
         settings = get_settings()
         self.backend = validate_backend(backend) or settings.memory_backend
         self.table = validate_table_name(table)
@@ -101,7 +99,7 @@ class MemoryComponent(InitParameterSerialization):
         self.retries = retries if retries is not None else settings.tool_retries
         self._settings = settings  # the database and a ZEP_API_KEY written in `.env`, for the store made later
         self._guard = SourceGuard(source, guard_policy_from_settings(
-            self, breaker_failures, breaker_cooldown_s, timeout_s=self.timeout_s, retries=self.retries
+            self, breaker, timeout_s=self.timeout_s, retries=self.retries
         ))
         self._model: EmbeddingModel | None = None
         self._given_store = memory_store

@@ -26,6 +26,7 @@ from components.memory.store import (
     parse_time_window,
 )
 from components.resilience import SourceError, SourceResult
+from components.resilience.guard import BreakerPolicy
 from components.resilience.scheduling import source_twin
 from components.text.phrases import capitalised_phrases
 from components.validation import bounded_text, clamp, positive_int
@@ -87,14 +88,13 @@ class MemoryRecall(MemoryComponent):
         timeout_s: float | None = None,
         retries: int | None = None,
         memory_store: MemoryStore | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
+        breaker: BreakerPolicy | dict[str, Any] | None = None,
         spacy_model: str | None = None,
     ) -> None:
         self.num_results = min(positive_int("num_results", num_results), MAX_NUM_RESULTS)
         self._configure(
             SOURCE, backend, table, zep_api_url, zep_api_key, embedding_model, timeout_s, retries, memory_store,
-            breaker_failures, breaker_cooldown_s, spacy_model,
+            breaker, spacy_model,
         )
 
     def _prepare(

@@ -19,6 +19,7 @@ from components.memory.store import (
     summarise_answer,
 )
 from components.resilience import SourceResult
+from components.resilience.guard import BreakerPolicy
 from components.resilience.scheduling import async_twin
 from components.text.phrases import capitalised_phrases
 
@@ -78,15 +79,14 @@ class MemoryWriter(MemoryComponent):
         retries: int | None = None,
         memory_store: MemoryStore | None = None,
         require_session: bool = False,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
+        breaker: BreakerPolicy | dict[str, Any] | None = None,
         spacy_model: str | None = None,
     ) -> None:
         # In a shared pipeline, only conversations that name a session are remembered (not evaluation runs).
         self.require_session = bool(require_session)
         self._configure(
             SOURCE, backend, table, zep_api_url, zep_api_key, embedding_model, timeout_s, retries, memory_store,
-            breaker_failures, breaker_cooldown_s, spacy_model,
+            breaker, spacy_model,
         )
 
     def _write(self, interaction: Interaction) -> SourceResult:

@@ -17,9 +17,8 @@ from haystack.utils import Secret
 from components.contracts import ContextChunk, SourceType
 from components.redaction import cut
 from components.resilience import RetryableError, SourceError, SourceGuard
-from components.resilience.guard import guard_policy_from_settings
+from components.resilience.guard import BreakerPolicy, GuardedComponent, guard_policy_from_settings
 from components.resilience.scheduling import map_until
-from components.serialization import InitParameterSerialization
 from components.settings import get_settings, setting_or
 from components.validation import positive_int, string_list
 from components.web.chunking import fetched_chunk, markdown_chunks, page_text, pick_chunks, query_cosines, query_terms
@@ -32,7 +31,7 @@ logger = logging.getLogger(__name__)
 _PAGE_WORKERS = 5
 
 
-class WebSource(InitParameterSerialization):
+class WebSource(GuardedComponent):
     """What `WebSearch` and `WebScrape` share: their Firecrawl, page-timeout, exclusion, snapshot and model init
     parameters (checked, kept under their own names), the source's guard, the embedding model and Firecrawl
     client library loaded in `warm_up()`, and their serialisation (every init parameter)."""
@@ -51,14 +50,13 @@ class WebSource(InitParameterSerialization):
         chunk_tokens: int | None = None,
         allow_private_addresses: bool | None = None,
         max_response_bytes: int | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
+        breaker: BreakerPolicy | dict[str, Any] | None = None,
         spacy_model: str | None = None,
     ) -> None:
         """Called by the components' `__init__`: a None takes the setting in force as the component is built
         (WEB_PAGE_TIMEOUT_S, TOOL_TIMEOUT_S, TOOL_RETRIES, WEB_EXCLUDE_PATTERNS, FIRECRAWL_API_URL, the data folder's
-        snapshots, EMBEDDING_MODEL, CHUNK_TOKENS, ALLOW_PRIVATE_ADDRESSES, UPSTREAM_MAX_BYTES, BREAKER_FAILURES,
-        BREAKER_COOLDOWN_S, SPACY_MODEL); `to_dict` writes the values used."""
+        snapshots, EMBEDDING_MODEL, CHUNK_TOKENS, ALLOW_PRIVATE_ADDRESSES, UPSTREAM_MAX_BYTES, SPACY_MODEL;
+        `breaker`: BreakerPolicy.from_settings); `to_dict` writes the values used."""
         settings = get_settings()
         if page_timeout_s is not None and page_timeout_s <= 0:
             raise ValueError("page_timeout_s must be positive")
@@ -79,7 +77,7 @@ class WebSource(InitParameterSerialization):
                                                                                 "upstream_max_bytes"))
         self._model: Any = None
         self._guard = SourceGuard(source, guard_policy_from_settings(
-            self, breaker_failures, breaker_cooldown_s, timeout_s=self.timeout_s, retries=self.retries
+            self, breaker, timeout_s=self.timeout_s, retries=self.retries
         ))
 
     def _endpoint(self) -> tuple[str | None, str | None]:

@@ -11,6 +11,7 @@ from haystack.utils import Secret
 
 from components.contracts import SourceStatus
 from components.resilience import RetryableError, SourceError, SourceResult
+from components.resilience.guard import BreakerPolicy
 from components.validation import positive_int
 from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, check_address, matches_pattern
 from components.web.pages import WebSource, fetch_pages, page_chunks
@@ -64,13 +65,12 @@ class WebScrape(WebSource):
         allow_private_addresses: bool | None = None,
         max_response_bytes: int | None = None,
         chunk_tokens: int | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
+        breaker: BreakerPolicy | dict[str, Any] | None = None,
         spacy_model: str | None = None,
     ) -> None:
         self._configure(SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir,
-                        model, chunk_tokens, allow_private_addresses, max_response_bytes, breaker_failures,
-                        breaker_cooldown_s, spacy_model)
+                        model, chunk_tokens, allow_private_addresses, max_response_bytes, breaker,
+                        spacy_model)
         self.max_chunks = positive_int("max_chunks", max_chunks)
 
     @component.output_types(documents=list[Document], status=SourceStatus)

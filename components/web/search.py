@@ -14,6 +14,7 @@ from components.contracts import SOURCE_OUTPUTS, SourceStatus
 from components.contracts.selection import filter_names
 from components.resilience import SourceResult
 from components.resilience.errors import RetryableError
+from components.resilience.guard import BreakerPolicy
 from components.resilience.scheduling import source_twin
 from components.validation import bounded_count, bounded_text, positive_int, string_list
 from components.web.firecrawl_access import NOT_CONFIGURED, FirecrawlAccess, matches_pattern
@@ -65,8 +66,7 @@ class WebSearch(WebSource):
         max_response_bytes: int | None = None,
         chunk_tokens: int | None = None,
         allow_private_addresses: bool | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
+        breaker: BreakerPolicy | dict[str, Any] | None = None,
         spacy_model: str | None = None,
     ) -> None:
         self.languages = string_list("languages", languages)
@@ -76,8 +76,7 @@ class WebSearch(WebSource):
         self.max_chunks_per_page = positive_int("max_chunks_per_page", max_chunks_per_page)
         self._configure(
             SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir, model,
-            chunk_tokens, allow_private_addresses, max_response_bytes, breaker_failures, breaker_cooldown_s,
-            spacy_model,
+            chunk_tokens, allow_private_addresses, max_response_bytes, breaker, spacy_model,
         )
 
     # -- the branch -----------------------------------------------------------------------------------------
