@@ -29,7 +29,6 @@ BUILD_TIME = {
     "knowledge_base/factory.py:knowledge_base_for",
     "knowledge_base/milvus_index.py:open_chunk_index",
     "memory/backends.py:make_memory_store",
-    "memory/backends.py:_configure",
     "graph/factory.py:open_extractor",
     "graph/neo4j_store.py:_resolve_password",
     # Process-wide resources, loaded once.

@@ -65,28 +65,37 @@ class MemoryComponent(GuardedComponent):
     """
 
     in_process_parameters = ("memory_store",)
+    SOURCE = "memory"  # the name of the component's guard and statuses
 
-    def _configure(
+    def __init__(
         self,
-        source: str,
-        backend: str | None,
-        table: str,
-        zep_api_url: str | None,
-        zep_api_key: Secret | None,
-        embedding_model: str | None,
-        timeout_s: float | None,
-        retries: int | None,
-        memory_store: MemoryStore | None,
+        backend: str | None = None,
+        table: str = "memory_interactions",
+        zep_api_url: str | None = None,
+        zep_api_key: Secret = Secret.from_env_var("ZEP_API_KEY", strict=False),  # noqa: B008
+        embedding_model: str | None = None,
+        timeout_s: float | None = None,
+        retries: int | None = None,
+        memory_store: MemoryStore | None = None,
         breaker: BreakerPolicy | dict[str, Any] | None = None,
         spacy_model: str | None = None,
     ) -> None:
+        """The parameters of both components (a subclass's `__init__` takes them as `**shared`):
+
+        :param backend: `embedded` or `zep` (None: MEMORY_BACKEND).
+        :param table: the embedded backend's table.
+        :param zep_api_url: Zep's URL (None: ZEP_API_URL); `zep_api_key` its key, an env-var secret.
+        :param embedding_model: the model that embeds the remembered turns (None: EMBEDDING_MODEL).
+        :param timeout_s: how long one call may take (None: TOOL_TIMEOUT_S); `retries` (None: TOOL_RETRIES).
+        :param memory_store: a store to use instead (tests, notebooks; never serialised).
+        :param breaker: the source's circuit breaker (`BreakerPolicy.from_settings`).
+        :param spacy_model: the spaCy pipeline whose lemmas the turns' terms are read with (None: SPACY_MODEL).
+        """
         if memory_store is not None and not isinstance(memory_store, MemoryStore):
             raise ValueError(f"memory_store must be a MemoryStore or None, not {type(memory_store).__name__}")
         if embedding_model is not None and not embedding_model:
             raise ValueError("embedding_model must name the embedding model, or be None for EMBEDDING_MODEL")
-        # Called by the components' `__init__`: a None takes the setting in force as the component is built
-        # (MEMORY_BACKEND, ZEP_API_URL, EMBEDDING_MODEL, TOOL_TIMEOUT_S, TOOL_RETRIES, SPACY_MODEL;
-        # `breaker`: BreakerPolicy.from_settings); `to_dict` writes the values used.
+        # A None takes the setting in force as the component is built; `to_dict` writes the values used.
         settings = get_settings()
         self.backend = validate_backend(backend) or settings.memory_backend
         self.table = validate_table_name(table)
@@ -98,7 +107,7 @@ class MemoryComponent(GuardedComponent):
         self.timeout_s = timeout_s if timeout_s is not None else settings.tool_timeout_s
         self.retries = retries if retries is not None else settings.tool_retries
         self._settings = settings  # the database and a ZEP_API_KEY written in `.env`, for the store made later
-        self._guard = SourceGuard(source, guard_policy_from_settings(
+        self._guard = SourceGuard(self.SOURCE, guard_policy_from_settings(
             self, breaker, timeout_s=self.timeout_s, retries=self.retries
         ))
         self._model: EmbeddingModel | None = None

@@ -9,14 +9,12 @@ from typing import Any
 
 import numpy as np
 from haystack import component
-from haystack.utils import Secret
 
 from components.contracts import SOURCE_OUTPUTS, SourceStatus
 from components.memory.backends import MemoryComponent
 from components.memory.store import (
     MAX_NUM_RESULTS,
     MAX_QUERY_CHARS,
-    MemoryStore,
     RecalledInteraction,
     RecallQuery,
     interaction_to_chunk,
@@ -26,8 +24,8 @@ from components.memory.store import (
     parse_time_window,
 )
 from components.resilience import SourceError, SourceResult
-from components.resilience.guard import BreakerPolicy
 from components.resilience.scheduling import source_twin
+from components.serialization import with_base_parameters
 from components.text.phrases import capitalised_phrases
 from components.validation import bounded_text, clamp, positive_int
 
@@ -77,25 +75,13 @@ class MemoryRecall(MemoryComponent):
     ```
     """
 
-    def __init__(
-        self,
-        backend: str | None = None,
-        table: str = "memory_interactions",
-        num_results: int = 3,
-        zep_api_url: str | None = None,
-        zep_api_key: Secret = Secret.from_env_var("ZEP_API_KEY", strict=False),  # noqa: B008
-        embedding_model: str | None = None,
-        timeout_s: float | None = None,
-        retries: int | None = None,
-        memory_store: MemoryStore | None = None,
-        breaker: BreakerPolicy | dict[str, Any] | None = None,
-        spacy_model: str | None = None,
-    ) -> None:
+    SOURCE = SOURCE
+
+    @with_base_parameters(MemoryComponent.__init__)
+    def __init__(self, num_results: int = 3, **shared: Any) -> None:
+        """`num_results`: how many interactions a run recalls by default; the others as in `MemoryComponent`."""
         self.num_results = min(positive_int("num_results", num_results), MAX_NUM_RESULTS)
-        self._configure(
-            SOURCE, backend, table, zep_api_url, zep_api_key, embedding_model, timeout_s, retries, memory_store,
-            breaker, spacy_model,
-        )
+        MemoryComponent.__init__(self, **shared)
 
     def _prepare(
         self,
