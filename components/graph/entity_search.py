@@ -8,7 +8,6 @@ from typing import Any
 from haystack import Document, component
 
 from components.contracts import SourceStatus
-from components.graph.store import GraphStore
 from components.graph.tools import (
     MAX_LIMIT,
     GraphToolComponent,
@@ -19,7 +18,7 @@ from components.graph.tools import (
     parse_bound,
 )
 from components.resilience import SourceResult
-from components.resilience.guard import BreakerPolicy
+from components.serialization import with_base_parameters
 from components.validation import clamp
 
 SOURCE = "graph_entity_search"
@@ -45,19 +44,12 @@ class EntitySearch(GraphToolComponent):
     ```
     """
 
-    def __init__(
-        self,
-        collection: str | None = None,
-        limit: int = 10,
-        graph_store: GraphStore | None = None,
-        breaker: BreakerPolicy | dict[str, Any] | None = None,
-        timeout_s: float | None = None,
-    ) -> None:
-        """`limit` is described above; `collection`, `graph_store`, `breaker` and `timeout_s` (None:
-        the settings) as in `GraphToolComponent`."""
-        self._configure(
-            SOURCE, collection, limit, MAX_LIMIT, graph_store, breaker, timeout_s
-        )
+    SOURCE, MAX_LIMIT = SOURCE, MAX_LIMIT
+
+    @with_base_parameters(GraphToolComponent.__init__)
+    def __init__(self, limit: int = 10, **shared: Any) -> None:
+        """`limit`: how many entities a run returns by default; the others as in `GraphToolComponent`."""
+        GraphToolComponent.__init__(self, limit, **shared)
 
     @component.output_types(entities=list[dict], documents=list[Document], status=SourceStatus)
     def run(
