@@ -44,8 +44,6 @@ BUILD_TIME = {
     "tools/call_log.py:call_log_path",
     "tools/workspace.py:configured_workspace",
     "web/snapshots.py:in_folder",
-    # Shared halves of components' `__init__`.
-    "web/pages.py:_configure",
 }
 
 

@@ -34,26 +34,28 @@ _PAGE_WORKERS = 5
 class WebSource(GuardedComponent):
     """What `WebSearch` and `WebScrape` share: their Firecrawl, page-timeout, exclusion, snapshot and model init
     parameters (checked, kept under their own names), the source's guard, the embedding model and Firecrawl
-    client library loaded in `warm_up()`, and their serialisation (every init parameter)."""
+    client library loaded in `warm_up()`, and their serialisation (every init parameter). A subclass names its
+    guard's `SOURCE` and takes these parameters as `**shared` (`with_base_parameters`)."""
 
-    def _configure(
+    SOURCE = "web"
+
+    def __init__(
         self,
-        source: str,
-        page_timeout_s: float | None,
-        timeout_s: float | None,
-        retries: int | None,
-        exclude_patterns: list[str] | None,
-        api_url: str | None,
-        api_key: Secret | None,
-        snapshot_dir: str | None,
-        model: str | None,
+        page_timeout_s: float | None = None,
+        timeout_s: float | None = None,
+        retries: int | None = None,
+        exclude_patterns: list[str] | None = None,
+        api_url: str | None = None,
+        api_key: Secret | None = None,
+        snapshot_dir: str | None = None,
+        model: str | None = None,
         chunk_tokens: int | None = None,
         allow_private_addresses: bool | None = None,
         max_response_bytes: int | None = None,
         breaker: BreakerPolicy | dict[str, Any] | None = None,
         spacy_model: str | None = None,
     ) -> None:
-        """Called by the components' `__init__`: a None takes the setting in force as the component is built
+        """The parameters of both web components: a None takes the setting in force as the component is built
         (WEB_PAGE_TIMEOUT_S, TOOL_TIMEOUT_S, TOOL_RETRIES, WEB_EXCLUDE_PATTERNS, FIRECRAWL_API_URL, the data folder's
         snapshots, EMBEDDING_MODEL, CHUNK_TOKENS, ALLOW_PRIVATE_ADDRESSES, UPSTREAM_MAX_BYTES, SPACY_MODEL;
         `breaker`: BreakerPolicy.from_settings); `to_dict` writes the values used."""
@@ -76,7 +78,7 @@ class WebSource(GuardedComponent):
         self.max_response_bytes = positive_int("max_response_bytes", setting_or(max_response_bytes,
                                                                                 "upstream_max_bytes"))
         self._model: Any = None
-        self._guard = SourceGuard(source, guard_policy_from_settings(
+        self._guard = SourceGuard(self.SOURCE, guard_policy_from_settings(
             self, breaker, timeout_s=self.timeout_s, retries=self.retries
         ))
 

@@ -8,14 +8,13 @@ from collections.abc import Callable
 from typing import Any
 
 from haystack import component, logging
-from haystack.utils import Secret
 
 from components.contracts import SOURCE_OUTPUTS, SourceStatus
 from components.contracts.selection import filter_names
 from components.resilience import SourceResult
 from components.resilience.errors import RetryableError
-from components.resilience.guard import BreakerPolicy
 from components.resilience.scheduling import source_twin
+from components.serialization import with_base_parameters
 from components.validation import bounded_count, bounded_text, positive_int, string_list
 from components.web.firecrawl_access import NOT_CONFIGURED, FirecrawlAccess, matches_pattern
 from components.web.pages import WebSource, fetch_pages, page_chunks
@@ -48,36 +47,26 @@ class WebSearch(WebSource):
     ```
     """
 
+    SOURCE = SOURCE
+
+    @with_base_parameters(WebSource.__init__)
     def __init__(
         self,
         num_results: int = 5,
         languages: list[str] | None = None,
         include_domains: list[str] | None = None,
         exclude_domains: list[str] | None = None,
-        exclude_patterns: list[str] | None = None,
-        page_timeout_s: float | None = None,
-        timeout_s: float | None = None,
-        retries: int | None = None,
         max_chunks_per_page: int = 6,
-        api_url: str | None = None,
-        api_key: Secret | None = None,
-        snapshot_dir: str | None = None,
-        model: str | None = None,
-        max_response_bytes: int | None = None,
-        chunk_tokens: int | None = None,
-        allow_private_addresses: bool | None = None,
-        breaker: BreakerPolicy | dict[str, Any] | None = None,
-        spacy_model: str | None = None,
+        **shared: Any,
     ) -> None:
+        """The search's own defaults (each a run can override); Firecrawl, timeouts, exclusions, snapshots and
+        models as in `WebSource`."""
         self.languages = string_list("languages", languages)
         self.include_domains = string_list("include_domains", include_domains)
         self.exclude_domains = string_list("exclude_domains", exclude_domains)
         self.num_results = positive_int("num_results", num_results)
         self.max_chunks_per_page = positive_int("max_chunks_per_page", max_chunks_per_page)
-        self._configure(
-            SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir, model,
-            chunk_tokens, allow_private_addresses, max_response_bytes, breaker, spacy_model,
-        )
+        WebSource.__init__(self, **shared)
 
     # -- the branch -----------------------------------------------------------------------------------------
 
