@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from collections.abc import Callable
 from typing import Any
@@ -16,6 +15,7 @@ from components.contracts import (
     ContextChunk,
     SourceType,
 )
+from components.contracts.branch import BranchQuery, branch_run
 from components.contracts.selection import filter_names
 from components.resilience import SourceError, SourceGuard, SourceResult
 from components.resilience.guard import BreakerPolicy, GuardedComponent, guard_policy_from_settings
@@ -120,13 +120,10 @@ class ArxivSearch(GuardedComponent):
             use_language_pipeline(self.spacy_model)  # the chunker's sentence parser: not a search's latency
 
     @component.output_types(**SOURCE_OUTPUTS)
+    @branch_run
     def run(
         self,
-        query: str,
-        query_embedding: list[float] | None = None,
-        filters: dict[str, Any] | None = None,
-        as_of: str | dt.date | None = None,
-        sources: list[str] | None = None,
+        branch: BranchQuery,
         num_results: int | None = None,
         sort_by: str | None = None,
         categories: list[str] | None = None,
@@ -134,7 +131,8 @@ class ArxivSearch(GuardedComponent):
         date_to: str | None = None,
         full_text: bool | None = None,
     ) -> dict[str, Any]:
-        """Search arXiv for `query` (plain words, or arXiv's field syntax such as `ti:transformer AND au:vaswani`).
+        """Search arXiv for the branch's `query` (plain words, or arXiv's field syntax such as
+        `ti:transformer AND au:vaswani`).
 
         Of the research `filters`, only `arxiv_categories` applies (as `categories` when that is not given).
 
@@ -145,15 +143,16 @@ class ArxivSearch(GuardedComponent):
         def prepare() -> Callable[[], SourceResult]:
             wanted = bounded_count("num_results", num_results, self.num_results, MAX_RESULTS)
             order = sort_by or self.sort_by
-            cats = string_list("categories", categories or filter_names(filters, "arxiv_categories"), self.categories)
+            asked = categories or filter_names(branch.filters, "arxiv_categories")
+            cats = string_list("categories", asked, self.categories)
             want_full_text = self.full_text if full_text is None else bool(full_text)
-            text = bounded_text("the question", query, MAX_QUERY_CHARS)
+            text = bounded_text("the question", branch.query, MAX_QUERY_CHARS)
             if order not in SORT_OPTIONS:
                 raise SourceError(f"sort_by must be one of {', '.join(SORT_OPTIONS)}, not {order!r}")
             start, end = date_range(
                 date_from if date_from is not None else self.date_from,
                 date_to if date_to is not None else self.date_to,
-                as_of,
+                branch.as_of,
             )
             try:
                 paper_id: str | None = normalise_id(text)  # a bare identifier is looked up, not searched for
@@ -184,12 +183,14 @@ class ArxivSearch(GuardedComponent):
                 self.warm_up()
                 deadline = started + max(budget - 1.0, budget * 0.7)
                 texts, note = self._texts(papers, text, want_full_text, deadline)
-                chunks = self._chunks(papers, texts, text, query_embedding)
+                chunks = self._chunks(papers, texts, text, branch.query_embedding)
                 return SourceResult(chunks=chunks, total_found=len(papers), partial=note)
 
             return work
 
-        return self._guard.branch_outputs(sources, "arXiv not selected for this question", prepare, set_up=self.warm_up)
+        return self._guard.branch_outputs(
+            branch.sources, "arXiv not selected for this question", prepare, set_up=self.warm_up
+        )
 
     run_async = source_twin(run, SOURCE)
 

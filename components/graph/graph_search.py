@@ -12,6 +12,7 @@ import numpy as np
 from haystack import component, logging
 
 from components.contracts import SOURCE_OUTPUTS, ContextChunk, ScoreKind
+from components.contracts.branch import BranchQuery, branch_run
 from components.graph.event_confidence import check_min_confidence, default_threshold, is_certain
 from components.graph.factory import GraphStoreComponent, component_graph_store, known_entities_in, resolved_graph_store
 from components.graph.model import FactHit
@@ -225,34 +226,28 @@ class GraphSearch(GraphStoreComponent):
         return SourceResult(chunks=chunks, total_found=len(chunks))
 
     @component.output_types(**SOURCE_OUTPUTS)
-    def run(
-        self,
-        query: str,
-        query_embedding: list[float] | None = None,
-        filters: dict[str, Any] | None = None,
-        as_of: str | dt.date | None = None,
-        sources: list[str] | None = None,
-        top_k: int | None = None,
-    ) -> dict[str, Any]:
-        """Passages and facts for `query`.
+    @branch_run
+    def run(self, branch: BranchQuery, top_k: int | None = None) -> dict[str, Any]:
+        """Passages and facts for the branch's `query`.
 
-        :param filters: the knowledge base's filters (`doc_types`, `document_ids`, `date_from`/`date_to`) restrict
-            the passages and the facts.
-        :param as_of: a date (or ISO text); only documents dated by then and facts valid then (begun by it, not
-            yet ended).
+        :param branch: the question's inputs; its `filters` are the knowledge base's (`doc_types`, `document_ids`,
+            `date_from`/`date_to`) and restrict the passages and the facts; with `as_of` (a date or ISO text) only
+            documents dated by then and facts valid then (begun by it, not yet ended) count.
         :param top_k: the number of passages (1-50); None: the component's `top_k`.
         :returns: `documents`: knowledge-base passages in walk order, their facts in `meta["graph_facts"]`;
             `status`: the run's `SourceStatus`; `branch`: the same documents as the ranker's `BranchDocuments`.
         """
 
+        query_embedding, as_of = branch.query_embedding, branch.as_of
+
         def prepare() -> Callable[[], SourceResult]:
-            text = check_text(query, "query")
+            text = check_text(branch.query, "query")
             parse_bound(as_of, "as_of", end=True)
             # Malformed filters are an input error, said before any work.
-            scope = parse_filters(filters, as_of)
+            scope = parse_filters(branch.filters, as_of)
             limit = clamp(self.top_k if top_k is None else top_k, 1, 50, "top_k", default=self.top_k)
             return lambda: self._search(text, query_embedding, as_of, limit, scope)
 
-        return self._guard.branch_outputs(sources, "the graph was not among the selected sources", prepare)
+        return self._guard.branch_outputs(branch.sources, "the graph was not among the selected sources", prepare)
 
     run_async = source_twin(run, SOURCE)

@@ -11,6 +11,7 @@ import numpy as np
 from haystack import component
 
 from components.contracts import SOURCE_OUTPUTS, SourceStatus
+from components.contracts.branch import BranchQuery, branch_run
 from components.memory.backends import MemoryComponent
 from components.memory.store import (
     MAX_NUM_RESULTS,
@@ -154,35 +155,35 @@ class MemoryRecall(MemoryComponent):
         return SourceResult(chunks=chunks)
 
     @component.output_types(**SOURCE_OUTPUTS)
+    @branch_run
     def run(
         self,
-        query: str,
-        query_embedding: list[float] | None = None,
-        filters: dict[str, Any] | None = None,
-        as_of: str | dt.date | None = None,
-        sources: list[str] | None = None,
+        branch: BranchQuery,
         session_id: str | None = None,
         user_id: str | None = None,
         num_results: int | None = None,
         time_window: str | None = None,
     ) -> dict[str, Any]:
-        """Recall up to `num_results` (default 3) earlier interactions relevant to `query`.
+        """Recall up to `num_results` (default 3) earlier interactions relevant to the branch's `query`.
 
-        :param as_of: only interactions before this date (whole day included) or date-time.
+        :param branch: the question's inputs (`as_of`: only interactions before this date, whole day included, or
+            date-time).
         :param time_window: only interactions within this duration before now (or before `as_of`): 24h, 7d, 2w.
         :returns: `documents`: memory chunks as Documents, best first; `status`: the run's `SourceStatus`;
             `branch`: the same documents as the ranker's `BranchDocuments`.
         """
 
         def prepare() -> SourceStatus | Callable[[], SourceResult]:
+            filters = branch.filters
             if isinstance(filters, dict) and (filters.get("doc_types") or filters.get("document_ids")):
                 # Remembered conversations are not documents: a filter naming document types or ids excludes them.
                 return SourceStatus.skipped(SOURCE, "the filters restrict the question to certain documents")
             recall = self._prepare(
-                query, query_embedding, filters, as_of, session_id, user_id, num_results, time_window
+                branch.query, branch.query_embedding, filters, branch.as_of, session_id, user_id, num_results,
+                time_window,
             )
             return lambda: self._recall(recall)
 
-        return self._guard.branch_outputs(sources, "memory was not among the selected sources", prepare)
+        return self._guard.branch_outputs(branch.sources, "memory was not among the selected sources", prepare)
 
     run_async = source_twin(run, SOURCE)

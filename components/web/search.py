@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from collections.abc import Callable
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 from haystack import component, logging
 
 from components.contracts import SOURCE_OUTPUTS, SourceStatus
+from components.contracts.branch import BranchQuery, branch_run
 from components.contracts.selection import filter_names
 from components.resilience import SourceResult
 from components.resilience.errors import RetryableError
@@ -71,19 +71,16 @@ class WebSearch(WebSource):
     # -- the branch -----------------------------------------------------------------------------------------
 
     @component.output_types(**SOURCE_OUTPUTS)
+    @branch_run
     def run(
         self,
-        query: str,
-        query_embedding: list[float] | None = None,
-        filters: dict[str, Any] | None = None,
-        as_of: str | dt.date | None = None,
-        sources: list[str] | None = None,
+        branch: BranchQuery,
         num_results: int | None = None,
         languages: list[str] | None = None,
         include_domains: list[str] | None = None,
         exclude_domains: list[str] | None = None,
     ) -> dict[str, Any]:
-        """Search the web for `query`.
+        """Search the web for the branch's `query`.
 
         Of the research `filters`, only `domains` applies to the web (as `include_domains` when that is not
         given). With `as_of` the web is skipped: a page fetched today says what it says today, not what was known then.
@@ -93,6 +90,7 @@ class WebSearch(WebSource):
         """
 
         def prepare() -> SourceStatus | Callable[[], SourceResult]:
+            as_of, sources = branch.as_of, branch.sources
             if as_of:
                 return SourceStatus.skipped(
                     SOURCE,
@@ -105,11 +103,11 @@ class WebSearch(WebSource):
                     return SourceStatus.refused(SOURCE, NOT_CONFIGURED, time.monotonic())
                 return SourceStatus.skipped(SOURCE, NOT_CONFIGURED)
             page_timeout, budget, patterns, snapshots = self._run_settings()
-            domains = include_domains or filter_names(filters, "domains")
+            domains = include_domains or filter_names(branch.filters, "domains")
 
             def work() -> SourceResult:
                 started = time.monotonic()
-                text = bounded_text("the question", query, MAX_QUERY_CHARS)
+                text = bounded_text("the question", branch.query, MAX_QUERY_CHARS)
                 wanted = bounded_count("num_results", num_results, self.num_results, MAX_RESULTS)
                 langs = string_list("languages", languages, self.languages)
                 include = string_list("include_domains", domains, self.include_domains)
@@ -149,7 +147,7 @@ class WebSearch(WebSource):
                 chunks = page_chunks(
                     fetched.pages,
                     text,
-                    query_embedding,
+                    branch.query_embedding,
                     self._model,
                     chunk_tokens=self.chunk_tokens,
                     max_chunks_per_page=self.max_chunks_per_page,
@@ -166,7 +164,7 @@ class WebSearch(WebSource):
 
         # Nothing before the work checks the question (the work does), so a fault here is the set-up's and is raised.
         return self._guard.branch_outputs(
-            sources, "web not selected for this question", prepare, refuse=(), set_up=self.warm_up
+            branch.sources, "web not selected for this question", prepare, refuse=(), set_up=self.warm_up
         )
 
     run_async = source_twin(run, SOURCE)
