@@ -11,7 +11,6 @@ from haystack import component
 from components.arxiv.access import ArxivAccess, ArxivPaper, build_query, date_range, normalise_id, pdf_text
 from components.contracts import (
     ARXIV_SORT_OPTIONS,
-    SOURCE_OUTPUTS,
     ContextChunk,
     SourceType,
 )
@@ -119,7 +118,6 @@ class ArxivSearch(GuardedComponent):
             self._model = get_embedding_model(self.model)
             use_language_pipeline(self.spacy_model)  # the chunker's sentence parser: not a search's latency
 
-    @component.output_types(**SOURCE_OUTPUTS)
     @branch_run
     def run(
         self,

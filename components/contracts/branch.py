@@ -1,4 +1,5 @@
-"""`BranchQuery`: the inputs every research source's `run` takes from the question router, declared once.
+"""The research branches' contract, declared once: the inputs every source's `run` takes from the question router
+(`BranchQuery`) and the outputs it gives (`SOURCE_OUTPUTS`).
 
 A source writes `run(self, branch: BranchQuery, <its own inputs>)` under `@branch_run`; its Haystack inputs (the
 sockets the pipeline connects) are still `query`, `query_embedding`, `filters`, `as_of` and `sources`, followed by
@@ -15,6 +16,10 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from haystack import component
+
+from components.contracts import SOURCE_OUTPUTS
 
 
 @dataclass(frozen=True)
@@ -50,7 +55,7 @@ _INPUTS = [
 
 def branch_run(run: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
     """A source's `run(self, branch: BranchQuery, **own)` as a component's `run` whose inputs are `BranchQuery`'s
-    fields followed by its own (put it under `@component.output_types`)."""
+    fields followed by its own, and whose outputs are `SOURCE_OUTPUTS`."""
     this, branch, *own = inspect.signature(run).parameters.values()
     if branch.name != "branch":
         raise TypeError(f"{run.__qualname__} must take the branch's inputs as its first parameter, `branch`")
@@ -68,4 +73,4 @@ def branch_run(run: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, An
     branch_inputs_run.__signature__ = signature  # type: ignore[attr-defined]
     annotations = {name: value for name, value in run.__annotations__.items() if name != "branch"}
     branch_inputs_run.__annotations__ = {**{field.name: _TYPES[field.name] for field in _FIELDS}, **annotations}
-    return branch_inputs_run
+    return component.output_types(**SOURCE_OUTPUTS)(branch_inputs_run)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from haystack import component, logging
 
-from components.contracts import SOURCE_OUTPUTS, ContextChunk, ScoreKind
+from components.contracts import ContextChunk, ScoreKind
 from components.contracts.branch import BranchQuery, branch_run
 from components.graph.event_confidence import check_min_confidence, default_threshold, is_certain
 from components.graph.factory import GraphStoreComponent, component_graph_store, known_entities_in, resolved_graph_store
@@ -225,7 +225,6 @@ class GraphSearch(GraphStoreComponent):
             return SourceResult(chunks=chunks, total_found=len(chunks), partial="the passages' facts could not be read")
         return SourceResult(chunks=chunks, total_found=len(chunks))
 
-    @component.output_types(**SOURCE_OUTPUTS)
     @branch_run
     def run(self, branch: BranchQuery, top_k: int | None = None) -> dict[str, Any]:
         """Passages and facts for the branch's `query`.

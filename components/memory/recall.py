@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from haystack import component
 
-from components.contracts import SOURCE_OUTPUTS, SourceStatus
+from components.contracts import SourceStatus
 from components.contracts.branch import BranchQuery, branch_run
 from components.memory.backends import MemoryComponent
 from components.memory.store import (
@@ -154,7 +154,6 @@ class MemoryRecall(MemoryComponent):
             chunk.metadata["related_entities"] = mentioned_entities(chunk.text, query.entities)
         return SourceResult(chunks=chunks)
 
-    @component.output_types(**SOURCE_OUTPUTS)
     @branch_run
     def run(
         self,

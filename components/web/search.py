@@ -8,7 +8,7 @@ from typing import Any
 
 from haystack import component, logging
 
-from components.contracts import SOURCE_OUTPUTS, SourceStatus
+from components.contracts import SourceStatus
 from components.contracts.branch import BranchQuery, branch_run
 from components.contracts.selection import filter_names
 from components.resilience import SourceResult
@@ -70,7 +70,6 @@ class WebSearch(WebSource):
 
     # -- the branch -----------------------------------------------------------------------------------------
 
-    @component.output_types(**SOURCE_OUTPUTS)
     @branch_run
     def run(
         self,

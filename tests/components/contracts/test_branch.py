@@ -14,7 +14,6 @@ from components.resilience.scheduling import source_twin
 class _Echo:
     """A branch that answers with what it was asked."""
 
-    @component.output_types(**SOURCE_OUTPUTS)
     @branch_run
     def run(self, branch: BranchQuery, limit: int | None = None) -> dict[str, Any]:
         self.asked = (branch, limit)
@@ -33,6 +32,8 @@ class TestBranchRun:
         assert list(sockets) == ["query", "query_embedding", "filters", "as_of", "sources", "limit"]
         assert sockets["sources"].type == list[str] | None
         assert sockets["limit"].type == int | None
+        outputs = _Echo().__haystack_output__._sockets_dict
+        assert {name: socket.type for name, socket in outputs.items()} == SOURCE_OUTPUTS
 
     def test_run_gets_one_branch_query_by_keyword_or_position(self):
         echo = _Echo()
