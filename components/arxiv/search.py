@@ -16,12 +16,13 @@ from components.contracts import (
 )
 from components.contracts.branch import BranchQuery, branch_run
 from components.contracts.selection import filter_names
-from components.resilience import SourceError, SourceGuard, SourceResult
-from components.resilience.guard import BreakerPolicy, GuardedComponent, guard_policy_from_settings
+from components.resilience import SourceError, SourceResult
 from components.resilience.scheduling import map_until, source_twin
+from components.serialization import with_base_parameters
 from components.settings import setting_or
 from components.validation import bounded_count, bounded_text, positive_int, string_list
 from components.web.chunking import fetched_chunk, pick_chunks, query_cosines, query_terms, text_chunks
+from components.web.fetching_source import FetchingSource
 
 SOURCE = "arxiv"
 MAX_RESULTS = 50
@@ -30,7 +31,7 @@ SORT_OPTIONS = ARXIV_SORT_OPTIONS
 
 
 @component
-class ArxivSearch(GuardedComponent):
+class ArxivSearch(FetchingSource):
     """Searches arXiv and returns one chunk per paper (its abstract), or chunks of the PDF's text when asked.
 
     Filters: `categories` (any of), `date_from` / `date_to` (submission dates, inclusive) and `as_of` (papers
@@ -49,6 +50,9 @@ class ArxivSearch(GuardedComponent):
     ```
     """
 
+    SOURCE, API_URL_SETTING = SOURCE, "arxiv_api_url"
+
+    @with_base_parameters(FetchingSource.__init__)
     def __init__(
         self,
         num_results: int = 5,
@@ -58,24 +62,11 @@ class ArxivSearch(GuardedComponent):
         date_to: str | None = None,
         full_text: bool = False,
         max_chunks_per_paper: int = 4,
-        timeout_s: float | None = None,
-        retries: int | None = None,
         min_interval_s: float | None = None,
-        api_url: str | None = None,
-        model: str | None = None,
-        max_response_bytes: int | None = None,
-        chunk_tokens: int | None = None,
-        allow_private_addresses: bool | None = None,
-        breaker: BreakerPolicy | dict[str, Any] | None = None,
-        spacy_model: str | None = None,
+        **shared: Any,
     ) -> None:
-        # None: the setting in force when the component is built (TOOL_TIMEOUT_S, TOOL_RETRIES,
-        # ARXIV_MIN_INTERVAL_S, ARXIV_API_URL, UPSTREAM_MAX_BYTES, CHUNK_TOKENS, EMBEDDING_MODEL, SPACY_MODEL,
-        # ALLOW_PRIVATE_ADDRESSES; `breaker`: BreakerPolicy.from_settings); `to_dict` writes the value used.
-        self.allow_private_addresses = bool(setting_or(allow_private_addresses, "allow_private_addresses"))
-        self.max_response_bytes = positive_int("max_response_bytes", setting_or(max_response_bytes,
-                                                                                "upstream_max_bytes"))
-        self.chunk_tokens = positive_int("chunk_tokens", setting_or(chunk_tokens, "chunk_tokens"))
+        # None: the setting in force when the component is built (ARXIV_MIN_INTERVAL_S; the others as in
+        # `FetchingSource`, the URL ARXIV_API_URL); `to_dict` writes the value used.
         self.num_results = positive_int("num_results", num_results)
         self.max_chunks_per_paper = positive_int("max_chunks_per_paper", max_chunks_per_paper)
         self.categories = string_list("categories", categories)
@@ -91,32 +82,15 @@ class ArxivSearch(GuardedComponent):
         self.date_from = date_from
         self.date_to = date_to
         self.full_text = full_text
-        self.timeout_s = setting_or(timeout_s, "tool_timeout_s")
-        self.retries = setting_or(retries, "tool_retries")
         self.min_interval_s = setting_or(min_interval_s, "arxiv_min_interval_s")
-        self.api_url = setting_or(api_url, "arxiv_api_url")
-        self.model = setting_or(model, "embedding_model")
-        self.spacy_model = setting_or(spacy_model, "spacy_model")
-        self._model: Any = None
-        self._guard = SourceGuard(
-            SOURCE,
-            guard_policy_from_settings(
-                self, breaker,
-                timeout_s=self.timeout_s, retries=self.retries, min_interval_s=self.min_interval_s,
-            ),
-        )
+        FetchingSource.__init__(self, **shared)
 
-    def warm_up(self) -> None:
-        """Load the embedding model, the chunker's sentence parser and the arXiv and PDF libraries (once a process)."""
-        if self._model is None:
-            import arxiv  # noqa: F401 - imported here so a search's time budget is spent on the search
-            import pypdf  # noqa: F401
+    def _policy_overrides(self) -> dict[str, Any]:
+        return {"min_interval_s": self.min_interval_s}  # requests to the API spaced across the process
 
-            from components.embedding import get_embedding_model
-            from components.text.language import use_language_pipeline
-
-            self._model = get_embedding_model(self.model)
-            use_language_pipeline(self.spacy_model)  # the chunker's sentence parser: not a search's latency
+    def _load_client(self) -> None:
+        import arxiv  # noqa: F401 - imported here so a search's time budget is spent on the search
+        import pypdf  # noqa: F401
 
     @branch_run
     def run(
