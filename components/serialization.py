@@ -14,12 +14,15 @@ class MyComponent(InitParameterSerialization):
     ...
 ```
 and one that keeps a parameter in another form writes `to_dict` itself with `init_parameters_to_dict(self, name=value)`.
+Components that share init parameters declare them once, on their base class's `__init__`, and take them as
+`**shared` under `@with_base_parameters(Base.__init__)`.
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import Any, Self
+from collections.abc import Callable
+from typing import Any, Self, TypeVar
 
 from haystack.core.errors import SerializationError
 from haystack.core.serialization import default_from_dict, default_to_dict
@@ -29,6 +32,38 @@ from haystack.core.serialization import default_from_dict, default_to_dict
 WIPING_FLAGS = ("recreate_table", "hnsw_recreate_index_if_exists", "recreate_index", "drop_old")
 
 _SKIPPED_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+Init = TypeVar("Init", bound=Callable[..., None])
+
+
+def with_base_parameters(base_init: Callable[..., None]) -> Callable[[Init], Init]:
+    """Decorates a subclass's `__init__(self, <its own parameters>, **shared)` that hands `shared` to `base_init`:
+    its signature, which Haystack, `init_parameters_to_dict` and `help()` read, becomes its own parameters followed
+    by `base_init`'s (keyword-only), so the parameters several components share are declared and documented once and
+    still serialised by each of them.
+
+    Usage:
+    ```python
+    @with_base_parameters(MemoryComponent.__init__)
+    def __init__(self, num_results: int = 3, **shared: Any) -> None:
+        self.num_results = num_results
+        MemoryComponent.__init__(self, **shared)
+    ```
+    """
+
+    def decorate(init: Init) -> Init:
+        own = inspect.signature(init)
+        kept = [param for param in own.parameters.values() if param.kind is not inspect.Parameter.VAR_KEYWORD]
+        names = {param.name for param in kept}
+        shared = [
+            param.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+            for param in list(inspect.signature(base_init).parameters.values())[1:]
+            if param.name not in names and param.kind not in _SKIPPED_KINDS
+        ]
+        init.__signature__ = own.replace(parameters=[*kept, *shared])  # type: ignore[attr-defined]
+        return init
+
+    return decorate
 
 
 def without_wiping_flags(data: dict[str, Any]) -> dict[str, Any]:

@@ -29,7 +29,6 @@ BUILD_TIME = {
     "knowledge_base/factory.py:knowledge_base_for",
     "knowledge_base/milvus_index.py:open_chunk_index",
     "memory/backends.py:make_memory_store",
-    "memory/backends.py:_configure",
     "graph/factory.py:open_extractor",
     "graph/neo4j_store.py:_resolve_password",
     # Process-wide resources, loaded once.
@@ -45,8 +44,6 @@ BUILD_TIME = {
     "tools/call_log.py:call_log_path",
     "tools/workspace.py:configured_workspace",
     "web/snapshots.py:in_folder",
-    # Shared halves of components' `__init__`.
-    "web/pages.py:_configure",
 }
 
 

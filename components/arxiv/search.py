@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from collections.abc import Callable
 from typing import Any
@@ -12,18 +11,18 @@ from haystack import component
 from components.arxiv.access import ArxivAccess, ArxivPaper, build_query, date_range, normalise_id, pdf_text
 from components.contracts import (
     ARXIV_SORT_OPTIONS,
-    SOURCE_OUTPUTS,
     ContextChunk,
     SourceType,
 )
+from components.contracts.branch import BranchQuery, branch_run
 from components.contracts.selection import filter_names
-from components.resilience import SourceError, SourceGuard, SourceResult
-from components.resilience.guard import guard_policy_from_settings
+from components.resilience import SourceError, SourceResult
 from components.resilience.scheduling import map_until, source_twin
-from components.serialization import InitParameterSerialization
+from components.serialization import with_base_parameters
 from components.settings import setting_or
 from components.validation import bounded_count, bounded_text, positive_int, string_list
 from components.web.chunking import fetched_chunk, pick_chunks, query_cosines, query_terms, text_chunks
+from components.web.fetching_source import FetchingSource
 
 SOURCE = "arxiv"
 MAX_RESULTS = 50
@@ -32,7 +31,7 @@ SORT_OPTIONS = ARXIV_SORT_OPTIONS
 
 
 @component
-class ArxivSearch(InitParameterSerialization):
+class ArxivSearch(FetchingSource):
     """Searches arXiv and returns one chunk per paper (its abstract), or chunks of the PDF's text when asked.
 
     Filters: `categories` (any of), `date_from` / `date_to` (submission dates, inclusive) and `as_of` (papers
@@ -51,6 +50,9 @@ class ArxivSearch(InitParameterSerialization):
     ```
     """
 
+    SOURCE, API_URL_SETTING = SOURCE, "arxiv_api_url"
+
+    @with_base_parameters(FetchingSource.__init__)
     def __init__(
         self,
         num_results: int = 5,
@@ -60,25 +62,11 @@ class ArxivSearch(InitParameterSerialization):
         date_to: str | None = None,
         full_text: bool = False,
         max_chunks_per_paper: int = 4,
-        timeout_s: float | None = None,
-        retries: int | None = None,
         min_interval_s: float | None = None,
-        api_url: str | None = None,
-        model: str | None = None,
-        max_response_bytes: int | None = None,
-        chunk_tokens: int | None = None,
-        allow_private_addresses: bool | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
-        spacy_model: str | None = None,
+        **shared: Any,
     ) -> None:
-        # None: the setting in force when the component is built (TOOL_TIMEOUT_S, TOOL_RETRIES,
-        # ARXIV_MIN_INTERVAL_S, ARXIV_API_URL, UPSTREAM_MAX_BYTES, CHUNK_TOKENS, EMBEDDING_MODEL, SPACY_MODEL,
-        # BREAKER_FAILURES, BREAKER_COOLDOWN_S, ALLOW_PRIVATE_ADDRESSES); `to_dict` writes the value used.
-        self.allow_private_addresses = bool(setting_or(allow_private_addresses, "allow_private_addresses"))
-        self.max_response_bytes = positive_int("max_response_bytes", setting_or(max_response_bytes,
-                                                                                "upstream_max_bytes"))
-        self.chunk_tokens = positive_int("chunk_tokens", setting_or(chunk_tokens, "chunk_tokens"))
+        # None: the setting in force when the component is built (ARXIV_MIN_INTERVAL_S; the others as in
+        # `FetchingSource`, the URL ARXIV_API_URL); `to_dict` writes the value used.
         self.num_results = positive_int("num_results", num_results)
         self.max_chunks_per_paper = positive_int("max_chunks_per_paper", max_chunks_per_paper)
         self.categories = string_list("categories", categories)
@@ -94,41 +82,20 @@ class ArxivSearch(InitParameterSerialization):
         self.date_from = date_from
         self.date_to = date_to
         self.full_text = full_text
-        self.timeout_s = setting_or(timeout_s, "tool_timeout_s")
-        self.retries = setting_or(retries, "tool_retries")
         self.min_interval_s = setting_or(min_interval_s, "arxiv_min_interval_s")
-        self.api_url = setting_or(api_url, "arxiv_api_url")
-        self.model = setting_or(model, "embedding_model")
-        self.spacy_model = setting_or(spacy_model, "spacy_model")
-        self._model: Any = None
-        self._guard = SourceGuard(
-            SOURCE,
-            guard_policy_from_settings(
-                self, breaker_failures, breaker_cooldown_s,
-                timeout_s=self.timeout_s, retries=self.retries, min_interval_s=self.min_interval_s,
-            ),
-        )
+        FetchingSource.__init__(self, **shared)
 
-    def warm_up(self) -> None:
-        """Load the embedding model, the chunker's sentence parser and the arXiv and PDF libraries (once a process)."""
-        if self._model is None:
-            import lxml.etree  # noqa: F401 - imported here so a search's time budget is spent on the search
-            import pypdf  # noqa: F401
+    def _policy_overrides(self) -> dict[str, Any]:
+        return {"min_interval_s": self.min_interval_s}  # requests to the API spaced across the process
 
-            from components.embedding import get_embedding_model
-            from components.text.language import use_language_pipeline
+    def _load_client(self) -> None:
+        import lxml.etree  # noqa: F401 - imported here so a search's time budget is spent on the search
+        import pypdf  # noqa: F401
 
-            self._model = get_embedding_model(self.model)
-            use_language_pipeline(self.spacy_model)  # the chunker's sentence parser: not a search's latency
-
-    @component.output_types(**SOURCE_OUTPUTS)
+    @branch_run
     def run(
         self,
-        query: str,
-        query_embedding: list[float] | None = None,
-        filters: dict[str, Any] | None = None,
-        as_of: str | dt.date | None = None,
-        sources: list[str] | None = None,
+        branch: BranchQuery,
         num_results: int | None = None,
         sort_by: str | None = None,
         categories: list[str] | None = None,
@@ -136,7 +103,8 @@ class ArxivSearch(InitParameterSerialization):
         date_to: str | None = None,
         full_text: bool | None = None,
     ) -> dict[str, Any]:
-        """Search arXiv for `query` (plain words, or arXiv's field syntax such as `ti:transformer AND au:vaswani`).
+        """Search arXiv for the branch's `query` (plain words, or arXiv's field syntax such as
+        `ti:transformer AND au:vaswani`).
 
         Of the research `filters`, only `arxiv_categories` applies (as `categories` when that is not given).
 
@@ -147,15 +115,16 @@ class ArxivSearch(InitParameterSerialization):
         def prepare() -> Callable[[], SourceResult]:
             wanted = bounded_count("num_results", num_results, self.num_results, MAX_RESULTS)
             order = sort_by or self.sort_by
-            cats = string_list("categories", categories or filter_names(filters, "arxiv_categories"), self.categories)
+            asked = categories or filter_names(branch.filters, "arxiv_categories")
+            cats = string_list("categories", asked, self.categories)
             want_full_text = self.full_text if full_text is None else bool(full_text)
-            text = bounded_text("the question", query, MAX_QUERY_CHARS)
+            text = bounded_text("the question", branch.query, MAX_QUERY_CHARS)
             if order not in SORT_OPTIONS:
                 raise SourceError(f"sort_by must be one of {', '.join(SORT_OPTIONS)}, not {order!r}")
             start, end = date_range(
                 date_from if date_from is not None else self.date_from,
                 date_to if date_to is not None else self.date_to,
-                as_of,
+                branch.as_of,
             )
             try:
                 paper_id: str | None = normalise_id(text)  # a bare identifier is looked up, not searched for
@@ -186,12 +155,14 @@ class ArxivSearch(InitParameterSerialization):
                 self.warm_up()
                 deadline = started + max(budget - 1.0, budget * 0.7)
                 texts, note = self._texts(papers, text, want_full_text, deadline)
-                chunks = self._chunks(papers, texts, text, query_embedding)
+                chunks = self._chunks(papers, texts, text, branch.query_embedding)
                 return SourceResult(chunks=chunks, total_found=len(papers), partial=note)
 
             return work
 
-        return self._guard.branch_outputs(sources, "arXiv not selected for this question", prepare, set_up=self.warm_up)
+        return self._guard.branch_outputs(
+            branch.sources, "arXiv not selected for this question", prepare, set_up=self.warm_up
+        )
 
     run_async = source_twin(run, SOURCE)
 

@@ -16,8 +16,8 @@ from components.generation.cited_answer_builder import CITATION_MARK
 from components.generation.extractive_answer_generator import ABSTENTION_PREFIX, ExtractiveAnswerGenerator
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.budget import question_deadline
+from components.resilience.guard import BreakerPolicy, GuardedComponent
 from components.resilience.transport import capped_client_kwargs
-from components.serialization import InitParameterSerialization
 from components.text.language import use_language_pipeline
 from components.validation import within
 
@@ -30,7 +30,7 @@ FALLBACK_RESERVE_S = 1.0
 
 
 @component
-class ResearchGenerator(InitParameterSerialization):
+class ResearchGenerator(GuardedComponent):
     """Turns the numbered-sources prompt into an answer, with the generator the settings choose.
 
     `generator="extractive"` (the offline default) composes the answer from the chunks' best sentences;
@@ -66,8 +66,7 @@ class ResearchGenerator(InitParameterSerialization):
         scoring_model: str = "",
         embedding_model: str | None = None,
         spacy_model: str | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
+        breaker: BreakerPolicy | dict[str, Any] | None = None,
     ) -> None:
         """
         :param generator: `extractive` or `openai`; empty takes the `GENERATOR` setting.
@@ -84,8 +83,7 @@ class ResearchGenerator(InitParameterSerialization):
         :param embedding_model: the extractive answer's sentence embedding model; None takes `EMBEDDING_MODEL`.
         :param spacy_model: the spaCy pipeline the answer's sentences, entities and parses come from; None takes
             `SPACY_MODEL`.
-        :param breaker_failures: chat failures in a row that open its breaker; None takes `BREAKER_FAILURES`.
-        :param breaker_cooldown_s: seconds an open breaker skips the chat model; None takes `BREAKER_COOLDOWN_S`.
+        :param breaker: the chat model's circuit breaker (`BreakerPolicy.from_settings`: None takes the settings).
             (A chat answer is never cached: `CACHE_TTL_S` does not apply.)
         """
         from components.settings import get_settings
@@ -115,8 +113,7 @@ class ResearchGenerator(InitParameterSerialization):
         self.scoring_model = scoring_model
         self.embedding_model = embedding_model or settings.embedding_model
         self.spacy_model = spacy_model or settings.spacy_model
-        self.breaker_failures = breaker_failures if breaker_failures is not None else settings.breaker_failures
-        self.breaker_cooldown_s = breaker_cooldown_s if breaker_cooldown_s is not None else settings.breaker_cooldown_s
+        self.breaker = BreakerPolicy.from_settings(breaker)
         self._extractive = ExtractiveAnswerGenerator(
             embedding_model=self.embedding_model,
             max_sentences=max_sentences,
@@ -162,8 +159,8 @@ class ResearchGenerator(InitParameterSerialization):
             self._guard = SourceGuard(
                 STATUS_SOURCE,
                 ResiliencePolicy(
-                    timeout_s=self.timeout_s, retries=self.retries, breaker_failures=self.breaker_failures,
-                    breaker_cooldown_s=self.breaker_cooldown_s, cache_ttl_s=0.0,
+                    timeout_s=self.timeout_s, retries=self.retries, breaker_failures=self.breaker.failures,
+                    breaker_cooldown_s=self.breaker.cooldown_s, cache_ttl_s=0.0,
                 ),
             )
         self._kind = kind

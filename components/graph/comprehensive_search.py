@@ -9,10 +9,10 @@ from haystack import Document, component
 
 from components.contracts import ContextChunk, SourceStatus, StatusKind, document_to_chunk
 from components.graph.factory import component_graph_store
-from components.graph.store import GraphStore
 from components.graph.tools import GraphToolComponent, GraphTools, fact_to_chunk
 from components.resilience import SourceResult
 from components.resilience.errors import first_line
+from components.serialization import with_base_parameters
 
 
 def knowledge_base_vector_search(collection: str | None, mode: str) -> Callable[[str, int], list[ContextChunk]]:
@@ -47,29 +47,19 @@ class ComprehensiveSearch(GraphToolComponent):
     ```
     """
 
-    def __init__(
-        self,
-        collection: str | None = None,
-        limit: int = 10,
-        vector_mode: str = "hybrid",
-        graph_store: GraphStore | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
-        timeout_s: float | None = None,
-    ) -> None:
+    SOURCE, MAX_LIMIT, POLICY = "comprehensive_search", 50, {"retries": 0}
+
+    @with_base_parameters(GraphToolComponent.__init__)
+    def __init__(self, limit: int = 10, vector_mode: str = "hybrid", **shared: Any) -> None:
         """
-        :param collection: the knowledge base's collection searched on both sides (None: the settings' one).
         :param limit: how many results each side returns by default (1-50).
         :param vector_mode: the knowledge base's search: dense, keyword or hybrid.
-        :param graph_store: as in `GraphToolComponent`, and the breaker parameters and `timeout_s`.
+        The others as in `GraphToolComponent` (`collection` is searched on both sides).
         """
         if vector_mode not in ("dense", "keyword", "hybrid"):
             raise ValueError("vector_mode must be dense, keyword or hybrid")
         self.vector_mode = vector_mode
-        self._configure(
-            "comprehensive_search", collection, limit, 50, graph_store, breaker_failures, breaker_cooldown_s, timeout_s,
-            retries=0,
-        )
+        GraphToolComponent.__init__(self, limit, **shared)
 
     def warm_up(self) -> None:
         """Open the graph store and the knowledge-base search once (a missing side is reported per call)."""

@@ -7,8 +7,9 @@ from typing import Any
 from haystack import Document, component
 
 from components.contracts import SourceStatus
-from components.graph.store import MAX_DEPTH, GraphStore
+from components.graph.store import MAX_DEPTH
 from components.graph.tools import GraphToolComponent, GraphTools, fact_to_chunk
+from components.serialization import with_base_parameters
 from components.validation import clamp
 
 
@@ -27,21 +28,12 @@ class EntityRelationships(GraphToolComponent):
     ```
     """
 
-    def __init__(
-        self,
-        collection: str | None = None,
-        limit: int = 50,
-        graph_store: GraphStore | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
-        timeout_s: float | None = None,
-    ) -> None:
-        """`limit` is described above; `collection`, `graph_store`, the breaker parameters and `timeout_s` (None:
-        the BREAKER_FAILURES, BREAKER_COOLDOWN_S and TOOL_TIMEOUT_S settings) as in `GraphToolComponent`."""
-        self._configure(
-            "graph_relationships", collection, limit, 200, graph_store, breaker_failures, breaker_cooldown_s,
-            timeout_s,
-        )
+    SOURCE, MAX_LIMIT = "graph_relationships", 200
+
+    @with_base_parameters(GraphToolComponent.__init__)
+    def __init__(self, limit: int = 50, **shared: Any) -> None:
+        """`limit`: how many related facts a run returns by default; the others as in `GraphToolComponent`."""
+        GraphToolComponent.__init__(self, limit, **shared)
 
     @component.output_types(documents=list[Document], relationships=dict, status=SourceStatus)
     def run(self, entity_name: str, depth: int = 2, as_of: str | None = None) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from typing import Any
 from haystack import Document, component
 
 from components.contracts import SourceStatus
-from components.graph.store import GraphStore
 from components.graph.tools import (
     MAX_LIMIT,
     GraphToolComponent,
@@ -19,6 +18,7 @@ from components.graph.tools import (
     parse_bound,
 )
 from components.resilience import SourceResult
+from components.serialization import with_base_parameters
 from components.validation import clamp
 
 SOURCE = "graph_entity_search"
@@ -44,20 +44,12 @@ class EntitySearch(GraphToolComponent):
     ```
     """
 
-    def __init__(
-        self,
-        collection: str | None = None,
-        limit: int = 10,
-        graph_store: GraphStore | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
-        timeout_s: float | None = None,
-    ) -> None:
-        """`limit` is described above; `collection`, `graph_store`, the breaker parameters and `timeout_s` (None:
-        the BREAKER_FAILURES, BREAKER_COOLDOWN_S and TOOL_TIMEOUT_S settings) as in `GraphToolComponent`."""
-        self._configure(
-            SOURCE, collection, limit, MAX_LIMIT, graph_store, breaker_failures, breaker_cooldown_s, timeout_s
-        )
+    SOURCE, MAX_LIMIT = SOURCE, MAX_LIMIT
+
+    @with_base_parameters(GraphToolComponent.__init__)
+    def __init__(self, limit: int = 10, **shared: Any) -> None:
+        """`limit`: how many entities a run returns by default; the others as in `GraphToolComponent`."""
+        GraphToolComponent.__init__(self, limit, **shared)
 
     @component.output_types(entities=list[dict], documents=list[Document], status=SourceStatus)
     def run(

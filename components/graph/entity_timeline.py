@@ -8,8 +8,8 @@ from haystack import Document, component
 
 from components.contracts import SourceStatus
 from components.graph.event_confidence import check_min_confidence
-from components.graph.store import GraphStore
 from components.graph.tools import GraphToolComponent, GraphTools, fact_to_chunk
+from components.serialization import with_base_parameters
 
 
 @component
@@ -28,24 +28,15 @@ class EntityTimeline(GraphToolComponent):
     ```
     """
 
-    def __init__(
-        self,
-        collection: str | None = None,
-        limit: int = 200,
-        graph_store: GraphStore | None = None,
-        min_event_confidence: float | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
-        timeout_s: float | None = None,
-    ) -> None:
-        """`limit` is described above; `collection`, `graph_store`, the breaker parameters and `timeout_s` as in
-        `GraphToolComponent`.
+    SOURCE, MAX_LIMIT = "graph_timeline", 1000
+
+    @with_base_parameters(GraphToolComponent.__init__)
+    def __init__(self, limit: int = 200, min_event_confidence: float | None = None, **shared: Any) -> None:
+        """`limit`: how many facts a run returns by default; the others as in `GraphToolComponent`.
         `min_event_confidence` (0-1): the event confidence a fact needs to be on the timeline (the others are in
         `less_certain`); None: the threshold the shipped event-confidence model was fitted with, 0: every fact."""
         self.min_event_confidence = check_min_confidence(min_event_confidence)
-        self._configure(
-            "graph_timeline", collection, limit, 1000, graph_store, breaker_failures, breaker_cooldown_s, timeout_s
-        )
+        GraphToolComponent.__init__(self, limit, **shared)
 
     @component.output_types(
         documents=list[Document], timeline=list[dict], less_certain=list[dict], entities=list[str], status=SourceStatus

@@ -9,13 +9,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from haystack import default_from_dict
 from haystack.core.errors import DeserializationError
 from haystack.core.serialization import import_class_by_name
 
 from components.graph.model import name_grams
 from components.graph.store import GraphStore, GraphUnavailable
-from components.serialization import InitParameterSerialization
+from components.resilience.guard import GuardedComponent
 from components.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -93,7 +92,7 @@ def deserialize_graph_store(data: GraphStore | dict[str, Any] | None) -> GraphSt
     return cls.from_dict(data)
 
 
-class GraphStoreComponent(InitParameterSerialization):
+class GraphStoreComponent(GuardedComponent):
     """Serialisation of the components that take a `graph_store` init parameter: the store is written with its own
     `to_dict()` and read back by `deserialize_graph_store` (our stores load without Haystack's allowlist)."""
 
@@ -103,7 +102,7 @@ class GraphStoreComponent(InitParameterSerialization):
         if "graph_store" in init_parameters:
             graph_store = deserialize_graph_store(init_parameters["graph_store"])
             data = {**data, "init_parameters": {**init_parameters, "graph_store": graph_store}}
-        return default_from_dict(cls, data)
+        return super().from_dict(data)
 
 
 def open_extractor(settings: Settings | None = None) -> GraphExtractor:

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 from haystack import component, logging
 
-from components.contracts import SOURCE_OUTPUTS, ContextChunk, ScoreKind
+from components.contracts import ContextChunk, ScoreKind
+from components.contracts.branch import BranchQuery, branch_run
 from components.graph.event_confidence import check_min_confidence, default_threshold, is_certain
 from components.graph.factory import GraphStoreComponent, component_graph_store, known_entities_in, resolved_graph_store
 from components.graph.model import FactHit
@@ -28,7 +29,7 @@ from components.knowledge_base.factory import document_field_of
 from components.knowledge_base.store import ChunkHit, SearchFilters
 from components.redaction import cut
 from components.resilience import SourceGuard, SourceResult
-from components.resilience.guard import guard_policy_from_settings, submit_in_thread
+from components.resilience.guard import BreakerPolicy, guard_policy_from_settings, submit_in_thread
 from components.resilience.scheduling import source_twin
 from components.settings import setting_or
 from components.validation import clamp, within
@@ -74,8 +75,7 @@ class GraphSearch(GraphStoreComponent):
         graph_store: GraphStore | None = None,
         document_store: Any = None,
         min_event_confidence: float | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
+        breaker: BreakerPolicy | dict[str, Any] | None = None,
         spacy_model: str | None = None,
         document_field: str | None = None,
     ) -> None:
@@ -94,8 +94,7 @@ class GraphSearch(GraphStoreComponent):
             as passages (as for `KnowledgeBaseSearch`); None: the store `KB_BACKEND` chooses.
         :param min_event_confidence: the event confidence (0-1) a fact needs to be attached to a passage; None: the
             threshold the shipped event-confidence model was fitted with, 0: every fact.
-        :param breaker_failures: failures in a row that open the branch's breaker (None: BREAKER_FAILURES).
-        :param breaker_cooldown_s: seconds an open breaker skips the branch (None: BREAKER_COOLDOWN_S).
+        :param breaker: the branch's circuit breaker (`BreakerPolicy.from_settings`: None takes the settings).
         :param spacy_model: the spaCy pipeline that finds the question's entities (None: SPACY_MODEL).
         :param document_field: for a knowledge base over an attached collection, the meta field that names a chunk's
             document (None: KB_DOCUMENT_FIELD as the branch is built; blank: the known fields).
@@ -111,7 +110,7 @@ class GraphSearch(GraphStoreComponent):
         self.timeout_s = setting_or(timeout_s, "tool_timeout_s")  # None: TOOL_TIMEOUT_S as the branch is built
         self.graph_store = resolved_graph_store(graph_store, collection)
         policy = guard_policy_from_settings(
-            self, breaker_failures, breaker_cooldown_s, timeout_s=self.timeout_s
+            self, breaker, timeout_s=self.timeout_s
         )
         self._guard = SourceGuard(SOURCE, policy)
         self._store: GraphStore | None = None
@@ -232,35 +231,28 @@ class GraphSearch(GraphStoreComponent):
             return SourceResult(chunks=chunks, total_found=len(chunks), partial="the passages' facts could not be read")
         return SourceResult(chunks=chunks, total_found=len(chunks))
 
-    @component.output_types(**SOURCE_OUTPUTS)
-    def run(
-        self,
-        query: str,
-        query_embedding: list[float] | None = None,
-        filters: dict[str, Any] | None = None,
-        as_of: str | dt.date | None = None,
-        sources: list[str] | None = None,
-        top_k: int | None = None,
-    ) -> dict[str, Any]:
-        """Passages and facts for `query`.
+    @branch_run
+    def run(self, branch: BranchQuery, top_k: int | None = None) -> dict[str, Any]:
+        """Passages and facts for the branch's `query`.
 
-        :param filters: the knowledge base's filters (`doc_types`, `document_ids`, `date_from`/`date_to`) restrict
-            the passages and the facts.
-        :param as_of: a date (or ISO text); only documents dated by then and facts valid then (begun by it, not
-            yet ended).
+        :param branch: the question's inputs; its `filters` are the knowledge base's (`doc_types`, `document_ids`,
+            `date_from`/`date_to`) and restrict the passages and the facts; with `as_of` (a date or ISO text) only
+            documents dated by then and facts valid then (begun by it, not yet ended) count.
         :param top_k: the number of passages (1-50); None: the component's `top_k`.
         :returns: `documents`: knowledge-base passages in walk order, their facts in `meta["graph_facts"]`;
             `status`: the run's `SourceStatus`; `branch`: the same documents as the ranker's `BranchDocuments`.
         """
 
+        query_embedding, as_of = branch.query_embedding, branch.as_of
+
         def prepare() -> Callable[[], SourceResult]:
-            text = check_text(query, "query")
+            text = check_text(branch.query, "query")
             parse_bound(as_of, "as_of", end=True)
             # Malformed filters are an input error, said before any work.
-            scope = parse_filters(filters, as_of)
+            scope = parse_filters(branch.filters, as_of)
             limit = clamp(self.top_k if top_k is None else top_k, 1, 50, "top_k", default=self.top_k)
             return lambda: self._search(text, query_embedding, as_of, limit, scope)
 
-        return self._guard.branch_outputs(sources, "the graph was not among the selected sources", prepare)
+        return self._guard.branch_outputs(branch.sources, "the graph was not among the selected sources", prepare)
 
     run_async = source_twin(run, SOURCE)

@@ -24,7 +24,7 @@ from components.graph.model import ENTITY_KINDS, EntityMatch, Fact, FactHit
 from components.graph.store import MAX_DEPTH, GraphStore
 from components.resilience import SourceGuard, SourceResult
 from components.resilience.errors import first_line
-from components.resilience.guard import guard_policy_from_settings, submit_in_thread
+from components.resilience.guard import BreakerPolicy, guard_policy_from_settings, submit_in_thread
 from components.validation import bounded_text, clamp, within
 
 MAX_QUERY_CHARS = 1000
@@ -38,39 +38,38 @@ class GraphToolComponent(GraphStoreComponent):
     """What the graph's tool components (`EntitySearch`, `EntityRelationships`, `EntityTimeline`,
     `ComprehensiveSearch`) share: their `collection`, `limit` and `graph_store` init parameters, checked; the guard of
     their source; and `GraphTools` over the store, made once in `warm_up()` (the store connects on first use, so a
-    graph that is down is a run's status)."""
+    graph that is down is a run's status). A subclass names its guard's `SOURCE` and its `MAX_LIMIT`, and takes its
+    own `limit` (with its default) and these parameters as `**shared` (`with_base_parameters`)."""
 
-    def _configure(
+    SOURCE = "graph_tool"
+    MAX_LIMIT = 50
+    POLICY: dict[str, Any] = {}  # other values of the tool's `ResiliencePolicy` (retries...)
+
+    def __init__(
         self,
-        source: str,
-        collection: str | None,
         limit: int,
-        max_limit: int,
-        graph_store: GraphStore | None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
+        collection: str | None = None,
+        graph_store: GraphStore | None = None,
+        breaker: BreakerPolicy | dict[str, Any] | None = None,
         timeout_s: float | None = None,
-        **policy: Any,
     ) -> None:
         """
+        :param limit: how many results a run returns by default, 1..`MAX_LIMIT`.
         :param collection: the knowledge base's collection whose graph is read (None: the settings' one).
-        :param limit: the component's `limit` init parameter, checked to lie in 1..`max_limit`.
         :param graph_store: the graph store to read (serialised in the pipeline YAML); None: the store the
             settings choose as the component is built (`GRAPH_BACKEND`, `NEO4J_*`), connected in `warm_up()`.
-        :param breaker_failures: failures in a row that open the tool's breaker (None: BREAKER_FAILURES).
-        :param breaker_cooldown_s: seconds an open breaker skips the tool (None: BREAKER_COOLDOWN_S).
+        :param breaker: the tool's circuit breaker (`BreakerPolicy.from_settings`: None takes the settings).
         :param timeout_s: how long one call may take (None: TOOL_TIMEOUT_S).
-        :param policy: other values of the tool's `ResiliencePolicy` (retries...).
         """
         if timeout_s is not None and not 0 < timeout_s <= 120:
             raise ValueError("timeout_s must be between 0 and 120 seconds, or None for the settings' tool timeout")
-        within("limit", limit, 1, max_limit, whole=True)
+        within("limit", limit, 1, self.MAX_LIMIT, whole=True)
         self.collection = collection
         self.limit = limit
         self.graph_store = resolved_graph_store(graph_store, collection)
-        policy = guard_policy_from_settings(self, breaker_failures, breaker_cooldown_s, timeout_s=timeout_s, **policy)
+        policy = guard_policy_from_settings(self, breaker, timeout_s=timeout_s, **self.POLICY)
         self.timeout_s = policy.timeout_s
-        self._guard = SourceGuard(source, policy)
+        self._guard = SourceGuard(self.SOURCE, policy)
         self._tools: GraphTools | None = None
 
     def warm_up(self) -> None:

@@ -31,8 +31,7 @@ from components.knowledge_base.store import (
     cosine_to_relevance,
 )
 from components.resilience import RetryableError, SourceError, SourceGuard
-from components.resilience.guard import guard_policy_from_settings
-from components.serialization import InitParameterSerialization
+from components.resilience.guard import BreakerPolicy, GuardedComponent, guard_policy_from_settings
 from components.settings import get_settings, setting_or
 from components.text.dates import date_bounds
 from components.text.language import SENTENCE_SPANS_KEY
@@ -171,10 +170,10 @@ class KnowledgeBaseAccess:
             logger.warning("The knowledge base is not ready yet: {reason}", reason=str(exc))
 
 
-class KnowledgeBaseComponent(InitParameterSerialization):
+class KnowledgeBaseComponent(GuardedComponent):
     """What every knowledge-base tool component keeps and checks: the integration's `document_store` (None: the store
     `KB_BACKEND` chooses for `collection`), its `source_name` in statuses (None: the class's `SOURCE_NAME`), its
-    `timeout_s`, `breaker_failures` and `breaker_cooldown_s` (None: the settings of those names) and
+    `timeout_s` (None: TOOL_TIMEOUT_S), its guard's `breaker` (`BreakerPolicy.from_settings`) and
     the `embedding_model` of the store's vectors (None: EMBEDDING_MODEL); the knowledge base over the store is opened
     in `warm_up()`; `to_dict` writes every init parameter of the subclass.
 
@@ -200,8 +199,7 @@ class KnowledgeBaseComponent(InitParameterSerialization):
         collection: str | None = None,
         source_name: str | None = None,
         timeout_s: float | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
+        breaker: BreakerPolicy | dict[str, Any] | None = None,
         embedding_model: str | None = None,
         document_field: str | None = None,
     ) -> None:
@@ -215,10 +213,7 @@ class KnowledgeBaseComponent(InitParameterSerialization):
                 raise ValueError("timeout_s must be positive, or None for the settings' tool timeout")
         # None: TOOL_TIMEOUT_S as the component is built; `to_dict` writes the value used.
         self.timeout_s = setting_or(timeout_s, "tool_timeout_s")
-        # None: BREAKER_FAILURES, BREAKER_COOLDOWN_S likewise.
-        self._policy = guard_policy_from_settings(
-            self, breaker_failures, breaker_cooldown_s, timeout_s=self.timeout_s
-        )
+        self._policy = guard_policy_from_settings(self, breaker, timeout_s=self.timeout_s)
         self.document_store = check_document_store(document_store)
         self.collection = collection
         self.source_name = source_name or self.SOURCE_NAME

@@ -22,7 +22,7 @@ from components.knowledge_base.attribution import (
 from components.knowledge_base.rank_fusion import reciprocal_rank_fusion
 from components.knowledge_base.store import ChunkHit, SearchFilters, cosine_to_relevance
 from components.resilience import SourceError, SourceResult
-from components.resilience.guard import cache_key, submit_in_thread
+from components.resilience.guard import BreakerPolicy, cache_key, submit_in_thread
 from components.serialization import init_parameters_to_dict
 from components.settings import setting_or
 from components.text.language import use_language_pipeline
@@ -67,8 +67,7 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         text_weight: float = 0.5,
         source_name: str | None = None,
         timeout_s: float | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
+        breaker: BreakerPolicy | dict[str, Any] | None = None,
         cache_ttl_s: float | None = None,
         embedding_model: str | None = None,
         spacy_model: str | None = None,
@@ -80,7 +79,7 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         self.mode = mode
         source_name = f"kb_{mode}" if source_name is None else source_name
         KnowledgeBaseComponent.__init__(
-            self, document_store, collection, source_name, timeout_s, breaker_failures, breaker_cooldown_s,
+            self, document_store, collection, source_name, timeout_s, breaker,
             embedding_model, document_field,
         )
         # Results cached for this long (0: not at all; None: CACHE_TTL_S as the search is built).

@@ -19,8 +19,7 @@ from components.memory.store import Interaction, MemoryStore, MemoryUnavailable
 from components.memory.zep import ZepMemoryStore
 from components.redaction import cut
 from components.resilience import SourceGuard
-from components.resilience.guard import guard_policy_from_settings
-from components.serialization import InitParameterSerialization
+from components.resilience.guard import BreakerPolicy, GuardedComponent, guard_policy_from_settings
 from components.settings import get_settings
 from components.text.language import use_language_pipeline
 
@@ -58,7 +57,7 @@ def make_memory_store(
     return EmbeddedMemoryStore(table, settings=settings)
 
 
-class MemoryComponent(InitParameterSerialization):
+class MemoryComponent(GuardedComponent):
     """What `MemoryRecall` and `MemoryWriter` share: the store's configuration (their init parameters of the same
     names), the store made from it the first time it is needed (in `warm_up()`, or in a run when warming up could
     not make it: a Zep without URL is then that run's status, not a pipeline that cannot start) or the one given
@@ -66,29 +65,37 @@ class MemoryComponent(InitParameterSerialization):
     """
 
     in_process_parameters = ("memory_store",)
+    SOURCE = "memory"  # the name of the component's guard and statuses
 
-    def _configure(
+    def __init__(
         self,
-        source: str,
-        backend: str | None,
-        table: str,
-        zep_api_url: str | None,
-        zep_api_key: Secret | None,
-        embedding_model: str | None,
-        timeout_s: float | None,
-        retries: int | None,
-        memory_store: MemoryStore | None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
+        backend: str | None = None,
+        table: str = "memory_interactions",
+        zep_api_url: str | None = None,
+        zep_api_key: Secret = Secret.from_env_var("ZEP_API_KEY", strict=False),  # noqa: B008
+        embedding_model: str | None = None,
+        timeout_s: float | None = None,
+        retries: int | None = None,
+        memory_store: MemoryStore | None = None,
+        breaker: BreakerPolicy | dict[str, Any] | None = None,
         spacy_model: str | None = None,
     ) -> None:
+        """The parameters of both components (a subclass's `__init__` takes them as `**shared`):
+
+        :param backend: `embedded` or `zep` (None: MEMORY_BACKEND).
+        :param table: the embedded backend's table.
+        :param zep_api_url: Zep's URL (None: ZEP_API_URL); `zep_api_key` its key, an env-var secret.
+        :param embedding_model: the model that embeds the remembered turns (None: EMBEDDING_MODEL).
+        :param timeout_s: how long one call may take (None: TOOL_TIMEOUT_S); `retries` (None: TOOL_RETRIES).
+        :param memory_store: a store to use instead (tests, notebooks; never serialised).
+        :param breaker: the source's circuit breaker (`BreakerPolicy.from_settings`).
+        :param spacy_model: the spaCy pipeline whose lemmas the turns' terms are read with (None: SPACY_MODEL).
+        """
         if memory_store is not None and not isinstance(memory_store, MemoryStore):
             raise ValueError(f"memory_store must be a MemoryStore or None, not {type(memory_store).__name__}")
         if embedding_model is not None and not embedding_model:
             raise ValueError("embedding_model must name the embedding model, or be None for EMBEDDING_MODEL")
-        # Called by the components' `__init__`: a None takes the setting in force as the component is built
-        # (MEMORY_BACKEND, ZEP_API_URL, EMBEDDING_MODEL, TOOL_TIMEOUT_S, TOOL_RETRIES, BREAKER_FAILURES,
-        # BREAKER_COOLDOWN_S, SPACY_MODEL); `to_dict` writes the values used.
+        # A None takes the setting in force as the component is built; `to_dict` writes the values used.
         settings = get_settings()
         self.backend = validate_backend(backend) or settings.memory_backend
         self.table = validate_table_name(table)
@@ -100,8 +107,8 @@ class MemoryComponent(InitParameterSerialization):
         self.timeout_s = timeout_s if timeout_s is not None else settings.tool_timeout_s
         self.retries = retries if retries is not None else settings.tool_retries
         self._settings = settings  # the database and a ZEP_API_KEY written in `.env`, for the store made later
-        self._guard = SourceGuard(source, guard_policy_from_settings(
-            self, breaker_failures, breaker_cooldown_s, timeout_s=self.timeout_s, retries=self.retries
+        self._guard = SourceGuard(self.SOURCE, guard_policy_from_settings(
+            self, breaker, timeout_s=self.timeout_s, retries=self.retries
         ))
         self._model: EmbeddingModel | None = None
         self._given_store = memory_store

@@ -9,14 +9,13 @@ from typing import Any
 
 import numpy as np
 from haystack import component
-from haystack.utils import Secret
 
-from components.contracts import SOURCE_OUTPUTS, SourceStatus
+from components.contracts import SourceStatus
+from components.contracts.branch import BranchQuery, branch_run
 from components.memory.backends import MemoryComponent
 from components.memory.store import (
     MAX_NUM_RESULTS,
     MAX_QUERY_CHARS,
-    MemoryStore,
     RecalledInteraction,
     RecallQuery,
     interaction_to_chunk,
@@ -27,6 +26,7 @@ from components.memory.store import (
 )
 from components.resilience import SourceError, SourceResult
 from components.resilience.scheduling import source_twin
+from components.serialization import with_base_parameters
 from components.text.phrases import capitalised_phrases
 from components.validation import bounded_text, clamp, positive_int
 
@@ -76,26 +76,13 @@ class MemoryRecall(MemoryComponent):
     ```
     """
 
-    def __init__(
-        self,
-        backend: str | None = None,
-        table: str = "memory_interactions",
-        num_results: int = 3,
-        zep_api_url: str | None = None,
-        zep_api_key: Secret = Secret.from_env_var("ZEP_API_KEY", strict=False),  # noqa: B008
-        embedding_model: str | None = None,
-        timeout_s: float | None = None,
-        retries: int | None = None,
-        memory_store: MemoryStore | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
-        spacy_model: str | None = None,
-    ) -> None:
+    SOURCE = SOURCE
+
+    @with_base_parameters(MemoryComponent.__init__)
+    def __init__(self, num_results: int = 3, **shared: Any) -> None:
+        """`num_results`: how many interactions a run recalls by default; the others as in `MemoryComponent`."""
         self.num_results = min(positive_int("num_results", num_results), MAX_NUM_RESULTS)
-        self._configure(
-            SOURCE, backend, table, zep_api_url, zep_api_key, embedding_model, timeout_s, retries, memory_store,
-            breaker_failures, breaker_cooldown_s, spacy_model,
-        )
+        MemoryComponent.__init__(self, **shared)
 
     def _prepare(
         self,
@@ -167,36 +154,35 @@ class MemoryRecall(MemoryComponent):
             chunk.metadata["related_entities"] = mentioned_entities(chunk.text, query.entities)
         return SourceResult(chunks=chunks)
 
-    @component.output_types(**SOURCE_OUTPUTS)
+    @branch_run
     def run(
         self,
-        query: str,
-        query_embedding: list[float] | None = None,
-        filters: dict[str, Any] | None = None,
-        as_of: str | dt.date | None = None,
-        sources: list[str] | None = None,
+        branch: BranchQuery,
         session_id: str | None = None,
         user_id: str | None = None,
         num_results: int | None = None,
         time_window: str | None = None,
     ) -> dict[str, Any]:
-        """Recall up to `num_results` (default 3) earlier interactions relevant to `query`.
+        """Recall up to `num_results` (default 3) earlier interactions relevant to the branch's `query`.
 
-        :param as_of: only interactions before this date (whole day included) or date-time.
+        :param branch: the question's inputs (`as_of`: only interactions before this date, whole day included, or
+            date-time).
         :param time_window: only interactions within this duration before now (or before `as_of`): 24h, 7d, 2w.
         :returns: `documents`: memory chunks as Documents, best first; `status`: the run's `SourceStatus`;
             `branch`: the same documents as the ranker's `BranchDocuments`.
         """
 
         def prepare() -> SourceStatus | Callable[[], SourceResult]:
+            filters = branch.filters
             if isinstance(filters, dict) and (filters.get("doc_types") or filters.get("document_ids")):
                 # Remembered conversations are not documents: a filter naming document types or ids excludes them.
                 return SourceStatus.skipped(SOURCE, "the filters restrict the question to certain documents")
             recall = self._prepare(
-                query, query_embedding, filters, as_of, session_id, user_id, num_results, time_window
+                branch.query, branch.query_embedding, filters, branch.as_of, session_id, user_id, num_results,
+                time_window,
             )
             return lambda: self._recall(recall)
 
-        return self._guard.branch_outputs(sources, "memory was not among the selected sources", prepare)
+        return self._guard.branch_outputs(branch.sources, "memory was not among the selected sources", prepare)
 
     run_async = source_twin(run, SOURCE)

@@ -7,19 +7,18 @@ from typing import Any
 
 from haystack import Document, component, logging
 from haystack.dataclasses import GeneratedAnswer
-from haystack.utils import Secret
 
 from components.contracts import SourceStatus
 from components.memory.backends import MemoryComponent
 from components.memory.store import (
     MAX_QUERY_CHARS,
     Interaction,
-    MemoryStore,
     memory_chunk_text,
     summarise_answer,
 )
 from components.resilience import SourceResult
 from components.resilience.scheduling import async_twin
+from components.serialization import with_base_parameters
 from components.text.phrases import capitalised_phrases
 
 logger = logging.getLogger(__name__)
@@ -67,27 +66,14 @@ class MemoryWriter(MemoryComponent):
     ```
     """
 
-    def __init__(
-        self,
-        backend: str | None = None,
-        table: str = "memory_interactions",
-        zep_api_url: str | None = None,
-        zep_api_key: Secret = Secret.from_env_var("ZEP_API_KEY", strict=False),  # noqa: B008
-        embedding_model: str | None = None,
-        timeout_s: float | None = None,
-        retries: int | None = None,
-        memory_store: MemoryStore | None = None,
-        require_session: bool = False,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
-        spacy_model: str | None = None,
-    ) -> None:
-        # In a shared pipeline, only conversations that name a session are remembered (not evaluation runs).
+    SOURCE = SOURCE
+
+    @with_base_parameters(MemoryComponent.__init__)
+    def __init__(self, require_session: bool = False, **shared: Any) -> None:
+        """`require_session`: remember only interactions that name a session (in a shared pipeline, so evaluation
+        runs are not remembered); the others as in `MemoryComponent`."""
         self.require_session = bool(require_session)
-        self._configure(
-            SOURCE, backend, table, zep_api_url, zep_api_key, embedding_model, timeout_s, retries, memory_store,
-            breaker_failures, breaker_cooldown_s, spacy_model,
-        )
+        MemoryComponent.__init__(self, **shared)
 
     def _write(self, interaction: Interaction) -> SourceResult:
         store = self._store()

@@ -29,6 +29,7 @@ import json
 import queue
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -41,6 +42,7 @@ from components.contracts.selection import source_selected
 from components.resilience.budget import deadline_scope, question_deadline
 from components.resilience.errors import Fault, RetryableError, ServiceUnreachable, SourceError, classify_exception
 from components.resilience.telemetry import telemetry
+from components.serialization import InitParameterSerialization
 from components.validation import within
 
 logger = logging.getLogger(__name__)
@@ -144,26 +146,83 @@ class ResiliencePolicy:
         return cls(**values)
 
 
-# The guard's init parameters every guarded component takes (None: the setting of the same name, upper case, in
-# force when the component is built) and serialises: how many failures in a row open the source's breaker, and how
-# long it stays open. A component whose guard caches results (it gives the guard a cache key) takes `cache_ttl_s` too.
-BREAKER_PARAMETERS = ("breaker_failures", "breaker_cooldown_s")
+@dataclass(frozen=True)
+class BreakerPolicy:
+    """A guarded component's circuit breaker: how many failures in a row open it, and for how long it then stays
+    open. Serialised as one init parameter, `breaker: {failures: 5, cooldown_s: 30.0}`."""
+
+    failures: int = 5
+    cooldown_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.failures, int) or self.failures < 1:
+            raise ValueError("breaker failures must be a whole number of at least 1")
+        if not isinstance(self.cooldown_s, int | float) or self.cooldown_s < 0:
+            raise ValueError("breaker cooldown_s cannot be negative")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values for serialisation (the init parameter's value)."""
+        return asdict(self)
+
+    @classmethod
+    def from_settings(cls, value: BreakerPolicy | dict[str, Any] | None) -> BreakerPolicy:
+        """`value` as a policy: a dict's missing (or None) keys, and a None, take the BREAKER_FAILURES and
+        BREAKER_COOLDOWN_S settings in force (call it when a component is built)."""
+        if isinstance(value, BreakerPolicy):
+            return value
+        if value is not None and not isinstance(value, dict):
+            raise ValueError(f"breaker must be a mapping of failures and cooldown_s, not {value!r}")
+        given = value or {}
+        unknown = set(given) - {"failures", "cooldown_s"}
+        if unknown:
+            raise ValueError(f"breaker takes failures and cooldown_s, not {', '.join(sorted(unknown))}")
+        from components.settings import get_settings
+
+        settings = get_settings()
+        return cls(
+            failures=given["failures"] if given.get("failures") is not None else settings.breaker_failures,
+            cooldown_s=given["cooldown_s"] if given.get("cooldown_s") is not None else settings.breaker_cooldown_s,
+        )
+
+
+# The breaker's init parameters before they were one `breaker` mapping: a YAML written then still loads.
+_FLAT_BREAKER_KEYS = {"breaker_failures": "failures", "breaker_cooldown_s": "cooldown_s"}
+
+
+def nested_breaker(data: dict[str, Any]) -> dict[str, Any]:
+    """A guarded component's `to_dict()` output with the flat breaker keys of older YAMLs folded into `breaker`."""
+    params = data.get("init_parameters") or {}
+    if not set(_FLAT_BREAKER_KEYS) & set(params):
+        return data
+    warnings.warn("breaker_failures and breaker_cooldown_s are deprecated: write breaker: {failures: N, "
+                  "cooldown_s: S}", DeprecationWarning, stacklevel=3)
+    params = dict(params)
+    breaker = {new: params.pop(old) for old, new in _FLAT_BREAKER_KEYS.items() if old in params}
+    params["breaker"] = {**breaker, **(params.get("breaker") or {})}
+    return {**data, "init_parameters": params}
+
+
+class GuardedComponent(InitParameterSerialization):
+    """Serialisation of a component whose guard takes a `breaker` init parameter (a `BreakerPolicy`, written as a
+    mapping); `from_dict` also reads the flat `breaker_failures` / `breaker_cooldown_s` of older YAMLs."""
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        return super().from_dict(nested_breaker(data))
 
 
 def guard_policy_from_settings(
-    component: Any, breaker_failures: int | None, breaker_cooldown_s: float | None, **overrides: Any
+    component: Any, breaker: BreakerPolicy | dict[str, Any] | None, **overrides: Any
 ) -> ResiliencePolicy:
-    """The policy of a component being built (call it from `__init__`): its breaker init parameters, a None taking
-    BREAKER_FAILURES or BREAKER_COOLDOWN_S, and `overrides` (timeout, retries...; `cache_ttl_s` 0 unless given, a
-    None taking CACHE_TTL_S). The breaker values used are kept as the component's attributes of the same names, so
-    its `to_dict` writes them."""
+    """The policy of a component being built (call it from `__init__`): its `breaker` init parameter (None, or a
+    mapping's missing keys, taking BREAKER_FAILURES and BREAKER_COOLDOWN_S), kept as its `breaker` attribute so its
+    `to_dict` writes it, and `overrides` (timeout, retries...; `cache_ttl_s` 0 unless given, a None taking
+    CACHE_TTL_S)."""
+    component.breaker = BreakerPolicy.from_settings(breaker)
     overrides.setdefault("cache_ttl_s", 0.0)
-    policy = ResiliencePolicy.from_settings(
-        breaker_failures=breaker_failures, breaker_cooldown_s=breaker_cooldown_s, **overrides
+    return ResiliencePolicy.from_settings(
+        breaker_failures=component.breaker.failures, breaker_cooldown_s=component.breaker.cooldown_s, **overrides
     )
-    for name in BREAKER_PARAMETERS:
-        setattr(component, name, getattr(policy, name))
-    return policy
 
 
 @dataclass

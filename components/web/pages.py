@@ -16,13 +16,13 @@ from haystack.utils import Secret
 
 from components.contracts import ContextChunk, SourceType
 from components.redaction import cut
-from components.resilience import RetryableError, SourceError, SourceGuard
-from components.resilience.guard import guard_policy_from_settings
+from components.resilience import RetryableError, SourceError
 from components.resilience.scheduling import map_until
-from components.serialization import InitParameterSerialization
+from components.serialization import with_base_parameters
 from components.settings import get_settings, setting_or
-from components.validation import positive_int, string_list
+from components.validation import string_list
 from components.web.chunking import fetched_chunk, markdown_chunks, page_text, pick_chunks, query_cosines, query_terms
+from components.web.fetching_source import FetchingSource
 from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, check_address, firecrawl_endpoint
 from components.web.snapshots import PageSnapshot, SnapshotStore
 
@@ -32,71 +32,43 @@ logger = logging.getLogger(__name__)
 _PAGE_WORKERS = 5
 
 
-class WebSource(InitParameterSerialization):
+class WebSource(FetchingSource):
     """What `WebSearch` and `WebScrape` share: their Firecrawl, page-timeout, exclusion, snapshot and model init
     parameters (checked, kept under their own names), the source's guard, the embedding model and Firecrawl
-    client library loaded in `warm_up()`, and their serialisation (every init parameter)."""
+    client library loaded in `warm_up()`, and their serialisation (every init parameter). A subclass names its
+    guard's `SOURCE` and takes these parameters as `**shared` (`with_base_parameters`)."""
 
-    def _configure(
+    SOURCE, API_URL_SETTING = "web", "firecrawl_api_url"
+
+    @with_base_parameters(FetchingSource.__init__)
+    def __init__(
         self,
-        source: str,
-        page_timeout_s: float | None,
-        timeout_s: float | None,
-        retries: int | None,
-        exclude_patterns: list[str] | None,
-        api_url: str | None,
-        api_key: Secret | None,
-        snapshot_dir: str | None,
-        model: str | None,
-        chunk_tokens: int | None = None,
-        allow_private_addresses: bool | None = None,
-        max_response_bytes: int | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
-        spacy_model: str | None = None,
+        page_timeout_s: float | None = None,
+        exclude_patterns: list[str] | None = None,
+        api_key: Secret | None = None,
+        snapshot_dir: str | None = None,
+        **shared: Any,
     ) -> None:
-        """Called by the components' `__init__`: a None takes the setting in force as the component is built
-        (WEB_PAGE_TIMEOUT_S, TOOL_TIMEOUT_S, TOOL_RETRIES, WEB_EXCLUDE_PATTERNS, FIRECRAWL_API_URL, the data folder's
-        snapshots, EMBEDDING_MODEL, CHUNK_TOKENS, ALLOW_PRIVATE_ADDRESSES, UPSTREAM_MAX_BYTES, BREAKER_FAILURES,
-        BREAKER_COOLDOWN_S, SPACY_MODEL); `to_dict` writes the values used."""
+        """The parameters of both web components: a None takes the setting in force as the component is built
+        (WEB_PAGE_TIMEOUT_S, WEB_EXCLUDE_PATTERNS, FIRECRAWL_API_KEY as an env-var secret, the data folder's
+        snapshots; the others as in `FetchingSource`, the URL FIRECRAWL_API_URL); `to_dict` writes the values used."""
         settings = get_settings()
         if page_timeout_s is not None and page_timeout_s <= 0:
             raise ValueError("page_timeout_s must be positive")
         self.page_timeout_s = page_timeout_s or settings.web_page_timeout_s
-        self.timeout_s = setting_or(timeout_s, "tool_timeout_s")
-        self.retries = setting_or(retries, "tool_retries")
         self.exclude_patterns = string_list("exclude_patterns", setting_or(exclude_patterns, "web_exclude_patterns"))
-        self.api_url = api_url or settings.firecrawl_api_url
         self.api_key = api_key or Secret.from_env_var("FIRECRAWL_API_KEY", strict=False)
         # A key written in the settings' `.env` file (not the environment) counts; it is never serialised.
         self._env_file_key = settings.firecrawl_api_key
         self.snapshot_dir = snapshot_dir or str(settings.data_dir / "snapshots")
-        self.model = setting_or(model, "embedding_model")
-        self.spacy_model = setting_or(spacy_model, "spacy_model")
-        self.chunk_tokens = positive_int("chunk_tokens", setting_or(chunk_tokens, "chunk_tokens"))
-        self.allow_private_addresses = bool(setting_or(allow_private_addresses, "allow_private_addresses"))
-        self.max_response_bytes = positive_int("max_response_bytes", setting_or(max_response_bytes,
-                                                                                "upstream_max_bytes"))
-        self._model: Any = None
-        self._guard = SourceGuard(source, guard_policy_from_settings(
-            self, breaker_failures, breaker_cooldown_s, timeout_s=self.timeout_s, retries=self.retries
-        ))
+        FetchingSource.__init__(self, **shared)
 
     def _endpoint(self) -> tuple[str | None, str | None]:
         """(key, URL) of Firecrawl for this component (see `firecrawl_endpoint`)."""
         return firecrawl_endpoint(self.api_key, self.api_url, self._env_file_key)
 
-    def warm_up(self) -> None:
-        """Load the embedding model, the sentence parser the chunker uses and the Firecrawl client library (once per
-        process)."""
-        if self._model is None:
-            import firecrawl  # noqa: F401 - its import takes seconds on a busy machine; not a search's latency
-
-            from components.embedding import get_embedding_model
-            from components.text.language import use_language_pipeline
-
-            self._model = get_embedding_model(self.model)
-            use_language_pipeline(self.spacy_model)
+    def _load_client(self) -> None:
+        import firecrawl  # noqa: F401 - its import takes seconds on a busy machine; not a search's latency
 
     def _run_settings(self) -> tuple[float, float, list[str], SnapshotStore]:
         """(the page timeout, the call's budget, the exclusion patterns, the snapshot store) of a run."""

@@ -7,10 +7,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from haystack import Document, component
-from haystack.utils import Secret
 
 from components.contracts import SourceStatus
 from components.resilience import RetryableError, SourceError, SourceResult
+from components.serialization import with_base_parameters
 from components.validation import positive_int
 from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, check_address, matches_pattern
 from components.web.pages import WebSource, fetch_pages, page_chunks
@@ -50,27 +50,12 @@ class WebScrape(WebSource):
     ```
     """
 
-    def __init__(
-        self,
-        page_timeout_s: float | None = None,
-        timeout_s: float | None = None,
-        retries: int | None = None,
-        max_chunks: int = 20,
-        exclude_patterns: list[str] | None = None,
-        api_url: str | None = None,
-        api_key: Secret | None = None,
-        snapshot_dir: str | None = None,
-        model: str | None = None,
-        allow_private_addresses: bool | None = None,
-        max_response_bytes: int | None = None,
-        chunk_tokens: int | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
-        spacy_model: str | None = None,
-    ) -> None:
-        self._configure(SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir,
-                        model, chunk_tokens, allow_private_addresses, max_response_bytes, breaker_failures,
-                        breaker_cooldown_s, spacy_model)
+    SOURCE = SOURCE
+
+    @with_base_parameters(WebSource.__init__)
+    def __init__(self, max_chunks: int = 20, **shared: Any) -> None:
+        """`max_chunks`: the most on-topic chunks kept when a query is given; the others as in `WebSource`."""
+        WebSource.__init__(self, **shared)
         self.max_chunks = positive_int("max_chunks", max_chunks)
 
     @component.output_types(documents=list[Document], status=SourceStatus)

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from collections.abc import Callable
 from typing import Any
 
 from haystack import component, logging
-from haystack.utils import Secret
 
-from components.contracts import SOURCE_OUTPUTS, SourceStatus
+from components.contracts import SourceStatus
+from components.contracts.branch import BranchQuery, branch_run
 from components.contracts.selection import filter_names
 from components.resilience import SourceResult
 from components.resilience.errors import RetryableError
 from components.resilience.scheduling import source_twin
+from components.serialization import with_base_parameters
 from components.validation import bounded_count, bounded_text, positive_int, string_list
 from components.web.firecrawl_access import NOT_CONFIGURED, FirecrawlAccess, matches_pattern
 from components.web.pages import WebSource, fetch_pages, page_chunks
@@ -47,55 +47,39 @@ class WebSearch(WebSource):
     ```
     """
 
+    SOURCE = SOURCE
+
+    @with_base_parameters(WebSource.__init__)
     def __init__(
         self,
         num_results: int = 5,
         languages: list[str] | None = None,
         include_domains: list[str] | None = None,
         exclude_domains: list[str] | None = None,
-        exclude_patterns: list[str] | None = None,
-        page_timeout_s: float | None = None,
-        timeout_s: float | None = None,
-        retries: int | None = None,
         max_chunks_per_page: int = 6,
-        api_url: str | None = None,
-        api_key: Secret | None = None,
-        snapshot_dir: str | None = None,
-        model: str | None = None,
-        max_response_bytes: int | None = None,
-        chunk_tokens: int | None = None,
-        allow_private_addresses: bool | None = None,
-        breaker_failures: int | None = None,
-        breaker_cooldown_s: float | None = None,
-        spacy_model: str | None = None,
+        **shared: Any,
     ) -> None:
+        """The search's own defaults (each a run can override); Firecrawl, timeouts, exclusions, snapshots and
+        models as in `WebSource`."""
         self.languages = string_list("languages", languages)
         self.include_domains = string_list("include_domains", include_domains)
         self.exclude_domains = string_list("exclude_domains", exclude_domains)
         self.num_results = positive_int("num_results", num_results)
         self.max_chunks_per_page = positive_int("max_chunks_per_page", max_chunks_per_page)
-        self._configure(
-            SOURCE, page_timeout_s, timeout_s, retries, exclude_patterns, api_url, api_key, snapshot_dir, model,
-            chunk_tokens, allow_private_addresses, max_response_bytes, breaker_failures, breaker_cooldown_s,
-            spacy_model,
-        )
+        WebSource.__init__(self, **shared)
 
     # -- the branch -----------------------------------------------------------------------------------------
 
-    @component.output_types(**SOURCE_OUTPUTS)
+    @branch_run
     def run(
         self,
-        query: str,
-        query_embedding: list[float] | None = None,
-        filters: dict[str, Any] | None = None,
-        as_of: str | dt.date | None = None,
-        sources: list[str] | None = None,
+        branch: BranchQuery,
         num_results: int | None = None,
         languages: list[str] | None = None,
         include_domains: list[str] | None = None,
         exclude_domains: list[str] | None = None,
     ) -> dict[str, Any]:
-        """Search the web for `query`.
+        """Search the web for the branch's `query`.
 
         Of the research `filters`, only `domains` applies to the web (as `include_domains` when that is not
         given). With `as_of` the web is skipped: a page fetched today says what it says today, not what was known then.
@@ -105,6 +89,7 @@ class WebSearch(WebSource):
         """
 
         def prepare() -> SourceStatus | Callable[[], SourceResult]:
+            as_of, sources = branch.as_of, branch.sources
             if as_of:
                 return SourceStatus.skipped(
                     SOURCE,
@@ -117,11 +102,11 @@ class WebSearch(WebSource):
                     return SourceStatus.refused(SOURCE, NOT_CONFIGURED, time.monotonic())
                 return SourceStatus.skipped(SOURCE, NOT_CONFIGURED)
             page_timeout, budget, patterns, snapshots = self._run_settings()
-            domains = include_domains or filter_names(filters, "domains")
+            domains = include_domains or filter_names(branch.filters, "domains")
 
             def work() -> SourceResult:
                 started = time.monotonic()
-                text = bounded_text("the question", query, MAX_QUERY_CHARS)
+                text = bounded_text("the question", branch.query, MAX_QUERY_CHARS)
                 wanted = bounded_count("num_results", num_results, self.num_results, MAX_RESULTS)
                 langs = string_list("languages", languages, self.languages)
                 include = string_list("include_domains", domains, self.include_domains)
@@ -161,7 +146,7 @@ class WebSearch(WebSource):
                 chunks = page_chunks(
                     fetched.pages,
                     text,
-                    query_embedding,
+                    branch.query_embedding,
                     self._model,
                     chunk_tokens=self.chunk_tokens,
                     max_chunks_per_page=self.max_chunks_per_page,
@@ -178,7 +163,7 @@ class WebSearch(WebSource):
 
         # Nothing before the work checks the question (the work does), so a fault here is the set-up's and is raised.
         return self._guard.branch_outputs(
-            sources, "web not selected for this question", prepare, refuse=(), set_up=self.warm_up
+            branch.sources, "web not selected for this question", prepare, refuse=(), set_up=self.warm_up
         )
 
     run_async = source_twin(run, SOURCE)

@@ -1,10 +1,17 @@
+import inspect
+
 import pytest
 from haystack import component, default_from_dict
 from haystack.core.errors import SerializationError
 from haystack.core.serialization import allow_deserialization_module
 from haystack.utils import Secret
 
-from components.serialization import init_parameters_to_dict, without_wiping_flags
+from components.serialization import (
+    InitParameterSerialization,
+    init_parameters_to_dict,
+    with_base_parameters,
+    without_wiping_flags,
+)
 
 
 class _Store:
@@ -64,3 +71,40 @@ class TestInitParametersToDict:
         with pytest.raises(SerializationError, match="'limit'"):
             init_parameters_to_dict(_Renamed(limit=9))
         assert init_parameters_to_dict(_Renamed(limit=9), limit=9)["init_parameters"] == {"limit": 9}
+
+
+class _SharedBase(InitParameterSerialization):
+    def __init__(self, collection: str = "docs", timeout_s: float = 7.0) -> None:
+        self.collection = collection
+        self.timeout_s = timeout_s
+
+
+@component
+class _WithShared(_SharedBase):
+    @with_base_parameters(_SharedBase.__init__)
+    def __init__(self, limit: int = 5, **shared) -> None:  # noqa: ANN003
+        self.limit = limit
+        _SharedBase.__init__(self, **shared)
+
+    @component.output_types(n=int)
+    def run(self, query: str) -> dict:
+        return {"n": self.limit}
+
+
+class TestWithBaseParameters:
+    def test_the_signature_lists_its_own_then_the_base_parameters_keyword_only(self):
+        parameters = inspect.signature(_WithShared.__init__).parameters
+        assert list(parameters) == ["self", "limit", "collection", "timeout_s"]
+        assert parameters["collection"].kind is inspect.Parameter.KEYWORD_ONLY
+        assert parameters["timeout_s"].default == 7.0
+
+    def test_every_parameter_is_serialised_and_round_trips(self):
+        made = _WithShared(3, collection="papers", timeout_s=2.0)
+        data = made.to_dict()
+        assert data["init_parameters"] == {"limit": 3, "collection": "papers", "timeout_s": 2.0}
+        again = _WithShared.from_dict(data)
+        assert (again.limit, again.collection, again.timeout_s) == (3, "papers", 2.0)
+
+    def test_an_unknown_parameter_is_still_refused(self):
+        with pytest.raises(TypeError, match="unexpected keyword argument 'colection'"):
+            _WithShared(colection="papers")

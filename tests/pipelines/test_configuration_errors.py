@@ -6,6 +6,7 @@ exit 1 from the command line; never a 422, never a traceback."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 from unittest.mock import Mock
 
 import pytest
@@ -32,22 +33,34 @@ def _assert_one_sentence(detail: str, *named: str) -> None:
     assert "\n" not in detail and "Traceback" not in detail
 
 
-def test_a_served_pipeline_that_cannot_warm_up_is_a_503_not_the_callers_422(two_spacy_models) -> None:  # noqa: ANN001
-    documents = wrapper("documents")
-    documents.catalog.run.side_effect = two_spacy_models
+def _served_503(name: str, call: str, cause: Any, **arguments: Any) -> str:
+    """The detail of the error the `name` pipeline's wrapper answers when its catalog's `call` fails with `cause`,
+    checked to be a 503 (`run_api_async` for the research pipeline, `run_api` otherwise)."""
+    served = wrapper(name)
+    getattr(served.catalog, call).side_effect = cause
     with pytest.raises(HTTPException) as raised:
-        documents.run_api()
+        if name == "research":
+            asyncio.run(served.run_api_async(**arguments))
+        else:
+            served.run_api(**arguments)
     assert raised.value.status_code == 503
-    _assert_one_sentence(raised.value.detail, "spacy_model", "zorblex_core_lg")
+    return raised.value.detail
+
+
+def _documents_503(cause: Any) -> str:
+    return _served_503("documents", "run", cause)
+
+
+def _research_503(cause: Any) -> str:
+    return _served_503("research", "research_async", cause, question="Who founded Quellmark?", sources=["kb"])
+
+
+def test_a_served_pipeline_that_cannot_warm_up_is_a_503_not_the_callers_422(two_spacy_models) -> None:  # noqa: ANN001
+    _assert_one_sentence(_documents_503(two_spacy_models), "spacy_model", "zorblex_core_lg")
 
 
 def test_a_research_question_on_a_misconfigured_server_is_a_503(two_spacy_models) -> None:  # noqa: ANN001
-    research = wrapper("research")
-    research.catalog.research_async.side_effect = two_spacy_models
-    with pytest.raises(HTTPException) as raised:
-        asyncio.run(research.run_api_async(question="Who founded Quellmark?", sources=["kb"]))
-    assert raised.value.status_code == 503
-    _assert_one_sentence(raised.value.detail, "spacy_model", "zorblex_core_lg")
+    _assert_one_sentence(_research_503(two_spacy_models), "spacy_model", "zorblex_core_lg")
 
 
 def test_the_command_line_says_it_in_one_line_and_exits_1(two_spacy_models, monkeypatch, capsys) -> None:  # noqa: ANN001
@@ -87,30 +100,18 @@ def test_a_spacy_model_that_is_not_installed_is_not_a_value_error_the_caller_cau
 
 @pytest.mark.parametrize("cause", [missing_spacy_model, invalid_budget])
 def test_a_served_pipeline_whose_configuration_fails_on_a_request_is_a_503(cause) -> None:  # noqa: ANN001
-    documents = wrapper("documents")
-    documents.catalog.run.side_effect = cause
-    with pytest.raises(HTTPException) as raised:
-        documents.run_api()
-    assert raised.value.status_code == 503
-    _assert_one_sentence(raised.value.detail, NAMED[cause])
+    _assert_one_sentence(_documents_503(cause), NAMED[cause])
 
 
-def test_a_research_question_without_the_spacy_model_is_a_503_naming_the_setting() -> None:
-    research = wrapper("research")
-    research.catalog.research_async.side_effect = missing_spacy_model
-    with pytest.raises(HTTPException) as raised:
-        asyncio.run(research.run_api_async(question="Who founded Quellmark?", sources=["kb"]))
-    assert raised.value.status_code == 503
-    _assert_one_sentence(raised.value.detail, "vexmoor_core_sm", "SPACY_MODEL", "spacy_model")
-
-
-def test_a_research_question_on_a_yaml_with_an_invalid_budget_is_a_503_naming_the_key() -> None:
-    research = wrapper("research")
-    research.catalog.research_async.side_effect = invalid_budget
-    with pytest.raises(HTTPException) as raised:
-        asyncio.run(research.run_api_async(question="Who founded Quellmark?", sources=["kb"]))
-    assert raised.value.status_code == 503
-    _assert_one_sentence(raised.value.detail, "metadata.question_budget_s", "'whenever'")
+@pytest.mark.parametrize(
+    ("cause", "named"),
+    [
+        (missing_spacy_model, ("vexmoor_core_sm", "SPACY_MODEL", "spacy_model")),  # the setting and the parameter
+        (invalid_budget, ("metadata.question_budget_s", "'whenever'")),  # the YAML key and its value
+    ],
+)
+def test_a_research_question_on_a_misconfigured_server_is_a_503_naming_the_cause(cause, named) -> None:  # noqa: ANN001
+    _assert_one_sentence(_research_503(cause), *named)
 
 
 @pytest.mark.parametrize("cause", [missing_spacy_model, invalid_budget])

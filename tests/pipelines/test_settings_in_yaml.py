@@ -32,7 +32,8 @@ def GUARDED_ELSEWHERE(parameter: str) -> dict[str, dict[str, str]]:  # noqa: N80
 
 
 # setting (environment variable) -> (value set, the YAML's value) and where that value must show up:
-# pipeline -> component -> init parameter (component `metadata`: the pipeline's metadata).
+# pipeline -> component -> init parameter (component `metadata`: the pipeline's metadata; `a.b`: key or attribute b
+# of the init parameter a).
 SETTINGS: dict[str, tuple[str, Any, dict[str, dict[str, str]]]] = {
     "TOOL_TIMEOUT_S": ("4.5", 4.5, {
         "research": {"kb_dense": "timeout_s", "kb_keyword": "timeout_s", "graph": "timeout_s", "web": "timeout_s",
@@ -62,12 +63,12 @@ SETTINGS: dict[str, tuple[str, Any, dict[str, dict[str, str]]]] = {
     # The research pipeline's whole-question budget is the pipeline's own: in its `metadata`.
     "QUESTION_BUDGET_S": ("12.5", 12.5, {"research": {"metadata": "question_budget_s"}}),
     "BREAKER_FAILURES": ("3", 3, {
-        "research": {**dict.fromkeys(GUARDED, "breaker_failures"), "generator": "breaker_failures"},
-        **GUARDED_ELSEWHERE("breaker_failures"),
+        "research": {**dict.fromkeys(GUARDED, "breaker.failures"), "generator": "breaker.failures"},
+        **GUARDED_ELSEWHERE("breaker.failures"),
     }),
     "BREAKER_COOLDOWN_S": ("12.5", 12.5, {
-        "research": {**dict.fromkeys(GUARDED, "breaker_cooldown_s"), "generator": "breaker_cooldown_s"},
-        **GUARDED_ELSEWHERE("breaker_cooldown_s"),
+        "research": {**dict.fromkeys(GUARDED, "breaker.cooldown_s"), "generator": "breaker.cooldown_s"},
+        **GUARDED_ELSEWHERE("breaker.cooldown_s"),
     }),
     # Only the knowledge-base searches cache their results.
     "CACHE_TTL_S": ("60", 60.0, {"research": {"kb_dense": "cache_ttl_s", "kb_keyword": "cache_ttl_s"}}),
@@ -123,6 +124,13 @@ def _place(pipeline: dict[str, Any], component: str) -> dict[str, Any]:
     return pipeline["metadata"] if component == "metadata" else pipeline["components"][component]["init_parameters"]
 
 
+def _value(holder: Any, parameter: str) -> Any:
+    """`holder`'s (a dumped mapping's or a built component's) `parameter`, dotted names reading into nested values."""
+    for name in parameter.split("."):
+        holder = holder[name] if isinstance(holder, dict) else getattr(holder, name)
+    return holder
+
+
 def test_the_settings_checked_are_not_their_defaults() -> None:
     for name, (_, value, _) in SETTINGS.items():
         field = Settings.model_fields[name.lower()]
@@ -134,7 +142,7 @@ def test_every_behaviour_changing_setting_is_in_the_yaml_and_no_secret(dumped: d
         for pipeline, components in places.items():
             for component, parameter in components.items():
                 written = _place(dumped["pipelines"][pipeline]["pipeline"], component)
-                assert written[parameter] == value, (name, pipeline, component, parameter, written[parameter])
+                assert _value(written, parameter) == value, (name, pipeline, component, parameter, written)
     research = dumped["pipelines"]["research"]["pipeline"]["components"]
     assert research["web"]["init_parameters"]["api_key"] == {
         "type": "env_var", "env_vars": ["FIRECRAWL_API_KEY"], "strict": False,
@@ -155,7 +163,7 @@ def test_each_pipeline_round_trips_and_keeps_its_behaviour_on_another_machine(du
                 if component == "metadata":
                     assert built.metadata[parameter] == value, (name, pipeline, parameter)
                 else:
-                    assert getattr(built.get_component(component), parameter) == value, (name, component, parameter)
+                    assert _value(built.get_component(component), parameter) == value, (name, component, parameter)
 
 
 def test_the_configuration_page_lists_the_same_places() -> None:
@@ -265,3 +273,16 @@ def test_a_blank_document_field_is_written_out_and_stays_blank_on_a_machine_that
         assert not kind.from_dict(data).document_field, data["type"]
         del data["init_parameters"]["document_field"]
         assert kind.from_dict(data).document_field == "source_ref", data["type"]
+
+
+def test_a_yaml_with_the_older_flat_breaker_keys_still_loads(dumped: dict[str, Any]) -> None:
+    pipeline = dumped["pipelines"]["research"]["pipeline"]
+    for entry in pipeline["components"].values():
+        breaker = entry["init_parameters"].pop("breaker", None)
+        if breaker is not None:
+            entry["init_parameters"].update(breaker_failures=breaker["failures"], breaker_cooldown_s=4.0)
+    with pytest.warns(DeprecationWarning, match="breaker_failures and breaker_cooldown_s are deprecated"):
+        loaded = Pipeline.loads(yaml.safe_dump(pipeline, sort_keys=False))
+    for name in (*GUARDED, "generator"):
+        breaker = loaded.get_component(name).breaker
+        assert (breaker.failures, breaker.cooldown_s) == (3, 4.0), name

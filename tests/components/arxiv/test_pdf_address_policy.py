@@ -14,6 +14,7 @@ from components.contracts import StatusKind
 from components.resilience import SourceError
 from components.tools import public_address
 from tests.contract_servers.pages import PageServer
+from tests.inside_names import resolve_inside
 
 pytestmark = pytest.mark.integration
 
@@ -27,12 +28,7 @@ INSIDE = [
 
 @pytest.fixture(autouse=True)
 def inside_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = public_address.resolve
-
-    def resolve(host: str, port: int) -> list[str]:
-        return ["192.168.1.20"] if host == "papers.quorvane.test" else real(host, port)
-
-    monkeypatch.setattr(public_address, "resolve", resolve)
+    resolve_inside(monkeypatch, "papers.quorvane.test")
 
 
 @pytest.fixture()

@@ -26,8 +26,7 @@ class TestEntityTimeline:
             # The store the settings choose (GRAPH_BACKEND postgres), written out.
             "graph_store": PG_RESEARCH,
             "min_event_confidence": None,
-            "breaker_failures": 5,
-            "breaker_cooldown_s": 30.0,
+            "breaker": {"failures": 5, "cooldown_s": 30.0},
             "timeout_s": 7.0,  # TOOL_TIMEOUT_S as it was built
         }
         assert EntityTimeline.from_dict(data).limit == 20
@@ -78,7 +77,7 @@ class TestComprehensiveSearch:
         assert data["init_parameters"] == {
             "collection": None, "limit": 5, "vector_mode": "dense",
             "graph_store": PG_RESEARCH,  # KB_COLLECTION's
-            "breaker_failures": 5, "breaker_cooldown_s": 30.0, "timeout_s": 7.0,
+            "breaker": {"failures": 5, "cooldown_s": 30.0}, "timeout_s": 7.0,
         }
         assert ComprehensiveSearch.from_dict(data).vector_mode == "dense"
 

@@ -62,9 +62,8 @@ class TestGraphSearch:
                                            "graph_store": {
                                                "type": "components.graph.postgres_store.PostgresGraphStore",
                                                "init_parameters": {"collection": "research"}},
-                                           "min_event_confidence": None, "breaker_failures": 5,
-                                           "breaker_cooldown_s": 30.0, "spacy_model": search.spacy_model,
-                                           "document_field": ""}
+                                           "min_event_confidence": None, "breaker": {"failures": 5, "cooldown_s": 30.0},
+                                           "spacy_model": search.spacy_model, "document_field": ""}
         again = GraphSearch.from_dict(data)
         assert (again.collection, again.top_k, again.facts_per_passage, again.damping, again.timeout_s) == (
             "research", 7, 2, 0.6, 3.0)

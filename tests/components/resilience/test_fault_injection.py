@@ -176,8 +176,8 @@ def test_the_breaker_follows_the_components_yaml_not_the_machines_settings(arxiv
     from components.arxiv import ArxivSearch
 
     written = ArxivSearch(
-        api_url=arxiv_server.url, timeout_s=TOOL_TIMEOUT_S, retries=0, min_interval_s=0.0, breaker_failures=1,
-        breaker_cooldown_s=60.0,
+        api_url=arxiv_server.url, timeout_s=TOOL_TIMEOUT_S, retries=0, min_interval_s=0.0,
+        breaker={"failures": 1, "cooldown_s": 60.0},
     ).to_dict()
     monkeypatch.setenv("BREAKER_FAILURES", "50")
     reload_settings()

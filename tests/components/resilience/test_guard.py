@@ -15,6 +15,7 @@ from components.resilience import (
     telemetry,
 )
 from components.resilience.errors import classify_exception, parse_retry_after
+from components.resilience.guard import BreakerPolicy, nested_breaker
 
 
 def web_chunk(text: str = "a page") -> ContextChunk:
@@ -63,6 +64,40 @@ class TestResiliencePolicy:
     def test_round_trip(self):
         policy = ResiliencePolicy(timeout_s=3, retries=1, cache_ttl_s=60)
         assert ResiliencePolicy(**policy.to_dict()) == policy
+
+
+
+class TestBreakerPolicy:
+    def test_none_and_missing_keys_take_the_settings_in_force(self, monkeypatch, settings):
+        from components.settings import reload_settings
+
+        monkeypatch.setenv("BREAKER_FAILURES", "7")
+        monkeypatch.setenv("BREAKER_COOLDOWN_S", "2.5")
+        reload_settings()
+        assert BreakerPolicy.from_settings(None) == BreakerPolicy(failures=7, cooldown_s=2.5)
+        assert BreakerPolicy.from_settings({"failures": 2}) == BreakerPolicy(failures=2, cooldown_s=2.5)
+        assert BreakerPolicy.from_settings({"failures": None, "cooldown_s": 0}) == BreakerPolicy(7, 0)
+        given = BreakerPolicy(3, 1.0)
+        assert BreakerPolicy.from_settings(given) is given
+        assert BreakerPolicy.from_settings(given.to_dict()) == given
+
+    @pytest.mark.parametrize(
+        "value,message",
+        [({"failures": 0}, "at least 1"), ({"cooldown_s": -1}, "negative"), ({"failure": 3}, "not failure"),
+         (5, "mapping")],
+    )
+    def test_bad_values_are_refused_in_one_sentence(self, value, message):
+        with pytest.raises(ValueError, match=message):
+            BreakerPolicy.from_settings(value)
+
+    def test_the_flat_keys_of_older_yamls_fold_into_breaker_with_a_deprecation(self):
+        old = {"type": "x", "init_parameters": {"breaker_failures": 2, "breaker_cooldown_s": 9.0, "limit": 3}}
+        with pytest.warns(DeprecationWarning, match="breaker: {failures"):
+            new = nested_breaker(old)
+        assert new["init_parameters"] == {"limit": 3, "breaker": {"failures": 2, "cooldown_s": 9.0}}
+        assert old["init_parameters"]["breaker_failures"] == 2  # the caller's dict is left as it was
+        current = {"type": "x", "init_parameters": {"breaker": {"failures": 2}}}
+        assert nested_breaker(current) is current
 
 
 class TestSourceGuard:

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from components.contracts import StatusKind
-from components.tools import public_address
 from components.web import UrlNotIngested, WebScrape, WebSearch, ingest_url
+from tests.inside_names import resolve_inside
 
 pytestmark = pytest.mark.integration
 
@@ -24,12 +24,7 @@ INSIDE = [
 
 @pytest.fixture(autouse=True)
 def corp_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = public_address.resolve
-
-    def resolve(host: str, port: int) -> list[str]:
-        return ["192.168.1.20"] if host == "intranet.corp.test" else real(host, port)
-
-    monkeypatch.setattr(public_address, "resolve", resolve)
+    resolve_inside(monkeypatch, "intranet.corp.test")
 
 
 def scrapes(server) -> list[dict]:  # noqa: ANN001
