@@ -27,6 +27,7 @@ BUILD_TIME = {
     "knowledge_base/factory.py:open_knowledge_base",
     "knowledge_base/factory.py:embedding_dimension",
     "knowledge_base/factory.py:knowledge_base_for",
+    "knowledge_base/factory.py:document_field_of",  # called by the components' __init__ only
     "knowledge_base/milvus_index.py:open_chunk_index",
     "memory/backends.py:make_memory_store",
     "graph/factory.py:open_extractor",
