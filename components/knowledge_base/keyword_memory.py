@@ -304,9 +304,16 @@ def _stop_loads_at_exit() -> None:
 
 
 def shared_memory(url: str, pool: Any, postings: Any) -> KeywordMemory:
-    """The process's `KeywordMemory` of the collection `postings` names on the database at `url`."""
+    """The process's `KeywordMemory` of the collection `postings` names on the database at `url`.
+
+    A memory whose pool has been closed (`close_pools`, the last `DatabaseLease` of its database, before a forked
+    worker starts) is let go, its copy with it: it could never load again, and a database opened again (an embedded
+    server restarted, perhaps on another port) gets a memory on its new pool."""
     key = (url, postings.schema, postings.collection)
     with _SHARED_LOCK:
+        for held, memory in list(_SHARED.items()):
+            if memory._pool is not pool and getattr(memory._pool, "closed", False):
+                del _SHARED[held]
         memory = _SHARED.get(key)
         if memory is None:
             memory = _SHARED[key] = KeywordMemory(pool, postings)

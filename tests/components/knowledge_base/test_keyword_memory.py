@@ -240,3 +240,26 @@ class TestKeywordMemory:
             now = conn.execute(KeywordPostings("public", collection_name).statement(
                 "SELECT generation FROM {totals}")).fetchone()[0]
         assert now != before.generation
+
+
+@pytest.mark.integration
+def test_a_memory_on_a_closed_pool_is_let_go_for_one_on_the_new_pool(database_url, collection_name, monkeypatch):
+    from components.database import close_pools
+
+    kb = knowledge_base_for(_store(collection_name), keyword_index_max_postings=LARGE)
+    try:
+        stored = _load(kb, _corpus(23, documents=3))
+        old = kb.index._memory
+        assert old.load(LARGE) is not None
+        kb.close()
+        close_pools()  # as a runtime's last lease does, or a server before it forks its workers
+        kb = knowledge_base_for(_store(collection_name), keyword_index_max_postings=LARGE)
+        memory = kb.index._memory
+        assert memory is not old and memory._pool is kb.index._pool
+        assert memory.load(LARGE) is not None  # on the old, closed pool every load failed
+        paths = _Paths(kb.index, monkeypatch)
+        _assert_same(kb.keyword_search("valmor quistel", 5), exact_bm25(stored, "valmor quistel", 5))
+        assert paths.answers == [True]
+    finally:
+        kb.drop()
+        kb.close()
