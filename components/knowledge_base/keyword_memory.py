@@ -14,7 +14,8 @@ the IDF of the collection's document frequencies (`<table>_terms`), the average 
 by chunk id byte-wise (the copy numbers the chunks in that order). The copy holds per term the chunk numbers and term
 counts of its postings (int32 and uint16 arrays, term after term) and per chunk its length: about 6 bytes a
 posting plus the chunk ids and the vocabulary (`MemoryPostings.nbytes`). A collection with more postings than the
-caller's `max_postings` is not copied: its questions go to the function.
+caller's `max_postings` is not copied: its questions go to the function. The cap counts the copies of every collection
+in the process together: a copy no question read for a minute is let go to make room for another collection's.
 
 Copies are shared per process, one per (database, schema, collection) (`shared_memory`): every component of a
 process that keyword-searches a collection reads the same copy, as they share the database's connection pool.
@@ -56,6 +57,10 @@ RELOAD_PAUSE = 2.0
 MIN_RELOAD_S = 1.0
 # A collection found too large is measured again (one sum over the document frequencies) at most this often.
 RECHECK_S = 60.0
+# The cap counts the postings of every collection's copy in the process: to make room for one, the copies no question
+# read for this long are let go, least recently read first; copies read more recently are kept (no two collections
+# take turns evicting each other), and the collection waits on the database for RECHECK_S.
+IDLE_S = 60.0
 
 
 class MemoryPostings:
@@ -138,6 +143,8 @@ class KeywordMemory:
         self._loading: threading.Thread | None = None
         self._next_load = 0.0  # monotonic time before which no load starts
         self._too_large: tuple[int, float] | None = None  # (postings, when measured) of a collection not copied
+        self._no_room_until = 0.0  # monotonic time before which no load is tried (the other copies fill the cap)
+        self._used = 0.0  # monotonic time a question last read the copy
         self.loads = 0  # loads finished (tests and the benchmark read it)
 
     def current(self, max_postings: int) -> MemoryPostings | None:
@@ -145,8 +152,9 @@ class KeywordMemory:
         background when none runs and the pause after the last has passed."""
         copy = self._copy
         if copy is not None and copy.postings <= max_postings:
+            self._used = time.monotonic()
             return copy
-        if max_postings > 0 and copy is None:
+        if max_postings > 0 and copy is None and time.monotonic() >= self._no_room_until:
             too_large = self._too_large
             if too_large is None or too_large[0] <= max_postings or time.monotonic() - too_large[1] >= RECHECK_S:
                 self.refresh(max_postings)
@@ -182,7 +190,26 @@ class KeywordMemory:
         """Drop the copy (the collection was dropped)."""
         self.wait()
         with self._lock:
-            self._copy, self._too_large, self._next_load = None, None, 0.0
+            self._copy, self._too_large, self._next_load, self._no_room_until = None, None, 0.0, 0.0
+
+    def _let_go(self) -> int:
+        """Drop the copy to make room for another collection's; the postings it held."""
+        with self._lock:
+            copy, self._copy = self._copy, None
+        return 0 if copy is None else copy.postings
+
+    def _room(self, postings: int, max_postings: int) -> bool:
+        """Whether a copy of `postings` fits under the cap beside the other collections' copies in the process, after
+        letting go of those idle for IDLE_S (least recently read first)."""
+        with _SHARED_LOCK:
+            others = [memory for memory in _SHARED.values() if memory is not self and memory._copy is not None]
+        held = sum(memory._copy.postings for memory in others if memory._copy is not None)
+        now = time.monotonic()
+        for memory in sorted(others, key=lambda other: other._used):
+            if held + postings <= max_postings or now - memory._used < IDLE_S:
+                break
+            held -= memory._let_go()
+        return held + postings <= max_postings
 
     def _load_quietly(self, max_postings: int) -> None:
         started = time.monotonic()
@@ -222,6 +249,14 @@ class KeywordMemory:
                 with self._lock:
                     self._copy = None
                 return None
+            if not self._room(postings, max_postings):
+                self._no_room_until = time.monotonic() + RECHECK_S
+                logger.info(
+                    "Keyword search of {collection} stays on the database for now: its {postings} postings do not fit "
+                    "beside the other in-memory keyword indexes of this process (at most {limit} postings in all)",
+                    collection=self._postings.collection, postings=postings, limit=max_postings,
+                )
+                return None
             df = dict(conn.execute(q("SELECT term, df FROM {terms} WHERE df > 0")).fetchall())
             vocabulary: dict[str, int] = {}
             term_ids, term_counts, per_chunk = array("i"), array("i"), array("i")
@@ -247,7 +282,8 @@ class KeywordMemory:
         copy = _assemble(generation, total_terms, n_chunks, chunk_ids, lengths, df, vocabulary, term_ids, term_counts,
                          per_chunk)
         with self._lock:
-            self._copy, self._too_large = copy, None
+            self._copy, self._too_large, self._no_room_until = copy, None, 0.0
+            self._used = time.monotonic()
             self.loads += 1
         logger.debug(
             "In-memory keyword index of {collection} loaded: {chunks} chunks, {postings} postings, generation {g}",
@@ -304,9 +340,16 @@ def _stop_loads_at_exit() -> None:
 
 
 def shared_memory(url: str, pool: Any, postings: Any) -> KeywordMemory:
-    """The process's `KeywordMemory` of the collection `postings` names on the database at `url`."""
+    """The process's `KeywordMemory` of the collection `postings` names on the database at `url`.
+
+    A memory whose pool has been closed (`close_pools`, the last `DatabaseLease` of its database, before a forked
+    worker starts) is let go, its copy with it: it could never load again, and a database opened again (an embedded
+    server restarted, perhaps on another port) gets a memory on its new pool."""
     key = (url, postings.schema, postings.collection)
     with _SHARED_LOCK:
+        for held, memory in list(_SHARED.items()):
+            if memory._pool is not pool and getattr(memory._pool, "closed", False):
+                del _SHARED[held]
         memory = _SHARED.get(key)
         if memory is None:
             memory = _SHARED[key] = KeywordMemory(pool, postings)

@@ -155,10 +155,10 @@ class BreakerPolicy:
     cooldown_s: float = 30.0
 
     def __post_init__(self) -> None:
-        if not isinstance(self.failures, int) or self.failures < 1:
+        if isinstance(self.failures, bool) or not isinstance(self.failures, int) or self.failures < 1:
             raise ValueError("breaker failures must be a whole number of at least 1")
-        if not isinstance(self.cooldown_s, int | float) or self.cooldown_s < 0:
-            raise ValueError("breaker cooldown_s cannot be negative")
+        if isinstance(self.cooldown_s, bool) or not isinstance(self.cooldown_s, int | float) or self.cooldown_s < 0:
+            raise ValueError(f"breaker cooldown_s must be a number of seconds, not negative, not {self.cooldown_s!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values for serialisation (the init parameter's value)."""

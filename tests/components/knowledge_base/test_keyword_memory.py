@@ -240,3 +240,53 @@ class TestKeywordMemory:
             now = conn.execute(KeywordPostings("public", collection_name).statement(
                 "SELECT generation FROM {totals}")).fetchone()[0]
         assert now != before.generation
+
+
+@pytest.mark.integration
+def test_a_memory_on_a_closed_pool_is_let_go_for_one_on_the_new_pool(database_url, collection_name, monkeypatch):
+    from components.database import close_pools
+
+    kb = knowledge_base_for(_store(collection_name), keyword_index_max_postings=LARGE)
+    try:
+        stored = _load(kb, _corpus(23, documents=3))
+        old = kb.index._memory
+        assert old.load(LARGE) is not None
+        kb.close()
+        close_pools()  # as a runtime's last lease does, or a server before it forks its workers
+        kb = knowledge_base_for(_store(collection_name), keyword_index_max_postings=LARGE)
+        memory = kb.index._memory
+        assert memory is not old and memory._pool is kb.index._pool
+        assert memory.load(LARGE) is not None  # on the old, closed pool every load failed
+        paths = _Paths(kb.index, monkeypatch)
+        _assert_same(kb.keyword_search("valmor quistel", 5), exact_bm25(stored, "valmor quistel", 5))
+        assert paths.answers == [True]
+    finally:
+        kb.drop()
+        kb.close()
+
+
+@pytest.mark.integration
+def test_the_cap_counts_every_collections_copy_and_an_idle_copy_makes_room(database_url, monkeypatch):
+    import uuid
+
+    names = [f"t_{uuid.uuid4().hex[:10]}" for _ in range(2)]
+    made = [knowledge_base_for(_store(name), keyword_index_max_postings=LARGE) for name in names]
+    try:
+        stored = [_load(kb, _corpus(24 + k, documents=4)) for k, kb in enumerate(made)]
+        sizes = [sum(len(counts) for counts in chunks.values()) for chunks in stored]
+        cap = max(sizes) + min(sizes) - 1  # either fits alone, not both
+        first, second = (kb.index._memory for kb in made)
+        assert first.load(cap) is not None
+        assert first.current(cap) is not None  # read just now: kept
+        assert second.load(cap) is None and second.current(cap) is None
+        assert first.current(cap) is not None
+        paths = _Paths(made[1].index, monkeypatch)
+        _assert_same(made[1].keyword_search("valmor quistel", 5), exact_bm25(stored[1], "valmor quistel", 5))
+        assert paths.answers == [False] and second.wait(30) and second.loads == 0  # no load tried meanwhile
+        monkeypatch.setattr(keyword_memory, "IDLE_S", 0.0)  # the first copy has been idle long enough
+        assert second.load(cap) is not None
+        assert first._copy is None  # let go: the process holds one copy under the cap
+    finally:
+        for kb in made:
+            kb.drop()
+            kb.close()

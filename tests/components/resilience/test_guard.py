@@ -84,7 +84,8 @@ class TestBreakerPolicy:
     @pytest.mark.parametrize(
         "value,message",
         [({"failures": 0}, "at least 1"), ({"cooldown_s": -1}, "negative"), ({"failure": 3}, "not failure"),
-         (5, "mapping")],
+         (5, "mapping"), ({"failures": True}, "whole number"), ({"cooldown_s": "30s"}, "number of seconds.*'30s'"),
+         ({"cooldown_s": False}, "number of seconds")],
     )
     def test_bad_values_are_refused_in_one_sentence(self, value, message):
         with pytest.raises(ValueError, match=message):
