@@ -63,6 +63,8 @@ NO_SOURCES_ANSWER = f"{ABSTENTION_PREFIX} this: no source returned anything for 
 NO_EVIDENCE_ANSWER = f"{ABSTENTION_PREFIX} this question; the closest passages are listed below."
 # An answer whose short answer fell below the confidence threshold says so with a sentence starting with this.
 UNSURE_PREFIX = "Not sure of the short answer"
+# The line an answer without a headline gives after its best cited sentence.
+UNSURE_NOTE = f"{UNSURE_PREFIX}; the cited sentences are what the sources say."
 _NO_SHORT_ANSWER: dict[str, Any] = {"short_answer": "", "short_answer_confidence": None, "parts": []}
 
 # A sentence's score and a span's cost are weighted sums of named features whose weights are fitted
@@ -523,18 +525,18 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         first_number: dict[str, int] = {}  # the same sentence from two chunks is cited once, to the first
         for sentence in ordered:
             first_number.setdefault(sentence.text, sentence.number)
-        cited = [_cite(text, number) for text, number in first_number.items()]
+        cited = [cite_sentence(text, number) for text, number in first_number.items()]
         links = found_how[0].get("links") if shorts.get(0, ("", 0, ""))[2] == "chain" else None
         if links:
             # A chain states the bridges it crossed in one line: "X was directed by A [1]; A was born in B [2]."
-            chain = [_cite(sentence.text, first_number[sentence.text]) for sentence, _ in links]
+            chain = [cite_sentence(sentence.text, first_number[sentence.text]) for sentence, _ in links]
             cited = [line for line in cited if line not in chain]
             cited.insert(0, "; ".join(line.removesuffix(".") for line in chain) + ".")
         lines.extend(cited)
         unsure = [picks[position][0] for position in sorted(set(shorts) - sure)]
         if unsure and not shown:
             # No headline: the answer opens with its best cited sentence and says so.
-            lines.insert(1, f"{UNSURE_PREFIX}; the cited sentences are what the sources say.")
+            lines.insert(1, UNSURE_NOTE)
         elif unsure:
             lines.extend(f'{UNSURE_PREFIX} to "{part.text}".' for part in unsure)
         if unanswered:
@@ -1442,6 +1444,6 @@ def _abstain(parts: list[QuestionPart], partial: bool = False) -> str:
     return NO_EVIDENCE_ANSWER
 
 
-def _cite(sentence: str, number: int) -> str:
+def cite_sentence(sentence: str, number: int) -> str:
     """The sentence with its citation before the final stop: `... [n].`."""
     return f"{sentence.strip().removesuffix('.').rstrip()} [{number}]."
