@@ -123,6 +123,8 @@ _KIND_OF = re.compile(r"\b(?:what|which)\s+(?:kind|type|sort|class)s?\s+of\b", r
 _PERSONAL = frozenset({"it", "he", "she", "they"})
 _PERSONAL_WORD = re.compile(r"\b(?:it|he|she|they)\b", re.I)
 _ALTERNATIVE = re.compile(r"\bor\b", re.I)
+# A yes/no word where a sentence of the question may open with it, as the first word the yes/no check reads.
+_MAY_ASK_YES_NO = re.compile(rf"(?<![A-Za-z])(?:{'|'.join(sorted(YES_NO_STARTS))})(?: |$)", re.I)
 _COORDINATION = re.compile(r"^\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|&\s+)$")
 
 
@@ -370,9 +372,13 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         top = max(score for _, score in chosen)
         # "Are A and B both ...?", "Which is older, A or B?": the answer compares what the sources say of each.
         verdict = None
-        # "A has an OBE. Does B also have one?": the question asked is its last sentence.
-        start, end = (sentence_spans(question.question) or [(0, len(question.question))])[-1]
-        asked = question.question[start:end]
+        # "A has an OBE. Does B also have one?": the question asked is its last sentence. It is read only when the
+        # question is a yes/no one or could hold one (a yes/no word opening a word, before a space or the end): no
+        # other cut of it changes what follows. Read for its cuts alone, it is parsed without the entity recogniser.
+        asked = question.question
+        if question.kind == "yes_no" or _MAY_ASK_YES_NO.search(asked):
+            start, end = (sentence_spans(asked, cache=False) or [(0, len(asked))])[-1]
+            asked = asked[start:end]
         if not scoring.on("verdict"):
             pass
         elif question.kind == "yes_no" or asked.split(" ", 1)[0].lower() in YES_NO_STARTS:
