@@ -449,7 +449,9 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 if other is not None:
                     used.add(id(other))
                     chosen.append((other, top))
-        if verdict is None and not shorts and scoring.on("stretch"):
+        # A stretch is read further only for a part that asks for a name, a kind or a phrase (its labels or focus,
+        # below); without one in the question, what it would be is never read, so its sentences are not parsed.
+        if verdict is None and not shorts and scoring.on("stretch") and any(p.labels or p.focus for p in parts):
             # A question whose wh-word aligns with no phrase ("Why ...?", "How ...?"): what its sentence adds to it.
             for position, (part, sentence, _, _) in enumerate(picks):
                 if part.kind == "yes_no":

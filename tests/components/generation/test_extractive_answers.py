@@ -592,6 +592,19 @@ class TestMultiHop:
         answer(question, [LANTERN, self.MARGIT, HARBOUR])
         assert (question in cut) is read
 
+    @pytest.mark.parametrize(
+        "question", ["Why does the Lantern store keep every record in a log?", "What about the Lantern storage engine?"]
+    )
+    def test_a_stretch_is_not_read_for_a_part_that_asks_for_no_name_kind_or_phrase(self, monkeypatch, question):
+        # Such a part shows no stretch (the answer is its cited sentences), so its sentence is not parsed for one.
+        from components.generation import extractive_answer_generator as generator
+
+        stretched: list[str] = []
+        stretch = generator.unasked_stretch
+        monkeypatch.setattr(generator, "unasked_stretch", lambda doc, kept: stretched.append(doc) or stretch(doc, kept))
+        out = answer(question, [LANTERN, HARBOUR])
+        assert stretched == [] and out["short_answer"] == "" and "[1]" in out["replies"][0]
+
     # The answer sits in the opening sentence of a chunk whose later sentence holds what was asked, naming its
     # subject only by a pronoun or a short form of the title.
     TRAWLER = kb_document(
