@@ -7,13 +7,19 @@ from typing import Any
 from haystack import Document, component
 
 from components.generation.cited_answer_builder import CITATION_MARK, cited_numbers
-from components.generation.extractive_answer_generator import ABSTENTION_PREFIX, UNSURE_PREFIX
+from components.generation.extractive_answer_generator import (
+    ABSTENTION_PREFIX,
+    NO_EVIDENCE_ANSWER,
+    UNSURE_NOTE,
+    UNSURE_PREFIX,
+    cite_sentence,
+)
 from components.resilience.scheduling import async_twin
 from components.serialization import InitParameterSerialization
 from components.settings import setting_or
 from components.text import bm25
 from components.text.analyzer import analyze, terms
-from components.text.language import sentences, use_language_pipeline
+from components.text.language import sentence_spans_around, stored_sentence_spans, use_language_pipeline
 from components.validation import within
 
 
@@ -61,7 +67,7 @@ class CitationChecker(InitParameterSerialization):
         chunk_terms = [set(analyze(document.content or "").counts) for document in documents]
         results: list[dict[str, Any]] = []
         carried: list[int] = []
-        claims = sentences(answer, cache=False)  # an answer is read once, for its sentences alone
+        claims = answer_sentences(answer, documents)
         for index, sentence in enumerate(claims):
             citations = [number for number in cited_numbers(sentence) if 1 <= number <= len(documents)]
             bare = CITATION_MARK.sub(" ", sentence)
@@ -97,6 +103,61 @@ class CitationChecker(InitParameterSerialization):
 
     # Term overlaps of a few sentences (the chunks' analyses are the ranker's, cached) cost less than a thread hop.
     run_async = async_twin(run)
+
+
+# Lines the extractive answer writes as they are: each is a sentence of its own.
+_FIXED_LINES = (UNSURE_NOTE, NO_EVIDENCE_ANSWER)
+# What the text before a sentence ends on: its closing stop, perhaps followed by closing quotes and brackets.
+_SENTENCE_ENDS = frozenset(".!?\"')]\u201d\u2019")
+
+
+def answer_sentences(answer: str, documents: list[Document]) -> list[str]:
+    """The sentences of `answer`, each with its whitespace runs made single spaces, as the product's splitter cuts
+    them, without parsing what the answer was assembled from.
+
+    An extractive answer is made of its cited chunks' sentences, each written `sentence [n].`: those sentences were
+    cut when the chunk was ingested (their spans are stored with it), so the answer's copy of one is a sentence as it
+    stands; so are the fixed lines the answer writes. Only the rest (a headline, a chain of hops, a chat model's own
+    words) is parsed, once and not kept (`sentence_spans_around`), and the cuts are mended across every boundary as
+    the splitter mends them.
+    """
+    known = _known_sentences(answer, documents)
+    found: list[tuple[int, int]] = []
+    for line in known:
+        start = answer.find(line)
+        while start >= 0:
+            end = start + len(line)
+            # A whole sentence of the answer: at its start or after a space that follows a sentence's end, and at its
+            # end or before a space.
+            before = answer[:start]
+            if (not before or (before[-1].isspace() and (before.rstrip()[-1:] or ".") in _SENTENCE_ENDS)) and (
+                end == len(answer) or answer[end].isspace()
+            ):
+                found.append((start, end))
+            start = answer.find(line, start + 1)
+    spans: list[tuple[int, int]] = []
+    for start, end in sorted(found, key=lambda span: (span[0], -span[1])):
+        if not spans or start >= spans[-1][1]:
+            spans.append((start, end))
+    cut = sentence_spans_around(answer, spans, cache=False)  # the rest is read once, for its sentences alone
+    return [" ".join(answer[start:end].split()) for start, end in cut]
+
+
+def _known_sentences(answer: str, documents: list[Document]) -> set[str]:
+    """The lines an extractive answer would write for the sentences of the chunks `answer` cites (their stored
+    spans), and its fixed lines."""
+    known = set(_FIXED_LINES)
+    for number in cited_numbers(answer):
+        if not 1 <= number <= len(documents):
+            continue
+        document = documents[number - 1]
+        content, meta = document.content or "", document.meta or {}
+        evidence = meta.get("evidence") if isinstance(meta.get("evidence"), dict) else {}
+        rows = [(row[0], row[1]) for row in evidence.get("sentences") or [] if isinstance(row, list | tuple)]
+        for start, end in [*rows, *(stored_sentence_spans(content, meta) or [])]:
+            if isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(content):
+                known.add(cite_sentence(" ".join(content[start:end].split()), number))
+    return known
 
 
 def _idf_weights(query_terms: list[str], texts_terms: list[set[str]]) -> dict[str, float]:

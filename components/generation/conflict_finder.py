@@ -163,7 +163,8 @@ def _question_parts(query: str) -> list[tuple[tuple[str, ...], frozenset[str], f
     analysis = analyze_question(query)
     names = capitalised_phrases(query)
     anchors = frozenset(analysis.anchor_terms)
-    if not anchors or not names:
+    # Only a part that asks for a value is read further: without one, the question is not parsed at all.
+    if not anchors or not names or not any(part.labels for part in analysis.parts):
         return []
     doc = parse_question(analysis.question)
     attribute_words = [

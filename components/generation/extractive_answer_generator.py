@@ -63,6 +63,8 @@ NO_SOURCES_ANSWER = f"{ABSTENTION_PREFIX} this: no source returned anything for 
 NO_EVIDENCE_ANSWER = f"{ABSTENTION_PREFIX} this question; the closest passages are listed below."
 # An answer whose short answer fell below the confidence threshold says so with a sentence starting with this.
 UNSURE_PREFIX = "Not sure of the short answer"
+# The line an answer without a headline gives after its best cited sentence.
+UNSURE_NOTE = f"{UNSURE_PREFIX}; the cited sentences are what the sources say."
 _NO_SHORT_ANSWER: dict[str, Any] = {"short_answer": "", "short_answer_confidence": None, "parts": []}
 
 # A sentence's score and a span's cost are weighted sums of named features whose weights are fitted
@@ -121,6 +123,8 @@ _KIND_OF = re.compile(r"\b(?:what|which)\s+(?:kind|type|sort|class)s?\s+of\b", r
 _PERSONAL = frozenset({"it", "he", "she", "they"})
 _PERSONAL_WORD = re.compile(r"\b(?:it|he|she|they)\b", re.I)
 _ALTERNATIVE = re.compile(r"\bor\b", re.I)
+# A yes/no word where a sentence of the question may open with it, as the first word the yes/no check reads.
+_MAY_ASK_YES_NO = re.compile(rf"(?<![A-Za-z])(?:{'|'.join(sorted(YES_NO_STARTS))})(?: |$)", re.I)
 _COORDINATION = re.compile(r"^\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|&\s+)$")
 
 
@@ -368,9 +372,13 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         top = max(score for _, score in chosen)
         # "Are A and B both ...?", "Which is older, A or B?": the answer compares what the sources say of each.
         verdict = None
-        # "A has an OBE. Does B also have one?": the question asked is its last sentence.
-        start, end = (sentence_spans(question.question) or [(0, len(question.question))])[-1]
-        asked = question.question[start:end]
+        # "A has an OBE. Does B also have one?": the question asked is its last sentence. It is read only when the
+        # question is a yes/no one or could hold one (a yes/no word opening a word, before a space or the end): no
+        # other cut of it changes what follows. Read for its cuts alone, it is parsed without the entity recogniser.
+        asked = question.question
+        if question.kind == "yes_no" or _MAY_ASK_YES_NO.search(asked):
+            start, end = (sentence_spans(asked, cache=False) or [(0, len(asked))])[-1]
+            asked = asked[start:end]
         if not scoring.on("verdict"):
             pass
         elif question.kind == "yes_no" or asked.split(" ", 1)[0].lower() in YES_NO_STARTS:
@@ -441,7 +449,9 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 if other is not None:
                     used.add(id(other))
                     chosen.append((other, top))
-        if verdict is None and not shorts and scoring.on("stretch"):
+        # A stretch is read further only for a part that asks for a name, a kind or a phrase (its labels or focus,
+        # below); without one in the question, what it would be is never read, so its sentences are not parsed.
+        if verdict is None and not shorts and scoring.on("stretch") and any(p.labels or p.focus for p in parts):
             # A question whose wh-word aligns with no phrase ("Why ...?", "How ...?"): what its sentence adds to it.
             for position, (part, sentence, _, _) in enumerate(picks):
                 if part.kind == "yes_no":
@@ -523,18 +533,18 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         first_number: dict[str, int] = {}  # the same sentence from two chunks is cited once, to the first
         for sentence in ordered:
             first_number.setdefault(sentence.text, sentence.number)
-        cited = [_cite(text, number) for text, number in first_number.items()]
+        cited = [cite_sentence(text, number) for text, number in first_number.items()]
         links = found_how[0].get("links") if shorts.get(0, ("", 0, ""))[2] == "chain" else None
         if links:
             # A chain states the bridges it crossed in one line: "X was directed by A [1]; A was born in B [2]."
-            chain = [_cite(sentence.text, first_number[sentence.text]) for sentence, _ in links]
+            chain = [cite_sentence(sentence.text, first_number[sentence.text]) for sentence, _ in links]
             cited = [line for line in cited if line not in chain]
             cited.insert(0, "; ".join(line.removesuffix(".") for line in chain) + ".")
         lines.extend(cited)
         unsure = [picks[position][0] for position in sorted(set(shorts) - sure)]
         if unsure and not shown:
             # No headline: the answer opens with its best cited sentence and says so.
-            lines.insert(1, f"{UNSURE_PREFIX}; the cited sentences are what the sources say.")
+            lines.insert(1, UNSURE_NOTE)
         elif unsure:
             lines.extend(f'{UNSURE_PREFIX} to "{part.text}".' for part in unsure)
         if unanswered:
@@ -1442,6 +1452,6 @@ def _abstain(parts: list[QuestionPart], partial: bool = False) -> str:
     return NO_EVIDENCE_ANSWER
 
 
-def _cite(sentence: str, number: int) -> str:
+def cite_sentence(sentence: str, number: int) -> str:
     """The sentence with its citation before the final stop: `... [n].`."""
     return f"{sentence.strip().removesuffix('.').rstrip()} [{number}]."

@@ -294,6 +294,31 @@ def sentence_spans(text: str, *, cache: bool = True) -> list[tuple[int, int]]:
     return spans
 
 
+def sentence_spans_around(
+    text: str, known: list[tuple[int, int]], *, cache: bool = True
+) -> list[tuple[int, int]]:
+    """`sentence_spans(text)` for a text some of whose sentences are known already (`known`: ordered, not
+    overlapping spans, e.g. an answer's sentences copied from chunks whose cuts were stored at ingestion): only the
+    text between them is parsed, and the cuts are mended across every boundary on a line as `sentence_spans` mends
+    them (`_continues`). Without `known` it is `sentence_spans(text)`; `cache` is `sentence_spans`'s."""
+    pieces: list[tuple[int, int]] = []
+    position = 0
+    for start, end in [*known, (len(text), len(text))]:
+        gap = text[position:start]
+        if gap.strip():
+            pieces.extend((position + s, position + e) for s, e in sentence_spans(gap, cache=cache))
+        if end > start:
+            pieces.append((start, end))
+        position = end
+    spans: list[tuple[int, int]] = []
+    for start, end in pieces:
+        if spans and "\n" not in text[spans[-1][1] : start] and _continues(text[slice(*spans[-1])], text[start:end]):
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((start, end))
+    return spans
+
+
 def sentences(text: str, *, cache: bool = True) -> list[str]:
     """The sentences of `text` (`sentence_spans`), each with its whitespace runs made single spaces."""
     return [" ".join(text[start:end].split()) for start, end in sentence_spans(text, cache=cache)]

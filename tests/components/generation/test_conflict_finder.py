@@ -66,6 +66,18 @@ class TestConflictFinder:
     def test_agreeing_values_are_no_conflict(self, query: str, first: str, second: str) -> None:
         assert find_conflicts(query, chunks(first, second)) == []
 
+    def test_a_question_asking_for_no_value_is_not_parsed(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from components.text import language
+
+        parsed: list[str] = []
+        light = language.parse_question
+        monkeypatch.setattr(language, "parse_question", lambda text: parsed.append(text) or light(text))
+        documents = chunks("Brevik Labs was founded in 2019.", "Brevik Labs was founded in 2017.")
+        assert find_conflicts("What about Brevik Labs and its founders?", documents) == []
+        assert parsed == []
+        assert find_conflicts("When was Brevik Labs founded?", documents)  # a value asked: read, and it conflicts
+        assert parsed
+
     def test_round_trips_and_checks_its_parameter(self) -> None:
         finder = ConflictFinder(max_conflicts=2)
         assert ConflictFinder.from_dict(finder.to_dict()).max_conflicts == 2

@@ -574,6 +574,37 @@ class TestMultiHop:
         )
         assert out["short_answer"] == "no"
 
+    @pytest.mark.parametrize(
+        ("question", "read"),
+        [
+            ("Margit Salo was a glass designer. Was the Lantern store also designed by a glass designer?", True),
+            ("Who designed the Lantern store? Is", True),
+            ("What about the storage engine of Lantern, this record keeper?", False),
+            ("Who started the Lantern project in Uppsala?", False),
+        ],
+    )
+    def test_the_question_is_cut_into_sentences_only_when_one_could_ask_yes_or_no(self, monkeypatch, question, read):
+        from components.generation import extractive_answer_generator as generator
+
+        cut: list[str] = []
+        split = generator.sentence_spans
+        monkeypatch.setattr(generator, "sentence_spans", lambda text, **kw: cut.append(text) or split(text, **kw))
+        answer(question, [LANTERN, self.MARGIT, HARBOUR])
+        assert (question in cut) is read
+
+    @pytest.mark.parametrize(
+        "question", ["Why does the Lantern store keep every record in a log?", "What about the Lantern storage engine?"]
+    )
+    def test_a_stretch_is_not_read_for_a_part_that_asks_for_no_name_kind_or_phrase(self, monkeypatch, question):
+        # Such a part shows no stretch (the answer is its cited sentences), so its sentence is not parsed for one.
+        from components.generation import extractive_answer_generator as generator
+
+        stretched: list[str] = []
+        stretch = generator.unasked_stretch
+        monkeypatch.setattr(generator, "unasked_stretch", lambda doc, kept: stretched.append(doc) or stretch(doc, kept))
+        out = answer(question, [LANTERN, HARBOUR])
+        assert stretched == [] and out["short_answer"] == "" and "[1]" in out["replies"][0]
+
     # The answer sits in the opening sentence of a chunk whose later sentence holds what was asked, naming its
     # subject only by a pronoun or a short form of the title.
     TRAWLER = kb_document(

@@ -187,3 +187,29 @@ class TestSentencesReadOnce:
         result = checker.run(answer=answer, documents=[Document(content="Brisa Tolvane built the Harrowgate mill.")])
         assert result["sentences"][0]["supported"]
         assert not any("Brisa Tolvane" in line for line in language._DOC_CACHE)
+
+
+class TestSentencesAroundKnownOnes:
+    """A text some of whose sentences are known (an answer's copies of stored chunk sentences) is cut as the whole
+    text is: only the rest is parsed, and the cuts are mended across every boundary."""
+
+    TEXTS = [
+        "Orvella Marsk founded Tindral Works in 1987 [1]. It moved to Kestrow in 1994 [2]. Its founder retired.",
+        "Halvar Quen studied at Brennmoor [1]. he left in 1880 [1]. Dr. Quen then taught at Velm.",
+        "The Vantor bridge opened [3].\nIt carries two lines [3].\n\nNo more.",
+    ]
+
+    @pytest.mark.parametrize("text", TEXTS)
+    @pytest.mark.parametrize("keep", [(0,), (1,), (0, 2), (1, 2)])
+    def test_the_cuts_are_those_of_the_whole_text(self, text: str, keep: tuple[int, ...]) -> None:
+        from components.text.language import sentence_spans_around
+
+        whole = sentence_spans(text)
+        known = [whole[index] for index in keep if index < len(whole)]
+        assert sentence_spans_around(text, known, cache=False) == whole
+
+    def test_a_known_sentence_opening_in_lower_case_joins_the_one_before(self) -> None:
+        from components.text.language import sentence_spans_around
+
+        text = "Halvar Quen studied at Brennmoor and Velm, then moved; he left in 1880."
+        assert sentence_spans_around(text, [(text.index("he left"), len(text))]) == [(0, len(text))]
