@@ -59,9 +59,12 @@ FOUND_FEATURES = (
     "span_words",  # log(1 + words of the span)
     "span_asked",  # share of the span's terms the question already holds
 )
+# What the fitted span chooser (`span_choice`) says of the span it chose: its probability of being right and its lead
+# over the next candidate (0 for a span it did not choose: a chain, a verdict, a stretch, a chunk's subject).
+SPAN_FEATURES = ("span_probability", "span_margin")
 # Every feature a model may read: those, and whether the sentence answers and the span is its answer
 # (`answer_evidence.evidence_features`).
-FEATURES = FOUND_FEATURES + EVIDENCE_FEATURES
+FEATURES = FOUND_FEATURES + EVIDENCE_FEATURES + SPAN_FEATURES
 
 
 def part_features(
