@@ -533,8 +533,9 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     model=self._model,
                     cache=self._meaning,
                 )
-                probability, margin = span_stats.get(position, (0.0, 0.0))
-                features |= {"span_probability": probability, "span_margin": margin}
+                if position in span_stats:  # absent otherwise: the confidence reads an unread span's as the mean
+                    probability, margin = span_stats[position]
+                    features |= {"span_probability": probability, "span_margin": margin}
                 rated.append((self._confidence.probability(features), features))
             confidences[position], stats["features"] = min(rated, key=lambda item: item[0])
         sure = {position for position, value in confidences.items() if value >= self.threshold}
