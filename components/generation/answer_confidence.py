@@ -59,9 +59,13 @@ FOUND_FEATURES = (
     "span_words",  # log(1 + words of the span)
     "span_asked",  # share of the span's terms the question already holds
 )
+# What the fitted span chooser (`span_choice`) says of the span it chose: its probability of being right and its lead
+# over the best other candidate (absent for a span it does not read: a chain, a verdict, a stretch, a chunk's
+# subject; an absent feature reads as its mean).
+SPAN_FEATURES = ("span_probability", "span_margin")
 # Every feature a model may read: those, and whether the sentence answers and the span is its answer
 # (`answer_evidence.evidence_features`).
-FEATURES = FOUND_FEATURES + EVIDENCE_FEATURES
+FEATURES = FOUND_FEATURES + EVIDENCE_FEATURES + SPAN_FEATURES
 
 
 def part_features(
@@ -160,11 +164,12 @@ class AnswerConfidence:
     meta: Mapping[str, Any]
 
     def probability(self, features: Mapping[str, float]) -> float:
-        """The probability that the short answer these features describe is right. A feature that is not a finite
-        number reads as its mean (it neither raises nor lowers the confidence): NaN must never make a headline sure."""
+        """The probability that the short answer these features describe is right. A feature that is absent (the
+        span model's, for a span it did not read) or not a finite number reads as its mean (it neither raises nor
+        lowers the confidence): NaN must never make a headline sure."""
         z = self.intercept
         for name, mean, scale, weight in zip(self.features, self.mean, self.scale, self.coef, strict=True):
-            value = float(features.get(name, 0.0))
+            value = float(features.get(name, mean))
             z += weight * ((value if math.isfinite(value) else mean) - mean) / scale
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
@@ -229,8 +234,11 @@ def fit(
         raise ValueError("fit needs as many labels as rows, and at least one")
     if len(set(bool(label) for label in labels)) < 2:
         raise ValueError("fit needs both right and wrong short answers among the labelled rows")
-    matrix = np.array([[float(row.get(name, 0.0)) for name in features] for row in rows])
-    mean = matrix.mean(axis=0)
+    matrix = np.array([[float(row.get(name, math.nan)) for name in features] for row in rows])
+    # An absent feature (the span model's, for a span it did not read) is its column's mean, as `probability` reads it.
+    present = np.isfinite(matrix)
+    mean = np.array([column[ok].mean() if ok.any() else 0.0 for column, ok in zip(matrix.T, present.T, strict=True)])
+    matrix = np.where(present, matrix, mean)
     scale = matrix.std(axis=0)
     scale[scale == 0] = 1.0
     model = LogisticRegression(C=c, max_iter=1000).fit((matrix - mean) / scale, np.array(labels, dtype=int))

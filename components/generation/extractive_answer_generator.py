@@ -6,7 +6,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -40,6 +40,7 @@ from components.generation.question_gap import (
     unasked_stretch,
     untitled_start,
 )
+from components.generation.span_choice import RULE_WAYS, SPAN_CHOICES, SpanModel, choose_span, rate_span
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text import bm25
@@ -192,6 +193,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         confidence_threshold: float | None = None,
         scoring_model: str = "",
         rules_off: list[str] | None = None,
+        span_model: str = "",
+        span_choice: str = "rate",
     ) -> None:
         """
         :param max_sentences: the most sentences an answer holds (1-10).
@@ -206,6 +209,11 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         :param scoring_model: the fitted sentence and span weights' JSON file (`answer_scoring`); empty: the packaged
             one.
         :param rules_off: rule families to switch off (`answer_scoring.RULE_FAMILIES`), to measure what each adds.
+        :param span_model: the fitted span model's JSON file (`span_choice`); empty: the packaged one.
+        :param span_choice: what that model does with the candidate spans of each part's sentence: "rate" (the
+            rules' span stays; the confidence reads its probability and its lead over the best other candidate),
+            "choose" (the candidate it rates highest replaces the rules' span; measured, not kept: see
+            docs/answer-confidence.md) or "off" (no model).
         """
         self.max_sentences = within("max_sentences", max_sentences, 1, 10)
         self.max_chunks = within("max_chunks", max_chunks, 1, 20)
@@ -221,6 +229,13 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         self.rules_off = sorted(set(rules_off or []))
         self.scoring = AnswerScoring.load(scoring_model or None).without(self.rules_off)
         self.threshold = self._confidence.threshold if confidence_threshold is None else self.confidence_threshold
+        self.span_model = span_model
+        if span_choice not in SPAN_CHOICES:
+            raise ValueError(f"span_choice must be one of {', '.join(SPAN_CHOICES)}, not {span_choice!r}")
+        self.span_choice = span_choice
+        self._span_model = SpanModel.load(span_model or None) if span_choice != "off" else None
+        # When a list: per part whose span the model may choose, what it reads (`research fit spans` collects it).
+        self.span_log: list[dict[str, Any]] | None = None
         self._model: Any = None
         self._meaning = MeaningCache()  # the same answer rated again costs no forward pass
 
@@ -484,6 +499,11 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             for position, found in shorts.items()
             if found[2] not in {"stretch", "subject"} or picks[position][0].labels or picks[position][0].focus
         }
+        # The fitted span chooser rereads each part's sentence for the span that answers (the rules' one of them).
+        span_stats: dict[int, tuple[float, float]] = {}
+        if verdict is None:
+            cited_ids = {id(sentence) for sentence in ordered}
+            self._choose_spans(shorts, picks, found_how, question.question_terms, span_stats, cited_ids)
         # Each part's short answer with its confidence; only those that reach the threshold lead the answer.
         top_chunks = [
             (document.content or "", str((document.meta or {}).get("source_type") or ""))
@@ -523,6 +543,9 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     model=self._model,
                     cache=self._meaning,
                 )
+                if position in span_stats:  # absent otherwise: the confidence reads an unread span's as the mean
+                    probability, margin = span_stats[position]
+                    features |= {"span_probability": probability, "span_margin": margin}
                 rated.append((self._confidence.probability(features), features))
             confidences[position], stats["features"] = min(rated, key=lambda item: item[0])
         sure = {position for position, value in confidences.items() if value >= self.threshold}
@@ -571,6 +594,63 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             "short_answer_confidence": None if overall is None else round(overall, 4),
             "parts": answer_parts,
         }
+
+    def _choose_spans(
+        self,
+        shorts: dict[int, tuple[str, int, str]],
+        picks: list[tuple[QuestionPart, _Sentence, str, dict[str, float]]],
+        found_how: list[dict[str, Any]],
+        question_terms: frozenset[str],
+        span_stats: dict[int, tuple[float, float]],
+        cited: set[int],
+    ) -> None:
+        """The span model reads each part whose span the rules read from its sentence (or that asks for one and got
+        none, when it chooses): rating the rules' span ("rate": `span_stats` receives its probability and its lead
+        over the best other candidate) or replacing it with the candidate it rates highest ("choose": its probability
+        and lead over the runner-up). Spans found otherwise (a chain, a verdict, a stretch, a chunk's subject) are
+        not read; `cited`: the ids of the sentences the answer cites."""
+        for position, (part, _, _, _) in enumerate(picks):
+            found = shorts.get(position)
+            if found is not None and found[2] not in RULE_WAYS:
+                continue
+            if found is None and not (part.labels or part.focus):
+                continue
+            sentence = found_how[position]["sentence"]
+            if id(sentence) not in cited:
+                continue  # the answer no longer cites it (a chain started elsewhere)
+            rule_span, rule_way = (found[0], found[2]) if found else ("", "")
+            if self.span_log is not None:
+                self.span_log.append(
+                    {
+                        "position": position,
+                        "sentence": sentence.text,
+                        "part": asdict(part),
+                        "question_terms": sorted(question_terms),
+                        "rule_span": rule_span,
+                        "rule_way": rule_way,
+                    }
+                )
+            if self._span_model is None:
+                continue
+            if self.span_choice == "rate":
+                if rule_span:
+                    span_stats[position] = rate_span(
+                        sentence.text, part, question_terms, rule_span, rule_way, self._span_model
+                    )
+                continue
+            choice = choose_span(sentence.text, part, question_terms, rule_span, rule_way, self._span_model)
+            if choice is None:
+                continue
+            span_stats[position] = (choice.probability, choice.margin)
+            if choice.text == rule_span:
+                continue
+            how = rule_way or "phrase"
+            if how == "entity":
+                labels = part.labels
+                kind_match = 1.0 if labels and choice.label == labels[0] else 0.5 if choice.label in labels else 0.0
+                found_how[position]["kind_match"] = kind_match
+                how = "entity" if kind_match else "phrase"
+            shorts[position] = (choice.text, sentence.number, how)
 
 
 def _doers(doc: Any, anchors: list[int]) -> set[int]:

@@ -65,6 +65,24 @@ def register(subparsers: Any) -> None:
     )
     scoring.add_argument("--json", type=Path, default=None, help="also write the numbers as JSON here")
     scoring.set_defaults(func=fit_scoring)
+    spans = commands.add_parser(
+        "spans",
+        help="fit the short answer's span chooser (tune half) and score it beside the rules' spans (check half)",
+        description="Replays the answer step on captured question sets with the span chooser off, reads every "
+        "candidate span of each part's sentence, fits the model that chooses among them on the sets' tune halves, "
+        "scores its choices beside the rules' spans on both halves, and writes the span model file. Refit the "
+        "confidence afterwards (`research fit answer`): it reads the span model's probability and margin.",
+    )
+    spans.add_argument("sets", nargs="+", metavar="SET=CAPTURE.jsonl", help="as for `research fit answer`")
+    spans.add_argument("--out", type=Path, default=None, help="span model file (default: the packaged one)")
+    spans.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength (default 1.0)")
+    spans.add_argument(
+        "--contexts",
+        type=Path,
+        default=None,
+        help="keep what the replay logged in this file, and read it instead of replaying when it exists",
+    )
+    spans.set_defaults(func=fit_spans)
 
 
 def _sets(values: list[str]) -> dict[str, Path]:
@@ -202,4 +220,37 @@ def fit_scoring(args: argparse.Namespace) -> int:
             args.json.write_text(json.dumps(report, indent=1, default=str) + "\n", encoding="utf-8")
         except OSError as exc:
             raise UserError(f"cannot write {args.json}: {exc.strerror or exc}") from exc
+    return 0
+
+
+def fit_spans(args: argparse.Namespace) -> int:
+    from components.generation.span_choice import DEFAULT_MODEL_PATH, SpanModelError
+    from pipelines.evaluation.halves import HALVES
+    from pipelines.evaluation.questions import EvaluationInputError
+    from pipelines.evaluation.span_fit import fit_spans
+
+    sets = _sets(args.sets)
+    if args.c <= 0:
+        raise UserError("--c must be above 0")
+    command = "research fit spans " + " ".join(shlex.quote(f"{name}={path.name}") for name, path in sets.items())
+    out = args.out or DEFAULT_MODEL_PATH
+    try:
+        report = fit_spans(sets, out=out, c=args.c, command=command, contexts_file=args.contexts)
+    except (EvaluationInputError, SpanModelError, ValueError) as exc:
+        raise UserError(str(exc)) from exc
+    model = report["model"]
+    print(
+        f"Fitted on {model['tune_candidates']} candidate spans of {model['tune_parts']} tune-half parts "
+        f"({model['tune_right']} right); written to {out}"
+    )
+    print("| set | half | questions | parts | rules EM / F1 / parts right | model EM / F1 / parts right | reachable |")
+    print("|---|---|---|---|---|---|---|")
+    for name, halves in report["scores"].items():
+        for half in HALVES:
+            rules, fitted = halves[half]["rules"], halves[half]["model"]
+            keys = ("exact_match", "token_f1", "right")
+            cells = [" / ".join("–" if r[key] is None else f"{r[key]:.3f}" for key in keys) for r in (rules, fitted)]
+            reachable = "–" if fitted["reachable"] is None else f"{fitted['reachable']:.3f}"
+            counts = f"{rules['questions']} | {rules['parts']}"
+            print(f"| {name} | {half} | {counts} | {cells[0]} | {cells[1]} | {reachable} |")
     return 0

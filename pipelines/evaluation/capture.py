@@ -75,6 +75,7 @@ def attach_gold(captured: dict[str, dict[str, Any]], questions: list[dict[str, A
                 "id": question["id"],
                 "index": question.get("index"),
                 "answers": list(question.get("answers") or []),
+                "gold_doc_ids": list(question.get("gold_doc_ids") or []),  # SQuAD's halves are by article
             }
             out.append({**gold, **call})
     return out

@@ -129,6 +129,20 @@ class TestModelFile:
         assert model.probability({"cosine": 0.0}) == pytest.approx(0.5)
         assert model.probability({"cosine": 1.0}) == pytest.approx(1 / (1 + 2.718281828**-2), rel=1e-6)
 
+    def test_an_absent_feature_reads_as_its_mean_in_the_model_and_in_the_fit(self, tmp_path: Path) -> None:
+        # The span model's features are absent for a span it does not read (a chain, a verdict): they must neither
+        # raise nor lower the confidence, and the fit must read them as it will be read.
+        coef = [0.0] * len(FEATURES)
+        coef[FEATURES.index("span_probability")] = 2.0
+        mean = [0.0] * len(FEATURES)
+        mean[FEATURES.index("span_probability")] = 0.6
+        model = AnswerConfidence.load(model_file(tmp_path, 0.0, 0.5, coef=coef, mean=mean))
+        assert model.probability({}) == pytest.approx(0.5)
+        rows = [{"span_probability": 0.9}, {"span_probability": 0.1}, {}, {"span_probability": 0.8}, {}]
+        fitted = fit(rows, [True, False, True, True, False], threshold=0.5, features=("span_probability",))
+        assert fitted.mean[0] == pytest.approx(0.6)  # the mean of the rows that hold it
+        assert fitted.probability({}) == pytest.approx(1 / (1 + math.exp(-fitted.intercept)))
+
     @pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
     def test_a_feature_that_is_not_a_finite_number_reads_as_its_mean(self, tmp_path: Path, value: float) -> None:
         coef = [0.0] * len(FEATURES)

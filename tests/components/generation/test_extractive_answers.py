@@ -478,9 +478,17 @@ class TestMultiHop:
         )
         (part,) = out["parts"]
         assert part["features"]["found_chain"] == 1.0
-        assert part["short_answer_confidence"] <= ExtractiveAnswerGenerator()._confidence.probability(
-            {**part["features"], "distance": 0.0, "share": 1.0}
-        )
+        # The rating is of the weakest link's features: moving a link's distance and share the way the fitted model
+        # rates higher (their signs are the fit's) never rates the chain lower.
+        model = ExtractiveAnswerGenerator()._confidence
+        assert part["short_answer_confidence"] == pytest.approx(model.probability(part["features"]), abs=1e-4)
+        weight = dict(zip(model.features, model.coef, strict=True))
+        stronger = {
+            **part["features"],
+            "distance": 0.0 if weight["distance"] < 0 else max(part["features"]["distance"], 3.5),
+            "share": 1.0 if weight["share"] > 0 else 0.0,
+        }
+        assert part["short_answer_confidence"] <= model.probability(stronger) + 1e-4
 
     def test_a_hop_skips_a_chunk_about_a_sibling_of_the_first_subject(self):
         # "Corvid K 14" shares most of its title with "Corvid K 12" and names the bridge too, but it is about another

@@ -97,6 +97,38 @@ def test_ablation_prints_what_each_feature_group_adds(capture: Path, tmp_path: P
     assert {"all", "found only", *(f"without {group}" for group in EVIDENCE_GROUPS)} <= set(variants)
 
 
+def test_fit_spans_writes_a_model_the_generator_reads_and_refits_from_its_kept_log(
+    capture: Path, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    from components.generation.span_choice import SpanModel
+    from pipelines.evaluation import span_fit
+
+    out, kept = tmp_path / "spans.json", tmp_path / "spans.contexts.json"
+    assert main(["fit", "spans", f"squad_mini={capture}", "--out", str(out), "--contexts", str(kept)]) == 0
+    printed = capsys.readouterr().out
+    assert "| squad_mini | tune | 4 | 4 |" in printed and "| squad_mini | check | 2 | 2 |" in printed
+    data = json.loads(out.read_text())
+    assert data["command"] == "research fit spans squad_mini=mini.capture.jsonl"
+    assert data["tune_parts"] == 4 and data["tune_right"] >= 2  # the tune half's candidates only
+    assert set(data["scores"]["squad_mini"]["check"]) == {"rules", "model"}
+    model = SpanModel.load(out)
+    generator = ExtractiveAnswerGenerator(embedding_model="", span_model=str(out))
+    answer = generator.run(
+        query=FACTS[0][1], documents=[Document(content=FACTS[0][2], meta={"source_title": FACTS[0][0]})]
+    )
+    assert answer["parts"][0]["short_answer"] == "Orvelle Dunmark"
+    assert 0.0 < answer["parts"][0]["features"]["span_probability"] <= 1.0
+    # The kept log is read instead of replaying the capture: the same model again.
+
+    def no_replay(_: object) -> None:
+        raise AssertionError("replayed although the log was kept")
+
+    monkeypatch.setattr(span_fit, "collect_contexts", no_replay)
+    again = tmp_path / "again.json"
+    assert main(["fit", "spans", f"squad_mini={capture}", "--out", str(again), "--contexts", str(kept)]) == 0
+    assert SpanModel.load(again).coef == model.coef
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
@@ -105,6 +137,7 @@ def test_ablation_prints_what_each_feature_group_adds(capture: Path, tmp_path: P
         (["answer", "squad={capture}", "--threshold", "2"], "--threshold must be between 0 and 1"),
         (["scoring", "squad={capture}", "--ablate", "loudness"], "unknown rule families: loudness"),
         (["scoring", "squad={capture}", "--start", "{absent}"], "does not exist"),
+        (["spans", "squad={capture}", "--c", "0"], "--c must be above 0"),
     ],
 )
 def test_bad_arguments_are_one_sentence(capture: Path, tmp_path: Path, capsys, arguments, message) -> None:

@@ -24,10 +24,17 @@ def test_a_captured_question_replays_to_the_same_answer(tmp_path: Path) -> None:
         live = generator.run(query="Who founded the Kestrel Lantern Works?", documents=DOCUMENTS)
     # The question as the set has it ends in a space the pipeline stripped before the generator saw it.
     questions = [
-        {"id": "q1", "index": 0, "question": "Who founded the Kestrel Lantern Works? ", "answers": ["Orvelle"]}
+        {
+            "id": "q1",
+            "index": 0,
+            "question": "Who founded the Kestrel Lantern Works? ",
+            "answers": ["Orvelle"],
+            "gold_doc_ids": ["squad-04-001"],
+        }
     ]
     records = attach_gold(captured, questions)
     assert [(record["id"], record["index"], record["answers"]) for record in records] == [("q1", 0, ["Orvelle"])]
+    assert records[0]["gold_doc_ids"] == ["squad-04-001"]  # what decides a SQuAD question's half
     assert "embedding" not in records[0]["documents"][0]  # no vectors in the capture
     write_capture(records, tmp_path / "capture.jsonl")
     ((record, again),) = list(replay(load_capture(tmp_path / "capture.jsonl"), generator))

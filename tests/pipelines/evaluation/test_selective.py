@@ -68,6 +68,9 @@ def test_threshold_is_the_lowest_reaching_the_target_precision() -> None:
     [
         ("squad_dev_a", {"id": "squad-11-0042"}, "tune"),
         ("squad_dev_a", {"id": "squad-12-0001"}, "check"),
+        # A SQuAD question's own id is a hash: its article is its gold paragraph's.
+        ("squad_dev_a", {"id": "5a1b2c3d4e5f60718293a4b5", "gold_doc_ids": ["squad-03-017"]}, "tune"),
+        ("squad_dev_a", {"id": "5a1b2c3d4e5f60718293a4b5", "gold_doc_ids": ["squad-19-002"]}, "check"),
         ("hotpotqa_dev40", {"id": "x", "index": 19}, "tune"),
         ("musique_dev40", {"id": "x", "index": 20}, "check"),
     ],

@@ -1,0 +1,511 @@
+"""The short answer's span, chosen by a fitted model among every phrase of its sentence that could answer.
+
+The grammar rules of the extractive answer (`extractive_answer_generator`: entities of the asked kind, the phrase in
+the wh-word's role, the noun phrase a "what" asks about) propose one span. This module reads the chosen sentence's
+parse (spaCy; already made for the rules, so no model runs here) for every span that could answer instead
+(`span_candidates`: named entities, noun chunks and their heads and modifiers, numbers with what they count,
+objects of prepositions, verb phrases, the members of a list and the list whole), describes each by general
+features (`candidate_features`: the entity label against the kind the question asks, the share of its words the
+question already holds, its distance in words and in the parse from the sentence's words the question holds, its
+length and form, its role for the verb the question uses, whether the rules chose it), and scores them with a
+logistic regression (`SpanModel`) fitted on labelled questions (`research fit spans`). None of the features reads
+a word of a set: they are properties of the parse.
+
+The model lives in a small versioned JSON file (`span_model.json` beside this module by default):
+`{"version", "features", "mean", "scale", "coef", "intercept", "fitted_from", "command", "scores", ...}`.
+
+Usage:
+```python
+model = SpanModel.load()
+choice = choose_span("Ada Quill founded Brightwater in 1901.", part, question_terms, "Ada Quill", "entity", model)
+choice.text, choice.probability, choice.margin
+```
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from components.generation.question_analysis import QuestionPart
+from components.generation.question_gap import fill_gap_token, phrase_tokens, question_gap
+from components.model_files import read_json_object
+from components.text.analyzer import terms
+from components.text.language import VALUE_LABELS, parse, parse_question
+
+MODEL_VERSION = 1
+DEFAULT_MODEL_PATH = Path(__file__).with_name("span_model.json")
+
+# What the generator does with the model (`ExtractiveAnswerGenerator(span_choice=...)`): rate the rules' span, choose
+# the span itself, or neither.
+SPAN_CHOICES = ("rate", "choose", "off")
+MAX_WORDS = 12  # a longer stretch is a clause, not a short answer
+FAR = 30  # the distance of a candidate from question words the sentence does not hold
+# Where a candidate came from (a candidate may come from several).
+SOURCES = ("entity", "chunk", "head", "modifier", "number", "object", "phrase", "verb", "list", "member", "rule")
+# How the rules found their span (`FOUND_BY` of the answer confidence, the ways that read the sentence).
+RULE_WAYS = ("entity", "role", "phrase")
+SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "csubj"})
+OBJECT_DEPS = frozenset({"dobj", "attr", "oprd", "dative", "acomp"})
+MODIFIER_DEPS = frozenset({"amod", "compound", "nummod", "npadvmod", "poss"})
+LIGHT_VERBS = frozenset({"be", "do", "have"})
+_EDGE_DEPS = frozenset({"cc", "det", "prep", "case", "punct", "mark", "aux", "auxpass", "neg", "predet"})
+
+# What the question asks (one flag each), read from its analysis.
+QUESTION_FLAGS = ("q_person", "q_time", "q_place", "q_amount", "q_name", "q_thing", "q_action", "q_other")
+FEATURES = (
+    *(f"from_{source}" for source in SOURCES),
+    *(f"rule_{way}" for way in RULE_WAYS),
+    "rule_overlap",  # token F1 of the candidate with the rules' span
+    "rule_inside",  # the rules' span lies within the candidate
+    "label_first",  # an entity of the kind the question asks first
+    "label_asked",  # ... of another kind it asks
+    "label_other",  # ... of a kind it does not ask
+    "value",  # holds a number
+    "asked_share",  # share of its terms the question holds
+    "asked_any",  # it holds a term of the question
+    "no_terms",  # it holds no content term
+    "words",  # log(1 + words)
+    "proper",  # share of its words that are proper nouns
+    "capital",  # opens with a capital letter
+    "pronoun",  # its head is a pronoun
+    "has_verb",  # it holds a verb
+    "distance",  # log(1 + words to the nearest question word outside it)
+    "tree_distance",  # log(1 + arcs from its head to the nearest question word outside it)
+    "before_match",  # it ends before the nearest question word
+    "position",  # its start's place in the sentence (0-1)
+    "verb_subject",  # its head is the subject of the verb the question uses
+    "verb_object",  # ... the object of that verb
+    "verb_oblique",  # ... the object of a preposition of that verb
+    "focus_head",  # its head is the noun the question asks about
+    "focus_held",  # it holds that noun
+    "focus_modifier",  # it modifies that noun
+    "focus_equated",  # it stands beside that noun (apposition) or is equated with it ("X is a Y")
+    "gap_filler",  # its head fills the role of the question's wh-word
+    "gap_held",  # it holds the word that fills that role
+    *QUESTION_FLAGS,
+    # What the question asks, against what the candidate is.
+    "q_person_x_proper",
+    "q_time_x_value",
+    "q_amount_x_value",
+    "q_place_x_object",
+    "q_thing_x_chunk",
+    "q_thing_x_modifier",
+    "q_thing_x_proper",
+    "q_action_x_verb",
+    "q_name_x_label",
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One span that could answer: its text, its tokens in the sentence's parse (None when it is not found there)
+    and where it came from."""
+
+    text: str
+    start: int | None
+    end: int | None
+    sources: frozenset[str]
+
+
+@dataclass(frozen=True)
+class SpanChoice:
+    """The span chosen, its probability of being right, its lead over the next candidate's, and its entity label."""
+
+    text: str
+    probability: float
+    margin: float
+    label: str
+
+
+def _trimmed(doc: Any, start: int, end: int) -> tuple[int, int]:
+    """The stretch without the function words and punctuation at its edges (articles, conjunctions, prepositions)."""
+    while start < end and (doc[start].dep_ in _EDGE_DEPS or doc[start].is_punct or doc[start].tag_ == "PRP$"):
+        start += 1
+    while end > start and (doc[end - 1].dep_ in _EDGE_DEPS or doc[end - 1].is_punct or doc[end - 1].tag_ == "POS"):
+        end -= 1
+    return start, end
+
+
+def span_candidates(doc: Any, rule_span: str = "") -> list[Candidate]:
+    """Every span of the parsed sentence `doc` that could answer a question, and the rules' span (`rule_span`),
+    each once."""
+    found: dict[tuple[int, int], set[str]] = {}
+
+    def add(start: int, end: int, source: str) -> None:
+        start, end = _trimmed(doc, start, end)
+        if end <= start or end - start > MAX_WORDS or all(token.is_stop or token.is_punct for token in doc[start:end]):
+            return
+        found.setdefault((start, end), set()).add(source)
+
+    for ent in doc.ents:
+        add(ent.start, ent.end, "entity")
+    for chunk in doc.noun_chunks:
+        add(chunk.start, chunk.end, "chunk")
+        root = chunk.root
+        add(root.i, root.i + 1, "head")
+        compounds = [child.i for child in root.lefts if child.dep_ == "compound"]
+        if compounds:
+            add(min(compounds), root.i + 1, "head")
+    for token in doc:
+        if token.dep_ in MODIFIER_DEPS and token.head.pos_ in {"NOUN", "PROPN"} and token.i < token.head.i:
+            add(token.left_edge.i, token.i + 1, "modifier")
+        if token.pos_ in {"NOUN", "PROPN"}:
+            left = [child for child in token.lefts if child.dep_ in MODIFIER_DEPS]
+            if left:
+                add(min(child.left_edge.i for child in left), token.i, "modifier")
+            kept = phrase_tokens(token)
+            add(min(kept), max(kept) + 1, "phrase")
+            members = [token, *(child for child in token.children if child.dep_ == "conj")]
+            if len(members) > 1:
+                add(token.left_edge.i, max(member.right_edge.i for member in members) + 1, "list")
+            if token.dep_ == "conj":
+                add(token.left_edge.i, token.i + 1, "member")
+                kept = phrase_tokens(token)
+                add(min(kept), max(kept) + 1, "member")
+        if token.like_num or token.ent_type_ in VALUE_LABELS:
+            add(token.i, token.i + 1, "number")
+            if token.dep_ == "nummod":
+                add(token.i, token.head.i + 1, "number")
+        if token.dep_ == "pobj":
+            add(token.left_edge.i, token.right_edge.i + 1, "object")
+        if token.pos_ == "ADJ" and token.dep_ in {"acomp", "amod", "conj"}:
+            add(token.i, token.i + 1, "modifier")
+        if token.pos_ == "VERB" and token.lemma_.lower() not in LIGHT_VERBS:
+            following = [child for child in token.rights if child.dep_ not in {"punct", "cc", "conj", "advcl", "relcl"}]
+            add(token.i, max([token.i, *(child.right_edge.i for child in following)]) + 1, "verb")
+            objects = [child for child in token.rights if child.dep_ in {"dobj", "prt"}]
+            if objects:
+                add(token.i, max(child.right_edge.i for child in objects) + 1, "verb")
+    candidates = [
+        Candidate(doc[start:end].text, start, end, frozenset(sources)) for (start, end), sources in found.items()
+    ]
+    if rule_span:
+        located = _locate(doc, rule_span)
+        same = [c for c in candidates if located is not None and (c.start, c.end) == _trimmed(doc, *located)]
+        candidates = [c for c in candidates if c not in same]
+        start, end = located if located is not None else (None, None)
+        sources = frozenset({"rule"}).union(*(c.sources for c in same))
+        candidates.append(Candidate(rule_span, start, end, sources))
+    return candidates
+
+
+def _locate(doc: Any, text: str) -> tuple[int, int] | None:
+    """The tokens of the first occurrence of `text` in the sentence (letter case aside), or None."""
+    at = doc.text.lower().find(" ".join(text.split()).lower())
+    if at < 0:
+        return None
+    span = doc.char_span(at, at + len(" ".join(text.split())), alignment_mode="expand")
+    return (span.start, span.end) if span is not None and len(span) else None
+
+
+@dataclass(frozen=True)
+class QuestionContext:
+    """What the candidates' features read of the question part: its flags, terms, verbs, asked noun and gap."""
+
+    flags: Mapping[str, float]
+    labels: tuple[str, ...]
+    question_terms: frozenset[str]
+    verbs: frozenset[str]
+    focus: str
+    part_text: str
+
+
+def question_context(part: QuestionPart, question_terms: frozenset[str]) -> QuestionContext:
+    """The part's context for `candidate_features` (its light parse is cached: the question analysis made it)."""
+    doc = parse_question(part.text)
+    verbs = frozenset(
+        token.lemma_.lower() for token in doc if token.pos_ == "VERB" and token.lemma_.lower() not in LIGHT_VERBS
+    )
+    lemmas = [token.lemma_.lower() for token in doc if not token.is_punct]
+    first = part.labels[0] if part.labels else ""
+    action = bool(lemmas) and lemmas[-1] == "do" and part.kind in {"what", "which"}
+    flags = {
+        "q_person": float(first in {"PERSON", "ORG", "NORP"}),
+        "q_time": float(first in {"DATE", "TIME"}),
+        "q_place": float(first in {"GPE", "LOC", "FAC"}),
+        "q_amount": float(first in {"CARDINAL", "QUANTITY", "MONEY", "PERCENT", "ORDINAL"}),
+        "q_name": float(bool(first) and first not in VALUE_LABELS and first not in {"PERSON", "GPE", "LOC", "FAC"}),
+        "q_thing": float(not first and bool(part.focus) and not action),
+        "q_action": float(action),
+    }
+    flags["q_other"] = float(not any(flags.values()))
+    focus = part.focus if part.focus not in {"", "?"} else ""
+    return QuestionContext(flags, tuple(part.labels), question_terms, verbs, focus, part.text)
+
+
+def _depths(doc: Any) -> list[list[int]]:
+    """Every token's path to the root of its sentence (itself first)."""
+    paths = []
+    for token in doc:
+        path, seen = [token.i], {token.i}
+        while token.head.i != token.i and token.head.i not in seen:
+            token = token.head
+            path.append(token.i)
+            seen.add(token.i)
+        paths.append(path)
+    return paths
+
+
+def _tree_distance(paths: list[list[int]], a: int, b: int) -> int:
+    """Arcs between tokens `a` and `b` of one parse (`FAR` when they share no root)."""
+    where = {node: depth for depth, node in enumerate(paths[a])}
+    for depth, node in enumerate(paths[b]):
+        if node in where:
+            return where[node] + depth
+    return FAR
+
+
+def _token_f1(a: Sequence[str], b: Sequence[str]) -> float:
+    common = sum(min(a.count(word), b.count(word)) for word in set(a))
+    if not common:
+        return 0.0
+    precision, recall = common / len(a), common / len(b)
+    return 2 * precision * recall / (precision + recall)
+
+
+def candidate_features(
+    doc: Any, candidates: Sequence[Candidate], context: QuestionContext, rule_span: str, rule_way: str
+) -> list[dict[str, float]]:
+    """The features (`FEATURES`) of each candidate of one sentence."""
+    paths = _depths(doc)
+    matched = [token.i for token in doc if terms(token.text) and terms(token.text)[0] in context.question_terms]
+    verb_tokens = {token.i for token in doc if token.lemma_.lower() in context.verbs}
+    gap = question_gap(context.part_text) if (context.flags["q_thing"] or context.flags["q_person"]) else None
+    filler = fill_gap_token(doc, gap) if gap is not None else None
+    rule_words = rule_span.lower().split()
+    out = []
+    for candidate in candidates:
+        f = dict.fromkeys(FEATURES, 0.0)
+        for source in candidate.sources:
+            f[f"from_{source}"] = 1.0
+        cand_terms = terms(candidate.text)
+        words_ = candidate.text.lower().split()
+        if rule_span:
+            f["rule_overlap"] = _token_f1(words_, rule_words)
+            f["rule_inside"] = float(" ".join(rule_words) in " ".join(words_))
+            if "rule" in candidate.sources and rule_way in RULE_WAYS:
+                f[f"rule_{rule_way}"] = 1.0
+        f["asked_share"] = sum(t in context.question_terms for t in cand_terms) / len(cand_terms) if cand_terms else 0
+        f["asked_any"] = float(any(t in context.question_terms for t in cand_terms))
+        f["no_terms"] = float(not cand_terms)
+        f["words"] = math.log1p(len(words_))
+        f["capital"] = float(candidate.text[:1].isupper())
+        f["value"] = float(any(ch.isdigit() for ch in candidate.text))
+        f["distance"] = f["tree_distance"] = math.log1p(FAR)
+        if candidate.start is not None:
+            span = doc[candidate.start : candidate.end]
+            root = span.root
+            label = root.ent_type_ or next((t.ent_type_ for t in span if t.ent_type_), "")
+            if label:
+                first = context.labels[0] if context.labels else ""
+                f["label_first"] = float(label == first)
+                f["label_asked"] = float(label != first and label in context.labels)
+                f["label_other"] = float(label not in context.labels)
+            f["value"] = max(f["value"], float(any(t.like_num or t.ent_type_ in VALUE_LABELS for t in span)))
+            f["proper"] = sum(t.pos_ == "PROPN" for t in span) / len(span)
+            f["pronoun"] = float(root.pos_ == "PRON")
+            f["has_verb"] = float(any(t.pos_ == "VERB" for t in span))
+            outside = [i for i in matched if not candidate.start <= i < candidate.end]
+            if outside:
+                gaps = [candidate.start - i if i < candidate.start else i - candidate.end + 1 for i in outside]
+                nearest = outside[min(range(len(gaps)), key=gaps.__getitem__)]
+                f["distance"] = math.log1p(min(gaps))
+                f["tree_distance"] = math.log1p(min(_tree_distance(paths, root.i, i) for i in outside))
+                f["before_match"] = float(candidate.end <= nearest)
+            f["position"] = candidate.start / max(1, len(doc))
+            head = root.head
+            if head.i in verb_tokens and root.dep_ in SUBJECT_DEPS:
+                f["verb_subject"] = 1.0
+            if head.i in verb_tokens and root.dep_ in OBJECT_DEPS:
+                f["verb_object"] = 1.0
+            if root.dep_ == "pobj" and head.head.i in verb_tokens:
+                f["verb_oblique"] = 1.0
+            if context.focus:
+                lemmas = [t.lemma_.lower() for t in span]
+                f["focus_head"] = float(root.lemma_.lower() == context.focus)
+                f["focus_held"] = float(context.focus in lemmas)
+                f["focus_modifier"] = float(
+                    head.lemma_.lower() == context.focus and root.dep_ in MODIFIER_DEPS | {"amod"}
+                )
+                beside = root.dep_ == "appos" and head.lemma_.lower() == context.focus
+                beside |= any(c.dep_ == "appos" and c.lemma_.lower() == context.focus for c in root.children)
+                equated = root.dep_ in {"attr", "nsubj"} and any(
+                    c.lemma_.lower() == context.focus and c.dep_ in {"attr", "nsubj"} and c.i != root.i
+                    for c in head.children
+                )
+                f["focus_equated"] = float(beside or equated)
+            if filler is not None:
+                f["gap_filler"] = float(root.i == filler.i)
+                f["gap_held"] = float(candidate.start <= filler.i < candidate.end)
+        for flag, value in context.flags.items():
+            f[flag] = value
+        f["q_person_x_proper"] = f["q_person"] * f["proper"]
+        f["q_time_x_value"] = f["q_time"] * f["value"]
+        f["q_amount_x_value"] = f["q_amount"] * f["value"]
+        f["q_place_x_object"] = f["q_place"] * f["from_object"]
+        f["q_thing_x_chunk"] = f["q_thing"] * f["from_chunk"]
+        f["q_thing_x_modifier"] = f["q_thing"] * f["from_modifier"]
+        f["q_thing_x_proper"] = f["q_thing"] * f["proper"]
+        f["q_action_x_verb"] = f["q_action"] * f["from_verb"]
+        f["q_name_x_label"] = f["q_name"] * (f["label_first"] + f["label_asked"])
+        out.append(f)
+    return out
+
+
+class SpanModelError(ValueError):
+    """A span model file that cannot be used; the message says why."""
+
+
+@dataclass(frozen=True)
+class SpanModel:
+    """A fitted logistic model: `probability(features)` that a candidate span is a right short answer."""
+
+    features: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+    intercept: float
+    meta: Mapping[str, Any]
+
+    def probability(self, features: Mapping[str, float]) -> float:
+        z = self.intercept
+        for name, mean, scale, weight in zip(self.features, self.mean, self.scale, self.coef, strict=True):
+            z += weight * (float(features.get(name, 0.0)) - mean) / scale
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SpanModel:
+        """The model a span model file holds; `SpanModelError` when it is not one this code can use."""
+        if data.get("version") != MODEL_VERSION:
+            raise SpanModelError(f"the span model is version {data.get('version')!r}, not {MODEL_VERSION}")
+        try:
+            features = tuple(str(name) for name in data["features"])
+            columns = [tuple(float(value) for value in data[key]) for key in ("mean", "scale", "coef")]
+            intercept = float(data["intercept"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SpanModelError(f"the span model lacks or mistypes {exc}") from exc
+        if not all(math.isfinite(value) for value in (intercept, *(v for column in columns for v in column))):
+            raise SpanModelError("the span model holds a number that is not finite")
+        if any(len(column) != len(features) for column in columns) or any(value <= 0 for value in columns[1]):
+            raise SpanModelError("the span model's features, mean, scale and coef do not match")
+        unknown = sorted(set(features) - set(FEATURES))
+        if unknown:
+            raise SpanModelError(f"the span model reads unknown features: {', '.join(unknown)}")
+        meta = {key: value for key, value in data.items() if key not in {"features", "mean", "scale", "coef"}}
+        return cls(features, *columns, intercept, meta)
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> SpanModel:
+        """The model in `path` (the packaged file when None); read once per path."""
+        return _load(str(Path(path) if path else DEFAULT_MODEL_PATH))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.meta,
+            "features": list(self.features),
+            "mean": list(self.mean),
+            "scale": list(self.scale),
+            "coef": list(self.coef),
+            "intercept": self.intercept,
+        }
+
+
+@lru_cache(maxsize=8)
+def _load(path: str) -> SpanModel:
+    return SpanModel.from_dict(read_json_object(path, "span model", SpanModelError))
+
+
+def fit(
+    rows: Sequence[Mapping[str, float]],
+    labels: Sequence[bool],
+    features: Sequence[str] = FEATURES,
+    c: float = 1.0,
+    meta: Mapping[str, Any] | None = None,
+) -> SpanModel:
+    """A logistic regression (scikit-learn, standardised features, L2 with strength `1/c`) fitted to candidate
+    rows labelled right (True) or wrong; both labels must occur."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    if len(rows) != len(labels) or not rows:
+        raise ValueError("fit needs as many labels as rows, and at least one")
+    if len(set(bool(label) for label in labels)) < 2:
+        raise ValueError("fit needs both right and wrong candidate spans among the labelled rows")
+    matrix = np.array([[float(row.get(name, 0.0)) for name in features] for row in rows])
+    mean = matrix.mean(axis=0)
+    scale = matrix.std(axis=0)
+    scale[scale == 0] = 1.0
+    model = LogisticRegression(C=c, max_iter=2000).fit((matrix - mean) / scale, np.array(labels, dtype=int))
+    return SpanModel(
+        tuple(features),
+        tuple(float(value) for value in mean),
+        tuple(float(value) for value in scale),
+        tuple(float(value) for value in model.coef_[0]),
+        float(model.intercept_[0]),
+        {"version": MODEL_VERSION, **(meta or {})},
+    )
+
+
+def scored_candidates(
+    sentence: str, part: QuestionPart, question_terms: frozenset[str], rule_span: str, rule_way: str
+) -> tuple[list[Candidate], list[dict[str, float]]]:
+    """The candidates of one sentence for one part, with their features (the sentence's parse is cached)."""
+    doc = parse(sentence)
+    candidates = span_candidates(doc, rule_span)
+    context = question_context(part, question_terms)
+    return candidates, candidate_features(doc, candidates, context, rule_span, rule_way)
+
+
+def rated_candidates(
+    sentence: str,
+    part: QuestionPart,
+    question_terms: frozenset[str],
+    rule_span: str,
+    rule_way: str,
+    model: SpanModel,
+) -> list[tuple[float, Candidate]]:
+    """The sentence's candidates with the model's probability, best first (the shorter first on a tie)."""
+    candidates, rows = scored_candidates(sentence, part, question_terms, rule_span, rule_way)
+    rated = [(model.probability(row), candidate) for candidate, row in zip(candidates, rows, strict=True)]
+    return sorted(rated, key=lambda item: (-item[0], len(item[1].text)))
+
+
+def choose_span(
+    sentence: str,
+    part: QuestionPart,
+    question_terms: frozenset[str],
+    rule_span: str,
+    rule_way: str,
+    model: SpanModel,
+) -> SpanChoice | None:
+    """The candidate the model rates highest (None when the sentence offers none), with its probability, its
+    lead over the runner-up and its entity label."""
+    rated = rated_candidates(sentence, part, question_terms, rule_span, rule_way, model)
+    if not rated:
+        return None
+    (probability, best), runner_up = rated[0], rated[1][0] if len(rated) > 1 else 0.0
+    label = ""
+    if best.start is not None:
+        label = parse(sentence)[best.start : best.end].root.ent_type_
+    return SpanChoice(best.text, probability, probability - runner_up, label)
+
+
+def rate_span(
+    sentence: str,
+    part: QuestionPart,
+    question_terms: frozenset[str],
+    rule_span: str,
+    rule_way: str,
+    model: SpanModel,
+) -> tuple[float, float]:
+    """The rules' span as the model sees it: its probability of being right, and its lead over the best other
+    candidate of the sentence (negative when the model prefers another)."""
+    rated = rated_candidates(sentence, part, question_terms, rule_span, rule_way, model)
+    own = next((probability for probability, candidate in rated if "rule" in candidate.sources), 0.0)
+    others = [probability for probability, candidate in rated if "rule" not in candidate.sources]
+    return own, own - max(others, default=0.0)

@@ -1,0 +1,200 @@
+"""`research fit spans`: fits the short answer's span chooser (`components.generation.span_choice`) on the tune half of
+labelled question sets and measures it on the check half.
+
+The sets are captures of the answer step (`research eval QUESTIONS.jsonl --capture FILE`). The answer step is replayed
+on them with the span chooser off, logging for every part whose span the rules read from a sentence (or that asks
+for one and got none): the sentence, the part, the question's terms and the rules' span. Each logged sentence gives
+its candidate spans (`span_candidates`); a candidate is labelled right when its token F1 with a gold answer is the
+best of its sentence's candidates and at least 0.5 (labelling every candidate that reaches 0.5 taught the model
+to prefer longer spans that hold the answer: EM fell by 0.15). A logistic regression over the candidates of the
+tune half is the model. It is scored by replacing each
+logged part's span with the candidate the model rates highest and scoring every question's short answers (EM and
+token F1, as `research fit answer` does), beside the rules' spans, per set and half.
+
+The log can be kept (`contexts`: a JSON Lines file), so that a refit needs no replay.
+
+Usage:
+```python
+report = fit_spans({"squad": Path("squad.capture.jsonl")}, out=Path("span_model.json"))
+report["scores"]["squad"]["check"]["model"]["token_f1"]
+```
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pipelines.evaluation import metrics
+from pipelines.evaluation.answer_replay import replay_sets
+from pipelines.evaluation.halves import HALVES, half_of
+
+RIGHT_SPAN = 0.5  # a candidate is right when its token F1 with a gold answer is its sentence's best and reaches this
+
+
+def collect_contexts(sets: Mapping[str, Path]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The replayed questions (the rules' spans) and, per logged part, what the span chooser reads."""
+    from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
+
+    generator = ExtractiveAnswerGenerator(confidence_threshold=0.0, span_choice="off")
+    generator.span_log = []
+    contexts: list[dict[str, Any]] = []
+
+    def on_record(_: str, set_name: str, record: dict[str, Any], replayed: Any) -> None:
+        for entry in replayed.span_log:
+            contexts.append(
+                {
+                    **entry,
+                    "set": set_name,
+                    "half": half_of(set_name, record),
+                    "id": record.get("id"),
+                    "answers": list(record.get("answers") or []),
+                }
+            )
+        replayed.span_log.clear()
+
+    records = replay_sets(sets, {"rules": generator}, on_record)["rules"]
+    return records, contexts
+
+
+def _candidates_of(context: Mapping[str, Any]) -> tuple[list[Any], list[dict[str, float]]]:
+    from components.generation.question_analysis import QuestionPart
+    from components.generation.span_choice import scored_candidates
+
+    part = dict(context["part"])
+    part["labels"], part["terms"] = tuple(part.get("labels") or ()), tuple(part.get("terms") or ())
+    return scored_candidates(
+        context["sentence"],
+        QuestionPart(**part),
+        frozenset(context["question_terms"]),
+        context["rule_span"],
+        context["rule_way"],
+    )
+
+
+def labelled_candidates(contexts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per context with gold answers: its candidates' texts, features and right/wrong labels (right: the best
+    token F1 of the sentence's candidates with a gold answer, when it reaches `RIGHT_SPAN`)."""
+    out = []
+    for context in contexts:
+        if not context["answers"]:
+            continue
+        candidates, rows = _candidates_of(context)
+        texts = [candidate.text for candidate in candidates]
+        scores = [metrics.token_f1(text, context["answers"]) for text in texts]
+        best = max(scores, default=0.0)
+        # The best candidates only (not every one that overlaps the gold by half: those teach longer spans).
+        labels = [best >= RIGHT_SPAN and score == best for score in scores]
+        out.append({**context, "texts": texts, "rows": rows, "labels": labels})
+    return out
+
+
+def _chosen(group: Mapping[str, Any], model: Any) -> str:
+    """The text of the candidate the model rates highest (the shorter on a tie), or the rules' span without any."""
+    if not group["texts"]:
+        return group["rule_span"]
+    ranked = sorted(
+        zip(group["texts"], group["rows"], strict=True), key=lambda item: (-model.probability(item[1]), len(item[0]))
+    )
+    return ranked[0][0]
+
+
+def _question_scores(records: Sequence[dict[str, Any]], spans: Mapping[tuple[Any, str], str]) -> dict[str, Any]:
+    """EM and F1 of every question's short answers (shown or not), a part's span replaced where `spans` has one."""
+    em, f1 = [], []
+    for record in records:
+        if not record["answers"]:
+            continue
+        shorts = [spans.get((record["id"], part["question"]), part["short_answer"]) for part in record["parts"]]
+        joined = "; ".join(text for text in shorts if text)
+        em.append(metrics.exact_match(joined, record["answers"]))
+        f1.append(metrics.token_f1(joined, record["answers"]))
+    return {"questions": len(em), "exact_match": metrics.mean(em), "token_f1": metrics.mean(f1)}
+
+
+def _part_scores(groups: Sequence[dict[str, Any]], spans: Sequence[str]) -> dict[str, Any]:
+    """Of the logged parts: how many, the share whose span is right, and the share with a right candidate at all."""
+    right = [metrics.token_f1(span, group["answers"]) >= RIGHT_SPAN for span, group in zip(spans, groups, strict=True)]
+    reachable = [any(group["labels"]) for group in groups]
+    return {
+        "parts": len(groups),
+        "right": metrics.mean(right),
+        "reachable": metrics.mean(reachable),
+    }
+
+
+def evaluate(
+    records: Sequence[dict[str, Any]], groups: Sequence[dict[str, Any]], model: Any
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per set and half: the rules' spans and the model's, scored over the logged parts and over every question."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for set_name in dict.fromkeys(record["set"] for record in records):
+        out[set_name] = {}
+        for half in HALVES:
+            chosen_records = [r for r in records if r["set"] == set_name and r["half"] == half]
+            chosen_groups = [g for g in groups if g["set"] == set_name and g["half"] == half]
+            picked = [_chosen(group, model) for group in chosen_groups]
+            spans = {
+                (group["id"], group["part"]["text"]): span for group, span in zip(chosen_groups, picked, strict=True)
+            }
+            out[set_name][half] = {
+                "rules": {
+                    **_question_scores(chosen_records, {}),
+                    **_part_scores(chosen_groups, [group["rule_span"] for group in chosen_groups]),
+                },
+                "model": {**_question_scores(chosen_records, spans), **_part_scores(chosen_groups, picked)},
+            }
+    return out
+
+
+def fit_spans(
+    sets: Mapping[str, Path],
+    out: Path,
+    c: float = 1.0,
+    command: str = "",
+    contexts_file: Path | None = None,
+) -> dict[str, Any]:
+    """Replay the captured sets (or read the kept log `contexts_file` when it exists), fit the span model on the
+    tune halves, write it to `out` and return `{"model", "scores"}` (`evaluate`)."""
+    from components.generation.span_choice import FEATURES, fit
+
+    if contexts_file is not None and contexts_file.is_file():
+        kept = json.loads(contexts_file.read_text(encoding="utf-8"))
+        records, contexts = kept["records"], kept["contexts"]
+    else:
+        records, contexts = collect_contexts(sets)
+        if contexts_file is not None:
+            slim = [{key: r[key] for key in ("set", "half", "id", "answers", "parts")} for r in records]
+            contexts_file.parent.mkdir(parents=True, exist_ok=True)
+            contexts_file.write_text(json.dumps({"records": slim, "contexts": contexts}) + "\n", encoding="utf-8")
+    groups = labelled_candidates(contexts)
+    tune = [group for group in groups if group["half"] == "tune"]
+    rows = [row for group in tune for row in group["rows"]]
+    labels = [label for group in tune for label in group["labels"]]
+    fitted_from = [
+        {
+            "set": name,
+            "file": Path(path).name,
+            **{f"{half}_questions": sum(r["set"] == name and r["half"] == half for r in records) for half in HALVES},
+        }
+        for name, path in sets.items()
+    ]
+    meta = {
+        "fitted_from": fitted_from,
+        "command": command,
+        "fitted_on": dt.date.today().isoformat(),
+        "tune_parts": len(tune),
+        "tune_candidates": len(rows),
+        "tune_right": sum(labels),
+        "right_span": RIGHT_SPAN,
+    }
+    model = fit(rows, labels, features=FEATURES, c=c, meta=meta)
+    scores = evaluate(records, groups, model)
+    data = model.to_dict()
+    data["scores"] = scores
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    return {"model": data, "scores": scores}

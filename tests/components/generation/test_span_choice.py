@@ -1,0 +1,166 @@
+"""The fitted span chooser: the candidate spans a sentence offers, their features, the model file and its choice,
+and the generator reading it. Invented sentences and names only."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from haystack import Document
+
+from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
+from components.generation.question_analysis import analyze_question
+from components.generation.span_choice import (
+    FEATURES,
+    SpanModel,
+    SpanModelError,
+    candidate_features,
+    choose_span,
+    fit,
+    question_context,
+    rate_span,
+    span_candidates,
+)
+from components.text.language import parse
+
+SENTENCE = "Ada Quill founded Brightwater Mills in 1901 along the southern coastal region, with Tom Reed and Ann Bell."
+
+
+def _texts(sentence: str, rule_span: str = "") -> dict[str, frozenset[str]]:
+    return {candidate.text: candidate.sources for candidate in span_candidates(parse(sentence), rule_span)}
+
+
+def test_candidates_cover_entities_phrases_heads_modifiers_numbers_objects_and_lists() -> None:
+    texts = _texts(SENTENCE)
+    assert "entity" in texts["Ada Quill"] and "entity" in texts["Brightwater Mills"]
+    assert "number" in texts["1901"] and "object" in texts["1901"]
+    assert "southern coastal region" in texts  # the noun phrase, without its article
+    assert "region" in texts and "head" in texts["region"]
+    assert "modifier" in texts["southern coastal"]  # what the sentence says of the noun
+    assert "list" in texts["Tom Reed and Ann Bell"]  # the list whole ...
+    assert "Ann Bell" in texts and "Tom Reed" in texts  # ... and each member
+    assert not any(text.lower().startswith(("the ", "and ", "with ")) for text in texts)
+
+
+def test_candidates_hold_a_do_questions_verb_phrase_and_a_counted_number() -> None:
+    texts = _texts("A harbour pilot guides large ships through the narrow channel on a 60-cycle schedule.")
+    assert "verb" in texts["guides large ships"]
+    assert any(text.startswith("60") and "number" in sources for text, sources in texts.items())
+
+
+def test_the_rules_span_is_one_candidate_found_in_the_sentence_or_kept_as_it_is() -> None:
+    inside = _texts(SENTENCE, "Ada Quill")
+    assert {"rule", "entity"} <= inside["Ada Quill"]
+    assert list(inside).count("Ada Quill") == 1
+    outside = [c for c in span_candidates(parse(SENTENCE), "Quill Mills Ltd") if "rule" in c.sources]
+    assert len(outside) == 1 and outside[0].start is None and outside[0].text == "Quill Mills Ltd"
+
+
+def _features(question: str, sentence: str, rule_span: str = "", rule_way: str = "") -> dict[str, dict[str, float]]:
+    analysis = analyze_question(question)
+    doc = parse(sentence)
+    candidates = span_candidates(doc, rule_span)
+    context = question_context(analysis.parts[0], analysis.question_terms)
+    rows = candidate_features(doc, candidates, context, rule_span, rule_way)
+    return {candidate.text: row for candidate, row in zip(candidates, rows, strict=True)}
+
+
+def test_features_read_the_asked_kind_the_questions_verb_its_words_and_the_rules() -> None:
+    rows = _features("Who founded Brightwater Mills?", SENTENCE, "Tom Reed", "entity")
+    assert set(rows["Ada Quill"]) == set(FEATURES)
+    assert rows["Ada Quill"]["verb_subject"] == 1.0 and rows["Tom Reed"]["verb_subject"] == 0.0
+    assert rows["Ada Quill"]["label_first"] == 1.0 and rows["1901"]["label_other"] == 1.0
+    assert rows["Brightwater Mills"]["asked_share"] == 1.0 and rows["Ada Quill"]["asked_share"] == 0.0
+    assert rows["Tom Reed"]["rule_entity"] == 1.0 and rows["Ada Quill"]["rule_entity"] == 0.0
+    assert rows["Ada Quill"]["distance"] < rows["Ann Bell"]["distance"]
+    assert rows["Ada Quill"]["q_person"] == 1.0 and rows["Ada Quill"]["q_person_x_proper"] == 1.0
+    assert all(math.isfinite(value) for row in rows.values() for value in row.values())
+
+
+def _subject_model() -> SpanModel:
+    """A model fitted on invented rows where the right span is the subject of the question's verb."""
+    rows, labels = [], []
+    for question, sentence, right in (
+        ("Who founded Brightwater Mills?", SENTENCE, "Ada Quill"),
+        ("Who painted the Lorn Chapel?", "Bram Ostry painted the Lorn Chapel for Ida Venn in 1880.", "Bram Ostry"),
+        ("Who built the Pell Tower?", "In 1722 Cora Hask built the Pell Tower beside Joss Mere.", "Cora Hask"),
+    ):
+        for text, row in _features(question, sentence).items():
+            rows.append(row)
+            labels.append(text == right)
+    return fit(rows, labels, meta={"command": "test"})
+
+
+def test_a_fitted_model_chooses_and_reports_its_probability_and_margin() -> None:
+    model = _subject_model()
+    analysis = analyze_question("Who restored the Fenn Organ?")
+    choice = choose_span(
+        "After the fire, Lise Harrow restored the Fenn Organ with Otto Brisk.",
+        analysis.parts[0],
+        analysis.question_terms,
+        "Otto Brisk",
+        "entity",
+        model,
+    )
+    assert choice is not None and choice.text == "Lise Harrow"
+    assert 0.0 < choice.probability <= 1.0 and 0.0 <= choice.margin <= choice.probability
+    assert choice.label == "PERSON"
+
+
+def test_the_model_file_round_trips_and_a_bad_one_is_one_sentence(tmp_path: Path) -> None:
+    model = _subject_model()
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(model.to_dict()), encoding="utf-8")
+    loaded = SpanModel.load(path)
+    row = dict.fromkeys(FEATURES, 0.5)
+    assert loaded.probability(row) == pytest.approx(model.probability(row))
+    for change, message in (
+        ({"version": 99}, "version 99"),
+        ({"features": [*model.features[:-1], "favourite_word"]}, "unknown features: favourite_word"),
+        ({"intercept": float("inf")}, "not finite"),
+        ({"scale": [0.0] * len(model.features)}, "do not match"),
+    ):
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps({**model.to_dict(), **change}), encoding="utf-8")
+        with pytest.raises(SpanModelError, match=message):
+            SpanModel.from_dict(json.loads(bad.read_text(encoding="utf-8")))
+    with pytest.raises(SpanModelError, match="no span model at"):
+        SpanModel.load(tmp_path / "missing.json")
+
+
+def test_the_packaged_model_loads_and_reads_known_features() -> None:
+    model = SpanModel.load()
+    assert set(model.features) <= set(FEATURES) and model.meta.get("command", "").startswith("research fit spans")
+
+
+def test_the_generator_rates_the_rules_span_or_takes_the_models_and_reports_the_probability(tmp_path: Path) -> None:
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(_subject_model().to_dict()), encoding="utf-8")
+    sentence = "After the fire, Lise Harrow restored the Fenn Organ with Otto Brisk and the parish choir."
+    documents = [
+        Document(
+            content="The Fenn Organ was rebuilt twice. " + sentence, score=0.9, meta={"source_title": "Fenn Organ"}
+        )
+    ]
+    query = "Who restored the Fenn Organ?"
+    part = analyze_question(query).parts[0]
+    terms = analyze_question(query).question_terms
+
+    def run(choice: str) -> dict:
+        generator = ExtractiveAnswerGenerator(span_model=str(path), span_choice=choice, confidence_threshold=0.0)
+        return generator.run(query, documents)["parts"][0]
+
+    off, rated, chosen = run("off"), run("rate"), run("choose")
+    assert "span_probability" not in off["features"] and "span_margin" not in off["features"]
+    # Rating keeps the rules' span; its probability and lead are the model's view of it.
+    assert rated["short_answer"] == off["short_answer"]
+    probability, margin = rate_span(sentence, part, terms, off["short_answer"], "entity", _subject_model())
+    assert rated["features"]["span_probability"] == pytest.approx(probability)
+    assert rated["features"]["span_margin"] == pytest.approx(margin)
+    # Choosing takes the candidate the model rates highest.
+    assert chosen["short_answer"] == "Lise Harrow" and chosen["features"]["span_probability"] > 0.5
+    with pytest.raises(ValueError, match="span_choice must be one of"):
+        ExtractiveAnswerGenerator(span_choice="always")
+    assert ExtractiveAnswerGenerator(span_model=str(path)).to_dict()["init_parameters"]["span_model"] == str(path)
