@@ -153,7 +153,9 @@ def _known_sentences(answer: str, documents: list[Document]) -> set[str]:
         document = documents[number - 1]
         content, meta = document.content or "", document.meta or {}
         evidence = meta.get("evidence") if isinstance(meta.get("evidence"), dict) else {}
-        rows = [(row[0], row[1]) for row in evidence.get("sentences") or [] if isinstance(row, list | tuple)]
+        # The ranker's rows are `[start, end, cosine]`; a chunk's metadata may carry anything under the key.
+        listed = evidence.get("sentences") if isinstance(evidence.get("sentences"), list | tuple) else []
+        rows = [(row[0], row[1]) for row in listed if isinstance(row, list | tuple) and len(row) >= 2]
         for start, end in [*rows, *(stored_sentence_spans(content, meta) or [])]:
             if isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(content):
                 known.add(cite_sentence(" ".join(content[start:end].split()), number))

@@ -129,3 +129,14 @@ def test_a_sentence_of_a_chunk_the_answer_does_not_cite_is_parsed(monkeypatch: p
     monkeypatch.setattr(language, "analyse_text", lambda text, **options: read.append(text) or analyse(text, **options))
     assert answer_sentences(answer, DOCUMENTS) == expected
     assert read == [answer]
+
+
+@pytest.mark.parametrize("evidence", [{"sentences": [[3]]}, {"sentences": 5}, {"sentences": "0 10"}, ["x"], None])
+def test_evidence_metadata_not_in_the_rankers_form_is_ignored(evidence: object) -> None:
+    # A chunk's metadata comes from its source: whatever it holds under the ranker's key, the check still runs and
+    # cuts the answer as the whole parse does.
+    document = stored("lantern", 0.6)
+    document.meta["evidence"] = evidence
+    answer = "Lantern is a small key-value store for embedded devices [1]. It was built on Mars by Zorg."
+    assert answer_sentences(answer, [document]) == sentences(answer, cache=False)
+    assert CitationChecker().run(answer=answer, documents=[document])["unsupported"] == 1

@@ -3,6 +3,8 @@ part cited, whole sentences only, each once, and an honest abstention."""
 
 from __future__ import annotations
 
+import re
+
 import numpy
 import pytest
 from haystack import Document
@@ -599,6 +601,41 @@ class TestMultiHop:
         monkeypatch.setattr(generator, "sentence_spans", lambda text, **kw: cut.append(text) or split(text, **kw))
         answer(question, [LANTERN, self.MARGIT, HARBOUR])
         assert (question in cut) is read
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "Is the Lantern store a key-value store?",
+            "was the Lantern store designed by a glass designer?",
+            "So, does the Lantern store keep every record in a log?",
+            "Tell me: can the Lantern store run on embedded devices?",
+            "If you know, has the Lantern project started in Uppsala?",
+            '"Could the Lantern store be small?"',
+            "'Will the harbour employ people?' I wonder.",
+            "What about the harbour? Should it employ 340 people?",
+            "Margit Salo was a glass designer. Were the Lantern founders also designers?",
+            "The Lantern store: might it be small?",
+            "Where is the harbour, and must it handle ferries?",
+            "Doesn't the harbour handle ferries?",
+            "(Did Margit Salo teach at Riihimaki?)",
+            "Who started the Lantern project? It was in Uppsala.",
+            "Why does the Lantern store keep every record in a log?",
+            "Which is older, the Lantern store or the harbour?",
+            "how many people does the harbour employ",
+        ],
+    )
+    def test_skipping_the_question_cut_changes_no_answer(self, monkeypatch, question):
+        # The question is cut into sentences only where a yes/no word could open one: forcing the cut for every
+        # question gives the same answer, for yes/no questions of every form and for questions with none.
+        from components.generation import extractive_answer_generator as generator
+
+        documents = [LANTERN, self.MARGIT, HARBOUR]
+        skipped = answer(question, documents)
+        monkeypatch.setattr(generator, "_MAY_ASK_YES_NO", re.compile(""))
+        forced = answer(question, documents)
+        assert {key: skipped[key] for key in ("replies", "short_answer", "parts")} == {
+            key: forced[key] for key in ("replies", "short_answer", "parts")
+        }
 
     @pytest.mark.parametrize(
         "question", ["Why does the Lantern store keep every record in a log?", "What about the Lantern storage engine?"]
