@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from functools import cache
+from string import Formatter
 from typing import Any
 
 from haystack import Document, component
@@ -10,7 +13,11 @@ from components.generation.cited_answer_builder import CITATION_MARK, cited_numb
 from components.generation.extractive_answer_generator import (
     ABSTENTION_PREFIX,
     NO_EVIDENCE_ANSWER,
+    NO_SOURCES_ANSWER,
+    PARTIAL_ABSTENTION,
+    PARTS_ABSTENTION,
     UNSURE_NOTE,
+    UNSURE_PART_LINE,
     UNSURE_PREFIX,
     cite_sentence,
 )
@@ -29,9 +36,14 @@ class CitationChecker(InitParameterSerialization):
 
     A sentence's support is the share of its content terms (weighted by how rare they are among the listed
     chunks) found in the union of its cited chunks. It is `supported` at `min_support` or above; a sentence that
-    cites nothing is never supported. Sentences without content terms (e.g. "Yes.") are left out. The product's own
-    abstention ("The sources do not answer ...") and its note that it is not sure of a short answer claim nothing:
-    they are marked `abstains` and never flagged.
+    cites nothing is never supported. Sentences without content terms (e.g. "Yes.") are left out.
+
+    An uncited sentence that opens as the product's abstentions do ("The sources do not answer ...", "Not sure of the
+    short answer ...") is marked `abstains` and never flagged when it claims nothing: it is one of the lines the
+    extractive answer writes (the parts it names in the question's words), or what follows its opening holds no
+    content term but the question's and the words those lines name a part with ("this part of the question: who
+    founded it"). Anything else in it is a claim ("Not sure of the short answer, but X built Y."), checked as any
+    other sentence.
 
     Usage:
     ```python
@@ -55,11 +67,13 @@ class CitationChecker(InitParameterSerialization):
         use_language_pipeline(self.spacy_model)
 
     @component.output_types(sentences=list[dict], unsupported=int)
-    def run(self, answer: str, documents: list[Document]) -> dict[str, Any]:
+    def run(self, answer: str, documents: list[Document], query: str = "") -> dict[str, Any]:
         """Check the answer's sentences.
 
         :param answer: the answer text with [n] citations.
         :param documents: the numbered chunks ([1] is the first).
+        :param query: the question: an abstention may name the part it does not answer in its words (without it,
+            only the product's fixed lines that name no part abstain).
         :returns: `sentences`: one dict per sentence (text, citations, supported, support_score, abstains);
             `unsupported`: how many sentences are not supported.
         """
@@ -68,6 +82,7 @@ class CitationChecker(InitParameterSerialization):
         results: list[dict[str, Any]] = []
         carried: list[int] = []
         claims = answer_sentences(answer, documents)
+        question_terms = frozenset(terms(query or ""))
         for index, sentence in enumerate(claims):
             citations = [number for number in cited_numbers(sentence) if 1 <= number <= len(documents)]
             bare = CITATION_MARK.sub(" ", sentence)
@@ -75,7 +90,7 @@ class CitationChecker(InitParameterSerialization):
             if not sentence_terms:
                 carried = citations or carried
                 continue
-            if bare.strip().startswith((ABSTENTION_PREFIX, UNSURE_PREFIX)) and not citations:
+            if not citations and abstains(bare, question_terms):
                 results.append(
                     {"text": sentence, "citations": [], "supported": True, "support_score": 1.0, "abstains": True}
                 )
@@ -107,6 +122,46 @@ class CitationChecker(InitParameterSerialization):
 
 # Lines the extractive answer writes as they are: each is a sentence of its own.
 _FIXED_LINES = (UNSURE_NOTE, NO_EVIDENCE_ANSWER)
+# The extractive answer's abstentions: its lines that name no part, and those that do (their fields hold the parts'
+# words), as patterns whose groups are the fields.
+_FIXED_ABSTENTIONS = frozenset((NO_SOURCES_ANSWER, NO_EVIDENCE_ANSWER, UNSURE_NOTE))
+_PART_LINES = (UNSURE_PART_LINE, PARTIAL_ABSTENTION, PARTS_ABSTENTION)
+_PART_PATTERNS = tuple(
+    re.compile(
+        "".join(
+            re.escape(literal) + ("(.+?)" if field is not None else "")
+            for literal, field, _, _ in Formatter().parse(line)
+        )
+    )
+    for line in _PART_LINES
+)
+
+
+@cache
+def _naming_terms() -> frozenset[str]:
+    """The terms those lines name a part with ("this part of the question: ..."): what precedes their first field
+    (made once, when a sentence is first checked: stems read the language pipeline's tables)."""
+    return frozenset(term for line in _PART_LINES for term in terms(next(iter(Formatter().parse(line)))[0]))
+
+
+def abstains(sentence: str, question_terms: frozenset[str]) -> bool:
+    """Whether the uncited `sentence` (citation marks removed) is an abstention that claims nothing.
+
+    It is one of the extractive answer's fixed abstentions, or one of its lines naming parts whose parts hold only
+    the question's terms (`question_terms`, stems as `terms` makes them), or it opens as an abstention and the rest
+    holds no content term but the question's and the words the product's lines name a part with.
+    """
+    text = " ".join(sentence.split())
+    if text in _FIXED_ABSTENTIONS:
+        return True
+    for pattern in _PART_PATTERNS:
+        match = pattern.fullmatch(text)
+        if match and all(set(terms(field)) <= question_terms for field in match.groups()):
+            return True
+    opening = next((prefix for prefix in (ABSTENTION_PREFIX, UNSURE_PREFIX) if text.startswith(prefix)), None)
+    return opening is not None and set(terms(text[len(opening) :])) <= question_terms | _naming_terms()
+
+
 # What the text before a sentence ends on: its closing stop, perhaps followed by closing quotes and brackets.
 _SENTENCE_ENDS = frozenset(".!?\"')]\u201d\u2019")
 

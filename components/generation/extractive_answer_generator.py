@@ -66,6 +66,12 @@ NO_EVIDENCE_ANSWER = f"{ABSTENTION_PREFIX} this question; the closest passages a
 UNSURE_PREFIX = "Not sure of the short answer"
 # The line an answer without a headline gives after its best cited sentence.
 UNSURE_NOTE = f"{UNSURE_PREFIX}; the cited sentences are what the sources say."
+# The lines that name parts of the question (`str.format` fields: `part` is a part's words; `parts` are the parts'
+# words, each quoted, joined by "; "): a part below the confidence threshold, the parts no sentence answers (the rest
+# are answered), and the parts of a question none of whose parts is answered.
+UNSURE_PART_LINE = f'{UNSURE_PREFIX} to "{{part}}".'
+PARTIAL_ABSTENTION = f"{ABSTENTION_PREFIX} this part of the question: {{parts}}."
+PARTS_ABSTENTION = f"{ABSTENTION_PREFIX} this question ({{parts}}); the closest passages are listed below."
 _NO_SHORT_ANSWER: dict[str, Any] = {"short_answer": "", "short_answer_confidence": None, "parts": []}
 
 # A sentence's score and a span's cost are weighted sums of named features whose weights are fitted
@@ -569,7 +575,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             # No headline: the answer opens with its best cited sentence and says so.
             lines.insert(1, UNSURE_NOTE)
         elif unsure:
-            lines.extend(f'{UNSURE_PREFIX} to "{part.text}".' for part in unsure)
+            lines.extend(UNSURE_PART_LINE.format(part=part.text) for part in unsure)
         if unanswered:
             lines.append(_abstain(unanswered, partial=True))
         short_answer = "; ".join(dict.fromkeys(text for text, _ in shown))
@@ -1526,9 +1532,9 @@ def _abstain(parts: list[QuestionPart], partial: bool = False) -> str:
     """The abstention: which part the sources do not answer."""
     asked = "; ".join(f"“{part.text}”" for part in parts)
     if partial:
-        return f"{ABSTENTION_PREFIX} this part of the question: {asked}."
+        return PARTIAL_ABSTENTION.format(parts=asked)
     if len(parts) > 1:
-        return f"{ABSTENTION_PREFIX} this question ({asked}); the closest passages are listed below."
+        return PARTS_ABSTENTION.format(parts=asked)
     return NO_EVIDENCE_ANSWER
 
 

@@ -386,7 +386,7 @@ class ResearchAgent(InitParameterSerialization):
         last = result.get("last_message")
         answer = (last.text or "").strip() if last is not None else ""
         documents = [chunk_to_document(chunk) for chunk in run.evidence]
-        check = self._checker.run(answer=answer, documents=documents)
+        check = self._checker.run(answer=answer, documents=documents, query=text)
         message = f"{len(run.calls)} tool call(s)"
         return _outputs(selection, run, started, message, StatusKind.SUCCESS, answer, documents, check["sentences"])
 

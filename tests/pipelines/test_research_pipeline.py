@@ -189,3 +189,13 @@ class TestResearchPipelineWithChatModel:
         chat_server.answer = "The sources do not answer this: how tides form."
         result = chat_catalog.research("How do tides form?", sources=KB)
         assert [(sentence.supported, sentence.abstains) for sentence in result.sentences] == [(True, True)]
+
+    def test_a_claim_after_an_abstentions_opening_is_flagged(self, chat_catalog, chat_server):  # noqa: F811
+        # The chat model names the unanswered part in the question's words, then adds a claim of its own.
+        chat_server.answer = (
+            "The sources do not answer this part of the question: how tides form. "
+            "The sources do not answer this, but Zorg Tallow charted the tides of Quillon Bay in 1890."
+        )
+        result = chat_catalog.research("How do tides form?", sources=KB)
+        checked = [(sentence.supported, sentence.abstains) for sentence in result.sentences]
+        assert checked == [(True, True), (False, False)]

@@ -108,6 +108,18 @@ class TestResearchAgent:
         assert payload["chunks"][0]["n"] == 1 and payload["chunks"][0]["source_id"] == "doc-bread"
         json.dumps(payload)
 
+    def test_the_check_reads_the_question_an_abstention_names_a_part_of(self, chat_env, kb) -> None:  # noqa: ANN001
+        chat_env.plan_tool_call("get_document", {"document_id": "doc-bread"})
+        chat_env.plan_answer(
+            "A sourdough starter is flour and water fermented by wild yeast [1]. "
+            "The sources do not answer this: how long the dough rests. "
+            "Not sure of the short answer, but Zorg Tallow bakes the loaf at dawn."
+        )
+        result = ResearchAgent(profile="reader").run(question="Read the document doc-bread. How long does dough rest?")
+        assert result["status"].ok
+        checked = [(sentence["supported"], sentence["abstains"]) for sentence in result["sentences"]]
+        assert checked == [(True, False), (True, True), (False, False)]
+
     def test_a_tool_that_times_out_is_reported_to_the_model(self, chat_env, kb, work_dir, monkeypatch) -> None:  # noqa: ANN001
         from components.knowledge_base.get_document import GetDocument
         from components.settings import reload_settings
