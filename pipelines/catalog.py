@@ -34,6 +34,7 @@ from components.text.dates import date_bounds
 from components.validation import bounded_text
 from pipelines.catalog_file import BUDGET_KEY, RESEARCH_PIPELINE, default_pipelines_file
 from pipelines.research_result import ResearchResult
+from pipelines.runtime import after_warm_up
 from pipelines.timing import record_timings
 
 logger = logging.getLogger(__name__)
@@ -416,6 +417,7 @@ class PipelineCatalog:
                 pipeline = build_pipeline(spec, self.agent_timeout_s())
                 pipeline.warm_up()
                 entry.pipeline = pipeline
+                after_warm_up()  # a set-up process keeps what the warm-up loaded out of later collections
         return entry.pipeline
 
     def agent_timeout_s(self) -> float | None:

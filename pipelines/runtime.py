@@ -7,7 +7,10 @@ the evaluations and the benchmarks, each through `Runtime.start()` or directly. 
 - redacts and bounds every log record (a log record factory and Hayhooks' loguru patcher, `components/redaction.py`);
 - puts our packages on Haystack's deserialisation allowlist (`ALLOWED_MODULES`);
 - makes Haystack's per-component input copies without a Protocol check per value (`pipelines/input_copies.py`);
-- wraps Haystack's tracer in the per-component timer (`pipelines/timing.py`; without it `timings` hold only the total).
+- wraps Haystack's tracer in the per-component timer (`pipelines/timing.py`; without it `timings` hold only the total);
+- from then on, freezes the heap once each pipeline is warmed (`after_warm_up`): the models, parsers and pipelines a
+  warm-up loads live as long as the process, and a full garbage collection would otherwise walk all of them again,
+  seconds in the middle of one question.
 
 Nothing else patches: constructing a catalog or a pipeline changes no process-wide state.
 
@@ -35,6 +38,7 @@ exit).
 from __future__ import annotations
 
 import atexit
+import gc
 import threading
 from typing import Any
 
@@ -67,6 +71,16 @@ def setup(pipelines: bool = True) -> None:
         input_copies.install()
         timing.install()
         _SET_UP.add("pipelines")
+
+
+def after_warm_up() -> None:
+    """Called by the catalog once a pipeline is warmed: in a set-up process, collect the warm-up's garbage and move
+    everything left (the loaded models, parsers and components) to the collector's permanent generation
+    (`gc.freeze()`), so that no later collection walks them again; nothing in a process that was not set up."""
+    if "pipelines" not in _SET_UP:
+        return
+    gc.collect()
+    gc.freeze()
 
 
 def is_set_up(part: str = "pipelines") -> bool:

@@ -8,7 +8,6 @@ import inspect
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
 from haystack import component, logging
 
 from components.contracts import SOURCE_OUTPUTS, ContextChunk, ScoreKind, SourceStatus, source_selected
@@ -22,7 +21,7 @@ from components.knowledge_base.attribution import (
 from components.knowledge_base.rank_fusion import reciprocal_rank_fusion
 from components.knowledge_base.store import ChunkHit, SearchFilters, cosine_to_relevance
 from components.resilience import SourceError, SourceResult
-from components.resilience.guard import BreakerPolicy, cache_key, submit_in_thread
+from components.resilience.guard import BreakerPolicy, cache_key
 from components.serialization import init_parameters_to_dict
 from components.settings import setting_or
 from components.text.language import use_language_pipeline
@@ -166,31 +165,18 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         if self.mode == "dense":
             hits = store.dense_search(query_vector(text, query_embedding, self.embedding_model), limit, filters)
             return ranked_chunks(hits, store, floor, self.source_name)
-        # A keyword search needs the embedding only for the cosines of what it finds, which the store adds afterwards:
-        # the full-text query runs while the question is embedded (in another branch or right here).
+        # The question is embedded first (once per question: the branches share the model's cache), and the keyword
+        # query takes the embedding, so the cosines of what it finds come in the same statement. Starting the
+        # full-text query before the embedding saved nothing on a shared two-core machine: the query's own CPU slowed
+        # the forward pass by about as much as it overlapped, and the cosines then cost a second round trip.
         depth = limit if self.mode == "keyword" else min(100, max(2 * limit, 20))
-        if query_embedding is None:
-            pending = submit_in_thread(lambda: store.keyword_search(text, depth, filters))
-            embedding = query_vector(text, model=self.embedding_model)
-            dense = store.dense_search(embedding, depth, filters) if self.mode == "hybrid" else []
-            keyword = self._with_cosines(store, pending.result(), embedding)
-        else:
-            embedding = query_vector(text, query_embedding, self.embedding_model)
-            dense = store.dense_search(embedding, depth, filters) if self.mode == "hybrid" else []
-            keyword = store.keyword_search(text, depth, filters, query_embedding=embedding)
+        embedding = query_vector(text, query_embedding, self.embedding_model)
+        dense = store.dense_search(embedding, depth, filters) if self.mode == "hybrid" else []
+        keyword = store.keyword_search(text, depth, filters, query_embedding=embedding)
         if self.mode == "keyword":
             return ranked_chunks(keyword, store, floor, self.source_name)
         # Hybrid fuses deeper lists than asked for, so a chunk second-best in both can still win.
         return self._fused(store, dense, keyword, limit, floor, weight)
-
-    @staticmethod
-    def _with_cosines(store: Any, hits: list[ChunkHit], embedding: np.ndarray) -> list[ChunkHit]:
-        missing = [hit.chunk.chunk_id for hit in hits if hit.cosine is None]
-        cosines = store.chunk_cosines(missing, embedding) if missing else {}
-        for hit in hits:
-            if hit.cosine is None and cosines and hit.chunk.chunk_id in cosines:
-                hit.cosine = cosines[hit.chunk.chunk_id]
-        return hits
 
     def _fused(
         self, store: Any, dense: list[ChunkHit], keyword: list[ChunkHit], limit: int, floor: float, weight: float

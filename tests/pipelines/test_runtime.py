@@ -42,7 +42,7 @@ class Closable:
 
 
 SET_UP_SCRIPT = """
-import json, logging, sys
+import gc, json, logging, sys
 import haystack.core.pipeline.pipeline as haystack_pipeline
 from haystack import tracing
 from pipelines.catalog import PipelineCatalog
@@ -59,13 +59,19 @@ catalog = PipelineCatalog.loads(sys.argv[1])
 before_run = state()
 timings = catalog.run("echo", {"value": "x"})["timings"]
 after_run = state()
+unset_frozen = gc.get_freeze_count()
 runtime.setup()
 factory = logging.getLogRecordFactory()
 set_up = state()
 runtime.setup()
 again = logging.getLogRecordFactory() is factory and timing.installed()
 timed = catalog.run("echo", {"value": "x"})["timings"]
-print(json.dumps({"before_run": before_run, "after_run": after_run, "untimed": sorted(timings), "set_up": set_up,
+before_warm_up = gc.get_freeze_count()
+warmed = PipelineCatalog.loads(sys.argv[1])
+warmed.get("echo")
+frozen = gc.get_freeze_count()
+print(json.dumps({"unset_frozen": unset_frozen, "before_warm_up": before_warm_up, "warmed_frozen": frozen,
+                  "before_run": before_run, "after_run": after_run, "untimed": sorted(timings), "set_up": set_up,
                   "once": again, "timed": sorted(timed)}))
 """
 
@@ -82,6 +88,10 @@ def test_the_set_up_is_explicit_and_happens_once() -> None:
     assert done["set_up"] == {"copies": True, "records": True, "tracer": True}
     assert done["once"] is True
     assert done["timed"] == ["echo", "total_ms"]
+    # Only a set-up process freezes its heap, once a pipeline is warmed (what the warm-up loaded is then skipped by
+    # every later collection); setting up freezes nothing by itself.
+    assert done["unset_frozen"] == 0 and done["before_warm_up"] == 0
+    assert done["warmed_frozen"] > 0
 
 
 def echo_runtime(work_dir: Path, settings: Settings | None = None) -> Runtime:

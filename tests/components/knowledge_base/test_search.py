@@ -5,10 +5,12 @@ from __future__ import annotations
 import time
 import uuid
 
+import numpy as np
 import pytest
 from haystack import Pipeline
 
 from components.contracts import StatusKind
+from components.knowledge_base import search as search_module
 from components.knowledge_base.search import KnowledgeBaseSearch
 from components.resilience import SourceResult
 from tests.components.knowledge_base.conftest import closed_port, environment
@@ -149,6 +151,28 @@ class TestKnowledgeBaseSearch:
             result = KnowledgeBaseSearch(collection="kb_down").run(query="tea", query_embedding=[0.1] * 384)
         assert result["documents"] == []
         assert result["status"].status is StatusKind.ERROR and "Cannot connect" in result["status"].message
+
+    def test_the_keyword_query_takes_the_embedding_and_brings_its_cosines(self, monkeypatch):
+        # The question is embedded first; the keyword query then carries the embedding, so the cosines of its hits
+        # come back with them: one store call, no second look-up of cosines by id.
+        calls: list[tuple[str, dict]] = []
+        vector = np.full(384, 0.05, dtype=np.float32)
+
+        class RecordingStore:
+            def keyword_search(self, text, limit, filters=None, query_embedding=None):
+                calls.append(("keyword_search", {"text": text, "limit": limit, "query_embedding": query_embedding}))
+                return []
+
+            def chunk_cosines(self, chunk_ids, query_embedding):
+                calls.append(("chunk_cosines", {"chunk_ids": chunk_ids}))
+                return {}
+
+        monkeypatch.setattr(search_module, "query_vector", lambda text, query_embedding=None, model=None: vector)
+        search = KnowledgeBaseSearch(mode="keyword", collection="never_opened", limit=4)
+        assert search._search(RecordingStore(), "mossy quill", None, 4, 0.0, 1.0, None) == []
+        assert [name for name, _ in calls] == ["keyword_search"]
+        assert calls[0][1]["text"] == "mossy quill" and calls[0][1]["limit"] == 4
+        assert calls[0][1]["query_embedding"] is vector
 
     async def test_branches_overlap_in_an_async_pipeline(self, monkeypatch):
         # The search is sync: `Pipeline.run_async` runs each branch in a worker thread, so two searches overlap.
