@@ -31,6 +31,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from components.generation.logistic_model import (
+    check_labels,
+    fit_standardised,
+    logistic_dict,
+    logistic_probability,
+    read_logistic,
+)
 from components.generation.question_analysis import QuestionPart
 from components.generation.question_gap import fill_gap_token, phrase_tokens, question_gap
 from components.model_files import read_json_object
@@ -373,31 +380,14 @@ class SpanModel:
     meta: Mapping[str, Any]
 
     def probability(self, features: Mapping[str, float]) -> float:
-        z = self.intercept
-        for name, mean, scale, weight in zip(self.features, self.mean, self.scale, self.coef, strict=True):
-            z += weight * (float(features.get(name, 0.0)) - mean) / scale
-        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+        """The probability that the candidate these features describe is right; an absent feature reads as 0."""
+        return logistic_probability(self, features, absent=lambda mean: 0.0, finite_only=False)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SpanModel:
         """The model a span model file holds; `SpanModelError` when it is not one this code can use."""
-        if data.get("version") != MODEL_VERSION:
-            raise SpanModelError(f"the span model is version {data.get('version')!r}, not {MODEL_VERSION}")
-        try:
-            features = tuple(str(name) for name in data["features"])
-            columns = [tuple(float(value) for value in data[key]) for key in ("mean", "scale", "coef")]
-            intercept = float(data["intercept"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise SpanModelError(f"the span model lacks or mistypes {exc}") from exc
-        if not all(math.isfinite(value) for value in (intercept, *(v for column in columns for v in column))):
-            raise SpanModelError("the span model holds a number that is not finite")
-        if any(len(column) != len(features) for column in columns) or any(value <= 0 for value in columns[1]):
-            raise SpanModelError("the span model's features, mean, scale and coef do not match")
-        unknown = sorted(set(features) - set(FEATURES))
-        if unknown:
-            raise SpanModelError(f"the span model reads unknown features: {', '.join(unknown)}")
-        meta = {key: value for key, value in data.items() if key not in {"features", "mean", "scale", "coef"}}
-        return cls(features, *columns, intercept, meta)
+        read = read_logistic(data, "span model", MODEL_VERSION, FEATURES, SpanModelError)
+        return cls(read.features, *read.columns, read.numbers["intercept"], read.meta)
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> SpanModel:
@@ -405,14 +395,7 @@ class SpanModel:
         return _load(str(Path(path) if path else DEFAULT_MODEL_PATH))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            **self.meta,
-            "features": list(self.features),
-            "mean": list(self.mean),
-            "scale": list(self.scale),
-            "coef": list(self.coef),
-            "intercept": self.intercept,
-        }
+        return logistic_dict(self, "intercept")
 
 
 @lru_cache(maxsize=8)
@@ -430,23 +413,12 @@ def fit(
     """A logistic regression (scikit-learn, standardised features, L2 with strength `1/c`) fitted to candidate
     rows labelled right (True) or wrong; both labels must occur."""
     import numpy as np
-    from sklearn.linear_model import LogisticRegression
 
-    if len(rows) != len(labels) or not rows:
-        raise ValueError("fit needs as many labels as rows, and at least one")
-    if len(set(bool(label) for label in labels)) < 2:
-        raise ValueError("fit needs both right and wrong candidate spans among the labelled rows")
+    check_labels(rows, labels, "candidate spans")
     matrix = np.array([[float(row.get(name, 0.0)) for name in features] for row in rows])
-    mean = matrix.mean(axis=0)
-    scale = matrix.std(axis=0)
-    scale[scale == 0] = 1.0
-    model = LogisticRegression(C=c, max_iter=2000).fit((matrix - mean) / scale, np.array(labels, dtype=int))
     return SpanModel(
         tuple(features),
-        tuple(float(value) for value in mean),
-        tuple(float(value) for value in scale),
-        tuple(float(value) for value in model.coef_[0]),
-        float(model.intercept_[0]),
+        *fit_standardised(matrix, matrix.mean(axis=0), labels, c, max_iter=2000),
         {"version": MODEL_VERSION, **(meta or {})},
     )
 
