@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -142,21 +143,19 @@ def fit_answer(args: argparse.Namespace) -> int:
         f"Fitted on {model['tune_parts']} tune-half short answers ({model['tune_right']} right); threshold "
         f"{model['threshold']:.3f}; written to {out}"
     )
-    print("| set | half | questions | parts | coverage | precision | AURC | ECE | EM | F1 |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    measures = ("coverage", "precision", "aurc", "ece", "exact_match", "token_f1")
+    rows = []
     for name, halves in report["sets"].items():
         for half in HALVES:
             row = halves[half]
-            cells = [row[key] for key in ("coverage", "precision", "aurc", "ece", "exact_match", "token_f1")]
-            shown = " | ".join("–" if value is None else f"{value:.3f}" for value in cells)
-            print(f"| {name} | {half} | {row['questions']} | {row['parts']} | {shown} |")
+            rows.append([name, half, row["questions"], row["parts"], *(_number(row[key]) for key in measures)])
+    _print_table(["set", "half", "questions", "parts", "coverage", "precision", "AURC", "ECE", "EM", "F1"], rows)
     if report["ablation"]:
         columns = [key for key in report["ablation"][0] if key != "variant"]
-        print("| features | " + " | ".join(columns) + " |")
-        print("|---" * (len(columns) + 1) + "|")
-        for line in report["ablation"]:
-            cells = ["–" if line[key] is None else f"{line[key]:.3f}" for key in columns]
-            print(f"| {line['variant']} | " + " | ".join(cells) + " |")
+        _print_table(
+            ["features", *columns],
+            ([line["variant"], *(_number(line[key]) for key in columns)] for line in report["ablation"]),
+        )
     if args.chart is not None:
         curves = {
             f"{name} {half}": curve_summary(
@@ -169,10 +168,23 @@ def fit_answer(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cells(row: dict[str, Any]) -> str:
+def _number(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _cells(row: dict[str, Any], keys: Sequence[str] = ()) -> str:
+    """The row's measures (the scoring fit's, unless `keys` names others) as `a / b / c`."""
     from pipelines.evaluation.scoring_fit import MEASURES
 
-    return " / ".join("–" if row[key] is None else f"{row[key]:.3f}" for key in MEASURES)
+    return " / ".join(_number(row[key]) for key in keys or MEASURES)
+
+
+def _print_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """A Markdown table on standard output."""
+    print("| " + " | ".join(header) + " |")
+    print("|---" * len(header) + "|")
+    for row in rows:
+        print("| " + " | ".join(str(cell) for cell in row) + " |")
 
 
 def fit_scoring(args: argparse.Namespace) -> int:
@@ -199,12 +211,19 @@ def fit_scoring(args: argparse.Namespace) -> int:
                 raise UserError(f"unknown rule families: {', '.join(unknown)} (known: {', '.join(RULE_FAMILIES)})")
             halves = HALVES if args.halves == "both" else (args.halves,)
             table = ablate(sets, families, scoring_model=args.start, progress=progress, halves=halves)
-            print("| rules | set | tune EM / F1 / contains | check EM / F1 / contains |")
-            print("|---|---|---|---|")
-            for name, scores in table.items():
-                label = name if name == "all rules" else f"without {name}"
-                for set_name, halves in scores.items():
-                    print(f"| {label} | {set_name} | {_cells(halves['tune'])} | {_cells(halves['check'])} |")
+            _print_table(
+                ["rules", "set", "tune EM / F1 / contains", "check EM / F1 / contains"],
+                (
+                    [
+                        name if name == "all rules" else f"without {name}",
+                        set_name,
+                        _cells(s["tune"]),
+                        _cells(s["check"]),
+                    ]
+                    for name, scores in table.items()
+                    for set_name, s in scores.items()
+                ),
+            )
             report: dict[str, Any] = {"ablation": table}
         else:
             command = _command("scoring", sets)
@@ -212,17 +231,32 @@ def fit_scoring(args: argparse.Namespace) -> int:
             report = fit_scoring(sets, out=out, start=args.start, c=args.c, command=command, progress=progress)
             kept = ", ".join(report["kept"]) or "none"
             print(f"Fitted groups kept (the check halves did not lose by them): {kept}; written to {out}")
-            print("| fitted group | kept | pooled tune EM / F1 / contains | pooled check EM / F1 / contains |")
-            print("|---|---|---|---|")
-            for group, trial in report["trials"].items():
-                kept_it = "yes" if group in report["kept"] else "no"
-                print(f"| {group} | {kept_it} | {_cells(trial['all']['tune'])} | {_cells(trial['all']['check'])} |")
-            print("| set | half | questions | before EM / F1 / contains | after EM / F1 / contains |")
-            print("|---|---|---|---|---|")
-            for set_name, halves in report["before"].items():
-                for half in HALVES:
-                    before, after = halves[half], report["after"][set_name][half]
-                    print(f"| {set_name} | {half} | {before['questions']} | {_cells(before)} | {_cells(after)} |")
+            _print_table(
+                ["fitted group", "kept", "pooled tune EM / F1 / contains", "pooled check EM / F1 / contains"],
+                (
+                    [
+                        group,
+                        "yes" if group in report["kept"] else "no",
+                        _cells(t["all"]["tune"]),
+                        _cells(t["all"]["check"]),
+                    ]
+                    for group, t in report["trials"].items()
+                ),
+            )
+            _print_table(
+                ["set", "half", "questions", "before EM / F1 / contains", "after EM / F1 / contains"],
+                (
+                    [
+                        set_name,
+                        half,
+                        halves[half]["questions"],
+                        _cells(halves[half]),
+                        _cells(report["after"][set_name][half]),
+                    ]
+                    for set_name, halves in report["before"].items()
+                    for half in HALVES
+                ),
+            )
     except (EvaluationInputError, ScoringModelError, ValueError) as exc:
         raise UserError(str(exc)) from exc
     if args.json is not None:
@@ -254,14 +288,13 @@ def fit_spans(args: argparse.Namespace) -> int:
         f"Fitted on {model['tune_candidates']} candidate spans of {model['tune_parts']} tune-half parts "
         f"({model['tune_right']} right); written to {out}"
     )
-    print("| set | half | questions | parts | rules EM / F1 / parts right | model EM / F1 / parts right | reachable |")
-    print("|---|---|---|---|---|---|---|")
+    keys = ("exact_match", "token_f1", "right")
+    rows = []
     for name, halves in report["scores"].items():
         for half in HALVES:
             rules, fitted = halves[half]["rules"], halves[half]["model"]
-            keys = ("exact_match", "token_f1", "right")
-            cells = [" / ".join("–" if r[key] is None else f"{r[key]:.3f}" for key in keys) for r in (rules, fitted)]
-            reachable = "–" if fitted["reachable"] is None else f"{fitted['reachable']:.3f}"
-            counts = f"{rules['questions']} | {rules['parts']}"
-            print(f"| {name} | {half} | {counts} | {cells[0]} | {cells[1]} | {reachable} |")
+            cells = [_cells(rules, keys), _cells(fitted, keys), _number(fitted["reachable"])]
+            rows.append([name, half, rules["questions"], rules["parts"], *cells])
+    header = ["set", "half", "questions", "parts", "rules EM / F1 / parts right", "model EM / F1 / parts right"]
+    _print_table([*header, "reachable"], rows)
     return 0
