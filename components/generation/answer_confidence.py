@@ -29,14 +29,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from components.generation import logistic_model
 from components.generation.answer_evidence import EVIDENCE_FEATURES
-from components.generation.logistic_model import (
-    check_labels,
-    fit_standardised,
-    logistic_dict,
-    logistic_probability,
-    read_logistic,
-)
 from components.model_files import read_json_object
 from components.text.analyzer import stem, terms, words
 
@@ -174,12 +168,12 @@ class AnswerConfidence:
         """The probability that the short answer these features describe is right. A feature that is absent (the
         span model's, for a span it did not read) or not a finite number reads as its mean (it neither raises nor
         lowers the confidence): NaN must never make a headline sure."""
-        return logistic_probability(self, features, absent=lambda mean: mean, finite_only=True)
+        return logistic_model.logistic_probability(self, features, absent=lambda mean: mean, finite_only=True)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AnswerConfidence:
         """The model a confidence file holds; `ConfidenceModelError` when it is not one this code can use."""
-        read = read_logistic(
+        read = logistic_model.read_logistic(
             data, "confidence model", MODEL_VERSION, FEATURES, ConfidenceModelError, ("intercept", "threshold")
         )
         return cls(read.features, *read.columns, read.numbers["intercept"], read.numbers["threshold"], read.meta)
@@ -190,7 +184,7 @@ class AnswerConfidence:
         return _load(str(Path(path) if path else DEFAULT_MODEL_PATH))
 
     def to_dict(self) -> dict[str, Any]:
-        return logistic_dict(self, "intercept", "threshold")
+        return logistic_model.logistic_dict(self, "intercept", "threshold")
 
 
 @lru_cache(maxsize=8)
@@ -210,7 +204,7 @@ def fit(
     labelled right (True) or wrong; both labels must occur."""
     import numpy as np
 
-    check_labels(rows, labels, "short answers")
+    logistic_model.check_labels(rows, labels, "short answers")
     matrix = np.array([[float(row.get(name, math.nan)) for name in features] for row in rows])
     # An absent feature (the span model's, for a span it did not read) is its column's mean, as `probability` reads it.
     present = np.isfinite(matrix)
@@ -218,7 +212,7 @@ def fit(
     matrix = np.where(present, matrix, mean)
     return AnswerConfidence(
         tuple(features),
-        *fit_standardised(matrix, mean, labels, c, max_iter=1000),
+        *logistic_model.fit_standardised(matrix, mean, labels, c, max_iter=1000),
         float(threshold),
         {"version": MODEL_VERSION, **(meta or {})},
     )

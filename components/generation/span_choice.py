@@ -31,13 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from components.generation.logistic_model import (
-    check_labels,
-    fit_standardised,
-    logistic_dict,
-    logistic_probability,
-    read_logistic,
-)
+from components.generation import logistic_model
 from components.generation.question_analysis import QuestionPart
 from components.generation.question_gap import fill_gap_token, phrase_tokens, question_gap
 from components.model_files import read_json_object
@@ -381,12 +375,12 @@ class SpanModel:
 
     def probability(self, features: Mapping[str, float]) -> float:
         """The probability that the candidate these features describe is right; an absent feature reads as 0."""
-        return logistic_probability(self, features, absent=lambda mean: 0.0, finite_only=False)
+        return logistic_model.logistic_probability(self, features, absent=lambda mean: 0.0, finite_only=False)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SpanModel:
         """The model a span model file holds; `SpanModelError` when it is not one this code can use."""
-        read = read_logistic(data, "span model", MODEL_VERSION, FEATURES, SpanModelError)
+        read = logistic_model.read_logistic(data, "span model", MODEL_VERSION, FEATURES, SpanModelError)
         return cls(read.features, *read.columns, read.numbers["intercept"], read.meta)
 
     @classmethod
@@ -395,7 +389,7 @@ class SpanModel:
         return _load(str(Path(path) if path else DEFAULT_MODEL_PATH))
 
     def to_dict(self) -> dict[str, Any]:
-        return logistic_dict(self, "intercept")
+        return logistic_model.logistic_dict(self, "intercept")
 
 
 @lru_cache(maxsize=8)
@@ -414,11 +408,11 @@ def fit(
     rows labelled right (True) or wrong; both labels must occur."""
     import numpy as np
 
-    check_labels(rows, labels, "candidate spans")
+    logistic_model.check_labels(rows, labels, "candidate spans")
     matrix = np.array([[float(row.get(name, 0.0)) for name in features] for row in rows])
     return SpanModel(
         tuple(features),
-        *fit_standardised(matrix, matrix.mean(axis=0), labels, c, max_iter=2000),
+        *logistic_model.fit_standardised(matrix, matrix.mean(axis=0), labels, c, max_iter=2000),
         {"version": MODEL_VERSION, **(meta or {})},
     )
 
