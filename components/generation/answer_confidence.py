@@ -25,13 +25,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from components.generation import logistic_model
 from components.generation.answer_evidence import EVIDENCE_FEATURES
-from components.model_files import read_json_object
 from components.text.analyzer import stem, terms, words
 
 MODEL_VERSION = 1
@@ -153,43 +151,21 @@ class ConfidenceModelError(ValueError):
 
 
 @dataclass(frozen=True)
-class AnswerConfidence:
-    """A fitted logistic model: `probability(features)` and the `threshold` a headline must reach."""
+class AnswerConfidence(logistic_model.LogisticModel):
+    """A fitted logistic model: `probability(features)` that the short answer these features describe is right, and
+    the `threshold` a headline must reach. A feature that is absent (the span model's, for a span it did not read)
+    or not a finite number reads as its mean (it neither raises nor lowers the confidence): NaN must never make a
+    headline sure."""
 
-    features: tuple[str, ...]
-    mean: tuple[float, ...]
-    scale: tuple[float, ...]
-    coef: tuple[float, ...]
-    intercept: float
     threshold: float
-    meta: Mapping[str, Any]
 
-    def probability(self, features: Mapping[str, float]) -> float:
-        """The probability that the short answer these features describe is right. A feature that is absent (the
-        span model's, for a span it did not read) or not a finite number reads as its mean (it neither raises nor
-        lowers the confidence): NaN must never make a headline sure."""
-        return logistic_model.logistic_probability(self, features, absent=lambda mean: mean, finite_only=True)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> AnswerConfidence:
-        """The model a confidence file holds; `ConfidenceModelError` when it is not one this code can use."""
-        read = logistic_model.read_logistic(
-            data, "confidence model", MODEL_VERSION, FEATURES, ConfidenceModelError, ("intercept", "threshold")
-        )
-        return cls(read.features, *read.columns, read.numbers["intercept"], read.numbers["threshold"], read.meta)
-
-    @classmethod
-    def load(cls, path: str | Path | None = None) -> AnswerConfidence:
-        """The model in `path` (the packaged file when None); read once per path."""
-        return _load(str(Path(path) if path else DEFAULT_MODEL_PATH))
-
-    def to_dict(self) -> dict[str, Any]:
-        return logistic_model.logistic_dict(self, "intercept", "threshold")
-
-
-@lru_cache(maxsize=8)
-def _load(path: str) -> AnswerConfidence:
-    return AnswerConfidence.from_dict(read_json_object(path, "confidence model", ConfidenceModelError))
+    WHAT = "confidence model"
+    VERSION = MODEL_VERSION
+    KNOWN = FEATURES
+    ERROR = ConfidenceModelError
+    DEFAULT_PATH = DEFAULT_MODEL_PATH
+    NUMBERS = ("intercept", "threshold")
+    ABSENT_READS_AS_MEAN = True
 
 
 def fit(
@@ -213,6 +189,6 @@ def fit(
     return AnswerConfidence(
         tuple(features),
         *logistic_model.fit_standardised(matrix, mean, labels, c, max_iter=1000),
-        float(threshold),
-        {"version": MODEL_VERSION, **(meta or {})},
+        meta={"version": MODEL_VERSION, **(meta or {})},
+        threshold=float(threshold),
     )

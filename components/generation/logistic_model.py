@@ -7,7 +7,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+from components.model_files import read_json_object
 
 COLUMNS = ("mean", "scale", "coef")
 
@@ -21,6 +25,52 @@ class LogisticFile:
     columns: tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]
     numbers: dict[str, float]
     meta: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class LogisticModel:
+    """A fitted logistic model over named, standardised features, kept in a versioned JSON file. A subclass names
+    the file (`WHAT`, `VERSION`, `KNOWN` features, its `ERROR`, `DEFAULT_PATH`) and how an absent feature reads
+    (`ABSENT_READS_AS_MEAN`: as its mean, and so does one that is not finite; otherwise as 0)."""
+
+    features: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+    intercept: float
+    meta: Mapping[str, Any]
+
+    WHAT: ClassVar[str]
+    VERSION: ClassVar[int]
+    KNOWN: ClassVar[Collection[str]]
+    ERROR: ClassVar[type[Exception]]
+    DEFAULT_PATH: ClassVar[Path]
+    NUMBERS: ClassVar[tuple[str, ...]] = ("intercept",)
+    ABSENT_READS_AS_MEAN: ClassVar[bool] = False
+
+    def probability(self, features: Mapping[str, float]) -> float:
+        if self.ABSENT_READS_AS_MEAN:
+            return logistic_probability(self, features, absent=lambda mean: mean, finite_only=True)
+        return logistic_probability(self, features, absent=lambda mean: 0.0, finite_only=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Any:
+        """The model a file holds; `ERROR` (one sentence) when it is not one this code can use."""
+        read = read_logistic(data, cls.WHAT, cls.VERSION, cls.KNOWN, cls.ERROR, cls.NUMBERS)
+        return cls(read.features, *read.columns, meta=read.meta, **read.numbers)
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> Any:
+        """The model in `path` (the packaged file when None); read once per path."""
+        return _load(cls, str(Path(path) if path else cls.DEFAULT_PATH))
+
+    def to_dict(self) -> dict[str, Any]:
+        return logistic_dict(self, *self.NUMBERS)
+
+
+@lru_cache(maxsize=16)
+def _load(cls: type[LogisticModel], path: str) -> LogisticModel:
+    return cls.from_dict(read_json_object(path, cls.WHAT, cls.ERROR))
 
 
 def read_logistic(

@@ -27,14 +27,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from components.generation import logistic_model
 from components.generation.question_analysis import QuestionPart
 from components.generation.question_gap import fill_gap_token, phrase_tokens, question_gap
-from components.model_files import read_json_object
 from components.text.analyzer import terms
 from components.text.language import VALUE_LABELS, parse, parse_question
 
@@ -363,38 +361,15 @@ class SpanModelError(ValueError):
 
 
 @dataclass(frozen=True)
-class SpanModel:
-    """A fitted logistic model: `probability(features)` that a candidate span is a right short answer."""
+class SpanModel(logistic_model.LogisticModel):
+    """A fitted logistic model: `probability(features)` that a candidate span is a right short answer (an absent
+    feature reads as 0)."""
 
-    features: tuple[str, ...]
-    mean: tuple[float, ...]
-    scale: tuple[float, ...]
-    coef: tuple[float, ...]
-    intercept: float
-    meta: Mapping[str, Any]
-
-    def probability(self, features: Mapping[str, float]) -> float:
-        """The probability that the candidate these features describe is right; an absent feature reads as 0."""
-        return logistic_model.logistic_probability(self, features, absent=lambda mean: 0.0, finite_only=False)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SpanModel:
-        """The model a span model file holds; `SpanModelError` when it is not one this code can use."""
-        read = logistic_model.read_logistic(data, "span model", MODEL_VERSION, FEATURES, SpanModelError)
-        return cls(read.features, *read.columns, read.numbers["intercept"], read.meta)
-
-    @classmethod
-    def load(cls, path: str | Path | None = None) -> SpanModel:
-        """The model in `path` (the packaged file when None); read once per path."""
-        return _load(str(Path(path) if path else DEFAULT_MODEL_PATH))
-
-    def to_dict(self) -> dict[str, Any]:
-        return logistic_model.logistic_dict(self, "intercept")
-
-
-@lru_cache(maxsize=8)
-def _load(path: str) -> SpanModel:
-    return SpanModel.from_dict(read_json_object(path, "span model", SpanModelError))
+    WHAT = "span model"
+    VERSION = MODEL_VERSION
+    KNOWN = FEATURES
+    ERROR = SpanModelError
+    DEFAULT_PATH = DEFAULT_MODEL_PATH
 
 
 def fit(

@@ -19,6 +19,7 @@ report["sets"]["squad"]["check"]["precision"]
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -152,7 +153,7 @@ def fit_answer_confidence(
     for record in records:
         for part in record["parts"]:
             part["sure"] = bool(part["short_answer"]) and part["short_answer_confidence"] >= threshold
-    model = type(model)(model.features, model.mean, model.scale, model.coef, model.intercept, threshold, model.meta)
+    model = dataclasses.replace(model, threshold=threshold)
     scores = scores_by_half(records, _answer_scores)
     data = model.to_dict()
     data["scores"] = scores
