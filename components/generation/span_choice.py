@@ -17,7 +17,8 @@ The model lives in a small versioned JSON file (`span_model.json` beside this mo
 Usage:
 ```python
 model = SpanModel.load()
-choice = choose_span("Ada Quill founded Brightwater in 1901.", part, question_terms, "Ada Quill", "entity", model)
+sentence = "Ada Quill founded Brightwater in 1901."
+choice = choose_span(sentence, rated_candidates(sentence, part, question_terms, "Ada Quill", "entity", model))
 choice.text, choice.probability, choice.margin
 ```
 """
@@ -416,17 +417,9 @@ def rated_candidates(
     return sorted(rated, key=lambda item: (-item[0], len(item[1].text)))
 
 
-def choose_span(
-    sentence: str,
-    part: QuestionPart,
-    question_terms: frozenset[str],
-    rule_span: str,
-    rule_way: str,
-    model: SpanModel,
-) -> SpanChoice | None:
-    """The candidate the model rates highest (None when the sentence offers none), with its probability, its
-    lead over the runner-up and its entity label."""
-    rated = rated_candidates(sentence, part, question_terms, rule_span, rule_way, model)
+def choose_span(sentence: str, rated: Sequence[tuple[float, Candidate]]) -> SpanChoice | None:
+    """The candidate the model rates highest among the sentence's `rated_candidates` (None when the sentence
+    offers none), with its probability, its lead over the runner-up and its entity label."""
     if not rated:
         return None
     (probability, best), runner_up = rated[0], rated[1][0] if len(rated) > 1 else 0.0
@@ -436,17 +429,9 @@ def choose_span(
     return SpanChoice(best.text, probability, probability - runner_up, label)
 
 
-def rate_span(
-    sentence: str,
-    part: QuestionPart,
-    question_terms: frozenset[str],
-    rule_span: str,
-    rule_way: str,
-    model: SpanModel,
-) -> tuple[float, float]:
-    """The rules' span as the model sees it: its probability of being right, and its lead over the best other
-    candidate of the sentence (negative when the model prefers another)."""
-    rated = rated_candidates(sentence, part, question_terms, rule_span, rule_way, model)
+def rate_span(rated: Sequence[tuple[float, Candidate]]) -> tuple[float, float]:
+    """The rules' span as the model sees it among the sentence's `rated_candidates`: its probability of being
+    right, and its lead over the best other candidate (negative when the model prefers another)."""
     own = next((probability for probability, candidate in rated if "rule" in candidate.sources), 0.0)
     others = [probability for probability, candidate in rated if "rule" not in candidate.sources]
     return own, own - max(others, default=0.0)
