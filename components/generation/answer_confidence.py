@@ -25,12 +25,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from components.generation import logistic_model
 from components.generation.answer_evidence import EVIDENCE_FEATURES
-from components.model_files import read_json_object
 from components.text.analyzer import stem, terms, words
 
 MODEL_VERSION = 1
@@ -152,69 +151,21 @@ class ConfidenceModelError(ValueError):
 
 
 @dataclass(frozen=True)
-class AnswerConfidence:
-    """A fitted logistic model: `probability(features)` and the `threshold` a headline must reach."""
+class AnswerConfidence(logistic_model.LogisticModel):
+    """A fitted logistic model: `probability(features)` that the short answer these features describe is right, and
+    the `threshold` a headline must reach. A feature that is absent (the span model's, for a span it did not read)
+    or not a finite number reads as its mean (it neither raises nor lowers the confidence): NaN must never make a
+    headline sure."""
 
-    features: tuple[str, ...]
-    mean: tuple[float, ...]
-    scale: tuple[float, ...]
-    coef: tuple[float, ...]
-    intercept: float
     threshold: float
-    meta: Mapping[str, Any]
 
-    def probability(self, features: Mapping[str, float]) -> float:
-        """The probability that the short answer these features describe is right. A feature that is absent (the
-        span model's, for a span it did not read) or not a finite number reads as its mean (it neither raises nor
-        lowers the confidence): NaN must never make a headline sure."""
-        z = self.intercept
-        for name, mean, scale, weight in zip(self.features, self.mean, self.scale, self.coef, strict=True):
-            value = float(features.get(name, mean))
-            z += weight * ((value if math.isfinite(value) else mean) - mean) / scale
-        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> AnswerConfidence:
-        """The model a confidence file holds; `ConfidenceModelError` when it is not one this code can use."""
-        if data.get("version") != MODEL_VERSION:
-            raise ConfidenceModelError(f"the confidence model is version {data.get('version')!r}, not {MODEL_VERSION}")
-        try:
-            features = tuple(str(name) for name in data["features"])
-            columns = [tuple(float(value) for value in data[key]) for key in ("mean", "scale", "coef")]
-            intercept, threshold = float(data["intercept"]), float(data["threshold"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ConfidenceModelError(f"the confidence model lacks or mistypes {exc}") from exc
-        numbers = (intercept, threshold, *(value for column in columns for value in column))
-        if not all(math.isfinite(value) for value in numbers):
-            raise ConfidenceModelError("the confidence model holds a number that is not finite")
-        if any(len(column) != len(features) for column in columns) or any(value <= 0 for value in columns[1]):
-            raise ConfidenceModelError("the confidence model's features, mean, scale and coef do not match")
-        unknown = sorted(set(features) - set(FEATURES))
-        if unknown:
-            raise ConfidenceModelError(f"the confidence model reads unknown features: {', '.join(unknown)}")
-        meta = {key: value for key, value in data.items() if key not in {"features", "mean", "scale", "coef"}}
-        return cls(features, *columns, intercept, threshold, meta)
-
-    @classmethod
-    def load(cls, path: str | Path | None = None) -> AnswerConfidence:
-        """The model in `path` (the packaged file when None); read once per path."""
-        return _load(str(Path(path) if path else DEFAULT_MODEL_PATH))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **self.meta,
-            "features": list(self.features),
-            "mean": list(self.mean),
-            "scale": list(self.scale),
-            "coef": list(self.coef),
-            "intercept": self.intercept,
-            "threshold": self.threshold,
-        }
-
-
-@lru_cache(maxsize=8)
-def _load(path: str) -> AnswerConfidence:
-    return AnswerConfidence.from_dict(read_json_object(path, "confidence model", ConfidenceModelError))
+    WHAT = "confidence model"
+    VERSION = MODEL_VERSION
+    KNOWN = FEATURES
+    ERROR = ConfidenceModelError
+    DEFAULT_PATH = DEFAULT_MODEL_PATH
+    NUMBERS = ("intercept", "threshold")
+    ABSENT_READS_AS_MEAN = True
 
 
 def fit(
@@ -228,26 +179,16 @@ def fit(
     """A logistic regression (scikit-learn, standardised features, L2 with strength `1/c`) fitted to `rows`
     labelled right (True) or wrong; both labels must occur."""
     import numpy as np
-    from sklearn.linear_model import LogisticRegression
 
-    if len(rows) != len(labels) or not rows:
-        raise ValueError("fit needs as many labels as rows, and at least one")
-    if len(set(bool(label) for label in labels)) < 2:
-        raise ValueError("fit needs both right and wrong short answers among the labelled rows")
+    logistic_model.check_labels(rows, labels, "short answers")
     matrix = np.array([[float(row.get(name, math.nan)) for name in features] for row in rows])
     # An absent feature (the span model's, for a span it did not read) is its column's mean, as `probability` reads it.
     present = np.isfinite(matrix)
     mean = np.array([column[ok].mean() if ok.any() else 0.0 for column, ok in zip(matrix.T, present.T, strict=True)])
     matrix = np.where(present, matrix, mean)
-    scale = matrix.std(axis=0)
-    scale[scale == 0] = 1.0
-    model = LogisticRegression(C=c, max_iter=1000).fit((matrix - mean) / scale, np.array(labels, dtype=int))
     return AnswerConfidence(
         tuple(features),
-        tuple(float(value) for value in mean),
-        tuple(float(value) for value in scale),
-        tuple(float(value) for value in model.coef_[0]),
-        float(model.intercept_[0]),
-        float(threshold),
-        {"version": MODEL_VERSION, **(meta or {})},
+        *logistic_model.fit_standardised(matrix, mean, labels, c, max_iter=1000),
+        meta={"version": MODEL_VERSION, **(meta or {})},
+        threshold=float(threshold),
     )

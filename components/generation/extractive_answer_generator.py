@@ -40,7 +40,14 @@ from components.generation.question_gap import (
     unasked_stretch,
     untitled_start,
 )
-from components.generation.span_choice import RULE_WAYS, SPAN_CHOICES, SpanModel, choose_span, rate_span
+from components.generation.span_choice import (
+    RULE_WAYS,
+    SPAN_CHOICES,
+    SpanModel,
+    choose_span,
+    rate_span,
+    rated_candidates,
+)
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text import bm25
@@ -638,13 +645,13 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 )
             if self._span_model is None:
                 continue
-            if self.span_choice == "rate":
-                if rule_span:
-                    span_stats[position] = rate_span(
-                        sentence.text, part, question_terms, rule_span, rule_way, self._span_model
-                    )
+            if self.span_choice == "rate" and not rule_span:
                 continue
-            choice = choose_span(sentence.text, part, question_terms, rule_span, rule_way, self._span_model)
+            rated = rated_candidates(sentence.text, part, question_terms, rule_span, rule_way, self._span_model)
+            if self.span_choice == "rate":
+                span_stats[position] = rate_span(rated)
+                continue
+            choice = choose_span(sentence.text, rated)
             if choice is None:
                 continue
             span_stats[position] = (choice.probability, choice.margin)

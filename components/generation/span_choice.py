@@ -17,7 +17,8 @@ The model lives in a small versioned JSON file (`span_model.json` beside this mo
 Usage:
 ```python
 model = SpanModel.load()
-choice = choose_span("Ada Quill founded Brightwater in 1901.", part, question_terms, "Ada Quill", "entity", model)
+sentence = "Ada Quill founded Brightwater in 1901."
+choice = choose_span(sentence, rated_candidates(sentence, part, question_terms, "Ada Quill", "entity", model))
 choice.text, choice.probability, choice.margin
 ```
 """
@@ -27,13 +28,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from components.generation import logistic_model
 from components.generation.question_analysis import QuestionPart
 from components.generation.question_gap import fill_gap_token, phrase_tokens, question_gap
-from components.model_files import read_json_object
 from components.text.analyzer import terms
 from components.text.language import VALUE_LABELS, parse, parse_question
 
@@ -362,62 +362,15 @@ class SpanModelError(ValueError):
 
 
 @dataclass(frozen=True)
-class SpanModel:
-    """A fitted logistic model: `probability(features)` that a candidate span is a right short answer."""
+class SpanModel(logistic_model.LogisticModel):
+    """A fitted logistic model: `probability(features)` that a candidate span is a right short answer (an absent
+    feature reads as 0)."""
 
-    features: tuple[str, ...]
-    mean: tuple[float, ...]
-    scale: tuple[float, ...]
-    coef: tuple[float, ...]
-    intercept: float
-    meta: Mapping[str, Any]
-
-    def probability(self, features: Mapping[str, float]) -> float:
-        z = self.intercept
-        for name, mean, scale, weight in zip(self.features, self.mean, self.scale, self.coef, strict=True):
-            z += weight * (float(features.get(name, 0.0)) - mean) / scale
-        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SpanModel:
-        """The model a span model file holds; `SpanModelError` when it is not one this code can use."""
-        if data.get("version") != MODEL_VERSION:
-            raise SpanModelError(f"the span model is version {data.get('version')!r}, not {MODEL_VERSION}")
-        try:
-            features = tuple(str(name) for name in data["features"])
-            columns = [tuple(float(value) for value in data[key]) for key in ("mean", "scale", "coef")]
-            intercept = float(data["intercept"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise SpanModelError(f"the span model lacks or mistypes {exc}") from exc
-        if not all(math.isfinite(value) for value in (intercept, *(v for column in columns for v in column))):
-            raise SpanModelError("the span model holds a number that is not finite")
-        if any(len(column) != len(features) for column in columns) or any(value <= 0 for value in columns[1]):
-            raise SpanModelError("the span model's features, mean, scale and coef do not match")
-        unknown = sorted(set(features) - set(FEATURES))
-        if unknown:
-            raise SpanModelError(f"the span model reads unknown features: {', '.join(unknown)}")
-        meta = {key: value for key, value in data.items() if key not in {"features", "mean", "scale", "coef"}}
-        return cls(features, *columns, intercept, meta)
-
-    @classmethod
-    def load(cls, path: str | Path | None = None) -> SpanModel:
-        """The model in `path` (the packaged file when None); read once per path."""
-        return _load(str(Path(path) if path else DEFAULT_MODEL_PATH))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **self.meta,
-            "features": list(self.features),
-            "mean": list(self.mean),
-            "scale": list(self.scale),
-            "coef": list(self.coef),
-            "intercept": self.intercept,
-        }
-
-
-@lru_cache(maxsize=8)
-def _load(path: str) -> SpanModel:
-    return SpanModel.from_dict(read_json_object(path, "span model", SpanModelError))
+    WHAT = "span model"
+    VERSION = MODEL_VERSION
+    KNOWN = FEATURES
+    ERROR = SpanModelError
+    DEFAULT_PATH = DEFAULT_MODEL_PATH
 
 
 def fit(
@@ -430,23 +383,12 @@ def fit(
     """A logistic regression (scikit-learn, standardised features, L2 with strength `1/c`) fitted to candidate
     rows labelled right (True) or wrong; both labels must occur."""
     import numpy as np
-    from sklearn.linear_model import LogisticRegression
 
-    if len(rows) != len(labels) or not rows:
-        raise ValueError("fit needs as many labels as rows, and at least one")
-    if len(set(bool(label) for label in labels)) < 2:
-        raise ValueError("fit needs both right and wrong candidate spans among the labelled rows")
+    logistic_model.check_labels(rows, labels, "candidate spans")
     matrix = np.array([[float(row.get(name, 0.0)) for name in features] for row in rows])
-    mean = matrix.mean(axis=0)
-    scale = matrix.std(axis=0)
-    scale[scale == 0] = 1.0
-    model = LogisticRegression(C=c, max_iter=2000).fit((matrix - mean) / scale, np.array(labels, dtype=int))
     return SpanModel(
         tuple(features),
-        tuple(float(value) for value in mean),
-        tuple(float(value) for value in scale),
-        tuple(float(value) for value in model.coef_[0]),
-        float(model.intercept_[0]),
+        *logistic_model.fit_standardised(matrix, matrix.mean(axis=0), labels, c, max_iter=2000),
         {"version": MODEL_VERSION, **(meta or {})},
     )
 
@@ -475,17 +417,9 @@ def rated_candidates(
     return sorted(rated, key=lambda item: (-item[0], len(item[1].text)))
 
 
-def choose_span(
-    sentence: str,
-    part: QuestionPart,
-    question_terms: frozenset[str],
-    rule_span: str,
-    rule_way: str,
-    model: SpanModel,
-) -> SpanChoice | None:
-    """The candidate the model rates highest (None when the sentence offers none), with its probability, its
-    lead over the runner-up and its entity label."""
-    rated = rated_candidates(sentence, part, question_terms, rule_span, rule_way, model)
+def choose_span(sentence: str, rated: Sequence[tuple[float, Candidate]]) -> SpanChoice | None:
+    """The candidate the model rates highest among the sentence's `rated_candidates` (None when the sentence
+    offers none), with its probability, its lead over the runner-up and its entity label."""
     if not rated:
         return None
     (probability, best), runner_up = rated[0], rated[1][0] if len(rated) > 1 else 0.0
@@ -495,17 +429,9 @@ def choose_span(
     return SpanChoice(best.text, probability, probability - runner_up, label)
 
 
-def rate_span(
-    sentence: str,
-    part: QuestionPart,
-    question_terms: frozenset[str],
-    rule_span: str,
-    rule_way: str,
-    model: SpanModel,
-) -> tuple[float, float]:
-    """The rules' span as the model sees it: its probability of being right, and its lead over the best other
-    candidate of the sentence (negative when the model prefers another)."""
-    rated = rated_candidates(sentence, part, question_terms, rule_span, rule_way, model)
+def rate_span(rated: Sequence[tuple[float, Candidate]]) -> tuple[float, float]:
+    """The rules' span as the model sees it among the sentence's `rated_candidates`: its probability of being
+    right, and its lead over the best other candidate (negative when the model prefers another)."""
     own = next((probability for probability, candidate in rated if "rule" in candidate.sources), 0.0)
     others = [probability for probability, candidate in rated if "rule" not in candidate.sources]
     return own, own - max(others, default=0.0)

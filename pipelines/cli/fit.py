@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,41 +16,34 @@ from pipelines.cli import UserError
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("fit", help="fit the offline answer's models on labelled question sets")
     commands = parser.add_subparsers(dest="fit_command", metavar="MODEL", required=True)
-    answer = commands.add_parser(
+    answer = _fit_command(
+        commands,
         "answer",
+        fit_answer,
+        "model file",
         help="fit the short answer's confidence (tune half) and its threshold (check half)",
         description="Replays the answer step on captured question sets (`research eval QUESTIONS.jsonl --capture "
         "FILE`), fits the confidence of each part's short answer on the sets' tune halves, chooses the threshold "
         "for about the target precision of shown headlines on their check halves, and writes the model file.",
     )
-    answer.add_argument(
-        "sets",
-        nargs="+",
-        metavar="SET=CAPTURE.jsonl",
-        help="a set's name (squad..., hotpotqa..., musique..., any) "
-        "and its capture; the name decides how it is split into halves",
-    )
-    answer.add_argument("--out", type=Path, default=None, help="model file (default: the packaged one)")
     answer.add_argument("--threshold", type=float, default=None, help="use this threshold instead of choosing one")
     answer.add_argument("--target", type=float, default=0.9, help="check-half headline precision (default 0.9)")
-    answer.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength (default 1.0)")
     answer.add_argument(
         "--ablation", action="store_true", help="also print what each evidence feature group adds (tune/check AUC)"
     )
     answer.add_argument("--chart", type=Path, default=None, help="also write a risk-coverage chart (PNG) here")
-    answer.set_defaults(func=fit_answer)
-    scoring = commands.add_parser(
+    scoring = _fit_command(
+        commands,
         "scoring",
+        fit_scoring,
+        "scoring file",
         help="fit the answer's sentence and span weights (tune half), kept where the check half does not lose",
         description="Replays the answer step on captured question sets, fits the weights the offline answer chooses "
         "its sentence and short answer with on the sets' tune halves (a pairwise ranking of each part's candidates), "
         "keeps each fitted group of weights only when the check halves do not lose by it, and writes the scoring "
         "file. With --ablate, replays the sets with each rule family switched off instead and prints what each adds.",
     )
-    scoring.add_argument("sets", nargs="+", metavar="SET=CAPTURE.jsonl", help="as for `research fit answer`")
-    scoring.add_argument("--out", type=Path, default=None, help="scoring file (default: the packaged one)")
     scoring.add_argument("--start", default="", help="the scoring file to start from (default: the packaged one)")
-    scoring.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength (default 1.0)")
     scoring.add_argument(
         "--ablate",
         nargs="*",
@@ -64,25 +58,45 @@ def register(subparsers: Any) -> None:
         help="with --ablate: replay only this half of each set (default both)",
     )
     scoring.add_argument("--json", type=Path, default=None, help="also write the numbers as JSON here")
-    scoring.set_defaults(func=fit_scoring)
-    spans = commands.add_parser(
+    spans = _fit_command(
+        commands,
         "spans",
+        fit_spans,
+        "span model file",
         help="fit the short answer's span chooser (tune half) and score it beside the rules' spans (check half)",
         description="Replays the answer step on captured question sets with the span chooser off, reads every "
         "candidate span of each part's sentence, fits the model that chooses among them on the sets' tune halves, "
         "scores its choices beside the rules' spans on both halves, and writes the span model file. Refit the "
         "confidence afterwards (`research fit answer`): it reads the span model's probability and margin.",
     )
-    spans.add_argument("sets", nargs="+", metavar="SET=CAPTURE.jsonl", help="as for `research fit answer`")
-    spans.add_argument("--out", type=Path, default=None, help="span model file (default: the packaged one)")
-    spans.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength (default 1.0)")
     spans.add_argument(
         "--contexts",
         type=Path,
         default=None,
         help="keep what the replay logged in this file, and read it instead of replaying when it exists",
     )
-    spans.set_defaults(func=fit_spans)
+
+
+def _fit_command(commands: Any, name: str, func: Any, out: str, **texts: str) -> argparse.ArgumentParser:
+    """The `research fit NAME` parser with what every fit reads: the captured sets, the file it writes (`out`,
+    the packaged one by default) and the regularisation strength."""
+    parser = commands.add_parser(name, **texts)
+    parser.add_argument(
+        "sets",
+        nargs="+",
+        metavar="SET=CAPTURE.jsonl",
+        help="a set's name (squad..., hotpotqa..., musique..., any) "
+        "and its capture; the name decides how it is split into halves",
+    )
+    parser.add_argument("--out", type=Path, default=None, help=f"{out} (default: the packaged one)")
+    parser.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength (default 1.0)")
+    parser.set_defaults(func=func)
+    return parser
+
+
+def _command(name: str, sets: dict[str, Path]) -> str:
+    """The command line a fitted file records: `research fit NAME` and the sets by their file names."""
+    return f"research fit {name} " + " ".join(shlex.quote(f"{set_name}={path.name}") for set_name, path in sets.items())
 
 
 def _sets(values: list[str]) -> dict[str, Path]:
@@ -110,7 +124,7 @@ def fit_answer(args: argparse.Namespace) -> int:
         raise UserError("--threshold must be between 0 and 1")
     if not 0 < args.target <= 1:
         raise UserError("--target must be above 0 and at most 1")
-    command = "research fit answer " + " ".join(shlex.quote(f"{name}={path.name}") for name, path in sets.items())
+    command = _command("answer", sets)
     out = args.out or DEFAULT_MODEL_PATH
     try:
         report = fit_answer_confidence(
@@ -129,21 +143,19 @@ def fit_answer(args: argparse.Namespace) -> int:
         f"Fitted on {model['tune_parts']} tune-half short answers ({model['tune_right']} right); threshold "
         f"{model['threshold']:.3f}; written to {out}"
     )
-    print("| set | half | questions | parts | coverage | precision | AURC | ECE | EM | F1 |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    measures = ("coverage", "precision", "aurc", "ece", "exact_match", "token_f1")
+    rows = []
     for name, halves in report["sets"].items():
         for half in HALVES:
             row = halves[half]
-            cells = [row[key] for key in ("coverage", "precision", "aurc", "ece", "exact_match", "token_f1")]
-            shown = " | ".join("–" if value is None else f"{value:.3f}" for value in cells)
-            print(f"| {name} | {half} | {row['questions']} | {row['parts']} | {shown} |")
+            rows.append([name, half, row["questions"], row["parts"], *(_number(row[key]) for key in measures)])
+    _print_table(["set", "half", "questions", "parts", "coverage", "precision", "AURC", "ECE", "EM", "F1"], rows)
     if report["ablation"]:
         columns = [key for key in report["ablation"][0] if key != "variant"]
-        print("| features | " + " | ".join(columns) + " |")
-        print("|---" * (len(columns) + 1) + "|")
-        for line in report["ablation"]:
-            cells = ["–" if line[key] is None else f"{line[key]:.3f}" for key in columns]
-            print(f"| {line['variant']} | " + " | ".join(cells) + " |")
+        _print_table(
+            ["features", *columns],
+            ([line["variant"], *(_number(line[key]) for key in columns)] for line in report["ablation"]),
+        )
     if args.chart is not None:
         curves = {
             f"{name} {half}": curve_summary(
@@ -156,10 +168,23 @@ def fit_answer(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cells(row: dict[str, Any]) -> str:
+def _number(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _cells(row: dict[str, Any], keys: Sequence[str] = ()) -> str:
+    """The row's measures (the scoring fit's, unless `keys` names others) as `a / b / c`."""
     from pipelines.evaluation.scoring_fit import MEASURES
 
-    return " / ".join("–" if row[key] is None else f"{row[key]:.3f}" for key in MEASURES)
+    return " / ".join(_number(row[key]) for key in keys or MEASURES)
+
+
+def _print_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """A Markdown table on standard output."""
+    print("| " + " | ".join(header) + " |")
+    print("|---" * len(header) + "|")
+    for row in rows:
+        print("| " + " | ".join(str(cell) for cell in row) + " |")
 
 
 def fit_scoring(args: argparse.Namespace) -> int:
@@ -186,32 +211,52 @@ def fit_scoring(args: argparse.Namespace) -> int:
                 raise UserError(f"unknown rule families: {', '.join(unknown)} (known: {', '.join(RULE_FAMILIES)})")
             halves = HALVES if args.halves == "both" else (args.halves,)
             table = ablate(sets, families, scoring_model=args.start, progress=progress, halves=halves)
-            print("| rules | set | tune EM / F1 / contains | check EM / F1 / contains |")
-            print("|---|---|---|---|")
-            for name, scores in table.items():
-                label = name if name == "all rules" else f"without {name}"
-                for set_name, halves in scores.items():
-                    print(f"| {label} | {set_name} | {_cells(halves['tune'])} | {_cells(halves['check'])} |")
+            _print_table(
+                ["rules", "set", "tune EM / F1 / contains", "check EM / F1 / contains"],
+                (
+                    [
+                        name if name == "all rules" else f"without {name}",
+                        set_name,
+                        _cells(s["tune"]),
+                        _cells(s["check"]),
+                    ]
+                    for name, scores in table.items()
+                    for set_name, s in scores.items()
+                ),
+            )
             report: dict[str, Any] = {"ablation": table}
         else:
-            command = "research fit scoring " + " ".join(
-                shlex.quote(f"{name}={path.name}") for name, path in sets.items()
-            )
+            command = _command("scoring", sets)
             out = args.out or DEFAULT_SCORING_PATH
             report = fit_scoring(sets, out=out, start=args.start, c=args.c, command=command, progress=progress)
             kept = ", ".join(report["kept"]) or "none"
             print(f"Fitted groups kept (the check halves did not lose by them): {kept}; written to {out}")
-            print("| fitted group | kept | pooled tune EM / F1 / contains | pooled check EM / F1 / contains |")
-            print("|---|---|---|---|")
-            for group, trial in report["trials"].items():
-                kept_it = "yes" if group in report["kept"] else "no"
-                print(f"| {group} | {kept_it} | {_cells(trial['all']['tune'])} | {_cells(trial['all']['check'])} |")
-            print("| set | half | questions | before EM / F1 / contains | after EM / F1 / contains |")
-            print("|---|---|---|---|---|")
-            for set_name, halves in report["before"].items():
-                for half in HALVES:
-                    before, after = halves[half], report["after"][set_name][half]
-                    print(f"| {set_name} | {half} | {before['questions']} | {_cells(before)} | {_cells(after)} |")
+            _print_table(
+                ["fitted group", "kept", "pooled tune EM / F1 / contains", "pooled check EM / F1 / contains"],
+                (
+                    [
+                        group,
+                        "yes" if group in report["kept"] else "no",
+                        _cells(t["all"]["tune"]),
+                        _cells(t["all"]["check"]),
+                    ]
+                    for group, t in report["trials"].items()
+                ),
+            )
+            _print_table(
+                ["set", "half", "questions", "before EM / F1 / contains", "after EM / F1 / contains"],
+                (
+                    [
+                        set_name,
+                        half,
+                        halves[half]["questions"],
+                        _cells(halves[half]),
+                        _cells(report["after"][set_name][half]),
+                    ]
+                    for set_name, halves in report["before"].items()
+                    for half in HALVES
+                ),
+            )
     except (EvaluationInputError, ScoringModelError, ValueError) as exc:
         raise UserError(str(exc)) from exc
     if args.json is not None:
@@ -232,7 +277,7 @@ def fit_spans(args: argparse.Namespace) -> int:
     sets = _sets(args.sets)
     if args.c <= 0:
         raise UserError("--c must be above 0")
-    command = "research fit spans " + " ".join(shlex.quote(f"{name}={path.name}") for name, path in sets.items())
+    command = _command("spans", sets)
     out = args.out or DEFAULT_MODEL_PATH
     try:
         report = fit_spans(sets, out=out, c=args.c, command=command, contexts_file=args.contexts)
@@ -243,14 +288,13 @@ def fit_spans(args: argparse.Namespace) -> int:
         f"Fitted on {model['tune_candidates']} candidate spans of {model['tune_parts']} tune-half parts "
         f"({model['tune_right']} right); written to {out}"
     )
-    print("| set | half | questions | parts | rules EM / F1 / parts right | model EM / F1 / parts right | reachable |")
-    print("|---|---|---|---|---|---|---|")
+    keys = ("exact_match", "token_f1", "right")
+    rows = []
     for name, halves in report["scores"].items():
         for half in HALVES:
             rules, fitted = halves[half]["rules"], halves[half]["model"]
-            keys = ("exact_match", "token_f1", "right")
-            cells = [" / ".join("–" if r[key] is None else f"{r[key]:.3f}" for key in keys) for r in (rules, fitted)]
-            reachable = "–" if fitted["reachable"] is None else f"{fitted['reachable']:.3f}"
-            counts = f"{rules['questions']} | {rules['parts']}"
-            print(f"| {name} | {half} | {counts} | {cells[0]} | {cells[1]} | {reachable} |")
+            cells = [_cells(rules, keys), _cells(fitted, keys), _number(fitted["reachable"])]
+            rows.append([name, half, rules["questions"], rules["parts"], *cells])
+    header = ["set", "half", "questions", "parts", "rules EM / F1 / parts right", "model EM / F1 / parts right"]
+    _print_table([*header, "reachable"], rows)
     return 0

@@ -11,6 +11,7 @@ scores["squad"]["check"]["token_f1"]
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -86,3 +87,17 @@ def scores_by_half(
             chosen = [r for r in members if r["half"] == half and r["answers"]]
             out[set_name][half] = {"questions": len(chosen), **measure(chosen)}
     return out
+
+
+def fit_provenance(sets: Mapping[str, str | Path], records: Sequence[dict[str, Any]], command: str) -> dict[str, Any]:
+    """What a fitted model file says of where it came from: per set its file name and questions per half (counted
+    in the replayed `records`), the command that fitted it and the day."""
+    fitted_from = [
+        {
+            "set": name,
+            "file": Path(path).name,
+            **{f"{half}_questions": sum(r["set"] == name and r["half"] == half for r in records) for half in HALVES},
+        }
+        for name, path in sets.items()
+    ]
+    return {"fitted_from": fitted_from, "command": command, "fitted_on": dt.date.today().isoformat()}

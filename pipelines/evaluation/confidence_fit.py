@@ -19,14 +19,14 @@ report["sets"]["squad"]["check"]["precision"]
 
 from __future__ import annotations
 
-import datetime as dt
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pipelines.evaluation import metrics
-from pipelines.evaluation.answer_replay import replay_sets, scores_by_half, short_answer_scores
+from pipelines.evaluation.answer_replay import fit_provenance, replay_sets, scores_by_half, short_answer_scores
 from pipelines.evaluation.halves import HALVES
 from pipelines.evaluation.selective import part_rows, selective_scores
 
@@ -131,18 +131,8 @@ def fit_answer_confidence(
     ablated = feature_ablation(records, target, c) if ablation else []
     tune = [record for record in records if record["half"] == "tune"]
     rows, labels = labelled_rows(tune)
-    fitted_from = [
-        {
-            "set": name,
-            "file": Path(path).name,
-            **{f"{half}_questions": sum(r["set"] == name and r["half"] == half for r in records) for half in HALVES},
-        }
-        for name, path in sets.items()
-    ]
     meta = {
-        "fitted_from": fitted_from,
-        "command": command,
-        "fitted_on": dt.date.today().isoformat(),
+        **fit_provenance(sets, records, command),
         "tune_parts": len(rows),
         "tune_right": sum(labels),
         "target_precision": target,
@@ -163,7 +153,7 @@ def fit_answer_confidence(
     for record in records:
         for part in record["parts"]:
             part["sure"] = bool(part["short_answer"]) and part["short_answer_confidence"] >= threshold
-    model = type(model)(model.features, model.mean, model.scale, model.coef, model.intercept, threshold, model.meta)
+    model = dataclasses.replace(model, threshold=threshold)
     scores = scores_by_half(records, _answer_scores)
     data = model.to_dict()
     data["scores"] = scores

@@ -22,14 +22,13 @@ report["scores"]["squad"]["check"]["model"]["token_f1"]
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pipelines.evaluation import metrics
-from pipelines.evaluation.answer_replay import replay_sets
+from pipelines.evaluation.answer_replay import fit_provenance, replay_sets
 from pipelines.evaluation.halves import HALVES, half_of
 
 RIGHT_SPAN = 0.5  # a candidate is right when its token F1 with a gold answer is its sentence's best and reaches this
@@ -174,18 +173,8 @@ def fit_spans(
     tune = [group for group in groups if group["half"] == "tune"]
     rows = [row for group in tune for row in group["rows"]]
     labels = [label for group in tune for label in group["labels"]]
-    fitted_from = [
-        {
-            "set": name,
-            "file": Path(path).name,
-            **{f"{half}_questions": sum(r["set"] == name and r["half"] == half for r in records) for half in HALVES},
-        }
-        for name, path in sets.items()
-    ]
     meta = {
-        "fitted_from": fitted_from,
-        "command": command,
-        "fitted_on": dt.date.today().isoformat(),
+        **fit_provenance(sets, records, command),
         "tune_parts": len(tune),
         "tune_candidates": len(rows),
         "tune_right": sum(labels),

@@ -5,22 +5,17 @@ integration release that renames or changes one of them fails a test named after
 from __future__ import annotations
 
 import inspect
-from importlib import metadata
 
 import pytest
 
-from tests.components.knowledge_base.test_integration_contracts import _accepts, _pins
+from tests.components.knowledge_base.test_integration_contracts import _accepts, _assert_pinned
 
 USED = ("firecrawl-py", "pgserver", "fasteners", "lxml", "haystack-ai")
 
 
 @pytest.mark.parametrize("distribution", USED)
 def test_the_installed_integration_is_the_version_the_contracts_were_checked_at(distribution: str) -> None:
-    pins = _pins()
-    assert distribution in pins, f"constraints.txt pins no version of {distribution}"
-    assert metadata.version(distribution) == pins[distribution], (
-        f"{distribution} {metadata.version(distribution)} is installed but constraints.txt pins {pins[distribution]}"
-    )
+    _assert_pinned(distribution)
 
 
 def test_firecrawl_v2_client_and_its_public_http_client() -> None:

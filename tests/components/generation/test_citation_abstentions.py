@@ -6,16 +6,7 @@ from __future__ import annotations
 import pytest
 
 from components.generation import CitationChecker, ExtractiveAnswerGenerator
-from components.generation.extractive_answer_generator import (
-    ABSTENTION_PREFIX,
-    NO_EVIDENCE_ANSWER,
-    NO_SOURCES_ANSWER,
-    PARTIAL_ABSTENTION,
-    PARTS_ABSTENTION,
-    UNSURE_NOTE,
-    UNSURE_PART_LINE,
-    UNSURE_PREFIX,
-)
+from components.generation import extractive_answer_generator as wording
 from components.generation.question_analysis import analyze_question
 from tests.components.ranking.chunks import kb_document
 
@@ -42,15 +33,15 @@ def generated(query: str, documents=(BEACON,), **kwargs) -> str:
 @pytest.mark.parametrize(
     "sentence",
     [
-        f"{UNSURE_PREFIX}, but Zorg Tallow built the Quillon beacon on Mars.",
-        f"{UNSURE_PREFIX}; the beacon was built by Zorg Tallow.",
-        f"{ABSTENTION_PREFIX} this, but Zorg Tallow keeps the beacon today.",
-        f"{ABSTENTION_PREFIX} who keeps it today; it was painted red in 1950.",
-        f"{ABSTENTION_PREFIX} this part of the question: who keeps it today, which Zorg Tallow does.",
+        f"{wording.UNSURE_PREFIX}, but Zorg Tallow built the Quillon beacon on Mars.",
+        f"{wording.UNSURE_PREFIX}; the beacon was built by Zorg Tallow.",
+        f"{wording.ABSTENTION_PREFIX} this, but Zorg Tallow keeps the beacon today.",
+        f"{wording.ABSTENTION_PREFIX} who keeps it today; it was painted red in 1950.",
+        f"{wording.ABSTENTION_PREFIX} this part of the question: who keeps it today, which Zorg Tallow does.",
         # The generator's own forms with a claim in place of the part the question asks.
-        UNSURE_PART_LINE.format(part="Zorg Tallow built the beacon on Mars"),
-        PARTIAL_ABSTENTION.format(parts="“Zorg Tallow keeps it”"),
-        PARTS_ABSTENTION.format(parts="“Zorg Tallow built it”; “who keeps it”"),
+        wording.UNSURE_PART_LINE.format(part="Zorg Tallow built the beacon on Mars"),
+        wording.PARTIAL_ABSTENTION.format(parts="“Zorg Tallow keeps it”"),
+        wording.PARTS_ABSTENTION.format(parts="“Zorg Tallow built it”; “who keeps it”"),
     ],
 )
 def test_a_claim_glued_to_an_abstention_is_flagged(sentence):
@@ -63,12 +54,12 @@ def test_a_claim_glued_to_an_abstention_is_flagged(sentence):
     "sentence",
     [
         # What the chat prompt asks for: the opening, then the part named in the question's words.
-        f"{ABSTENTION_PREFIX} this.",
-        f"{ABSTENTION_PREFIX} this: who keeps the Quillon beacon today.",
-        f"{ABSTENTION_PREFIX} this part of the question: who keeps it today.",
-        f"{ABSTENTION_PREFIX} this question.",
-        f"{ABSTENTION_PREFIX} who keeps the beacon today.",
-        f"{UNSURE_PREFIX} to who built the beacon.",
+        f"{wording.ABSTENTION_PREFIX} this.",
+        f"{wording.ABSTENTION_PREFIX} this: who keeps the Quillon beacon today.",
+        f"{wording.ABSTENTION_PREFIX} this part of the question: who keeps it today.",
+        f"{wording.ABSTENTION_PREFIX} this question.",
+        f"{wording.ABSTENTION_PREFIX} who keeps the beacon today.",
+        f"{wording.UNSURE_PREFIX} to who built the beacon.",
     ],
 )
 def test_an_abstention_naming_the_part_in_the_questions_words_passes(sentence):
@@ -80,13 +71,13 @@ def test_the_generators_lines_for_every_part_form_pass():
     assert len(parts) == 2
     quoted = "; ".join(f"“{part}”" for part in parts)
     lines = [
-        NO_SOURCES_ANSWER,
-        NO_EVIDENCE_ANSWER,
-        UNSURE_NOTE,
-        *(UNSURE_PART_LINE.format(part=part) for part in parts),
-        *(PARTIAL_ABSTENTION.format(parts=f"“{part}”") for part in parts),
-        PARTIAL_ABSTENTION.format(parts=quoted),
-        PARTS_ABSTENTION.format(parts=quoted),
+        wording.NO_SOURCES_ANSWER,
+        wording.NO_EVIDENCE_ANSWER,
+        wording.UNSURE_NOTE,
+        *(wording.UNSURE_PART_LINE.format(part=part) for part in parts),
+        *(wording.PARTIAL_ABSTENTION.format(parts=f"“{part}”") for part in parts),
+        wording.PARTIAL_ABSTENTION.format(parts=quoted),
+        wording.PARTS_ABSTENTION.format(parts=quoted),
     ]
     for line in lines:
         assert checked(line) == [(line, True, True)], line
@@ -97,13 +88,13 @@ def test_the_generators_lines_for_every_part_form_pass():
 def test_the_generators_answers_pass_the_check_whole():
     # One part answered, one not: the answer names the unanswered part.
     partial = generated("Who built the Quillon beacon and where does Zorg Tallow live?")
-    assert PARTIAL_ABSTENTION.format(parts="“where does Zorg Tallow live”") in partial
+    assert wording.PARTIAL_ABSTENTION.format(parts="“where does Zorg Tallow live”") in partial
     # No part answered: the answer names them all.
     neither = generated("How do glaciers form and why do comets glow?")
-    assert neither == PARTS_ABSTENTION.format(parts="“How do glaciers form”; “why do comets glow”")
+    assert neither == wording.PARTS_ABSTENTION.format(parts="“How do glaciers form”; “why do comets glow”")
     # A part below the confidence threshold (every part is): the note after the best sentence.
     unsure = generated("Who built the Quillon beacon?", confidence_threshold=1.0)
-    assert UNSURE_NOTE in unsure
+    assert wording.UNSURE_NOTE in unsure
     for query, reply in [
         ("Who built the Quillon beacon and where does Zorg Tallow live?", partial),
         ("How do glaciers form and why do comets glow?", neither),
@@ -115,5 +106,5 @@ def test_the_generators_answers_pass_the_check_whole():
 
 
 def test_an_abstention_that_cites_is_checked_as_a_claim():
-    results = checked(f"{ABSTENTION_PREFIX} this, but Zorg Tallow built the beacon [1].")
+    results = checked(f"{wording.ABSTENTION_PREFIX} this, but Zorg Tallow built the beacon [1].")
     assert [(supported, abstains) for _, supported, abstains in results] == [(False, False)]

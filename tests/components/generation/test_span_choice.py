@@ -21,6 +21,7 @@ from components.generation.span_choice import (
     fit,
     question_context,
     rate_span,
+    rated_candidates,
     span_candidates,
 )
 from components.text.language import parse
@@ -96,14 +97,9 @@ def _subject_model() -> SpanModel:
 def test_a_fitted_model_chooses_and_reports_its_probability_and_margin() -> None:
     model = _subject_model()
     analysis = analyze_question("Who restored the Fenn Organ?")
-    choice = choose_span(
-        "After the fire, Lise Harrow restored the Fenn Organ with Otto Brisk.",
-        analysis.parts[0],
-        analysis.question_terms,
-        "Otto Brisk",
-        "entity",
-        model,
-    )
+    sentence = "After the fire, Lise Harrow restored the Fenn Organ with Otto Brisk."
+    rated = rated_candidates(sentence, analysis.parts[0], analysis.question_terms, "Otto Brisk", "entity", model)
+    choice = choose_span(sentence, rated)
     assert choice is not None and choice.text == "Lise Harrow"
     assert 0.0 < choice.probability <= 1.0 and 0.0 <= choice.margin <= choice.probability
     assert choice.label == "PERSON"
@@ -156,7 +152,9 @@ def test_the_generator_rates_the_rules_span_or_takes_the_models_and_reports_the_
     assert "span_probability" not in off["features"] and "span_margin" not in off["features"]
     # Rating keeps the rules' span; its probability and lead are the model's view of it.
     assert rated["short_answer"] == off["short_answer"]
-    probability, margin = rate_span(sentence, part, terms, off["short_answer"], "entity", _subject_model())
+    probability, margin = rate_span(
+        rated_candidates(sentence, part, terms, off["short_answer"], "entity", _subject_model())
+    )
     assert rated["features"]["span_probability"] == pytest.approx(probability)
     assert rated["features"]["span_margin"] == pytest.approx(margin)
     # Choosing takes the candidate the model rates highest.

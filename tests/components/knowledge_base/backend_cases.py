@@ -15,14 +15,7 @@ import numpy as np
 import pytest
 
 from components.contracts import ScoreKind
-from components.knowledge_base.store import (
-    ChunkRecord,
-    DocumentRecord,
-    KnowledgeBaseMismatch,
-    KnowledgeBaseUnavailable,
-    SearchFilters,
-    cosine_to_relevance,
-)
+from components.knowledge_base import store as kb
 from tests.components.knowledge_base.kb_corpus import KEYWORD_QUERY, assert_keyword_ranking, corpus
 from tests.fresh_process import reported, run_python
 
@@ -99,7 +92,7 @@ class BackendCases:
         cosines = [hit.cosine for hit in hits]
         assert all(c is not None and -1.0 <= c <= 1.0001 for c in cosines)
         assert cosines == sorted(cosines, reverse=True)
-        assert all(0.0 <= cosine_to_relevance(c) <= 1.0 for c in cosines)
+        assert all(0.0 <= kb.cosine_to_relevance(c) <= 1.0 for c in cosines)
         stored = next(c for d, cs in corpus_by_id(loaded) for c in cs if c.chunk_id == top.chunk.chunk_id)
         expected = float(
             np.dot(stored.embedding, embedding_model.embed_one("How do I bake a loaf of sourdough bread?"))
@@ -122,19 +115,19 @@ class BackendCases:
 
     def test_filters_restrict_type_dates_and_documents(self, loaded, embedding_model):
         query = embedding_model.embed_one("search indexes")
-        pdf = loaded.dense_search(query, 10, SearchFilters(doc_types=("pdf",)))
+        pdf = loaded.dense_search(query, 10, kb.SearchFilters(doc_types=("pdf",)))
         assert {h.document.document_id for h in pdf} == {"doc-milvus"} and len(pdf) == 3
-        recent = loaded.dense_search(query, 10, SearchFilters(date_from=dt.date(2023, 1, 1)))
+        recent = loaded.dense_search(query, 10, kb.SearchFilters(date_from=dt.date(2023, 1, 1)))
         assert {h.document.document_id for h in recent} == {"doc-vectors", "doc-milvus"}
-        old = loaded.keyword_search("sourdough bread loaf", 10, SearchFilters(date_to=dt.date(2023, 1, 1)))
+        old = loaded.keyword_search("sourdough bread loaf", 10, kb.SearchFilters(date_to=dt.date(2023, 1, 1)))
         assert {h.document.document_id for h in old} == {"doc-bread"}
         window = loaded.dense_search(
-            query, 10, SearchFilters(date_from=dt.date(2023, 1, 1), date_to=dt.date(2023, 12, 31))
+            query, 10, kb.SearchFilters(date_from=dt.date(2023, 1, 1), date_to=dt.date(2023, 12, 31))
         )
         assert {h.document.document_id for h in window} == {"doc-milvus"}
-        by_id = loaded.keyword_search("hnsw index", 10, SearchFilters(document_ids=("doc-vectors",)))
+        by_id = loaded.keyword_search("hnsw index", 10, kb.SearchFilters(document_ids=("doc-vectors",)))
         assert by_id and {h.document.document_id for h in by_id} == {"doc-vectors"}
-        none = loaded.dense_search(query, 10, SearchFilters(doc_types=("docx",)))
+        none = loaded.dense_search(query, 10, kb.SearchFilters(doc_types=("docx",)))
         assert none == []
 
     def test_limits_are_clamped(self, loaded, embedding_model):
@@ -158,7 +151,7 @@ class BackendCases:
         assert [s.document.document_id for s in rest] == ["doc-milvus", "doc-vectors"]
         found, total = loaded.list_documents(search="SOURDOUGH")
         assert total == 1 and found[0].document.document_id == "doc-bread"
-        typed, total = loaded.list_documents(filters=SearchFilters(doc_types=("md", "txt")))
+        typed, total = loaded.list_documents(filters=kb.SearchFilters(doc_types=("md", "txt")))
         assert total == 2 and {s.document.document_id for s in typed} == {"doc-vectors", "doc-solar"}
         assert loaded.find_by_source("papers/milvus.pdf").document_id == "doc-milvus"
         assert loaded.find_by_source("nowhere") is None
@@ -171,7 +164,7 @@ class BackendCases:
         assert [c.chunk_id for c in loaded.get_document("doc-milvus")[1]] == ["doc-milvus:0"]
         assert loaded.list_documents(search="milvus")[0][0].chunk_count == 1
         # A new id for the same source replaces the older document.
-        renamed = DocumentRecord(
+        renamed = kb.DocumentRecord(
             document_id="doc-milvus-v2",
             title="Milvus, revised",
             source=document.source,
@@ -180,7 +173,7 @@ class BackendCases:
             text="Revised.",
             date=document.date,
         )
-        chunk = ChunkRecord(
+        chunk = kb.ChunkRecord(
             chunk_id="doc-milvus-v2:0",
             document_id="doc-milvus-v2",
             chunk_index=0,
@@ -199,7 +192,7 @@ class BackendCases:
         hits = loaded.keyword_search("revised milvus", 5)
         assert all(h.document.document_id != "doc-milvus-v2" for h in hits)
         with pytest.raises(ValueError, match="no embedding"):
-            loaded.upsert_document(renamed, [ChunkRecord("x", "doc-milvus-v2", 0, "text")])
+            loaded.upsert_document(renamed, [kb.ChunkRecord("x", "doc-milvus-v2", 0, "text")])
 
     def test_iter_chunks_copies_without_reembedding(self, loaded, open_store, collection_name, embedding_model):
         pairs = list(loaded.iter_chunks(batch_size=3))
@@ -218,7 +211,7 @@ class BackendCases:
             copy.close()
 
     def test_other_embedding_shape_is_a_mismatch(self, loaded, open_store):
-        with pytest.raises(KnowledgeBaseMismatch, match="384-dimensional"):
+        with pytest.raises(kb.KnowledgeBaseMismatch, match="384-dimensional"):
             open_store(loaded.collection, dimension=8)
 
     def test_reopening_from_a_fresh_process(
@@ -249,7 +242,7 @@ class BackendCases:
         assert message.count(". ") == 0 and "\n" not in message
 
     def test_an_unreachable_server_is_reported_not_raised_raw(self, unreachable_store):
-        with pytest.raises(KnowledgeBaseUnavailable, match="Cannot reach"):
+        with pytest.raises(kb.KnowledgeBaseUnavailable, match="Cannot reach"):
             unreachable_store()
 
 

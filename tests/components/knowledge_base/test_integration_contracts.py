@@ -44,6 +44,16 @@ def _pins() -> dict[str, str]:
     return pins
 
 
+def _assert_pinned(distribution: str) -> None:
+    """The installed `distribution` is the version `constraints.txt` pins (the one the contract tests were run at)."""
+    pins = _pins()
+    assert distribution in pins, f"constraints.txt pins no version of {distribution}"
+    assert metadata.version(distribution) == pins[distribution], (
+        f"{distribution} {metadata.version(distribution)} is installed but constraints.txt pins {pins[distribution]}: "
+        "run the contract tests at the new version, then refresh the lock"
+    )
+
+
 def _parameters(function: Any) -> dict[str, inspect.Parameter]:
     return dict(inspect.signature(function).parameters)
 
@@ -72,12 +82,7 @@ def _documents() -> list[Document]:
 
 @pytest.mark.parametrize("distribution", ADAPTED)
 def test_the_installed_integration_is_the_version_the_contracts_were_checked_at(distribution: str) -> None:
-    pins = _pins()
-    assert distribution in pins, f"constraints.txt pins no version of {distribution}"
-    assert metadata.version(distribution) == pins[distribution], (
-        f"{distribution} {metadata.version(distribution)} is installed but constraints.txt pins {pins[distribution]}: "
-        "run this file's tests at the new version, then refresh the lock"
-    )
+    _assert_pinned(distribution)
 
 
 # -- Haystack's secrets (pgvector_adapter.env_var_names, EmbeddedDatabaseSecret) -----------------------------------

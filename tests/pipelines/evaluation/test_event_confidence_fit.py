@@ -75,16 +75,26 @@ def test_the_threshold_puts_precision_first_within_the_recall_floor():
     assert corpus.score(choose_threshold(corpus, 0.70, 0.9)).entries == 7
 
 
-def test_the_fit_learns_an_informative_feature_and_scores_like_the_extractor():
-    rng = random.Random(7)
+def _past_tense_samples(seed: int, facts) -> list[TimelineFact]:
+    """200 invented facts, every other one in the past tense and then mostly right (85% against 25%); `facts(past,
+    rng)` gives a fact's features and participants."""
+    rng = random.Random(seed)
     samples = []
     for number in range(200):
         past = number % 2 == 0
         label = rng.random() < (0.85 if past else 0.25)
+        features, participants = facts(past, rng)
+        fact = TimelineFact(_entry(f"s{number}"), features, label, f"d{number % 10}", participants=participants)
+        samples.append(fact)
+    return samples
+
+
+def test_the_fit_learns_an_informative_feature_and_scores_like_the_extractor():
+    def facts(past: bool, rng: random.Random) -> tuple[dict, dict]:
         features = {"tense:past": float(past), "log_sentence_tokens": rng.random() * 3}
-        samples.append(
-            TimelineFact(_entry(f"s{number}"), features, label, f"d{number % 10}", participants={"e": features})
-        )
+        return features, {"e": features}
+
+    samples = _past_tense_samples(7, facts)
     model, c, auc = fit_model(samples)
     assert model.features == features_of(DEFAULT_FAMILIES) and auc > 0.65
     assert model.coef[model.features.index("tense:past")] > 0
@@ -97,15 +107,12 @@ def test_the_fit_learns_an_informative_feature_and_scores_like_the_extractor():
 
 
 def test_entity_scoring_reads_the_timeline_entity_s_own_part_not_its_surest_participant():
-    rng = random.Random(5)
-    samples = []
-    for number in range(200):
-        past = number % 2 == 0
-        label = rng.random() < (0.85 if past else 0.25)
+    def facts(past: bool, rng: random.Random) -> tuple[dict, dict]:
         own = {"tense:past": float(past)}
         # Every fact also has a participant whose own event is past: the fact's surest participant.
-        participants = {"own": own, "other": {"tense:past": 1.0}}
-        samples.append(TimelineFact(_entry(f"s{number}"), own, label, f"d{number % 10}", participants=participants))
+        return own, {"own": own, "other": {"tense:past": 1.0}}
+
+    samples = _past_tense_samples(5, facts)
     model, _, _ = fit_model(samples)
     corpus = CorpusTimelines("invented", [], {"x": samples})
     apply_model(model, corpus)

@@ -1,0 +1,44 @@
+"""The packaged logistic models load through the shared reader and score a fixed feature vector as they were fitted
+to (the numbers are the ones the models gave before their loading was shared)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from components.generation.answer_confidence import AnswerConfidence
+from components.generation.logistic_model import read_logistic
+from components.generation.span_choice import SpanModel
+
+
+def fixed_vector(names: tuple[str, ...]) -> dict[str, float]:
+    return {name: 0.5 + 0.1 * index for index, name in enumerate(names)}
+
+
+def test_the_packaged_confidence_model_scores_a_fixed_vector_as_before() -> None:
+    model = AnswerConfidence.load()
+    assert len(model.features) == 32 and model.threshold == 0.9043
+    assert model.probability(fixed_vector(model.features)) == pytest.approx(0.9998153789404522, abs=1e-12)
+    assert model.probability({}) == pytest.approx(0.5280843038778207, abs=1e-12)
+    assert AnswerConfidence.from_dict(model.to_dict()) == model
+
+
+def test_the_packaged_span_model_scores_a_fixed_vector_as_before() -> None:
+    model = SpanModel.load()
+    assert len(model.features) == 58
+    assert model.probability(fixed_vector(model.features)) == pytest.approx(0.021341892751481455, abs=1e-12)
+    assert model.probability({}) == pytest.approx(0.10189155046402487, abs=1e-12)
+    assert SpanModel.from_dict(model.to_dict()) == model
+
+
+def test_the_shared_reader_names_the_model_and_keeps_the_rest_as_meta() -> None:
+    data = {"version": 2, "features": ["a"], "mean": [0.0], "scale": [1.0], "coef": [1.0], "intercept": 0.5, "x": 1}
+    read = read_logistic(data, "toy model", 2, {"a"}, LookupError)
+    assert read.numbers == {"intercept": 0.5} and read.meta == {"version": 2, "intercept": 0.5, "x": 1}
+    with pytest.raises(LookupError, match="^the toy model lacks or mistypes 'threshold'$"):
+        read_logistic(data, "toy model", 2, {"a"}, LookupError, ("intercept", "threshold"))
+    with pytest.raises(LookupError, match="^the toy model holds a number that is not finite$"):
+        read_logistic({**data, "coef": [math.inf]}, "toy model", 2, {"a"}, LookupError)
+    with pytest.raises(LookupError, match="^the toy model reads unknown features: a$"):
+        read_logistic(data, "toy model", 2, {"b"}, LookupError)
