@@ -241,16 +241,24 @@ def fit_spans(args: argparse.Namespace) -> int:
     model = report["model"]
     print(
         f"Fitted on {model['tune_candidates']} candidate spans of {model['tune_parts']} tune-half parts "
-        f"({model['tune_right']} right); written to {out}"
+        f"({model['tune_right']} right); the pick replaces the rules' span when it leads by "
+        f"{model.get('switch_margin', 0.0)}; written to {out}"
     )
-    print("| set | half | questions | parts | rules EM / F1 / parts right | model EM / F1 / parts right | reachable |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| set | half | questions | parts | rules EM / F1 / parts right | model EM / F1 / parts right "
+        "| switch EM / F1 / parts right | reachable |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for name, halves in report["scores"].items():
         for half in HALVES:
             rules, fitted = halves[half]["rules"], halves[half]["model"]
+            switched = halves[half].get("switch", fitted)
             keys = ("exact_match", "token_f1", "right")
-            cells = [" / ".join("–" if r[key] is None else f"{r[key]:.3f}" for key in keys) for r in (rules, fitted)]
+            cells = [
+                " / ".join("–" if r[key] is None else f"{r[key]:.3f}" for key in keys)
+                for r in (rules, fitted, switched)
+            ]
             reachable = "–" if fitted["reachable"] is None else f"{fitted['reachable']:.3f}"
             counts = f"{rules['questions']} | {rules['parts']}"
-            print(f"| {name} | {half} | {counts} | {cells[0]} | {cells[1]} | {reachable} |")
+            print(f"| {name} | {half} | {counts} | {cells[0]} | {cells[1]} | {cells[2]} | {reachable} |")
     return 0
