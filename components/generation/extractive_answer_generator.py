@@ -47,6 +47,7 @@ from components.generation.span_choice import (
     choose_span,
     rate_span,
     rated_candidates,
+    switch_span,
 )
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
@@ -207,7 +208,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         scoring_model: str = "",
         rules_off: list[str] | None = None,
         span_model: str = "",
-        span_choice: str = "rate",
+        span_choice: str = "switch",
     ) -> None:
         """
         :param max_sentences: the most sentences an answer holds (1-10).
@@ -223,10 +224,12 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             one.
         :param rules_off: rule families to switch off (`answer_scoring.RULE_FAMILIES`), to measure what each adds.
         :param span_model: the fitted span model's JSON file (`span_choice`); empty: the packaged one.
-        :param span_choice: what that model does with the candidate spans of each part's sentence: "rate" (the
-            rules' span stays; the confidence reads its probability and its lead over the best other candidate),
-            "choose" (the candidate it rates highest replaces the rules' span; measured, not kept: see
-            docs/answer-confidence.md) or "off" (no model).
+        :param span_choice: what that model does with the candidate spans of each part's sentence: "switch" (the
+            candidate it rates highest replaces the rules' span only when its probability leads the rules' span's by
+            the model file's fitted `switch_margin`; the confidence reads the kept span's probability and lead),
+            "rate" (the rules' span stays; the confidence reads its probability and its lead over the best other
+            candidate), "choose" (the candidate it rates highest always replaces the rules' span) or "off" (no
+            model). See docs/answer-confidence.md.
         """
         self.max_sentences = within("max_sentences", max_sentences, 1, 10)
         self.max_chunks = within("max_chunks", max_chunks, 1, 20)
@@ -619,9 +622,10 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
     ) -> None:
         """The span model reads each part whose span the rules read from its sentence (or that asks for one and got
         none, when it chooses): rating the rules' span ("rate": `span_stats` receives its probability and its lead
-        over the best other candidate) or replacing it with the candidate it rates highest ("choose": its probability
-        and lead over the runner-up). Spans found otherwise (a chain, a verdict, a stretch, a chunk's subject) are
-        not read; `cited`: the ids of the sentences the answer cites."""
+        over the best other candidate), replacing it with the candidate it rates highest ("choose": its probability
+        and lead over the runner-up) or replacing it only when that candidate leads it by the fitted margin ("switch":
+        the kept span's probability and lead). Spans found otherwise (a chain, a verdict, a stretch, a chunk's
+        subject) are not read; `cited`: the ids of the sentences the answer cites."""
         for position, (part, _, _, _) in enumerate(picks):
             found = shorts.get(position)
             if found is not None and found[2] not in RULE_WAYS:
@@ -651,7 +655,10 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             if self.span_choice == "rate":
                 span_stats[position] = rate_span(rated)
                 continue
-            choice = choose_span(sentence.text, rated)
+            if self.span_choice == "switch":
+                choice = switch_span(sentence.text, rule_span, rated, self._span_model.switch_margin)
+            else:
+                choice = choose_span(sentence.text, rated)
             if choice is None:
                 continue
             span_stats[position] = (choice.probability, choice.margin)

@@ -40,9 +40,10 @@ from components.text.language import VALUE_LABELS, parse, parse_question
 MODEL_VERSION = 1
 DEFAULT_MODEL_PATH = Path(__file__).with_name("span_model.json")
 
-# What the generator does with the model (`ExtractiveAnswerGenerator(span_choice=...)`): rate the rules' span, choose
-# the span itself, or neither.
-SPAN_CHOICES = ("rate", "choose", "off")
+# What the generator does with the model (`ExtractiveAnswerGenerator(span_choice=...)`): replace the rules' span with
+# its pick only when the pick's probability leads the rules' span's by the fitted margin ("switch"), rate the rules'
+# span, choose the span itself, or neither.
+SPAN_CHOICES = ("switch", "rate", "choose", "off")
 MAX_WORDS = 12  # a longer stretch is a clause, not a short answer
 FAR = 30  # the distance of a candidate from question words the sentence does not hold
 # Where a candidate came from (a candidate may come from several).
@@ -98,6 +99,8 @@ FEATURES = (
     "q_thing_x_proper",
     "q_action_x_verb",
     "q_name_x_label",
+    "q_amount_x_asked",  # an amount asked, against a candidate holding a term of the question (its unit)
+    "q_person_x_list",  # a person asked, against a list of several
 )
 
 
@@ -353,6 +356,8 @@ def candidate_features(
         f["q_thing_x_proper"] = f["q_thing"] * f["proper"]
         f["q_action_x_verb"] = f["q_action"] * f["from_verb"]
         f["q_name_x_label"] = f["q_name"] * (f["label_first"] + f["label_asked"])
+        f["q_amount_x_asked"] = f["q_amount"] * f["asked_any"]
+        f["q_person_x_list"] = f["q_person"] * f["from_list"]
         out.append(f)
     return out
 
@@ -371,6 +376,12 @@ class SpanModel(logistic_model.LogisticModel):
     KNOWN = FEATURES
     ERROR = SpanModelError
     DEFAULT_PATH = DEFAULT_MODEL_PATH
+
+    @property
+    def switch_margin(self) -> float:
+        """How far the model's pick must lead the rules' span in probability to replace it ("switch"; fitted on the
+        tune half by `research fit spans`); a file without one switches on any lead."""
+        return float(self.meta.get("switch_margin", 0.0))
 
 
 def fit(
@@ -435,3 +446,22 @@ def rate_span(rated: Sequence[tuple[float, Candidate]]) -> tuple[float, float]:
     own = next((probability for probability, candidate in rated if "rule" in candidate.sources), 0.0)
     others = [probability for probability, candidate in rated if "rule" not in candidate.sources]
     return own, own - max(others, default=0.0)
+
+
+def switch_span(
+    sentence: str, rule_span: str, rated: Sequence[tuple[float, Candidate]], margin: float
+) -> SpanChoice | None:
+    """The model's pick among the sentence's `rated_candidates` when its probability leads the rules' span's by
+    `margin` (the model's `switch_margin`), or the rules found none, with its probability and lead over the
+    runner-up; otherwise the rules' span, with its probability and its lead over the best other candidate (negative
+    when the model prefers another). None without candidates."""
+    if not rated:
+        return None
+    own = next(((p, c) for p, c in rated if "rule" in c.sources), None) if rule_span else None
+    (probability, best), runner_up = rated[0], rated[1][0] if len(rated) > 1 else 0.0
+    if own is None or best is own[1] or probability - own[0] >= margin:
+        label = parse(sentence)[best.start : best.end].root.ent_type_ if best.start is not None else ""
+        return SpanChoice(best.text, probability, probability - runner_up, label)
+    others = [p for p, c in rated if c is not own[1]]
+    label = parse(sentence)[own[1].start : own[1].end].root.ent_type_ if own[1].start is not None else ""
+    return SpanChoice(rule_span, own[0], own[0] - max(others, default=0.0), label)

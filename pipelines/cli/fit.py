@@ -286,15 +286,18 @@ def fit_spans(args: argparse.Namespace) -> int:
     model = report["model"]
     print(
         f"Fitted on {model['tune_candidates']} candidate spans of {model['tune_parts']} tune-half parts "
-        f"({model['tune_right']} right); written to {out}"
+        f"({model['tune_right']} right); the pick replaces the rules' span when it leads by "
+        f"{model.get('switch_margin', 0.0)}; written to {out}"
     )
     keys = ("exact_match", "token_f1", "right")
     rows = []
     for name, halves in report["scores"].items():
         for half in HALVES:
             rules, fitted = halves[half]["rules"], halves[half]["model"]
-            cells = [_cells(rules, keys), _cells(fitted, keys), _number(fitted["reachable"])]
+            switched = halves[half].get("switch", fitted)
+            cells = [_cells(rules, keys), _cells(fitted, keys), _cells(switched, keys), _number(fitted["reachable"])]
             rows.append([name, half, rules["questions"], rules["parts"], *cells])
-    header = ["set", "half", "questions", "parts", "rules EM / F1 / parts right", "model EM / F1 / parts right"]
+    header = ["set", "half", "questions", "parts", "rules EM / F1 / parts right", "model EM / F1 / parts right",
+              "switch EM / F1 / parts right"]
     _print_table([*header, "reachable"], rows)
     return 0

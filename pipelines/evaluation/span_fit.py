@@ -9,7 +9,9 @@ best of its sentence's candidates and at least 0.5 (labelling every candidate th
 to prefer longer spans that hold the answer: EM fell by 0.15). A logistic regression over the candidates of the
 tune half is the model. It is scored by replacing each
 logged part's span with the candidate the model rates highest and scoring every question's short answers (EM and
-token F1, as `research fit answer` does), beside the rules' spans, per set and half.
+token F1, as `research fit answer` does), beside the rules' spans, per set and half. The lead the model's pick needs
+over the rules' span to replace it (`switch_margin`, the generator's default "switch") is chosen among
+`SWITCH_MARGINS` by the tune halves' token F1, and scored the same way ("switch").
 
 The log can be kept (`contexts`: a JSON Lines file), so that a refit needs no replay.
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +34,8 @@ from pipelines.evaluation import metrics
 from pipelines.evaluation.answer_replay import fit_provenance, replay_sets
 from pipelines.evaluation.halves import HALVES, half_of
 
+# The leads over the rules' span tried for the model's pick to replace it (`switch_margin`).
+SWITCH_MARGINS = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5)
 RIGHT_SPAN = 0.5  # a candidate is right when its token F1 with a gold answer is its sentence's best and reaches this
 
 
@@ -91,14 +96,30 @@ def labelled_candidates(contexts: Sequence[dict[str, Any]]) -> list[dict[str, An
     return out
 
 
-def _chosen(group: Mapping[str, Any], model: Any) -> str:
-    """The text of the candidate the model rates highest (the shorter on a tie), or the rules' span without any."""
+def _chosen(group: Mapping[str, Any], model: Any, margin: float | None = None) -> str:
+    """The text of the candidate the model rates highest (the shorter on a tie), or the rules' span without any;
+    with a `margin`, the rules' span unless that candidate's probability leads the rules' span's by it ("switch")."""
     if not group["texts"]:
         return group["rule_span"]
-    ranked = sorted(
-        zip(group["texts"], group["rows"], strict=True), key=lambda item: (-model.probability(item[1]), len(item[0]))
-    )
-    return ranked[0][0]
+    rated = [(model.probability(row), text, row) for text, row in zip(group["texts"], group["rows"], strict=True)]
+    best = min(rated, key=lambda item: (-item[0], len(item[1])))
+    own = [probability for probability, _, row in rated if row.get("from_rule") == 1.0]
+    if margin is None or not group["rule_span"] or not own or best[0] - own[0] >= margin:
+        return best[1]
+    return group["rule_span"]
+
+
+def switch_margin(records: Sequence[dict[str, Any]], groups: Sequence[dict[str, Any]], model: Any) -> float:
+    """The lead (of `SWITCH_MARGINS`) the model's pick needs over the rules' span to replace it that gives the tune
+    halves' questions the best mean token F1 (the larger margin on a tie: fewer replaced spans)."""
+    tune_records = [record for record in records if record["half"] == "tune"]
+    tune = [group for group in groups if group["half"] == "tune"]
+
+    def f1(margin: float) -> float:
+        spans = {(group["id"], group["part"]["text"]): _chosen(group, model, margin) for group in tune}
+        return _question_scores(tune_records, spans)["token_f1"] or 0.0
+
+    return max(SWITCH_MARGINS, key=lambda margin: (round(f1(margin), 6), margin))
 
 
 def _question_scores(records: Sequence[dict[str, Any]], spans: Mapping[tuple[Any, str], str]) -> dict[str, Any]:
@@ -126,9 +147,10 @@ def _part_scores(groups: Sequence[dict[str, Any]], spans: Sequence[str]) -> dict
 
 
 def evaluate(
-    records: Sequence[dict[str, Any]], groups: Sequence[dict[str, Any]], model: Any
+    records: Sequence[dict[str, Any]], groups: Sequence[dict[str, Any]], model: Any, margin: float | None = None
 ) -> dict[str, dict[str, dict[str, Any]]]:
-    """Per set and half: the rules' spans and the model's, scored over the logged parts and over every question."""
+    """Per set and half: the rules' spans, the model's ("model") and, with a `margin`, the model's where it leads
+    the rules' span by that margin ("switch"), scored over the logged parts and over every question."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for set_name in dict.fromkeys(record["set"] for record in records):
         out[set_name] = {}
@@ -146,6 +168,13 @@ def evaluate(
                 },
                 "model": {**_question_scores(chosen_records, spans), **_part_scores(chosen_groups, picked)},
             }
+            if margin is not None:
+                switched = [_chosen(group, model, margin) for group in chosen_groups]
+                keyed = {(g["id"], g["part"]["text"]): span for g, span in zip(chosen_groups, switched, strict=True)}
+                out[set_name][half]["switch"] = {
+                    **_question_scores(chosen_records, keyed),
+                    **_part_scores(chosen_groups, switched),
+                }
     return out
 
 
@@ -181,7 +210,9 @@ def fit_spans(
         "right_span": RIGHT_SPAN,
     }
     model = fit(rows, labels, features=FEATURES, c=c, meta=meta)
-    scores = evaluate(records, groups, model)
+    margin = switch_margin(records, groups, model)
+    model = replace(model, meta={**model.meta, "switch_margin": margin})
+    scores = evaluate(records, groups, model, margin)
     data = model.to_dict()
     data["scores"] = scores
     out.parent.mkdir(parents=True, exist_ok=True)

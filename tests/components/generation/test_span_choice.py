@@ -23,6 +23,7 @@ from components.generation.span_choice import (
     rate_span,
     rated_candidates,
     span_candidates,
+    switch_span,
 )
 from components.text.language import parse
 
@@ -105,6 +106,42 @@ def test_a_fitted_model_chooses_and_reports_its_probability_and_margin() -> None
     assert choice.label == "PERSON"
 
 
+def test_the_models_pick_replaces_the_rules_span_only_when_it_leads_by_the_fitted_margin() -> None:
+    model = _subject_model()
+    analysis = analyze_question("Who restored the Fenn Organ?")
+    sentence = "After the fire, Lise Harrow restored the Fenn Organ with Otto Brisk."
+
+    def switched(margin: float, rule_span: str = "Otto Brisk") -> object:
+        with_margin = SpanModel(
+            *(getattr(model, key) for key in ("features", "mean", "scale", "coef", "intercept")),
+            {**model.meta, "switch_margin": margin},
+        )
+        rated = rated_candidates(sentence, analysis.parts[0], analysis.question_terms, rule_span, "entity", with_margin)
+        return switch_span(sentence, rule_span, rated, with_margin.switch_margin)
+
+    rated = rated_candidates(sentence, analysis.parts[0], analysis.question_terms, "Otto Brisk", "entity", model)
+    chosen = choose_span(sentence, rated)
+    own, lead = rate_span(rated)
+    assert chosen is not None and chosen.text == "Lise Harrow" and chosen.probability - own > 0.05
+    # A lead beyond the margin: the pick, as "choose" gives it.
+    assert switched(0.0) == chosen
+    # A lead short of it: the rules' span stays, rated as "rate" rates it.
+    kept = switched(chosen.probability - own + 0.01)
+    assert kept.text == "Otto Brisk" and kept.probability == pytest.approx(own) and kept.margin == pytest.approx(lead)
+    # Without a span of the rules, the pick.
+    assert switched(1.0, rule_span="").text == "Lise Harrow"
+    assert SpanModel.from_dict({k: v for k, v in model.to_dict().items() if k != "switch_margin"}).switch_margin == 0.0
+
+
+def test_the_amount_and_person_crossings_read_the_questions_unit_and_a_list() -> None:
+    rows = _features(
+        "How many barrels did the Pell cooper fill in 1802?", "The Pell cooper filled 640 barrels in 1802."
+    )
+    assert rows["640 barrels"]["q_amount_x_asked"] == 1.0 and rows["640"]["q_amount_x_asked"] == 0.0
+    people = _features("Who founded Brightwater Mills?", SENTENCE)
+    assert people["Tom Reed and Ann Bell"]["q_person_x_list"] == 1.0 and people["Tom Reed"]["q_person_x_list"] == 0.0
+
+
 def test_the_model_file_round_trips_and_a_bad_one_is_one_sentence(tmp_path: Path) -> None:
     model = _subject_model()
     path = tmp_path / "spans.json"
@@ -148,7 +185,7 @@ def test_the_generator_rates_the_rules_span_or_takes_the_models_and_reports_the_
         generator = ExtractiveAnswerGenerator(span_model=str(path), span_choice=choice, confidence_threshold=0.0)
         return generator.run(query, documents)["parts"][0]
 
-    off, rated, chosen = run("off"), run("rate"), run("choose")
+    off, rated, chosen, switched = run("off"), run("rate"), run("choose"), run("switch")
     assert "span_probability" not in off["features"] and "span_margin" not in off["features"]
     # Rating keeps the rules' span; its probability and lead are the model's view of it.
     assert rated["short_answer"] == off["short_answer"]
@@ -159,6 +196,9 @@ def test_the_generator_rates_the_rules_span_or_takes_the_models_and_reports_the_
     assert rated["features"]["span_margin"] == pytest.approx(margin)
     # Choosing takes the candidate the model rates highest.
     assert chosen["short_answer"] == "Lise Harrow" and chosen["features"]["span_probability"] > 0.5
+    # Switching (the default; this file has no margin: any lead) takes it too.
+    assert switched["short_answer"] == "Lise Harrow"
+    assert ExtractiveAnswerGenerator(span_model=str(path)).span_choice == "switch"
     with pytest.raises(ValueError, match="span_choice must be one of"):
         ExtractiveAnswerGenerator(span_choice="always")
     assert ExtractiveAnswerGenerator(span_model=str(path)).to_dict()["init_parameters"]["span_model"] == str(path)

@@ -110,7 +110,8 @@ def test_fit_spans_writes_a_model_the_generator_reads_and_refits_from_its_kept_l
     data = json.loads(out.read_text())
     assert data["command"] == "research fit spans squad_mini=mini.capture.jsonl"
     assert data["tune_parts"] == 4 and data["tune_right"] >= 2  # the tune half's candidates only
-    assert set(data["scores"]["squad_mini"]["check"]) == {"rules", "model"}
+    assert set(data["scores"]["squad_mini"]["check"]) == {"rules", "model", "switch"}
+    assert data["switch_margin"] in span_fit.SWITCH_MARGINS  # the lead the pick needs, chosen on the tune half
     model = SpanModel.load(out)
     generator = ExtractiveAnswerGenerator(embedding_model="", span_model=str(out))
     answer = generator.run(
