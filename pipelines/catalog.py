@@ -33,8 +33,8 @@ from components.resilience.errors import first_line
 from components.text.dates import date_bounds
 from components.validation import bounded_text
 from pipelines.catalog_file import BUDGET_KEY, RESEARCH_PIPELINE, default_pipelines_file
+from pipelines.heap import after_warm_up
 from pipelines.research_result import ResearchResult
-from pipelines.runtime import after_warm_up
 from pipelines.timing import record_timings
 
 logger = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ the evaluations and the benchmarks, each through `Runtime.start()` or directly. 
 - puts our packages on Haystack's deserialisation allowlist (`ALLOWED_MODULES`);
 - makes Haystack's per-component input copies without a Protocol check per value (`pipelines/input_copies.py`);
 - wraps Haystack's tracer in the per-component timer (`pipelines/timing.py`; without it `timings` hold only the total);
-- from then on, freezes the heap once each pipeline is warmed (`after_warm_up`): the models, parsers and pipelines a
+- from then on, freezes the heap once each pipeline is warmed (`pipelines/heap.py`): the models, parsers and pipelines a
   warm-up loads live as long as the process, and a full garbage collection would otherwise walk all of them again,
   seconds in the middle of one question.
 
@@ -38,7 +38,6 @@ exit).
 from __future__ import annotations
 
 import atexit
-import gc
 import threading
 from typing import Any
 
@@ -63,24 +62,15 @@ def setup(pipelines: bool = True) -> None:
             _SET_UP.add("logging")
         if not pipelines or "pipelines" in _SET_UP:
             return
-        from pipelines import input_copies, timing
+        from pipelines import heap, input_copies, timing
         from pipelines.catalog import allow_our_modules
 
         allow_our_modules()
         # Haystack's copies of every component's inputs, without a Protocol check per string and chunk.
         input_copies.install()
         timing.install()
+        heap.freeze_after_warm_ups()
         _SET_UP.add("pipelines")
-
-
-def after_warm_up() -> None:
-    """Called by the catalog once a pipeline is warmed: in a set-up process, collect the warm-up's garbage and move
-    everything left (the loaded models, parsers and components) to the collector's permanent generation
-    (`gc.freeze()`), so that no later collection walks them again; nothing in a process that was not set up."""
-    if "pipelines" not in _SET_UP:
-        return
-    gc.collect()
-    gc.freeze()
 
 
 def is_set_up(part: str = "pipelines") -> bool:
