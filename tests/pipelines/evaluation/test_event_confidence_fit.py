@@ -183,6 +183,9 @@ def test_fit_needs_no_check_set_and_refuses_an_unknown_family(tmp_path, capsys):
     assert "unknown feature families shoe" in capsys.readouterr().err
     assert main(["curve", "--tune", str(tmp_path)]) == 2
     assert "curve needs --check" in capsys.readouterr().err
+    # Per-entity scoring is a measurement of `ablate`; a fit would silently score facts as the extractor does.
+    assert main(["fit", "--tune", str(tmp_path), "--scoring", "entity"]) == 2
+    assert "--scoring entity is for ablate only" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
