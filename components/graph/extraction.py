@@ -1253,9 +1253,7 @@ class LanguageExtractor(GraphExtractor):
                 mention.key, mention.start = longer, mention.start - 1
 
     @staticmethod
-    def _junk(
-        entities: dict[str, _DocEntity], sentences: list[Sentence], raw: list[list[_Mention]] = ()
-    ) -> list[str]:
+    def _junk(entities: dict[str, _DocEntity], sentences: list[Sentence], raw: list[list[_Mention]]) -> list[str]:
         """Capitalised common words ("Standings", "Award") that the same text also uses as lower-case nouns, and
         writes capitalised only where every word may be (opening a sentence, in a heading): no entities. A name the
         text capitalises mid-sentence stays one ("we rewrote it in Rust" beside "rust on the hinge").
@@ -1281,7 +1279,7 @@ class LanguageExtractor(GraphExtractor):
             if single and key in lower and key not in parts and key not in named:
                 junk.append(key)
         pieces: dict[str, list[bool]] = {}
-        for sentence, row in zip(sentences, raw, strict=False):
+        for sentence, row in zip(sentences, raw, strict=True):
             for mention in row:
                 pieces.setdefault(mention.key, []).append(_beside_a_capitalised_word(sentence.span, mention))
         for key, entity in entities.items():

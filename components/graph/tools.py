@@ -61,8 +61,12 @@ class GraphToolComponent(GraphStoreComponent):
         :param breaker: the tool's circuit breaker (`BreakerPolicy.from_settings`: None takes the settings).
         :param timeout_s: how long one call may take (None: TOOL_TIMEOUT_S).
         """
-        if timeout_s is not None and not 0 < timeout_s <= 120:
-            raise ValueError("timeout_s must be between 0 and 120 seconds, or None for the settings' tool timeout")
+        number = isinstance(timeout_s, int | float) and not isinstance(timeout_s, bool)
+        if timeout_s is not None and not (number and 0 < timeout_s <= 120):  # TOOL_TIMEOUT_S's own range
+            raise ValueError(
+                "timeout_s must be between 0 and 120 seconds, or None for the settings' tool timeout, "
+                f"not {timeout_s!r}"
+            )
         within("limit", limit, 1, self.MAX_LIMIT, whole=True)
         self.collection = collection
         self.limit = limit

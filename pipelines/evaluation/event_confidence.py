@@ -419,6 +419,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("curve", "ablate") and args.check is None:
         print(f"{args.command} needs --check", file=sys.stderr)
         return 2
+    if args.scoring != "fact" and args.command != "ablate":
+        # The extractor stores one confidence per fact: `fit` and `curve` measure only what it can draw.
+        print(f"--scoring {args.scoring} is for ablate only: {args.command} scores facts as the extractor does",
+              file=sys.stderr)
+        return 2
     for folder in (args.tune, args.check):
         if folder is not None and not (
             (folder / "corpus.jsonl").exists() and (folder / "entity_timelines.jsonl").exists()

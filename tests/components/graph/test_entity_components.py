@@ -31,6 +31,16 @@ class TestEntityTimeline:
         }
         assert EntityTimeline.from_dict(data).limit == 20
 
+    @pytest.mark.parametrize("timeout_s", [0, -1.0, 121, True, "soon"])
+    def test_a_timeout_out_of_range_or_not_a_number_is_refused_in_one_sentence(self, timeout_s):
+        with pytest.raises(ValueError, match=r"^timeout_s must be between 0 and 120 seconds, .* not "):
+            EntityTimeline(timeout_s=timeout_s)
+
+    def test_a_timeout_given_is_the_guard_s_and_is_written_out(self):
+        timeline = EntityTimeline(timeout_s=2.5)
+        assert timeline.to_dict()["init_parameters"]["timeout_s"] == 2.5
+        assert EntityTimeline.from_dict(timeline.to_dict()).timeout_s == 2.5
+
     @pytest.mark.integration
     def test_run_gives_dated_ordered_facts(self, shared_nordvik_store):
         result = EntityTimeline(collection=shared_nordvik_store.collection).run(

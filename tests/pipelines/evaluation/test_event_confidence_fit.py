@@ -105,7 +105,6 @@ def test_the_fit_learns_an_informative_feature_and_scores_like_the_extractor():
     assert min(past) > max(present)
 
 
-
 def test_entity_scoring_reads_the_timeline_entity_s_own_part_not_its_surest_participant():
     def facts(past: bool, rng: random.Random) -> tuple[dict, dict]:
         own = {"tense:past": float(past)}
@@ -123,6 +122,7 @@ def test_entity_scoring_reads_the_timeline_entity_s_own_part_not_its_surest_part
     assert min(past) > max(present)
     out_of_fold(corpus, features_of(DEFAULT_FAMILIES), 1.0, scoring="entity")
     assert len({s.confidence for s in samples}) > 1
+
 
 def test_families_name_the_features_a_model_uses():
     assert sorted(features_of(["base"])) == sorted(BASE_FEATURES)
@@ -183,6 +183,9 @@ def test_fit_needs_no_check_set_and_refuses_an_unknown_family(tmp_path, capsys):
     assert "unknown feature families shoe" in capsys.readouterr().err
     assert main(["curve", "--tune", str(tmp_path)]) == 2
     assert "curve needs --check" in capsys.readouterr().err
+    # Per-entity scoring is a measurement of `ablate`; a fit would silently score facts as the extractor does.
+    assert main(["fit", "--tune", str(tmp_path), "--scoring", "entity"]) == 2
+    assert "--scoring entity is for ablate only" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
