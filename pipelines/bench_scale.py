@@ -675,7 +675,8 @@ def bench_scale_keyword(out: Out, queries: int = 40, passes: int = 2) -> dict[st
     if not bases:
         out("no pgvector scale base is built yet; run --only scale first")
         return {"skipped": "no base"}
-    picked = random.Random(17).sample(corpus_questions(data), k=queries + WARM)
+    questions = corpus_questions(data)
+    picked = random.Random(17).sample(questions, k=min(len(questions), queries + WARM))
     warm, asked = picked[:WARM], picked[WARM:]
     report: dict[str, Any] = {"top_k": TOP_K, "queries": len(asked), "passes": passes, "load_average": [], "sizes": {}}
     report["load_average"].append(os.getloadavg()[0])

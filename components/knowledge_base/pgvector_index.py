@@ -13,10 +13,10 @@ What goes through the integration, and what through our own SQL, and why:
   twice the cost of the search). Ours finds the exact BM25 top k of the question's analyzer terms in the process's
   in-memory copy of the postings while it is at the database's generation (`keyword_memory.py`), else in
   impact-ordered postings read with a cut-off (`KeywordPostings`, `postings_index.py`), reads only id, content and
-  meta, computes
-  cosines in SQL for given ids (`chunk_cosines`, `sentence_similarities`), and sets `hnsw.ef_search` per query,
-  with an exact fallback when a selective filter leaves too few rows.
-  Filters are translated by the integration's own filter converter, so they mean what they mean to its retrievers.
+  meta, computes cosines in SQL for given ids (`chunk_cosines`, `sentence_similarities`), and sets `hnsw.ef_search`
+  per query, with an exact fallback when a selective filter leaves too few rows.
+  Filters are translated by the product's own SQL (`pgvector_adapter.where_clause`), which a conformance test
+  holds to the rows the integration's `filter_documents` selects, so they mean what they mean to its retrievers.
 
 HNSW and the side table's GIN are built after bulk loads (an HNSW-indexed table writes several times slower; the GIN
 kept up row by row cost twice its build): bulk loaders (`research kb copy`, the benchmarks) call

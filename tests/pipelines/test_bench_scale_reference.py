@@ -9,7 +9,7 @@ import pytest
 
 from components.knowledge_base.factory import knowledge_base_for
 from components.knowledge_base.store import ChunkRecord, DocumentRecord
-from pipelines.bench_scale import StoredCounts, _keyword_reference
+from pipelines.bench_scale import StoredCounts, _keyword_both_ways, _keyword_reference
 from tests.components.knowledge_base.test_pgvector_index import _store, _unit
 from tests.components.knowledge_base.test_postings_index import exact_bm25
 
@@ -94,4 +94,33 @@ def test_keyword_is_measured_in_memory_and_on_the_database_with_the_same_answers
     finally:
         kb.index._memory.wait()
         kb.drop()
+        kb.close()
+
+
+@pytest.mark.integration
+def test_keyword_search_is_measured_both_ways_and_a_stale_copy_is_refused(database_url, collection_name, monkeypatch):
+    records = [ChunkRecord(chunk_id, "memo", index, " ".join(counts), _unit(index), term_counts=counts)
+               for index, (chunk_id, counts) in enumerate(COUNTS.items())]
+    kb = knowledge_base_for(_store(collection_name), keyword_index_max_postings=10**9)
+    writer = knowledge_base_for(_store(collection_name), keyword_index_max_postings=0)
+    try:
+        kb.upsert_document(DocumentRecord("memo", "", "files/memo.md", "md", "h"), records)
+        memory = kb.index._memory
+        assert memory.load(10**9) is not None
+        queries = ["valmor quistel", "osk tiravel", "pundric"]
+        in_memory, memory_hits, on_database, database_hits = _keyword_both_ways(kb, queries, ["melsha"])
+        assert len(in_memory) == len(on_database) == len(queries)
+        for from_memory, from_database, query in zip(memory_hits, database_hits, queries, strict=True):
+            assert from_memory and [h.chunk.chunk_id for h in from_memory] == [h.chunk.chunk_id for h in from_database]
+            _same([(h.chunk.chunk_id, h.raw_score) for h in from_memory], exact_bm25(COUNTS, query, 10))
+        assert kb.index.keyword_index_max_postings == 10**9 and "_keyword_in_memory" not in vars(kb.index)
+        # A write the copy never sees: its questions go to the database, which the measurement refuses.
+        monkeypatch.setattr(memory, "refresh", lambda *_: None)
+        writer.upsert_document(DocumentRecord("note", "", "files/note.md", "md", "n"), [
+            ChunkRecord("note-0", "note", 0, "valmor", _unit(99), term_counts={"valmor": 3})])
+        with pytest.raises(RuntimeError, match="went stale"):
+            _keyword_both_ways(kb, queries, [])
+    finally:
+        writer.drop()
+        writer.close()
         kb.close()

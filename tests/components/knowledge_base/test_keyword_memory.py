@@ -195,6 +195,27 @@ class TestKeywordMemory:
         assert reopened.index._memory.load(LARGE).generation == generation
         reopened.close()
 
+    def test_a_failed_load_leaves_questions_on_the_database_with_a_one_line_warning(self, pair, monkeypatch, caplog):
+        on_database, in_memory = pair
+        stored = _load(on_database, _corpus(23, documents=4))
+        memory = in_memory.index._memory
+        calls: list[int] = []
+
+        def broken(max_postings):  # noqa: ANN202
+            calls.append(max_postings)
+            raise OSError("server closed the connection unexpectedly\nThis probably means the server terminated")
+
+        monkeypatch.setattr(memory, "load", broken)
+        paths = _Paths(in_memory.index, monkeypatch)
+        with caplog.at_level("WARNING"):
+            for query in _questions(24, count=3):
+                _assert_same(in_memory.keyword_search(query, 5), exact_bm25(stored, query, 5))
+                assert memory.wait(30)
+        assert calls and paths.answers == [False] * 3 and memory.loads == 0
+        warnings = [record.getMessage() for record in caplog.records if "could not be loaded" in record.getMessage()]
+        assert warnings and all("server closed the connection unexpectedly" in line for line in warnings)
+        assert not any("This probably means" in line or "Traceback" in line for line in warnings)
+
     def test_a_load_stops_when_the_process_exits(self, pair, monkeypatch):
         on_database, in_memory = pair
         _load(on_database, _corpus(21, documents=3))

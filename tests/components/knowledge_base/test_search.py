@@ -44,6 +44,21 @@ class TestKnowledgeBaseSearch:
         with pytest.raises(ValueError, match="keyword_index_max_postings must be a whole number"):
             KnowledgeBaseSearch(keyword_index_max_postings=-1)
 
+    @pytest.mark.parametrize("value", ["-5", "lots", "1.5"])
+    def test_a_bad_keyword_index_max_postings_setting_is_one_sentence_naming_it(self, monkeypatch, value):
+        from components.settings import SettingsError, reload_settings
+
+        monkeypatch.setenv("KEYWORD_INDEX_MAX_POSTINGS", value)
+        try:
+            with pytest.raises(SettingsError) as raised:
+                reload_settings()
+            message = str(raised.value)
+            assert message.startswith("Invalid setting: KEYWORD_INDEX_MAX_POSTINGS: ") and "\n" not in message
+            assert value not in message
+        finally:
+            monkeypatch.delenv("KEYWORD_INDEX_MAX_POSTINGS")
+            reload_settings()
+
     def test_init_clamps_silently(self):
         search = KnowledgeBaseSearch(limit=0, min_relevance=3, text_weight=-1)
         assert (search.limit, search.min_relevance, search.text_weight) == (1, 1.0, 0.0)
