@@ -377,6 +377,15 @@ class SpanModel(logistic_model.LogisticModel):
     ERROR = SpanModelError
     DEFAULT_PATH = DEFAULT_MODEL_PATH
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SpanModel:
+        """The model a file holds; `SpanModelError` (one sentence) when it is not one this code can use, also when
+        its `switch_margin` is not a number from 0 to 1 (read when a part's span is chosen, it must fail here)."""
+        margin = data.get("switch_margin", 0.0)
+        if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0.0 <= margin <= 1.0:
+            raise SpanModelError(f"the span model's switch_margin is {margin!r}, not a number from 0 to 1")
+        return super().from_dict(data)
+
     @property
     def switch_margin(self) -> float:
         """How far the model's pick must lead the rules' span in probability to replace it ("switch"; fitted on the

@@ -13,7 +13,7 @@ token F1, as `research fit answer` does), beside the rules' spans, per set and h
 over the rules' span to replace it (`switch_margin`, the generator's default "switch") is chosen among
 `SWITCH_MARGINS` by the tune halves' token F1, and scored the same way ("switch").
 
-The log can be kept (`contexts`: a JSON Lines file), so that a refit needs no replay.
+The log can be kept (`contexts`: a JSON file), so that a refit needs no replay.
 
 Usage:
 ```python
@@ -33,10 +33,29 @@ from typing import Any
 from pipelines.evaluation import metrics
 from pipelines.evaluation.answer_replay import fit_provenance, replay_sets
 from pipelines.evaluation.halves import HALVES, half_of
+from pipelines.evaluation.jsonl import EvaluationInputError
 
 # The leads over the rules' span tried for the model's pick to replace it (`switch_margin`).
 SWITCH_MARGINS = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5)
 RIGHT_SPAN = 0.5  # a candidate is right when its token F1 with a gold answer is its sentence's best and reaches this
+# What each kept record and logged context must hold (`fit_spans(contexts_file=...)`).
+KEPT_RECORD_KEYS = ("set", "half", "id", "answers", "parts")
+KEPT_CONTEXT_KEYS = ("sentence", "part", "question_terms", "rule_span", "rule_way", "set", "half", "id", "answers")
+
+
+def read_kept(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The records and contexts a kept log holds; `EvaluationInputError` (one sentence naming the file) when it is
+    not JSON or lacks what a refit reads."""
+    from components.model_files import read_json_object
+
+    kept = read_json_object(path, "kept span log", EvaluationInputError)
+    lists = [kept.get("records"), kept.get("contexts")]
+    for rows, keys in zip(lists, (KEPT_RECORD_KEYS, KEPT_CONTEXT_KEYS), strict=True):
+        if not isinstance(rows, list) or not all(isinstance(row, dict) and all(k in row for k in keys) for row in rows):
+            raise EvaluationInputError(
+                f"the kept span log at {path} is not one `research fit spans --contexts` wrote; delete it to replay"
+            )
+    return lists[0], lists[1]
 
 
 def collect_contexts(sets: Mapping[str, Path]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -190,12 +209,11 @@ def fit_spans(
     from components.generation.span_choice import FEATURES, fit
 
     if contexts_file is not None and contexts_file.is_file():
-        kept = json.loads(contexts_file.read_text(encoding="utf-8"))
-        records, contexts = kept["records"], kept["contexts"]
+        records, contexts = read_kept(contexts_file)
     else:
         records, contexts = collect_contexts(sets)
         if contexts_file is not None:
-            slim = [{key: r[key] for key in ("set", "half", "id", "answers", "parts")} for r in records]
+            slim = [{key: r[key] for key in KEPT_RECORD_KEYS} for r in records]
             contexts_file.parent.mkdir(parents=True, exist_ok=True)
             contexts_file.write_text(json.dumps({"records": slim, "contexts": contexts}) + "\n", encoding="utf-8")
     groups = labelled_candidates(contexts)

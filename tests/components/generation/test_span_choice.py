@@ -154,6 +154,8 @@ def test_the_model_file_round_trips_and_a_bad_one_is_one_sentence(tmp_path: Path
         ({"features": [*model.features[:-1], "favourite_word"]}, "unknown features: favourite_word"),
         ({"intercept": float("inf")}, "not finite"),
         ({"scale": [0.0] * len(model.features)}, "do not match"),
+        ({"switch_margin": "wide"}, "switch_margin is 'wide', not a number from 0 to 1"),
+        ({"switch_margin": float("nan")}, "switch_margin is nan"),
     ):
         bad = tmp_path / "bad.json"
         bad.write_text(json.dumps({**model.to_dict(), **change}), encoding="utf-8")

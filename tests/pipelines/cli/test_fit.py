@@ -146,3 +146,21 @@ def test_bad_arguments_are_one_sentence(capture: Path, tmp_path: Path, capsys, a
     assert main(["fit", *filled]) != 0
     error = capsys.readouterr().err
     assert message in error and "Traceback" not in error
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "is not JSON"),
+        ('{"records": []}', "is not one `research fit spans --contexts` wrote"),
+        ('{"records": [{"set": "squad"}], "contexts": []}', "is not one `research fit spans --contexts` wrote"),
+    ],
+)
+def test_a_corrupt_kept_span_log_is_one_sentence(capture: Path, tmp_path: Path, capsys, content, message) -> None:
+    kept = tmp_path / "spans.contexts.json"
+    kept.write_text(content, encoding="utf-8")
+    arguments = ["fit", "spans", f"squad={capture}", "--out", str(tmp_path / "spans.json"), "--contexts", str(kept)]
+    assert main(arguments) != 0
+    error = capsys.readouterr().err
+    assert message in error and str(kept) in error and "Traceback" not in error
+    assert not (tmp_path / "spans.json").exists()
