@@ -19,6 +19,7 @@ a test's session database) stays until `close_pools` / the end of the process, a
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import re
 import threading
@@ -52,9 +53,11 @@ def _start_embedded(folder: Path) -> str:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
         import pgserver
-        from pgserver.postgres_server import PostgresServer
     folder.mkdir(parents=True, exist_ok=True)
     _forget_dead_handles(folder)
+    # pgserver waits for its lock without end; a process stuck holding it is a sentence here, not a hang there.
+    with _holding_server_lock(folder):
+        pass
     try:
         server = pgserver.get_server(folder, cleanup_mode="stop")
     except Exception as exc:  # noqa: BLE001 - pgserver raises bare assertions and subprocess errors
@@ -66,14 +69,14 @@ def _start_embedded(folder: Path) -> str:
     # as it was: this process would not be counted (the other's exit would stop the server under it), and the server
     # may meanwhile have stopped with its last user. Both are checked again (idempotent), under pgserver's
     # cross-process lock as `_forget_dead_handles` takes it.
-    with server_lock(PostgresServer):
+    with _holding_server_lock(folder):
         server.ensure_postgres_running()
         server.global_process_id_list.get_and_add(os.getpid())
     _SERVERS[folder] = server
     _note_made(str(folder), ("server", folder))
     # Exit handlers run last-registered first, so this prune runs before pgserver's own detach: a test or helper
     # process that died without detaching must not keep the server alive after its last real user leaves.
-    atexit.register(_forget_dead_handles, folder)
+    atexit.register(_forget_dead_handles_at_exit, folder)
     return server.get_uri()
 
 
@@ -88,6 +91,34 @@ def server_lock(server_class: type) -> Any:
     return fasteners.InterProcessLock(server_class.lock_path)  # type: ignore[attr-defined]
 
 
+# How long a start waits for pgserver's lock before saying who holds it: an upper bound on another process's start
+# or stop of the server (initdb included), which hold the lock; not fitted.
+LOCK_WAIT_S = 60.0
+
+
+@contextlib.contextmanager
+def _holding_server_lock(folder: Path) -> Any:
+    """`server_lock`, waited for at most `LOCK_WAIT_S`; past that, `DatabaseUnavailable` saying the lock is held."""
+    from pgserver.postgres_server import PostgresServer
+
+    lock = server_lock(PostgresServer)
+    if not lock.acquire(timeout=LOCK_WAIT_S):
+        raise DatabaseUnavailable(
+            f"The embedded PostgreSQL in {folder} cannot start: another process has held its lock file "
+            f"{PostgresServer.lock_path} for {LOCK_WAIT_S:g} s; let it finish or end it, then try again."
+        )
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _forget_dead_handles_at_exit(folder: Path) -> None:
+    """`_forget_dead_handles` at exit: best effort, an exit never fails on a lock held elsewhere."""
+    with contextlib.suppress(DatabaseUnavailable):
+        _forget_dead_handles(folder)
+
+
 def _forget_dead_handles(folder: Path) -> None:
     """Drop processes that died without saying goodbye from pgserver's list of users of this server.
 
@@ -95,13 +126,12 @@ def _forget_dead_handles(folder: Path) -> None:
     the server would then outlive every later user. Pruning the list before attaching restores the rule.
     """
     import psutil
-    from pgserver.postgres_server import PostgresServer
     from pgserver.utils import DiskList
 
     path = folder / ".handle_pids.json"
     if not path.exists():
         return
-    with server_lock(PostgresServer):
+    with _holding_server_lock(folder):
         handles = DiskList(path)
         pids = handles.get()
         alive = [pid for pid in pids if psutil.pid_exists(pid)]

@@ -149,10 +149,11 @@ class ResiliencePolicy:
 @dataclass(frozen=True)
 class BreakerPolicy:
     """A guarded component's circuit breaker: how many failures in a row open it, and for how long it then stays
-    open. Serialised as one init parameter, `breaker: {failures: 5, cooldown_s: 30.0}`."""
+    open. Serialised as one init parameter, `breaker: {failures: 5, cooldown_s: 30.0}`; `from_settings` gives the
+    BREAKER_FAILURES / BREAKER_COOLDOWN_S defaults (the settings own them, so they are not repeated here)."""
 
-    failures: int = 5
-    cooldown_s: float = 30.0
+    failures: int
+    cooldown_s: float
 
     def __post_init__(self) -> None:
         if isinstance(self.failures, bool) or not isinstance(self.failures, int) or self.failures < 1:

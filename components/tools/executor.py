@@ -65,6 +65,8 @@ def _failure(run: ToolRun) -> Exception:
     """The exception that tells the guard how the component failed: refused input (never retried, not the
     backend's fault), a timeout, or a backend fault (retried as the tool's policy says)."""
     status = run.status
+    if status.status is StatusKind.SKIPPED:  # not configured (no key...): not a backend fault, never retried
+        return SourceError(status.message or "the tool was skipped")
     if status.attempts == 0 and status.status is StatusKind.ERROR:
         return SourceError(status.message or "the tool refused its input")
     kind = "timeout" if status.status is StatusKind.TIMEOUT else "unavailable"
@@ -163,6 +165,10 @@ class ToolExecutor:
             return ToolResult(output=run.output, chunks=list(run.chunks), total_found=found, partial=partial)
 
         result, status = self._guard(name).call(work, key=key)
+        skipped = failed.get("run")
+        if skipped is not None and skipped.status.status is StatusKind.SKIPPED:
+            # The component's own "skipped" (e.g. no API key) stays a skip, not the guard's error.
+            status = status.model_copy(update={"status": StatusKind.SKIPPED, "attempts": 0})
         if not status.ok:
             record_call(name, status, _fault_of(status), self._call_log)
             # A component that failed still answers with its contract's shape (an empty list, an error code).

@@ -37,3 +37,19 @@ def test_pgserver_holding_its_lock_in_another_process_excludes_ours() -> None:
     lock = server_lock(PostgresServer)
     assert lock.acquire(blocking=False)
     lock.release()
+
+
+def test_a_start_while_another_process_holds_the_lock_is_a_sentence_not_a_hang(tmp_path, monkeypatch) -> None:
+    import pytest
+
+    import components.database as database
+
+    monkeypatch.setattr(database, "LOCK_WAIT_S", 0.5)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(database.DatabaseUnavailable, match="another process has held its lock file"):
+            database._start_embedded(tmp_path / "pg")
+    finally:
+        holder.communicate("\n", timeout=30)
+    assert tmp_path / "pg" not in database._SERVERS

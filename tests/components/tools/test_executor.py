@@ -144,3 +144,14 @@ class TestToolExecutor:
         assert 0.45 <= elapsed < 0.5 + 4.5, elapsed
         assert outcome.status.status is StatusKind.TIMEOUT and "did not answer within 0.5 s" in outcome.status.message
         assert outcome.status.attempts == 1
+
+
+def test_a_tool_whose_service_is_not_configured_is_skipped_in_one_sentence(monkeypatch, settings) -> None:  # noqa: ANN001
+    monkeypatch.delenv("FIRECRAWL_API_KEY", raising=False)
+    monkeypatch.setattr(settings, "firecrawl_api_key", None)  # a developer's .env must not configure it
+    monkeypatch.setattr(settings, "firecrawl_api_url", None)
+    executor = ToolExecutor(profiles=_profiles(firecrawl_search={"retries": 2, "breaker_failures": 1}))
+    for _ in range(3):  # a missing key is not a backend's fault: never retried, never opens the breaker
+        status = executor.run("firecrawl_search", {"query": "quorvane widgets"}).status
+        assert status.status is StatusKind.SKIPPED and status.attempts == 0
+        assert status.message.startswith("web search is not configured: set FIRECRAWL_API_KEY")
