@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import gc
 
-_ON: list[bool] = []
+_on = False
 
 
 def freeze_after_warm_ups() -> None:
     """From now on, `after_warm_up()` freezes the heap (idempotent; `setup()` calls it once per process)."""
-    if not _ON:
-        _ON.append(True)
+    global _on
+    _on = True
 
 
 def after_warm_up() -> None:
     """Called by the catalog once a pipeline is warmed: in a set-up process, collect the warm-up's garbage and move
     everything left (the loaded models, parsers and components) to the collector's permanent generation
     (`gc.freeze()`), so that no later collection walks them again; nothing in a process that was not set up."""
-    if not _ON:
+    if not _on:
         return
     gc.collect()
     gc.freeze()
