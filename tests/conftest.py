@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import errno
 import ipaddress
 import os
@@ -84,6 +85,17 @@ _SESSION_DIR = Path(tempfile.mkdtemp(prefix="ra-test-"))
 os.environ["RESEARCH_DATA_DIR"] = str(_SESSION_DIR / "data")
 os.environ["XDG_RUNTIME_DIR"] = str(_SESSION_DIR / "run")
 (_SESSION_DIR / "run").mkdir(mode=0o700)
+
+
+def _remove_session_dir() -> None:
+    # Registered before any embedded server starts, so it runs after pgserver's own exit handler has stopped it
+    # (exit handlers run last-registered first). A server that is still running (another process using it) keeps
+    # the folder; otherwise the session's few hundred megabytes of database files go with the session.
+    if not any(_SESSION_DIR.rglob("postmaster.pid")):
+        shutil.rmtree(_SESSION_DIR, ignore_errors=True)
+
+
+atexit.register(_remove_session_dir)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
