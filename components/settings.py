@@ -20,7 +20,7 @@ T = TypeVar("T")
 
 
 class Settings(BaseSettings):
-    """Configuration read from the environment and `.env`; see the README's settings table."""
+    """Configuration read from the environment and `.env`; docs/configuration.md lists every one."""
 
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", case_sensitive=False)
 

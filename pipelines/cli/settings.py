@@ -1,4 +1,4 @@
-"""`research settings`: the effective settings (secrets masked), or the README's settings table."""
+"""`research settings`: the effective settings (secrets masked), or the settings table of docs/configuration.md."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("settings", help="show the effective settings (secrets masked)")
-    parser.add_argument("--markdown", action="store_true", help="print the settings table of the README")
+    parser.add_argument("--markdown", action="store_true", help="print the settings table of docs/configuration.md")
     parser.add_argument("--json", action="store_true", help="print the effective settings as JSON")
     parser.set_defaults(func=run)
 

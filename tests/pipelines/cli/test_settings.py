@@ -4,15 +4,29 @@ from pathlib import Path
 from pipelines.cli import main
 from pipelines.cli.settings import effective_settings, settings_table
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+CONFIGURATION = Path(__file__).resolve().parents[3] / "docs" / "configuration.md"
 
 
 class TestSettingsCommand:
-    def test_readme_table_matches_the_settings_model(self):
-        text = README.read_text(encoding="utf-8")
+    def test_documented_table_matches_the_settings_model(self):
+        text = CONFIGURATION.read_text(encoding="utf-8")
         found = re.search(r"<!-- settings-table:start -->\n(.*)\n<!-- settings-table:end -->", text, re.S)
-        assert found, "the README lost its settings table markers"
+        assert found, "docs/configuration.md lost its settings table markers"
         assert found.group(1).strip() == settings_table(), "run `research settings --markdown` and paste it in"
+
+    def test_settings_the_readme_names_exist(self):
+        from components.settings import Settings
+
+        readme = (CONFIGURATION.parents[1] / "README.md").read_text(encoding="utf-8")
+        section = readme.split("## Settings", 1)[1].split("\n## ", 1)[0]
+        known = {name.upper() for name in Settings.model_fields} | {"ALL_PROXY", "NO_PROXY"}  # the standard proxies
+        named = set(re.findall(r"`([A-Z][A-Z0-9_]+)(?:_\*)?`", section))
+        unknown = {
+            name
+            for name in named
+            if name not in known and not any(setting.startswith(f"{name}_") for setting in known)
+        }
+        assert named and not unknown, f"the README names settings that do not exist: {sorted(unknown)}"
 
     def test_secrets_are_masked(self, monkeypatch):
         from components.settings import reload_settings
