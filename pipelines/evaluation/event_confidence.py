@@ -17,12 +17,18 @@ mostly the gold's own vagueness), and the dates right are reported beside every 
 - `ablate` fits and chooses (on the tune corpus) the base families alone, with each other family, the shipped
   families (alone and with each family they leave out) and a forward selection by out-of-fold AUC, and reports each
   on the check corpus: the check corpus confirms a family or not. `--scoring entity` scores each timeline fact by its
-  own entity's part in it instead of its surest participant's (what a confidence per participant would give).
+  own entity's part in it instead of its surest participant's (what a confidence per participant would give);
+- `losses` says where the shipped model's timelines lose recall on the tune corpus: each gold event mention is on
+  its entity's timeline at the threshold, only below it, or never proposed (no fact of the entity holds its
+  sentence), and a recalled one with a known gold date has its date right or wrong; it lists the tune corpus's lost
+  mentions, to diagnose on, and gives only the counts of a `--check` corpus (never its sentences).
 
 Usage:
 ```
 python -m pipelines.evaluation.event_confidence fit --tune ../shared/data/semeval2015_timeline_trial
 python -m pipelines.evaluation.event_confidence curve \\
+    --tune ../shared/data/semeval2015_timeline_trial --check ../shared/data/semeval2015_timeline_airbus
+python -m pipelines.evaluation.event_confidence losses \\
     --tune ../shared/data/semeval2015_timeline_trial --check ../shared/data/semeval2015_timeline_airbus
 ```
 """
@@ -305,6 +311,104 @@ def curve(corpora: list[CorpusTimelines], thresholds: tuple[float, ...]) -> list
     return rows
 
 
+@dataclass
+class LostMention:
+    """A gold event mention a timeline loses: "below" (only facts below the threshold hold it; `confidence` is the
+    surest of them), "never" (no fact of the entity holds its sentence) or "date" (on the timeline with a date that
+    disagrees with the gold's known one)."""
+
+    entity: str
+    document_id: str
+    sentence_id: int
+    sentence: str
+    loss: str
+    confidence: float | None = None
+    gold_date: str | None = None
+    fact_date: str | None = None
+
+
+@dataclass
+class RecallLosses:
+    """Where a corpus's timelines lose its gold event mentions at one threshold: `kept` + `below` + `never` =
+    `mentions`; `dated` recalled mentions with a known gold date, `date_wrong` of them dated otherwise."""
+
+    threshold: float
+    mentions: int = 0
+    kept: int = 0
+    below: int = 0
+    never: int = 0
+    dated: int = 0
+    date_wrong: int = 0
+    lost: list[LostMention] = field(default_factory=list)
+
+
+def recall_losses(corpus: CorpusTimelines, threshold: float) -> RecallLosses:
+    """Each gold event mention of `corpus` on its entity's timeline at `threshold` (its facts at or above it), only
+    below it, or never proposed; and each recalled mention with a known gold date, dated right or not (the counts
+    are those of `score_timeline`: `kept / mentions` is the recall, `1 - date_wrong / dated` the dates right)."""
+    losses = RecallLosses(threshold)
+    for record in corpus.gold:
+        entity = record["entity"]
+        facts = corpus.timelines.get(entity, [])
+        kept = [fact.entry for fact in facts if fact.confidence >= threshold]
+        timeline = GoldTimeline(record, {})
+        for key, mention in timeline.mentions.items():
+            losses.mentions += 1
+            lost = LostMention(entity, key[0], key[1], mention["sentence"], "never")
+            if timeline.match(key, kept) is not None:
+                losses.kept += 1
+                continue
+            holding = [fact.confidence for fact in facts if timeline.match(key, [fact.entry]) is not None]
+            if holding:
+                losses.below += 1
+                lost.loss, lost.confidence = "below", max(holding)
+            else:
+                losses.never += 1
+            losses.lost.append(lost)
+        for key, date in timeline.dated:
+            entry = timeline.match(key, kept)
+            if entry is None:
+                continue
+            losses.dated += 1
+            if entry.date is None or not entry.date.agrees_with(date):
+                losses.date_wrong += 1
+                mention = timeline.mentions[key]
+                losses.lost.append(
+                    LostMention(
+                        entity,
+                        key[0],
+                        key[1],
+                        mention["sentence"],
+                        "date",
+                        gold_date=date.iso(),
+                        fact_date=entry.date.iso() if entry.date is not None else None,
+                    )
+                )
+    return losses
+
+
+def print_losses(named: list[tuple[str, RecallLosses]], listed: RecallLosses | None) -> None:
+    """The counts of each corpus's losses, then the mentions `listed` loses (the tune corpus's), by kind of loss."""
+    print(f"recall losses at threshold {named[0][1].threshold:.2f} (gold event mentions)")
+    print(f"{'set':<6} {'mentions':>8} {'kept':>5} {'below threshold':>15} {'never proposed':>14} "
+          f"{'dated':>6} {'date wrong':>10}")
+    for label, losses in named:
+        print(f"{label:<6} {losses.mentions:>8} {losses.kept:>5} {losses.below:>15} {losses.never:>14} "
+              f"{losses.dated:>6} {losses.date_wrong:>10}")
+    if listed is None:
+        return
+    titles = {"never": "never proposed", "below": "below the threshold", "date": "on the timeline, date wrong"}
+    for loss, title in titles.items():
+        lost = [mention for mention in listed.lost if mention.loss == loss]
+        print(f"\n{title} ({len(lost)}):")
+        for mention in lost:
+            detail = f" confidence {mention.confidence:.2f}" if mention.confidence is not None else ""
+            if loss == "date":
+                detail = f" gold {mention.gold_date}, timeline {mention.fact_date}"
+            print(f"  {mention.entity} | {mention.document_id} sentence {mention.sentence_id}{detail}")
+            print(f"    {' '.join(mention.sentence.split())[:300]}")
+
+
 def print_curve(rows: list[dict[str, Any]], names: list[str], labels: list[str]) -> None:
     head = "threshold " + " ".join(f"{label + ' R / P / dates (entries)':>38}" for label in labels)
     print(head)
@@ -395,7 +499,7 @@ def ablate(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pipelines.evaluation.event_confidence")
-    parser.add_argument("command", choices=("fit", "curve", "ablate"))
+    parser.add_argument("command", choices=("fit", "curve", "ablate", "losses"))
     parser.add_argument("--tune", type=Path, required=True, help="folder with corpus.jsonl and entity_timelines.jsonl")
     parser.add_argument(
         "--check", type=Path, help="the check set's folder, same files: reported beside the tune set, never fitted on"
@@ -443,6 +547,16 @@ def main(argv: list[str] | None = None) -> int:
         check = extract_timelines(args.check, "eval_event_check") if args.check is not None else None
         if args.command == "ablate":
             ablate(tune, check, args.min_precision, args.min_recall, args.scoring)
+            return 0
+        if args.command == "losses":
+            # The shipped model's threshold; the check corpus only counted, so that no rule is written against it.
+            model = EventConfidenceModel.load(args.out)
+            named = []
+            for label, corpus in (("tune", tune), ("check", check)):
+                if corpus is not None:
+                    apply_model(model, corpus)
+                    named.append((label, recall_losses(corpus, model.threshold)))
+            print_losses(named, named[0][1])
             return 0
         if args.command == "fit":
             # Everything is chosen on the tune set: C and the threshold out of fold; the check set is only reported.

@@ -22,6 +22,8 @@ from pipelines.evaluation.event_confidence import (
     fit_on_tune,
     main,
     out_of_fold,
+    print_losses,
+    recall_losses,
     select_families,
 )
 from pipelines.evaluation.timelines import GoldTimeline, TimelineEntry
@@ -73,6 +75,46 @@ def test_the_threshold_puts_precision_first_within_the_recall_floor():
     assert (corpus.score(chosen).recall, corpus.score(chosen).precision) == (0.75, 0.75)
     # A floor of 0.9 keeps every fact.
     assert corpus.score(choose_threshold(corpus, 0.70, 0.9)).entries == 7
+
+
+def test_recall_losses_tell_kept_below_the_threshold_never_proposed_and_wrong_dates(capsys):
+    sentences = {
+        1: ("2015", "Orlund Rail opened in 2015."),
+        2: ("2016", "Orlund Rail won a prize."),
+        3: ("2017", "Orlund Rail moved north."),
+        4: ("2018", "Its trains were repainted."),
+    }
+    gold = {
+        "entity": "Orlund Rail",
+        "events": [
+            {"date": date, "mentions": [{"doc_id": "d1", "sentence_id": number, "sentence": sentence}]}
+            for number, (date, sentence) in sentences.items()
+        ],
+    }
+    facts = [
+        TimelineFact(_entry("Orlund Rail opened in 2015.", 2015), {}, True, "d1", 0.9),  # kept, date right
+        TimelineFact(_entry("Orlund Rail won a prize.", 2020), {}, True, "d1", 0.8),  # kept, date wrong
+        TimelineFact(_entry("Orlund Rail moved north.", 2017), {}, True, "d1", 0.3),  # below the threshold
+        TimelineFact(_entry("Orlund Rail moved north.", 2017), {}, True, "d1", 0.4),  # the surer of the two
+        TimelineFact(_entry("Orlund Rail has a blue logo.", 2020), {}, False, "d1", 0.9),  # no gold event
+    ]
+    corpus = CorpusTimelines("invented", [gold], {"Orlund Rail": facts})
+    losses = recall_losses(corpus, 0.5)
+    assert (losses.mentions, losses.kept, losses.below, losses.never) == (4, 2, 1, 1)
+    assert (losses.dated, losses.date_wrong) == (2, 1)
+    # The counts are the timeline scores': kept / mentions is the recall at the threshold.
+    assert losses.kept / losses.mentions == corpus.score(0.5).recall
+    by_loss = {mention.loss: mention for mention in losses.lost}
+    assert by_loss["below"].sentence_id == 3 and by_loss["below"].confidence == 0.4
+    assert by_loss["never"].sentence == "Its trains were repainted."
+    assert (by_loss["date"].gold_date, by_loss["date"].fact_date) == ("2016", "2020")
+    # At 0 nothing is below the threshold; the sentence no fact holds is still never proposed.
+    assert (recall_losses(corpus, 0.0).below, recall_losses(corpus, 0.0).never) == (0, 1)
+    # The listing names the listed corpus's lost mentions; the other corpus is only counted.
+    print_losses([("tune", losses), ("check", recall_losses(corpus, 0.0))], losses)
+    printed = capsys.readouterr().out
+    assert "Its trains were repainted." in printed and "confidence 0.40" in printed and "gold 2016" in printed
+    assert printed.splitlines()[3].split() == ["check", "4", "3", "0", "1", "3", "1"]
 
 
 def _past_tense_samples(seed: int, facts) -> list[TimelineFact]:
