@@ -7,7 +7,9 @@ Evidence of one entity in one document (`KindEvidence`):
 - the nouns the text equates it with ("X is an open-source database", "X, a physicist at ...", "the company X");
 - the roles it plays: the predicates it is the subject or the object of ("was born", "founded", "raised",
   "released", "located in");
-- the shape of its name (an acronym, a name with digits or an inner capital, how many words).
+- the shape of its name (an acronym, a name with digits or an inner capital, how many words), and whether a name
+  of it ends in a company designator ("Nordvik Aviation Ltd.", "Halden Group": `model.DESIGNATORS`, the words the
+  graph already drops from an organisation's key).
 
 `KindModel` combines them: a multinomial logistic regression over `features(evidence)` whose weights are fitted by
 `pipelines.evaluation.entity_kinds` on a labelled set and shipped in `entity_kinds.json`. The kind with the highest
@@ -24,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from components.graph.model import DESIGNATORS
 from components.model_files import read_json_object
 
 # The inventory an analyst's corpus needs; "other" also holds concepts ("JSON", "CPU") and weak evidence.
@@ -194,6 +197,7 @@ FEATURES = (
     "shape:lower",
     "shape:one_word",
     "shape:three_words",
+    "name:designator",
     "mentions",
 )
 
@@ -211,6 +215,16 @@ def _shape(name: str) -> dict[str, float]:
         "shape:one_word": float(len(words) == 1),
         "shape:three_words": float(len(words) >= 3),
     }
+
+
+def _designated(names: list[str]) -> bool:
+    """True when a name of two or more words ends in a company designator ("Brask Ferrow Ltd.", "Halden Group",
+    "Quillon Holdings"): the way the language writes an organisation's name, whatever its trade."""
+    for name in names:
+        words = [word.strip(".,").lower() for word in name.split()]
+        if len(words) >= 2 and words[-1] in DESIGNATORS:
+            return True
+    return False
 
 
 def features(evidence: KindEvidence, context: list[str] = ()) -> list[float]:
@@ -236,6 +250,7 @@ def features(evidence: KindEvidence, context: list[str] = ()) -> list[float]:
         values[f"role:{kind}"] = count / sum(role_kinds.values())
     name = max(evidence.names, key=lambda n: (len(n.split()), len(n)), default="")
     values.update(_shape(name))
+    values["name:designator"] = float(_designated(evidence.names))
     values["mentions"] = math.log1p(total) / 3
     return [values.get(name, 0.0) for name in FEATURES] + [min(1.0, evidence.context[w] / total) for w in context]
 

@@ -77,6 +77,22 @@ class TestKindModel:
         assert set(KINDS) >= {"person", "organization", "place", "product", "work", "event", "other"}
 
 
+    def test_a_company_designator_ending_a_name_is_organisation_evidence(self):
+        # "Ltd.", "Group", "Holdings": how the language writes an organisation's name, of any trade.
+        designated = KindEvidence(names=["Brask Ferrow Ltd.", "Brask Ferrow"], labels=Counter({"": 2}))
+        plain = KindEvidence(names=["Brask Ferrow"], labels=Counter({"": 2}))
+        assert features(designated)[FEATURES.index("name:designator")] == 1.0
+        assert features(plain)[FEATURES.index("name:designator")] == 0.0
+        assert features(KindEvidence(names=["Group"]))[FEATURES.index("name:designator")] == 0.0  # a word alone
+        model = default_kind_model()
+        assert model.probabilities(designated)["organization"] > model.probabilities(plain)["organization"] + 0.1
+        assert model.decide(designated).kind == "organization"
+        # Read from the text: the mention "Quillon Holdings" keeps its written name, though its key drops the word.
+        found = entities("Quillon Holdings bought a plant in Varna in 2019. Quillon Holdings said it employs 300.")
+        assert found["quillon"].kind_evidence.names == ["Quillon Holdings"]
+        assert features(found["quillon"].kind_evidence)[FEATURES.index("name:designator")] == 1.0
+
+
 class TestKindsFromEvidence:
     def test_kind_confidence_and_evidence_are_kept(self):
         found = entities("Talia Brennick, a physicist at Ostrava University, was born in 1961. Brennick said so.")
