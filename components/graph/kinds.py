@@ -7,6 +7,8 @@ Evidence of one entity in one document (`KindEvidence`):
 - the nouns the text equates it with ("X is an open-source database", "X, a physicist at ...", "the company X");
 - the roles it plays: the predicates it is the subject or the object of ("was born", "founded", "raised",
   "released", "located in");
+- the first pronoun after each mention in its sentence, which most often refers back to it: a person's ("he",
+  "her") or a thing's ("it", "its");
 - the shape of its name (an acronym, a name with digits or an inner capital, how many words), and whether a name
   of it ends in a company designator ("Nordvik Aviation Ltd.", "Halden Group": `model.DESIGNATORS`, the words the
   graph already drops from an organisation's key).
@@ -60,6 +62,9 @@ KIND_NOUNS: dict[str, set[str]] = {
     "event": set("event conference summit festival election war meeting ceremony tournament workshop".split()),
     "work": set("paper book article novel film album song essay report study thesis series poem".split()),
 }
+# The pronouns that refer back to a person, and to a thing (an organisation, a product, a place).
+PERSON_PRONOUNS = {"he", "she", "him", "her", "his", "hers", "himself", "herself"}
+THING_PRONOUNS = {"it", "its", "itself"}
 # Words of a title or an office ("Chief Executive", "Vice President", "Sen."): a name made only of them is no
 # entity, and they are not part of the name they precede ("Spokesman Tomas Vell").
 TITLE_WORDS = set(
@@ -163,6 +168,7 @@ class KindEvidence:
     roles: Counter = field(default_factory=Counter)  # "s:found", "p:bear", "o:release", "i:in"
     context: Counter = field(default_factory=Counter)  # lemmas around its mentions: its head and modifiers
     name_labels: Counter = field(default_factory=Counter)  # (words in the mention's name, its label): mentions
+    pronouns: Counter = field(default_factory=Counter)  # "person" / "thing": the first pronoun after a mention
 
     def add(self, other: KindEvidence) -> None:
         self.names += [name for name in other.names if name not in self.names]
@@ -171,6 +177,7 @@ class KindEvidence:
         self.roles.update(other.roles)
         self.context.update(other.context)
         self.name_labels.update(other.name_labels)
+        self.pronouns.update(other.pronouns)
 
     def summary(self) -> str:
         """The evidence in one line: "labels person 3, organization 1; called engineer; roles s:found"."""
@@ -198,6 +205,8 @@ FEATURES = (
     "shape:one_word",
     "shape:three_words",
     "name:designator",
+    "pronoun:person",
+    "pronoun:thing",
     "mentions",
 )
 
@@ -251,6 +260,8 @@ def features(evidence: KindEvidence, context: list[str] = ()) -> list[float]:
     name = max(evidence.names, key=lambda n: (len(n.split()), len(n)), default="")
     values.update(_shape(name))
     values["name:designator"] = float(_designated(evidence.names))
+    for kind in ("person", "thing"):
+        values[f"pronoun:{kind}"] = min(1.0, evidence.pronouns[kind] / total)
     values["mentions"] = math.log1p(total) / 3
     return [values.get(name, 0.0) for name in FEATURES] + [min(1.0, evidence.context[w] / total) for w in context]
 

@@ -93,6 +93,25 @@ class TestKindModel:
         assert features(found["quillon"].kind_evidence)[FEATURES.index("name:designator")] == 1.0
 
 
+    def test_the_pronoun_after_a_name_is_evidence_of_a_person_or_a_thing(self):
+        found = entities(
+            "Orla Vennick resigned in 2019, and her team followed. "
+            "Brightwater Loom said in 2020 that its plant would close."
+        )
+        assert found["orla vennick"].kind_evidence.pronouns == Counter({"person": 1})
+        assert found["brightwater loom"].kind_evidence.pronouns["thing"] >= 1
+        assert found["brightwater loom"].kind_evidence.pronouns["person"] == 0
+        said = KindEvidence(names=["Tamsin Royle"], labels=Counter({"": 2}), pronouns=Counter({"person": 2}))
+        person = features(said)
+        assert person[FEATURES.index("pronoun:person")] == 1.0 and person[FEATURES.index("pronoun:thing")] == 0.0
+        model = default_kind_model()
+        plain = KindEvidence(names=["Tamsin Royle"], labels=Counter({"organization": 2}))
+        told = KindEvidence(
+            names=["Tamsin Royle"], labels=Counter({"organization": 2}), pronouns=Counter({"person": 2})
+        )
+        assert model.probabilities(told)["person"] > model.probabilities(plain)["person"]
+
+
 class TestKindsFromEvidence:
     def test_kind_confidence_and_evidence_are_kept(self):
         found = entities("Talia Brennick, a physicist at Ostrava University, was born in 1961. Brennick said so.")
