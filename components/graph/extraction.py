@@ -1225,6 +1225,10 @@ class LanguageExtractor(GraphExtractor):
                 entity.evidence.pronouns["person"] += 1
             elif pronoun in THING_PRONOUNS:
                 entity.evidence.pronouns["thing"] += 1
+            # A title or an office right before the name ("CEO Orla Vennick", "Dr. Vennick"; never part of the name).
+            before = sentence.doc[mention.start - 1] if mention.start > sentence.start else None
+            if before is not None and before.lower_.rstrip(".") in TITLE_WORDS:
+                entity.evidence.titled += 1
             around = [root.head] if root.head.i != root.i else []
             modifiers = ("amod", "compound", "appos", "nmod")
             around += [c for c in root.children if c.dep_ in modifiers and c.i < mention.start]

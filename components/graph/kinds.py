@@ -8,7 +8,8 @@ Evidence of one entity in one document (`KindEvidence`):
 - the roles it plays: the predicates it is the subject or the object of ("was born", "founded", "raised",
   "released", "located in");
 - the first pronoun after each mention in its sentence, which most often refers back to it: a person's ("he",
-  "her") or a thing's ("it", "its");
+  "her") or a thing's ("it", "its"); and how often a title or an office stands right before it ("Dr", "CEO",
+  "President": `TITLE_WORDS`, which are never part of the name);
 - the shape of its name (an acronym, a name with digits or an inner capital, how many words), and whether a name
   of it ends in a company designator ("Nordvik Aviation Ltd.", "Halden Group": `model.DESIGNATORS`, the words the
   graph already drops from an organisation's key).
@@ -169,6 +170,7 @@ class KindEvidence:
     context: Counter = field(default_factory=Counter)  # lemmas around its mentions: its head and modifiers
     name_labels: Counter = field(default_factory=Counter)  # (words in the mention's name, its label): mentions
     pronouns: Counter = field(default_factory=Counter)  # "person" / "thing": the first pronoun after a mention
+    titled: int = 0  # mentions right after a title or an office ("Dr", "CEO", "President")
 
     def add(self, other: KindEvidence) -> None:
         self.names += [name for name in other.names if name not in self.names]
@@ -178,6 +180,7 @@ class KindEvidence:
         self.context.update(other.context)
         self.name_labels.update(other.name_labels)
         self.pronouns.update(other.pronouns)
+        self.titled += other.titled
 
     def summary(self) -> str:
         """The evidence in one line: "labels person 3, organization 1; called engineer; roles s:found"."""
@@ -207,6 +210,7 @@ FEATURES = (
     "name:designator",
     "pronoun:person",
     "pronoun:thing",
+    "title:before",
     "mentions",
 )
 
@@ -262,6 +266,7 @@ def features(evidence: KindEvidence, context: list[str] = ()) -> list[float]:
     values["name:designator"] = float(_designated(evidence.names))
     for kind in ("person", "thing"):
         values[f"pronoun:{kind}"] = min(1.0, evidence.pronouns[kind] / total)
+    values["title:before"] = min(1.0, evidence.titled / total)
     values["mentions"] = math.log1p(total) / 3
     return [values.get(name, 0.0) for name in FEATURES] + [min(1.0, evidence.context[w] / total) for w in context]
 

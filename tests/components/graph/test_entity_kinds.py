@@ -112,6 +112,18 @@ class TestKindModel:
         assert model.probabilities(told)["person"] > model.probabilities(plain)["person"]
 
 
+    def test_a_title_right_before_a_name_is_person_evidence(self):
+        found = entities("Chairman Orvel Tansy opened the Brightwater Loom plant in 2019. Tansy said it employs 300.")
+        assert found["orvel tansy"].kind_evidence.titled == 1  # the title is evidence, not part of the name
+        assert found["orvel tansy"].name == "Orvel Tansy"
+        titled = KindEvidence(names=["Orvel Tansy"], labels=Counter({"organization": 2}), titled=2)
+        plain = KindEvidence(names=["Orvel Tansy"], labels=Counter({"organization": 2}))
+        assert features(titled)[FEATURES.index("title:before")] == 1.0
+        assert features(plain)[FEATURES.index("title:before")] == 0.0
+        model = default_kind_model()
+        assert model.probabilities(titled)["person"] > model.probabilities(plain)["person"] + 0.1
+
+
 class TestKindsFromEvidence:
     def test_kind_confidence_and_evidence_are_kept(self):
         found = entities("Talia Brennick, a physicist at Ostrava University, was born in 1961. Brennick said so.")
