@@ -192,6 +192,13 @@ class KindEvidence:
         telling = [role for role, _ in self.roles.most_common() if any(role in r for r in ROLE_KINDS.values())]
         if telling:
             parts.append("roles " + ", ".join(telling[:5]))
+        if self.titled:
+            parts.append(f"after a title {self.titled}")
+        if self.pronouns:
+            said = {"person": "he/she", "thing": "it"}
+            parts.append("referred to as " + ", ".join(f"{said[k]} {n}" for k, n in self.pronouns.most_common()))
+        if _designated(self.names):
+            parts.append("named with a company designator")
         return "; ".join(parts)
 
 

@@ -87,6 +87,7 @@ class TestKindModel:
         model = default_kind_model()
         assert model.probabilities(designated)["organization"] > model.probabilities(plain)["organization"] + 0.1
         assert model.decide(designated).kind == "organization"
+        assert "company designator" in model.decide(designated).evidence
         # Read from the text: the mention "Quillon Holdings" keeps its written name, though its key drops the word.
         found = entities("Quillon Holdings bought a plant in Varna in 2019. Quillon Holdings said it employs 300.")
         assert found["quillon"].kind_evidence.names == ["Quillon Holdings"]
@@ -99,6 +100,7 @@ class TestKindModel:
             "Brightwater Loom said in 2020 that its plant would close."
         )
         assert found["orla vennick"].kind_evidence.pronouns == Counter({"person": 1})
+        assert "referred to as he/she 1" in found["orla vennick"].evidence  # shown with the kind
         assert found["brightwater loom"].kind_evidence.pronouns["thing"] >= 1
         assert found["brightwater loom"].kind_evidence.pronouns["person"] == 0
         said = KindEvidence(names=["Tamsin Royle"], labels=Counter({"": 2}), pronouns=Counter({"person": 2}))
@@ -115,7 +117,7 @@ class TestKindModel:
     def test_a_title_right_before_a_name_is_person_evidence(self):
         found = entities("Chairman Orvel Tansy opened the Brightwater Loom plant in 2019. Tansy said it employs 300.")
         assert found["orvel tansy"].kind_evidence.titled == 1  # the title is evidence, not part of the name
-        assert found["orvel tansy"].name == "Orvel Tansy"
+        assert found["orvel tansy"].name == "Orvel Tansy" and "after a title 1" in found["orvel tansy"].evidence
         titled = KindEvidence(names=["Orvel Tansy"], labels=Counter({"organization": 2}), titled=2)
         plain = KindEvidence(names=["Orvel Tansy"], labels=Counter({"organization": 2}))
         assert features(titled)[FEATURES.index("title:before")] == 1.0
