@@ -41,13 +41,21 @@ from components.graph.event_confidence import (
     event_features,
     fact_confidence,
 )
-from components.graph.kinds import KIND_NOUNS, TITLE_WORDS, KindEvidence, KindModel, default_kind_model
+from components.graph.kinds import (
+    KIND_NOUNS,
+    PERSON_PRONOUNS,
+    THING_PRONOUNS,
+    TITLE_WORDS,
+    KindEvidence,
+    KindModel,
+    default_kind_model,
+)
 from components.graph.model import DocumentGraph, EntityMention, Fact, normalise_name
 from components.serialization import init_parameters_to_dict
 from components.text.language import analyse_text, entity_kind
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-17"
+EXTRACTOR_VERSION = "spacy-18"
 
 
 class GraphExtractor(ABC):
@@ -1210,6 +1218,17 @@ class LanguageExtractor(GraphExtractor):
             role = _evidence_role(root)
             if role:
                 entity.evidence.roles[role] += 1
+            # The first pronoun after the name in its sentence most often refers back to it ("Vell left, and her team
+            # followed"; "Quorra said its plant ..."): a person's or a thing's.
+            pronoun = next((t.lower_ for t in sentence.doc[mention.end : sentence.end] if t.pos_ == "PRON"), None)
+            if pronoun in PERSON_PRONOUNS:
+                entity.evidence.pronouns["person"] += 1
+            elif pronoun in THING_PRONOUNS:
+                entity.evidence.pronouns["thing"] += 1
+            # A title or an office right before the name ("CEO Orla Vennick", "Dr. Vennick"; never part of the name).
+            before = sentence.doc[mention.start - 1] if mention.start > sentence.start else None
+            if before is not None and before.lower_.rstrip(".") in TITLE_WORDS:
+                entity.evidence.titled += 1
             around = [root.head] if root.head.i != root.i else []
             modifiers = ("amod", "compound", "appos", "nmod")
             around += [c for c in root.children if c.dep_ in modifiers and c.i < mention.start]

@@ -7,7 +7,12 @@ Evidence of one entity in one document (`KindEvidence`):
 - the nouns the text equates it with ("X is an open-source database", "X, a physicist at ...", "the company X");
 - the roles it plays: the predicates it is the subject or the object of ("was born", "founded", "raised",
   "released", "located in");
-- the shape of its name (an acronym, a name with digits or an inner capital, how many words).
+- the first pronoun after each mention in its sentence, which most often refers back to it: a person's ("he",
+  "her") or a thing's ("it", "its"); and how often a title or an office stands right before it ("Dr", "CEO",
+  "President": `TITLE_WORDS`, which are never part of the name);
+- the shape of its name (an acronym, a name with digits or an inner capital, how many words), and whether a name
+  of it ends in a company designator ("Nordvik Aviation Ltd.", "Halden Group": `model.DESIGNATORS`, the words the
+  graph already drops from an organisation's key).
 
 `KindModel` combines them: a multinomial logistic regression over `features(evidence)` whose weights are fitted by
 `pipelines.evaluation.entity_kinds` on a labelled set and shipped in `entity_kinds.json`. The kind with the highest
@@ -24,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from components.graph.model import DESIGNATORS
 from components.model_files import read_json_object
 
 # The inventory an analyst's corpus needs; "other" also holds concepts ("JSON", "CPU") and weak evidence.
@@ -57,6 +63,9 @@ KIND_NOUNS: dict[str, set[str]] = {
     "event": set("event conference summit festival election war meeting ceremony tournament workshop".split()),
     "work": set("paper book article novel film album song essay report study thesis series poem".split()),
 }
+# The pronouns that refer back to a person, and to a thing (an organisation, a product, a place).
+PERSON_PRONOUNS = {"he", "she", "him", "her", "his", "hers", "himself", "herself"}
+THING_PRONOUNS = {"it", "its", "itself"}
 # Words of a title or an office ("Chief Executive", "Vice President", "Sen."): a name made only of them is no
 # entity, and they are not part of the name they precede ("Spokesman Tomas Vell").
 TITLE_WORDS = set(
@@ -160,6 +169,8 @@ class KindEvidence:
     roles: Counter = field(default_factory=Counter)  # "s:found", "p:bear", "o:release", "i:in"
     context: Counter = field(default_factory=Counter)  # lemmas around its mentions: its head and modifiers
     name_labels: Counter = field(default_factory=Counter)  # (words in the mention's name, its label): mentions
+    pronouns: Counter = field(default_factory=Counter)  # "person" / "thing": the first pronoun after a mention
+    titled: int = 0  # mentions right after a title or an office ("Dr", "CEO", "President")
 
     def add(self, other: KindEvidence) -> None:
         self.names += [name for name in other.names if name not in self.names]
@@ -168,6 +179,8 @@ class KindEvidence:
         self.roles.update(other.roles)
         self.context.update(other.context)
         self.name_labels.update(other.name_labels)
+        self.pronouns.update(other.pronouns)
+        self.titled += other.titled
 
     def summary(self) -> str:
         """The evidence in one line: "labels person 3, organization 1; called engineer; roles s:found"."""
@@ -179,6 +192,13 @@ class KindEvidence:
         telling = [role for role, _ in self.roles.most_common() if any(role in r for r in ROLE_KINDS.values())]
         if telling:
             parts.append("roles " + ", ".join(telling[:5]))
+        if self.titled:
+            parts.append(f"after a title {self.titled}")
+        if self.pronouns:
+            said = {"person": "he/she", "thing": "it"}
+            parts.append("referred to as " + ", ".join(f"{said[k]} {n}" for k, n in self.pronouns.most_common()))
+        if _designated(self.names):
+            parts.append("named with a company designator")
         return "; ".join(parts)
 
 
@@ -194,6 +214,10 @@ FEATURES = (
     "shape:lower",
     "shape:one_word",
     "shape:three_words",
+    "name:designator",
+    "pronoun:person",
+    "pronoun:thing",
+    "title:before",
     "mentions",
 )
 
@@ -211,6 +235,16 @@ def _shape(name: str) -> dict[str, float]:
         "shape:one_word": float(len(words) == 1),
         "shape:three_words": float(len(words) >= 3),
     }
+
+
+def _designated(names: list[str]) -> bool:
+    """True when a name of two or more words ends in a company designator ("Brask Ferrow Ltd.", "Halden Group",
+    "Quillon Holdings"): the way the language writes an organisation's name, whatever its trade."""
+    for name in names:
+        words = [word.strip(".,").lower() for word in name.split()]
+        if len(words) >= 2 and words[-1] in DESIGNATORS:
+            return True
+    return False
 
 
 def features(evidence: KindEvidence, context: list[str] = ()) -> list[float]:
@@ -236,6 +270,10 @@ def features(evidence: KindEvidence, context: list[str] = ()) -> list[float]:
         values[f"role:{kind}"] = count / sum(role_kinds.values())
     name = max(evidence.names, key=lambda n: (len(n.split()), len(n)), default="")
     values.update(_shape(name))
+    values["name:designator"] = float(_designated(evidence.names))
+    for kind in ("person", "thing"):
+        values[f"pronoun:{kind}"] = min(1.0, evidence.pronouns[kind] / total)
+    values["title:before"] = min(1.0, evidence.titled / total)
     values["mentions"] = math.log1p(total) / 3
     return [values.get(name, 0.0) for name in FEATURES] + [min(1.0, evidence.context[w] / total) for w in context]
 

@@ -77,6 +77,55 @@ class TestKindModel:
         assert set(KINDS) >= {"person", "organization", "place", "product", "work", "event", "other"}
 
 
+    def test_a_company_designator_ending_a_name_is_organisation_evidence(self):
+        # "Ltd.", "Group", "Holdings": how the language writes an organisation's name, of any trade.
+        designated = KindEvidence(names=["Brask Ferrow Ltd.", "Brask Ferrow"], labels=Counter({"": 2}))
+        plain = KindEvidence(names=["Brask Ferrow"], labels=Counter({"": 2}))
+        assert features(designated)[FEATURES.index("name:designator")] == 1.0
+        assert features(plain)[FEATURES.index("name:designator")] == 0.0
+        assert features(KindEvidence(names=["Group"]))[FEATURES.index("name:designator")] == 0.0  # a word alone
+        model = default_kind_model()
+        assert model.probabilities(designated)["organization"] > model.probabilities(plain)["organization"] + 0.1
+        assert model.decide(designated).kind == "organization"
+        assert "company designator" in model.decide(designated).evidence
+        # Read from the text: the mention "Quillon Holdings" keeps its written name, though its key drops the word.
+        found = entities("Quillon Holdings bought a plant in Varna in 2019. Quillon Holdings said it employs 300.")
+        assert found["quillon"].kind_evidence.names == ["Quillon Holdings"]
+        assert features(found["quillon"].kind_evidence)[FEATURES.index("name:designator")] == 1.0
+
+
+    def test_the_pronoun_after_a_name_is_evidence_of_a_person_or_a_thing(self):
+        found = entities(
+            "Orla Vennick resigned in 2019, and her team followed. "
+            "Brightwater Loom said in 2020 that its plant would close."
+        )
+        assert found["orla vennick"].kind_evidence.pronouns == Counter({"person": 1})
+        assert "referred to as he/she 1" in found["orla vennick"].evidence  # shown with the kind
+        assert found["brightwater loom"].kind_evidence.pronouns["thing"] >= 1
+        assert found["brightwater loom"].kind_evidence.pronouns["person"] == 0
+        said = KindEvidence(names=["Tamsin Royle"], labels=Counter({"": 2}), pronouns=Counter({"person": 2}))
+        person = features(said)
+        assert person[FEATURES.index("pronoun:person")] == 1.0 and person[FEATURES.index("pronoun:thing")] == 0.0
+        model = default_kind_model()
+        plain = KindEvidence(names=["Tamsin Royle"], labels=Counter({"organization": 2}))
+        told = KindEvidence(
+            names=["Tamsin Royle"], labels=Counter({"organization": 2}), pronouns=Counter({"person": 2})
+        )
+        assert model.probabilities(told)["person"] > model.probabilities(plain)["person"]
+
+
+    def test_a_title_right_before_a_name_is_person_evidence(self):
+        found = entities("Chairman Orvel Tansy opened the Brightwater Loom plant in 2019. Tansy said it employs 300.")
+        assert found["orvel tansy"].kind_evidence.titled == 1  # the title is evidence, not part of the name
+        assert found["orvel tansy"].name == "Orvel Tansy" and "after a title 1" in found["orvel tansy"].evidence
+        titled = KindEvidence(names=["Orvel Tansy"], labels=Counter({"organization": 2}), titled=2)
+        plain = KindEvidence(names=["Orvel Tansy"], labels=Counter({"organization": 2}))
+        assert features(titled)[FEATURES.index("title:before")] == 1.0
+        assert features(plain)[FEATURES.index("title:before")] == 0.0
+        model = default_kind_model()
+        assert model.probabilities(titled)["person"] > model.probabilities(plain)["person"] + 0.1
+
+
 class TestKindsFromEvidence:
     def test_kind_confidence_and_evidence_are_kept(self):
         found = entities("Talia Brennick, a physicist at Ostrava University, was born in 1961. Brennick said so.")
