@@ -263,14 +263,25 @@ def question_form(text: str) -> str | None:
     win?", "Is it wider or narrower?", "..., or did they stay?"), `"wh"` when a wh-word of its own asks for something
     ("Do X, released in which year, ...?"); None when it does not open with an auxiliary or copula. Only its first
     part is read: "Is Lantern open source and who develops it?" asks yes or no, then who."""
-    from components.text.language import parse_syntax
+    from components.text.language import language_pipeline, parse_syntax
 
-    doc = parse_syntax(" ".join((text or "").split()))
+    text = " ".join((text or "").split())
+    doc = language_pipeline().make_doc(text)
     # The first part ends before a coordinated wh-word, as `analyze_question` cuts it.
     joiners = {"and", "or", ",", ";"}
     cuts = (token.i - 1 for token in doc[2:] if token.lower_ in WH_WORDS and doc[token.i - 1].lower_ in joiners)
     end = next(cuts, len(doc))
-    return _opening_form(doc, 0, end)[0]
+    if not len(doc) or doc[0].lower_ not in YES_NO_STARTS:
+        return None
+    if _plainly_yes_no(doc[:end]):
+        return "yes_no"
+    return _opening_form(parse_syntax(text), 0, end)[0]
+
+
+def _plainly_yes_no(words: Any) -> bool:
+    """Whether a question opening with a yes/no word holds neither a wh-word nor an "or" after it: then it asks yes
+    or no whatever its parse, which is not made (the parse decides only where there is something to decide)."""
+    return not any(token.lower_ in WH_WORDS or token.lower_ == "or" for token in words[1:])
 
 
 def _opening_form(doc: Any, start: int, end: int) -> tuple[str | None, Any]:
@@ -348,6 +359,8 @@ def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
         from components.text.language import parse_syntax
 
         doc = words[0].doc
+        if _plainly_yes_no(doc[words[0].i : words[-1].i + 1]):
+            return "yes_no", (), ""
         form, asking = _opening_form(parse_syntax(doc.text), words[0].i, words[-1].i + 1)
         if form in {"yes_no", "choice"}:
             return form, (), ""

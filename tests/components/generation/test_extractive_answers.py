@@ -102,6 +102,20 @@ class TestQuestionAnalysis:
             "who",
         ]
 
+    def test_only_a_yes_no_opening_with_an_or_or_a_wh_word_is_parsed(self):
+        from components.text.language import parse_syntax
+
+        parse_syntax.cache_clear()
+        analyze_question.cache_clear()
+        # Nothing to decide: typed by its words, as a plain yes/no question always was.
+        assert analyze_question("Did Tomas Berg start the Lantern store?").kind == "yes_no"
+        assert question_form("Did Tomas Berg start the Lantern store?") == "yes_no"
+        assert parse_syntax.cache_info().currsize == 0
+        # An "or" may offer a choice: the parse decides, once for the analysis and the answer.
+        assert analyze_question("Did Tomas Berg or Maria Lindqvist start the Lantern store?").kind == "choice"
+        assert question_form("Did Tomas Berg or Maria Lindqvist start the Lantern store?") == "choice"
+        assert parse_syntax.cache_info().currsize == 1
+
     def test_the_noun_asked_about_types_the_answer(self):
         # A measure wants a number, a building a place, a role a person.
         assert analyze_question("What is the average age of the harbour's staff?").parts[0].labels[0] == "QUANTITY"
