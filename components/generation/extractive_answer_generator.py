@@ -24,6 +24,7 @@ from components.generation.question_analysis import (
     QuestionAnalysis,
     QuestionPart,
     analyze_question,
+    question_form,
 )
 from components.generation.question_gap import (
     PLACE_PREPOSITIONS,
@@ -410,11 +411,13 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if question.kind == "yes_no" or _MAY_ASK_YES_NO.search(asked):
             start, end = (sentence_spans(asked, cache=False) or [(0, len(asked))])[-1]
             asked = asked[start:end]
+        # Its parse says whether it asks yes or no, or to choose among options joined by "or" (`question_form`).
+        form = question_form(asked) if asked.split(" ", 1)[0].lower() in YES_NO_STARTS else None
         if not scoring.on("verdict"):
             pass
-        elif question.kind == "yes_no" or asked.split(" ", 1)[0].lower() in YES_NO_STARTS:
+        elif form == "yes_no":
             verdict = yes_no(asked, pool)
-        elif question.kind in {"which", "who", "what"} and _ALTERNATIVE.search(question.question):
+        elif (form == "choice" or question.kind in {"which", "who", "what"}) and _ALTERNATIVE.search(question.question):
             verdict = compare(question.question, pool)
         if verdict is not None:
             # The verdict is the short answer; the sentences read for each subject follow the best one.

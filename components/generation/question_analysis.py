@@ -98,6 +98,11 @@ YES_NO_STARTS = frozenset(
     "is are was were do does did can could has have had will would should shall may might must".split()
 )
 LIST_STARTS = frozenset({"list", "name", "enumerate"})
+# An auxiliary or copula opening a question: a modal, or a form of "be", "do" or "have" (by the tagger's lemma).
+AUXILIARY_LEMMAS = frozenset({"be", "do", "have"})
+# The tags of wh-words (Penn Treebank): "which"/"what" as determiners, "who"/"what" as pronouns, "whose",
+# "when"/"where"/"why"/"how".
+WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
 # Verbs whose subject question asks for a description, not a named thing ("What happened to ...?").
 DESCRIPTION_VERBS = frozenset({"happen", "do", "cause", "make", "mean"})
 
@@ -199,6 +204,7 @@ _KIND_TEXT = {
     "why": "for a reason",
     "how": "for a manner or process",
     "yes_no": "yes or no",
+    "choice": "for one of the options it names",
     "list": "for a list",
 }
 
@@ -251,6 +257,67 @@ def analyze_question(question: str) -> QuestionAnalysis:
     return QuestionAnalysis(text, tuple(parts), question_terms, anchor_terms)
 
 
+def question_form(text: str) -> str | None:
+    """What a question that opens with an auxiliary or copula asks, from its dependency parse: `"yes_no"` ("Did
+    Lantern win the cup?"), `"choice"` when it asks to choose among options joined by "or" ("Did Lantern or Harbour
+    win?", "Is it wider or narrower?", "..., or did they stay?"), `"wh"` when a wh-word of its own asks for something
+    ("Do X, released in which year, ...?"); None when it does not open with an auxiliary or copula. Only its first
+    part is read: "Is Lantern open source and who develops it?" asks yes or no, then who."""
+    from components.text.language import language_pipeline, parse_syntax
+
+    text = " ".join((text or "").split())
+    doc = language_pipeline().make_doc(text)
+    # The first part ends before a coordinated wh-word, as `analyze_question` cuts it.
+    joiners = {"and", "or", ",", ";"}
+    cuts = (token.i - 1 for token in doc[2:] if token.lower_ in WH_WORDS and doc[token.i - 1].lower_ in joiners)
+    end = next(cuts, len(doc))
+    if not len(doc) or doc[0].lower_ not in YES_NO_STARTS:
+        return None
+    if _plainly_yes_no(doc[:end]):
+        return "yes_no"
+    return _opening_form(parse_syntax(text), 0, end)[0]
+
+
+def _plainly_yes_no(words: Any) -> bool:
+    """Whether a question opening with a yes/no word holds neither a wh-word nor an "or" after it: then it asks yes
+    or no whatever its parse, which is not made (the parse decides only where there is something to decide)."""
+    return not any(token.lower_ in WH_WORDS or token.lower_ == "or" for token in words[1:])
+
+
+def _opening_form(doc: Any, start: int, end: int) -> tuple[str | None, Any]:
+    """`question_form` of the words `doc[start:end]` (a parsed question, or one part of it), and the wh-word that
+    asks when the form is `"wh"`. A wh-word or an "or" inside a relative clause ("a city where ...", "a river that
+    floods or dries up") belongs to the description of a noun, not to what is asked; "or not" and "either ... or"
+    keep a question yes/no ("Is it true or not ...?", "Did either of them ...?")."""
+    words = [token for token in doc[start:end] if not token.is_punct]
+    if not words or not _is_auxiliary(words[0]):
+        return None, None
+    clause = [token for token in words if token.sent == words[0].sent]
+    for token in clause:
+        if token.lower_ in WH_WORDS and token.tag_ in WH_TAGS and not _in_relative_clause(token):
+            return "wh", token
+    for token in clause:
+        if token.lower_ != "or" or _in_relative_clause(token):
+            continue
+        following = doc[token.i + 1] if token.i + 1 < len(doc) else None
+        if following is not None and following.lower_ in {"not", "no"}:
+            continue
+        if any(child.dep_ == "preconj" for child in token.head.children):
+            continue
+        return "choice", None
+    return "yes_no", None
+
+
+def _is_auxiliary(token: Any) -> bool:
+    """A modal, or a form of "be", "do" or "have" used as a verb (the tagger's part of speech and lemma)."""
+    return token.tag_ == "MD" or (token.pos_ in {"AUX", "VERB"} and token.lemma_.lower() in AUXILIARY_LEMMAS)
+
+
+def _in_relative_clause(token: Any) -> bool:
+    """Whether `token` is in a clause that describes a noun (spaCy's `relcl`), itself or through its heads."""
+    return any(node.dep_ == "relcl" for node in (token, *token.ancestors))
+
+
 _NOUNS = frozenset({"NOUN", "PROPN"})
 _MODIFIERS = frozenset({"ADJ", "NOUN", "PROPN", "NUM", "DET"})
 
@@ -286,8 +353,21 @@ def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
     its first wh-word (or its first word)."""
     first = words[0].lower_
     wh = next((token for token in words if token.lower_ in WH_WORDS), None)
-    if wh is None or (first in YES_NO_STARTS and wh.i > words[0].i + 2):
-        return ("list" if first in LIST_STARTS else "yes_no" if first in YES_NO_STARTS else "what"), (), ""
+    if first in YES_NO_STARTS:
+        # "Is ...?", "Did ...?": its parse says whether it asks yes or no, a choice among options, or a wh-word's
+        # thing (the same words of the question, parsed; read for these few questions only).
+        from components.text.language import parse_syntax
+
+        doc = words[0].doc
+        if _plainly_yes_no(doc[words[0].i : words[-1].i + 1]):
+            return "yes_no", (), ""
+        form, asking = _opening_form(parse_syntax(doc.text), words[0].i, words[-1].i + 1)
+        if form in {"yes_no", "choice"}:
+            return form, (), ""
+        if form == "wh":
+            wh = doc[asking.i]  # the same tokens: the parse read the question's own text
+    if wh is None:
+        return ("list" if first in LIST_STARTS else "what"), (), ""
     lower = wh.lower_
     if lower in {"who", "whom", "whose"}:
         return "who", PERSON_LABELS, ""

@@ -18,7 +18,7 @@ from components.generation.extractive_answer_generator import (
     phrase_span,
     relation_terms,
 )
-from components.generation.question_analysis import analyze_question
+from components.generation.question_analysis import analyze_question, question_form
 from tests.components.ranking.chunks import kb_document
 
 LANTERN = kb_document(
@@ -65,6 +65,56 @@ class TestQuestionAnalysis:
         assert analyze_question("Which company maintains Lantern?").parts[0].labels[0] == "ORG"
         assert analyze_question("Is Lantern a key-value store?").kind == "yes_no"
         assert analyze_question("Why do ferries leave every hour?").parts[0].labels == ()
+
+    @pytest.mark.parametrize(
+        ("question", "form"),
+        [
+            ("Is Lantern a key-value store?", "yes_no"),
+            ("Did Maria Lindqvist start the Lantern project?", "yes_no"),
+            ("Can the harbour handle ferries?", "yes_no"),
+            # A wh-word or an "or" in a clause describing a noun is part of the description, not what is asked.
+            ("Is there a town where the Lantern store was started?", "yes_no"),
+            ("Is there a harbour that handles ferries or fishing boats?", "yes_no"),
+            # "or not" and "either ... or" ask yes or no.
+            ("Is it true or not that the harbour employs people?", "yes_no"),
+            ("Did either Maria Lindqvist or Tomas Berg start Lantern?", "yes_no"),
+            # Options joined by "or" ask for one of them: names, common nouns, adjectives, clauses.
+            ("Did the Lantern project start in Uppsala or in Oslo?", "choice"),
+            ("Do ferries or fishing boats leave the harbour first?", "choice"),
+            ("Is the observatory higher or lower than the ridge?", "choice"),
+            ("Would the harbour stay open in winter, or would it close?", "choice"),
+            # A wh-word of the question's own asks for its thing.
+            ("Does the Lantern store, started in which year, keep a log?", "wh"),
+            # Only the first part is read: yes or no, then who.
+            ("Is Lantern a key-value store and who maintains it?", "yes_no"),
+            ("Who maintains Lantern?", None),
+        ],
+    )
+    def test_the_parse_says_whether_a_question_asks_yes_or_no(self, question, form):
+        assert question_form(question) == form
+
+    def test_a_question_opening_with_an_auxiliary_is_typed_by_what_it_asks(self):
+        assert analyze_question("Did the Lantern project start in Uppsala or in Oslo?").kind == "choice"
+        part = analyze_question("Does the Lantern store, started in which year, keep a log?").parts[0]
+        assert (part.kind, part.labels[0]) == ("when", "DATE")
+        assert [part.kind for part in analyze_question("Is Lantern small and who maintains it?").parts] == [
+            "yes_no",
+            "who",
+        ]
+
+    def test_only_a_yes_no_opening_with_an_or_or_a_wh_word_is_parsed(self):
+        from components.text.language import parse_syntax
+
+        parse_syntax.cache_clear()
+        analyze_question.cache_clear()
+        # Nothing to decide: typed by its words, as a plain yes/no question always was.
+        assert analyze_question("Did Tomas Berg start the Lantern store?").kind == "yes_no"
+        assert question_form("Did Tomas Berg start the Lantern store?") == "yes_no"
+        assert parse_syntax.cache_info().currsize == 0
+        # An "or" may offer a choice: the parse decides, once for the analysis and the answer.
+        assert analyze_question("Did Tomas Berg or Maria Lindqvist start the Lantern store?").kind == "choice"
+        assert question_form("Did Tomas Berg or Maria Lindqvist start the Lantern store?") == "choice"
+        assert parse_syntax.cache_info().currsize == 1
 
     def test_the_noun_asked_about_types_the_answer(self):
         # A measure wants a number, a building a place, a role a person.
@@ -583,6 +633,27 @@ class TestMultiHop:
             [LANTERN, self.MARGIT, HARBOUR],
         )
         assert out["short_answer"] == "no"
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "Did the Lantern project start in Uppsala or in Granada?",
+            "Was the Lantern store started by Maria Lindqvist or by Margit Salo?",
+            "Is the Lantern store small or large?",
+        ],
+    )
+    def test_a_question_that_offers_a_choice_is_not_answered_yes_or_no(self, question):
+        # "A or B?" asks for one of the options, never "yes" or "no"; named options are compared.
+        out = answer(question, [LANTERN, self.MARGIT, OBSERVATORY])
+        assert out["short_answer"].lower() not in {"yes", "no"}
+
+    def test_a_choice_between_named_options_picks_the_one_the_sources_support(self):
+        out = answer("Was the Lantern project started in Uppsala or in Granada?", [LANTERN, OBSERVATORY, HARBOUR])
+        assert out["short_answer"] == "Uppsala"
+
+    def test_a_question_with_its_own_wh_word_is_answered_with_the_thing_it_asks(self):
+        out = answer("Did the Lantern project, started in which year, begin in Uppsala?", [LANTERN, HARBOUR])
+        assert out["short_answer"] == "2011"
 
     @pytest.mark.parametrize(
         ("question", "read"),
