@@ -623,3 +623,60 @@ class TestOpenExtractor:
 
         extractor = open_extractor(Settings(graph_extractor=value))
         assert isinstance(extractor, LanguageExtractor) and extractor.stamp == f"spacy/{LanguageExtractor.version}"
+
+
+class TestMentionResolution:
+    """A name written in another form than the entity's: a plural, a designation the tokeniser cut, a product line's
+    name, the name with the common noun it modifies."""
+
+    def test_a_plural_of_a_name_is_the_names_entity(self):
+        graph = extract(
+            "Korrel Labs released the Zimbo on Monday. The Zimbo is small. Korrel Labs sold many Zimbos in April."
+        )
+        assert "zimbo" in fact_for(graph, "Korrel Labs sold").entity_keys
+        assert not any(entity.key == "zimbos" for entity in graph.entities)
+        zimbo = next(entity for entity in graph.entities if entity.key == "zimbo")
+        assert "zimbos" in zimbo.aliases and zimbo.reasons["zimbos"] == "the plural of zimbo"
+
+    def test_a_name_ending_in_s_without_its_singular_stays_itself(self):
+        graph = extract("Halvorsen Airlines bought ten jets from Talmont Aerospace in May.")
+        assert "halvorsen airlines" in graph.facts[0].entity_keys
+
+    @pytest.mark.parametrize(
+        ("text", "key"),
+        [
+            ("The Vexa 3G will be discontinued by Korrel Labs in May.", "vexa 3g"),
+            ("Korrel Labs said that the Vexa 3G will be discontinued in May.", "vexa 3g"),
+            ("Korrel Labs will discontinue the Vexa 3GS in May.", "vexa 3gs"),
+        ],
+    )
+    def test_a_name_and_the_designation_after_it_are_one_name(self, text, key):
+        graph = extract(text)
+        names = {entity.key for entity in graph.entities} | {a for entity in graph.entities for a in entity.aliases}
+        assert key in names
+        assert not any(entity.key == "vexa" for entity in graph.entities)
+
+    def test_a_count_after_a_name_is_no_designation(self):
+        graph = extract("In Bergen 4 companies opened offices in May. Nordvik Inc. sold 4 million phones.")
+        assert not any("4" in entity.key for entity in graph.entities)
+
+    def test_a_product_lines_name_is_the_model_in_its_document_only(self):
+        graph = extract(
+            "Korrel Labs unveiled the Vexa 4 on Monday. The Vexa 4 is thin. The new Vexa was praised by reporters."
+        )
+        model = next(entity for entity in graph.entities if entity.key == "vexa 4")
+        assert "vexa 4" in fact_for(graph, "The new Vexa").entity_keys  # in its document, the line's name is it
+        assert "vexa" not in model.aliases  # ... but another document's "Vexa" is not the Vexa 4
+
+    def test_a_name_with_the_noun_it_modifies_is_the_longer_name_the_document_knows(self):
+        graph = extract(
+            "Korrel Labs opened the Zimbo Store in 2003. Songs were bought from the Zimbo store in March 2008."
+        )
+        assert "zimbo store" in fact_for(graph, "Songs were bought").entity_keys
+
+    def test_a_name_with_the_noun_it_modifies_is_the_longer_name_the_graph_knows(self):
+        document, chunks = make_document("doc", "Songs were bought from the Zimbo store in March 2008.", None, "t", 40)
+        graph = LanguageExtractor().extract(document, chunks, known_names=lambda keys: keys & {"zimbo store"})
+        assert "zimbo store" in graph.facts[0].entity_keys
+        unknown = LanguageExtractor().extract(document, chunks, known_names=lambda keys: set())
+        assert not any("zimbo store" in fact.entity_keys for fact in unknown.facts)
