@@ -171,24 +171,21 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
     for token in sentence:
         if token.i < last_end or token.ent_type_ in _NOT_MODELS:
             continue
-        # One written word the tokeniser split into a number and letters ("3G" as "3" and "G") is one designation.
-        end = _written_word_end(token, sentence.end)
-        written = doc[token.i : end].text
-        if not _MODEL.match(written):
+        if not _MODEL.match(token.text):
             after_name = token.i > sentence.start and doc[token.i - 1].pos_ == "PROPN" and doc[token.i - 1].is_alpha
-            if not (_SHORT_MODEL.match(written) and after_name and _same_phrase(doc[token.i - 1], doc[token.i : end])):
+            if not (_SHORT_MODEL.match(token.text) and after_name and token.head.i == token.i - 1):
                 continue
-        digits = re.sub(r"\D", "", written)
-        lettered = bool(re.search(r"[A-Z]", written))
+        digits = re.sub(r"\D", "", token.text)
+        lettered = bool(re.search(r"[A-Z]", token.text))
         if not lettered and re.fullmatch(r"(19|20)\d\d", digits):
             continue  # a year
         left = token.i
         while left > sentence.start and doc[left - 1].pos_ == "PROPN" and _capitalised(doc[left - 1]):
             left -= 1
-        counted = end < sentence.end and doc[end].tag_ in ("NNS", "NNPS")
+        counted = token.i + 1 < sentence.end and doc[token.i + 1].tag_ in ("NNS", "NNPS")
         if not lettered and left == token.i and counted:
             continue  # a count: "20 Skylarks" (but "22 Talmont 909 Skylarks" names the model)
-        right = end
+        right = token.i + 1
         while (
             right < sentence.end
             and doc[right].pos_ in ("PROPN", "NOUN")
@@ -211,7 +208,7 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
         typed = token.dep_ in ("nummod", "compound") and token.head.lemma_.lower() in KIND_NOUNS["product"]
         owner = token.i >= 2 and doc[token.i - 1].tag_ == "POS" and doc[token.i - 2].ent_type_ == "ORG"
         variant = _variant_after(token)
-        named = left < token.i or right > end or token.head.is_title or typed or owner or variant
+        named = left < token.i or right > token.i + 1 or token.head.is_title or typed or owner or variant
         if not (lettered or named):
             continue
         maker = 0
@@ -220,27 +217,6 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
         found.append((doc[left:right], maker, doc[token.i - 2] if owner and left == token.i else None))
         last_end = right + 2 if variant else right
     return found
-
-
-def _written_word_end(token: Any, limit: int) -> int:
-    """The end of the written word `token` begins when it is a number the tokeniser cut from the letters written
-    right after it ("3G" read as "3" and "G"); else the token's own end."""
-    doc = token.doc
-    end = token.i + 1
-    if token.text.isdigit():
-        while end < limit and not doc[end - 1].whitespace_ and doc[end].is_alpha and doc[end].is_upper:
-            end += 1
-    return end
-
-
-def _same_phrase(name: Any, designation: Any) -> bool:
-    """True when a designation written right after a name is in the name's noun phrase: the parse links the two
-    ("Vexa 3G", whichever of them it took for the head), or the designation holds letters ("Vexa 3GS"), which a
-    count or a quantity after a name does not."""
-    linked = name.head.i in range(designation.start, designation.end) or any(
-        token.head.i == name.i for token in designation
-    )
-    return linked or bool(re.search(r"[A-Z]", designation.text))
 
 
 _INITIAL = re.compile(r"^[A-Z]\.$")
@@ -1057,13 +1033,12 @@ class LanguageExtractor(GraphExtractor):
             row.sort(key=lambda m: m.start)
             raw.append(row)
         self._gazetteer(sentences, raw, entities, known_names)
-        self._known_longer_names(raw, entities, known_names)
         for sentence, row in zip(sentences, raw, strict=True):
             self._learn_type_nouns(sentence.span, row, entities)
         self._rejoin_cut_names(raw, entities)
         for key in self._junk(entities, sentences, raw):
             del entities[key]
-        redirect, reasons, local = self._aliases(entities, sentences)
+        redirect, reasons = self._aliases(entities, sentences)
         for short, long in redirect.items():
             if short not in entities or long not in entities:
                 continue
@@ -1071,8 +1046,7 @@ class LanguageExtractor(GraphExtractor):
             target.names.update({name: 0 for name in source.names})  # keep spellings, not their weight for naming
             target.kinds.update(source.kinds)
             target.type_nouns |= source.type_nouns
-            # A short form this document alone gives the name (see `_aliases`) is not taught to other documents.
-            target.aliases |= source.aliases | ({short} - local)
+            target.aliases |= source.aliases | {short}
             target.evidence.add(source.evidence)
             target.reasons.update(source.reasons)
             target.reasons.setdefault(short, reasons.get(short, "a shorter name of it in the same document"))
@@ -1188,44 +1162,6 @@ class LanguageExtractor(GraphExtractor):
                 if mention is not None:
                     raw[index].append(mention)
                     raw[index].sort(key=lambda m: m.start)
-
-    @staticmethod
-    def _known_longer_names(
-        raw: list[list[_Mention]],
-        entities: dict[str, _DocEntity],
-        known_names: Callable[[set[str]], set[str]] | None,
-    ) -> None:
-        """A name followed by the common noun it modifies, when the two together are a name the document or the
-        graph knows ("the Vexa store" of the "Vexa Store"), is a mention of that longer name."""
-        found: list[tuple[_Mention, str]] = []
-        for row in raw:
-            for mention in row:
-                doc = mention.root.doc
-                after = doc[mention.end] if mention.end < len(doc) else None
-                if after is None or not (after.is_lower and after.pos_ == "NOUN") or mention.root.head.i != after.i:
-                    continue
-                longer = normalise_name(f"{doc[mention.start : mention.end].text} {after.text}")
-                if longer != mention.key:
-                    found.append((mention, longer))
-        wanted = {longer for _, longer in found if longer not in entities}
-        known = (known_names(wanted) if known_names is not None and wanted else set()) | set(entities)
-        for mention, longer in found:
-            if longer not in known:
-                continue
-            doc = mention.root.doc
-            short = entities.get(mention.key)
-            if short is not None:
-                name = doc[mention.start : mention.end].text
-                short.names[name] = max(0, short.names[name] - 1)
-                if not any(short.names.values()):
-                    del entities[mention.key]
-            entity = entities.setdefault(longer, _DocEntity(longer))
-            written = doc[mention.start : mention.end + 1].text
-            entity.names[written] += 1
-            if short is not None:
-                entity.kinds.update(short.kinds)
-                entity.evidence.add(short.evidence)
-            mention.key, mention.end, mention.root = longer, mention.end + 1, doc[mention.end]
 
     @staticmethod
     def _proper_noun_runs(sentence: Any, taken: set[int]) -> list[Any]:
@@ -1355,22 +1291,10 @@ class LanguageExtractor(GraphExtractor):
     @staticmethod
     def _aliases(
         entities: dict[str, _DocEntity], sentences: list[Sentence]
-    ) -> tuple[dict[str, str], dict[str, str], set[str]]:
-        """Short names -> the full name they stand for in this document, why, and which of them stand for it in this
-        document only: a product line's name without the model's designation ("Vexa" of the "Vexa 4"), which other
-        documents use for other models of the line."""
+    ) -> tuple[dict[str, str], dict[str, str]]:
+        """Short names -> the full name they stand for in this document, and why."""
         redirect: dict[str, str] = {}
         reasons: dict[str, str] = {}
-        local: set[str] = set()
-        # A name in the plural ("its Vexas", "the Vexa Pros") is the name the document also writes in the singular.
-        for key, entity in entities.items():
-            head, _, last = key.rpartition(" ")
-            singular = f"{head} {last[:-1]}".strip()
-            written = [name for name in entity.names if entity.names[name]]
-            plural = len(last) > 3 and last.endswith("s") and not last.endswith("ss")
-            if plural and singular in entities and all(name.endswith("s") for name in written):
-                redirect[key] = singular
-                reasons[key] = f"the plural of {singular}"
         # "European Aeronautic Defence and Space Company (EADS)": the acronym in parentheses.
         for sentence in sentences:
             for match in _NAME_AND_ACRONYM.finditer(sentence.text):
@@ -1444,11 +1368,7 @@ class LanguageExtractor(GraphExtractor):
             while redirect[short] in redirect and redirect[short] not in seen:
                 seen.add(redirect[short])
                 redirect[short] = redirect[redirect[short]]
-        for short, long in redirect.items():
-            missing = set(long.split()) - set(short.split())
-            if set(short.split()) < set(long.split()) and all(re.search(r"\d", word) for word in missing):
-                local.add(short)
-        return redirect, reasons, local
+        return redirect, reasons
 
     def _participants(
         self,
