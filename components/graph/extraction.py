@@ -1225,9 +1225,16 @@ class LanguageExtractor(GraphExtractor):
                 entity.evidence.pronouns["person"] += 1
             elif pronoun in THING_PRONOUNS:
                 entity.evidence.pronouns["thing"] += 1
-            # A title or an office right before the name ("CEO Orla Vennick", "Dr. Vennick"; never part of the name).
+            # A title or an office right before the name ("CEO Orla Vennick", "Dr. Vennick"; never part of the name):
+            # one that modifies the name (not "the technology Quillon uses"), and that the recogniser does not read
+            # as the first word of a place's or an organisation's name ("St. Orvel", "General Tavrin Motors").
             before = sentence.doc[mention.start - 1] if mention.start > sentence.start else None
-            if before is not None and before.lower_.rstrip(".") in TITLE_WORDS:
+            if (
+                before is not None
+                and before.lower_.rstrip(".") in TITLE_WORDS
+                and mention.start <= before.head.i < mention.end
+                and before.ent_type_ in ("", "PERSON")
+            ):
                 entity.evidence.titled += 1
             around = [root.head] if root.head.i != root.i else []
             modifiers = ("amod", "compound", "appos", "nmod")

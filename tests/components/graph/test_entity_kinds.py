@@ -125,6 +125,25 @@ class TestKindModel:
         model = default_kind_model()
         assert model.probabilities(titled)["person"] > model.probabilities(plain)["person"] + 0.1
 
+    def test_a_title_word_that_is_part_of_a_name_or_modifies_another_word_is_no_title(self):
+        # A title that opens a place's or an organisation's name, or a word of the list that modifies another word
+        # than the name, is no evidence that the name is a person's (and is not shown as "after a title").
+        for text, key in (
+            ("The plant in St. Orvel was opened by Quillon in 2019.", "orvel"),
+            ("Quillon moved to King Harald Square in 2019.", "harald square"),
+            ("General Tavrin Motors opened a plant in Varna in 2019.", "tavrin motors"),
+            ("We reviewed the technology Quillon uses in its plants in 2019.", "quillon"),
+        ):
+            found = entities(text)
+            assert found[key].kind_evidence.titled == 0, text
+            assert "after a title" not in found[key].evidence, text
+        # Titles before a person still count, capitalised or not.
+        for text, key in (
+            ("Former chief executive Orla Vennick left Quillon in 2019.", "orla vennick"),
+            ("Dr. Vennick said so in 2019.", "vennick"),
+        ):
+            assert entities(text)[key].kind_evidence.titled == 1, text
+
 
 class TestKindsFromEvidence:
     def test_kind_confidence_and_evidence_are_kept(self):
