@@ -241,7 +241,10 @@ def _designated(names: list[str]) -> bool:
     """True when a name of two or more words ends in a company designator ("Brask Ferrow Ltd.", "Halden Group",
     "Quillon Holdings"): the way the language writes an organisation's name, whatever its trade."""
     for name in names:
-        words = [word.strip(".,").lower() for word in name.split()]
+        # As the key reads them: "S.A." is "sa", and a leading "the" is no word of the name ("The Group" is none).
+        words = [word.replace(".", "").strip(",").lower() for word in name.split()]
+        if words[:1] == ["the"]:
+            words = words[1:]
         if len(words) >= 2 and words[-1] in DESIGNATORS:
             return True
     return False

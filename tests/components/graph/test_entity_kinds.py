@@ -84,6 +84,11 @@ class TestKindModel:
         assert features(designated)[FEATURES.index("name:designator")] == 1.0
         assert features(plain)[FEATURES.index("name:designator")] == 0.0
         assert features(KindEvidence(names=["Group"]))[FEATURES.index("name:designator")] == 0.0  # a word alone
+        # Written with inner dots ("S.A.", "N.V.", "S.p.A."), as the key drops them; "the" and a designator is no name.
+        for name in ("Brask Ferrow S.A.", "Brask Ferrow N.V.", "Brask Ferrow S.p.A.", "The Brask Ferrow Group"):
+            assert features(KindEvidence(names=[name]))[FEATURES.index("name:designator")] == 1.0, name
+        for name in ("The Group", "The Computers"):
+            assert features(KindEvidence(names=[name]))[FEATURES.index("name:designator")] == 0.0, name
         model = default_kind_model()
         assert model.probabilities(designated)["organization"] > model.probabilities(plain)["organization"] + 0.1
         assert model.decide(designated).kind == "organization"
