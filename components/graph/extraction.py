@@ -1219,10 +1219,8 @@ class LanguageExtractor(GraphExtractor):
             if role:
                 entity.evidence.roles[role] += 1
             # The first pronoun after the name in its sentence most often refers back to it ("Vell left, and her team
-            # followed"; "Quorra said its plant ..."): a person's or a thing's. Not past another name: in "Vell joined
-            # Quorra, and its shares rose" the pronoun is the nearer name's.
-            until = min((m.start for m in row if m.start >= mention.end and m.key != mention.key), default=sentence.end)
-            pronoun = next((t.lower_ for t in sentence.doc[mention.end : until] if t.pos_ == "PRON"), None)
+            # followed"; "Quorra said its plant ..."): a person's or a thing's.
+            pronoun = next((t.lower_ for t in sentence.doc[mention.end : sentence.end] if t.pos_ == "PRON"), None)
             if pronoun in PERSON_PRONOUNS:
                 entity.evidence.pronouns["person"] += 1
             elif pronoun in THING_PRONOUNS:
