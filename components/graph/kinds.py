@@ -195,8 +195,10 @@ class KindEvidence:
         if self.titled:
             parts.append(f"after a title {self.titled}")
         if self.pronouns:
+            # What was counted, not a claim that the pronoun is the name's: it may be another name's ("Vennick joined
+            # Quillon, and its shares rose").
             said = {"person": "he/she", "thing": "it"}
-            parts.append("referred to as " + ", ".join(f"{said[k]} {n}" for k, n in self.pronouns.most_common()))
+            parts.append("next pronoun " + ", ".join(f"{said[k]} {n}" for k, n in self.pronouns.most_common()))
         if _designated(self.names):
             parts.append("named with a company designator")
         return "; ".join(parts)

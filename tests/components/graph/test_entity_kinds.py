@@ -105,7 +105,10 @@ class TestKindModel:
             "Brightwater Loom said in 2020 that its plant would close."
         )
         assert found["orla vennick"].kind_evidence.pronouns == Counter({"person": 1})
-        assert "referred to as he/she 1" in found["orla vennick"].evidence  # shown with the kind
+        assert "next pronoun he/she 1" in found["orla vennick"].evidence  # shown with the kind
+        # Shown as what was counted: the pronoun after a name may be the next name's, so no "referred to as".
+        joined = entities("Orla Vennick joined Quillon Holdings in 2019, and its shares rose.")["orla vennick"]
+        assert "next pronoun it 1" in joined.evidence and "referred to as" not in joined.evidence
         assert found["brightwater loom"].kind_evidence.pronouns["thing"] >= 1
         assert found["brightwater loom"].kind_evidence.pronouns["person"] == 0
         said = KindEvidence(names=["Tamsin Royle"], labels=Counter({"": 2}), pronouns=Counter({"person": 2}))
