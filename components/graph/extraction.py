@@ -1363,8 +1363,9 @@ class LanguageExtractor(GraphExtractor):
             for part, keys in owners.items():
                 if len(keys) == 1 and part in entities and part not in redirect and part != keys[0]:
                     short = entities[part]
-                    # "Apple Computer" keyed "apple" is a name of its own, not the first word of "Apple Corps".
-                    written_short = "person" in kinds or all(len(name.split()) == 1 for name in short.names)
+                    # "Apple Computer" keyed "apple" is a name of its own, not the first word of "Apple Corps"; and
+                    # "Royle Holdings" keyed "royle" is a company named after Tamsin Royle, not her surname alone.
+                    written_short = all(len(name.split()) == 1 for name in short.names)
                     # A name's first word used more often than the name itself is a name of its own ("Nordvik" and
                     # its "Nordvik Cloud" service); a surname alone is the person's whatever the recogniser said.
                     rarer = part_index == -1 or sum(short.names.values()) <= sum(entities[keys[0]].names.values())

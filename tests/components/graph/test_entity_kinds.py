@@ -283,6 +283,15 @@ class TestOnePerThing:
         person = found["andrei zorvanek"]
         assert "zorvanek" in person.aliases and "surname" in person.reasons["zorvanek"]
 
+    def test_a_company_named_after_a_person_is_not_the_persons_surname(self):
+        # "Royle Holdings" is keyed "royle" (the designator dropped), but it is written as a company's name: it stays
+        # its own organisation, and the founder stays a person.
+        found = entities("Tamsin Royle founded Royle Holdings in 2019. Royle Holdings said it employs 300.")
+        assert found["tamsin royle"].kind == "person"
+        assert found["tamsin royle"].kind_evidence.names == ["Tamsin Royle"]
+        assert found["royle"].name == "Royle Holdings" and found["royle"].kind == "organization"
+        assert "company designator" not in found["tamsin royle"].evidence
+
     def test_a_first_word_used_more_than_the_longer_name_stays_its_own(self):
         found = entities(
             "Brindle released Brindle Cloud, a hosted service, in 2022. Brindle is an open-source framework. "
