@@ -8,8 +8,9 @@ Evidence of one entity in one document (`KindEvidence`):
 - the roles it plays: the predicates it is the subject or the object of ("was born", "founded", "raised",
   "released", "located in");
 - the first pronoun after each mention in its sentence, which most often refers back to it: a person's ("he",
-  "her") or a thing's ("it", "its"); and how often a title or an office stands right before it ("Dr", "CEO",
-  "President": `TITLE_WORDS`, which are never part of the name);
+  "her") or a thing's ("it", "its"); and how often a title or an office stands right before it, modifying it ("Dr",
+  "CEO", "President": `TITLE_WORDS`; not one the recogniser reads as the first word of a place's or an
+  organisation's name, "St. Orvel", "General Tavrin Motors");
 - the shape of its name (an acronym, a name with digits or an inner capital, how many words), and whether a name
   of it ends in a company designator ("Nordvik Aviation Ltd.", "Halden Group": `model.DESIGNATORS`, the words the
   graph already drops from an organisation's key).
