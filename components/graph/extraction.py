@@ -55,7 +55,7 @@ from components.serialization import init_parameters_to_dict
 from components.text.language import analyse_text, entity_kind
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-18"
+EXTRACTOR_VERSION = "spacy-19"
 
 
 class GraphExtractor(ABC):
