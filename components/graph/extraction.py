@@ -55,7 +55,7 @@ from components.serialization import init_parameters_to_dict
 from components.text.language import analyse_text, entity_kind
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-19"
+EXTRACTOR_VERSION = "spacy-20"
 
 
 class GraphExtractor(ABC):
@@ -1225,9 +1225,16 @@ class LanguageExtractor(GraphExtractor):
                 entity.evidence.pronouns["person"] += 1
             elif pronoun in THING_PRONOUNS:
                 entity.evidence.pronouns["thing"] += 1
-            # A title or an office right before the name ("CEO Orla Vennick", "Dr. Vennick"; never part of the name).
+            # A title or an office right before the name ("CEO Orla Vennick", "Dr. Vennick"; never part of the name):
+            # one that modifies the name (not "the technology Quillon uses"), and that the recogniser does not read
+            # as the first word of a place's or an organisation's name ("St. Orvel", "General Tavrin Motors").
             before = sentence.doc[mention.start - 1] if mention.start > sentence.start else None
-            if before is not None and before.lower_.rstrip(".") in TITLE_WORDS:
+            if (
+                before is not None
+                and before.lower_.rstrip(".") in TITLE_WORDS
+                and mention.start <= before.head.i < mention.end
+                and before.ent_type_ in ("", "PERSON")
+            ):
                 entity.evidence.titled += 1
             around = [root.head] if root.head.i != root.i else []
             modifiers = ("amod", "compound", "appos", "nmod")
@@ -1356,8 +1363,9 @@ class LanguageExtractor(GraphExtractor):
             for part, keys in owners.items():
                 if len(keys) == 1 and part in entities and part not in redirect and part != keys[0]:
                     short = entities[part]
-                    # "Apple Computer" keyed "apple" is a name of its own, not the first word of "Apple Corps".
-                    written_short = "person" in kinds or all(len(name.split()) == 1 for name in short.names)
+                    # "Apple Computer" keyed "apple" is a name of its own, not the first word of "Apple Corps"; and
+                    # "Royle Holdings" keyed "royle" is a company named after Tamsin Royle, not her surname alone.
+                    written_short = all(len(name.split()) == 1 for name in short.names)
                     # A name's first word used more often than the name itself is a name of its own ("Nordvik" and
                     # its "Nordvik Cloud" service); a surname alone is the person's whatever the recogniser said.
                     rarer = part_index == -1 or sum(short.names.values()) <= sum(entities[keys[0]].names.values())

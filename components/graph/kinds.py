@@ -8,8 +8,9 @@ Evidence of one entity in one document (`KindEvidence`):
 - the roles it plays: the predicates it is the subject or the object of ("was born", "founded", "raised",
   "released", "located in");
 - the first pronoun after each mention in its sentence, which most often refers back to it: a person's ("he",
-  "her") or a thing's ("it", "its"); and how often a title or an office stands right before it ("Dr", "CEO",
-  "President": `TITLE_WORDS`, which are never part of the name);
+  "her") or a thing's ("it", "its"); and how often a title or an office stands right before it, modifying it ("Dr",
+  "CEO", "President": `TITLE_WORDS`; not one the recogniser reads as the first word of a place's or an
+  organisation's name, "St. Orvel", "General Tavrin Motors");
 - the shape of its name (an acronym, a name with digits or an inner capital, how many words), and whether a name
   of it ends in a company designator ("Nordvik Aviation Ltd.", "Halden Group": `model.DESIGNATORS`, the words the
   graph already drops from an organisation's key).
@@ -195,8 +196,10 @@ class KindEvidence:
         if self.titled:
             parts.append(f"after a title {self.titled}")
         if self.pronouns:
+            # What was counted, not a claim that the pronoun is the name's: it may be another name's ("Vennick joined
+            # Quillon, and its shares rose").
             said = {"person": "he/she", "thing": "it"}
-            parts.append("referred to as " + ", ".join(f"{said[k]} {n}" for k, n in self.pronouns.most_common()))
+            parts.append("next pronoun " + ", ".join(f"{said[k]} {n}" for k, n in self.pronouns.most_common()))
         if _designated(self.names):
             parts.append("named with a company designator")
         return "; ".join(parts)
@@ -241,7 +244,10 @@ def _designated(names: list[str]) -> bool:
     """True when a name of two or more words ends in a company designator ("Brask Ferrow Ltd.", "Halden Group",
     "Quillon Holdings"): the way the language writes an organisation's name, whatever its trade."""
     for name in names:
-        words = [word.strip(".,").lower() for word in name.split()]
+        # As the key reads them: "S.A." is "sa", and a leading "the" is no word of the name ("The Group" is none).
+        words = [word.replace(".", "").strip(",").lower() for word in name.split()]
+        if words[:1] == ["the"]:
+            words = words[1:]
         if len(words) >= 2 and words[-1] in DESIGNATORS:
             return True
     return False

@@ -330,7 +330,8 @@ class LostMention:
 @dataclass
 class RecallLosses:
     """Where a corpus's timelines lose its gold event mentions at one threshold: `kept` + `below` + `never` =
-    `mentions`; `dated` recalled mentions with a known gold date, `date_wrong` of them dated otherwise."""
+    `mentions`; `dated` the known gold dates of recalled mentions (one per gold event: a sentence holding two dated
+    events counts twice, so `dated` can exceed `kept`), `date_wrong` of them dated otherwise."""
 
     threshold: float
     mentions: int = 0
@@ -344,7 +345,7 @@ class RecallLosses:
 
 def recall_losses(corpus: CorpusTimelines, threshold: float) -> RecallLosses:
     """Each gold event mention of `corpus` on its entity's timeline at `threshold` (its facts at or above it), only
-    below it, or never proposed; and each recalled mention with a known gold date, dated right or not (the counts
+    below it, or never proposed; and each known gold date of a recalled mention, dated right or not (the counts
     are those of `score_timeline`: `kept / mentions` is the recall, `1 - date_wrong / dated` the dates right)."""
     losses = RecallLosses(threshold)
     for record in corpus.gold:

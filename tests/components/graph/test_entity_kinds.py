@@ -84,6 +84,11 @@ class TestKindModel:
         assert features(designated)[FEATURES.index("name:designator")] == 1.0
         assert features(plain)[FEATURES.index("name:designator")] == 0.0
         assert features(KindEvidence(names=["Group"]))[FEATURES.index("name:designator")] == 0.0  # a word alone
+        # Written with inner dots ("S.A.", "N.V.", "S.p.A."), as the key drops them; "the" and a designator is no name.
+        for name in ("Brask Ferrow S.A.", "Brask Ferrow N.V.", "Brask Ferrow S.p.A.", "The Brask Ferrow Group"):
+            assert features(KindEvidence(names=[name]))[FEATURES.index("name:designator")] == 1.0, name
+        for name in ("The Group", "The Computers"):
+            assert features(KindEvidence(names=[name]))[FEATURES.index("name:designator")] == 0.0, name
         model = default_kind_model()
         assert model.probabilities(designated)["organization"] > model.probabilities(plain)["organization"] + 0.1
         assert model.decide(designated).kind == "organization"
@@ -100,7 +105,10 @@ class TestKindModel:
             "Brightwater Loom said in 2020 that its plant would close."
         )
         assert found["orla vennick"].kind_evidence.pronouns == Counter({"person": 1})
-        assert "referred to as he/she 1" in found["orla vennick"].evidence  # shown with the kind
+        assert "next pronoun he/she 1" in found["orla vennick"].evidence  # shown with the kind
+        # Shown as what was counted: the pronoun after a name may be the next name's, so no "referred to as".
+        joined = entities("Orla Vennick joined Quillon Holdings in 2019, and its shares rose.")["orla vennick"]
+        assert "next pronoun it 1" in joined.evidence and "referred to as" not in joined.evidence
         assert found["brightwater loom"].kind_evidence.pronouns["thing"] >= 1
         assert found["brightwater loom"].kind_evidence.pronouns["person"] == 0
         said = KindEvidence(names=["Tamsin Royle"], labels=Counter({"": 2}), pronouns=Counter({"person": 2}))
@@ -124,6 +132,25 @@ class TestKindModel:
         assert features(plain)[FEATURES.index("title:before")] == 0.0
         model = default_kind_model()
         assert model.probabilities(titled)["person"] > model.probabilities(plain)["person"] + 0.1
+
+    def test_a_title_word_that_is_part_of_a_name_or_modifies_another_word_is_no_title(self):
+        # A title that opens a place's or an organisation's name, or a word of the list that modifies another word
+        # than the name, is no evidence that the name is a person's (and is not shown as "after a title").
+        for text, key in (
+            ("The plant in St. Orvel was opened by Quillon in 2019.", "orvel"),
+            ("Quillon moved to King Harald Square in 2019.", "harald square"),
+            ("General Tavrin Motors opened a plant in Varna in 2019.", "tavrin motors"),
+            ("We reviewed the technology Quillon uses in its plants in 2019.", "quillon"),
+        ):
+            found = entities(text)
+            assert found[key].kind_evidence.titled == 0, text
+            assert "after a title" not in found[key].evidence, text
+        # Titles before a person still count, capitalised or not.
+        for text, key in (
+            ("Former chief executive Orla Vennick left Quillon in 2019.", "orla vennick"),
+            ("Dr. Vennick said so in 2019.", "vennick"),
+        ):
+            assert entities(text)[key].kind_evidence.titled == 1, text
 
 
 class TestKindsFromEvidence:
@@ -255,6 +282,15 @@ class TestOnePerThing:
         assert "zorvanek" not in found
         person = found["andrei zorvanek"]
         assert "zorvanek" in person.aliases and "surname" in person.reasons["zorvanek"]
+
+    def test_a_company_named_after_a_person_is_not_the_persons_surname(self):
+        # "Royle Holdings" is keyed "royle" (the designator dropped), but it is written as a company's name: it stays
+        # its own organisation, and the founder stays a person.
+        found = entities("Tamsin Royle founded Royle Holdings in 2019. Royle Holdings said it employs 300.")
+        assert found["tamsin royle"].kind == "person"
+        assert found["tamsin royle"].kind_evidence.names == ["Tamsin Royle"]
+        assert found["royle"].name == "Royle Holdings" and found["royle"].kind == "organization"
+        assert "company designator" not in found["tamsin royle"].evidence
 
     def test_a_first_word_used_more_than_the_longer_name_stays_its_own(self):
         found = entities(
