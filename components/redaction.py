@@ -27,6 +27,8 @@ import threading
 from typing import Any, TextIO
 from urllib.parse import quote, unquote, urlsplit
 
+from components.settings import get_settings
+
 REDACTED = "[redacted]"
 # A log line quotes at most this much of any message or bound value (a 10 MB request must not become a log line).
 MAX_LOG_CHARS = 2000
@@ -75,8 +77,6 @@ def remember_settings_secrets() -> None:
     catalog does, as it is made) and after the settings change; the first redaction reads them if nobody did."""
     found: set[str] = set()
     try:
-        from components.settings import get_settings
-
         settings = get_settings()
         for name in SECRET_SETTINGS:
             secret = getattr(settings, name, None)

@@ -11,6 +11,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
+from components.ingestion.formats import convert_bytes
 from components.knowledge_base.knowledge_base import KnowledgeBase
 from ingest.demo import demo_items
 from ingest.ingestor import IngestItem, Ingestor
@@ -44,8 +45,6 @@ def measure_ingestion(store: KnowledgeBase, target_chunks: int = 300, rounds: in
 
     The copies are removed from `store` afterwards; use a scratch collection all the same.
     """
-    from components.ingestion.formats import convert_bytes
-
     if target_chunks < 1:
         raise ValueError(f"target_chunks must be at least 1, not {target_chunks!r}")
     if rounds < 1:

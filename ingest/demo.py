@@ -13,6 +13,7 @@ from pathlib import Path
 from haystack import logging
 
 from components.ingestion.formats import SUPPORTED_SUFFIXES, doc_type_for
+from components.knowledge_base.factory import open_knowledge_base
 from components.knowledge_base.knowledge_base import KnowledgeBase
 from ingest.ingestor import IngestItem, Ingestor
 from ingest.report import IngestProgress, IngestReport
@@ -48,8 +49,6 @@ def ingest_demo_corpus(
 def ensure_demo_corpus(store: KnowledgeBase | None = None) -> IngestReport | None:
     """Ingest the demo corpus when the knowledge base holds no documents; None when it already has some."""
     if store is None:
-        from components.knowledge_base.factory import open_knowledge_base
-
         store = open_knowledge_base()
     if store.count_documents() > 0:
         return None

@@ -7,7 +7,7 @@ from typing import Any
 from haystack import component, default_from_dict, logging
 
 from components.knowledge_base.attribution import check_document_store
-from components.knowledge_base.factory import document_field_of
+from components.knowledge_base.factory import document_field_of, document_store_for, knowledge_base_for
 from components.serialization import init_parameters_to_dict
 from ingest.ingestor import Ingestor
 
@@ -50,8 +50,6 @@ class FileIngester:
     def warm_up(self) -> None:
         """Open the knowledge base and load the embedding model (once)."""
         if self._ingestor is None:
-            from components.knowledge_base.factory import document_store_for, knowledge_base_for
-
             document_store = self.document_store
             if document_store is None:
                 document_store = document_store_for(None, self.collection)

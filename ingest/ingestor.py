@@ -25,14 +25,18 @@ from typing import Any
 import numpy as np
 from haystack import logging
 
+from components.embedding import get_embedding_model
+from components.graph.ingest_hook import GraphIngestHook
 from components.ingestion.formats import ConversionError, convert_bytes, doc_type_for
 from components.ingestion.formats.common import json_safe
 from components.ingestion.limits import IngestLimits
 from components.ingestion.splitter import TextChunk, TokenSplitter
+from components.knowledge_base.factory import open_knowledge_base
 from components.knowledge_base.hooks import IngestHook, RefreshableHook
 from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.store import ChunkRecord, DocumentRecord
 from components.resilience.errors import first_line
+from components.settings import get_settings
 from components.text.analyzer import term_counts
 from components.text.language import SENTENCE_SPANS_KEY, sentence_spans
 from components.validation import positive_int
@@ -44,8 +48,6 @@ logger = logging.getLogger(__name__)
 def default_hooks(collection: str | None = None) -> list[IngestHook]:
     """The hooks every ingestion runs unless told otherwise: the knowledge graph's extraction (for `collection`,
     default the settings' collection)."""
-    from components.graph.ingest_hook import GraphIngestHook
-
     return [GraphIngestHook(collection=collection)]
 
 
@@ -123,14 +125,10 @@ class Ingestor:
         batch_size: int | None = None,
         limits: IngestLimits | None = None,
     ) -> None:
-        from components.settings import get_settings
-
         settings = get_settings()
         if batch_size is not None:
             positive_int("batch_size", batch_size)
         if store is None:
-            from components.knowledge_base.factory import open_knowledge_base
-
             store = open_knowledge_base()
         self.store = store
         # The default hooks (the graph) follow the store's collection, so a scratch collection gets a scratch graph.
@@ -146,8 +144,6 @@ class Ingestor:
     def warm_up(self) -> None:
         """Load the embedding model and its tokenizer (once per process)."""
         if self.model is None:
-            from components.embedding import get_embedding_model
-
             self.model = get_embedding_model(self.model_name)
             self.splitter.warm_up()
 

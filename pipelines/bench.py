@@ -23,7 +23,15 @@ from typing import Any
 
 import numpy as np
 
+from components.embedding import get_embedding_model
+from components.knowledge_base.factory import open_knowledge_base
+from components.knowledge_base.store import ChunkRecord, DocumentRecord
+from components.settings import get_settings, reload_settings
+from components.text.analyzer import term_counts
+from components.text.language import SENTENCE_SPANS_KEY, sentence_spans
+from ingest.benchmark import measure_ingestion
 from ingest.demo import DEMO_CORPUS_DIR
+from pipelines.catalog import PipelineCatalog
 from pipelines.evaluation.metrics import percentile
 
 Out = Callable[[str], None]
@@ -40,8 +48,6 @@ def _demo_texts() -> list[tuple[str, str]]:
 
 def _demo_sentences() -> list[str]:
     """The sentences of the demo documents, as the product's language analysis cuts them."""
-    from components.text.language import sentence_spans
-
     return [" ".join(text[s:e].split()) for _, text in _demo_texts() for s, e in sentence_spans(text)]
 
 
@@ -56,10 +62,6 @@ def _join_sentences(sentences: list[str]) -> tuple[str, list[tuple[int, int]]]:
 
 def bench_ingestion(out: Out, target_chunks: int = 300, rounds: int = 3) -> dict[str, Any]:
     """Ingestion throughput (the whole path, graph extraction included) against the embedder alone, same chunks."""
-    from components.knowledge_base.factory import open_knowledge_base
-    from components.settings import get_settings
-    from ingest.benchmark import measure_ingestion
-
     store = open_knowledge_base(get_settings(), collection=f"bench_ingest_{int(time.time())}")
     try:
         result = measure_ingestion(store, target_chunks=target_chunks, rounds=rounds)
@@ -91,11 +93,6 @@ def _synthetic_base(store: Any, n_chunks: int, out: Out, seed: int = 7) -> None:
     Every chunk carries what ingestion stores: its vector, its sentences' in-context vectors and its term counts,
     so the ranker does its full per-question work.
     """
-    from components.embedding import get_embedding_model
-    from components.knowledge_base.store import ChunkRecord, DocumentRecord
-    from components.text.analyzer import term_counts
-    from components.text.language import SENTENCE_SPANS_KEY
-
     rng = random.Random(seed)
     model = get_embedding_model()
     sentences = [s for s in _demo_sentences() if len(s.split()) >= 6]
@@ -156,9 +153,6 @@ def _synthetic_base(store: Any, n_chunks: int, out: Out, seed: int = 7) -> None:
 
 def bench_queries(out: Out, n_chunks: int = 10_000, n_queries: int = 60) -> dict[str, Any]:
     """Full research-pipeline latency against query embedding + raw store searches at `n_chunks`."""
-    from components.embedding import get_embedding_model
-    from components.knowledge_base.factory import open_knowledge_base
-    from components.settings import get_settings
     settings = get_settings()
     collection = f"bench_v3_{n_chunks}"  # v3: chunks in the integration's document store, documents in the registry
     store = open_knowledge_base(settings, collection=collection)
@@ -232,9 +226,6 @@ def bench_queries(out: Out, n_chunks: int = 10_000, n_queries: int = 60) -> dict
 def _catalog_for(collection: str) -> Any:
     """A fresh catalog whose knowledge-base components read `collection` (the settings name it)."""
     import os
-
-    from components.settings import reload_settings
-    from pipelines.catalog import PipelineCatalog
 
     os.environ["KB_COLLECTION"] = collection
     reload_settings()

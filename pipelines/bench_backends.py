@@ -31,7 +31,11 @@ from typing import Any
 
 import numpy as np
 
+from components.knowledge_base.chunk_index import record_to_document
+from components.knowledge_base.factory import document_store_for, knowledge_base_for
 from components.knowledge_base.keyword_terms import terms
+from components.knowledge_base.store import ChunkRecord, DocumentRecord, KnowledgeBaseUnavailable
+from components.settings import get_settings
 from components.text import bm25
 from pipelines.evaluation.metrics import percentile
 
@@ -128,8 +132,6 @@ class SyntheticBase:
         """(DocumentRecord, chunks) pairs in ingestion order."""
         import datetime as dt
 
-        from components.knowledge_base.store import ChunkRecord, DocumentRecord
-
         for start in range(0, self.size, CHUNKS_PER_DOCUMENT):
             number = start // CHUNKS_PER_DOCUMENT
             document_id = f"bench-{number:06d}"
@@ -183,14 +185,10 @@ def timed(calls: list[Callable[[], Any]], warm: list[Callable[[], Any]]) -> tupl
 
 
 def _open(backend: str, collection: str, folder: Path) -> Any:
-    from components.settings import get_settings
-
     settings = get_settings().model_copy(
         update={"milvus_uri": str(folder / "milvus" / "bench.db"), "qdrant_path": folder / "qdrant", "qdrant_url": None}
     )
     if backend in BACKENDS:
-        from components.knowledge_base.factory import document_store_for, knowledge_base_for
-
         store = document_store_for(settings.model_copy(update={"kb_backend": backend}), collection)
         return knowledge_base_for(store, embedding_model="synthetic")
     raise ValueError(f"unknown backend {backend!r}; choose {', '.join(BACKENDS)}")
@@ -214,8 +212,6 @@ class _CopyFloor:
 
     def write(self, document: Any, chunks: list) -> None:
         from psycopg.types.json import Jsonb
-
-        from components.knowledge_base.chunk_index import record_to_document
 
         with self.conn.cursor().copy(f"COPY {self.table} FROM STDIN (FORMAT BINARY)") as copy:
             copy.set_types(["text", "text", "jsonb", self.vector_type])
@@ -317,9 +313,6 @@ def bench_backends(backends: list[str], sizes: list[int], queries: int, out: Cal
     Returns `{"vectors": "synthetic ...", "sizes": {N: {"numpy": {...}, backend: {...}}}}`; a backend that cannot
     run (for example a locked milvus-lite folder) is reported with its one-sentence `error`.
     """
-    from components.knowledge_base.store import KnowledgeBaseUnavailable
-    from components.settings import get_settings
-
     unknown = sorted(set(backends) - set(BACKENDS))
     if unknown:
         raise ValueError(f"unknown backend {', '.join(unknown)}; choose {', '.join(BACKENDS)}")

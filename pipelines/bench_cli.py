@@ -31,6 +31,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pipelines.runtime import Runtime
+
 Out = Callable[[str], None]
 
 TARGETS_S = {"help": 0.5, "docs_list": 1.5, "ask_cold": 4.0, "ask_server": 0.5}
@@ -144,8 +146,6 @@ def stop_server(process: subprocess.Popen) -> None:
 
 def warm_in_process(question: str, runs: int) -> dict[str, Any]:
     """The question answered by this process's catalog once warm: wall seconds per question."""
-    from pipelines.runtime import Runtime
-
     with Runtime() as runtime:
         catalog = runtime.catalog
         catalog.research(question)  # loads and warms the pipeline, as the first question of a process does

@@ -19,6 +19,7 @@ from haystack.components.joiners import DocumentJoiner
 from components.contracts import ContextChunk, SourceStatus, chunk_to_document
 from components.resilience import ResiliencePolicy, SourceGuard
 from pipelines.evaluation.metrics import percentile
+from pipelines.status_collector import SourceStatusCollector
 
 BRANCH_MS = (20, 30, 40, 50, 60, 70)
 
@@ -56,8 +57,6 @@ class TimedSource:
 
 def fanout_pipeline(delays_ms: tuple[float, ...] = BRANCH_MS) -> Pipeline:
     """The fan-out part of the research pipeline with timed sources in place of the real ones."""
-    from pipelines.status_collector import SourceStatusCollector
-
     pipeline = Pipeline()
     pipeline.add_component("joiner", DocumentJoiner(join_mode="reciprocal_rank_fusion"))
     pipeline.add_component("statuses", SourceStatusCollector())

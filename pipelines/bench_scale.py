@@ -31,9 +31,20 @@ from typing import Any
 
 import numpy as np
 
+from components.embedding import get_embedding_model
+from components.knowledge_base import close_knowledge_bases, pgvector_index
+from components.knowledge_base.factory import document_store_for, knowledge_base_for
+from components.knowledge_base.search import KnowledgeBaseSearch
+from components.knowledge_base.store import ChunkRecord, DocumentRecord, KnowledgeBaseUnavailable
+from components.settings import get_settings, reload_settings
+from components.text import bm25
+from components.text.analyzer import term_counts, terms
+from ingest.demo import DEMO_CORPUS_DIR
 from pipelines.bench_backends import KeywordFloor, _one_blas_thread, _seal, timed
+from pipelines.catalog import PipelineCatalog
+from pipelines.evaluation.charts import new_chart, save_chart
 from pipelines.evaluation.metrics import percentile
-from pipelines.scale_corpus import CHUNKS_PER_DOCUMENT, EmbeddingCache, ScaleCorpus, eval_data_dir
+from pipelines.scale_corpus import CHUNKS_PER_DOCUMENT, EmbeddingCache, ScaleCorpus, corpus_questions, eval_data_dir
 
 Out = Callable[[str], None]
 SIZES = (10_000, 30_000, 100_000)
@@ -54,8 +65,6 @@ class ScaleBase:
         self.vectors = np.stack([item[4] for item in prepared[:size]])
         self.real = sum(int(item[5]) for item in prepared[:size])
         self.counts: list[dict[str, int]] = [item[3] for item in prepared[:size]]
-        from components.text.analyzer import terms
-
         self._keyword = KeywordFloor(self.counts, terms)
         self.average_terms = self._keyword.average_terms
 
@@ -75,8 +84,6 @@ class ScaleBase:
     def documents(self, first_chunk: int = 0, last_chunk: int | None = None) -> Iterator[tuple[Any, list[Any]]]:
         """(DocumentRecord, chunks) of the documents holding chunks `first_chunk` to `last_chunk` (exclusive; the
         end by default), in order."""
-        from components.knowledge_base.store import ChunkRecord, DocumentRecord
-
         start = (first_chunk // CHUNKS_PER_DOCUMENT) * CHUNKS_PER_DOCUMENT
         for first in range(start, self.size if last_chunk is None else last_chunk, CHUNKS_PER_DOCUMENT):
             number = first // CHUNKS_PER_DOCUMENT
@@ -111,8 +118,6 @@ class StoredCounts:
     its keyword search is exact over those counts, so that is what its recall is measured against."""
 
     def __init__(self, chunk_ids: list[str], counts: list[dict[str, int]]) -> None:
-        from components.text.analyzer import terms
-
         self.chunk_ids = chunk_ids
         self._keyword = KeywordFloor(counts, terms)
         self.average_terms = self._keyword.average_terms
@@ -148,8 +153,6 @@ def _stored_counts(kb: Any) -> StoredCounts:
 def _prepare(corpus: ScaleCorpus, cache: EmbeddingCache, size: int, out: Out) -> list[tuple]:
     """Per chunk up to `size`: (chunk, sentence spans with vectors, their vectors, term counts, vector, real?), the
     term counts as ingestion counts them (title and text)."""
-    from components.text.analyzer import term_counts
-
     prepared = []
     started = time.monotonic()
     for number in range(size):
@@ -172,8 +175,6 @@ def _settings_for(backend: str, folder: Path) -> dict[str, str]:
 @contextlib.contextmanager
 def _environment(values: dict[str, str]) -> Iterator[None]:
     """The settings read these variables while inside (the catalog's components read the settings)."""
-    from components.settings import reload_settings
-
     saved = {key: os.environ.get(key) for key in values}
     os.environ.update(values)
     reload_settings()
@@ -189,9 +190,6 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
 
 
 def _open(backend: str, collection: str) -> Any:
-    from components.knowledge_base.factory import document_store_for, knowledge_base_for
-    from components.settings import get_settings
-
     return knowledge_base_for(document_store_for(get_settings(), collection))
 
 
@@ -298,10 +296,6 @@ def _pgvector_alternatives(
     the knowledge base's document lookup."""
     from psycopg import sql
 
-    from components.knowledge_base import pgvector_index
-    from components.text import bm25
-    from components.text.analyzer import terms
-
     index = kb.index
     result: dict[str, Any] = {"dense": {}, "keyword": {}}
     saved = pgvector_index._EF_SEARCH_MIN
@@ -393,8 +387,6 @@ def _server_cpu(index: Any, queries: list[str]) -> list[float] | None:
     """Milliseconds of CPU the database server spends on each question's keyword search function: what the search
     costs whatever else runs on the machine (wall time under load is mostly waiting for a core). Read from the
     server process's scheduler statistics, so only for a server on this machine (None otherwise)."""
-    from components.text.analyzer import terms
-
     with index._connection() as conn:
         stat = Path(f"/proc/{conn.info.backend_pid}/schedstat")
         if not stat.exists():
@@ -481,10 +473,6 @@ def _keyword_both_ways(kb: Any, queries: list[str], warm: list[str]) -> tuple[li
 
 def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors: list[np.ndarray],
              warm: list[str], out: Out, reference: Any = None) -> dict:
-    from components.embedding import get_embedding_model
-    from components.knowledge_base.search import KnowledgeBaseSearch
-    from pipelines.catalog import PipelineCatalog
-
     result: dict[str, Any] = {}
     warm_vectors = [get_embedding_model().embed_one(q) for q in warm]
     timings, hits = timed([lambda v=v: kb.dense_search(v, TOP_K) for v in vectors],
@@ -539,8 +527,6 @@ def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors
 
 def chart(report: dict, path: Path) -> Path:
     """p95 per mode against the base size, one line per backend (log scales), as a PNG."""
-    from pipelines.evaluation.charts import new_chart, save_chart
-
     modes = ("dense", "keyword", "hybrid", "research")
     figure, axes = new_chart(1, len(modes), figsize=(4 * len(modes), 3.6))
     sizes = sorted(int(size) for size in report["sizes"])
@@ -578,11 +564,6 @@ def bench_scale(
 ) -> dict[str, Any]:
     """Build (once) and measure the scale bases; `embed_upto` chunks get real embeddings (resumed from the cache,
     for at most `embed_minutes` this run). Returns the report; the chart's path is in `report["chart"]`."""
-    from components.embedding import get_embedding_model
-    from components.knowledge_base.store import KnowledgeBaseUnavailable
-    from components.settings import get_settings
-    from ingest.demo import DEMO_CORPUS_DIR
-
     data = eval_data_dir()
     if data is None:
         out("the public evaluation sets are not here (../shared/data); the scale benchmark needs their text")
@@ -643,8 +624,6 @@ def bench_scale(
                 finally:
                     _release_keyword_memory(kb)
                     kb.close()
-                    from components.knowledge_base import close_knowledge_bases
-
                     close_knowledge_bases()
         report["sizes"][size] = row
     report["chart"] = str(chart(report, folder / "search-at-scale.png"))
@@ -659,10 +638,6 @@ def bench_scale_keyword(out: Out, queries: int = 40, passes: int = 2) -> dict[st
     base (rows included) and the index's own call, question by question in turn, `passes` times; recall@10 of both
     against an exact BM25 over the counts each base stores; the copy's load time and size; the function's server
     CPU. The same questions as `bench_scale`."""
-    from components.knowledge_base.store import KnowledgeBaseUnavailable
-    from components.settings import get_settings
-    from pipelines.scale_corpus import corpus_questions
-
     data = eval_data_dir()
     if data is None:
         out("the public evaluation sets are not here (../shared/data); the scale benchmark's questions come from them")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.arxiv.bibtex import bibtex_for_chunk
 from components.contracts import ContextChunk, SourceType
 
 
@@ -48,8 +49,6 @@ def markdown_brief(items: list[dict[str, Any]], title: str = "Evidence brief") -
 
 def bibtex_for_chunks(chunks: list[ContextChunk]) -> str:
     """BibTeX entries for the distinct arXiv papers among `chunks` (empty when there are none)."""
-    from components.arxiv.bibtex import bibtex_for_chunk
-
     seen: set[str] = set()
     entries = []
     for chunk in chunks:

@@ -27,10 +27,17 @@ import yaml
 from haystack import Pipeline, logging
 
 from components.contracts.selection import AUTO, check_sources
+from components.generation.follow_up import MAX_TURNS, FollowUpRewriter
+from components.graph.graph_search import GraphSearch
+from components.knowledge_base.factory import document_store_for
+from components.knowledge_base.store import KnowledgeBaseUnavailable
+from components.memory.recall import MemoryRecall
 from components.redaction import remember_settings_secrets
 from components.resilience.budget import question_budget
 from components.resilience.errors import first_line
+from components.settings import get_settings
 from components.text.dates import date_bounds
+from components.tools.source_selection import select_sources
 from components.validation import bounded_text
 from pipelines.catalog_file import BUDGET_KEY, RESEARCH_PIPELINE, default_pipelines_file
 from pipelines.heap import after_warm_up
@@ -208,9 +215,6 @@ def with_document_stores(pipeline: dict[str, Any]) -> dict[str, Any]:
     This is all `KB_BACKEND` does: choose which integration's store is built here. A component whose YAML names its
     `document_store` keeps it, so one process can read two backends.
     """
-    from components.knowledge_base.factory import document_store_for
-    from components.knowledge_base.store import KnowledgeBaseUnavailable
-
     components = dict(pipeline.get("components") or {})
     for name, entry in components.items():
         if not isinstance(entry, dict) or entry.get("type") not in KNOWLEDGE_BASE_COMPONENTS:
@@ -233,8 +237,6 @@ def with_question_budget(name: str, pipeline: dict[str, Any]) -> dict[str, Any]:
     metadata = pipeline.get("metadata") or {}
     if name != RESEARCH_PIPELINE or metadata.get(BUDGET_KEY) is not None:
         return pipeline
-    from components.settings import get_settings
-
     return {**pipeline, "metadata": {**metadata, BUDGET_KEY: get_settings().question_budget_s}}
 
 
@@ -345,8 +347,6 @@ class PipelineCatalog:
         specs: dict[str, PipelineSpec] | None = None,
         question_budget_s: float | None = None,
     ) -> None:
-        from components.settings import get_settings
-
         settings = get_settings()
         # The whole-question budget: this one when given, else the research pipeline's (its YAML's metadata, which
         # the build fills from QUESTION_BUDGET_S when the YAML gives none).
@@ -600,9 +600,6 @@ class PipelineCatalog:
     def follow_up(self, question: str, history: list[dict] | None, session_id: str | None) -> str:
         """The question rewritten against the earlier turns (`history`, else the session's memory), or "" when it
         stands alone or there is nothing earlier. Read once per question, before any source is asked."""
-        from components.generation.follow_up import MAX_TURNS, FollowUpRewriter
-        from components.memory.recall import MemoryRecall
-
         if history is None and session_id:
             memory = next(
                 (part for _, part in self.get(RESEARCH_PIPELINE).walk() if isinstance(part, MemoryRecall)), None
@@ -622,8 +619,6 @@ class PipelineCatalog:
         sources = inputs.get("sources")
         if not sources or AUTO not in sources:
             return None
-        from components.tools.source_selection import select_sources
-
         selection = select_sources(inputs["question"], known_entities=self._known_entities())
         chosen = [source for source in sources if source != AUTO]
         chosen += [source for source in selection.sources if source not in chosen]
@@ -632,8 +627,6 @@ class PipelineCatalog:
 
     def _known_entities(self) -> Any:
         """The research pipeline's graph branch's entity lookup, or None when it has no graph branch."""
-        from components.graph.graph_search import GraphSearch
-
         for _, component in self.get(RESEARCH_PIPELINE).walk():
             if isinstance(component, GraphSearch):
                 return component.known_entities

@@ -13,6 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pipelines
+from components.settings import get_settings
+
 RESEARCH_PIPELINE = "research"
 # The research pipeline's whole-question budget, in its YAML: `metadata: {question_budget_s: ...}`.
 BUDGET_KEY = "question_budget_s"
@@ -20,16 +23,12 @@ BUDGET_KEY = "question_budget_s"
 
 def default_pipelines_file() -> Path:
     """`PIPELINES_FILE` when set, else ./pipelines.yaml when present, else the one next to the package."""
-    from components.settings import get_settings
-
     configured = get_settings().pipelines_file
     if configured is not None:
         return Path(configured).expanduser()
     local = Path.cwd() / "pipelines.yaml"
     if local.is_file():
         return local
-    import pipelines
-
     return Path(pipelines.__file__).resolve().parent.parent / "pipelines.yaml"
 
 
@@ -38,8 +37,6 @@ def research_question_budget_s(path: str | Path | None = None) -> float:
     `default_pipelines_file()`) gives in its metadata, else `QUESTION_BUDGET_S` (as the catalog fills it in; a file
     that cannot be read or a budget out of range is the catalog's to refuse, not this reader's)."""
     import yaml
-
-    from components.settings import get_settings
 
     try:
         data = yaml.safe_load(Path(path or default_pipelines_file()).read_text(encoding="utf-8"))

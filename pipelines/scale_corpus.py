@@ -28,6 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
+from components.embedding.model import EmbeddingModel
+from components.settings import get_settings
+from components.text.language import sentence_spans
 from pipelines.evaluation.jsonl import load_jsonl
 
 Out = Callable[[str], None]
@@ -72,8 +75,6 @@ class Chunk:
 
 def _pieces(title: str, text: str) -> Iterator[Source]:
     """`text` cut at sentence ends into pieces of at most `WORDS_PER_CHUNK` words (a longer sentence stands alone)."""
-    from components.text.language import sentence_spans
-
     spans = [(s, e) for s, e in sentence_spans(text) if text[s:e].strip()]
     piece: list[str] = []
     words = 0
@@ -179,9 +180,6 @@ class EmbeddingCache:
     def embed(self, upto: int, out: Out, deadline: float | None = None) -> int:
         """Embed the missing shards below chunk `upto` (one torch thread), stopping at `deadline` (monotonic) if
         given; returns how many leading chunks are embedded."""
-        from components.embedding.model import EmbeddingModel
-        from components.settings import get_settings
-
         start = self.embedded()
         if start >= upto:
             return start

@@ -9,7 +9,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from components.database import describe_database
+from components.embedding import resolve_model_path
+from components.graph.factory import graph_store_from_settings
+from components.knowledge_base.factory import open_knowledge_base
+from components.memory.status import memory_status
+from components.redaction import redact_data
 from components.settings import Settings, get_settings
+from components.tools.registry import tool_status
 
 
 def _probe(name: str, optional: bool, fn: Callable[[Settings], tuple[str, dict[str, Any]]], settings: Settings) -> dict:
@@ -34,9 +41,6 @@ def _probe(name: str, optional: bool, fn: Callable[[Settings], tuple[str, dict[s
 
 
 def _knowledge_base(settings: Settings) -> tuple[str, dict[str, Any]]:
-    from components.database import describe_database
-    from components.knowledge_base.factory import open_knowledge_base
-
     store = open_knowledge_base(settings)
     where = describe_database(settings) if settings.kb_backend == "pgvector" else settings.kb_backend
     detail = f"{settings.kb_backend}, collection {settings.kb_collection!r} ({where})"
@@ -48,8 +52,6 @@ def _knowledge_base(settings: Settings) -> tuple[str, dict[str, Any]]:
 
 
 def _embedder(settings: Settings) -> tuple[str, dict[str, Any]]:
-    from components.embedding import resolve_model_path
-
     resolve_model_path(settings.embedding_model)
     return f"{settings.embedding_model} (local, offline)", {}
 
@@ -63,8 +65,6 @@ def _generator(settings: Settings) -> tuple[str, dict[str, Any]]:
 
 
 def _graph(settings: Settings) -> tuple[str, dict[str, Any]]:
-    from components.graph.factory import graph_store_from_settings
-
     store = graph_store_from_settings(settings.kb_collection, settings)
     try:
         counts = store.counts()
@@ -108,8 +108,6 @@ def _arxiv(settings: Settings) -> tuple[str, dict[str, Any]]:
 
 
 def _memory(settings: Settings) -> tuple[str, dict[str, Any]]:
-    from components.memory.status import memory_status
-
     return memory_status(settings)
 
 
@@ -128,11 +126,7 @@ def collect_status(settings: Settings | None = None) -> dict[str, Any]:
     """The health report: `parts` (name, reachable, detail, counts), `tools` (with telemetry), `healthy`."""
     settings = settings or get_settings()
     parts = [_probe(name, optional, fn, settings) for name, optional, fn in PARTS]
-    from components.tools.registry import tool_status
-
     tools = tool_status()
     healthy = all(part["reachable"] for part in parts if not part["optional"])
-    from components.redaction import redact_data
-
     # Probe details quote connection errors, which may carry a DSN or an upstream's echo of a key.
     return redact_data({"healthy": healthy, "parts": parts, "tools": tools, "data_dir": str(settings.data_dir)})

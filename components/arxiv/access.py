@@ -23,6 +23,7 @@ from components.resilience.errors import parse_retry_after, raise_for_busy
 from components.resilience.transport import BodyTooLarge, BodyTooSlow, CappedBody, CappedTransport, capped_session
 from components.settings import default_setting
 from components.text.dates import date_bounds
+from components.tools import public_address
 from components.web.chunking import query_terms
 from components.web.faults import connection_fault
 
@@ -312,8 +313,6 @@ def pdf_text(pdf_url: str, timeout_s: float, *, allow_private: bool = False) -> 
     (`SourceError`) unless `allow_private` (ALLOW_PRIVATE_ADDRESSES) is set."""
     import httpx
     import pypdf
-
-    from components.tools import public_address
 
     late = RetryableError(f"the PDF did not arrive within {timeout_s:g} s", kind="timeout")
     deadline = time.monotonic() + timeout_s

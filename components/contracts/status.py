@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from components.redaction import redact
+
 
 class StatusKind(str, Enum):  # noqa: UP042 - a StrEnum would change what str() and f-strings print for a member
     """How a source's run ended."""
@@ -34,8 +36,6 @@ class SourceStatus(BaseModel):
     @classmethod
     def _no_secrets(cls, value: str) -> str:
         # Messages quote upstream errors, and some upstreams echo the request's key: redact at construction.
-        from components.redaction import redact
-
         return redact(value)
 
     @property

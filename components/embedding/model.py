@@ -39,6 +39,7 @@ from components.embedding.runtime import (
     onnx_export_root,
     resolve_model_path,
 )
+from components.settings import get_settings
 
 __all__ = ["EmbeddingModel", "get_embedding_model", "query_vector", "resolve_model_path"]
 logger = logging.getLogger(__name__)
@@ -275,8 +276,6 @@ def get_embedding_model(name: str | None = None) -> EmbeddingModel:
 def _load_embedding_model(name: str | None) -> EmbeddingModel:
     """Load `name` (default: EMBEDDING_MODEL) with the settings' EMBEDDING_THREADS and ONNX export folder; the
     caller holds `_LOCK`."""
-    from components.settings import get_settings
-
     settings = get_settings()
     name = name or settings.embedding_model
     model = _MODELS.get(name)

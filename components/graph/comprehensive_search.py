@@ -10,6 +10,7 @@ from haystack import Document, component
 from components.contracts import ContextChunk, SourceStatus, StatusKind, document_to_chunk
 from components.graph.factory import component_graph_store
 from components.graph.tools import GraphToolComponent, GraphTools, fact_to_chunk
+from components.knowledge_base.search import KnowledgeBaseSearch
 from components.resilience import SourceResult
 from components.resilience.errors import first_line
 from components.serialization import with_base_parameters
@@ -17,8 +18,6 @@ from components.serialization import with_base_parameters
 
 def knowledge_base_vector_search(collection: str | None, mode: str) -> Callable[[str, int], list[ContextChunk]]:
     """A `(query, limit) -> chunks` function over the knowledge base's own search component."""
-    from components.knowledge_base.search import KnowledgeBaseSearch
-
     search = KnowledgeBaseSearch(mode=mode, limit=50, **({"collection": collection} if collection else {}))
     search.warm_up()
 

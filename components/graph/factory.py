@@ -12,7 +12,11 @@ from typing import TYPE_CHECKING, Any
 from haystack.core.errors import DeserializationError
 from haystack.core.serialization import import_class_by_name
 
+from components.graph.extraction import LanguageExtractor
+from components.graph.llm_extraction import LLMGraphExtractor
 from components.graph.model import name_grams
+from components.graph.neo4j_store import Neo4jGraphStore
+from components.graph.postgres_store import PostgresGraphStore
 from components.graph.store import GraphStore, GraphUnavailable
 from components.resilience.guard import GuardedComponent
 from components.settings import Settings, get_settings
@@ -30,15 +34,11 @@ def graph_store_from_settings(collection: str | None = None, settings: Settings 
     settings = settings or get_settings()
     collection = collection or settings.kb_collection
     if settings.graph_backend == "neo4j":
-        from components.graph.neo4j_store import Neo4jGraphStore
-
         if not settings.neo4j_uri:
             raise GraphUnavailable("GRAPH_BACKEND is neo4j but NEO4J_URI is not set.")
         return Neo4jGraphStore(
             settings.neo4j_uri, settings.neo4j_username, database=settings.neo4j_database, collection=collection
         )
-    from components.graph.postgres_store import PostgresGraphStore
-
     return PostgresGraphStore(collection)
 
 
@@ -108,12 +108,8 @@ class GraphStoreComponent(GuardedComponent):
 def open_extractor(settings: Settings | None = None) -> GraphExtractor:
     """The extractor the settings choose: the offline spaCy extractor (`spacy`, or `rules` from older settings),
     or the configured OpenAI-compatible chat model (`llm`)."""
-    from components.graph.extraction import LanguageExtractor
-
     settings = settings or get_settings()
     if settings.graph_extractor == "llm":
-        from components.graph.llm_extraction import LLMGraphExtractor
-
         return LLMGraphExtractor.from_settings(settings)
     return LanguageExtractor()
 

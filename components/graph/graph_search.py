@@ -13,6 +13,7 @@ from haystack import component, logging
 
 from components.contracts import ContextChunk, ScoreKind
 from components.contracts.branch import BranchQuery, branch_run
+from components.embedding import get_embedding_model
 from components.graph.event_confidence import check_min_confidence, default_threshold, is_certain
 from components.graph.factory import GraphStoreComponent, component_graph_store, known_entities_in, resolved_graph_store
 from components.graph.model import FactHit
@@ -32,6 +33,7 @@ from components.resilience import SourceGuard, SourceResult
 from components.resilience.guard import BreakerPolicy, guard_policy_from_settings, submit_in_thread
 from components.resilience.scheduling import source_twin
 from components.settings import setting_or
+from components.text.language import use_language_pipeline
 from components.validation import clamp, within
 
 logger = logging.getLogger(__name__)
@@ -131,9 +133,6 @@ class GraphSearch(GraphStoreComponent):
         """Open the graph store, read its entity-passage graph and load the language pipeline and the embedding
         model once, so the first question does not pay for them."""
         if self._store is None:
-            from components.embedding import get_embedding_model
-            from components.text.language import use_language_pipeline
-
             self._store = component_graph_store(self.graph_store, self.collection)
             self._passage_graph = PassageGraphCache(self._store)
             self._model = get_embedding_model(self.embedding_model)

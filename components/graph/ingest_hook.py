@@ -7,6 +7,7 @@ from typing import Any
 from haystack import logging
 
 from components.graph.extraction import GraphExtractor
+from components.graph.factory import graph_store_from_settings, open_extractor
 from components.graph.model import DocumentGraph
 from components.graph.store import GraphStore
 from components.redaction import cut
@@ -38,16 +39,12 @@ class GraphIngestHook:
     @property
     def store(self) -> GraphStore:
         if self._store is None:
-            from components.graph.factory import graph_store_from_settings
-
             self._store = graph_store_from_settings(self.collection)
         return self._store
 
     @property
     def extractor(self) -> GraphExtractor:
         if self._extractor is None:
-            from components.graph.factory import open_extractor
-
             self._extractor = open_extractor()
         return self._extractor
 

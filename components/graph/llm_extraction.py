@@ -16,6 +16,7 @@ from typing import Any
 from components.graph.dates import FuzzyDate, find_dates, sentence_validity
 from components.graph.extraction import GraphExtractor, _ChunkLocator, read_document
 from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, normalise_name
+from components.resilience.transport import capped_client_kwargs
 from components.settings import default_setting
 from components.text.dates import iso_date
 from components.validation import within
@@ -87,8 +88,6 @@ class LLMGraphExtractor(GraphExtractor):
 
             from haystack.components.generators.chat import OpenAIChatGenerator
             from haystack.utils import Secret
-
-            from components.resilience.transport import capped_client_kwargs
 
             # Local servers need no key; the client still wants one, so a placeholder stands in.
             os.environ.setdefault(self.api_key_env, "not-needed")

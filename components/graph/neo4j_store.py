@@ -21,6 +21,7 @@ from haystack.utils import Secret
 from haystack.utils.auth import SecretType
 
 from components.graph.store import GraphStore, GraphUnavailable
+from components.settings import get_settings
 
 _SCHEMA = (
     "CREATE CONSTRAINT graph_entity_uuid IF NOT EXISTS FOR (e:Entity) REQUIRE (e.collection, e.uuid) IS UNIQUE",
@@ -204,8 +205,6 @@ class Neo4jGraphStore(GraphStore):
         value = self.password.resolve_value()
         named = self.password.to_dict()["env_vars"] if self.password.type is SecretType.ENV_VAR else ()
         if value is None and "NEO4J_PASSWORD" in named:
-            from components.settings import get_settings
-
             stored = get_settings().neo4j_password
             value = stored.get_secret_value() if stored is not None else None
         return value

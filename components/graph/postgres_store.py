@@ -20,6 +20,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from components.database import connection_pool
 from components.graph.store import GraphStore, GraphUnavailable, table_prefix
 from components.settings import get_settings
 
@@ -274,8 +275,6 @@ class PostgresGraphStore(GraphStore):
 
     def _get_pool(self) -> Any:
         if self._pool is None:
-            from components.database import connection_pool
-
             self._pool = connection_pool(self._database_settings)
         return self._pool
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from components.ingestion.formats.common import ConversionError
+from components.settings import get_settings
 from components.validation import positive_int
 
 # How much more than the byte limit a packed format may unpack to: a Word file's XML deflates about tenfold, and its
@@ -51,8 +52,6 @@ class IngestLimits:
     @classmethod
     def from_settings(cls) -> IngestLimits:
         """The limits in force (the settings' `INGEST_MAX_*`)."""
-        from components.settings import get_settings
-
         settings = get_settings()
         return cls(settings.ingest_max_file_bytes, settings.ingest_max_chars, settings.ingest_max_chunks,
                    settings.ingest_max_elements, settings.ingest_max_parse_s)

@@ -7,6 +7,7 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict, logging
 
+from components.embedding import get_embedding_model
 from components.ingestion.structure import ConvertedDocument, TextBuilder, paragraphs
 from components.serialization import init_parameters_to_dict
 from components.settings import DEFAULT_EMBEDDING_MODEL
@@ -76,8 +77,6 @@ class TokenSplitter:
     def warm_up(self) -> None:
         """Load the tokenizer and the sentence parser (both shared process-wide) and fit the limit to the window."""
         if self._tokenizer is None:
-            from components.embedding import get_embedding_model
-
             embedding_model = get_embedding_model(self.model)
             language_pipeline()  # the sentence parser `sentence_spans` uses
             self._tokenizer = embedding_model.tokenizer

@@ -32,6 +32,7 @@ from haystack import Document
 
 from components.ingestion.formats import SUFFIX_TYPES
 from components.knowledge_base.store import DocumentRecord
+from components.text.dates import parse_date
 
 DOCUMENT_KEYS = ("document_id", "source_id", "file_path", "url", "source")
 ORDER_KEYS = ("chunk_index", "split_id", "split_idx_start", "page_number")
@@ -167,8 +168,6 @@ def _url(meta: dict[str, Any]) -> str | None:
 
 
 def _date(meta: dict[str, Any]) -> dt.date | None:
-    from components.text.dates import parse_date
-
     for name in DATE_KEYS:
         with suppress(TypeError, ValueError):
             if (found := parse_date(meta.get(name))) is not None:

@@ -16,6 +16,7 @@ import numpy as np
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from components.database import connection_pool
 from components.memory.store import Interaction, MemoryStore, RecalledInteraction, RecallQuery
 
 DEFAULT_TABLE = "memory_interactions"
@@ -48,8 +49,6 @@ class EmbeddedMemoryStore(MemoryStore):
     def _connection_pool(self) -> Any:
         with self._lock:
             if self._pool is None:
-                from components.database import connection_pool
-
                 pool = connection_pool(self._settings)
                 self._create_schema(pool)
                 self._pool = pool

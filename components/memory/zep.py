@@ -21,6 +21,7 @@ from components.memory.store import Interaction, MemoryStore, MemoryUnavailable,
 from components.resilience import SourceError
 from components.resilience.errors import raise_for_busy
 from components.resilience.transport import CappedTransport
+from components.settings import setting_or
 from components.text.dates import parse_moment
 
 ABSENT = object()  # what `ZepMemoryStore.request` returns when Zep answers one of the statuses the caller expects
@@ -116,8 +117,6 @@ class ZepMemoryStore(MemoryStore):
     backend = "zep"
 
     def __init__(self, api_url: str, api_key: str | None, timeout_s: float = 7.0, max_bytes: int | None = None) -> None:
-        from components.settings import setting_or
-
         if not api_url or not api_url.startswith(("http://", "https://")):
             raise ValueError("ZEP_API_URL must be an http(s) URL of the Zep server.")
         self.api_url = api_url.rstrip("/")

@@ -9,6 +9,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from components.redaction import cut
+
 
 class SourceError(Exception):
     """A fault that retrying will not mend (bad input, missing key, not found); its text reaches the analyst."""
@@ -31,8 +33,6 @@ class RetryableError(Exception):
 def first_line(exc: BaseException, limit: int = 200) -> str:
     """An error's first line (client libraries add hints and tracebacks below it), redacted, then cut to at most
     `limit` characters, for a one-sentence message; the exception's type name when it says nothing."""
-    from components.redaction import cut
-
     text = str(exc).strip()
     return cut(text.splitlines()[0] if text else type(exc).__name__, limit)
 

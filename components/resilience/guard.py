@@ -43,6 +43,7 @@ from components.resilience.budget import deadline_scope, question_deadline
 from components.resilience.errors import Fault, RetryableError, ServiceUnreachable, SourceError, classify_exception
 from components.resilience.telemetry import telemetry
 from components.serialization import InitParameterSerialization
+from components.settings import get_settings
 from components.validation import within
 
 logger = logging.getLogger(__name__)
@@ -132,8 +133,6 @@ class ResiliencePolicy:
     @classmethod
     def from_settings(cls, **overrides: Any) -> ResiliencePolicy:
         """The policy the settings describe, with per-source overrides."""
-        from components.settings import get_settings
-
         settings = get_settings()
         values: dict[str, Any] = {
             "timeout_s": settings.tool_timeout_s,
@@ -177,8 +176,6 @@ class BreakerPolicy:
         unknown = set(given) - {"failures", "cooldown_s"}
         if unknown:
             raise ValueError(f"breaker takes failures and cooldown_s, not {', '.join(sorted(unknown))}")
-        from components.settings import get_settings
-
         settings = get_settings()
         return cls(
             failures=given["failures"] if given.get("failures") is not None else settings.breaker_failures,

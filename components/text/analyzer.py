@@ -34,7 +34,7 @@ from pathlib import Path
 
 import snowballstemmer
 
-from components.text.language import language_pipeline
+from components.text.language import analysis_pipeline_name, language_pipeline
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -111,8 +111,6 @@ def text_analysis() -> str:
     the spaCy pipeline whose lemma tables join irregular forms (name and version), and a digest of the rest (the word
     pattern, the stop words, the stemmer and `ANALYSIS_VERSION`). Term counts made by another analysis do not match
     this one's question terms. Reads package metadata only: no spaCy pipeline is loaded (or chosen) for it."""
-    from components.text.language import analysis_pipeline_name
-
     return _text_analysis(analysis_pipeline_name())
 
 

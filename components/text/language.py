@@ -34,6 +34,8 @@ import cachetools
 import numpy
 from haystack import logging
 
+from components.settings import get_settings
+
 if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Doc
@@ -147,8 +149,6 @@ def _default_pipeline_name() -> str:
 
 def pipeline_name_from_settings() -> str:
     """The spaCy pipeline the `SPACY_MODEL` setting names."""
-    from components.settings import get_settings
-
     return get_settings().spacy_model or DEFAULT_SPACY_MODEL
 
 

@@ -15,6 +15,7 @@ from haystack import logging
 
 from components.contracts import SourceStatus
 from components.resilience.telemetry import ToolTelemetry
+from components.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -24,8 +25,6 @@ _LOCK = threading.Lock()
 
 def call_log_path() -> Path:
     """Where tool calls are logged: `<data folder>/telemetry/tool_calls.jsonl`."""
-    from components.settings import get_settings
-
     return get_settings().data_dir / "telemetry" / "tool_calls.jsonl"
 
 

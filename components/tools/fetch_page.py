@@ -19,6 +19,7 @@ from components.resilience import SourceError
 from components.resilience.budget import question_deadline
 from components.resilience.transport import READ_SIZE, CappedBody
 from components.serialization import InitParameterSerialization
+from components.settings import setting_or
 from components.tools import public_address
 from components.validation import positive_int
 
@@ -95,8 +96,6 @@ class FetchPage(InitParameterSerialization):
     ) -> None:
         if timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
-        from components.settings import setting_or
-
         # None: ALLOW_PRIVATE_ADDRESSES and PAGE_MAX_BYTES as the tool is built; `to_dict` writes the values used.
         self.allow_private_addresses = bool(setting_or(allow_private_addresses, "allow_private_addresses"))
         self.timeout_s = timeout_s

@@ -23,6 +23,7 @@ import yaml
 
 from components.resilience import ResiliencePolicy
 from components.resilience.errors import first_line
+from components.settings import get_settings
 from components.tools.research_tools import RESEARCH_TOOLS
 
 # The research tools that read only what is on this machine (the knowledge base, the graph, memory) and those
@@ -82,8 +83,6 @@ class ToolProfiles:
     def require_profile(self, profile: str | None = None) -> str:
         """`profile` (None: the settings' TOOL_PROFILE), or ValueError naming the known profiles when it is not one."""
         if profile is None:
-            from components.settings import get_settings
-
             profile = get_settings().tool_profile
         if profile not in self.profiles:
             raise ValueError(f"unknown tool profile {profile!r}; known profiles: {', '.join(sorted(self.profiles))}.")
@@ -132,6 +131,4 @@ class ToolProfiles:
 
 def load_profiles() -> ToolProfiles:
     """The profiles the settings declare."""
-    from components.settings import get_settings
-
     return ToolProfiles.load(get_settings().tool_profiles_file)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.resilience import telemetry
+from components.settings import get_settings
 from components.tools.calculator import Calculator
 from components.tools.call_log import summarise_calls
 from components.tools.fetch_page import FetchPage
@@ -78,8 +79,6 @@ def list_tools(profile: str | None = None) -> list[dict[str, Any]]:
 
 
 def _configured(spec: ToolSpec) -> tuple[bool, str]:
-    from components.settings import get_settings
-
     settings = get_settings()
     if spec.name in ("read_file", "write_file", "list_directory"):
         return True, "workspace: WORKSPACE_DIR" if settings.workspace_dir else "workspace: the data folder's workspace"
@@ -106,8 +105,6 @@ def tool_status(profile: str | None = None) -> list[dict[str, Any]]:
     latency, cache hits): this process's counters, or the data folder's call log when this process made no call;
     None before any call. Never raises on a bad profile file: the row says so.
     """
-    from components.settings import get_settings
-
     profile = profile or get_settings().tool_profile
     error = ""
     try:

@@ -17,10 +17,13 @@ from haystack.tools import Tool
 from components.contracts import ContextChunk, SourceStatus, StatusKind, chunk_to_document
 from components.generation.citation_checker import CitationChecker
 from components.generation.cited_answer_builder import cited_numbers
+from components.graph.factory import graph_store_from_settings
+from components.graph.tools import GraphTools
 from components.redaction import cut
 from components.resilience.errors import first_line
+from components.resilience.transport import capped_client_kwargs
 from components.serialization import InitParameterSerialization
-from components.settings import setting_or
+from components.settings import get_settings, setting_or
 from components.tools.executor import ToolExecutor
 from components.tools.profiles import ToolProfiles, load_profiles
 from components.tools.registry import get_tool, tool_names
@@ -47,9 +50,6 @@ def chat_generator_from_settings(timeout_s: float | None = None) -> Any:
     QUESTION_BUDGET_S); ValueError (one sentence) when not configured."""
     from haystack.components.generators.chat import OpenAIChatGenerator
     from haystack.utils import Secret
-
-    from components.resilience.transport import capped_client_kwargs
-    from components.settings import get_settings
 
     settings = get_settings()
     if settings.openai_api_key is None:
@@ -89,9 +89,6 @@ def _entity_lookup() -> Callable[[str], list[str]] | None:
     mention matches only, so a loose fuzzy match does not send every question to the graph); None when the graph
     cannot be opened (the choice is then made from words)."""
     try:
-        from components.graph.factory import graph_store_from_settings
-        from components.graph.tools import GraphTools
-
         tools = GraphTools(graph_store_from_settings())
     except Exception as exc:  # noqa: BLE001 - no graph: the choice is made from the words alone
         logger.warning("The graph cannot name entities for the tool choice: {reason}", reason=cut(str(exc), 200))

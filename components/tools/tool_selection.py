@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from components.tools.registry import tool_names
 from components.tools.source_selection import RELATIONS, matched_words, select_sources
 
 _TIMELINE = re.compile(
@@ -84,8 +85,6 @@ def select_tools(
     words for the choice, and brings `memory_recall`. `known_entities(text)` names the graph's entities in a text
     (a failing lookup counts as none). Never raises on a bad lookup.
     """
-    from components.tools.registry import tool_names
-
     allowed = list(available) if available is not None else tool_names()
     text = (question or "").strip()
     if not text:

@@ -11,6 +11,7 @@ from components.resilience import RetryableError, SourceError
 from components.resilience.errors import raise_for_busy
 from components.resilience.transport import CappedTransport
 from components.serialization import InitParameterSerialization
+from components.settings import setting_or
 
 USER_AGENT = "research-assistant/0.1 (wikipedia_summary tool; https://github.com/)"
 MAX_TITLE_CHARS = 255
@@ -37,8 +38,6 @@ class WikipediaSummary(InitParameterSerialization):
             raise ValueError("api_url must be an http(s) URL of a MediaWiki api.php")
         if timeout_s <= 0 or max_chars < 1:
             raise ValueError("timeout_s and max_chars must be positive")
-        from components.settings import setting_or
-
         # None: WIKIPEDIA_API_URL and UPSTREAM_MAX_BYTES as the tool is built; `to_dict` writes the values used.
         self.api_url = setting_or(api_url, "wikipedia_api_url")
         self.timeout_s = timeout_s

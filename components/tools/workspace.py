@@ -11,14 +11,13 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from components.resilience import SourceError
 from components.serialization import InitParameterSerialization
+from components.settings import get_settings
 from components.validation import positive_int
 
 
 def configured_workspace() -> str:
     """The settings' workspace folder: WORKSPACE_DIR, else the data folder's `workspace` (a file tool takes it when
     it is built)."""
-    from components.settings import get_settings
-
     settings = get_settings()
     return str(settings.workspace_dir or settings.data_dir / "workspace")
 

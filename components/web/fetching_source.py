@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.embedding import get_embedding_model
 from components.resilience import SourceGuard
 from components.resilience.guard import BreakerPolicy, GuardedComponent, guard_policy_from_settings
 from components.settings import get_settings, setting_or
+from components.text.language import use_language_pipeline
 from components.validation import positive_int
 
 
@@ -69,9 +71,6 @@ class FetchingSource(GuardedComponent):
     def warm_up(self) -> None:
         """Load the embedding model, the chunker's sentence parser and the client library (once per process)."""
         if self._model is None:
-            from components.embedding import get_embedding_model
-            from components.text.language import use_language_pipeline
-
             self._load_client()
             self._model = get_embedding_model(self.model)
             use_language_pipeline(self.spacy_model)

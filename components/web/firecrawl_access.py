@@ -23,7 +23,9 @@ from components.resilience import RetryableError, SourceError
 from components.resilience.errors import parse_retry_after
 from components.resilience.transport import capped_session
 from components.text.dates import parse_date
+from components.tools import public_address
 from components.web.faults import connection_fault
+from components.web.snapshots import utc_now
 
 HOSTED_API_URL = "https://api.firecrawl.dev"
 NOT_CONFIGURED = "web search is not configured: set FIRECRAWL_API_KEY (or FIRECRAWL_API_URL for a self-hosted one)"
@@ -89,8 +91,6 @@ def check_address(url: str, allow_private: bool) -> str:
     `SourceError` when its host is not public or the URL is ambiguous (the page fetcher's address policy,
     `public_address`): Firecrawl, self-hosted above all, fetches whatever it is asked to, cloud metadata and inside
     services included."""
-    from components.tools import public_address
-
     try:
         public_address.check_url(url, allow_private)
         return public_address.canonical_url(url)
@@ -286,8 +286,6 @@ class FirecrawlAccess:
 
     def scrape(self, url: str, timeout_s: float, languages: list[str] | None = None) -> FetchedPage:
         """The page at `url` as Markdown (main content only)."""
-        from components.web.snapshots import utc_now
-
         kwargs: dict[str, Any] = {"formats": ["markdown"], "only_main_content": True, "timeout": int(timeout_s * 1000)}
         if languages:
             from firecrawl.v2.types import Location

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components.settings import get_settings
 from components.text.dates import parse_moment
+from components.web.chunking import page_text
 
 
 def url_key(url: str) -> str:
@@ -61,8 +63,6 @@ class PageSnapshot:
 
         This is the check a citation needs: chunks are cut from the page's readable text, paragraph by paragraph.
         """
-        from components.web.chunking import page_text
-
         def squash(value: str) -> str:
             return " ".join(value.split())
 
@@ -86,8 +86,6 @@ class SnapshotStore:
     @classmethod
     def in_folder(cls, folder: str | None) -> SnapshotStore:
         """The snapshots in `folder`, or by default in the data folder's `snapshots`."""
-        from components.settings import get_settings
-
         return cls(Path(folder) if folder else get_settings().data_dir / "snapshots")
 
     def __init__(self, root: Path | str) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 
 from haystack import Document
 
+from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 from pipelines.evaluation.jsonl import load_jsonl
 
 _VECTOR_KEYS = ("embedding", "sparse_embedding")
@@ -42,8 +43,6 @@ def _document_record(document: Document) -> dict[str, Any]:
 def capturing() -> Iterator[dict[str, dict[str, Any]]]:
     """While open, every `ExtractiveAnswerGenerator.run` call is recorded by its query (the last call of a query
     kept) into the dict it yields."""
-    from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
-
     original = ExtractiveAnswerGenerator.run
     records: dict[str, dict[str, Any]] = {}
     lock = threading.Lock()

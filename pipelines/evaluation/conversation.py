@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from components.generation.conflict_finder import _YEAR, _amount_key, _date_key, _name_key, find_conflicts
+from components.generation.follow_up import FollowUpRewriter
 from pipelines.evaluation.questions import load_jsonl
 
 SPLIT_SEED = 34
@@ -45,8 +47,6 @@ def _norm(text: str) -> str:
 
 def score_follow_ups(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Rewrite accuracy, exact rewrites and the standalone-untouched rate of the offline rewrite."""
-    from components.generation.follow_up import FollowUpRewriter
-
     rewriter = FollowUpRewriter(generator="extractive")
     follow_ups = right = exact = standalone = untouched = 0
     misses = []
@@ -76,8 +76,6 @@ def score_follow_ups(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _value_key(text: str) -> tuple[str, Any]:
     """A value in the form it is compared in: a date (year, month, day), an amount, or the words of a name."""
-    from components.generation.conflict_finder import _YEAR, _amount_key, _date_key, _name_key
-
     if _YEAR.search(text) and not re.search(r"\d[\d,.]*\s*(?:thousand|million|billion|bn|mn)\b", text, re.I):
         return "date", _date_key(text)
     amount = _amount_key(text)
@@ -104,8 +102,6 @@ def _covers(conflict: dict[str, Any], values: list[str]) -> bool:
 def score_conflicts(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Conflict recall and false conflicts per answer of the disagreement finder over each record's documents."""
     from haystack import Document
-
-    from components.generation.conflict_finder import find_conflicts
 
     planted = recalled = false = 0
     misses = []

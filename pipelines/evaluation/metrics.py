@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from components.embedding.model import resolve_model_path
+from components.settings import get_settings
 from components.text.analyzer import content_words
 
 RECALL_KS = (1, 5, 10)
@@ -190,9 +192,6 @@ class SemanticAnswerSimilarity:
     """
 
     def __init__(self, model: str | None = None) -> None:
-        from components.embedding.model import resolve_model_path
-        from components.settings import get_settings
-
         self.model_path = resolve_model_path(model or get_settings().embedding_model)
         self._evaluator: Any = None
 

@@ -40,10 +40,20 @@ from typing import Any
 from haystack import logging
 
 from components.contracts.selection import DEFAULT_SOURCES, check_sources
+from components.embedding import get_embedding_model
+from components.knowledge_base.factory import open_knowledge_base
+from components.settings import get_settings, reload_settings
 from components.text.dates import parse_date
-from pipelines.evaluation import metrics
+from ingest.ingestor import IngestItem, Ingestor, document_id_for
+from ingest.report import printable
+from pipelines.cli import UserError
+from pipelines.evaluation import capture, metrics
+from pipelines.evaluation.halves import HALVES, half_of, has_halves
 from pipelines.evaluation.jsonl import EvaluationInputError, load_jsonl
+from pipelines.evaluation.report import selective_table, summary_table, write_reports
+from pipelines.evaluation.selective import curve_summary, part_rows
 from pipelines.evaluation.variants import DEFAULT_VARIANTS, VariantAnswer, build_variant, parse_variant
+from pipelines.runtime import Runtime
 
 logger = logging.getLogger(__name__)
 
@@ -89,8 +99,6 @@ class EvaluationConfig:
             except ValueError as exc:
                 raise EvaluationInputError(str(exc)) from exc
         if self.out is None:
-            from components.settings import get_settings
-
             self.out = get_settings().data_dir / "eval" / self.questions.stem
         self.out = Path(self.out)
 
@@ -144,8 +152,6 @@ class EvaluationRun:
 
     def prepare_knowledge_base(self) -> None:
         """Ingest the corpus (when given) into its own collection and point the settings at it."""
-        from components.settings import reload_settings
-
         if self.config.corpus is None:
             self._map_ingested_documents()
             return
@@ -154,9 +160,6 @@ class EvaluationRun:
         # The research pipeline reads the collection from the settings; the baselines are given it.
         os.environ["KB_COLLECTION"] = collection
         reload_settings()
-        from components.knowledge_base.factory import open_knowledge_base
-        from ingest.ingestor import IngestItem, Ingestor, document_id_for
-
         store = open_knowledge_base(collection=collection)
         items = []
         for record in corpus:
@@ -204,8 +207,6 @@ class EvaluationRun:
     def _map_ingested_documents(self) -> None:
         """Without a corpus the questions are about the knowledge base as ingested: gold ids may name a document by
         its file name (`neo4j.md`), which stays the same wherever the folder was ingested from."""
-        from components.knowledge_base.factory import open_knowledge_base
-
         store = open_knowledge_base()
         offset = 0
         while True:
@@ -232,8 +233,6 @@ class EvaluationRun:
 
     def _embedding_model(self) -> Any:
         if self._model is None:
-            from components.embedding import get_embedding_model
-
             self._model = get_embedding_model()
         return self._model
 
@@ -252,16 +251,12 @@ class EvaluationRun:
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "results").mkdir(exist_ok=True)
         previous_collection = os.environ.get("KB_COLLECTION")
-        from pipelines.runtime import Runtime
-
         try:
             self._runtime = Runtime().start()
             self.prepare_knowledge_base()
             records_by_variant: dict[str, list[dict[str, Any]]] = {}
             with contextlib.ExitStack() as stack:
                 if self.config.capture is not None:
-                    from pipelines.evaluation import capture
-
                     captured = stack.enter_context(capture.capturing())
                 for variant in self.config.variants:
                     records_by_variant[variant] = self._run_variant(variant, questions)
@@ -274,15 +269,11 @@ class EvaluationRun:
             if self.collection is not None:
                 self._restore_collection(previous_collection)
         summary = self.summarise(records_by_variant, questions)
-        from pipelines.evaluation.report import write_reports
-
         write_reports(summary, self.out)
         return summary
 
     def _restore_collection(self, previous: str | None) -> None:
         """Point the settings back at the collection they had before the run."""
-        from components.settings import reload_settings
-
         if previous is None:
             os.environ.pop("KB_COLLECTION", None)
         else:
@@ -380,9 +371,6 @@ class EvaluationRun:
     def _selective(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         """What the analyst sees of the short answers (`selective`): over all questions with a gold answer, and per
         half of a set that has halves (the public dev sets and the demo questions)."""
-        from pipelines.evaluation.halves import HALVES, half_of, has_halves
-        from pipelines.evaluation.selective import curve_summary, part_rows
-
         labelled = [record for record in records if record["answers"] and record.get("answer") is not None]
         out = {"all": curve_summary([row for record in labelled for row in part_rows(record)])}
         name = self.set_name
@@ -582,18 +570,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = config_from_args(args)
         summary = EvaluationRun(config).run()
     except EvaluationInputError as exc:
-        from pipelines.cli import UserError
-
         raise UserError(str(exc)) from exc
-    from pipelines.evaluation.report import selective_table, summary_table
-
     print(summary_table(summary))
     if selective := selective_table(summary):
         print("\n" + selective)
     failures = summary.get("corpus_failures") or []
     if failures:
-        from ingest.report import printable
-
         print(f"\n{len(failures)} corpus documents could not be ingested (their questions are still asked):")
         for failure in failures:
             print(f"  {printable(failure['id'])}: {printable(failure['reason'])}")

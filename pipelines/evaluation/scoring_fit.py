@@ -27,6 +27,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from components.generation.answer_scoring import GROUPS, AnswerScoring
+from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 from pipelines.evaluation import metrics
 from pipelines.evaluation.answer_replay import replay_sets, scores_by_half, short_answer_scores
 from pipelines.evaluation.halves import HALVES, half_of
@@ -119,9 +121,6 @@ def fit_scoring(
     """Fit the sentence and span weights on the tune halves, keep each fitted group only when the check halves do not
     lose by it (tried in turn, each on top of those kept before it), write the scoring file to `out` and return
     `{"scoring", "before", "after", "kept", "fitted", "trials"}` (`trials`: per group, the scores with it)."""
-    from components.generation.answer_scoring import GROUPS, AnswerScoring
-    from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
-
     current = AnswerScoring.load(start or None)
     logging_generator = ExtractiveAnswerGenerator(scoring_model=start, confidence_threshold=0.0)
     logging_generator.scoring.log = []
@@ -194,8 +193,6 @@ def ablate(
 ) -> dict[str, dict[str, Any]]:
     """Per rule family (and `all rules` first): the scores with every rule, and with that family switched off, on the
     questions of `halves` (a half left out scores None)."""
-    from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
-
     generators = {
         "all rules": ExtractiveAnswerGenerator(scoring_model=scoring_model, confidence_threshold=0.0),
         **{

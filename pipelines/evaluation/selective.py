@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.evaluation import metrics
+from pipelines.evaluation.charts import new_chart, save_chart
 
 CORRECT_F1 = 0.5
 ECE_BINS = 10
@@ -92,8 +93,6 @@ def curve_summary(rows: Sequence[tuple[float, bool, bool]], points: int = 100) -
 def write_risk_coverage_chart(curves: dict[str, dict[str, Any]], path: Path) -> Path:
     """One risk-coverage line per name (a variant, a set or a half; each a `curve_summary`), with the operating point
     (the coverage and risk of the headlines actually shown) marked; written as a PNG."""
-    from pipelines.evaluation.charts import new_chart, save_chart
-
     figure, axes = new_chart(figsize=(6.4, 4.2))
     plotted = False
     for name, summary in curves.items():

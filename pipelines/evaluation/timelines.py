@@ -25,10 +25,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components.contracts import document_to_chunk
 from components.graph.dates import FuzzyDate
+from components.graph.factory import graph_store_from_settings
+from components.graph.ingest_hook import GraphIngestHook
+from components.graph.tools import GraphTools
+from components.knowledge_base.factory import open_knowledge_base
+from components.knowledge_base.search import KnowledgeBaseSearch
 from components.text.dates import parse_date
 from components.text.language import sentence_spans
+from ingest.ingestor import IngestItem, Ingestor, document_id_for
 from pipelines.evaluation.jsonl import load_jsonl
+from pipelines.runtime import Runtime
 
 DEFAULT_COLLECTION = "eval_timelines"
 
@@ -229,9 +237,6 @@ def score_timeline(
 
 
 def _open_stores(collection: str, fresh: bool) -> tuple[Any, Any]:
-    from components.graph.factory import graph_store_from_settings
-    from components.knowledge_base.factory import open_knowledge_base
-
     kb = open_knowledge_base(collection=collection)
     graph = graph_store_from_settings(collection)
     if fresh:
@@ -257,9 +262,6 @@ def _all_document_ids(kb: Any) -> list[str]:
 
 
 def _ingest(corpus: list[dict[str, Any]], kb: Any, graph: Any) -> dict[str, str]:
-    from components.graph.ingest_hook import GraphIngestHook
-    from ingest.ingestor import IngestItem, Ingestor, document_id_for
-
     items, ids = [], {}
     for record in corpus:
         source = f"{record.get('corpus', 'corpus')}:{record['id']}"
@@ -286,8 +288,6 @@ def _ingest(corpus: list[dict[str, Any]], kb: Any, graph: Any) -> dict[str, str]
 def graph_timeline(graph: Any, entity: str, min_event_confidence: float | None = None) -> list[TimelineEntry]:
     """The graph's timeline of `entity` as entries: the facts the timeline draws, at or above `min_event_confidence`
     (None: the fitted threshold, as the app and the `entity_timeline` pipeline use by default)."""
-    from components.graph.tools import GraphTools
-
     tools = GraphTools(graph)
     _, hits = tools.timeline_hits(entity, limit=1000)
     certain, _ = tools.split_certain(hits, min_event_confidence)
@@ -296,9 +296,6 @@ def graph_timeline(graph: Any, entity: str, min_event_confidence: float | None =
 
 def baseline_timeline(kb: Any, entity: str, k: int, collection: str) -> list[TimelineEntry]:
     """Plain semantic search for the entity's name: every sentence of the top-k chunks, dated by its document."""
-    from components.contracts import document_to_chunk
-    from components.knowledge_base.search import KnowledgeBaseSearch
-
     search = KnowledgeBaseSearch(mode="dense", collection=collection, limit=k)
     output = search.run(query=entity, limit=k)
     entries = []
@@ -383,8 +380,6 @@ def main(args: argparse.Namespace) -> int:
         raise ValueError("--baseline-k must be between 1 and 50")
     if args.min_confidence is not None and not 0 <= args.min_confidence <= 1:
         raise ValueError("--min-confidence must be between 0 and 1")
-    from pipelines.runtime import Runtime
-
     with Runtime():  # the process's set-up, and the database closed after the run
         report = evaluate_timelines(
             args.corpus,

@@ -26,6 +26,8 @@ from typing import Any
 from haystack import logging
 
 from components.contracts.selection import SOURCE_NAMES
+from components.knowledge_base.search import KnowledgeBaseSearch
+from pipelines.evaluation.metrics import split_cited_sentences
 
 logger = logging.getLogger(__name__)
 
@@ -94,8 +96,6 @@ class KnowledgeBaseVariant:
         if mode not in BASELINES:
             raise ValueError(f"mode must be one of {BASELINES}, not {mode!r}")
         from haystack import Pipeline
-
-        from components.knowledge_base.search import KnowledgeBaseSearch
 
         self.mode = mode
         self.pipeline = Pipeline()
@@ -168,8 +168,6 @@ class ResearchVariant:
                 supported = _get(sentence, "supported", default=None)
                 sentences.append(CitedSentence(text, [str(c) for c in chunk_ids], supported))
         if not sentences:
-            from pipelines.evaluation.metrics import split_cited_sentences
-
             answer_text = str(_get(result, "answer", default="") or "")
             sentences = [
                 CitedSentence(text, [by_number[n] for n in numbers if n in by_number])

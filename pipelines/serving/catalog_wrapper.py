@@ -27,10 +27,12 @@ from hayhooks import BasePipelineWrapper
 from haystack import logging
 from pydantic import BaseModel, ValidationError
 
+from components.redaction import cut
 from components.text.dates import input_date
 from components.text.language import LanguageModelMismatch, LanguageModelMissing
 from components.validation import bounded_text
 from pipelines.catalog import ResearchBudgetInvalid
+from pipelines.runtime import process_runtime
 
 logger = logging.getLogger(__name__)
 
@@ -61,8 +63,6 @@ CONFIGURATION_ERRORS: tuple[type[BaseException], ...] = (
 
 def catalog() -> Any:
     """The catalog of the server's runtime (started, with the process's set-up, by the first wrapper)."""
-    from pipelines.runtime import process_runtime
-
     return process_runtime().catalog
 
 
@@ -85,8 +85,6 @@ def user_error_message(exc: BaseException) -> str:
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(part) for part in first.get("loc", ()))
         return f"{where}: {first.get('msg', 'invalid value')}" if where else str(first.get("msg", "invalid value"))
-    from components.redaction import cut
-
     text = str(exc).strip()
     return cut(text.splitlines()[0], 500) if text else type(exc).__name__
 

@@ -18,15 +18,15 @@ from typing import Any
 
 import yaml
 
+from pipelines.catalog import build_pipeline
+from pipelines.runtime import process_runtime
+
 # Inputs a JSON request cannot carry.
 _NOT_JSON_INPUTS = frozenset({"streaming_callback"})
 
 
 def hayhooks_document(name: str, catalog: Any = None) -> dict[str, Any]:
     """The Hayhooks YAML document of pipeline `name` as a dict."""
-    from pipelines.catalog import build_pipeline
-    from pipelines.runtime import process_runtime
-
     catalog = catalog or process_runtime().catalog
     spec = catalog.spec(name)
     document: dict[str, Any] = {"description": " ".join(spec.description.split())}

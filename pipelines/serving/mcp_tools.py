@@ -20,6 +20,9 @@ from typing import Any
 
 from haystack import logging
 
+from components.tools.executor import ToolExecutor
+from components.tools.registry import get_tool, tool_names
+
 logger = logging.getLogger(__name__)
 
 
@@ -34,23 +37,17 @@ class RegistryTools:
     def executor(self) -> Any:
         with self._lock:
             if self._executor is None:
-                from components.tools.executor import ToolExecutor
-
                 self._executor = ToolExecutor(profile=self.profile)
             return self._executor
 
     def names(self) -> list[str]:
         """The tools the profile grants, in registration order."""
-        from components.tools.registry import tool_names
-
         executor = self.executor()
         return [name for name in tool_names() if executor.profiles.granted(executor.profile, name)]
 
     def listed(self) -> list[Any]:
         """The granted tools as MCP `Tool`s with their schemas."""
         from mcp import types
-
-        from components.tools.registry import get_tool
 
         tools = []
         for name in self.names():

@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from components.contracts import ContextChunk, SourceStatus
+from components.contracts import ContextChunk, SourceStatus, document_to_chunk
+from components.generation.conflict_finder import disagreement_sentence
 
 
 class ResearchFilters(BaseModel):
@@ -193,8 +194,6 @@ def format_chat_answer(result: Any, include_answer: bool = True) -> str:
         lines.append(answered_as_line(getattr(result, "answered_as", "")))
         lines.append(result.answer.strip() or "The sources do not answer this question.")
     else:
-        from components.generation.conflict_finder import disagreement_sentence
-
         lines.extend(f" {disagreement_sentence(conflict)}" for conflict in getattr(result, "conflicts", None) or [])
     if (note := confidence_note(result)) is not None:
         lines.append(f"\n\n{note}")
@@ -279,8 +278,6 @@ class EntitySearchResponse(BaseModel):
 def facts_from(documents: list[Any] | None) -> list[ContextChunk]:
     """The graph tool's Documents as `ContextChunk`s (malformed ones dropped)."""
     from pydantic import ValidationError
-
-    from components.contracts import document_to_chunk
 
     chunks: list[ContextChunk] = []
     for document in documents or []:

@@ -35,6 +35,7 @@ from pipelines.catalog import ALLOWED_MODULES
 from pipelines.runtime import setup
 from pipelines.serving.auth import BearerTokenMiddleware, is_loopback
 from pipelines.serving.hardening import RedactingResponseMiddleware, RequestCheckMiddleware
+from pipelines.serving.mcp_tools import with_registry_tools
 
 logger = logging.getLogger(__name__)
 
@@ -208,8 +209,6 @@ def _mcp_server(allow_deploy: bool) -> Any:
 
 
 def _with_registry_tools(server: Any) -> Any:
-    from pipelines.serving.mcp_tools import with_registry_tools
-
     return with_registry_tools(server)
 
 

@@ -12,6 +12,7 @@ from haystack import Pipeline
 from haystack.core.errors import DeserializationError
 
 import components.graph.factory as factory
+import components.graph.ingest_hook as ingest_hook
 from components.graph.comprehensive_search import ComprehensiveSearch
 from components.graph.entity_relationships import EntityRelationships
 from components.graph.entity_search import EntitySearch
@@ -146,7 +147,7 @@ class TestGraphStoreParameter:
         given = Mock(spec=GraphStore)
         assert GraphIngestHook(store=given).store is given
         made = Mock(spec=GraphStore)
-        monkeypatch.setattr(factory, "graph_store_from_settings", lambda collection=None, settings=None: made)
+        monkeypatch.setattr(ingest_hook, "graph_store_from_settings", lambda collection=None, settings=None: made)
         assert GraphIngestHook(collection="kb_one").store is made
 
     def test_no_process_wide_registry_of_stores_is_left(self):

@@ -80,12 +80,10 @@ class TestNeo4jGraphStore:
     def test_a_password_in_the_settings_env_file_counts(self, monkeypatch):
         from pydantic import SecretStr
 
-        import components.settings as settings_module
+        import components.graph.neo4j_store as neo4j_store
 
         monkeypatch.delenv("NEO4J_PASSWORD", raising=False)
-        monkeypatch.setattr(
-            settings_module, "get_settings", lambda: Settings(neo4j_password=SecretStr("from-dotenv"))
-        )
+        monkeypatch.setattr(neo4j_store, "get_settings", lambda: Settings(neo4j_password=SecretStr("from-dotenv")))
         assert Neo4jGraphStore("neo4j://127.0.0.1:7687")._resolve_password() == "from-dotenv"
         assert Neo4jGraphStore("neo4j://127.0.0.1:7687", password=None)._resolve_password() is None
         from haystack.utils import Secret

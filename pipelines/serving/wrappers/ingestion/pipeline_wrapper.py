@@ -7,6 +7,8 @@ from typing import Any, Literal
 from fastapi import HTTPException
 from hayhooks import BasePipelineWrapper
 
+from components.web.ingest import UrlNotIngested, UrlRefused, ingest_url
+from ingest.ingestor import Ingestor, document_id_for
 from pipelines.serving.catalog_wrapper import (
     CONFIGURATION_ERRORS,
     InvalidRequest,
@@ -25,8 +27,6 @@ class PipelineWrapper(BasePipelineWrapper):
     """Ingestion through the one ingestion service (`ingest.ingestor.Ingestor`), as the CLI and the app do."""
 
     def setup(self) -> None:
-        from ingest.ingestor import Ingestor
-
         self.ingestor = Ingestor()
         self.ingestor.warm_up()
 
@@ -69,8 +69,6 @@ class PipelineWrapper(BasePipelineWrapper):
     def _ingest_url(self, url: str, title: str | None, day: Any) -> IngestResult:
         if not url.startswith(("http://", "https://")):
             raise InvalidRequest("url must start with http:// or https://")
-        from components.web.ingest import UrlNotIngested, UrlRefused, ingest_url
-
         try:
             report = ingest_url(url, ingestor=self.ingestor)
         except UrlRefused as exc:  # the address policy refused the URL itself: the caller's to fix
@@ -94,8 +92,6 @@ def _result(source: str, report: Any) -> IngestResult:
     elif report.skipped:
         outcome = "unchanged"
     message = report.failed[0][1] if report.failed else report.summary()
-    from ingest.ingestor import document_id_for
-
     # Unchanged documents are not written, so the report has no id for them; the id follows from the source.
     document_id = report.document_ids.get(source) or next(iter(report.document_ids.values()), None)
     if document_id is None and not report.failed:

@@ -7,6 +7,7 @@ from typing import Any
 
 from fastapi import HTTPException
 
+from components.tools.research_agent import agent_result_json
 from pipelines.serving.catalog_wrapper import CatalogPipelineWrapper, InvalidRequest, require_text
 
 _ROLES = ("user", "assistant")
@@ -32,8 +33,6 @@ class PipelineWrapper(CatalogPipelineWrapper):
     pipeline_name = "research_agent"
 
     def _ask(self, question: str, conversation: list[dict] | None) -> dict[str, Any]:
-        from components.tools.research_agent import agent_result_json
-
         text = require_text(question, "question", max_chars=2000)
         outputs = self.run_catalog({"question": text, "conversation": _conversation(conversation) or None})
         status = outputs["status"]
