@@ -168,8 +168,9 @@ def test_each_pipeline_round_trips_and_keeps_its_behaviour_on_another_machine(du
 
 def test_the_configuration_page_lists_the_same_places() -> None:
     page = (REPO_CATALOG.parent / "docs" / "configuration.md").read_text(encoding="utf-8")
+    section = page.split("## Which component takes which setting", 1)[1].split("\n## ", 1)[0]
     rows = {}
-    for line in page.splitlines():
+    for line in section.splitlines():
         match = re.fullmatch(r"\| `([A-Z_]+)` \| (.+) \|", line.strip())
         if match:
             rows[match.group(1)] = match.group(2)
