@@ -62,8 +62,8 @@ def setup(pipelines: bool = True) -> None:
             _SET_UP.add("logging")
         if not pipelines or "pipelines" in _SET_UP:
             return
-        from pipelines import heap, input_copies, timing
-        from pipelines.catalog import allow_our_modules
+        from pipelines import heap, input_copies, timing  # late: they load Haystack; `setup(pipelines=False)` must not
+        from pipelines.catalog import allow_our_modules  # late: the catalog loads Haystack, the graph and generation
 
         allow_our_modules()
         # Haystack's copies of every component's inputs, without a Protocol check per string and chunk.
@@ -101,9 +101,7 @@ class Runtime:
                 raise RuntimeClosed("this runtime was closed; start a new one")
             if not self.started:
                 setup()
-                # Imported here: the database module imports Haystack, which a CLI command that only calls
-                # `setup(pipelines=False)` must not pay for.
-                from components.database import DatabaseLease
+                from components.database import DatabaseLease  # late: loads Haystack; see `setup(pipelines=False)`
 
                 self._lease = DatabaseLease(self.settings)
                 self.started = True
@@ -119,7 +117,7 @@ class Runtime:
         self._check_open()
         with self._lock:
             if self._catalog is None:
-                from pipelines.catalog import PipelineCatalog
+                from pipelines.catalog import PipelineCatalog  # late: loads Haystack, the graph and generation
 
                 self._catalog = PipelineCatalog(self.pipelines_file)
             return self._catalog

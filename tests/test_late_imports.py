@@ -9,7 +9,6 @@ answered by a running server) must not load what the other commands need; so a c
 it runs. That is a rule for the whole package rather than a reason checked import by import: not every import a
 command makes late is heavy on its own.
 
-`TO_MOVE` lists the files whose late imports are left for now, to be moved after the current work on them lands.
 """
 
 from __future__ import annotations
@@ -24,18 +23,6 @@ OWN_PACKAGES = frozenset({"components", "ingest", "pipelines", "app"})
 CHECKED = ("components", "ingest", "pipelines")
 EXEMPT_PACKAGES = ("pipelines/cli/",)  # see the module docstring
 REASON_MARK = "# late:"
-
-# To move after the current work lands: files being changed elsewhere now, whose late imports stay until then.
-TO_MOVE = frozenset(
-    {
-        "components/generation/",
-        "pipelines/runtime.py",
-        "pipelines/evaluation/confidence_fit.py",
-        "pipelines/evaluation/entity_kinds.py",
-        "pipelines/evaluation/event_confidence.py",
-        "pipelines/evaluation/span_fit.py",
-    }
-)
 
 
 def _is_own(node: ast.Import | ast.ImportFrom) -> bool:
@@ -84,11 +71,10 @@ def checked_files(root: Path) -> list[Path]:
     ]
 
 
-def late_imports_without_reason(root: Path, to_move: frozenset[str] = TO_MOVE) -> list[str]:
+def late_imports_without_reason(root: Path) -> list[str]:
     found = []
     for path in checked_files(root):
-        if not _listed(path.relative_to(root).as_posix(), to_move):
-            found.extend(unexplained_late_imports(path, root))
+        found.extend(unexplained_late_imports(path, root))
     return found
 
 
@@ -98,16 +84,6 @@ def test_own_modules_are_imported_at_the_top_unless_a_late_import_says_why() -> 
         "Import these at the top of the file, or give the line a `# late: why` comment (an optional dependency, "
         "a heavy library a light path must not load):\n" + "\n".join(found)
     )
-
-
-def test_every_file_left_to_move_still_has_late_imports() -> None:
-    """An entry of `TO_MOVE` whose late imports are gone is taken off the list, so it is checked again."""
-    stale = []
-    for prefix in sorted(TO_MOVE):
-        paths = [p for p in checked_files(ROOT) if _listed(p.relative_to(ROOT).as_posix(), frozenset({prefix}))]
-        if not any(unexplained_late_imports(path, ROOT) for path in paths):
-            stale.append(prefix)
-    assert stale == [], f"take these off TO_MOVE, their imports are at the top now: {stale}"
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:
@@ -152,9 +128,9 @@ def test_top_imports_other_libraries_and_explained_late_imports_pass(tmp_path: P
     assert late_imports_without_reason(_tree(tmp_path, {"ingest/loader.py": source})) == []
 
 
-def test_the_cli_package_and_the_files_left_to_move_are_not_checked(tmp_path: Path) -> None:
+def test_the_cli_package_is_not_checked(tmp_path: Path) -> None:
     late = "def run(args):\n    from components.knowledge_base.factory import open_knowledge_base\n"
-    root = _tree(tmp_path, {"pipelines/cli/docs.py": late, "pipelines/runtime.py": late, "pipelines/status.py": late})
-    assert late_imports_without_reason(root, frozenset({"pipelines/runtime.py"})) == [
+    root = _tree(tmp_path, {"pipelines/cli/docs.py": late, "pipelines/status.py": late})
+    assert late_imports_without_reason(root) == [
         "pipelines/status.py:2 from components.knowledge_base.factory import open_knowledge_base"
     ]

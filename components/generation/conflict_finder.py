@@ -24,8 +24,16 @@ from components.resilience.scheduling import async_twin
 from components.serialization import InitParameterSerialization
 from components.settings import setting_or
 from components.text.analyzer import content_words, terms, words
-from components.text.dates import MONTH_NAMES
-from components.text.language import ENTITY_KINDS_BY_LABEL, chunk_sentences, parse
+from components.text.dates import MONTH_NAMES, iso_date
+from components.text.language import (
+    ENTITY_KINDS_BY_LABEL,
+    VALUE_LABELS,
+    chunk_sentences,
+    parse,
+    parse_question,
+    use_language_pipeline,
+)
+from components.text.phrases import capitalised_phrases
 
 # What a question's wanted labels are compared as.
 AMOUNT_LABELS = frozenset({"MONEY", "CARDINAL", "QUANTITY", "PERCENT"})
@@ -127,8 +135,6 @@ class ConflictFinder(InitParameterSerialization):
 
     def warm_up(self) -> None:
         """Load the language pipeline (once per process)."""
-        from components.text.language import use_language_pipeline
-
         use_language_pipeline(self.spacy_model)
 
     @component.output_types(answer=str, conflicts=list[dict])
@@ -157,9 +163,6 @@ def disagreement_sentence(conflict: dict[str, Any]) -> str:
 def _question_parts(query: str) -> list[tuple[tuple[str, ...], frozenset[str], frozenset[str], str, str]]:
     """For each part of the question that asks for a value: (labels, subject terms, predicate terms, subject,
     attribute words)."""
-    from components.text.language import parse_question
-    from components.text.phrases import capitalised_phrases
-
     analysis = analyze_question(query)
     names = capitalised_phrases(query)
     anchors = frozenset(analysis.anchor_terms)
@@ -394,8 +397,6 @@ def _event_key(sentence: str) -> tuple[str, frozenset[str], frozenset[str], str]
     """What a dated fact says happened, apart from when: the lemma of the verb its date belongs to, that verb's
     object, and the sentence's other values (amounts, counts); then the verb as written. None when the sentence has
     no dated verb."""
-    from components.text.language import VALUE_LABELS
-
     doc = parse(sentence)
     dates = [ent for ent in doc.ents if ent.label_ in DATE_LABELS and _YEAR.search(ent.text)]
     if not dates:
@@ -440,8 +441,6 @@ def timeline_conflicts(facts: list[dict[str, Any]], entity: str = "") -> list[di
     `document_title`) date the same event differently: the same verb, object and values, in different documents,
     at dates that differ beyond their precision. Each conflict names the event and the facts' positions (1-based)
     on each side. `entity` (the timeline's entity) keeps its name's words from counting as a shared event."""
-    from components.text.dates import iso_date
-
     by_event: dict[tuple[str, frozenset[str], frozenset[str]], list[tuple[int, dict[str, Any]]]] = {}
     verbs: dict[tuple[str, frozenset[str], frozenset[str]], str] = {}
     suspects = _suspects(facts, entity)

@@ -13,6 +13,7 @@ from typing import Any
 from haystack import Document, component, logging
 from spacy.tokens import Span
 
+from components.embedding import get_embedding_model
 from components.generation.answer_confidence import AnswerConfidence, part_features
 from components.generation.answer_evidence import TOP_SENTENCES, MeaningCache, evidence_features
 from components.generation.answer_scoring import AnswerScoring
@@ -259,8 +260,6 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
     def warm_up(self) -> None:
         """Load the embedding model (shared with the rest of the process: the query embedder loads the same one)."""
         if self._model is None and self.embedding_model:
-            from components.embedding import get_embedding_model
-
             self._model = get_embedding_model(self.embedding_model)
 
     @component.output_types(replies=list[str], short_answer=str, short_answer_confidence=float | None, parts=list[dict])

@@ -23,6 +23,8 @@ from haystack.utils import Secret
 from components.generation.question_analysis import HEAD_NOUN_LABELS, WH_WORDS, analyze_question
 from components.redaction import cut
 from components.serialization import InitParameterSerialization
+from components.text.language import language_pipeline, parse, parse_question, sentences
+from components.text.phrases import capitalised_phrases
 
 logger = logging.getLogger(__name__)
 
@@ -82,9 +84,6 @@ class _Names:
 
 
 def _names(turn: Turn) -> _Names:
-    from components.text.language import parse
-    from components.text.phrases import capitalised_phrases
-
     names = _Names()
     analysis = analyze_question(turn.question)
     names.asked = analysis.kind
@@ -132,8 +131,6 @@ def _uncited(text: str) -> str:
 
 
 def _first_sentence(text: str) -> str:
-    from components.text.language import sentences
-
     found = sentences(_uncited(text))
     return found[0] if found else ""
 
@@ -147,8 +144,6 @@ class _Tokens:
     """The question's words with their tags (spaCy's light analysis), and where its pronouns point."""
 
     def __init__(self, question: str) -> None:
-        from components.text.language import parse_question
-
         self.doc = parse_question(question)
         self.words = [token.text for token in self.doc]
         self.lower = [token.lower_ for token in self.doc]
@@ -484,8 +479,6 @@ class FollowUpRewriter(InitParameterSerialization):
         """Load the language pipeline and, with a chat model configured, its client (no network call)."""
         if self._warm:
             return
-        from components.text.language import language_pipeline
-
         language_pipeline()
         if self.generator == "openai":
             api_key = Secret.from_env_var("OPENAI_API_KEY", strict=False)

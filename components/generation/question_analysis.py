@@ -27,6 +27,7 @@ from itertools import pairwise
 from typing import Any
 
 from components.text.analyzer import terms
+from components.text.language import language_pipeline, parse_question, parse_syntax
 
 WH_WORDS = frozenset({"who", "whom", "whose", "what", "which", "when", "where", "why", "how"})
 BE_FORMS = frozenset({"is", "are", "was", "were", "be", "been", "'s"})
@@ -216,8 +217,6 @@ def analyze_question(question: str) -> QuestionAnalysis:
     It reads the question's light analysis (`parse_question`: tags, parts of speech, lemmas), the same one the
     graph's passage walk reads, so a question is run through spaCy once whichever stages read it.
     """
-    from components.text.language import language_pipeline, parse_question
-
     text = " ".join((question or "").split())
     if not text:
         return QuestionAnalysis("", ())
@@ -263,8 +262,6 @@ def question_form(text: str) -> str | None:
     win?", "Is it wider or narrower?", "..., or did they stay?"), `"wh"` when a wh-word of its own asks for something
     ("Do X, released in which year, ...?"); None when it does not open with an auxiliary or copula. Only its first
     part is read: "Is Lantern open source and who develops it?" asks yes or no, then who."""
-    from components.text.language import language_pipeline, parse_syntax
-
     text = " ".join((text or "").split())
     doc = language_pipeline().make_doc(text)
     # The first part ends before a coordinated wh-word, as `analyze_question` cuts it.
@@ -356,8 +353,6 @@ def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
     if first in YES_NO_STARTS:
         # "Is ...?", "Did ...?": its parse says whether it asks yes or no, a choice among options, or a wh-word's
         # thing (the same words of the question, parsed; read for these few questions only).
-        from components.text.language import parse_syntax
-
         doc = words[0].doc
         if _plainly_yes_no(doc[words[0].i : words[-1].i + 1]):
             return "yes_no", (), ""

@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import Any
 
 from components.text.analyzer import terms
+from components.text.language import parse_syntax
 
 # The wh-words that stand for a phrase of the answering sentence.
 WH_PHRASE_WORDS = frozenset({"what", "which", "who", "whom", "where"})
@@ -66,8 +67,6 @@ class QuestionGap:
 @lru_cache(maxsize=1024)
 def question_gap(question: str) -> QuestionGap | None:
     """The gap `question` leaves (None when its wh-word has no role under a content word: "What is X?")."""
-    from components.text.language import parse_syntax
-
     doc = parse_syntax(" ".join((question or "").split()))
     # The first wh-word; a "where" only when no other asks ("In the town where he lived, what did he build?").
     asking = [token for token in doc if token.lower_ in WH_PHRASE_WORDS]

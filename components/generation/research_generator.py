@@ -18,6 +18,7 @@ from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.budget import question_deadline
 from components.resilience.guard import BreakerPolicy, GuardedComponent
 from components.resilience.transport import capped_client_kwargs
+from components.settings import get_settings
 from components.text.language import use_language_pipeline
 from components.validation import within
 
@@ -86,8 +87,6 @@ class ResearchGenerator(GuardedComponent):
         :param breaker: the chat model's circuit breaker (`BreakerPolicy.from_settings`: None takes the settings).
             (A chat answer is never cached: `CACHE_TTL_S` does not apply.)
         """
-        from components.settings import get_settings
-
         # Empty or None takes the setting in force as the generator is built (GENERATOR, OPENAI_MODEL,
         # OPENAI_BASE_URL, UPSTREAM_MAX_BYTES, EMBEDDING_MODEL, SPACY_MODEL, BREAKER_*); `to_dict` writes the values
         # used. The key stays an env-var secret.

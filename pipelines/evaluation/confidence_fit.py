@@ -25,6 +25,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from components.generation.answer_confidence import FEATURES, FOUND_FEATURES, fit
+from components.generation.answer_evidence import EVIDENCE_GROUPS
+from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 from pipelines.evaluation import metrics
 from pipelines.evaluation.answer_replay import fit_provenance, replay_sets, scores_by_half, short_answer_scores
 from pipelines.evaluation.halves import HALVES
@@ -86,9 +89,6 @@ def feature_ablation(
     """What each evidence feature group adds: the model refitted on the tune half with every feature, without each
     group, and with none of them (`found only`). Per variant and set: tune and check AUC, and the check half's
     coverage at the threshold chosen on it for `target` precision of shown headlines."""
-    from components.generation.answer_confidence import FEATURES, FOUND_FEATURES, fit
-    from components.generation.answer_evidence import EVIDENCE_GROUPS
-
     variants = {"all": FEATURES, "found only": FOUND_FEATURES}
     variants |= {
         f"without {group}": tuple(f for f in FEATURES if f not in kept) for group, kept in EVIDENCE_GROUPS.items()
@@ -123,9 +123,6 @@ def fit_answer_confidence(
     """Replay the captured sets, fit on the tune half, choose the threshold on the check half (unless given), write
     the model file to `out` and return `{"model", "sets": per set and half scores at that threshold, "records",
     "ablation": per feature group (`feature_ablation`, when asked)}`."""
-    from components.generation.answer_confidence import FEATURES, fit
-    from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
-
     records = replay_sets(sets, {"fit": ExtractiveAnswerGenerator(confidence_threshold=0.0)})["fit"]
 
     ablated = feature_ablation(records, target, c) if ablation else []

@@ -43,7 +43,9 @@ from components.graph.kinds import (
     features,
     to_json,
 )
+from components.ingestion.formats import convert_bytes
 from components.text.dates import parse_date
+from ingest.demo import demo_items
 from pipelines.evaluation.jsonl import EvaluationInputError, load_jsonl
 
 VERSION = "kinds-5"
@@ -55,9 +57,6 @@ WRONG_COST = 0.5  # what a wrong kind costs beside "other" (0) and a right kind 
 
 def demo_documents() -> list[Any]:
     """The shipped demo corpus as document records (converted as ingestion converts them)."""
-    from components.ingestion.formats import convert_bytes
-    from ingest.demo import demo_items
-
     documents = []
     for item in demo_items():
         converted = convert_bytes(item.path.read_bytes(), item.filename, item.doc_type)

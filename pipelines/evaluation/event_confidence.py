@@ -52,7 +52,9 @@ from components.graph.event_confidence import (
     vector,
 )
 from components.graph.extraction import LanguageExtractor
+from components.graph.factory import graph_store_from_settings
 from components.graph.model import entity_uuid
+from components.graph.tools import GraphTools
 from pipelines.evaluation.entity_kinds import corpus_documents
 from pipelines.evaluation.jsonl import load_jsonl
 from pipelines.evaluation.timelines import EntityScore, GoldTimeline, TimelineEntry, normalise_sentence, score_timeline
@@ -113,9 +115,6 @@ class CorpusTimelines:
 def extract_timelines(folder: Path, collection: str) -> CorpusTimelines:
     """Extract `folder`'s corpus.jsonl into the graph collection `collection` (emptied first) and label every
     fact on its gold entities' timelines."""
-    from components.graph.factory import graph_store_from_settings
-    from components.graph.tools import GraphTools
-
     documents = corpus_documents(folder / "corpus.jsonl")
     gold = load_jsonl(folder / "entity_timelines.jsonl", ("entity", "events"))
     store = graph_store_from_settings(collection)

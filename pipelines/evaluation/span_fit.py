@@ -30,6 +30,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
+from components.generation.question_analysis import QuestionPart
+from components.generation.span_choice import FEATURES, fit, scored_candidates
+from components.model_files import read_json_object
 from pipelines.evaluation import metrics
 from pipelines.evaluation.answer_replay import fit_provenance, replay_sets
 from pipelines.evaluation.halves import HALVES, half_of
@@ -46,8 +50,6 @@ KEPT_CONTEXT_KEYS = ("sentence", "part", "question_terms", "rule_span", "rule_wa
 def read_kept(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The records and contexts a kept log holds; `EvaluationInputError` (one sentence naming the file) when it is
     not JSON or lacks what a refit reads."""
-    from components.model_files import read_json_object
-
     kept = read_json_object(path, "kept span log", EvaluationInputError)
     lists = [kept.get("records"), kept.get("contexts")]
     for rows, keys in zip(lists, (KEPT_RECORD_KEYS, KEPT_CONTEXT_KEYS), strict=True):
@@ -60,8 +62,6 @@ def read_kept(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 def collect_contexts(sets: Mapping[str, Path]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The replayed questions (the rules' spans) and, per logged part, what the span chooser reads."""
-    from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
-
     generator = ExtractiveAnswerGenerator(confidence_threshold=0.0, span_choice="off")
     generator.span_log = []
     contexts: list[dict[str, Any]] = []
@@ -84,9 +84,6 @@ def collect_contexts(sets: Mapping[str, Path]) -> tuple[list[dict[str, Any]], li
 
 
 def _candidates_of(context: Mapping[str, Any]) -> tuple[list[Any], list[dict[str, float]]]:
-    from components.generation.question_analysis import QuestionPart
-    from components.generation.span_choice import scored_candidates
-
     part = dict(context["part"])
     part["labels"], part["terms"] = tuple(part.get("labels") or ()), tuple(part.get("terms") or ())
     return scored_candidates(
@@ -206,8 +203,6 @@ def fit_spans(
 ) -> dict[str, Any]:
     """Replay the captured sets (or read the kept log `contexts_file` when it exists), fit the span model on the
     tune halves, write it to `out` and return `{"model", "scores"}` (`evaluate`)."""
-    from components.generation.span_choice import FEATURES, fit
-
     if contexts_file is not None and contexts_file.is_file():
         records, contexts = read_kept(contexts_file)
     else:

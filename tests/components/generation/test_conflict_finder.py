@@ -67,11 +67,11 @@ class TestConflictFinder:
         assert find_conflicts(query, chunks(first, second)) == []
 
     def test_a_question_asking_for_no_value_is_not_parsed(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from components.text import language
+        from components.generation import conflict_finder
 
         parsed: list[str] = []
-        light = language.parse_question
-        monkeypatch.setattr(language, "parse_question", lambda text: parsed.append(text) or light(text))
+        light = conflict_finder.parse_question
+        monkeypatch.setattr(conflict_finder, "parse_question", lambda text: parsed.append(text) or light(text))
         documents = chunks("Brevik Labs was founded in 2019.", "Brevik Labs was founded in 2017.")
         assert find_conflicts("What about Brevik Labs and its founders?", documents) == []
         assert parsed == []
