@@ -33,6 +33,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+import numpy
+
 from components.generation import logistic_model
 from components.generation.question_analysis import QuestionPart
 from components.generation.question_gap import fill_gap_token, phrase_tokens, question_gap
@@ -408,7 +410,9 @@ class _SentenceReading:
 @lru_cache(maxsize=1024)
 def _reading(sentence: str) -> _SentenceReading:
     """The reading of one sentence, made once per sentence text (as its parse is)."""
-    return _SentenceReading(parse(sentence))
+    doc = parse(sentence)  # this reading's own copy: its token vectors are never read, and they are most of its memory
+    doc.tensor = numpy.zeros((0, 0), dtype="float32")
+    return _SentenceReading(doc)
 
 
 def candidate_features(
@@ -535,25 +539,22 @@ class SpanModel(logistic_model.LogisticModel):
 
     def probabilities(self, rows: Sequence[Mapping[str, float]]) -> list[float]:
         """`probability` of each row: the same numbers, summed term by term in the model's feature order as
-        `probability` sums them, with numpy over all the rows at once instead of a loop per row."""
-        import numpy as np
-
+        `probability` sums them (`cumsum` adds in order, so the sums are bit for bit the same), with numpy over all
+        the rows at once instead of a loop per row."""
         if not rows:
             return []
         coef, mean, scale, pick = self._columns
         try:
-            matrix = np.array([pick(row) for row in rows], dtype=float).reshape(len(rows), len(self.features))
+            matrix = numpy.array([pick(row) for row in rows], dtype=float).reshape(len(rows), len(self.features))
         except KeyError:  # a row without some feature: it reads as 0
-            matrix = np.array([[row.get(name, 0.0) for name in self.features] for row in rows], dtype=float)
+            matrix = numpy.array([[row.get(name, 0.0) for name in self.features] for row in rows], dtype=float)
         terms_ = coef * (matrix - mean) / scale
-        z = np.cumsum(np.column_stack((np.full(len(rows), self.intercept), terms_)), axis=1)[:, -1]
+        z = numpy.cumsum(numpy.column_stack((numpy.full(len(rows), self.intercept), terms_)), axis=1)[:, -1]
         return [1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, value)))) for value in z.tolist()]
 
     @cached_property
     def _columns(self) -> tuple[Any, Any, Any, Callable[[Mapping[str, float]], Any]]:
-        import numpy as np
-
-        return np.array(self.coef), np.array(self.mean), np.array(self.scale), itemgetter(*self.features)
+        return numpy.array(self.coef), numpy.array(self.mean), numpy.array(self.scale), itemgetter(*self.features)
 
 
 def fit(
