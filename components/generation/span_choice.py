@@ -26,10 +26,14 @@ choice.text, choice.probability, choice.margin
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
+
+import numpy
 
 from components.generation import logistic_model
 from components.generation.question_analysis import QuestionPart
@@ -134,14 +138,21 @@ def _trimmed(doc: Any, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def span_candidates(doc: Any, rule_span: str = "") -> list[Candidate]:
-    """Every span of the parsed sentence `doc` that could answer a question, and the rules' span (`rule_span`),
-    each once."""
+def _found_spans(doc: Any) -> dict[tuple[int, int], frozenset[str]]:
+    """Every span of the parsed sentence `doc` that could answer a question, with where it came from, in the order
+    found (what `span_candidates` returns before the rules' span joins)."""
     found: dict[tuple[int, int], set[str]] = {}
+    # Read once per token: `_trimmed` and `add` test the edges and words of every proposed stretch.
+    opens = [t.dep_ in _EDGE_DEPS or t.is_punct or t.tag_ == "PRP$" for t in doc]
+    closes = [t.dep_ in _EDGE_DEPS or t.is_punct or t.tag_ == "POS" for t in doc]
+    light = [t.is_stop or t.is_punct for t in doc]
 
     def add(start: int, end: int, source: str) -> None:
-        start, end = _trimmed(doc, start, end)
-        if end <= start or end - start > MAX_WORDS or all(token.is_stop or token.is_punct for token in doc[start:end]):
+        while start < end and opens[start]:
+            start += 1
+        while end > start and closes[end - 1]:
+            end -= 1
+        if end <= start or end - start > MAX_WORDS or all(light[start:end]):
             return
         found.setdefault((start, end), set()).add(source)
 
@@ -184,17 +195,36 @@ def span_candidates(doc: Any, rule_span: str = "") -> list[Candidate]:
             objects = [child for child in token.rights if child.dep_ in {"dobj", "prt"}]
             if objects:
                 add(token.i, max(child.right_edge.i for child in objects) + 1, "verb")
-    candidates = [
-        Candidate(doc[start:end].text, start, end, frozenset(sources)) for (start, end), sources in found.items()
-    ]
+    return {span: frozenset(sources) for span, sources in found.items()}
+
+
+def _rule_place(doc: Any, rule_span: str) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+    """Where the rules' span lies in the sentence `doc` (None when it does not), and that stretch trimmed."""
+    located = _locate(doc, rule_span) if rule_span else None
+    return located, _trimmed(doc, *located) if located is not None else None
+
+
+def _with_rule_span(
+    found: Sequence[Candidate], rule_span: str, place: tuple[tuple[int, int] | None, tuple[int, int] | None]
+) -> list[Candidate]:
+    """The `found` candidates of a sentence, and the rules' span (`rule_span`, at `place`: `_rule_place`) last,
+    merged with the one it trims to."""
+    candidates = list(found)
     if rule_span:
-        located = _locate(doc, rule_span)
-        same = [c for c in candidates if located is not None and (c.start, c.end) == _trimmed(doc, *located)]
+        located, trimmed = place
+        same = [c for c in candidates if located is not None and (c.start, c.end) == trimmed]
         candidates = [c for c in candidates if c not in same]
         start, end = located if located is not None else (None, None)
         sources = frozenset({"rule"}).union(*(c.sources for c in same))
         candidates.append(Candidate(rule_span, start, end, sources))
     return candidates
+
+
+def span_candidates(doc: Any, rule_span: str = "") -> list[Candidate]:
+    """Every span of the parsed sentence `doc` that could answer a question, and the rules' span (`rule_span`),
+    each once."""
+    found = [Candidate(doc[start:end].text, start, end, sources) for (start, end), sources in _found_spans(doc).items()]
+    return _with_rule_span(found, rule_span, _rule_place(doc, rule_span))
 
 
 def _locate(doc: Any, text: str) -> tuple[int, int] | None:
@@ -257,7 +287,12 @@ def _depths(doc: Any) -> list[list[int]]:
 def _tree_distance(paths: list[list[int]], a: int, b: int) -> int:
     """Arcs between tokens `a` and `b` of one parse (`FAR` when they share no root)."""
     where = {node: depth for depth, node in enumerate(paths[a])}
-    for depth, node in enumerate(paths[b]):
+    return _arcs_to(where, paths[b])
+
+
+def _arcs_to(where: Mapping[int, int], path: Sequence[int]) -> int:
+    """Arcs from the token whose path to the root has the depths `where` to the token whose path is `path`."""
+    for depth, node in enumerate(path):
         if node in where:
             return where[node] + depth
     return FAR
@@ -271,80 +306,190 @@ def _token_f1(a: Sequence[str], b: Sequence[str]) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+@dataclass(frozen=True)
+class _SpanFacts:
+    """What a candidate's features read of its own words and of the parse, whatever the question asks (the parse
+    facts only when the candidate lies in the parse)."""
+
+    terms: tuple[str, ...]
+    words: tuple[str, ...]
+    capital: float
+    digits: float
+    root: int = -1
+    label: str = ""
+    value: float = 0.0
+    proper: float = 0.0
+    pronoun: float = 0.0
+    has_verb: float = 0.0
+    position: float = 0.0
+    root_dep: str = ""
+    head: int = -1
+    head_head: int = -1
+    root_lemma: str = ""
+    head_lemma: str = ""
+    lemmas: frozenset[str] = frozenset()
+    beside: frozenset[str] = frozenset()  # a focus with one of these lemmas stands beside it or is equated with it
+    depths: Mapping[int, int] | None = None  # its head's path to the root: token -> arcs
+
+
+class _SentenceReading:
+    """A parsed sentence as the candidates' features read it: each token's term, lemma and path to the root, its
+    found spans, and each candidate's own facts, read once (`_reading` keeps one per sentence: the same sentences
+    come back for many questions and parts)."""
+
+    def __init__(self, doc: Any) -> None:
+        self.doc = doc
+        self.first_terms = [next(iter(terms(token.text)), None) for token in doc]
+        self.lemmas = [token.lemma_.lower() for token in doc]
+        self.paths = _depths(doc)
+        self._facts: dict[tuple[str, int | None, int | None], _SpanFacts] = {}
+        self._fillers: dict[Any, int | None] = {}
+        self._found: list[Candidate] | None = None
+        self._places: dict[str, tuple[tuple[int, int] | None, tuple[int, int] | None]] = {}
+
+    def candidates(self, rule_span: str) -> list[Candidate]:
+        """`span_candidates` of the sentence (its found spans read once)."""
+        if self._found is None:
+            self._found = span_candidates(self.doc)
+        if rule_span not in self._places:
+            self._places[rule_span] = _rule_place(self.doc, rule_span)
+        return _with_rule_span(self._found, rule_span, self._places[rule_span])
+
+    def filler(self, gap: Any) -> int | None:
+        """The token that fills the question's `gap` in the sentence (`fill_gap_token`), or None."""
+        if gap not in self._fillers:
+            token = fill_gap_token(self.doc, gap)
+            self._fillers[gap] = token.i if token is not None else None
+        return self._fillers[gap]
+
+    def facts(self, candidate: Candidate) -> _SpanFacts:
+        key = (candidate.text, candidate.start, candidate.end)
+        found = self._facts.get(key)
+        if found is None:
+            found = self._facts[key] = self._read(candidate)
+        return found
+
+    def _read(self, candidate: Candidate) -> _SpanFacts:
+        text = candidate.text
+        own = {
+            "terms": tuple(terms(text)),
+            "words": tuple(text.lower().split()),
+            "capital": float(text[:1].isupper()),
+            "digits": float(any(ch.isdigit() for ch in text)),
+        }
+        if candidate.start is None:
+            return _SpanFacts(**own)
+        doc = self.doc
+        span = doc[candidate.start : candidate.end]
+        root = span.root
+        head = root.head
+        beside = {head.lemma_.lower()} if root.dep_ == "appos" else set()
+        beside |= {child.lemma_.lower() for child in root.children if child.dep_ == "appos"}
+        if root.dep_ in {"attr", "nsubj"}:
+            beside |= {c.lemma_.lower() for c in head.children if c.dep_ in {"attr", "nsubj"} and c.i != root.i}
+        return _SpanFacts(
+            **own,
+            root=root.i,
+            label=root.ent_type_ or next((t.ent_type_ for t in span if t.ent_type_), ""),
+            value=float(any(t.like_num or t.ent_type_ in VALUE_LABELS for t in span)),
+            proper=sum(t.pos_ == "PROPN" for t in span) / len(span),
+            pronoun=float(root.pos_ == "PRON"),
+            has_verb=float(any(t.pos_ == "VERB" for t in span)),
+            position=candidate.start / max(1, len(doc)),
+            root_dep=root.dep_,
+            head=head.i,
+            head_head=head.head.i,
+            root_lemma=root.lemma_.lower(),
+            head_lemma=head.lemma_.lower(),
+            lemmas=frozenset(self.lemmas[candidate.start : candidate.end]),
+            beside=frozenset(beside),
+            depths={node: depth for depth, node in enumerate(self.paths[root.i])},
+        )
+
+
+@lru_cache(maxsize=1024)
+def _reading(sentence: str) -> _SentenceReading:
+    """The reading of one sentence, made once per sentence text (as its parse is)."""
+    doc = parse(sentence)  # this reading's own copy: its token vectors are never read, and they are most of its memory
+    doc.tensor = numpy.zeros((0, 0), dtype="float32")
+    return _SentenceReading(doc)
+
+
 def candidate_features(
     doc: Any, candidates: Sequence[Candidate], context: QuestionContext, rule_span: str, rule_way: str
 ) -> list[dict[str, float]]:
     """The features (`FEATURES`) of each candidate of one sentence."""
-    paths = _depths(doc)
-    matched = [token.i for token in doc if terms(token.text) and terms(token.text)[0] in context.question_terms]
-    verb_tokens = {token.i for token in doc if token.lemma_.lower() in context.verbs}
+    return _features(_SentenceReading(doc), candidates, context, rule_span, rule_way)
+
+
+def _features(
+    reading: _SentenceReading,
+    candidates: Sequence[Candidate],
+    context: QuestionContext,
+    rule_span: str,
+    rule_way: str,
+) -> list[dict[str, float]]:
+    matched = [i for i, term in enumerate(reading.first_terms) if term is not None and term in context.question_terms]
+    verb_tokens = {i for i, lemma in enumerate(reading.lemmas) if lemma in context.verbs}
     gap = question_gap(context.part_text) if (context.flags["q_thing"] or context.flags["q_person"]) else None
-    filler = fill_gap_token(doc, gap) if gap is not None else None
+    filler = reading.filler(gap) if gap is not None else None
     rule_words = rule_span.lower().split()
+    rule_text = " ".join(rule_words)
+    first = context.labels[0] if context.labels else ""
+    far = math.log1p(FAR)
     out = []
     for candidate in candidates:
+        facts = reading.facts(candidate)
         f = dict.fromkeys(FEATURES, 0.0)
         for source in candidate.sources:
             f[f"from_{source}"] = 1.0
-        cand_terms = terms(candidate.text)
-        words_ = candidate.text.lower().split()
+        cand_terms, words_ = facts.terms, facts.words
         if rule_span:
             f["rule_overlap"] = _token_f1(words_, rule_words)
-            f["rule_inside"] = float(" ".join(rule_words) in " ".join(words_))
+            f["rule_inside"] = float(rule_text in " ".join(words_))
             if "rule" in candidate.sources and rule_way in RULE_WAYS:
                 f[f"rule_{rule_way}"] = 1.0
         f["asked_share"] = sum(t in context.question_terms for t in cand_terms) / len(cand_terms) if cand_terms else 0
         f["asked_any"] = float(any(t in context.question_terms for t in cand_terms))
         f["no_terms"] = float(not cand_terms)
         f["words"] = math.log1p(len(words_))
-        f["capital"] = float(candidate.text[:1].isupper())
-        f["value"] = float(any(ch.isdigit() for ch in candidate.text))
-        f["distance"] = f["tree_distance"] = math.log1p(FAR)
+        f["capital"] = facts.capital
+        f["value"] = facts.digits
+        f["distance"] = f["tree_distance"] = far
         if candidate.start is not None:
-            span = doc[candidate.start : candidate.end]
-            root = span.root
-            label = root.ent_type_ or next((t.ent_type_ for t in span if t.ent_type_), "")
-            if label:
-                first = context.labels[0] if context.labels else ""
-                f["label_first"] = float(label == first)
-                f["label_asked"] = float(label != first and label in context.labels)
-                f["label_other"] = float(label not in context.labels)
-            f["value"] = max(f["value"], float(any(t.like_num or t.ent_type_ in VALUE_LABELS for t in span)))
-            f["proper"] = sum(t.pos_ == "PROPN" for t in span) / len(span)
-            f["pronoun"] = float(root.pos_ == "PRON")
-            f["has_verb"] = float(any(t.pos_ == "VERB" for t in span))
-            outside = [i for i in matched if not candidate.start <= i < candidate.end]
+            start, end, root = candidate.start, candidate.end, facts.root
+            if facts.label:
+                f["label_first"] = float(facts.label == first)
+                f["label_asked"] = float(facts.label != first and facts.label in context.labels)
+                f["label_other"] = float(facts.label not in context.labels)
+            f["value"] = max(f["value"], facts.value)
+            f["proper"] = facts.proper
+            f["pronoun"] = facts.pronoun
+            f["has_verb"] = facts.has_verb
+            outside = [i for i in matched if not start <= i < end]
             if outside:
-                gaps = [candidate.start - i if i < candidate.start else i - candidate.end + 1 for i in outside]
+                gaps = [start - i if i < start else i - end + 1 for i in outside]
                 nearest = outside[min(range(len(gaps)), key=gaps.__getitem__)]
                 f["distance"] = math.log1p(min(gaps))
-                f["tree_distance"] = math.log1p(min(_tree_distance(paths, root.i, i) for i in outside))
-                f["before_match"] = float(candidate.end <= nearest)
-            f["position"] = candidate.start / max(1, len(doc))
-            head = root.head
-            if head.i in verb_tokens and root.dep_ in SUBJECT_DEPS:
+                f["tree_distance"] = math.log1p(min(_arcs_to(facts.depths, reading.paths[i]) for i in outside))
+                f["before_match"] = float(end <= nearest)
+            f["position"] = facts.position
+            if facts.head in verb_tokens and facts.root_dep in SUBJECT_DEPS:
                 f["verb_subject"] = 1.0
-            if head.i in verb_tokens and root.dep_ in OBJECT_DEPS:
+            if facts.head in verb_tokens and facts.root_dep in OBJECT_DEPS:
                 f["verb_object"] = 1.0
-            if root.dep_ == "pobj" and head.head.i in verb_tokens:
+            if facts.root_dep == "pobj" and facts.head_head in verb_tokens:
                 f["verb_oblique"] = 1.0
             if context.focus:
-                lemmas = [t.lemma_.lower() for t in span]
-                f["focus_head"] = float(root.lemma_.lower() == context.focus)
-                f["focus_held"] = float(context.focus in lemmas)
+                f["focus_head"] = float(facts.root_lemma == context.focus)
+                f["focus_held"] = float(context.focus in facts.lemmas)
                 f["focus_modifier"] = float(
-                    head.lemma_.lower() == context.focus and root.dep_ in MODIFIER_DEPS | {"amod"}
+                    facts.head_lemma == context.focus and facts.root_dep in MODIFIER_DEPS | {"amod"}
                 )
-                beside = root.dep_ == "appos" and head.lemma_.lower() == context.focus
-                beside |= any(c.dep_ == "appos" and c.lemma_.lower() == context.focus for c in root.children)
-                equated = root.dep_ in {"attr", "nsubj"} and any(
-                    c.lemma_.lower() == context.focus and c.dep_ in {"attr", "nsubj"} and c.i != root.i
-                    for c in head.children
-                )
-                f["focus_equated"] = float(beside or equated)
+                f["focus_equated"] = float(context.focus in facts.beside)
             if filler is not None:
-                f["gap_filler"] = float(root.i == filler.i)
-                f["gap_held"] = float(candidate.start <= filler.i < candidate.end)
+                f["gap_filler"] = float(root == filler)
+                f["gap_held"] = float(start <= filler < end)
         for flag, value in context.flags.items():
             f[flag] = value
         f["q_person_x_proper"] = f["q_person"] * f["proper"]
@@ -392,6 +537,25 @@ class SpanModel(logistic_model.LogisticModel):
         tune half by `research fit spans`); a file without one switches on any lead."""
         return float(self.meta.get("switch_margin", 0.0))
 
+    def probabilities(self, rows: Sequence[Mapping[str, float]]) -> list[float]:
+        """`probability` of each row: the same numbers, summed term by term in the model's feature order as
+        `probability` sums them (`cumsum` adds in order, so the sums are bit for bit the same), with numpy over all
+        the rows at once instead of a loop per row."""
+        if not rows:
+            return []
+        coef, mean, scale, pick = self._columns
+        try:
+            matrix = numpy.array([pick(row) for row in rows], dtype=float).reshape(len(rows), len(self.features))
+        except KeyError:  # a row without some feature: it reads as 0
+            matrix = numpy.array([[row.get(name, 0.0) for name in self.features] for row in rows], dtype=float)
+        terms_ = coef * (matrix - mean) / scale
+        z = numpy.cumsum(numpy.column_stack((numpy.full(len(rows), self.intercept), terms_)), axis=1)[:, -1]
+        return [1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, value)))) for value in z.tolist()]
+
+    @cached_property
+    def _columns(self) -> tuple[Any, Any, Any, Callable[[Mapping[str, float]], Any]]:
+        return numpy.array(self.coef), numpy.array(self.mean), numpy.array(self.scale), itemgetter(*self.features)
+
 
 def fit(
     rows: Sequence[Mapping[str, float]],
@@ -416,11 +580,11 @@ def fit(
 def scored_candidates(
     sentence: str, part: QuestionPart, question_terms: frozenset[str], rule_span: str, rule_way: str
 ) -> tuple[list[Candidate], list[dict[str, float]]]:
-    """The candidates of one sentence for one part, with their features (the sentence's parse is cached)."""
-    doc = parse(sentence)
-    candidates = span_candidates(doc, rule_span)
+    """The candidates of one sentence for one part, with their features (the sentence's reading is cached)."""
+    reading = _reading(sentence)
+    candidates = reading.candidates(rule_span)
     context = question_context(part, question_terms)
-    return candidates, candidate_features(doc, candidates, context, rule_span, rule_way)
+    return candidates, _features(reading, candidates, context, rule_span, rule_way)
 
 
 def rated_candidates(
@@ -433,8 +597,16 @@ def rated_candidates(
 ) -> list[tuple[float, Candidate]]:
     """The sentence's candidates with the model's probability, best first (the shorter first on a tie)."""
     candidates, rows = scored_candidates(sentence, part, question_terms, rule_span, rule_way)
-    rated = [(model.probability(row), candidate) for candidate, row in zip(candidates, rows, strict=True)]
+    rated = list(zip(model.probabilities(rows), candidates, strict=True))
     return sorted(rated, key=lambda item: (-item[0], len(item[1].text)))
+
+
+def _root_label(sentence: str, candidate: Candidate) -> str:
+    """The entity label of the candidate's head word ("" for one outside the sentence's parse)."""
+    if candidate.start is None:
+        return ""
+    reading = _reading(sentence)
+    return reading.doc[reading.facts(candidate).root].ent_type_
 
 
 def choose_span(sentence: str, rated: Sequence[tuple[float, Candidate]]) -> SpanChoice | None:
@@ -443,10 +615,7 @@ def choose_span(sentence: str, rated: Sequence[tuple[float, Candidate]]) -> Span
     if not rated:
         return None
     (probability, best), runner_up = rated[0], rated[1][0] if len(rated) > 1 else 0.0
-    label = ""
-    if best.start is not None:
-        label = parse(sentence)[best.start : best.end].root.ent_type_
-    return SpanChoice(best.text, probability, probability - runner_up, label)
+    return SpanChoice(best.text, probability, probability - runner_up, _root_label(sentence, best))
 
 
 def rate_span(rated: Sequence[tuple[float, Candidate]]) -> tuple[float, float]:
@@ -469,8 +638,6 @@ def switch_span(
     own = next(((p, c) for p, c in rated if "rule" in c.sources), None) if rule_span else None
     (probability, best), runner_up = rated[0], rated[1][0] if len(rated) > 1 else 0.0
     if own is None or best is own[1] or probability - own[0] >= margin:
-        label = parse(sentence)[best.start : best.end].root.ent_type_ if best.start is not None else ""
-        return SpanChoice(best.text, probability, probability - runner_up, label)
+        return SpanChoice(best.text, probability, probability - runner_up, _root_label(sentence, best))
     others = [p for p, c in rated if c is not own[1]]
-    label = parse(sentence)[own[1].start : own[1].end].root.ent_type_ if own[1].start is not None else ""
-    return SpanChoice(rule_span, own[0], own[0] - max(others, default=0.0), label)
+    return SpanChoice(rule_span, own[0], own[0] - max(others, default=0.0), _root_label(sentence, own[1]))

@@ -142,6 +142,35 @@ def test_the_amount_and_person_crossings_read_the_questions_unit_and_a_list() ->
     assert people["Tom Reed and Ann Bell"]["q_person_x_list"] == 1.0 and people["Tom Reed"]["q_person_x_list"] == 0.0
 
 
+def test_all_rows_at_once_score_exactly_as_one_row_at_a_time() -> None:
+    model = SpanModel.load()
+    rows = list(_features("Who founded Brightwater Mills?", SENTENCE, "Tom Reed", "entity").values())
+    partial = {name: 1.0 for name in FEATURES[:5]}  # the features it lacks read as 0
+    assert model.probabilities([*rows, partial]) == [model.probability(row) for row in [*rows, partial]]
+    assert model.probabilities([]) == []
+
+
+def test_a_sentence_read_once_gives_what_its_parse_gives_for_every_question() -> None:
+    model = SpanModel.load()
+    for question, rule_span, rule_way in (
+        ("Who founded Brightwater Mills?", "Tom Reed", "entity"),
+        ("When was Brightwater Mills founded?", "1901", "entity"),
+        ("Which region did Ada Quill settle?", "Quill Mills Ltd", "phrase"),  # not in the sentence
+        ("Who worked with Ada Quill?", "", ""),
+    ):
+        analysis = analyze_question(question)
+        part, question_terms = analysis.parts[0], analysis.question_terms
+        doc = parse(SENTENCE)
+        candidates = span_candidates(doc, rule_span)
+        rows = candidate_features(doc, candidates, question_context(part, question_terms), rule_span, rule_way)
+        expected = sorted(
+            ((model.probability(row), candidate) for candidate, row in zip(candidates, rows, strict=True)),
+            key=lambda item: (-item[0], len(item[1].text)),
+        )
+        for _ in range(2):  # read afresh, then from the sentence's kept reading
+            assert rated_candidates(SENTENCE, part, question_terms, rule_span, rule_way, model) == expected
+
+
 def test_the_model_file_round_trips_and_a_bad_one_is_one_sentence(tmp_path: Path) -> None:
     model = _subject_model()
     path = tmp_path / "spans.json"
