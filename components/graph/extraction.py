@@ -55,7 +55,7 @@ from components.serialization import init_parameters_to_dict
 from components.text.language import analyse_text, entity_kind
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-20"
+EXTRACTOR_VERSION = "spacy-21"
 
 
 class GraphExtractor(ABC):
@@ -135,6 +135,9 @@ def read_document(document: Any, chunks: list[Any]) -> tuple[str, list[Sentence]
 
 # Code identifiers and setting names: underscores, dotted names ("CamelCase.method"), calls, paths, file suffixes.
 _CODE_NAME = re.compile(r"_|\w\.\w|\(\)|/|=|\.(py|js|ts|rs|md|json|yaml|yml|toml)$")
+# An abbreviation with a period after every letter or letter pair, one of them a capital ("U.S.", "S.A.", "S.p.A.",
+# "J.R.R.", "Ph.D."), is written prose, not a dotted identifier: it is set aside before `_CODE_NAME` looks.
+_INITIALISM = re.compile(r"(?<![\w.])(?=[^\s]*[A-Z])(?:[^\W\d_]{1,2}\.){2,}(?!\w)")
 _PERSON_PRONOUNS = {"he", "him", "his", "himself", "she", "her", "hers", "herself"}
 _THING_PRONOUNS = {"it", "its", "itself"}
 _GROUP_PRONOUNS = {"they", "them", "their", "theirs"}
@@ -146,7 +149,7 @@ _LINK_DEPS = {"compound", "appos", "conj", "poss", "amod", "nmod", "npadvmod", "
 
 def _looks_like_code(span: Any) -> bool:
     text = span.text
-    if _CODE_NAME.search(text):
+    if _CODE_NAME.search(_INITIALISM.sub(" ", text)):
         return True
     doc = span.doc
     before = doc[span.start - 1].text if span.start > 0 else ""
