@@ -25,12 +25,11 @@ from components.redaction import cut
 from components.serialization import InitParameterSerialization
 from components.text.language import language_pipeline, parse, parse_question, sentences
 from components.text.phrases import capitalised_phrases
+from components.text.pronouns import PERSON_PRONOUNS, THING_PRONOUNS
 
 logger = logging.getLogger(__name__)
 
 # Pronouns that point outside the question, by what they can stand for.
-PERSON_PRONOUNS = frozenset({"he", "him", "his", "she", "her", "hers", "himself", "herself"})
-THING_PRONOUNS = frozenset({"it", "its", "itself"})
 PLURAL_PRONOUNS = frozenset({"they", "them", "their", "theirs", "themselves"})
 POSSESSIVE_PRONOUNS = frozenset({"its", "his", "her", "their", "hers", "theirs"})
 # Words that open a clause of its own: a name before one of them is not what a later pronoun of the same question

@@ -43,8 +43,6 @@ from components.graph.event_confidence import (
 )
 from components.graph.kinds import (
     KIND_NOUNS,
-    PERSON_PRONOUNS,
-    THING_PRONOUNS,
     TITLE_WORDS,
     KindEvidence,
     KindModel,
@@ -53,9 +51,10 @@ from components.graph.kinds import (
 from components.graph.model import DocumentGraph, EntityMention, Fact, normalise_name
 from components.serialization import init_parameters_to_dict
 from components.text.language import analyse_text, entity_kind
+from components.text.pronouns import PERSON_PRONOUNS, THING_PRONOUNS
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-20"
+EXTRACTOR_VERSION = "spacy-21"
 
 
 class GraphExtractor(ABC):
@@ -135,8 +134,9 @@ def read_document(document: Any, chunks: list[Any]) -> tuple[str, list[Sentence]
 
 # Code identifiers and setting names: underscores, dotted names ("CamelCase.method"), calls, paths, file suffixes.
 _CODE_NAME = re.compile(r"_|\w\.\w|\(\)|/|=|\.(py|js|ts|rs|md|json|yaml|yml|toml)$")
-_PERSON_PRONOUNS = {"he", "him", "his", "himself", "she", "her", "hers", "herself"}
-_THING_PRONOUNS = {"it", "its", "itself"}
+# An abbreviation with a period after every letter or letter pair, one of them a capital ("U.S.", "S.A.", "S.p.A.",
+# "J.R.R.", "Ph.D."), is written prose, not a dotted identifier: it is set aside before `_CODE_NAME` looks.
+_INITIALISM = re.compile(r"(?<![\w.])(?=[^\s]*[A-Z])(?:[^\W\d_]{1,2}\.){2,}(?!\w)")
 _GROUP_PRONOUNS = {"they", "them", "their", "theirs"}
 _THINGS = ("organization", "product", "other", "event", "work")  # the kinds "it" refers to
 # Dependency roles in which a noun phrase takes part in its predicate.
@@ -146,7 +146,7 @@ _LINK_DEPS = {"compound", "appos", "conj", "poss", "amod", "nmod", "npadvmod", "
 
 def _looks_like_code(span: Any) -> bool:
     text = span.text
-    if _CODE_NAME.search(text):
+    if _CODE_NAME.search(_INITIALISM.sub(" ", text)):
         return True
     doc = span.doc
     before = doc[span.start - 1].text if span.start > 0 else ""
@@ -1452,17 +1452,17 @@ class LanguageExtractor(GraphExtractor):
             # So is a description possessing an event noun ("the aircraft's delivery"; "its use" is too vague).
             possessed = role is not None and role.startswith("poss>") and token.pos_ == "NOUN"
             of_event = of_event or (possessed and _is_event_noun(token.head))
-            if role is None or not (_is_core(role, token.lower_ in _PERSON_PRONOUNS) or of_event):
+            if role is None or not (_is_core(role, token.lower_ in PERSON_PRONOUNS) or of_event):
                 continue
             lower = token.lower_
             key = None
-            if token.i in quoted and (token.pos_ == "PRON" or lower in _PERSON_PRONOUNS | _THING_PRONOUNS):
+            if token.i in quoted and (token.pos_ == "PRON" or lower in PERSON_PRONOUNS | THING_PRONOUNS):
                 continue  # a quoted speaker's "it", "we", "he" is theirs: the narrative's recency does not tell it
             if lower == "it" and _is_expletive(token):
                 continue
-            if token.pos_ == "PRON" or lower in _PERSON_PRONOUNS | _THING_PRONOUNS:
+            if token.pos_ == "PRON" or lower in PERSON_PRONOUNS | THING_PRONOUNS:
                 subject = _is_subject(role)
-                if lower in _PERSON_PRONOUNS:
+                if lower in PERSON_PRONOUNS:
                     # A person named before the pronoun in the sentence is its antecedent ("Jobs said he ..."); one
                     # named after it is not ("He said Mac sales grew").
                     if any(m.start < token.i and entities[m.key].kind() == "person" for m in row):
@@ -1471,7 +1471,7 @@ class LanguageExtractor(GraphExtractor):
                 elif lower in ("i", "me") and not named:
                     # First person in a sentence naming no one: the speaker or writer quoted, the person in focus.
                     key = latest(lambda e: e.kind() == "person")
-                elif lower in _THING_PRONOUNS or (subject and token.tag_ == "DT" and lower in ("this", "that")):
+                elif lower in THING_PRONOUNS or (subject and token.tag_ == "DT" and lower in ("this", "that")):
                     # "This will be branded as ..." after "A second jet is travelling ...": the subject stays.
                     key = in_focus(subject, lambda e: e.kind() in _THINGS)
                 elif lower in _GROUP_PRONOUNS:

@@ -64,9 +64,6 @@ KIND_NOUNS: dict[str, set[str]] = {
     "event": set("event conference summit festival election war meeting ceremony tournament workshop".split()),
     "work": set("paper book article novel film album song essay report study thesis series poem".split()),
 }
-# The pronouns that refer back to a person, and to a thing (an organisation, a product, a place).
-PERSON_PRONOUNS = {"he", "she", "him", "her", "his", "hers", "himself", "herself"}
-THING_PRONOUNS = {"it", "its", "itself"}
 # Words of a title or an office ("Chief Executive", "Vice President", "Sen."): a name made only of them is no
 # entity, and they are not part of the name they precede ("Spokesman Tomas Vell").
 TITLE_WORDS = set(
