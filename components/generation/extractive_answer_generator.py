@@ -25,6 +25,7 @@ from components.generation.question_analysis import (
     QuestionAnalysis,
     QuestionPart,
     analyze_question,
+    existential_part,
     question_form,
 )
 from components.generation.question_gap import (
@@ -287,6 +288,19 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if not candidates:
             return {"replies": [NO_EVIDENCE_ANSWER], **_NO_SHORT_ANSWER}
         document_frequency = Counter(term for candidate in candidates for term in candidate.terms)
+        # "A has an OBE. Does B also have one?": the question asked is its last sentence. It is read only when the
+        # question is a yes/no one or could hold one (a yes/no word opening a word, before a space or the end): no
+        # other cut of it changes what follows. Read for its cuts alone, it is parsed without the entity recogniser.
+        asked = question.question
+        if question.kind == "yes_no" or _MAY_ASK_YES_NO.search(asked):
+            start, end = (sentence_spans(asked, cache=False) or [(0, len(asked))])[-1]
+            asked = asked[start:end]
+        # Its parse says whether it asks yes or no, or to choose among options joined by "or" (`question_form`).
+        form = question_form(asked) if asked.split(" ", 1)[0].lower() in YES_NO_STARTS else None
+        if form == "existential":
+            # "Are there any regions where ...?" asks for the regions, as "which regions" would (an analysis made
+            # before existential questions were told apart typed it yes/no): its instances answer, not "yes"/"no".
+            parts = [existential_part(part, asked) if part.kind == "yes_no" else part for part in parts]
 
         chosen: list[tuple[_Sentence, float]] = []
         # Per answered part (its position in `picks`): its short answer, the chunk it cites and how it was found.
@@ -403,15 +417,6 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         top = max(score for _, score in chosen)
         # "Are A and B both ...?", "Which is older, A or B?": the answer compares what the sources say of each.
         verdict = None
-        # "A has an OBE. Does B also have one?": the question asked is its last sentence. It is read only when the
-        # question is a yes/no one or could hold one (a yes/no word opening a word, before a space or the end): no
-        # other cut of it changes what follows. Read for its cuts alone, it is parsed without the entity recogniser.
-        asked = question.question
-        if question.kind == "yes_no" or _MAY_ASK_YES_NO.search(asked):
-            start, end = (sentence_spans(asked, cache=False) or [(0, len(asked))])[-1]
-            asked = asked[start:end]
-        # Its parse says whether it asks yes or no, or to choose among options joined by "or" (`question_form`).
-        form = question_form(asked) if asked.split(" ", 1)[0].lower() in YES_NO_STARTS else None
         if not scoring.on("verdict"):
             pass
         elif form == "yes_no":

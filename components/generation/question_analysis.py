@@ -104,6 +104,9 @@ AUXILIARY_LEMMAS = frozenset({"be", "do", "have"})
 # The tags of wh-words (Penn Treebank): "which"/"what" as determiners, "who"/"what" as pronouns, "whose",
 # "when"/"where"/"why"/"how".
 WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
+# Indefinite determiners and quantifiers: "Is there a/any/some X ...?" asks for the X there are; as the determiner of
+# a question's subject, "any" does too ("Did any team win?").
+INDEFINITE_DETERMINERS = frozenset({"a", "an", "any", "some"})
 # Verbs whose subject question asks for a description, not a named thing ("What happened to ...?").
 DESCRIPTION_VERBS = frozenset({"happen", "do", "cause", "make", "mean"})
 
@@ -260,8 +263,9 @@ def question_form(text: str) -> str | None:
     """What a question that opens with an auxiliary or copula asks, from its dependency parse: `"yes_no"` ("Did
     Lantern win the cup?"), `"choice"` when it asks to choose among options joined by "or" ("Did Lantern or Harbour
     win?", "Is it wider or narrower?", "..., or did they stay?"), `"wh"` when a wh-word of its own asks for something
-    ("Do X, released in which year, ...?"); None when it does not open with an auxiliary or copula. Only its first
-    part is read: "Is Lantern open source and who develops it?" asks yes or no, then who."""
+    ("Do X, released in which year, ...?"), `"existential"` when it asks for the instances of a noun ("Are there
+    any regions where ...?", "Does anyone ...?": `existential_noun`); None when it does not open with an auxiliary or
+    copula. Only its first part is read: "Is Lantern open source and who develops it?" asks yes or no, then who."""
     text = " ".join((text or "").split())
     doc = language_pipeline().make_doc(text)
     # The first part ends before a coordinated wh-word, as `analyze_question` cuts it.
@@ -270,9 +274,74 @@ def question_form(text: str) -> str | None:
     end = next(cuts, len(doc))
     if not len(doc) or doc[0].lower_ not in YES_NO_STARTS:
         return None
-    if _plainly_yes_no(doc[:end]):
+    plain = _plainly_yes_no(doc[:end])
+    if plain and not _may_be_existential(doc[:end]):
         return "yes_no"
-    return _opening_form(parse_syntax(text), 0, end)[0]
+    parsed = parse_syntax(text)
+    if existential_noun(parsed, 0, end) is not None:
+        return "existential"
+    return "yes_no" if plain else _opening_form(parsed, 0, end)[0]
+
+
+def _may_be_existential(words: Any) -> bool:
+    """Whether the words hold an expletive "there" or an "any-"/"some-" word: only then may the question be an
+    existential one (`existential_noun` decides, from the parse)."""
+    return any(token.lower_ == "there" or token.lower_.startswith(("any", "some")) for token in words[1:])
+
+
+def existential_noun(doc: Any, start: int, end: int) -> Any:
+    """The noun an existential question asks for the instances of, from its dependency parse, or None: the noun a
+    copula with an expletive "there" introduces, with an indefinite determiner ("Are there any regions where ...?",
+    "Is there a town that ...?") or itself an indefinite pronoun ("Was there anyone who ...?"), or an indefinite
+    pronoun or "any" noun as the subject of the question's verb ("Does anyone live there?", "Did any team win?").
+    "Is there a museum in X?" reads as asking which museum; "Did the court find any fault?" (an object) does not."""
+    words = [token for token in doc[start:end] if not token.is_punct]
+    if not words or not _is_auxiliary(words[0]):
+        return None
+    inside = range(start, end)
+
+    def indefinite(noun: Any) -> bool:
+        if noun.pos_ == "PRON":
+            return "Ind" in noun.morph.get("PronType")
+        determiners = [child for child in noun.children if child.dep_ == "det"]
+        return noun.pos_ in _NOUNS and any(child.lower_ in INDEFINITE_DETERMINERS for child in determiners)
+
+    for token in words:
+        if token.dep_ != "expl" or token.head.lemma_.lower() != "be" or token.head.i not in inside:
+            continue
+        for noun in token.head.children:
+            if noun.dep_ in {"attr", "nsubj"} and noun.i in inside and noun is not token and indefinite(noun):
+                return noun
+    verb = words[0].head if words[0].dep_ == "aux" else None
+    if verb is None or verb.i not in inside:
+        return None
+    for noun in verb.children:
+        if noun.dep_ in {"nsubj", "nsubjpass"} and indefinite(noun):
+            if noun.pos_ == "PRON" or any(child.lower_ == "any" for child in noun.children if child.dep_ == "det"):
+                return noun
+    return None
+
+
+def _existential_kind(noun: Any) -> tuple[str, tuple[str, ...], str]:
+    """How an existential question's part is answered: like "which X" for the noun X it asks about (its instances
+    in the cited sentence), like "who" for "anyone"/"anybody"/"someone", like "what" for "anything"."""
+    if noun.pos_ == "PRON":
+        if noun.lower_.endswith(("one", "body")):
+            return "who", PERSON_LABELS, ""
+        return "what", (), "?"
+    lemma = noun.lemma_.lower()
+    labels = HEAD_NOUN_LABELS.get(lemma, ())
+    return ("when" if labels and labels[0] in DATE_LABELS else "which"), labels, lemma
+
+
+def existential_part(part: QuestionPart, question: str) -> QuestionPart:
+    """`part` typed as the existential question `question` asks (`existential_noun`); unchanged when it is none."""
+    doc = parse_syntax(" ".join((question or "").split()))
+    noun = existential_noun(doc, 0, len(doc))
+    if noun is None:
+        return part
+    kind, labels, focus = _existential_kind(noun)
+    return replace(part, kind=kind, labels=labels, focus=focus)
 
 
 def _plainly_yes_no(words: Any) -> bool:
@@ -354,9 +423,18 @@ def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
         # "Is ...?", "Did ...?": its parse says whether it asks yes or no, a choice among options, or a wh-word's
         # thing (the same words of the question, parsed; read for these few questions only).
         doc = words[0].doc
-        if _plainly_yes_no(doc[words[0].i : words[-1].i + 1]):
+        stretch = doc[words[0].i : words[-1].i + 1]
+        plain = _plainly_yes_no(stretch)
+        if plain and not _may_be_existential(stretch):
             return "yes_no", (), ""
-        form, asking = _opening_form(parse_syntax(doc.text), words[0].i, words[-1].i + 1)
+        parsed = parse_syntax(doc.text)
+        # "Are there any regions where ...?" asks for the regions there are, as "which regions ...?" would.
+        noun = existential_noun(parsed, words[0].i, words[-1].i + 1)
+        if noun is not None:
+            return _existential_kind(noun)
+        if plain:
+            return "yes_no", (), ""
+        form, asking = _opening_form(parsed, words[0].i, words[-1].i + 1)
         if form in {"yes_no", "choice"}:
             return form, (), ""
         if form == "wh":

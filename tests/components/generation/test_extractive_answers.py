@@ -73,8 +73,19 @@ class TestQuestionAnalysis:
             ("Did Maria Lindqvist start the Lantern project?", "yes_no"),
             ("Can the harbour handle ferries?", "yes_no"),
             # A wh-word or an "or" in a clause describing a noun is part of the description, not what is asked.
-            ("Is there a town where the Lantern store was started?", "yes_no"),
-            ("Is there a harbour that handles ferries or fishing boats?", "yes_no"),
+            ("Is Uppsala the town where the Lantern store was started?", "yes_no"),
+            ("Is Kestrel Bay a harbour that handles ferries or fishing boats?", "yes_no"),
+            # An existential question asks for the instances of its noun: "there" with a copula and an indefinite
+            # noun or pronoun, or an indefinite subject.
+            ("Is there a town where the Lantern store was started?", "existential"),
+            ("Is there a harbour that handles ferries or fishing boats?", "existential"),
+            ("Are there any islands where the Lantern store is sold?", "existential"),
+            ("Was there anyone who started the Lantern project?", "existential"),
+            ("Does anyone maintain the Lantern store?", "existential"),
+            ("Did any harbour handle ferries?", "existential"),
+            # "any" on an object, or a definite subject, leaves a question yes/no.
+            ("Did the harbour authority find any fault with the ferries?", "yes_no"),
+            ("Is the harbour there any longer?", "yes_no"),
             # "or not" and "either ... or" ask yes or no.
             ("Is it true or not that the harbour employs people?", "yes_no"),
             ("Did either Maria Lindqvist or Tomas Berg start Lantern?", "yes_no"),
@@ -101,6 +112,14 @@ class TestQuestionAnalysis:
             "yes_no",
             "who",
         ]
+
+    def test_an_existential_question_is_typed_like_which_noun(self):
+        # "Are there any islands where ...?" asks which islands, "Was there anyone who ...?" who.
+        part = analyze_question("Are there any islands where the Lantern store is sold?").parts[0]
+        assert (part.kind, part.labels[0], part.focus) == ("which", "LOC", "island")
+        part = analyze_question("Was there anyone who started the Lantern project?").parts[0]
+        assert (part.kind, part.labels[0]) == ("who", "PERSON")
+        assert analyze_question("Is Kestrel Bay a harbour that handles ferries?").kind == "yes_no"
 
     def test_only_a_yes_no_opening_with_an_or_or_a_wh_word_is_parsed(self):
         from components.text.language import parse_syntax
@@ -633,6 +652,38 @@ class TestMultiHop:
             [LANTERN, self.MARGIT, HARBOUR],
         )
         assert out["short_answer"] == "no"
+
+    ISLANDS = kb_document(
+        "islands",
+        "The Lantern store is sold in Sweden and Norway. Outside the mainland, the Lantern store is only sold in the "
+        "Varnholm Islands, where ferries bring it every week.",
+        0.6,
+        title="Lantern sales",
+    )
+
+    def test_an_existential_question_is_answered_with_what_it_asks_for_not_yes_or_no(self):
+        # "Are there any islands where ...?" expects the islands found, not a bare "yes".
+        out = answer("Are there any islands where the Lantern store is sold?", [self.ISLANDS, HARBOUR])
+        assert out["short_answer"] == "the Varnholm Islands"
+
+    def test_an_existential_question_typed_yes_no_by_an_older_analysis_is_answered_with_its_instances(self):
+        # A stored analysis made before existential questions were told apart types the part yes/no: the answer
+        # reads the question's own parse.
+        question = "Are there any islands where the Lantern store is sold?"
+        stale = analyze_question(question).to_dict()
+        stale["parts"] = [{**part, "kind": "yes_no", "labels": [], "focus": ""} for part in stale["parts"]]
+        out = ExtractiveAnswerGenerator(confidence_threshold=0.0).run(
+            query=question, documents=[self.ISLANDS, HARBOUR], analysis=stale
+        )
+        assert out["short_answer"] == "the Varnholm Islands"
+
+    def test_an_existential_question_without_an_instance_gets_no_verdict(self):
+        out = answer("Is there a museum in Kestrel Bay?", [HARBOUR, self.ISLANDS])
+        assert out["short_answer"].lower() not in {"yes", "no"}
+
+    def test_a_plain_yes_no_question_is_still_answered_yes_or_no(self):
+        out = answer("Is the Lantern store sold in Norway?", [self.ISLANDS, HARBOUR])
+        assert out["short_answer"] == "yes"
 
     @pytest.mark.parametrize(
         "question",
