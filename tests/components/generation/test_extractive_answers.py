@@ -685,6 +685,11 @@ class TestMultiHop:
         out = answer("Is the Lantern store sold in Norway?", [self.ISLANDS, HARBOUR])
         assert out["short_answer"] == "yes"
 
+    def test_a_negated_yes_no_question_is_answered_yes_or_no(self):
+        # "Isn't ...?" opens with a yes/no word once its contraction is split off.
+        out = answer("Isn't the Lantern store sold in Norway?", [self.ISLANDS, HARBOUR])
+        assert out["short_answer"] == "yes"
+
     @pytest.mark.parametrize(
         "question",
         [
