@@ -296,7 +296,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             start, end = (sentence_spans(asked, cache=False) or [(0, len(asked))])[-1]
             asked = asked[start:end]
         # Its parse says whether it asks yes or no, or to choose among options joined by "or" (`question_form`).
-        form = question_form(asked) if asked.split(" ", 1)[0].lower() in YES_NO_STARTS else None
+        # (None unless its first word, "Isn't" split into "Is" and "n't", is a yes/no word.)
+        form = question_form(asked)
         if form == "existential":
             # "Are there any regions where ...?" asks for the regions, as "which regions" would (an analysis made
             # before existential questions were told apart typed it yes/no): its instances answer, not "yes"/"no".

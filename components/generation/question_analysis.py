@@ -301,6 +301,8 @@ def existential_noun(doc: Any, start: int, end: int) -> Any:
     inside = range(start, end)
 
     def indefinite(noun: Any) -> bool:
+        if _states_content(noun):  # "Is there any doubt that X won?" asks whether X won: yes or no
+            return False
         if noun.pos_ == "PRON":
             return "Ind" in noun.morph.get("PronType")
         determiners = [child for child in noun.children if child.dep_ == "det"]
@@ -312,7 +314,8 @@ def existential_noun(doc: Any, start: int, end: int) -> Any:
         for noun in token.head.children:
             if noun.dep_ in {"attr", "nsubj"} and noun.i in inside and noun is not token and indefinite(noun):
                 return noun
-    verb = words[0].head if words[0].dep_ == "aux" else None
+    # "Can anyone ...?", "Would any ship ...?" ask whether it is possible, not who: a modal asks yes or no.
+    verb = words[0].head if words[0].dep_ == "aux" and words[0].tag_ != "MD" else None
     if verb is None or verb.i not in inside:
         return None
     for noun in verb.children:
@@ -320,6 +323,18 @@ def existential_noun(doc: Any, start: int, end: int) -> Any:
             if noun.pos_ == "PRON" or any(child.lower_ == "any" for child in noun.children if child.dep_ == "det"):
                 return noun
     return None
+
+
+def _states_content(noun: Any) -> bool:
+    """Whether a clause that states what the noun holds follows it, opened by "that"/"whether"/"if" as a
+    conjunction ("any doubt that the harbour closes", "a chance that it rains"), not a relative clause describing
+    it ("a harbour that handles ferries", where "that" is the clause's subject)."""
+    return any(
+        child.dep_ == "mark" and child.lower_ in {"that", "whether", "if"}
+        for clause in noun.rights
+        if clause.dep_ in {"acl", "relcl", "ccomp"}
+        for child in clause.children
+    )
 
 
 def _existential_kind(noun: Any) -> tuple[str, tuple[str, ...], str]:

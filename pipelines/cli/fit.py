@@ -286,7 +286,8 @@ def fit_spans(args: argparse.Namespace) -> int:
     model = report["model"]
     print(
         f"Fitted on {model['tune_candidates']} candidate spans of {model['tune_parts']} tune-half parts "
-        f"({model['tune_right']} right); the pick replaces the rules' span when it leads by "
+        f"({model['tune_right']} right, in {model['tune_right_parts']} parts); the pick replaces the rules' span "
+        f"when it leads by "
         f"{model.get('switch_margin', 0.0)}; written to {out}"
     )
     keys = ("exact_match", "token_f1", "right")

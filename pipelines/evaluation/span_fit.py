@@ -219,7 +219,8 @@ def fit_spans(
         **fit_provenance(sets, records, command),
         "tune_parts": len(tune),
         "tune_candidates": len(rows),
-        "tune_right": sum(labels),
+        "tune_right": sum(labels),  # candidates: a part may hold several right ones (its best F1, tied)
+        "tune_right_parts": sum(any(group["labels"]) for group in tune),
         "right_span": RIGHT_SPAN,
     }
     model = fit(rows, labels, features=FEATURES, c=c, meta=meta)

@@ -86,6 +86,11 @@ class TestQuestionAnalysis:
             # "any" on an object, or a definite subject, leaves a question yes/no.
             ("Did the harbour authority find any fault with the ferries?", "yes_no"),
             ("Is the harbour there any longer?", "yes_no"),
+            # A modal asks whether it is possible; a noun followed by what it states asks whether that holds.
+            ("Can anyone take the ferries to the islands?", "yes_no"),
+            ("Would any harbour handle ferries?", "yes_no"),
+            ("Is there any doubt that the harbour employs people?", "yes_no"),
+            ("Is there a chance that the harbour closes in winter?", "yes_no"),
             # "or not" and "either ... or" ask yes or no.
             ("Is it true or not that the harbour employs people?", "yes_no"),
             ("Did either Maria Lindqvist or Tomas Berg start Lantern?", "yes_no"),
@@ -683,6 +688,20 @@ class TestMultiHop:
 
     def test_a_plain_yes_no_question_is_still_answered_yes_or_no(self):
         out = answer("Is the Lantern store sold in Norway?", [self.ISLANDS, HARBOUR])
+        assert out["short_answer"] == "yes"
+
+    @pytest.mark.parametrize(
+        "question",
+        ["Is there any doubt that the harbour employs 340 people?", "Can anyone take the ferries to the islands?"],
+    )
+    def test_an_indefinite_noun_that_asks_whether_is_not_answered_with_a_span(self, question):
+        # A doubt that something holds, or whether anyone can do it, is not a thing to name from the sources.
+        out = answer(question, [self.ISLANDS, HARBOUR, OBSERVATORY, LANTERN])
+        assert out["short_answer"] in {"", "yes", "no"}
+
+    def test_a_negated_yes_no_question_is_answered_yes_or_no(self):
+        # "Isn't ...?" opens with a yes/no word once its contraction is split off.
+        out = answer("Isn't the Lantern store sold in Norway?", [self.ISLANDS, HARBOUR])
         assert out["short_answer"] == "yes"
 
     @pytest.mark.parametrize(

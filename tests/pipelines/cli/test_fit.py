@@ -130,6 +130,24 @@ def test_fit_spans_writes_a_model_the_generator_reads_and_refits_from_its_kept_l
     assert SpanModel.load(again).coef == model.coef
 
 
+
+def test_fit_spans_counts_the_parts_with_a_right_span_not_their_right_candidates(
+    capture: Path, tmp_path: Path, capsys
+) -> None:
+    # A sentence naming its answer twice gives a part two right candidates: the parts with a right one are counted.
+    out, kept = tmp_path / "spans.json", tmp_path / "spans.contexts.json"
+    assert main(["fit", "spans", f"squad_mini={capture}", "--out", str(out), "--contexts", str(kept)]) == 0
+    log = json.loads(kept.read_text())
+    for context in log["contexts"]:
+        context["sentence"] += f" {context['answers'][0]} stayed there."
+    kept.write_text(json.dumps(log))
+    capsys.readouterr()
+    assert main(["fit", "spans", f"squad_mini={capture}", "--out", str(out), "--contexts", str(kept)]) == 0
+    data = json.loads(out.read_text())
+    assert data["tune_right"] > data["tune_parts"] >= data["tune_right_parts"] > 0
+    assert f"({data['tune_right']} right, in {data['tune_right_parts']} parts)" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
