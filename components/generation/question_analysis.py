@@ -231,7 +231,7 @@ def analyze_question(question: str) -> QuestionAnalysis:
     cuts = [0]
     # A part ends before a coordinated wh-word only when a question precedes it: "Rather than X, what ..." is one
     # question whose wh-word comes late, not two parts.
-    asked = doc[0].lower_ in YES_NO_STARTS
+    asked = doc[0].norm_ in YES_NO_STARTS  # the norm: "Ca" of "Can't" is "can"
     for token in doc:
         if token.i > 1 and token.lower_ in WH_WORDS and asked:
             before = doc[token.i - 1]
@@ -272,7 +272,7 @@ def question_form(text: str) -> str | None:
     joiners = {"and", "or", ",", ";"}
     cuts = (token.i - 1 for token in doc[2:] if token.lower_ in WH_WORDS and doc[token.i - 1].lower_ in joiners)
     end = next(cuts, len(doc))
-    if not len(doc) or doc[0].lower_ not in YES_NO_STARTS:
+    if not len(doc) or doc[0].norm_ not in YES_NO_STARTS:
         return None
     plain = _plainly_yes_no(doc[:end])
     if plain and not _may_be_existential(doc[:end]):
@@ -432,7 +432,7 @@ def _needs_tags(doc: Any) -> bool:
 def _kind(words: list[Any]) -> tuple[str, tuple[str, ...], str]:
     """The kind of one part, the labels that answer it, and the noun a "what"/"which" asks about (its lemma), from
     its first wh-word (or its first word)."""
-    first = words[0].lower_
+    first = words[0].norm_  # "Ca" of "Can't" is "can", "Wo" of "Won't" "will"
     wh = next((token for token in words if token.lower_ in WH_WORDS), None)
     if first in YES_NO_STARTS:
         # "Is ...?", "Did ...?": its parse says whether it asks yes or no, a choice among options, or a wh-word's

@@ -699,10 +699,20 @@ class TestMultiHop:
         out = answer(question, [self.ISLANDS, HARBOUR, OBSERVATORY, LANTERN])
         assert out["short_answer"] in {"", "yes", "no"}
 
-    def test_a_negated_yes_no_question_is_answered_yes_or_no(self):
-        # "Isn't ...?" opens with a yes/no word once its contraction is split off.
-        out = answer("Isn't the Lantern store sold in Norway?", [self.ISLANDS, HARBOUR])
+    @pytest.mark.parametrize(
+        "question", ["Isn't the Lantern store sold in Norway?", "Can't the Lantern store be bought in Norway?"]
+    )
+    def test_a_negated_yes_no_question_is_answered_yes_or_no(self, question):
+        # "Isn't ...?" opens with a yes/no word once its contraction is split off; "Can't" splits into "Ca" + "n't",
+        # whose norm is "can".
+        out = answer(question, [self.ISLANDS, HARBOUR])
         assert out["short_answer"] == "yes"
+
+    def test_won_t_opens_a_yes_no_question(self):
+        from components.generation.question_analysis import analyze_question, question_form
+
+        assert question_form("Won't the Lantern store open in Norway?") == "yes_no"
+        assert analyze_question("Won't the Lantern store open in Norway?").kind == "yes_no"
 
     @pytest.mark.parametrize(
         "question",
