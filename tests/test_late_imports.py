@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_layers import write_tree
+
 ROOT = Path(__file__).resolve().parent.parent
 OWN_PACKAGES = frozenset({"components", "ingest", "pipelines", "app"})
 CHECKED = ("components", "ingest", "pipelines")
@@ -86,16 +88,6 @@ def test_own_modules_are_imported_at_the_top_unless_a_late_import_says_why() -> 
     )
 
 
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    for package in CHECKED:
-        (root / package).mkdir(exist_ok=True)
-    return root
-
-
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
@@ -109,7 +101,7 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
     ],
 )
 def test_a_late_import_without_a_reason_is_found(tmp_path: Path, source: str, expected: str) -> None:
-    root = _tree(tmp_path, {"components/store/index.py": source})
+    root = write_tree(tmp_path, {"components/store/index.py": source})
     assert late_imports_without_reason(root) == [f"components/store/index.py:{expected}"]
 
 
@@ -125,12 +117,12 @@ def test_a_late_import_without_a_reason_is_found(tmp_path: Path, source: str, ex
     ],
 )
 def test_top_imports_other_libraries_and_explained_late_imports_pass(tmp_path: Path, source: str) -> None:
-    assert late_imports_without_reason(_tree(tmp_path, {"ingest/loader.py": source})) == []
+    assert late_imports_without_reason(write_tree(tmp_path, {"ingest/loader.py": source})) == []
 
 
 def test_the_cli_package_is_not_checked(tmp_path: Path) -> None:
     late = "def run(args):\n    from components.knowledge_base.factory import open_knowledge_base\n"
-    root = _tree(tmp_path, {"pipelines/cli/docs.py": late, "pipelines/status.py": late})
+    root = write_tree(tmp_path, {"pipelines/cli/docs.py": late, "pipelines/status.py": late})
     assert late_imports_without_reason(root) == [
         "pipelines/status.py:2 from components.knowledge_base.factory import open_knowledge_base"
     ]

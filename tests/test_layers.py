@@ -111,7 +111,8 @@ def test_no_import_cycle_between_modules() -> None:
     assert import_cycle(import_graphs(ROOT)[0]) is None
 
 
-def _write(root: Path, files: dict[str, str]) -> Path:
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """`files` (path -> text) written under `root`, with every product package present (an empty `__init__.py`)."""
     for name, text in files.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -132,12 +133,14 @@ def _write(root: Path, files: dict[str, str]) -> Path:
     ],
 )
 def test_an_upward_import_is_found(tmp_path: Path, source: str, line: int, name: str) -> None:
-    root = _write(tmp_path, {"components/store/index.py": source, "pipelines/bench.py": "import components.store\n"})
+    root = write_tree(
+        tmp_path, {"components/store/index.py": source, "pipelines/bench.py": "import components.store\n"}
+    )
     assert upward_imports(root) == [f"components/store/index.py:{line} imports {name}"]
 
 
 def test_a_cycle_between_modules_is_found(tmp_path: Path) -> None:
-    root = _write(
+    root = write_tree(
         tmp_path,
         {
             "components/text/words.py": "def late():\n    from components.text import sentences\n",
@@ -153,7 +156,7 @@ def test_a_cycle_between_modules_is_found(tmp_path: Path) -> None:
 
 
 def test_a_cycle_between_packages_is_found(tmp_path: Path) -> None:
-    root = _write(
+    root = write_tree(
         tmp_path,
         {
             "components/store/index.py": "from components.ranking.fusion import fuse\n",
