@@ -328,36 +328,48 @@ class LostMention:
 
 @dataclass
 class RecallLosses:
-    """Where a corpus's timelines lose its gold event mentions at one threshold: `kept` + `below` + `never` =
-    `mentions`; `dated` the known gold dates of recalled mentions (one per gold event: a sentence holding two dated
-    events counts twice, so `dated` can exceed `kept`), `date_wrong` of them dated otherwise."""
+    """Where a corpus's timelines lose its gold event mentions at one threshold. `score` is the timelines' own score
+    there (`CorpusTimelines.score`): its gold mentions are `kept` + `below` + `never`; `dated` the known gold dates of
+    recalled mentions (one per gold event: a sentence holding two dated events counts twice, so `dated` can exceed
+    `kept`), `date_wrong` of them dated otherwise."""
 
     threshold: float
-    mentions: int = 0
-    kept: int = 0
+    score: EntityScore
     below: int = 0
     never: int = 0
-    dated: int = 0
-    date_wrong: int = 0
     lost: list[LostMention] = field(default_factory=list)
+
+    @property
+    def mentions(self) -> int:
+        return self.score.gold_mentions
+
+    @property
+    def kept(self) -> int:
+        return self.score.recalled
+
+    @property
+    def dated(self) -> int:
+        return self.score.dated_gold
+
+    @property
+    def date_wrong(self) -> int:
+        return self.score.dated_gold - self.score.dated_correct
 
 
 def recall_losses(corpus: CorpusTimelines, threshold: float) -> RecallLosses:
-    """Each gold event mention of `corpus` on its entity's timeline at `threshold` (its facts at or above it), only
-    below it, or never proposed; and each known gold date of a recalled mention, dated right or not (the counts
-    are those of `score_timeline`: `kept / mentions` is the recall, `1 - date_wrong / dated` the dates right)."""
-    losses = RecallLosses(threshold)
+    """The timelines' scores at `threshold` (their facts at or above it), and each gold event mention they miss:
+    only below the threshold or never proposed; and each known gold date of a recalled mention dated otherwise."""
+    losses = RecallLosses(threshold, corpus.score(threshold))
     for record in corpus.gold:
         entity = record["entity"]
         facts = corpus.timelines.get(entity, [])
         kept = [fact.entry for fact in facts if fact.confidence >= threshold]
         timeline = GoldTimeline(record, {})
-        for key, mention in timeline.mentions.items():
-            losses.mentions += 1
-            lost = LostMention(entity, key[0], key[1], mention["sentence"], "never")
-            if timeline.match(key, kept) is not None:
-                losses.kept += 1
+        matched = {key: timeline.match(key, kept) for key in timeline.mentions}
+        for key, entry in matched.items():
+            if entry is not None:
                 continue
+            lost = LostMention(entity, key[0], key[1], timeline.mentions[key]["sentence"], "never")
             holding = [fact.confidence for fact in facts if timeline.match(key, [fact.entry]) is not None]
             if holding:
                 losses.below += 1
@@ -365,20 +377,14 @@ def recall_losses(corpus: CorpusTimelines, threshold: float) -> RecallLosses:
             else:
                 losses.never += 1
             losses.lost.append(lost)
-        for key, date in timeline.dated:
-            entry = timeline.match(key, kept)
-            if entry is None:
-                continue
-            losses.dated += 1
-            if entry.date is None or not entry.date.agrees_with(date):
-                losses.date_wrong += 1
-                mention = timeline.mentions[key]
+        for key, date, entry, right in timeline.dated_matches(matched):
+            if not right:
                 losses.lost.append(
                     LostMention(
                         entity,
                         key[0],
                         key[1],
-                        mention["sentence"],
+                        timeline.mentions[key]["sentence"],
                         "date",
                         gold_date=date.iso(),
                         fact_date=entry.date.iso() if entry.date is not None else None,

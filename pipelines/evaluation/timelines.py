@@ -195,6 +195,18 @@ class GoldTimeline:
                 return entry
         return None
 
+    def dated_matches(
+        self, matched: dict[tuple[str, int], TimelineEntry | None]
+    ) -> list[tuple[tuple[str, int], FuzzyDate, TimelineEntry, bool]]:
+        """Each known gold date whose mention `matched` recalls: the mention's key, the gold date, the entry holding
+        it and whether the entry's date agrees with it."""
+        out = []
+        for key, date in self.dated:
+            entry = matched.get(key)
+            if entry is not None:
+                out.append((key, date, entry, entry.date is not None and entry.date.agrees_with(date)))
+        return out
+
     def judge(self, entries: list[TimelineEntry]) -> list[tuple[bool, bool | None]]:
         """For each entry: whether it holds a gold event of the entity, and whether its date agrees with that
         event's known gold date (None when it holds none with a known date)."""
@@ -226,13 +238,9 @@ def score_timeline(
     score.recalled = sum(1 for entry in matched.values() if entry is not None)
     score.entries = len(entries)
     score.correct_entries = sum(1 for correct, _ in timeline.judge(entries) if correct)
-    for key, date in timeline.dated:
-        entry = matched.get(key)
-        if entry is None:
-            continue
-        score.dated_gold += 1
-        if entry.date is not None and entry.date.agrees_with(date):
-            score.dated_correct += 1
+    dated = timeline.dated_matches(matched)
+    score.dated_gold = len(dated)
+    score.dated_correct = sum(1 for *_, right in dated if right)
     return score
 
 

@@ -259,6 +259,26 @@ class TestWrittenExamples:
         assert "Brask Ferrow S.A." in names
         assert not any(".py" in name or ".loader" in name.lower() for name in names)
 
+    def test_the_company_is_the_last_organisation_named(self):
+        graph = extract(
+            "Talmont delivered its first 787 to Fjordair in 2011. "
+            "Nordvik Group SE answered with the NV350, which flew in 2013. "
+            "The company said orders were strong."
+        )
+        assert "nordvik" in fact_for(graph, "The company said").entity_keys
+        assert "talmont" not in fact_for(graph, "The company said").entity_keys
+
+    def test_the_type_noun_the_text_gave_resolves_a_description(self):
+        graph = extract(
+            "Qdrant: a vector search engine written in Rust\n"
+            "Andrey Vasnetsov began Qdrant as an open-source project. "
+            "He started writing the engine in Rust in 2020.",
+            date=dt.date(2024, 6, 1),
+        )
+        started = fact_for(graph, "He started writing the engine")
+        assert {"andrey vasnetsov", "qdrant"} <= set(started.entity_keys)
+        assert started.valid_at.iso() == "2020"
+
 
 class TestLooksLikeCode:
     """Dotted identifiers are code; an abbreviation with a period after every letter or letter pair is not."""
@@ -286,26 +306,6 @@ class TestLooksLikeCode:
 
         [(_, doc)] = analyse_text(text)
         assert _looks_like_code(doc[:]) is code
-
-    def test_the_company_is_the_last_organisation_named(self):
-        graph = extract(
-            "Talmont delivered its first 787 to Fjordair in 2011. "
-            "Nordvik Group SE answered with the NV350, which flew in 2013. "
-            "The company said orders were strong."
-        )
-        assert "nordvik" in fact_for(graph, "The company said").entity_keys
-        assert "talmont" not in fact_for(graph, "The company said").entity_keys
-
-    def test_the_type_noun_the_text_gave_resolves_a_description(self):
-        graph = extract(
-            "Qdrant: a vector search engine written in Rust\n"
-            "Andrey Vasnetsov began Qdrant as an open-source project. "
-            "He started writing the engine in Rust in 2020.",
-            date=dt.date(2024, 6, 1),
-        )
-        started = fact_for(graph, "He started writing the engine")
-        assert {"andrey vasnetsov", "qdrant"} <= set(started.entity_keys)
-        assert started.valid_at.iso() == "2020"
 
 
 class TestEventsOfTheEntity:

@@ -102,7 +102,8 @@ def test_recall_losses_tell_kept_below_the_threshold_never_proposed_and_wrong_da
     losses = recall_losses(corpus, 0.5)
     assert (losses.mentions, losses.kept, losses.below, losses.never) == (4, 2, 1, 1)
     assert (losses.dated, losses.date_wrong) == (2, 1)
-    # The counts are the timeline scores': kept / mentions is the recall at the threshold.
+    # The counts are the timeline scores' (computed by the scorer, not again): kept / mentions is the recall.
+    assert losses.score == corpus.score(0.5)
     assert losses.kept / losses.mentions == corpus.score(0.5).recall
     by_loss = {mention.loss: mention for mention in losses.lost}
     assert by_loss["below"].sentence_id == 3 and by_loss["below"].confidence == 0.4
