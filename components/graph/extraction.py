@@ -54,7 +54,7 @@ from components.text.language import analyse_text, entity_kind
 from components.text.pronouns import PERSON_PRONOUNS, THING_PRONOUNS
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-21"
+EXTRACTOR_VERSION = "spacy-22"
 
 
 class GraphExtractor(ABC):

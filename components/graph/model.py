@@ -25,7 +25,7 @@ _NAMESPACE = uuid.UUID("6f1d0c52-4f3e-4c1b-9a57-3f0e2b7d9c11")
 # are one organisation.
 DESIGNATORS = set(
     "inc incorporated corp corporation co company ltd limited llc llp plc gmbh ag sa se nv bv spa srl oy ab pty "
-    "holdings group computer computers solutions technologies labs".split()
+    "holdings group solutions technologies labs".split()
 )
 
 
