@@ -114,8 +114,8 @@ def _holding_server_lock(folder: Path) -> Any:
 
 
 def _forget_dead_handles_at_exit(folder: Path) -> None:
-    """`_forget_dead_handles` at exit: best effort, an exit never fails on a lock held elsewhere."""
-    with contextlib.suppress(DatabaseUnavailable):
+    """`_forget_dead_handles` at exit: best effort, an exit never fails (a lock held elsewhere, a file gone)."""
+    with contextlib.suppress(DatabaseUnavailable, OSError, ValueError):
         _forget_dead_handles(folder)
 
 
@@ -133,7 +133,12 @@ def _forget_dead_handles(folder: Path) -> None:
         return
     with _holding_server_lock(folder):
         handles = DiskList(path)
-        pids = handles.get()
+        try:
+            pids = handles.get()
+        except ValueError:  # a process killed while pgserver rewrote the list left it cut short
+            logger.warning("The embedded PostgreSQL's list of users {path} was unreadable; starting it anew", path=path)
+            handles.put([])
+            return
         alive = [pid for pid in pids if psutil.pid_exists(pid)]
         if alive != pids:
             logger.info("Forgetting {count} exited users of the embedded PostgreSQL", count=len(pids) - len(alive))

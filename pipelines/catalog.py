@@ -40,7 +40,7 @@ from components.text.dates import date_bounds
 from components.tools.source_selection import select_sources
 from components.validation import bounded_text
 from pipelines.catalog_file import BUDGET_KEY, RESEARCH_PIPELINE, default_pipelines_file
-from pipelines.heap import after_warm_up
+from pipelines.heap import after_close, after_warm_up
 from pipelines.research_result import ResearchResult
 from pipelines.timing import record_timings
 
@@ -434,11 +434,13 @@ class PipelineCatalog:
 
     def close(self) -> None:
         """Forget the built pipelines, closing each component that has a `close()` (its stores, clients)."""
+        dropped = False
         for entry in self._entries.values():
             with entry.lock:
                 pipeline, entry.pipeline = entry.pipeline, None
             if pipeline is None:
                 continue
+            dropped = True
             for name, component in pipeline.walk():
                 close = getattr(component, "close", None)
                 if callable(close):
@@ -446,6 +448,8 @@ class PipelineCatalog:
                         close()
                     except Exception as exc:  # noqa: BLE001 - one component failing to close must not keep others open
                         logger.warning("Closing {component} failed: {reason}", component=name, reason=first_line(exc))
+        if dropped:
+            after_close()  # what the warm-ups froze includes these pipelines: let the collector have them back
 
     def dumps(self) -> str:
         """The catalog as YAML, each pipeline as it is now (`Pipeline.to_dict()` of the built pipeline)."""

@@ -90,8 +90,13 @@ os.environ["XDG_RUNTIME_DIR"] = str(_SESSION_DIR / "run")
 def _remove_session_dir() -> None:
     # Registered before any embedded server starts, so it runs after pgserver's own exit handler has stopped it
     # (exit handlers run last-registered first). A server that is still running (another process using it) keeps
-    # the folder; otherwise the session's few hundred megabytes of database files go with the session.
-    if not any(_SESSION_DIR.rglob("postmaster.pid")):
+    # the folder; otherwise the session's few hundred megabytes of database files go with the session. An exit
+    # handler never raises: a file that vanishes while the folder is walked (a server still writing) keeps it.
+    try:
+        in_use = any(_SESSION_DIR.rglob("postmaster.pid"))
+    except OSError:
+        return
+    if not in_use:
         shutil.rmtree(_SESSION_DIR, ignore_errors=True)
 
 

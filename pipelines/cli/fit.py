@@ -138,6 +138,8 @@ def fit_answer(args: argparse.Namespace) -> int:
         )
     except (EvaluationInputError, ValueError) as exc:
         raise UserError(str(exc)) from exc
+    except OSError as exc:
+        raise _file_error(exc) from exc
     model = report["model"]
     print(
         f"Fitted on {model['tune_parts']} tune-half short answers ({model['tune_right']} right); threshold "
@@ -166,6 +168,12 @@ def fit_answer(args: argparse.Namespace) -> int:
         }
         print(f"Chart: {write_risk_coverage_chart(curves, args.chart)}")
     return 0
+
+
+def _file_error(exc: OSError) -> UserError:
+    """A file a fit reads or writes (`--out`, `--contexts`, `--chart`) that cannot be, in one sentence."""
+    where = f" {exc.filename}" if exc.filename else ""
+    return UserError(f"cannot read or write{where}: {exc.strerror or exc}")
 
 
 def _number(value: float | None) -> str:
@@ -259,6 +267,8 @@ def fit_scoring(args: argparse.Namespace) -> int:
             )
     except (EvaluationInputError, ScoringModelError, ValueError) as exc:
         raise UserError(str(exc)) from exc
+    except OSError as exc:
+        raise _file_error(exc) from exc
     if args.json is not None:
         try:
             args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -283,6 +293,8 @@ def fit_spans(args: argparse.Namespace) -> int:
         report = fit_spans(sets, out=out, c=args.c, command=command, contexts_file=args.contexts)
     except (EvaluationInputError, SpanModelError, ValueError) as exc:
         raise UserError(str(exc)) from exc
+    except OSError as exc:
+        raise _file_error(exc) from exc
     model = report["model"]
     print(
         f"Fitted on {model['tune_candidates']} candidate spans of {model['tune_parts']} tune-half parts "

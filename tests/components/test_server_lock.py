@@ -53,3 +53,24 @@ def test_a_start_while_another_process_holds_the_lock_is_a_sentence_not_a_hang(t
     finally:
         holder.communicate("\n", timeout=30)
     assert tmp_path / "pg" not in database._SERVERS
+
+
+def test_a_list_of_users_cut_short_is_started_afresh_not_a_traceback(tmp_path) -> None:
+    import components.database as database
+
+    (tmp_path / ".handle_pids.json").write_text("[12")  # a process killed while pgserver rewrote it
+    database._forget_dead_handles(tmp_path)
+    assert (tmp_path / ".handle_pids.json").read_text() == "[]"
+
+
+def test_the_exit_prune_never_raises(tmp_path, monkeypatch) -> None:
+    import components.database as database
+
+    def gone(folder):
+        raise FileNotFoundError(2, "the data folder was removed", str(folder))
+
+    monkeypatch.setattr(database, "_forget_dead_handles", gone)
+    database._forget_dead_handles_at_exit(tmp_path)
+    (tmp_path / ".handle_pids.json").write_text("")
+    monkeypatch.undo()
+    database._forget_dead_handles_at_exit(tmp_path)

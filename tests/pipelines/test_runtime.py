@@ -297,3 +297,28 @@ def test_the_embedding_model_is_the_components_by_name_not_the_runtimes() -> Non
     first.warm_up()
     second.warm_up()
     assert first._model is second._model  # noqa: SLF001 - one copy per model name in the process
+
+
+def test_a_closed_catalog_gives_its_frozen_pipelines_back_to_the_collector(monkeypatch) -> None:
+    import gc
+    import weakref
+
+    from pipelines import heap
+    from pipelines.catalog import PipelineCatalog
+
+    monkeypatch.setattr(heap, "_on", True)  # as in a set-up process
+    catalog = PipelineCatalog.loads(ECHO_CATALOG)
+    pipeline = catalog.get("echo")
+    assert gc.get_freeze_count() > 0  # the warm-up froze the heap, this pipeline with it
+    cycle: dict[str, Any] = {}
+    cycle["self"] = cycle  # something a component holds in a reference cycle, as models and clients do
+    component = next(part for _, part in pipeline.walk())
+    component.held = cycle
+    gone = weakref.ref(pipeline)
+    cycle_gone = weakref.finalize(component, lambda: None)
+    gc.collect()
+    gc.freeze()  # the component's cycle is frozen with the rest, as the next warm-up would do
+    del pipeline, component, cycle
+    catalog.close()
+    gc.collect()
+    assert gone() is None and not cycle_gone.alive

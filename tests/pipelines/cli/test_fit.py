@@ -182,3 +182,15 @@ def test_a_corrupt_kept_span_log_is_one_sentence(capture: Path, tmp_path: Path, 
     error = capsys.readouterr().err
     assert message in error and str(kept) in error and "Traceback" not in error
     assert not (tmp_path / "spans.json").exists()
+
+
+@pytest.mark.parametrize("model", ["answer", "spans"])
+def test_an_output_file_that_cannot_be_written_is_one_sentence(
+    capture: Path, tmp_path: Path, capsys, model: str
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where a folder is expected\n", encoding="utf-8")
+    out = blocker / "model.json"
+    assert main(["fit", model, f"squad_mini={capture}", "--out", str(out)]) == 1
+    error = capsys.readouterr().err
+    assert "cannot read or write" in error and str(blocker) in error and "Traceback" not in error
