@@ -113,6 +113,11 @@ def _sets(values: list[str]) -> dict[str, Path]:
     return sets
 
 
+def _file_error(exc: OSError) -> UserError:
+    """A file the fit reads or writes (`--out`, `--contexts`) that cannot be used, as one sentence."""
+    return UserError(f"cannot use {exc.filename or 'a file'}: {exc.strerror or exc}")
+
+
 def fit_answer(args: argparse.Namespace) -> int:
     from components.generation.answer_confidence import DEFAULT_MODEL_PATH
     from pipelines.evaluation.confidence_fit import HALVES, fit_answer_confidence
@@ -138,6 +143,8 @@ def fit_answer(args: argparse.Namespace) -> int:
         )
     except (EvaluationInputError, ValueError) as exc:
         raise UserError(str(exc)) from exc
+    except OSError as exc:
+        raise _file_error(exc) from exc
     model = report["model"]
     print(
         f"Fitted on {model['tune_parts']} tune-half short answers ({model['tune_right']} right); threshold "
@@ -259,6 +266,8 @@ def fit_scoring(args: argparse.Namespace) -> int:
             )
     except (EvaluationInputError, ScoringModelError, ValueError) as exc:
         raise UserError(str(exc)) from exc
+    except OSError as exc:
+        raise _file_error(exc) from exc
     if args.json is not None:
         try:
             args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -283,6 +292,8 @@ def fit_spans(args: argparse.Namespace) -> int:
         report = fit_spans(sets, out=out, c=args.c, command=command, contexts_file=args.contexts)
     except (EvaluationInputError, SpanModelError, ValueError) as exc:
         raise UserError(str(exc)) from exc
+    except OSError as exc:
+        raise _file_error(exc) from exc
     model = report["model"]
     print(
         f"Fitted on {model['tune_candidates']} candidate spans of {model['tune_parts']} tune-half parts "

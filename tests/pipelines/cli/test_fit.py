@@ -157,10 +157,18 @@ def test_fit_spans_counts_the_parts_with_a_right_span_not_their_right_candidates
         (["scoring", "squad={capture}", "--ablate", "loudness"], "unknown rule families: loudness"),
         (["scoring", "squad={capture}", "--start", "{absent}"], "does not exist"),
         (["spans", "squad={capture}", "--c", "0"], "--c must be above 0"),
+        # A file the fit writes that is a folder: one sentence naming it, not the write's stack trace.
+        (["answer", "squad={capture}", "--out", "{folder}"], "cannot use {folder}: Is a directory"),
+        (["scoring", "squad={capture}", "--out", "{folder}"], "cannot use {folder}: Is a directory"),
+        (["spans", "squad={capture}", "--out", "{folder}"], "cannot use {folder}: Is a directory"),
+        (["spans", "squad={capture}", "--contexts", "{folder}"], "cannot use {folder}: Is a directory"),
     ],
 )
 def test_bad_arguments_are_one_sentence(capture: Path, tmp_path: Path, capsys, arguments, message) -> None:
-    filled = [value.format(capture=capture, absent=tmp_path / "absent.jsonl") for value in arguments]
+    (tmp_path / "folder").mkdir()
+    names = {"capture": capture, "absent": tmp_path / "absent.jsonl", "folder": tmp_path / "folder"}
+    filled = [value.format(**names) for value in arguments]
+    message = message.format(**names)
     assert main(["fit", *filled]) != 0
     error = capsys.readouterr().err
     assert message in error and "Traceback" not in error
