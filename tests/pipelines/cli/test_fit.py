@@ -157,6 +157,9 @@ def test_fit_spans_counts_the_parts_with_a_right_span_not_their_right_candidates
         (["scoring", "squad={capture}", "--ablate", "loudness"], "unknown rule families: loudness"),
         (["scoring", "squad={capture}", "--start", "{absent}"], "does not exist"),
         (["spans", "squad={capture}", "--c", "0"], "--c must be above 0"),
+        (["spans", "squad={capture}", "--c", "nan"], "--c must be above 0"),
+        (["answer", "squad={capture}", "--c", "-1"], "--c must be above 0"),
+        (["scoring", "squad={capture}", "--c", "0"], "--c must be above 0"),
         # A file the fit writes that is a folder: one sentence naming it, not the write's stack trace.
         (["answer", "squad={capture}", "--out", "{folder}"], "cannot use {folder}: Is a directory"),
         (["scoring", "squad={capture}", "--out", "{folder}"], "cannot use {folder}: Is a directory"),
