@@ -148,6 +148,20 @@ def test_fit_spans_counts_the_parts_with_a_right_span_not_their_right_candidates
     assert f"({data['tune_right']} right, in {data['tune_right_parts']} parts)" in capsys.readouterr().out
 
 
+def test_a_kept_span_log_of_other_sets_is_not_read_for_these(capture: Path, tmp_path: Path, capsys) -> None:
+    # The log records the sets it was made from: a refit naming other sets would fit on the old ones' candidates
+    # while its file says it was fitted on the new ones.
+    kept, first = tmp_path / "spans.contexts.json", tmp_path / "a.json"
+    assert main(["fit", "spans", f"squad_mini={capture}", "--out", str(first), "--contexts", str(kept)]) == 0
+    assert json.loads(kept.read_text())["sets"] == {"squad_mini": "mini.capture.jsonl"}
+    capsys.readouterr()
+    other = tmp_path / "b.json"
+    assert main(["fit", "spans", f"squad_other={capture}", "--out", str(other), "--contexts", str(kept)]) != 0
+    error = capsys.readouterr().err
+    assert f"the kept span log at {kept} was made from other sets (squad_mini=mini.capture.jsonl)" in error
+    assert "Traceback" not in error and not other.exists()
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
