@@ -13,7 +13,8 @@ token F1, as `research fit answer` does), beside the rules' spans, per set and h
 over the rules' span to replace it (`switch_margin`, the generator's default "switch") is chosen among
 `SWITCH_MARGINS` by the tune halves' token F1, and scored the same way ("switch").
 
-The log can be kept (`contexts`: a JSON file), so that a refit needs no replay.
+The log can be kept (`contexts`: a JSON file, with the names of the sets it was made from), so that a refit of the
+same sets needs no replay.
 
 Usage:
 ```python
