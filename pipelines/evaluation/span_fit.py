@@ -228,6 +228,8 @@ def fit_spans(
     tune = [group for group in groups if group["half"] == "tune"]
     rows = [row for group in tune for row in group["rows"]]
     labels = [label for group in tune for label in group["labels"]]
+    if not rows:
+        raise ValueError("the sets' tune halves hold no labelled candidate spans to fit on")
     meta = {
         **fit_provenance(sets, records, command),
         "tune_parts": len(tune),

@@ -162,6 +162,16 @@ def test_a_kept_span_log_of_other_sets_is_not_read_for_these(capture: Path, tmp_
     assert "Traceback" not in error and not other.exists()
 
 
+@pytest.mark.parametrize("model", ["answer", "spans"])
+def test_a_capture_without_a_tune_half_is_one_sentence(tmp_path: Path, capsys, model: str) -> None:
+    check_only = tmp_path / "check.capture.jsonl"
+    write_capture(capture_records()[4:], check_only)  # articles 16-17: the check half only
+    out = tmp_path / "model.json"
+    assert main(["fit", model, f"squad={check_only}", "--out", str(out)]) != 0
+    error = capsys.readouterr().err
+    assert "the sets' tune halves hold no labelled" in error and "Traceback" not in error and not out.exists()
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
