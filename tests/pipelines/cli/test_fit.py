@@ -217,3 +217,30 @@ def test_a_corrupt_kept_span_log_is_one_sentence(capture: Path, tmp_path: Path, 
     error = capsys.readouterr().err
     assert message in error and str(kept) in error and "Traceback" not in error
     assert not (tmp_path / "spans.json").exists()
+
+
+def test_the_span_fits_scores_replace_each_parts_span_with_the_models_pick() -> None:
+    # The records' parts and the logged contexts are matched by the part's question: a mismatch would score the
+    # model's column as the rules' spans.
+    from pipelines.evaluation.span_fit import evaluate
+
+    class Rates:
+        def probability(self, row: dict) -> float:
+            return row["p"]
+
+    question = "Who founded the Kestrel Lantern Works?"
+    record = {"set": "squad", "half": "check", "id": "q1", "answers": ["Orvelle Dunmark"]}
+    record["parts"] = [{"question": question, "short_answer": "Kestrel Lantern Works"}]
+    group = {
+        **{key: record[key] for key in ("set", "half", "id", "answers")},
+        "part": {"text": question},
+        "rule_span": "Kestrel Lantern Works",
+        "texts": ["Kestrel Lantern Works", "Orvelle Dunmark"],
+        "rows": [{"p": 0.2, "from_rule": 1.0}, {"p": 0.9, "from_rule": 0.0}],
+        "labels": [False, True],
+    }
+    scores = evaluate([record], [group], Rates(), margin=0.5)["squad"]["check"]
+    assert scores["rules"]["exact_match"] == 0.0 and scores["rules"]["right"] == 0.0
+    assert scores["model"]["exact_match"] == 1.0 and scores["model"]["right"] == 1.0
+    assert scores["switch"]["exact_match"] == 1.0  # leads the rules' span by 0.7
+    assert evaluate([record], [group], Rates(), margin=0.8)["squad"]["check"]["switch"]["exact_match"] == 0.0
