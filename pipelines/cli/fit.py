@@ -178,7 +178,10 @@ def fit_answer(args: argparse.Namespace) -> int:
             for name in report["sets"]
             for half in HALVES
         }
-        print(f"Chart: {write_risk_coverage_chart(curves, args.chart)}")
+        try:
+            print(f"Chart: {write_risk_coverage_chart(curves, args.chart)}")
+        except OSError as exc:
+            raise _file_error(exc) from exc
     return 0
 
 

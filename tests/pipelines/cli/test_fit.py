@@ -244,3 +244,16 @@ def test_the_span_fits_scores_replace_each_parts_span_with_the_models_pick() -> 
     assert scores["model"]["exact_match"] == 1.0 and scores["model"]["right"] == 1.0
     assert scores["switch"]["exact_match"] == 1.0  # leads the rules' span by 0.7
     assert evaluate([record], [group], Rates(), margin=0.8)["squad"]["check"]["switch"]["exact_match"] == 0.0
+
+
+def test_the_chart_is_written_where_it_is_said_to_be_and_an_unwritable_one_is_one_sentence(
+    capture: Path, tmp_path: Path, capsys
+) -> None:
+    chart = tmp_path / "chart"  # no suffix: the PNG gets one, and the printed path is the file's
+    assert main(["fit", "answer", f"squad={capture}", "--out", str(tmp_path / "m.json"), "--chart", str(chart)]) == 0
+    assert f"Chart: {chart}.png" in capsys.readouterr().out and (tmp_path / "chart.png").is_file()
+    (tmp_path / "taken.png").mkdir()
+    taken = tmp_path / "taken.png"
+    assert main(["fit", "answer", f"squad={capture}", "--out", str(tmp_path / "m.json"), "--chart", str(taken)]) != 0
+    error = capsys.readouterr().err
+    assert f"cannot use {taken}" in error and "Traceback" not in error
