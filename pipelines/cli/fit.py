@@ -113,13 +113,20 @@ def _sets(values: list[str]) -> dict[str, Path]:
     return sets
 
 
+def _fit_inputs(args: argparse.Namespace) -> dict[str, Path]:
+    """The captured sets every fit reads, once its regularisation strength is checked."""
+    if not args.c > 0:  # also not NaN
+        raise UserError("--c must be above 0")
+    return _sets(args.sets)
+
+
 def fit_answer(args: argparse.Namespace) -> int:
     from components.generation.answer_confidence import DEFAULT_MODEL_PATH
     from pipelines.evaluation.confidence_fit import HALVES, fit_answer_confidence
     from pipelines.evaluation.questions import EvaluationInputError
     from pipelines.evaluation.selective import curve_summary, part_rows, write_risk_coverage_chart
 
-    sets = _sets(args.sets)
+    sets = _fit_inputs(args)
     if args.threshold is not None and not 0 <= args.threshold <= 1:
         raise UserError("--threshold must be between 0 and 1")
     if not 0 < args.target <= 1:
@@ -166,7 +173,10 @@ def fit_answer(args: argparse.Namespace) -> int:
             for name in report["sets"]
             for half in HALVES
         }
-        print(f"Chart: {write_risk_coverage_chart(curves, args.chart)}")
+        try:
+            print(f"Chart: {write_risk_coverage_chart(curves, args.chart)}")
+        except OSError as exc:
+            raise _file_error(exc) from exc
     return 0
 
 
@@ -204,7 +214,7 @@ def fit_scoring(args: argparse.Namespace) -> int:
     from pipelines.evaluation.questions import EvaluationInputError
     from pipelines.evaluation.scoring_fit import ablate, fit_scoring
 
-    sets = _sets(args.sets)
+    sets = _fit_inputs(args)
     if args.start and not Path(args.start).is_file():
         raise UserError(f"{args.start} does not exist or is not a file")
 
@@ -284,9 +294,7 @@ def fit_spans(args: argparse.Namespace) -> int:
     from pipelines.evaluation.questions import EvaluationInputError
     from pipelines.evaluation.span_fit import fit_spans
 
-    sets = _sets(args.sets)
-    if args.c <= 0:
-        raise UserError("--c must be above 0")
+    sets = _fit_inputs(args)
     command = _command("spans", sets)
     out = args.out or DEFAULT_MODEL_PATH
     try:

@@ -22,6 +22,8 @@ def save_chart(figure: Any, path: Path, dpi: int = 110) -> Path:
     import matplotlib.pyplot as plt
 
     figure.tight_layout()
+    if not path.suffix:  # matplotlib would add ".png" itself, and the path returned would not be the file written
+        path = path.with_suffix(".png")
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=dpi)
     plt.close(figure)

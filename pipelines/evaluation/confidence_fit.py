@@ -125,9 +125,11 @@ def fit_answer_confidence(
     "ablation": per feature group (`feature_ablation`, when asked)}`."""
     records = replay_sets(sets, {"fit": ExtractiveAnswerGenerator(confidence_threshold=0.0)})["fit"]
 
-    ablated = feature_ablation(records, target, c) if ablation else []
     tune = [record for record in records if record["half"] == "tune"]
     rows, labels = labelled_rows(tune)
+    if not rows:
+        raise ValueError("the sets' tune halves hold no labelled short answers to fit on")
+    ablated = feature_ablation(records, target, c) if ablation else []
     meta = {
         **fit_provenance(sets, records, command),
         "tune_parts": len(rows),

@@ -13,7 +13,8 @@ token F1, as `research fit answer` does), beside the rules' spans, per set and h
 over the rules' span to replace it (`switch_margin`, the generator's default "switch") is chosen among
 `SWITCH_MARGINS` by the tune halves' token F1, and scored the same way ("switch").
 
-The log can be kept (`contexts`: a JSON file), so that a refit needs no replay.
+The log can be kept (`contexts`: a JSON file, with the names of the sets it was made from), so that a refit of the
+same sets needs no replay.
 
 Usage:
 ```python
@@ -47,10 +48,21 @@ KEPT_RECORD_KEYS = ("set", "half", "id", "answers", "parts")
 KEPT_CONTEXT_KEYS = ("sentence", "part", "question_terms", "rule_span", "rule_way", "set", "half", "id", "answers")
 
 
-def read_kept(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _kept_sets(sets: Mapping[str, Path]) -> dict[str, str]:
+    """What a kept log records of the sets it was made from: each set's name and its capture's file name."""
+    return {name: Path(path).name for name, path in sets.items()}
+
+
+def read_kept(path: Path, sets: Mapping[str, Path] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The records and contexts a kept log holds; `EvaluationInputError` (one sentence naming the file) when it is
-    not JSON or lacks what a refit reads."""
+    not JSON, lacks what a refit reads or (given the `sets` of this fit) was made from other sets."""
     kept = read_json_object(path, "kept span log", EvaluationInputError)
+    made_from = kept.get("sets")
+    if sets is not None and made_from is not None and made_from != _kept_sets(sets):
+        named = ", ".join(f"{name}={file}" for name, file in made_from.items()) if isinstance(made_from, dict) else "?"
+        raise EvaluationInputError(
+            f"the kept span log at {path} was made from other sets ({named}); delete it to replay these"
+        )
     lists = [kept.get("records"), kept.get("contexts")]
     for rows, keys in zip(lists, (KEPT_RECORD_KEYS, KEPT_CONTEXT_KEYS), strict=True):
         if not isinstance(rows, list) or not all(isinstance(row, dict) and all(k in row for k in keys) for row in rows):
@@ -204,17 +216,20 @@ def fit_spans(
     """Replay the captured sets (or read the kept log `contexts_file` when it exists), fit the span model on the
     tune halves, write it to `out` and return `{"model", "scores"}` (`evaluate`)."""
     if contexts_file is not None and contexts_file.is_file():
-        records, contexts = read_kept(contexts_file)
+        records, contexts = read_kept(contexts_file, sets)
     else:
         records, contexts = collect_contexts(sets)
         if contexts_file is not None:
             slim = [{key: r[key] for key in KEPT_RECORD_KEYS} for r in records]
             contexts_file.parent.mkdir(parents=True, exist_ok=True)
-            contexts_file.write_text(json.dumps({"records": slim, "contexts": contexts}) + "\n", encoding="utf-8")
+            kept = {"sets": _kept_sets(sets), "records": slim, "contexts": contexts}
+            contexts_file.write_text(json.dumps(kept) + "\n", encoding="utf-8")
     groups = labelled_candidates(contexts)
     tune = [group for group in groups if group["half"] == "tune"]
     rows = [row for group in tune for row in group["rows"]]
     labels = [label for group in tune for label in group["labels"]]
+    if not rows:
+        raise ValueError("the sets' tune halves hold no labelled candidate spans to fit on")
     meta = {
         **fit_provenance(sets, records, command),
         "tune_parts": len(tune),

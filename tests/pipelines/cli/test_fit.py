@@ -130,7 +130,6 @@ def test_fit_spans_writes_a_model_the_generator_reads_and_refits_from_its_kept_l
     assert SpanModel.load(again).coef == model.coef
 
 
-
 def test_fit_spans_counts_the_parts_with_a_right_span_not_their_right_candidates(
     capture: Path, tmp_path: Path, capsys
 ) -> None:
@@ -148,6 +147,30 @@ def test_fit_spans_counts_the_parts_with_a_right_span_not_their_right_candidates
     assert f"({data['tune_right']} right, in {data['tune_right_parts']} parts)" in capsys.readouterr().out
 
 
+def test_a_kept_span_log_of_other_sets_is_not_read_for_these(capture: Path, tmp_path: Path, capsys) -> None:
+    # The log records the sets it was made from: a refit naming other sets would fit on the old ones' candidates
+    # while its file says it was fitted on the new ones.
+    kept, first = tmp_path / "spans.contexts.json", tmp_path / "a.json"
+    assert main(["fit", "spans", f"squad_mini={capture}", "--out", str(first), "--contexts", str(kept)]) == 0
+    assert json.loads(kept.read_text())["sets"] == {"squad_mini": "mini.capture.jsonl"}
+    capsys.readouterr()
+    other = tmp_path / "b.json"
+    assert main(["fit", "spans", f"squad_other={capture}", "--out", str(other), "--contexts", str(kept)]) != 0
+    error = capsys.readouterr().err
+    assert f"the kept span log at {kept} was made from other sets (squad_mini=mini.capture.jsonl)" in error
+    assert "Traceback" not in error and not other.exists()
+
+
+@pytest.mark.parametrize("model", ["answer", "spans"])
+def test_a_capture_without_a_tune_half_is_one_sentence(tmp_path: Path, capsys, model: str) -> None:
+    check_only = tmp_path / "check.capture.jsonl"
+    write_capture(capture_records()[4:], check_only)  # articles 16-17: the check half only
+    out = tmp_path / "model.json"
+    assert main(["fit", model, f"squad={check_only}", "--out", str(out)]) != 0
+    error = capsys.readouterr().err
+    assert "the sets' tune halves hold no labelled" in error and "Traceback" not in error and not out.exists()
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
@@ -157,10 +180,21 @@ def test_fit_spans_counts_the_parts_with_a_right_span_not_their_right_candidates
         (["scoring", "squad={capture}", "--ablate", "loudness"], "unknown rule families: loudness"),
         (["scoring", "squad={capture}", "--start", "{absent}"], "does not exist"),
         (["spans", "squad={capture}", "--c", "0"], "--c must be above 0"),
+        (["spans", "squad={capture}", "--c", "nan"], "--c must be above 0"),
+        (["answer", "squad={capture}", "--c", "-1"], "--c must be above 0"),
+        (["scoring", "squad={capture}", "--c", "0"], "--c must be above 0"),
+        # A file the fit writes that is a folder: one sentence naming it, not the write's stack trace.
+        (["answer", "squad={capture}", "--out", "{folder}"], "cannot read or write {folder}: Is a directory"),
+        (["scoring", "squad={capture}", "--out", "{folder}"], "cannot read or write {folder}: Is a directory"),
+        (["spans", "squad={capture}", "--out", "{folder}"], "cannot read or write {folder}: Is a directory"),
+        (["spans", "squad={capture}", "--contexts", "{folder}"], "cannot read or write {folder}: Is a directory"),
     ],
 )
 def test_bad_arguments_are_one_sentence(capture: Path, tmp_path: Path, capsys, arguments, message) -> None:
-    filled = [value.format(capture=capture, absent=tmp_path / "absent.jsonl") for value in arguments]
+    (tmp_path / "folder").mkdir()
+    names = {"capture": capture, "absent": tmp_path / "absent.jsonl", "folder": tmp_path / "folder"}
+    filled = [value.format(**names) for value in arguments]
+    message = message.format(**names)
     assert main(["fit", *filled]) != 0
     error = capsys.readouterr().err
     assert message in error and "Traceback" not in error
@@ -194,3 +228,43 @@ def test_an_output_file_that_cannot_be_written_is_one_sentence(
     assert main(["fit", model, f"squad_mini={capture}", "--out", str(out)]) == 1
     error = capsys.readouterr().err
     assert "cannot read or write" in error and str(blocker) in error and "Traceback" not in error
+
+
+def test_the_span_fits_scores_replace_each_parts_span_with_the_models_pick() -> None:
+    # The records' parts and the logged contexts are matched by the part's question: a mismatch would score the
+    # model's column as the rules' spans.
+    from pipelines.evaluation.span_fit import evaluate
+
+    class Rates:
+        def probability(self, row: dict) -> float:
+            return row["p"]
+
+    question = "Who founded the Kestrel Lantern Works?"
+    record = {"set": "squad", "half": "check", "id": "q1", "answers": ["Orvelle Dunmark"]}
+    record["parts"] = [{"question": question, "short_answer": "Kestrel Lantern Works"}]
+    group = {
+        **{key: record[key] for key in ("set", "half", "id", "answers")},
+        "part": {"text": question},
+        "rule_span": "Kestrel Lantern Works",
+        "texts": ["Kestrel Lantern Works", "Orvelle Dunmark"],
+        "rows": [{"p": 0.2, "from_rule": 1.0}, {"p": 0.9, "from_rule": 0.0}],
+        "labels": [False, True],
+    }
+    scores = evaluate([record], [group], Rates(), margin=0.5)["squad"]["check"]
+    assert scores["rules"]["exact_match"] == 0.0 and scores["rules"]["right"] == 0.0
+    assert scores["model"]["exact_match"] == 1.0 and scores["model"]["right"] == 1.0
+    assert scores["switch"]["exact_match"] == 1.0  # leads the rules' span by 0.7
+    assert evaluate([record], [group], Rates(), margin=0.8)["squad"]["check"]["switch"]["exact_match"] == 0.0
+
+
+def test_the_chart_is_written_where_it_is_said_to_be_and_an_unwritable_one_is_one_sentence(
+    capture: Path, tmp_path: Path, capsys
+) -> None:
+    chart = tmp_path / "chart"  # no suffix: the PNG gets one, and the printed path is the file's
+    assert main(["fit", "answer", f"squad={capture}", "--out", str(tmp_path / "m.json"), "--chart", str(chart)]) == 0
+    assert f"Chart: {chart}.png" in capsys.readouterr().out and (tmp_path / "chart.png").is_file()
+    (tmp_path / "taken.png").mkdir()
+    taken = tmp_path / "taken.png"
+    assert main(["fit", "answer", f"squad={capture}", "--out", str(tmp_path / "m.json"), "--chart", str(taken)]) != 0
+    error = capsys.readouterr().err
+    assert f"cannot read or write {taken}" in error and "Traceback" not in error
