@@ -328,6 +328,14 @@ class TestEventsOfTheEntity:
         engines = [fact for fact in graph.facts if fact.text.startswith("Its engines")]
         assert all("nordvik" not in fact.entity_keys for fact in engines)
 
+    def test_a_plural_pronoun_refers_back_to_the_last_organisation_and_themselves_to_its_own_clause(self):
+        graph = extract("Norvik Airlines opened a route to Oslo in May. Reporters praised them in June.")
+        assert fact_for(graph, "Reporters praised").entity_keys == ["norvik airlines"]
+        graph = extract(
+            "Norvik Airlines opened a route to Oslo in May. Regulators asked the pilots to explain themselves in June."
+        )
+        assert not any("norvik airlines" in fact.entity_keys for fact in graph.facts if "themselves" in fact.text)
+
     def test_a_persons_possessive_still_names_the_person(self):
         graph = extract("Johan Lindqvist joined Nordvik Inc. in 1998. His father worked at a shipyard in Manitoba.")
         assert "johan lindqvist" in fact_for(graph, "His father").entity_keys
