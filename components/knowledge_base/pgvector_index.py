@@ -13,7 +13,7 @@ What goes through the integration, and what through our own SQL, and why:
   twice the cost of the search). Ours finds the exact BM25 top k of the question's analyzer terms in the process's
   in-memory copy of the postings while it is at the database's generation (`keyword_memory.py`), else in
   impact-ordered postings read with a cut-off (`KeywordPostings`, `postings_index.py`), reads only id, content and
-  meta, computes cosines in SQL for given ids (`chunk_cosines`, `sentence_similarities`), and sets `hnsw.ef_search`
+  meta, computes sentence cosines in SQL for given ids (`sentence_similarities`), and sets `hnsw.ef_search`
   per query, with an exact fallback when a selective filter leaves too few rows.
   Filters are translated by the product's own SQL (`pgvector_adapter.where_clause`), which a conformance test
   holds to the rows the integration's `filter_documents` selects, so they mean what they mean to its retrievers.
@@ -581,14 +581,6 @@ class PgvectorChunkIndex(ChunkIndex):
         for chunk_id, start, end, cosine in rows:
             similarities.setdefault(chunk_id, []).append((int(start), int(end), float(cosine)))
         return similarities
-
-    def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
-        """Per chunk id, its embedding's cosine to the query, computed in SQL for the given chunks only."""
-        statement = self._q(
-            "SELECT id, 1 - (embedding <=> %s) FROM {table} WHERE id = ANY(%s) AND embedding IS NOT NULL"
-        )
-        rows = select_by_ids(self._pool, statement, chunk_ids, np.asarray(query_embedding, dtype=np.float32).ravel())
-        return {chunk_id: float(cosine) for chunk_id, cosine in rows}
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
         """One round trip; the chunk count and average length are the postings' running totals (no scan), the same
