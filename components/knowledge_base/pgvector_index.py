@@ -62,7 +62,7 @@ from psycopg.types.json import Jsonb
 from components.contracts import ScoreKind
 from components.database import DatabaseUnavailable, connection_pool_for, database_url, postgres_url
 from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit, in_order
-from components.knowledge_base.keyword_memory import shared_memory
+from components.knowledge_base.keyword_memory import KeywordMemory, shared_memory
 from components.knowledge_base.pgvector_adapter import adopt_existing_table, env_var_names, where_clause
 from components.knowledge_base.postings_index import KeywordPostings
 from components.knowledge_base.registry import keyset_pages, pooled_connection, select_by_ids
@@ -220,6 +220,12 @@ class PgvectorChunkIndex(ChunkIndex):
         self._index_build: threading.Thread | None = None
         self._next_index_check = 0.0
         self._open()
+
+    @property
+    def keyword_memory(self) -> KeywordMemory:
+        """The process's in-memory copy of this collection's keyword postings (one per database and collection,
+        shared by every index opened on it): what keyword search answers from while it is current."""
+        return self._memory
 
     # -- connections and schema -------------------------------------------------------------------------------------
 
