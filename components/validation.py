@@ -18,6 +18,13 @@ def positive_int(name: str, value: Any) -> int:
     return value
 
 
+def positive(name: str, value: Any) -> Any:
+    """`value` if it is a number above 0 (NaN is not); ValueError naming `name` otherwise."""
+    if not value > 0:
+        raise ValueError(f"{name} must be positive, not {value!r}")
+    return value
+
+
 def within(name: str, value: Any, low: float, high: float, *, whole: bool = False) -> Any:
     """`value` if it lies in `low`..`high` (and, with `whole`, is a whole number: a bool is not one); ValueError naming
     `name` and the range otherwise."""

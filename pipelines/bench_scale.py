@@ -408,7 +408,7 @@ def _server_cpu(index: Any, queries: list[str]) -> list[float] | None:
 def _release_keyword_memory(kb: Any) -> None:
     """Let go of a measured base's in-memory keyword copy: the cap counts every copy in the process, so the next,
     larger base would otherwise be measured beside the smaller ones' copies (and, at 100k, on the database)."""
-    memory = getattr(kb.index, "_memory", None)
+    memory = getattr(kb.index, "keyword_memory", None)
     if memory is not None:
         memory.forget()
 
@@ -418,7 +418,7 @@ def _load_keyword_memory(kb: Any, out: Out) -> dict[str, Any]:
     warm-up), so that the questions measure it; its size."""
     index = kb.index
     started = time.perf_counter()
-    copy = index._memory.load(index.keyword_index_max_postings)
+    copy = index.keyword_memory.load(index.keyword_index_max_postings)
     spent = time.perf_counter() - started
     if copy is None:
         out(f"  in-memory keyword index: not loaded (more than {index.keyword_index_max_postings:,} postings)")
@@ -466,7 +466,7 @@ def _keyword_both_ways(kb: Any, queries: list[str], warm: list[str]) -> tuple[li
                 timings[name].append((time.perf_counter() - started) * 1000.0)
     finally:
         del index._keyword_in_memory
-    if cap > 0 and index._memory.current(cap) is not None and not all(answered[::2]):
+    if cap > 0 and index.keyword_memory.current(cap) is not None and not all(answered[::2]):
         raise RuntimeError("the in-memory keyword index went stale while it was measured")
     return timings["memory"], hits["memory"], timings["database"], hits["database"]
 

@@ -25,12 +25,11 @@ from components.redaction import cut
 from components.serialization import InitParameterSerialization
 from components.text.language import language_pipeline, parse, parse_question, sentences
 from components.text.phrases import capitalised_phrases
-from components.text.pronouns import PERSON_PRONOUNS, THING_PRONOUNS
+from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRONOUNS
 
 logger = logging.getLogger(__name__)
 
 # Pronouns that point outside the question, by what they can stand for.
-PLURAL_PRONOUNS = frozenset({"they", "them", "their", "theirs", "themselves"})
 POSSESSIVE_PRONOUNS = frozenset({"its", "his", "her", "their", "hers", "theirs"})
 # Words that open a clause of its own: a name before one of them is not what a later pronoun of the same question
 # has to stand for... unless it is, which is what makes the question stand alone ("What is Vexa and who leads it?").

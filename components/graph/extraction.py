@@ -51,7 +51,7 @@ from components.graph.kinds import (
 from components.graph.model import DocumentGraph, EntityMention, Fact, normalise_name
 from components.serialization import init_parameters_to_dict
 from components.text.language import analyse_text, entity_kind
-from components.text.pronouns import PERSON_PRONOUNS, THING_PRONOUNS
+from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRONOUNS
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
 EXTRACTOR_VERSION = "spacy-22"
@@ -137,7 +137,6 @@ _CODE_NAME = re.compile(r"_|\w\.\w|\(\)|/|=|\.(py|js|ts|rs|md|json|yaml|yml|toml
 # An abbreviation with a period after every letter or letter pair, one of them a capital ("U.S.", "S.A.", "S.p.A.",
 # "J.R.R.", "Ph.D."), is written prose, not a dotted identifier: it is set aside before `_CODE_NAME` looks.
 _INITIALISM = re.compile(r"(?<![\w.])(?=[^\s]*[A-Z])(?:[^\W\d_]{1,2}\.){2,}(?!\w)")
-_GROUP_PRONOUNS = {"they", "them", "their", "theirs"}
 _THINGS = ("organization", "product", "other", "event", "work")  # the kinds "it" refers to
 # Dependency roles in which a noun phrase takes part in its predicate.
 _ARGUMENT_DEPS = {"nsubj", "nsubjpass", "csubj", "dobj", "iobj", "dative", "attr", "agent", "pobj", "oprd", "obj"}
@@ -1474,7 +1473,8 @@ class LanguageExtractor(GraphExtractor):
                 elif lower in THING_PRONOUNS or (subject and token.tag_ == "DT" and lower in ("this", "that")):
                     # "This will be branded as ..." after "A second jet is travelling ...": the subject stays.
                     key = in_focus(subject, lambda e: e.kind() in _THINGS)
-                elif lower in _GROUP_PRONOUNS:
+                elif lower in PLURAL_PRONOUNS and lower != "themselves":
+                    # "themselves" stands for a subject of its own clause ("asked the pilots to explain themselves").
                     key = latest(lambda e: e.kind() in ("organization", "group"))
             elif token.pos_ == "NOUN" and any(c.lower_ == "the" and c.dep_ == "det" for c in token.children):
                 noun = token.lemma_.lower()

@@ -19,7 +19,7 @@ from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, F
 from components.resilience.transport import capped_client_kwargs
 from components.settings import default_setting
 from components.text.dates import iso_date
-from components.validation import within
+from components.validation import positive, within
 
 UPSTREAM_MAX_BYTES: int = default_setting("upstream_max_bytes")
 
@@ -62,8 +62,7 @@ class LLMGraphExtractor(GraphExtractor):
         if not model:
             raise ValueError("model must name the chat model")
         within("batch_sentences", batch_sentences, 1, 200)
-        if timeout_s <= 0:
-            raise ValueError("timeout_s must be positive")
+        positive("timeout_s", timeout_s)
         self.model = model
         self.api_base_url = api_base_url
         self.batch_sentences = batch_sentences

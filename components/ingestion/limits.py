@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from components.ingestion.formats.common import ConversionError
 from components.settings import get_settings
-from components.validation import positive_int
+from components.validation import positive, positive_int
 
 # How much more than the byte limit a packed format may unpack to: a Word file's XML deflates about tenfold, and its
 # blank template alone unpacks to over 0.8 MB; four times leaves room for real documents, not for bombs.
@@ -46,8 +46,7 @@ class IngestLimits:
     def __post_init__(self) -> None:
         for name in ("max_bytes", "max_chars", "max_chunks", "max_elements"):
             positive_int(name, getattr(self, name))
-        if not self.max_parse_s > 0:
-            raise ValueError("max_parse_s must be positive")
+        positive("max_parse_s", self.max_parse_s)
 
     @classmethod
     def from_settings(cls) -> IngestLimits:

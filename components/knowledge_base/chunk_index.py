@@ -29,7 +29,7 @@ sentence spans with their in-context embeddings and the analyzer's term counts; 
 document frequency. Chunks not enriched yet have none, and the ranker copes.
 
 What the indexes would otherwise each write lives here once: the checks of query vectors, chunks and their sentence
-evidence, cosines (of chunks by id, and of sentences from the stored evidence), hits with their cosine, the term
+evidence, the cosines of sentences from the stored evidence, hits with their cosine, the term
 totals an engine without aggregates keeps for BM25, and the sentence for a collection made for other embeddings.
 """
 
@@ -283,16 +283,6 @@ class ChunkIndex(ABC):
                 for (start, end), value in zip(item.sentence_spans, values, strict=True)
             ]
         return similarities
-
-    def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
-        """Per chunk id, the cosine of its stored embedding to the query: the embeddings read by id in one `fetch`
-        and compared here (an engine that can compare them itself overrides this)."""
-        query = check_vector(query_embedding, self.dimension)
-        return {
-            str(document.id): cosine(document.embedding, query)
-            for document in self.fetch(list(chunk_ids), with_embeddings=True)
-            if document.embedding is not None
-        }
 
     @abstractmethod
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:

@@ -257,10 +257,6 @@ class KnowledgeBase:
         the index keeps no sentence vectors (the ranker then computes what it can itself)."""
         return self.index.sentence_similarities(chunk_ids, check_vector(query_embedding, self.dimension))
 
-    def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
-        """Per chunk id, its stored embedding's cosine to the query, in one round trip."""
-        return self.index.chunk_cosines(chunk_ids, check_vector(query_embedding, self.dimension))
-
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
         """BM25's collection statistics for `terms` (analyzer terms); None when the index keeps none."""
         return self.index.term_statistics(terms)

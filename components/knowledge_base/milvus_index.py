@@ -13,7 +13,7 @@ field names from its public `to_dict`; no private member of the store):
   a reopened or attached collection built without them returns raw distances. Here the metric is read from the
   collection's own vector index and every score is translated in one place (`_translate`): squared L2 back to cosine,
   and milvus-lite's negative BM25 distances (more negative is better) to their magnitude.
-- Fetching and cosines by id: `client.get` by primary key (the integration's `filter_documents` filters, returns
+- Fetching by id: `client.get` by primary key (the integration's `filter_documents` filters, returns
   vectors and stops silently at 10,000 rows).
 - Evidence (sentence spans with their in-context vectors, term counts, each term's document frequency) in side
   collections on the same client, beside the integration's rows, which are never altered: `<collection>_evidence` (per

@@ -13,7 +13,7 @@ What goes through the integration, and what through our own SQL, and why:
   twice the cost of the search). Ours finds the exact BM25 top k of the question's analyzer terms in the process's
   in-memory copy of the postings while it is at the database's generation (`keyword_memory.py`), else in
   impact-ordered postings read with a cut-off (`KeywordPostings`, `postings_index.py`), reads only id, content and
-  meta, computes cosines in SQL for given ids (`chunk_cosines`, `sentence_similarities`), and sets `hnsw.ef_search`
+  meta, computes sentence cosines in SQL for given ids (`sentence_similarities`), and sets `hnsw.ef_search`
   per query, with an exact fallback when a selective filter leaves too few rows.
   Filters are translated by the product's own SQL (`pgvector_adapter.where_clause`), which a conformance test
   holds to the rows the integration's `filter_documents` selects, so they mean what they mean to its retrievers.
@@ -62,7 +62,7 @@ from psycopg.types.json import Jsonb
 from components.contracts import ScoreKind
 from components.database import DatabaseUnavailable, connection_pool_for, database_url, postgres_url
 from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex, IndexHit, in_order
-from components.knowledge_base.keyword_memory import shared_memory
+from components.knowledge_base.keyword_memory import KeywordMemory, shared_memory
 from components.knowledge_base.pgvector_adapter import adopt_existing_table, env_var_names, where_clause
 from components.knowledge_base.postings_index import KeywordPostings
 from components.knowledge_base.registry import keyset_pages, pooled_connection, select_by_ids
@@ -220,6 +220,12 @@ class PgvectorChunkIndex(ChunkIndex):
         self._index_build: threading.Thread | None = None
         self._next_index_check = 0.0
         self._open()
+
+    @property
+    def keyword_memory(self) -> KeywordMemory:
+        """The process's in-memory copy of this collection's keyword postings (one per database and collection,
+        shared by every index opened on it): what keyword search answers from while it is current."""
+        return self._memory
 
     # -- connections and schema -------------------------------------------------------------------------------------
 
@@ -581,14 +587,6 @@ class PgvectorChunkIndex(ChunkIndex):
         for chunk_id, start, end, cosine in rows:
             similarities.setdefault(chunk_id, []).append((int(start), int(end), float(cosine)))
         return similarities
-
-    def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
-        """Per chunk id, its embedding's cosine to the query, computed in SQL for the given chunks only."""
-        statement = self._q(
-            "SELECT id, 1 - (embedding <=> %s) FROM {table} WHERE id = ANY(%s) AND embedding IS NOT NULL"
-        )
-        rows = select_by_ids(self._pool, statement, chunk_ids, np.asarray(query_embedding, dtype=np.float32).ravel())
-        return {chunk_id: float(cosine) for chunk_id, cosine in rows}
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
         """One round trip; the chunk count and average length are the postings' running totals (no scan), the same

@@ -20,7 +20,7 @@ way to be given one, and local mode lets one client open a folder), in the integ
   200 ms at 10,000 chunks), so there the keyword vectors are also kept as in-memory postings per folder
   (`_Postings`, read from the collection when the index opens, kept in step by the writes) and scored as Qdrant
   scores them; a filtered keyword query still goes to Qdrant;
-- by id (`fetch`, `chunk_cosines`, the evidence): the store's own client, because the integration's
+- by id (`fetch`, the evidence): the store's own client, because the integration's
   `get_documents_by_id` always loads every vector and local mode answers any filter by scanning every point in
   Python: everything here that can be found by id is found by id (point ids are the integration's `convert_id`).
 

@@ -25,7 +25,7 @@ from components.settings import setting_or
 from components.text.analyzer import terms
 from components.text.dates import parse_date
 from components.text.language import stored_sentence_spans, use_language_pipeline
-from components.validation import within
+from components.validation import positive, within
 
 logger = logging.getLogger(__name__)
 
@@ -122,8 +122,7 @@ class ResearchRanker(InitParameterSerialization):
         weights = (*evidence.values(), fusion_weight, recency_weight, graph_weight)
         if any(weight < 0 for weight in weights) or sum(weights) <= 0:
             raise ValueError("ranking weights must be non-negative and not all zero")
-        if recency_half_life_days <= 0:
-            raise ValueError("recency_half_life_days must be positive")
+        positive("recency_half_life_days", recency_half_life_days)
         if model is not None and not model:
             raise ValueError("model must name the embedding model, or be None for EMBEDDING_MODEL")
         self.bm25_weight = float(bm25_weight)

@@ -44,7 +44,7 @@ from components.resilience.errors import Fault, RetryableError, ServiceUnreachab
 from components.resilience.telemetry import telemetry
 from components.serialization import InitParameterSerialization
 from components.settings import get_settings
-from components.validation import within
+from components.validation import positive, within
 
 logger = logging.getLogger(__name__)
 
@@ -116,8 +116,7 @@ class ResiliencePolicy:
     min_interval_s: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.timeout_s <= 0:
-            raise ValueError("timeout_s must be positive")
+        positive("timeout_s", self.timeout_s)
         within("retries", self.retries, 0, 3)
         if self.breaker_failures < 1:
             raise ValueError("breaker_failures must be at least 1")

@@ -21,7 +21,7 @@ from components.resilience.transport import READ_SIZE, CappedBody
 from components.serialization import InitParameterSerialization
 from components.settings import setting_or
 from components.tools import public_address
-from components.validation import positive_int
+from components.validation import positive, positive_int
 
 MAX_REDIRECTS = 5
 _TEXT_TYPES = ("text/", "application/xhtml", "application/xml", "application/json")
@@ -94,8 +94,7 @@ class FetchPage(InitParameterSerialization):
         max_chars: int = 50_000,
         max_bytes: int | None = None,
     ) -> None:
-        if timeout_s <= 0:
-            raise ValueError("timeout_s must be positive")
+        positive("timeout_s", timeout_s)
         # None: ALLOW_PRIVATE_ADDRESSES and PAGE_MAX_BYTES as the tool is built; `to_dict` writes the values used.
         self.allow_private_addresses = bool(setting_or(allow_private_addresses, "allow_private_addresses"))
         self.timeout_s = timeout_s

@@ -20,7 +20,7 @@ from components.resilience import RetryableError, SourceError
 from components.resilience.scheduling import map_until
 from components.serialization import with_base_parameters
 from components.settings import get_settings, setting_or
-from components.validation import string_list
+from components.validation import positive, string_list
 from components.web.chunking import fetched_chunk, markdown_chunks, page_text, pick_chunks, query_cosines, query_terms
 from components.web.fetching_source import FetchingSource
 from components.web.firecrawl_access import FetchedPage, FirecrawlAccess, SearchHit, check_address, firecrawl_endpoint
@@ -53,8 +53,8 @@ class WebSource(FetchingSource):
         (WEB_PAGE_TIMEOUT_S, WEB_EXCLUDE_PATTERNS, FIRECRAWL_API_KEY as an env-var secret, the data folder's
         snapshots; the others as in `FetchingSource`, the URL FIRECRAWL_API_URL); `to_dict` writes the values used."""
         settings = get_settings()
-        if page_timeout_s is not None and page_timeout_s <= 0:
-            raise ValueError("page_timeout_s must be positive")
+        if page_timeout_s is not None:
+            positive("page_timeout_s", page_timeout_s)
         self.page_timeout_s = page_timeout_s or settings.web_page_timeout_s
         self.exclude_patterns = string_list("exclude_patterns", setting_or(exclude_patterns, "web_exclude_patterns"))
         self.api_key = api_key or Secret.from_env_var("FIRECRAWL_API_KEY", strict=False)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +134,7 @@ def fit_answer(args: argparse.Namespace) -> int:
         raise UserError("--target must be above 0 and at most 1")
     command = _command("answer", sets)
     out = args.out or DEFAULT_MODEL_PATH
-    try:
+    with _fit_errors(EvaluationInputError):
         report = fit_answer_confidence(
             sets,
             out=out,
@@ -143,10 +144,6 @@ def fit_answer(args: argparse.Namespace) -> int:
             command=command,
             ablation=args.ablation,
         )
-    except (EvaluationInputError, ValueError) as exc:
-        raise UserError(str(exc)) from exc
-    except OSError as exc:
-        raise _file_error(exc) from exc
     model = report["model"]
     print(
         f"Fitted on {model['tune_parts']} tune-half short answers ({model['tune_right']} right); threshold "
@@ -178,6 +175,18 @@ def fit_answer(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise _file_error(exc) from exc
     return 0
+
+
+@contextmanager
+def _fit_errors(*input_errors: type[Exception]) -> Iterator[None]:
+    """A fit's refusal of its inputs (`input_errors`, or a ValueError) or a file it cannot read or write, as the
+    one-sentence error a user reads."""
+    try:
+        yield
+    except (*input_errors, ValueError) as exc:
+        raise UserError(str(exc)) from exc
+    except OSError as exc:
+        raise _file_error(exc) from exc
 
 
 def _file_error(exc: OSError) -> UserError:
@@ -221,7 +230,7 @@ def fit_scoring(args: argparse.Namespace) -> int:
     def progress(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
-    try:
+    with _fit_errors(EvaluationInputError, ScoringModelError):
         if args.ablate is not None:
             families = args.ablate or list(RULE_FAMILIES)
             unknown = sorted(set(families) - set(RULE_FAMILIES))
@@ -275,10 +284,6 @@ def fit_scoring(args: argparse.Namespace) -> int:
                     for half in HALVES
                 ),
             )
-    except (EvaluationInputError, ScoringModelError, ValueError) as exc:
-        raise UserError(str(exc)) from exc
-    except OSError as exc:
-        raise _file_error(exc) from exc
     if args.json is not None:
         try:
             args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -297,12 +302,8 @@ def fit_spans(args: argparse.Namespace) -> int:
     sets = _fit_inputs(args)
     command = _command("spans", sets)
     out = args.out or DEFAULT_MODEL_PATH
-    try:
+    with _fit_errors(EvaluationInputError, SpanModelError):
         report = fit_spans(sets, out=out, c=args.c, command=command, contexts_file=args.contexts)
-    except (EvaluationInputError, SpanModelError, ValueError) as exc:
-        raise UserError(str(exc)) from exc
-    except OSError as exc:
-        raise _file_error(exc) from exc
     model = report["model"]
     print(
         f"Fitted on {model['tune_candidates']} candidate spans of {model['tune_parts']} tune-half parts "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.validation import bounded_count, bounded_text, clamp, positive_int, within
+from components.validation import bounded_count, bounded_text, clamp, positive, positive_int, within
 
 
 @pytest.mark.parametrize(
@@ -27,6 +27,17 @@ def test_within_returns_a_value_in_range(value: float, low: float, high: float, 
 def test_within_names_the_parameter_and_the_range(value: object, whole: bool, message: str) -> None:
     with pytest.raises(ValueError, match=f"^{message}$"):
         within("x", value, 0, 10, whole=whole)
+
+
+@pytest.mark.parametrize("value", [0.5, 7, 1e-9])
+def test_positive_returns_a_number_above_zero(value: float) -> None:
+    assert positive("timeout_s", value) == value
+
+
+@pytest.mark.parametrize("value", [0, -1.5, float("nan")])
+def test_positive_refuses_zero_below_and_nan_naming_the_parameter(value: float) -> None:
+    with pytest.raises(ValueError, match=f"^timeout_s must be positive, not {value!r}$"):
+        positive("timeout_s", value)
 
 
 def test_positive_int_and_bounded_count() -> None:

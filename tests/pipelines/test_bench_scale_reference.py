@@ -88,11 +88,11 @@ def test_keyword_is_measured_in_memory_and_on_the_database_with_the_same_answers
         # A copy gone stale while measured would measure the database twice: refused.
         with kb.index._connection() as conn:
             conn.execute(kb.index._postings.statement("UPDATE {totals} SET generation = generation + 1"))
-        kb.index._memory.refresh = lambda *_: None  # the copy stays the stale one
+        kb.index.keyword_memory.refresh = lambda *_: None  # the copy stays the stale one
         with pytest.raises(RuntimeError, match="went stale"):
             _keyword_both_ways(kb, questions, [])
     finally:
-        kb.index._memory.wait()
+        kb.index.keyword_memory.wait()
         kb.drop()
         kb.close()
 
@@ -105,7 +105,7 @@ def test_keyword_search_is_measured_both_ways_and_a_stale_copy_is_refused(databa
     writer = knowledge_base_for(_store(collection_name), keyword_index_max_postings=0)
     try:
         kb.upsert_document(DocumentRecord("memo", "", "files/memo.md", "md", "h"), records)
-        memory = kb.index._memory
+        memory = kb.index.keyword_memory
         assert memory.load(10**9) is not None
         queries = ["valmor quistel", "osk tiravel", "pundric"]
         in_memory, memory_hits, on_database, database_hits = _keyword_both_ways(kb, queries, ["melsha"])

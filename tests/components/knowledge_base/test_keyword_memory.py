@@ -58,7 +58,7 @@ def pair(database_url, collection_name, monkeypatch):
     on_database = knowledge_base_for(_store(collection_name), keyword_index_max_postings=0)
     in_memory = knowledge_base_for(_store(collection_name), keyword_index_max_postings=LARGE)
     yield on_database, in_memory
-    in_memory.index._memory.wait()
+    in_memory.index.keyword_memory.wait()
     on_database.drop()
     on_database.close()
     in_memory.close()
@@ -75,7 +75,7 @@ class TestKeywordMemory:
         for number in (7, 3, 11, 0, 9, 5, 1, 10, 2, 8, 4, 6):
             write(on_database, edges, f"same{number:02d}", ["Valmor quistel brenard."])
         stored.update(edges)
-        copy = in_memory.index._memory.load(LARGE)
+        copy = in_memory.index.keyword_memory.load(LARGE)
         assert copy is not None and copy.n == len(stored)
         paths = _Paths(in_memory.index, monkeypatch)
         for query in [*_questions(12), "valmor quistel brenard", "quistel"]:
@@ -97,7 +97,7 @@ class TestKeywordMemory:
         on_database, in_memory = pair
         corpus = _corpus(13)
         stored = _load(on_database, corpus[:12])
-        memory = in_memory.index._memory
+        memory = in_memory.index.keyword_memory
         before = memory.load(LARGE)
         paths = _Paths(in_memory.index, monkeypatch)
         query = "valmor quistel"
@@ -139,7 +139,7 @@ class TestKeywordMemory:
             stored = _load(kb, _corpus(16, documents=6))
             postings = sum(len(counts) for counts in stored.values())
             capped = knowledge_base_for(_store(collection_name), keyword_index_max_postings=postings - 1)
-            memory = capped.index._memory
+            memory = capped.index.keyword_memory
             assert memory.load(postings - 1) is None  # too many: nothing kept
             paths = _Paths(capped.index, monkeypatch)
             for query in _questions(17, count=5):
@@ -163,7 +163,7 @@ class TestKeywordMemory:
         on_database, in_memory = pair
         corpus = _corpus(18, documents=30)
         stored = _load(on_database, corpus)
-        in_memory.index._memory.load(LARGE)
+        in_memory.index.keyword_memory.load(LARGE)
         monkeypatch.setattr("components.knowledge_base.pgvector_index._FILTER_DEPTH_MIN", 12)
         monkeypatch.setattr("components.knowledge_base.pgvector_index._FILTER_DEPTH", 2)
         paths = _Paths(in_memory.index, monkeypatch)
@@ -192,13 +192,13 @@ class TestKeywordMemory:
         with reopened.index._connection() as conn:
             generation = conn.execute(postings.statement("SELECT generation FROM {totals}")).fetchone()[0]
         assert generation is not None
-        assert reopened.index._memory.load(LARGE).generation == generation
+        assert reopened.index.keyword_memory.load(LARGE).generation == generation
         reopened.close()
 
     def test_a_failed_load_leaves_questions_on_the_database_with_a_one_line_warning(self, pair, monkeypatch, caplog):
         on_database, in_memory = pair
         stored = _load(on_database, _corpus(23, documents=4))
-        memory = in_memory.index._memory
+        memory = in_memory.index.keyword_memory
         calls: list[int] = []
 
         def broken(max_postings):  # noqa: ANN202
@@ -219,7 +219,7 @@ class TestKeywordMemory:
     def test_a_load_stops_when_the_process_exits(self, pair, monkeypatch):
         on_database, in_memory = pair
         _load(on_database, _corpus(21, documents=3))
-        memory = in_memory.index._memory
+        memory = in_memory.index.keyword_memory
         stopping = threading.Event()
         monkeypatch.setattr(keyword_memory, "_STOPPING", stopping)
         stopping.set()  # what the exit hook does before the connections close
@@ -234,7 +234,7 @@ class TestKeywordMemory:
     ):
         on_database, in_memory = pair
         stored = _load(on_database, _corpus(22, documents=4))
-        memory = in_memory.index._memory
+        memory = in_memory.index.keyword_memory
         before = memory.load(LARGE)
         monkeypatch.setattr(memory, "refresh", lambda *_: None)  # the copy stays the old one
         paths = _Paths(in_memory.index, monkeypatch)
@@ -272,12 +272,12 @@ def test_a_memory_on_a_closed_pool_is_let_go_for_one_on_the_new_pool(database_ur
     kb = knowledge_base_for(_store(collection_name), keyword_index_max_postings=LARGE)
     try:
         stored = _load(kb, _corpus(23, documents=3))
-        old = kb.index._memory
+        old = kb.index.keyword_memory
         assert old.load(LARGE) is not None
         kb.close()
         close_pools()  # as a runtime's last lease does, or a server before it forks its workers
         kb = knowledge_base_for(_store(collection_name), keyword_index_max_postings=LARGE)
-        memory = kb.index._memory
+        memory = kb.index.keyword_memory
         assert memory is not old and memory._pool is kb.index._pool
         assert memory.load(LARGE) is not None  # on the old, closed pool every load failed
         paths = _Paths(kb.index, monkeypatch)
@@ -298,7 +298,7 @@ def test_the_cap_counts_every_collections_copy_and_an_idle_copy_makes_room(datab
         stored = [_load(kb, _corpus(24 + k, documents=4)) for k, kb in enumerate(made)]
         sizes = [sum(len(counts) for counts in chunks.values()) for chunks in stored]
         cap = max(sizes) + min(sizes) - 1  # either fits alone, not both
-        first, second = (kb.index._memory for kb in made)
+        first, second = (kb.index.keyword_memory for kb in made)
         assert first.load(cap) is not None
         assert first.current(cap) is not None  # read just now: kept
         assert second.load(cap) is None and second.current(cap) is None

@@ -164,8 +164,6 @@ class TestMilvusChunkIndex:
         stored = loaded.evidence(["doc1:1"])["doc1:1"]
         assert stored.term_counts == evidence[3].term_counts
         assert np.allclose(stored.sentence_embeddings, evidence[3].sentence_embeddings, atol=1e-3)
-        cosines = loaded.chunk_cosines(["doc0:0", "doc2:1", "gone"], query)
-        assert cosines == pytest.approx({"doc0:0": float(vectors[0] @ query), "doc2:1": float(vectors[5] @ query)})
         stats = loaded.term_statistics(["flour", "starter", "milvus", "unseen"])
         assert stats.n_chunks == len(TEXTS)
         assert stats.df == {"flour": 2, "starter": 2, "milvus": 1, "unseen": 0}
@@ -272,7 +270,6 @@ class TestMilvusChunkIndex:
             assert found[0].document.meta == {"author": "a1"} and found[0].cosine == pytest.approx(1.0, abs=1e-5)
             only = {"field": "meta.author", "operator": "==", "value": "a0"}
             assert [hit.document.id for hit in index.keyword("sourdough starter", 3, only)] == ["u0"]
-            assert index.chunk_cosines(["u0"], vectors[0]) == pytest.approx({"u0": 1.0}, abs=1e-5)
         finally:
             index.close()
         reopened = MilvusDocumentStore(collection_name="theirs", connection_args={"uri": uri})

@@ -258,7 +258,6 @@ class TestPgvectorChunkIndex:
         assert all(hit.chunk.embedding is None for hit in dense + keyword)
         assert keyword[0].cosine is not None and keyword[0].score_kind is ScoreKind.BM25
         assert dense[0].cosine == pytest.approx(dense[0].raw_score) and dense[0].score_kind is ScoreKind.COSINE
-        assert kb.chunk_cosines(["a-1", "missing"], _unit(1)) == {"a-1": pytest.approx(1.0, abs=1e-5)}
 
     def test_keyword_query_syntax_is_never_an_error(self, kb):
         kb.upsert_document(*_document("a", 2))

@@ -20,7 +20,12 @@ from qdrant_client import QdrantClient, models
 
 from components.contracts import ScoreKind
 from components.knowledge_base import qdrant_adapter
-from components.knowledge_base.chunk_index import ChunkEvidence, record_to_document, search_filters_to_haystack
+from components.knowledge_base.chunk_index import (
+    ChunkEvidence,
+    cosine,
+    record_to_document,
+    search_filters_to_haystack,
+)
 from components.knowledge_base.keyword_terms import query_sparse_vector
 from components.knowledge_base.qdrant_index import CLIENTS, QdrantChunkIndex, _local_key
 from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, SearchFilters
@@ -117,8 +122,9 @@ class TestQdrantChunkIndex:
         embedding = embedding_model.embed_one(KEYWORD_QUERY)
         hits = loaded.keyword(KEYWORD_QUERY, 5, query_embedding=embedding)
         assert_keyword_ranking([h.document.id for h in hits], [h.kind for h in hits], [h.raw_score for h in hits])
-        cosines = loaded.chunk_cosines([hit.document.id for hit in hits], embedding)
-        assert [hit.cosine for hit in hits] == pytest.approx([cosines[hit.document.id] for hit in hits], abs=1e-5)
+        ids = [hit.document.id for hit in hits]
+        stored = {doc.id: doc.embedding for doc in loaded.fetch(ids, with_embeddings=True)}
+        assert [hit.cosine for hit in hits] == pytest.approx([cosine(stored[i], embedding) for i in ids], abs=1e-5)
         assert all(hit.document.embedding is None and hit.document.sparse_embedding is None for hit in hits)
         without = loaded.keyword(KEYWORD_QUERY, 5)
         assert [hit.document.id for hit in without] == [hit.document.id for hit in hits]

@@ -178,10 +178,6 @@ class TestKnowledgeBaseSearch:
                 calls.append(("keyword_search", {"text": text, "limit": limit, "query_embedding": query_embedding}))
                 return []
 
-            def chunk_cosines(self, chunk_ids, query_embedding):
-                calls.append(("chunk_cosines", {"chunk_ids": chunk_ids}))
-                return {}
-
         monkeypatch.setattr(search_module, "query_vector", lambda text, query_embedding=None, model=None: vector)
         search = KnowledgeBaseSearch(mode="keyword", collection="never_opened", limit=4)
         assert search._search(RecordingStore(), "mossy quill", None, 4, 0.0, 1.0, None) == []
