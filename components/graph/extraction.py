@@ -43,6 +43,7 @@ from components.graph.event_confidence import (
 )
 from components.graph.kinds import (
     KIND_NOUNS,
+    SPEECH_VERBS,
     TITLE_WORDS,
     KindEvidence,
     KindModel,
@@ -54,7 +55,7 @@ from components.text.language import analyse_text, entity_kind
 from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRONOUNS
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-22"
+EXTRACTOR_VERSION = "spacy-23"
 
 
 class GraphExtractor(ABC):
@@ -416,6 +417,15 @@ def _evidence_role(token: Any) -> str | None:
     if token.dep_ == "pobj":
         return f"i:{head.lower_}"
     return None
+
+
+def _subject_itself(token: Any) -> bool:
+    """True when the name is the subject itself, one of coordinated subjects ("Vennick and Orrin said") or named in
+    an apposition to it ("its chief, Orla Vennick, said"); not a word of a longer subject ("the Quillon plant said",
+    "a Quillon spokesman said")."""
+    while token.dep_ in ("conj", "appos") and token.head.i != token.i:
+        token = token.head
+    return token.dep_ == "nsubj"
 
 
 def _partitive_of(preposition: Any) -> bool:
@@ -1217,6 +1227,8 @@ class LanguageExtractor(GraphExtractor):
             role = _evidence_role(root)
             if role:
                 entity.evidence.roles[role] += 1
+            if role and role[2:] in SPEECH_VERBS and role.startswith("s:") and _subject_itself(root):
+                entity.evidence.spoke += 1
             # The first pronoun after the name in its sentence most often refers back to it ("Vell left, and her team
             # followed"; "Quorra said its plant ..."): a person's or a thing's.
             pronoun = next((t.lower_ for t in sentence.doc[mention.end : sentence.end] if t.pos_ == "PRON"), None)

@@ -6,7 +6,8 @@ Evidence of one entity in one document (`KindEvidence`):
   mentions and over those by its fullest name;
 - the nouns the text equates it with ("X is an open-source database", "X, a physicist at ...", "the company X");
 - the roles it plays: the predicates it is the subject or the object of ("was born", "founded", "raised",
-  "released", "located in");
+  "released", "located in"), and how often it is the subject of a verb of saying ("said", "announced":
+  `SPEECH_VERBS`), a person's or an organisation's act alike;
 - the first pronoun after each mention in its sentence, which most often refers back to it: a person's ("he",
   "her") or a thing's ("it", "its"); and how often a title or an office stands right before it, modifying it ("Dr",
   "CEO", "President": `TITLE_WORDS`; not one the recogniser reads as the first word of a place's or an
@@ -169,6 +170,7 @@ class KindEvidence:
     name_labels: Counter = field(default_factory=Counter)  # (words in the mention's name, its label): mentions
     pronouns: Counter = field(default_factory=Counter)  # "person" / "thing": the first pronoun after a mention
     titled: int = 0  # mentions right after a title or an office ("Dr", "CEO", "President")
+    spoke: int = 0  # mentions that are the subject of a verb of saying ("Vennick said", "Quillon announced")
 
     def add(self, other: KindEvidence) -> None:
         self.names += [name for name in other.names if name not in self.names]
@@ -179,6 +181,7 @@ class KindEvidence:
         self.name_labels.update(other.name_labels)
         self.pronouns.update(other.pronouns)
         self.titled += other.titled
+        self.spoke += other.spoke
 
     def summary(self) -> str:
         """The evidence in one line: "labels person 3, organization 1; called engineer; roles s:found"."""
@@ -192,6 +195,8 @@ class KindEvidence:
             parts.append("roles " + ", ".join(telling[:5]))
         if self.titled:
             parts.append(f"after a title {self.titled}")
+        if self.spoke:
+            parts.append(f"speaks {self.spoke}")
         if self.pronouns:
             # What was counted, not a claim that the pronoun is the name's: it may be another name's ("Vennick joined
             # Quillon, and its shares rose").
@@ -202,6 +207,9 @@ class KindEvidence:
         return "; ".join(parts)
 
 
+# Verbs of saying: their subject is a person or an organisation ("Vennick said", "Quillon announced", "the ministry
+# confirmed"), never a place or a thing; the evidence tells an agent from a concept whatever its label.
+SPEECH_VERBS = set("say tell announce state add confirm claim report explain note comment argue warn insist".split())
 LABELS = (*KINDS[:-1], "group", "law", "designation", "")
 FEATURES = (
     *(f"label:{k}" for k in LABELS),
@@ -218,6 +226,7 @@ FEATURES = (
     "pronoun:person",
     "pronoun:thing",
     "title:before",
+    "role:speaker",
     "mentions",
 )
 
@@ -277,6 +286,7 @@ def features(evidence: KindEvidence, context: list[str] = ()) -> list[float]:
     for kind in ("person", "thing"):
         values[f"pronoun:{kind}"] = min(1.0, evidence.pronouns[kind] / total)
     values["title:before"] = min(1.0, evidence.titled / total)
+    values["role:speaker"] = min(1.0, evidence.spoke / total)
     values["mentions"] = math.log1p(total) / 3
     return [values.get(name, 0.0) for name in FEATURES] + [min(1.0, evidence.context[w] / total) for w in context]
 

@@ -136,6 +136,32 @@ class TestKindModel:
         model = default_kind_model()
         assert model.probabilities(titled)["person"] > model.probabilities(plain)["person"] + 0.1
 
+    def test_the_subject_of_a_verb_of_saying_is_person_or_organisation_evidence(self):
+        # The name itself, one of coordinated subjects, or named in an apposition to the subject speaks.
+        for text, key in (
+            ("Quillon Brask said on Monday that the plant in Varna would close.", "quillon brask"),
+            ("Orla Vennick and Tamsin Royle announced the merger in 2019.", "tamsin royle"),
+            ("Its founder, Orla Vennick, told reporters in Varna that sales rose.", "orla vennick"),
+        ):
+            found = entities(text)
+            assert found[key].kind_evidence.spoke == 1, text
+            assert "speaks 1" in found[key].evidence, text
+        # A word of a longer subject, a subject of another verb, or a place the saying happened in does not.
+        for text, key in (
+            ("A Quillon Holdings spokesman said in 2019 that the plant would close.", "quillon"),
+            ("Orla Vennick opened the plant in Varna in 2019.", "orla vennick"),
+            ("Orla Vennick said in Varna that sales rose.", "varna"),
+        ):
+            assert entities(text)[key].kind_evidence.spoke == 0, text
+        spoke = KindEvidence(names=["Zorvath"], labels=Counter({"place": 2}), spoke=2)
+        plain = KindEvidence(names=["Zorvath"], labels=Counter({"place": 2}))
+        assert features(spoke)[FEATURES.index("role:speaker")] == 1.0
+        assert features(plain)[FEATURES.index("role:speaker")] == 0.0
+        model = default_kind_model()
+        speaking, silent = model.probabilities(spoke), model.probabilities(plain)
+        assert speaking["person"] + speaking["organization"] > silent["person"] + silent["organization"] + 0.05
+        assert speaking["place"] < silent["place"]
+
     def test_a_title_word_that_is_part_of_a_name_or_modifies_another_word_is_no_title(self):
         # A title that opens a place's or an organisation's name, or a word of the list that modifies another word
         # than the name, is no evidence that the name is a person's (and is not shown as "after a title").
