@@ -21,7 +21,8 @@ mostly the gold's own vagueness), and the dates right are reported beside every 
 - `losses` says where the shipped model's timelines lose recall on the tune corpus: each gold event mention is on
   its entity's timeline at the threshold, only below it, or never proposed (no fact of the entity holds its
   sentence), and a recalled one with a known gold date has its date right or wrong; it lists the tune corpus's lost
-  mentions, to diagnose on, and gives only the counts of a `--check` corpus (never its sentences).
+  mentions, to diagnose on (a mention below the threshold with the features that push its fact down most), and
+  gives only the counts of a `--check` corpus (never its sentences).
 
 Usage:
 ```
@@ -38,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,6 +74,7 @@ DEFAULT_FAMILIES: tuple[str, ...] = (
 THRESHOLDS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 MIN_PRECISION = 0.70
 MIN_RECALL = 0.55
+LOWERED_BY = 3  # the features `losses` names for each mention below the threshold
 
 
 @dataclass
@@ -324,6 +327,7 @@ class LostMention:
     confidence: float | None = None
     gold_date: str | None = None
     fact_date: str | None = None
+    lowered_by: list[tuple[str, float, float]] = field(default_factory=list)
 
 
 @dataclass
@@ -356,9 +360,25 @@ class RecallLosses:
         return self.score.dated_gold - self.score.dated_correct
 
 
-def recall_losses(corpus: CorpusTimelines, threshold: float) -> RecallLosses:
+def lowered_by(
+    model: EventConfidenceModel, fact: TimelineFact, count: int = LOWERED_BY
+) -> list[tuple[str, float, float]]:
+    """The features that push `fact` down most, each with its value and its share of the log-odds: the `count` most
+    negative shares (`EventConfidenceModel.contributions`) of the participant its confidence comes from (its
+    surest). A share is against an average fact, so a missing feature the right facts mostly have ("tense:past" 0)
+    pushes down too."""
+    if not fact.participants:
+        return []
+    surest = max(fact.participants.values(), key=model.probability)
+    shares = sorted(model.contributions(surest).items(), key=lambda item: item[1])
+    return [(name, surest.get(name, 0.0), round(share, 2)) for name, share in shares[:count] if share < 0]
+
+
+def recall_losses(corpus: CorpusTimelines, threshold: float, model: EventConfidenceModel | None = None) -> RecallLosses:
     """The timelines' scores at `threshold` (their facts at or above it), and each gold event mention they miss:
-    only below the threshold or never proposed; and each known gold date of a recalled mention dated otherwise."""
+    only below the threshold or never proposed; and each known gold date of a recalled mention dated otherwise.
+    With the `model` that scored the facts, a mention below the threshold names the features that push its surest
+    fact down most."""
     losses = RecallLosses(threshold, corpus.score(threshold))
     for record in corpus.gold:
         entity = record["entity"]
@@ -370,10 +390,12 @@ def recall_losses(corpus: CorpusTimelines, threshold: float) -> RecallLosses:
             if entry is not None:
                 continue
             lost = LostMention(entity, key[0], key[1], timeline.mentions[key]["sentence"], "never")
-            holding = [fact.confidence for fact in facts if timeline.match(key, [fact.entry]) is not None]
+            holding = [fact for fact in facts if timeline.match(key, [fact.entry]) is not None]
             if holding:
                 losses.below += 1
-                lost.loss, lost.confidence = "below", max(holding)
+                surest = max(holding, key=lambda fact: fact.confidence)
+                lost.loss, lost.confidence = "below", surest.confidence
+                lost.lowered_by = lowered_by(model, surest) if model is not None else []
             else:
                 losses.never += 1
             losses.lost.append(lost)
@@ -413,6 +435,13 @@ def print_losses(named: list[tuple[str, RecallLosses]], listed: RecallLosses | N
                 detail = f" gold {mention.gold_date}, timeline {mention.fact_date}"
             print(f"  {mention.entity} | {mention.document_id} sentence {mention.sentence_id}{detail}")
             print(f"    {' '.join(mention.sentence.split())[:300]}")
+            if mention.lowered_by:
+                shares = (f"{name}={value:g} {share:+.2f}" for name, value, share in mention.lowered_by)
+                print("    lowered by " + ", ".join(shares))
+        pushing = Counter(name for mention in lost for name, _, _ in mention.lowered_by)
+        if pushing:
+            counts = ", ".join(f"{name} {count}" for name, count in pushing.most_common())
+            print(f"  features lowering them most (mentions): {counts}")
 
 
 def print_curve(rows: list[dict[str, Any]], names: list[str], labels: list[str]) -> None:
@@ -561,7 +590,7 @@ def main(argv: list[str] | None = None) -> int:
             for label, corpus in (("tune", tune), ("check", check)):
                 if corpus is not None:
                     apply_model(model, corpus)
-                    named.append((label, recall_losses(corpus, model.threshold)))
+                    named.append((label, recall_losses(corpus, model.threshold, model)))
             print_losses(named, named[0][1])
             return 0
         if args.command == "fit":

@@ -10,7 +10,7 @@ import random
 import pytest
 
 from components.graph.dates import FuzzyDate
-from components.graph.event_confidence import BASE_FEATURES, FAMILIES
+from components.graph.event_confidence import BASE_FEATURES, FAMILIES, EventConfidenceModel
 from pipelines.evaluation.event_confidence import (
     DEFAULT_FAMILIES,
     CorpusTimelines,
@@ -116,6 +116,29 @@ def test_recall_losses_tell_kept_below_the_threshold_never_proposed_and_wrong_da
     printed = capsys.readouterr().out
     assert "Its trains were repainted." in printed and "confidence 0.40" in printed and "gold 2016" in printed
     assert printed.splitlines()[3].split() == ["check", "4", "3", "0", "1", "3", "1"]
+
+
+def test_losses_name_the_features_that_push_a_mention_below_the_threshold(capsys):
+    sentence = "Orlund Rail will move north."
+    gold = {"entity": "Orlund Rail", "events": [
+        {"date": "2017", "mentions": [{"doc_id": "d1", "sentence_id": 1, "sentence": sentence}]}
+    ]}
+    names = ["tense:future", "date:day", "modal"]
+    model = EventConfidenceModel(names, [-2.0, 1.0, -0.5], 0.0, [0.0, 0.0, 0.0], [1.0, 1.0, 1.0], 0.5)
+    # The fact's confidence is its surest participant's: the one whose features the listing reads.
+    surest = {"tense:future": 1.0, "date:day": 1.0}
+    other = {"tense:future": 1.0, "modal": 1.0}
+    fact = TimelineFact(_entry(sentence, 2017), surest, True, "d1", participants={"a": surest, "b": other})
+    corpus = CorpusTimelines("invented", [gold], {"Orlund Rail": [fact]})
+    apply_model(model, corpus)
+    losses = recall_losses(corpus, 0.5, model)
+    (lost,) = losses.lost
+    assert lost.loss == "below" and lost.lowered_by == [("tense:future", 1.0, -2.0)]
+    assert recall_losses(corpus, 0.5).lost[0].lowered_by == []  # without the model, no reasons
+    print_losses([("tune", losses)], losses)
+    printed = capsys.readouterr().out
+    assert "lowered by tense:future=1 -2.00" in printed
+    assert "features lowering them most (mentions): tense:future 1" in printed
 
 
 def _past_tense_samples(seed: int, facts) -> list[TimelineFact]:
