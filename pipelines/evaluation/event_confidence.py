@@ -21,8 +21,9 @@ mostly the gold's own vagueness), and the dates right are reported beside every 
 - `losses` says where the shipped model's timelines lose recall on the tune corpus: each gold event mention is on
   its entity's timeline at the threshold, only below it, or never proposed (no fact of the entity holds its
   sentence), and a recalled one with a known gold date has its date right or wrong; it lists the tune corpus's lost
-  mentions, to diagnose on (a mention below the threshold with the features that push its fact down most), and
-  gives only the counts of a `--check` corpus (never its sentences).
+  mentions, to diagnose on (a mention below the threshold with the features that push its fact down most, a mention
+  never proposed with its cause: no fact holds the sentence, or one does and the entity's name is written in it, or
+  the entity is named otherwise), and gives only the counts of a `--check` corpus (never its sentences).
 
 Usage:
 ```
@@ -97,6 +98,9 @@ class CorpusTimelines:
     gold: list[dict[str, Any]]
     timelines: dict[str, list[TimelineFact]]
     annotates_headlines: bool = True
+    # Every fact the graph holds, of any entity, by document (None when not recorded): tells a gold mention no fact
+    # of its entity holds from one whose sentence no fact holds at all.
+    facts_by_document: dict[str, list[TimelineEntry]] | None = None
 
     def samples(self) -> list[TimelineFact]:
         return [fact for facts in self.timelines.values() for fact in facts]
@@ -123,12 +127,16 @@ def extract_timelines(folder: Path, collection: str) -> CorpusTimelines:
     store = graph_store_from_settings(collection)
     extractor = LanguageExtractor()
     described: dict[str, tuple[dict[str, dict[str, float]], dict[str, Any]]] = {}
+    facts_by_document: dict[str, list[TimelineEntry]] = {}
     for document in documents:
         store.delete_document(str(document.document_id))
     for document in documents:
         graph = extractor.extract(document, [], known_names=store.known_names)
         mentions = {mention.key: mention for mention in graph.entities}
         for fact in graph.facts:
+            facts_by_document.setdefault(fact.document_id, []).append(
+                TimelineEntry(fact.document_id, fact.text, fact.valid_at)
+            )
             described[fact.uuid] = (
                 {entity_uuid(key): complete_features(f, mentions.get(key)) for key, f in fact.event_features.items()},
                 {},
@@ -156,7 +164,7 @@ def extract_timelines(folder: Path, collection: str) -> CorpusTimelines:
         for event in record.get("events", [])
         for mention in event.get("mentions", [])
     )
-    return CorpusTimelines(folder.name, gold, timelines, headlines)
+    return CorpusTimelines(folder.name, gold, timelines, headlines, facts_by_document)
 
 
 def features_of(families: tuple[str, ...] | list[str]) -> list[str]:
@@ -328,6 +336,7 @@ class LostMention:
     gold_date: str | None = None
     fact_date: str | None = None
     lowered_by: list[tuple[str, float, float]] = field(default_factory=list)
+    cause: str = ""
 
 
 @dataclass
@@ -342,6 +351,7 @@ class RecallLosses:
     below: int = 0
     never: int = 0
     lost: list[LostMention] = field(default_factory=list)
+    never_causes: Counter[str] = field(default_factory=Counter)
 
     @property
     def mentions(self) -> int:
@@ -374,6 +384,25 @@ def lowered_by(
     return [(name, surest.get(name, 0.0), round(share, 2)) for name, share in shares[:count] if share < 0]
 
 
+NEVER_CAUSES = {
+    "no fact": "no fact holds the sentence",
+    "name not linked": "a fact holds it, the entity's name is written in it but not linked",
+    "named otherwise": "a fact holds it, the entity is named otherwise: a reference, a variant",
+}
+
+
+def never_cause(corpus: CorpusTimelines, entity: str, key: tuple[str, int], timeline: GoldTimeline) -> str:
+    """Why no fact of `entity` holds the gold mention `key` (a key of `NEVER_CAUSES`, "" when the corpus did not
+    record its facts): no fact of any entity holds its sentence, or one does and the entity's name is written in
+    it, or is not (the entity referred to by a pronoun, a description or another form of its name)."""
+    if corpus.facts_by_document is None:
+        return ""
+    if timeline.match(key, corpus.facts_by_document.get(key[0], [])) is None:
+        return "no fact"
+    written = normalise_sentence(entity) in normalise_sentence(timeline.mentions[key]["sentence"])
+    return "name not linked" if written else "named otherwise"
+
+
 def recall_losses(corpus: CorpusTimelines, threshold: float, model: EventConfidenceModel | None = None) -> RecallLosses:
     """The timelines' scores at `threshold` (their facts at or above it), and each gold event mention they miss:
     only below the threshold or never proposed; and each known gold date of a recalled mention dated otherwise.
@@ -398,6 +427,8 @@ def recall_losses(corpus: CorpusTimelines, threshold: float, model: EventConfide
                 lost.lowered_by = lowered_by(model, surest) if model is not None else []
             else:
                 losses.never += 1
+                lost.cause = never_cause(corpus, entity, key, timeline)
+                losses.never_causes[lost.cause] += 1
             losses.lost.append(lost)
         for key, date, entry, right in timeline.dated_matches(matched):
             if not right:
@@ -423,6 +454,10 @@ def print_losses(named: list[tuple[str, RecallLosses]], listed: RecallLosses | N
     for label, losses in named:
         print(f"{label:<6} {losses.mentions:>8} {losses.kept:>5} {losses.below:>15} {losses.never:>14} "
               f"{losses.dated:>6} {losses.date_wrong:>10}")
+    for label, losses in named:
+        if losses.never_causes:
+            causes = "; ".join(f"{losses.never_causes[c]} {text}" for c, text in NEVER_CAUSES.items())
+            print(f"{label} never proposed: {causes}")
     if listed is None:
         return
     titles = {"never": "never proposed", "below": "below the threshold", "date": "on the timeline, date wrong"}
@@ -433,6 +468,8 @@ def print_losses(named: list[tuple[str, RecallLosses]], listed: RecallLosses | N
             detail = f" confidence {mention.confidence:.2f}" if mention.confidence is not None else ""
             if loss == "date":
                 detail = f" gold {mention.gold_date}, timeline {mention.fact_date}"
+            if mention.cause:
+                detail = f" ({NEVER_CAUSES[mention.cause]})"
             print(f"  {mention.entity} | {mention.document_id} sentence {mention.sentence_id}{detail}")
             print(f"    {' '.join(mention.sentence.split())[:300]}")
             if mention.lowered_by:

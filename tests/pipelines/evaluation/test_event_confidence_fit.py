@@ -118,6 +118,27 @@ def test_recall_losses_tell_kept_below_the_threshold_never_proposed_and_wrong_da
     assert printed.splitlines()[3].split() == ["check", "4", "3", "0", "1", "3", "1"]
 
 
+def test_a_mention_never_proposed_is_told_by_its_cause(capsys):
+    sentences = {1: "Orlund Rail opened in 2015.", 2: "Its trains were repainted.", 3: "Orlund Rail and Vask merged."}
+    gold = {"entity": "Orlund Rail", "events": [
+        {"date": "2015", "mentions": [{"doc_id": "d1", "sentence_id": number, "sentence": sentence}]}
+        for number, sentence in sentences.items()
+    ]}
+    # No fact of the entity holds any of them; the graph holds facts of other entities for the last two.
+    others = [_entry("Its trains were repainted.", 2015), _entry("Orlund Rail and Vask merged.", 2015)]
+    corpus = CorpusTimelines("invented", [gold], {"Orlund Rail": []}, facts_by_document={"d1": others})
+    losses = recall_losses(corpus, 0.5)
+    causes = {mention.sentence_id: mention.cause for mention in losses.lost}
+    assert causes == {1: "no fact", 2: "named otherwise", 3: "name not linked"}
+    assert losses.never_causes == {"no fact": 1, "named otherwise": 1, "name not linked": 1}
+    print_losses([("tune", losses)], losses)
+    printed = capsys.readouterr().out
+    assert "tune never proposed: 1 no fact holds the sentence;" in printed
+    # A corpus that did not record its facts gives no cause.
+    unrecorded = CorpusTimelines("invented", [gold], {"Orlund Rail": []})
+    assert {mention.cause for mention in recall_losses(unrecorded, 0.5).lost} == {""}
+
+
 def test_losses_name_the_features_that_push_a_mention_below_the_threshold(capsys):
     sentence = "Orlund Rail will move north."
     gold = {"entity": "Orlund Rail", "events": [
