@@ -370,9 +370,17 @@ class EventConfidenceModel:
     def probability(self, features: dict[str, float]) -> float:
         """The probability that the event these features describe is real and correctly dated."""
         z = self.intercept
-        for name, weight, mean, scale in zip(self.features, self.coef, self.mean, self.scale, strict=True):
-            z += weight * (float(features.get(name, 0.0)) - mean) / (scale or 1.0)
+        for share in self.contributions(features).values():
+            z += share
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+    def contributions(self, features: dict[str, float]) -> dict[str, float]:
+        """Each feature's share of the log-odds of `features` against an average fact (weight times standardised
+        value): negative ones push the event down, positive ones up."""
+        return {
+            name: weight * (float(features.get(name, 0.0)) - mean) / (scale or 1.0)
+            for name, weight, mean, scale in zip(self.features, self.coef, self.mean, self.scale, strict=True)
+        }
 
     @classmethod
     def load(cls, path: Path | str = MODEL_PATH) -> EventConfidenceModel:

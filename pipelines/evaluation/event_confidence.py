@@ -21,7 +21,9 @@ mostly the gold's own vagueness), and the dates right are reported beside every 
 - `losses` says where the shipped model's timelines lose recall on the tune corpus: each gold event mention is on
   its entity's timeline at the threshold, only below it, or never proposed (no fact of the entity holds its
   sentence), and a recalled one with a known gold date has its date right or wrong; it lists the tune corpus's lost
-  mentions, to diagnose on, and gives only the counts of a `--check` corpus (never its sentences).
+  mentions, to diagnose on (a mention below the threshold with the features that push its fact down most, a mention
+  never proposed with its cause: no fact holds the sentence, or one does and the entity's name is written in it, or
+  the entity is named otherwise), and gives only the counts of a `--check` corpus (never its sentences).
 
 Usage:
 ```
@@ -38,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,6 +75,7 @@ DEFAULT_FAMILIES: tuple[str, ...] = (
 THRESHOLDS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 MIN_PRECISION = 0.70
 MIN_RECALL = 0.55
+LOWERED_BY = 3  # the features `losses` names for each mention below the threshold
 
 
 @dataclass
@@ -94,6 +98,9 @@ class CorpusTimelines:
     gold: list[dict[str, Any]]
     timelines: dict[str, list[TimelineFact]]
     annotates_headlines: bool = True
+    # Every fact the graph holds, of any entity, by document (None when not recorded): tells a gold mention no fact
+    # of its entity holds from one whose sentence no fact holds at all.
+    facts_by_document: dict[str, list[TimelineEntry]] | None = None
 
     def samples(self) -> list[TimelineFact]:
         return [fact for facts in self.timelines.values() for fact in facts]
@@ -120,12 +127,16 @@ def extract_timelines(folder: Path, collection: str) -> CorpusTimelines:
     store = graph_store_from_settings(collection)
     extractor = LanguageExtractor()
     described: dict[str, tuple[dict[str, dict[str, float]], dict[str, Any]]] = {}
+    facts_by_document: dict[str, list[TimelineEntry]] = {}
     for document in documents:
         store.delete_document(str(document.document_id))
     for document in documents:
         graph = extractor.extract(document, [], known_names=store.known_names)
         mentions = {mention.key: mention for mention in graph.entities}
         for fact in graph.facts:
+            facts_by_document.setdefault(fact.document_id, []).append(
+                TimelineEntry(fact.document_id, fact.text, fact.valid_at)
+            )
             described[fact.uuid] = (
                 {entity_uuid(key): complete_features(f, mentions.get(key)) for key, f in fact.event_features.items()},
                 {},
@@ -153,7 +164,7 @@ def extract_timelines(folder: Path, collection: str) -> CorpusTimelines:
         for event in record.get("events", [])
         for mention in event.get("mentions", [])
     )
-    return CorpusTimelines(folder.name, gold, timelines, headlines)
+    return CorpusTimelines(folder.name, gold, timelines, headlines, facts_by_document)
 
 
 def features_of(families: tuple[str, ...] | list[str]) -> list[str]:
@@ -324,6 +335,8 @@ class LostMention:
     confidence: float | None = None
     gold_date: str | None = None
     fact_date: str | None = None
+    lowered_by: list[tuple[str, float, float]] = field(default_factory=list)
+    cause: str = ""
 
 
 @dataclass
@@ -338,6 +351,7 @@ class RecallLosses:
     below: int = 0
     never: int = 0
     lost: list[LostMention] = field(default_factory=list)
+    never_causes: Counter[str] = field(default_factory=Counter)
 
     @property
     def mentions(self) -> int:
@@ -356,9 +370,44 @@ class RecallLosses:
         return self.score.dated_gold - self.score.dated_correct
 
 
-def recall_losses(corpus: CorpusTimelines, threshold: float) -> RecallLosses:
+def lowered_by(
+    model: EventConfidenceModel, fact: TimelineFact, count: int = LOWERED_BY
+) -> list[tuple[str, float, float]]:
+    """The features that push `fact` down most, each with its value and its share of the log-odds: the `count` most
+    negative shares (`EventConfidenceModel.contributions`) of the participant its confidence comes from (its
+    surest). A share is against an average fact, so a missing feature the right facts mostly have ("tense:past" 0)
+    pushes down too."""
+    if not fact.participants:
+        return []
+    surest = max(fact.participants.values(), key=model.probability)
+    shares = sorted(model.contributions(surest).items(), key=lambda item: item[1])
+    return [(name, surest.get(name, 0.0), round(share, 2)) for name, share in shares[:count] if share < 0]
+
+
+NEVER_CAUSES = {
+    "no fact": "no fact holds the sentence",
+    "name not linked": "a fact holds it, the entity's name is written in it but not linked",
+    "named otherwise": "a fact holds it, the entity is named otherwise: a reference, a variant",
+}
+
+
+def never_cause(corpus: CorpusTimelines, entity: str, key: tuple[str, int], timeline: GoldTimeline) -> str:
+    """Why no fact of `entity` holds the gold mention `key` (a key of `NEVER_CAUSES`, "" when the corpus did not
+    record its facts): no fact of any entity holds its sentence, or one does and the entity's name is written in
+    it, or is not (the entity referred to by a pronoun, a description or another form of its name)."""
+    if corpus.facts_by_document is None:
+        return ""
+    if timeline.match(key, corpus.facts_by_document.get(key[0], [])) is None:
+        return "no fact"
+    written = normalise_sentence(entity) in normalise_sentence(timeline.mentions[key]["sentence"])
+    return "name not linked" if written else "named otherwise"
+
+
+def recall_losses(corpus: CorpusTimelines, threshold: float, model: EventConfidenceModel | None = None) -> RecallLosses:
     """The timelines' scores at `threshold` (their facts at or above it), and each gold event mention they miss:
-    only below the threshold or never proposed; and each known gold date of a recalled mention dated otherwise."""
+    only below the threshold or never proposed; and each known gold date of a recalled mention dated otherwise.
+    With the `model` that scored the facts, a mention below the threshold names the features that push its surest
+    fact down most."""
     losses = RecallLosses(threshold, corpus.score(threshold))
     for record in corpus.gold:
         entity = record["entity"]
@@ -370,12 +419,16 @@ def recall_losses(corpus: CorpusTimelines, threshold: float) -> RecallLosses:
             if entry is not None:
                 continue
             lost = LostMention(entity, key[0], key[1], timeline.mentions[key]["sentence"], "never")
-            holding = [fact.confidence for fact in facts if timeline.match(key, [fact.entry]) is not None]
+            holding = [fact for fact in facts if timeline.match(key, [fact.entry]) is not None]
             if holding:
                 losses.below += 1
-                lost.loss, lost.confidence = "below", max(holding)
+                surest = max(holding, key=lambda fact: fact.confidence)
+                lost.loss, lost.confidence = "below", surest.confidence
+                lost.lowered_by = lowered_by(model, surest) if model is not None else []
             else:
                 losses.never += 1
+                lost.cause = never_cause(corpus, entity, key, timeline)
+                losses.never_causes[lost.cause] += 1
             losses.lost.append(lost)
         for key, date, entry, right in timeline.dated_matches(matched):
             if not right:
@@ -401,6 +454,10 @@ def print_losses(named: list[tuple[str, RecallLosses]], listed: RecallLosses | N
     for label, losses in named:
         print(f"{label:<6} {losses.mentions:>8} {losses.kept:>5} {losses.below:>15} {losses.never:>14} "
               f"{losses.dated:>6} {losses.date_wrong:>10}")
+    for label, losses in named:
+        if losses.never_causes:
+            causes = "; ".join(f"{losses.never_causes[c]} {text}" for c, text in NEVER_CAUSES.items())
+            print(f"{label} never proposed: {causes}")
     if listed is None:
         return
     titles = {"never": "never proposed", "below": "below the threshold", "date": "on the timeline, date wrong"}
@@ -411,8 +468,17 @@ def print_losses(named: list[tuple[str, RecallLosses]], listed: RecallLosses | N
             detail = f" confidence {mention.confidence:.2f}" if mention.confidence is not None else ""
             if loss == "date":
                 detail = f" gold {mention.gold_date}, timeline {mention.fact_date}"
+            if mention.cause:
+                detail = f" ({NEVER_CAUSES[mention.cause]})"
             print(f"  {mention.entity} | {mention.document_id} sentence {mention.sentence_id}{detail}")
             print(f"    {' '.join(mention.sentence.split())[:300]}")
+            if mention.lowered_by:
+                shares = (f"{name}={value:g} {share:+.2f}" for name, value, share in mention.lowered_by)
+                print("    lowered by " + ", ".join(shares))
+        pushing = Counter(name for mention in lost for name, _, _ in mention.lowered_by)
+        if pushing:
+            counts = ", ".join(f"{name} {count}" for name, count in pushing.most_common())
+            print(f"  features lowering them most (mentions): {counts}")
 
 
 def print_curve(rows: list[dict[str, Any]], names: list[str], labels: list[str]) -> None:
@@ -561,7 +627,7 @@ def main(argv: list[str] | None = None) -> int:
             for label, corpus in (("tune", tune), ("check", check)):
                 if corpus is not None:
                     apply_model(model, corpus)
-                    named.append((label, recall_losses(corpus, model.threshold)))
+                    named.append((label, recall_losses(corpus, model.threshold, model)))
             print_losses(named, named[0][1])
             return 0
         if args.command == "fit":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 from types import SimpleNamespace
 
 import pytest
@@ -163,6 +164,15 @@ class TestModel:
         model = EventConfidenceModel.load(_model(tmp_path, {"tense:future": -2.0, "date:day": 1.0}))
         assert model.probability({}) == pytest.approx(0.5)
         assert model.probability({"tense:future": 1.0}) < 0.5 < model.probability({"date:day": 1.0})
+
+    def test_contributions_say_which_feature_pushes_an_event_down(self, tmp_path):
+        model = EventConfidenceModel.load(_model(tmp_path, {"tense:future": -2.0, "date:day": 1.0}))
+        shares = model.contributions({"tense:future": 1.0, "date:day": 1.0})
+        assert shares["tense:future"] == pytest.approx(-2.0) and shares["date:day"] == pytest.approx(1.0)
+        assert shares["modal"] == 0.0
+        # The log-odds are the intercept plus the shares.
+        z = model.intercept + sum(shares.values())
+        assert model.probability({"tense:future": 1.0, "date:day": 1.0}) == pytest.approx(1 / (1 + math.exp(-z)))
 
     def test_the_extractor_stores_the_surest_participants_confidence(self, tmp_path):
         path = _model(tmp_path, {"tense:future": -3.0})

@@ -10,7 +10,7 @@ import random
 import pytest
 
 from components.graph.dates import FuzzyDate
-from components.graph.event_confidence import BASE_FEATURES, FAMILIES
+from components.graph.event_confidence import BASE_FEATURES, FAMILIES, EventConfidenceModel
 from pipelines.evaluation.event_confidence import (
     DEFAULT_FAMILIES,
     CorpusTimelines,
@@ -116,6 +116,50 @@ def test_recall_losses_tell_kept_below_the_threshold_never_proposed_and_wrong_da
     printed = capsys.readouterr().out
     assert "Its trains were repainted." in printed and "confidence 0.40" in printed and "gold 2016" in printed
     assert printed.splitlines()[3].split() == ["check", "4", "3", "0", "1", "3", "1"]
+
+
+def test_a_mention_never_proposed_is_told_by_its_cause(capsys):
+    sentences = {1: "Orlund Rail opened in 2015.", 2: "Its trains were repainted.", 3: "Orlund Rail and Vask merged."}
+    gold = {"entity": "Orlund Rail", "events": [
+        {"date": "2015", "mentions": [{"doc_id": "d1", "sentence_id": number, "sentence": sentence}]}
+        for number, sentence in sentences.items()
+    ]}
+    # No fact of the entity holds any of them; the graph holds facts of other entities for the last two.
+    others = [_entry("Its trains were repainted.", 2015), _entry("Orlund Rail and Vask merged.", 2015)]
+    corpus = CorpusTimelines("invented", [gold], {"Orlund Rail": []}, facts_by_document={"d1": others})
+    losses = recall_losses(corpus, 0.5)
+    causes = {mention.sentence_id: mention.cause for mention in losses.lost}
+    assert causes == {1: "no fact", 2: "named otherwise", 3: "name not linked"}
+    assert losses.never_causes == {"no fact": 1, "named otherwise": 1, "name not linked": 1}
+    print_losses([("tune", losses)], losses)
+    printed = capsys.readouterr().out
+    assert "tune never proposed: 1 no fact holds the sentence;" in printed
+    # A corpus that did not record its facts gives no cause.
+    unrecorded = CorpusTimelines("invented", [gold], {"Orlund Rail": []})
+    assert {mention.cause for mention in recall_losses(unrecorded, 0.5).lost} == {""}
+
+
+def test_losses_name_the_features_that_push_a_mention_below_the_threshold(capsys):
+    sentence = "Orlund Rail will move north."
+    gold = {"entity": "Orlund Rail", "events": [
+        {"date": "2017", "mentions": [{"doc_id": "d1", "sentence_id": 1, "sentence": sentence}]}
+    ]}
+    names = ["tense:future", "date:day", "modal"]
+    model = EventConfidenceModel(names, [-2.0, 1.0, -0.5], 0.0, [0.0, 0.0, 0.0], [1.0, 1.0, 1.0], 0.5)
+    # The fact's confidence is its surest participant's: the one whose features the listing reads.
+    surest = {"tense:future": 1.0, "date:day": 1.0}
+    other = {"tense:future": 1.0, "modal": 1.0}
+    fact = TimelineFact(_entry(sentence, 2017), surest, True, "d1", participants={"a": surest, "b": other})
+    corpus = CorpusTimelines("invented", [gold], {"Orlund Rail": [fact]})
+    apply_model(model, corpus)
+    losses = recall_losses(corpus, 0.5, model)
+    (lost,) = losses.lost
+    assert lost.loss == "below" and lost.lowered_by == [("tense:future", 1.0, -2.0)]
+    assert recall_losses(corpus, 0.5).lost[0].lowered_by == []  # without the model, no reasons
+    print_losses([("tune", losses)], losses)
+    printed = capsys.readouterr().out
+    assert "lowered by tense:future=1 -2.00" in printed
+    assert "features lowering them most (mentions): tense:future 1" in printed
 
 
 def _past_tense_samples(seed: int, facts) -> list[TimelineFact]:
