@@ -44,6 +44,7 @@ from components.graph.event_confidence import (
 from components.graph.kinds import (
     KIND_NOUNS,
     SPEECH_VERBS,
+    SPEECH_VERBS_WITH_CLAUSE,
     TITLE_WORDS,
     KindEvidence,
     KindModel,
@@ -55,7 +56,7 @@ from components.text.language import analyse_text, entity_kind
 from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRONOUNS
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-23"
+EXTRACTOR_VERSION = "spacy-24"
 
 
 class GraphExtractor(ABC):
@@ -426,6 +427,23 @@ def _subject_itself(token: Any) -> bool:
     while token.dep_ in ("conj", "appos") and token.head.i != token.i:
         token = token.head
     return token.dep_ == "nsubj"
+
+
+def _speaks(verb: Any) -> bool:
+    """True when `verb`, a verb of saying with a name as its subject, says something: not the passive read off a
+    reduced clause ("Varna, said to be the oldest city, ...": an infinitive of its own and no object or clause says
+    that something is said of the subject), and, for a verb that has another sense with a noun object
+    (`SPEECH_VERBS_WITH_CLAUSE`: "added 3,000 jobs", "claimed 30 lives"), only with a clause or a quotation
+    ("added that ...", '"...," she added') or as a parenthesis ("sales, Vennick added, rose")."""
+    deps = {child.dep_ for child in verb.children}
+    clause = bool(deps & {"ccomp", "parataxis"}) or verb.dep_ == "parataxis"
+    infinitive = any(
+        child.dep_ == "xcomp" and any(c.dep_ == "aux" and c.lower_ == "to" for c in child.children)
+        for child in verb.children
+    )
+    if infinitive and not clause and not deps & {"dobj", "obj", "dative"}:
+        return False
+    return clause or verb.lemma_.lower() not in SPEECH_VERBS_WITH_CLAUSE
 
 
 def _partitive_of(preposition: Any) -> bool:
@@ -1228,7 +1246,11 @@ class LanguageExtractor(GraphExtractor):
             if role:
                 entity.evidence.roles[role] += 1
             if role and role[2:] in SPEECH_VERBS and role.startswith("s:") and _subject_itself(root):
-                entity.evidence.spoke += 1
+                subject = root
+                while subject.dep_ in ("conj", "appos") and subject.head.i != subject.i:
+                    subject = subject.head
+                if _speaks(subject.head):
+                    entity.evidence.spoke += 1
             # The first pronoun after the name in its sentence most often refers back to it ("Vell left, and her team
             # followed"; "Quorra said its plant ..."): a person's or a thing's.
             pronoun = next((t.lower_ for t in sentence.doc[mention.end : sentence.end] if t.pos_ == "PRON"), None)

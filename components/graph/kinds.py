@@ -210,6 +210,9 @@ class KindEvidence:
 # Verbs of saying: their subject is a person or an organisation ("Vennick said", "Quillon announced", "the ministry
 # confirmed"), never a place or a thing; the evidence tells an agent from a concept whatever its label.
 SPEECH_VERBS = set("say tell announce state add confirm claim report explain note comment argue warn insist".split())
+# Of those, the verbs whose noun object is another sense than saying ("Varna added 3,000 jobs", "the storm claimed 30
+# lives"): verbs of saying only with what is said as a clause or a quotation ("added that ...", '"...," she added').
+SPEECH_VERBS_WITH_CLAUSE = {"add", "claim"}
 LABELS = (*KINDS[:-1], "group", "law", "designation", "")
 FEATURES = (
     *(f"label:{k}" for k in LABELS),

@@ -162,6 +162,25 @@ class TestKindModel:
         assert speaking["person"] + speaking["organization"] > silent["person"] + silent["organization"] + 0.05
         assert speaking["place"] < silent["place"]
 
+    def test_a_verb_of_saying_that_says_nothing_is_no_speaker_evidence(self):
+        # A reduced passive ("said to be") says something of the subject; "add" and "claim" with a noun object are
+        # other senses than saying.
+        for text, key in (
+            ("Varna, said to be the oldest city in Ostmark, lies on the coast.", "varna"),
+            ("Varna added 3,000 jobs in 2019.", "varna"),
+            ("Storm Zorvath claimed 30 lives in Ostmark.", "storm zorvath"),
+        ):
+            assert entities(text)[key].kind_evidence.spoke == 0, text
+        # The same verbs with what is said as a clause, a quotation or a parenthesis still speak.
+        for text, key in (
+            ("Orla Vennick added that the plant would close.", "orla vennick"),
+            ('"The plant will close," Orla Vennick added.', "orla vennick"),
+            ("Orla Vennick claimed that the plant was safe.", "orla vennick"),
+            ("Sales in Varna, Orla Vennick said, rose by ten percent.", "orla vennick"),
+            ("Orla Vennick told Tamsin Royle that the plant would close.", "orla vennick"),
+        ):
+            assert entities(text)[key].kind_evidence.spoke == 1, text
+
     def test_a_title_word_that_is_part_of_a_name_or_modifies_another_word_is_no_title(self):
         # A title that opens a place's or an organisation's name, or a word of the list that modifies another word
         # than the name, is no evidence that the name is a person's (and is not shown as "after a title").
