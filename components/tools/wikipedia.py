@@ -11,10 +11,11 @@ from components.resilience import RetryableError, SourceError
 from components.resilience.errors import raise_for_busy
 from components.resilience.transport import CappedTransport
 from components.serialization import InitParameterSerialization
-from components.settings import setting_or
+from components.settings import default_setting, setting_or
 
 USER_AGENT = "research-assistant/0.1 (wikipedia_summary tool; https://github.com/)"
 MAX_TITLE_CHARS = 255
+TIMEOUT_S: float = default_setting("tool_timeout_s")  # the TOOL_TIMEOUT_S setting's default
 
 
 @component
@@ -31,7 +32,7 @@ class WikipediaSummary(InitParameterSerialization):
     """
 
     def __init__(
-        self, api_url: str | None = None, timeout_s: float = 7.0, max_chars: int = 4000,
+        self, api_url: str | None = None, timeout_s: float = TIMEOUT_S, max_chars: int = 4000,
         max_response_bytes: int | None = None,
     ) -> None:
         if api_url is not None and not api_url.startswith(("http://", "https://")):
