@@ -33,6 +33,7 @@ _NEW_ID = re.compile(r"^\d{4}\.\d{4,5}(v\d+)?$")
 _OLD_ID = re.compile(r"^[a-z\-]+(\.[A-Z]{2})?/\d{7}(v\d+)?$")
 MAX_PDF_BYTES = 30 * 1024 * 1024
 UPSTREAM_MAX_BYTES: int = default_setting("upstream_max_bytes")
+MIN_INTERVAL_S: float = default_setting("arxiv_min_interval_s")
 
 
 @dataclass
@@ -232,7 +233,7 @@ class ArxivAccess:
     ```
     """
 
-    def __init__(self, api_url: str, request_timeout_s: float, page_interval_s: float = 3.0,
+    def __init__(self, api_url: str, request_timeout_s: float, page_interval_s: float = MIN_INTERVAL_S,
                  max_bytes: int = UPSTREAM_MAX_BYTES, page_size: int = 100) -> None:
         if not api_url or not api_url.startswith(("http://", "https://")):
             raise SourceError("ARXIV_API_URL must be an http(s) URL")

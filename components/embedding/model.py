@@ -39,11 +39,14 @@ from components.embedding.runtime import (
     onnx_export_root,
     resolve_model_path,
 )
-from components.settings import get_settings
+from components.settings import default_setting, get_settings
 
 __all__ = ["EmbeddingModel", "get_embedding_model", "query_vector", "resolve_model_path"]
 logger = logging.getLogger(__name__)
 
+# The defaults are the EMBEDDING_THREADS and EMBEDDING_BATCH_SIZE settings' own.
+EMBEDDING_THREADS: int = default_setting("embedding_threads")
+EMBEDDING_BATCH_SIZE: int = default_setting("embedding_batch_size")
 _LOCK = threading.Lock()
 _MODELS: dict[str, EmbeddingModel] = {}  # by name; `_DEFAULT_NAME` holds the settings' model once loaded
 _DEFAULT_NAME = ""
@@ -54,7 +57,7 @@ _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 class EmbeddingModel:
     """A sentence-transformers model on the CPU, thread-safe, returning normalised float32 vectors."""
 
-    def __init__(self, name: str, threads: int = 1, export_root: str | Path | None = None) -> None:
+    def __init__(self, name: str, threads: int = EMBEDDING_THREADS, export_root: str | Path | None = None) -> None:
         """Load the model `name` with `threads` CPU threads. With `export_root` (the data folder's `models`), the
         ONNX export there runs every embedding (no torch imported), and torch is loaded only for what needs the
         transformer itself (`embed_with_sentence_spans`, the export)."""
@@ -141,7 +144,7 @@ class EmbeddingModel:
         transformer = self._model[0].auto_model
         return export_onnx(transformer, self.model_path, self.export_root, self.dimension, self.max_tokens)
 
-    def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+    def embed(self, texts: list[str], batch_size: int = EMBEDDING_BATCH_SIZE) -> np.ndarray:
         """Embeddings of `texts`, shape (len(texts), dimension), L2-normalised."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
@@ -158,7 +161,7 @@ class EmbeddingModel:
         return np.asarray(vectors, dtype=np.float32)
 
     def embed_with_sentence_spans(
-        self, texts: list[str], spans: list[list[tuple[int, int]]], batch_size: int = 32
+        self, texts: list[str], spans: list[list[tuple[int, int]]], batch_size: int = EMBEDDING_BATCH_SIZE
     ) -> tuple[np.ndarray, list[np.ndarray], list[list[tuple[int, int]]]]:
         """Chunk embeddings and in-context sentence embeddings of `texts`, from one forward pass per batch.
 

@@ -224,7 +224,7 @@ class OnnxEncoder:
     session may run from several threads.
     """
 
-    def __init__(self, folder: str | Path, model_path: str | Path, threads: int = 1) -> None:
+    def __init__(self, folder: str | Path, model_path: str | Path, threads: int) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 
@@ -244,7 +244,7 @@ class OnnxEncoder:
             str(folder / EXPORT_FILE), options, providers=["CPUExecutionProvider"]
         )
 
-    def embed(self, texts: list[str], batch_size: int = 32) -> Any:
+    def embed(self, texts: list[str], batch_size: int) -> Any:
         """Normalised float32 vectors of `texts` (already made encodable), shape (len(texts), dimension)."""
         import numpy as np
 

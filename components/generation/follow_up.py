@@ -23,6 +23,7 @@ from haystack.utils import Secret
 from components.generation.question_analysis import HEAD_NOUN_LABELS, WH_WORDS, analyze_question
 from components.redaction import cut
 from components.serialization import InitParameterSerialization
+from components.settings import default_setting
 from components.text.language import language_pipeline, parse, parse_question, sentences
 from components.text.phrases import capitalised_phrases
 from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRONOUNS
@@ -39,6 +40,9 @@ ELLIPSIS_OPENINGS = (("what", "about"), ("how", "about"), ("and", "what", "about
 # "Is it true that ...", "Why is it hard to ...": an "it" that stands for the clause after it, not a thing.
 EXPLETIVE_FOLLOWERS = frozenset({"that", "to", "whether", "if"})
 MAX_TURNS = 3
+# The defaults are the GENERATOR and OPENAI_MODEL settings' own (the catalog passes the values in force).
+GENERATOR: str = default_setting("generator")
+CHAT_MODEL: str = default_setting("openai_model")
 # The entity labels of things a name can be (not a person, date or amount).
 THING_LABELS = frozenset({"ORG", "PRODUCT", "GPE", "LOC", "FAC", "WORK_OF_ART", "EVENT", "NORP"})
 REWRITE_PROMPT = (
@@ -444,8 +448,8 @@ class FollowUpRewriter(InitParameterSerialization):
 
     def __init__(
         self,
-        generator: str = "extractive",
-        model: str = "gpt-4o-mini",
+        generator: str = GENERATOR,
+        model: str = CHAT_MODEL,
         api_base_url: str | None = None,
         timeout_s: float = 10.0,
         max_turns: int = MAX_TURNS,

@@ -21,7 +21,12 @@ from haystack.utils import Secret
 from haystack.utils.auth import SecretType
 
 from components.graph.store import GraphStore, GraphUnavailable
-from components.settings import get_settings
+from components.settings import default_setting, get_settings
+
+# The defaults are the NEO4J_USERNAME, NEO4J_DATABASE and KB_COLLECTION settings' own.
+USERNAME: str = default_setting("neo4j_username")
+DATABASE: str = default_setting("neo4j_database")
+COLLECTION: str = default_setting("kb_collection")
 
 _SCHEMA = (
     "CREATE CONSTRAINT graph_entity_uuid IF NOT EXISTS FOR (e:Entity) REQUIRE (e.collection, e.uuid) IS UNIQUE",
@@ -168,10 +173,10 @@ class Neo4jGraphStore(GraphStore):
     def __init__(
         self,
         uri: str,
-        username: str = "neo4j",
+        username: str = USERNAME,
         password: Secret | None = Secret.from_env_var("NEO4J_PASSWORD", strict=False),  # noqa: B008
-        database: str = "neo4j",
-        collection: str = "research",
+        database: str = DATABASE,
+        collection: str = COLLECTION,
         driver: Any = None,
     ) -> None:
         """

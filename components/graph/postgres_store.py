@@ -22,7 +22,9 @@ from psycopg.types.json import Jsonb
 
 from components.database import connection_pool
 from components.graph.store import GraphStore, GraphUnavailable, table_prefix
-from components.settings import get_settings
+from components.settings import default_setting, get_settings
+
+COLLECTION: str = default_setting("kb_collection")  # the KB_COLLECTION setting's default
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS {entities} (
@@ -252,7 +254,7 @@ class PostgresGraphStore(GraphStore):
     backend = "postgres"
     rank_half = 0.1
 
-    def __init__(self, collection: str = "research", pool: Any = None) -> None:
+    def __init__(self, collection: str = COLLECTION, pool: Any = None) -> None:
         """
         :param collection: the knowledge base's collection; its graph tables are named for it.
         :param pool: a psycopg connection pool to use (tests; never serialised); by default the pool of the

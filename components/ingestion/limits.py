@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from components.ingestion.formats.common import ConversionError
-from components.settings import get_settings
+from components.settings import default_setting, get_settings
 from components.validation import positive, positive_int
 
 # How much more than the byte limit a packed format may unpack to: a Word file's XML deflates about tenfold, and its
@@ -37,11 +37,12 @@ class IngestLimits:
     ```
     """
 
-    max_bytes: int = 25_000_000
-    max_chars: int = 2_000_000
-    max_chunks: int = 4_000
-    max_elements: int = 250_000
-    max_parse_s: float = 60.0
+    # The defaults are the INGEST_MAX_* settings' own (declared once, in `components/settings.py`).
+    max_bytes: int = default_setting("ingest_max_file_bytes")
+    max_chars: int = default_setting("ingest_max_chars")
+    max_chunks: int = default_setting("ingest_max_chunks")
+    max_elements: int = default_setting("ingest_max_elements")
+    max_parse_s: float = default_setting("ingest_max_parse_s")
 
     def __post_init__(self) -> None:
         for name in ("max_bytes", "max_chars", "max_chunks", "max_elements"):

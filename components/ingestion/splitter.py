@@ -10,8 +10,13 @@ from haystack import Document, component, default_from_dict, logging
 from components.embedding import get_embedding_model
 from components.ingestion.structure import ConvertedDocument, TextBuilder, paragraphs
 from components.serialization import init_parameters_to_dict
-from components.settings import DEFAULT_EMBEDDING_MODEL
+from components.settings import DEFAULT_EMBEDDING_MODEL, default_setting
 from components.text.language import language_pipeline, sentence_spans
+
+# The defaults are the CHUNK_TOKENS and CHUNK_OVERLAP_TOKENS settings' own (the ingestion service passes the values
+# in force).
+CHUNK_TOKENS: int = default_setting("chunk_tokens")
+CHUNK_OVERLAP_TOKENS: int = default_setting("chunk_overlap_tokens")
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +66,10 @@ class TokenSplitter:
     ```
     """
 
-    def __init__(self, chunk_tokens: int = 200, overlap_tokens: int = 32, model: str = DEFAULT_EMBEDDING_MODEL) -> None:
+    def __init__(
+        self, chunk_tokens: int = CHUNK_TOKENS, overlap_tokens: int = CHUNK_OVERLAP_TOKENS,
+        model: str = DEFAULT_EMBEDDING_MODEL,
+    ) -> None:
         if not isinstance(chunk_tokens, int) or chunk_tokens < 8:
             raise ValueError(f"chunk_tokens must be an integer of at least 8, not {chunk_tokens!r}")
         if not isinstance(overlap_tokens, int) or not 0 <= overlap_tokens <= chunk_tokens // 2:

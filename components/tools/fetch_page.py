@@ -19,11 +19,12 @@ from components.resilience import SourceError
 from components.resilience.budget import question_deadline
 from components.resilience.transport import READ_SIZE, CappedBody
 from components.serialization import InitParameterSerialization
-from components.settings import setting_or
+from components.settings import default_setting, setting_or
 from components.tools import public_address
 from components.validation import positive, positive_int
 
 MAX_REDIRECTS = 5
+TIMEOUT_S: float = default_setting("tool_timeout_s")  # the TOOL_TIMEOUT_S setting's default
 _TEXT_TYPES = ("text/", "application/xhtml", "application/xml", "application/json")
 USER_AGENT = "research-assistant/0.1 (fetch_page tool)"
 
@@ -90,7 +91,7 @@ class FetchPage(InitParameterSerialization):
     def __init__(
         self,
         allow_private_addresses: bool | None = None,
-        timeout_s: float = 7.0,
+        timeout_s: float = TIMEOUT_S,
         max_chars: int = 50_000,
         max_bytes: int | None = None,
     ) -> None:

@@ -11,10 +11,12 @@ from components.resilience import RetryableError, SourceError
 from components.resilience.errors import raise_for_busy
 from components.resilience.transport import CappedTransport
 from components.serialization import InitParameterSerialization
-from components.settings import setting_or
+from components.settings import default_setting, setting_or
+from components.validation import positive, positive_int
 
 USER_AGENT = "research-assistant/0.1 (wikipedia_summary tool; https://github.com/)"
 MAX_TITLE_CHARS = 255
+TIMEOUT_S: float = default_setting("tool_timeout_s")  # the TOOL_TIMEOUT_S setting's default
 
 
 @component
@@ -31,17 +33,15 @@ class WikipediaSummary(InitParameterSerialization):
     """
 
     def __init__(
-        self, api_url: str | None = None, timeout_s: float = 7.0, max_chars: int = 4000,
+        self, api_url: str | None = None, timeout_s: float = TIMEOUT_S, max_chars: int = 4000,
         max_response_bytes: int | None = None,
     ) -> None:
         if api_url is not None and not api_url.startswith(("http://", "https://")):
             raise ValueError("api_url must be an http(s) URL of a MediaWiki api.php")
-        if timeout_s <= 0 or max_chars < 1:
-            raise ValueError("timeout_s and max_chars must be positive")
+        self.timeout_s = positive("timeout_s", timeout_s)
+        self.max_chars = positive_int("max_chars", max_chars)
         # None: WIKIPEDIA_API_URL and UPSTREAM_MAX_BYTES as the tool is built; `to_dict` writes the values used.
         self.api_url = setting_or(api_url, "wikipedia_api_url")
-        self.timeout_s = timeout_s
-        self.max_chars = max_chars
         self.max_response_bytes = setting_or(max_response_bytes, "upstream_max_bytes")
 
     @component.output_types(title=str, summary=str, url=str, found=bool)

@@ -15,6 +15,19 @@ class TestWikipediaSummary:
         tool = WikipediaSummary(api_url="http://127.0.0.1:1/w/api.php", timeout_s=2.0)
         assert WikipediaSummary.from_dict(tool.to_dict()).to_dict() == tool.to_dict()
 
+    @pytest.mark.parametrize(
+        ("arguments", "message"),
+        [
+            ({"timeout_s": 0}, "timeout_s must be positive, not 0"),
+            ({"timeout_s": float("nan")}, "timeout_s must be positive, not nan"),
+            ({"max_chars": 0}, "max_chars must be a positive integer, not 0"),
+            ({"max_chars": 2.5}, "max_chars must be a positive integer, not 2.5"),
+        ],
+    )
+    def test_a_bad_number_is_refused_naming_the_parameter(self, arguments: dict, message: str) -> None:
+        with pytest.raises(ValueError, match=f"^{message}$"):
+            WikipediaSummary(api_url="http://127.0.0.1:1/w/api.php", **arguments)
+
     def test_summary_of_an_article(self, wikipedia_server) -> None:  # noqa: ANN001
         result = WikipediaSummary(api_url=wikipedia_server.api_url).run(title="alan_Turing")
         assert result["found"] is True and result["title"] == "Alan Turing"
