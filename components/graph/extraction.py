@@ -55,7 +55,7 @@ from components.text.language import analyse_text, entity_kind
 from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRONOUNS
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-24"
+EXTRACTOR_VERSION = "spacy-25"
 
 
 class GraphExtractor(ABC):
