@@ -56,7 +56,7 @@ from components.text.language import analyse_text, entity_kind
 from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRONOUNS
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-24"
+EXTRACTOR_VERSION = "spacy-25"
 
 
 class GraphExtractor(ABC):
@@ -1070,7 +1070,7 @@ class LanguageExtractor(GraphExtractor):
         self._gazetteer(sentences, raw, entities, known_names)
         for sentence, row in zip(sentences, raw, strict=True):
             self._learn_type_nouns(sentence.span, row, entities)
-        self._rejoin_cut_names(raw, entities)
+        self._rejoin_cut_names(raw, entities, known_names)
         for key in self._junk(entities, sentences, raw):
             del entities[key]
         redirect, reasons = self._aliases(entities, sentences)
@@ -1292,23 +1292,57 @@ class LanguageExtractor(GraphExtractor):
                         break
 
     @staticmethod
-    def _rejoin_cut_names(raw: list[list[_Mention]], entities: dict[str, _DocEntity]) -> None:
-        """A mention whose word before it completes a longer name of the document ("Face" after "Hugging", where
-        the recogniser took only the last word) is a mention of that name; a name left with no mention goes."""
+    def _rejoin_cut_names(
+        raw: list[list[_Mention]],
+        entities: dict[str, _DocEntity],
+        known_names: Callable[[set[str]], set[str]] | None = None,
+    ) -> None:
+        """A mention whose word before it completes a longer name ("Face" after "Hugging", where the tagger read
+        "Hugging" as a verb and the recogniser took only the last word) is a mention of that name when the document
+        names it elsewhere, or when the graph knows it from other documents and the word is written capitalised (the
+        longer name is written out here, word for word); a name left with no mention goes."""
+
+        def longer_of(mention: _Mention) -> str | None:
+            doc = mention.root.doc
+            if mention.start == 0 or not doc[mention.start - 1].is_alpha:
+                return None
+            longer = normalise_name(f"{doc[mention.start - 1].text} {doc[mention.start : mention.end].text}")
+            return None if longer == mention.key else longer
+
+        known: set[str] = set()
+        if known_names is not None:
+            asked = {
+                longer
+                for row in raw
+                for mention in row
+                if (longer := longer_of(mention)) and longer not in entities
+                if not mention.root.doc[mention.start - 1].is_lower
+            }
+            known = known_names(asked) if asked else set()
+        created: set[str] = set()
         for row in raw:
             for mention in row:
+                longer = longer_of(mention)
+                if longer is None or (longer not in entities and longer not in known):
+                    continue
                 doc = mention.root.doc
-                if mention.start == 0 or not doc[mention.start - 1].is_alpha:
-                    continue
-                longer = normalise_name(f"{doc[mention.start - 1].text} {doc[mention.start : mention.end].text}")
-                if longer == mention.key or longer not in entities:
-                    continue
+                name = doc[mention.start : mention.end].text
+                whole = doc[mention.start - 1 : mention.end].text
+                if longer not in entities:  # the graph's name, written out here: this document names it too
+                    entities[longer] = _DocEntity(longer)
+                    entities[longer].evidence.names.append(whole)
+                    created.add(longer)
+                if longer in created:
+                    entities[longer].names[whole] += 1
                 short = entities.get(mention.key)
                 if short is not None:
-                    name = doc[mention.start : mention.end].text
                     short.names[name] = max(0, short.names[name] - 1)
                     if not any(short.names.values()):
                         del entities[mention.key]
+                        if longer in created:  # every mention of the piece was the longer name's: so is its evidence
+                            entities[longer].kinds.update(short.kinds)
+                            entities[longer].type_nouns |= short.type_nouns
+                            entities[longer].evidence.add(short.evidence)
                 mention.key, mention.start = longer, mention.start - 1
 
     @staticmethod

@@ -102,15 +102,22 @@ def documents_of(corpus: str, ids: str | None = None, sample: int | None = None)
     return documents
 
 
-def samples(documents: list[Any], model: KindModel | None = None) -> list[tuple[str, str, KindEvidence, Any]]:
+def samples(
+    documents: list[Any], model: KindModel | None = None, corpus_names: bool = False
+) -> list[tuple[str, str, KindEvidence, Any]]:
     """(document id, entity key, its evidence there, the graph's `EntityMention`) for every entity kept; the kinds
-    are `model`'s (the shipped model's by default)."""
+    are `model`'s (the shipped model's by default). Each document is extracted on its own, or, with `corpus_names`,
+    with the names of the whole corpus known, as in a graph that holds the corpus (re-extracted after ingestion)."""
     extractor = LanguageExtractor()
     if model is not None:
         extractor._kind_model = model
+    known = None
+    if corpus_names:
+        names = {m.key for document in documents for m in extractor.extract(document, []).entities}
+        known = names.intersection
     found = []
     for document in documents:
-        graph = extractor.extract(document, [])
+        graph = extractor.extract(document, [], known_names=known)
         found += [(document.document_id, m.key, m.kind_evidence, m) for m in graph.entities]
     return found
 
@@ -244,6 +251,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=_MODEL_PATH, help="where `fit` writes the model")
     parser.add_argument("--ids", help="keep the documents whose id matches this regular expression (every corpus)")
     parser.add_argument("--sample", type=int, help="a fixed-seed sample of this many documents (every corpus)")
+    parser.add_argument(
+        "--corpus-names",
+        action="store_true",
+        help="extract each document knowing the names of the whole corpus, as the graph does after ingestion",
+    )
     args = parser.parse_args(argv)
     if args.sample is not None and args.sample < 1:
         parser.error("--sample must be 1 or more")
@@ -256,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     corpora = args.corpus or ["demo"]
     if args.action == "dump":
-        found = samples(documents_of(corpora[0], args.ids, args.sample))
+        found = samples(documents_of(corpora[0], args.ids, args.sample), corpus_names=args.corpus_names)
         for _, key, _, mention in sorted(found, key=lambda item: item[1]):
             print(
                 json.dumps(
@@ -275,7 +287,7 @@ def _run(args: argparse.Namespace) -> int:
         raise EvaluationInputError("give one --labels file per --corpus")
     model = KindModel.neutral() if args.action == "fit" else None
     sets = [
-        (samples(documents_of(corpus, args.ids, args.sample), model), load_labels(labels))
+        (samples(documents_of(corpus, args.ids, args.sample), model, args.corpus_names), load_labels(labels))
         for corpus, labels in zip(corpora, args.labels, strict=True)
     ]
     if args.action == "fit":

@@ -150,3 +150,24 @@ def test_the_shipped_kind_model_is_fitted_on_tune_sets_only():
     for name in labels:  # labels are names and kinds, never the texts they come from
         rows = [json.loads(line) for line in (root / name).read_text(encoding="utf-8").splitlines()]
         assert all(set(row) == {"key", "kind"} and len(row["key"]) <= 80 for row in rows)
+
+
+def test_with_corpus_names_each_document_knows_the_names_of_the_others(tmp_path):
+    # "Moving Kestrel" is named whole in one document; the other writes it out where the tagger reads "Moving" as a
+    # verb. Read on its own that document keeps "Kestrel"; knowing the corpus's names, the mention is the longer name.
+    corpus = tmp_path / "corpus.jsonl"
+    rows = [
+        {"id": "a", "title": "t", "text": "Lumora hired Moving Kestrel in 2017, and Moving Kestrel opened an office."},
+        {
+            "id": "b",
+            "title": "t",
+            "text": "Moving Kestrel's Parsec library, first released in November 2018 as a small package, "
+            "became one of Lumora's most important users.",
+        },
+    ]
+    corpus.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    documents = documents_of(str(corpus))
+    alone = {(d, key) for d, key, _, _ in entity_kinds.samples(documents)}
+    known = {(d, key) for d, key, _, _ in entity_kinds.samples(documents, corpus_names=True)}
+    assert ("a", "moving kestrel") in alone and ("b", "kestrel") in alone and ("b", "moving kestrel") not in alone
+    assert ("b", "moving kestrel") in known and ("b", "kestrel") not in known
