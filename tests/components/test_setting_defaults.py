@@ -151,6 +151,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.slow
 def test_the_environment_does_not_change_a_default(tmp_path: Path) -> None:
     """A component's default is the declared one even when the environment sets the setting as the component's
     module is imported: `default_setting` reads no environment (the values in force reach a component through
