@@ -12,6 +12,11 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import json
+import os
+import subprocess
+import sys
+import typing
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -121,12 +126,53 @@ def test_a_drift_is_caught() -> None:
     assert parameter_default(drifted, "retries") != default_setting("tool_retries")
 
 
-def test_the_defaults_hold_without_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The components' defaults are the declared ones, not what this process's environment sets."""
-    monkeypatch.setenv("TOOL_TIMEOUT_S", "3.5")
-    monkeypatch.setenv("INGEST_MAX_CHUNKS", "12")
-    assert ResiliencePolicy().timeout_s == Settings.model_fields["tool_timeout_s"].default != 3.5
-    assert IngestLimits().max_chunks == Settings.model_fields["ingest_max_chunks"].default != 12
+def another_value(setting: str) -> Any:
+    """A valid value of `setting` other than its declared default: another choice, the text changed, one more."""
+    default = default_setting(setting)
+    choices = typing.get_args(Settings.model_fields[setting].annotation)
+    if choices:
+        return next(choice for choice in choices if choice != default)
+    return f"{default}-changed" if isinstance(default, str) else default + 1
+
+
+# Reports, as JSON, the settings in force and every default above, in a process whose environment set each setting
+# before anything was imported.
+PROBE = """
+import json
+from components.settings import get_settings
+from tests.components.test_setting_defaults import CASES, CONSTANTS, parameter_default
+
+print(json.dumps({
+    "in_force": {setting: getattr(get_settings(), setting) for setting in {*(case[0] for case in CASES), *CONSTANTS}},
+    "defaults": [[setting, name, value] for setting, constants in CONSTANTS.items() for name, value in constants]
+    + [[setting, f"{target.__qualname__}.{parameter}", parameter_default(target, parameter)]
+       for setting, target, parameter in CASES],
+}))
+"""
+
+
+@pytest.mark.slow
+def test_the_environment_does_not_change_a_default(tmp_path: Path) -> None:
+    """A component's default is the declared one even when the environment sets the setting as the component's
+    module is imported: `default_setting` reads no environment (the values in force reach a component through
+    whoever builds it)."""
+    changed = {setting: another_value(setting) for setting in {*PAIRS, *CONSTANTS}}
+    environment = {
+        **os.environ,
+        **{setting.upper(): str(value) for setting, value in changed.items()},
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["in_force"] == changed  # the environment did reach the settings
+    assert [
+        f"{name} = {value!r}, not {setting.upper()}'s default {default_setting(setting)!r}"
+        for setting, name, value in report["defaults"]
+        if value != default_setting(setting)
+    ] == []
 
 
 def _named(parameter: str, setting: str) -> bool:
