@@ -112,6 +112,22 @@ class TestArxivSearch:
         assert len(times) == 3
         assert min(later - earlier for earlier, later in zip(times, times[1:], strict=False)) >= 1.45
 
+    def test_pages_of_one_search_are_spaced_by_the_component_interval(self, arxiv_server, monkeypatch):
+        # A search longer than one page pauses between its pages by the component's own interval, not the
+        # declared default of the setting.
+        import components.arxiv.search as search_module
+
+        intervals: list[float] = []
+
+        class Recording(search_module.ArxivAccess):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                intervals.append(self.page_interval_s)
+
+        monkeypatch.setattr(search_module, "ArxivAccess", Recording)
+        assert make(arxiv_server, min_interval_s=0.25).run(query="attention")["status"].ok
+        assert intervals == [0.25]
+
     @pytest.mark.integration
     def test_429_honours_retry_after(self, arxiv_server):
         arxiv_server.fail("429", path="/api/query", retry_after=0.5, times=1)
