@@ -572,15 +572,32 @@ class PgvectorChunkIndex(ChunkIndex):
         self, chunk_ids: list[str], query_embedding: np.ndarray
     ) -> dict[str, list[tuple[int, int, float]]]:
         """Computed in SQL for the given chunks only, in one round trip."""
-        statement = self._q(
+        vector = np.asarray(query_embedding, dtype=np.float32).ravel()
+        return _similarities(select_by_ids(self._pool, self._sentence_similarities_statement(), chunk_ids, vector))
+
+    def ranking_evidence(
+        self, chunk_ids: list[str], query_embedding: np.ndarray, terms: list[str]
+    ) -> tuple[dict[str, list[tuple[int, int, float]]], TermStatistics | None]:
+        """`sentence_similarities` and `term_statistics` as one round trip: both statements go out in one pipeline
+        on one connection (the ranker waited for a worker thread to send the second one, which on a busy machine
+        cost more than the lookup itself)."""
+        unique = sorted({str(chunk_id) for chunk_id in chunk_ids})
+        if not unique:
+            return {}, self.term_statistics(terms)
+        with self._connection() as conn, conn.pipeline():
+            found = conn.execute(
+                self._sentence_similarities_statement(),
+                (np.asarray(query_embedding, dtype=np.float32).ravel(), unique),
+            )
+            statistics = self._statistics(conn, sorted({str(term) for term in terms}))  # the sync: both are sent
+            rows = found.fetchall()
+        return _similarities(rows), statistics
+
+    def _sentence_similarities_statement(self) -> sql.Composed:
+        return self._q(
             "SELECT chunk_id, start_char, end_char, 1 - (embedding <=> %s) FROM {sentences} "
             "WHERE chunk_id = ANY(%s) ORDER BY chunk_id, idx"
         )
-        rows = select_by_ids(self._pool, statement, chunk_ids, np.asarray(query_embedding, dtype=np.float32).ravel())
-        similarities: dict[str, list[tuple[int, int, float]]] = {}
-        for chunk_id, start, end, cosine in rows:
-            similarities.setdefault(chunk_id, []).append((int(start), int(end), float(cosine)))
-        return similarities
 
     def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
         """Per chunk id, its embedding's cosine to the query, computed in SQL for the given chunks only."""
@@ -758,6 +775,14 @@ class EmbeddedDatabaseSecret(EnvVarSecret):
         if value or not self._fallback:
             return value
         return make_conninfo(self._fallback, options="-c synchronous_commit=off")
+
+
+def _similarities(rows: list[tuple]) -> dict[str, list[tuple[int, int, float]]]:
+    """Rows of (chunk id, start, end, cosine), in sentence order, as `sentence_similarities` returns them."""
+    similarities: dict[str, list[tuple[int, int, float]]] = {}
+    for chunk_id, start, end, cosine in rows:
+        similarities.setdefault(chunk_id, []).append((int(start), int(end), float(cosine)))
+    return similarities
 
 
 def document_store_for(settings: Any, collection: str, dimension: int) -> Any:
