@@ -578,19 +578,15 @@ class PgvectorChunkIndex(ChunkIndex):
     def ranking_evidence(
         self, chunk_ids: list[str], query_embedding: np.ndarray, terms: list[str]
     ) -> tuple[dict[str, list[tuple[int, int, float]]], TermStatistics | None]:
-        """`sentence_similarities` and `term_statistics` as one round trip: both statements go out in one pipeline
-        on one connection (the ranker waited for a worker thread to send the second one, which on a busy machine
-        cost more than the lookup itself)."""
+        """`sentence_similarities` and `term_statistics` one after the other on one connection. Two statements on
+        the local server's socket took less time (p50 0.73 ms) than the statistics read in a worker thread beside
+        the sentences (1.05 ms: the thread's wake-up and the interpreter hand-offs cost more than the round trip)
+        or both sent in one pipeline (0.82 ms)."""
         unique = sorted({str(chunk_id) for chunk_id in chunk_ids})
-        if not unique:
-            return {}, self.term_statistics(terms)
-        with self._connection() as conn, conn.pipeline():
-            found = conn.execute(
-                self._sentence_similarities_statement(),
-                (np.asarray(query_embedding, dtype=np.float32).ravel(), unique),
-            )
-            statistics = self._statistics(conn, sorted({str(term) for term in terms}))  # the sync: both are sent
-            rows = found.fetchall()
+        vector = np.asarray(query_embedding, dtype=np.float32).ravel()
+        with self._connection() as conn:
+            rows = conn.execute(self._sentence_similarities_statement(), (vector, unique)).fetchall() if unique else []
+            statistics = self._statistics(conn, sorted({str(term) for term in terms}))
         return _similarities(rows), statistics
 
     def _sentence_similarities_statement(self) -> sql.Composed:
