@@ -257,13 +257,6 @@ class KnowledgeBase:
         the index keeps no sentence vectors (the ranker then computes what it can itself)."""
         return self.index.sentence_similarities(chunk_ids, check_vector(query_embedding, self.dimension))
 
-    def ranking_evidence(
-        self, chunk_ids: list[str], query_embedding: np.ndarray, terms: list[str]
-    ) -> tuple[dict[str, list[tuple[int, int, float]]], TermStatistics | None]:
-        """`sentence_similarities(chunk_ids, query_embedding)` and `term_statistics(terms)` together, as the ranker
-        asks them once per question (on pgvector in one round trip)."""
-        return self.index.ranking_evidence(chunk_ids, check_vector(query_embedding, self.dimension), terms)
-
     def chunk_cosines(self, chunk_ids: list[str], query_embedding: np.ndarray) -> dict[str, float] | None:
         """Per chunk id, its stored embedding's cosine to the query, in one round trip."""
         return self.index.chunk_cosines(chunk_ids, check_vector(query_embedding, self.dimension))
@@ -271,6 +264,13 @@ class KnowledgeBase:
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
         """BM25's collection statistics for `terms` (analyzer terms); None when the index keeps none."""
         return self.index.term_statistics(terms)
+
+    def ranking_evidence(
+        self, chunk_ids: list[str], query_embedding: np.ndarray, terms: list[str]
+    ) -> tuple[dict[str, list[tuple[int, int, float]]], TermStatistics | None]:
+        """`sentence_similarities(chunk_ids, query_embedding)` and `term_statistics(terms)` together, as the ranker
+        asks them once per question (on pgvector on one connection, with no worker thread)."""
+        return self.index.ranking_evidence(chunk_ids, check_vector(query_embedding, self.dimension), terms)
 
     # -- housekeeping ---------------------------------------------------------------------------------------------
 
