@@ -27,8 +27,9 @@ def write(path: Path, chunks: int, queries: int) -> int:
     for _, component in catalog.get("research").walk():
         # Keyword search answers on the database until its in-memory copy of the postings is loaded, and the two
         # scorers' BM25 can differ in the last bit: every question is answered with the copy loaded.
-        memory = getattr(getattr(getattr(component, "_kb", None), "get", lambda: None)(), "index", None)
-        wait = getattr(getattr(memory, "_memory", None), "wait", None)
+        index = getattr(getattr(getattr(component, "_kb", None), "get", lambda: None)(), "index", None)
+        memory = getattr(index, "keyword_memory", None) or getattr(index, "_memory", None)
+        wait = getattr(memory, "wait", None)
         if callable(wait):
             wait()
     with path.open("w", encoding="utf-8") as out:
