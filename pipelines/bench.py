@@ -151,6 +151,18 @@ def _synthetic_base(store: Any, n_chunks: int, out: Out, seed: int = 7) -> None:
         finish()
 
 
+def bench_questions(n_queries: int = 60) -> list[str]:
+    """The query benchmark's questions: six words of a demo sentence each, the same for a given count every run."""
+    rng = random.Random(11)
+    sentences = [s for s in _demo_sentences() if 6 <= len(s.split()) <= 30]
+    queries = []
+    for sentence in rng.sample(sentences, k=min(n_queries, len(sentences))):
+        words = sentence.rstrip(".").split()
+        start = rng.randint(0, max(0, len(words) - 6))
+        queries.append("What about " + " ".join(words[start:start + 6]) + "?")
+    return queries
+
+
 def bench_queries(out: Out, n_chunks: int = 10_000, n_queries: int = 60) -> dict[str, Any]:
     """Full research-pipeline latency against query embedding + raw store searches at `n_chunks`."""
     settings = get_settings()
@@ -166,14 +178,7 @@ def bench_queries(out: Out, n_chunks: int = 10_000, n_queries: int = 60) -> dict
     else:
         out(f"reusing the knowledge base of {n_chunks} chunks in collection {collection!r}")
 
-    rng = random.Random(11)
-    sentences = [s for s in _demo_sentences() if 6 <= len(s.split()) <= 30]
-    queries = []
-    for sentence in rng.sample(sentences, k=min(n_queries, len(sentences))):
-        words = sentence.rstrip(".").split()
-        start = rng.randint(0, max(0, len(words) - 6))
-        queries.append("What about " + " ".join(words[start:start + 6]) + "?")
-
+    queries = bench_questions(n_queries)
     model = get_embedding_model()
     catalog = _catalog_for(collection)
     # The floor makes the very searches the pipeline makes: same queries, same depths.

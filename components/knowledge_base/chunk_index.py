@@ -288,6 +288,18 @@ class ChunkIndex(ABC):
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
         """Collection statistics for BM25 over the analyzer's terms; None while no chunk has term counts."""
 
+    def ranking_evidence(
+        self, chunk_ids: list[str], query_embedding: np.ndarray, terms: list[str]
+    ) -> tuple[dict[str, list[tuple[int, int, float]]], TermStatistics | None]:
+        """What the ranker asks once per question: `sentence_similarities(chunk_ids, query_embedding)` and
+        `term_statistics(terms)`. Here the statistics are read in a worker thread beside the sentences (two
+        independent lookups); an engine that can answer both in one round trip overrides this."""
+        from components.resilience.guard import submit_in_thread
+
+        pending = submit_in_thread(lambda: self.term_statistics(terms))
+        sentences = self.sentence_similarities(chunk_ids, query_embedding)
+        return sentences, pending.result()
+
     # -- housekeeping -----------------------------------------------------------------------------------------------
 
     def ensure_vector_index(self) -> bool:

@@ -261,6 +261,13 @@ class KnowledgeBase:
         """BM25's collection statistics for `terms` (analyzer terms); None when the index keeps none."""
         return self.index.term_statistics(terms)
 
+    def ranking_evidence(
+        self, chunk_ids: list[str], query_embedding: np.ndarray, terms: list[str]
+    ) -> tuple[dict[str, list[tuple[int, int, float]]], TermStatistics | None]:
+        """`sentence_similarities(chunk_ids, query_embedding)` and `term_statistics(terms)` together, as the ranker
+        asks them once per question (on pgvector on one connection, with no worker thread)."""
+        return self.index.ranking_evidence(chunk_ids, check_vector(query_embedding, self.dimension), terms)
+
     # -- housekeeping ---------------------------------------------------------------------------------------------
 
     def ensure_vector_index(self) -> bool:

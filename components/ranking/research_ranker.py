@@ -19,7 +19,6 @@ from components.knowledge_base.factory import document_field_of
 from components.knowledge_base.rank_fusion import reciprocal_rank_fusion
 from components.knowledge_base.store import TermStatistics
 from components.ranking.evidence_scorer import DEFAULT_WEIGHTS, EvidenceCandidate, EvidenceFeatures, EvidenceScorer
-from components.resilience.guard import submit_in_thread
 from components.serialization import InitParameterSerialization
 from components.settings import setting_or
 from components.text.analyzer import terms
@@ -313,11 +312,9 @@ class ResearchRanker(InitParameterSerialization):
             chunk_ids = by_collection.get(store.collection)
             if not chunk_ids:
                 return None, {}
-            # The two lookups are independent round trips: the term statistics run alongside.
-            query_terms = sorted(set(terms(query)))
-            pending = submit_in_thread(lambda: store.term_statistics(query_terms))
-            sentences = store.sentence_similarities(chunk_ids, query_vector(query, query_embedding, self.model))
-            statistics = pending.result()
+            sentences, statistics = store.ranking_evidence(
+                chunk_ids, query_vector(query, query_embedding, self.model), sorted(set(terms(query)))
+            )
         except Exception as exc:  # noqa: BLE001 - evidence is an improvement; ranking goes on without it
             logger.warning("Ranking without the knowledge base's evidence: {reason}", reason=str(exc))
             return None, {}

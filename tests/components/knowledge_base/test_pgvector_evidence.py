@@ -96,6 +96,13 @@ class TestPgvectorEvidence:
         assert np.allclose([cosine for _, _, cosine in first], expected, atol=1e-5)
         assert store.sentence_similarities([], query) == {}
 
+        # Asked together with the term statistics (one round trip), the ranker gets the very same answers.
+        ids, wanted = [chunks[1].chunk_id, "missing", chunks[0].chunk_id], ["cat", "sleep", "unheard"]
+        together = store.ranking_evidence(ids, query, wanted)
+        assert together == (store.sentence_similarities(ids, query), self._statistics(store, wanted))
+        assert together[1].df == {"cat": 2, "sleep": 1, "unheard": 0}
+        assert store.ranking_evidence([], query, ["cat"]) == ({}, self._statistics(store, ["cat"]))
+
         # The sentences go with their document.
         store.delete_document("a")
         assert store.sentence_similarities([chunks[0].chunk_id], query) == {}
@@ -139,6 +146,17 @@ class TestPgvectorEvidence:
         reopened = open_knowledge_base(collection=store.collection)
         reopened.upsert_document(*_document("a", ["Cats chase mice."]))
         assert self._statistics(reopened, ["cat"]).df == {"cat": 1}
+
+
+def test_engines_without_a_joint_lookup_answer_both_parts():
+    # Qdrant and Milvus: the shared `ranking_evidence` asks the two lookups of the index (the statistics beside).
+    index = SimpleNamespace(
+        sentence_similarities=lambda ids, query: {chunk_id: [(0, 4, 0.5)] for chunk_id in ids},
+        term_statistics=lambda terms: {"asked": terms},
+    )
+    assert ChunkIndex.ranking_evidence(index, ["x"], np.zeros(3), ["cat"]) == (  # type: ignore[arg-type]
+        {"x": [(0, 4, 0.5)]}, {"asked": ["cat"]},
+    )
 
 
 def test_chunks_without_stored_sentence_vectors_have_no_sentence_similarities():

@@ -147,19 +147,18 @@ class TestGracefulDegradation:
     def test_a_store_without_evidence_support(self):
         plain = Mock(spec=KnowledgeBase)
         plain.collection = "tests"
-        plain.sentence_similarities.return_value = {}
-        plain.term_statistics.return_value = None
+        plain.ranking_evidence.return_value = ({}, None)
         ranked = self._ranker(plain).run(query=QUESTION, documents=self._documents(), query_embedding=[0.0] * 384)[
             "documents"
         ]
         assert [document.id for document in ranked] == ["a", "b"]
-        assert plain.sentence_similarities.call_count == 1 and plain.term_statistics.call_count == 1
+        assert plain.ranking_evidence.call_count == 1  # both lookups asked together, once per question
         assert ranked[0].meta["evidence"]["idf"] == "candidates"
 
     def test_a_failing_store_is_logged_and_skipped(self, caplog):
         broken = Mock(spec=KnowledgeBase)
         broken.collection = "tests"
-        broken.sentence_similarities.side_effect = RuntimeError("connection reset")
+        broken.ranking_evidence.side_effect = RuntimeError("connection reset")
         ranked = self._ranker(broken).run(query=QUESTION, documents=self._documents(), query_embedding=[0.0] * 384)[
             "documents"
         ]
@@ -171,7 +170,7 @@ class TestGracefulDegradation:
         other.collection = "another_collection"
         ranked = self._ranker(other).run(query=QUESTION, documents=self._documents())["documents"]
         assert len(ranked) == 2 and ranked[0].meta["evidence"]["idf"] == "candidates"
-        other.sentence_similarities.assert_not_called()
+        other.ranking_evidence.assert_not_called()
 
     def test_an_unreachable_knowledge_base_is_logged_and_skipped(self, monkeypatch, caplog):
         from tests.components.knowledge_base.conftest import closed_port
