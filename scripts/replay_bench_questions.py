@@ -19,21 +19,22 @@ from pathlib import Path
 
 
 def write(path: Path, chunks: int, queries: int) -> int:
-    from pipelines.bench import _catalog_for, bench_questions
+    from components.knowledge_base.factory import open_knowledge_base
+    from components.settings import get_settings
+    from pipelines.bench import _catalog_for, bench_questions, wait_for_keyword_memory
     from pipelines.runtime import setup
 
     setup()
     catalog = _catalog_for(f"bench_v3_{chunks}")
-    for _, component in catalog.get("research").walk():
-        # Keyword search answers on the database until its in-memory copy of the postings is loaded, and the two
-        # scorers' BM25 can differ in the last bit: every question is answered with the copy loaded.
-        index = getattr(getattr(getattr(component, "_kb", None), "get", lambda: None)(), "index", None)
-        memory = getattr(index, "keyword_memory", None) or getattr(index, "_memory", None)
-        wait = getattr(memory, "wait", None)
-        if callable(wait):
-            wait()
+    # Keyword search answers on the database until its in-memory copy of the postings is loaded, and the two
+    # scorers' BM25 can differ in the last bit: every question is answered with the copy loaded (one copy per
+    # database and collection in the process, shared by the pipeline's searches).
+    store = open_knowledge_base(get_settings(), collection=f"bench_v3_{chunks}")
+    questions = bench_questions(queries)
+    store.keyword_search(questions[0], 1)  # the first search starts the load
+    wait_for_keyword_memory(store)
     with path.open("w", encoding="utf-8") as out:
-        for question in bench_questions(queries):
+        for question in questions:
             result = catalog.research(question, sources=["kb"])
             data = result.model_dump(mode="json", exclude={"timings"})
             for status in data["statuses"]:

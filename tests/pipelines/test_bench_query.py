@@ -1,0 +1,27 @@
+"""The query bench measures keyword search as it answers once warm: from its in-memory postings where kept."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from pipelines.bench import wait_for_keyword_memory
+
+
+class _Memory:
+    def __init__(self) -> None:
+        self.waited: list[float] = []
+
+    def wait(self, timeout_s: float = 60.0) -> bool:
+        self.waited.append(timeout_s)
+        return True
+
+
+def test_the_bench_waits_for_the_keyword_postings_the_store_keeps() -> None:
+    memory = _Memory()
+    wait_for_keyword_memory(SimpleNamespace(index=SimpleNamespace(keyword_memory=memory)), timeout_s=5.0)
+    assert memory.waited == [5.0]
+
+
+def test_a_store_without_in_memory_postings_is_not_waited_for() -> None:
+    wait_for_keyword_memory(SimpleNamespace(index=SimpleNamespace()))  # Qdrant, Milvus: nothing to wait for
+    wait_for_keyword_memory(SimpleNamespace())
