@@ -585,9 +585,9 @@ class PgvectorChunkIndex(ChunkIndex):
         self, chunk_ids: list[str], query_embedding: np.ndarray, terms: list[str]
     ) -> tuple[dict[str, list[tuple[int, int, float]]], TermStatistics | None]:
         """`sentence_similarities` and `term_statistics` one after the other on one connection. Two statements on
-        the local server's socket took less time (p50 0.73 ms) than the statistics read in a worker thread beside
-        the sentences (1.05 ms: the thread's wake-up and the interpreter hand-offs cost more than the round trip)
-        or both sent in one pipeline (0.82 ms)."""
+        the local server's socket took less time (p50 0.67 / 0.63 ms in two spells) than the statistics read in a
+        worker thread beside the sentences (0.94 / 0.73 ms: the thread's wake-up and the interpreter hand-offs cost
+        more than the round trip) or both sent in one pipeline (0.82 ms); see docs/measurements.md."""
         unique = sorted({str(chunk_id) for chunk_id in chunk_ids})
         vector = np.asarray(query_embedding, dtype=np.float32).ravel()
         with self._connection() as conn:

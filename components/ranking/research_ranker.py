@@ -296,8 +296,9 @@ class ResearchRanker(InitParameterSerialization):
     def _store_evidence(
         self, query: str, documents: list[Document], query_embedding: list[float] | None
     ) -> tuple[TermStatistics | None, dict[str, list[tuple[int, int, float]]]]:
-        """Term statistics and stored sentence similarities of the candidates from the ranker's knowledge base, one
-        call each; nothing when it keeps none, cannot be reached, or holds none of the candidates."""
+        """Term statistics and stored sentence similarities of the candidates from the ranker's knowledge base, in
+        one call (`ranking_evidence`); nothing when it keeps none, cannot be reached, or holds none of the
+        candidates."""
         if not self.use_store_evidence:
             return None, {}
         by_collection: dict[str, list[str]] = {}

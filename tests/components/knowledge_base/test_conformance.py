@@ -457,6 +457,32 @@ class TestKnowledgeBaseConformance:
             for c in cs
         )
 
+    def test_ranking_evidence_is_its_two_lookups_on_every_backend(self, kb_backend, embedding_model):
+        # The ranker asks `ranking_evidence` only: pgvector answers it on one connection, Qdrant and Milvus through
+        # the shared method (the statistics in a worker thread); each must equal the two lookups it stands for.
+        from components.text.analyzer import term_counts
+
+        store = kb_backend.store(f"conf_{uuid.uuid4().hex[:8]}")
+        texts = ["Otters float on kelp. Otters sleep holding paws.", "Herons wade in marsh water."]
+        for number, text in enumerate(texts):
+            spans = chunk_sentence_spans(text)
+            chunk = ChunkRecord(
+                f"notes{number}-0", f"notes{number}", 0, text, embedding_model.embed_one(text), {},
+                sentence_spans=spans,
+                sentence_embeddings=embedding_model.embed([text[start:end] for start, end in spans]),
+                term_counts=term_counts(text),
+            )
+            document = DocumentRecord(f"notes{number}", "Notes", f"notes/{number}.md", "md", f"h{number}", text=text)
+            store.upsert_document(document, [chunk])
+        query, asked = embedding_model.embed_one("Where do otters sleep?"), ["otter", "sleep", "unheard"]
+        ids = ["notes1-0", "missing", "notes0-0"]
+        sentences, statistics = store.ranking_evidence(ids, query, asked)
+        assert (sentences, statistics) == (store.sentence_similarities(ids, query), store.term_statistics(asked))
+        assert [len(sentences[chunk_id]) for chunk_id in ("notes0-0", "notes1-0")] == [2, 1]
+        assert statistics.n_chunks == 2 and statistics.df == {"otter": 1, "sleep": 1, "unheard": 0}
+        assert store.ranking_evidence([], query, ["otter"]) == ({}, store.term_statistics(["otter"]))
+        store.drop()
+
     def test_a_fresh_process_sees_the_data(self, loaded, kb_backend, embedding_model):
         from components.knowledge_base.factory import close_knowledge_bases
 

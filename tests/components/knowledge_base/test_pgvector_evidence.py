@@ -140,6 +140,18 @@ class TestPgvectorEvidence:
         with pytest.raises(ValueError, match="sentence spans"):
             store.upsert_document(document, chunks)
 
+    def test_a_failing_evidence_statement_leaves_the_pooled_connection_usable(self, store):
+        # Both statements share one pooled connection: the server refusing the first must not leave it unusable for
+        # the next question (no transaction left open or aborted).
+        store.upsert_document(*_document("a", ["Cats chase mice. Cats sleep.", "Dogs chase cats."]))
+        ids, query = ["a-0-0", "a-0-1"], _unit(7)
+        expected = store.ranking_evidence(ids, query, ["cat"])
+        pool = store.index._pool
+        for _ in range(pool.max_size + 1):  # more failures than the pool holds connections
+            with pytest.raises(Exception, match="different vector dimensions"):
+                store.index.ranking_evidence(ids, np.ones(5, dtype=np.float32), ["cat"])
+            assert store.ranking_evidence(ids, query, ["cat"]) == expected
+
     def test_existing_tables_gain_the_evidence_tables(self, store):
         with store.registry.connection() as conn, conn.transaction():
             conn.execute(store.index._q("DROP TABLE {sentences}, {terms}, {chunk_terms}"))
