@@ -14,9 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from haystack import Document, Pipeline, component
-from haystack.components.joiners import DocumentJoiner
 
 from components.contracts import ContextChunk, SourceStatus, chunk_to_document
+from components.ranking.joiner import LoopDocumentJoiner
 from components.resilience import ResiliencePolicy, SourceGuard
 from pipelines.evaluation.metrics import percentile
 from pipelines.status_collector import SourceStatusCollector
@@ -58,7 +58,7 @@ class TimedSource:
 def fanout_pipeline(delays_ms: tuple[float, ...] = BRANCH_MS) -> Pipeline:
     """The fan-out part of the research pipeline with timed sources in place of the real ones."""
     pipeline = Pipeline()
-    pipeline.add_component("joiner", DocumentJoiner(join_mode="reciprocal_rank_fusion"))
+    pipeline.add_component("joiner", LoopDocumentJoiner(join_mode="reciprocal_rank_fusion"))  # as the research pipeline
     pipeline.add_component("statuses", SourceStatusCollector())
     for index, delay in enumerate(delays_ms):
         name = f"source{index}"
