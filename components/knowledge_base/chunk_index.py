@@ -53,6 +53,7 @@ from components.knowledge_base.store import (
     SearchFilters,
     TermStatistics,
 )
+from components.resilience.guard import submit_in_thread
 from components.text.analyzer import text_analysis
 
 logger = logging.getLogger(__name__)
@@ -294,8 +295,6 @@ class ChunkIndex(ABC):
         """What the ranker asks once per question: `sentence_similarities(chunk_ids, query_embedding)` and
         `term_statistics(terms)`. Here the statistics are read in a worker thread beside the sentences (two
         independent lookups); an engine that can answer both in one round trip overrides this."""
-        from components.resilience.guard import submit_in_thread
-
         pending = submit_in_thread(lambda: self.term_statistics(terms))
         sentences = self.sentence_similarities(chunk_ids, query_embedding)
         return sentences, pending.result()
