@@ -47,9 +47,7 @@ def bench_extraction(out: Callable[[str], None], repeat_docs: int = 2) -> dict[s
         facts = 0
         for document, chunk_records in documents:
             started = time.perf_counter()
-            extracted = extractor.extract(
-                document, chunk_records, known_names=graph.known_names, known_type_nouns=graph.known_type_nouns
-            )
+            extracted = extractor.extract(document, chunk_records, known_names=graph.known_names)
             extract_s += time.perf_counter() - started
             started = time.perf_counter()
             graph.replace_document(extracted)

@@ -56,7 +56,7 @@ from components.text.language import analyse_text, entity_kind
 from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRONOUNS
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-26"
+EXTRACTOR_VERSION = "spacy-25"
 
 
 class GraphExtractor(ABC):
@@ -67,17 +67,12 @@ class GraphExtractor(ABC):
 
     @abstractmethod
     def extract(
-        self,
-        document: Any,
-        chunks: list[Any],
-        known_names: Callable[[set[str]], set[str]] | None = None,
-        known_type_nouns: Callable[[set[str]], dict[str, set[str]]] | None = None,
+        self, document: Any, chunks: list[Any], known_names: Callable[[set[str]], set[str]] | None = None
     ) -> DocumentGraph:
         """The graph of `document` (a `DocumentRecord`) whose `chunks` (`ChunkRecord`s) are already split.
 
         `known_names(keys)` answers which of some normalised names the graph already holds (the corpus's own
-        gazetteer); `known_type_nouns(keys)` what the graph's documents call some entities ("nordvik" ->
-        {"planemaker"}), so that "the planemaker" here may refer to the Nordvik this document names.
+        gazetteer).
         """
 
     @property
@@ -824,19 +819,13 @@ class LanguageExtractor(GraphExtractor):
     # -- public -------------------------------------------------------------------------------------------------
 
     def extract(
-        self,
-        document: Any,
-        chunks: list[Any],
-        known_names: Callable[[set[str]], set[str]] | None = None,
-        known_type_nouns: Callable[[set[str]], dict[str, set[str]]] | None = None,
+        self, document: Any, chunks: list[Any], known_names: Callable[[set[str]], set[str]] | None = None
     ) -> DocumentGraph:
         document_id, sentences, title, anchor = read_document(document, chunks)
         if anchor is None:
             anchor = self._dateline(sentences)
         sentences = [s for s in sentences if not self._is_dateline(s)]
         entities, mentions = self._entities(sentences, known_names)
-        # What other documents call the entities this one names: a description here may refer to them so.
-        taught = known_type_nouns(set(entities)) if known_type_nouns is not None and entities else {}
         locate = _ChunkLocator(chunks)
 
         facts: list[Fact] = []
@@ -848,7 +837,7 @@ class LanguageExtractor(GraphExtractor):
         for index, sentence in enumerate(sentences):
             row = mentions[index]
             explicit = list(dict.fromkeys(m.key for m in row))
-            linked = self._participants(sentence.span, row, entities, recent, focus, taught)
+            linked = self._participants(sentence.span, row, entities, recent, focus)
             # A headline is a clause cut short (the parser often misreads it): every name it holds takes part.
             headline = index == 0 and " ".join(sentence.text.lower().split()) == " ".join(title.lower().split())
             if headline:
@@ -957,10 +946,7 @@ class LanguageExtractor(GraphExtractor):
                 )
             )
         self._confidences(facts, graph_entities)
-        nouns = {key: set(entity.type_nouns) for key, entity in entities.items() if entity.type_nouns}
-        return DocumentGraph(
-            document_id=document_id, entities=graph_entities, facts=facts, extractor=self.stamp, type_nouns=nouns
-        )
+        return DocumentGraph(document_id=document_id, entities=graph_entities, facts=facts, extractor=self.stamp)
 
     def _confidences(self, facts: list[Fact], graph_entities: list[EntityMention]) -> None:
         """Each event fact's confidence: the event-confidence model's probability for its surest participant (with
@@ -1485,11 +1471,9 @@ class LanguageExtractor(GraphExtractor):
         entities: dict[str, _DocEntity],
         recent: list[str],
         focus: list[str],
-        taught: dict[str, set[str]] | None = None,
     ) -> dict[str, tuple[str, Any]]:
         """The entities taking part in the sentence's events, each with its role (see `_role`) and the token
-        naming it; references ("he", "the company") as "ref:" roles (`taught`: the type nouns other documents gave
-        the entities, by key)."""
+        naming it; references ("he", "the company") as "ref:" roles."""
         roles: dict[str, tuple[str, Any]] = {}
         for mention in row:
             role = _role(mention.root)
@@ -1500,7 +1484,7 @@ class LanguageExtractor(GraphExtractor):
                 continue
             roles[mention.key] = (role, mention.root)
         if self.resolve_references:
-            for key, role, token in self._references(sentence, row, entities, recent, focus, taught):
+            for key, role, token in self._references(sentence, row, entities, recent, focus):
                 roles.setdefault(key, (f"ref:{role}", token))
         return roles
 
@@ -1511,15 +1495,11 @@ class LanguageExtractor(GraphExtractor):
         entities: dict[str, _DocEntity],
         recent: list[str],
         focus: list[str],
-        taught: dict[str, set[str]] | None = None,
     ) -> list[tuple[str, str, Any]]:
         """The entities this sentence's pronouns and definite descriptions refer to (most recent fitting first),
         each with the referring word's role and the word. A pronoun as subject ("It carries 300 passengers", "He
         talked about ...") continues the previous sentence's subject (`focus`) when one fits: the centre of attention
-        stays. A description by a noun the document gives none of its entities ("the planemaker") refers to the
-        latest entity another document called so (`taught`: type nouns by entity key), unless its own phrase holds a
-        name ("the Vexa phone" is the Vexa's)."""
-        taught = taught or {}
+        stays."""
         named = {m.key for m in row}
         covered = {i for m in row for i in range(m.start, m.end)}
 
@@ -1568,8 +1548,6 @@ class LanguageExtractor(GraphExtractor):
                 noun = token.lemma_.lower()
                 kind = _kind_of_noun(noun)
                 key = latest(lambda e, n=noun: n in e.type_nouns)
-                if key is None and taught and not covered.intersection(range(token.left_edge.i, token.i)):
-                    key = latest(lambda e, n=noun: n in taught.get(e.key, ()))
                 if key is None and kind not in (None, "person"):
                     key = latest(lambda e, k=kind: e.kind() == k)
             # A name that is only a modifier does not stop a reference to it ("on the Nordvik website, the company

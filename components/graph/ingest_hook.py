@@ -60,9 +60,7 @@ class GraphIngestHook:
 
     def on_document(self, connection: Any, document: Any, chunks: list[Any]) -> None:
         try:
-            graph = self.extractor.extract(
-                document, chunks, known_names=self.store.known_names, known_type_nouns=self.store.known_type_nouns
-            )
+            graph = self.extractor.extract(document, chunks, known_names=self.store.known_names)
         except Exception as exc:  # noqa: BLE001 - a text the extractor cannot read must not block its ingestion
             logger.warning(
                 "Graph extraction failed for {document_id}: {reason}",

@@ -117,11 +117,7 @@ class LLMGraphExtractor(GraphExtractor):
         return FuzzyDate(*found) if found else None
 
     def extract(
-        self,
-        document: Any,
-        chunks: list[Any],
-        known_names: Callable[[set[str]], set[str]] | None = None,
-        known_type_nouns: Callable[[set[str]], dict[str, set[str]]] | None = None,
+        self, document: Any, chunks: list[Any], known_names: Callable[[set[str]], set[str]] | None = None
     ) -> DocumentGraph:
         document_id, sentences, title, anchor = read_document(document, chunks)
         # The last date stated before each sentence, for "two years later" when the model gives no date.

@@ -199,9 +199,6 @@ class DocumentGraph:
     entities: list[EntityMention] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
     extractor: str = ""  # the extractor's version stamp ("spacy/spacy-1"): an older one is re-extracted
-    # What the text calls each entity it names, by entity key ("nordvik" -> {"planemaker"}): later documents naming
-    # the same entity may refer to it by these nouns ("the planemaker"); kept per document, so they go with it.
-    type_nouns: dict[str, set[str]] = field(default_factory=dict)
 
 
 @dataclass

@@ -4,8 +4,7 @@ Nodes `Entity`, `Fact` and `Alias` carry a `collection` property, so one databas
 bases' graphs; `(:Fact)-[:MENTIONS {position}]->(:Entity)` links facts to entities and
 `(:Alias)-[:NAMES {document_id}]->(:Entity)` records the names a document taught; a fact's `mentions` are the
 other names its sentence mentions (for the retrieval walk) and `GraphDocument` nodes hold each document's
-extractor version; `TypeNoun` nodes hold what each document calls the entities it names (`key`, `noun`,
-`document_id`). Dates are ISO text, which orders like the dates themselves. The password is a Haystack
+extractor version. Dates are ISO text, which orders like the dates themselves. The password is a Haystack
 `Secret` (by default the environment variable `NEO4J_PASSWORD`): `to_dict` writes only the variable's name, never
 a value, and it is never logged. The driver is made on first use (`warm_up` or the first query), with short
 timeouts, so a missing server is one sentence in seconds rather than a minute of retries.
@@ -34,8 +33,6 @@ _SCHEMA = (
     "CREATE CONSTRAINT graph_fact_uuid IF NOT EXISTS FOR (f:Fact) REQUIRE (f.collection, f.uuid) IS UNIQUE",
     "CREATE INDEX graph_fact_document IF NOT EXISTS FOR (f:Fact) ON (f.collection, f.document_id)",
     "CREATE INDEX graph_alias_key IF NOT EXISTS FOR (a:Alias) ON (a.collection, a.key)",
-    "CREATE INDEX graph_type_noun_key IF NOT EXISTS FOR (n:TypeNoun) ON (n.collection, n.key)",
-    "CREATE INDEX graph_type_noun_document IF NOT EXISTS FOR (n:TypeNoun) ON (n.collection, n.document_id)",
     "CREATE FULLTEXT INDEX graph_fact_text IF NOT EXISTS FOR (f:Fact) ON EACH [f.text]",
 )
 
@@ -63,11 +60,6 @@ _NAMED = (
 QUERIES = {
     "delete_stamp": "MATCH (d:GraphDocument {collection: $c, document_id: $d}) DELETE d",
     "delete_aliases": "MATCH (:Alias {collection: $c})-[r:NAMES {document_id: $d}]->() DELETE r",
-    "delete_type_nouns": "MATCH (n:TypeNoun {collection: $c, document_id: $d}) DELETE n",
-    "write_type_nouns": "UNWIND $rows AS row "
-    "MERGE (:TypeNoun {collection: $c, key: row.key, noun: row.noun, document_id: row.d})",
-    "known_type_nouns": "MATCH (n:TypeNoun {collection: $c}) WHERE n.key IN $keys "
-    "RETURN DISTINCT n.key AS key, n.noun AS noun",
     "document_entity_uuids": "MATCH (:Fact {collection: $c, document_id: $d})-[:MENTIONS]->(e:Entity) "
     "RETURN DISTINCT e.uuid AS uuid",
     "delete_facts": "MATCH (f:Fact {collection: $c, document_id: $d}) DETACH DELETE f RETURN count(f) AS n",
@@ -270,8 +262,7 @@ class Neo4jGraphStore(GraphStore):
     def drop(self) -> None:
         self.ensure_schema()
         self._get_driver().execute_query(
-            "MATCH (n) WHERE n.collection = $c AND (n:Entity OR n:Fact OR n:Alias OR n:GraphDocument OR n:TypeNoun) "
-            "DETACH DELETE n",
+            "MATCH (n) WHERE n.collection = $c AND (n:Entity OR n:Fact OR n:Alias OR n:GraphDocument) DETACH DELETE n",
             parameters_={"c": self.collection},
             database_=self.database,
         )

@@ -1,9 +1,8 @@
 """`PostgresGraphStore`: the embedded default graph, as tables in the knowledge base's PostgreSQL.
 
-Seven tables per collection (`<collection>_graph_entities`, `_aliases`, `_facts`, `_fact_entities` for the entities
+Six tables per collection (`<collection>_graph_entities`, `_aliases`, `_facts`, `_fact_entities` for the entities
 taking part in a fact, `_fact_mentions` for the other names its sentence mentions, which only the retrieval walk
-reads, `_documents` for each document's extractor version, and `_type_nouns` for what each document calls the
-entities it names); fact text has a generated full-text column. A
+reads, and `_documents` for each document's extractor version); fact text has a generated full-text column. A
 statement trigger counts every change of the facts (`graph_version`). A document's facts are written in the caller's
 transaction when one is given, so a document, its chunks and its facts change together. The counter is bumped in
 the writer's transaction, so a reader in any process sees the new number exactly when the facts commit.
@@ -63,11 +62,6 @@ CREATE INDEX IF NOT EXISTS {fe_entity_idx} ON {fact_entities} (entity_uuid);
 CREATE INDEX IF NOT EXISTS {aliases_doc_idx} ON {aliases} (document_id);
 CREATE INDEX IF NOT EXISTS {aliases_entity_idx} ON {aliases} (entity_uuid);
 CREATE TABLE IF NOT EXISTS {documents} (document_id text PRIMARY KEY, extractor text NOT NULL);
-CREATE TABLE IF NOT EXISTS {type_nouns} (
-    entity_key text NOT NULL, noun text NOT NULL, document_id text NOT NULL,
-    PRIMARY KEY (entity_key, noun, document_id)
-);
-CREATE INDEX IF NOT EXISTS {type_nouns_doc_idx} ON {type_nouns} (document_id);
 CREATE TABLE IF NOT EXISTS graph_versions (facts_table text PRIMARY KEY, version bigint NOT NULL);
 CREATE OR REPLACE FUNCTION graph_version_bump() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -112,12 +106,6 @@ _RETURNS_ROWS = re.compile(r"^\s*(?:SELECT|WITH)\b|\bRETURNING\b", re.IGNORECASE
 QUERIES = {
     "delete_stamp": "DELETE FROM {documents} WHERE document_id = %(d)s",
     "delete_aliases": "DELETE FROM {aliases} WHERE document_id = %(d)s",
-    "delete_type_nouns": "DELETE FROM {type_nouns} WHERE document_id = %(d)s",
-    "write_type_nouns": """INSERT INTO {type_nouns} (entity_key, noun, document_id)
-        SELECT key, noun, d FROM jsonb_to_recordset(%(rows)s) AS r(key text, noun text, d text)
-        ON CONFLICT DO NOTHING""",
-    "known_type_nouns": "SELECT DISTINCT entity_key AS key, noun FROM {type_nouns} "
-    "WHERE entity_key = ANY(%(keys)s::text[])",
     "document_entity_uuids": "SELECT DISTINCT x.entity_uuid AS uuid FROM {facts} f "
     "JOIN {fact_entities} x ON x.fact_uuid = f.uuid WHERE f.document_id = %(d)s",
     "delete_facts": "WITH gone AS (DELETE FROM {facts} WHERE document_id = %(d)s RETURNING 1) "
@@ -244,10 +232,9 @@ QUERIES = {
         UNION ALL SELECT DISTINCT false, 'mention:' || m.entity_key, m.entity_key, NULL, 0 FROM {fact_mentions} m
         WHERE NOT EXISTS (SELECT 1 FROM {entities} e WHERE e.key = m.entity_key)""",
 }
-_TABLES = ("entities", "aliases", "facts", "fact_entities", "fact_mentions", "documents", "type_nouns")
+_TABLES = ("entities", "aliases", "facts", "fact_entities", "fact_mentions", "documents")
 _INDEXES = (
-    "facts_doc_idx", "facts_date_idx", "facts_tsv_idx", "fe_entity_idx", "aliases_doc_idx", "aliases_entity_idx",
-    "type_nouns_doc_idx",
+    "facts_doc_idx", "facts_date_idx", "facts_tsv_idx", "fe_entity_idx", "aliases_doc_idx", "aliases_entity_idx"
 )
 
 
@@ -298,16 +285,15 @@ class PostgresGraphStore(GraphStore):
         serialised by an advisory lock)."""
         try:
             with self._get_pool().connection() as conn, conn.transaction():
-                # The trigger is made last; when it exists and the columns and table added last are there (a graph
-                # of an earlier version lacks them), the schema is complete and no lock is needed.
+                # The trigger is made last; when it exists and the columns added last are there (a graph of an
+                # earlier version lacks them), the schema is complete and no lock is needed.
                 facts = self._names["facts"].as_string(conn)
-                type_nouns = self._names["type_nouns"].as_string(conn)
                 found = conn.execute(
                     "SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass(%s) AND tgname = %s "
                     "AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'reason') "
                     "AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'confidence'"
-                    " AND NOT attisdropped) AND to_regclass(%s) IS NOT NULL",
-                    (facts, self._trigger, self._names["aliases"].as_string(conn), facts, type_nouns),
+                    " AND NOT attisdropped)",
+                    (facts, self._trigger, self._names["aliases"].as_string(conn), facts),
                 ).fetchone()
                 if found is None:
                     conn.execute("SELECT pg_advisory_xact_lock(726355)")

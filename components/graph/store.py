@@ -1,8 +1,7 @@
 """The one graph-store interface and all the logic the two backends share.
 
 A store holds entities (with aliases), facts (a sentence, its dates, its document, chunk and sentence), which
-entities take part in each fact and which other names its sentence mentions, and the type nouns each document
-gives the entities it names. The embedded PostgreSQL store and the
+entities take part in each fact and which other names its sentence mentions. The embedded PostgreSQL store and the
 Neo4j store differ only in their queries (`QUERIES`, the same names and parameters in SQL and in Cypher) and in how
 they connect and run them; writing a document, ranking entity names, scoring searches and walking relationships
 happen here, once. Replacing or deleting a document's facts happens in the caller's transaction where the backend
@@ -319,7 +318,6 @@ class GraphStore(InitParameterSerialization, ABC):
     def _delete(self, tx: Any, document_id: str) -> int:
         self._run(tx, "delete_stamp", d=document_id)
         self._run(tx, "delete_aliases", d=document_id)
-        self._run(tx, "delete_type_nouns", d=document_id)
         touched = [row["uuid"] for row in self._run(tx, "document_entity_uuids", d=document_id)]
         removed = self._run(tx, "delete_facts", d=document_id)
         # Entities the document leaves without any fact go with it.
@@ -330,16 +328,6 @@ class GraphStore(InitParameterSerialization, ABC):
         self._delete(tx, graph.document_id)
         if graph.extractor:
             self._run(tx, "stamp", d=graph.document_id, x=graph.extractor)
-        # What the document calls its entities, also those it holds no fact of: other documents may refer to them so.
-        nouns = [
-            {"d": graph.document_id, "key": key, "noun": noun}
-            for key, said in sorted(graph.type_nouns.items())
-            if key
-            for noun in sorted(said)
-            if noun
-        ]
-        if nouns:
-            self._run(tx, "write_type_nouns", rows=nouns)
         if not graph.facts:
             return
         # A key another document taught as an alias of exactly one entity ("jobs" -> that person) joins that entity.
@@ -552,14 +540,6 @@ class GraphStore(InitParameterSerialization, ABC):
     def known_names(self, keys: set[str]) -> set[str]:
         """Which of these normalised names are entity names or aliases in the graph (the corpus's gazetteer)."""
         return {row["key"] for row in self._read("known_names", keys=sorted(keys))} if keys else set()
-
-    def known_type_nouns(self, keys: set[str]) -> dict[str, set[str]]:
-        """The type nouns the graph's documents gave each of these entity keys ("nordvik" -> {"planemaker"}, from
-        "Nordvik, the planemaker, ..." in some document); keys no document described are absent. One query."""
-        found: dict[str, set[str]] = {}
-        for row in self._read("known_type_nouns", keys=sorted(keys)) if keys else []:
-            found.setdefault(row["key"], set()).add(row["noun"])
-        return found
 
     def extractor_stamps(self, document_ids: list[str]) -> dict[str, str]:
         """The extractor version stamp each of `document_ids` was last extracted with (documents never extracted,

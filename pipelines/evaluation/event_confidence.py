@@ -131,9 +131,7 @@ def extract_timelines(folder: Path, collection: str) -> CorpusTimelines:
     for document in documents:
         store.delete_document(str(document.document_id))
     for document in documents:
-        graph = extractor.extract(
-            document, [], known_names=store.known_names, known_type_nouns=store.known_type_nouns
-        )
+        graph = extractor.extract(document, [], known_names=store.known_names)
         mentions = {mention.key: mention for mention in graph.entities}
         for fact in graph.facts:
             facts_by_document.setdefault(fact.document_id, []).append(

@@ -73,10 +73,8 @@ class TestLanguageExtractor:
         # `spacy-22`'s company designators without trade nouns ("Computer" is part of a name, not a designator);
         # `spacy-23`'s kinds (`kinds-6`: the subject of a verb of saying is evidence); `spacy-24`'s: not of one that
         # says nothing ("Varna, said to be ...", "added 3,000 jobs"); before `spacy-25`, pieces of a name the graph
-        # knows ("Kestrel" after "Moving", where "Moving Kestrel" is known) were entities of their own; before
-        # `spacy-26`, a description resolved only by the type nouns its own document gave ("the freighter" another
-        # document called the Merrow Dawn stayed unresolved), and no document's type nouns were stored.
-        old = [f"spacy/spacy-{n}" for n in (25, 24, 23, 22, 21, 20, 19, 18, 17, 15, 14, 11, 10)]
+        # knows ("Kestrel" after "Moving", where "Moving Kestrel" is known) were entities of their own.
+        old = [f"spacy/spacy-{n}" for n in (24, 23, 22, 21, 20, 19, 18, 17, 15, 14, 11, 10)]
         assert LanguageExtractor().stamp not in old
 
     def test_entities_kinds_and_suffixes(self):
@@ -174,43 +172,6 @@ class TestLanguageExtractor:
         document, chunks = make_document("doc", text, dt.date(2019, 2, 14))
         graph = LanguageExtractor().extract(document, chunks, known_names=lambda keys: keys & {"moving kestrel"})
         assert "moving kestrel" not in {entity.key for entity in graph.entities}
-
-    def test_a_type_noun_another_document_gave_resolves_a_description(self):
-        earlier, earlier_chunks = make_document(
-            "a", "The Merrow Dawn, a freighter owned by Calvane Shipping, left Tarmouth in 2015.", dt.date(2019, 2, 1)
-        )
-        taught = LanguageExtractor().extract(earlier, earlier_chunks).type_nouns
-        assert "freighter" in taught["merrow dawn"]  # what the document called it goes with its graph
-        text = "The Merrow Dawn sailed from Ostby on Monday. The freighter reached Tarmouth on Thursday after a storm."
-        document, chunks = make_document("b", text, dt.date(2019, 3, 1))
-        alone = LanguageExtractor().extract(document, chunks)
-        assert "merrow dawn" not in fact_for(alone, "The freighter reached").entity_keys
-        asked: list[set[str]] = []
-
-        def known(keys: set[str]) -> dict[str, set[str]]:
-            asked.append(set(keys))
-            return {key: taught[key] for key in keys if key in taught}
-
-        graph = LanguageExtractor().extract(document, chunks, known_type_nouns=known)
-        assert len(asked) == 1 and "merrow dawn" in asked[0]  # one question, for the names the document holds
-        assert "merrow dawn" in fact_for(graph, "The freighter reached").entity_keys
-
-    def test_the_documents_own_type_nouns_come_before_those_other_documents_gave(self):
-        known = lambda keys: {key: {"freighter"} for key in keys & {"merrow dawn"}}  # noqa: E731
-        text = (
-            "The Tallis Star, a freighter, docked in Ostby on Sunday. The Merrow Dawn sailed from Ostby on Monday. "
-            "The freighter reached Tarmouth on Thursday after a storm."
-        )
-        document, chunks = make_document("b", text, dt.date(2019, 3, 1))
-        graph = LanguageExtractor().extract(document, chunks, known_type_nouns=known)
-        keys = fact_for(graph, "The freighter").entity_keys
-        assert "tallis star" in keys and "merrow dawn" not in keys
-        # A description whose own phrase holds a name is that name's, not the entity another document described.
-        text = "The Merrow Dawn sailed from Ostby on Monday. The Calvane freighter reached Tarmouth on Thursday."
-        document, chunks = make_document("b", text, dt.date(2019, 3, 1))
-        graph = LanguageExtractor().extract(document, chunks, known_type_nouns=known)
-        keys = fact_for(graph, "The Calvane").entity_keys
-        assert "merrow dawn" not in keys
 
     def test_text_without_names_gives_no_facts(self):
         assert extract("it was a quiet day and nothing much happened at all.").facts == []

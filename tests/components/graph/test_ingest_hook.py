@@ -59,20 +59,6 @@ class TestGraphIngestHook:
         assert graph.document_fact_count(second) == 0 and graph.find_entities("Johan Lindqvist") == []
         assert graph.find_entities("Nordvik")
 
-    def test_a_later_document_refers_by_the_type_nouns_an_earlier_one_taught(self, stores, embedding_model):
-        kb, graph = stores
-        ingestor = Ingestor(store=kb, hooks=[GraphIngestHook(store=graph)])
-        ingestor.ingest_text("The Merrow Dawn, a freighter owned by Calvane Shipping, left Tarmouth in 2015.",
-                             "Merrow Dawn", "news:merrow-a", date=dt.date(2019, 2, 1))
-        ingestor.ingest_text("The Merrow Dawn sailed from Ostby on Monday. The freighter reached Tarmouth on Thursday.",
-                             "Storm", "news:merrow-b", date=dt.date(2019, 3, 1))
-        texts = [hit.fact.text for hit in graph.entity_facts([e.uuid for e in graph.find_entities("Merrow Dawn")])]
-        assert "The freighter reached Tarmouth on Thursday." in texts
-        assert "freighter" in graph.known_type_nouns({"merrow dawn"})["merrow dawn"]
-        assert ingestor.delete(document_id_for("news:merrow-a"))
-        # What the deleted document taught went with it; the later document's own nouns stay.
-        assert "freighter" not in graph.known_type_nouns({"merrow dawn"}).get("merrow dawn", set())
-
     def test_facts_roll_back_with_the_knowledge_base(self, stores, embedding_model):
         kb, graph = stores
 

@@ -117,8 +117,7 @@ class TestNeo4jGraphStore:
         store.ensure_schema()
         store.ensure_schema()
         statements = [call.args[0] for call in driver.execute_query.call_args_list]
-        assert len(statements) == 7 and any("FULLTEXT INDEX" in s for s in statements)
-        assert any("FOR (n:TypeNoun) ON (n.collection, n.key)" in s for s in statements)
+        assert len(statements) == 5 and any("FULLTEXT INDEX" in s for s in statements)
 
     def test_unreachable_server_is_one_sentence(self, driver):
         driver.execute_query.side_effect = ConnectionRefusedError("no route")
@@ -158,26 +157,6 @@ class TestNeo4jGraphStore:
         # The names a sentence only mentions are kept on its fact, for the retrieval walk.
         mention_call = next(call for call in tx.run.call_args_list if "SET f.mentions" in call.args[0])
         assert {"nv900"} <= {key for row in mention_call.kwargs["rows"] for key in row["keys"]}
-        # What the document calls its entities is kept per document: its old nouns go, its new ones are written.
-        assert queries[2] == "MATCH (n:TypeNoun {collection: $c, document_id: $d}) DELETE n"
-        nouns_call = next(call for call in tx.run.call_args_list if "MERGE (:TypeNoun" in call.args[0])
-        written = {(row["key"], row["noun"], row["d"]) for row in nouns_call.kwargs["rows"]}
-        assert written == {(key, noun, "nordvik-2019") for key, nouns in graph.type_nouns.items() for noun in nouns}
-        assert written
-
-    def test_known_type_nouns_is_one_query(self, driver):
-        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
-        store._ready = True
-        driver.execute_query.return_value = eager([
-            {"key": "merrow dawn", "noun": "freighter"}, {"key": "merrow dawn", "noun": "ship"},
-            {"key": "calvane", "noun": "operator"},
-        ])
-        found = store.known_type_nouns({"merrow dawn", "calvane", "ostby"})
-        assert found == {"merrow dawn": {"freighter", "ship"}, "calvane": {"operator"}}
-        assert driver.execute_query.call_count == 1
-        query, kwargs = driver.execute_query.call_args.args[0], driver.execute_query.call_args.kwargs
-        assert "TypeNoun" in query and kwargs["parameters_"]["keys"] == ["calvane", "merrow dawn", "ostby"]
-        assert store.known_type_nouns(set()) == {} and driver.execute_query.call_count == 1
 
     def test_timeline_query_and_translation(self, driver):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)

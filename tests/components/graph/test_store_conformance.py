@@ -107,35 +107,6 @@ class TestGraphStoreConformance:
             "nordvik", "dahl", "henrik dahl"}
         assert nordvik_store.known_names(set()) == set()
 
-    def test_type_nouns_are_kept_per_document_and_taught_to_later_documents(self, empty_store):
-        extractor = LanguageExtractor()
-        earlier = make_document(
-            "merrow-a", "The Merrow Dawn, a freighter owned by Calvane Shipping, left Tarmouth in 2015.",
-            dt.date(2019, 2, 1),
-        )
-        empty_store.replace_document(extractor.extract(*earlier))
-        assert "freighter" in empty_store.known_type_nouns({"merrow dawn", "ostby"})["merrow dawn"]
-        assert "ostby" not in empty_store.known_type_nouns({"merrow dawn", "ostby"})
-        assert empty_store.known_type_nouns(set()) == {}
-        later = make_document(
-            "merrow-b", "The Merrow Dawn sailed from Ostby on Monday. The freighter reached Tarmouth on Thursday.",
-            dt.date(2019, 3, 1),
-        )
-
-        def freighter_keys() -> list[str]:
-            graph = extractor.extract(
-                *later, known_names=empty_store.known_names, known_type_nouns=empty_store.known_type_nouns
-            )
-            return next(fact for fact in graph.facts if fact.text.startswith("The freighter")).entity_keys
-
-        assert "merrow dawn" in freighter_keys()  # the earlier document taught "the freighter"
-        # Re-extracting the earlier document replaces its nouns; deleting it removes what it taught.
-        empty_store.replace_document(extractor.extract(*earlier))
-        assert "freighter" in empty_store.known_type_nouns({"merrow dawn"})["merrow dawn"]
-        empty_store.delete_document("merrow-a")
-        assert empty_store.known_type_nouns({"merrow dawn"}) == {}
-        assert "merrow dawn" not in freighter_keys()
-
     def test_match_entities_scores_counts_and_dates(self, nordvik_store):
         top = nordvik_store.match_entities("Nordvik", limit=5)[0]
         assert (top.entity.name, top.entity.kind, top.match, top.score) == ("Nordvik", "organization", "exact", 1.0)
@@ -248,27 +219,3 @@ def test_a_write_in_a_pipelined_transaction_merges_names_as_a_plain_one(database
         assert [entity.name for entity in store.find_entities("Dahl")] == ["Henrik Dahl"]
     finally:
         store.drop()
-
-
-def test_a_postgres_graph_written_before_type_nouns_gains_their_table(database_url):
-    """A graph made by an earlier version (no type-noun table, every other part of the schema in place) gains the
-    table on first use, so its documents can be re-extracted and teach their type nouns."""
-    import uuid
-
-    from psycopg import sql
-
-    from components.graph.postgres_store import PostgresGraphStore
-
-    collection = f"g_{uuid.uuid4().hex[:10]}"
-    old = PostgresGraphStore(collection)
-    old.ensure_schema()
-    with old._get_pool().connection() as conn:
-        conn.execute(sql.SQL("DROP TABLE {}").format(old._names["type_nouns"]))
-    try:
-        store = PostgresGraphStore(collection)  # the next process to open the graph
-        text = "The Merrow Dawn, a freighter, left Tarmouth in 2015."
-        document = make_document("merrow-a", text, dt.date(2019, 2, 1))
-        store.replace_document(LanguageExtractor().extract(*document))
-        assert "freighter" in store.known_type_nouns({"merrow dawn"})["merrow dawn"]
-    finally:
-        old.drop()
