@@ -212,3 +212,38 @@ def test_a_failed_write_is_one_sentence_and_never_committed(bolt_server, store):
     assert str(excinfo.value) == f"Neo4j at {bolt_server.uri} cannot be used: ConstraintError"
     assert bolt_server.queries().count(QUERIES["stamp"]) == 1  # a client error is not retried
     assert "BEGIN" in bolt_server.messages and "COMMIT" not in bolt_server.messages  # nothing of it is kept
+
+
+def test_the_server_speaks_packstream_and_bolt_framing_as_the_driver_does(bolt_server):
+    import neo4j
+
+    values = {
+        "ints": [-16, 0, 127, -17, -128, -129, 128, -32768, 32767, 32768, -(2**31), 2**31, -(2**63), 2**63 - 1],
+        "float": -1.5, "none": None, "flags": [True, False], "text": "Nordvik å" * 3,
+        "long": "x" * 70_000,  # a message longer than one chunk, both ways
+        "list": list(range(300)), "map": {f"k{i}": i for i in range(20)}, "nested": [{"a": [None, "b", []]}, {}],
+    }
+    bolt_server.answer(r"^RETURN \$v AS v$", [{"v": values}])
+    with neo4j.GraphDatabase.driver(bolt_server.uri, auth=("neo4j", "contract-pw")) as driver:
+        records = driver.execute_query("RETURN $v AS v", v=values).records
+    assert bolt_server.runs[0]["parameters"] == {"v": values}
+    assert records[0]["v"] == values
+    assert bolt_server.agreed == [(5, 4)] and "TELEMETRY" in bolt_server.messages
+
+
+def test_bolt_5_0_logs_in_at_hello_and_a_server_without_a_shared_version_is_one_sentence():
+    with BoltContractServer(versions=((5, 0),)) as server:
+        store = make_store(server)
+        store.warm_up()
+        assert server.agreed == [(5, 0)] and "LOGON" not in server.messages and len(server.runs) == len(_SCHEMA)
+        store.close()
+        refused = make_store(server, password="wrong-secret")
+        with pytest.raises(GraphUnavailable, match="AuthError .*NEO4J_PASSWORD"):
+            refused.warm_up()
+        refused.close()
+    with BoltContractServer(versions=((4, 0),)) as server:
+        store = make_store(server)
+        with pytest.raises(GraphUnavailable, match=r"cannot be used: \w+$"):
+            store.warm_up()
+        assert server.runs == []
+        store.close()
