@@ -265,16 +265,15 @@ class Neo4jGraphStore(GraphStore):
             driver, self._driver = self._driver, None
             if driver is not None:
                 driver.close()
-            raise GraphUnavailable(
-                f"Neo4j at {self.uri} did not answer within {self.query_timeout:g} s"
-            ) from None
+            raise GraphUnavailable(f"Neo4j at {self.uri} did not answer within {self.query_timeout:g} s") from None
         except (DriverError, Neo4jError) as exc:
             raise self._unavailable(exc) from exc
 
-    def _query(self, name_or_text: str) -> Any:
+    def _query(self, text: str) -> Any:
+        """A statement with the store's deadline, which the server applies to its transaction too."""
         from neo4j import Query
 
-        return Query(QUERIES.get(name_or_text, name_or_text), timeout=self.query_timeout)
+        return Query(text, timeout=self.query_timeout)
 
     def _create_schema(self) -> None:
         """The constraints and indexes."""
@@ -300,7 +299,7 @@ class Neo4jGraphStore(GraphStore):
         self.ensure_schema()
         result = self._bounded(
             lambda: self._get_driver().execute_query(
-                self._query(name),
+                self._query(QUERIES[name]),
                 parameters_={"c": self.collection, **_plain(params)},
                 database_=self.database,
                 routing_=RoutingControl.READ,

@@ -68,6 +68,7 @@ def test_replace_document_sends_the_rows_the_store_builds_in_one_transaction(bol
     bolt_server.answer(r"DETACH DELETE f RETURN count\(f\) AS n", [{"n": 0}])
     store.replace_document(graph)
     assert bolt_server.messages.count("BEGIN") == 1 and bolt_server.messages[-1] == "COMMIT"
+    assert (bolt_server.begins[0]["db"], bolt_server.begins[0]["tx_timeout"]) == ("neo4j", 5000)
     names = {text: name for name, text in QUERIES.items()}
     assert [names[query] for query in bolt_server.queries()] == [
         "delete_stamp", "delete_aliases", "document_entity_uuids", "delete_facts", "delete_orphans", "stamp",
