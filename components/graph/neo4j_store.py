@@ -7,7 +7,11 @@ other names its sentence mentions (for the retrieval walk) and `GraphDocument` n
 extractor version. Dates are ISO text, which orders like the dates themselves. The password is a Haystack
 `Secret` (by default the environment variable `NEO4J_PASSWORD`): `to_dict` writes only the variable's name, never
 a value, and it is never logged. The driver is made on first use (`warm_up` or the first query), with short
-timeouts, so a missing server is one sentence in seconds rather than a minute of retries.
+timeouts, so a missing server is one sentence in seconds rather than a minute of retries. Every read and write
+transaction also has a deadline (`query_timeout`, sent to the server as the transaction's timeout too): the driver
+has no read timeout of its own, so a server that stops answering mid-query would hold the caller forever; at the
+deadline the driver is closed (which ends its waiting read) and made again on next use. Driver failures reach the
+caller as `GraphUnavailable` with one sentence, never as the driver's own exceptions.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from haystack.utils import Secret
 from haystack.utils.auth import SecretType
 
 from components.graph.store import GraphStore, GraphUnavailable
+from components.resilience.guard import submit_in_thread
 from components.settings import default_setting, get_settings
+from components.validation import positive
 
 # The defaults are the NEO4J_USERNAME, NEO4J_DATABASE and KB_COLLECTION settings' own.
 USERNAME: str = default_setting("neo4j_username")
@@ -178,6 +184,8 @@ class Neo4jGraphStore(GraphStore):
         database: str = DATABASE,
         collection: str = COLLECTION,
         driver: Any = None,
+        connection_timeout: float = 5.0,
+        query_timeout: float = 60.0,
     ) -> None:
         """
         :param uri: the Bolt URI of the server or cluster (`neo4j://host:7687`, `bolt://...`, `neo4j+s://...`).
@@ -187,6 +195,10 @@ class Neo4jGraphStore(GraphStore):
         :param database: the Neo4j database holding the graphs.
         :param collection: the knowledge base's collection; one database holds several collections' graphs.
         :param driver: an open `neo4j.Driver` to use instead of making one (tests; never serialised).
+        :param connection_timeout: seconds to open a connection (and its handshake and login) or to wait for one
+            from the pool.
+        :param query_timeout: seconds a read or a write transaction may take, retries of transient errors
+            included; then `GraphUnavailable`.
         """
         if not uri or not uri.strip():
             raise ValueError("uri must be a Neo4j Bolt URI such as neo4j://localhost:7687")
@@ -199,6 +211,8 @@ class Neo4jGraphStore(GraphStore):
         self.password = password
         self.database = database
         self.collection = collection
+        self.connection_timeout = positive("connection_timeout", connection_timeout)
+        self.query_timeout = positive("query_timeout", query_timeout)
         self._driver = driver
         self._ready = False
         self._lock = threading.Lock()
@@ -224,20 +238,57 @@ class Neo4jGraphStore(GraphStore):
             self._driver = GraphDatabase.driver(
                 self.uri,
                 auth=auth,
-                connection_timeout=5.0,
-                connection_acquisition_timeout=5.0,
+                connection_timeout=self.connection_timeout,
+                connection_acquisition_timeout=self.connection_timeout,
                 max_transaction_retry_time=2.0,
             )
         return self._driver
 
+    def _unavailable(self, exc: BaseException) -> GraphUnavailable:
+        """The one sentence a driver failure becomes (never the password, which the driver never echoes)."""
+        from neo4j.exceptions import AuthError
+
+        reason = type(exc).__name__
+        if isinstance(exc, AuthError):
+            reason += " (the server refused the username or password: check NEO4J_USERNAME and NEO4J_PASSWORD)"
+        return GraphUnavailable(f"Neo4j at {self.uri} cannot be used: {reason}")
+
+    def _bounded(self, work: Callable[[], Any]) -> Any:
+        """`work()` (driver calls) within `query_timeout`; a driver failure or the deadline is `GraphUnavailable`."""
+        from neo4j.exceptions import DriverError, Neo4jError
+
+        future = submit_in_thread(work)
+        try:
+            return future.result(timeout=self.query_timeout)
+        except TimeoutError:
+            # The driver has no read timeout: closing it ends the read the abandoned call waits in.
+            driver, self._driver = self._driver, None
+            if driver is not None:
+                driver.close()
+            raise GraphUnavailable(f"Neo4j at {self.uri} did not answer within {self.query_timeout:g} s") from None
+        except (DriverError, Neo4jError) as exc:
+            raise self._unavailable(exc) from exc
+
+    def _query(self, text: str) -> Any:
+        """A statement with the store's deadline, which the server applies to its transaction too."""
+        from neo4j import Query
+
+        return Query(text, timeout=self.query_timeout)
+
     def _create_schema(self) -> None:
         """The constraints and indexes."""
-        try:
+
+        def create() -> None:
             self._get_driver().verify_connectivity()
             for statement in _SCHEMA:
-                self._get_driver().execute_query(statement, database_=self.database)
+                self._get_driver().execute_query(self._query(statement), database_=self.database)
+
+        try:
+            self._bounded(create)
+        except GraphUnavailable:
+            raise
         except Exception as exc:  # noqa: BLE001 - the driver raises many kinds; the message must stay short
-            raise GraphUnavailable(f"Neo4j at {self.uri} cannot be used: {type(exc).__name__}") from exc
+            raise self._unavailable(exc) from exc
 
     def _run(self, tx: Any, name: str, **params: Any) -> list[Mapping[str, Any]]:
         return list(tx.run(QUERIES[name], c=self.collection, **_plain(params)))
@@ -246,25 +297,38 @@ class Neo4jGraphStore(GraphStore):
         from neo4j import RoutingControl
 
         self.ensure_schema()
-        result = self._get_driver().execute_query(
-            QUERIES[name],
-            parameters_={"c": self.collection, **_plain(params)},
-            database_=self.database,
-            routing_=RoutingControl.READ,
+        result = self._bounded(
+            lambda: self._get_driver().execute_query(
+                self._query(QUERIES[name]),
+                parameters_={"c": self.collection, **_plain(params)},
+                database_=self.database,
+                routing_=RoutingControl.READ,
+            )
         )
         return list(result.records)
 
     def _in_transaction(self, work: Callable[..., Any], *args: Any, connection: Any = None) -> Any:
+        from neo4j import unit_of_work
+
         self.ensure_schema()
-        with self._get_driver().session(database=self.database) as session:
-            return session.execute_write(work, *args)
+
+        def write() -> Any:
+            with self._get_driver().session(database=self.database) as session:
+                return session.execute_write(unit_of_work(timeout=self.query_timeout)(work), *args)
+
+        return self._bounded(write)
 
     def drop(self) -> None:
         self.ensure_schema()
-        self._get_driver().execute_query(
-            "MATCH (n) WHERE n.collection = $c AND (n:Entity OR n:Fact OR n:Alias OR n:GraphDocument) DETACH DELETE n",
-            parameters_={"c": self.collection},
-            database_=self.database,
+        self._bounded(
+            lambda: self._get_driver().execute_query(
+                self._query(
+                    "MATCH (n) WHERE n.collection = $c AND (n:Entity OR n:Fact OR n:Alias OR n:GraphDocument) "
+                    "DETACH DELETE n"
+                ),
+                parameters_={"c": self.collection},
+                database_=self.database,
+            )
         )
 
     def close(self) -> None:

@@ -9,6 +9,7 @@ import uuid
 import pytest
 
 from components.knowledge_base.store import ChunkRecord, DocumentRecord
+from tests.contract_servers.bolt import bolt_server, bolt_server_session  # noqa: F401 - fixtures
 
 NORDVIK_2019 = (
     "Nordvik SE announced on Thursday that it will end production of the NV900 superjumbo. "

@@ -1,21 +1,20 @@
-"""The Neo4j store's translation to Cypher, with the official driver mocked (the real server runs the conformance
-suite when NEO4J_URI is set)."""
+"""The Neo4j store's configuration, and translations to Cypher with the official driver mocked (the driver against
+the Bolt contract server is in test_neo4j_contract.py; a real server runs the conformance suite when NEO4J_URI is
+set)."""
 
 from __future__ import annotations
 
 import datetime as dt
-from unittest.mock import MagicMock, Mock
+from unittest.mock import Mock
 
 import pytest
 from haystack.utils import Secret
-from neo4j import Driver, EagerResult, ManagedTransaction, Session
+from neo4j import Driver, EagerResult
 
-from components.graph.extraction import LanguageExtractor
 from components.graph.factory import graph_store_from_settings
 from components.graph.neo4j_store import Neo4jGraphStore
 from components.graph.store import GraphUnavailable
 from components.settings import Settings
-from tests.components.graph.conftest import nordvik_documents
 
 
 def eager(records: list[dict]) -> Mock:
@@ -54,12 +53,15 @@ class TestNeo4jGraphStore:
             "init_parameters": {
                 "uri": "neo4j://127.0.0.1:7687", "username": "neo4j", "database": "graphs", "collection": "research",
                 "password": {"type": "env_var", "env_vars": ["NEO4J_PASSWORD"], "strict": False},
+                "connection_timeout": 5.0, "query_timeout": 60.0,
             },
         }
         assert "s3cret-pass" not in repr(data)
         again = Neo4jGraphStore.from_dict(data)
         assert (again.uri, again.database, again.collection) == ("neo4j://127.0.0.1:7687", "graphs", "research")
         assert again.password.resolve_value() == "s3cret-pass"
+        with pytest.raises(ValueError, match="query_timeout"):
+            Neo4jGraphStore("neo4j://127.0.0.1:7687", query_timeout=0)
 
     def test_a_token_password_cannot_be_serialised(self):
         store = Neo4jGraphStore("neo4j://127.0.0.1:7687", password=Secret.from_token("typed-in"))
@@ -112,67 +114,6 @@ class TestNeo4jGraphStore:
         assert "secret-pw" not in message
         store.close()
 
-    def test_schema_is_created_once(self, driver):
-        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, driver=driver)
-        store.ensure_schema()
-        store.ensure_schema()
-        statements = [call.args[0] for call in driver.execute_query.call_args_list]
-        assert len(statements) == 5 and any("FULLTEXT INDEX" in s for s in statements)
-
-    def test_unreachable_server_is_one_sentence(self, driver):
-        driver.execute_query.side_effect = ConnectionRefusedError("no route")
-        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", Secret.from_token("secret-pw"), driver=driver)
-        with pytest.raises(GraphUnavailable) as excinfo:
-            store.find_entities("Nordvik")
-        assert "neo4j://h:7687 cannot be used" in str(excinfo.value) and "secret-pw" not in str(excinfo.value)
-
-    def test_replace_document_writes_in_one_transaction(self, driver):
-        session = MagicMock(spec=Session)
-        session.__enter__.return_value = session
-        driver.session.return_value = session
-        tx = Mock(spec=ManagedTransaction)
-        tx.run.return_value = MagicMock()
-        tx.run.return_value.single.return_value = {"n": 0, "touched": []}
-        tx.run.return_value.__iter__.return_value = iter([])
-        session.execute_write.side_effect = lambda work, *args: work(tx, *args)
-        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
-        document, chunks = nordvik_documents()[0]
-        graph = LanguageExtractor().extract(document, chunks)
-        store.replace_document(graph)
-        session.execute_write.assert_called_once()
-        queries = [call.args[0] for call in tx.run.call_args_list]
-        assert queries[0].startswith("MATCH (d:GraphDocument {collection: $c, document_id: $d}) DELETE d")
-        assert queries[1].startswith("MATCH (:Alias {collection: $c})-[r:NAMES {document_id: $d}]")
-        stamp = next(call for call in tx.run.call_args_list if call.args[0].startswith("CREATE (:GraphDocument"))
-        assert stamp.kwargs["x"] == graph.extractor == LanguageExtractor().stamp
-        assert any("DETACH DELETE f" in q for q in queries)  # the old facts go first
-        fact_call = next(call for call in tx.run.call_args_list if "MERGE (f:Fact" in call.args[0])
-        rows = fact_call.kwargs["rows"]
-        assert fact_call.kwargs["c"] == "kb1" and len(rows) == len(graph.facts)
-        launched = next(row for row in rows if row["text"].startswith("The company had launched"))
-        assert (launched["valid_from"], launched["valid_to"], launched["valid_precision"]) == (
-            "2000-12-01", "2000-12-31", "month")
-        link_call = next(call for call in tx.run.call_args_list if "MERGE (f)-[m:MENTIONS]" in call.args[0])
-        assert {row["fact"] for row in link_call.kwargs["rows"]} == {fact.uuid for fact in graph.facts}
-        # The names a sentence only mentions are kept on its fact, for the retrieval walk.
-        mention_call = next(call for call in tx.run.call_args_list if "SET f.mentions" in call.args[0])
-        assert {"nv900"} <= {key for row in mention_call.kwargs["rows"] for key in row["keys"]}
-
-    def test_timeline_query_and_translation(self, driver):
-        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
-        store._ready = True
-        driver.execute_query.return_value = eager([
-            fact_record("f1", "Nordvik was founded.", "1970-12-18", [("e1", "Nordvik")]),
-            fact_record("f2", "Nordvik and Halden competed.", None, [("e2", "Halden"), ("e1", "Nordvik")]),
-        ])
-        hits = store.entity_facts(["e1"], start=dt.date(1970, 1, 1), end=dt.date(2020, 12, 31))
-        query, kwargs = driver.execute_query.call_args.args[0], driver.execute_query.call_args.kwargs
-        assert "f.valid_to >= $start" in query and "f.valid_from <= $end" in query
-        assert kwargs["parameters_"]["start"] == "1970-01-01" and kwargs["parameters_"]["c"] == "kb1"
-        assert kwargs["database_"] == "neo4j"
-        assert hits[0].fact.valid_at.iso() == "1970-12-18" and hits[1].fact.valid_at is None
-        assert hits[1].fact.entity_names == ["Halden", "Nordvik"] and hits[1].fact.source_node_uuid == "e2"
-
     def test_entity_passage_links_in_one_query(self, driver):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
         store._ready = True
@@ -183,7 +124,7 @@ class TestNeo4jGraphStore:
             {"link": False, "entity": "e1", "passage": "nordvik se", "document": None, "n": 0},
         ])
         found = store.entity_passage_links()
-        query, kwargs = driver.execute_query.call_args.args[0], driver.execute_query.call_args.kwargs
+        query, kwargs = driver.execute_query.call_args.args[0].text, driver.execute_query.call_args.kwargs
         # Links and names of the entities taking part, then of the names only mentioned (`f.mentions`).
         assert query.count("UNION ALL") == 4 and "f.mentions" in query and kwargs["parameters_"]["c"] == "kb1"
         assert found.links == (("e1", "d1-c0", "d1", 2), ("e2", None, "d2", 1))
@@ -216,36 +157,6 @@ class TestNeo4jGraphStore:
         assert [e.name for e in store.find_entities("Saltmarsh Quillmoor Records")] == ["Quillmoor Records"]
         assert driver.execute_query.call_args.kwargs["parameters_"]["words"] == ["saltmarsh", "quillmoor", "records"]
 
-    def test_match_entities_is_one_query_ranked_like_the_embedded_store(self, driver):
-        store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
-        store._ready = True
-        undated = {"first_from": None, "first_precision": None, "last_from": None, "last_precision": None}
-        driver.execute_query.return_value = eager([
-            {"uuid": "2", "key": "nordvik defence", "name": "Nordvik Defence", "kind": "organization", "n": 9,
-             "aliases": [], **undated},
-            {"uuid": "1", "key": "nordvik", "name": "Nordvik", "kind": "organization", "n": 5,
-             "aliases": ["nordvik se", "nordvik se"], "first_from": "2000-12-01", "first_precision": "month",
-             "last_from": "2021-01-01", "last_precision": "year"},
-            {"uuid": "3", "key": "halden", "name": "Halden", "kind": "organization", "n": 7, "aliases": [],
-             **undated},
-        ])
-        matches = store.match_entities("Nordvik SE", limit=5, kinds=["organization"], as_of=dt.date(2020, 1, 1))
-        assert driver.execute_query.call_count == 1
-        query, params = driver.execute_query.call_args.args[0], driver.execute_query.call_args.kwargs["parameters_"]
-        assert "e.kind IN $kinds" in query and "f.valid_from <= $as_of" in query and "LIMIT $cap" in query
-        assert (params["key"], params["words"], params["heads"], params["tails"]) == (
-            "nordvik", ["nordvik"], ["nor"], ["vik"])
-        assert (params["kinds"], params["as_of"], params["c"]) == (["organization"], "2020-01-01", "kb1")
-        assert [(m.entity.name, m.match) for m in matches] == [("Nordvik", "exact"), ("Nordvik Defence", "prefix")]
-        nordvik = matches[0]
-        assert nordvik.entity.aliases == ["nordvik se"] and nordvik.entity.fact_count == 5
-        assert (nordvik.first_date.iso(), nordvik.last_date.iso(), matches[1].first_date) == ("2000-12", "2021", None)
-        store.match_entities("Nordvik")
-        plain = driver.execute_query.call_args.kwargs["parameters_"]
-        assert plain["kinds"] is None and plain["as_of"] is None  # no kind or date filter
-        calls = driver.execute_query.call_count
-        assert store.match_entities("  ") == [] and driver.execute_query.call_count == calls
-
     def test_best_entity_facts_is_one_query_grouped_by_entity(self, driver):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, driver=driver)
         store._ready = True
@@ -258,7 +169,8 @@ class TestNeo4jGraphStore:
         ])
         best = store.best_entity_facts(["e1", "e2"], per_entity=2, as_of=dt.date(2020, 1, 1))
         assert driver.execute_query.call_count == 1
-        query, params = driver.execute_query.call_args.args[0], driver.execute_query.call_args.kwargs["parameters_"]
+        call = driver.execute_query.call_args
+        query, params = call.args[0].text, call.kwargs["parameters_"]
         assert "collect(f)[..$per]" in query and "f.valid_from <= $as_of" in query
         assert (params["uuids"], params["per"], params["as_of"]) == (["e1", "e2"], 2, "2020-01-01")
         grouped = {key: [hit.fact.uuid for hit in hits] for key, hits in best.items()}
