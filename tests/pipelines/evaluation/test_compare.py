@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -297,3 +298,27 @@ class TestCommand:
             cli_main(["eval", "compare", "--help"])
         usage = " ".join(capsys.readouterr().out.split())
         assert "0 when the runs are the same, 1 when they differ, 2 when they cannot be compared" in usage
+
+
+class TestReplayScript:
+    SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "replay_dev_sets.sh"
+
+    def replay(self, cwd: Path, *args: str, only: str) -> subprocess.CompletedProcess:
+        # `true` stands in for the research command: only the script's own checks run.
+        env = {"PATH": "/usr/bin:/bin", "RESEARCH": "true", "PYTHON": "true", "ONLY": only}
+        return subprocess.run(
+            ["bash", str(self.SCRIPT), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+        )
+
+    def test_a_missing_sets_folder_is_one_sentence_and_exit_code_2_before_anything_runs(self, tmp_path: Path):
+        done = self.replay(tmp_path, "out", only="squad")  # the default ../shared/data, relative to tmp_path
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert done.stderr.count("\n") == 1 and "sets' folder ../shared/data (from " in done.stderr
+        assert "does not exist" in done.stderr and not (tmp_path / "out").exists()
+        given = self.replay(tmp_path, "out", str(tmp_path / "nowhere"), only="demo apple")
+        assert given.returncode == 2 and f"folder {tmp_path / 'nowhere'} does not exist" in given.stderr
+
+    def test_the_demo_alone_needs_no_sets_folder(self, tmp_path: Path):
+        done = self.replay(tmp_path, "out", only="demo")
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / "out").is_dir()
