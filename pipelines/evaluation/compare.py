@@ -305,6 +305,15 @@ def count_compared(before: Path) -> int:
     return sum(len(_load(path)) for path in files)
 
 
+def without_ranked_chunks(run: Path) -> int:
+    """How many of a run's question records do not hold their ranked chunks (made before `ranked_chunk_ids` was
+    recorded): those are compared by their ranked documents only."""
+    files = [run] if run.is_file() else list(_run_files(run).values())
+    return sum(
+        "ranked_chunk_ids" not in record for path in files if _kind(path) == "answers" for record in _load(path)
+    )
+
+
 def format_differences(differences: Sequence[Difference]) -> str:
     """One line per difference."""
     return "\n".join(difference.line() for difference in differences)
@@ -337,9 +346,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise EvaluationInputError("--tolerance must not be negative")
         differences = compare_paths(args.before, args.after, args.tolerance)
         compared = count_compared(args.before)
+        unranked = {path: without_ranked_chunks(path) for path in (args.before, args.after)}
     except (EvaluationInputError, OSError) as exc:
         print(f"research eval compare: {_reason(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    for path, count in unranked.items():
+        if count:
+            print(
+                f"research eval compare: {count} answers of {path} do not record their ranked chunks (a run made "
+                "before they were recorded); their ranked documents are compared, not the chunks' order",
+                file=sys.stderr,
+            )
     if differences:
         print(format_differences(differences))
     print(f"{len(differences)} differences over {compared} answers and timelines")

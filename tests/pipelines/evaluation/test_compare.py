@@ -243,6 +243,15 @@ class TestCommand:
         assert cli_main(["eval", "compare", str(before), str(only_order)]) == 1
         assert "1 differences over 4 answers and timelines" in capsys.readouterr().out
 
+    def test_a_run_without_ranked_chunks_is_named(self, tmp_path: Path, capsys):
+        older = {key: value for key, value in ANSWER.items() if key != "ranked_chunk_ids"}
+        before = write_run(tmp_path / "before", [older, OTHER], FACTS)
+        after = write_run(tmp_path / "after", [ANSWER, OTHER], FACTS)
+        assert cli_main(["eval", "compare", str(before), str(after)]) == 0
+        captured = capsys.readouterr()
+        assert f"1 answers of {before} do not record their ranked chunks" in captured.err
+        assert str(after) not in captured.err and "0 differences" in captured.out
+
     def test_bad_input_is_one_sentence_and_exit_code_2_not_the_1_of_a_difference(self, tmp_path: Path, capsys):
         assert cli_main(["eval", "compare", str(tmp_path / "nope"), str(tmp_path)]) == 2
         assert "does not exist" in capsys.readouterr().err
