@@ -5,7 +5,8 @@
 # service is asked, so two runs of the same code answer the same).
 #
 # Usage: scripts/replay_dev_sets.sh OUT [SETS]
-#   OUT   the run folder (created); SETS: the public sets' folder (default: ../shared/data)
+#   OUT   the run folder (created); SETS: the public sets' folder (default: ../shared/data, from the current folder;
+#   when it does not exist the script says so and exits 2, unless only the demo runs)
 #   RESEARCH: the command to run (default: .venv/bin/research, which `make install` makes), e.g.
 #   RESEARCH="python -m pipelines.cli"; PYTHON: the Python that picks the sets' lines (default: .venv/bin/python)
 #   ONLY: a space-separated subset of "demo squad hotpotqa musique apple" (default: all)
@@ -41,6 +42,14 @@ with open(path, encoding="utf-8") as lines:
 PICK
 }
 only=" ${ONLY:-demo squad hotpotqa musique apple} "
+# Every set but the demo is read from SETS: say so before anything runs when it is not there (the default is relative
+# to the current folder, so running from elsewhere misses it).
+if [[ $only =~ \ (squad|hotpotqa|musique|apple)\  && ! -d $sets ]]; then
+    [[ $sets == /* ]] && where=$sets || where="$sets (from $PWD)"
+    echo "replay_dev_sets: the public sets' folder $where does not exist; run from the repository root, give the" \
+        "folder as SETS (the second argument), or choose ONLY=demo" >&2
+    exit 2
+fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 scratch=$(mktemp -d)

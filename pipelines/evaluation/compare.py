@@ -10,10 +10,11 @@ comparing the runs (`docs/architecture.md`, "Checking a refactor"). BEFORE and A
 
 Per question (matched by its id) the answer, the short answer, the confidence (the answer's and every part's: its
 short answer, confidence and whether it is shown), the cited sentences with their chunk ids, the ranked documents,
-the source statuses and any error are compared; latencies are not. Per timeline (system and entity) every fact is
-compared: its document, sentence and date, and the order of the facts. A question or timeline only one run has is
-a difference too. Every difference is printed, then their count; the exit code is 1 when there is any, 2 when the
-runs cannot be compared (as `diff`).
+the ranked chunks (by chunk id, in order: a chunk that moved, came or went, so two chunks of one document that swap
+ranks are seen; many changes of one question are summarised in one line), the source statuses and any error are
+compared; latencies are not. Per timeline (system and entity) every fact is compared: its document, sentence and
+date, and the order of the facts. A question or timeline only one run has is a difference too. Every difference
+is printed, then their count; the exit code is 1 when there is any, 2 when the runs cannot be compared (as `diff`).
 
 Usage:
 ```python
@@ -38,6 +39,8 @@ from pipelines.evaluation.jsonl import EvaluationInputError, load_jsonl
 FACTS_SUFFIX = "facts.jsonl"
 # The fields of a question's record that say what the analyst was told; `latency_ms` is left out on purpose.
 ANSWER_FIELDS = ("answer", "short_answer", "confidence", "citations", "ranked_doc_ids", "statuses", "error")
+# The ranked chunks' changes of one question listed one by one up to this many; more are summarised in one line.
+LISTED_CHUNK_CHANGES = 4
 
 
 @dataclass(frozen=True)
@@ -48,8 +51,11 @@ class Difference:
     field: str
     before: Any
     after: Any
+    detail: str = ""  # what changed in words, printed instead of the two values (the ranked chunks)
 
     def line(self) -> str:
+        if self.detail:
+            return f"{self.where}: {self.field}: {self.detail}"
         return f"{self.where}: {self.field}: {_show(self.before)} -> {_show(self.after)}"
 
 
@@ -101,6 +107,52 @@ def answer_view(record: dict[str, Any], *, with_answer_confidence: bool = True) 
     }
 
 
+def _ranked_chunks(record: dict[str, Any]) -> list[tuple[str, str]] | None:
+    """(chunk id, document id) of a question's ranked chunks in rank order; None for a run that did not record them."""
+    chunk_ids = record.get("ranked_chunk_ids")
+    if chunk_ids is None:
+        return None
+    doc_ids = list(record.get("ranked_doc_ids") or [])
+    return [(str(chunk_id), str(doc_ids[i]) if i < len(doc_ids) else "?") for i, chunk_id in enumerate(chunk_ids)]
+
+
+def chunk_changes(before: Sequence[tuple[str, str]], after: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """How the ranked chunks (chunk id, document id) changed, as (kind, words) with kind "moved", "gone" or "new", in
+    the order of their rank before, then the new ones by their rank after: ("moved", "chunk c-8 of doc d.md rank 7 ->
+    8"), ("gone", "chunk ... gone from rank 2"), ("new", "chunk ... new at rank 3")."""
+    rank_before = {chunk: rank for rank, (chunk, _) in reversed(list(enumerate(before, start=1)))}
+    rank_after = {chunk: rank for rank, (chunk, _) in reversed(list(enumerate(after, start=1)))}
+    changes = []
+    for rank, (chunk, doc) in enumerate(before, start=1):
+        if rank_before[chunk] != rank:
+            continue  # a chunk listed twice is described by its first rank
+        if chunk not in rank_after:
+            changes.append(("gone", f"chunk {chunk} of doc {doc} gone from rank {rank}"))
+        elif rank_after[chunk] != rank:
+            changes.append(("moved", f"chunk {chunk} of doc {doc} rank {rank} -> {rank_after[chunk]}"))
+    for rank, (chunk, doc) in enumerate(after, start=1):
+        if chunk not in rank_before and rank_after[chunk] == rank:
+            changes.append(("new", f"chunk {chunk} of doc {doc} new at rank {rank}"))
+    return changes
+
+
+def _chunks_difference(where: str, before: list[tuple[str, str]], after: list[tuple[str, str]]) -> Difference | None:
+    """One difference per question for its ranked chunks: every change listed when they are few, else their counts
+    and the first few (a retrieval change can move every chunk of every question)."""
+    old, new = [chunk for chunk, _ in before], [chunk for chunk, _ in after]
+    if old == new:
+        return None  # the same chunks; a changed document id is reported by `ranked_doc_ids`
+    changes = chunk_changes(before, after)
+    words = [text for _, text in changes]
+    if len(changes) > LISTED_CHUNK_CHANGES:
+        counts = ", ".join(f"{sum(k == kind for k, _ in changes)} {kind}" for kind in ("moved", "new", "gone"))
+        shown = "; ".join(words[: LISTED_CHUNK_CHANGES - 1])
+        detail = f"{counts} of {len(old)} -> {len(new)} chunks; first: {shown}; ..."
+    else:
+        detail = "; ".join(words)  # empty when only a repeated chunk's second rank changed: the lists are shown
+    return Difference(where, "ranked_chunks", old, new, detail)
+
+
 def compare_answers(
     before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]], where: str = "", tolerance: float = 0.0
 ) -> list[Difference]:
@@ -123,6 +175,12 @@ def compare_answers(
         for name in ANSWER_FIELDS:
             if not _same(was[name], now[name], tolerance):
                 differences.append(Difference(f"{prefix}{qid}", name, was[name], now[name]))
+        # A run made before the ranked chunks were recorded is compared by its ranked documents only.
+        chunks_before, chunks_after = _ranked_chunks(old[qid]), _ranked_chunks(new[qid])
+        if chunks_before is not None and chunks_after is not None:
+            moved = _chunks_difference(f"{prefix}{qid}", chunks_before, chunks_after)
+            if moved is not None:
+                differences.append(moved)
     return differences
 
 
@@ -247,6 +305,15 @@ def count_compared(before: Path) -> int:
     return sum(len(_load(path)) for path in files)
 
 
+def without_ranked_chunks(run: Path) -> int:
+    """How many of a run's question records do not hold their ranked chunks (made before `ranked_chunk_ids` was
+    recorded): those are compared by their ranked documents only."""
+    files = [run] if run.is_file() else list(_run_files(run).values())
+    return sum(
+        "ranked_chunk_ids" not in record for path in files if _kind(path) == "answers" for record in _load(path)
+    )
+
+
 def format_differences(differences: Sequence[Difference]) -> str:
     """One line per difference."""
     return "\n".join(difference.line() for difference in differences)
@@ -279,9 +346,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise EvaluationInputError("--tolerance must not be negative")
         differences = compare_paths(args.before, args.after, args.tolerance)
         compared = count_compared(args.before)
+        unranked = {path: without_ranked_chunks(path) for path in (args.before, args.after)}
     except (EvaluationInputError, OSError) as exc:
         print(f"research eval compare: {_reason(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    for path, count in unranked.items():
+        if count:
+            print(
+                f"research eval compare: {count} answers of {path} do not record their ranked chunks (a run made "
+                "before they were recorded); their ranked documents are compared, not the chunks' order",
+                file=sys.stderr,
+            )
     if differences:
         print(format_differences(differences))
     print(f"{len(differences)} differences over {compared} answers and timelines")

@@ -357,6 +357,7 @@ class EvaluationRun:
             "gold_doc_ids": question["gold_doc_ids"],
             "answers": question["answers"],
             "ranked_doc_ids": ranked_doc_ids,
+            "ranked_chunk_ids": [chunk.chunk_id for chunk in answer.chunks],  # beside the documents, rank for rank
             "ranked_sources": [found_by[chunk.chunk_id] for chunk in answer.chunks],
             "answer": answer.answer,
             "short_answer": answer.short_answer,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,9 @@ import pytest
 from components.graph.dates import FuzzyDate
 from pipelines.cli import main as cli_main
 from pipelines.evaluation.compare import compare_answers, compare_facts, compare_paths
+from pipelines.evaluation.questions import EvaluationConfig, EvaluationRun
 from pipelines.evaluation.timelines import TimelineEntry, TimelineReport
+from pipelines.evaluation.variants import RankedChunk, VariantAnswer
 
 ANSWER = {
     "id": "q1",
@@ -23,6 +26,7 @@ ANSWER = {
                "short_answer_confidence": 0.82, "sure": True}],
     "citations": [{"sentence": "Ada Brennick founded Quillmoor Labs [1].", "chunk_id": "c-17", "supported": True}],
     "ranked_doc_ids": ["quillmoor.md", "harbour.md"],
+    "ranked_chunk_ids": ["c-17", "c-40"],
     "statuses": {"kb_dense": "ok"},
     "latency_ms": 812.5,
     "error": None,
@@ -102,6 +106,67 @@ class TestAnswers:
         ]
 
 
+def ranked(chunks: list[tuple[str, str]], **fields) -> dict:
+    """ANSWER with these (chunk id, document id) as its ranked chunks."""
+    return {**ANSWER, "ranked_chunk_ids": [c for c, _ in chunks], "ranked_doc_ids": [d for _, d in chunks], **fields}
+
+
+# Eight chunks: two of quillmoor.md, then six of harbour.md.
+EIGHT = [("c-17", "quillmoor.md"), ("c-18", "quillmoor.md")] + [(f"h-{i}", "harbour.md") for i in range(3, 9)]
+
+
+class TestRankedChunks:
+    def test_two_chunks_of_one_document_that_swap_ranks(self):
+        swapped = EIGHT[:6] + [EIGHT[7], EIGHT[6]]
+        differences = compare_answers([ranked(EIGHT)], [ranked(swapped)], where="demo")
+        assert [d.field for d in differences] == ["ranked_chunks"]  # the ranked documents are the same
+        assert differences[0].line() == (
+            "demo q1: ranked_chunks: chunk h-7 of doc harbour.md rank 7 -> 8; chunk h-8 of doc harbour.md rank 8 -> 7"
+        )
+        assert compare_answers([ranked(EIGHT)], [ranked(list(EIGHT))]) == []
+
+    def test_a_chunk_that_came_or_went(self):
+        replaced = EIGHT[:1] + [("c-19", "quillmoor.md")] + EIGHT[2:]
+        differences = compare_answers([ranked(EIGHT)], [ranked(replaced)])
+        assert [d.detail for d in differences] == [
+            "chunk c-18 of doc quillmoor.md gone from rank 2; chunk c-19 of doc quillmoor.md new at rank 2"
+        ]
+        shorter = compare_answers([ranked(EIGHT)], [ranked(EIGHT[:7])])
+        assert [d.field for d in shorter] == ["ranked_doc_ids", "ranked_chunks"]
+        assert shorter[1].detail == "chunk h-8 of doc harbour.md gone from rank 8"
+
+    def test_many_changes_of_one_question_are_one_line(self):
+        reordered = list(reversed(EIGHT[1:])) + [("n-1", "new.md")]  # seven moved, one new, one gone
+        differences = compare_answers([ranked(EIGHT)], [ranked(reordered)])
+        chunks = [d for d in differences if d.field == "ranked_chunks"]
+        assert len(chunks) == 1
+        line = chunks[0].line()
+        assert line.startswith("q1: ranked_chunks: 7 moved, 1 new, 1 gone of 8 -> 8 chunks; first: ")
+        assert "chunk c-17 of doc quillmoor.md gone from rank 1; chunk c-18 of doc quillmoor.md rank 2 -> 7" in line
+        assert line.endswith("; ...") and line.count("chunk ") < 8 and "\n" not in line
+
+    def test_a_run_that_did_not_record_its_chunks_is_compared_by_documents(self):
+        older = {key: value for key, value in ranked(EIGHT).items() if key != "ranked_chunk_ids"}
+        swapped = ranked(EIGHT[:6] + [EIGHT[7], EIGHT[6]])
+        assert compare_answers([older], [swapped]) == []
+        assert [d.field for d in compare_answers([older], [ranked(EIGHT[:7])])] == ["ranked_doc_ids"]
+
+    def test_the_evaluation_records_its_ranked_chunks(self, tmp_path: Path):
+        class Runner:
+            def ask(self, question: str, top_k: int) -> VariantAnswer:
+                return VariantAnswer(chunks=[
+                    RankedChunk("k-2", "kb-doc-1", "kb", "Quillmoor Labs opened.", {"kb_dense": 1}),
+                    RankedChunk("k-1", "kb-doc-1", "kb", "Quillmoor Labs moved.", {"kb_dense": 2}),
+                ], statuses={"kb_dense": "ok"})
+
+        run = EvaluationRun(EvaluationConfig(questions=tmp_path / "q.jsonl", progress=False))
+        run.doc_id_map = {"kb-doc-1": "quillmoor.md"}
+        question = {"id": "q9", "question": "When did Quillmoor Labs open?", "gold_doc_ids": [], "answers": []}
+        record = run._ask(Runner(), question)
+        assert record["ranked_chunk_ids"] == ["k-2", "k-1"]
+        assert record["ranked_doc_ids"] == ["quillmoor.md", "quillmoor.md"]
+
+
 class TestFacts:
     def test_fact_for_fact(self):
         assert compare_facts(FACTS, copy.deepcopy(FACTS)) == []
@@ -160,6 +225,33 @@ class TestCommand:
         one = before / "demo" / "results" / "research-kb.jsonl"
         assert cli_main(["eval", "compare", str(one), str(after / "demo" / "results" / "research-kb.jsonl")]) == 1
 
+    def test_chunks_that_swap_and_a_changed_cited_chunk_are_differences(self, tmp_path: Path, capsys):
+        before = write_run(tmp_path / "before", [ranked(EIGHT), OTHER], FACTS)
+        cited = ranked(EIGHT[:6] + [EIGHT[7], EIGHT[6]])
+        cited["citations"] = [{**ANSWER["citations"][0], "chunk_id": "c-18"}]
+        after = write_run(tmp_path / "after", [cited, OTHER], FACTS)
+        assert cli_main(["eval", "compare", str(before), str(after)]) == 1
+        out = capsys.readouterr().out
+        assert (
+            "demo/results/research-kb.jsonl q1: ranked_chunks: chunk h-7 of doc harbour.md rank 7 -> 8; "
+            "chunk h-8 of doc harbour.md rank 8 -> 7" in out
+        )
+        assert 'demo/results/research-kb.jsonl q1: citations: [["Ada Brennick founded Quillmoor Labs [1].", "c-17"]]' \
+            ' -> [["Ada Brennick founded Quillmoor Labs [1].", "c-18"]]' in out
+        assert "2 differences over 4 answers and timelines" in out
+        only_order = write_run(tmp_path / "order", [ranked(EIGHT[:6] + [EIGHT[7], EIGHT[6]]), OTHER], FACTS)
+        assert cli_main(["eval", "compare", str(before), str(only_order)]) == 1
+        assert "1 differences over 4 answers and timelines" in capsys.readouterr().out
+
+    def test_a_run_without_ranked_chunks_is_named(self, tmp_path: Path, capsys):
+        older = {key: value for key, value in ANSWER.items() if key != "ranked_chunk_ids"}
+        before = write_run(tmp_path / "before", [older, OTHER], FACTS)
+        after = write_run(tmp_path / "after", [ANSWER, OTHER], FACTS)
+        assert cli_main(["eval", "compare", str(before), str(after)]) == 0
+        captured = capsys.readouterr()
+        assert f"1 answers of {before} do not record their ranked chunks" in captured.err
+        assert str(after) not in captured.err and "0 differences" in captured.out
+
     def test_bad_input_is_one_sentence_and_exit_code_2_not_the_1_of_a_difference(self, tmp_path: Path, capsys):
         assert cli_main(["eval", "compare", str(tmp_path / "nope"), str(tmp_path)]) == 2
         assert "does not exist" in capsys.readouterr().err
@@ -215,3 +307,27 @@ class TestCommand:
             cli_main(["eval", "compare", "--help"])
         usage = " ".join(capsys.readouterr().out.split())
         assert "0 when the runs are the same, 1 when they differ, 2 when they cannot be compared" in usage
+
+
+class TestReplayScript:
+    SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "replay_dev_sets.sh"
+
+    def replay(self, cwd: Path, *args: str, only: str) -> subprocess.CompletedProcess:
+        # `true` stands in for the research command: only the script's own checks run.
+        env = {"PATH": "/usr/bin:/bin", "RESEARCH": "true", "PYTHON": "true", "ONLY": only}
+        return subprocess.run(
+            ["bash", str(self.SCRIPT), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+        )
+
+    def test_a_missing_sets_folder_is_one_sentence_and_exit_code_2_before_anything_runs(self, tmp_path: Path):
+        done = self.replay(tmp_path, "out", only="squad")  # the default ../shared/data, relative to tmp_path
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert done.stderr.count("\n") == 1 and "sets' folder ../shared/data (from " in done.stderr
+        assert "does not exist" in done.stderr and not (tmp_path / "out").exists()
+        given = self.replay(tmp_path, "out", str(tmp_path / "nowhere"), only="demo apple")
+        assert given.returncode == 2 and f"folder {tmp_path / 'nowhere'} does not exist" in given.stderr
+
+    def test_the_demo_alone_needs_no_sets_folder(self, tmp_path: Path):
+        done = self.replay(tmp_path, "out", only="demo")
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / "out").is_dir()
