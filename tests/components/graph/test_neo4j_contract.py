@@ -234,6 +234,8 @@ def test_the_server_speaks_packstream_and_bolt_framing_as_the_driver_does(bolt_s
         "float": -1.5, "none": None, "flags": [True, False], "text": "Nordvik å" * 3,
         "long": "x" * 70_000,  # a message longer than one chunk, both ways
         "list": list(range(300)), "map": {f"k{i}": i for i in range(20)}, "nested": [{"a": [None, "b", []]}, {}],
+        # 16-bit string, 8-bit list, 16-bit map and 16-bit bytes sizes
+        "mid": "y" * 300, "short": list(range(20)), "wide": {f"k{i}": i for i in range(300)}, "raw": b"\x00\xff" * 200,
     }
     bolt_server.answer(r"^RETURN \$v AS v$", [{"v": values}])
     with neo4j.GraphDatabase.driver(bolt_server.uri, auth=("neo4j", "contract-pw")) as driver:
