@@ -10,14 +10,17 @@ a value, and it is never logged. The driver is made on first use (`warm_up` or t
 timeouts, so a missing server is one sentence in seconds rather than a minute of retries. Every read and write
 transaction also has a deadline (`query_timeout`, sent to the server as the transaction's timeout too): the driver
 has no read timeout of its own, so a server that stops answering mid-query would hold the caller forever; at the
-deadline the driver is closed (which ends its waiting read) and made again on next use. Driver failures reach the
+deadline the driver is closed (which ends its waiting read; the connections its retries open are closed too, until
+the abandoned call has ended) and made again on next use, once however many threads ask. Driver failures reach the
 caller as `GraphUnavailable` with one sentence, never as the driver's own exceptions.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime as dt
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -33,6 +36,8 @@ from components.validation import positive
 USERNAME: str = default_setting("neo4j_username")
 DATABASE: str = default_setting("neo4j_database")
 COLLECTION: str = default_setting("kb_collection")
+# Seconds the driver retries a transaction that failed with a transient error or lost its connection.
+_RETRY_S = 2.0
 
 _SCHEMA = (
     "CREATE CONSTRAINT graph_entity_uuid IF NOT EXISTS FOR (e:Entity) REQUIRE (e.collection, e.uuid) IS UNIQUE",
@@ -216,6 +221,8 @@ class Neo4jGraphStore(GraphStore):
         self._driver = driver
         self._ready = False
         self._lock = threading.Lock()
+        # Makes and swaps the driver. Not `_lock`: the schema is made under that, by work in another thread.
+        self._driver_lock = threading.Lock()
 
     def _resolve_password(self) -> str | None:
         """The secret's value; `NEO4J_PASSWORD` written in the settings' `.env` file counts as set."""
@@ -229,20 +236,22 @@ class Neo4jGraphStore(GraphStore):
         return value
 
     def _get_driver(self) -> Any:
-        if self._driver is None:
-            from neo4j import GraphDatabase
+        """The store's one driver, made on first use (by one thread, however many ask at once)."""
+        with self._driver_lock:
+            if self._driver is None:
+                from neo4j import GraphDatabase
 
-            password = self._resolve_password()
-            auth = (self.username, password) if password is not None else None
-            # Short budgets: a missing server must be one clear error in seconds, not a minute of retries.
-            self._driver = GraphDatabase.driver(
-                self.uri,
-                auth=auth,
-                connection_timeout=self.connection_timeout,
-                connection_acquisition_timeout=self.connection_timeout,
-                max_transaction_retry_time=2.0,
-            )
-        return self._driver
+                password = self._resolve_password()
+                auth = (self.username, password) if password is not None else None
+                # Short budgets: a missing server must be one clear error in seconds, not a minute of retries.
+                self._driver = GraphDatabase.driver(
+                    self.uri,
+                    auth=auth,
+                    connection_timeout=self.connection_timeout,
+                    connection_acquisition_timeout=self.connection_timeout,
+                    max_transaction_retry_time=_RETRY_S,
+                )
+            return self._driver
 
     def _unavailable(self, exc: BaseException) -> GraphUnavailable:
         """The one sentence a driver failure becomes (never the password, which the driver never echoes)."""
@@ -253,21 +262,51 @@ class Neo4jGraphStore(GraphStore):
             reason += " (the server refused the username or password: check NEO4J_USERNAME and NEO4J_PASSWORD)"
         return GraphUnavailable(f"Neo4j at {self.uri} cannot be used: {reason}")
 
-    def _bounded(self, work: Callable[[], Any]) -> Any:
-        """`work()` (driver calls) within `query_timeout`; a driver failure or the deadline is `GraphUnavailable`."""
+    def _bounded(self, work: Callable[[Any], Any]) -> Any:
+        """`work(driver)` within `query_timeout`; a driver failure or the deadline is `GraphUnavailable`."""
         from neo4j.exceptions import DriverError, Neo4jError
 
-        future = submit_in_thread(work)
+        used: list[Any] = []  # the driver the work runs on
+
+        def attempt() -> Any:
+            used.append(self._get_driver())
+            return work(used[0])
+
+        future = submit_in_thread(attempt)
         try:
             return future.result(timeout=self.query_timeout)
-        except TimeoutError:
-            # The driver has no read timeout: closing it ends the read the abandoned call waits in.
-            driver, self._driver = self._driver, None
-            if driver is not None:
-                driver.close()
+        except TimeoutError as exc:
+            if future.done():  # the work's own TimeoutError (a socket's), not the deadline
+                raise self._unavailable(exc) from exc
+            self._abandon(used[0] if used else None, future)
             raise GraphUnavailable(f"Neo4j at {self.uri} did not answer within {self.query_timeout:g} s") from None
         except (DriverError, Neo4jError) as exc:
             raise self._unavailable(exc) from exc
+
+    def _abandon(self, driver: Any, future: Any) -> None:
+        """End the call `future` runs on `driver`, which missed its deadline; the next call makes a new driver.
+
+        The driver has no read timeout: closing it ends the read the call waits in. But the driver retries a
+        transaction that lost its connection on a new one (a closed driver's pool still opens them), which would
+        wait again, so its connections are closed again until the call has ended (its retries stop within
+        `_RETRY_S`). Another caller's driver, made after this one was swapped out, is left alone.
+        """
+        if driver is None:
+            return
+        with self._driver_lock:
+            if self._driver is driver:
+                self._driver = None
+
+        def close_until_done() -> None:
+            driver.close()
+            pool = getattr(driver, "_pool", None)  # driver.close() closes the pool only once
+            give_up = time.monotonic() + self.connection_timeout + _RETRY_S + 10.0
+            while pool is not None and time.monotonic() < give_up:
+                if concurrent.futures.wait([future], timeout=0.2).done:
+                    return
+                pool.close()
+
+        threading.Thread(target=close_until_done, name="neo4j-abandon", daemon=True).start()
 
     def _query(self, text: str) -> Any:
         """A statement with the store's deadline, which the server applies to its transaction too."""
@@ -278,10 +317,10 @@ class Neo4jGraphStore(GraphStore):
     def _create_schema(self) -> None:
         """The constraints and indexes."""
 
-        def create() -> None:
-            self._get_driver().verify_connectivity()
+        def create(driver: Any) -> None:
+            driver.verify_connectivity()
             for statement in _SCHEMA:
-                self._get_driver().execute_query(self._query(statement), database_=self.database)
+                driver.execute_query(self._query(statement), database_=self.database)
 
         try:
             self._bounded(create)
@@ -298,7 +337,7 @@ class Neo4jGraphStore(GraphStore):
 
         self.ensure_schema()
         result = self._bounded(
-            lambda: self._get_driver().execute_query(
+            lambda driver: driver.execute_query(
                 self._query(QUERIES[name]),
                 parameters_={"c": self.collection, **_plain(params)},
                 database_=self.database,
@@ -312,8 +351,8 @@ class Neo4jGraphStore(GraphStore):
 
         self.ensure_schema()
 
-        def write() -> Any:
-            with self._get_driver().session(database=self.database) as session:
+        def write(driver: Any) -> Any:
+            with driver.session(database=self.database) as session:
                 return session.execute_write(unit_of_work(timeout=self.query_timeout)(work), *args)
 
         return self._bounded(write)
@@ -321,7 +360,7 @@ class Neo4jGraphStore(GraphStore):
     def drop(self) -> None:
         self.ensure_schema()
         self._bounded(
-            lambda: self._get_driver().execute_query(
+            lambda driver: driver.execute_query(
                 self._query(
                     "MATCH (n) WHERE n.collection = $c AND (n:Entity OR n:Fact OR n:Alias OR n:GraphDocument) "
                     "DETACH DELETE n"
@@ -332,6 +371,7 @@ class Neo4jGraphStore(GraphStore):
         )
 
     def close(self) -> None:
-        if self._driver is not None:
-            self._driver.close()
-            self._driver = None
+        with self._driver_lock:
+            driver, self._driver = self._driver, None
+        if driver is not None:
+            driver.close()

@@ -34,6 +34,16 @@ def store(bolt_server):
     made.close()
 
 
+def wait_for(condition, seconds: float = 2.0) -> bool:
+    """Whether `condition()` holds within `seconds` (for what the server reads after the client has gone on)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 def fact_record(uuid: str, text: str, valid: str | None, entities: list[tuple[str, str]]) -> dict:
     """A row as `entity_facts` RETURNs it: the fact node, and its entities with their positions."""
     properties = {"collection": "kb1", "uuid": uuid, "text": text, "document_id": "d1", "sentence_index": 2,
@@ -56,7 +66,8 @@ def test_warm_up_logs_in_and_creates_the_schema_once(bolt_server):
     assert len(bolt_server.begins) == len(_SCHEMA)
     assert {(begin.get("db"), begin.get("tx_timeout")) for begin in bolt_server.begins} == {("neo4j", 7500)}
     store.close()
-    assert bolt_server.messages[-1] == "GOODBYE"
+    # GOODBYE has no answer: the driver does not wait for the server to read it.
+    assert wait_for(lambda: bolt_server.messages[-1:] == ["GOODBYE"])
 
 
 def test_replace_document_sends_the_rows_the_store_builds_in_one_transaction(bolt_server, store):
@@ -223,6 +234,8 @@ def test_the_server_speaks_packstream_and_bolt_framing_as_the_driver_does(bolt_s
         "float": -1.5, "none": None, "flags": [True, False], "text": "Nordvik å" * 3,
         "long": "x" * 70_000,  # a message longer than one chunk, both ways
         "list": list(range(300)), "map": {f"k{i}": i for i in range(20)}, "nested": [{"a": [None, "b", []]}, {}],
+        # 16-bit string, 8-bit list, 16-bit map and 16-bit bytes sizes
+        "mid": "y" * 300, "short": list(range(20)), "wide": {f"k{i}": i for i in range(300)}, "raw": b"\x00\xff" * 200,
     }
     bolt_server.answer(r"^RETURN \$v AS v$", [{"v": values}])
     with neo4j.GraphDatabase.driver(bolt_server.uri, auth=("neo4j", "contract-pw")) as driver:
@@ -248,3 +261,21 @@ def test_bolt_5_0_logs_in_at_hello_and_a_server_without_a_shared_version_is_one_
             store.warm_up()
         assert server.runs == []
         store.close()
+
+
+def test_the_call_abandoned_at_the_deadline_ends_though_the_server_still_hangs(bolt_server, monkeypatch):
+    import components.graph.neo4j_store as neo4j_store
+
+    calls = []
+    submit = neo4j_store.submit_in_thread
+    monkeypatch.setattr(neo4j_store, "submit_in_thread", lambda work: calls.append(submit(work)) or calls[-1])
+    store = make_store(bolt_server, query_timeout=0.5)
+    store.warm_up()
+    bolt_server.fail("hang", "run")
+    with pytest.raises(GraphUnavailable, match="did not answer within 0.5 s"):
+        store.entity_facts(["e1"])
+    # The driver retries on a new connection after the first is closed; those are closed too, so the thread that
+    # ran the call ends within the driver's retry budget (2 s) instead of waiting with the server.
+    assert wait_for(calls[-1].done, seconds=5.0)
+    assert bolt_server.queries().count(QUERIES["entity_facts"]) >= 2
+    store.close()

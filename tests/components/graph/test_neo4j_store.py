@@ -177,3 +177,56 @@ class TestNeo4jGraphStore:
         assert grouped == {"e1": ["f1", "f2"], "e2": ["f1"]}
         assert best["e2"][0].fact.entity_names == ["Nordvik", "Johan Lindqvist"]
         assert store.best_entity_facts([]) == {} and driver.execute_query.call_count == 1
+
+
+class TestDriverLifecycle:
+    def test_callers_at_once_share_one_driver(self, monkeypatch):
+        import threading
+        import time
+
+        import neo4j
+
+        made = []
+
+        def slow_driver(*args, **kwargs):
+            time.sleep(0.1)  # every caller is past the check before the first driver exists
+            made.append(Mock(spec=Driver))
+            return made[-1]
+
+        monkeypatch.setattr(neo4j.GraphDatabase, "driver", slow_driver)
+        store = Neo4jGraphStore("bolt://127.0.0.1:7687", password=None)
+        got = []
+        callers = [threading.Thread(target=lambda: got.append(store._get_driver())) for _ in range(4)]
+        for caller in callers:
+            caller.start()
+        for caller in callers:
+            caller.join()
+        assert len(made) == 1 and got == made * 4  # no second driver made and left open
+
+    def test_a_late_call_closes_its_own_driver_not_the_one_made_since(self):
+        import threading
+
+        old, new = Mock(spec=Driver), Mock(spec=Driver)
+        store = Neo4jGraphStore("bolt://127.0.0.1:7687", password=None, driver=old, query_timeout=0.2)
+        store._ready = True
+        release = threading.Event()
+
+        def hang(*args, **kwargs):
+            store._driver = new  # meanwhile another caller's deadline swapped the driver and a new one was made
+            release.wait(5)
+
+        old.execute_query.side_effect = hang
+        with pytest.raises(GraphUnavailable, match="did not answer within 0.2 s"):
+            store.counts()
+        release.set()
+        assert store._driver is new and not new.close.called
+        old.close.assert_called()
+
+    def test_the_drivers_own_timeout_error_is_not_the_deadline(self, driver):
+        driver.execute_query.side_effect = TimeoutError("timed out")
+        store = Neo4jGraphStore("bolt://127.0.0.1:7687", password=None, driver=driver, query_timeout=30.0)
+        store._ready = True
+        with pytest.raises(GraphUnavailable) as excinfo:
+            store.counts()
+        assert str(excinfo.value) == "Neo4j at bolt://127.0.0.1:7687 cannot be used: TimeoutError"
+        assert store._driver is driver and not driver.close.called
