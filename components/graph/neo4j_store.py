@@ -17,10 +17,8 @@ caller as `GraphUnavailable` with one sentence, never as the driver's own except
 
 from __future__ import annotations
 
-import concurrent.futures
 import datetime as dt
 import threading
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -284,29 +282,20 @@ class Neo4jGraphStore(GraphStore):
             raise self._unavailable(exc) from exc
 
     def _abandon(self, driver: Any, future: Any) -> None:
-        """End the call `future` runs on `driver`, which missed its deadline; the next call makes a new driver.
+        """Give up the call `future` runs on `driver`, which missed its deadline; the next call makes a new driver.
 
-        The driver has no read timeout: closing it ends the read the call waits in. But the driver retries a
-        transaction that lost its connection on a new one (a closed driver's pool still opens them), which would
-        wait again, so its connections are closed again until the call has ended (its retries stop within
-        `_RETRY_S`). Another caller's driver, made after this one was swapped out, is left alone.
+        The driver has no read timeout: closing it ends the read the call waits in. The driver may retry the
+        transaction on a new connection, which waits again while the server hangs: that thread is then held until
+        the server answers or drops the connection, as a hung call holds one thread everywhere in the product (the
+        driver offers no public way to close a retried connection). The caller has its answer at the deadline either
+        way. Another caller's driver, made after this one was swapped out, is left alone.
         """
         if driver is None:
             return
         with self._driver_lock:
             if self._driver is driver:
                 self._driver = None
-
-        def close_until_done() -> None:
-            driver.close()
-            pool = getattr(driver, "_pool", None)  # driver.close() closes the pool only once
-            give_up = time.monotonic() + self.connection_timeout + _RETRY_S + 10.0
-            while pool is not None and time.monotonic() < give_up:
-                if concurrent.futures.wait([future], timeout=0.2).done:
-                    return
-                pool.close()
-
-        threading.Thread(target=close_until_done, name="neo4j-abandon", daemon=True).start()
+        threading.Thread(target=driver.close, name="neo4j-abandon", daemon=True).start()
 
     def _query(self, text: str) -> Any:
         """A statement with the store's deadline, which the server applies to its transaction too."""
