@@ -15,6 +15,7 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -28,6 +29,17 @@ FAULT_MODES = ("slow", "429", "500", "malformed", "hang", "drop", "endless", "dr
 # body ends, and an unthrottled loopback body would fill the test process's memory (gigabytes a second).
 ENDLESS_LIMIT_S = 20.0
 ENDLESS_RATE_BYTES_S = 16_000_000
+
+
+def take_counted(items: Iterable[Any], matches: Callable[[Any], bool]) -> Any | None:
+    """The first of `items` that `matches` and has uses left (its `times`; None: unlimited), one use taken."""
+    for item in items:
+        if not matches(item) or (item.times is not None and item.times <= 0):
+            continue
+        if item.times is not None:
+            item.times -= 1
+        return item
+    return None
 
 
 @dataclass
@@ -193,15 +205,9 @@ class ContractServer:
 
     def _take_fault(self, path: str, payload: str) -> Fault | None:
         with self._lock:
-            for fault in self._faults:
-                if not path.startswith(fault.path) or (fault.match and fault.match not in payload):
-                    continue
-                if fault.times is not None:
-                    if fault.times <= 0:
-                        continue
-                    fault.times -= 1
-                return fault
-        return None
+            return take_counted(
+                self._faults, lambda fault: path.startswith(fault.path) and (not fault.match or fault.match in payload)
+            )
 
     def _dispatch(self, handler: BaseHTTPRequestHandler, method: str) -> None:
         parts = urlsplit(handler.path)

@@ -34,6 +34,8 @@ from typing import Any
 
 import pytest
 
+from tests.contract_servers import take_counted
+
 MAGIC = b"\x60\x60\xb0\x17"
 VERSIONS = ((5, 4), (5, 3), (5, 2), (5, 1), (5, 0))  # the server's own, best first
 UNAUTHORIZED = "Neo.ClientError.Security.Unauthorized"
@@ -362,15 +364,7 @@ class BoltContractServer:
 
     def _rule_for(self, query: str) -> Rule | None:
         with self._lock:
-            for rule in self.rules:
-                if not re.search(rule.pattern, query):
-                    continue
-                if rule.times is not None:
-                    if rule.times <= 0:
-                        continue
-                    rule.times -= 1
-                return rule
-        return None
+            return take_counted(self.rules, lambda rule: re.search(rule.pattern, query) is not None)
 
 
 def _receive(connection: socket.socket, n: int) -> bytes:
