@@ -261,3 +261,22 @@ def test_bolt_5_0_logs_in_at_hello_and_a_server_without_a_shared_version_is_one_
             store.warm_up()
         assert server.runs == []
         store.close()
+
+
+def test_the_call_abandoned_at_the_deadline_ends_though_the_server_still_hangs(bolt_server, monkeypatch):
+    import components.graph.neo4j_store as neo4j_store
+
+    calls = []
+    submit = neo4j_store.submit_in_thread
+    monkeypatch.setattr(neo4j_store, "submit_in_thread", lambda work: calls.append(submit(work)) or calls[-1])
+    store = make_store(bolt_server, query_timeout=0.5)
+    store.warm_up()
+    bolt_server.fail("hang", "run")
+    for _ in range(2):
+        with pytest.raises(GraphUnavailable, match="did not answer within 0.5 s"):
+            store.entity_facts(["e1"])
+    # Closing the driver ends the read; the driver's retry on a new connection finds the call abandoned and does not
+    # send the statement again, so no thread (and no connection) stays with the hung server, however many calls.
+    assert wait_for(lambda: all(call.done() for call in calls), seconds=5.0)
+    assert bolt_server.queries().count(QUERIES["entity_facts"]) == 2
+    store.close()
