@@ -320,13 +320,18 @@ class Neo4jGraphStore(GraphStore):
                 self._driver = None
         threading.Thread(target=driver.close, name="neo4j-abandon", daemon=True).start()
 
+    def _session(self, driver: Any) -> Any:
+        """A session on the store's database that chains its transactions after every earlier one of the driver (the
+        bookmark manager `execute_query` shares), so a read sees the writes before it on a cluster too."""
+        return driver.session(database=self.database, bookmark_manager=driver.execute_query_bookmark_manager)
+
     def _create_schema(self) -> None:
         """The constraints and indexes."""
 
         def create(driver: Any, unit: Callable[..., Any]) -> None:
             driver.verify_connectivity()
             for statement in _SCHEMA:
-                with driver.session(database=self.database) as session:
+                with self._session(driver) as session:
                     session.execute_write(unit(lambda tx, text=statement: tx.run(text).consume()))
 
         try:
@@ -344,7 +349,7 @@ class Neo4jGraphStore(GraphStore):
         parameters = {"c": self.collection, **_plain(params)}
 
         def read(driver: Any, unit: Callable[..., Any]) -> list[Mapping[str, Any]]:
-            with driver.session(database=self.database) as session:
+            with self._session(driver) as session:
                 return session.execute_read(unit(lambda tx: list(tx.run(QUERIES[name], parameters))))
 
         return self._bounded(read)
@@ -353,7 +358,7 @@ class Neo4jGraphStore(GraphStore):
         self.ensure_schema()
 
         def write(driver: Any, unit: Callable[..., Any]) -> Any:
-            with driver.session(database=self.database) as session:
+            with self._session(driver) as session:
                 return session.execute_write(unit(work), *args)
 
         return self._bounded(write)
@@ -365,7 +370,7 @@ class Neo4jGraphStore(GraphStore):
         )
 
         def delete(driver: Any, unit: Callable[..., Any]) -> None:
-            with driver.session(database=self.database) as session:
+            with self._session(driver) as session:
                 session.execute_write(unit(lambda tx: tx.run(text, c=self.collection).consume()))
 
         self._bounded(delete)

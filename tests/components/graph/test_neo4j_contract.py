@@ -110,6 +110,17 @@ def test_replace_document_sends_the_rows_the_store_builds_in_one_transaction(bol
     assert sent["delete_orphans"]["uuids"] == [row["uuid"] for row in entities]
 
 
+def test_a_read_after_a_write_waits_for_the_write_on_a_cluster(bolt_server, store):
+    document, chunks = nordvik_documents()[0]
+    store.replace_document(LanguageExtractor().extract(document, chunks))
+    written = bolt_server.begins[-1]
+    store.entity_facts(["e1"])
+    # The read's BEGIN carries the bookmark the write's COMMIT returned, so a follower answers only once it has it.
+    assert written.get("mode") != "r" and bolt_server.begins[-1].get("mode") == "r"
+    read_after = bolt_server.begins[-1].get("bookmarks")
+    assert read_after and read_after != written.get("bookmarks")  # the write's own, newer than any it began with
+
+
 def test_entity_facts_are_built_from_the_records_the_server_answers(bolt_server, store):
     bolt_server.answer(ENTITY_FACTS, [
         fact_record("f1", "Nordvik was founded.", "1970-12-18", [("e1", "Nordvik")]),
