@@ -10,9 +10,10 @@ a value, and it is never logged. The driver is made on first use (`warm_up` or t
 timeouts, so a missing server is one sentence in seconds rather than a minute of retries. Every read and write
 transaction also has a deadline (`query_timeout`, sent to the server as the transaction's timeout too): the driver
 has no read timeout of its own, so a server that stops answering mid-query would hold the caller forever; at the
-deadline the driver is closed (which ends its waiting read; the connections its retries open are closed too, until
-the abandoned call has ended) and made again on next use, once however many threads ask. Driver failures reach the
-caller as `GraphUnavailable` with one sentence, never as the driver's own exceptions.
+deadline the driver is closed (which ends its waiting read) and made again on next use, once however many threads
+ask; the driver's retry of the abandoned transaction finds it abandoned and gives up before it sends the statement
+again, so the call ends rather than wait with the server. Driver failures reach the caller as `GraphUnavailable`
+with one sentence, never as the driver's own exceptions.
 """
 
 from __future__ import annotations
@@ -36,6 +37,12 @@ DATABASE: str = default_setting("neo4j_database")
 COLLECTION: str = default_setting("kb_collection")
 # Seconds the driver retries a transaction that failed with a transient error or lost its connection.
 _RETRY_S = 2.0
+
+
+class _Abandoned(Exception):
+    """Raised in a transaction the driver retries after its call missed the deadline: not a driver error, so the
+    driver does not retry it again."""
+
 
 _SCHEMA = (
     "CREATE CONSTRAINT graph_entity_uuid IF NOT EXISTS FOR (e:Entity) REQUIRE (e.collection, e.uuid) IS UNIQUE",
@@ -260,15 +267,30 @@ class Neo4jGraphStore(GraphStore):
             reason += " (the server refused the username or password: check NEO4J_USERNAME and NEO4J_PASSWORD)"
         return GraphUnavailable(f"Neo4j at {self.uri} cannot be used: {reason}")
 
-    def _bounded(self, work: Callable[[Any], Any]) -> Any:
-        """`work(driver)` within `query_timeout`; a driver failure or the deadline is `GraphUnavailable`."""
+    def _bounded(self, work: Callable[[Any, Callable[..., Any]], Any]) -> Any:
+        """`work(driver, unit)` within `query_timeout`; a driver failure or the deadline is `GraphUnavailable`.
+
+        `unit(function)` is `function` as the transaction function to give the driver (`session.execute_read` or
+        `execute_write`): with the store's deadline as the transaction's, and never run again once the call was
+        abandoned, so the driver's retry ends instead of waiting again with a server that hangs.
+        """
+        from neo4j import unit_of_work
         from neo4j.exceptions import DriverError, Neo4jError
 
         used: list[Any] = []  # the driver the work runs on
+        abandoned = threading.Event()
+
+        def unit(function: Callable[..., Any]) -> Callable[..., Any]:
+            def once_live(tx: Any, *args: Any) -> Any:
+                if abandoned.is_set():
+                    raise _Abandoned("the call missed its deadline")
+                return function(tx, *args)
+
+            return unit_of_work(timeout=self.query_timeout)(once_live)
 
         def attempt() -> Any:
             used.append(self._get_driver())
-            return work(used[0])
+            return work(used[0], unit)
 
         future = submit_in_thread(attempt)
         try:
@@ -276,6 +298,7 @@ class Neo4jGraphStore(GraphStore):
         except TimeoutError as exc:
             if future.done():  # the work's own TimeoutError (a socket's), not the deadline
                 raise self._unavailable(exc) from exc
+            abandoned.set()  # before the driver is closed: its retry must find the call abandoned
             self._abandon(used[0] if used else None, future)
             raise GraphUnavailable(f"Neo4j at {self.uri} did not answer within {self.query_timeout:g} s") from None
         except (DriverError, Neo4jError) as exc:
@@ -284,11 +307,11 @@ class Neo4jGraphStore(GraphStore):
     def _abandon(self, driver: Any, future: Any) -> None:
         """Give up the call `future` runs on `driver`, which missed its deadline; the next call makes a new driver.
 
-        The driver has no read timeout: closing it ends the read the call waits in. The driver may retry the
-        transaction on a new connection, which waits again while the server hangs: that thread is then held until
-        the server answers or drops the connection, as a hung call holds one thread everywhere in the product (the
-        driver offers no public way to close a retried connection). The caller has its answer at the deadline either
-        way. Another caller's driver, made after this one was swapped out, is left alone.
+        The driver has no read timeout: closing it ends the read the call waits in. The driver then retries the
+        transaction on a new connection, but the transaction function finds the call abandoned (`_bounded`) and
+        raises, so the statement is not sent again and the thread is not held by a server that still hangs. The
+        caller has its answer at the deadline either way. Another caller's driver, made after this one was swapped
+        out, is left alone.
         """
         if driver is None:
             return
@@ -297,19 +320,19 @@ class Neo4jGraphStore(GraphStore):
                 self._driver = None
         threading.Thread(target=driver.close, name="neo4j-abandon", daemon=True).start()
 
-    def _query(self, text: str) -> Any:
-        """A statement with the store's deadline, which the server applies to its transaction too."""
-        from neo4j import Query
-
-        return Query(text, timeout=self.query_timeout)
+    def _session(self, driver: Any) -> Any:
+        """A session on the store's database that chains its transactions after every earlier one of the driver (the
+        bookmark manager `execute_query` shares), so a read sees the writes before it on a cluster too."""
+        return driver.session(database=self.database, bookmark_manager=driver.execute_query_bookmark_manager)
 
     def _create_schema(self) -> None:
         """The constraints and indexes."""
 
-        def create(driver: Any) -> None:
+        def create(driver: Any, unit: Callable[..., Any]) -> None:
             driver.verify_connectivity()
             for statement in _SCHEMA:
-                driver.execute_query(self._query(statement), database_=self.database)
+                with self._session(driver) as session:
+                    session.execute_write(unit(lambda tx, text=statement: tx.run(text).consume()))
 
         try:
             self._bounded(create)
@@ -322,42 +345,35 @@ class Neo4jGraphStore(GraphStore):
         return list(tx.run(QUERIES[name], c=self.collection, **_plain(params)))
 
     def _read(self, name: str, **params: Any) -> list[Mapping[str, Any]]:
-        from neo4j import RoutingControl
-
         self.ensure_schema()
-        result = self._bounded(
-            lambda driver: driver.execute_query(
-                self._query(QUERIES[name]),
-                parameters_={"c": self.collection, **_plain(params)},
-                database_=self.database,
-                routing_=RoutingControl.READ,
-            )
-        )
-        return list(result.records)
+        parameters = {"c": self.collection, **_plain(params)}
+
+        def read(driver: Any, unit: Callable[..., Any]) -> list[Mapping[str, Any]]:
+            with self._session(driver) as session:
+                return session.execute_read(unit(lambda tx: list(tx.run(QUERIES[name], parameters))))
+
+        return self._bounded(read)
 
     def _in_transaction(self, work: Callable[..., Any], *args: Any, connection: Any = None) -> Any:
-        from neo4j import unit_of_work
-
         self.ensure_schema()
 
-        def write(driver: Any) -> Any:
-            with driver.session(database=self.database) as session:
-                return session.execute_write(unit_of_work(timeout=self.query_timeout)(work), *args)
+        def write(driver: Any, unit: Callable[..., Any]) -> Any:
+            with self._session(driver) as session:
+                return session.execute_write(unit(work), *args)
 
         return self._bounded(write)
 
     def drop(self) -> None:
         self.ensure_schema()
-        self._bounded(
-            lambda driver: driver.execute_query(
-                self._query(
-                    "MATCH (n) WHERE n.collection = $c AND (n:Entity OR n:Fact OR n:Alias OR n:GraphDocument) "
-                    "DETACH DELETE n"
-                ),
-                parameters_={"c": self.collection},
-                database_=self.database,
-            )
+        text = (
+            "MATCH (n) WHERE n.collection = $c AND (n:Entity OR n:Fact OR n:Alias OR n:GraphDocument) DETACH DELETE n"
         )
+
+        def delete(driver: Any, unit: Callable[..., Any]) -> None:
+            with self._session(driver) as session:
+                session.execute_write(unit(lambda tx: tx.run(text, c=self.collection).consume()))
+
+        self._bounded(delete)
 
     def close(self) -> None:
         with self._driver_lock:

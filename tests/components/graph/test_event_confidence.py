@@ -332,11 +332,13 @@ def test_the_neo4j_query_leaves_less_certain_facts_out_of_the_ranking():
     from components.graph.neo4j_store import Neo4jGraphStore
 
     driver = MagicMock()
-    driver.execute_query.return_value = SimpleNamespace(records=[])
+    session = driver.session.return_value.__enter__.return_value
+    session.execute_read.side_effect = lambda work, *args: work(session.tx, *args)
+    session.tx.run.return_value = []
     store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, driver=driver)
     store._ready = True
     store.best_entity_facts(["e1"], per_entity=2, min_confidence=0.6)
-    query, params = driver.execute_query.call_args.args[0].text, driver.execute_query.call_args.kwargs["parameters_"]
+    query, params = session.tx.run.call_args.args
     assert "f.confidence IS NULL OR f.confidence >= $min_confidence" in query
     assert query.index("$min_confidence") < query.index("collect(f)[..$per]")
     assert params["min_confidence"] == 0.6

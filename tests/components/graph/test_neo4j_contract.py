@@ -110,6 +110,17 @@ def test_replace_document_sends_the_rows_the_store_builds_in_one_transaction(bol
     assert sent["delete_orphans"]["uuids"] == [row["uuid"] for row in entities]
 
 
+def test_a_read_after_a_write_waits_for_the_write_on_a_cluster(bolt_server, store):
+    document, chunks = nordvik_documents()[0]
+    store.replace_document(LanguageExtractor().extract(document, chunks))
+    written = bolt_server.begins[-1]
+    store.entity_facts(["e1"])
+    # The read's BEGIN carries the bookmark the write's COMMIT returned, so a follower answers only once it has it.
+    assert written.get("mode") != "r" and bolt_server.begins[-1].get("mode") == "r"
+    read_after = bolt_server.begins[-1].get("bookmarks")
+    assert read_after and read_after != written.get("bookmarks")  # the write's own, newer than any it began with
+
+
 def test_entity_facts_are_built_from_the_records_the_server_answers(bolt_server, store):
     bolt_server.answer(ENTITY_FACTS, [
         fact_record("f1", "Nordvik was founded.", "1970-12-18", [("e1", "Nordvik")]),
@@ -261,3 +272,22 @@ def test_bolt_5_0_logs_in_at_hello_and_a_server_without_a_shared_version_is_one_
             store.warm_up()
         assert server.runs == []
         store.close()
+
+
+def test_the_call_abandoned_at_the_deadline_ends_though_the_server_still_hangs(bolt_server, monkeypatch):
+    import components.graph.neo4j_store as neo4j_store
+
+    calls = []
+    submit = neo4j_store.submit_in_thread
+    monkeypatch.setattr(neo4j_store, "submit_in_thread", lambda work: calls.append(submit(work)) or calls[-1])
+    store = make_store(bolt_server, query_timeout=0.5)
+    store.warm_up()
+    bolt_server.fail("hang", "run")
+    for _ in range(2):
+        with pytest.raises(GraphUnavailable, match="did not answer within 0.5 s"):
+            store.entity_facts(["e1"])
+    # Closing the driver ends the read; the driver's retry on a new connection finds the call abandoned and does not
+    # send the statement again, so no thread (and no connection) stays with the hung server, however many calls.
+    assert wait_for(lambda: all(call.done() for call in calls), seconds=5.0)
+    assert bolt_server.queries().count(QUERIES["entity_facts"]) == 2
+    store.close()

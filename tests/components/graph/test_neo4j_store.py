@@ -5,11 +5,11 @@ set)."""
 from __future__ import annotations
 
 import datetime as dt
-from unittest.mock import Mock
+from unittest.mock import MagicMock, Mock
 
 import pytest
 from haystack.utils import Secret
-from neo4j import Driver, EagerResult
+from neo4j import Driver
 
 from components.graph.factory import graph_store_from_settings
 from components.graph.neo4j_store import Neo4jGraphStore
@@ -17,10 +17,26 @@ from components.graph.store import GraphUnavailable
 from components.settings import Settings
 
 
-def eager(records: list[dict]) -> Mock:
-    result = Mock(spec=EagerResult)
-    result.records = records
-    return result
+class Transactions:
+    """The driver's sessions, mocked: every transaction function runs on one `tx` whose `run` records the statement
+    and its parameters (`runs`) and answers the next of `answers`, else no record."""
+
+    def __init__(self, driver: Mock) -> None:
+        self.runs: list[tuple[str, dict]] = []
+        self.answers: list[list[dict]] = []
+        self.tx = Mock()
+        self.tx.run.side_effect = self._run
+        session = MagicMock()
+        session.__enter__.return_value = session
+        session.execute_read.side_effect = lambda work, *args: work(self.tx, *args)
+        session.execute_write.side_effect = lambda work, *args: work(self.tx, *args)
+        driver.session.return_value = session
+
+    def _run(self, text: str, parameters: dict | None = None, **kwargs) -> MagicMock:
+        self.runs.append((text, {**(parameters or {}), **kwargs}))
+        result = MagicMock()
+        result.__iter__.return_value = iter(self.answers.pop(0) if self.answers else [])
+        return result
 
 
 def fact_record(uuid: str, text: str, valid: str | None, entities: list[tuple[str, str]]) -> dict:
@@ -34,9 +50,12 @@ def fact_record(uuid: str, text: str, valid: str | None, entities: list[tuple[st
 
 @pytest.fixture()
 def driver():
-    mock = Mock(spec=Driver)
-    mock.execute_query.return_value = eager([])
-    return mock
+    return Mock(spec=Driver)
+
+
+@pytest.fixture()
+def transactions(driver):
+    return Transactions(driver)
 
 
 class TestNeo4jGraphStore:
@@ -114,69 +133,67 @@ class TestNeo4jGraphStore:
         assert "secret-pw" not in message
         store.close()
 
-    def test_entity_passage_links_in_one_query(self, driver):
+    def test_entity_passage_links_in_one_query(self, driver, transactions):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
         store._ready = True
-        driver.execute_query.return_value = eager([
+        transactions.answers = [[
             {"link": True, "entity": "e1", "passage": "d1-c0", "document": "d1", "n": 2},
             {"link": True, "entity": "e2", "passage": None, "document": "d2", "n": 1},
             {"link": False, "entity": "e1", "passage": "nordvik", "document": None, "n": 0},
             {"link": False, "entity": "e1", "passage": "nordvik se", "document": None, "n": 0},
-        ])
+        ]]
         found = store.entity_passage_links()
-        query, kwargs = driver.execute_query.call_args.args[0].text, driver.execute_query.call_args.kwargs
+        [(query, params)] = transactions.runs
         # Links and names of the entities taking part, then of the names only mentioned (`f.mentions`).
-        assert query.count("UNION ALL") == 4 and "f.mentions" in query and kwargs["parameters_"]["c"] == "kb1"
+        assert query.count("UNION ALL") == 4 and "f.mentions" in query and params["c"] == "kb1"
         assert found.links == (("e1", "d1-c0", "d1", 2), ("e2", None, "d2", 1))
         assert found.names == (("nordvik", "e1"), ("nordvik se", "e1"))
         assert store.graph_version() is None  # no change counter: the walk's cache re-reads after its TTL
 
-    def test_relationships_walk_hop_by_hop(self, driver):
+    def test_relationships_walk_hop_by_hop(self, driver, transactions):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, driver=driver)
         store._ready = True
-        driver.execute_query.side_effect = [
-            eager([fact_record("f1", "A met B.", "2020-01-01", [("a", "A"), ("b", "B")])]),
-            eager([fact_record("f1", "A met B.", "2020-01-01", [("a", "A"), ("b", "B")]),
-                   fact_record("f2", "B met C.", "2020-02-01", [("b", "B"), ("c", "C")])]),
+        transactions.answers = [
+            [fact_record("f1", "A met B.", "2020-01-01", [("a", "A"), ("b", "B")])],
+            [fact_record("f1", "A met B.", "2020-01-01", [("a", "A"), ("b", "B")]),
+             fact_record("f2", "B met C.", "2020-02-01", [("b", "B"), ("c", "C")])],
         ]
         hits = store.related_facts("a", depth=2)
         assert [(hit.fact.uuid, hit.hop) for hit in hits] == [("f1", 1), ("f2", 2)]
-        frontiers = [call.kwargs["parameters_"]["frontier"] for call in driver.execute_query.call_args_list]
+        frontiers = [params["frontier"] for _, params in transactions.runs]
         assert frontiers == [["a"], ["b"]]
 
-    def test_find_entities_ranks_like_the_embedded_store(self, driver):
+    def test_find_entities_ranks_like_the_embedded_store(self, driver, transactions):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, driver=driver)
         store._ready = True
         undated = {"first_from": None, "first_precision": None, "last_from": None, "last_precision": None}
-        driver.execute_query.return_value = eager([
+        transactions.answers = [[
             {"uuid": "1", "key": "quillmoor", "name": "Quillmoor", "kind": "organization", "n": 9, "aliases": [],
              **undated},
             {"uuid": "2", "key": "quillmoor records", "name": "Quillmoor Records", "kind": "organization", "n": 3,
              "aliases": [], **undated},
-        ])
+        ]]
         assert [e.name for e in store.find_entities("Saltmarsh Quillmoor Records")] == ["Quillmoor Records"]
-        assert driver.execute_query.call_args.kwargs["parameters_"]["words"] == ["saltmarsh", "quillmoor", "records"]
+        assert transactions.runs[-1][1]["words"] == ["saltmarsh", "quillmoor", "records"]
 
-    def test_best_entity_facts_is_one_query_grouped_by_entity(self, driver):
+    def test_best_entity_facts_is_one_query_grouped_by_entity(self, driver, transactions):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, driver=driver)
         store._ready = True
         shared = fact_record("f1", "Nordvik hired Lindqvist.", "2019-04-01",
                              [("e1", "Nordvik"), ("e2", "Johan Lindqvist")])
-        driver.execute_query.return_value = eager([
+        transactions.answers = [[
             {"for_entity": "e1", **shared},
             {"for_entity": "e1", **fact_record("f2", "Nordvik was founded.", "1970-12-18", [("e1", "Nordvik")])},
             {"for_entity": "e2", **shared},
-        ])
+        ]]
         best = store.best_entity_facts(["e1", "e2"], per_entity=2, as_of=dt.date(2020, 1, 1))
-        assert driver.execute_query.call_count == 1
-        call = driver.execute_query.call_args
-        query, params = call.args[0].text, call.kwargs["parameters_"]
+        [(query, params)] = transactions.runs
         assert "collect(f)[..$per]" in query and "f.valid_from <= $as_of" in query
         assert (params["uuids"], params["per"], params["as_of"]) == (["e1", "e2"], 2, "2020-01-01")
         grouped = {key: [hit.fact.uuid for hit in hits] for key, hits in best.items()}
         assert grouped == {"e1": ["f1", "f2"], "e2": ["f1"]}
         assert best["e2"][0].fact.entity_names == ["Nordvik", "Johan Lindqvist"]
-        assert store.best_entity_facts([]) == {} and driver.execute_query.call_count == 1
+        assert store.best_entity_facts([]) == {} and len(transactions.runs) == 1
 
 
 class TestDriverLifecycle:
@@ -215,7 +232,7 @@ class TestDriverLifecycle:
             store._driver = new  # meanwhile another caller's deadline swapped the driver and a new one was made
             release.wait(5)
 
-        old.execute_query.side_effect = hang
+        old.session.side_effect = hang
         with pytest.raises(GraphUnavailable, match="did not answer within 0.2 s"):
             store.counts()
         release.set()
@@ -223,7 +240,7 @@ class TestDriverLifecycle:
         old.close.assert_called()
 
     def test_the_drivers_own_timeout_error_is_not_the_deadline(self, driver):
-        driver.execute_query.side_effect = TimeoutError("timed out")
+        driver.session.side_effect = TimeoutError("timed out")
         store = Neo4jGraphStore("bolt://127.0.0.1:7687", password=None, driver=driver, query_timeout=30.0)
         store._ready = True
         with pytest.raises(GraphUnavailable) as excinfo:
