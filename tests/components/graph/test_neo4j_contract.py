@@ -203,14 +203,16 @@ def test_a_server_that_never_answers_the_handshake_ends_at_the_connection_timeou
 
 
 def test_a_query_the_server_never_answers_ends_at_the_query_timeout_and_the_store_recovers(bolt_server):
-    store = make_store(bolt_server, query_timeout=1.0)
-    store.warm_up()
+    store = make_store(bolt_server)
+    store.warm_up()  # within the default deadline: a loaded machine can take over a second to log in
+    store.query_timeout = 1.0
     bolt_server.fail("hang", "run")
     started = time.monotonic()
     with pytest.raises(GraphUnavailable) as excinfo:
         store.entity_facts(["e1"])
     assert time.monotonic() - started < 2.0
     assert str(excinfo.value) == f"Neo4j at {bolt_server.uri} did not answer within 1 s"
+    store.query_timeout = 5.0
     bolt_server.reset()  # the server answers again: the store opens a new driver and goes on
     bolt_server.answer(ENTITY_FACTS, [fact_record("f1", "Nordvik was founded.", None, [("e1", "Nordvik")])])
     assert [hit.fact.uuid for hit in store.entity_facts(["e1"])] == ["f1"]
@@ -280,14 +282,16 @@ def test_the_call_abandoned_at_the_deadline_ends_though_the_server_still_hangs(b
     calls = []
     submit = neo4j_store.submit_in_thread
     monkeypatch.setattr(neo4j_store, "submit_in_thread", lambda work: calls.append(submit(work)) or calls[-1])
-    store = make_store(bolt_server, query_timeout=0.5)
-    store.warm_up()
+    store = make_store(bolt_server)
+    store.warm_up()  # within the default deadline: a loaded machine can take over a second to log in
+    store.query_timeout = 0.5
     bolt_server.fail("hang", "run")
     for _ in range(2):
         with pytest.raises(GraphUnavailable, match="did not answer within 0.5 s"):
             store.entity_facts(["e1"])
     # Closing the driver ends the read; the driver's retry on a new connection finds the call abandoned and does not
     # send the statement again, so no thread (and no connection) stays with the hung server, however many calls.
-    assert wait_for(lambda: all(call.done() for call in calls), seconds=5.0)
-    assert bolt_server.queries().count(QUERIES["entity_facts"]) == 2
+    # (At most once each: on a loaded machine a call can reach its deadline before its statement was sent.)
+    assert wait_for(lambda: all(call.done() for call in calls), seconds=10.0)
+    assert bolt_server.queries().count(QUERIES["entity_facts"]) <= 2
     store.close()
