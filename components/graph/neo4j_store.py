@@ -299,13 +299,13 @@ class Neo4jGraphStore(GraphStore):
             if future.done():  # the work's own TimeoutError (a socket's), not the deadline
                 raise self._unavailable(exc) from exc
             abandoned.set()  # before the driver is closed: its retry must find the call abandoned
-            self._abandon(used[0] if used else None, future)
+            self._abandon(used[0] if used else None)
             raise GraphUnavailable(f"Neo4j at {self.uri} did not answer within {self.query_timeout:g} s") from None
         except (DriverError, Neo4jError) as exc:
             raise self._unavailable(exc) from exc
 
-    def _abandon(self, driver: Any, future: Any) -> None:
-        """Give up the call `future` runs on `driver`, which missed its deadline; the next call makes a new driver.
+    def _abandon(self, driver: Any) -> None:
+        """Give up the call running on `driver`, which missed its deadline; the next call makes a new driver.
 
         The driver has no read timeout: closing it ends the read the call waits in. The driver then retries the
         transaction on a new connection, but the transaction function finds the call abandoned (`_bounded`) and
