@@ -1,6 +1,7 @@
 """AppTest tests of the Evidence board, Documents and Ingest pages: their main path and an error path each."""
 
 import datetime as dt
+from types import SimpleNamespace
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -112,3 +113,18 @@ def test_an_invalid_setting_is_one_sentence_on_the_page(monkeypatch: pytest.Monk
     message = at.error[0].value
     assert message.startswith("Invalid setting: KB_BACKEND: Input should be 'pgvector', 'milvus' or 'qdrant'.")
     assert "bogus-backend-value" not in message
+
+
+def test_the_navigation_lists_every_page_of_the_app(monkeypatch: pytest.MonkeyPatch) -> None:
+    import streamlit as st
+
+    listed: list = []
+
+    def navigation(pages: list, **kwargs: object) -> SimpleNamespace:
+        listed.extend(pages)
+        return SimpleNamespace(run=lambda: None)
+
+    monkeypatch.setattr(st, "navigation", navigation)
+    at = AppTest.from_file(str(APP_DIR / "main.py"), default_timeout=60).run()
+    assert not at.exception, at.exception
+    assert sorted(page.url_path for page in listed) == sorted(path.stem for path in (APP_DIR / "pages").glob("*.py"))

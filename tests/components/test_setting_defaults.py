@@ -40,38 +40,38 @@ from components.text.language import DEFAULT_SPACY_MODEL
 from components.tools.fetch_page import FetchPage
 from components.tools.wikipedia import WikipediaSummary
 
-# setting -> every (component class or function, parameter) whose default must be the setting's.
-PAIRS: dict[str, list[tuple[Callable[..., Any], str]]] = {
-    "ingest_max_file_bytes": [(IngestLimits, "max_bytes")],
-    "ingest_max_chars": [(IngestLimits, "max_chars")],
-    "ingest_max_chunks": [(IngestLimits, "max_chunks")],
-    "ingest_max_elements": [(IngestLimits, "max_elements")],
-    "ingest_max_parse_s": [(IngestLimits, "max_parse_s")],
-    "tool_timeout_s": [
-        (ResiliencePolicy, "timeout_s"), (ZepMemoryStore, "timeout_s"), (FetchPage, "timeout_s"),
-        (WikipediaSummary, "timeout_s"),
-    ],
-    "tool_retries": [(ResiliencePolicy, "retries")],
-    "breaker_failures": [(ResiliencePolicy, "breaker_failures")],
-    "breaker_cooldown_s": [(ResiliencePolicy, "breaker_cooldown_s")],
-    "cache_ttl_s": [(ResiliencePolicy, "cache_ttl_s")],
-    "chunk_tokens": [(TokenSplitter, "chunk_tokens")],
-    "chunk_overlap_tokens": [(TokenSplitter, "overlap_tokens")],
-    "embedding_threads": [(EmbeddingModel, "threads")],
-    "embedding_batch_size": [
-        (EmbeddingModel.embed, "batch_size"), (EmbeddingModel.embed_with_sentence_spans, "batch_size"),
-    ],
-    "embedding_model": [
-        (TokenSplitter, "model"), (QueryEmbedder, "model"), (ExtractiveAnswerGenerator, "embedding_model"),
-    ],
-    "generator": [(FollowUpRewriter, "generator")],
-    "openai_model": [(FollowUpRewriter, "model")],
-    "kb_collection": [(Neo4jGraphStore, "collection"), (PostgresGraphStore, "collection")],
-    "neo4j_username": [(Neo4jGraphStore, "username")],
-    "neo4j_database": [(Neo4jGraphStore, "database")],
-    "milvus_metric": [(open_milvus_document_store, "metric")],
-    "arxiv_min_interval_s": [(ArxivAccess, "page_interval_s")],
-}
+# (setting, component class or function, parameter): the parameter's default must be the setting's.
+CASES: list[tuple[str, Callable[..., Any], str]] = [
+    ("ingest_max_file_bytes", IngestLimits, "max_bytes"),
+    ("ingest_max_chars", IngestLimits, "max_chars"),
+    ("ingest_max_chunks", IngestLimits, "max_chunks"),
+    ("ingest_max_elements", IngestLimits, "max_elements"),
+    ("ingest_max_parse_s", IngestLimits, "max_parse_s"),
+    ("tool_timeout_s", ResiliencePolicy, "timeout_s"),
+    ("tool_timeout_s", ZepMemoryStore, "timeout_s"),
+    ("tool_timeout_s", FetchPage, "timeout_s"),
+    ("tool_timeout_s", WikipediaSummary, "timeout_s"),
+    ("tool_retries", ResiliencePolicy, "retries"),
+    ("breaker_failures", ResiliencePolicy, "breaker_failures"),
+    ("breaker_cooldown_s", ResiliencePolicy, "breaker_cooldown_s"),
+    ("cache_ttl_s", ResiliencePolicy, "cache_ttl_s"),
+    ("chunk_tokens", TokenSplitter, "chunk_tokens"),
+    ("chunk_overlap_tokens", TokenSplitter, "overlap_tokens"),
+    ("embedding_threads", EmbeddingModel, "threads"),
+    ("embedding_batch_size", EmbeddingModel.embed, "batch_size"),
+    ("embedding_batch_size", EmbeddingModel.embed_with_sentence_spans, "batch_size"),
+    ("embedding_model", TokenSplitter, "model"),
+    ("embedding_model", QueryEmbedder, "model"),
+    ("embedding_model", ExtractiveAnswerGenerator, "embedding_model"),
+    ("generator", FollowUpRewriter, "generator"),
+    ("openai_model", FollowUpRewriter, "model"),
+    ("kb_collection", Neo4jGraphStore, "collection"),
+    ("kb_collection", PostgresGraphStore, "collection"),
+    ("neo4j_username", Neo4jGraphStore, "username"),
+    ("neo4j_database", Neo4jGraphStore, "database"),
+    ("milvus_metric", open_milvus_document_store, "metric"),
+    ("arxiv_min_interval_s", ArxivAccess, "page_interval_s"),
+]
 
 # setting -> a component's constant that stands for its default.
 CONSTANTS: dict[str, list[tuple[str, Any]]] = {
@@ -81,7 +81,8 @@ CONSTANTS: dict[str, list[tuple[str, Any]]] = {
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("components", "ingest", "pipelines", "app")
 
-CASES = [(setting, target, parameter) for setting, targets in PAIRS.items() for target, parameter in targets]
+# Every setting a default above must follow.
+SETTINGS = {setting for setting, _, _ in CASES} | set(CONSTANTS)
 
 
 def parameter_default(target: Callable[..., Any], parameter: str) -> Any:
@@ -140,10 +141,10 @@ def another_value(setting: str) -> Any:
 PROBE = """
 import json
 from components.settings import get_settings
-from tests.components.test_setting_defaults import CASES, CONSTANTS, parameter_default
+from tests.components.test_setting_defaults import CASES, CONSTANTS, SETTINGS, parameter_default
 
 print(json.dumps({
-    "in_force": {setting: getattr(get_settings(), setting) for setting in {*(case[0] for case in CASES), *CONSTANTS}},
+    "in_force": {setting: getattr(get_settings(), setting) for setting in SETTINGS},
     "defaults": [[setting, name, value] for setting, constants in CONSTANTS.items() for name, value in constants]
     + [[setting, f"{target.__qualname__}.{parameter}", parameter_default(target, parameter)]
        for setting, target, parameter in CASES],
@@ -156,7 +157,7 @@ def test_the_environment_does_not_change_a_default(tmp_path: Path) -> None:
     """A component's default is the declared one even when the environment sets the setting as the component's
     module is imported: `default_setting` reads no environment (the values in force reach a component through
     whoever builds it)."""
-    changed = {setting: another_value(setting) for setting in {*PAIRS, *CONSTANTS}}
+    changed = {setting: another_value(setting) for setting in SETTINGS}
     environment = {
         **os.environ,
         **{setting.upper(): str(value) for setting, value in changed.items()},
@@ -236,7 +237,7 @@ def settings_defaults_written_again(root: Path) -> list[str]:
 
 def test_no_setting_default_is_written_out_again() -> None:
     """A new component parameter that mirrors a setting reads its default (`default_setting`), and is added to
-    PAIRS above; it does not copy the value."""
+    CASES above; it does not copy the value."""
     assert settings_defaults_written_again(ROOT) == []
 
 

@@ -1,77 +1,41 @@
-"""A small corpus with known answers, shared by the backend tests: four documents of different types and dates."""
+"""Small corpora with known answers, shared by the knowledge-base tests: written documents (`tests/data/kb_*.json`)
+with their chunks embedded by the real MiniLM model."""
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
+from pathlib import Path
 
 from components.contracts import ScoreKind
 from components.knowledge_base.store import ChunkRecord, DocumentRecord
 
-# (document_id, title, source, doc_type, date, url, [(chunk text, chunk metadata)])
-DOCUMENTS = [
-    (
-        "doc-vectors",
-        "Vector search in PostgreSQL",
-        "notes/pgvector.md",
-        "md",
-        dt.date(2024, 1, 10),
-        None,
-        [
-            (
-                "pgvector adds a vector column type to PostgreSQL and HNSW indexes for approximate nearest neighbours.",
-                {"section_title": "Indexes"},
-            ),
-            (
-                "An HNSW index trades a little recall for much faster queries over millions of embeddings.",
-                {"section_title": "Indexes"},
-            ),
-        ],
-    ),
-    (
-        "doc-milvus",
-        "Full-text search in Milvus",
-        "papers/milvus.pdf",
-        "pdf",
-        dt.date(2023, 6, 1),
-        None,
-        [
-            (
-                "Milvus computes BM25 sparse vectors from raw text with a built-in function at insert time.",
-                {"page_number": 1},
-            ),
-            (
-                "Sparse inverted indexes answer keyword queries; dense indexes answer semantic queries.",
-                {"page_number": 2},
-            ),
-            ("Hybrid search fuses both result lists with reciprocal rank fusion.", {"page_number": 3}),
-        ],
-    ),
-    (
-        "doc-bread",
-        "Baking sourdough bread",
-        "https://example.org/bread.html",
-        "html",
-        dt.date(2022, 3, 15),
-        "https://example.org/bread.html",
-        [
-            (
-                "A sourdough starter is flour and water fermented by wild yeast and lactic acid bacteria.",
-                {"section_title": "Starter"},
-            ),
-            ("Bake the loaf in a hot Dutch oven for a crisp crust and an open crumb.", {"section_title": "Baking"}),
-        ],
-    ),
-    (
-        "doc-solar",
-        "Solar panel efficiency",
-        "notes/solar.txt",
-        "txt",
-        None,
-        None,
-        [("Photovoltaic panels convert about twenty percent of sunlight into electricity.", {})],
-    ),
-]
+DATA = Path(__file__).resolve().parents[2] / "data"
+
+
+def load_documents(name: str) -> list[tuple]:
+    """The written documents of `tests/data/NAME.json` as rows of (document_id, title, source, doc_type, date, url,
+    [(chunk text, chunk metadata)]), what `build_records` takes."""
+    documents = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
+    return [
+        (
+            document["document_id"],
+            document["title"],
+            document["source"],
+            document["doc_type"],
+            dt.date.fromisoformat(document["date"]) if document["date"] else None,
+            document["url"],
+            [(chunk["text"], chunk["metadata"]) for chunk in document["chunks"]],
+        )
+        for document in documents
+    ]
+
+
+# Four documents of different types and dates, shared by the backend tests.
+DOCUMENTS = load_documents("kb_corpus")
+# Five documents the conformance suite runs every backend on (one undated, one chunk with stored sentence spans).
+CONFORMANCE_DOCUMENTS = load_documents("kb_conformance_corpus")
 
 # A keyword query whose best chunk is known: the sourdough starter ("doc-bread:0").
 KEYWORD_QUERY = "sourdough starter yeast"
@@ -88,6 +52,11 @@ def assert_keyword_ranking(ids: list[str], kinds: list[ScoreKind], scores: list[
 def corpus(embedding_model) -> list[tuple[DocumentRecord, list[ChunkRecord]]]:
     """The documents with embedded chunks (chunk ids `DOCUMENT:INDEX`)."""
     return build_records(embedding_model, DOCUMENTS, origin="test", separator=":")
+
+
+def conformance_corpus(embedding_model) -> list[tuple[DocumentRecord, list[ChunkRecord]]]:
+    """The conformance documents with embedded chunks (chunk ids `DOCUMENT-INDEX`)."""
+    return build_records(embedding_model, CONFORMANCE_DOCUMENTS, origin="conformance", separator="-")
 
 
 def build_records(

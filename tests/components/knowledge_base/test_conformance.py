@@ -18,106 +18,18 @@ from components.contracts import ScoreKind, SourceType, StatusKind, document_to_
 from components.knowledge_base import GetDocument, KnowledgeBaseSearch, ListDocuments
 from components.knowledge_base.store import ChunkRecord, DocumentRecord, KnowledgeBaseMismatch, SearchFilters
 from components.text.language import chunk_sentence_spans
-from tests.components.knowledge_base.kb_corpus import build_records
+from tests.components.knowledge_base.kb_corpus import CONFORMANCE_DOCUMENTS, conformance_corpus
 from tests.fresh_process import reported, run_python
 
-HNSW_TEXT = (
-    "HNSW builds a layered graph over the vectors; a query walks from the sparse top layer down to the dense bottom "
-    "layer, so nearest neighbours are found without comparing every vector."
-)
-# The sentence spans ingestion stores in a chunk's metadata (two pieces here, to see that every pair comes back).
-HNSW_SPANS = [[0, HNSW_TEXT.index(";") + 1], [HNSW_TEXT.index(";") + 2, len(HNSW_TEXT)]]
-
-# (document_id, title, source, doc_type, date, url, [(chunk text, chunk metadata)])
-CORPUS = [
-    (
-        "hnsw",
-        "Approximate nearest neighbour indexes",
-        "notes/hnsw.md",
-        "md",
-        dt.date(2024, 2, 1),
-        None,
-        [
-            (HNSW_TEXT, {"section_title": "HNSW", "sentence_spans": HNSW_SPANS}),
-            (
-                "Raising ef_search makes the graph walk keep more candidates, which improves recall at the cost "
-                "of slower queries.",
-                {"section_title": "Tuning"},
-            ),
-        ],
-    ),
-    (
-        "fulltext",
-        "Full-text search in PostgreSQL",
-        "papers/fulltext.pdf",
-        "pdf",
-        dt.date(2023, 5, 20),
-        None,
-        [
-            (
-                "A tsvector holds the normalised lexemes of a text; a GIN index over it finds the rows whose "
-                "lexemes match a tsquery.",
-                {"page_number": 1},
-            ),
-            (
-                "Stemming maps words such as indexing and indexes to one lexeme, and stop words like the and of "
-                "are dropped.",
-                {"page_number": 2},
-            ),
-            ("Ranking functions weigh how often and how close together the query terms occur.", {"page_number": 3}),
-        ],
-    ),
-    (
-        "sourdough",
-        "Baking sourdough bread",
-        "https://example.org/sourdough",
-        "web",
-        dt.date(2021, 9, 3),
-        "https://example.org/sourdough",
-        [
-            (
-                "A sourdough starter is flour and water fermented by wild yeast and lactic acid bacteria.",
-                {"section_title": "Starter"},
-            ),
-            ("Bake the loaf in a preheated Dutch oven for a crisp crust and an open crumb.", {"section_title": "Bake"}),
-        ],
-    ),
-    (
-        "solar",
-        "Solar panel efficiency",
-        "reports/solar.docx",
-        "docx",
-        dt.date(2022, 6, 30),
-        None,
-        [
-            (
-                "Photovoltaic panels convert roughly a fifth of the sunlight that reaches them into electricity.",
-                {"page_number": 4},
-            ),
-            ("Dust and heat lower the output of photovoltaic modules during summer.", {"page_number": 5}),
-        ],
-    ),
-    (
-        "undated",
-        "Tea brewing guide",
-        "notes/tea.txt",
-        "txt",
-        None,
-        None,
-        [("Green tea tastes best brewed below boiling, at about eighty degrees, for two minutes.", {})],
-    ),
-]
+CORPUS = CONFORMANCE_DOCUMENTS
 ALL_CHUNKS = sum(len(chunks) for *_, chunks in CORPUS)
-
-
-def build_corpus(embedding_model) -> list[tuple[DocumentRecord, list[ChunkRecord]]]:
-    """`CORPUS` as records with embedded chunks (chunk ids `DOCUMENT-INDEX`)."""
-    return build_records(embedding_model, CORPUS, origin="conformance", separator="-")
+# The sentence spans ingestion stores in a chunk's metadata (two pieces here, to see that every pair comes back).
+HNSW_SPANS = CORPUS[0][-1][0][1]["sentence_spans"]
 
 
 @pytest.fixture(scope="module")
 def corpus(embedding_model):
-    return build_corpus(embedding_model)
+    return conformance_corpus(embedding_model)
 
 
 @pytest.fixture(scope="module")
@@ -422,7 +334,7 @@ class TestKnowledgeBaseConformance:
     def test_upsert_replaces_and_delete_removes(self, kb_backend, embedding_model):
         collection = f"conf_{uuid.uuid4().hex[:8]}"
         store = kb_backend.store(collection)
-        corpus = build_corpus(embedding_model)
+        corpus = conformance_corpus(embedding_model)
         for document, chunks in corpus:
             store.upsert_document(document, chunks)
         assert store.count_documents() == len(CORPUS) and store.count_chunks() == ALL_CHUNKS

@@ -10,7 +10,7 @@ import pytest
 from components.contracts import StatusKind, document_to_chunk
 from components.knowledge_base.get_document import GetDocument
 from tests.components.knowledge_base.conftest import closed_port, environment
-from tests.components.knowledge_base.test_conformance import build_corpus
+from tests.components.knowledge_base.kb_corpus import conformance_corpus
 
 
 class TestGetDocument:
@@ -25,7 +25,7 @@ class TestGetDocument:
 
         collection = f"t_{uuid.uuid4().hex[:10]}"
         store = open_knowledge_base(collection=collection)
-        document, chunks = build_corpus(embedding_model)[2]
+        document, chunks = conformance_corpus(embedding_model)[2]
         store.upsert_document(document, chunks)
         result = GetDocument(collection=collection).run(document_id="sourdough")
         assert result["status"].status is StatusKind.SUCCESS and result["status"].total_found == 2

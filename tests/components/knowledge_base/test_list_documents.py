@@ -10,7 +10,7 @@ import pytest
 from components.contracts import StatusKind
 from components.knowledge_base.list_documents import ListDocuments
 from tests.components.knowledge_base.conftest import closed_port, environment
-from tests.components.knowledge_base.test_conformance import build_corpus
+from tests.components.knowledge_base.kb_corpus import conformance_corpus
 
 
 class TestListDocuments:
@@ -34,7 +34,7 @@ class TestListDocuments:
 
         collection = f"t_{uuid.uuid4().hex[:10]}"
         store = open_knowledge_base(collection=collection)
-        for document, chunks in build_corpus(embedding_model):
+        for document, chunks in conformance_corpus(embedding_model):
             store.upsert_document(document, chunks)
         listing = ListDocuments(collection=collection)
         one = listing.run(limit=-3)

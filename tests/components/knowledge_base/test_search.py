@@ -14,7 +14,7 @@ from components.knowledge_base import search as search_module
 from components.knowledge_base.search import KnowledgeBaseSearch
 from components.resilience import SourceResult
 from tests.components.knowledge_base.conftest import closed_port, environment
-from tests.components.knowledge_base.test_conformance import build_corpus
+from tests.components.knowledge_base.kb_corpus import conformance_corpus
 
 
 class TestKnowledgeBaseSearch:
@@ -218,7 +218,7 @@ class TestKnowledgeBaseSearch:
 
         collection = f"t_{uuid.uuid4().hex[:10]}"
         store = open_knowledge_base(collection=collection)
-        for document, chunks in build_corpus(embedding_model):
+        for document, chunks in conformance_corpus(embedding_model):
             store.upsert_document(document, chunks)
         pipeline = Pipeline()
         pipeline.add_component("dense", KnowledgeBaseSearch(mode="dense", collection=collection, limit=3))

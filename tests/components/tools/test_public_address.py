@@ -126,10 +126,12 @@ class TestAddressClasses:
         assert [str(a) for a in public_addresses("public.example", 443)] == ["93.184.216.34", "2606:4700::1111"]
 
     @pytest.mark.parametrize("address", sorted(REFUSED))
-    def test_a_name_resolving_to_any_refused_class_is_refused(self, address: str, no_real_dns) -> None:
+    def test_a_url_naming_or_resolving_to_any_refused_class_is_refused(self, address: str, no_real_dns) -> None:
         no_real_dns["rebind.example"] = [address]
-        with pytest.raises(SourceError, match="ALLOW_PRIVATE_ADDRESSES"):
-            check_url("http://rebind.example/", allow_private=False)
+        literal = f"[{address}]" if ":" in address else address
+        for url in ("http://rebind.example/", f"http://{literal}/"):
+            with pytest.raises(SourceError, match="ALLOW_PRIVATE_ADDRESSES"):
+                check_url(url, allow_private=False)
 
     def test_an_unresolvable_name_is_refused(self) -> None:
         with pytest.raises(SourceError, match="does not resolve"):

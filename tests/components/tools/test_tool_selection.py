@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from components.tools.tool_selection import conversation_text, select_tools
+from pipelines.evaluation.jsonl import load_jsonl
+
+# Labelled questions: a tool each calls for, and how the reason given for it begins.
+TOOL_CHOICES = load_jsonl(
+    Path(__file__).resolve().parents[2] / "data" / "tool_choices.jsonl", required=("question", "tool", "reason")
+)
 
 
 class TestSelectTools:
@@ -13,25 +21,12 @@ class TestSelectTools:
         assert selection.tools == ["rag_search"] and selection.sources == ["kb"]
         assert selection.reasons["rag_search"] == ["source kb: the knowledge base is always searched"]
 
-    @pytest.mark.parametrize(
-        ("question", "tool", "reason"),
-        [
-            ("What is 17% of 2340?", "calculator", "asks for a computation"),
-            ("Summarise https://example.org/report for me", "fetch_page", "names a page: https://example.org/report"),
-            ("What is in my notes.md file?", "read_file", "mentions the workspace's files"),
-            ("Save it to a file called brief.md", "write_file", "asks to save a file"),
-            ("Who is Ada Lovelace?", "wikipedia_summary", "asks what or who something is"),
-            ("What are the latest papers on retrieval?", "arxiv_search", "source arxiv: papers or methods: papers"),
-            ("What happened this week in AI news?", "firecrawl_search", "source web: recency words"),
-            ("Which documents do we have about HNSW?", "list_documents", "asks about the documents themselves"),
-            ("What does chapter 3 of the handbook say?", "retrieve_book_content", "books, pages or sections"),
-            ('Where is "ef_search" explained?', "hybrid_search", 'exact terms, names or numbers: "ef_search"'),
-        ],
-    )
-    def test_the_question_brings_its_tools_with_reasons(self, question: str, tool: str, reason: str) -> None:
-        selection = select_tools(question)
-        assert tool in selection.tools
-        assert any(text.startswith(reason) for text in selection.reasons[tool]), selection.reasons[tool]
+    @pytest.mark.parametrize("case", TOOL_CHOICES, ids=lambda case: case["tool"])
+    def test_the_question_brings_its_tools_with_reasons(self, case: dict[str, str]) -> None:
+        selection = select_tools(case["question"])
+        assert case["tool"] in selection.tools
+        reasons = selection.reasons[case["tool"]]
+        assert any(text.startswith(case["reason"]) for text in reasons), reasons
 
     def test_the_graph_tools_follow_known_entities(self) -> None:
         selection = select_tools(
