@@ -34,6 +34,7 @@ from itertools import groupby
 from typing import Any, Self
 
 import numpy as np
+from haystack import logging
 
 from components.graph.dates import DateMention, FuzzyDate, sentence_validity, validity
 from components.graph.event_confidence import (
@@ -58,6 +59,8 @@ from components.serialization import init_parameters_to_dict
 from components.settings import default_setting
 from components.text.language import analyse_text, entity_kind
 from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRONOUNS
+
+logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
 EXTRACTOR_VERSION = "spacy-27"
@@ -893,7 +896,11 @@ class LanguageExtractor(GraphExtractor):
         missing = {i: sentences[i].text for found in mentioned.values() for i in found if i not in sentence_vectors}
         names = {key: fullest_name(entities[key].evidence) or entities[key].best_name() for key in keys}
         texts = list(dict.fromkeys([*names.values(), *missing.values()]))
-        vectors = dict(zip(texts, embedder.embed(texts), strict=True))
+        try:
+            vectors = dict(zip(texts, embedder.embed(texts), strict=True))
+        except Exception as exc:  # noqa: BLE001 - the kinds are then read without the embeddings, the graph is kept
+            logger.warning("Entity names could not be embedded; kinds read without them: {reason}", reason=repr(exc))
+            return
         sentence_vectors.update({index: vectors[text] for index, text in missing.items()})
         for key in keys:
             evidence = entities[key].evidence

@@ -477,6 +477,18 @@ class TestEmbeddingReadings:
         bare = LanguageExtractor(embedding_model=None).extract(document, [chunk])
         assert all(entity.kind_evidence.name_vector is None for entity in bare.entities)
 
+    def test_a_failing_embedding_model_keeps_the_graph(self):
+        class Broken:
+            def embed(self, texts, batch_size=32):
+                raise RuntimeError("out of memory")
+
+        document, chunks = make_document("doc", "Orla Vennick joined Quillon in 2019.", dt.date(2023, 5, 4), "t")
+        extractor = LanguageExtractor()
+        extractor._embedder = Broken()
+        graph = extractor.extract(document, chunks)
+        assert "orla vennick" in {entity.key for entity in graph.entities} and graph.facts
+        assert all(entity.kind_evidence.name_vector is None for entity in graph.entities)
+
     @pytest.mark.parametrize(
         ("text", "key", "kind"),
         [
