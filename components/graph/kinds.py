@@ -406,8 +406,11 @@ class KindModel:
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"the entity-kind model at {path} is not one the fitting script writes: {exc}") from exc
 
-    def probabilities(self, evidence: KindEvidence) -> dict[str, float]:
-        x = features(evidence, self.context, self.readings(evidence))
+    def probabilities(
+        self, evidence: KindEvidence, readings: dict[str, dict[str, float]] | None = None
+    ) -> dict[str, float]:
+        """The kind probabilities of the evidence (with the readings of its embeddings, read now unless given)."""
+        x = features(evidence, self.context, self.readings(evidence) if readings is None else readings)
         scores = [
             sum(w * v for w, v in zip(row, x, strict=True)) + b
             for row, b in zip(self.coef, self.intercept, strict=True)
@@ -420,11 +423,19 @@ class KindModel:
     def decide(self, evidence: KindEvidence) -> KindDecision:
         """The most probable kind and its probability; "other" when that is below the threshold. A name read as a
         model designation ("the Nordvik 909") weighs through its `label:designation` share like any label."""
-        probabilities = self.probabilities(evidence)
+        readings = self.readings(evidence)
+        probabilities = self.probabilities(evidence, readings)
         kind, confidence = max(probabilities.items(), key=lambda item: item[1])
         if confidence < self.threshold:
             kind = "other"
-        return KindDecision(kind, round(confidence, 3), evidence.summary())
+        # What the embeddings read, shown with the rest: "name reads person 0.81; sentences read place 0.56".
+        read = [
+            f"{part} {'reads' if part == 'name' else 'read'} {top} {p:.2f}"
+            for part, found in readings.items()
+            if found
+            for top, p in [max(found.items(), key=lambda item: item[1])]
+        ]
+        return KindDecision(kind, round(confidence, 3), "; ".join(filter(None, [evidence.summary(), *read])))
 
 
 @lru_cache(maxsize=1)

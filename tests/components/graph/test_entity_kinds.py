@@ -412,6 +412,7 @@ class TestEmbeddingReadings:
         person = KindEvidence(names=["Orla Vennick"], labels=labels, name_vector=[1.0, 0.0])
         company = KindEvidence(names=["Quillon"], labels=labels, name_vector=[0.0, 1.0])
         assert model.decide(person).kind == "person" and model.decide(company).kind == "organization"
+        assert model.decide(person).evidence == "labels organization 1; name reads person 1.00"  # shown with the rest
         readings = model.readings(person)
         assert readings["name"]["person"] > 0.99
         values = features(person, readings=readings)
