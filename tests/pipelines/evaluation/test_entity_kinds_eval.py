@@ -206,3 +206,11 @@ def test_an_unknown_embedding_part_is_one_sentence(capsys):
     with pytest.raises(SystemExit) as ended:
         entity_kinds.main(["fit", "--embeddings", "name,shape"])
     assert ended.value.code == 2 and "--embeddings takes name, sentences or none" in capsys.readouterr().err
+
+
+def test_check_with_a_model_that_cannot_be_read_is_one_sentence(tmp_path, capsys):
+    broken = tmp_path / "kinds.json"
+    broken.write_text('{"version": "x"}', encoding="utf-8")
+    with pytest.raises(SystemExit) as ended:
+        entity_kinds.main(["check", "--model", str(broken), "--labels", str(tmp_path / "labels.jsonl")])
+    assert ended.value.code == 2 and "is not one the fitting script writes" in capsys.readouterr().err
