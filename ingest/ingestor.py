@@ -248,7 +248,8 @@ class Ingestor:
         ]
         if not stale:
             return False
-        found = self.store.get_document(document_id)
+        # With the chunks' in-context sentence vectors, which the graph extractor reads as ingestion hands them over.
+        found = self.store.get_document(document_id, with_evidence=True)
         if found is None:
             return False
         document, chunks = found

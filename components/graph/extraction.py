@@ -33,6 +33,9 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any, Self
 
+import numpy as np
+from haystack import logging
+
 from components.graph.dates import DateMention, FuzzyDate, sentence_validity, validity
 from components.graph.event_confidence import (
     EventConfidenceModel,
@@ -49,14 +52,18 @@ from components.graph.kinds import (
     KindEvidence,
     KindModel,
     default_kind_model,
+    fullest_name,
 )
 from components.graph.model import DocumentGraph, EntityMention, Fact, normalise_name
 from components.serialization import init_parameters_to_dict
+from components.settings import default_setting
 from components.text.language import analyse_text, entity_kind
 from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRONOUNS
 
+logger = logging.getLogger(__name__)
+
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-25"
+EXTRACTOR_VERSION = "spacy-27"
 
 
 class GraphExtractor(ABC):
@@ -769,6 +776,33 @@ def _shortened(key: str) -> set[str]:
     }
 
 
+def _stored_sentence_vectors(chunks: list[Any]) -> list[tuple[int, int, Any]]:
+    """The in-context sentence vectors the chunks hold, as (start, end, vector) in the document's text (a chunk's
+    `char_start` in its metadata, plus the sentence's span in the chunk)."""
+    stored = []
+    for chunk in chunks:
+        start = (getattr(chunk, "metadata", None) or {}).get("char_start")
+        spans = getattr(chunk, "sentence_spans", None) or []
+        vectors = getattr(chunk, "sentence_embeddings", None)
+        if start is None or vectors is None or len(vectors) != len(spans):
+            continue
+        pairs = zip(spans, vectors, strict=True)
+        stored += [(int(start) + int(a), int(start) + int(b), vector) for (a, b), vector in pairs]
+    return stored
+
+
+def _stored_vector(stored: list[tuple[int, int, Any]], sentence: Sentence) -> Any:
+    """The stored vector of the sentence span that covers most of `sentence` (at least half of it), else None."""
+    start = sentence.offset
+    end = start + len(sentence.span.text)
+    best, vector = 0, None
+    for a, b, found in stored:
+        overlap = min(b, end) - max(a, start)
+        if overlap > best:
+            best, vector = overlap, found
+    return vector if best * 2 >= max(1, end - start) else None
+
+
 class LanguageExtractor(GraphExtractor):
     """Offline entity and dated-fact extraction from spaCy's entities and dependency parse.
 
@@ -788,14 +822,19 @@ class LanguageExtractor(GraphExtractor):
         resolve_references: bool = True,
         kind_model_path: str | None = None,
         event_model_path: str | None = None,
+        embedding_model: str | None = default_setting("embedding_model"),
     ) -> None:
         """`kind_model_path`: a fitted entity-kind model (JSON, see `components.graph.kinds`); `event_model_path`: a
-        fitted event-confidence model (`components.graph.event_confidence`); the shipped ones by default."""
+        fitted event-confidence model (`components.graph.event_confidence`); the shipped ones by default.
+        `embedding_model`: the sentence-embedding model (the knowledge base's, shared in the process) whose vectors
+        of each entity's name and sentences the kind model reads; None reads none (the kinds are then poorer)."""
         if min_sentence_words < 1:
             raise ValueError("min_sentence_words must be at least 1")
         self.min_sentence_words = min_sentence_words
         self.resolve_references = resolve_references
         self.kind_model_path = kind_model_path
+        self.embedding_model = embedding_model
+        self._embedder: Any = None
         self._kind_model: KindModel | None = None
         self.event_model_path = event_model_path
         # A given model is read now: one that cannot be read is the caller's error, not an empty graph per document.
@@ -815,6 +854,61 @@ class LanguageExtractor(GraphExtractor):
         if self._kind_model is None:
             self._kind_model = KindModel.load(self.kind_model_path) if self.kind_model_path else default_kind_model()
         return self._kind_model
+
+    def warm_up(self) -> None:
+        """Load the embedding model (shared with the rest of the process) before the first document."""
+        self._embedding()
+
+    def _embedding(self) -> Any:
+        if self._embedder is None and self.embedding_model:
+            from components.embedding.model import get_embedding_model
+
+            self._embedder = get_embedding_model(self.embedding_model)
+        return self._embedder
+
+    def _embed_names_and_sentences(
+        self,
+        entities: dict[str, _DocEntity],
+        keys: list[str],
+        sentences: list[Sentence],
+        mentions: list[list[Any]],
+        chunks: list[Any],
+    ) -> None:
+        """Set each entity's `name_vector` (its fullest name's embedding) and `sentence_vector` (the normalised mean
+        of the vectors of the sentences that mention it). A sentence's vector is the in-context one its chunk
+        already holds (`ChunkRecord.sentence_embeddings`, made at ingestion by the chunk's own forward pass);
+        the names, and any sentence no chunk holds, are embedded in one batch for the document."""
+        embedder = self._embedding()
+        if embedder is None or not keys:
+            return
+        wanted = set(keys)
+        mentioned: dict[str, list[int]] = {key: [] for key in keys}
+        for index, row in enumerate(mentions):
+            for mention in row:
+                if mention.key in wanted and index not in mentioned[mention.key]:
+                    mentioned[mention.key].append(index)
+        stored = _stored_sentence_vectors(chunks)
+        sentence_vectors = {
+            index: vector
+            for index in {i for found in mentioned.values() for i in found}
+            if (vector := _stored_vector(stored, sentences[index])) is not None
+        }
+        missing = {i: sentences[i].text for found in mentioned.values() for i in found if i not in sentence_vectors}
+        names = {key: fullest_name(entities[key].evidence) or entities[key].best_name() for key in keys}
+        texts = list(dict.fromkeys([*names.values(), *missing.values()]))
+        try:
+            vectors = dict(zip(texts, embedder.embed(texts), strict=True))
+        except Exception as exc:  # noqa: BLE001 - the kinds are then read without the embeddings, the graph is kept
+            logger.warning("Entity names could not be embedded; kinds read without them: {reason}", reason=repr(exc))
+            return
+        sentence_vectors.update({index: vectors[text] for index, text in missing.items()})
+        for key in keys:
+            evidence = entities[key].evidence
+            evidence.name_vector = vectors[names[key]]
+            if mentioned[key]:
+                mean = np.mean([sentence_vectors[index] for index in mentioned[key]], axis=0)
+                norm = float(np.linalg.norm(mean))
+                evidence.sentence_vector = mean / norm if norm > 0 else mean
 
     # -- public -------------------------------------------------------------------------------------------------
 
@@ -926,6 +1020,9 @@ class LanguageExtractor(GraphExtractor):
                 )
                 facts[-1].event_features = {key: described[key] for key in keys}
         used = {key for fact in facts for key in fact.entity_keys}
+        self._embed_names_and_sentences(
+            entities, [key for key in entities if key in used], sentences, mentions, chunks
+        )
         graph_entities = []
         model = self.kind_model
         for key, entity in entities.items():

@@ -111,7 +111,7 @@ def open_extractor(settings: Settings | None = None) -> GraphExtractor:
     settings = settings or get_settings()
     if settings.graph_extractor == "llm":
         return LLMGraphExtractor.from_settings(settings)
-    return LanguageExtractor()
+    return LanguageExtractor(embedding_model=settings.embedding_model)
 
 
 def known_entities_in(question: str, store: GraphStore) -> list[str]:

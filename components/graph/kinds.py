@@ -14,7 +14,12 @@ Evidence of one entity in one document (`KindEvidence`):
   organisation's name, "St. Orvel", "General Tavrin Motors");
 - the shape of its name (an acronym, a name with digits or an inner capital, how many words), and whether a name
   of it ends in a company designator ("Nordvik Aviation Ltd.", "Halden Group": `model.DESIGNATORS`, the words the
-  graph already drops from an organisation's key).
+  graph already drops from an organisation's key);
+- a learned reading of the name itself and of its sentences: the sentence-embedding vector of its fullest name
+  (a name sits near the names of its kind: a given name and a surname near people's) and the mean vector of the
+  sentences that mention it, each read by a logistic regression of its own (`EmbeddingReader`) whose kind
+  probabilities are features of the model (stacking; the vectors are the extractor's, `name_vector` and
+  `sentence_vector`).
 
 `KindModel` combines them: a multinomial logistic regression over `features(evidence)` whose weights are fitted by
 `pipelines.evaluation.entity_kinds` on a labelled set and shipped in `entity_kinds.json`. The kind with the highest
@@ -30,6 +35,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from components.graph.model import DESIGNATORS
 from components.model_files import read_json_object
@@ -171,6 +178,10 @@ class KindEvidence:
     pronouns: Counter = field(default_factory=Counter)  # "person" / "thing": the first pronoun after a mention
     titled: int = 0  # mentions right after a title or an office ("Dr", "CEO", "President")
     spoke: int = 0  # mentions that are the subject of a verb of saying ("Vennick said", "Quillon announced")
+    # The embeddings of its fullest name and (the normalised mean) of the sentences that mention it, set by the
+    # extractor once the document is read; None without an embedding model.
+    name_vector: Any = field(default=None, repr=False, compare=False)
+    sentence_vector: Any = field(default=None, repr=False, compare=False)
 
     def add(self, other: KindEvidence) -> None:
         self.names += [name for name in other.names if name not in self.names]
@@ -214,6 +225,8 @@ SPEECH_VERBS = set("say tell announce state add confirm claim report explain not
 # lives"): verbs of saying only with what is said as a clause or a quotation ("added that ...", '"...," she added').
 SPEECH_VERBS_WITH_CLAUSE = {"add", "claim"}
 LABELS = (*KINDS[:-1], "group", "law", "designation", "")
+# What the embeddings are read by: a regression of its own per part, whose kind probabilities are features.
+EMBEDDING_PARTS = ("name", "sentences")
 FEATURES = (
     *(f"label:{k}" for k in LABELS),
     *(f"full:{k}" for k in LABELS),
@@ -231,6 +244,7 @@ FEATURES = (
     "title:before",
     "role:speaker",
     "mentions",
+    *(f"embedding_{part}:{k}" for part in EMBEDDING_PARTS for k in KINDS),
 )
 
 
@@ -262,10 +276,27 @@ def _designated(names: list[str]) -> bool:
     return False
 
 
-def features(evidence: KindEvidence, context: list[str] = ()) -> list[float]:
+def fullest_name(evidence: KindEvidence) -> str:
+    """The name of the most words (then the longest) the entity goes by in the document: what its shape and its
+    name embedding read."""
+    return max(evidence.names, key=lambda n: (len(n.split()), len(n)), default="")
+
+
+def embedding_vectors(evidence: KindEvidence) -> dict[str, Any]:
+    """The evidence's embeddings by part (`EMBEDDING_PARTS`), None where the extractor set none."""
+    return {"name": evidence.name_vector, "sentences": evidence.sentence_vector}
+
+
+def features(
+    evidence: KindEvidence, context: list[str] = (), readings: dict[str, dict[str, float]] | None = None
+) -> list[float]:
     """The evidence as the model's feature vector (in `FEATURES` order, then the `context` words' shares of the
-    mentions): label, noun and role shares, shape."""
+    mentions): label, noun and role shares, shape, and `readings`, the kind probabilities the model's
+    `EmbeddingReader`s give the name's and the sentences' embeddings (`{"name": {kind: p}, ...}`; 0 without)."""
     values: dict[str, float] = {}
+    for part, probabilities in (readings or {}).items():
+        for kind, p in probabilities.items():
+            values[f"embedding_{part}:{kind}"] = p
     total = sum(evidence.labels.values()) or 1
     for label, count in evidence.labels.items():
         values[f"label:{label}"] = count / total
@@ -283,8 +314,7 @@ def features(evidence: KindEvidence, context: list[str] = ()) -> list[float]:
         role_kinds.update({kind: count for kind, roles in ROLE_KINDS.items() if role in roles})
     for kind, count in role_kinds.items():
         values[f"role:{kind}"] = count / sum(role_kinds.values())
-    name = max(evidence.names, key=lambda n: (len(n.split()), len(n)), default="")
-    values.update(_shape(name))
+    values.update(_shape(fullest_name(evidence)))
     values["name:designator"] = float(_designated(evidence.names))
     for kind in ("person", "thing"):
         values[f"pronoun:{kind}"] = min(1.0, evidence.pronouns[kind] / total)
@@ -301,6 +331,33 @@ class KindDecision:
     evidence: str
 
 
+class EmbeddingReader:
+    """A multinomial logistic regression over one embedding (a name's, or its sentences' mean): its kind
+    probabilities are features of the `KindModel`."""
+
+    def __init__(self, classes: list[str], coef: list[list[float]], intercept: list[float]) -> None:
+        self.classes = list(classes)
+        self.coef = np.asarray(coef, dtype=np.float64)
+        self.intercept = np.asarray(intercept, dtype=np.float64)
+        if self.coef.ndim != 2 or self.coef.shape[0] != len(self.classes) or len(self.intercept) != len(self.classes):
+            raise ValueError("an embedding reader needs one row of weights and one intercept per kind")
+
+    def probabilities(self, vector: Any) -> dict[str, float]:
+        """The kind probabilities of `vector`; {} when there is none (no embedding model, or another dimension)."""
+        if vector is None or np.shape(vector) != (self.coef.shape[1],):
+            return {}
+        scores = self.coef @ np.asarray(vector, dtype=np.float64) + self.intercept
+        exps = np.exp(scores - scores.max())
+        return {kind: float(e) for kind, e in zip(self.classes, exps / exps.sum(), strict=True)}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "classes": self.classes,
+            "coef": [[round(float(w), 5) for w in row] for row in self.coef],
+            "intercept": [round(float(b), 5) for b in self.intercept],
+        }
+
+
 class KindModel:
     """The fitted combination of the evidence (see the module's docstring); `decide` gives kind and confidence."""
 
@@ -313,11 +370,18 @@ class KindModel:
         version: str = "",
         feature_names: list[str] | None = None,
         context: list[str] = (),
+        readers: dict[str, EmbeddingReader] | None = None,
     ) -> None:
         if feature_names is not None and list(feature_names) != list(FEATURES):
             raise ValueError("The entity-kind model was fitted on other features; fit it again.")
         self.classes, self.coef, self.intercept = list(classes), coef, intercept
         self.threshold, self.version, self.context = threshold, version, list(context)
+        self.readers = dict(readers or {})
+
+    def readings(self, evidence: KindEvidence) -> dict[str, dict[str, float]]:
+        """What the model's `EmbeddingReader`s read in the evidence's embeddings, by part."""
+        vectors = embedding_vectors(evidence)
+        return {part: reader.probabilities(vectors.get(part)) for part, reader in self.readers.items()}
 
     @classmethod
     def neutral(cls) -> KindModel:
@@ -337,12 +401,16 @@ class KindModel:
                 data.get("version", ""),
                 data.get("features"),
                 data.get("context", []),
+                {part: EmbeddingReader(**reader) for part, reader in (data.get("readers") or {}).items()},
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"the entity-kind model at {path} is not one the fitting script writes: {exc}") from exc
 
-    def probabilities(self, evidence: KindEvidence) -> dict[str, float]:
-        x = features(evidence, self.context)
+    def probabilities(
+        self, evidence: KindEvidence, readings: dict[str, dict[str, float]] | None = None
+    ) -> dict[str, float]:
+        """The kind probabilities of the evidence (with the readings of its embeddings, read now unless given)."""
+        x = features(evidence, self.context, self.readings(evidence) if readings is None else readings)
         scores = [
             sum(w * v for w, v in zip(row, x, strict=True)) + b
             for row, b in zip(self.coef, self.intercept, strict=True)
@@ -355,11 +423,19 @@ class KindModel:
     def decide(self, evidence: KindEvidence) -> KindDecision:
         """The most probable kind and its probability; "other" when that is below the threshold. A name read as a
         model designation ("the Nordvik 909") weighs through its `label:designation` share like any label."""
-        probabilities = self.probabilities(evidence)
+        readings = self.readings(evidence)
+        probabilities = self.probabilities(evidence, readings)
         kind, confidence = max(probabilities.items(), key=lambda item: item[1])
         if confidence < self.threshold:
             kind = "other"
-        return KindDecision(kind, round(confidence, 3), evidence.summary())
+        # What the embeddings read, shown with the rest: "name reads person 0.81; sentences read place 0.56".
+        read = [
+            f"{part} {'reads' if part == 'name' else 'read'} {top} {p:.2f}"
+            for part, found in readings.items()
+            if found
+            for top, p in [max(found.items(), key=lambda item: item[1])]
+        ]
+        return KindDecision(kind, round(confidence, 3), "; ".join(filter(None, [evidence.summary(), *read])))
 
 
 @lru_cache(maxsize=1)
@@ -377,4 +453,5 @@ def to_json(model: KindModel) -> dict[str, Any]:
         "coef": [[round(w, 5) for w in row] for row in model.coef],
         "intercept": [round(b, 5) for b in model.intercept],
         "threshold": model.threshold,
+        "readers": {part: reader.to_json() for part, reader in model.readers.items()},
     }

@@ -127,15 +127,20 @@ class KnowledgeBase:
         """The document ingested from `source` (path, URL or arXiv id), if any."""
         return self.registry.find_by_source(source)
 
-    def get_document(self, document_id: str) -> tuple[DocumentRecord, list[ChunkRecord]] | None:
-        """The document (with its text) and its chunks in order, embeddings not loaded."""
+    def get_document(
+        self, document_id: str, with_evidence: bool = False
+    ) -> tuple[DocumentRecord, list[ChunkRecord]] | None:
+        """The document (with its text) and its chunks in order, embeddings not loaded; with `with_evidence`, the
+        chunks' stored sentence spans, in-context sentence vectors and term counts (what the graph extractor reads
+        when it extracts the document again)."""
         found = self.registry.get(document_id)
         if found is None:
             return None
         document, chunk_ids = found
         position = {chunk_id: index for index, chunk_id in enumerate(chunk_ids)}
+        evidence = self.index.evidence(chunk_ids) if with_evidence else {}
         chunks = [
-            document_to_record(doc, document.document_id, position[str(doc.id)])
+            document_to_record(doc, document.document_id, position[str(doc.id)], evidence.get(str(doc.id)))
             for doc in self.index.fetch(chunk_ids)
             if str(doc.id) in position
         ]

@@ -36,10 +36,13 @@ from urllib.parse import parse_qsl
 from components.graph.extraction import LanguageExtractor
 from components.graph.kinds import (
     _MODEL_PATH,
+    EMBEDDING_PARTS,
     FEATURES,
     KINDS,
+    EmbeddingReader,
     KindEvidence,
     KindModel,
+    embedding_vectors,
     features,
     to_json,
 )
@@ -48,7 +51,7 @@ from components.text.dates import parse_date
 from ingest.demo import demo_items
 from pipelines.evaluation.jsonl import EvaluationInputError, load_jsonl
 
-VERSION = "kinds-6"
+VERSION = "kinds-7"
 MIN_CONTEXT = 3  # a context word must occur around this many labelled entities to be a feature
 C_GRID = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0)  # the inverse regularisations tried (the best out of fold is kept)
 SEED = 0  # the seed of `--sample`
@@ -102,22 +105,58 @@ def documents_of(corpus: str, ids: str | None = None, sample: int | None = None)
     return documents
 
 
+def as_ingested(documents: list[Any]) -> tuple[list[Any], list[list[Any]]]:
+    """The documents as ingestion stores them (their text converted as a text file is: paragraphs a blank line
+    apart) and each one's chunks as ingestion makes them (the settings' splitter), with the in-context sentence
+    vectors of the same forward pass, so that the extractor reads the sentence vectors it reads at ingestion."""
+    from components.embedding.model import get_embedding_model
+    from components.ingestion.splitter import TokenSplitter
+    from components.settings import get_settings
+
+    settings = get_settings()
+    overlap = min(settings.chunk_overlap_tokens, settings.chunk_tokens // 2)
+    splitter = TokenSplitter(settings.chunk_tokens, overlap, settings.embedding_model)
+    converted = [convert_bytes(d.text.encode("utf-8"), "document.txt", "txt") for d in documents]
+    documents = [SimpleNamespace(**{**vars(d), "text": c.text}) for d, c in zip(documents, converted, strict=True)]
+    split = [splitter.split(c) for c in converted]
+    flat = [chunk for chunks in split for chunk in chunks]
+    model = get_embedding_model(settings.embedding_model)
+    _, vectors, kept = model.embed_with_sentence_spans([c.text for c in flat], [c.sentence_spans for c in flat])
+    records = iter(
+        SimpleNamespace(
+            chunk_index=chunk.chunk_index,
+            text=chunk.text,
+            metadata={"char_start": chunk.char_start, "char_end": chunk.char_end},
+            sentence_spans=spans,
+            sentence_embeddings=rows,
+        )
+        for chunk, spans, rows in zip(flat, kept, vectors, strict=True)
+    )
+    return documents, [[next(records) for _ in chunks] for chunks in split]
+
+
 def samples(
     documents: list[Any], model: KindModel | None = None, corpus_names: bool = False
 ) -> list[tuple[str, str, KindEvidence, Any]]:
     """(document id, entity key, its evidence there, the graph's `EntityMention`) for every entity kept; the kinds
     are `model`'s (the shipped model's by default). Each document is extracted on its own, or, with `corpus_names`,
-    with the names of the whole corpus known, as in a graph that holds the corpus (re-extracted after ingestion)."""
+    with the names of the whole corpus known, as in a graph that holds the corpus (re-extracted after ingestion);
+    as ingestion stores it, with its chunks (`as_ingested`)."""
     extractor = LanguageExtractor()
     if model is not None:
         extractor._kind_model = model
+    documents, chunks = as_ingested(documents)
     known = None
     if corpus_names:
-        names = {m.key for document in documents for m in extractor.extract(document, []).entities}
+        names = {
+            m.key
+            for document, parts in zip(documents, chunks, strict=True)
+            for m in extractor.extract(document, parts).entities
+        }
         known = names.intersection
     found = []
-    for document in documents:
-        graph = extractor.extract(document, [], known_names=known)
+    for document, parts in zip(documents, chunks, strict=True):
+        graph = extractor.extract(document, parts, known_names=known)
         found += [(document.document_id, m.key, m.kind_evidence, m) for m in graph.entities]
     return found
 
@@ -140,13 +179,17 @@ def load_labels(path: Path) -> dict[str, str]:
 
 
 def fit(
-    found: list[tuple[str, str, KindEvidence, Any]], labels: dict[str, str], source: dict[str, int] | None = None
+    found: list[tuple[str, str, KindEvidence, Any]],
+    labels: dict[str, str],
+    source: dict[str, int] | None = None,
+    parts: tuple[str, ...] = EMBEDDING_PARTS,
 ) -> KindModel:
     """The logistic regression over the labelled samples (junk left out: the junk rules decide it), and the
     threshold below which a kind is "other": the one maximising the samples whose kind is right less `WRONG_COST`
     for each given a wrong kind other than "other" (a confident wrong kind is worse than "other"), on
     probabilities predicted out of fold (each fitting corpus by a model fitted on the others; 5 folds when there
-    is one corpus), so that the threshold does not fit the training samples nor their corpus."""
+    is one corpus), so that the threshold does not fit the training samples nor their corpus. `parts`: the
+    embeddings read (`_fit_readers`)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import LeaveOneGroupOut, cross_val_predict
 
@@ -163,14 +206,16 @@ def fit(
                 corpora.setdefault(word, set()).add((source or {}).get(document_id, 0))
     needed = min(2, len(set((source or {0: 0}).values())))
     context = sorted(word for word, n in spread.items() if n >= MIN_CONTEXT and len(corpora[word]) >= needed)
-    x, y = [features(ev, context) for ev, _ in labelled], [kind for _, kind in labelled]
-    best = (-9.0, 0.0, 1.0)  # utility, threshold, C
+    y = [kind for _, kind in labelled]
     # With several fitting corpora each is predicted by a model fitted on the others (a corpus's own names and
     # wording cannot help), so that C and the threshold are those that carry over to a text not fitted on; and each
     # corpus weighs the same, however many entities it has.
     folds = LeaveOneGroupOut() if len(set(groups)) > 1 else 5
     sizes = Counter(groups)
     weights = [len(groups) / (len(sizes) * sizes[group]) for group in groups]
+    readers, readings = _fit_readers([ev for ev, _ in labelled], y, groups, folds, weights, parts)
+    x = [features(ev, context, reading) for (ev, _), reading in zip(labelled, readings, strict=True)]
+    best = (-9.0, 0.0, 1.0)  # utility, threshold, C
     for strength in C_GRID:
         model = LogisticRegression(C=strength, max_iter=5000)
         held_out = cross_val_predict(
@@ -190,8 +235,61 @@ def fit(
     regression = LogisticRegression(C=best[2], max_iter=5000).fit(x, y, sample_weight=weights)
     classes = list(regression.classes_)
     return KindModel(
-        classes, regression.coef_.tolist(), regression.intercept_.tolist(), best[1], VERSION, context=context
+        classes,
+        regression.coef_.tolist(),
+        regression.intercept_.tolist(),
+        best[1],
+        VERSION,
+        context=context,
+        readers=readers,
     )
+
+
+def _fit_readers(
+    evidence: list[KindEvidence],
+    y: list[str],
+    groups: list[int],
+    folds: Any,
+    weights: list[float],
+    parts: tuple[str, ...] = EMBEDDING_PARTS,
+) -> tuple[dict[str, EmbeddingReader], list[dict[str, dict[str, float]]]]:
+    """Per embedding part (the name's, the sentences'), a logistic regression from the vector to the kind
+    (`EmbeddingReader`), its C the one of the least weighted log-loss out of fold; and each sample's readings as the
+    kind model is fitted on them: predicted out of fold, as for a text the reader was not fitted on (stacking), so
+    that the kind model learns how far a reading carries over. Parts no sample has a vector of are left out."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import log_loss
+    from sklearn.model_selection import cross_val_predict
+
+    readers: dict[str, EmbeddingReader] = {}
+    readings: list[dict[str, dict[str, float]]] = [{} for _ in y]
+    for part in parts:
+        vectors = [embedding_vectors(ev)[part] for ev in evidence]
+        dimension = next((len(v) for v in vectors if v is not None), 0)
+        if not dimension:
+            continue
+        x = np.array([v if v is not None else np.zeros(dimension) for v in vectors], dtype=np.float64)
+        best: tuple[float, float, Any] = (float("inf"), 1.0, None)  # log-loss, C, out-of-fold probabilities
+        for strength in C_GRID:
+            held_out = cross_val_predict(
+                LogisticRegression(C=strength, max_iter=3000),
+                x,
+                y,
+                groups=groups,
+                cv=folds,
+                method="predict_proba",
+                params={"sample_weight": weights},
+            )
+            loss = log_loss(y, held_out, sample_weight=weights, labels=sorted(set(y)))
+            if loss < best[0] - 1e-9:
+                best = (loss, strength, held_out)
+        print(f"embedding reader {part}: C {best[1]}, out-of-fold log-loss {best[0]:.3f}")
+        fitted = LogisticRegression(C=best[1], max_iter=3000).fit(x, y, sample_weight=weights)
+        readers[part] = EmbeddingReader(list(fitted.classes_), fitted.coef_.tolist(), fitted.intercept_.tolist())
+        for reading, probabilities in zip(readings, best[2], strict=True):
+            reading[part] = dict(zip(fitted.classes_, map(float, probabilities), strict=True))
+    return readers, readings
 
 
 def coarse(kind: str) -> str:
@@ -249,6 +347,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", action="append", help="'demo' or a corpus JSONL (repeat with --labels)")
     parser.add_argument("--labels", type=Path, action="append", help="labelled keys JSONL, one per --corpus")
     parser.add_argument("--out", type=Path, default=_MODEL_PATH, help="where `fit` writes the model")
+    parser.add_argument("--model", type=Path, help="the kind model `check` and `dump` use (default: the shipped one)")
+    parser.add_argument(
+        "--embeddings",
+        default=",".join(EMBEDDING_PARTS),
+        help="the embeddings `fit` reads: name, sentences, both (the default: name,sentences) or none",
+    )
     parser.add_argument("--ids", help="keep the documents whose id matches this regular expression (every corpus)")
     parser.add_argument("--sample", type=int, help="a fixed-seed sample of this many documents (every corpus)")
     parser.add_argument(
@@ -259,16 +363,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.sample is not None and args.sample < 1:
         parser.error("--sample must be 1 or more")
+    parts = tuple(part.strip() for part in args.embeddings.split(",") if part.strip() not in ("", "none"))
+    if set(parts) - set(EMBEDDING_PARTS):
+        parser.error(f"--embeddings takes {', '.join(EMBEDDING_PARTS)} or none, not {args.embeddings}")
+    args.embeddings = parts
     try:
         return _run(args)
-    except (EvaluationInputError, re.error) as exc:
+    except (EvaluationInputError, ValueError, re.error) as exc:
         parser.error(str(exc))
 
 
 def _run(args: argparse.Namespace) -> int:
     corpora = args.corpus or ["demo"]
+    chosen = KindModel.load(args.model) if args.model else None
     if args.action == "dump":
-        found = samples(documents_of(corpora[0], args.ids, args.sample), corpus_names=args.corpus_names)
+        found = samples(documents_of(corpora[0], args.ids, args.sample), chosen, corpus_names=args.corpus_names)
         for _, key, _, mention in sorted(found, key=lambda item: item[1]):
             print(
                 json.dumps(
@@ -285,7 +394,7 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if not args.labels or len(args.labels) != len(corpora):
         raise EvaluationInputError("give one --labels file per --corpus")
-    model = KindModel.neutral() if args.action == "fit" else None
+    model = KindModel.neutral() if args.action == "fit" else chosen
     sets = [
         (samples(documents_of(corpus, args.ids, args.sample), model, args.corpus_names), load_labels(labels))
         for corpus, labels in zip(corpora, args.labels, strict=True)
@@ -294,7 +403,7 @@ def _run(args: argparse.Namespace) -> int:
         found = [sample for part, _ in sets for sample in part]
         labels = {key: kind for _, part in sets for key, kind in part.items()}
         source = {document_id: i for i, (part, _) in enumerate(sets) for document_id, _, _, _ in part}
-        fitted = fit(found, labels, source)
+        fitted = fit(found, labels, source, args.embeddings)
         written = to_json(fitted)
         # What it was fitted on (the corpus file with its selection, and the labels file): the record that no check
         # set is among them.

@@ -22,19 +22,28 @@ def entities(text: str) -> dict:
 
 
 def read_as_model(entity) -> bool:
-    """A name read as a model designation: product is its most probable kind, shown as product or, where the fitted
-    model is less sure of it than its threshold, as "other" with the designation as evidence (never a wrong kind)."""
-    from components.graph.kinds import default_kind_model
-
-    probabilities = default_kind_model().probabilities(entity.kind_evidence)
-    top = max(probabilities, key=probabilities.get)
-    return top == "product" and entity.kind in ("product", "other") and "designation" in entity.evidence
+    """A name read as a model designation: shown as product or as "other" with the designation as evidence, never
+    a wrong kind. (Up to `kinds-6` product was also its most probable kind; `kinds-7`, which reads the name's and its
+    sentences' embeddings, no longer weighs a designation towards product: the tune sets hold 11 of them.)"""
+    return entity.kind in ("product", "other") and "designation" in entity.evidence
 
 
 class TestKindModel:
     def test_the_shipped_model_loads_and_gives_a_probability(self):
+        from components.embedding.model import get_embedding_model
+
         model = default_kind_model()
-        evidence = KindEvidence(names=["Talia Brennick"], labels=Counter({"person": 3}), nouns={"physicist"})
+        # The shipped model reads the name's and its sentences' embeddings, as the extractor sets them.
+        name, sentence = get_embedding_model("all-MiniLM-L6-v2").embed(
+            ["Talia Brennick", "Talia Brennick, a physicist, joined the institute."]
+        )
+        evidence = KindEvidence(
+            names=["Talia Brennick"],
+            labels=Counter({"person": 3}),
+            nouns={"physicist"},
+            name_vector=name,
+            sentence_vector=sentence,
+        )
         decision = model.decide(evidence)
         assert decision.kind == "person" and 0.5 < decision.confidence <= 1.0
         assert "physicist" in decision.evidence
@@ -134,7 +143,9 @@ class TestKindModel:
         assert features(titled)[FEATURES.index("title:before")] == 1.0
         assert features(plain)[FEATURES.index("title:before")] == 0.0
         model = default_kind_model()
-        assert model.probabilities(titled)["person"] > model.probabilities(plain)["person"] + 0.1
+        # (`kinds-6` by more than 0.1; `kinds-7` reads person evidence in the name's embedding too, and weighs the
+        # title less.)
+        assert model.probabilities(titled)["person"] > model.probabilities(plain)["person"] + 0.02
 
     def test_the_subject_of_a_verb_of_saying_is_person_or_organisation_evidence(self):
         # The name itself, one of coordinated subjects, or named in an apposition to the subject speaks.
@@ -378,3 +389,124 @@ class TestKindFeatures:
         unweighted = KindModel(["person", "product"], [[0.0] * len(FEATURES)] * 2, [0.0, 0.0], threshold=0.6)
         decision = unweighted.decide(designated)
         assert decision.kind == "other" and decision.confidence == 0.5  # no shortcut around the model
+
+
+class TestEmbeddingReadings:
+    """The name's embedding and its sentences' mean embedding, each read by a regression of its own (`kinds-7`)."""
+
+    @staticmethod
+    def _reader_model():
+        from components.graph.kinds import EmbeddingReader
+
+        # The name reader says "person" for vectors along the first axis, "organization" along the second; the kind
+        # model trusts nothing but that reading.
+        readers = {"name": EmbeddingReader(["organization", "person"], [[-4.0, 4.0], [4.0, -4.0]], [0.0, 0.0])}
+        coef = [[0.0] * len(FEATURES) for _ in range(2)]
+        coef[0][FEATURES.index("embedding_name:organization")] = 6.0
+        coef[1][FEATURES.index("embedding_name:person")] = 6.0
+        return KindModel(["organization", "person"], coef, [0.0, 0.0], 0.6, readers=readers)
+
+    def test_the_name_embedding_is_read_by_a_regression_whose_probabilities_are_features(self):
+        model = self._reader_model()
+        labels = Counter({"organization": 1})  # the recogniser's wrong label, which this model does not weigh
+        person = KindEvidence(names=["Orla Vennick"], labels=labels, name_vector=[1.0, 0.0])
+        company = KindEvidence(names=["Quillon"], labels=labels, name_vector=[0.0, 1.0])
+        assert model.decide(person).kind == "person" and model.decide(company).kind == "organization"
+        assert model.decide(person).evidence == "labels organization 1; name reads person 1.00"  # shown with the rest
+        readings = model.readings(person)
+        assert readings["name"]["person"] > 0.99
+        values = features(person, readings=readings)
+        assert values[FEATURES.index("embedding_name:person")] == readings["name"]["person"]
+        # Without a vector (no embedding model), or of another dimension, there is no reading: no kind from it.
+        assert model.readings(KindEvidence(names=["Orla Vennick"])) == {"name": {}}
+        assert model.readings(KindEvidence(names=["Orla Vennick"], name_vector=[1.0, 0.0, 0.0])) == {"name": {}}
+        assert model.decide(KindEvidence(names=["Orla Vennick"], labels=labels)).kind == "other"
+
+    def test_the_readers_are_written_and_read_with_the_model(self, tmp_path):
+        import json
+
+        from components.graph.kinds import to_json
+
+        path = tmp_path / "kinds.json"
+        path.write_text(json.dumps(to_json(self._reader_model())), encoding="utf-8")
+        loaded = KindModel.load(path)
+        assert loaded.decide(KindEvidence(names=["Orla Vennick"], name_vector=[1.0, 0.0])).kind == "person"
+        broken = {**to_json(self._reader_model()), "readers": {"name": {"classes": ["person"], "coef": [[1.0]]}}}
+        path.write_text(json.dumps(broken), encoding="utf-8")
+        with pytest.raises(ValueError, match="not one the fitting script writes"):
+            KindModel.load(path)
+
+    def test_the_extractor_reuses_the_chunks_sentence_vectors_and_embeds_the_rest_in_one_batch(self):
+        import numpy as np
+
+        from components.knowledge_base.store import ChunkRecord  # the record ingestion hands to the extractor
+
+        class Embedder:
+            def __init__(self):
+                self.calls = []
+
+            def embed(self, texts, batch_size=32):
+                self.calls.append(list(texts))
+                return np.array([[1.0, 0.0, 0.0] for _ in texts], dtype=np.float32)
+
+        first = "Orla Vennick joined Quillon in 2019."
+        second = "Tavrin Kelso founded Brask Ferrow in 2012."
+        text = f"{first} {second}"
+        document, _ = make_document("doc", text, dt.date(2023, 5, 4), "t")
+        stored = np.array([0.0, 1.0, 0.0], dtype=np.float32)
+        # The chunk holds the first sentence's in-context vector (made at ingestion), not the second's.
+        chunk = ChunkRecord(
+            chunk_id="doc-c0",
+            document_id="doc",
+            chunk_index=0,
+            text=text,
+            metadata={"char_start": 0, "char_end": len(text)},
+            sentence_spans=[(0, len(first))],
+            sentence_embeddings=stored[None, :],
+        )
+        extractor = LanguageExtractor()
+        embedder = extractor._embedder = Embedder()
+        graph = extractor.extract(document, [chunk])
+        found = {entity.key: entity.kind_evidence for entity in graph.entities}
+        assert len(embedder.calls) == 1  # one batch for the document
+        assert first not in embedder.calls[0] and second in embedder.calls[0]
+        assert {"Orla Vennick", "Tavrin Kelso"} <= set(embedder.calls[0])
+        assert np.allclose(found["orla vennick"].sentence_vector, stored)
+        assert np.allclose(found["tavrin kelso"].sentence_vector, [1.0, 0.0, 0.0])
+        assert np.allclose(found["orla vennick"].name_vector, [1.0, 0.0, 0.0])
+        # Without an embedding model nothing is embedded and no vector is set.
+        bare = LanguageExtractor(embedding_model=None).extract(document, [chunk])
+        assert all(entity.kind_evidence.name_vector is None for entity in bare.entities)
+
+    def test_a_failing_embedding_model_keeps_the_graph(self):
+        class Broken:
+            def embed(self, texts, batch_size=32):
+                raise RuntimeError("out of memory")
+
+        document, chunks = make_document("doc", "Orla Vennick joined Quillon in 2019.", dt.date(2023, 5, 4), "t")
+        extractor = LanguageExtractor()
+        extractor._embedder = Broken()
+        graph = extractor.extract(document, chunks)
+        assert "orla vennick" in {entity.key for entity in graph.entities} and graph.facts
+        assert all(entity.kind_evidence.name_vector is None for entity in graph.entities)
+
+    @pytest.mark.parametrize(
+        ("text", "key", "kind"),
+        [
+            # The recogniser labels the full name an organisation; the name reads as a person's.
+            (
+                "The library was started in 2015 by Tomasz Reywick and Anneli Dorsett at a small startup.",
+                "tomasz reywick",
+                "person",
+            ),
+            # An unlabelled one-word name that its sentence reads as software.
+            ("Developers install Quillstream with pip and run Zephyrion on a laptop since 2021.", "zephyrion",
+             "product"),
+        ],
+    )
+    def test_the_shipped_model_reads_the_name_and_its_sentences(self, text, key, kind):
+        document, chunks = make_document("doc", text, dt.date(2023, 5, 4), "t")
+        read = {e.key: e for e in LanguageExtractor().extract(document, chunks).entities}
+        unread = {e.key: e for e in LanguageExtractor(embedding_model=None).extract(document, chunks).entities}
+        assert read[key].kind == kind
+        assert unread[key].kind != kind  # the same evidence without the embeddings does not tell it

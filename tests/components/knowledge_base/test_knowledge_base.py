@@ -114,3 +114,19 @@ class TestKnowledgeBase:
         index.fetch.assert_called_once_with(["a:0", "a:1", "a:2"])
         assert [(c.chunk_id, c.chunk_index) for c in chunks] == [("a:0", 0), ("a:1", 1), ("a:2", 2)]
         assert kb.get_document("missing") is None
+
+    def test_get_document_with_evidence_gives_the_chunks_stored_sentence_vectors(self, kb, index):
+        from components.knowledge_base.chunk_index import ChunkEvidence
+
+        kb.upsert_document(*_document("a", 2))
+        index.fetch.return_value = [Document(id=f"a:{i}", content=f"text {i}", meta={}) for i in (0, 1)]
+        vectors = np.stack([_unit(7)])
+        index.evidence.return_value = {"a:1": ChunkEvidence("a:1", [(0, 6)], vectors, {"text": 1})}
+        _, chunks = kb.get_document("a", with_evidence=True)
+        index.evidence.assert_called_once_with(["a:0", "a:1"])
+        assert chunks[0].sentence_embeddings is None and chunks[1].sentence_spans == [(0, 6)]
+        assert np.allclose(chunks[1].sentence_embeddings, vectors)
+        index.evidence.reset_mock()
+        _, plain = kb.get_document("a")  # by default no evidence is read
+        index.evidence.assert_not_called()
+        assert plain[1].sentence_embeddings is None

@@ -171,3 +171,46 @@ def test_with_corpus_names_each_document_knows_the_names_of_the_others(tmp_path)
     known = {(d, key) for d, key, _, _ in entity_kinds.samples(documents, corpus_names=True)}
     assert ("a", "moving kestrel") in alone and ("b", "kestrel") in alone and ("b", "moving kestrel") not in alone
     assert ("b", "moving kestrel") in known and ("b", "kestrel") not in known
+
+
+def test_the_fit_stacks_readers_of_the_embeddings_fitted_across_corpora():
+    from collections import Counter
+
+    import numpy as np
+
+    from components.graph.kinds import KindEvidence
+    from pipelines.evaluation.entity_kinds import fit
+
+    # The name's vector tells the kind (along its own axis, with noise); the recogniser's labels tell nothing.
+    rng = np.random.default_rng(0)
+    axes = {"person": 0, "organization": 1, "place": 2}
+    found, labels, source = [], {}, {}
+    for corpus in (0, 1, 2):
+        for n in range(24):
+            kind = ("person", "organization", "place")[n % 3]
+            vector = rng.normal(0, 0.2, 4)
+            vector[axes[kind]] += 1.0
+            key = f"name {corpus} {n}"
+            evidence = KindEvidence(names=[f"Zor{corpus}{n}"], labels=Counter({"": 1}), name_vector=vector)
+            found.append((f"d{corpus}-{n}", key, evidence, None))
+            labels[key], source[f"d{corpus}-{n}"] = kind, corpus
+    stacked = fit(found, labels, source, ("name",))
+    assert set(stacked.readers) == {"name"}
+    probe = KindEvidence(names=["Quorra Vell"], labels=Counter({"": 1}), name_vector=np.array([0.0, 0.0, 1.0, 0.0]))
+    assert stacked.decide(probe).kind == "place"
+    plain = fit(found, labels, source, ())
+    assert plain.readers == {} and plain.decide(probe).kind != "place"
+
+
+def test_an_unknown_embedding_part_is_one_sentence(capsys):
+    with pytest.raises(SystemExit) as ended:
+        entity_kinds.main(["fit", "--embeddings", "name,shape"])
+    assert ended.value.code == 2 and "--embeddings takes name, sentences or none" in capsys.readouterr().err
+
+
+def test_check_with_a_model_that_cannot_be_read_is_one_sentence(tmp_path, capsys):
+    broken = tmp_path / "kinds.json"
+    broken.write_text('{"version": "x"}', encoding="utf-8")
+    with pytest.raises(SystemExit) as ended:
+        entity_kinds.main(["check", "--model", str(broken), "--labels", str(tmp_path / "labels.jsonl")])
+    assert ended.value.code == 2 and "is not one the fitting script writes" in capsys.readouterr().err
