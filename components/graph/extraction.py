@@ -36,6 +36,7 @@ from typing import Any, Self
 import numpy as np
 from haystack import logging
 
+from components.embedding.model import get_embedding_model
 from components.graph.dates import DateMention, FuzzyDate, sentence_validity, validity
 from components.graph.event_confidence import (
     EventConfidenceModel,
@@ -861,8 +862,6 @@ class LanguageExtractor(GraphExtractor):
 
     def _embedding(self) -> Any:
         if self._embedder is None and self.embedding_model:
-            from components.embedding.model import get_embedding_model
-
             self._embedder = get_embedding_model(self.embedding_model)
         return self._embedder
 

@@ -33,6 +33,7 @@ from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qsl
 
+from components.embedding.model import get_embedding_model
 from components.graph.extraction import LanguageExtractor
 from components.graph.kinds import (
     _MODEL_PATH,
@@ -47,6 +48,8 @@ from components.graph.kinds import (
     to_json,
 )
 from components.ingestion.formats import convert_bytes
+from components.ingestion.splitter import TokenSplitter
+from components.settings import get_settings
 from components.text.dates import parse_date
 from ingest.demo import demo_items
 from pipelines.evaluation.jsonl import EvaluationInputError, load_jsonl
@@ -109,10 +112,6 @@ def as_ingested(documents: list[Any]) -> tuple[list[Any], list[list[Any]]]:
     """The documents as ingestion stores them (their text converted as a text file is: paragraphs a blank line
     apart) and each one's chunks as ingestion makes them (the settings' splitter), with the in-context sentence
     vectors of the same forward pass, so that the extractor reads the sentence vectors it reads at ingestion."""
-    from components.embedding.model import get_embedding_model
-    from components.ingestion.splitter import TokenSplitter
-    from components.settings import get_settings
-
     settings = get_settings()
     overlap = min(settings.chunk_overlap_tokens, settings.chunk_tokens // 2)
     splitter = TokenSplitter(settings.chunk_tokens, overlap, settings.embedding_model)
