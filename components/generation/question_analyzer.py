@@ -6,6 +6,7 @@ from typing import Any
 
 from haystack import Document, component
 
+from components.contracts import RankedDocuments
 from components.generation.question_analysis import analyze_question
 from components.resilience.scheduling import async_twin
 from components.serialization import InitParameterSerialization
@@ -38,11 +39,12 @@ class QuestionAnalyzer(InitParameterSerialization):
         use_language_pipeline(self.spacy_model)
 
     @component.output_types(analysis=dict, guidance=str)
-    def run(self, query: str, after: list[Document] | None = None) -> dict[str, Any]:
+    def run(self, query: str, after: list[Document] | RankedDocuments | None = None) -> dict[str, Any]:
         """Analyse the question.
 
         :param query: the question.
-        :param after: anything the analysis should wait for (the ranked chunks in the research pipeline); unused.
+        :param after: anything the analysis should wait for (the ranker's `RankedDocuments` in the research
+            pipeline); unused.
         :returns: `analysis`: `QuestionAnalysis.to_dict()` (question, kind, parts, question_terms); `guidance`: one
             line for a chat prompt saying what each part asks for.
         """

@@ -11,7 +11,7 @@ from haystack import Document, component, logging
 from haystack.dataclasses import ChatMessage, StreamingChunk
 from haystack.utils import Secret
 
-from components.contracts import SourceStatus, StatusKind
+from components.contracts import RankedDocuments, SourceStatus, StatusKind, documents_of
 from components.generation.cited_answer_builder import CITATION_MARK
 from components.generation.extractive_answer_generator import ABSTENTION_PREFIX, ExtractiveAnswerGenerator
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
@@ -170,7 +170,7 @@ class ResearchGenerator(GuardedComponent):
     def run(
         self,
         messages: list[ChatMessage],
-        documents: list[Document],
+        documents: list[Document] | RankedDocuments,
         query: str,
         streaming_callback: Callable[[StreamingChunk], None] | None = None,
         analysis: dict | None = None,
@@ -178,7 +178,8 @@ class ResearchGenerator(GuardedComponent):
         """Answer the question.
 
         :param messages: the prompt (numbered sources, the question and its analysis) for a chat model.
-        :param documents: the numbered chunks, for the extractive answer and the fallback.
+        :param documents: the numbered chunks, for the extractive answer and the fallback (a list, or the ranker's
+            `RankedDocuments`).
         :param query: the question.
         :param streaming_callback: called with each piece of the answer as it arrives.
         :param analysis: the question's analysis (`QuestionAnalyzer`); the extractive answer makes it when absent.
@@ -189,6 +190,7 @@ class ResearchGenerator(GuardedComponent):
         """
         self.warm_up()
         started = time.monotonic()
+        documents = documents_of(documents)
         if self._kind != "openai":
             return self._fallback(query, documents, analysis, streaming_callback, started)
         if self._chat is None:
