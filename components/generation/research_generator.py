@@ -14,6 +14,7 @@ from haystack.utils import Secret
 from components.contracts import RankedDocuments, SourceStatus, StatusKind, documents_of
 from components.generation.cited_answer_builder import CITATION_MARK
 from components.generation.extractive_answer_generator import ABSTENTION_PREFIX, ExtractiveAnswerGenerator
+from components.generation.question_analysis import QuestionAnalysis
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.budget import question_deadline
 from components.resilience.guard import BreakerPolicy, GuardedComponent
@@ -173,7 +174,7 @@ class ResearchGenerator(GuardedComponent):
         documents: list[Document] | RankedDocuments,
         query: str,
         streaming_callback: Callable[[StreamingChunk], None] | None = None,
-        analysis: dict | None = None,
+        analysis: QuestionAnalysis | dict | None = None,
     ) -> dict[str, Any]:
         """Answer the question.
 
@@ -182,7 +183,8 @@ class ResearchGenerator(GuardedComponent):
             `RankedDocuments`).
         :param query: the question.
         :param streaming_callback: called with each piece of the answer as it arrives.
-        :param analysis: the question's analysis (`QuestionAnalyzer`); the extractive answer makes it when absent.
+        :param analysis: the question's analysis (`QuestionAnalyzer`, or its `to_dict()`); the extractive answer
+            makes it when absent.
         :returns: `replies`: the answer text (one string); `short_answer`: the name, date, number or place that
             leads the answer (empty when there is none); `status`: how generation went (source `generator`);
             `short_answer_confidence` and `parts`: the extractive answer's (`ExtractiveAnswerGenerator.run`); a chat
@@ -230,7 +232,7 @@ class ResearchGenerator(GuardedComponent):
         self,
         query: str,
         documents: list[Document],
-        analysis: dict[str, Any] | None,
+        analysis: QuestionAnalysis | dict[str, Any] | None,
         streaming_callback: Callable[[StreamingChunk], None] | None,
         started: float,
         reason: str | None = None,
