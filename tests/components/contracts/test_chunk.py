@@ -125,6 +125,14 @@ class TestSourceStatus:
         with pytest.raises(ValidationError):
             SourceStatus(source="kb", status="success", execution_time_ms=-1)
 
+    def test_a_status_is_immutable_and_copies_as_itself(self):
+        status = SourceStatus(source="kb", status="success", execution_time_ms=3.5, total_found=2)
+        with pytest.raises(ValidationError):
+            status.message = "changed"  # type: ignore[misc]
+        assert copy.deepcopy(status) is status  # Haystack's copy of a component's input hands it on as it is
+        changed = status.model_copy(update={"status": StatusKind.ERROR})
+        assert changed.status is StatusKind.ERROR and status.status is StatusKind.SUCCESS
+
 
 class TestRankedDocuments:
     def test_is_handed_on_as_itself_and_read_as_a_new_list(self):
@@ -145,3 +153,4 @@ class TestRankedDocuments:
         assert documents_of(BranchDocuments(tuple(documents))) == documents
         assert documents_of(RankedDocuments(tuple(documents))) == documents
         assert documents_of(None) == [] and documents_of(RankedDocuments()) == []
+
