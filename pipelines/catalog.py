@@ -86,6 +86,24 @@ KNOWLEDGE_BASE_COMPONENTS = {
 MAX_QUESTION_CHARS = 2000
 
 
+def outputs_to_include(spec: PipelineSpec) -> set[str]:
+    """The components a run must name in `include_outputs_from` for `spec`'s named outputs: those with a named output
+    that another component also reads.
+
+    Haystack returns every output no component reads anyway; one that a component reads only for a component named in
+    `include_outputs_from`, and then all of that component's outputs, each deep-copied again as the async run hands
+    it on. Naming only what needs it spares those copies of what the next components already received.
+    """
+    read: set[str] = set()
+    for connection in spec.pipeline.get("connections") or []:
+        sender = str(connection.get("sender", ""))
+        read.add(sender if "." in sender else f"{sender}.*")  # a sender without a socket: its only one
+    return {
+        source.split(".")[0] for source in spec.outputs.values()
+        if source in read or f"{source.split('.')[0]}.*" in read
+    }
+
+
 def check_research_request(
     question: str,
     sources: list[str] | None,
@@ -512,7 +530,7 @@ class PipelineCatalog:
         spec = self.spec(name)
         pipeline = self.get(name)
         data = self._pipeline_inputs(spec, inputs)
-        include = {source.split(".")[0] for source in spec.outputs.values()}
+        include = outputs_to_include(spec)
         started = time.perf_counter()
         with record_timings() as timings:
             raw = pipeline.run(data, include_outputs_from=include)
@@ -526,7 +544,7 @@ class PipelineCatalog:
             self.get(name) if self._entries[name].pipeline is not None else await asyncio.to_thread(self.get, name)
         )
         data = self._pipeline_inputs(spec, inputs)
-        include = {source.split(".")[0] for source in spec.outputs.values()}
+        include = outputs_to_include(spec)
         started = time.perf_counter()
         with record_timings() as timings:
             raw = await pipeline.run_async(data, include_outputs_from=include, concurrency_limit=concurrency_limit)

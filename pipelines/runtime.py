@@ -6,7 +6,6 @@ the evaluations and the benchmarks, each through `Runtime.start()` or directly. 
 
 - redacts and bounds every log record (a log record factory and Hayhooks' loguru patcher, `components/redaction.py`);
 - puts our packages on Haystack's deserialisation allowlist (`ALLOWED_MODULES`);
-- makes Haystack's per-component input copies without a Protocol check per value (`pipelines/input_copies.py`);
 - wraps Haystack's tracer in the per-component timer (`pipelines/timing.py`; without it `timings` hold only the total);
 - from then on, freezes the heap once each pipeline is warmed (`pipelines/heap.py`): the models, parsers and pipelines a
   warm-up loads live as long as the process, and a full garbage collection would otherwise walk all of them again,
@@ -62,12 +61,10 @@ def setup(pipelines: bool = True) -> None:
             _SET_UP.add("logging")
         if not pipelines or "pipelines" in _SET_UP:
             return
-        from pipelines import heap, input_copies, timing  # late: they load Haystack; `setup(pipelines=False)` must not
+        from pipelines import heap, timing  # late: they load Haystack; `setup(pipelines=False)` must not
         from pipelines.catalog import allow_our_modules  # late: the catalog loads Haystack, the graph and generation
 
         allow_our_modules()
-        # Haystack's copies of every component's inputs, without a Protocol check per string and chunk.
-        input_copies.install()
         timing.install()
         heap.freeze_after_warm_ups()
         _SET_UP.add("pipelines")

@@ -248,12 +248,7 @@ def private_uses(root: Path) -> list[str]:
 # Private uses written before this check, each still to be replaced by a public way (issue #29), by file and use
 # (without the line, which moves as the file changes). The check fails on any other one, and on an entry here that
 # is gone (so the list only shrinks).
-NOT_YET_REPLACED = frozenset({
-    # Haystack's copy of a component's inputs, replaced once in `setup()`: Haystack has no public hook for it
-    # (docs/architecture.md, "Integrations through their public API").
-    "pipelines/input_copies.py uses utils._deepcopy_with_exceptions",
-    "pipelines/input_copies.py uses module._deepcopy_with_exceptions",
-})
+NOT_YET_REPLACED: frozenset[str] = frozenset()
 
 
 def test_the_product_uses_no_private_member_of_a_dependency() -> None:

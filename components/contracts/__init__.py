@@ -9,11 +9,13 @@ from components.contracts.chunk import (
     GraphMetadata,
     KnowledgeBaseMetadata,
     MemoryMetadata,
+    RankedDocuments,
     ScoreKind,
     SourceType,
     WebMetadata,
     chunk_to_document,
     document_to_chunk,
+    documents_of,
 )
 from components.contracts.selection import SOURCE_NAMES, check_sources, source_selected
 from components.contracts.status import SourceStatus, StatusKind
@@ -34,6 +36,7 @@ __all__ = [
     "GraphMetadata",
     "KnowledgeBaseMetadata",
     "MemoryMetadata",
+    "RankedDocuments",
     "SOURCE_NAMES",
     "SOURCE_OUTPUTS",
     "ScoreKind",
@@ -44,5 +47,6 @@ __all__ = [
     "check_sources",
     "chunk_to_document",
     "document_to_chunk",
+    "documents_of",
     "source_selected",
 ]

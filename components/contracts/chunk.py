@@ -195,6 +195,30 @@ class BranchDocuments:
         return self
 
 
+@dataclass(frozen=True)
+class RankedDocuments:
+    """The ranked chunks, best first: the sources the answer numbers [1]..[n], as the stages after the ranker read them.
+
+    The ranker hands its chunks on as this read-only view (and as a `list[Document]` to the prompt builder, which
+    renders documents), and the answer builder its numbered chunks: Haystack copies a list of documents chunk by
+    chunk for every component it feeds, but hands this on as it is (it copies as itself), so the stages that read
+    the same chunks (answer, question analysis, answer builder, citation check, conflicts, memory) share one value.
+    Nothing may change the documents it holds; a stage that annotates a chunk makes its own (`dataclasses.replace`).
+    """
+
+    documents: tuple[Document, ...] = ()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> RankedDocuments:
+        return self
+
+
+def documents_of(documents: list[Document] | RankedDocuments | BranchDocuments | None) -> list[Document]:
+    """The documents a socket received, as a new list: from a list, a read-only view, or nothing (None)."""
+    if documents is None:
+        return []
+    return list(documents.documents if isinstance(documents, (RankedDocuments, BranchDocuments)) else documents)
+
+
 # Taken as they are, told apart by their exact type (an `isinstance` check of every value cost more than the rest).
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 

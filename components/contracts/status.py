@@ -6,7 +6,7 @@ import time
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from components.redaction import redact
 
@@ -22,7 +22,13 @@ class StatusKind(str, Enum):  # noqa: UP042 - a StrEnum would change what str() 
 
 
 class SourceStatus(BaseModel):
-    """One source's report for one run: never absent, even when the source failed or did not run."""
+    """One source's report for one run: never absent, even when the source failed or did not run.
+
+    Immutable (a changed report is a `model_copy(update=...)`), so a copy of it is itself: Haystack, which deep-copies
+    every component's inputs, hands a status on as it is.
+    """
+
+    model_config = ConfigDict(frozen=True)
 
     source: str
     status: StatusKind
@@ -37,6 +43,9 @@ class SourceStatus(BaseModel):
     def _no_secrets(cls, value: str) -> str:
         # Messages quote upstream errors, and some upstreams echo the request's key: redact at construction.
         return redact(value)
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> SourceStatus:
+        return self
 
     @property
     def ok(self) -> bool:

@@ -9,6 +9,7 @@ from typing import Any
 
 from haystack import Document, component
 
+from components.contracts import RankedDocuments, documents_of
 from components.generation.cited_answer_builder import CITATION_MARK, cited_numbers
 from components.generation.extractive_answer_generator import (
     ABSTENTION_PREFIX,
@@ -67,16 +68,17 @@ class CitationChecker(InitParameterSerialization):
         use_language_pipeline(self.spacy_model)
 
     @component.output_types(sentences=list[dict], unsupported=int)
-    def run(self, answer: str, documents: list[Document], query: str = "") -> dict[str, Any]:
+    def run(self, answer: str, documents: list[Document] | RankedDocuments, query: str = "") -> dict[str, Any]:
         """Check the answer's sentences.
 
         :param answer: the answer text with [n] citations.
-        :param documents: the numbered chunks ([1] is the first).
+        :param documents: the numbered chunks ([1] is the first), as a list or the answer builder's `RankedDocuments`.
         :param query: the question: an abstention may name the part it does not answer in its words (without it,
             only the product's fixed lines that name no part abstain).
         :returns: `sentences`: one dict per sentence (text, citations, supported, support_score, abstains);
             `unsupported`: how many sentences are not supported.
         """
+        documents = documents_of(documents)
         # The analyzer's cached analysis: the ranker has just analysed these very chunks.
         chunk_terms = [set(analyze(document.content or "").counts) for document in documents]
         results: list[dict[str, Any]] = []

@@ -8,6 +8,7 @@ from typing import Any
 
 from haystack import Document, component, logging
 
+from components.contracts import RankedDocuments, documents_of
 from components.resilience.scheduling import async_twin
 from components.serialization import InitParameterSerialization
 
@@ -48,19 +49,26 @@ class CitedAnswerBuilder(InitParameterSerialization):
             raise ValueError("strip_invalid must be true or false")
         self.strip_invalid = strip_invalid
 
-    @component.output_types(answer=str, citations=list[dict], documents=list[Document], invalid_citations=list[int])
-    def run(self, replies: list[str], documents: list[Document]) -> dict[str, Any]:
+    @component.output_types(
+        answer=str,
+        citations=list[dict],
+        documents=list[Document],
+        invalid_citations=list[int],
+        ranked=RankedDocuments,
+    )
+    def run(self, replies: list[str], documents: list[Document] | RankedDocuments) -> dict[str, Any]:
         """Resolve the citations of the first reply.
 
         :param replies: the generator's replies; the first is the answer.
-        :param documents: the chunks in prompt order ([1] is the first).
+        :param documents: the chunks in prompt order ([1] is the first), as a list or the ranker's `RankedDocuments`.
         :returns: `answer` (text), `citations` (one dict per cited chunk: number, chunk_id, source_type,
             source_id, source_title, source_url), `documents` (the numbered chunks, unchanged order, meta
-            `citation_number` set), `invalid_citations` (numbers that name no chunk).
+            `citation_number` set), `invalid_citations` (numbers that name no chunk), `ranked` (the numbered chunks
+            as one read-only `RankedDocuments`, for the checks after the answer).
         """
         answer = (replies[0] if replies else "").strip()
         numbered = []
-        for number, document in enumerate(documents, start=1):
+        for number, document in enumerate(documents_of(documents), start=1):
             meta = {**(document.meta or {}), "citation_number": number}
             # `replace` keeps the chunk's own Document class (the contract's cheaply copied one) for the stages after.
             numbered.append(replace(document, meta=meta, blob=None, embedding=None, sparse_embedding=None))
@@ -83,7 +91,13 @@ class CitedAnswerBuilder(InitParameterSerialization):
                         "source_url": meta.get("source_url"),
                     }
                 )
-        return {"answer": answer, "citations": citations, "documents": numbered, "invalid_citations": invalid}
+        return {
+            "answer": answer,
+            "citations": citations,
+            "documents": numbered,
+            "invalid_citations": invalid,
+            "ranked": RankedDocuments(tuple(numbered)),
+        }
 
     # Numbering a handful of chunks costs less than a hop to a worker thread and back.
     run_async = async_twin(run)

@@ -19,6 +19,7 @@ from typing import Any
 
 from haystack import Document, component
 
+from components.contracts import RankedDocuments, documents_of
 from components.generation.question_analysis import DATE_LABELS, WH_WORDS, analyze_question
 from components.resilience.scheduling import async_twin
 from components.serialization import InitParameterSerialization
@@ -138,13 +139,16 @@ class ConflictFinder(InitParameterSerialization):
         use_language_pipeline(self.spacy_model)
 
     @component.output_types(answer=str, conflicts=list[dict])
-    def run(self, query: str, answer: str, documents: list[Document] | None = None) -> dict[str, Any]:
-        """Find the disagreements among `documents` (numbered from 1, as the answer cites them).
+    def run(
+        self, query: str, answer: str, documents: list[Document] | RankedDocuments | None = None
+    ) -> dict[str, Any]:
+        """Find the disagreements among `documents` (numbered from 1, as the answer cites them; a list or the answer
+        builder's `RankedDocuments`).
 
         :returns: `answer`: the answer, with a "Sources disagree: ..." sentence when there is a disagreement;
             `conflicts`: [{"attribute", "subject", "values": [{"value", "citations", "document_dates"}]}].
         """
-        conflicts = find_conflicts(query, list(documents or []))[: self.max_conflicts]
+        conflicts = find_conflicts(query, documents_of(documents))[: self.max_conflicts]
         for conflict in conflicts:
             answer = f"{answer.rstrip()} {disagreement_sentence(conflict)}".strip()
         return {"answer": answer, "conflicts": conflicts}

@@ -264,12 +264,15 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             self._model = get_embedding_model(self.embedding_model)
 
     @component.output_types(replies=list[str], short_answer=str, short_answer_confidence=float | None, parts=list[dict])
-    def run(self, query: str, documents: list[Document], analysis: dict | None = None) -> dict[str, Any]:
+    def run(
+        self, query: str, documents: list[Document], analysis: QuestionAnalysis | dict | None = None
+    ) -> dict[str, Any]:
         """Compose the answer.
 
         :param query: the question.
         :param documents: the ranked chunks, numbered [1]..[n] in this order.
-        :param analysis: the question's analysis (`QuestionAnalysis.to_dict()`); made here when not given.
+        :param analysis: the question's analysis (a `QuestionAnalysis`, or its `to_dict()`); made here when not
+            given.
         :returns: `replies`: one answer string whose sentences cite their chunks; `short_answer`: the name, date,
             number or place the question asks for, without citations (empty when it asks for none, none was found or
             none is sure); `short_answer_confidence`: the confidence of the short answer shown, or of the best part's

@@ -131,13 +131,20 @@ class QuestionPart:
 
 @dataclass(frozen=True)
 class QuestionAnalysis:
-    """A question's parts and its own terms (stems), which an answer span must not merely repeat."""
+    """A question's parts and its own terms (stems), which an answer span must not merely repeat.
+
+    Immutable through and through (text, tuples and frozensets of text, frozen parts), so a copy of it is itself:
+    Haystack, which deep-copies every component's inputs, hands it on as one value.
+    """
 
     question: str
     parts: tuple[QuestionPart, ...]
     question_terms: frozenset[str] = field(default_factory=frozenset)
     # Terms of the names the question is about (its entities and proper nouns): an answer must be about them.
     anchor_terms: frozenset[str] = field(default_factory=frozenset)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> QuestionAnalysis:
+        return self
 
     @property
     def kind(self) -> str:
@@ -161,7 +168,10 @@ class QuestionAnalysis:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> QuestionAnalysis:
+    def from_dict(cls, data: dict[str, Any] | QuestionAnalysis) -> QuestionAnalysis:
+        """The analysis `to_dict()` wrote (an analysis given as itself is returned as it is)."""
+        if isinstance(data, QuestionAnalysis):
+            return data
         parts = tuple(
             QuestionPart(
                 text=str(part.get("text", "")),

@@ -6,7 +6,8 @@ from typing import Any
 
 from haystack import Document, component
 
-from components.generation.question_analysis import analyze_question
+from components.contracts import RankedDocuments
+from components.generation.question_analysis import QuestionAnalysis, analyze_question
 from components.resilience.scheduling import async_twin
 from components.serialization import InitParameterSerialization
 from components.settings import setting_or
@@ -25,7 +26,7 @@ class QuestionAnalyzer(InitParameterSerialization):
 
     Usage:
     ```python
-    QuestionAnalyzer().run(query="Who founded Neo4j and when?")["analysis"]["parts"][1]["kind"]  # 'when'
+    QuestionAnalyzer().run(query="Who founded Neo4j and when?")["analysis"].parts[1].kind  # 'when'
     ```
     """
 
@@ -37,17 +38,19 @@ class QuestionAnalyzer(InitParameterSerialization):
         """Load the language pipeline (once per process)."""
         use_language_pipeline(self.spacy_model)
 
-    @component.output_types(analysis=dict, guidance=str)
-    def run(self, query: str, after: list[Document] | None = None) -> dict[str, Any]:
+    @component.output_types(analysis=QuestionAnalysis, guidance=str)
+    def run(self, query: str, after: list[Document] | RankedDocuments | None = None) -> dict[str, Any]:
         """Analyse the question.
 
         :param query: the question.
-        :param after: anything the analysis should wait for (the ranked chunks in the research pipeline); unused.
-        :returns: `analysis`: `QuestionAnalysis.to_dict()` (question, kind, parts, question_terms); `guidance`: one
-            line for a chat prompt saying what each part asks for.
+        :param after: anything the analysis should wait for (the ranker's `RankedDocuments` in the research
+            pipeline); unused.
+        :returns: `analysis`: the `QuestionAnalysis` (question, kind, parts, question terms; immutable, so Haystack
+            hands it on as one value; `to_dict()` for its JSON); `guidance`: one line for a chat prompt saying what
+            each part asks for.
         """
         analysis = analyze_question(query or "")
-        return {"analysis": analysis.to_dict(), "guidance": analysis.describe()}
+        return {"analysis": analysis, "guidance": analysis.describe()}
 
     # Reading a question's words (a tagger run at most) costs about what a hop to a worker thread and back costs.
     run_async = async_twin(run)

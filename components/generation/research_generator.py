@@ -11,9 +11,10 @@ from haystack import Document, component, logging
 from haystack.dataclasses import ChatMessage, StreamingChunk
 from haystack.utils import Secret
 
-from components.contracts import SourceStatus, StatusKind
+from components.contracts import RankedDocuments, SourceStatus, StatusKind, documents_of
 from components.generation.cited_answer_builder import CITATION_MARK
 from components.generation.extractive_answer_generator import ABSTENTION_PREFIX, ExtractiveAnswerGenerator
+from components.generation.question_analysis import QuestionAnalysis
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.budget import question_deadline
 from components.resilience.guard import BreakerPolicy, GuardedComponent
@@ -170,18 +171,20 @@ class ResearchGenerator(GuardedComponent):
     def run(
         self,
         messages: list[ChatMessage],
-        documents: list[Document],
+        documents: list[Document] | RankedDocuments,
         query: str,
         streaming_callback: Callable[[StreamingChunk], None] | None = None,
-        analysis: dict | None = None,
+        analysis: QuestionAnalysis | dict | None = None,
     ) -> dict[str, Any]:
         """Answer the question.
 
         :param messages: the prompt (numbered sources, the question and its analysis) for a chat model.
-        :param documents: the numbered chunks, for the extractive answer and the fallback.
+        :param documents: the numbered chunks, for the extractive answer and the fallback (a list, or the ranker's
+            `RankedDocuments`).
         :param query: the question.
         :param streaming_callback: called with each piece of the answer as it arrives.
-        :param analysis: the question's analysis (`QuestionAnalyzer`); the extractive answer makes it when absent.
+        :param analysis: the question's analysis (`QuestionAnalyzer`, or its `to_dict()`); the extractive answer
+            makes it when absent.
         :returns: `replies`: the answer text (one string); `short_answer`: the name, date, number or place that
             leads the answer (empty when there is none); `status`: how generation went (source `generator`);
             `short_answer_confidence` and `parts`: the extractive answer's (`ExtractiveAnswerGenerator.run`); a chat
@@ -189,6 +192,7 @@ class ResearchGenerator(GuardedComponent):
         """
         self.warm_up()
         started = time.monotonic()
+        documents = documents_of(documents)
         if self._kind != "openai":
             return self._fallback(query, documents, analysis, streaming_callback, started)
         if self._chat is None:
@@ -228,7 +232,7 @@ class ResearchGenerator(GuardedComponent):
         self,
         query: str,
         documents: list[Document],
-        analysis: dict[str, Any] | None,
+        analysis: QuestionAnalysis | dict[str, Any] | None,
         streaming_callback: Callable[[StreamingChunk], None] | None,
         started: float,
         reason: str | None = None,

@@ -8,7 +8,7 @@ from typing import Any
 from haystack import Document, component, logging
 from haystack.dataclasses import GeneratedAnswer
 
-from components.contracts import SourceStatus
+from components.contracts import RankedDocuments, SourceStatus, documents_of
 from components.memory.backends import MemoryComponent
 from components.memory.store import (
     MAX_QUERY_CHARS,
@@ -91,20 +91,22 @@ class MemoryWriter(MemoryComponent):
         query: str,
         answer: str | None = None,
         answers: list[GeneratedAnswer] | None = None,
-        documents: list[Document] | None = None,
+        documents: list[Document] | RankedDocuments | None = None,
         entities: list[str] | None = None,
         session_id: str | None = None,
         user_id: str | None = None,
     ) -> dict[str, Any]:
         """Remember `query` with its answer (`answer` text, or the first of `answers`).
 
-        :param documents: the cited documents (default: the answer's documents); their entities are remembered.
+        :param documents: the cited documents (default: the answer's documents), as a list or a `RankedDocuments`;
+            their entities are remembered.
             An empty list (an answer citing nothing) is not remembered.
         :param entities: entities the caller knows the interaction mentions.
         :returns: `status`: the write's `SourceStatus`; `interaction_id`: the id of the stored interaction ("" if none).
         """
         started = time.monotonic()
         text = answer
+        documents = None if documents is None else documents_of(documents)
         cited = list(documents or [])
         if not text and answers:
             text = answers[0].data or ""

@@ -12,7 +12,7 @@ import numpy as np
 from haystack import Document, component, logging
 from haystack.core.component.types import Variadic
 
-from components.contracts import BranchDocuments
+from components.contracts import BranchDocuments, RankedDocuments
 from components.embedding.model import EmbeddingModel, get_embedding_model, query_vector
 from components.knowledge_base.attribution import KnowledgeBaseAccess, check_document_store
 from components.knowledge_base.factory import document_field_of
@@ -158,7 +158,7 @@ class ResearchRanker(InitParameterSerialization):
         """Close the knowledge base the evidence came from (the runtime closes its pipelines' components)."""
         self._kb.close()
 
-    @component.output_types(documents=list[Document])
+    @component.output_types(documents=list[Document], ranked=RankedDocuments)
     def run(
         self,
         query: str,
@@ -179,7 +179,8 @@ class ResearchRanker(InitParameterSerialization):
             for every branch's rank of a chunk.
         :param top_k: overrides the instance's `top_k` (clamped to 1-50).
         :param as_of: the date recency is measured from (ISO); today when empty.
-        :returns: `documents`: the best `top_k` chunks, best first, `score` set to the combined score.
+        :returns: `documents`: the best `top_k` chunks, best first, `score` set to the combined score; `ranked`: the
+            same chunks as one read-only `RankedDocuments`, for the stages after the ranker that share them.
         """
         started = time.perf_counter()
         limit = min(50, max(1, int(top_k))) if top_k is not None else self.top_k
@@ -198,7 +199,7 @@ class ResearchRanker(InitParameterSerialization):
             pool_fusion = [document.score or 0.0 for document in fused]
         kept = [index for index, document in enumerate(pool) if document.content]
         if not kept:
-            return {"documents": []}
+            return {"documents": [], "ranked": RankedDocuments()}
         candidates = [pool[index] for index in kept]
         fusion = np.array([pool_fusion[index] for index in kept], float)
         if len(candidates) > self.max_candidates:
@@ -246,7 +247,7 @@ class ResearchRanker(InitParameterSerialization):
             count=len(candidates),
             elapsed_ms=(time.perf_counter() - started) * 1000,
         )
-        return {"documents": ranked}
+        return {"documents": ranked, "ranked": RankedDocuments(tuple(ranked))}
 
     # -- signals ------------------------------------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from typing import Any
 from haystack import Document
 
 from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
+from components.generation.question_analysis import QuestionAnalysis
 from pipelines.evaluation.jsonl import load_jsonl
 
 _VECTOR_KEYS = ("embedding", "sparse_embedding")
@@ -47,11 +48,14 @@ def capturing() -> Iterator[dict[str, dict[str, Any]]]:
     records: dict[str, dict[str, Any]] = {}
     lock = threading.Lock()
 
-    def run(self: Any, query: str, documents: list[Document], analysis: dict | None = None) -> dict[str, Any]:
+    def run(
+        self: Any, query: str, documents: list[Document], analysis: QuestionAnalysis | dict | None = None
+    ) -> dict[str, Any]:
         with lock:
             records[query] = {
                 "query": query,
-                "analysis": analysis,
+                # The pipeline hands the analysis on as itself; the capture keeps the JSON `from_dict` reads.
+                "analysis": analysis.to_dict() if isinstance(analysis, QuestionAnalysis) else analysis,
                 "documents": [_document_record(document) for document in documents],
             }
         return original(self, query=query, documents=documents, analysis=analysis)

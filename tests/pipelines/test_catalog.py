@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import yaml
 
 from components.contracts import StatusKind
-from pipelines.catalog import CatalogError, PipelineCatalog, default_pipelines_file
+from pipelines.catalog import CatalogError, PipelineCatalog, default_pipelines_file, outputs_to_include
 from tests.components.ranking.chunks import kb_document
 from tests.pipelines.knowledge import REPO_CATALOG
 
@@ -95,6 +96,27 @@ class TestPipelineCatalog:
         research = catalog.spec("research")
         assert {"question", "sources", "as_of", "filters", "top_k"} <= set(research.inputs)
         assert {"answer", "citations", "chunks", "statuses", "sentences"} <= set(research.outputs)
+
+    def test_a_run_includes_only_the_components_whose_named_outputs_another_component_reads(self):
+        research = PipelineCatalog(REPO_CATALOG).spec("research")
+        # Every named output of the research pipeline is one nothing else reads: Haystack returns it anyway.
+        assert outputs_to_include(research) == set()
+        read = dataclasses.replace(research, outputs={**research.outputs, "ranked": "ranker.documents"})
+        assert outputs_to_include(read) == {"ranker"}
+        bare = {**research.pipeline, "connections": [{"sender": "prompt_builder", "receiver": "generator.messages"}]}
+        prompt = dataclasses.replace(research, outputs={"prompt": "prompt_builder.prompt"}, pipeline=bare)
+        assert outputs_to_include(prompt) == {"prompt_builder"}
+
+    def test_a_named_output_another_component_reads_is_returned(self):
+        data = answer_catalog()
+        data["pipelines"]["answer"]["outputs"]["ranked_chunks"] = "ranker.documents"  # read by the prompt builder
+        catalog = PipelineCatalog.loads(yaml.safe_dump(data))
+        inputs = {"question": "Who won Super Bowl 50?", "documents": DOCUMENTS}
+        sync = catalog.run("answer", inputs)
+        concurrent = asyncio.run(catalog.run_async("answer", inputs))
+        for outputs in (sync, concurrent):
+            assert [d.id for d in outputs["ranked_chunks"]] == [d.id for d in outputs["chunks"]] == ["sb", "wa"]
+            assert outputs["answer"] and outputs["statuses"]
 
     def test_default_file_follows_the_setting(self, work_dir, monkeypatch):
         from components.settings import reload_settings

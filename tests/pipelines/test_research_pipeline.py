@@ -5,6 +5,7 @@ import asyncio
 import pytest
 
 from components.contracts import StatusKind
+from components.contracts.chunk import ChunkDocument
 from components.generation.extractive_answer_generator import NO_SOURCES_ANSWER
 from pipelines.catalog import PipelineCatalog, build_pipeline
 from pipelines.research_result import ResearchResult
@@ -39,6 +40,24 @@ class TestResearchPipeline:
         assert statuses["generator"] == statuses["kb_dense"] == statuses["kb_keyword"] == StatusKind.SUCCESS
         assert result.sentences and all(sentence.supported for sentence in result.sentences)
         assert {"kb_dense", "kb_keyword", "ranker", "generator", "total_ms"} <= set(result.timings)
+
+    def test_the_stages_after_the_ranker_share_its_chunks_instead_of_each_copying_them(self, catalog, monkeypatch):
+        # Haystack deep-copies every component's inputs, a list of chunks chunk by chunk for each component it
+        # feeds; the ranked chunks travel as one `RankedDocuments`, which it hands on as it is.
+        copied: list[str] = []
+        deepcopy = ChunkDocument.__deepcopy__
+
+        def counted(self: ChunkDocument, memo: dict) -> ChunkDocument:
+            copied.append(self.id)
+            return deepcopy(self, memo)
+
+        monkeypatch.setattr(ChunkDocument, "__deepcopy__", counted)
+        result = catalog.research("Which river does Warsaw stand on?", sources=KB, top_k=3)
+        assert result.chunks and result.chunks[0].id == "warsaw-0"
+        for chunk in result.chunks:
+            # Into the joiner (once per branch that found it), the ranker, the prompt builder and the answer's
+            # outputs; not again into the answer, the question analysis, the answer builder and the checks after it.
+            assert copied.count(chunk.id) <= 5, (chunk.id, copied.count(chunk.id))
 
     def test_async_gives_the_same_result(self, catalog):
         sync = catalog.research("Who did the Denver Broncos defeat?", sources=KB, top_k=3)

@@ -43,14 +43,12 @@ class Closable:
 
 SET_UP_SCRIPT = """
 import gc, json, logging, sys
-import haystack.core.pipeline.pipeline as haystack_pipeline
 from haystack import tracing
 from pipelines.catalog import PipelineCatalog
-from pipelines import input_copies, runtime, timing
+from pipelines import runtime, timing
 
 def state():
     return {
-        "copies": haystack_pipeline._deepcopy_with_exceptions is input_copies.copy_inputs,
         "records": logging.getLogRecordFactory() is not logging.LogRecord,
         "tracer": timing.installed(),
     }
@@ -80,12 +78,12 @@ print(json.dumps({"unset_frozen": unset_frozen, "before_warm_up": before_warm_up
 def test_the_set_up_is_explicit_and_happens_once() -> None:
     # A fresh process: this test session made its own set-up already.
     done = reported(run_python(SET_UP_SCRIPT, ECHO_CATALOG, env=TESTS_ALLOWED, timeout=600))
-    nothing = {"copies": False, "records": False, "tracer": False}
+    nothing = {"records": False, "tracer": False}
     # Constructing a catalog, building and running its pipeline patch nothing (and time nothing but the total).
     assert done["before_run"] == nothing and done["after_run"] == nothing
     assert done["untimed"] == ["total_ms"]
-    # `setup()` patches Haystack's copies, the log record factory and the tracer, once.
-    assert done["set_up"] == {"copies": True, "records": True, "tracer": True}
+    # `setup()` sets the log record factory and the tracer, once.
+    assert done["set_up"] == {"records": True, "tracer": True}
     assert done["once"] is True
     assert done["timed"] == ["echo", "total_ms"]
     # Only a set-up process freezes its heap, once a pipeline is warmed (what the warm-up loaded is then skipped by

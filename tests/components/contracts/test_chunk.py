@@ -1,3 +1,4 @@
+import copy
 import dataclasses
 import datetime as dt
 
@@ -6,13 +7,16 @@ from haystack import Document
 from pydantic import ValidationError
 
 from components.contracts import (
+    BranchDocuments,
     ContextChunk,
+    RankedDocuments,
     ScoreKind,
     SourceStatus,
     SourceType,
     StatusKind,
     chunk_to_document,
     document_to_chunk,
+    documents_of,
 )
 
 KB_META = {
@@ -120,3 +124,33 @@ class TestSourceStatus:
     def test_negative_time_is_rejected(self):
         with pytest.raises(ValidationError):
             SourceStatus(source="kb", status="success", execution_time_ms=-1)
+
+    def test_a_status_is_immutable_and_copies_as_itself(self):
+        status = SourceStatus(source="kb", status="success", execution_time_ms=3.5, total_found=2)
+        with pytest.raises(ValidationError):
+            status.message = "changed"  # type: ignore[misc]
+        assert copy.deepcopy(status) is status  # Haystack's copy of a component's input hands it on as it is
+        changed = status.model_copy(update={"status": StatusKind.ERROR})
+        assert changed.status is StatusKind.ERROR and status.status is StatusKind.SUCCESS
+
+
+class TestRankedDocuments:
+    def test_is_handed_on_as_itself_and_read_as_a_new_list(self):
+        documents = (chunk_to_document(kb_chunk()), chunk_to_document(kb_chunk(id="doc-1:3")))
+        ranked = RankedDocuments(documents)
+        assert copy.deepcopy(ranked) is ranked  # one value, never copied chunk by chunk
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            ranked.documents = ()  # type: ignore[misc]
+        read = documents_of(ranked)
+        assert read == list(documents) and read[0] is documents[0]
+        read.pop()  # the reader's own list
+        assert len(ranked.documents) == 2
+        assert RankedDocuments(documents) == ranked and RankedDocuments() != ranked
+
+    def test_every_form_a_documents_socket_receives_reads_the_same(self):
+        documents = [chunk_to_document(kb_chunk())]
+        assert documents_of(documents) == documents and documents_of(documents) is not documents
+        assert documents_of(BranchDocuments(tuple(documents))) == documents
+        assert documents_of(RankedDocuments(tuple(documents))) == documents
+        assert documents_of(None) == [] and documents_of(RankedDocuments()) == []
+

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from components.contracts import RankedDocuments
 from components.generation import CitationChecker
 from tests.components.ranking.chunks import kb_document
 
@@ -33,6 +34,12 @@ class TestCitationChecker:
         assert sentences[1]["support_score"] < 0.5
         assert sentences[3]["support_score"] == 0.0
         assert out["unsupported"] == 2
+
+    def test_the_answer_builders_view_checks_as_its_list_does(self):
+        answer = "Warsaw is the capital of Poland [2]. Warsaw lies on the Vistula River [1]."
+        shared = CitationChecker().run(answer=answer, documents=RankedDocuments(tuple(DOCUMENTS)))
+        assert shared == CitationChecker().run(answer=answer, documents=DOCUMENTS)
+        assert [sentence["supported"] for sentence in shared["sentences"]] == [True, False]
 
     def test_a_marker_split_off_belongs_to_the_claim_before_it(self):
         out = CitationChecker().run(answer="Warsaw is the capital of Poland. [2]", documents=DOCUMENTS)

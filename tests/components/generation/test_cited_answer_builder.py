@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from components.contracts import RankedDocuments
 from components.generation import CitedAnswerBuilder, cited_numbers
 from tests.components.ranking.chunks import kb_document
 
@@ -32,6 +33,14 @@ class TestCitedAnswerBuilder:
         }
         assert [d.meta["citation_number"] for d in out["documents"]] == [1, 2, 3]
         assert out["invalid_citations"] == []
+
+    def test_reads_the_rankers_view_and_hands_its_numbered_chunks_on_as_one(self):
+        replies = ["Gamma holds [3]. Alpha too [1][3]."]
+        from_list = CitedAnswerBuilder().run(replies=replies, documents=DOCUMENTS)
+        from_view = CitedAnswerBuilder().run(replies=replies, documents=RankedDocuments(tuple(DOCUMENTS)))
+        assert from_view == from_list
+        assert from_view["ranked"] == RankedDocuments(tuple(from_view["documents"]))
+        assert "citation_number" not in DOCUMENTS[0].meta  # the shared chunks are read, never changed
 
     def test_invalid_numbers_are_reported_and_stripped(self):
         out = CitedAnswerBuilder().run(replies=["Made up [7]. Mixed [2, 9]."], documents=DOCUMENTS)

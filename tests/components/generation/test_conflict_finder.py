@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from haystack import Document
 
+from components.contracts import RankedDocuments
 from components.generation.conflict_finder import ConflictFinder, find_conflicts, timeline_conflicts
 
 
@@ -31,6 +32,16 @@ class TestConflictFinder:
             {"value": "2019", "citations": [1], "document_dates": ["2024-01-01"]},
             {"value": "2020", "citations": [2], "document_dates": ["2024-02-01"]},
         ]
+
+    def test_the_answer_builders_view_is_read_as_its_list(self) -> None:
+        documents = chunks(
+            "Brevik Labs was founded in 2019 in Kestrel Bay.",
+            "The drone maker Brevik Labs was founded in 2020 by Orla Venn.",
+        )
+        asked = {"query": "When was Brevik Labs founded?", "answer": "Brevik Labs was founded in 2019 [1]."}
+        shared = ConflictFinder().run(**asked, documents=RankedDocuments(tuple(documents)))
+        assert shared == ConflictFinder().run(**asked, documents=documents)
+        assert len(shared["conflicts"]) == 1
 
     @pytest.mark.parametrize(
         ("query", "texts"),

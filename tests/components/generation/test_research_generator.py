@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from haystack.dataclasses import ChatMessage, StreamingChunk
 
-from components.contracts import StatusKind
+from components.contracts import RankedDocuments, StatusKind
 from components.generation import ResearchGenerator
 from components.generation.extractive_answer_generator import NO_SOURCES_ANSWER
 from tests.components.ranking.chunks import kb_document
@@ -68,6 +68,14 @@ class TestResearchGenerator:
         assert result["short_answer"] == "The Kestrel Rovers"
         assert result["status"].status is StatusKind.SUCCESS and result["status"].source == "generator"
         assert "".join(chunk.content for chunk in chunks) == result["replies"][0]
+
+    def test_the_rankers_view_answers_as_its_list_does(self, settings):
+        generator = ResearchGenerator(confidence_threshold=0.0)
+        generator.warm_up()
+        shared = generator.run(messages=PROMPT, documents=RankedDocuments(tuple(DOCUMENTS)), query=QUESTION)
+        listed = generator.run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION)
+        assert shared["replies"] == listed["replies"] and shared["parts"] == listed["parts"]
+        assert shared["short_answer"] == "The Kestrel Rovers"
 
     def test_chat_answer_through_the_real_client(self, server):
         result = _chat(server.base_url_v1).run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION)

@@ -8,7 +8,7 @@ import pytest
 from haystack import Document
 from haystack.dataclasses import GeneratedAnswer
 
-from components.contracts import StatusKind
+from components.contracts import RankedDocuments, StatusKind
 from components.memory import MemoryWriter
 from components.memory.backends import make_memory_store
 
@@ -46,6 +46,14 @@ class TestMemoryWriter:
         result = MemoryWriter().run(query="Who?", answer="Globex [1].", documents=[recalled], session_id="s")
         assert result["status"].status is StatusKind.SKIPPED
         assert "repeats earlier conversation" in result["status"].message
+
+    def test_the_answer_builders_view_is_read_as_its_list(self) -> None:
+        recalled = RankedDocuments((Document(content="Globex.", meta={"source_type": "memory"}),))
+        result = MemoryWriter().run(query="Who?", answer="Globex [1].", documents=recalled, session_id="s")
+        assert "repeats earlier conversation" in result["status"].message
+        nothing = MemoryWriter().run(query="Who?", answer="No source answered.", documents=RankedDocuments(),
+                                     session_id="s")
+        assert "cites no evidence" in nothing["status"].message
 
     def test_over_long_input_is_a_status(self) -> None:
         result = MemoryWriter().run(query="x" * 5000, answer="y")

@@ -83,6 +83,17 @@ class TestResearchRanker:
         assert as_branches == as_lists
         assert dense[1].meta["ranks"] == {"kb_dense": 2}  # the shared documents are read, never changed
 
+    def test_the_ranked_chunks_also_come_as_one_read_only_value(self):
+        from components.contracts import RankedDocuments
+
+        dense = [PANTHERS, SUPER_BOWL]
+        out = ResearchRanker().run(query="Super Bowl 50 winner", branch_documents=[dense])
+        assert isinstance(out["ranked"], RankedDocuments) and out["documents"]
+        assert list(out["ranked"].documents) == out["documents"]
+        assert all(shared is listed for shared, listed in zip(out["ranked"].documents, out["documents"], strict=True))
+        empty = ResearchRanker().run(query="Super Bowl", branch_documents=[])
+        assert empty == {"documents": [], "ranked": RankedDocuments()}
+
     def test_without_documents_it_fuses_the_branches_as_the_joiner_would_whatever_order_they_arrive_in(self):
         dense = [PANTHERS, kb_document("sb", SUPER_BOWL.content, 0.55, ranks={"kb_dense": 2})]
         keyword = [

@@ -42,3 +42,17 @@ def test_a_captured_question_replays_to_the_same_answer(tmp_path: Path) -> None:
     # Outside the capture, the generator runs as before: nothing is recorded.
     generator.run(query="Who made ship lamps?", documents=DOCUMENTS)
     assert set(captured) == {"Who founded the Kestrel Lantern Works?"}
+
+
+def test_an_analysis_handed_on_as_itself_is_captured_as_the_json_it_reads_back(tmp_path: Path) -> None:
+    from components.generation.question_analysis import QuestionAnalysis, analyze_question
+
+    generator = ExtractiveAnswerGenerator(embedding_model="", confidence_threshold=0.0)
+    question = "Who founded the Kestrel Lantern Works?"
+    analysis = analyze_question(question)  # what the research pipeline's question analyzer hands the generator
+    with capturing() as captured:
+        live = generator.run(query=question, documents=DOCUMENTS, analysis=analysis)
+    write_capture(attach_gold(captured, [{"id": "q1", "question": question, "answers": []}]), tmp_path / "c.jsonl")
+    ((record, again),) = list(replay(load_capture(tmp_path / "c.jsonl"), generator))
+    assert record["analysis"] == analysis.to_dict() and QuestionAnalysis.from_dict(record["analysis"]) == analysis
+    assert again["replies"] == live["replies"] and again["short_answer"] == "Orvelle Dunmark"
