@@ -30,7 +30,7 @@ from typing import Any
 
 from pipelines.evaluation import metrics
 from pipelines.evaluation.capture import load_capture, replay
-from pipelines.evaluation.halves import half_of
+from pipelines.evaluation.halves import HALVES, half_of
 from pipelines.evaluation.jsonl import load_jsonl
 from pipelines.evaluation.selective import CORRECT_F1
 
@@ -40,6 +40,7 @@ SETTINGS_FILE = "reader.json"
 PRECISION_TARGETS = (0.85, 0.90)
 COVERAGE_TARGET = 0.50
 BUDGET_PROBE_STEPS = 8
+GOLD_BATCH = 16  # gold paragraphs read together (timing is measured on the captured chunks, one question at a time)
 
 
 @dataclass(frozen=True)
@@ -277,17 +278,18 @@ def train(args: argparse.Namespace) -> int:
 
 
 def read_spans(
-    model: Any, tokenizer: Any, settings: ReaderSettings, question: str, passages: Sequence[str]
+    model: Any, tokenizer: Any, settings: ReaderSettings, question: str | Sequence[str], passages: Sequence[str]
 ) -> list[dict[str, Any]]:
     """The best span of each passage: `{"passage", "text", "probability", "logit"}`; `probability` is the
     start x end softmax probability within its window (the [CLS] no-answer slot included), `logit` the sum of
-    the start and end logits."""
+    the start and end logits. `question` is asked of every passage, or is one question per passage."""
     import torch
 
     if not passages:
         return []
+    questions = [question] * len(passages) if isinstance(question, str) else list(question)
     encoded = tokenizer(
-        [question] * len(passages),
+        questions,
         list(passages),
         truncation="only_second",
         max_length=settings.max_length,
@@ -375,9 +377,10 @@ def scored(predictions: Sequence[dict[str, Any]], confidence: str) -> dict[str, 
 def gold_paragraph_predictions(reader: tuple[Any, Any, ReaderSettings], examples: Sequence[dict[str, Any]]) -> list:
     model, tokenizer, settings = reader
     out = []
-    for example in examples:
-        span = read_spans(model, tokenizer, settings, example["question"], [example["context"]])[0]
-        out.append({**span, "answers": example["answers"]})
+    for first in range(0, len(examples), GOLD_BATCH):
+        batch = examples[first : first + GOLD_BATCH]
+        spans = read_spans(model, tokenizer, settings, [e["question"] for e in batch], [e["context"] for e in batch])
+        out.extend({**span, "answers": example["answers"]} for span, example in zip(spans, batch, strict=True))
     return out
 
 
@@ -413,6 +416,13 @@ def product_predictions(records: Sequence[dict[str, Any]]) -> tuple[list[dict[st
     return out, shown
 
 
+def _sampled(items: list[dict[str, Any]], half: str, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The tune half cut to a fixed-seed sample of `--tune-limit` items (to save time); the check half whole."""
+    if half != "tune" or not args.tune_limit or len(items) <= args.tune_limit:
+        return items
+    return random.Random(args.seed).sample(items, args.tune_limit)
+
+
 def measure(args: argparse.Namespace) -> int:
     import torch
 
@@ -422,20 +432,20 @@ def measure(args: argparse.Namespace) -> int:
     if reader is not None:
         report["reader"] = json.loads((Path(args.reader) / SETTINGS_FILE).read_text(encoding="utf-8"))
         report["gold_paragraph"] = {}
-    for half in ("tune", "check") if reader is not None else ():
+    for half in HALVES if reader is not None else ():
         examples = squad_examples(Path(args.questions), Path(args.corpus), half)
-        if args.limit:
-            examples = examples[: args.limit]
+        examples = _sampled(examples, half, args)
         predictions = gold_paragraph_predictions(reader, examples)
         report["gold_paragraph"][half] = {c: scored(predictions, c) for c in ("probability", "logit")}
         print(half, "gold", json.dumps(report["gold_paragraph"][half]), flush=True)
     if args.capture:
         records = load_capture(Path(args.capture))
+        halves = {half: [r for r in records if half_of(SET_NAME, r) == half and r.get("answers")] for half in HALVES}
         report["end_to_end"] = {}
         for chunks in args.chunks if reader is not None else ():
             report["end_to_end"][f"top{chunks}"] = {}
-            for half in ("tune", "check"):
-                members = [r for r in records if half_of(SET_NAME, r) == half and r.get("answers")]
+            for half in HALVES:
+                members = _sampled(halves[half], half, args)
                 predictions, timings = capture_predictions(reader, members, chunks)
                 result = {c: scored(predictions, c) for c in ("probability", "logit")}
                 result["ms_per_question"] = {
@@ -446,9 +456,8 @@ def measure(args: argparse.Namespace) -> int:
                 print(f"top{chunks}", half, json.dumps(result), flush=True)
         if args.product:
             report["product"] = {}
-            for half in ("tune", "check"):
-                members = [r for r in records if half_of(SET_NAME, r) == half and r.get("answers")]
-                predictions, shown = product_predictions(members)
+            for half in HALVES:
+                predictions, shown = product_predictions(halves[half])
                 result = scored(predictions, "probability")
                 headlines = [row for row in shown if row["shown"]]
                 result["shown_coverage"] = round(len(headlines) / max(1, len(shown)), 4)
@@ -486,7 +495,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     measure_parser.add_argument("--capture", help="a capture of the answer step (research eval --capture)")
     measure_parser.add_argument("--chunks", type=int, nargs="+", default=[1, 3])
     measure_parser.add_argument("--product", action="store_true", help="also replay the product's answer step")
-    measure_parser.add_argument("--limit", type=int, default=0, help="at most this many questions per half (gold)")
+    measure_parser.add_argument(
+        "--tune-limit", type=int, default=0, help="score a fixed-seed sample of this many tune questions (0: all)"
+    )
+    measure_parser.add_argument("--seed", type=int, default=13)
     args = parser.parse_args(argv)
     return train(args) if args.command == "train" else measure(args)
 

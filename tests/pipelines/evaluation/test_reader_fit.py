@@ -116,3 +116,10 @@ def test_the_delta_holds_only_the_trained_tensors_and_loads_back_over_the_instal
     for span in spans:
         assert span["text"] and span["text"] in passages[span["passage"]]
         assert 0.0 < span["probability"] <= 1.0
+    # One question per passage reads each pair as if it were asked alone.
+    asked = ["Who founded the observatory?", "Where is Kelbrin?"]
+    together = reader_fit.read_spans(loaded, tokenizer, settings, asked, passages)
+    pairs = zip(asked, passages, strict=True)
+    alone = [reader_fit.read_spans(loaded, tokenizer, settings, q, [p])[0] for q, p in pairs]
+    assert [span["text"] for span in together] == [span["text"] for span in alone]
+    assert [s["probability"] for s in together] == pytest.approx([s["probability"] for s in alone], abs=1e-4)
