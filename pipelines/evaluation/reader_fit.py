@@ -396,7 +396,7 @@ def capture_predictions(
         spans = read_spans(model, tokenizer, settings, record["query"], [p for p in passages if p.strip()])
         timings.append((time.perf_counter() - began) * 1000)
         best = max(spans, key=lambda span: span["probability"], default={"text": "", "probability": 0.0, "logit": -1e5})
-        out.append({**best, "answers": list(record.get("answers") or [])})
+        out.append({**best, "id": record.get("id"), "answers": list(record.get("answers") or [])})
     return out, timings
 
 
@@ -411,7 +411,9 @@ def product_predictions(records: Sequence[dict[str, Any]]) -> tuple[list[dict[st
         text = "; ".join(part["short_answer"] for part in parts)
         confidence = max((float(part.get("short_answer_confidence") or 0.0) for part in parts), default=0.0)
         answers = list(record.get("answers") or [])
-        out.append({"text": text, "probability": confidence, "logit": confidence, "answers": answers})
+        out.append(
+            {"id": record.get("id"), "text": text, "probability": confidence, "logit": confidence, "answers": answers}
+        )
         shown.append({"shown": any(part.get("sure") for part in parts), "correct": metrics.token_f1(text, answers)})
     return out, shown
 
@@ -453,6 +455,10 @@ def measure(args: argparse.Namespace) -> int:
                     "p90": round(metrics.percentile(timings, 90), 1),
                 }
                 report["end_to_end"][f"top{chunks}"][half] = result
+                if args.predictions:
+                    with Path(args.predictions).open("a", encoding="utf-8") as handle:
+                        for prediction in predictions:
+                            handle.write(json.dumps({"chunks": chunks, "half": half, **prediction}) + "\n")
                 print(f"top{chunks}", half, json.dumps(result), flush=True)
         if args.product:
             report["product"] = {}
@@ -494,6 +500,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     measure_parser.add_argument("--reader", help="the folder `train` wrote (none: only the product's replay)")
     measure_parser.add_argument("--capture", help="a capture of the answer step (research eval --capture)")
     measure_parser.add_argument("--chunks", type=int, nargs="+", default=[1, 3])
+    measure_parser.add_argument("--predictions", help="append every captured question's best span here (JSONL)")
     measure_parser.add_argument("--product", action="store_true", help="also replay the product's answer step")
     measure_parser.add_argument(
         "--tune-limit", type=int, default=0, help="score a fixed-seed sample of this many tune questions (0: all)"
