@@ -434,7 +434,7 @@ def measure(args: argparse.Namespace) -> int:
     if reader is not None:
         report["reader"] = json.loads((Path(args.reader) / SETTINGS_FILE).read_text(encoding="utf-8"))
         report["gold_paragraph"] = {}
-    for half in HALVES if reader is not None else ():
+    for half in HALVES if reader is not None and not args.skip_gold else ():
         examples = squad_examples(Path(args.questions), Path(args.corpus), half)
         examples = _sampled(examples, half, args)
         predictions = gold_paragraph_predictions(reader, examples)
@@ -501,6 +501,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     measure_parser.add_argument("--capture", help="a capture of the answer step (research eval --capture)")
     measure_parser.add_argument("--chunks", type=int, nargs="+", default=[1, 3])
     measure_parser.add_argument("--predictions", help="append every captured question's best span here (JSONL)")
+    measure_parser.add_argument("--skip-gold", action="store_true", help="only the captured chunks, not the gold")
     measure_parser.add_argument("--product", action="store_true", help="also replay the product's answer step")
     measure_parser.add_argument(
         "--tune-limit", type=int, default=0, help="score a fixed-seed sample of this many tune questions (0: all)"
