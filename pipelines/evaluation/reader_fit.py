@@ -165,15 +165,20 @@ def new_reader(freeze_layers: int, seed: int) -> Any:
     return model
 
 
-def load_reader(folder: Path) -> tuple[Any, Any, ReaderSettings]:
-    """The installed encoder with the fitted tensors of `folder` laid over it, its tokenizer and settings."""
+def _delta_of(folder: Path) -> dict[str, Any]:
     import torch
     from safetensors.torch import load_file
+
+    return {name: tensor.to(torch.float32) for name, tensor in load_file(str(folder / DELTA_FILE)).items()}
+
+
+def load_reader(folder: Path) -> tuple[Any, Any, ReaderSettings]:
+    """The installed encoder with the fitted tensors of `folder` laid over it, its tokenizer and settings."""
     from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
     saved = json.loads((folder / SETTINGS_FILE).read_text(encoding="utf-8"))
     model = AutoModelForQuestionAnswering.from_pretrained(base_model_path())
-    delta = {name: tensor.to(torch.float32) for name, tensor in load_file(str(folder / DELTA_FILE)).items()}
+    delta = _delta_of(folder)
     missing = set(delta) - set(dict(model.named_parameters()))
     if missing:
         raise ValueError(f"{DELTA_FILE} holds tensors the encoder lacks: {sorted(missing)[:3]}")
@@ -215,6 +220,8 @@ def train(args: argparse.Namespace) -> int:
     examples = squad_examples(Path(args.questions), Path(args.corpus), "tune")
     features = training_features(tokenizer, examples, settings)
     model = new_reader(args.freeze_layers, args.seed)
+    if args.init:  # go on from an earlier fit: its trained tensors laid over the installed encoder
+        model.load_state_dict(_delta_of(Path(args.init)), strict=False)
     model.train()
     parameters = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(parameters, lr=args.lr, weight_decay=0.01)
@@ -496,6 +503,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     train_parser.add_argument("--max-length", type=int, default=256)
     train_parser.add_argument("--stride", type=int, default=96)
     train_parser.add_argument("--max-minutes", type=float, default=0, help="stop (schedule included) within this")
+    train_parser.add_argument("--init", help="start from an earlier fit's folder instead of the bare encoder")
     train_parser.add_argument("--seed", type=int, default=13)
     measure_parser.add_argument("--reader", help="the folder `train` wrote (none: only the product's replay)")
     measure_parser.add_argument("--capture", help="a capture of the answer step (research eval --capture)")

@@ -123,3 +123,22 @@ def test_the_delta_holds_only_the_trained_tensors_and_loads_back_over_the_instal
     alone = [reader_fit.read_spans(loaded, tokenizer, settings, q, [p])[0] for q, p in pairs]
     assert [span["text"] for span in together] == [span["text"] for span in alone]
     assert [s["probability"] for s in together] == pytest.approx([s["probability"] for s in alone], abs=1e-4)
+
+
+def test_training_goes_on_from_an_earlier_fit_and_writes_its_delta(squad_files, tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    questions, corpus = squad_files
+    earlier = reader_fit.new_reader(freeze_layers=5, seed=1)
+    with torch.no_grad():
+        earlier.qa_outputs.bias.fill_(5.0)
+    reader_fit.save_reader(earlier, tmp_path / "earlier", ReaderSettings(max_length=64, stride=16), {})
+    common = ["--questions", str(questions), "--corpus", str(corpus), "--freeze-layers", "5", "--max-steps", "1"]
+    common += ["--max-length", "64", "--stride", "16", "--lr", "1e-9", "--threads", "1"]
+    assert reader_fit.main(["train", *common, "--init", str(tmp_path / "earlier"), "--out", str(tmp_path / "on")]) == 0
+    assert reader_fit.main(["train", *common, "--out", str(tmp_path / "fresh")]) == 0
+    went_on, _, _ = reader_fit.load_reader(tmp_path / "on")
+    fresh, _, _ = reader_fit.load_reader(tmp_path / "fresh")
+    assert went_on.qa_outputs.bias.tolist() == pytest.approx([5.0, 5.0], abs=1e-2)
+    assert fresh.qa_outputs.bias.tolist() != pytest.approx([5.0, 5.0], abs=1e-2)
+    saved = json.loads((tmp_path / "on" / reader_fit.SETTINGS_FILE).read_text(encoding="utf-8"))
+    assert saved["steps"] == 1 and saved["tune_questions"] == 1
