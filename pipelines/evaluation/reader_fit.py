@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 from pipelines.evaluation import metrics
 from pipelines.evaluation.capture import load_capture, replay
 from pipelines.evaluation.halves import HALVES, half_of
@@ -98,20 +99,32 @@ def _located_answer(context: str, answers: Sequence[str], starts: Sequence[int])
     return {"answer_start": None, "answer_text": None}
 
 
+def windows(tokenizer: Any, questions: list[str], contexts: list[str], settings: ReaderSettings, **options: Any) -> Any:
+    """Each (question, context) cut into windows of `max_length` tokens that overlap by `stride`, with every window's
+    character offsets and the example it came from (`overflow_to_sample_mapping`)."""
+    return tokenizer(
+        questions,
+        contexts,
+        truncation="only_second",
+        max_length=settings.max_length,
+        stride=settings.stride,
+        return_overflowing_tokens=True,
+        return_offsets_mapping=True,
+        **options,
+    )
+
+
 def training_features(tokenizer: Any, examples: Sequence[dict[str, Any]], settings: ReaderSettings) -> dict[str, Any]:
     """Windows of (question, paragraph) with the answer's start/end token (0, the [CLS], when the window does not
     hold the whole answer), as tensors."""
     import torch
 
     usable = [example for example in examples if example["answer_start"] is not None]
-    encoded = tokenizer(
+    encoded = windows(
+        tokenizer,
         [example["question"] for example in usable],
         [example["context"] for example in usable],
-        truncation="only_second",
-        max_length=settings.max_length,
-        stride=settings.stride,
-        return_overflowing_tokens=True,
-        return_offsets_mapping=True,
+        settings,
         padding="max_length",
     )
     starts, ends = [], []
@@ -295,17 +308,7 @@ def read_spans(
     if not passages:
         return []
     questions = [question] * len(passages) if isinstance(question, str) else list(question)
-    encoded = tokenizer(
-        questions,
-        list(passages),
-        truncation="only_second",
-        max_length=settings.max_length,
-        stride=settings.stride,
-        return_overflowing_tokens=True,
-        return_offsets_mapping=True,
-        padding="longest",
-        return_tensors="pt",
-    )
+    encoded = windows(tokenizer, questions, list(passages), settings, padding="longest", return_tensors="pt")
     with torch.inference_mode():
         output = model(
             input_ids=encoded["input_ids"],
@@ -410,8 +413,6 @@ def capture_predictions(
 def product_predictions(records: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The product's answer step replayed on the same captured chunks: every part's short answer joined (shown or
     not, as `research eval` scores EM/F1) with the highest part confidence, and what it actually showed."""
-    from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
-
     out, shown = [], []
     for record, answer in replay(list(records), ExtractiveAnswerGenerator()):
         parts = [part for part in answer.get("parts") or [] if part.get("short_answer")]
