@@ -59,6 +59,7 @@ from components.graph.factory import graph_store_from_settings
 from components.graph.model import entity_uuid
 from components.graph.tools import GraphTools
 from pipelines.evaluation.entity_kinds import corpus_documents
+from pipelines.evaluation.ingested import as_ingested
 from pipelines.evaluation.jsonl import load_jsonl
 from pipelines.evaluation.timelines import EntityScore, GoldTimeline, TimelineEntry, normalise_sentence, score_timeline
 
@@ -121,8 +122,10 @@ class CorpusTimelines:
 
 def extract_timelines(folder: Path, collection: str) -> CorpusTimelines:
     """Extract `folder`'s corpus.jsonl into the graph collection `collection` (emptied first) and label every
-    fact on its gold entities' timelines."""
-    documents = corpus_documents(folder / "corpus.jsonl")
+    fact on its gold entities' timelines. Each document is extracted as ingestion stores it (`as_ingested`: its
+    text converted as a text file is, its chunks with their in-context sentence vectors), in corpus order with the
+    names of the documents before it known, as ingesting the corpus extracts it."""
+    documents, chunks = as_ingested(corpus_documents(folder / "corpus.jsonl"))
     gold = load_jsonl(folder / "entity_timelines.jsonl", ("entity", "events"))
     store = graph_store_from_settings(collection)
     extractor = LanguageExtractor()
@@ -130,8 +133,8 @@ def extract_timelines(folder: Path, collection: str) -> CorpusTimelines:
     facts_by_document: dict[str, list[TimelineEntry]] = {}
     for document in documents:
         store.delete_document(str(document.document_id))
-    for document in documents:
-        graph = extractor.extract(document, [], known_names=store.known_names)
+    for document, parts in zip(documents, chunks, strict=True):
+        graph = extractor.extract(document, parts, known_names=store.known_names)
         mentions = {mention.key: mention for mention in graph.entities}
         for fact in graph.facts:
             facts_by_document.setdefault(fact.document_id, []).append(
