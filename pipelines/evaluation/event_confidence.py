@@ -1,11 +1,13 @@
 """`python -m pipelines.evaluation.event_confidence`: fit and report the event-confidence model on gold timelines.
 
-Each corpus is extracted with the graph's `LanguageExtractor` into its own graph collection; every gold entity's
-timeline (the graph's `timeline_hits`) gives samples: one per timeline fact, described by the event features of the
-entity's part in it (`components.graph.event_confidence.event_features`) and labelled by the timelines evaluation's
-own matcher: positive when the fact's sentence holds a gold event of the entity (the timeline's precision). The
-date is not part of the label: a label that also asked for the right date fitted worse out of fold (its errors are
-mostly the gold's own vagueness), and the dates right are reported beside every threshold.
+Each corpus is extracted with the graph's `LanguageExtractor` into its own graph collection, as ingestion stores it
+(`pipelines.evaluation.ingested.as_ingested`: the text converted as a text file is, the settings' chunks with their
+in-context sentence vectors), so that the model and its threshold are chosen on what the product extracts; every gold
+entity's timeline (the graph's `timeline_hits`) gives samples: one per timeline fact, described by the event features
+of the entity's part in it (`components.graph.event_confidence.event_features`) and labelled by the timelines
+evaluation's own matcher: positive when the fact's sentence holds a gold event of the entity (the timeline's
+precision). The date is not part of the label: a label that also asked for the right date fitted worse out of fold
+(its errors are mostly the gold's own vagueness), and the dates right are reported beside every threshold.
 
 - `fit` fits a logistic regression on the tune corpus over the feature families `--families` (its C chosen by
   5-fold cross-validation over whole documents) and chooses the threshold on the tune corpus too, from each fact's
