@@ -1,11 +1,13 @@
 """`python -m pipelines.evaluation.event_confidence`: fit and report the event-confidence model on gold timelines.
 
-Each corpus is extracted with the graph's `LanguageExtractor` into its own graph collection; every gold entity's
-timeline (the graph's `timeline_hits`) gives samples: one per timeline fact, described by the event features of the
-entity's part in it (`components.graph.event_confidence.event_features`) and labelled by the timelines evaluation's
-own matcher: positive when the fact's sentence holds a gold event of the entity (the timeline's precision). The
-date is not part of the label: a label that also asked for the right date fitted worse out of fold (its errors are
-mostly the gold's own vagueness), and the dates right are reported beside every threshold.
+Each corpus is extracted with the graph's `LanguageExtractor` into its own graph collection, as ingestion stores it
+(`pipelines.evaluation.ingested.as_ingested`: the text converted as a text file is, the settings' chunks with their
+in-context sentence vectors), so that the model and its threshold are chosen on what the product extracts; every gold
+entity's timeline (the graph's `timeline_hits`) gives samples: one per timeline fact, described by the event features
+of the entity's part in it (`components.graph.event_confidence.event_features`) and labelled by the timelines
+evaluation's own matcher: positive when the fact's sentence holds a gold event of the entity (the timeline's
+precision). The date is not part of the label: a label that also asked for the right date fitted worse out of fold
+(its errors are mostly the gold's own vagueness), and the dates right are reported beside every threshold.
 
 - `fit` fits a logistic regression on the tune corpus over the feature families `--families` (its C chosen by
   5-fold cross-validation over whole documents) and chooses the threshold on the tune corpus too, from each fact's
@@ -59,6 +61,7 @@ from components.graph.factory import graph_store_from_settings
 from components.graph.model import entity_uuid
 from components.graph.tools import GraphTools
 from pipelines.evaluation.entity_kinds import corpus_documents
+from pipelines.evaluation.ingested import as_ingested
 from pipelines.evaluation.jsonl import load_jsonl
 from pipelines.evaluation.timelines import EntityScore, GoldTimeline, TimelineEntry, normalise_sentence, score_timeline
 
@@ -121,8 +124,10 @@ class CorpusTimelines:
 
 def extract_timelines(folder: Path, collection: str) -> CorpusTimelines:
     """Extract `folder`'s corpus.jsonl into the graph collection `collection` (emptied first) and label every
-    fact on its gold entities' timelines."""
-    documents = corpus_documents(folder / "corpus.jsonl")
+    fact on its gold entities' timelines. Each document is extracted as ingestion stores it (`as_ingested`: its
+    text converted as a text file is, its chunks with their in-context sentence vectors), in corpus order with the
+    names of the documents before it known, as ingesting the corpus extracts it."""
+    documents, chunks = as_ingested(corpus_documents(folder / "corpus.jsonl"))
     gold = load_jsonl(folder / "entity_timelines.jsonl", ("entity", "events"))
     store = graph_store_from_settings(collection)
     extractor = LanguageExtractor()
@@ -130,8 +135,8 @@ def extract_timelines(folder: Path, collection: str) -> CorpusTimelines:
     facts_by_document: dict[str, list[TimelineEntry]] = {}
     for document in documents:
         store.delete_document(str(document.document_id))
-    for document in documents:
-        graph = extractor.extract(document, [], known_names=store.known_names)
+    for document, parts in zip(documents, chunks, strict=True):
+        graph = extractor.extract(document, parts, known_names=store.known_names)
         mentions = {mention.key: mention for mention in graph.entities}
         for fact in graph.facts:
             facts_by_document.setdefault(fact.document_id, []).append(
