@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -58,6 +59,27 @@ class TestResearchPipeline:
             # Into the joiner (once per branch that found it), the ranker, the prompt builder and the answer's
             # outputs; not again into the answer, the question analysis, the answer builder and the checks after it.
             assert copied.count(chunk.id) <= 5, (chunk.id, copied.count(chunk.id))
+
+    def test_a_stock_hayhooks_deployment_answers_with_each_chunk_once(self, catalog, monkeypatch):
+        # Stock Hayhooks answers with every output of each component the exported file names an output of: a second
+        # view of the chunks among them would reach every JSON and MCP client twice.
+        from docstring_parser import parse
+        from hayhooks.server.pipelines.models import create_response_model_from_callable
+        from hayhooks.server.utils.deploy_utils import YAMLPipelineWrapper
+
+        from pipelines.serving.export import export_hayhooks_yaml
+
+        monkeypatch.setenv("HAYSTACK_DESERIALIZATION_ALLOWLIST", "components,pipelines,ingest,haystack_integrations")
+        wrapper = YAMLPipelineWrapper.from_yaml(export_hayhooks_yaml("research", catalog), description="research")
+        wrapper.setup()
+        question = {"question": "Which river does Warsaw stand on?", "sources": KB, "top_k": 3}
+        outputs = asyncio.run(wrapper.run_api_async(**question, as_of=None, filters=None, session_id=None))
+        response = create_response_model_from_callable(wrapper.run_api_async, "ResearchRun", parse(""))
+        body = response(result=outputs).model_dump_json()
+        chunks = outputs["answer_builder"]["documents"]
+        assert chunks and chunks[0].id == "warsaw-0"
+        for chunk in chunks:
+            assert body.count(json.dumps(chunk.content)[1:-1]) == 1, chunk.id
 
     def test_async_gives_the_same_result(self, catalog):
         sync = catalog.research("Who did the Denver Broncos defeat?", sources=KB, top_k=3)
