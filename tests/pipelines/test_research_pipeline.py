@@ -1,13 +1,17 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+from typing import Any
 
 import pytest
+from haystack import Document
 
 from components.contracts import StatusKind
 from components.contracts.chunk import ChunkDocument
 from components.generation.extractive_answer_generator import NO_SOURCES_ANSWER
+from components.ranking.research_ranker import ResearchRanker
 from pipelines.catalog import PipelineCatalog, build_pipeline
 from pipelines.research_result import ResearchResult
 from tests.contract_servers.chat import chat_server, chat_server_session  # noqa: F401 - fixtures
@@ -24,6 +28,10 @@ def catalog(settings, database_url, embedding_model) -> PipelineCatalog:
     collection = fresh_collection_name()
     fill_collection(collection, settings, embedding_model)
     return PipelineCatalog.loads(catalog_yaml_for(collection))
+
+
+def _as_json(document: Document) -> str:
+    return json.dumps(document.to_dict(flatten=False), sort_keys=True, default=str)
 
 
 class TestResearchPipeline:
@@ -59,6 +67,25 @@ class TestResearchPipeline:
             # Into the joiner (once per branch that found it), the ranker, the prompt builder and the answer's
             # outputs; not again into the answer, the question analysis, the answer builder and the checks after it.
             assert copied.count(chunk.id) <= 5, (chunk.id, copied.count(chunk.id))
+
+    def test_the_stages_that_share_the_ranked_chunks_leave_them_as_the_ranker_made_them(self, catalog, monkeypatch):
+        # Haystack no longer copies the ranked chunks for each stage after the ranker: a stage that changed a chunk in
+        # place (its score, its meta) would change it for every other stage, and for the next question's stages too.
+        made: list[tuple[Document, str]] = []
+        run = ResearchRanker.run
+
+        @functools.wraps(run)
+        def recorded(self: ResearchRanker, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            outputs = run(self, *args, **kwargs)
+            made.extend((document, _as_json(document)) for document in outputs["ranked"].documents)
+            return outputs
+
+        monkeypatch.setattr(ResearchRanker, "run", recorded)
+        for question in ("Which river does Warsaw stand on?", "Who won two Nobel Prizes and when?"):
+            catalog.research(question, sources=KB, top_k=4)
+            asyncio.run(catalog.research_async(question, sources=KB, top_k=4))
+        assert len(made) >= 8
+        assert [_as_json(document) for document, _ in made] == [before for _, before in made]
 
     def test_a_stock_hayhooks_deployment_answers_with_each_chunk_once(self, catalog, monkeypatch):
         # Stock Hayhooks answers with every output of each component the exported file names an output of: a second
