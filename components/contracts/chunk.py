@@ -200,9 +200,9 @@ class RankedDocuments:
     """The ranked chunks, best first: the sources the answer numbers [1]..[n], as the stages after the ranker read them.
 
     The ranker hands its chunks on as this read-only view (and as a `list[Document]` to the prompt builder, which
-    renders documents), and the answer builder its numbered chunks: Haystack copies a list of documents chunk by
-    chunk for every component it feeds, but hands this on as it is (it copies as itself), so the stages that read
-    the same chunks (answer, question analysis, answer builder, citation check, conflicts, memory) share one value.
+    renders documents): Haystack copies a list of documents chunk by chunk for every component it feeds, but hands
+    this on as it is (it copies as itself), so the stages that read the same chunks (answer, question analysis,
+    answer builder, citation check, conflicts, memory) share one value.
     Nothing may change the documents it holds; a stage that annotates a chunk makes its own (`dataclasses.replace`).
     """
 

@@ -72,7 +72,7 @@ class CitationChecker(InitParameterSerialization):
         """Check the answer's sentences.
 
         :param answer: the answer text with [n] citations.
-        :param documents: the numbered chunks ([1] is the first), as a list or the answer builder's `RankedDocuments`.
+        :param documents: the numbered chunks ([1] is the first), as a list or the ranker's `RankedDocuments`.
         :param query: the question: an abstention may name the part it does not answer in its words (without it,
             only the product's fixed lines that name no part abstain).
         :returns: `sentences`: one dict per sentence (text, citations, supported, support_score, abstains);

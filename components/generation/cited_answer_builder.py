@@ -49,13 +49,7 @@ class CitedAnswerBuilder(InitParameterSerialization):
             raise ValueError("strip_invalid must be true or false")
         self.strip_invalid = strip_invalid
 
-    @component.output_types(
-        answer=str,
-        citations=list[dict],
-        documents=list[Document],
-        invalid_citations=list[int],
-        ranked=RankedDocuments,
-    )
+    @component.output_types(answer=str, citations=list[dict], documents=list[Document], invalid_citations=list[int])
     def run(self, replies: list[str], documents: list[Document] | RankedDocuments) -> dict[str, Any]:
         """Resolve the citations of the first reply.
 
@@ -63,8 +57,9 @@ class CitedAnswerBuilder(InitParameterSerialization):
         :param documents: the chunks in prompt order ([1] is the first), as a list or the ranker's `RankedDocuments`.
         :returns: `answer` (text), `citations` (one dict per cited chunk: number, chunk_id, source_type,
             source_id, source_title, source_url), `documents` (the numbered chunks, unchanged order, meta
-            `citation_number` set), `invalid_citations` (numbers that name no chunk), `ranked` (the numbered chunks
-            as one read-only `RankedDocuments`, for the checks after the answer).
+            `citation_number` set), `invalid_citations` (numbers that name no chunk). No second view of the chunks: a
+            stock Hayhooks deployment returns every output of this component, and the checks after the answer read
+            the ranker's `RankedDocuments` (same chunks, same order).
         """
         answer = (replies[0] if replies else "").strip()
         numbered = []
@@ -91,13 +86,7 @@ class CitedAnswerBuilder(InitParameterSerialization):
                         "source_url": meta.get("source_url"),
                     }
                 )
-        return {
-            "answer": answer,
-            "citations": citations,
-            "documents": numbered,
-            "invalid_citations": invalid,
-            "ranked": RankedDocuments(tuple(numbered)),
-        }
+        return {"answer": answer, "citations": citations, "documents": numbered, "invalid_citations": invalid}
 
     # Numbering a handful of chunks costs less than a hop to a worker thread and back.
     run_async = async_twin(run)

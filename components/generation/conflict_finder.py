@@ -142,8 +142,8 @@ class ConflictFinder(InitParameterSerialization):
     def run(
         self, query: str, answer: str, documents: list[Document] | RankedDocuments | None = None
     ) -> dict[str, Any]:
-        """Find the disagreements among `documents` (numbered from 1, as the answer cites them; a list or the answer
-        builder's `RankedDocuments`).
+        """Find the disagreements among `documents` (numbered from 1, as the answer cites them; a list or the
+        ranker's `RankedDocuments`).
 
         :returns: `answer`: the answer, with a "Sources disagree: ..." sentence when there is a disagreement;
             `conflicts`: [{"attribute", "subject", "values": [{"value", "citations", "document_dates"}]}].

@@ -1,12 +1,17 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import json
+from typing import Any
 
 import pytest
+from haystack import Document
 
 from components.contracts import StatusKind
 from components.contracts.chunk import ChunkDocument
 from components.generation.extractive_answer_generator import NO_SOURCES_ANSWER
+from components.ranking.research_ranker import ResearchRanker
 from pipelines.catalog import PipelineCatalog, build_pipeline
 from pipelines.research_result import ResearchResult
 from tests.contract_servers.chat import chat_server, chat_server_session  # noqa: F401 - fixtures
@@ -23,6 +28,10 @@ def catalog(settings, database_url, embedding_model) -> PipelineCatalog:
     collection = fresh_collection_name()
     fill_collection(collection, settings, embedding_model)
     return PipelineCatalog.loads(catalog_yaml_for(collection))
+
+
+def _as_json(document: Document) -> str:
+    return json.dumps(document.to_dict(flatten=False), sort_keys=True, default=str)
 
 
 class TestResearchPipeline:
@@ -58,6 +67,46 @@ class TestResearchPipeline:
             # Into the joiner (once per branch that found it), the ranker, the prompt builder and the answer's
             # outputs; not again into the answer, the question analysis, the answer builder and the checks after it.
             assert copied.count(chunk.id) <= 5, (chunk.id, copied.count(chunk.id))
+
+    def test_the_stages_that_share_the_ranked_chunks_leave_them_as_the_ranker_made_them(self, catalog, monkeypatch):
+        # Haystack no longer copies the ranked chunks for each stage after the ranker: a stage that changed a chunk in
+        # place (its score, its meta) would change it for every other stage, and for the next question's stages too.
+        made: list[tuple[Document, str]] = []
+        run = ResearchRanker.run
+
+        @functools.wraps(run)
+        def recorded(self: ResearchRanker, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            outputs = run(self, *args, **kwargs)
+            made.extend((document, _as_json(document)) for document in outputs["ranked"].documents)
+            return outputs
+
+        monkeypatch.setattr(ResearchRanker, "run", recorded)
+        for question in ("Which river does Warsaw stand on?", "Who won two Nobel Prizes and when?"):
+            catalog.research(question, sources=KB, top_k=4)
+            asyncio.run(catalog.research_async(question, sources=KB, top_k=4))
+        assert len(made) >= 8
+        assert [_as_json(document) for document, _ in made] == [before for _, before in made]
+
+    def test_a_stock_hayhooks_deployment_answers_with_each_chunk_once(self, catalog, monkeypatch):
+        # Stock Hayhooks answers with every output of each component the exported file names an output of: a second
+        # view of the chunks among them would reach every JSON and MCP client twice.
+        from docstring_parser import parse
+        from hayhooks.server.pipelines.models import create_response_model_from_callable
+        from hayhooks.server.utils.deploy_utils import YAMLPipelineWrapper
+
+        from pipelines.serving.export import export_hayhooks_yaml
+
+        monkeypatch.setenv("HAYSTACK_DESERIALIZATION_ALLOWLIST", "components,pipelines,ingest,haystack_integrations")
+        wrapper = YAMLPipelineWrapper.from_yaml(export_hayhooks_yaml("research", catalog), description="research")
+        wrapper.setup()
+        question = {"question": "Which river does Warsaw stand on?", "sources": KB, "top_k": 3}
+        outputs = asyncio.run(wrapper.run_api_async(**question, as_of=None, filters=None, session_id=None))
+        response = create_response_model_from_callable(wrapper.run_api_async, "ResearchRun", parse(""))
+        body = response(result=outputs).model_dump_json()
+        chunks = outputs["answer_builder"]["documents"]
+        assert chunks and chunks[0].id == "warsaw-0"
+        for chunk in chunks:
+            assert body.count(json.dumps(chunk.content)[1:-1]) == 1, chunk.id
 
     def test_async_gives_the_same_result(self, catalog):
         sync = catalog.research("Who did the Denver Broncos defeat?", sources=KB, top_k=3)

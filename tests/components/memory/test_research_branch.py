@@ -25,7 +25,7 @@ class TestMemoryBranchWiring:
             ("memory.branch", "ranker.branch_documents"),
             ("memory.status", "statuses.statuses"),
             ("answer_builder.answer", "memory_writer.answer"),
-            ("answer_builder.ranked", "memory_writer.documents"),
+            ("ranker.ranked", "memory_writer.documents"),
         } <= edges
         for name, socket in [
             ("question", "memory.query"),
