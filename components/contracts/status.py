@@ -24,8 +24,8 @@ class StatusKind(str, Enum):  # noqa: UP042 - a StrEnum would change what str() 
 class SourceStatus(BaseModel):
     """One source's report for one run: never absent, even when the source failed or did not run.
 
-    Immutable (a changed report is a `model_copy(update=...)`), so a copy of it is itself: Haystack, which deep-copies
-    every component's inputs, hands a status on as it is.
+    Immutable (a changed report is made by `changed(...)`, which validates and redacts as construction does), so a copy
+    of it is itself: Haystack, which deep-copies every component's inputs, hands a status on as it is.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -46,6 +46,11 @@ class SourceStatus(BaseModel):
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> SourceStatus:
         return self
+
+    def changed(self, **fields: Any) -> SourceStatus:
+        """This report with `fields` changed, validated as a new one is (a message is redacted; pydantic's
+        `model_copy(update=...)` would skip both)."""
+        return type(self).model_validate({**self.model_dump(), **fields})
 
     @property
     def ok(self) -> bool:

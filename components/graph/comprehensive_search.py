@@ -99,5 +99,5 @@ class ComprehensiveSearch(GraphToolComponent):
         outputs = self._call(work)
         status = outputs["status"]
         if status.ok and not result["vector_results"] and not result["graph_results"] and result["errors"]:
-            outputs["status"] = status.model_copy(update={"status": StatusKind.ERROR})
+            outputs["status"] = status.changed(status=StatusKind.ERROR)
         return {**outputs, "result": result}

@@ -52,7 +52,7 @@ class GetDocument(KnowledgeBaseComponent):
 
         result, status = self._guard().call(work)
         if status.ok and "missing" in found:
-            status = status.model_copy(update={"message": found["missing"]})
+            status = status.changed(message=found["missing"])
         return {
             "document": found.get("document") if status.ok else None,
             "chunks": [chunk_to_document(chunk) for chunk in result.chunks],

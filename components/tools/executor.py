@@ -168,7 +168,7 @@ class ToolExecutor:
         skipped = failed.get("run")
         if skipped is not None and skipped.status.status is StatusKind.SKIPPED:
             # The component's own "skipped" (e.g. no API key) stays a skip, not the guard's error.
-            status = status.model_copy(update={"status": StatusKind.SKIPPED, "attempts": 0})
+            status = status.changed(status=StatusKind.SKIPPED, attempts=0)
         if not status.ok:
             record_call(name, status, _fault_of(status), self._call_log)
             # A component that failed still answers with its contract's shape (an empty list, an error code).

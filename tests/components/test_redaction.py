@@ -57,6 +57,11 @@ def test_data_and_statuses_are_redacted_at_construction(secrets_set):
         message="request refused (HTTP 400): Invalid key fc-MARKER-fire",
     )
     assert "MARKER" not in status.message and "HTTP 400" in status.message
+    # A changed report is redacted too: a message quoting what a user or an upstream sent is set after the run.
+    changed = status.changed(status=StatusKind.SUCCESS, message="no document with id 'sk-MARKER-openai'")
+    assert "MARKER" not in changed.message and changed.status is StatusKind.SUCCESS and changed.source == "web"
+    with pytest.raises(ValueError):
+        status.changed(execution_time_ms=-1.0)
     assert "MARKER" not in repr(redact_data({"a": ["sk-MARKER-openai", ("MARKER-zep-key",)], "n": 3}))
 
 
