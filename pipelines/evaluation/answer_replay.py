@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.evaluation import metrics
-from pipelines.evaluation.capture import documents_of, load_capture
+from pipelines.evaluation.capture import captured_documents, load_capture
 from pipelines.evaluation.halves import HALVES, half_of
 
 POOLED = "all"  # the name of every set pooled, in `scores_by_half(..., pooled=True)`
@@ -42,7 +42,7 @@ def replay_sets(
             half = half_of(set_name, record)
             if half not in halves:
                 continue
-            documents = documents_of(record)
+            documents = captured_documents(record)
             for name, generator in generators.items():
                 answer = generator.run(query=record["query"], documents=documents, analysis=record["analysis"])
                 parts = answer.get("parts") or []

@@ -97,7 +97,7 @@ def load_capture(path: Path) -> list[dict[str, Any]]:
     return load_jsonl(path, ("query", "documents"))
 
 
-def documents_of(record: dict[str, Any]) -> list[Document]:
+def captured_documents(record: dict[str, Any]) -> list[Document]:
     """The ranked chunks of a captured record, as Haystack documents."""
     return [Document.from_dict(document) for document in record["documents"]]
 
@@ -106,4 +106,5 @@ def replay(records: list[dict[str, Any]], generator: Any) -> Iterator[tuple[dict
     """Each record with the generator's output on its captured chunks and analysis."""
     generator.warm_up()
     for record in records:
-        yield record, generator.run(query=record["query"], documents=documents_of(record), analysis=record["analysis"])
+        documents = captured_documents(record)
+        yield record, generator.run(query=record["query"], documents=documents, analysis=record["analysis"])

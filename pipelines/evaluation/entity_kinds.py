@@ -90,7 +90,7 @@ def corpus_documents(path: Path) -> list[Any]:
     return documents
 
 
-def documents_of(corpus: str, ids: str | None = None, sample: int | None = None) -> list[Any]:
+def chosen_documents(corpus: str, ids: str | None = None, sample: int | None = None) -> list[Any]:
     """The corpus's documents; those whose id matches `ids` (a regular expression), and of them a sample of
     `sample` drawn with a fixed seed. `corpus` may carry its own selection: "corpus.jsonl?ids=REGEX&sample=N"."""
     path, _, query = corpus.partition("?")
@@ -134,7 +134,7 @@ def samples(
 
 def _corpus_name(corpus: str, ids: str | None = None, sample: int | None = None) -> str:
     """A corpus as the fitted model records it: "demo", or the corpus file's folder and name, with the selection
-    `documents_of` made of it (its own, else the `ids` and `sample` given for every corpus); not where the folder
+    `chosen_documents` made of it (its own, else the `ids` and `sample` given for every corpus); not where the folder
     lies on the machine that fitted it."""
     path, _, query = corpus.partition("?")
     selection = dict(parse_qsl(query))
@@ -348,7 +348,7 @@ def _run(args: argparse.Namespace) -> int:
     corpora = args.corpus or ["demo"]
     chosen = KindModel.load(args.model) if args.model else None
     if args.action == "dump":
-        found = samples(documents_of(corpora[0], args.ids, args.sample), chosen, corpus_names=args.corpus_names)
+        found = samples(chosen_documents(corpora[0], args.ids, args.sample), chosen, corpus_names=args.corpus_names)
         for _, key, _, mention in sorted(found, key=lambda item: item[1]):
             print(
                 json.dumps(
@@ -367,7 +367,7 @@ def _run(args: argparse.Namespace) -> int:
         raise EvaluationInputError("give one --labels file per --corpus")
     model = KindModel.neutral() if args.action == "fit" else chosen
     sets = [
-        (samples(documents_of(corpus, args.ids, args.sample), model, args.corpus_names), load_labels(labels))
+        (samples(chosen_documents(corpus, args.ids, args.sample), model, args.corpus_names), load_labels(labels))
         for corpus, labels in zip(corpora, args.labels, strict=True)
     ]
     if args.action == "fit":

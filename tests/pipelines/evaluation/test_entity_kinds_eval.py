@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from pipelines.evaluation import entity_kinds
-from pipelines.evaluation.entity_kinds import coarse, documents_of, score
+from pipelines.evaluation.entity_kinds import chosen_documents, coarse, score
 
 
 def sample(document_id: str, key: str, kind: str, confidence: float = 0.9):
@@ -40,11 +40,11 @@ def test_a_corpus_part_is_chosen_by_id_and_a_fixed_seed(tmp_path):
     text = "Orla Fenn met Tavi Ronn."
     rows = [{"id": f"{part}-{n:02d}", "title": "t", "text": text} for part in "ab" for n in range(20)]
     corpus.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    chosen = [d.document_id for d in documents_of(str(corpus), ids="b-", sample=5)]
+    chosen = [d.document_id for d in chosen_documents(str(corpus), ids="b-", sample=5)]
     assert len(chosen) == 5 and all(i.startswith("b-") for i in chosen)
-    assert chosen == [d.document_id for d in documents_of(str(corpus), ids="b-", sample=5)]  # the same every run
-    assert len(documents_of(str(corpus))) == 40
-    assert [d.document_id for d in documents_of(f"{corpus}?ids=b-&sample=5")] == chosen  # one corpus's own part
+    assert chosen == [d.document_id for d in chosen_documents(str(corpus), ids="b-", sample=5)]  # the same every run
+    assert len(chosen_documents(str(corpus))) == 40
+    assert [d.document_id for d in chosen_documents(f"{corpus}?ids=b-&sample=5")] == chosen  # one corpus's own part
 
 
 def test_the_fit_predicts_each_corpus_by_a_model_of_the_others_and_weighs_corpora_alike(monkeypatch):
@@ -166,7 +166,7 @@ def test_with_corpus_names_each_document_knows_the_names_of_the_others(tmp_path)
         },
     ]
     corpus.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    documents = documents_of(str(corpus))
+    documents = chosen_documents(str(corpus))
     alone = {(d, key) for d, key, _, _ in entity_kinds.samples(documents)}
     known = {(d, key) for d, key, _, _ in entity_kinds.samples(documents, corpus_names=True)}
     assert ("a", "moving kestrel") in alone and ("b", "kestrel") in alone and ("b", "moving kestrel") not in alone
