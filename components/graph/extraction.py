@@ -836,9 +836,9 @@ class LanguageExtractor(GraphExtractor):
         self.kind_model_path = kind_model_path
         self.embedding_model = embedding_model
         self._embedder: Any = None
-        self._kind_model: KindModel | None = None
         self.event_model_path = event_model_path
         # A given model is read now: one that cannot be read is the caller's error, not an empty graph per document.
+        self._kind_model: KindModel | None = KindModel.load(kind_model_path) if kind_model_path else None
         self._event_model: EventConfidenceModel | None = (
             EventConfidenceModel.load(event_model_path) if event_model_path else None
         )

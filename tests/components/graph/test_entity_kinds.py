@@ -436,6 +436,27 @@ class TestEmbeddingReadings:
         with pytest.raises(ValueError, match="not one the fitting script writes"):
             KindModel.load(path)
 
+    def test_a_model_of_an_older_version_is_refused_when_loaded_in_one_sentence(self, tmp_path):
+        import json
+
+        from components.graph.kinds import to_json
+
+        # A `kinds-6` file: no embedding features, so one weight fewer per reader kind than this version reads.
+        older = [name for name in FEATURES if not name.startswith("embedding_")]
+        written = to_json(self._reader_model())
+        written["coef"] = [row[: len(older)] for row in written["coef"]]
+        path = tmp_path / "kinds.json"
+        path.write_text(json.dumps({**written, "version": "kinds-6", "features": older}), encoding="utf-8")
+        with pytest.raises(ValueError, match="kinds-6 was fitted on other features") as raised:
+            KindModel.load(path)
+        assert "\n" not in str(raised.value)
+        # One without its feature names (older still): refused when loaded too, not on the first entity it reads.
+        path.write_text(json.dumps({**written, "version": "kinds-2"}), encoding="utf-8")
+        with pytest.raises(ValueError, match="kinds-2 has not one weight per feature"):
+            KindModel.load(path)
+        with pytest.raises(ValueError, match="not one weight per feature"):
+            LanguageExtractor(kind_model_path=str(path))
+
     def test_the_extractor_reuses_the_chunks_sentence_vectors_and_embeds_the_rest_in_one_batch(self):
         import numpy as np
 
