@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import threading
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable
@@ -65,6 +66,8 @@ logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
 EXTRACTOR_VERSION = "spacy-27"
+# The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
+WITHOUT_EMBEDDINGS = "+without-embeddings"
 
 
 class GraphExtractor(ABC):
@@ -836,6 +839,8 @@ class LanguageExtractor(GraphExtractor):
         self.kind_model_path = kind_model_path
         self.embedding_model = embedding_model
         self._embedder: Any = None
+        self._embedder_lock = threading.Lock()
+        self._embedding_failure = ""  # why the embedding model could not be loaded (tried once per extractor)
         self.event_model_path = event_model_path
         # A given model is read now: one that cannot be read is the caller's error, not an empty graph per document.
         self._kind_model: KindModel | None = KindModel.load(kind_model_path) if kind_model_path else None
@@ -861,9 +866,24 @@ class LanguageExtractor(GraphExtractor):
         self._embedding()
 
     def _embedding(self) -> Any:
-        if self._embedder is None and self.embedding_model:
-            self._embedder = get_embedding_model(self.embedding_model)
-        return self._embedder
+        """The shared embedding model, loaded on first use (once, whichever thread asks first); None without one,
+        or when it cannot be loaded (said once: the kinds are then read without the embeddings)."""
+        if self._embedder is not None or not self.embedding_model:
+            return self._embedder
+        with self._embedder_lock:
+            if self._embedder is None and not self._embedding_failure:
+                try:
+                    self._embedder = get_embedding_model(self.embedding_model)
+                except Exception as exc:  # noqa: BLE001 - a missing or broken model must not cost the graph
+                    self._embedding_failure = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+                    logger.warning(
+                        "The embedding model {model} cannot be loaded ({reason}); entity kinds are read without "
+                        "the embeddings of names and sentences, and those graphs are extracted again on the next "
+                        "ingest.",
+                        model=self.embedding_model,
+                        reason=self._embedding_failure,
+                    )
+            return self._embedder
 
     def _embed_names_and_sentences(
         self,
@@ -872,14 +892,17 @@ class LanguageExtractor(GraphExtractor):
         sentences: list[Sentence],
         mentions: list[list[Any]],
         chunks: list[Any],
-    ) -> None:
+    ) -> bool:
         """Set each entity's `name_vector` (its fullest name's embedding) and `sentence_vector` (the normalised mean
         of the vectors of the sentences that mention it). A sentence's vector is the in-context one its chunk
         already holds (`ChunkRecord.sentence_embeddings`, made at ingestion by the chunk's own forward pass);
-        the names, and any sentence no chunk holds, are embedded in one batch for the document."""
+        the names, and any sentence no chunk holds, are embedded in one batch for the document. False when an
+        embedding model is set but could not embed them (the kinds are then read without the embeddings)."""
+        if not keys or not self.embedding_model:
+            return True
         embedder = self._embedding()
-        if embedder is None or not keys:
-            return
+        if embedder is None:
+            return False
         wanted = set(keys)
         mentioned: dict[str, list[int]] = {key: [] for key in keys}
         for index, row in enumerate(mentions):
@@ -899,7 +922,7 @@ class LanguageExtractor(GraphExtractor):
             vectors = dict(zip(texts, embedder.embed(texts), strict=True))
         except Exception as exc:  # noqa: BLE001 - the kinds are then read without the embeddings, the graph is kept
             logger.warning("Entity names could not be embedded; kinds read without them: {reason}", reason=repr(exc))
-            return
+            return False
         sentence_vectors.update({index: vectors[text] for index, text in missing.items()})
         for key in keys:
             evidence = entities[key].evidence
@@ -908,6 +931,7 @@ class LanguageExtractor(GraphExtractor):
                 mean = np.mean([sentence_vectors[index] for index in mentioned[key]], axis=0)
                 norm = float(np.linalg.norm(mean))
                 evidence.sentence_vector = mean / norm if norm > 0 else mean
+        return True
 
     # -- public -------------------------------------------------------------------------------------------------
 
@@ -1019,7 +1043,7 @@ class LanguageExtractor(GraphExtractor):
                 )
                 facts[-1].event_features = {key: described[key] for key in keys}
         used = {key for fact in facts for key in fact.entity_keys}
-        self._embed_names_and_sentences(
+        embedded = self._embed_names_and_sentences(
             entities, [key for key in entities if key in used], sentences, mentions, chunks
         )
         graph_entities = []
@@ -1042,7 +1066,9 @@ class LanguageExtractor(GraphExtractor):
                 )
             )
         self._confidences(facts, graph_entities)
-        return DocumentGraph(document_id=document_id, entities=graph_entities, facts=facts, extractor=self.stamp)
+        # A graph whose kinds could not read the embeddings is stamped as such: the next ingest extracts it again.
+        stamp = self.stamp if embedded else f"{self.stamp}{WITHOUT_EMBEDDINGS}"
+        return DocumentGraph(document_id=document_id, entities=graph_entities, facts=facts, extractor=stamp)
 
     def _confidences(self, facts: list[Fact], graph_entities: list[EntityMention]) -> None:
         """Each event fact's confidence: the event-confidence model's probability for its surest participant (with

@@ -457,7 +457,7 @@ class TestEmbeddingReadings:
         with pytest.raises(ValueError, match="not one weight per feature"):
             LanguageExtractor(kind_model_path=str(path))
 
-    def test_the_extractor_reuses_the_chunks_sentence_vectors_and_embeds_the_rest_in_one_batch(self):
+    def test_the_extractor_reuses_the_chunks_sentence_vectors_and_embeds_the_rest_in_one_batch(self, monkeypatch):
         import numpy as np
 
         from components.knowledge_base.store import ChunkRecord  # the record ingestion hands to the extractor
@@ -485,8 +485,9 @@ class TestEmbeddingReadings:
             sentence_spans=[(0, len(first))],
             sentence_embeddings=stored[None, :],
         )
+        embedder = Embedder()
+        monkeypatch.setattr("components.graph.extraction.get_embedding_model", lambda name: embedder)
         extractor = LanguageExtractor()
-        embedder = extractor._embedder = Embedder()
         graph = extractor.extract(document, [chunk])
         found = {entity.key: entity.kind_evidence for entity in graph.entities}
         assert len(embedder.calls) == 1  # one batch for the document
@@ -499,17 +500,35 @@ class TestEmbeddingReadings:
         bare = LanguageExtractor(embedding_model=None).extract(document, [chunk])
         assert all(entity.kind_evidence.name_vector is None for entity in bare.entities)
 
-    def test_a_failing_embedding_model_keeps_the_graph(self):
+    def test_a_failing_embedding_model_keeps_the_graph(self, monkeypatch):
+        from components.graph.extraction import WITHOUT_EMBEDDINGS
+
         class Broken:
             def embed(self, texts, batch_size=32):
                 raise RuntimeError("out of memory")
 
+        monkeypatch.setattr("components.graph.extraction.get_embedding_model", lambda name: Broken())
         document, chunks = make_document("doc", "Orla Vennick joined Quillon in 2019.", dt.date(2023, 5, 4), "t")
         extractor = LanguageExtractor()
-        extractor._embedder = Broken()
         graph = extractor.extract(document, chunks)
         assert "orla vennick" in {entity.key for entity in graph.entities} and graph.facts
         assert all(entity.kind_evidence.name_vector is None for entity in graph.entities)
+        assert graph.extractor == extractor.stamp + WITHOUT_EMBEDDINGS  # not current: extracted again later
+
+    def test_a_missing_embedding_model_keeps_the_graph_and_is_said_once(self, tmp_path, monkeypatch):
+        from components.graph import extraction
+
+        warnings = []
+        monkeypatch.setattr(extraction.logger, "warning", lambda message, **fields: warnings.append(message))
+        document, chunks = make_document("doc", "Orla Vennick joined Quillon in 2019.", dt.date(2023, 5, 4), "t")
+        extractor = LanguageExtractor(embedding_model=str(tmp_path / "gone"))
+        extractor.warm_up()  # no stack trace: the kinds are read without the embeddings
+        graphs = [extractor.extract(document, chunks) for _ in range(2)]
+        assert all("orla vennick" in {entity.key for entity in graph.entities} for graph in graphs)
+        assert all(graph.extractor.endswith(extraction.WITHOUT_EMBEDDINGS) for graph in graphs)
+        assert len(warnings) == 1 and "cannot be loaded" in warnings[0]
+        # Without a model by choice, the graph is current: nothing failed.
+        assert LanguageExtractor(embedding_model=None).extract(document, chunks).extractor == extractor.stamp
 
     @pytest.mark.parametrize(
         ("text", "key", "kind"),
