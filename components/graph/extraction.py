@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any, Self
 
+import cachetools
 import numpy as np
 from haystack import logging
 
@@ -68,6 +69,8 @@ logger = logging.getLogger(__name__)
 EXTRACTOR_VERSION = "spacy-27"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
+# Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
+NAME_VECTORS_KEPT = 4096
 
 
 class GraphExtractor(ABC):
@@ -841,6 +844,9 @@ class LanguageExtractor(GraphExtractor):
         self._embedder: Any = None
         self._embedder_lock = threading.Lock()
         self._embedding_failure = ""  # why the embedding model could not be loaded (tried once per extractor)
+        # By (model, exact name): kept only where a vector does not depend on the batch it was made in (`onnx`).
+        self._name_vectors: cachetools.LRUCache[tuple[str, str], Any] = cachetools.LRUCache(NAME_VECTORS_KEPT)
+        self._name_vectors_lock = threading.Lock()
         self.event_model_path = event_model_path
         # A given model is read now: one that cannot be read is the caller's error, not an empty graph per document.
         self._kind_model: KindModel | None = KindModel.load(kind_model_path) if kind_model_path else None
@@ -917,12 +923,28 @@ class LanguageExtractor(GraphExtractor):
         }
         missing = {i: sentences[i].text for found in mentioned.values() for i in found if i not in sentence_vectors}
         names = {key: fullest_name(entities[key].evidence) or entities[key].best_name() for key in keys}
-        texts = list(dict.fromkeys([*names.values(), *missing.values()]))
+        # A name embedded for an earlier document is not embedded again, where its vector is the same in any batch
+        # (ONNX Runtime's; torch's differs in the last bits with the batch, so there each document embeds its own).
+        keep = getattr(embedder, "runtime", "") == "onnx"
+        with self._name_vectors_lock:
+            known = {
+                name: vector
+                for name in set(names.values())
+                if keep and (vector := self._name_vectors.get((self.embedding_model, name))) is not None
+            }
+        texts = [text for text in dict.fromkeys([*names.values(), *missing.values()]) if text not in known]
         try:
-            vectors = dict(zip(texts, embedder.embed(texts), strict=True))
+            vectors = {**known, **dict(zip(texts, embedder.embed(texts), strict=True))}
         except Exception as exc:  # noqa: BLE001 - the kinds are then read without the embeddings, the graph is kept
             logger.warning("Entity names could not be embedded; kinds read without them: {reason}", reason=repr(exc))
             return False
+        if keep:
+            with self._name_vectors_lock:
+                for name in set(names.values()) - known.keys():
+                    # A copy of the row (a view would keep the document's whole batch), read-only as it is shared.
+                    vectors[name] = np.array(vectors[name], dtype=np.float32)
+                    vectors[name].setflags(write=False)
+                    self._name_vectors[(self.embedding_model, name)] = vectors[name]
         sentence_vectors.update({index: vectors[text] for index, text in missing.items()})
         for key in keys:
             evidence = entities[key].evidence

@@ -500,6 +500,33 @@ class TestEmbeddingReadings:
         bare = LanguageExtractor(embedding_model=None).extract(document, [chunk])
         assert all(entity.kind_evidence.name_vector is None for entity in bare.entities)
 
+    @pytest.mark.parametrize(("runtime", "embedded_again"), [("onnx", False), ("torch", True)])
+    def test_names_are_embedded_once_across_documents_where_a_vector_is_the_same_in_any_batch(
+        self, monkeypatch, runtime, embedded_again
+    ):
+        import numpy as np
+
+        class Embedder:
+            def __init__(self):
+                self.runtime, self.texts = runtime, []
+
+            def embed(self, texts, batch_size=32):
+                self.texts += texts
+                return np.array([[float(len(text)), 1.0, 0.0] for text in texts], dtype=np.float32)
+
+        embedder = Embedder()
+        monkeypatch.setattr("components.graph.extraction.get_embedding_model", lambda name: embedder)
+        extractor = LanguageExtractor()
+        first = make_document("a", "Orla Vennick joined Quillon in 2019.", dt.date(2023, 5, 4), "t")
+        second = make_document("b", "Orla Vennick left Quillon in 2021.", dt.date(2023, 5, 4), "t")
+        graphs = [extractor.extract(document, chunks) for document, chunks in (first, second)]
+        assert embedder.texts.count("Orla Vennick") == (2 if embedded_again else 1)
+        vectors = [
+            {entity.key: entity.kind_evidence.name_vector for entity in graph.entities} for graph in graphs
+        ]
+        assert np.array_equal(vectors[0]["orla vennick"], vectors[1]["orla vennick"])
+        assert [graph.extractor for graph in graphs] == [extractor.stamp] * 2
+
     def test_a_failing_embedding_model_keeps_the_graph(self, monkeypatch):
         from components.graph.extraction import WITHOUT_EMBEDDINGS
 
