@@ -146,6 +146,10 @@ class TestKindModel:
         # (`kinds-6` by more than 0.1; `kinds-7` reads person evidence in the name's embedding too, and weighs the
         # title less.)
         assert model.probabilities(titled)["person"] > model.probabilities(plain)["person"] + 0.02
+        # And it is evidence of a person above all: no other kind gains from a title as much.
+        title = FEATURES.index("title:before")
+        weight = {kind: row[title] for kind, row in zip(model.classes, model.coef, strict=True)}
+        assert max(weight, key=weight.get) == "person" and weight["person"] > 0
 
     def test_the_subject_of_a_verb_of_saying_is_person_or_organisation_evidence(self):
         # The name itself, one of coordinated subjects, or named in an apposition to the subject speaks.
