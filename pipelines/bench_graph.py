@@ -12,6 +12,7 @@ from components.embedding import get_embedding_model
 from components.graph.extraction import LanguageExtractor
 from components.graph.postgres_store import PostgresGraphStore
 from components.knowledge_base.factory import open_knowledge_base
+from components.settings import get_settings
 from ingest.demo import DEMO_CORPUS_DIR
 from ingest.ingestor import Ingestor
 
@@ -28,7 +29,8 @@ def bench_extraction(out: Callable[[str], None], repeat_docs: int = 2) -> dict[s
     collection = f"bench_graph_{int(time.time())}"
     store = open_knowledge_base(collection=collection)
     graph = PostgresGraphStore(collection)
-    extractor = LanguageExtractor()
+    # The knowledge base's embedding model, as ingestion's graph hook has it (`open_extractor`).
+    extractor = LanguageExtractor(embedding_model=get_settings().embedding_model)
     try:
         with tempfile.TemporaryDirectory(prefix="ra-bench-graph-") as folder:
             files = []
