@@ -166,9 +166,12 @@ def _looks_like_code(span: Any) -> bool:
     doc = span.doc
     before = doc[span.start - 1].text if span.start > 0 else ""
     after = doc[span.end].text if span.end < len(doc) else ""
-    # Backticks closed by two apostrophes are quotation marks (``Skylark''), not code.
+    if not ("`" in before or "`" in after or "`" in text):
+        return False
+    # Backticks closed by two apostrophes are quotation marks (``Skylark''), not code. (Read only near a backtick:
+    # a Doc's text is joined anew from its tokens on every read.)
     quoted = "``" in doc.text and "''" in doc[span.start :].text
-    return not quoted and ("`" in before or "`" in after or "`" in text)
+    return not quoted
 
 
 _MODEL = re.compile(r"^[A-Z]{0,3}-?\d{2,5}[A-Z]{0,3}s?$")
@@ -282,13 +285,24 @@ def _split_name(span: Any, label: str) -> list[Any]:
     return [span]
 
 
+def _chars_around(span: Any, width: int = 2) -> tuple[str, str]:
+    """The `width` characters of the text before and after `span` (fewer at the text's ends), from the tokens next
+    to it: a Doc's `text` is joined anew from all its tokens on every read, which cost a third of the extraction
+    when read once per name. Every token holds at least one character, so `width` tokens reach far enough."""
+    doc = span.doc
+    if len(span) == 0:
+        text = doc.text
+        return text[max(0, span.start_char - width) : span.start_char], text[span.end_char : span.end_char + width]
+    before = "".join(token.text_with_ws for token in doc[max(0, span.start - width) : span.start])[-width:]
+    last = doc[span.end - 1]
+    after = "".join(token.text_with_ws for token in doc[span.end - 1 : span.end + width])[len(last.text) :][:width]
+    return before if width else "", after
+
+
 def _fragment(span: Any) -> bool:
     """True when a name is part of a longer written word: "Retry" of "Retry-After", "Character" of "Character.AI",
     "L6" of "MiniLM-L6-v2" (the recogniser cut a token run that the text writes as one)."""
-    text = span.doc.text
-    start, end = span.start_char, span.end_char
-    before = text[max(0, start - 2) : start]
-    after = text[end : end + 2]
+    before, after = _chars_around(span)
     joined_after = len(after) == 2 and (after[0].isalnum() or (after[0] in "-./" and after[1].isalnum()))
     joined_before = len(before) == 2 and (before[1].isalnum() or (before[1] in "-/" and before[0].isalnum()))
     return joined_after or joined_before

@@ -747,3 +747,28 @@ class TestOpenExtractor:
 
         extractor = open_extractor(Settings(graph_extractor=value))
         assert isinstance(extractor, LanguageExtractor) and extractor.stamp == f"spacy/{LanguageExtractor.version}"
+
+
+def test_the_characters_around_a_name_are_the_texts_own():
+    from components.graph.extraction import _chars_around
+    from components.text.language import analyse_text
+
+    texts = [
+        "Retry-After is a header; Character.AI and MiniLM-L6-v2 are names.  Two  spaces,\ttabs and a b c d e.",
+        "Orla Vennick (Quillon) said:\n\n``Skylark'' ships in 2026.",
+        "X",
+    ]
+    checked = 0
+    for text in texts:
+        for _, doc in analyse_text(text):
+            whole = doc.text
+            for start in range(len(doc)):
+                for end in range(start + 1, min(len(doc), start + 4) + 1):
+                    span = doc[start:end]
+                    expected = (
+                        whole[max(0, span.start_char - 2) : span.start_char],
+                        whole[span.end_char : span.end_char + 2],
+                    )
+                    assert _chars_around(span) == expected, (text, span.text)
+                    checked += 1
+    assert checked > 50
