@@ -45,6 +45,14 @@ from ingest.report import IngestProgress, IngestReport, printable
 logger = logging.getLogger(__name__)
 
 
+def use_onnx_export(model: Any) -> None:
+    """`model.use_onnx_export()`, a failure logged and never raised: without the export, embedding stays on torch."""
+    try:
+        model.use_onnx_export()
+    except (ImportError, RuntimeError, OSError, ValueError) as exc:
+        logger.warning("No ONNX export of the embedding model ({reason}); embedding with torch", reason=first_line(exc))
+
+
 def default_hooks(collection: str | None = None) -> list[IngestHook]:
     """The hooks every ingestion runs unless told otherwise: the knowledge graph's extraction (for `collection`,
     default the settings' collection)."""
@@ -142,10 +150,14 @@ class Ingestor:
         self.model: Any = None  # the embedding model, loaded by warm_up()
 
     def warm_up(self) -> None:
-        """Load the embedding model and its tokenizer (once per process)."""
+        """Load the embedding model and its tokenizer (once per process), and make the model's ONNX export before
+        the first document when the data folder has none (once per data folder): the graph hook's embeddings of
+        entity names then run on it from the first ingest, and a cold `research ask` embeds without torch."""
         if self.model is None:
-            self.model = get_embedding_model(self.model_name)
+            model = get_embedding_model(self.model_name)
             self.splitter.warm_up()
+            use_onnx_export(model)
+            self.model = model
 
     @property
     def chunking(self) -> str:

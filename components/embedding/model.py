@@ -144,6 +144,17 @@ class EmbeddingModel:
         transformer = self._model[0].auto_model
         return export_onnx(transformer, self.model_path, self.export_root, self.dimension, self.max_tokens)
 
+    def use_onnx_export(self) -> str:
+        """Export the model to ONNX when its export root has none yet (`export_onnx`), and run `embed` on the export
+        from now on (an ONNX vector does not depend on the other texts of its batch; the in-context sentence vectors
+        of `embed_with_sentence_spans` stay torch's). The runtime `embed` then uses: `onnx`, or `torch` without an
+        export root."""
+        if self._onnx is None and self.export_onnx() is not None:
+            encoder = self._load_export(self.threads)
+            with self._lock:  # not in the middle of a torch call
+                self._onnx = self._onnx or encoder
+        return self.runtime
+
     def embed(self, texts: list[str], batch_size: int = EMBEDDING_BATCH_SIZE) -> np.ndarray:
         """Embeddings of `texts`, shape (len(texts), dimension), L2-normalised."""
         if not texts:

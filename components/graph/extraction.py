@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import threading
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any, Self
 
+import cachetools
 import numpy as np
 from haystack import logging
 
@@ -65,6 +67,10 @@ logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
 EXTRACTOR_VERSION = "spacy-27"
+# The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
+WITHOUT_EMBEDDINGS = "+without-embeddings"
+# Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
+NAME_VECTORS_KEPT = 4096
 
 
 class GraphExtractor(ABC):
@@ -160,9 +166,12 @@ def _looks_like_code(span: Any) -> bool:
     doc = span.doc
     before = doc[span.start - 1].text if span.start > 0 else ""
     after = doc[span.end].text if span.end < len(doc) else ""
-    # Backticks closed by two apostrophes are quotation marks (``Skylark''), not code.
+    if not ("`" in before or "`" in after or "`" in text):
+        return False
+    # Backticks closed by two apostrophes are quotation marks (``Skylark''), not code. (Read only near a backtick:
+    # a Doc's text is joined anew from its tokens on every read.)
     quoted = "``" in doc.text and "''" in doc[span.start :].text
-    return not quoted and ("`" in before or "`" in after or "`" in text)
+    return not quoted
 
 
 _MODEL = re.compile(r"^[A-Z]{0,3}-?\d{2,5}[A-Z]{0,3}s?$")
@@ -276,13 +285,24 @@ def _split_name(span: Any, label: str) -> list[Any]:
     return [span]
 
 
+def _chars_around(span: Any, width: int = 2) -> tuple[str, str]:
+    """The `width` characters of the text before and after `span` (fewer at the text's ends), from the tokens next
+    to it: a Doc's `text` is joined anew from all its tokens on every read, which cost a third of the extraction
+    when read once per name. Every token holds at least one character, so `width` tokens reach far enough."""
+    doc = span.doc
+    if len(span) == 0:
+        text = doc.text
+        return text[max(0, span.start_char - width) : span.start_char], text[span.end_char : span.end_char + width]
+    before = "".join(token.text_with_ws for token in doc[max(0, span.start - width) : span.start])[-width:]
+    last = doc[span.end - 1]
+    after = "".join(token.text_with_ws for token in doc[span.end - 1 : span.end + width])[len(last.text) :][:width]
+    return before if width else "", after
+
+
 def _fragment(span: Any) -> bool:
     """True when a name is part of a longer written word: "Retry" of "Retry-After", "Character" of "Character.AI",
     "L6" of "MiniLM-L6-v2" (the recogniser cut a token run that the text writes as one)."""
-    text = span.doc.text
-    start, end = span.start_char, span.end_char
-    before = text[max(0, start - 2) : start]
-    after = text[end : end + 2]
+    before, after = _chars_around(span)
     joined_after = len(after) == 2 and (after[0].isalnum() or (after[0] in "-./" and after[1].isalnum()))
     joined_before = len(before) == 2 and (before[1].isalnum() or (before[1] in "-/" and before[0].isalnum()))
     return joined_after or joined_before
@@ -836,9 +856,14 @@ class LanguageExtractor(GraphExtractor):
         self.kind_model_path = kind_model_path
         self.embedding_model = embedding_model
         self._embedder: Any = None
-        self._kind_model: KindModel | None = None
+        self._embedder_lock = threading.Lock()
+        self._embedding_failure = ""  # why the embedding model could not be loaded (tried once per extractor)
+        # By (model, exact name): kept only where a vector does not depend on the batch it was made in (`onnx`).
+        self._name_vectors: cachetools.LRUCache[tuple[str, str], Any] = cachetools.LRUCache(NAME_VECTORS_KEPT)
+        self._name_vectors_lock = threading.Lock()
         self.event_model_path = event_model_path
         # A given model is read now: one that cannot be read is the caller's error, not an empty graph per document.
+        self._kind_model: KindModel | None = KindModel.load(kind_model_path) if kind_model_path else None
         self._event_model: EventConfidenceModel | None = (
             EventConfidenceModel.load(event_model_path) if event_model_path else None
         )
@@ -861,9 +886,24 @@ class LanguageExtractor(GraphExtractor):
         self._embedding()
 
     def _embedding(self) -> Any:
-        if self._embedder is None and self.embedding_model:
-            self._embedder = get_embedding_model(self.embedding_model)
-        return self._embedder
+        """The shared embedding model, loaded on first use (once, whichever thread asks first); None without one,
+        or when it cannot be loaded (said once: the kinds are then read without the embeddings)."""
+        if self._embedder is not None or not self.embedding_model:
+            return self._embedder
+        with self._embedder_lock:
+            if self._embedder is None and not self._embedding_failure:
+                try:
+                    self._embedder = get_embedding_model(self.embedding_model)
+                except Exception as exc:  # noqa: BLE001 - a missing or broken model must not cost the graph
+                    self._embedding_failure = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+                    logger.warning(
+                        "The embedding model {model} cannot be loaded ({reason}); entity kinds are read without "
+                        "the embeddings of names and sentences, and those graphs are extracted again on the next "
+                        "ingest.",
+                        model=self.embedding_model,
+                        reason=self._embedding_failure,
+                    )
+            return self._embedder
 
     def _embed_names_and_sentences(
         self,
@@ -872,14 +912,17 @@ class LanguageExtractor(GraphExtractor):
         sentences: list[Sentence],
         mentions: list[list[Any]],
         chunks: list[Any],
-    ) -> None:
+    ) -> bool:
         """Set each entity's `name_vector` (its fullest name's embedding) and `sentence_vector` (the normalised mean
         of the vectors of the sentences that mention it). A sentence's vector is the in-context one its chunk
         already holds (`ChunkRecord.sentence_embeddings`, made at ingestion by the chunk's own forward pass);
-        the names, and any sentence no chunk holds, are embedded in one batch for the document."""
+        the names, and any sentence no chunk holds, are embedded in one batch for the document. False when an
+        embedding model is set but could not embed them (the kinds are then read without the embeddings)."""
+        if not keys or not self.embedding_model:
+            return True
         embedder = self._embedding()
-        if embedder is None or not keys:
-            return
+        if embedder is None:
+            return False
         wanted = set(keys)
         mentioned: dict[str, list[int]] = {key: [] for key in keys}
         for index, row in enumerate(mentions):
@@ -894,12 +937,28 @@ class LanguageExtractor(GraphExtractor):
         }
         missing = {i: sentences[i].text for found in mentioned.values() for i in found if i not in sentence_vectors}
         names = {key: fullest_name(entities[key].evidence) or entities[key].best_name() for key in keys}
-        texts = list(dict.fromkeys([*names.values(), *missing.values()]))
+        # A name embedded for an earlier document is not embedded again, where its vector is the same in any batch
+        # (ONNX Runtime's; torch's differs in the last bits with the batch, so there each document embeds its own).
+        keep = getattr(embedder, "runtime", "") == "onnx"
+        with self._name_vectors_lock:
+            known = {
+                name: vector
+                for name in set(names.values())
+                if keep and (vector := self._name_vectors.get((self.embedding_model, name))) is not None
+            }
+        texts = [text for text in dict.fromkeys([*names.values(), *missing.values()]) if text not in known]
         try:
-            vectors = dict(zip(texts, embedder.embed(texts), strict=True))
+            vectors = {**known, **dict(zip(texts, embedder.embed(texts), strict=True))}
         except Exception as exc:  # noqa: BLE001 - the kinds are then read without the embeddings, the graph is kept
             logger.warning("Entity names could not be embedded; kinds read without them: {reason}", reason=repr(exc))
-            return
+            return False
+        if keep:
+            with self._name_vectors_lock:
+                for name in set(names.values()) - known.keys():
+                    # A copy of the row (a view would keep the document's whole batch), read-only as it is shared.
+                    vectors[name] = np.array(vectors[name], dtype=np.float32)
+                    vectors[name].setflags(write=False)
+                    self._name_vectors[(self.embedding_model, name)] = vectors[name]
         sentence_vectors.update({index: vectors[text] for index, text in missing.items()})
         for key in keys:
             evidence = entities[key].evidence
@@ -908,6 +967,7 @@ class LanguageExtractor(GraphExtractor):
                 mean = np.mean([sentence_vectors[index] for index in mentioned[key]], axis=0)
                 norm = float(np.linalg.norm(mean))
                 evidence.sentence_vector = mean / norm if norm > 0 else mean
+        return True
 
     # -- public -------------------------------------------------------------------------------------------------
 
@@ -1019,7 +1079,7 @@ class LanguageExtractor(GraphExtractor):
                 )
                 facts[-1].event_features = {key: described[key] for key in keys}
         used = {key for fact in facts for key in fact.entity_keys}
-        self._embed_names_and_sentences(
+        embedded = self._embed_names_and_sentences(
             entities, [key for key in entities if key in used], sentences, mentions, chunks
         )
         graph_entities = []
@@ -1042,7 +1102,9 @@ class LanguageExtractor(GraphExtractor):
                 )
             )
         self._confidences(facts, graph_entities)
-        return DocumentGraph(document_id=document_id, entities=graph_entities, facts=facts, extractor=self.stamp)
+        # A graph whose kinds could not read the embeddings is stamped as such: the next ingest extracts it again.
+        stamp = self.stamp if embedded else f"{self.stamp}{WITHOUT_EMBEDDINGS}"
+        return DocumentGraph(document_id=document_id, entities=graph_entities, facts=facts, extractor=stamp)
 
     def _confidences(self, facts: list[Fact], graph_entities: list[EntityMention]) -> None:
         """Each event fact's confidence: the event-confidence model's probability for its surest participant (with

@@ -68,7 +68,8 @@ class GraphIngestHook:
                 reason=cut(str(exc), 200),
             )
             graph = DocumentGraph(document_id=str(document.document_id))
-        graph.extractor = self.extractor.stamp
+        # The extractor's own stamp of this graph when it gave one (a graph read without the embeddings says so).
+        graph.extractor = graph.extractor or self.extractor.stamp
         self.store.replace_document(graph, connection=self._shared(connection))
         logger.debug(
             "Graph: {facts} facts, {entities} entities from {document_id}",

@@ -372,8 +372,13 @@ class KindModel:
         context: list[str] = (),
         readers: dict[str, EmbeddingReader] | None = None,
     ) -> None:
+        # An older model (`kinds-6` and before read no embeddings) would fail on the first entity: refuse it now.
+        named = f"The entity-kind model {version}".rstrip()
         if feature_names is not None and list(feature_names) != list(FEATURES):
-            raise ValueError("The entity-kind model was fitted on other features; fit it again.")
+            raise ValueError(f"{named} was fitted on other features than this version reads; fit it again.")
+        width = len(FEATURES) + len(context)
+        if any(len(row) != width for row in coef):
+            raise ValueError(f"{named} has not one weight per feature this version reads ({width}); fit it again.")
         self.classes, self.coef, self.intercept = list(classes), coef, intercept
         self.threshold, self.version, self.context = threshold, version, list(context)
         self.readers = dict(readers or {})

@@ -113,7 +113,7 @@ def samples(
     are `model`'s (the shipped model's by default). Each document is extracted on its own, or, with `corpus_names`,
     with the names of the whole corpus known, as in a graph that holds the corpus (re-extracted after ingestion);
     as ingestion stores it, with its chunks (`as_ingested`)."""
-    extractor = LanguageExtractor()
+    extractor = LanguageExtractor(embedding_model=get_settings().embedding_model)  # the model `as_ingested` uses
     if model is not None:
         extractor._kind_model = model
     documents, chunks = as_ingested(documents)

@@ -186,3 +186,33 @@ class TestIngestor:
         )
         assert store.count_documents() == 4
         assert model.calls[0] > 1 and 1 in model.calls  # the whole batch first, then chunk by chunk
+
+
+class TestOnnxExportBeforeTheFirstDocument:
+    def test_warm_up_makes_the_export_and_a_failure_is_one_warning(self, monkeypatch, caplog) -> None:
+        import logging
+
+        calls: list[str] = []
+
+        class Model:
+            def __init__(self, failure: Exception | None = None) -> None:
+                self.failure = failure
+
+            def use_onnx_export(self) -> str:
+                calls.append("export")
+                if self.failure:
+                    raise self.failure
+                return "onnx"
+
+        monkeypatch.setattr("ingest.ingestor.get_embedding_model", lambda name=None: Model())
+        ingestor = Ingestor(store=object(), hooks=[])
+        ingestor.warm_up()
+        ingestor.warm_up()  # once per process
+        assert calls == ["export"] and isinstance(ingestor.model, Model)
+
+        broken = Model(RuntimeError("the exporter is missing\nTraceback ..."))
+        monkeypatch.setattr("ingest.ingestor.get_embedding_model", lambda name=None: broken)
+        with caplog.at_level(logging.WARNING):
+            Ingestor(store=object(), hooks=[]).warm_up()  # never raised: ingestion embeds with torch
+        assert "the exporter is missing" in caplog.text and "Traceback" not in caplog.text
+

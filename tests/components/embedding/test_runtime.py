@@ -142,6 +142,19 @@ class TestABrokenExport:
         assert np.abs(model.embed(TEXTS[:2]) - torch_model.embed(TEXTS[:2])).max() < 1e-6
         assert (model.dimension, model.max_tokens) == (torch_model.dimension, torch_model.max_tokens)
 
+    def test_a_loaded_torch_model_embeds_with_its_fresh_export_from_then_on(self, exported, tmp_path) -> None:
+        torch_model, onnx_model = exported
+        model = EmbeddingModel(torch_model.name, 1, export_root=tmp_path / "models")
+        assert model.runtime == "torch"
+        assert model.use_onnx_export() == "onnx" and onnx_export_ready(tmp_path / "models", model.model_path)
+        # The same vectors as a model loaded on the export, whatever else shares the batch.
+        assert np.array_equal(model.embed(TEXTS[:3]), onnx_model.embed(TEXTS[:3]))
+        assert np.array_equal(model.embed(TEXTS[:1]), model.embed(TEXTS[:3])[:1])
+        vectors, sentences, kept = model.embed_with_sentence_spans([TEXTS[0]], [[(0, 5)]])  # still torch's pass
+        assert vectors.shape == (1, model.dimension) and kept == [[(0, 5)]]
+        # Without an export root there is nothing to export: torch stays.
+        assert EmbeddingModel(torch_model.name, 1).use_onnx_export() == "torch"
+
     def test_the_next_export_makes_it_anew_and_clears_what_a_killed_export_left(self, exported, tmp_path) -> None:
         torch_model, onnx_model = exported
         root = tmp_path / "models"

@@ -146,6 +146,10 @@ class TestKindModel:
         # (`kinds-6` by more than 0.1; `kinds-7` reads person evidence in the name's embedding too, and weighs the
         # title less.)
         assert model.probabilities(titled)["person"] > model.probabilities(plain)["person"] + 0.02
+        # And it is evidence of a person above all: no other kind gains from a title as much.
+        title = FEATURES.index("title:before")
+        weight = {kind: row[title] for kind, row in zip(model.classes, model.coef, strict=True)}
+        assert max(weight, key=weight.get) == "person" and weight["person"] > 0
 
     def test_the_subject_of_a_verb_of_saying_is_person_or_organisation_evidence(self):
         # The name itself, one of coordinated subjects, or named in an apposition to the subject speaks.
@@ -436,7 +440,28 @@ class TestEmbeddingReadings:
         with pytest.raises(ValueError, match="not one the fitting script writes"):
             KindModel.load(path)
 
-    def test_the_extractor_reuses_the_chunks_sentence_vectors_and_embeds_the_rest_in_one_batch(self):
+    def test_a_model_of_an_older_version_is_refused_when_loaded_in_one_sentence(self, tmp_path):
+        import json
+
+        from components.graph.kinds import to_json
+
+        # A `kinds-6` file: no embedding features, so one weight fewer per reader kind than this version reads.
+        older = [name for name in FEATURES if not name.startswith("embedding_")]
+        written = to_json(self._reader_model())
+        written["coef"] = [row[: len(older)] for row in written["coef"]]
+        path = tmp_path / "kinds.json"
+        path.write_text(json.dumps({**written, "version": "kinds-6", "features": older}), encoding="utf-8")
+        with pytest.raises(ValueError, match="kinds-6 was fitted on other features") as raised:
+            KindModel.load(path)
+        assert "\n" not in str(raised.value)
+        # One without its feature names (older still): refused when loaded too, not on the first entity it reads.
+        path.write_text(json.dumps({**written, "version": "kinds-2"}), encoding="utf-8")
+        with pytest.raises(ValueError, match="kinds-2 has not one weight per feature"):
+            KindModel.load(path)
+        with pytest.raises(ValueError, match="not one weight per feature"):
+            LanguageExtractor(kind_model_path=str(path))
+
+    def test_the_extractor_reuses_the_chunks_sentence_vectors_and_embeds_the_rest_in_one_batch(self, monkeypatch):
         import numpy as np
 
         from components.knowledge_base.store import ChunkRecord  # the record ingestion hands to the extractor
@@ -464,8 +489,9 @@ class TestEmbeddingReadings:
             sentence_spans=[(0, len(first))],
             sentence_embeddings=stored[None, :],
         )
+        embedder = Embedder()
+        monkeypatch.setattr("components.graph.extraction.get_embedding_model", lambda name: embedder)
         extractor = LanguageExtractor()
-        embedder = extractor._embedder = Embedder()
         graph = extractor.extract(document, [chunk])
         found = {entity.key: entity.kind_evidence for entity in graph.entities}
         assert len(embedder.calls) == 1  # one batch for the document
@@ -478,17 +504,62 @@ class TestEmbeddingReadings:
         bare = LanguageExtractor(embedding_model=None).extract(document, [chunk])
         assert all(entity.kind_evidence.name_vector is None for entity in bare.entities)
 
-    def test_a_failing_embedding_model_keeps_the_graph(self):
+    @pytest.mark.parametrize(("runtime", "embedded_again"), [("onnx", False), ("torch", True)])
+    def test_names_are_embedded_once_across_documents_where_a_vector_is_the_same_in_any_batch(
+        self, monkeypatch, runtime, embedded_again
+    ):
+        import numpy as np
+
+        class Embedder:
+            def __init__(self):
+                self.runtime, self.texts = runtime, []
+
+            def embed(self, texts, batch_size=32):
+                self.texts += texts
+                return np.array([[float(len(text)), 1.0, 0.0] for text in texts], dtype=np.float32)
+
+        embedder = Embedder()
+        monkeypatch.setattr("components.graph.extraction.get_embedding_model", lambda name: embedder)
+        extractor = LanguageExtractor()
+        first = make_document("a", "Orla Vennick joined Quillon in 2019.", dt.date(2023, 5, 4), "t")
+        second = make_document("b", "Orla Vennick left Quillon in 2021.", dt.date(2023, 5, 4), "t")
+        graphs = [extractor.extract(document, chunks) for document, chunks in (first, second)]
+        assert embedder.texts.count("Orla Vennick") == (2 if embedded_again else 1)
+        vectors = [
+            {entity.key: entity.kind_evidence.name_vector for entity in graph.entities} for graph in graphs
+        ]
+        assert np.array_equal(vectors[0]["orla vennick"], vectors[1]["orla vennick"])
+        assert [graph.extractor for graph in graphs] == [extractor.stamp] * 2
+
+    def test_a_failing_embedding_model_keeps_the_graph(self, monkeypatch):
+        from components.graph.extraction import WITHOUT_EMBEDDINGS
+
         class Broken:
             def embed(self, texts, batch_size=32):
                 raise RuntimeError("out of memory")
 
+        monkeypatch.setattr("components.graph.extraction.get_embedding_model", lambda name: Broken())
         document, chunks = make_document("doc", "Orla Vennick joined Quillon in 2019.", dt.date(2023, 5, 4), "t")
         extractor = LanguageExtractor()
-        extractor._embedder = Broken()
         graph = extractor.extract(document, chunks)
         assert "orla vennick" in {entity.key for entity in graph.entities} and graph.facts
         assert all(entity.kind_evidence.name_vector is None for entity in graph.entities)
+        assert graph.extractor == extractor.stamp + WITHOUT_EMBEDDINGS  # not current: extracted again later
+
+    def test_a_missing_embedding_model_keeps_the_graph_and_is_said_once(self, tmp_path, monkeypatch):
+        from components.graph import extraction
+
+        warnings = []
+        monkeypatch.setattr(extraction.logger, "warning", lambda message, **fields: warnings.append(message))
+        document, chunks = make_document("doc", "Orla Vennick joined Quillon in 2019.", dt.date(2023, 5, 4), "t")
+        extractor = LanguageExtractor(embedding_model=str(tmp_path / "gone"))
+        extractor.warm_up()  # no stack trace: the kinds are read without the embeddings
+        graphs = [extractor.extract(document, chunks) for _ in range(2)]
+        assert all("orla vennick" in {entity.key for entity in graph.entities} for graph in graphs)
+        assert all(graph.extractor.endswith(extraction.WITHOUT_EMBEDDINGS) for graph in graphs)
+        assert len(warnings) == 1 and "cannot be loaded" in warnings[0]
+        # Without a model by choice, the graph is current: nothing failed.
+        assert LanguageExtractor(embedding_model=None).extract(document, chunks).extractor == extractor.stamp
 
     @pytest.mark.parametrize(
         ("text", "key", "kind"),

@@ -109,6 +109,71 @@ class TestGraphIngestHook:
         assert "re-extracted" in report.summary()
 
 
+    def test_ingestion_and_re_extraction_read_the_same_embeddings_and_kinds(self, stores, embedding_model):
+        import numpy as np
+
+        from components.graph.extraction import LanguageExtractor
+
+        class Recording(LanguageExtractor):
+            def __init__(self):
+                super().__init__()
+                self.graphs = []
+
+            def extract(self, document, chunks, known_names=None):
+                self.graphs.append(super().extract(document, chunks, known_names=known_names))
+                return self.graphs[-1]
+
+        kb, graph = stores
+        extractor = Recording()
+        ingestor = Ingestor(store=kb, hooks=[GraphIngestHook(store=graph, extractor=extractor)])
+        ingestor.ingest_text(NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14))
+        assert ingestor.refresh(document_id_for("news:nordvik-nv900"), everything=True)
+        ingested, refreshed = extractor.graphs
+
+        def read(extracted):
+            return {
+                entity.key: (entity.kind, entity.confidence, entity.evidence)
+                for entity in extracted.entities
+            }
+
+        def vectors(extracted):
+            return {
+                (entity.key, part): vector
+                for entity in extracted.entities
+                for part, vector in (
+                    ("name", entity.kind_evidence.name_vector),
+                    ("sentences", entity.kind_evidence.sentence_vector),
+                )
+            }
+
+        assert read(ingested) == read(refreshed) and "nordvik" in read(ingested)
+        first, again = vectors(ingested), vectors(refreshed)
+        assert first.keys() == again.keys() and all(vector is not None for vector in first.values())
+        assert all(np.array_equal(first[key], again[key]) for key in first)
+
+    def test_a_graph_read_without_the_embeddings_is_kept_and_extracted_again_later(
+        self, stores, embedding_model, tmp_path
+    ):
+        from components.graph.extraction import WITHOUT_EMBEDDINGS, LanguageExtractor
+
+        kb, graph = stores
+        missing = GraphIngestHook(store=graph, extractor=LanguageExtractor(embedding_model=str(tmp_path / "gone")))
+        Ingestor(store=kb, hooks=[missing]).ingest_text(
+            NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14)
+        )
+        document_id = document_id_for("news:nordvik-nv900")
+        assert graph.document_fact_count(document_id) >= 4  # the graph is kept, its kinds read without embeddings
+        assert graph.extractor_stamps([document_id])[document_id].endswith(WITHOUT_EMBEDDINGS)
+
+        # With the model back, the next ingest extracts it again (no chunk written) and stamps it current.
+        working = GraphIngestHook(store=graph, extractor=LanguageExtractor())
+        assert working.is_current([document_id]) == {document_id: False}
+        report = Ingestor(store=kb, hooks=[working]).ingest_text(
+            NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14)
+        )
+        assert report.reextracted == ["news:nordvik-nv900"] and report.chunks_written == 0
+        assert graph.extractor_stamps([document_id])[document_id] == working.extractor.stamp
+
 def _text_item(text: str, title: str, source: str, date: dt.date):
     from ingest.ingestor import IngestItem
 

@@ -214,3 +214,35 @@ def test_check_with_a_model_that_cannot_be_read_is_one_sentence(tmp_path, capsys
     with pytest.raises(SystemExit) as ended:
         entity_kinds.main(["check", "--model", str(broken), "--labels", str(tmp_path / "labels.jsonl")])
     assert ended.value.code == 2 and "is not one the fitting script writes" in capsys.readouterr().err
+
+
+def test_names_are_embedded_by_the_model_the_sentences_are(monkeypatch):
+    import numpy as np
+
+    from components.settings import reload_settings
+
+    asked = []
+
+    class Model:
+        def embed(self, texts, batch_size=32):
+            return np.ones((len(texts), 3), dtype=np.float32)
+
+        def embed_with_sentence_spans(self, texts, spans, batch_size=32):
+            kept = [list(found) for found in spans]
+            return np.ones((len(texts), 3)), [np.ones((len(found), 3)) for found in kept], kept
+
+    def loader(name=None):
+        asked.append(name)
+        return Model()
+
+    monkeypatch.setattr(entity_kinds, "get_embedding_model", loader)
+    monkeypatch.setattr("components.graph.extraction.get_embedding_model", loader)
+    monkeypatch.setenv("EMBEDDING_MODEL", "all-MiniLM-L6-v2")  # the bundled model, named as a user may name it
+    try:
+        reload_settings()
+        document = SimpleNamespace(document_id="d1", title="Notes", text="Orla Vennick joined Quillon in 2019.")
+        assert entity_kinds.samples([document])
+    finally:
+        monkeypatch.undo()
+        reload_settings()
+    assert set(asked) == {"all-MiniLM-L6-v2"}
