@@ -47,6 +47,7 @@ from components.graph.kinds import (
     to_json,
 )
 from components.ingestion.formats import convert_bytes
+from components.settings import get_settings
 from components.text.dates import parse_date
 from ingest.demo import demo_items
 from pipelines.evaluation.ingested import as_ingested

@@ -235,7 +235,7 @@ def test_names_are_embedded_by_the_model_the_sentences_are(monkeypatch):
         asked.append(name)
         return Model()
 
-    monkeypatch.setattr(entity_kinds, "get_embedding_model", loader)
+    monkeypatch.setattr("pipelines.evaluation.ingested.get_embedding_model", loader)
     monkeypatch.setattr("components.graph.extraction.get_embedding_model", loader)
     monkeypatch.setenv("EMBEDDING_MODEL", "all-MiniLM-L6-v2")  # the bundled model, named as a user may name it
     try:
