@@ -877,9 +877,15 @@ class LanguageExtractor(GraphExtractor):
 
     @property
     def kind_model(self) -> KindModel:
+        """The model kinds are read with: `kind_model_path`'s, else the shipped one."""
         if self._kind_model is None:
             self._kind_model = KindModel.load(self.kind_model_path) if self.kind_model_path else default_kind_model()
         return self._kind_model
+
+    @kind_model.setter
+    def kind_model(self, model: KindModel) -> None:
+        """Read kinds with `model` (one fitted in memory, as the kinds evaluation does) instead."""
+        self._kind_model = model
 
     def warm_up(self) -> None:
         """Load the embedding model (shared with the rest of the process) before the first document."""

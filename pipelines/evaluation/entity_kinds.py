@@ -116,7 +116,7 @@ def samples(
     as ingestion stores it, with its chunks (`as_ingested`)."""
     extractor = LanguageExtractor(embedding_model=get_settings().embedding_model)  # the model `as_ingested` uses
     if model is not None:
-        extractor._kind_model = model
+        extractor.kind_model = model
     documents, chunks = as_ingested(documents)
     known = None
     if corpus_names:
