@@ -157,7 +157,8 @@ class EmbeddingModel:
         if self._onnx is not None or self._export_failure or self.export_root is None:
             return self.runtime
         try:
-            folder = self.export_onnx()
+            with self._lock:  # the export traces the transformer a torch call may be running: not at the same time
+                folder = self.export_onnx()
         except Exception as exc:  # noqa: BLE001 - a read-only data folder, a missing exporter: torch still embeds
             # Remembered, so a process that ingests again neither repeats the export nor says so again.
             self._export_failure = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__

@@ -222,3 +222,20 @@ class TestSwitchingToTheExport:
         model._st_model = [object()]  # as a static-embedding model: its first module has no `auto_model`
         assert model.use_onnx_export() == "torch"
         assert not (tmp_path / "models").exists()
+
+    def test_the_export_waits_for_a_torch_call_in_progress(self, exported, tmp_path, monkeypatch) -> None:
+        import threading
+
+        torch_model, _ = exported
+        model = EmbeddingModel(torch_model.name, 1, export_root=tmp_path / "models")
+        traced: list[bool] = []
+        monkeypatch.setattr(
+            "components.embedding.model.export_onnx", lambda *args, **kwargs: traced.append(True)
+        )
+        with model._lock:  # another thread is in the middle of a torch forward pass
+            switching = threading.Thread(target=model.use_onnx_export)
+            switching.start()
+            switching.join(timeout=0.5)
+            assert not traced, "the export traced the transformer during another thread's forward pass"
+        switching.join(timeout=30)
+        assert traced == [True] and model.runtime == "torch"
