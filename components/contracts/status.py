@@ -49,7 +49,10 @@ class SourceStatus(BaseModel):
 
     def changed(self, **fields: Any) -> SourceStatus:
         """This report with `fields` changed, validated as a new one is (a message is redacted; pydantic's
-        `model_copy(update=...)` would skip both)."""
+        `model_copy(update=...)` would skip both). A name that is not a field is refused, not dropped."""
+        unknown = sorted(fields.keys() - type(self).model_fields.keys())
+        if unknown:
+            raise TypeError(f"A source status has no field {', '.join(map(repr, unknown))} to change.")
         return type(self).model_validate({**self.model_dump(), **fields})
 
     @property

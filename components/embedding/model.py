@@ -35,6 +35,7 @@ from components.embedding.runtime import (
     discard_export,
     export_folder,
     export_onnx,
+    exportable,
     onnx_export_ready,
     onnx_export_root,
     resolve_model_path,
@@ -76,6 +77,7 @@ class EmbeddingModel:
         self._query_cache: cachetools.LRUCache[str, np.ndarray] = cachetools.LRUCache(maxsize=2048)
         # The one place that picks the runtime: the ONNX export when there is one, else sentence-transformers.
         self._onnx: OnnxEncoder | None = None
+        self._export_failure = ""  # why `use_onnx_export` could not switch to the export (tried once per model)
         if self.export_root is not None and onnx_export_ready(self.export_root, self.model_path):
             self._onnx = self._load_export(threads)
         if self._onnx is not None:
@@ -141,6 +143,8 @@ class EmbeddingModel:
             return None
         if onnx_export_ready(self.export_root, self.model_path):
             return export_folder(self.export_root, self.model_path)
+        if not exportable(self.model_path):  # before reading the first module as a transformer: it may not be one
+            return None
         transformer = self._model[0].auto_model
         return export_onnx(transformer, self.model_path, self.export_root, self.dimension, self.max_tokens)
 
@@ -148,11 +152,25 @@ class EmbeddingModel:
         """Export the model to ONNX when its export root has none yet (`export_onnx`), and run `embed` on the export
         from now on (an ONNX vector does not depend on the other texts of its batch; the in-context sentence vectors
         of `embed_with_sentence_spans` stay torch's). The runtime `embed` then uses: `onnx`, or `torch` without an
-        export root."""
-        if self._onnx is None and self.export_onnx() is not None:
-            encoder = self._load_export(self.threads)
-            with self._lock:  # not in the middle of a torch call
-                self._onnx = self._onnx or encoder
+        export root, for a model the export cannot reproduce, or when the export fails (a read-only data folder: said
+        in one warning, never raised, and not tried again by this model)."""
+        if self._onnx is not None or self._export_failure or self.export_root is None:
+            return self.runtime
+        try:
+            with self._lock:  # the export traces the transformer a torch call may be running: not at the same time
+                folder = self.export_onnx()
+        except Exception as exc:  # noqa: BLE001 - a read-only data folder, a missing exporter: torch still embeds
+            # Remembered, so a process that ingests again neither repeats the export nor says so again.
+            self._export_failure = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            logger.warning(
+                "No ONNX export of the embedding model ({reason}); embedding with torch", reason=self._export_failure
+            )
+            return self.runtime
+        encoder = self._load_export(self.threads) if folder is not None else None
+        if encoder is None:
+            self._export_failure = "not exportable" if folder is None else "the export cannot be loaded"
+        with self._lock:  # not in the middle of a torch call
+            self._onnx = self._onnx or encoder
         return self.runtime
 
     def embed(self, texts: list[str], batch_size: int = EMBEDDING_BATCH_SIZE) -> np.ndarray:

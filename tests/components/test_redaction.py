@@ -62,6 +62,9 @@ def test_data_and_statuses_are_redacted_at_construction(secrets_set):
     assert "MARKER" not in changed.message and changed.status is StatusKind.SUCCESS and changed.source == "web"
     with pytest.raises(ValueError):
         status.changed(execution_time_ms=-1.0)
+    # A misspelt field is refused: model_validate would drop it and hand the report back unchanged.
+    with pytest.raises(TypeError, match="'stauts'"):
+        status.changed(stauts=StatusKind.SUCCESS)
     assert "MARKER" not in repr(redact_data({"a": ["sk-MARKER-openai", ("MARKER-zep-key",)], "n": 3}))
 
 

@@ -216,3 +216,16 @@ class TestOnnxExportBeforeTheFirstDocument:
             Ingestor(store=object(), hooks=[]).warm_up()  # never raised: ingestion embeds with torch
         assert "the exporter is missing" in caplog.text and "Traceback" not in caplog.text
 
+
+    def test_any_failure_of_the_export_leaves_ingestion_on_torch(self, monkeypatch, caplog) -> None:
+        import logging
+
+        class Model:
+            def use_onnx_export(self) -> str:
+                raise AttributeError("'StaticEmbedding' object has no attribute 'auto_model'")
+
+        monkeypatch.setattr("ingest.ingestor.get_embedding_model", lambda name=None: Model())
+        ingestor = Ingestor(store=object(), hooks=[])
+        with caplog.at_level(logging.WARNING):
+            ingestor.warm_up()
+        assert isinstance(ingestor.model, Model) and "auto_model" in caplog.text

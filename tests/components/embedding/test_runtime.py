@@ -184,3 +184,58 @@ class TestABrokenExport:
         assert sorted(clear_stale_staging(folder)) == sorted([dead, old])
         assert running.exists() and own.exists() and unnamed.exists() and other_model.exists()
         assert not dead.exists() and not old.exists()
+
+
+class TestSwitchingToTheExport:
+    """`use_onnx_export` on a model already loaded on torch (ingestion's warm-up), which other threads may use."""
+
+    def test_a_failing_export_is_one_warning_never_raised_and_not_tried_again(
+        self, exported, tmp_path, caplog, monkeypatch
+    ) -> None:
+        torch_model, _ = exported
+        (tmp_path / "data").write_text("a file where the data folder should be: nothing can be written under it")
+        model = EmbeddingModel(torch_model.name, 1, export_root=tmp_path / "data" / "models")
+        tried: list[str] = []
+        real_export = export_onnx
+
+        def counted(*args, **kwargs):
+            tried.append("export")
+            return real_export(*args, **kwargs)
+
+        monkeypatch.setattr("components.embedding.model.export_onnx", counted)
+        with caplog.at_level(logging.WARNING):
+            assert model.use_onnx_export() == "torch"
+            assert model.use_onnx_export() == "torch"  # a second ingest in the same process
+        assert tried == ["export"]
+        warned = [record for record in caplog.records if "ONNX export" in record.getMessage()]
+        assert len(warned) == 1 and "embedding with torch" in warned[0].getMessage()
+        assert np.abs(model.embed(TEXTS[:2]) - torch_model.embed(TEXTS[:2])).max() < 1e-6
+
+    def test_a_model_whose_first_module_is_no_transformer_stays_on_torch(self, exported, tmp_path) -> None:
+        torch_model, _ = exported
+        copied = tmp_path / "cls-model"
+        shutil.copytree(torch_model.model_path, copied)
+        pooling = json.loads((copied / "1_Pooling" / "config.json").read_text())
+        pooling.update(pooling_mode_mean_tokens=False, pooling_mode_cls_token=True)
+        (copied / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+        model = EmbeddingModel(str(copied), 1, export_root=tmp_path / "models")
+        model._st_model = [object()]  # as a static-embedding model: its first module has no `auto_model`
+        assert model.use_onnx_export() == "torch"
+        assert not (tmp_path / "models").exists()
+
+    def test_the_export_waits_for_a_torch_call_in_progress(self, exported, tmp_path, monkeypatch) -> None:
+        import threading
+
+        torch_model, _ = exported
+        model = EmbeddingModel(torch_model.name, 1, export_root=tmp_path / "models")
+        traced: list[bool] = []
+        monkeypatch.setattr(
+            "components.embedding.model.export_onnx", lambda *args, **kwargs: traced.append(True)
+        )
+        with model._lock:  # another thread is in the middle of a torch forward pass
+            switching = threading.Thread(target=model.use_onnx_export)
+            switching.start()
+            switching.join(timeout=0.5)
+            assert not traced, "the export traced the transformer during another thread's forward pass"
+        switching.join(timeout=30)
+        assert traced == [True] and model.runtime == "torch"
