@@ -14,6 +14,9 @@ from components.redaction import cut
 
 logger = logging.getLogger(__name__)
 
+# The stamp's suffix on the empty graph of a document whose extraction failed: never current, so extracted again.
+FAILED = "+failed"
+
 
 class GraphIngestHook:
     """The ingestion hook that keeps the graph in step with the knowledge base.
@@ -67,7 +70,9 @@ class GraphIngestHook:
                 document_id=document.document_id,
                 reason=cut(str(exc), 200),
             )
-            graph = DocumentGraph(document_id=str(document.document_id))
+            # Stamped as not current, so the next ingest extracts it again (a passing failure, a database error
+            # while the known names were read, must not leave the document without a graph for good).
+            graph = DocumentGraph(document_id=str(document.document_id), extractor=self.extractor.stamp + FAILED)
         # The extractor's own stamp of this graph when it gave one (a graph read without the embeddings says so).
         graph.extractor = graph.extractor or self.extractor.stamp
         self.store.replace_document(graph, connection=self._shared(connection))

@@ -173,6 +173,33 @@ class TestGraphIngestHook:
         )
         assert report.reextracted == ["news:nordvik-nv900"] and report.chunks_written == 0
         assert graph.extractor_stamps([document_id])[document_id] == working.extractor.stamp
+    def test_a_failed_extraction_is_extracted_again_on_the_next_ingest(self, stores, embedding_model):
+        from components.graph.extraction import LanguageExtractor
+        from components.graph.ingest_hook import FAILED
+
+        kb, graph = stores
+
+        class Failing(LanguageExtractor):
+            def extract(self, *args, **kwargs):
+                raise RuntimeError("the known names could not be read")
+
+        failing = GraphIngestHook(store=graph, extractor=Failing())
+        Ingestor(store=kb, hooks=[failing]).ingest_text(
+            NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14)
+        )
+        document_id = document_id_for("news:nordvik-nv900")
+        assert graph.document_fact_count(document_id) == 0  # the document is ingested, without a graph
+        assert graph.extractor_stamps([document_id])[document_id].endswith(FAILED)
+
+        working = GraphIngestHook(store=graph, extractor=LanguageExtractor())
+        assert working.is_current([document_id]) == {document_id: False}
+        report = Ingestor(store=kb, hooks=[working]).ingest_text(
+            NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14)
+        )
+        assert report.reextracted == ["news:nordvik-nv900"] and report.chunks_written == 0
+        assert graph.document_fact_count(document_id) >= 4
+        assert graph.extractor_stamps([document_id])[document_id] == working.extractor.stamp
+
 
 def _text_item(text: str, title: str, source: str, date: dt.date):
     from ingest.ingestor import IngestItem
