@@ -117,17 +117,7 @@ def prepare_fast_start() -> None:
 
     model = get_embedding_model()
     if model.runtime == "torch":
-        export_quietly(model)
-
-
-def export_quietly(model: Any) -> None:
-    """`model.export_onnx()`, a failure logged and never raised: without the export, questions stay on torch."""
-    import logging
-
-    try:
-        model.export_onnx()
-    except (ImportError, RuntimeError, OSError) as exc:
-        logging.getLogger(__name__).warning("No ONNX export of the embedding model (%s); questions use torch", exc)
+        model.use_onnx_export()  # a failure is one warning, never raised, and not tried again
 
 
 # -- in this process --------------------------------------------------------------------------------------------

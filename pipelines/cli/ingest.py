@@ -68,10 +68,10 @@ def run(args: argparse.Namespace) -> int:
     report.failed[:0] = missing
     print_report(report, as_json=args.json)
     from components.embedding.model import get_embedding_model
-    from pipelines.cli.ask import export_quietly
 
-    # Once per data folder: the ONNX export that lets a cold `research ask` embed its question without torch.
-    export_quietly(get_embedding_model())
+    # Once per data folder: the ONNX export that lets a cold `research ask` embed its question without torch (made
+    # already when the ingestor warmed up; a failure there was said once and is not tried again).
+    get_embedding_model().use_onnx_export()
     return 1 if report.failed else 0
 
 

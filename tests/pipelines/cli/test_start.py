@@ -152,16 +152,15 @@ class TestConfidence:
 
 
 class TestServerAddress:
-    def test_a_question_answered_with_torch_leaves_the_onnx_export_for_the_next(self, monkeypatch, caplog) -> None:
+    def test_a_question_answered_with_torch_leaves_the_onnx_export_for_the_next(self, monkeypatch) -> None:
         calls: list[str] = []
 
         class Model:
             runtime = "torch"
 
-            def export_onnx(self) -> None:
+            def use_onnx_export(self) -> str:
                 calls.append(self.runtime)
-                if self.runtime == "broken":
-                    raise RuntimeError("the exporter is missing")
+                return "onnx"
 
         monkeypatch.setattr("components.embedding.model.get_embedding_model", lambda: Model())
         ask_command.prepare_fast_start()
@@ -169,10 +168,6 @@ class TestServerAddress:
         Model.runtime = "onnx"
         ask_command.prepare_fast_start()
         assert calls == ["torch"]
-        Model.runtime = "broken"
-        with caplog.at_level(logging.WARNING):
-            ask_command.export_quietly(Model())  # never raised: questions stay on torch
-        assert "the exporter is missing" in caplog.text
 
     def test_nobody_listening_costs_a_refused_connection(self, monkeypatch) -> None:
         from components.settings import reload_settings
