@@ -31,9 +31,10 @@ class EntitySearch(GraphToolComponent):
     A query can be a name ("Nordvik Aviation AS"), an alias ("Olsen"), the start of a name ("Mar"), a misspelling
     ("Nordvki") or a free text that names entities ("What did Nordvik and Marta Olsen agree?"). Each entity comes with
     its type, aliases, number of facts, the dates of its first and last dated facts, a 0-1 score and how it matched:
-    `exact`, `alias`, `prefix`, `contains` (every word of the query is in its name), `mention` (the text holds its
-    name) or `fuzzy`. `entity_types` keeps some types only (person, organization, place, product, event, other);
-    `as_of` counts only the facts valid on that date. Nothing matching is a success with no entities; bad input is
+    `exact`, `alias`, `prefix`, `contains` (every word of the query is in its name), `within` (the query, itself a
+    longer name, holds its name: "Orla Vennick" finds "Vennick"), `mention` (the text holds its name) or `fuzzy`.
+    `entity_types` keeps some types only (person, organization, place, product, event, other); `as_of` counts only
+    the facts valid on that date. Nothing matching is a success with no entities; bad input is
     an error status that says what is wrong.
 
     Usage:

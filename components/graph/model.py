@@ -204,8 +204,8 @@ class DocumentGraph:
 @dataclass
 class EntityMatch:
     """An entity an entity search found: how its name or an alias matched the query (`match`: exact, alias,
-    prefix, contains, mention or fuzzy), how well (`score`, 0-1), the name that matched, and the dates of its first
-    and last dated facts (`fact_count` on `entity` counts the facts the search considered)."""
+    prefix, contains, within, mention or fuzzy), how well (`score`, 0-1), the name that matched, and the dates of its
+    first and last dated facts (`fact_count` on `entity` counts the facts the search considered)."""
 
     entity: Entity
     match: str

@@ -29,7 +29,7 @@ from components.validation import clamp
 MAX_DEPTH = 5
 
 # How an entity search can match, best first.
-MATCH_KINDS = ("exact", "alias", "prefix", "contains", "mention", "fuzzy")
+MATCH_KINDS = ("exact", "alias", "prefix", "contains", "within", "mention", "fuzzy")
 # Candidates an entity search scores at most (the stores' queries stop there, most promising first).
 MAX_ENTITY_CANDIDATES = 500
 # A name at least this similar to the query (difflib ratio) is a fuzzy match.
@@ -149,12 +149,17 @@ def score_entity_match(key: str, names: list[str], aliases: list[str]) -> tuple[
 
     Kinds and scores, best first: `exact` (1.0) the entity's name; `alias` (0.95) one of its aliases; `prefix`
     (0.8-0.9) a name or alias starts with the query, more for a whole word and for covering more of it; `contains`
-    (0.65-0.75) every word of the query is a word of a name; `mention` (0.5-0.6) the query, a free text, holds every
-    word of a name; `fuzzy` (0.3-0.5) a name, or one of its words for a one-word query, is spelt nearly alike.
+    (0.65-0.75) every word of the query is a word of a name; `within` (0.55-0.65) the query is itself a longer name
+    (no common words) holding every word of a name ("Orla Vennick" -> "Vennick", "Quillmark Tarrow" ->
+    "Quillmark"); `mention` (0.5-0.6) the query, a free text, holds every word of a name; `fuzzy` (0.3-0.5) a name,
+    or one of its words for a one-word query, is spelt nearly alike. A name made only of common or one-letter words
+    ("us", "v") is never found inside a query: only the whole query can name it.
     """
     if not key:
         return None
     query_words = key.split()
+    # A query of name words only ("orla vennick"), not a free text ("what did vennick say"), is a longer name.
+    name_like = not any(word in STOP_WORDS for word in query_words)
     best: tuple[str, float, str] | None = None
     seen: set[str] = set()
     for candidate, is_alias in [(name, False) for name in names] + [(alias, True) for alias in aliases]:
@@ -170,8 +175,9 @@ def score_entity_match(key: str, names: list[str], aliases: list[str]) -> tuple[
             found = ("prefix", 0.8 + 0.05 * whole_word + 0.05 * len(key) / len(candidate))
         elif set(query_words) <= set(words):
             found = ("contains", 0.65 + 0.1 * len(query_words) / len(words))
-        elif set(words) <= set(query_words):
-            found = ("mention", 0.5 + 0.1 * len(words) / len(query_words))
+        elif set(words) <= set(query_words) and _names_alone(words):
+            share = len(words) / len(query_words)
+            found = ("within", 0.55 + 0.1 * share) if name_like else ("mention", 0.5 + 0.1 * share)
         else:
             # A one-word query may be a misspelling of one word of the name.
             options = [candidate, *(words if len(query_words) == 1 and len(key) >= 4 else [])]
@@ -182,6 +188,12 @@ def score_entity_match(key: str, names: list[str], aliases: list[str]) -> tuple[
         if found is not None and (best is None or found[1] > best[1]):
             best = (found[0], round(min(1.0, found[1]), 4), candidate)
     return best
+
+
+def _names_alone(words: list[str]) -> bool:
+    """True when a name's words can name it inside a longer text: at least one is neither a common word nor a single
+    letter ("vennick", "royal navy"; not "us", "v" or "the a")."""
+    return any(len(word) > 1 and word not in STOP_WORDS for word in words)
 
 
 def rank_entity_search(text: str, candidates: list[EntityMatch], limit: int) -> list[EntityMatch]:

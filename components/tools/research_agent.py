@@ -85,9 +85,9 @@ def choose_tools(
 
 
 def _entity_lookup() -> Callable[[str], list[str]] | None:
-    """A `known_entities` function over the settings' knowledge graph: the entities a text names (exact, alias or
-    mention matches only, so a loose fuzzy match does not send every question to the graph); None when the graph
-    cannot be opened (the choice is then made from words)."""
+    """A `known_entities` function over the settings' knowledge graph: the entities a text names (exact, alias,
+    within or mention matches only, so a loose fuzzy match does not send every question to the graph); None when the
+    graph cannot be opened (the choice is then made from words)."""
     try:
         tools = GraphTools(graph_store_from_settings())
     except Exception as exc:  # noqa: BLE001 - no graph: the choice is made from the words alone
@@ -96,7 +96,7 @@ def _entity_lookup() -> Callable[[str], list[str]] | None:
 
     def lookup(text: str) -> list[str]:
         matches = tools.entity_matches(text[:1000], limit=5)
-        return [match.entity.name for match in matches if match.match in ("exact", "alias", "mention")]
+        return [match.entity.name for match in matches if match.match in ("exact", "alias", "within", "mention")]
 
     return lookup
 

@@ -254,10 +254,11 @@ class EntityMatchOut(BaseModel):
     first_fact_date: str | None = Field(default=None, description="The date of its earliest dated fact (ISO).")
     last_fact_date: str | None = Field(default=None, description="The date of its latest dated fact (ISO).")
     score: float = Field(ge=0.0, le=1.0, description="How well it matches the query, 0-1.")
-    match: Literal["exact", "alias", "prefix", "contains", "mention", "fuzzy"] = Field(
+    match: Literal["exact", "alias", "prefix", "contains", "within", "mention", "fuzzy"] = Field(
         description=(
             "exact: its name; alias: one of its aliases; prefix: a name starting with the query; contains: a name "
-            "holding every word of the query; mention: a name the query text holds; fuzzy: a name spelt nearly alike."
+            "holding every word of the query; within: a shorter name inside a query that is itself a name; "
+            "mention: a name the query text holds; fuzzy: a name spelt nearly alike."
         )
     )
     matched: str = Field(default="", description="The (normalised) name or alias that matched.")

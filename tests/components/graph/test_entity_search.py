@@ -9,6 +9,13 @@ from components.contracts import StatusKind, document_to_chunk
 from components.graph.entity_search import EntitySearch
 from components.graph.store import GraphUnavailable, score_entity_match
 from components.graph.tools import GraphTools, check_entity_types
+from tests.components.graph.conftest import make_document
+
+QUILLMARK_TEXTS = (
+    "Quillmark signed a supply deal with Brenholt Foundry in March 2021. "
+    "Vennick, the chief engineer, said the deal doubled output.",
+    "Quillmark Tarrowby opened a plant in Saltreach in 2022. The plant employs 300 people.",
+)
 
 
 def search_in(store, **kwargs) -> EntitySearch:
@@ -23,6 +30,9 @@ class TestScoring:
             ("dahl", ["henrik dahl"], ["dahl"], ("alias", 0.95, "dahl")),
             ("lindqvist", ["johan lindqvist"], [], ("contains", 0.7, "johan lindqvist")),
             ("what did nordvik do", ["nordvik"], [], ("mention", 0.525, "nordvik")),
+            # A query that is itself a longer name holds a shorter one: a surname, a maker's one-word name.
+            ("orla vennick", ["vennick"], [], ("within", 0.6, "vennick")),
+            ("quillmark tarrowby works", ["harl"], ["quillmark"], ("within", 0.5833, "quillmark")),
             ("zebra", ["nordvik"], [], None),
             ("", ["nordvik"], [], None),
         ],
@@ -39,6 +49,15 @@ class TestScoring:
         # A one-word query is compared with each word of a longer name too.
         assert score_entity_match("lindqvst", ["johan lindqvist"], [])[0] == "fuzzy"
         assert score_entity_match("a", ["nordvik"], []) is None  # one letter is no prefix
+
+    def test_common_and_one_letter_names_are_never_found_inside_a_query(self):
+        assert score_entity_match("orla v", ["v"], []) is None
+        assert score_entity_match("quillmark and us", ["us"], []) is None
+        assert score_entity_match("tell us about quillmark", ["us"], []) is None
+        assert score_entity_match("the a team", ["the a"], []) is None
+        # The whole query still names them, and a name with one proper word still counts inside a text.
+        assert score_entity_match("us", ["us"], [])[0] == "exact"
+        assert score_entity_match("what did the a team do", ["a team"], [])[0] == "mention"
 
     def test_entity_types_are_checked(self):
         assert check_entity_types(None) is None and check_entity_types([]) is None
@@ -150,6 +169,26 @@ class TestEntitySearch:
         scores = [item["score"] for item in result["entities"]]
         assert scores == sorted(scores, reverse=True)
         assert result["documents"] and all(d.meta["semantic_relevance"] <= first["score"] for d in result["documents"])
+
+    @pytest.mark.integration
+    def test_a_longer_name_finds_the_shorter_names_inside_it(self, empty_store):
+        from components.graph.extraction import LanguageExtractor
+
+        extractor = LanguageExtractor()
+        for number, text in enumerate(QUILLMARK_TEXTS):
+            empty_store.replace_document(extractor.extract(*make_document(f"quillmark-{number}", text, None)))
+        search = search_in(empty_store)
+
+        def found(query):
+            return [(item["name"], item["match"]) for item in search.run(query=query)["entities"]]
+
+        assert found("Orla Vennick") == [("Vennick", "within")]
+        # A whole-name match stays first; the shorter name inside the query follows it.
+        assert found("Quillmark Tarrowby") == [("Quillmark Tarrowby", "exact"), ("Quillmark", "within")]
+        # More of the query named ranks higher.
+        assert found("Quillmark Brenholt Foundry") == [("Brenholt Foundry", "within"), ("Quillmark", "within")]
+        # A free text still mentions it.
+        assert found("What did Vennick say about the deal?")[0] == ("Vennick", "mention")
 
     @pytest.mark.integration
     def test_no_match_is_an_empty_success(self, shared_nordvik_store):

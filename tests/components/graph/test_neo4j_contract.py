@@ -162,6 +162,19 @@ def test_match_entities_ranks_the_candidates_the_server_answers(bolt_server, sto
     assert store.find_entities("Nordvik")[0].name == "Nordvik"
 
 
+def test_a_longer_name_asks_for_and_ranks_the_shorter_names_inside_it(bolt_server, store):
+    undated = {"first_from": None, "first_precision": None, "last_from": None, "last_precision": None}
+    bolt_server.answer(r"^MATCH \(e:Entity \{collection: \$c\}\) WHERE \(\$kinds IS NULL", [
+        {"uuid": "1", "key": "vennick", "name": "Vennick", "kind": "person", "n": 3, "aliases": [], **undated},
+        {"uuid": "2", "key": "orla vennick", "name": "Orla Vennick", "kind": "person", "n": 1, "aliases": [],
+         **undated},
+    ])
+    matches = store.match_entities("Orla Vennick")
+    (run,) = bolt_server.runs
+    assert run["parameters"]["words"] == ["orla", "vennick"]
+    assert [(m.entity.name, m.match) for m in matches] == [("Orla Vennick", "exact"), ("Vennick", "within")]
+
+
 def test_a_refused_login_is_one_sentence_without_the_password(bolt_server):
     store = make_store(bolt_server, password="wrong-secret")
     started = time.monotonic()

@@ -245,6 +245,7 @@ class TestGraph:
             "alias",
             "prefix",
             "contains",
+            "within",
             "mention",
             "fuzzy",
         }
