@@ -157,22 +157,12 @@ class TestGraphIngestHook:
         from components.graph.extraction import WITHOUT_EMBEDDINGS, LanguageExtractor
 
         kb, graph = stores
-        missing = GraphIngestHook(store=graph, extractor=LanguageExtractor(embedding_model=str(tmp_path / "gone")))
-        Ingestor(store=kb, hooks=[missing]).ingest_text(
-            NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14)
-        )
-        document_id = document_id_for("news:nordvik-nv900")
+        document_id = _ingest_nordvik(kb, graph, LanguageExtractor(embedding_model=str(tmp_path / "gone")))
         assert graph.document_fact_count(document_id) >= 4  # the graph is kept, its kinds read without embeddings
         assert graph.extractor_stamps([document_id])[document_id].endswith(WITHOUT_EMBEDDINGS)
-
         # With the model back, the next ingest extracts it again (no chunk written) and stamps it current.
-        working = GraphIngestHook(store=graph, extractor=LanguageExtractor())
-        assert working.is_current([document_id]) == {document_id: False}
-        report = Ingestor(store=kb, hooks=[working]).ingest_text(
-            NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14)
-        )
-        assert report.reextracted == ["news:nordvik-nv900"] and report.chunks_written == 0
-        assert graph.extractor_stamps([document_id])[document_id] == working.extractor.stamp
+        _assert_extracted_again(kb, graph, document_id)
+
     def test_a_failed_extraction_is_extracted_again_on_the_next_ingest(self, stores, embedding_model):
         from components.graph.extraction import LanguageExtractor
         from components.graph.ingest_hook import FAILED
@@ -183,22 +173,32 @@ class TestGraphIngestHook:
             def extract(self, *args, **kwargs):
                 raise RuntimeError("the known names could not be read")
 
-        failing = GraphIngestHook(store=graph, extractor=Failing())
-        Ingestor(store=kb, hooks=[failing]).ingest_text(
-            NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14)
-        )
-        document_id = document_id_for("news:nordvik-nv900")
+        document_id = _ingest_nordvik(kb, graph, Failing())
         assert graph.document_fact_count(document_id) == 0  # the document is ingested, without a graph
         assert graph.extractor_stamps([document_id])[document_id].endswith(FAILED)
-
-        working = GraphIngestHook(store=graph, extractor=LanguageExtractor())
-        assert working.is_current([document_id]) == {document_id: False}
-        report = Ingestor(store=kb, hooks=[working]).ingest_text(
-            NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14)
-        )
-        assert report.reextracted == ["news:nordvik-nv900"] and report.chunks_written == 0
+        _assert_extracted_again(kb, graph, document_id)
         assert graph.document_fact_count(document_id) >= 4
-        assert graph.extractor_stamps([document_id])[document_id] == working.extractor.stamp
+
+
+def _ingest_nordvik(kb, graph, extractor) -> str:
+    """The 2019 Nordvik text ingested with `extractor` writing the graph; its document id."""
+    Ingestor(store=kb, hooks=[GraphIngestHook(store=graph, extractor=extractor)]).ingest_text(
+        NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14)
+    )
+    return document_id_for("news:nordvik-nv900")
+
+
+def _assert_extracted_again(kb, graph, document_id: str) -> None:
+    """The next ingest with a working extractor re-extracts the document (no chunk written) and stamps it current."""
+    from components.graph.extraction import LanguageExtractor
+
+    working = GraphIngestHook(store=graph, extractor=LanguageExtractor())
+    assert working.is_current([document_id]) == {document_id: False}
+    report = Ingestor(store=kb, hooks=[working]).ingest_text(
+        NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14)
+    )
+    assert report.reextracted == ["news:nordvik-nv900"] and report.chunks_written == 0
+    assert graph.extractor_stamps([document_id])[document_id] == working.extractor.stamp
 
 
 def _text_item(text: str, title: str, source: str, date: dt.date):
