@@ -349,3 +349,19 @@ def test_the_graph_branchs_read_ends_by_the_branchs_deadline_on_the_server_too(b
     assert QUERIES["passage_links"] in bolt_server.queries()
     assert bolt_server.begins and all(0 < begin["tx_timeout"] <= 1000 for begin in bolt_server.begins)
     store.close()
+
+
+def test_the_comprehensive_searchs_graph_side_ends_by_the_sides_own_wait(bolt_server):
+    from components.graph.tools import GraphTools
+
+    store = make_store(bolt_server, query_timeout=60.0)
+    store.warm_up()
+    bolt_server.begins.clear()
+    bolt_server.fail("hang", "run")
+    started = time.monotonic()
+    found, _, _ = GraphTools(store).comprehensive("Nordvik Aviation", use_vector=False, timeout_s=0.5)
+    assert found["errors"] == {"graph": "graph search did not answer within 0.5 s"}
+    assert time.monotonic() - started < 1.5
+    # The server was told the side's wait, not the store's minute.
+    assert bolt_server.begins and all(0 < begin["tx_timeout"] <= 500 for begin in bolt_server.begins)
+    store.close()
