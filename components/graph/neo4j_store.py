@@ -12,14 +12,19 @@ transaction also has a deadline (`query_timeout`, sent to the server as the tran
 has no read timeout of its own, so a server that stops answering mid-query would hold the caller forever; at the
 deadline the driver is closed (which ends its waiting read) and made again on next use, once however many threads
 ask; the driver's retry of the abandoned transaction finds it abandoned and gives up before it sends the statement
-again, so the call ends rather than wait with the server. Driver failures reach the caller as `GraphUnavailable`
-with one sentence, never as the driver's own exceptions.
+again, so the call ends rather than wait with the server. A read (and the schema made before the first one) done
+for a guarded call, such as a research question's graph branch, ends by that call's deadline too
+(`question_deadline()`, which the guard sets): the deadline, when sooner than `query_timeout`, is both the
+transaction's timeout sent to the server and the wait, so a read the branch gave up on does not go on on the server
+or hold a connection after it; writes (ingestion) keep `query_timeout`. Driver failures reach the caller as
+`GraphUnavailable` with one sentence, never as the driver's own exceptions.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -27,6 +32,7 @@ from haystack.utils import Secret
 from haystack.utils.auth import SecretType
 
 from components.graph.store import GraphStore, GraphUnavailable
+from components.resilience.budget import question_deadline
 from components.resilience.guard import submit_in_thread
 from components.settings import default_setting, get_settings
 from components.validation import positive
@@ -208,7 +214,8 @@ class Neo4jGraphStore(GraphStore):
         :param connection_timeout: seconds to open a connection (and its handshake and login) or to wait for one
             from the pool.
         :param query_timeout: seconds a read or a write transaction may take, retries of transient errors
-            included; then `GraphUnavailable`.
+            included; then `GraphUnavailable`. A read done for a guarded call (a question's graph branch) ends by
+            that call's deadline when it is sooner.
         """
         if not uri or not uri.strip():
             raise ValueError("uri must be a Neo4j Bolt URI such as neo4j://localhost:7687")
@@ -267,16 +274,23 @@ class Neo4jGraphStore(GraphStore):
             reason += " (the server refused the username or password: check NEO4J_USERNAME and NEO4J_PASSWORD)"
         return GraphUnavailable(f"Neo4j at {self.uri} cannot be used: {reason}")
 
-    def _bounded(self, work: Callable[[Any, Callable[..., Any]], Any]) -> Any:
-        """`work(driver, unit)` within `query_timeout`; a driver failure or the deadline is `GraphUnavailable`.
+    def _bounded(self, work: Callable[[Any, Callable[..., Any]], Any], deadline: float | None = None) -> Any:
+        """`work(driver, unit)` within `query_timeout`, or by `deadline` (a `time.monotonic()` instant, the caller's)
+        when that is sooner; a driver failure or the deadline is `GraphUnavailable`.
 
         `unit(function)` is `function` as the transaction function to give the driver (`session.execute_read` or
-        `execute_write`): with the store's deadline as the transaction's, and never run again once the call was
+        `execute_write`): with the time left as the transaction's timeout, and never run again once the call was
         abandoned, so the driver's retry ends instead of waiting again with a server that hangs.
         """
         from neo4j import unit_of_work
         from neo4j.exceptions import DriverError, Neo4jError
 
+        wait = self.query_timeout
+        ends_at = None  # the caller's deadline, when it comes before `query_timeout`
+        if deadline is not None and deadline - time.monotonic() < wait:
+            ends_at, wait = deadline, deadline - time.monotonic()
+            if wait <= 0:
+                raise GraphUnavailable(f"Neo4j at {self.uri} was not asked: the caller's time was spent")
         used: list[Any] = []  # the driver the work runs on
         abandoned = threading.Event()
 
@@ -286,7 +300,9 @@ class Neo4jGraphStore(GraphStore):
                     raise _Abandoned("the call missed its deadline")
                 return function(tx, *args)
 
-            return unit_of_work(timeout=self.query_timeout)(once_live)
+            # The server ends the transaction when the caller stops waiting (the driver sends at least 1 ms).
+            left = self.query_timeout if ends_at is None else max(ends_at - time.monotonic(), 0.001)
+            return unit_of_work(timeout=left)(once_live)
 
         def attempt() -> Any:
             used.append(self._get_driver())
@@ -294,13 +310,14 @@ class Neo4jGraphStore(GraphStore):
 
         future = submit_in_thread(attempt)
         try:
-            return future.result(timeout=self.query_timeout)
+            return future.result(timeout=wait)
         except TimeoutError as exc:
             if future.done():  # the work's own TimeoutError (a socket's), not the deadline
                 raise self._unavailable(exc) from exc
             abandoned.set()  # before the driver is closed: its retry must find the call abandoned
             self._abandon(used[0] if used else None)
-            raise GraphUnavailable(f"Neo4j at {self.uri} did not answer within {self.query_timeout:g} s") from None
+            within = f"{wait:g} s" if ends_at is None else f"the caller's deadline ({wait:.1f} s)"
+            raise GraphUnavailable(f"Neo4j at {self.uri} did not answer within {within}") from None
         except (DriverError, Neo4jError) as exc:
             raise self._unavailable(exc) from exc
 
@@ -335,7 +352,8 @@ class Neo4jGraphStore(GraphStore):
                     session.execute_write(unit(lambda tx, text=statement: tx.run(text).consume()))
 
         try:
-            self._bounded(create)
+            # Made by the first read or write: a question's read must not wait past its deadline for it.
+            self._bounded(create, question_deadline())
         except GraphUnavailable:
             raise
         except Exception as exc:  # noqa: BLE001 - the driver raises many kinds; the message must stay short
@@ -352,7 +370,8 @@ class Neo4jGraphStore(GraphStore):
             with self._session(driver) as session:
                 return session.execute_read(unit(lambda tx: list(tx.run(QUERIES[name], parameters))))
 
-        return self._bounded(read)
+        # A read for a guarded call (a question's branch) ends with it: see the module's docstring.
+        return self._bounded(read, question_deadline())
 
     def _in_transaction(self, work: Callable[..., Any], *args: Any, connection: Any = None) -> Any:
         self.ensure_schema()

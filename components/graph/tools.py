@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import datetime as dt
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,7 @@ from components.graph.factory import GraphStoreComponent, component_graph_store,
 from components.graph.model import ENTITY_KINDS, EntityMatch, Fact, FactHit
 from components.graph.store import MAX_DEPTH, GraphStore
 from components.resilience import SourceGuard, SourceResult
+from components.resilience.budget import deadline_scope
 from components.resilience.errors import first_line
 from components.resilience.guard import BreakerPolicy, guard_policy_from_settings, submit_in_thread
 from components.validation import bounded_text, clamp, within
@@ -290,17 +292,30 @@ class GraphTools:
     ) -> tuple[dict[str, Any], list[FactHit], list[ContextChunk]]:
         """`perform_comprehensive_search`'s result, the graph hits behind its `graph_results` and the chunks behind
         its `vector_results`, both sides searched at once; a side that fails or takes longer than `timeout_s` is
-        reported in `errors` while the other side's results are kept."""
+        reported in `errors` while the other side's results are kept. `timeout_s` is each side's deadline too
+        (`deadline_scope`), so a store read the search gave up on does not go on after it."""
         query = check_text(query, "query")
         limit = clamp(limit, 1, MAX_LIMIT, "limit", default=10)
         futures: dict[str, concurrent.futures.Future] = {}
         errors: dict[str, str] = {}
+        ends_at = None if timeout_s is None else time.monotonic() + timeout_s
+
+        def side(search: Callable[[], list[Any]]) -> concurrent.futures.Future:
+            if ends_at is None:
+                return submit_in_thread(search)
+
+            def within() -> list[Any]:
+                with deadline_scope(ends_at):
+                    return search()
+
+            return submit_in_thread(within)
+
         if use_vector and self.vector_search is None:
             errors["vector"] = "no vector search is configured"
         elif use_vector:
-            futures["vector"] = submit_in_thread(lambda: self.vector_search(query, limit))
+            futures["vector"] = side(lambda: self.vector_search(query, limit))
         if use_graph:
-            futures["graph"] = submit_in_thread(lambda: self.search_hits(query, limit))
+            futures["graph"] = side(lambda: self.search_hits(query, limit))
         concurrent.futures.wait(futures.values(), timeout=timeout_s)
         found: dict[str, list[Any]] = {"vector": [], "graph": []}
         for side, future in futures.items():

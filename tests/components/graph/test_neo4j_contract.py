@@ -11,7 +11,7 @@ import pytest
 from haystack.utils import Secret
 
 from components.graph.extraction import LanguageExtractor
-from components.graph.neo4j_store import _SCHEMA, QUERIES, Neo4jGraphStore
+from components.graph.neo4j_store import _RETRY_S, _SCHEMA, QUERIES, Neo4jGraphStore
 from components.graph.store import GraphUnavailable
 from tests.components.graph.conftest import nordvik_documents
 from tests.contract_servers.bolt import UNAVAILABLE, BoltContractServer, Node
@@ -307,4 +307,74 @@ def test_the_call_abandoned_at_the_deadline_ends_though_the_server_still_hangs(b
     # (At most once each: on a loaded machine a call can reach its deadline before its statement was sent.)
     assert wait_for(lambda: all(call.done() for call in calls), seconds=10.0)
     assert bolt_server.queries().count(QUERIES["entity_facts"]) <= 2
+    store.close()
+
+
+def test_a_read_for_a_guarded_call_ends_by_its_deadline_though_the_store_allows_a_minute(bolt_server, monkeypatch):
+    import components.graph.neo4j_store as neo4j_store
+    from components.resilience.budget import deadline_scope
+
+    calls = []
+    submit = neo4j_store.submit_in_thread
+    monkeypatch.setattr(neo4j_store, "submit_in_thread", lambda work: calls.append(submit(work)) or calls[-1])
+    store = make_store(bolt_server, query_timeout=60.0)
+    store.warm_up()
+    bolt_server.begins.clear()
+    bolt_server.fail("hang", "run")
+    started = time.monotonic()
+    with deadline_scope(started + 1.0), pytest.raises(GraphUnavailable, match="did not answer within the caller's"):
+        store.entity_facts(["e1"])
+    assert time.monotonic() - started < 1.5
+    # The server was told to end the transaction by the caller's deadline, and the store's thread was let go (after
+    # the driver's retry pause, not the minute: the retry finds the call abandoned).
+    assert bolt_server.begins and all(0 < begin["tx_timeout"] <= 1000 for begin in bolt_server.begins)
+    assert wait_for(lambda: all(call.done() for call in calls), seconds=_RETRY_S + 1.0)
+    # Past the deadline the read is not sent at all; outside a guarded call (ingestion) the minute still holds.
+    with deadline_scope(time.monotonic() - 0.1), pytest.raises(GraphUnavailable, match="time was spent"):
+        store.entity_facts(["e1"])
+    bolt_server.reset()
+    bolt_server.begins.clear()
+    store.delete_document("d1")
+    assert bolt_server.begins[-1]["tx_timeout"] == 60000
+    store.close()
+
+
+def test_the_graph_branchs_read_ends_by_the_branchs_deadline_on_the_server_too(bolt_server, monkeypatch):
+    import components.graph.neo4j_store as neo4j_store
+    from components.contracts import StatusKind
+    from components.graph.graph_search import GraphSearch
+
+    calls = []
+    submit = neo4j_store.submit_in_thread
+    monkeypatch.setattr(neo4j_store, "submit_in_thread", lambda work: calls.append(submit(work)) or calls[-1])
+    store = make_store(bolt_server, query_timeout=60.0)  # the store's own deadline, as ingestion uses it
+    # The walk's graph is not read at warm-up, so the question reads it (as after a change to the graph).
+    bolt_server.fail_run(r"UNION ALL MATCH", "Neo.ClientError.Statement.SyntaxError", "not now", times=1)
+    search = GraphSearch(collection="kb1", timeout_s=1.0, graph_store=store)
+    search.warm_up()
+    bolt_server.begins.clear()
+    bolt_server.fail("hang", "run")
+    started = time.monotonic()
+    status = search.run(query="Where was Nordvik Aviation founded?", sources=["graph"])["status"]
+    assert status.status is not StatusKind.SUCCESS and time.monotonic() - started < 2.0
+    # The read the branch gave up on was abandoned with it, and the server was told the branch's deadline.
+    assert wait_for(lambda: all(call.done() for call in calls), seconds=_RETRY_S + 1.0)
+    assert QUERIES["passage_links"] in bolt_server.queries()
+    assert bolt_server.begins and all(0 < begin["tx_timeout"] <= 1000 for begin in bolt_server.begins)
+    store.close()
+
+
+def test_the_comprehensive_searchs_graph_side_ends_by_the_sides_own_wait(bolt_server):
+    from components.graph.tools import GraphTools
+
+    store = make_store(bolt_server, query_timeout=60.0)
+    store.warm_up()
+    bolt_server.begins.clear()
+    bolt_server.fail("hang", "run")
+    started = time.monotonic()
+    found, _, _ = GraphTools(store).comprehensive("Nordvik Aviation", use_vector=False, timeout_s=0.5)
+    assert found["errors"] == {"graph": "graph search did not answer within 0.5 s"}
+    assert time.monotonic() - started < 1.5
+    # The server was told the side's wait, not the store's minute.
+    assert bolt_server.begins and all(0 < begin["tx_timeout"] <= 500 for begin in bolt_server.begins)
     store.close()
