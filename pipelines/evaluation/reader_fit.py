@@ -32,7 +32,7 @@ from components.generation.extractive_answer_generator import ExtractiveAnswerGe
 from pipelines.evaluation import metrics
 from pipelines.evaluation.capture import load_capture, replay
 from pipelines.evaluation.halves import HALVES, half_of
-from pipelines.evaluation.jsonl import load_jsonl
+from pipelines.evaluation.jsonl import EvaluationInputError, load_jsonl
 from pipelines.evaluation.selective import CORRECT_F1
 
 SET_NAME = "squad"
@@ -231,6 +231,8 @@ def train(args: argparse.Namespace) -> int:
     settings = ReaderSettings(max_length=args.max_length, stride=args.stride)
     tokenizer = AutoTokenizer.from_pretrained(base_model_path())
     examples = squad_examples(Path(args.questions), Path(args.corpus), "tune")
+    if not any(example["answer_start"] is not None for example in examples):
+        raise EvaluationInputError(f"no tune-half question of {args.questions} has its answer found in its paragraph")
     features = training_features(tokenizer, examples, settings)
     model = new_reader(args.freeze_layers, args.seed)
     if args.init:  # go on from an earlier fit: its trained tensors laid over the installed encoder
@@ -438,6 +440,14 @@ def measure(args: argparse.Namespace) -> int:
 
     torch.set_num_threads(args.threads)
     report: dict[str, Any] = {}
+    if args.reader:
+        missing = [name for name in (SETTINGS_FILE, DELTA_FILE) if not (Path(args.reader) / name).is_file()]
+        if missing:
+            raise EvaluationInputError(f"{args.reader} is not a folder `train` wrote: no {' or '.join(missing)}")
+    # Both outputs are opened before the hours of work, so an unwritable path loses nothing.
+    Path(args.out).write_text("{}", encoding="utf-8")
+    if args.predictions:
+        Path(args.predictions).write_text("", encoding="utf-8")
     reader = load_reader(Path(args.reader)) if args.reader else None
     if reader is not None:
         report["reader"] = json.loads((Path(args.reader) / SETTINGS_FILE).read_text(encoding="utf-8"))
@@ -509,7 +519,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     measure_parser.add_argument("--reader", help="the folder `train` wrote (none: only the product's replay)")
     measure_parser.add_argument("--capture", help="a capture of the answer step (research eval --capture)")
     measure_parser.add_argument("--chunks", type=int, nargs="+", default=[1, 3])
-    measure_parser.add_argument("--predictions", help="append every captured question's best span here (JSONL)")
+    measure_parser.add_argument("--predictions", help="write every captured question's best span here (JSONL)")
     measure_parser.add_argument("--skip-gold", action="store_true", help="only the captured chunks, not the gold")
     measure_parser.add_argument("--product", action="store_true", help="also replay the product's answer step")
     measure_parser.add_argument(
@@ -517,7 +527,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     measure_parser.add_argument("--seed", type=int, default=13)
     args = parser.parse_args(argv)
-    return train(args) if args.command == "train" else measure(args)
+    try:
+        return train(args) if args.command == "train" else measure(args)
+    except (EvaluationInputError, OSError, KeyError, ValueError) as exc:
+        print(f"reader_fit {args.command}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -142,3 +142,27 @@ def test_training_goes_on_from_an_earlier_fit_and_writes_its_delta(squad_files, 
     assert fresh.qa_outputs.bias.tolist() != pytest.approx([5.0, 5.0], abs=1e-2)
     saved = json.loads((tmp_path / "on" / reader_fit.SETTINGS_FILE).read_text(encoding="utf-8"))
     assert saved["steps"] == 1 and saved["tune_questions"] == 1
+
+
+def test_bad_input_is_one_sentence_and_nothing_is_trained_or_lost(squad_files, tmp_path: Path, capsys) -> None:
+    pytest.importorskip("torch")
+    questions, corpus = squad_files
+    # A tune half with no answer found in its paragraph: refused, no reader written.
+    unanswerable = _write(
+        tmp_path / "unanswerable.jsonl",
+        [{**json.loads(questions.read_text(encoding="utf-8").splitlines()[0]), "answers": ["the harbour"]}],
+    )
+    common = ["--corpus", str(corpus), "--threads", "1", "--max-steps", "1", "--max-length", "64", "--stride", "16"]
+    out = tmp_path / "never"
+    assert reader_fit.main(["train", "--questions", str(unanswerable), *common, "--out", str(out)]) == 2
+    assert "no tune-half question" in capsys.readouterr().err and not out.exists()
+    # A questions file that is not there, and a folder `train` did not write: one sentence each, exit 2.
+    assert reader_fit.main(["train", "--questions", str(tmp_path / "absent.jsonl"), *common, "--out", str(out)]) == 2
+    assert "absent.jsonl" in capsys.readouterr().err
+    measured = ["measure", "--questions", str(questions), "--corpus", str(corpus), "--threads", "1"]
+    assert reader_fit.main([*measured, "--reader", str(tmp_path), "--out", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert "is not a folder `train` wrote" in err and "Traceback" not in err
+    # An output that cannot be written is found before any work.
+    assert reader_fit.main([*measured, "--out", str(tmp_path / "missing" / "m.json")]) == 2
+    assert "missing" in capsys.readouterr().err
