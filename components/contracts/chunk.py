@@ -181,7 +181,19 @@ class ChunkDocument(Document):
 
 
 @dataclass(frozen=True, eq=False)
-class BranchDocuments:
+class ReadOnlyDocuments:
+    """Documents handed on between components as one value that copies as itself: Haystack deep-copies a list of
+    documents chunk by chunk for every component it feeds, but hands this on as it is. Nothing may change the
+    documents it holds."""
+
+    documents: tuple[Document, ...] = ()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ReadOnlyDocuments:
+        return self
+
+
+@dataclass(frozen=True, eq=False)
+class BranchDocuments(ReadOnlyDocuments):
     """One source's documents, best first, as the ranker reads them for every branch's rank of a chunk.
 
     A source hands its documents to the `DocumentJoiner` and, as this read-only view, to the ranker: Haystack copies
@@ -189,14 +201,9 @@ class BranchDocuments:
     so the chunks reach the ranker once, through the joiner. Nothing may change the documents it holds.
     """
 
-    documents: tuple[Document, ...] = ()
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> BranchDocuments:
-        return self
-
 
 @dataclass(frozen=True)
-class RankedDocuments:
+class RankedDocuments(ReadOnlyDocuments):
     """The ranked chunks, best first: the sources the answer numbers [1]..[n], as the stages after the ranker read them.
 
     The ranker hands its chunks on as this read-only view (and as a `list[Document]` to the prompt builder, which
@@ -206,17 +213,12 @@ class RankedDocuments:
     Nothing may change the documents it holds; a stage that annotates a chunk makes its own (`dataclasses.replace`).
     """
 
-    documents: tuple[Document, ...] = ()
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> RankedDocuments:
-        return self
-
-
-def documents_of(documents: list[Document] | RankedDocuments | BranchDocuments | None) -> list[Document]:
+def documents_of(documents: list[Document] | ReadOnlyDocuments | None) -> list[Document]:
     """The documents a socket received, as a new list: from a list, a read-only view, or nothing (None)."""
     if documents is None:
         return []
-    return list(documents.documents if isinstance(documents, (RankedDocuments, BranchDocuments)) else documents)
+    return list(documents.documents if isinstance(documents, ReadOnlyDocuments) else documents)
 
 
 # Taken as they are, told apart by their exact type (an `isinstance` check of every value cost more than the rest).

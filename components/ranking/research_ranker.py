@@ -12,7 +12,7 @@ import numpy as np
 from haystack import Document, component, logging
 from haystack.core.component.types import Variadic
 
-from components.contracts import BranchDocuments, RankedDocuments
+from components.contracts import BranchDocuments, RankedDocuments, documents_of
 from components.embedding.model import EmbeddingModel, get_embedding_model, query_vector
 from components.knowledge_base.attribution import KnowledgeBaseAccess, check_document_store
 from components.knowledge_base.factory import document_field_of
@@ -186,7 +186,7 @@ class ResearchRanker(InitParameterSerialization):
         limit = min(50, max(1, int(top_k))) if top_k is not None else self.top_k
         # Branches in the order of their names: which copy of a chunk is kept, and whose metadata completes it,
         # never depends on which branch finished first.
-        lists = [getattr(branch, "documents", branch) for branch in branch_documents or []]
+        lists = [documents_of(branch) for branch in branch_documents or []]
         branches = sorted((list(branch) for branch in lists if branch), key=_branch_name)
         if documents is None:
             pool, pool_fusion = self._fuse(branches)
