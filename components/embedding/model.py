@@ -40,6 +40,7 @@ from components.embedding.runtime import (
     onnx_export_root,
     resolve_model_path,
 )
+from components.resilience.errors import first_line
 from components.settings import default_setting, get_settings
 
 __all__ = ["EmbeddingModel", "get_embedding_model", "query_vector", "resolve_model_path"]
@@ -161,7 +162,7 @@ class EmbeddingModel:
                 folder = self.export_onnx()
         except Exception as exc:  # noqa: BLE001 - a read-only data folder, a missing exporter: torch still embeds
             # Remembered, so a process that ingests again neither repeats the export nor says so again.
-            self._export_failure = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            self._export_failure = first_line(exc)
             logger.warning(
                 "No ONNX export of the embedding model ({reason}); embedding with torch", reason=self._export_failure
             )

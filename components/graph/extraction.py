@@ -58,6 +58,7 @@ from components.graph.kinds import (
     fullest_name,
 )
 from components.graph.model import DocumentGraph, EntityMention, Fact, normalise_name
+from components.resilience.errors import first_line
 from components.serialization import init_parameters_to_dict
 from components.settings import default_setting
 from components.text.language import analyse_text, entity_kind
@@ -901,7 +902,7 @@ class LanguageExtractor(GraphExtractor):
                 try:
                     self._embedder = get_embedding_model(self.embedding_model)
                 except Exception as exc:  # noqa: BLE001 - a missing or broken model must not cost the graph
-                    self._embedding_failure = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+                    self._embedding_failure = first_line(exc)
                     logger.warning(
                         "The embedding model {model} cannot be loaded ({reason}); entity kinds are read without "
                         "the embeddings of names and sentences, and those graphs are extracted again on the next "
@@ -956,7 +957,9 @@ class LanguageExtractor(GraphExtractor):
         try:
             vectors = {**known, **dict(zip(texts, embedder.embed(texts), strict=True))}
         except Exception as exc:  # noqa: BLE001 - the kinds are then read without the embeddings, the graph is kept
-            logger.warning("Entity names could not be embedded; kinds read without them: {reason}", reason=repr(exc))
+            logger.warning(
+                "Entity names could not be embedded; kinds read without them: {reason}", reason=first_line(exc)
+            )
             return False
         if keep:
             with self._name_vectors_lock:

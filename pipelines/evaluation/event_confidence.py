@@ -60,6 +60,7 @@ from components.graph.extraction import LanguageExtractor
 from components.graph.factory import graph_store_from_settings
 from components.graph.model import entity_uuid
 from components.graph.tools import GraphTools
+from components.settings import get_settings
 from pipelines.evaluation.entity_kinds import corpus_documents
 from pipelines.evaluation.ingested import as_ingested
 from pipelines.evaluation.jsonl import load_jsonl
@@ -130,7 +131,7 @@ def extract_timelines(folder: Path, collection: str) -> CorpusTimelines:
     documents, chunks = as_ingested(corpus_documents(folder / "corpus.jsonl"))
     gold = load_jsonl(folder / "entity_timelines.jsonl", ("entity", "events"))
     store = graph_store_from_settings(collection)
-    extractor = LanguageExtractor()
+    extractor = LanguageExtractor(embedding_model=get_settings().embedding_model)  # the model `as_ingested` uses
     described: dict[str, tuple[dict[str, dict[str, float]], dict[str, Any]]] = {}
     facts_by_document: dict[str, list[TimelineEntry]] = {}
     for document in documents:
