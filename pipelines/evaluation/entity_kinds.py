@@ -33,6 +33,7 @@ from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qsl
 
+from components.database import DatabaseUnavailable
 from components.graph.extraction import LanguageExtractor
 from components.graph.kinds import (
     _MODEL_PATH,
@@ -47,6 +48,7 @@ from components.graph.kinds import (
     to_json,
 )
 from components.ingestion.formats import convert_bytes
+from components.resilience.errors import first_line
 from components.settings import get_settings
 from components.text.dates import parse_date
 from ingest.demo import demo_items
@@ -341,8 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     args.embeddings = parts
     try:
         return _run(args)
-    except (EvaluationInputError, ValueError, re.error) as exc:
-        parser.error(str(exc))
+    except (EvaluationInputError, ValueError, re.error, OSError, DatabaseUnavailable) as exc:
+        parser.error(first_line(exc))
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components.database import DatabaseUnavailable
 from components.graph.event_confidence import (
     BASE_FAMILIES,
     FAMILIES,
@@ -60,6 +61,7 @@ from components.graph.extraction import LanguageExtractor
 from components.graph.factory import graph_store_from_settings
 from components.graph.model import entity_uuid
 from components.graph.tools import GraphTools
+from components.resilience.errors import first_line
 from components.settings import get_settings
 from pipelines.evaluation.entity_kinds import corpus_documents
 from pipelines.evaluation.ingested import as_ingested
@@ -641,8 +643,8 @@ def main(argv: list[str] | None = None) -> int:
             model, c, auc, tuned = fit_on_tune(tune, names, args.min_precision, args.min_recall)
         else:
             model = EventConfidenceModel.load(args.out)
-    except ValueError as exc:
-        print(exc, file=sys.stderr)
+    except (ValueError, OSError, DatabaseUnavailable) as exc:  # an unreadable file, a missing model, no database
+        print(first_line(exc), file=sys.stderr)
         return 2
     corpora = [tune, *([check] if check is not None else [])]
     for corpus in corpora:

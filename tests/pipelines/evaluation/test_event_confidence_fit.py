@@ -11,6 +11,7 @@ import pytest
 
 from components.graph.dates import FuzzyDate
 from components.graph.event_confidence import BASE_FEATURES, FAMILIES, EventConfidenceModel
+from components.graph.store import GraphUnavailable
 from pipelines.evaluation.event_confidence import (
     DEFAULT_FAMILIES,
     CorpusTimelines,
@@ -360,3 +361,24 @@ def test_the_shipped_model_s_command_names_the_families_it_was_fitted_on():
     shipped = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
     recorded = shipped["command"].split("--families ")[1].split()[0].split(",")
     assert features_of(recorded) == shipped["features"]
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        GraphUnavailable("the graph database at 127.0.0.1:1 refused the connection; check DATABASE_URL"),
+        OSError("the embedding model folder /models/gone does not exist"),
+    ],
+)
+def test_an_unreachable_graph_or_a_missing_model_is_one_sentence(tmp_path, capsys, monkeypatch, failure):
+    for name in ("corpus.jsonl", "entity_timelines.jsonl"):
+        (tmp_path / name).write_text("", encoding="utf-8")
+
+    def unavailable(*args, **kwargs):
+        raise failure
+
+    monkeypatch.setattr("pipelines.evaluation.event_confidence.extract_timelines", unavailable)
+    assert main(["fit", "--tune", str(tmp_path), "--out", str(tmp_path / "model.json")]) == 2
+    error = capsys.readouterr().err
+    assert str(failure) in error and "Traceback" not in error
+    assert not (tmp_path / "model.json").exists()
