@@ -373,7 +373,12 @@ def test_the_comprehensive_searchs_graph_side_ends_by_the_sides_own_wait(bolt_se
     bolt_server.fail("hang", "run")
     started = time.monotonic()
     found, _, _ = GraphTools(store).comprehensive("Nordvik Aviation", use_vector=False, timeout_s=0.5)
-    assert found["errors"] == {"graph": "graph search did not answer within 0.5 s"}
+    # The side's wait and the store's deadline end at the same moment: either may tell it, both naming the 0.5 s.
+    assert found["errors"]["graph"] in {
+        "graph search did not answer within 0.5 s",
+        f"Neo4j at {store.uri} did not answer within the caller's deadline (0.5 s)",
+    }
+    assert set(found["errors"]) == {"graph"}
     assert time.monotonic() - started < 1.5
     # The server was told the side's wait, not the store's minute.
     assert bolt_server.begins and all(0 < begin["tx_timeout"] <= 500 for begin in bolt_server.begins)
