@@ -36,7 +36,7 @@ from haystack.utils.auth import SecretType
 from components.graph.store import GraphStore, GraphUnavailable
 from components.resilience.budget import question_deadline
 from components.resilience.guard import submit_in_thread
-from components.settings import default_setting, get_settings
+from components.settings import default_setting
 from components.validation import positive
 
 # The defaults are the NEO4J_USERNAME, NEO4J_DATABASE and KB_COLLECTION settings' own.
@@ -197,7 +197,7 @@ class Neo4jGraphStore(GraphStore):
     ```
     """
 
-    in_process_parameters = ("driver",)
+    in_process_parameters = ("driver", "fallback_password")
     backend = "neo4j"
 
     def __init__(
@@ -210,6 +210,7 @@ class Neo4jGraphStore(GraphStore):
         driver: Any = None,
         connection_timeout: float = 5.0,
         query_timeout: float = 60.0,
+        fallback_password: Secret | None = None,
     ) -> None:
         """
         :param uri: the Bolt URI of the server or cluster (`neo4j://host:7687`, `bolt://...`, `neo4j+s://...`).
@@ -224,6 +225,9 @@ class Neo4jGraphStore(GraphStore):
         :param query_timeout: seconds a read or a write transaction may take, retries of transient errors
             included; then `GraphUnavailable`. A read done for a guarded call (a question's graph branch) ends by
             that call's deadline when it is sooner.
+        :param fallback_password: the password when `password` reads `NEO4J_PASSWORD` and the environment does not
+            set it: the value the settings read from their `.env` file, which `graph_store_from_settings` passes.
+            In-process only, never serialised.
         """
         if not uri or not uri.strip():
             raise ValueError("uri must be a Neo4j Bolt URI such as neo4j://localhost:7687")
@@ -231,6 +235,8 @@ class Neo4jGraphStore(GraphStore):
             raise ValueError("collection must be a non-empty name")
         if password is not None and not isinstance(password, Secret):
             raise ValueError("password must be a haystack Secret, e.g. Secret.from_env_var('NEO4J_PASSWORD')")
+        if fallback_password is not None and not isinstance(fallback_password, Secret):
+            raise ValueError("fallback_password must be a haystack Secret or None")
         self.uri = uri
         self.username = username
         self.password = password
@@ -238,6 +244,7 @@ class Neo4jGraphStore(GraphStore):
         self.collection = collection
         self.connection_timeout = positive("connection_timeout", connection_timeout)
         self.query_timeout = positive("query_timeout", query_timeout)
+        self.fallback_password = fallback_password
         self._driver = driver
         self._ready = False
         self._lock = threading.Lock()
@@ -250,14 +257,13 @@ class Neo4jGraphStore(GraphStore):
         self._retired: dict[int, Any] = {}
 
     def _resolve_password(self) -> str | None:
-        """The secret's value; `NEO4J_PASSWORD` written in the settings' `.env` file counts as set."""
+        """The secret's value; when it reads `NEO4J_PASSWORD` and that is unset, `fallback_password`'s."""
         if self.password is None:
             return None
         value = self.password.resolve_value()
         named = self.password.to_dict()["env_vars"] if self.password.type is SecretType.ENV_VAR else ()
-        if value is None and "NEO4J_PASSWORD" in named:
-            stored = get_settings().neo4j_password
-            value = stored.get_secret_value() if stored is not None else None
+        if value is None and "NEO4J_PASSWORD" in named and self.fallback_password is not None:
+            value = self.fallback_password.resolve_value()
         return value
 
     def _get_driver(self) -> Any:
