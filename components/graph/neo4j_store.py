@@ -158,6 +158,7 @@ QUERIES = {
     "UNION MATCH (a:Alias {collection: $c}) WHERE a.key IN $keys RETURN a.key AS key",
     "extractor_stamps": "MATCH (d:GraphDocument {collection: $c}) WHERE d.document_id IN $ids "
     "RETURN d.document_id AS document_id, d.extractor AS extractor",
+    "stamp_counts": "MATCH (d:GraphDocument {collection: $c}) RETURN d.extractor AS extractor, count(d) AS n",
     "document_fact_count": "MATCH (f:Fact {collection: $c, document_id: $d}) RETURN count(f) AS n",
     "counts": "RETURN COUNT { (:Entity {collection: $c}) } AS entities, COUNT { (:Fact {collection: $c}) } AS facts, "
     "COUNT { (:Alias {collection: $c})-[:NAMES]->() } AS aliases",

@@ -467,3 +467,11 @@ def test_closing_the_store_closes_a_driver_still_held_by_a_call_within_its_time(
     assert closed.is_set()
     writer.join(timeout=10)
     assert ended == [True]
+
+
+def test_the_extractor_stamps_are_counted_in_one_read(bolt_server, store):
+    bolt_server.answer(r"^MATCH \(d:GraphDocument \{collection: \$c\}\) RETURN d\.extractor",
+                       [{"extractor": "spacy/27", "n": 5}, {"extractor": "spacy/27+failed2", "n": 1}])
+    assert store.extractor_stamp_counts() == {"spacy/27": 5, "spacy/27+failed2": 1}
+    (run,) = bolt_server.runs
+    assert run["query"] == QUERIES["stamp_counts"] and run["parameters"] == {"c": "kb1"}
