@@ -32,7 +32,7 @@ from components.ingestion.formats.common import json_safe
 from components.ingestion.limits import IngestLimits
 from components.ingestion.splitter import TextChunk, TokenSplitter
 from components.knowledge_base.factory import open_knowledge_base
-from components.knowledge_base.hooks import IngestHook, RefreshableHook
+from components.knowledge_base.hooks import IngestHook, RefreshableHook, ReportingHook
 from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.store import ChunkRecord, DocumentRecord
 from components.resilience.errors import first_line
@@ -247,7 +247,24 @@ class Ingestor:
         items = _unique(items)
         self.warm_up()
         run = _Run(self, items, progress, force, reextract)
-        return run.execute()
+        report = run.execute()
+        report.notes += self.hook_notes()
+        return report
+
+    def hook_notes(self) -> list[str]:
+        """What the hooks have to tell after a run, one sentence each (documents left without a graph)."""
+        notes = []
+        for hook in self.hooks:
+            if not isinstance(hook, ReportingHook):
+                continue
+            try:
+                note = hook.ingest_note()
+            except Exception as exc:  # noqa: BLE001 - the run is done; a note that cannot be read is not its failure
+                logger.warning("A hook's note on the run could not be read: {reason}", reason=first_line(exc))
+                continue
+            if note:
+                notes.append(note)
+        return notes
 
     def refresh(self, document_id: str, everything: bool = False) -> bool:
         """Hand an unchanged stored document to the hooks whose data of it is out of date (all hooks with

@@ -41,6 +41,7 @@ class IngestReport:
     seconds: float = 0.0
     document_ids: dict[str, str] = field(default_factory=dict)  # source -> document_id, for every written source
     embedding_seconds: float = 0.0  # time the embedder was busy; close to `seconds` when nothing else holds it up
+    notes: list[str] = field(default_factory=list)  # one sentence each from the hooks (documents without a graph)
 
     @property
     def ok(self) -> bool:
@@ -66,6 +67,7 @@ class IngestReport:
         self.seconds += other.seconds
         self.embedding_seconds += other.embedding_seconds
         self.document_ids.update(other.document_ids)
+        self.notes += [note for note in other.notes if note not in self.notes]
         return self
 
     def summary(self) -> str:
@@ -90,4 +92,5 @@ class IngestReport:
             "chunks_per_second": round(self.chunks_per_second, 2),
             "embedding_seconds": round(self.embedding_seconds, 3),
             "document_ids": dict(self.document_ids),
+            "notes": list(self.notes),
         }

@@ -11,7 +11,8 @@ from typing import Any
 
 from components.database import describe_database
 from components.embedding import resolve_model_path
-from components.graph.factory import graph_store_from_settings
+from components.graph.factory import graph_store_from_settings, open_extractor
+from components.graph.ingest_hook import GraphIngestHook
 from components.knowledge_base.factory import open_knowledge_base
 from components.memory.status import memory_status
 from components.redaction import redact_data
@@ -68,13 +69,15 @@ def _graph(settings: Settings) -> tuple[str, dict[str, Any]]:
     store = graph_store_from_settings(settings.kb_collection, settings)
     try:
         counts = store.counts()
+        # Documents left without a graph because extraction failed: how many, and how to extract them again.
+        note = GraphIngestHook(store=store, extractor=open_extractor(settings)).ingest_note()
     finally:
         store.close()
     if settings.graph_backend == "neo4j":
         where = f"Neo4j at {settings.neo4j_uri}"
     else:
         where = "tables in the knowledge base's PostgreSQL"
-    return f"{where}, extractor {settings.graph_extractor}", {
+    return f"{where}, extractor {settings.graph_extractor}" + (f". {note}" if note else ""), {
         "entities": counts.get("entities", 0),
         "facts": counts.get("facts", 0),
     }

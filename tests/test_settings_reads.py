@@ -31,7 +31,6 @@ BUILD_TIME = {
     "knowledge_base/milvus_index.py:open_chunk_index",
     "memory/backends.py:make_memory_store",
     "graph/factory.py:open_extractor",
-    "graph/neo4j_store.py:_resolve_password",
     # Process-wide resources, loaded once.
     "embedding/model.py:_load_embedding_model",
     "redaction.py:remember_settings_secrets",

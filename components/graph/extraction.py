@@ -859,6 +859,7 @@ class LanguageExtractor(GraphExtractor):
         self._embedder: Any = None
         self._embedder_lock = threading.Lock()
         self._embedding_failure = ""  # why the embedding model could not be loaded (tried once per extractor)
+        self._width_told = False  # whether the embeddings' width the kind model cannot read was said (once)
         # By (model, exact name): kept only where a vector does not depend on the batch it was made in (`onnx`).
         self._name_vectors: cachetools.LRUCache[tuple[str, str], Any] = cachetools.LRUCache(NAME_VECTORS_KEPT)
         self._name_vectors_lock = threading.Lock()
@@ -928,7 +929,7 @@ class LanguageExtractor(GraphExtractor):
         if not keys or not self.embedding_model:
             return True
         embedder = self._embedding()
-        if embedder is None:
+        if embedder is None or not self._kinds_read_width(getattr(embedder, "dimension", None)):
             return False
         wanted = set(keys)
         mentioned: dict[str, list[int]] = {key: [] for key in keys}
@@ -969,6 +970,9 @@ class LanguageExtractor(GraphExtractor):
                     vectors[name].setflags(write=False)
                     self._name_vectors[(self.embedding_model, name)] = vectors[name]
         sentence_vectors.update({index: vectors[text] for index, text in missing.items()})
+        widths = {int(np.shape(vector)[-1]) for vector in [*vectors.values(), *sentence_vectors.values()]}
+        if not all(self._kinds_read_width(width) for width in widths):
+            return False
         for key in keys:
             evidence = entities[key].evidence
             evidence.name_vector = vectors[names[key]]
@@ -977,6 +981,26 @@ class LanguageExtractor(GraphExtractor):
                 norm = float(np.linalg.norm(mean))
                 evidence.sentence_vector = mean / norm if norm > 0 else mean
         return True
+
+    def _kinds_read_width(self, width: int | None) -> bool:
+        """Whether the kind model reads embeddings `width` numbers wide (True when either is not known). When not,
+        the kinds are read without the embeddings, as when the model cannot be loaded; said once per extractor."""
+        widths = self.kind_model.embedding_widths()
+        if width is None or not widths or width in widths:
+            return True
+        with self._embedder_lock:
+            told, self._width_told = self._width_told, True
+        if not told:
+            logger.warning(
+                "The embedding model {model} makes embeddings {width} numbers wide but the entity-kind model reads "
+                "{read}; entity kinds are read without the embeddings of names and sentences, and those graphs are "
+                "extracted again on the next ingest (use the model the kinds were fitted with, or fit them again with "
+                "`python -m pipelines.evaluation.entity_kinds fit`).",
+                model=self.embedding_model,
+                width=width,
+                read=" or ".join(str(w) for w in sorted(widths)),
+            )
+        return False
 
     # -- public -------------------------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from haystack.core.errors import DeserializationError
 from haystack.core.serialization import import_class_by_name
+from haystack.utils import Secret
 
 from components.graph.extraction import LanguageExtractor
 from components.graph.llm_extraction import LLMGraphExtractor
@@ -30,16 +31,28 @@ _OWN_STORES = ("components.graph.postgres_store.PostgresGraphStore", "components
 def graph_store_from_settings(collection: str | None = None, settings: Settings | None = None) -> GraphStore:
     """A new, unconnected graph store for `collection` (default: the knowledge base's collection) on the backend
     `GRAPH_BACKEND` names: tables in the knowledge base's PostgreSQL, or Neo4j (`NEO4J_*`, the password read
-    from `NEO4J_PASSWORD` when it connects)."""
+    from `NEO4J_PASSWORD` when it connects; a value the settings read from their `.env` file is passed in-process,
+    never serialised)."""
     settings = settings or get_settings()
     collection = collection or settings.kb_collection
     if settings.graph_backend == "neo4j":
         if not settings.neo4j_uri:
             raise GraphUnavailable("GRAPH_BACKEND is neo4j but NEO4J_URI is not set.")
         return Neo4jGraphStore(
-            settings.neo4j_uri, settings.neo4j_username, database=settings.neo4j_database, collection=collection
+            settings.neo4j_uri,
+            settings.neo4j_username,
+            database=settings.neo4j_database,
+            collection=collection,
+            fallback_password=neo4j_password_from_settings(settings),
         )
     return PostgresGraphStore(collection)
+
+
+def neo4j_password_from_settings(settings: Settings | None = None) -> Secret | None:
+    """NEO4J_PASSWORD as the settings read it, the `.env` file included, for a Neo4j store's `fallback_password`
+    (in-process, never serialised: the store's `password` stays the env-var secret)."""
+    stored = (settings or get_settings()).neo4j_password
+    return Secret.from_token(stored.get_secret_value()) if stored is not None else None
 
 
 def check_graph_store(graph_store: GraphStore | None, collection: str | None) -> GraphStore | None:
@@ -89,6 +102,10 @@ def deserialize_graph_store(data: GraphStore | dict[str, Any] | None) -> GraphSt
         raise DeserializationError(f"graph_store type {data['type']!r} cannot be imported") from exc
     if not (isinstance(cls, type) and issubclass(cls, GraphStore)):
         raise DeserializationError(f"graph_store type {data['type']!r} is not a graph store")
+    if issubclass(cls, Neo4jGraphStore):
+        # A password written in the settings' `.env` file counts for a loaded store as for one the settings made.
+        parameters = {**(data.get("init_parameters") or {}), "fallback_password": neo4j_password_from_settings()}
+        data = {**data, "init_parameters": parameters}
     return cls.from_dict(data)
 
 

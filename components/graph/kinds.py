@@ -383,6 +383,11 @@ class KindModel:
         self.threshold, self.version, self.context = threshold, version, list(context)
         self.readers = dict(readers or {})
 
+    def embedding_widths(self) -> set[int]:
+        """How many numbers the embeddings its readers read hold (those of the model it was fitted with); empty
+        when it reads none."""
+        return {int(reader.coef.shape[1]) for reader in self.readers.values()}
+
     def readings(self, evidence: KindEvidence) -> dict[str, dict[str, float]]:
         """What the model's `EmbeddingReader`s read in the evidence's embeddings, by part."""
         vectors = embedding_vectors(evidence)

@@ -10,10 +10,12 @@ a value, and it is never logged. The driver is made on first use (`warm_up` or t
 timeouts, so a missing server is one sentence in seconds rather than a minute of retries. Every read and write
 transaction also has a deadline (`query_timeout`, sent to the server as the transaction's timeout too): the driver
 has no read timeout of its own, so a server that stops answering mid-query would hold the caller forever; at the
-deadline the driver is closed (which ends its waiting read) and made again on next use, once however many threads
-ask; the driver's retry of the abandoned transaction finds it abandoned and gives up before it sends the statement
-again, so the call ends rather than wait with the server. A read (and the schema made before the first one) done
-for a guarded call, such as a research question's graph branch, ends by that call's deadline too
+deadline the driver is swapped out, made again on next use (once however many threads ask), and closed (which ends
+its waiting read) as soon as no other call still within its own time runs on it (the server ends the abandoned
+transaction itself at the timeout it was sent); the driver's retry of the abandoned transaction finds it abandoned
+and gives up before it sends the statement again, so the call ends rather than wait with the server. A read (and
+the schema made before the first one) done for a guarded call, such as a research question's graph branch, ends by
+that call's deadline too
 (`question_deadline()`, which the guard sets): the deadline, when sooner than `query_timeout`, is both the
 transaction's timeout sent to the server and the wait, so a read the branch gave up on does not go on on the server
 or hold a connection after it; writes (ingestion) keep `query_timeout`. Driver failures reach the caller as
@@ -34,7 +36,7 @@ from haystack.utils.auth import SecretType
 from components.graph.store import GraphStore, GraphUnavailable
 from components.resilience.budget import question_deadline
 from components.resilience.guard import submit_in_thread
-from components.settings import default_setting, get_settings
+from components.settings import default_setting
 from components.validation import positive
 
 # The defaults are the NEO4J_USERNAME, NEO4J_DATABASE and KB_COLLECTION settings' own.
@@ -48,6 +50,12 @@ _RETRY_S = 2.0
 class _Abandoned(Exception):
     """Raised in a transaction the driver retries after its call missed the deadline: not a driver error, so the
     driver does not retry it again."""
+
+
+class _Call:
+    """One bounded call: the driver it runs on while it counts as live there (None before and after)."""
+
+    driver: Any = None
 
 
 _SCHEMA = (
@@ -150,6 +158,7 @@ QUERIES = {
     "UNION MATCH (a:Alias {collection: $c}) WHERE a.key IN $keys RETURN a.key AS key",
     "extractor_stamps": "MATCH (d:GraphDocument {collection: $c}) WHERE d.document_id IN $ids "
     "RETURN d.document_id AS document_id, d.extractor AS extractor",
+    "stamp_counts": "MATCH (d:GraphDocument {collection: $c}) RETURN d.extractor AS extractor, count(d) AS n",
     "document_fact_count": "MATCH (f:Fact {collection: $c, document_id: $d}) RETURN count(f) AS n",
     "counts": "RETURN COUNT { (:Entity {collection: $c}) } AS entities, COUNT { (:Fact {collection: $c}) } AS facts, "
     "COUNT { (:Alias {collection: $c})-[:NAMES]->() } AS aliases",
@@ -189,7 +198,7 @@ class Neo4jGraphStore(GraphStore):
     ```
     """
 
-    in_process_parameters = ("driver",)
+    in_process_parameters = ("driver", "fallback_password")
     backend = "neo4j"
 
     def __init__(
@@ -202,6 +211,7 @@ class Neo4jGraphStore(GraphStore):
         driver: Any = None,
         connection_timeout: float = 5.0,
         query_timeout: float = 60.0,
+        fallback_password: Secret | None = None,
     ) -> None:
         """
         :param uri: the Bolt URI of the server or cluster (`neo4j://host:7687`, `bolt://...`, `neo4j+s://...`).
@@ -216,6 +226,9 @@ class Neo4jGraphStore(GraphStore):
         :param query_timeout: seconds a read or a write transaction may take, retries of transient errors
             included; then `GraphUnavailable`. A read done for a guarded call (a question's graph branch) ends by
             that call's deadline when it is sooner.
+        :param fallback_password: the password when `password` reads `NEO4J_PASSWORD` and the environment does not
+            set it: the value the settings read from their `.env` file, which `graph_store_from_settings` passes.
+            In-process only, never serialised.
         """
         if not uri or not uri.strip():
             raise ValueError("uri must be a Neo4j Bolt URI such as neo4j://localhost:7687")
@@ -223,6 +236,8 @@ class Neo4jGraphStore(GraphStore):
             raise ValueError("collection must be a non-empty name")
         if password is not None and not isinstance(password, Secret):
             raise ValueError("password must be a haystack Secret, e.g. Secret.from_env_var('NEO4J_PASSWORD')")
+        if fallback_password is not None and not isinstance(fallback_password, Secret):
+            raise ValueError("fallback_password must be a haystack Secret or None")
         self.uri = uri
         self.username = username
         self.password = password
@@ -230,40 +245,49 @@ class Neo4jGraphStore(GraphStore):
         self.collection = collection
         self.connection_timeout = positive("connection_timeout", connection_timeout)
         self.query_timeout = positive("query_timeout", query_timeout)
+        self.fallback_password = fallback_password
         self._driver = driver
         self._ready = False
         self._lock = threading.Lock()
-        # Makes and swaps the driver. Not `_lock`: the schema is made under that, by work in another thread.
+        # Makes and swaps the driver and counts its calls. Not `_lock`: the schema is made under that, by work in
+        # another thread.
         self._driver_lock = threading.Lock()
+        # The calls still within their time on each driver (by `id`), and the drivers swapped out after a missed
+        # deadline but not closed yet, because such calls still run on them.
+        self._live: dict[int, int] = {}
+        self._retired: dict[int, Any] = {}
 
     def _resolve_password(self) -> str | None:
-        """The secret's value; `NEO4J_PASSWORD` written in the settings' `.env` file counts as set."""
+        """The secret's value; when it reads `NEO4J_PASSWORD` and that is unset, `fallback_password`'s."""
         if self.password is None:
             return None
         value = self.password.resolve_value()
         named = self.password.to_dict()["env_vars"] if self.password.type is SecretType.ENV_VAR else ()
-        if value is None and "NEO4J_PASSWORD" in named:
-            stored = get_settings().neo4j_password
-            value = stored.get_secret_value() if stored is not None else None
+        if value is None and "NEO4J_PASSWORD" in named and self.fallback_password is not None:
+            value = self.fallback_password.resolve_value()
         return value
 
     def _get_driver(self) -> Any:
         """The store's one driver, made on first use (by one thread, however many ask at once)."""
         with self._driver_lock:
-            if self._driver is None:
-                from neo4j import GraphDatabase
+            return self._current_driver()
 
-                password = self._resolve_password()
-                auth = (self.username, password) if password is not None else None
-                # Short budgets: a missing server must be one clear error in seconds, not a minute of retries.
-                self._driver = GraphDatabase.driver(
-                    self.uri,
-                    auth=auth,
-                    connection_timeout=self.connection_timeout,
-                    connection_acquisition_timeout=self.connection_timeout,
-                    max_transaction_retry_time=_RETRY_S,
-                )
-            return self._driver
+    def _current_driver(self) -> Any:
+        """`_get_driver`, with `_driver_lock` held."""
+        if self._driver is None:
+            from neo4j import GraphDatabase
+
+            password = self._resolve_password()
+            auth = (self.username, password) if password is not None else None
+            # Short budgets: a missing server must be one clear error in seconds, not a minute of retries.
+            self._driver = GraphDatabase.driver(
+                self.uri,
+                auth=auth,
+                connection_timeout=self.connection_timeout,
+                connection_acquisition_timeout=self.connection_timeout,
+                max_transaction_retry_time=_RETRY_S,
+            )
+        return self._driver
 
     def _unavailable(self, exc: BaseException) -> GraphUnavailable:
         """The one sentence a driver failure becomes (never the password, which the driver never echoes)."""
@@ -291,7 +315,7 @@ class Neo4jGraphStore(GraphStore):
             ends_at, wait = deadline, deadline - time.monotonic()
             if wait <= 0:
                 raise GraphUnavailable(f"Neo4j at {self.uri} was not asked: the caller's time was spent")
-        used: list[Any] = []  # the driver the work runs on
+        call = _Call()
         abandoned = threading.Event()
 
         def unit(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -305,8 +329,10 @@ class Neo4jGraphStore(GraphStore):
             return unit_of_work(timeout=left)(once_live)
 
         def attempt() -> Any:
-            used.append(self._get_driver())
-            return work(used[0], unit)
+            try:
+                return work(self._take_driver(call), unit)
+            finally:
+                self._let_go(call)
 
         future = submit_in_thread(attempt)
         try:
@@ -315,27 +341,53 @@ class Neo4jGraphStore(GraphStore):
             if future.done():  # the work's own TimeoutError (a socket's), not the deadline
                 raise self._unavailable(exc) from exc
             abandoned.set()  # before the driver is closed: its retry must find the call abandoned
-            self._abandon(used[0] if used else None)
+            self._abandon(call)
             within = f"{wait:g} s" if ends_at is None else f"the caller's deadline ({wait:.1f} s)"
             raise GraphUnavailable(f"Neo4j at {self.uri} did not answer within {within}") from None
         except (DriverError, Neo4jError) as exc:
             raise self._unavailable(exc) from exc
 
-    def _abandon(self, driver: Any) -> None:
-        """Give up the call running on `driver`, which missed its deadline; the next call makes a new driver.
-
-        The driver has no read timeout: closing it ends the read the call waits in. The driver then retries the
-        transaction on a new connection, but the transaction function finds the call abandoned (`_bounded`) and
-        raises, so the statement is not sent again and the thread is not held by a server that still hangs. The
-        caller has its answer at the deadline either way. Another caller's driver, made after this one was swapped
-        out, is left alone.
-        """
-        if driver is None:
-            return
+    def _take_driver(self, call: _Call) -> Any:
+        """The store's driver for `call`, counted as live on it until `_let_go(call)`."""
         with self._driver_lock:
+            call.driver = self._current_driver()
+            self._live[id(call.driver)] = self._live.get(id(call.driver), 0) + 1
+            return call.driver
+
+    def _let_go(self, call: _Call) -> None:
+        """`call` no longer counts on its driver (it ended, or missed its deadline; once however often asked). A
+        driver swapped out after a missed deadline is closed when the last call still within its time lets go."""
+        with self._driver_lock:
+            driver, call.driver = call.driver, None
+            if driver is None:
+                return
+            left = self._live.pop(id(driver)) - 1
+            if left:
+                self._live[id(driver)] = left
+                return
+            retired = self._retired.pop(id(driver), None)
+        if retired is not None:
+            threading.Thread(target=retired.close, name="neo4j-abandon", daemon=True).start()
+
+    def _abandon(self, call: _Call) -> None:
+        """Give up `call`, which missed its deadline; the next call makes a new driver.
+
+        The driver has no read timeout: closing it ends the read the call waits in. It is closed once no call still
+        within its time runs on it (at once when none does; else when the last of them ends), so a concurrent write
+        or another question's read is not cut by this call's deadline. Meanwhile the server ends the abandoned
+        transaction itself at the timeout `_bounded` sent with it. After the close the driver retries the
+        transaction on a new connection, but the transaction function finds the call abandoned (`_bounded`) and
+        raises, so the statement is not sent again and the thread is not held by a server that still hangs.
+        Another caller's driver, made after this one was swapped out, is left alone.
+        """
+        with self._driver_lock:
+            driver = call.driver
+            if driver is None:  # the call had not reached the driver (or ended just now)
+                return
             if self._driver is driver:
                 self._driver = None
-        threading.Thread(target=driver.close, name="neo4j-abandon", daemon=True).start()
+            self._retired[id(driver)] = driver
+        self._let_go(call)
 
     def _session(self, driver: Any) -> Any:
         """A session on the store's database that chains its transactions after every earlier one of the driver (the
@@ -395,7 +447,11 @@ class Neo4jGraphStore(GraphStore):
         self._bounded(delete)
 
     def close(self) -> None:
+        """Close the driver, and any swapped out after a missed deadline that calls still ran on."""
         with self._driver_lock:
-            driver, self._driver = self._driver, None
-        if driver is not None:
-            driver.close()
+            drivers = [self._driver, *self._retired.values()]
+            self._driver = None
+            self._retired.clear()
+        for driver in drivers:
+            if driver is not None:
+                driver.close()

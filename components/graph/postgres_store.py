@@ -216,6 +216,7 @@ QUERIES = {
     "known_names": "SELECT key FROM {entities} WHERE key = ANY(%(keys)s::text[]) "
     "UNION SELECT alias_key FROM {aliases} WHERE alias_key = ANY(%(keys)s::text[])",
     "extractor_stamps": "SELECT document_id, extractor FROM {documents} WHERE document_id = ANY(%(ids)s::text[])",
+    "stamp_counts": "SELECT extractor, count(*) AS n FROM {documents} GROUP BY extractor",
     "document_fact_count": "SELECT count(*) AS n FROM {facts} WHERE document_id = %(d)s",
     "counts": "SELECT (SELECT count(*) FROM {entities}) AS entities, (SELECT count(*) FROM {facts}) AS facts, "
     "(SELECT count(*) FROM {aliases}) AS aliases",

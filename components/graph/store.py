@@ -559,6 +559,10 @@ class GraphStore(InitParameterSerialization, ABC):
         rows = self._read("extractor_stamps", ids=list(document_ids)) if document_ids else []
         return {row["document_id"]: row["extractor"] for row in rows}
 
+    def extractor_stamp_counts(self) -> dict[str, int]:
+        """How many documents each extractor version stamp was last extracted with."""
+        return {row["extractor"]: int(row["n"]) for row in self._read("stamp_counts")}
+
     def document_fact_count(self, document_id: str) -> int:
         """How many facts a document has in the graph."""
         rows = self._read("document_fact_count", d=document_id)

@@ -31,3 +31,11 @@ class RefreshableHook(IngestHook, Protocol):
     def is_current(self, document_ids: list[str]) -> dict[str, bool]:
         """For each document id: whether its derived data is of the hook's current version."""
 
+
+
+@runtime_checkable
+class ReportingHook(IngestHook, Protocol):
+    """A hook with something to tell after an ingestion run (documents it could not handle, and what to do)."""
+
+    def ingest_note(self) -> str | None:
+        """One sentence for the ingest report, or None when there is nothing to tell."""

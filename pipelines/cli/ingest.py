@@ -24,7 +24,8 @@ def register(subparsers: Any) -> None:
         "--reextract",
         action="store_true",
         help="extract the knowledge graph of unchanged files again (from the stored text, without re-embedding); "
-        "documents a previous extractor version read are re-extracted on every ingest anyway",
+        "documents a previous extractor version read are re-extracted on every ingest anyway, and documents whose "
+        "extraction failed on the next ingests (3 attempts)",
     )
     parser.add_argument("--demo", action="store_true", help="ingest the demo corpus shipped with the package")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -85,3 +86,5 @@ def print_report(report: IngestReport, as_json: bool = False) -> None:
     print(report.summary())
     for source, reason in report.failed:
         print(f"  failed: {printable(source)}: {printable(reason)}")
+    for note in report.notes:
+        print(note)

@@ -12,7 +12,8 @@ refused: tests use a direct `bolt://` driver.
 
 A test scripts the answers: `server.answer(pattern, records)` gives the records (dicts; their keys are the fields)
 of every RUN whose query matches the regular expression `pattern` (the first matching rule wins; a RUN no rule
-matches gets SUCCESS without records), `server.fail_run(pattern, code, message, times=N)` answers FAILURE for the
+matches gets SUCCESS without records), after `delay_s` seconds when given, `server.hang_run(pattern)` never answers
+matching RUNs (until `reset`), `server.fail_run(pattern, code, message, times=N)` answers FAILURE for the
 next N matching RUNs (None: always). `server.runs` records every RUN (query, parameters, extra) and
 `server.messages` every request's name and `server.begins` every BEGIN's extra (database, transaction timeout),
 for assertions. Failure modes: a password other than the server's
@@ -200,6 +201,8 @@ class Rule:
     code: str = ""
     message: str = ""
     times: int | None = None
+    delay_s: float = 0.0
+    hang: bool = False
 
 
 class _Closed(Exception):
@@ -265,10 +268,19 @@ class BoltContractServer:
 
     # -- the script -------------------------------------------------------------------------------------------
 
-    def answer(self, pattern: str, records: list[dict[str, Any]], fields: list[str] | None = None) -> None:
-        """RUNs matching `pattern` get `records` (their keys are the fields unless `fields` is given)."""
+    def answer(
+        self, pattern: str, records: list[dict[str, Any]], fields: list[str] | None = None, delay_s: float = 0.0
+    ) -> None:
+        """RUNs matching `pattern` get `records` (their keys are the fields unless `fields` is given), `delay_s`
+        seconds after they arrive (a slow query)."""
         with self._lock:
-            self.rules.append(Rule(pattern, list(records), fields))
+            self.rules.append(Rule(pattern, list(records), fields, delay_s=delay_s))
+
+    def hang_run(self, pattern: str) -> None:
+        """RUNs matching `pattern` are never answered (their connection is held until `reset` or `stop`); other
+        RUNs are answered as usual."""
+        with self._lock:
+            self.rules.insert(0, Rule(pattern, hang=True))
 
     def fail_run(self, pattern: str, code: str, message: str, times: int | None = None) -> None:
         """The next `times` RUNs matching `pattern` (None: every one) get FAILURE `code` with `message`."""
@@ -340,10 +352,14 @@ class BoltContractServer:
         with self._lock:
             mode = self.faults.get(stage)
         if mode == "hang":
-            self._released.wait(timeout=120)
-            raise _Closed
+            self._hang()
         if mode == "close":
             raise _Closed
+
+    def _hang(self) -> None:
+        """Answer nothing until the test resets the server (or two minutes pass), then drop the connection."""
+        self._released.wait(timeout=120)
+        raise _Closed
 
     def _handshake(self, connection: socket.socket) -> tuple[int, int] | None:
         request = _receive(connection, 20)
@@ -468,6 +484,10 @@ class _Session:
             self.server.runs.append({"query": query, "parameters": parameters, "extra": extra})
         self.server._fault("run")
         rule = self.server._rule_for(query)
+        if rule is not None and rule.hang:
+            self.server._hang()
+        if rule is not None and rule.delay_s:
+            self.server._stopping.wait(rule.delay_s)
         if rule is not None and rule.code:
             self.failure(rule.code, rule.message)
             return

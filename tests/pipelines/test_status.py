@@ -35,3 +35,27 @@ class TestStatusReport:
             monkeypatch.delenv("FIRECRAWL_API_URL")
             monkeypatch.delenv("FIRECRAWL_API_KEY")
             reload_settings()
+
+
+def test_the_graph_part_says_how_many_documents_have_no_graph_because_extraction_failed(monkeypatch):
+    from unittest.mock import Mock
+
+    import pipelines.status as status
+    from components.graph.extraction import LanguageExtractor
+    from components.graph.store import GraphStore
+    from components.settings import Settings
+
+    store = Mock(spec=GraphStore)
+    store.counts.return_value = {"entities": 3, "facts": 9, "aliases": 0}
+    stamp = LanguageExtractor().stamp
+    store.extractor_stamp_counts.return_value = {stamp: 4, f"{stamp}+failed3": 2}
+    monkeypatch.setattr(status, "graph_store_from_settings", lambda collection, settings: store)
+    detail, counts = status._graph(Settings(graph_extractor="spacy"))
+    assert counts == {"entities": 3, "facts": 9}
+    assert detail.endswith(
+        ". 2 documents have no knowledge graph because extraction failed (2 of them 3 times in a row, which are "
+        "tried again only by `research ingest --reextract` on their files)."
+    )
+    store.extractor_stamp_counts.return_value = {stamp: 4}
+    assert status._graph(Settings(graph_extractor="spacy"))[0].endswith("extractor spacy")
+    store.close.assert_called()

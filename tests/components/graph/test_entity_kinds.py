@@ -11,6 +11,14 @@ from components.graph.extraction import LanguageExtractor
 from components.graph.kinds import FEATURES, KINDS, KindEvidence, KindModel, default_kind_model, features, kind_of_noun
 from tests.components.graph.conftest import make_document
 
+# How many numbers the embeddings the shipped kind model reads hold (the default embedding model's).
+(WIDTH,) = default_kind_model().embedding_widths()
+
+
+def wide(*head: float) -> list[float]:
+    """An embedding as wide as the shipped kind model reads: `head`, then zeros."""
+    return [*head, *[0.0] * (WIDTH - len(head))]
+
 
 def extract(text: str, title: str = "t"):
     document, chunks = make_document("doc", text, dt.date(2023, 5, 4), title)
@@ -472,13 +480,13 @@ class TestEmbeddingReadings:
 
             def embed(self, texts, batch_size=32):
                 self.calls.append(list(texts))
-                return np.array([[1.0, 0.0, 0.0] for _ in texts], dtype=np.float32)
+                return np.array([wide(1.0) for _ in texts], dtype=np.float32)
 
         first = "Orla Vennick joined Quillon in 2019."
         second = "Tavrin Kelso founded Brask Ferrow in 2012."
         text = f"{first} {second}"
         document, _ = make_document("doc", text, dt.date(2023, 5, 4), "t")
-        stored = np.array([0.0, 1.0, 0.0], dtype=np.float32)
+        stored = np.array(wide(0.0, 1.0), dtype=np.float32)
         # The chunk holds the first sentence's in-context vector (made at ingestion), not the second's.
         chunk = ChunkRecord(
             chunk_id="doc-c0",
@@ -498,8 +506,8 @@ class TestEmbeddingReadings:
         assert first not in embedder.calls[0] and second in embedder.calls[0]
         assert {"Orla Vennick", "Tavrin Kelso"} <= set(embedder.calls[0])
         assert np.allclose(found["orla vennick"].sentence_vector, stored)
-        assert np.allclose(found["tavrin kelso"].sentence_vector, [1.0, 0.0, 0.0])
-        assert np.allclose(found["orla vennick"].name_vector, [1.0, 0.0, 0.0])
+        assert np.allclose(found["tavrin kelso"].sentence_vector, wide(1.0))
+        assert np.allclose(found["orla vennick"].name_vector, wide(1.0))
         # Without an embedding model nothing is embedded and no vector is set.
         bare = LanguageExtractor(embedding_model=None).extract(document, [chunk])
         assert all(entity.kind_evidence.name_vector is None for entity in bare.entities)
@@ -516,7 +524,7 @@ class TestEmbeddingReadings:
 
             def embed(self, texts, batch_size=32):
                 self.texts += texts
-                return np.array([[float(len(text)), 1.0, 0.0] for text in texts], dtype=np.float32)
+                return np.array([wide(float(len(text)), 1.0) for text in texts], dtype=np.float32)
 
         embedder = Embedder()
         monkeypatch.setattr("components.graph.extraction.get_embedding_model", lambda name: embedder)
@@ -545,6 +553,44 @@ class TestEmbeddingReadings:
         assert "orla vennick" in {entity.key for entity in graph.entities} and graph.facts
         assert all(entity.kind_evidence.name_vector is None for entity in graph.entities)
         assert graph.extractor == extractor.stamp + WITHOUT_EMBEDDINGS  # not current: extracted again later
+
+    @pytest.mark.parametrize("declared", [True, False])
+    def test_embeddings_of_another_width_than_the_kinds_read_are_said_once_and_stamped(self, monkeypatch, declared):
+        import numpy as np
+
+        from components.graph import extraction
+
+        class Narrow:
+            """A tiny model whose embeddings are 8 numbers wide (the shipped kinds read the default model's)."""
+
+            def __init__(self):
+                self.calls = 0
+                if declared:
+                    self.dimension = 8
+
+            def embed(self, texts, batch_size=32):
+                self.calls += 1
+                return np.ones((len(texts), 8), dtype=np.float32)
+
+        narrow = Narrow()
+        warnings = []
+        monkeypatch.setattr(extraction, "get_embedding_model", lambda name: narrow)
+        monkeypatch.setattr(extraction.logger, "warning", lambda message, **fields: warnings.append((message, fields)))
+        extractor = LanguageExtractor(embedding_model="quorvane-narrow-8")
+        documents = [
+            make_document(name, text, dt.date(2023, 5, 4), "t")
+            for name, text in (("a", "Orla Vennick joined Quillon in 2019."), ("b", "Tavrin Kelso left Brask in 2021."))
+        ]
+        graphs = [extractor.extract(document, chunks) for document, chunks in documents]
+        # The graphs are kept, their kinds read without the embeddings and stamped so the next ingest reads them again.
+        assert all(graph.facts and graph.entities for graph in graphs)
+        assert all(entity.kind_evidence.name_vector is None for graph in graphs for entity in graph.entities)
+        assert [graph.extractor for graph in graphs] == [extractor.stamp + extraction.WITHOUT_EMBEDDINGS] * 2
+        # Said once for the extractor, naming the model and both widths; a declared width embeds nothing.
+        ((message, fields),) = warnings
+        assert "wide" in message and fields["model"] == "quorvane-narrow-8" and fields["width"] == 8
+        assert fields["read"] == str(WIDTH)
+        assert narrow.calls == (0 if declared else 2)
 
     def test_a_missing_embedding_model_keeps_the_graph_and_is_said_once(self, tmp_path, monkeypatch):
         from components.graph import extraction

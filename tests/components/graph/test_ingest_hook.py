@@ -180,6 +180,92 @@ class TestGraphIngestHook:
         assert graph.document_fact_count(document_id) >= 4
 
 
+    def test_a_document_whose_extraction_keeps_failing_is_tried_a_bounded_number_of_times(
+        self, stores, embedding_model, monkeypatch
+    ):
+        from components.graph.extraction import LanguageExtractor
+
+        kb, graph = stores
+
+        class Failing(LanguageExtractor):
+            def __init__(self):
+                super().__init__()
+                self.calls = 0
+
+            def extract(self, *args, **kwargs):
+                self.calls += 1
+                raise RuntimeError("the text cannot be read")
+
+        failing = Failing()
+        hook = GraphIngestHook(store=graph, extractor=failing, max_attempts=2)
+        ingestor = Ingestor(store=kb, hooks=[hook])
+        item = _text_item(NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", dt.date(2019, 2, 14))
+        document_id = document_id_for("news:nordvik-nv900")
+        first = ingestor.ingest_items([item])
+        assert graph.extractor_stamps([document_id])[document_id] == failing.stamp + "+failed"
+        assert first.notes == ["1 document has no knowledge graph because extraction failed; the next ingest tries "
+                               "again."]
+        # The next ingest tries again and counts the attempt; after the second it is left as it is.
+        again = ingestor.ingest_items([item])
+        assert again.reextracted == ["news:nordvik-nv900"] and again.chunks_written == 0
+        assert graph.extractor_stamps([document_id])[document_id] == failing.stamp + "+failed2"
+        assert hook.is_current([document_id]) == {document_id: True}
+        left = ingestor.ingest_items([item])
+        assert left.skipped == ["news:nordvik-nv900"] and not left.reextracted and failing.calls == 2
+        assert left.notes == [
+            "1 document has no knowledge graph because extraction failed (1 of them 2 times in a row, which are "
+            "tried again only by `research ingest --reextract` on their files)."
+        ]
+        # --reextract forces another attempt.
+        forced = ingestor.ingest_items([item], reextract=True)
+        assert forced.reextracted == ["news:nordvik-nv900"] and failing.calls == 3
+        assert graph.extractor_stamps([document_id])[document_id] == failing.stamp + "+failed3"
+        # A new extractor version extracts it again by itself, and with a working extractor the note is gone.
+        monkeypatch.setattr(LanguageExtractor, "version", "test-next")
+        working = GraphIngestHook(store=graph, extractor=LanguageExtractor(), max_attempts=2)
+        assert working.is_current([document_id]) == {document_id: False}
+        report = Ingestor(store=kb, hooks=[working]).ingest_items([item])
+        assert report.reextracted == ["news:nordvik-nv900"] and report.notes == []
+        assert graph.extractor_stamps([document_id])[document_id] == working.extractor.stamp
+        assert graph.document_fact_count(document_id) >= 4
+
+
+class TestFailedExtractionAttempts:
+    def test_the_stamp_counts_the_attempts_of_its_extractor_version(self):
+        from components.graph.ingest_hook import failed_attempts
+
+        assert failed_attempts("spacy/27+failed", "spacy/27") == 1
+        assert failed_attempts("spacy/27+failed3", "spacy/27") == 3
+        assert failed_attempts("spacy/26+failed3", "spacy/27") == 0  # another version's: extracted again anyway
+        assert failed_attempts("spacy/27", "spacy/27") == failed_attempts(None, "spacy/27") == 0
+        assert failed_attempts("spacy/27+without-embeddings", "spacy/27") == 0
+
+    def test_max_attempts_is_checked(self):
+        for bad in (0, -1, 1.5, True):
+            with pytest.raises(ValueError, match="max_attempts must be a whole number of at least 1"):
+                GraphIngestHook(max_attempts=bad)
+
+    def test_the_note_counts_the_documents_without_a_graph(self):
+        from unittest.mock import Mock
+
+        from components.graph.extraction import LanguageExtractor
+        from components.graph.store import GraphStore
+
+        store = Mock(spec=GraphStore)
+        extractor = LanguageExtractor(embedding_model=None)
+        hook = GraphIngestHook(store=store, extractor=extractor)
+        current = extractor.stamp
+        store.extractor_stamp_counts.return_value = {current: 40, f"{current}+without-embeddings": 2}
+        assert hook.ingest_note() is None
+        store.extractor_stamp_counts.return_value = {
+            current: 40, f"{current}+failed": 2, f"{current}+failed3": 3, f"{current}+failed4": 1, "spacy/1+failed3": 1
+        }
+        assert hook.ingest_note() == (
+            "7 documents have no knowledge graph because extraction failed (4 of them 3 times in a row, which are "
+            "tried again only by `research ingest --reextract` on their files)."
+        )
+
+
 def _ingest_nordvik(kb, graph, extractor) -> str:
     """The 2019 Nordvik text ingested with `extractor` writing the graph; its document id."""
     Ingestor(store=kb, hooks=[GraphIngestHook(store=graph, extractor=extractor)]).ingest_text(

@@ -383,3 +383,95 @@ def test_the_comprehensive_searchs_graph_side_ends_by_the_sides_own_wait(bolt_se
     # The server was told the side's wait, not the store's minute.
     assert bolt_server.begins and all(0 < begin["tx_timeout"] <= 500 for begin in bolt_server.begins)
     store.close()
+
+
+def test_a_read_abandoned_at_its_deadline_cuts_no_call_still_within_its_time(bolt_server, monkeypatch):
+    import threading
+
+    import components.graph.neo4j_store as neo4j_store
+    from components.resilience.budget import deadline_scope
+
+    calls = []
+    submit = neo4j_store.submit_in_thread
+    monkeypatch.setattr(neo4j_store, "submit_in_thread", lambda work: calls.append(submit(work)) or calls[-1])
+    store = make_store(bolt_server, query_timeout=10.0)
+    store.warm_up()
+    shared = store._driver
+    closed = threading.Event()
+    close = shared.close
+    monkeypatch.setattr(shared, "close", lambda: (close(), closed.set()))
+    # Ingestion's write is slow but within its time; a question's read on the same driver never gets an answer.
+    bolt_server.answer(r"^MATCH \(d:GraphDocument", [], delay_s=1.5)
+    bolt_server.hang_run(ENTITY_FACTS)
+    written: list[BaseException | None] = []
+
+    def write() -> None:
+        try:
+            store.delete_document("d1")
+            written.append(None)
+        except BaseException as exc:  # noqa: BLE001 - the test reports it
+            written.append(exc)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    assert wait_for(lambda: QUERIES["delete_stamp"] in bolt_server.queries())
+    with deadline_scope(time.monotonic() + 0.3), pytest.raises(GraphUnavailable, match="caller's deadline"):
+        store.entity_facts(["e1"])
+    # The read was given up, its driver swapped out, but not closed while the write still runs on it.
+    assert store._driver is not shared
+    assert not wait_for(closed.is_set, seconds=0.5)
+    writer.join(timeout=10)
+    # The write went through in one go: its connection was not cut, so the driver did not run it again.
+    assert written == [None] and bolt_server.queries().count(QUERIES["delete_stamp"]) == 1
+    # The write was the last call within its time on the old driver: it closed it, which ended the hung read.
+    assert wait_for(closed.is_set, seconds=2.0)
+    assert wait_for(lambda: all(call.done() for call in calls), seconds=_RETRY_S + 2.0)
+    # New calls run on a new driver; closing the store closes it.
+    bolt_server.reset()
+    store.delete_document("d1")
+    renewed = store._driver
+    assert renewed is not None and renewed is not shared
+    store.close()
+    assert store._driver is None
+
+
+def test_closing_the_store_closes_a_driver_still_held_by_a_call_within_its_time(bolt_server, monkeypatch):
+    import threading
+
+    from components.resilience.budget import deadline_scope
+
+    store = make_store(bolt_server, query_timeout=10.0)
+    store.warm_up()
+    shared = store._driver
+    closed = threading.Event()
+    close = shared.close
+    monkeypatch.setattr(shared, "close", lambda: (close(), closed.set()))
+    bolt_server.answer(r"^MATCH \(d:GraphDocument", [], delay_s=3.0)
+    bolt_server.hang_run(ENTITY_FACTS)
+    ended = []
+
+    def write() -> None:
+        try:
+            store.delete_document("d1")
+        except GraphUnavailable:
+            pass  # whether the driver's retry gets through after the close is the driver's affair
+        ended.append(True)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    assert wait_for(lambda: QUERIES["delete_stamp"] in bolt_server.queries())
+    with deadline_scope(time.monotonic() + 0.3), pytest.raises(GraphUnavailable):
+        store.entity_facts(["e1"])
+    assert not closed.is_set()
+    store.close()  # the swapped-out driver, which the slow write still holds, is closed with the store
+    assert closed.is_set()
+    writer.join(timeout=10)
+    assert ended == [True]
+
+
+def test_the_extractor_stamps_are_counted_in_one_read(bolt_server, store):
+    bolt_server.answer(r"^MATCH \(d:GraphDocument \{collection: \$c\}\) RETURN d\.extractor",
+                       [{"extractor": "spacy/27", "n": 5}, {"extractor": "spacy/27+failed2", "n": 1}])
+    assert store.extractor_stamp_counts() == {"spacy/27": 5, "spacy/27+failed2": 1}
+    (run,) = bolt_server.runs
+    assert run["query"] == QUERIES["stamp_counts"] and run["parameters"] == {"c": "kb1"}

@@ -98,21 +98,43 @@ class TestNeo4jGraphStore:
         assert store.password.resolve_value() == "from-env"
         assert "from-env" not in repr(store.to_dict())
 
-    def test_a_password_in_the_settings_env_file_counts(self, monkeypatch):
+    def test_a_password_in_the_settings_env_file_counts_and_is_never_serialised(self, monkeypatch, tmp_path):
+        from haystack.utils import Secret
         from pydantic import SecretStr
 
-        import components.graph.neo4j_store as neo4j_store
+        import components.graph.factory as factory
+        from components.graph.entity_search import EntitySearch
 
         monkeypatch.delenv("NEO4J_PASSWORD", raising=False)
-        monkeypatch.setattr(neo4j_store, "get_settings", lambda: Settings(neo4j_password=SecretStr("from-dotenv")))
-        assert Neo4jGraphStore("neo4j://127.0.0.1:7687")._resolve_password() == "from-dotenv"
-        assert Neo4jGraphStore("neo4j://127.0.0.1:7687", password=None)._resolve_password() is None
-        from haystack.utils import Secret
-
-        other = Secret.from_env_var("QUORVANE_GRAPH_PASSWORD", strict=False)  # the .env value is NEO4J_PASSWORD's only
-        assert Neo4jGraphStore("neo4j://127.0.0.1:7687", password=other)._resolve_password() is None
+        (tmp_path / ".env").write_text("NEO4J_PASSWORD=from-dotenv\n", encoding="utf-8")
+        monkeypatch.chdir(tmp_path)  # the settings read `.env` in the working folder
+        settings = Settings(graph_backend="neo4j", neo4j_uri="neo4j://127.0.0.1:7687")
+        assert settings.neo4j_password.get_secret_value() == "from-dotenv"
+        store = graph_store_from_settings("research", settings)
+        assert store._resolve_password() == "from-dotenv"
+        data = store.to_dict()
+        assert "from-dotenv" not in repr(data) and "fallback_password" not in data["init_parameters"]
+        # A store loaded from its YAML (a component's `graph_store`) reads the `.env` file's value too.
+        monkeypatch.setattr(factory, "get_settings", lambda: settings)
+        loaded = factory.deserialize_graph_store(data)
+        assert loaded._resolve_password() == "from-dotenv" and "from-dotenv" not in repr(loaded.to_dict())
+        component = EntitySearch(collection="research", graph_store=store)
+        assert "from-dotenv" not in repr(component.to_dict())
+        assert EntitySearch.from_dict(component.to_dict()).graph_store._resolve_password() == "from-dotenv"
+        # The fallback stands in for NEO4J_PASSWORD only; the store itself never reads the settings.
+        fallback = Secret.from_token("from-dotenv")
+        assert Neo4jGraphStore("neo4j://127.0.0.1:7687")._resolve_password() is None
+        assert Neo4jGraphStore("neo4j://h:7687", password=None, fallback_password=fallback)._resolve_password() is None
+        other = Secret.from_env_var("QUORVANE_GRAPH_PASSWORD", strict=False)
+        assert Neo4jGraphStore("neo4j://h:7687", password=other, fallback_password=fallback)._resolve_password() is None
         either = Secret.from_env_var(["QUORVANE_GRAPH_PASSWORD", "NEO4J_PASSWORD"], strict=False)
-        assert Neo4jGraphStore("neo4j://127.0.0.1:7687", password=either)._resolve_password() == "from-dotenv"
+        assert Neo4jGraphStore("neo4j://h:7687", password=either, fallback_password=fallback)._resolve_password() == (
+            "from-dotenv"
+        )
+        monkeypatch.setenv("NEO4J_PASSWORD", "from-env")  # the environment wins over the file
+        assert store._resolve_password() == "from-env"
+        with pytest.raises(ValueError, match="fallback_password must be a haystack Secret"):
+            Neo4jGraphStore("neo4j://h:7687", fallback_password=SecretStr("plain"))
 
     def test_the_driver_is_made_on_first_use_and_a_missing_server_is_one_quick_sentence(self, monkeypatch):
         import socket
