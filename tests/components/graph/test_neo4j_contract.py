@@ -289,12 +289,32 @@ def test_bolt_5_0_logs_in_at_hello_and_a_server_without_a_shared_version_is_one_
         store.close()
 
 
-def test_the_call_abandoned_at_the_deadline_ends_though_the_server_still_hangs(bolt_server, monkeypatch):
+def store_threads(monkeypatch) -> list:
+    """The futures of every thread the Neo4j store starts from now on (to check that each one ends)."""
     import components.graph.neo4j_store as neo4j_store
 
-    calls = []
+    calls: list = []
     submit = neo4j_store.submit_in_thread
     monkeypatch.setattr(neo4j_store, "submit_in_thread", lambda work: calls.append(submit(work)) or calls[-1])
+    return calls
+
+
+def store_with_watched_driver(bolt_server, monkeypatch) -> tuple:
+    """A warmed-up store, its driver, and an event set when that driver is closed."""
+    import threading
+
+    store = make_store(bolt_server, query_timeout=10.0)
+    store.warm_up()
+    driver = store._driver
+    closed = threading.Event()
+    close = driver.close
+    monkeypatch.setattr(driver, "close", lambda: (close(), closed.set()))
+    return store, driver, closed
+
+
+def test_the_call_abandoned_at_the_deadline_ends_though_the_server_still_hangs(bolt_server, monkeypatch):
+
+    calls = store_threads(monkeypatch)
     store = make_store(bolt_server)
     store.warm_up()  # within the default deadline: a loaded machine can take over a second to log in
     store.query_timeout = 0.5
@@ -311,12 +331,9 @@ def test_the_call_abandoned_at_the_deadline_ends_though_the_server_still_hangs(b
 
 
 def test_a_read_for_a_guarded_call_ends_by_its_deadline_though_the_store_allows_a_minute(bolt_server, monkeypatch):
-    import components.graph.neo4j_store as neo4j_store
     from components.resilience.budget import deadline_scope
 
-    calls = []
-    submit = neo4j_store.submit_in_thread
-    monkeypatch.setattr(neo4j_store, "submit_in_thread", lambda work: calls.append(submit(work)) or calls[-1])
+    calls = store_threads(monkeypatch)
     store = make_store(bolt_server, query_timeout=60.0)
     store.warm_up()
     bolt_server.begins.clear()
@@ -340,13 +357,10 @@ def test_a_read_for_a_guarded_call_ends_by_its_deadline_though_the_store_allows_
 
 
 def test_the_graph_branchs_read_ends_by_the_branchs_deadline_on_the_server_too(bolt_server, monkeypatch):
-    import components.graph.neo4j_store as neo4j_store
     from components.contracts import StatusKind
     from components.graph.graph_search import GraphSearch
 
-    calls = []
-    submit = neo4j_store.submit_in_thread
-    monkeypatch.setattr(neo4j_store, "submit_in_thread", lambda work: calls.append(submit(work)) or calls[-1])
+    calls = store_threads(monkeypatch)
     store = make_store(bolt_server, query_timeout=60.0)  # the store's own deadline, as ingestion uses it
     # The walk's graph is not read at warm-up, so the question reads it (as after a change to the graph).
     bolt_server.fail_run(r"UNION ALL MATCH", "Neo.ClientError.Statement.SyntaxError", "not now", times=1)
@@ -388,18 +402,10 @@ def test_the_comprehensive_searchs_graph_side_ends_by_the_sides_own_wait(bolt_se
 def test_a_read_abandoned_at_its_deadline_cuts_no_call_still_within_its_time(bolt_server, monkeypatch):
     import threading
 
-    import components.graph.neo4j_store as neo4j_store
     from components.resilience.budget import deadline_scope
 
-    calls = []
-    submit = neo4j_store.submit_in_thread
-    monkeypatch.setattr(neo4j_store, "submit_in_thread", lambda work: calls.append(submit(work)) or calls[-1])
-    store = make_store(bolt_server, query_timeout=10.0)
-    store.warm_up()
-    shared = store._driver
-    closed = threading.Event()
-    close = shared.close
-    monkeypatch.setattr(shared, "close", lambda: (close(), closed.set()))
+    calls = store_threads(monkeypatch)
+    store, shared, closed = store_with_watched_driver(bolt_server, monkeypatch)
     # Ingestion's write is slow but within its time; a question's read on the same driver never gets an answer.
     bolt_server.answer(r"^MATCH \(d:GraphDocument", [], delay_s=1.5)
     bolt_server.hang_run(ENTITY_FACTS)
@@ -440,12 +446,7 @@ def test_closing_the_store_closes_a_driver_still_held_by_a_call_within_its_time(
 
     from components.resilience.budget import deadline_scope
 
-    store = make_store(bolt_server, query_timeout=10.0)
-    store.warm_up()
-    shared = store._driver
-    closed = threading.Event()
-    close = shared.close
-    monkeypatch.setattr(shared, "close", lambda: (close(), closed.set()))
+    store, shared, closed = store_with_watched_driver(bolt_server, monkeypatch)
     bolt_server.answer(r"^MATCH \(d:GraphDocument", [], delay_s=3.0)
     bolt_server.hang_run(ENTITY_FACTS)
     ended = []
