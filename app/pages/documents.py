@@ -122,6 +122,8 @@ with reingest:
             try:
                 report = Ingestor(store=store).ingest_paths([document.source], force=True)
                 st.success(report.summary())
+                for note in report.notes:
+                    st.info(plain(note))
             except Exception as exc:  # noqa: BLE001
                 st.error(f"Re-ingesting failed: {services.friendly_error(exc)}")
 with delete:

@@ -76,5 +76,7 @@ if go:
     columns[3].metric("Failed", len(failures))
     for source, reason in failures:
         st.error(f"{plain(source)}: {plain(reason)}")  # file names may hold Markdown or control characters
+    for note in dict.fromkeys(note for report in reports for note in report.notes):
+        st.info(plain(note))  # e.g. how many documents have no knowledge graph because extraction failed
     if added or replaced:
         st.success("Done. Ask about it on the Ask page, or browse it on the Documents page.")

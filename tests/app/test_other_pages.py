@@ -7,6 +7,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.contracts import ContextChunk
+
+# The package, imported before AppTest puts app/pages (which holds an ingest.py page) on the import path.
+from ingest.ingestor import Ingestor
 from tests.app.conftest import APP_DIR, app_page, run_page
 from tests.contract_servers.arxiv import arxiv_server, arxiv_server_session  # noqa: F401 - fixtures
 
@@ -96,6 +99,18 @@ class TestIngestPage:
         assert metrics["Added"] == "1"
         assert metrics["Failed"] == "1"
         assert any("9999.99999" in element.value.replace("\\", "") for element in at.error)  # shown escaped
+
+    def test_what_the_hooks_tell_after_an_ingest_is_shown(self, app_env, arxiv_server, monkeypatch):  # noqa: F811
+        from tests.components.knowledge_base.conftest import environment
+
+        note = "1 document has no knowledge graph because extraction failed."
+        monkeypatch.setattr(Ingestor, "hook_notes", lambda self: [note])
+        with environment({"ARXIV_API_URL": arxiv_server.url}):
+            at = run_page("ingest.py")
+            at.text_input[0].input("1706.03762")
+            at.button[0].click().run()
+        assert not at.exception
+        assert [element.value.replace("\\", "") for element in at.info] == [note]  # shown escaped
 
 
 def test_an_invalid_setting_is_one_sentence_on_the_page(monkeypatch: pytest.MonkeyPatch) -> None:
