@@ -95,6 +95,11 @@ class GraphExtractor(ABC):
         """The version stamp stored with each document's graph (re-extraction happens when it changes)."""
         return f"{self.name}/{self.version}"
 
+    def current_stamps(self) -> frozenset[str]:
+        """The stamps of graphs that extracting again now would not improve: its own `stamp`, and those of the
+        lesser graphs it would make again as things stand (see `LanguageExtractor`)."""
+        return frozenset({self.stamp})
+
     def to_dict(self) -> dict[str, Any]:
         """`{"type": name}` and the init parameters (kept as the attributes of the same names)."""
         return {"type": self.name, **init_parameters_to_dict(self)["init_parameters"]}
@@ -906,8 +911,8 @@ class LanguageExtractor(GraphExtractor):
                     self._embedding_failure = first_line(exc)
                     logger.warning(
                         "The embedding model {model} cannot be loaded ({reason}); entity kinds are read without "
-                        "the embeddings of names and sentences, and those graphs are extracted again on the next "
-                        "ingest.",
+                        "the embeddings of names and sentences, and those graphs are extracted again by the first "
+                        "ingest that can load it.",
                         model=self.embedding_model,
                         reason=self._embedding_failure,
                     )
@@ -982,6 +987,17 @@ class LanguageExtractor(GraphExtractor):
                 evidence.sentence_vector = mean / norm if norm > 0 else mean
         return True
 
+    def current_stamps(self) -> frozenset[str]:
+        """Its stamp and, while the kinds cannot read the embeddings (the model cannot be loaded, or makes vectors
+        of another width), the stamp of a graph read without them: extracting such a graph again would give the
+        same, so it is extracted again only once the embeddings can be read (loads the model, as ingestion does)."""
+        if not self.embedding_model:
+            return frozenset({self.stamp})
+        embedder = self._embedding()
+        readable = embedder is not None and not self._width_told
+        readable = readable and self._kinds_read_width(getattr(embedder, "dimension", None))
+        return frozenset({self.stamp} if readable else {self.stamp, f"{self.stamp}{WITHOUT_EMBEDDINGS}"})
+
     def _kinds_read_width(self, width: int | None) -> bool:
         """Whether the kind model reads embeddings `width` numbers wide (True when either is not known). When not,
         the kinds are read without the embeddings, as when the model cannot be loaded; said once per extractor."""
@@ -994,8 +1010,8 @@ class LanguageExtractor(GraphExtractor):
             logger.warning(
                 "The embedding model {model} makes embeddings {width} numbers wide but the entity-kind model reads "
                 "{read}; entity kinds are read without the embeddings of names and sentences, and those graphs are "
-                "extracted again on the next ingest (use the model the kinds were fitted with, or fit them again with "
-                "`python -m pipelines.evaluation.entity_kinds fit`).",
+                "extracted again by the first ingest with a model of that width (use the model the kinds were "
+                "fitted with, or fit them again with `python -m pipelines.evaluation.entity_kinds fit`).",
                 model=self.embedding_model,
                 width=width,
                 read=" or ".join(str(w) for w in sorted(widths)),

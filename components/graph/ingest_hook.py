@@ -71,13 +71,13 @@ class GraphIngestHook:
         return self._extractor
 
     def is_current(self, document_ids: list[str]) -> dict[str, bool]:
-        """Whether each document's graph was made by this extractor version, or its extraction by this version
-        failed `max_attempts` times in a row (`research ingest --reextract` and the next ingest re-extract the
-        others)."""
+        """Whether each document's graph was made by this extractor version (as well as it can be now: the
+        extractor's `current_stamps`), or its extraction by this version failed `max_attempts` times in a row
+        (`research ingest --reextract` and the next ingest re-extract the others)."""
         stamps = self.store.extractor_stamps(document_ids)
-        current = self.extractor.stamp
+        current, unimproved = self.extractor.stamp, self.extractor.current_stamps()
         return {
-            document_id: stamps.get(document_id) == current
+            document_id: stamps.get(document_id) in unimproved
             or failed_attempts(stamps.get(document_id), current) >= self.max_attempts
             for document_id in document_ids
         }

@@ -591,6 +591,9 @@ class TestEmbeddingReadings:
         assert "wide" in message and fields["model"] == "quorvane-narrow-8" and fields["width"] == 8
         assert fields["read"] == str(WIDTH)
         assert narrow.calls == (0 if declared else 2)
+        # Extracting again would read them the same way: until the model changes, such a graph counts as current.
+        assert extractor.current_stamps() == {extractor.stamp, extractor.stamp + extraction.WITHOUT_EMBEDDINGS}
+        assert len(warnings) == 1
 
     def test_a_missing_embedding_model_keeps_the_graph_and_is_said_once(self, tmp_path, monkeypatch):
         from components.graph import extraction

@@ -160,6 +160,13 @@ class TestGraphIngestHook:
         document_id = _ingest_nordvik(kb, graph, LanguageExtractor(embedding_model=str(tmp_path / "gone")))
         assert graph.document_fact_count(document_id) >= 4  # the graph is kept, its kinds read without embeddings
         assert graph.extractor_stamps([document_id])[document_id].endswith(WITHOUT_EMBEDDINGS)
+        # While the model is still missing, extracting again would give the same graph: the next ingest leaves it.
+        still_gone = GraphIngestHook(store=graph, extractor=LanguageExtractor(embedding_model=str(tmp_path / "gone")))
+        assert still_gone.is_current([document_id]) == {document_id: True}
+        report = Ingestor(store=kb, hooks=[still_gone]).ingest_text(
+            NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14)
+        )
+        assert report.reextracted == [] and report.skipped == ["news:nordvik-nv900"]
         # With the model back, the next ingest extracts it again (no chunk written) and stamps it current.
         _assert_extracted_again(kb, graph, document_id)
 
