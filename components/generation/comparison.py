@@ -56,7 +56,7 @@ class Verdict:
 def subjects(question: str, joiner: str) -> list[str]:
     """The names `joiner` ("or", "and") coordinates in `question`, in order: "Which is older, A or B?" -> [A, B]."""
     doc = parse(question)
-    names = [ent for ent in doc.ents if ent.label_ in _NAME_LABELS]
+    names = [side for ent in doc.ents if ent.label_ in _NAME_LABELS for side in _split_at(ent, joiner)]
     names += [chunk for chunk in doc.noun_chunks if chunk.root.pos_ == "PROPN" and not _overlaps(chunk, names)]
     names.sort(key=lambda span: span.start)
     found: list[str] = []
@@ -122,6 +122,16 @@ def yes_no(question: str, sentences: Sequence[Any]) -> Verdict | None:
     best = [max(rows, key=lambda candidate: _share(asked, candidate)) for rows in evidence]
     supported = all(_share(asked, row) >= YES_SHARE and not _NEGATION.search(row.text) for row in best)
     return Verdict("yes" if supported else "no", best)
+
+
+def _split_at(span: Any, joiner: str) -> list[Any]:
+    """`span` cut at the `joiner` it holds: the recogniser sometimes takes two coordinated names for one ("The
+    Lanterns or Harbour Choir", a title without the comma before it), and each side is a name of its own."""
+    cuts = [token.i for token in span[1:-1] if token.lower_ == joiner]
+    if not cuts:
+        return [span]
+    doc, bounds = span.doc, [span.start - 1, *cuts, span.end]
+    return [doc[start + 1 : end] for start, end in zip(bounds, bounds[1:], strict=False) if end > start + 1]
 
 
 def _overlaps(span: Any, others: list[Any]) -> bool:

@@ -46,6 +46,12 @@ class TestSubjects:
             "Copper Lantern",
         ]
 
+    def test_two_names_the_recogniser_took_for_one_title_are_two(self):
+        # Without the comma, spaCy reads "The Velvet Harbour or Copper Lantern" as one work of art.
+        question = "Which band was formed first The Velvet Harbour or Copper Lantern ?"
+        assert subjects(question, "or") == ["Velvet Harbour", "Copper Lantern"]
+        assert compare(question, BANDS).answer == "Velvet Harbour"
+
 
 class TestCompare:
     def test_by_time_the_earlier_or_the_later(self):
