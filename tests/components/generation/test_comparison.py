@@ -85,6 +85,18 @@ class TestYesNo:
     def test_no_when_one_subject_does_not(self):
         assert yes_no("Are Velvet Harbour and Copper Lantern both rock bands?", BANDS).answer == "no"
 
+    def test_two_names_the_recogniser_joined_across_the_and(self):
+        # spaCy reads "the Lantern Review and Pick" as one organisation; each side is a subject of its own.
+        question = "Are both magazines, the Lantern Review and Pick It Up, British publications?"
+        rows = [
+            Row("The Lantern Review is a British weekly magazine published in Leeds."),
+            Row("Pick It Up is an American monthly magazine for collectors."),
+        ]
+        assert subjects(question, "and")[0] == "Lantern Review"
+        verdict = yes_no(question, rows)
+        assert verdict.answer == "no"
+        assert [row.text for row in verdict.evidence] == [row.text for row in rows]
+
     def test_the_same_value(self):
         assert yes_no("Are Velvet Harbour and Copper Lantern from the same city?", BANDS).answer == "no"
 
