@@ -97,6 +97,10 @@ class TestYesNo:
         assert verdict.answer == "no"
         assert [row.text for row in verdict.evidence] == [row.text for row in rows]
 
+    def test_one_name_that_holds_an_and_stays_one(self):
+        # "the Bank of Kestrel and Amberline" is one organisation: a question about it alone is not cut in two.
+        assert subjects("Did the Bank of Kestrel and Amberline open in Leeds?", "and") == []
+
     def test_the_same_value(self):
         assert yes_no("Are Velvet Harbour and Copper Lantern from the same city?", BANDS).answer == "no"
 
