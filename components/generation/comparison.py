@@ -42,6 +42,8 @@ YES_SHARE = 0.6
 _YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _NEGATION = re.compile(r"\b(?:not|never|no longer|neither|nor)\b", re.I)
+# Words by which a question says it asks of several subjects at once.
+_SEVERAL = re.compile(r"\b(?:both|same|either|neither)\b", re.I)
 _NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW"})
 
 
@@ -54,9 +56,22 @@ class Verdict:
 
 
 def subjects(question: str, joiner: str) -> list[str]:
-    """The names `joiner` ("or", "and") coordinates in `question`, in order: "Which is older, A or B?" -> [A, B]."""
+    """The names `joiner` ("or", "and") coordinates in `question`, in order: "Which is older, A or B?" -> [A, B].
+
+    The recogniser sometimes takes two coordinated names for one ("The Lanterns or Harbour Choir", a title without
+    the comma before it). When no two names are coordinated otherwise, such a name is cut at its `joiner`: always at
+    an "or" (a choice between names), at an "and" only when the question says it asks of several ("both", "same",
+    "either", "neither"), since one name may hold an "and" ("Bosnia and Herzegovina")."""
     doc = parse(question)
-    names = [ent for ent in doc.ents if ent.label_ in _NAME_LABELS]
+    found = _coordinated(doc, joiner, split=False)
+    if not found and (joiner == "or" or _SEVERAL.search(question)):
+        found = _coordinated(doc, joiner, split=True)
+    return found
+
+
+def _coordinated(doc: Any, joiner: str, split: bool) -> list[str]:
+    entities = [ent for ent in doc.ents if ent.label_ in _NAME_LABELS]
+    names = [side for ent in entities for side in _split_at(ent, joiner)] if split else entities
     names += [chunk for chunk in doc.noun_chunks if chunk.root.pos_ == "PROPN" and not _overlaps(chunk, names)]
     names.sort(key=lambda span: span.start)
     found: list[str] = []
@@ -122,6 +137,15 @@ def yes_no(question: str, sentences: Sequence[Any]) -> Verdict | None:
     best = [max(rows, key=lambda candidate: _share(asked, candidate)) for rows in evidence]
     supported = all(_share(asked, row) >= YES_SHARE and not _NEGATION.search(row.text) for row in best)
     return Verdict("yes" if supported else "no", best)
+
+
+def _split_at(span: Any, joiner: str) -> list[Any]:
+    """`span` cut at the `joiner` it holds, each side a name of its own ("The Lanterns or Harbour Choir")."""
+    cuts = [token.i for token in span[1:-1] if token.lower_ == joiner]
+    if not cuts:
+        return [span]
+    doc, bounds = span.doc, [span.start - 1, *cuts, span.end]
+    return [doc[start + 1 : end] for start, end in zip(bounds, bounds[1:], strict=False) if end > start + 1]
 
 
 def _overlaps(span: Any, others: list[Any]) -> bool:

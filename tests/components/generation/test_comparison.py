@@ -46,6 +46,12 @@ class TestSubjects:
             "Copper Lantern",
         ]
 
+    def test_two_names_the_recogniser_took_for_one_title_are_two(self):
+        # Without the comma, spaCy reads "The Velvet Harbour or Copper Lantern" as one work of art.
+        question = "Which band was formed first The Velvet Harbour or Copper Lantern ?"
+        assert subjects(question, "or") == ["Velvet Harbour", "Copper Lantern"]
+        assert compare(question, BANDS).answer == "Velvet Harbour"
+
 
 class TestCompare:
     def test_by_time_the_earlier_or_the_later(self):
@@ -78,6 +84,22 @@ class TestYesNo:
 
     def test_no_when_one_subject_does_not(self):
         assert yes_no("Are Velvet Harbour and Copper Lantern both rock bands?", BANDS).answer == "no"
+
+    def test_two_names_the_recogniser_joined_across_the_and(self):
+        # spaCy reads "the Lantern Review and Pick" as one organisation; each side is a subject of its own.
+        question = "Are both magazines, the Lantern Review and Pick It Up, British publications?"
+        rows = [
+            Row("The Lantern Review is a British weekly magazine published in Leeds."),
+            Row("Pick It Up is an American monthly magazine for collectors."),
+        ]
+        assert subjects(question, "and")[0] == "Lantern Review"
+        verdict = yes_no(question, rows)
+        assert verdict.answer == "no"
+        assert [row.text for row in verdict.evidence] == [row.text for row in rows]
+
+    def test_one_name_that_holds_an_and_stays_one(self):
+        # "the Bank of Kestrel and Amberline" is one organisation: a question about it alone is not cut in two.
+        assert subjects("Did the Bank of Kestrel and Amberline open in Leeds?", "and") == []
 
     def test_the_same_value(self):
         assert yes_no("Are Velvet Harbour and Copper Lantern from the same city?", BANDS).answer == "no"
