@@ -67,7 +67,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-27"
+EXTRACTOR_VERSION = "spacy-28"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -692,6 +692,19 @@ def _supposed(token: Any) -> bool:
     return False
 
 
+def _habitual(token: Any) -> bool:
+    """True when `token` takes part through a main verb in the simple present, with no auxiliary and not a saying
+    ("the store sells music", "Vexa makes lenses"): a habit or a description, not a happening, when nothing dates
+    it."""
+    verb = _clause_verb(token)
+    return (
+        verb.pos_ == "VERB"
+        and verb.tag_ in ("VBZ", "VBP")
+        and verb.lemma_.lower() not in _SAYING
+        and not any(child.dep_ in ("aux", "auxpass") for child in verb.children)
+    )
+
+
 def _is_state(subject: Any) -> bool:
     """True when `subject` is the subject of a copula describing it ("It is Talmont's most popular airliner", "the
     company is in talks with China", "Nordvik is two years behind schedule"): a state, not an event, when nothing
@@ -1085,6 +1098,9 @@ class LanguageExtractor(GraphExtractor):
                     validity(event_dates, anchor) if len(event_dates) < len(dates) else (valid, invalid, method)
                 )
                 own_valid, own_method = self._in_frame(sentence.span, own_valid, own_method, anchor, frame, headline)
+                # A habit or a description in the simple present that nothing dates is no event of that day.
+                if not headline and own_method in ("document", "context") and _habitual(token):
+                    continue
                 groups.setdefault((own_valid, own_invalid, own_method), []).append(key)
                 described[key] = event_features(
                     sentence.span,

@@ -68,7 +68,7 @@ from pipelines.evaluation.ingested import as_ingested
 from pipelines.evaluation.jsonl import load_jsonl
 from pipelines.evaluation.timelines import EntityScore, GoldTimeline, TimelineEntry, normalise_sentence, score_timeline
 
-VERSION = "events-3"
+VERSION = "events-5"
 C_GRID = (0.03, 0.1, 0.3, 1.0, 3.0)
 FOLDS = 5
 MIN_GAIN = 0.005  # the least out-of-fold AUC a family must add to be selected

@@ -374,7 +374,7 @@ class TestOnePerThing:
 class TestNumbers:
     def test_a_bare_number_is_no_entity_but_a_model_keeps_its_short_form(self):
         found = entities(
-            "Brask Ferries has ordered 22 new Talmont 909 ferries. The 909 seats 250 passengers."
+            "Brask Ferries has ordered 22 new Talmont 909 ferries. The 909 seated 250 passengers on its first trip."
         )
         assert "22" not in found
         model = found["talmont 909"]

@@ -49,7 +49,7 @@ class TestFeatures:
             ("Brask Optics opened a plant in Velmora in March 2019.", "date:month"),
             ("Brask Optics opened a plant in Velmora in 2019.", "date:year"),
             ("Brask Optics opened a plant in Velmora last year.", "date:relative"),
-            ("Brask Optics makes lenses for telescopes in Velmora.", "date:document"),
+            ("Brask Optics is making lenses for telescopes in Velmora.", "date:document"),
         ],
     )
     def test_how_the_date_was_found(self, sentence, source):
@@ -105,7 +105,7 @@ class TestFeatures:
             "Brask Optics, which opened a plant in Velmora in 2019, makes lenses for telescopes.", "brask optics"
         )
         assert other["date_other_clause"] == 1.0 and not other["date_same_clause"]
-        undated = _features("Brask Optics makes lenses for telescopes in Velmora.", "brask optics")
+        undated = _features("Brask Optics is making lenses for telescopes in Velmora.", "brask optics")
         assert "date_same_clause" not in undated and "date_other_clause" not in undated
 
     def test_line_shape_position_and_modality(self):
@@ -122,7 +122,8 @@ class TestFeatures:
         planned = _features("Brask Optics agreed to buy a plant in Velmora in 2019.", "brask optics")
         assert planned["infinitive"] == 1.0 and not prose["infinitive"]
         assert prose["tense:present"] == 0.0
-        assert _features("Brask Optics makes lenses for telescopes in Velmora.", "brask optics")["tense:present"] == 1.0
+        making = _features("Brask Optics is making lenses for telescopes in Velmora.", "brask optics")
+        assert making["tense:present"] == 1.0
 
     def test_a_headline_borrowing_the_lead_s_subject_is_described_by_the_headline_alone(self):
         # The headline names no one, so the lead's subject takes part in it; that name's token lies in the lead (its
