@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import psycopg
 import pytest
 
 from components.knowledge_base.chunk_index import ChunkEvidence, ChunkIndex
@@ -106,6 +107,23 @@ class TestPgvectorEvidence:
         # The sentences go with their document.
         store.delete_document("a")
         assert store.sentence_similarities([chunks[0].chunk_id], query) == {}
+
+    def test_ranking_evidence_is_one_round_trip(self, store, monkeypatch):
+        # The ranker waits for this lookup on every question: its sentences and statistics come in one statement.
+        document, chunks = _document("a", ["Cats chase mice. Cats sleep all day.", "Dogs chase cats."])
+        store.upsert_document(document, chunks)
+        ids, wanted, query = [chunks[1].chunk_id, chunks[0].chunk_id], ["cat", "dog"], _unit(5)
+        expected = (store.sentence_similarities(ids, query), self._statistics(store, wanted))
+        statements = []
+        execute = psycopg.Connection.execute
+
+        def counted(connection, query, *args, **kwargs):
+            statements.append(query)
+            return execute(connection, query, *args, **kwargs)
+
+        monkeypatch.setattr(psycopg.Connection, "execute", counted)
+        assert store.ranking_evidence(ids, query, wanted) == expected
+        assert len(statements) == 1
 
     def test_copies_keep_the_evidence(self, store, database_url, collection_name):
         document, chunks = _document("a", ["Cats chase mice. Cats sleep.", "Dogs bark."])
