@@ -67,7 +67,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-27"
+EXTRACTOR_VERSION = "spacy-28"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -781,6 +781,7 @@ _NAME_AND_ACRONYM = re.compile(r"([A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){1,8})\s*\
 
 # The small words of a name that its acronym leaves out ("European Aeronautic Defence and Space" -> "EADS").
 _NOT_INITIALS = {"of", "and", "the", "for", "de", "&"}
+_GENERATIONAL = {"jr", "sr"}  # "Jr.", "Sr.": the end of a person's name, never a name of their own
 
 
 def _initials(key: str) -> str:
@@ -1293,6 +1294,12 @@ class LanguageExtractor(GraphExtractor):
             span = span[1:]
         while len(span) > 1 and _title_word(span[-1]):
             span = span[:-1]
+        # A generational suffix ends a person's name ("Tavin Orrell Jr." is not his father, "Tavin Orrell Sr."); alone
+        # or opening a name ("Jr." after "Tavin Orrell," where the recogniser ended the name at the comma) it is none.
+        while len(span) > 0 and span[0].lower_.rstrip(".") in _GENERATIONAL:
+            span = span[1:]
+        if len(span) == 0:
+            return None
         # Trailing common words are not part of a name ("GloVe averages").
         while len(span) > 1 and span[-1].is_lower and span[-1].is_alpha and span[-1].pos_ != "PROPN":
             span = span[:-1]

@@ -241,6 +241,17 @@ class TestNoJunk:
         assert "chief executive officer" not in found and "vice president" not in found
         assert "marta quell" in found and "oskar brandt" in found
 
+    def test_a_generational_suffix_alone_or_opening_a_name_is_no_entity(self):
+        # "Jr." after a comma, where the recogniser ended the name, is no entity of its own; at the end of a name it
+        # stays, so that a son is not his father.
+        found = entities(
+            "Cornerbacks Tavin Orrell, Jr. (two interceptions) and Mako Dunst (one) were the other two selections "
+            "from the defense in 2015."
+        )
+        assert "jr" not in found and "mako dunst" in found
+        found = entities("Tavin Orrell Sr. founded Quillon in 1950, and his son Tavin Orrell Jr. ran it from 1980.")
+        assert {"tavin orrell sr", "tavin orrell jr"} <= set(found)
+
     def test_a_part_of_a_longer_written_word_is_no_entity(self):
         found = entities("Clients honour the Fizzle-Back header, which Dorvant Labs added to its gateway in 2022.")
         assert "fizzle" not in found
