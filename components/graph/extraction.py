@@ -430,6 +430,19 @@ def _beside_a_capitalised_word(sentence: Any, mention: Any) -> bool:
     )
 
 
+def _heads_an_of_phrase(sentence: Any, mention: Any) -> bool:
+    """True when a one-word mention is followed by a lower-case "of" and a capitalised word ("Professor of History",
+    "Elector of Varnia", "the Functioning of the Union"): the head word of a description or of a longer name whose
+    of-phrase holds the name."""
+    doc = mention.root.doc
+    if mention.end - mention.start != 1 or mention.end + 1 >= sentence.end or doc[mention.end].text != "of":
+        return False
+    after = doc[mention.end + 1]
+    if after.lower_ == "the" and mention.end + 2 < sentence.end:
+        after = doc[mention.end + 2]
+    return after.is_title
+
+
 def _evidence_role(token: Any) -> str | None:
     """The role a name plays, as kind evidence: "s:found" (its predicate's subject, also "founded by X"), "p:bear"
     (a passive subject: "X was born"), "o:release" (an object), "i:in" (the object of a preposition)."""
@@ -1546,12 +1559,21 @@ class LanguageExtractor(GraphExtractor):
             if single and key in lower and key not in parts and key not in named:
                 junk.append(key)
         pieces: dict[str, list[bool]] = {}
+        heads: dict[str, list[bool]] = {}
         for sentence, row in zip(sentences, raw, strict=True):
             for mention in row:
                 pieces.setdefault(mention.key, []).append(_beside_a_capitalised_word(sentence.span, mention))
+                heads.setdefault(mention.key, []).append(_heads_an_of_phrase(sentence.span, mention))
         for key, entity in entities.items():
             unlabelled = set(entity.evidence.labels) == {""}
             if unlabelled and pieces.get(key) and all(pieces[key]) and key not in junk:
+                junk.append(key)
+            # A word that only ever heads an of-phrase holding a capitalised word ("Professor of History"), and that
+            # the recogniser never read as a person's, an organisation's or a place's name, is that phrase's common
+            # noun: the name, if any, is in the of-phrase. Not a model designation ("the K900 of Talmont Aerospace").
+            named = set(entity.evidence.labels) & {"person", "organization", "place"}
+            plain = all(name.isalpha() and name.istitle() for name in entity.names)
+            if heads.get(key) and all(heads[key]) and plain and not named and key not in junk:
                 junk.append(key)
         return junk
 
