@@ -212,6 +212,8 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
         counted = token.i + 1 < sentence.end and doc[token.i + 1].tag_ in ("NNS", "NNPS")
         if not lettered and left == token.i and counted:
             continue  # a count: "20 Skylarks" (but "22 Talmont 909 Skylarks" names the model)
+        if not lettered and left == token.i and token.i + 1 < sentence.end and doc[token.i + 1].ent_type_ == "ORG":
+            continue  # a count of the things of a maker the recogniser read: "60 Nordvik jets"
         right = token.i + 1
         while (
             right < sentence.end

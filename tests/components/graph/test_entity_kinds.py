@@ -264,6 +264,11 @@ class TestNoJunk:
         assert "bank of ostby" in entities("The Bank of Ostby raised its rates in 2020.")
         assert "k900" in entities("The K900 of Talmont Aerospace made its first flight in 2021.")
 
+    def test_a_number_before_a_makers_name_counts_its_things(self):
+        # "40 Nordvik Aerospace engines": a count of the maker's things, not a model designation "40 Nordvik ...".
+        found = entities("Quillon said 40 Nordvik Aerospace engines were delivered in 2018.")
+        assert "nordvik aerospace" in found and not any(key.startswith("40") for key in found)
+
     def test_a_part_of_a_longer_written_word_is_no_entity(self):
         found = entities("Clients honour the Fizzle-Back header, which Dorvant Labs added to its gateway in 2022.")
         assert "fizzle" not in found
