@@ -67,7 +67,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-28"
+EXTRACTOR_VERSION = "spacy-29"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -217,6 +217,8 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
         counted = token.i + 1 < sentence.end and doc[token.i + 1].tag_ in ("NNS", "NNPS")
         if not lettered and left == token.i and counted:
             continue  # a count: "20 Skylarks" (but "22 Talmont 909 Skylarks" names the model)
+        if not lettered and left == token.i and token.i + 1 < sentence.end and doc[token.i + 1].ent_type_ == "ORG":
+            continue  # a count of the things of a maker the recogniser read: "60 Nordvik jets"
         right = token.i + 1
         while (
             right < sentence.end
@@ -433,6 +435,19 @@ def _beside_a_capitalised_word(sentence: Any, mention: Any) -> bool:
         doc[i].is_alpha and any(c.isupper() for c in doc[i].text) and (i != first or doc[i].pos_ == "PROPN")
         for i in beside
     )
+
+
+def _heads_an_of_phrase(sentence: Any, mention: Any) -> bool:
+    """True when a one-word mention is followed by a lower-case "of" and a capitalised word ("Professor of History",
+    "Elector of Varnia", "the Functioning of the Union"): the head word of a description or of a longer name whose
+    of-phrase holds the name."""
+    doc = mention.root.doc
+    if mention.end - mention.start != 1 or mention.end + 1 >= sentence.end or doc[mention.end].text != "of":
+        return False
+    after = doc[mention.end + 1]
+    if after.lower_ == "the" and mention.end + 2 < sentence.end:
+        after = doc[mention.end + 2]
+    return after.is_title
 
 
 def _evidence_role(token: Any) -> str | None:
@@ -799,6 +814,7 @@ _NAME_AND_ACRONYM = re.compile(r"([A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){1,8})\s*\
 
 # The small words of a name that its acronym leaves out ("European Aeronautic Defence and Space" -> "EADS").
 _NOT_INITIALS = {"of", "and", "the", "for", "de", "&"}
+_GENERATIONAL = {"jr", "sr"}  # "Jr.", "Sr.": the end of a person's name, never a name of their own
 
 
 def _initials(key: str) -> str:
@@ -1349,6 +1365,12 @@ class LanguageExtractor(GraphExtractor):
             span = span[1:]
         while len(span) > 1 and _title_word(span[-1]):
             span = span[:-1]
+        # A generational suffix ends a person's name ("Tavin Orrell Jr." is not his father, "Tavin Orrell Sr."); alone
+        # or opening a name ("Jr." after "Tavin Orrell," where the recogniser ended the name at the comma) it is none.
+        while len(span) > 0 and span[0].lower_.rstrip(".") in _GENERATIONAL:
+            span = span[1:]
+        if len(span) == 0:
+            return None
         # Trailing common words are not part of a name ("GloVe averages").
         while len(span) > 1 and span[-1].is_lower and span[-1].is_alpha and span[-1].pos_ != "PROPN":
             span = span[:-1]
@@ -1595,12 +1617,21 @@ class LanguageExtractor(GraphExtractor):
             if single and key in lower and key not in parts and key not in named:
                 junk.append(key)
         pieces: dict[str, list[bool]] = {}
+        heads: dict[str, list[bool]] = {}
         for sentence, row in zip(sentences, raw, strict=True):
             for mention in row:
                 pieces.setdefault(mention.key, []).append(_beside_a_capitalised_word(sentence.span, mention))
+                heads.setdefault(mention.key, []).append(_heads_an_of_phrase(sentence.span, mention))
         for key, entity in entities.items():
             unlabelled = set(entity.evidence.labels) == {""}
             if unlabelled and pieces.get(key) and all(pieces[key]) and key not in junk:
+                junk.append(key)
+            # A word that only ever heads an of-phrase holding a capitalised word ("Professor of History"), and that
+            # the recogniser never read as a person's, an organisation's or a place's name, is that phrase's common
+            # noun: the name, if any, is in the of-phrase. Not a model designation ("the K900 of Talmont Aerospace").
+            named = set(entity.evidence.labels) & {"person", "organization", "place"}
+            plain = all(name.isalpha() and name.istitle() for name in entity.names)
+            if heads.get(key) and all(heads[key]) and plain and not named and key not in junk:
                 junk.append(key)
         return junk
 
