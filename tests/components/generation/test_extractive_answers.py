@@ -1044,3 +1044,71 @@ class TestPhraseSpan:
         self, question, sentence, expected
     ):
         assert self.span(question, sentence) == expected
+
+
+class TestStoppedShort:
+    """A multi-hop answer whose first sentence gave only where the answer stopped (no name of the asked kind, or the
+    question's own subject) follows the bridge to the sentence that answers, and states the chain."""
+
+    OTHER = kb_document(
+        "harbour",
+        "The old harbour of Kestrel Bay handles fishing boats and ferries. The harbour employs 340 people.",
+        0.5,
+        title="Kestrel Bay harbour",
+    )
+    LANTERN_STORE = kb_document(
+        "lantern",
+        "Lantern is a small key-value store for embedded devices. The project was started in 2011 by Maria Lindqvist "
+        "and Tomas Berg in Uppsala. Its storage engine keeps every record in a log-structured file.",
+        0.3,
+        title="Lantern",
+    )
+
+    def test_a_span_not_of_the_asked_kind_is_a_bridge_to_the_answer(self):
+        # "Where?" asks for a place; the first sentence gives a year ("first published in 2011"): the press that
+        # published her is the bridge, and its chunk says where it is based.
+        author = kb_document(
+            "renberg",
+            "Tove Renberg (born March 3, 1981) is a Veltish author who was first published in 2011. Her first novel "
+            "was put out by Copperfield Lantern.",
+            0.6,
+            title="Tove Renberg",
+        )
+        press = kb_document(
+            "press",
+            "Copperfield Lantern is an independent publishing house based in Dunmore, Vermont.",
+            0.4,
+            title="Copperfield Lantern",
+        )
+        out = answer("Tove Renberg was first published by a press that is based where?", [author, press, self.OTHER])
+        assert [part["short_answer"] for part in out["parts"]] == ["Dunmore, Vermont"]
+        (part,) = out["parts"]
+        assert part["features"]["found_chain"] == 1.0
+        reply = out["replies"][0]
+        assert "Copperfield Lantern is an independent publishing house based in Dunmore, Vermont [2]" in reply
+
+    def test_the_questions_own_subject_is_a_bridge_to_the_answer(self):
+        # The first sentence is about the skier the question names; its span is her own (longer) name. The town she
+        # is from is the bridge, and the census sentence of its chunk answers, not the town's name.
+        skier = kb_document(
+            "olsberg",
+            "Marit Anne Olsberg-Kvale (born 4 May 1970) is a retired cross-country skier from Brennvik.",
+            0.6,
+            title="Marit Olsberg-Kvale",
+        )
+        town = kb_document(
+            "brennvik",
+            "At the 2015 census, the fishing town of Brennvik had a population of 4,212.",
+            0.4,
+            title="Brennvik",
+        )
+        out = answer(
+            "At the 2015 census, what was the population of the town where Marit Olsberg-Kvale was born?",
+            [skier, town, self.OTHER, self.LANTERN_STORE],
+        )
+        assert [part["short_answer"] for part in out["parts"]] == ["4,212"]
+        # The chain is stated in one line: the skier's sentence, then the town's.
+        assert (
+            "Marit Anne Olsberg-Kvale (born 4 May 1970) is a retired cross-country skier from Brennvik [1]; At the "
+            "2015 census, the fishing town of Brennvik had a population of 4,212 [2]." in out["replies"][0]
+        )
