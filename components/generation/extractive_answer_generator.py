@@ -462,11 +462,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 chosen.append((hop.sentence, hop.score))
             # The first hop's span named the bridge the chain crossed, and a later hop is a sentence of the chunk
             # about that bridge (its title names it) that adds to the question: the short answer is what it says.
-            # So too when that span is only where the answer stopped: no name of the kind the question asks for
-            # (a date for "where") or no more than what the question is about (`_stopped_short`).
-            if hops and (
-                not span or _stopped_short(span, shorts, part, question, first) or _terms_of(span) & hops[0].bridge
-            ):
+            if hops and (not span or _terms_of(span) & hops[0].bridge):
                 hop_span, number, gain = "", 0, 0.0
                 for position, hop in enumerate(hops):
                     gain += hop.gain
@@ -477,8 +473,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     found = hop.span
                     if not found and not part.wants_span and (part.focus or part.kind in PHRASE_KINDS):
                         crossed = _brought_in(first, *(earlier.sentence for earlier in hops[:position]))
-                        # The bridge the hop crossed to (its chunk's title: "Young") is not what it says of it.
-                        asked_terms = question.question_terms | crossed | hop.sentence.heading
+                        asked_terms = question.question_terms | crossed
                         found = phrase_span(hop.sentence.text, part, asked_terms, self._model, scoring)
                     if found:
                         hop_span, number, last = found, hop.sentence.number, position
@@ -1442,24 +1437,6 @@ def _brought_in(*sentences: _Sentence) -> frozenset[str]:
 def _anchors(doc: Any, question_terms: frozenset[str]) -> list[int]:
     """The positions of the words of `doc`, stop words aside, whose stem the question holds."""
     return [token.i for token in doc if not token.is_stop and not question_terms.isdisjoint(terms(token.lower_)[:1])]
-
-
-def _stopped_short(
-    span: str, shorts: dict[int, tuple[str, int, str]], part: QuestionPart, question: Any, first: _Sentence
-) -> bool:
-    """Whether the first part's span is where a multi-hop answer stopped rather than its answer: the part asks for
-    a kind of name and the span was not found as one ("born October 5, 1979" for "based where?"), or the span names
-    what the question is about: no more than the question's own names, or the subject of the first sentence's chunk
-    that the question names ("Kerry-Anne Saxby" from the chunk titled "Kerry Saxby", for "the population of the
-    city where Kerry Saxby was born")."""
-    if not span or 0 not in shorts:
-        return False
-    if part.labels and shorts[0][2] != "entity":
-        return True
-    held = _terms_of(_folded(span))
-    if first.heading and first.heading <= question.question_terms and first.heading <= held:
-        return True
-    return _repeats_question(_folded(span), frozenset(terms(_folded(question.question))))
 
 
 def _repeats_question(text: str, question_terms: frozenset[str]) -> bool:
