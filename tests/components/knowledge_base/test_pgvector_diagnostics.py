@@ -9,7 +9,6 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
 import pytest
 
 from components.knowledge_base import pgvector_index
