@@ -39,7 +39,7 @@ from components.knowledge_base.store import ChunkRecord, DocumentRecord, Knowled
 from components.settings import get_settings, reload_settings
 from components.text.analyzer import term_counts, terms
 from ingest.demo import DEMO_CORPUS_DIR
-from pipelines.bench_backends import KeywordFloor, _one_blas_thread, _seal, timed
+from pipelines.bench_backends import KeywordFloor, one_blas_thread, seal, timed
 from pipelines.catalog import PipelineCatalog
 from pipelines.evaluation.charts import new_chart, save_chart
 from pipelines.evaluation.metrics import percentile
@@ -243,7 +243,7 @@ def _build(kb: Any, base: ScaleBase, entry: dict, out: Out, save: Callable[[dict
     write_s = time.monotonic() - started
     started = time.monotonic()
     out(f"  {kb.index.backend}: building indexes…")
-    _seal(kb, base.vectors[0])
+    seal(kb, base.vectors[0])
     seal_s = time.monotonic() - started
     entry = {"chunks": base.size, "real": base.real, "written": total, "write_s": round(write_s, 1),
              "seal_s": round(seal_s, 1), "chunks_per_s": round(total / max(write_s, 1e-9), 1),
@@ -569,7 +569,7 @@ def bench_scale(
                     kb, entry = _build(kb, base, manifest.get(key, {}), out, save)
                     reference = _keyword_reference(kb, base, out) if backend == "pgvector" else base
                     memory = _load_keyword_memory(kb, out) if backend == "pgvector" else {}
-                    with _one_blas_thread():
+                    with one_blas_thread():
                         measured = _measure(backend, kb, base, asked, vectors, warm, out, reference)
                     row[backend] = {**entry, **_disk_size(kb, folder), **measured, **memory,
                                     "keyword_reference": "stored counts" if reference is not base else "analyzer"}
