@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -186,17 +186,9 @@ class Reader:
         inherited = self.scope_names(outer, set()) if outer is not None else set()  # type: ignore[arg-type]
         names = self.scope_names(scope, inherited)
         for node in self.scope_nodes(scope):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Name)
-                and node.func.id in {"getattr", "setattr", "hasattr", "delattr"}
-                and len(node.args) >= 2
-                and isinstance(node.args[1], ast.Constant)
-                and isinstance(node.args[1].value, str)
-                and private(node.args[1].value)
-                and self.is_third_party(node.args[0], names)
-            ):
-                self.found.add((node.lineno, f"uses {ast.unparse(node.args[0])}.{node.args[1].value}"))
+            by_name = named_member(node)
+            if by_name is not None and private(by_name[1]) and self.is_third_party(by_name[0], names):
+                self.found.add((node.lineno, f"uses {ast.unparse(by_name[0])}.{by_name[1]}"))
             if not isinstance(node, ast.Attribute) or not private(node.attr):
                 continue
             if self.is_third_party(node.value, names):
@@ -205,6 +197,20 @@ class Reader:
                 cls = self.third_party_class(node)
                 if cls is not None and node.attr not in own_attributes(cls):
                     self.found.add((node.lineno, f"uses {ast.unparse(node)} (inherited from a dependency)"))
+
+
+def named_member(node: ast.AST) -> tuple[ast.expr, str] | None:
+    """`(obj, "name")` for `getattr(obj, "name", ...)` (and `setattr`, `hasattr`, `delattr`)."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in {"getattr", "setattr", "hasattr", "delattr"}
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ):
+        return node.args[0], node.args[1].value
+    return None
 
 
 def bound_names(target: ast.AST) -> Iterator[str]:
@@ -220,28 +226,20 @@ def bound_names(target: ast.AST) -> Iterator[str]:
 
 def own_attributes(cls: ast.ClassDef) -> set[str]:
     """The names a class defines itself: methods, class attributes, and `self.x = ...` in its methods."""
-    names: set[str] = set()
-    for node in ast.walk(cls):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node is not cls:
-            names.add(node.name)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.ctx, ast.Store)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == "self"
-        ):
-            names.add(node.attr)
-    return names
+    return defined_names(cls) - {cls.name}
 
 
 def private_uses(root: Path) -> list[str]:
     """`file:line what` for every private use of a third-party member in the product's modules under `root`."""
+    return uses_in(root, lambda tree: Reader(tree).read())
+
+
+def uses_in(root: Path, read: Callable[[ast.Module], list[tuple[int, str]]]) -> list[str]:
+    """`file:line what` for what `read` finds in each of the product's modules under `root`."""
     found = []
     for path in module_files(root).values():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        found.extend(f"{path.relative_to(root)}:{line} {what}" for line, what in Reader(tree).read())
+        found.extend(f"{path.relative_to(root)}:{line} {what}" for line, what in read(tree))
     return found
 
 
@@ -252,9 +250,13 @@ NOT_YET_REPLACED: frozenset[str] = frozenset()
 
 
 def test_the_product_uses_no_private_member_of_a_dependency() -> None:
-    found = private_uses(ROOT)
-    assert [use for use in found if without_line(use) not in NOT_YET_REPLACED] == []
-    assert sorted(NOT_YET_REPLACED - {without_line(use) for use in found}) == []  # replaced: take it off the list
+    assert_only_listed(private_uses(ROOT), NOT_YET_REPLACED)
+
+
+def assert_only_listed(found: list[str], listed: frozenset[str]) -> None:
+    """Every use found is listed (by file and use), and every listed one is still found."""
+    assert [use for use in found if without_line(use) not in listed] == []
+    assert sorted(listed - {without_line(use) for use in found}) == []  # replaced: take it off the list
 
 
 def without_line(use: str) -> str:
@@ -360,9 +362,9 @@ def own_module(module: str) -> bool:
     return module.split(".")[0] in PACKAGES
 
 
-def defined_names(tree: ast.Module) -> set[str]:
-    """What a module defines: its functions and classes, the names it assigns (class attributes and fields too), and
-    the attributes its methods assign on `self` or `cls`."""
+def defined_names(tree: ast.AST) -> set[str]:
+    """What a module (or class) defines: its functions and classes, the names it assigns (class attributes and fields
+    too), and the attributes its methods assign on `self` or `cls`."""
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -406,20 +408,10 @@ def foreign_private_uses_in(tree: ast.Module) -> list[tuple[int, str]]:
                 elif any(map(private, f"{module}.{alias.name}".lstrip(".").split("."))):
                     found.add((node.lineno, f"imports {module}.{alias.name}"))
     for node in ast.walk(tree):
-        target, member = None, None
-        if isinstance(node, ast.Attribute):
-            target, member = node.value, node.attr
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in {"getattr", "setattr", "hasattr", "delattr"}
-            and len(node.args) >= 2
-            and isinstance(node.args[1], ast.Constant)
-            and isinstance(node.args[1].value, str)
-        ):
-            target, member = node.args[0], node.args[1].value
-        if target is None or not private(member) or member in defined or member in NAMEDTUPLE_API:
+        use = (node.value, node.attr) if isinstance(node, ast.Attribute) else named_member(node)
+        if use is None or not private(use[1]) or use[1] in defined or use[1] in NAMEDTUPLE_API:
             continue
+        target, member = use
         if isinstance(target, ast.Name) and target.id in {"self", "cls"}:
             continue
         if root_name(target) in outside:
@@ -430,17 +422,11 @@ def foreign_private_uses_in(tree: ast.Module) -> list[tuple[int, str]]:
 
 def foreign_private_uses(root: Path) -> list[str]:
     """`file:line what` for every use of another product module's private member in the product under `root`."""
-    found = []
-    for path in module_files(root).values():
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        found.extend(f"{path.relative_to(root)}:{line} {what}" for line, what in foreign_private_uses_in(tree))
-    return found
+    return uses_in(root, foreign_private_uses_in)
 
 
 def test_the_product_uses_no_private_member_of_another_of_its_modules() -> None:
-    found = foreign_private_uses(ROOT)
-    assert [use for use in found if without_line(use) not in OWN_NOT_YET_REPLACED] == []
-    assert sorted(OWN_NOT_YET_REPLACED - {without_line(use) for use in found}) == []  # replaced: take it off the list
+    assert_only_listed(foreign_private_uses(ROOT), OWN_NOT_YET_REPLACED)
 
 
 @pytest.mark.parametrize(
