@@ -156,7 +156,7 @@ class SyntheticBase:
             yield document, chunks
 
 
-def _one_blas_thread() -> Any:
+def one_blas_thread() -> Any:
     """One BLAS thread for the numpy floor: on two shared cores, BLAS's own threads spin against each other
     (measured here: 23 ms for a 10k x 384 product with the default threads, 0.9 ms with one)."""
     try:
@@ -224,7 +224,7 @@ class _CopyFloor:
         self.conn.close()
 
 
-def _seal(store: Any, probe: np.ndarray, limit_s: float = 90.0) -> None:
+def seal(store: Any, probe: np.ndarray, limit_s: float = 90.0) -> None:
     """What each engine needs after a bulk load before it answers at full speed, and the wait until it does."""
     # pgvector builds its indexes once, after the writes; Milvus flushes and waits for its index build.
     store.ensure_vector_index()
@@ -258,7 +258,7 @@ def _bench_backend(backend: str, base: SyntheticBase, folder: Path, out: Out, fl
             store.upsert_document(document, chunks)
             write_s += time.perf_counter() - started
         started = time.perf_counter()
-        _seal(store, base.vectors[0])
+        seal(store, base.vectors[0])
         seal_s = time.perf_counter() - started
         dense_ms, dense_hits = _time([lambda q=q: store.dense_search(q, TOP_K) for q in base.dense_queries])
         keyword_ms, _ = _time([lambda q=q: store.keyword_search(q, TOP_K) for q in base.keyword_queries])
@@ -333,7 +333,7 @@ def bench_backends(backends: list[str], sizes: list[int], queries: int, out: Cal
             base = SyntheticBase(size, queries)
             built = time.perf_counter() - started
             out(f"{size:,} chunks (synthetic, built in {built:.1f} s), {queries} queries, top {TOP_K}")
-            with _one_blas_thread():
+            with one_blas_thread():
                 dense_ms, _ = _time([lambda q=q, b=base: b.numpy_dense(q) for q in base.dense_queries])
                 keyword_ms, _ = _time([lambda q=q, b=base: b.numpy_keyword(q) for q in base.keyword_queries])
             floor = {

@@ -52,13 +52,13 @@ class EndlessUpstream:
                 return
 
             def do_GET(self) -> None:  # noqa: N802
-                upstream._endless(self)
+                upstream.serve_endless(self)
 
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length") or 0)
                 if length:
                     self.rfile.read(length)
-                upstream._endless(self)
+                upstream.serve_endless(self)
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
@@ -76,7 +76,10 @@ class EndlessUpstream:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def _endless(self, handler: BaseHTTPRequestHandler) -> None:
+    def serve_endless(self, handler: BaseHTTPRequestHandler) -> None:
+        """Answer `handler`'s request with a 200 whose JSON body never ends, at most `rate_bytes_s`, until the client
+        hangs up or the server stops (counted in `requests`, `open` and `bytes_sent`); then close the connection.
+        The answer its request handler gives every GET and POST."""
         with self._lock:
             self.requests += 1
             self.open += 1

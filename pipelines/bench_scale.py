@@ -37,10 +37,9 @@ from components.knowledge_base.factory import document_store_for, knowledge_base
 from components.knowledge_base.search import KnowledgeBaseSearch
 from components.knowledge_base.store import ChunkRecord, DocumentRecord, KnowledgeBaseUnavailable
 from components.settings import get_settings, reload_settings
-from components.text import bm25
 from components.text.analyzer import term_counts, terms
 from ingest.demo import DEMO_CORPUS_DIR
-from pipelines.bench_backends import KeywordFloor, _one_blas_thread, _seal, timed
+from pipelines.bench_backends import KeywordFloor, one_blas_thread, seal, timed
 from pipelines.catalog import PipelineCatalog
 from pipelines.evaluation.charts import new_chart, save_chart
 from pipelines.evaluation.metrics import percentile
@@ -142,12 +141,8 @@ def _keyword_reference(kb: Any, base: ScaleBase, out: Out) -> Any:
 
 def _stored_counts(kb: Any) -> StoredCounts:
     """The exact BM25 over the term counts a pgvector base stores."""
-    index = kb.index
-    with index._connection() as conn:
-        rows = conn.execute(index._q(
-            "SELECT chunk_id, term_counts FROM {chunk_terms} WHERE term_total > 0 ORDER BY chunk_id"
-        )).fetchall()
-    return StoredCounts([str(row[0]) for row in rows], [dict(row[1]) for row in rows])
+    rows = kb.index.stored_term_counts()
+    return StoredCounts([chunk_id for chunk_id, _ in rows], [counts for _, counts in rows])
 
 
 def _prepare(corpus: ScaleCorpus, cache: EmbeddingCache, size: int, out: Out) -> list[tuple]:
@@ -248,7 +243,7 @@ def _build(kb: Any, base: ScaleBase, entry: dict, out: Out, save: Callable[[dict
     write_s = time.monotonic() - started
     started = time.monotonic()
     out(f"  {kb.index.backend}: building indexes…")
-    _seal(kb, base.vectors[0])
+    seal(kb, base.vectors[0])
     seal_s = time.monotonic() - started
     entry = {"chunks": base.size, "real": base.real, "written": total, "write_s": round(write_s, 1),
              "seal_s": round(seal_s, 1), "chunks_per_s": round(total / max(write_s, 1e-9), 1),
@@ -294,66 +289,35 @@ def _pgvector_alternatives(
     """Dense at several ef_search values and exact; keyword by ts_rank, by every posting, and by the cut-off (run
     from the client a statement per step, and as the one statement the index sends); the index's own calls, without
     the knowledge base's document lookup."""
-    from psycopg import sql
-
     index = kb.index
     result: dict[str, Any] = {"dense": {}, "keyword": {}}
-    saved = pgvector_index._EF_SEARCH_MIN
+    saved = index.ef_search_min
     try:
         for ef in EF_SEARCH:
-            pgvector_index._EF_SEARCH_MIN = ef
+            index.ef_search_min = ef
             timings, hits = timed([lambda v=v: kb.dense_search(v, TOP_K) for v in vectors],
                                    [lambda v=v: kb.dense_search(v, TOP_K) for v in vectors[:WARM]])
             result["dense"][f"hnsw ef_search {ef}"] = {
                 **_summary("dense", timings), "recall_at_10": _dense_recall(base, vectors, hits)
             }
     finally:
-        pgvector_index._EF_SEARCH_MIN = saved
-    exact_sql = index._q("SELECT id FROM {table} ORDER BY (embedding <=> %s) + 0 LIMIT %s")
+        index.ef_search_min = saved
 
-    def exact(vector: np.ndarray) -> list:
-        with index._connection() as conn:
-            return conn.execute(exact_sql, (vector, TOP_K)).fetchall()
+    def exact(vector: np.ndarray) -> list[str]:
+        return index.exact_nearest(vector, TOP_K)
 
     timings, _ = timed([lambda v=v: exact(v) for v in vectors], [lambda v=v: exact(v) for v in vectors[:WARM]])
     result["dense"]["exact (no index)"] = {**_summary("dense", timings), "recall_at_10": 1.0}
 
-    ts_rank = index._q(
-        """
-        WITH q AS (
-            SELECT (SELECT string_agg('''' || replace(replace(t, '\\', '\\\\'), '''', '''''') || '''', ' | ')
-                    FROM unnest(tsvector_to_array(to_tsvector('english'::regconfig, %s))) AS t)::tsquery AS tsq
-        ) SELECT s.chunk_id, ts_rank(s.tsv, q.tsq, 33) AS score FROM {chunk_terms} s, q WHERE s.tsv @@ q.tsq
-        ORDER BY score DESC, s.chunk_id LIMIT %s
-        """
-    )
-
     def by_ts_rank(query: str) -> list[tuple[str, float]]:
-        with index._connection() as conn:
-            return [(row[0], float("-inf")) for row in conn.execute(ts_rank, (query, TOP_K)).fetchall()]
+        return [(chunk_id, float("-inf")) for chunk_id in pgvector_index.keyword_by_ts_rank(index, query, TOP_K)]
 
     def every_posting(query: str) -> list[tuple[str, float]]:
-        wanted = sorted(set(terms(query)))
-        statistics = kb.term_statistics(wanted)
-        if statistics is None:
-            return []
-        idf = {t: bm25.idf(statistics.n_chunks, min(df, statistics.n_chunks)) for t, df in statistics.df.items() if df}
-        with index._connection() as conn:
-            return index._postings.search(conn, idf, TOP_K, statistics.avg_terms, sql.SQL(""), ())
+        return pgvector_index.keyword_every_posting(index, query, TOP_K)
 
     def cut_off_steps(query: str) -> list[tuple[str, float]]:
         """The cut-off run from the client, a statement per step, then the rows (the index's former path)."""
-        wanted = sorted(set(terms(query)))
-        with index._connection() as conn:
-            statistics = index._statistics(conn, wanted)
-            if statistics is None:
-                return []
-            n = statistics.n_chunks
-            idf = {t: bm25.idf(n, min(df, n)) for t, df in statistics.df.items() if df}
-            top = index._postings.search(conn, idf, TOP_K, statistics.avg_terms)
-            conn.execute(index._q("SELECT id, content, meta FROM {table} WHERE id = ANY(%s)"),
-                         ([chunk_id for chunk_id, _ in top],)).fetchall()
-        return top
+        return pgvector_index.keyword_cut_off_steps(index, query, TOP_K)
 
     cap = index.keyword_index_max_postings
 
@@ -387,8 +351,8 @@ def _server_cpu(index: Any, queries: list[str]) -> list[float] | None:
     """Milliseconds of CPU the database server spends on each question's keyword search function: what the search
     costs whatever else runs on the machine (wall time under load is mostly waiting for a core). Read from the
     server process's scheduler statistics, so only for a server on this machine (None otherwise)."""
-    with index._connection() as conn:
-        stat = Path(f"/proc/{conn.info.backend_pid}/schedstat")
+    with pgvector_index.keyword_function_session(index) as (backend_pid, search):
+        stat = Path(f"/proc/{backend_pid}/schedstat")
         if not stat.exists():
             return None
 
@@ -396,11 +360,11 @@ def _server_cpu(index: Any, queries: list[str]) -> list[float] | None:
             return int(stat.read_text().split()[0]) / 1e6
 
         for query in queries[:WARM]:
-            index._postings.search_on_server(conn, sorted(set(terms(query))), TOP_K)
+            search(query, TOP_K)
         spent = []
         for query in queries:
             started = used()
-            index._postings.search_on_server(conn, sorted(set(terms(query))), TOP_K)
+            search(query, TOP_K)
             spent.append(used() - started)
     return spent
 
@@ -434,13 +398,7 @@ def _keyword_both_ways(kb: Any, queries: list[str], warm: list[str]) -> tuple[li
     question meant for the in-memory index was answered on the database (a stale copy would measure the other)."""
     index = kb.index
     cap = index.keyword_index_max_postings
-    answered: list[bool] = []
-    in_memory = index._keyword_in_memory
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        found = in_memory(*args, **kwargs)
-        answered.append(found is not None)
-        return found
+    answered: list[bool] = []  # per question: whether the in-memory index answered its search meant for it
 
     def on(limit: int) -> Callable[[str], Any]:
         def search(query: str) -> Any:
@@ -457,16 +415,15 @@ def _keyword_both_ways(kb: Any, queries: list[str], warm: list[str]) -> tuple[li
         database(query)
     timings: dict[str, list[float]] = {"memory": [], "database": []}
     hits: dict[str, list[Any]] = {"memory": [], "database": []}
-    index._keyword_in_memory = spy
-    try:
-        for query in queries:
-            for name, call in (("memory", memory), ("database", database)):
-                started = time.perf_counter()
-                hits[name].append(call(query))
-                timings[name].append((time.perf_counter() - started) * 1000.0)
-    finally:
-        del index._keyword_in_memory
-    if cap > 0 and index.keyword_memory.current(cap) is not None and not all(answered[::2]):
+    for query in queries:
+        for name, call in (("memory", memory), ("database", database)):
+            before = index.keyword_answers_from_memory
+            started = time.perf_counter()
+            hits[name].append(call(query))
+            timings[name].append((time.perf_counter() - started) * 1000.0)
+            if name == "memory" and terms(query):  # a question without terms is answered by neither
+                answered.append(index.keyword_answers_from_memory > before)
+    if cap > 0 and index.keyword_memory.current(cap) is not None and not all(answered):
         raise RuntimeError("the in-memory keyword index went stale while it was measured")
     return timings["memory"], hits["memory"], timings["database"], hits["database"]
 
@@ -612,7 +569,7 @@ def bench_scale(
                     kb, entry = _build(kb, base, manifest.get(key, {}), out, save)
                     reference = _keyword_reference(kb, base, out) if backend == "pgvector" else base
                     memory = _load_keyword_memory(kb, out) if backend == "pgvector" else {}
-                    with _one_blas_thread():
+                    with one_blas_thread():
                         measured = _measure(backend, kb, base, asked, vectors, warm, out, reference)
                     row[backend] = {**entry, **_disk_size(kb, folder), **measured, **memory,
                                     "keyword_reference": "stored counts" if reference is not base else "analyzer"}
@@ -723,7 +680,7 @@ def _cpu_both_ways(kb: Any, queries: list[str]) -> dict[str, list[float]]:
     for a server on this machine that nothing else uses while it runs), what a question costs whatever else runs."""
     index = kb.index
     cap = index.keyword_index_max_postings
-    with index._connection() as conn:
+    with kb.registry.connection() as conn:
         statement = "SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend'"
         pids = [row[0] for row in conn.execute(statement)]
     stats = [Path(f"/proc/{pid}/schedstat") for pid in pids]

@@ -68,6 +68,7 @@ from components.knowledge_base.postings_index import KeywordPostings
 from components.knowledge_base.registry import keyset_pages, pooled_connection, select_by_ids
 from components.knowledge_base.store import KnowledgeBaseUnavailable, TermStatistics
 from components.settings import get_settings
+from components.text import bm25
 from components.text.analyzer import term_counts
 from components.text.analyzer import terms as analyzer_terms
 
@@ -151,6 +152,9 @@ class PgvectorChunkIndex(ChunkIndex):
     index.write(documents, evidence)
     hits = index.dense(query_vector, 10, filters={"field": "meta.doc_type", "operator": "==", "value": "pdf"})
     ```
+
+    `ef_search_min` (public, may be changed on an open index) is the fewest HNSW candidates an unfiltered dense search
+    takes (`hnsw.ef_search`; more when the limit asks for more): a benchmark sets it to measure recall against cost.
     """
 
     backend = "pgvector"
@@ -178,6 +182,7 @@ class PgvectorChunkIndex(ChunkIndex):
         if keyword_index_max_postings is None:
             keyword_index_max_postings = get_settings().keyword_index_max_postings
         self.keyword_index_max_postings = max(0, int(keyword_index_max_postings))
+        self.ef_search_min = _EF_SEARCH_MIN
         self.document_store = document_store
         self.collection = str(document_store.table_name)
         self.schema = str(document_store.schema_name)
@@ -219,6 +224,8 @@ class PgvectorChunkIndex(ChunkIndex):
         self._sealed = False  # no deferred index left to build without being asked
         self._index_build: threading.Thread | None = None
         self._next_index_check = 0.0
+        self._answers_lock = threading.Lock()
+        self._answered_from_memory = 0
         self._open()
 
     @property
@@ -420,7 +427,7 @@ class PgvectorChunkIndex(ChunkIndex):
         template = (
             "SELECT id, content, meta, 1 - (embedding <=> %s) AS cosine FROM {table}{where} ORDER BY {order} LIMIT %s"
         )
-        floor, per_row = (_EF_SEARCH_FILTERED, _EF_SEARCH_FILTERED_PER_ROW) if filtered else (_EF_SEARCH_MIN, 2)
+        floor, per_row = (_EF_SEARCH_FILTERED, _EF_SEARCH_FILTERED_PER_ROW) if filtered else (self.ef_search_min, 2)
         ef_search = min(1000, max(floor, per_row * limit))
 
         def statement(order: str) -> sql.Composed:
@@ -459,6 +466,8 @@ class PgvectorChunkIndex(ChunkIndex):
         vector = [] if query_embedding is None else [np.asarray(query_embedding, dtype=np.float32).reshape(-1)]
         found = self._keyword_in_memory(wanted, limit, filters, cosine, vector)
         if found is not None:
+            with self._answers_lock:
+                self._answered_from_memory += 1
             return found
         if not filters:
             # One statement: the server-side function reads the statistics and finds the top k (the same steps as
@@ -535,6 +544,13 @@ class PgvectorChunkIndex(ChunkIndex):
             IndexHit(self._document(row), scores[row[0]], ScoreKind.BM25, None if row[3] is None else float(row[3]))
             for row in found
         ]
+
+    @property
+    def keyword_answers_from_memory(self) -> int:
+        """How many `keyword` searches this index has answered from the in-memory copy of the postings (the others
+        were answered on the database): what a measurement of that path checks it measured."""
+        with self._answers_lock:
+            return self._answered_from_memory
 
     def warm_keyword(self) -> None:
         """Start loading the in-memory copy of the keyword postings in the background (when allowed and not
@@ -635,6 +651,25 @@ class PgvectorChunkIndex(ChunkIndex):
             (wanted,),
         ).fetchone()
         return None if row is None else _term_statistics(wanted, *row)
+
+    def stored_term_counts(self) -> list[tuple[str, dict[str, int]]]:
+        """Every chunk's stored analyzer term counts (those keyword search scores), `(chunk_id, counts)` by chunk id,
+        chunks without terms left out: what an exact BM25 reference is computed from, whichever analyzer wrote them.
+        Reads the whole side table."""
+        with self._connection() as conn:
+            rows = conn.execute(
+                self._q("SELECT chunk_id, term_counts FROM {chunk_terms} WHERE term_total > 0 ORDER BY chunk_id")
+            ).fetchall()
+        return [(str(row[0]), dict(row[1])) for row in rows]
+
+    def exact_nearest(self, embedding: np.ndarray, limit: int) -> list[str]:
+        """The ids of the `limit` chunks nearest `embedding` by cosine distance, exactly (every row read, no
+        approximate index): the reference `dense`'s recall is measured against. Its cost grows with the table."""
+        vector = np.asarray(embedding, dtype=np.float32).reshape(-1)
+        statement = self._q("SELECT id FROM {table} ORDER BY (embedding <=> %s) + 0 LIMIT %s")
+        with self._connection() as conn:
+            rows = conn.execute(statement, (vector, max(1, int(limit)))).fetchall()
+        return [str(row[0]) for row in rows]
 
     # -- the vector index -------------------------------------------------------------------------------------------
 
@@ -871,3 +906,74 @@ def _setting_of(secret: Any) -> str:
     if isinstance(secret, EnvVarSecret):
         return next((name for name in env_var_names(secret)[0] if os.environ.get(name)), "the connection string")
     return "the connection string"
+
+
+# -- diagnostics: the keyword strategies `PgvectorChunkIndex.keyword` was chosen over ---------------------------------
+#
+# For measuring (`research bench --only scale`, docs/search-at-scale.md), never for answering a question: each runs one
+# alternative on an index's own tables, so that a benchmark compares it with the path in use without reaching into the
+# index's internals.
+
+
+def keyword_by_ts_rank(index: PgvectorChunkIndex, query: str, limit: int) -> list[str]:
+    """Diagnostic: the ids of the `limit` chunks PostgreSQL's `ts_rank` (normalisation 33) ranks best for an OR of
+    the question's english lexemes over the stored tsvectors, best first (its score is not BM25's): full-text ranking
+    as the database offers it, which keyword search does not use."""
+    statement = index._q(
+        """
+        WITH q AS (
+            SELECT (SELECT string_agg('''' || replace(replace(t, '\\', '\\\\'), '''', '''''') || '''', ' | ')
+                    FROM unnest(tsvector_to_array(to_tsvector('english'::regconfig, %s))) AS t)::tsquery AS tsq
+        ) SELECT s.chunk_id, ts_rank(s.tsv, q.tsq, 33) AS score FROM {chunk_terms} s, q WHERE s.tsv @@ q.tsq
+        ORDER BY score DESC, s.chunk_id LIMIT %s
+        """
+    )
+    with index._connection() as conn:
+        return [str(row[0]) for row in conn.execute(statement, (query, limit)).fetchall()]
+
+
+def keyword_every_posting(index: PgvectorChunkIndex, query: str, limit: int) -> list[tuple[str, float]]:
+    """Diagnostic: the exact BM25 top `limit` of the question's analyzer terms, `(chunk_id, score)` best first, found
+    by scoring every posting of the terms (no cut-off; what a filtered search does), after a statistics lookup of its
+    own."""
+    statistics = index.term_statistics(sorted(set(analyzer_terms(query or ""))))
+    if statistics is None:
+        return []
+    with index._connection() as conn:
+        return index._postings.search(conn, _idf(statistics), limit, statistics.avg_terms, sql.SQL(""), ())
+
+
+def keyword_cut_off_steps(index: PgvectorChunkIndex, query: str, limit: int) -> list[tuple[str, float]]:
+    """Diagnostic: the BM25 top `limit`, `(chunk_id, score)` best first, by the cut-off over the impact-ordered
+    postings run from the client a statement per step (the statistics, each step of `KeywordPostings.search`, then
+    the rows read by id): the index's former path, which the one server-side statement replaced."""
+    wanted = sorted(set(analyzer_terms(query or "")))
+    with index._connection() as conn:
+        statistics = index._statistics(conn, wanted)
+        if statistics is None:
+            return []
+        top = index._postings.search(conn, _idf(statistics), limit, statistics.avg_terms)
+        conn.execute(index._q("SELECT id, content, meta FROM {table} WHERE id = ANY(%s)"),
+                     ([chunk_id for chunk_id, _ in top],)).fetchall()
+    return top
+
+
+@contextmanager
+def keyword_function_session(
+    index: PgvectorChunkIndex,
+) -> Iterator[tuple[int, Callable[[str, int], list[tuple[str, float]]]]]:
+    """Diagnostic: one pooled connection held open, as `(server process id, search)`, where `search(query, limit)`
+    calls the server-side keyword function on that connection alone (`(chunk_id, score)` best first, no rows read):
+    for measuring what the function costs the database server, by that process's CPU time."""
+    with index._connection() as conn:
+
+        def search(query: str, limit: int) -> list[tuple[str, float]]:
+            return index._postings.search_on_server(conn, sorted(set(analyzer_terms(query or ""))), limit)
+
+        yield int(conn.info.backend_pid), search
+
+
+def _idf(statistics: TermStatistics) -> dict[str, float]:
+    """BM25's IDF of each term some chunk holds, as keyword search computes it."""
+    n = statistics.n_chunks
+    return {term: bm25.idf(n, min(df, n)) for term, df in statistics.df.items() if df}

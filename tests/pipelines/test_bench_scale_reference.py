@@ -108,12 +108,14 @@ def test_keyword_search_is_measured_both_ways_and_a_stale_copy_is_refused(databa
         memory = kb.index.keyword_memory
         assert memory.load(10**9) is not None
         queries = ["valmor quistel", "osk tiravel", "pundric"]
+        answered = kb.index.keyword_answers_from_memory
         in_memory, memory_hits, on_database, database_hits = _keyword_both_ways(kb, queries, ["melsha"])
+        assert kb.index.keyword_answers_from_memory == answered + 4  # the warm-up and each question, in memory only
         assert len(in_memory) == len(on_database) == len(queries)
         for from_memory, from_database, query in zip(memory_hits, database_hits, queries, strict=True):
             assert from_memory and [h.chunk.chunk_id for h in from_memory] == [h.chunk.chunk_id for h in from_database]
             _same([(h.chunk.chunk_id, h.raw_score) for h in from_memory], exact_bm25(COUNTS, query, 10))
-        assert kb.index.keyword_index_max_postings == 10**9 and "_keyword_in_memory" not in vars(kb.index)
+        assert kb.index.keyword_index_max_postings == 10**9
         # A write the copy never sees: its questions go to the database, which the measurement refuses.
         monkeypatch.setattr(memory, "refresh", lambda *_: None)
         writer.upsert_document(DocumentRecord("note", "", "files/note.md", "md", "n"), [
