@@ -43,7 +43,8 @@ NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP"})
 REFERRING_OPENINGS = frozenset({"it", "its", "the", "they", "their", "he", "she", "his", "her"})
 SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mn": 1e6, "billion": 1e9, "bn": 1e9, "b": 1e9}
 _NUMBER = re.compile(r"(\d+(?:[.,]\d+)*)\s*(thousand|million|billion|bn|mn|k|m|b)?\b", re.IGNORECASE)
-_YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d|21\d\d)\b")
+# A year a value or a sentence names (1500-2199).
+YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d|21\d\d)\b")
 _DAY = re.compile(r"\b([0-3]?\d)(?:st|nd|rd|th)?\b")
 # Parsing is the finder's whole cost (spaCy, ~5 ms a sentence on an idle core): at most this many sentences of one
 # document, and in all.
@@ -65,21 +66,24 @@ class _Value:
     document: str
 
 
-def _date_key(text: str) -> tuple[int, int | None, int | None] | None:
-    year = _YEAR.search(text)
+def date_key(text: str) -> tuple[int, int | None, int | None] | None:
+    """A date value as `(year, month, day)` (month and day None when not named) for comparing two sources' values;
+    None without a year."""
+    year = YEAR.search(text)
     if year is None:
         return None
     lower = text.lower()
     month = next((index + 1 for index, name in enumerate(MONTH_NAMES) if re.search(rf"\b{name[:3]}", lower)), None)
     day = None
     if month is not None:
-        rest = _YEAR.sub(" ", text)
+        rest = YEAR.sub(" ", text)
         found = _DAY.search(rest)
         day = int(found.group(1)) if found and 1 <= int(found.group(1)) <= 31 else None
     return int(year.group(1)), month, day
 
 
-def _amount_key(text: str) -> float | None:
+def amount_key(text: str) -> float | None:
+    """An amount as one number ("$1.2 billion" -> 1.2e9; currency signs ignored); None without a number."""
     found = _NUMBER.search(text.replace("$", " ").replace("€", " ").replace("£", " "))
     if found is None:
         return None
@@ -92,7 +96,8 @@ def _amount_key(text: str) -> float | None:
     return value * SCALES.get(scale, 1.0)
 
 
-def _name_key(text: str) -> frozenset[str]:
+def name_key(text: str) -> frozenset[str]:
+    """A name as its set of content words, so that word order and small words do not make two values differ."""
     return frozenset(content_words(text))
 
 
@@ -199,7 +204,7 @@ def _may_hold(sentence: str, kind: str, anchors: frozenset[str]) -> bool:
     """Whether the sentence can hold a value of `kind` at all: a year for a date, a digit or a scale word for an
     amount, a capitalised word that is not the subject's for a name."""
     if kind == "date":
-        return bool(_YEAR.search(sentence))
+        return bool(YEAR.search(sentence))
     if kind == "amount":
         return any(character.isdigit() for character in sentence) or bool(
             set(words(sentence)) & set(SCALES)
@@ -210,9 +215,9 @@ def _may_hold(sentence: str, kind: str, anchors: frozenset[str]) -> bool:
 def _written_values(sentence: str, kind: str, anchors: frozenset[str]) -> set[Any]:
     """The values a sentence may state, read from its characters only: years, numbers, or capitalised words."""
     if kind == "date":
-        return set(_YEAR.findall(sentence))
+        return set(YEAR.findall(sentence))
     if kind == "amount":
-        return {_amount_key(match.group(0)) for match in _NUMBER.finditer(sentence.replace(",", ""))}
+        return {amount_key(match.group(0)) for match in _NUMBER.finditer(sentence.replace(",", ""))}
     words = sentence.split()[1:]
     return {word.strip(".,;:") for word in words if word[:1].isupper() and not set(terms(word)) & anchors}
 
@@ -306,7 +311,7 @@ def _value(doc: Any, number: int, owner: str, kind: str, labels: tuple[str, ...]
         if ent.label_ in wanted and not set(terms(ent.text)) & anchors and ent.text.lower() not in question
     ]
     if kind == "date":
-        candidates = [ent for ent in candidates if _date_key(ent.text)]
+        candidates = [ent for ent in candidates if date_key(ent.text)]
     if not candidates:
         return None
     # The value nearest to an asked word said of the subject ("raised" in "raised 40 million in 2021"), within a
@@ -324,10 +329,10 @@ def _value(doc: Any, number: int, owner: str, kind: str, labels: tuple[str, ...]
     # The years the sentence dates its value to: any year written outside the value itself.
     sentence = doc.text
     outside = sentence[: best.start_char] + " " + sentence[best.end_char :]
-    when = frozenset(int(year) for year in _YEAR.findall(outside)) if kind != "date" else frozenset()
-    key: Any = _date_key(best.text) if kind == "date" else _amount_key(best.text) if kind == "amount" else None
+    when = frozenset(int(year) for year in YEAR.findall(outside)) if kind != "date" else frozenset()
+    key: Any = date_key(best.text) if kind == "date" else amount_key(best.text) if kind == "amount" else None
     if kind == "name":
-        key = _name_key(best.text)
+        key = name_key(best.text)
     if key is None or (kind == "name" and not key):
         return None
     return _Value(best.text.strip(), number, key, kind, when, owner)
@@ -402,7 +407,7 @@ def _event_key(sentence: str) -> tuple[str, frozenset[str], frozenset[str], str]
     object, and the sentence's other values (amounts, counts); then the verb as written. None when the sentence has
     no dated verb."""
     doc = parse(sentence)
-    dates = [ent for ent in doc.ents if ent.label_ in DATE_LABELS and _YEAR.search(ent.text)]
+    dates = [ent for ent in doc.ents if ent.label_ in DATE_LABELS and YEAR.search(ent.text)]
     if not dates:
         return None
     verb = dates[0].root
@@ -426,7 +431,7 @@ def _suspects(facts: list[dict[str, Any]], entity: str) -> set[int]:
     another document dated to another year. Most timelines have none, and parsing is the whole cost."""
     read = []
     for position, fact in enumerate(facts, start=1):
-        years = set(_YEAR.findall(str(fact.get("valid_at") or "")))
+        years = set(YEAR.findall(str(fact.get("valid_at") or "")))
         if years:
             words = {term for term in terms(str(fact.get("fact") or "")) if not term.isdigit()}
             read.append((position, str(fact.get("document_id") or position), years, words))

@@ -43,7 +43,7 @@ from components.model_files import read_json_object
 
 # The inventory an analyst's corpus needs; "other" also holds concepts ("JSON", "CPU") and weak evidence.
 KINDS = ("person", "organization", "place", "product", "work", "event", "other")
-_MODEL_PATH = Path(__file__).with_name("entity_kinds.json")
+DEFAULT_MODEL_PATH = Path(__file__).with_name("entity_kinds.json")
 
 # Nouns an entity is equated with, by the kind they name ("the company X", "X, a physicist", "X is a database").
 # A short list of general English nouns of kind, written from the dictionary sense of each kind (the basic-level
@@ -399,7 +399,7 @@ class KindModel:
         return cls(["other"], [[0.0] * len(FEATURES)], [0.0], 0.0, "neutral")
 
     @classmethod
-    def load(cls, path: Path | str = _MODEL_PATH) -> KindModel:
+    def load(cls, path: Path | str = DEFAULT_MODEL_PATH) -> KindModel:
         """The model the fitting script wrote at `path`; ValueError with one sentence when it cannot be read."""
         data = read_json_object(path, "entity-kind model")
         try:

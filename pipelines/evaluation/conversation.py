@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from components.generation.conflict_finder import _YEAR, _amount_key, _date_key, _name_key, find_conflicts
+from components.generation.conflict_finder import YEAR, amount_key, date_key, find_conflicts, name_key
 from components.generation.follow_up import FollowUpRewriter
 from pipelines.evaluation.questions import load_jsonl
 
@@ -76,12 +76,12 @@ def score_follow_ups(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _value_key(text: str) -> tuple[str, Any]:
     """A value in the form it is compared in: a date (year, month, day), an amount, or the words of a name."""
-    if _YEAR.search(text) and not re.search(r"\d[\d,.]*\s*(?:thousand|million|billion|bn|mn)\b", text, re.I):
-        return "date", _date_key(text)
-    amount = _amount_key(text)
+    if YEAR.search(text) and not re.search(r"\d[\d,.]*\s*(?:thousand|million|billion|bn|mn)\b", text, re.I):
+        return "date", date_key(text)
+    amount = amount_key(text)
     if amount is not None:
         return "amount", amount
-    return "name", _name_key(text)
+    return "name", name_key(text)
 
 
 def _matches(planted: str, found: str) -> bool:

@@ -36,7 +36,7 @@ from urllib.parse import parse_qsl
 from components.database import DatabaseUnavailable
 from components.graph.extraction import LanguageExtractor
 from components.graph.kinds import (
-    _MODEL_PATH,
+    DEFAULT_MODEL_PATH,
     EMBEDDING_PARTS,
     FEATURES,
     KINDS,
@@ -320,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("action", choices=("fit", "check", "dump"))
     parser.add_argument("--corpus", action="append", help="'demo' or a corpus JSONL (repeat with --labels)")
     parser.add_argument("--labels", type=Path, action="append", help="labelled keys JSONL, one per --corpus")
-    parser.add_argument("--out", type=Path, default=_MODEL_PATH, help="where `fit` writes the model")
+    parser.add_argument("--out", type=Path, default=DEFAULT_MODEL_PATH, help="where `fit` writes the model")
     parser.add_argument("--model", type=Path, help="the kind model `check` and `dump` use (default: the shipped one)")
     parser.add_argument(
         "--embeddings",

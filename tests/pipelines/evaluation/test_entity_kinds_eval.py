@@ -134,9 +134,9 @@ def test_the_shipped_kind_model_is_fitted_on_tune_sets_only():
     import re
     from pathlib import Path
 
-    from components.graph.kinds import _MODEL_PATH
+    from components.graph.kinds import DEFAULT_MODEL_PATH
 
-    shipped = json.loads(_MODEL_PATH.read_text(encoding="utf-8"))
+    shipped = json.loads(DEFAULT_MODEL_PATH.read_text(encoding="utf-8"))
     assert shipped["version"] == entity_kinds.VERSION
     fitted_on = shipped["fitted_on"]
     labels = {part["labels"] for part in fitted_on}
