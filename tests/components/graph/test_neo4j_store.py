@@ -272,7 +272,6 @@ class TestDriverLifecycle:
         assert store._driver is new and not new.close.called
         old.close.assert_called()
 
-    @pytest.mark.xfail(strict=True, reason="fixed by the next commit")
     def test_a_call_given_up_before_its_thread_started_never_runs_nor_keeps_the_driver_open(self, monkeypatch):
         import threading
 
