@@ -67,7 +67,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-28"
+EXTRACTOR_VERSION = "spacy-29"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -1088,6 +1088,7 @@ class LanguageExtractor(GraphExtractor):
             # date share one fact of the sentence.
             groups: dict[tuple[Any, ...], list[str]] = {}
             described: dict[str, dict[str, float]] = {}  # each participant's event features (event_confidence)
+            habits: list[str] = []  # participants in an undated habit or description (see below)
             for key, (role, token) in linked.items():
                 # An event noun referring back ("the landing was a milestone") tells of the event, not a state.
                 state = role != "event" and _is_state(token)
@@ -1100,6 +1101,7 @@ class LanguageExtractor(GraphExtractor):
                 own_valid, own_method = self._in_frame(sentence.span, own_valid, own_method, anchor, frame, headline)
                 # A habit or a description in the simple present that nothing dates is no event of that day.
                 if not headline and own_method in ("document", "context") and _habitual(token):
+                    habits.append(key)
                     continue
                 groups.setdefault((own_valid, own_invalid, own_method), []).append(key)
                 described[key] = event_features(
@@ -1118,6 +1120,11 @@ class LanguageExtractor(GraphExtractor):
                     position=index,
                     sentences=len(sentences),
                 )
+            if habits:
+                # Its names stay the graph's entities (a product page or a how-to is told in the simple present: the
+                # Entities page and entity search must still know them), on an undated fact without event features,
+                # so its confidence is 0 and no timeline draws it.
+                groups.setdefault((None, None, "none"), []).extend(habits)
             chunk = locate.find(sentence.offset, sentence.text)
             # Names that take part in no event here (a state, a supposition) still link this passage for the
             # retrieval walk ("X is an American director" is what bridges two passages); with no event at all the
@@ -1142,7 +1149,7 @@ class LanguageExtractor(GraphExtractor):
                         variant=number,
                     )
                 )
-                facts[-1].event_features = {key: described[key] for key in keys}
+                facts[-1].event_features = {key: described[key] for key in keys if key in described}
         used = {key for fact in facts for key in fact.entity_keys}
         embedded = self._embed_names_and_sentences(
             entities, [key for key in entities if key in used], sentences, mentions, chunks
