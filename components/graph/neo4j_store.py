@@ -392,7 +392,9 @@ class Neo4jGraphStore(GraphStore):
                 return
             if self._driver is driver:
                 self._driver = None
-            self._retired[id(driver)] = driver
+                self._retired[id(driver)] = driver
+            # Else it was swapped out already (retired: it stays so), or `close()` closed it: not closed again, since
+            # the driver's `close` is not safe to call while another is under way.
         self._let_go(call)
 
     def _session(self, driver: Any) -> Any:

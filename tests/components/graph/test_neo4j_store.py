@@ -262,7 +262,9 @@ class TestDriverLifecycle:
         release = threading.Event()
 
         def hang(*args, **kwargs):
-            store._driver = new  # meanwhile another caller's deadline swapped the driver and a new one was made
+            with store._driver_lock:  # meanwhile another caller's deadline swapped the driver out, a new one made
+                store._retired[id(old)] = old
+                store._driver = new
             release.wait(5)
 
         old.session.side_effect = hang
@@ -306,7 +308,6 @@ class TestDriverLifecycle:
         finally:
             hung.set()
 
-    @pytest.mark.xfail(strict=True, reason="fixed by the next commit")
     def test_a_driver_the_store_closed_is_not_closed_again_by_a_call_that_then_misses_its_deadline(self):
         import threading
 
