@@ -147,7 +147,6 @@ class TestNeo4jGraphStore:
         with pytest.raises(ValueError, match="fallback_password must be a haystack Secret"):
             Neo4jGraphStore("neo4j://h:7687", fallback_password=SecretStr("plain"))
 
-    @pytest.mark.xfail(strict=True, reason="fixed by the next commit")
     def test_an_empty_password_in_the_settings_env_file_is_no_password(self, monkeypatch, tmp_path):
         import components.graph.factory as factory
 
