@@ -1123,7 +1123,7 @@ class LanguageExtractor(GraphExtractor):
             if habits:
                 # Its names stay the graph's entities (a product page or a how-to is told in the simple present: the
                 # Entities page and entity search must still know them), on an undated fact without event features,
-                # so its confidence is 0 and no timeline draws it.
+                # so its confidence is 0 and a timeline at the fitted threshold does not draw it.
                 groups.setdefault((None, None, "none"), []).extend(habits)
             chunk = locate.find(sentence.offset, sentence.text)
             # Names that take part in no event here (a state, a supposition) still link this passage for the
