@@ -697,6 +697,9 @@ def _habitual(token: Any) -> bool:
     ("the store sells music", "Vexa makes lenses"): a habit or a description, not a happening, when nothing dates
     it."""
     verb = _clause_verb(token)
+    # A word of the name itself that the tagger read as a verb ("Cloud Drives") is not its predicate: that is above.
+    while verb is not None and (verb.i == token.i or verb.ent_type_) and verb.head.i != verb.i:
+        verb = _clause_verb(verb.head)
     return (
         verb.pos_ == "VERB"
         and verb.tag_ in ("VBZ", "VBP")

@@ -753,7 +753,6 @@ class TestWhatIsAnEvent:
         assert habit.text.startswith("Kestrel Appliances makes")
         assert habit.valid_at is None and habit.date_method == "none" and habit.confidence == 0
 
-    @pytest.mark.xfail(strict=True, reason="fixed by the next commit")
     def test_a_word_of_a_name_the_tagger_read_as_a_present_verb_is_no_habit(self):
         # spaCy tags "Drives" in "Orrin Cloud Drives" as a verb in the simple present: the sentence is told in the past.
         graph = extract("The council moved its records, with storage like Lumora or Orrin Cloud Drives underneath.")
