@@ -67,7 +67,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-29"
+EXTRACTOR_VERSION = "spacy-30"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -712,6 +712,9 @@ def _habitual(token: Any) -> bool:
     ("the store sells music", "Vexa makes lenses"): a habit or a description, not a happening, when nothing dates
     it."""
     verb = _clause_verb(token)
+    # A word of the name itself that the tagger read as a verb ("Cloud Drives") is not its predicate: that is above.
+    while verb is not None and (verb.i == token.i or verb.ent_type_) and verb.head.i != verb.i:
+        verb = _clause_verb(verb.head)
     return (
         verb.pos_ == "VERB"
         and verb.tag_ in ("VBZ", "VBP")
@@ -1104,6 +1107,7 @@ class LanguageExtractor(GraphExtractor):
             # date share one fact of the sentence.
             groups: dict[tuple[Any, ...], list[str]] = {}
             described: dict[str, dict[str, float]] = {}  # each participant's event features (event_confidence)
+            habits: list[str] = []  # participants in an undated habit or description (see below)
             for key, (role, token) in linked.items():
                 # An event noun referring back ("the landing was a milestone") tells of the event, not a state.
                 state = role != "event" and _is_state(token)
@@ -1116,6 +1120,7 @@ class LanguageExtractor(GraphExtractor):
                 own_valid, own_method = self._in_frame(sentence.span, own_valid, own_method, anchor, frame, headline)
                 # A habit or a description in the simple present that nothing dates is no event of that day.
                 if not headline and own_method in ("document", "context") and _habitual(token):
+                    habits.append(key)
                     continue
                 groups.setdefault((own_valid, own_invalid, own_method), []).append(key)
                 described[key] = event_features(
@@ -1134,6 +1139,11 @@ class LanguageExtractor(GraphExtractor):
                     position=index,
                     sentences=len(sentences),
                 )
+            if habits:
+                # Its names stay the graph's entities (a product page or a how-to is told in the simple present: the
+                # Entities page and entity search must still know them), on an undated fact without event features,
+                # so its confidence is 0 and a timeline at the fitted threshold does not draw it.
+                groups.setdefault((None, None, "none"), []).extend(habits)
             chunk = locate.find(sentence.offset, sentence.text)
             # Names that take part in no event here (a state, a supposition) still link this passage for the
             # retrieval walk ("X is an American director" is what bridges two passages); with no event at all the
@@ -1158,7 +1168,7 @@ class LanguageExtractor(GraphExtractor):
                         variant=number,
                     )
                 )
-                facts[-1].event_features = {key: described[key] for key in keys}
+                facts[-1].event_features = {key: described[key] for key in keys if key in described}
         used = {key for fact in facts for key in fact.entity_keys}
         embedded = self._embed_names_and_sentences(
             entities, [key for key in entities if key in used], sentences, mentions, chunks

@@ -50,9 +50,10 @@ def graph_store_from_settings(collection: str | None = None, settings: Settings 
 
 def neo4j_password_from_settings(settings: Settings | None = None) -> Secret | None:
     """NEO4J_PASSWORD as the settings read it, the `.env` file included, for a Neo4j store's `fallback_password`
-    (in-process, never serialised: the store's `password` stays the env-var secret)."""
+    (in-process, never serialised: the store's `password` stays the env-var secret); None when unset or empty (a
+    token secret cannot be empty)."""
     stored = (settings or get_settings()).neo4j_password
-    return Secret.from_token(stored.get_secret_value()) if stored is not None else None
+    return Secret.from_token(stored.get_secret_value()) if stored is not None and stored.get_secret_value() else None
 
 
 def check_graph_store(graph_store: GraphStore | None, collection: str | None) -> GraphStore | None:

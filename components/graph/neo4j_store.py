@@ -330,7 +330,7 @@ class Neo4jGraphStore(GraphStore):
 
         def attempt() -> Any:
             try:
-                return work(self._take_driver(call), unit)
+                return work(self._take_driver(call, abandoned), unit)
             finally:
                 self._let_go(call)
 
@@ -347,9 +347,15 @@ class Neo4jGraphStore(GraphStore):
         except (DriverError, Neo4jError) as exc:
             raise self._unavailable(exc) from exc
 
-    def _take_driver(self, call: _Call) -> Any:
-        """The store's driver for `call`, counted as live on it until `_let_go(call)`."""
+    def _take_driver(self, call: _Call, abandoned: threading.Event) -> Any:
+        """The store's driver for `call`, counted as live on it until `_let_go(call)`; `_Abandoned` when the caller
+        gave up before the call's thread started (a busy machine), so that it neither asks the server nor, hung on
+        it, keeps a swapped-out driver from being closed."""
         with self._driver_lock:
+            # Checked under the lock `_abandon` takes after setting `abandoned`: a call either gets here first and
+            # is swapped out with its driver, or finds itself abandoned.
+            if abandoned.is_set():
+                raise _Abandoned("the call missed its deadline before it started")
             call.driver = self._current_driver()
             self._live[id(call.driver)] = self._live.get(id(call.driver), 0) + 1
             return call.driver
@@ -386,7 +392,9 @@ class Neo4jGraphStore(GraphStore):
                 return
             if self._driver is driver:
                 self._driver = None
-            self._retired[id(driver)] = driver
+                self._retired[id(driver)] = driver
+            # Else it was swapped out already (retired: it stays so), or `close()` closed it: not closed again, since
+            # the driver's `close` is not safe to call while another is under way.
         self._let_go(call)
 
     def _session(self, driver: Any) -> Any:

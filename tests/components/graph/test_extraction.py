@@ -76,8 +76,9 @@ class TestLanguageExtractor:
         # documents) was reverted, and a graph it made is re-extracted too; `spacy-28` takes no undated habit in the
         # simple present as an event, and scores facts with `events-5`; `spacy-27` and `spacy-28` kept "Jr." alone
         # as a name, a word that only heads an of-phrase ("Elector" of "Elector of Varnia"), and a count before a
-        # maker's name ("40 Nordvik Aerospace engines") as a designation.
-        old = [f"spacy/spacy-{n}" for n in (28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 15, 14, 11, 10)]
+        # maker's name ("40 Nordvik Aerospace engines") as a designation (`spacy-29`); `spacy-30` keeps the names of
+        # an undated habit as the graph's entities, on an undated fact no timeline draws.
+        old = [f"spacy/spacy-{n}" for n in (29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 15, 14, 11, 10)]
         assert LanguageExtractor().stamp not in old
 
     def test_entities_kinds_and_suffixes(self):
@@ -735,11 +736,30 @@ class TestWhatIsAnEvent:
             "Vellmark Optics sells its lenses in Norway since 2015. Henrik Dahl says the plant is ready.",
             date=dt.date(2019, 2, 14),
         )
-        habit = fact_for(graph, "Vellmark Optics makes")
-        assert "vellmark optics" not in habit.entity_keys and "vellmark optics" in habit.mention_keys  # still linked
+        habit = fact_for(graph, "Vellmark Optics makes")  # the entity's, but undated and on no timeline
+        assert "vellmark optics" in habit.entity_keys and habit.valid_at is None and habit.confidence == 0
         assert "vellmark optics" in fact_for(graph, "Vellmark Optics opened").entity_keys  # a past happening
         assert "vellmark optics" in fact_for(graph, "Vellmark Optics sells").entity_keys  # dated by the sentence
         assert "henrik dahl" in fact_for(graph, "Henrik Dahl says").entity_keys  # a saying is an event
+
+    def test_names_told_only_in_undated_habits_stay_entities_on_no_timeline(self):
+        # A product page or a how-to is told in the simple present: its names are still the graph's entities (the
+        # Entities page, entity search), on an undated fact that no timeline draws as an event.
+        graph = extract(
+            "The Brenvik K2 kettle heats a litre of water in ninety seconds. "
+            "Kestrel Appliances makes the K2 in Tarvo and sells it through Holmgard Stores.",
+            date=dt.date(2024, 5, 1),
+        )
+        assert {"kestrel appliances", "holmgard stores"} <= {entity.key for entity in graph.entities}
+        habit = next(fact for fact in graph.facts if "kestrel appliances" in fact.entity_keys)
+        assert habit.text.startswith("Kestrel Appliances makes")
+        assert habit.valid_at is None and habit.date_method == "none" and habit.confidence == 0
+
+    def test_a_word_of_a_name_the_tagger_read_as_a_present_verb_is_no_habit(self):
+        # spaCy tags "Drives" in "Orrin Cloud Drives" as a verb in the simple present: the sentence is told in the past.
+        graph = extract("The council moved its records, with storage like Lumora or Orrin Cloud Drives underneath.")
+        fact = next(fact for fact in graph.facts if "orrin cloud drives" in fact.entity_keys)
+        assert fact.date_method == "document" and fact.valid_at.iso() == "2019-02-14"
 
     def test_a_dated_description_is_still_a_fact(self):
         graph = extract("Talmont Co. was the largest exporter of the United States in 2005.")

@@ -48,6 +48,17 @@ def fact_record(uuid: str, text: str, valid: str | None, entities: list[tuple[st
     }
 
 
+def wait_until(condition, seconds: float = 2.0) -> bool:
+    import time
+
+    ends = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > ends:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 @pytest.fixture()
 def driver():
     return Mock(spec=Driver)
@@ -135,6 +146,18 @@ class TestNeo4jGraphStore:
         assert store._resolve_password() == "from-env"
         with pytest.raises(ValueError, match="fallback_password must be a haystack Secret"):
             Neo4jGraphStore("neo4j://h:7687", fallback_password=SecretStr("plain"))
+
+    def test_an_empty_password_in_the_settings_env_file_is_no_password(self, monkeypatch, tmp_path):
+        import components.graph.factory as factory
+
+        monkeypatch.delenv("NEO4J_PASSWORD", raising=False)
+        (tmp_path / ".env").write_text("NEO4J_PASSWORD=\n", encoding="utf-8")  # as a copied example file leaves it
+        monkeypatch.chdir(tmp_path)
+        settings = Settings(graph_backend="neo4j", neo4j_uri="neo4j://127.0.0.1:7687")
+        store = graph_store_from_settings("research", settings)
+        assert store._resolve_password() is None
+        monkeypatch.setattr(factory, "get_settings", lambda: settings)
+        assert factory.deserialize_graph_store(store.to_dict())._resolve_password() is None
 
     def test_the_driver_is_made_on_first_use_and_a_missing_server_is_one_quick_sentence(self, monkeypatch):
         import socket
@@ -251,7 +274,9 @@ class TestDriverLifecycle:
         release = threading.Event()
 
         def hang(*args, **kwargs):
-            store._driver = new  # meanwhile another caller's deadline swapped the driver and a new one was made
+            with store._driver_lock:  # meanwhile another caller's deadline swapped the driver out, a new one made
+                store._retired[id(old)] = old
+                store._driver = new
             release.wait(5)
 
         old.session.side_effect = hang
@@ -260,6 +285,63 @@ class TestDriverLifecycle:
         release.set()
         assert store._driver is new and not new.close.called
         old.close.assert_called()
+
+    def test_a_call_given_up_before_its_thread_started_never_runs_nor_keeps_the_driver_open(self, monkeypatch):
+        import threading
+
+        import components.graph.neo4j_store as neo4j_store
+
+        driver = Mock(spec=Driver)
+        store = Neo4jGraphStore("bolt://127.0.0.1:7687", password=None, driver=driver, query_timeout=0.2)
+        store._ready = True
+        hung = threading.Event()
+        driver.session.side_effect = lambda *args, **kwargs: hung.wait(5)  # the server never answers
+        start, late = threading.Event(), []
+        submit = neo4j_store.submit_in_thread
+
+        def started_late(work):
+            late.append(submit(lambda: start.wait(5) and work()))
+            return late[-1]
+
+        monkeypatch.setattr(neo4j_store, "submit_in_thread", started_late)
+        with pytest.raises(GraphUnavailable, match="did not answer within 0.2 s"):
+            store.counts()  # its thread (a busy machine) had not started by the deadline
+        monkeypatch.setattr(neo4j_store, "submit_in_thread", submit)
+        start.set()
+        try:
+            # Once started, it finds the call given up: it asks the server nothing and holds no driver.
+            with pytest.raises(neo4j_store._Abandoned):
+                late[0].result(timeout=2)
+            assert not driver.session.called and not store._live
+            # So the next call that misses its deadline on that driver closes it (which ends its hung read).
+            with pytest.raises(GraphUnavailable, match="did not answer within 0.2 s"):
+                store.counts()
+            assert wait_until(lambda: driver.close.called)
+        finally:
+            hung.set()
+
+    def test_a_driver_the_store_closed_is_not_closed_again_by_a_call_that_then_misses_its_deadline(self):
+        import threading
+
+        driver = Mock(spec=Driver)
+        store = Neo4jGraphStore("bolt://127.0.0.1:7687", password=None, driver=driver, query_timeout=0.5)
+        store._ready = True
+        asked, hung = threading.Event(), threading.Event()
+        driver.session.side_effect = lambda *args, **kwargs: (asked.set(), hung.wait(5))
+        failed = []
+        caller = threading.Thread(target=lambda: pytest.raises(GraphUnavailable, store.counts) and failed.append(1))
+        caller.start()
+        try:
+            assert asked.wait(2)
+            store.close()  # while the call waits on the driver
+            assert driver.close.call_count == 1
+            caller.join(timeout=3)
+            assert failed == [1]  # the call missed its deadline after the close
+            # The neo4j driver's `close` is not safe to call twice at once: the call must not close it again.
+            assert not wait_until(lambda: driver.close.call_count > 1, seconds=0.5)
+            assert not store._retired
+        finally:
+            hung.set()
 
     def test_the_drivers_own_timeout_error_is_not_the_deadline(self, driver):
         driver.session.side_effect = TimeoutError("timed out")
