@@ -15,6 +15,7 @@ from components.graph.factory import graph_store_from_settings
 from components.graph.neo4j_store import Neo4jGraphStore
 from components.graph.store import GraphUnavailable
 from components.settings import Settings
+from tests.components.graph.test_neo4j_contract import wait_for
 
 
 class Transactions:
@@ -46,17 +47,6 @@ def fact_record(uuid: str, text: str, valid: str | None, entities: list[tuple[st
                  "date_method": "stated"},
         "entities": [{"uuid": u, "name": n, "key": n.lower(), "position": i} for i, (u, n) in enumerate(entities)],
     }
-
-
-def wait_until(condition, seconds: float = 2.0) -> bool:
-    import time
-
-    ends = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > ends:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 @pytest.fixture()
@@ -316,7 +306,7 @@ class TestDriverLifecycle:
             # So the next call that misses its deadline on that driver closes it (which ends its hung read).
             with pytest.raises(GraphUnavailable, match="did not answer within 0.2 s"):
                 store.counts()
-            assert wait_until(lambda: driver.close.called)
+            assert wait_for(lambda: driver.close.called)
         finally:
             hung.set()
 
@@ -338,7 +328,7 @@ class TestDriverLifecycle:
             caller.join(timeout=3)
             assert failed == [1]  # the call missed its deadline after the close
             # The neo4j driver's `close` is not safe to call twice at once: the call must not close it again.
-            assert not wait_until(lambda: driver.close.call_count > 1, seconds=0.5)
+            assert not wait_for(lambda: driver.close.call_count > 1, seconds=0.5)
             assert not store._retired
         finally:
             hung.set()
