@@ -346,13 +346,6 @@ def test_own_and_public_members_are_not_found(tmp_path: Path, source: str) -> No
 # The documented API of `collections.namedtuple`, named with an underscore to stay clear of the fields.
 NAMEDTUPLE_API = frozenset({"_asdict", "_field_defaults", "_fields", "_make", "_replace"})
 
-# Private names of the product imported by another of its modules before this check, each still to be given a public
-# name (as above: by file and use; the list only shrinks).
-OWN_NOT_YET_REPLACED: frozenset[str] = frozenset({
-    "components/graph/llm_extraction.py imports components.graph.extraction._ChunkLocator",
-})
-
-
 def own_module(module: str) -> bool:
     return module.split(".")[0] in PACKAGES
 
@@ -421,7 +414,7 @@ def foreign_private_uses(root: Path) -> list[str]:
 
 
 def test_the_product_uses_no_private_member_of_another_of_its_modules() -> None:
-    assert_only_listed(foreign_private_uses(ROOT), OWN_NOT_YET_REPLACED)
+    assert_only_listed(foreign_private_uses(ROOT), frozenset())
 
 
 @pytest.mark.parametrize(

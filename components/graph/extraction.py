@@ -1060,7 +1060,7 @@ class LanguageExtractor(GraphExtractor):
             anchor = self._dateline(sentences)
         sentences = [s for s in sentences if not self._is_dateline(s)]
         entities, mentions = self._entities(sentences, known_names)
-        locate = _ChunkLocator(chunks)
+        locate = ChunkLocator(chunks)
 
         facts: list[Fact] = []
         recent: list[str] = []  # entity keys, most recently named last
@@ -1821,7 +1821,7 @@ class LanguageExtractor(GraphExtractor):
         return found
 
 
-class _ChunkLocator:
+class ChunkLocator:
     """Finds the chunk a sentence came from: by character offset when chunks carry theirs, else by its text."""
 
     def __init__(self, chunks: list[Any]) -> None:

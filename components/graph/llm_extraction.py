@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from components.graph.dates import FuzzyDate, find_dates, sentence_validity
-from components.graph.extraction import GraphExtractor, _ChunkLocator, read_document
+from components.graph.extraction import ChunkLocator, GraphExtractor, read_document
 from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, normalise_name
 from components.resilience.transport import capped_client_kwargs
 from components.settings import default_setting
@@ -130,7 +130,7 @@ class LLMGraphExtractor(GraphExtractor):
         prompt = _INSTRUCTIONS.format(date=anchor.isoformat() if anchor else "unknown")
         mentions: dict[str, EntityMention] = {}
         facts: list[Fact] = []
-        locate = _ChunkLocator(chunks)
+        locate = ChunkLocator(chunks)
         for begin in range(0, len(sentences), self.batch_sentences):
             batch = sentences[begin : begin + self.batch_sentences]
             numbered = "\n".join(f"{begin + i}: {sentence.text}" for i, sentence in enumerate(batch))
