@@ -115,6 +115,50 @@ def chunk_id_for(document_id: str, chunk_index: int, text: str) -> str:
     return f"{document_id}_{chunk_index:05d}_{digest[:12]}"
 
 
+def chunk_sentences(chunk: TextChunk) -> list[tuple[int, int]]:
+    """The chunk's sentences as the splitter cut them (offsets in its text), the ones its forward pass embeds."""
+    return chunk.sentence_spans or sentence_spans(chunk.text)
+
+
+def chunk_records(
+    document: Any,
+    chunks: list[TextChunk],
+    embeddings: list[np.ndarray | None],
+    sentences: list[tuple[list[tuple[int, int]], np.ndarray | None] | None],
+) -> list[ChunkRecord]:
+    """The records ingestion writes for a document's chunks (its `document_id` and `title` are read): per chunk, its
+    embedding and its (kept sentence spans, in-context sentence vectors) from the same forward pass, or None."""
+    records = []
+    for chunk, embedding, embedded in zip(chunks, embeddings, sentences, strict=True):
+        spans, sentence_vectors = embedded if embedded is not None else ([], None)
+        metadata = {
+            "page_number": chunk.page_number,
+            "page_end": chunk.page_end,
+            "section_title": chunk.section_title,
+            "char_start": chunk.char_start,
+            "char_end": chunk.char_end,
+            "token_count": chunk.token_count,
+            "document_total_chunks": len(chunks),
+            # The chunk's sentences as the splitter cut them, so a question reads them instead of splitting again.
+            SENTENCE_SPANS_KEY: [[start, end] for start, end in chunk_sentences(chunk)],
+        }
+        records.append(
+            ChunkRecord(
+                chunk_id=chunk_id_for(document.document_id, chunk.chunk_index, chunk.text),
+                document_id=document.document_id,
+                chunk_index=chunk.chunk_index,
+                text=chunk.text,
+                embedding=embedding,
+                metadata={k: v for k, v in metadata.items() if v is not None},
+                sentence_spans=spans,
+                sentence_embeddings=sentence_vectors,
+                # The same analyzer the ranker uses; the title counts, as it does for BM25 at query time.
+                term_counts=term_counts(f"{document.title}\n{chunk.text}"),
+            )
+        )
+    return records
+
+
 class Ingestor:
     """Ingests files, folders, uploads and texts into the knowledge base, incrementally.
 
@@ -145,8 +189,7 @@ class Ingestor:
         # Per-file size, text and chunk limits (the settings' INGEST_MAX_*); a file over one fails alone.
         self.limits = limits or IngestLimits.from_settings()
         self.model_name = settings.embedding_model
-        overlap = min(settings.chunk_overlap_tokens, settings.chunk_tokens // 2)
-        self.splitter = TokenSplitter(settings.chunk_tokens, overlap, self.model_name)
+        self.splitter = TokenSplitter.from_settings()
         self.model: Any = None  # the embedding model, loaded by warm_up()
 
     def warm_up(self) -> None:
@@ -354,34 +397,7 @@ class Ingestor:
 
     def write_prepared(self, prepared: PreparedDocument) -> int:
         document = prepared.document
-        records = []
-        for chunk, embedding, sentences in zip(prepared.chunks, prepared.embeddings, prepared.sentences, strict=True):
-            spans, sentence_vectors = sentences if sentences is not None else ([], None)
-            metadata = {
-                "page_number": chunk.page_number,
-                "page_end": chunk.page_end,
-                "section_title": chunk.section_title,
-                "char_start": chunk.char_start,
-                "char_end": chunk.char_end,
-                "token_count": chunk.token_count,
-                "document_total_chunks": len(prepared.chunks),
-                # The chunk's sentences as the splitter cut them, so a question reads them instead of splitting again.
-                SENTENCE_SPANS_KEY: [[start, end] for start, end in chunk.sentence_spans or sentence_spans(chunk.text)],
-            }
-            records.append(
-                ChunkRecord(
-                    chunk_id=chunk_id_for(document.document_id, chunk.chunk_index, chunk.text),
-                    document_id=document.document_id,
-                    chunk_index=chunk.chunk_index,
-                    text=chunk.text,
-                    embedding=embedding,
-                    metadata={k: v for k, v in metadata.items() if v is not None},
-                    sentence_spans=spans,
-                    sentence_embeddings=sentence_vectors,
-                    # The same analyzer the ranker uses; the title counts, as it does for BM25 at query time.
-                    term_counts=term_counts(f"{document.title}\n{chunk.text}"),
-                )
-            )
+        records = chunk_records(document, prepared.chunks, prepared.embeddings, prepared.sentences)
 
         def also(connection: Any) -> None:
             for hook in self.hooks:
@@ -529,7 +545,7 @@ class _Run:
             # One forward pass gives the chunk vectors and the in-context sentence vectors the ranker uses.
             vectors, sentence_vectors, kept = model.embed_with_sentence_spans(
                 [p.chunks[i].text for p, i in refs],
-                [p.chunks[i].sentence_spans or sentence_spans(p.chunks[i].text) for p, i in refs],
+                [chunk_sentences(p.chunks[i]) for p, i in refs],
                 batch_size=batch_size,
             )
             return list(zip(vectors, kept, sentence_vectors, strict=True))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
@@ -16,17 +17,38 @@ from components.resilience.errors import first_line
 logger = logging.getLogger(__name__)
 
 # The stamp's suffix on the empty graph of a document whose extraction failed, with the attempt's number from the
-# second on (`+failed`, `+failed2`, ...): not current, so extracted again, until `max_attempts` failed in a row.
+# second on (`+failed`, `+failed2`, ...) and a short hash of the content hash of the text that failed (`@1f0c9a2e`):
+# not current, so extracted again, until `max_attempts` failed in a row on the same content.
 FAILED = "+failed"
 # How many extractions in a row may fail before a document is left without a graph until forced (`--reextract`).
 MAX_ATTEMPTS = 3
 FORCE = "`research ingest --reextract` on their files"
 
 
-def failed_attempts(stamp: str | None, extractor_stamp: str) -> int:
-    """How many extractions in a row by `extractor_stamp` failed for a document stamped `stamp` (0: none did)."""
-    found = re.fullmatch(re.escape(extractor_stamp + FAILED) + r"(\d*)", stamp or "")
-    return int(found.group(1) or 1) if found else 0
+def content_mark(document: Any) -> str | None:
+    """The short hash of a document's content hash that the stamp of a failed extraction keeps (8 hex digits:
+    enough to tell a changed text), or None for a document without a content hash."""
+    content_hash = getattr(document, "content_hash", None)
+    return hashlib.sha256(str(content_hash).encode("utf-8")).hexdigest()[:8] if content_hash else None
+
+
+def failed_stamp(extractor_stamp: str, attempt: int, mark: str | None) -> str:
+    """The stamp of a document whose `attempt`-th extraction in a row by `extractor_stamp` failed on the content
+    marked `mark` (`spacy/27+failed2@1f0c9a2e`; without a mark, `spacy/27+failed2`)."""
+    stamp = extractor_stamp + FAILED + ("" if attempt == 1 else str(attempt))
+    return f"{stamp}@{mark}" if mark else stamp
+
+
+def failed_attempts(stamp: str | None, extractor_stamp: str, mark: str | None = None) -> int:
+    """How many extractions in a row by `extractor_stamp` failed for a document stamped `stamp` (0: none did).
+
+    With the `mark` of the document's present content, only the failures on that content count: a document whose
+    text changed since its extraction failed starts again from 0. A stamp without a mark counts for any content.
+    """
+    found = re.fullmatch(re.escape(extractor_stamp + FAILED) + r"(\d*)(?:@([0-9a-f]+))?", stamp or "")
+    if found is None or (mark and found.group(2) and found.group(2) != mark):
+        return 0
+    return int(found.group(1) or 1)
 
 
 class GraphIngestHook:
@@ -36,7 +58,8 @@ class GraphIngestHook:
     `on_document` replaces the document's facts (on the knowledge base's own connection when the graph lives in
     the same PostgreSQL, so chunks and facts commit together); `on_delete` removes them and the entities they
     leave without facts. A document whose extraction failed is tried again by the next ingests, `max_attempts`
-    times in all; then only `research ingest --reextract` tries it again.
+    times in all on the same content (a changed text counts afresh); then only `research ingest --reextract` tries it
+    again.
 
     Usage:
     ```python
@@ -101,13 +124,15 @@ class GraphIngestHook:
             f"in a row, which are tried again only by {FORCE})."
         )
 
-    def _failed_before(self, document_id: str) -> int:
-        """How many extractions of the document by this extractor version failed in a row before this one."""
+    def _failed_before(self, document: Any) -> int:
+        """How many extractions of the document's present content by this extractor version failed in a row before
+        this one (a changed text starts again from 0: its id is its source's, its count is its content's)."""
+        document_id = str(document.document_id)
         try:
             stamp = self.store.extractor_stamps([document_id]).get(document_id)
         except Exception:  # noqa: BLE001 - the store's own failure is told when the graph is written
             return 0
-        return failed_attempts(stamp, self.extractor.stamp)
+        return failed_attempts(stamp, self.extractor.stamp, content_mark(document))
 
     def _shared(self, connection: Any) -> Any:
         # Only the PostgreSQL graph can join the knowledge base's transaction.
@@ -117,7 +142,7 @@ class GraphIngestHook:
         try:
             graph = self.extractor.extract(document, chunks, known_names=self.store.known_names)
         except Exception as exc:  # noqa: BLE001 - a text the extractor cannot read must not block its ingestion
-            attempt = self._failed_before(str(document.document_id)) + 1
+            attempt = self._failed_before(document) + 1
             logger.warning(
                 "Graph extraction failed for {document_id} (attempt {attempt} of {attempts}{after}): {reason}",
                 document_id=document.document_id,
@@ -129,8 +154,9 @@ class GraphIngestHook:
             # Stamped as not current, so the next ingest extracts it again (a passing failure, a database error
             # while the known names were read, must not leave the document without a graph for good), numbered so
             # that one the extractor cannot read is not extracted again on every ingest for ever.
-            suffix = FAILED if attempt == 1 else f"{FAILED}{attempt}"
-            graph = DocumentGraph(document_id=str(document.document_id), extractor=self.extractor.stamp + suffix)
+            # The content's hash counts the attempts per text: a changed document's new text gets its own.
+            stamp = failed_stamp(self.extractor.stamp, attempt, content_mark(document))
+            graph = DocumentGraph(document_id=str(document.document_id), extractor=stamp)
         # The extractor's own stamp of this graph when it gave one (a graph read without the embeddings says so).
         graph.extractor = graph.extractor or self.extractor.stamp
         self.store.replace_document(graph, connection=self._shared(connection))

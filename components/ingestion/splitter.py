@@ -10,7 +10,7 @@ from haystack import Document, component, default_from_dict, logging
 from components.embedding import get_embedding_model
 from components.ingestion.structure import ConvertedDocument, TextBuilder, paragraphs
 from components.serialization import init_parameters_to_dict
-from components.settings import DEFAULT_EMBEDDING_MODEL, default_setting
+from components.settings import DEFAULT_EMBEDDING_MODEL, default_setting, get_settings
 from components.text.language import language_pipeline, sentence_spans
 
 # The defaults are the CHUNK_TOKENS and CHUNK_OVERLAP_TOKENS settings' own (the ingestion service passes the values
@@ -81,6 +81,14 @@ class TokenSplitter:
         self.model = model
         self._tokenizer: Any = None
         self._limit = chunk_tokens
+
+    @classmethod
+    def from_settings(cls) -> TokenSplitter:
+        """The splitter ingestion uses: the settings' `CHUNK_TOKENS`, `CHUNK_OVERLAP_TOKENS` (at most half a chunk)
+        and embedding model (whose tokenizer counts the word pieces)."""
+        settings = get_settings()
+        overlap = min(settings.chunk_overlap_tokens, settings.chunk_tokens // 2)
+        return cls(settings.chunk_tokens, overlap, settings.embedding_model)
 
     def warm_up(self) -> None:
         """Load the tokenizer and the sentence parser (both shared process-wide) and fit the limit to the window."""

@@ -161,3 +161,20 @@ class TestTokenSplitter:
                 embedding_model.count_tokens(c.text) + 2 <= embedding_model.max_tokens for c in chunks
             )
             assert max(c.token_count for c in chunks) > 120  # chunks are filled, not one per sentence
+
+
+def test_from_settings_is_the_splitter_ingestion_uses(monkeypatch):
+    from components.settings import reload_settings
+    from ingest.ingestor import Ingestor
+
+    monkeypatch.setenv("CHUNK_TOKENS", "120")
+    monkeypatch.setenv("CHUNK_OVERLAP_TOKENS", "90")  # more than half a chunk: half of it
+    reload_settings()
+    try:
+        splitter = TokenSplitter.from_settings()
+        assert (splitter.chunk_tokens, splitter.overlap_tokens) == (120, 60)
+        ingestor = Ingestor(store=object(), hooks=[])
+        assert splitter.to_dict() == ingestor.splitter.to_dict()
+    finally:
+        monkeypatch.undo()
+        reload_settings()

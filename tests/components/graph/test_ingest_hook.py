@@ -6,7 +6,8 @@ import datetime as dt
 
 import pytest
 
-from components.graph.ingest_hook import GraphIngestHook
+from components.graph.extraction import LanguageExtractor
+from components.graph.ingest_hook import GraphIngestHook, content_mark
 from components.graph.postgres_store import PostgresGraphStore
 from ingest.ingestor import Ingestor, default_hooks, document_id_for
 from tests.components.graph.conftest import NORDVIK_2019, NORDVIK_2020
@@ -25,6 +26,20 @@ def stores(database_url, collection_name):
     yield kb, graph
     graph.drop()
     kb.drop()
+
+
+class Flaky(LanguageExtractor):
+    """Fails (counting its calls) while `failing` is set, then extracts as the language extractor does."""
+
+    def __init__(self):
+        super().__init__()
+        self.failing, self.calls = True, 0
+
+    def extract(self, *args, **kwargs):
+        self.calls += 1
+        if self.failing:
+            raise RuntimeError("the text cannot be read")
+        return super().extract(*args, **kwargs)
 
 
 class TestGraphIngestHook:
@@ -172,7 +187,7 @@ class TestGraphIngestHook:
 
     def test_a_failed_extraction_is_extracted_again_on_the_next_ingest(self, stores, embedding_model):
         from components.graph.extraction import LanguageExtractor
-        from components.graph.ingest_hook import FAILED
+        from components.graph.ingest_hook import failed_attempts
 
         kb, graph = stores
 
@@ -180,9 +195,10 @@ class TestGraphIngestHook:
             def extract(self, *args, **kwargs):
                 raise RuntimeError("the known names could not be read")
 
-        document_id = _ingest_nordvik(kb, graph, Failing())
+        failing = Failing()
+        document_id = _ingest_nordvik(kb, graph, failing)
         assert graph.document_fact_count(document_id) == 0  # the document is ingested, without a graph
-        assert graph.extractor_stamps([document_id])[document_id].endswith(FAILED)
+        assert failed_attempts(graph.extractor_stamps([document_id])[document_id], failing.stamp) == 1
         _assert_extracted_again(kb, graph, document_id)
         assert graph.document_fact_count(document_id) >= 4
 
@@ -190,32 +206,18 @@ class TestGraphIngestHook:
     def test_a_document_whose_extraction_keeps_failing_is_tried_a_bounded_number_of_times(
         self, stores, embedding_model, monkeypatch
     ):
-        from components.graph.extraction import LanguageExtractor
-
         kb, graph = stores
-
-        class Failing(LanguageExtractor):
-            def __init__(self):
-                super().__init__()
-                self.calls = 0
-
-            def extract(self, *args, **kwargs):
-                self.calls += 1
-                raise RuntimeError("the text cannot be read")
-
-        failing = Failing()
-        hook = GraphIngestHook(store=graph, extractor=failing, max_attempts=2)
-        ingestor = Ingestor(store=kb, hooks=[hook])
+        failing, hook, ingestor = _failing_ingestor(kb, graph)
         item = _text_item(NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", dt.date(2019, 2, 14))
         document_id = document_id_for("news:nordvik-nv900")
         first = ingestor.ingest_items([item])
-        assert graph.extractor_stamps([document_id])[document_id] == failing.stamp + "+failed"
+        assert _stamp(graph, document_id) == f"{failing.stamp}+failed@{_mark(kb, document_id)}"
         assert first.notes == ["1 document has no knowledge graph because extraction failed; the next ingest tries "
                                "again."]
         # The next ingest tries again and counts the attempt; after the second it is left as it is.
         again = ingestor.ingest_items([item])
         assert again.reextracted == ["news:nordvik-nv900"] and again.chunks_written == 0
-        assert graph.extractor_stamps([document_id])[document_id] == failing.stamp + "+failed2"
+        assert _stamp(graph, document_id) == f"{failing.stamp}+failed2@{_mark(kb, document_id)}"
         assert hook.is_current([document_id]) == {document_id: True}
         left = ingestor.ingest_items([item])
         assert left.skipped == ["news:nordvik-nv900"] and not left.reextracted and failing.calls == 2
@@ -226,7 +228,7 @@ class TestGraphIngestHook:
         # --reextract forces another attempt.
         forced = ingestor.ingest_items([item], reextract=True)
         assert forced.reextracted == ["news:nordvik-nv900"] and failing.calls == 3
-        assert graph.extractor_stamps([document_id])[document_id] == failing.stamp + "+failed3"
+        assert _stamp(graph, document_id) == f"{failing.stamp}+failed3@{_mark(kb, document_id)}"
         # A new extractor version extracts it again by itself, and with a working extractor the note is gone.
         monkeypatch.setattr(LanguageExtractor, "version", "test-next")
         working = GraphIngestHook(store=graph, extractor=LanguageExtractor(), max_attempts=2)
@@ -234,6 +236,35 @@ class TestGraphIngestHook:
         report = Ingestor(store=kb, hooks=[working]).ingest_items([item])
         assert report.reextracted == ["news:nordvik-nv900"] and report.notes == []
         assert graph.extractor_stamps([document_id])[document_id] == working.extractor.stamp
+        assert graph.document_fact_count(document_id) >= 4
+
+    def test_a_changed_document_is_extracted_again_whatever_its_old_text_failed(
+        self, stores, embedding_model, tmp_path
+    ):
+        kb, graph = stores
+        flaky, hook, ingestor = _failing_ingestor(kb, graph)
+        note = tmp_path / "nordvik.txt"
+        note.write_text(NORDVIK_2019, encoding="utf-8")
+        source = str(note.resolve())
+        document_id = ingestor.ingest_paths([note]).document_ids[source]
+        for _ in range(2):  # tried again once, then left as it is
+            ingestor.ingest_paths([note])
+        assert flaky.calls == 2 and hook.is_current([document_id]) == {document_id: True}
+
+        # The file changes: its new text is extracted, and its failure is the new text's first.
+        note.write_text(NORDVIK_2020, encoding="utf-8")
+        changed = ingestor.ingest_paths([note])
+        assert changed.replaced == [source] and flaky.calls == 3
+        assert _stamp(graph, document_id) == f"{flaky.stamp}+failed@{_mark(kb, document_id)}"
+        assert hook.is_current([document_id]) == {document_id: False}
+        assert changed.notes == [
+            "1 document has no knowledge graph because extraction failed; the next ingest tries again."
+        ]
+        # So the next ingest tries the new text again, and this time extracts it.
+        flaky.failing = False
+        again = ingestor.ingest_paths([note])
+        assert again.reextracted == [source] and flaky.calls == 4 and again.notes == []
+        assert _stamp(graph, document_id) == flaky.stamp
         assert graph.document_fact_count(document_id) >= 4
 
 
@@ -246,6 +277,23 @@ class TestFailedExtractionAttempts:
         assert failed_attempts("spacy/26+failed3", "spacy/27") == 0  # another version's: extracted again anyway
         assert failed_attempts("spacy/27", "spacy/27") == failed_attempts(None, "spacy/27") == 0
         assert failed_attempts("spacy/27+without-embeddings", "spacy/27") == 0
+
+    def test_the_stamp_counts_the_attempts_on_the_same_content(self):
+        from types import SimpleNamespace
+
+        from components.graph.ingest_hook import failed_attempts, failed_stamp
+
+        old = content_mark(SimpleNamespace(content_hash="aa" * 32))
+        new = content_mark(SimpleNamespace(content_hash="bb" * 32))
+        assert old != new and len(old) == len(new) == 8
+        assert content_mark(SimpleNamespace(content_hash="")) is None and content_mark(object()) is None
+        assert failed_stamp("spacy/27", 1, old) == f"spacy/27+failed@{old}"
+        assert failed_stamp("spacy/27", 3, old) == f"spacy/27+failed3@{old}"
+        assert failed_stamp("spacy/27", 2, None) == "spacy/27+failed2"
+        assert failed_attempts(f"spacy/27+failed3@{old}", "spacy/27", old) == 3
+        assert failed_attempts(f"spacy/27+failed3@{old}", "spacy/27", new) == 0  # a changed text starts again
+        assert failed_attempts(f"spacy/27+failed3@{old}", "spacy/27") == 3  # whatever the content (is_current)
+        assert failed_attempts("spacy/27+failed3", "spacy/27", new) == 3  # a stamp without a mark: any content
 
     def test_max_attempts_is_checked(self):
         for bad in (0, -1, 1.5, True):
@@ -292,6 +340,22 @@ def _assert_extracted_again(kb, graph, document_id: str) -> None:
     )
     assert report.reextracted == ["news:nordvik-nv900"] and report.chunks_written == 0
     assert graph.extractor_stamps([document_id])[document_id] == working.extractor.stamp
+
+
+def _failing_ingestor(kb, graph) -> tuple[Flaky, GraphIngestHook, Ingestor]:
+    """An ingestor whose graph extractor fails until told otherwise, and is tried twice in a row at most."""
+    flaky = Flaky()
+    hook = GraphIngestHook(store=graph, extractor=flaky, max_attempts=2)
+    return flaky, hook, Ingestor(store=kb, hooks=[hook])
+
+
+def _stamp(graph, document_id: str) -> str:
+    return graph.extractor_stamps([document_id])[document_id]
+
+
+def _mark(kb, document_id: str) -> str:
+    """The mark of the stored document's present content, as the stamp of a failed extraction names it."""
+    return content_mark(kb.get_document(document_id)[0])
 
 
 def _text_item(text: str, title: str, source: str, date: dt.date):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 from components.graph.extraction import LanguageExtractor
 from components.ingestion.formats import convert_bytes
@@ -76,3 +77,32 @@ def test_the_evaluations_share_one_as_ingested():
     ]
     assert homes == [Path("pipelines/evaluation/ingested.py")]
     assert entity_kinds.as_ingested is ingested.as_ingested is event_confidence.as_ingested
+
+
+def test_as_ingested_makes_the_chunk_records_ingestion_writes(store, embedding_model):
+    """The evaluation's chunks are the records ingestion writes for the same text: same ids, offsets, sentences,
+    term counts and (up to the float noise of another batch) sentence vectors."""
+    import numpy as np
+
+    from components.knowledge_base.store import ChunkRecord
+    from ingest.ingestor import IngestItem, Ingestor, document_id_for
+
+    written = "\n".join(LINES)
+    item = IngestItem(source="note:orlund", filename="document.txt", data=written.encode(), doc_type="txt")
+    Ingestor(store=store, hooks=[]).ingest_items([item])
+    stored_document, stored = store.get_document(document_id_for("note:orlund"), with_evidence=True)
+    document = SimpleNamespace(document_id=document_id_for("note:orlund"), text=written, title=stored_document.title)
+
+    (converted,), (records,) = ingested.as_ingested([document])
+
+    assert converted.text == stored_document.text and len(records) == len(stored) >= 2
+    for record, chunk in zip(records, stored, strict=True):
+        assert isinstance(record, ChunkRecord)
+        assert (record.chunk_id, record.chunk_index, record.text) == (chunk.chunk_id, chunk.chunk_index, chunk.text)
+        assert {k: record.metadata[k] for k in chunk.metadata if k in record.metadata} == {
+            k: chunk.metadata[k] for k in record.metadata if k in chunk.metadata
+        }
+        assert record.term_counts == chunk.term_counts
+        assert [tuple(span) for span in record.sentence_spans] == [tuple(span) for span in chunk.sentence_spans]
+        assert np.allclose(record.sentence_embeddings, chunk.sentence_embeddings, atol=1e-4)
+        assert record.embedding is not None and len(record.embedding) == embedding_model.dimension
