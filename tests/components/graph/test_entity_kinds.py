@@ -61,6 +61,27 @@ class TestKindModel:
         decision = model.decide(KindEvidence(names=["Quorra"], labels=Counter({"": 1})))
         assert decision.kind == "other" and decision.confidence < 0.6
 
+    def test_the_subject_of_an_organisations_act_is_an_organisation_where_the_model_abstains(self):
+        model = KindModel(["organization", "person"], [[0.0] * len(FEATURES)] * 2, [0.0, 0.1], threshold=0.6)
+        merged = KindEvidence(names=["Quorra"], labels=Counter({"": 2}), roles=Counter({"s:merge": 1, "i:in": 1}))
+        decision = model.decide(merged)
+        assert decision.kind == "organization" and decision.confidence == 0.6
+        assert "acts as an organisation: merge" in decision.evidence
+        # Its object, or the subject of another verb, is no such act; nor is a verb of the list said of the name
+        # without it being the subject ("the Quorra deal was announced").
+        for roles in ({"o:acquire": 1}, {"s:visit": 1}, {"p:announce": 1}):
+            decision = model.decide(KindEvidence(names=["Quorra"], labels=Counter({"": 1}), roles=Counter(roles)))
+            assert decision.kind == "other"
+        # A kind the model reads surely is kept: a person who bought a house stays a person.
+        sure = KindModel(["organization", "person"], [[0.0] * len(FEATURES)] * 2, [0.0, 2.0], threshold=0.6)
+        decision = sure.decide(KindEvidence(names=["Talia Brennick"], roles=Counter({"s:buy": 1})))
+        assert decision.kind == "person" and "acts as" not in decision.evidence
+
+    def test_an_entity_that_acquires_and_hires_is_an_organisation(self):
+        found = entities("In 2021 Kavrin acquired a small rival. Kavrin then hired forty engineers.")
+        assert found["kavrin"].kind == "organization"
+        assert "acts as an organisation: acquire, hire" in found["kavrin"].evidence
+
     def test_a_model_fitted_on_other_features_is_refused(self):
         with pytest.raises(ValueError, match="fit it again"):
             KindModel(["other"], [[0.0]], [0.0], 0.0, feature_names=["label:person"])
