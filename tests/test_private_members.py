@@ -370,10 +370,20 @@ def defined_names(tree: ast.AST) -> set[str]:
 
 
 def root_name(node: ast.AST) -> str | None:
-    """The name an expression starts from (`kb` in `kb.index._q`, `store` in `store.get()._rows`)."""
+    """The name an expression starts from (`kb` in `kb.index._q`, `store` in `store.get()._rows`, `index` in
+    `cast(Index, index)._pool`: a cast is its value)."""
     while isinstance(node, ast.Attribute | ast.Subscript | ast.Call | ast.Await | ast.Starred):
+        if isinstance(node, ast.Call) and is_cast(node):
+            node = node.args[1]
+            continue
         node = node.func if isinstance(node, ast.Call) else node.value
     return node.id if isinstance(node, ast.Name) else None
+
+
+def is_cast(node: ast.Call) -> bool:
+    """`cast(T, value)` or `typing.cast(T, value)`."""
+    name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+    return name == "cast" and len(node.args) == 2
 
 
 def foreign_private_uses_in(tree: ast.Module) -> list[tuple[int, str]]:
@@ -430,6 +440,14 @@ def test_the_product_uses_no_private_member_of_another_of_its_modules() -> None:
         ("class A:\n    def f(self):\n        return self.index._pool\n", "3 uses self.index._pool"),
         ("def f(index):\n    return getattr(index, '_pool', None)\n", "2 uses index._pool"),
         ("class A:\n    def f(self, upstream):\n        upstream._endless(self)\n", "3 uses upstream._endless"),
+        (
+            "from typing import cast\ndef f(index):\n    return cast(Index, index)._pool\n",
+            "3 uses cast(Index, index)._pool",
+        ),
+        (
+            "import typing\ndef f(index):\n    return typing.cast('Index', index)._pool\n",
+            "3 uses typing.cast('Index', index)._pool",
+        ),
     ],
 )
 def test_a_private_use_of_another_module_is_found(tmp_path: Path, source: str, found: str) -> None:

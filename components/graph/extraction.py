@@ -67,7 +67,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-31"
+EXTRACTOR_VERSION = "spacy-32"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -820,6 +820,14 @@ _NOT_INITIALS = {"of", "and", "the", "for", "de", "&"}
 _GENERATIONAL = {"jr", "sr"}  # "Jr.", "Sr.": the end of a person's name, never a name of their own
 
 
+def _surname(key: str) -> str:
+    """The last word of a person's name that is not a generational suffix ("orrell" of "tavin orrell jr")."""
+    words = key.split()
+    while len(words) > 1 and words[-1].rstrip(".") in _GENERATIONAL:
+        words = words[:-1]
+    return words[-1]
+
+
 def _initials(key: str) -> str:
     return "".join(word[0] for word in key.split() if word not in _NOT_INITIALS)
 
@@ -1340,8 +1348,8 @@ class LanguageExtractor(GraphExtractor):
             del entities[key]
         for key, entity in entities.items():
             if entity.kind() == "person" and len(key.split()) >= 2:
-                entity.aliases.add(key.split()[-1])
-                entity.reasons.setdefault(key.split()[-1], f"the surname of {key}")
+                entity.aliases.add(_surname(key))
+                entity.reasons.setdefault(_surname(key), f"the surname of {key}")
             elif entity.kind() in ("organization", "event", "law") and len(key.split()) >= 3:
                 entity.aliases.add(_initials(key))  # "European Aeronautic Defence and Space" -> "eads"
                 entity.aliases.update(_shortened(key))
@@ -1690,7 +1698,8 @@ class LanguageExtractor(GraphExtractor):
             owners: dict[str, list[str]] = {}
             for key, entity in entities.items():
                 if len(key.split()) >= 2 and entity.kind() in kinds:
-                    owners.setdefault(key.split()[part_index], []).append(key)
+                    part = _surname(key) if part_index == -1 else key.split()[part_index]
+                    owners.setdefault(part, []).append(key)
             for part, keys in owners.items():
                 if len(keys) == 1 and part in entities and part not in redirect and part != keys[0]:
                     short = entities[part]

@@ -288,7 +288,13 @@ def _designated(names: list[str]) -> bool:
 
 
 def organization_acts(evidence: KindEvidence) -> list[str]:
-    """The verbs of `ORGANIZATION_ACTS` the entity is the subject of ("acquire", "merge"), most frequent first."""
+    """The verbs of `ORGANIZATION_ACTS` the entity is the subject of ("acquire", "merge"), most frequent first; none
+    when the text calls it another kind: by a noun of another kind ("the engineer", "the library") or by a model
+    designation ("the Vexa 9X"). People and products also announce, sell and ship. (The pronoun after a mention is
+    not such a statement: "he" there is as often someone else the sentence names.)"""
+    called = {kind_of_noun(noun) for noun in evidence.nouns} - {None, "organization"}
+    if called or evidence.labels["designation"]:
+        return []
     return [role[2:] for role, _ in evidence.roles.most_common() if role[:2] == "s:" and role[2:] in ORGANIZATION_ACTS]
 
 

@@ -77,6 +77,24 @@ class TestKindModel:
         decision = sure.decide(KindEvidence(names=["Talia Brennick"], roles=Counter({"s:buy": 1})))
         assert decision.kind == "person" and "acts as" not in decision.evidence
 
+    def test_an_act_does_not_make_an_organisation_of_what_the_text_calls_a_person_or_a_product(self):
+        # Where the model abstains, "announced", "sold", "ships" do not outweigh the text calling the entity a person
+        # ("the engineer") or a product ("the library", a model designation): it stays "other", the acts unclaimed.
+        model = KindModel(["organization", "person"], [[0.0] * len(FEATURES)] * 2, [0.0, 0.1], threshold=0.6)
+        against = [
+            KindEvidence(names=["Orla Vennick"], roles=Counter({"s:announce": 1}), nouns={"author"}),
+            KindEvidence(names=["Vennick"], roles=Counter({"s:buy": 1}), nouns={"engineer"}),
+            KindEvidence(names=["Vexa 9X"], labels=Counter({"designation": 2}), roles=Counter({"s:launch": 1})),
+            KindEvidence(names=["Vexa"], roles=Counter({"s:ship": 1}), nouns={"library"}),
+        ]
+        for evidence in against:
+            decision = model.decide(evidence)
+            assert decision.kind == "other" and "acts as" not in decision.evidence, evidence.names
+        # Called a company, or by no noun of another kind, the act still decides.
+        for nouns in ({"company"}, set()):
+            evidence = KindEvidence(names=["Quorra"], roles=Counter({"s:sell": 1}), nouns=nouns)
+            assert model.decide(evidence).kind == "organization"
+
     def test_an_entity_that_acquires_and_hires_is_an_organisation(self):
         found = entities("In 2021 Kavrin acquired a small rival. Kavrin then hired forty engineers.")
         assert found["kavrin"].kind == "organization"
@@ -280,6 +298,15 @@ class TestNoJunk:
         assert "jr" not in found and "mako dunst" in found
         found = entities("Tavin Orrell Sr. founded Quillon in 1950, and his son Tavin Orrell Jr. ran it from 1980.")
         assert {"tavin orrell sr", "tavin orrell jr"} <= set(found)
+
+    def test_the_surname_of_a_name_with_a_generational_suffix_is_the_word_before_it(self):
+        # "Orrell" alone is Tavin Orrell Jr.'s surname, not "Jr."; with a father and a son of that name in the same
+        # text, "Orrell" alone names neither.
+        found = entities("Tavin Orrell Jr. founded Quillon in 2010. Orrell left Quillon in 2015.")
+        assert "orrell" not in found and "orrell" in found["tavin orrell jr"].aliases
+        assert "jr" not in found["tavin orrell jr"].aliases
+        found = entities("Tavin Orrell Sr. founded Quillon in 1950, and Tavin Orrell Jr. ran it. Orrell died in 1990.")
+        assert {"tavin orrell sr", "tavin orrell jr", "orrell"} <= set(found)
 
     def test_a_word_that_only_heads_an_of_phrase_is_no_entity(self):
         # "Elector of Varnia", "Professor of the History of ...": the common noun of a description whose name is in
