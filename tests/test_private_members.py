@@ -273,50 +273,6 @@ def _write(root: Path, source: str) -> Path:
 
 
 @pytest.mark.parametrize(
-    ("source", "found"),
-    [
-        ("from quorvane._utils import Pattern\n", "1 imports quorvane._utils.Pattern"),
-        ("def late():\n    import quorvane._wire as wire\n", "2 imports quorvane._wire"),
-        ("from quorvane import _helper\n", "1 imports quorvane._helper"),
-        ("import quorvane\nquorvane._cache.clear()\n", "2 uses quorvane._cache"),
-        ("import quorvane.net as net\nx = net._pool\n", "2 uses net._pool"),
-        ("from quorvane import Client\nclient = Client()\nclient._send()\n", "3 uses client._send"),
-        ("import quorvane\ndef f():\n    with quorvane.Client() as c:\n        return c._pool\n", "4 uses c._pool"),
-        ("import quorvane\ndef f(r: quorvane.Response | None):\n    return r._body\n", "3 uses r._body"),
-        ("import quorvane\ndef f():\n    r = quorvane.get('x')\n    r._body = b''\n", "4 uses r._body"),
-        ("import quorvane\nfor r in quorvane.all():\n    r._seen\n", "3 uses r._seen"),
-        (
-            "import quorvane\nclass A(quorvane.Adapter):\n    def send(self):\n        r = super().send()\n"
-            "        r._content = b''\n",
-            "5 uses r._content",
-        ),
-        (
-            "import quorvane\nclass A:\n    def __init__(self):\n        self.client = quorvane.Client()\n"
-            "    def send(self):\n        return self.client._wire\n",
-            "6 uses self.client._wire",
-        ),
-        ("import quorvane\ndef f(r: quorvane.Response):\n    return getattr(r, '_body', None)\n", "3 uses r._body"),
-        ("import importlib\nm = importlib.import_module('quorvane.net')\nm._pool = None\n", "3 uses m._pool"),
-        (
-            "import importlib\nfor m in [importlib.import_module(n) for n in NAMES]:\n    setattr(m, '_pool', 1)\n",
-            "3 uses m._pool",
-        ),
-        (
-            "from quorvane import Secret\nclass A:\n    def __init__(self, key: Secret):\n        self.key = key\n"
-            "    def send(self):\n        return self.key._value\n",
-            "6 uses self.key._value",
-        ),
-        (
-            "from quorvane import Adapter\nclass A(Adapter):\n    def send(self):\n        return self._pool\n",
-            "4 uses self._pool (inherited from a dependency)",
-        ),
-    ],
-)
-def test_a_private_use_is_found(tmp_path: Path, source: str, found: str) -> None:
-    assert private_uses(_write(tmp_path, source)) == [f"components/fetching.py:{found}"]
-
-
-@pytest.mark.parametrize(
     "source",
     [
         "import quorvane\nprint(quorvane.__version__, quorvane.Client().send())\n",
@@ -427,9 +383,46 @@ def test_the_product_uses_no_private_member_of_another_of_its_modules() -> None:
     assert_only_listed(foreign_private_uses(ROOT), frozenset())
 
 
-@pytest.mark.parametrize(
-    ("source", "found"),
-    [
+# Uses of a dependency's private members (found by `private_uses`) and of another of the product's modules' (by
+# `foreign_private_uses`), each as (the source of components/fetching.py, the use found).
+DEPENDENCY_PRIVATE_USES = [
+        ("from quorvane._utils import Pattern\n", "1 imports quorvane._utils.Pattern"),
+        ("def late():\n    import quorvane._wire as wire\n", "2 imports quorvane._wire"),
+        ("from quorvane import _helper\n", "1 imports quorvane._helper"),
+        ("import quorvane\nquorvane._cache.clear()\n", "2 uses quorvane._cache"),
+        ("import quorvane.net as net\nx = net._pool\n", "2 uses net._pool"),
+        ("from quorvane import Client\nclient = Client()\nclient._send()\n", "3 uses client._send"),
+        ("import quorvane\ndef f():\n    with quorvane.Client() as c:\n        return c._pool\n", "4 uses c._pool"),
+        ("import quorvane\ndef f(r: quorvane.Response | None):\n    return r._body\n", "3 uses r._body"),
+        ("import quorvane\ndef f():\n    r = quorvane.get('x')\n    r._body = b''\n", "4 uses r._body"),
+        ("import quorvane\nfor r in quorvane.all():\n    r._seen\n", "3 uses r._seen"),
+        (
+            "import quorvane\nclass A(quorvane.Adapter):\n    def send(self):\n        r = super().send()\n"
+            "        r._content = b''\n",
+            "5 uses r._content",
+        ),
+        (
+            "import quorvane\nclass A:\n    def __init__(self):\n        self.client = quorvane.Client()\n"
+            "    def send(self):\n        return self.client._wire\n",
+            "6 uses self.client._wire",
+        ),
+        ("import quorvane\ndef f(r: quorvane.Response):\n    return getattr(r, '_body', None)\n", "3 uses r._body"),
+        ("import importlib\nm = importlib.import_module('quorvane.net')\nm._pool = None\n", "3 uses m._pool"),
+        (
+            "import importlib\nfor m in [importlib.import_module(n) for n in NAMES]:\n    setattr(m, '_pool', 1)\n",
+            "3 uses m._pool",
+        ),
+        (
+            "from quorvane import Secret\nclass A:\n    def __init__(self, key: Secret):\n        self.key = key\n"
+            "    def send(self):\n        return self.key._value\n",
+            "6 uses self.key._value",
+        ),
+        (
+            "from quorvane import Adapter\nclass A(Adapter):\n    def send(self):\n        return self._pool\n",
+            "4 uses self._pool (inherited from a dependency)",
+        ),
+]
+OWN_PRIVATE_USES = [
         ("from components.store import _rows\n", "1 imports components.store._rows"),
         ("from .store import _Rows as Rows\n", "1 imports .store._Rows"),
         ("import components._wire\n", "1 imports components._wire"),
@@ -448,10 +441,18 @@ def test_the_product_uses_no_private_member_of_another_of_its_modules() -> None:
             "import typing\ndef f(index):\n    return typing.cast('Index', index)._pool\n",
             "3 uses typing.cast('Index', index)._pool",
         ),
+]
+
+
+@pytest.mark.parametrize(
+    ("check", "source", "found"),
+    [
+        *((private_uses, *use) for use in DEPENDENCY_PRIVATE_USES),
+        *((foreign_private_uses, *use) for use in OWN_PRIVATE_USES),
     ],
 )
-def test_a_private_use_of_another_module_is_found(tmp_path: Path, source: str, found: str) -> None:
-    assert foreign_private_uses(_write(tmp_path, source)) == [f"components/fetching.py:{found}"]
+def test_a_private_use_is_found(tmp_path: Path, check, source: str, found: str) -> None:
+    assert check(_write(tmp_path, source)) == [f"components/fetching.py:{found}"]
 
 
 @pytest.mark.parametrize(
