@@ -24,9 +24,7 @@ Evidence of one entity in one document (`KindEvidence`):
 `KindModel` combines them: a multinomial logistic regression over `features(evidence)` whose weights are fitted by
 `pipelines.evaluation.entity_kinds` on a labelled set and shipped in `entity_kinds.json`. The kind with the highest
 probability is kept when that probability reaches the model's threshold; below it the kind is "other" (the
-evidence is kept and shown): a weak or disagreeing entity is never given a confident wrong kind. Where the model
-abstains, an entity that is the subject of an organisation's act ("acquired", "merged", "hired": `ORGANIZATION_ACTS`)
-is an organisation, at the threshold's confidence.
+evidence is kept and shown): a weak or disagreeing entity is never given a confident wrong kind.
 """
 
 from __future__ import annotations
@@ -226,15 +224,6 @@ SPEECH_VERBS = set("say tell announce state add confirm claim report explain not
 # Of those, the verbs whose noun object is another sense than saying ("Varna added 3,000 jobs", "the storm claimed 30
 # lives"): verbs of saying only with what is said as a clause or a quotation ("added that ...", '"...," she added').
 SPEECH_VERBS_WITH_CLAUSE = {"add", "claim"}
-# Verbs whose subject acts as an organisation acts: it buys, merges, hires, employs, reports earnings, operates or
-# makes things at scale ("Quillon acquired Brask", "Halden laid off 200 workers", "Vexa posted a loss"). The fitted
-# model weighs its roles softly (`ROLE_KINDS`); where the rest of the evidence leaves an entity "other" (the model
-# abstains), being the subject of one of them makes it an organisation (`KindModel.decide`). A kind the model reads
-# surely (a person who "bought a house") is never changed by them.
-ORGANIZATION_ACTS = set(
-    "acquire buy hire employ announce report post earn merge own operate manufacture produce sell lay cut sue invest "
-    "launch unveil ship".split()
-)
 LABELS = (*KINDS[:-1], "group", "law", "designation", "")
 # What the embeddings are read by: a regression of its own per part, whose kind probabilities are features.
 EMBEDDING_PARTS = ("name", "sentences")
@@ -285,17 +274,6 @@ def _designated(names: list[str]) -> bool:
         if len(words) >= 2 and words[-1] in DESIGNATORS:
             return True
     return False
-
-
-def organization_acts(evidence: KindEvidence) -> list[str]:
-    """The verbs of `ORGANIZATION_ACTS` the entity is the subject of ("acquire", "merge"), most frequent first; none
-    when the text calls it another kind: by a noun of another kind ("the engineer", "the library") or by a model
-    designation ("the Vexa 9X"). People and products also announce, sell and ship. (The pronoun after a mention is
-    not such a statement: "he" there is as often someone else the sentence names.)"""
-    called = {kind_of_noun(noun) for noun in evidence.nouns} - {None, "organization"}
-    if called or evidence.labels["designation"]:
-        return []
-    return [role[2:] for role, _ in evidence.roles.most_common() if role[:2] == "s:" and role[2:] in ORGANIZATION_ACTS]
 
 
 def fullest_name(evidence: KindEvidence) -> str:
@@ -453,23 +431,13 @@ class KindModel:
         return {kind: e / total for kind, e in zip(self.classes, exps, strict=True)}
 
     def decide(self, evidence: KindEvidence) -> KindDecision:
-        """The most probable kind and its probability; "other" when that is below the threshold, unless the entity is
-        the subject of an organisation's act (`ORGANIZATION_ACTS`: "Quillon merged with Brask"), which makes it an
-        organisation at the threshold's confidence. A name read as a model designation ("the Nordvik 909") weighs
-        through its `label:designation` share like any label."""
+        """The most probable kind and its probability; "other" when that is below the threshold. A name read as a
+        model designation ("the Nordvik 909") weighs through its `label:designation` share like any label."""
         readings = self.readings(evidence)
         probabilities = self.probabilities(evidence, readings)
         kind, confidence = max(probabilities.items(), key=lambda item: item[1])
-        acts = organization_acts(evidence)
-        if confidence < self.threshold and acts and "organization" in self.classes:
-            # The model abstains, and the entity does what only an organisation does: an organisation, as sure as
-            # the least sure kind the model shows.
-            kind, confidence = "organization", self.threshold
-            read_acts = f"acts as an organisation: {', '.join(acts[:3])}"
-        elif confidence < self.threshold:
-            kind, read_acts = "other", ""
-        else:
-            read_acts = ""
+        if confidence < self.threshold:
+            kind = "other"
         # What the embeddings read, shown with the rest: "name reads person 0.81; sentences read place 0.56".
         read = [
             f"{part} {'reads' if part == 'name' else 'read'} {top} {p:.2f}"
@@ -477,9 +445,7 @@ class KindModel:
             if found
             for top, p in [max(found.items(), key=lambda item: item[1])]
         ]
-        return KindDecision(
-            kind, round(confidence, 3), "; ".join(filter(None, [evidence.summary(), read_acts, *read]))
-        )
+        return KindDecision(kind, round(confidence, 3), "; ".join(filter(None, [evidence.summary(), *read])))
 
 
 @lru_cache(maxsize=1)

@@ -61,44 +61,13 @@ class TestKindModel:
         decision = model.decide(KindEvidence(names=["Quorra"], labels=Counter({"": 1})))
         assert decision.kind == "other" and decision.confidence < 0.6
 
-    def test_the_subject_of_an_organisations_act_is_an_organisation_where_the_model_abstains(self):
+    def test_where_the_model_abstains_no_role_overrides_it(self):
+        # Precision first: below the threshold the kind is "other" with its evidence shown, whatever verbs the entity
+        # is the subject of ("Quorra merged", "Quorra acquired": a person or a product acts so too).
         model = KindModel(["organization", "person"], [[0.0] * len(FEATURES)] * 2, [0.0, 0.1], threshold=0.6)
-        merged = KindEvidence(names=["Quorra"], labels=Counter({"": 2}), roles=Counter({"s:merge": 1, "i:in": 1}))
-        decision = model.decide(merged)
-        assert decision.kind == "organization" and decision.confidence == 0.6
-        assert "acts as an organisation: merge" in decision.evidence
-        # Its object, or the subject of another verb, is no such act; nor is a verb of the list said of the name
-        # without it being the subject ("the Quorra deal was announced").
-        for roles in ({"o:acquire": 1}, {"s:visit": 1}, {"p:announce": 1}):
-            decision = model.decide(KindEvidence(names=["Quorra"], labels=Counter({"": 1}), roles=Counter(roles)))
-            assert decision.kind == "other"
-        # A kind the model reads surely is kept: a person who bought a house stays a person.
-        sure = KindModel(["organization", "person"], [[0.0] * len(FEATURES)] * 2, [0.0, 2.0], threshold=0.6)
-        decision = sure.decide(KindEvidence(names=["Talia Brennick"], roles=Counter({"s:buy": 1})))
-        assert decision.kind == "person" and "acts as" not in decision.evidence
-
-    def test_an_act_does_not_make_an_organisation_of_what_the_text_calls_a_person_or_a_product(self):
-        # Where the model abstains, "announced", "sold", "ships" do not outweigh the text calling the entity a person
-        # ("the engineer") or a product ("the library", a model designation): it stays "other", the acts unclaimed.
-        model = KindModel(["organization", "person"], [[0.0] * len(FEATURES)] * 2, [0.0, 0.1], threshold=0.6)
-        against = [
-            KindEvidence(names=["Orla Vennick"], roles=Counter({"s:announce": 1}), nouns={"author"}),
-            KindEvidence(names=["Vennick"], roles=Counter({"s:buy": 1}), nouns={"engineer"}),
-            KindEvidence(names=["Vexa 9X"], labels=Counter({"designation": 2}), roles=Counter({"s:launch": 1})),
-            KindEvidence(names=["Vexa"], roles=Counter({"s:ship": 1}), nouns={"library"}),
-        ]
-        for evidence in against:
-            decision = model.decide(evidence)
-            assert decision.kind == "other" and "acts as" not in decision.evidence, evidence.names
-        # Called a company, or by no noun of another kind, the act still decides.
-        for nouns in ({"company"}, set()):
-            evidence = KindEvidence(names=["Quorra"], roles=Counter({"s:sell": 1}), nouns=nouns)
-            assert model.decide(evidence).kind == "organization"
-
-    def test_an_entity_that_acquires_and_hires_is_an_organisation(self):
-        found = entities("In 2021 Kavrin acquired a small rival. Kavrin then hired forty engineers.")
-        assert found["kavrin"].kind == "organization"
-        assert "acts as an organisation: acquire, hire" in found["kavrin"].evidence
+        for roles in ({"s:merge": 1, "i:in": 1}, {"s:acquire": 2, "s:hire": 1}):
+            decision = model.decide(KindEvidence(names=["Quorra"], labels=Counter({"": 2}), roles=Counter(roles)))
+            assert decision.kind == "other" and decision.confidence < 0.6
 
     def test_a_model_fitted_on_other_features_is_refused(self):
         with pytest.raises(ValueError, match="fit it again"):

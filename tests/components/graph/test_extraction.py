@@ -80,8 +80,10 @@ class TestLanguageExtractor:
         # an undated habit as the graph's entities, on an undated fact no timeline draws; `spacy-31` makes an entity
         # the kind model leaves "other" an organisation when it is the subject of an organisation's act ("merged");
         # `spacy-31` took "Jr." as the surname of "Tavin Orrell Jr.", and made an organisation of what the text calls a
-        # person or a product when it was the subject of an organisation's act.
-        old = [f"spacy/spacy-{n}" for n in (31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 15, 14, 11, 10)]
+        # person or a product when it was the subject of an organisation's act; `spacy-32` still made an organisation
+        # of an entity the kind model abstains on when it was the subject of such a verb (`spacy-33` does not).
+        old = [f"spacy/spacy-{n}" for n in (32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 15, 14)]
+        old += ["spacy/spacy-11", "spacy/spacy-10"]
         assert LanguageExtractor().stamp not in old
 
     def test_entities_kinds_and_suffixes(self):
