@@ -16,6 +16,7 @@ from components.graph.ingest_hook import GraphIngestHook
 from components.knowledge_base.factory import open_knowledge_base
 from components.memory.status import memory_status
 from components.redaction import redact_data
+from components.resilience.errors import first_line
 from components.settings import Settings, get_settings
 from components.tools.registry import tool_status
 
@@ -26,11 +27,7 @@ def _probe(name: str, optional: bool, fn: Callable[[Settings], tuple[str, dict[s
         detail, counts = fn(settings)
         reachable = True
     except Exception as exc:  # noqa: BLE001 - a status page reports every failure as a sentence
-        detail, counts, reachable = (
-            f"unreachable: {str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}",
-            {},
-            False,
-        )
+        detail, counts, reachable = f"unreachable: {first_line(exc)}", {}, False
     return {
         "name": name,
         "reachable": reachable,

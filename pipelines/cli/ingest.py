@@ -67,12 +67,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     report.failed[:0] = missing
+    # The ONNX export a cold `research ask` embeds its question with was made when the ingestor warmed up.
     print_report(report, as_json=args.json)
-    from components.embedding.model import get_embedding_model
-
-    # Once per data folder: the ONNX export that lets a cold `research ask` embed its question without torch (made
-    # already when the ingestor warmed up; a failure there was said once and is not tried again).
-    get_embedding_model().use_onnx_export()
     return 1 if report.failed else 0
 
 

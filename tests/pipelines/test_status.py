@@ -59,3 +59,18 @@ def test_the_graph_part_says_how_many_documents_have_no_graph_because_extraction
     store.extractor_stamp_counts.return_value = {stamp: 4}
     assert status._graph(Settings(graph_extractor="spacy"))[0].endswith("extractor spacy")
     store.close.assert_called()
+
+
+def test_a_probe_failure_is_told_by_its_first_line_that_says_something():
+    from components.settings import Settings
+    from pipelines.status import _probe
+
+    def fails(settings):
+        raise RuntimeError("\nthe server at 127.0.0.1:7687 refused the connection\nTraceback (most recent call last):")
+
+    part = _probe("graph", True, fails, Settings())
+    assert part["reachable"] is False
+    assert part["detail"] == "unreachable: the server at 127.0.0.1:7687 refused the connection"
+    assert _probe("graph", True, lambda settings: (_ for _ in ()).throw(TimeoutError()), Settings())["detail"] == (
+        "unreachable: TimeoutError"
+    )

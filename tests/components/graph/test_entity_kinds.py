@@ -261,8 +261,7 @@ class TestNoJunk:
         # "Jr." after a comma, where the recogniser ended the name, is no entity of its own; at the end of a name it
         # stays, so that a son is not his father.
         found = entities(
-            "Cornerbacks Tavin Orrell, Jr. (two interceptions) and Mako Dunst (one) were the other two selections "
-            "from the defense in 2015."
+            "Tavin Orrell, Jr. (a founder) and Mako Dunst (an investor) left Quillon in 2015."
         )
         assert "jr" not in found and "mako dunst" in found
         found = entities("Tavin Orrell Sr. founded Quillon in 1950, and his son Tavin Orrell Jr. ran it from 1980.")
@@ -278,12 +277,12 @@ class TestNoJunk:
         assert {"tavin orrell sr", "tavin orrell jr", "orrell"} <= set(found)
 
     def test_a_word_that_only_heads_an_of_phrase_is_no_entity(self):
-        # "Elector of Varnia", "Professor of the History of ...": the common noun of a description whose name is in
+        # "Margrave of Varnia", "Professor of the Theory of ...": the common noun of a description whose name is in
         # the of-phrase; a name the recogniser reads whole ("Bank of Ostby") stays.
-        found = entities("Frederick Orvel, Elector of Varnia, invited the weavers to settle in Ostby in 1685.")
-        assert "elector" not in found and {"frederick orvel", "varnia"} <= set(found)
+        found = entities("Ilse Orvel, Margrave of Varnia, granted the weavers of Ostby a charter in 1702.")
+        assert "margrave" not in found and {"ilse orvel", "varnia"} <= set(found)
         found = entities(
-            "In 1938 Halvard Quist, Professor of the History of the Church at Ostby, criticised the decree."
+            "In 1938 Halvard Quist, Professor of the Theory of Music at Ostby, criticised the decree."
         )
         assert "professor" not in found and "halvard quist" in found
         assert "bank of ostby" in entities("The Bank of Ostby raised its rates in 2020.")
