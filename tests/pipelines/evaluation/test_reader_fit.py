@@ -166,3 +166,23 @@ def test_bad_input_is_one_sentence_and_nothing_is_trained_or_lost(squad_files, t
     # An output that cannot be written is found before any work.
     assert reader_fit.main([*measured, "--out", str(tmp_path / "missing" / "m.json")]) == 2
     assert "missing" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["train", "--threads", "0"],
+        ["train", "--batch-size", "0"],
+        ["train", "--stride", "x"],
+        ["measure", "--chunks", "0"],
+    ],
+)
+def test_a_count_below_one_is_refused_by_its_flag_before_any_work(flags, squad_files, tmp_path: Path, capsys) -> None:
+    questions, corpus = squad_files
+    command, *rest = flags
+    argv = [command, "--questions", str(questions), "--corpus", str(corpus), "--out", str(tmp_path / "o"), *rest]
+    with pytest.raises(SystemExit) as stopped:
+        reader_fit.main(argv)
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and rest[0] in err and "Traceback" not in err
+    assert not (tmp_path / "o").exists()
