@@ -444,10 +444,15 @@ def measure(args: argparse.Namespace) -> int:
         missing = [name for name in (SETTINGS_FILE, DELTA_FILE) if not (Path(args.reader) / name).is_file()]
         if missing:
             raise EvaluationInputError(f"{args.reader} is not a folder `train` wrote: no {' or '.join(missing)}")
-    # Both outputs are opened before the hours of work, so an unwritable path loses nothing.
-    Path(args.out).write_text("{}", encoding="utf-8")
-    if args.predictions:
-        Path(args.predictions).write_text("", encoding="utf-8")
+    if args.reader is None and not (args.capture and args.product):
+        raise EvaluationInputError("nothing to measure: give --reader, or --capture with --product")
+    # Both outputs are opened (not emptied) before the hours of work, so an unwritable path loses nothing, and a run
+    # that fails midway leaves an earlier report or predictions file as it was.
+    for output in (args.out, args.predictions):
+        if output:
+            with Path(output).open("a", encoding="utf-8"):
+                pass
+    predictions_mode = "w"  # the predictions file is replaced at its first write, then appended to
     reader = load_reader(Path(args.reader)) if args.reader else None
     if reader is not None:
         report["reader"] = json.loads((Path(args.reader) / SETTINGS_FILE).read_text(encoding="utf-8"))
@@ -474,9 +479,10 @@ def measure(args: argparse.Namespace) -> int:
                 }
                 report["end_to_end"][f"top{chunks}"][half] = result
                 if args.predictions:
-                    with Path(args.predictions).open("a", encoding="utf-8") as handle:
+                    with Path(args.predictions).open(predictions_mode, encoding="utf-8") as handle:
                         for prediction in predictions:
                             handle.write(json.dumps({"chunks": chunks, "half": half, **prediction}) + "\n")
+                    predictions_mode = "a"
                 print(f"top{chunks}", half, json.dumps(result), flush=True)
         if args.product:
             report["product"] = {}

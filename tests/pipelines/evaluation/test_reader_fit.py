@@ -164,8 +164,18 @@ def test_bad_input_is_one_sentence_and_nothing_is_trained_or_lost(squad_files, t
     err = capsys.readouterr().err
     assert "is not a folder `train` wrote" in err and "Traceback" not in err
     # An output that cannot be written is found before any work.
-    assert reader_fit.main([*measured, "--out", str(tmp_path / "missing" / "m.json")]) == 2
+    replayed = [*measured, "--capture", str(tmp_path / "absent.capture.jsonl"), "--product"]
+    assert reader_fit.main([*replayed, "--out", str(tmp_path / "missing" / "m.json")]) == 2
     assert "missing" in capsys.readouterr().err
+    # A run that fails midway (here: its capture is not there) leaves an earlier report and predictions as they were.
+    earlier, predicted = _write(tmp_path / "earlier.json", [{"top1": 1}]), _write(tmp_path / "p.jsonl", [{"id": "q1"}])
+    assert reader_fit.main([*replayed, "--out", str(earlier), "--predictions", str(predicted)]) == 2
+    assert "absent.capture.jsonl" in capsys.readouterr().err
+    assert json.loads(earlier.read_text(encoding="utf-8")) == {"top1": 1}
+    assert json.loads(predicted.read_text(encoding="utf-8")) == {"id": "q1"}
+    # Neither a reader nor the product's replay: nothing to measure, said so, and no report written.
+    assert reader_fit.main([*measured, "--capture", str(earlier), "--out", str(tmp_path / "empty.json")]) == 2
+    assert "nothing to measure" in capsys.readouterr().err and not (tmp_path / "empty.json").exists()
 
 
 @pytest.mark.parametrize(
