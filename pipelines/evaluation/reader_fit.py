@@ -22,6 +22,7 @@ import json
 import math
 import random
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -233,6 +234,9 @@ def train(args: argparse.Namespace) -> int:
     examples = squad_examples(Path(args.questions), Path(args.corpus), "tune")
     if not any(example["answer_start"] is not None for example in examples):
         raise EvaluationInputError(f"no tune-half question of {args.questions} has its answer found in its paragraph")
+    # The output folder is made, and written to, before the training: an unwritable one would lose the whole fit.
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    tempfile.TemporaryFile(dir=args.out).close()
     features = training_features(tokenizer, examples, settings)
     model = new_reader(args.freeze_layers, args.seed)
     if args.init:  # go on from an earlier fit: its trained tensors laid over the installed encoder

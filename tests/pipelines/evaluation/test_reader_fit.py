@@ -196,3 +196,17 @@ def test_a_count_below_one_is_refused_by_its_flag_before_any_work(flags, squad_f
     err = capsys.readouterr().err
     assert stopped.value.code == 2 and rest[0] in err and "Traceback" not in err
     assert not (tmp_path / "o").exists()
+
+
+def test_an_output_folder_that_cannot_be_made_is_found_before_the_training(
+    squad_files, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    pytest.importorskip("torch")
+    questions, corpus = squad_files
+    trained: list[int] = []
+    monkeypatch.setattr(reader_fit, "new_reader", lambda *args: trained.append(1))
+    blocked = _write(tmp_path / "a-file", [])
+    argv = ["train", "--questions", str(questions), "--corpus", str(corpus), "--threads", "1", "--max-steps", "1"]
+    assert reader_fit.main([*argv, "--max-length", "64", "--stride", "16", "--out", str(blocked / "reader")]) == 2
+    err = capsys.readouterr().err
+    assert "a-file" in err and "Traceback" not in err and not trained
