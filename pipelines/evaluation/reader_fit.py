@@ -102,9 +102,10 @@ def _located_answer(context: str, answers: Sequence[str], starts: Sequence[int])
 
 def windows(tokenizer: Any, questions: list[str], contexts: list[str], settings: ReaderSettings, **options: Any) -> Any:
     """Each (question, context) cut into windows of `max_length` tokens that overlap by `stride`, with every window's
-    character offsets and the example it came from (`overflow_to_sample_mapping`)."""
+    character offsets and the example it came from (`overflow_to_sample_mapping`). A question longer than half a
+    window is cut to its first half-window of tokens (the tokenizer refuses a question that leaves no room)."""
     return tokenizer(
-        questions,
+        _cut_questions(tokenizer, questions, settings.max_length // 2),
         contexts,
         truncation="only_second",
         max_length=settings.max_length,
@@ -113,6 +114,12 @@ def windows(tokenizer: Any, questions: list[str], contexts: list[str], settings:
         return_offsets_mapping=True,
         **options,
     )
+
+
+def _cut_questions(tokenizer: Any, questions: list[str], limit: int) -> list[str]:
+    """Each question cut after its first `limit` tokens (at the end of that token, so its text is unchanged)."""
+    offsets = tokenizer(questions, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+    return [q if len(spans) <= limit else q[: spans[limit - 1][1]] for q, spans in zip(questions, offsets, strict=True)]
 
 
 def training_features(tokenizer: Any, examples: Sequence[dict[str, Any]], settings: ReaderSettings) -> dict[str, Any]:

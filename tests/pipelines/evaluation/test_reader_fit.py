@@ -210,3 +210,17 @@ def test_an_output_folder_that_cannot_be_made_is_found_before_the_training(
     assert reader_fit.main([*argv, "--max-length", "64", "--stride", "16", "--out", str(blocked / "reader")]) == 2
     err = capsys.readouterr().err
     assert "a-file" in err and "Traceback" not in err and not trained
+
+
+def test_a_question_longer_than_the_window_is_read_by_its_first_half_window() -> None:
+    transformers = pytest.importorskip("transformers")
+    tokenizer = transformers.AutoTokenizer.from_pretrained(reader_fit.base_model_path())
+    settings = ReaderSettings(max_length=64, stride=16)
+    question = "Who founded the observatory on the northern ridge above the town " * 8
+    encoded = reader_fit.windows(tokenizer, [question, "Who founded it?"], [PARAGRAPH, PARAGRAPH], settings)
+    asked = [
+        [token for token, sid in zip(ids, encoded.sequence_ids(index), strict=True) if sid == 0]
+        for index, ids in enumerate(encoded["input_ids"])
+    ]
+    assert {len(tokens) for tokens in asked if len(tokens) > 10} == {32}  # the long question: half a window
+    assert all(1 in encoded.sequence_ids(index) for index in range(len(asked)))  # every window holds paragraph
