@@ -53,6 +53,15 @@ class ReaderSettings:
     stride: int = 96
     max_answer_tokens: int = 30
 
+    def __post_init__(self) -> None:
+        # The tokenizer panics (a Rust backtrace) when the overlap is not below the paragraph's room in a window.
+        room = self.max_length - self.max_length // 2 - 3  # half a window may go to the question, 3 special tokens
+        if self.stride >= room:
+            raise ValueError(
+                f"the stride ({self.stride}) must be below {max(room, 0)}, the paragraph's room in a window of "
+                f"{self.max_length} tokens"
+            )
+
 
 def base_model_path() -> str:
     """The installed all-MiniLM-L6-v2 folder (weights and tokenizer)."""

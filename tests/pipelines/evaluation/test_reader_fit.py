@@ -224,3 +224,12 @@ def test_a_question_longer_than_the_window_is_read_by_its_first_half_window() ->
     ]
     assert {len(tokens) for tokens in asked if len(tokens) > 10} == {32}  # the long question: half a window
     assert all(1 in encoded.sequence_ids(index) for index in range(len(asked)))  # every window holds paragraph
+
+
+def test_an_overlap_the_window_has_no_room_for_is_one_sentence(squad_files, tmp_path: Path, capsys) -> None:
+    pytest.importorskip("torch")
+    questions, corpus = squad_files
+    argv = ["train", "--questions", str(questions), "--corpus", str(corpus), "--threads", "1", "--max-steps", "1"]
+    assert reader_fit.main([*argv, "--max-length", "64", "--stride", "40", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "stride (40) must be below 29" in err and "Traceback" not in err and not (tmp_path / "r").exists()
