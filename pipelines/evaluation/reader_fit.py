@@ -206,7 +206,7 @@ def load_reader(folder: Path) -> tuple[Any, Any, ReaderSettings]:
     """The installed encoder with the fitted tensors of `folder` laid over it, its tokenizer and settings."""
     from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
-    saved = json.loads((folder / SETTINGS_FILE).read_text(encoding="utf-8"))
+    saved = reader_record(folder)
     model = AutoModelForQuestionAnswering.from_pretrained(base_model_path())
     delta = _delta_of(folder)
     missing = set(delta) - set(dict(model.named_parameters()))
@@ -215,6 +215,18 @@ def load_reader(folder: Path) -> tuple[Any, Any, ReaderSettings]:
     model.load_state_dict(delta, strict=False)
     model.eval()
     return model, AutoTokenizer.from_pretrained(base_model_path()), ReaderSettings(**saved["settings"])
+
+
+def reader_record(folder: Path) -> dict[str, Any]:
+    """What `train` wrote to `folder`'s settings file (the settings, sizes and provenance), checked to hold the
+    settings a reader is read with: one sentence naming the file when it does not."""
+    path = folder / SETTINGS_FILE
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        ReaderSettings(**saved["settings"])
+    except (json.JSONDecodeError, TypeError, KeyError) as exc:
+        raise EvaluationInputError(f"{path} is not the settings `train` writes ({exc})") from None
+    return saved
 
 
 def save_reader(model: Any, folder: Path, settings: ReaderSettings, provenance: dict[str, Any]) -> dict[str, Any]:
@@ -475,7 +487,7 @@ def measure(args: argparse.Namespace) -> int:
     predictions_mode = "w"  # the predictions file is replaced at its first write, then appended to
     reader = load_reader(Path(args.reader)) if args.reader else None
     if reader is not None:
-        report["reader"] = json.loads((Path(args.reader) / SETTINGS_FILE).read_text(encoding="utf-8"))
+        report["reader"] = reader_record(Path(args.reader))
         report["gold_paragraph"] = {}
     for half in HALVES if reader is not None and not args.skip_gold else ():
         examples = squad_examples(Path(args.questions), Path(args.corpus), half)

@@ -233,3 +233,16 @@ def test_an_overlap_the_window_has_no_room_for_is_one_sentence(squad_files, tmp_
     assert reader_fit.main([*argv, "--max-length", "64", "--stride", "40", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert "stride (40) must be below 29" in err and "Traceback" not in err and not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("settings", ["not json", '{"steps": 1}', '{"settings": {"windowz": 1}}', "[1]"])
+def test_a_reader_folder_with_broken_settings_is_one_sentence(squad_files, tmp_path: Path, settings, capsys) -> None:
+    questions, corpus = squad_files
+    folder = tmp_path / "reader"
+    folder.mkdir()
+    (folder / reader_fit.SETTINGS_FILE).write_text(settings, encoding="utf-8")
+    (folder / reader_fit.DELTA_FILE).write_bytes(b"")
+    argv = ["measure", "--questions", str(questions), "--corpus", str(corpus), "--threads", "1"]
+    assert reader_fit.main([*argv, "--reader", str(folder), "--out", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert "is not the settings `train` writes" in err and reader_fit.SETTINGS_FILE in err and "Traceback" not in err
