@@ -195,11 +195,27 @@ def new_reader(freeze_layers: int, seed: int) -> Any:
     return model
 
 
-def _delta_of(folder: Path) -> dict[str, Any]:
+def lay_delta_over(model: Any, folder: Path) -> None:
+    """The fitted tensors of `folder` laid over `model` (the installed encoder); one sentence naming the file when
+    it cannot be read as a delta of this encoder (not safetensors, a tensor the encoder lacks or of another shape)."""
     import torch
     from safetensors.torch import load_file
 
-    return {name: tensor.to(torch.float32) for name, tensor in load_file(str(folder / DELTA_FILE)).items()}
+    path = folder / DELTA_FILE
+    try:
+        delta = {name: tensor.to(torch.float32) for name, tensor in load_file(str(path)).items()}
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - safetensors' own error for a file that is not one
+        raise EvaluationInputError(f"{path} is not a safetensors file ({exc})") from None
+    parameters = dict(model.named_parameters())
+    missing = set(delta) - set(parameters)
+    if missing:
+        raise EvaluationInputError(f"{path} holds tensors the encoder lacks: {sorted(missing)[:3]}")
+    wrong = sorted(name for name, tensor in delta.items() if tensor.shape != parameters[name].shape)
+    if wrong:
+        raise EvaluationInputError(f"{path} holds tensors of another shape than the encoder's: {wrong[:3]}")
+    model.load_state_dict(delta, strict=False)
 
 
 def load_reader(folder: Path) -> tuple[Any, Any, ReaderSettings]:
@@ -208,11 +224,7 @@ def load_reader(folder: Path) -> tuple[Any, Any, ReaderSettings]:
 
     saved = reader_record(folder)
     model = AutoModelForQuestionAnswering.from_pretrained(base_model_path())
-    delta = _delta_of(folder)
-    missing = set(delta) - set(dict(model.named_parameters()))
-    if missing:
-        raise ValueError(f"{DELTA_FILE} holds tensors the encoder lacks: {sorted(missing)[:3]}")
-    model.load_state_dict(delta, strict=False)
+    lay_delta_over(model, folder)
     model.eval()
     return model, AutoTokenizer.from_pretrained(base_model_path()), ReaderSettings(**saved["settings"])
 
@@ -268,7 +280,7 @@ def train(args: argparse.Namespace) -> int:
     features = training_features(tokenizer, examples, settings)
     model = new_reader(args.freeze_layers, args.seed)
     if args.init:  # go on from an earlier fit: its trained tensors laid over the installed encoder
-        model.load_state_dict(_delta_of(Path(args.init)), strict=False)
+        lay_delta_over(model, Path(args.init))
     model.train()
     parameters = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(parameters, lr=args.lr, weight_decay=0.01)

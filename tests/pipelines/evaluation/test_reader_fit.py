@@ -246,3 +246,19 @@ def test_a_reader_folder_with_broken_settings_is_one_sentence(squad_files, tmp_p
     assert reader_fit.main([*argv, "--reader", str(folder), "--out", str(tmp_path / "m.json")]) == 2
     err = capsys.readouterr().err
     assert "is not the settings `train` writes" in err and reader_fit.SETTINGS_FILE in err and "Traceback" not in err
+
+
+def test_a_delta_that_is_not_this_encoders_is_one_sentence(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    from safetensors.torch import save_file
+
+    model = reader_fit.new_reader(freeze_layers=6, seed=1)
+    (tmp_path / reader_fit.DELTA_FILE).write_bytes(b"not tensors")
+    with pytest.raises(reader_fit.EvaluationInputError, match="is not a safetensors file"):
+        reader_fit.lay_delta_over(model, tmp_path)
+    save_file({"qa_outputs.bias": torch.zeros(3)}, str(tmp_path / reader_fit.DELTA_FILE))
+    with pytest.raises(reader_fit.EvaluationInputError, match="of another shape.*qa_outputs.bias"):
+        reader_fit.lay_delta_over(model, tmp_path)
+    save_file({"qa_outputs.bias": torch.ones(2)}, str(tmp_path / reader_fit.DELTA_FILE))
+    reader_fit.lay_delta_over(model, tmp_path)
+    assert model.qa_outputs.bias.tolist() == [1.0, 1.0]
