@@ -22,6 +22,7 @@ import json
 import math
 import random
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -51,6 +52,15 @@ class ReaderSettings:
     max_length: int = 256
     stride: int = 96
     max_answer_tokens: int = 30
+
+    def __post_init__(self) -> None:
+        # The tokenizer panics (a Rust backtrace) when the overlap is not below the paragraph's room in a window.
+        room = self.max_length - self.max_length // 2 - 3  # half a window may go to the question, 3 special tokens
+        if self.stride >= room:
+            raise ValueError(
+                f"the stride ({self.stride}) must be below {max(room, 0)}, the paragraph's room in a window of "
+                f"{self.max_length} tokens"
+            )
 
 
 def base_model_path() -> str:
@@ -101,9 +111,10 @@ def _located_answer(context: str, answers: Sequence[str], starts: Sequence[int])
 
 def windows(tokenizer: Any, questions: list[str], contexts: list[str], settings: ReaderSettings, **options: Any) -> Any:
     """Each (question, context) cut into windows of `max_length` tokens that overlap by `stride`, with every window's
-    character offsets and the example it came from (`overflow_to_sample_mapping`)."""
+    character offsets and the example it came from (`overflow_to_sample_mapping`). A question longer than half a
+    window is cut to its first half-window of tokens (the tokenizer refuses a question that leaves no room)."""
     return tokenizer(
-        questions,
+        _cut_questions(tokenizer, questions, settings.max_length // 2),
         contexts,
         truncation="only_second",
         max_length=settings.max_length,
@@ -112,6 +123,12 @@ def windows(tokenizer: Any, questions: list[str], contexts: list[str], settings:
         return_offsets_mapping=True,
         **options,
     )
+
+
+def _cut_questions(tokenizer: Any, questions: list[str], limit: int) -> list[str]:
+    """Each question cut after its first `limit` tokens (at the end of that token, so its text is unchanged)."""
+    offsets = tokenizer(questions, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+    return [q if len(spans) <= limit else q[: spans[limit - 1][1]] for q, spans in zip(questions, offsets, strict=True)]
 
 
 def training_features(tokenizer: Any, examples: Sequence[dict[str, Any]], settings: ReaderSettings) -> dict[str, Any]:
@@ -178,26 +195,50 @@ def new_reader(freeze_layers: int, seed: int) -> Any:
     return model
 
 
-def _delta_of(folder: Path) -> dict[str, Any]:
+def lay_delta_over(model: Any, folder: Path) -> None:
+    """The fitted tensors of `folder` laid over `model` (the installed encoder); one sentence naming the file when
+    it cannot be read as a delta of this encoder (not safetensors, a tensor the encoder lacks or of another shape)."""
     import torch
     from safetensors.torch import load_file
 
-    return {name: tensor.to(torch.float32) for name, tensor in load_file(str(folder / DELTA_FILE)).items()}
+    path = folder / DELTA_FILE
+    try:
+        delta = {name: tensor.to(torch.float32) for name, tensor in load_file(str(path)).items()}
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - safetensors' own error for a file that is not one
+        raise EvaluationInputError(f"{path} is not a safetensors file ({exc})") from None
+    parameters = dict(model.named_parameters())
+    missing = set(delta) - set(parameters)
+    if missing:
+        raise EvaluationInputError(f"{path} holds tensors the encoder lacks: {sorted(missing)[:3]}")
+    wrong = sorted(name for name, tensor in delta.items() if tensor.shape != parameters[name].shape)
+    if wrong:
+        raise EvaluationInputError(f"{path} holds tensors of another shape than the encoder's: {wrong[:3]}")
+    model.load_state_dict(delta, strict=False)
 
 
 def load_reader(folder: Path) -> tuple[Any, Any, ReaderSettings]:
     """The installed encoder with the fitted tensors of `folder` laid over it, its tokenizer and settings."""
     from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
-    saved = json.loads((folder / SETTINGS_FILE).read_text(encoding="utf-8"))
+    saved = reader_record(folder)
     model = AutoModelForQuestionAnswering.from_pretrained(base_model_path())
-    delta = _delta_of(folder)
-    missing = set(delta) - set(dict(model.named_parameters()))
-    if missing:
-        raise ValueError(f"{DELTA_FILE} holds tensors the encoder lacks: {sorted(missing)[:3]}")
-    model.load_state_dict(delta, strict=False)
+    lay_delta_over(model, folder)
     model.eval()
     return model, AutoTokenizer.from_pretrained(base_model_path()), ReaderSettings(**saved["settings"])
+
+
+def reader_record(folder: Path) -> dict[str, Any]:
+    """What `train` wrote to `folder`'s settings file (the settings, sizes and provenance), checked to hold the
+    settings a reader is read with: one sentence naming the file when it does not."""
+    path = folder / SETTINGS_FILE
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        ReaderSettings(**saved["settings"])
+    except (json.JSONDecodeError, TypeError, KeyError) as exc:
+        raise EvaluationInputError(f"{path} is not the settings `train` writes ({exc})") from None
+    return saved
 
 
 def save_reader(model: Any, folder: Path, settings: ReaderSettings, provenance: dict[str, Any]) -> dict[str, Any]:
@@ -233,10 +274,13 @@ def train(args: argparse.Namespace) -> int:
     examples = squad_examples(Path(args.questions), Path(args.corpus), "tune")
     if not any(example["answer_start"] is not None for example in examples):
         raise EvaluationInputError(f"no tune-half question of {args.questions} has its answer found in its paragraph")
+    # The output folder is made, and written to, before the training: an unwritable one would lose the whole fit.
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    tempfile.TemporaryFile(dir=args.out).close()
     features = training_features(tokenizer, examples, settings)
     model = new_reader(args.freeze_layers, args.seed)
     if args.init:  # go on from an earlier fit: its trained tensors laid over the installed encoder
-        model.load_state_dict(_delta_of(Path(args.init)), strict=False)
+        lay_delta_over(model, Path(args.init))
     model.train()
     parameters = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(parameters, lr=args.lr, weight_decay=0.01)
@@ -444,13 +488,18 @@ def measure(args: argparse.Namespace) -> int:
         missing = [name for name in (SETTINGS_FILE, DELTA_FILE) if not (Path(args.reader) / name).is_file()]
         if missing:
             raise EvaluationInputError(f"{args.reader} is not a folder `train` wrote: no {' or '.join(missing)}")
-    # Both outputs are opened before the hours of work, so an unwritable path loses nothing.
-    Path(args.out).write_text("{}", encoding="utf-8")
-    if args.predictions:
-        Path(args.predictions).write_text("", encoding="utf-8")
+    if args.reader is None and not (args.capture and args.product):
+        raise EvaluationInputError("nothing to measure: give --reader, or --capture with --product")
+    # Both outputs are opened (not emptied) before the hours of work, so an unwritable path loses nothing, and a run
+    # that fails midway leaves an earlier report or predictions file as it was.
+    for output in (args.out, args.predictions):
+        if output:
+            with Path(output).open("a", encoding="utf-8"):
+                pass
+    predictions_mode = "w"  # the predictions file is replaced at its first write, then appended to
     reader = load_reader(Path(args.reader)) if args.reader else None
     if reader is not None:
-        report["reader"] = json.loads((Path(args.reader) / SETTINGS_FILE).read_text(encoding="utf-8"))
+        report["reader"] = reader_record(Path(args.reader))
         report["gold_paragraph"] = {}
     for half in HALVES if reader is not None and not args.skip_gold else ():
         examples = squad_examples(Path(args.questions), Path(args.corpus), half)
@@ -474,9 +523,10 @@ def measure(args: argparse.Namespace) -> int:
                 }
                 report["end_to_end"][f"top{chunks}"][half] = result
                 if args.predictions:
-                    with Path(args.predictions).open("a", encoding="utf-8") as handle:
+                    with Path(args.predictions).open(predictions_mode, encoding="utf-8") as handle:
                         for prediction in predictions:
                             handle.write(json.dumps({"chunks": chunks, "half": half, **prediction}) + "\n")
+                    predictions_mode = "a"
                 print(f"top{chunks}", half, json.dumps(result), flush=True)
         if args.product:
             report["product"] = {}
@@ -496,6 +546,17 @@ def measure(args: argparse.Namespace) -> int:
     return 0
 
 
+def _at_least_one(value: str) -> int:
+    """An argparse type: a whole number of at least 1 (a count of threads, steps, tokens...), or a one-line error."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return number
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="reader_fit", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -503,22 +564,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub = commands.add_parser(name)
         sub.add_argument("--questions", required=True, help="SQuAD-style questions.jsonl (answers, answer_starts)")
         sub.add_argument("--corpus", required=True, help="the paragraphs (corpus.jsonl)")
-        sub.add_argument("--threads", type=int, default=2)
+        sub.add_argument("--threads", type=_at_least_one, default=2)
         sub.add_argument("--out", required=True)
     train_parser, measure_parser = commands.choices["train"], commands.choices["measure"]
-    train_parser.add_argument("--epochs", type=int, default=2)
-    train_parser.add_argument("--max-steps", type=int, default=None)
-    train_parser.add_argument("--batch-size", type=int, default=16)
+    train_parser.add_argument("--epochs", type=_at_least_one, default=2)
+    train_parser.add_argument("--max-steps", type=_at_least_one, default=None)
+    train_parser.add_argument("--batch-size", type=_at_least_one, default=16)
     train_parser.add_argument("--lr", type=float, default=1e-4)
     train_parser.add_argument("--freeze-layers", type=int, default=2, help="encoder layers kept as installed")
-    train_parser.add_argument("--max-length", type=int, default=256)
-    train_parser.add_argument("--stride", type=int, default=96)
+    train_parser.add_argument("--max-length", type=_at_least_one, default=256)
+    train_parser.add_argument("--stride", type=_at_least_one, default=96)
     train_parser.add_argument("--max-minutes", type=float, default=0, help="stop (schedule included) within this")
     train_parser.add_argument("--init", help="start from an earlier fit's folder instead of the bare encoder")
     train_parser.add_argument("--seed", type=int, default=13)
     measure_parser.add_argument("--reader", help="the folder `train` wrote (none: only the product's replay)")
     measure_parser.add_argument("--capture", help="a capture of the answer step (research eval --capture)")
-    measure_parser.add_argument("--chunks", type=int, nargs="+", default=[1, 3])
+    measure_parser.add_argument("--chunks", type=_at_least_one, nargs="+", default=[1, 3])
     measure_parser.add_argument("--predictions", help="write every captured question's best span here (JSONL)")
     measure_parser.add_argument("--skip-gold", action="store_true", help="only the captured chunks, not the gold")
     measure_parser.add_argument("--product", action="store_true", help="also replay the product's answer step")

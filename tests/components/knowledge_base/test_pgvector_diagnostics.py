@@ -133,3 +133,24 @@ class _Recording:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._conn, name)
+
+
+@pytest.mark.integration
+def test_every_diagnostic_of_an_empty_collection_finds_nothing(database_url: str, collection_name: str) -> None:
+    kb = knowledge_base_for(_store(collection_name), keyword_index_max_postings=10_000)
+    try:
+        index = kb.index
+        assert index.stored_term_counts() == [] and index.exact_nearest(_unit(1), 10) == []
+        assert index.ranking_evidence([], _unit(1), ["valmor"]) == ({}, None)
+        assert index.ranking_evidence(["memo-0"], _unit(1), ["valmor"]) == ({}, None)  # the one statement
+        for diagnostic in (
+            pgvector_index.keyword_by_ts_rank,
+            pgvector_index.keyword_every_posting,
+            pgvector_index.keyword_cut_off_steps,
+        ):
+            assert diagnostic(index, "valmor quistel", 10) == []
+        with pgvector_index.keyword_function_session(index) as (_, search):
+            assert search("valmor quistel", 10) == []
+    finally:
+        kb.drop()
+        kb.close()

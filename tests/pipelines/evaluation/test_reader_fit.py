@@ -164,5 +164,101 @@ def test_bad_input_is_one_sentence_and_nothing_is_trained_or_lost(squad_files, t
     err = capsys.readouterr().err
     assert "is not a folder `train` wrote" in err and "Traceback" not in err
     # An output that cannot be written is found before any work.
-    assert reader_fit.main([*measured, "--out", str(tmp_path / "missing" / "m.json")]) == 2
+    replayed = [*measured, "--capture", str(tmp_path / "absent.capture.jsonl"), "--product"]
+    assert reader_fit.main([*replayed, "--out", str(tmp_path / "missing" / "m.json")]) == 2
     assert "missing" in capsys.readouterr().err
+    # A run that fails midway (here: its capture is not there) leaves an earlier report and predictions as they were.
+    earlier, predicted = _write(tmp_path / "earlier.json", [{"top1": 1}]), _write(tmp_path / "p.jsonl", [{"id": "q1"}])
+    assert reader_fit.main([*replayed, "--out", str(earlier), "--predictions", str(predicted)]) == 2
+    assert "absent.capture.jsonl" in capsys.readouterr().err
+    assert json.loads(earlier.read_text(encoding="utf-8")) == {"top1": 1}
+    assert json.loads(predicted.read_text(encoding="utf-8")) == {"id": "q1"}
+    # Neither a reader nor the product's replay: nothing to measure, said so, and no report written.
+    assert reader_fit.main([*measured, "--capture", str(earlier), "--out", str(tmp_path / "empty.json")]) == 2
+    assert "nothing to measure" in capsys.readouterr().err and not (tmp_path / "empty.json").exists()
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["train", "--threads", "0"],
+        ["train", "--batch-size", "0"],
+        ["train", "--stride", "x"],
+        ["measure", "--chunks", "0"],
+    ],
+)
+def test_a_count_below_one_is_refused_by_its_flag_before_any_work(flags, squad_files, tmp_path: Path, capsys) -> None:
+    questions, corpus = squad_files
+    command, *rest = flags
+    argv = [command, "--questions", str(questions), "--corpus", str(corpus), "--out", str(tmp_path / "o"), *rest]
+    with pytest.raises(SystemExit) as stopped:
+        reader_fit.main(argv)
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and rest[0] in err and "Traceback" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_output_folder_that_cannot_be_made_is_found_before_the_training(
+    squad_files, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    pytest.importorskip("torch")
+    questions, corpus = squad_files
+    trained: list[int] = []
+    monkeypatch.setattr(reader_fit, "new_reader", lambda *args: trained.append(1))
+    blocked = _write(tmp_path / "a-file", [])
+    argv = ["train", "--questions", str(questions), "--corpus", str(corpus), "--threads", "1", "--max-steps", "1"]
+    assert reader_fit.main([*argv, "--max-length", "64", "--stride", "16", "--out", str(blocked / "reader")]) == 2
+    err = capsys.readouterr().err
+    assert "a-file" in err and "Traceback" not in err and not trained
+
+
+def test_a_question_longer_than_the_window_is_read_by_its_first_half_window() -> None:
+    transformers = pytest.importorskip("transformers")
+    tokenizer = transformers.AutoTokenizer.from_pretrained(reader_fit.base_model_path())
+    settings = ReaderSettings(max_length=64, stride=16)
+    question = "Who founded the observatory on the northern ridge above the town " * 8
+    encoded = reader_fit.windows(tokenizer, [question, "Who founded it?"], [PARAGRAPH, PARAGRAPH], settings)
+    asked = [
+        [token for token, sid in zip(ids, encoded.sequence_ids(index), strict=True) if sid == 0]
+        for index, ids in enumerate(encoded["input_ids"])
+    ]
+    assert {len(tokens) for tokens in asked if len(tokens) > 10} == {32}  # the long question: half a window
+    assert all(1 in encoded.sequence_ids(index) for index in range(len(asked)))  # every window holds paragraph
+
+
+def test_an_overlap_the_window_has_no_room_for_is_one_sentence(squad_files, tmp_path: Path, capsys) -> None:
+    pytest.importorskip("torch")
+    questions, corpus = squad_files
+    argv = ["train", "--questions", str(questions), "--corpus", str(corpus), "--threads", "1", "--max-steps", "1"]
+    assert reader_fit.main([*argv, "--max-length", "64", "--stride", "40", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "stride (40) must be below 29" in err and "Traceback" not in err and not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("settings", ["not json", '{"steps": 1}', '{"settings": {"windowz": 1}}', "[1]"])
+def test_a_reader_folder_with_broken_settings_is_one_sentence(squad_files, tmp_path: Path, settings, capsys) -> None:
+    questions, corpus = squad_files
+    folder = tmp_path / "reader"
+    folder.mkdir()
+    (folder / reader_fit.SETTINGS_FILE).write_text(settings, encoding="utf-8")
+    (folder / reader_fit.DELTA_FILE).write_bytes(b"")
+    argv = ["measure", "--questions", str(questions), "--corpus", str(corpus), "--threads", "1"]
+    assert reader_fit.main([*argv, "--reader", str(folder), "--out", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert "is not the settings `train` writes" in err and reader_fit.SETTINGS_FILE in err and "Traceback" not in err
+
+
+def test_a_delta_that_is_not_this_encoders_is_one_sentence(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    from safetensors.torch import save_file
+
+    model = reader_fit.new_reader(freeze_layers=6, seed=1)
+    (tmp_path / reader_fit.DELTA_FILE).write_bytes(b"not tensors")
+    with pytest.raises(reader_fit.EvaluationInputError, match="is not a safetensors file"):
+        reader_fit.lay_delta_over(model, tmp_path)
+    save_file({"qa_outputs.bias": torch.zeros(3)}, str(tmp_path / reader_fit.DELTA_FILE))
+    with pytest.raises(reader_fit.EvaluationInputError, match="of another shape.*qa_outputs.bias"):
+        reader_fit.lay_delta_over(model, tmp_path)
+    save_file({"qa_outputs.bias": torch.ones(2)}, str(tmp_path / reader_fit.DELTA_FILE))
+    reader_fit.lay_delta_over(model, tmp_path)
+    assert model.qa_outputs.bias.tolist() == [1.0, 1.0]
