@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from pipelines.arguments import non_negative_int, positive_int
 from pipelines.cli import UserError
 
 
@@ -14,8 +15,8 @@ def register(subparsers: Any) -> None:
     commands = parser.add_subparsers(dest="docs_command", metavar="ACTION", required=True)
 
     listing = commands.add_parser("list", help="list documents, newest first")
-    listing.add_argument("--limit", type=_positive, default=20, help="documents per page (default 20)")
-    listing.add_argument("--offset", type=_non_negative, default=0, help="documents to skip (default 0)")
+    listing.add_argument("--limit", type=positive_int, default=20, help="documents per page (default 20)")
+    listing.add_argument("--offset", type=non_negative_int, default=0, help="documents to skip (default 0)")
     listing.add_argument("--search", default=None, help="only documents whose title or source contains this text")
     listing.set_defaults(func=list_documents, without_torch=True)
 
@@ -28,23 +29,6 @@ def register(subparsers: Any) -> None:
     delete.add_argument("document_id", metavar="ID")
     delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     delete.set_defaults(func=delete_document)
-
-
-def _positive(value: str) -> int:
-    number = _non_negative(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return number
-
-
-def _non_negative(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, not {value!r}") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative, not {value}")
-    return number
 
 
 def _store() -> Any:

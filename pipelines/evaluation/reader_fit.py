@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
+from pipelines.arguments import positive_int
 from pipelines.evaluation import metrics
 from pipelines.evaluation.capture import load_capture, replay
 from pipelines.evaluation.halves import HALVES, half_of
@@ -546,17 +547,6 @@ def measure(args: argparse.Namespace) -> int:
     return 0
 
 
-def _at_least_one(value: str) -> int:
-    """An argparse type: a whole number of at least 1 (a count of threads, steps, tokens...), or a one-line error."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, not {value!r}") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return number
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="reader_fit", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -564,22 +554,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub = commands.add_parser(name)
         sub.add_argument("--questions", required=True, help="SQuAD-style questions.jsonl (answers, answer_starts)")
         sub.add_argument("--corpus", required=True, help="the paragraphs (corpus.jsonl)")
-        sub.add_argument("--threads", type=_at_least_one, default=2)
+        sub.add_argument("--threads", type=positive_int, default=2)
         sub.add_argument("--out", required=True)
     train_parser, measure_parser = commands.choices["train"], commands.choices["measure"]
-    train_parser.add_argument("--epochs", type=_at_least_one, default=2)
-    train_parser.add_argument("--max-steps", type=_at_least_one, default=None)
-    train_parser.add_argument("--batch-size", type=_at_least_one, default=16)
+    train_parser.add_argument("--epochs", type=positive_int, default=2)
+    train_parser.add_argument("--max-steps", type=positive_int, default=None)
+    train_parser.add_argument("--batch-size", type=positive_int, default=16)
     train_parser.add_argument("--lr", type=float, default=1e-4)
     train_parser.add_argument("--freeze-layers", type=int, default=2, help="encoder layers kept as installed")
-    train_parser.add_argument("--max-length", type=_at_least_one, default=256)
-    train_parser.add_argument("--stride", type=_at_least_one, default=96)
+    train_parser.add_argument("--max-length", type=positive_int, default=256)
+    train_parser.add_argument("--stride", type=positive_int, default=96)
     train_parser.add_argument("--max-minutes", type=float, default=0, help="stop (schedule included) within this")
     train_parser.add_argument("--init", help="start from an earlier fit's folder instead of the bare encoder")
     train_parser.add_argument("--seed", type=int, default=13)
     measure_parser.add_argument("--reader", help="the folder `train` wrote (none: only the product's replay)")
     measure_parser.add_argument("--capture", help="a capture of the answer step (research eval --capture)")
-    measure_parser.add_argument("--chunks", type=_at_least_one, nargs="+", default=[1, 3])
+    measure_parser.add_argument("--chunks", type=positive_int, nargs="+", default=[1, 3])
     measure_parser.add_argument("--predictions", help="write every captured question's best span here (JSONL)")
     measure_parser.add_argument("--skip-gold", action="store_true", help="only the captured chunks, not the gold")
     measure_parser.add_argument("--product", action="store_true", help="also replay the product's answer step")
