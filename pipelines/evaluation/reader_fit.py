@@ -35,7 +35,7 @@ from pipelines.evaluation import metrics
 from pipelines.evaluation.capture import load_capture, replay
 from pipelines.evaluation.halves import HALVES, half_of
 from pipelines.evaluation.jsonl import EvaluationInputError, load_jsonl
-from pipelines.evaluation.selective import CORRECT_F1
+from pipelines.evaluation.selective import CORRECT_F1, risk_coverage
 
 SET_NAME = "squad"
 DELTA_FILE = "delta.safetensors"
@@ -396,25 +396,20 @@ def read_spans(
 
 def selective_numbers(rows: Sequence[tuple[float, float]]) -> dict[str, Any]:
     """From (confidence, token F1) per question: the coverage reachable at each precision target (precision =
-    share of shown answers with F1 >= 0.5, answers shown from the most confident down), the precision at 50 %
-    coverage, and the AUC of the confidence against correctness."""
+    share of shown answers with F1 >= 0.5, answers shown from the most confident down: the risk-coverage curve the
+    evaluation draws), the precision at 50 % coverage, and the AUC of the confidence against correctness."""
     from sklearn.metrics import roc_auc_score
 
     if not rows:
         return {}
-    ranked = sorted(rows, key=lambda row: -row[0])
-    correct = [f1 >= CORRECT_F1 for _, f1 in ranked]
-    precision_at, right = [], 0
-    for shown, is_right in enumerate(correct, start=1):
-        right += is_right
-        precision_at.append(right / shown)
+    labels = [f1 >= CORRECT_F1 for _, f1 in rows]
+    curve = risk_coverage([(confidence, right, False) for (confidence, _), right in zip(rows, labels, strict=True)])
     out: dict[str, Any] = {}
     for target in PRECISION_TARGETS:
-        reach = max((shown for shown, p in enumerate(precision_at, start=1) if p >= target), default=0)
-        out[f"coverage_at_precision_{target:.2f}"] = round(reach / len(rows), 4)
-    half_shown = max(1, round(COVERAGE_TARGET * len(rows)))
-    out[f"precision_at_coverage_{COVERAGE_TARGET:.2f}"] = round(precision_at[half_shown - 1], 4)
-    labels = [f1 >= CORRECT_F1 for _, f1 in rows]
+        reach = max((coverage for coverage, risk in curve if 1 - risk >= target), default=0.0)
+        out[f"coverage_at_precision_{target:.2f}"] = round(reach, 4)
+    half_shown = min(max(1, round(COVERAGE_TARGET * len(rows))), len(curve))
+    out[f"precision_at_coverage_{COVERAGE_TARGET:.2f}"] = round(1 - curve[half_shown - 1][1], 4) if curve else None
     out["auc"] = round(roc_auc_score(labels, [c for c, _ in rows]), 4) if 0 < sum(labels) < len(labels) else None
     out["share_correct"] = round(sum(labels) / len(labels), 4)
     return out
