@@ -347,9 +347,15 @@ class TestAFailedReExtractionKeepsTheGraphOfTheSameText:
         count = graph.document_fact_count(document_id)
         failing = KeptExtractor()
         failing.failing = True
-        assert Ingestor(store=kb, hooks=[GraphIngestHook(store=graph, extractor=failing)]).refresh(document_id)
+        ingestor = Ingestor(store=kb, hooks=[GraphIngestHook(store=graph, extractor=failing)])
+        assert ingestor.refresh(document_id)
         assert graph.document_fact_count(document_id) == count >= 4
         assert _stamp(graph, document_id).endswith("+kept")
+        # A changed text: the chunks the facts cite are gone, so the graph goes.
+        graph.replace_document(legacy)
+        ingestor.ingest_text(NORDVIK_2020, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14))
+        assert graph.document_fact_count(document_id) == 0
+        assert not _stamp(graph, document_id).endswith("+kept")
 
     def test_a_changed_text_loses_its_earlier_graph_when_its_extraction_fails(
         self, stores, embedding_model, tmp_path
