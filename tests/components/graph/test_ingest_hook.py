@@ -325,6 +325,13 @@ class TestAFailedReExtractionKeepsTheGraphOfTheSameText:
             "are tried again only by `research ingest --reextract` on their files)."
         ]
 
+        # Re-ingested by force (chunks written again, the graph restamped in the knowledge base's transaction): the
+        # same text and chunks, so the facts still stay.
+        forced = ingestor.ingest_items([item], force=True)
+        assert forced.replaced == ["news:nordvik-nv900"] and extractor.calls == 4
+        assert _stamp(graph, document_id) == f"{extractor.stamp}+failed3@{_mark(kb, document_id)}+kept"
+        assert graph.document_fact_count(document_id) == count
+
         # A later extraction that succeeds replaces the kept facts entirely: only its own facts remain.
         extractor.failing, extractor.keep = False, "December 2000"
         forced = ingestor.ingest_items([item], reextract=True)
