@@ -128,8 +128,9 @@ class GraphIngestHook:
         }
 
     def ingest_note(self) -> str | None:
-        """One sentence for the ingest report and the status when documents have no graph because their extraction
-        failed: how many, and how to extract them again; None when there are none."""
+        """One sentence for the ingest report and the status when extractions failed: how many documents have no
+        graph (a new or changed text), how many kept their earlier graph of the same text, and how to extract them
+        again; None when there are none."""
         current = self.extractor.stamp
         empty = kept = given_up = 0
         for stamp, count in self.store.extractor_stamp_counts().items():
