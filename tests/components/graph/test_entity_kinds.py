@@ -698,14 +698,22 @@ class TestListedWith:
         vectors = {"Dalby": wide(1.0, 0.0), "Orsk": wide(0.0, 1.0)}
 
         class Embedder:
+            runtime, texts = "onnx", []
+
             def embed(self, texts, batch_size=32):
+                self.texts += texts
                 return np.array([vectors.get(text, wide(0.0, 0.0, 1.0)) for text in texts], dtype=np.float32)
 
-        monkeypatch.setattr("components.graph.extraction.get_embedding_model", lambda name: Embedder())
+        embedder = Embedder()
+        monkeypatch.setattr("components.graph.extraction.get_embedding_model", lambda name: embedder)
         document, chunks = make_document(
             "doc", "In 2019 Orla Vennick opened plants in Dalby, Orsk and Vellmar.", dt.date(2023, 5, 4), "t"
         )
-        found = {e.key: e.kind_evidence for e in LanguageExtractor().extract(document, chunks).entities}
+        extractor = LanguageExtractor()
+        found = {e.key: e.kind_evidence for e in extractor.extract(document, chunks).entities}
+        # Listed names are embedded with the document's names, once, and not again for a later document.
+        extractor.extract(document, chunks)
+        assert embedder.texts.count("Dalby") == 1
         assert set(found["vellmar"].listed) == {"Dalby", "Orsk"}
         assert np.allclose(found["vellmar"].list_vector, np.array(wide(1.0, 1.0)) / np.sqrt(2.0))
         # Listed with no name, there is no list vector (and no reading of it).
