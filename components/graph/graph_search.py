@@ -66,6 +66,8 @@ class GraphSearch(GraphStoreComponent):
     ```
     """
 
+    SOURCE = SOURCE  # the name a caller selects this branch by (`sources`)
+
     def __init__(
         self,
         collection: str | None = None,
