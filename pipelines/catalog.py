@@ -596,6 +596,13 @@ class PipelineCatalog:
             return None
         selected = PipelineSpec(spec.name, spec.description, pruned.inputs, spec.outputs, pruned.pipeline)
         pipeline = build_pipeline(selected, self.agent_timeout_s())
+        whole = self.get(name)
+        for component_name, component in pipeline.walk():
+            # A component that can share what its twin in the whole pipeline loaded (the graph branch's graph)
+            # warms up from it: one copy in memory per catalog, not one per selection.
+            warm_up_from = getattr(component, "warm_up_from", None)
+            if callable(warm_up_from):
+                warm_up_from(whole.get_component(component_name))
         pipeline.warm_up()
         after_warm_up()
         return _Selection(selected, pipeline, pruned.statuses)

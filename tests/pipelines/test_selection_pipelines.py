@@ -160,6 +160,12 @@ class TestResearchForASelection:
             catalog.research(question, sources=["graph"]),
         ]
         assert "graph" in pruned[1].timings and "web" not in pruned[1].timings
+        # The graph branch of the selection's pipeline walks the whole pipeline's graph: one copy in memory.
+        key = ("research", frozenset({"web", "arxiv", "memory"}))
+        with catalog._selections.lease(key) as selection:
+            graph = selection.pipeline.get_component("graph")
+            whole_graph = catalog.get("research").get_component("graph")
+            assert graph is not whole_graph and graph._passage_graph is whole_graph._passage_graph is not None
         assert "kb_dense" not in pruned[2].timings and pruned[2].status_of("kb_dense").status is StatusKind.SKIPPED
         monkeypatch.setattr(catalog, "_selection_key", lambda name, inputs: None)
         whole = [
