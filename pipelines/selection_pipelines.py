@@ -115,8 +115,10 @@ def without_branches(
                 return None  # a weighted list's weight follows its position
             absent[receiver] = absent.get(receiver, 0) + 1
         elif entry.get("type") == COLLECTOR_TYPE:
-            if receiver in read:
-                return None  # another component reads the statuses before the removed ones are added back
+            if receiver in read or sender not in branches:
+                # another component reads the statuses before the removed ones are added back, or the status is of a
+                # component removed because only removed branches feed it (its `run` needs what they would send)
+                return None
             statuses.setdefault(receiver, []).append((sender, sender_socket))
         elif "joiner" in str(entry.get("type", "")).lower():
             return None  # another joiner's fusion may count the lists it receives

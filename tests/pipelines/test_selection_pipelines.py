@@ -72,6 +72,11 @@ class TestWithoutBranches:
         pipeline["connections"].append({"sender": "statuses.statuses", "receiver": "ranker.statuses"})
         assert without_branches(inputs, pipeline, frozenset({"south"})) is None
 
+    def test_a_status_of_a_stage_only_the_removed_branch_feeds_keeps_the_whole_pipeline(self):
+        inputs, pipeline = _definition()
+        pipeline["connections"].append({"sender": "south_only.status", "receiver": "statuses.statuses"})
+        assert without_branches(inputs, pipeline, frozenset({"south"})) is None
+
 
 class TestAbsentLists:
     def test_fuses_as_the_whole_joiner_with_the_missing_lists_empty_to_the_last_bit(self):
