@@ -6,6 +6,10 @@
 `runtime.catalog.research(...)` or `run(name, inputs)` of their runtime (`pipelines/runtime.py`), so they answer the
 same way. Constructing a catalog changes no process-wide state: the set-up its runs rely on (the deserialisation
 allowlist, Haystack's input copies, the timing tracer, log redaction) is `pipelines.runtime.setup()`.
+
+A run given `sources` that leave some branches out runs the pipeline of that selection: the same definition without
+those branches, built once and kept, with the same answer, fusion scores and statuses as the whole pipeline
+(`pipelines/selection_pipelines.py`).
 """
 
 from __future__ import annotations
