@@ -6,6 +6,10 @@
 `runtime.catalog.research(...)` or `run(name, inputs)` of their runtime (`pipelines/runtime.py`), so they answer the
 same way. Constructing a catalog changes no process-wide state: the set-up its runs rely on (the deserialisation
 allowlist, Haystack's input copies, the timing tracer, log redaction) is `pipelines.runtime.setup()`.
+
+A run given `sources` that leave some branches out runs the pipeline of that selection: the same definition without
+those branches, built once and kept, with the same answer, fusion scores and statuses as the whole pipeline
+(`pipelines/selection_pipelines.py`).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from components.validation import bounded_text
 from pipelines.catalog_file import BUDGET_KEY, RESEARCH_PIPELINE, default_pipelines_file
 from pipelines.heap import after_close, after_warm_up
 from pipelines.research_result import ResearchResult
+from pipelines.selection_pipelines import SelectionCache, selection_branches, unselected, without_branches
 from pipelines.timing import record_timings
 
 logger = logging.getLogger(__name__)
@@ -160,6 +165,17 @@ class PipelineSpec:
 class _Entry:
     lock: threading.Lock = field(default_factory=threading.Lock)
     pipeline: Pipeline | None = None
+    branches: dict[str, str] | None = None  # component -> source: what a selection of sources chooses among
+
+
+@dataclass(frozen=True)
+class _Selection:
+    """A pipeline built for a selection of sources (`pipelines/selection_pipelines.py`): its spec and warmed
+    pipeline, and per status collector the removed branches whose skipped statuses it gets back."""
+
+    spec: PipelineSpec
+    pipeline: Pipeline
+    statuses: dict[str, tuple[tuple[str, str], ...]]
 
 
 def allow_our_modules() -> None:
@@ -382,6 +398,8 @@ class PipelineCatalog:
             self.path = Path(path) if path is not None else None  # type: ignore[assignment]
         self._specs = specs
         self._entries = {name: _Entry() for name in specs}
+        # Per (pipeline, removed branches): the pipeline without the branches of the sources a question leaves out.
+        self._selections = SelectionCache(self._build_selection, _close_selection)
         self._rewriter: Any = None  # the follow-up rewriter, made for the first follow-up
         self._follow_up_lock = threading.Lock()
 
@@ -459,13 +477,11 @@ class PipelineCatalog:
             if pipeline is None:
                 continue
             dropped = True
-            for name, component in pipeline.walk():
-                close = getattr(component, "close", None)
-                if callable(close):
-                    try:
-                        close()
-                    except Exception as exc:  # noqa: BLE001 - one component failing to close must not keep others open
-                        logger.warning("Closing {component} failed: {reason}", component=name, reason=first_line(exc))
+            _close_components(pipeline)
+        for selection in self._selections.clear():
+            if selection is not None:
+                dropped = True
+                _close_components(selection.pipeline)
         if dropped:
             after_close()  # what the warm-ups froze includes these pipelines: let the collector have them back
 
@@ -529,11 +545,15 @@ class PipelineCatalog:
         """`run` with one component at a time, in the calling thread."""
         spec = self.spec(name)
         pipeline = self.get(name)
-        data = self._pipeline_inputs(spec, inputs)
-        include = outputs_to_include(spec)
-        started = time.perf_counter()
-        with record_timings() as timings:
-            raw = pipeline.run(data, include_outputs_from=include)
+        with self._selections.lease(self._selection_key(name, inputs)) as selection:
+            run_spec, run_pipeline = (spec, pipeline) if selection is None else (selection.spec, selection.pipeline)
+            data = self._pipeline_inputs(run_spec, inputs)
+            include = outputs_to_include(run_spec)
+            started = time.perf_counter()
+            with record_timings() as timings:
+                raw = run_pipeline.run(data, include_outputs_from=include)
+            if selection is not None:
+                raw = self._with_skipped(spec, pipeline, selection, raw, inputs)
         return self._named_outputs(spec, raw, timings, started)
 
     async def run_async(self, name: str, inputs: dict[str, Any], concurrency_limit: int = 8) -> dict[str, Any]:
@@ -543,12 +563,69 @@ class PipelineCatalog:
         pipeline = (
             self.get(name) if self._entries[name].pipeline is not None else await asyncio.to_thread(self.get, name)
         )
-        data = self._pipeline_inputs(spec, inputs)
-        include = outputs_to_include(spec)
-        started = time.perf_counter()
-        with record_timings() as timings:
-            raw = await pipeline.run_async(data, include_outputs_from=include, concurrency_limit=concurrency_limit)
+        key = self._selection_key(name, inputs)
+        if key is not None and not self._selections.cached(key):
+            await asyncio.to_thread(self._selections.prepare, key)  # built and warmed off the loop, once
+        with self._selections.lease(key) as selection:
+            run_spec, run_pipeline = (spec, pipeline) if selection is None else (selection.spec, selection.pipeline)
+            data = self._pipeline_inputs(run_spec, inputs)
+            include = outputs_to_include(run_spec)
+            started = time.perf_counter()
+            with record_timings() as timings:
+                raw = await run_pipeline.run_async(
+                    data, include_outputs_from=include, concurrency_limit=concurrency_limit
+                )
+            if selection is not None:
+                raw = self._with_skipped(spec, pipeline, selection, raw, inputs)
         return self._named_outputs(spec, raw, timings, started)
+
+    # -- the pipeline of a selection of sources -----------------------------------------------------------------
+
+    def _selection_key(self, name: str, inputs: dict[str, Any]) -> tuple[str, frozenset[str]] | None:
+        """(pipeline, the branches `inputs`' sources leave out), or None when the whole pipeline runs."""
+        entry = self._entries[name]
+        if entry.branches is None:
+            entry.branches = selection_branches(self._specs[name].inputs, self.get(name))
+        removed = unselected(entry.branches, inputs.get("sources"))
+        return (name, removed) if removed else None
+
+    def _build_selection(self, key: tuple[str, frozenset[str]] | None) -> _Selection | None:
+        """The warmed pipeline for `key` (`_selection_key`), or None when it runs whole."""
+        if key is None:
+            return None
+        name, removed = key
+        spec = self._specs[name]
+        pruned = without_branches(spec.inputs, spec.pipeline, removed)
+        if pruned is None:
+            return None
+        selected = PipelineSpec(spec.name, spec.description, pruned.inputs, spec.outputs, pruned.pipeline)
+        pipeline = build_pipeline(selected, self.agent_timeout_s())
+        whole = self.get(name)
+        for component_name, component in pipeline.walk():
+            # A component that can share what its twin in the whole pipeline loaded (the graph branch's graph)
+            # warms up from it: one copy in memory per catalog, not one per selection.
+            warm_up_from = getattr(component, "warm_up_from", None)
+            if callable(warm_up_from):
+                warm_up_from(whole.get_component(component_name))
+        pipeline.warm_up()
+        after_warm_up()
+        return _Selection(selected, pipeline, pruned.statuses)
+
+    def _with_skipped(
+        self, spec: PipelineSpec, whole: Pipeline, selection: _Selection, raw: dict[str, Any], inputs: dict[str, Any]
+    ) -> dict[str, Any]:
+        """`raw` with the removed branches' statuses back in their collectors' lists, as the whole pipeline gives
+        them: each branch's own `run` (the whole pipeline's component) answers "skipped" at once."""
+        if not selection.statuses:
+            return raw
+        data = self._pipeline_inputs(spec, inputs)
+        raw = dict(raw)
+        for collector, senders in selection.statuses.items():
+            skipped = [whole.get_component(branch).run(**data.get(branch, {}))[socket] for branch, socket in senders]
+            collected = (raw.get(collector) or {}).get("statuses") or []
+            merged = selection.pipeline.get_component(collector).run(statuses=[*skipped, *collected])
+            raw[collector] = {**(raw.get(collector) or {}), **merged}
+        return raw
 
     # -- the research question ----------------------------------------------------------------------------------
 
@@ -654,3 +731,20 @@ class PipelineCatalog:
                 return component.known_entities
         return None
 
+
+def _close_components(pipeline: Pipeline) -> None:
+    """Close each component of `pipeline` that has a `close()` (its stores, clients)."""
+    for name, component in pipeline.walk():
+        close = getattr(component, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception as exc:  # noqa: BLE001 - one component failing to close must not keep others open
+                logger.warning("Closing {component} failed: {reason}", component=name, reason=first_line(exc))
+
+
+def _close_selection(selection: _Selection | None) -> None:
+    """Close a selection's pipeline the cache dropped."""
+    if selection is not None:
+        _close_components(selection.pipeline)
+        after_close()

@@ -66,6 +66,8 @@ class GraphSearch(GraphStoreComponent):
     ```
     """
 
+    SOURCE = SOURCE  # the name a caller selects this branch by (`sources`)
+
     def __init__(
         self,
         collection: str | None = None,
@@ -141,6 +143,17 @@ class GraphSearch(GraphStoreComponent):
                 self._passage_graph.get()
             except Exception as exc:  # noqa: BLE001 - an unreachable graph is reported by each run's status
                 logger.warning("The graph is not ready yet: {reason}", reason=cut(str(exc), 200))
+
+    def warm_up_from(self, other: object) -> None:
+        """`warm_up()` on what `other` loaded when it is a branch configured alike (the same graph store and
+        parameters): its graph store and in-memory entity-passage graph. The catalog's pipeline for a selection of
+        sources warms up so from its whole research pipeline, keeping one copy of the graph in memory, not one per
+        pipeline."""
+        if type(other) is type(self) and isinstance(other, GraphSearch) and other.to_dict() == self.to_dict():
+            other.warm_up()
+            if self._store is None:
+                self._store, self._passage_graph, self._model = other._store, other._passage_graph, other._model
+        self.warm_up()
 
     def known_entities(self, text: str) -> list[str]:
         """Names of the walked graph's entities `text` mentions (the research pipeline's `auto` source choice asks

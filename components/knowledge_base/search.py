@@ -56,6 +56,8 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
     ```
     """
 
+    SOURCE = "kb"  # the name a caller selects this branch by (`sources`); statuses name it `source_name`
+
     def __init__(
         self,
         document_store: Any = None,
@@ -244,6 +246,6 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
 
     def _request(self, sources: list[str] | None = None, **arguments: Any) -> tuple[Any, str | None]:
         """`_plan` for the other arguments of `run`, or the skipped status when the knowledge base is not selected."""
-        if not source_selected(sources, "kb"):
+        if not source_selected(sources, self.SOURCE):
             return SourceStatus.skipped(self.source_name, "the knowledge base was not selected"), None
         return self._plan(**arguments)

@@ -1,0 +1,193 @@
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+from haystack import Document
+from haystack.components.joiners import DocumentJoiner
+
+from components.contracts import StatusKind
+from components.ranking.joiner import LoopDocumentJoiner
+from pipelines.catalog import PipelineCatalog
+from pipelines.selection_pipelines import SelectionCache, without_branches
+from tests.pipelines.knowledge import catalog_yaml_for, fill_collection, fresh_collection_name
+
+JOINER = "components.ranking.joiner.LoopDocumentJoiner"
+COLLECTOR = "pipelines.status_collector.SourceStatusCollector"
+
+
+def _definition(joiner: dict | None = None) -> tuple[dict, dict]:
+    """Two branches (north, south) into a joiner and a status collector; south also feeds a stage only it feeds."""
+    components = {
+        "north": {"type": "tests.North", "init_parameters": {}},
+        "south": {"type": "tests.South", "init_parameters": {}},
+        "south_only": {"type": "tests.Stage", "init_parameters": {}},
+        "joiner": joiner or {"type": JOINER, "init_parameters": {"join_mode": "reciprocal_rank_fusion"}},
+        "statuses": {"type": COLLECTOR, "init_parameters": {"sort": True}},
+        "ranker": {"type": "tests.Ranker", "init_parameters": {}},
+    }
+    connections = [
+        {"sender": "north.documents", "receiver": "joiner.documents"},
+        {"sender": "south.documents", "receiver": "joiner.documents"},
+        {"sender": "north.status", "receiver": "statuses.statuses"},
+        {"sender": "south.status", "receiver": "statuses.statuses"},
+        {"sender": "south.documents", "receiver": "south_only.documents"},
+        {"sender": "south_only.documents", "receiver": "ranker.extra"},
+        {"sender": "joiner.documents", "receiver": "ranker.documents"},
+    ]
+    inputs = {"question": ["north.query", "south.query", "ranker.query"], "sources": ["north.sources", "south.sources"]}
+    return inputs, {"components": components, "connections": connections}
+
+
+class TestWithoutBranches:
+    def test_drops_the_branch_what_only_it_feeds_and_their_connections_and_counts_its_list(self):
+        inputs, pipeline = _definition()
+        pruned = without_branches(inputs, pipeline, frozenset({"south"}))
+        assert pruned is not None
+        assert set(pruned.pipeline["components"]) == {"north", "joiner", "statuses", "ranker"}
+        assert all("south" not in c["sender"] and "south" not in c["receiver"] for c in pruned.pipeline["connections"])
+        assert len(pruned.pipeline["connections"]) == 3
+        assert pruned.inputs == {"question": ["north.query", "ranker.query"], "sources": ["north.sources"]}
+        assert pruned.pipeline["components"]["joiner"]["init_parameters"]["absent_lists"] == 1
+        assert pruned.statuses == {"statuses": (("south", "status"),)}
+        # The definition it was made from is unchanged.
+        assert "south" in pipeline["components"] and "absent_lists" not in pipeline["components"]["joiner"][
+            "init_parameters"
+        ]
+
+    @pytest.mark.parametrize(
+        "joiner",
+        [
+            {"type": JOINER, "init_parameters": {"join_mode": "reciprocal_rank_fusion", "weights": [2, 1]}},
+            {"type": "haystack.components.joiners.document_joiner.DocumentJoiner", "init_parameters": {}},
+        ],
+    )
+    def test_a_joiner_that_cannot_count_the_missing_list_keeps_the_whole_pipeline(self, joiner):
+        inputs, pipeline = _definition(joiner)
+        assert without_branches(inputs, pipeline, frozenset({"south"})) is None
+
+    def test_statuses_another_component_reads_keep_the_whole_pipeline(self):
+        inputs, pipeline = _definition()
+        pipeline["connections"].append({"sender": "statuses.statuses", "receiver": "ranker.statuses"})
+        assert without_branches(inputs, pipeline, frozenset({"south"})) is None
+
+    def test_a_status_of_a_stage_only_the_removed_branch_feeds_keeps_the_whole_pipeline(self):
+        inputs, pipeline = _definition()
+        pipeline["connections"].append({"sender": "south_only.status", "receiver": "statuses.statuses"})
+        assert without_branches(inputs, pipeline, frozenset({"south"})) is None
+
+
+class TestAbsentLists:
+    def test_fuses_as_the_whole_joiner_with_the_missing_lists_empty_to_the_last_bit(self):
+        rng = random.Random(3)
+        pool = [Document(id=f"d{i}", content=f"chunk {i}", score=rng.random()) for i in range(40)]
+        for _ in range(200):
+            given = [rng.sample(pool, rng.randint(0, 15)) for _ in range(rng.randint(1, 6))]
+            missing = rng.randint(0, 4)
+            for mode in ("reciprocal_rank_fusion", "merge", "concatenate", "distribution_based_rank_fusion"):
+                whole = DocumentJoiner(join_mode=mode).run(documents=[*given, *([] for _ in range(missing))])
+                pruned = LoopDocumentJoiner(join_mode=mode, absent_lists=missing).run(documents=given)
+                assert [(d.id, d.score) for d in pruned["documents"]] == [(d.id, d.score) for d in whole["documents"]]
+
+    def test_serialises_and_refuses_what_it_cannot_keep(self):
+        joiner = LoopDocumentJoiner(join_mode="reciprocal_rank_fusion", absent_lists=3)
+        assert LoopDocumentJoiner.from_dict(joiner.to_dict()).absent_lists == 3
+        assert asyncio.run(joiner.run_async(documents=[[Document(id="a", content="Alder")]]))["documents"][0].score
+        with pytest.raises(ValueError, match="absent_lists needs equal weights"):
+            LoopDocumentJoiner(join_mode="reciprocal_rank_fusion", weights=[1, 2], absent_lists=1)
+        with pytest.raises(ValueError, match="absent_lists must be a whole number"):
+            LoopDocumentJoiner(absent_lists=-1)
+
+
+class TestSelectionCache:
+    def test_builds_once_keeps_the_last_used_and_closes_a_dropped_one_once_unused(self):
+        built: list[str] = []
+        closed: list[str] = []
+
+        def build(key: str) -> str:
+            built.append(key)
+            return f"pipeline {key}"
+
+        cache = SelectionCache(build, closed.append, limit=2)
+        with cache.lease("a") as first:
+            with cache.lease("a") as again:
+                assert first is again == "pipeline a"
+            with cache.lease("b"), cache.lease("c"):
+                assert closed == []  # "a" is dropped but still in use
+            assert len(cache) == 2
+        assert closed == ["pipeline a"] and built == ["a", "b", "c"]
+        cache.prepare("b")
+        assert built == ["a", "b", "c"] and cache.cached("b") and not cache.cached("a")
+        with cache.lease(None) as nothing:
+            assert nothing is None and len(cache) == 2
+
+
+KB = ["kb"]
+QUESTIONS = ["Which river does Warsaw stand on?", "Who won two Nobel Prizes?", "How do HNSW graphs index vectors?"]
+
+
+@pytest.fixture(scope="module")
+def catalog(settings, database_url, embedding_model) -> PipelineCatalog:
+    collection = fresh_collection_name()
+    fill_collection(collection, settings, embedding_model)
+    return PipelineCatalog.loads(catalog_yaml_for(collection))
+
+
+def _answer(result) -> dict:
+    data = result.model_dump(mode="json", exclude={"timings"})
+    for status in data["statuses"]:
+        status.pop("execution_time_ms", None)
+    return data
+
+
+@pytest.mark.integration
+class TestResearchForASelection:
+    def test_runs_only_the_selected_sources_and_answers_as_the_whole_pipeline(self, catalog, monkeypatch):
+        pruned = [catalog.research(question, sources=KB) for question in QUESTIONS]
+        for result in pruned:
+            assert {"kb_dense", "kb_keyword", "joiner", "ranker", "generator"} <= set(result.timings)
+            assert not {"graph", "web", "arxiv", "memory"} & set(result.timings)
+        skipped = {s.source: s.message for s in pruned[0].statuses if s.status is StatusKind.SKIPPED}
+        assert set(skipped) == {"graph", "web", "arxiv", "memory"}
+        assert all(s.execution_time_ms == 0.0 for s in pruned[0].statuses if s.source in skipped)
+        assert all(chunk.metadata["fusion_score"] > 0 for chunk in pruned[0].chunks)
+        monkeypatch.setattr(catalog, "_selection_key", lambda name, inputs: None)  # the whole pipeline, as before
+        whole = [catalog.research(question, sources=KB) for question in QUESTIONS]
+        assert {"graph", "web", "arxiv", "memory"} <= set(whole[0].timings)
+        assert [_answer(result) for result in pruned] == [_answer(result) for result in whole]
+
+    def test_the_async_run_and_another_selection_answer_as_the_whole_pipeline(self, catalog, monkeypatch):
+        question = QUESTIONS[0]
+        pruned = [
+            asyncio.run(catalog.research_async(question, sources=KB, top_k=3)),
+            catalog.research(question, sources=["graph", "kb"]),
+            catalog.research(question, sources=["graph"]),
+        ]
+        assert "graph" in pruned[1].timings and "web" not in pruned[1].timings
+        # The graph branch of the selection's pipeline walks the whole pipeline's graph: one copy in memory.
+        key = ("research", frozenset({"web", "arxiv", "memory"}))
+        with catalog._selections.lease(key) as selection:
+            graph = selection.pipeline.get_component("graph")
+            whole_graph = catalog.get("research").get_component("graph")
+            assert graph is not whole_graph and graph._passage_graph is whole_graph._passage_graph is not None
+        assert "kb_dense" not in pruned[2].timings and pruned[2].status_of("kb_dense").status is StatusKind.SKIPPED
+        monkeypatch.setattr(catalog, "_selection_key", lambda name, inputs: None)
+        whole = [
+            asyncio.run(catalog.research_async(question, sources=KB, top_k=3)),
+            catalog.research(question, sources=["graph", "kb"]),
+            catalog.research(question, sources=["graph"]),
+        ]
+        assert [_answer(result) for result in pruned] == [_answer(result) for result in whole]
+
+    def test_each_selection_is_built_once_and_every_source_runs_the_whole_pipeline(self, catalog):
+        catalog.research(QUESTIONS[0], sources=KB)
+        kept = len(catalog._selections)
+        with catalog._selections.lease(("research", frozenset({"graph", "web", "arxiv", "memory"}))) as first:
+            catalog.research(QUESTIONS[1], sources=["KB "])
+            with catalog._selections.lease(("research", frozenset({"graph", "web", "arxiv", "memory"}))) as again:
+                assert again is first and first is not None
+        assert len(catalog._selections) == kept
+        everything = catalog.research(QUESTIONS[0], sources=["all"])
+        assert {"kb_dense", "graph", "web", "arxiv", "memory"} <= set(everything.timings)
+        assert len(catalog._selections) == kept
