@@ -978,8 +978,9 @@ class LanguageExtractor(GraphExtractor):
         mentions: list[list[Any]],
         chunks: list[Any],
     ) -> bool:
-        """Set each entity's `name_vector` (its fullest name's embedding) and `sentence_vector` (the normalised mean
-        of the vectors of the sentences that mention it). A sentence's vector is the in-context one its chunk
+        """Set each entity's `name_vector` (its fullest name's embedding), `sentence_vector` (the normalised mean
+        of the vectors of the sentences that mention it) and `list_vector` (the normalised mean of the embeddings of
+        the names it is listed with, when there are any). A sentence's vector is the in-context one its chunk
         already holds (`ChunkRecord.sentence_embeddings`, made at ingestion by the chunk's own forward pass);
         the names, and any sentence no chunk holds, are embedded in one batch for the document. False when an
         embedding model is set but could not embed them (the kinds are then read without the embeddings)."""
@@ -1002,16 +1003,19 @@ class LanguageExtractor(GraphExtractor):
         }
         missing = {i: sentences[i].text for found in mentioned.values() for i in found if i not in sentence_vectors}
         names = {key: fullest_name(entities[key].evidence) or entities[key].best_name() for key in keys}
+        # The names each entity is listed with ("Dalby, Orsk and Vellmar"), most of them the document's own names.
+        listed = {key: entities[key].evidence.listed for key in keys}
+        every_name = list(dict.fromkeys([*names.values(), *(name for found in listed.values() for name in found)]))
         # A name embedded for an earlier document is not embedded again, where its vector is the same in any batch
         # (ONNX Runtime's; torch's differs in the last bits with the batch, so there each document embeds its own).
         keep = getattr(embedder, "runtime", "") == "onnx"
         with self._name_vectors_lock:
             known = {
                 name: vector
-                for name in set(names.values())
+                for name in every_name
                 if keep and (vector := self._name_vectors.get((self.embedding_model, name))) is not None
             }
-        texts = [text for text in dict.fromkeys([*names.values(), *missing.values()]) if text not in known]
+        texts = [text for text in dict.fromkeys([*every_name, *missing.values()]) if text not in known]
         try:
             vectors = {**known, **dict(zip(texts, embedder.embed(texts), strict=True))}
         except Exception as exc:  # noqa: BLE001 - the kinds are then read without the embeddings, the graph is kept
@@ -1021,7 +1025,7 @@ class LanguageExtractor(GraphExtractor):
             return False
         if keep:
             with self._name_vectors_lock:
-                for name in set(names.values()) - known.keys():
+                for name in set(every_name) - known.keys():
                     # A copy of the row (a view would keep the document's whole batch), read-only as it is shared.
                     vectors[name] = np.array(vectors[name], dtype=np.float32)
                     vectors[name].setflags(write=False)
@@ -1037,6 +1041,10 @@ class LanguageExtractor(GraphExtractor):
                 mean = np.mean([sentence_vectors[index] for index in mentioned[key]], axis=0)
                 norm = float(np.linalg.norm(mean))
                 evidence.sentence_vector = mean / norm if norm > 0 else mean
+            if listed[key]:
+                mean = np.mean([vectors[name] for name in listed[key]], axis=0)
+                norm = float(np.linalg.norm(mean))
+                evidence.list_vector = mean / norm if norm > 0 else mean
         return True
 
     def current_stamps(self) -> frozenset[str]:
@@ -1503,6 +1511,13 @@ class LanguageExtractor(GraphExtractor):
         for mention in row:
             root = mention.root
             entity = entities[mention.key]
+            # The names it is listed with ("Dalby, Orsk and Vell"): the parse coordinates their heads.
+            listed = {t.i for t in root.conjuncts}
+            for other in row:
+                if other is not mention and any(other.start <= i < other.end for i in listed):
+                    name = sentence.doc[other.start : other.end].text
+                    if name not in entity.evidence.listed:
+                        entity.evidence.listed.append(name)
             # The last word of a longer name says what it is: "the store" of the "iTunes Music Store", "the airline"
             # of "Singapore Airlines" (not a person's surname: "the job" is not Steve Jobs).
             last = sentence.doc[mention.end - 1]

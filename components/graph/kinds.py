@@ -19,7 +19,8 @@ Evidence of one entity in one document (`KindEvidence`):
   (a name sits near the names of its kind: a given name and a surname near people's) and the mean vector of the
   sentences that mention it, each read by a logistic regression of its own (`EmbeddingReader`) whose kind
   probabilities are features of the model (stacking; the vectors are the extractor's, `name_vector` and
-  `sentence_vector`).
+  `sentence_vector`); and the mean vector of the names its mentions are listed with ("Dalby, Orsk and Vell": a list
+  holds things of one kind), read by the name's reader (`list_vector`).
 
 `KindModel` combines them: a multinomial logistic regression over `features(evidence)` whose weights are fitted by
 `pipelines.evaluation.entity_kinds` on a labelled set and shipped in `entity_kinds.json`. The kind with the highest
@@ -182,6 +183,10 @@ class KindEvidence:
     # extractor once the document is read; None without an embedding model.
     name_vector: Any = field(default=None, repr=False, compare=False)
     sentence_vector: Any = field(default=None, repr=False, compare=False)
+    # The names its mentions are coordinated with ("Dalby, Orsk and Vell": a list holds things of one kind), and the
+    # normalised mean of their embeddings (`list_vector`, None when it is listed with no name).
+    listed: list[str] = field(default_factory=list)
+    list_vector: Any = field(default=None, repr=False, compare=False)
 
     def add(self, other: KindEvidence) -> None:
         self.names += [name for name in other.names if name not in self.names]
@@ -193,6 +198,7 @@ class KindEvidence:
         self.pronouns.update(other.pronouns)
         self.titled += other.titled
         self.spoke += other.spoke
+        self.listed += [name for name in other.listed if name not in self.listed]
 
     def summary(self) -> str:
         """The evidence in one line: "labels person 3, organization 1; called engineer; roles s:found"."""
@@ -226,7 +232,9 @@ SPEECH_VERBS = set("say tell announce state add confirm claim report explain not
 SPEECH_VERBS_WITH_CLAUSE = {"add", "claim"}
 LABELS = (*KINDS[:-1], "group", "law", "designation", "")
 # What the embeddings are read by: a regression of its own per part, whose kind probabilities are features.
-EMBEDDING_PARTS = ("name", "sentences")
+EMBEDDING_PARTS = ("name", "sentences", "list")
+# A part read by another part's reader: the names an entity is listed with are names, read by the name's reader.
+READ_BY = {"list": "name"}
 FEATURES = (
     *(f"label:{k}" for k in LABELS),
     *(f"full:{k}" for k in LABELS),
@@ -284,7 +292,7 @@ def fullest_name(evidence: KindEvidence) -> str:
 
 def embedding_vectors(evidence: KindEvidence) -> dict[str, Any]:
     """The evidence's embeddings by part (`EMBEDDING_PARTS`), None where the extractor set none."""
-    return {"name": evidence.name_vector, "sentences": evidence.sentence_vector}
+    return {"name": evidence.name_vector, "sentences": evidence.sentence_vector, "list": evidence.list_vector}
 
 
 def features(
@@ -371,6 +379,7 @@ class KindModel:
         feature_names: list[str] | None = None,
         context: list[str] = (),
         readers: dict[str, EmbeddingReader] | None = None,
+        parts: tuple[str, ...] | None = None,
     ) -> None:
         # An older model (`kinds-6` and before read no embeddings) would fail on the first entity: refuse it now.
         named = f"The entity-kind model {version}".rstrip()
@@ -382,6 +391,10 @@ class KindModel:
         self.classes, self.coef, self.intercept = list(classes), coef, intercept
         self.threshold, self.version, self.context = threshold, version, list(context)
         self.readers = dict(readers or {})
+        # The embedding parts it reads (`EMBEDDING_PARTS`), each by its reader or the one of `READ_BY`.
+        self.parts = tuple(parts) if parts is not None else tuple(self.readers)
+        if any(part not in EMBEDDING_PARTS or READ_BY.get(part, part) not in self.readers for part in self.parts):
+            raise ValueError(f"{named} reads an embedding it has no reader of; fit it again.")
 
     def embedding_widths(self) -> set[int]:
         """How many numbers the embeddings its readers read hold (those of the model it was fitted with); empty
@@ -391,7 +404,7 @@ class KindModel:
     def readings(self, evidence: KindEvidence) -> dict[str, dict[str, float]]:
         """What the model's `EmbeddingReader`s read in the evidence's embeddings, by part."""
         vectors = embedding_vectors(evidence)
-        return {part: reader.probabilities(vectors.get(part)) for part, reader in self.readers.items()}
+        return {part: self.readers[READ_BY.get(part, part)].probabilities(vectors.get(part)) for part in self.parts}
 
     @classmethod
     def neutral(cls) -> KindModel:
@@ -412,6 +425,7 @@ class KindModel:
                 data.get("features"),
                 data.get("context", []),
                 {part: EmbeddingReader(**reader) for part, reader in (data.get("readers") or {}).items()},
+                data.get("parts"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"the entity-kind model at {path} is not one the fitting script writes: {exc}") from exc
@@ -440,12 +454,16 @@ class KindModel:
             kind = "other"
         # What the embeddings read, shown with the rest: "name reads person 0.81; sentences read place 0.56".
         read = [
-            f"{part} {'reads' if part == 'name' else 'read'} {top} {p:.2f}"
+            f"{_READS.get(part, part + ' read')} {top} {p:.2f}"
             for part, found in readings.items()
             if found
             for top, p in [max(found.items(), key=lambda item: item[1])]
         ]
         return KindDecision(kind, round(confidence, 3), "; ".join(filter(None, [evidence.summary(), *read])))
+
+
+# How the evidence line names what each embedding reader read: "name reads person 0.81; sentences read place 0.56".
+_READS = {"name": "name reads", "sentences": "sentences read", "list": "names listed with it read"}
 
 
 @lru_cache(maxsize=1)
@@ -464,4 +482,5 @@ def to_json(model: KindModel) -> dict[str, Any]:
         "intercept": [round(b, 5) for b in model.intercept],
         "threshold": model.threshold,
         "readers": {part: reader.to_json() for part, reader in model.readers.items()},
+        "parts": list(model.parts),
     }

@@ -199,6 +199,9 @@ class DocumentGraph:
     entities: list[EntityMention] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
     extractor: str = ""  # the extractor's version stamp ("spacy/spacy-1"): an older one is re-extracted
+    # The mark of the text and chunks it was extracted from (see `ingest_hook.source_mark`; "": not known): a failed
+    # re-extraction of the same text keeps this graph, one of a changed text removes it.
+    source: str = ""
 
 
 @dataclass

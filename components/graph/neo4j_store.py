@@ -97,7 +97,8 @@ QUERIES = {
     "delete_orphans": "MATCH (e:Entity {collection: $c}) WHERE e.uuid IN $uuids AND NOT (e)<-[:MENTIONS]-(:Fact) "
     "DETACH DELETE e WITH count(*) AS done "
     "MATCH (a:Alias {collection: $c}) WHERE NOT (a)-[:NAMES]->() DELETE a",
-    "stamp": "CREATE (:GraphDocument {collection: $c, document_id: $d, extractor: $x})",
+    "stamp": "CREATE (:GraphDocument {collection: $c, document_id: $d, extractor: $x, source: $s})",
+    "restamp": "MATCH (d:GraphDocument {collection: $c, document_id: $d}) SET d.extractor = $x RETURN 1 AS n",
     "taught_aliases": "MATCH (a:Alias {collection: $c})-[:NAMES]->(e:Entity) WHERE a.key IN $keys "
     "AND NOT EXISTS { MATCH (x:Entity {collection: $c, key: a.key}) } "
     "RETURN a.key AS key, collect(DISTINCT e.uuid) AS uuids",
@@ -158,6 +159,8 @@ QUERIES = {
     "UNION MATCH (a:Alias {collection: $c}) WHERE a.key IN $keys RETURN a.key AS key",
     "extractor_stamps": "MATCH (d:GraphDocument {collection: $c}) WHERE d.document_id IN $ids "
     "RETURN d.document_id AS document_id, d.extractor AS extractor",
+    "source_marks": "MATCH (d:GraphDocument {collection: $c}) WHERE d.document_id IN $ids AND d.source IS NOT NULL "
+    "RETURN d.document_id AS document_id, d.source AS source",
     "stamp_counts": "MATCH (d:GraphDocument {collection: $c}) RETURN d.extractor AS extractor, count(d) AS n",
     "document_fact_count": "MATCH (f:Fact {collection: $c, document_id: $d}) RETURN count(f) AS n",
     "counts": "RETURN COUNT { (:Entity {collection: $c}) } AS entities, COUNT { (:Fact {collection: $c}) } AS facts, "

@@ -2,10 +2,11 @@
 
 Six tables per collection (`<collection>_graph_entities`, `_aliases`, `_facts`, `_fact_entities` for the entities
 taking part in a fact, `_fact_mentions` for the other names its sentence mentions, which only the retrieval walk
-reads, and `_documents` for each document's extractor version); fact text has a generated full-text column. A
-statement trigger counts every change of the facts (`graph_version`). A document's facts are written in the caller's
-transaction when one is given, so a document, its chunks and its facts change together. The counter is bumped in
-the writer's transaction, so a reader in any process sees the new number exactly when the facts commit.
+reads, and `_documents` for each document's extractor version and the mark of the text it was extracted from); fact
+text has a generated full-text column. A statement trigger counts every change of the facts (`graph_version`). A
+document's facts are written in the caller's transaction when one is given, so a document, its chunks and its facts
+change together. The counter is bumped in the writer's transaction, so a reader in any process sees the new number
+exactly when the facts commit.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ CREATE INDEX IF NOT EXISTS {fe_entity_idx} ON {fact_entities} (entity_uuid);
 CREATE INDEX IF NOT EXISTS {aliases_doc_idx} ON {aliases} (document_id);
 CREATE INDEX IF NOT EXISTS {aliases_entity_idx} ON {aliases} (entity_uuid);
 CREATE TABLE IF NOT EXISTS {documents} (document_id text PRIMARY KEY, extractor text NOT NULL);
+ALTER TABLE {documents} ADD COLUMN IF NOT EXISTS source text;
 CREATE TABLE IF NOT EXISTS graph_versions (facts_table text PRIMARY KEY, version bigint NOT NULL);
 CREATE OR REPLACE FUNCTION graph_version_bump() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -111,7 +113,8 @@ QUERIES = {
     "delete_facts": "WITH gone AS (DELETE FROM {facts} WHERE document_id = %(d)s RETURNING 1) "
     "SELECT count(*) AS n FROM gone",
     "delete_orphans": _DELETE_ORPHANS,
-    "stamp": "INSERT INTO {documents} (document_id, extractor) VALUES (%(d)s, %(x)s)",
+    "stamp": "INSERT INTO {documents} (document_id, extractor, source) VALUES (%(d)s, %(x)s, %(s)s)",
+    "restamp": "UPDATE {documents} SET extractor = %(x)s WHERE document_id = %(d)s RETURNING 1 AS n",
     "taught_aliases": "SELECT a.alias_key AS key, array_agg(DISTINCT a.entity_uuid) AS uuids FROM {aliases} a "
     "WHERE a.alias_key = ANY(%(keys)s::text[]) "
     "AND NOT EXISTS (SELECT 1 FROM {entities} e WHERE e.key = a.alias_key) GROUP BY a.alias_key",
@@ -216,6 +219,8 @@ QUERIES = {
     "known_names": "SELECT key FROM {entities} WHERE key = ANY(%(keys)s::text[]) "
     "UNION SELECT alias_key FROM {aliases} WHERE alias_key = ANY(%(keys)s::text[])",
     "extractor_stamps": "SELECT document_id, extractor FROM {documents} WHERE document_id = ANY(%(ids)s::text[])",
+    "source_marks": "SELECT document_id, source FROM {documents} WHERE document_id = ANY(%(ids)s::text[]) "
+    "AND source IS NOT NULL",
     "stamp_counts": "SELECT extractor, count(*) AS n FROM {documents} GROUP BY extractor",
     "document_fact_count": "SELECT count(*) AS n FROM {facts} WHERE document_id = %(d)s",
     "counts": "SELECT (SELECT count(*) FROM {entities}) AS entities, (SELECT count(*) FROM {facts}) AS facts, "
@@ -293,8 +298,15 @@ class PostgresGraphStore(GraphStore):
                     "SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass(%s) AND tgname = %s "
                     "AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'reason') "
                     "AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'confidence'"
-                    " AND NOT attisdropped)",
-                    (facts, self._trigger, self._names["aliases"].as_string(conn), facts),
+                    " AND NOT attisdropped) "
+                    "AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'source')",
+                    (
+                        facts,
+                        self._trigger,
+                        self._names["aliases"].as_string(conn),
+                        facts,
+                        self._names["documents"].as_string(conn),
+                    ),
                 ).fetchone()
                 if found is None:
                     conn.execute("SELECT pg_advisory_xact_lock(726355)")

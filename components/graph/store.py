@@ -327,6 +327,14 @@ class GraphStore(InitParameterSerialization, ABC):
         """Remove a document's facts and aliases, and every entity left without facts; returns facts removed."""
         return int(self._in_transaction(self._delete, document_id, connection=connection))
 
+    def restamp_document(self, document_id: str, extractor: str, *, connection: Any = None) -> bool:
+        """Stamp a document's stored graph `extractor`, leaving its facts, entities, aliases and source mark as they
+        are (a failed re-extraction of the same text keeps the earlier graph); False when it has no stamp."""
+        return bool(self._in_transaction(self._restamp, document_id, extractor, connection=connection))
+
+    def _restamp(self, tx: Any, document_id: str, extractor: str) -> bool:
+        return bool(self._run(tx, "restamp", d=document_id, x=extractor))
+
     def _delete(self, tx: Any, document_id: str) -> int:
         self._run(tx, "delete_stamp", d=document_id)
         self._run(tx, "delete_aliases", d=document_id)
@@ -339,7 +347,7 @@ class GraphStore(InitParameterSerialization, ABC):
     def _replace(self, tx: Any, graph: DocumentGraph) -> None:
         self._delete(tx, graph.document_id)
         if graph.extractor:
-            self._run(tx, "stamp", d=graph.document_id, x=graph.extractor)
+            self._run(tx, "stamp", d=graph.document_id, x=graph.extractor, s=graph.source or None)
         if not graph.facts:
             return
         # A key another document taught as an alias of exactly one entity ("jobs" -> that person) joins that entity.
@@ -558,6 +566,12 @@ class GraphStore(InitParameterSerialization, ABC):
         or extracted before stamps existed, are absent)."""
         rows = self._read("extractor_stamps", ids=list(document_ids)) if document_ids else []
         return {row["document_id"]: row["extractor"] for row in rows}
+
+    def source_marks(self, document_ids: list[str]) -> dict[str, str]:
+        """The mark of the text and chunks each of `document_ids`'s stored graph was extracted from (documents without
+        a graph, whose last extraction failed on a new text, or extracted before marks were kept, are absent)."""
+        rows = self._read("source_marks", ids=list(document_ids)) if document_ids else []
+        return {row["document_id"]: row["source"] for row in rows if row["source"]}
 
     def extractor_stamp_counts(self) -> dict[str, int]:
         """How many documents each extractor version stamp was last extracted with."""

@@ -40,6 +40,7 @@ from components.graph.kinds import (
     EMBEDDING_PARTS,
     FEATURES,
     KINDS,
+    READ_BY,
     EmbeddingReader,
     KindEvidence,
     KindModel,
@@ -55,7 +56,7 @@ from ingest.demo import demo_items
 from pipelines.evaluation.ingested import as_ingested
 from pipelines.evaluation.jsonl import EvaluationInputError, load_jsonl
 
-VERSION = "kinds-7"
+VERSION = "kinds-8"
 MIN_CONTEXT = 3  # a context word must occur around this many labelled entities to be a feature
 C_GRID = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0)  # the inverse regularisations tried (the best out of fold is kept)
 SEED = 0  # the seed of `--sample`
@@ -187,7 +188,7 @@ def fit(
     folds = LeaveOneGroupOut() if len(set(groups)) > 1 else 5
     sizes = Counter(groups)
     weights = [len(groups) / (len(sizes) * sizes[group]) for group in groups]
-    readers, readings = _fit_readers([ev for ev, _ in labelled], y, groups, folds, weights, parts)
+    readers, readings, read = _fit_readers([ev for ev, _ in labelled], y, groups, folds, weights, parts)
     x = [features(ev, context, reading) for (ev, _), reading in zip(labelled, readings, strict=True)]
     best = (-9.0, 0.0, 1.0)  # utility, threshold, C
     for strength in C_GRID:
@@ -216,6 +217,7 @@ def fit(
         VERSION,
         context=context,
         readers=readers,
+        parts=read,
     )
 
 
@@ -226,44 +228,75 @@ def _fit_readers(
     folds: Any,
     weights: list[float],
     parts: tuple[str, ...] = EMBEDDING_PARTS,
-) -> tuple[dict[str, EmbeddingReader], list[dict[str, dict[str, float]]]]:
+) -> tuple[dict[str, EmbeddingReader], list[dict[str, dict[str, float]]], tuple[str, ...]]:
     """Per embedding part (the name's, the sentences'), a logistic regression from the vector to the kind
     (`EmbeddingReader`), its C the one of the least weighted log-loss out of fold; and each sample's readings as the
     kind model is fitted on them: predicted out of fold, as for a text the reader was not fitted on (stacking), so
-    that the kind model learns how far a reading carries over. Parts no sample has a vector of are left out."""
+    that the kind model learns how far a reading carries over. A part read by another's reader (`READ_BY`: the names
+    an entity is listed with, by the name's) is read the same way, out of fold, by that reader. A sample without a
+    part's vector (a name listed with no other) is no sample of its reader and has no reading of it, as
+    `KindModel.readings` gives it none. Parts no sample has a vector of are left out; the parts read are returned
+    with the readers."""
     import numpy as np
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import log_loss
-    from sklearn.model_selection import cross_val_predict
+    from sklearn.model_selection import check_cv, cross_val_predict
 
     readers: dict[str, EmbeddingReader] = {}
+    strengths: dict[str, float] = {}
     readings: list[dict[str, dict[str, float]]] = [{} for _ in y]
-    for part in parts:
+    read: list[str] = []
+    for part in sorted(parts, key=lambda p: p in READ_BY):  # a reader before the parts it reads
         vectors = [embedding_vectors(ev)[part] for ev in evidence]
-        dimension = next((len(v) for v in vectors if v is not None), 0)
-        if not dimension:
+        have = [i for i, v in enumerate(vectors) if v is not None]
+        if not have:
             continue
-        x = np.array([v if v is not None else np.zeros(dimension) for v in vectors], dtype=np.float64)
+        by = READ_BY.get(part, part)
+        if by != part:
+            if by not in readers:
+                continue
+            own = [embedding_vectors(ev)[by] for ev in evidence]
+            for train, test in check_cv(folds, y, classifier=True).split(np.zeros(len(y)), y, groups):
+                train = [i for i in train if own[i] is not None]
+                test = [i for i in test if vectors[i] is not None]
+                if not test:
+                    continue
+                reader = LogisticRegression(C=strengths[by], max_iter=3000).fit(
+                    np.array([own[i] for i in train], dtype=np.float64),
+                    [y[i] for i in train],
+                    sample_weight=[weights[i] for i in train],
+                )
+                held_out = reader.predict_proba(np.array([vectors[i] for i in test], dtype=np.float64))
+                for i, probabilities in zip(test, held_out, strict=True):
+                    readings[i][part] = dict(zip(reader.classes_, map(float, probabilities), strict=True))
+            print(f"embedding {part}: read by the {by} reader ({len(have)} samples)")
+            read.append(part)
+            continue
+        x = np.array([vectors[i] for i in have], dtype=np.float64)
+        part_y, part_groups = [y[i] for i in have], [groups[i] for i in have]
+        part_weights = [weights[i] for i in have]
         best: tuple[float, float, Any] = (float("inf"), 1.0, None)  # log-loss, C, out-of-fold probabilities
         for strength in C_GRID:
             held_out = cross_val_predict(
                 LogisticRegression(C=strength, max_iter=3000),
                 x,
-                y,
-                groups=groups,
+                part_y,
+                groups=part_groups,
                 cv=folds,
                 method="predict_proba",
-                params={"sample_weight": weights},
+                params={"sample_weight": part_weights},
             )
-            loss = log_loss(y, held_out, sample_weight=weights, labels=sorted(set(y)))
+            loss = log_loss(part_y, held_out, sample_weight=part_weights, labels=sorted(set(part_y)))
             if loss < best[0] - 1e-9:
                 best = (loss, strength, held_out)
         print(f"embedding reader {part}: C {best[1]}, out-of-fold log-loss {best[0]:.3f}")
-        fitted = LogisticRegression(C=best[1], max_iter=3000).fit(x, y, sample_weight=weights)
+        fitted = LogisticRegression(C=best[1], max_iter=3000).fit(x, part_y, sample_weight=part_weights)
         readers[part] = EmbeddingReader(list(fitted.classes_), fitted.coef_.tolist(), fitted.intercept_.tolist())
-        for reading, probabilities in zip(readings, best[2], strict=True):
-            reading[part] = dict(zip(fitted.classes_, map(float, probabilities), strict=True))
-    return readers, readings
+        strengths[part] = best[1]
+        read.append(part)
+        for i, probabilities in zip(have, best[2], strict=True):
+            readings[i][part] = dict(zip(fitted.classes_, map(float, probabilities), strict=True))
+    return readers, readings, tuple(p for p in EMBEDDING_PARTS if p in read)
 
 
 def coarse(kind: str) -> str:
@@ -325,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--embeddings",
         default=",".join(EMBEDDING_PARTS),
-        help="the embeddings `fit` reads: name, sentences, both (the default: name,sentences) or none",
+        help="the embeddings `fit` reads: name, sentences, list (the default: all three; list needs name) or none",
     )
     parser.add_argument("--ids", help="keep the documents whose id matches this regular expression (every corpus)")
     parser.add_argument("--sample", type=int, help="a fixed-seed sample of this many documents (every corpus)")
@@ -340,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
     parts = tuple(part.strip() for part in args.embeddings.split(",") if part.strip() not in ("", "none"))
     if set(parts) - set(EMBEDDING_PARTS):
         parser.error(f"--embeddings takes {', '.join(EMBEDDING_PARTS)} or none, not {args.embeddings}")
+    if any(READ_BY.get(part, part) not in parts for part in parts):
+        parser.error("--embeddings list needs name: the names an entity is listed with are read by the name's reader")
     args.embeddings = parts
     try:
         return _run(args)

@@ -53,8 +53,13 @@ def test_the_graph_part_says_how_many_documents_have_no_graph_because_extraction
     detail, counts = status._graph(Settings(graph_extractor="spacy"))
     assert counts == {"entities": 3, "facts": 9}
     assert detail.endswith(
-        ". 2 documents have no knowledge graph because extraction failed (2 of them 3 times in a row, which are "
-        "tried again only by `research ingest --reextract` on their files)."
+        ". 2 documents have no knowledge graph because extraction of their new or changed text failed (2 of them 3 "
+        "times in a row, which are tried again only by `research ingest --reextract` on their files)."
+    )
+    # A document whose re-extraction failed on the same text keeps its earlier graph, and the status says so.
+    store.extractor_stamp_counts.return_value = {stamp: 4, f"{stamp}+failed@1f0c9a2e+kept": 1}
+    assert status._graph(Settings(graph_extractor="spacy"))[0].endswith(
+        ". 1 document kept its earlier graph because extracting it again failed; the next ingest tries again."
     )
     store.extractor_stamp_counts.return_value = {stamp: 4}
     assert status._graph(Settings(graph_extractor="spacy"))[0].endswith("extractor spacy")

@@ -674,3 +674,73 @@ class TestEmbeddingReadings:
         unread = {e.key: e for e in LanguageExtractor(embedding_model=None).extract(document, chunks).entities}
         assert read[key].kind == kind
         assert unread[key].kind != kind  # the same evidence without the embeddings does not tell it
+
+
+class TestListedWith:
+    """The names an entity is listed with ("Dalby, Orsk and Vellmar": a list holds things of one kind), their mean
+    embedding read by the name's reader (`kinds-8`)."""
+
+    @staticmethod
+    def _list_model(parts=("name", "list")):
+        from components.graph.kinds import EmbeddingReader
+
+        # The name reader says "place" along the first axis, "person" along the second; the kind model trusts only
+        # what it reads in the names listed with an entity.
+        readers = {"name": EmbeddingReader(["person", "place"], [[-4.0, 4.0], [4.0, -4.0]], [0.0, 0.0])}
+        coef = [[0.0] * len(FEATURES) for _ in range(2)]
+        coef[0][FEATURES.index("embedding_list:person")] = 6.0
+        coef[1][FEATURES.index("embedding_list:place")] = 6.0
+        return KindModel(["person", "place"], coef, [0.0, 0.0], 0.6, readers=readers, parts=parts)
+
+    def test_the_extractor_keeps_the_names_a_mention_is_listed_with_and_their_mean_vector(self, monkeypatch):
+        import numpy as np
+
+        vectors = {"Dalby": wide(1.0, 0.0), "Orsk": wide(0.0, 1.0)}
+
+        class Embedder:
+            runtime, texts = "onnx", []
+
+            def embed(self, texts, batch_size=32):
+                self.texts += texts
+                return np.array([vectors.get(text, wide(0.0, 0.0, 1.0)) for text in texts], dtype=np.float32)
+
+        embedder = Embedder()
+        monkeypatch.setattr("components.graph.extraction.get_embedding_model", lambda name: embedder)
+        document, chunks = make_document(
+            "doc", "In 2019 Orla Vennick opened plants in Dalby, Orsk and Vellmar.", dt.date(2023, 5, 4), "t"
+        )
+        extractor = LanguageExtractor()
+        found = {e.key: e.kind_evidence for e in extractor.extract(document, chunks).entities}
+        # Listed names are embedded with the document's names, once, and not again for a later document.
+        extractor.extract(document, chunks)
+        assert embedder.texts.count("Dalby") == 1
+        assert set(found["vellmar"].listed) == {"Dalby", "Orsk"}
+        assert np.allclose(found["vellmar"].list_vector, np.array(wide(1.0, 1.0)) / np.sqrt(2.0))
+        # Listed with no name, there is no list vector (and no reading of it).
+        assert found["orla vennick"].listed == [] and found["orla vennick"].list_vector is None
+
+    def test_the_names_listed_with_an_entity_are_read_by_the_name_reader(self):
+        model = self._list_model()
+        place = KindEvidence(names=["Vellmar"], labels=Counter({"": 1}), list_vector=[1.0, 0.0])
+        decision = model.decide(place)
+        assert decision.kind == "place" and "names listed with it read place" in decision.evidence
+        assert model.readings(place)["list"]["place"] > 0.99
+        assert model.decide(KindEvidence(names=["Vellmar"], labels=Counter({"": 1}))).kind == "other"
+        # A model fitted without the part does not read it.
+        assert model.__class__(model.classes, model.coef, model.intercept, 0.6, readers=model.readers).readings(
+            place
+        ) == {"name": {}}
+
+    def test_the_parts_read_are_written_with_the_model_and_a_part_without_its_reader_is_refused(self, tmp_path):
+        import json
+
+        from components.graph.kinds import to_json
+
+        path = tmp_path / "kinds.json"
+        path.write_text(json.dumps(to_json(self._list_model())), encoding="utf-8")
+        loaded = KindModel.load(path)
+        assert loaded.parts == ("name", "list")
+        assert loaded.decide(KindEvidence(names=["Vellmar"], list_vector=[0.0, 1.0])).kind == "person"
+        path.write_text(json.dumps({**to_json(self._list_model()), "readers": {}}), encoding="utf-8")
+        with pytest.raises(ValueError, match="reads an embedding it has no reader of"):
+            KindModel.load(path)

@@ -8,6 +8,7 @@ import pytest
 
 from components.graph.extraction import LanguageExtractor
 from components.graph.ingest_hook import GraphIngestHook, content_mark
+from components.graph.model import DocumentGraph
 from components.graph.postgres_store import PostgresGraphStore
 from ingest.ingestor import Ingestor, default_hooks, document_id_for
 from tests.components.graph.conftest import NORDVIK_2019, NORDVIK_2020
@@ -212,8 +213,10 @@ class TestGraphIngestHook:
         document_id = document_id_for("news:nordvik-nv900")
         first = ingestor.ingest_items([item])
         assert _stamp(graph, document_id) == f"{failing.stamp}+failed@{_mark(kb, document_id)}"
-        assert first.notes == ["1 document has no knowledge graph because extraction failed; the next ingest tries "
-                               "again."]
+        assert first.notes == [
+            "1 document has no knowledge graph because extraction of its new or changed text failed; the next ingest "
+            "tries again."
+        ]
         # The next ingest tries again and counts the attempt; after the second it is left as it is.
         again = ingestor.ingest_items([item])
         assert again.reextracted == ["news:nordvik-nv900"] and again.chunks_written == 0
@@ -222,8 +225,8 @@ class TestGraphIngestHook:
         left = ingestor.ingest_items([item])
         assert left.skipped == ["news:nordvik-nv900"] and not left.reextracted and failing.calls == 2
         assert left.notes == [
-            "1 document has no knowledge graph because extraction failed (1 of them 2 times in a row, which are "
-            "tried again only by `research ingest --reextract` on their files)."
+            "1 document has no knowledge graph because extraction of its new or changed text failed (1 of them 2 times "
+            "in a row, which are tried again only by `research ingest --reextract` on their files)."
         ]
         # --reextract forces another attempt.
         forced = ingestor.ingest_items([item], reextract=True)
@@ -258,7 +261,8 @@ class TestGraphIngestHook:
         assert _stamp(graph, document_id) == f"{flaky.stamp}+failed@{_mark(kb, document_id)}"
         assert hook.is_current([document_id]) == {document_id: False}
         assert changed.notes == [
-            "1 document has no knowledge graph because extraction failed; the next ingest tries again."
+            "1 document has no knowledge graph because extraction of its new or changed text failed; the next ingest "
+            "tries again."
         ]
         # So the next ingest tries the new text again, and this time extracts it.
         flaky.failing = False
@@ -266,6 +270,172 @@ class TestGraphIngestHook:
         assert again.reextracted == [source] and flaky.calls == 4 and again.notes == []
         assert _stamp(graph, document_id) == flaky.stamp
         assert graph.document_fact_count(document_id) >= 4
+
+
+class KeptExtractor(Flaky):
+    """`Flaky` whose successful graphs keep only the facts of `keep` (so a later graph is told from a kept one)."""
+
+    def __init__(self, keep: str | None = None):
+        super().__init__()
+        self.failing, self.keep = False, keep
+
+    def extract(self, *args, **kwargs):
+        graph = super().extract(*args, **kwargs)
+        if self.keep:
+            graph.facts = [fact for fact in graph.facts if self.keep in fact.text]
+        return graph
+
+
+class TestAFailedReExtractionKeepsTheGraphOfTheSameText:
+    def test_the_same_text_keeps_its_graph_and_is_tried_again(self, stores, embedding_model, monkeypatch):
+        kb, graph = stores
+        extractor = KeptExtractor()
+        hook = GraphIngestHook(store=graph, extractor=extractor, max_attempts=2)
+        ingestor = Ingestor(store=kb, hooks=[hook])
+        item = _text_item(NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", dt.date(2019, 2, 14))
+        ingestor.ingest_items([item])
+        document_id = document_id_for("news:nordvik-nv900")
+        before = _facts(graph, "Nordvik", as_of=dt.date(2019, 3, 1))
+        count = graph.document_fact_count(document_id)
+        assert count >= 4 and any("December 2000" in text for text in before)
+
+        # A new extractor version fails on the unchanged text: the facts stay, the failure is stamped and counted.
+        monkeypatch.setattr(LanguageExtractor, "version", "test-kept")
+        extractor.failing = True
+        report = ingestor.ingest_items([item])
+        assert report.reextracted == ["news:nordvik-nv900"] and report.chunks_written == 0
+        assert graph.document_fact_count(document_id) == count
+        assert _stamp(graph, document_id) == f"{extractor.stamp}+failed@{_mark(kb, document_id)}+kept"
+        assert report.notes == [
+            "1 document kept its earlier graph because extracting it again failed; the next ingest tries again."
+        ]
+        # The kept facts still answer timeline and as-of reads, as before.
+        assert _facts(graph, "Nordvik", as_of=dt.date(2019, 3, 1)) == before
+        assert _facts(graph, "Nordvik", as_of=dt.date(1999, 1, 1)) != before
+        assert hook.is_current([document_id]) == {document_id: False}
+
+        # Tried again by the next ingest and counted toward max_attempts, still keeping the facts.
+        again = ingestor.ingest_items([item])
+        assert again.reextracted == ["news:nordvik-nv900"] and extractor.calls == 3
+        assert _stamp(graph, document_id) == f"{extractor.stamp}+failed2@{_mark(kb, document_id)}+kept"
+        assert graph.document_fact_count(document_id) == count
+        assert hook.is_current([document_id]) == {document_id: True}
+        assert again.notes == [
+            "1 document kept its earlier graph because extracting it again failed (1 of them 2 times in a row, which "
+            "are tried again only by `research ingest --reextract` on their files)."
+        ]
+
+        # Re-ingested by force (chunks written again, the graph restamped in the knowledge base's transaction): the
+        # same text and chunks, so the facts still stay.
+        forced = ingestor.ingest_items([item], force=True)
+        assert forced.replaced == ["news:nordvik-nv900"] and extractor.calls == 4
+        assert _stamp(graph, document_id) == f"{extractor.stamp}+failed3@{_mark(kb, document_id)}+kept"
+        assert graph.document_fact_count(document_id) == count
+
+        # A later extraction that succeeds replaces the kept facts entirely: only its own facts remain.
+        extractor.failing, extractor.keep = False, "December 2000"
+        forced = ingestor.ingest_items([item], reextract=True)
+        assert forced.reextracted == ["news:nordvik-nv900"] and forced.notes == []
+        assert _stamp(graph, document_id) == extractor.stamp
+        assert _facts(graph, "Nordvik") == ["The company had launched the NV900 programme in December 2000."]
+        assert graph.document_fact_count(document_id) == 1
+
+    def test_a_graph_stored_without_a_source_mark_is_kept_when_its_cited_chunks_are_unchanged(
+        self, stores, embedding_model
+    ):
+        kb, graph = stores
+        _ingest_nordvik(kb, graph, KeptExtractor())
+        document_id = document_id_for("news:nordvik-nv900")
+        # As a graph written before source marks were kept: the same facts, no mark.
+        legacy = LanguageExtractor().extract(*kb.get_document(document_id))
+        legacy.extractor = "spacy/older"
+        graph.replace_document(legacy)
+        assert graph.source_marks([document_id]) == {}
+        count = graph.document_fact_count(document_id)
+        failing = KeptExtractor()
+        failing.failing = True
+        ingestor = Ingestor(store=kb, hooks=[GraphIngestHook(store=graph, extractor=failing)])
+        assert ingestor.refresh(document_id)
+        assert graph.document_fact_count(document_id) == count >= 4
+        assert _stamp(graph, document_id).endswith("+kept")
+        # A changed text: the chunks the facts cite are gone, so the graph goes.
+        graph.replace_document(legacy)
+        ingestor.ingest_text(NORDVIK_2020, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14))
+        assert graph.document_fact_count(document_id) == 0
+        assert not _stamp(graph, document_id).endswith("+kept")
+
+    def test_a_changed_text_loses_its_earlier_graph_when_its_extraction_fails(
+        self, stores, embedding_model, tmp_path
+    ):
+        kb, graph = stores
+        extractor = KeptExtractor()
+        ingestor = Ingestor(store=kb, hooks=[GraphIngestHook(store=graph, extractor=extractor, max_attempts=2)])
+        note = tmp_path / "nordvik.txt"
+        note.write_text(NORDVIK_2020, encoding="utf-8")
+        document_id = ingestor.ingest_paths([note]).document_ids[str(note.resolve())]
+        assert graph.find_entities("Johan Lindqvist") and graph.source_marks([document_id])
+
+        note.write_text(NORDVIK_2019, encoding="utf-8")
+        extractor.failing = True
+        changed = ingestor.ingest_paths([note])
+        # The old facts cite sentences the document no longer has: they go, and the note says why there is no graph.
+        assert graph.document_fact_count(document_id) == 0 and graph.find_entities("Johan Lindqvist") == []
+        assert _stamp(graph, document_id) == f"{extractor.stamp}+failed@{_mark(kb, document_id)}"
+        assert graph.source_marks([document_id]) == {}
+        assert changed.notes == [
+            "1 document has no knowledge graph because extraction of its new or changed text failed; the next ingest "
+            "tries again."
+        ]
+        # Failing again on that text keeps nothing (the empty graph of a failure is not a graph to keep).
+        ingestor.ingest_paths([note])
+        assert _stamp(graph, document_id) == f"{extractor.stamp}+failed2@{_mark(kb, document_id)}"
+
+    def test_a_new_chunking_of_the_same_text_loses_its_earlier_graph_when_its_extraction_fails(
+        self, stores, embedding_model
+    ):
+        from components.ingestion.splitter import TokenSplitter
+
+        kb, graph = stores
+        extractor = KeptExtractor()
+        hook = GraphIngestHook(store=graph, extractor=extractor)
+        item = _text_item(NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", dt.date(2019, 2, 14))
+        Ingestor(store=kb, hooks=[hook]).ingest_items([item])
+        document_id = document_id_for("news:nordvik-nv900")
+        assert graph.document_fact_count(document_id) >= 4
+        # Chunked anew, the facts' citations point at chunks that are gone: the earlier graph cannot be kept.
+        rechunking = Ingestor(store=kb, hooks=[hook])
+        rechunking.splitter = TokenSplitter(chunk_tokens=24, overlap_tokens=0)
+        rechunking.splitter.warm_up()
+        extractor.failing = True
+        report = rechunking.ingest_items([item])
+        assert report.replaced == ["news:nordvik-nv900"] and len(kb.get_document(document_id)[1]) > 1
+        assert graph.document_fact_count(document_id) == 0
+        assert not _stamp(graph, document_id).endswith("+kept")
+
+
+class TestThePostgresGraphKeepsSourceMarks:
+    def test_a_graph_written_before_source_marks_takes_them(self, database_url, collection_name):
+        """A graph made by an earlier version (its documents table without the source column) gains the column on
+        first use; its stamps are kept and have no mark."""
+        from psycopg import sql
+
+        old = PostgresGraphStore(collection_name)
+        old.ensure_schema()
+        with old._get_pool().connection() as conn:
+            conn.execute(sql.SQL("ALTER TABLE {} DROP COLUMN source").format(old._names["documents"]))
+            conn.execute(
+                sql.SQL("INSERT INTO {} (document_id, extractor) VALUES ('doc-old', 'spacy/1')").format(
+                    old._names["documents"]
+                )
+            )
+        try:
+            store = PostgresGraphStore(collection_name)  # the next process to open the graph
+            assert store.extractor_stamps(["doc-old"]) == {"doc-old": "spacy/1"}
+            assert store.source_marks(["doc-old"]) == {}
+            store.replace_document(DocumentGraph(document_id="doc-new", extractor="spacy/2", source="feedc0de"))
+            assert store.source_marks(["doc-old", "doc-new"]) == {"doc-new": "feedc0de"}
+        finally:
+            old.drop()
 
 
 class TestFailedExtractionAttempts:
@@ -295,6 +465,51 @@ class TestFailedExtractionAttempts:
         assert failed_attempts(f"spacy/27+failed3@{old}", "spacy/27") == 3  # whatever the content (is_current)
         assert failed_attempts("spacy/27+failed3", "spacy/27", new) == 3  # a stamp without a mark: any content
 
+    def test_a_kept_graph_is_counted_with_its_failures(self):
+        from components.graph.ingest_hook import failed_attempts, failed_stamp, kept_graph
+
+        assert failed_stamp("spacy/27", 2, "1f0c9a2e", kept=True) == "spacy/27+failed2@1f0c9a2e+kept"
+        assert failed_stamp("spacy/27", 1, None, kept=True) == "spacy/27+failed+kept"
+        assert failed_attempts("spacy/27+failed2@1f0c9a2e+kept", "spacy/27", "1f0c9a2e") == 2
+        assert failed_attempts("spacy/27+failed+kept", "spacy/27") == 1
+        assert kept_graph("spacy/27+failed2@1f0c9a2e+kept") and not kept_graph("spacy/27+failed2@1f0c9a2e")
+        assert not kept_graph("spacy/27") and not kept_graph(None)
+
+    def test_the_source_mark_follows_the_text_and_its_chunks(self):
+        from types import SimpleNamespace
+
+        from components.graph.ingest_hook import source_mark
+
+        text, other = SimpleNamespace(content_hash="aa" * 32), SimpleNamespace(content_hash="bb" * 32)
+        chunks = [SimpleNamespace(chunk_id="c1"), SimpleNamespace(chunk_id="c2")]
+        assert source_mark(text, chunks) == source_mark(text, list(chunks)) and len(source_mark(text, chunks)) == 16
+        assert source_mark(text, chunks) != source_mark(other, chunks)
+        assert source_mark(text, chunks) != source_mark(text, chunks[:1])  # chunked anew: the citations change
+        assert source_mark(SimpleNamespace(content_hash=""), chunks) is None
+
+    def test_the_note_tells_kept_graphs_from_missing_ones(self):
+        from unittest.mock import Mock
+
+        from components.graph.store import GraphStore
+
+        store = Mock(spec=GraphStore)
+        extractor = LanguageExtractor(embedding_model=None)
+        hook = GraphIngestHook(store=store, extractor=extractor)
+        current = extractor.stamp
+        store.extractor_stamp_counts.return_value = {current: 40, f"{current}+failed@1f0c9a2e+kept": 3}
+        assert hook.ingest_note() == (
+            "3 documents kept their earlier graph because extracting them again failed; the next ingest tries again."
+        )
+        store.extractor_stamp_counts.return_value = {
+            current: 40, f"{current}+failed@1f0c9a2e+kept": 1, f"{current}+failed3@2e1d0c9b+kept": 1,
+            f"{current}+failed@3e1d0c9b": 1,
+        }
+        assert hook.ingest_note() == (
+            "1 document has no knowledge graph because extraction of its new or changed text failed and 2 documents "
+            "kept their earlier graph because extracting them again failed (1 of them 3 times in a row, which are "
+            "tried again only by `research ingest --reextract` on their files)."
+        )
+
     def test_max_attempts_is_checked(self):
         for bad in (0, -1, 1.5, True):
             with pytest.raises(ValueError, match="max_attempts must be a whole number of at least 1"):
@@ -316,8 +531,8 @@ class TestFailedExtractionAttempts:
             current: 40, f"{current}+failed": 2, f"{current}+failed3": 3, f"{current}+failed4": 1, "spacy/1+failed3": 1
         }
         assert hook.ingest_note() == (
-            "7 documents have no knowledge graph because extraction failed (4 of them 3 times in a row, which are "
-            "tried again only by `research ingest --reextract` on their files)."
+            "7 documents have no knowledge graph because extraction of their new or changed text failed (4 of them 3 "
+            "times in a row, which are tried again only by `research ingest --reextract` on their files)."
         )
 
 
@@ -347,6 +562,11 @@ def _failing_ingestor(kb, graph) -> tuple[Flaky, GraphIngestHook, Ingestor]:
     flaky = Flaky()
     hook = GraphIngestHook(store=graph, extractor=flaky, max_attempts=2)
     return flaky, hook, Ingestor(store=kb, hooks=[hook])
+
+
+def _facts(graph, name: str, as_of: dt.date | None = None) -> list[str]:
+    """The texts of the facts about the entity `name`, in timeline order (as the timeline reads them)."""
+    return [hit.fact.text for hit in graph.entity_facts([e.uuid for e in graph.find_entities(name)], as_of=as_of)]
 
 
 def _stamp(graph, document_id: str) -> str:

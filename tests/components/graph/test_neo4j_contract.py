@@ -476,3 +476,30 @@ def test_the_extractor_stamps_are_counted_in_one_read(bolt_server, store):
     assert store.extractor_stamp_counts() == {"spacy/27": 5, "spacy/27+failed2": 1}
     (run,) = bolt_server.runs
     assert run["query"] == QUERIES["stamp_counts"] and run["parameters"] == {"c": "kb1"}
+
+
+def test_restamp_sets_the_stamp_alone_in_one_transaction_and_says_whether_there_was_one(bolt_server, store):
+    bolt_server.answer(r"SET d\.extractor = \$x RETURN 1 AS n", [{"n": 1}])
+    assert store.restamp_document("nordvik-2019", "spacy/28+failed@1f0c9a2e+kept") is True
+    assert bolt_server.messages.count("BEGIN") == 1 and bolt_server.messages[-1] == "COMMIT"
+    (run,) = bolt_server.runs
+    assert run["query"] == QUERIES["restamp"] and "DELETE" not in run["query"]
+    assert run["parameters"] == {"c": "kb1", "d": "nordvik-2019", "x": "spacy/28+failed@1f0c9a2e+kept"}
+    bolt_server.rules.clear()
+    assert store.restamp_document("never-extracted", "spacy/28+failed") is False  # no stamp matched
+
+
+def test_the_stamp_carries_the_source_mark_and_the_marks_are_read_in_one_query(bolt_server, store):
+    document, chunks = nordvik_documents()[0]
+    graph = LanguageExtractor().extract(document, chunks)
+    graph.extractor, graph.source = "spacy/27", "0123abcd0123abcd"
+    bolt_server.answer(r"DETACH DELETE f RETURN count\(f\) AS n", [{"n": 0}])
+    store.replace_document(graph)
+    (stamp,) = [run["parameters"] for run in bolt_server.runs if run["query"] == QUERIES["stamp"]]
+    assert (stamp["x"], stamp["s"]) == ("spacy/27", "0123abcd0123abcd")
+    bolt_server.runs.clear()
+    bolt_server.answer(r"d\.source IS NOT NULL RETURN", [{"document_id": "nordvik-2019", "source": "0123abcd0123abcd"}])
+    assert store.source_marks(["nordvik-2019", "other"]) == {"nordvik-2019": "0123abcd0123abcd"}
+    (run,) = bolt_server.runs
+    assert run["query"] == QUERIES["source_marks"]
+    assert run["parameters"] == {"c": "kb1", "ids": ["nordvik-2019", "other"]}

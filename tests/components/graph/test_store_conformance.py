@@ -18,6 +18,24 @@ def names(store, name: str) -> list[str]:
 
 
 class TestGraphStoreConformance:
+    def test_restamp_keeps_the_facts_and_the_source_mark(self, empty_store):
+        document = make_document("nordvik-2019", NORDVIK_2019, dt.date(2019, 2, 14))
+        extracted = LanguageExtractor(embedding_model=None).extract(*document)
+        extracted.extractor, extracted.source = "spacy/old", "0123abcd0123abcd"
+        empty_store.replace_document(extracted)
+        count = empty_store.document_fact_count("nordvik-2019")
+        assert count >= 4
+        assert empty_store.source_marks(["nordvik-2019", "other"]) == {"nordvik-2019": "0123abcd0123abcd"}
+        assert empty_store.restamp_document("nordvik-2019", "spacy/new+failed+kept") is True
+        assert empty_store.extractor_stamps(["nordvik-2019"]) == {"nordvik-2019": "spacy/new+failed+kept"}
+        assert empty_store.document_fact_count("nordvik-2019") == count
+        assert empty_store.source_marks(["nordvik-2019"]) == {"nordvik-2019": "0123abcd0123abcd"}
+        # A document without a graph has no stamp to change; a graph written without a mark has none.
+        assert empty_store.restamp_document("other", "spacy/new") is False
+        assert empty_store.extractor_stamps(["other"]) == {}
+        empty_store.replace_document(DocumentGraph(document_id="nordvik-2019", extractor="spacy/new+failed"))
+        assert empty_store.source_marks(["nordvik-2019"]) == {}
+
     def test_entities_merge_across_documents_and_aliases(self, nordvik_store):
         nordvik = nordvik_store.find_entities("Nordvik")
         assert len(nordvik) >= 1 and nordvik[0].key == "nordvik"

@@ -202,10 +202,48 @@ def test_the_fit_stacks_readers_of_the_embeddings_fitted_across_corpora():
     assert plain.readers == {} and plain.decide(probe).kind != "place"
 
 
+def test_the_fit_reads_the_names_an_entity_is_listed_with_by_the_name_reader_across_corpora():
+    from collections import Counter
+
+    import numpy as np
+
+    from components.graph.kinds import KindEvidence
+    from pipelines.evaluation.entity_kinds import fit
+
+    # A name's vector tells its kind (along the kind's axis, with noise); a third of the samples are listed with
+    # names, and their own names tell nothing: only the names they are listed with do.
+    rng = np.random.default_rng(0)
+    axes = {"person": 0, "organization": 1, "place": 2}
+    found, labels, source = [], {}, {}
+    for corpus in (0, 1, 2):
+        for n in range(36):
+            kind = ("person", "organization", "place")[n % 3]
+            along = rng.normal(0, 0.2, 4)
+            along[axes[kind]] += 1.0
+            listed = n % 9 < 3
+            name = rng.normal(0, 0.2, 4) if listed else along
+            evidence = KindEvidence(names=[f"Zor{corpus}{n}"], labels=Counter({"": 1}), name_vector=name)
+            evidence.list_vector = along if listed else None
+            key = f"name {corpus} {n}"
+            found.append((f"d{corpus}-{n}", key, evidence, None))
+            labels[key], source[f"d{corpus}-{n}"] = kind, corpus
+    listed = fit(found, labels, source, ("name", "list"))
+    assert set(listed.readers) == {"name"} and listed.parts == ("name", "list")
+    probe = KindEvidence(
+        names=["Quorra Vell"], labels=Counter({"": 1}), name_vector=np.zeros(4), list_vector=np.array([0, 0, 1.0, 0])
+    )
+    assert listed.decide(probe).kind == "place"
+    unlisted = fit(found, labels, source, ("name",))
+    assert unlisted.parts == ("name",) and unlisted.decide(probe).kind != "place"
+
+
 def test_an_unknown_embedding_part_is_one_sentence(capsys):
     with pytest.raises(SystemExit) as ended:
         entity_kinds.main(["fit", "--embeddings", "name,shape"])
-    assert ended.value.code == 2 and "--embeddings takes name, sentences or none" in capsys.readouterr().err
+    assert ended.value.code == 2 and "--embeddings takes name, sentences, list or none" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as ended:
+        entity_kinds.main(["fit", "--embeddings", "sentences,list"])
+    assert ended.value.code == 2 and "--embeddings list needs name" in capsys.readouterr().err
 
 
 def test_check_with_a_model_that_cannot_be_read_is_one_sentence(tmp_path, capsys):
