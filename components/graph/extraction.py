@@ -37,6 +37,7 @@ from typing import Any, Self
 import cachetools
 import numpy as np
 from haystack import logging
+from nameparser import HumanName
 
 from components.embedding.model import get_embedding_model
 from components.graph.dates import DateMention, FuzzyDate, sentence_validity, validity
@@ -67,7 +68,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-34"
+EXTRACTOR_VERSION = "spacy-36"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -821,11 +822,22 @@ _GENERATIONAL = {"jr", "sr"}  # "Jr.", "Sr.": the end of a person's name, never 
 
 
 def _surname(key: str) -> str:
-    """The last word of a person's name that is not a generational suffix ("orrell" of "tavin orrell jr")."""
+    """A person's surname with its particles and without a generational suffix, as `nameparser` reads the name
+    ("van dijkhof" of "maarten van dijkhof", "orrell" of "tavin orrell jr"); the last word when it reads none."""
     words = key.split()
     while len(words) > 1 and words[-1].rstrip(".") in _GENERATIONAL:
         words = words[:-1]
-    return words[-1]
+    last = " ".join(HumanName(" ".join(words)).last.split()).lower()
+    return last if last and " ".join(words).endswith(last) else words[-1]
+
+
+def _without_middle(key: str) -> str | None:
+    """A person's name without its middle names or initials ("petra lindstrand" of "petra k. lindstrand"), or None
+    when it has none."""
+    name = HumanName(key)
+    if not name.middle or not name.first or not name.last:
+        return None
+    return " ".join(f"{name.first} {name.last} {name.suffix}".split()).lower()
 
 
 def _initials(key: str) -> str:
@@ -1709,25 +1721,31 @@ class LanguageExtractor(GraphExtractor):
                 reasons[key] = f"part of the name {owners[0]}, the only product of the document with it"
         # A person's surname or first name alone, and an organisation's first word alone, when only one full name
         # of the document has it.
-        for part_index, kinds in ((-1, ("person",)), (0, ("person",)), (0, ("organization", "product"))):
+        # A person's name written without its middle initial ("Petra Lindstrand" of "Petra K. Lindstrand") counts
+        # as a part the same way (part_index 1).
+        parts = ((-1, ("person",)), (1, ("person",)), (0, ("person",)), (0, ("organization", "product")))
+        for part_index, kinds in parts:
             owners: dict[str, list[str]] = {}
             for key, entity in entities.items():
                 if len(key.split()) >= 2 and entity.kind() in kinds:
-                    part = _surname(key) if part_index == -1 else key.split()[part_index]
-                    owners.setdefault(part, []).append(key)
+                    part = {-1: _surname, 1: _without_middle}.get(part_index, lambda k: k.split()[0])(key)
+                    if part:
+                        owners.setdefault(part, []).append(key)
             for part, keys in owners.items():
                 if len(keys) == 1 and part in entities and part not in redirect and part != keys[0]:
                     short = entities[part]
                     # "Apple Computer" keyed "apple" is a name of its own, not the first word of "Apple Corps"; and
                     # "Royle Holdings" keyed "royle" is a company named after Tamsin Royle, not her surname alone.
-                    written_short = all(len(name.split()) == 1 for name in short.names)
+                    written_short = all(len(name.split()) == len(part.split()) for name in short.names)
                     # A name's first word used more often than the name itself is a name of its own ("Nordvik" and
                     # its "Nordvik Cloud" service); a surname alone is the person's whatever the recogniser said.
-                    rarer = part_index == -1 or sum(short.names.values()) <= sum(entities[keys[0]].names.values())
-                    fits = short.kind() in (*kinds, "other") or (part_index == -1 and "person" in kinds)
+                    rarer = part_index != 0 or sum(short.names.values()) <= sum(entities[keys[0]].names.values())
+                    fits = short.kind() in (*kinds, "other") or (part_index != 0 and "person" in kinds)
                     if fits and written_short and rarer:
                         redirect[part] = keys[0]
-                        which = "surname" if part_index == -1 else "first name" if "person" in kinds else "first word"
+                        which = {-1: "surname", 1: "name without its middle name"}.get(
+                            part_index, "first name" if "person" in kinds else "first word"
+                        )
                         reasons[part] = f"the {which} of {keys[0]}, the only full name of the document with it"
         # An organisation's name without its leading words ("the Air Force" of the "United States Air Force", "the
         # Commission" is one word and stays itself), when only one longer name of the document ends with it.
