@@ -173,6 +173,30 @@ def test_with_corpus_names_each_document_knows_the_names_of_the_others(tmp_path)
     assert ("b", "moving kestrel") in known and ("b", "kestrel") not in known
 
 
+def _samples(per_corpus: int, vectors):
+    """Labelled samples of three corpora, kinds in turn (person, organisation, place), whose evidence holds only the
+    vectors `vectors(rng, n, along)` makes from a noisy 4-d vector along the kind's own axis; the labels tell
+    nothing."""
+    from collections import Counter
+
+    import numpy as np
+
+    from components.graph.kinds import KindEvidence
+
+    rng = np.random.default_rng(0)
+    found, labels, source = [], {}, {}
+    for corpus in (0, 1, 2):
+        for n in range(per_corpus):
+            kind = ("person", "organization", "place")[n % 3]
+            along = rng.normal(0, 0.2, 4)
+            along[n % 3] += 1.0
+            evidence = KindEvidence(names=[f"Zor{corpus}{n}"], labels=Counter({"": 1}), **vectors(rng, n, along))
+            key = f"name {corpus} {n}"
+            found.append((f"d{corpus}-{n}", key, evidence, None))
+            labels[key], source[f"d{corpus}-{n}"] = kind, corpus
+    return found, labels, source
+
+
 def test_the_fit_stacks_readers_of_the_embeddings_fitted_across_corpora():
     from collections import Counter
 
@@ -181,19 +205,8 @@ def test_the_fit_stacks_readers_of_the_embeddings_fitted_across_corpora():
     from components.graph.kinds import KindEvidence
     from pipelines.evaluation.entity_kinds import fit
 
-    # The name's vector tells the kind (along its own axis, with noise); the recogniser's labels tell nothing.
-    rng = np.random.default_rng(0)
-    axes = {"person": 0, "organization": 1, "place": 2}
-    found, labels, source = [], {}, {}
-    for corpus in (0, 1, 2):
-        for n in range(24):
-            kind = ("person", "organization", "place")[n % 3]
-            vector = rng.normal(0, 0.2, 4)
-            vector[axes[kind]] += 1.0
-            key = f"name {corpus} {n}"
-            evidence = KindEvidence(names=[f"Zor{corpus}{n}"], labels=Counter({"": 1}), name_vector=vector)
-            found.append((f"d{corpus}-{n}", key, evidence, None))
-            labels[key], source[f"d{corpus}-{n}"] = kind, corpus
+    # The name's vector tells the kind.
+    found, labels, source = _samples(24, lambda rng, n, along: {"name_vector": along})
     stacked = fit(found, labels, source, ("name",))
     assert set(stacked.readers) == {"name"}
     probe = KindEvidence(names=["Quorra Vell"], labels=Counter({"": 1}), name_vector=np.array([0.0, 0.0, 1.0, 0.0]))
@@ -210,23 +223,14 @@ def test_the_fit_reads_the_names_an_entity_is_listed_with_by_the_name_reader_acr
     from components.graph.kinds import KindEvidence
     from pipelines.evaluation.entity_kinds import fit
 
-    # A name's vector tells its kind (along the kind's axis, with noise); a third of the samples are listed with
-    # names, and their own names tell nothing: only the names they are listed with do.
-    rng = np.random.default_rng(0)
-    axes = {"person": 0, "organization": 1, "place": 2}
-    found, labels, source = [], {}, {}
-    for corpus in (0, 1, 2):
-        for n in range(36):
-            kind = ("person", "organization", "place")[n % 3]
-            along = rng.normal(0, 0.2, 4)
-            along[axes[kind]] += 1.0
-            listed = n % 9 < 3
-            name = rng.normal(0, 0.2, 4) if listed else along
-            evidence = KindEvidence(names=[f"Zor{corpus}{n}"], labels=Counter({"": 1}), name_vector=name)
-            evidence.list_vector = along if listed else None
-            key = f"name {corpus} {n}"
-            found.append((f"d{corpus}-{n}", key, evidence, None))
-            labels[key], source[f"d{corpus}-{n}"] = kind, corpus
+    # A third of the samples are listed with names, and their own names tell nothing: only the names they are
+    # listed with do.
+    def vectors(rng, n, along):
+        if n % 9 < 3:
+            return {"name_vector": rng.normal(0, 0.2, 4), "list_vector": along}
+        return {"name_vector": along, "list_vector": None}
+
+    found, labels, source = _samples(36, vectors)
     listed = fit(found, labels, source, ("name", "list"))
     assert set(listed.readers) == {"name"} and listed.parts == ("name", "list")
     probe = KindEvidence(
