@@ -218,10 +218,7 @@ class TestGraphIngestHook:
             "tries again."
         ]
         # The next ingest tries again and counts the attempt; after the second it is left as it is.
-        again = ingestor.ingest_items([item])
-        assert again.reextracted == ["news:nordvik-nv900"] and again.chunks_written == 0
-        assert _stamp(graph, document_id) == f"{failing.stamp}+failed2@{_mark(kb, document_id)}"
-        assert hook.is_current([document_id]) == {document_id: True}
+        _assert_tried_again(ingestor, item, hook, f"{failing.stamp}+failed2@{_mark(kb, document_id)}")
         left = ingestor.ingest_items([item])
         assert left.skipped == ["news:nordvik-nv900"] and not left.reextracted and failing.calls == 2
         assert left.notes == [
@@ -315,11 +312,8 @@ class TestAFailedReExtractionKeepsTheGraphOfTheSameText:
         assert hook.is_current([document_id]) == {document_id: False}
 
         # Tried again by the next ingest and counted toward max_attempts, still keeping the facts.
-        again = ingestor.ingest_items([item])
-        assert again.reextracted == ["news:nordvik-nv900"] and extractor.calls == 3
-        assert _stamp(graph, document_id) == f"{extractor.stamp}+failed2@{_mark(kb, document_id)}+kept"
-        assert graph.document_fact_count(document_id) == count
-        assert hook.is_current([document_id]) == {document_id: True}
+        again = _assert_tried_again(ingestor, item, hook, f"{extractor.stamp}+failed2@{_mark(kb, document_id)}+kept")
+        assert extractor.calls == 3 and graph.document_fact_count(document_id) == count
         assert again.notes == [
             "1 document kept its earlier graph because extracting it again failed (1 of them 2 times in a row, which "
             "are tried again only by `research ingest --reextract` on their files)."
@@ -567,6 +561,17 @@ def _failing_ingestor(kb, graph) -> tuple[Flaky, GraphIngestHook, Ingestor]:
 def _facts(graph, name: str, as_of: dt.date | None = None) -> list[str]:
     """The texts of the facts about the entity `name`, in timeline order (as the timeline reads them)."""
     return [hit.fact.text for hit in graph.entity_facts([e.uuid for e in graph.find_entities(name)], as_of=as_of)]
+
+
+def _assert_tried_again(ingestor, item, hook, stamp: str):
+    """Ingests `item` again: its graph is extracted again (no chunk written) and stamped `stamp`, which the hook
+    takes as current; returns the report."""
+    again = ingestor.ingest_items([item])
+    document_id = document_id_for(item.source)
+    assert again.reextracted == [item.source] and again.chunks_written == 0
+    assert _stamp(hook.store, document_id) == stamp
+    assert hook.is_current([document_id]) == {document_id: True}
+    return again
 
 
 def _stamp(graph, document_id: str) -> str:
