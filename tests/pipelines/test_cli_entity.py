@@ -140,11 +140,3 @@ def test_the_parser_names_the_graphs_entity_kinds():
 
     assert entity.ENTITY_KINDS == ENTITY_KINDS
 
-
-def test_ask_names_its_flags_in_errors(capsys):
-    with pytest.raises(SystemExit) as ended:
-        cli_main(["ask", "What is Quorbly?", "--top-k", "0", "--local"])
-    assert ended.value.code == 2 and "argument --top-k: must be between 1 and 50, not 0" in capsys.readouterr().err
-    for value in ("", "2020-02-30"):
-        assert cli_main(["ask", "What is Quorbly?", "--as-of", value, "--local"]) == 1
-        assert capsys.readouterr().err == f"research: --as-of must be a date as YYYY-MM-DD, not {value!r}\n"
