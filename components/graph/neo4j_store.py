@@ -130,6 +130,10 @@ QUERIES = {
     "dated[-1][0] AS last_from, dated[-1][1] AS last_precision "
     "ORDER BY CASE WHEN key = $key THEN 0 WHEN $key IN aliases THEN 1 WHEN key STARTS WITH $key THEN 2 "
     "ELSE 3 END, n DESC, name LIMIT $cap",
+    "collection_exists": "MATCH (n) WHERE n.collection = $c AND (n:GraphDocument OR n:Entity) "
+    "RETURN true AS found LIMIT 1",
+    "graph_collections": "MATCH (n) WHERE n:GraphDocument OR n:Entity RETURN DISTINCT n.collection AS collection "
+    "ORDER BY collection",
     "best_entity_facts": "MATCH (e:Entity {collection: $c})<-[m:MENTIONS]-(f:Fact {collection: $c}) "
     f"WHERE e.uuid IN $uuids{_AS_OF} "
     "AND ($min_confidence IS NULL OR f.confidence IS NULL OR f.confidence >= $min_confidence) "
@@ -158,10 +162,6 @@ QUERIES = {
     "UNION MATCH (a:Alias {collection: $c}) WHERE a.key IN $keys RETURN a.key AS key",
     "extractor_stamps": "MATCH (d:GraphDocument {collection: $c}) WHERE d.document_id IN $ids "
     "RETURN d.document_id AS document_id, d.extractor AS extractor",
-    "collection_exists": "MATCH (n) WHERE n.collection = $c AND (n:GraphDocument OR n:Entity) "
-    "RETURN true AS found LIMIT 1",
-    "graph_collections": "MATCH (n) WHERE n:GraphDocument OR n:Entity RETURN DISTINCT n.collection AS collection "
-    "ORDER BY collection",
     "stamp_counts": "MATCH (d:GraphDocument {collection: $c}) RETURN d.extractor AS extractor, count(d) AS n",
     "document_fact_count": "MATCH (f:Fact {collection: $c, document_id: $d}) RETURN count(f) AS n",
     "counts": "RETURN COUNT { (:Entity {collection: $c}) } AS entities, COUNT { (:Fact {collection: $c}) } AS facts, "
