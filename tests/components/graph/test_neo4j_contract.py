@@ -498,4 +498,3 @@ def test_the_extractor_stamps_are_counted_in_one_read(bolt_server, store):
     assert store.extractor_stamp_counts() == {"spacy/27": 5, "spacy/27+failed2": 1}
     (run,) = bolt_server.runs
     assert run["query"] == QUERIES["stamp_counts"] and run["parameters"] == {"c": "kb1"}
-
