@@ -53,7 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     for sub in (timeline, relations, search, listing):
         sub.add_argument("--collection", help="knowledge-base collection (default: KB_COLLECTION)")
-        sub.add_argument("--json", action="store_true", help="print the tool-contract JSON")
+        what = "the entities as JSON" if sub is listing else "the tool-contract JSON"
+        sub.add_argument("--json", action="store_true", help=f"print {what}")
     parser.set_defaults(func=run, entity_parser=parser)
 
 
