@@ -81,15 +81,15 @@ def _when(item: dict[str, Any]) -> str:
 
 
 def _line(item: dict[str, Any], prefix: str = "") -> str:
-    when = _when(item)
-    if item.get("undated"):
-        source = item.get("document_title") or item.get("document_id")
-        sure = f" · event confidence {item['confidence']:.2f}" if item.get("confidence") is not None else ""
-        return f"{prefix}{when} · {source}{sure}\n{' ' * (len(prefix) + 12)}{item['fact']}"
-    until = f" until {item['invalid_at']}" if item.get("invalid_at") else ""
+    """A fact in two lines: its date and text, then its document and event confidence; a fact only its document
+    dates leads with that and its document's title instead, as on the Entities page."""
+    when, indent = _when(item), " " * (len(prefix) + 12)
     source = item.get("document_title") or item.get("document_id")
     sure = f" · event confidence {item['confidence']:.2f}" if item.get("confidence") is not None else ""
-    return f"{prefix}{when:<10}{until}  {item['fact']}\n{' ' * (len(prefix) + 12)}— {source}{sure}"
+    if item.get("undated"):
+        return f"{prefix}{when} · {source}{sure}\n{indent}{item['fact']}"
+    until = f" until {item['invalid_at']}" if item.get("invalid_at") else ""
+    return f"{prefix}{when:<10}{until}  {item['fact']}\n{indent}— {source}{sure}"
 
 
 def _dated(item: dict[str, Any]) -> bool:
