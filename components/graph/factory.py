@@ -6,6 +6,7 @@ embedded stores share is the PostgreSQL server and its connection pool (`compone
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,7 @@ from components.graph.llm_extraction import LLMGraphExtractor
 from components.graph.model import name_grams
 from components.graph.neo4j_store import Neo4jGraphStore
 from components.graph.postgres_store import PostgresGraphStore
-from components.graph.store import GraphStore, GraphUnavailable
+from components.graph.store import GraphNotFound, GraphStore, GraphUnavailable
 from components.resilience.guard import GuardedComponent
 from components.settings import Settings, get_settings
 
@@ -46,6 +47,26 @@ def graph_store_from_settings(collection: str | None = None, settings: Settings 
             fallback_password=neo4j_password_from_settings(settings),
         )
     return PostgresGraphStore(collection)
+
+
+def require_graph(store: GraphStore) -> GraphStore:
+    """`store`, checked to hold its collection's graph before a read names it: a collection without one is a
+    one-sentence `GraphNotFound` naming the collections that have one (close matches first). Nothing is created:
+    reads never make a graph (`GraphStore.ensure_readable`), ingestion does."""
+    if store.exists():
+        return store
+    names = sorted(set(store.collections()))
+    close = difflib.get_close_matches(store.collection, names, n=5, cutoff=0.6)
+    listed = close + [name for name in names if name not in close]
+    if not listed:
+        raise GraphNotFound(
+            f"no collection called {store.collection!r}: no collection has a knowledge graph yet "
+            "(`research ingest` makes one)"
+        )
+    more = f" and {len(listed) - 10} more" if len(listed) > 10 else ""
+    raise GraphNotFound(
+        f"no collection called {store.collection!r}; collections: {', '.join(repr(n) for n in listed[:10])}{more}"
+    )
 
 
 def neo4j_password_from_settings(settings: Settings | None = None) -> Secret | None:

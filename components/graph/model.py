@@ -72,6 +72,7 @@ class Entity:
     kind: str = "other"
     aliases: list[str] = field(default_factory=list)
     fact_count: int = 0
+    confidence: float | None = None  # the kind's probability, where the read gives it
 
     @property
     def key(self) -> str:

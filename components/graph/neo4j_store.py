@@ -120,17 +120,21 @@ QUERIES = {
     "MATCH (e:Entity {collection: $c, uuid: row.entity}) MERGE (f)-[m:MENTIONS]->(e) SET m.position = row.position",
     "write_mentions": "UNWIND $rows AS row MATCH (f:Fact {collection: $c, uuid: row.fact}) SET f.mentions = row.keys",
     "entity_candidates": f"MATCH (e:Entity {{collection: $c}}) WHERE ($kinds IS NULL OR e.kind IN $kinds) "
-    f"AND ({_NAMED.format(v='e')} "
+    f"AND ($key IS NULL OR {_NAMED.format(v='e')} "
     f"OR EXISTS {{ MATCH (a:Alias {{collection: $c}})-[:NAMES]->(e) WHERE {_NAMED.format(v='a')} }}) "
     f"MATCH (e)<-[:MENTIONS]-(f:Fact {{collection: $c}}) WHERE true{_AS_OF} "
     "WITH e, f ORDER BY f.valid_from "
     "WITH e, count(f) AS n, "
     "collect(CASE WHEN f.valid_from IS NOT NULL THEN [f.valid_from, f.valid_precision] END) AS dated "
-    "RETURN e.uuid AS uuid, e.key AS key, e.name AS name, e.kind AS kind, n, "
+    "RETURN e.uuid AS uuid, e.key AS key, e.name AS name, e.kind AS kind, e.confidence AS confidence, n, "
     "[(a:Alias)-[:NAMES]->(e) | a.key] AS aliases, dated[0][0] AS first_from, dated[0][1] AS first_precision, "
     "dated[-1][0] AS last_from, dated[-1][1] AS last_precision "
     "ORDER BY CASE WHEN key = $key THEN 0 WHEN $key IN aliases THEN 1 WHEN key STARTS WITH $key THEN 2 "
     "ELSE 3 END, n DESC, name LIMIT $cap",
+    "collection_exists": "MATCH (n) WHERE n.collection = $c AND (n:GraphDocument OR n:Entity) "
+    "RETURN true AS found LIMIT 1",
+    "graph_collections": "MATCH (n) WHERE n:GraphDocument OR n:Entity RETURN DISTINCT n.collection AS collection "
+    "ORDER BY collection",
     "best_entity_facts": "MATCH (e:Entity {collection: $c})<-[m:MENTIONS]-(f:Fact {collection: $c}) "
     f"WHERE e.uuid IN $uuids{_AS_OF} "
     "AND ($min_confidence IS NULL OR f.confidence IS NULL OR f.confidence >= $min_confidence) "
@@ -435,6 +439,14 @@ class Neo4jGraphStore(GraphStore):
 
         # A read for a guarded call (a question's branch) ends with it: see the module's docstring.
         return self._bounded(read, question_deadline())
+
+    def exists(self) -> bool:
+        """Whether a node of the collection is in the database (its constraints and indexes are the database's,
+        shared by every collection, so reading a collection without a graph creates nothing of it)."""
+        return bool(self._read("collection_exists"))
+
+    def collections(self) -> list[str]:
+        return [row["collection"] for row in self._read("graph_collections") if row["collection"]]
 
     def _in_transaction(self, work: Callable[..., Any], *args: Any, connection: Any = None) -> Any:
         self.ensure_schema()

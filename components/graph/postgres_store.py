@@ -150,11 +150,11 @@ QUERIES = {
         jsonb_array_elements_text(r.keys) AS k(key) ON CONFLICT DO NOTHING""",
     "entity_candidates": f"""
         WITH named AS (
-            SELECT e.uuid FROM {{entities}} e WHERE {_NAMED.format(column="e.key")}
+            SELECT e.uuid FROM {{entities}} e WHERE %(key)s::text IS NULL OR {_NAMED.format(column="e.key")}
             UNION
             SELECT a.entity_uuid FROM {{aliases}} a WHERE {_NAMED.format(column="a.alias_key")}
         )
-        SELECT e.uuid, e.key, e.name, e.kind,
+        SELECT e.uuid, e.key, e.name, e.kind, e.confidence,
                ARRAY(SELECT DISTINCT a.alias_key FROM {{aliases}} a WHERE a.entity_uuid = e.uuid) AS aliases,
                count(f.uuid) AS n,
                min(f.valid_from) AS first_from,
@@ -172,7 +172,7 @@ QUERIES = {
         JOIN {{fact_entities}} x ON x.entity_uuid = e.uuid
         JOIN {{facts}} f ON f.uuid = x.fact_uuid{_AS_OF}
         WHERE %(kinds)s::text[] IS NULL OR e.kind = ANY(%(kinds)s::text[])
-        GROUP BY e.uuid, e.key, e.name, e.kind
+        GROUP BY e.uuid, e.key, e.name, e.kind, e.confidence
         ORDER BY tier, n DESC, e.name
         LIMIT %(cap)s""",
     "best_entity_facts": f"""
@@ -238,6 +238,11 @@ QUERIES = {
         UNION ALL SELECT DISTINCT false, 'mention:' || m.entity_key, m.entity_key, NULL, 0 FROM {fact_mentions} m
         WHERE NOT EXISTS (SELECT 1 FROM {entities} e WHERE e.key = m.entity_key)""",
 }
+# The facts tables of every collection's graph in the database (a graph exists once its facts table does).
+_GRAPH_FACTS_TABLES = (
+    "SELECT c.relname FROM pg_class c WHERE c.relkind IN ('r', 'p') AND right(c.relname, 12) = '_graph_facts' "
+    "AND pg_table_is_visible(c.oid) ORDER BY c.relname"
+)
 _TABLES = ("entities", "aliases", "facts", "fact_entities", "fact_mentions", "documents")
 _INDEXES = (
     "facts_doc_idx", "facts_date_idx", "facts_tsv_idx", "fe_entity_idx", "aliases_doc_idx", "aliases_entity_idx"
@@ -314,6 +319,25 @@ class PostgresGraphStore(GraphStore):
         except Exception as exc:  # noqa: BLE001 - any driver failure means the graph cannot be used
             raise GraphUnavailable(f"The graph tables cannot be created: {exc}") from exc
 
+    def exists(self) -> bool:
+        if self._ready:
+            return True
+        try:
+            with self._get_pool().connection() as conn:
+                row = conn.execute("SELECT to_regclass(%s)", (self._names["facts"].as_string(conn),)).fetchone()
+        except Exception as exc:  # noqa: BLE001 - any driver failure means the graph cannot be used
+            raise GraphUnavailable(f"The graph cannot be read: {exc}") from exc
+        return row is not None and row[0] is not None
+
+    def collections(self) -> list[str]:
+        """The collections with graph tables, named as their tables are (lower case; letters, digits and `_`)."""
+        try:
+            with self._get_pool().connection() as conn:
+                rows = conn.execute(_GRAPH_FACTS_TABLES).fetchall()
+        except Exception as exc:  # noqa: BLE001 - any driver failure means the graph cannot be used
+            raise GraphUnavailable(f"The graph cannot be read: {exc}") from exc
+        return [row[0][: -len("_graph_facts")] for row in rows]
+
     @contextmanager
     def _cursor(self, connection: Any = None, write: bool = False):  # noqa: ANN202
         self.ensure_schema()
@@ -334,6 +358,8 @@ class PostgresGraphStore(GraphStore):
         return tx.fetchall() if name in self._row_queries else []
 
     def _read(self, name: str, **params: Any) -> list[Mapping[str, Any]]:
+        if not self.ensure_readable():
+            return []
         with self._cursor() as cursor:
             return self._run(cursor, name, **params)
 
@@ -342,7 +368,8 @@ class PostgresGraphStore(GraphStore):
             return work(cursor, *args)
 
     def graph_version(self) -> str | None:
-        self.ensure_schema()
+        if not self.ensure_readable():
+            return "0"
         with self._get_pool().connection() as conn:
             found = conn.execute("SELECT version FROM graph_versions WHERE facts_table = %s", (self._facts_table,))
             row = found.fetchone()

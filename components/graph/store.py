@@ -62,6 +62,10 @@ class GraphUnavailable(DatabaseUnavailable):
     """The graph backend cannot be opened or reached; the message says what to do (the CLI prints it alone)."""
 
 
+class GraphNotFound(GraphUnavailable):
+    """A collection named to be read has no graph; the message names the collections that have one."""
+
+
 def table_prefix(collection: str) -> str:
     """The graph tables' prefix for a knowledge-base collection (so tests and collections never share a graph)."""
     safe = re.sub(r"[^a-z0-9_]", "_", collection.lower())
@@ -300,6 +304,26 @@ class GraphStore(InitParameterSerialization, ABC):
                 self._create_schema()
                 self._ready = True
 
+    def ensure_readable(self) -> bool:
+        """Whether there is a graph to read, for every read: a collection's graph is made by its first write
+        (ingesting a document), never by a read, so a read of a collection without one finds nothing and creates
+        nothing. A graph of an earlier version is brought up to date once (`ensure_schema`)."""
+        if self._ready:
+            return True
+        if not self.exists():
+            return False
+        self.ensure_schema()
+        return True
+
+    @abstractmethod
+    def exists(self) -> bool:
+        """Whether this store's collection has a graph (written by ingestion); creates nothing.
+        `GraphUnavailable` with one sentence when the backend cannot be reached."""
+
+    @abstractmethod
+    def collections(self) -> list[str]:
+        """The collections that have a graph in this store's database, by name; creates nothing."""
+
     @abstractmethod
     def _create_schema(self) -> None:
         """Connect and create the schema (idempotent; called once, under the store's lock); `GraphUnavailable`
@@ -425,26 +449,43 @@ class GraphStore(InitParameterSerialization, ABC):
         terms = EntitySearchTerms.of(text)
         return rank_entity_search(text, self._entity_candidates(terms, kinds, as_of), limit) if terms.key else []
 
+    def list_entities(self, kinds: list[str] | None = None, limit: int = 100) -> list[Entity]:
+        """Every entity with facts (of `kinds` only, when given), most facts first, then by name, each with its
+        kind's confidence: the entity search's query without a name."""
+        limit = clamp(limit, 1, MAX_ENTITY_CANDIDATES, "limit")
+        return [match.entity for match in self._entity_candidates(None, kinds, None, limit)]
+
     def _entity_candidates(
-        self, terms: EntitySearchTerms, kinds: list[str] | None, as_of: dt.date | None
+        self,
+        terms: EntitySearchTerms | None,
+        kinds: list[str] | None,
+        as_of: dt.date | None,
+        cap: int = MAX_ENTITY_CANDIDATES,
     ) -> list[EntityMatch]:
-        """Up to `MAX_ENTITY_CANDIDATES` entities whose name or an alias is the key, starts with it, shares a word
-        with it, or has a word sharing the first or last three letters of a longer word of it (exact, alias and
-        prefix matches first, then by facts), not yet scored."""
+        """Up to `cap` entities whose name or an alias is the key, starts with it, shares a word with it, or has a
+        word sharing the first or last three letters of a longer word of it (exact, alias and prefix matches first,
+        then by facts), not yet scored; every entity when `terms` is None."""
         rows = self._read(
             "entity_candidates",
-            key=terms.key,
-            prefix=terms.like_prefix,
-            words=list(terms.words),
-            heads=list(terms.heads),
-            tails=list(terms.tails),
+            key=terms.key if terms else None,
+            prefix=terms.like_prefix if terms else None,
+            words=list(terms.words) if terms else [],
+            heads=list(terms.heads) if terms else [],
+            tails=list(terms.tails) if terms else [],
             kinds=list(kinds) if kinds else None,
             as_of=as_of,
-            cap=MAX_ENTITY_CANDIDATES,
+            cap=cap,
         )
         return [
             EntityMatch(
-                Entity(row["uuid"], row["name"], row["kind"], sorted(set(row["aliases"] or [])), int(row["n"])),
+                Entity(
+                    row["uuid"],
+                    row["name"],
+                    row["kind"],
+                    sorted(set(row["aliases"] or [])),
+                    int(row["n"]),
+                    float(row["confidence"]) if row.get("confidence") is not None else None,
+                ),
                 match="",
                 score=0.0,
                 matched=row["key"],
@@ -584,8 +625,8 @@ class GraphStore(InitParameterSerialization, ABC):
 
     def counts(self) -> dict[str, int]:
         """How many entities, facts and aliases the graph holds."""
-        row = self._read("counts")[0]
-        return {key: int(row[key]) for key in ("entities", "facts", "aliases")}
+        rows = self._read("counts")  # none when the collection has no graph
+        return {key: int(rows[0][key]) if rows else 0 for key in ("entities", "facts", "aliases")}
 
     def entity_passage_links(self) -> EntityPassageLinks:
         """Every entity-passage link and every entity name and alias, in one read (the retrieval walk caches it)."""

@@ -85,6 +85,10 @@ def document_store_for(settings: Settings | None = None, collection: str | None 
     return _module(settings.kb_backend).document_store_for(settings, collection, embedding_dimension(settings))
 
 
+class CollectionNotFound(KnowledgeBaseUnavailable):
+    """The collection named does not exist; the message names those that do."""
+
+
 def require_collection(document_store: Any) -> None:
     """Check that the store's collection exists, through the backend's own client and before the store is used
     (opening a Qdrant or pgvector store creates its collection): a missing one is a one-sentence
@@ -104,7 +108,7 @@ def require_collection(document_store: Any) -> None:
     listed = close + sorted(names - set(close))
     holds = f"it holds {', '.join(repr(n) for n in listed[:10])}" if listed else "it holds none"
     more = f" and {len(listed) - 10} more" if len(listed) > 10 else ""
-    raise KnowledgeBaseUnavailable(
+    raise CollectionNotFound(
         f"The {backend} knowledge base has no collection {name!r} ({holds}{more}); nothing was created."
     )
 

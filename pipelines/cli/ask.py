@@ -17,6 +17,7 @@ import sys
 import textwrap
 from typing import Any
 
+from pipelines.arguments import int_between
 from pipelines.cli import UserError
 
 EMPTY_KB_MESSAGE = (
@@ -47,7 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"comma-separated sources to ask: {SELECTION_HELP} (default: {DEFAULT_SOURCES_HELP}, as in the app)",
     )
     parser.add_argument("--as-of", dest="as_of", metavar="DATE", help="only what was known on DATE (YYYY-MM-DD)")
-    parser.add_argument("--top-k", dest="top_k", type=int, metavar="N", help="how many chunks to cite from (1-50)")
+    parser.add_argument(
+        "--top-k", dest="top_k", type=int_between(1, 50), metavar="N", help="how many chunks to cite from (1-50)"
+    )
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
     parser.add_argument(
         "--local", action="store_true", help="answer in this process even when a server is running"
@@ -87,6 +90,12 @@ def run(args: argparse.Namespace) -> int:
         raise UserError('The question is empty; ask something, e.g. research ask "What is RAG?".')
     if "\x00" in args.question:
         raise UserError("The question holds a NUL character; remove it.")
+    if args.as_of is not None:
+        from components.text.dates import input_date
+
+        # Checked here so that the message names the flag typed (the server's names the request's field).
+        if not args.as_of.strip() or input_date(args.as_of, "--as-of") is None:
+            raise UserError(f"--as-of must be a date as YYYY-MM-DD, not {args.as_of!r}")
     session = (args.session or "").strip() or None
     request = {
         "question": args.question,

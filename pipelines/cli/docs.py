@@ -37,13 +37,40 @@ def _store() -> Any:
     return open_knowledge_base()
 
 
+def _existing_store() -> Any | None:
+    """The knowledge base to read, checked to exist before it is opened (opening it would create its collection):
+    None when the collection is the default one and nothing was ingested yet (nothing to show); a collection
+    KB_COLLECTION names that does not exist is one sentence naming those that do. Nothing is created."""
+    from components.knowledge_base.factory import (
+        CollectionNotFound,
+        document_store_for,
+        knowledge_base_for,
+        require_collection,
+    )
+    from components.settings import default_setting, get_settings
+
+    settings = get_settings()
+    store = document_store_for(settings)
+    try:
+        require_collection(store)
+    except CollectionNotFound:
+        if settings.kb_collection == default_setting("kb_collection"):
+            return None
+        raise
+    return knowledge_base_for(store, settings.embedding_model, document_field=settings.kb_document_field)
+
+
 def _shorten(text: str, width: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def list_documents(args: argparse.Namespace) -> int:
-    summaries, total = _store().list_documents(limit=args.limit, offset=args.offset, search=args.search)
+    store = _existing_store()
+    if store is None:
+        print("No documents.")
+        return 0
+    summaries, total = store.list_documents(limit=args.limit, offset=args.offset, search=args.search)
     if not summaries:
         what = f" matching {args.search!r}" if args.search else ""
         print(f"No documents{what} (of {total})." if args.offset and total else f"No documents{what}.")
@@ -59,7 +86,8 @@ def list_documents(args: argparse.Namespace) -> int:
 
 
 def _document(document_id: str) -> tuple[Any, list[Any]]:
-    found = _store().get_document(document_id)
+    store = _existing_store()
+    found = store.get_document(document_id) if store is not None else None
     if found is None:
         raise UserError(f"No document has the id {document_id!r}; `research docs list` shows the ids.")
     return found

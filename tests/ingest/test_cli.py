@@ -101,3 +101,34 @@ class TestDocsCommand:
         assert main(["docs", "delete", document_id, "--yes"]) == 0
         assert capsys.readouterr().out.strip() == f"Deleted {document_id} (Neo4j history)."
         assert knowledge_base.get_document(document_id) is None and knowledge_base.count_documents() == 1
+
+
+def _tables_named(prefix: str) -> int:
+    from components.graph.postgres_store import PostgresGraphStore
+
+    with PostgresGraphStore("probe")._get_pool().connection() as conn:
+        return conn.execute("SELECT count(*) FROM pg_class WHERE relname LIKE %s", (prefix + "%",)).fetchone()[0]
+
+
+@pytest.mark.integration
+def test_docs_of_a_collection_that_does_not_exist_create_nothing(knowledge_base, monkeypatch, capsys) -> None:
+    import uuid
+
+    from components import settings as settings_module
+    from components.settings import reload_settings
+
+    missing = f"nosuch_{uuid.uuid4().hex[:6]}"
+    monkeypatch.setenv("KB_COLLECTION", missing)
+    reload_settings()
+    for argv in (["docs", "list"], ["docs", "show", "doc_1"], ["docs", "delete", "doc_1", "--yes"]):
+        assert main(argv) == 1
+        error = capsys.readouterr().err
+        assert error.startswith(f"research: The pgvector knowledge base has no collection {missing!r} (it holds ")
+        assert repr(knowledge_base.collection) in error and error.count("\n") == 1
+    # The default collection before anything was ingested has nothing to list, and is not created either.
+    default_setting = settings_module.default_setting
+    monkeypatch.setattr(settings_module, "default_setting", lambda name: missing if name == "kb_collection" else (
+        default_setting(name)))
+    assert main(["docs", "list"]) == 0 and capsys.readouterr().out == "No documents.\n"
+    assert main(["docs", "show", "doc_1"]) == 1 and "No document has the id 'doc_1'" in capsys.readouterr().err
+    assert _tables_named(missing) == 0

@@ -162,6 +162,28 @@ def test_match_entities_ranks_the_candidates_the_server_answers(bolt_server, sto
     assert store.find_entities("Nordvik")[0].name == "Nordvik"
 
 
+def test_whether_a_collection_has_a_graph_and_which_do(bolt_server, store):
+    assert store.exists() is False  # the server answers no node of the collection
+    (run,) = bolt_server.runs
+    assert run["query"] == QUERIES["collection_exists"] and run["parameters"] == {"c": "kb1"}
+    bolt_server.answer(r"^MATCH \(n\) WHERE n\.collection = \$c", [{"found": True}])
+    bolt_server.answer(r"^MATCH \(n\) WHERE n:GraphDocument", [{"collection": "kb1"}, {"collection": "team"}])
+    assert store.exists() is True and store.collections() == ["kb1", "team"]
+    assert bolt_server.runs[-1]["query"] == QUERIES["graph_collections"]
+
+
+def test_list_entities_asks_the_candidates_query_without_a_name(bolt_server, store):
+    bolt_server.answer(r"^MATCH \(e:Entity \{collection: \$c\}\) WHERE \(\$kinds IS NULL", [
+        {"uuid": "1", "key": "nordvik", "name": "Nordvik", "kind": "organization", "confidence": 0.9, "n": 5,
+         "aliases": [], "first_from": None, "first_precision": None, "last_from": None, "last_precision": None},
+    ])
+    (entity,) = store.list_entities(["organization"], limit=7)
+    (run,) = bolt_server.runs
+    assert run["query"] == QUERIES["entity_candidates"]
+    assert (run["parameters"]["key"], run["parameters"]["kinds"], run["parameters"]["cap"]) == (
+        None, ["organization"], 7)
+    assert (entity.name, entity.kind, entity.confidence, entity.fact_count) == ("Nordvik", "organization", 0.9, 5)
+
 def test_a_longer_name_asks_for_and_ranks_the_shorter_names_inside_it(bolt_server, store):
     undated = {"first_from": None, "first_precision": None, "last_from": None, "last_precision": None}
     bolt_server.answer(r"^MATCH \(e:Entity \{collection: \$c\}\) WHERE \(\$kinds IS NULL", [

@@ -216,6 +216,25 @@ class TestGraphStoreConformance:
         assert empty_store.entity_facts([]) == []
         assert empty_store.match_entities("Nordvik") == [] and empty_store.best_entity_facts(["no-such-uuid"]) == {}
 
+    def test_reads_of_a_collection_without_a_graph_find_nothing_and_create_nothing(self, empty_store):
+        assert not empty_store.exists() and empty_store.collection not in empty_store.collections()
+        assert empty_store.counts() == {"entities": 0, "facts": 0, "aliases": 0}
+        assert empty_store.find_entities("Nordvik") == [] and empty_store.list_entities() == []
+        assert empty_store.search_facts("Nordvik") == [] and empty_store.entity_facts(["no-such-uuid"]) == []
+        assert not empty_store.exists() and empty_store.collection not in empty_store.collections()
+        empty_store.replace_document(DocumentGraph("nothing"))  # the first write makes the graph
+        assert empty_store.exists() and empty_store.collection in empty_store.collections()
+
+    def test_list_entities_gives_kinds_with_their_confidence(self, nordvik_store):
+        entities = nordvik_store.list_entities()
+        assert entities[0].name == "Nordvik" and entities[0].kind == "organization"
+        assert [e.fact_count for e in entities] == sorted((e.fact_count for e in entities), reverse=True)
+        dahl = next(e for e in entities if e.name == "Henrik Dahl")
+        assert dahl.confidence == pytest.approx(nordvik_store.entity_notes(dahl.uuid)["confidence"])
+        people = nordvik_store.list_entities(["person"])
+        assert {e.name for e in people} == {"Henrik Dahl", "Johan Lindqvist"}
+        assert len(nordvik_store.list_entities(limit=2)) == 2
+
 
 def test_a_write_in_a_pipelined_transaction_merges_names_as_a_plain_one(database_url):
     """The registry writes a document's graph inside its own transaction in psycopg's pipeline mode, where a cursor

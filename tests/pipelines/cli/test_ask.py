@@ -62,15 +62,19 @@ class TestAsk:
         assert main(["ask", "Anything at all?", "--sources", "kb,graph"]) == 1
         assert capsys.readouterr().err.strip() == f"research: {EMPTY_KB_MESSAGE}"
 
+    def test_a_top_k_out_of_range_is_a_usage_error_naming_the_flag(self, capsys):
+        with pytest.raises(SystemExit) as ended:
+            main(["ask", "q", "--sources", "kb", "--top-k", "99"])
+        err = capsys.readouterr().err
+        assert ended.value.code == 2 and "argument --top-k: must be between 1 and 50, not 99" in err
+        assert "top_k" not in err
+
     @pytest.mark.parametrize(
         ("argv", "message"),
         [
             (["ask", "q", "--sources", "kb,tv"], "research: Unknown source tv"),
-            (["ask", "q", "--sources", "kb", "--as-of", "yesterday"], "research: as_of must be a date as YYYY-MM-DD"),
-            (
-                ["ask", "q", "--sources", "kb", "--top-k", "99"],
-                "research: top_k must be a whole number between 1 and 50",
-            ),
+            (["ask", "q", "--sources", "kb", "--as-of", "yesterday"], "research: --as-of must be a date as YYYY-MM-DD"),
+            (["ask", "q", "--sources", "kb", "--as-of", ""], "research: --as-of must be a date as YYYY-MM-DD, not ''"),
             (["ask", "  "], "research: The question is empty"),
         ],
     )
