@@ -8,8 +8,7 @@ phrases, which a misparse can hang on the common noun after a name: "Are both A 
 evidence is the candidate sentences that name it, in themselves or in their chunk's title. A comparison by a value
 ("older", "first", "larger", "fewer") compares the first year (for time) or the largest number (for size) in each
 subject's evidence; any other comparison picks the subject whose evidence holds more of the question's remaining
-words ("Which singer is American, A or B?"). General English only: no rule names a
-question set's words or entities.
+words ("Which singer is American, A or B?"). General English only: no rule names a question set's words or entities.
 
 Usage:
 ```python
