@@ -47,6 +47,8 @@ _NEGATION = re.compile(r"\b(?:not|never|no longer|neither|nor)\b", re.I)
 _SEVERAL = re.compile(r"\b(?:both|same|either|neither)\b", re.I)
 # The dependencies of a question's own verb (the opening auxiliary of "Are A and B ...?").
 _VERB_DEPS = frozenset({"ROOT", "aux", "auxpass"})
+# Word classes that are no word of a name by their capital alone.
+_FUNCTION_TAGS = frozenset({"ADP", "AUX", "CCONJ", "DET", "PART", "PRON", "SCONJ"})
 _NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW"})
 
 
@@ -93,10 +95,17 @@ def _coordinated(doc: Any, joiner: str, split: bool) -> list[str]:
 
 def _is_name_word(token: Any) -> bool:
     """A word of a name: a proper noun, or a capitalised word inside the sentence that the tagger took for a common
-    noun or an adjective ("Are both Ferns and Willows bands?")."""
+    noun or an adjective ("Are both Ferns and Willows bands?"); a capitalised function word ("On", "The") starts a
+    title the recogniser alone can bound."""
     if token.pos_ == "PROPN":
         return True
-    return token.is_alpha and token.text[:1].isupper() and not token.is_sent_start and token.text != "I"
+    return (
+        token.is_alpha
+        and token.text[:1].isupper()
+        and not token.is_sent_start
+        and token.pos_ not in _FUNCTION_TAGS
+        and token.text != "I"
+    )
 
 
 def _name_runs(doc: Any) -> list[Any]:

@@ -98,6 +98,13 @@ class TestSubjectsTheParseMisreads:
             "Copper Lantern",
         ]
 
+    def test_a_title_opening_with_a_capitalised_function_word(self):
+        # "On" is no name by its capital: the subject is the title's naming words, which its sentences hold.
+        question = "Which was published first, Harbour Lights or On the Varna Road?"
+        assert subjects(question, "or") == ["Harbour Lights", "Varna Road"]
+        rows = [Row("Harbour Lights is a novel published in 1961."), Row("On the Varna Road is a memoir from 1954.")]
+        assert compare(question, rows).answer == "Varna Road"
+
     def test_a_name_holding_an_and_stays_whole_beside_two_other_names(self):
         question = "Are the Bank of Kestrel and Amberline and Brask Media both banks?"
         assert subjects(question, "and") == ["Bank of Kestrel and Amberline", "Brask Media"]
