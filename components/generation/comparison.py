@@ -2,12 +2,13 @@
 first, A or B?" (the subject whose value wins), "Are A and B both film directors?" (yes when every subject's own
 sentences hold what is asked about it).
 
-The subjects are the question's names joined by "or" / "and" (spaCy's entities and proper-noun phrases of the
-question). Each subject's evidence is the candidate sentences that name it, in themselves or in their chunk's title.
-A comparison by a value ("older", "first", "larger", "fewer") compares the first year (for time) or the largest
-number (for size) in each subject's evidence; any other comparison picks the subject whose evidence holds more of
-the question's remaining words ("Which singer is American, A or B?"). General English only: no rule names a
-question set's words or entities.
+The subjects are the question's names joined by "or" / "and" (spaCy's entities, widened to the runs of proper nouns
+and capitalised words they touch, and those runs themselves, read from the words rather than the parse's noun
+phrases, which a misparse can hang on the common noun after a name: "Are both A and B painters?"). Each subject's
+evidence is the candidate sentences that name it, in themselves or in their chunk's title. A comparison by a value
+("older", "first", "larger", "fewer") compares the first year (for time) or the largest number (for size) in each
+subject's evidence; any other comparison picks the subject whose evidence holds more of the question's remaining
+words ("Which singer is American, A or B?"). General English only: no rule names a question set's words or entities.
 
 Usage:
 ```python
@@ -44,6 +45,10 @@ _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _NEGATION = re.compile(r"\b(?:not|never|no longer|neither|nor)\b", re.I)
 # Words by which a question says it asks of several subjects at once.
 _SEVERAL = re.compile(r"\b(?:both|same|either|neither)\b", re.I)
+# The dependencies of a question's own verb (the opening auxiliary of "Are A and B ...?").
+_VERB_DEPS = frozenset({"ROOT", "aux", "auxpass"})
+# Word classes that are no word of a name by their capital alone.
+_FUNCTION_TAGS = frozenset({"ADP", "AUX", "CCONJ", "DET", "PART", "PRON", "SCONJ"})
 _NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW"})
 
 
@@ -70,10 +75,10 @@ def subjects(question: str, joiner: str) -> list[str]:
 
 
 def _coordinated(doc: Any, joiner: str, split: bool) -> list[str]:
-    entities = [ent for ent in doc.ents if ent.label_ in _NAME_LABELS]
-    names = [side for ent in entities for side in _split_at(ent, joiner)] if split else entities
-    names += [chunk for chunk in doc.noun_chunks if chunk.root.pos_ == "PROPN" and not _overlaps(chunk, names)]
-    names.sort(key=lambda span: span.start)
+    entities = [_without_verb(ent) for ent in doc.ents if ent.label_ in _NAME_LABELS]
+    entities = [span for span in entities if len(span)]
+    entities = [side for ent in entities for side in _split_at(ent, joiner)] if split else entities
+    names = _with_runs(doc, entities, _name_runs(doc))
     found: list[str] = []
     for token in doc:
         if token.lower_ != joiner:
@@ -81,11 +86,97 @@ def _coordinated(doc: Any, joiner: str, split: bool) -> list[str]:
         before = [span for span in names if span.end <= token.i and token.i - span.end <= 1]
         after = [span for span in names if span.start > token.i and span.start - token.i <= 2]
         if before and after:
-            for span in (before[-1], after[0]):
+            for span in (*_listed_before(before[-1], names), before[-1], after[0]):
                 text = re.sub(r"^(?:the|a|an)\s+", "", span.text.strip(" ,"), flags=re.I)
                 if text and text not in found:
                     found.append(text)
     return found
+
+
+def _is_name_word(token: Any) -> bool:
+    """A word of a name: a proper noun, or a capitalised word inside the sentence that the tagger took for a common
+    noun or an adjective ("Are both Ferns and Willows bands?"); a capitalised function word ("On", "The") starts a
+    title the recogniser alone can bound."""
+    if token.pos_ == "PROPN":
+        return True
+    return (
+        token.is_alpha
+        and token.text[:1].isupper()
+        and not token.is_sent_start
+        and token.pos_ not in _FUNCTION_TAGS
+        and token.text != "I"
+    )
+
+
+def _name_runs(doc: Any) -> list[Any]:
+    """The question's proper-noun phrases, read from the words themselves rather than from noun chunks (a misparse
+    can hang a name on the common noun after it: "Tavrin Kelso painters"): each a run of name words, kept whole
+    across a preposition (and its article) that the parse attaches to the name word before it ("the Bank of the
+    Kestrel")."""
+    runs: list[Any] = []
+    start = None
+    i = 0
+    while i < len(doc):
+        token = doc[i]
+        if _is_name_word(token):
+            start = i if start is None else start
+            i += 1
+            continue
+        link = start is not None and token.pos_ == "ADP" and token.head.i == i - 1 and token.is_lower
+        after = i + 1 + (i + 1 < len(doc) and doc[i + 1].pos_ == "DET" and doc[i + 1].is_lower)
+        if link and after < len(doc) and _is_name_word(doc[after]):
+            i = after
+            continue
+        if start is not None:
+            runs.append(doc[start:i])
+            start = None
+        i += 1
+    if start is not None:
+        runs.append(doc[start:])
+    return runs
+
+
+def _with_runs(doc: Any, entities: list[Any], runs: list[Any]) -> list[Any]:
+    """The names of a question: each entity widened to the proper-noun runs it overlaps ("Tavrin" to "Tavrin
+    Kelso"), and the runs no entity overlaps, in order. An entity that holds a joiner ("the Bank of Kestrel and
+    Amberline") stays whole."""
+    names = []
+    for ent in entities:
+        touched = [run for run in runs if _overlaps(run, [ent])]
+        start = min([ent.start, *(run.start for run in touched)])
+        end = max([ent.end, *(run.end for run in touched)])
+        names.append(doc[start:end])
+    names += [run for run in runs if not _overlaps(run, names)]
+    return sorted(names, key=lambda span: span.start)
+
+
+def _without_verb(span: Any) -> Any:
+    """`span` without the question's own verb at its start: the recogniser sometimes takes the opening auxiliary
+    into a name ("Are Quillon Press")."""
+    start = span.start
+    while start < span.end and span.doc[start].pos_ in ("AUX", "VERB") and span.doc[start].dep_ in _VERB_DEPS:
+        start += 1
+    return span.doc[start : span.end]
+
+
+def _listed_before(name: Any, names: list[Any]) -> list[Any]:
+    """The names a comma-separated list gives before `name`, the parse joining each to it ("A, B and C" -> [A]). A
+    word the tagger reads as an adjective is what is asked, not a subject ("Which band is British, A or B?")."""
+    listed: list[Any] = []
+    current = name
+    while True:
+        comma = current.start - 1
+        if comma < 1 or current.doc[comma].text != ",":
+            return listed
+        earlier = [span for span in names if span.end == comma]
+        if not earlier or not _conjoined(earlier[0], name) or all(t.pos_ == "ADJ" for t in earlier[0]):
+            return listed
+        listed.insert(0, earlier[0])
+        current = earlier[0]
+
+
+def _conjoined(first: Any, second: Any) -> bool:
+    return any(other.i in range(second.start, second.end) for token in first for other in token.conjuncts)
 
 
 def compare(question: str, sentences: Sequence[Any]) -> Verdict | None:

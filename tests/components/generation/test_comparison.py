@@ -53,6 +53,63 @@ class TestSubjects:
         assert compare(question, BANDS).answer == "Velvet Harbour"
 
 
+class TestSubjectsTheParseMisreads:
+    """Question shapes whose names spaCy's parse or recogniser reads short, long or not at all (invented names)."""
+
+    def test_a_name_the_parse_hangs_on_the_common_noun_after_it(self):
+        # spaCy parses "Tavrin Kelso painters" as one noun phrase and recognises only "Tavrin".
+        assert subjects("Are both Orla Vennick and Tavrin Kelso painters?", "and") == ["Orla Vennick", "Tavrin Kelso"]
+        assert subjects("Are either Orla Vennick or Tavrin Kelso painters?", "or") == ["Orla Vennick", "Tavrin Kelso"]
+        rows = [Row("Orla Vennick was a painter from Leeds."), Row("Tavrin Kelso was a painter and sculptor.")]
+        assert yes_no("Are both Orla Vennick and Tavrin Kelso painters?", rows).answer == "yes"
+
+    def test_single_names_the_recogniser_does_not_know(self):
+        # One name recognised or none, the other tagged as a common noun or an adjective.
+        assert subjects("Are both Vennick and Kelso singers?", "and") == ["Vennick", "Kelso"]
+        assert subjects("Which is older, Ferns or Willows?", "or") == ["Ferns", "Willows"]
+        assert subjects("Is Moss or Pebble older?", "or") == ["Moss", "Pebble"]
+        assert subjects("Which came out first, Night Harbour or Copper Lantern?", "or") == [
+            "Night Harbour",
+            "Copper Lantern",
+        ]
+
+    def test_the_opening_auxiliary_is_no_part_of_a_name(self):
+        # spaCy recognises "Are Quillon Press" as an organisation.
+        assert subjects("Are Quillon Press and Brask Media in the same country?", "and") == [
+            "Quillon Press",
+            "Brask Media",
+        ]
+
+    def test_names_that_hold_a_lower_case_word(self):
+        question = "Which has more members, the Order of Kestrel or the Guild of Varna?"
+        assert subjects(question, "or") == ["Order of Kestrel", "Guild of Varna"]
+        rows = [Row("The Order of Kestrel has 340 members."), Row("The Guild of Varna has 1,200 members.")]
+        assert compare(question, rows).answer == "Guild of Varna"
+
+    def test_three_names_in_a_list(self):
+        question = "Are Orla Vennick, Tavrin Kelso and Mira Ostby all painters?"
+        assert subjects(question, "and") == ["Orla Vennick", "Tavrin Kelso", "Mira Ostby"]
+        rows = [Row("Orla Vennick was a painter."), Row("Tavrin Kelso was a painter."), Row("Mira Ostby was a poet.")]
+        assert yes_no(question, rows).answer == "no"
+
+    def test_what_is_asked_before_the_names_is_no_subject(self):
+        assert subjects("Which band is British, Velvet Harbour or Copper Lantern?", "or") == [
+            "Velvet Harbour",
+            "Copper Lantern",
+        ]
+
+    def test_a_title_opening_with_a_capitalised_function_word(self):
+        # "On" is no name by its capital: the subject is the title's naming words, which its sentences hold.
+        question = "Which was published first, Harbour Lights or On the Varna Road?"
+        assert subjects(question, "or") == ["Harbour Lights", "Varna Road"]
+        rows = [Row("Harbour Lights is a novel published in 1961."), Row("On the Varna Road is a memoir from 1954.")]
+        assert compare(question, rows).answer == "Varna Road"
+
+    def test_a_name_holding_an_and_stays_whole_beside_two_other_names(self):
+        question = "Are the Bank of Kestrel and Amberline and Brask Media both banks?"
+        assert subjects(question, "and") == ["Bank of Kestrel and Amberline", "Brask Media"]
+
+
 class TestCompare:
     def test_by_time_the_earlier_or_the_later(self):
         assert (
