@@ -24,8 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from components.generation.question_analysis import HEAD_NOUN_LABELS
 from components.text.analyzer import terms, words
-from components.text.language import parse
+from components.text.language import VALUE_LABELS, parse
 
 # Words that compare by time: the earlier value wins, or the later one.
 EARLIER = frozenset("older oldest first earlier earliest before elder eldest sooner".split())
@@ -211,9 +212,9 @@ def compare(question: str, sentences: Sequence[Any]) -> Verdict | None:
 
 
 def yes_no(question: str, sentences: Sequence[Any]) -> Verdict | None:
-    """Yes when every subject of a yes/no question has a sentence holding what is asked about it (and, for "the
-    same ...", the subjects' sentences share a name besides their own), else no; None when the question names no
-    subject the sources hold (then the sentences alone answer)."""
+    """Yes when every subject of a yes/no question has a sentence holding what is asked about it, else no; "the same
+    X" is answered by the values of X's kind each subject's sentence names (`_same`). None when the question names
+    no subject the sources hold, or its sources cannot tell (then the sentences alone answer)."""
     named = subjects(question, "and") or [ent.text for ent in parse(question).ents if ent.label_ in _NAME_LABELS][:1]
     evidence = [_evidence_of(name, sentences) for name in named]
     if not named or not any(evidence):
@@ -221,9 +222,7 @@ def yes_no(question: str, sentences: Sequence[Any]) -> Verdict | None:
     if not all(evidence):
         return Verdict("no", [rows[0] for rows in evidence if rows])
     if re.search(r"\bsame\b", question.lower()) and len(named) > 1:
-        own = set().union(*(terms(name) for name in named))
-        shared = set.intersection(*(_names_in(rows) - own for rows in evidence))
-        return Verdict("yes" if shared else "no", [rows[0] for rows in evidence])
+        return _same(question, named, evidence)
     asked = _asked_terms(question, named)
     best = [max(rows, key=lambda candidate: _share(asked, candidate)) for rows in evidence]
     supported = all(_share(asked, row) >= YES_SHARE and not _NEGATION.search(row.text) for row in best)
@@ -287,7 +286,53 @@ def _largest_number(rows: list[Any]) -> float | None:
     return None
 
 
-def _names_in(rows: list[Any]) -> set[str]:
-    """The terms of the capitalised names a subject's best sentence holds (after its first word)."""
-    names = re.findall(r"[A-Z][\w'&-]*(?:\s+[A-Z][\w'&-]*)*", rows[0].text.split(" ", 1)[-1]) if rows else []
-    return {term for name in names for term in terms(name)}
+def _same(question: str, named: list[str], evidence: list[list[Any]]) -> Verdict | None:
+    """A "the same X" question ("Are A and B in the same state?"): each subject's best sentence read for the values
+    of the kind the asked noun names (places for a state or a city, a nationality for a nationality, an organisation
+    for a label: the entity labels a "which X" question asks for, `HEAD_NOUN_LABELS`), not counting the subjects' own
+    names. Yes when the values are the same, or both name the same most specific value first and one side's values
+    are all the other's ("Dunmore County" and "Dunmore County, Varnland"); no when they share none; None when only
+    some are shared ("Dunmore County, Varnland" and "Ashby County, Varnland": the broader value agrees, the narrower
+    ones differ, and which of them is a state the words do not say), when a sentence names no value of the kind, or
+    when the asked noun's kind is no name (a year, an age) or unknown. When the values have the asked noun as their
+    last word ("Dunmore County" for "the same county"), only those count."""
+    noun = _same_noun(question)
+    labels = frozenset(HEAD_NOUN_LABELS.get(noun, ())) - VALUE_LABELS
+    if not labels:
+        return None
+    best = [rows[0] for rows in evidence]
+    own = set().union(*(terms(name) for name in named))
+    found = [_values_of(row.text, labels, own) for row in best]
+    if not all(found):
+        return None
+    # "Kestrel County" is a county; "the United States" no state (its last word is the noun's plural).
+    named_as = [[value for value, last in side if last == noun] for side in found]
+    values = named_as if all(named_as) else [[value for value, _ in side] for side in found]
+    sides = [set(side) for side in values]
+    if all(side == sides[0] for side in sides):
+        return Verdict("yes", best)
+    if all(side[0] == values[0][0] for side in values) and all(sides[0] <= side or side <= sides[0] for side in sides):
+        return Verdict("yes", best)
+    if any(not first & second for i, first in enumerate(sides) for second in sides[i + 1 :]):
+        return Verdict("no", best)
+    return None
+
+
+def _same_noun(question: str) -> str:
+    """The lemma of the noun "same" qualifies in `question` ("in the same state" -> "state"); "" when none."""
+    for token in parse(question):
+        if token.lower_ == "same" and token.head.pos_ in ("NOUN", "PROPN") and token.head.i > token.i:
+            return token.head.lemma_.lower()
+    return ""
+
+
+def _values_of(text: str, labels: frozenset[str], own: set[str]) -> list[tuple[frozenset[str], str]]:
+    """The terms and the last word (lower case) of each entity of `labels` in `text`, in order and once each (most
+    specific first, as English writes "a town in Kestrel County, Varnland"), without those that only repeat words of
+    the subjects' names."""
+    values: list[tuple[frozenset[str], str]] = []
+    for ent in parse(text).ents:
+        value = frozenset(terms(ent.text))
+        if ent.label_ in labels and value and not value <= own and value not in {seen for seen, _ in values}:
+            values.append((value, ent[-1].lower_))
+    return values

@@ -162,6 +162,90 @@ class TestYesNo:
         assert yes_no("Are Velvet Harbour and Copper Lantern from the same city?", BANDS).answer == "no"
 
 
+class TestTheSame:
+    """The same X: each subject's sentence read for the values of the kind X names, not for any shared name."""
+
+    QUESTION = "Are Brindle Field and Tessaly Airport both airports in the same state?"
+
+    @staticmethod
+    def airports(first: str, second: str) -> list[Row]:
+        return [
+            Row(f"Brindle Field is a public airport in {first}."),
+            Row(f"Tessaly Airport is a small airport {second}."),
+        ]
+
+    def test_yes_when_the_values_are_the_same(self):
+        rows = self.airports("Dunmore County, Varnland", "in Dunmore County, Varnland")
+        verdict = yes_no(self.QUESTION, rows)
+        assert verdict.answer == "yes"
+        assert [row.text for row in verdict.evidence] == [row.text for row in rows]
+
+    def test_yes_when_one_side_names_only_the_other_s_most_specific_value(self):
+        assert yes_no(self.QUESTION, self.airports("Dunmore County, Varnland", "in Dunmore County")).answer == "yes"
+
+    def test_no_when_no_value_is_shared(self):
+        # A name both sentences hold that is no place ("FAA", a code's label) does not make the places the same.
+        rows = self.airports("Dunmore County, Varnland (FAA: BRF)", "in Perrin, Moravel (FAA: TSY)")
+        assert yes_no(self.QUESTION, rows).answer == "no"
+
+    def test_no_verdict_when_only_a_broader_value_is_shared(self):
+        # Both in the Federated States, in two counties: which value is the state, the words do not say. A shared
+        # name of the broader place (and "States", the asked noun's plural) is no "yes".
+        rows = self.airports(
+            "Jessup County, Kellon, the Federated States", "in Morrow County, Selk, the Federated States"
+        )
+        assert yes_no(self.QUESTION, rows) is None
+        rows = self.airports("Dunmore County, Varnland", "in Ashby County, Varnland")
+        assert yes_no(self.QUESTION, rows) is None
+
+    def test_no_verdict_when_one_side_names_no_value_of_the_kind(self):
+        assert yes_no(self.QUESTION, self.airports("Dunmore County, Varnland", "with one runway")) is None
+
+    def test_values_named_with_the_asked_noun_decide(self):
+        # "the same county": the counties differ though the country is the same; and agree though the towns differ.
+        question = "Are Brindle Field and Tessaly Airport in the same county?"
+        assert yes_no(question, self.airports("Dunmore County, Varnland", "in Ashby County, Varnland")).answer == "no"
+        rows = self.airports("Perrin, Dunmore County, Varnland", "in Moravel, Dunmore County, Varnland")
+        assert yes_no(question, rows).answer == "yes"
+
+    def test_a_nationality_is_compared_by_nationalities(self):
+        question = "Were Orla Vennick and Tavrin Kelso of the same nationality?"
+        same = [
+            Row("Orla Vennick was an American painter born in Ohio."),
+            Row("Tavrin Kelso was an American sculptor."),
+        ]
+        assert yes_no(question, same).answer == "yes"
+        other = [
+            Row("Orla Vennick was an American painter who studied in Paris."),
+            Row("Tavrin Kelso was a Canadian sculptor who studied in Paris."),
+        ]
+        assert yes_no(question, other).answer == "no"
+
+    def test_no_verdict_when_the_asked_noun_is_no_name(self):
+        # A year or an age is a value, not a name the sentences' entities compare.
+        rows = [Row("Orla Vennick was born in Ohio in 1931."), Row("Tavrin Kelso was born in Ohio in 1948.")]
+        assert yes_no("Were Orla Vennick and Tavrin Kelso born in the same year?", rows) is None
+
+    def test_no_headline_without_a_verdict(self):
+        documents = [
+            kb_document(
+                "brindle",
+                "Brindle Field is a public airport in Jessup County, Kellon, the Federated States. It has two runways.",
+                0.6,
+                title="Brindle Field",
+            ),
+            kb_document(
+                "tessaly",
+                "Tessaly Airport is a small airport in Morrow County, Selk, the Federated States. It opened in 1961.",
+                0.5,
+                title="Tessaly Airport",
+            ),
+        ]
+        out = ExtractiveAnswerGenerator(confidence_threshold=0.0).run(query=self.QUESTION, documents=documents)
+        assert out["short_answer"] == ""
+        assert out["replies"][0].startswith("Brindle Field is a public airport in Jessup County")
+
+
 class TestInTheAnswer:
     def test_the_verdict_leads_the_answer_and_each_subject_is_cited(self):
         documents = [
