@@ -289,15 +289,15 @@ def _largest_number(rows: list[Any]) -> float | None:
 def _same(question: str, named: list[str], evidence: list[list[Any]]) -> Verdict | None:
     """A "the same X" question ("Are A and B in the same state?"): each subject's best sentence read for the values
     of the kind the asked noun names (places for a state or a city, a nationality for a nationality, an organisation
-    for a label: the entity labels a "which X" question asks for, `HEAD_NOUN_LABELS`), not counting the subjects' own
-    names. Yes when the values are the same, or both name the same most specific value first and one side's values
-    are all the other's ("Dunmore County" and "Dunmore County, Varnland"); no when they share none; None when only
-    some are shared ("Dunmore County, Varnland" and "Ashby County, Varnland": the broader value agrees, the narrower
-    ones differ, and which of them is a state the words do not say), when a sentence names no value of the kind, or
-    when the asked noun's kind is no name (a year, an age) or unknown. When the values have the asked noun as their
-    last word ("Dunmore County" for "the same county"), only those count."""
+    or a person for a label: `_kind_labels`), not counting the subjects' own names. Yes when the values are the
+    same, or both name the same most specific value first and one side's values are all the other's ("Dunmore
+    County" and "Dunmore County, Varnland"); no when they share none; None when only some are shared ("Dunmore
+    County, Varnland" and "Ashby County, Varnland": the broader value agrees, the narrower ones differ, and which of
+    them is a state the words do not say), when a sentence names no value of the kind, or when the asked noun's kind
+    is no name (a year, an age) or unknown. When the values have the asked noun as their last word ("Dunmore County"
+    for "the same county"), only those count."""
     noun = _same_noun(question)
-    labels = frozenset(HEAD_NOUN_LABELS.get(noun, ())) - VALUE_LABELS
+    labels = _kind_labels(noun)
     if not labels:
         return None
     best = [rows[0] for rows in evidence]
@@ -316,6 +316,16 @@ def _same(question: str, named: list[str], evidence: list[list[Any]]) -> Verdict
     if any(not first & second for i, first in enumerate(sides) for second in sides[i + 1 :]):
         return Verdict("no", best)
     return None
+
+
+def _kind_labels(noun: str) -> frozenset[str]:
+    """The entity labels of the values `noun` names, as a "which X" question's (`HEAD_NOUN_LABELS`): a nationality
+    only for a noun that asks for one (an organisation or a person for a label, not the "American" of "an American
+    label"); none for a value (a year, an age) or a noun not listed."""
+    labels = HEAD_NOUN_LABELS.get(noun, ())
+    if not labels or labels[0] in VALUE_LABELS:
+        return frozenset()
+    return frozenset(labels[:1]) | (frozenset(labels[1:]) - VALUE_LABELS - {"NORP"})
 
 
 def _same_noun(question: str) -> str:

@@ -221,6 +221,15 @@ class TestTheSame:
         ]
         assert yes_no(question, other).answer == "no"
 
+    def test_an_organisation_is_compared_by_organisations_not_nationalities(self):
+        # Both bands are American: the nationality is no label, so only the labels' names count.
+        question = "Are Velvet Harbour and Copper Lantern signed to the same label?"
+        rows = [
+            Row("Velvet Harbour is an American rock band signed to Saltmarsh Records."),
+            Row("Copper Lantern is an American folk band signed to Greywater Music."),
+        ]
+        assert yes_no(question, rows).answer == "no"
+
     def test_no_verdict_when_the_asked_noun_is_no_name(self):
         # A year or an age is a value, not a name the sentences' entities compare.
         rows = [Row("Orla Vennick was born in Ohio in 1931."), Row("Tavrin Kelso was born in Ohio in 1948.")]
