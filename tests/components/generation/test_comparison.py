@@ -53,6 +53,63 @@ class TestSubjects:
         assert compare(question, BANDS).answer == "Velvet Harbour"
 
 
+class TestSubjectsTheParseMisreads:
+    """Question shapes whose names spaCy's parse or recogniser reads short, long or not at all (invented names)."""
+
+    def test_a_name_the_parse_hangs_on_the_common_noun_after_it(self):
+        # spaCy parses "Tavrin Kelso painters" as one noun phrase and recognises only "Tavrin".
+        assert subjects("Are both Orla Vennick and Tavrin Kelso painters?", "and") == ["Orla Vennick", "Tavrin Kelso"]
+        assert subjects("Are either Orla Vennick or Tavrin Kelso painters?", "or") == ["Orla Vennick", "Tavrin Kelso"]
+        rows = [Row("Orla Vennick was a painter from Leeds."), Row("Tavrin Kelso was a painter and sculptor.")]
+        assert yes_no("Are both Orla Vennick and Tavrin Kelso painters?", rows).answer == "yes"
+
+    def test_single_names_the_recogniser_does_not_know(self):
+        # One name recognised or none, the other tagged as a common noun or an adjective.
+        assert subjects("Are both Vennick and Kelso singers?", "and") == ["Vennick", "Kelso"]
+        assert subjects("Which is older, Ferns or Willows?", "or") == ["Ferns", "Willows"]
+        assert subjects("Is Moss or Pebble older?", "or") == ["Moss", "Pebble"]
+        assert subjects("Which came out first, Night Harbour or Copper Lantern?", "or") == [
+            "Night Harbour",
+            "Copper Lantern",
+        ]
+
+    def test_the_opening_auxiliary_is_no_part_of_a_name(self):
+        # spaCy recognises "Are Quillon Press" as an organisation.
+        assert subjects("Are Quillon Press and Brask Media in the same country?", "and") == [
+            "Quillon Press",
+            "Brask Media",
+        ]
+
+    def test_names_that_hold_a_lower_case_word(self):
+        question = "Which has more members, the Order of Kestrel or the Guild of Varna?"
+        assert subjects(question, "or") == ["Order of Kestrel", "Guild of Varna"]
+        rows = [Row("The Order of Kestrel has 340 members."), Row("The Guild of Varna has 1,200 members.")]
+        assert compare(question, rows).answer == "Guild of Varna"
+
+    def test_three_names_in_a_list(self):
+        question = "Are Orla Vennick, Tavrin Kelso and Mira Ostby all painters?"
+        assert subjects(question, "and") == ["Orla Vennick", "Tavrin Kelso", "Mira Ostby"]
+        rows = [Row("Orla Vennick was a painter."), Row("Tavrin Kelso was a painter."), Row("Mira Ostby was a poet.")]
+        assert yes_no(question, rows).answer == "no"
+
+    def test_what_is_asked_before_the_names_is_no_subject(self):
+        assert subjects("Which band is British, Velvet Harbour or Copper Lantern?", "or") == [
+            "Velvet Harbour",
+            "Copper Lantern",
+        ]
+
+    def test_a_title_opening_with_a_capitalised_function_word(self):
+        # "On" is no name by its capital: the subject is the title's naming words, which its sentences hold.
+        question = "Which was published first, Harbour Lights or On the Varna Road?"
+        assert subjects(question, "or") == ["Harbour Lights", "Varna Road"]
+        rows = [Row("Harbour Lights is a novel published in 1961."), Row("On the Varna Road is a memoir from 1954.")]
+        assert compare(question, rows).answer == "Varna Road"
+
+    def test_a_name_holding_an_and_stays_whole_beside_two_other_names(self):
+        question = "Are the Bank of Kestrel and Amberline and Brask Media both banks?"
+        assert subjects(question, "and") == ["Bank of Kestrel and Amberline", "Brask Media"]
+
+
 class TestCompare:
     def test_by_time_the_earlier_or_the_later(self):
         assert (
@@ -103,6 +160,99 @@ class TestYesNo:
 
     def test_the_same_value(self):
         assert yes_no("Are Velvet Harbour and Copper Lantern from the same city?", BANDS).answer == "no"
+
+
+class TestTheSame:
+    """The same X: each subject's sentence read for the values of the kind X names, not for any shared name."""
+
+    QUESTION = "Are Brindle Field and Tessaly Airport both airports in the same state?"
+
+    @staticmethod
+    def airports(first: str, second: str) -> list[Row]:
+        return [
+            Row(f"Brindle Field is a public airport in {first}."),
+            Row(f"Tessaly Airport is a small airport {second}."),
+        ]
+
+    def test_yes_when_the_values_are_the_same(self):
+        rows = self.airports("Dunmore County, Varnland", "in Dunmore County, Varnland")
+        verdict = yes_no(self.QUESTION, rows)
+        assert verdict.answer == "yes"
+        assert [row.text for row in verdict.evidence] == [row.text for row in rows]
+
+    def test_yes_when_one_side_names_only_the_other_s_most_specific_value(self):
+        assert yes_no(self.QUESTION, self.airports("Dunmore County, Varnland", "in Dunmore County")).answer == "yes"
+
+    def test_no_when_no_value_is_shared(self):
+        # A name both sentences hold that is no place ("FAA", a code's label) does not make the places the same.
+        rows = self.airports("Dunmore County, Varnland (FAA: BRF)", "in Perrin, Moravel (FAA: TSY)")
+        assert yes_no(self.QUESTION, rows).answer == "no"
+
+    def test_no_verdict_when_only_a_broader_value_is_shared(self):
+        # Both in the Federated States, in two counties: which value is the state, the words do not say. A shared
+        # name of the broader place (and "States", the asked noun's plural) is no "yes".
+        rows = self.airports(
+            "Jessup County, Kellon, the Federated States", "in Morrow County, Selk, the Federated States"
+        )
+        assert yes_no(self.QUESTION, rows) is None
+        rows = self.airports("Dunmore County, Varnland", "in Ashby County, Varnland")
+        assert yes_no(self.QUESTION, rows) is None
+
+    def test_no_verdict_when_one_side_names_no_value_of_the_kind(self):
+        assert yes_no(self.QUESTION, self.airports("Dunmore County, Varnland", "with one runway")) is None
+
+    def test_values_named_with_the_asked_noun_decide(self):
+        # "the same county": the counties differ though the country is the same; and agree though the towns differ.
+        question = "Are Brindle Field and Tessaly Airport in the same county?"
+        assert yes_no(question, self.airports("Dunmore County, Varnland", "in Ashby County, Varnland")).answer == "no"
+        rows = self.airports("Perrin, Dunmore County, Varnland", "in Moravel, Dunmore County, Varnland")
+        assert yes_no(question, rows).answer == "yes"
+
+    def test_a_nationality_is_compared_by_nationalities(self):
+        question = "Were Orla Vennick and Tavrin Kelso of the same nationality?"
+        same = [
+            Row("Orla Vennick was an American painter born in Ohio."),
+            Row("Tavrin Kelso was an American sculptor."),
+        ]
+        assert yes_no(question, same).answer == "yes"
+        other = [
+            Row("Orla Vennick was an American painter who studied in Paris."),
+            Row("Tavrin Kelso was a Canadian sculptor who studied in Paris."),
+        ]
+        assert yes_no(question, other).answer == "no"
+
+    def test_an_organisation_is_compared_by_organisations_not_nationalities(self):
+        # Both bands are American: the nationality is no label, so only the labels' names count.
+        question = "Are Velvet Harbour and Copper Lantern signed to the same label?"
+        rows = [
+            Row("Velvet Harbour is an American rock band signed to Saltmarsh Records."),
+            Row("Copper Lantern is an American folk band signed to Greywater Music."),
+        ]
+        assert yes_no(question, rows).answer == "no"
+
+    def test_no_verdict_when_the_asked_noun_is_no_name(self):
+        # A year or an age is a value, not a name the sentences' entities compare.
+        rows = [Row("Orla Vennick was born in Ohio in 1931."), Row("Tavrin Kelso was born in Ohio in 1948.")]
+        assert yes_no("Were Orla Vennick and Tavrin Kelso born in the same year?", rows) is None
+
+    def test_no_headline_without_a_verdict(self):
+        documents = [
+            kb_document(
+                "brindle",
+                "Brindle Field is a public airport in Jessup County, Kellon, the Federated States. It has two runways.",
+                0.6,
+                title="Brindle Field",
+            ),
+            kb_document(
+                "tessaly",
+                "Tessaly Airport is a small airport in Morrow County, Selk, the Federated States. It opened in 1961.",
+                0.5,
+                title="Tessaly Airport",
+            ),
+        ]
+        out = ExtractiveAnswerGenerator(confidence_threshold=0.0).run(query=self.QUESTION, documents=documents)
+        assert out["short_answer"] == ""
+        assert out["replies"][0].startswith("Brindle Field is a public airport in Jessup County")
 
 
 class TestInTheAnswer:
