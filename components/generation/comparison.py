@@ -270,10 +270,13 @@ def _related(question: str, named: list[str], sentences: Sequence[Any]) -> Verdi
         pick = _winner([value for value, _ in found], kind, later)
         return None if pick is None else Verdict("yes" if pick == 0 else "no", [row for _, row in found])
     own = set().union(*(terms(name) for name in named))
-    asked = set(terms(question)) - own - set(terms("both also either"))
+    # What is asked, without the question's own auxiliary and its negation ("Isn't", "Can't": "is", "ca", "n't").
+    parsed = parse(question)
+    kept = " ".join(token.text for token in parsed if token.pos_ not in {"AUX", "PART"} and token.dep_ != "neg")
+    asked = set(terms(kept)) - own - set(terms("both also either"))
     if not asked:
         return None
-    roles = _roles(parse(question), named, asked)
+    roles = _roles(parsed, named, asked)
     said: dict[bool, list[Any]] = {}
     for row in sentences:
         if not asked | own <= row.terms:
