@@ -278,11 +278,16 @@ def _related(question: str, named: list[str], sentences: Sequence[Any]) -> Verdi
         return None
     roles = _roles(parsed, named, asked)
     said: dict[bool, list[Any]] = {}
+    first = set(terms(named[0]))
+    rest = set().union(*(terms(name) for name in named[1:]))
     for row in sentences:
-        if not asked | own <= row.terms:
+        # The question's first name may be the pronoun subject of a sentence that follows one naming it ("In 2021 it
+        # acquired B", its title or the sentence before holding A).
+        carried = not first <= row.terms and first <= row.title_terms
+        if not asked | rest <= row.terms or not (first <= row.terms or carried):
             continue
         doc = parse(row.text)
-        if roles is not None and _roles(doc, named, asked) == roles:
+        if roles is not None and _roles(doc, named, asked, named[0] if carried else "") == roles:
             said.setdefault(_negated(doc, asked), []).append(row)
     if len(said) != 1:
         return None
@@ -295,12 +300,26 @@ def _compared_with(question: str, name: str) -> bool:
     return bool(re.search(rf"\b(?:before|after|than)\s+(?:the\s+|an?\s+)?{re.escape(name)}\b", question, re.I))
 
 
-def _roles(doc: Any, named: list[str], asked: set[str]) -> tuple[int, ...] | None:
+def _roles(doc: Any, named: list[str], asked: set[str], carried: str = "") -> tuple[int, ...] | None:
     """The order in which `doc` names `named` (positions in `named`, first named first), reversed when a word of the
     asked relation has a passive agent ("B was acquired by A" names A's role second); None when a name is not
-    written in it."""
+    written in it. The `carried` name is not written: it stands at the personal pronoun that is the active subject
+    of an asked word ("it acquired B"), and without one the roles are unknown (None)."""
     positions = []
     for name in named:
+        if name == carried:
+            pronoun = next(
+                (
+                    token
+                    for token in doc
+                    if token.dep_ == "nsubj" and token.tag_ == "PRP" and set(terms(token.head.text)) & asked
+                ),
+                None,
+            )
+            if pronoun is None:
+                return None
+            positions.append(pronoun.idx)
+            continue
         match = re.search(rf"\b{re.escape(name)}\b", doc.text, re.I)
         if match is None:
             return None

@@ -221,6 +221,13 @@ class TestRelations:
         assert yes_no("Was Brindle acquired by Kestrel Data?", self.ROWS).answer == "yes"
         assert yes_no("Did Brindle acquire Kestrel Data?", self.ROWS) is None
 
+    def test_the_question_s_first_name_as_the_pronoun_subject_of_a_sentence_about_it(self):
+        rows = [Row("In December 2021 it acquired Harrowgate, a maker of charts.", title="Velloran Labs")]
+        assert yes_no("Did Velloran Labs acquire Harrowgate?", rows).answer == "yes"
+        assert yes_no("Did Harrowgate acquire Velloran Labs?", rows) is None
+        passive = [Row("In 2021 it was acquired by Harrowgate.", title="Velloran Labs")]
+        assert yes_no("Did Velloran Labs acquire Harrowgate?", passive) is None
+
     def test_no_when_the_sentence_negates_the_relation(self):
         assert yes_no("Did Velloran acquire Tessel?", self.ROWS).answer == "no"
 
