@@ -26,7 +26,7 @@ from components.resilience.scheduling import async_twin
 from components.serialization import InitParameterSerialization
 from components.settings import setting_or
 from components.text import bm25
-from components.text.analyzer import analyze, terms
+from components.text.analyzer import analyze, terms, words
 from components.text.language import sentence_spans_around, stored_sentence_spans, use_language_pipeline
 from components.validation import within
 
@@ -37,7 +37,9 @@ class CitationChecker(InitParameterSerialization):
 
     A sentence's support is the share of its content terms (weighted by how rare they are among the listed
     chunks) found in the union of its cited chunks. It is `supported` at `min_support` or above; a sentence that
-    cites nothing is never supported. Sentences without content terms (e.g. "Yes.") are left out.
+    cites nothing is never supported. Sentences without content terms (e.g. "No.") are left out. A cited yes/no
+    verdict ("yes [1].") claims what the question asks: it is checked as the question's terms against every chunk
+    the answer cites (the sentences its verdict was read from follow it), and left out when no question is given.
 
     An uncited sentence that opens as the product's abstentions do ("The sources do not answer ...", "Not sure of the
     short answer ...") is marked `abstains` and never flagged when it claims nothing: it is one of the lines the
@@ -85,10 +87,21 @@ class CitationChecker(InitParameterSerialization):
         carried: list[int] = []
         claims = answer_sentences(answer, documents)
         question_terms = frozenset(terms(query or ""))
+        answer_citations = sorted({number for number in cited_numbers(answer) if 1 <= number <= len(documents)})
         for index, sentence in enumerate(claims):
             citations = [number for number in cited_numbers(sentence) if 1 <= number <= len(documents)]
             bare = CITATION_MARK.sub(" ", sentence)
             sentence_terms = terms(bare)
+            supporting: list[int] = []  # the chunks a verdict is checked against; else its citations
+            if citations and words(bare) in VERDICT_HEADLINES:
+                if not question_terms:
+                    # Without the question a verdict's claim is unknown ("yes" to what?): left out, as "Yes." is.
+                    carried = citations
+                    continue
+                # A verdict claims what the question asks (or its opposite), from the sentences read for each of its
+                # subjects, which the answer cites after it: checked as the question's terms in those chunks, not as
+                # the word "yes", which no source holds.
+                sentence_terms, supporting = sorted(question_terms), answer_citations
             if not sentence_terms:
                 carried = citations or carried
                 continue
@@ -104,7 +117,7 @@ class CitationChecker(InitParameterSerialization):
                     citations = [n for n in cited_numbers(following) if 1 <= n <= len(documents)]
             score = 0.0
             if citations:
-                support = set().union(*(chunk_terms[number - 1] for number in citations))
+                support = set().union(*(chunk_terms[number - 1] for number in supporting or citations))
                 weights = _idf_weights(sentence_terms, chunk_terms)
                 score = sum(weight for term, weight in weights.items() if term in support) / sum(weights.values())
             results.append(
@@ -122,6 +135,8 @@ class CitationChecker(InitParameterSerialization):
     run_async = async_twin(run)
 
 
+# The headlines of a yes/no verdict, as `words` reads them ("yes [1]." -> ["yes"]).
+VERDICT_HEADLINES = (["yes"], ["no"])
 # Lines the extractive answer writes as they are: each is a sentence of its own.
 _FIXED_LINES = (UNSURE_NOTE, NO_EVIDENCE_ANSWER)
 # The extractive answer's abstentions: its lines that name no part, and those that do (their fields hold the parts'

@@ -24,13 +24,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from components.generation.conflict_finder import AMOUNT_LABELS, AMOUNT_TOLERANCE, amount_key, date_key
 from components.generation.question_analysis import HEAD_NOUN_LABELS
 from components.text.analyzer import terms, words
 from components.text.language import VALUE_LABELS, parse
 
 # Words that compare by time: the earlier value wins, or the later one.
 EARLIER = frozenset("older oldest first earlier earliest before elder eldest sooner".split())
-LATER = frozenset("younger youngest newer newest later latest last recent".split())
+LATER = frozenset("younger youngest newer newest later latest last recent after".split())
 # Words that compare by size: the larger value wins, or the smaller one.
 LARGER = frozenset(
     "larger largest bigger biggest longer longest taller tallest higher highest more most greater greatest heavier "
@@ -162,7 +163,8 @@ def _without_verb(span: Any) -> Any:
 
 def _listed_before(name: Any, names: list[Any]) -> list[Any]:
     """The names a comma-separated list gives before `name`, the parse joining each to it ("A, B and C" -> [A]). A
-    word the tagger reads as an adjective is what is asked, not a subject ("Which band is British, A or B?")."""
+    word the tagger reads as an adjective is what is asked, not a subject ("Which band is British, A or B?"), and so
+    is a name after a possessive or a preposition ("Which raised more in its Series A, B or C?")."""
     listed: list[Any] = []
     current = name
     while True:
@@ -171,6 +173,9 @@ def _listed_before(name: Any, names: list[Any]) -> list[Any]:
             return listed
         earlier = [span for span in names if span.end == comma]
         if not earlier or not _conjoined(earlier[0], name) or all(t.pos_ == "ADJ" for t in earlier[0]):
+            return listed
+        opening = earlier[0].start - 1
+        if opening >= 0 and (earlier[0].doc[opening].tag_ in {"PRP$", "IN"}):
             return listed
         listed.insert(0, earlier[0])
         current = earlier[0]
@@ -189,16 +194,15 @@ def compare(question: str, sentences: Sequence[Any]) -> Verdict | None:
     evidence = [_evidence_of(name, sentences) for name in named]
     if not all(evidence):
         return None
-    question_words = set(words(question))
-    values, later = None, True
-    if question_words & (EARLIER | LATER):
-        values = [_first_year(rows) for rows in evidence]
-        later = bool(question_words & LATER)
-    elif question_words & (LARGER | SMALLER):
-        values = [_largest_number(rows) for rows in evidence]
-        later = bool(question_words & LARGER)
-    if values is not None and all(value is not None for value in values):
-        pick = values.index(max(values) if later else min(values))
+    order = _order(question, named)
+    if order is not None:
+        kind, later = order
+        found = _values(kind, _attribute_terms(question, named), evidence)
+        pick = _winner([value for value, _ in found], kind, later)
+        if pick is None:
+            return None
+        # Each subject's sentence is the one its value was read from.
+        evidence = [[row] for _, row in found]
     else:
         asked = _asked_terms(question, named)
         if not asked:
@@ -215,6 +219,9 @@ def yes_no(question: str, sentences: Sequence[Any]) -> Verdict | None:
     """Yes when every subject of a yes/no question has a sentence holding what is asked about it, else no; "the same
     X" is answered by the values of X's kind each subject's sentence names (`_same`). None when the question names
     no subject the sources hold, or its sources cannot tell (then the sentences alone answer)."""
+    relating = _relating(question)
+    if relating:
+        return _related(question, relating, sentences)
     named = subjects(question, "and") or [ent.text for ent in parse(question).ents if ent.label_ in _NAME_LABELS][:1]
     evidence = [_evidence_of(name, sentences) for name in named]
     if not named or not any(evidence):
@@ -227,6 +234,107 @@ def yes_no(question: str, sentences: Sequence[Any]) -> Verdict | None:
     best = [max(rows, key=lambda candidate: _share(asked, candidate)) for rows in evidence]
     supported = all(_share(asked, row) >= YES_SHARE and not _NEGATION.search(row.text) for row in best)
     return Verdict("yes" if supported else "no", best)
+
+
+def _relating(question: str) -> list[str]:
+    """The names of a yes/no question that relates two or more names without coordinating them ("Did A acquire B?",
+    "Is A based in B?", "Was A released before B?"), in order; [] for a question about one name, about names it joins
+    by "and" ("Are A and B both ...?": each is asked the same of itself) or about "the same" X."""
+    if re.search(r"\bsame\b", question, re.I) or subjects(question, "and"):
+        return []
+    doc = parse(question)
+    entities = [_without_verb(ent) for ent in doc.ents if ent.label_ in _NAME_LABELS]
+    found: list[str] = []
+    for span in _with_runs(doc, [span for span in entities if len(span)], _name_runs(doc)):
+        text = re.sub(r"^(?:the|a|an)\s+", "", span.text.strip(" ,?"), flags=re.I)
+        if terms(text) and text not in found:
+            found.append(text)
+    return found if len(found) > 1 else []
+
+
+def _related(question: str, named: list[str], sentences: Sequence[Any]) -> Verdict | None:
+    """The verdict on a relation between names (`_relating`), said only when one sentence says it.
+
+    Ordering ("Was A released before B?", "Is A longer than B?", the second name the object of the comparative word):
+    yes when A's value wins in the asked direction, no when B's does, each value read from a sentence of its subject
+    that holds the asked attribute's terms (`_values`); None when either has none or the two are equal at the
+    precision both have. Any other relation: yes when one sentence holds every name and every asked word (as terms,
+    so "acquired" is "acquire"), the names in the question's roles (their order, read backwards for a passive with an
+    agent: "B was acquired by A"), no when such a sentence negates the asked word, and None (no verdict, the sentences
+    answer) when no sentence says it or they say both: the names' own sentences holding the asked word each apart
+    ("A acquired C", "D acquired B") say nothing of A and B."""
+    order = _order(question, named)
+    if order is not None and len(named) == 2 and _compared_with(question, named[1]):
+        kind, later = order
+        found = _values(kind, _attribute_terms(question, named), [_evidence_of(name, sentences) for name in named])
+        pick = _winner([value for value, _ in found], kind, later)
+        return None if pick is None else Verdict("yes" if pick == 0 else "no", [row for _, row in found])
+    own = set().union(*(terms(name) for name in named))
+    # What is asked, without the question's own auxiliary and its negation ("Isn't", "Can't": "is", "ca", "n't").
+    parsed = parse(question)
+    kept = " ".join(token.text for token in parsed if token.pos_ not in {"AUX", "PART"} and token.dep_ != "neg")
+    asked = set(terms(kept)) - own - set(terms("both also either"))
+    if not asked:
+        return None
+    roles = _roles(parsed, named, asked)
+    said: dict[bool, list[Any]] = {}
+    first = set(terms(named[0]))
+    rest = set().union(*(terms(name) for name in named[1:]))
+    for row in sentences:
+        # The question's first name may be the pronoun subject of a sentence that follows one naming it ("In 2021 it
+        # acquired B", its title or the sentence before holding A).
+        carried = not first <= row.terms and first <= row.title_terms
+        if not asked | rest <= row.terms or not (first <= row.terms or carried):
+            continue
+        doc = parse(row.text)
+        if roles is not None and _roles(doc, named, asked, named[0] if carried else "") == roles:
+            said.setdefault(_negated(doc, asked), []).append(row)
+    if len(said) != 1:
+        return None
+    negated, rows = next(iter(said.items()))
+    return Verdict("no" if negated else "yes", rows)
+
+
+def _compared_with(question: str, name: str) -> bool:
+    """Whether `name` is what the question's comparative word compares with ("before B", "than the B")."""
+    return bool(re.search(rf"\b(?:before|after|than)\s+(?:the\s+|an?\s+)?{re.escape(name)}\b", question, re.I))
+
+
+def _roles(doc: Any, named: list[str], asked: set[str], carried: str = "") -> tuple[int, ...] | None:
+    """The order in which `doc` names `named` (positions in `named`, first named first), reversed when a word of the
+    asked relation has a passive agent ("B was acquired by A" names A's role second); None when a name is not
+    written in it. The `carried` name is not written: it stands at the personal pronoun that is the active subject
+    of an asked word ("it acquired B"), and without one the roles are unknown (None)."""
+    positions = []
+    for name in named:
+        if name == carried:
+            pronoun = next(
+                (
+                    token
+                    for token in doc
+                    if token.dep_ == "nsubj" and token.tag_ == "PRP" and set(terms(token.head.text)) & asked
+                ),
+                None,
+            )
+            if pronoun is None:
+                return None
+            positions.append(pronoun.idx)
+            continue
+        match = re.search(rf"\b{re.escape(name)}\b", doc.text, re.I)
+        if match is None:
+            return None
+        positions.append(match.start())
+    order = tuple(sorted(range(len(named)), key=positions.__getitem__))
+    passive = any(token.dep_ == "agent" and set(terms(token.head.text)) & asked for token in doc)
+    return order[::-1] if passive else order
+
+
+def _negated(doc: Any, asked: set[str]) -> bool:
+    """Whether a negation in `doc` bears on a word of the asked relation or on the verb that word hangs on ("A did
+    not acquire B", "A is not based in B")."""
+    words_asked = [token for token in doc if set(terms(token.text)) & asked]
+    heads = {token.i for token in words_asked} | {token.head.i for token in words_asked}
+    return any(token.dep_ == "neg" and token.head.i in heads for token in doc)
 
 
 def _split_at(span: Any, joiner: str) -> list[Any]:
@@ -266,24 +374,113 @@ def _share(asked: set[str], row: Any) -> float:
     return len(asked & (row.terms | row.title_terms)) / len(asked)
 
 
-def _first_year(rows: list[Any]) -> int | None:
-    for row in rows:
-        years = [int(year) for year in _YEAR.findall(row.text)]
-        if years:
-            return min(years)
+def _order(question: str, named: list[str]) -> tuple[str, bool | None] | None:
+    """What a comparison by a value compares ("time" or "size") and whether the later or larger value wins, from the
+    question's own comparative words, outside the subjects' names (a title may hold "First"); None when the question
+    compares by no value. When it holds words of both directions ("first ... latest"), which wins is None."""
+    outside = question
+    for name in sorted(named, key=len, reverse=True):
+        outside = outside.replace(name, " ")
+    asked = set(words(outside))
+    for kind, earlier, later in (("time", EARLIER, LATER), ("size", SMALLER, LARGER)):
+        if asked & (earlier | later):
+            return kind, None if asked & earlier and asked & later else bool(asked & later)
     return None
 
 
-def _largest_number(rows: list[Any]) -> float | None:
-    for row in rows:
-        # _NUMBER matches only digits, commas and a decimal part (a float without the commas); a year is no size.
-        values = [(float(match.replace(",", "")), match) for match in _NUMBER.findall(row.text)]
-        numbers = [
-            value for value, match in values if not (1000 <= value <= 2099 and value.is_integer() and "," not in match)
-        ]
-        if numbers:
-            return max(numbers)
-    return None
+def _attribute_terms(question: str, named: list[str]) -> set[str]:
+    """The terms of what a comparison asks each subject's value of ("Which raised more in its first round" -> raise,
+    round), without the kind of thing a "which/what X" names (the band of "Which band was formed first"). A capital
+    letter that marks what it follows ("Series A", "Phase B") is kept as itself ("=A"): as a word it is a stop word,
+    and without it every round is the asked one."""
+    doc = parse(question)
+    kinds = [
+        token.head.text
+        for token in doc
+        if token.lower_ in {"which", "what"} and token.dep_ == "det" and token.head.pos_ in ("NOUN", "PROPN")
+    ]
+    letters = {
+        f"={token.text}"
+        for token in doc
+        if len(token.text) == 1 and token.text.isupper() and token.text != "I" and not token.is_sent_start
+    }
+    return (_asked_terms(question, named) - set(terms(" ".join(kinds)))) | letters
+
+
+def _holds(row: Any, attribute: set[str]) -> bool:
+    """Whether `row` holds every term of `attribute` (its own or its title's), and each marking letter as written."""
+    plain = {term for term in attribute if not term.startswith("=")}
+    letters = [term[1:] for term in attribute if term.startswith("=")]
+    return plain <= row.terms | row.title_terms and all(re.search(rf"\b{letter}\b", row.text) for letter in letters)
+
+
+def _values(kind: str, attribute: set[str], evidence: list[list[Any]]) -> list[tuple[Any, Any]]:
+    """Each subject's value of `kind` and the sentence it was read from ((None, None) when none holds one): from the
+    first of its sentences that holds every term of the asked attribute, the value nearest those terms; without an
+    attribute ("Which is older, A or B?"), the first year or the largest number of its first sentence that has one."""
+    found: list[tuple[Any, Any]] = []
+    for rows in evidence:
+        pair: tuple[Any, Any] = (None, None)
+        for row in rows:
+            if attribute and not _holds(row, attribute):
+                continue
+            value = _value_near(row.text, kind, attribute) if attribute else _plain_value(row.text, kind)
+            if value is not None:
+                pair = (value, row)
+                break
+        found.append(pair)
+    return found
+
+
+def _plain_value(text: str, kind: str) -> Any:
+    """The first year (as a date key) or the largest number that is no year in `text`; None without one."""
+    if kind == "time":
+        years = [int(year) for year in _YEAR.findall(text)]
+        return (min(years), None, None) if years else None
+    # _NUMBER matches only digits, commas and a decimal part (a float without the commas); a year is no size.
+    values = [(float(match.replace(",", "")), match) for match in _NUMBER.findall(text)]
+    numbers = [
+        value for value, match in values if not (1000 <= value <= 2099 and value.is_integer() and "," not in match)
+    ]
+    return max(numbers) if numbers else None
+
+
+def _value_near(text: str, kind: str, attribute: set[str]) -> Any:
+    """The date (`date_key`) or amount (`amount_key`) the recogniser finds in `text` nearest a word of the asked
+    attribute; None when the sentence names none."""
+    doc = parse(text)
+    anchors = [token.i for token in doc if set(terms(token.text)) & attribute]
+    labels = {"DATE"} if kind == "time" else AMOUNT_LABELS
+    read = date_key if kind == "time" else amount_key
+    found = [(ent, read(ent.text)) for ent in doc.ents if ent.label_ in labels]
+    found = [(ent, value) for ent, value in found if value is not None]
+    if not found:
+        return None
+    if anchors:
+        found.sort(key=lambda pair: min(abs(anchor - pair[0].start) for anchor in anchors))
+    return found[0][1]
+
+
+def _winner(values: list[Any], kind: str, later: bool | None) -> int | None:
+    """The position of the value that wins (the later or larger when `later`), or None when a value is missing, the
+    direction is unclear, or the best value is tied: dates compared at the precision all of them have ("October
+    2019" and "1 October 2019" are the same month, no winner), amounts equal within `AMOUNT_TOLERANCE`."""
+    if later is None or any(value is None for value in values):
+        return None
+    if kind == "time":
+        depth = min(_precision(value) for value in values)
+        values = [tuple(value[:depth]) for value in values]
+        best = max(values) if later else min(values)
+        tied = [value for value in values if value == best]
+    else:
+        best = max(values) if later else min(values)
+        tied = [value for value in values if abs(value - best) <= AMOUNT_TOLERANCE * max(abs(best), abs(value))]
+    return values.index(best) if len(tied) == 1 else None
+
+
+def _precision(key: tuple[int, int | None, int | None]) -> int:
+    """How many of a date key's (year, month, day) are known, from the year on."""
+    return 1 if key[1] is None else 2 if key[2] is None else 3
 
 
 def _same(question: str, named: list[str], evidence: list[list[Any]]) -> Verdict | None:

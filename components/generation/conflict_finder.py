@@ -256,39 +256,58 @@ def _about_subject(doc: Any, anchors: frozenset[str], predicate: frozenset[str])
 def _said_of_subject(token: Any, anchors: frozenset[str]) -> bool:
     """Whether an asked word is said of the question's subject: the subject (or a pronoun) is the subject, object or
     agent of the word or of the clause it belongs to, not of another clause ("Fennick Rail is based in Fennick and
-    supplies Astrel Motors") or a phrase aside ("as a fork of X")."""
+    supplies Astrel Motors") or a phrase aside ("as a fork of X"). A pronoun stands for the subject in a sentence
+    that does not name it (one that speaks of it by the sentence before); where the subject is named, only a
+    possessive does ("In its seed round Brevik Labs raised ..."), and "it" is something else ("It was released in
+    2023 and runs Brevik code")."""
+    pronouns = not anchors <= set(terms(token.doc.text))
     for head in (token, token.head, token.head.head):
         if head.pos_ == "PROPN" and set(terms(head.text)) & anchors:
             return True  # "Brevik Labs, founded in 2019, ..."
         for child in head.children:
             if child.dep_ in _ARGUMENTS:
                 words = list(child.subtree)
-                if any(word.pos_ == "PRON" for word in words) or anchors & set(terms(" ".join(w.text for w in words))):
+                standing = any(word.pos_ == "PRON" and (pronouns or word.tag_ == "PRP$") for word in words)
+                if standing or anchors & set(terms(" ".join(w.text for w in words))):
                     return True
     return False
+
+
+def _written_subject(query: str, subject: str) -> str:
+    """The subject as the question writes it with the version or number that follows its name ("Brevik OS 3.0"),
+    which a sentence must write too ("Brevik OS 2.0" is another release); "" when no number follows the name."""
+    found = re.search(rf"\b{re.escape(subject)}\s+v?\d+(?:\.\d+)*\b", query) if subject else None
+    return found.group(0) if found else ""
+
+
+def _writes(text: str, written: str) -> bool:
+    return bool(re.search(rf"(?<![\w.]){re.escape(written)}(?![\w]|\.\d)", text, re.I))
 
 
 _ARGUMENTS = frozenset({"nsubj", "nsubjpass", "dobj", "agent", "poss", "attr"})
 
 
 def _candidates(document: Document, number: int, kind: str, anchors: frozenset[str],
-                predicate: frozenset[str]) -> list[tuple[int, str, str]]:
+                predicate: frozenset[str], written: str = "") -> list[tuple[int, str, str]]:
     """(number, owning document, sentence) for each sentence of the chunk that may state the asked value of the
-    subject: read with the shared analyzer's terms only, before any parse."""
+    subject: read with the shared analyzer's terms only, before any parse. With `written` (the subject with its
+    version, `_written_subject`), the sentence, or the one before it that a referring opening speaks of, writes it."""
     text = document.content or ""
-    if not anchors <= set(terms(text)):
+    if not anchors <= set(terms(text)) or (written and not _writes(text, written)):
         return []
     meta = document.meta or {}
     owner = str(meta.get("document_id") or meta.get("source_id") or document.id)
     found = []
     previous_terms: set[str] = set()
+    previous_writes = False
     for sentence in chunk_sentences(text, meta):
         sentence_terms = set(terms(sentence))
         first = sentence.split(maxsplit=1)[0].lower() if sentence.strip() else ""
+        writes = not written or _writes(sentence, written)
         # A sentence opening on "It"/"The company" speaks of the subject only right after a sentence naming it.
-        refers = first in REFERRING_OPENINGS and anchors <= previous_terms
-        previous_terms = sentence_terms
-        if not (anchors <= sentence_terms or refers):
+        refers = first in REFERRING_OPENINGS and anchors <= previous_terms and previous_writes
+        previous_terms, previous_writes = sentence_terms, writes
+        if not ((anchors <= sentence_terms and writes) or refers):
             continue
         if predicate and not predicate & sentence_terms:
             continue
@@ -343,10 +362,11 @@ def find_conflicts(query: str, documents: list[Document]) -> list[dict[str, Any]
     conflicts = []
     for labels, anchors, predicate, subject, attribute in _question_parts(query):
         kind = "date" if labels[0] in DATE_LABELS else "amount" if labels[0] in AMOUNT_LABELS else "name"
+        written = _written_subject(query, subject)
         found = [
             candidate
             for number, document in enumerate(documents, start=1)
-            for candidate in _candidates(document, number, kind, anchors, predicate)
+            for candidate in _candidates(document, number, kind, anchors, predicate, written)
         ]
         if not _may_disagree(found, kind, anchors):
             continue  # one document, or the same written values everywhere: nothing to parse

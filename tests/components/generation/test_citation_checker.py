@@ -56,3 +56,35 @@ class TestCitationChecker:
     def test_citations_outside_the_list_support_nothing(self):
         out = CitationChecker().run(answer="Warsaw is the capital of Poland [5].", documents=DOCUMENTS)
         assert out["sentences"][0]["citations"] == [] and out["sentences"][0]["supported"] is False
+
+
+class TestVerdictHeadlines:
+    """A yes/no verdict is checked as the claim it makes, the question's, not as the word "yes"."""
+
+    CHUNKS = [
+        kb_document("kd", "On March 2, 2022, Kestrel Data announced that it had agreed to acquire Brindle."),
+        kb_document("or", "In 2021 Orvane Systems acquired Tessel, a start-up that made charting tools."),
+    ]
+    ANSWER = "yes [1]. On March 2, 2022, Kestrel Data announced that it had agreed to acquire Brindle [1]."
+
+    def test_a_verdict_its_sources_hold_is_supported(self):
+        query = "Did Kestrel Data acquire Brindle?"
+        out = CitationChecker().run(answer=self.ANSWER, documents=self.CHUNKS, query=query)
+        assert [sentence["text"] for sentence in out["sentences"]][0] == "yes [1]."
+        assert [sentence["supported"] for sentence in out["sentences"]] == [True, True]
+        assert out["unsupported"] == 0
+
+    def test_a_verdict_on_what_its_sources_do_not_hold_is_flagged(self):
+        out = CitationChecker().run(answer=self.ANSWER, documents=self.CHUNKS, query="Did Velloran acquire Harrowgate?")
+        assert out["sentences"][0]["text"] == "yes [1]." and out["sentences"][0]["supported"] is False
+
+    def test_the_sentences_the_verdict_was_read_from_support_it(self):
+        # "Did A acquire B, and C acquire D?": the headline cites the first; the answer cites both after it.
+        answer = self.ANSWER + " In 2021 Orvane Systems acquired Tessel, a start-up that made charting tools [2]."
+        query = "Did Kestrel Data acquire Brindle and Orvane Systems acquire Tessel?"
+        out = CitationChecker().run(answer=answer, documents=self.CHUNKS, query=query)
+        assert out["unsupported"] == 0
+
+    def test_without_the_question_a_verdict_is_left_out(self):
+        out = CitationChecker().run(answer=self.ANSWER, documents=self.CHUNKS)
+        assert [sentence["text"] for sentence in out["sentences"]] == [self.ANSWER.split("yes [1]. ")[1]]

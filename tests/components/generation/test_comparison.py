@@ -102,7 +102,10 @@ class TestSubjectsTheParseMisreads:
         # "On" is no name by its capital: the subject is the title's naming words, which its sentences hold.
         question = "Which was published first, Harbour Lights or On the Varna Road?"
         assert subjects(question, "or") == ["Harbour Lights", "Varna Road"]
-        rows = [Row("Harbour Lights is a novel published in 1961."), Row("On the Varna Road is a memoir from 1954.")]
+        rows = [
+            Row("Harbour Lights is a novel published in 1961."),
+            Row("On the Varna Road is a memoir published in 1954."),
+        ]
         assert compare(question, rows).answer == "Varna Road"
 
     def test_a_name_holding_an_and_stays_whole_beside_two_other_names(self):
@@ -134,6 +137,41 @@ class TestCompare:
         assert compare("Which band is older, Velvet Harbour or Granite Choir?", BANDS) is None
         assert compare("Which band toured Japan?", BANDS) is None
 
+    def test_a_tie_at_the_precision_both_dates_have_is_no_verdict(self):
+        # "October 2019" and "1 October 2019" are the same month: neither was released first.
+        rows = [
+            Row("Orvane Systems released Tessel as open source in October 2019."),
+            Row("Brindle was released as open source on October 1, 2019."),
+        ]
+        assert compare("Which was released first, Tessel or Brindle?", rows) is None
+        rows[1] = Row("Brindle was released as open source on October 1, 2020.")
+        assert compare("Which was released first, Tessel or Brindle?", rows).answer == "Tessel"
+
+    def test_the_value_comes_from_a_sentence_of_the_asked_attribute(self):
+        rows = [
+            Row("Kestrel Labs raised a 30 million dollar Series B in 2021."),
+            Row("In 2019 Kestrel Labs raised a 9 million dollar Series A led by Amberline Partners."),
+            Row("Harrow Data raised a 12 million dollar Series A in 2020."),
+            Row("Harrow Data has 4 offices and 420 staff."),
+        ]
+        question = "Which raised more in its Series A, Kestrel Labs or Harrow Data?"
+        assert subjects(question, "or") == ["Kestrel Labs", "Harrow Data"]
+        verdict = compare(question, rows)
+        assert verdict.answer == "Harrow Data"
+        assert [row.text for row in verdict.evidence] == [rows[2].text, rows[1].text]
+        # No sentence of one subject holds the asked attribute: no verdict, not a value of another kind.
+        assert compare("Which raised more in its Series C, Kestrel Labs or Harrow Data?", rows) is None
+
+    def test_the_direction_is_read_outside_the_names(self):
+        # "First" in a title is no comparative word: the question compares nothing by a value.
+        rows = [
+            Row("First Light is a French magazine founded in 1990."),
+            Row("Ember Weekly is a Dutch magazine founded in 1970."),
+        ]
+        earlier = compare("Which magazine was founded earlier, First Light or Ember Weekly?", rows)
+        assert earlier.answer == "Ember Weekly"
+        assert compare("Which magazine is French, First Light or Ember Weekly?", rows).answer == "First Light"
+
 
 class TestYesNo:
     def test_yes_when_every_subject_holds_what_is_asked(self):
@@ -160,6 +198,58 @@ class TestYesNo:
 
     def test_the_same_value(self):
         assert yes_no("Are Velvet Harbour and Copper Lantern from the same city?", BANDS).answer == "no"
+
+
+class TestRelations:
+    """Yes/no questions that relate two names: a verdict only when one sentence says the relation of both."""
+
+    ROWS = [
+        Row("In 2021 Orvane Systems acquired Tessel, a start-up that made charting tools."),
+        Row("Spaces, for apps built with Tessel or Brindle, followed in 2022.", title="Orvane Systems"),
+        Row("On March 2, 2022, Kestrel Data announced that it had agreed to acquire Brindle."),
+        Row("Harrow Labs is a software company based in Dunmore."),
+        Row("Velloran did not acquire Tessel, which stayed independent."),
+    ]
+
+    def test_yes_only_when_one_sentence_holds_both_names_and_the_relation(self):
+        assert yes_no("Did Kestrel Data acquire Brindle?", self.ROWS).answer == "yes"
+        assert yes_no("Is Harrow Labs based in Dunmore?", self.ROWS).answer == "yes"
+        # Orvane Systems acquired something and Brindle was acquired, in two sentences: that says nothing of the two.
+        assert yes_no("Did Orvane Systems acquire Brindle?", self.ROWS) is None
+
+    def test_the_roles_of_the_names_count(self):
+        assert yes_no("Was Brindle acquired by Kestrel Data?", self.ROWS).answer == "yes"
+        assert yes_no("Did Brindle acquire Kestrel Data?", self.ROWS) is None
+
+    def test_the_question_s_first_name_as_the_pronoun_subject_of_a_sentence_about_it(self):
+        rows = [Row("In December 2021 it acquired Harrowgate, a maker of charts.", title="Velloran Labs")]
+        assert yes_no("Did Velloran Labs acquire Harrowgate?", rows).answer == "yes"
+        assert yes_no("Did Harrowgate acquire Velloran Labs?", rows) is None
+        passive = [Row("In 2021 it was acquired by Harrowgate.", title="Velloran Labs")]
+        assert yes_no("Did Velloran Labs acquire Harrowgate?", passive) is None
+
+    def test_no_when_the_sentence_negates_the_relation(self):
+        assert yes_no("Did Velloran acquire Tessel?", self.ROWS).answer == "no"
+
+    def test_an_ordering_by_the_asked_attribute_and_direction(self):
+        rows = [
+            Row("Orvane Systems released Tessel as open source in October 2019."),
+            Row("Brindle began as an open-source project by a search engineer."),
+            Row("Brindle was released as open source on March 3, 2021."),
+            Row("Kestrel was released as open source on October 1, 2019."),
+        ]
+        assert yes_no("Was Tessel released before Brindle?", rows).answer == "yes"
+        assert yes_no("Was Brindle released before Tessel?", rows).answer == "no"
+        assert yes_no("Was Brindle released after Tessel?", rows).answer == "yes"
+        # The same month at the precision both dates have: no verdict either way.
+        assert yes_no("Was Tessel released before Kestrel?", rows) is None
+        assert yes_no("Was Kestrel released before Tessel?", rows) is None
+        # Neither of Brindle's sentences dates its founding.
+        assert yes_no("Was Brindle founded before Tessel?", rows) is None
+
+    def test_one_name_keeps_the_share_of_what_is_asked(self):
+        assert yes_no("Is Velvet Harbour a rock band?", BANDS).answer == "yes"
+        assert yes_no("Is Velvet Harbour a folk band?", BANDS).answer == "no"
 
 
 class TestTheSame:

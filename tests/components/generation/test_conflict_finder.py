@@ -72,6 +72,11 @@ class TestConflictFinder:
                          "Zorvan Systems was founded in 2016.", id="another subject's value"),
             pytest.param("Who leads Brevik Labs?", "Brevik Labs is led by Orla Venn.", "Venn leads Brevik Labs.",
                          id="a name and its shorter form"),
+            pytest.param("When was Brevik OS 3.0 released?", "Brevik OS 3.0 was released on December 3, 2008.",
+                         "Brevik OS 2.0 was released in October 2000.", id="another version of the subject"),
+            pytest.param("When was Brevik Labs founded?", "Brevik Labs was founded in 2019.",
+                         "It was founded in 2016, two years before Brevik Labs.",
+                         id="a pronoun in a sentence that names the subject apart"),
         ],
     )
     def test_agreeing_values_are_no_conflict(self, query: str, first: str, second: str) -> None:
