@@ -163,10 +163,11 @@ class GraphIngestHook:
             return 0
         return failed_attempts(stamp, self.extractor.stamp, content_mark(document))
 
-    def _keeps_graph(self, document: Any, chunks: list[Any]) -> bool:
+    def _keeps_graph(self, document: Any, chunks: list[Any]) -> bool | None:
         """Whether the document's stored graph was extracted from the same text and chunks as it has now (so its facts
         still cite sentences it has): by the mark stored with the graph; for a graph stored before marks were kept,
-        by every chunk its facts cite being one of the document's chunks (a chunk's id hashes its text)."""
+        by every chunk its facts cite being one of the document's chunks (a chunk's id hashes its text). None when
+        the store could not be read: then nothing tells that the graph is stale, and nothing may delete it."""
         document_id = str(document.document_id)
         present = source_mark(document, chunks)
         try:
@@ -174,11 +175,11 @@ class GraphIngestHook:
             if stored or present is None:
                 return stored is not None and stored == present
             stamp = self.store.extractor_stamps([document_id]).get(document_id)
-            if not stamp or FAILED in stamp:
-                return False  # no graph, or the empty one of a failed extraction
+            if not stamp or (FAILED in stamp and not kept_graph(stamp)):
+                return False  # no graph, or the empty one of a failed extraction (a kept one is still the graph)
             cited = self._cited_chunks(document_id)
-        except Exception:  # noqa: BLE001 - the store's own failure is told when the graph is written
-            return False
+        except Exception:  # noqa: BLE001 - unknown is not "changed": the caller leaves the stored graph as it is
+            return None
         return bool(cited) and cited <= {getattr(chunk, "chunk_id", None) for chunk in chunks}
 
     def _cited_chunks(self, document_id: str) -> set[str | None]:
@@ -197,6 +198,14 @@ class GraphIngestHook:
         except Exception as exc:  # noqa: BLE001 - a text the extractor cannot read must not block its ingestion
             attempt = self._failed_before(document) + 1
             kept = self._keeps_graph(document, chunks)
+            if kept is None:
+                logger.warning(
+                    "Graph extraction failed for {document_id} and its stored graph could not be read; it is left as "
+                    "it is, and the next ingest tries again: {reason}",
+                    document_id=document.document_id,
+                    reason=first_line(exc, 200),
+                )
+                return
             logger.warning(
                 "Graph extraction failed for {document_id} (attempt {attempt} of {attempts}{after}; {graph}): "
                 "{reason}",

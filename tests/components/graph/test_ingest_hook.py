@@ -352,11 +352,33 @@ class TestAFailedReExtractionKeepsTheGraphOfTheSameText:
         assert ingestor.refresh(document_id)
         assert graph.document_fact_count(document_id) == count >= 4
         assert _stamp(graph, document_id).endswith("+kept")
+        # A second failure in a row keeps it too: a kept graph is still the document's graph, not a failure's empty
+        # one.
+        assert ingestor.refresh(document_id)
+        assert graph.document_fact_count(document_id) == count
+        assert "+failed2" in _stamp(graph, document_id) and _stamp(graph, document_id).endswith("+kept")
         # A changed text: the chunks the facts cite are gone, so the graph goes.
         graph.replace_document(legacy)
         ingestor.ingest_text(NORDVIK_2020, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14))
         assert graph.document_fact_count(document_id) == 0
         assert not _stamp(graph, document_id).endswith("+kept")
+
+    def test_a_graph_whose_store_cannot_be_read_when_its_extraction_fails_is_left_as_it_is(
+        self, stores, embedding_model, monkeypatch
+    ):
+        kb, graph = stores
+        extractor = KeptExtractor()
+        document_id = _ingest_nordvik(kb, graph, extractor)
+        count, stamp = graph.document_fact_count(document_id), _stamp(graph, document_id)
+        monkeypatch.setattr(LanguageExtractor, "version", "test-unread")  # a new version fails on the same text
+        extractor.failing = True
+
+        def unreadable(*args, **kwargs):
+            raise TimeoutError("the graph's server did not answer in time")
+
+        monkeypatch.setattr(graph, "source_marks", unreadable)
+        assert Ingestor(store=kb, hooks=[GraphIngestHook(store=graph, extractor=extractor)]).refresh(document_id)
+        assert graph.document_fact_count(document_id) == count >= 4 and _stamp(graph, document_id) == stamp
 
     def test_a_changed_text_loses_its_earlier_graph_when_its_extraction_fails(
         self, stores, embedding_model, tmp_path
