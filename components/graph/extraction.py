@@ -821,14 +821,16 @@ _NOT_INITIALS = {"of", "and", "the", "for", "de", "&"}
 _GENERATIONAL = {"jr", "sr"}  # "Jr.", "Sr.": the end of a person's name, never a name of their own
 
 
-def _surname(key: str) -> str:
-    """A person's surname with its particles and without a generational suffix, as `nameparser` reads the name
-    ("van dijkhof" of "maarten van dijkhof", "orrell" of "tavin orrell jr"); the last word when it reads none."""
+def _surnames(key: str) -> list[str]:
+    """A person's surname with its particles, as `nameparser` reads the name, then without them ("van dijkhof" and
+    "dijkhof" of "maarten van dijkhof"), never a generational suffix ("orrell" of "tavin orrell jr"): a text may
+    write either."""
     words = key.split()
     while len(words) > 1 and words[-1].rstrip(".") in _GENERATIONAL:
         words = words[:-1]
     last = " ".join(HumanName(" ".join(words)).last.split()).lower()
-    return last if last and " ".join(words).endswith(last) else words[-1]
+    with_particles = last if last and " ".join(words).endswith(last) else words[-1]
+    return list(dict.fromkeys([with_particles, words[-1]]))
 
 
 def _without_middle(key: str) -> str | None:
@@ -1368,8 +1370,9 @@ class LanguageExtractor(GraphExtractor):
             del entities[key]
         for key, entity in entities.items():
             if entity.kind() == "person" and len(key.split()) >= 2:
-                entity.aliases.add(_surname(key))
-                entity.reasons.setdefault(_surname(key), f"the surname of {key}")
+                for surname in _surnames(key):
+                    entity.aliases.add(surname)
+                    entity.reasons.setdefault(surname, f"the surname of {key}")
             elif entity.kind() in ("organization", "event", "law") and len(key.split()) >= 3:
                 entity.aliases.add(_initials(key))  # "European Aeronautic Defence and Space" -> "eads"
                 entity.aliases.update(_shortened(key))
@@ -1728,8 +1731,11 @@ class LanguageExtractor(GraphExtractor):
             owners: dict[str, list[str]] = {}
             for key, entity in entities.items():
                 if len(key.split()) >= 2 and entity.kind() in kinds:
-                    part = {-1: _surname, 1: _without_middle}.get(part_index, lambda k: k.split()[0])(key)
-                    if part:
+                    if part_index == -1:
+                        found = _surnames(key)
+                    else:
+                        found = [_without_middle(key)] if part_index == 1 else [key.split()[0]]
+                    for part in filter(None, found):
                         owners.setdefault(part, []).append(key)
             for part, keys in owners.items():
                 if len(keys) == 1 and part in entities and part not in redirect and part != keys[0]:
