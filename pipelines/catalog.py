@@ -608,7 +608,9 @@ class PipelineCatalog:
             if callable(warm_up_from):
                 warm_up_from(whole.get_component(component_name))
         pipeline.warm_up()
-        after_warm_up()
+        # Not frozen: what a selection loads beyond the whole pipeline's (frozen) models is a few components, which
+        # the collector may walk; a full collection per build, and thawing the whole heap per dropped selection,
+        # held up every question on the loop for about a second each time selections churned.
         return _Selection(selected, pipeline, pruned.statuses)
 
     def _with_skipped(
@@ -746,5 +748,4 @@ def _close_components(pipeline: Pipeline) -> None:
 def _close_selection(selection: _Selection | None) -> None:
     """Close a selection's pipeline the cache dropped."""
     if selection is not None:
-        _close_components(selection.pipeline)
-        after_close()
+        _close_components(selection.pipeline)  # never frozen: the collector takes it back without a thaw

@@ -191,3 +191,21 @@ class TestResearchForASelection:
         everything = catalog.research(QUESTIONS[0], sources=["all"])
         assert {"kb_dense", "graph", "web", "arxiv", "memory"} <= set(everything.timings)
         assert len(catalog._selections) == kept
+
+    def test_building_and_dropping_a_selection_neither_collects_nor_thaws_the_frozen_heap(self, catalog, monkeypatch):
+        # In a set-up process the whole pipeline's warm-up froze the heap; a selection built later must not run a
+        # full collection (about a second on a loaded server, holding up every question on the loop) nor thaw the
+        # heap when the cache drops it.
+        import gc
+
+        from pipelines import heap
+
+        catalog.research(QUESTIONS[0], sources=KB)  # the whole pipeline warmed first
+        calls: list[str] = []
+        monkeypatch.setattr(heap, "_on", True)
+        monkeypatch.setattr(gc, "collect", lambda *args: calls.append("collect") or 0)
+        monkeypatch.setattr(gc, "unfreeze", lambda: calls.append("unfreeze"))
+        monkeypatch.setattr(catalog._selections, "limit", 1)  # each new selection drops the one before
+        for sources in (["memory"], ["web"], ["arxiv"]):
+            catalog.research(QUESTIONS[0], sources=sources)
+        assert calls == []
