@@ -60,12 +60,13 @@ def require_graph(store: GraphStore) -> GraphStore:
     listed = close + [name for name in names if name not in close]
     if not listed:
         raise GraphNotFound(
-            f"no collection called {store.collection!r}: no collection has a knowledge graph yet "
+            f"collection {store.collection!r} has no knowledge graph: no collection has one yet "
             "(`research ingest` makes one)"
         )
     more = f" and {len(listed) - 10} more" if len(listed) > 10 else ""
     raise GraphNotFound(
-        f"no collection called {store.collection!r}; collections: {', '.join(repr(n) for n in listed[:10])}{more}"
+        f"collection {store.collection!r} has no knowledge graph; collections with one: "
+        f"{', '.join(repr(n) for n in listed[:10])}{more}"
     )
 
 

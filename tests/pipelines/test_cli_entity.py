@@ -88,7 +88,7 @@ class TestEntityCommand:
         for command in (["timeline", "Nordvik"], ["relations", "Nordvik"], ["search", "bribery"], ["list"]):
             assert cli_main(["entity", *command, "--collection", missing]) == 1
             error = capsys.readouterr().err
-            assert error.startswith(f"research: no collection called {missing!r}; collections: ")
+            assert error.startswith(f"research: collection {missing!r} has no knowledge graph; collections with one: ")
             assert repr(collection) in error and error.count("\n") == 1
         with PostgresGraphStore(missing)._get_pool().connection() as conn:
             tables = conn.execute("SELECT count(*) FROM pg_class WHERE relname LIKE %s", (missing + "%",)).fetchone()
