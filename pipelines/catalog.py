@@ -564,9 +564,10 @@ class PipelineCatalog:
             self.get(name) if self._entries[name].pipeline is not None else await asyncio.to_thread(self.get, name)
         )
         key = self._selection_key(name, inputs)
-        if key is not None and not self._selections.cached(key):
-            await asyncio.to_thread(self._selections.prepare, key)  # built and warmed off the loop, once
-        with self._selections.lease(key) as selection:
+        held = self._selections.hold(key, build=False)
+        if held is None:
+            held = await asyncio.to_thread(self._selections.hold, key)  # built and warmed off the loop, once
+        with held as selection:
             run_spec, run_pipeline = (spec, pipeline) if selection is None else (selection.spec, selection.pipeline)
             data = self._pipeline_inputs(run_spec, inputs)
             include = outputs_to_include(run_spec)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -169,23 +169,21 @@ class SelectionCache:
         with self._lock:
             return len(self._kept)
 
-    def cached(self, key: Any) -> bool:
-        """Whether `key`'s value is built (a question on it starts at once)."""
-        with self._lock:
-            return key in self._kept
+    def lease(self, key: Any) -> AbstractContextManager[Any]:
+        """`key`'s value, built on first use, not closed while the `with` block runs; None for the key None."""
+        return nullcontext(None) if key is None else self._leased(self._get(key))
 
-    def prepare(self, key: Any) -> None:
-        """Build `key`'s value now unless it is kept (an event loop does this in a worker thread)."""
-        if key is not None:
-            self._release(self._get(key))
+    def hold(self, key: Any, build: bool = True) -> AbstractContextManager[Any] | None:
+        """A lease on `key`'s value taken now (enter it at once: it is given back as its `with` block ends). Without
+        `build`, None when the value is not kept: an event loop then takes it from a worker thread, which builds it,
+        so that a value dropped between a check and the lease is never built on the loop."""
+        if key is None:
+            return nullcontext(None)
+        kept = self._get(key) if build else self._take(key)
+        return None if kept is None else self._leased(kept)
 
     @contextmanager
-    def lease(self, key: Any) -> Iterator[Any]:
-        """`key`'s value, built on first use, not closed while the `with` block runs; None for the key None."""
-        if key is None:
-            yield None
-            return
-        kept = self._get(key)
+    def _leased(self, kept: _Kept) -> Iterator[Any]:
         try:
             yield kept.value
         finally:
