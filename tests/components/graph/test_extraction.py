@@ -205,6 +205,20 @@ class TestLanguageExtractor:
         assert "darsh pashkov" in keys and "darsh" not in keys
         assert keys["darsh pashkov"].kind == "person"
 
+    def test_a_recognised_name_runs_on_only_where_it_is_cut_from_a_longer_name(self):
+        # "Halden" written alone elsewhere is a name of its own, and so is "Pashkov": "Halden Pashkov phone" is two
+        # names before a noun, not one.
+        for text, kept in (
+            ("Sales of the Halden Pashkov phone rose in 2019. Halden is a port town in Norway.", {"halden"}),
+            ("Sales of the Halden Pashkov phone rose in 2019. The Pashkov was made by Quillon.", {"halden", "pashkov"}),
+        ):
+            keys = {entity.key for entity in extract(text).entities}
+            assert kept <= keys and "halden pashkov" not in keys, text
+        # A name that goes on past a preposition is not completed by running on: "Varnian Commissioner" would be a
+        # piece of "Varnian Commissioner of Justice".
+        keys = {entity.key for entity in extract("The Varnian Commissioner of Justice resigned in 2009.").entities}
+        assert "varnian commissioner" not in keys
+
     def test_a_title_word_that_opens_a_place_or_ends_a_company_is_part_of_the_name(self):
         graph = extract(
             "In 2007 the founders created Orvel Technology, a company to support the database. "
