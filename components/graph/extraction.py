@@ -1471,6 +1471,11 @@ class LanguageExtractor(GraphExtractor):
         text = span.text.strip()
         if any(token.text in _OPENING_QUOTES | _CLOSING_QUOTES for token in span[1:-1]):  # 909 "Skylark"
             text = " ".join(token.text for token in span if token.text not in _OPENING_QUOTES | _CLOSING_QUOTES)
+        # An initial that ends a name and its sentence ("at Quillon X. Roe then led", "joined Quillon X.") lends its
+        # period to the sentence: the name is "Quillon X".
+        after = span.doc[span.end] if span.end < len(span.doc) else None
+        if len(span) > 1 and _INITIAL.match(span[-1].text) and (after is None or after.is_sent_start or after.is_title):
+            text = text[:-1]
         # A model number alone ("the 606", "its 606 airliner") is a name; other names hold a letter.
         if len(text) < 2 or not (singular or re.search(r"[A-Za-z]", text)) or _looks_like_code(span):
             return None

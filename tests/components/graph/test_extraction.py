@@ -219,6 +219,15 @@ class TestLanguageExtractor:
         keys = {entity.key for entity in extract("The Varnian Commissioner of Justice resigned in 2009.").entities}
         assert "varnian commissioner" not in keys
 
+    def test_the_period_of_an_initial_that_ends_a_name_and_its_sentence_is_the_sentence_s(self):
+        graph = extract(
+            "Roe had been a professor at Harlow University, and the three had worked together at Quillon X. "
+            "Roe then led the design work at Zorvex, the car company. Jane Q. Roe joined Zorvex in 2019."
+        )
+        names = {entity.key: entity.name for entity in graph.entities}
+        assert names["quillon x"] == "Quillon X"  # not "Quillon X."
+        assert names["jane q roe"] == "Jane Q. Roe"  # a middle initial keeps its period
+
     def test_a_title_word_that_opens_a_place_or_ends_a_company_is_part_of_the_name(self):
         graph = extract(
             "In 2007 the founders created Orvel Technology, a company to support the database. "
