@@ -68,7 +68,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-36"
+EXTRACTOR_VERSION = "spacy-37"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -292,6 +292,52 @@ def _split_name(span: Any, label: str) -> list[Any]:
             if left[0].is_title and right[0].is_title and (label in ("PERSON", "GPE", "LOC") or repeated):
                 return [left, right]
     return [span]
+
+
+def _run_on(span: Any, sentence: Any) -> Any:
+    """A recognised name with the proper nouns the recogniser left after it and the parse holds it to: "Tavin" of
+    "Tavin Orrell", where the recogniser stopped before the surname, whose compound modifier its last word is."""
+    doc = span.doc
+    end = span.end
+    while (
+        end < sentence.end
+        and doc[end - 1].dep_ == "compound"
+        and doc[end - 1].head.i == end
+        and doc[end].pos_ == "PROPN"
+        and _capitalised(doc[end])
+        and not doc[end].ent_type_
+    ):
+        end += 1
+    # A name that goes on past a preposition ("Vell Wars of Succession", "Commissioner for Trade Ana Roe") is not
+    # completed by the words before it: running on would make a piece of its own.
+    preposition = doc[end] if end < sentence.end - 1 else None
+    goes_on = preposition is not None and preposition.pos_ == "ADP" and preposition.head.i == end - 1
+    if end == span.end or (goes_on and doc[end + 1].text[:1].isupper()):
+        return span
+    return doc.char_span(span.start_char, doc[end - 1].idx + len(doc[end - 1]), label=span.label_)  # keeps its label
+
+
+def _cut_names(sentences: list[Sentence]) -> dict[tuple[int, int], Any]:
+    """The recognised names the recogniser cut short, with the longer name (`_run_on`), by their Doc and first
+    token: a name the document never writes alone ("Tavin" only ever before "Orrell"), run on over words that are
+    no part of any name the recogniser reads in the document ("Motorola" of "Motorola Zint", where "Zint" is a
+    name of its own, and "Dalby" written alone elsewhere, stay as they are)."""
+    alone: set[str] = set()
+    recognised: set[str] = set()
+    longer: list[tuple[Any, Any]] = []
+    for sentence in sentences:
+        for ent in sentence.span.ents:
+            recognised.update(token.lower_ for token in ent)
+            run = _run_on(ent, sentence.span)
+            if len(run) == len(ent):
+                alone.add(ent.text.lower())
+            else:
+                longer.append((ent, run))
+    return {
+        (id(ent.doc), ent.start): run
+        for ent, run in longer
+        if ent.text.lower() not in alone and not recognised.intersection(t.lower_ for t in run[len(ent) :])
+    }
 
 
 def _chars_around(span: Any, width: int = 2) -> tuple[str, str]:
@@ -818,6 +864,9 @@ _NAME_AND_ACRONYM = re.compile(r"([A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){1,8})\s*\
 
 # The small words of a name that its acronym leaves out ("European Aeronautic Defence and Space" -> "EADS").
 _NOT_INITIALS = {"of", "and", "the", "for", "de", "&"}
+# Title words that open an office and never end one ("Vice President", "Chief Technology Officer").
+_OFFICE_OPENERS = {"vice", "deputy", "assistant", "associate", "acting", "operating", "financial", "technology"}
+_OFFICE_OPENERS |= {"managing", "prime", "senior", "junior"}
 _GENERATIONAL = {"jr", "sr"}  # "Jr.", "Sr.": the end of a person's name, never a name of their own
 
 
@@ -1312,6 +1361,7 @@ class LanguageExtractor(GraphExtractor):
         """The document's entities (merged by name, alias and acronym) and each sentence's mentions of them."""
         entities: dict[str, _DocEntity] = {}
         raw: list[list[_Mention]] = []
+        cut = _cut_names(sentences)
         for sentence in sentences:
             row: list[_Mention] = []
             taken: set[int] = set()
@@ -1332,6 +1382,7 @@ class LanguageExtractor(GraphExtractor):
                 kind = entity_kind(ent.label_)
                 if kind is None or taken.intersection(range(ent.start, ent.end)):
                     continue
+                ent = cut.get((id(ent.doc), ent.start), ent)
                 parts = [piece for part in _split_parenthesis(ent) for piece in _split_name(part, ent.label_)]
                 # A name split off after "in" or "at" ("Harlow University in Ostby") is where the first one is.
                 row += filter(
@@ -1402,9 +1453,12 @@ class LanguageExtractor(GraphExtractor):
         # ("Chief Executive", "Vice President") is none.
         if not singular and all(_title_word(token) or token.lower_ in _NOT_INITIALS for token in span):
             return None
-        while len(span) > 1 and _title_word(span[0]):
+        # A place's name the recogniser read whole may open with a title word ("St. Orvel", "Prince Varn Island"),
+        # and a title word that only opens an office ("Technology" of "Chief Technology Officer", "Financial",
+        # "Vice") ends a name as a word of it ("Orvel Technology", "Vell Financial"), not as a title.
+        while len(span) > 1 and _title_word(span[0]) and kind != "place":
             span = span[1:]
-        while len(span) > 1 and _title_word(span[-1]):
+        while len(span) > 1 and _title_word(span[-1]) and span[-1].lower_ not in _OFFICE_OPENERS:
             span = span[:-1]
         # A generational suffix ends a person's name ("Tavin Orrell Jr." is not his father, "Tavin Orrell Sr."); alone
         # or opening a name ("Jr." after "Tavin Orrell," where the recogniser ended the name at the comma) it is none.
@@ -1420,6 +1474,11 @@ class LanguageExtractor(GraphExtractor):
         text = span.text.strip()
         if any(token.text in _OPENING_QUOTES | _CLOSING_QUOTES for token in span[1:-1]):  # 909 "Skylark"
             text = " ".join(token.text for token in span if token.text not in _OPENING_QUOTES | _CLOSING_QUOTES)
+        # An initial that ends a name and its sentence ("at Quillon X. Roe then led", "joined Quillon X.") lends its
+        # period to the sentence: the name is "Quillon X".
+        after = span.doc[span.end] if span.end < len(span.doc) else None
+        if len(span) > 1 and _INITIAL.match(span[-1].text) and (after is None or after.is_sent_start or after.is_title):
+            text = text[:-1]
         # A model number alone ("the 606", "its 606 airliner") is a name; other names hold a letter.
         if len(text) < 2 or not (singular or re.search(r"[A-Za-z]", text)) or _looks_like_code(span):
             return None

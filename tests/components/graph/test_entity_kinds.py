@@ -216,8 +216,8 @@ class TestKindModel:
         # A title that opens a place's or an organisation's name, or a word of the list that modifies another word
         # than the name, is no evidence that the name is a person's (and is not shown as "after a title").
         for text, key in (
-            ("The plant in St. Orvel was opened by Quillon in 2019.", "orvel"),
-            ("Quillon moved to King Harald Square in 2019.", "harald square"),
+            ("The plant in St. Orvel was opened by Quillon in 2019.", "st orvel"),  # the title word is the name's
+            ("Quillon moved to King Harald Square in 2019.", "king harald square"),
             ("General Tavrin Motors opened a plant in Varna in 2019.", "tavrin motors"),
             ("We reviewed the technology Quillon uses in its plants in 2019.", "quillon"),
         ):
