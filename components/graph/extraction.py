@@ -294,52 +294,6 @@ def _split_name(span: Any, label: str) -> list[Any]:
     return [span]
 
 
-def _run_on(span: Any, sentence: Any) -> Any:
-    """A recognised name with the proper nouns the recogniser left after it and the parse holds it to: "Tavin" of
-    "Tavin Orrell", where the recogniser stopped before the surname, whose compound modifier its last word is."""
-    doc = span.doc
-    end = span.end
-    while (
-        end < sentence.end
-        and doc[end - 1].dep_ == "compound"
-        and doc[end - 1].head.i == end
-        and doc[end].pos_ == "PROPN"
-        and _capitalised(doc[end])
-        and not doc[end].ent_type_
-    ):
-        end += 1
-    # A name that goes on past a preposition ("Vell Wars of Succession", "Commissioner for Trade Ana Roe") is not
-    # completed by the words before it: running on would make a piece of its own.
-    preposition = doc[end] if end < sentence.end - 1 else None
-    goes_on = preposition is not None and preposition.pos_ == "ADP" and preposition.head.i == end - 1
-    if end == span.end or (goes_on and doc[end + 1].text[:1].isupper()):
-        return span
-    return doc.char_span(span.start_char, doc[end - 1].idx + len(doc[end - 1]), label=span.label_)  # keeps its label
-
-
-def _cut_names(sentences: list[Sentence]) -> dict[tuple[int, int], Any]:
-    """The recognised names the recogniser cut short, with the longer name (`_run_on`), by their Doc and first
-    token: a name the document never writes alone ("Tavin" only ever before "Orrell"), run on over words that are
-    no part of any name the recogniser reads in the document ("Motorola" of "Motorola Zint", where "Zint" is a
-    name of its own, and "Dalby" written alone elsewhere, stay as they are)."""
-    alone: set[str] = set()
-    recognised: set[str] = set()
-    longer: list[tuple[Any, Any]] = []
-    for sentence in sentences:
-        for ent in sentence.span.ents:
-            recognised.update(token.lower_ for token in ent)
-            run = _run_on(ent, sentence.span)
-            if len(run) == len(ent):
-                alone.add(ent.text.lower())
-            else:
-                longer.append((ent, run))
-    return {
-        (id(ent.doc), ent.start): run
-        for ent, run in longer
-        if ent.text.lower() not in alone and not recognised.intersection(t.lower_ for t in run[len(ent) :])
-    }
-
-
 def _chars_around(span: Any, width: int = 2) -> tuple[str, str]:
     """The `width` characters of the text before and after `span` (fewer at the text's ends), from the tokens next
     to it: a Doc's `text` is joined anew from all its tokens on every read, which cost a third of the extraction
@@ -1361,7 +1315,6 @@ class LanguageExtractor(GraphExtractor):
         """The document's entities (merged by name, alias and acronym) and each sentence's mentions of them."""
         entities: dict[str, _DocEntity] = {}
         raw: list[list[_Mention]] = []
-        cut = _cut_names(sentences)
         for sentence in sentences:
             row: list[_Mention] = []
             taken: set[int] = set()
@@ -1382,7 +1335,6 @@ class LanguageExtractor(GraphExtractor):
                 kind = entity_kind(ent.label_)
                 if kind is None or taken.intersection(range(ent.start, ent.end)):
                     continue
-                ent = cut.get((id(ent.doc), ent.start), ent)
                 parts = [piece for part in _split_parenthesis(ent) for piece in _split_name(part, ent.label_)]
                 # A name split off after "in" or "at" ("Harlow University in Ostby") is where the first one is.
                 row += filter(
