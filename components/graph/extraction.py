@@ -67,7 +67,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-33"
+EXTRACTOR_VERSION = "spacy-35"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -1073,7 +1073,7 @@ class LanguageExtractor(GraphExtractor):
         facts: list[Fact] = []
         recent: list[str] = []  # entity keys, most recently named last
         focus: list[str] = []  # the previous sentence's subjects
-        dated, frame = self._dates(sentences, anchor)
+        dated, frames = self._dates(sentences, anchor)
         events: list[tuple[set[str], list[str]]] = []  # each earlier sentence's nouns and verbs, and its participants
         named_count = Counter(m.key for row in mentions for m in row)  # how often the document names each entity
         for index, sentence in enumerate(sentences):
@@ -1125,7 +1125,9 @@ class LanguageExtractor(GraphExtractor):
                 own_valid, own_invalid, own_method = (
                     validity(event_dates, anchor) if len(event_dates) < len(dates) else (valid, invalid, method)
                 )
-                own_valid, own_method = self._in_frame(sentence.span, own_valid, own_method, anchor, frame, headline)
+                own_valid, own_method = self._in_frame(
+                    sentence.span, own_valid, own_method, anchor, frames[index], headline
+                )
                 # A habit or a description in the simple present that nothing dates is no event of that day.
                 if not headline and own_method in ("document", "context") and _habitual(token):
                     habits.append(key)
@@ -1234,14 +1236,21 @@ class LanguageExtractor(GraphExtractor):
     @staticmethod
     def _dates(
         sentences: list[Sentence], anchor: dt.date | None
-    ) -> tuple[list[tuple[FuzzyDate | None, FuzzyDate | None, str, list[DateMention]]], FuzzyDate | None]:
+    ) -> tuple[list[tuple[FuzzyDate | None, FuzzyDate | None, str, list[DateMention]]], list[FuzzyDate | None]]:
         """Each sentence's `sentence_validity` (steps of time counted from the text's previous date), and the story's
-        day: the first day shortly before the document's date the text names (the document's own day only when told
-        in the past: "was delivered today", not "now uses"), on which its undated past-tense news happens."""
+        day where it holds: the first day shortly before the document's date the text names (the document's own day
+        only when told in the past: "was delivered today", not "now uses"), on which undated past-tense news happens.
+
+        The story's day holds from the sentence naming it on (news tells its scene, and goes back to it after an
+        aside on an earlier time), and before it only in a lead that states no other past time: a text that first
+        tells of another time ("In December 1989, he ... He began writing ...") and names a recent day only later
+        is a history, whose undated sentences tell of the time they follow, not of that day: they stay undated. A
+        coming date ("will ship in June") is no other past time."""
         dated = []
         previous: FuzzyDate | None = None
         frame: FuzzyDate | None = None
-        for sentence in sentences:
+        named_at = -1  # the sentence naming the story's day
+        for index, sentence in enumerate(sentences):
             valid, invalid, method, dates = sentence_validity(sentence.span, anchor, previous)
             dated.append((valid, invalid, method, dates))
             stated = [m.date for m in dates if not m.relative]
@@ -1254,8 +1263,17 @@ class LanguageExtractor(GraphExtractor):
                 if frame is None and (
                     0 < days <= 31 or (days == 0 and _tells_past(_clause_verb(_mention_span(sentence.span, mention))))
                 ):
-                    frame = mention.date
-        return dated, frame
+                    frame, named_at = mention.date, index
+        frames: list[FuzzyDate | None] = [None] * len(sentences)
+        if frame is None or anchor is None:
+            return dated, frames
+        day = FuzzyDate(frame.value, "day")
+        for index, (_, _, _, dates) in enumerate(dated[:named_at]):  # the lead, up to another past time
+            if any(not day.agrees_with(m.date) and m.date.value < anchor for m in dates):
+                break
+            frames[index] = frame
+        frames[named_at:] = [frame] * (len(sentences) - named_at)
+        return dated, frames
 
     @staticmethod
     def _in_frame(
@@ -1266,9 +1284,9 @@ class LanguageExtractor(GraphExtractor):
         frame: FuzzyDate | None,
         headline: bool = False,
     ) -> tuple[FuzzyDate | None, str]:
-        """Undated past-tense news happens on the day the text just named; a bare year or month that is the
-        document's own is made as precise as that day (or the document's date). A headline tells the news in the
-        present tense ("Talmont unveils its new jet"): its undated event happens on that day too."""
+        """Undated past-tense news happens on the day the text just named. A headline tells the news in the present
+        tense ("Talmont unveils its new jet"): its undated event happens on that day too. A year or a month the
+        sentence states is shown as that year or month ("In 2024 ..." is 2024), never as a day it does not name."""
         if anchor is None:
             return valid, method
         # Tense and modality of the sentence's own predicate (its root and auxiliaries), not of a clause it reports:
@@ -1277,11 +1295,6 @@ class LanguageExtractor(GraphExtractor):
             says = sentence.root.lemma_ in _SAYING and sentence.root.tag_ == "VBZ"  # "Talmont claims that ..."
             if frame is not None and (headline or says or _tells_past(sentence.root)):
                 return frame, "context"
-            return valid, method
-        if valid is not None and valid.precision != "day":
-            day = frame.value if frame is not None else anchor
-            if FuzzyDate(day, "day").agrees_with(valid) and FuzzyDate(anchor, "day").agrees_with(valid):
-                return FuzzyDate(day, "day"), method
         return valid, method
 
     def _entities(

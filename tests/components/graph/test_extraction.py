@@ -81,9 +81,12 @@ class TestLanguageExtractor:
         # the kind model leaves "other" an organisation when it is the subject of an organisation's act ("merged");
         # `spacy-31` took "Jr." as the surname of "Tavin Orrell Jr.", and made an organisation of what the text calls a
         # person or a product when it was the subject of an organisation's act; `spacy-32` still made an organisation
-        # of an entity the kind model abstains on when it was the subject of such a verb (`spacy-33` does not).
+        # of an entity the kind model abstains on when it was the subject of such a verb (`spacy-33` does not);
+        # `spacy-33` and `spacy-34` took a counted date over the stated one restating it ("Fourteen years later, on
+        # January 23, 2020"), showed a stated year or month as a day, and put any undated past sentence of a document
+        # on the day the story named (`spacy-35`).
         old = [f"spacy/spacy-{n}" for n in (32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 15, 14)]
-        old += ["spacy/spacy-11", "spacy/spacy-10"]
+        old += ["spacy/spacy-34", "spacy/spacy-33", "spacy/spacy-11", "spacy/spacy-10"]
         assert LanguageExtractor().stamp not in old
 
     def test_entities_kinds_and_suffixes(self):
@@ -693,6 +696,41 @@ class TestEventDates:
     )
     def test_the_date_of_an_entitys_event(self, text, published, start, key, expected):
         assert date_of(extract(text, date=published), start, key) == expected
+
+    @pytest.mark.parametrize(
+        ("text", "start", "expected"),
+        [
+            ("In 2024 Quillon Labs introduced the Varno engine.", "In 2024", "2024"),
+            ("In June, Quillon Labs opened a plant in Tarnby.", "In June", "2024-06"),
+            ("In early 2024, Quillon Labs hired 300 engineers.", "In early 2024", "2024"),
+            # in the story's scene too: the month is the sentence's, the day the story named is not
+            (
+                "On June 3, Quillon Labs bought Varno Marine for 40 million dollars. The deal closed the same month.",
+                "The deal closed",
+                "2024-06",
+            ),
+        ],
+    )
+    def test_a_stated_year_or_month_is_shown_at_its_own_precision(self, text, start, expected):
+        assert fact_for(extract(text, date=dt.date(2024, 6, 11)), start).valid_at.iso() == expected
+
+    def test_the_storys_day_is_not_that_of_a_history_told_before_it(self):
+        graph = extract(
+            "In December 1989, Tavin Orrell was working at a lab in Varnby. Looking for a hobby over the holidays, "
+            "he began writing an interpreter. Orrell named it after a comedy group. On October 7, 2024, Orrell "
+            "released version 3 of the interpreter. He thanked hundreds of volunteers. In 2015, Orrell had founded "
+            "the Varnby Foundation. He hired ten engineers there.",
+            date=dt.date(2024, 10, 9),
+        )
+        # told after the text's 1989, before the story's day is named: not that day, undated
+        assert {fact_for(graph, start).date_method for start in ("Looking for a hobby", "Orrell named")} == {"document"}
+        assert fact_for(graph, "Orrell named").valid_at.iso() == "2024-10-09"  # filed at the document's date
+        # from the sentence naming it on, the story's scene, also after an aside on an earlier time
+        for start in ("He thanked", "He hired"):
+            assert (fact_for(graph, start).valid_at.iso(), fact_for(graph, start).date_method) == (
+                "2024-10-07",
+                "context",
+            )
 
 
 class TestWhatIsAnEvent:
