@@ -83,8 +83,9 @@ class TestLanguageExtractor:
         # person or a product when it was the subject of an organisation's act; `spacy-32` still made an organisation
         # of an entity the kind model abstains on when it was the subject of such a verb (`spacy-33` does not);
         # `spacy-33` and `spacy-34` took a counted date over the stated one restating it ("Fourteen years later, on
-        # January 23, 2020"), showed a stated year or month as a day, and put any undated past sentence of a document
-        # on the day the story named (`spacy-35`).
+        # January 23, 2020"), showed a stated year or month as a day, put any undated past sentence of a document on
+        # the day the story named, and ended a sentence inside a dotted name ("Character." of "Character.AI";
+        # `spacy-35`).
         old = [f"spacy/spacy-{n}" for n in (32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 15, 14)]
         old += ["spacy/spacy-34", "spacy/spacy-33", "spacy/spacy-11", "spacy/spacy-10"]
         assert LanguageExtractor().stamp not in old
@@ -713,6 +714,10 @@ class TestEventDates:
     )
     def test_a_stated_year_or_month_is_shown_at_its_own_precision(self, text, start, expected):
         assert fact_for(extract(text, date=dt.date(2024, 6, 11)), start).valid_at.iso() == expected
+
+    def test_a_dotted_name_keeps_its_sentence_and_its_date(self):
+        graph = extract("Tavin Orrell co-founded Varnolab.AI with Mira Vell in 2021.", date=dt.date(2024, 10, 9))
+        assert date_of(graph, "Tavin Orrell co-founded Varnolab.AI with", "tavin orrell") == "2021"
 
     def test_the_storys_day_is_not_that_of_a_history_told_before_it(self):
         graph = extract(
