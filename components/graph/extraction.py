@@ -424,6 +424,12 @@ def _is_heading(sentence: Sentence) -> bool:
     return text.startswith("#") or ("\n" not in text and len(words) <= 8 and not closed)
 
 
+def _opens_section(sentence: Sentence) -> bool:
+    """A Markdown heading ("## Later years"): it opens another part of the text. (A short line without closing
+    punctuation, which `_is_heading` also reads as one, is as often a signature or a quotation's end in news.)"""
+    return sentence.text.startswith("#")
+
+
 def _beside_a_capitalised_word(sentence: Any, mention: Any) -> bool:
     """True when the word right before or right after a mention, inside its sentence, is written with a capital
     ("Trust" after "Valley", "zPad" before "Nimbus"): the mention is likely a piece of a longer name. The word
@@ -1241,11 +1247,12 @@ class LanguageExtractor(GraphExtractor):
         day where it holds: the first day shortly before the document's date the text names (the document's own day
         only when told in the past: "was delivered today", not "now uses"), on which undated past-tense news happens.
 
-        The story's day holds from the sentence naming it on (news tells its scene, and goes back to it after an
-        aside on an earlier time), and before it only in a lead that states no other past time: a text that first
-        tells of another time ("In December 1989, he ... He began writing ...") and names a recent day only later
-        is a history, whose undated sentences tell of the time they follow, not of that day: they stay undated. A
-        coming date ("will ship in June") is no other past time."""
+        The story's day holds from the sentence naming it on to the end of its section (news tells its scene, and
+        goes back to it after an aside on an earlier time; a heading opens another part of the text), and before it
+        only in a lead that states no other past time: a text that first tells of another time ("In December 1989,
+        he ... He began writing ...") and names a recent day only later is a history, whose undated sentences tell
+        of the time they follow, not of that day: they stay undated. A coming date ("will ship in June") is no other
+        past time."""
         dated = []
         previous: FuzzyDate | None = None
         frame: FuzzyDate | None = None
@@ -1272,7 +1279,10 @@ class LanguageExtractor(GraphExtractor):
             if any(not day.agrees_with(m.date) and m.date.value < anchor for m in dates):
                 break
             frames[index] = frame
-        frames[named_at:] = [frame] * (len(sentences) - named_at)
+        for index in range(named_at, len(sentences)):  # on to the end of its section
+            if index > named_at and _opens_section(sentences[index]):
+                break
+            frames[index] = frame
         return dated, frames
 
     @staticmethod

@@ -715,6 +715,15 @@ class TestEventDates:
     def test_a_stated_year_or_month_is_shown_at_its_own_precision(self, text, start, expected):
         assert fact_for(extract(text, date=dt.date(2024, 6, 11)), start).valid_at.iso() == expected
 
+    def test_the_storys_day_ends_with_its_section(self):
+        graph = extract(
+            "## Version 3\n\nOn October 7, 2024, Tavin Orrell released version 3 of the interpreter. He thanked "
+            "hundreds of volunteers.\n\n## Users\n\nVarno Labs adopted the interpreter for its robots.",
+            date=dt.date(2024, 10, 9),
+        )
+        assert fact_for(graph, "He thanked").date_method == "context"
+        assert fact_for(graph, "Varno Labs adopted").date_method == "document"  # another section: undated
+
     def test_a_dotted_name_keeps_its_sentence_and_its_date(self):
         graph = extract("Tavin Orrell co-founded Varnolab.AI with Mira Vell in 2021.", date=dt.date(2024, 10, 9))
         assert date_of(graph, "Tavin Orrell co-founded Varnolab.AI with", "tavin orrell") == "2021"
