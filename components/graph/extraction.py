@@ -430,6 +430,18 @@ def _opens_section(sentence: Sentence) -> bool:
     return sentence.text.startswith("#")
 
 
+def _sections(sentences: list[Sentence], chunks: list[Any]) -> list[Any]:
+    """Each sentence's section as ingestion found it: the `section_title` of the chunk whose character offsets hold
+    it (None where chunks carry no offsets)."""
+    bounds = []
+    for chunk in chunks:
+        meta = getattr(chunk, "metadata", None) or {}
+        start, end = meta.get("char_start"), meta.get("char_end")
+        if start is not None and end is not None:
+            bounds.append((start, end, meta.get("section_title")))
+    return [next((key for start, end, key in bounds if start <= s.offset < end), None) for s in sentences]
+
+
 def _beside_a_capitalised_word(sentence: Any, mention: Any) -> bool:
     """True when the word right before or right after a mention, inside its sentence, is written with a capital
     ("Trust" after "Valley", "zPad" before "Nimbus"): the mention is likely a piece of a longer name. The word
@@ -1079,7 +1091,7 @@ class LanguageExtractor(GraphExtractor):
         facts: list[Fact] = []
         recent: list[str] = []  # entity keys, most recently named last
         focus: list[str] = []  # the previous sentence's subjects
-        dated, frames = self._dates(sentences, anchor)
+        dated, frames = self._dates(sentences, anchor, _sections(sentences, chunks))
         events: list[tuple[set[str], list[str]]] = []  # each earlier sentence's nouns and verbs, and its participants
         named_count = Counter(m.key for row in mentions for m in row)  # how often the document names each entity
         for index, sentence in enumerate(sentences):
@@ -1241,14 +1253,15 @@ class LanguageExtractor(GraphExtractor):
 
     @staticmethod
     def _dates(
-        sentences: list[Sentence], anchor: dt.date | None
+        sentences: list[Sentence], anchor: dt.date | None, sections: list[Any] | None = None
     ) -> tuple[list[tuple[FuzzyDate | None, FuzzyDate | None, str, list[DateMention]]], list[FuzzyDate | None]]:
         """Each sentence's `sentence_validity` (steps of time counted from the text's previous date), and the story's
         day where it holds: the first day shortly before the document's date the text names (the document's own day
         only when told in the past: "was delivered today", not "now uses"), on which undated past-tense news happens.
 
         The story's day holds from the sentence naming it on to the end of its section (news tells its scene, and
-        goes back to it after an aside on an earlier time; a heading opens another part of the text), and before it
+        goes back to it after an aside on an earlier time; a heading opens another part of the text: `sections`, each
+        sentence's section as ingestion found it, or a Markdown heading in the text), and before it
         only in a lead that states no other past time: a text that first tells of another time ("In December 1989,
         he ... He began writing ...") and names a recent day only later is a history, whose undated sentences tell
         of the time they follow, not of that day: they stay undated. A coming date ("will ship in June") is no other
@@ -1279,8 +1292,9 @@ class LanguageExtractor(GraphExtractor):
             if any(not day.agrees_with(m.date) and m.date.value < anchor for m in dates):
                 break
             frames[index] = frame
+        sections = sections or [None] * len(sentences)
         for index in range(named_at, len(sentences)):  # on to the end of its section
-            if index > named_at and _opens_section(sentences[index]):
+            if index > named_at and (sections[index] != sections[named_at] or _opens_section(sentences[index])):
                 break
             frames[index] = frame
         return dated, frames

@@ -9,6 +9,7 @@ import pytest
 
 from components.graph.extraction import LanguageExtractor
 from components.graph.model import normalise_name
+from components.knowledge_base.store import ChunkRecord
 from components.text.language import analyse_text
 from tests.components.graph.conftest import NORDVIK_2019, NORDVIK_2020, make_document
 
@@ -723,6 +724,24 @@ class TestEventDates:
         )
         assert fact_for(graph, "He thanked").date_method == "context"
         assert fact_for(graph, "Varno Labs adopted").date_method == "document"  # another section: undated
+
+    def test_the_storys_day_ends_with_the_section_ingestion_found(self):
+        scene = "On October 7, 2024, Tavin Orrell released version 3 of the interpreter. He thanked many volunteers."
+        text = f"{scene}\n\nVarno Labs adopted the interpreter for its robots."
+        document, _ = make_document("doc", text, dt.date(2024, 10, 9), "t")
+        chunks = [
+            ChunkRecord(
+                chunk_id=f"doc-c{i}",
+                document_id="doc",
+                chunk_index=i,
+                text=text[start:end],
+                metadata={"char_start": start, "char_end": end, "section_title": title},
+            )
+            for i, (start, end, title) in enumerate([(0, len(scene), "Release"), (len(scene) + 2, len(text), "Users")])
+        ]
+        graph = LanguageExtractor().extract(document, chunks)
+        assert fact_for(graph, "He thanked").date_method == "context"
+        assert fact_for(graph, "Varno Labs adopted").date_method == "document"
 
     def test_a_dotted_name_keeps_its_sentence_and_its_date(self):
         graph = extract("Tavin Orrell co-founded Varnolab.AI with Mira Vell in 2021.", date=dt.date(2024, 10, 9))
