@@ -1261,11 +1261,10 @@ class LanguageExtractor(GraphExtractor):
 
         The story's day holds from the sentence naming it on to the end of its section (news tells its scene, and
         goes back to it after an aside on an earlier time; a heading opens another part of the text: `sections`, each
-        sentence's section as ingestion found it, or a Markdown heading in the text), and before it
-        only in a lead that states no other past time: a text that first tells of another time ("In December 1989,
-        he ... He began writing ...") and names a recent day only later is a history, whose undated sentences tell
-        of the time they follow, not of that day: they stay undated. A coming date ("will ship in June") is no other
-        past time."""
+        sentence's section as ingestion found it, or a Markdown heading in the text), and before it only in a lead
+        that states no other past time: a text that first tells of another time ("In December 1989, he ... He began
+        writing ...") and names a recent day only later is a history, whose undated sentences tell of the time they
+        follow, not of that day: they stay undated. A coming date ("will ship in June") is no other past time."""
         dated = []
         previous: FuzzyDate | None = None
         frame: FuzzyDate | None = None
