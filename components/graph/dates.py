@@ -33,7 +33,10 @@ PRECISIONS = ("year", "month", "day")
 
 _PERIODS = {"year": "year", "month": "month", "week": "day", "day": "day", "time": "day"}
 _UNIT = r"(day|week|month|year)s?"
-_COUNTED = "one two three four five six seven eight nine ten eleven twelve".split()
+_COUNTED = (
+    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+    "eighteen nineteen twenty"
+).split()
 _NUMBER_WORDS = {"a": 1, "an": 1, **{word: n for n, word in enumerate(_COUNTED, 1)}, "several": 3, "a few": 3, "few": 3}
 # Steps counted from the text's previous date, not from the document's.
 _STEP_RE = re.compile(rf"^(\d+|a few|{'|'.join(_NUMBER_WORDS)})\s+{_UNIT}\s+(later|after|afterwards|earlier|before)$")
@@ -53,6 +56,8 @@ _RANGE_RE = re.compile(r"\s+(?:until|till|through|to|and)\s+|\s*[-–]\s*(?=\d{4
 _DECADE_RE = re.compile(r"\b\d{3}0'?s\b")
 _YEAR_RE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 _RELATIVE_MONTH_RE = re.compile(rf"^(last|next|this)\s+({'|'.join(MONTH_NAMES)})$")
+# What may stand between a counted date and the stated date that restates it ("later, on May 3, 2010", "May, in 2022").
+_JOINED_RE = re.compile(r"[\s,]*(?:(?:in|of|on|at)\s+)?")
 _AGE_RE = re.compile(r"^(aged?\s|\d+\s+years?[\s-]+old$)", re.IGNORECASE)
 
 _END_WORDS = {"until", "till", "through", "to", "ended", "ending", "thru"}
@@ -275,7 +280,31 @@ def find_dates(sentence: Any, anchor: dt.date | None, previous: FuzzyDate | None
             role = "end"
         seen_start = seen_start or role == "start"
         mentions.append(DateMention(start, start + len(text), resolved, role, not is_stated(text)))
-    return mentions
+    return _restated(mentions, sentence.text)
+
+
+def _restated(mentions: list[DateMention], text: str) -> list[DateMention]:
+    """A counted date the sentence restates right after it as a stated one ("Fourteen years later, on January 23,
+    2020"; "The following May, in 2022") is that stated date: a bare month takes the stated year (May 2022), any
+    other counted date gives way to it."""
+    out: list[DateMention] = []
+    for i, mention in enumerate(mentions):
+        after = mentions[i + 1] if i + 1 < len(mentions) else None
+        if (
+            after is None
+            or not mention.relative
+            or after.relative
+            or not _JOINED_RE.fullmatch(text[mention.end : after.start])
+        ):
+            out.append(mention)
+            continue
+        month = _month_named(text[mention.start : mention.end].lower())
+        if mention.date.precision == "month" and month is not None and after.date.precision == "year":
+            date = FuzzyDate(dt.date(after.date.value.year, month, 1), "month")
+            out.append(DateMention(mention.start, mention.end, date, mention.role))
+        elif mention.role != "point" and after.role == "point":
+            out.append(DateMention(mention.start, mention.end, after.date, mention.role))
+    return out
 
 
 def sentence_validity(
@@ -283,7 +312,8 @@ def sentence_validity(
 ) -> tuple[FuzzyDate | None, FuzzyDate | None, str, list[DateMention]]:
     """(valid_at, invalid_at, how valid_at was found, mentions) for one spaCy sentence.
 
-    valid_at is the start of a stated period or the first date the sentence states; invalid_at the end of a stated
+    valid_at is the start of a stated period or the first date the sentence states (a counted date restated as a
+    stated one, "two years later, on May 3, 2010", is May 3, 2010); invalid_at the end of a stated
     period ("from 2001 until 2011", "until March"). With no date in the sentence, valid_at is the document's date
     and the method says so (`document`), or None (`none`) without one.
     """

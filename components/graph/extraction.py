@@ -68,7 +68,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-37"
+EXTRACTOR_VERSION = "spacy-38"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -423,6 +423,24 @@ def _is_heading(sentence: Sentence) -> bool:
     words = [t for t in sentence.span if t.is_alpha]
     closed = text.endswith((".", "!", "?", ":", ";"))
     return text.startswith("#") or ("\n" not in text and len(words) <= 8 and not closed)
+
+
+def _opens_section(sentence: Sentence) -> bool:
+    """A Markdown heading ("## Later years"): it opens another part of the text. (A short line without closing
+    punctuation, which `_is_heading` also reads as one, is as often a signature or a quotation's end in news.)"""
+    return sentence.text.startswith("#")
+
+
+def _sections(sentences: list[Sentence], chunks: list[Any]) -> list[Any]:
+    """Each sentence's section as ingestion found it: the `section_title` of the chunk whose character offsets hold
+    it (None where chunks carry no offsets)."""
+    bounds = []
+    for chunk in chunks:
+        meta = getattr(chunk, "metadata", None) or {}
+        start, end = meta.get("char_start"), meta.get("char_end")
+        if start is not None and end is not None:
+            bounds.append((start, end, meta.get("section_title")))
+    return [next((key for start, end, key in bounds if start <= s.offset < end), None) for s in sentences]
 
 
 def _beside_a_capitalised_word(sentence: Any, mention: Any) -> bool:
@@ -1098,7 +1116,7 @@ class LanguageExtractor(GraphExtractor):
         facts: list[Fact] = []
         recent: list[str] = []  # entity keys, most recently named last
         focus: list[str] = []  # the previous sentence's subjects
-        dated, frame = self._dates(sentences, anchor)
+        dated, frames = self._dates(sentences, anchor, _sections(sentences, chunks))
         events: list[tuple[set[str], list[str]]] = []  # each earlier sentence's nouns and verbs, and its participants
         named_count = Counter(m.key for row in mentions for m in row)  # how often the document names each entity
         for index, sentence in enumerate(sentences):
@@ -1150,7 +1168,9 @@ class LanguageExtractor(GraphExtractor):
                 own_valid, own_invalid, own_method = (
                     validity(event_dates, anchor) if len(event_dates) < len(dates) else (valid, invalid, method)
                 )
-                own_valid, own_method = self._in_frame(sentence.span, own_valid, own_method, anchor, frame, headline)
+                own_valid, own_method = self._in_frame(
+                    sentence.span, own_valid, own_method, anchor, frames[index], headline
+                )
                 # A habit or a description in the simple present that nothing dates is no event of that day.
                 if not headline and own_method in ("document", "context") and _habitual(token):
                     habits.append(key)
@@ -1258,15 +1278,23 @@ class LanguageExtractor(GraphExtractor):
 
     @staticmethod
     def _dates(
-        sentences: list[Sentence], anchor: dt.date | None
-    ) -> tuple[list[tuple[FuzzyDate | None, FuzzyDate | None, str, list[DateMention]]], FuzzyDate | None]:
+        sentences: list[Sentence], anchor: dt.date | None, sections: list[Any] | None = None
+    ) -> tuple[list[tuple[FuzzyDate | None, FuzzyDate | None, str, list[DateMention]]], list[FuzzyDate | None]]:
         """Each sentence's `sentence_validity` (steps of time counted from the text's previous date), and the story's
-        day: the first day shortly before the document's date the text names (the document's own day only when told
-        in the past: "was delivered today", not "now uses"), on which its undated past-tense news happens."""
+        day where it holds: the first day shortly before the document's date the text names (the document's own day
+        only when told in the past: "was delivered today", not "now uses"), on which undated past-tense news happens.
+
+        The story's day holds from the sentence naming it on to the end of its section (news tells its scene, and
+        goes back to it after an aside on an earlier time; a heading opens another part of the text: `sections`, each
+        sentence's section as ingestion found it, or a Markdown heading in the text), and before it only in a lead
+        that states no other past time: a text that first tells of another time ("In December 1989, he ... He began
+        writing ...") and names a recent day only later is a history, whose undated sentences tell of the time they
+        follow, not of that day: they stay undated. A coming date ("will ship in June") is no other past time."""
         dated = []
         previous: FuzzyDate | None = None
         frame: FuzzyDate | None = None
-        for sentence in sentences:
+        named_at = -1  # the sentence naming the story's day
+        for index, sentence in enumerate(sentences):
             valid, invalid, method, dates = sentence_validity(sentence.span, anchor, previous)
             dated.append((valid, invalid, method, dates))
             stated = [m.date for m in dates if not m.relative]
@@ -1279,8 +1307,21 @@ class LanguageExtractor(GraphExtractor):
                 if frame is None and (
                     0 < days <= 31 or (days == 0 and _tells_past(_clause_verb(_mention_span(sentence.span, mention))))
                 ):
-                    frame = mention.date
-        return dated, frame
+                    frame, named_at = mention.date, index
+        frames: list[FuzzyDate | None] = [None] * len(sentences)
+        if frame is None or anchor is None:
+            return dated, frames
+        day = FuzzyDate(frame.value, "day")
+        for index, (_, _, _, dates) in enumerate(dated[:named_at]):  # the lead, up to another past time
+            if any(not day.agrees_with(m.date) and m.date.value < anchor for m in dates):
+                break
+            frames[index] = frame
+        sections = sections or [None] * len(sentences)
+        for index in range(named_at, len(sentences)):  # on to the end of its section
+            if index > named_at and (sections[index] != sections[named_at] or _opens_section(sentences[index])):
+                break
+            frames[index] = frame
+        return dated, frames
 
     @staticmethod
     def _in_frame(
@@ -1291,9 +1332,9 @@ class LanguageExtractor(GraphExtractor):
         frame: FuzzyDate | None,
         headline: bool = False,
     ) -> tuple[FuzzyDate | None, str]:
-        """Undated past-tense news happens on the day the text just named; a bare year or month that is the
-        document's own is made as precise as that day (or the document's date). A headline tells the news in the
-        present tense ("Talmont unveils its new jet"): its undated event happens on that day too."""
+        """Undated past-tense news happens on the day the text just named. A headline tells the news in the present
+        tense ("Talmont unveils its new jet"): its undated event happens on that day too. A year or a month the
+        sentence states is shown as that year or month ("In 2024 ..." is 2024), never as a day it does not name."""
         if anchor is None:
             return valid, method
         # Tense and modality of the sentence's own predicate (its root and auxiliaries), not of a clause it reports:
@@ -1302,11 +1343,6 @@ class LanguageExtractor(GraphExtractor):
             says = sentence.root.lemma_ in _SAYING and sentence.root.tag_ == "VBZ"  # "Talmont claims that ..."
             if frame is not None and (headline or says or _tells_past(sentence.root)):
                 return frame, "context"
-            return valid, method
-        if valid is not None and valid.precision != "day":
-            day = frame.value if frame is not None else anchor
-            if FuzzyDate(day, "day").agrees_with(valid) and FuzzyDate(anchor, "day").agrees_with(valid):
-                return FuzzyDate(day, "day"), method
         return valid, method
 
     def _entities(

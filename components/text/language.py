@@ -93,7 +93,7 @@ def _load(name: str) -> Language:
         import spacy
 
         try:  # a pipeline installed as a package folder or a path on disk
-            return spacy.load(name)
+            return _keep_dotted_names(spacy.load(name))
         except OSError:
             raise LanguageModelMissing(
                 f"The spaCy pipeline {name!r} is not installed; install its package or set SPACY_MODEL (the "
@@ -101,6 +101,23 @@ def _load(name: str) -> Language:
             ) from exc
     nlp = module.load()
     logger.info("Loaded spaCy pipeline {pipeline} ({pipes})", pipeline=name, pipes=",".join(nlp.pipe_names))
+    return _keep_dotted_names(nlp)
+
+
+def _keep_dotted_names(nlp: Language) -> Language:
+    """A name written with a dot before a short capitalised suffix ("Character.AI", "Varno.IO") stays one word.
+
+    English tokenisation splits a dot between a lower-case and a capital letter, to read a sentence end whose space
+    is missing ("the war.In 1990"); the parser then also ended the sentence inside the name ("... co-founded
+    Character." and "AI with ..."). A dot followed by two to five capitals and the word's end is kept."""
+    from spacy.lang.char_classes import ALPHA_LOWER, ALPHA_UPPER, CONCAT_QUOTES
+    from spacy.util import compile_infix_regex
+
+    glued = rf"(?<=[{ALPHA_LOWER}{CONCAT_QUOTES}])\.(?=[{ALPHA_UPPER}{CONCAT_QUOTES}])"
+    infixes = list(nlp.Defaults.infixes or ())
+    if glued in infixes:
+        infixes[infixes.index(glued)] = glued + r"(?![A-Z]{2,5}\b)"
+        nlp.tokenizer.infix_finditer = compile_infix_regex(infixes).finditer
     return nlp
 
 

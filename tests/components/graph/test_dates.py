@@ -62,6 +62,19 @@ class TestStatedDates:
         assert iso("Two years later, it opened a plant.", previous=previous) == "1986"
         assert iso("The following year the system was released.", previous=previous) == "1985"
 
+    def test_a_counted_date_restated_as_a_stated_one_is_the_stated_one(self):
+        previous = FuzzyDate.parse("2006-01-15")
+        valid, _, method, _ = validity(
+            "Fourteen years later, on January 23, 2020, Varnopedia passed a million.", previous=previous
+        )
+        assert (valid.iso(), method) == ("2020-01-23", "stated")
+        assert iso("Two years later, on May 3, 2010, the plant opened.", previous=previous) == "2010-05-03"
+        # a bare month takes the year stated right after it, not the document's
+        valid, _, method, _ = validity("The following May, in 2022, Quillon Labs raised 40 million dollars.", ANCHOR)
+        assert (valid.iso(), method) == ("2022-05", "stated")
+        # a month of the sentence's own event and a year it compares with are two dates: the first dates the event
+        assert iso("In March, Quillon Labs sold 400 boats, up from 300 in 2017.", ANCHOR) == "2019-03"
+
     def test_without_a_date_the_document_date(self):
         valid, invalid, method, _ = validity("Nordvik makes aircraft.", ANCHOR)
         assert (valid.iso(), invalid, method) == ("2019-02-14", None, "document")

@@ -9,6 +9,7 @@ import pytest
 
 from components.graph.extraction import LanguageExtractor
 from components.graph.model import normalise_name
+from components.knowledge_base.store import ChunkRecord
 from components.text.language import analyse_text
 from tests.components.graph.conftest import NORDVIK_2019, NORDVIK_2020, make_document
 
@@ -85,9 +86,12 @@ class TestLanguageExtractor:
         # `spacy-33`'s kinds did not read the names an entity is listed with (`kinds-8`); `spacy-33` to `spacy-35`
         # kept "Van Dijkhof" apart from "Maarten van Dijkhof" and "Petra Lindstrand" from "Petra K. Lindstrand";
         # `spacy-36` cut a title word off a place's or a company's name ("Orvel" of "St. Orvel", of "Orvel
-        # Technology") and kept the piece the recogniser cut off a name ("Darsh" of "Darsh Pashkov").
-        old = [f"spacy/spacy-{n}" for n in (36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18)]
-        old += [f"spacy/spacy-{n}" for n in (17, 15, 14, 11, 10)]
+        # Technology"), and `spacy-37` ran a name the recogniser cut on to its last word (not kept); up to `spacy-37`
+        # a counted date won over the stated one restating it ("Fourteen years later, on January 23, 2020"), a
+        # stated year or month was shown as a day, any undated past sentence of a document was put on the day the
+        # story named, and a sentence ended inside a dotted name ("Character." of "Character.AI").
+        old = [f"spacy/spacy-{n}" for n in (37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19)]
+        old += [f"spacy/spacy-{n}" for n in (18, 17, 15, 14, 11, 10)]
         assert LanguageExtractor().stamp not in old
 
     def test_entities_kinds_and_suffixes(self):
@@ -730,6 +734,72 @@ class TestEventDates:
     )
     def test_the_date_of_an_entitys_event(self, text, published, start, key, expected):
         assert date_of(extract(text, date=published), start, key) == expected
+
+    @pytest.mark.parametrize(
+        ("text", "start", "expected"),
+        [
+            ("In 2024 Quillon Labs introduced the Varno engine.", "In 2024", "2024"),
+            ("In June, Quillon Labs opened a plant in Tarnby.", "In June", "2024-06"),
+            ("In early 2024, Quillon Labs hired 300 engineers.", "In early 2024", "2024"),
+            # in the story's scene too: the month is the sentence's, the day the story named is not
+            (
+                "On June 3, Quillon Labs bought Varno Marine for 40 million dollars. The deal closed the same month.",
+                "The deal closed",
+                "2024-06",
+            ),
+        ],
+    )
+    def test_a_stated_year_or_month_is_shown_at_its_own_precision(self, text, start, expected):
+        assert fact_for(extract(text, date=dt.date(2024, 6, 11)), start).valid_at.iso() == expected
+
+    def test_the_storys_day_ends_with_its_section(self):
+        graph = extract(
+            "## Version 3\n\nOn October 7, 2024, Tavin Orrell released version 3 of the interpreter. He thanked "
+            "hundreds of volunteers.\n\n## Users\n\nVarno Labs adopted the interpreter for its robots.",
+            date=dt.date(2024, 10, 9),
+        )
+        assert fact_for(graph, "He thanked").date_method == "context"
+        assert fact_for(graph, "Varno Labs adopted").date_method == "document"  # another section: undated
+
+    def test_the_storys_day_ends_with_the_section_ingestion_found(self):
+        scene = "On October 7, 2024, Tavin Orrell released version 3 of the interpreter. He thanked many volunteers."
+        text = f"{scene}\n\nVarno Labs adopted the interpreter for its robots."
+        document, _ = make_document("doc", text, dt.date(2024, 10, 9), "t")
+        chunks = [
+            ChunkRecord(
+                chunk_id=f"doc-c{i}",
+                document_id="doc",
+                chunk_index=i,
+                text=text[start:end],
+                metadata={"char_start": start, "char_end": end, "section_title": title},
+            )
+            for i, (start, end, title) in enumerate([(0, len(scene), "Release"), (len(scene) + 2, len(text), "Users")])
+        ]
+        graph = LanguageExtractor().extract(document, chunks)
+        assert fact_for(graph, "He thanked").date_method == "context"
+        assert fact_for(graph, "Varno Labs adopted").date_method == "document"
+
+    def test_a_dotted_name_keeps_its_sentence_and_its_date(self):
+        graph = extract("Tavin Orrell co-founded Varnolab.AI with Mira Vell in 2021.", date=dt.date(2024, 10, 9))
+        assert date_of(graph, "Tavin Orrell co-founded Varnolab.AI with", "tavin orrell") == "2021"
+
+    def test_the_storys_day_is_not_that_of_a_history_told_before_it(self):
+        graph = extract(
+            "In December 1989, Tavin Orrell was working at a lab in Varnby. Looking for a hobby over the holidays, "
+            "he began writing an interpreter. Orrell named it after a comedy group. On October 7, 2024, Orrell "
+            "released version 3 of the interpreter. He thanked hundreds of volunteers. In 2015, Orrell had founded "
+            "the Varnby Foundation. He hired ten engineers there.",
+            date=dt.date(2024, 10, 9),
+        )
+        # told after the text's 1989, before the story's day is named: not that day, undated
+        assert {fact_for(graph, start).date_method for start in ("Looking for a hobby", "Orrell named")} == {"document"}
+        assert fact_for(graph, "Orrell named").valid_at.iso() == "2024-10-09"  # filed at the document's date
+        # from the sentence naming it on, the story's scene, also after an aside on an earlier time
+        for start in ("He thanked", "He hired"):
+            assert (fact_for(graph, start).valid_at.iso(), fact_for(graph, start).date_method) == (
+                "2024-10-07",
+                "context",
+            )
 
 
 class TestWhatIsAnEvent:

@@ -47,6 +47,18 @@ class TestSentences:
             "Then they left.",
         ]
 
+    def test_a_name_with_a_dot_before_a_capitalised_suffix_is_one_word_and_ends_no_sentence(self):
+        text = (
+            "Tavin Orrell co-founded Varnolab.AI with Mira Vell in 2021; Quillon hired them. It was the war.In 1990 it "
+            "rained."
+        )
+        assert [text[start:end] for start, end in sentence_spans(text)] == [
+            "Tavin Orrell co-founded Varnolab.AI with Mira Vell in 2021; Quillon hired them.",
+            "It was the war.",  # a missing space after a sentence's end still ends it
+            "In 1990 it rained.",
+        ]
+        assert "Varnolab.AI" in [token.text for token in parse(text)]
+
 
 class TestQuestions:
     def test_a_question_is_read_once_without_parse_or_entities(self):
