@@ -93,7 +93,7 @@ class CitationChecker(InitParameterSerialization):
             bare = CITATION_MARK.sub(" ", sentence)
             sentence_terms = terms(bare)
             supporting: list[int] = []  # the chunks a verdict is checked against; else its citations
-            if citations and words(bare) in VERDICT_HEADLINES:
+            if citations and is_verdict(bare):
                 if not question_terms:
                     # Without the question a verdict's claim is unknown ("yes" to what?): left out, as "Yes." is.
                     carried = citations
@@ -137,6 +137,13 @@ class CitationChecker(InitParameterSerialization):
 
 # The headlines of a yes/no verdict, as `words` reads them ("yes [1]." -> ["yes"]).
 VERDICT_HEADLINES = (["yes"], ["no"])
+
+
+def is_verdict(sentence: str) -> bool:
+    """Whether `sentence` is a yes/no verdict's headline ("yes [1].", "No."): no source holds its words; what it claims
+    is the question's (or its opposite)."""
+    return words(CITATION_MARK.sub(" ", sentence)) in VERDICT_HEADLINES
+
 # Lines the extractive answer writes as they are: each is a sentence of its own.
 _FIXED_LINES = (UNSURE_NOTE, NO_EVIDENCE_ANSWER)
 # The extractive answer's abstentions: its lines that name no part, and those that do (their fields hold the parts'

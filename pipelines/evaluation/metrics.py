@@ -134,6 +134,12 @@ def mean(values: Iterable[float | None]) -> float | None:
     return sum(present) / len(present) if present else None
 
 
+def citation_precision(citations: Iterable[dict[str, Any]]) -> float | None:
+    """The share of cited sentences their chunk supports; a citation judged by nothing the chunk can hold (a yes/no
+    verdict's headline, `"supported": None`) is left out."""
+    return mean(float(citation["supported"]) for citation in citations if citation["supported"] is not None)
+
+
 def aggregate_with_haystack(records: Sequence[dict[str, Any]]) -> dict[str, float]:
     """Haystack's document evaluators over the records' ranked documents: a cross-check of our own numbers.
 

@@ -41,6 +41,7 @@ from haystack import logging
 
 from components.contracts.selection import DEFAULT_SOURCES, check_sources
 from components.embedding import get_embedding_model
+from components.generation.citation_checker import is_verdict
 from components.knowledge_base.factory import open_knowledge_base
 from components.settings import get_settings, reload_settings
 from components.text.dates import parse_date
@@ -346,7 +347,13 @@ class EvaluationRun:
                         "chunk_id": chunk_id,
                         "source_type": chunk.source_type if chunk else None,
                         "found_by": found_by.get(chunk_id, []),
-                        "supported": self._supports(sentence.text, chunk.text) if chunk else False,
+                        # A yes/no verdict's headline holds no words a chunk can support: judged by the pipeline's
+                        # check of the question's claim only, and left out of the citation precision.
+                        "supported": None
+                        if is_verdict(sentence.text)
+                        else self._supports(sentence.text, chunk.text)
+                        if chunk
+                        else False,
                         "pipeline_supported": sentence.supported_by_pipeline,
                     }
                 )
@@ -441,7 +448,7 @@ class EvaluationRun:
                 )
             citations = [c for r in records for c in r.get("citations") or []]
             answers["citations"] = len(citations)
-            answers["citation_precision"] = metrics.mean(float(c["supported"]) for c in citations)
+            answers["citation_precision"] = metrics.citation_precision(citations)
             flagged = [c["pipeline_supported"] for c in citations if c.get("pipeline_supported") is not None]
             answers["pipeline_supported_share"] = metrics.mean(float(flag) for flag in flagged)
             latencies = [r["latency_ms"] for r in records]

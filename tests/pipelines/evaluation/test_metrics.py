@@ -95,3 +95,16 @@ class TestPercentile:
     def test_no_values_give_the_empty_value(self) -> None:
         assert metrics.percentile([], 50) == 0.0
         assert math.isnan(metrics.percentile([], 95, empty=math.nan))
+
+
+def test_citation_precision_leaves_out_a_verdict_no_chunk_can_hold():
+    from components.generation.citation_checker import is_verdict
+
+    citations = [
+        {"sentence": "no [1].", "supported": None},  # a yes/no verdict: judged by the pipeline, not by its words
+        {"sentence": "The Lantern Review is a weekly printed in Ostby [1].", "supported": True},
+        {"sentence": "It was founded in 1923 [2].", "supported": False},
+    ]
+    assert metrics.citation_precision(citations) == 0.5
+    assert metrics.citation_precision(citations[:1]) is None
+    assert is_verdict("no [1].") and is_verdict("Yes.") and not is_verdict("No one knows [1].")
