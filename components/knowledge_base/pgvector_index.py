@@ -867,11 +867,14 @@ def open_chunk_index(
 
 
 def collection_names(document_store: Any) -> list[str]:
-    """The tables of the store's schema, read on the process's pool without the store (whose first call creates its
-    table)."""
+    """The document tables of the store's schema (those with a document store's `embedding` and `meta` columns: not
+    the graph's, the keyword postings' or the conversation memory's tables beside them), read on the process's pool
+    without the store (whose first call creates its table)."""
     with pooled_connection(connection_pool_for(_store_url(document_store))) as conn:
         rows = conn.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (document_store.schema_name,)
+            "SELECT table_name FROM information_schema.columns WHERE table_schema = %s"
+            " AND column_name IN ('embedding', 'meta') GROUP BY table_name HAVING count(DISTINCT column_name) = 2",
+            (document_store.schema_name,),
         ).fetchall()
     return [row[0] for row in rows]
 

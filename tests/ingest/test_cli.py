@@ -117,7 +117,7 @@ def test_docs_of_a_collection_that_does_not_exist_create_nothing(knowledge_base,
     from components import settings as settings_module
     from components.settings import reload_settings
 
-    missing = f"nosuch_{uuid.uuid4().hex[:6]}"
+    missing = f"{knowledge_base.collection}_{uuid.uuid4().hex[:3]}"  # close to the collection's name: listed first
     monkeypatch.setenv("KB_COLLECTION", missing)
     reload_settings()
     for argv in (["docs", "list"], ["docs", "show", "doc_1"], ["docs", "delete", "doc_1", "--yes"]):
@@ -125,6 +125,7 @@ def test_docs_of_a_collection_that_does_not_exist_create_nothing(knowledge_base,
         error = capsys.readouterr().err
         assert error.startswith(f"research: The pgvector knowledge base has no collection {missing!r} (it holds ")
         assert repr(knowledge_base.collection) in error and error.count("\n") == 1
+        assert "_postings" not in error and "_graph_" not in error  # the tables beside a collection are none
     # The default collection before anything was ingested has nothing to list, and is not created either.
     default_setting = settings_module.default_setting
     monkeypatch.setattr(settings_module, "default_setting", lambda name: missing if name == "kb_collection" else (

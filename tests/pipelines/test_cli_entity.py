@@ -84,7 +84,7 @@ class TestEntityCommand:
         assert "Nordvik agreed to pay" in undated
 
     def test_a_collection_without_a_graph_is_one_sentence_and_creates_nothing(self, collection, capsys):
-        missing = f"nosuch_{uuid.uuid4().hex[:6]}"
+        missing = f"{collection}_{uuid.uuid4().hex[:3]}"  # close to the collection's name: listed among the first
         for command in (["timeline", "Nordvik"], ["relations", "Nordvik"], ["search", "bribery"], ["list"]):
             assert cli_main(["entity", *command, "--collection", missing]) == 1
             error = capsys.readouterr().err
