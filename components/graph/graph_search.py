@@ -146,13 +146,14 @@ class GraphSearch(GraphStoreComponent):
 
     def warm_up_from(self, other: object) -> None:
         """`warm_up()` on what `other` loaded when it is a branch configured alike (the same graph store and
-        parameters): its graph store and in-memory entity-passage graph. The catalog's pipeline for a selection of
-        sources warms up so from its whole research pipeline, keeping one copy of the graph in memory, not one per
-        pipeline."""
+        parameters): its graph store, in-memory entity-passage graph and knowledge base. The catalog's pipeline for a
+        selection of sources warms up so from its whole research pipeline, keeping one copy of the graph in memory
+        and one set of connections, not one per pipeline."""
         if type(other) is type(self) and isinstance(other, GraphSearch) and other.to_dict() == self.to_dict():
             other.warm_up()
             if self._store is None:
                 self._store, self._passage_graph, self._model = other._store, other._passage_graph, other._model
+            self._kb.share(other._kb)  # the passages' chunks read through the same connections
         self.warm_up()
 
     def known_entities(self, text: str) -> list[str]:

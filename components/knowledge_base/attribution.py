@@ -122,6 +122,7 @@ class KnowledgeBaseAccess:
             settings = get_settings()
             self._settings = settings.model_copy(update={"kb_backend": backend}) if backend is not None else settings
         self._store: KnowledgeBase | None = None
+        self._shared = False  # the store is another access's (`share`): closing this one leaves it open
         self._lock = threading.Lock()
 
     def get(self) -> KnowledgeBase:
@@ -154,11 +155,21 @@ class KnowledgeBaseAccess:
 
     def close(self) -> None:
         """Close the knowledge base opened here (its store's connection, a local engine's shared client); the next
-        call opens it again."""
+        call opens it again. One taken from another access (`share`) is only let go: its owner closes it."""
         with self._lock:
             store, self._store = self._store, None
-        if store is not None:
+            shared, self._shared = self._shared, False
+        if store is not None and not shared:
             store.close()
+
+    def share(self, other: KnowledgeBaseAccess) -> None:
+        """Read through `other`'s knowledge base (opened now if it is not yet) instead of opening one of its own:
+        a pipeline built for a selection of sources shares its whole pipeline's connections. The caller checks that
+        both read the same store alike; nothing changes when this access is open already or `other` cannot open."""
+        other.warm_up()
+        with self._lock:
+            if self._store is None and other._store is not None:
+                self._store, self._shared = other._store, True
 
     def warm_up(self) -> None:
         """Open the knowledge base now; a failure is logged once and retried by the next call."""
@@ -230,6 +241,14 @@ class KnowledgeBaseComponent(GuardedComponent):
     def warm_up(self) -> None:
         """Open the knowledge base over the document store (a failure shows in the next run's status)."""
         self._kb.warm_up()
+
+    def warm_up_from(self, other: object) -> None:
+        """`warm_up()` reading through `other`'s knowledge base when it is a component configured alike (a pipeline
+        built for a selection of sources, from its whole pipeline): no second set of connections."""
+        alike = type(other) is type(self) and isinstance(other, KnowledgeBaseComponent)
+        if alike and other.to_dict() == self.to_dict():
+            self._kb.share(other._kb)
+        self.warm_up()
 
     def close(self) -> None:
         """Close the knowledge base `warm_up` opened (the runtime closes its pipelines' components when it ends)."""

@@ -158,6 +158,14 @@ class ResearchRanker(InitParameterSerialization):
         """Close the knowledge base the evidence came from (the runtime closes its pipelines' components)."""
         self._kb.close()
 
+    def warm_up_from(self, other: object) -> None:
+        """`warm_up()` reading the evidence through `other`'s knowledge base when it is a ranker configured alike (a
+        pipeline built for a selection of sources, from its whole pipeline): no second set of connections."""
+        if type(other) is type(self) and isinstance(other, ResearchRanker) and other.to_dict() == self.to_dict():
+            if self.use_store_evidence:
+                self._kb.share(other._kb)
+        self.warm_up()
+
     @component.output_types(documents=list[Document], ranked=RankedDocuments)
     def run(
         self,

@@ -212,3 +212,20 @@ class TestResearchForASelection:
         for sources in (["memory"], ["web"], ["arxiv"]):
             catalog.research(QUESTIONS[0], sources=sources)
         assert calls == []
+
+    def test_a_selection_reads_through_the_whole_pipeline_s_knowledge_base_and_leaves_it_open_when_dropped(
+        self, catalog
+    ):
+        # One set of connections per catalog: a selection's knowledge-base branches and ranker read through the
+        # whole pipeline's knowledge bases, and dropping the selection does not close them.
+        catalog.research(QUESTIONS[0], sources=KB)
+        whole = catalog.get("research")
+        key = ("research", frozenset({"graph", "web", "arxiv", "memory"}))
+        with catalog._selections.lease(key) as selection:
+            for name in ("kb_dense", "kb_keyword", "ranker"):
+                assert selection.pipeline.get_component(name)._kb.get() is whole.get_component(name)._kb.get(), name
+            selection.pipeline.get_component("kb_dense").close()
+            selection.pipeline.get_component("ranker").close()
+        assert whole.get_component("kb_dense")._kb._store is not None
+        assert whole.get_component("ranker")._kb._store is not None
+        assert catalog.research(QUESTIONS[1], sources=["all"]).chunks  # the whole pipeline still answers
