@@ -221,10 +221,8 @@ class TestGraphIngestHook:
         _assert_tried_again(ingestor, item, hook, f"{failing.stamp}+failed2@{_mark(kb, document_id)}")
         left = ingestor.ingest_items([item])
         assert left.skipped == ["news:nordvik-nv900"] and not left.reextracted and failing.calls == 2
-        assert left.notes == [
-            "1 document has no knowledge graph because extraction of its new or changed text failed (1 of them 2 times "
-            "in a row, which are tried again only by `research ingest --reextract` on their files)."
-        ]
+        failed = "1 document has no knowledge graph because extraction of its new or changed text failed"
+        assert left.notes == [failed + TWICE]
         # --reextract forces another attempt.
         forced = ingestor.ingest_items([item], reextract=True)
         assert forced.reextracted == ["news:nordvik-nv900"] and failing.calls == 3
@@ -267,6 +265,10 @@ class TestGraphIngestHook:
         assert again.reextracted == [source] and flaky.calls == 4 and again.notes == []
         assert _stamp(graph, document_id) == flaky.stamp
         assert graph.document_fact_count(document_id) >= 4
+
+
+# The tail of a failure note once the attempts ran out (`max_attempts=2`).
+TWICE = " (1 of them 2 times in a row, which are tried again only by `research ingest --reextract` on their files)."
 
 
 class KeptExtractor(Flaky):
@@ -314,10 +316,7 @@ class TestAFailedReExtractionKeepsTheGraphOfTheSameText:
         # Tried again by the next ingest and counted toward max_attempts, still keeping the facts.
         again = _assert_tried_again(ingestor, item, hook, f"{extractor.stamp}+failed2@{_mark(kb, document_id)}+kept")
         assert extractor.calls == 3 and graph.document_fact_count(document_id) == count
-        assert again.notes == [
-            "1 document kept its earlier graph because extracting it again failed (1 of them 2 times in a row, which "
-            "are tried again only by `research ingest --reextract` on their files)."
-        ]
+        assert again.notes == ["1 document kept its earlier graph because extracting it again failed" + TWICE]
 
         # Re-ingested by force (chunks written again, the graph restamped in the knowledge base's transaction): the
         # same text and chunks, so the facts still stay.
@@ -504,14 +503,7 @@ class TestFailedExtractionAttempts:
         assert source_mark(SimpleNamespace(content_hash=""), chunks) is None
 
     def test_the_note_tells_kept_graphs_from_missing_ones(self):
-        from unittest.mock import Mock
-
-        from components.graph.store import GraphStore
-
-        store = Mock(spec=GraphStore)
-        extractor = LanguageExtractor(embedding_model=None)
-        hook = GraphIngestHook(store=store, extractor=extractor)
-        current = extractor.stamp
+        hook, store, current = _noting_hook()
         store.extractor_stamp_counts.return_value = {current: 40, f"{current}+failed@1f0c9a2e+kept": 3}
         assert hook.ingest_note() == (
             "3 documents kept their earlier graph because extracting them again failed; the next ingest tries again."
@@ -532,15 +524,7 @@ class TestFailedExtractionAttempts:
                 GraphIngestHook(max_attempts=bad)
 
     def test_the_note_counts_the_documents_without_a_graph(self):
-        from unittest.mock import Mock
-
-        from components.graph.extraction import LanguageExtractor
-        from components.graph.store import GraphStore
-
-        store = Mock(spec=GraphStore)
-        extractor = LanguageExtractor(embedding_model=None)
-        hook = GraphIngestHook(store=store, extractor=extractor)
-        current = extractor.stamp
+        hook, store, current = _noting_hook()
         store.extractor_stamp_counts.return_value = {current: 40, f"{current}+without-embeddings": 2}
         assert hook.ingest_note() is None
         store.extractor_stamp_counts.return_value = {
@@ -550,6 +534,18 @@ class TestFailedExtractionAttempts:
             "7 documents have no knowledge graph because extraction of their new or changed text failed (4 of them 3 "
             "times in a row, which are tried again only by `research ingest --reextract` on their files)."
         )
+
+
+def _noting_hook():
+    """A graph hook over a mock store whose stamp counts a test sets: (hook, store, the extractor's current stamp)."""
+    from unittest.mock import Mock
+
+    from components.graph.extraction import LanguageExtractor
+    from components.graph.store import GraphStore
+
+    store = Mock(spec=GraphStore)
+    extractor = LanguageExtractor(embedding_model=None)
+    return GraphIngestHook(store=store, extractor=extractor), store, extractor.stamp
 
 
 def _ingest_nordvik(kb, graph, extractor) -> str:
