@@ -72,6 +72,10 @@ def failed_attempts(stamp: str | None, extractor_stamp: str, mark: str | None = 
     return int(found.group(1) or 1)
 
 
+class GraphUnreadable(RuntimeError):
+    """A document's extraction failed and its stored graph could not be read either: its write is refused whole."""
+
+
 class GraphIngestHook:
     """The ingestion hook that keeps the graph in step with the knowledge base.
 
@@ -199,13 +203,12 @@ class GraphIngestHook:
             attempt = self._failed_before(document) + 1
             kept = self._keeps_graph(document, chunks)
             if kept is None:
-                logger.warning(
-                    "Graph extraction failed for {document_id} and its stored graph could not be read; it is left as "
-                    "it is, and the next ingest tries again: {reason}",
-                    document_id=document.document_id,
-                    reason=first_line(exc, 200),
-                )
-                return
+                # Nothing tells whether the stored graph still fits the text, so nothing is written: the document's
+                # whole write fails (its knowledge-base transaction rolls back), and the next ingest tries again.
+                raise GraphUnreadable(
+                    "its graph extraction failed and the stored graph could not be read to tell whether it still "
+                    f"fits the text ({first_line(exc, 200)}); nothing was changed, and the next ingest tries again"
+                ) from exc
             logger.warning(
                 "Graph extraction failed for {document_id} (attempt {attempt} of {attempts}{after}; {graph}): "
                 "{reason}",

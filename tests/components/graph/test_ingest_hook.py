@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from components.graph.extraction import LanguageExtractor
-from components.graph.ingest_hook import GraphIngestHook, content_mark
+from components.graph.ingest_hook import GraphIngestHook, GraphUnreadable, content_mark
 from components.graph.model import DocumentGraph
 from components.graph.postgres_store import PostgresGraphStore
 from ingest.ingestor import Ingestor, default_hooks, document_id_for
@@ -376,8 +376,18 @@ class TestAFailedReExtractionKeepsTheGraphOfTheSameText:
             raise TimeoutError("the graph's server did not answer in time")
 
         monkeypatch.setattr(graph, "source_marks", unreadable)
-        assert Ingestor(store=kb, hooks=[GraphIngestHook(store=graph, extractor=extractor)]).refresh(document_id)
+        ingestor = Ingestor(store=kb, hooks=[GraphIngestHook(store=graph, extractor=extractor)])
+        with pytest.raises(GraphUnreadable, match="nothing was changed, and the next ingest tries again"):
+            ingestor.refresh(document_id)
         assert graph.document_fact_count(document_id) == count >= 4 and _stamp(graph, document_id) == stamp
+        # A changed text then fails whole: the knowledge base keeps the earlier text, which the graph still fits,
+        # and the report names the document (the next ingest writes it again).
+        report = ingestor.ingest_text(NORDVIK_2020, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14))
+        assert [source for source, _ in report.failed] == ["news:nordvik-nv900"]
+        assert "could not be read" in report.failed[0][1]
+        text = " ".join(chunk.text for chunk in kb.get_document(document_id)[1])
+        assert "end production of the NV900" in text and "agreed to pay" not in text
+        assert graph.document_fact_count(document_id) == count and _stamp(graph, document_id) == stamp
 
     def test_a_changed_text_loses_its_earlier_graph_when_its_extraction_fails(
         self, stores, embedding_model, tmp_path
