@@ -564,9 +564,7 @@ class PipelineCatalog:
             self.get(name) if self._entries[name].pipeline is not None else await asyncio.to_thread(self.get, name)
         )
         key = self._selection_key(name, inputs)
-        held = self._selections.hold(key, build=False)
-        if held is None:
-            held = await asyncio.to_thread(self._selections.hold, key)  # built and warmed off the loop, once
+        held = await self._selections.hold_async(key)  # built and warmed off the loop, once
         with held as selection:
             run_spec, run_pipeline = (spec, pipeline) if selection is None else (selection.spec, selection.pipeline)
             data = self._pipeline_inputs(run_spec, inputs)

@@ -28,6 +28,7 @@ pruned.inputs, pruned.pipeline, pruned.statuses  # None when the pipeline must r
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -182,6 +183,19 @@ class SelectionCache:
         kept = self._get(key) if build else self._take(key)
         return None if kept is None else self._leased(kept)
 
+    async def hold_async(self, key: Any) -> AbstractContextManager[Any]:
+        """`hold` for an event loop: the kept value at once, else built in a worker thread. A question cancelled
+        while the value is built gives the lease the thread took back as soon as the thread is done."""
+        held = self.hold(key, build=False)
+        if held is not None:
+            return held
+        taking = asyncio.ensure_future(asyncio.to_thread(self.hold, key))
+        try:
+            return await asyncio.shield(taking)
+        except asyncio.CancelledError:
+            taking.add_done_callback(_give_back)
+            raise
+
     @contextmanager
     def _leased(self, kept: _Kept) -> Iterator[Any]:
         try:
@@ -233,3 +247,10 @@ class SelectionCache:
             values = [kept.value for kept in self._kept.values()]
             self._kept.clear()
         return values
+
+
+def _give_back(taking: asyncio.Future) -> None:
+    """Release the lease a worker thread took for a question that was cancelled meanwhile."""
+    if not taking.cancelled() and taking.exception() is None:
+        with taking.result():
+            pass

@@ -130,6 +130,37 @@ KB = ["kb"]
 QUESTIONS = ["Which river does Warsaw stand on?", "Who won two Nobel Prizes?", "How do HNSW graphs index vectors?"]
 
 
+def test_a_question_cancelled_while_its_selection_is_built_gives_its_lease_back():
+    import threading
+
+    release = threading.Event()
+    closed: list[str] = []
+
+    def build(key: str) -> str:
+        release.wait(5)
+        return f"pipeline {key}"
+
+    cache = SelectionCache(build, closed.append, limit=1)
+
+    async def scenario() -> None:
+        asked = asyncio.ensure_future(cache.hold_async("a"))
+        await asyncio.sleep(0.05)  # the worker thread is building "a"
+        asked.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asked
+        release.set()
+        for _ in range(100):  # the thread finishes and its lease is given back
+            await asyncio.sleep(0.02)
+            if len(cache):
+                break
+        await asyncio.sleep(0.05)
+        with await cache.hold_async("b"):  # "a" is dropped: closed, since nobody holds it
+            pass
+
+    asyncio.run(scenario())
+    assert closed == ["pipeline a"]
+
+
 @pytest.fixture(scope="module")
 def catalog(settings, database_url, embedding_model) -> PipelineCatalog:
     collection = fresh_collection_name()
