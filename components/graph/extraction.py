@@ -68,7 +68,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-38"
+EXTRACTOR_VERSION = "spacy-39"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -1446,8 +1446,13 @@ class LanguageExtractor(GraphExtractor):
         # "Vice") ends a name as a word of it ("Orvel Technology", "Vell Financial"), not as a title.
         while len(span) > 1 and _title_word(span[0]) and kind != "place":
             span = span[1:]
-        while len(span) > 1 and _title_word(span[-1]) and span[-1].lower_ not in _OFFICE_OPENERS:
-            span = span[:-1]
+        # Only as the name's own last word after a capitalised word of it: once a title is cut off its end ("Ana
+        # Roe, Chief Financial Officer"), or after a lower-case word ("Ana Roe as Senior ..."), it opens an office.
+        cut = False
+        while len(span) > 1 and _title_word(span[-1]) and (
+            cut or span[-1].lower_ not in _OFFICE_OPENERS or not span[-2].text[:1].isupper()
+        ):
+            span, cut = span[:-1], True
         # A generational suffix ends a person's name ("Tavin Orrell Jr." is not his father, "Tavin Orrell Sr."); alone
         # or opening a name ("Jr." after "Tavin Orrell," where the recogniser ended the name at the comma) it is none.
         while len(span) > 0 and span[0].lower_.rstrip(".") in _GENERATIONAL:
