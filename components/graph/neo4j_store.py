@@ -131,10 +131,11 @@ QUERIES = {
     "dated[-1][0] AS last_from, dated[-1][1] AS last_precision "
     "ORDER BY CASE WHEN key = $key THEN 0 WHEN $key IN aliases THEN 1 WHEN key STARTS WITH $key THEN 2 "
     "ELSE 3 END, n DESC, name LIMIT $cap",
-    "collection_exists": "MATCH (n) WHERE n.collection = $c AND (n:GraphDocument OR n:Entity) "
-    "RETURN true AS found LIMIT 1",
-    "graph_collections": "MATCH (n) WHERE n:GraphDocument OR n:Entity RETURN DISTINCT n.collection AS collection "
-    "ORDER BY collection",
+    # Bound to the labels (and the `collection` indexes), not a scan of every node of the database.
+    "collection_exists": "RETURN EXISTS { MATCH (:GraphDocument {collection: $c}) } "
+    "OR EXISTS { MATCH (:Entity {collection: $c}) } AS found",
+    "graph_collections": "MATCH (d:GraphDocument) RETURN DISTINCT d.collection AS collection "
+    "UNION MATCH (e:Entity) RETURN DISTINCT e.collection AS collection",
     "best_entity_facts": "MATCH (e:Entity {collection: $c})<-[m:MENTIONS]-(f:Fact {collection: $c}) "
     f"WHERE e.uuid IN $uuids{_AS_OF} "
     "AND ($min_confidence IS NULL OR f.confidence IS NULL OR f.confidence >= $min_confidence) "
@@ -443,10 +444,11 @@ class Neo4jGraphStore(GraphStore):
     def exists(self) -> bool:
         """Whether a node of the collection is in the database (its constraints and indexes are the database's,
         shared by every collection, so reading a collection without a graph creates nothing of it)."""
-        return bool(self._read("collection_exists"))
+        rows = self._read("collection_exists")
+        return bool(rows and rows[0]["found"])
 
     def collections(self) -> list[str]:
-        return [row["collection"] for row in self._read("graph_collections") if row["collection"]]
+        return sorted({row["collection"] for row in self._read("graph_collections") if row["collection"]})
 
     def _in_transaction(self, work: Callable[..., Any], *args: Any, connection: Any = None) -> Any:
         self.ensure_schema()

@@ -163,11 +163,12 @@ def test_match_entities_ranks_the_candidates_the_server_answers(bolt_server, sto
 
 
 def test_whether_a_collection_has_a_graph_and_which_do(bolt_server, store):
-    assert store.exists() is False  # the server answers no node of the collection
+    assert store.exists() is False  # the server answers no row
     (run,) = bolt_server.runs
     assert run["query"] == QUERIES["collection_exists"] and run["parameters"] == {"c": "kb1"}
-    bolt_server.answer(r"^MATCH \(n\) WHERE n\.collection = \$c", [{"found": True}])
-    bolt_server.answer(r"^MATCH \(n\) WHERE n:GraphDocument", [{"collection": "kb1"}, {"collection": "team"}])
+    assert ":GraphDocument {collection: $c}" in run["query"] and "MATCH (n)" not in run["query"]  # by label
+    bolt_server.answer(r"^RETURN EXISTS \{ MATCH \(:GraphDocument", [{"found": True}])
+    bolt_server.answer(r"^MATCH \(d:GraphDocument\)", [{"collection": "team"}, {"collection": "kb1"}])
     assert store.exists() is True and store.collections() == ["kb1", "team"]
     assert bolt_server.runs[-1]["query"] == QUERIES["graph_collections"]
 
