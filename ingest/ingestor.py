@@ -326,7 +326,11 @@ class Ingestor:
             return False
         document, chunks = found
         for hook in stale:
-            hook.on_document(None, document, chunks)
+            try:
+                hook.on_document(None, document, chunks)
+            except Exception as exc:
+                # Told as what failed, not as a file that could not be converted: the stored document is unchanged.
+                raise RefreshError(f"Its stored data could not be made again ({first_line(exc, 300)}).") from exc
         return True
 
     # -- stages (called by _Run and the ingestion benchmark) --------------------------------------------------------
@@ -407,6 +411,10 @@ class Ingestor:
         return len(records)
 
 
+class RefreshError(RuntimeError):
+    """A hook failed to make a stored, unchanged document's derived data again (its graph, say)."""
+
+
 class _Run:
     """One ingestion run: the reader thread, the embedding loop in the caller's thread, the writer thread."""
 
@@ -479,7 +487,7 @@ class _Run:
             for item in self.items:
                 try:
                     prepared = self.ingestor.prepare(item, self.force, self.reextract)
-                except ConversionError as exc:
+                except (ConversionError, RefreshError) as exc:
                     self._finish(item.source, reason=_sentence(str(exc)))
                     continue
                 except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run

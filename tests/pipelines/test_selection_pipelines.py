@@ -149,13 +149,16 @@ def test_a_question_cancelled_while_its_selection_is_built_gives_its_lease_back(
         with pytest.raises(asyncio.CancelledError):
             await asked
         release.set()
-        for _ in range(100):  # the thread finishes and its lease is given back
+        for _ in range(250):  # the thread finishes building "a"
             await asyncio.sleep(0.02)
             if len(cache):
                 break
-        await asyncio.sleep(0.05)
-        with await cache.hold_async("b"):  # "a" is dropped: closed, since nobody holds it
+        with await cache.hold_async("b"):  # "a" is dropped: closed once nobody holds it
             pass
+        for _ in range(250):  # the lease the thread took is given back, on the loop, as soon as it is done
+            if closed:
+                break
+            await asyncio.sleep(0.02)
 
     asyncio.run(scenario())
     assert closed == ["pipeline a"]

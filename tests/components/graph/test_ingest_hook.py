@@ -10,7 +10,7 @@ from components.graph.extraction import LanguageExtractor
 from components.graph.ingest_hook import GraphIngestHook, GraphUnreadable, content_mark
 from components.graph.model import DocumentGraph
 from components.graph.postgres_store import PostgresGraphStore
-from ingest.ingestor import Ingestor, default_hooks, document_id_for
+from ingest.ingestor import Ingestor, RefreshError, default_hooks, document_id_for
 from tests.components.graph.conftest import NORDVIK_2019, NORDVIK_2020
 
 TITLE_2019 = "Nordvik to end NV900"
@@ -377,9 +377,15 @@ class TestAFailedReExtractionKeepsTheGraphOfTheSameText:
 
         monkeypatch.setattr(graph, "source_marks", unreadable)
         ingestor = Ingestor(store=kb, hooks=[GraphIngestHook(store=graph, extractor=extractor)])
-        with pytest.raises(GraphUnreadable, match="nothing was changed, and the next ingest tries again"):
+        with pytest.raises(RefreshError, match="nothing was changed, and the next ingest tries again") as raised:
             ingestor.refresh(document_id)
+        assert isinstance(raised.value.__cause__, GraphUnreadable)
         assert graph.document_fact_count(document_id) == count >= 4 and _stamp(graph, document_id) == stamp
+        # Ingested again unchanged, the report tells what failed (not that the file could not be converted).
+        same = ingestor.ingest_text(NORDVIK_2019, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14))
+        (failed,) = same.failed
+        assert failed[1].startswith("Its stored data could not be made again (its graph extraction failed")
+        assert graph.document_fact_count(document_id) == count and _stamp(graph, document_id) == stamp
         # A changed text then fails whole: the knowledge base keeps the earlier text, which the graph still fits,
         # and the report names the document (the next ingest writes it again).
         report = ingestor.ingest_text(NORDVIK_2020, TITLE_2019, "news:nordvik-nv900", date=dt.date(2019, 2, 14))
