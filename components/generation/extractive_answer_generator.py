@@ -985,7 +985,9 @@ def _ranked_answer_span(
             groups[-1].append(ent)
         else:
             groups.append([ent])
-    anchors = _anchors(doc, question_terms)
+    # "When did she join A and when did she move to B?": the second part's date is the one beside B, not beside A;
+    # a part measures nearness to its own words where the sentence holds them, else to the whole question's.
+    anchors = _anchors(doc, frozenset(part.terms) & question_terms) or _anchors(doc, question_terms)
 
     def label_rank(group: list[Any]) -> int:
         rank = min(labels.index(ent.label_) for ent in group)

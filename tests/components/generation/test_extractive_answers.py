@@ -310,6 +310,16 @@ class TestShortAnswers:
             and "Today the store is maintained by Northwind Labs [1]." in reply
         )
 
+    def test_each_part_takes_the_date_beside_its_own_words_in_a_shared_sentence(self):
+        career = kb_document(
+            "career",
+            "Maria Lindqvist joined Northwind Labs in March 2004 and moved to Quayside Systems in May 2011.",
+            0.6,
+        )
+        question = "When did Maria Lindqvist join Northwind Labs and when did she move to Quayside Systems?"
+        out = answer(question, [career, HARBOUR])
+        assert [part["short_answer"] for part in out["parts"]] == ["March 2004", "May 2011"]
+
     def test_a_why_question_is_answered_by_its_sentence_with_no_short_answer(self):
         pier = kb_document(
             "pier", "The harbour closed its northern pier because storms had cracked the old concrete.", 0.6
