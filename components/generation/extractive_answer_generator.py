@@ -124,6 +124,8 @@ LOGGED_SENTENCES = 8
 UNSTORED_COSINE_FACTOR = 0.8
 _LOWER_START = re.compile(r"^(?:[\"'(\[]?[a-z]|[,;:)\]])")
 _PRONOUN_START = re.compile(r"^(?:it|its|he|his|she|her|they|their|this|these|the company|the project)\b", re.I)
+# A sentence's closing punctuation, perhaps followed by closing quotes and brackets.
+_CLOSING = re.compile(r"[.!?][\"'\u201d\u2019)\]]*$")
 # Capitalised word sequences after a sentence's first word: the names a sentence brings in, without a parse.
 _NAME = re.compile(r"[A-Z][\w'&-]*(?:\s+(?:of\s+|the\s+|de\s+|von\s+|van\s+)?[A-Z][\w'&-]*)*")
 # A title's trailing disambiguation ("Brand (play)") is not part of the name.
@@ -1516,7 +1518,7 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
             context = title_terms | previous_terms if _PRONOUN_START.match(text) else title_terms
             before, previous_terms = previous_terms, _terms_of(text)
             key = text.lower()
-            if key in seen or len(previous_terms) < 2:
+            if key in seen or len(previous_terms) < 2 or _heading_line(content, start, end):
                 continue
             seen.add(key)
             found.append(
@@ -1533,6 +1535,16 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
                 )
             )
     return found
+
+
+def _heading_line(content: str, start: int, end: int) -> bool:
+    """Whether `content[start:end]` is a heading ("The move to Cornell", a title line): a line of its own without a
+    sentence's closing punctuation, before a line that opens as a sentence does (not a formula's line break, "O" |
+    "2 in which"). It states nothing to cite; its words still tell what a following "it" names."""
+    before, after = content[:start].rstrip(" \t"), content[end:].lstrip(" \t")
+    opens_line = not before or before.endswith("\n")
+    ends_line = after.startswith("\n") and after.lstrip()[:1].isupper()
+    return opens_line and ends_line and not _CLOSING.search(content[start:end].rstrip())
 
 
 def _from_neighbour(fragment: str, document: Document, documents: list[Document]) -> tuple[str, int, int] | None:

@@ -310,6 +310,22 @@ class TestShortAnswers:
             and "Today the store is maintained by Northwind Labs [1]." in reply
         )
 
+    def test_a_heading_is_never_cited_as_a_sentence_nor_read_for_the_short_answer(self):
+        office = kb_document(
+            "office",
+            "Lantern and the Kestrel Bay harbour\n\nLantern was started in 2011 by Maria Lindqvist in Uppsala. "
+            "The store opened an office at the Kestrel Bay harbour in 2015, next to the ferry terminal.",
+            0.6,
+            title="Lantern: a key-value store",
+        )
+        for question, short in [
+            ("When did Lantern come to the Kestrel Bay harbour?", "2015"),
+            ("What is at the Kestrel Bay harbour?", "an office"),
+        ]:
+            out = answer(question, [office, HARBOUR])
+            assert out["short_answer"] == short
+            assert "Lantern and the Kestrel Bay harbour [" not in out["replies"][0]
+
     def test_each_part_takes_the_date_beside_its_own_words_in_a_shared_sentence(self):
         career = kb_document(
             "career",
