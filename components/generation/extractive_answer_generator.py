@@ -1539,11 +1539,11 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
 
 def _heading_line(content: str, start: int, end: int) -> bool:
     """Whether `content[start:end]` is a heading ("The move to Cornell", a title line): a line of its own without a
-    sentence's closing punctuation, before a line that opens as a sentence does (not a formula's line break, "O" |
-    "2 in which"). It states nothing to cite; its words still tell what a following "it" names."""
+    sentence's closing punctuation, before a line that opens on a word (not a formula's line break, "O" | "2 in
+    which"). It states nothing to cite; its words still tell what a following "it" names."""
     before, after = content[:start].rstrip(" \t"), content[end:].lstrip(" \t")
     opens_line = not before or before.endswith("\n")
-    ends_line = after.startswith("\n") and after.lstrip()[:1].isupper()
+    ends_line = after.startswith("\n") and after.lstrip()[:1].isalpha()
     return opens_line and ends_line and not _CLOSING.search(content[start:end].rstrip())
 
 

@@ -13,6 +13,7 @@ from components.generation import CitationChecker, ExtractiveAnswerGenerator
 from components.generation.extractive_answer_generator import (
     ABSTENTION_PREFIX,
     _from_neighbour,
+    _heading_line,
     _ranked_answer_span,
     _statement_cosines,
     phrase_span,
@@ -325,6 +326,19 @@ class TestShortAnswers:
             out = answer(question, [office, HARBOUR])
             assert out["short_answer"] == short
             assert "Lantern and the Kestrel Bay harbour [" not in out["replies"][0]
+
+    @pytest.mark.parametrize(
+        ("content", "heading"),
+        [
+            ("The early years\n\nLantern was started in 2011.", True),
+            ("The early years\n\nkestrelDB was started in 2011.", True),  # a name written in lower case
+            ("Lantern was started in 2011.\n\nIt grew.", False),  # a sentence, closed
+            ("The store keeps molecular O\n\n2 in a tank.", False),  # a formula's line break, not a heading
+        ],
+    )
+    def test_a_heading_is_a_line_of_its_own_without_closing_punctuation(self, content, heading):
+        end = content.index("\n")
+        assert _heading_line(content, 0, end) is heading
 
     def test_each_part_takes_the_date_beside_its_own_words_in_a_shared_sentence(self):
         career = kb_document(
