@@ -124,6 +124,8 @@ LOGGED_SENTENCES = 8
 UNSTORED_COSINE_FACTOR = 0.8
 _LOWER_START = re.compile(r"^(?:[\"'(\[]?[a-z]|[,;:)\]])")
 _PRONOUN_START = re.compile(r"^(?:it|its|he|his|she|her|they|their|this|these|the company|the project)\b", re.I)
+# A sentence's closing punctuation, perhaps followed by closing quotes and brackets.
+_CLOSING = re.compile(r"[.!?][\"'\u201d\u2019)\]]*$")
 # Capitalised word sequences after a sentence's first word: the names a sentence brings in, without a parse.
 _NAME = re.compile(r"[A-Z][\w'&-]*(?:\s+(?:of\s+|the\s+|de\s+|von\s+|van\s+)?[A-Z][\w'&-]*)*")
 # A title's trailing disambiguation ("Brand (play)") is not part of the name.
@@ -985,7 +987,9 @@ def _ranked_answer_span(
             groups[-1].append(ent)
         else:
             groups.append([ent])
-    anchors = _anchors(doc, question_terms)
+    # "When did she join A and when did she move to B?": the second part's date is the one beside B, not beside A;
+    # a part measures nearness to its own words where the sentence holds them, else to the whole question's.
+    anchors = _anchors(doc, frozenset(part.terms) & question_terms) or _anchors(doc, question_terms)
 
     def label_rank(group: list[Any]) -> int:
         rank = min(labels.index(ent.label_) for ent in group)
@@ -1514,7 +1518,7 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
             context = title_terms | previous_terms if _PRONOUN_START.match(text) else title_terms
             before, previous_terms = previous_terms, _terms_of(text)
             key = text.lower()
-            if key in seen or len(previous_terms) < 2:
+            if key in seen or len(previous_terms) < 2 or _heading_line(content, start, end):
                 continue
             seen.add(key)
             found.append(
@@ -1531,6 +1535,16 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
                 )
             )
     return found
+
+
+def _heading_line(content: str, start: int, end: int) -> bool:
+    """Whether `content[start:end]` is a heading ("The move to Cornell", a title line): a line of its own without a
+    sentence's closing punctuation, before a line that opens on a word (not a formula's line break, "O" | "2 in
+    which"). It states nothing to cite; its words still tell what a following "it" names."""
+    before, after = content[:start].rstrip(" \t"), content[end:].lstrip(" \t")
+    opens_line = not before or before.endswith("\n")
+    ends_line = after.startswith("\n") and after.lstrip()[:1].isalpha()
+    return opens_line and ends_line and not _CLOSING.search(content[start:end].rstrip())
 
 
 def _from_neighbour(fragment: str, document: Document, documents: list[Document]) -> tuple[str, int, int] | None:

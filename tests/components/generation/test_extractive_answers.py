@@ -13,6 +13,7 @@ from components.generation import CitationChecker, ExtractiveAnswerGenerator
 from components.generation.extractive_answer_generator import (
     ABSTENTION_PREFIX,
     _from_neighbour,
+    _heading_line,
     _ranked_answer_span,
     _statement_cosines,
     phrase_span,
@@ -309,6 +310,45 @@ class TestShortAnswers:
             "The project was started in 2011" in reply
             and "Today the store is maintained by Northwind Labs [1]." in reply
         )
+
+    def test_a_heading_is_never_cited_as_a_sentence_nor_read_for_the_short_answer(self):
+        office = kb_document(
+            "office",
+            "Lantern and the Kestrel Bay harbour\n\nLantern was started in 2011 by Maria Lindqvist in Uppsala. "
+            "The store opened an office at the Kestrel Bay harbour in 2015, next to the ferry terminal.",
+            0.6,
+            title="Lantern: a key-value store",
+        )
+        for question, short in [
+            ("When did Lantern come to the Kestrel Bay harbour?", "2015"),
+            ("What is at the Kestrel Bay harbour?", "an office"),
+        ]:
+            out = answer(question, [office, HARBOUR])
+            assert out["short_answer"] == short
+            assert "Lantern and the Kestrel Bay harbour [" not in out["replies"][0]
+
+    @pytest.mark.parametrize(
+        ("content", "heading"),
+        [
+            ("The early years\n\nLantern was started in 2011.", True),
+            ("The early years\n\nkestrelDB was started in 2011.", True),  # a name written in lower case
+            ("Lantern was started in 2011.\n\nIt grew.", False),  # a sentence, closed
+            ("The store keeps molecular O\n\n2 in a tank.", False),  # a formula's line break, not a heading
+        ],
+    )
+    def test_a_heading_is_a_line_of_its_own_without_closing_punctuation(self, content, heading):
+        end = content.index("\n")
+        assert _heading_line(content, 0, end) is heading
+
+    def test_each_part_takes_the_date_beside_its_own_words_in_a_shared_sentence(self):
+        career = kb_document(
+            "career",
+            "Maria Lindqvist joined Northwind Labs in March 2004 and moved to Quayside Systems in May 2011.",
+            0.6,
+        )
+        question = "When did Maria Lindqvist join Northwind Labs and when did she move to Quayside Systems?"
+        out = answer(question, [career, HARBOUR])
+        assert [part["short_answer"] for part in out["parts"]] == ["March 2004", "May 2011"]
 
     def test_a_why_question_is_answered_by_its_sentence_with_no_short_answer(self):
         pier = kb_document(
