@@ -602,8 +602,8 @@ def _modifies_other_thing(token: Any, kind: str) -> bool:
     """True when a name only modifies a common noun naming something else: "Nordvik employees", "the Lumo family",
     "the Vexa 4 antenna" (the entity is not a participant of the sentence's event). Not when that noun is what the
     name is ("Lumo players", "the N900 superjumbo": a noun of its own kind, or a product it names), a title of
-    someone acting for it ("Nordvik chief executive Ivo Ranta"), an event the entity takes part in ("Lumo use",
-    "N900 test flight"), or a name itself."""
+    someone acting for it ("Nordvik chief executive Ivo Ranta"), a noun of an event ("Lumo use", "N900 test flight":
+    a headline's participant; in prose `_premodifier` leaves it out), or a name itself."""
     head = token
     while head.dep_ in ("compound", "nmod", "amod") and head.head.i > head.i:
         head = head.head
