@@ -618,8 +618,9 @@ def _premodifier(token: Any) -> bool:
     """True when a name takes part only as the premodifier of a noun of an event in running prose ("Lumo
     development slowed", "the NV900 test flight was delayed"): the clause's argument is the event the noun names,
     which `_modifies_other_thing` lets the name take part in; what the clause tells (a delay, a slowdown) is said of
-    that event, not of the name's entity. Not a noun of another kind (which `_modifies_other_thing` decides), nor a
-    word of a longer name or a title before one."""
+    that event, not of the name's entity. Not a class noun of events, which the name names ("the F8 developer
+    conference", "the Vellum Summit conference": the name is that event's), not a noun of another kind (which
+    `_modifies_other_thing` decides), nor a word of a longer name or a title before one."""
     if token.dep_ != "compound":
         return False
     head = token
@@ -627,7 +628,7 @@ def _premodifier(token: Any) -> bool:
         head = head.head
         if head.pos_ != "NOUN":
             return False
-    return head.i != token.i and _is_event_noun(head)
+    return head.i != token.i and _is_event_noun(head) and _kind_of_noun(head.lemma_) != "event"
 
 
 def _of_a_thing(token: Any, role: str) -> bool:

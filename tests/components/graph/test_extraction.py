@@ -425,6 +425,11 @@ class TestEventsOfTheEntity:
         assert "vellmark" in fact_for(graph, "Vellmark development slows").entity_keys  # a headline's grammar
         assert "vellmark" in fact_for(graph, "Vellmark hired").entity_keys  # its own event
 
+    def test_a_name_premodifying_a_class_noun_of_events_names_that_event(self):
+        graph = extract("At the Orlin Forum conference in May, Vellmark unveiled a drone. Pell Audio sponsored it.")
+        fact = fact_for(graph, "At the Orlin Forum conference")
+        assert "orlin forum" in fact.entity_keys and "vellmark" in fact.entity_keys
+
     def test_possessive_pronouns_do_not_make_a_participant(self):
         graph = extract("Nordvik SE delivered the first NV900 in 2007. Its engines were built by Halvard Motors.")
         engines = [fact for fact in graph.facts if fact.text.startswith("Its engines")]
