@@ -68,7 +68,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-39"
+EXTRACTOR_VERSION = "spacy-40"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -602,8 +602,8 @@ def _modifies_other_thing(token: Any, kind: str) -> bool:
     """True when a name only modifies a common noun naming something else: "Nordvik employees", "the Lumo family",
     "the Vexa 4 antenna" (the entity is not a participant of the sentence's event). Not when that noun is what the
     name is ("Lumo players", "the N900 superjumbo": a noun of its own kind, or a product it names), a title of
-    someone acting for it ("Nordvik chief executive Ivo Ranta"), an event the entity takes part in ("Lumo use",
-    "N900 test flight"), or a name itself."""
+    someone acting for it ("Nordvik chief executive Ivo Ranta"), a noun of an event ("Lumo use", "N900 test flight":
+    a headline's participant; in prose `_premodifier` leaves it out), or a name itself."""
     head = token
     while head.dep_ in ("compound", "nmod", "amod") and head.head.i > head.i:
         head = head.head
@@ -612,6 +612,23 @@ def _modifies_other_thing(token: Any, kind: str) -> bool:
         if _kind_of_noun(head.lemma_) in (kind, "person", "product") or _is_event_noun(head):
             return False
     return head.i != token.i
+
+
+def _premodifier(token: Any) -> bool:
+    """True when a name takes part only as the premodifier of a noun of an event in running prose ("Lumo
+    development slowed", "the NV900 test flight was delayed"): the clause's argument is the event the noun names,
+    which `_modifies_other_thing` lets the name take part in; what the clause tells (a delay, a slowdown) is said of
+    that event, not of the name's entity. Not a class noun of events, which the name names ("the F8 developer
+    conference", "the Vellum Summit conference": the name is that event's), not a noun of another kind (which
+    `_modifies_other_thing` decides), nor a word of a longer name or a title before one."""
+    if token.dep_ != "compound":
+        return False
+    head = token
+    while head.dep_ == "compound" and head.head.i > head.i:
+        head = head.head
+        if head.pos_ != "NOUN":
+            return False
+    return head.i != token.i and _is_event_noun(head) and _kind_of_noun(head.lemma_) != "event"
 
 
 def _of_a_thing(token: Any, role: str) -> bool:
@@ -1162,7 +1179,9 @@ class LanguageExtractor(GraphExtractor):
             for key, (role, token) in linked.items():
                 # An event noun referring back ("the landing was a milestone") tells of the event, not a state.
                 state = role != "event" and _is_state(token)
-                if not headline and ((not dates and state) or _supposed(token)):
+                # A name premodifying a noun is no argument of the clause; a headline's compressed grammar keeps it.
+                premodifier = role != "event" and not role.startswith("ref:") and _premodifier(token)
+                if not headline and ((not dates and state) or _supposed(token) or premodifier):
                     continue
                 event_dates = _event_dates(sentence.span, dates, token)
                 own_valid, own_invalid, own_method = (

@@ -90,8 +90,9 @@ class TestLanguageExtractor:
         # a counted date won over the stated one restating it ("Fourteen years later, on January 23, 2020"), a
         # stated year or month was shown as a day, any undated past sentence of a document was put on the day the
         # story named, and a sentence ended inside a dotted name ("Character." of "Character.AI"); `spacy-38` kept an
-        # office's opening word after a name ("Ana Roe, Chief Financial").
-        old = [f"spacy/spacy-{n}" for n in range(38, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
+        # office's opening word after a name ("Ana Roe, Chief Financial"); up to `spacy-39` a name premodifying a
+        # noun of an event ("the NV900 test flight was delayed") took part in the clause's event.
+        old = [f"spacy/spacy-{n}" for n in range(39, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
         assert LanguageExtractor().stamp not in old
 
     def test_entities_kinds_and_suffixes(self):
@@ -407,7 +408,27 @@ class TestEventsOfTheEntity:
         assert "nordvik" not in fact_for(graph, "Nordvik employees").entity_keys
         assert "nordvik" in fact_for(graph, "Nordvik employees").mention_keys  # the retrieval walk still links it
         assert "nordvik" in fact_for(graph, "Nordvik SE chief executive").entity_keys  # acting through its chief
-        assert "nv900" in fact_for(graph, "The NV900 test flight").entity_keys  # a flight is an event of the NV900
+        # In prose a name premodifying a noun is no argument of the clause, even of a noun of an event (`spacy-40`):
+        # what was delayed is the flight.
+        assert "nv900" not in fact_for(graph, "The NV900 test flight").entity_keys
+        assert "nv900" in fact_for(graph, "The NV900 test flight").mention_keys
+
+    def test_a_name_premodifying_a_noun_takes_no_part_in_prose_but_does_in_a_headline(self):
+        title = "Vellmark development slows"
+        graph = extract(
+            f"{title}\nVellmark development slowed in March, Ilse Varga said. Vellmark hired 300 engineers in May.",
+            title=title,
+        )
+        prose = fact_for(graph, "Vellmark development slowed")
+        assert "vellmark" not in prose.entity_keys and "vellmark" in prose.mention_keys
+        assert "ilse varga" in prose.entity_keys  # the sentence's other participants keep their event
+        assert "vellmark" in fact_for(graph, "Vellmark development slows").entity_keys  # a headline's grammar
+        assert "vellmark" in fact_for(graph, "Vellmark hired").entity_keys  # its own event
+
+    def test_a_name_premodifying_a_class_noun_of_events_names_that_event(self):
+        graph = extract("At the Orlin Forum conference in May, Vellmark unveiled a drone. Pell Audio sponsored it.")
+        fact = fact_for(graph, "At the Orlin Forum conference")
+        assert "orlin forum" in fact.entity_keys and "vellmark" in fact.entity_keys
 
     def test_possessive_pronouns_do_not_make_a_participant(self):
         graph = extract("Nordvik SE delivered the first NV900 in 2007. Its engines were built by Halvard Motors.")
