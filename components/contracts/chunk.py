@@ -203,6 +203,13 @@ class BranchDocuments(ReadOnlyDocuments):
 
 
 @dataclass(frozen=True)
+class FusedDocuments(ReadOnlyDocuments):
+    """The joiner's fused chunks, best first, each with its fusion score, as the ranker reads them: a joiner built with
+    `fused_view` hands its output on as this read-only view (Haystack would copy a list chunk by chunk again for the
+    ranker, which reads only their ids and scores). Nothing may change the documents it holds."""
+
+
+@dataclass(frozen=True)
 class RankedDocuments(ReadOnlyDocuments):
     """The ranked chunks, best first: the sources the answer numbers [1]..[n], as the stages after the ranker read them.
 

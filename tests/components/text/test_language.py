@@ -178,6 +178,17 @@ class TestSentencesReadOnce:
         once = sentence_spans(text, cache=False)
         assert once and once == sentence_spans(text)
 
+    def test_a_text_read_for_its_cuts_runs_only_what_cuts_it(self) -> None:
+        from components.text import language
+
+        text = "Tessaly Ombrin rowed across the Vell in 1931. Her boat still hangs in the Carrowby boathouse."
+        docs = [doc for _, doc in language.analyse_text(text, entities=False)]
+        # No tags, lemmas or entities are made for it (none of them moves a boundary); the parse is there.
+        assert all(token.tag_ == "" and token.lemma_ == "" for doc in docs for token in doc)
+        assert not any(doc.ents for doc in docs)
+        assert any(token.dep_ for doc in docs for token in doc)
+        assert sentence_spans(text, cache=False) == sentence_spans(text)
+
     def test_an_answer_read_once_is_not_kept_for_readers_of_entities(self) -> None:
         from components.text import language
 
