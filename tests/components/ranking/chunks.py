@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from haystack import Document
 
 from components.contracts import ContextChunk, chunk_to_document
@@ -40,6 +42,4 @@ def kb_document(
     document = chunk_to_document(chunk)
     if relevance is None:
         document.meta.pop("semantic_relevance")
-    if score is not None:
-        document.score = score
-    return document
+    return document if score is None else dataclasses.replace(document, score=score)
