@@ -12,6 +12,10 @@ docs/answer-confidence.md):
 - `retrieval`: the top chunk's lead over the next in retrieval score.
 - `meaning`: the span's cosine to the question, and how much the sentence's cosine to the question drops without it
   (the embedding model's vectors).
+- `list`: the span joins several items.
+- `choice`: whether the span's sentence is the best-scored of the part's sentences (the asked kind's bonus, or a
+  chain, may have taken another).
+- `length`: the span's sentence's length (a long sentence holds more candidate spans besides the answer).
 
 Usage:
 ```python
@@ -39,6 +43,8 @@ EVIDENCE_GROUPS: dict[str, tuple[str, ...]] = {
     "retrieval": ("retrieval_gap",),
     "meaning": ("span_cosine", "cosine_drop"),
     "list": ("span_list",),
+    "choice": ("sentence_best",),
+    "length": ("sentence_words",),
 }
 EVIDENCE_FEATURES = tuple(name for group in EVIDENCE_GROUPS.values() for name in group)
 
@@ -80,6 +86,8 @@ def evidence_features(
         "retrieval_gap": _retrieval_gap(scores),
         **meaning,
         "span_list": float(bool(_LIST.search(span))),
+        "sentence_best": float(bool(sentence) and bool(top) and top[0][1] == sentence),
+        "sentence_words": math.log1p(len(words(sentence))),
     }
 
 

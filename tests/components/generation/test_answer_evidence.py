@@ -3,6 +3,8 @@ answer (invented names throughout)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -106,6 +108,27 @@ class TestList:
         assert features(span="Andover")["span_list"] == 0.0
 
 
+class TestChoice:
+    def test_the_best_scored_sentence_is_marked(self) -> None:
+        assert features()["sentence_best"] == 1.0  # SENTENCE leads TOP
+
+    def test_a_sentence_the_kind_bonus_chose_over_a_better_scored_one_is_not(self) -> None:
+        assert features(top=[(1.6, "Halvard Quince repaired the Kestrel lamps."), *TOP])["sentence_best"] == 0.0
+
+    def test_no_sentence_or_no_ranking_is_not_the_best(self) -> None:
+        assert features(sentence="")["sentence_best"] == 0.0
+        assert features(top=[])["sentence_best"] == 0.0
+
+
+class TestLength:
+    def test_the_sentences_words_counted_on_a_log_scale(self) -> None:
+        assert features()["sentence_words"] == pytest.approx(math.log1p(15))
+        assert features(sentence="Orvelle Dunmark bought it.")["sentence_words"] == pytest.approx(math.log1p(4))
+
+    def test_no_sentence_no_length(self) -> None:
+        assert features(sentence="")["sentence_words"] == 0.0
+
+
 class TestRetrieval:
     def test_the_top_chunks_lead_over_the_next(self) -> None:
         assert features()["retrieval_gap"] == pytest.approx(0.5)
@@ -172,6 +195,7 @@ def test_the_generator_rates_its_short_answer_with_the_evidence_features() -> No
     assert part["short_answer"] == "Orvelle Dunmark"
     assert part["features"]["retrieval_gap"] == pytest.approx((0.9 - 0.3) / 0.9)
     assert part["features"]["window_share"] > 0 and part["features"]["span_support"] > 0
+    assert part["features"]["sentence_best"] == 1.0 and part["features"]["sentence_words"] > 0
 
 
 def test_a_chunk_without_a_retrieval_score_gives_no_gap() -> None:
