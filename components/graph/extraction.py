@@ -68,7 +68,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-40"
+EXTRACTOR_VERSION = "spacy-41"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -677,7 +677,46 @@ def _event_dates(sentence: Any, dates: list[DateMention], participant: Any) -> l
         if verb.dep_ == "parataxis" and verb.head.i == date_verb.i:
             continue
         other.append(mention)
-    return own or other
+    # A date in another conjunct of a coordination dates that conjunct's event, not this one.
+    return [mention for mention in own or other if not _other_conjunct(participant, _mention_span(sentence, mention))]
+
+
+def _other_conjunct(participant: Any, span: Any) -> bool:
+    """True when a coordinator of the word governing both `participant` and the date `span` stands between them,
+    both following that word: they belong to different conjuncts ("joined Vexa in 2005 and moved to Orrin in 2013";
+    "worked at Vexa and, from 2022, at Orrin", whose second conjunct has lost its verb). A subject before the verb
+    is shared by its conjuncts, and a coordination below the governing word ("bought Vexa and Orrin in 2005") shares
+    the date."""
+    if span is None:
+        return False
+    date = span.root
+    above = {token.i for token in date.ancestors} | {date.i}
+    common = next((token for token in [participant, *participant.ancestors] if token.i in above), None)
+    if common is None or min(participant.i, span.start) <= common.i:
+        return False
+    low, high = (participant.i, span.start) if participant.i < span.start else (span.end - 1, participant.i)
+    return any(child.dep_ == "cc" and low < child.i < high for child in common.children)
+
+
+def _conjoined_dates(sentence: Any, dates: list[DateMention], participant: Any) -> list[list[DateMention]]:
+    """For the subject `participant` of a verb, the dates of each later verb coordinated with it that has no subject
+    of its own and a date of its own ("Orrell joined Varno in 2006 and moved to Quillon in 2014": 2014)."""
+    while participant.dep_ in ("compound", "flat") and participant.head.i != participant.i:
+        participant = participant.head  # "Orrell" of "Tavin Orrell"
+    if participant.dep_ not in ("nsubj", "nsubjpass"):
+        return []
+    verb = participant.head
+    spans = [(mention, _mention_span(sentence, mention)) for mention in dates]
+    found = []
+    for other in verb.conjuncts:
+        if other.i < verb.i or other.pos_ not in ("VERB", "AUX"):
+            continue
+        if any(child.dep_ in ("nsubj", "nsubjpass", "expl") for child in other.children):
+            continue
+        own = [mention for mention, span in spans if span is not None and _clause_verb(span).i == other.i]
+        if own:
+            found.append(own)
+    return found
 
 
 def _phrase(token: Any) -> set[int]:
@@ -1174,7 +1213,7 @@ class LanguageExtractor(GraphExtractor):
             # Each entity's event is dated by the dates of its own predicate; entities whose events fall on the same
             # date share one fact of the sentence.
             groups: dict[tuple[Any, ...], list[str]] = {}
-            described: dict[str, dict[str, float]] = {}  # each participant's event features (event_confidence)
+            described: dict[tuple[Any, ...], dict[str, dict[str, float]]] = {}  # each event's participants' features
             habits: list[str] = []  # participants in an undated habit or description (see below)
             for key, (role, token) in linked.items():
                 # An event noun referring back ("the landing was a milestone") tells of the event, not a state.
@@ -1194,23 +1233,31 @@ class LanguageExtractor(GraphExtractor):
                 if not headline and own_method in ("document", "context") and _habitual(token):
                     habits.append(key)
                     continue
-                groups.setdefault((own_valid, own_invalid, own_method), []).append(key)
-                described[key] = event_features(
-                    sentence.span,
-                    token,
-                    role,
-                    dates,
-                    event_dates,
-                    (own_valid, own_invalid, own_method),
-                    anchor,
-                    0.0,  # the kind's confidence, known once the document is read (see `_confidences`)
-                    headline=headline,
-                    participants=len(linked),
-                    entity_mentions=named_count[key],
-                    first_named=key == next(iter(linked)),
-                    position=index,
-                    sentences=len(sentences),
-                )
+                # A subject shared by coordinated verbs takes part in each one's dated event ("Orrell joined Varno in
+                # 2006 and moved to Quillon in 2014").
+                for each_dates in [event_dates, *_conjoined_dates(sentence.span, dates, token)]:
+                    when = (own_valid, own_invalid, own_method)
+                    if each_dates is not event_dates:
+                        when = validity(each_dates, anchor)
+                    if key in groups.get(when, []):
+                        continue
+                    groups.setdefault(when, []).append(key)
+                    described.setdefault(when, {})[key] = event_features(
+                        sentence.span,
+                        token,
+                        role,
+                        dates,
+                        each_dates,
+                        when,
+                        anchor,
+                        0.0,  # the kind's confidence, known once the document is read (see `_confidences`)
+                        headline=headline,
+                        participants=len(linked),
+                        entity_mentions=named_count[key],
+                        first_named=key == next(iter(linked)),
+                        position=index,
+                        sentences=len(sentences),
+                    )
             if habits:
                 # Its names stay the graph's entities (a product page or a how-to is told in the simple present: the
                 # Entities page and entity search must still know them), on an undated fact without event features,
@@ -1240,7 +1287,7 @@ class LanguageExtractor(GraphExtractor):
                         variant=number,
                     )
                 )
-                facts[-1].event_features = {key: described[key] for key in keys if key in described}
+                facts[-1].event_features = {key: f for key, f in described.get(when, {}).items() if key in keys}
         used = {key for fact in facts for key in fact.entity_keys}
         embedded = self._embed_names_and_sentences(
             entities, [key for key in entities if key in used], sentences, mentions, chunks

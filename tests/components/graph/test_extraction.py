@@ -91,8 +91,9 @@ class TestLanguageExtractor:
         # stated year or month was shown as a day, any undated past sentence of a document was put on the day the
         # story named, and a sentence ended inside a dotted name ("Character." of "Character.AI"); `spacy-38` kept an
         # office's opening word after a name ("Ana Roe, Chief Financial"); up to `spacy-39` a name premodifying a
-        # noun of an event ("the NV900 test flight was delayed") took part in the clause's event.
-        old = [f"spacy/spacy-{n}" for n in range(39, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
+        # noun of an event ("the NV900 test flight was delayed") took part in the clause's event; up to `spacy-40` a
+        # date in one conjunct of a coordination dated another's ("joined X in 2005 and moved to Y in 2013").
+        old = [f"spacy/spacy-{n}" for n in range(40, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
         assert LanguageExtractor().stamp not in old
 
     def test_entities_kinds_and_suffixes(self):
@@ -693,6 +694,8 @@ def date_of(graph, start: str, key: str) -> str | None:
 
 
 COORDINATED = "Nordvik Computer was started by Henrik Dahl in 1976, and launched the Nordvik Music Store in 2003."
+GAPPED = "The Varno library followed in 2020, and Quillon Spaces, for hosting apps built with Kestrel Studio, in 2021."
+ORRELL_MOVED = "Tavin Orrell joined Varno Labs in March 2006 and moved to Quillon in May 2014."
 PRESENT_NOW = (
     "On Tuesday, Marta Olsen unveiled the phone in Bergen. The phone now uses a chip made by Talmont Electronics. "
     "Olsen also showed off the camera. The Lumo is priced at $999."
@@ -768,6 +771,32 @@ class TestEventDates:
     )
     def test_the_date_of_an_entitys_event(self, text, published, start, key, expected):
         assert date_of(extract(text, date=published), start, key) == expected
+
+    @pytest.mark.parametrize(
+        ("text", "key", "expected"),
+        [
+            # each conjunct of a coordination is dated by its own date
+            (ORRELL_MOVED, "varno", "2006-03"),
+            (ORRELL_MOVED, "quillon", "2014-05"),
+            ("Talmont Aerospace released the Kestrel in 2012, and the Varno in 2016.", "kestrel", "2012"),
+            # a second conjunct whose verb is left out ("and, from 2021, for ...") keeps its date to itself: the first
+            # states none
+            ("Marta Olsen later worked for Varno Labs and, from 2021, for Talmont Aerospace.", "varno", "2024-06-11"),
+            ("Tavin Orrell joined Varno Labs in March 2006 and later moved to Quillon.", "quillon", "2024-06-11"),
+            (GAPPED, "quillon spaces", "2021"),
+            (GAPPED, "kestrel studio", "2021"),  # the name inside the conjunct too
+            # a coordination below the verb shares the verb's date, and so does a subject before it
+            ("Talmont Aerospace bought Varno Labs and Quillon Systems in 2005.", "talmont aerospace", "2005"),
+            ("In 2005 Talmont Aerospace bought Varno Labs and sold Quillon.", "quillon", "2005"),
+        ],
+    )
+    def test_a_date_dates_the_event_of_its_own_conjunct(self, text, key, expected):
+        assert date_of(extract(text, date=dt.date(2024, 6, 11)), text[:10], key) == expected
+
+    def test_a_subject_shared_by_coordinated_verbs_takes_part_in_each_dated_event(self):
+        graph = extract(ORRELL_MOVED, date=dt.date(2024, 6, 11))
+        dates = {f.valid_at.iso() for f in graph.facts if "tavin orrell" in f.entity_keys}
+        assert dates == {"2006-03", "2014-05"}
 
     @pytest.mark.parametrize(
         ("text", "start", "expected"),
