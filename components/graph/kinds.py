@@ -15,6 +15,8 @@ Evidence of one entity in one document (`KindEvidence`):
 - the shape of its name (an acronym, a name with digits or an inner capital, how many words), and whether a name
   of it ends in a company designator ("Nordvik Aviation Ltd.", "Halden Group": `model.DESIGNATORS`, the words the
   graph already drops from an organisation's key);
+- the kind its fullest name's last word names, when it is a noun of kind (`KIND_NOUNS`): "Quorvane Developers
+  Conference" is named as an event, "Brask Valley University" as an organisation (weighed with the rest);
 - a learned reading of the name itself and of its sentences: the sentence-embedding vector of its fullest name
   (a name sits near the names of its kind: a given name and a surname near people's) and the mean vector of the
   sentences that mention it, each read by a logistic regression of its own (`EmbeddingReader`) whose kind
@@ -247,6 +249,7 @@ FEATURES = (
     "shape:one_word",
     "shape:three_words",
     "name:designator",
+    *(f"head:{k}" for k in KIND_NOUNS),
     "pronoun:person",
     "pronoun:thing",
     "title:before",
@@ -324,6 +327,12 @@ def features(
         values[f"role:{kind}"] = count / sum(role_kinds.values())
     values.update(_shape(fullest_name(evidence)))
     values["name:designator"] = float(_designated(evidence.names))
+    # A name of two or more words whose last word is a noun of kind names what it is ("... Conference", "...
+    # University"); a lone word is no name of that kind ("Conference" alone is a heading or a piece).
+    words = fullest_name(evidence).split()
+    head = kind_of_noun(words[-1].strip(".,")) if len(words) >= 2 else None
+    if head:
+        values[f"head:{head}"] = 1.0
     for kind in ("person", "thing"):
         values[f"pronoun:{kind}"] = min(1.0, evidence.pronouns[kind] / total)
     values["title:before"] = min(1.0, evidence.titled / total)

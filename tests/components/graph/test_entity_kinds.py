@@ -744,3 +744,24 @@ class TestListedWith:
         path.write_text(json.dumps({**to_json(self._list_model()), "readers": {}}), encoding="utf-8")
         with pytest.raises(ValueError, match="reads an embedding it has no reader of"):
             KindModel.load(path)
+
+
+class TestNameHead:
+    """The kind a name's last word names ("Quorvane Developers Conference" is named as an event; `kinds-9`)."""
+
+    def test_the_last_word_of_a_longer_name_is_a_feature_of_its_kind(self):
+        def head(names):
+            values = features(KindEvidence(names=names))
+            return {k for k in KINDS if f"head:{k}" in FEATURES and values[FEATURES.index(f"head:{k}")] == 1.0}
+
+        assert head(["Quorvane Developers Conference"]) == {"event"}
+        assert head(["Brask Valley University", "Brask Valley"]) == {"organization"}  # the fullest name's
+        assert head(["Orla Vennick"]) == set()
+        assert head(["Conference"]) == set()  # a lone word names nothing
+
+    def test_the_shipped_model_reads_a_conference_the_recogniser_labels_an_organisation_as_less_of_one(self):
+        model = default_kind_model()
+        named = KindEvidence(names=["Quorvane Developers Conference"], labels=Counter({"organization": 1}))
+        plain = KindEvidence(names=["Quorvane Developers Meetup"], labels=Counter({"organization": 1}))
+        assert model.probabilities(named)["event"] > model.probabilities(plain)["event"]
+        assert model.probabilities(named)["organization"] < model.probabilities(plain)["organization"]
