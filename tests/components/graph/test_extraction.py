@@ -726,6 +726,14 @@ class TestEventsOfTheEntity:
         assert "orvel" not in keys and "orvel university library" in keys
         assert "orvel university" in fact_for(graph, "In 2010 Orvel").entity_keys
 
+    def test_an_organisations_first_word_used_before_a_longer_name_stays_itself(self):
+        # "Orvel" signs deals before the text ever names "Orvel University": a name of its own, not a short form.
+        graph = extract(
+            "Orvel signed a deal with Talmont Systems in 2009. In 2011 Marta Olsen moved to Orvel University in "
+            "Lisbon. Orvel University Library took over the archive. In 2012 Orvel began a membership model."
+        )
+        assert "orvel" in {entity.key for entity in graph.entities}
+
     def test_a_place_sharing_an_organisations_first_word_stays_a_place(self):
         graph = extract(
             "Marta Olsen studied at Orvel University in 2001. She later moved to Orvel, a city in Norway, in 2004. "
