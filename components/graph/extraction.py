@@ -29,7 +29,7 @@ import re
 import threading
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any, Self
@@ -68,7 +68,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-42"
+EXTRACTOR_VERSION = "spacy-43"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -923,6 +923,20 @@ def _initials(key: str) -> str:
     return "".join(word[0] for word in key.split() if word not in _NOT_INITIALS)
 
 
+def _acronyms(key: str, names: Iterable[str]) -> set[str]:
+    """The acronyms a name may be written as: its words' initials ("european aeronautic defence and space" ->
+    "eads"), and, read from how the text writes it, with a word in capitals kept whole ("Vellum AI Labs" -> "vail")
+    and the parts of a hyphenated word taken as words ("Vellum-NLP" -> "vnlp"). Only from a name of two parts or
+    more, and only from the spellings of that name itself (not of a shorter name merged into it)."""
+    found = {_initials(key)} if len(key.split()) >= 2 else set()
+    for name in (name for name in names if normalise_name(name) == key):
+        words = [word for word in re.split(r"[\s-]+", name) if word and word.lower() not in _NOT_INITIALS]
+        if len(words) >= 2:
+            whole = (word if word.isalpha() and word.isupper() and len(word) >= 2 else word[0] for word in words)
+            found.add("".join(whole).lower())
+    return found - {""}
+
+
 def _shortened(key: str) -> set[str]:
     """A long name with its leading words written as their acronym: "united states air force" -> "us air force",
     "usa force" (news writes both forms; the other documents' "US Air Force" then joins the same entity)."""
@@ -1457,7 +1471,7 @@ class LanguageExtractor(GraphExtractor):
         self._rejoin_cut_names(raw, entities, known_names)
         for key in self._junk(entities, sentences, raw):
             del entities[key]
-        redirect, reasons = self._aliases(entities, sentences)
+        redirect, reasons = self._aliases(entities, sentences, raw)
         for short, long in redirect.items():
             if short not in entities or long not in entities:
                 continue
@@ -1479,9 +1493,10 @@ class LanguageExtractor(GraphExtractor):
                     entity.aliases.add(surname)
                     entity.reasons.setdefault(surname, f"the surname of {key}")
             elif entity.kind() in ("organization", "event", "law") and len(key.split()) >= 3:
-                entity.aliases.add(_initials(key))  # "European Aeronautic Defence and Space" -> "eads"
+                acronyms = _acronyms(key, entity.names)  # "European Aeronautic Defence and Space" -> "eads"
+                entity.aliases.update(acronyms)
                 entity.aliases.update(_shortened(key))
-                for alias in {_initials(key), *_shortened(key)}:
+                for alias in {*acronyms, *_shortened(key)}:
                     entity.reasons.setdefault(alias, f"the initials of {key}")
 
         def moved(key: str | None) -> str | None:
@@ -1803,9 +1818,10 @@ class LanguageExtractor(GraphExtractor):
 
     @staticmethod
     def _aliases(
-        entities: dict[str, _DocEntity], sentences: list[Sentence]
+        entities: dict[str, _DocEntity], sentences: list[Sentence], raw: list[list[_Mention]] | None = None
     ) -> tuple[dict[str, str], dict[str, str]]:
-        """Short names -> the full name they stand for in this document, and why."""
+        """Short names -> the full name they stand for in this document, and why (`raw`: each sentence's mentions,
+        for where the text first writes a name)."""
         redirect: dict[str, str] = {}
         reasons: dict[str, str] = {}
         # "European Aeronautic Defence and Space Company (EADS)": the acronym in parentheses.
@@ -1813,7 +1829,9 @@ class LanguageExtractor(GraphExtractor):
             for match in _NAME_AND_ACRONYM.finditer(sentence.text):
                 acronym, spelled = normalise_name(match.group(2)), normalise_name(match.group(1))
                 longer = (k for k in entities if len(k.split()) > 1 and k in spelled)  # the acronym is one word
-                long_key = next((k for k in longer if _initials(k).startswith(acronym)), None)
+                long_key = next(
+                    (k for k in longer if any(a.startswith(acronym) for a in _acronyms(k, entities[k].names))), None
+                )
                 if acronym in entities and long_key:
                     redirect[acronym] = long_key
                     reasons[acronym] = f"the acronym the text defines for {long_key}"
@@ -1821,7 +1839,7 @@ class LanguageExtractor(GraphExtractor):
         for key in entities:
             if key in redirect or len(key.split()) != 1 or not any(n.isupper() for n in entities[key].names):
                 continue
-            owners = [k for k in entities if k != key and len(k.split()) >= 2 and _initials(k) == key]
+            owners = [k for k in entities if k != key and key in _acronyms(k, entities[k].names)]
             if len(owners) == 1:
                 redirect[key] = owners[0]
                 reasons[key] = f"the initials of {owners[0]}, the only name of the document they spell"
@@ -1871,6 +1889,38 @@ class LanguageExtractor(GraphExtractor):
                             part_index, "first name" if "person" in kinds else "first word"
                         )
                         reasons[part] = f"the {which} of {keys[0]}, the only full name of the document with it"
+        # An organisation's first word written alone after the text introduced its full name ("Orvel University"
+        # ... "Orvel"), when every name of the document holding that word is the full name or a longer name that
+        # starts with it ("Orvel University Library"), and the full name is an organisation the short one may be (not
+        # a place, a person or a product): "Orvel" the city stays a place.
+        # A heading previews its section: only prose counts as the short name's use.
+        first: dict[str, tuple[int, int]] = {}
+        first_prose: dict[str, tuple[int, int]] = {}
+        for index, (sentence, row) in enumerate(zip(sentences, raw or [], strict=False)):
+            for mention in row:
+                first.setdefault(mention.key, (index, mention.start))
+                if not _is_heading(sentence):
+                    first_prose.setdefault(mention.key, (index, mention.start))
+        for part, short in entities.items():
+            if part in redirect or len(part.split()) != 1 or short.kind() not in ("organization", "other"):
+                continue
+            if not all(len(name.split()) == 1 for name in short.names) or part not in first_prose:
+                continue
+            # Every reading of the short name agrees: no label or noun of the text calls it anything else ("Orvel,
+            # a city").
+            read = set(short.kinds) | {_kind_of_noun(noun) for noun in short.type_nouns}
+            if not read <= {"organization", None}:
+                continue
+            holders = sorted((k for k in entities if k != part and part in k.split()), key=len)
+            full = next((k for k in holders if k.split()[0] == part), None)
+            if full is None or entities[full].kind() != "organization" or full in redirect:
+                continue
+            if not all(k == full or k.startswith(f"{full} ") for k in holders):
+                continue
+            introduced = min((first[k] for k in holders if k in first), default=None)
+            if introduced is not None and introduced < first_prose[part]:
+                redirect[part] = full
+                reasons[part] = f"the first word of {full}, written alone after the text introduced {full}"
         # An organisation's name without its leading words ("the Air Force" of the "United States Air Force", "the
         # Commission" is one word and stays itself), when only one longer name of the document ends with it.
         tails: dict[str, list[str]] = {}

@@ -94,8 +94,11 @@ class TestLanguageExtractor:
         # noun of an event ("the NV900 test flight was delayed") took part in the clause's event, and the kinds did
         # not read the kind a name's last word names ("... Conference": `kinds-9`); up to `spacy-40` a date in one
         # conjunct of a coordination dated another's ("joined X in 2005 and moved to Y in 2013"); `spacy-41` had
-        # the older kinds.
-        old = [f"spacy/spacy-{n}" for n in range(41, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
+        # the older kinds; up to `spacy-42` an acronym's letters never kept a word in capitals whole ("Vellum AI Labs
+        # (VAIL)"), a hyphenated name had no acronym, and an organisation's first word written after its full name
+        # stayed apart when a longer name started with the full name ("Orvel" of "Orvel University" beside "Orvel
+        # University Library").
+        old = [f"spacy/spacy-{n}" for n in range(42, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
         assert LanguageExtractor().stamp not in old
 
     def test_entities_kinds_and_suffixes(self):
@@ -687,6 +690,60 @@ class TestEventsOfTheEntity:
         graph = extract("The Northern Kingdoms Air Force ordered ten jets on Monday.")
         entity = next(entity for entity in graph.entities if entity.key == "northern kingdoms air force")
         assert {"nk air force", "nkaf"} <= entity.aliases
+
+    def test_an_acronym_keeps_a_word_in_capitals_whole(self):
+        # "Vellum AI Labs" is "VAIL", not "VAL": the inner acronym "AI" is spelled out in the outer one.
+        graph = extract(
+            "In 2016 a small team at Vellum AI Labs (VAIL) in Lisbon started to rebuild the parser. "
+            "VAIL released the parser in 2018."
+        )
+        keys = {entity.key: entity for entity in graph.entities}
+        assert "vail" not in keys
+        assert "vail" in next(e for k, e in keys.items() if k.startswith("vellum ai")).aliases
+        assert any(k.startswith("vellum ai") for k in fact_for(graph, "VAIL released").entity_keys)
+
+    def test_a_hyphenated_name_is_known_by_its_parts_acronym(self):
+        # "Quill-NLP, or QNLP": the parts of the hyphenated word are the acronym's words.
+        graph = extract(
+            "Marta Olsen of Talmont Systems released Quill-NLP, or QNLP, in Oslo in 2019. "
+            "Developers adopted QNLP quickly in 2020."
+        )
+        keys = {entity.key for entity in graph.entities}
+        assert "qnlp" not in keys
+        assert normalise_name("Quill-NLP") in fact_for(graph, "Developers adopted").entity_keys
+
+    def test_an_acronym_is_not_taken_from_a_shorter_name_merged_into_a_long_one(self):
+        graph = extract(
+            "The Northern Kingdoms Air Force ordered ten jets on Monday. The Air Force paid in cash on Friday."
+        )
+        entity = next(entity for entity in graph.entities if entity.key == "northern kingdoms air force")
+        assert "af" not in entity.aliases
+
+    def test_an_organisations_first_word_after_its_full_name_is_that_organisation(self):
+        # "Orvel" after "Orvel University" (and its "Orvel University Library", a longer name starting with it).
+        graph = extract(
+            "In 2001 Marta Olsen moved to Orvel University in Lisbon. Orvel University Library took over the archive. "
+            "In 2010 Orvel began a membership model for the archive. Orvel signed a deal with Talmont Systems in 2012."
+        )
+        keys = {entity.key for entity in graph.entities}
+        assert "orvel" not in keys and "orvel university library" in keys
+        assert "orvel university" in fact_for(graph, "In 2010 Orvel").entity_keys
+
+    def test_an_organisations_first_word_used_before_a_longer_name_stays_itself(self):
+        # "Orvel" signs deals before the text ever names "Orvel University": a name of its own, not a short form.
+        graph = extract(
+            "Orvel signed a deal with Talmont Systems in 2009. In 2011 Marta Olsen moved to Orvel University in "
+            "Lisbon. Orvel University Library took over the archive. In 2012 Orvel began a membership model."
+        )
+        assert "orvel" in {entity.key for entity in graph.entities}
+
+    def test_a_place_sharing_an_organisations_first_word_stays_a_place(self):
+        graph = extract(
+            "Marta Olsen studied at Orvel University in 2001. She later moved to Orvel, a city in Norway, in 2004. "
+            "She lived in Orvel for ten years."
+        )
+        keys = {entity.key: entity for entity in graph.entities}
+        assert keys["orvel"].kind == "place" and "orvel" not in keys["orvel university"].aliases
 
 
 def date_of(graph, start: str, key: str) -> str | None:
