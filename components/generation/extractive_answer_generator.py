@@ -124,8 +124,9 @@ LOGGED_SENTENCES = 8
 UNSTORED_COSINE_FACTOR = 0.8
 _LOWER_START = re.compile(r"^(?:[\"'(\[]?[a-z]|[,;:)\]])")
 _PRONOUN_START = re.compile(r"^(?:it|its|he|his|she|her|they|their|this|these|the company|the project)\b", re.I)
-# A sentence's closing punctuation, perhaps followed by closing quotes and brackets.
-_CLOSING = re.compile(r"[.!?][\"'\u201d\u2019)\]]*$")
+# A sentence's closing punctuation (or a colon or semicolon opening what follows, or an ellipsis), perhaps followed by
+# closing quotes and brackets and by reference marks ("in 2015.[4]").
+_CLOSING = re.compile(r"[.!?:;\u2026][\"'\u201d\u2019)\]]*(?:\s*\[\w{1,4}\])*$")
 # Capitalised word sequences after a sentence's first word: the names a sentence brings in, without a parse.
 _NAME = re.compile(r"[A-Z][\w'&-]*(?:\s+(?:of\s+|the\s+|de\s+|von\s+|van\s+)?[A-Z][\w'&-]*)*")
 # A title's trailing disambiguation ("Brand (play)") is not part of the name.
@@ -1539,11 +1540,13 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
 
 def _heading_line(content: str, start: int, end: int) -> bool:
     """Whether `content[start:end]` is a heading ("The move to Cornell", a title line): a line of its own without a
-    sentence's closing punctuation, before a line that opens on a word (not a formula's line break, "O" | "2 in
-    which"). It states nothing to cite; its words still tell what a following "it" names."""
+    sentence's closing punctuation, before a line of prose: one that opens on a word (not a formula's line break,
+    "O" | "2 in which") and closes as a sentence does (not the next item of a list written without full stops,
+    each item a statement of its own). It states nothing to cite; its words still tell what a following "it" names."""
     before, after = content[:start].rstrip(" \t"), content[end:].lstrip(" \t")
     opens_line = not before or before.endswith("\n")
-    ends_line = after.startswith("\n") and after.lstrip()[:1].isalpha()
+    following = after.lstrip().split("\n", 1)[0].rstrip()
+    ends_line = after.startswith("\n") and following[:1].isalpha() and bool(_CLOSING.search(following))
     return opens_line and ends_line and not _CLOSING.search(content[start:end].rstrip())
 
 

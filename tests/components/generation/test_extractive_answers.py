@@ -334,11 +334,33 @@ class TestShortAnswers:
             ("The early years\n\nkestrelDB was started in 2011.", True),  # a name written in lower case
             ("Lantern was started in 2011.\n\nIt grew.", False),  # a sentence, closed
             ("The store keeps molecular O\n\n2 in a tank.", False),  # a formula's line break, not a heading
+            ("Lantern opened an office in 2015.[4]\n\nIt grew.", False),  # closed, then a reference mark
+            ("Lantern opened offices for three teams:\nstorage, search and sync.", False),  # a colon opens a list
+            ("Lantern opened an office in 2015 \u2026\nIt grew.", False),  # an ellipsis closes it
+            ("Started in 2011 in Uppsala\nOpened an office in 2015\nMoved in 2019", False),  # a list's items
         ],
     )
     def test_a_heading_is_a_line_of_its_own_without_closing_punctuation(self, content, heading):
         end = content.index("\n")
         assert _heading_line(content, 0, end) is heading
+
+    @pytest.mark.parametrize(
+        "content",
+        [
+            "Lantern history\n\nLantern opened an office at the Kestrel Bay harbour in 2015.[4]\n\nIt later moved.",
+            "Lantern opened an office at the Kestrel Bay harbour in 2015 for three teams:\nstorage, search and sync.",
+            "Lantern facts\nStarted in 2011\nOpened an office at the Kestrel Bay harbour in 2015\nMoved in 2019",
+            "Lantern opened an office at the Kestrel Bay harbour in 2015 \u2026\nIt later moved to Oslo.",
+        ],
+    )
+    def test_a_line_of_its_own_that_states_something_is_still_cited(self, content):
+        # A one-sentence paragraph closed before a reference mark, a sentence opening a list with a colon, a list's
+        # items written without full stops, a sentence closed by an ellipsis: none is a heading.
+        out = answer(
+            "When did Lantern open an office at the Kestrel Bay harbour?",
+            [kb_document("office", content, 0.6), HARBOUR],
+        )
+        assert "office at the Kestrel Bay harbour in 2015" in out["replies"][0]
 
     def test_each_part_takes_the_date_beside_its_own_words_in_a_shared_sentence(self):
         career = kb_document(
@@ -348,6 +370,17 @@ class TestShortAnswers:
         )
         question = "When did Maria Lindqvist join Northwind Labs and when did she move to Quayside Systems?"
         out = answer(question, [career, HARBOUR])
+        assert [part["short_answer"] for part in out["parts"]] == ["March 2004", "May 2011"]
+
+    @pytest.mark.xfail(strict=True, reason="a part's own words are matched by their written form, not their lemma")
+    def test_a_part_whose_verb_is_written_irregularly_still_takes_its_own_date(self):
+        career = kb_document(
+            "career", "Maria Lindqvist joined Northwind Labs in March 2004 and left the company in May 2011.", 0.6
+        )
+        question = "When did Maria Lindqvist join Northwind Labs and when did she leave it?"
+        out = answer(question, [career, HARBOUR])
+        # "leave" is not found as "left": the second part falls back to the whole question's words and repeats the
+        # first part's date.
         assert [part["short_answer"] for part in out["parts"]] == ["March 2004", "May 2011"]
 
     def test_a_why_question_is_answered_by_its_sentence_with_no_short_answer(self):
