@@ -58,7 +58,7 @@ class TimedSource:
 def fanout_pipeline(delays_ms: tuple[float, ...] = BRANCH_MS) -> Pipeline:
     """The fan-out part of the research pipeline with timed sources in place of the real ones."""
     pipeline = Pipeline()
-    pipeline.add_component("joiner", LoopDocumentJoiner(join_mode="reciprocal_rank_fusion"))  # as the research pipeline
+    pipeline.add_component("joiner", LoopDocumentJoiner(join_mode="reciprocal_rank_fusion"))  # its fusion, as a list
     pipeline.add_component("statuses", SourceStatusCollector())
     for index, delay in enumerate(delays_ms):
         name = f"source{index}"

@@ -202,7 +202,7 @@ class BranchDocuments(ReadOnlyDocuments):
     """
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FusedDocuments(ReadOnlyDocuments):
     """The joiner's fused chunks, best first, each with its fusion score, as the ranker reads them: a joiner built with
     `fused_view` hands its output on as this read-only view (Haystack would copy a list chunk by chunk again for the

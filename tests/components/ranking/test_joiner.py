@@ -44,6 +44,13 @@ def test_a_pipeline_runs_it_on_the_event_loop_not_in_a_worker_thread():
     assert threads == [loop_thread]
 
 
+def _outputs(joiner: LoopDocumentJoiner) -> dict:
+    """The output sockets a joiner declares, as a pipeline holding it reports them."""
+    pipeline = Pipeline()
+    pipeline.add_component("joiner", joiner)
+    return pipeline.outputs()["joiner"]
+
+
 def test_with_a_fused_view_it_hands_the_same_fusion_on_as_one_read_only_value():
     listed = LoopDocumentJoiner(join_mode="reciprocal_rank_fusion", absent_lists=1)
     viewed = LoopDocumentJoiner(join_mode="reciprocal_rank_fusion", absent_lists=1, fused_view=True)
@@ -51,8 +58,8 @@ def test_with_a_fused_view_it_hands_the_same_fusion_on_as_one_read_only_value():
     assert list(fused) == ["fused"]
     assert isinstance(fused["fused"], FusedDocuments)
     assert list(fused["fused"].documents) == listed.run(documents=[DENSE, KEYWORD])["documents"]
-    assert set(viewed.__haystack_output__._sockets_dict) == {"fused"}
-    assert set(listed.__haystack_output__._sockets_dict) == {"documents"}
+    assert set(_outputs(viewed)) == {"fused"}
+    assert set(_outputs(listed)) == {"documents"}
     data = viewed.to_dict()
     assert data["init_parameters"]["fused_view"] is True
     assert LoopDocumentJoiner.from_dict(data).to_dict() == data
