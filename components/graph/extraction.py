@@ -68,7 +68,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-43"
+EXTRACTOR_VERSION = "spacy-44"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -628,7 +628,33 @@ def _premodifier(token: Any) -> bool:
         head = head.head
         if head.pos_ != "NOUN":
             return False
-    return head.i != token.i and _is_event_noun(head) and _kind_of_noun(head.lemma_) != "event"
+    return (
+        head.i != token.i
+        and _is_event_noun(head)
+        and _kind_of_noun(head.lemma_) != "event"
+        and not _says_it_happened(head)
+    )
+
+
+# Verbs that say only that an event happened, or which phase of it did ("the launch took place", "the acquisition
+# was completed", "the tour began"): said of a noun of an event, they tell the event itself, not something done to it.
+_OCCURRENCE_VERBS = {"happen", "occur", "begin", "start", "commence", "end", "finish", "complete", "conclude", "hold"}
+# Other arguments of such a verb make the clause tell more than the event ("the launch began to slip").
+_OTHER_ARGUMENTS = {"dobj", "obj", "iobj", "dative", "attr", "oprd", "agent", "ccomp", "xcomp", "acomp"}
+
+
+def _says_it_happened(noun: Any) -> bool:
+    """True when a noun of an event is the subject of a verb that only says the event happened or which phase of it
+    did ("The Vellmark launch took place in Oslo", "the Lumo acquisition was completed in March"): the clause's event
+    is then the noun's own, which the name premodifying the noun takes part in. Not a verb saying something else of
+    the event ("was delayed", "slowed"), nor one with another argument."""
+    verb = noun.head
+    if noun.dep_ not in ("nsubj", "nsubjpass") or verb.pos_ not in ("VERB", "AUX") or verb.i == noun.i:
+        return False
+    others = [child for child in verb.children if child.dep_ in _OTHER_ARGUMENTS]
+    if verb.lemma_.lower() == "take":  # "take place": the light verb's object is part of the predicate
+        return [child.lower_ for child in others] == ["place"]
+    return verb.lemma_.lower() in _OCCURRENCE_VERBS and not others
 
 
 def _of_a_thing(token: Any, role: str) -> bool:
