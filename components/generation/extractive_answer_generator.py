@@ -990,7 +990,9 @@ def _ranked_answer_span(
             groups.append([ent])
     # "When did she join A and when did she move to B?": the second part's date is the one beside B, not beside A;
     # a part measures nearness to its own words where the sentence holds them, else to the whole question's.
-    anchors = _anchors(doc, frozenset(part.terms) & question_terms) or _anchors(doc, question_terms)
+    anchors = _anchors(doc, (frozenset(part.terms) & question_terms) | _lemma_terms(part.text)) or _anchors(
+        doc, question_terms
+    )
 
     def label_rank(group: list[Any]) -> int:
         rank = min(labels.index(ent.label_) for ent in group)
@@ -1004,6 +1006,10 @@ def _ranked_answer_span(
     if counted and scoring.on("gap"):
         # "How many seats ...?" -> "12 seats": the number that counts the asked noun plays the wh-word's role.
         filled = filled | {ent.root.i for ent in allowed if counted in _counts(ent)}
+    if part.kind == "when" and scoring.on("gap"):
+        # "When did she leave?" -> "joined in March 2004 and left in May 2011": the time of the question's own verb
+        # plays the wh-word's role, not a time nearer to it in words that belongs to another verb.
+        filled = filled | {ent.root.i for ent in allowed if _governing_verb(ent.root) in anchors}
 
     def features(group: list[Any]) -> dict[str, float]:
         # "Who ..." asks for the doer of the question's verb: a name that does it answers before a name the
@@ -1440,8 +1446,29 @@ def _brought_in(*sentences: _Sentence) -> frozenset[str]:
 
 
 def _anchors(doc: Any, question_terms: frozenset[str]) -> list[int]:
-    """The positions of the words of `doc`, stop words aside, whose stem the question holds."""
-    return [token.i for token in doc if not token.is_stop and not question_terms.isdisjoint(terms(token.lower_)[:1])]
+    """The positions of the words of `doc`, stop words aside, whose stem or whose lemma's stem the question holds
+    ("left" is found by "leave", "joined" by "join")."""
+    return [
+        token.i
+        for token in doc
+        if not token.is_stop
+        and not question_terms.isdisjoint(terms(token.lower_)[:1] + terms(token.lemma_.lower())[:1])
+    ]
+
+
+def _governing_verb(token: Any) -> int | None:
+    """The position of the verb a phrase headed by `token` is an adjunct or argument of ("left ... in May 2011" ->
+    "left"), through prepositions and nouns; None when no verb governs it."""
+    for up in token.ancestors:
+        if up.pos_ in {"VERB", "AUX"}:
+            return up.i
+    return None
+
+
+def _lemma_terms(text: str) -> frozenset[str]:
+    """The stems of the lemmas of the words of `text`, stop words aside ("when did she leave it?" -> {"leav"}; "who
+    left it?" -> {"leav"}): the written form of a verb or a plural need not be the sentence's."""
+    return frozenset(stem for token in parse_syntax(text) if not token.is_stop for stem in terms(token.lemma_)[:1])
 
 
 def _repeats_question(text: str, question_terms: frozenset[str]) -> bool:

@@ -372,15 +372,14 @@ class TestShortAnswers:
         out = answer(question, [career, HARBOUR])
         assert [part["short_answer"] for part in out["parts"]] == ["March 2004", "May 2011"]
 
-    @pytest.mark.xfail(strict=True, reason="a part's own words are matched by their written form, not their lemma")
     def test_a_part_whose_verb_is_written_irregularly_still_takes_its_own_date(self):
         career = kb_document(
             "career", "Maria Lindqvist joined Northwind Labs in March 2004 and left the company in May 2011.", 0.6
         )
         question = "When did Maria Lindqvist join Northwind Labs and when did she leave it?"
         out = answer(question, [career, HARBOUR])
-        # "leave" is not found as "left": the second part falls back to the whole question's words and repeats the
-        # first part's date.
+        # "leave" is found as "left" by its lemma: the second part takes the date beside its own verb, not the first
+        # part's.
         assert [part["short_answer"] for part in out["parts"]] == ["March 2004", "May 2011"]
 
     def test_a_why_question_is_answered_by_its_sentence_with_no_short_answer(self):
