@@ -60,6 +60,7 @@ from components.text.language import (
     VALUE_LABELS,
     chunk_sentence_spans,
     chunk_sentences,
+    language_pipeline,
     parse,
     parse_question,
     parse_syntax,
@@ -534,6 +535,9 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if verdict is None:
             cited_ids = {id(sentence) for sentence in ordered}
             self._choose_spans(shorts, picks, found_how, question.question_terms, span_stats, cited_ids)
+        # A short answer quotes its words, not the sentence's reference marks or closing punctuation.
+        shorts = {position: (_bare_span(text), number, how) for position, (text, number, how) in shorts.items()}
+        shorts = {position: found for position, found in shorts.items() if found[0]}
         # Each part's short answer with its confidence; only those that reach the threshold lead the answer.
         top_chunks = [
             (document.content or "", str((document.meta or {}).get("source_type") or ""))
@@ -1047,6 +1051,21 @@ def _entity_text(doc: Any, group: list[Any], part: QuestionPart, counted: str) -
     if part.kind == "how_much" and noun is not None and found[-1].head == noun and noun.pos_ in {"NOUN", "PROPN"}:
         found = doc[found.start : found.end + 1]
     return found.text.strip(" ,;-–")
+
+
+# A reference mark written after a word: "[4]", "[12]", "[b]"; whole anywhere, or cut off by the span's end ("[4").
+_REFERENCE_MARK = re.compile(r"\[(?:\d{1,3}|[a-z])\]")
+_CUT_REFERENCE_MARK = re.compile(r"\[(?:\d{1,3}|[a-z])?$")
+
+
+def _bare_span(text: str) -> str:
+    """A short answer without reference marks ("in 2015.[4" -> "in 2015") or closing punctuation, a full stop that
+    ends an abbreviation ("Washington, D.C.", "Orbit Ltd.", "John F.") aside."""
+    text = _CUT_REFERENCE_MARK.sub("", _REFERENCE_MARK.sub("", text)).rstrip(" ,;:")
+    last = text.rsplit(maxsplit=1)[-1] if text.strip() else ""
+    initial = len(last) == 2 and last[0].isalpha()  # "John F."
+    abbreviation = initial or "." in last[:-1] or last in language_pipeline().Defaults.tokenizer_exceptions
+    return text.rstrip(" ,;:") if not text.endswith(".") or abbreviation else text[:-1].rstrip(" ,;:")
 
 
 def _link_score(sentence: _Sentence, hops: list[_Hop], first_score: float) -> float:
