@@ -994,9 +994,8 @@ def _ranked_answer_span(
             groups.append([ent])
     # "When did she join A and when did she move to B?": the second part's date is the one beside B, not beside A;
     # a part measures nearness to its own words where the sentence holds them, else to the whole question's.
-    anchors = _anchors(doc, (frozenset(part.terms) & question_terms) | _lemma_terms(part.text)) or _anchors(
-        doc, question_terms
-    )
+    own = _anchors(doc, (frozenset(part.terms) & question_terms) | _lemma_terms(part.text))
+    anchors = own or _anchors(doc, question_terms)
 
     def label_rank(group: list[Any]) -> int:
         rank = min(labels.index(ent.label_) for ent in group)
@@ -1010,10 +1009,11 @@ def _ranked_answer_span(
     if counted and scoring.on("gap"):
         # "How many seats ...?" -> "12 seats": the number that counts the asked noun plays the wh-word's role.
         filled = filled | {ent.root.i for ent in allowed if counted in _counts(ent)}
-    if part.kind == "when" and scoring.on("gap"):
-        # "When did she leave?" -> "joined in March 2004 and left in May 2011": the time of the question's own verb
-        # plays the wh-word's role, not a time nearer to it in words that belongs to another verb.
-        filled = filled | {ent.root.i for ent in allowed if _governing_verb(ent.root) in anchors}
+    if part.kind == "when" and own and not question_terms <= frozenset(part.terms) and scoring.on("gap"):
+        # "When did she join A and when did she leave it?" -> "joined A in March 2004 and left in May 2011": in a
+        # several-part question each part's time is the one its own verb takes, not a time nearer to it in words
+        # that belongs to another part's verb.
+        filled = filled | {ent.root.i for ent in allowed if _governing_verb(ent.root) in own}
 
     def features(group: list[Any]) -> dict[str, float]:
         # "Who ..." asks for the doer of the question's verb: a name that does it answers before a name the
