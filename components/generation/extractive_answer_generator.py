@@ -62,6 +62,7 @@ from components.text.language import (
     VALUE_LABELS,
     chunk_sentence_spans,
     chunk_sentences,
+    language_pipeline,
     parse,
     parse_question,
     parse_syntax,
@@ -538,6 +539,9 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             cited_ids = {id(sentence) for sentence in ordered}
             self._choose_spans(shorts, picks, found_how, question.question_terms, span_stats, cited_ids)
             _pronoun_doers(shorts, picks, found_how, question.question_terms, span_stats)
+        # A short answer quotes its words, not the sentence's reference marks or closing punctuation.
+        shorts = {position: (_bare_span(text), number, how) for position, (text, number, how) in shorts.items()}
+        shorts = {position: found for position, found in shorts.items() if found[0]}
         # Each part's short answer with its confidence; only those that reach the threshold lead the answer.
         top_chunks = [
             (document.content or "", str((document.meta or {}).get("source_type") or ""))
@@ -1024,7 +1028,8 @@ def _ranked_answer_span(
             groups.append([ent])
     # "When did she join A and when did she move to B?": the second part's date is the one beside B, not beside A;
     # a part measures nearness to its own words where the sentence holds them, else to the whole question's.
-    anchors = _anchors(doc, frozenset(part.terms) & question_terms) or _anchors(doc, question_terms)
+    own = _anchors(doc, (frozenset(part.terms) & question_terms) | _lemma_terms(part.text))
+    anchors = own or _anchors(doc, question_terms)
 
     def label_rank(group: list[Any]) -> int:
         rank = min(labels.index(ent.label_) for ent in group)
@@ -1038,6 +1043,11 @@ def _ranked_answer_span(
     if counted and scoring.on("gap"):
         # "How many seats ...?" -> "12 seats": the number that counts the asked noun plays the wh-word's role.
         filled = filled | {ent.root.i for ent in allowed if counted in _counts(ent)}
+    if part.kind == "when" and own and not question_terms <= frozenset(part.terms) and scoring.on("gap"):
+        # "When did she join A and when did she leave it?" -> "joined A in March 2004 and left in May 2011": in a
+        # several-part question each part's time is the one its own verb takes, not a time nearer to it in words
+        # that belongs to another part's verb.
+        filled = filled | {ent.root.i for ent in allowed if _governing_verb(ent.root) in own}
 
     def features(group: list[Any]) -> dict[str, float]:
         # "Who ..." asks for the doer of the question's verb: a name that does it answers before a name the
@@ -1075,6 +1085,21 @@ def _entity_text(doc: Any, group: list[Any], part: QuestionPart, counted: str) -
     if part.kind == "how_much" and noun is not None and found[-1].head == noun and noun.pos_ in {"NOUN", "PROPN"}:
         found = doc[found.start : found.end + 1]
     return found.text.strip(" ,;-–")
+
+
+# A reference mark written after a word: "[4]", "[12]", "[b]"; whole anywhere, or cut off by the span's end ("[4").
+_REFERENCE_MARK = re.compile(r"\[(?:\d{1,3}|[a-z])\]")
+_CUT_REFERENCE_MARK = re.compile(r"\[(?:\d{1,3}|[a-z])?$")
+
+
+def _bare_span(text: str) -> str:
+    """A short answer without reference marks ("in 2015.[4" -> "in 2015") or closing punctuation, a full stop that
+    ends an abbreviation ("Washington, D.C.", "Orbit Ltd.", "John F.") aside."""
+    text = _CUT_REFERENCE_MARK.sub("", _REFERENCE_MARK.sub("", text)).rstrip(" ,;:")
+    last = text.rsplit(maxsplit=1)[-1] if text.strip() else ""
+    initial = len(last) == 2 and last[0].isalpha()  # "John F."
+    abbreviation = initial or "." in last[:-1] or last in language_pipeline().Defaults.tokenizer_exceptions
+    return text.rstrip(" ,;:") if not text.endswith(".") or abbreviation else text[:-1].rstrip(" ,;:")
 
 
 def _link_score(sentence: _Sentence, hops: list[_Hop], first_score: float) -> float:
@@ -1474,8 +1499,29 @@ def _brought_in(*sentences: _Sentence) -> frozenset[str]:
 
 
 def _anchors(doc: Any, question_terms: frozenset[str]) -> list[int]:
-    """The positions of the words of `doc`, stop words aside, whose stem the question holds."""
-    return [token.i for token in doc if not token.is_stop and not question_terms.isdisjoint(terms(token.lower_)[:1])]
+    """The positions of the words of `doc`, stop words aside, whose stem or whose lemma's stem the question holds
+    ("left" is found by "leave", "joined" by "join")."""
+    return [
+        token.i
+        for token in doc
+        if not token.is_stop
+        and not question_terms.isdisjoint(terms(token.lower_)[:1] + terms(token.lemma_.lower())[:1])
+    ]
+
+
+def _governing_verb(token: Any) -> int | None:
+    """The position of the verb a phrase headed by `token` is an adjunct or argument of ("left ... in May 2011" ->
+    "left"), through prepositions and nouns; None when no verb governs it."""
+    for up in token.ancestors:
+        if up.pos_ in {"VERB", "AUX"}:
+            return up.i
+    return None
+
+
+def _lemma_terms(text: str) -> frozenset[str]:
+    """The stems of the lemmas of the words of `text`, stop words aside ("when did she leave it?" -> {"leav"}; "who
+    left it?" -> {"leav"}): the written form of a verb or a plural need not be the sentence's."""
+    return frozenset(stem for token in parse_syntax(text) if not token.is_stop for stem in terms(token.lemma_)[:1])
 
 
 def _repeats_question(text: str, question_terms: frozenset[str]) -> bool:
