@@ -48,6 +48,8 @@ from components.generation.span_choice import (
     SPAN_CHOICES,
     SpanModel,
     choose_span,
+    pronoun_antecedent,
+    pronoun_doer,
     rate_span,
     rated_candidates,
     switch_span,
@@ -163,6 +165,7 @@ class _Sentence:
     stored: bool  # the cosine is the sentence's own (a stored in-context vector), not its chunk's
     heading: frozenset[str] = frozenset()  # the chunk's title alone
     before: frozenset[str] = frozenset()  # the sentence before it in its chunk
+    before_text: str = ""  # that sentence's text
 
 
 @component
@@ -535,6 +538,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if verdict is None:
             cited_ids = {id(sentence) for sentence in ordered}
             self._choose_spans(shorts, picks, found_how, question.question_terms, span_stats, cited_ids)
+            _pronoun_doers(shorts, picks, found_how, question.question_terms, span_stats)
         # A short answer quotes its words, not the sentence's reference marks or closing punctuation.
         shorts = {position: (_bare_span(text), number, how) for position, (text, number, how) in shorts.items()}
         shorts = {position: found for position, found in shorts.items() if found[0]}
@@ -689,6 +693,36 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 found_how[position]["kind_match"] = kind_match
                 how = "entity" if kind_match else "phrase"
             shorts[position] = (choice.text, sentence.number, how)
+
+
+def _pronoun_doers(
+    shorts: dict[int, tuple[str, int, str]],
+    picks: list[tuple[QuestionPart, _Sentence, str, dict[str, float]]],
+    found_how: list[dict[str, Any]],
+    question_terms: frozenset[str],
+    span_stats: dict[int, tuple[float, float]],
+) -> None:
+    """A part that asks for the doer of its verb, whose sentence has a personal pronoun do it ("In 1905 it acquired
+    Quillby, a start-up founded by Ada Quill" for "Who bought Quillby?"), is answered by the name the pronoun stands
+    for: the subject of the sentence before, when it is an entity of the asked kind (`pronoun_antecedent`). Without
+    one, a span the rules or the span model read inside a clause or phrase that modifies another noun ("founded by Ada
+    Quill") is not the doer and is dropped: the part is answered by its cited sentence alone. A span that could be
+    the pronoun's own antecedent (a name before it, "After Ada Quill left, she founded ...") stays."""
+    for position, (text, number, how) in list(shorts.items()):
+        if how not in RULE_WAYS or not picks[position][0].labels:
+            continue
+        part, sentence = picks[position][0], found_how[position]["sentence"]
+        doer = pronoun_doer(sentence.text, part.text, question_terms, text)
+        if doer is None or doer.span_could_be_it:
+            continue
+        antecedent, label = pronoun_antecedent(sentence.before_text, doer.pronoun, part.labels, question_terms)
+        if antecedent:
+            span_stats.pop(position, None)  # the span model rated another span: its rating does not hold here
+            found_how[position]["kind_match"] = 1.0 if label == part.labels[0] else 0.5 if label else 0.0
+            shorts[position] = (antecedent, number, "entity")
+        elif doer.span_in_modifier:
+            span_stats.pop(position, None)
+            shorts.pop(position)
 
 
 def _doers(doc: Any, anchors: list[int]) -> set[int]:
@@ -1549,6 +1583,7 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
         )
         rows.sort()
         previous_terms: frozenset[str] = frozenset()
+        previous_text = ""
         for position, (start, end, cosine) in enumerate(rows):
             if not 0 <= start < end <= len(content):
                 continue
@@ -1564,6 +1599,7 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
             # "It stands on ...": a sentence opening with a pronoun is about what the sentence before it named.
             context = title_terms | previous_terms if _PRONOUN_START.match(text) else title_terms
             before, previous_terms = previous_terms, _terms_of(text)
+            before_text, previous_text = previous_text, text
             key = text.lower()
             if key in seen or len(previous_terms) < 2 or _heading_line(content, start, end):
                 continue
@@ -1579,6 +1615,7 @@ def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
                     bool(stored),
                     title_terms,
                     before,
+                    before_text,
                 )
             )
     return found

@@ -37,7 +37,7 @@ import numpy
 
 from components.generation import logistic_model
 from components.generation.question_analysis import QuestionPart
-from components.generation.question_gap import fill_gap_token, phrase_tokens, question_gap
+from components.generation.question_gap import fill_gap_token, phrase_tokens, question_gap, term_of
 from components.text.analyzer import terms
 from components.text.language import VALUE_LABELS, parse, parse_question
 
@@ -641,3 +641,111 @@ def switch_span(
         return SpanChoice(best.text, probability, probability - runner_up, _root_label(sentence, best))
     others = [p for p, c in rated if c is not own[1]]
     return SpanChoice(rule_span, own[0], own[0] - max(others, default=0.0), _root_label(sentence, own[1]))
+
+
+# A personal pronoun, and whether the name it stands for may be a person's ("he"), may not ("it") or may be either.
+PERSONAL_PRONOUNS = {"it": False, "he": True, "she": True, "they": None}
+# The clauses and phrases that modify a noun ("a start-up that made maps", "a studio founded by X", "X, a painter"):
+# a name inside one says something of that noun, not of the clause's subject.
+NOUN_MODIFIER_DEPS = frozenset({"acl", "relcl", "appos"})
+
+
+@dataclass(frozen=True)
+class PronounDoer:
+    """The personal pronoun that does, in the answer sentence, what the question asks the doer of (`pronoun`,
+    lower case, e.g. "it"); whether the span chosen sits inside a clause or phrase that modifies another noun
+    (`span_in_modifier`: "a start-up founded by Ada Quill"), and whether it could stand for the pronoun
+    (`span_could_be_it`: it comes before the pronoun, outside such a modifier)."""
+
+    pronoun: str
+    span_in_modifier: bool
+    span_could_be_it: bool
+
+
+def asks_doer(part_text: str) -> bool:
+    """Whether the question asks for the doer of its verb: its wh-word is that verb's subject ("Who bought X?",
+    "Which company acquired X?") or the object of its "by" ("By whom was X bought?")."""
+    gap = question_gap(part_text)
+    return gap is not None and (gap.role == "subject" or (gap.role == "prep" and gap.preposition == "by"))
+
+
+def _doer_of(verb: Any) -> Any:
+    """The doer of `verb`: its active subject or the object of its passive's "by", or the subject of the verb it
+    is coordinated with or depends on ("she moved and founded ...", "it decided to buy ..."); None."""
+    passive = any(child.dep_ in {"auxpass", "nsubjpass"} for child in verb.children)
+    for child in verb.children:
+        if child.dep_ in {"nsubj", "csubj"} and not passive:
+            return child
+        if child.dep_ == "agent":
+            return next((grandchild for grandchild in child.children if grandchild.dep_ == "pobj"), None)
+    if verb.dep_ in {"conj", "xcomp"} and verb.head.pos_ in {"VERB", "AUX"} and not passive:
+        return next((child for child in verb.head.children if child.dep_ == "nsubj"), None)
+    return None
+
+
+def _in_noun_modifier(token: Any, stop: Any) -> bool:
+    """Whether `token` sits inside a clause or phrase that modifies a noun, below `stop` (the clause's verb)."""
+    for node in [token, *token.ancestors]:
+        if node.i == stop.i:
+            return False
+        if node.dep_ in NOUN_MODIFIER_DEPS and node.head.pos_ in {"NOUN", "PROPN", "PRON"}:
+            return True
+    return False
+
+
+def pronoun_doer(sentence: str, part_text: str, question_terms: frozenset[str], span: str) -> PronounDoer | None:
+    """When the question asks for the doer of its verb (`asks_doer`) and in `sentence` that doer is a personal
+    pronoun ("In 1905 it acquired Quillby, a start-up founded by Ada Quill"), the pronoun and whether the span the
+    rules chose could stand for it; None otherwise. The question's verb is the word of the sentence with its stem,
+    else, the question's verb being put in other words ("Who purchased Quillby?"), a verb whose object or passive
+    subject is a word of the question."""
+    if not asks_doer(part_text):
+        return None
+    gap = question_gap(part_text)
+    doc = _reading(sentence).doc
+    verbs = [token for token in doc if token.pos_ in {"VERB", "AUX"} and term_of(token) == gap.head]
+    if not verbs:
+        verbs = [
+            token.head
+            for token in doc
+            if token.dep_ in {"dobj", "nsubjpass"}
+            and token.head.pos_ == "VERB"
+            and not question_terms.isdisjoint(terms(token.text)[:1])
+        ]
+    for verb in verbs:
+        doer = _doer_of(verb)
+        if doer is None or doer.lower_ not in PERSONAL_PRONOUNS:
+            continue
+        place = _locate(doc, span) if span else None
+        inside = place is not None and _in_noun_modifier(doc[place[0] : place[1]].root, verb)
+        return PronounDoer(doer.lower_, inside, place is not None and place[1] <= doer.i and not inside)
+    return None
+
+
+def pronoun_antecedent(
+    before: str, pronoun: str, labels: Sequence[str], question_terms: frozenset[str]
+) -> tuple[str, str]:
+    """The name `pronoun` most likely stands for, read from the sentence `before` it, with its entity label: that
+    sentence's subject when it is a named entity of one of `labels` that agrees with the pronoun ("it": not a
+    person; "he", "she": a person), or for "it" and "they" a proper name the recogniser left without a label (its
+    label then ""), and the question does not already name it; ("", "") otherwise."""
+    if not before or pronoun not in PERSONAL_PRONOUNS:
+        return "", ""
+    doc = _reading(before).doc
+    subject = next((t for t in doc if t.dep_ in {"nsubj", "nsubjpass"} and t.head.dep_ == "ROOT"), None)
+    if subject is None:
+        return "", ""
+    person = PERSONAL_PRONOUNS[pronoun]
+    entity = next((ent for ent in doc.ents if ent.start <= subject.i < ent.end), None)
+    if entity is not None:
+        if entity.label_ not in labels or (person is not None and (entity.label_ == "PERSON") != person):
+            return "", ""
+        found, label = entity.text.strip(" ,;-–"), entity.label_
+    else:
+        name = [t for t in subject.subtree if t.dep_ == "compound" or t.i == subject.i]
+        if person or subject.pos_ != "PROPN" or any(t.pos_ != "PROPN" for t in name):
+            return "", ""
+        found, label = doc[name[0].i : name[-1].i + 1].text, ""
+    if frozenset(terms(found)) <= question_terms:
+        return "", ""
+    return found, label

@@ -14,11 +14,14 @@ from components.generation.extractive_answer_generator import ExtractiveAnswerGe
 from components.generation.question_analysis import analyze_question
 from components.generation.span_choice import (
     FEATURES,
+    PronounDoer,
     SpanModel,
     SpanModelError,
     candidate_features,
     choose_span,
     fit,
+    pronoun_antecedent,
+    pronoun_doer,
     question_context,
     rate_span,
     rated_candidates,
@@ -233,3 +236,52 @@ def test_the_generator_rates_the_rules_span_or_takes_the_models_and_reports_the_
     with pytest.raises(ValueError, match="span_choice must be one of"):
         ExtractiveAnswerGenerator(span_choice="always")
     assert ExtractiveAnswerGenerator(span_model=str(path)).to_dict()["init_parameters"]["span_model"] == str(path)
+
+
+class TestPronounDoer:
+    """A question that asks who did something, answered by a sentence where a pronoun did it: the name the pronoun
+    stands for, never a name that only modifies another noun of the sentence."""
+
+    ACQUIRED = "In June 2020 it acquired Quillby, a start-up that made tools for drawing maps, founded by Teodor Brask."
+    BEFORE = "In March 2019 Vellmark Labs raised a 12 million dollar Series A led by Corvane Capital."
+
+    def test_the_asked_doer_is_a_pronoun_and_the_founder_only_modifies_a_noun(self):
+        for question in ("Who purchased Quillby?", "Which company acquired Quillby?"):
+            part = analyze_question(question).parts[0]
+            doer = pronoun_doer(self.ACQUIRED, part.text, frozenset(part.terms), "Teodor Brask")
+            assert doer == PronounDoer("it", span_in_modifier=True, span_could_be_it=False)
+
+    def test_no_pronoun_doer_when_a_name_does_it_or_the_question_asks_another_role(self):
+        part = analyze_question("Who founded Quillby?").parts[0]  # the founder does the asked verb himself
+        assert pronoun_doer(self.ACQUIRED, part.text, frozenset(part.terms), "Teodor Brask") is None
+        part = analyze_question("What did Vellmark Labs acquire?").parts[0]  # the object is asked, not the doer
+        assert pronoun_doer(self.ACQUIRED, part.text, frozenset(part.terms), "Quillby") is None
+
+    def test_a_name_before_the_pronoun_may_be_what_it_stands_for(self):
+        sentence = "After Orla Venn left Lisbon, she founded the Harrow Studio."
+        part = analyze_question("Who founded the Harrow Studio?").parts[0]
+        doer = pronoun_doer(sentence, part.text, frozenset(part.terms), "Orla Venn")
+        assert doer is not None and doer.span_could_be_it and not doer.span_in_modifier
+
+    def test_the_antecedent_is_the_subject_before_when_it_agrees(self):
+        labels, asked = ("ORG", "PERSON"), frozenset({"quillbi"})
+        assert pronoun_antecedent(self.BEFORE, "it", labels, asked) == ("Vellmark Labs", "ORG")
+        assert pronoun_antecedent(self.BEFORE, "she", labels, asked) == ("", "")  # an organisation is not a "she"
+        assert pronoun_antecedent(self.BEFORE, "it", ("DATE",), asked) == ("", "")  # not of the asked kind
+        assert pronoun_antecedent("The market grew quickly.", "it", labels, asked) == ("", "")
+        person = "Orla Venn studied in Lisbon under Marco Tell."
+        assert pronoun_antecedent(person, "she", ("PERSON",), frozenset()) == ("Orla Venn", "PERSON")
+
+
+def test_a_pronoun_doer_is_answered_by_its_antecedent_never_by_a_modifying_name():
+    generator = ExtractiveAnswerGenerator()
+    acquired = TestPronounDoer.ACQUIRED
+    with_subject = Document(content=f"{TestPronounDoer.BEFORE} {acquired}", meta={"source_title": "Vellmark Labs"})
+    without = Document(content=f"The market for mapping software grew quickly after 2015. {acquired}", meta={})
+    for question in ("Who purchased Quillby?", "Which company acquired Quillby?"):
+        part = generator.run(query=question, documents=[with_subject])["parts"][0]
+        assert part["short_answer"] == "Vellmark Labs"
+        out = generator.run(query=question, documents=[without])
+        # No name stands for "it": the founder of the bought start-up is not offered; the sentence is cited.
+        assert out["short_answer"] == "" and out["parts"][0]["short_answer"] == ""
+        assert "it acquired Quillby" in out["replies"][0]
