@@ -129,6 +129,8 @@ _LOWER_START = re.compile(r"^(?:[\"'(\[]?[a-z]|[,;:)\]])")
 _PRONOUN_START = re.compile(r"^(?:it|its|he|his|she|her|they|their|this|these|the company|the project)\b", re.I)
 # A sentence's closing punctuation (or a colon or semicolon opening what follows, or an ellipsis), perhaps followed by
 # closing quotes and brackets and by reference marks ("in 2015.[4]").
+# The start of a text that opens on a blank line (a paragraph break).
+_BLANK_LINE = re.compile(r"[ \t]*\n[ \t]*\n")
 _CLOSING = re.compile(r"[.!?:;\u2026][\"'\u201d\u2019)\]]*(?:\s*\[\w{1,4}\])*$")
 # Capitalised word sequences after a sentence's first word: the names a sentence brings in, without a parse.
 _NAME = re.compile(r"[A-Z][\w'&-]*(?:\s+(?:of\s+|the\s+|de\s+|von\s+|van\s+)?[A-Z][\w'&-]*)*")
@@ -1625,12 +1627,24 @@ def _heading_line(content: str, start: int, end: int) -> bool:
     """Whether `content[start:end]` is a heading ("The move to Cornell", a title line): a line of its own without a
     sentence's closing punctuation, before a line of prose: one that opens on a word (not a formula's line break,
     "O" | "2 in which") and closes as a sentence does (not the next item of a list written without full stops,
-    each item a statement of its own). It states nothing to cite; its words still tell what a following "it" names."""
+    each item a statement of its own). A title standing over a section's heading, each a paragraph of its own
+    ("Guide" | blank line | "Getting started" | blank line | prose), is a heading too. It states nothing to cite; its
+    words still tell what a following "it" names."""
     before, after = content[:start].rstrip(" \t"), content[end:].lstrip(" \t")
     opens_line = not before or before.endswith("\n")
-    following = after.lstrip().split("\n", 1)[0].rstrip()
-    ends_line = after.startswith("\n") and following[:1].isalpha() and bool(_CLOSING.search(following))
-    return opens_line and ends_line and not _CLOSING.search(content[start:end].rstrip())
+    if not opens_line or not after.startswith("\n") or _CLOSING.search(content[start:end].rstrip()):
+        return False
+    while True:
+        line, newline, rest = after.lstrip().partition("\n")
+        line = line.rstrip()
+        if not line[:1].isalpha():
+            return False
+        if _CLOSING.search(line):
+            return True
+        # Another line without a close: a heading under this one only when each is a paragraph of its own.
+        if not (newline and _BLANK_LINE.match(after) and _BLANK_LINE.match("\n" + rest)):
+            return False
+        after = "\n" + rest
 
 
 def _from_neighbour(fragment: str, document: Document, documents: list[Document]) -> tuple[str, int, int] | None:

@@ -339,6 +339,8 @@ class TestShortAnswers:
             ("Lantern opened offices for three teams:\nstorage, search and sync.", False),  # a colon opens a list
             ("Lantern opened an office in 2015 \u2026\nIt grew.", False),  # an ellipsis closes it
             ("Started in 2011 in Uppsala\nOpened an office in 2015\nMoved in 2019", False),  # a list's items
+            ("Lantern\n\nThe early years\n\nkestrelDB was started in 2011.", True),  # a title over a heading
+            ("Started in 2011\nOpened an office in 2015\n\nIt grew.", False),  # a list's item over its last one
         ],
     )
     def test_a_heading_is_a_line_of_its_own_without_closing_punctuation(self, content, heading):
