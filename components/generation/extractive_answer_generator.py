@@ -127,10 +127,10 @@ LOGGED_SENTENCES = 8
 UNSTORED_COSINE_FACTOR = 0.8
 _LOWER_START = re.compile(r"^(?:[\"'(\[]?[a-z]|[,;:)\]])")
 _PRONOUN_START = re.compile(r"^(?:it|its|he|his|she|her|they|their|this|these|the company|the project)\b", re.I)
-# A sentence's closing punctuation (or a colon or semicolon opening what follows, or an ellipsis), perhaps followed by
-# closing quotes and brackets and by reference marks ("in 2015.[4]").
 # The start of a text that opens on a blank line (a paragraph break).
 _BLANK_LINE = re.compile(r"[ \t]*\n[ \t]*\n")
+# A sentence's closing punctuation (or a colon or semicolon opening what follows, or an ellipsis), perhaps followed by
+# closing quotes and brackets and by reference marks ("in 2015.[4]").
 _CLOSING = re.compile(r"[.!?:;\u2026][\"'\u201d\u2019)\]]*(?:\s*\[\w{1,4}\])*$")
 # Capitalised word sequences after a sentence's first word: the names a sentence brings in, without a parse.
 _NAME = re.compile(r"[A-Z][\w'&-]*(?:\s+(?:of\s+|the\s+|de\s+|von\s+|van\s+)?[A-Z][\w'&-]*)*")
