@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from components.embedding import get_embedding_model
-from components.knowledge_base import close_knowledge_bases, pgvector_index
+from components.knowledge_base import close_knowledge_bases
 from components.knowledge_base.factory import document_store_for, knowledge_base_for
 from components.knowledge_base.search import KnowledgeBaseSearch
 from components.knowledge_base.store import ChunkRecord, DocumentRecord, KnowledgeBaseUnavailable
@@ -310,14 +310,14 @@ def _pgvector_alternatives(
     result["dense"]["exact (no index)"] = {**_summary("dense", timings), "recall_at_10": 1.0}
 
     def by_ts_rank(query: str) -> list[tuple[str, float]]:
-        return [(chunk_id, float("-inf")) for chunk_id in pgvector_index.keyword_by_ts_rank(index, query, TOP_K)]
+        return [(chunk_id, float("-inf")) for chunk_id in index.keyword_by_ts_rank(query, TOP_K)]
 
     def every_posting(query: str) -> list[tuple[str, float]]:
-        return pgvector_index.keyword_every_posting(index, query, TOP_K)
+        return index.keyword_every_posting(query, TOP_K)
 
     def cut_off_steps(query: str) -> list[tuple[str, float]]:
         """The cut-off run from the client, a statement per step, then the rows (the index's former path)."""
-        return pgvector_index.keyword_cut_off_steps(index, query, TOP_K)
+        return index.keyword_cut_off_steps(query, TOP_K)
 
     cap = index.keyword_index_max_postings
 
@@ -351,7 +351,7 @@ def _server_cpu(index: Any, queries: list[str]) -> list[float] | None:
     """Milliseconds of CPU the database server spends on each question's keyword search function: what the search
     costs whatever else runs on the machine (wall time under load is mostly waiting for a core). Read from the
     server process's scheduler statistics, so only for a server on this machine (None otherwise)."""
-    with pgvector_index.keyword_function_session(index) as (backend_pid, search):
+    with index.keyword_function_session() as (backend_pid, search):
         stat = Path(f"/proc/{backend_pid}/schedstat")
         if not stat.exists():
             return None
