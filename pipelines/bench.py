@@ -26,7 +26,7 @@ import numpy as np
 from components.embedding import get_embedding_model
 from components.knowledge_base.factory import open_knowledge_base
 from components.knowledge_base.store import ChunkRecord, DocumentRecord
-from components.settings import get_settings, reload_settings
+from components.settings import get_settings
 from components.text.analyzer import term_counts
 from components.text.language import SENTENCE_SPANS_KEY, sentence_spans
 from ingest.benchmark import measure_ingestion
@@ -240,9 +240,6 @@ def wait_for_keyword_memory(store: Any, timeout_s: float = 120.0) -> bool:
 
 
 def _catalog_for(collection: str) -> Any:
-    """A fresh catalog whose knowledge-base components read `collection` (the settings name it)."""
-    import os
-
-    os.environ["KB_COLLECTION"] = collection
-    reload_settings()
-    return PipelineCatalog()
+    """A fresh catalog whose knowledge-base and graph components read `collection`: its own settings name it (the
+    process's settings stay as they are)."""
+    return PipelineCatalog(settings=get_settings().model_copy(update={"kb_collection": collection}))

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from components.settings import get_settings
 from pipelines.runtime import Runtime
 
 Out = Callable[[str], None]
@@ -174,7 +175,7 @@ def bench_cli(out: Out, question: str = DEFAULT_QUESTION, runs: int = 3, work_di
 
     port = _free_port()
     served = _env(port)
-    log_path = (work_dir or Path(os.environ.get("RESEARCH_DATA_DIR", "."))) / "bench-cli-server.log"
+    log_path = (work_dir or get_settings().data_dir) / "bench-cli-server.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     out(f"  starting `research serve` on 127.0.0.1:{port} (log: {log_path.name})")
     server = _start_server(port, served, log_path)

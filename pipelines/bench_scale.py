@@ -32,11 +32,11 @@ from typing import Any
 import numpy as np
 
 from components.embedding import get_embedding_model
-from components.knowledge_base import close_knowledge_bases, pgvector_index
+from components.knowledge_base import close_knowledge_bases
 from components.knowledge_base.factory import document_store_for, knowledge_base_for
 from components.knowledge_base.search import KnowledgeBaseSearch
 from components.knowledge_base.store import ChunkRecord, DocumentRecord, KnowledgeBaseUnavailable
-from components.settings import get_settings, reload_settings
+from components.settings import Settings, get_settings
 from components.text.analyzer import term_counts, terms
 from ingest.demo import DEMO_CORPUS_DIR
 from pipelines.bench_backends import KeywordFloor, one_blas_thread, seal, timed
@@ -159,33 +159,19 @@ def _prepare(corpus: ScaleCorpus, cache: EmbeddingCache, size: int, out: Out) ->
     return prepared
 
 
-def _settings_for(backend: str, folder: Path) -> dict[str, str]:
-    return {
-        "KB_BACKEND": backend,
-        "MILVUS_URI": str(folder / "milvus" / "scale.db"),
-        "QDRANT_PATH": str(folder / "qdrant"),
-    }
+def _settings_for(backend: str, folder: Path, collection: str) -> Settings:
+    """The process's settings with a scale base's backend, local folders and collection: what its knowledge base and
+    the catalog measuring it are built with (the process's settings stay as they are)."""
+    return get_settings().model_copy(update={
+        "kb_backend": backend,
+        "milvus_uri": str(folder / "milvus" / "scale.db"),
+        "qdrant_path": folder / "qdrant",
+        "kb_collection": collection,
+    })
 
 
-@contextlib.contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    """The settings read these variables while inside (the catalog's components read the settings)."""
-    saved = {key: os.environ.get(key) for key in values}
-    os.environ.update(values)
-    reload_settings()
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        reload_settings()
-
-
-def _open(backend: str, collection: str) -> Any:
-    return knowledge_base_for(document_store_for(get_settings(), collection))
+def _open(settings: Settings) -> Any:
+    return knowledge_base_for(document_store_for(settings))
 
 
 def _disk_size(kb: Any, folder: Path) -> dict[str, float]:
@@ -204,7 +190,9 @@ def _disk_size(kb: Any, folder: Path) -> dict[str, float]:
     return {"size_mb": round(size / 1e6, 1)}
 
 
-def _build(kb: Any, base: ScaleBase, entry: dict, out: Out, save: Callable[[dict], None]) -> tuple[Any, dict]:
+def _build(
+    kb: Any, base: ScaleBase, entry: dict, out: Out, save: Callable[[dict], None], settings: Settings
+) -> tuple[Any, dict]:
     """Write the base into `kb`: all of it, the rest of an interrupted build, or the documents whose vectors became
     real since the last build (`entry`, the manifest's record, is saved through `save` as the writes progress); the
     knowledge base (reopened if it had to be emptied) and the new entry."""
@@ -222,7 +210,7 @@ def _build(kb: Any, base: ScaleBase, entry: dict, out: Out, save: Callable[[dict
         if have:
             kb.drop()
             kb.close()
-            kb = _open(kb.index.backend, kb.collection)
+            kb = _open(settings)
         first, last, previous = 0, base.size, None
     entry = {**entry, "building": base.size, "done": first} if not built else entry
     save(entry)
@@ -310,14 +298,14 @@ def _pgvector_alternatives(
     result["dense"]["exact (no index)"] = {**_summary("dense", timings), "recall_at_10": 1.0}
 
     def by_ts_rank(query: str) -> list[tuple[str, float]]:
-        return [(chunk_id, float("-inf")) for chunk_id in pgvector_index.keyword_by_ts_rank(index, query, TOP_K)]
+        return [(chunk_id, float("-inf")) for chunk_id in index.keyword_by_ts_rank(query, TOP_K)]
 
     def every_posting(query: str) -> list[tuple[str, float]]:
-        return pgvector_index.keyword_every_posting(index, query, TOP_K)
+        return index.keyword_every_posting(query, TOP_K)
 
     def cut_off_steps(query: str) -> list[tuple[str, float]]:
         """The cut-off run from the client, a statement per step, then the rows (the index's former path)."""
-        return pgvector_index.keyword_cut_off_steps(index, query, TOP_K)
+        return index.keyword_cut_off_steps(query, TOP_K)
 
     cap = index.keyword_index_max_postings
 
@@ -351,7 +339,7 @@ def _server_cpu(index: Any, queries: list[str]) -> list[float] | None:
     """Milliseconds of CPU the database server spends on each question's keyword search function: what the search
     costs whatever else runs on the machine (wall time under load is mostly waiting for a core). Read from the
     server process's scheduler statistics, so only for a server on this machine (None otherwise)."""
-    with pgvector_index.keyword_function_session(index) as (backend_pid, search):
+    with index.keyword_function_session() as (backend_pid, search):
         stat = Path(f"/proc/{backend_pid}/schedstat")
         if not stat.exists():
             return None
@@ -429,7 +417,7 @@ def _keyword_both_ways(kb: Any, queries: list[str], warm: list[str]) -> tuple[li
 
 
 def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors: list[np.ndarray],
-             warm: list[str], out: Out, reference: Any = None) -> dict:
+             warm: list[str], out: Out, settings: Settings, reference: Any = None) -> dict:
     result: dict[str, Any] = {}
     warm_vectors = [get_embedding_model().embed_one(q) for q in warm]
     timings, hits = timed([lambda v=v: kb.dense_search(v, TOP_K) for v in vectors],
@@ -460,7 +448,7 @@ def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors
     timings, _ = timed([lambda q=q, v=v: hybrid(q, v) for q, v in zip(queries, vectors, strict=True)],
                         [lambda q=q, v=v: hybrid(q, v) for q, v in zip(warm, warm_vectors, strict=True)])
     result.update(_summary("hybrid", timings))
-    catalog = PipelineCatalog()
+    catalog = PipelineCatalog(settings=settings)  # its knowledge-base components read this base
     model = get_embedding_model()
 
     def research(query: str) -> Any:
@@ -552,36 +540,36 @@ def bench_scale(
         row: dict[str, Any] = {"real_embeddings": base.real, "average_terms": round(base.average_terms, 1)}
         for backend in backends:
             collection = f"scale_{size}_{corpus.fingerprint[:8]}"
-            with _environment({**_settings_for(backend, folder), "KB_COLLECTION": collection}):
-                try:
-                    kb = _open(backend, collection)
-                except KnowledgeBaseUnavailable as exc:
-                    row[backend] = {"error": str(exc)}
-                    out(f"  {backend}: skipped: {exc}")
-                    continue
-                try:
-                    key = f"{backend}:{collection}"
+            settings = _settings_for(backend, folder, collection)
+            try:
+                kb = _open(settings)
+            except KnowledgeBaseUnavailable as exc:
+                row[backend] = {"error": str(exc)}
+                out(f"  {backend}: skipped: {exc}")
+                continue
+            try:
+                key = f"{backend}:{collection}"
 
-                    def save(entry: dict, key: str = key) -> None:
-                        manifest[key] = entry
-                        manifest_path.write_text(json.dumps(manifest, indent=2))
+                def save(entry: dict, key: str = key) -> None:
+                    manifest[key] = entry
+                    manifest_path.write_text(json.dumps(manifest, indent=2))
 
-                    kb, entry = _build(kb, base, manifest.get(key, {}), out, save)
-                    reference = _keyword_reference(kb, base, out) if backend == "pgvector" else base
-                    memory = _load_keyword_memory(kb, out) if backend == "pgvector" else {}
-                    with one_blas_thread():
-                        measured = _measure(backend, kb, base, asked, vectors, warm, out, reference)
-                    row[backend] = {**entry, **_disk_size(kb, folder), **measured, **memory,
-                                    "keyword_reference": "stored counts" if reference is not base else "analyzer"}
-                    if backend == "pgvector":
-                        row[backend]["alternatives"] = _pgvector_alternatives(kb, base, asked, vectors, reference)
-                        for kind, variants in row[backend]["alternatives"].items():
-                            for name, values in variants.items():
-                                out(f"    {kind:<7} {name:<28} " + " ".join(f"{k} {v}" for k, v in values.items()))
-                finally:
-                    _release_keyword_memory(kb)
-                    kb.close()
-                    close_knowledge_bases()
+                kb, entry = _build(kb, base, manifest.get(key, {}), out, save, settings)
+                reference = _keyword_reference(kb, base, out) if backend == "pgvector" else base
+                memory = _load_keyword_memory(kb, out) if backend == "pgvector" else {}
+                with one_blas_thread():
+                    measured = _measure(backend, kb, base, asked, vectors, warm, out, settings, reference)
+                row[backend] = {**entry, **_disk_size(kb, folder), **measured, **memory,
+                                "keyword_reference": "stored counts" if reference is not base else "analyzer"}
+                if backend == "pgvector":
+                    row[backend]["alternatives"] = _pgvector_alternatives(kb, base, asked, vectors, reference)
+                    for kind, variants in row[backend]["alternatives"].items():
+                        for name, values in variants.items():
+                            out(f"    {kind:<7} {name:<28} " + " ".join(f"{k} {v}" for k, v in values.items()))
+            finally:
+                _release_keyword_memory(kb)
+                kb.close()
+                close_knowledge_bases()
         report["sizes"][size] = row
     report["chart"] = str(chart(report, folder / "search-at-scale.png"))
     out(f"chart written to {report['chart']}")
@@ -613,44 +601,43 @@ def bench_scale_keyword(out: Out, queries: int = 40, passes: int = 2) -> dict[st
     report: dict[str, Any] = {"top_k": TOP_K, "queries": len(asked), "passes": passes, "load_average": [], "sizes": {}}
     report["load_average"].append(os.getloadavg()[0])
     for size, collection in bases:
-        with _environment({**_settings_for("pgvector", folder), "KB_COLLECTION": collection}):
-            try:
-                kb = _open("pgvector", collection)
-            except KnowledgeBaseUnavailable as exc:
-                out(f"  {collection}: skipped: {exc}")
-                continue
-            try:
-                out(f"{size:,} chunks ({collection}), {len(asked)} questions, {passes} passes, load average "
-                    f"{os.getloadavg()[0]:.1f}")
-                row: dict[str, Any] = {"collection": collection, **_load_keyword_memory(kb, out)}
-                reference = _stored_counts(kb)
-                timings: dict[str, list[float]] = {}
-                for _ in range(passes):
-                    memory, hits, database, database_hits = _keyword_both_ways(kb, asked, warm)
-                    timings.setdefault("keyword", []).extend(memory)
-                    timings.setdefault("keyword_database", []).extend(database)
-                    pairs = (("keyword", hits), ("keyword_database", database_hits))
-                    for name, found in pairs:
-                        row[f"{name}_recall_at_10"] = _keyword_recall(
-                            reference, asked, [[(h.chunk.chunk_id, h.raw_score) for h in one] for one in found])
-                    index_timings, index_hits = _index_both_ways(kb.index, asked)
-                    for name, values in index_timings.items():
-                        timings.setdefault(name, []).extend(values)
-                    for name, found in index_hits.items():
-                        row[f"{name}_recall_at_10"] = _keyword_recall(reference, asked, found)
-                for name, values in timings.items():
-                    row.update(_summary(name, values))
-                cpu = _server_cpu(kb.index, asked)
-                if cpu is not None:
-                    row.update(_summary("function_server_cpu", cpu))
-                for name, values in _cpu_both_ways(kb, asked).items():
-                    row.update(_summary(name, values))
-                row["load_average"] = os.getloadavg()[0]
-                report["sizes"][size] = row
-                out("  " + " ".join(f"{key} {value}" for key, value in row.items() if key != "collection"))
-            finally:
-                _release_keyword_memory(kb)
-                kb.close()
+        try:
+            kb = _open(_settings_for("pgvector", folder, collection))
+        except KnowledgeBaseUnavailable as exc:
+            out(f"  {collection}: skipped: {exc}")
+            continue
+        try:
+            out(f"{size:,} chunks ({collection}), {len(asked)} questions, {passes} passes, load average "
+                f"{os.getloadavg()[0]:.1f}")
+            row: dict[str, Any] = {"collection": collection, **_load_keyword_memory(kb, out)}
+            reference = _stored_counts(kb)
+            timings: dict[str, list[float]] = {}
+            for _ in range(passes):
+                memory, hits, database, database_hits = _keyword_both_ways(kb, asked, warm)
+                timings.setdefault("keyword", []).extend(memory)
+                timings.setdefault("keyword_database", []).extend(database)
+                pairs = (("keyword", hits), ("keyword_database", database_hits))
+                for name, found in pairs:
+                    row[f"{name}_recall_at_10"] = _keyword_recall(
+                        reference, asked, [[(h.chunk.chunk_id, h.raw_score) for h in one] for one in found])
+                index_timings, index_hits = _index_both_ways(kb.index, asked)
+                for name, values in index_timings.items():
+                    timings.setdefault(name, []).extend(values)
+                for name, found in index_hits.items():
+                    row[f"{name}_recall_at_10"] = _keyword_recall(reference, asked, found)
+            for name, values in timings.items():
+                row.update(_summary(name, values))
+            cpu = _server_cpu(kb.index, asked)
+            if cpu is not None:
+                row.update(_summary("function_server_cpu", cpu))
+            for name, values in _cpu_both_ways(kb, asked).items():
+                row.update(_summary(name, values))
+            row["load_average"] = os.getloadavg()[0]
+            report["sizes"][size] = row
+            out("  " + " ".join(f"{key} {value}" for key, value in row.items() if key != "collection"))
+        finally:
+            _release_keyword_memory(kb)
+            kb.close()
     report["load_average"].append(os.getloadavg()[0])
     return report
 

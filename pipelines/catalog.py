@@ -32,14 +32,16 @@ from haystack import Pipeline, logging
 
 from components.contracts.selection import AUTO, check_sources
 from components.generation.follow_up import MAX_TURNS, FollowUpRewriter
+from components.graph.factory import graph_store_from_settings
 from components.graph.graph_search import GraphSearch
+from components.graph.store import GraphUnavailable
 from components.knowledge_base.factory import document_store_for
 from components.knowledge_base.store import KnowledgeBaseUnavailable
 from components.memory.recall import MemoryRecall
 from components.redaction import remember_settings_secrets
 from components.resilience.budget import question_budget
 from components.resilience.errors import first_line
-from components.settings import get_settings
+from components.settings import Settings, get_settings
 from components.text.dates import date_bounds
 from components.tools.source_selection import select_sources
 from components.validation import bounded_text
@@ -87,6 +89,15 @@ KNOWLEDGE_BASE_COMPONENTS = {
     "components.ranking.research_ranker.ResearchRanker",
     "components.graph.graph_search.GraphSearch",
     "ingest.file_ingester.FileIngester",
+}
+# Components whose `graph_store: null` means "the graph GRAPH_BACKEND chooses": the catalog makes that store (for the
+# component's `collection`, else KB_COLLECTION) from its own settings and gives it to them.
+GRAPH_COMPONENTS = {
+    "components.graph.graph_search.GraphSearch",
+    "components.graph.entity_search.EntitySearch",
+    "components.graph.entity_timeline.EntityTimeline",
+    "components.graph.entity_relationships.EntityRelationships",
+    "components.graph.comprehensive_search.ComprehensiveSearch",
 }
 MAX_QUESTION_CHARS = 2000
 
@@ -243,35 +254,43 @@ def parse_catalog(data: Any, origin: str = "the catalog") -> dict[str, PipelineS
     return specs
 
 
-def with_document_stores(pipeline: dict[str, Any]) -> dict[str, Any]:
-    """The pipeline dict with the settings' knowledge-base store in every knowledge-base component that names none.
+def with_document_stores(pipeline: dict[str, Any], settings: Settings | None = None) -> dict[str, Any]:
+    """The pipeline dict with the settings' knowledge-base store in every knowledge-base component that names none,
+    and the settings' graph store in every graph component that names none (`settings`: the catalog's, None: the
+    process's).
 
-    This is all `KB_BACKEND` does: choose which integration's store is built here. A component whose YAML names its
-    `document_store` keeps it, so one process can read two backends.
+    This is all `KB_BACKEND` and `GRAPH_BACKEND` do: choose which integration's store is built here. A component whose
+    YAML names its `document_store` or `graph_store` keeps it, so one process can read two backends.
     """
+    settings = settings or get_settings()
     components = dict(pipeline.get("components") or {})
     for name, entry in components.items():
-        if not isinstance(entry, dict) or entry.get("type") not in KNOWLEDGE_BASE_COMPONENTS:
+        if not isinstance(entry, dict) or entry.get("type") not in KNOWLEDGE_BASE_COMPONENTS | GRAPH_COMPONENTS:
             continue
         params = dict(entry.get("init_parameters") or {})
-        if params.get("document_store") is not None:
-            continue
-        try:
-            store = document_store_for(None, params.get("collection"))
-        except (KnowledgeBaseUnavailable, ValueError) as exc:
-            raise CatalogError(f"Component '{name}' has no knowledge base: {first_line(exc, 400)}") from exc
-        params["document_store"] = store.to_dict()
+        if entry.get("type") in KNOWLEDGE_BASE_COMPONENTS and params.get("document_store") is None:
+            try:
+                store = document_store_for(settings, params.get("collection"))
+            except (KnowledgeBaseUnavailable, ValueError) as exc:
+                raise CatalogError(f"Component '{name}' has no knowledge base: {first_line(exc, 400)}") from exc
+            params["document_store"] = store.to_dict()
+        if entry.get("type") in GRAPH_COMPONENTS and params.get("graph_store") is None:
+            try:
+                params["graph_store"] = graph_store_from_settings(params.get("collection"), settings).to_dict()
+            except (GraphUnavailable, ValueError):
+                pass  # none usable (GRAPH_BACKEND neo4j without NEO4J_URI, a bad collection): the component says why
         components[name] = {**entry, "init_parameters": params}
     return {**pipeline, "components": components}
 
 
-def with_question_budget(name: str, pipeline: dict[str, Any]) -> dict[str, Any]:
-    """The pipeline dict with `QUESTION_BUDGET_S` in the research pipeline's metadata when its YAML gives none, so
-    that the dumped YAML says how long a question may take (the catalog reads it back when it runs a question)."""
+def with_question_budget(name: str, pipeline: dict[str, Any], settings: Settings | None = None) -> dict[str, Any]:
+    """The pipeline dict with `QUESTION_BUDGET_S` (of `settings`, None: the process's) in the research pipeline's
+    metadata when its YAML gives none, so that the dumped YAML says how long a question may take (the catalog reads
+    it back when it runs a question)."""
     metadata = pipeline.get("metadata") or {}
     if name != RESEARCH_PIPELINE or metadata.get(BUDGET_KEY) is not None:
         return pipeline
-    return {**pipeline, "metadata": {**metadata, BUDGET_KEY: get_settings().question_budget_s}}
+    return {**pipeline, "metadata": {**metadata, BUDGET_KEY: (settings or get_settings()).question_budget_s}}
 
 
 def question_budget_of(pipeline: Pipeline) -> float:
@@ -300,14 +319,16 @@ def with_agent_timeout(pipeline: dict[str, Any], budget_s: float | None) -> dict
     return {**pipeline, "components": components}
 
 
-def build_pipeline(spec: PipelineSpec, agent_timeout_s: float | None = None) -> Pipeline:
+def build_pipeline(
+    spec: PipelineSpec, agent_timeout_s: float | None = None, settings: Settings | None = None
+) -> Pipeline:
     """A fresh (not warmed) pipeline from its spec, with its inputs and outputs checked against real sockets;
-    `agent_timeout_s`: the chat-model timeout of a research agent whose YAML gives none (`with_agent_timeout`)."""
+    `agent_timeout_s`: the chat-model timeout of a research agent whose YAML gives none (`with_agent_timeout`);
+    `settings`: those that fill what the YAML leaves null (stores, budget; None: the process's)."""
+    settings = settings or get_settings()
     try:
-        pipeline = Pipeline.from_dict(
-            with_agent_timeout(with_question_budget(spec.name, with_document_stores(spec.pipeline)), agent_timeout_s),
-            allowed_modules=ALLOWED_MODULES,
-        )
+        filled = with_question_budget(spec.name, with_document_stores(spec.pipeline, settings), settings)
+        pipeline = Pipeline.from_dict(with_agent_timeout(filled, agent_timeout_s), allowed_modules=ALLOWED_MODULES)
     except Exception as exc:  # noqa: BLE001 - Haystack raises many kinds; the analyst needs one sentence
         # Haystack's "Couldn't deserialize component ..." hides what was wrong: the cause (a missing model file, an
         # unknown rule family) says it.
@@ -380,8 +401,11 @@ class PipelineCatalog:
         *,
         specs: dict[str, PipelineSpec] | None = None,
         question_budget_s: float | None = None,
+        settings: Settings | None = None,
     ) -> None:
-        settings = get_settings()
+        # The settings that fill what the catalog file leaves null (the knowledge-base and graph stores, the question
+        # budget, the chat model), read once here: None takes the process's (`get_settings()`).
+        self.settings = settings = settings or get_settings()
         # The whole-question budget: this one when given, else the research pipeline's (its YAML's metadata, which
         # the build fills from QUESTION_BUDGET_S when the YAML gives none).
         self.question_budget_s = question_budget_s
@@ -392,7 +416,7 @@ class PipelineCatalog:
         # patches (log redaction, input copies, the tracer) are `pipelines.runtime.setup()`'s, not the catalog's.
         remember_settings_secrets()
         if specs is None:
-            self.path = Path(path) if path is not None else default_pipelines_file()
+            self.path = Path(path) if path is not None else default_pipelines_file(settings)
             specs = self._read(self.path)
         else:
             self.path = Path(path) if path is not None else None  # type: ignore[assignment]
@@ -440,7 +464,7 @@ class PipelineCatalog:
     def validate(self) -> None:
         """Build every pipeline (without warming it) and check its inputs and outputs; raises `CatalogError`."""
         for name in self._specs:
-            build_pipeline(self._specs[name])
+            build_pipeline(self._specs[name], settings=self.settings)
 
     def get(self, name: str) -> Pipeline:
         """The warmed pipeline `name`, built once per catalog (thread-safe)."""
@@ -450,7 +474,7 @@ class PipelineCatalog:
             return entry.pipeline
         with entry.lock:
             if entry.pipeline is None:
-                pipeline = build_pipeline(spec, self.agent_timeout_s())
+                pipeline = build_pipeline(spec, self.agent_timeout_s(), self.settings)
                 pipeline.warm_up()
                 entry.pipeline = pipeline
                 after_warm_up()  # a set-up process keeps what the warm-up loaded out of later collections
@@ -465,7 +489,7 @@ class PipelineCatalog:
         research = self._specs.get(RESEARCH_PIPELINE)
         if research is None:
             return None
-        value = with_question_budget(RESEARCH_PIPELINE, research.pipeline)["metadata"][BUDGET_KEY]
+        value = with_question_budget(RESEARCH_PIPELINE, research.pipeline, self.settings)["metadata"][BUDGET_KEY]
         return None if isinstance(value, bool) or not isinstance(value, int | float) else float(value)
 
     def close(self) -> None:
@@ -490,7 +514,9 @@ class PipelineCatalog:
         data = {"pipelines": {}}
         for name, spec in self._specs.items():
             entry = self._entries[name]
-            pipeline = entry.pipeline if entry.pipeline is not None else build_pipeline(spec, self.agent_timeout_s())
+            pipeline = entry.pipeline
+            if pipeline is None:
+                pipeline = build_pipeline(spec, self.agent_timeout_s(), self.settings)
             data["pipelines"][name] = {**spec.to_dict(), "pipeline": pipeline.to_dict()}
         return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
@@ -598,7 +624,7 @@ class PipelineCatalog:
         if pruned is None:
             return None
         selected = PipelineSpec(spec.name, spec.description, pruned.inputs, spec.outputs, pruned.pipeline)
-        pipeline = build_pipeline(selected, self.agent_timeout_s())
+        pipeline = build_pipeline(selected, self.agent_timeout_s(), self.settings)
         whole = self.get(name)
         for component_name, component in pipeline.walk():
             # A component that can share what its twin in the whole pipeline loaded (the graph branch's graph)

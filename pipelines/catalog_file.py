@@ -14,16 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import pipelines
-from components.settings import get_settings
+from components.settings import Settings, get_settings
 
 RESEARCH_PIPELINE = "research"
 # The research pipeline's whole-question budget, in its YAML: `metadata: {question_budget_s: ...}`.
 BUDGET_KEY = "question_budget_s"
 
 
-def default_pipelines_file() -> Path:
-    """`PIPELINES_FILE` when set, else ./pipelines.yaml when present, else the one next to the package."""
-    configured = get_settings().pipelines_file
+def default_pipelines_file(settings: Settings | None = None) -> Path:
+    """`PIPELINES_FILE` (of `settings`, None: the process's) when set, else ./pipelines.yaml when present, else the
+    one next to the package."""
+    configured = (settings or get_settings()).pipelines_file
     if configured is not None:
         return Path(configured).expanduser()
     local = Path.cwd() / "pipelines.yaml"

@@ -116,7 +116,7 @@ class Runtime:
             if self._catalog is None:
                 from pipelines.catalog import PipelineCatalog  # late: loads Haystack, the graph and generation
 
-                self._catalog = PipelineCatalog(self.pipelines_file)
+                self._catalog = PipelineCatalog(self.pipelines_file, settings=self.settings)
             return self._catalog
 
     def database_url(self) -> str:

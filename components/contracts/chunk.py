@@ -209,7 +209,7 @@ class FusedDocuments(ReadOnlyDocuments):
     ranker, which reads only their ids and scores). Nothing may change the documents it holds."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RankedDocuments(ReadOnlyDocuments):
     """The ranked chunks, best first: the sources the answer numbers [1]..[n], as the stages after the ranker read them.
 

@@ -83,15 +83,16 @@ class LLMGraphExtractor(GraphExtractor):
 
     def _chat(self, prompt: str, sentences: str) -> str:
         if self._generator is None:
-            import os
-
             from haystack.components.generators.chat import OpenAIChatGenerator
             from haystack.utils import Secret
 
-            # Local servers need no key; the client still wants one, so a placeholder stands in.
-            os.environ.setdefault(self.api_key_env, "not-needed")
+            # Local servers need no key; the client still wants one, so a placeholder stands in (given to this
+            # client only: the process's environment is not changed). This generator is never serialised.
+            api_key = Secret.from_env_var(self.api_key_env, strict=False)
+            if api_key.resolve_value() is None:
+                api_key = Secret.from_token("not-needed")
             self._generator = OpenAIChatGenerator(
-                api_key=Secret.from_env_var(self.api_key_env),
+                api_key=api_key,
                 model=self.model,
                 api_base_url=self.api_base_url,
                 timeout=self.timeout_s,

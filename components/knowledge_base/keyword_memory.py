@@ -147,6 +147,11 @@ class KeywordMemory:
         self._used = 0.0  # monotonic time a question last read the copy
         self.loads = 0  # loads finished (tests and the benchmark read it)
 
+    @property
+    def pool(self) -> Any:
+        """The connection pool the copy loads through."""
+        return self._pool
+
     def current(self, max_postings: int) -> MemoryPostings | None:
         """The loaded copy when it is within `max_postings`, else None; without one, a load is started in the
         background when none runs and the pause after the last has passed."""
@@ -348,7 +353,7 @@ def shared_memory(url: str, pool: Any, postings: Any) -> KeywordMemory:
     key = (url, postings.schema, postings.collection)
     with _SHARED_LOCK:
         for held, memory in list(_SHARED.items()):
-            if memory._pool is not pool and getattr(memory._pool, "closed", False):
+            if memory.pool is not pool and getattr(memory.pool, "closed", False):
                 del _SHARED[held]
         memory = _SHARED.get(key)
         if memory is None:

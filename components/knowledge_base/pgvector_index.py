@@ -671,6 +671,64 @@ class PgvectorChunkIndex(ChunkIndex):
             rows = conn.execute(statement, (vector, max(1, int(limit)))).fetchall()
         return [str(row[0]) for row in rows]
 
+    # -- diagnostics: the keyword strategies `keyword` was chosen over ----------------------------------------------
+    #
+    # For measuring (`research bench --only scale`, docs/search-at-scale.md), never for answering a question: each
+    # runs one alternative on the index's own tables, so that a benchmark compares it with the path in use through
+    # the index's public methods.
+
+    def keyword_by_ts_rank(self, query: str, limit: int) -> list[str]:
+        """Diagnostic: the ids of the `limit` chunks PostgreSQL's `ts_rank` (normalisation 33) ranks best for an OR
+        of the question's english lexemes over the stored tsvectors, best first (its score is not BM25's): full-text
+        ranking as the database offers it, which keyword search does not use."""
+        statement = self._q(
+            """
+            WITH q AS (
+                SELECT (SELECT string_agg('''' || replace(replace(t, '\\', '\\\\'), '''', '''''') || '''', ' | ')
+                        FROM unnest(tsvector_to_array(to_tsvector('english'::regconfig, %s))) AS t)::tsquery AS tsq
+            ) SELECT s.chunk_id, ts_rank(s.tsv, q.tsq, 33) AS score FROM {chunk_terms} s, q WHERE s.tsv @@ q.tsq
+            ORDER BY score DESC, s.chunk_id LIMIT %s
+            """
+        )
+        with self._connection() as conn:
+            return [str(row[0]) for row in conn.execute(statement, (query, limit)).fetchall()]
+
+    def keyword_every_posting(self, query: str, limit: int) -> list[tuple[str, float]]:
+        """Diagnostic: the exact BM25 top `limit` of the question's analyzer terms, `(chunk_id, score)` best first,
+        found by scoring every posting of the terms (no cut-off; what a filtered search does), after a statistics
+        lookup of its own."""
+        statistics = self.term_statistics(sorted(set(analyzer_terms(query or ""))))
+        if statistics is None:
+            return []
+        with self._connection() as conn:
+            return self._postings.search(conn, _idf(statistics), limit, statistics.avg_terms, sql.SQL(""), ())
+
+    def keyword_cut_off_steps(self, query: str, limit: int) -> list[tuple[str, float]]:
+        """Diagnostic: the BM25 top `limit`, `(chunk_id, score)` best first, by the cut-off over the impact-ordered
+        postings run from the client a statement per step (the statistics, each step of `KeywordPostings.search`, then
+        the rows read by id): the index's former path, which the one server-side statement replaced."""
+        wanted = sorted(set(analyzer_terms(query or "")))
+        with self._connection() as conn:
+            statistics = self._statistics(conn, wanted)
+            if statistics is None:
+                return []
+            top = self._postings.search(conn, _idf(statistics), limit, statistics.avg_terms)
+            conn.execute(self._q("SELECT id, content, meta FROM {table} WHERE id = ANY(%s)"),
+                         ([chunk_id for chunk_id, _ in top],)).fetchall()
+        return top
+
+    @contextmanager
+    def keyword_function_session(self) -> Iterator[tuple[int, Callable[[str, int], list[tuple[str, float]]]]]:
+        """Diagnostic: one pooled connection held open, as `(server process id, search)`, where `search(query, limit)`
+        calls the server-side keyword function on that connection alone (`(chunk_id, score)` best first, no rows read):
+        for measuring what the function costs the database server, by that process's CPU time."""
+        with self._connection() as conn:
+
+            def search(query: str, limit: int) -> list[tuple[str, float]]:
+                return self._postings.search_on_server(conn, sorted(set(analyzer_terms(query or ""))), limit)
+
+            yield int(conn.info.backend_pid), search
+
     # -- the vector index -------------------------------------------------------------------------------------------
 
     def _index_state(self, conn: Any, users_table: bool = False) -> tuple[bool, list[sql.Composed]]:
@@ -909,71 +967,6 @@ def _setting_of(secret: Any) -> str:
     if isinstance(secret, EnvVarSecret):
         return next((name for name in env_var_names(secret)[0] if os.environ.get(name)), "the connection string")
     return "the connection string"
-
-
-# -- diagnostics: the keyword strategies `PgvectorChunkIndex.keyword` was chosen over ---------------------------------
-#
-# For measuring (`research bench --only scale`, docs/search-at-scale.md), never for answering a question: each runs one
-# alternative on an index's own tables, so that a benchmark compares it with the path in use without reaching into the
-# index's internals.
-
-
-def keyword_by_ts_rank(index: PgvectorChunkIndex, query: str, limit: int) -> list[str]:
-    """Diagnostic: the ids of the `limit` chunks PostgreSQL's `ts_rank` (normalisation 33) ranks best for an OR of
-    the question's english lexemes over the stored tsvectors, best first (its score is not BM25's): full-text ranking
-    as the database offers it, which keyword search does not use."""
-    statement = index._q(
-        """
-        WITH q AS (
-            SELECT (SELECT string_agg('''' || replace(replace(t, '\\', '\\\\'), '''', '''''') || '''', ' | ')
-                    FROM unnest(tsvector_to_array(to_tsvector('english'::regconfig, %s))) AS t)::tsquery AS tsq
-        ) SELECT s.chunk_id, ts_rank(s.tsv, q.tsq, 33) AS score FROM {chunk_terms} s, q WHERE s.tsv @@ q.tsq
-        ORDER BY score DESC, s.chunk_id LIMIT %s
-        """
-    )
-    with index._connection() as conn:
-        return [str(row[0]) for row in conn.execute(statement, (query, limit)).fetchall()]
-
-
-def keyword_every_posting(index: PgvectorChunkIndex, query: str, limit: int) -> list[tuple[str, float]]:
-    """Diagnostic: the exact BM25 top `limit` of the question's analyzer terms, `(chunk_id, score)` best first, found
-    by scoring every posting of the terms (no cut-off; what a filtered search does), after a statistics lookup of its
-    own."""
-    statistics = index.term_statistics(sorted(set(analyzer_terms(query or ""))))
-    if statistics is None:
-        return []
-    with index._connection() as conn:
-        return index._postings.search(conn, _idf(statistics), limit, statistics.avg_terms, sql.SQL(""), ())
-
-
-def keyword_cut_off_steps(index: PgvectorChunkIndex, query: str, limit: int) -> list[tuple[str, float]]:
-    """Diagnostic: the BM25 top `limit`, `(chunk_id, score)` best first, by the cut-off over the impact-ordered
-    postings run from the client a statement per step (the statistics, each step of `KeywordPostings.search`, then
-    the rows read by id): the index's former path, which the one server-side statement replaced."""
-    wanted = sorted(set(analyzer_terms(query or "")))
-    with index._connection() as conn:
-        statistics = index._statistics(conn, wanted)
-        if statistics is None:
-            return []
-        top = index._postings.search(conn, _idf(statistics), limit, statistics.avg_terms)
-        conn.execute(index._q("SELECT id, content, meta FROM {table} WHERE id = ANY(%s)"),
-                     ([chunk_id for chunk_id, _ in top],)).fetchall()
-    return top
-
-
-@contextmanager
-def keyword_function_session(
-    index: PgvectorChunkIndex,
-) -> Iterator[tuple[int, Callable[[str, int], list[tuple[str, float]]]]]:
-    """Diagnostic: one pooled connection held open, as `(server process id, search)`, where `search(query, limit)`
-    calls the server-side keyword function on that connection alone (`(chunk_id, score)` best first, no rows read):
-    for measuring what the function costs the database server, by that process's CPU time."""
-    with index._connection() as conn:
-
-        def search(query: str, limit: int) -> list[tuple[str, float]]:
-            return index._postings.search_on_server(conn, sorted(set(analyzer_terms(query or ""))), limit)
-
-        yield int(conn.info.backend_pid), search
 
 
 def _idf(statistics: TermStatistics) -> dict[str, float]:

@@ -26,7 +26,6 @@ import argparse
 import contextlib
 import hashlib
 import json
-import os
 import random
 import re
 import sys
@@ -43,7 +42,7 @@ from components.contracts.selection import DEFAULT_SOURCES, check_sources
 from components.embedding import get_embedding_model
 from components.generation.citation_checker import is_verdict
 from components.knowledge_base.factory import open_knowledge_base
-from components.settings import get_settings, reload_settings
+from components.settings import Settings, get_settings
 from components.text.dates import parse_date
 from ingest.ingestor import IngestItem, Ingestor, document_id_for
 from ingest.report import printable
@@ -152,15 +151,12 @@ class EvaluationRun:
     # -- knowledge base ---------------------------------------------------------------------------------------------
 
     def prepare_knowledge_base(self) -> None:
-        """Ingest the corpus (when given) into its own collection and point the settings at it."""
+        """Ingest the corpus (when given) into its own collection (the one the run's settings name, `_settings`)."""
         if self.config.corpus is None:
             self._map_ingested_documents()
             return
         corpus = load_jsonl(self.config.corpus, ("id", "text"))
         collection = self.collection = collection_for_corpus(self.config.corpus)
-        # The research pipeline reads the collection from the settings; the baselines are given it.
-        os.environ["KB_COLLECTION"] = collection
-        reload_settings()
         store = open_knowledge_base(collection=collection)
         items = []
         for record in corpus:
@@ -227,7 +223,7 @@ class EvaluationRun:
         return self.doc_id_map.get(document_id, document_id)
 
     def _research_catalog(self) -> Any:
-        """The run's catalog, made on first use (after the corpus's collection is in the settings)."""
+        """The run's catalog, made on first use (its runtime's settings name the corpus's collection)."""
         if self._runtime is None:
             raise RuntimeError("the research variants run inside `run()`")
         return self._runtime.catalog
@@ -251,9 +247,8 @@ class EvaluationRun:
         questions = sample_questions(load_questions(self.config.questions), self.config.sample, self.config.seed)
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "results").mkdir(exist_ok=True)
-        previous_collection = os.environ.get("KB_COLLECTION")
         try:
-            self._runtime = Runtime().start()
+            self._runtime = Runtime(self._settings()).start()
             self.prepare_knowledge_base()
             records_by_variant: dict[str, list[dict[str, Any]]] = {}
             with contextlib.ExitStack() as stack:
@@ -267,19 +262,17 @@ class EvaluationRun:
             runtime, self._runtime = self._runtime, None
             if runtime is not None:
                 runtime.close()
-            if self.collection is not None:
-                self._restore_collection(previous_collection)
         summary = self.summarise(records_by_variant, questions)
         write_reports(summary, self.out)
         return summary
 
-    def _restore_collection(self, previous: str | None) -> None:
-        """Point the settings back at the collection they had before the run."""
-        if previous is None:
-            os.environ.pop("KB_COLLECTION", None)
-        else:
-            os.environ["KB_COLLECTION"] = previous
-        reload_settings()
+    def _settings(self) -> Settings:
+        """The settings the run's research pipelines are built with: the process's, with the corpus's own collection
+        when a corpus is given (the baselines are given the collection; the process's settings stay as they are)."""
+        settings = get_settings()
+        if self.config.corpus is None or not self.config.corpus.is_file():
+            return settings  # without a corpus (or with none readable, which `prepare_knowledge_base` reports)
+        return settings.model_copy(update={"kb_collection": collection_for_corpus(self.config.corpus)})
 
     def _run_variant(self, variant: str, questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         kind, _ = parse_variant(variant, self.config.sources)

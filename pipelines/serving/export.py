@@ -30,7 +30,8 @@ def hayhooks_document(name: str, catalog: Any = None) -> dict[str, Any]:
     catalog = catalog or process_runtime().catalog
     spec = catalog.spec(name)
     document: dict[str, Any] = {"description": " ".join(spec.description.split())}
-    document.update(build_pipeline(spec, catalog.agent_timeout_s()).to_dict())  # an agent keeps the catalog's budget
+    # Built as the catalog builds it: an agent keeps the catalog's budget, the stores come from the catalog's settings.
+    document.update(build_pipeline(spec, catalog.agent_timeout_s(), catalog.settings).to_dict())
     document["inputs"] = {key: list(value) for key, value in spec.inputs.items() if key not in _NOT_JSON_INPUTS}
     document["outputs"] = dict(spec.outputs)
     return document

@@ -31,3 +31,15 @@ def test_a_load_still_running_at_the_timeout_is_said() -> None:
 def test_a_store_without_in_memory_postings_is_not_waited_for() -> None:
     assert wait_for_keyword_memory(SimpleNamespace(index=SimpleNamespace()))  # Qdrant, Milvus: nothing to wait for
     assert wait_for_keyword_memory(SimpleNamespace())
+
+
+def test_the_catalog_the_bench_measures_names_its_collection_without_touching_the_environment() -> None:
+    import os
+
+    from components.settings import get_settings
+    from pipelines.bench import _catalog_for
+
+    environment, settings = dict(os.environ), get_settings()
+    catalog = _catalog_for("bench_v3_tarrowby")
+    assert catalog.settings.kb_collection == "bench_v3_tarrowby"
+    assert dict(os.environ) == environment and get_settings() is settings

@@ -126,3 +126,16 @@ def test_keyword_search_is_measured_both_ways_and_a_stale_copy_is_refused(databa
         writer.drop()
         writer.close()
         kb.close()
+
+
+def test_a_scale_base_is_opened_on_settings_of_its_own_and_the_process_keeps_its_own(tmp_path) -> None:
+    import os
+
+    from components.settings import get_settings
+    from pipelines.bench_scale import _settings_for
+
+    environment, settings = dict(os.environ), get_settings()
+    own = _settings_for("qdrant", tmp_path, "scale_30_wendrel")
+    assert (own.kb_backend, own.kb_collection, own.qdrant_path) == ("qdrant", "scale_30_wendrel", tmp_path / "qdrant")
+    assert own.milvus_uri == str(tmp_path / "milvus" / "scale.db")
+    assert dict(os.environ) == environment and get_settings() is settings

@@ -65,3 +65,24 @@ class TestCatalogStores:
         assert graph.graph_store.password.resolve_value() == SECRET
         search = build_pipeline(reloaded.spec("entity_search")).get_component("search")
         assert isinstance(search.graph_store, PostgresGraphStore) and search.graph_store.collection == "research"
+
+
+def test_a_catalog_builds_its_stores_from_its_own_settings_not_the_process_ones():
+    from components.settings import get_settings
+
+    own = get_settings().model_copy(update={"kb_collection": "quellmoor_notes"})
+    assert get_settings().kb_collection != "quellmoor_notes"
+    dumped = yaml.safe_load(PipelineCatalog(REPO_CATALOG, settings=own).dumps())["pipelines"]
+    research = dumped["research"]["pipeline"]["components"]
+    for component in ("kb_dense", "kb_keyword", "ranker", "graph"):
+        store = research[component]["init_parameters"]["document_store"]
+        assert store["init_parameters"]["table_name"] == "quellmoor_notes", component
+    for name, components in GRAPH_COMPONENTS.items():
+        for component in components:
+            store = dumped[name]["pipeline"]["components"][component]["init_parameters"]["graph_store"]
+            assert store["init_parameters"]["collection"] == "quellmoor_notes", (name, component)
+    # The process's settings are left as they were: a catalog made without settings reads them.
+    default = yaml.safe_load(PipelineCatalog(REPO_CATALOG).dumps())["pipelines"]["entity_search"]["pipeline"]
+    assert default["components"]["search"]["init_parameters"]["graph_store"]["init_parameters"]["collection"] == (
+        get_settings().kb_collection
+    )

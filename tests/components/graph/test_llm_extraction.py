@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -120,6 +121,17 @@ class TestLLMGraphExtractor:
         # A kind the chat model names carries the stated confidence, so it can replace a weaker offline kind.
         dahl = next(m for m in graph.entities if m.key == "henrik dahl")
         assert dahl.kind == "person" and dahl.confidence == 0.7 and "chat model" in dahl.evidence
+
+    def test_a_server_without_a_key_is_sent_a_placeholder_and_the_environment_stays_as_it_was(
+        self, chat, monkeypatch: pytest.MonkeyPatch
+    ):
+        monkeypatch.delenv("GRAPH_TEST_UNSET_KEY", raising=False)
+        document, chunks = make_document("d", NORDVIK_2020, dt.date(2020, 1, 28))
+        chat.answers.append((200, json.dumps({"entities": [], "facts": []})))
+        extractor = LLMGraphExtractor(model="m", api_base_url=chat.url, api_key_env="GRAPH_TEST_UNSET_KEY")
+        extractor.extract(document, chunks)
+        assert chat.requests[0]["auth"] == "Bearer not-needed"
+        assert "GRAPH_TEST_UNSET_KEY" not in os.environ
 
     def test_malformed_answer_and_server_errors(self, chat):
         document, chunks = make_document("d", NORDVIK_2020, dt.date(2020, 1, 28))

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from components.knowledge_base import pgvector_index
 from components.knowledge_base.factory import knowledge_base_for
 from components.knowledge_base.store import ChunkRecord, DocumentRecord
 from tests.components.knowledge_base.test_pgvector_index import _store, _unit
@@ -97,20 +96,20 @@ class TestPgvectorDiagnostics:
     def test_every_posting_and_the_cut_off_steps_find_the_exact_bm25_top(self, kb: Any) -> None:
         for query in QUERIES:
             expected = exact_bm25(COUNTS, query, 10)
-            _same(pgvector_index.keyword_every_posting(kb.index, query, 10), expected)
-            _same(pgvector_index.keyword_cut_off_steps(kb.index, query, 10), expected)
-        assert pgvector_index.keyword_every_posting(kb.index, "gallotry", 10) == []
-        assert pgvector_index.keyword_cut_off_steps(kb.index, "gallotry", 10) == []
+            _same(kb.index.keyword_every_posting(query, 10), expected)
+            _same(kb.index.keyword_cut_off_steps(query, 10), expected)
+        assert kb.index.keyword_every_posting("gallotry", 10) == []
+        assert kb.index.keyword_cut_off_steps("gallotry", 10) == []
 
     def test_ts_rank_finds_the_chunks_holding_a_lexeme(self, kb: Any) -> None:
-        found = pgvector_index.keyword_by_ts_rank(kb.index, "osk tiravel", 50)
+        found = kb.index.keyword_by_ts_rank("osk tiravel", 50)
         holding = {chunk_id for chunk_id, counts in COUNTS.items() if {"osk", "tiravel"} & counts.keys()}
         assert sorted(found) == sorted(holding)
-        assert len(pgvector_index.keyword_by_ts_rank(kb.index, "osk tiravel", 3)) == 3
-        assert pgvector_index.keyword_by_ts_rank(kb.index, "gallotry", 10) == []
+        assert len(kb.index.keyword_by_ts_rank("osk tiravel", 3)) == 3
+        assert kb.index.keyword_by_ts_rank("gallotry", 10) == []
 
     def test_the_function_session_searches_on_one_server_process(self, kb: Any) -> None:
-        with pgvector_index.keyword_function_session(kb.index) as (backend_pid, search):
+        with kb.index.keyword_function_session() as (backend_pid, search):
             for query in QUERIES:
                 _same(search(query, 10), exact_bm25(COUNTS, query, 10))
             with kb.registry.connection() as conn:
@@ -143,13 +142,9 @@ def test_every_diagnostic_of_an_empty_collection_finds_nothing(database_url: str
         assert index.stored_term_counts() == [] and index.exact_nearest(_unit(1), 10) == []
         assert index.ranking_evidence([], _unit(1), ["valmor"]) == ({}, None)
         assert index.ranking_evidence(["memo-0"], _unit(1), ["valmor"]) == ({}, None)  # the one statement
-        for diagnostic in (
-            pgvector_index.keyword_by_ts_rank,
-            pgvector_index.keyword_every_posting,
-            pgvector_index.keyword_cut_off_steps,
-        ):
-            assert diagnostic(index, "valmor quistel", 10) == []
-        with pgvector_index.keyword_function_session(index) as (_, search):
+        for diagnostic in (index.keyword_by_ts_rank, index.keyword_every_posting, index.keyword_cut_off_steps):
+            assert diagnostic("valmor quistel", 10) == []
+        with index.keyword_function_session() as (_, search):
             assert search("valmor quistel", 10) == []
     finally:
         kb.drop()

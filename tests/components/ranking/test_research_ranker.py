@@ -80,7 +80,8 @@ class TestResearchRanker:
         as_lists = ResearchRanker().run(query="Super Bowl", documents=fused, branch_documents=[dense, keyword])
         shared = [BranchDocuments(tuple(dense)), BranchDocuments(tuple(keyword)), BranchDocuments()]
         as_branches = ResearchRanker().run(query="Super Bowl", documents=fused, branch_documents=shared)
-        assert as_branches == as_lists
+        assert as_branches["documents"] == as_lists["documents"]
+        assert as_branches["ranked"].documents == as_lists["ranked"].documents  # two views, compared by identity
         assert dense[1].meta["ranks"] == {"kb_dense": 2}  # the shared documents are read, never changed
 
     def test_the_ranked_chunks_also_come_as_one_read_only_value(self):
@@ -92,7 +93,8 @@ class TestResearchRanker:
         assert list(out["ranked"].documents) == out["documents"]
         assert all(shared is listed for shared, listed in zip(out["ranked"].documents, out["documents"], strict=True))
         empty = ResearchRanker().run(query="Super Bowl", branch_documents=[])
-        assert empty == {"documents": [], "ranked": RankedDocuments()}
+        assert empty["documents"] == [] and isinstance(empty["ranked"], RankedDocuments)
+        assert empty["ranked"].documents == ()
 
     def test_without_documents_it_fuses_the_branches_as_the_joiner_would_whatever_order_they_arrive_in(self):
         dense = [PANTHERS, kb_document("sb", SUPER_BOWL.content, 0.55, ranks={"kb_dense": 2})]

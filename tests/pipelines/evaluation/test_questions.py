@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from components.settings import get_settings
 from pipelines.evaluation.questions import (
     EvaluationConfig,
     EvaluationInputError,
@@ -89,9 +90,12 @@ class TestEvaluationRun:
             variants=["keyword", "dense", "hybrid", "research:kb"],
             progress=False,
         )
-        collection_before = os.environ.get("KB_COLLECTION")
+        collection_before, settings_before = os.environ.get("KB_COLLECTION"), get_settings()
         summary = EvaluationRun(config).run()
         assert os.environ.get("KB_COLLECTION") == collection_before  # the run leaves the settings as it found them
+        # Neither written nor read again: the run's research pipelines are given settings naming the corpus's
+        # collection (they find its chunks below), the process's stay the same object.
+        assert get_settings() is settings_before
 
         assert set(summary["variants"]) == {"keyword", "dense", "hybrid", "research:kb"}
         for name, variant in summary["variants"].items():
