@@ -66,8 +66,8 @@ def decompose(question: str) -> ChainCut | None:
         return None
     found = []
     for noun in doc:
-        if noun.pos_ != "NOUN" or noun.i in wh or noun.lemma_.lower() in LIGHT_NOUNS:
-            continue
+        if noun.pos_ != "NOUN" or not noun.text.islower() or noun.i in wh or noun.lemma_.lower() in LIGHT_NOUNS:
+            continue  # a capitalised noun is part of a name ("the World Drivers' Championship"), no description
         if noun.head.lemma_ == "be" and any(child.i in wh for child in noun.head.children):
             continue  # "What was the population of X?": the wh-word asks for it directly, no hop
         right = _description_end(noun)

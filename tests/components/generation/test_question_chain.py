@@ -54,6 +54,8 @@ def test_the_innermost_description_is_asked_first(question, hop, rest):
         "Who wrote the song that everyone sang?",
         # No question word.
         "Tell me about Quellport.",
+        # A capitalised noun is part of a name, not a description (no championship of the Riders here).
+        "The runner-up in the 1999 Vastmark Riders' Championship appears in a game made by what company?",
     ],
 )
 def test_a_question_without_a_hop_is_not_cut(question):
