@@ -292,7 +292,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         direct = self._compose(query, documents, analysis, self.scoring)
         # A question no chunk answered at all has no hop to read either.
         answered = direct.pop("_evidence", False) is not False
-        if not answered or not self.scoring.on("decompose") or any(part["sure"] for part in direct["parts"]):
+        # One part only: a chain answers the question as one part, and a several-part question's parts stay its own.
+        if not answered or not self.scoring.on("decompose") or len(direct["parts"]) != 1 or direct["parts"][0]["sure"]:
             return direct
         chained = self._chain_answer(query, documents)
         return direct if chained is None else chained

@@ -1204,6 +1204,12 @@ class TestChainByDescription:
         (before,) = followed.run(query=self.QUESTION, documents=[self.SHOT, self.FILM])["parts"]
         assert part["features"]["found_chain"] == 0.0 and before["features"]["found_chain"] == 1.0
 
+    def test_a_question_of_several_parts_keeps_its_parts(self):
+        generator = ExtractiveAnswerGenerator(confidence_threshold=0.999)
+        question = "Who directed the film that was shot in or around Brindlemoor in 1979, and where is Brindlemoor?"
+        out = generator.run(query=question, documents=[self.SHOT, self.FILM])
+        assert len(out["parts"]) == 2
+
     def test_a_sure_direct_answer_is_kept(self):
         # Every short answer sure (threshold 0): the direct reading stands, whatever the chain would say.
         direct = ExtractiveAnswerGenerator(confidence_threshold=0.0, rules_off=["decompose"])
