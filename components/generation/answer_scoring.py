@@ -77,6 +77,7 @@ RULE_FAMILIES = {
     "set_aside": "'besides X, what ...': the phrase coordinated with X (`partner`)",
     "statement": "the few best phrases read back into the question, compared with the sentence (`statement`)",
     "chain": "multi-hop: follow the chosen sentence through the names it brings in to a sentence about them",
+    "decompose": "a question naming what it asks about through a description is answered hop by hop, as a chain",
     "relation": "a sentence adding the relation the question asks of a second subject joins the answer",
     "verdict": "comparisons and yes/no questions answered from each subject's sentences",
     "stretch": "'why'/'how': the stretch of the sentence the question does not hold",

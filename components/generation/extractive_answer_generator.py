@@ -28,6 +28,7 @@ from components.generation.question_analysis import (
     existential_part,
     question_form,
 )
+from components.generation.question_chain import decompose
 from components.generation.question_gap import (
     PLACE_PREPOSITIONS,
     SUBJECT_DEPS,
@@ -278,6 +279,119 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
     ) -> dict[str, Any]:
         """Compose the answer.
 
+        A question that names what it asks about through a description ("Who directed the film that was shot in
+        ...?") and gets no sure short answer read directly is answered as a chain (`_chain_answer`): each hop asked
+        on its own, the answer stating the bridges it crossed with their citations, as sure as its weakest link.
+
+        :param query: the question.
+        :param documents: the ranked chunks, numbered [1]..[n] in this order.
+        :param analysis: the question's analysis (a `QuestionAnalysis`, or its `to_dict()`); made here when not
+            given.
+        :returns: see `_compose`.
+        """
+        direct = self._compose(query, documents, analysis, self.scoring)
+        # A question no chunk answered at all has no hop to read either.
+        answered = direct.pop("_evidence", False) is not False
+        # One part only: a chain answers the question as one part, and a several-part question's parts stay its own.
+        if not answered or not self.scoring.on("decompose") or len(direct["parts"]) != 1 or direct["parts"][0]["sure"]:
+            return direct
+        chained = self._chain_answer(query, documents)
+        return direct if chained is None else chained
+
+    def _chain_answer(self, query: str, documents: list[Document]) -> dict[str, Any] | None:
+        """The question answered hop by hop through its descriptions (`question_chain.decompose`): the innermost
+        description asked first as a question of its own, its short answer (the bridge) put in its place, and so on
+        up to MAX_HOPS links; the last question's short answer is the answer. Each link is rated by the fitted
+        confidence as the single-hop answer it is, and the chain is as sure as its weakest link. None when the
+        question holds no description, a hop finds no new name, or the last link is not a sentence of its own that
+        names the bridge it crossed."""
+        if question_form(query) in {"yes_no", "choice"}:
+            return None
+        links: list[dict[str, Any]] = []
+        question = query
+        while len(links) < MAX_HOPS - 1 and (cut := decompose(question)) is not None:
+            link = self._link(cut.hop, documents, links[-1]["span"] if links else "")
+            if link is None or _terms_of(link["span"]) & _name_terms(cut.hop):
+                return None  # no bridge, or the hop's own name again
+            links.append(link)
+            question = cut.rest(link["span"])
+        if not links:
+            return None
+        last = self._link(question, documents, links[-1]["span"])
+        if last is None:
+            return None
+        bridge = _terms_of(links[-1]["span"])
+        if _terms_of(last["span"]) & bridge or not bridge & _terms_of(last["sentence"]):
+            return None  # the answer is the bridge again, or its sentence does not name the bridge
+        if last["sentence"] in {link["sentence"] for link in links}:
+            return None  # one sentence answers the whole question: no chain to state
+        links.append(last)
+        weakest = min(links, key=lambda link: link["confidence"])
+        confidence = weakest["confidence"]
+        sure = confidence >= self.threshold
+        chain = [cite_sentence(link["sentence"], link["number"]) for link in links]
+        lines = [f"{last['span']} [{last['number']}]."] if sure else []
+        lines.append("; ".join(line.removesuffix(".") for line in dict.fromkeys(chain)) + ".")
+        if not sure:
+            lines.append(UNSURE_NOTE)
+        part = {
+            "question": query,
+            "short_answer": last["span"],
+            "short_answer_confidence": round(confidence, 4),
+            "sure": sure,
+            "features": weakest["features"],
+        }
+        return {
+            "replies": [" ".join(lines)],
+            "short_answer": last["span"] if sure else "",
+            "short_answer_confidence": round(confidence, 4),
+            "parts": [part],
+        }
+
+    def _link(self, question: str, documents: list[Document], bridge: str = "") -> dict[str, Any] | None:
+        """One hop of a chain: the single-hop answer to `question` (no chain of its own), its short answer, the
+        sentence it was read from and that sentence's chunk number, and its fitted confidence; None without one.
+        With a `bridge` (the name an earlier hop found), the chunks naming it are read first, in their order: the
+        chunks were ranked for the whole question, and the one about the bridge may sit below the few the answer
+        reads. Citations keep the chunks' own numbers."""
+        ordered = documents
+        if bridge:
+            named = _terms_of(bridge)
+            holds = [
+                named <= _terms_of(f"{(document.meta or {}).get('source_title') or ''} {document.content or ''}")
+                for document in documents
+            ]
+            ordered = [d for d, held in zip(documents, holds, strict=True) if held]
+            ordered += [d for d, held in zip(documents, holds, strict=True) if not held]
+        # The span fit's log collects the question's own reading only.
+        log, self.span_log = self.span_log, None
+        try:
+            out = self._compose(question, ordered, None, self.scoring.without(["chain", "relation", "decompose"]))
+        finally:
+            self.span_log = log
+        evidence = out.get("_evidence")
+        part = (out.get("parts") or [None])[0]
+        if not evidence or not part or not part["short_answer"] or part["short_answer_confidence"] is None:
+            return None
+        sentence, number = evidence
+        number = next(position for position, document in enumerate(documents, 1) if document is ordered[number - 1])
+        return {
+            "span": part["short_answer"],
+            "confidence": part["short_answer_confidence"],
+            "features": part["features"],
+            "sentence": sentence,
+            "number": number,
+        }
+
+    def _compose(
+        self,
+        query: str,
+        documents: list[Document],
+        analysis: QuestionAnalysis | dict | None,
+        scoring: AnswerScoring,
+    ) -> dict[str, Any]:
+        """Compose the answer read directly from the question (no hop by hop reading of its descriptions).
+
         :param query: the question.
         :param documents: the ranked chunks, numbered [1]..[n] in this order.
         :param analysis: the question's analysis (a `QuestionAnalysis`, or its `to_dict()`); made here when not
@@ -328,7 +442,6 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         top_titles = (str((document.meta or {}).get("source_title") or "") for document in documents[: self.max_chunks])
         titles = frozenset().union(*(_terms_of(title) for title in top_titles))
         anchors = (question.anchor_terms | (question.question_terms & titles)) & frozenset(document_frequency)
-        scoring = self.scoring
         for part in parts:
             weights = _part_weights(part, parts, document_frequency, len(candidates), anchors)
             scored = []
@@ -628,11 +741,18 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             )
         headline = [confidences[position] for position in sure]
         overall = min(headline) if headline else max(confidences.values(), default=None)  # None: no part has one
+        # The sentence the first part's short answer was read from (a chain's last link), for `_chain_answer`.
+        evidence = None
+        if 0 in shorts and shorts[0][2] in {"entity", "role", "phrase", "chain"}:
+            links = found_how[0].get("links") if shorts[0][2] == "chain" else None
+            sentence = links[-1][0] if links else found_how[0]["sentence"]
+            evidence = (sentence.text, first_number.get(sentence.text, sentence.number))
         return {
             "replies": [" ".join(lines)],
             "short_answer": short_answer,
             "short_answer_confidence": None if overall is None else round(overall, 4),
             "parts": answer_parts,
+            "_evidence": evidence,
         }
 
     def _choose_spans(
@@ -1665,6 +1785,11 @@ def _from_neighbour(fragment: str, document: Document, documents: list[Document]
             if text.endswith(fragment) and len(text) > len(fragment):
                 return text, rank + 1, rank
     return None
+
+
+def _name_terms(question: str) -> frozenset[str]:
+    """The terms of the proper nouns a question names (what it looks its answer up by)."""
+    return frozenset(term for token in parse_syntax(question) if token.pos_ == "PROPN" for term in terms(token.text))
 
 
 def _abstain(parts: list[QuestionPart], partial: bool = False) -> str:

@@ -1155,3 +1155,66 @@ class TestPhraseSpan:
         self, question, sentence, expected
     ):
         assert self.span(question, sentence) == expected
+
+
+class TestChainByDescription:
+    """A question that points at what it asks about through a description is answered hop by hop: the description
+    asked first, its answer (the bridge) put in its place; the answer states the bridge with citations and is as sure
+    as its weakest link."""
+
+    SHOT = kb_document(
+        "brindlemoor",
+        "Brindlemoor is a market town on the river Oss. Several films, such as Pale Orchard (1979), have been shot "
+        "in or around Brindlemoor.",
+        0.6,
+        title="Brindlemoor",
+    )
+    FILM = kb_document(
+        "pale-orchard",
+        "Pale Orchard is a 1979 drama film written and directed by Ilsa Varga.",
+        0.4,
+        title="Pale Orchard",
+    )
+    QUESTION = "Who directed the film that was shot in or around Brindlemoor in 1979?"
+
+    def test_the_answer_states_the_bridge_and_rates_the_weakest_link(self):
+        # A threshold no link reaches: the direct reading is not sure, so the chain is read (and shown unsure).
+        generator = ExtractiveAnswerGenerator(confidence_threshold=0.999)
+        out = generator.run(query=self.QUESTION, documents=[self.SHOT, self.FILM])
+        reply = out["replies"][0]
+        assert reply.startswith(
+            "Several films, such as Pale Orchard (1979), have been shot in or around Brindlemoor [1]; Pale Orchard is "
+            "a 1979 drama film written and directed by Ilsa Varga [2]."
+        )
+        (part,) = out["parts"]
+        assert part["short_answer"] == "Ilsa Varga" and not part["sure"]
+        hop = generator._link(
+            "What is the film that was shot in or around Brindlemoor in 1979?", [self.SHOT, self.FILM]
+        )
+        last = generator._link("Who directed Pale Orchard?", [self.SHOT, self.FILM], "Pale Orchard")
+        assert hop["span"] == "Pale Orchard" and last["span"] == "Ilsa Varga"
+        assert part["short_answer_confidence"] == pytest.approx(min(hop["confidence"], last["confidence"]), abs=1e-4)
+
+    def test_each_link_is_rated_as_the_single_hop_answer_it_is(self):
+        # Read hop by hop, the weakest link is rated as what it is (a name read from its sentence), not as a span
+        # of the whole question read off a sentence that never states the question's own words.
+        chained = ExtractiveAnswerGenerator(confidence_threshold=0.999)
+        followed = ExtractiveAnswerGenerator(confidence_threshold=0.999, rules_off=["decompose"])
+        (part,) = chained.run(query=self.QUESTION, documents=[self.SHOT, self.FILM])["parts"]
+        (before,) = followed.run(query=self.QUESTION, documents=[self.SHOT, self.FILM])["parts"]
+        assert part["features"]["found_chain"] == 0.0 and before["features"]["found_chain"] == 1.0
+
+    def test_a_question_of_several_parts_keeps_its_parts(self):
+        generator = ExtractiveAnswerGenerator(confidence_threshold=0.999)
+        question = "Who directed the film that was shot in or around Brindlemoor in 1979, and where is Brindlemoor?"
+        out = generator.run(query=question, documents=[self.SHOT, self.FILM])
+        assert len(out["parts"]) == 2
+
+    def test_a_sure_direct_answer_is_kept(self):
+        # Every short answer sure (threshold 0): the direct reading stands, whatever the chain would say.
+        direct = ExtractiveAnswerGenerator(confidence_threshold=0.0, rules_off=["decompose"])
+        chained = ExtractiveAnswerGenerator(confidence_threshold=0.0)
+        documents = [self.SHOT, self.FILM]
+        assert chained.run(query=self.QUESTION, documents=documents) == direct.run(
+            query=self.QUESTION, documents=documents
+        )

@@ -1,0 +1,138 @@
+"""A chain question cut at its innermost description: "Who directed the film that was shot in Leland in 1986?" asks
+first what the film shot there is (the hop), then who directed that film (the rest, with the hop's answer in the
+description's place).
+
+A description is a noun phrase the question uses to point at something it does not name: a noun with a relative or
+participial clause ("the film that was shot in ...", "the county in which X is located", "the book named after ..."),
+with an "of" phrase holding a name ("the composer of X") or with a name's possessive ("X's birthplace"). The
+innermost one (no other description inside it) is asked first, as a question of its own ("What is the film that
+was shot in ...?"); the question then
+reads again with its answer in place, and may hold a further description (a chain of up to three hops).
+
+Only the question's syntax is read (spaCy's dependency parse): no wording of any question set. A description is not
+cut out when the rest of the question would ask nothing of it: "Who was the president that signed X?" or "What is
+the name of the team that won X?" ask for the described thing itself.
+
+Usage:
+```python
+cut = decompose("Who directed the film that was shot in Leland in 1986?")
+cut.hop, cut.rest("Maximum Overdrive")
+# 'What is the film that was shot in Leland in 1986?', 'Who directed Maximum Overdrive?'
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from components.generation.question_analysis import WH_WORDS
+from components.text.language import parse_syntax
+
+# The clause dependencies that make a noun a description ("the film that was shot ...", "the book named after ...").
+CLAUSE_DEPS = frozenset({"relcl", "acl"})
+# Words that open a relative clause, dropped from the hop's question ("which", "where" ...): general English.
+RELATIVIZERS = frozenset({"which", "that", "who", "whom", "whose", "where", "when"})
+# Nouns that name no relation of their own: "the name of X", "the kind of X" ask for X itself (general English).
+LIGHT_NOUNS = frozenset({"name", "title", "term", "kind", "type", "sort", "one", "thing", "part"})
+# Parts of speech that carry what the rest of the question asks of the described thing.
+CONTENT_POS = frozenset({"NOUN", "VERB", "ADJ", "NUM", "PROPN"})
+
+
+@dataclass(frozen=True)
+class ChainCut:
+    """A question cut at its innermost description: the `hop` to ask first and the rest around the description."""
+
+    hop: str
+    before: str
+    after: str
+
+    def rest(self, answer: str) -> str:
+        """The question again, with the hop's answer in the description's place."""
+        return f"{self.before}{answer}{self.after}"
+
+
+def decompose(question: str) -> ChainCut | None:
+    """The question cut at its innermost description (see the module's doc), or None when it holds none that the rest
+    of the question asks something of."""
+    doc = parse_syntax(question)
+    clauses = [token for token in doc if token.dep_ in CLAUSE_DEPS]
+    wh = {
+        token.i
+        for token in doc
+        if token.lower_ in WH_WORDS and not any(_relativizer(token, clause) for clause in clauses)
+    }
+    if not wh:
+        return None
+    found = []
+    for noun in doc:
+        if noun.pos_ != "NOUN" or not noun.text.islower() or noun.i in wh or noun.lemma_.lower() in LIGHT_NOUNS:
+            continue  # a capitalised noun is part of a name ("the World Drivers' Championship"), no description
+        if noun.head.lemma_ == "be" and any(child.i in wh for child in noun.head.children):
+            continue  # "What was the population of X?": the wh-word asks for it directly, no hop
+        right = _description_end(noun)
+        if right is None:
+            continue
+        left = _noun_start(noun)
+        # The description asked as a question of its own: "What is the film that was shot in ...?"
+        hop = f"What is {doc[left:right].text}?"
+        if wh & set(range(left, right)):
+            continue  # the question's own gap lies inside: it asks about the description, not through it
+        found.append((right - left, left, right, hop))
+    for _, left, right, hop in sorted(found):
+        if any(
+            left <= inner_left and inner_right <= right and (inner_left, inner_right) != (left, right)
+            for _, inner_left, inner_right, _ in found
+        ):
+            continue  # another description lies inside this one: that one is asked first
+        outside = [token for token in doc if not left <= token.i < right]
+        if not _asks_of(outside, wh):
+            continue
+        before = doc[:left].text_with_ws if left else ""
+        after = doc[right - 1].whitespace_ + doc[right:].text if right < len(doc) else ""
+        return ChainCut(hop=hop, before=before, after=after)
+    return None
+
+
+def _noun_start(noun: Any) -> int:
+    """Where the noun's phrase starts, its determiner and modifiers included."""
+    return min([noun.i] + [token.i for child in noun.lefts for token in child.subtree])
+
+
+def _description_end(noun: Any) -> int | None:
+    """Where the description headed by the noun ends (the index after its last token), or None when the noun
+    describes nothing: a noun with a relative or participial clause holding a name, an "of" phrase holding a name,
+    or a name's possessive (the hop must hold a name: what it can be looked up by)."""
+    for child in noun.rights:
+        if child.dep_ in CLAUSE_DEPS and child.pos_ in {"VERB", "AUX"}:
+            clause = [token for token in child.subtree if not _relativizer(token, child)]
+            if len(clause) >= 2 and any(token.pos_ == "PROPN" for token in clause):
+                return max(token.i for token in child.subtree) + 1
+    if any(child.dep_ == "poss" and child.pos_ == "PROPN" for child in noun.lefts):
+        return noun.i + 1
+    of = next((child for child in noun.rights if child.dep_ == "prep" and child.lower_ == "of"), None)
+    if of is not None and any(token.pos_ == "PROPN" for token in of.subtree):
+        return max(token.i for token in of.subtree) + 1
+    return None
+
+
+def _relativizer(token: Any, clause: Any) -> bool:
+    """Whether the token opens the relative clause (its relative word, or the preposition before it)."""
+    if token.i >= clause.i or token not in clause.subtree:
+        return False
+    if token.lower_ in RELATIVIZERS:
+        return True
+    return token.dep_ == "prep" and any(child.lower_ in RELATIVIZERS for child in token.children)
+
+
+def _asks_of(outside: list[Any], wh: set[int]) -> bool:
+    """Whether the rest of the question asks something of the described thing: a content word beside its wh-word
+    that is no copula, auxiliary or light noun ("Who directed X?" does; "Who was X?", "What is the name of X?" do
+    not)."""
+    return any(
+        token.pos_ in CONTENT_POS
+        and token.i not in wh
+        and token.lemma_.lower() not in LIGHT_NOUNS
+        and token.dep_ not in {"aux", "auxpass"}
+        for token in outside
+    )

@@ -1,0 +1,62 @@
+"""A chain question is cut at its innermost description, by its parse alone (invented names throughout)."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.generation.question_chain import decompose
+
+
+@pytest.mark.parametrize(
+    ("question", "hop", "rest"),
+    [
+        # A relative clause.
+        (
+            "Who directed the film that was shot in Brindlemoor in 1979?",
+            "What is the film that was shot in Brindlemoor in 1979?",
+            "Who directed <B>?",
+        ),
+        # A relative clause with its preposition in front.
+        (
+            "What county borders the county in which Quellport is located?",
+            "What is the county in which Quellport is located?",
+            "What county borders <B>?",
+        ),
+        # A name's possessive.
+        (
+            "Who is the spouse of Tarvik Olen's main director?",
+            "What is Tarvik Olen's main director?",
+            "Who is the spouse of <B>?",
+        ),
+        # An "of" phrase holding a name, inside a relative clause: the innermost description goes first.
+        (
+            "Who ruled the country where the composer of Glass Harbour was a citizen?",
+            "What is the composer of Glass Harbour?",
+            "Who ruled the country where <B> was a citizen?",
+        ),
+    ],
+)
+def test_the_innermost_description_is_asked_first(question, hop, rest):
+    cut = decompose(question)
+    assert cut is not None
+    assert (cut.hop, cut.rest("<B>")) == (hop, rest)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # The rest would ask nothing of the described thing: it asks for that thing itself.
+        "Who was the president that signed the Tarven Accord?",
+        "What is the name of the team that won the Quellport Cup?",
+        # The wh-word asks the relation directly ("what was the population of X").
+        "What was the population of Quellport in 2011?",
+        # No description holding a name.
+        "Who wrote the song that everyone sang?",
+        # No question word.
+        "Tell me about Quellport.",
+        # A capitalised noun is part of a name, not a description (no championship of the Riders here).
+        "The runner-up in the 1999 Vastmark Riders' Championship appears in a game made by what company?",
+    ],
+)
+def test_a_question_without_a_hop_is_not_cut(question):
+    assert decompose(question) is None
