@@ -68,7 +68,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-44"
+EXTRACTOR_VERSION = "spacy-45"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -471,7 +471,8 @@ def _heads_an_of_phrase(sentence: Any, mention: Any) -> bool:
 
 def _evidence_role(token: Any) -> str | None:
     """The role a name plays, as kind evidence: "s:found" (its predicate's subject, also "founded by X"), "p:bear"
-    (a passive subject: "X was born"), "o:release" (an object), "i:in" (the object of a preposition)."""
+    (a passive subject: "X was born"), "o:release" (an object), "i:in" (the object of a preposition), "g:board" (the
+    possessor of a noun: "X's board")."""
     while token.dep_ in ("conj", "compound", "flat", "appos") and token.head.i != token.i:
         token = token.head
     head = token.head
@@ -485,6 +486,8 @@ def _evidence_role(token: Any) -> str | None:
         return f"s:{head.head.lemma_.lower()}"
     if token.dep_ == "pobj":
         return f"i:{head.lower_}"
+    if token.dep_ == "poss" and head.pos_ in ("NOUN", "PROPN"):
+        return f"g:{head.lemma_.lower()}"
     return None
 
 

@@ -7,7 +7,8 @@ Evidence of one entity in one document (`KindEvidence`):
 - the nouns the text equates it with ("X is an open-source database", "X, a physicist at ...", "the company X");
 - the roles it plays: the predicates it is the subject or the object of ("was born", "founded", "raised",
   "released", "located in"), and how often it is the subject of a verb of saying ("said", "announced":
-  `SPEECH_VERBS`), a person's or an organisation's act alike;
+  `SPEECH_VERBS`), a person's or an organisation's act alike; and, whatever the verb or the preposition, how often
+  it is an agent, a passive subject, an object, a preposition's object or a possessor (`PARTS`);
 - the first pronoun after each mention in its sentence, which most often refers back to it: a person's ("he",
   "her") or a thing's ("it", "its"); and how often a title or an office stands right before it, modifying it ("Dr",
   "CEO", "President": `TITLE_WORDS`; not one the recogniser reads as the first word of a place's or an
@@ -237,6 +238,12 @@ LABELS = (*KINDS[:-1], "group", "law", "designation", "")
 EMBEDDING_PARTS = ("name", "sentences", "list")
 # A part read by another part's reader: the names an entity is listed with are names, read by the name's reader.
 READ_BY = {"list": "name"}
+# How its mentions take part in their clauses, whatever the verb or the preposition (`kinds-10`): the subject of an
+# active verb other than the copula (an agent: a person or an organisation acts, a place or a thing rarely does), the
+# subject of a passive, the object of a verb, the object of a preposition (where a place most often stands), and the
+# possessor of a noun ("Quillon's board": a person's or an organisation's).
+PARTS = ("agent", "passive", "object", "preposition", "possessor")
+_PART_OF_ROLE = {"s": "agent", "p": "passive", "o": "object", "i": "preposition", "g": "possessor"}
 FEATURES = (
     *(f"label:{k}" for k in LABELS),
     *(f"full:{k}" for k in LABELS),
@@ -254,6 +261,7 @@ FEATURES = (
     "pronoun:thing",
     "title:before",
     "role:speaker",
+    *(f"part:{k}" for k in PARTS),
     "mentions",
     *(f"embedding_{part}:{k}" for part in EMBEDDING_PARTS for k in KINDS),
 )
@@ -337,6 +345,11 @@ def features(
         values[f"pronoun:{kind}"] = min(1.0, evidence.pronouns[kind] / total)
     values["title:before"] = min(1.0, evidence.titled / total)
     values["role:speaker"] = min(1.0, evidence.spoke / total)
+    for role, count in evidence.roles.items():
+        prefix, _, lemma = role.partition(":")
+        part = _PART_OF_ROLE.get(prefix)
+        if part and not (part == "agent" and lemma in ("be", "have")):
+            values[f"part:{part}"] = min(1.0, values.get(f"part:{part}", 0.0) + count / total)
     values["mentions"] = math.log1p(total) / 3
     return [values.get(name, 0.0) for name in FEATURES] + [min(1.0, evidence.context[w] / total) for w in context]
 

@@ -56,7 +56,7 @@ from ingest.demo import demo_items
 from pipelines.evaluation.ingested import as_ingested
 from pipelines.evaluation.jsonl import EvaluationInputError, load_jsonl
 
-VERSION = "kinds-9"
+VERSION = "kinds-10"
 MIN_CONTEXT = 3  # a context word must occur around this many labelled entities to be a feature
 C_GRID = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0)  # the inverse regularisations tried (the best out of fold is kept)
 SEED = 0  # the seed of `--sample`

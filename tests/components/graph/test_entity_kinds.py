@@ -101,6 +101,23 @@ class TestKindModel:
         assert kind_of_noun("mathematician") == "person" and kind_of_noun("planemaker") == "organization"
         assert set(KINDS) >= {"person", "organization", "place", "product", "work", "event", "other"}
 
+    def test_how_its_mentions_take_part_in_their_clauses_are_features(self):
+        # Whatever the verb or the preposition: an agent ("Dravik hired 40 people"), a passive subject, an object, a
+        # preposition's object ("flights to Dravik"), a possessor ("Dravik's board"); the copula's subject is no agent.
+        evidence = KindEvidence(
+            names=["Dravik"],
+            labels=Counter({"": 4}),
+            roles=Counter({"s:hire": 1, "s:be": 1, "i:to": 1, "g:board": 1}),
+        )
+        x = features(evidence)
+        assert x[FEATURES.index("part:agent")] == 0.25
+        assert x[FEATURES.index("part:preposition")] == 0.25 and x[FEATURES.index("part:possessor")] == 0.25
+        assert x[FEATURES.index("part:object")] == 0.0 and x[FEATURES.index("part:passive")] == 0.0
+        found = entities("Ostrava Lenk's board met in Kelmar. Ostrava Lenk hired 40 engineers in Kelmar.")
+        roles = found["ostrava lenk"].kind_evidence.roles
+        assert roles["g:board"] == 1 and roles["s:hire"] == 1
+        assert features(found["ostrava lenk"].kind_evidence)[FEATURES.index("part:possessor")] == 0.5
+        assert features(found["kelmar"].kind_evidence)[FEATURES.index("part:preposition")] == 1.0
 
     def test_a_company_designator_ending_a_name_is_organisation_evidence(self):
         # "Ltd.", "Group", "Holdings": how the language writes an organisation's name, of any trade.
@@ -184,7 +201,8 @@ class TestKindModel:
             ("Orla Vennick said in Varna that sales rose.", "varna"),
         ):
             assert entities(text)[key].kind_evidence.spoke == 0, text
-        spoke = KindEvidence(names=["Zorvath"], labels=Counter({"place": 2}), spoke=2)
+        # A speaker is also its verb's subject, as the extractor records it (`kinds-10` reads that as an agent too).
+        spoke = KindEvidence(names=["Zorvath"], labels=Counter({"place": 2}), roles=Counter({"s:say": 2}), spoke=2)
         plain = KindEvidence(names=["Zorvath"], labels=Counter({"place": 2}))
         assert features(spoke)[FEATURES.index("role:speaker")] == 1.0
         assert features(plain)[FEATURES.index("role:speaker")] == 0.0
