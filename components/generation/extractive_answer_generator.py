@@ -995,21 +995,6 @@ def _ranked_answer_span(
     if counted in _TIME_UNITS:
         labels += ("DATE", "TIME")  # "How many hours ...?" -> "about three hours", a time to the recogniser
     allowed = [ent for ent in doc.ents if ent.label_ in labels and not _repeats_question(ent.text, question_terms)]
-    # "How many days ...?" -> "30 days", "How many people ...?" -> "1,300,000 people": a number that counts the asked
-    # noun is the count asked for, whatever label the recogniser gave it (a date, a nationality).
-    counting = (
-        {
-            ent.start
-            for ent in doc.ents
-            if any(token.tag_ == "CD" for token in ent)  # a cardinal number: "first" ranks, it does not count
-            and counted in _counts(ent)
-            and not _repeats_question(ent.text, question_terms)
-        }
-        if counted
-        else set()
-    )
-    allowed += [ent for ent in doc.ents if ent.start in counting and ent.label_ not in labels]
-    allowed.sort(key=lambda ent: ent.start)
     if part.labels[0] == "DATE":
         # A year the recogniser left out ("dated 1496–97", "rebuilt 1775–1795", "around 1712") is a date too.
         taken = {token.i for ent in allowed for token in ent}
@@ -1049,8 +1034,6 @@ def _ranked_answer_span(
     anchors = own or _anchors(doc, question_terms)
 
     def label_rank(group: list[Any]) -> int:
-        if any(ent.start in counting for ent in group):
-            return 0  # it counts the asked noun: of the kind asked first
         rank = min(labels.index(ent.label_) for ent in group)
         if labels[0] == "DATE" and not any(char.isdigit() for ent in group for char in ent.text):
             rank += 2  # "the regular season", "spring": a date, but rarely the one a "when" asks for
