@@ -1016,12 +1016,23 @@ def _equated_with(doc: Any, focus: str) -> dict[int, int]:
     for token in doc:
         if token.lemma_.lower() != focus:
             continue
-        found.update((child.i, token.i) for child in token.children if child.dep_ == "appos")
-        if token.dep_ in {"compound", "amod", "appos"} and token.head.pos_ == "PROPN":
-            found[token.head.i] = token.i  # "his rival Conrad", "Halvik Works, the oldest shipyard"
+        # A noun with "a"/"an" does not stand in close apposition to a name right beside it ("the painter Lena Holm"
+        # but not "a painter Lena Holm"): a name after it is the subject of a clause that modifies it ("Corvane, a
+        # company Ada Quill had founded"), one before it what the noun describes.
+        indefinite = any(child.dep_ == "det" and child.lower_ in {"a", "an"} for child in token.children)
+        found.update(
+            (child.i, token.i)
+            for child in token.children
+            if child.dep_ == "appos" and _beside(token, child) and not (indefinite and _close_after(token, child))
+        )
+        if indefinite and token.dep_ in {"compound", "amod"} and token.head.pos_ == "PROPN":
+            if token.head.dep_ == "appos":  # "Corvane, a company Ada Quill ...": the noun describes Corvane
+                found[token.head.head.i] = token.i
+        elif token.dep_ in {"compound", "amod", "appos"} and _anchor(token).pos_ == "PROPN":
+            found[_anchor(token).i] = token.i  # "his rival Conrad", "Halvik Works, the oldest shipyard"
         # "the Legislative Council (the upper house)": the phrase a common noun stands beside, when none beside it.
         elif token.dep_ == "appos" and token.pos_ == "NOUN" and "appos" not in {child.dep_ for child in token.children}:
-            found[token.head.i] = token.i
+            found[_anchor(token).i] = token.i
         if token.dep_ in {"nsubj", "attr"} and token.head.lemma_ == "be":
             other = "attr" if token.dep_ == "nsubj" else "nsubj"
             found.update((child.i, token.i) for child in token.head.children if child.dep_ == other)
@@ -1035,6 +1046,40 @@ def _equated_with(doc: Any, focus: str) -> dict[int, int]:
                     elif child.dep_ == "prep" and child.lower_ == "as":
                         found.update((name.i, token.i) for name in child.children if name.dep_ == "pobj")
     return found
+
+
+def _anchor(token: Any) -> Any:
+    """What `token` describes: its head, or for an apposition set off by a comma, the name right before that comma
+    when the parse hangs the apposition elsewhere ("a round led by Brightwater, the firm of Ada Quill": the firm is
+    Brightwater, not the round); a comma-set apposition stands right after what it names."""
+    head = token.head
+    if token.dep_ != "appos":
+        return head
+    start = min(t.i for t in token.subtree)
+    if start < 2 or token.doc[start - 1].text != ",":
+        return head
+    name = token.doc[start - 2]
+    while name.dep_ in {"compound", "flat"} and name.head.i > name.i and name.head.i < start - 1:
+        name = name.head
+    if name.pos_ != "PROPN" or name.i == head.i or head.i in {t.i for t in name.subtree}:
+        return head
+    return name
+
+
+def _beside(noun: Any, child: Any) -> bool:
+    """Whether the apposition `child` stands right after `noun`'s own phrase, only punctuation between them, as an
+    apposition does ("the teams in the valley, the Rams and the Owls"); the parse may hang a phrase that comes
+    later, after other words, on the noun ("teams include the A (X); B (Y)": B is no apposition of "teams")."""
+    own = [t.i for t in noun.subtree if t.i not in {u.i for u in child.subtree}]
+    start = min(t.i for t in child.subtree)
+    return start < noun.i or all(t.is_punct for t in noun.doc[max(own) + 1 : start])
+
+
+def _close_after(noun: Any, child: Any) -> bool:
+    """Whether `child`'s phrase follows `noun` with no punctuation between them (close apposition: "the painter
+    Lena Holm", not "a sluice (a gate)")."""
+    start = min(token.i for token in child.subtree)
+    return start > noun.i and not any(token.is_punct for token in noun.doc[noun.i + 1 : start])
 
 
 def _copular_subject(question: str) -> str:
@@ -1128,12 +1173,35 @@ def _ranked_answer_span(
         allowed.sort(key=lambda ent: ent.start)
     if part.kind == "who":  # "the British rock group Coldplay": a nationality modifying a noun is not who is asked for
         allowed = [ent for ent in allowed if not (ent.label_ == "NORP" and ent.root.dep_ in {"amod", "compound"})]
+    named_noun = part.focus not in {"", "?"} and scoring.on("equated")
+    if named_noun and any(doc[i].pos_ == "PROPN" for i in _equated_with(doc, part.focus)):
+        # "What rock group ...?" -> "the British rock group Coldplay": where the sentence names the asked noun, an
+        # adjective describing it says what kind of group it is, it does not name it ("What cuisine ...?" over "the
+        # Italian cuisine", with no name, is answered by the adjective).
+        allowed = [
+            ent
+            for ent in allowed
+            if not (ent.root.pos_ == "ADJ" and ent.root.dep_ == "amod" and ent.root.head.lemma_.lower() == part.focus)
+        ]
     gap = fill_gap_token(doc, question_gap(part.text), question_terms) if scoring.on("gap") else None
     filled = phrase_tokens(gap) if gap is not None else set()
     if part.kind == "who" and not filled and scoring.on("equated"):
         # "Who is the primary operator?" -> "Stagecoach is the primary operator": the name equated with its noun.
         subject = _copular_subject(part.text)
         filled = set(_equated_with(doc, subject)) if subject else set()
+    if part.focus not in {"", "?"} and not filled and scoring.on("equated"):
+        # "Which firm led the round?" -> "led by Brightwater, the firm of Ada Quill": the name the sentence equates
+        # with the asked noun is the one asked for, not a name inside the phrase that describes it.
+        equated = [doc[index] for index in _equated_with(doc, part.focus)]
+        filled = {token.i for token in equated}
+        named = [token for token in equated if token.pos_ == "PROPN"]
+        if named:
+            # ... whatever kind the recogniser gives that name (or none): the asked noun says what it is.
+            held = [ent for ent in allowed if ent.root.i in filled]
+            if held:
+                allowed = held
+            elif (found := phrase_text(named[0])) and not _repeats_question(found, question_terms):
+                return found, 0
     if part.kind == "where" and filled and not any(ent.root.i in filled for ent in allowed):
         # "Where did they practise?" -> "they practised at Stanford University": the place the question's verb
         # takes, whatever the recogniser calls it, before a place the sentence names elsewhere.

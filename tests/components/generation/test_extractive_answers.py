@@ -13,6 +13,7 @@ from components.generation import CitationChecker, ExtractiveAnswerGenerator
 from components.generation.extractive_answer_generator import (
     ABSTENTION_PREFIX,
     _bare_span,
+    _equated_with,
     _from_neighbour,
     _heading_line,
     _ranked_answer_span,
@@ -21,6 +22,7 @@ from components.generation.extractive_answer_generator import (
     relation_terms,
 )
 from components.generation.question_analysis import analyze_question, question_form
+from components.text.language import parse
 from tests.components.ranking.chunks import kb_document
 
 LANTERN = kb_document(
@@ -1016,6 +1018,52 @@ class TestPhraseSpan:
     def test_the_name_an_apposition_of_the_asked_noun_describes_answers(self):
         sentence = "The ferry was built at a yard on the coast, Halvik Works, the oldest shipyard of the region."
         assert self.span("Which shipyard built the ferry?", sentence) == "Halvik Works"
+
+    def test_an_apposition_stands_right_after_its_noun(self):
+        """A phrase the parse hangs on a noun as its apposition, though other words and a semicolon stand between
+        them, is no apposition: "teams" is not equated with "BHA" here."""
+        doc = parse(
+            "Sports teams in the Orrin Valley include teams from the KFL (Kestrel Rovers, Ostery Wanderers); BHA "
+            "(Brant Town, Vell United); and OSL (Halvik Owls)."
+        )
+        assert {doc[i].text for i in _equated_with(doc, "team")} == set()
+        doc = parse("Each basin is closed by a tide gate (a sluice) that opens twice a day.")
+        assert {doc[i].text for i in _equated_with(doc, "gate")} == {"sluice"}
+
+    def test_an_adjective_of_the_asked_noun_does_not_name_it(self):
+        """ "What folk band ...?" asks for the band's name, not for the adjective saying what kind of band it is."""
+        sentence = "She named the boat after the Irish folk band Kestrel Lane."
+        result = answer("What folk band is the boat named after?", [kb_document("d1", sentence, 0.5, title="Notes")])
+        assert result["parts"][0]["short_answer"] == "Kestrel Lane"
+
+    @pytest.mark.parametrize(
+        ("question", "sentence", "expected"),
+        [
+            # the asked noun's apposition holds another name ("the firm of X"): it only describes the firm
+            (
+                "Which firm headed Tessaly's Series B?",
+                "In May 2019 Tessaly raised a 20 million dollar Series B led by Brightwater, the firm of Olaf Renning.",
+                "Brightwater",
+            ),
+            # ... whatever kind the recogniser gives the two names: the asked noun says which is the firm
+            (
+                "Which firm headed Tessaly's Series B?",
+                "In May 2019 Tessaly raised a 20 million dollar Series B led by Quarrow, the firm of Olaf Renning.",
+                "Quarrow",
+            ),
+            # "a company X had founded": with "a", the name after the noun starts a clause, it is not the company
+            (
+                "Which trading company paid for the Halvern expedition?",
+                "The Halvern expedition was funded by Corvane, a trading company Ostrander had co-founded in 1890.",
+                "Corvane",
+            ),
+        ],
+    )
+    def test_which_noun_asks_for_the_name_its_apposition_describes(self, question, sentence, expected):
+        """A name inside the apposition that describes another name ("Brightwater, the firm of Olaf Renning") is not
+        the one a "which firm" question asks for, though it stands nearer the asked noun."""
+        result = answer(question, [kb_document("d1", sentence, 0.5, title="Notes")])
+        assert result["parts"][0]["short_answer"] == expected
 
     @pytest.mark.parametrize(
         ("question", "sentence", "expected"),
