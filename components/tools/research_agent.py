@@ -83,20 +83,28 @@ def chat_generator_for(
     )
 
 
+class _OpenGraph:
+    """`choose_tools`' default lookup: the settings' graph, opened for the call."""
+
+
+OPEN_GRAPH = _OpenGraph()
+
+
 def choose_tools(
     question: str,
     profile: str | None = None,
     conversation: Iterable[Any] | None = None,
     profiles: ToolProfiles | None = None,
-    known_entities: Callable[[str], list[str]] | None = None,
+    known_entities: Callable[[str], list[str]] | _OpenGraph | None = OPEN_GRAPH,
 ) -> ToolSelection:
     """The manager's choice for `question`: among the tools `profile` (default: TOOL_PROFILE) is granted, those
     the question and the conversation call for, with reasons. The graph's entities are looked up with
-    `known_entities` (an agent passes the lookup it made once), else over the settings' graph when it opens."""
+    `known_entities` (an agent passes the lookup it made when built; None: no graph, the choice is made from
+    words), by default over the settings' graph when it opens (`research tools choose`)."""
     profiles = profiles or load_profiles()
     profile = profiles.require_profile(profile or None)
     granted = [name for name in tool_names() if profiles.granted(profile, name)]
-    lookup = known_entities or _entity_lookup()
+    lookup = _entity_lookup() if isinstance(known_entities, _OpenGraph) else known_entities
     return select_tools(question, conversation=conversation, available=granted, known_entities=lookup)
 
 
@@ -349,16 +357,16 @@ class ResearchAgent(InitParameterSerialization):
                 self._generator = chat_generator_for(
                     self.model, self.api_base_url, self.timeout_s, self.retries, self.max_response_bytes
                 )
-        self._entity_lookup: Callable[[str], list[str]] | None = None
+        # The graph's entity lookup for the tool choice, over the store the settings choose now (opened when first
+        # asked); None when they name no usable graph: the choice is then made from words.
+        self._entity_lookup = _entity_lookup()
         self._executor = ToolExecutor(profile=self.profile, profiles=self._profiles)
         self._warmed = False
 
     def warm_up(self) -> None:
-        """Build the chat model from the settings (unless one was given). Without one configured the agent still
-        builds (a server can deploy it); each run then says so in its status. The graph's entity lookup for
-        the tool choice is made once here too."""
+        """Build every tool the profile grants, with its guard (a question never builds one). Without a chat model
+        configured the agent still warms up (a server can deploy it); each run then says so in its status."""
         if not self._warmed:
-            self._entity_lookup = _entity_lookup()
             self._executor.prepare()  # the granted tools, built now: a question never builds one
             self._warmed = True
         if self._generator is None:

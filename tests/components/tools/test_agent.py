@@ -87,6 +87,25 @@ class TestResearchAgent:
         monkeypatch.undo()
         reload_settings()
 
+    def test_the_graph_lookup_is_made_when_built_and_never_opened_by_a_question(self, monkeypatch) -> None:  # noqa: ANN001
+        from components.tools import research_agent
+
+        opened: list[int] = []
+
+        def lookup() -> None:
+            opened.append(1)
+            return None  # the settings name no usable graph: the choice is made from words
+
+        monkeypatch.setattr(research_agent, "_entity_lookup", lookup)
+        agent = ResearchAgent(profile="reader")
+        assert opened == [1]
+        selection = research_agent.choose_tools(
+            "Who founded Nordvik?", profile="reader", profiles=agent._profiles, known_entities=None  # noqa: SLF001
+        )
+        assert opened == [1] and "rag_search" in selection.tools
+        research_agent.choose_tools("Who founded Nordvik?", profile="reader")  # the command's default opens it
+        assert opened == [1, 1]
+
     def test_no_chat_model_configured_is_one_sentence(self, monkeypatch) -> None:  # noqa: ANN001
         from components.settings import reload_settings
 
