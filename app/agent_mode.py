@@ -21,10 +21,9 @@ STATUS_ICONS = {"success": "✅", "partial": "🟠", "timeout": "⏱️", "error
 
 
 def chat_model_configured() -> bool:
-    """True when the settings name a tool-calling chat model."""
-    from components.settings import get_settings
-
-    return get_settings().openai_api_key is not None
+    """True when the app's settings (those its runtime, and so the agent it runs, was started with) name a
+    tool-calling chat model."""
+    return services.runtime().settings.openai_api_key is not None
 
 
 def _conversation(turns: list[dict[str, Any]], last: int = 3) -> list[dict[str, str]]:

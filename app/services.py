@@ -33,10 +33,10 @@ def catalog():  # noqa: ANN201
 
 @st.cache_resource(show_spinner=False)
 def knowledge_base():  # noqa: ANN201
-    """The configured knowledge-base store."""
+    """The knowledge-base store the app's settings configure."""
     from components.knowledge_base.factory import open_knowledge_base
 
-    return open_knowledge_base()
+    return open_knowledge_base(runtime().settings)
 
 
 @st.cache_resource(show_spinner="Preparing the demo corpus (first start only)…")
@@ -68,11 +68,12 @@ def friendly_error(exc: BaseException) -> str:
 
 @st.cache_resource(show_spinner=False)
 def graph_tools():  # noqa: ANN201
-    """The knowledge-graph tools (timeline, relationships, search) over the configured graph store."""
+    """The knowledge-graph tools (timeline, relationships, search) over the graph store the app's settings
+    configure."""
     from components.graph.factory import graph_store_from_settings
     from components.graph.tools import GraphTools
 
-    return GraphTools(graph_store_from_settings())
+    return GraphTools(graph_store_from_settings(settings=runtime().settings))
 
 
 def entities_in(text: str) -> list[str]:

@@ -36,7 +36,7 @@ from components.knowledge_base.hooks import IngestHook, RefreshableHook, Reporti
 from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.store import ChunkRecord, DocumentRecord
 from components.resilience.errors import first_line
-from components.settings import get_settings
+from components.settings import Settings, get_settings
 from components.text.analyzer import term_counts
 from components.text.language import SENTENCE_SPANS_KEY, sentence_spans
 from components.validation import positive_int
@@ -53,10 +53,10 @@ def use_onnx_export(model: Any) -> None:
         logger.warning("No ONNX export of the embedding model ({reason}); embedding with torch", reason=first_line(exc))
 
 
-def default_hooks(collection: str | None = None) -> list[IngestHook]:
+def default_hooks(collection: str | None = None, settings: Settings | None = None) -> list[IngestHook]:
     """The hooks every ingestion runs unless told otherwise: the knowledge graph's extraction (for `collection`,
-    default the settings' collection)."""
-    return [GraphIngestHook(collection=collection)]
+    default the settings' collection) with the store and extractor `settings` (None: the process's) choose."""
+    return [GraphIngestHook(collection=collection, settings=settings)]
 
 
 _DONE = object()
@@ -176,20 +176,22 @@ class Ingestor:
         hooks: list[IngestHook] | None = None,
         batch_size: int | None = None,
         limits: IngestLimits | None = None,
+        settings: Settings | None = None,
     ) -> None:
-        settings = get_settings()
+        """`settings`: what is not given is taken from them as the ingestor is made (None: the process's)."""
+        settings = settings or get_settings()
         if batch_size is not None:
             positive_int("batch_size", batch_size)
         if store is None:
-            store = open_knowledge_base()
+            store = open_knowledge_base(settings)
         self.store = store
         # The default hooks (the graph) follow the store's collection, so a scratch collection gets a scratch graph.
-        self.hooks = list(default_hooks(collection=store.collection) if hooks is None else hooks)
+        self.hooks = list(default_hooks(store.collection, settings) if hooks is None else hooks)
         self.batch_size = batch_size or settings.embedding_batch_size
         # Per-file size, text and chunk limits (the settings' INGEST_MAX_*); a file over one fails alone.
-        self.limits = limits or IngestLimits.from_settings()
+        self.limits = limits or IngestLimits.from_settings(settings)
         self.model_name = settings.embedding_model
-        self.splitter = TokenSplitter.from_settings()
+        self.splitter = TokenSplitter.from_settings(settings)
         self.model: Any = None  # the embedding model, loaded by warm_up()
 
     def warm_up(self) -> None:

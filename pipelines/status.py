@@ -126,7 +126,7 @@ def collect_status(settings: Settings | None = None) -> dict[str, Any]:
     """The health report: `parts` (name, reachable, detail, counts), `tools` (with telemetry), `healthy`."""
     settings = settings or get_settings()
     parts = [_probe(name, optional, fn, settings) for name, optional, fn in PARTS]
-    tools = tool_status()
+    tools = tool_status(settings=settings)
     healthy = all(part["reachable"] for part in parts if not part["optional"])
     # Probe details quote connection errors, which may carry a DSN or an upstream's echo of a key.
     return redact_data({"healthy": healthy, "parts": parts, "tools": tools, "data_dir": str(settings.data_dir)})

@@ -1,7 +1,8 @@
 """Where the component library may read the global settings: only where objects are built, never where they run.
 
 Under `components/`, `get_settings` and `setting_or` may be called in `components/settings.py` itself, in an
-`__init__` (an object takes its settings when it is built: a component when the catalog builds its pipeline),
+`__init__` or a dataclass's `__post_init__` (an object takes its settings when it is built: a component when the
+catalog builds its pipeline),
 in a function named `from_settings` or `*_from_settings`, and in the build-time factories of `BUILD_TIME`
 below. A read anywhere else fails this test: pass the value in as an init parameter or an argument instead.
 (`tests/pipelines/test_settings_at_build.py` proves the other half: built pipelines answer with the settings
@@ -34,16 +35,15 @@ BUILD_TIME = {
     # Process-wide resources, loaded once.
     "embedding/model.py:_load_embedding_model",
     "redaction.py:remember_settings_secrets",
-    # Commands (`research arxiv add`, `research tools ...`), each a whole run of its own.
+    # Commands (`research arxiv add`), each a whole run of its own.
     "arxiv/ingest.py:fetch_papers",
     "arxiv/ingest.py:ingest_arxiv",
+    # What a tool executor, the MCP server's tool registry or a status report is made with, when the caller gives
+    # no settings (the executor's and the agent's `__init__`, `research tools`, `research status`).
     "tools/profiles.py:load_profiles",
-    "tools/profiles.py:require_profile",
-    "tools/registry.py:_configured",
     "tools/registry.py:tool_status",
     "tools/call_log.py:call_log_path",
     "tools/workspace.py:configured_workspace",
-    "web/snapshots.py:in_folder",
 }
 
 
@@ -68,7 +68,7 @@ def _reads(path: Path) -> list[tuple[str, int]]:
 
 def _allowed(relative: str, function: str) -> bool:
     return (
-        function == "__init__"
+        function in ("__init__", "__post_init__")
         or function == "from_settings"
         or function.endswith("_from_settings")
         or f"{relative}:{function}" in BUILD_TIME

@@ -15,7 +15,7 @@ if st.button("Check again", icon=":material/refresh:"):
 from pipelines.status import collect_status  # noqa: E402 - after the page's first paint
 
 with st.spinner("Probing every backend…"):
-    report = collect_status()
+    report = collect_status(services.runtime().settings)
 
 if report["healthy"]:
     st.success("Every required part is reachable.")

@@ -13,6 +13,7 @@ from components.graph.factory import graph_store_from_settings, open_extractor
 from components.graph.model import DocumentGraph
 from components.graph.store import GraphStore
 from components.resilience.errors import first_line
+from components.settings import Settings, get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +80,8 @@ class GraphUnreadable(RuntimeError):
 class GraphIngestHook:
     """The ingestion hook that keeps the graph in step with the knowledge base.
 
-    The store is the one given, else the one the settings choose (`GRAPH_BACKEND`), made on first use.
+    The store is the one given, else the one `settings` (None: the process's, taken as the hook is made) choose
+    (`GRAPH_BACKEND`), made on first use; so is the extractor (`GRAPH_EXTRACTOR`).
     `on_document` replaces the document's facts (on the knowledge base's own connection when the graph lives in
     the same PostgreSQL, so chunks and facts commit together); `on_delete` removes them and the entities they
     leave without facts. A document whose extraction failed is tried again by the next ingests, `max_attempts`
@@ -99,6 +101,7 @@ class GraphIngestHook:
         store: GraphStore | None = None,
         extractor: GraphExtractor | None = None,
         max_attempts: int = MAX_ATTEMPTS,
+        settings: Settings | None = None,
     ) -> None:
         if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
             raise ValueError("max_attempts must be a whole number of at least 1")
@@ -106,17 +109,19 @@ class GraphIngestHook:
         self.max_attempts = max_attempts
         self._store = store
         self._extractor = extractor
+        # What the store and the extractor are opened with on first use: taken now, never while ingesting.
+        self._settings = settings or get_settings()
 
     @property
     def store(self) -> GraphStore:
         if self._store is None:
-            self._store = graph_store_from_settings(self.collection)
+            self._store = graph_store_from_settings(self.collection, self._settings)
         return self._store
 
     @property
     def extractor(self) -> GraphExtractor:
         if self._extractor is None:
-            self._extractor = open_extractor()
+            self._extractor = open_extractor(self._settings)
         return self._extractor
 
     def is_current(self, document_ids: list[str]) -> dict[str, bool]:

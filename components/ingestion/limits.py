@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from components.ingestion.formats.common import ConversionError
-from components.settings import default_setting, get_settings
+from components.settings import Settings, default_setting, get_settings
 from components.validation import positive, positive_int
 
 # How much more than the byte limit a packed format may unpack to: a Word file's XML deflates about tenfold, and its
@@ -50,9 +50,9 @@ class IngestLimits:
         positive("max_parse_s", self.max_parse_s)
 
     @classmethod
-    def from_settings(cls) -> IngestLimits:
-        """The limits in force (the settings' `INGEST_MAX_*`)."""
-        settings = get_settings()
+    def from_settings(cls, settings: Settings | None = None) -> IngestLimits:
+        """The limits `settings` (None: the process's) set (`INGEST_MAX_*`)."""
+        settings = settings or get_settings()
         return cls(settings.ingest_max_file_bytes, settings.ingest_max_chars, settings.ingest_max_chunks,
                    settings.ingest_max_elements, settings.ingest_max_parse_s)
 

@@ -10,7 +10,7 @@ from haystack import Document, component, default_from_dict, logging
 from components.embedding import get_embedding_model
 from components.ingestion.structure import ConvertedDocument, TextBuilder, paragraphs
 from components.serialization import init_parameters_to_dict
-from components.settings import DEFAULT_EMBEDDING_MODEL, default_setting, get_settings
+from components.settings import DEFAULT_EMBEDDING_MODEL, Settings, default_setting, get_settings
 from components.text.language import language_pipeline, sentence_spans
 
 # The defaults are the CHUNK_TOKENS and CHUNK_OVERLAP_TOKENS settings' own (the ingestion service passes the values
@@ -83,10 +83,10 @@ class TokenSplitter:
         self._limit = chunk_tokens
 
     @classmethod
-    def from_settings(cls) -> TokenSplitter:
+    def from_settings(cls, settings: Settings | None = None) -> TokenSplitter:
         """The splitter ingestion uses: the settings' `CHUNK_TOKENS`, `CHUNK_OVERLAP_TOKENS` (at most half a chunk)
-        and embedding model (whose tokenizer counts the word pieces)."""
-        settings = get_settings()
+        and embedding model (whose tokenizer counts the word pieces), of `settings` (None: the process's)."""
+        settings = settings or get_settings()
         overlap = min(settings.chunk_overlap_tokens, settings.chunk_tokens // 2)
         return cls(settings.chunk_tokens, overlap, settings.embedding_model)
 

@@ -15,7 +15,7 @@ from haystack import logging
 
 from components.contracts import SourceStatus
 from components.resilience.telemetry import ToolTelemetry
-from components.settings import get_settings
+from components.settings import Settings, get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -23,14 +23,15 @@ MAX_BYTES = 2_000_000
 _LOCK = threading.Lock()
 
 
-def call_log_path() -> Path:
-    """Where tool calls are logged: `<data folder>/telemetry/tool_calls.jsonl`."""
-    return get_settings().data_dir / "telemetry" / "tool_calls.jsonl"
+def call_log_path(settings: Settings | None = None) -> Path:
+    """Where tool calls are logged: `<data folder>/telemetry/tool_calls.jsonl` of `settings` (None: the process's),
+    taken when an executor or a status report is made, never per call."""
+    return (settings or get_settings()).data_dir / "telemetry" / "tool_calls.jsonl"
 
 
-def record_call(tool: str, status: SourceStatus, fault: str | None = None, path: Path | None = None) -> None:
-    """Append one call to `path` (the caller's `call_log_path()`, taken when it was built; None: read now); a full
-    log keeps its newer half. Logging never breaks a tool call."""
+def record_call(tool: str, status: SourceStatus, fault: str | None = None, *, path: Path) -> None:
+    """Append one call to `path` (the caller's `call_log_path()`, taken when it was built); a full log keeps its
+    newer half. Logging never breaks a tool call."""
     line = json.dumps(
         {
             "t": round(time.time(), 3),
@@ -42,7 +43,6 @@ def record_call(tool: str, status: SourceStatus, fault: str | None = None, path:
         }
     )
     try:
-        path = path or call_log_path()
         path.parent.mkdir(parents=True, exist_ok=True)
         with _LOCK:
             if path.exists() and path.stat().st_size > MAX_BYTES:
@@ -55,10 +55,9 @@ def record_call(tool: str, status: SourceStatus, fault: str | None = None, path:
         logger.warning("Could not log the call of tool {tool}: {reason}", tool=tool, reason=str(exc))
 
 
-def summarise_calls(path: Path | None = None) -> dict[str, dict[str, Any]]:
+def summarise_calls(path: Path) -> dict[str, dict[str, Any]]:
     """Per tool, the telemetry's counters (`ToolTelemetry.snapshot`: latency over the last 1,000 calls) replayed
-    from the logged calls of every process."""
-    path = path or call_log_path()
+    from the calls every process logged at `path` (a `call_log_path()`)."""
     if not path.exists():
         return {}
     replay = ToolTelemetry()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -89,12 +90,17 @@ class ToolExecutor:
     ```
     """
 
-    def __init__(self, profile: str | None = None, profiles: ToolProfiles | None = None) -> None:
+    def __init__(
+        self, profile: str | None = None, profiles: ToolProfiles | None = None, call_log_file: Path | None = None
+    ) -> None:
+        """:param profile: the granted profile; None: the profiles' default (TOOL_PROFILE as they were loaded).
+        :param profiles: the grants and policies; None: those the settings declare, loaded now.
+        :param call_log_file: where every call is logged; None: the settings' data folder's, taken now."""
         self.profiles = profiles or load_profiles()
         self.profile = self.profiles.require_profile(profile or None)
         self._components: dict[str, Any] = {}
         self._guards: dict[str, SourceGuard] = {}
-        self._call_log = call_log.call_log_path()  # the data folder's, as the executor is built
+        self._call_log = call_log_file or call_log.call_log_path()
 
     def prepare(self) -> None:
         """Build every tool the profile is granted, with its guard, now (an agent's warm-up): building reads the
@@ -122,7 +128,7 @@ class ToolExecutor:
         status = SourceStatus.refused(name, message, started)
         if fault != "unknown_tool":  # counters only for real tools, not for every misspelt name
             telemetry.record(name, "error", status.execution_time_ms, fault=fault)
-            record_call(name, status, fault, self._call_log)
+            record_call(name, status, fault, path=self._call_log)
         logger.warning("Tool {tool} refused ({fault}): {reason}", tool=name, fault=fault, reason=message)
         return ToolOutcome(tool=name, output=None, status=status)
 
@@ -170,7 +176,7 @@ class ToolExecutor:
             # The component's own "skipped" (e.g. no API key) stays a skip, not the guard's error.
             status = status.changed(status=StatusKind.SKIPPED, attempts=0)
         if not status.ok:
-            record_call(name, status, _fault_of(status), self._call_log)
+            record_call(name, status, _fault_of(status), path=self._call_log)
             # A component that failed still answers with its contract's shape (an empty list, an error code).
             answer = failed.get("run")
             output = _jsonable(answer.output) if answer is not None else None

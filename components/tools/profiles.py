@@ -23,7 +23,7 @@ import yaml
 
 from components.resilience import ResiliencePolicy
 from components.resilience.errors import first_line
-from components.settings import get_settings
+from components.settings import Settings, get_settings
 from components.tools.research_tools import RESEARCH_TOOLS
 
 # The research tools that read only what is on this machine (the knowledge base, the graph, memory) and those
@@ -63,6 +63,8 @@ class ToolProfiles:
     profiles: dict[str, list[str]] = field(default_factory=lambda: {k: list(v) for k, v in BUILTIN_PROFILES.items()})
     disabled: list[str] = field(default_factory=list)
     policy: dict[str, dict[str, Any]] = field(default_factory=lambda: {k: dict(v) for k, v in BUILTIN_POLICY.items()})
+    # The profile a caller naming none gets; None: TOOL_PROFILE, read as the profiles are made.
+    default_profile: str | None = None
 
     def granted(self, profile: str, tool: str) -> bool:
         """True when `profile` may call `tool` (and the tool is not disabled everywhere)."""
@@ -73,6 +75,8 @@ class ToolProfiles:
         # The settings' defaults are read once, when the profiles are made (a pipeline or the CLI being built), so a
         # tool's policy never follows a setting changed while the pipeline runs.
         self._defaults = ResiliencePolicy.from_settings()
+        if self.default_profile is None:
+            self.default_profile = get_settings().tool_profile
 
     def policy_for(self, tool: str) -> ResiliencePolicy:
         """The executor policy of `tool`: the settings' defaults as the profiles were made, then the tool's
@@ -81,19 +85,20 @@ class ToolProfiles:
         return replace(self._defaults, **overrides)
 
     def require_profile(self, profile: str | None = None) -> str:
-        """`profile` (None: the settings' TOOL_PROFILE), or ValueError naming the known profiles when it is not one."""
+        """`profile` (None: the default profile, TOOL_PROFILE as the profiles were made), or ValueError naming the
+        known profiles when it is not one."""
         if profile is None:
-            profile = get_settings().tool_profile
+            profile = self.default_profile
         if profile not in self.profiles:
             raise ValueError(f"unknown tool profile {profile!r}; known profiles: {', '.join(sorted(self.profiles))}.")
         return profile
 
     @classmethod
-    def from_mapping(cls, data: dict[str, Any]) -> ToolProfiles:
+    def from_mapping(cls, data: dict[str, Any], default_profile: str | None = None) -> ToolProfiles:
         """Built-ins extended by `data` (the file's content); ValueError for a malformed declaration."""
         if not isinstance(data, dict):
             raise ValueError("the tool profiles file must hold a mapping with profiles, policy and disabled.")
-        result = cls()
+        result = cls(default_profile=default_profile)
         for name, spec in (data.get("profiles") or {}).items():
             tools = spec.get("tools") if isinstance(spec, dict) else spec
             if not isinstance(tools, list) or not all(isinstance(tool, str) for tool in tools):
@@ -115,10 +120,10 @@ class ToolProfiles:
         return result
 
     @classmethod
-    def load(cls, path: Path | None) -> ToolProfiles:
+    def load(cls, path: Path | None, default_profile: str | None = None) -> ToolProfiles:
         """The profiles declared in `path` (JSON or YAML), or the built-ins when `path` is None."""
         if path is None:
-            return cls()
+            return cls(default_profile=default_profile)
         if not path.is_file():
             raise ValueError(f"TOOL_PROFILES_FILE {path} does not exist.")
         text = path.read_text(encoding="utf-8")
@@ -126,9 +131,10 @@ class ToolProfiles:
             data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
         except (json.JSONDecodeError, yaml.YAMLError) as exc:
             raise ValueError(f"TOOL_PROFILES_FILE {path.name} is not valid JSON/YAML: {first_line(exc)}") from None
-        return cls.from_mapping(data or {})
+        return cls.from_mapping(data or {}, default_profile)
 
 
-def load_profiles() -> ToolProfiles:
-    """The profiles the settings declare."""
-    return ToolProfiles.load(get_settings().tool_profiles_file)
+def load_profiles(settings: Settings | None = None) -> ToolProfiles:
+    """The profiles `settings` (None: the process's) declare (TOOL_PROFILES_FILE), TOOL_PROFILE their default."""
+    settings = settings or get_settings()
+    return ToolProfiles.load(settings.tool_profiles_file, settings.tool_profile)

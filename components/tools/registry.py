@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from components.resilience import telemetry
-from components.settings import get_settings
+from components.settings import Settings, get_settings
 from components.tools.calculator import Calculator
-from components.tools.call_log import summarise_calls
+from components.tools.call_log import call_log_path, summarise_calls
 from components.tools.fetch_page import FetchPage
 from components.tools.list_directory import ListDirectory
 from components.tools.profiles import load_profiles
@@ -64,9 +64,10 @@ def get_tool(name: str) -> ToolSpec:
     return spec
 
 
-def list_tools(profile: str | None = None) -> list[dict[str, Any]]:
-    """Every tool described, with `enabled` for `profile` (default: TOOL_PROFILE)."""
-    profiles = load_profiles()
+def list_tools(profile: str | None = None, settings: Settings | None = None) -> list[dict[str, Any]]:
+    """Every tool described, with `enabled` for `profile` (default: TOOL_PROFILE) under the profiles `settings`
+    (None: the process's) declare."""
+    profiles = load_profiles(settings)
     profile = profiles.require_profile(profile or None)
     return [
         {
@@ -78,8 +79,7 @@ def list_tools(profile: str | None = None) -> list[dict[str, Any]]:
     ]
 
 
-def _configured(spec: ToolSpec) -> tuple[bool, str]:
-    settings = get_settings()
+def _configured(spec: ToolSpec, settings: Settings) -> tuple[bool, str]:
     if spec.name in ("read_file", "write_file", "list_directory"):
         return True, "workspace: WORKSPACE_DIR" if settings.workspace_dir else "workspace: the data folder's workspace"
     if spec.name == "wikipedia_summary":
@@ -98,24 +98,26 @@ def _configured(spec: ToolSpec) -> tuple[bool, str]:
     return True, "local"
 
 
-def tool_status(profile: str | None = None) -> list[dict[str, Any]]:
+def tool_status(profile: str | None = None, settings: Settings | None = None) -> list[dict[str, Any]]:
     """For `research status`: each tool's name, whether the profile enables it, whether it is configured, telemetry.
 
     Each row: `name`, `enabled`, `configured`, `detail`, `telemetry` (calls, successes, failures by kind, p50/p95
     latency, cache hits): this process's counters, or the data folder's call log when this process made no call;
-    None before any call. Never raises on a bad profile file: the row says so.
+    None before any call. Never raises on a bad profile file: the row says so. `settings`: those the report is of
+    (the profiles, the data folder's call log, what is configured; None: the process's).
     """
-    profile = profile or get_settings().tool_profile
+    settings = settings or get_settings()
+    profile = profile or settings.tool_profile
     error = ""
     try:
-        profiles = load_profiles()
+        profiles = load_profiles(settings)
         profiles.require_profile(profile)
     except ValueError as exc:
         profiles, error = None, str(exc)
-    snapshot, history = telemetry.snapshot(), summarise_calls()
+    snapshot, history = telemetry.snapshot(), summarise_calls(call_log_path(settings))
     rows = []
     for spec in _TOOLS.values():
-        configured, detail = _configured(spec)
+        configured, detail = _configured(spec, settings)
         rows.append(
             {
                 "name": spec.name,

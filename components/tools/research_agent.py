@@ -35,6 +35,11 @@ logger = logging.getLogger(__name__)
 SOURCE = "research_agent"
 MAX_TEXT_CHARS = 4000
 
+NO_CHAT_MODEL = (
+    "No tool-calling chat model is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a local server; any key "
+    "works there)."
+)
+
 SYSTEM_PROMPT = (
     "You are a research assistant for an analyst. Answer from evidence the tools return, never from memory. "
     "Every evidence item in a tool result carries a `cite` mark such as [3]: after every sentence of your answer, "
@@ -48,23 +53,41 @@ SYSTEM_PROMPT = (
 def chat_generator_from_settings(timeout_s: float | None = None) -> Any:
     """The OpenAI-compatible chat generator the settings describe, each of its calls given `timeout_s` (None:
     QUESTION_BUDGET_S); ValueError (one sentence) when not configured."""
+    settings = get_settings()
+    if settings.openai_api_key is None:
+        raise ValueError(NO_CHAT_MODEL)
+    return chat_generator_for(
+        model=settings.openai_model,
+        api_base_url=settings.openai_base_url,
+        timeout_s=timeout_s if timeout_s is not None else settings.question_budget_s,
+        retries=settings.tool_retries,
+        max_response_bytes=settings.upstream_max_bytes,
+    )
+
+
+def chat_generator_for(
+    model: str, api_base_url: str | None, timeout_s: float, retries: int, max_response_bytes: int
+) -> Any:
+    """The OpenAI-compatible chat generator at `api_base_url` (None: OpenAI's) answering with `model`, its key the
+    OPENAI_API_KEY environment variable's (read by the generator, never written anywhere)."""
     from haystack.components.generators.chat import OpenAIChatGenerator
     from haystack.utils import Secret
 
-    settings = get_settings()
-    if settings.openai_api_key is None:
-        raise ValueError(
-            "No tool-calling chat model is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a "
-            "local server; any key works there)."
-        )
     return OpenAIChatGenerator(
         api_key=Secret.from_env_var("OPENAI_API_KEY"),
-        model=settings.openai_model,
-        api_base_url=settings.openai_base_url,
-        timeout=timeout_s if timeout_s is not None else settings.question_budget_s,
-        max_retries=settings.tool_retries,
-        http_client_kwargs=capped_client_kwargs(settings.upstream_max_bytes, "the chat model"),
+        model=model,
+        api_base_url=api_base_url,
+        timeout=timeout_s,
+        max_retries=retries,
+        http_client_kwargs=capped_client_kwargs(max_response_bytes, "the chat model"),
     )
+
+
+class _OpenGraph:
+    """`choose_tools`' default lookup: the settings' graph, opened for the call."""
+
+
+OPEN_GRAPH = _OpenGraph()
 
 
 def choose_tools(
@@ -72,15 +95,16 @@ def choose_tools(
     profile: str | None = None,
     conversation: Iterable[Any] | None = None,
     profiles: ToolProfiles | None = None,
-    known_entities: Callable[[str], list[str]] | None = None,
+    known_entities: Callable[[str], list[str]] | _OpenGraph | None = OPEN_GRAPH,
 ) -> ToolSelection:
     """The manager's choice for `question`: among the tools `profile` (default: TOOL_PROFILE) is granted, those
     the question and the conversation call for, with reasons. The graph's entities are looked up with
-    `known_entities` (an agent passes the lookup it made once), else over the settings' graph when it opens."""
+    `known_entities` (an agent passes the lookup it made when built; None: no graph, the choice is made from
+    words), by default over the settings' graph when it opens (`research tools choose`)."""
     profiles = profiles or load_profiles()
     profile = profiles.require_profile(profile or None)
     granted = [name for name in tool_names() if profiles.granted(profile, name)]
-    lookup = known_entities or _entity_lookup()
+    lookup = _entity_lookup() if isinstance(known_entities, _OpenGraph) else known_entities
     return select_tools(question, conversation=conversation, available=granted, known_entities=lookup)
 
 
@@ -292,13 +316,29 @@ class ResearchAgent(InitParameterSerialization):
         min_support: float = 0.5,
         system_prompt: str = SYSTEM_PROMPT,
         timeout_s: float | None = None,
+        model: str | None = None,
+        api_base_url: str | None = None,
+        retries: int | None = None,
+        max_response_bytes: int | None = None,
     ) -> None:
         """:param timeout_s: how long the settings' chat model may take over a call (the catalog gives the research
-            pipeline's whole-question budget); None: QUESTION_BUDGET_S. Unused when `chat_generator` is given."""
+            pipeline's whole-question budget); None: QUESTION_BUDGET_S. Unused when `chat_generator` is given.
+        :param model: the chat model; None: OPENAI_MODEL. Unused when `chat_generator` is given (as are the next).
+        :param api_base_url: the chat server's URL (ending in /v1); None: OPENAI_BASE_URL (or OpenAI's).
+        :param retries: the chat model's retries of retryable faults, 0-3; None: TOOL_RETRIES.
+        :param max_response_bytes: the largest answer read from the chat server; None: UPSTREAM_MAX_BYTES."""
         if timeout_s is not None and (isinstance(timeout_s, bool) or not 0 < float(timeout_s) <= 600):
             raise ValueError(f"timeout_s must be seconds in (0, 600], or None for QUESTION_BUDGET_S, not {timeout_s!r}")
-        # None: the setting in force when the agent is built; `to_dict` writes the value used.
+        # None: the setting in force when the agent is built; `to_dict` writes the values used, so an exported
+        # pipeline talks to the same chat model wherever it is loaded (the key stays OPENAI_API_KEY's).
+        settings = get_settings()
         self.timeout_s = float(setting_or(timeout_s, "question_budget_s"))
+        self.model = model or settings.openai_model
+        self.api_base_url = api_base_url or settings.openai_base_url
+        self.retries = within("retries", setting_or(retries, "tool_retries"), 0, 3, whole=True)
+        self.max_response_bytes = positive_int(
+            "max_response_bytes", setting_or(max_response_bytes, "upstream_max_bytes")
+        )
         self.max_agent_steps = positive_int("max_agent_steps", max_agent_steps)
         self.max_invalid_calls = positive_int("max_invalid_calls", max_invalid_calls)
         self.min_support = within("min_support", min_support, 0, 1)
@@ -309,22 +349,24 @@ class ResearchAgent(InitParameterSerialization):
         self.chat_generator = chat_generator
         self._checker = CitationChecker(min_support=min_support)
         self._generator: Any = chat_generator
-        self._no_generator = ""  # why there is no chat model (OPENAI_* not set when the agent was built)
+        self._no_generator = ""  # why there is no chat model (OPENAI_API_KEY not set when the agent was built)
         if chat_generator is None:
-            try:
-                self._generator = chat_generator_from_settings(self.timeout_s)
-            except ValueError as exc:
-                self._no_generator = str(exc)
-        self._entity_lookup: Callable[[str], list[str]] | None = None
+            if settings.openai_api_key is None:
+                self._no_generator = NO_CHAT_MODEL
+            else:
+                self._generator = chat_generator_for(
+                    self.model, self.api_base_url, self.timeout_s, self.retries, self.max_response_bytes
+                )
+        # The graph's entity lookup for the tool choice, over the store the settings choose now (opened when first
+        # asked); None when they name no usable graph: the choice is then made from words.
+        self._entity_lookup = _entity_lookup()
         self._executor = ToolExecutor(profile=self.profile, profiles=self._profiles)
         self._warmed = False
 
     def warm_up(self) -> None:
-        """Build the chat model from the settings (unless one was given). Without one configured the agent still
-        builds (a server can deploy it); each run then says so in its status. The graph's entity lookup for
-        the tool choice is made once here too."""
+        """Build every tool the profile grants, with its guard (a question never builds one). Without a chat model
+        configured the agent still warms up (a server can deploy it); each run then says so in its status."""
         if not self._warmed:
-            self._entity_lookup = _entity_lookup()
             self._executor.prepare()  # the granted tools, built now: a question never builds one
             self._warmed = True
         if self._generator is None:

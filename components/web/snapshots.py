@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from components.settings import get_settings
 from components.text.dates import parse_moment
 from components.web.chunking import page_text
 
@@ -82,11 +81,6 @@ class SnapshotStore:
     store.at("https://example.org/a", "2026-01-01")  # the version fetched on or before that day, or None
     ```
     """
-
-    @classmethod
-    def in_folder(cls, folder: str | None) -> SnapshotStore:
-        """The snapshots in `folder`, or by default in the data folder's `snapshots`."""
-        return cls(Path(folder) if folder else get_settings().data_dir / "snapshots")
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)

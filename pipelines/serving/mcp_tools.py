@@ -15,30 +15,31 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from typing import Any
 
 from haystack import logging
 
+from components.settings import Settings
+from components.tools.call_log import call_log_path
 from components.tools.executor import ToolExecutor
+from components.tools.profiles import load_profiles
 from components.tools.registry import get_tool, tool_names
 
 logger = logging.getLogger(__name__)
 
 
 class RegistryTools:
-    """The registry's tools for one profile, listed and called for MCP."""
+    """The registry's tools for one profile, listed and called for MCP. The profiles, the profile and the call log
+    are taken from `settings` (None: the process's) as the server is made, never while it answers."""
 
-    def __init__(self, profile: str | None = None) -> None:
+    def __init__(self, profile: str | None = None, settings: Settings | None = None) -> None:
         self.profile = profile
-        self._executor: Any = None
-        self._lock = threading.Lock()
+        self._executor = ToolExecutor(
+            profile=profile, profiles=load_profiles(settings), call_log_file=call_log_path(settings)
+        )
 
-    def executor(self) -> Any:
-        with self._lock:
-            if self._executor is None:
-                self._executor = ToolExecutor(profile=self.profile)
-            return self._executor
+    def executor(self) -> ToolExecutor:
+        return self._executor
 
     def names(self) -> list[str]:
         """The tools the profile grants, in registration order."""
@@ -78,12 +79,13 @@ class RegistryTools:
         )
 
 
-def with_registry_tools(server: Any, profile: str | None = None) -> Any:
-    """`server` (an MCP low-level server) also listing and calling every tool `profile` is granted; names the
-    server already serves (its pipelines) keep their own handler."""
+def with_registry_tools(server: Any, profile: str | None = None, settings: Settings | None = None) -> Any:
+    """`server` (an MCP low-level server) also listing and calling every tool `profile` is granted under the
+    profiles `settings` (None: the process's) declare; names the server already serves (its pipelines) keep their
+    own handler."""
     from mcp import types
 
-    registry = RegistryTools(profile)
+    registry = RegistryTools(profile, settings)
     list_tools = server.request_handlers[types.ListToolsRequest]
     call_tool = server.request_handlers[types.CallToolRequest]
 

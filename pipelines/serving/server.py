@@ -197,27 +197,21 @@ def _without_deploy_tools(server: Any) -> Any:
     return server
 
 
-def _mcp_server(allow_deploy: bool) -> Any:
+def _mcp_server(allow_deploy: bool, settings: Settings) -> Any:
     from hayhooks.server.utils.mcp_utils import create_mcp_server
 
     server = create_mcp_server("research-assistant")
     server = server if allow_deploy else _without_deploy_tools(server)
-    return _with_registry_tools(server)
+    # The tool registry over MCP: every tool the profile grants is an MCP tool too, beside the pipelines.
+    return with_registry_tools(server, settings=settings)
 
 
-# -- the tool registry over MCP: every tool the profile grants is an MCP tool too, beside the pipelines ------------
-
-
-def _with_registry_tools(server: Any) -> Any:
-    return with_registry_tools(server)
-
-
-def _mount_mcp(app: Any, allow_deploy: bool = False) -> None:
+def _mount_mcp(app: Any, settings: Settings, allow_deploy: bool = False) -> None:
     """Serve Hayhooks' MCP server (the same registry as the REST routes) at `/mcp` with streamable HTTP."""
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
     session_manager = StreamableHTTPSessionManager(
-        app=_mcp_server(allow_deploy), event_store=None, json_response=False, stateless=True
+        app=_mcp_server(allow_deploy, settings), event_store=None, json_response=False, stateless=True
     )
 
     async def handle_streamable_http(scope, receive, send) -> None:  # noqa: ANN001 - ASGI callables
@@ -255,7 +249,7 @@ def create_app(
     if not allow_deploy:
         _remove_deploy_routes(app)
     if with_mcp:
-        _mount_mcp(app, allow_deploy)
+        _mount_mcp(app, settings, allow_deploy)
     _harden(app)
     token = _token(settings)
     if token:
@@ -281,7 +275,7 @@ def create_mcp_app(
     from hayhooks.server.utils.mcp_utils import create_starlette_app
 
     deploy_pipelines()
-    app = create_starlette_app(_mcp_server(allow_deploy))
+    app = create_starlette_app(_mcp_server(allow_deploy, settings))
     _harden(app)
     token = _token(settings)
     if token:

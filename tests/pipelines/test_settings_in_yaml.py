@@ -40,9 +40,11 @@ SETTINGS: dict[str, tuple[str, Any, dict[str, dict[str, str]]]] = {
                      "arxiv": "timeout_s", "memory": "timeout_s", "memory_writer": "timeout_s"},
         **GUARDED_ELSEWHERE("timeout_s"),
     }),
-    "TOOL_RETRIES": ("1", 1, {"research": {"web": "retries", "arxiv": "retries", "memory": "retries"}}),
+    "TOOL_RETRIES": ("1", 1, {"research": {"web": "retries", "arxiv": "retries", "memory": "retries"},
+                              "research_agent": {"agent": "retries"}}),
     "UPSTREAM_MAX_BYTES": ("1234567", 1234567, {
         "research": {"web": "max_response_bytes", "arxiv": "max_response_bytes", "generator": "max_response_bytes"},
+        "research_agent": {"agent": "max_response_bytes"},
     }),
     "CHUNK_TOKENS": ("150", 150, {"research": {"web": "chunk_tokens", "arxiv": "chunk_tokens"}}),
     "WEB_PAGE_TIMEOUT_S": ("3.5", 3.5, {"research": {"web": "page_timeout_s"}}),
@@ -57,8 +59,12 @@ SETTINGS: dict[str, tuple[str, Any, dict[str, dict[str, str]]]] = {
         "research": {"memory": "zep_api_url", "memory_writer": "zep_api_url"},
     }),
     "GENERATOR": ("openai", "openai", {"research": {"generator": "generator"}}),
-    "OPENAI_MODEL": ("model-of-the-test", "model-of-the-test", {"research": {"generator": "model"}}),
-    "OPENAI_BASE_URL": ("http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1", {"research": {"generator": "api_base_url"}}),
+    "OPENAI_MODEL": ("model-of-the-test", "model-of-the-test", {
+        "research": {"generator": "model"}, "research_agent": {"agent": "model"},
+    }),
+    "OPENAI_BASE_URL": ("http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1", {
+        "research": {"generator": "api_base_url"}, "research_agent": {"agent": "api_base_url"},
+    }),
     "TOOL_PROFILE": ("reader", "reader", {"research_agent": {"agent": "profile"}}),
     # The research pipeline's whole-question budget is the pipeline's own: in its `metadata`.
     "QUESTION_BUDGET_S": ("12.5", 12.5, {"research": {"metadata": "question_budget_s"}}),

@@ -48,6 +48,14 @@ class TestGraphIngestHook:
         hooks = default_hooks("some_collection")
         assert any(isinstance(hook, GraphIngestHook) and hook.collection == "some_collection" for hook in hooks)
 
+    def test_the_store_and_extractor_follow_the_settings_the_hook_was_made_with(self, settings):
+        from components.graph.neo4j_store import Neo4jGraphStore
+
+        chosen = settings.model_copy(update={"graph_backend": "neo4j", "neo4j_uri": "neo4j://127.0.0.1:9"})
+        hook = default_hooks("some_collection", chosen)[0]
+        assert isinstance(hook.store, Neo4jGraphStore) and hook.store.collection == "some_collection"
+        assert isinstance(hook.extractor, LanguageExtractor)
+
     def test_ingest_replace_delete(self, stores, embedding_model):
         kb, graph = stores
         ingestor = Ingestor(store=kb, hooks=[GraphIngestHook(store=graph)])

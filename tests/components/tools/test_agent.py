@@ -59,6 +59,53 @@ class TestResearchAgent:
         with pytest.raises(ValueError, match="max_agent_steps"):
             ResearchAgent(max_agent_steps=0)
 
+    def test_the_chat_model_is_taken_when_built_and_serialised(self, monkeypatch) -> None:  # noqa: ANN001
+        from components.settings import reload_settings
+
+        monkeypatch.setenv("OPENAI_API_KEY", "key-of-the-test")
+        monkeypatch.setenv("OPENAI_MODEL", "model-when-built")
+        monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+        monkeypatch.setenv("TOOL_RETRIES", "1")
+        monkeypatch.setenv("UPSTREAM_MAX_BYTES", "54321")
+        reload_settings()
+        agent = ResearchAgent(profile="reader")
+        data = agent.to_dict()
+        params = data["init_parameters"]
+        assert (params["model"], params["api_base_url"], params["retries"], params["max_response_bytes"]) == (
+            "model-when-built", "http://127.0.0.1:9/v1", 1, 54321,
+        )
+        assert "key-of-the-test" not in json.dumps(data)
+        monkeypatch.setenv("OPENAI_MODEL", "model-changed-later")
+        monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8/v1")
+        reload_settings()
+        assert agent._generator.model == "model-when-built"  # noqa: SLF001 - the chat model built with the agent
+        loaded = ResearchAgent.from_dict(data)
+        assert loaded.to_dict() == data
+        assert (loaded._generator.model, loaded._generator.api_base_url) == (  # noqa: SLF001
+            "model-when-built", "http://127.0.0.1:9/v1",
+        )
+        monkeypatch.undo()
+        reload_settings()
+
+    def test_the_graph_lookup_is_made_when_built_and_never_opened_by_a_question(self, monkeypatch) -> None:  # noqa: ANN001
+        from components.tools import research_agent
+
+        opened: list[int] = []
+
+        def lookup() -> None:
+            opened.append(1)
+            return None  # the settings name no usable graph: the choice is made from words
+
+        monkeypatch.setattr(research_agent, "_entity_lookup", lookup)
+        agent = ResearchAgent(profile="reader")
+        assert opened == [1]
+        selection = research_agent.choose_tools(
+            "Who founded Nordvik?", profile="reader", profiles=agent._profiles, known_entities=None  # noqa: SLF001
+        )
+        assert opened == [1] and "rag_search" in selection.tools
+        research_agent.choose_tools("Who founded Nordvik?", profile="reader")  # the command's default opens it
+        assert opened == [1, 1]
+
     def test_no_chat_model_configured_is_one_sentence(self, monkeypatch) -> None:  # noqa: ANN001
         from components.settings import reload_settings
 

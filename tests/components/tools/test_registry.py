@@ -53,36 +53,53 @@ class TestToolRegistry:
         with pytest.raises(ValueError, match="known profiles"):
             list_tools("ghost")
 
-    def test_tool_status_rows(self, work_dir, monkeypatch) -> None:  # noqa: ANN001
-        from components.tools import call_log
+    def test_tool_status_rows(self, work_dir, settings) -> None:  # noqa: ANN001
         from components.tools.executor import ToolExecutor
 
-        monkeypatch.setattr(call_log, "call_log_path", lambda: work_dir / "tool_calls.jsonl")
-        ToolExecutor().run("calculator", {"expression": "1+1"})
-        rows = {row["name"]: row for row in tool_status()}
+        ToolExecutor(call_log_file=work_dir / "telemetry" / "tool_calls.jsonl").run("calculator", {"expression": "1+1"})
+        elsewhere = settings.model_copy(update={"research_data_dir": work_dir})
+        rows = {row["name"]: row for row in tool_status(settings=elsewhere)}
         assert set(rows) == set(tool_names())
         assert rows["calculator"]["enabled"] is True and rows["calculator"]["configured"] is True
         assert rows["calculator"]["telemetry"]["calls"] == 1 and rows["calculator"]["telemetry"]["successes"] == 1
         assert rows["read_file"]["telemetry"] is None
         assert rows["fetch_page"]["detail"] == "public addresses only"
 
-    def test_status_shows_calls_logged_by_other_processes(self, work_dir, monkeypatch) -> None:  # noqa: ANN001
+    def test_status_shows_calls_logged_by_other_processes(self, work_dir, settings) -> None:  # noqa: ANN001
         from components.resilience import telemetry
         from components.tools import call_log
         from components.tools.executor import ToolExecutor
 
-        monkeypatch.setattr(call_log, "call_log_path", lambda: work_dir / "tool_calls.jsonl")
-        executor = ToolExecutor(profile="reader")
+        elsewhere = settings.model_copy(update={"research_data_dir": work_dir})
+        log = call_log.call_log_path(elsewhere)
+        assert log == work_dir / "telemetry" / "tool_calls.jsonl"
+        executor = ToolExecutor(profile="reader", call_log_file=log)
         executor.run("calculator", {"expression": "2*2"})
         executor.run("calculator", {"expression": "1/0"})
         executor.run("write_file", {"path": "x", "content": "y"})
         telemetry.reset()  # as if `research status` ran in another process
-        rows = {row["name"]: row["telemetry"] for row in tool_status("reader")}
+        rows = {row["name"]: row["telemetry"] for row in tool_status("reader", settings=elsewhere)}
         assert rows["calculator"]["calls"] == 2 and rows["calculator"]["successes"] == 1
         assert rows["calculator"]["failures"] == {"error": 1} and rows["calculator"]["p95_ms"] is not None
         assert rows["write_file"]["failures"] == {"unauthorized": 1}
-        (work_dir / "tool_calls.jsonl").open("a").write('{"tool": "calcul')  # a line cut short by a crash
-        assert call_log.summarise_calls(work_dir / "tool_calls.jsonl")["calculator"]["calls"] == 2
+        log.open("a").write('{"tool": "calcul')  # a line cut short by a crash
+        assert call_log.summarise_calls(log)["calculator"]["calls"] == 2
+
+    def test_the_executor_logs_where_the_settings_said_when_it_was_built(self, work_dir, monkeypatch) -> None:  # noqa: ANN001
+        from components.settings import reload_settings
+        from components.tools.call_log import summarise_calls
+        from components.tools.executor import ToolExecutor
+
+        monkeypatch.setenv("RESEARCH_DATA_DIR", str(work_dir / "built"))
+        reload_settings()
+        executor = ToolExecutor(profile="reader")
+        monkeypatch.setenv("RESEARCH_DATA_DIR", str(work_dir / "later"))
+        reload_settings()
+        executor.run("calculator", {"expression": "2*3"})
+        monkeypatch.undo()
+        reload_settings()
+        assert summarise_calls(work_dir / "built" / "telemetry" / "tool_calls.jsonl")["calculator"]["calls"] == 1
+        assert not (work_dir / "later").exists()
 
 
 class TestToolProfiles:
@@ -108,6 +125,21 @@ class TestToolProfiles:
         finally:
             monkeypatch.delenv("BREAKER_FAILURES")
             reload_settings()
+
+    def test_the_default_profile_is_taken_when_the_profiles_are_made(self, monkeypatch, settings) -> None:  # noqa: ANN001
+        from components.settings import reload_settings
+        from components.tools.profiles import load_profiles
+
+        assert load_profiles(settings.model_copy(update={"tool_profile": "offline"})).require_profile() == "offline"
+        monkeypatch.setenv("TOOL_PROFILE", "reader")
+        reload_settings()
+        profiles = load_profiles()
+        monkeypatch.setenv("TOOL_PROFILE", "admin")
+        reload_settings()
+        assert profiles.require_profile() == "reader" and profiles.require_profile("offline") == "offline"
+        assert ToolProfiles().require_profile() == "admin"
+        monkeypatch.undo()
+        reload_settings()
 
     def test_file_extends_the_builtins(self, work_dir, monkeypatch) -> None:  # noqa: ANN001
         from components.settings import reload_settings

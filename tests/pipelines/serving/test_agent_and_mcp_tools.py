@@ -79,6 +79,17 @@ def tool_server(session_dir: Path, database_url: str, chat_model: ChatContractSe
         stop_server(process)
 
 
+def test_the_mcp_registry_takes_its_profiles_and_call_log_as_the_server_is_made(settings, work_dir) -> None:  # noqa: ANN001
+    from pipelines.serving.mcp_tools import RegistryTools
+
+    chosen = settings.model_copy(update={"tool_profile": "reader", "research_data_dir": work_dir})
+    registry = RegistryTools(settings=chosen)
+    assert registry.executor().profile == "reader"
+    assert "calculator" in registry.names() and "write_file" not in registry.names()
+    registry.executor().run("calculator", {"expression": "2*3"})
+    assert (work_dir / "telemetry" / "tool_calls.jsonl").exists()
+
+
 @pytest.mark.integration
 class TestRegistryToolsOverMCP:
     def test_lists_the_tools_and_calls_timeline_and_hybrid_search(self, tool_server: RunningServer) -> None:
