@@ -68,7 +68,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-45"
+EXTRACTOR_VERSION = "spacy-46"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -615,6 +615,31 @@ def _modifies_other_thing(token: Any, kind: str) -> bool:
         if _kind_of_noun(head.lemma_) in (kind, "person", "product") or _is_event_noun(head):
             return False
     return head.i != token.i
+
+
+def _names_its_instance(token: Any, descriptions: set[str]) -> bool:
+    """True when a thing's name premodifies a singular noun that the document also uses alone, after "the", to refer
+    ("the first NV900 prototype" ... "the prototype"; "the Zimbo store" ... "the store"): the noun names the thing
+    itself, which the name classifies, not something of it ("the NV900 return rate", "NV900 users"), so the name
+    takes part in the clause's event as the noun does. A text refers back to a thing by the noun of its class; it
+    does not so refer to the thing's attributes or the people around it by a noun it used once."""
+    head = token
+    while head.dep_ in ("compound", "nmod", "amod") and head.head.i > head.i:
+        head = head.head
+    return head.i != token.i and head.tag_ == "NN" and head.lemma_.lower() in descriptions
+
+
+def _descriptions(sentences: list[Sentence]) -> set[str]:
+    """The nouns the document uses as definite descriptions of their own ("the store", "the new prototype"): a
+    singular common noun after "the", no name before it in its phrase."""
+    found = set()
+    for sentence in sentences:
+        for token in sentence.span:
+            if token.tag_ != "NN" or not any(c.lower_ == "the" and c.dep_ == "det" for c in token.children):
+                continue
+            if not any(word.pos_ == "PROPN" and word.i < token.i for word in token.subtree):
+                found.add(token.lemma_.lower())
+    return found
 
 
 def _premodifier(token: Any) -> bool:
@@ -1218,10 +1243,11 @@ class LanguageExtractor(GraphExtractor):
         dated, frames = self._dates(sentences, anchor, _sections(sentences, chunks))
         events: list[tuple[set[str], list[str]]] = []  # each earlier sentence's nouns and verbs, and its participants
         named_count = Counter(m.key for row in mentions for m in row)  # how often the document names each entity
+        descriptions = _descriptions(sentences)  # the nouns it refers with ("the store")
         for index, sentence in enumerate(sentences):
             row = mentions[index]
             explicit = list(dict.fromkeys(m.key for m in row))
-            linked = self._participants(sentence.span, row, entities, recent, focus)
+            linked = self._participants(sentence.span, row, entities, recent, focus, descriptions)
             # A headline is a clause cut short (the parser often misreads it): every name it holds takes part.
             headline = index == 0 and " ".join(sentence.text.lower().split()) == " ".join(title.lower().split())
             if headline:
@@ -1980,16 +2006,24 @@ class LanguageExtractor(GraphExtractor):
         entities: dict[str, _DocEntity],
         recent: list[str],
         focus: list[str],
+        descriptions: set[str],
     ) -> dict[str, tuple[str, Any]]:
         """The entities taking part in the sentence's events, each with its role (see `_role`) and the token
-        naming it; references ("he", "the company") as "ref:" roles."""
+        naming it; references ("he", "the company") as "ref:" roles. `descriptions`: the nouns the document refers
+        with on their own (`_descriptions`)."""
         roles: dict[str, tuple[str, Any]] = {}
         for mention in row:
             role = _role(mention.root)
             if role is None or mention.key in roles:
                 continue
             kind = entities[mention.key].kind()
-            if _modifies_other_thing(mention.root, kind) or (kind != "place" and _of_a_thing(mention.root, role)):
+            # A thing's name before the noun of its class ("the first NV900 prototype") names the noun's referent; an
+            # organisation's, a person's or a place's does not ("the Nordvik plant" ... "the plant" is Nordvik's).
+            other_thing = _modifies_other_thing(mention.root, kind) and not (
+                kind not in ("organization", "person", "place", "group")
+                and _names_its_instance(mention.root, descriptions)
+            )
+            if other_thing or (kind != "place" and _of_a_thing(mention.root, role)):
                 continue
             roles[mention.key] = (role, mention.root)
         if self.resolve_references:
