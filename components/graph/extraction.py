@@ -68,7 +68,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-46"
+EXTRACTOR_VERSION = "spacy-47"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -949,7 +949,25 @@ _NOT_INITIALS = {"of", "and", "the", "for", "de", "&"}
 # Title words that open an office and never end one ("Vice President", "Chief Technology Officer").
 _OFFICE_OPENERS = {"vice", "deputy", "assistant", "associate", "acting", "operating", "financial", "technology"}
 _OFFICE_OPENERS |= {"managing", "prime", "senior", "junior"}
+# Symbols of a unit of measure, a currency or a time zone, as written beside a number ("16 GB", "USD 23", "14:00
+# UTC", "GMT +8"): the English abbreviations of the units of storage, of the common units of weight, length and speed,
+# of the most traded currencies and of the time zones of the world's standard. A name made of them (and numbers) is a
+# measure, not an entity (`spacy-46`).
+_UNITS = set(
+    "kb mb gb tb pb kbps mbps gbps ghz mhz khz kwh mwh gwh kg mg km cm mm mph kph "
+    "usd eur gbp jpy cny rmb chf cad aud inr hkd sgd krw rub "
+    "utc gmt bst cet cest est edt pst pdt cst cdt mst mdt ist jst".split()
+)
 _GENERATIONAL = {"jr", "sr"}  # "Jr.", "Sr.": the end of a person's name, never a name of their own
+
+
+def _a_measure(names: Any) -> bool:
+    """True when every name written of an entity is a unit's, a currency's or a time zone's symbol, alone or with a
+    number and signs ("GB", "USD 23", "USD$23", "GMT +8"): a measure the tagger read as a name."""
+    written = [name for name in names if names[name]] or list(names)
+    return bool(written) and all(
+        (words := re.findall(r"[^\W\d_]+", name)) and all(word.lower() in _UNITS for word in words) for name in written
+    )
 
 
 def _surnames(key: str) -> list[str]:
@@ -1832,6 +1850,8 @@ class LanguageExtractor(GraphExtractor):
         writes capitalised only where every word may be (opening a sentence, in a heading): no entities. A name the
         text capitalises mid-sentence stays one ("we rewrote it in Rust" beside "rust on the hinge").
 
+        A measure: a name made of a unit's, a currency's or a time zone's symbol ("GB", "USD 23": `_a_measure`).
+
         Also a piece of a longer name: a name the recogniser labelled in none of its mentions, each of which stands
         right beside a capitalised word that is not part of it ("Valley" of "the Qorvath Valley Trust" where the
         tagger cut the name)."""
@@ -1846,7 +1866,7 @@ class LanguageExtractor(GraphExtractor):
             for token in sentence.span
             if token.is_title and token.i > _first_word(sentence.span)
         }
-        junk = []
+        junk = [key for key, entity in entities.items() if _a_measure(entity.names)]
         for key, entity in entities.items():
             written = [name for name in entity.names if entity.names[name]]
             single = bool(written) and all(len(name.split()) == 1 and name.istitle() for name in written)

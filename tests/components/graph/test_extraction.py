@@ -101,8 +101,9 @@ class TestLanguageExtractor:
         # only said that event happened ("The Vellmark launch took place in Oslo"); `spacy-44`'s kinds did not read how
         # a name's mentions take part in their clauses (agent, object, a preposition's object, possessor: `kinds-10`);
         # up to `spacy-45` a product's name before the noun of its class took no part ("the first NV900 prototype was
-        # rolled out").
-        old = [f"spacy/spacy-{n}" for n in range(45, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
+        # rolled out"); `spacy-46` kept a unit's, a currency's or a time zone's symbol as an entity ("GB", "USD 23",
+        # "GMT +8").
+        old = [f"spacy/spacy-{n}" for n in range(46, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
         assert LanguageExtractor().stamp not in old
 
     def test_entities_kinds_and_suffixes(self):
@@ -1100,3 +1101,14 @@ def test_the_characters_around_a_name_are_the_texts_own():
                     assert _chars_around(span) == expected, (text, span.text)
                     checked += 1
     assert checked > 50
+
+
+def test_a_measure_is_no_entity():
+    # A unit's, a currency's or a time zone's symbol beside a number is a measure the tagger may read as a name.
+    graph = extract(
+        "On March 3, 2019, Qamo Devices released the Velorn tablet with 64 GB of storage for USD 499 (EUR€450). "
+        "Sales opened at 14:00 UTC on March 4, 2019 and at 22:00 GMT +8 in Ostrava, Kelso Trent said on March 4, 2019."
+    )
+    keys = {entity.key for entity in graph.entities}
+    assert "qamo devices" in keys and "kelso trent" in keys
+    assert not keys & {"gb", "usd 499", "usd", "eur 450", "eur", "utc", "gmt +8", "gmt"}, keys
