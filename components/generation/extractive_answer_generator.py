@@ -331,7 +331,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         sure = confidence >= self.threshold
         chain = [cite_sentence(link["sentence"], link["number"]) for link in links]
         lines = [f"{last['span']} [{last['number']}]."] if sure else []
-        lines.append("; ".join(line.removesuffix(".") for line in dict.fromkeys(chain)) + ".")
+        lines.append(_state_chain(chain))
         if not sure:
             lines.append(UNSURE_NOTE)
         part = {
@@ -712,10 +712,10 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         cited = [cite_sentence(text, number) for text, number in first_number.items()]
         links = found_how[0].get("links") if shorts.get(0, ("", 0, ""))[2] == "chain" else None
         if links:
-            # A chain states the bridges it crossed in one line: "X was directed by A [1]; A was born in B [2]."
+            # A chain states the bridges it crossed first, in order (`_state_chain`).
             chain = [cite_sentence(sentence.text, first_number[sentence.text]) for sentence, _ in links]
             cited = [line for line in cited if line not in chain]
-            cited.insert(0, "; ".join(line.removesuffix(".") for line in chain) + ".")
+            cited.insert(0, _state_chain(chain))
         lines.extend(cited)
         unsure = [picks[position][0] for position in sorted(set(shorts) - sure)]
         if unsure and not shown:
@@ -1868,6 +1868,13 @@ def _abstain(parts: list[QuestionPart], partial: bool = False) -> str:
     if len(parts) > 1:
         return PARTS_ABSTENTION.format(parts=asked)
     return NO_EVIDENCE_ANSWER
+
+
+def _state_chain(links: list[str]) -> str:
+    """A chain's links, in order, each its own cited sentence as the chunk states it ("X was directed by A [1]. A was
+    born in B [2]."): each claim is checked against the chunk it cites, and the reader sees which source says what.
+    One line of the answer, so the unsure note follows the whole chain."""
+    return " ".join(dict.fromkeys(links))
 
 
 def cite_sentence(sentence: str, number: int) -> str:

@@ -23,6 +23,7 @@ from components.generation.extractive_answer_generator import (
 )
 from components.generation.question_analysis import analyze_question, question_form
 from components.text.language import parse
+from pipelines.evaluation.metrics import split_cited_sentences
 from tests.components.ranking.chunks import kb_document
 
 LANTERN = kb_document(
@@ -659,10 +660,10 @@ class TestMultiHop:
         )
         reply = out["replies"][0]
         assert out["short_answer"] == "Ada Kovacs"
-        # The chain is stated link by link in one line, and it is as sure as its weakest link.
+        # The chain is stated link by link, each its own cited sentence, and it is as sure as its weakest link.
         assert reply.startswith(
-            "Ada Kovacs [4]. Lantern keeps its index in Quarry, a columnar file format [1]; Quarry is a columnar file "
-            "format developed by the Northwind Labs company [3]; Northwind Labs was founded in 2009 by Ada Kovacs in "
+            "Ada Kovacs [4]. Lantern keeps its index in Quarry, a columnar file format [1]. Quarry is a columnar file "
+            "format developed by the Northwind Labs company [3]. Northwind Labs was founded in 2009 by Ada Kovacs in "
             "Tallinn [4]."
         )
         (part,) = out["parts"]
@@ -1231,7 +1232,7 @@ class TestChainByDescription:
         out = generator.run(query=self.QUESTION, documents=[self.SHOT, self.FILM])
         reply = out["replies"][0]
         assert reply.startswith(
-            "Several films, such as Pale Orchard (1979), have been shot in or around Brindlemoor [1]; Pale Orchard is "
+            "Several films, such as Pale Orchard (1979), have been shot in or around Brindlemoor [1]. Pale Orchard is "
             "a 1979 drama film written and directed by Ilsa Varga [2]."
         )
         (part,) = out["parts"]
@@ -1242,6 +1243,17 @@ class TestChainByDescription:
         last = generator._link("Who directed Pale Orchard?", [self.SHOT, self.FILM], "Pale Orchard")
         assert hop["span"] == "Pale Orchard" and last["span"] == "Ilsa Varga"
         assert part["short_answer_confidence"] == pytest.approx(min(hop["confidence"], last["confidence"]), abs=1e-4)
+
+    def test_each_link_is_a_sentence_checked_against_its_own_chunk(self):
+        # The citation check and the evaluation's sentence split read the chain the same way: one claim per link, each
+        # held against the chunk it cites (not the two links as one claim against both chunks together).
+        documents = [self.SHOT, self.FILM]
+        reply = ExtractiveAnswerGenerator(confidence_threshold=0.999).run(query=self.QUESTION, documents=documents)
+        checked = CitationChecker().run(answer=reply["replies"][0], documents=documents, query=self.QUESTION)
+        cited = [(sentence["citations"], sentence["supported"]) for sentence in checked["sentences"]]
+        assert cited[:2] == [([1], True), ([2], True)]
+        split = split_cited_sentences(reply["replies"][0])
+        assert [numbers for _, numbers in split[:2]] == [[1], [2]]
 
     def test_each_link_is_rated_as_the_single_hop_answer_it_is(self):
         # Read hop by hop, the weakest link is rated as what it is (a name read from its sentence), not as a span
