@@ -1202,6 +1202,19 @@ def _ranked_answer_span(
                 allowed = held
             elif (found := phrase_text(named[0])) and not _repeats_question(found, question_terms):
                 return found, 0
+    elif (
+        part.focus not in {"", "?"}
+        and filled
+        and scoring.on("equated")
+        and not any(ent.root.i in filled for ent in allowed)
+    ):
+        # "Which firm led the round?" -> "led by Addax, the firm of Ada Quill": the question's verb takes the name
+        # the sentence equates with the asked noun; when the recogniser gives that name no kind asked (or none), it
+        # still answers, not another name of an asked kind further on ("Ada Quill").
+        agreed = [doc[index] for index in _equated_with(doc, part.focus) if index in filled]
+        named = [token for token in agreed if token.pos_ == "PROPN"]
+        if named and (found := phrase_text(named[0])) and not _repeats_question(found, question_terms):
+            return found, 0
     if part.kind == "where" and filled and not any(ent.root.i in filled for ent in allowed):
         # "Where did they practise?" -> "they practised at Stanford University": the place the question's verb
         # takes, whatever the recogniser calls it, before a place the sentence names elsewhere.

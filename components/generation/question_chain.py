@@ -35,6 +35,9 @@ CLAUSE_DEPS = frozenset({"relcl", "acl"})
 RELATIVIZERS = frozenset({"which", "that", "who", "whom", "whose", "where", "when"})
 # Nouns that name no relation of their own: "the name of X", "the kind of X" ask for X itself (general English).
 LIGHT_NOUNS = frozenset({"name", "title", "term", "kind", "type", "sort", "one", "thing", "part"})
+# The dependencies of a wh-word that is one side of a copula ("What was the population of X?" asks for the population
+# itself); an adverbial one ("Where was the director of X born?", "When was ...") asks something else of the noun.
+COPULA_SIDES = frozenset({"attr", "nsubj", "nsubjpass", "acomp"})
 # Parts of speech that carry what the rest of the question asks of the described thing.
 CONTENT_POS = frozenset({"NOUN", "VERB", "ADJ", "NUM", "PROPN"})
 
@@ -68,7 +71,9 @@ def decompose(question: str) -> ChainCut | None:
     for noun in doc:
         if noun.pos_ != "NOUN" or not noun.text.islower() or noun.i in wh or noun.lemma_.lower() in LIGHT_NOUNS:
             continue  # a capitalised noun is part of a name ("the World Drivers' Championship"), no description
-        if noun.head.lemma_ == "be" and any(child.i in wh for child in noun.head.children):
+        if noun.head.lemma_ == "be" and any(
+            child.i in wh and child.dep_ in COPULA_SIDES for child in noun.head.children
+        ):
             continue  # "What was the population of X?": the wh-word asks for it directly, no hop
         right = _description_end(noun)
         if right is None:

@@ -1052,6 +1052,17 @@ class TestPhraseSpan:
                 "In May 2019 Tessaly raised a 20 million dollar Series B led by Quarrow, the firm of Olaf Renning.",
                 "Quarrow",
             ),
+            # ... and when the question's own verb takes that name, whatever kind the recogniser gives it (a place)
+            (
+                "Which firm led Tessaly's Series B?",
+                "In May 2019 Tessaly raised a 20 million dollar Series B led by Meridian, the firm of Olaf Renning.",
+                "Meridian",
+            ),
+            (
+                "Which firm led Tessaly's Series B?",
+                "In May 2019 Tessaly raised a 20 million dollar Series B led by Harvest, the firm of Olaf Renning.",
+                "Harvest",
+            ),
             # "a company X had founded": with "a", the name after the noun starts a clause, it is not the company
             (
                 "Which trading company paid for the Halvern expedition?",

@@ -34,6 +34,17 @@ from components.generation.question_chain import decompose
             "What is the composer of Glass Harbour?",
             "Who ruled the country where <B> was a citizen?",
         ),
+        # An adverbial wh-word beside the copula asks something else of the described person, not for that person.
+        (
+            "Where was the director of Glass Harbour born?",
+            "What is the director of Glass Harbour?",
+            "Where was <B> born?",
+        ),
+        (
+            "Where was the founder of Quellport Mills a professor?",
+            "What is the founder of Quellport Mills?",
+            "Where was <B> a professor?",
+        ),
     ],
 )
 def test_the_innermost_description_is_asked_first(question, hop, rest):
@@ -50,6 +61,9 @@ def test_the_innermost_description_is_asked_first(question, hop, rest):
         "What is the name of the team that won the Quellport Cup?",
         # The wh-word asks the relation directly ("what was the population of X").
         "What was the population of Quellport in 2011?",
+        # ... and where an adverbial wh-word leaves nothing else to ask of it, there is no hop either.
+        "Where is the headquarters of Quellport Mills?",
+        "When was the founding of Quellport Mills?",
         # No description holding a name.
         "Who wrote the song that everyone sang?",
         # No question word.
