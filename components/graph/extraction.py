@@ -68,7 +68,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-47"
+EXTRACTOR_VERSION = "spacy-48"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -353,6 +353,14 @@ def _kind_of_noun(noun: str) -> str | None:
     noun = noun.lower()
     maker = "organization" if noun.endswith(("maker", "builder", "producer", "provider", "company")) else None
     return next((kind for kind, nouns in KIND_NOUNS.items() if noun in nouns), maker)
+
+
+def _named_of_another_kind(key: str, kind: str) -> bool:
+    """True when a longer name ends in a noun naming a kind other than an organisation's or `kind` ("Quarrow Builders
+    Summit" is an event, "Quarrow Cloud Platform" a product): its first word alone is not a short form of it."""
+    words = key.split()
+    head = _kind_of_noun(words[-1].strip(".,")) if len(words) >= 2 else None
+    return head in ("event", "product", "work", "place") and head != kind
 
 
 def _variant_after(token: Any) -> bool:
@@ -1958,6 +1966,8 @@ class LanguageExtractor(GraphExtractor):
                     # its "Nordvik Cloud" service); a surname alone is the person's whatever the recogniser said.
                     rarer = part_index != 0 or sum(short.names.values()) <= sum(entities[keys[0]].names.values())
                     fits = short.kind() in (*kinds, "other") or (part_index != 0 and "person" in kinds)
+                    # "Quarrow" the company is not the first word of the "Quarrow Builders Summit" (an event).
+                    fits = fits and (part_index != 0 or not _named_of_another_kind(keys[0], short.kind()))
                     if fits and written_short and rarer:
                         redirect[part] = keys[0]
                         which = {-1: "surname", 1: "name without its middle name"}.get(
@@ -1989,6 +1999,8 @@ class LanguageExtractor(GraphExtractor):
             holders = sorted((k for k in entities if k != part and part in k.split()), key=len)
             full = next((k for k in holders if k.split()[0] == part), None)
             if full is None or entities[full].kind() != "organization" or full in redirect:
+                continue
+            if _named_of_another_kind(full, short.kind()):
                 continue
             if not all(k == full or k.startswith(f"{full} ") for k in holders):
                 continue

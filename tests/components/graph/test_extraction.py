@@ -102,8 +102,9 @@ class TestLanguageExtractor:
         # a name's mentions take part in their clauses (agent, object, a preposition's object, possessor: `kinds-10`);
         # up to `spacy-45` a product's name before the noun of its class took no part ("the first NV900 prototype was
         # rolled out"); `spacy-46` kept a unit's, a currency's or a time zone's symbol as an entity ("GB", "USD 23",
-        # "GMT +8").
-        old = [f"spacy/spacy-{n}" for n in range(46, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
+        # "GMT +8"); `spacy-47` folded an organisation's first word into a longer name ending in a noun of another
+        # kind ("Quarrow" into the "Quarrow Builders Summit").
+        old = [f"spacy/spacy-{n}" for n in range(47, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
         assert LanguageExtractor().stamp not in old
 
     def test_entities_kinds_and_suffixes(self):
@@ -796,6 +797,18 @@ class TestEventsOfTheEntity:
             "Lisbon. Orvel University Library took over the archive. In 2012 Orvel began a membership model."
         )
         assert "orvel" in {entity.key for entity in graph.entities}
+
+    def test_an_organisations_first_word_is_not_folded_into_an_event_named_after_it(self):
+        # "Quarrow Builders Summit" ends in a noun of an event: "Quarrow" the company is not its short form, and
+        # keeps its own facts and the pronoun that follows.
+        graph = extract(
+            "The Quarrow Builders Summit opened in Oslo on June 3, 2019. The Quarrow Builders Summit drew 5,000 "
+            "developers. Engineers at Quarrow, a software company, built a new tablet in 2018. It went on sale in July."
+        )
+        keys = {entity.key: entity for entity in graph.entities}
+        assert "quarrow" in keys and "quarrow" not in keys["quarrow builders summit"].aliases
+        assert "quarrow" in fact_for(graph, "Engineers at Quarrow").entity_keys
+        assert "quarrow" in fact_for(graph, "It went on sale").entity_keys
 
     def test_a_place_sharing_an_organisations_first_word_stays_a_place(self):
         graph = extract(
