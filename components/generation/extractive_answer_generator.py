@@ -281,7 +281,9 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
 
         A question that names what it asks about through a description ("Who directed the film that was shot in
         ...?") and gets no sure short answer read directly is answered as a chain (`_chain_answer`): each hop asked
-        on its own, the answer stating the bridges it crossed with their citations, as sure as its weakest link.
+        on its own, the answer stating the bridges it crossed with their citations, as sure as its weakest link. A
+        sure direct reading of such a question whose span answers the description instead (`_read_off_hop`) gives way
+        to the chain, or is held back as unsure when the chain fails.
 
         :param query: the question.
         :param documents: the ranked chunks, numbered [1]..[n] in this order.
@@ -290,12 +292,30 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         :returns: see `_compose`.
         """
         direct = self._compose(query, documents, analysis, self.scoring)
+        held = direct.pop("_held_reply", None)
         # A question no chunk answered at all has no hop to read either.
-        answered = direct.pop("_evidence", False) is not False
+        evidence = direct.pop("_evidence", False)
         # One part only: a chain answers the question as one part, and a several-part question's parts stay its own.
-        if not answered or not self.scoring.on("decompose") or len(direct["parts"]) != 1 or direct["parts"][0]["sure"]:
+        if evidence is False or not self.scoring.on("decompose") or len(direct["parts"]) != 1:
             return direct
-        chained = self._chain_answer(query, documents)
+        found = self._hops(query, documents)
+        if found is None:
+            return direct
+        links, question = found
+        if direct["parts"][0]["sure"]:
+            # A sure direct reading stands unless its span answers a description of the question rather than the
+            # question ("When was the company that acquired X founded?" read off the sentence saying when X was
+            # acquired): then the chain is read, and when it fails the direct span is held back as unsure.
+            span = direct["parts"][0]["short_answer"]
+            if evidence is None or held is None or not _read_off_hop(span, evidence[0], links):
+                return direct
+            chained = self._chained(query, links, self._link(question, documents, links[-1]["span"]))
+            if chained is not None:
+                return chained
+            direct["replies"], direct["short_answer"] = [held], ""
+            direct["parts"][0]["sure"] = False
+            return direct
+        chained = self._chained(query, links, self._link(question, documents, links[-1]["span"]))
         return direct if chained is None else chained
 
     def _chain_answer(self, query: str, documents: list[Document]) -> dict[str, Any] | None:
@@ -305,19 +325,30 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         confidence as the single-hop answer it is, and the chain is as sure as its weakest link. None when the
         question holds no description, a hop finds no new name, or the last link is not a sentence of its own that
         names the bridge it crossed."""
+        found = self._hops(query, documents)
+        if found is None:
+            return None
+        links, question = found
+        return self._chained(query, links, self._link(question, documents, links[-1]["span"]))
+
+    def _hops(self, query: str, documents: list[Document]) -> tuple[list[dict[str, Any]], str] | None:
+        """The links of a chain question's descriptions, innermost first (`_link` each), and the question left with
+        the last bridge in its description's place; None when the question holds no description or a hop finds no
+        new name."""
         if question_form(query) in {"yes_no", "choice"}:
             return None
         links: list[dict[str, Any]] = []
         question = query
         while len(links) < MAX_HOPS - 1 and (cut := decompose(question)) is not None:
             link = self._link(cut.hop, documents, links[-1]["span"] if links else "")
-            if link is None or _terms_of(link["span"]) & _name_terms(cut.hop):
-                return None  # no bridge, or the hop's own name again
+            if link is None or _terms_of(link["span"]) & _name_terms(cut.hop) or not _a_name(link):
+                return None  # no bridge, the hop's own name again, or no name to ask more of
             links.append(link)
             question = cut.rest(link["span"])
-        if not links:
-            return None
-        last = self._link(question, documents, links[-1]["span"])
+        return (links, question) if links else None
+
+    def _chained(self, query: str, links: list[dict[str, Any]], last: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The chain's answer from its hops' links and its last link (see `_chain_answer`), or None."""
         if last is None:
             return None
         bridge = _terms_of(links[-1]["span"])
@@ -325,7 +356,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             return None  # the answer is the bridge again, or its sentence does not name the bridge
         if last["sentence"] in {link["sentence"] for link in links}:
             return None  # one sentence answers the whole question: no chain to state
-        links.append(last)
+        links = [*links, last]
         weakest = min(links, key=lambda link: link["confidence"])
         confidence = weakest["confidence"]
         sure = confidence >= self.threshold
@@ -747,12 +778,16 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             links = found_how[0].get("links") if shorts[0][2] == "chain" else None
             sentence = links[-1][0] if links else found_how[0]["sentence"]
             evidence = (sentence.text, first_number.get(sentence.text, sentence.number))
+        # The same answer without its headline, for a one-part answer `run` holds back (no headline, the cited
+        # sentences as the answer, said to be unsure).
+        held = " ".join([*lines[1:2], UNSURE_NOTE, *lines[2:]]) if shown and len(parts) == 1 else None
         return {
             "replies": [" ".join(lines)],
             "short_answer": short_answer,
             "short_answer_confidence": None if overall is None else round(overall, 4),
             "parts": answer_parts,
             "_evidence": evidence,
+            "_held_reply": held,
         }
 
     def _choose_spans(
@@ -1866,6 +1901,31 @@ def _from_neighbour(fragment: str, document: Document, documents: list[Document]
             if text.endswith(fragment) and len(text) > len(fragment):
                 return text, rank + 1, rank
     return None
+
+
+def _a_name(link: dict[str, Any]) -> bool:
+    """Whether a link's answer is a name a further hop can ask about: a capitalised word (beyond the sentence's
+    first) and no date, time, number or amount in its sentence (the recogniser's label). "a 30-second commercial"
+    or "January 2017" is no bridge: "When did the first edition of X come out?" has no description to cross."""
+    span, sentence = link["span"], link["sentence"]
+    words = span.split()
+    if sentence.startswith(span):
+        words = words[1:]
+    if not any(word[:1].isupper() for word in words):
+        return False
+    return not any(entity.label_ in VALUE_LABELS and span in entity.text for entity in parse(sentence).ents)
+
+
+def _read_off_hop(span: str, sentence: str, links: list[dict[str, Any]]) -> bool:
+    """Whether a direct reading's span answers one of the question's descriptions rather than the question: it is
+    the answer of a hop a later hop crossed from, or another span read off the sentence a hop's answer came from
+    (the description's own event)."""
+    named = _terms_of(span)
+    if named and any(named <= _terms_of(link["span"]) for link in links[:-1]):
+        return True  # a bridge a later hop crossed from: the described thing, not what is asked of it
+    if named and named <= _terms_of(links[-1]["span"]):
+        return False  # the last bridge itself: the cut, not the direct reading, is in doubt
+    return any(sentence == link["sentence"] for link in links)
 
 
 def _name_terms(question: str) -> frozenset[str]:

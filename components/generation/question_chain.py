@@ -78,6 +78,7 @@ def decompose(question: str) -> ChainCut | None:
         right = _description_end(noun)
         if right is None:
             continue
+        right = _verb_given_back(doc, right)
         left = _noun_start(noun)
         # The description asked as a question of its own: "What is the film that was shot in ...?"
         hop = f"What is {doc[left:right].text}?"
@@ -119,6 +120,25 @@ def _description_end(noun: Any) -> int | None:
     if of is not None and any(token.pos_ == "PROPN" for token in of.subtree):
         return max(token.i for token in of.subtree) + 1
     return None
+
+
+def _verb_given_back(doc: Any, right: int) -> int:
+    """Where a description that swallowed the question's own verb really ends. A question whose main verb is only an
+    auxiliary ("When was the company that acquired X founded?") needs its participle, but the parse may read it as a
+    clause inside the description ("... acquired [X founded]"): a verb that closes the question, hangs from a word of
+    the description as a clause of its own (no relative word) and has nothing after it is the question's own, and
+    the description ends before it. (Its noun is asked about through an adverbial wh-word: a wh-word beside the
+    copula asks for the described thing itself, and no hop is cut.)"""
+    root = next((token for token in doc if token.dep_ == "ROOT"), None)
+    words = [token for token in doc if not token.is_punct]
+    if root is None or root.pos_ != "AUX" or not words or words[-1].i != right - 1:
+        return right
+    verb = words[-1]
+    if verb.pos_ != "VERB" or verb.dep_ not in {"ccomp", "conj", "xcomp", "relcl"}:
+        return right
+    if any(not token.is_punct for token in verb.rights) or any(token.lower_ in RELATIVIZERS for token in verb.subtree):
+        return right  # words after it, or its own relative word: the description's own clause
+    return verb.i
 
 
 def _relativizer(token: Any, clause: Any) -> bool:

@@ -12,6 +12,7 @@ from haystack import Document
 from components.generation import CitationChecker, ExtractiveAnswerGenerator
 from components.generation.extractive_answer_generator import (
     ABSTENTION_PREFIX,
+    UNSURE_NOTE,
     _bare_span,
     _equated_with,
     _from_neighbour,
@@ -1289,3 +1290,57 @@ class TestChainByDescription:
         assert chained.run(query=self.QUESTION, documents=documents) == direct.run(
             query=self.QUESTION, documents=documents
         )
+
+
+class TestDirectReadingOfADescription:
+    """A sure direct reading whose span answers the question's description rather than the question (read off the
+    sentence that answers the description) is not taken: the chain is read instead, or the span is held back."""
+
+    FOUNDED = kb_document(
+        "marrowfield", "Marrowfield was founded in 2009 in Tessaly by Orla Quint.", 0.5, title="Marrowfield"
+    )
+    BOUGHT = kb_document(
+        "pendlecast",
+        "In March 2019 Marrowfield acquired Pendlecast, a start-up that made map software.",
+        0.6,
+        title="Pendlecast",
+    )
+    FOUNDER = kb_document(
+        "velkor",
+        "Velkor was founded in 2015 by Ansel Drumm, an engineer who had worked at Ostrava Mills before. "
+        "The company is based in Lindqvist.",
+        0.6,
+        title="Velkor",
+    )
+
+    def test_a_date_of_the_description_gives_way_to_the_chain(self):
+        # Read directly, "When ... founded?" takes the date of the acquisition that the description names.
+        out = ExtractiveAnswerGenerator(confidence_threshold=0.0).run(
+            query="When was the company that acquired Pendlecast founded?", documents=[self.BOUGHT, self.FOUNDED]
+        )
+        assert out["short_answer"] == "2009"
+        assert out["replies"][0].startswith(
+            "2009 [2]. In March 2019 Marrowfield acquired Pendlecast, a start-up that made map software [1]. "
+            "Marrowfield was founded in 2009 in Tessaly by Orla Quint [2]."
+        )
+
+    def test_the_described_person_is_held_back_when_the_chain_finds_no_answer(self):
+        # The founder of Velkor is the description's answer, not who founded the company he worked for; the sources
+        # never say who that is, so no headline: the cited sentence, said to be unsure.
+        out = ExtractiveAnswerGenerator(confidence_threshold=0.0).run(
+            query="Who founded the company that Velkor's founder worked for before?", documents=[self.FOUNDER]
+        )
+        (part,) = out["parts"]
+        assert out["short_answer"] == "" and not part["sure"]
+        assert out["replies"][0].startswith(
+            "Velkor was founded in 2015 by Ansel Drumm, an engineer who had worked at Ostrava Mills before [1]. "
+            + UNSURE_NOTE
+        )
+
+    def test_a_date_is_no_bridge_to_cross(self):
+        # "the public beta of Quorra" is answered by a date: nothing to ask further of, the direct reading stands.
+        document = kb_document("quorra", "Quorra was released publicly as a beta in May 2015.", 0.6, title="Quorra")
+        out = ExtractiveAnswerGenerator(confidence_threshold=0.0).run(
+            query="When did the public beta of Quorra come out?", documents=[document]
+        )
+        assert out["short_answer"] == "May 2015" and out["parts"][0]["sure"]

@@ -45,6 +45,13 @@ from components.generation.question_chain import decompose
             "What is the founder of Quellport Mills?",
             "Where was <B> a professor?",
         ),
+        # The question's own participle read by the parse as a clause inside the description ("bought [Tovani
+        # founded]"): it is given back to the question.
+        (
+            "When was the firm that bought Tovani founded?",
+            "What is the firm that bought Tovani?",
+            "When was <B> founded?",
+        ),
     ],
 )
 def test_the_innermost_description_is_asked_first(question, hop, rest):
@@ -58,6 +65,7 @@ def test_the_innermost_description_is_asked_first(question, hop, rest):
     [
         # The rest would ask nothing of the described thing: it asks for that thing itself.
         "Who was the president that signed the Tarven Accord?",
+        "Who was the man that said Quellport fell?",
         "What is the name of the team that won the Quellport Cup?",
         # The wh-word asks the relation directly ("what was the population of X").
         "What was the population of Quellport in 2011?",
