@@ -8,6 +8,9 @@ server. Secrets are `SecretStr` and never printed, logged or serialised.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -200,8 +203,31 @@ class SettingsError(ValueError):
     (never the value given, which may be a secret)."""
 
 
-@lru_cache(maxsize=1)
+# The settings an object being built takes instead of the process's (`settings_in_force`): a catalog or a server
+# given other settings builds its components inside it, so each `__init__` that reads `get_settings()` reads those.
+_IN_FORCE: ContextVar[Settings | None] = ContextVar("settings_in_force", default=None)
+
+
 def get_settings() -> Settings:
+    """The settings in force: those a `settings_in_force` block names while something is built in it, else the
+    process-wide settings, read once; `SettingsError` when one is invalid."""
+    scoped = _IN_FORCE.get()
+    return scoped if scoped is not None else _process_settings()
+
+
+@contextmanager
+def settings_in_force(settings: Settings | None) -> Iterator[Settings]:
+    """Within the block (this thread or task), `get_settings()` is `settings` (None: the settings already in force):
+    what a catalog or a server builds with the settings it was given takes those, not the process's."""
+    token = _IN_FORCE.set(settings if settings is not None else get_settings())
+    try:
+        yield _IN_FORCE.get()  # type: ignore[misc]
+    finally:
+        _IN_FORCE.reset(token)
+
+
+@lru_cache(maxsize=1)
+def _process_settings() -> Settings:
     """The process-wide settings, read once; `SettingsError` when one is invalid."""
     try:
         return Settings()
@@ -210,6 +236,9 @@ def get_settings() -> Settings:
             f"{'.'.join(str(part) for part in error['loc']).upper()}: {error['msg']}" for error in exc.errors()
         )
         raise SettingsError(f"Invalid setting: {problems}.") from None
+
+
+get_settings.cache_clear = _process_settings.cache_clear  # type: ignore[attr-defined]  # forget what was read
 
 
 def default_setting(name: str) -> Any:
@@ -224,5 +253,5 @@ def setting_or(value: T, name: str) -> T:
 
 def reload_settings() -> Settings:
     """Read the settings again (tests and the app's settings page change the environment)."""
-    get_settings.cache_clear()
-    return get_settings()
+    _process_settings.cache_clear()
+    return _process_settings()

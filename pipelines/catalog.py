@@ -41,7 +41,7 @@ from components.memory.recall import MemoryRecall
 from components.redaction import remember_settings_secrets
 from components.resilience.budget import question_budget
 from components.resilience.errors import first_line
-from components.settings import Settings, get_settings
+from components.settings import Settings, get_settings, settings_in_force
 from components.text.dates import date_bounds
 from components.tools.source_selection import select_sources
 from components.validation import bounded_text
@@ -328,7 +328,10 @@ def build_pipeline(
     settings = settings or get_settings()
     try:
         filled = with_question_budget(spec.name, with_document_stores(spec.pipeline, settings), settings)
-        pipeline = Pipeline.from_dict(with_agent_timeout(filled, agent_timeout_s), allowed_modules=ALLOWED_MODULES)
+        with settings_in_force(settings):  # each component's `__init__` (and a loaded store) takes these settings
+            pipeline = Pipeline.from_dict(
+                with_agent_timeout(filled, agent_timeout_s), allowed_modules=ALLOWED_MODULES
+            )
     except Exception as exc:  # noqa: BLE001 - Haystack raises many kinds; the analyst needs one sentence
         # Haystack's "Couldn't deserialize component ..." hides what was wrong: the cause (a missing model file, an
         # unknown rule family) says it.
@@ -475,7 +478,8 @@ class PipelineCatalog:
         with entry.lock:
             if entry.pipeline is None:
                 pipeline = build_pipeline(spec, self.agent_timeout_s(), self.settings)
-                pipeline.warm_up()
+                with settings_in_force(self.settings):  # what a warm-up opens follows the catalog's settings
+                    pipeline.warm_up()
                 entry.pipeline = pipeline
                 after_warm_up()  # a set-up process keeps what the warm-up loaded out of later collections
         return entry.pipeline
@@ -632,7 +636,8 @@ class PipelineCatalog:
             warm_up_from = getattr(component, "warm_up_from", None)
             if callable(warm_up_from):
                 warm_up_from(whole.get_component(component_name))
-        pipeline.warm_up()
+        with settings_in_force(self.settings):
+            pipeline.warm_up()
         # Not frozen: what a selection loads beyond the whole pipeline's (frozen) models is a few components, which
         # the collector may walk; a full collection per build, and thawing the whole heap per dropped selection,
         # held up every question on the loop for about a second each time selections churned.

@@ -43,7 +43,7 @@ from components.resilience.budget import deadline_scope, question_deadline
 from components.resilience.errors import Fault, RetryableError, ServiceUnreachable, SourceError, classify_exception
 from components.resilience.telemetry import telemetry
 from components.serialization import InitParameterSerialization
-from components.settings import default_setting, get_settings
+from components.settings import Settings, default_setting, get_settings
 from components.validation import positive, within
 
 logger = logging.getLogger(__name__)
@@ -131,9 +131,9 @@ class ResiliencePolicy:
         return asdict(self)
 
     @classmethod
-    def from_settings(cls, **overrides: Any) -> ResiliencePolicy:
-        """The policy the settings describe, with per-source overrides."""
-        settings = get_settings()
+    def from_settings(cls, settings: Settings | None = None, **overrides: Any) -> ResiliencePolicy:
+        """The policy `settings` (None: those in force) describe, with per-source overrides."""
+        settings = settings or get_settings()
         values: dict[str, Any] = {
             "timeout_s": settings.tool_timeout_s,
             "retries": settings.tool_retries,

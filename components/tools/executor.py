@@ -18,7 +18,9 @@ from haystack import logging
 
 from components.contracts import ContextChunk, SourceStatus, StatusKind
 from components.resilience import RetryableError, SourceError, SourceGuard, SourceResult, telemetry
+from components.resilience.errors import first_line
 from components.resilience.guard import cache_key
+from components.settings import Settings, get_settings, settings_in_force
 from components.tools import call_log
 from components.tools.call_log import record_call
 from components.tools.profiles import ToolProfiles, load_profiles
@@ -91,31 +93,46 @@ class ToolExecutor:
     """
 
     def __init__(
-        self, profile: str | None = None, profiles: ToolProfiles | None = None, call_log_file: Path | None = None
+        self,
+        profile: str | None = None,
+        profiles: ToolProfiles | None = None,
+        call_log_file: Path | None = None,
+        settings: Settings | None = None,
     ) -> None:
         """:param profile: the granted profile; None: the profiles' default (TOOL_PROFILE as they were loaded).
-        :param profiles: the grants and policies; None: those the settings declare, loaded now.
-        :param call_log_file: where every call is logged; None: the settings' data folder's, taken now."""
-        self.profiles = profiles or load_profiles()
+        :param profiles: the grants and policies; None: those `settings` declare, loaded now.
+        :param call_log_file: where every call is logged; None: `settings`' data folder's, taken now.
+        :param settings: those the tools are built with (None: those in force now, the process's unless a catalog
+            or a server building this executor named others)."""
+        self.settings = settings = settings or get_settings()
+        self.profiles = profiles or load_profiles(settings)
         self.profile = self.profiles.require_profile(profile or None)
         self._components: dict[str, Any] = {}
         self._guards: dict[str, SourceGuard] = {}
-        self._call_log = call_log_file or call_log.call_log_path()
+        self._unbuilt: dict[str, str] = {}  # tool -> why its component could not be built
+        self._call_log = call_log_file or call_log.call_log_path(settings)
 
     def prepare(self) -> None:
-        """Build every tool the profile is granted, with its guard, now (an agent's warm-up): building reads the
-        settings, which a running question never does. Idempotent."""
+        """Build every tool the profile is granted, with its guard, now (an agent's warm-up, a server's start):
+        building reads the settings, which a running question never does. Idempotent. A tool that cannot be built
+        is logged and left out: its calls are refused with the reason, the other tools still run."""
         for name in tool_names():
-            if self.profiles.granted(self.profile, name):
+            if self.profiles.granted(self.profile, name) and name not in self._unbuilt:
                 self._guard(name)
-                self._component(get_tool(name))
+                try:
+                    self._component(get_tool(name))
+                except Exception as exc:  # noqa: BLE001 - one broken tool must not stop a server or an agent
+                    self._unbuilt[name] = first_line(exc, 300)
+                    logger.warning("Tool {tool} cannot be built: {reason}", tool=name, reason=self._unbuilt[name])
 
     def _component(self, spec: ToolSpec) -> Any:
         component = self._components.get(spec.name)
         if component is None:
-            component = self._components[spec.name] = spec.factory()
-            if hasattr(component, "warm_up"):
-                component.warm_up()
+            with settings_in_force(self.settings):  # the component's __init__ and warm_up read these settings
+                component = spec.factory()
+                if hasattr(component, "warm_up"):
+                    component.warm_up()
+            self._components[spec.name] = component
         return component
 
     def _guard(self, name: str) -> SourceGuard:
@@ -154,7 +171,13 @@ class ToolExecutor:
         spec, fault, message = self.check(name, arguments)
         if fault is not None or spec is None:
             return self._refuse(name, started, fault or "unknown_tool", message)
-        component = self._component(spec)
+        if name not in self._unbuilt:
+            try:
+                component = self._component(spec)
+            except Exception as exc:  # noqa: BLE001 - said as the call's status, never raised
+                self._unbuilt[name] = first_line(exc, 300)
+        if name in self._unbuilt:
+            return self._refuse(name, started, "unavailable", f"{name} cannot be built: {self._unbuilt[name]}")
         key = cache_key(name, arguments) if not spec.side_effects else None
 
         failed: dict[str, ToolRun] = {}

@@ -65,6 +65,9 @@ class ToolProfiles:
     policy: dict[str, dict[str, Any]] = field(default_factory=lambda: {k: dict(v) for k, v in BUILTIN_POLICY.items()})
     # The profile a caller naming none gets; None: TOOL_PROFILE, read as the profiles are made.
     default_profile: str | None = None
+    # The settings whose policy defaults (TOOL_TIMEOUT_S, TOOL_RETRIES, BREAKER_*, CACHE_TTL_S) and TOOL_PROFILE the
+    # profiles take as they are made; None: those in force.
+    settings: Settings | None = field(default=None, repr=False, compare=False)
 
     def granted(self, profile: str, tool: str) -> bool:
         """True when `profile` may call `tool` (and the tool is not disabled everywhere)."""
@@ -74,9 +77,10 @@ class ToolProfiles:
     def __post_init__(self) -> None:
         # The settings' defaults are read once, when the profiles are made (a pipeline or the CLI being built), so a
         # tool's policy never follows a setting changed while the pipeline runs.
-        self._defaults = ResiliencePolicy.from_settings()
+        settings = self.settings or get_settings()
+        self._defaults = ResiliencePolicy.from_settings(settings)
         if self.default_profile is None:
-            self.default_profile = get_settings().tool_profile
+            self.default_profile = settings.tool_profile
 
     def policy_for(self, tool: str) -> ResiliencePolicy:
         """The executor policy of `tool`: the settings' defaults as the profiles were made, then the tool's
@@ -94,11 +98,14 @@ class ToolProfiles:
         return profile
 
     @classmethod
-    def from_mapping(cls, data: dict[str, Any], default_profile: str | None = None) -> ToolProfiles:
-        """Built-ins extended by `data` (the file's content); ValueError for a malformed declaration."""
+    def from_mapping(
+        cls, data: dict[str, Any], default_profile: str | None = None, settings: Settings | None = None
+    ) -> ToolProfiles:
+        """Built-ins extended by `data` (the file's content), their policy defaults `settings`' (None: those in
+        force); ValueError for a malformed declaration."""
         if not isinstance(data, dict):
             raise ValueError("the tool profiles file must hold a mapping with profiles, policy and disabled.")
-        result = cls(default_profile=default_profile)
+        result = cls(default_profile=default_profile, settings=settings)
         for name, spec in (data.get("profiles") or {}).items():
             tools = spec.get("tools") if isinstance(spec, dict) else spec
             if not isinstance(tools, list) or not all(isinstance(tool, str) for tool in tools):
@@ -120,10 +127,13 @@ class ToolProfiles:
         return result
 
     @classmethod
-    def load(cls, path: Path | None, default_profile: str | None = None) -> ToolProfiles:
-        """The profiles declared in `path` (JSON or YAML), or the built-ins when `path` is None."""
+    def load(
+        cls, path: Path | None, default_profile: str | None = None, settings: Settings | None = None
+    ) -> ToolProfiles:
+        """The profiles declared in `path` (JSON or YAML), or the built-ins when `path` is None; their policy
+        defaults `settings`' (None: those in force)."""
         if path is None:
-            return cls(default_profile=default_profile)
+            return cls(default_profile=default_profile, settings=settings)
         if not path.is_file():
             raise ValueError(f"TOOL_PROFILES_FILE {path} does not exist.")
         text = path.read_text(encoding="utf-8")
@@ -131,10 +141,10 @@ class ToolProfiles:
             data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
         except (json.JSONDecodeError, yaml.YAMLError) as exc:
             raise ValueError(f"TOOL_PROFILES_FILE {path.name} is not valid JSON/YAML: {first_line(exc)}") from None
-        return cls.from_mapping(data or {}, default_profile)
+        return cls.from_mapping(data or {}, default_profile, settings)
 
 
 def load_profiles(settings: Settings | None = None) -> ToolProfiles:
     """The profiles `settings` (None: the process's) declare (TOOL_PROFILES_FILE), TOOL_PROFILE their default."""
     settings = settings or get_settings()
-    return ToolProfiles.load(settings.tool_profiles_file, settings.tool_profile)
+    return ToolProfiles.load(settings.tool_profiles_file, settings.tool_profile, settings)

@@ -23,7 +23,7 @@ from components.redaction import cut
 from components.resilience.errors import first_line
 from components.resilience.transport import capped_client_kwargs
 from components.serialization import InitParameterSerialization
-from components.settings import get_settings, setting_or
+from components.settings import Settings, get_settings, setting_or
 from components.tools.executor import ToolExecutor
 from components.tools.profiles import ToolProfiles, load_profiles
 from components.tools.registry import get_tool, tool_names
@@ -104,25 +104,45 @@ def choose_tools(
     profiles = profiles or load_profiles()
     profile = profiles.require_profile(profile or None)
     granted = [name for name in tool_names() if profiles.granted(profile, name)]
-    lookup = _entity_lookup() if isinstance(known_entities, _OpenGraph) else known_entities
+    if isinstance(known_entities, _OpenGraph):
+        lookup = _entity_lookup()
+        if lookup is None:
+            logger.warning("The graph cannot name entities for the tool choice: {reason}", reason=_no_graph())
+    else:
+        lookup = known_entities
     return select_tools(question, conversation=conversation, available=granted, known_entities=lookup)
 
 
-def _entity_lookup() -> Callable[[str], list[str]] | None:
-    """A `known_entities` function over the settings' knowledge graph: the entities a text names (exact, alias,
-    within or mention matches only, so a loose fuzzy match does not send every question to the graph); None when the
-    graph cannot be opened (the choice is then made from words)."""
+def _no_graph(settings: Settings | None = None) -> str:
+    """Why `settings` (None: those in force) name no graph to look entities up in, in one sentence; "" when they
+    name one."""
     try:
-        tools = GraphTools(graph_store_from_settings())
-    except Exception as exc:  # noqa: BLE001 - no graph: the choice is made from the words alone
-        logger.warning("The graph cannot name entities for the tool choice: {reason}", reason=cut(str(exc), 200))
+        graph_store_from_settings(settings=settings)
+    except Exception as exc:  # noqa: BLE001 - any reason the store cannot be made is said, never raised
+        return cut(first_line(exc), 200)
+    return ""
+
+
+def _entity_lookup(settings: Settings | None = None) -> Callable[[str], list[str]] | None:
+    """A `known_entities` function over the knowledge graph `settings` (None: those in force) choose: the entities
+    a text names (exact, alias, within or mention matches only, so a loose fuzzy match does not send every question
+    to the graph); None when they name no usable graph (the choice is then made from words; `_no_graph` says why).
+    The store is made now and opened when first asked."""
+    try:
+        return _EntityLookup(GraphTools(graph_store_from_settings(settings=settings)))
+    except Exception:  # noqa: BLE001 - no graph: the choice is made from the words alone
         return None
 
-    def lookup(text: str) -> list[str]:
-        matches = tools.entity_matches(text[:1000], limit=5)
-        return [match.entity.name for match in matches if match.match in ("exact", "alias", "within", "mention")]
 
-    return lookup
+class _EntityLookup:
+    """The entities a text names in one graph (`tools.store`)."""
+
+    def __init__(self, tools: GraphTools) -> None:
+        self.tools = tools
+
+    def __call__(self, text: str) -> list[str]:
+        matches = self.tools.entity_matches(text[:1000], limit=5)
+        return [match.entity.name for match in matches if match.match in ("exact", "alias", "within", "mention")]
 
 
 def _annotate(value: Any, numbers: dict[str, int]) -> Any:
@@ -331,7 +351,7 @@ class ResearchAgent(InitParameterSerialization):
             raise ValueError(f"timeout_s must be seconds in (0, 600], or None for QUESTION_BUDGET_S, not {timeout_s!r}")
         # None: the setting in force when the agent is built; `to_dict` writes the values used, so an exported
         # pipeline talks to the same chat model wherever it is loaded (the key stays OPENAI_API_KEY's).
-        settings = get_settings()
+        settings = get_settings()  # those in force: the catalog's or the server's while they build the agent
         self.timeout_s = float(setting_or(timeout_s, "question_budget_s"))
         self.model = model or settings.openai_model
         self.api_base_url = api_base_url or settings.openai_base_url
@@ -343,7 +363,7 @@ class ResearchAgent(InitParameterSerialization):
         self.max_invalid_calls = positive_int("max_invalid_calls", max_invalid_calls)
         self.min_support = within("min_support", min_support, 0, 1)
         # The profiles (TOOL_PROFILES_FILE) and, for None, TOOL_PROFILE are read now, when the agent is built.
-        self._profiles = load_profiles()
+        self._profiles = load_profiles(settings)
         self.profile = self._profiles.require_profile(profile)
         self.system_prompt = system_prompt
         self.chat_generator = chat_generator
@@ -358,9 +378,12 @@ class ResearchAgent(InitParameterSerialization):
                     self.model, self.api_base_url, self.timeout_s, self.retries, self.max_response_bytes
                 )
         # The graph's entity lookup for the tool choice, over the store the settings choose now (opened when first
-        # asked); None when they name no usable graph: the choice is then made from words.
-        self._entity_lookup = _entity_lookup()
-        self._executor = ToolExecutor(profile=self.profile, profiles=self._profiles)
+        # asked); None when they name no usable graph (GRAPH_BACKEND neo4j without NEO4J_URI): the choice is then
+        # made from words, and each run's status says so (building the agent, to export or validate it, is no fault).
+        self._entity_lookup = _entity_lookup(settings)
+        self._no_graph = _no_graph(settings) if self._entity_lookup is None else ""
+        # The tools and the call log follow the same settings.
+        self._executor = ToolExecutor(profile=self.profile, profiles=self._profiles, settings=settings)
         self._warmed = False
 
     def warm_up(self) -> None:
@@ -427,6 +450,8 @@ class ResearchAgent(InitParameterSerialization):
         documents = [chunk_to_document(chunk) for chunk in run.evidence]
         check = self._checker.run(answer=answer, documents=documents, query=text)
         message = f"{len(run.calls)} tool call(s)"
+        if self._no_graph:
+            message += f"; the tool choice named no graph entities ({self._no_graph})"
         return _outputs(selection, run, started, message, StatusKind.SUCCESS, answer, documents, check["sentences"])
 
 

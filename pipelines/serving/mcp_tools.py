@@ -19,24 +19,22 @@ from typing import Any
 
 from haystack import logging
 
-from components.settings import Settings
-from components.tools.call_log import call_log_path
+from components.settings import Settings, get_settings
 from components.tools.executor import ToolExecutor
-from components.tools.profiles import load_profiles
 from components.tools.registry import get_tool, tool_names
 
 logger = logging.getLogger(__name__)
 
 
 class RegistryTools:
-    """The registry's tools for one profile, listed and called for MCP. The profiles, the profile and the call log
-    are taken from `settings` (None: the process's) as the server is made, never while it answers."""
+    """The registry's tools for one profile, listed and called for MCP. The profiles, the profile, the call log and
+    every granted tool are taken from `settings` (None: the process's) as the server is made, never while it
+    answers: a tool's component reads the server's settings when it is built, here, not the first call's."""
 
     def __init__(self, profile: str | None = None, settings: Settings | None = None) -> None:
         self.profile = profile
-        self._executor = ToolExecutor(
-            profile=profile, profiles=load_profiles(settings), call_log_file=call_log_path(settings)
-        )
+        self._executor = ToolExecutor(profile=profile, settings=settings or get_settings())
+        self._executor.prepare()
 
     def executor(self) -> ToolExecutor:
         return self._executor

@@ -92,7 +92,7 @@ class TestResearchAgent:
 
         opened: list[int] = []
 
-        def lookup() -> None:
+        def lookup(settings=None) -> None:  # noqa: ANN001
             opened.append(1)
             return None  # the settings name no usable graph: the choice is made from words
 
@@ -105,6 +105,22 @@ class TestResearchAgent:
         assert opened == [1] and "rag_search" in selection.tools
         research_agent.choose_tools("Who founded Nordvik?", profile="reader")  # the command's default opens it
         assert opened == [1, 1]
+
+    def test_no_usable_graph_is_said_in_the_status_not_warned_when_built(self, chat_env, caplog) -> None:  # noqa: ANN001
+        import logging
+
+        from components.settings import get_settings, settings_in_force
+
+        no_uri = get_settings().model_copy(update={"graph_backend": "neo4j", "neo4j_uri": None})
+        with caplog.at_level(logging.WARNING), settings_in_force(no_uri):
+            agent = ResearchAgent(profile="reader")  # what export and validate do
+        assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
+        result = agent.run(question="What is 12 * (3 + 4)?")
+        assert result["status"].ok and "84.0" in result["answer"]
+        assert result["status"].message == (
+            "1 tool call(s); the tool choice named no graph entities (GRAPH_BACKEND is neo4j but NEO4J_URI is not set.)"
+        )
+        assert get_settings().graph_backend != "neo4j" or get_settings().neo4j_uri
 
     def test_no_chat_model_configured_is_one_sentence(self, monkeypatch) -> None:  # noqa: ANN001
         from components.settings import reload_settings

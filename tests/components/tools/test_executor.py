@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from haystack import component
@@ -23,6 +23,11 @@ class MisbehavingCalculator:
     @component.output_types(result=float, expression=str)
     def run(self, expression: str) -> dict[str, Any]:
         return {"result": "forty-two", "expression": expression}
+
+
+def _title_adapter(component: Any, title: Annotated[str, "An article's title."]) -> Any:
+    """A contract's mapping onto a component that is never built."""
+    raise AssertionError("never called")
 
 
 def _profiles(**policy: dict[str, Any]) -> ToolProfiles:
@@ -155,3 +160,30 @@ def test_a_tool_whose_service_is_not_configured_is_skipped_in_one_sentence(monke
         status = executor.run("firecrawl_search", {"query": "quorvane widgets"}).status
         assert status.status is StatusKind.SKIPPED and status.attempts == 0
         assert status.message.startswith("web search is not configured: set FIRECRAWL_API_KEY")
+
+
+class TestToolsBuiltWithTheExecutorsSettings:
+    def test_a_tool_takes_the_settings_the_executor_was_given(self, settings, work_dir) -> None:  # noqa: ANN001
+        from components.settings import get_settings
+
+        chosen = settings.model_copy(update={"workspace_dir": work_dir, "page_max_bytes": 12_345})
+        profiles = ToolProfiles.from_mapping({"profiles": {"small": ["read_file", "fetch_page"]}}, settings=chosen)
+        executor = ToolExecutor(profile="small", profiles=profiles, settings=chosen)
+        executor.prepare()
+        built = executor._components  # noqa: SLF001
+        assert built["read_file"].workspace_dir == str(work_dir) and built["fetch_page"].max_bytes == 12_345
+        assert get_settings().page_max_bytes == settings.page_max_bytes != 12_345
+
+    def test_a_tool_that_cannot_be_built_is_refused_and_the_others_run(self, monkeypatch) -> None:  # noqa: ANN001
+        def unbuildable() -> Any:
+            raise RuntimeError("the fixture store is not there")
+
+        spec = ToolSpec("wikipedia_summary", "wiki", unbuildable, adapter=_title_adapter, result_schema={})
+        monkeypatch.setitem(registry._TOOLS, "wikipedia_summary", spec)
+        profiles = ToolProfiles.from_mapping({"profiles": {"small": ["wikipedia_summary", "calculator"]}})
+        executor = ToolExecutor(profile="small", profiles=profiles)
+        executor.prepare()  # does not raise
+        outcome = executor.run("wikipedia_summary", {"title": "Nordvik"})
+        assert outcome.status.status is StatusKind.ERROR and outcome.output is None
+        assert outcome.status.message == "wikipedia_summary cannot be built: the fixture store is not there"
+        assert executor.run("calculator", {"expression": "2 * 4"}).output == {"result": 8.0, "expression": "2 * 4"}

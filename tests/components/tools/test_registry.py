@@ -177,3 +177,13 @@ class TestToolProfiles:
         path.write_text(content)
         with pytest.raises(ValueError, match=words):
             ToolProfiles.load(path)
+
+
+def test_the_profiles_take_their_policy_defaults_from_the_settings_they_are_loaded_with(settings) -> None:  # noqa: ANN001
+    from components.settings import get_settings
+    from components.tools.profiles import load_profiles
+
+    chosen = settings.model_copy(update={"breaker_failures": settings.breaker_failures + 5, "cache_ttl_s": 1234.0})
+    policy = load_profiles(chosen).policy_for("calculator")
+    assert policy.breaker_failures == chosen.breaker_failures and policy.cache_ttl_s == 1234.0
+    assert get_settings().breaker_failures == settings.breaker_failures and get_settings().cache_ttl_s != 1234.0

@@ -90,6 +90,26 @@ def test_the_mcp_registry_takes_its_profiles_and_call_log_as_the_server_is_made(
     assert (work_dir / "telemetry" / "tool_calls.jsonl").exists()
 
 
+def test_the_mcp_registry_builds_its_tools_with_the_servers_settings(settings, work_dir) -> None:  # noqa: ANN001
+    from components.settings import get_settings
+    from pipelines.serving.mcp_tools import RegistryTools
+
+    profiles_file = work_dir / "profiles.yaml"
+    profiles_file.write_text("profiles:\n  small: {tools: [read_file, fetch_page]}\n", encoding="utf-8")
+    chosen = settings.model_copy(
+        update={
+            "tool_profiles_file": profiles_file, "tool_profile": "small", "workspace_dir": work_dir,
+            "page_max_bytes": 12_345,
+        }
+    )
+    registry = RegistryTools(settings=chosen)
+    built = registry.executor()._components  # noqa: SLF001 - built before any call
+    assert set(built) == {"read_file", "fetch_page"}
+    assert built["read_file"].workspace_dir == str(work_dir) and built["fetch_page"].max_bytes == 12_345
+    assert get_settings().page_max_bytes == settings.page_max_bytes != 12_345
+    assert get_settings().tool_profiles_file != profiles_file
+
+
 @pytest.mark.integration
 class TestRegistryToolsOverMCP:
     def test_lists_the_tools_and_calls_timeline_and_hybrid_search(self, tool_server: RunningServer) -> None:
