@@ -20,6 +20,7 @@ from components.generation.answer_scoring import AnswerScoring
 from components.generation.comparison import compare, yes_no
 from components.generation.question_analysis import (
     LIGHT_NOUNS,
+    PLACE_LABELS,
     WH_WORDS,
     YES_NO_STARTS,
     QuestionAnalysis,
@@ -986,6 +987,10 @@ def phrase_span(
     # A noun of the asked kind that the sentence equates with another phrase only describes what that phrase names,
     # unless the question names that phrase ("What kind of company is X?" -> "X, a postal company").
     describing = {noun for name, noun in equated.items() if term_of(doc[name]) not in question_terms}
+    # A part that asks only for a place ("In which city ...?", "Where ...?") is not answered by a person's name, a date
+    # or a number: the kinds exclude each other, whatever the phrase's role in the sentence ("founded by Ada Quill").
+    asks_place = bool(part.labels) and set(part.labels) <= set(PLACE_LABELS)
+    not_places = VALUE_LABELS | {"PERSON"}
     costs: dict[str, float] = {}
     features_of: dict[str, dict[str, float]] = {}
     shown: dict[str, str] = {}  # a phrase's text as the answer gives it
@@ -994,7 +999,7 @@ def phrase_span(
         if not words or len(words) > 8 or _repeats_question(span.text, question_terms):
             continue
         span_terms = terms(span.text)
-        if not span_terms:
+        if not span_terms or (asks_place and span.root.ent_type_ in not_places):
             continue
         repeated = sum(term in question_terms for term in span_terms) / len(span_terms)
         distance = min((min(abs(a - span.start), abs(a - (span.end - 1))) for a in anchors), default=span.start)

@@ -1005,6 +1005,14 @@ class TestPhraseSpan:
         without the doer rule "Who won" was answered by the side that lost."""
         assert self.span(question, sentence) == expected
 
+    def test_a_place_is_not_answered_by_a_person_or_a_date(self):
+        """A part that asks only for a place reads no person's name or date from the sentence: "founded by" gives the
+        founder, not where the company was founded (without the rule the founder was the answer)."""
+        sentence = "In May 2019 it bought Dornwick, a start-up that made garden robots, founded by Marta Quellen."
+        span = self.span("In which city was the company that bought Dornwick founded?", sentence)
+        assert "Quellen" not in span
+        assert "2019" not in span
+
     def test_the_name_the_asked_noun_describes_answers(self):
         sentence = (
             "Professional skater Ana Ruiz, professional surfer Tom Hale and the painter Lena Holm live in Kestrel Bay."
