@@ -1910,15 +1910,20 @@ def _from_neighbour(fragment: str, document: Document, documents: list[Document]
 
 def _a_name(link: dict[str, Any]) -> bool:
     """Whether a link's answer is a name a further hop can ask about: a capitalised word (beyond the sentence's
-    first) and no date, time, number or amount in its sentence (the recogniser's label). "a 30-second commercial"
-    or "January 2017" is no bridge: "When did the first edition of X come out?" has no description to cross."""
+    first, unless the recogniser reads a name there) and no date, time, number or amount in its sentence (the
+    recogniser's label). "a 30-second commercial" or "January 2017" is no bridge: "When did the first edition of X
+    come out?" has no description to cross; "Zorvik" in "Zorvik released X in 2019." is one."""
     span, sentence = link["span"], link["sentence"]
+    entities = parse(sentence).ents
     words = span.split()
-    if sentence.startswith(span):
+    # Every sentence opens with a capital: there the capital says nothing, but the recogniser's name does.
+    if sentence.startswith(span) and not any(
+        entity.start == 0 and entity.label_ not in VALUE_LABELS for entity in entities
+    ):
         words = words[1:]
     if not any(word[:1].isupper() for word in words):
         return False
-    return not any(entity.label_ in VALUE_LABELS and span in entity.text for entity in parse(sentence).ents)
+    return not any(entity.label_ in VALUE_LABELS and span in entity.text for entity in entities)
 
 
 def _read_off_hop(span: str, sentence: str, links: list[dict[str, Any]]) -> bool:
