@@ -20,6 +20,7 @@ from components.generation.answer_scoring import AnswerScoring
 from components.generation.comparison import compare, yes_no
 from components.generation.question_analysis import (
     LIGHT_NOUNS,
+    PLACE_LABELS,
     WH_WORDS,
     YES_NO_STARTS,
     QuestionAnalysis,
@@ -986,6 +987,10 @@ def phrase_span(
     # A noun of the asked kind that the sentence equates with another phrase only describes what that phrase names,
     # unless the question names that phrase ("What kind of company is X?" -> "X, a postal company").
     describing = {noun for name, noun in equated.items() if term_of(doc[name]) not in question_terms}
+    # A part that asks only for a place ("In which city ...?", "Where ...?") is not answered by a person's name, a date
+    # or a number: the kinds exclude each other, whatever the phrase's role in the sentence ("founded by Ada Quill").
+    asks_place = bool(part.labels) and set(part.labels) <= set(PLACE_LABELS)
+    not_places = VALUE_LABELS | {"PERSON"}
     costs: dict[str, float] = {}
     features_of: dict[str, dict[str, float]] = {}
     shown: dict[str, str] = {}  # a phrase's text as the answer gives it
@@ -994,7 +999,7 @@ def phrase_span(
         if not words or len(words) > 8 or _repeats_question(span.text, question_terms):
             continue
         span_terms = terms(span.text)
-        if not span_terms:
+        if not span_terms or (asks_place and span.root.ent_type_ in not_places):
             continue
         repeated = sum(term in question_terms for term in span_terms) / len(span_terms)
         distance = min((min(abs(a - span.start), abs(a - (span.end - 1))) for a in anchors), default=span.start)
@@ -1905,15 +1910,20 @@ def _from_neighbour(fragment: str, document: Document, documents: list[Document]
 
 def _a_name(link: dict[str, Any]) -> bool:
     """Whether a link's answer is a name a further hop can ask about: a capitalised word (beyond the sentence's
-    first) and no date, time, number or amount in its sentence (the recogniser's label). "a 30-second commercial"
-    or "January 2017" is no bridge: "When did the first edition of X come out?" has no description to cross."""
+    first, unless the recogniser reads a name there) and no date, time, number or amount in its sentence (the
+    recogniser's label). "a 30-second commercial" or "January 2017" is no bridge: "When did the first edition of X
+    come out?" has no description to cross; "Zorvik" in "Zorvik released X in 2019." is one."""
     span, sentence = link["span"], link["sentence"]
+    entities = parse(sentence).ents
     words = span.split()
-    if sentence.startswith(span):
+    # Every sentence opens with a capital: there the capital says nothing, but the recogniser's name does.
+    if sentence.startswith(span) and not any(
+        entity.start == 0 and entity.label_ not in VALUE_LABELS for entity in entities
+    ):
         words = words[1:]
     if not any(word[:1].isupper() for word in words):
         return False
-    return not any(entity.label_ in VALUE_LABELS and span in entity.text for entity in parse(sentence).ents)
+    return not any(entity.label_ in VALUE_LABELS and span in entity.text for entity in entities)
 
 
 def _read_off_hop(span: str, sentence: str, links: list[dict[str, Any]]) -> bool:

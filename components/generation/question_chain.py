@@ -125,16 +125,17 @@ def _description_end(noun: Any) -> int | None:
 def _verb_given_back(doc: Any, right: int) -> int:
     """Where a description that swallowed the question's own verb really ends. A question whose main verb is only an
     auxiliary ("When was the company that acquired X founded?") needs its participle, but the parse may read it as a
-    clause inside the description ("... acquired [X founded]"): a verb that closes the question, hangs from a word of
-    the description as a clause of its own (no relative word) and has nothing after it is the question's own, and
-    the description ends before it. (Its noun is asked about through an adverbial wh-word: a wh-word beside the
-    copula asks for the described thing itself, and no hop is cut.)"""
+    clause inside the description ("... acquired [X founded]", or a participle on the name, "X [founded]"): a verb
+    that closes the question, hangs from a word of the description as a clause of its own (no relative word) and
+    has nothing after it is the question's own, and the description ends before it. (Its noun is asked about
+    through an adverbial wh-word: a wh-word beside the copula asks for the described thing itself, and no hop is
+    cut.)"""
     root = next((token for token in doc if token.dep_ == "ROOT"), None)
     words = [token for token in doc if not token.is_punct]
     if root is None or root.pos_ != "AUX" or not words or words[-1].i != right - 1:
         return right
     verb = words[-1]
-    if verb.pos_ != "VERB" or verb.dep_ not in {"ccomp", "conj", "xcomp", "relcl"}:
+    if verb.pos_ != "VERB" or verb.dep_ not in {"ccomp", "conj", "xcomp", "relcl", "acl"}:
         return right
     if any(not token.is_punct for token in verb.rights) or any(token.lower_ in RELATIVIZERS for token in verb.subtree):
         return right  # words after it, or its own relative word: the description's own clause

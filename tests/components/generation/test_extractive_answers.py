@@ -13,6 +13,7 @@ from components.generation import CitationChecker, ExtractiveAnswerGenerator
 from components.generation.extractive_answer_generator import (
     ABSTENTION_PREFIX,
     UNSURE_NOTE,
+    _a_name,
     _bare_span,
     _equated_with,
     _from_neighbour,
@@ -1005,6 +1006,14 @@ class TestPhraseSpan:
         without the doer rule "Who won" was answered by the side that lost."""
         assert self.span(question, sentence) == expected
 
+    def test_a_place_is_not_answered_by_a_person_or_a_date(self):
+        """A part that asks only for a place reads no person's name or date from the sentence: "founded by" gives the
+        founder, not where the company was founded (without the rule the founder was the answer)."""
+        sentence = "In May 2019 it bought Dornwick, a start-up that made garden robots, founded by Marta Quellen."
+        span = self.span("In which city was the company that bought Dornwick founded?", sentence)
+        assert "Quellen" not in span
+        assert "2019" not in span
+
     def test_the_name_the_asked_noun_describes_answers(self):
         sentence = (
             "Professional skater Ana Ruiz, professional surfer Tom Hale and the painter Lena Holm live in Kestrel Bay."
@@ -1323,6 +1332,25 @@ class TestDirectReadingOfADescription:
             "2009 [2]. In March 2019 Marrowfield acquired Pendlecast, a start-up that made map software [1]. "
             "Marrowfield was founded in 2009 in Tessaly by Orla Quint [2]."
         )
+
+    def test_a_bridge_that_opens_its_sentence_is_still_a_name(self):
+        # "Marrowfield" is the sentence's first word: its capital says nothing there, but the recogniser reads a name,
+        # so the chain crosses it (before, the direct reading's date of the acquisition was the answer).
+        bought = kb_document(
+            "pendlecast",
+            "Marrowfield acquired Pendlecast, a start-up that made map software, in March 2019.",
+            0.6,
+            title="Pendlecast",
+        )
+        out = ExtractiveAnswerGenerator(confidence_threshold=0.0).run(
+            query="When was the company that acquired Pendlecast founded?", documents=[bought, self.FOUNDED]
+        )
+        assert out["short_answer"] == "2009"
+        assert out["replies"][0].startswith(
+            "2009 [2]. Marrowfield acquired Pendlecast, a start-up that made map software, in March 2019 [1]. "
+            "Marrowfield was founded in 2009 in Tessaly by Orla Quint [2]."
+        )
+        assert not _a_name({"span": "Researchers", "sentence": "Researchers released it in May 2018."})
 
     def test_the_described_person_is_held_back_when_the_chain_finds_no_answer(self):
         # The founder of Velkor is the description's answer, not who founded the company he worked for; the sources

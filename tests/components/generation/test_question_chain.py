@@ -52,6 +52,12 @@ from components.generation.question_chain import decompose
             "What is the firm that bought Tovani?",
             "When was <B> founded?",
         ),
+        # ... or as a participle modifying the name the description ends with ("acquired [GraphQ founded]").
+        (
+            "Where was the company that acquired GraphQ founded?",
+            "What is the company that acquired GraphQ?",
+            "Where was <B> founded?",
+        ),
     ],
 )
 def test_the_innermost_description_is_asked_first(question, hop, rest):
