@@ -1910,9 +1910,9 @@ def _from_neighbour(fragment: str, document: Document, documents: list[Document]
 
 def _a_name(link: dict[str, Any]) -> bool:
     """Whether a link's answer is a name a further hop can ask about: a capitalised word (beyond the sentence's
-    first, unless the recogniser reads a name there) and no date, time, number or amount in its sentence (the
-    recogniser's label). "a 30-second commercial" or "January 2017" is no bridge: "When did the first edition of X
-    come out?" has no description to cross; "Zorvik" in "Zorvik released X in 2019." is one."""
+    first, unless the recogniser reads a name there), and not within a date, time, number or amount the recogniser
+    labels in its sentence. "a 30-second commercial" or "January 2017" is no bridge: "When did the first edition of
+    X come out?" has no description to cross; "Zorvik" in "Zorvik released X in 2019." is one."""
     span, sentence = link["span"], link["sentence"]
     entities = parse(sentence).ents
     words = span.split()
