@@ -85,80 +85,43 @@ def _from_document(sentence: Any, anchor: Any, previous: Any = None) -> Any:
     return dates_module.sentence_validity(sentence, anchor, None)
 
 
-# Each family: what it does, and the (module, attribute, replacement) that switch it off.
-RULE_FAMILIES: dict[str, tuple[str, list[tuple[Any, str, Any]]]] = {
-    "headline": (
-        "a headline is a clause cut short: every name in it takes part (one naming no one borrows the lead's "
-        "subject), and its undated event happens on the story's day",
-        [(extraction, "read_document", _untitled)],
-    ),
-    "state": ("an undated copula describing the subject is no event", [(extraction, "_is_state", _no)]),
-    "supposition": ("a clause in or under an if/unless condition is no event", [(extraction, "_supposed", _no)]),
-    "premodifier": (
-        "a name premodifying an event noun in prose takes no part",
-        [(extraction, "_premodifier", _no)],
-    ),
-    "habit": ("an undated simple-present predicate is a habit, not an event", [(extraction, "_habitual", _no)]),
-    "participant filters": (
-        "a name modifying another thing's noun, or completing a thing's noun, takes no part",
-        [(extraction, "_modifies_other_thing", _no), (extraction, "_of_a_thing", _no)],
-    ),
-    "own-predicate dates": (
-        "the dates of the entity's own clause date its event, not those of a reported or other clause",
-        [(extraction, "_event_dates", _every_date)],
-    ),
-    "conjoined verbs": (
-        "a subject shared by coordinated verbs takes part in each one's dated event",
-        [(extraction, "_conjoined_dates", _none)],
-    ),
-    "event-noun references": (
-        "a definite event noun subject refers back to the participants of the event it names",
-        [(extraction, "_event_references", _none)],
-    ),
-    "trade words": (
-        "a definite trade noun refers back to the last trade told",
-        [(extraction, "_TRADE_WORDS", set())],
-    ),
-    "event-noun list": (
-        "a listed noun names an event (the suffix rule stays)",
-        [(extraction, "_EVENT_NOUNS", set())],
-    ),
-    "story's day": (
-        "undated past-tense news happens on the recent day the text named",
-        [(extraction.LanguageExtractor, "_in_frame", staticmethod(_no_frame))],
-    ),
-    "dateline": (
-        "a line of dates alone gives the document's date",
-        [(extraction.LanguageExtractor, "_is_dateline", staticmethod(_no))],
-    ),
-    "steps from the previous date": (
-        "'two years later' counts from the text's previous date, not the document's",
-        [(extraction, "sentence_validity", _from_document)],
-    ),
-    "restated dates": (
-        "a counted date restated as a stated one is the stated one",
-        [(dates_module, "_restated", _not_restated)],
-    ),
-    "future cue": (
-        "a relative date after will/plan/expect resolves forward",
-        [(dates_module, "_speaks_of_future", _no)],
-    ),
-    "durations and rates": (
-        "'for two weeks', '15 a year' are no dates",
-        [(dates_module, "_DURATION_RE", _NEVER), (dates_module, "_RATE_RE", _NEVER)],
-    ),
-    "period modifiers": (
-        "'early 2007', 'the end of March' keep their period",
-        [(dates_module, "_MODIFIER_RE", _NEVER)],
-    ),
-    "ages": ("'aged 55' is no date", [(dates_module, "_AGE_RE", _NEVER)]),
+# Each family (what it does in a comment) and the (owner, attribute, replacement) patches that switch it off.
+_E, _D, _X = extraction, dates_module, extraction.LanguageExtractor
+RULE_FAMILIES: dict[str, list[tuple[Any, str, Any]]] = {
+    # A headline is a clause cut short: every name in it takes part (one naming no one borrows the lead's subject),
+    # and its undated event happens on the story's day.
+    "headline": [(_E, "read_document", _untitled)],
+    "state": [(_E, "_is_state", _no)],  # an undated copula describing its subject is no event
+    "supposition": [(_E, "_supposed", _no)],  # a clause in or under an if/unless condition is no event
+    "premodifier": [(_E, "_premodifier", _no)],  # a name premodifying an event noun in prose takes no part
+    "habit": [(_E, "_habitual", _no)],  # an undated simple-present predicate is a habit, not an event
+    # A name modifying another thing's noun, or completing a thing's noun, takes no part.
+    "participant filters": [(_E, "_modifies_other_thing", _no), (_E, "_of_a_thing", _no)],
+    # The dates of the entity's own clause date its event, not those of a reported or another clause.
+    "own-predicate dates": [(_E, "_event_dates", _every_date)],
+    # A subject shared by coordinated verbs takes part in each one's dated event.
+    "conjoined verbs": [(_E, "_conjoined_dates", _none)],
+    # A definite event noun as subject refers back to the participants of the event it names.
+    "event-noun references": [(_E, "_event_references", _none)],
+    "trade words": [(_E, "_TRADE_WORDS", set())],  # a definite trade noun refers back to the last trade told
+    "event-noun list": [(_E, "_EVENT_NOUNS", set())],  # a listed noun names an event (the suffix rule stays)
+    # Undated past-tense news happens on the recent day the text named.
+    "story's day": [(_X, "_in_frame", staticmethod(_no_frame))],
+    "dateline": [(_X, "_is_dateline", staticmethod(_no))],  # a line of dates alone gives the document's date
+    # "Two years later" counts from the text's previous date, not the document's.
+    "steps from the previous date": [(_E, "sentence_validity", _from_document)],
+    "restated dates": [(_D, "_restated", _not_restated)],  # "later, on May 3, 2010" is May 3, 2010
+    "future cue": [(_D, "_speaks_of_future", _no)],  # a bare month after will/plan/expect resolves forward
+    "durations and rates": [(_D, "_DURATION_RE", _NEVER), (_D, "_RATE_RE", _NEVER)],  # "for two weeks", "a year"
+    "period modifiers": [(_D, "_MODIFIER_RE", _NEVER)],  # "early 2007", "the end of March" keep their period
+    "ages": [(_D, "_AGE_RE", _NEVER)],  # "aged 55" is no date
 }
 
 
 @contextmanager
 def switched_off(family: str | None) -> Iterator[None]:
     """Within the block, `family`'s rules are off (None: every rule on)."""
-    patches = RULE_FAMILIES[family][1] if family else []
+    patches = RULE_FAMILIES[family] if family else []
     saved = [(owner, name, owner.__dict__[name]) for owner, name, _ in patches]
     dates_module.resolve_date.cache_clear()  # the dates it resolved with other rules
     try:

@@ -11,7 +11,7 @@ from pipelines.evaluation.event_rules import RULE_FAMILIES, switched_off
 
 @pytest.mark.parametrize("family", list(RULE_FAMILIES))
 def test_each_family_switches_existing_rules_and_restores_them(family: str) -> None:
-    patches = RULE_FAMILIES[family][1]
+    patches = RULE_FAMILIES[family]
     before = [owner.__dict__[name] for owner, name, _ in patches]  # KeyError: a rule was renamed
     with switched_off(family):
         assert [owner.__dict__[name] for owner, name, _ in patches] == [value for _, _, value in patches]
