@@ -707,17 +707,17 @@ def _of_a_thing(token: Any, role: str) -> bool:
 
 
 # Clauses inside another: reported content ("said that it sold ... last year"), relative clauses ("an agreement
-# reached in 1991") and clauses modifying a noun ("Jobs, born in 1955, ...").
+# reached in 1991") and clauses modifying a noun ("Orrell, born in 1955, ...").
 _SUBORDINATE_CLAUSES = {"ccomp", "relcl", "acl"}
 
 
 def _event_dates(sentence: Any, dates: list[DateMention], participant: Any) -> list[DateMention]:
     """The dates that date the event the entity named by `participant` (a token) takes part in.
 
-    A date the parse attaches to the entity's own predicate, or to a clause describing the entity ("Jobs, born in
-    1955, ..."), dates it first: "Apple was started in 1976, and launched the store in 2003" dates the store's
+    A date the parse attaches to the entity's own predicate, or to a clause describing the entity ("Orrell, born in
+    1955, ..."), dates it first: "Varno was started in 1976, and launched the store in 2003" dates the store's
     launch by 2003. Without one, the other dates of the sentence, but not those inside a clause that only reports or
-    describes something else ("Apple Corps claims that ... an agreement reached in 1991" is a claim made on the
+    describes something else ("Quillon claims that ... an agreement reached in 1991" is a claim made on the
     document's date), nor the reported content of a parenthetical saying ("the switch, he said, would happen next
     year" is a saying of the document's date)."""
     verb = _clause_verb(participant)
@@ -1279,7 +1279,7 @@ class LanguageExtractor(GraphExtractor):
             if headline:
                 linked = {**{m.key: ("title", m.root) for m in row}, **linked}
                 if len(sentences) > 1 and all(entities[key].kind() == "place" for key in linked):
-                    # A headline naming no one ("World's largest airliner makes first flight") tells the lead's news:
+                    # A headline naming no one ("Biggest ferry in the fleet sets sail") tells the lead's news:
                     # the lead sentence's subject takes part.
                     for mention in mentions[1]:
                         if _is_subject(_role(mention.root)) and entities[mention.key].kind() not in ("place", "group"):
@@ -1499,7 +1499,7 @@ class LanguageExtractor(GraphExtractor):
         if anchor is None:
             return valid, method
         # Tense and modality of the sentence's own predicate (its root and auxiliaries), not of a clause it reports:
-        # "Jobs also said that buyers will receive a refund" is a past saying.
+        # "Orrell also said that buyers will receive a refund" is a past saying.
         if method == "document":
             says = sentence.root.lemma_ in _SAYING and sentence.root.tag_ == "VBZ"  # "Talmont claims that ..."
             if frame is not None and (headline or says or _tells_past(sentence.root)):

@@ -125,12 +125,15 @@ class CorpusTimelines:
         return total
 
 
-def extract_timelines(folder: Path, collection: str) -> CorpusTimelines:
+def extract_timelines(
+    folder: Path, collection: str, ingested: tuple[list[Any], list[list[Any]]] | None = None
+) -> CorpusTimelines:
     """Extract `folder`'s corpus.jsonl into the graph collection `collection` (emptied first) and label every
     fact on its gold entities' timelines. Each document is extracted as ingestion stores it (`as_ingested`: its
-    text converted as a text file is, its chunks with their in-context sentence vectors), in corpus order with the
-    names of the documents before it known, as ingesting the corpus extracts it."""
-    documents, chunks = as_ingested(corpus_documents(folder / "corpus.jsonl"))
+    text converted as a text file is, its chunks with their in-context sentence vectors; `ingested`: that result
+    computed before, to extract the same corpus again), in corpus order with the names of the documents before it
+    known, as ingesting the corpus extracts it."""
+    documents, chunks = ingested or as_ingested(corpus_documents(folder / "corpus.jsonl"))
     gold = load_jsonl(folder / "entity_timelines.jsonl", ("entity", "events"))
     store = graph_store_from_settings(collection)
     extractor = LanguageExtractor(embedding_model=get_settings().embedding_model)  # the model `as_ingested` uses
@@ -508,7 +511,8 @@ def _scores(score: EntityScore) -> dict[str, float]:
     }
 
 
-def _line(score: EntityScore) -> str:
+def score_line(score: EntityScore) -> str:
+    """Recall / precision / dates right (entries) of `score`, as the tables print them."""
     return f"{score.recall:.3f} / {score.precision:.3f} / {score.date_accuracy:.3f} ({score.entries})"
 
 
@@ -572,8 +576,8 @@ def ablate(
             "check": _scores(checked),
         }
         rows.append(row)
-        print(f"{label:<34} {c:>5} {auc:>8.3f} {model.threshold:>5.2f} {_line(tuned):>28} {row['check_auc']:>9.3f} "
-              f"{_line(checked):>28}")
+        print(f"{label:<34} {c:>5} {auc:>8.3f} {model.threshold:>5.2f} {score_line(tuned):>28} "
+              f"{row['check_auc']:>9.3f} {score_line(checked):>28}")
     return rows
 
 
@@ -652,9 +656,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = curve(corpora, tuple(sorted({*THRESHOLDS, model.threshold})))
     print_curve(rows, [corpus.name for corpus in corpora], ["tune", "check"][: len(corpora)])
     at = {name: corpus.score(model.threshold) for name, corpus in zip(("tune", "check"), corpora, strict=False)}
-    print(f"threshold {model.threshold:.2f}: " + "; ".join(f"{name} {_line(s)}" for name, s in at.items()))
+    print(f"threshold {model.threshold:.2f}: " + "; ".join(f"{name} {score_line(s)}" for name, s in at.items()))
     if args.command == "fit":
-        print(f"tune out of fold at {model.threshold:.2f}: {_line(tuned)}")
+        print(f"tune out of fold at {model.threshold:.2f}: {score_line(tuned)}")
         tune_labels = [s.label for s in tune.training_samples()]
         command = f"python -m pipelines.evaluation.event_confidence fit --tune {args.tune.name}"
         if args.check is not None:
