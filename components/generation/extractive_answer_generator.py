@@ -18,6 +18,7 @@ from components.generation.answer_confidence import AnswerConfidence, part_featu
 from components.generation.answer_evidence import TOP_SENTENCES, MeaningCache, evidence_features
 from components.generation.answer_scoring import AnswerScoring
 from components.generation.comparison import compare, yes_no
+from components.generation.name_labels import other_label
 from components.generation.question_analysis import (
     LIGHT_NOUNS,
     PLACE_LABELS,
@@ -485,6 +486,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 share = _share(weights, candidate)
                 if share < self.min_support and not (candidate.stored and candidate.cosine >= self.min_cosine):
                     continue
+                if other_label(part.text, candidate.text):
+                    continue  # "Series B" where the question asks of the "Series D": another thing
                 features = {
                     "share": _share(ranking, candidate),
                     "cosine": candidate.cosine,

@@ -4,10 +4,10 @@ description's place).
 
 A description is a noun phrase the question uses to point at something it does not name: a noun with a relative or
 participial clause ("the film that was shot in ...", "the county in which X is located", "the book named after ..."),
-with an "of" phrase holding a name ("the composer of X") or with a name's possessive ("X's birthplace"). The
-innermost one (no other description inside it) is asked first, as a question of its own ("What is the film that
-was shot in ...?"); the question then
-reads again with its answer in place, and may hold a further description (a chain of up to three hops).
+with an "of" phrase holding a name ("the composer of X") or with a name's possessive ("X's birthplace"; not "X's Summit
+conference", which names its own). The innermost one (no other description inside it) is asked first, as a question
+of its own ("What is the film that was shot in ...?"); the question then reads again with its answer in place, and
+may hold a further description (a chain of up to three hops).
 
 Only the question's syntax is read (spaCy's dependency parse): no wording of any question set. A description is not
 cut out when the rest of the question would ask nothing of it: "Who was the president that signed X?" or "What is
@@ -115,6 +115,8 @@ def _description_end(noun: Any) -> int | None:
             if len(clause) >= 2 and any(token.pos_ == "PROPN" for token in clause):
                 return max(token.i for token in child.subtree) + 1
     if any(child.dep_ == "poss" and child.pos_ == "PROPN" for child in noun.lefts):
+        if any(child.dep_ == "compound" and child.pos_ == "PROPN" for child in noun.lefts):
+            return None  # "X's Summit conference": a name of its own says which one, nothing to look up first
         return noun.i + 1
     of = next((child for child in noun.rights if child.dep_ == "prep" and child.lower_ == "of"), None)
     if of is not None and any(token.pos_ == "PROPN" for token in of.subtree):

@@ -1372,3 +1372,17 @@ class TestDirectReadingOfADescription:
             query="When did the public beta of Quorra come out?", documents=[document]
         )
         assert out["short_answer"] == "May 2015" and out["parts"][0]["sure"]
+
+
+def test_a_sentence_giving_the_asked_name_another_label_does_not_answer():
+    # "the Series D" is not "the Series B": the one sentence that names a round and its lead speaks of another one.
+    rounds = kb_document(
+        "rounds",
+        "Velmora was started in 2015 by Ines Okafor. In March 2019 Velmora raised a Series B led by Harrow "
+        "Partners. In May 2021 the company announced a Series D at a valuation of one billion dollars.",
+        0.6,
+        title="Velmora's funding",
+    )
+    result = answer("Which firm led Velmora's Series D?", [rounds])
+    assert "Harrow Partners" not in result["parts"][0]["short_answer"]
+    assert answer("Which firm led Velmora's Series B?", [rounds])["parts"][0]["short_answer"] == "Harrow Partners"

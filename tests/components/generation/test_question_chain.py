@@ -84,6 +84,9 @@ def test_the_innermost_description_is_asked_first(question, hop, rest):
         "Tell me about Quellport.",
         # A capitalised noun is part of a name, not a description (no championship of the Riders here).
         "The runner-up in the 1999 Vastmark Riders' Championship appears in a game made by what company?",
+        # A name's possessive whose noun carries a name of its own says which one it is: nothing to look up first.
+        "Where is Quellport's Tarven conference held?",
+        "How much did Brindlemoor's Velk Stadium cost?",
     ],
 )
 def test_a_question_without_a_hop_is_not_cut(question):
