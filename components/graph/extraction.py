@@ -68,7 +68,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-48"
+EXTRACTOR_VERSION = "spacy-49"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -1553,8 +1553,17 @@ class LanguageExtractor(GraphExtractor):
         for key in self._junk(entities, sentences, raw):
             del entities[key]
         redirect, reasons = self._aliases(entities, sentences, raw)
+        described = self._definite_heads(entities, redirect, raw)
+        for short, long in described.items():
+            # The mentions and the evidence join the name the description refers back to; the common word is
+            # taught as no alias (another document's "the Council" is another council) and lends no spelling.
+            if short in entities and long in entities:
+                source, target = entities.pop(short), entities[long]
+                target.kinds.update(source.kinds)
+                target.evidence.add(source.evidence)
+        redirect.update(described)
         for short, long in redirect.items():
-            if short not in entities or long not in entities:
+            if short in described or short not in entities or long not in entities:
                 continue
             source, target = entities.pop(short), entities[long]
             target.names.update({name: 0 for name in source.names})  # keep spellings, not their weight for naming
@@ -2030,6 +2039,38 @@ class LanguageExtractor(GraphExtractor):
                 seen.add(redirect[short])
                 redirect[short] = redirect[redirect[short]]
         return redirect, reasons
+
+    @staticmethod
+    def _definite_heads(
+        entities: dict[str, _DocEntity], redirect: dict[str, str], raw: list[list[_Mention]]
+    ) -> dict[str, str]:
+        """One capitalised word written with the definite article ("the Council", "the Treaty") that is the head noun
+        of a longer name of the document ("Orvel City Council", "Treaty of Varn": its last word, or the word before
+        its "of") refers back to that name, as a definite description does, when exactly one longer name has that
+        head. Not a person's name (a surname is the person's: `_aliases`), nor a word the recogniser read as a
+        person or a place ("Germany" of "East Germany" is a country of its own)."""
+        determined: dict[str, list[bool]] = {}
+        for row in raw:
+            for mention in row:
+                det = any(c.dep_ == "det" and c.lower_ == "the" for c in mention.root.children)
+                determined.setdefault(mention.key, []).append(det)
+        heads: dict[str, list[str]] = {}
+        for key, entity in entities.items():
+            words = key.split()
+            if len(words) < 2 or key in redirect or entity.kind() == "person":
+                continue
+            head = words[words.index("of") - 1] if "of" in words[1:] else words[-1]
+            heads.setdefault(head, []).append(key)
+        found: dict[str, str] = {}
+        for key, keys in heads.items():
+            short = entities.get(key)
+            if short is None or key in redirect or len(keys) != 1 or not any(determined.get(key, [])):
+                continue
+            if set(short.kinds) & {"person", "place"} or short.kind() == "person":
+                continue
+            if all(len(name.split()) == 1 and name[:1].isupper() for name in short.names):
+                found[key] = keys[0]
+        return found
 
     def _participants(
         self,
