@@ -1386,3 +1386,15 @@ def test_a_sentence_giving_the_asked_name_another_label_does_not_answer():
     result = answer("Which firm led Velmora's Series D?", [rounds])
     assert "Harrow Partners" not in result["parts"][0]["short_answer"]
     assert answer("Which firm led Velmora's Series B?", [rounds])["parts"][0]["short_answer"] == "Harrow Partners"
+
+
+def test_a_sentence_naming_the_asked_label_last_in_a_list_still_answers():
+    # "... the Series B and the Series D." names the asked round before its full stop: it answers, and no other
+    # sentence may take its place with a sure headline.
+    rounds = kb_document(
+        "rounds",
+        "Velmora was started in 2015 by Ines Okafor. Harrow Partners led both the Series B and the Series D.",
+        0.6,
+        title="Velmora's funding",
+    )
+    assert answer("Which firm led Velmora's Series D?", [rounds])["parts"][0]["short_answer"] == "Harrow Partners"
