@@ -348,6 +348,31 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             question = cut.rest(link["span"])
         return (links, question) if links else None
 
+    def unanswered_hop(self, query: str, documents: list[Document]) -> tuple[str, str] | None:
+        """The first link of a chain question that `documents` leave unanswered, as the question to retrieve for: the
+        later hop's question with the bridge an earlier link found in its description's place ("Where was Ilsa Varga
+        born?"), and that bridge. None when the question is no chain (`question_chain.decompose`), its first hop finds
+        no bridge in `documents` (nothing to fill in), or every link is answered there, the chain sure. What a
+        per-hop retrieval asks (`HopRetriever`); reads the chunks as `run` does and answers nothing."""
+        if not self.scoring.on("decompose") or question_form(query) in {"yes_no", "choice"}:
+            return None
+        links: list[dict[str, Any]] = []
+        question = query
+        while len(links) < MAX_HOPS - 1 and (cut := decompose(question)) is not None:
+            bridge = links[-1]["span"] if links else ""
+            link = self._link(cut.hop, documents, bridge)
+            if link is None or _terms_of(link["span"]) & _name_terms(cut.hop) or not _a_name(link):
+                # A later hop the chunks do not answer is asked with its bridge; a first one has none to ask with.
+                return (cut.hop, bridge) if links else None
+            links.append(link)
+            question = cut.rest(link["span"])
+        if not links:
+            return None
+        chained = self._chained(query, links, self._link(question, documents, links[-1]["span"]))
+        if chained is not None and chained["parts"][0]["sure"]:
+            return None
+        return question, links[-1]["span"]
+
     def _chained(self, query: str, links: list[dict[str, Any]], last: dict[str, Any] | None) -> dict[str, Any] | None:
         """The chain's answer from its hops' links and its last link (see `_chain_answer`), or None."""
         if last is None:
