@@ -287,12 +287,16 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         to the chain, or is held back as unsure when the chain fails.
 
         :param query: the question.
-        :param documents: the ranked chunks, numbered [1]..[n] in this order.
+        :param documents: the ranked chunks, numbered [1]..[n] in this order; those a per-hop retrieval appended
+            (`meta["hop"]`) are read only by the chain.
         :param analysis: the question's analysis (a `QuestionAnalysis`, or its `to_dict()`); made here when not
             given.
         :returns: see `_compose`.
         """
-        direct = self._compose(query, documents, analysis, self.scoring)
+        # The chunks a per-hop retrieval added for a later link (`HopRetriever`, numbered after the ranked ones) are
+        # read by the chain alone: the direct reading is the ranked chunks', as if they were not there.
+        ranked = [document for document in documents if "hop" not in (document.meta or {})]
+        direct = self._compose(query, ranked, analysis, self.scoring)
         held = direct.pop("_held_reply", None)
         # A question no chunk answered at all has no hop to read either.
         evidence = direct.pop("_evidence", False)

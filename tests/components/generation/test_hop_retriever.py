@@ -132,6 +132,15 @@ class TestHopRetriever:
         again = HopRetriever.from_dict(data)
         assert (again.kb_limit, again.graph_top_k, again.max_rounds, again.confidence_threshold) == (3, 0, 1, 0.4)
 
+    def test_the_chunks_found_for_a_hop_are_read_by_the_chain_alone(self):
+        # Appended after the ranked chunks, a hop's chunk never changes the direct reading of the question.
+        out = hops_with(Source("hops_kb", [FILM])).run(query=QUESTION, documents=RankedDocuments((SHOT,)))
+        found = out["ranked"].documents[1]
+        generator = ExtractiveAnswerGenerator()
+        direct = "Who directed Pale Orchard?"
+        assert generator.run(query=direct, documents=[SHOT, found]) == generator.run(query=direct, documents=[SHOT])
+        assert "Ilsa Varga" in generator.run(query=direct, documents=[SHOT, FILM])["replies"][0]
+
     def test_bad_settings_are_refused_with_their_name(self):
         with pytest.raises(ValueError, match="kb_limit"):
             HopRetriever(kb_limit=-1)
