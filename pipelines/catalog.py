@@ -88,12 +88,14 @@ KNOWLEDGE_BASE_COMPONENTS = {
     "components.knowledge_base.get_document.GetDocument",
     "components.ranking.research_ranker.ResearchRanker",
     "components.graph.graph_search.GraphSearch",
+    "components.generation.hop_retriever.HopRetriever",
     "ingest.file_ingester.FileIngester",
 }
 # Components whose `graph_store: null` means "the graph GRAPH_BACKEND chooses": the catalog makes that store (for the
 # component's `collection`, else KB_COLLECTION) from its own settings and gives it to them.
 GRAPH_COMPONENTS = {
     "components.graph.graph_search.GraphSearch",
+    "components.generation.hop_retriever.HopRetriever",
     "components.graph.entity_search.EntitySearch",
     "components.graph.entity_timeline.EntityTimeline",
     "components.graph.entity_relationships.EntityRelationships",

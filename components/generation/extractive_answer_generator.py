@@ -288,12 +288,16 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         to the chain, or is held back as unsure when the chain fails.
 
         :param query: the question.
-        :param documents: the ranked chunks, numbered [1]..[n] in this order.
+        :param documents: the ranked chunks, numbered [1]..[n] in this order; those a per-hop retrieval appended
+            (`meta["hop"]`) are read only by the chain.
         :param analysis: the question's analysis (a `QuestionAnalysis`, or its `to_dict()`); made here when not
             given.
         :returns: see `_compose`.
         """
-        direct = self._compose(query, documents, analysis, self.scoring)
+        # The chunks a per-hop retrieval added for a later link (`HopRetriever`, numbered after the ranked ones) are
+        # read by the chain alone: the direct reading is the ranked chunks', as if they were not there.
+        ranked = [document for document in documents if "hop" not in (document.meta or {})]
+        direct = self._compose(query, ranked, analysis, self.scoring)
         held = direct.pop("_held_reply", None)
         # A question no chunk answered at all has no hop to read either.
         evidence = direct.pop("_evidence", False)
@@ -348,6 +352,31 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             links.append(link)
             question = cut.rest(link["span"])
         return (links, question) if links else None
+
+    def unanswered_hop(self, query: str, documents: list[Document]) -> tuple[str, str] | None:
+        """The first link of a chain question that `documents` leave unanswered, as the question to retrieve for: the
+        later hop's question with the bridge an earlier link found in its description's place ("Where was Ilsa Varga
+        born?"), and that bridge. None when the question is no chain (`question_chain.decompose`), its first hop finds
+        no bridge in `documents` (nothing to fill in), or every link is answered there, the chain sure. What a
+        per-hop retrieval asks (`HopRetriever`); reads the chunks as `run` does and answers nothing."""
+        if not self.scoring.on("decompose") or question_form(query) in {"yes_no", "choice"}:
+            return None
+        links: list[dict[str, Any]] = []
+        question = query
+        while len(links) < MAX_HOPS - 1 and (cut := decompose(question)) is not None:
+            bridge = links[-1]["span"] if links else ""
+            link = self._link(cut.hop, documents, bridge)
+            if link is None or _terms_of(link["span"]) & _name_terms(cut.hop) or not _a_name(link):
+                # A later hop the chunks do not answer is asked with its bridge; a first one has none to ask with.
+                return (cut.hop, bridge) if links else None
+            links.append(link)
+            question = cut.rest(link["span"])
+        if not links:
+            return None
+        chained = self._chained(query, links, self._link(question, documents, links[-1]["span"]))
+        if chained is not None and chained["parts"][0]["sure"]:
+            return None
+        return question, links[-1]["span"]
 
     def _chained(self, query: str, links: list[dict[str, Any]], last: dict[str, Any] | None) -> dict[str, Any] | None:
         """The chain's answer from its hops' links and its last link (see `_chain_answer`), or None."""

@@ -52,14 +52,15 @@ PARAGRAPHS = [
 REPO_CATALOG = Path(__file__).resolve().parents[2] / "pipelines.yaml"
 
 
-def fill_collection(collection: str, settings, embedding_model) -> None:  # noqa: ANN001
-    """Write PARAGRAPHS (one chunk each, embedded with the local model) into `collection`."""
+def fill_collection(collection: str, settings, embedding_model, paragraphs=None) -> None:  # noqa: ANN001
+    """Write `paragraphs` (`PARAGRAPHS` when None; one chunk each, embedded with the local model) into `collection`."""
     from components.knowledge_base.factory import open_knowledge_base
     from components.knowledge_base.store import ChunkRecord, DocumentRecord
 
     store = open_knowledge_base(settings, collection)
-    vectors = embedding_model.embed([text for *_, text in PARAGRAPHS])
-    for (doc_id, title, date, text), vector in zip(PARAGRAPHS, vectors, strict=True):
+    paragraphs = PARAGRAPHS if paragraphs is None else paragraphs
+    vectors = embedding_model.embed([text for *_, text in paragraphs])
+    for (doc_id, title, date, text), vector in zip(paragraphs, vectors, strict=True):
         document = DocumentRecord(
             document_id=doc_id,
             title=title,

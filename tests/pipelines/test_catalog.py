@@ -24,6 +24,7 @@ def answer_catalog() -> dict:
     after_retrieval = (
         "statuses",
         "ranker",
+        "hops",
         "prompt_builder",
         "generator",
         "answer_builder",
@@ -43,7 +44,9 @@ def answer_catalog() -> dict:
             "answer": {
                 "description": "Rank, answer and cite given chunks.",
                 "inputs": {
-                    "question": ["ranker.query", "prompt_builder.query", "generator.query", "conflicts.query"],
+                    "question": [
+                        "ranker.query", "prompt_builder.query", "hops.query", "generator.query", "conflicts.query"
+                    ],
                     "documents": ["ranker.branch_documents"],
                     "top_k": ["ranker.top_k"],
                 },
@@ -101,7 +104,7 @@ class TestPipelineCatalog:
         research = PipelineCatalog(REPO_CATALOG).spec("research")
         # Every named output of the research pipeline is one nothing else reads: Haystack returns it anyway.
         assert outputs_to_include(research) == set()
-        read = dataclasses.replace(research, outputs={**research.outputs, "ranked": "ranker.documents"})
+        read = dataclasses.replace(research, outputs={**research.outputs, "ranked": "ranker.ranked"})
         assert outputs_to_include(read) == {"ranker"}
         bare = {**research.pipeline, "connections": [{"sender": "prompt_builder", "receiver": "generator.messages"}]}
         prompt = dataclasses.replace(research, outputs={"prompt": "prompt_builder.prompt"}, pipeline=bare)

@@ -17,7 +17,7 @@ from pipelines.catalog import CatalogError, PipelineCatalog, build_pipeline
 from tests.pipelines.knowledge import REPO_CATALOG
 
 # The components of the research pipeline that run under the resilience guard (a breaker and a result cache).
-GUARDED = ("kb_dense", "kb_keyword", "graph", "web", "arxiv", "memory", "memory_writer")
+GUARDED = ("kb_dense", "kb_keyword", "graph", "web", "arxiv", "memory", "memory_writer", "hops")
 
 
 def GUARDED_ELSEWHERE(parameter: str) -> dict[str, dict[str, str]]:  # noqa: N802 - read as a table's constant
@@ -37,7 +37,7 @@ def GUARDED_ELSEWHERE(parameter: str) -> dict[str, dict[str, str]]:  # noqa: N80
 SETTINGS: dict[str, tuple[str, Any, dict[str, dict[str, str]]]] = {
     "TOOL_TIMEOUT_S": ("4.5", 4.5, {
         "research": {"kb_dense": "timeout_s", "kb_keyword": "timeout_s", "graph": "timeout_s", "web": "timeout_s",
-                     "arxiv": "timeout_s", "memory": "timeout_s", "memory_writer": "timeout_s"},
+                     "arxiv": "timeout_s", "memory": "timeout_s", "memory_writer": "timeout_s", "hops": "timeout_s"},
         **GUARDED_ELSEWHERE("timeout_s"),
     }),
     "TOOL_RETRIES": ("1", 1, {"research": {"web": "retries", "arxiv": "retries", "memory": "retries"},
@@ -85,19 +85,19 @@ SETTINGS: dict[str, tuple[str, Any, dict[str, dict[str, str]]]] = {
     "EMBEDDING_MODEL": ("all-MiniLM-L6-v2", "all-MiniLM-L6-v2", {
         "research": {"kb_dense": "embedding_model", "kb_keyword": "embedding_model", "graph": "embedding_model",
                      "web": "model", "arxiv": "model", "memory": "embedding_model", "memory_writer": "embedding_model",
-                     "ranker": "model", "generator": "embedding_model"},
+                     "ranker": "model", "hops": "embedding_model", "generator": "embedding_model"},
         "documents": {"list_documents": "embedding_model"},
         "document": {"get_document": "embedding_model"},
     }),
     "SPACY_MODEL": ("en_core_web_sm", "en_core_web_sm", {
         "research": dict.fromkeys(
-            ("kb_dense", "kb_keyword", "graph", "web", "arxiv", "memory", "memory_writer", "ranker",
+            ("kb_dense", "kb_keyword", "graph", "web", "arxiv", "memory", "memory_writer", "ranker", "hops",
              "question_analyzer", "generator", "citation_check", "conflicts"),
             "spacy_model",
         ),
     }),
     "KB_DOCUMENT_FIELD": ("source_ref", "source_ref", {
-        "research": dict.fromkeys(("kb_dense", "kb_keyword", "graph", "ranker"), "document_field"),
+        "research": dict.fromkeys(("kb_dense", "kb_keyword", "graph", "ranker", "hops"), "document_field"),
         "documents": {"list_documents": "document_field"},
         "document": {"get_document": "document_field"},
     }),
