@@ -65,3 +65,19 @@ def test_a_range_and_a_numeral_read_as_labels():
         "korvan": frozenset({"4"}),
     }
     assert other_label("Who flew Korvan IX?", "Korvan 8 flew in 1990.") is True
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "other"),
+    [
+        # A label this module cannot read (a suffix, a numeral of other letters) may be the asked one: undecided.
+        ("What was the upgraded Korvan I called?", "The Korvan V and the Korvan IB flew in 1966.", False),
+        ("Who won the Tessa Cup 50?", "Ana Roe won the Tessa Cup IIII.", False),
+        ("Who won the Tessa Cup 50?", "Ana Roe won the Tessa Cup XLIX.", True),  # a numeral of L read: the 49th
+        ("Who flew Korvan 12?", "Korvan 5A flew in 1969.", False),
+        # A plain capitalised word after the name is no label at all.
+        ("Which firm led the Series D?", "The Series B Fund of Harrow Partners led it.", True),
+    ],
+)
+def test_a_label_it_cannot_read_leaves_the_name_undecided(question, sentence, other):
+    assert other_label(question, sentence) is other
