@@ -584,6 +584,12 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if verdict is not None:
             # The verdict is the short answer; the sentences read for each subject follow the best one.
             shorts = {0: (verdict.answer, verdict.evidence[0].number, "verdict")}
+            # A verdict is as sure as the weakest of the sentences read for its subjects: each is rated as one the
+            # verdict rests on, with its own score, cosine and chunk rank.
+            best_score: dict[int, float] = {}
+            for score, candidate, _ in all_scored:
+                best_score[id(candidate)] = max(score, best_score.get(id(candidate), score))
+            found_how[0]["sides"] = [(row, best_score.get(id(row), 0.0)) for row in verdict.evidence]
             for sentence in verdict.evidence:
                 if id(sentence) not in used:
                     used.add(id(sentence))
@@ -698,8 +704,9 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         confidences: dict[int, float] = {}
         for position, (text, number, how) in shorts.items():
             part, stats = picks[position][0], found_how[position]
-            # A chain is as sure as its weakest link: each link's sentence is rated as one the span rests on.
-            links = stats.get("links") if how == "chain" else None
+            # A chain is as sure as its weakest link: each link's sentence is rated as one the span rests on; a verdict
+            # as the weakest of its subjects' sentences.
+            links = stats.get("links") if how == "chain" else stats.get("sides") if how == "verdict" else None
             rated = []
             for sentence, score in links or [(stats["sentence"], stats["score"])]:
                 features = part_features(
