@@ -369,13 +369,10 @@ class TestBothSidesRead:
         assert yes_no("Are Velvet Harbour and Copper Lantern both bands?", BANDS[:1]) is None
 
     def test_birth_dates_of_one_year_are_compared_by_day(self):
-        rows = [
-            Row("Orla Quint (born 14 July 1939) is a Varnish painter."),
-            Row("Ansel Drumm (born 3 March 1939) is a Varnish sculptor."),
-        ]
-        verdict = compare("Who is older, Orla Quint or Ansel Drumm?", rows)
-        assert verdict.answer == "Ansel Drumm"
-        assert [row.text for row in verdict.evidence] == [rows[1].text, rows[0].text]
+        quint, drumm = "Orla Quint (born 14 July 1939) is a painter.", "Ansel Drumm (born 3 March 1939) is a sculptor."
+        verdict = compare("Who is older, Orla Quint or Ansel Drumm?", [Row(quint), Row(drumm)])
+        # Each side's value from its own sentence, the older's cited first.
+        assert (verdict.answer, [row.text for row in verdict.evidence]) == ("Ansel Drumm", [drumm, quint])
 
     def test_numbers_are_compared_as_numbers(self):
         rows = [
