@@ -471,7 +471,7 @@ def _value_near(text: str, kind: str, attribute: set[str]) -> Any:
 def _date_value(text: str) -> tuple[int, int | None, int | None] | None:
     """A date expression as `(year, month, day)`, month and day None when it does not state them: read by the
     dates module (`dateparser`, at the precision the words state: "14 July 1939", "July 1939", "1939"), else by its
-    year and month names (`date_key`); None for a duration or a vague time."""
+    year and month names (`date_key`) when dateparser reads no date (a range, a duration); None without a year."""
     found = resolve_date(text)
     if found is None:
         return date_key(text)
