@@ -39,7 +39,9 @@ class AnswerPart(BaseModel):
 
     question: str
     short_answer: str = ""
-    short_answer_confidence: float | None = Field(default=None, ge=0.0, le=1.0)  # None: it has no short answer
+    # None: it has no short answer, or its span was held back (it answers a description of the question, not the
+    # question, and is never shown)
+    short_answer_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     sure: bool = False
 
 

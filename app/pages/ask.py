@@ -160,10 +160,9 @@ def _cited_answer_markdown() -> str:
 
 def _confidence_cue() -> None:
     """How sure the short answer is, in words: a green badge under a headline it is sure of, and a warning in place
-    of the headline for each part it is not sure of (the answer then opens with its best cited sentence)."""
-    if result.short_answer_confidence is None:
-        return
-    if result.short_answer:
+    of the headline for each part it is not sure of (the answer then opens with its best cited sentence), including
+    one held back without a confidence."""
+    if result.short_answer and result.short_answer_confidence is not None:
         level = "very likely right" if result.short_answer_confidence >= 0.9 else "likely right"
         st.markdown(f":green-badge[:material/verified: Sure of the short answer: {level}]")
     unsure = [part for part in result.parts if part.short_answer and not part.sure]

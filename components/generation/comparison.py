@@ -5,10 +5,11 @@ sentences hold what is asked about it).
 The subjects are the question's names joined by "or" / "and" (spaCy's entities, widened to the runs of proper nouns
 and capitalised words they touch, and those runs themselves, read from the words rather than the parse's noun
 phrases, which a misparse can hang on the common noun after a name: "Are both A and B painters?"). Each subject's
-evidence is the candidate sentences that name it, in themselves or in their chunk's title. A comparison by a value
-("older", "first", "larger", "fewer") compares the first year (for time) or the largest number (for size) in each
-subject's evidence; any other comparison picks the subject whose evidence holds more of the question's remaining
-words ("Which singer is American, A or B?"). General English only: no rule names a question set's words or entities.
+evidence is the candidate sentences that name it, in themselves or in their chunk's title; a subject with none gets
+no verdict said of it. A comparison by a value ("older", "first", "larger", "fewer") compares the first date (for
+time, read by the dates module) or the largest number (for size) in each subject's evidence, numbers as numbers; any
+other comparison picks the subject whose evidence holds more of the question's remaining words ("Which singer is
+American, A or B?"). General English only: no rule names a question set's words or entities.
 
 Usage:
 ```python
@@ -26,6 +27,7 @@ from typing import Any
 
 from components.generation.conflict_finder import AMOUNT_LABELS, AMOUNT_TOLERANCE, amount_key, date_key
 from components.generation.question_analysis import HEAD_NOUN_LABELS
+from components.graph.dates import resolve_date
 from components.text.analyzer import terms, words
 from components.text.language import VALUE_LABELS, parse
 
@@ -224,10 +226,10 @@ def yes_no(question: str, sentences: Sequence[Any]) -> Verdict | None:
         return _related(question, relating, sentences)
     named = subjects(question, "and") or [ent.text for ent in parse(question).ents if ent.label_ in _NAME_LABELS][:1]
     evidence = [_evidence_of(name, sentences) for name in named]
-    if not named or not any(evidence):
+    if not named or not all(evidence):
+        # A subject the sources say nothing of: what is asked of it is unknown, not denied (no verdict; the
+        # sentences of the others answer).
         return None
-    if not all(evidence):
-        return Verdict("no", [rows[0] for rows in evidence if rows])
     if re.search(r"\bsame\b", question.lower()) and len(named) > 1:
         return _same(question, named, evidence)
     asked = _asked_terms(question, named)
@@ -433,8 +435,13 @@ def _values(kind: str, attribute: set[str], evidence: list[list[Any]]) -> list[t
 
 
 def _plain_value(text: str, kind: str) -> Any:
-    """The first year (as a date key) or the largest number that is no year in `text`; None without one."""
+    """The first date the recogniser finds (as a date key, `_date_value`), else the earliest year, or the largest
+    number that is no year in `text`; None without one."""
     if kind == "time":
+        dates = [_date_value(ent.text) for ent in parse(text).ents if ent.label_ == "DATE"]
+        dates = [value for value in dates if value is not None]
+        if dates:
+            return dates[0]
         years = [int(year) for year in _YEAR.findall(text)]
         return (min(years), None, None) if years else None
     # _NUMBER matches only digits, commas and a decimal part (a float without the commas); a year is no size.
@@ -446,12 +453,12 @@ def _plain_value(text: str, kind: str) -> Any:
 
 
 def _value_near(text: str, kind: str, attribute: set[str]) -> Any:
-    """The date (`date_key`) or amount (`amount_key`) the recogniser finds in `text` nearest a word of the asked
+    """The date (`_date_value`) or amount (`amount_key`) the recogniser finds in `text` nearest a word of the asked
     attribute; None when the sentence names none."""
     doc = parse(text)
     anchors = [token.i for token in doc if set(terms(token.text)) & attribute]
     labels = {"DATE"} if kind == "time" else AMOUNT_LABELS
-    read = date_key if kind == "time" else amount_key
+    read = _date_value if kind == "time" else amount_key
     found = [(ent, read(ent.text)) for ent in doc.ents if ent.label_ in labels]
     found = [(ent, value) for ent, value in found if value is not None]
     if not found:
@@ -459,6 +466,17 @@ def _value_near(text: str, kind: str, attribute: set[str]) -> Any:
     if anchors:
         found.sort(key=lambda pair: min(abs(anchor - pair[0].start) for anchor in anchors))
     return found[0][1]
+
+
+def _date_value(text: str) -> tuple[int, int | None, int | None] | None:
+    """A date expression as `(year, month, day)`, month and day None when it does not state them: read by the
+    dates module (`dateparser`, at the precision the words state: "14 July 1939", "July 1939", "1939"), else by its
+    year and month names (`date_key`) when dateparser reads no date (a range, a duration); None without a year."""
+    found = resolve_date(text)
+    if found is None:
+        return date_key(text)
+    value, precision = found.value, found.precision
+    return value.year, None if precision == "year" else value.month, value.day if precision == "day" else None
 
 
 def _winner(values: list[Any], kind: str, later: bool | None) -> int | None:

@@ -285,7 +285,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         ...?") and gets no sure short answer read directly is answered as a chain (`_chain_answer`): each hop asked
         on its own, the answer stating the bridges it crossed with their citations, as sure as its weakest link. A
         sure direct reading of such a question whose span answers the description instead (`_read_off_hop`) gives way
-        to the chain, or is held back as unsure when the chain fails.
+        to the chain, or is held back when the chain fails (`_held_back`: no headline and no confidence).
 
         :param query: the question.
         :param documents: the ranked chunks, numbered [1]..[n] in this order; those a per-hop retrieval appended
@@ -309,21 +309,17 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if found is None:
             return direct
         links, question = found
-        if direct["parts"][0]["sure"]:
-            # A sure direct reading stands unless its span answers a description of the question rather than the
-            # question ("When was the company that acquired X founded?" read off the sentence saying when X was
-            # acquired): then the chain is read, and when it fails the direct span is held back as unsure.
-            span = direct["parts"][0]["short_answer"]
-            if evidence is None or held is None or not _read_off_hop(span, evidence[0], links):
-                return direct
-            chained = self._chained(query, links, self._link(question, documents, links[-1]["span"]))
-            if chained is not None:
-                return chained
-            direct["replies"], direct["short_answer"] = [held], ""
-            direct["parts"][0]["sure"] = False
+        # A direct reading stands when sure, unless its span answers a description of the question rather than the
+        # question ("When was the company that acquired X founded?" read off the sentence saying when X was acquired):
+        # then, as for a reading not sure, the chain is read, and when it fails such a span is held back (`_held_back`).
+        span = direct["parts"][0]["short_answer"]
+        read_off = evidence is not None and bool(span) and _read_off_hop(span, evidence[0], links)
+        if direct["parts"][0]["sure"] and not read_off:
             return direct
         chained = self._chained(query, links, self._link(question, documents, links[-1]["span"]))
-        return direct if chained is None else chained
+        if chained is not None:
+            return chained
+        return _held_back(direct, held) if read_off else direct
 
     def _chain_answer(self, query: str, documents: list[Document]) -> dict[str, Any] | None:
         """The question answered hop by hop through its descriptions (`question_chain.decompose`): the innermost
@@ -617,6 +613,12 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if verdict is not None:
             # The verdict is the short answer; the sentences read for each subject follow the best one.
             shorts = {0: (verdict.answer, verdict.evidence[0].number, "verdict")}
+            # A verdict is as sure as the weakest of the sentences read for its subjects: each is rated as one the
+            # verdict rests on, with its own score, cosine and chunk rank.
+            best_score: dict[int, float] = {}
+            for score, candidate, _ in all_scored:
+                best_score[id(candidate)] = max(score, best_score.get(id(candidate), score))
+            found_how[0]["sides"] = [(row, best_score.get(id(row), 0.0)) for row in verdict.evidence]
             for sentence in verdict.evidence:
                 if id(sentence) not in used:
                     used.add(id(sentence))
@@ -731,8 +733,9 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         confidences: dict[int, float] = {}
         for position, (text, number, how) in shorts.items():
             part, stats = picks[position][0], found_how[position]
-            # A chain is as sure as its weakest link: each link's sentence is rated as one the span rests on.
-            links = stats.get("links") if how == "chain" else None
+            # A chain is as sure as its weakest link: each link's sentence is rated as one the span rests on; a verdict
+            # as the weakest of its subjects' sentences.
+            links = stats.get("links") if how == "chain" else stats.get("sides") if how == "verdict" else None
             rated = []
             for sentence, score in links or [(stats["sentence"], stats["score"])]:
                 features = part_features(
@@ -1957,6 +1960,20 @@ def _a_name(link: dict[str, Any]) -> bool:
     if not any(word[:1].isupper() for word in words):
         return False
     return not any(entity.label_ in VALUE_LABELS and span in entity.text for entity in entities)
+
+
+def _held_back(direct: dict[str, Any], held: str | None) -> dict[str, Any]:
+    """`direct`'s one part held back: its span answers one of the question's descriptions, not the question, so it is
+    no candidate answer the confidence rates. The part keeps its span (what was read) but has no confidence, no
+    features to rate and is not sure, and a headline it led gives way to `held` (the same answer without it, said to
+    be unsure): every output, the evaluation's risk-coverage (which ranks only rated parts) and the confidence fit
+    (which reads only parts with features) then say the same thing, whatever the threshold."""
+    part = direct["parts"][0]
+    part.update(short_answer_confidence=None, sure=False, features=None)
+    if held is not None:
+        direct["replies"] = [held]
+    direct["short_answer"], direct["short_answer_confidence"] = "", None
+    return direct
 
 
 def _read_off_hop(span: str, sentence: str, links: list[dict[str, Any]]) -> bool:

@@ -91,7 +91,7 @@ class TestAskPage:
         assert any("Pick at least one source" in element.value for element in at.error)
 
 
-def _answered(short_answer: str, confidence: float, sure: bool) -> dict:
+def _answered(short_answer: str, confidence: float | None, sure: bool) -> dict:
     from pipelines.research_result import AnswerPart, ResearchResult, SentenceCheck
 
     sentence = "Orvelle Dunmark founded the Kestrel Lantern Works in 1874 [1]."
@@ -142,3 +142,12 @@ def test_a_sure_headline_has_a_badge_and_an_unsure_part_a_warning_instead(demo_c
     assert answer.startswith("Orvelle Dunmark founded")  # it opens with the best cited sentence ...
     assert "Not sure" not in answer  # ... and the note is said once, by the warning
     assert not any("Sure of the short answer" in value for value in markdown)
+
+    # A part held back (its span answers a description of the question) has no confidence: the warning all the same.
+    at.session_state[services.HISTORY] = [_answered("", None, False)]
+    at.run()
+    assert not at.exception
+    assert [element.value for element in at.warning] == [
+        "**Not sure of the short answer.** No headline is given: read the cited sentences below."
+    ]
+    assert not any("Sure of the short answer" in element.value for element in at.markdown)

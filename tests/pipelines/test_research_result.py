@@ -118,3 +118,33 @@ class TestShortAnswerConfidence:
         result = ResearchResult.from_outputs("Why?", {"answer": "The sources do not answer this question."})
         assert result.short_answer_confidence is None and result.parts == []
         assert "Short answer" not in format_chat_answer(result)
+
+    def test_a_held_back_part_reads_not_sure_everywhere(self) -> None:
+        # The generator holds back a span that answers the question's description ("Velkor's founder"), not the
+        # question: no output may then carry a confidence that reads as sure beside the "not sure" note.
+        from components.generation import ExtractiveAnswerGenerator
+        from pipelines.cli.ask import format_result
+        from pipelines.evaluation.selective import part_rows
+        from pipelines.serving.models import format_chat_answer
+        from tests.components.ranking.chunks import kb_document
+
+        founder = kb_document(
+            "velkor",
+            "Velkor was founded in 2015 by Ansel Drumm, an engineer who had worked at Ostrava Mills before.",
+            0.6,
+            title="Velkor",
+        )
+        question = "Who founded the company that Velkor's founder worked for before?"
+        out = ExtractiveAnswerGenerator(confidence_threshold=0.0).run(query=question, documents=[founder])
+        outputs = {**out, "answer": out["replies"][0], "chunks": [founder]}
+        result = ResearchResult.from_outputs(question, outputs)
+        dumped = result.model_dump(mode="json")  # what the HTTP API and the MCP tool return
+        assert dumped["short_answer"] == "" and dumped["short_answer_confidence"] is None
+        assert [(part["short_answer"], part["short_answer_confidence"], part["sure"]) for part in dumped["parts"]] == [
+            ("Ansel Drumm", None, False)
+        ]
+        assert "Not sure of the short answer" in result.answer
+        assert "confidence" not in format_chat_answer(result).lower()
+        assert "Short answer" not in format_result(dumped)
+        # The risk-coverage curve never ranks it: it is shown at no threshold.
+        assert part_rows({"answers": ["Ansel Drumm"], "parts": dumped["parts"]}) == [(0.0, True, False)]

@@ -7,8 +7,10 @@ from dataclasses import dataclass
 import pytest
 
 from components.generation import ExtractiveAnswerGenerator
+from components.generation.answer_confidence import FEATURES
 from components.generation.comparison import compare, subjects, yes_no
 from components.text.analyzer import terms
+from tests.components.generation.test_answer_confidence import model_file
 from tests.components.ranking.chunks import kb_document
 
 
@@ -98,7 +100,6 @@ class TestSubjectsTheParseMisreads:
         assert subjects(question, "and") == ["Orla Vennick", "Tavrin Kelso", "Mira Ostby"]
         rows = [Row("Orla Vennick was a painter."), Row("Tavrin Kelso was a painter."), Row("Mira Ostby was a poet.")]
         assert yes_no(question, rows).answer == "no"
-
 
     def test_a_title_opening_with_a_capitalised_function_word(self):
         # "On" is no name by its capital: the subject is the title's naming words, which its sentences hold.
@@ -357,3 +358,48 @@ class TestInTheAnswer:
         reply = out["replies"][0]
         assert reply.startswith("Velvet Harbour [1].")
         assert "formed in Seattle in 1997 [1]" in reply and "formed in Leeds in 2004 [2]" in reply
+
+
+class TestBothSidesRead:
+    """A verdict is said only from sentences read for every subject, each value from its own sentence; dates are read
+    by the dates module to the precision they state."""
+
+    def test_no_verdict_when_the_sources_say_nothing_of_one_subject(self):
+        # Nothing is said of Copper Lantern: whether it is a band is unknown, not denied.
+        assert yes_no("Are Velvet Harbour and Copper Lantern both bands?", BANDS[:1]) is None
+
+    def test_birth_dates_of_one_year_are_compared_by_day(self):
+        quint, drumm = "Orla Quint (born 14 July 1939) is a painter.", "Ansel Drumm (born 3 March 1939) is a sculptor."
+        verdict = compare("Who is older, Orla Quint or Ansel Drumm?", [Row(quint), Row(drumm)])
+        # Each side's value from its own sentence, the older's cited first.
+        assert (verdict.answer, [row.text for row in verdict.evidence]) == ("Ansel Drumm", [drumm, quint])
+
+    def test_numbers_are_compared_as_numbers(self):
+        rows = [
+            Row("The Kestrel Society has 9,500 members across the region."),
+            Row("The Amberline Guild has 12,000 members in four towns."),
+        ]
+        assert compare("Which has more members, the Kestrel Society or the Amberline Guild?", rows).answer == (
+            "Amberline Guild"
+        )
+
+
+class TestVerdictConfidence:
+    def test_a_verdict_is_as_sure_as_the_weakest_subject_sentence(self, tmp_path):
+        # A model that reads only the chunk rank: the verdict is rated by the lower-ranked subject's sentence (its
+        # chunk is fourth), not by the winner's at the top.
+        coef = [4.0 if name == "top_rank" else 0.0 for name in FEATURES]
+        path = model_file(tmp_path, -2.0, 0.5, coef=coef)
+        documents = [
+            kb_document("velvet", BANDS[0].text, 0.9, title="Velvet Harbour"),
+            kb_document("filler-a", "Seattle is a city in the north-west.", 0.8, title="Seattle"),
+            kb_document("filler-b", "Leeds is a city in the north.", 0.7, title="Leeds"),
+            kb_document("copper", BANDS[1].text, 0.6, title="Copper Lantern"),
+        ]
+        out = ExtractiveAnswerGenerator(confidence_model=str(path)).run(
+            query="Which band was formed first, Velvet Harbour or Copper Lantern?", documents=documents
+        )
+        (part,) = out["parts"]
+        assert part["short_answer"] == "Velvet Harbour"
+        assert part["features"]["top_rank"] == pytest.approx(0.25)
+        assert not part["sure"] and part["short_answer_confidence"] < 0.5 and out["short_answer"] == ""
