@@ -314,7 +314,11 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         # then, as for a reading not sure, the chain is read, and when it fails such a span is held back (`_held_back`).
         span = direct["parts"][0]["short_answer"]
         read_off = evidence is not None and bool(span) and _read_off_hop(span, evidence[0], links)
-        if direct["parts"][0]["sure"] and not read_off:
+        # A sure span that is the last bridge itself may be the answer of a question cut where it should not be ("the
+        # name of the river that ..."), so it is not held back; but where the chain reads a further link from a
+        # sentence naming that bridge, the direct reading answered the description, and the chain is the answer.
+        last_bridge = bool(span) and _is_last_bridge(span, links)
+        if direct["parts"][0]["sure"] and not read_off and not last_bridge:
             return direct
         chained = self._chained(query, links, self._link(question, documents, links[-1]["span"]))
         if chained is not None:
@@ -1976,6 +1980,12 @@ def _held_back(direct: dict[str, Any], held: str | None) -> dict[str, Any]:
     return direct
 
 
+def _is_last_bridge(span: str, links: list[dict[str, Any]]) -> bool:
+    """Whether a span names the last bridge a chain crossed (the answer of its innermost description)."""
+    named = _terms_of(span)
+    return bool(named) and named <= _terms_of(links[-1]["span"])
+
+
 def _read_off_hop(span: str, sentence: str, links: list[dict[str, Any]]) -> bool:
     """Whether a direct reading's span answers one of the question's descriptions rather than the question: it is
     the answer of a hop a later hop crossed from, or another span read off the sentence a hop's answer came from
@@ -1983,8 +1993,8 @@ def _read_off_hop(span: str, sentence: str, links: list[dict[str, Any]]) -> bool
     named = _terms_of(span)
     if named and any(named <= _terms_of(link["span"]) for link in links[:-1]):
         return True  # a bridge a later hop crossed from: the described thing, not what is asked of it
-    if named and named <= _terms_of(links[-1]["span"]):
-        return False  # the last bridge itself: the cut, not the direct reading, is in doubt
+    if _is_last_bridge(span, links):
+        return False  # the last bridge itself: the cut, not the direct reading, is in doubt (`run` weighs the chain)
     return any(sentence == link["sentence"] for link in links)
 
 

@@ -122,16 +122,18 @@ class HopRetriever(GuardedComponent):
         self.breaker = self._kb.breaker
 
     def warm_up(self) -> None:
-        """Open the knowledge base and the graph, and load the answer's models (shared with the rest of the
-        process)."""
+        """Load the answer's models (shared with the rest of the process). The knowledge base and the graph open at
+        the first hop search, not here: most questions need none, and each open holds connections of its own beside
+        those of the pipeline's sources."""
         self._reader.warm_up()
-        if self.kb_limit:
-            self._kb.warm_up()
-        if self.graph_top_k:
-            try:
-                self._graph.warm_up()
-            except Exception as exc:  # noqa: BLE001 - an unusable graph is said in each run's status
-                logger.warning("The hop retrieval's graph is not ready: {reason}", reason=cut(str(exc), 200))
+
+    def close(self) -> None:
+        """Close the knowledge base and the graph's chunks this stage opened (the runtime closes its pipelines'
+        components when it ends); the next search opens them again."""
+        try:
+            self._kb.close()
+        finally:
+            self._graph.close()
 
     @component.output_types(ranked=RankedDocuments, status=SourceStatus)
     def run(

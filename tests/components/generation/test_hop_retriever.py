@@ -141,6 +141,26 @@ class TestHopRetriever:
         assert generator.run(query=direct, documents=[SHOT, found]) == generator.run(query=direct, documents=[SHOT])
         assert "Ilsa Varga" in generator.run(query=direct, documents=[SHOT, FILM])["replies"][0]
 
+    def test_a_sure_direct_reading_of_the_last_bridge_gives_way_to_the_chain_a_hop_chunk_completes(self):
+        # Every reading sure (threshold 0): alone, the film's chunk is read as the answer, the description's own; with
+        # the chunk that names the film's director, the chain through the film answers what was asked.
+        generator = ExtractiveAnswerGenerator(confidence_threshold=0.0)
+        assert generator.run(query=QUESTION, documents=[SHOT])["parts"][0]["short_answer"] == "Pale Orchard"
+        out = hops_with(Source("hops_kb", [FILM])).run(query=QUESTION, documents=RankedDocuments((SHOT,)))
+        part = generator.run(query=QUESTION, documents=out["ranked"].documents)["parts"][0]
+        assert (part["short_answer"], part["sure"]) == ("Ilsa Varga", True)
+
+    def test_closing_it_closes_both_sources_it_opened(self):
+        # The runtime closes each component with a close(): the stage's own knowledge base and graph connections go too.
+        closed: list[str] = []
+
+        class Closing(Source):
+            def close(self) -> None:
+                closed.append(self.name)
+
+        hops_with(Closing("hops_kb"), Closing("graph")).close()
+        assert closed == ["hops_kb", "graph"]
+
     def test_bad_settings_are_refused_with_their_name(self):
         with pytest.raises(ValueError, match="kb_limit"):
             HopRetriever(kb_limit=-1)
