@@ -296,7 +296,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         """
         # The chunks a per-hop retrieval added for a later link (`HopRetriever`, numbered after the ranked ones) are
         # read by the chain alone: the direct reading is the ranked chunks', as if they were not there.
-        ranked = [document for document in documents if "hop" not in (document.meta or {})]
+        # Only that stage's mark counts: a graph fact's chunk carries its walk's distance under the same key.
+        ranked = [document for document in documents if not isinstance((document.meta or {}).get("hop"), dict)]
         direct = self._compose(query, ranked, analysis, self.scoring)
         held = direct.pop("_held_reply", None)
         # A question no chunk answered at all has no hop to read either.

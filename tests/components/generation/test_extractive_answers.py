@@ -1398,3 +1398,24 @@ def test_a_sentence_giving_the_asked_name_another_label_does_not_answer():
     result = answer("Which firm led Velmora's Series D?", [rounds])
     assert "Harrow Partners" not in result["parts"][0]["short_answer"]
     assert answer("Which firm led Velmora's Series B?", [rounds])["parts"][0]["short_answer"] == "Harrow Partners"
+
+
+def test_a_sentence_naming_the_asked_label_last_in_a_list_still_answers():
+    # "... the Series B and the Series D." names the asked round before its full stop: it answers, and no other
+    # sentence may take its place with a sure headline.
+    rounds = kb_document(
+        "rounds",
+        "Velmora was started in 2015 by Ines Okafor. Harrow Partners led both the Series B and the Series D.",
+        0.6,
+        title="Velmora's funding",
+    )
+    assert answer("Which firm led Velmora's Series D?", [rounds])["parts"][0]["short_answer"] == "Harrow Partners"
+
+
+@pytest.mark.parametrize("hop", [None, 2])
+def test_a_graph_fact_s_hop_distance_does_not_hide_its_chunk_from_the_direct_reading(hop):
+    # A graph tool's fact carries the walk's distance as meta "hop" (None for a direct hit); only the chunks a
+    # per-hop retrieval added ({"question", "bridge"}) are left to the chain.
+    fact = kb_document("fact", "Velmora was founded in 2015 by Ines Okafor in Brenmoor.", 0.6, title="Velmora")
+    fact.meta["hop"] = hop
+    assert answer("Who founded Velmora?", [fact])["parts"][0]["short_answer"] == "Ines Okafor"
