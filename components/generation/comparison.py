@@ -234,8 +234,9 @@ def yes_no(question: str, sentences: Sequence[Any]) -> Verdict | None:
         return _same(question, named, evidence)
     asked = _asked_terms(question, named)
     best = [max(rows, key=lambda candidate: _share(asked, candidate)) for rows in evidence]
-    supported = all(_share(asked, row) >= YES_SHARE and not _NEGATION.search(row.text) for row in best)
-    return Verdict("yes" if supported else "no", best)
+    failing = [row for row in best if _share(asked, row) < YES_SHARE or _NEGATION.search(row.text)]
+    # A "no" cites first the sentence of a subject that lacks what is asked: the one the verdict rests on.
+    return Verdict("no", failing + [row for row in best if row not in failing]) if failing else Verdict("yes", best)
 
 
 def _relating(question: str) -> list[str]:

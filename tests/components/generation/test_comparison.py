@@ -183,6 +183,11 @@ class TestYesNo:
     def test_no_when_one_subject_does_not(self):
         assert yes_no("Are Velvet Harbour and Copper Lantern both rock bands?", BANDS).answer == "no"
 
+    def test_a_no_cites_first_the_subject_that_lacks_what_is_asked(self):
+        # The first subject is a rock band; the verdict rests on the second's sentence (a folk band).
+        verdict = yes_no("Are Velvet Harbour and Copper Lantern both rock bands?", BANDS)
+        assert [row.text for row in verdict.evidence] == [BANDS[1].text, BANDS[0].text]
+
     def test_two_names_the_recogniser_joined_across_the_and(self):
         # spaCy reads "the Lantern Review and Pick" as one organisation; each side is a subject of its own.
         question = "Are both magazines, the Lantern Review and Pick It Up, British publications?"
@@ -192,8 +197,8 @@ class TestYesNo:
         ]
         assert subjects(question, "and")[0] == "Lantern Review"
         verdict = yes_no(question, rows)
-        assert verdict.answer == "no"
-        assert [row.text for row in verdict.evidence] == [row.text for row in rows]
+        assert verdict.answer == "no"  # each side read; the American one, which the "no" rests on, cited first
+        assert [row.text for row in verdict.evidence] == [rows[1].text, rows[0].text]
 
     def test_one_name_that_holds_an_and_stays_one(self):
         # "the Bank of Kestrel and Amberline" is one organisation: a question about it alone is not cut in two.
