@@ -25,7 +25,7 @@ class TestMemoryBranchWiring:
             ("memory.branch", "ranker.branch_documents"),
             ("memory.status", "statuses.statuses"),
             ("answer_builder.answer", "memory_writer.answer"),
-            ("ranker.ranked", "memory_writer.documents"),
+            ("hops.ranked", "memory_writer.documents"),  # the chunks the answer read: the ranked, then a hop's
         } <= edges
         for name, socket in [
             ("question", "memory.query"),
