@@ -342,16 +342,10 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         """The links of a chain question's descriptions, innermost first (`_link` each), and the question left with
         the last bridge in its description's place; None when the question holds no description or a hop finds no
         new name."""
-        if question_form(query) in {"yes_no", "choice"}:
-            return None
-        links: list[dict[str, Any]] = []
-        question = query
-        while len(links) < MAX_HOPS - 1 and (cut := decompose(question)) is not None:
-            link = self._link(cut.hop, documents, links[-1]["span"] if links else "")
-            if link is None or _terms_of(link["span"]) & _name_terms(cut.hop) or not _a_name(link):
-                return None  # no bridge, the hop's own name again, or no name to ask more of
-            links.append(link)
-            question = cut.rest(link["span"])
+        walked = self._walk_hops(query, documents)
+        if walked is None or walked[2] is not None:
+            return None  # no description, or a hop with no bridge, the hop's own name again or no name to ask more of
+        links, question, _ = walked
         return (links, question) if links else None
 
     def unanswered_hop(self, query: str, documents: list[Document]) -> tuple[str, str] | None:
@@ -360,24 +354,35 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         born?"), and that bridge. None when the question is no chain (`question_chain.decompose`), its first hop finds
         no bridge in `documents` (nothing to fill in), or every link is answered there, the chain sure. What a
         per-hop retrieval asks (`HopRetriever`); reads the chunks as `run` does and answers nothing."""
-        if not self.scoring.on("decompose") or question_form(query) in {"yes_no", "choice"}:
+        walked = self._walk_hops(query, documents) if self.scoring.on("decompose") else None
+        if walked is None or not walked[0]:
             return None
-        links: list[dict[str, Any]] = []
-        question = query
-        while len(links) < MAX_HOPS - 1 and (cut := decompose(question)) is not None:
-            bridge = links[-1]["span"] if links else ""
-            link = self._link(cut.hop, documents, bridge)
-            if link is None or _terms_of(link["span"]) & _name_terms(cut.hop) or not _a_name(link):
-                # A later hop the chunks do not answer is asked with its bridge; a first one has none to ask with.
-                return (cut.hop, bridge) if links else None
-            links.append(link)
-            question = cut.rest(link["span"])
-        if not links:
-            return None
+        links, question, unanswered = walked
+        if unanswered is not None:
+            # A later hop the chunks do not answer is asked with its bridge; a first one has none to ask with.
+            return unanswered, links[-1]["span"]
         chained = self._chained(query, links, self._link(question, documents, links[-1]["span"]))
         if chained is not None and chained["parts"][0]["sure"]:
             return None
         return question, links[-1]["span"]
+
+    def _walk_hops(
+        self, query: str, documents: list[Document]
+    ) -> tuple[list[dict[str, Any]], str, str | None] | None:
+        """The chain's links read from `documents`, innermost first, the question left with the last bridge in its
+        description's place, and the first hop they leave unanswered (no bridge, the hop's own name again, or no name
+        to ask more of; None when every hop was read). None for a question that is no chain."""
+        if question_form(query) in {"yes_no", "choice"}:
+            return None
+        links: list[dict[str, Any]] = []
+        question = query
+        while len(links) < MAX_HOPS - 1 and (cut := decompose(question)) is not None:
+            link = self._link(cut.hop, documents, links[-1]["span"] if links else "")
+            if link is None or _terms_of(link["span"]) & _name_terms(cut.hop) or not _a_name(link):
+                return links, question, cut.hop
+            links.append(link)
+            question = cut.rest(link["span"])
+        return links, question, None
 
     def _chained(self, query: str, links: list[dict[str, Any]], last: dict[str, Any] | None) -> dict[str, Any] | None:
         """The chain's answer from its hops' links and its last link (see `_chain_answer`), or None."""
