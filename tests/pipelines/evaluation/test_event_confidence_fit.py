@@ -27,7 +27,7 @@ from pipelines.evaluation.event_confidence import (
     recall_losses,
     select_families,
 )
-from pipelines.evaluation.timelines import GoldTimeline, TimelineEntry
+from pipelines.evaluation.timelines import EntityScore, GoldTimeline, TimelineEntry
 
 GOLD = {
     "entity": "Orlund Rail",
@@ -76,6 +76,36 @@ def test_the_threshold_puts_precision_first_within_the_recall_floor():
     assert (corpus.score(chosen).recall, corpus.score(chosen).precision) == (0.75, 0.75)
     # A floor of 0.9 keeps every fact.
     assert corpus.score(choose_threshold(corpus, 0.70, 0.9)).entries == 7
+
+
+def test_margins_are_told_by_resampling_the_documents():
+    # Two documents: every fact of "d1" is a gold event, every fact of "d2" is not; "d3" holds nothing.
+    gold = {"entity": "Orlund Rail", "events": []}
+    facts = []
+    for number in range(4):
+        document = "d1" if number < 2 else "d2"
+        sentence = f"Orlund Rail event number {number} happened."
+        if document == "d1":
+            gold["events"].append(
+                {"date": "2015", "mentions": [{"doc_id": document, "sentence_id": number, "sentence": sentence}]}
+            )
+        facts.append(TimelineFact(TimelineEntry(document, sentence, None), {}, document == "d1", document, 0.9))
+    corpus = CorpusTimelines("invented", [gold], {"Orlund Rail": facts}, documents=["d1", "d2", "d3"])
+    scores = corpus.document_scores(0.5)
+    assert list(scores) == ["d1", "d2", "d3"]
+    assert (scores["d1"].recalled, scores["d1"].correct_entries, scores["d2"].entries, scores["d3"].entries) == (
+        2, 2, 2, 0
+    )
+    whole, summed = corpus.score(0.5), EntityScore("sum")
+    for score in scores.values():
+        summed.add(score)
+    assert (whole.recall, whole.precision) == (1.0, 0.5) and vars(summed) == {**vars(whole), "entity": "sum"}
+    # A resample of three documents meets recall 0.55 and precision 0.70 only when it draws no "d2" and at least
+    # one "d1": (2/3)^3 - (1/3)^3 of them.
+    share = corpus.missed_share(0.5, 0.70, 0.55, resamples=4000)
+    assert share == pytest.approx(1 - ((2 / 3) ** 3 - (1 / 3) ** 3), abs=0.03)
+    assert corpus.missed_share(0.5, 0.70, 0.55, resamples=4000) == share  # a fixed seed
+    assert corpus.missed_share(0.95, 0.70, 0.55) == 1.0  # nothing kept: recall 0
 
 
 def test_recall_losses_tell_kept_below_the_threshold_never_proposed_and_wrong_dates(capsys):
@@ -342,7 +372,9 @@ def test_fit_records_a_command_that_gives_its_features_again_and_reads_nothing_o
         out = tmp_path / f"{label}.json"
         assert main(["fit", "--tune", str(tmp_path / "tune_set"), *check, "--out", str(out)]) == 0
         written[label] = json.loads(out.read_text(encoding="utf-8"))
-    capsys.readouterr()
+    # How thin the margins are is printed for each corpus fitted or reported.
+    margins = [line for line in capsys.readouterr().out.splitlines() if "missing a target" in line]
+    assert len(margins) == 2 and "check" not in margins[0] and "; check " in margins[1]
     model = written["alone"]
     assert model["features"] == features_of(DEFAULT_FAMILIES) and "kind_confidence" not in model["features"]
     # The recorded command names the families fitted: run again, it gives a model over the same features.
