@@ -16,6 +16,9 @@ docs/answer-confidence.md):
 - `choice`: whether the span's sentence is the best-scored of the part's sentences (the asked kind's bonus, or a
   chain, may have taken another).
 - `length`: the span's sentence's length (a long sentence holds more candidate spans besides the answer).
+- `generic`: the span is a common noun phrase that names nothing: it opens with a determiner and holds no proper
+  noun and no number ("the function", "this position"), read from the sentence's parse.
+- `bracket`: the span stands inside brackets in its sentence (an aside, seldom what the sentence asserts).
 
 Usage:
 ```python
@@ -36,6 +39,7 @@ from typing import Any
 import cachetools
 
 from components.text.analyzer import stem, words
+from components.text.language import parse
 
 EVIDENCE_GROUPS: dict[str, tuple[str, ...]] = {
     "window": ("window_share",),
@@ -45,6 +49,8 @@ EVIDENCE_GROUPS: dict[str, tuple[str, ...]] = {
     "list": ("span_list",),
     "choice": ("sentence_best",),
     "length": ("sentence_words",),
+    "generic": ("span_generic",),
+    "bracket": ("span_bracketed",),
 }
 EVIDENCE_FEATURES = tuple(name for group in EVIDENCE_GROUPS.values() for name in group)
 
@@ -88,7 +94,42 @@ def evidence_features(
         "span_list": float(bool(_LIST.search(span))),
         "sentence_best": float(bool(sentence) and bool(top) and top[0][1] == sentence),
         "sentence_words": math.log1p(len(words(sentence))),
+        "span_generic": _generic(sentence, span),
+        "span_bracketed": _bracketed(sentence, span),
     }
+
+
+def _span_start(sentence: str, span: str) -> int | None:
+    """The character offset of the span's first occurrence in its sentence (by case when it can), None when the
+    sentence does not hold it."""
+    if not span or not sentence:
+        return None
+    start = sentence.find(span)
+    if start < 0:
+        start = sentence.lower().find(span.lower())
+    return start if start >= 0 else None
+
+
+def _generic(sentence: str, span: str) -> float:
+    """1 when the span, read in its sentence's parse, is a common noun phrase naming nothing: its first word a
+    determiner, none of its words a proper noun or a number; 0 otherwise (and when the sentence does not hold it)."""
+    start = _span_start(sentence, span)
+    if start is None:
+        return 0.0
+    found = parse(sentence).char_span(start, start + len(span), alignment_mode="expand")
+    tokens = [token for token in found or () if not token.is_punct]
+    if not tokens or tokens[0].pos_ != "DET":
+        return 0.0
+    return float(not any(token.pos_ in {"PROPN", "NUM"} or token.like_num for token in tokens))
+
+
+def _bracketed(sentence: str, span: str) -> float:
+    """1 when the span's first occurrence in its sentence stands inside an open bracket ("X (now in Y) ...")."""
+    start = _span_start(sentence, span)
+    if start is None:
+        return 0.0
+    before = sentence[:start]
+    return float(before.count("(") > before.count(")"))
 
 
 def _normal(text: str) -> str:
