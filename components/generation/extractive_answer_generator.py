@@ -1380,10 +1380,18 @@ _REFERENCE_MARK = re.compile(r"\[(?:\d{1,3}|[a-z])\]")
 _CUT_REFERENCE_MARK = re.compile(r"\[(?:\d{1,3}|[a-z])?$")
 
 
+# A possessive marker that ends a span ("Ada Quill's"): what it possesses lies outside, so the name ends before it.
+_POSSESSIVE_END = re.compile(r"(?<=\w)['’]s$")
+
+
 def _bare_span(text: str) -> str:
-    """A short answer without reference marks ("in 2015.[4" -> "in 2015") or closing punctuation, a full stop that
-    ends an abbreviation ("Washington, D.C.", "Orbit Ltd.", "John F.") aside."""
-    text = _CUT_REFERENCE_MARK.sub("", _REFERENCE_MARK.sub("", text)).rstrip(" ,;:")
+    """A short answer without reference marks ("in 2015.[4" -> "in 2015"), an aside it opens but does not close
+    ("the Quill Institute (QI" -> "the Quill Institute"), a possessive marker at its end ("Ada Quill's" -> "Ada
+    Quill") or closing punctuation, a full stop that ends an abbreviation ("Washington, D.C.", "Orbit Ltd.", "John
+    F.") aside."""
+    text = closed(_CUT_REFERENCE_MARK.sub("", _REFERENCE_MARK.sub("", text)).rstrip(" ,;:"))
+    if " " in text.strip():
+        text = _POSSESSIVE_END.sub("", text)
     last = text.rsplit(maxsplit=1)[-1] if text.strip() else ""
     initial = len(last) == 2 and last[0].isalpha()  # "John F."
     abbreviation = initial or "." in last[:-1] or last in language_pipeline().Defaults.tokenizer_exceptions

@@ -421,6 +421,9 @@ class TestShortAnswers:
             ("Orbit Ltd.[2]", "Orbit Ltd."),
             ("John F.", "John F."),
             ("two million", "two million"),
+            ("Ada Quill's", "Ada Quill"),  # what the name possesses lies outside the span
+            ("Bellamy's", "Bellamy's"),  # a one-word name may end so
+            ("the Quill Institute (QI", "the Quill Institute"),  # an aside the span cut open
         ],
     )
     def test_a_bare_span_keeps_only_its_words(self, span, bare):
