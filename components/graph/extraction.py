@@ -68,7 +68,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-49"
+EXTRACTOR_VERSION = "spacy-50"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -266,12 +266,30 @@ def _after_place_preposition(part: Any, span: Any) -> bool:
     return part.start > span.start and part.doc[part.start - 1].text in _PLACE_PREPOSITIONS
 
 
+_NAMED_KINDS_WITHOUT_NUMBERS = {"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC"}
+_NUMBER_PAIR = re.compile(r"^\d{1,3}[-–—]\d{1,3}$")
+
+
+def _score_at_end(span: Any) -> int:
+    """How many tokens at the end of `span`, after at least one word, write a pair of numbers joined by a dash ("2-1",
+    "3–0", "102 - 98": a score or a range); 0 when it does not end in one."""
+    if len(span) >= 2 and _NUMBER_PAIR.match(span[-1].text) and span[-2].is_alpha:
+        return 1
+    pair = len(span) >= 4 and span[-1].is_digit and span[-2].text in _SPACED_DASHES and span[-3].is_digit
+    return 3 if pair and span[-4].is_alpha and len(span[-1]) <= 3 and len(span[-3]) <= 3 else 0
+
+
 def _split_name(span: Any, label: str) -> list[Any]:
     """The names a recognised span holds: "A and B" of people or places is two names, and so is "Zentra and Zentra
     Pro" (the second repeats the first's first word); a dash set off by spaces ("Port Ulm - Vexcom") and a
     lower-case "in" or "at" ("Harlow University in Ostby") end a name; a name that runs on past an initial ending a
     sentence ("at Google X. Treuille then ...": only a person's name has a middle initial) stops at the initial."""
     doc = span.doc
+    score = _score_at_end(span)
+    if score and label in _NAMED_KINDS_WITHOUT_NUMBERS:
+        # A score or a range the recogniser ran the name on into ("Varnholm Rovers 2-1 on Saturday", "Ostby 3–0"):
+        # a person's, an organisation's or a place's name does not end in one.
+        return _split_name(doc[span.start : span.end - score], label)
     for token in span[1:-1]:
         spaced_dash = token.text in _SPACED_DASHES and token.whitespace_ and doc[token.i - 1].whitespace_
         place = token.text in _PLACE_PREPOSITIONS and label != "PERSON" and doc[token.i + 1].is_title

@@ -104,8 +104,9 @@ class TestLanguageExtractor:
         # rolled out"); `spacy-46` kept a unit's, a currency's or a time zone's symbol as an entity ("GB", "USD 23",
         # "GMT +8"); `spacy-47` folded an organisation's first word into a longer name ending in a noun of another
         # kind ("Quarrow" into the "Quarrow Builders Summit"); `spacy-48` kept a longer name's head noun written with
-        # the definite article as an entity of its own ("the Council" after the "Orvask City Council").
-        old = [f"spacy/spacy-{n}" for n in range(48, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
+        # the definite article as an entity of its own ("the Council" after the "Orvask City Council"); `spacy-49`
+        # read a one-digit score or range after a name as a model designation ("Varnholm Rovers 2-1").
+        old = [f"spacy/spacy-{n}" for n in range(49, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
         assert LanguageExtractor().stamp not in old
 
     def test_entities_kinds_and_suffixes(self):
@@ -685,6 +686,12 @@ class TestEventsOfTheEntity:
         assert read_as_model(model)
         assert "lumo 4" in fact_for(graph, "Pre-orders of the new").entity_keys
         assert not any(entity.key == "4" for entity in graph.entities)  # a count is not a model
+
+    def test_a_score_after_a_name_is_not_a_designation(self):
+        graph = extract("Ostby City beat Varnholm Rovers 2-1 on Saturday to stay top of the Northern League.")
+        keys = {entity.key for entity in graph.entities}
+        assert "varnholm rovers" in keys
+        assert not any(any(character.isdigit() for character in key) for key in keys)
 
     def test_an_organisation_keyed_by_one_word_is_not_anothers_first_word(self):
         graph = extract(
