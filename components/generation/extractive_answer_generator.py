@@ -30,7 +30,7 @@ from components.generation.question_analysis import (
     existential_part,
     question_form,
 )
-from components.generation.question_chain import decompose
+from components.generation.question_chain import CLAUSE_DEPS, decompose
 from components.generation.question_gap import (
     PLACE_PREPOSITIONS,
     SUBJECT_DEPS,
@@ -305,14 +305,34 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         # One part only: a chain answers the question as one part, and a several-part question's parts stay its own.
         if evidence is False or not self.scoring.on("decompose") or len(direct["parts"]) != 1:
             return direct
-        found = self._hops(query, documents)
-        if found is None:
+        walked = self._walk_hops(query, documents)
+        if walked is None:
             return direct
-        links, question = found
+        links, question, unanswered, stopped = walked
+        span = direct["parts"][0]["short_answer"]
+        if unanswered is not None or not links:
+            # The chain stops at its first hop, whose answer is no name to ask further of ("What is the area where
+            # the Tarrow wind farm is located?" read as "86" turbines). Another span read off the very sentence that
+            # answered that description by its clause, a sentence holding none of what the rest of the question asks
+            # of the described thing (`_answers_its_clause`), answers the description, not the question ("Ossel and
+            # Brandwick counties" for who was governor when the area became a province): it is held back, as below.
+            # The hop's own answer again ("May 2015" for "When did the public beta of X come out?") puts the cut in
+            # doubt, not the direct reading: it stands. (A later hop that stops leaves the bridges before it in doubt
+            # as much as the direct reading: that stands too.)
+            if (
+                not links
+                and stopped is not None
+                and evidence is not None
+                and span
+                and evidence[0] == stopped["sentence"]
+                and not _is_last_bridge(span, [stopped])
+                and _answers_its_clause(question, stopped["sentence"])
+            ):
+                return _held_back(direct, held)
+            return direct
         # A direct reading stands when sure, unless its span answers a description of the question rather than the
         # question ("When was the company that acquired X founded?" read off the sentence saying when X was acquired):
         # then, as for a reading not sure, the chain is read, and when it fails such a span is held back (`_held_back`).
-        span = direct["parts"][0]["short_answer"]
         read_off = evidence is not None and bool(span) and _read_off_hop(span, evidence[0], links)
         # A sure span that is the last bridge itself may be the answer of a question cut where it should not be ("the
         # name of the river that ..."), so it is not held back; but where the chain reads a further link from a
@@ -345,7 +365,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         walked = self._walk_hops(query, documents)
         if walked is None or walked[2] is not None:
             return None  # no description, or a hop with no bridge, the hop's own name again or no name to ask more of
-        links, question, _ = walked
+        links, question, _, _ = walked
         return (links, question) if links else None
 
     def unanswered_hop(self, query: str, documents: list[Document]) -> tuple[str, str] | None:
@@ -357,7 +377,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         walked = self._walk_hops(query, documents) if self.scoring.on("decompose") else None
         if walked is None or not walked[0]:
             return None
-        links, question, unanswered = walked
+        links, question, unanswered, _ = walked
         if unanswered is not None:
             # A later hop the chunks do not answer is asked with its bridge; a first one has none to ask with.
             return unanswered, links[-1]["span"]
@@ -368,10 +388,11 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
 
     def _walk_hops(
         self, query: str, documents: list[Document]
-    ) -> tuple[list[dict[str, Any]], str, str | None] | None:
+    ) -> tuple[list[dict[str, Any]], str, str | None, dict[str, Any] | None] | None:
         """The chain's links read from `documents`, innermost first, the question left with the last bridge in its
-        description's place, and the first hop they leave unanswered (no bridge, the hop's own name again, or no name
-        to ask more of; None when every hop was read). None for a question that is no chain."""
+        description's place, the first hop they leave unanswered (no bridge, the hop's own name again, or no name
+        to ask more of; None when every hop was read) and that hop's own reading when it had one (a span that is no
+        name to ask further of, or the hop's own name again; else None). None for a question that is no chain."""
         if question_form(query) in {"yes_no", "choice"}:
             return None
         links: list[dict[str, Any]] = []
@@ -379,10 +400,10 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         while len(links) < MAX_HOPS - 1 and (cut := decompose(question)) is not None:
             link = self._link(cut.hop, documents, links[-1]["span"] if links else "")
             if link is None or _terms_of(link["span"]) & _name_terms(cut.hop) or not _a_name(link):
-                return links, question, cut.hop
+                return links, question, cut.hop, link
             links.append(link)
             question = cut.rest(link["span"])
-        return links, question, None
+        return links, question, None, None
 
     def _chained(self, query: str, links: list[dict[str, Any]], last: dict[str, Any] | None) -> dict[str, Any] | None:
         """The chain's answer from its hops' links and its last link (see `_chain_answer`), or None."""
@@ -1991,6 +2012,20 @@ def _held_back(direct: dict[str, Any], held: str | None) -> dict[str, Any]:
         direct["replies"] = [held]
     direct["short_answer"], direct["short_answer_confidence"] = "", None
     return direct
+
+
+def _answers_its_clause(question: str, sentence: str) -> bool:
+    """Whether `sentence` answers only the innermost description of `question`: a description by a clause of its own
+    ("the area where X is located", "the film that was shot in ..."), which names an event the sentence can state,
+    while the sentence holds none of the terms the rest of the question asks ("governor", "became", "province" of
+    "Who was governor when the area where X is located became a province?"). A description by an "of" phrase or a
+    possessive ("the machinery of X", "X's father") names no event of its own: a sentence about the described thing
+    may say what is asked of it in other words ("driven by water" for what turned it), so it is never read so."""
+    cut = decompose(question)
+    if cut is None or not any(token.dep_ in CLAUSE_DEPS for token in parse_syntax(cut.hop)):
+        return False
+    rest = frozenset(terms(f"{cut.before} {cut.after}")) - frozenset(terms(cut.hop))
+    return not rest & frozenset(terms(sentence))
 
 
 def _is_last_bridge(span: str, links: list[dict[str, Any]]) -> bool:

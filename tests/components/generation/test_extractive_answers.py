@@ -1380,6 +1380,26 @@ class TestDirectReadingOfADescription:
         assert part["short_answer"] == "Ansel Drumm" and not part["sure"]
         assert part["short_answer_confidence"] is None and out["short_answer_confidence"] is None
 
+    def test_a_span_of_a_description_answered_by_no_name_is_held_back(self):
+        # "What is the area where the wind farm is located?" reads "86" off the farm's sentence: no name to ask further
+        # of, so no chain; the direct reading's counties come from that same sentence and answer the description,
+        # not who was governor when the area became a province. Held back: no headline and no confidence.
+        farm = kb_document(
+            "farm",
+            "The Tarrow Ridge Wind Farm consists of 86 wind turbines, located in Ossel and Brandwick counties in "
+            "northern Veland.",
+            0.6,
+            title="Tarrow Ridge Wind Farm",
+        )
+        out = ExtractiveAnswerGenerator(confidence_threshold=0.0).run(
+            query="Who was governor when the area where Tarrow Ridge Wind Farm is located became a province?",
+            documents=[farm],
+        )
+        (part,) = out["parts"]
+        assert part["short_answer"] == "Ossel and Brandwick counties"
+        assert not part["sure"] and part["short_answer_confidence"] is None and out["short_answer"] == ""
+        assert UNSURE_NOTE in out["replies"][0]
+
     def test_a_date_is_no_bridge_to_cross(self):
         # "the public beta of Quorra" is answered by a date: nothing to ask further of, the direct reading stands.
         document = kb_document("quorra", "Quorra was released publicly as a beta in May 2015.", 0.6, title="Quorra")
