@@ -83,6 +83,7 @@ RULE_FAMILIES = {
     "stretch": "'why'/'how': the stretch of the sentence the question does not hold",
     "subject": "a cited sentence about its chunk's subject answers with the full name the chunk opens with",
     "further_kind": "a further sentence holding another span of the asked kind gains",
+    "graph_kind": "a name the graph knows as a product, a work or an event answers no 'who' (no headline)",
 }
 # The features a family's switch sets to nothing.
 FAMILY_FEATURES = {

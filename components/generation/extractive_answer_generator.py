@@ -18,6 +18,7 @@ from components.generation.answer_confidence import AnswerConfidence, part_featu
 from components.generation.answer_evidence import TOP_SENTENCES, MeaningCache, evidence_features
 from components.generation.answer_scoring import AnswerScoring
 from components.generation.comparison import compare, yes_no
+from components.generation.graph_kinds import graph_kinds, names_no_doer
 from components.generation.name_labels import other_label
 from components.generation.question_analysis import (
     LIGHT_NOUNS,
@@ -761,8 +762,13 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         ]
         retrieval_scores = [document.score for document in documents[: self.max_chunks]]
         confidences: dict[int, float] = {}
+        # A part asking who did something, answered by a name the graph knows as a product, a work or an event (the
+        # recogniser's label of one mention aside), is not rated: it shows no headline (`names_no_doer`).
+        known = graph_kinds(documents[: self.max_chunks])
         for position, (text, number, how) in shorts.items():
             part, stats = picks[position][0], found_how[position]
+            if how != "verdict" and scoring.on("graph_kind") and names_no_doer(text, part.labels, known):
+                continue
             # A chain is as sure as its weakest link: each link's sentence is rated as one the span rests on; a verdict
             # as the weakest of its subjects' sentences.
             links = stats.get("links") if how == "chain" else stats.get("sides") if how == "verdict" else None

@@ -116,6 +116,8 @@ class Fact:
     document_date: dt.date | None = None
     entity_names: list[str] = field(default_factory=list)
     entity_uuids: list[str] = field(default_factory=list)
+    # Each entity's kind as the graph decided it (`kinds.KindModel`: "other" when unsure), in `entity_names` order.
+    entity_kinds: list[str] = field(default_factory=list)
     # Entities the sentence names without taking part in its event ("Nordvik employees protested"): not on their
     # timelines, but the retrieval walk links the passage to them (retrieval needs mentions).
     mention_keys: list[str] = field(default_factory=list)
@@ -179,6 +181,7 @@ class Fact:
             "invalid_at": self.invalid_at.iso() if self.invalid_at else None,
             "source_node_uuid": self.source_node_uuid,
             "entities": list(self.entity_names),
+            "entity_kinds": list(self.entity_kinds),
             "document_id": self.document_id,
             "document_title": self.document_title,
             "chunk_id": self.chunk_id,

@@ -68,8 +68,8 @@ _SCHEMA = (
 
 # A fact row as `fact_from_row` reads it: the fact's properties, and its entities with their positions.
 _FACT = (
-    "f AS fact, [(f)-[m:MENTIONS]->(x:Entity) | {uuid: x.uuid, name: x.name, key: x.key, position: m.position}] "
-    "AS entities"
+    "f AS fact, [(f)-[m:MENTIONS]->(x:Entity) | "
+    "{uuid: x.uuid, name: x.name, key: x.key, kind: x.kind, position: m.position}] AS entities"
 )
 _AS_OF = (
     " AND ($as_of IS NULL OR ((f.valid_from IS NULL OR f.valid_from <= $as_of)"

@@ -78,7 +78,7 @@ CREATE TRIGGER {version_trigger} AFTER INSERT OR DELETE OR TRUNCATE OR UPDATE OF
 
 # A fact row as `fact_from_row` reads it: the fact's columns, and its entities with their positions.
 _FACT = """to_jsonb(f) - 'tsv' AS fact, (SELECT coalesce(jsonb_agg(jsonb_build_object('uuid', e.uuid,
-    'name', e.name, 'key', e.key, 'position', x.position)), '[]'::jsonb)
+    'name', e.name, 'key', e.key, 'kind', e.kind, 'position', x.position)), '[]'::jsonb)
     FROM {fact_entities} x JOIN {entities} e ON e.uuid = x.entity_uuid WHERE x.fact_uuid = f.uuid) AS entities"""
 _AS_OF = """ AND (%(as_of)s::date IS NULL OR ((f.valid_from IS NULL OR f.valid_from <= %(as_of)s)
     AND (f.invalid_from IS NULL OR f.invalid_from > %(as_of)s)))"""

@@ -229,8 +229,8 @@ def _fuzzy(value: Any, precision: str | None) -> FuzzyDate | None:
 
 
 def fact_from_row(row: Mapping[str, Any]) -> Fact:
-    """A `Fact` from a row of either store: `fact` (the fact's stored properties) and `entities` (uuid, name, key
-    and position of each entity taking part)."""
+    """A `Fact` from a row of either store: `fact` (the fact's stored properties) and `entities` (uuid, name, key,
+    kind and position of each entity taking part)."""
     props = dict(row["fact"])
     linked = sorted(row["entities"] or [], key=lambda item: item["position"])
     return Fact(
@@ -250,6 +250,7 @@ def fact_from_row(row: Mapping[str, Any]) -> Fact:
         confidence=None if props.get("confidence") is None else float(props["confidence"]),
         entity_names=[item["name"] for item in linked],
         entity_uuids=[item["uuid"] for item in linked],
+        entity_kinds=[item.get("kind") or "other" for item in linked],
     )
 
 

@@ -152,6 +152,9 @@ class TestGraphStoreConformance:
         first = best[nordvik.uuid][0].fact  # about Nordvik, linking it to another entity, the most recent such
         assert first.entity_uuids[0] == nordvik.uuid and len(first.entity_uuids) > 1
         assert first.valid_at.iso() == "2021" and first.document_title
+        # Each entity's decided kind comes with the fact (the answer reads it off the passage's facts).
+        assert first.entity_kinds[0] == "organization" and len(first.entity_kinds) == len(first.entity_names)
+        assert first.contract()["entity_kinds"] == first.entity_kinds
         then = nordvik_store.best_entity_facts([dahl.uuid], per_entity=10, as_of=dt.date(2015, 6, 1))[dahl.uuid]
         assert then and all(hit.fact.valid_at.value <= dt.date(2015, 6, 1) for hit in then)
         assert nordvik_store.best_entity_facts([]) == {}
