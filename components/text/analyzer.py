@@ -37,6 +37,9 @@ import snowballstemmer
 from components.text.language import analysis_pipeline_name, language_pipeline
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# `_WORD` on lower-cased ASCII text, where it matches exactly these characters: the same words, found about a third
+# faster than through the Unicode classes (most chunk and question text is ASCII).
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
 
 
 def _spacy_english(module: str) -> Path:
@@ -162,7 +165,8 @@ def stem(word: str) -> str:
 
 def words(text: str) -> list[str]:
     """The lower-cased word tokens of `text` (letters and digits; punctuation and underscores split words)."""
-    return _WORD.findall((text or "").lower())
+    lowered = (text or "").lower()
+    return (_ASCII_WORD if lowered.isascii() else _WORD).findall(lowered)
 
 
 def content_words(text: str) -> list[str]:
@@ -173,7 +177,7 @@ def content_words(text: str) -> list[str]:
 
 def terms(text: str) -> list[str]:
     """The stemmed content terms of `text` in order, stop words dropped, duplicates kept."""
-    return [stem(word) for word in content_words(text)]
+    return [stem(word) for word in words(text) if word not in STOP_WORDS]  # one pass: the ranker's hottest call
 
 
 def term_counts(text: str) -> dict[str, int]:
