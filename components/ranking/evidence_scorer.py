@@ -37,7 +37,7 @@ from functools import lru_cache
 
 from components.knowledge_base.store import TermStatistics
 from components.text import bm25
-from components.text.analyzer import analyze, terms
+from components.text.analyzer import analyze, remember_analysis, terms
 from components.text.language import chunk_sentence_spans
 
 DEFAULT_WEIGHTS = {"bm25": 1.0, "dense": 0.5, "sentence": 1.0, "coverage": 0.5, "best_sentence": 0.5}
@@ -112,7 +112,8 @@ def _text_terms(text: str, spans: Spans) -> tuple[dict[str, int], tuple[frozense
             previous = end
         for term in terms(text[previous:]):
             counts[term] = counts.get(term, 0) + 1
-        return counts, tuple(span_terms)
+        # The stages after the ranker read these chunks' analyses (the citation check): kept as if made whole.
+        return remember_analysis(text, counts).counts, tuple(span_terms)
     return analyze(text).counts, tuple(_span_terms(text, start, end) for start, end in spans)
 
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import cachetools
 import snowballstemmer
 
 from components.text.language import analysis_pipeline_name, language_pipeline
@@ -194,8 +195,25 @@ class TextAnalysis:
     length: int  # content terms in the text (the BM25 document length)
 
 
-@lru_cache(maxsize=8192)
+# The analyses of recent texts (chunks come back for many questions, and every stage after the ranker reads the ranked
+# ones): oldest out first beyond the limit.
+_ANALYSES: cachetools.LRUCache[str, TextAnalysis] = cachetools.LRUCache(maxsize=8192)
+_ANALYSES_LOCK = threading.Lock()
+
+
 def analyze(text: str) -> TextAnalysis:
     """Terms and term counts of `text`; cached per text."""
-    counts = Counter(terms(text))
-    return TextAnalysis(text=text, counts=dict(counts), length=sum(counts.values()))
+    with _ANALYSES_LOCK:
+        found = _ANALYSES.get(text)
+    if found is None:
+        found = remember_analysis(text, dict(Counter(terms(text))))
+    return found
+
+
+def remember_analysis(text: str, counts: dict[str, int]) -> TextAnalysis:
+    """Keep `counts`, the term counts of `text` as `analyze` makes them (made by a reader that analysed the text in
+    pieces, e.g. the ranker from its sentences), as the text's analysis; the analysis kept is returned."""
+    analysis = TextAnalysis(text=text, counts=counts, length=sum(counts.values()))
+    with _ANALYSES_LOCK:
+        _ANALYSES[text] = analysis
+    return analysis
