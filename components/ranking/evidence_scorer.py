@@ -103,7 +103,8 @@ def _text_terms(text: str, spans: Spans) -> tuple[dict[str, int], tuple[frozense
         span_terms = []
         previous = 0
         for start, end in spans:
-            for term in terms(text[previous:start]):
+            gap = text[previous:start]
+            for term in terms(gap) if gap and not gap.isspace() else ():  # mostly the space between two sentences
                 counts[term] = counts.get(term, 0) + 1
             found = terms(text[start:end])
             for term in found:
