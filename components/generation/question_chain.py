@@ -24,6 +24,7 @@ cut.hop, cut.rest("Maximum Overdrive")
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from components.generation.question_analysis import WH_WORDS
@@ -55,9 +56,11 @@ class ChainCut:
         return f"{self.before}{answer}{self.after}"
 
 
+@lru_cache(maxsize=1024)
 def decompose(question: str) -> ChainCut | None:
     """The question cut at its innermost description (see the module's doc), or None when it holds none that the rest
-    of the question asks something of."""
+    of the question asks something of. Read once per question text: the hop stage and the answer both ask it of the
+    same question (a `ChainCut` is immutable)."""
     doc = parse_syntax(question)
     clauses = [token for token in doc if token.dep_ in CLAUSE_DEPS]
     wh = {

@@ -37,7 +37,7 @@ from functools import lru_cache
 
 from components.knowledge_base.store import TermStatistics
 from components.text import bm25
-from components.text.analyzer import analyze, terms
+from components.text.analyzer import analyze, remember_analysis, terms
 from components.text.language import chunk_sentence_spans
 
 DEFAULT_WEIGHTS = {"bm25": 1.0, "dense": 0.5, "sentence": 1.0, "coverage": 0.5, "best_sentence": 0.5}
@@ -90,6 +90,49 @@ def _span_terms(text: str, start: int, end: int) -> frozenset[str]:
     return frozenset(terms(text[start:end]))
 
 
+Spans = tuple[tuple[int, int], ...]
+
+
+@lru_cache(maxsize=4096)
+def _text_terms(text: str, spans: Spans) -> tuple[dict[str, int], tuple[frozenset[str], ...]]:
+    """The text's term counts and each span's terms, the text read once: an ASCII text whose ordered spans cut no word
+    is analysed span by span and gap by gap, its counts summed from those pieces (the analysis of each piece is the
+    same words as the whole text's there, since no word crosses a cut); any other text as a whole and span by span."""
+    if _cut_between_words(text, spans):
+        counts: dict[str, int] = {}
+        span_terms = []
+        previous = 0
+        for start, end in spans:
+            gap = text[previous:start]
+            for term in terms(gap) if gap and not gap.isspace() else ():  # mostly the space between two sentences
+                counts[term] = counts.get(term, 0) + 1
+            found = terms(text[start:end])
+            for term in found:
+                counts[term] = counts.get(term, 0) + 1
+            span_terms.append(frozenset(found))
+            previous = end
+        for term in terms(text[previous:]):
+            counts[term] = counts.get(term, 0) + 1
+        # The stages after the ranker read these chunks' analyses (the citation check): kept as if made whole.
+        return remember_analysis(text, counts).counts, tuple(span_terms)
+    return analyze(text).counts, tuple(_span_terms(text, start, end) for start, end in spans)
+
+
+def _cut_between_words(text: str, spans: Spans) -> bool:
+    """Whether `text` is ASCII and `spans` are ordered, within it and never cut inside a word (letters and digits)."""
+    if not text.isascii():
+        return False  # lower-casing may change a non-ASCII text's length, and with it where a piece's words are
+    previous = 0
+    for start, end in spans:
+        if not previous <= start <= end <= len(text):
+            return False
+        for cut in (start, end):
+            if 0 < cut < len(text) and text[cut - 1].isalnum() and text[cut].isalnum():
+                return False
+        previous = end
+    return True
+
+
 @lru_cache(maxsize=4096)
 def _title_counts(title: str) -> dict[str, int]:
     return analyze(title).counts if title else {}
@@ -135,10 +178,18 @@ class EvidenceScorer:
         """
         sentences = sentences or {}
         query_terms = sorted(set(terms(query)))
-        analyses = [analyze(candidate.text or "") for candidate in candidates]
-        counts = [
-            self._counts(candidate, analysis.counts) for candidate, analysis in zip(candidates, analyses, strict=True)
-        ]
+        # Each candidate's sentences: its stored in-context ones, else those it carries, else the splitter's.
+        read: list[Spans] = []
+        for candidate in candidates:
+            stored = sentences.get(candidate.chunk_id)
+            if stored:
+                read.append(tuple((start, end) for start, end, _ in stored))
+            elif candidate.sentence_spans is not None:
+                read.append(tuple(candidate.sentence_spans))
+            else:
+                read.append(tuple(chunk_sentence_spans(candidate.text)))
+        analyses = [_text_terms(candidate.text or "", spans) for candidate, spans in zip(candidates, read, strict=True)]
+        counts = [self._counts(candidate, pair[0]) for candidate, pair in zip(candidates, analyses, strict=True)]
         lengths = [sum(count.values()) for count in counts]
         idf, average, source = self._idf(query_terms, counts, lengths, statistics)
         known = [term for term in query_terms if term in idf]
@@ -146,7 +197,7 @@ class EvidenceScorer:
         best_possible = total_idf * (self.k1 + 1.0)
 
         features = []
-        for candidate, count, length in zip(candidates, counts, lengths, strict=True):
+        for candidate, count, length, (_, span_terms) in zip(candidates, counts, lengths, analyses, strict=True):
             found = [term for term in known if count.get(term)]
             held = sum(idf[term] for term in found)
             keyword = sum(idf[term] * bm25.term_weight(count[term], length, average, self.k1, self.b) for term in found)
@@ -155,15 +206,18 @@ class EvidenceScorer:
             dense = min(1.0, max(0.0, float(candidate.cosine)))
             stored = sentences.get(candidate.chunk_id)
             if stored:
-                rows = [(start, end, cosine, _span_terms(candidate.text, start, end)) for start, end, cosine in stored]
+                rows = [
+                    (start, end, cosine, held_terms)
+                    for (start, end, cosine), held_terms in zip(stored, span_terms, strict=True)
+                ]
                 sentence = max(cosine for _, _, cosine, _ in rows)
             else:
                 # No stored sentence vectors (another source, or an older ingestion): the chunk's cosine stands in,
-                # for the sentences it carries, else the splitter's.
-                spans = candidate.sentence_spans
-                if spans is None:
-                    spans = tuple(chunk_sentence_spans(candidate.text))
-                rows = [(start, end, dense, _span_terms(candidate.text, start, end)) for start, end in spans]
+                # for the sentences it carries, else the splitter's (`read` above).
+                spans = read[len(features)]
+                rows = [
+                    (start, end, dense, held_terms) for (start, end), held_terms in zip(spans, span_terms, strict=True)
+                ]
                 sentence = dense
             # A text without sentences (a table cell, a title) is its own best sentence.
             best_sentence = -math.inf if rows else coverage + dense

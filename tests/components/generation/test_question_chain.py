@@ -91,3 +91,20 @@ def test_the_innermost_description_is_asked_first(question, hop, rest):
 )
 def test_a_question_without_a_hop_is_not_cut(question):
     assert decompose(question) is None
+
+
+def test_a_question_is_read_once_for_the_hop_stage_and_the_answer(monkeypatch):
+    import components.generation.question_chain as question_chain
+
+    parsed: list[str] = []
+    parse = question_chain.parse_syntax
+
+    def counted(text: str):  # noqa: ANN202
+        parsed.append(text)
+        return parse(text)
+
+    monkeypatch.setattr(question_chain, "parse_syntax", counted)
+    question = "Where was the architect of Quellmoor Hall born?"
+    first, second = decompose(question), decompose(question)
+    assert first is second and first is not None and first.hop == "What is the architect of Quellmoor Hall?"
+    assert parsed == [question]

@@ -7,7 +7,8 @@ import math
 import pytest
 
 from components.knowledge_base.store import TermStatistics
-from components.ranking.evidence_scorer import DEFAULT_WEIGHTS, EvidenceCandidate, EvidenceScorer
+from components.ranking.evidence_scorer import DEFAULT_WEIGHTS, EvidenceCandidate, EvidenceScorer, _text_terms
+from components.text.analyzer import analyze, terms
 
 ANSWER = EvidenceCandidate(
     chunk_id="answer",
@@ -75,3 +76,35 @@ class TestEvidenceScorer:
         (empty,) = EvidenceScorer().score("the of and", [ANSWER])
         assert empty.bm25 == empty.coverage == 0.0
         assert empty.score == pytest.approx(0.5 * 0.40 + 1.0 * 0.40 + 0.5 * 0.40)
+
+
+class TestOneReadOfTheText:
+    """The candidates' term counts and sentence terms come from one read of each text, the same as reading the whole
+    text and each sentence apart."""
+
+    TEXT = "Orvel Quay opened in 1931.  Its pier-head crane lifts 40 tonnes!\nTolls rose twice; ferries kept running."
+    SPANS = ((0, 26), (28, 64), (65, 81), (83, 104))
+
+    def test_counts_and_sentence_terms_match_the_whole_and_the_parts(self):
+        counts, sentence_terms = _text_terms(self.TEXT, self.SPANS)
+        assert counts == analyze(self.TEXT).counts
+        assert sentence_terms == tuple(frozenset(terms(self.TEXT[start:end])) for start, end in self.SPANS)
+
+    @pytest.mark.parametrize(
+        "text, spans",
+        [
+            ("Orvel Quay opened in 1931. Its crane lifts.", ((0, 8), (9, 43))),  # a cut inside "Quay"
+            ("Zürich-Nord opened. The crane lifts.", ((0, 19), (20, 36))),  # not ASCII
+            ("Orvel opened. The crane lifts.", ((14, 30), (0, 13))),  # out of order
+        ],
+    )
+    def test_a_cut_inside_a_word_or_a_text_it_cannot_read_in_pieces_is_read_whole(self, text, spans):
+        counts, sentence_terms = _text_terms(text, spans)
+        assert counts == analyze(text).counts
+        assert sentence_terms == tuple(frozenset(terms(text[start:end])) for start, end in spans)
+
+    def test_scores_are_those_of_the_texts_read_whole(self):
+        candidate = EvidenceCandidate(chunk_id="quay", text=self.TEXT, title="Orvel Quay", cosine=0.3)
+        sentences = {"quay": [(start, end, 0.1 * number) for number, (start, end) in enumerate(self.SPANS, 1)]}
+        (features,) = EvidenceScorer().score("How much does the Orvel Quay crane lift?", [candidate], None, sentences)
+        assert features.best_span == (28, 64) and features.sentences[1] == (28, 64, 0.2)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import threading
 
+import pytest
 from spacy.lang.en.stop_words import STOP_WORDS as SPACY_STOP_WORDS
 
-from components.text.analyzer import STOP_WORDS, analyze, content_words, stem, term_counts, terms
+from components.text.analyzer import STOP_WORDS, analyze, content_words, stem, term_counts, terms, words
 
 
 class TestTerms:
@@ -23,6 +25,13 @@ class TestTerms:
         assert STOP_WORDS - SPACY_STOP_WORDS == {"d", "ll", "m", "n", "s", "t", "ve"}
         assert {"nine", "hundred", "first", "third"} <= SPACY_STOP_WORDS - STOP_WORDS
         assert content_words("She'd say the Broncos' first 2 wins were ours.") == ["broncos", "first", "2", "wins"]
+
+    @pytest.mark.parametrize(
+        "text",
+        ["Pier-head 40t crane, snake_case & 3.5 tonnes!", "Zürich's İzmir-bound ΟΔΟΣ", "\u212aelvin", "", "a_b__c"],
+    )
+    def test_ascii_text_is_cut_into_the_same_words_as_any_text(self, text):
+        assert words(text) == re.findall(r"[^\W_]+", text.lower())
 
     def test_term_counts(self):
         assert term_counts("The cat sat. The cats sat on cats.") == {"cat": 3, "sit": 2}
