@@ -1408,7 +1408,8 @@ _CUT_REFERENCE_MARK = re.compile(r"\[(?:\d{1,3}|[a-z])?$")
 
 
 # A possessive marker that ends a span ("Ada Quill's"): what it possesses lies outside, so the name ends before it.
-_POSSESSIVE_END = re.compile(r"(?<=\w)['’]s$")
+# After a digit it writes a plural, not a possessive ("the 1980's", "'90's": a decade, not a year).
+_POSSESSIVE_END = re.compile(r"(?<=[^\W\d_])['’]s$")
 
 
 def _bare_span(text: str) -> str:

@@ -424,6 +424,8 @@ class TestShortAnswers:
             ("Ada Quill's", "Ada Quill"),  # what the name possesses lies outside the span
             ("Bellamy's", "Bellamy's"),  # a one-word name may end so
             ("the Quill Institute (QI", "the Quill Institute"),  # an aside the span cut open
+            ("the 1980's", "the 1980's"),  # a decade written with an apostrophe is no possessive of a year
+            ("early '90's", "early '90's"),
         ],
     )
     def test_a_bare_span_keeps_only_its_words(self, span, bare):
