@@ -2032,7 +2032,9 @@ def _answers_its_clause(question: str, sentence: str) -> bool:
     if cut is None or not any(token.dep_ in CLAUSE_DEPS for token in parse_syntax(cut.hop)):
         return False
     rest = frozenset(terms(f"{cut.before} {cut.after}")) - frozenset(terms(cut.hop))
-    return not rest & frozenset(terms(sentence))
+    # A rest asking nothing the description does not ("Who owns the company that owns X?") tells nothing: a sentence
+    # stating the description's event may answer the whole question.
+    return bool(rest) and not rest & frozenset(terms(sentence))
 
 
 def _is_last_bridge(span: str, links: list[dict[str, Any]]) -> bool:

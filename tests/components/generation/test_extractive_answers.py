@@ -14,6 +14,7 @@ from components.generation.extractive_answer_generator import (
     ABSTENTION_PREFIX,
     UNSURE_NOTE,
     _a_name,
+    _answers_its_clause,
     _bare_span,
     _equated_with,
     _from_neighbour,
@@ -1401,6 +1402,15 @@ class TestDirectReadingOfADescription:
         assert part["short_answer"] == "Ossel and Brandwick counties"
         assert not part["sure"] and part["short_answer_confidence"] is None and out["short_answer"] == ""
         assert UNSURE_NOTE in out["replies"][0]
+
+    def test_a_rest_that_asks_only_what_the_description_asks_tells_nothing(self):
+        # "owns" outside the description is "owns" inside it: the rest asks no term of its own, so no sentence can be
+        # said to hold none of them, and the description's sentence may answer the whole question.
+        question = "Who owns the company that owns Tarrow Mills?"
+        sentence = "Tarrow Mills is owned by a holding company, which is owned by Ada Quill."
+        assert not _answers_its_clause(question, sentence)
+        governor = "Who was governor when the area where Tarrow Ridge Wind Farm is located became a province?"
+        assert _answers_its_clause(governor, "The Tarrow Ridge Wind Farm is located in Ossel county.")
 
     def test_a_date_is_no_bridge_to_cross(self):
         # "the public beta of Quorra" is answered by a date: nothing to ask further of, the direct reading stands.
