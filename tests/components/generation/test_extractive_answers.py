@@ -427,6 +427,7 @@ class TestShortAnswers:
             ("the Quill Institute (QI", "the Quill Institute"),  # an aside the span cut open
             ("the 1980's", "the 1980's"),  # a decade written with an apostrophe is no possessive of a year
             ("early '90's", "early '90's"),
+            ("Orvel Mark 9's", "Orvel Mark 9"),  # a name that carries a number possesses as any name
         ],
     )
     def test_a_bare_span_keeps_only_its_words(self, span, bare):
