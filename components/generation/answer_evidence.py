@@ -105,9 +105,12 @@ def _span_start(sentence: str, span: str) -> int | None:
     if not span or not sentence:
         return None
     start = sentence.find(span)
-    if start < 0:
-        start = sentence.lower().find(span.lower())
-    return start if start >= 0 else None
+    if start >= 0:
+        return start
+    # Searched without case in the sentence itself: lower-casing may change a non-ASCII text's length ("İ"), and an
+    # offset in the lower-cased copy would then lie past the span.
+    found = re.search(re.escape(span), sentence, re.IGNORECASE)
+    return found.start() if found else None
 
 
 def _generic(sentence: str, span: str) -> float:

@@ -61,7 +61,7 @@ from components.generation.span_choice import (
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text import bm25
-from components.text.analyzer import terms
+from components.text.analyzer import STOP_WORDS, terms
 from components.text.language import (
     VALUE_LABELS,
     chunk_sentence_spans,
@@ -1409,6 +1409,19 @@ _CUT_REFERENCE_MARK = re.compile(r"\[(?:\d{1,3}|[a-z])?$")
 
 # A possessive marker that ends a span ("Ada Quill's"): what it possesses lies outside, so the name ends before it.
 _POSSESSIVE_END = re.compile(r"(?<=\w)['’]s$")
+# A number with "'s" is a name's possessive only after a word of that name ("Orvel Mark 9's"); after any other word
+# it writes a plural ("the 1980's", "late '90's": a decade, not a year).
+_NUMBER_WITH_S = re.compile(r"^['’]?\d+['’]s$")
+
+
+def _possessive_dropped(text: str) -> str:
+    """`text` without a possessive marker at its end, a one-word span and a number's plural aside."""
+    if " " not in text.strip() or not _POSSESSIVE_END.search(text):
+        return text
+    *_, before, last = text.split()
+    if _NUMBER_WITH_S.match(last) and not (before[:1].isupper() and before.lower() not in STOP_WORDS):
+        return text
+    return _POSSESSIVE_END.sub("", text)
 
 
 def _bare_span(text: str) -> str:
@@ -1417,8 +1430,7 @@ def _bare_span(text: str) -> str:
     Quill") or closing punctuation, a full stop that ends an abbreviation ("Washington, D.C.", "Orbit Ltd.", "John
     F.") aside."""
     text = closed(_CUT_REFERENCE_MARK.sub("", _REFERENCE_MARK.sub("", text)).rstrip(" ,;:"))
-    if " " in text.strip():
-        text = _POSSESSIVE_END.sub("", text)
+    text = _possessive_dropped(text)
     last = text.rsplit(maxsplit=1)[-1] if text.strip() else ""
     initial = len(last) == 2 and last[0].isalpha()  # "John F."
     abbreviation = initial or "." in last[:-1] or last in language_pipeline().Defaults.tokenizer_exceptions
@@ -2031,7 +2043,9 @@ def _answers_its_clause(question: str, sentence: str) -> bool:
     if cut is None or not any(token.dep_ in CLAUSE_DEPS for token in parse_syntax(cut.hop)):
         return False
     rest = frozenset(terms(f"{cut.before} {cut.after}")) - frozenset(terms(cut.hop))
-    return not rest & frozenset(terms(sentence))
+    # A rest asking nothing the description does not ("Who owns the company that owns X?") tells nothing: a sentence
+    # stating the description's event may answer the whole question.
+    return bool(rest) and not rest & frozenset(terms(sentence))
 
 
 def _is_last_bridge(span: str, links: list[dict[str, Any]]) -> bool:

@@ -158,7 +158,9 @@ class CorpusTimelines:
         precision under `min_precision`)."""
         scores = list(self.document_scores(threshold).values())
         if not scores:
-            return 0.0
+            # Nothing to resample: every resample is the empty corpus, which misses a target as its score does.
+            whole = self.score(threshold)
+            return float(whole.recall < min_recall or whole.precision < min_precision)
         draw = random.Random(seed)
         missed = 0
         for _ in range(resamples):

@@ -269,3 +269,8 @@ class TestSpanForm:
         assert features(sentence=sentence, span="Tarrow")["span_bracketed"] == 1.0
         assert features(sentence=sentence, span="Vessby")["span_bracketed"] == 0.0
         assert features(sentence=sentence, span="the works")["span_bracketed"] == 0.0
+
+    def test_a_span_found_whatever_its_case_is_read_where_it_stands_in_a_non_ascii_sentence(self) -> None:
+        # "İ" lower-cases to two characters: an offset found in the lower-cased sentence lies past the span.
+        sentence = "İpek İnce and İlker İz sold the mill to Tarrow in 1890."
+        assert features(sentence=sentence, span="The mill")["span_generic"] == 1.0

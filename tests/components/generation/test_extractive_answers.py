@@ -14,6 +14,7 @@ from components.generation.extractive_answer_generator import (
     ABSTENTION_PREFIX,
     UNSURE_NOTE,
     _a_name,
+    _answers_its_clause,
     _bare_span,
     _equated_with,
     _from_neighbour,
@@ -424,6 +425,9 @@ class TestShortAnswers:
             ("Ada Quill's", "Ada Quill"),  # what the name possesses lies outside the span
             ("Bellamy's", "Bellamy's"),  # a one-word name may end so
             ("the Quill Institute (QI", "the Quill Institute"),  # an aside the span cut open
+            ("the 1980's", "the 1980's"),  # a decade written with an apostrophe is no possessive of a year
+            ("early '90's", "early '90's"),
+            ("Orvel Mark 9's", "Orvel Mark 9"),  # a name that carries a number possesses as any name
         ],
     )
     def test_a_bare_span_keeps_only_its_words(self, span, bare):
@@ -1399,6 +1403,15 @@ class TestDirectReadingOfADescription:
         assert part["short_answer"] == "Ossel and Brandwick counties"
         assert not part["sure"] and part["short_answer_confidence"] is None and out["short_answer"] == ""
         assert UNSURE_NOTE in out["replies"][0]
+
+    def test_a_rest_that_asks_only_what_the_description_asks_tells_nothing(self):
+        # "owns" outside the description is "owns" inside it: the rest asks no term of its own, so no sentence can be
+        # said to hold none of them, and the description's sentence may answer the whole question.
+        question = "Who owns the company that owns Tarrow Mills?"
+        sentence = "Tarrow Mills is owned by a holding company, which is owned by Ada Quill."
+        assert not _answers_its_clause(question, sentence)
+        governor = "Who was governor when the area where Tarrow Ridge Wind Farm is located became a province?"
+        assert _answers_its_clause(governor, "The Tarrow Ridge Wind Farm is located in Ossel county.")
 
     def test_a_date_is_no_bridge_to_cross(self):
         # "the public beta of Quorra" is answered by a date: nothing to ask further of, the direct reading stands.

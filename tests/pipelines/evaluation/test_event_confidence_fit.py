@@ -108,6 +108,13 @@ def test_margins_are_told_by_resampling_the_documents():
     assert corpus.missed_share(0.95, 0.70, 0.55) == 1.0  # nothing kept: recall 0
 
 
+def test_a_corpus_with_nothing_to_resample_misses_its_targets_as_its_score_does():
+    # No documents, no gold, no facts: recall and precision are 0, so the targets are missed, not met every time.
+    corpus = CorpusTimelines("invented-empty", [], {}, documents=[])
+    assert corpus.score(0.5).recall == 0.0
+    assert corpus.missed_share(0.5, 0.70, 0.55) == 1.0
+
+
 def test_recall_losses_tell_kept_below_the_threshold_never_proposed_and_wrong_dates(capsys):
     sentences = {
         1: ("2015", "Orlund Rail opened in 2015."),
