@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from components.graph.model import normalise_name
+
 # A question asking who did something (its first label a person or an organisation) asks for an agent: a person,
 # an organisation, or a group or a place acting as one ("France signed the treaty"). A made thing, a work or an
 # event is no agent, whatever the recogniser called one mention of it.
@@ -24,13 +26,9 @@ DOER_LABELS = frozenset({"PERSON", "ORG"})
 NOT_DOERS = frozenset({"product", "work", "event"})
 
 
-def _key(name: str) -> str:
-    return " ".join(name.casefold().split())
-
-
 def graph_kinds(documents: Iterable[Any]) -> dict[str, str]:
-    """The decided kind of each name the documents' graph facts are about (case-folded name -> kind); a name given
-    two kinds, or only "other", is left out."""
+    """The decided kind of each name the documents' graph facts are about (the name as the graph keys it,
+    `normalise_name` -> kind); a name given two kinds, or only "other", is left out."""
     seen: dict[str, set[str]] = {}
     for document in documents:
         for fact in (getattr(document, "meta", None) or {}).get("graph_facts") or ():
@@ -39,11 +37,12 @@ def graph_kinds(documents: Iterable[Any]) -> dict[str, str]:
             names, kinds = fact.get("entities") or (), fact.get("entity_kinds") or ()
             for name, kind in zip(names, kinds, strict=False):
                 if isinstance(name, str) and isinstance(kind, str) and name.strip():
-                    seen.setdefault(_key(name), set()).add(kind)
+                    seen.setdefault(normalise_name(name), set()).add(kind)
     return {name: next(iter(kinds)) for name, kinds in seen.items() if len(kinds) == 1 and "other" not in kinds}
 
 
 def names_no_doer(span: str, labels: Sequence[str], kinds: Mapping[str, str]) -> bool:
     """Whether `span` is a name the graph knows as a product, a work or an event while the part (entity `labels`,
-    most wanted first) asks for a person or an organisation."""
-    return bool(labels) and labels[0] in DOER_LABELS and kinds.get(_key(span)) in NOT_DOERS
+    most wanted first) asks for a person or an organisation. The span is keyed as the graph keys names, so "the
+    Quillbase" or "Quillbase's" is the graph's "Quillbase"."""
+    return bool(labels) and labels[0] in DOER_LABELS and kinds.get(normalise_name(span)) in NOT_DOERS

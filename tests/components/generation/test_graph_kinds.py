@@ -22,8 +22,10 @@ def test_the_graph_kinds_of_the_chunks_facts_decide_what_answers_who() -> None:
           "entity_kinds": ["organization", "product", "other"]}],
     )
     kinds = graph_kinds([chunk])
-    assert kinds == {"velmora labs": "organization", "quillbase": "product"}  # "other" says nothing
+    assert kinds == {"velmora": "organization", "quillbase": "product"}  # the graph's keys; "other" says nothing
     assert names_no_doer("Quillbase", ("PERSON", "ORG", "NORP"), kinds)
+    # The span is read as the graph keys names: an article, a possessive or case make no other name.
+    assert names_no_doer("the QUILLBASE's", ("PERSON", "ORG", "NORP"), kinds)
     assert not names_no_doer("Quillbase", ("PRODUCT",), kinds)  # a question asking for a thing
     assert not names_no_doer("Velmora Labs", ("PERSON", "ORG", "NORP"), kinds)
     # A chunk without facts, or facts from before kinds were carried, say nothing.
