@@ -58,3 +58,27 @@ def test_a_single_hop_question_adds_no_chunk_and_no_status(catalog):
     result = catalog.research("Which river does Warsaw stand on?", sources=["kb"], top_k=1)
     assert [chunk.id for chunk in result.chunks] == ["warsaw-0"]
     assert "hops" not in {status.source for status in result.statuses}
+
+
+# The hop stage decides whether a link is answered with the answer's own reader: each of these, if it differed from
+# the generator's, would let the stage search for a link the answer reads as answered, or skip one it does not.
+SHARED_WITH_THE_ANSWER = ("confidence_model", "confidence_threshold", "scoring_model", "embedding_model")
+
+
+def test_every_hop_stage_of_the_catalog_reads_links_as_its_pipelines_answer_does() -> None:
+    from tests.pipelines.knowledge import REPO_CATALOG
+
+    pipelines = yaml.safe_load(REPO_CATALOG.read_text(encoding="utf-8"))["pipelines"]
+    checked = 0
+    for name, entry in pipelines.items():
+        components = entry["pipeline"]["components"]
+        by_type = {part["type"].rsplit(".", 1)[-1]: part["init_parameters"] for part in components.values()}
+        if "HopRetriever" not in by_type:
+            continue
+        hops = by_type["HopRetriever"]
+        answer = by_type.get("ResearchGenerator") or by_type["ExtractiveAnswerGenerator"]
+        assert {key: hops[key] for key in SHARED_WITH_THE_ANSWER} == {
+            key: answer[key] for key in SHARED_WITH_THE_ANSWER
+        }, name
+        checked += 1
+    assert checked >= 1  # the research pipeline has one
