@@ -313,13 +313,21 @@ def _date_spans(sentence: Any) -> list[Any]:
     return sorted(spans, key=lambda span: span.start)
 
 
-def _speaks_of_future(sentence: Any, before: int) -> bool:
-    return any(
-        token.lower_ in ("will", "shall", "would")
-        or (token.lemma_ in ("plan", "expect", "schedule") and token.i + 1 < before)
-        for token in sentence
-        if token.i < before
-    )
+def _speaks_of_future(span: Any) -> bool:
+    """True when the clause the date belongs to tells what will happen: its verb (or a verb it completes: "plans to
+    open", "is expected to land") takes "will", "shall" or "would", or is a verb of planning. A future in another
+    clause ("Quillon, which will open a plant, said on Monday ...") does not turn the date forward."""
+    verb = span.root
+    while verb.pos_ not in ("VERB", "AUX") and verb.head.i != verb.i:
+        verb = verb.head
+    while True:
+        if any(child.dep_ == "aux" and child.lower_ in ("will", "shall", "would", "'ll") for child in verb.children):
+            return True
+        if verb.lemma_ in ("plan", "expect", "schedule", "intend", "aim") and verb.i not in range(span.start, span.end):
+            return True
+        if verb.dep_ not in ("xcomp", "conj", "advcl") or verb.head.i == verb.i:
+            return False
+        verb = verb.head
 
 
 def find_dates(sentence: Any, anchor: dt.date | None, previous: FuzzyDate | None = None) -> list[DateMention]:
@@ -329,7 +337,7 @@ def find_dates(sentence: Any, anchor: dt.date | None, previous: FuzzyDate | None
     offset = sentence.start_char
     for span in _date_spans(sentence):
         start = span.start_char - offset
-        future = _speaks_of_future(sentence, span.start)
+        future = _speaks_of_future(span)
         before = sentence.doc[span.start - 1].lower_ if span.start > sentence.start else ""
         parts = _RANGE_RE.split(span.text)
         if len(parts) == 2:  # "2012 until 2019", "2001 and 2004", "2007-2008": one entity, a period

@@ -179,3 +179,19 @@ class TestPartsOfYearAndAnaphors:
     def test_this_weekday_is_the_day_of_the_document_s_week(self):
         assert resolve_date("this Monday", ANCHOR).iso() == "2019-02-11"  # ANCHOR is a Thursday
         assert resolve_date("this Saturday", ANCHOR).iso() == "2019-02-16"
+
+
+class TestTheDateSClauseTellsTheFuture:
+    """A bare weekday turns forward only when its own clause tells what will happen."""
+
+    def dates(self, sentence: str) -> list[str]:
+        return [m.date.iso() for m in find_dates(parse(sentence)[:], ANCHOR)]  # ANCHOR is a Thursday
+
+    def test_a_future_in_another_clause_keeps_the_day_past(self):
+        assert self.dates("Quillon, which will open a plant in Oslo, said on Monday that sales rose.") == ["2019-02-11"]
+
+    def test_the_date_s_own_clause_in_the_future_turns_it_forward(self):
+        assert self.dates("Talmont will announce its results on Monday.") == ["2019-02-18"]
+        assert self.dates("Quillon said it would resume flights on Saturday.") == ["2019-02-16"]
+        assert self.dates("Quillon plans to resume flights on Saturday.") == ["2019-02-16"]
+        assert self.dates("Quillon is expected to open the plant on Friday.") == ["2019-02-15"]
