@@ -6,7 +6,10 @@ after a preposition); `dateparser` turns each into a date with the document's da
 March", "on Tuesday", "three years ago") and says which period it names, which becomes the precision. Steps of
 time ("two years later", "the following month") count from the text's previous date ("next month" from the
 document's date); modifiers that keep the period ("early 2007", "the end of March") are dropped before parsing;
-durations ("for two weeks") and rates ("15 a year") are not dates.
+durations ("for two weeks") and rates ("15 a year") are not dates. The text's time named again ("that day", "later
+that year", "the year before") counts from its previous date and names nothing without one; a quarter, a half or a
+season without its year ("the first quarter", "last quarter", "this summer") is the year it falls in; "this Monday"
+is the Monday of the document's week, and a possessive date ("Monday's", "last year's") is the date.
 
 Usage:
 ```python
@@ -41,6 +44,20 @@ _NUMBER_WORDS = {"a": 1, "an": 1, **{word: n for n, word in enumerate(_COUNTED, 
 # Steps counted from the text's previous date, not from the document's.
 _STEP_RE = re.compile(rf"^(\d+|a few|{'|'.join(_NUMBER_WORDS)})\s+{_UNIT}\s+(later|after|afterwards|earlier|before)$")
 _NEXT_RE = re.compile(rf"^(?:the\s+)?(following|next|previous|preceding|same)\s+{_UNIT}$")
+# The period the text is telling of, named again ("that year", "later that day", "earlier in the day"), and the one
+# before or after it ("the day before", "the year after").
+_THAT_RE = re.compile(rf"^(?:(?:earlier|later)\s+)?(?:that|in\s+the|the\s+same)\s+{_UNIT}$")
+_THE_STEP_RE = re.compile(rf"^the\s+{_UNIT}\s+(before|after)$")
+# A part of a year without its year: a quarter, a half, a season ("the first quarter", "last quarter", "this summer",
+# "the second half of the fiscal year"), read as the year it falls in.
+_SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
+_PART_OF_YEAR_RE = re.compile(
+    r"^(?:(?P<which>last|previous|preceding|past|this|current|next|coming|same|that)\s+)?"
+    r"(?:(?P<ordinal>first|second|third|fourth|1st|2nd|3rd|4th)[\s-]+(?:fiscal\s+|financial\s+)?(?P<unit>quarter|half)"
+    r"|q(?P<q>[1-4])|(?P<quarter>(?:fiscal\s+|financial\s+)?quarter)|(?P<season>spring|summer|autumn|fall|winter))"
+    r"(?:\s+of\s+(?:the\s+)?(?P<year>(?:(?:this|last|next|current|previous)\s+)?(?:fiscal\s+|financial\s+)?year))?$"
+)
 _DURATION_RE = re.compile(
     rf"^(?:for\s+|about\s+|over\s+|nearly\s+|almost\s+)?(\d+|{'|'.join(_NUMBER_WORDS)})\s+{_UNIT}$"
 )
@@ -55,6 +72,8 @@ _OF_YEAR_RE = re.compile(r"\s+of\s+(this|last|next)\s+year$")
 _RANGE_RE = re.compile(r"\s+(?:until|till|through|to|and)\s+|\s*[-–]\s*(?=\d{4}$)")
 _DECADE_RE = re.compile(r"\b\d{3}0'?s\b")
 _YEAR_RE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
+_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+_THIS_WEEKDAY_RE = re.compile(rf"^this\s+({'|'.join(_WEEKDAYS)})(?:\s+(?:morning|afternoon|evening|night))?$")
 _RELATIVE_MONTH_RE = re.compile(rf"^(last|next|this)\s+({'|'.join(MONTH_NAMES)})$")
 # What may stand between a counted date and the stated date that restates it ("later, on May 3, 2010", "May, in 2022").
 _JOINED_RE = re.compile(r"[\s,]*(?:(?:in|of|on|at)\s+)?")
@@ -145,6 +164,7 @@ def resolve_date(
     """
     phrase = " ".join((text or "").lower().replace("’", "'").split()).strip(" ,.;:")
     phrase = _LEAD_RE.sub("", phrase)
+    phrase = re.sub(r"(?<=[a-z])'s?$", "", phrase)  # a possessive ("Monday's announcement", "last year's results")
     if not phrase or _DECADE_RE.search(phrase) or _DURATION_RE.match(phrase) or _RATE_RE.search(phrase):
         return None
     step = _STEP_RE.match(phrase)
@@ -163,6 +183,16 @@ def resolve_date(
             return None
         sign = {"following": 1, "next": 1, "previous": -1, "preceding": -1, "same": 0}[following.group(1)]
         return _shift(origin, following.group(2), sign)
+    # "that day", "the year before" name the text's time again: without an earlier date they name none.
+    that = _THAT_RE.match(phrase)
+    if that:
+        return _shift(previous, that.group(1), 0) if previous else None
+    the_step = _THE_STEP_RE.match(phrase)
+    if the_step:
+        return _shift(previous, the_step.group(1), 1 if the_step.group(2) == "after" else -1) if previous else None
+    part = _PART_OF_YEAR_RE.match(phrase.removeprefix("the "))
+    if part and anchor is not None:
+        return _part_of_year(part, anchor, previous, future)
     phrase = _MODIFIER_RE.sub("", phrase).removeprefix("the ").strip()
     if anchor is not None:  # "January of this year" -> "January 2019"
         phrase = _OF_YEAR_RE.sub(lambda m: f" {anchor.year + {'this': 0, 'last': -1, 'next': 1}[m.group(1)]}", phrase)
@@ -178,6 +208,9 @@ def resolve_date(
         return FuzzyDate(dt.date(year, month, 1), "month")
     if anchor is not None and phrase.split(" ")[0] == anchor.strftime("%A").lower() and len(phrase.split()) <= 2:
         return FuzzyDate(anchor, "day")  # "on Thursday" in a Thursday's news is that day, not a week before
+    this_day = _THIS_WEEKDAY_RE.match(phrase)
+    if this_day and anchor is not None:  # "this Monday": the Monday of the document's week, past or coming
+        return FuzzyDate(anchor + dt.timedelta(days=_WEEKDAYS.index(this_day.group(1)) - anchor.weekday()), "day")
     year = _YEAR_RE.search(phrase)
     if anchor is None and year is None:
         return None
@@ -199,6 +232,44 @@ def resolve_date(
     if month is not None:
         return FuzzyDate(dt.date(int(year.group(1)), month, 1), "month")
     return FuzzyDate(dt.date(int(year.group(1)), 1, 1), "year")
+
+
+def _part_of_year(part: re.Match[str], anchor: dt.date, previous: FuzzyDate | None, future: bool) -> FuzzyDate:
+    """The year a quarter, a half or a season without its year falls in: the one the sentence names ("of last
+    year"), the one before or after the document's ("last quarter", "next summer"), else the latest that has begun by
+    the document's date (the next one when the sentence speaks of what will happen)."""
+    if part.group("quarter"):  # "last quarter", "this quarter": the quarter counted from the document's
+        start = dt.date(anchor.year, (anchor.month - 1) // 3 * 3 + 1, 1)
+        step = {"last": -1, "previous": -1, "preceding": -1, "past": -1, "next": 1, "coming": 1}.get(
+            part.group("which") or "", 0
+        )
+        if part.group("which") in ("same", "that") and previous is not None:
+            return FuzzyDate.from_date(previous.value, "year")
+        return FuzzyDate.from_date(start + relativedelta(months=3 * step), "year")
+    if part.group("season"):
+        month, length = _SEASONS[part.group("season")], 3
+    elif part.group("q"):
+        month, length = 3 * int(part.group("q")) - 2, 3
+    else:
+        size = 3 if part.group("unit") == "quarter" else 6
+        month, length = size * (_ORDINALS[part.group("ordinal")] - 1) + 1, size
+    which = part.group("which") or ""
+    named = (part.group("year") or "").split()
+    if named and named[0] in ("last", "previous", "next"):
+        return FuzzyDate(dt.date(anchor.year + (1 if named[0] == "next" else -1), 1, 1), "year")
+    if which in ("same", "that") and previous is not None:
+        return FuzzyDate.from_date(previous.value, "year")
+    if named or which in ("this", "current"):
+        return FuzzyDate(dt.date(anchor.year, 1, 1), "year")
+    begins = dt.date(anchor.year, month, 1)
+    ended = begins + relativedelta(months=length) <= anchor
+    if which in ("last", "previous", "preceding", "past"):
+        year = anchor.year if ended else anchor.year - 1
+    elif which in ("next", "coming") or future:
+        year = anchor.year if begins > anchor else anchor.year + 1
+    else:
+        year = anchor.year if begins <= anchor else anchor.year - 1
+    return FuzzyDate(dt.date(year, 1, 1), "year")
 
 
 def _month_named(phrase: str) -> int | None:
@@ -242,13 +313,21 @@ def _date_spans(sentence: Any) -> list[Any]:
     return sorted(spans, key=lambda span: span.start)
 
 
-def _speaks_of_future(sentence: Any, before: int) -> bool:
-    return any(
-        token.lower_ in ("will", "shall", "would")
-        or (token.lemma_ in ("plan", "expect", "schedule") and token.i + 1 < before)
-        for token in sentence
-        if token.i < before
-    )
+def _speaks_of_future(span: Any) -> bool:
+    """True when the clause the date belongs to tells what will happen: its verb (or a verb it completes: "plans to
+    open", "is expected to land") takes "will", "shall" or "would", or is a verb of planning. A future in another
+    clause ("Quillon, which will open a plant, said on Monday ...") does not turn the date forward."""
+    verb = span.root
+    while verb.pos_ not in ("VERB", "AUX") and verb.head.i != verb.i:
+        verb = verb.head
+    while True:
+        if any(child.dep_ == "aux" and child.lower_ in ("will", "shall", "would", "'ll") for child in verb.children):
+            return True
+        if verb.lemma_ in ("plan", "expect", "schedule", "intend", "aim") and verb.i not in range(span.start, span.end):
+            return True
+        if verb.dep_ not in ("xcomp", "conj", "advcl") or verb.head.i == verb.i:
+            return False
+        verb = verb.head
 
 
 def find_dates(sentence: Any, anchor: dt.date | None, previous: FuzzyDate | None = None) -> list[DateMention]:
@@ -258,7 +337,7 @@ def find_dates(sentence: Any, anchor: dt.date | None, previous: FuzzyDate | None
     offset = sentence.start_char
     for span in _date_spans(sentence):
         start = span.start_char - offset
-        future = _speaks_of_future(sentence, span.start)
+        future = _speaks_of_future(span)
         before = sentence.doc[span.start - 1].lower_ if span.start > sentence.start else ""
         parts = _RANGE_RE.split(span.text)
         if len(parts) == 2:  # "2012 until 2019", "2001 and 2004", "2007-2008": one entity, a period

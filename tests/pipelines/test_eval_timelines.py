@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import uuid
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from components.graph.dates import FuzzyDate
+from components.graph.extraction import LanguageExtractor
 from pipelines.cli import main as cli_main
 from pipelines.evaluation.timelines import (
     TimelineEntry,
@@ -17,7 +19,7 @@ from pipelines.evaluation.timelines import (
     parse_gold_date,
     score_timeline,
 )
-from tests.components.graph.conftest import NORDVIK_2019, NORDVIK_2020
+from tests.components.graph.conftest import NORDVIK_2019, NORDVIK_2020, make_document
 
 GOLD = {
     "entity": "Henrik Dahl",
@@ -65,6 +67,22 @@ class TestScoring:
         moved = [TimelineEntry("X", e.sentence, e.date) for e in entries]
         assert score_timeline("Henrik Dahl", moved, GOLD, {"n1": "X"}).recalled == 2
         assert score_timeline("Henrik Dahl", [], GOLD, {}).precision == 0.0
+
+
+    def test_an_undated_fact_is_listed_undated_and_scored_at_its_document_s_date(self):
+        # The gold dates an event whose sentence states no date by the document it is in; the timeline lists such a
+        # fact as undated (not drawn), files it at its document's date, and the evaluation scores that date.
+        text = "Quillon Marine has appointed Petra Lindqvist as its chief executive."
+        document, chunks = make_document("n9", text, dt.date(2019, 2, 14), "Quillon names a chief executive")
+        fact = next(f for f in LanguageExtractor().extract(document, chunks).facts if f.text == text)
+        assert fact.contract()["undated"] and fact.date_method == "document"
+        entries = [TimelineEntry("n9", fact.text, fact.valid_at)]  # as `graph_timeline` builds it
+        mention = {"doc_id": "n9", "sentence_id": 0, "sentence": text}
+        on_its_day = {"entity": "Petra Lindqvist", "events": [{"date": "2019-02-14", "mentions": [mention]}]}
+        score = score_timeline("Petra Lindqvist", entries, on_its_day, {})
+        assert (score.recalled, score.dated_gold, score.dated_correct) == (1, 1, 1)
+        unknown = {"entity": "Petra Lindqvist", "events": [{"date": "XXXX-XX-XX", "mentions": [mention]}]}
+        assert score_timeline("Petra Lindqvist", entries, unknown, {}).dated_gold == 0  # not scored for its date
 
 
 @pytest.mark.integration

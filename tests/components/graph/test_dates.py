@@ -133,3 +133,65 @@ class TestResolveDate:
         assert resolve_date("next month", dt.date(2011, 8, 8), earlier).iso() == "2011-09"
         assert resolve_date("next year", dt.date(2005, 6, 6), FuzzyDate.parse("2007")).iso() == "2006"
         assert resolve_date("the next month", dt.date(2011, 8, 8), FuzzyDate.parse("2008-05")).iso() == "2008-06"
+
+
+class TestPartsOfYearAndAnaphors:
+    """A quarter, a half or a season without its year is the year it falls in; "that day", "the year before" count
+    from the text's previous date, and name nothing without one."""
+
+    @pytest.mark.parametrize(
+        ("text", "anchor", "expected"),
+        [
+            ("the first quarter", dt.date(2019, 4, 20), "2019"),  # begun by the document's date: this year's
+            ("the fourth quarter", dt.date(2019, 2, 14), "2018"),  # not begun yet: last year's
+            ("last quarter", dt.date(2019, 2, 14), "2018"),  # the quarter before the document's (October-December)
+            ("the previous quarter", dt.date(2019, 8, 2), "2019"),
+            ("this quarter", dt.date(2019, 2, 14), "2019"),
+            ("Q3", dt.date(2019, 2, 14), "2018"),
+            ("the second half of the fiscal year", dt.date(2019, 2, 14), "2019"),
+            ("the third quarter of last year", dt.date(2019, 2, 14), "2018"),
+            ("the first half", dt.date(2019, 2, 14), "2019"),
+            ("last summer", dt.date(2019, 2, 14), "2018"),
+            ("this summer", dt.date(2019, 2, 14), "2019"),
+            ("the third quarter of 2017", dt.date(2019, 2, 14), "2017"),
+        ],
+    )
+    def test_a_part_of_a_year_is_its_year(self, text, anchor, expected):
+        assert resolve_date(text, anchor).iso() == expected
+
+    def test_a_coming_part_of_a_year_when_the_sentence_speaks_of_the_future(self):
+        assert resolve_date("the fourth quarter", dt.date(2019, 2, 14), future=True).iso() == "2019"
+        assert resolve_date("next summer", dt.date(2019, 8, 14)).iso() == "2020"
+
+    def test_the_time_named_again_counts_from_the_previous_date(self):
+        previous = FuzzyDate.parse("2016-05-03")
+        assert resolve_date("that day", ANCHOR, previous).iso() == "2016-05-03"
+        assert resolve_date("later that year", ANCHOR, previous).iso() == "2016"
+        assert resolve_date("the day before", ANCHOR, previous).iso() == "2016-05-02"
+        assert resolve_date("the year after", ANCHOR, previous).iso() == "2017"
+        # Without an earlier date, "that day" names none ("Unfortunately, that day has come").
+        assert resolve_date("that day", ANCHOR) is None and resolve_date("the year before", ANCHOR) is None
+
+    def test_a_possessive_date_is_the_date(self):
+        assert resolve_date("Monday's", ANCHOR).iso() == "2019-02-11"
+        assert resolve_date("last year's", ANCHOR).iso() == "2018"
+
+    def test_this_weekday_is_the_day_of_the_document_s_week(self):
+        assert resolve_date("this Monday", ANCHOR).iso() == "2019-02-11"  # ANCHOR is a Thursday
+        assert resolve_date("this Saturday", ANCHOR).iso() == "2019-02-16"
+
+
+class TestTheDateSClauseTellsTheFuture:
+    """A bare weekday turns forward only when its own clause tells what will happen."""
+
+    def dates(self, sentence: str) -> list[str]:
+        return [m.date.iso() for m in find_dates(parse(sentence)[:], ANCHOR)]  # ANCHOR is a Thursday
+
+    def test_a_future_in_another_clause_keeps_the_day_past(self):
+        assert self.dates("Quillon, which will open a plant in Oslo, said on Monday that sales rose.") == ["2019-02-11"]
+
+    def test_the_date_s_own_clause_in_the_future_turns_it_forward(self):
+        assert self.dates("Talmont will announce its results on Monday.") == ["2019-02-18"]
+        assert self.dates("Quillon said it would resume flights on Saturday.") == ["2019-02-16"]
+        assert self.dates("Quillon plans to resume flights on Saturday.") == ["2019-02-16"]
+        assert self.dates("Quillon is expected to open the plant on Friday.") == ["2019-02-15"]

@@ -105,8 +105,11 @@ class TestLanguageExtractor:
         # "GMT +8"); `spacy-47` folded an organisation's first word into a longer name ending in a noun of another
         # kind ("Quarrow" into the "Quarrow Builders Summit"); `spacy-48` kept a longer name's head noun written with
         # the definite article as an entity of its own ("the Council" after the "Orvask City Council"); `spacy-49`
-        # read a one-digit score or range after a name as a model designation ("Varnholm Rovers 2-1").
-        old = [f"spacy/spacy-{n}" for n in range(49, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
+        # read a one-digit score or range after a name as a model designation ("Varnholm Rovers 2-1"); up to
+        # `spacy-50` a quarter, a half or a season without its year ("the first quarter", "last summer"), "that day",
+        # "the year before", "this Monday" and a possessive date ("Monday's") dated nothing or the wrong day, and
+        # "since its launch" did not take the launch's date.
+        old = [f"spacy/spacy-{n}" for n in range(50, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
         assert LanguageExtractor().stamp not in old
 
     def test_entities_kinds_and_suffixes(self):
@@ -125,6 +128,17 @@ class TestLanguageExtractor:
         # "He said deliveries would stop in 2021": 2021 dates the reported stop, not the saying (the fact's event).
         assert fact_for(graph, "He said deliveries").valid_at.iso() == "2019-02-14"
         assert fact_for(graph, "Nordvik SE announced").date_method == "relative"
+
+    def test_since_an_event_the_text_dated_before(self):
+        graph = extract(
+            "Talmont Records launched Vessa Music on April 28, 2003.\n"
+            "Since its launch Vessa Music has sold more than 3 billion songs.\n"
+            "Since its founding Talmont Records has hired 40 people."
+        )
+        since = fact_for(graph, "Since its launch")
+        assert (since.valid_at.iso(), since.date_method) == ("2003-04-28", "relative")
+        # No event of the text is a founding: the sentence stays undated.
+        assert fact_for(graph, "Since its founding").date_method == "document"
 
     def test_relative_to_earlier_date_and_period_end(self):
         graph = extract(NORDVIK_2020, dt.date(2020, 1, 28))
