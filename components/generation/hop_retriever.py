@@ -36,6 +36,7 @@ from components.contracts import SourceStatus, StatusKind
 from components.contracts.chunk import RankedDocuments, documents_of
 from components.contracts.selection import source_selected
 from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
+from components.generation.question_reader import QuestionReading
 from components.graph.graph_search import GraphSearch
 from components.knowledge_base.search import KnowledgeBaseSearch
 from components.ranking.research_ranker import RANKED_RANK
@@ -143,6 +144,7 @@ class HopRetriever(GuardedComponent):
         filters: dict | None = None,
         as_of: str | dt.date | None = None,
         sources: list[str] | None = None,
+        reading: QuestionReading | None = None,
     ) -> dict[str, Any]:
         """The ranked chunks, followed by those retrieved for the chain's unanswered later hop, if any.
 
@@ -152,6 +154,8 @@ class HopRetriever(GuardedComponent):
         :param as_of: only what was known by this date, as the sources took it.
         :param sources: the sources selected for the question: the knowledge base and the graph are asked again only
             when selected.
+        :param reading: the question read ahead (`QuestionReader`), waited for before the question is read (its
+            chain cut, a parse); None, or a reading that failed: the question is read here.
         :returns: `ranked`: the ranked chunks as they came (the same value when nothing was added), then the new ones
             ([n+1]..; read-only, as the ranker hands its chunks on), each with its
             `meta["hop"]` (`question`, `bridge`) and its `ranks` (`hop`: its place among the hop's finds; `ranked`:
@@ -159,6 +163,8 @@ class HopRetriever(GuardedComponent):
             a partial status when a search failed: the chunks found before stay as they are).
         """
         started = time.monotonic()
+        if reading is not None:
+            reading.wait()
         ranked = documents_of(documents)
         found: list[Document] = []
         asked: list[str] = []
