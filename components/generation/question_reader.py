@@ -43,12 +43,12 @@ _WORKER: list[ThreadPoolExecutor] = []
 _WORKER_LOCK = threading.Lock()
 
 
-def read_question(question: str) -> None:
+def read_question(question: str) -> bool:
     """Make what the stages after retrieval read of `question` into its caches: its analysis, its opening form and
-    its chain cut (each cached per text, thread-safe)."""
+    its chain cut (each cached per text, thread-safe). Whether the question is cut as a chain."""
     analyze_question(question)
     question_form(question)
-    decompose(question)
+    return decompose(question) is not None
 
 
 def _worker() -> ThreadPoolExecutor:
@@ -82,6 +82,11 @@ class QuestionReading:
         """Whether the reading is in the caches."""
         future = self._future
         return future is not None and future.done() and not future.cancelled() and future.exception() is None
+
+    @property
+    def no_chain(self) -> bool:
+        """Whether the reading is in the caches and found no chain to cut the question into (no hop to retrieve)."""
+        return self.ready and self._future.result() is False  # type: ignore[union-attr]
 
     def wait(self) -> bool:
         """Wait (at most `wait_s`) for the reading; True when it is in the caches. False, at once, when it had not

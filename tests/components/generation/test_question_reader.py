@@ -157,3 +157,27 @@ def test_the_research_pipeline_reads_the_question_ahead_and_round_trips_through_
     assert isinstance(built.get_component("ahead"), QuestionReader)
     again = build_pipeline(PipelineCatalog.loads(catalog.dumps()).spec("research"))
     assert again.to_dict()["components"]["ahead"] == built.to_dict()["components"]["ahead"]
+
+
+def test_the_hop_stage_runs_on_the_loop_only_for_a_question_read_as_no_chain(monkeypatch) -> None:
+    threads: list[str] = []
+    hops = hops_with(Source("hops_kb", [FILM, SHOT]))
+    original = hops.run
+
+    def run(**arguments):
+        threads.append(threading.current_thread().name)
+        return original(**arguments)
+
+    monkeypatch.setattr(hops, "run", run)
+    reader = QuestionReader()
+
+    async def ask(question: str) -> dict:
+        reading = reader.run(query=question)["reading"]
+        question_reader._worker().submit(lambda: None).result()  # the reading has run, as it has by the hop stage
+        return await hops.run_async(query=question, documents=RankedDocuments((SHOT,)), reading=reading)
+
+    plain = asyncio.run(ask("What does Brindlemoor export?"))
+    assert plain["ranked"].documents == (SHOT,)
+    chained = asyncio.run(ask(QUESTION))  # a chain: its search runs in a worker thread, as without a reader
+    assert [document.id for document in chained["ranked"].documents] == ["brindlemoor", "pale-orchard"]
+    assert threads[0] == threading.main_thread().name and threads[1] != threading.main_thread().name
