@@ -25,7 +25,6 @@ out["ranked"], out["status"].message
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import time
 from dataclasses import replace
@@ -37,7 +36,6 @@ from components.contracts import SourceStatus, StatusKind
 from components.contracts.chunk import RankedDocuments, documents_of
 from components.contracts.selection import source_selected
 from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
-from components.generation.question_reader import QuestionReading
 from components.graph.graph_search import GraphSearch
 from components.knowledge_base.search import KnowledgeBaseSearch
 from components.ranking.research_ranker import RANKED_RANK
@@ -145,7 +143,6 @@ class HopRetriever(GuardedComponent):
         filters: dict | None = None,
         as_of: str | dt.date | None = None,
         sources: list[str] | None = None,
-        reading: QuestionReading | None = None,
     ) -> dict[str, Any]:
         """The ranked chunks, followed by those retrieved for the chain's unanswered later hop, if any.
 
@@ -155,8 +152,6 @@ class HopRetriever(GuardedComponent):
         :param as_of: only what was known by this date, as the sources took it.
         :param sources: the sources selected for the question: the knowledge base and the graph are asked again only
             when selected.
-        :param reading: the question read ahead (`QuestionReader`), waited for before the question is read (its
-            chain cut, a parse); None, or a reading that failed: the question is read here.
         :returns: `ranked`: the ranked chunks as they came (the same value when nothing was added), then the new ones
             ([n+1]..; read-only, as the ranker hands its chunks on), each with its
             `meta["hop"]` (`question`, `bridge`) and its `ranks` (`hop`: its place among the hop's finds; `ranked`:
@@ -164,8 +159,6 @@ class HopRetriever(GuardedComponent):
             a partial status when a search failed: the chunks found before stay as they are).
         """
         started = time.monotonic()
-        if reading is not None:
-            reading.wait()
         ranked = documents_of(documents)
         found: list[Document] = []
         asked: list[str] = []
@@ -198,24 +191,6 @@ class HopRetriever(GuardedComponent):
             # A question that needed no search adds no status: the statuses list the sources asked.
             outputs["status"] = self._status(asked, found, problems, started)
         return outputs
-
-    @component.output_types(ranked=RankedDocuments, status=SourceStatus)
-    async def run_async(
-        self,
-        query: str,
-        documents: list[Document] | RankedDocuments,
-        filters: dict | None = None,
-        as_of: str | dt.date | None = None,
-        sources: list[str] | None = None,
-        reading: QuestionReading | None = None,
-    ) -> dict[str, Any]:
-        """`run` for `Pipeline.run_async`: in a worker thread, but on the event loop when the question read ahead is
-        no chain (nothing to search: its cached reading and a pass over the chunks' ids, a fraction of a
-        millisecond, less than a hop to a worker thread and back)."""
-        arguments = {"query": query, "documents": documents, "filters": filters, "as_of": as_of, "sources": sources}
-        if reading is not None and reading.question == query and await reading.wait_async() and reading.no_chain:
-            return self.run(**arguments)
-        return await asyncio.to_thread(self.run, **arguments, reading=reading)
 
     def _search(
         self,

@@ -8,7 +8,7 @@ from haystack import Document, component
 
 from components.contracts import RankedDocuments
 from components.generation.question_analysis import QuestionAnalysis, analyze_question
-from components.generation.question_reader import QuestionReading
+from components.resilience.scheduling import async_twin
 from components.serialization import InitParameterSerialization
 from components.settings import setting_or
 from components.text.language import use_language_pipeline
@@ -39,41 +39,18 @@ class QuestionAnalyzer(InitParameterSerialization):
         use_language_pipeline(self.spacy_model)
 
     @component.output_types(analysis=QuestionAnalysis, guidance=str)
-    def run(
-        self,
-        query: str,
-        after: list[Document] | RankedDocuments | None = None,
-        reading: QuestionReading | None = None,
-    ) -> dict[str, Any]:
+    def run(self, query: str, after: list[Document] | RankedDocuments | None = None) -> dict[str, Any]:
         """Analyse the question.
 
         :param query: the question.
         :param after: anything the analysis should wait for (the ranker's `RankedDocuments` in the research
             pipeline); unused.
-        :param reading: the question read ahead (`QuestionReader`), waited for before the question is analysed;
-            None, or a reading that failed: the question is analysed here.
         :returns: `analysis`: the `QuestionAnalysis` (question, kind, parts, question terms; immutable, so Haystack
             hands it on as one value; `to_dict()` for its JSON); `guidance`: one line for a chat prompt saying what
             each part asks for.
         """
-        if reading is not None:
-            reading.wait()
-        return self._analysed(query)
-
-    @component.output_types(analysis=QuestionAnalysis, guidance=str)
-    async def run_async(
-        self,
-        query: str,
-        after: list[Document] | RankedDocuments | None = None,
-        reading: QuestionReading | None = None,
-    ) -> dict[str, Any]:
-        """`run` on the event loop (reading a question's words, a tagger run at most, costs about what a hop to a
-        worker thread and back costs); a reading under way is awaited without holding up the loop."""
-        if reading is not None:
-            await reading.wait_async()
-        return self._analysed(query)
-
-    @staticmethod
-    def _analysed(query: str) -> dict[str, Any]:
         analysis = analyze_question(query or "")
         return {"analysis": analysis, "guidance": analysis.describe()}
+
+    # Reading a question's words (a tagger run at most) costs about what a hop to a worker thread and back costs.
+    run_async = async_twin(run)

@@ -92,7 +92,7 @@ SETTINGS: dict[str, tuple[str, Any, dict[str, dict[str, str]]]] = {
     "SPACY_MODEL": ("en_core_web_sm", "en_core_web_sm", {
         "research": dict.fromkeys(
             ("kb_dense", "kb_keyword", "graph", "web", "arxiv", "memory", "memory_writer", "ranker", "hops",
-             "ahead", "question_analyzer", "generator", "citation_check", "conflicts"),
+             "question_analyzer", "generator", "citation_check", "conflicts"),
             "spacy_model",
         ),
     }),
