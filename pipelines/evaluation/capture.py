@@ -22,7 +22,6 @@ for record, out in replay(records, ExtractiveAnswerGenerator()):
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import functools
 import json
 import threading
@@ -32,7 +31,6 @@ from typing import Any
 
 from haystack import Document
 
-from components.contracts.chunk import RankedDocuments
 from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 from components.generation.hop_retriever import HopRetriever
 from components.generation.question_analysis import QuestionAnalysis
@@ -58,18 +56,11 @@ def capturing() -> Iterator[dict[str, dict[str, Any]]]:
     hops: dict[str, dict[str, Any] | None] = {}
     lock = threading.Lock()
 
-    # A pipeline built while the capture is open reads the stage's sockets from `run`: the wrapper keeps the signature
-    # and output types of the method it wraps.
+    # A pipeline built while the capture is open reads the stage's sockets from `run`: `wraps` keeps the signature
+    # (`inspect.signature` follows it) and the output types of the method it wraps.
     @functools.wraps(original_hops)
-    def run_hops(
-        self: Any,
-        query: str,
-        documents: list[Document] | RankedDocuments,
-        filters: dict | None = None,
-        as_of: str | dt.date | None = None,
-        sources: list[str] | None = None,
-    ) -> dict[str, Any]:
-        out = original_hops(self, query=query, documents=documents, filters=filters, as_of=as_of, sources=sources)
+    def run_hops(self: Any, query: str, **inputs: Any) -> dict[str, Any]:
+        out = original_hops(self, query=query, **inputs)
         status = out.get("status")
         with lock:
             hops[query] = (

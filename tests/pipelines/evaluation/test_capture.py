@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 from haystack import Document
@@ -97,6 +98,9 @@ def test_the_chunks_the_hop_stage_added_are_captured_and_replay_to_the_live_answ
     generator = ExtractiveAnswerGenerator()
     unwrapped = HopRetriever.run
     with capturing() as captured:
+        # A pipeline built inside the capture still reads the stage's sockets from its signature and output types.
+        assert inspect.signature(HopRetriever.run) == inspect.signature(unwrapped)
+        assert HopRetriever.run._output_types_cache == unwrapped._output_types_cache  # type: ignore[attr-defined]
         handed = hops.run(query=question, documents=RankedDocuments((town,)))["ranked"]
         live = generator.run(query=question, documents=list(handed.documents))
         hops.run(query="Where is Quarnby?", documents=RankedDocuments((town,)))  # no chain: no search, no answer
