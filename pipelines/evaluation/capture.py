@@ -1,9 +1,13 @@
 """Capture and replay of the offline answer step: what the answer generator was given, per question.
 
 `research eval QUESTIONS.jsonl --capture FILE.jsonl` records, for every question the research variant asks, the
-question, its analysis and the ranked chunks the extractive answer generator received (without their vectors). The
-answer step can then be run again on exactly those chunks (`replay`), which is how answer rules and the answer
-confidence are measured and fitted without running retrieval again.
+question, its analysis and the chunks the extractive answer generator received (without their vectors): the ranked
+chunks and, after them, those the per-hop retrieval (`HopRetriever`) added for a chain's later hop, each with its
+`meta["hop"]`. It also records what that stage did (`hops`: its status when it searched, None when the question
+needed no search), which the answer does not read but which tells a chain whose later hop was retrieved from one
+whose bridge was never found. The answer step can then be run again on exactly those chunks (`replay`), which is how
+answer rules and the answer confidence are measured and fitted without running retrieval again. Captures made before
+the per-hop retrieval (no `hops` key, no added chunks) load and replay as they are.
 
 Usage:
 ```python
@@ -18,6 +22,7 @@ for record, out in replay(records, ExtractiveAnswerGenerator()):
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import threading
 from collections.abc import Iterator
@@ -27,6 +32,7 @@ from typing import Any
 from haystack import Document
 
 from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
+from components.generation.hop_retriever import HopRetriever
 from components.generation.question_analysis import QuestionAnalysis
 from pipelines.evaluation.jsonl import load_jsonl
 
@@ -43,10 +49,26 @@ def _document_record(document: Document) -> dict[str, Any]:
 @contextlib.contextmanager
 def capturing() -> Iterator[dict[str, dict[str, Any]]]:
     """While open, every `ExtractiveAnswerGenerator.run` call is recorded by its query (the last call of a query
-    kept) into the dict it yields."""
+    kept) into the dict it yields, with what the `HopRetriever` run on the same query did (`hops`)."""
     original = ExtractiveAnswerGenerator.run
+    original_hops = HopRetriever.run
     records: dict[str, dict[str, Any]] = {}
+    hops: dict[str, dict[str, Any] | None] = {}
     lock = threading.Lock()
+
+    # A pipeline built while the capture is open reads the stage's sockets from `run`: `wraps` keeps the signature
+    # (`inspect.signature` follows it) and the output types of the method it wraps.
+    @functools.wraps(original_hops)
+    def run_hops(self: Any, query: str, **inputs: Any) -> dict[str, Any]:
+        out = original_hops(self, query=query, **inputs)
+        status = out.get("status")
+        with lock:
+            hops[query] = (
+                None
+                if status is None
+                else {"status": status.status.value, "found": status.total_found, "message": status.message}
+            )
+        return out
 
     def run(
         self: Any, query: str, documents: list[Document], analysis: QuestionAnalysis | dict | None = None
@@ -58,13 +80,17 @@ def capturing() -> Iterator[dict[str, dict[str, Any]]]:
                 "analysis": analysis.to_dict() if isinstance(analysis, QuestionAnalysis) else analysis,
                 "documents": [_document_record(document) for document in documents],
             }
+            if query in hops:  # the pipeline's hop stage ran on this question just before
+                records[query]["hops"] = hops[query]
         return original(self, query=query, documents=documents, analysis=analysis)
 
     ExtractiveAnswerGenerator.run = run  # type: ignore[method-assign]
+    HopRetriever.run = run_hops  # type: ignore[method-assign]
     try:
         yield records
     finally:
         ExtractiveAnswerGenerator.run = original  # type: ignore[method-assign]
+        HopRetriever.run = original_hops  # type: ignore[method-assign]
 
 
 def attach_gold(captured: dict[str, dict[str, Any]], questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -93,7 +119,8 @@ def write_capture(records: list[dict[str, Any]], path: Path) -> None:
 
 
 def load_capture(path: Path) -> list[dict[str, Any]]:
-    """The records of a capture file (`{"id", "query", "analysis", "documents", "answers"}` per line)."""
+    """The records of a capture file (`{"id", "query", "analysis", "documents", "answers"}` per line, and `hops` in a
+    capture made with the per-hop retrieval)."""
     return load_jsonl(path, ("query", "documents"))
 
 
