@@ -58,6 +58,7 @@ SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "csubj"})
 OBJECT_DEPS = frozenset({"dobj", "attr", "oprd", "dative", "acomp"})
 MODIFIER_DEPS = frozenset({"amod", "compound", "nummod", "npadvmod", "poss"})
 LIGHT_VERBS = frozenset({"be", "do", "have"})
+WH_WORDS = frozenset({"what", "which", "who", "whom", "whose", "where", "when", "how"})
 _EDGE_DEPS = frozenset({"cc", "det", "prep", "case", "punct", "mark", "aux", "auxpass", "neg", "predet"})
 
 # What the question asks (one flag each), read from its analysis.
@@ -105,7 +106,11 @@ FEATURES = (
     "q_name_x_label",
     "q_amount_x_asked",  # an amount asked, against a candidate holding a term of the question (its unit)
     "q_person_x_list",  # a person asked, against a list of several
+    # The question's words near the candidate, and the preposition the question puts before its wh-phrase.
+    "window_terms",  # share of the question's terms within WINDOW words either side of it, outside it
+    "prep_match",  # its head is the object of that preposition ("in" of "In what year ...?")
 )
+WINDOW = 8  # words either side of a candidate read by `window_terms` (as the confidence's window_share)
 
 
 @dataclass(frozen=True)
@@ -246,6 +251,7 @@ class QuestionContext:
     verbs: frozenset[str]
     focus: str
     part_text: str
+    preposition: str = ""  # the preposition before the wh-phrase ("in" of "In what year ...?"), or ""
 
 
 def question_context(part: QuestionPart, question_terms: frozenset[str]) -> QuestionContext:
@@ -268,7 +274,9 @@ def question_context(part: QuestionPart, question_terms: frozenset[str]) -> Ques
     }
     flags["q_other"] = float(not any(flags.values()))
     focus = part.focus if part.focus not in {"", "?"} else ""
-    return QuestionContext(flags, tuple(part.labels), question_terms, verbs, focus, part.text)
+    wh = next((token.i for token in doc if token.lower_ in WH_WORDS), None)
+    preposition = doc[wh - 1].lower_ if wh and doc[wh - 1].pos_ == "ADP" else ""
+    return QuestionContext(flags, tuple(part.labels), question_terms, verbs, focus, part.text, preposition)
 
 
 def _depths(doc: Any) -> list[list[int]]:
@@ -433,6 +441,7 @@ def _features(
     verb_tokens = {i for i, lemma in enumerate(reading.lemmas) if lemma in context.verbs}
     gap = question_gap(context.part_text) if (context.flags["q_thing"] or context.flags["q_person"]) else None
     filler = reading.filler(gap) if gap is not None else None
+    first_terms, asked_terms = reading.first_terms, max(1, len(context.question_terms))
     rule_words = rule_span.lower().split()
     rule_text = " ".join(rule_words)
     first = context.labels[0] if context.labels else ""
@@ -490,6 +499,10 @@ def _features(
             if filler is not None:
                 f["gap_filler"] = float(root == filler)
                 f["gap_held"] = float(start <= filler < end)
+            near = {first_terms[i] for i in outside if start - WINDOW <= i < end + WINDOW}
+            f["window_terms"] = len(near) / asked_terms
+            if context.preposition:
+                f["prep_match"] = float(facts.root_dep == "pobj" and reading.lemmas[facts.head] == context.preposition)
         for flag, value in context.flags.items():
             f[flag] = value
         f["q_person_x_proper"] = f["q_person"] * f["proper"]

@@ -84,6 +84,19 @@ def test_features_read_the_asked_kind_the_questions_verb_its_words_and_the_rules
     assert all(math.isfinite(value) for row in rows.values() for value in row.values())
 
 
+def test_the_question_words_near_a_candidate_and_the_preposition_before_the_wh_phrase() -> None:
+    sentence = "Born in 1870 on a farm far to the north of the river, Ada Quill opened Brightwater Mills in 1901."
+    rows = _features("In what year did Ada Quill open Brightwater Mills?", sentence)
+    # Both years follow an "in"; only 1901 stands among the question's words.
+    assert rows["1901"]["prep_match"] == 1.0 and rows["1870"]["prep_match"] == 1.0
+    assert rows["farm"]["prep_match"] == 0.0 and rows["Ada Quill"]["prep_match"] == 0.0
+    assert rows["1901"]["window_terms"] > rows["1870"]["window_terms"] == 0.0
+    # The candidate's own words are not counted: "Ada Quill" sees only the mill's name and the verb beside it.
+    assert 0.0 < rows["Ada Quill"]["window_terms"] < rows["1901"]["window_terms"]
+    without = _features("What year did Ada Quill open Brightwater Mills?", sentence)
+    assert without["1901"]["prep_match"] == 0.0
+
+
 def _subject_model() -> SpanModel:
     """A model fitted on invented rows where the right span is the subject of the question's verb."""
     rows, labels = [], []
