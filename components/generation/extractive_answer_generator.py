@@ -934,10 +934,13 @@ def _pronoun_doers(
 ) -> None:
     """A part that asks for the doer of its verb, whose sentence has a personal pronoun do it ("In 1905 it acquired
     Quillby, a start-up founded by Ada Quill" for "Who bought Quillby?"), is answered by the name the pronoun stands
-    for: the subject of the sentence before, when it is an entity of the asked kind (`pronoun_antecedent`). Without
-    one, a span the rules or the span model read inside a clause or phrase that modifies another noun ("founded by Ada
-    Quill") is not the doer and is dropped: the part is answered by its cited sentence alone. A span that could be
-    the pronoun's own antecedent (a name before it, "After Ada Quill left, she founded ...") stays."""
+    for, an entity of the asked kind that agrees with the pronoun (`pronoun_antecedent`): the subject of the sentence
+    before or, when the span cannot be what the pronoun stands for, first the subject of its own sentence's main
+    clause, the pronoun coming later ("Ada Quill taught at Orvel College, where she founded ..."). Without one, a span
+    the rules or the span model read inside a clause or phrase that modifies another noun ("founded by Ada Quill"),
+    or one that cannot be what the pronoun stands for ("Orvel College" for "she"), is not the doer and is dropped:
+    the part is answered by its cited sentence alone. A span that could be the pronoun's own antecedent (a name
+    before it, "After Ada Quill left, she founded ...") stays."""
     for position, (text, number, how) in list(shorts.items()):
         if how not in RULE_WAYS or not picks[position][0].labels:
             continue
@@ -945,12 +948,17 @@ def _pronoun_doers(
         doer = pronoun_doer(sentence.text, part.text, question_terms, text)
         if doer is None or doer.span_could_be_it:
             continue
-        antecedent, label = pronoun_antecedent(sentence.before_text, doer.pronoun, part.labels, question_terms)
+        # A span that cannot be what the pronoun stands for gives way to the subject before the pronoun in its own
+        # sentence; one that may be (a name after it, "... he built with Ada Quill") only to the sentence before's.
+        within = sentence.text if doer.span_disagrees else ""
+        antecedent, label = pronoun_antecedent(
+            sentence.before_text, doer.pronoun, part.labels, question_terms, within, doer.at
+        )
         if antecedent:
             span_stats.pop(position, None)  # the span model rated another span: its rating does not hold here
             found_how[position]["kind_match"] = 1.0 if label == part.labels[0] else 0.5 if label else 0.0
             shorts[position] = (antecedent, number, "entity")
-        elif doer.span_in_modifier:
+        elif doer.span_in_modifier or doer.span_disagrees:
             span_stats.pop(position, None)
             shorts.pop(position)
 

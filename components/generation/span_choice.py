@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from operator import itemgetter
 from pathlib import Path
@@ -667,12 +667,16 @@ NOUN_MODIFIER_DEPS = frozenset({"acl", "relcl", "appos"})
 class PronounDoer:
     """The personal pronoun that does, in the answer sentence, what the question asks the doer of (`pronoun`,
     lower case, e.g. "it"); whether the span chosen sits inside a clause or phrase that modifies another noun
-    (`span_in_modifier`: "a start-up founded by Ada Quill"), and whether it could stand for the pronoun
-    (`span_could_be_it`: it comes before the pronoun, outside such a modifier)."""
+    (`span_in_modifier`: "a start-up founded by Ada Quill"), whether it could stand for the pronoun
+    (`span_could_be_it`: it comes before the pronoun, outside such a modifier, and agrees with it), and whether the
+    recogniser's label of it cannot agree with the pronoun (`span_disagrees`: "Orvel Labs, where he built ...": an
+    organisation is no "he", a person no "it")."""
 
     pronoun: str
     span_in_modifier: bool
     span_could_be_it: bool
+    span_disagrees: bool = False
+    at: int = field(default=-1, compare=False)  # the pronoun's token in the sentence
 
 
 def asks_doer(part_text: str) -> bool:
@@ -731,23 +735,67 @@ def pronoun_doer(sentence: str, part_text: str, question_terms: frozenset[str], 
             continue
         place = _locate(doc, span) if span else None
         inside = place is not None and _in_noun_modifier(doc[place[0] : place[1]].root, verb)
-        return PronounDoer(doer.lower_, inside, place is not None and place[1] <= doer.i and not inside)
+        disagrees = place is not None and not _agrees(doer.lower_, doc[place[0] : place[1]].root.ent_type_)
+        before = place is not None and place[1] <= doer.i and not inside
+        return PronounDoer(doer.lower_, inside, before and not disagrees, disagrees, doer.i)
     return None
 
 
+# The recogniser's labels of things that are never a person (a "he" or a "she"); a person is never an "it".
+NOT_PERSON_LABELS = frozenset(
+    {"ORG", "NORP", "GPE", "LOC", "FAC", "PRODUCT", "WORK_OF_ART", "EVENT", "LAW", "LANGUAGE"}
+)
+
+
+def _agrees(pronoun: str, label: str) -> bool:
+    """Whether a name the recogniser labels `label` ("" for none) may be what `pronoun` stands for."""
+    person = PERSONAL_PRONOUNS.get(pronoun)
+    if person is None or not label:
+        return True
+    return label not in NOT_PERSON_LABELS if person else label != "PERSON"
+
+
 def pronoun_antecedent(
-    before: str, pronoun: str, labels: Sequence[str], question_terms: frozenset[str]
+    before: str,
+    pronoun: str,
+    labels: Sequence[str],
+    question_terms: frozenset[str],
+    sentence: str = "",
+    at: int = -1,
 ) -> tuple[str, str]:
-    """The name `pronoun` most likely stands for, read from the sentence `before` it, with its entity label: that
-    sentence's subject when it is a named entity of one of `labels` that agrees with the pronoun ("it": not a
-    person; "he", "she": a person), or for "it" and "they" a proper name the recogniser left without a label (its
-    label then ""), and the question does not already name it; ("", "") otherwise."""
-    if not before or pronoun not in PERSONAL_PRONOUNS:
+    """The name `pronoun` most likely stands for, with its entity label: the subject of the main clause of its own
+    `sentence` when the pronoun (its token `at`) comes later, in another clause ("Orla Venn taught at Harrow, where
+    she founded ..."), else the subject of the sentence `before` it; a subject that is a named entity of one of
+    `labels` that agrees with the pronoun ("it": not a person; "he", "she": a person), or for "it" and "they" a
+    proper name the recogniser left without a label (its label then ""), and the question does not already name
+    it; ("", "") otherwise."""
+    if pronoun not in PERSONAL_PRONOUNS:
+        return "", ""
+    if sentence and at > 0:
+        doc = _reading(sentence).doc
+        subject = _main_subject(doc)
+        if subject is not None and subject.i < at and subject.lower_ not in PERSONAL_PRONOUNS:
+            found = _named_subject(doc, subject, pronoun, labels, question_terms)
+            if found[0]:
+                return found
+    if not before:
         return "", ""
     doc = _reading(before).doc
-    subject = next((t for t in doc if t.dep_ in {"nsubj", "nsubjpass"} and t.head.dep_ == "ROOT"), None)
+    subject = _main_subject(doc)
     if subject is None:
         return "", ""
+    return _named_subject(doc, subject, pronoun, labels, question_terms)
+
+
+def _main_subject(doc: Any) -> Any:
+    """The subject of the sentence's main verb, or None."""
+    return next((t for t in doc if t.dep_ in {"nsubj", "nsubjpass"} and t.head.dep_ == "ROOT"), None)
+
+
+def _named_subject(
+    doc: Any, subject: Any, pronoun: str, labels: Sequence[str], question_terms: frozenset[str]
+) -> tuple[str, str]:
+    """The name `subject` gives, with its label, when it may be what `pronoun` stands for (`pronoun_antecedent`)."""
     person = PERSONAL_PRONOUNS[pronoun]
     entity = next((ent for ent in doc.ents if ent.start <= subject.i < ent.end), None)
     if entity is not None:

@@ -262,7 +262,8 @@ class TestPronounDoer:
         for question in ("Who purchased Quillby?", "Which company acquired Quillby?"):
             part = analyze_question(question).parts[0]
             doer = pronoun_doer(self.ACQUIRED, part.text, frozenset(part.terms), "Teodor Brask")
-            assert doer == PronounDoer("it", span_in_modifier=True, span_could_be_it=False)
+            # A person inside a phrase modifying another noun: neither the doer nor what "it" stands for.
+            assert doer == PronounDoer("it", span_in_modifier=True, span_could_be_it=False, span_disagrees=True)
 
     def test_no_pronoun_doer_when_a_name_does_it_or_the_question_asks_another_role(self):
         part = analyze_question("Who founded Quillby?").parts[0]  # the founder does the asked verb himself
@@ -298,3 +299,30 @@ def test_a_pronoun_doer_is_answered_by_its_antecedent_never_by_a_modifying_name(
         # No name stands for "it": the founder of the bought start-up is not offered; the sentence is cited.
         assert out["short_answer"] == "" and out["parts"][0]["short_answer"] == ""
         assert "it acquired Quillby" in out["replies"][0]
+
+
+class TestPronounAgreement:
+    """A name the recogniser labels an organisation or a place is never what "he" or "she" stands for (nor a person
+    what "it" does): in "X taught at Harrow College, where she founded ..." the college founded nothing."""
+
+    TAUGHT = "Orla Venn taught at Harrow College in Dunmere, where she founded the Quillby Press."
+
+    def test_a_span_that_cannot_be_the_pronoun_gives_way_to_the_subject_of_its_sentence(self):
+        part = analyze_question("Who founded the Quillby Press?").parts[0]
+        asked = frozenset(part.terms)
+        doer = pronoun_doer(self.TAUGHT, part.text, asked, "Harrow College")
+        assert doer is not None and doer.span_disagrees and not doer.span_could_be_it
+        assert pronoun_antecedent("", doer.pronoun, part.labels, asked, self.TAUGHT, doer.at) == ("Orla Venn", "PERSON")
+        # Without its own sentence, only the sentence before is read, as before.
+        assert pronoun_antecedent("", doer.pronoun, part.labels, asked) == ("", "")
+        kept = pronoun_doer(self.TAUGHT, part.text, asked, "Orla Venn")
+        assert kept is not None and kept.span_could_be_it and not kept.span_disagrees
+
+    def test_the_generator_answers_with_the_subject_or_with_the_sentence_alone(self):
+        generator = ExtractiveAnswerGenerator(confidence_threshold=0.0)
+        question = "Who founded the Quillby Press?"
+        taught = Document(content=f"The Quillby Press printed maps of the coast. {self.TAUGHT}", meta={})
+        assert generator.run(query=question, documents=[taught])["parts"][0]["short_answer"] == "Orla Venn"
+        stood = "The coast had no printer. Harrow College stood in Dunmere, where she founded the Quillby Press."
+        out = generator.run(query=question, documents=[Document(content=stood, meta={})])
+        assert out["parts"][0]["short_answer"] != "Harrow College"
