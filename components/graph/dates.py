@@ -53,7 +53,8 @@ _THE_STEP_RE = re.compile(rf"^the\s+{_UNIT}\s+(before|after)$")
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
 _PART_OF_YEAR_RE = re.compile(
-    r"^(?:(?P<which>last|previous|preceding|past|this|current|next|coming|same|that)\s+)?"
+    r"^(?:(?:earlier|later)\s+(?=that\s|this\s))?"
+    r"(?:(?P<which>last|previous|preceding|past|this|current|next|coming|same|that)\s+)?"
     r"(?:(?P<ordinal>first|second|third|fourth|1st|2nd|3rd|4th)[\s-]+(?:fiscal\s+|financial\s+)?(?P<unit>quarter|half)"
     r"|q(?P<q>[1-4])|(?P<quarter>(?:fiscal\s+|financial\s+)?quarter)|(?P<season>spring|summer|autumn|fall|winter))"
     r"(?:\s+of\s+(?:the\s+)?(?P<year>(?:(?:this|last|next|current|previous)\s+)?(?:fiscal\s+|financial\s+)?year))?$"
@@ -234,10 +235,15 @@ def resolve_date(
     return FuzzyDate(dt.date(int(year.group(1)), 1, 1), "year")
 
 
-def _part_of_year(part: re.Match[str], anchor: dt.date, previous: FuzzyDate | None, future: bool) -> FuzzyDate:
+def _part_of_year(
+    part: re.Match[str], anchor: dt.date, previous: FuzzyDate | None, future: bool
+) -> FuzzyDate | None:
     """The year a quarter, a half or a season without its year falls in: the one the sentence names ("of last
     year"), the one before or after the document's ("last quarter", "next summer"), else the latest that has begun by
-    the document's date (the next one when the sentence speaks of what will happen)."""
+    the document's date (the next one when the sentence speaks of what will happen). "That summer" is the text's
+    previous date's year, and names none without one."""
+    if part.group("which") in ("same", "that") and previous is None:
+        return None
     if part.group("quarter"):  # "last quarter", "this quarter": the quarter counted from the document's
         start = dt.date(anchor.year, (anchor.month - 1) // 3 * 3 + 1, 1)
         step = {"last": -1, "previous": -1, "preceding": -1, "past": -1, "next": 1, "coming": 1}.get(
@@ -348,7 +354,9 @@ def find_dates(sentence: Any, anchor: dt.date | None, previous: FuzzyDate | None
             seen_start = seen_start or first is not None
             continue
         text = span.text
-        resolved = resolve_date(text, anchor, previous, future)
+        # The recogniser leaves "that" out of "that summer": the season is the text's time named again.
+        named_again = before == "that" and _PART_OF_YEAR_RE.match(text.lower()) is not None
+        resolved = resolve_date(f"that {text}" if named_again else text, anchor, previous, future)
         if resolved is None and "," in text:  # "November 11, three days later than planned": the date it leads with
             text = text.split(",")[0]
             resolved = resolve_date(text, anchor, previous, future)

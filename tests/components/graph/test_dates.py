@@ -195,3 +195,18 @@ class TestTheDateSClauseTellsTheFuture:
         assert self.dates("Quillon said it would resume flights on Saturday.") == ["2019-02-16"]
         assert self.dates("Quillon plans to resume flights on Saturday.") == ["2019-02-16"]
         assert self.dates("Quillon is expected to open the plant on Friday.") == ["2019-02-15"]
+
+
+class TestAPartOfTheYearNamedAgain:
+    """"that summer", "that quarter" name the text's time again: the year of its previous date, none without one."""
+
+    def test_that_season_is_the_previous_date_s_year(self):
+        # The recogniser leaves "that" out of the date ("summer"): the word before it still says which summer.
+        previous = FuzzyDate.parse("2016-05-03")
+        found = find_dates(parse("Talmont opened a plant that summer.")[:], ANCHOR, previous)
+        assert [m.date.iso() for m in found] == ["2016"]
+        assert resolve_date("later that summer", ANCHOR, previous).iso() == "2016"
+
+    def test_without_an_earlier_date_it_names_none(self):
+        assert find_dates(parse("Talmont opened a plant that summer.")[:], ANCHOR) == []
+        assert resolve_date("that summer", ANCHOR) is None and resolve_date("that quarter", ANCHOR) is None
