@@ -319,6 +319,10 @@ def _date_spans(sentence: Any) -> list[Any]:
     return sorted(spans, key=lambda span: span.start)
 
 
+# The auxiliaries of a future, contracted ("'ll") and negated ("won't" is "wo" + "n't", "shan't" "sha" + "n't").
+_FUTURE_AUX = ("will", "shall", "would", "'ll", "wo", "sha")
+
+
 def _speaks_of_future(span: Any) -> bool:
     """True when the clause the date belongs to tells what will happen: its verb (or a verb it completes: "plans to
     open", "is expected to land") takes "will", "shall" or "would", or is a verb of planning. A future in another
@@ -327,7 +331,7 @@ def _speaks_of_future(span: Any) -> bool:
     while verb.pos_ not in ("VERB", "AUX") and verb.head.i != verb.i:
         verb = verb.head
     while True:
-        if any(child.dep_ == "aux" and child.lower_ in ("will", "shall", "would", "'ll") for child in verb.children):
+        if any(child.dep_ == "aux" and child.lower_.replace("’", "'") in _FUTURE_AUX for child in verb.children):
             return True
         if verb.lemma_ in ("plan", "expect", "schedule", "intend", "aim") and verb.i not in range(span.start, span.end):
             return True
