@@ -211,7 +211,10 @@ def resolve_date(
         return FuzzyDate(anchor, "day")  # "on Thursday" in a Thursday's news is that day, not a week before
     this_day = _THIS_WEEKDAY_RE.match(phrase)
     if this_day and anchor is not None:  # "this Monday": the Monday of the document's week, past or coming
-        return FuzzyDate(anchor + dt.timedelta(days=_WEEKDAYS.index(this_day.group(1)) - anchor.weekday()), "day")
+        days = _WEEKDAYS.index(this_day.group(1)) - anchor.weekday()
+        if future and days < 0:  # "will report this Monday" in a Thursday's news: the coming Monday
+            days += 7
+        return FuzzyDate(anchor + dt.timedelta(days=days), "day")
     year = _YEAR_RE.search(phrase)
     if anchor is None and year is None:
         return None

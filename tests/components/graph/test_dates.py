@@ -196,6 +196,10 @@ class TestTheDateSClauseTellsTheFuture:
         assert self.dates("Quillon plans to resume flights on Saturday.") == ["2019-02-16"]
         assert self.dates("Quillon is expected to open the plant on Friday.") == ["2019-02-15"]
 
+    def test_this_weekday_in_a_clause_of_the_future_is_the_coming_one(self):
+        assert self.dates("Talmont will report its results this Monday.") == ["2019-02-18"]
+        assert self.dates("Talmont reported its results this Monday.") == ["2019-02-11"]
+
     def test_a_contracted_or_negated_future_turns_it_forward(self):
         assert self.dates("Quillon won't open the plant on Friday.") == ["2019-02-15"]
         assert self.dates("They’ll open the plant on Friday.") == ["2019-02-15"]
