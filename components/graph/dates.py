@@ -150,7 +150,9 @@ def _count(word: str) -> int:
 
 def _shift(base: FuzzyDate, unit: str, amount: int) -> FuzzyDate:
     precision = min(_PERIODS[unit], base.precision, key=PRECISIONS.index)  # never finer than the base
-    return FuzzyDate.from_date(base.value + relativedelta(**{f"{unit}s": amount}), precision)
+    # A step back counts from the base period's last day: "the day before" a year stays in that year.
+    origin = base.end if amount < 0 else base.value
+    return FuzzyDate.from_date(origin + relativedelta(**{f"{unit}s": amount}), precision)
 
 
 @lru_cache(maxsize=65536)

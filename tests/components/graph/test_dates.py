@@ -218,3 +218,17 @@ class TestAPartOfTheYearNamedAgain:
     def test_without_an_earlier_date_it_names_none(self):
         assert find_dates(parse("Talmont opened a plant that summer.")[:], ANCHOR) == []
         assert resolve_date("that summer", ANCHOR) is None and resolve_date("that quarter", ANCHOR) is None
+
+
+class TestAStepBackFromALessPreciseDate:
+    """A step back smaller than the previous date's period stays in that period ("founded in 2016. The day
+    before, ..." is 2016, not 2015)."""
+
+    def test_the_step_back_keeps_the_period(self):
+        def step(text: str, previous: str) -> str:
+            return resolve_date(text, ANCHOR, FuzzyDate.parse(previous)).iso()
+
+        assert step("the day before", "2016") == step("the previous day", "2016") == "2016"
+        assert step("a day earlier", "2016") == step("the day after", "2016") == "2016"
+        assert step("the week before", "2016-05") == "2016-05" and step("the month before", "2016-05") == "2016-04"
+        assert step("the day before", "2016-05-03") == "2016-05-02" and step("two years earlier", "2016-05") == "2014"
