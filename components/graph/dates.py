@@ -335,12 +335,17 @@ def _speaks_of_future(span: Any) -> bool:
     verb = span.root
     while verb.pos_ not in ("VERB", "AUX") and verb.head.i != verb.i:
         verb = verb.head
+    own = verb
     while True:
         if any(child.dep_ == "aux" and child.lower_.replace("’", "'") in _FUTURE_AUX for child in verb.children):
             return True
-        if verb.lemma_ in ("plan", "expect", "schedule", "intend", "aim") and verb.i not in range(span.start, span.end):
+        # The date's own verb of planning tells the future as a participle ("is expected on Monday", "scheduled for
+        # Friday"); in the past it dates the planning itself ("On Monday, Quillon expected sales to fall").
+        planning = verb.lemma_ in ("plan", "expect", "schedule", "intend", "aim")
+        if planning and verb.i not in range(span.start, span.end) and (verb.i != own.i or verb.tag_ != "VBD"):
             return True
-        if verb.dep_ not in ("xcomp", "conj", "advcl") or verb.head.i == verb.i:
+        # A verb in the past is its own clause's tense: it takes no future from the verb it is joined to.
+        if verb.tag_ == "VBD" or verb.dep_ not in ("xcomp", "conj", "advcl") or verb.head.i == verb.i:
             return False
         verb = verb.head
 

@@ -196,6 +196,18 @@ class TestTheDateSClauseTellsTheFuture:
         assert self.dates("Quillon plans to resume flights on Saturday.") == ["2019-02-16"]
         assert self.dates("Quillon is expected to open the plant on Friday.") == ["2019-02-15"]
 
+    def test_a_past_verb_of_its_own_keeps_the_day_past(self):
+        # The date dates the expecting itself, and a verb in the past joined to a future one has its own tense; a
+        # planning verb the date belongs to in the passive still tells what will happen.
+        expected = {
+            "On Monday, Quillon expected sales to fall.": "2019-02-11",
+            "Quillon plans to cut 200 jobs and said on Monday that sales fell.": "2019-02-11",
+            "Quillon will close its plant in Oslo and opened a new one on Monday.": "2019-02-11",
+            "The decision is expected on Monday.": "2019-02-18",
+            "The launch is scheduled for Friday.": "2019-02-15",
+        }
+        assert {sentence: self.dates(sentence) for sentence in expected} == {s: [d] for s, d in expected.items()}
+
     def test_this_weekday_in_a_clause_of_the_future_is_the_coming_one(self):
         assert self.dates("Talmont will report its results this Monday.") == ["2019-02-18"]
         assert self.dates("Talmont reported its results this Monday.") == ["2019-02-11"]
