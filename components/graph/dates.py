@@ -365,6 +365,8 @@ def find_dates(sentence: Any, anchor: dt.date | None, previous: FuzzyDate | None
             for date, role in ((first, "start"), (last, "end")):
                 if date is not None:
                     mentions.append(DateMention(start, span.end_char - offset, date, role, not is_stated(span.text)))
+                    # A later date of the sentence ("two years later", "that summer") counts from this one.
+                    previous = date if is_stated(span.text) else previous
             seen_start = seen_start or first is not None
             continue
         text = span.text
@@ -381,6 +383,7 @@ def find_dates(sentence: Any, anchor: dt.date | None, previous: FuzzyDate | None
             role = "end"
         seen_start = seen_start or role == "start"
         mentions.append(DateMention(start, start + len(text), resolved, role, not is_stated(text)))
+        previous = resolved if is_stated(text) else previous
     return _restated(mentions, sentence.text)
 
 

@@ -244,3 +244,18 @@ class TestAStepBackFromALessPreciseDate:
         assert step("a day earlier", "2016") == step("the day after", "2016") == "2016"
         assert step("the week before", "2016-05") == "2016-05" and step("the month before", "2016-05") == "2016-04"
         assert step("the day before", "2016-05-03") == "2016-05-02" and step("two years earlier", "2016-05") == "2014"
+
+
+class TestAnEarlierDateOfTheSameSentence:
+    """A time named again or a step counts from the date the same sentence stated before it."""
+
+    def test_it_counts_from_the_sentence_s_own_date(self):
+        def dates(sentence: str, previous: FuzzyDate | None = None) -> list[str]:
+            return [m.date.iso() for m in find_dates(parse(sentence)[:], ANCHOR, previous)]
+
+        assert dates("Talmont was founded in 2001 and two years later moved to Oslo.") == ["2001", "2003"]
+        assert dates("Talmont was founded in 2001 and moved to Oslo the year after.", FuzzyDate.parse("2010")) == [
+            "2001",
+            "2002",
+        ]
+        assert dates("Talmont opened a plant in March 2016 and closed it that summer.") == ["2016-03", "2016"]

@@ -112,8 +112,9 @@ class TestLanguageExtractor:
         # as the document's last summer instead of the text's previous date's year; `spacy-52` took a weekday after
         # "won't" or "they’ll" as the past one; `spacy-53` read "will report this Monday" as the past Monday;
         # `spacy-54` stepped back from a year's first day ("founded in 2016. The day before" was 2015); `spacy-55`
-        # turned a day forward for "On Monday, Quillon expected ..." or a past verb joined to a future one.
-        old = [f"spacy/spacy-{n}" for n in range(55, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
+        # turned a day forward for "On Monday, Quillon expected ..." or a past verb joined to a future one;
+        # `spacy-56` counted "two years later" after "founded in 2001 and" from the document's date.
+        old = [f"spacy/spacy-{n}" for n in range(56, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
         assert LanguageExtractor().stamp not in old
 
     def test_entities_kinds_and_suffixes(self):
