@@ -371,7 +371,11 @@ def find_dates(sentence: Any, anchor: dt.date | None, previous: FuzzyDate | None
             continue
         text = span.text
         # The recogniser leaves "that" out of "that summer": the season is the text's time named again.
-        named_again = before == "that" and _PART_OF_YEAR_RE.match(text.lower()) is not None
+        named_again = (
+            before == "that"
+            and sentence.doc[span.start - 1].dep_ == "det"  # not "said that fourth-quarter sales rose"
+            and _PART_OF_YEAR_RE.match(text.lower()) is not None
+        )
         resolved = resolve_date(f"that {text}" if named_again else text, anchor, previous, future)
         if resolved is None and "," in text:  # "November 11, three days later than planned": the date it leads with
             text = text.split(",")[0]

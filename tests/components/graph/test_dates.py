@@ -227,6 +227,12 @@ class TestAPartOfTheYearNamedAgain:
         assert [m.date.iso() for m in found] == ["2016"]
         assert resolve_date("later that summer", ANCHOR, previous).iso() == "2016"
 
+    def test_that_opening_a_clause_is_not_the_season_s(self):
+        # "said that fourth-quarter sales rose": "that" opens the clause, the quarter is the document's last.
+        assert [m.date.iso() for m in find_dates(parse("Quillon said that fourth-quarter sales rose.")[:], ANCHOR)] == [
+            "2018"
+        ]
+
     def test_without_an_earlier_date_it_names_none(self):
         assert find_dates(parse("Talmont opened a plant that summer.")[:], ANCHOR) == []
         assert resolve_date("that summer", ANCHOR) is None and resolve_date("that quarter", ANCHOR) is None

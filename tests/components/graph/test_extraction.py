@@ -114,8 +114,9 @@ class TestLanguageExtractor:
         # `spacy-54` stepped back from a year's first day ("founded in 2016. The day before" was 2015); `spacy-55`
         # turned a day forward for "On Monday, Quillon expected ..." or a past verb joined to a future one;
         # `spacy-56` counted "two years later" after "founded in 2001 and" from the document's date; `spacy-57` dated
-        # "since the start of the war" by any start the text told before.
-        old = [f"spacy/spacy-{n}" for n in range(57, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
+        # "since the start of the war" by any start the text told before; `spacy-58` read the "that" opening a clause
+        # ("said that fourth-quarter sales rose") as "that quarter".
+        old = [f"spacy/spacy-{n}" for n in range(58, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
         assert LanguageExtractor().stamp not in old
 
     def test_entities_kinds_and_suffixes(self):
