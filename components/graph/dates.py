@@ -53,7 +53,8 @@ _THE_STEP_RE = re.compile(rf"^the\s+{_UNIT}\s+(before|after)$")
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
 _PART_OF_YEAR_RE = re.compile(
-    r"^(?:(?P<which>last|previous|preceding|past|this|current|next|coming|same|that)\s+)?"
+    r"^(?:(?:earlier|later)\s+(?=that\s|this\s))?"
+    r"(?:(?P<which>last|previous|preceding|past|this|current|next|coming|same|that)\s+)?"
     r"(?:(?P<ordinal>first|second|third|fourth|1st|2nd|3rd|4th)[\s-]+(?:fiscal\s+|financial\s+)?(?P<unit>quarter|half)"
     r"|q(?P<q>[1-4])|(?P<quarter>(?:fiscal\s+|financial\s+)?quarter)|(?P<season>spring|summer|autumn|fall|winter))"
     r"(?:\s+of\s+(?:the\s+)?(?P<year>(?:(?:this|last|next|current|previous)\s+)?(?:fiscal\s+|financial\s+)?year))?$"
@@ -149,7 +150,9 @@ def _count(word: str) -> int:
 
 def _shift(base: FuzzyDate, unit: str, amount: int) -> FuzzyDate:
     precision = min(_PERIODS[unit], base.precision, key=PRECISIONS.index)  # never finer than the base
-    return FuzzyDate.from_date(base.value + relativedelta(**{f"{unit}s": amount}), precision)
+    # A step back counts from the base period's last day: "the day before" a year stays in that year.
+    origin = base.end if amount < 0 else base.value
+    return FuzzyDate.from_date(origin + relativedelta(**{f"{unit}s": amount}), precision)
 
 
 @lru_cache(maxsize=65536)
@@ -210,7 +213,10 @@ def resolve_date(
         return FuzzyDate(anchor, "day")  # "on Thursday" in a Thursday's news is that day, not a week before
     this_day = _THIS_WEEKDAY_RE.match(phrase)
     if this_day and anchor is not None:  # "this Monday": the Monday of the document's week, past or coming
-        return FuzzyDate(anchor + dt.timedelta(days=_WEEKDAYS.index(this_day.group(1)) - anchor.weekday()), "day")
+        days = _WEEKDAYS.index(this_day.group(1)) - anchor.weekday()
+        if future and days < 0:  # "will report this Monday" in a Thursday's news: the coming Monday
+            days += 7
+        return FuzzyDate(anchor + dt.timedelta(days=days), "day")
     year = _YEAR_RE.search(phrase)
     if anchor is None and year is None:
         return None
@@ -234,10 +240,15 @@ def resolve_date(
     return FuzzyDate(dt.date(int(year.group(1)), 1, 1), "year")
 
 
-def _part_of_year(part: re.Match[str], anchor: dt.date, previous: FuzzyDate | None, future: bool) -> FuzzyDate:
+def _part_of_year(
+    part: re.Match[str], anchor: dt.date, previous: FuzzyDate | None, future: bool
+) -> FuzzyDate | None:
     """The year a quarter, a half or a season without its year falls in: the one the sentence names ("of last
     year"), the one before or after the document's ("last quarter", "next summer"), else the latest that has begun by
-    the document's date (the next one when the sentence speaks of what will happen)."""
+    the document's date (the next one when the sentence speaks of what will happen). "That summer" is the text's
+    previous date's year, and names none without one."""
+    if part.group("which") in ("same", "that") and previous is None:
+        return None
     if part.group("quarter"):  # "last quarter", "this quarter": the quarter counted from the document's
         start = dt.date(anchor.year, (anchor.month - 1) // 3 * 3 + 1, 1)
         step = {"last": -1, "previous": -1, "preceding": -1, "past": -1, "next": 1, "coming": 1}.get(
@@ -313,6 +324,10 @@ def _date_spans(sentence: Any) -> list[Any]:
     return sorted(spans, key=lambda span: span.start)
 
 
+# The auxiliaries of a future, contracted ("'ll") and negated ("won't" is "wo" + "n't", "shan't" "sha" + "n't").
+_FUTURE_AUX = ("will", "shall", "would", "'ll", "wo", "sha")
+
+
 def _speaks_of_future(span: Any) -> bool:
     """True when the clause the date belongs to tells what will happen: its verb (or a verb it completes: "plans to
     open", "is expected to land") takes "will", "shall" or "would", or is a verb of planning. A future in another
@@ -320,12 +335,17 @@ def _speaks_of_future(span: Any) -> bool:
     verb = span.root
     while verb.pos_ not in ("VERB", "AUX") and verb.head.i != verb.i:
         verb = verb.head
+    own = verb
     while True:
-        if any(child.dep_ == "aux" and child.lower_ in ("will", "shall", "would", "'ll") for child in verb.children):
+        if any(child.dep_ == "aux" and child.lower_.replace("’", "'") in _FUTURE_AUX for child in verb.children):
             return True
-        if verb.lemma_ in ("plan", "expect", "schedule", "intend", "aim") and verb.i not in range(span.start, span.end):
+        # The date's own verb of planning tells the future as a participle ("is expected on Monday", "scheduled for
+        # Friday"); in the past it dates the planning itself ("On Monday, Quillon expected sales to fall").
+        planning = verb.lemma_ in ("plan", "expect", "schedule", "intend", "aim")
+        if planning and verb.i not in range(span.start, span.end) and (verb.i != own.i or verb.tag_ != "VBD"):
             return True
-        if verb.dep_ not in ("xcomp", "conj", "advcl") or verb.head.i == verb.i:
+        # A verb in the past is its own clause's tense: it takes no future from the verb it is joined to.
+        if verb.tag_ == "VBD" or verb.dep_ not in ("xcomp", "conj", "advcl") or verb.head.i == verb.i:
             return False
         verb = verb.head
 
@@ -345,10 +365,18 @@ def find_dates(sentence: Any, anchor: dt.date | None, previous: FuzzyDate | None
             for date, role in ((first, "start"), (last, "end")):
                 if date is not None:
                     mentions.append(DateMention(start, span.end_char - offset, date, role, not is_stated(span.text)))
+                    # A later date of the sentence ("two years later", "that summer") counts from this one.
+                    previous = date if is_stated(span.text) else previous
             seen_start = seen_start or first is not None
             continue
         text = span.text
-        resolved = resolve_date(text, anchor, previous, future)
+        # The recogniser leaves "that" out of "that summer": the season is the text's time named again.
+        named_again = (
+            before == "that"
+            and sentence.doc[span.start - 1].dep_ == "det"  # not "said that fourth-quarter sales rose"
+            and _PART_OF_YEAR_RE.match(text.lower()) is not None
+        )
+        resolved = resolve_date(f"that {text}" if named_again else text, anchor, previous, future)
         if resolved is None and "," in text:  # "November 11, three days later than planned": the date it leads with
             text = text.split(",")[0]
             resolved = resolve_date(text, anchor, previous, future)
@@ -359,6 +387,7 @@ def find_dates(sentence: Any, anchor: dt.date | None, previous: FuzzyDate | None
             role = "end"
         seen_start = seen_start or role == "start"
         mentions.append(DateMention(start, start + len(text), resolved, role, not is_stated(text)))
+        previous = resolved if is_stated(text) else previous
     return _restated(mentions, sentence.text)
 
 

@@ -68,7 +68,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-51"
+EXTRACTOR_VERSION = "spacy-59"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -809,18 +809,30 @@ def _phrase(token: Any) -> set[int]:
     return positions
 
 
-def _since_event(sentence: Any, happened: dict[str, FuzzyDate]) -> list[DateMention]:
+def _since_event(sentence: Any, happened: dict[str, tuple[FuzzyDate, frozenset[str]]]) -> list[DateMention]:
     """A period that began with an event the text told and dated before ("launched the store on April 28, 2003 ...
     Since its launch the store has sold ..."): "since" and the event's noun, dated by that event (the noun and the
-    verb share their lemma)."""
+    verb share their lemma). A noun naming what it is the event of ("the start of the war") must name something of
+    the told event's clause, else it is another event."""
     for token in sentence:
         if token.lower_ != "since" or token.dep_ != "prep":
             continue
         noun = next((child for child in token.children if child.dep_ == "pobj" and child.pos_ == "NOUN"), None)
-        if noun is not None and noun.lemma_.lower() in happened:
-            start, end = noun.left_edge.idx, noun.right_edge.idx + len(noun.right_edge)
-            offset = sentence.start_char
-            return [DateMention(start - offset, end - offset, happened[noun.lemma_.lower()], "start", True)]
+        if noun is None or noun.lemma_.lower() not in happened:
+            continue
+        date, told = happened[noun.lemma_.lower()]
+        of = [
+            grand
+            for child in noun.children
+            if child.dep_ == "prep" and child.lower_ == "of"
+            for grand in child.children
+            if grand.dep_ == "pobj"
+        ]
+        if any(thing.lemma_.lower() not in told for thing in of):
+            continue
+        start, end = noun.left_edge.idx, noun.right_edge.idx + len(noun.right_edge)
+        offset = sentence.start_char
+        return [DateMention(start - offset, end - offset, date, "start", True)]
     return []
 
 
@@ -1488,7 +1500,8 @@ class LanguageExtractor(GraphExtractor):
         previous: FuzzyDate | None = None
         frame: FuzzyDate | None = None
         named_at = -1  # the sentence naming the story's day
-        happened: dict[str, FuzzyDate] = {}  # the date of each dated event told so far, by its verb's lemma
+        # The date of each dated event told so far, and the words of its clause, by its verb's lemma.
+        happened: dict[str, tuple[FuzzyDate, frozenset[str]]] = {}
         for index, sentence in enumerate(sentences):
             valid, invalid, method, dates = sentence_validity(sentence.span, anchor, previous)
             if not dates:
@@ -1499,7 +1512,9 @@ class LanguageExtractor(GraphExtractor):
             for mention in dates:
                 span = _mention_span(sentence.span, mention)
                 if span is not None and mention.role != "end":
-                    happened.setdefault(_clause_verb(span).lemma_.lower(), mention.date)
+                    verb = _clause_verb(span)
+                    words = frozenset(token.lemma_.lower() for token in verb.subtree)
+                    happened.setdefault(verb.lemma_.lower(), (mention.date, words))
             stated = [m.date for m in dates if not m.relative]
             if stated:
                 previous = stated[-1]

@@ -195,3 +195,73 @@ class TestTheDateSClauseTellsTheFuture:
         assert self.dates("Quillon said it would resume flights on Saturday.") == ["2019-02-16"]
         assert self.dates("Quillon plans to resume flights on Saturday.") == ["2019-02-16"]
         assert self.dates("Quillon is expected to open the plant on Friday.") == ["2019-02-15"]
+
+    def test_a_past_verb_of_its_own_keeps_the_day_past(self):
+        # The date dates the expecting itself, and a verb in the past joined to a future one has its own tense; a
+        # planning verb the date belongs to in the passive still tells what will happen.
+        expected = {
+            "On Monday, Quillon expected sales to fall.": "2019-02-11",
+            "Quillon plans to cut 200 jobs and said on Monday that sales fell.": "2019-02-11",
+            "Quillon will close its plant in Oslo and opened a new one on Monday.": "2019-02-11",
+            "The decision is expected on Monday.": "2019-02-18",
+            "The launch is scheduled for Friday.": "2019-02-15",
+        }
+        assert {sentence: self.dates(sentence) for sentence in expected} == {s: [d] for s, d in expected.items()}
+
+    def test_this_weekday_in_a_clause_of_the_future_is_the_coming_one(self):
+        assert self.dates("Talmont will report its results this Monday.") == ["2019-02-18"]
+        assert self.dates("Talmont reported its results this Monday.") == ["2019-02-11"]
+
+    def test_a_contracted_or_negated_future_turns_it_forward(self):
+        assert self.dates("Quillon won't open the plant on Friday.") == ["2019-02-15"]
+        assert self.dates("They’ll open the plant on Friday.") == ["2019-02-15"]
+
+
+class TestAPartOfTheYearNamedAgain:
+    """"that summer", "that quarter" name the text's time again: the year of its previous date, none without one."""
+
+    def test_that_season_is_the_previous_date_s_year(self):
+        # The recogniser leaves "that" out of the date ("summer"): the word before it still says which summer.
+        previous = FuzzyDate.parse("2016-05-03")
+        found = find_dates(parse("Talmont opened a plant that summer.")[:], ANCHOR, previous)
+        assert [m.date.iso() for m in found] == ["2016"]
+        assert resolve_date("later that summer", ANCHOR, previous).iso() == "2016"
+
+    def test_that_opening_a_clause_is_not_the_season_s(self):
+        # "said that fourth-quarter sales rose": "that" opens the clause, the quarter is the document's last.
+        assert [m.date.iso() for m in find_dates(parse("Quillon said that fourth-quarter sales rose.")[:], ANCHOR)] == [
+            "2018"
+        ]
+
+    def test_without_an_earlier_date_it_names_none(self):
+        assert find_dates(parse("Talmont opened a plant that summer.")[:], ANCHOR) == []
+        assert resolve_date("that summer", ANCHOR) is None and resolve_date("that quarter", ANCHOR) is None
+
+
+class TestAStepBackFromALessPreciseDate:
+    """A step back smaller than the previous date's period stays in that period ("founded in 2016. The day
+    before, ..." is 2016, not 2015)."""
+
+    def test_the_step_back_keeps_the_period(self):
+        def step(text: str, previous: str) -> str:
+            return resolve_date(text, ANCHOR, FuzzyDate.parse(previous)).iso()
+
+        assert step("the day before", "2016") == step("the previous day", "2016") == "2016"
+        assert step("a day earlier", "2016") == step("the day after", "2016") == "2016"
+        assert step("the week before", "2016-05") == "2016-05" and step("the month before", "2016-05") == "2016-04"
+        assert step("the day before", "2016-05-03") == "2016-05-02" and step("two years earlier", "2016-05") == "2014"
+
+
+class TestAnEarlierDateOfTheSameSentence:
+    """A time named again or a step counts from the date the same sentence stated before it."""
+
+    def test_it_counts_from_the_sentence_s_own_date(self):
+        def dates(sentence: str, previous: FuzzyDate | None = None) -> list[str]:
+            return [m.date.iso() for m in find_dates(parse(sentence)[:], ANCHOR, previous)]
+
+        assert dates("Talmont was founded in 2001 and two years later moved to Oslo.") == ["2001", "2003"]
+        assert dates("Talmont was founded in 2001 and moved to Oslo the year after.", FuzzyDate.parse("2010")) == [
+            "2001",
+            "2002",
+        ]
+        assert dates("Talmont opened a plant in March 2016 and closed it that summer.") == ["2016-03", "2016"]
