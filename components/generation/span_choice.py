@@ -143,6 +143,27 @@ def _trimmed(doc: Any, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+def _entity_runs(doc: Any) -> list[tuple[Any, Any]]:
+    """The first and last of each run of two or more named entities of one kind that only commas and conjunctions
+    part: a coordination ("Ada Quill and Tom Reed") or an appositive chain of places ("Lund, Sweden"). Such a run
+    answers as one name ("Who founded it?", "Where is it?"), as each of its entities does alone."""
+    runs, ents = [], list(doc.ents)
+    at = 0
+    while at < len(ents):
+        end = at
+        while end + 1 < len(ents) and ents[end + 1].label_ == ents[at].label_:
+            between = doc[ents[end].end : ents[end + 1].start]
+            if not 0 < len(between) <= 2 or not all(t.is_punct or t.dep_ == "cc" for t in between):
+                break
+            if any(t.is_punct and t.text != "," for t in between):
+                break
+            end += 1
+        if end > at:
+            runs.append((ents[at], ents[end]))
+        at = end + 1
+    return runs
+
+
 def _found_spans(doc: Any) -> dict[tuple[int, int], frozenset[str]]:
     """Every span of the parsed sentence `doc` that could answer a question, with where it came from, in the order
     found (what `span_candidates` returns before the rules' span joins)."""
@@ -163,6 +184,8 @@ def _found_spans(doc: Any) -> dict[tuple[int, int], frozenset[str]]:
 
     for ent in doc.ents:
         add(ent.start, ent.end, "entity")
+    for first, last in _entity_runs(doc):
+        add(first.start, last.end, "entity")
     for chunk in doc.noun_chunks:
         add(chunk.start, chunk.end, "chunk")
         root = chunk.root

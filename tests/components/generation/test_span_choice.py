@@ -63,6 +63,21 @@ def test_the_rules_span_is_one_candidate_found_in_the_sentence_or_kept_as_it_is(
     assert len(outside) == 1 and outside[0].start is None and outside[0].text == "Quill Mills Ltd"
 
 
+def test_a_run_of_entities_of_one_kind_is_one_entity_candidate_beside_each_of_them() -> None:
+    # A coordination of people and an appositive chain of places answer as one name ("Who ...?", "Where ...?").
+    people = _texts("The studio was opened in 1994 by Lena Marsh and Piet Vogel in Haarlem.")
+    assert "entity" in people["Lena Marsh and Piet Vogel"]
+    assert "entity" in people["Lena Marsh"] and "entity" in people["Piet Vogel"]
+    places = _texts("The mill stands on a hill near Tarvik, Norway, at 300 metres.")
+    assert "entity" in places["Tarvik, Norway"]
+    assert "entity" in places["Tarvik"] and "entity" in places["Norway"]
+    # Entities of different kinds, or parted by more than a comma or a conjunction, stay apart.
+    apart = _texts("Lena Marsh moved to Haarlem in 1994.")
+    assert not any(
+        "entity" in sources and " " in text and "Haarlem" in text and "Marsh" in text for text, sources in apart.items()
+    )
+
+
 def _features(question: str, sentence: str, rule_span: str = "", rule_way: str = "") -> dict[str, dict[str, float]]:
     analysis = analyze_question(question)
     doc = parse(sentence)
