@@ -36,7 +36,7 @@ from typing import Any
 import numpy
 
 from components.generation import logistic_model
-from components.generation.question_analysis import QuestionPart
+from components.generation.question_analysis import WH_WORDS, QuestionPart
 from components.generation.question_gap import fill_gap_token, phrase_tokens, question_gap, term_of
 from components.text.analyzer import terms
 from components.text.language import VALUE_LABELS, parse, parse_question
@@ -58,7 +58,6 @@ SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass", "csubj"})
 OBJECT_DEPS = frozenset({"dobj", "attr", "oprd", "dative", "acomp"})
 MODIFIER_DEPS = frozenset({"amod", "compound", "nummod", "npadvmod", "poss"})
 LIGHT_VERBS = frozenset({"be", "do", "have"})
-WH_WORDS = frozenset({"what", "which", "who", "whom", "whose", "where", "when", "how"})
 _EDGE_DEPS = frozenset({"cc", "det", "prep", "case", "punct", "mark", "aux", "auxpass", "neg", "predet"})
 
 # What the question asks (one flag each), read from its analysis.
