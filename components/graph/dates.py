@@ -247,15 +247,13 @@ def _part_of_year(
     year"), the one before or after the document's ("last quarter", "next summer"), else the latest that has begun by
     the document's date (the next one when the sentence speaks of what will happen). "That summer" is the text's
     previous date's year, and names none without one."""
-    if part.group("which") in ("same", "that") and previous is None:
-        return None
+    if part.group("which") in ("same", "that"):  # "that summer": the text's previous date's year
+        return FuzzyDate.from_date(previous.value, "year") if previous is not None else None
     if part.group("quarter"):  # "last quarter", "this quarter": the quarter counted from the document's
         start = dt.date(anchor.year, (anchor.month - 1) // 3 * 3 + 1, 1)
         step = {"last": -1, "previous": -1, "preceding": -1, "past": -1, "next": 1, "coming": 1}.get(
             part.group("which") or "", 0
         )
-        if part.group("which") in ("same", "that") and previous is not None:
-            return FuzzyDate.from_date(previous.value, "year")
         return FuzzyDate.from_date(start + relativedelta(months=3 * step), "year")
     if part.group("season"):
         month, length = _SEASONS[part.group("season")], 3
@@ -268,8 +266,6 @@ def _part_of_year(
     named = (part.group("year") or "").split()
     if named and named[0] in ("last", "previous", "next"):
         return FuzzyDate(dt.date(anchor.year + (1 if named[0] == "next" else -1), 1, 1), "year")
-    if which in ("same", "that") and previous is not None:
-        return FuzzyDate.from_date(previous.value, "year")
     if named or which in ("this", "current"):
         return FuzzyDate(dt.date(anchor.year, 1, 1), "year")
     begins = dt.date(anchor.year, month, 1)
