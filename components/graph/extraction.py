@@ -68,7 +68,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-59"
+EXTRACTOR_VERSION = "spacy-60"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -212,6 +212,8 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
         lettered = bool(re.search(r"[A-Z]", token.text))
         if not lettered and re.fullmatch(r"(19|20)\d\d", digits):
             continue  # a year
+        if not lettered and _beside_a_figure(token, sentence):
+            continue  # a figure of a row of figures ("Ostby City 12 8 25"): a table's cell, not a designation
         left = token.i
         while left > sentence.start and doc[left - 1].pos_ == "PROPN" and _capitalised(doc[left - 1]):
             left -= 1
@@ -252,6 +254,13 @@ def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
         found.append((doc[left:right], maker, doc[token.i - 2] if owner and left == token.i else None))
         last_end = right + 2 if variant else right
     return found
+
+
+def _beside_a_figure(token: Any, sentence: Any) -> bool:
+    """True when a bare number stands right beside another bare number in its sentence ("Ostby City 12 8 25", "28
+    Dalby United" after "9 28"): a row of figures, as a table reads once its lines are run together."""
+    doc = token.doc
+    return any(sentence.start <= i < sentence.end and doc[i].is_digit for i in (token.i - 1, token.i + 1))
 
 
 _INITIAL = re.compile(r"^[A-Z]\.$")
@@ -455,6 +464,49 @@ def _opens_section(sentence: Sentence) -> bool:
     """A Markdown heading ("## Later years"): it opens another part of the text. (A short line without closing
     punctuation, which `_is_heading` also reads as one, is as often a signature or a quotation's end in news.)"""
     return sentence.text.startswith("#")
+
+
+def _title_case(sentence: Sentence) -> bool:
+    """A line written in title case ("Vellner Wins Second Term", "Final Standings", a table's rows run into one line:
+    "Standings Team Played Won Points Varnholm Rovers 12 9 28"): every word of four letters or more capitalised,
+    verbs and common nouns too, and no sentence's closing punctuation. The recogniser reads such a line's capitalised
+    words as names. (A Markdown heading is the writer's own heading, its names written as names.)"""
+    text = sentence.text
+    if text.startswith("#") or text.endswith((".", "!", "?")):
+        return False
+    long = [t for t in sentence.span if t.is_alpha and len(t) >= 4]
+    return len(long) >= 1 and all(t.text[0].isupper() for t in long)
+
+
+def _prose_capitalised(sentences: list[Sentence]) -> set[str]:
+    """The words the document's prose (not its headings) writes capitalised as names: mid-sentence, or opening a
+    sentence where the tagger reads a proper noun ("Quillon said ...")."""
+    found = set()
+    for sentence in sentences:
+        if _is_heading(sentence) or _title_case(sentence):
+            continue
+        first = _first_word(sentence.span)
+        for token in sentence.span:
+            if token.is_alpha and token.text[0].isupper() and (token.i > first or token.pos_ == "PROPN"):
+                found.add(token.lower_)
+    return found
+
+
+def _headline_cut(span: Any, known: set[str]) -> Any | None:
+    """A name read in a title-case heading, without the capitalised words at its ends that the prose never writes as a
+    name ("Vellner Wins" is Vellner when the prose writes "wins"; "Second Term", "Standings": none): in a title-case
+    line every word is capitalised, so only the prose tells a name's words from the headline's common words."""
+    start, end = span.start, span.end
+    doc = span.doc
+
+    def common(token: Any) -> bool:
+        return token.is_alpha and token.lower_ not in known
+
+    while start < end and common(doc[start]):
+        start += 1
+    while end > start and common(doc[end - 1]):
+        end -= 1
+    return doc[start:end] if end > start else None
 
 
 def _sections(sentences: list[Sentence], chunks: list[Any]) -> list[Any]:
@@ -1569,9 +1621,13 @@ class LanguageExtractor(GraphExtractor):
         """The document's entities (merged by name, alias and acronym) and each sentence's mentions of them."""
         entities: dict[str, _DocEntity] = {}
         raw: list[list[_Mention]] = []
+        # Only a document with prose tells a title-case heading's names from its common words (`_headline_cut`).
+        prose = sum(not _is_heading(s) and not _title_case(s) for s in sentences) >= 2
+        known = _prose_capitalised(sentences) if prose else set()
         for sentence in sentences:
             row: list[_Mention] = []
             taken: set[int] = set()
+            headline = prose and _title_case(sentence)
             for span, maker, owner in _model_names(sentence.span):
                 mention = self._mention(span[maker:], entities, "product", singular=True)
                 if mention is not None:
@@ -1590,6 +1646,8 @@ class LanguageExtractor(GraphExtractor):
                 if kind is None or taken.intersection(range(ent.start, ent.end)):
                     continue
                 parts = [piece for part in _split_parenthesis(ent) for piece in _split_name(part, ent.label_)]
+                if headline:
+                    parts = [cut for part in parts if (cut := _headline_cut(part, known)) is not None]
                 # A name split off after "in" or "at" ("Harlow University in Ostby") is where the first one is.
                 row += filter(
                     None,
@@ -1600,6 +1658,8 @@ class LanguageExtractor(GraphExtractor):
                 )
                 taken.update(range(ent.start, ent.end))
             runs = self._proper_noun_runs(sentence.span, taken)
+            if headline:
+                runs = [cut for run in runs if (cut := _headline_cut(run, known)) is not None]
             row += filter(None, (self._mention(span, entities, None) for span in runs))
             row.sort(key=lambda m: m.start)
             raw.append(row)
