@@ -492,6 +492,11 @@ QUESTION_SKIPPED_PIPES = ("parser", "ner")
 def parse_question(text: str) -> Doc:
     """The light analysis of a question (tags, parts of speech, lemmas; no parse, no entities), made once per
     question text for every stage that reads the question (the answer's question analysis, the graph's passage
-    walk); each caller's own copy."""
+    walk); each caller's own copy. Its tags are the parse's first stage (`syntax_tags`): a question both analysed
+    and parsed runs the token vectors and the tagger once."""
     pipeline = language_pipeline()
+    if _syntax_stages(pipeline) is not None:
+        # The same pipes in the same order as the parse's first stage and the lemmatizer: the tags are made once
+        # for this analysis and the parse (`parse_syntax`) of the same question.
+        return pipeline.get_pipe("lemmatizer")(_syntax_tags(text).copy())
     return pipeline(text, disable=[name for name in QUESTION_SKIPPED_PIPES if name in pipeline.pipe_names])

@@ -269,3 +269,20 @@ class TestSyntaxInTwoStages:
         for question in self.QUESTIONS:
             tagged = {(t.i, t.pos_) for t in syntax_tags(question) if t.pos_ in {"NOUN", "PROPN"}}
             assert {(t.i, t.pos_) for t in parse_syntax(question) if t.pos_ in {"NOUN", "PROPN"}} <= tagged
+
+    def test_a_question_analysed_and_parsed_is_tagged_once(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        tok2vec = type(language_pipeline().get_pipe("tok2vec"))
+        calls: list[str] = []
+        run = tok2vec.__call__
+
+        def counted(self, doc):  # noqa: ANN001, ANN202
+            calls.append(doc.text)
+            return run(self, doc)
+
+        monkeypatch.setattr(tok2vec, "__call__", counted)
+        question = "Which lighthouse did Edda Marrow keep on the Farrow coast?"
+        light, parsed = parse_question(question), parse_syntax(question)
+        assert calls == [question]
+        whole = language_pipeline()(question, disable=["parser", "ner"])
+        assert [(t.tag_, t.pos_, t.lemma_) for t in light] == [(t.tag_, t.pos_, t.lemma_) for t in whole]
+        assert parsed.has_annotation("DEP") and not light.has_annotation("DEP")
