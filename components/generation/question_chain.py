@@ -28,7 +28,7 @@ from functools import lru_cache
 from typing import Any
 
 from components.generation.question_analysis import WH_WORDS
-from components.text.language import parse_syntax
+from components.text.language import language_pipeline, parse_syntax, parts_of_speech_from_parse, syntax_tags
 
 # The clause dependencies that make a noun a description ("the film that was shot ...", "the book named after ...").
 CLAUSE_DEPS = frozenset({"relcl", "acl"})
@@ -39,6 +39,8 @@ LIGHT_NOUNS = frozenset({"name", "title", "term", "kind", "type", "sort", "one",
 # The dependencies of a wh-word that is one side of a copula ("What was the population of X?" asks for the population
 # itself); an adverbial one ("Where was the director of X born?", "When was ...") asks something else of the noun.
 COPULA_SIDES = frozenset({"attr", "nsubj", "nsubjpass", "acomp"})
+# The parts of speech every description needs (`_description_end`): its noun, and a name to look it up by.
+DESCRIPTION_POS = frozenset({"NOUN", "PROPN"})
 # Parts of speech that carry what the rest of the question asks of the described thing.
 CONTENT_POS = frozenset({"NOUN", "VERB", "ADJ", "NUM", "PROPN"})
 
@@ -60,7 +62,15 @@ class ChainCut:
 def decompose(question: str) -> ChainCut | None:
     """The question cut at its innermost description (see the module's doc), or None when it holds none that the rest
     of the question asks something of. Read once per question text: the hop stage and the answer both ask it of the
-    same question (a `ChainCut` is immutable)."""
+    same question (a `ChainCut` is immutable). A question without a wh-word (by its tokens), or without both a
+    lower-case noun and a proper noun (by its tags, where no part of speech a description needs can come from the
+    parse alone: `parts_of_speech_from_parse`), holds no description the parse could find, and is not parsed."""
+    if not any(token.lower_ in WH_WORDS for token in language_pipeline().make_doc(question)):
+        return None
+    if DESCRIPTION_POS.isdisjoint(parts_of_speech_from_parse()):
+        tags = syntax_tags(question)
+        if tags is not None and not _may_describe(tags):
+            return None
     doc = parse_syntax(question)
     clauses = [token for token in doc if token.dep_ in CLAUSE_DEPS]
     wh = {
@@ -101,6 +111,14 @@ def decompose(question: str) -> ChainCut | None:
         after = doc[right - 1].whitespace_ + doc[right:].text if right < len(doc) else ""
         return ChainCut(hop=hop, before=before, after=after)
     return None
+
+
+def _may_describe(tags: Any) -> bool:
+    """Whether a question with these tags may hold a description: a lower-case noun to head it and a proper noun to
+    look it up by (`_description_end` needs both, with these parts of speech in the parse)."""
+    return any(token.pos_ == "PROPN" for token in tags) and any(
+        token.pos_ == "NOUN" and token.text.islower() for token in tags
+    )
 
 
 def _noun_start(noun: Any) -> int:

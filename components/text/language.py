@@ -202,10 +202,74 @@ def parse(text: str) -> Doc:
 def parse_syntax(text: str) -> Doc:
     """`parse` without the entity recogniser: the same tokens, tags, dependency parse and lemmas (the recogniser runs
     last and changes none of them) for about 60% of the cost. For readers of a question's structure (its wh-word's
-    role, the word it asks about), which never read entities. Parsed once per text; each caller's own copy."""
+    role, the word it asks about), which never read entities. Parsed once per text; each caller's own copy. Where
+    the pipeline parses in two stages (`syntax_tags`), the parse goes on from the text's tags when a reader made
+    them first: the token vectors and the tagger run once."""
     pipeline = language_pipeline()
-    last = pipeline.pipe_names[-1:]
-    return pipeline(text, disable=last if last == ["ner"] else [])
+    stages = _syntax_stages(pipeline)
+    if stages is None:
+        last = pipeline.pipe_names[-1:]
+        return pipeline(text, disable=last if last == ["ner"] else [])
+    doc = _syntax_tags(text).copy()
+    for name in stages[1]:
+        doc = pipeline.get_pipe(name)(doc)
+    return doc
+
+
+def syntax_tags(text: str) -> Doc | None:
+    """The first stage of `parse_syntax`: the text's tokens, tags and the parts of speech the attribute ruler gives
+    them without the dependency parse (no lemmas, no entities), about a third of the parse's cost; None when the
+    pipeline does not parse in two stages. For a reader that can tell from the tags that it needs no parse (see
+    `parts_of_speech_from_parse`); `parse_syntax` of the same text goes on from these tags. The caller's own copy."""
+    return None if _syntax_stages(language_pipeline()) is None else _syntax_tags(text).copy()
+
+
+def parts_of_speech_from_parse() -> frozenset[str]:
+    """The parts of speech the attribute ruler may give a token from its dependency (a determiner with no noun to
+    determine becomes a pronoun, an auxiliary's tag an auxiliary): only these can appear in `parse_syntax`'s Doc
+    where `syntax_tags` gave a token another part of speech, so a reader that needs a part of speech outside them
+    and finds none in the tags will find none in the parse either. Every part of speech when the pipeline does not
+    parse in two stages."""
+    return _parse_parts_of_speech(language_pipeline())
+
+
+_EVERY_PART_OF_SPEECH = frozenset({
+    "ADJ", "ADP", "ADV", "AUX", "CCONJ", "CONJ", "DET", "INTJ", "NOUN", "NUM", "PART", "PRON", "PROPN", "PUNCT",
+    "SCONJ", "SPACE", "SYM", "VERB", "X", "EOL", "",
+})
+
+
+@lru_cache(maxsize=4)
+def _parse_parts_of_speech(pipeline: Language) -> frozenset[str]:
+    if _syntax_stages(pipeline) is None:
+        return _EVERY_PART_OF_SPEECH
+    found: set[str] = set()
+    for rule in pipeline.get_pipe("attribute_ruler").patterns:
+        by_dependency = any("DEP" in token for pattern in rule["patterns"] for token in pattern)
+        if by_dependency:
+            part = rule["attrs"].get("POS")
+            found.add(str(part) if part is not None else "")
+    return frozenset(found)
+
+
+@lru_cache(maxsize=4)
+def _syntax_stages(pipeline: Language) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(first stage, second stage) of `parse_syntax` for `pipeline`: the token vectors, the tagger and the attribute
+    ruler, then the parser, the attribute ruler again (its rules on dependencies; those on tags set the same values
+    twice) and the lemmatizer (whose rules read the final parts of speech). None for any other layout than this
+    (spaCy's English pipelines: `tok2vec`, `tagger`, `parser`, `attribute_ruler`, `lemmatizer`, `ner`): a pipe whose
+    place is unknown here could read what the other stage makes."""
+    names = [name for name in pipeline.pipe_names if name != "ner"]
+    if names != ["tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer"]:
+        return None
+    return ("tok2vec", "tagger", "attribute_ruler"), ("parser", "attribute_ruler", "lemmatizer")
+
+
+@lru_cache(maxsize=256)
+def _syntax_tags(text: str) -> Doc:
+    pipeline = language_pipeline()
+    first = (_syntax_stages(pipeline) or ((),))[0]
+    return pipeline(text, disable=[name for name in pipeline.pipe_names if name not in first])
 
 
 # Parsed lines, shared by every step of one ingestion: the splitter's sentence spans and the graph extractor read
@@ -428,6 +492,11 @@ QUESTION_SKIPPED_PIPES = ("parser", "ner")
 def parse_question(text: str) -> Doc:
     """The light analysis of a question (tags, parts of speech, lemmas; no parse, no entities), made once per
     question text for every stage that reads the question (the answer's question analysis, the graph's passage
-    walk); each caller's own copy."""
+    walk); each caller's own copy. Its tags are the parse's first stage (`syntax_tags`): a question both analysed
+    and parsed runs the token vectors and the tagger once."""
     pipeline = language_pipeline()
+    if _syntax_stages(pipeline) is not None:
+        # The same pipes in the same order as the parse's first stage and the lemmatizer: the tags are made once
+        # for this analysis and the parse (`parse_syntax`) of the same question.
+        return pipeline.get_pipe("lemmatizer")(_syntax_tags(text).copy())
     return pipeline(text, disable=[name for name in QUESTION_SKIPPED_PIPES if name in pipeline.pipe_names])

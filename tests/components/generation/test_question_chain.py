@@ -108,3 +108,20 @@ def test_a_question_is_read_once_for_the_hop_stage_and_the_answer(monkeypatch):
     first, second = decompose(question), decompose(question)
     assert first is second and first is not None and first.hop == "What is the architect of Quellmoor Hall?"
     assert parsed == [question]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What about the lanterns on the old pier?",  # no name: nothing to look a description up by
+        "Did the Harwick ferry that Oskar Velle built sail to Lunmouth?",  # no wh-word
+        "Who is Talia Brennick?",  # no noun to head a description
+    ],
+)
+def test_a_question_that_can_hold_no_description_is_not_parsed(monkeypatch, question):
+    import components.generation.question_chain as question_chain
+
+    parsed: list[str] = []
+    monkeypatch.setattr(question_chain, "parse_syntax", lambda text: parsed.append(text))
+    assert question_chain.decompose.__wrapped__(question) is None
+    assert parsed == []

@@ -11,9 +11,12 @@ from components.text.language import (
     language_pipeline,
     parse,
     parse_question,
+    parse_syntax,
+    parts_of_speech_from_parse,
     sentence_spans,
     sentences,
     stored_sentence_spans,
+    syntax_tags,
 )
 
 
@@ -236,3 +239,50 @@ class TestSentencesAroundKnownOnes:
 
         text = "Halvar Quen studied at Brennmoor and Velm, then moved; he left in 1880."
         assert sentence_spans_around(text, [(text.index("he left"), len(text))]) == [(0, len(text))]
+
+
+class TestSyntaxInTwoStages:
+    QUESTIONS = (
+        "Which harbour did the ferry that Mira Kessand built in 1931 sail from?",
+        "What about the fourth lantern they lit that winter?",
+        "Did the Quellmoor council or its mayor close the old bridge?",
+        "How many keepers has the Brindlemoor light had since it was built?",
+    )
+
+    @pytest.mark.parametrize("question", QUESTIONS)
+    def test_the_parse_from_the_tags_is_the_one_pass_parse(self, question: str) -> None:
+        tags = syntax_tags(question)
+        doc = parse_syntax(question)
+        whole = language_pipeline()(question, disable=["ner"])
+
+        def read(parsed):  # noqa: ANN001, ANN202
+            return [(t.text, t.tag_, t.pos_, t.dep_, t.head.i, t.lemma_, str(t.morph)) for t in parsed]
+
+        assert read(doc) == read(whole)
+        assert tags is not None and not tags.has_annotation("DEP") and [t.tag_ for t in tags] == [t.tag_ for t in doc]
+
+    def test_nouns_and_proper_nouns_never_come_from_the_parse_alone(self) -> None:
+        # Only the attribute ruler's rules on dependencies can change a part of speech the tags gave: they make
+        # pronouns, auxiliaries, verbs, adverbs and subordinators, never a noun or a name.
+        from_parse = parts_of_speech_from_parse()
+        assert {"NOUN", "PROPN"}.isdisjoint(from_parse) and "AUX" in from_parse
+        for question in self.QUESTIONS:
+            tagged = {(t.i, t.pos_) for t in syntax_tags(question) if t.pos_ in {"NOUN", "PROPN"}}
+            assert {(t.i, t.pos_) for t in parse_syntax(question) if t.pos_ in {"NOUN", "PROPN"}} <= tagged
+
+    def test_a_question_analysed_and_parsed_is_tagged_once(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        tok2vec = type(language_pipeline().get_pipe("tok2vec"))
+        calls: list[str] = []
+        run = tok2vec.__call__
+
+        def counted(self, doc):  # noqa: ANN001, ANN202
+            calls.append(doc.text)
+            return run(self, doc)
+
+        monkeypatch.setattr(tok2vec, "__call__", counted)
+        question = "Which lighthouse did Edda Marrow keep on the Farrow coast?"
+        light, parsed = parse_question(question), parse_syntax(question)
+        assert calls == [question]
+        whole = language_pipeline()(question, disable=["parser", "ner"])
+        assert [(t.tag_, t.pos_, t.lemma_) for t in light] == [(t.tag_, t.pos_, t.lemma_) for t in whole]
+        assert parsed.has_annotation("DEP") and not light.has_annotation("DEP")
