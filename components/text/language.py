@@ -243,12 +243,18 @@ _EVERY_PART_OF_SPEECH = frozenset({
 def _parse_parts_of_speech(pipeline: Language) -> frozenset[str]:
     if _syntax_stages(pipeline) is None:
         return _EVERY_PART_OF_SPEECH
+    from spacy.attrs import IDS
+    from spacy.parts_of_speech import NAMES
+
+    def named(key: Any, attribute: str) -> bool:  # spaCy reads a key in any case, or as the attribute's id
+        return key == IDS[attribute] if isinstance(key, int) else str(key).upper() == attribute
+
     found: set[str] = set()
     for rule in pipeline.get_pipe("attribute_ruler").patterns:
-        by_dependency = any("DEP" in token for pattern in rule["patterns"] for token in pattern)
+        by_dependency = any(named(key, "DEP") for pattern in rule["patterns"] for token in pattern for key in token)
         if by_dependency:
-            part = rule["attrs"].get("POS")
-            found.add(str(part) if part is not None else "")
+            part = next((value for key, value in rule["attrs"].items() if named(key, "POS")), "")
+            found.add(NAMES.get(part, "") if isinstance(part, int) else str(part).upper())  # a symbol's id: its name
     return frozenset(found)
 
 

@@ -286,3 +286,24 @@ class TestSyntaxInTwoStages:
         whole = language_pipeline()(question, disable=["parser", "ner"])
         assert [(t.tag_, t.pos_, t.lemma_) for t in light] == [(t.tag_, t.pos_, t.lemma_) for t in whole]
         assert parsed.has_annotation("DEP") and not light.has_annotation("DEP")
+
+    @pytest.mark.parametrize("spelling", ["lower case", "attribute ids"])
+    def test_a_noun_the_parse_may_give_is_found_however_the_rule_spells_it(self, spelling: str) -> None:
+        # spaCy's matcher reads a pattern's keys in any case, and a rule may name attributes by their ids: a rule on
+        # dependencies that makes a noun is one however it is spelled, or a reader skips a parse that finds a noun.
+        import spacy
+        from spacy.attrs import DEP, POS
+        from spacy.parts_of_speech import NOUN
+
+        from components.text.language import _parse_parts_of_speech
+
+        pipeline = spacy.blank("en")
+        for name in ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer"):
+            pipeline.add_pipe(name)
+        pattern, attrs = (
+            ({"dep": "nsubj", "lower": "brask"}, {"POS": "NOUN"})
+            if spelling == "lower case"
+            else ({DEP: "nsubj", "LOWER": "brask"}, {POS: NOUN})
+        )
+        pipeline.get_pipe("attribute_ruler").add([[pattern]], attrs)
+        assert "NOUN" in _parse_parts_of_speech(pipeline)
