@@ -163,18 +163,6 @@ def _entity_runs(doc: Any) -> list[tuple[Any, Any]]:
     return runs
 
 
-def _counts(token: Any) -> bool:
-    """Whether `token` is a number as the parse reads it (`like_num`, or tagged as a numeral): spaCy counts number
-    words as stop words ("six", "twelve"), yet a number word alone answers "How many ...?" as the digits do. Not
-    when the parse reads it as a pronoun or noun ("One can see ...", "this one") or gives it a determiner ("the one
-    who ...", "the largest one")."""
-    return (
-        (token.like_num or token.pos_ == "NUM")
-        and token.pos_ not in {"PRON", "NOUN"}
-        and not any(child.dep_ == "det" for child in token.children)
-    )
-
-
 def _found_spans(doc: Any) -> dict[tuple[int, int], frozenset[str]]:
     """Every span of the parsed sentence `doc` that could answer a question, with where it came from, in the order
     found (what `span_candidates` returns before the rules' span joins)."""
@@ -182,7 +170,7 @@ def _found_spans(doc: Any) -> dict[tuple[int, int], frozenset[str]]:
     # Read once per token: `_trimmed` and `add` test the edges and words of every proposed stretch.
     opens = [t.dep_ in _EDGE_DEPS or t.is_punct or t.tag_ == "PRP$" for t in doc]
     closes = [t.dep_ in _EDGE_DEPS or t.is_punct or t.tag_ == "POS" for t in doc]
-    light = [(t.is_stop and not _counts(t)) or t.is_punct for t in doc]
+    light = [t.is_stop or t.is_punct for t in doc]
 
     def add(start: int, end: int, source: str) -> None:
         while start < end and opens[start]:
@@ -220,7 +208,7 @@ def _found_spans(doc: Any) -> dict[tuple[int, int], frozenset[str]]:
                 add(token.left_edge.i, token.i + 1, "member")
                 kept = phrase_tokens(token)
                 add(min(kept), max(kept) + 1, "member")
-        if token.like_num or token.pos_ == "NUM" or token.ent_type_ in VALUE_LABELS:
+        if token.like_num or token.ent_type_ in VALUE_LABELS:
             add(token.i, token.i + 1, "number")
             if token.dep_ == "nummod":
                 add(token.i, token.head.i + 1, "number")
