@@ -36,6 +36,7 @@ from typing import Any
 import numpy
 
 from components.generation import logistic_model
+from components.generation.answer_evidence import WINDOW  # the confidence's window_share reads the same window
 from components.generation.question_analysis import WH_WORDS, QuestionPart
 from components.generation.question_gap import fill_gap_token, phrase_tokens, question_gap, term_of
 from components.text.analyzer import terms
@@ -106,10 +107,9 @@ FEATURES = (
     "q_amount_x_asked",  # an amount asked, against a candidate holding a term of the question (its unit)
     "q_person_x_list",  # a person asked, against a list of several
     # The question's words near the candidate, and the preposition the question puts before its wh-phrase.
-    "window_terms",  # share of the question's terms within WINDOW words either side of it, outside it
+    "window_terms",  # share of the question's terms within WINDOW words (answer_evidence) either side of it, outside it
     "prep_match",  # its head is the object of that preposition ("in" of "In what year ...?")
 )
-WINDOW = 8  # words either side of a candidate read by `window_terms` (as the confidence's window_share)
 
 
 @dataclass(frozen=True)

@@ -233,18 +233,13 @@ def parts_of_speech_from_parse() -> frozenset[str]:
     return _parse_parts_of_speech(language_pipeline())
 
 
-_EVERY_PART_OF_SPEECH = frozenset({
-    "ADJ", "ADP", "ADV", "AUX", "CCONJ", "CONJ", "DET", "INTJ", "NOUN", "NUM", "PART", "PRON", "PROPN", "PUNCT",
-    "SCONJ", "SPACE", "SYM", "VERB", "X", "EOL", "",
-})
-
-
 @lru_cache(maxsize=4)
 def _parse_parts_of_speech(pipeline: Language) -> frozenset[str]:
-    if _syntax_stages(pipeline) is None:
-        return _EVERY_PART_OF_SPEECH
     from spacy.attrs import IDS
     from spacy.parts_of_speech import NAMES
+
+    if _syntax_stages(pipeline) is None:
+        return frozenset(NAMES.values()) | {""}  # every part of speech spaCy names, and none
 
     def named(key: Any, attribute: str) -> bool:  # spaCy reads a key in any case, or as the attribute's id
         return key == IDS[attribute] if isinstance(key, int) else str(key).upper() == attribute
