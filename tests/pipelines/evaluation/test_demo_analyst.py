@@ -17,8 +17,8 @@ DATA = Path(__file__).resolve().parents[2] / "data"
 CORPUS = Path(__file__).resolve().parents[3] / "ingest" / "demo_corpus"
 
 
-@pytest.mark.parametrize(("name", "least"), [("demo_analyst", 30), ("demo_analyst_fresh", 16)])
-def test_the_set_is_well_formed_and_answered_by_its_gold_document(name: str, least: int) -> None:
+@pytest.mark.parametrize(("name", "least", "unanswered"), [("demo_analyst", 30, 5), ("demo_analyst_fresh", 16, 4)])
+def test_the_set_is_well_formed_and_answered_by_its_gold_document(name: str, least: int, unanswered: int) -> None:
     questions = load_questions(DATA / f"{name}.jsonl")
     assert len(questions) >= least and len({question["id"] for question in questions}) == len(questions)
     # Whitespace as one space: an HTML line of the corpus may wrap a name.
@@ -31,7 +31,7 @@ def test_the_set_is_well_formed_and_answered_by_its_gold_document(name: str, lea
         if answer not in texts[document]
     ]
     assert missing == [] and all(len(question["gold_doc_ids"]) == 1 for question in questions)
-    assert sum(not question["answers"] for question in questions) >= 4  # asked, but not in the corpus
+    assert sum(not question["answers"] for question in questions) >= unanswered  # asked, but not in the corpus
 
 
 def test_it_asks_in_other_words_than_the_other_demo_sets() -> None:
