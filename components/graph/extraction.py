@@ -494,8 +494,9 @@ def _prose_capitalised(sentences: list[Sentence]) -> set[str]:
 
 def _headline_cut(span: Any, known: set[str]) -> Any | None:
     """A name read in a title-case heading, without the capitalised words at its ends that the prose never writes as a
-    name ("Vellner Wins" is Vellner when the prose writes "wins"; "Second Term", "Standings": none): in a title-case
-    line every word is capitalised, so only the prose tells a name's words from the headline's common words."""
+    name ("Vellner Wins" is Vellner when the prose writes "Vellner" as a name and never "Wins"; "Second Term",
+    "Standings": none left): in a title-case line every word is capitalised, so only the prose tells a name's words
+    from the headline's common words. A line of names the prose never writes loses them too."""
     start, end = span.start, span.end
     doc = span.doc
 
