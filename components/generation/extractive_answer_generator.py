@@ -341,7 +341,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         last_bridge = bool(span) and _is_last_bridge(span, links)
         if direct["parts"][0]["sure"] and not read_off and not last_bridge:
             return direct
-        chained = self._chained(query, links, self._link(question, documents, links[-1]["span"]))
+        last = self._link(question, documents, links[-1]["span"], _bridge_sentences(question, links))
+        chained = self._chained(query, links, last)
         if chained is not None:
             return chained
         return _held_back(direct, held) if read_off else direct
@@ -357,7 +358,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if found is None:
             return None
         links, question = found
-        return self._chained(query, links, self._link(question, documents, links[-1]["span"]))
+        last = self._link(question, documents, links[-1]["span"], _bridge_sentences(question, links))
+        return self._chained(query, links, last)
 
     def _hops(self, query: str, documents: list[Document]) -> tuple[list[dict[str, Any]], str] | None:
         """The links of a chain question's descriptions, innermost first (`_link` each), and the question left with
@@ -382,7 +384,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if unanswered is not None:
             # A later hop the chunks do not answer is asked with its bridge; a first one has none to ask with.
             return unanswered, links[-1]["span"]
-        chained = self._chained(query, links, self._link(question, documents, links[-1]["span"]))
+        last = self._link(question, documents, links[-1]["span"], _bridge_sentences(question, links))
+        chained = self._chained(query, links, last)
         if chained is not None and chained["parts"][0]["sure"]:
             return None
         return question, links[-1]["span"]
@@ -438,12 +441,17 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             "parts": [part],
         }
 
-    def _link(self, question: str, documents: list[Document], bridge: str = "") -> dict[str, Any] | None:
+    def _link(
+        self, question: str, documents: list[Document], bridge: str = "", read: frozenset[str] = frozenset()
+    ) -> dict[str, Any] | None:
         """One hop of a chain: the single-hop answer to `question` (no chain of its own), its short answer, the
         sentence it was read from and that sentence's chunk number, and its fitted confidence; None without one.
         With a `bridge` (the name an earlier hop found), the chunks naming it are read first, in their order: the
         chunks were ranked for the whole question, and the one about the bridge may sit below the few the answer
-        reads. Citations keep the chunks' own numbers."""
+        reads. Citations keep the chunks' own numbers. The sentences `read` (earlier links' that say what the bridge
+        is, not what is asked of it: `_bridge_sentences`) are passed over when another sentence holds a name, date
+        or number of the kind asked; a phrase read elsewhere is no better a guess than the earlier sentence's, which
+        is read then."""
         ordered = documents
         if bridge:
             named = _terms_of(bridge)
@@ -453,10 +461,22 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             ]
             ordered = [d for d, held in zip(documents, holds, strict=True) if held]
             ordered += [d for d, held in zip(documents, holds, strict=True) if not held]
+        if read:
+            elsewhere = self._read_link(question, documents, ordered, read)
+            if elsewhere is not None and (elsewhere["features"] or {}).get("found_entity"):
+                return elsewhere
+        return self._read_link(question, documents, ordered, frozenset())
+
+    def _read_link(
+        self, question: str, documents: list[Document], ordered: list[Document], skip: frozenset[str]
+    ) -> dict[str, Any] | None:
+        """`_link`'s reading of `ordered` (`documents` reordered), the sentences `skip` passed over."""
         # The span fit's log collects the question's own reading only.
         log, self.span_log = self.span_log, None
         try:
-            out = self._compose(question, ordered, None, self.scoring.without(["chain", "relation", "decompose"]))
+            out = self._compose(
+                question, ordered, None, self.scoring.without(["chain", "relation", "decompose"]), skip=skip
+            )
         finally:
             self.span_log = log
         evidence = out.get("_evidence")
@@ -479,6 +499,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         documents: list[Document],
         analysis: QuestionAnalysis | dict | None,
         scoring: AnswerScoring,
+        skip: frozenset[str] = frozenset(),
     ) -> dict[str, Any]:
         """Compose the answer read directly from the question (no hop by hop reading of its descriptions).
 
@@ -486,6 +507,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         :param documents: the ranked chunks, numbered [1]..[n] in this order.
         :param analysis: the question's analysis (a `QuestionAnalysis`, or its `to_dict()`); made here when not
             given.
+        :param skip: sentences (their text) not to read: a chain's later link passes over an earlier one's (`_link`).
         :returns: `replies`: one answer string whose sentences cite their chunks; `short_answer`: the name, date,
             number or place the question asks for, without citations (empty when it asks for none, none was found or
             none is sure); `short_answer_confidence`: the confidence of the short answer shown, or of the best part's
@@ -500,6 +522,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         parts = list(question.parts) or [QuestionPart(query, "what", (), tuple(terms(query)))]
         # The second hop of a multi-hop question may sit a little lower in the list than the first.
         pool = _candidates(documents, max(self.max_chunks, BRIDGE_CHUNKS))
+        if skip:
+            pool = [candidate for candidate in pool if candidate.text not in skip]
         candidates = [candidate for candidate in pool if candidate.rank < self.max_chunks]
         if not candidates:
             return {"replies": [NO_EVIDENCE_ANSWER], **_NO_SHORT_ANSWER}
@@ -2054,6 +2078,22 @@ def _answers_its_clause(question: str, sentence: str) -> bool:
     # A rest asking nothing the description does not ("Who owns the company that owns X?") tells nothing: a sentence
     # stating the description's event may answer the whole question.
     return bool(rest) and not rest & frozenset(terms(sentence))
+
+
+def _bridge_sentences(question: str, links: list[dict[str, Any]]) -> frozenset[str]:
+    """The sentences of a chain's links that its last link may not be read from: those holding none of what the
+    question left with the last bridge asks of it (its terms beyond the bridge's name and the asked noun: "born" of
+    "In what year was X born?"). Such a sentence said what the bridge is ("following X's resignation" for "the man
+    that resigned as ..."), not what is asked of it, and another sentence about the bridge is read in its place. A
+    question asking nothing more of the bridge ("In which city was X held?") leaves them all to read: one sentence may
+    answer the description and the question together."""
+    part = next(iter(analyze_question(question).parts), None)
+    if part is None:
+        return frozenset()
+    asked = frozenset(part.terms) - _terms_of(part.focus or "") - _terms_of(links[-1]["span"])
+    if not asked:
+        return frozenset()
+    return frozenset(link["sentence"] for link in links if not asked & _terms_of(link["sentence"]))
 
 
 def _is_last_bridge(span: str, links: list[dict[str, Any]]) -> bool:

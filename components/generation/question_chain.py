@@ -9,6 +9,12 @@ conference", which names its own). The innermost one (no other description insid
 of its own ("What is the film that was shot in ...?"); the question then reads again with its answer in place, and
 may hold a further description (a chain of up to three hops).
 
+A question whose wh-word sits inside the clause of a noun ("Marta Quell starred in a drama that was filmed in what
+country?") is cut at that noun when no description is: which drama is asked first ("Marta Quell starred in what
+drama?"), then the clause of it ("<drama> was filmed in what country?"). A relative clause the parse hangs from an
+earlier noun is read as the clause of the noun its relative word follows ("the name of the lake in the region where
+...").
+
 Only the question's syntax is read (spaCy's dependency parse): no wording of any question set. A description is not
 cut out when the rest of the question would ask nothing of it: "Who was the president that signed X?" or "What is
 the name of the team that won X?" ask for the described thing itself.
@@ -110,6 +116,46 @@ def decompose(question: str) -> ChainCut | None:
         before = doc[:left].text_with_ws if left else ""
         after = doc[right - 1].whitespace_ + doc[right:].text if right < len(doc) else ""
         return ChainCut(hop=hop, before=before, after=after)
+    return _asked_in_its_clause(doc, wh, clauses)
+
+
+def _asked_in_its_clause(doc: Any, wh: set[int], clauses: list[Any]) -> ChainCut | None:
+    """A question whose wh-word sits in the clause of a noun the rest of it says something of: "Nadia Vell starred in
+    a series that first aired on what network?" asks first which series ("Nadia Vell starred in what series?"), then
+    the clause of it ("<series> first aired on what network?"). The noun must be no predicate of the question's
+    subject ("X is a consultant who worked with the mayor of what city?" describes X, a single hop), and the rest
+    outside the clause must hold a name (what the first hop is looked up by)."""
+    for clause in sorted(clauses, key=lambda token: token.i, reverse=True):  # the innermost clause first
+        noun = clause.head
+        inside = {token.i for token in clause.subtree}
+        if len(wh) != 1 or not wh <= inside or clause.pos_ not in {"VERB", "AUX"}:
+            continue
+        if noun.pos_ != "NOUN" or not noun.text.islower() or noun.dep_ in {"attr", "ROOT"}:
+            continue
+        if noun.lemma_.lower() in LIGHT_NOUNS or any(token.dep_ in CLAUSE_DEPS for token in noun.head.ancestors):
+            continue
+        start, end = min(inside), max(inside) + 1
+        outside = [token for token in doc if token.i not in inside and not token.is_punct]
+        if not any(token.pos_ == "PROPN" for token in outside):
+            continue
+        # The hop: the question without the clause, the noun asked for by "what" in its determiner's place.
+        words = [
+            "what " if token.i == _noun_start(noun) and token.dep_ == "det" else token.text_with_ws
+            for token in doc
+            if token.i not in inside and not (token.is_punct and token.i >= end)
+        ]
+        if not any(token.dep_ == "det" and token.head.i == noun.i for token in doc):
+            words.insert(_noun_start(noun), "what ")
+        hop = "".join(words).strip()
+        hop = f"{hop[:1].upper()}{hop[1:]}?"
+        # The rest: the clause said of the hop's answer, its relative word gone ("whose" as the answer's possessive).
+        first = doc[start]
+        after = doc[start + 1 :] if first.lower_ in RELATIVIZERS else doc[start:]
+        owner = "'s" if first.lower_ == "whose" else ""
+        rest = doc[after.start : end].text if after.start < end else ""
+        if not rest:
+            continue
+        return ChainCut(hop=hop, before="", after=f"{owner} {rest}?")
     return None
 
 
@@ -130,7 +176,7 @@ def _description_end(noun: Any) -> int | None:
     """Where the description headed by the noun ends (the index after its last token), or None when the noun
     describes nothing: a noun with a relative or participial clause holding a name, an "of" phrase holding a name,
     or a name's possessive (the hop must hold a name: what it can be looked up by)."""
-    for child in noun.rights:
+    for child in [*noun.rights, *_clauses_after(noun)]:
         if child.dep_ in CLAUSE_DEPS and child.pos_ in {"VERB", "AUX"}:
             clause = [token for token in child.subtree if not _relativizer(token, child)]
             if len(clause) >= 2 and any(token.pos_ == "PROPN" for token in clause):
@@ -143,6 +189,23 @@ def _description_end(noun: Any) -> int | None:
     if of is not None and any(token.pos_ == "PROPN" for token in of.subtree):
         return max(token.i for token in of.subtree) + 1
     return None
+
+
+def _clauses_after(noun: Any) -> list[Any]:
+    """The relative clauses that open right after the noun with their relative word but that the parse hung from an
+    earlier noun ("the name of the lake in the region [where X is found]" read as the name's clause): a relative
+    word follows the noun it relates to, so the clause is the nearer noun's."""
+    follower = noun.doc[noun.i + 1] if noun.i + 1 < len(noun.doc) else None
+    if follower is None or follower.lower_ not in RELATIVIZERS:
+        return []
+    return [
+        clause
+        for clause in noun.doc
+        if clause.dep_ == "relcl"
+        and clause.head.i < noun.i
+        and clause.head.pos_ == "NOUN"
+        and clause.left_edge.i == follower.i
+    ]
 
 
 def _verb_given_back(doc: Any, right: int) -> int:

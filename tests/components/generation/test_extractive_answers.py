@@ -16,6 +16,7 @@ from components.generation.extractive_answer_generator import (
     _a_name,
     _answers_its_clause,
     _bare_span,
+    _bridge_sentences,
     _equated_with,
     _from_neighbour,
     _heading_line,
@@ -1420,6 +1421,64 @@ class TestDirectReadingOfADescription:
             query="When did the public beta of Quorra come out?", documents=[document]
         )
         assert out["short_answer"] == "May 2015" and out["parts"][0]["sure"]
+
+
+class TestLaterLinkReadElsewhere:
+    """The last link of a chain is read from another sentence than the earlier links' when theirs holds none of what
+    is asked of the bridge: it said what the bridge is, not what is asked of it."""
+
+    RESIGNED = kb_document(
+        "election",
+        "Elections for the head of the Veland Council were held in Marsden on 31 July 2000, following Orlo "
+        "Tamsin's resignation.",
+        0.8,
+        title="Veland Council election, 2000",
+    )
+    BORN = kb_document(
+        "tamsin",
+        "Orlo Tamsin (15 June 1924 \u2013 24 April 2005) was the seventh head of the Veland Council.",
+        0.5,
+        title="Orlo Tamsin",
+    )
+
+    def test_the_year_of_birth_is_read_from_the_bridges_own_sentence(self):
+        # The election's sentence named the man (the bridge) and holds a year, but says nothing of a birth: read again
+        # for "In what year was Orlo Tamsin born?", it left the chain without an answer (the span held back).
+        out = ExtractiveAnswerGenerator(confidence_threshold=0.0).run(
+            query="In what year was the man whose resignation led to the Veland Council election of 2000 born?",
+            documents=[self.RESIGNED, self.BORN],
+        )
+        assert out["short_answer"] == "1924"
+        assert out["replies"][0].startswith("1924 [2]. Elections for the head of the Veland Council")
+
+    def test_only_a_sentence_holding_nothing_asked_of_the_bridge_is_passed_over(self):
+        links = [{"span": "Orlo Tamsin", "sentence": self.RESIGNED.content}]
+        assert _bridge_sentences("In what year was Orlo Tamsin born?", links) == {self.RESIGNED.content}
+        assert _bridge_sentences("In what year did Orlo Tamsin resign?", links) == frozenset()  # "resign" is in it
+        # Nothing asked beyond the bridge and the asked noun ("city"): one sentence may answer both.
+        assert _bridge_sentences("In which city was Orlo Tamsin?", links) == frozenset()
+
+    def test_a_phrase_read_elsewhere_leaves_the_earlier_sentence_read(self):
+        # "headed" is not in the round's sentence ("led by"); the other sentence holds no investor, only a phrase: no
+        # better a guess, so the round's sentence is read as before, and the investor it names is held back, unsure.
+        led = kb_document(
+            "a",
+            "In 2021 Quorra raised a 43 million dollar Series B round, led by Tamsin Capital, to grow the team.",
+            0.8,
+            title="Quorra",
+        )
+        extension = kb_document(
+            "b",
+            "In August 2022 Quorra announced a 60 million dollar extension of its Series B, bringing its total "
+            "funding to 113 million dollars.",
+            0.6,
+            title="Quorra funding",
+        )
+        out = ExtractiveAnswerGenerator(confidence_threshold=0.0).run(
+            query="Which investor headed Quorra's 43 million dollar round?", documents=[led, extension]
+        )
+        (part,) = out["parts"]
+        assert part["short_answer"] == "Tamsin Capital" and out["short_answer"] == ""
 
 
 def test_a_sentence_giving_the_asked_name_another_label_does_not_answer():

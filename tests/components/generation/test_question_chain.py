@@ -22,6 +22,35 @@ from components.generation.question_chain import decompose
             "What is the county in which Quellport is located?",
             "What county borders <B>?",
         ),
+        # A relative clause the parse hangs from an earlier noun belongs to the noun its relative word follows.
+        (
+            "What is the name of the waterfall in the country where the Velk River is found?",
+            "What is the country where the Velk River is found?",
+            "What is the name of the waterfall in <B>?",
+        ),
+        # The wh-word in the clause of a noun the rest says something of: which one is asked first, then the clause.
+        (
+            "Marta Quell starred in a drama that was filmed in what country?",
+            "Marta Quell starred in what drama?",
+            "<B> was filmed in what country?",
+        ),
+        (
+            "Oskar Brandvik played for a football team based in what city?",
+            "Oskar Brandvik played for what football team?",
+            "<B> based in what city?",
+        ),
+        (
+            "The Velk Codex is in the hand of a Danish poet whose mentor was whom?",
+            "The Velk Codex is in the hand of what Danish poet?",
+            "<B>'s mentor was whom?",
+        ),
+        # A capitalised noun is part of a name, not a description (no championship of the Riders here): the cut is
+        # at the game whose clause holds the wh-word.
+        (
+            "The runner-up in the 1999 Vastmark Riders' Championship appears in a game made by what company?",
+            "The runner-up in the 1999 Vastmark Riders' Championship appears in what game?",
+            "<B> made by what company?",
+        ),
         # A name's possessive.
         (
             "Who is the spouse of Tarvik Olen's main director?",
@@ -80,10 +109,10 @@ def test_the_innermost_description_is_asked_first(question, hop, rest):
         "When was the founding of Quellport Mills?",
         # No description holding a name.
         "Who wrote the song that everyone sang?",
+        # A clause on a predicate of the subject describes the subject itself: one hop.
+        "Tessa Orlund is a singer who was born in what city?",
         # No question word.
         "Tell me about Quellport.",
-        # A capitalised noun is part of a name, not a description (no championship of the Riders here).
-        "The runner-up in the 1999 Vastmark Riders' Championship appears in a game made by what company?",
         # A name's possessive whose noun carries a name of its own says which one it is: nothing to look up first.
         "Where is Quellport's Tarven conference held?",
         "How much did Brindlemoor's Velk Stadium cost?",
