@@ -5,37 +5,23 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from typing import Any
 
 import pytest
-from haystack import component
 
 from components.generation.hop_retriever import HopRetriever
 from components.generation.research_generator import ResearchGenerator
 from components.ranking.research_ranker import ResearchRanker
-from components.resilience.scheduling import alone_on_loop, async_twin
 from pipelines.catalog import PipelineCatalog
 
 CATALOG = (
     "pipelines:\n  where:\n    inputs: {value: [stage.value]}\n    outputs: {thread: stage.thread}\n"
-    "    pipeline:\n      components:\n        stage: {type: tests.pipelines.test_catalog_alone.Stage}\n"
+    "    pipeline:\n      components:\n        stage: {type: tests.components.resilience.test_scheduling.Stage}\n"
 )
 
 
 @pytest.fixture(autouse=True)
 def _tests_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HAYSTACK_DESERIALIZATION_ALLOWLIST", "tests.*")
-
-
-@component
-class Stage:
-    """Says which thread ran it; on the loop when the question has the loop to itself."""
-
-    @component.output_types(thread=int)
-    def run(self, value: str) -> dict[str, Any]:
-        return {"thread": threading.get_ident()}
-
-    run_async = async_twin(run, inline=alone_on_loop)
 
 
 def test_run_from_the_main_thread_runs_the_stage_on_its_own_loop_in_that_thread() -> None:
