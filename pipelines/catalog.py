@@ -41,6 +41,7 @@ from components.memory.recall import MemoryRecall
 from components.redaction import remember_settings_secrets
 from components.resilience.budget import question_budget
 from components.resilience.errors import first_line
+from components.resilience.scheduling import question_alone_on_loop
 from components.settings import Settings, get_settings, settings_in_force
 from components.text.dates import date_bounds
 from components.tools.source_selection import select_sources
@@ -66,6 +67,12 @@ def _main_thread_runner() -> asyncio.Runner:
     if not _MAIN_LOOP:
         _MAIN_LOOP.append(asyncio.Runner())
     return _MAIN_LOOP[0]
+
+
+async def _alone(work: Awaitable[Any]) -> Any:
+    """Await `work` (a pipeline run on a loop made for it) as the only question on its loop (`alone_on_loop`)."""
+    with question_alone_on_loop():
+        return await work
 
 
 async def _kept(results: list[Any], work: Awaitable[Any]) -> None:
@@ -560,16 +567,19 @@ class PipelineCatalog:
         and `total_ms`).
 
         Independent branches run concurrently: from a thread without a running event loop (the CLI, the app, a
-        script) the pipeline runs on a short-lived loop; inside a running loop, where that is impossible, it runs
-        its components one after another (`run_async` is the concurrent way there).
+        script) the pipeline runs on a loop of its own, where the stages after the sources run on the loop rather
+        than in worker threads (`alone_on_loop`: nothing else runs there); inside a running loop, where that is
+        impossible, it runs its components one after another (`run_async` is the concurrent way there).
         """
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             if threading.current_thread() is not threading.main_thread():
-                return asyncio.run(self.run_async(name, inputs))
+                return asyncio.run(_alone(self.run_async(name, inputs)))
             outputs: list[dict[str, Any]] = []
-            _main_thread_runner().run(_kept(outputs, self.run_async(name, inputs)), context=contextvars.copy_context())
+            _main_thread_runner().run(
+                _kept(outputs, _alone(self.run_async(name, inputs))), context=contextvars.copy_context()
+            )
             return outputs[0]
         return self.run_sequential(name, inputs)
 

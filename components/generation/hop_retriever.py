@@ -41,6 +41,7 @@ from components.knowledge_base.search import KnowledgeBaseSearch
 from components.ranking.research_ranker import RANKED_RANK
 from components.redaction import cut
 from components.resilience.guard import BreakerPolicy, GuardedComponent
+from components.resilience.scheduling import alone_on_loop, async_twin
 from components.settings import setting_or
 from components.text.analyzer import terms
 from components.validation import within
@@ -191,6 +192,8 @@ class HopRetriever(GuardedComponent):
             # A question that needed no search adds no status: the statuses list the sources asked.
             outputs["status"] = self._status(asked, found, problems, started)
         return outputs
+
+    run_async = async_twin(run, inline=alone_on_loop)  # in a worker thread unless the question has the loop to itself
 
     def _search(
         self,

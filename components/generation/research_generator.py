@@ -18,6 +18,7 @@ from components.generation.question_analysis import QuestionAnalysis
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.budget import question_deadline
 from components.resilience.guard import BreakerPolicy, GuardedComponent
+from components.resilience.scheduling import alone_on_loop, async_twin
 from components.resilience.transport import capped_client_kwargs
 from components.settings import get_settings
 from components.text.language import use_language_pipeline
@@ -227,6 +228,8 @@ class ResearchGenerator(GuardedComponent):
                 "parts": [],
             }
         return self._fallback(query, documents, analysis, streaming_callback, started, status.message, status.status)
+
+    run_async = async_twin(run, inline=alone_on_loop)  # in a worker thread unless the question has the loop to itself
 
     def _fallback(
         self,

@@ -19,6 +19,7 @@ from components.knowledge_base.factory import document_field_of
 from components.knowledge_base.rank_fusion import reciprocal_rank_fusion
 from components.knowledge_base.store import TermStatistics
 from components.ranking.evidence_scorer import DEFAULT_WEIGHTS, EvidenceCandidate, EvidenceFeatures, EvidenceScorer
+from components.resilience.scheduling import alone_on_loop, async_twin
 from components.serialization import InitParameterSerialization
 from components.settings import setting_or
 from components.text.analyzer import terms
@@ -256,6 +257,9 @@ class ResearchRanker(InitParameterSerialization):
             elapsed_ms=(time.perf_counter() - started) * 1000,
         )
         return {"documents": ranked, "ranked": RankedDocuments(tuple(ranked))}
+
+    # The knowledge base's evidence is one short query: on the loop only when the question has it to itself.
+    run_async = async_twin(run, inline=alone_on_loop)
 
     # -- signals ------------------------------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from typing import Any
 
 from haystack import Pipeline, component
 
-from components.resilience.scheduling import async_twin, map_until, source_twin
+from components.resilience.scheduling import alone_on_loop, async_twin, map_until, question_alone_on_loop, source_twin
 
 
 @component
@@ -93,3 +93,46 @@ class TestSourceTwin:
 
         loop_thread, skipped, selected = asyncio.run(both())
         assert skipped == loop_thread and selected != loop_thread
+
+
+@component
+class Stage:
+    """Says which thread ran it; on the loop only when the question has the loop to itself."""
+
+    @component.output_types(thread=int)
+    def run(self, value: str) -> dict[str, Any]:
+        return {"thread": threading.get_ident()}
+
+    run_async = async_twin(run, inline=alone_on_loop)
+
+
+class TestAloneOnLoop:
+    def test_a_stage_runs_on_the_loop_only_while_the_question_has_it_to_itself(self):
+        pipeline = Pipeline()
+        pipeline.add_component("stage", Stage())
+
+        async def alone() -> int:
+            with question_alone_on_loop():
+                return (await pipeline.run_async({"stage": {"value": "a"}}))["stage"]["thread"]
+
+        async def shared() -> int:
+            return (await pipeline.run_async({"stage": {"value": "b"}}))["stage"]["thread"]
+
+        async def both() -> tuple[int, int, int, bool]:
+            inline, threaded = await alone(), await shared()
+            return threading.get_ident(), inline, threaded, alone_on_loop()
+
+        loop_thread, inline, threaded, after = asyncio.run(both())
+        assert inline == loop_thread and threaded != loop_thread
+        assert after is False  # the block ended: the flag does not outlive it
+
+    def test_the_twin_calls_the_run_the_component_has_when_called(self, monkeypatch):
+        pipeline = Pipeline()
+        pipeline.add_component("stage", Stage())
+        monkeypatch.setattr(Stage, "run", lambda self, value: {"thread": -1})
+
+        async def alone() -> int:
+            with question_alone_on_loop():
+                return (await pipeline.run_async({"stage": {"value": "a"}}))["stage"]["thread"]
+
+        assert asyncio.run(alone()) == -1
